@@ -1,0 +1,61 @@
+// The public face of the API client. sync/, settings/ and smoke/ code against this interface;
+// tests may pass a fake that implements it.
+import type {
+  AskAnswer,
+  AskRequest,
+  DeleteData,
+  DeleteRequest,
+  EditSettingsRequest,
+  EndpointName,
+  ListData,
+  ListingCreate,
+  ListingUpdate,
+  ListRequest,
+  StreamEvent,
+} from './schemas.js';
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** false: one attempt only (used where the caller must check before retrying, e.g. a create). */
+  retry?: boolean;
+}
+
+/** Emitted once per HTTP attempt: the report counts calls and retries, metrics time them. */
+export interface ApiCallEvent {
+  endpoint: EndpointName;
+  attempt: number;
+  durationMs: number;
+  httpStatus?: number;
+  apiCode?: number;
+  outcome: 'ok' | 'retry' | 'error';
+  error?: string;
+}
+
+export interface ChatbotApi {
+  editSettings(req: EditSettingsRequest, opts?: CallOptions): Promise<number>;
+  ask(req: AskRequest, opts?: CallOptions): Promise<AskAnswer>;
+  /** Fragments as they arrive, ending with one `final` event. */
+  askStream(req: AskRequest, opts?: CallOptions): AsyncIterable<StreamEvent>;
+  createListing(listing: ListingCreate, opts?: CallOptions): Promise<string>;
+  updateListing(listing: ListingUpdate, opts?: CallOptions): Promise<number>;
+  listListings(req: ListRequest, opts?: CallOptions): Promise<ListData>;
+  deleteListings(req: DeleteRequest, opts?: CallOptions): Promise<DeleteData>;
+}
+
+export interface RetryPolicy {
+  /** attempts after the first */
+  retries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export interface ApiClientOptions {
+  baseUrl: string;
+  secretKey: string;
+  sessionKey: string;
+  timeoutMs: number;
+  retry?: Partial<RetryPolicy>;
+  /** client-side token bucket; 0 or undefined: unlimited */
+  ratePerSecond?: number;
+  onCall?: (event: ApiCallEvent) => void;
+}

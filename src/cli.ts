@@ -1,0 +1,138 @@
+// The `feedsync` command: parses arguments and calls one function per command (src/cli/*.ts).
+// Command modules are imported when used, so `feedsync emulator` does not load BullMQ.
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { EXIT, exitCodeFor, printError } from './cli/exit.js';
+
+const program = new Command('feedsync')
+  .description("Keeps a chatbot platform's real-estate listings in step with MLS and brokerage feeds")
+  .showHelpAfterError()
+  .exitOverride();
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+const int = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new InvalidArgumentError('must be an integer');
+  return n;
+};
+const num = (value: string) => {
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new InvalidArgumentError('must be a number');
+  return n;
+};
+const CONFIG_HELP = 'config file (YAML or JSON)';
+
+async function run(load: () => Promise<{ run: (opts: never) => Promise<number> }>, opts: unknown): Promise<void> {
+  try {
+    const mod = await load();
+    process.exitCode = await mod.run(opts as never);
+  } catch (err) {
+    printError(err);
+    process.exitCode = exitCodeFor(err);
+  }
+}
+
+program
+  .command('sync')
+  .description('sync listing feeds to their chatbots once (no Redis needed)')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--feed <name>', 'only this feed (repeatable)', collect)
+  .option('--dry-run', 'print the plan, write nothing')
+  .option('--force', 'override the delete guards')
+  .option('--full', 'RESO feeds: a full pull instead of an incremental one')
+  .option('--json', 'one JSON report on stdout')
+  .action((opts) => run(() => import('./cli/sync.js'), opts));
+
+program
+  .command('settings')
+  .description("push each chatbot's settings from config (Edit)")
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--chatbot <sn>', 'only this chatbot (repeatable)', collect)
+  .option('--dry-run', 'show what would be sent')
+  .option('--force', 'push even when unchanged since the last push')
+  .option('--json', 'one JSON report on stdout')
+  .action((opts) => run(() => import('./cli/settings.js'), opts));
+
+program
+  .command('smoke')
+  .description('send each chatbot its smoke message, plain and streamed, and check the answers')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--chatbot <sn>', 'only this chatbot (repeatable)', collect)
+  .option('--json', 'one JSON report on stdout')
+  .action((opts) => run(() => import('./cli/smoke.js'), opts));
+
+program
+  .command('worker')
+  .description('run BullMQ workers, job schedulers and the HTTP server (health, metrics, UI)')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--port <n>', 'HTTP port (health, metrics, UI)', int)
+  .action((opts) => run(() => import('./cli/worker.js'), opts));
+
+program
+  .command('enqueue')
+  .description('ops rerun through the queue: prints the job id')
+  .argument('<job>', 'sync | settings | smoke')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--feed <name>', 'feed to sync (repeatable; default all)', collect)
+  .option('--chatbot <sn>', 'chatbot for settings or smoke (repeatable; default all)', collect)
+  .option('--dry-run', 'sync/settings: plan only')
+  .option('--force', 'override guards / push unchanged settings')
+  .option('--wait', 'wait for the job and print its report')
+  .option('--json', 'one JSON document on stdout')
+  .action((job, opts) => run(() => import('./cli/enqueue.js'), { ...opts, job }));
+
+program
+  .command('runs')
+  .description('run history kept in Redis')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--feed <name>', 'only this feed')
+  .option('--chatbot <sn>', 'only this chatbot')
+  .option('--limit <n>', 'most recent N runs', int, 20)
+  .option('--json', 'one JSON document on stdout')
+  .action((opts) => run(() => import('./cli/runs.js'), opts));
+
+program
+  .command('emulator')
+  .description('run the local Chatbot Service emulator')
+  .option('--port <n>', 'port (0: any free port)', int, 8787)
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .option('--max-page-size <n>', 'cap on PageSize', int, 100)
+  .option('--latency-ms <n>', 'added latency per request', int, 0)
+  .option('--fault-rate <f>', 'fraction of requests answered with an injected fault', num, 0)
+  .option('--faults <list>', 'faults to draw from: 500,503,429,drop', '500,503,429,drop')
+  .option('--errors-as-200', 'answer errors as HTTP 200 with Success false')
+  .option('--stream-framing <f>', 'sse | lines | concat', 'sse')
+  .option('--stream-delay-ms <n>', 'delay between streamed fragments', int, 0)
+  .option('--seed <n>', 'seed of the fault and latency draws', int, 1)
+  .option('--chatbots <list>', 'known serial numbers, comma separated (default: any)')
+  .option('--secret-key <key>', 'Authorization key (or FEEDSYNC_SECRET_KEY)')
+  .option('--session-key <key>', 'chatrobot-sessionkey (or FEEDSYNC_SESSION_KEY)')
+  .action((opts) => run(() => import('./cli/emulator.js'), opts));
+
+const feed = program.command('feed').description('work with feeds without the API');
+feed
+  .command('preview')
+  .description('read and map a feed: mapped listings, rejected records, counts')
+  .requiredOption('--feed <name>', 'feed name from config')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--limit <n>', 'listings to print', int, 10)
+  .option('--json', 'one JSON document on stdout')
+  .action((opts) => run(() => import('./cli/feed-preview.js'), opts));
+
+const config = program.command('config').description('work with the config file');
+config
+  .command('check')
+  .description('load and validate the config, print a summary (secrets masked)')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--json', 'one JSON document on stdout')
+  .action((opts) => run(() => import('./cli/config-check.js'), opts));
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  } else {
+    printError(err);
+    process.exitCode = exitCodeFor(err);
+  }
+}

@@ -1,0 +1,28 @@
+// Exit status (DESIGN.md): 0 done; 1 the run finished with failed items; 2 bad usage or config;
+// 3 a safety guard stopped it.
+import { ConfigError, FeedsyncError, GuardError } from '../errors.js';
+import { redactSecrets } from '../log.js';
+
+export const EXIT = { ok: 0, failed: 1, usage: 2, guard: 3 } as const;
+
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof GuardError) return EXIT.guard;
+  if (err instanceof ConfigError) return EXIT.usage;
+  return EXIT.failed;
+}
+
+/** Print an error for a person on stderr: its message, code and whether a rerun can help. */
+export function printError(err: unknown): void {
+  if (err instanceof FeedsyncError) {
+    const hint = err.retryable ? ' (transient: a rerun may succeed)' : '';
+    process.stderr.write(redactSecrets(`feedsync: ${err.message}${hint}\n`));
+  } else {
+    const e = err as Error;
+    process.stderr.write(redactSecrets(`feedsync: ${e?.stack ?? String(err)}\n`));
+  }
+}
+
+/** --json prints exactly one JSON document on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(redactSecrets(JSON.stringify(value, null, 2)) + '\n');
+}

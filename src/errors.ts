@@ -1,0 +1,226 @@
+// The error family of feedsync. Every error a person may see is one of these: it carries a stable
+// `code`, the place it happened, and whether retrying the same work can help (`retryable`).
+// queue/ maps `retryable: false` to BullMQ's UnrecoverableError; the CLI maps codes to exit status.
+
+export interface ErrorPlace {
+  /** file path or URL of a feed, config file, etc. */
+  file?: string;
+  line?: number;
+  /** record index within a feed (0-based) or a record id */
+  record?: number | string;
+  field?: string;
+  value?: unknown;
+}
+
+export abstract class FeedsyncError extends Error {
+  abstract readonly code: string;
+  abstract readonly retryable: boolean;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+
+  toJSON(): Record<string, unknown> {
+    const { name, code, retryable, message } = this;
+    return { ...plainFields(this), name, code, retryable, message };
+  }
+}
+
+function plainFields(err: Error): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(err)) {
+    if (k === 'cause' || typeof v === 'function') continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+/** The service answered with a failure: non-2xx HTTP, `Success: false`, or `Code` other than 200. */
+export class ApiError extends FeedsyncError {
+  readonly code = 'API_ERROR';
+  readonly retryable: boolean;
+  constructor(
+    readonly endpoint: string,
+    readonly httpStatus: number,
+    readonly apiCode: number | undefined,
+    readonly apiMessage: string | undefined,
+    options?: { cause?: unknown; retryable?: boolean },
+  ) {
+    super(
+      `${endpoint} failed: HTTP ${httpStatus}` +
+        (apiCode !== undefined ? `, Code ${apiCode}` : '') +
+        (apiMessage ? `: ${apiMessage}` : ''),
+      options,
+    );
+    this.retryable = options?.retryable ?? isRetryableStatus(effectiveStatus(httpStatus, apiCode));
+  }
+}
+
+/** HTTP 429 (or Code 429): retry after the server's delay. */
+export class RateLimitedError extends ApiError {
+  override readonly code = 'RATE_LIMITED' as 'API_ERROR';
+  constructor(
+    endpoint: string,
+    httpStatus: number,
+    readonly retryAfterMs: number | undefined,
+    apiMessage?: string,
+  ) {
+    super(endpoint, httpStatus, 429, apiMessage, { retryable: true });
+  }
+}
+
+/** The body was not the JSON envelope (an HTML error page from a proxy, a truncated body). */
+export class ResponseFormatError extends FeedsyncError {
+  readonly code = 'BAD_RESPONSE';
+  readonly retryable: boolean;
+  constructor(
+    readonly endpoint: string,
+    readonly httpStatus: number,
+    readonly bodySnippet: string,
+    detail: string,
+  ) {
+    super(`${endpoint}: HTTP ${httpStatus}, ${detail}; body starts ${JSON.stringify(bodySnippet)}`);
+    this.retryable = isRetryableStatus(httpStatus);
+  }
+}
+
+/** The connection failed or was dropped before a response was read. */
+export class NetworkError extends FeedsyncError {
+  readonly code = 'NETWORK';
+  readonly retryable = true;
+  constructor(
+    readonly endpoint: string,
+    cause: unknown,
+  ) {
+    super(`${endpoint}: network error: ${causeMessage(cause)}`, { cause });
+  }
+}
+
+export class TimeoutError extends FeedsyncError {
+  readonly code = 'TIMEOUT';
+  readonly retryable = true;
+  constructor(
+    readonly endpoint: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${endpoint}: no response within ${timeoutMs} ms`);
+  }
+}
+
+/** Cancelled through an AbortSignal (job cancelled, SIGINT). Retrying is the caller's decision. */
+export class AbortedError extends FeedsyncError {
+  readonly code = 'ABORTED';
+  readonly retryable = false;
+  constructor(what: string, cause?: unknown) {
+    super(`${what}: aborted`, { cause });
+  }
+}
+
+/** The config file (or a CLI argument) is wrong. `path` is the path inside the file, e.g. feeds[0].source.kind. */
+export class ConfigError extends FeedsyncError {
+  readonly code = 'CONFIG';
+  readonly retryable = false;
+  constructor(
+    message: string,
+    readonly file?: string,
+    readonly issues: ReadonlyArray<{ path: string; message: string }> = [],
+  ) {
+    super(
+      issues.length
+        ? `${message}\n${issues.map((i) => `  ${file ?? 'config'}: ${i.path || '(root)'}: ${i.message}`).join('\n')}`
+        : message,
+    );
+  }
+}
+
+/** A feed could not be read whole: HTTP failure, truncated file, malformed document. */
+export class FeedReadError extends FeedsyncError {
+  readonly code = 'FEED_READ';
+  constructor(
+    message: string,
+    readonly place: ErrorPlace,
+    readonly retryable: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(`${formatPlace(place)}: ${message}`, options);
+  }
+}
+
+/** One record of a feed could not be parsed; the rest of the feed goes on. */
+export class RecordParseError extends FeedsyncError {
+  readonly code = 'RECORD_PARSE';
+  readonly retryable = false;
+  constructor(
+    message: string,
+    readonly place: ErrorPlace,
+  ) {
+    super(`${formatPlace(place)}: ${message}`);
+  }
+}
+
+export interface ValidationIssue {
+  field: string;
+  value: unknown;
+  rule: string;
+}
+
+/** A record mapped to a listing that breaks the spec's rules. Every issue is kept, not only the first. */
+export class ValidationError extends FeedsyncError {
+  readonly code = 'VALIDATION';
+  readonly retryable = false;
+  constructor(
+    readonly place: ErrorPlace,
+    readonly issues: ReadonlyArray<ValidationIssue>,
+  ) {
+    super(`${formatPlace(place)}: ${issues.map(formatIssue).join('; ')}`);
+  }
+}
+
+/** A safety guard refused the run (too many deletes, incomplete feed). Exit status 3. */
+export class GuardError extends FeedsyncError {
+  readonly code = 'GUARD';
+  readonly retryable = false;
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export function formatIssue(i: ValidationIssue): string {
+  return `${i.field} ${i.rule} (got ${JSON.stringify(i.value) ?? 'undefined'})`;
+}
+
+export function formatPlace(p: ErrorPlace): string {
+  const parts: string[] = [];
+  if (p.file) parts.push(p.line !== undefined ? `${p.file}:${p.line}` : p.file);
+  else if (p.line !== undefined) parts.push(`line ${p.line}`);
+  if (p.record !== undefined) parts.push(`record ${p.record}`);
+  if (p.field) parts.push(`field ${p.field}`);
+  if ('value' in p && p.value !== undefined) parts.push(`value ${JSON.stringify(p.value)}`);
+  return parts.join(', ') || 'feed';
+}
+
+function effectiveStatus(httpStatus: number, apiCode: number | undefined): number {
+  // A real server may answer HTTP 200 with Success false; its Code then tells what happened.
+  return httpStatus >= 200 && httpStatus < 300 && apiCode !== undefined ? apiCode : httpStatus;
+}
+
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+export function causeMessage(cause: unknown): string {
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : '';
+    return `${typeof code === 'string' ? `${code} ` : ''}${cause.message}${inner}`;
+  }
+  return String(cause);
+}
+
+export function isRetryable(err: unknown): boolean {
+  return err instanceof FeedsyncError && err.retryable;
+}

@@ -1,0 +1,49 @@
+// The `source` of a feed in config: where the feed comes from and how to read it.
+import { z } from 'zod';
+
+const location = {
+  /** a local file, relative to the config file's folder */
+  path: z.string().min(1).optional().describe('local file, relative to the config file'),
+  url: z.string().url().optional().describe('http(s) URL of the feed'),
+  /** extra request headers (values may use ${ENV}); for http(s) and reso */
+  headers: z.record(z.string(), z.string()).default({}),
+  bearerToken: z.string().optional().describe('sent as Authorization: Bearer <token>'),
+  timeoutMs: z.number().int().positive().default(60_000),
+  retries: z.number().int().min(0).default(3),
+  /** gzip: by Content-Encoding/Content-Type header or a .gz name unless forced */
+  gzip: z.boolean().optional(),
+};
+
+export const CsvSource = z.strictObject({
+  kind: z.literal('csv'),
+  ...location,
+  delimiter: z.string().min(1).default(','),
+  quote: z.string().length(1).default('"'),
+  encoding: z.enum(['utf8', 'latin1', 'windows-1252']).default('utf8'),
+});
+
+export const XmlSource = z.strictObject({
+  kind: z.literal('xml'),
+  ...location,
+  /** dotted path of the repeating record element, e.g. Listings.Listing */
+  recordPath: z.string().min(1).default('Listings.Listing'),
+});
+
+export const ResoSource = z.strictObject({
+  kind: z.literal('reso'),
+  ...location,
+  resource: z.string().default('Property'),
+  top: z.number().int().positive().optional(),
+  maxPageSize: z.number().int().positive().optional(),
+  filter: z.string().optional(),
+  select: z.array(z.string()).optional(),
+  expandMedia: z.boolean().default(true),
+  /** pull only records modified since the last successful run (high-water mark kept per feed) */
+  incremental: z.boolean().default(false),
+  keyField: z.string().default('ListingKey'),
+});
+
+export const FeedSource = z
+  .discriminatedUnion('kind', [CsvSource, XmlSource, ResoSource])
+  .refine((s) => Boolean(s.path) !== Boolean(s.url), { message: 'give exactly one of path or url' });
+export type FeedSource = z.infer<typeof FeedSource>;
