@@ -1,0 +1,110 @@
+// Wires what a command or a job needs from a loaded config: the API client (and the embedded
+// emulator behind it when `api.baseUrl: embedded`), and the state store (Redis when configured and
+// reachable, else a state file beside the config). Everything here is closed by `close()`.
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { createApiClient } from './api/client.js';
+import type { ApiCallEvent, ChatbotApi } from './api/types.js';
+import type { LoadedConfig } from './config/schema.js';
+import { startEmulator, type RunningEmulator } from './emulator/index.js';
+import type { Logger } from './log.js';
+import { createFileStore } from './state/file-store.js';
+import type { KvStore } from './state/kv-store.js';
+import { createRedisStore } from './state/redis-store.js';
+
+export interface Runtime {
+  api: ChatbotApi;
+  store: KvStore;
+  apiBaseUrl: string;
+  emulator?: RunningEmulator;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  logger: Logger;
+  onCall?: (event: ApiCallEvent) => void;
+  /** a connection the caller owns (the worker's); otherwise one is opened from `redis.url` */
+  redis?: Redis;
+}
+
+/** Folder beside the config where the embedded emulator and the state file keep their data. */
+export function stateDir(loaded: LoadedConfig): string {
+  return join(loaded.dir, '.feedsync');
+}
+
+export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions): Promise<Runtime> {
+  const { config } = loaded;
+  const closers: Array<() => Promise<void>> = [];
+  try {
+    let baseUrl = config.api.baseUrl;
+    let emulator: RunningEmulator | undefined;
+    if (baseUrl === 'embedded') {
+      emulator = await startEmulator({
+        port: 0,
+        chatbots: config.chatbots.length ? config.chatbots.map((c) => c.serialNumber) : undefined,
+        secretKey: config.api.secretKey,
+        sessionKey: config.api.sessionKey,
+        dataFile: join(stateDir(loaded), 'emulator.json'),
+        logger: opts.logger.child({ component: 'emulator' }),
+      });
+      closers.push(() => emulator!.close());
+      baseUrl = emulator.url;
+      opts.logger.debug({ url: baseUrl }, 'embedded emulator started');
+    }
+
+    const api = createApiClient({
+      baseUrl,
+      secretKey: config.api.secretKey,
+      sessionKey: config.api.sessionKey,
+      timeoutMs: config.api.timeoutMs,
+      retry: { retries: config.api.retries },
+      ratePerSecond: config.api.ratePerSecond,
+      onCall: opts.onCall,
+    });
+
+    const store = await openStore(loaded, opts, closers);
+    return {
+      api,
+      store,
+      apiBaseUrl: baseUrl,
+      emulator,
+      close: async () => {
+        for (const close of closers.reverse()) await close();
+      },
+    };
+  } catch (err) {
+    for (const close of closers.reverse()) await close().catch(() => {});
+    throw err;
+  }
+}
+
+async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<KvStore> {
+  const { config } = loaded;
+  const fileStore = () => createFileStore(config.state?.file ? join(loaded.dir, config.state.file) : join(stateDir(loaded), 'state.json'));
+  if (!config.redis) return fileStore();
+  const prefix = config.redis.prefix;
+  if (opts.redis) return createRedisStore(opts.redis, prefix);
+
+  const redis = new Redis(config.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: () => null });
+  redis.on('error', () => {}); // reported below through connect(); ioredis would print it otherwise
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (err) {
+    redis.disconnect();
+    const store = await fileStore();
+    opts.logger.warn(
+      { redis: redactUrl(config.redis.url), err: (err as Error).message, state: store.location },
+      'Redis is configured but does not answer; keeping sync state in the state file instead',
+    );
+    return store;
+  }
+  closers.push(async () => {
+    await redis.quit().catch(() => redis.disconnect());
+  });
+  return createRedisStore(redis, prefix);
+}
+
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^@/]*)@/, '//***@');
+}
