@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { ConfigError } from '../../src/errors.js';
+import { redactSecrets } from '../../src/log.js';
+
+const base = `
+api:
+  baseUrl: embedded
+  secretKey: \${SECRET}
+  sessionKey: \${SESSION:-session-default}
+redis:
+  url: \${REDIS_URL:-redis://127.0.0.1:6379}
+chatbots:
+  - serialNumber: SN-1
+feeds:
+  - name: austin
+    chatbot: SN-1
+    source: { kind: csv, path: feeds/austin.csv }
+`;
+
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('parseConfig', () => {
+  it('interpolates ${ENV} and ${ENV:-default} and applies the documented defaults', () => {
+    const cfg = parseConfig(base, 'f.yaml', { SECRET: 'sk-live-123456' });
+    expect(cfg.api.secretKey).toBe('sk-live-123456');
+    expect(cfg.api.sessionKey).toBe('session-default');
+    expect(cfg.redis?.url).toBe('redis://127.0.0.1:6379');
+    expect(cfg.api.concurrency).toBe(8);
+    expect(cfg.api.ratePerSecond).toBe(20);
+    const feed = cfg.feeds[0]!;
+    expect(feed.keyBy).toBe('MLSNumber');
+    expect(feed.deletes).toEqual({ mode: 'mirror', maxFraction: 0.25, maxCount: 500, graceHours: 0, batchSize: 100 });
+    expect(feed.source).toMatchObject({ kind: 'csv', delimiter: ',', encoding: 'utf8' });
+  });
+
+  it('registers secrets so they are masked in any text', () => {
+    parseConfig(base, 'f.yaml', { SECRET: 'sk-live-987654' });
+    expect(redactSecrets('Authorization: sk-live-987654')).toBe('Authorization: [REDACTED]');
+  });
+
+  it('names every unset environment variable', () => {
+    const err = configError(() => parseConfig(base, 'f.yaml', {}));
+    expect(err.message).toContain('SECRET');
+    expect(err.message).not.toContain('SESSION,');
+  });
+
+  it('reports schema errors with their path and line in the file', () => {
+    const bad = base.replace('chatbot: SN-1', 'chatbot: SN-1\n    keyBy: ListingId');
+    const err = configError(() => parseConfig(bad, 'f.yaml', { SECRET: 'x-secret' }));
+    expect(err.message).toMatch(/f\.yaml: line 13: feeds\[0\]\.keyBy/);
+  });
+
+  it('rejects unknown keys (typos) and duplicate feed names', () => {
+    const typo = base.replace('concurrency', 'x').replace('baseUrl: embedded', 'baseUrl: embedded\n  concurency: 4');
+    expect(configError(() => parseConfig(typo, 'f.yaml', { SECRET: 'x-secret' })).message).toContain('concurency');
+    const dup = base + `  - name: austin\n    chatbot: SN-1\n    source: { kind: csv, path: b.csv }\n`;
+    expect(configError(() => parseConfig(dup, 'f.yaml', { SECRET: 'x-secret' })).message).toContain('duplicate feed name austin');
+  });
+
+  it('reports YAML syntax errors with a line', () => {
+    const err = configError(() => parseConfig('api: [unclosed', 'f.yaml', {}));
+    expect(err.message).toMatch(/line \d+/);
+  });
+});
