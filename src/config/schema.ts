@@ -82,6 +82,9 @@ export const Config = z
         historySize: z.number().int().min(1).default(50),
         watchdogSeconds: z.number().int().positive().default(300),
         shutdownTimeoutMs: z.number().int().positive().default(30_000),
+        concurrency: z.number().int().min(1).max(64).default(2).describe('jobs of one queue a worker process runs at once'),
+        lockDurationMs: z.number().int().positive().default(30_000).describe('BullMQ job lock; a dead worker\'s job is recovered after it'),
+        stalledIntervalMs: z.number().int().positive().default(30_000).describe('how often workers look for stalled jobs'),
       })
       .prefault({}),
     state: z.strictObject({ file: z.string().optional() }).optional().describe('state file when no redis'),

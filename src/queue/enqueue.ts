@@ -1,0 +1,73 @@
+// Ops reruns through the queue. Each rerun is deduplicated per target with `keepLastIfActive`:
+// while a run of the target is active, the rerun is kept (the latest one) and enqueued when that
+// run ends, so it never runs beside it and is never dropped; while one is already waiting, the
+// rerun is that waiting job. A unique job id (never a fixed one: BullMQ ignores an add whose id a
+// retained completed job still has) lets `--wait` follow a rerun that does not exist yet.
+import { randomUUID } from 'node:crypto';
+import { Job, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { JobKind } from './names.js';
+import type { Queues } from './queues.js';
+
+export interface Enqueued {
+  /** the job that will do the work: the new one, or the one already waiting for this target */
+  jobId: string;
+  /** queued: a new job; after-active: it will be enqueued when the active run ends; joined: one was already waiting */
+  status: 'queued' | 'after-active' | 'joined';
+}
+
+export function dedupKey(kind: JobKind, target: string): string {
+  return `${kind}-${target}`;
+}
+
+export async function enqueueJob(redis: Redis, queues: Queues, kind: JobKind, target: string, data: Record<string, unknown>): Promise<Enqueued> {
+  const queue = queues[kind];
+  const key = dedupKey(kind, target);
+  const jobId = `${key}-${randomUUID()}`.replace(/:/g, '_');
+  const job = await queue.add(queue.name, data, { jobId, deduplication: { id: key, keepLastIfActive: true } });
+  if (job.id === jobId) return { jobId, status: 'queued' };
+  // Deduplicated: BullMQ answers with the id of the job holding the key. Ours is either stored to
+  // follow it (it was active), or already created because it has just ended.
+  const stored = await redis.hget(queue.toKey(`dn:${key}`), 'jid');
+  if (stored === jobId || (await Job.fromId(queue, jobId))) return { jobId, status: 'after-active' };
+  return { jobId: job.id ?? jobId, status: 'joined' };
+}
+
+export type Finished = { state: 'completed'; returnvalue: unknown } | { state: 'failed'; failedReason: string };
+
+/**
+ * Wait until a job has finished: completed, or failed after its last attempt. The job may not exist
+ * yet (a rerun stored behind an active run), so events are watched from before the first look, and
+ * a slow poll covers an event missed while Redis was away.
+ */
+export async function waitForJob(redis: Redis, queues: Queues, kind: JobKind, jobId: string, signal?: AbortSignal): Promise<Finished> {
+  const queue = queues[kind];
+  const events = new QueueEvents(queue.name, { connection: redis.duplicate(), prefix: queue.opts.prefix, lastEventId: '$' });
+  let poll: NodeJS.Timeout | undefined;
+  try {
+    await events.waitUntilReady();
+    return await new Promise<Finished>((resolve, reject) => {
+      const check = () =>
+        finishedState(queue, jobId).then((f) => {
+          if (f) resolve(f);
+        }, reject);
+      events.on('completed', (e) => e.jobId === jobId && check());
+      events.on('failed', (e) => e.jobId === jobId && check());
+      poll = setInterval(check, 2000);
+      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      void check();
+    });
+  } finally {
+    clearInterval(poll);
+    await events.close();
+  }
+}
+
+async function finishedState(queue: Queues[JobKind], jobId: string): Promise<Finished | undefined> {
+  const job = await Job.fromId(queue, jobId);
+  if (!job) return undefined;
+  const state = await job.getState();
+  if (state === 'completed') return { state, returnvalue: job.returnvalue };
+  if (state === 'failed') return { state, failedReason: job.failedReason };
+  return undefined;
+}

@@ -1,0 +1,48 @@
+// What a job in jobs/ looks like: a name, its queue, a zod payload schema and a thin processor.
+// The processor's return value is the run report; src/queue decides retry or not from it.
+import type { z } from 'zod';
+import type { ChatbotApi } from '../api/types.js';
+import type { LoadedConfig } from '../config/schema.js';
+import type { Logger } from '../log.js';
+import type { KvStore } from '../state/kv-store.js';
+import type { JobKind } from './names.js';
+
+/** The common face of the sync, settings and smoke reports. */
+export interface RunReport {
+  outcome: string;
+  summary: string;
+  /** a rerun of the same work may succeed (transient failure) */
+  retryable?: boolean;
+}
+
+/** What a run is about, for logs and run history. */
+export interface RunTarget {
+  feed?: string;
+  chatbot?: string;
+}
+
+export interface JobRuntime {
+  api: ChatbotApi;
+  store: KvStore;
+}
+
+export interface JobContext {
+  config: LoadedConfig;
+  runtime: JobRuntime;
+  logger: Logger;
+  /** aborted when the job is cancelled, its lock is lost, or the worker shuts down past its deadline */
+  signal: AbortSignal;
+  jobId: string;
+  attempt: { made: number; max: number };
+}
+
+export interface JobDefinition<P = unknown, R extends RunReport = RunReport> {
+  name: string;
+  kind: JobKind;
+  payload: z.ZodType<P>;
+  /** the feed/chatbot a payload is about (history key, log fields, per-feed lock) */
+  target(payload: P, config: LoadedConfig): RunTarget;
+  /** at most one run per target at a time, across every worker */
+  exclusive?: boolean;
+  process(payload: P, ctx: JobContext): Promise<R>;
+}

@@ -1,0 +1,14 @@
+// The three job kinds and their queues: one queue per kind, so each can be scaled, paused and
+// watched on its own.
+export const QUEUE_NAMES = {
+  sync: 'listing-sync',
+  settings: 'settings-push',
+  smoke: 'message-smoke',
+} as const;
+
+export type JobKind = keyof typeof QUEUE_NAMES;
+export type QueueName = (typeof QUEUE_NAMES)[JobKind];
+
+export const JOB_KINDS = Object.keys(QUEUE_NAMES) as JobKind[];
+
+export const DEFAULT_PREFIX = 'feedsync';

@@ -1,0 +1,89 @@
+// Turns a job definition into a BullMQ processor: parse the payload, take the target's lock, run,
+// record the report in history, and tell BullMQ whether to retry (retry-policy.ts).
+import { DelayedError, UnrecoverableError, type Job, type Processor } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { LoadedConfig } from '../config/schema.js';
+import { formatPath } from '../config/load.js';
+import type { Logger } from '../log.js';
+import { recordRun } from './history.js';
+import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
+import { reportError, toJobError, verdictFor } from './retry-policy.js';
+import { acquireTargetLock, targetLockKey } from './target-lock.js';
+
+export interface ProcessorDeps {
+  config: LoadedConfig;
+  runtime: JobRuntime;
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+  historySize: number;
+  /** TTL of the per-target lock; a crashed worker's lock frees itself after this */
+  lockTtlMs: number;
+  /** how long a job waits (delayed) before trying again when its target is busy */
+  busyDelayMs: number;
+  /** one line per finished run (metrics) */
+  onRun?: (run: { job: string; target: RunTarget; report: RunReport; jobId: string }) => void;
+}
+
+export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>, deps: ProcessorDeps): Processor {
+  return async (job: Job, token?: string, signal?: AbortSignal) => {
+    const jobId = job.id ?? '?';
+    const parsed = def.payload.safeParse(job.data);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `${formatPath(i.path) || '(root)'}: ${i.message}`).join('; ');
+      throw new UnrecoverableError(`job ${def.name} ${jobId}: payload invalid: ${issues}`);
+    }
+    const payload = parsed.data;
+    let target: RunTarget;
+    try {
+      target = def.target(payload, deps.config);
+    } catch (err) {
+      throw toJobError(err);
+    }
+    const logger = deps.logger.child({ job: def.name, jobId, ...target });
+    const attempt = { made: job.attemptsMade + 1, max: job.opts.attempts ?? 1 };
+
+    const lockName = target.feed ? `feed:${target.feed}` : `chatbot:${target.chatbot ?? '-'}:${def.kind}`;
+    const lock = def.exclusive ? await acquireTargetLock(deps.redis, targetLockKey(deps.prefix, lockName), jobId, deps.lockTtlMs) : undefined;
+    if (def.exclusive && !lock) {
+      // Another job of this target runs: wait behind it, never beside it, never dropped.
+      logger.info({ delayMs: deps.busyDelayMs }, `${lockName} is busy with another job; job waits`);
+      await job.moveToDelayed(Date.now() + deps.busyDelayMs, token);
+      throw new DelayedError();
+    }
+
+    const signals = [signal, lock?.lost].filter((s): s is AbortSignal => s !== undefined);
+    const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
+    const record = (report: RunReport) =>
+      recordRun(deps.redis, deps.prefix, deps.historySize, { jobId, job: def.name, queue: job.queueName, attempt, ...target, report }).catch(
+        (err: unknown) => logger.error({ err }, 'run history could not be saved'),
+      );
+    try {
+      let report: R;
+      try {
+        report = await def.process(payload, { config: deps.config, runtime: deps.runtime, logger, signal: jobSignal, jobId, attempt });
+      } catch (err) {
+        const jobErr = toJobError(err, jobSignal);
+        const failed: RunReport = { outcome: 'error', summary: `${def.name} ${describe(target)} failed: ${jobErr.message}`, retryable: !(jobErr instanceof UnrecoverableError) };
+        await record(failed);
+        deps.onRun?.({ job: def.name, target, report: failed, jobId });
+        logger.error({ err, attempt: `${attempt.made}/${attempt.max}`, retry: failed.retryable }, failed.summary);
+        throw jobErr;
+      }
+      await record(report);
+      deps.onRun?.({ job: def.name, target, report, jobId });
+      const verdict = verdictFor(report);
+      const line = `${report.summary}${verdict === 'retry' && attempt.made < attempt.max ? ' — will retry' : ''}`;
+      if (verdict === 'done') logger.info({ outcome: report.outcome }, line);
+      else logger.warn({ outcome: report.outcome }, line);
+      if (verdict !== 'done') throw reportError(report, verdict);
+      return report;
+    } finally {
+      await lock?.release().catch((err: unknown) => logger.warn({ err }, 'lock release failed; it expires by itself'));
+    }
+  };
+}
+
+function describe(target: RunTarget): string {
+  return target.feed ?? target.chatbot ?? '';
+}

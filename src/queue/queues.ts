@@ -1,0 +1,24 @@
+// One BullMQ queue per job kind, with the job options every job gets: three attempts with
+// exponential backoff for transient failures, and bounded completed/failed sets.
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { JOB_KINDS, QUEUE_NAMES, type JobKind } from './names.js';
+
+export const DEFAULT_JOB_OPTIONS: JobsOptions = {
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 5_000 },
+  removeOnComplete: { count: 200, age: 7 * 24 * 3600 },
+  removeOnFail: { count: 500, age: 30 * 24 * 3600 },
+};
+
+export type Queues = Record<JobKind, Queue>;
+
+export function createQueues(connection: Redis, prefix: string, jobOptions: JobsOptions = {}): Queues {
+  const make = (kind: JobKind) =>
+    new Queue(QUEUE_NAMES[kind], { connection, prefix, defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...jobOptions } });
+  return Object.fromEntries(JOB_KINDS.map((k) => [k, make(k)])) as Queues;
+}
+
+export async function closeQueues(queues: Queues): Promise<void> {
+  await Promise.all(Object.values(queues).map((q) => q.close()));
+}

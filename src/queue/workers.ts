@@ -1,0 +1,133 @@
+// The workers of one process: one BullMQ worker per queue, each with its own Redis connection, a
+// watchdog that recreates a worker which stopped taking jobs (seen after Redis outages), and a
+// shutdown with a deadline of its own (worker.close() waits for running jobs without limit).
+import { Worker, type Processor } from 'bullmq';
+import type { Logger } from '../log.js';
+import { closeRedis, createRedis } from './connection.js';
+import type { JobKind } from './names.js';
+import type { Queues } from './queues.js';
+
+export interface WorkerSettings {
+  redisUrl: string;
+  prefix: string;
+  concurrency: number;
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  /** jobs waiting and none started for this long: the worker is recreated */
+  watchdogMs: number;
+  logger: Logger;
+}
+
+export interface WorkerSet {
+  /** every worker is running (for /healthz) */
+  running(): boolean;
+  /** workers recreated by the watchdog so far */
+  readonly restarts: number;
+  /** stop taking jobs, let running jobs finish until the deadline, then abort them and force close */
+  close(deadlineMs: number): Promise<void>;
+}
+
+interface Slot {
+  kind: JobKind;
+  worker: Worker;
+  closeConnection: () => Promise<void>;
+  lastStart: number;
+  busy: number;
+}
+
+export function startWorkers(queues: Queues, processors: Partial<Record<JobKind, Processor>>, settings: WorkerSettings): WorkerSet {
+  const { logger } = settings;
+  const slots = new Map<JobKind, Slot>();
+  let restarts = 0;
+  let closing = false;
+
+  const create = (kind: JobKind, processor: Processor): Slot => {
+    const connection = createRedis(settings.redisUrl, { name: `feedsync-worker-${kind}` });
+    const slot = { kind, closeConnection: () => closeRedis(connection), lastStart: Date.now(), busy: 0 } as Slot;
+    // Counted around the processor itself: a job moved to delayed emits neither completed nor failed.
+    const counted: Processor = async (job, token, signal) => {
+      slot.lastStart = Date.now();
+      slot.busy++;
+      try {
+        return await processor(job, token, signal);
+      } finally {
+        slot.busy--;
+      }
+    };
+    const worker = new Worker(queues[kind].name, counted, {
+      connection,
+      prefix: settings.prefix,
+      concurrency: settings.concurrency,
+      lockDuration: settings.lockDurationMs,
+      stalledInterval: settings.stalledIntervalMs,
+      maxStalledCount: 1,
+    });
+    slot.worker = worker;
+    // BullMQ stops renewing a lock it cannot extend; the job must stop too, or a second worker
+    // that recovers it as stalled would run beside this one.
+    worker.on('lockRenewalFailed', (ids: string[]) => {
+      for (const id of ids) worker.cancelJob(id, 'job lock lost');
+    });
+    worker.on('error', (err) => logger.error({ err, queue: worker.name }, 'worker error'));
+    return slot;
+  };
+
+  for (const [kind, processor] of Object.entries(processors) as Array<[JobKind, Processor]>) slots.set(kind, create(kind, processor));
+
+  const watchdog = setInterval(() => {
+    void (async () => {
+      for (const slot of slots.values()) {
+        if (closing) return;
+        const idleFor = Date.now() - slot.lastStart;
+        if (slot.busy > 0 || idleFor < settings.watchdogMs) continue;
+        const counts = await queues[slot.kind].getJobCounts('wait', 'prioritized');
+        if ((counts.wait ?? 0) + (counts.prioritized ?? 0) === 0) {
+          slot.lastStart = Date.now();
+          continue;
+        }
+        logger.warn({ queue: slot.worker.name, idleMs: idleFor, waiting: counts }, 'worker took no job while jobs wait; recreating it');
+        const processor = processors[slot.kind];
+        if (!processor) continue;
+        restarts++;
+        const old = slot;
+        slots.set(slot.kind, create(slot.kind, processor));
+        await withDeadline(old.worker.close(true), 5000).catch(() => undefined);
+        await old.closeConnection();
+      }
+    })().catch((err: unknown) => logger.warn({ err }, 'watchdog check failed'));
+  }, Math.max(1000, Math.min(settings.watchdogMs / 2, 30_000)));
+  watchdog.unref();
+
+  return {
+    running: () => !closing && [...slots.values()].every((s) => s.worker.isRunning()),
+    get restarts() {
+      return restarts;
+    },
+    close: async (deadlineMs) => {
+      closing = true;
+      clearInterval(watchdog);
+      const all = [...slots.values()];
+      const graceful = Promise.all(all.map((s) => s.worker.close()));
+      if (!(await withDeadline(graceful, deadlineMs))) {
+        logger.warn({ deadlineMs }, 'running jobs did not finish before the shutdown deadline; aborting them');
+        for (const s of all) s.worker.cancelAllJobs('worker shutting down');
+        // Aborted jobs settle quickly (their HTTP calls stop); whatever is left is forced.
+        if (!(await withDeadline(graceful, Math.min(5000, deadlineMs)))) {
+          await withDeadline(Promise.all(all.map((s) => s.worker.close(true))), 2000);
+        }
+      }
+      await Promise.all(all.map((s) => s.closeConnection()));
+    },
+  };
+}
+
+/** true when `p` settled before the deadline */
+async function withDeadline(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
