@@ -1,0 +1,46 @@
+// Feed items → mapped items: each record through the compiled mapping, then the spec's create schema.
+// Pure: no I/O, nothing remembered between records.
+import type { FeedItem } from '../feeds/types.js';
+import { validateListing } from '../listing/validate.js';
+import { compileMapping, type CompiledMapping } from './compile.js';
+import type { MappingConfig } from './config-schema.js';
+import type { MapContext, MappedItem } from './types.js';
+
+export type { MappedItem, MapContext } from './types.js';
+
+export async function* mapFeed(
+  items: AsyncIterable<FeedItem>,
+  mapping: MappingConfig | CompiledMapping,
+  ctx: MapContext,
+): AsyncIterable<MappedItem> {
+  const compiled = 'map' in mapping && typeof mapping.map === 'function' ? (mapping as CompiledMapping) : compileMapping(mapping as MappingConfig);
+  for await (const item of items) yield mapItem(item, compiled, ctx);
+}
+
+export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapContext): MappedItem {
+  const { position } = item;
+  if (item.kind === 'error') return item;
+  if (item.kind === 'removed') return withKey({ kind: 'removed', position }, compiled.keyOf(item.data, ctx.keyBy));
+
+  const { candidate, issues, skip } = compiled.map(item.data, ctx.serialNumber);
+  const key = keyOf(candidate, ctx.keyBy);
+  if (skip !== undefined) return withKey({ kind: 'skipped', position, reason: skip }, key);
+  const v = validateListing(candidate);
+  if (v.ok && issues.length === 0) {
+    const k = keyOf(v.listing, ctx.keyBy);
+    return { kind: 'listing', position, key: k!, listing: v.listing };
+  }
+  // a field whose transform failed is also missing from the candidate: keep the transform's reason only
+  const failed = new Set(issues.map((i) => i.field));
+  const all = [...issues, ...(v.ok ? [] : v.issues.filter((i) => !failed.has(i.field)))];
+  return withKey({ kind: 'rejected', position, issues: all }, key);
+}
+
+function keyOf(listing: Record<string, unknown>, keyBy: MapContext['keyBy']): string | undefined {
+  const v = keyBy === 'URL' ? listing.Url : listing.MLSNumber;
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+}
+
+function withKey<T extends MappedItem>(item: T, key: string | undefined): T {
+  return key === undefined ? item : { ...item, key };
+}

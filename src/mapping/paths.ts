@@ -1,0 +1,64 @@
+// Reading a value out of a raw record by a dotted path: `Location.StreetAddress`, `@_id` attributes,
+// `Pictures.Picture.PictureUrl` across repeated elements (collected into a list). Paths are compiled
+// once per mapping so the per-record work is a few property reads.
+
+export type Getter = (record: Record<string, unknown>) => unknown;
+
+/** fast-xml-parser puts the text of an element that also has attributes under this name. */
+export const TEXT_KEY = '#text';
+
+export function compilePath(path: string): Getter {
+  const segments = path.split('.');
+  if (segments.length === 1) {
+    return (record) => unwrap(record[path] ?? byLocalName(record, path));
+  }
+  return (record) => {
+    // a CSV header may itself contain dots
+    if (path in record) return unwrap(record[path]);
+    let value: unknown = record;
+    for (const seg of segments) {
+      value = step(value, seg);
+      if (value === undefined) return undefined;
+    }
+    return unwrap(value);
+  };
+}
+
+function step(value: unknown, seg: string): unknown {
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const v of value) {
+      const s = step(v, seg);
+      if (Array.isArray(s)) out.push(...s);
+      else if (s !== undefined) out.push(s);
+    }
+    return out.length ? out : undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  const obj = value as Record<string, unknown>;
+  const v = obj[seg];
+  return v !== undefined ? v : byLocalName(obj, seg);
+}
+
+/** XML feeds differ in namespace prefixes (commons:City vs City): match on the local name when the exact key is absent. */
+function byLocalName(obj: Record<string, unknown>, seg: string): unknown {
+  const local = seg.slice(seg.indexOf(':') + 1);
+  for (const key in obj) {
+    if (key === local || key.endsWith(`:${local}`)) return obj[key];
+  }
+  return undefined;
+}
+
+function unwrap(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(unwrap);
+  if (value !== null && typeof value === 'object' && TEXT_KEY in value) return (value as Record<string, unknown>)[TEXT_KEY];
+  return value;
+}
+
+/** Empty for a mapping: absent, null, blank text, an empty list. */
+export function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (typeof value === 'string') return value.trim() === '';
+  if (Array.isArray(value)) return value.every(isEmpty);
+  return false;
+}

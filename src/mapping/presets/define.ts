@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import type { ListingField } from '../../listing/schema.js';
+import { FieldRuleObject } from '../config-schema.js';
+
+export interface Preset {
+  fields: Partial<Record<ListingField, FieldRuleObject>>;
+  defaults: Partial<Record<ListingField, unknown>>;
+  /** ExtensionColumn Key → source path */
+  extension?: Record<string, string>;
+}
+
+/** Presets are written like config and parsed by the same schema, so they cannot drift from it. */
+export function definePreset(p: {
+  fields: Partial<Record<ListingField, string | z.input<typeof FieldRuleObject>>>;
+  defaults?: Partial<Record<ListingField, unknown>>;
+  extension?: Record<string, string>;
+}): Preset {
+  const fields: Preset['fields'] = {};
+  for (const [field, rule] of Object.entries(p.fields) as [ListingField, string | z.input<typeof FieldRuleObject>][]) {
+    fields[field] = FieldRuleObject.parse(typeof rule === 'string' ? { from: rule } : rule);
+  }
+  return { fields, defaults: p.defaults ?? {}, extension: p.extension };
+}

@@ -1,0 +1,41 @@
+// ListHub's RETS Syndication XML (Listings > Listing, with the RETS commons: namespace for address
+// parts). recordPath: Listings.Listing. Paths match namespace prefixes by local name too, so a feed
+// that writes <City> instead of <commons:City> maps the same.
+//
+// ListingStatus → Status: Active, Pending → Active; Closed, Sold → Sold; Coming Soon → PreOnMarket;
+// Cancelled, Expired, Withdrawn → skipped (off the market).
+// SaleType: ListingCategory Lease or Rent → for_rent, else for_sale.
+// LivingArea and LotSize are square feet.
+import { definePreset } from './define.js';
+
+export const listhubPreset = definePreset({
+  fields: {
+    MLSNumber: { from: ['MlsNumber', 'ListingKey'] },
+    Url: 'ListingURL',
+    Status: {
+      from: 'ListingStatus',
+      map: { Active: 'Active', Pending: 'Active', Closed: 'Sold', Sold: 'Sold', 'Coming Soon': 'PreOnMarket' },
+      skip: ['Cancelled', 'Canceled', 'Expired', 'Withdrawn'],
+    },
+    SaleType: { from: 'ListingCategory', map: { Lease: 'for_rent', Rent: 'for_rent', '*': 'for_sale' }, default: 'for_sale' },
+    SalePrice: { from: 'ListPrice', transform: 'money' },
+    PropertyType: { from: ['PropertySubType', 'PropertyType'] },
+    Bedrooms: 'Bedrooms',
+    Bathrooms: 'Bathrooms',
+    BuildingArea: 'LivingArea',
+    LotArea: 'LotSize',
+    YearBuilt: { from: 'YearBuilt', transform: 'integer' },
+    Description: 'ListingDescription',
+    DaysOnMarket: { from: 'ListingDate', transform: 'days-since', default: 0 },
+    ParkingSpots: { from: 'DetailedCharacteristics.NumParkingSpaces', default: 0 },
+    Address: 'Address.commons:FullStreetAddress',
+    City: 'Address.commons:City',
+    State: 'Address.commons:StateOrProvince',
+    ZIP: 'Address.commons:PostalCode',
+    Latitude: 'Location.Latitude',
+    Longitude: 'Location.Longitude',
+    Images: 'Photos.Photo.MediaURL',
+  },
+  defaults: { CurrencySymbol: '$', AreaUnit: 'Square Feet' },
+  extension: { ListingKey: 'ListingKey' },
+});

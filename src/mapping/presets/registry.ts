@@ -1,0 +1,8 @@
+import type { PresetName } from '../config-schema.js';
+import type { Preset } from './define.js';
+import { listhubPreset } from './listhub.js';
+import { resoPreset } from './reso.js';
+import { zillowPreset } from './zillow.js';
+
+export type { Preset } from './define.js';
+export const PRESETS: Record<PresetName, Preset> = { reso: resoPreset, zillow: zillowPreset, listhub: listhubPreset };

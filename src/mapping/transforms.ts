@@ -1,0 +1,103 @@
+// Transforms of a mapping rule. Each takes one source value and returns the listing value, or throws
+// TransformFailure with the rule that was broken (it becomes a validation issue of the record).
+import type { TransformName, TransformSpec } from './config-schema.js';
+
+export class TransformFailure extends Error {}
+
+export type Transform = (value: unknown) => unknown;
+
+export function compileTransform(spec: TransformSpec, now: () => Date): Transform {
+  const make = FACTORIES[spec.name];
+  const fn = make(spec, now);
+  // list values (repeated XML elements, RESO arrays) are transformed element by element, except by split
+  return spec.name === 'split' ? fn : (v) => (Array.isArray(v) ? v.map(fn) : fn(v));
+}
+
+const FACTORIES: Record<TransformName, (spec: TransformSpec, now: () => Date) => Transform> = {
+  trim: () => (v) => (typeof v === 'string' ? v.trim() : v),
+  lowercase: () => (v) => (typeof v === 'string' ? v.toLowerCase() : v),
+  uppercase: () => (v) => (typeof v === 'string' ? v.toUpperCase() : v),
+  number: (spec) => numberParser(spec.locale, 'number'),
+  money: (spec) => numberParser(spec.locale, 'money'),
+  integer: (spec) => {
+    const parse = numberParser(spec.locale, 'integer');
+    return (v) => {
+      const n = parse(v) as number;
+      if (!Number.isInteger(n)) throw new TransformFailure('integer: not a whole number');
+      return n;
+    };
+  },
+  boolean: () => (v) => {
+    if (typeof v === 'boolean') return v;
+    const s = String(v).trim().toLowerCase();
+    if (TRUE.has(s)) return true;
+    if (FALSE.has(s)) return false;
+    throw new TransformFailure('boolean: not yes/no, true/false or 1/0');
+  },
+  split: (spec) => {
+    const sep = spec.separator ?? ',';
+    return (v) => {
+      const parts = Array.isArray(v) ? v.flatMap((x) => String(x).split(sep)) : String(v).split(sep);
+      return parts.map((p) => p.trim()).filter((p) => p !== '');
+    };
+  },
+  'days-since': (_spec, now) => (v) => {
+    const t = Date.parse(String(v));
+    if (Number.isNaN(t)) throw new TransformFailure('days-since: not a date');
+    return Math.max(0, Math.floor((now().getTime() - t) / 86_400_000));
+  },
+};
+
+const TRUE = new Set(['true', 'yes', 'y', '1', 't']);
+const FALSE = new Set(['false', 'no', 'n', '0', 'f']);
+
+const separatorsCache = new Map<string, { group: string; decimal: string }>();
+
+/** The group and decimal separators of a locale ("de-DE" → "." and ","). */
+function separators(locale: string): { group: string; decimal: string } {
+  let s = separatorsCache.get(locale);
+  if (!s) {
+    const parts = new Intl.NumberFormat(locale).formatToParts(1234567.5);
+    s = {
+      group: parts.find((p) => p.type === 'group')?.value ?? ',',
+      decimal: parts.find((p) => p.type === 'decimal')?.value ?? '.',
+    };
+    separatorsCache.set(locale, s);
+  }
+  return s;
+}
+
+/**
+ * Numbers as feeds write them: "350000", "1,250,000", "$1,250,000", "1.250.000,00 €" (locale de-DE),
+ * "1 250 000" (narrow no-break spaces of fr-FR). Currency symbols and codes around the number are dropped.
+ */
+function numberParser(locale: string | undefined, rule: string): Transform {
+  const { group, decimal } = separators(locale ?? 'en-US');
+  const groupRe = new RegExp(group.trim() === '' ? '[\\s\\u00a0\\u202f]' : escapeRe(group), 'g');
+  return (v) => {
+    if (typeof v === 'number') {
+      if (Number.isFinite(v)) return v;
+      throw new TransformFailure(`${rule}: not a number`);
+    }
+    if (typeof v !== 'string') throw new TransformFailure(`${rule}: not a number`);
+    let s = v.trim().replace(/^[^\d+\-.,]+|[^\d.,]+$/g, '');
+    s = s.replace(groupRe, '');
+    if (decimal !== '.') s = s.replace(decimal, '.');
+    if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(s)) throw new TransformFailure(`${rule}: not a number`);
+    return Number(s);
+  };
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+const TO_SQFT = { sqft: 1, sqm: 10.76391041671, acres: 43_560 } as const;
+
+export function unitConverter(from: keyof typeof TO_SQFT, to: keyof typeof TO_SQFT): Transform {
+  const factor = TO_SQFT[from] / TO_SQFT[to];
+  return (v) => {
+    if (typeof v !== 'number') throw new TransformFailure(`unit ${from}→${to}: not a number`);
+    return Math.round(v * factor * 100) / 100;
+  };
+}

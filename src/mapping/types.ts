@@ -1,0 +1,19 @@
+// What the mapper hands on: one item per feed item, in feed order.
+import type { RecordParseError, ValidationIssue } from '../errors.js';
+import type { RecordPosition } from '../feeds/types.js';
+import type { ListingCreate } from '../listing/schema.js';
+
+export type MappedItem =
+  | { kind: 'listing'; position: RecordPosition; key: string; listing: ListingCreate }
+  /** the record broke the spec's rules; every issue is kept, and the key when it could be read */
+  | { kind: 'rejected'; position: RecordPosition; key?: string; issues: ValidationIssue[] }
+  /** left out of the feed on purpose (off-market status etc.): mirror mode removes it remotely */
+  | { kind: 'skipped'; position: RecordPosition; key?: string; reason: string }
+  /** the source says the listing is gone (RESO MlgCanView: false) */
+  | { kind: 'removed'; position: RecordPosition; key?: string }
+  | { kind: 'error'; position: RecordPosition; error: RecordParseError };
+
+export interface MapContext {
+  serialNumber: string;
+  keyBy: 'MLSNumber' | 'URL';
+}
