@@ -1,0 +1,119 @@
+// The data planSync works on and returns: the feed side, the remote side and the plan. Plain data,
+// so a plan can be printed (dry run), snapshotted in tests and handed to the executor.
+import type { CanonicalListing, FieldChange } from '../listing/canonical.js';
+import type { KeyType, ListingCreate } from '../listing/schema.js';
+
+/** Where a record sits in its feed (structurally the feeds module's RecordPosition). */
+export interface Position {
+  file: string;
+  line?: number;
+  index: number;
+  id?: string;
+}
+
+export type KeyBy = 'MLSNumber' | 'URL';
+
+export interface DesiredListing {
+  key: string;
+  listing: ListingCreate;
+  position: Position;
+}
+
+export interface RejectedRecord {
+  position: Position;
+  key?: string;
+  reasons: string[];
+}
+
+export interface FeedDuplicate {
+  key: string;
+  /** the record that won (the later one) */
+  position: Position;
+}
+
+/** Everything read from the feed, keyed by the feed's key. */
+export interface DesiredSide {
+  listings: Map<string, DesiredListing>;
+  /** keys of records rejected by validation: their remote listing is left as it is */
+  protectedKeys: Set<string>;
+  /** keys the feed marks as gone: removed (RESO MlgCanView false) or skipped (off-market) */
+  goneKeys: Map<string, 'removed' | 'skipped'>;
+  rejected: RejectedRecord[];
+  feedDuplicates: FeedDuplicate[];
+  mode: 'full' | 'incremental';
+  /** false when the feed could not be read whole: what was read is kept, deletes are blocked */
+  complete: boolean;
+  readError?: string;
+  counts: { records: number; valid: number; rejected: number; skipped: number; removed: number };
+}
+
+export interface RemoteListing {
+  id: number;
+  key: string;
+  canonical: CanonicalListing;
+}
+
+/** Every listing the chatbot holds, as the list endpoint gave it. */
+export interface RemoteSide {
+  byKey: Map<string, RemoteListing[]>;
+  /** distinct listings seen */
+  count: number;
+  virtualCount: number;
+  /** false when paging could not be made to agree with VirtualCount: deletes are blocked */
+  complete: boolean;
+  problem?: string;
+  pages: number;
+  rounds: number;
+}
+
+export interface PlanOptions {
+  keyBy: KeyBy;
+  deletesMode: 'mirror' | 'keep';
+  ignore: readonly string[];
+  /** key → fingerprint of the last successful write */
+  fingerprints: ReadonlyMap<string, string>;
+}
+
+export interface PlannedCreate {
+  key: string;
+  listing: ListingCreate;
+  fingerprint: string;
+}
+
+export interface PlannedUpdate extends PlannedCreate {
+  remoteId: number;
+  /** 'fields': list fields differ (see changes); 'unlisted': only the fingerprint differs */
+  reason: 'fields' | 'unlisted';
+  changes: FieldChange[];
+}
+
+export type DeleteReason = 'absent' | 'removed' | 'skipped' | 'duplicate';
+
+export interface PlannedDelete {
+  /** the feed's key of the listing */
+  key: string;
+  reason: DeleteReason;
+  /** what is sent in Keys: the feed key, or the NewOaks ID of one duplicate copy */
+  deleteKey: string;
+  keyType: KeyType;
+  remoteIds: number[];
+}
+
+export interface DuplicateGroup {
+  key: string;
+  keepId: number;
+  extraIds: number[];
+}
+
+export interface SyncPlan {
+  keyBy: KeyBy;
+  creates: PlannedCreate[];
+  updates: PlannedUpdate[];
+  deletes: PlannedDelete[];
+  unchanged: number;
+  /** unchanged listings with no fingerprint yet: record it, write nothing */
+  recordFingerprints: Array<[string, string]>;
+  duplicates: DuplicateGroup[];
+  /** remote listings left alone because their feed record was rejected */
+  protectedKeys: string[];
+}
