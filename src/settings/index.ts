@@ -1,0 +1,6 @@
+export { pushSettings, type SettingsDeps, type SettingsOptions } from './push-settings.js';
+export type { ChatbotSettingsResult, SettingsReport, SettingsStatus } from './report.js';
+export { formatSettingsReport } from './report-format.js';
+export { checkSettings, CheckedChatbotSettings, formatSettingsIssue } from './settings-schema.js';
+export { SETTINGS_HASH_NS, settingsHash, canonicalJson } from './settings-hash.js';
+export { selectChatbots, type SelectedChatbot } from './select-chatbots.js';
