@@ -29,6 +29,8 @@ export interface ApiCallEvent {
   apiCode?: number;
   outcome: 'ok' | 'retry' | 'error';
   error?: string;
+  /** with outcome 'retry': the wait before the next attempt (Retry-After or backoff) */
+  retryDelayMs?: number;
 }
 
 export interface ChatbotApi {

@@ -1,0 +1,184 @@
+// The Chatbot Service client: one typed function per endpoint. Every call checks its request with the
+// shared schema (a bad request is a ValidationError and is never sent), waits for the rate limiter,
+// sends with the operation's auth header, checks the envelope, parses Data, and retries what a retry
+// can help (see retry.ts). `onCall` hears about every HTTP attempt.
+import type { z } from 'zod';
+import { FeedsyncError, ResponseFormatError, ValidationError } from '../errors.js';
+import { registerSecret } from '../log.js';
+import { readEnvelope, parseEnvelope, snippet } from './envelope.js';
+import { attemptSignal, postJson, transportError, type AttemptSignal } from './http.js';
+import { createRateLimiter } from './rate-limiter.js';
+import { retryDelay, retryPolicy } from './retry.js';
+import {
+  AskAnswer,
+  AskRequest,
+  AUTH_HEADER,
+  CreateListingData,
+  DeleteData,
+  DeleteRequest,
+  EditSettingsData,
+  EditSettingsRequest,
+  ENDPOINTS,
+  ListData,
+  ListingCreate,
+  ListingUpdate,
+  ListRequest,
+  StreamFinal,
+  StreamFragment,
+  UpdateListingData,
+  type EndpointName,
+  type StreamEvent,
+} from './schemas.js';
+import { sleep } from './sleep.js';
+import { createStreamParser, StreamSyntaxError } from './stream-parser.js';
+import type { ApiCallEvent, ApiClientOptions, CallOptions, ChatbotApi } from './types.js';
+import { zodIssues } from './zod-issues.js';
+
+export function createApiClient(opts: ApiClientOptions): ChatbotApi {
+  registerSecret(opts.secretKey);
+  registerSecret(opts.sessionKey);
+  const baseUrl = opts.baseUrl.replace(/\/+$/, '');
+  const policy = retryPolicy(opts.retry);
+  const limiter = createRateLimiter(opts.ratePerSecond);
+
+  function headers(endpoint: EndpointName, accept: string): Record<string, string> {
+    const key = AUTH_HEADER[endpoint] === 'authorization' ? opts.secretKey : opts.sessionKey;
+    return { 'content-type': 'application/json', accept, [AUTH_HEADER[endpoint]]: key };
+  }
+
+  /**
+   * Runs `attempt` until it succeeds, fails for good, or runs out of retries; one onCall per attempt.
+   * The attempt gets its own timeout signal and may keep it (a stream reads on after returning).
+   */
+  async function withRetry<T>(
+    endpoint: EndpointName,
+    call: CallOptions | undefined,
+    attempt: (att: AttemptSignal) => Promise<{ value: T; httpStatus: number }>,
+  ): Promise<T> {
+    const caller = call?.signal;
+    for (let n = 1; ; n++) {
+      await limiter.acquire(caller);
+      const started = performance.now();
+      const att = attemptSignal(opts.timeoutMs, caller);
+      const report = (e: Omit<ApiCallEvent, 'endpoint' | 'attempt' | 'durationMs'>) =>
+        opts.onCall?.({ endpoint, attempt: n, durationMs: Math.round(performance.now() - started), ...e });
+      try {
+        const { value, httpStatus } = await attempt(att);
+        report({ outcome: 'ok', httpStatus, apiCode: 200 });
+        return value;
+      } catch (raw) {
+        att.dispose();
+        const err = raw instanceof FeedsyncError ? raw : transportError(ENDPOINTS[endpoint], raw, att, caller, opts.timeoutMs);
+        const delay = call?.retry === false ? undefined : retryDelay(err, policy, n);
+        const status = err as { httpStatus?: number; apiCode?: number };
+        report({
+          outcome: delay === undefined ? 'error' : 'retry',
+          httpStatus: status.httpStatus,
+          apiCode: status.apiCode,
+          error: err.message,
+          ...(delay !== undefined && { retryDelayMs: delay }),
+        });
+        if (delay === undefined) throw err;
+        await sleep(delay, caller, ENDPOINTS[endpoint]);
+      }
+    }
+  }
+
+  function validate<S extends z.ZodType>(endpoint: EndpointName, schema: S, req: unknown): z.output<S> {
+    const parsed = schema.safeParse(req);
+    if (parsed.success) return parsed.data;
+    throw new ValidationError({ file: ENDPOINTS[endpoint] }, zodIssues(parsed.error, req));
+  }
+
+  function post<T>(endpoint: EndpointName, schema: z.ZodType, req: unknown, data: z.ZodType<T>, call?: CallOptions): Promise<T> {
+    const body = validate(endpoint, schema, req);
+    const url = baseUrl + ENDPOINTS[endpoint];
+    return withRetry(endpoint, call, async (att) => {
+      try {
+        const res = await postJson(url, headers(endpoint, 'application/json'), body, att.signal);
+        const text = await res.text();
+        return { value: readEnvelope(ENDPOINTS[endpoint], { status: res.status, headers: res.headers, text }, data), httpStatus: res.status };
+      } finally {
+        att.dispose();
+      }
+    });
+  }
+
+  async function* askStream(req: AskRequest, call?: CallOptions): AsyncGenerator<StreamEvent> {
+    const endpoint = ENDPOINTS.ask;
+    const body = { ...validate('ask', AskRequest, req), stream: true };
+    let att: AttemptSignal | undefined;
+    const res = await withRetry('ask', call, async (a) => {
+      att = a;
+      const res = await postJson(baseUrl + endpoint, headers('ask', 'text/event-stream'), body, a.signal);
+      const type = res.headers.get('content-type') ?? '';
+      if (!type.includes('text/event-stream') || res.status < 200 || res.status >= 300) {
+        // An error (or a server that does not stream) answers with the envelope instead.
+        const text = await res.text();
+        parseEnvelope(endpoint, { status: res.status, headers: res.headers, text });
+        throw new ResponseFormatError(endpoint, res.status, snippet(text), `expected text/event-stream, got ${type || 'no content-type'}`);
+      }
+      return { value: res, httpStatus: res.status };
+    });
+    const signal = att!;
+    const parser = createStreamParser();
+    let final = false;
+    const events = function* (values: unknown[]): Generator<StreamEvent> {
+      for (const value of values) {
+        if (final) continue; // nothing follows the final object; ignore trailing extras
+        const done = StreamFinal.safeParse(value);
+        if (done.success) {
+          final = true;
+          yield { type: 'final', ...done.data };
+          continue;
+        }
+        const part = StreamFragment.safeParse(value);
+        if (!part.success) {
+          throw new ResponseFormatError(endpoint, res.status, snippet(JSON.stringify(value)), 'a stream object is neither a fragment nor the final object');
+        }
+        yield { type: 'fragment', content: part.data.content };
+      }
+    };
+    try {
+      for await (const chunk of readChunks(res, signal, call?.signal)) yield* events(parser.push(chunk));
+      yield* events(parser.end());
+    } catch (err) {
+      if (err instanceof StreamSyntaxError) throw new ResponseFormatError(endpoint, res.status, snippet(err.piece), err.message);
+      throw err;
+    } finally {
+      signal.dispose();
+      await res.body?.cancel().catch(() => undefined);
+    }
+    if (!final) throw new ResponseFormatError(endpoint, res.status, '', 'the stream ended without the final object');
+  }
+
+  async function* readChunks(res: Response, att: AttemptSignal, caller: AbortSignal | undefined): AsyncGenerator<Uint8Array> {
+    if (!res.body) return;
+    const reader = res.body.getReader();
+    try {
+      for (;;) {
+        let step: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          step = await reader.read();
+        } catch (err) {
+          throw transportError(ENDPOINTS.ask, err, att, caller, opts.timeoutMs);
+        }
+        if (step.done) return;
+        att.touch();
+        yield step.value;
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  return {
+    editSettings: (req, call) => post('edit', EditSettingsRequest, req, EditSettingsData, call),
+    ask: (req, call) => post('ask', AskRequest, { ...req, stream: false }, AskAnswer, call),
+    askStream,
+    createListing: (listing, call) => post('create', ListingCreate, listing, CreateListingData, call),
+    updateListing: (listing, call) => post('update', ListingUpdate, listing, UpdateListingData, call),
+    listListings: (req, call) => post('list', ListRequest, req, ListData, call),
+    deleteListings: (req, call) => post('delete', DeleteRequest, req, DeleteData, call),
+  };
+}

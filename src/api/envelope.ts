@@ -1,0 +1,56 @@
+// The envelope check of every response (spec, Errors): HTTP status first, then Success and Code.
+// A body that is not the JSON envelope (a proxy's HTML error page) is a ResponseFormatError that
+// shows where it went wrong and how the body starts.
+import type { z } from 'zod';
+import { ApiError, RateLimitedError, ResponseFormatError } from '../errors.js';
+import { redactSecrets } from '../log.js';
+import { parseRetryAfter } from './retry.js';
+import { Envelope } from './schemas.js';
+
+const SNIPPET_CHARS = 120;
+
+export function snippet(text: string): string {
+  return redactSecrets(text.slice(0, SNIPPET_CHARS).replace(/\s+/g, ' ').trim());
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+/** Checks the envelope and parses Data with `data`; throws the matching error otherwise. */
+export function readEnvelope<T>(endpoint: string, res: RawResponse, data: z.ZodType<T>): T {
+  const envelope = parseEnvelope(endpoint, res);
+  const parsed = data.safeParse(envelope.Data);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = ['Data', ...(issue?.path ?? []).map(String)].join('.');
+    throw new ResponseFormatError(endpoint, res.status, snippet(res.text), `unexpected ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
+
+/** Parses the envelope and throws ApiError / RateLimitedError when it reports a failure. */
+export function parseEnvelope(endpoint: string, res: RawResponse): Envelope {
+  let json: unknown;
+  try {
+    json = JSON.parse(res.text);
+  } catch {
+    const type = res.headers.get('content-type') ?? 'no content-type';
+    throw new ResponseFormatError(endpoint, res.status, snippet(res.text), `the body is not JSON (${type})`);
+  }
+  const parsed = Envelope.safeParse(json);
+  if (!parsed.success) {
+    const fields = [...new Set(parsed.error.issues.map((i) => i.path.join('.') || '(body)'))].join(', ');
+    throw new ResponseFormatError(endpoint, res.status, snippet(res.text), `the body is not the service envelope (${fields})`);
+  }
+  const env = parsed.data;
+  const ok = res.status >= 200 && res.status < 300 && env.Success && env.Code === 200;
+  if (ok) return env;
+  const message = redactSecrets(env.Message);
+  if (res.status === 429 || env.Code === 429) {
+    throw new RateLimitedError(endpoint, res.status, parseRetryAfter(res.headers.get('retry-after')), message);
+  }
+  throw new ApiError(endpoint, res.status, env.Code, message);
+}

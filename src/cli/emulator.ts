@@ -1,0 +1,77 @@
+// `feedsync emulator`: the local Chatbot Service, until SIGINT/SIGTERM.
+import { ConfigError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { startEmulator, type Fault, type StreamFraming } from '../emulator/index.js';
+
+export interface EmulatorCliOptions {
+  port: number;
+  host: string;
+  maxPageSize: number;
+  latencyMs: number;
+  faultRate: number;
+  faults: string;
+  errorsAs200?: boolean;
+  streamFraming: string;
+  streamDelayMs: number;
+  seed: number;
+  chatbots?: string;
+  secretKey?: string;
+  sessionKey?: string;
+}
+
+const FAULTS: readonly Fault[] = ['500', '503', '429', 'drop'];
+const FRAMINGS: readonly StreamFraming[] = ['sse', 'lines', 'concat'];
+
+export async function run(opts: EmulatorCliOptions): Promise<number> {
+  const faults = opts.faults.split(',').map((f) => f.trim()).filter(Boolean);
+  const bad = faults.filter((f) => !FAULTS.includes(f as Fault));
+  if (bad.length) throw new ConfigError(`--faults: unknown fault ${bad.join(', ')}; use ${FAULTS.join(',')}`);
+  if (!FRAMINGS.includes(opts.streamFraming as StreamFraming)) {
+    throw new ConfigError(`--stream-framing: ${opts.streamFraming} is not one of ${FRAMINGS.join(', ')}`);
+  }
+  if (opts.faultRate < 0 || opts.faultRate > 1) throw new ConfigError('--fault-rate must be between 0 and 1');
+  if (opts.maxPageSize < 1) throw new ConfigError('--max-page-size must be 1 or more');
+
+  const logger = createLogger();
+  const emulator = await startEmulator({
+    port: opts.port,
+    host: opts.host,
+    maxPageSize: opts.maxPageSize,
+    latencyMs: opts.latencyMs,
+    faultRate: opts.faultRate,
+    faults: faults as Fault[],
+    errorsAs200: opts.errorsAs200 ?? false,
+    streamFraming: opts.streamFraming as StreamFraming,
+    streamDelayMs: opts.streamDelayMs,
+    seed: opts.seed,
+    chatbots: opts.chatbots?.split(',').map((s) => s.trim()).filter(Boolean),
+    secretKey: opts.secretKey,
+    sessionKey: opts.sessionKey,
+    logger,
+  });
+
+  // The emulator's keys are its own development keys, shown so a person can curl it; a key that came
+  // from the environment may be a real one, so only its presence is told.
+  const shown = (flag: string | undefined, envName: string, fallback: string) =>
+    flag ?? (process.env[envName] ? `(from ${envName})` : fallback);
+  process.stderr.write(
+    [
+      `feedsync emulator listening on ${emulator.url}`,
+      `  Authorization:        ${shown(opts.secretKey, 'FEEDSYNC_SECRET_KEY', 'dev-secret-key')}   (Edit, ClientAsk, RealEstateCreate/Update/Delete)`,
+      `  chatrobot-sessionkey: ${shown(opts.sessionKey, 'FEEDSYNC_SESSION_KEY', 'dev-session-key')}   (RealEstateList)`,
+      `  chatbots: ${opts.chatbots ?? 'any serial number'}; max page size ${opts.maxPageSize}; stream framing ${opts.streamFraming}` +
+        (opts.faultRate > 0 ? `; faults ${faults.join(',')} at rate ${opts.faultRate} (seed ${opts.seed})` : ''),
+      `  admin: GET /__emulator/listings?serialNumber=SN, GET /__emulator/stats, POST /__emulator/reset, POST /__emulator/sessions`,
+      'Ctrl-C stops it.',
+      '',
+    ].join('\n'),
+  );
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  process.stderr.write(`feedsync emulator: ${signal}, stopping\n`);
+  await emulator.close();
+  return 0;
+}

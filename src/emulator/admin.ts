@@ -1,0 +1,56 @@
+// The emulator's own paths under /__emulator/: what tests need and nothing else (DESIGN.md). They are
+// plain JSON (no envelope), need no key, and never get injected faults.
+import { z } from 'zod';
+import type { EmulatorState } from './state.js';
+import type { RequestStats } from './stats.js';
+
+export interface AdminContext {
+  state: EmulatorState;
+  stats: RequestStats;
+  chatbots: string[] | undefined;
+  createSession(serialNumber: string, sessionID?: number): number;
+  changed(): void;
+}
+
+export interface AdminReply {
+  status: number;
+  body: unknown;
+}
+
+const SessionRequest = z.strictObject({
+  serialNumber: z.string().min(1),
+  sessionID: z.number().int().positive().optional(),
+});
+
+export function handleAdmin(ctx: AdminContext, method: string, url: URL, body: unknown): AdminReply {
+  const route = `${method} ${url.pathname}`;
+  switch (route) {
+    case 'GET /__emulator/listings': {
+      const serialNumber = url.searchParams.get('serialNumber');
+      if (!serialNumber) return { status: 400, body: { error: 'query parameter serialNumber is required' } };
+      const listings = [...(ctx.state.listings.get(serialNumber)?.values() ?? [])].sort((a, b) => a.ID - b.ID);
+      return { status: 200, body: { serialNumber, listings } };
+    }
+    case 'GET /__emulator/stats':
+      return { status: 200, body: ctx.stats.toJSON() };
+    case 'POST /__emulator/reset':
+      ctx.state.clear();
+      ctx.stats.clear();
+      ctx.changed();
+      return { status: 200, body: { ok: true } };
+    case 'POST /__emulator/sessions': {
+      const parsed = SessionRequest.safeParse(body);
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`);
+        return { status: 400, body: { error: `expected {serialNumber, sessionID?}: ${issues.join('; ')}` } };
+      }
+      const { serialNumber, sessionID } = parsed.data;
+      if (ctx.chatbots && !ctx.chatbots.includes(serialNumber)) {
+        return { status: 404, body: { error: `chatbot ${serialNumber} not found` } };
+      }
+      return { status: 200, body: { sessionID: ctx.createSession(serialNumber, sessionID) } };
+    }
+    default:
+      return { status: 404, body: { error: `no emulator path ${route}` } };
+  }
+}

@@ -1,0 +1,152 @@
+// The six operations of the spec over the emulator's state. Each takes the request body already
+// authenticated and validated by the shared schemas, and returns what to answer.
+// Decisions where the spec is silent:
+// - update and delete act on every listing matching the key (the service may hold duplicates of
+//   one MLSNumber); update answers how many it changed (0 when none matched).
+// - NewOaks keys are the listing ID as a decimal string (what create returns).
+// - ClientAsk over the rate limit (RateLimitCount asks within RateLimitTime seconds, per session) answers
+//   normally with RateLimitMessage as content and noAnswer true; over the monthly MessageLimit it
+//   fails with Code 403.
+import type {
+  AskRequest,
+  ChatbotSettings,
+  DeleteRequest,
+  EditSettingsRequest,
+  ListingCreate,
+  ListingUpdate,
+  ListRequest,
+  StreamFinal,
+} from '../api/schemas.js';
+import type { KeyType } from '../listing/schema.js';
+import { composeAnswer, fragmentsOf, tokenCount } from './answer.js';
+import { toListItem } from './list-item.js';
+import type { ResolvedOptions } from './options.js';
+import type { EmulatorState, StoredListing } from './state.js';
+
+export type Reply =
+  | { kind: 'data'; data: unknown }
+  | { kind: 'error'; code: number; message: string }
+  | { kind: 'stream'; fragments: string[]; final: StreamFinal };
+
+export interface EndpointContext {
+  state: EmulatorState;
+  opts: ResolvedOptions;
+  /** note a change to persist */
+  changed(): void;
+  now(): number;
+}
+
+const DEFAULT_RATE_LIMIT_MESSAGE = 'You are sending messages too fast. Please wait a moment.';
+
+export const data = (d: unknown): Reply => ({ kind: 'data', data: d });
+export const failure = (code: number, message: string): Reply => ({ kind: 'error', code, message });
+
+export function unknownChatbot(ctx: EndpointContext, serialNumber: string): Reply | undefined {
+  if (!ctx.opts.chatbots || ctx.opts.chatbots.includes(serialNumber)) return undefined;
+  return failure(404, `chatbot ${serialNumber} not found`);
+}
+
+export function edit(ctx: EndpointContext, req: EditSettingsRequest): Reply {
+  const { serialNumber, ...settings } = req;
+  ctx.state.settings.set(serialNumber, { ...ctx.state.settings.get(serialNumber), ...settings });
+  ctx.changed();
+  return data(1);
+}
+
+export function create(ctx: EndpointContext, listing: ListingCreate): Reply {
+  const ID = ctx.state.nextId++;
+  ctx.state.listingsOf(listing.SerialNumber).set(ID, { ...listing, ID });
+  ctx.changed();
+  return data(String(ID));
+}
+
+export function update(ctx: EndpointContext, req: ListingUpdate): Reply {
+  const { Key, KeyType, ...listing } = req;
+  const stored = ctx.state.listingsOf(listing.SerialNumber);
+  const matches = matching(stored, KeyType, Key);
+  for (const l of matches) stored.set(l.ID, { ...listing, ID: l.ID });
+  if (matches.length) ctx.changed();
+  return data(matches.length);
+}
+
+export function list(ctx: EndpointContext, req: ListRequest): Reply {
+  const city = req.CityName?.trim().toLowerCase();
+  const all = [...ctx.state.listingsOf(req.SerialNumber).values()].filter(
+    (l) =>
+      (!city || (l.City ?? '').trim().toLowerCase() === city) &&
+      (!req.SaleType || l.SaleType === req.SaleType) &&
+      (!req.MLSNumber || l.MLSNumber === req.MLSNumber),
+  );
+  const size = Math.min(req.PageSize ?? 20, ctx.opts.maxPageSize);
+  const page = req.PageNumber ?? 1;
+  const items = all.slice((page - 1) * size, page * size).map(toListItem);
+  return data({ List: items, VirtualCount: all.length });
+}
+
+export function remove(ctx: EndpointContext, req: DeleteRequest): Reply {
+  const stored = ctx.state.listingsOf(req.SerialNumber);
+  let deleted = 0;
+  for (const key of new Set(req.Keys)) {
+    for (const l of matching(stored, req.KeyType, key)) {
+      stored.delete(l.ID);
+      deleted++;
+    }
+  }
+  if (deleted) ctx.changed();
+  return data({ SuccessCount: deleted });
+}
+
+function matching(stored: Map<number, StoredListing>, keyType: KeyType, key: string): StoredListing[] {
+  if (keyType === 'NewOaks') {
+    const l = /^\d+$/.test(key) ? stored.get(Number(key)) : undefined;
+    return l ? [l] : [];
+  }
+  const field = keyType === 'URL' ? 'Url' : 'MLSNumber';
+  return [...stored.values()].filter((l) => l[field] === key);
+}
+
+export function ask(ctx: EndpointContext, req: AskRequest): Reply {
+  const session = ctx.state.sessions.get(req.sessionID);
+  if (!session) return failure(404, `sessionID ${req.sessionID} not found (make one with POST /__emulator/sessions)`);
+  const sn = session.serialNumber;
+  const settings: ChatbotSettings = ctx.state.settings.get(sn) ?? {};
+  const now = ctx.now();
+
+  const limit = settings.MessageLimit ?? -1;
+  const month = new Date(now).toISOString().slice(0, 7);
+  const used = ctx.state.monthly.get(sn);
+  const usedThisMonth = used?.month === month ? used.count : 0;
+  if (limit >= 0 && usedThisMonth >= limit) return failure(403, `chatbot ${sn} reached its MessageLimit of ${limit} messages this month`);
+
+  const questionId = ctx.state.nextMessageId++;
+  const answerId = ctx.state.nextMessageId++;
+  let content: string;
+  let noAnswer: boolean;
+  const { RateLimitCount: maxAsks, RateLimitTime: windowSec } = settings;
+  if (maxAsks && maxAsks > 0 && windowSec && windowSec > 0) {
+    session.asks = session.asks.filter((t) => t > now - windowSec * 1000);
+  }
+  if (maxAsks && maxAsks > 0 && windowSec && windowSec > 0 && session.asks.length >= maxAsks) {
+    content = settings.RateLimitMessage ?? DEFAULT_RATE_LIMIT_MESSAGE;
+    noAnswer = true;
+  } else {
+    session.asks.push(now);
+    ctx.state.monthly.set(sn, { month, count: usedThisMonth + 1 });
+    ctx.changed();
+    if (ctx.opts.answerMode === 'empty') {
+      content = '';
+      noAnswer = true;
+    } else {
+      const answer = composeAnswer(req.content, [...ctx.state.listingsOf(sn).values()]);
+      content = answer.text + (settings.AnswerSuffix ?? '');
+      noAnswer = !answer.found;
+    }
+  }
+  const totalToken = tokenCount(req.content, content);
+  if (!req.stream) return data({ messageid: answerId, content, totalToken, noAnswer });
+  return {
+    kind: 'stream',
+    fragments: fragmentsOf(content),
+    final: { QuestionID: questionId, AnswerID: answerId, Answer: content, TotalToken: totalToken },
+  };
+}

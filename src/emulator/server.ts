@@ -1,0 +1,228 @@
+// The emulator's HTTP face (node:http): POST + JSON only, the envelope on every answer, auth headers
+// per operation, validation with the shared zod schemas, injected latency and faults, streamed
+// answers in the configured framing, and the /__emulator/ admin paths.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { z } from 'zod';
+import {
+  AskRequest,
+  DeleteRequest,
+  EditSettingsRequest,
+  ENDPOINTS,
+  ListingCreate,
+  ListingUpdate,
+  ListRequest,
+  type EndpointName,
+} from '../api/schemas.js';
+import { zodIssues } from '../api/zod-issues.js';
+import { formatIssue } from '../errors.js';
+import { handleAdmin } from './admin.js';
+import * as ops from './endpoints.js';
+import { failure, type EndpointContext, type Reply } from './endpoints.js';
+import { createFaultPicker } from './faults.js';
+import { resolveOptions, withoutUndefined, type EmulatorOptions, type RunningEmulator } from './options.js';
+import { createSaver, loadState } from './persistence.js';
+import { EmulatorState } from './state.js';
+import { RequestStats } from './stats.js';
+
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+const ADMIN_PREFIX = '/__emulator/';
+
+interface Route {
+  name: EndpointName;
+  schema: z.ZodType;
+  serialNumber(body: never): string | undefined;
+  run(ctx: EndpointContext, body: never): Reply;
+}
+
+const ROUTES = new Map<string, Route>(
+  (
+    [
+      { name: 'edit', schema: EditSettingsRequest, serialNumber: (b: EditSettingsRequest) => b.serialNumber, run: ops.edit },
+      { name: 'ask', schema: AskRequest, serialNumber: () => undefined, run: ops.ask },
+      { name: 'create', schema: ListingCreate, serialNumber: (b: ListingCreate) => b.SerialNumber, run: ops.create },
+      { name: 'update', schema: ListingUpdate, serialNumber: (b: ListingUpdate) => b.SerialNumber, run: ops.update },
+      { name: 'list', schema: ListRequest, serialNumber: (b: ListRequest) => b.SerialNumber, run: ops.list },
+      { name: 'delete', schema: DeleteRequest, serialNumber: (b: DeleteRequest) => b.SerialNumber, run: ops.remove },
+    ] as Route[]
+  ).map((r) => [ENDPOINTS[r.name], r]),
+);
+
+/** Spec, Authentication: create/update/delete accept either header (DESIGN.md, open points). */
+function authorized(route: Route, req: IncomingMessage, keys: { secretKey: string; sessionKey: string }): boolean {
+  const bySecret = req.headers.authorization === keys.secretKey;
+  const bySession = req.headers['chatrobot-sessionkey'] === keys.sessionKey;
+  if (route.name === 'list') return bySession;
+  if (route.name === 'edit' || route.name === 'ask') return bySecret;
+  return bySecret || bySession;
+}
+
+const AUTH_MESSAGE: Record<EndpointName, string> = {
+  edit: 'missing or wrong Authorization header',
+  ask: 'missing or wrong Authorization header',
+  create: 'missing or wrong Authorization (or chatrobot-sessionkey) header',
+  update: 'missing or wrong Authorization (or chatrobot-sessionkey) header',
+  delete: 'missing or wrong Authorization (or chatrobot-sessionkey) header',
+  list: 'missing or wrong chatrobot-sessionkey header',
+};
+
+export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
+  const opts = resolveOptions(options);
+  const state = new EmulatorState();
+  if (opts.dataFile) await loadState(opts.dataFile, state);
+  const stats = new RequestStats();
+  const faults = createFaultPicker(opts);
+  const lifetime = new AbortController();
+  const log = opts.logger;
+  const saver = createSaver(opts.dataFile, state, (err) => log?.error({ err }, 'emulator: saving the data file failed'));
+  const ctx: EndpointContext = { state, opts, changed: saver.changed, now: Date.now };
+
+  function createSession(serialNumber: string, sessionID?: number): number {
+    const id = sessionID ?? state.nextSessionId++;
+    if (id >= state.nextSessionId) state.nextSessionId = id + 1;
+    state.sessions.set(id, { serialNumber, asks: state.sessions.get(id)?.asks ?? [] });
+    saver.changed();
+    return id;
+  }
+
+  function sendEnvelope(res: ServerResponse, path: string, reply: Reply, headers: Record<string, string> = {}): void {
+    const code = reply.kind === 'error' ? reply.code : 200;
+    const status = opts.errorsAs200 ? 200 : code;
+    const body = JSON.stringify({
+      Data: reply.kind === 'data' ? reply.data : null,
+      Version: '1.0',
+      Success: reply.kind !== 'error',
+      Code: code,
+      Message: reply.kind === 'error' ? reply.message : '',
+    });
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
+    res.end(body);
+    stats.record(path, String(status));
+    log?.debug({ path, status, code }, 'emulator answered');
+  }
+
+  async function sendStream(res: ServerResponse, path: string, reply: Extract<Reply, { kind: 'stream' }>): Promise<void> {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    stats.record(path, '200');
+    const frame = (obj: unknown) => {
+      const json = JSON.stringify(obj);
+      if (opts.streamFraming === 'sse') return `data: ${json}\n\n`;
+      return opts.streamFraming === 'lines' ? `${json}\n` : json;
+    };
+    const broken = opts.answerMode === 'broken-stream';
+    const fragments = broken ? reply.fragments.slice(0, Math.ceil(reply.fragments.length / 2)) : reply.fragments;
+    for (const content of fragments) {
+      if (res.destroyed) return;
+      res.write(frame({ content }));
+      if (opts.streamDelayMs > 0) await delay(opts.streamDelayMs, undefined, { signal: lifetime.signal });
+    }
+    if (!broken) res.write(frame(reply.final));
+    res.end();
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const path = url.pathname;
+    const raw = await readBody(req);
+
+    if (path.startsWith(ADMIN_PREFIX)) {
+      let body: unknown;
+      try {
+        body = raw.text ? JSON.parse(raw.text) : undefined;
+      } catch {
+        body = raw.text;
+      }
+      const reply = handleAdmin({ state, stats, chatbots: opts.chatbots, createSession, changed: saver.changed }, req.method ?? 'GET', url, body);
+      const text = JSON.stringify(reply.body);
+      res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
+
+    if (opts.latencyMs > 0) await delay(opts.latencyMs, undefined, { signal: lifetime.signal });
+    const fault = faults.next();
+    if (fault === 'drop') {
+      stats.record(path, 'dropped');
+      req.socket.destroy();
+      return;
+    }
+    if (fault === '429') {
+      return sendEnvelope(res, path, failure(429, 'too many requests (injected fault)'), { 'retry-after': String(opts.retryAfterSeconds) });
+    }
+    if (fault) return sendEnvelope(res, path, failure(Number(fault), `injected fault ${fault}`));
+
+    const route = ROUTES.get(path);
+    if (!route) return sendEnvelope(res, path, failure(404, `no endpoint ${path}; the endpoints are ${[...ROUTES.keys()].join(', ')}`));
+    if (req.method !== 'POST') return sendEnvelope(res, path, failure(405, `${req.method} is not allowed; use POST`), { allow: 'POST' });
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') return sendEnvelope(res, path, failure(415, 'Content-Type must be application/json'));
+    if (!authorized(route, req, opts)) return sendEnvelope(res, path, failure(401, AUTH_MESSAGE[route.name]));
+    if (raw.tooLarge) return sendEnvelope(res, path, failure(413, `the body is larger than ${MAX_BODY_BYTES} bytes`));
+
+    let json: unknown;
+    try {
+      json = JSON.parse(raw.text);
+    } catch (err) {
+      return sendEnvelope(res, path, failure(400, `the body is not valid JSON: ${(err as Error).message}`));
+    }
+    const parsed = route.schema.safeParse(json);
+    if (!parsed.success) {
+      return sendEnvelope(res, path, failure(400, `invalid request: ${zodIssues(parsed.error, json).map(formatIssue).join('; ')}`));
+    }
+    const body = parsed.data as never;
+    const serialNumber = route.serialNumber(body);
+    const reply = (serialNumber !== undefined && ops.unknownChatbot(ctx, serialNumber)) || route.run(ctx, body);
+    if (reply.kind === 'stream') return sendStream(res, path, reply);
+    return sendEnvelope(res, path, reply);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (lifetime.signal.aborted) return res.destroy();
+      log?.error({ err }, 'emulator: request failed');
+      if (!res.headersSent) sendEnvelope(res, new URL(req.url ?? '/', 'http://emulator').pathname, failure(500, 'emulator error'));
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host;
+
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    configure(patch) {
+      Object.assign(opts, withoutUndefined(patch));
+      if (patch.nextFaults) opts.nextFaults = [...patch.nextFaults];
+      if (patch.seed !== undefined) faults.reseed(patch.seed);
+    },
+    createSession,
+    async close() {
+      lifetime.abort();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await saver.flush();
+    },
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<{ text: string; tooLarge: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooLarge = false;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) tooLarge = true;
+    else chunks.push(chunk);
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), tooLarge };
+}

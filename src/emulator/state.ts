@@ -1,0 +1,74 @@
+// What the emulated service holds: listings per chatbot (integer IDs), chatbot settings, chat
+// sessions and message counts. Plain data, so it can be saved to and loaded from a JSON file.
+import type { ChatbotSettings, ListingCreate } from '../api/schemas.js';
+
+export type StoredListing = ListingCreate & { ID: number };
+
+export interface Session {
+  serialNumber: string;
+  /** times (ms) of the asks that were answered, for RateLimitCount/RateLimitTime */
+  asks: number[];
+}
+
+export class EmulatorState {
+  nextId = 1;
+  nextMessageId = 1;
+  nextSessionId = 1001;
+  /** serialNumber → ID → listing, in ID order */
+  readonly listings = new Map<string, Map<number, StoredListing>>();
+  readonly settings = new Map<string, ChatbotSettings>();
+  readonly sessions = new Map<number, Session>();
+  /** serialNumber → { month "YYYY-MM", count } for MessageLimit */
+  readonly monthly = new Map<string, { month: string; count: number }>();
+
+  listingsOf(serialNumber: string): Map<number, StoredListing> {
+    let m = this.listings.get(serialNumber);
+    if (!m) this.listings.set(serialNumber, (m = new Map()));
+    return m;
+  }
+
+  clear(): void {
+    this.listings.clear();
+    this.settings.clear();
+    this.sessions.clear();
+    this.monthly.clear();
+    this.nextId = 1;
+    this.nextMessageId = 1;
+    this.nextSessionId = 1001;
+  }
+
+  toJSON(): SavedState {
+    return {
+      nextId: this.nextId,
+      nextMessageId: this.nextMessageId,
+      nextSessionId: this.nextSessionId,
+      listings: Object.fromEntries([...this.listings].map(([sn, m]) => [sn, [...m.values()]])),
+      settings: Object.fromEntries(this.settings),
+      sessions: Object.fromEntries([...this.sessions].map(([id, s]) => [String(id), s.serialNumber])),
+      monthly: Object.fromEntries(this.monthly),
+    };
+  }
+
+  load(saved: SavedState): void {
+    this.clear();
+    this.nextId = saved.nextId;
+    this.nextMessageId = saved.nextMessageId;
+    this.nextSessionId = saved.nextSessionId;
+    for (const [sn, items] of Object.entries(saved.listings)) {
+      this.listings.set(sn, new Map(items.map((l) => [l.ID, l])));
+    }
+    for (const [sn, s] of Object.entries(saved.settings)) this.settings.set(sn, s);
+    for (const [id, sn] of Object.entries(saved.sessions)) this.sessions.set(Number(id), { serialNumber: sn, asks: [] });
+    for (const [sn, m] of Object.entries(saved.monthly)) this.monthly.set(sn, m);
+  }
+}
+
+export interface SavedState {
+  nextId: number;
+  nextMessageId: number;
+  nextSessionId: number;
+  listings: Record<string, StoredListing[]>;
+  settings: Record<string, ChatbotSettings>;
+  sessions: Record<string, string>;
+  monthly: Record<string, { month: string; count: number }>;
+}

@@ -1,0 +1,80 @@
+// Starts an emulator on a free port with a client built for it (fast retries), for integration tests.
+import { createApiClient } from '../../src/api/client.js';
+import type { ApiClientOptions, ChatbotApi } from '../../src/api/types.js';
+import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/index.js';
+import type { StoredListing } from '../../src/emulator/state.js';
+
+export const TEST_SECRET_KEY = 'test-secret-key-0123';
+export const TEST_SESSION_KEY = 'test-session-key-4567';
+
+export interface TestEmulator {
+  emulator: RunningEmulator;
+  url: string;
+  api: ChatbotApi;
+  /** a client with other options (e.g. onCall, timeoutMs) against the same emulator */
+  client(overrides?: Partial<ApiClientOptions>): ChatbotApi;
+  stats(): Promise<{ requests: Record<string, Record<string, number>>; total: number }>;
+  listings(serialNumber: string): Promise<StoredListing[]>;
+  session(serialNumber: string): Promise<number>;
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startTestEmulator(opts: EmulatorOptions = {}): Promise<TestEmulator> {
+  const emulator = await startEmulator({ secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY, ...opts });
+  const url = emulator.url;
+  const client = (overrides: Partial<ApiClientOptions> = {}) =>
+    createApiClient({
+      baseUrl: url,
+      secretKey: opts.secretKey ?? TEST_SECRET_KEY,
+      sessionKey: opts.sessionKey ?? TEST_SESSION_KEY,
+      timeoutMs: 5_000,
+      ...overrides,
+      retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 10, ...overrides.retry },
+    });
+  const admin = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const res = await fetch(url + path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${await res.text()}`);
+    return res.json() as Promise<any>;
+  };
+  return {
+    emulator,
+    url,
+    api: client(),
+    client,
+    stats: () => admin('GET', '/__emulator/stats'),
+    listings: async (sn) => (await admin('GET', `/__emulator/listings?serialNumber=${encodeURIComponent(sn)}`)).listings,
+    session: async (sn) => (await admin('POST', '/__emulator/sessions', { serialNumber: sn })).sessionID,
+    reset: async () => void (await admin('POST', '/__emulator/reset')),
+    close: () => emulator.close(),
+  };
+}
+
+/** A listing that passes the create schema; override what a test cares about. */
+export function sampleListing(overrides: Record<string, unknown> = {}): any {
+  return {
+    SerialNumber: 'SN-1',
+    SaleType: 'for_sale',
+    Status: 'Active',
+    CurrencySymbol: '$',
+    PropertyType: 'Single Family',
+    Bedrooms: 3,
+    Bathrooms: 2.5,
+    Url: 'https://example.com/listing/A1',
+    MLSNumber: 'A1',
+    YearBuilt: 1999,
+    DaysOnMarket: 12,
+    LotArea: 6000,
+    BuildingArea: 1850,
+    AreaUnit: 'Square Feet',
+    ParkingSpots: 2,
+    City: 'Austin',
+    Address: '12 Oak St',
+    SalePrice: 450000,
+    ...overrides,
+  };
+}
