@@ -1,4 +1,5 @@
 // Listings, list items and feed/remote sides for unit tests of the sync.
+import { toListItem } from '../../../src/emulator/list-item.js';
 import { canonicalFromListItem } from '../../../src/listing/canonical.js';
 import type { ListingCreate, ListItem } from '../../../src/listing/schema.js';
 import type { DesiredSide, RemoteListing, RemoteSide } from '../../../src/sync/plan-types.js';
@@ -26,45 +27,9 @@ export function listing(mls: string, patch: Partial<ListingCreate> = {}): Listin
   };
 }
 
-/** The list item the service would answer for `l` (numbers as strings, "" for unset). */
+/** The list item the service would answer for `l` (the emulator's serialization), with overrides. */
 export function listItem(id: number, l: ListingCreate, patch: Partial<ListItem> = {}): ListItem {
-  const s = (v: unknown) => (v === undefined ? '' : String(v));
-  return {
-    ID: id,
-    PropertyType: l.PropertyType,
-    SaleType: l.SaleType,
-    Status: l.Status,
-    Images: l.Images ? JSON.stringify(l.Images) : '',
-    CurrencySymbol: l.CurrencySymbol,
-    Price: s(l.SaleType === 'for_rent' ? l.RentPrice : l.SalePrice),
-    State: s(l.State),
-    City: s(l.City),
-    Address: s(l.Address),
-    ZIP: s(l.ZIP),
-    Area: s(l.BuildingArea),
-    Bathrooms: s(l.Bathrooms),
-    Bedrooms: s(l.Bedrooms),
-    Url: l.Url,
-    Tours: s(l.Tours),
-    YearBuilt: s(l.YearBuilt),
-    MLSNumber: l.MLSNumber,
-    DaysOnMarket: s(l.DaysOnMarket),
-    LotArea: s(l.LotArea),
-    BuildingArea: s(l.BuildingArea),
-    ParkingSpots: s(l.ParkingSpots),
-    Description: s(l.Description),
-    LATITUDE: l.Latitude ?? 0,
-    LONGITUDE: l.Longitude ?? 0,
-    ExtensionColumn: l.ExtensionColumn ? JSON.stringify(l.ExtensionColumn) : '',
-    RentPrice: s(l.RentPrice),
-    SpaceType: s(l.SpaceType),
-    DepositFee: s(l.DepositFee),
-    SalePrice: s(l.SalePrice),
-    UnitAreaPrice: s(l.UnitAreaPrice),
-    ZestimatePrice: s(l.ZestimatePrice),
-    HOAMonth: s(l.HOAMonth),
-    ...patch,
-  };
+  return { ...toListItem({ ...l, ID: id }), ...patch };
 }
 
 export function desiredSide(listings: ListingCreate[], patch: Partial<DesiredSide> = {}): DesiredSide {

@@ -1,0 +1,188 @@
+// Carries out a plan: creates, updates and delete batches, `concurrency` calls in flight at once
+// (the client's token bucket paces them to ratePerSecond). One failed item never stops the others.
+// - An update answering 0 found nothing to update (deleted behind our back): it becomes a create.
+// - Creates go through createOnce (check before resending, so a lost answer makes no duplicate).
+// - Deletes go in batches of `batchSize` through Keys, one KeyType a batch; a batch the service
+//   rejects for good is split in halves until the bad key stands alone and is reported.
+// - A circuit breaker: `breakerThreshold` items in a row failing with a retryable error (after
+//   the client's retries) mean the service is down; no new call is made and the run ends
+//   'unavailable'.
+// - `signal` aborts the run: no new call is started, calls in flight are waited for (their outcome
+//   is known and reported), and the run ends 'aborted'.
+import type { ChatbotApi } from '../api/types.js';
+import { causeMessage, isRetryable } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { KeyType } from '../listing/schema.js';
+import { createOnce } from './create-once.js';
+import type { KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate, SyncPlan } from './plan-types.js';
+
+export interface ExecuteDeps {
+  api: ChatbotApi;
+  serialNumber: string;
+  keyBy: KeyBy;
+  concurrency: number;
+  batchSize: number;
+  /** the client's retries: createOnce retries as many times */
+  retries: number;
+  retryBaseDelayMs?: number;
+  breakerThreshold?: number;
+  logger: Logger;
+  signal?: AbortSignal;
+  onProgress?: (p: { done: number; total: number }) => void;
+}
+
+export interface ItemFailure {
+  key: string;
+  op: 'create' | 'update' | 'delete';
+  reason: string;
+  retryable: boolean;
+}
+
+export interface ExecutionResult {
+  created: number;
+  updated: number;
+  /** listings deleted because the feed no longer has them (or marks them removed) */
+  deleted: number;
+  duplicatesRemoved: number;
+  /** updates that answered 0 and were created instead */
+  updatesRecreated: number;
+  /** creates whose answer was lost and that the list showed had been made */
+  createsFound: number;
+  failures: ItemFailure[];
+  /** key → fingerprint of every successful write */
+  written: Array<[string, string]>;
+  /** feed keys deleted (their fingerprints go) */
+  deletedKeys: string[];
+  stopped?: 'aborted' | 'unavailable';
+  stopReason?: string;
+}
+
+type Task = () => Promise<void>;
+
+export async function executePlan(plan: Pick<SyncPlan, 'creates' | 'updates'> & { deletes: PlannedDelete[] }, deps: ExecuteDeps): Promise<ExecutionResult> {
+  const result: ExecutionResult = {
+    created: 0,
+    updated: 0,
+    deleted: 0,
+    duplicatesRemoved: 0,
+    updatesRecreated: 0,
+    createsFound: 0,
+    failures: [],
+    written: [],
+    deletedKeys: [],
+  };
+  const threshold = deps.breakerThreshold ?? 10;
+  let consecutive = 0;
+  let lastError = '';
+
+  const succeeded = () => {
+    consecutive = 0;
+  };
+  const failed = (key: string, op: ItemFailure['op'], err: unknown) => {
+    const retryable = isRetryable(err);
+    const reason = causeMessage(err);
+    result.failures.push({ key, op, reason, retryable });
+    deps.logger.warn({ key, op, err: reason }, `${op} ${key} failed`);
+    if (!retryable) return;
+    lastError = reason;
+    if (++consecutive >= threshold && !result.stopped) {
+      result.stopped = 'unavailable';
+      result.stopReason = `the service looks down: ${consecutive} calls in a row failed after retries (last: ${lastError})`;
+    }
+  };
+
+  const create = async (c: PlannedCreate) => {
+    const how = await createOnce(deps.api, c.listing, { keyBy: deps.keyBy, key: c.key, retries: deps.retries, baseDelayMs: deps.retryBaseDelayMs });
+    if (how === 'found') result.createsFound++;
+    result.written.push([c.key, c.fingerprint]);
+  };
+
+  const createTask = (c: PlannedCreate): Task => async () => {
+    try {
+      await create(c);
+      result.created++;
+      succeeded();
+    } catch (err) {
+      failed(c.key, 'create', err);
+    }
+  };
+
+  const updateTask = (u: PlannedUpdate): Task => async () => {
+    try {
+      const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy });
+      if (n === 0) {
+        await create(u);
+        result.updatesRecreated++;
+        result.created++;
+      } else {
+        result.written.push([u.key, u.fingerprint]);
+        result.updated++;
+      }
+      succeeded();
+    } catch (err) {
+      failed(u.key, 'update', err);
+    }
+  };
+
+  const deleteBatch = async (batch: PlannedDelete[], keyType: KeyType): Promise<void> => {
+    try {
+      await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType });
+      for (const d of batch) {
+        if (d.reason === 'duplicate') result.duplicatesRemoved++;
+        else {
+          result.deleted++;
+          result.deletedKeys.push(d.key);
+        }
+      }
+      succeeded();
+    } catch (err) {
+      if (batch.length === 1 || isRetryable(err) || deps.signal?.aborted || result.stopped) {
+        for (const d of batch) failed(d.reason === 'duplicate' ? `${d.key} (ID ${d.deleteKey})` : d.key, 'delete', err);
+        return;
+      }
+      // Rejected for good: one bad key spoils the batch. Halve until it stands alone.
+      const mid = Math.ceil(batch.length / 2);
+      await deleteBatch(batch.slice(0, mid), keyType);
+      await deleteBatch(batch.slice(mid), keyType);
+    }
+  };
+
+  const tasks: Task[] = [...plan.creates.map(createTask), ...plan.updates.map(updateTask)];
+  for (const [keyType, deletes] of groupBy(plan.deletes, (d) => d.keyType)) {
+    for (const batch of chunk(deletes, deps.batchSize)) tasks.push(() => deleteBatch(batch, keyType));
+  }
+
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      if (deps.signal?.aborted) {
+        result.stopped ??= 'aborted';
+        result.stopReason ??= 'stopped by a signal: calls in flight were finished, nothing new was sent';
+        return;
+      }
+      if (result.stopped) return;
+      const task = tasks[next++] as Task;
+      await task();
+      deps.onProgress?.({ done: ++done, total: tasks.length });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(deps.concurrency, tasks.length)) }, worker));
+  return result;
+}
+
+export function chunk<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
+  const out = new Map<K, T[]>();
+  for (const item of items) {
+    const list = out.get(keyOf(item));
+    if (list) list.push(item);
+    else out.set(keyOf(item), [item]);
+  }
+  return out;
+}

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { fingerprintListing } from '../../src/listing/fingerprint.js';
+import { silentLogger } from '../../src/log.js';
+import { executePlan, type ExecuteDeps } from '../../src/sync/execute.js';
+import type { PlannedDelete } from '../../src/sync/plan-types.js';
+import { createFakeApi } from './helpers/fake-api.js';
+import { listing } from './helpers/listings.js';
+
+const deps = (api: ExecuteDeps['api'], patch: Partial<ExecuteDeps> = {}): ExecuteDeps => ({
+  api,
+  serialNumber: 'SN-1',
+  keyBy: 'MLSNumber',
+  concurrency: 4,
+  batchSize: 3,
+  retries: 3,
+  retryBaseDelayMs: 1,
+  logger: silentLogger,
+  ...patch,
+});
+const create = (key: string) => ({ key, listing: listing(key), fingerprint: fingerprintListing(listing(key)) });
+const del = (key: string): PlannedDelete => ({ key, reason: 'absent', deleteKey: key, keyType: 'MLSNumber', remoteIds: [] });
+
+describe('executePlan', () => {
+  it('checks a create whose answer was lost before sending it again: no duplicate', async () => {
+    const fake = createFakeApi();
+    fake.failNext('create', 'timeout-after-write');
+    const r = await executePlan({ creates: [create('A')], updates: [], deletes: [] }, deps(fake.api));
+    expect(r).toMatchObject({ created: 1, createsFound: 1, failures: [] });
+    expect(fake.listings.size).toBe(1);
+    expect(fake.count('create')).toBe(1);
+    expect(fake.count('list')).toBe(1);
+  });
+
+  it('sends a create again when the check shows it was not made', async () => {
+    const fake = createFakeApi();
+    fake.failNext('create', 'timeout', '503');
+    const r = await executePlan({ creates: [create('A')], updates: [], deletes: [] }, deps(fake.api));
+    expect(r.created).toBe(1);
+    expect(fake.listings.size).toBe(1);
+    expect(fake.count('create')).toBe(3);
+  });
+
+  it('turns an update that finds nothing into a create', async () => {
+    const fake = createFakeApi();
+    const u = { ...create('A'), remoteId: 9, reason: 'fields' as const, changes: [] };
+    const r = await executePlan({ creates: [], updates: [u], deletes: [] }, deps(fake.api));
+    expect(r).toMatchObject({ created: 1, updated: 0, updatesRecreated: 1 });
+    expect([...fake.listings.values()].map((l) => l.MLSNumber)).toEqual(['A']);
+    expect(r.written).toEqual([['A', u.fingerprint]]);
+  });
+
+  it('deletes in batches and isolates a key the service rejects', async () => {
+    const fake = createFakeApi();
+    for (const k of ['A', 'B', 'C', 'D', 'E', 'F', 'G']) fake.add(listing(k));
+    fake.rejectDeleteOf('F');
+    const r = await executePlan({ creates: [], updates: [], deletes: ['A', 'B', 'C', 'D', 'E', 'F', 'G'].map(del) }, deps(fake.api));
+    expect(r.deleted).toBe(6);
+    expect(r.failures).toMatchObject([{ key: 'F', op: 'delete', retryable: false }]);
+    expect([...fake.listings.values()].map((l) => l.MLSNumber)).toEqual(['F']);
+    // batches [A,B,C] [D,E,F] [G]; [D,E,F] splits into [D,E] [F]
+    expect(fake.count('delete')).toBe(5);
+  });
+
+  it('keeps going after a failed item', async () => {
+    const fake = createFakeApi();
+    fake.failNext('create', '400');
+    const r = await executePlan({ creates: [create('A'), create('B'), create('C')], updates: [], deletes: [] }, deps(fake.api, { concurrency: 1 }));
+    expect(r.created).toBe(2);
+    expect(r.failures).toMatchObject([{ key: 'A', op: 'create', retryable: false }]);
+  });
+
+  it('opens the circuit breaker when the service keeps failing', async () => {
+    const fake = createFakeApi();
+    fake.failNext('create', ...Array(40).fill('503'));
+    const creates = Array.from({ length: 20 }, (_, i) => create(`K${i}`));
+    const r = await executePlan({ creates, updates: [], deletes: [] }, deps(fake.api, { concurrency: 1, retries: 1, breakerThreshold: 3 }));
+    expect(r.stopped).toBe('unavailable');
+    expect(r.stopReason).toContain('looks down');
+    expect(r.failures).toHaveLength(3);
+    expect(fake.count('create')).toBe(6);
+  });
+
+  it('stops starting calls on abort and reports what was done', async () => {
+    const fake = createFakeApi();
+    const ac = new AbortController();
+    const creates = Array.from({ length: 10 }, (_, i) => create(`K${i}`));
+    const r = await executePlan(
+      { creates, updates: [], deletes: [] },
+      deps(fake.api, { concurrency: 2, signal: ac.signal, onProgress: ({ done }) => done === 3 && ac.abort() }),
+    );
+    expect(r.stopped).toBe('aborted');
+    expect(r.created).toBe(fake.listings.size);
+    expect(r.created).toBeGreaterThanOrEqual(3);
+    expect(r.created).toBeLessThan(10);
+  });
+});
