@@ -10,3 +10,4 @@ export * from './schedules.js';
 export * from './workers.js';
 export * from './redis-policy.js';
 export * from './enqueue.js';
+export * from './call-scope.js';

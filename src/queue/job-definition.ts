@@ -1,6 +1,7 @@
 // What a job in jobs/ looks like: a name, its queue, a zod payload schema and a thin processor.
 // The processor's return value is the run report; src/queue decides retry or not from it.
 import type { z } from 'zod';
+import type { CallCounter } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
 import type { LoadedConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
@@ -34,6 +35,8 @@ export interface JobContext {
   signal: AbortSignal;
   jobId: string;
   attempt: { made: number; max: number };
+  /** counts this job's API calls (fed through call-scope.ts) */
+  calls: CallCounter;
 }
 
 export interface JobDefinition<P = unknown, R extends RunReport = RunReport> {

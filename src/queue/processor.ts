@@ -3,7 +3,9 @@
 import { DelayedError, UnrecoverableError, type Job, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { LoadedConfig } from '../config/schema.js';
+import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';
+import { withCallCounter } from './call-scope.js';
 import type { Logger } from '../log.js';
 import { recordRun } from './history.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
@@ -61,7 +63,8 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     try {
       let report: R;
       try {
-        report = await def.process(payload, { config: deps.config, runtime: deps.runtime, logger, signal: jobSignal, jobId, attempt });
+        const calls = createCallCounter();
+        report = await withCallCounter(calls, () => def.process(payload, { config: deps.config, runtime: deps.runtime, logger, signal: jobSignal, jobId, attempt, calls }));
       } catch (err) {
         const jobErr = toJobError(err, jobSignal);
         const failed: RunReport = { outcome: 'error', summary: `${def.name} ${describe(target)} failed: ${jobErr.message}`, retryable: !(jobErr instanceof UnrecoverableError) };

@@ -1,0 +1,43 @@
+// Sync one feed to its chatbot. The report is the job's return value; a guard trip or a config
+// error fails the job without retry, a transient failure (report.retryable) is retried with backoff,
+// a partial run (some items failed) completes: see src/queue/retry-policy.ts.
+import { z } from 'zod';
+import { ConfigError } from '../src/errors.js';
+import type { JobDefinition } from '../src/queue/index.js';
+import { syncFeed, type SyncReport } from '../src/sync/index.js';
+
+export const ListingSyncPayload = z.strictObject({
+  feed: z.string().min(1),
+  dryRun: z.boolean().optional(),
+  force: z.boolean().optional(),
+  full: z.boolean().optional(),
+});
+export type ListingSyncPayload = z.infer<typeof ListingSyncPayload>;
+
+const feedOf = (name: string, config: Parameters<JobDefinition['target']>[1]) => {
+  const feed = config.config.feeds.find((f) => f.name === name);
+  if (!feed) throw new ConfigError(`feed ${name} is not in ${config.file} (feeds: ${config.config.feeds.map((f) => f.name).join(', ') || 'none'})`, config.file);
+  return feed;
+};
+
+export const listingSync: JobDefinition<ListingSyncPayload, SyncReport> = {
+  name: 'listing-sync',
+  kind: 'sync',
+  payload: ListingSyncPayload,
+  exclusive: true,
+  target: (p, config) => ({ feed: p.feed, chatbot: feedOf(p.feed, config).chatbot }),
+  process: (p, ctx) =>
+    syncFeed(
+      feedOf(p.feed, ctx.config),
+      {
+        api: ctx.runtime.api,
+        store: ctx.runtime.store,
+        logger: ctx.logger,
+        baseDir: ctx.config.dir,
+        apiConfig: ctx.config.config.api,
+        signal: ctx.signal,
+        calls: ctx.calls,
+      },
+      { dryRun: p.dryRun, force: p.force, full: p.full, attempt: ctx.attempt },
+    ),
+};

@@ -1,0 +1,45 @@
+// The worker's HTTP face: /healthz, /metrics and the queue UI (Bull Board) at /ui.
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import express, { type Express } from 'express';
+import type { Queues } from '../queue/index.js';
+import { checkHealth, type HealthDeps } from './health.js';
+import type { WorkerMetrics } from './metrics.js';
+
+export const UI_PATH = '/ui';
+
+type BoardOptions = Parameters<typeof createBullBoard>[0];
+
+export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics }): Express {
+  const app = express();
+  app.disable('x-powered-by');
+
+  app.get('/healthz', async (_req, res) => {
+    const health = await checkHealth(deps);
+    res.status(health.ok ? 200 : 503).json(health);
+  });
+
+  app.get('/metrics', async (_req, res) => {
+    try {
+      const body = await deps.metrics.registry.metrics();
+      res.type(deps.metrics.registry.contentType).send(body);
+    } catch (err) {
+      res.status(503).type('text/plain').send(`metrics unavailable: ${(err as Error).message}\n`);
+    }
+  });
+
+  const board = new ExpressAdapter();
+  board.setBasePath(UI_PATH);
+  createBullBoard({
+    queues: Object.values(deps.queues).map((q) => new BullMQAdapter(q)),
+    // @bull-board/express 9.10.1 pins its own copy of @bull-board/api (9.10.2 here): same shape,
+    // separate declarations, so the types disagree on a private field only.
+    serverAdapter: board as unknown as BoardOptions['serverAdapter'],
+    options: { uiConfig: { boardTitle: 'feedsync' } },
+  });
+  app.use(UI_PATH, board.getRouter());
+
+  app.get('/', (_req, res) => res.redirect(UI_PATH));
+  return app;
+}

@@ -1,0 +1,33 @@
+// /healthz: Redis answers a PING within a short time and every worker runs. Anything else is 503,
+// so an orchestrator restarts a worker that cannot do its work.
+import type { Redis } from 'ioredis';
+
+export interface HealthDeps {
+  redis: Redis;
+  workersRunning(): boolean;
+  timeoutMs?: number;
+}
+
+export interface Health {
+  ok: boolean;
+  redis: 'ok' | string;
+  workers: 'running' | 'stopped';
+}
+
+export async function checkHealth(deps: HealthDeps): Promise<Health> {
+  const redis = await pingWithin(deps.redis, deps.timeoutMs ?? 1000);
+  const workers = deps.workersRunning() ? 'running' : 'stopped';
+  return { ok: redis === 'ok' && workers === 'running', redis, workers };
+}
+
+async function pingWithin(redis: Redis, ms: number): Promise<string> {
+  // ioredis queues commands while reconnecting; without a deadline a ping would wait forever.
+  if (redis.status !== 'ready') return `not connected (${redis.status})`;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer within ${ms} ms`), ms)));
+  try {
+    return await Promise.race([redis.ping().then(() => 'ok', (err: Error) => err.message), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,3 @@
+export * from './app.js';
+export * from './health.js';
+export * from './metrics.js';

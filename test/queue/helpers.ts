@@ -1,0 +1,66 @@
+// Queue test helpers: a unique Redis prefix per test, cleaned up after; a config from YAML; a fake
+// runtime for injected processors.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { parseConfig } from '../../src/config/load.js';
+import type { LoadedConfig } from '../../src/config/schema.js';
+import { silentLogger } from '../../src/log.js';
+import type { JobRuntime, ProcessorDeps } from '../../src/queue/index.js';
+import { createMemoryStore } from '../../src/state/memory-store.js';
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export function uniquePrefix(): string {
+  return `fstest-${randomUUID().slice(0, 8)}`;
+}
+
+export function testRedis(): Redis {
+  return new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+}
+
+/** Delete every key under a prefix. */
+export async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
+}
+
+export function feedsYaml(names: string[], extra = ''): string {
+  return names
+    .map((n) => `  - name: ${n}\n    chatbot: SN-${n}\n    source: { kind: csv, path: feeds/${n}.csv }\n${extra}`)
+    .join('');
+}
+
+export function loadedConfig(yaml: string, dir = '/tmp'): LoadedConfig {
+  return { config: parseConfig(yaml, 'test.yaml', {}), file: `${dir}/test.yaml`, dir };
+}
+
+export const fakeRuntime: JobRuntime = {
+  api: new Proxy({} as JobRuntime['api'], {
+    get: () => () => Promise.reject(new Error('no API in this test')),
+  }),
+  store: createMemoryStore(),
+};
+
+export function processorDeps(redis: Redis, prefix: string, config: LoadedConfig, extra: Partial<ProcessorDeps> = {}): ProcessorDeps {
+  return { config, runtime: fakeRuntime, redis, prefix, logger: silentLogger, historySize: 50, lockTtlMs: 5000, busyDelayMs: 200, ...extra };
+}
+
+export async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export function deferred<T = void>() {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
