@@ -90,7 +90,7 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
     throw new ValidationError({ file: ENDPOINTS[endpoint] }, zodIssues(parsed.error, req));
   }
 
-  function post<T>(endpoint: EndpointName, schema: z.ZodType, req: unknown, data: z.ZodType<T>, call?: CallOptions): Promise<T> {
+  async function post<T>(endpoint: EndpointName, schema: z.ZodType, req: unknown, data: z.ZodType<T>, call?: CallOptions): Promise<T> {
     const body = validate(endpoint, schema, req);
     const url = baseUrl + ENDPOINTS[endpoint];
     return withRetry(endpoint, call, async (att) => {
