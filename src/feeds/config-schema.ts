@@ -27,6 +27,8 @@ export const XmlSource = z.strictObject({
   ...location,
   /** dotted path of the repeating record element, e.g. Listings.Listing */
   recordPath: z.string().min(1).default('Listings.Listing'),
+  /** overrides the encoding the document declares in <?xml ... encoding="..."?> */
+  encoding: z.string().min(1).optional(),
 });
 
 export const ResoSource = z.strictObject({
@@ -42,6 +44,10 @@ export const ResoSource = z.strictObject({
   incremental: z.boolean().default(false),
   keyField: z.string().default('ListingKey'),
 });
+
+export type CsvSource = z.infer<typeof CsvSource>;
+export type XmlSource = z.infer<typeof XmlSource>;
+export type ResoSource = z.infer<typeof ResoSource>;
 
 export const FeedSource = z
   .discriminatedUnion('kind', [CsvSource, XmlSource, ResoSource])

@@ -1,8 +1,17 @@
 // Opens a feed from its config: the reader for its kind over its source.
 import type { FeedSource } from './config-schema.js';
+import { readCsv } from './csv-reader.js';
+import { openReso } from './reso-reader.js';
+import { openSource } from './source.js';
 import type { FeedContext, OpenedFeed } from './types.js';
+import { readXml } from './xml-reader.js';
 
 export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext): OpenedFeed {
-  void feedName; void source; void ctx;
-  throw new Error('not implemented yet');
+  if (source.kind === 'reso') return openReso(feedName, source, ctx);
+  const { label, bytes } = openSource(source, ctx);
+  const items =
+    source.kind === 'csv'
+      ? readCsv(bytes, { label, delimiter: source.delimiter, quote: source.quote, encoding: source.encoding })
+      : readXml(bytes, { label, recordPath: source.recordPath, encoding: source.encoding });
+  return { items, mode: 'full', commit: async () => {} };
 }

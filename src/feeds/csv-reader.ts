@@ -1,0 +1,123 @@
+// CSV feed → records keyed by the header row. Bytes in other encodings are decoded before parsing
+// (windows-1252 differs from latin1 in 0x80–0x9F: € and curly quotes). A row with the wrong number
+// of columns, or a quoting error inside one row, is a per-row error with its line; the parser
+// resynchronises and the rest go on. A quote still open at the end (a truncated file) means the
+// feed cannot be read whole: FeedReadError.
+import { parse, type CsvError, type Info } from 'csv-parse';
+import iconv from 'iconv-lite';
+import { once } from 'node:events';
+import { FeedReadError, RecordParseError } from '../errors.js';
+import type { FeedItem } from './types.js';
+
+export interface CsvOptions {
+  label: string;
+  delimiter: string;
+  quote: string;
+  encoding: 'utf8' | 'latin1' | 'windows-1252';
+}
+
+export async function* readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions): AsyncIterable<FeedItem> {
+  const file = opts.label;
+  let pending: FeedItem[] = [];
+  let header: string[] | undefined;
+  let index = 0;
+  // the line a record starts on: csv-parse reports the line it ends on, and counts skipped empty lines
+  let lastEnd = 0;
+  let lastEmpty = 0;
+  let fatal: FeedReadError | undefined;
+
+  // csv-parse counts a CRLF inside a quoted field as two lines; `drift` takes the extra ones back out
+  let drift = 0;
+
+  const startLine = (info: Info, fields: string[]) => {
+    const start = lastEnd + 1 + (info.empty_lines - lastEmpty);
+    if (info.lines - drift > start) {
+      for (const f of fields) if (f.includes('\r\n')) drift += f.split('\r\n').length - 1;
+    }
+    lastEnd = info.lines - drift;
+    lastEmpty = info.empty_lines;
+    return start;
+  };
+
+  const parser = parse({
+    bom: true,
+    delimiter: opts.delimiter,
+    quote: opts.quote,
+    relax_quotes: false,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    skip_records_with_error: true,
+    on_record: (fields: string[], info) => {
+      const line = startLine(info, fields);
+      if (!header) {
+        header = fields.map((h) => h.trim());
+        return null;
+      }
+      const position = { file, line, index: index++ };
+      if (fields.length !== header.length) {
+        const error = new RecordParseError(`expected ${header.length} columns as in the header, got ${fields.length}`, { file, line, record: position.index });
+        pending.push({ kind: 'error', position, error });
+        return null;
+      }
+      const data: Record<string, string> = {};
+      for (let i = 0; i < header.length; i++) data[header[i]!] = fields[i]!;
+      pending.push({ kind: 'record', position, data });
+      return null;
+    },
+    on_skip: (err: CsvError | undefined) => {
+      if (!err) return undefined;
+      if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
+        fatal ??= new FeedReadError(`a quoted field opened on or after line ${lastEnd + 1} is never closed: the file is truncated or misquoted`, { file, line: lastEnd + 1 }, false);
+        return undefined;
+      }
+      const line = lastEnd + 1;
+      lastEnd = typeof err.lines === 'number' ? err.lines - drift : line;
+      const position = { file, line, index: index++ };
+      pending.push({ kind: 'error', position, error: new RecordParseError(err.message.replace(/^Invalid [^:]*: /, ''), { file, line, record: position.index }) });
+      return undefined;
+    },
+  });
+  let parseError: Error | undefined;
+  parser.on('error', (err) => (parseError = err));
+  // Nothing is pushed to the readable side (on_record returns null); keep it flowing anyway.
+  parser.resume();
+
+  const input = opts.encoding === 'utf8' ? bytes : decode(bytes, opts.encoding);
+  for await (const chunk of input) {
+    if (!parser.write(chunk)) await once(parser, 'drain');
+    if (parseError) throw asFatal(parseError, file);
+    if (pending.length) {
+      const out = pending;
+      pending = [];
+      yield* out;
+    }
+  }
+  parser.end();
+  await new Promise<void>((resolve) => {
+    if (parser.writableFinished) resolve();
+    else {
+      parser.once('finish', resolve);
+      parser.once('error', () => resolve());
+    }
+  });
+  yield* pending;
+  if (parseError) throw asFatal(parseError, file);
+  if (fatal) throw fatal;
+  if (!header) throw new FeedReadError('the file is empty: no header row', { file }, false);
+}
+
+function asFatal(err: Error, file: string): FeedReadError {
+  const lines: unknown = (err as CsvError).lines;
+  const line = typeof lines === 'number' ? lines : undefined;
+  return new FeedReadError(`CSV cannot be parsed: ${err.message}`, { file, line }, false, { cause: err });
+}
+
+async function* decode(bytes: AsyncIterable<Buffer>, encoding: string): AsyncIterable<string> {
+  const decoder = iconv.getDecoder(encoding);
+  for await (const chunk of bytes) {
+    const s = decoder.write(chunk);
+    if (s) yield s;
+  }
+  const rest = decoder.end();
+  if (rest) yield rest;
+}

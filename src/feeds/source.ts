@@ -1,0 +1,83 @@
+// Where a feed's bytes come from: a local file (relative to the config's folder) or an http(s) URL,
+// gunzipped when the file is .gz, the server says application/gzip, or config says gzip: true.
+// (A Content-Encoding: gzip body is already decoded by fetch.)
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { createGunzip } from 'node:zlib';
+import { AbortedError, causeMessage, FeedReadError } from '../errors.js';
+import type { FeedSource } from './config-schema.js';
+import { displayUrl, httpGet } from './http.js';
+import type { FeedContext } from './types.js';
+
+export interface OpenedSource {
+  /** printable name: the path as configured, or the URL without its query */
+  label: string;
+  bytes: AsyncIterable<Buffer>;
+}
+
+export function openSource(source: FeedSource, ctx: FeedContext): OpenedSource {
+  if (source.path) {
+    const label = source.path;
+    const full = isAbsolute(source.path) ? source.path : resolve(ctx.baseDir, source.path);
+    const gzip = source.gzip ?? /\.gz$/i.test(source.path);
+    return { label, bytes: fileBytes(full, label, gzip, ctx.signal) };
+  }
+  const url = source.url!;
+  const label = displayUrl(url);
+  return { label, bytes: urlBytes(url, label, source, ctx) };
+}
+
+async function* fileBytes(full: string, label: string, gzip: boolean, signal?: AbortSignal): AsyncIterable<Buffer> {
+  try {
+    await stat(full);
+  } catch (err) {
+    throw new FeedReadError(`cannot open the feed file (${full}): ${causeMessage(err)}`, { file: label }, false, { cause: err });
+  }
+  const stream = createReadStream(full, { highWaterMark: 256 * 1024, signal });
+  if (!gzip) return yield* guard(stream, label, false, stream);
+  const gunzip = createGunzip();
+  stream.on('error', (err) => gunzip.destroy(err));
+  yield* guard(stream.pipe(gunzip), label, false, stream);
+}
+
+async function* urlBytes(url: string, label: string, source: FeedSource, ctx: FeedContext): AsyncIterable<Buffer> {
+  const { response, body } = await httpGet(url, {
+    headers: source.headers,
+    bearerToken: source.bearerToken,
+    timeoutMs: source.timeoutMs,
+    retries: source.retries,
+    signal: ctx.signal,
+    logger: ctx.logger,
+  });
+  const type = response.headers.get('content-type') ?? '';
+  const gzip = source.gzip ?? (/application\/(x-)?gzip/i.test(type) || /\.gz$/i.test(new URL(url).pathname));
+  const buffers = (async function* () {
+    for await (const chunk of body) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  })();
+  if (!gzip) return yield* buffers;
+  const gunzip = createGunzip();
+  // feed the gunzip from the body; a body error reaches the consumer through the gunzip stream
+  void (async () => {
+    try {
+      for await (const chunk of buffers) if (!gunzip.write(chunk)) await new Promise((r) => gunzip.once('drain', r));
+      gunzip.end();
+    } catch (err) {
+      gunzip.destroy(err as Error);
+    }
+  })();
+  yield* guard(gunzip, label, true);
+}
+
+/** Errors of a byte stream (a corrupt gzip, a read failure) become FeedReadError with the feed's name. */
+async function* guard(stream: AsyncIterable<Buffer>, label: string, retryable: boolean, toClose?: { destroy(): void }): AsyncIterable<Buffer> {
+  try {
+    for await (const chunk of stream) yield chunk as Buffer;
+  } catch (err) {
+    if (err instanceof FeedReadError) throw err;
+    if ((err as Error).name === 'AbortError') throw new AbortedError(`reading ${label}`, err);
+    throw new FeedReadError(`cannot read the feed: ${causeMessage(err)}`, { file: label }, retryable, { cause: err });
+  } finally {
+    toClose?.destroy();
+  }
+}
