@@ -13,7 +13,7 @@ export function answerChecks(prefix: 'ask' | 'stream', answer: AnswerSeen, suffi
     check(`${prefix}.content`, answer.content.trim().length > 0, answer.content.trim() ? `${answer.content.length} characters` : 'the answer is empty'),
   ];
   if (answer.noAnswer !== undefined) {
-    checks.push(check(`${prefix}.noAnswer`, !answer.noAnswer, answer.noAnswer ? 'noAnswer is true: the chatbot had no answer' : 'noAnswer is false'));
+    checks.push(check(`${prefix}.noAnswer`, !answer.noAnswer, answer.noAnswer ? `noAnswer is true: the chatbot had no answer (it said ${JSON.stringify(tail(answer.content))})` : 'noAnswer is false'));
   }
   if (suffix !== undefined && suffix.trim()) {
     const ok = answer.content.trimEnd().endsWith(suffix.trim());
