@@ -1,0 +1,78 @@
+// `feedsync sync`: sync each selected feed to its chatbot once, with no Redis needed. Reports go to
+// stderr as tables, or to stdout as one JSON document ({ reports: [...] }) with --json.
+// Exit status: 3 when a guard held deletes back, 1 when items failed or the run could not finish,
+// 2 for bad usage or config, 0 otherwise. SIGINT/SIGTERM stop new calls and report what was done.
+import { createCallCounter } from '../api/call-counter.js';
+import { loadConfig } from '../config/load.js';
+import type { FeedConfig } from '../config/schema.js';
+import { ConfigError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { createRuntime } from '../runtime.js';
+import { formatSyncReport, syncFeed, type SyncReport } from '../sync/index.js';
+import { createProgressLine } from '../sync/progress.js';
+import { EXIT, printJson } from './exit.js';
+
+export interface SyncCliOptions {
+  config: string;
+  feed?: string[];
+  dryRun?: boolean;
+  force?: boolean;
+  full?: boolean;
+  json?: boolean;
+}
+
+export async function run(opts: SyncCliOptions): Promise<number> {
+  const loaded = await loadConfig(opts.config);
+  const feeds = selectFeeds(loaded.config.feeds, opts.feed, loaded.file);
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+  const calls = createCallCounter();
+  const runtime = await createRuntime(loaded, { logger, onCall: calls.onCall });
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stop.signal.aborted) process.exit(130); // a second Ctrl-C: the person means it
+    process.stderr.write(`\nfeedsync: ${signal}: finishing the calls in flight, then reporting (again to quit at once)\n`);
+    stop.abort(new Error(signal));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const progress = createProgressLine();
+  const reports: SyncReport[] = [];
+  try {
+    for (const feed of feeds) {
+      if (stop.signal.aborted) break;
+      const report = await syncFeed(
+        feed,
+        { api: runtime.api, store: runtime.store, logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress },
+        { dryRun: opts.dryRun, force: opts.force, full: opts.full },
+      );
+      progress.clear();
+      reports.push(report);
+      if (!opts.json) process.stderr.write(formatSyncReport(report) + '\n');
+    }
+  } finally {
+    progress.clear();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await runtime.close();
+  }
+  if (opts.json) printJson({ reports });
+  return exitStatus(reports);
+}
+
+export function selectFeeds(feeds: FeedConfig[], names: string[] | undefined, file: string): FeedConfig[] {
+  if (!names?.length) {
+    if (!feeds.length) throw new ConfigError(`${file} has no feeds to sync`, file);
+    return feeds;
+  }
+  const unknown = names.filter((n) => !feeds.some((f) => f.name === n));
+  if (unknown.length) {
+    throw new ConfigError(`unknown feed ${unknown.join(', ')}; feeds in ${file}: ${feeds.map((f) => f.name).join(', ') || 'none'}`, file);
+  }
+  return feeds.filter((f) => names.includes(f.name));
+}
+
+export function exitStatus(reports: readonly SyncReport[]): number {
+  if (reports.some((r) => r.outcome === 'guard')) return EXIT.guard;
+  if (reports.some((r) => r.outcome !== 'ok')) return EXIT.failed;
+  return EXIT.ok;
+}

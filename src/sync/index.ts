@@ -1,0 +1,7 @@
+export { syncFeed, fingerprintNamespace, missingNamespace, type SyncDeps, type SyncOptions, type SyncProgress } from './sync-feed.js';
+export type { SyncReport, SyncOutcome, SyncCounts, PlanView } from './report.js';
+export { formatSyncReport } from './report-format.js';
+export { planSync } from './plan.js';
+export { evaluateGuards } from './guards.js';
+export { executePlan } from './execute.js';
+export { fetchRemote } from './remote.js';

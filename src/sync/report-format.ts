@@ -1,0 +1,73 @@
+// The sync report for people (stderr): counts, calls, failures, rejected records (the first few;
+// --json keeps all), the guard, and for a dry run what would change per listing, old → new.
+import type { CanonicalValue } from '../listing/canonical.js';
+import { table } from '../settings/report-format.js';
+import type { SyncReport } from './report.js';
+
+const SHOWN = 20;
+
+export function formatSyncReport(r: SyncReport): string {
+  const c = r.counts;
+  const lines: string[] = [`${r.dryRun ? 'DRY RUN — nothing written. ' : ''}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}`];
+  const verb = r.dryRun ? 'would be ' : '';
+  lines.push(
+    ...table(
+      ['feed', '', 'chatbot', ''],
+      [
+        ['records', String(c.feedRecords), 'remote listings', String(c.remote)],
+        ['valid', String(c.valid), `${verb}created`, String(c.created)],
+        ['rejected', String(c.rejected), `${verb}updated`, String(c.updated)],
+        ['skipped', String(c.skipped), `${verb}deleted`, String(c.deleted)],
+        ['removed', String(c.removed), `duplicates ${verb}removed`, String(c.duplicatesRemoved)],
+        ['keys twice in feed', String(c.feedDuplicates), 'unchanged', String(c.unchanged)],
+        ['kept (rejected)', String(c.protected), 'failed', String(c.failed)],
+        ['waiting grace period', String(c.waitingGrace), '', ''],
+      ],
+    ).map((l) => `  ${l}`),
+  );
+  const calls = Object.entries(r.calls.byEndpoint)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}`);
+  if (!r.source.complete) lines.push(`  feed not read whole: ${r.source.error ?? 'unknown error'}`);
+  if (!r.remote.complete) lines.push(`  remote listings not all paged: ${r.remote.problem ?? 'unknown'}`);
+  if (r.guard.outcome === 'forced') lines.push(`  guard overridden by --force: ${r.guard.reasons.join('; ')}`);
+  if (r.message) lines.push(`  ${r.message}`);
+
+  section(lines, 'failures', r.failures, (f) => `${f.op} ${f.key}: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
+  section(lines, 'rejected records', r.rejected, (x) => `${place(x.position)}${x.key ? ` (${x.key})` : ''}: ${x.reasons.join('; ')}`);
+  section(lines, 'keys twice in the feed (the later record wins)', r.feedDuplicates, (d) => `${d.key} again at ${place(d.position)}`);
+  if (r.plan) {
+    section(lines, 'would create', r.plan.creates, (k) => `+ ${k}`);
+    section(lines, 'would update', r.plan.updates, (u) =>
+      u.reason === 'unlisted'
+        ? `~ ${u.key}: a field the list does not return (Location, AreaUnit, …) changed since the last write`
+        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${show(ch.old)} → ${show(ch.new)}`).join('; ')}`,
+    );
+    const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
+    section(lines, `would delete${held}`, r.plan.deletes, (d) =>
+      d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`,
+    );
+  }
+  lines.push(`  state: ${r.stateLocation}`);
+  lines.push(r.summary);
+  return lines.join('\n') + '\n';
+}
+
+function section<T>(lines: string[], title: string, items: readonly T[], line: (item: T) => string): void {
+  if (!items.length) return;
+  lines.push(`  ${title} (${items.length}):`);
+  for (const item of items.slice(0, SHOWN)) lines.push(`    ${line(item)}`);
+  if (items.length > SHOWN) lines.push(`    … ${items.length - SHOWN} more (--json lists all)`);
+}
+
+function place(p: { file: string; line?: number; index: number; id?: string }): string {
+  return p.line !== undefined ? `${p.file}:${p.line}` : `${p.file} record ${p.index}${p.id ? ` (${p.id})` : ''}`;
+}
+
+function show(v: CanonicalValue): string {
+  if (v === undefined) return '(unset)';
+  const s = typeof v === 'string' ? JSON.stringify(v) : Array.isArray(v) ? JSON.stringify(v) : String(v);
+  return s.length > 60 ? `${s.slice(0, 57)}…` : s;
+}

@@ -1,0 +1,81 @@
+// The report of one feed sync: plain JSON, the job's return value, the CLI's --json output and
+// what report-format.ts prints for people.
+import type { CallCounts } from '../api/call-counter.js';
+import type { EndpointName } from '../api/schemas.js';
+import type { FieldChange } from '../listing/canonical.js';
+import type { ItemFailure } from './execute.js';
+import type { GuardDecision } from './guards.js';
+import type { DeleteReason, FeedDuplicate, RejectedRecord } from './plan-types.js';
+
+export type SyncOutcome = 'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted';
+
+export interface SyncCounts {
+  feedRecords: number;
+  valid: number;
+  rejected: number;
+  skipped: number;
+  removed: number;
+  feedDuplicates: number;
+  remote: number;
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+  duplicatesRemoved: number;
+  failed: number;
+  /** remote listings kept as they are because their feed record was rejected */
+  protected: number;
+  /** absent listings waiting out deletes.graceHours */
+  waitingGrace: number;
+}
+
+/** What a dry run would do (also the plan the executor carried out). */
+export interface PlanView {
+  creates: string[];
+  updates: Array<{ key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[] }>;
+  deletes: Array<{ key: string; reason: DeleteReason; keyType: string; deleteKey: string }>;
+}
+
+export interface SyncReport {
+  feed: string;
+  chatbot: string;
+  outcome: SyncOutcome;
+  /** a rerun (a job retry) may succeed where this run did not */
+  retryable: boolean;
+  dryRun: boolean;
+  /** what went wrong as a whole, for a person: guard message, service down, feed unreadable */
+  message?: string;
+  counts: SyncCounts;
+  calls: { byEndpoint: Record<EndpointName, number>; total: number };
+  retries: number;
+  failures: ItemFailure[];
+  rejected: RejectedRecord[];
+  feedDuplicates: FeedDuplicate[];
+  guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
+  source: { mode: 'full' | 'incremental'; complete: boolean; error?: string };
+  remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string };
+  plan?: PlanView;
+  stateLocation: string;
+  durationMs: number;
+  summary: string;
+  startedAt: string;
+  finishedAt: string;
+}
+
+export function callsBetween(before: CallCounts | undefined, after: CallCounts | undefined): { calls: SyncReport['calls']; retries: number } {
+  const byEndpoint = { edit: 0, ask: 0, create: 0, update: 0, list: 0, delete: 0 } as Record<EndpointName, number>;
+  if (!after) return { calls: { byEndpoint, total: 0 }, retries: 0 };
+  for (const k of Object.keys(byEndpoint) as EndpointName[]) byEndpoint[k] = after.byEndpoint[k] - (before?.byEndpoint[k] ?? 0);
+  return { calls: { byEndpoint, total: after.total - (before?.total ?? 0) }, retries: after.retries - (before?.retries ?? 0) };
+}
+
+export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: number; max: number }): string {
+  const c = r.counts;
+  const tail = `in ${r.durationMs} ms${attempt ? ` (attempt ${attempt.made}/${attempt.max})` : ''}`;
+  if (r.dryRun) {
+    return `dry run ${r.feed} → ${r.chatbot}: would create ${c.created}, update ${c.updated}, delete ${c.deleted + c.duplicatesRemoved}; ${c.unchanged} unchanged, ${c.rejected} rejected; nothing written ${tail}`;
+  }
+  const dup = c.duplicatesRemoved ? `, ${c.duplicatesRemoved} duplicates removed` : '';
+  const verdict = r.outcome === 'ok' ? '' : ` — ${r.outcome}`;
+  return `synced ${r.feed} → ${r.chatbot}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed ${tail}${verdict}`;
+}
