@@ -4,7 +4,6 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Processor } from 'bullmq';
-import { JOBS } from '../../jobs/index.js';
 import { loadConfig } from '../config/load.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { createLogger, type Logger } from '../log.js';
@@ -16,6 +15,7 @@ import {
   createProcessor,
   createQueues,
   createRedis,
+  redisSettings,
   forwardCallToJob,
   plannedSchedules,
   QUEUE_NAMES,
@@ -48,14 +48,6 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-/** Redis of a worker: the config's, else REDIS_URL, else the local default. */
-export function redisSettings(loaded: LoadedConfig): { url: string; prefix: string } {
-  return {
-    url: loaded.config.redis?.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    prefix: loaded.config.redis?.prefix ?? 'feedsync',
-  };
-}
-
 /** Everything `feedsync worker` runs, startable in-process (tests pass their own job definitions). */
 export async function startWorker(
   loaded: LoadedConfig,
@@ -81,7 +73,8 @@ export async function startWorker(
     },
   });
 
-  const jobs = opts.jobs ?? (JOBS as unknown as Record<JobKind, JobDefinition<never>>);
+  // Loaded here, not at the top: a test that injects its own jobs does not load sync/settings/smoke.
+  const jobs = opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
   const processors: Partial<Record<JobKind, Processor>> = {};
   for (const [kind, def] of Object.entries(jobs) as Array<[JobKind, JobDefinition<never>]>) {
     processors[kind] = createProcessor(def, {

@@ -1,4 +1,6 @@
 import { Redis } from 'ioredis';
+import type { LoadedConfig } from '../config/schema.js';
+import { DEFAULT_PREFIX } from './names.js';
 
 /**
  * A Redis connection for BullMQ. Workers block on Redis and must not give up on a command while
@@ -20,4 +22,12 @@ export async function closeRedis(redis: Redis, timeoutMs = 1000): Promise<void> 
   await Promise.race([quit, timeout]);
   clearTimeout(timer);
   redis.disconnect();
+}
+
+/** Redis of the worker and the ops commands: the config's, else REDIS_URL, else the local default. */
+export function redisSettings(loaded: LoadedConfig): { url: string; prefix: string } {
+  return {
+    url: loaded.config.redis?.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    prefix: loaded.config.redis?.prefix ?? DEFAULT_PREFIX,
+  };
 }

@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { LoadedConfig } from '../config/schema.js';
 import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';
+import { FeedsyncError, GuardError } from '../errors.js';
 import { withCallCounter } from './call-scope.js';
 import type { Logger } from '../log.js';
 import { recordRun } from './history.js';
@@ -67,7 +68,12 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
         report = await withCallCounter(calls, () => def.process(payload, { config: deps.config, runtime: deps.runtime, logger, signal: jobSignal, jobId, attempt, calls }));
       } catch (err) {
         const jobErr = toJobError(err, jobSignal);
-        const failed: RunReport = { outcome: 'error', summary: `${def.name} ${describe(target)} failed: ${jobErr.message}`, retryable: !(jobErr instanceof UnrecoverableError) };
+        const failed: RunReport & { code?: string } = {
+          outcome: err instanceof GuardError ? 'guard' : 'error',
+          code: err instanceof FeedsyncError ? err.code : undefined,
+          summary: `${def.name} ${describe(target)} failed: ${jobErr.message}`,
+          retryable: !(jobErr instanceof UnrecoverableError),
+        };
         await record(failed);
         deps.onRun?.({ job: def.name, target, report: failed, jobId });
         logger.error({ err, attempt: `${attempt.made}/${attempt.max}`, retry: failed.retryable }, failed.summary);

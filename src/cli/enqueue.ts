@@ -1,0 +1,151 @@
+// `feedsync enqueue sync|settings|smoke`: ops reruns through the queue. Prints each job id on
+// stdout; with --wait, waits for each job and prints its report, exiting as the report says.
+import { loadConfig } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import { ConfigError } from '../errors.js';
+import {
+  closeQueues,
+  closeRedis,
+  createQueues,
+  createRedis,
+  redisSettings,
+  enqueueJob,
+  findRun,
+  QUEUE_NAMES,
+  waitForJob,
+  type Enqueued,
+  type JobKind,
+  type RunTarget,
+} from '../queue/index.js';
+import { EXIT, printJson } from './exit.js';
+
+export interface EnqueueOptions {
+  job: string;
+  config: string;
+  feed?: string[];
+  chatbot?: string[];
+  dryRun?: boolean;
+  force?: boolean;
+  wait?: boolean;
+  json?: boolean;
+}
+
+interface Planned {
+  target: RunTarget;
+  key: string;
+  data: Record<string, unknown>;
+}
+
+export async function run(opts: EnqueueOptions): Promise<number> {
+  const kind = jobKind(opts.job);
+  const loaded = await loadConfig(opts.config);
+  const planned = plan(kind, loaded.config, opts, loaded.file);
+  const { url, prefix } = redisSettings(loaded);
+  const redis = createRedis(url, { name: 'feedsync-enqueue' });
+  const queues = createQueues(redis, prefix);
+  try {
+    const results: Array<{ target: RunTarget; queue: string } & Enqueued & { state?: string; report?: unknown; error?: string; exit?: number }> = [];
+    for (const p of planned) {
+      const enqueued = await enqueueJob(redis, queues, kind, p.key, p.data);
+      results.push({ queue: QUEUE_NAMES[kind], target: p.target, ...enqueued });
+      if (!opts.json) process.stdout.write(`${enqueued.jobId}\n`);
+      if (!opts.json) process.stderr.write(`${describeStatus(kind, p.key, enqueued)}\n`);
+    }
+    if (!opts.wait) {
+      if (opts.json) printJson({ jobs: results });
+      return EXIT.ok;
+    }
+    let exit: number = EXIT.ok;
+    for (const r of results) {
+      const done = await waitForJob(redis, queues, kind, r.jobId);
+      if (done.state === 'completed') {
+        r.state = 'completed';
+        r.report = done.returnvalue;
+        r.exit = exitForReport(done.returnvalue);
+      } else {
+        // A failed job has no return value: its report is in run history.
+        const recorded = await findRun(redis, prefix, r.target, r.jobId);
+        r.state = 'failed';
+        r.error = done.failedReason;
+        r.report = recorded?.report;
+        r.exit = exitForFailure(recorded?.report);
+      }
+      exit = Math.max(exit, r.exit);
+      if (!opts.json) {
+        process.stderr.write(r.report ? await formatReport(kind, r.report) : '');
+        if (r.state === 'failed') process.stderr.write(`job ${r.jobId} failed: ${r.error}\n`);
+      }
+    }
+    if (opts.json) printJson({ jobs: results });
+    return exit;
+  } finally {
+    await closeQueues(queues);
+    await closeRedis(redis);
+  }
+}
+
+function jobKind(job: string): JobKind {
+  if (job === 'sync' || job === 'settings' || job === 'smoke') return job;
+  throw new ConfigError(`unknown job "${job}": use sync, settings or smoke`);
+}
+
+function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string): Planned[] {
+  const flags = { ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.force ? { force: true } : {}) };
+  if (kind === 'sync') {
+    const known = config.feeds.map((f) => f.name);
+    const unknown = (opts.feed ?? []).filter((n) => !known.includes(n));
+    if (unknown.length) throw new ConfigError(`feed ${unknown.join(', ')} is not in ${file} (feeds: ${known.join(', ') || 'none'})`, file);
+    const feeds = config.feeds.filter((f) => (!opts.feed?.length || opts.feed.includes(f.name)) && (!opts.chatbot?.length || opts.chatbot.includes(f.chatbot)));
+    if (!feeds.length) throw new ConfigError(`no feed to sync in ${file}`, file);
+    return feeds.map((f) => ({ target: { feed: f.name, chatbot: f.chatbot }, key: f.name, data: { feed: f.name, ...flags } }));
+  }
+  if (opts.feed?.length) throw new ConfigError(`--feed is for sync; ${kind} takes --chatbot`);
+  const known = config.chatbots.map((c) => c.serialNumber);
+  const unknown = (opts.chatbot ?? []).filter((sn) => !known.includes(sn));
+  if (unknown.length) throw new ConfigError(`chatbot ${unknown.join(', ')} is not in ${file} (chatbots: ${known.join(', ') || 'none'})`, file);
+  const has = (c: Config['chatbots'][number]) => (kind === 'settings' ? Boolean(c.settings) : Boolean(c.smoke));
+  const chosen = opts.chatbot?.length ? config.chatbots.filter((c) => opts.chatbot!.includes(c.serialNumber)) : config.chatbots.filter(has);
+  const missing = chosen.filter((c) => !has(c)).map((c) => c.serialNumber);
+  if (missing.length) throw new ConfigError(`chatbot ${missing.join(', ')} has no ${kind === 'settings' ? 'settings' : 'smoke message'} in ${file}`, file);
+  if (!chosen.length) throw new ConfigError(`no chatbot in ${file} has ${kind === 'settings' ? 'settings' : 'a smoke message'}`, file);
+  const data = kind === 'settings' ? flags : {};
+  return chosen.map((c) => ({ target: { chatbot: c.serialNumber }, key: c.serialNumber, data: { chatbot: c.serialNumber, ...data } }));
+}
+
+function describeStatus(kind: JobKind, key: string, e: Enqueued): string {
+  if (e.status === 'after-active') return `${kind} ${key}: a run is active; job ${e.jobId} will start when it ends`;
+  if (e.status === 'joined') return `${kind} ${key}: job ${e.jobId} was already waiting; not queued twice`;
+  return `${kind} ${key}: queued job ${e.jobId}`;
+}
+
+function outcomeOf(report: unknown): string | undefined {
+  return (report as { outcome?: unknown } | undefined)?.outcome as string | undefined;
+}
+
+/** 0 done; 1 failed items or checks; 3 a guard stopped it (DESIGN.md exit status). */
+export function exitForReport(report: unknown): number {
+  const outcome = outcomeOf(report);
+  if (outcome === 'ok') return EXIT.ok;
+  if (outcome === 'guard') return EXIT.guard;
+  return EXIT.failed;
+}
+
+function exitForFailure(report: unknown): number {
+  if (outcomeOf(report) === 'guard') return EXIT.guard;
+  if ((report as { code?: unknown } | undefined)?.code === 'CONFIG') return EXIT.usage;
+  return EXIT.failed;
+}
+
+// Each formatter is loaded when used, so `enqueue smoke` does not load the sync.
+async function formatReport(kind: JobKind, report: unknown): Promise<string> {
+  const text = await format(kind, report);
+  return text.endsWith('\n') ? text : `${text}\n`;
+}
+
+async function format(kind: JobKind, report: unknown): Promise<string> {
+  // A thrown error's report (outcome 'error') has only a summary.
+  if ((report as { outcome?: unknown }).outcome === 'error') return String((report as { summary?: unknown }).summary ?? '');
+  if (kind === 'sync') return (await import('../sync/report-format.js')).formatSyncReport(report as never);
+  if (kind === 'settings') return (await import('../settings/index.js')).formatSettingsReport(report as never);
+  return (await import('../smoke/index.js')).formatSmokeReport(report as never);
+}

@@ -1,0 +1,52 @@
+// A throwaway redis-server on a free port, for tests that stop Redis (never the shared one).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address() as { port: number };
+  srv.close();
+  await once(srv, 'close');
+  return port;
+}
+
+export interface ThrowawayRedis {
+  port: number;
+  url: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function throwawayRedis(): Promise<ThrowawayRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'feedsync-redis-'));
+  let proc: ChildProcess | undefined;
+  const self: ThrowawayRedis = {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    start: async () => {
+      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      const end = Date.now() + 10_000;
+      while (!out.includes('Ready to accept connections')) {
+        if (Date.now() > end || proc.exitCode !== null) throw new Error(`redis-server did not start: ${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    stop: async () => {
+      if (!proc || proc.exitCode !== null) return;
+      const exited = once(proc, 'exit');
+      proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+  await self.start();
+  return self;
+}

@@ -1,0 +1,110 @@
+// The worker's HTTP face, with the worker started in-process and an injected sync job:
+// /healthz follows Redis, /metrics counts a finished sync, its listings and its API calls.
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startWorker, type RunningWorker } from '../../src/cli/worker.js';
+import { silentLogger } from '../../src/log.js';
+import { closeQueues, createQueues, enqueueJob, waitForJob, type JobDefinition, type RunReport } from '../../src/queue/index.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from '../queue/helpers.js';
+import { throwawayRedis, type ThrowawayRedis } from './redis-server.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function config(apiUrl: string, redisUrl: string, prefix: string) {
+  return loadedConfig(
+    `api: { baseUrl: "${apiUrl}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY} }
+redis: { url: "${redisUrl}", prefix: ${prefix} }
+worker: { shutdownTimeoutMs: 2000, watchdogSeconds: 60 }
+feeds:
+  - name: austin
+    chatbot: SN-1
+    source: { kind: csv, path: feeds/austin.csv }
+`,
+  );
+}
+
+type Payload = { feed: string };
+const fakeSync: JobDefinition<Payload> = {
+  name: 'listing-sync',
+  kind: 'sync',
+  payload: z.strictObject({ feed: z.string() }),
+  target: (p) => ({ feed: p.feed, chatbot: 'SN-1' }),
+  process: async (p, ctx): Promise<RunReport & { counts: Record<string, number> }> => {
+    await ctx.runtime.api.listListings({ SerialNumber: 'SN-1', PageNumber: 1, PageSize: 10 }, { signal: ctx.signal });
+    return { outcome: 'ok', summary: `synced ${p.feed}`, retryable: false, counts: { created: 2, updated: 1, deleted: 3, failed: 0 } };
+  },
+};
+
+async function emulator(): Promise<TestEmulator> {
+  const emu = await startTestEmulator();
+  cleanups.push(() => emu.close());
+  return emu;
+}
+
+async function worker(loaded: ReturnType<typeof config>): Promise<RunningWorker> {
+  const w = await startWorker(loaded, { port: 0, logger: silentLogger, jobs: { sync: fakeSync as JobDefinition<never> } });
+  cleanups.push(() => w.close());
+  return w;
+}
+
+const get = async (port: number, path: string) => {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(10_000) });
+  return { status: res.status, text: await res.text() };
+};
+
+describe('worker HTTP', () => {
+  it('/healthz is 200 while Redis answers, 503 when it stops, 200 again when it is back', async () => {
+    const redis: ThrowawayRedis = await throwawayRedis();
+    cleanups.push(() => redis.stop());
+    const emu = await emulator();
+    const w = await worker(config(emu.url, redis.url, uniquePrefix()));
+
+    const up = await get(w.port, '/healthz');
+    expect(up.status).toBe(200);
+    expect(JSON.parse(up.text)).toEqual({ ok: true, redis: 'ok', workers: 'running' });
+
+    await redis.stop();
+    const down = await until('healthz to turn 503', async () => {
+      const r = await get(w.port, '/healthz');
+      return r.status === 503 ? r : undefined;
+    });
+    expect(JSON.parse(down.text)).toMatchObject({ ok: false, workers: 'running' });
+    expect(JSON.parse(down.text).redis).not.toBe('ok');
+
+    await redis.start();
+    await until('healthz to recover', async () => (await get(w.port, '/healthz')).status === 200);
+  });
+
+  it('/metrics counts a finished sync: run by job and outcome, listings, API latency, queue depths', async () => {
+    const prefix = uniquePrefix();
+    const redis = testRedis();
+    cleanups.push(async () => {
+      await dropPrefix(redis, prefix);
+      await redis.quit();
+    });
+    const emu = await emulator();
+    const w = await worker(config(emu.url, REDIS_URL, prefix));
+    const queues = createQueues(redis, prefix);
+    cleanups.push(() => closeQueues(queues));
+
+    const before = await get(w.port, '/metrics');
+    expect(before.text).not.toMatch(/feedsync_runs_total\{/);
+    const { jobId } = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
+    expect((await waitForJob(redis, queues, 'sync', jobId)).state).toBe('completed');
+
+    const { status, text } = await get(w.port, '/metrics');
+    expect(status).toBe(200);
+    expect(text).toContain('feedsync_runs_total{job="listing-sync",outcome="ok"} 1');
+    expect(text).toContain('feedsync_listings_total{op="created"} 2');
+    expect(text).toContain('feedsync_listings_total{op="updated"} 1');
+    expect(text).toContain('feedsync_listings_total{op="deleted"} 3');
+    expect(text).toContain('feedsync_listings_total{op="failed"} 0');
+    expect(text).toMatch(/feedsync_api_call_duration_seconds_count\{endpoint="list",outcome="ok"\} 1\n/);
+    expect(text).toContain('feedsync_queue_jobs{queue="listing-sync",state="completed"} 1');
+    expect(text).toContain('feedsync_queue_jobs{queue="settings-push",state="wait"} 0');
+  });
+});
