@@ -1,32 +1,21 @@
 // `feedsync settings` as a user runs it: a child process against the emulator over HTTP.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { feedsync } from './run-cli.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { feedsync, writeTestConfig } from './run-cli.js';
 
 let t: TestEmulator;
 let dir: string;
 let config: string;
 beforeAll(async () => {
   t = await startTestEmulator({ chatbots: ['SN-OAK', 'SN-ELM'] });
-  dir = await mkdtemp(join(tmpdir(), 'feedsync-settings-cli-'));
-  config = join(dir, 'feedsync.yaml');
-  await writeFile(
-    config,
-    [
-      'api:',
-      `  baseUrl: ${t.url}`,
-      `  secretKey: ${TEST_SECRET_KEY}`,
-      `  sessionKey: ${TEST_SESSION_KEY}`,
-      'chatbots:',
-      '  - serialNumber: SN-OAK',
-      '    settings: { Name: Oak Realty, AnswerSuffix: " -- Oak", AIResponseLanguage: English }',
-      '  - serialNumber: SN-ELM',
-      '    settings: { Name: Elm Homes, TalkToHumanEmail: nobody, AIResponseLanguage: es }',
-    ].join('\n'),
-  );
+  ({ dir, config } = await writeTestConfig(t.url, [
+    '  - serialNumber: SN-OAK',
+    '    settings: { Name: Oak Realty, AnswerSuffix: " -- Oak", AIResponseLanguage: English }',
+    '  - serialNumber: SN-ELM',
+    '    settings: { Name: Elm Homes, TalkToHumanEmail: nobody, AIResponseLanguage: es }',
+  ]));
 });
 afterAll(async () => {
   await t.close();

@@ -1,10 +1,8 @@
 // `feedsync smoke` as a user runs it: a child process against the emulator over HTTP.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sampleListing, startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
-import { feedsync } from '../settings/run-cli.js';
+import { sampleListing, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { feedsync, writeTestConfig } from '../settings/run-cli.js';
 
 let t: TestEmulator;
 let dir: string;
@@ -15,24 +13,14 @@ beforeAll(async () => {
   await t.api.createListing(sampleListing({ SerialNumber: 'SN-ELM' }));
   const oakSession = await t.session('SN-OAK');
   const elmSession = await t.session('SN-ELM');
-  dir = await mkdtemp(join(tmpdir(), 'feedsync-smoke-cli-'));
-  config = join(dir, 'feedsync.yaml');
-  await writeFile(
-    config,
-    [
-      'api:',
-      `  baseUrl: ${t.url}`,
-      `  secretKey: ${TEST_SECRET_KEY}`,
-      `  sessionKey: ${TEST_SESSION_KEY}`,
-      'chatbots:',
-      '  - serialNumber: SN-OAK',
-      `    smoke: { sessionId: ${oakSession}, message: "Any 3 bedroom homes in Austin?" }`,
-      '  - serialNumber: SN-ELM',
-      '    settings: { AnswerSuffix: " -- Elm Homes" }', // never pushed: the suffix check fails
-      `    smoke: { sessionId: ${elmSession}, message: "Any 3 bedroom homes in Austin?", stream: false }`,
-      '  - serialNumber: SN-QUIET',
-    ].join('\n'),
-  );
+  ({ dir, config } = await writeTestConfig(t.url, [
+    '  - serialNumber: SN-OAK',
+    `    smoke: { sessionId: ${oakSession}, message: "Any 3 bedroom homes in Austin?" }`,
+    '  - serialNumber: SN-ELM',
+    '    settings: { AnswerSuffix: " -- Elm Homes" }', // never pushed: the suffix check fails
+    `    smoke: { sessionId: ${elmSession}, message: "Any 3 bedroom homes in Austin?", stream: false }`,
+    '  - serialNumber: SN-QUIET',
+  ]));
 });
 afterAll(async () => {
   await t.close();
