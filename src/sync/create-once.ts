@@ -18,6 +18,8 @@ export interface CreateOnceOptions {
   retries: number;
   baseDelayMs?: number;
   signal?: AbortSignal;
+  /** hears each create sent again (counted with the client's retries in the report) */
+  onResend?: () => void;
 }
 
 /** 'created', or 'found' when a lost create turned out to have been made. Throws the last error. */
@@ -32,6 +34,7 @@ export async function createOnce(api: ChatbotApi, listing: ListingCreate, opts: 
       if (delay === undefined || opts.signal?.aborted) throw err;
       await sleep(delay, opts.signal, `create ${opts.key}`);
       if (!(err instanceof RateLimitedError) && (await exists(api, listing, opts))) return 'found';
+      opts.onResend?.();
     }
   }
 }

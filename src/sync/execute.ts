@@ -48,6 +48,8 @@ export interface ExecutionResult {
   updatesRecreated: number;
   /** creates whose answer was lost and that the list showed had been made */
   createsFound: number;
+  /** creates sent again after a lost answer or a 429 (sent with retry: false, so not the client's retries) */
+  createResends: number;
   failures: ItemFailure[];
   /** key → fingerprint of every successful write */
   written: Array<[string, string]>;
@@ -67,6 +69,7 @@ export async function executePlan(plan: Pick<SyncPlan, 'creates' | 'updates'> & 
     duplicatesRemoved: 0,
     updatesRecreated: 0,
     createsFound: 0,
+    createResends: 0,
     failures: [],
     written: [],
     deletedKeys: [],
@@ -92,7 +95,7 @@ export async function executePlan(plan: Pick<SyncPlan, 'creates' | 'updates'> & 
   };
 
   const create = async (c: PlannedCreate) => {
-    const how = await createOnce(deps.api, c.listing, { keyBy: deps.keyBy, key: c.key, retries: deps.retries, baseDelayMs: deps.retryBaseDelayMs });
+    const how = await createOnce(deps.api, c.listing, { keyBy: deps.keyBy, key: c.key, retries: deps.retries, baseDelayMs: deps.retryBaseDelayMs, signal: deps.signal, onResend: () => result.createResends++ });
     if (how === 'found') result.createsFound++;
     result.written.push([c.key, c.fingerprint]);
   };

@@ -75,7 +75,7 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
         : `${roundIds.size} distinct listings paged but VirtualCount is ${virtualCount}`;
   }
   // A consistent pass stands alone; after inconsistent ones, the union is the best knowledge there is.
-  const listings = problem ? [...seen.values()] : [...seen.values()].filter((r) => roundIds.has(r.id));
+  const listings = (problem ? [...seen.values()] : [...seen.values()].filter((r) => roundIds.has(r.id))).sort((a, b) => a.id - b.id);
   const byKey = new Map<string, RemoteListing[]>();
   for (const r of listings) {
     if (r.key === '') continue; // nothing to match it by: left alone

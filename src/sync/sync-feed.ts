@@ -176,7 +176,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         waitingGrace: g?.waiting.length ?? 0,
       },
       calls,
-      retries,
+      retries: retries + (e?.createResends ?? 0),
       failures,
       rejected: desired.rejected,
       feedDuplicates: desired.feedDuplicates,

@@ -1,0 +1,102 @@
+// CSV feeds written into a temp dir per test, a feed config over them, and syncFeed wired to a
+// test emulator, so each integration test reads like: write feed, sync, look at the emulator.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCallCounter } from '../../../src/api/call-counter.js';
+import { ApiConfig, FeedConfig } from '../../../src/config/schema.js';
+import { silentLogger } from '../../../src/log.js';
+import { createMemoryStore } from '../../../src/state/memory-store.js';
+import type { KvStore } from '../../../src/state/kv-store.js';
+import { syncFeed, type SyncOptions } from '../../../src/sync/index.js';
+import type { TestEmulator } from '../../helpers/emulator.js';
+
+export const SN = 'SN-SYNC';
+
+export const COLUMNS = [
+  'MLSNumber', 'Url', 'SaleType', 'Status', 'CurrencySymbol', 'PropertyType', 'Bedrooms', 'Bathrooms', 'YearBuilt',
+  'DaysOnMarket', 'LotArea', 'BuildingArea', 'AreaUnit', 'ParkingSpots', 'City', 'SalePrice', 'Location',
+] as const;
+export type Row = Partial<Record<(typeof COLUMNS)[number], string | number>>;
+
+export function row(i: number, patch: Row = {}): Row {
+  return {
+    MLSNumber: `MLS${String(i).padStart(4, '0')}`,
+    Url: `https://homes.test/l/${i}`,
+    SaleType: 'for_sale',
+    Status: 'Active',
+    CurrencySymbol: '$',
+    PropertyType: 'Single Family',
+    Bedrooms: 1 + (i % 5),
+    Bathrooms: 1.5,
+    YearBuilt: 1950 + (i % 70),
+    DaysOnMarket: i % 30,
+    LotArea: 5000 + i,
+    BuildingArea: 1200 + i,
+    AreaUnit: 'Square Feet',
+    ParkingSpots: i % 3,
+    City: 'Austin',
+    SalePrice: 300000 + i * 1000,
+    Location: 'Central',
+    ...patch,
+  };
+}
+
+export const rows = (n: number, from = 1) => Array.from({ length: n }, (_, i) => row(from + i));
+
+export function csv(data: Row[]): string {
+  const cell = (v: unknown) => (v === undefined ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
+  return [COLUMNS.join(','), ...data.map((r) => COLUMNS.map((c) => cell(r[c])).join(','))].join('\n') + '\n';
+}
+
+export interface SyncEnv {
+  dir: string;
+  store: KvStore;
+  /** write `feed.csv` (or `name`) in the temp dir */
+  writeFeed(data: Row[] | string, name?: string): Promise<string>;
+  feed(patch?: Record<string, unknown>): FeedConfig;
+  sync(te: TestEmulator, feed?: FeedConfig, opts?: SyncOptions & { api?: Partial<ApiConfig> }): ReturnType<typeof syncFeed>;
+  cleanup(): Promise<void>;
+}
+
+export async function createSyncEnv(): Promise<SyncEnv> {
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-sync-'));
+  const store = createMemoryStore(`memory (${dir})`);
+  const env: SyncEnv = {
+    dir,
+    store,
+    async writeFeed(data, name = 'feed.csv') {
+      await writeFile(join(dir, name), typeof data === 'string' ? data : csv(data));
+      return name;
+    },
+    feed: (patch = {}) =>
+      FeedConfig.parse({
+        name: 'test-feed',
+        chatbot: SN,
+        source: { kind: 'csv', path: 'feed.csv' },
+        mapping: { fields: Object.fromEntries(COLUMNS.map((c) => [c, c])) },
+        deletes: { maxFraction: 0.5, batchSize: 3 },
+        ...patch,
+      }),
+    async sync(te, feed = env.feed(), opts = {}) {
+      const calls = createCallCounter();
+      const { api: apiPatch, ...syncOpts } = opts;
+      const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 3, ...apiPatch });
+      return syncFeed(
+        feed,
+        { api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }), store, logger: silentLogger, baseDir: dir, apiConfig, calls },
+        syncOpts,
+      );
+    },
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+  return env;
+}
+
+/** Request counts of one spec path from the emulator's stats, by status. */
+export async function requests(te: TestEmulator, endpoint: 'RealEstateCreate' | 'RealEstateUpdate' | 'RealEstateList' | 'RealEstateDelete') {
+  const stats = await te.stats();
+  return stats.requests[`/chat/Chatbot/${endpoint}`] ?? {};
+}
+
+export const total = (byStatus: Record<string, number>) => Object.values(byStatus).reduce((a, b) => a + b, 0);
