@@ -16,10 +16,34 @@ export function zodIssues(error: z.ZodError, input: unknown): ValidationIssue[] 
       continue;
     }
     const value = valueAt(input, path);
-    const rule = issue.code === 'invalid_type' && value === undefined ? 'is required' : issue.message;
-    out.push({ field: path.join('.') || '(body)', value, rule });
+    out.push({ field: path.join('.') || '(body)', value, rule: ruleOf(issue, value) });
   }
   return out;
+}
+
+const TYPE_NAMES: Record<string, string> = { int: 'an integer', array: 'an array', object: 'an object', number: 'a number', string: 'a string', boolean: 'a boolean' };
+
+/** zod's default messages ("Invalid input: expected int, received number") said as a rule; custom messages kept. */
+function ruleOf(issue: z.core.$ZodIssue, value: unknown): string {
+  const custom = !/^(Invalid|Too small|Too big)/.test(issue.message);
+  if (custom) return issue.message;
+  switch (issue.code) {
+    case 'invalid_type':
+      return value === undefined ? 'is required' : `must be ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'too_small':
+    case 'too_big': {
+      const small = issue.code === 'too_small';
+      const bound = small ? issue.minimum : issue.maximum;
+      const op = small ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';
+      if (issue.origin === 'array') return `must have ${small ? 'at least' : 'at most'} ${bound} item(s)`;
+      if (issue.origin === 'string') return `must have ${small ? 'at least' : 'at most'} ${bound} character(s)`;
+      return `must be ${op} ${bound}`;
+    }
+    default:
+      return issue.message;
+  }
 }
 
 function valueAt(input: unknown, path: string[]): unknown {

@@ -16,7 +16,7 @@ import {
   type EndpointName,
 } from '../api/schemas.js';
 import { zodIssues } from '../api/zod-issues.js';
-import { formatIssue } from '../errors.js';
+import type { ValidationIssue } from '../errors.js';
 import { handleAdmin } from './admin.js';
 import * as ops from './endpoints.js';
 import { failure, type EndpointContext, type Reply } from './endpoints.js';
@@ -168,7 +168,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     }
     const parsed = route.schema.safeParse(json);
     if (!parsed.success) {
-      return sendEnvelope(res, path, failure(400, `invalid request: ${zodIssues(parsed.error, json).map(formatIssue).join('; ')}`));
+      return sendEnvelope(res, path, failure(400, `invalid request: ${zodIssues(parsed.error, json).map(describeIssue).join('; ')}`));
     }
     const body = parsed.data as never;
     const serialNumber = route.serialNumber(body);
@@ -213,6 +213,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       await saver.flush();
     },
   };
+}
+
+function describeIssue(i: ValidationIssue): string {
+  return `${i.field} ${i.rule}` + (i.value === undefined ? '' : ` (got ${JSON.stringify(i.value)})`);
 }
 
 async function readBody(req: IncomingMessage): Promise<{ text: string; tooLarge: boolean }> {

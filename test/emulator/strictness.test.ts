@@ -93,8 +93,8 @@ describe('emulator: HTTP rules', () => {
 describe('emulator: validation with the shared schemas', () => {
   const cases: Array<[string, EndpointName, unknown, string, string]> = [
     ['a missing required listing field', 'create', sampleListing({ MLSNumber: undefined }), 'MLSNumber', 'is required'],
-    ['a number sent as a string', 'create', sampleListing({ Bedrooms: '3' }), 'Bedrooms', 'expected number'],
-    ['a SaleType outside the enum', 'create', sampleListing({ SaleType: 'sale' }), 'SaleType', 'for_sale'],
+    ['a number sent as a string', 'create', sampleListing({ Bedrooms: '3' }), 'Bedrooms', 'must be a number (got "3")'],
+    ['a SaleType outside the enum', 'create', sampleListing({ SaleType: 'sale' }), 'SaleType', 'must be one of "for_sale", "for_rent" (got "sale")'],
     ['a Status outside the enum', 'create', sampleListing({ Status: 'Pending' }), 'Status', 'PreOnMarket'],
     ['an AreaUnit outside the enum', 'create', sampleListing({ AreaUnit: 'sqft' }), 'AreaUnit', 'Square Feet'],
     ['a Tours outside the enum', 'create', sampleListing({ Tours: 'Video' }), 'Tours', 'OpenHouse'],
@@ -104,10 +104,10 @@ describe('emulator: validation with the shared schemas', () => {
     ['a KeyType outside the enum', 'update', { ...sampleListing(), Key: 'A1', KeyType: 'ID' }, 'KeyType', 'NewOaks'],
     ['an update without Key', 'update', { ...sampleListing(), KeyType: 'MLSNumber' }, 'Key', 'is required'],
     ['a list SaleType outside the enum', 'list', { SerialNumber: 'SN-1', SaleType: 'rent' }, 'SaleType', 'for_rent'],
-    ['a PageSize of 0', 'list', { SerialNumber: 'SN-1', PageSize: 0 }, 'PageSize', '>=1'],
+    ['a PageSize of 0', 'list', { SerialNumber: 'SN-1', PageSize: 0 }, 'PageSize', 'must be >= 1'],
     ['a delete without Keys', 'delete', { SerialNumber: 'SN-1', KeyType: 'URL' }, 'Keys', 'is required'],
     ['a delete with an empty Keys', 'delete', { SerialNumber: 'SN-1', Keys: [], KeyType: 'URL' }, 'Keys', 'at least one key'],
-    ['a Temperature that is not an integer', 'edit', { serialNumber: 'SN-1', Temperature: 0.5 }, 'Temperature', 'expected int'],
+    ['a Temperature that is not an integer', 'edit', { serialNumber: 'SN-1', Temperature: 0.5 }, 'Temperature', 'must be an integer'],
     ['a colour that is not rgb()', 'edit', { serialNumber: 'SN-1', UserMessageColor: 'red' }, 'UserMessageColor', 'rgb(r,g,b)'],
     ['an ask without sessionID', 'ask', { content: 'hi' }, 'sessionID', 'is required'],
     ['an unknown chatAskType', 'ask', { sessionID: 1, content: 'hi', chatAskType: 'Gif' }, 'chatAskType', 'Text'],
