@@ -30,6 +30,8 @@ export function toValidationIssues(error: z.ZodError, candidate: unknown): Valid
 function ruleText(iss: z.core.$ZodIssue, value: unknown): string {
   if (iss.code === 'invalid_type') return value === undefined ? 'is required' : `must be a ${iss.expected}`;
   if (iss.code === 'invalid_value') return `must be one of ${iss.values.map(String).join(', ')}`;
+  if (iss.code === 'too_small' && typeof iss.minimum !== 'bigint' && iss.origin === 'number') return `must be at least ${iss.minimum}`;
+  if (iss.code === 'too_big' && typeof iss.maximum !== 'bigint' && iss.origin === 'number') return `must be at most ${iss.maximum}`;
   return iss.message;
 }
 

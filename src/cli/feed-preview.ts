@@ -1,0 +1,111 @@
+// `feedsync feed preview --feed NAME`: read and map one feed with no API and no state written (a
+// memory store stands in, so a RESO feed's high-water mark is read from nowhere and never saved).
+// Prints the first mapped listings, every rejected record with its place and reasons, and counts.
+import { loadConfig } from '../config/load.js';
+import { ConfigError, formatIssue, formatPlace, type FeedReadError } from '../errors.js';
+import { openFeed, type RecordPosition } from '../feeds/index.js';
+import { createLogger } from '../log.js';
+import { mapFeed, type MappedItem } from '../mapping/index.js';
+import { createMemoryStore } from '../state/memory-store.js';
+import { printJson } from './exit.js';
+
+interface Options {
+  config: string;
+  feed: string;
+  limit?: number;
+  json?: boolean;
+}
+
+export async function run(opts: Options): Promise<number> {
+  const loaded = await loadConfig(opts.config);
+  const feed = loaded.config.feeds.find((f) => f.name === opts.feed);
+  if (!feed) {
+    const names = loaded.config.feeds.map((f) => f.name).join(', ') || 'none';
+    throw new ConfigError(`no feed named ${JSON.stringify(opts.feed)} in ${loaded.file} (feeds: ${names})`, loaded.file);
+  }
+  const limit = opts.limit ?? 10;
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+  const opened = openFeed(feed.name, feed.source, { baseDir: loaded.dir, store: createMemoryStore(), logger, full: true });
+  const counts = { records: 0, valid: 0, rejected: 0, skipped: 0, removed: 0, parseErrors: 0 };
+  const listings: Array<{ key: string; position: string; listing: unknown }> = [];
+  const rejected: Array<{ position: string; key?: string; issues: string[] }> = [];
+  const skipped: Array<{ position: string; key?: string; reason: string }> = [];
+  const removed: Array<{ position: string; key?: string }> = [];
+  const parseErrors: Array<{ position: string; message: string }> = [];
+  let incomplete: FeedReadError | undefined;
+
+  try {
+    for await (const item of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
+      counts.records++;
+      tally(item);
+    }
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'FEED_READ') throw err;
+    incomplete = err as FeedReadError;
+  }
+
+  function tally(item: MappedItem) {
+    const position = place(item.position);
+    switch (item.kind) {
+      case 'listing':
+        counts.valid++;
+        if (listings.length < limit) listings.push({ key: item.key, position, listing: item.listing });
+        break;
+      case 'rejected':
+        counts.rejected++;
+        rejected.push({ position, key: item.key, issues: item.issues.map(formatIssue) });
+        break;
+      case 'skipped':
+        counts.skipped++;
+        skipped.push({ position, key: item.key, reason: item.reason });
+        break;
+      case 'removed':
+        counts.removed++;
+        removed.push({ position, key: item.key });
+        break;
+      case 'error':
+        counts.parseErrors++;
+        parseErrors.push({ position, message: item.error.message });
+        break;
+    }
+  }
+
+  const source = feed.source.path ?? feed.source.url;
+  if (opts.json) {
+    printJson({
+      feed: feed.name, chatbot: feed.chatbot, kind: feed.source.kind, source, keyBy: feed.keyBy, mode: opened.mode,
+      complete: !incomplete, ...(incomplete && { error: incomplete.message }),
+      counts, listings, rejected, skipped, removed, parseErrors,
+    });
+    return 0;
+  }
+  const out = (s = '') => process.stdout.write(`${s}\n`);
+  out(`feed ${feed.name} (${feed.source.kind}, ${source}) → ${feed.chatbot}, key ${feed.keyBy}`);
+  out();
+  out(`first ${listings.length} of ${counts.valid} mapped listing(s):`);
+  for (const l of listings) out(`  ${l.position}  ${l.key}\n    ${JSON.stringify(l.listing)}`);
+  section('rejected', rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`));
+  section('parse errors', parseErrors.map((e) => `  ${e.message}`));
+  section('skipped', skipped.map((s) => `  ${s.position}${s.key ? `  ${s.key}` : ''}: ${s.reason}`));
+  section('removed', removed.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}`));
+  out();
+  const rows: [string, number][] = [
+    ['records', counts.records], ['valid', counts.valid], ['rejected', counts.rejected],
+    ['skipped', counts.skipped], ['removed', counts.removed], ['parse errors', counts.parseErrors],
+  ];
+  out('counts');
+  for (const [name, n] of rows) out(`  ${name.padEnd(13)}${String(n).padStart(8)}`);
+  if (incomplete) out(`\nthe feed could not be read whole: ${incomplete.message}`);
+  return 0;
+
+  function section(title: string, lines: string[]) {
+    if (!lines.length) return;
+    out();
+    out(`${title} (${lines.length}):`);
+    for (const l of lines) out(l);
+  }
+}
+
+function place(p: RecordPosition): string {
+  return formatPlace({ file: p.file, line: p.line, record: p.line === undefined ? (p.id !== undefined ? `${p.index} (${p.id})` : p.index) : undefined });
+}
