@@ -1,7 +1,7 @@
 // The feed side of a sync: the mapped items of a feed gathered by key. A key met twice is reported
 // and the later record wins (whatever its kind). A feed that cannot be read whole (FeedReadError)
 // keeps what was read and is marked incomplete, which blocks deletes.
-import { formatIssue, FeedReadError } from '../errors.js';
+import { FeedReadError, formatIssue, formatPlace } from '../errors.js';
 import type { MappedItem } from '../mapping/types.js';
 import type { DesiredSide } from './plan-types.js';
 
@@ -39,7 +39,7 @@ export async function collectDesired(
           break;
         case 'error':
           side.counts.rejected++;
-          side.rejected.push({ position: item.position, reasons: [item.error.message] });
+          side.rejected.push({ position: item.position, reasons: [withoutPlace(item.error.message, formatPlace(item.error.place))] });
           break;
         case 'skipped':
           side.counts.skipped++;
@@ -60,4 +60,9 @@ export async function collectDesired(
   // `valid` counts listings kept, after later records replaced earlier ones.
   side.counts.valid = side.listings.size;
   return side;
+}
+
+/** The report prints the record's place beside its reasons: drop the copy the message starts with. */
+function withoutPlace(message: string, place: string): string {
+  return message.startsWith(`${place}: `) ? message.slice(place.length + 2) : message;
 }

@@ -72,6 +72,8 @@ export interface PlanOptions {
   ignore: readonly string[];
   /** key → fingerprint of the last successful write */
   fingerprints: ReadonlyMap<string, string>;
+  /** true for a remote listing another feed of the same chatbot wrote: never deleted by this one */
+  ownedElsewhere?: (remote: RemoteListing) => boolean;
 }
 
 export interface PlannedCreate {
@@ -116,4 +118,6 @@ export interface SyncPlan {
   duplicates: DuplicateGroup[];
   /** remote listings left alone because their feed record was rejected */
   protectedKeys: string[];
+  /** remote listings absent from this feed but written by another feed of the chatbot: left alone */
+  otherFeeds: number;
 }

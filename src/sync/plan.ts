@@ -8,7 +8,8 @@
 //   marks removed/skipped (either mode of feed); deleted by the feed's key (KeyType = keyBy);
 // - duplicates: a key the service holds more than once. The copy that matches the feed (else the
 //   newest ID) is kept; in mirror mode the others are deleted by their NewOaks ID;
-// - a key whose feed record was rejected keeps its remote listing untouched.
+// - a key whose feed record was rejected keeps its remote listing untouched, and so does a listing
+//   another feed of the same chatbot wrote (several feeds may fill one chatbot).
 import { canonicalFromListing, diffCanonical } from '../listing/canonical.js';
 import { fingerprintListing } from '../listing/fingerprint.js';
 import type { DesiredSide, DuplicateGroup, PlanOptions, PlannedDelete, RemoteListing, RemoteSide, SyncPlan } from './plan-types.js';
@@ -25,6 +26,7 @@ export function planSync(desired: DesiredSide, remote: RemoteSide, options: Plan
     recordFingerprints: [],
     duplicates: [],
     protectedKeys: [],
+    otherFeeds: 0,
   };
 
   for (const [key, { listing }] of desired.listings) {
@@ -37,7 +39,7 @@ export function planSync(desired: DesiredSide, remote: RemoteSide, options: Plan
     const canonical = canonicalFromListing(listing);
     const diffs = copies.map((copy) => ({ copy, changes: diffCanonical(canonical, copy.canonical, ignore) }));
     const kept = diffs.find((d) => d.changes.length === 0) ?? diffs.reduce((a, b) => (b.copy.id > a.copy.id ? b : a));
-    if (copies.length > 1) addDuplicates(plan, key, kept.copy, copies, mirror);
+    if (copies.length > 1) addDuplicates(plan, key, kept.copy, copies, mirror, options.ownedElsewhere);
 
     const stored = options.fingerprints.get(key);
     if (kept.changes.length) {
@@ -59,6 +61,10 @@ export function planSync(desired: DesiredSide, remote: RemoteSide, options: Plan
     const gone = desired.goneKeys.get(key);
     const absentFromFullFeed = desired.mode === 'full';
     if (!mirror || (!gone && !absentFromFullFeed)) continue;
+    if (options.ownedElsewhere && copies.every(options.ownedElsewhere)) {
+      plan.otherFeeds++;
+      continue;
+    }
     plan.deletes.push({
       key,
       reason: gone ?? 'absent',
@@ -70,8 +76,17 @@ export function planSync(desired: DesiredSide, remote: RemoteSide, options: Plan
   return plan;
 }
 
-function addDuplicates(plan: SyncPlan, key: string, kept: RemoteListing, copies: RemoteListing[], mirror: boolean): void {
-  const group: DuplicateGroup = { key, keepId: kept.id, extraIds: copies.filter((c) => c !== kept).map((c) => c.id) };
+function addDuplicates(
+  plan: SyncPlan,
+  key: string,
+  kept: RemoteListing,
+  copies: RemoteListing[],
+  mirror: boolean,
+  ownedElsewhere: PlanOptions['ownedElsewhere'],
+): void {
+  const extras = copies.filter((c) => c !== kept && !ownedElsewhere?.(c));
+  if (extras.length === 0) return;
+  const group: DuplicateGroup = { key, keepId: kept.id, extraIds: extras.map((c) => c.id) };
   plan.duplicates.push(group);
   if (!mirror) return;
   for (const id of group.extraIds) {

@@ -21,7 +21,7 @@ export function formatSyncReport(r: SyncReport): string {
         ['removed', String(c.removed), `duplicates ${verb}removed`, String(c.duplicatesRemoved)],
         ['keys twice in feed', String(c.feedDuplicates), 'unchanged', String(c.unchanged)],
         ['kept (rejected)', String(c.protected), 'failed', String(c.failed)],
-        ['waiting grace period', String(c.waitingGrace), '', ''],
+        ['waiting grace period', String(c.waitingGrace), 'other feeds\' listings', String(c.otherFeeds)],
       ],
     ).map((l) => `  ${l}`),
   );

@@ -25,6 +25,8 @@ export interface SyncCounts {
   failed: number;
   /** remote listings kept as they are because their feed record was rejected */
   protected: number;
+  /** remote listings absent from this feed that another feed of the chatbot wrote: left alone */
+  otherFeeds: number;
   /** absent listings waiting out deletes.graceHours */
   waitingGrace: number;
 }

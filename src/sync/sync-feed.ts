@@ -1,7 +1,8 @@
 // One listing sync of one feed (DESIGN.md, "The flow of one listing sync"): read and map the feed
 // while the chatbot's listings are paged, plan, guard, then (unless a dry run) execute, remember
 // what was written, and report. State lives in the KvStore: `fp:<feed>` (key → fingerprint of the
-// last write) and `missing:<feed>` (key → first time it was missing, for the grace period).
+// last write), `missing:<feed>` (key → first time it was missing, for the grace period) and
+// `owner:<chatbot>` (which feed wrote each listing).
 import type { CallCounter } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
 import type { ApiConfig, FeedConfig } from '../config/schema.js';
@@ -14,7 +15,7 @@ import { collectDesired } from './desired.js';
 import { executePlan, type ExecutionResult } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { planSync } from './plan.js';
-import type { RemoteSide, SyncPlan } from './plan-types.js';
+import type { RemoteListing, RemoteSide, SyncPlan } from './plan-types.js';
 import { fetchRemote } from './remote.js';
 import { callsBetween, summaryLine, type PlanView, type SyncOutcome, type SyncReport } from './report.js';
 
@@ -50,6 +51,10 @@ export interface SyncOptions {
 
 export const fingerprintNamespace = (feed: string) => `fp:${feed}`;
 export const missingNamespace = (feed: string) => `missing:${feed}`;
+/** Which feed wrote each listing of a chatbot (`MLSNumber:<n>` or `URL:<u>` → feed name): several
+ * feeds may fill one chatbot, and one feed's mirror deletes must not take the others' listings. */
+export const ownerNamespace = (chatbot: string) => `owner:${chatbot}`;
+const ownerKey = (keyBy: 'MLSNumber' | 'URL', key: unknown) => `${keyBy}:${String(key ?? '')}`;
 
 export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport> {
   const startedAt = new Date();
@@ -91,7 +96,14 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const missingNs = missingNamespace(feed.name);
   const fingerprints = await store.getAll(fpNs);
   const missingSince = feed.deletes.graceHours > 0 ? await store.getAll(missingNs) : new Map<string, string>();
-  const plan = planSync(desired, remote, { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore: feed.ignore, fingerprints });
+  const ownerNs = ownerNamespace(feed.chatbot);
+  const owners = await store.getAll(ownerNs);
+  const ownedElsewhere = (r: RemoteListing) =>
+    [ownerKey('MLSNumber', r.canonical.MLSNumber), ownerKey('URL', r.canonical.Url)].some((k) => {
+      const owner = owners.get(k);
+      return owner !== undefined && owner !== feed.name;
+    });
+  const plan = planSync(desired, remote, { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore: feed.ignore, fingerprints, ownedElsewhere });
   fingerprints.clear(); // 100k entries are not needed past planning
   const guard = evaluateGuards({
     plan,
@@ -102,7 +114,6 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     now: now(),
     missingSince,
   });
-  if (guard.outcome === 'tripped') logger.warn({ reasons: guard.reasons }, guard.message);
 
   if (opts.dryRun) {
     return finish({ outcome: guard.outcome === 'tripped' ? 'guard' : 'ok', message: guard.message, remote: remoteInfo(remote), count: remote.count, plan, guard, dry: true });
@@ -125,6 +136,12 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
 
   await store.set(fpNs, [...plan.recordFingerprints, ...exec.written]);
   if (exec.deletedKeys.length) await store.delete(fpNs, exec.deletedKeys);
+  const claimed = [...plan.recordFingerprints, ...exec.written]
+    .map(([key]) => ownerKey(feed.keyBy, key))
+    .filter((k) => owners.get(k) !== feed.name);
+  if (claimed.length) await store.set(ownerNs, claimed.map((k) => [k, feed.name] as const));
+  if (exec.deletedKeys.length) await store.delete(ownerNs, exec.deletedKeys.map((key) => ownerKey(feed.keyBy, key)));
+  owners.clear();
   if (guard.marks.set.length) await store.set(missingNs, guard.marks.set);
   const cleared = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
   if (cleared.length) await store.delete(missingNs, cleared);
@@ -173,6 +190,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         duplicatesRemoved: r.dry ? deletes.filter((d) => d.reason === 'duplicate').length : (e?.duplicatesRemoved ?? 0),
         failed: failures.length,
         protected: p?.protectedKeys.length ?? 0,
+        otherFeeds: p?.otherFeeds ?? 0,
         waitingGrace: g?.waiting.length ?? 0,
       },
       calls,
@@ -196,8 +214,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       finishedAt: new Date().toISOString(),
     };
     const report: SyncReport = { ...base, summary: summaryLine(base, opts.attempt) };
-    if (r.outcome === 'ok') logger.info({ outcome: r.outcome }, report.summary);
-    else logger.warn({ outcome: r.outcome }, report.summary);
+    // info even when not ok: the report carries the detail, and the CLI prints it as a table
+    logger.info({ outcome: r.outcome, ...(r.message && { detail: r.message }) }, report.summary);
     return report;
   }
 }

@@ -3,7 +3,7 @@ import { evaluateGuards, type GuardInput } from '../../src/sync/guards.js';
 import type { PlannedDelete, SyncPlan } from '../../src/sync/plan-types.js';
 
 const del = (key: string, reason: PlannedDelete['reason'] = 'absent'): PlannedDelete => ({ key, reason, deleteKey: key, keyType: 'MLSNumber', remoteIds: [1] });
-const plan = (deletes: PlannedDelete[]): SyncPlan => ({ keyBy: 'MLSNumber', creates: [], updates: [], deletes, unchanged: 0, recordFingerprints: [], duplicates: [], protectedKeys: [] });
+const plan = (deletes: PlannedDelete[]): SyncPlan => ({ keyBy: 'MLSNumber', creates: [], updates: [], deletes, unchanged: 0, recordFingerprints: [], duplicates: [], protectedKeys: [], otherFeeds: 0 });
 const NOW = new Date('2024-05-01T12:00:00Z');
 
 const input = (deletes: PlannedDelete[], patch: Partial<GuardInput> = {}): GuardInput => ({

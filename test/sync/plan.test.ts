@@ -90,6 +90,16 @@ describe('planSync', () => {
     expect(plan.deletes.map((d) => d.key)).toEqual(['Q']);
   });
 
+  it('never deletes a listing another feed of the chatbot wrote', () => {
+    const plan = planSync(
+      desiredSide([]),
+      remoteSide([listItem(1, listing('OTHER')), listItem(2, listing('MINE'))]),
+      opts({ ownedElsewhere: (r) => r.key === 'OTHER' }),
+    );
+    expect(plan.deletes.map((d) => d.key)).toEqual(['MINE']);
+    expect(plan.otherFeeds).toBe(1);
+  });
+
   it('in an incremental feed deletes only the keys marked removed or skipped', () => {
     const a = listing('A');
     const plan = planSync(

@@ -173,6 +173,20 @@ describe('syncFeed against the emulator', () => {
     expect(await mlsNumbers()).toEqual(['MLS0001', 'MLS0002', 'MLS0003']);
   });
 
+  it("leaves another feed's listings on a shared chatbot alone", async () => {
+    const a = env.feed({ name: 'feed-a' });
+    const b = env.feed({ name: 'feed-b', keyBy: 'URL', source: { kind: 'csv', path: 'b.csv' } });
+    await env.writeFeed(rows(4));
+    await env.writeFeed(rows(3, 101), 'b.csv');
+    await env.sync(te, a);
+    const first = await env.sync(te, b);
+    expect(first.counts).toMatchObject({ created: 3, deleted: 0, otherFeeds: 4 });
+    await env.writeFeed(rows(3));
+    const again = await env.sync(te, a);
+    expect(again.counts).toMatchObject({ deleted: 1, otherFeeds: 3 });
+    expect((await te.listings(SN)).length).toBe(6);
+  });
+
   it('deletes a missing listing only after the grace period', async () => {
     const feed = env.feed({ deletes: { graceHours: 12, maxFraction: 0.5 } });
     const t0 = new Date('2024-05-01T00:00:00Z');
