@@ -48,6 +48,9 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
         logger: opts.logger.child({ component: 'emulator' }),
       });
       closers.push(() => emulator!.close());
+      // The spec has no create-session endpoint (DESIGN: smoke takes sessionId from config), so an
+      // embedded emulator is given the sessions the config's smoke checks will use.
+      for (const { serialNumber, smoke } of config.chatbots) if (smoke) emulator.createSession(serialNumber, smoke.sessionId);
       baseUrl = emulator.url;
       opts.logger.debug({ url: baseUrl }, 'embedded emulator started');
     }

@@ -19,9 +19,6 @@ export async function run(opts: SmokeCliOptions): Promise<number> {
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const runtime = await createRuntime(loaded, { logger });
   try {
-    // The spec has no create-session endpoint: an embedded emulator is given the sessions the
-    // config names, so a new user's first `feedsync smoke` has something to talk to.
-    for (const { serialNumber, smoke } of chatbots) if (smoke) runtime.emulator?.createSession(serialNumber, smoke.sessionId);
     const report = await runSmoke(chatbots, { api: runtime.api, logger }, { only: opts.chatbot });
     if (opts.json) printJson(report);
     else process.stderr.write(formatSmokeReport(report));
