@@ -1,0 +1,84 @@
+// `feedsync sync` as a user runs it: a child process against the emulator over HTTP, the config and
+// the CSV feed in a temp dir, state in .feedsync/state.json beside the config.
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { feedsync } from '../settings/run-cli.js';
+import { COLUMNS, createSyncEnv, csv, rows, SN, type SyncEnv } from './helpers/feed.js';
+
+let te: TestEmulator;
+let env: SyncEnv;
+let config: string;
+beforeAll(async () => {
+  te = await startTestEmulator();
+  env = await createSyncEnv();
+  config = join(env.dir, 'feedsync.yaml');
+  const fields = COLUMNS.map((c) => `        ${c}: ${c}`);
+  await writeFile(
+    config,
+    [
+      'api:',
+      `  baseUrl: ${te.url}`,
+      `  secretKey: ${TEST_SECRET_KEY}`,
+      `  sessionKey: ${TEST_SESSION_KEY}`,
+      '  ratePerSecond: 1000',
+      'feeds:',
+      '  - name: homes',
+      `    chatbot: ${SN}`,
+      '    source: { kind: csv, path: homes.csv }',
+      '    deletes: { maxFraction: 0.3, batchSize: 2 }',
+      '    mapping:',
+      '      fields:',
+      ...fields,
+    ].join('\n'),
+  );
+});
+afterAll(async () => {
+  await te.close();
+  await rm(env.dir, { recursive: true, force: true });
+});
+
+describe('feedsync sync', () => {
+  it('syncs, prints one JSON document with --json, and keeps state beside the config', async () => {
+    await writeFile(join(env.dir, 'homes.csv'), csv(rows(12)));
+    const run = await feedsync(['sync', '--config', config, '--json']);
+    expect(run.code).toBe(0);
+    const { reports } = JSON.parse(run.stdout);
+    expect(reports).toHaveLength(1);
+    expect(reports[0]).toMatchObject({ feed: 'homes', outcome: 'ok', counts: { created: 12 }, stateLocation: join(env.dir, '.feedsync', 'state.json') });
+    const state = JSON.parse(await readFile(join(env.dir, '.feedsync', 'state.json'), 'utf8'));
+    expect(Object.keys(state['fp:homes'])).toHaveLength(12);
+    expect((await te.listings(SN)).length).toBe(12);
+  });
+
+  it('prints the plan on a dry run as a table on stderr, and writes nothing', async () => {
+    await writeFile(join(env.dir, 'homes.csv'), csv(rows(11).map((r, i) => (i === 0 ? { ...r, SalePrice: 5 } : r))));
+    const run = await feedsync(['sync', '--config', config, '--dry-run']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('DRY RUN');
+    expect(run.stderr).toContain('~ MLS0001: SalePrice 301000 → 5');
+    expect(run.stderr).toContain('- MLS0012 (absent)');
+    expect((await te.listings(SN)).find((l) => l.MLSNumber === 'MLS0001')?.SalePrice).toBe(301000);
+  });
+
+  it('exits 3 when a guard holds deletes back, naming what it would delete', async () => {
+    await writeFile(join(env.dir, 'homes.csv'), csv(rows(2)));
+    const run = await feedsync(['sync', '--config', config]);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('would have deleted 10 listing(s)');
+    expect(run.stderr).toContain('--force');
+    expect((await te.listings(SN)).length).toBe(12);
+    const forced = await feedsync(['sync', '--config', config, '--force', '--json']);
+    expect(forced.code).toBe(0);
+    expect(JSON.parse(forced.stdout).reports[0].counts.deleted).toBe(10);
+  });
+
+  it('exits 2 for an unknown --feed and lists the known ones', async () => {
+    const run = await feedsync(['sync', '--config', config, '--feed', 'nope']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('unknown feed nope; feeds in');
+    expect(run.stderr).toContain('homes');
+  });
+});
