@@ -53,7 +53,7 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
   // The emulator's keys are its own development keys, shown so a person can curl it; a key that came
   // from the environment may be a real one, so only its presence is told.
   const shown = (flag: string | undefined, envName: string, fallback: string) =>
-    flag ?? (process.env[envName] ? `(from ${envName})` : fallback);
+    flag || (process.env[envName] ? `(from ${envName})` : fallback);
   process.stderr.write(
     [
       `feedsync emulator listening on ${emulator.url}`,

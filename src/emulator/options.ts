@@ -68,8 +68,10 @@ export function resolveOptions(opts: EmulatorOptions, env: NodeJS.ProcessEnv = p
     seed: 1,
     answerMode: 'normal',
     ...withoutUndefined(opts),
-    secretKey: opts.secretKey ?? env.FEEDSYNC_SECRET_KEY ?? DEV_SECRET_KEY,
-    sessionKey: opts.sessionKey ?? env.FEEDSYNC_SESSION_KEY ?? DEV_SESSION_KEY,
+    // copied: faults are taken off this list as they are used
+    nextFaults: [...(opts.nextFaults ?? [])],
+    secretKey: opts.secretKey || env.FEEDSYNC_SECRET_KEY || DEV_SECRET_KEY,
+    sessionKey: opts.sessionKey || env.FEEDSYNC_SESSION_KEY || DEV_SESSION_KEY,
   };
 }
 

@@ -1,0 +1,55 @@
+// `feedsync emulator` as a person runs it: it prints where it listens, answers, and stops on SIGTERM.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ENDPOINTS } from '../../src/api/schemas.js';
+import { rawPost } from '../helpers/raw-post.js';
+
+const BIN = fileURLToPath(new URL('../../bin/feedsync.js', import.meta.url));
+
+describe('feedsync emulator', () => {
+  it('listens on the port asked (0: any), prints its URL and keys, answers with them, and stops on SIGTERM', async () => {
+    const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', '--max-page-size', '1', '--chatbots', 'SN-1'], {
+      env: { ...process.env, FEEDSYNC_SECRET_KEY: '', FEEDSYNC_SESSION_KEY: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (c) => {
+        stderr += c;
+        const m = /listening on (http:\/\/\S+)/.exec(stderr);
+        if (m) resolve(m[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      expect(stderr).toContain('dev-secret-key');
+      expect(stderr).toContain('dev-session-key');
+      const auth = { authorization: 'dev-secret-key' };
+      for (const mls of ['A', 'B']) {
+        const created = await rawPost(url + ENDPOINTS.create, { ...listing(), MLSNumber: mls }, auth);
+        expect(created.body).toMatchObject({ Success: true, Code: 200 });
+      }
+      const page = await rawPost(url + ENDPOINTS.list, { SerialNumber: 'SN-1', PageSize: 10 }, { 'chatrobot-sessionkey': 'dev-session-key' });
+      expect(page.body.Data.VirtualCount).toBe(2);
+      expect(page.body.Data.List).toHaveLength(1); // --max-page-size 1
+      const unknown = await rawPost(url + ENDPOINTS.create, { ...listing(), SerialNumber: 'SN-2' }, auth);
+      expect(unknown.status).toBe(404);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(stdout).toBe('');
+  });
+});
+
+function listing() {
+  return {
+    SerialNumber: 'SN-1', SaleType: 'for_sale', Status: 'Active', CurrencySymbol: '$', PropertyType: 'Condo', Bedrooms: 1,
+    Bathrooms: 1, Url: 'https://example.com/x', MLSNumber: 'X', YearBuilt: 2001, DaysOnMarket: 1, LotArea: 0,
+    BuildingArea: 700, AreaUnit: 'Square Feet', ParkingSpots: 0,
+  };
+}
