@@ -60,7 +60,6 @@ export function resolveOptions(opts: EmulatorOptions, env: NodeJS.ProcessEnv = p
     latencyMs: 0,
     faultRate: 0,
     faults: ['500', '503', '429', 'drop'],
-    nextFaults: [],
     retryAfterSeconds: 1,
     errorsAs200: false,
     streamFraming: 'sse',
