@@ -62,7 +62,7 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
       `  chatbots: ${opts.chatbots ?? 'any serial number'}; max page size ${opts.maxPageSize}; stream framing ${opts.streamFraming}` +
         (opts.faultRate > 0 ? `; faults ${faults.join(',')} at rate ${opts.faultRate} (seed ${opts.seed})` : ''),
       `  admin: GET /__emulator/listings?serialNumber=SN, GET /__emulator/stats, POST /__emulator/reset, POST /__emulator/sessions`,
-      'Ctrl-C stops it.',
+      'LOG_LEVEL=debug logs every request. Ctrl-C stops it.',
       '',
     ].join('\n'),
   );
