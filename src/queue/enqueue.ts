@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Job, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { closeRedis } from './connection.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
 
@@ -42,7 +43,9 @@ export type Finished = { state: 'completed'; returnvalue: unknown } | { state: '
  */
 export async function waitForJob(redis: Redis, queues: Queues, kind: JobKind, jobId: string, signal?: AbortSignal): Promise<Finished> {
   const queue = queues[kind];
-  const events = new QueueEvents(queue.name, { connection: redis.duplicate(), prefix: queue.opts.prefix, lastEventId: '$' });
+  // A connection of its own: QueueEvents blocks on it; BullMQ leaves a passed-in connection open.
+  const connection = redis.duplicate();
+  const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix, lastEventId: '$' });
   let poll: NodeJS.Timeout | undefined;
   try {
     await events.waitUntilReady();
@@ -60,6 +63,7 @@ export async function waitForJob(redis: Redis, queues: Queues, kind: JobKind, jo
   } finally {
     clearInterval(poll);
     await events.close();
+    await closeRedis(connection);
   }
 }
 
