@@ -1,17 +1,26 @@
-// The feed side of a sync: the mapped items of a feed gathered by key. A key met twice is reported
-// and the later record wins (whatever its kind). A feed that cannot be read whole (FeedReadError)
-// keeps what was read and is marked incomplete, which blocks deletes.
-import { FeedReadError, formatIssue, formatPlace } from '../errors.js';
+// The feed side of a sync, gathered one mapped item at a time: counts, rejected records, the keys
+// seen (to know what the feed no longer has), without holding the listings themselves, which go
+// on to be planned and written as they are read. A key met twice is reported, and the later
+// record wins from then on (the earlier one may have been written already). A feed that cannot be
+// read whole (FeedReadError), or is aborted, keeps what was read and is marked incomplete, which
+// blocks deletes.
+import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../errors.js';
 import type { MappedItem } from '../mapping/types.js';
-import type { DesiredSide } from './plan-types.js';
+import type { DesiredListing, DesiredSide } from './plan-types.js';
 
-export async function collectDesired(
-  items: AsyncIterable<MappedItem>,
-  mode: DesiredSide['mode'],
-  onRecord?: (records: number) => void,
-): Promise<DesiredSide & { readErrorRetryable?: boolean }> {
-  const side: DesiredSide & { readErrorRetryable?: boolean } = {
-    listings: new Map(),
+export type FeedSide = Omit<DesiredSide, 'listings'> & { listings: Set<string>; readErrorRetryable?: boolean };
+
+export interface FeedCollector {
+  side: FeedSide;
+  /** counts the item; a valid listing comes back to be planned */
+  add(item: MappedItem): DesiredListing | undefined;
+  /** the feed stopped: a FeedReadError or an abort marks it incomplete, anything else is thrown */
+  fail(err: unknown): void;
+}
+
+export function createFeedCollector(mode: DesiredSide['mode']): FeedCollector {
+  const side: FeedSide = {
+    listings: new Set(),
     protectedKeys: new Set(),
     goneKeys: new Map(),
     rejected: [],
@@ -21,17 +30,18 @@ export async function collectDesired(
     counts: { records: 0, valid: 0, rejected: 0, skipped: 0, removed: 0 },
   };
   const forget = (key: string) => side.listings.delete(key) || side.protectedKeys.delete(key) || side.goneKeys.delete(key);
-  try {
-    for await (const item of items) {
+
+  return {
+    side,
+    add(item) {
       side.counts.records++;
-      onRecord?.(side.counts.records);
       const key = item.kind === 'error' ? undefined : item.key;
       if (key !== undefined && forget(key)) side.feedDuplicates.push({ key, position: item.position });
       switch (item.kind) {
         case 'listing':
-          side.counts.valid++;
-          side.listings.set(item.key, { key: item.key, listing: item.listing, position: item.position });
-          break;
+          side.listings.add(item.key);
+          side.counts.valid = side.listings.size;
+          return { key: item.key, listing: item.listing, position: item.position };
         case 'rejected':
           side.counts.rejected++;
           side.rejected.push({ position: item.position, ...(key !== undefined && { key }), reasons: item.issues.map(formatIssue) });
@@ -50,16 +60,16 @@ export async function collectDesired(
           if (key !== undefined) side.goneKeys.set(key, 'removed');
           break;
       }
-    }
-  } catch (err) {
-    if (!(err instanceof FeedReadError)) throw err;
-    side.complete = false;
-    side.readError = err.message;
-    side.readErrorRetryable = err.retryable;
-  }
-  // `valid` counts listings kept, after later records replaced earlier ones.
-  side.counts.valid = side.listings.size;
-  return side;
+      side.counts.valid = side.listings.size;
+      return undefined;
+    },
+    fail(err) {
+      if (!(err instanceof FeedReadError) && !(err instanceof AbortedError)) throw err;
+      side.complete = false;
+      side.readError = err.message;
+      side.readErrorRetryable = err instanceof FeedReadError && err.retryable;
+    },
+  };
 }
 
 /** The report prints the record's place beside its reasons: drop the copy the message starts with. */

@@ -28,7 +28,7 @@ export interface ExecuteDeps {
   breakerThreshold?: number;
   logger: Logger;
   signal?: AbortSignal;
-  onProgress?: (p: { done: number; total: number }) => void;
+  onProgress?: (p: { done: number }) => void;
 }
 
 export interface ItemFailure {
@@ -59,9 +59,38 @@ export interface ExecutionResult {
   stopReason?: string;
 }
 
-type Task = () => Promise<void>;
+/** One unit of work: a create, an update, or a batch of deletes of one KeyType. */
+export type Job =
+  | { kind: 'create'; create: PlannedCreate }
+  | { kind: 'update'; update: PlannedUpdate }
+  | { kind: 'delete'; keyType: KeyType; batch: PlannedDelete[] };
 
+export interface Executor {
+  /** Runs the jobs, `concurrency` at a time; resolves when all started ones are done or the run stops. */
+  run(jobs: AsyncIterable<Job> | Iterable<Job>): Promise<void>;
+  result: ExecutionResult;
+}
+
+/** A plan held in memory: writes first, then the delete batches. */
 export async function executePlan(plan: Pick<SyncPlan, 'creates' | 'updates'> & { deletes: PlannedDelete[] }, deps: ExecuteDeps): Promise<ExecutionResult> {
+  const executor = createExecutor(deps);
+  await executor.run(writeJobs(plan));
+  await executor.run(deleteJobs(plan.deletes, deps.batchSize));
+  return executor.result;
+}
+
+export function* writeJobs(plan: Pick<SyncPlan, 'creates' | 'updates'>): Generator<Job> {
+  for (const create of plan.creates) yield { kind: 'create', create };
+  for (const update of plan.updates) yield { kind: 'update', update };
+}
+
+export function* deleteJobs(deletes: readonly PlannedDelete[], batchSize: number): Generator<Job> {
+  for (const [keyType, group] of groupBy(deletes, (d) => d.keyType)) {
+    for (const batch of chunk(group, batchSize)) yield { kind: 'delete', keyType, batch };
+  }
+}
+
+export function createExecutor(deps: ExecuteDeps): Executor {
   const result: ExecutionResult = {
     created: 0,
     updated: 0,
@@ -76,7 +105,7 @@ export async function executePlan(plan: Pick<SyncPlan, 'creates' | 'updates'> & 
   };
   const threshold = deps.breakerThreshold ?? 10;
   let consecutive = 0;
-  let lastError = '';
+  let done = 0;
 
   const succeeded = () => {
     consecutive = 0;
@@ -87,20 +116,26 @@ export async function executePlan(plan: Pick<SyncPlan, 'creates' | 'updates'> & 
     result.failures.push({ key, op, reason, retryable });
     deps.logger.warn({ key, op, err: reason }, `${op} ${key} failed`);
     if (!retryable) return;
-    lastError = reason;
     if (++consecutive >= threshold && !result.stopped) {
       result.stopped = 'unavailable';
-      result.stopReason = `the service looks down: ${consecutive} calls in a row failed after retries (last: ${lastError})`;
+      result.stopReason = `the service looks down: ${consecutive} calls in a row failed after retries (last: ${reason})`;
     }
   };
 
   const create = async (c: PlannedCreate) => {
-    const how = await createOnce(deps.api, c.listing, { keyBy: deps.keyBy, key: c.key, retries: deps.retries, baseDelayMs: deps.retryBaseDelayMs, signal: deps.signal, onResend: () => result.createResends++ });
+    const how = await createOnce(deps.api, c.listing, {
+      keyBy: deps.keyBy,
+      key: c.key,
+      retries: deps.retries,
+      baseDelayMs: deps.retryBaseDelayMs,
+      signal: deps.signal,
+      onResend: () => result.createResends++,
+    });
     if (how === 'found') result.createsFound++;
     result.written.push([c.key, c.fingerprint]);
   };
 
-  const createTask = (c: PlannedCreate): Task => async () => {
+  const runCreate = async (c: PlannedCreate) => {
     try {
       await create(c);
       result.created++;
@@ -110,7 +145,7 @@ export async function executePlan(plan: Pick<SyncPlan, 'creates' | 'updates'> & 
     }
   };
 
-  const updateTask = (u: PlannedUpdate): Task => async () => {
+  const runUpdate = async (u: PlannedUpdate) => {
     try {
       const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy });
       if (n === 0) {
@@ -127,7 +162,7 @@ export async function executePlan(plan: Pick<SyncPlan, 'creates' | 'updates'> & 
     }
   };
 
-  const deleteBatch = async (batch: PlannedDelete[], keyType: KeyType): Promise<void> => {
+  const runDeletes = async (batch: PlannedDelete[], keyType: KeyType): Promise<void> => {
     try {
       await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType });
       for (const d of batch) {
@@ -145,33 +180,40 @@ export async function executePlan(plan: Pick<SyncPlan, 'creates' | 'updates'> & 
       }
       // Rejected for good: one bad key spoils the batch. Halve until it stands alone.
       const mid = Math.ceil(batch.length / 2);
-      await deleteBatch(batch.slice(0, mid), keyType);
-      await deleteBatch(batch.slice(mid), keyType);
+      await runDeletes(batch.slice(0, mid), keyType);
+      await runDeletes(batch.slice(mid), keyType);
     }
   };
 
-  const tasks: Task[] = [...plan.creates.map(createTask), ...plan.updates.map(updateTask)];
-  for (const [keyType, deletes] of groupBy(plan.deletes, (d) => d.keyType)) {
-    for (const batch of chunk(deletes, deps.batchSize)) tasks.push(() => deleteBatch(batch, keyType));
-  }
+  const runJob = (job: Job) =>
+    job.kind === 'create' ? runCreate(job.create) : job.kind === 'update' ? runUpdate(job.update) : runDeletes(job.batch, job.keyType);
 
-  let next = 0;
-  let done = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      if (deps.signal?.aborted) {
-        result.stopped ??= 'aborted';
-        result.stopReason ??= 'stopped by a signal: calls in flight were finished, nothing new was sent';
-        return;
-      }
-      if (result.stopped) return;
-      const task = tasks[next++] as Task;
-      await task();
-      deps.onProgress?.({ done: ++done, total: tasks.length });
-    }
+  return {
+    result,
+    async run(jobs) {
+      // Workers pull from one iterator: a streamed source is read only as fast as calls are made.
+      const it = Symbol.asyncIterator in jobs ? jobs[Symbol.asyncIterator]() : (jobs as Iterable<Job>)[Symbol.iterator]();
+      let exhausted = false;
+      const worker = async () => {
+        for (;;) {
+          if (deps.signal?.aborted) {
+            result.stopped ??= 'aborted';
+            result.stopReason ??= 'stopped by a signal: calls in flight were finished, nothing new was sent';
+          }
+          if (result.stopped || exhausted) return;
+          const next = await it.next();
+          if (next.done) {
+            exhausted = true;
+            return;
+          }
+          await runJob(next.value);
+          deps.onProgress?.({ done: ++done });
+        }
+      };
+      await Promise.all(Array.from({ length: Math.max(1, deps.concurrency) }, worker));
+      if (!exhausted) await it.return?.();
+    },
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(deps.concurrency, tasks.length)) }, worker));
-  return result;
 }
 
 export function chunk<T>(items: readonly T[], size: number): T[][] {

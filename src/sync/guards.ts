@@ -17,7 +17,7 @@ import type { DeletesConfig } from '../config/schema.js';
 import type { PlannedDelete, SyncPlan } from './plan-types.js';
 
 export interface GuardInput {
-  plan: SyncPlan;
+  plan: Pick<SyncPlan, 'deletes'>;
   deletes: Pick<DeletesConfig, 'maxFraction' | 'maxCount' | 'graceHours'>;
   remote: { count: number; complete: boolean; problem?: string };
   feed: { complete: boolean; readError?: string; mode: 'full' | 'incremental'; valid: number };

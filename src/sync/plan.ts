@@ -10,13 +10,92 @@
 //   newest ID) is kept; in mirror mode the others are deleted by their NewOaks ID;
 // - a key whose feed record was rejected keeps its remote listing untouched, and so does a listing
 //   another feed of the same chatbot wrote (several feeds may fill one chatbot).
+// planListing decides one feed listing and planDeletes the rest, so a sync can stream the feed
+// through planListing without holding it; planSync is the two over a whole feed held in memory.
 import { canonicalFromListing, diffCanonical } from '../listing/canonical.js';
 import { fingerprintListing } from '../listing/fingerprint.js';
-import type { DesiredSide, DuplicateGroup, PlanOptions, PlannedDelete, RemoteListing, RemoteSide, SyncPlan } from './plan-types.js';
+import type {
+  DesiredListing,
+  DesiredSide,
+  DuplicateGroup,
+  PlannedCreate,
+  PlannedDelete,
+  PlannedUpdate,
+  PlanOptions,
+  RemoteListing,
+  RemoteSide,
+  SyncPlan,
+} from './plan-types.js';
 
+export interface ListingDecision {
+  create?: PlannedCreate;
+  update?: PlannedUpdate;
+  /** unchanged with no fingerprint yet: record this one, write nothing */
+  recordFingerprint?: string;
+  duplicates?: DuplicateGroup;
+  /** the extra copies to delete by NewOaks ID (mirror mode) */
+  duplicateDeletes: PlannedDelete[];
+}
+
+export function planListing(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions, ignore: ReadonlySet<string>): ListingDecision {
+  const { key, listing } = entry;
+  const fingerprint = fingerprintListing(listing, ignore);
+  if (!copies?.length) return { create: { key, listing, fingerprint }, duplicateDeletes: [] };
+  const canonical = canonicalFromListing(listing);
+  const diffs = copies.map((copy) => ({ copy, changes: diffCanonical(canonical, copy.canonical, ignore) }));
+  const kept = diffs.find((d) => d.changes.length === 0) ?? diffs.reduce((a, b) => (b.copy.id > a.copy.id ? b : a));
+  const decision: ListingDecision = { duplicateDeletes: [] };
+  const extras = copies.filter((c) => c !== kept.copy && !options.ownedElsewhere?.(c));
+  if (extras.length) {
+    decision.duplicates = { key, keepId: kept.copy.id, extraIds: extras.map((c) => c.id) };
+    if (options.deletesMode === 'mirror') {
+      decision.duplicateDeletes = extras.map((c) => ({ key, reason: 'duplicate', deleteKey: String(c.id), keyType: 'NewOaks', remoteIds: [c.id] }));
+    }
+  }
+  const stored = options.fingerprints.get(key);
+  if (kept.changes.length) decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: kept.changes };
+  else if (stored !== undefined && stored !== fingerprint) decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [] };
+  else if (stored === undefined) decision.recordFingerprint = fingerprint;
+  return decision;
+}
+
+export interface DeleteDecision {
+  deletes: PlannedDelete[];
+  protectedKeys: string[];
+  otherFeeds: number;
+}
+
+/** The remote listings the feed no longer has (or marks gone), once the whole feed has been seen. */
+export function planDeletes(
+  remote: RemoteSide,
+  feed: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode'> & { listings: { has(key: string): boolean } },
+  options: PlanOptions,
+): DeleteDecision {
+  const out: DeleteDecision = { deletes: [], protectedKeys: [], otherFeeds: 0 };
+  if (options.deletesMode !== 'mirror') {
+    for (const key of remote.byKey.keys()) if (!feed.listings.has(key) && feed.protectedKeys.has(key)) out.protectedKeys.push(key);
+    return out;
+  }
+  for (const [key, copies] of remote.byKey) {
+    if (feed.listings.has(key)) continue;
+    if (feed.protectedKeys.has(key)) {
+      out.protectedKeys.push(key);
+      continue;
+    }
+    const gone = feed.goneKeys.get(key);
+    if (!gone && feed.mode !== 'full') continue;
+    if (options.ownedElsewhere && copies.every(options.ownedElsewhere)) {
+      out.otherFeeds++;
+      continue;
+    }
+    out.deletes.push({ key, reason: gone ?? 'absent', deleteKey: key, keyType: options.keyBy, remoteIds: copies.map((c) => c.id) });
+  }
+  return out;
+}
+
+/** The whole plan of a feed held in memory (tests, previews); syncFeed streams the same steps. */
 export function planSync(desired: DesiredSide, remote: RemoteSide, options: PlanOptions): SyncPlan {
   const ignore = new Set(options.ignore);
-  const mirror = options.deletesMode === 'mirror';
   const plan: SyncPlan = {
     keyBy: options.keyBy,
     creates: [],
@@ -28,69 +107,24 @@ export function planSync(desired: DesiredSide, remote: RemoteSide, options: Plan
     protectedKeys: [],
     otherFeeds: 0,
   };
-
-  for (const [key, { listing }] of desired.listings) {
-    const fingerprint = fingerprintListing(listing, ignore);
-    const copies = remote.byKey.get(key);
-    if (!copies?.length) {
-      plan.creates.push({ key, listing, fingerprint });
-      continue;
-    }
-    const canonical = canonicalFromListing(listing);
-    const diffs = copies.map((copy) => ({ copy, changes: diffCanonical(canonical, copy.canonical, ignore) }));
-    const kept = diffs.find((d) => d.changes.length === 0) ?? diffs.reduce((a, b) => (b.copy.id > a.copy.id ? b : a));
-    if (copies.length > 1) addDuplicates(plan, key, kept.copy, copies, mirror, options.ownedElsewhere);
-
-    const stored = options.fingerprints.get(key);
-    if (kept.changes.length) {
-      plan.updates.push({ key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: kept.changes });
-    } else if (stored !== undefined && stored !== fingerprint) {
-      plan.updates.push({ key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [] });
-    } else {
-      plan.unchanged++;
-      if (stored === undefined) plan.recordFingerprints.push([key, fingerprint]);
-    }
+  const duplicateDeletes: PlannedDelete[] = [];
+  for (const entry of desired.listings.values()) {
+    const d = planListing(entry, remote.byKey.get(entry.key), options, ignore);
+    addDecision(plan, entry.key, d);
+    duplicateDeletes.push(...d.duplicateDeletes);
   }
-
-  for (const [key, copies] of remote.byKey) {
-    if (desired.listings.has(key)) continue;
-    if (desired.protectedKeys.has(key)) {
-      plan.protectedKeys.push(key);
-      continue;
-    }
-    const gone = desired.goneKeys.get(key);
-    const absentFromFullFeed = desired.mode === 'full';
-    if (!mirror || (!gone && !absentFromFullFeed)) continue;
-    if (options.ownedElsewhere && copies.every(options.ownedElsewhere)) {
-      plan.otherFeeds++;
-      continue;
-    }
-    plan.deletes.push({
-      key,
-      reason: gone ?? 'absent',
-      deleteKey: key,
-      keyType: options.keyBy,
-      remoteIds: copies.map((c) => c.id),
-    });
-  }
+  const rest = planDeletes(remote, desired, options);
+  plan.deletes = [...duplicateDeletes, ...rest.deletes];
+  plan.protectedKeys = rest.protectedKeys;
+  plan.otherFeeds = rest.otherFeeds;
   return plan;
 }
 
-function addDuplicates(
-  plan: SyncPlan,
-  key: string,
-  kept: RemoteListing,
-  copies: RemoteListing[],
-  mirror: boolean,
-  ownedElsewhere: PlanOptions['ownedElsewhere'],
-): void {
-  const extras = copies.filter((c) => c !== kept && !ownedElsewhere?.(c));
-  if (extras.length === 0) return;
-  const group: DuplicateGroup = { key, keepId: kept.id, extraIds: extras.map((c) => c.id) };
-  plan.duplicates.push(group);
-  if (!mirror) return;
-  for (const id of group.extraIds) {
-    const del: PlannedDelete = { key, reason: 'duplicate', deleteKey: String(id), keyType: 'NewOaks', remoteIds: [id] };
-    plan.deletes.push(del);
-  }
+/** Adds one decision to a plan (its duplicate deletes are the caller's: they go with the other deletes). */
+export function addDecision(plan: SyncPlan, key: string, d: ListingDecision): void {
+  if (d.create) plan.creates.push(d.create);
+  else if (d.update) plan.updates.push(d.update);
+  else plan.unchanged++;
+  if (d.recordFingerprint) plan.recordFingerprints.push([key, d.recordFingerprint]);
+  if (d.duplicates) plan.duplicates.push(d.duplicates);
 }

@@ -14,9 +14,9 @@ export function createProgressLine(stream: NodeJS.WriteStream = process.stderr, 
   return {
     onProgress(p) {
       const t = Date.now();
-      if (t - last < everyMs && p.done !== p.total) return;
+      if (t - last < everyMs) return;
       last = t;
-      const what = p.phase === 'feed' ? `${p.done} records read` : `${p.done}/${p.total ?? '?'} writes`;
+      const what = p.phase === 'feed' ? `${p.done} records read` : `${p.done} calls done`;
       stream.write(`\r\x1b[K${p.feed}: ${what}`);
       shown = true;
     },

@@ -58,6 +58,8 @@ export interface SyncReport {
   remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string };
   plan?: PlanView;
   stateLocation: string;
+  /** when the remote side was paged, the feed read (and its writes sent), the deletes planned and sent (ms from the start) */
+  timings: { remoteMs: number; feedMs: number; planMs: number; executeMs: number };
   durationMs: number;
   summary: string;
   startedAt: string;

@@ -11,11 +11,11 @@ import { openFeed } from '../feeds/index.js';
 import type { Logger } from '../log.js';
 import { mapFeed } from '../mapping/map-feed.js';
 import type { KvStore } from '../state/kv-store.js';
-import { collectDesired } from './desired.js';
-import { executePlan, type ExecutionResult } from './execute.js';
+import { createFeedCollector } from './desired.js';
+import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
-import { planSync } from './plan.js';
-import type { RemoteListing, RemoteSide, SyncPlan } from './plan-types.js';
+import { planDeletes, planListing } from './plan.js';
+import type { PlannedDelete, PlanOptions, RemoteListing, RemoteSide } from './plan-types.js';
 import { fetchRemote } from './remote.js';
 import { callsBetween, summaryLine, type PlanView, type SyncOutcome, type SyncReport } from './report.js';
 
@@ -23,7 +23,6 @@ export interface SyncProgress {
   feed: string;
   phase: 'feed' | 'write';
   done: number;
-  total?: number;
 }
 
 export interface SyncDeps {
@@ -59,54 +58,99 @@ const ownerKey = (keyBy: 'MLSNumber' | 'URL', key: unknown) => `${keyBy}:${Strin
 export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport> {
   const startedAt = new Date();
   const t0 = performance.now();
+  const ms = () => Math.round(performance.now() - t0);
+  /** when each phase ended, in ms since the start */
+  const timings: SyncReport['timings'] = { remoteMs: 0, feedMs: 0, planMs: 0, executeMs: 0 };
   const now = opts.now ?? (() => new Date());
   const logger = deps.logger.child({ feed: feed.name, chatbot: feed.chatbot });
   const callsBefore = deps.calls?.snapshot();
   const { api, store, apiConfig, signal } = deps;
-  const progress = (phase: SyncProgress['phase'], done: number, total?: number) =>
-    deps.onProgress?.({ feed: feed.name, phase, done, ...(total !== undefined && { total }) });
+  const progress = (phase: SyncProgress['phase'], done: number) => deps.onProgress?.({ feed: feed.name, phase, done });
+  const collector = createFeedCollector('full');
+  const tally = { creates: 0, updates: 0, unchanged: 0, recordFingerprints: [] as Array<[string, string]>, duplicates: 0, duplicateDeletes: [] as PlannedDelete[] };
+  const view: PlanView = { creates: [], updates: [], deletes: [] };
 
-  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, store, logger, signal, full: opts.full });
-  // The remote side is paged while the feed is read: neither waits for the other.
-  const remotePromise = fetchRemote(api, {
-    serialNumber: feed.chatbot,
-    keyBy: feed.keyBy,
-    pageSize: apiConfig.pageSize,
-    concurrency: apiConfig.concurrency,
-    signal,
-  });
-  remotePromise.catch(() => {}); // awaited below; this only keeps an early failure from going unhandled
-  const desired = await collectDesired(mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy }), opened.mode, (n) => {
-    if (n % 1000 === 0) progress('feed', n);
-  });
+  // The remote side first: each feed record is then planned (and written) as it is read, so the
+  // feed is never held whole in memory.
   let remote: RemoteSide;
   try {
-    remote = await remotePromise;
+    remote = await fetchRemote(api, { serialNumber: feed.chatbot, keyBy: feed.keyBy, pageSize: apiConfig.pageSize, concurrency: apiConfig.concurrency, signal });
   } catch (err) {
     if (!isRetryable(err) && !(err instanceof AbortedError)) throw err;
     const outcome: SyncOutcome = err instanceof AbortedError ? 'aborted' : 'unavailable';
     const message = `the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
     return finish({ outcome, message, remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: causeMessage(err) }, count: 0 });
   }
-  if (signal?.aborted) {
-    return finish({ outcome: 'aborted', message: 'stopped by a signal before anything was written', remote: remoteInfo(remote), count: remote.count });
-  }
+  timings.remoteMs = ms();
 
   const fpNs = fingerprintNamespace(feed.name);
   const missingNs = missingNamespace(feed.name);
+  const ownerNs = ownerNamespace(feed.chatbot);
   const fingerprints = await store.getAll(fpNs);
   const missingSince = feed.deletes.graceHours > 0 ? await store.getAll(missingNs) : new Map<string, string>();
-  const ownerNs = ownerNamespace(feed.chatbot);
   const owners = await store.getAll(ownerNs);
   const ownedElsewhere = (r: RemoteListing) =>
     [ownerKey('MLSNumber', r.canonical.MLSNumber), ownerKey('URL', r.canonical.Url)].some((k) => {
       const owner = owners.get(k);
       return owner !== undefined && owner !== feed.name;
     });
-  const plan = planSync(desired, remote, { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore: feed.ignore, fingerprints, ownedElsewhere });
-  fingerprints.clear(); // 100k entries are not needed past planning
+  const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore: feed.ignore, fingerprints, ownedElsewhere };
+  const ignore = new Set(feed.ignore);
+
+  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, store, logger, signal, full: opts.full });
+  collector.side.mode = opened.mode;
+  let feedDone = false;
+  async function* writes(): AsyncGenerator<Job> {
+    try {
+      for await (const item of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
+        const entry = collector.add(item);
+        if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
+        if (!entry) continue;
+        const d = planListing(entry, remote.byKey.get(entry.key), planOptions, ignore);
+        if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
+        if (d.duplicates) tally.duplicates++;
+        tally.duplicateDeletes.push(...d.duplicateDeletes);
+        if (d.create) {
+          tally.creates++;
+          if (opts.dryRun) view.creates.push(d.create.key);
+          else yield { kind: 'create', create: d.create };
+        } else if (d.update) {
+          tally.updates++;
+          if (opts.dryRun) view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
+          else yield { kind: 'update', update: d.update };
+        } else tally.unchanged++;
+      }
+    } catch (err) {
+      collector.fail(err);
+    }
+    feedDone = true;
+    timings.feedMs = ms();
+  }
+
+  const executor = createExecutor({
+    api,
+    serialNumber: feed.chatbot,
+    keyBy: feed.keyBy,
+    concurrency: apiConfig.concurrency,
+    batchSize: feed.deletes.batchSize,
+    retries: apiConfig.retries,
+    logger,
+    signal,
+    onProgress: ({ done }) => progress('write', done),
+  });
+  if (opts.dryRun) for await (const _ of writes());
+  else await executor.run(writes());
+  fingerprints.clear(); // not needed past planning: 100k entries
+  const desired = collector.side;
+  if (!feedDone) {
+    desired.complete = false;
+    desired.readError ??= 'the run stopped before the feed was read whole';
+  }
+
+  const rest = planDeletes(remote, desired, planOptions);
+  const plannedDeletes = [...tally.duplicateDeletes, ...rest.deletes];
   const guard = evaluateGuards({
-    plan,
+    plan: { deletes: plannedDeletes },
     deletes: feed.deletes,
     remote: { count: remote.count, complete: remote.complete, problem: remote.problem },
     feed: { complete: desired.complete, readError: desired.readError, mode: desired.mode, valid: desired.counts.valid },
@@ -114,31 +158,24 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     now: now(),
     missingSince,
   });
+  timings.planMs = ms();
+  const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, duplicates: tally.duplicates };
 
   if (opts.dryRun) {
-    return finish({ outcome: guard.outcome === 'tripped' ? 'guard' : 'ok', message: guard.message, remote: remoteInfo(remote), count: remote.count, plan, guard, dry: true });
+    const shown = [...guard.allowed, ...guard.withheld];
+    view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
+    const planned = { creates: tally.creates, updates: tally.updates, deletes: guard.allowed };
+    return finish({ outcome: guard.outcome === 'tripped' ? 'guard' : 'ok', message: guard.message, remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
   }
 
-  const exec = await executePlan(
-    { creates: plan.creates, updates: plan.updates, deletes: guard.allowed },
-    {
-      api,
-      serialNumber: feed.chatbot,
-      keyBy: feed.keyBy,
-      concurrency: apiConfig.concurrency,
-      batchSize: feed.deletes.batchSize,
-      retries: apiConfig.retries,
-      logger,
-      signal,
-      onProgress: ({ done, total }) => progress('write', done, total),
-    },
-  );
+  const exec = executor.result;
+  if (!exec.stopped && guard.allowed.length) await executor.run(deleteJobs(guard.allowed, feed.deletes.batchSize));
+  timings.executeMs = ms();
 
-  await store.set(fpNs, [...plan.recordFingerprints, ...exec.written]);
+  const written = [...tally.recordFingerprints, ...exec.written];
+  await store.set(fpNs, written);
   if (exec.deletedKeys.length) await store.delete(fpNs, exec.deletedKeys);
-  const claimed = [...plan.recordFingerprints, ...exec.written]
-    .map(([key]) => ownerKey(feed.keyBy, key))
-    .filter((k) => owners.get(k) !== feed.name);
+  const claimed = written.map(([key]) => ownerKey(feed.keyBy, key)).filter((k) => owners.get(k) !== feed.name);
   if (claimed.length) await store.set(ownerNs, claimed.map((k) => [k, feed.name] as const));
   if (exec.deletedKeys.length) await store.delete(ownerNs, exec.deletedKeys.map((key) => ownerKey(feed.keyBy, key)));
   owners.clear();
@@ -150,21 +187,23 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     exec.stopped ?? (guard.outcome === 'tripped' ? 'guard' : exec.failures.length || !desired.complete ? 'partial' : 'ok');
   const message = exec.stopReason ?? guard.message ?? (desired.readError && `the feed was not read whole: ${desired.readError}`);
   if (outcome === 'ok') await opened.commit();
-  return finish({ outcome, message, remote: remoteInfo(remote), count: remote.count, plan, guard, exec });
+  return finish({ outcome, message, remote: remoteInfo(remote), count: remote.count, guard, counted, exec });
 
   function finish(r: {
     outcome: SyncOutcome;
     message?: string;
     remote: SyncReport['remote'];
     count: number;
-    plan?: SyncPlan;
     guard?: GuardDecision;
+    counted?: { protected: number; otherFeeds: number; unchanged: number; duplicates: number };
+    /** a dry run: what would be written */
+    planned?: { creates: number; updates: number; deletes: PlannedDelete[] };
     exec?: ExecutionResult;
     dry?: boolean;
   }): SyncReport {
-    const { plan: p, exec: e, guard: g } = r;
+    const { exec: e, guard: g, planned: p } = r;
+    const desired = collector.side;
     const { calls, retries } = callsBetween(callsBefore, deps.calls?.snapshot());
-    const deletes = r.dry ? (g?.allowed ?? []) : [];
     const failures = e?.failures ?? [];
     const retryable =
       r.outcome === 'unavailable' || (r.outcome !== 'aborted' && (failures.some((f) => f.retryable) || Boolean(desired.readErrorRetryable)));
@@ -183,14 +222,14 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         removed: desired.counts.removed,
         feedDuplicates: desired.feedDuplicates.length,
         remote: r.count,
-        created: r.dry ? (p?.creates.length ?? 0) : (e?.created ?? 0),
-        updated: r.dry ? (p?.updates.length ?? 0) : (e?.updated ?? 0),
-        deleted: r.dry ? deletes.filter((d) => d.reason !== 'duplicate').length : (e?.deleted ?? 0),
-        unchanged: p?.unchanged ?? 0,
-        duplicatesRemoved: r.dry ? deletes.filter((d) => d.reason === 'duplicate').length : (e?.duplicatesRemoved ?? 0),
+        created: p ? p.creates : (e?.created ?? 0),
+        updated: p ? p.updates : (e?.updated ?? 0),
+        deleted: p ? p.deletes.filter((d) => d.reason !== 'duplicate').length : (e?.deleted ?? 0),
+        unchanged: r.counted?.unchanged ?? 0,
+        duplicatesRemoved: p ? p.deletes.filter((d) => d.reason === 'duplicate').length : (e?.duplicatesRemoved ?? 0),
         failed: failures.length,
-        protected: p?.protectedKeys.length ?? 0,
-        otherFeeds: p?.otherFeeds ?? 0,
+        protected: r.counted?.protected ?? 0,
+        otherFeeds: r.counted?.otherFeeds ?? 0,
         waitingGrace: g?.waiting.length ?? 0,
       },
       calls,
@@ -207,9 +246,10 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       },
       source: { mode: desired.mode, complete: desired.complete, ...(desired.readError && { error: desired.readError }) },
       remote: r.remote,
-      ...(r.dry && p && { plan: planView(p, [...deletes, ...(g?.withheld ?? [])]) }),
+      ...(r.dry && { plan: view }),
       stateLocation: store.location,
-      durationMs: Math.round(performance.now() - t0),
+      timings,
+      durationMs: ms(),
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
     };
@@ -227,13 +267,5 @@ function remoteInfo(remote: RemoteSide): SyncReport['remote'] {
     rounds: remote.rounds,
     virtualCount: remote.virtualCount,
     ...(remote.problem && { problem: remote.problem }),
-  };
-}
-
-function planView(plan: SyncPlan, deletes: SyncPlan['deletes']): PlanView {
-  return {
-    creates: plan.creates.map((c) => c.key),
-    updates: plan.updates.map((u) => ({ key: u.key, reason: u.reason, changes: u.changes })),
-    deletes: deletes.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey })),
   };
 }

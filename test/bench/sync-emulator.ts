@@ -1,0 +1,7 @@
+// The emulator for the sync benchmark, in a process of its own so its 100k stored listings do not
+// count in the sync's RSS. Sends its URL to the parent over IPC; exits when the parent goes.
+import { startEmulator } from '../../src/emulator/index.js';
+
+const emulator = await startEmulator({ port: 0, latencyMs: Number(process.argv[2] ?? 20), secretKey: 'bench-secret', sessionKey: 'bench-session' });
+process.send?.({ url: emulator.url });
+process.on('disconnect', () => void emulator.close().then(() => process.exit(0)));
