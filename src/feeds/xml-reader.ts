@@ -11,6 +11,7 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import iconv from 'iconv-lite';
 import { StringDecoder } from 'node:string_decoder';
 import { FeedReadError, RecordParseError } from '../errors.js';
+import { itemsOf } from './item-batches.js';
 import type { FeedItem } from './types.js';
 import { createXmlScanner } from './xml-scanner.js';
 
@@ -50,7 +51,11 @@ export function createRecordParser(): XMLParser {
   });
 }
 
-export async function* readXml(bytes: AsyncIterable<Buffer>, opts: XmlOptions): AsyncIterable<FeedItem> {
+export function readXml(bytes: AsyncIterable<Buffer>, opts: XmlOptions): AsyncIterable<FeedItem> {
+  return itemsOf(readXmlBatches(bytes, opts));
+}
+
+async function* readXmlBatches(bytes: AsyncIterable<Buffer>, opts: XmlOptions): AsyncIterable<FeedItem[]> {
   const file = opts.label;
   const recordTag = opts.recordPath.split('.').pop()!;
   const scanner = createXmlScanner({ recordPath: opts.recordPath, label: file });
@@ -71,9 +76,10 @@ export async function* readXml(bytes: AsyncIterable<Buffer>, opts: XmlOptions): 
 
   for await (const text of decodeDeclared(bytes, file, opts.encoding)) {
     const records = scanner.push(text);
-    for (const r of records) yield toItem(r);
+    if (records.length) yield records.map(toItem);
   }
-  for (const r of scanner.end()) yield toItem(r);
+  const last = scanner.end();
+  if (last.length) yield last.map(toItem);
 }
 
 /** Decode bytes to text in the document's encoding: BOM, then the XML declaration, else UTF-8. */

@@ -2,7 +2,7 @@
 // to listing candidate. Everything that can be decided once — paths, transforms, value maps — is
 // decided here, so mapping a record is a handful of closure calls (the hot path of a 200k feed).
 import type { ValidationIssue } from '../errors.js';
-import type { ListingField } from '../listing/schema.js';
+import { LISTING_FIELDS, type ListingField } from '../listing/schema.js';
 import type { FieldRuleObject, MappingConfig } from './config-schema.js';
 import { compilePath, isEmpty, type Getter } from './paths.js';
 import { PRESETS } from './presets/registry.js';
@@ -42,14 +42,25 @@ export function compileMapping(config: MappingConfig, options: { now?: () => Dat
   }
   const defaults = { ...preset?.defaults, ...config.defaults } as Record<string, unknown>;
 
-  const fieldFns: FieldFn[] = [];
+  // fields are filled in the spec's order, so the candidate's keys already are in the order the
+  // validated listing has (validateListing can then hand the same object on)
+  const steps: [ListingField, FieldFn][] = [];
   for (const [field, rule] of Object.entries(rules) as [ListingField, FieldRuleObject][]) {
-    fieldFns.push(compileField(field, rule, defaults[field], now));
+    steps.push([field, compileField(field, rule, defaults[field], now)]);
   }
-  for (const [field, value] of Object.entries(defaults)) {
-    if (!(field in rules)) fieldFns.push((_r, out) => void (out[field] = value));
+  for (const [field, value] of Object.entries(defaults) as [ListingField, unknown][]) {
+    if (!(field in rules)) steps.push([field, (_r, out) => void (out[field] = value)]);
   }
   const extension = compileExtension(config.extension, preset?.extension);
+  if (extension) {
+    steps.push(['ExtensionColumn', (record, out) => {
+      const entries = extension(record);
+      if (entries.length) out.ExtensionColumn = [...((out.ExtensionColumn as unknown[] | undefined) ?? []), ...entries];
+    }]);
+  }
+  const order = (f: ListingField) => LISTING_FIELDS.indexOf(f);
+  // a stable sort keeps an ExtensionColumn rule before the extension entries
+  const fieldFns = steps.sort((a, b) => order(a[0]) - order(b[0])).map(([, fn]) => fn);
 
   const keyGetters = {
     MLSNumber: rules.MLSNumber ? valueGetter('MLSNumber', rules.MLSNumber, now) : () => defaults.MLSNumber,
@@ -62,10 +73,6 @@ export function compileMapping(config: MappingConfig, options: { now?: () => Dat
       const candidate: Record<string, unknown> = { SerialNumber: serialNumber };
       const result: MapResult = { candidate, issues: [] };
       for (const fn of fieldFns) fn(record, candidate, result);
-      if (extension) {
-        const entries = extension(record);
-        if (entries.length) candidate.ExtensionColumn = [...((candidate.ExtensionColumn as unknown[]) ?? []), ...entries];
-      }
       return result;
     },
     keyOf(record, keyBy) {
@@ -137,7 +144,7 @@ function compileField(field: ListingField, rule: FieldRuleObject, fallback: unkn
     field === 'Images' ? toList : field === 'ExtensionColumn' ? (v: unknown) => v : NUMERIC_FIELDS.has(field) ? toScalar : toText;
   const label = rule.from === undefined ? field : Array.isArray(rule.from) ? rule.from.join('|') : rule.from;
 
-  return (record, out, result) => {
+  const general: FieldFn = (record, out, result) => {
     let v = source ? source(record) : undefined;
     if (isEmpty(v)) {
       if (dflt !== undefined) out[field] = dflt;
@@ -161,7 +168,25 @@ function compileField(field: ListingField, rule: FieldRuleObject, fallback: unkn
       result.issues.push({ field, value: v, rule: err.message });
     }
   };
+  // Most rules just copy a column: a text value with nothing to trim, or a plain decimal number.
+  // Those take a short path; everything else goes the general way above.
+  const plain = source && !rule.transform?.length && !map && !skip && !unit && field !== 'Images' && field !== 'ExtensionColumn';
+  if (!plain) return general;
+  if (NUMERIC_FIELDS.has(field)) {
+    return (record, out, result) => {
+      const v = source(record);
+      if (typeof v === 'string' && PLAIN_NUMBER.test(v)) out[field] = Number(v);
+      else general(record, out, result);
+    };
+  }
+  return (record, out, result) => {
+    const v = source(record);
+    if (typeof v === 'string' && v.length > 0 && v.charCodeAt(0) > 32 && v.charCodeAt(v.length - 1) > 32) out[field] = v;
+    else general(record, out, result);
+  };
 }
+
+const PLAIN_NUMBER = /^-?\d+(?:\.\d+)?$/;
 
 function compileValueMap(map: Record<string, string | number | boolean>): Transform {
   const exact = new Map(Object.entries(map));

@@ -8,13 +8,28 @@ import type { MapContext, MappedItem } from './types.js';
 
 export type { MappedItem, MapContext } from './types.js';
 
-export async function* mapFeed(
+export function mapFeed(
   items: AsyncIterable<FeedItem>,
   mapping: MappingConfig | CompiledMapping,
   ctx: MapContext,
 ): AsyncIterable<MappedItem> {
   const compiled = 'map' in mapping && typeof mapping.map === 'function' ? (mapping as CompiledMapping) : compileMapping(mapping as MappingConfig);
-  for await (const item of items) yield mapItem(item, compiled, ctx);
+  // a plain iterator rather than an async generator: one promise per item, not several (hot path)
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<MappedItem> {
+      const source = items[Symbol.asyncIterator]();
+      return {
+        async next(): Promise<IteratorResult<MappedItem>> {
+          const r = await source.next();
+          return r.done ? { done: true, value: undefined } : { done: false, value: mapItem(r.value, compiled, ctx) };
+        },
+        async return(): Promise<IteratorResult<MappedItem>> {
+          await source.return?.();
+          return { done: true, value: undefined };
+        },
+      };
+    },
+  };
 }
 
 export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapContext): MappedItem {

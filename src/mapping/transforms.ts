@@ -51,6 +51,8 @@ const FACTORIES: Record<TransformName, (spec: TransformSpec, now: () => Date) =>
 const TRUE = new Set(['true', 'yes', 'y', '1', 't']);
 const FALSE = new Set(['false', 'no', 'n', '0', 'f']);
 
+const PLAIN_NUMBER = /^-?\d+(?:\.\d+)?$/;
+
 const separatorsCache = new Map<string, { group: string; decimal: string }>();
 
 /** The group and decimal separators of a locale ("de-DE" → "." and ","). */
@@ -73,6 +75,7 @@ function separators(locale: string): { group: string; decimal: string } {
  */
 function numberParser(locale: string | undefined, rule: string): Transform {
   const { group, decimal } = separators(locale ?? 'en-US');
+  const plainDecimal = decimal === '.' && group !== '.';
   const groupRe = new RegExp(group.trim() === '' ? '[\\s\\u00a0\\u202f]' : escapeRe(group), 'g');
   return (v) => {
     if (typeof v === 'number') {
@@ -80,6 +83,7 @@ function numberParser(locale: string | undefined, rule: string): Transform {
       throw new TransformFailure(`${rule}: not a number`);
     }
     if (typeof v !== 'string') throw new TransformFailure(`${rule}: not a number`);
+    if (plainDecimal && PLAIN_NUMBER.test(v)) return Number(v);
     let s = v.trim().replace(/^[^\d+\-.,]+|[^\d.,]+$/g, '');
     s = s.replace(groupRe, '');
     if (decimal !== '.') s = s.replace(decimal, '.');

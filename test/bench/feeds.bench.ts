@@ -1,0 +1,131 @@
+// Feed benchmark: records/s and peak RSS of read + map + validate for CSV and XML on a generated
+// 200k-listing feed, beside the bare parser on the same file in the same run.
+//   targets: CSV pipeline >= 50% of bare csv-parse; XML peak RSS < 300 MB on a 1 GB feed
+//   BENCH_XML_1GB=1 also runs the 1 GB XML feed (generation takes a while); BENCH_FEED_N=N changes 200k.
+import { parse } from 'csv-parse';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { generateCsv, generateXml, writeFeed } from '../../fixtures/generate.js';
+import { loadConfig } from '../../src/config/load.js';
+import { openFeed } from '../../src/feeds/index.js';
+import { createXmlScanner } from '../../src/feeds/xml-scanner.js';
+import { createRecordParser } from '../../src/feeds/xml-reader.js';
+import { silentLogger } from '../../src/log.js';
+import { compileMapping, mapFeed } from '../../src/mapping/index.js';
+import { createMemoryStore } from '../../src/state/memory-store.js';
+
+const N = Number(process.env.BENCH_FEED_N ?? 200_000);
+const demo = fileURLToPath(new URL('../../fixtures/demo.yaml', import.meta.url));
+
+interface Row {
+  case: string;
+  records: number;
+  seconds: number;
+  perSecond: number;
+  peakRssMb: number;
+  note?: string;
+}
+
+/** Peak RSS while `fn` runs, sampled every 20 ms (maxRSS of the process would include earlier cases). */
+async function measure(name: string, fn: () => Promise<number>, note?: string): Promise<Row> {
+  (globalThis as { gc?: () => void }).gc?.();
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const t0 = process.hrtime.bigint();
+  const records = await fn();
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  clearInterval(timer);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  const row = { case: name, records, seconds, perSecond: records / seconds, peakRssMb: peak / 1024 / 1024, note };
+  process.stdout.write(`  ${name}: ${records} records in ${seconds.toFixed(2)} s\n`);
+  return row;
+}
+
+async function bareCsv(file: string): Promise<number> {
+  let n = 0;
+  for await (const _ of createReadStream(file, { highWaterMark: 256 * 1024 }).pipe(parse({ columns: true, bom: true }))) n++;
+  return n;
+}
+
+async function bareXml(file: string): Promise<number> {
+  const scanner = createXmlScanner({ recordPath: 'Listings.Listing', label: file });
+  const parser = createRecordParser();
+  let n = 0;
+  for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 })) {
+    for (const r of scanner.push(chunk as string)) {
+      parser.parse(r);
+      n++;
+    }
+  }
+  for (const r of scanner.end()) {
+    parser.parse(r);
+    n++;
+  }
+  return n;
+}
+
+async function pipeline(feedName: string, path: string, dir: string): Promise<number> {
+  const { config } = await loadConfig(demo);
+  const feed = config.feeds.find((f) => f.name === feedName)!;
+  const opened = openFeed(feed.name, { ...feed.source, path } as typeof feed.source, { baseDir: dir, store: createMemoryStore(), logger: silentLogger });
+  const mapping = compileMapping(feed.mapping);
+  let n = 0;
+  let valid = 0;
+  for await (const item of mapFeed(opened.items, mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
+    n++;
+    if (item.kind === 'listing') valid++;
+  }
+  if (valid !== n) throw new Error(`${feedName}: only ${valid} of ${n} generated records mapped to valid listings`);
+  return n;
+}
+
+async function main() {
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-bench-'));
+  const rows: Row[] = [];
+  try {
+    const csv = join(dir, 'listings.csv');
+    const xml = join(dir, 'zillow.xml');
+    process.stdout.write(`generating ${N} listings as CSV and Zillow XML in ${dir}\n`);
+    const csvBytes = await writeFeed(csv, generateCsv(N, { seed: 7 }));
+    const xmlBytes = await writeFeed(xml, generateXml(N, { format: 'zillow', seed: 7 }));
+    process.stdout.write(`  csv ${(csvBytes / 1e6).toFixed(0)} MB, xml ${(xmlBytes / 1e6).toFixed(0)} MB\n`);
+
+    const bare = await measure('csv: bare csv-parse (columns: true)', () => bareCsv(csv));
+    const pipe = await measure('csv: read + map + validate', () => pipeline('austin-csv', csv, dir));
+    pipe.note = `${((pipe.perSecond / bare.perSecond) * 100).toFixed(0)}% of bare (target >= 50%)`;
+    rows.push(bare, pipe);
+
+    const bareX = await measure('xml: bare scan + fast-xml-parser', () => bareXml(xml));
+    const pipeX = await measure('xml: read + map + validate', () => pipeline('zillow-xml', xml, dir));
+    pipeX.note = `${((pipeX.perSecond / bareX.perSecond) * 100).toFixed(0)}% of bare`;
+    rows.push(bareX, pipeX);
+
+    if (process.env.BENCH_XML_1GB === '1') {
+      const big = join(dir, 'zillow-1gb.xml');
+      const n = 760_000;
+      process.stdout.write(`generating ~1 GB XML (${n} listings)\n`);
+      await writeFeed(big, generateXml(n, { format: 'zillow', seed: 9, batch: 2000 }));
+      const size = (await stat(big)).size;
+      const r = await measure(`xml ${(size / 1e9).toFixed(2)} GB: read + map + validate`, () => pipeline('zillow-xml', big, dir));
+      r.note = `peak RSS ${r.peakRssMb < 300 ? '<' : '>='} 300 MB target`;
+      rows.push(r);
+      await rm(big, { force: true });
+    } else {
+      process.stdout.write('  (set BENCH_XML_1GB=1 to run the 1 GB XML case)\n');
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  process.stdout.write('\n');
+  const head = ['case', 'records', 'seconds', 'records/s', 'peak RSS MB', 'note'];
+  const table = rows.map((r) => [r.case, String(r.records), r.seconds.toFixed(2), Math.round(r.perSecond).toLocaleString('en-US'), r.peakRssMb.toFixed(0), r.note ?? '']);
+  const widths = head.map((h, i) => Math.max(h.length, ...table.map((t) => t[i]!.length)));
+  const line = (cols: string[]) => cols.map((c, i) => (i === 0 || i === 5 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  process.stdout.write(`${line(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);
+}
+
+await main();
