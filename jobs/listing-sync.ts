@@ -25,6 +25,7 @@ export const listingSync: JobDefinition<ListingSyncPayload, SyncReport> = {
   kind: 'sync',
   payload: ListingSyncPayload,
   exclusive: true,
+  logsSummary: true,
   target: (p, config) => ({ feed: p.feed, chatbot: feedOf(p.feed, config).chatbot }),
   process: (p, ctx) =>
     syncFeed(

@@ -47,5 +47,7 @@ export interface JobDefinition<P = unknown, R extends RunReport = RunReport> {
   target(payload: P, config: LoadedConfig): RunTarget;
   /** at most one run per target at a time, across every worker */
   exclusive?: boolean;
+  /** the processor logs the run's summary line itself (the queue then logs only a retry/fail decision) */
+  logsSummary?: boolean;
   process(payload: P, ctx: JobContext): Promise<R>;
 }

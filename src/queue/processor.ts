@@ -82,9 +82,10 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       await record(report);
       deps.onRun?.({ job: def.name, target, report, jobId });
       const verdict = verdictFor(report);
-      const line = `${report.summary}${verdict === 'retry' && attempt.made < attempt.max ? ' — will retry' : ''}`;
-      if (verdict === 'done') logger.info({ outcome: report.outcome }, line);
-      else logger.warn({ outcome: report.outcome }, line);
+      // One summary line per run: the job's own, or this one.
+      const decision = verdict === 'done' ? '' : verdict === 'retry' && attempt.made < attempt.max ? 'will retry' : 'job failed, no retry';
+      if (!def.logsSummary) logger[verdict === 'done' ? 'info' : 'warn']({ outcome: report.outcome }, decision ? `${report.summary} — ${decision}` : report.summary);
+      else if (decision) logger.warn({ outcome: report.outcome, attempt: `${attempt.made}/${attempt.max}` }, `${def.name} ${describe(target)}: ${decision}`);
       if (verdict !== 'done') throw reportError(report, verdict);
       return report;
     } finally {

@@ -1,0 +1,43 @@
+// `node bin/feedsync.js worker` as a child process, for tests that kill one or run several.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface WorkerProcess {
+  proc: ChildProcess;
+  port: number;
+  logs(): string;
+  kill(signal: NodeJS.Signals): Promise<void>;
+}
+
+export async function spawnWorker(configFile: string): Promise<WorkerProcess> {
+  const proc = spawn(process.execPath, ['bin/feedsync.js', 'worker', '--config', configFile, '--port', '0'], {
+    cwd: REPO,
+    env: { ...process.env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let logs = '';
+  proc.stdout!.on('data', (d: Buffer) => (logs += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (logs += d.toString()));
+  const end = Date.now() + 20_000;
+  let port: number | undefined;
+  while (port === undefined) {
+    const m = /"port":(\d+)[^\n]*worker ready/.exec(logs);
+    if (m) port = Number(m[1]);
+    else if (proc.exitCode !== null || Date.now() > end) throw new Error(`worker did not start:\n${logs}`);
+    else await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    proc,
+    port,
+    logs: () => logs,
+    kill: async (signal) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = once(proc, 'exit');
+      proc.kill(signal);
+      await exited;
+    },
+  };
+}
