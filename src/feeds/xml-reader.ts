@@ -108,9 +108,7 @@ async function* decodeDeclared(bytes: AsyncIterable<Buffer>, file: string, force
       continue;
     }
     head = head.length ? Buffer.concat([head, chunk]) : chunk;
-    const declEnd = head.indexOf('?>');
-    if (head.length < 512 && declEnd < 0 && head.length < 4) continue;
-    if (declEnd < 0 && head.length < 512 && head.subarray(0, 5).toString('latin1') === '<?xml') continue;
+    if (!headComplete(head)) continue;
     choose(forced ?? sniffEncoding(head));
     const s = decode!(head);
     if (s) yield s.charCodeAt(0) === 0xfeff ? s.slice(1) : s;
@@ -122,6 +120,15 @@ async function* decodeDeclared(bytes: AsyncIterable<Buffer>, file: string, force
   }
   const rest = decode ? finish() : '';
   if (rest) yield rest;
+}
+
+/** Enough of the start is buffered to tell the encoding: a BOM, or the whole XML declaration, or neither. */
+function headComplete(head: Buffer): boolean {
+  if (head.length >= 512) return true;
+  if (head[0] === 0xef && head.length < 3) return false;
+  const start = head.subarray(0, 5).toString('latin1');
+  if (start.length < 5) return !'<?xml'.startsWith(start);
+  return start !== '<?xml' || head.indexOf('?>') >= 0;
 }
 
 function sniffEncoding(head: Buffer): string {
