@@ -1,10 +1,10 @@
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
 import { FeedReadError, RecordParseError } from '../../src/errors.js';
-import { readCsv } from '../../src/feeds/csv-reader.js';
+import { readCsv, type CsvOptions } from '../../src/feeds/csv-reader.js';
 import { chunks, collectUntilError } from './helpers.js';
 
-const opts = { label: 'feed.csv', delimiter: ',', quote: '"', encoding: 'utf8' as const };
+const opts: CsvOptions = { label: 'feed.csv', delimiter: ',', quote: '"', encoding: 'utf8' };
 
 async function read(input: string | Buffer, o: Partial<typeof opts> = {}, size = 7) {
   return collectUntilError(readCsv(chunks(input, size), { ...opts, ...o }));

@@ -41,7 +41,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     const url = new URL(req.url ?? '/', 'http://localhost');
     const filter = url.searchParams.get('$filter') ?? undefined;
     const top = url.searchParams.has('$top') ? Number(url.searchParams.get('$top')) : undefined;
-    const prefer = req.headers.prefer;
+    const prefer = req.headers.prefer === undefined ? undefined : String(req.headers.prefer);
     requests.push({ url: req.url ?? '', filter, top, prefer, authorization: req.headers.authorization, acceptEncoding: req.headers['accept-encoding'] as string | undefined });
     const failure = failures.shift();
     if (failure) {
