@@ -1,0 +1,122 @@
+// docker-compose.yml and the Dockerfile (no Docker engine here: their shape is checked by parsing),
+// and the stack as compose runs it, without Docker: `feedsync emulator` and `feedsync worker
+// --config fixtures/compose.yaml` as processes, then the ops commands a person would type.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { parseConfig } from '../../src/config/load.js';
+import { dropPrefix, REDIS_URL, testRedis, uniquePrefix, until } from '../queue/helpers.js';
+import { freePort } from './redis-server.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+
+describe('docker compose', () => {
+  const compose = parse(readFileSync(`${REPO}/docker-compose.yml`, 'utf8'));
+
+  it('has redis (AOF, noeviction, a volume), the emulator and a worker on the sample config', () => {
+    const { redis, emulator, worker } = compose.services;
+    expect(redis.image).toBe('redis:7-alpine');
+    expect(redis.command.join(' ')).toContain('--appendonly yes');
+    expect(redis.command.join(' ')).toContain('--maxmemory-policy noeviction');
+    expect(redis.volumes[0]).toMatch(/^redis-data:\/data$/);
+    expect(Object.keys(compose.volumes)).toEqual(['redis-data']);
+    expect(emulator.command).toEqual(['emulator', '--host', '0.0.0.0', '--port', '8787']);
+    expect(worker.command).toEqual(['worker', '--config', '/app/fixtures/compose.yaml', '--port', '9464']);
+    expect(worker.environment.REDIS_URL).toBe('redis://redis:6379');
+    expect(Object.keys(worker.depends_on).sort()).toEqual(['emulator', 'redis']);
+    expect(worker.ports).toEqual(['9464-9473:9464']);
+  });
+
+  it('builds from a Dockerfile that copies what the command needs', () => {
+    const dockerfile = readFileSync(`${REPO}/Dockerfile`, 'utf8');
+    expect(dockerfile).toMatch(/^FROM node:20-slim$/m);
+    for (const dir of ['bin', 'src', 'jobs', 'fixtures']) expect(dockerfile).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
+    expect(dockerfile).toContain('ENTRYPOINT ["node", "bin/feedsync.js"]');
+    // tsx runs the sources: it must survive `npm ci --omit=dev`.
+    expect(JSON.parse(readFileSync(`${REPO}/package.json`, 'utf8')).dependencies.tsx).toBeDefined();
+  });
+
+  it('the sample config points at the emulator service and the redis service', () => {
+    const config = parseConfig(readFileSync(`${REPO}/fixtures/compose.yaml`, 'utf8'), 'compose.yaml', {});
+    expect(config.api.baseUrl).toBe('http://emulator:8787');
+    expect(config.redis?.url).toBe('redis://redis:6379');
+    expect(config.feeds.map((f) => f.name)).toEqual(['austin-csv', 'zillow-xml', 'listhub-xml', 'reso-replay']);
+    for (const f of config.feeds) expect(existsSync(`${REPO}/fixtures/${f.source.path}`)).toBe(true);
+  });
+});
+
+describe('the compose stack without Docker', () => {
+  const prefix = uniquePrefix();
+  const redis = testRedis();
+  const procs: ChildProcess[] = [];
+  let env: NodeJS.ProcessEnv;
+  let configFile: string;
+
+  afterAll(async () => {
+    for (const p of procs) {
+      if (p.exitCode === null && p.signalCode === null) {
+        const exited = once(p, 'exit');
+        p.kill('SIGTERM');
+        await exited;
+      }
+    }
+    await dropPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  async function spawnUntil(args: string[], ready: RegExp): Promise<{ proc: ChildProcess; logs: () => string }> {
+    const proc = spawn(process.execPath, ['bin/feedsync.js', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    procs.push(proc);
+    let logs = '';
+    proc.stdout!.on('data', (d: Buffer) => (logs += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (logs += d.toString()));
+    await until(`${args[0]} to start`, async () => {
+      if (proc.exitCode !== null) throw new Error(`${args[0]} exited: ${logs}`);
+      return ready.test(logs);
+    });
+    return { proc, logs: () => logs };
+  }
+
+  it('worker + enqueue --wait + runs + /metrics, as a person would use them', async () => {
+    const emulatorPort = await freePort();
+    env = { ...process.env, REDIS_URL, FEEDSYNC_PREFIX: prefix, FEEDSYNC_API_URL: `http://127.0.0.1:${emulatorPort}`, LOG_LEVEL: 'info' };
+    await spawnUntil(['emulator', '--host', '127.0.0.1', '--port', String(emulatorPort)], new RegExp(String(emulatorPort)));
+    // The sample config without its schedules (a scheduled run during the test would add to the
+    // counts), its feed paths made absolute for the copy in a temp dir.
+    const dir = mkdtempSync(join(tmpdir(), 'feedsync-compose-'));
+    configFile = join(dir, 'compose.yaml');
+    const text = readFileSync(`${REPO}/fixtures/compose.yaml`, 'utf8')
+      .split('\n')
+      .filter((l) => !/^\s+schedule:/.test(l))
+      .join('\n')
+      .replaceAll('path: feeds/', `path: ${REPO}/fixtures/feeds/`);
+    writeFileSync(configFile, text);
+    const worker = await spawnUntil(['worker', '--config', configFile, '--port', '0'], /worker ready/);
+    const port = Number(/"port":(\d+)/.exec(worker.logs())![1]);
+
+    const cli = (...args: string[]) => run(process.execPath, ['bin/feedsync.js', ...args, '--config', configFile], { cwd: REPO, env });
+    const enq = await cli('enqueue', 'sync', '--feed', 'austin-csv', '--wait');
+    const jobId = enq.stdout.trim();
+    expect(jobId).toMatch(/^sync-austin-csv-/);
+    expect(enq.stderr).toMatch(/synced austin-csv → SN-DEMO-1: 293 created, 0 updated, 0 deleted, 0 failed/);
+
+    const runs = JSON.parse((await cli('runs', '--feed', 'austin-csv', '--json')).stdout);
+    expect(runs.runs).toHaveLength(1);
+    expect(runs.runs[0]).toMatchObject({ jobId, job: 'listing-sync', feed: 'austin-csv', chatbot: 'SN-DEMO-1', outcome: 'ok' });
+
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toContain('feedsync_runs_total{job="listing-sync",outcome="ok"} 1');
+    expect(metrics).toContain('feedsync_listings_total{op="created"} 293');
+
+    // A feed that is not in the config: exit status 2 before anything is queued.
+    const unknown = await cli('enqueue', 'sync', '--feed', 'nope').catch((e: { code: number; stderr: string }) => e);
+    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringContaining('feed nope is not in') });
+  }, 90_000);
+});
