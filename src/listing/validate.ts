@@ -121,7 +121,10 @@ export function toValidationIssues(error: z.ZodError, candidate: unknown): Valid
 }
 
 function ruleText(iss: z.core.$ZodIssue, value: unknown): string {
-  if (iss.code === 'invalid_type') return value === undefined ? 'is required' : `must be a ${iss.expected}`;
+  if (iss.code === 'invalid_type') {
+    if (value === undefined) return 'is required';
+    return iss.expected === 'int' ? 'must be a whole number' : `must be a ${iss.expected}`;
+  }
   if (iss.code === 'invalid_value') return `must be one of ${iss.values.map(String).join(', ')}`;
   if (iss.code === 'too_small' && typeof iss.minimum !== 'bigint' && iss.origin === 'number') return `must be at least ${iss.minimum}`;
   if (iss.code === 'too_big' && typeof iss.maximum !== 'bigint' && iss.origin === 'number') return `must be at most ${iss.maximum}`;

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { rng } from '../../fixtures/generate.js';
+import { ListingCreate } from '../../src/listing/schema.js';
+import { quickAccept, validateListing } from '../../src/listing/validate.js';
+
+const good = {
+  SerialNumber: 'SN-1', SaleType: 'for_sale', Status: 'Active', CurrencySymbol: '$', PropertyType: 'Condo', Bedrooms: 2,
+  Bathrooms: 1.5, Url: 'https://x.test/1', MLSNumber: 'M1', YearBuilt: 1990, DaysOnMarket: 3, LotArea: 0, BuildingArea: 900,
+  AreaUnit: 'Square Feet', Images: ['a.jpg'], ParkingSpots: 1, Description: ' spaced ', ExtensionColumn: [{ Key: 'k', value: 'v' }],
+  City: 'Austin', Latitude: 30.2, Longitude: -97.7, SalePrice: 250000,
+};
+
+describe('validateListing', () => {
+  it('accepts a listing that meets the spec', () => {
+    const r = validateListing(good);
+    expect(r).toEqual({ ok: true, listing: ListingCreate.parse(good) });
+  });
+
+  it('reports every issue with field, value and rule, not only the first', () => {
+    const r = validateListing({ ...good, Status: 'Pending', Bedrooms: -1, YearBuilt: 19.5, Url: '  ', MLSNumber: undefined, Extra: 1, Latitude: 91, ExtensionColumn: [{ Key: 'k' }] });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues).toEqual(expect.arrayContaining([
+      { field: 'Status', value: 'Pending', rule: 'must be one of Active, PreOnMarket, Sold' },
+      { field: 'Bedrooms', value: -1, rule: 'must be at least 0' },
+      { field: 'YearBuilt', value: 19.5, rule: 'must be a whole number' },
+      { field: 'Url', value: '  ', rule: 'must not be empty' },
+      { field: 'MLSNumber', value: undefined, rule: 'is required' },
+      { field: 'Latitude', value: 91, rule: 'must be at most 90' },
+      { field: 'ExtensionColumn[0].value', value: undefined, rule: 'is required' },
+      { field: 'Extra', value: 1, rule: 'is not a field of the spec' },
+    ]));
+    expect(r.issues).toHaveLength(8);
+  });
+
+  it('quickAccept never accepts what zod rejects, and gives zod\'s output when it accepts', () => {
+    const r = rng(42);
+    const variants: Array<(c: Record<string, unknown>) => void> = [
+      (c) => (c.Status = ['Active', 'Sold', 'Gone', 'active'][Math.floor(r() * 4)]),
+      (c) => (c.Bedrooms = [3, -1, NaN, Infinity, '3', 0][Math.floor(r() * 6)]),
+      (c) => (c.MLSNumber = ['M1', ' M1', 'M1 ', '', 7][Math.floor(r() * 5)]),
+      (c) => (c.YearBuilt = [1990, 999, 3001, 1990.5][Math.floor(r() * 4)]),
+      (c) => (c.Images = [['a'], [], [1], 'a'][Math.floor(r() * 4)]),
+      (c) => (c.ExtensionColumn = [[{ Key: 'a', value: 'b' }], [{ Key: 'a', value: 'b', x: 1 }], [{ Key: 'a' }]][Math.floor(r() * 3)]),
+      (c) => delete c[Object.keys(c)[Math.floor(r() * Object.keys(c).length)]!],
+      (c) => (c.Tours = ['3D', 'VR', undefined][Math.floor(r() * 3)]),
+      (c) => (c.Longitude = [-181, -97, 180][Math.floor(r() * 3)]),
+      (c) => (c.Unknown = 'x'),
+      (c) => {
+        const entries = Object.entries(c).reverse();
+        for (const k of Object.keys(c)) delete c[k];
+        Object.assign(c, Object.fromEntries(entries));
+      },
+    ];
+    let accepted = 0;
+    for (let n = 0; n < 3000; n++) {
+      const c: Record<string, unknown> = structuredClone(good);
+      for (let k = 0; k < 3; k++) variants[Math.floor(r() * variants.length)]!(c);
+      const quick = quickAccept(c);
+      const z = ListingCreate.safeParse(c);
+      if (quick) {
+        accepted++;
+        expect(z.success).toBe(true);
+        expect(JSON.stringify(quick)).toBe(JSON.stringify(z.data));
+      }
+    }
+    expect(accepted).toBeGreaterThan(100);
+  });
+});
