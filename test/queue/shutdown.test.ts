@@ -1,0 +1,54 @@
+// Shutdown with a deadline: a job still running when it passes is aborted through its AbortSignal,
+// which reaches the in-flight HTTP call, and the job goes back to be retried (not lost, not failed).
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startWorker } from '../../src/cli/worker.js';
+import { silentLogger } from '../../src/log.js';
+import { closeQueues, createQueues, enqueueJob, listRuns, type JobDefinition } from '../../src/queue/index.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
+
+const slowSync: JobDefinition<{ feed: string }> = {
+  name: 'listing-sync',
+  kind: 'sync',
+  payload: z.strictObject({ feed: z.string() }),
+  target: (p) => ({ feed: p.feed, chatbot: 'SN-SLOW' }),
+  process: async (p, ctx) => {
+    await ctx.runtime.api.listListings({ SerialNumber: 'SN-SLOW', PageNumber: 1, PageSize: 10 }, { signal: ctx.signal, retry: false });
+    return { outcome: 'ok', summary: `synced ${p.feed}` };
+  },
+};
+
+describe('shutdown deadline', () => {
+  it('aborts a job still running at the deadline; the abort reaches its HTTP call and the job is retried later', async () => {
+    const emu = await startTestEmulator({ latencyMs: 15_000 });
+    const prefix = uniquePrefix();
+    const redis = testRedis();
+    const queues = createQueues(redis, prefix);
+    try {
+      const loaded = loadedConfig(
+        `api: { baseUrl: "${emu.url}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY}, timeoutMs: 60000 }
+redis: { url: "${REDIS_URL}", prefix: ${prefix} }
+worker: { shutdownTimeoutMs: 300 }
+`,
+      );
+      const worker = await startWorker(loaded, { port: 0, logger: silentLogger, jobs: { sync: slowSync as JobDefinition<never> } });
+      const { jobId } = await enqueueJob(redis, queues, 'sync', 'slow', { feed: 'slow' });
+      await until('the job to be active', async () => (await queues.sync.getJobState(jobId)) === 'active');
+      await worker.close();
+
+      const [run] = await listRuns(redis, prefix, { feed: 'slow', limit: 1 });
+      expect(run).toMatchObject({ jobId, outcome: 'error' });
+      expect(run!.summary).toMatch(/abort/i);
+      expect((run!.report as { retryable?: boolean }).retryable).toBe(true);
+      const job = await queues.sync.getJob(jobId);
+      expect(await job!.getState()).toMatch(/^(delayed|wait)$/);
+      expect(job!.attemptsMade).toBe(1);
+    } finally {
+      await closeQueues(queues);
+      await dropPrefix(redis, prefix);
+      await redis.quit();
+      await emu.close();
+    }
+  });
+});
