@@ -9,7 +9,6 @@ import type { WorkerMetrics } from './metrics.js';
 
 export const UI_PATH = '/ui';
 
-type BoardOptions = Parameters<typeof createBullBoard>[0];
 
 export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics }): Express {
   const app = express();
@@ -33,9 +32,7 @@ export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMe
   board.setBasePath(UI_PATH);
   createBullBoard({
     queues: Object.values(deps.queues).map((q) => new BullMQAdapter(q)),
-    // @bull-board/express 9.10.1 pins its own copy of @bull-board/api (9.10.2 here): same shape,
-    // separate declarations, so the types disagree on a private field only.
-    serverAdapter: board as unknown as BoardOptions['serverAdapter'],
+    serverAdapter: board,
     options: { uiConfig: { boardTitle: 'feedsync' } },
   });
   app.use(UI_PATH, board.getRouter());
