@@ -196,11 +196,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       let exhausted = false;
       const worker = async () => {
         for (;;) {
-          if (deps.signal?.aborted) {
-            result.stopped ??= 'aborted';
-            result.stopReason ??= 'stopped by a signal: calls in flight were finished, nothing new was sent';
-          }
-          if (result.stopped || exhausted) return;
+          if (result.stopped || exhausted || deps.signal?.aborted) return;
           const next = await it.next();
           if (next.done) {
             exhausted = true;
@@ -212,6 +208,11 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       };
       await Promise.all(Array.from({ length: Math.max(1, deps.concurrency) }, worker));
       if (!exhausted) await it.return?.();
+      // The source may have ended because of the abort (a feed reader that heard the signal).
+      if (deps.signal?.aborted && !result.stopped) {
+        result.stopped = 'aborted';
+        result.stopReason = 'stopped by a signal: calls in flight were finished, nothing new was sent';
+      }
     },
   };
 }

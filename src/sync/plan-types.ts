@@ -50,7 +50,12 @@ export interface DesiredSide {
 export interface RemoteListing {
   id: number;
   key: string;
-  canonical: CanonicalListing;
+  mlsNumber: string;
+  url: string;
+  /** comparedHash of the listed fields, the feed's `ignore`d ones aside (the same set planSync is given) */
+  hash: string;
+  /** the whole canonical form: kept for dry runs only, which show each change old → new */
+  canonical?: CanonicalListing;
 }
 
 /** Every listing the chatbot holds, as the list endpoint gave it. */

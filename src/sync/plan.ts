@@ -13,7 +13,7 @@
 // planListing decides one feed listing and planDeletes the rest, so a sync can stream the feed
 // through planListing without holding it; planSync is the two over a whole feed held in memory.
 import { canonicalFromListing, diffCanonical } from '../listing/canonical.js';
-import { fingerprintListing } from '../listing/fingerprint.js';
+import { comparedHash, fingerprintListing } from '../listing/fingerprint.js';
 import type {
   DesiredListing,
   DesiredSide,
@@ -42,8 +42,16 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
   const fingerprint = fingerprintListing(listing, ignore);
   if (!copies?.length) return { create: { key, listing, fingerprint }, duplicateDeletes: [] };
   const canonical = canonicalFromListing(listing);
-  const diffs = copies.map((copy) => ({ copy, changes: diffCanonical(canonical, copy.canonical, ignore) }));
-  const kept = diffs.find((d) => d.changes.length === 0) ?? diffs.reduce((a, b) => (b.copy.id > a.copy.id ? b : a));
+  const hash = comparedHash(canonical, ignore);
+  // With the remote canonical form at hand (dry runs) the changes are named field by field; else
+  // the hashes tell whether anything listed differs.
+  const diffs = copies.map((copy) => ({
+    copy,
+    changes: copy.canonical ? diffCanonical(canonical, copy.canonical, ignore) : [],
+    same: copy.canonical ? undefined : copy.hash === hash,
+  }));
+  for (const d of diffs) d.same ??= d.changes.length === 0;
+  const kept = diffs.find((d) => d.same) ?? diffs.reduce((a, b) => (b.copy.id > a.copy.id ? b : a));
   const decision: ListingDecision = { duplicateDeletes: [] };
   const extras = copies.filter((c) => c !== kept.copy && !options.ownedElsewhere?.(c));
   if (extras.length) {
@@ -53,7 +61,7 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
     }
   }
   const stored = options.fingerprints.get(key);
-  if (kept.changes.length) decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: kept.changes };
+  if (!kept.same) decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: kept.changes };
   else if (stored !== undefined && stored !== fingerprint) decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [] };
   else if (stored === undefined) decision.recordFingerprint = fingerprint;
   return decision;

@@ -7,6 +7,7 @@
 // marked incomplete, which blocks every delete of the run.
 import type { ChatbotApi } from '../api/types.js';
 import { canonicalFromListItem } from '../listing/canonical.js';
+import { comparedHash } from '../listing/fingerprint.js';
 import type { ListItem } from '../listing/schema.js';
 import type { KeyBy, RemoteListing, RemoteSide } from './plan-types.js';
 
@@ -19,6 +20,10 @@ export interface RemoteOptions {
   signal?: AbortSignal;
   /** passes over the list before giving up on a consistent view (default 3) */
   maxRounds?: number;
+  /** fields left out of the comparison hash (the feed's `ignore`) */
+  ignore?: ReadonlySet<string>;
+  /** keep each listing's canonical form (dry runs: to show changes old → new) */
+  keepCanonical?: boolean;
 }
 
 export interface RemotePage {
@@ -61,7 +66,7 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
       counts.add(page.virtualCount);
       for (const item of page.items) {
         roundIds.add(item.ID);
-        seen.set(item.ID, toRemote(item, opts.keyBy));
+        seen.set(item.ID, toRemote(item, opts));
       }
     }
     virtualCount = Math.max(...counts);
@@ -98,8 +103,18 @@ export function remoteKey(item: Pick<ListItem, 'MLSNumber' | 'Url'>, keyBy: KeyB
   return (keyBy === 'URL' ? item.Url : item.MLSNumber).trim();
 }
 
-function toRemote(item: ListItem, keyBy: KeyBy): RemoteListing {
-  return { id: item.ID, key: remoteKey(item, keyBy), canonical: canonicalFromListItem(item) };
+export function toRemote(item: ListItem, opts: Pick<RemoteOptions, 'keyBy' | 'ignore' | 'keepCanonical'>): RemoteListing {
+  const canonical = canonicalFromListItem(item);
+  const mlsNumber = item.MLSNumber.trim();
+  const url = item.Url.trim();
+  return {
+    id: item.ID,
+    key: opts.keyBy === 'URL' ? url : mlsNumber,
+    mlsNumber,
+    url,
+    hash: comparedHash(canonical, opts.ignore),
+    ...(opts.keepCanonical && { canonical }),
+  };
 }
 
 /**

@@ -74,7 +74,15 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   // feed is never held whole in memory.
   let remote: RemoteSide;
   try {
-    remote = await fetchRemote(api, { serialNumber: feed.chatbot, keyBy: feed.keyBy, pageSize: apiConfig.pageSize, concurrency: apiConfig.concurrency, signal });
+    remote = await fetchRemote(api, {
+      serialNumber: feed.chatbot,
+      keyBy: feed.keyBy,
+      pageSize: apiConfig.pageSize,
+      concurrency: apiConfig.concurrency,
+      signal,
+      ignore: new Set(feed.ignore),
+      keepCanonical: Boolean(opts.dryRun),
+    });
   } catch (err) {
     if (!isRetryable(err) && !(err instanceof AbortedError)) throw err;
     const outcome: SyncOutcome = err instanceof AbortedError ? 'aborted' : 'unavailable';
@@ -90,7 +98,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const missingSince = feed.deletes.graceHours > 0 ? await store.getAll(missingNs) : new Map<string, string>();
   const owners = await store.getAll(ownerNs);
   const ownedElsewhere = (r: RemoteListing) =>
-    [ownerKey('MLSNumber', r.canonical.MLSNumber), ownerKey('URL', r.canonical.Url)].some((k) => {
+    [ownerKey('MLSNumber', r.mlsNumber), ownerKey('URL', r.url)].some((k) => {
       const owner = owners.get(k);
       return owner !== undefined && owner !== feed.name;
     });

@@ -121,4 +121,18 @@ describe('planSync', () => {
     expect(plan.creates.map((c) => c.key)).toEqual(['https://x/a2']);
     expect(plan.deletes).toEqual([{ key: 'https://x/a', reason: 'absent', deleteKey: 'https://x/a', keyType: 'URL', remoteIds: [1] }]);
   });
+
+  it('decides the same by hash when the remote canonical form is not kept (a real run)', () => {
+    const a = listing('A'), b = listing('B', { SalePrice: 400000, DaysOnMarket: 9 }), c = listing('C', { DaysOnMarket: 30 });
+    const remote = remoteSide(
+      [listItem(1, a), listItem(2, listing('B')), listItem(3, listing('C')), listItem(4, listing('A', { SalePrice: 1 }))],
+      'MLSNumber',
+      false,
+      ['DaysOnMarket'],
+    );
+    const plan = planSync(desiredSide([a, b, c]), remote, opts({ ignore: ['DaysOnMarket'] }));
+    expect(plan.updates).toMatchObject([{ key: 'B', remoteId: 2, reason: 'fields', changes: [] }]);
+    expect(plan.unchanged).toBe(2);
+    expect(plan.duplicates).toEqual([{ key: 'A', keepId: 1, extraIds: [4] }]);
+  });
 });

@@ -187,6 +187,26 @@ describe('syncFeed against the emulator', () => {
     expect((await te.listings(SN)).length).toBe(6);
   });
 
+  it('stops on abort after the calls in flight, reports what was done, and a rerun finishes', async () => {
+    await env.writeFeed(rows(8));
+    await env.sync(te);
+    await env.writeFeed([...rows(2), ...rows(40, 101)]); // 40 creates, 6 deletes due
+    const stop = new AbortController();
+    const report = await env.sync(te, env.feed({ deletes: { maxFraction: 1 } }), {
+      signal: stop.signal,
+      onProgress: (p) => p.phase === 'write' && p.done === 5 && stop.abort(),
+    });
+    expect(report.outcome).toBe('aborted');
+    expect(report.counts.deleted).toBe(0);
+    expect(report.counts.created).toBeGreaterThanOrEqual(5);
+    expect(report.counts.created).toBeLessThan(40);
+    expect((await te.listings(SN)).length).toBe(8 + report.counts.created);
+    const rerun = await env.sync(te, env.feed({ deletes: { maxFraction: 1 } }));
+    expect(rerun.outcome).toBe('ok');
+    expect(rerun.counts).toMatchObject({ created: 40 - report.counts.created, deleted: 6 });
+    expect(await mlsNumbers()).toEqual([...rows(2), ...rows(40, 101)].map((r) => r.MLSNumber).sort());
+  });
+
   it('deletes a missing listing only after the grace period', async () => {
     const feed = env.feed({ deletes: { graceHours: 12, maxFraction: 0.5 } });
     const t0 = new Date('2024-05-01T00:00:00Z');

@@ -8,7 +8,7 @@ import { ApiConfig, FeedConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/log.js';
 import { createMemoryStore } from '../../../src/state/memory-store.js';
 import type { KvStore } from '../../../src/state/kv-store.js';
-import { syncFeed, type SyncOptions } from '../../../src/sync/index.js';
+import { syncFeed, type SyncDeps, type SyncOptions } from '../../../src/sync/index.js';
 import type { TestEmulator } from '../../helpers/emulator.js';
 
 export const SN = 'SN-SYNC';
@@ -55,7 +55,7 @@ export interface SyncEnv {
   /** write `feed.csv` (or `name`) in the temp dir */
   writeFeed(data: Row[] | string, name?: string): Promise<string>;
   feed(patch?: Record<string, unknown>): FeedConfig;
-  sync(te: TestEmulator, feed?: FeedConfig, opts?: SyncOptions & { api?: Partial<ApiConfig> }): ReturnType<typeof syncFeed>;
+  sync(te: TestEmulator, feed?: FeedConfig, opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress'>): ReturnType<typeof syncFeed>;
   cleanup(): Promise<void>;
 }
 
@@ -80,11 +80,11 @@ export async function createSyncEnv(): Promise<SyncEnv> {
       }),
     async sync(te, feed = env.feed(), opts = {}) {
       const calls = createCallCounter();
-      const { api: apiPatch, ...syncOpts } = opts;
+      const { api: apiPatch, signal, onProgress, ...syncOpts } = opts;
       const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 3, ...apiPatch });
       return syncFeed(
         feed,
-        { api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }), store, logger: silentLogger, baseDir: dir, apiConfig, calls },
+        { api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }), store, logger: silentLogger, baseDir: dir, apiConfig, calls, signal, onProgress },
         syncOpts,
       );
     },

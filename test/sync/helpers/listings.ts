@@ -1,8 +1,8 @@
 // Listings, list items and feed/remote sides for unit tests of the sync.
 import { toListItem } from '../../../src/emulator/list-item.js';
-import { canonicalFromListItem } from '../../../src/listing/canonical.js';
 import type { ListingCreate, ListItem } from '../../../src/listing/schema.js';
 import type { DesiredSide, RemoteListing, RemoteSide } from '../../../src/sync/plan-types.js';
+import { toRemote } from '../../../src/sync/remote.js';
 
 export function listing(mls: string, patch: Partial<ListingCreate> = {}): ListingCreate {
   return {
@@ -47,12 +47,13 @@ export function desiredSide(listings: ListingCreate[], patch: Partial<DesiredSid
   };
 }
 
-export function remoteSide(items: ListItem[], keyBy: 'MLSNumber' | 'URL' = 'MLSNumber'): RemoteSide {
+/** The remote side of `items`; without `keepCanonical` (as in a real run) changes are found by hash. */
+export function remoteSide(items: ListItem[], keyBy: 'MLSNumber' | 'URL' = 'MLSNumber', keepCanonical = true, ignore: string[] = []): RemoteSide {
   const byKey = new Map<string, RemoteListing[]>();
   for (const item of items) {
     const key = keyBy === 'URL' ? item.Url : item.MLSNumber;
     const copies = byKey.get(key) ?? [];
-    copies.push({ id: item.ID, key, canonical: canonicalFromListItem(item) });
+    copies.push(toRemote(item, { keyBy, keepCanonical, ignore: new Set(ignore) }));
     byKey.set(key, copies);
   }
   return { byKey, count: items.length, virtualCount: items.length, complete: true, pages: 1, rounds: 1 };
