@@ -20,6 +20,8 @@ export interface HttpBody {
   response: Response;
   /** the body, with an idle timeout between chunks (a stalled server is an error, not a hang) */
   body: AsyncIterable<Uint8Array>;
+  /** drop the connection (a consumer that stops before the end of the body) */
+  cancel(): void;
 }
 
 /** The URL without its query string: safe to print (tokens sometimes travel in queries). */
@@ -50,25 +52,29 @@ export async function httpGet(url: string, opts: HttpGetOptions): Promise<HttpBo
       if (response.ok && response.body) {
         const bodyStream = response.body;
         const body = (async function* () {
+          let finished = false;
           try {
             const reader = bodyStream.getReader();
             for (;;) {
               clearTimeout(timer);
               timer = setTimeout(() => ((timedOut = true), controller.abort()), opts.timeoutMs);
               const { done, value } = await reader.read();
-              if (done) return;
+              if (done) return void (finished = true);
               yield value;
             }
           } catch (err) {
+            finished = true;
             if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, err);
             const why = timedOut ? `no data for ${opts.timeoutMs} ms` : causeMessage(err);
             throw new FeedReadError(`the response body broke off: ${why}`, place, true, { cause: err });
           } finally {
             clearTimeout(timer);
             opts.signal?.removeEventListener('abort', onAbort);
+            // the consumer stopped early: close the connection rather than leave it to the GC
+            if (!finished) controller.abort();
           }
         })();
-        return { response, body };
+        return { response, body, cancel: () => controller.abort() };
       }
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);

@@ -4,6 +4,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
+import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { AbortedError, causeMessage, FeedReadError } from '../errors.js';
 import type { FeedSource } from './config-schema.js';
@@ -35,14 +36,12 @@ async function* fileBytes(full: string, label: string, gzip: boolean, signal?: A
     throw new FeedReadError(`cannot open the feed file (${full}): ${causeMessage(err)}`, { file: label }, false, { cause: err });
   }
   const stream = createReadStream(full, { highWaterMark: 256 * 1024, signal });
-  if (!gzip) return yield* guard(stream, label, false, stream);
-  const gunzip = createGunzip();
-  stream.on('error', (err) => gunzip.destroy(err));
-  yield* guard(stream.pipe(gunzip), label, false, stream);
+  const out = gzip ? pipeline(stream, createGunzip(), () => {}) : stream;
+  yield* guard(out, label, false, out);
 }
 
 async function* urlBytes(url: string, label: string, source: FeedSource, ctx: FeedContext): AsyncIterable<Buffer> {
-  const { response, body } = await httpGet(url, {
+  const { response, body, cancel } = await httpGet(url, {
     headers: source.headers,
     bearerToken: source.bearerToken,
     timeoutMs: source.timeoutMs,
@@ -56,17 +55,10 @@ async function* urlBytes(url: string, label: string, source: FeedSource, ctx: Fe
     for await (const chunk of body) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
   })();
   if (!gzip) return yield* buffers;
-  const gunzip = createGunzip();
-  // feed the gunzip from the body; a body error reaches the consumer through the gunzip stream
-  void (async () => {
-    try {
-      for await (const chunk of buffers) if (!gunzip.write(chunk)) await new Promise((r) => gunzip.once('drain', r));
-      gunzip.end();
-    } catch (err) {
-      gunzip.destroy(err as Error);
-    }
-  })();
-  yield* guard(gunzip, label, true);
+  // pipeline: a body error reaches the consumer through the gunzip, and a consumer that stops early
+  // destroys the chain down to the HTTP body (which then closes its connection)
+  const gunzipped = pipeline(Readable.from(buffers), createGunzip(), () => {});
+  yield* guard(gunzipped, label, true, { destroy: () => (gunzipped.destroy(), cancel()) });
 }
 
 /** Errors of a byte stream (a corrupt gzip, a read failure) become FeedReadError with the feed's name. */

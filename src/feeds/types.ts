@@ -34,6 +34,11 @@ export interface FeedContext {
 
 export interface OpenedFeed {
   items: AsyncIterable<FeedItem>;
+  /**
+   * 'incremental' when the items are only what changed since the last commit (a RESO feed with
+   * `incremental: true`): keys absent from them are not gone. An incremental feed with no mark stored
+   * yet pulls everything and turns 'full' once iteration has started, so read it after the items.
+   */
   mode: 'full' | 'incremental';
   /** Persist the RESO high-water mark reached by `items`; call after a successful sync, never before. */
   commit(): Promise<void>;

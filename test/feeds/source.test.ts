@@ -39,6 +39,30 @@ describe('feed sources', () => {
     expect(items[0]!.position.file).toBe('feed.csv.gz');
   });
 
+  it('reports a truncated .gz file as a FeedReadError that a rerun cannot fix', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-src-'));
+    closers.push(() => rm(dir, { recursive: true, force: true }));
+    const gz = gzipSync(CSV.repeat(50));
+    await writeFile(join(dir, 'cut.csv.gz'), gz.subarray(0, gz.length - 20));
+    const { error } = await collectUntilError(open({ path: 'cut.csv.gz' }, dir).items);
+    expect(error).toBeInstanceOf(FeedReadError);
+    expect((error as FeedReadError).retryable).toBe(false);
+    expect(error!.message).toMatch(/^cut\.csv\.gz: cannot read the feed/);
+  });
+
+  it.each([['application/gzip'], ['text/csv']])('closes the connection when the consumer stops early (%s)', async (type) => {
+    let closed = false;
+    const body = 'MLS,Price\n' + 'A1,100\n'.repeat(20_000);
+    const url = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': type });
+      res.write(type === 'text/csv' ? body : gzipSync(body));
+      res.on('close', () => (closed = true));
+    });
+    for await (const _ of open({ url: `${url}/f.csv` }).items) break;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(closed).toBe(true);
+  });
+
   it('names a missing file in a FeedReadError', async () => {
     const { error } = await collectUntilError(open({ path: 'nope.csv' }, '/tmp').items);
     expect(error).toBeInstanceOf(FeedReadError);
