@@ -1,3 +1,4 @@
 export type { FeedContext, FeedItem, OpenedFeed, RecordPosition } from './types.js';
 export { FeedSource } from './config-schema.js';
 export { openFeed } from './open-feed.js';
+export { HWM_NAMESPACE } from './reso-reader.js';
