@@ -2,7 +2,8 @@
 // while the chatbot's listings are paged, plan, guard, then (unless a dry run) execute, remember
 // what was written, and report. State lives in the KvStore: `fp:<feed>` (key → fingerprint of the
 // last write), `missing:<feed>` (key → first time it was missing, for the grace period) and
-// `owner:<chatbot>` (which feed wrote each listing).
+// `feeds:<chatbot>` (the feeds writing to a chatbot: one feed's mirror deletes leave alone the
+// listings another feed wrote, known by that feed's fingerprints).
 import type { CallCounter } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
 import type { ApiConfig, FeedConfig } from '../config/schema.js';
@@ -50,10 +51,8 @@ export interface SyncOptions {
 
 export const fingerprintNamespace = (feed: string) => `fp:${feed}`;
 export const missingNamespace = (feed: string) => `missing:${feed}`;
-/** Which feed wrote each listing of a chatbot (`MLSNumber:<n>` or `URL:<u>` → feed name): several
- * feeds may fill one chatbot, and one feed's mirror deletes must not take the others' listings. */
-export const ownerNamespace = (chatbot: string) => `owner:${chatbot}`;
-const ownerKey = (keyBy: 'MLSNumber' | 'URL', key: unknown) => `${keyBy}:${String(key ?? '')}`;
+/** The feeds that write to a chatbot (feed name → keyBy): several feeds may fill one chatbot. */
+export const feedsNamespace = (chatbot: string) => `feeds:${chatbot}`;
 
 export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport> {
   const startedAt = new Date();
@@ -93,15 +92,9 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
 
   const fpNs = fingerprintNamespace(feed.name);
   const missingNs = missingNamespace(feed.name);
-  const ownerNs = ownerNamespace(feed.chatbot);
   const fingerprints = await store.getAll(fpNs);
   const missingSince = feed.deletes.graceHours > 0 ? await store.getAll(missingNs) : new Map<string, string>();
-  const owners = await store.getAll(ownerNs);
-  const ownedElsewhere = (r: RemoteListing) =>
-    [ownerKey('MLSNumber', r.mlsNumber), ownerKey('URL', r.url)].some((k) => {
-      const owner = owners.get(k);
-      return owner !== undefined && owner !== feed.name;
-    });
+  const ownedElsewhere = await otherFeedsOf(store, feed, Boolean(opts.dryRun));
   const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore: feed.ignore, fingerprints, ownedElsewhere };
   const ignore = new Set(feed.ignore);
 
@@ -183,10 +176,6 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const written = [...tally.recordFingerprints, ...exec.written];
   await store.set(fpNs, written);
   if (exec.deletedKeys.length) await store.delete(fpNs, exec.deletedKeys);
-  const claimed = written.map(([key]) => ownerKey(feed.keyBy, key)).filter((k) => owners.get(k) !== feed.name);
-  if (claimed.length) await store.set(ownerNs, claimed.map((k) => [k, feed.name] as const));
-  if (exec.deletedKeys.length) await store.delete(ownerNs, exec.deletedKeys.map((key) => ownerKey(feed.keyBy, key)));
-  owners.clear();
   if (guard.marks.set.length) await store.set(missingNs, guard.marks.set);
   const cleared = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
   if (cleared.length) await store.delete(missingNs, cleared);
@@ -276,4 +265,21 @@ function remoteInfo(remote: RemoteSide): SyncReport['remote'] {
     virtualCount: remote.virtualCount,
     ...(remote.problem && { problem: remote.problem }),
   };
+}
+
+/**
+ * Registers `feed` as a writer of its chatbot and answers whether a remote listing belongs to
+ * another feed of the same chatbot (it is in that feed's fingerprints). Nothing more is loaded
+ * when the feed has the chatbot to itself, the usual case.
+ */
+async function otherFeedsOf(store: KvStore, feed: FeedConfig, dryRun: boolean): Promise<((r: RemoteListing) => boolean) | undefined> {
+  const ns = feedsNamespace(feed.chatbot);
+  const writers = await store.getAll(ns);
+  if (!dryRun && writers.get(feed.name) !== feed.keyBy) await store.set(ns, [[feed.name, feed.keyBy]]);
+  const others: Array<{ keyBy: string; keys: Map<string, string> }> = [];
+  for (const [name, keyBy] of writers) {
+    if (name !== feed.name) others.push({ keyBy, keys: await store.getAll(fingerprintNamespace(name)) });
+  }
+  if (others.length === 0) return undefined;
+  return (r) => others.some((o) => o.keys.has(o.keyBy === 'URL' ? r.url : r.mlsNumber));
 }
