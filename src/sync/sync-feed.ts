@@ -99,7 +99,6 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const ignore = new Set(feed.ignore);
 
   const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, store, logger, signal, full: opts.full });
-  collector.side.mode = opened.mode;
   let feedDone = false;
   async function* writes(): AsyncGenerator<Job> {
     try {
@@ -143,6 +142,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   else await executor.run(writes());
   fingerprints.clear(); // not needed past planning: 100k entries
   const desired = collector.side;
+  // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
+  desired.mode = opened.mode;
   if (!feedDone) {
     desired.complete = false;
     desired.readError ??= 'the run stopped before the feed was read whole';
