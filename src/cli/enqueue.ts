@@ -18,6 +18,7 @@ import {
   type RunTarget,
 } from '../queue/index.js';
 import { EXIT, printJson } from './exit.js';
+import { selectChatbots, selectFeeds } from '../config/select.js';
 
 export interface EnqueueOptions {
   job: string;
@@ -92,19 +93,14 @@ function jobKind(job: string): JobKind {
 function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string): Planned[] {
   const flags = { ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.force ? { force: true } : {}) };
   if (kind === 'sync') {
-    const known = config.feeds.map((f) => f.name);
-    const unknown = (opts.feed ?? []).filter((n) => !known.includes(n));
-    if (unknown.length) throw new ConfigError(`feed ${unknown.join(', ')} is not in ${file} (feeds: ${known.join(', ') || 'none'})`, file);
-    const feeds = config.feeds.filter((f) => (!opts.feed?.length || opts.feed.includes(f.name)) && (!opts.chatbot?.length || opts.chatbot.includes(f.chatbot)));
+    const feeds = selectFeeds(config.feeds, opts.feed, file).filter((f) => !opts.chatbot?.length || opts.chatbot.includes(f.chatbot));
     if (!feeds.length) throw new ConfigError(`no feed to sync in ${file}`, file);
     return feeds.map((f) => ({ target: { feed: f.name, chatbot: f.chatbot }, key: f.name, data: { feed: f.name, ...flags } }));
   }
   if (opts.feed?.length) throw new ConfigError(`--feed is for sync; ${kind} takes --chatbot`);
-  const known = config.chatbots.map((c) => c.serialNumber);
-  const unknown = (opts.chatbot ?? []).filter((sn) => !known.includes(sn));
-  if (unknown.length) throw new ConfigError(`chatbot ${unknown.join(', ')} is not in ${file} (chatbots: ${known.join(', ') || 'none'})`, file);
   const has = (c: Config['chatbots'][number]) => (kind === 'settings' ? Boolean(c.settings) : Boolean(c.smoke));
-  const chosen = opts.chatbot?.length ? config.chatbots.filter((c) => opts.chatbot!.includes(c.serialNumber)) : config.chatbots.filter(has);
+  const named = selectChatbots(config.chatbots, opts.chatbot).map(({ chatbot }) => chatbot);
+  const chosen = opts.chatbot?.length ? named : named.filter(has);
   const missing = chosen.filter((c) => !has(c)).map((c) => c.serialNumber);
   if (missing.length) throw new ConfigError(`chatbot ${missing.join(', ')} has no ${kind === 'settings' ? 'settings' : 'smoke message'} in ${file}`, file);
   if (!chosen.length) throw new ConfigError(`no chatbot in ${file} has ${kind === 'settings' ? 'settings' : 'a smoke message'}`, file);

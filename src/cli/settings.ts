@@ -2,7 +2,8 @@
 import { loadConfig } from '../config/load.js';
 import { createLogger } from '../log.js';
 import { createRuntime } from '../runtime.js';
-import { formatSettingsReport, pushSettings, selectChatbots } from '../settings/index.js';
+import { selectChatbots } from '../config/select.js';
+import { formatSettingsReport, pushSettings } from '../settings/index.js';
 import { EXIT, printJson } from './exit.js';
 
 export interface SettingsCliOptions {

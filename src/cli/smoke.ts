@@ -2,7 +2,7 @@
 import { loadConfig } from '../config/load.js';
 import { createLogger } from '../log.js';
 import { createRuntime } from '../runtime.js';
-import { selectChatbots } from '../settings/index.js';
+import { selectChatbots } from '../config/select.js';
 import { formatSmokeReport, runSmoke } from '../smoke/index.js';
 import { EXIT, printJson } from './exit.js';
 

@@ -4,6 +4,7 @@
 // 2 for bad usage or config, 0 otherwise. SIGINT/SIGTERM stop new calls and report what was done.
 import { createCallCounter } from '../api/call-counter.js';
 import { loadConfig } from '../config/load.js';
+import { selectFeeds } from '../config/select.js';
 import type { FeedConfig } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
@@ -59,17 +60,6 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   return exitStatus(reports);
 }
 
-export function selectFeeds(feeds: FeedConfig[], names: string[] | undefined, file: string): FeedConfig[] {
-  if (!names?.length) {
-    if (!feeds.length) throw new ConfigError(`${file} has no feeds to sync`, file);
-    return feeds;
-  }
-  const unknown = names.filter((n) => !feeds.some((f) => f.name === n));
-  if (unknown.length) {
-    throw new ConfigError(`unknown feed ${unknown.join(', ')}; feeds in ${file}: ${feeds.map((f) => f.name).join(', ') || 'none'}`, file);
-  }
-  return feeds.filter((f) => names.includes(f.name));
-}
 
 export function exitStatus(reports: readonly SyncReport[]): number {
   if (reports.some((r) => r.outcome === 'guard')) return EXIT.guard;

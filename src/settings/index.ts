@@ -3,4 +3,3 @@ export type { ChatbotSettingsResult, SettingsReport, SettingsStatus } from './re
 export { formatSettingsReport } from './report-format.js';
 export { checkSettings, CheckedChatbotSettings, formatSettingsIssue } from './settings-schema.js';
 export { SETTINGS_HASH_NS, settingsHash, canonicalJson } from './settings-hash.js';
-export { selectChatbots, type SelectedChatbot } from './select-chatbots.js';

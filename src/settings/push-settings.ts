@@ -7,7 +7,7 @@ import { AbortedError, FeedsyncError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
 import type { ChatbotSettingsResult, ReportedError, SettingsReport, SettingsStatus } from './report.js';
-import { selectChatbots } from './select-chatbots.js';
+import { selectChatbots } from '../config/select.js';
 import { checkSettings, formatSettingsIssue } from './settings-schema.js';
 import { SETTINGS_HASH_NS, settingsHash } from './settings-hash.js';
 

@@ -1,6 +1,7 @@
 // The settings report as a table for people (stderr); --json prints the report itself.
 import type { SettingsReport } from './report.js';
 import { formatSettingsIssue } from './settings-schema.js';
+import { table } from '../format/table.js';
 
 export function formatSettingsReport(report: SettingsReport): string {
   const rows = report.chatbots.map((r) => [r.serialNumber, r.status, String(r.fields.length), detailOf(r)]);
@@ -20,9 +21,3 @@ function detailOf(r: SettingsReport['chatbots'][number]): string {
   return r.fields.join(', ');
 }
 
-/** Left-aligned columns; the last column is not padded. Shared with the smoke report. */
-export function table(header: string[], rows: string[][]): string[] {
-  const all = [header, ...rows];
-  const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
-  return all.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd());
-}

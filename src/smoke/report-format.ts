@@ -1,5 +1,5 @@
 // The smoke report as a table for people (stderr); --json prints the report itself.
-import { table } from '../settings/report-format.js';
+import { table } from '../format/table.js';
 import type { SmokeReport } from './report.js';
 
 export function formatSmokeReport(report: SmokeReport): string {

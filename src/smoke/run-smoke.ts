@@ -6,7 +6,7 @@ import type { ChatbotApi } from '../api/types.js';
 import type { ChatbotConfig } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { selectChatbots } from '../settings/select-chatbots.js';
+import { selectChatbots } from '../config/select.js';
 import { answerChecks, check, joinCheck } from './checks.js';
 import type { ChatbotSmokeResult, SmokeCheck, SmokeReport } from './report.js';
 

@@ -1,7 +1,7 @@
 // The sync report for people (stderr): counts, calls, failures, rejected records (the first few;
 // --json keeps all), the guard, and for a dry run what would change per listing, old → new.
 import type { CanonicalValue } from '../listing/canonical.js';
-import { table } from '../settings/report-format.js';
+import { table } from '../format/table.js';
 import type { SyncReport } from './report.js';
 
 const SHOWN = 20;

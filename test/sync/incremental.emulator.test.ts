@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FeedConfig } from '../../src/config/schema.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { createSyncEnv, row, SN, type SyncEnv } from './helpers/feed.js';
+import { createSyncEnv, SN, type SyncEnv } from './helpers/feed.js';
 
 const capture = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/feeds/reso-pages.json');
 
@@ -31,17 +31,22 @@ const resoFeed = () =>
   });
 
 async function createStray(te: TestEmulator, i: number): Promise<void> {
-  const { MLSNumber, Url, City, Location, ...rest } = row(i);
   await te.api.createListing({
     SerialNumber: SN,
     MLSNumber: `STRAY${i}`,
     Url: `https://stray.test/${i}`,
-    ...(rest as Record<string, never>),
     SaleType: 'for_sale',
     Status: 'Active',
     CurrencySymbol: '$',
     PropertyType: 'Single Family',
+    Bedrooms: 3,
+    Bathrooms: 2,
+    YearBuilt: 1990,
+    DaysOnMarket: 4,
+    LotArea: 5000,
+    BuildingArea: 1500,
     AreaUnit: 'Square Feet',
+    ParkingSpots: 1,
   });
 }
 
