@@ -23,6 +23,8 @@ export interface WorkerSet {
   running(): boolean;
   /** workers recreated by the watchdog so far */
   readonly restarts: number;
+  /** the current worker of a queue (a new one after the watchdog recreated it) */
+  worker(kind: JobKind): Worker | undefined;
   /** stop taking jobs, let running jobs finish until the deadline, then abort them and force close */
   close(deadlineMs: number): Promise<void>;
 }
@@ -103,6 +105,7 @@ export function startWorkers(queues: Queues, processors: Partial<Record<JobKind,
     get restarts() {
       return restarts;
     },
+    worker: (kind) => slots.get(kind)?.worker,
     close: async (deadlineMs) => {
       closing = true;
       clearInterval(watchdog);

@@ -58,7 +58,7 @@ function syncDef(process: (p: Payload, attempt: number) => Promise<RunReport>): 
 
 const ok = (feed: string): RunReport => ({ outcome: 'ok', summary: `synced ${feed}`, retryable: false });
 
-function start(def: JobDefinition<Payload>, yaml = API, concurrency = 2) {
+function start(def: JobDefinition<Payload>, yaml = API, concurrency = 2, watchdogMs = 60_000) {
   const config = loadedConfig(yaml);
   workers = startWorkers(queues, { sync: createProcessor(def, processorDeps(redis, prefix, config)) }, {
     redisUrl: REDIS_URL,
@@ -66,7 +66,7 @@ function start(def: JobDefinition<Payload>, yaml = API, concurrency = 2) {
     concurrency,
     lockDurationMs: 5000,
     stalledIntervalMs: 5000,
-    watchdogMs: 60_000,
+    watchdogMs,
     logger: silentLogger,
   });
   return config;
@@ -231,4 +231,18 @@ describe('queue', () => {
     }
     expect(await listRuns(redis, prefix, { feed: 'austin', limit: 10 })).toHaveLength(3);
   });
+
+  it('the watchdog recreates a worker that stopped taking jobs while jobs wait, and the job runs', async () => {
+    const ran: string[] = [];
+    start(syncDef(async (p) => (ran.push(p.feed), ok(p.feed))), API, 1, 1000);
+    const stuck = workers!.worker('sync')!;
+    // A worker that no longer fetches (as seen after a Redis outage): paused behind our back.
+    await stuck.pause(true);
+    await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
+    await until('the watchdog to recreate the worker', async () => workers!.restarts >= 1);
+    expect(workers!.worker('sync')).not.toBe(stuck);
+    await until('the job to run on the new worker', async () => ran.includes('austin'));
+    expect(ran).toEqual(['austin']);
+  });
 });
+
