@@ -14,11 +14,13 @@ import type {
   EditSettingsRequest,
   ListingCreate,
   ListingUpdate,
+  ListItem,
   ListRequest,
   StreamFinal,
 } from '../api/schemas.js';
 import type { KeyType } from '../listing/schema.js';
 import { composeAnswer, fragmentsOf, tokenCount } from './answer.js';
+import type { ChatbotListings } from './chatbot-listings.js';
 import { toListItem } from './list-item.js';
 import type { ResolvedOptions } from './options.js';
 import type { EmulatorState, StoredListing } from './state.js';
@@ -55,7 +57,7 @@ export function edit(ctx: EndpointContext, req: EditSettingsRequest): Reply {
 
 export function create(ctx: EndpointContext, listing: ListingCreate): Reply {
   const ID = ctx.state.nextId++;
-  ctx.state.listingsOf(listing.SerialNumber).set(ID, { ...listing, ID });
+  ctx.state.listingsOf(listing.SerialNumber).put({ ...listing, ID });
   ctx.changed();
   return data(String(ID));
 }
@@ -64,23 +66,30 @@ export function update(ctx: EndpointContext, req: ListingUpdate): Reply {
   const { Key, KeyType, ...listing } = req;
   const stored = ctx.state.listingsOf(listing.SerialNumber);
   const matches = matching(stored, KeyType, Key);
-  for (const l of matches) stored.set(l.ID, { ...listing, ID: l.ID });
+  for (const l of matches) stored.put({ ...listing, ID: l.ID });
   if (matches.length) ctx.changed();
   return data(matches.length);
 }
 
 export function list(ctx: EndpointContext, req: ListRequest): Reply {
-  const city = req.CityName?.trim().toLowerCase();
-  const all = [...ctx.state.listingsOf(req.SerialNumber).values()].filter(
-    (l) =>
-      (!city || (l.City ?? '').trim().toLowerCase() === city) &&
-      (!req.SaleType || l.SaleType === req.SaleType) &&
-      (!req.MLSNumber || l.MLSNumber === req.MLSNumber),
-  );
+  const stored = ctx.state.listingsOf(req.SerialNumber);
   const size = Math.min(req.PageSize ?? 20, ctx.opts.maxPageSize);
-  const page = req.PageNumber ?? 1;
-  const items = all.slice((page - 1) * size, page * size).map(toListItem);
-  return data({ List: items, VirtualCount: all.length });
+  const start = ((req.PageNumber ?? 1) - 1) * size;
+  const city = req.CityName?.trim().toLowerCase();
+  if (!city && !req.SaleType && !req.MLSNumber) {
+    return data({ List: stored.slice(start, start + size).map(toListItem), VirtualCount: stored.size });
+  }
+  const candidates = req.MLSNumber ? stored.withKey('MLSNumber', req.MLSNumber) : stored.inOrder();
+  const items: ListItem[] = [];
+  let count = 0;
+  for (const l of candidates) {
+    if (city && (l.City ?? '').trim().toLowerCase() !== city) continue;
+    if (req.SaleType && l.SaleType !== req.SaleType) continue;
+    // Only the page's items are serialized; the rest are just counted for VirtualCount.
+    if (count >= start && count < start + size) items.push(toListItem(l));
+    count++;
+  }
+  return data({ List: items, VirtualCount: count });
 }
 
 export function remove(ctx: EndpointContext, req: DeleteRequest): Reply {
@@ -96,13 +105,12 @@ export function remove(ctx: EndpointContext, req: DeleteRequest): Reply {
   return data({ SuccessCount: deleted });
 }
 
-function matching(stored: Map<number, StoredListing>, keyType: KeyType, key: string): StoredListing[] {
+function matching(stored: ChatbotListings, keyType: KeyType, key: string): StoredListing[] {
   if (keyType === 'NewOaks') {
     const l = /^\d+$/.test(key) ? stored.get(Number(key)) : undefined;
     return l ? [l] : [];
   }
-  const field = keyType === 'URL' ? 'Url' : 'MLSNumber';
-  return [...stored.values()].filter((l) => l[field] === key);
+  return stored.withKey(keyType === 'URL' ? 'Url' : 'MLSNumber', key);
 }
 
 export function ask(ctx: EndpointContext, req: AskRequest): Reply {

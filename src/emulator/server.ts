@@ -1,6 +1,7 @@
 // The emulator's HTTP face (node:http): POST + JSON only, the envelope on every answer, auth headers
 // per operation, validation with the shared zod schemas, injected latency and faults, streamed
 // answers in the configured framing, and the /__emulator/ admin paths.
+import { setMaxListeners } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -74,6 +75,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const stats = new RequestStats();
   const faults = createFaultPicker(opts);
   const lifetime = new AbortController();
+  // Every latency or stream wait in flight holds one abort listener on this signal (node removes it
+  // when the wait ends), so the count is the number of requests in flight, not a leak; without this,
+  // more than 10 at once print MaxListenersExceededWarning.
+  setMaxListeners(0, lifetime.signal);
   const log = opts.logger;
   const saver = createSaver(opts.dataFile, state, (err) => log?.error({ err }, 'emulator: saving the data file failed'));
   const ctx: EndpointContext = { state, opts, changed: saver.changed, now: Date.now };

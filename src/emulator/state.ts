@@ -1,6 +1,7 @@
 // What the emulated service holds: listings per chatbot (integer IDs), chatbot settings, chat
 // sessions and message counts. Plain data, so it can be saved to and loaded from a JSON file.
 import type { ChatbotSettings, ListingCreate } from '../api/schemas.js';
+import { ChatbotListings } from './chatbot-listings.js';
 
 export type StoredListing = ListingCreate & { ID: number };
 
@@ -14,16 +15,16 @@ export class EmulatorState {
   nextId = 1;
   nextMessageId = 1;
   nextSessionId = 1001;
-  /** serialNumber → ID → listing, in ID order */
-  readonly listings = new Map<string, Map<number, StoredListing>>();
+  /** serialNumber → that chatbot's listings, indexed */
+  readonly listings = new Map<string, ChatbotListings>();
   readonly settings = new Map<string, ChatbotSettings>();
   readonly sessions = new Map<number, Session>();
   /** serialNumber → { month "YYYY-MM", count } for MessageLimit */
   readonly monthly = new Map<string, { month: string; count: number }>();
 
-  listingsOf(serialNumber: string): Map<number, StoredListing> {
+  listingsOf(serialNumber: string): ChatbotListings {
     let m = this.listings.get(serialNumber);
-    if (!m) this.listings.set(serialNumber, (m = new Map()));
+    if (!m) this.listings.set(serialNumber, (m = new ChatbotListings()));
     return m;
   }
 
@@ -55,7 +56,8 @@ export class EmulatorState {
     this.nextMessageId = saved.nextMessageId;
     this.nextSessionId = saved.nextSessionId;
     for (const [sn, items] of Object.entries(saved.listings)) {
-      this.listings.set(sn, new Map(items.map((l) => [l.ID, l])));
+      const stored = this.listingsOf(sn);
+      for (const l of items) stored.put(l);
     }
     for (const [sn, s] of Object.entries(saved.settings)) this.settings.set(sn, s);
     for (const [id, sn] of Object.entries(saved.sessions)) this.sessions.set(Number(id), { serialNumber: sn, asks: [] });
