@@ -43,7 +43,10 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     } catch (err) {
       throw toJobError(err);
     }
-    const logger = deps.logger.child({ job: def.name, jobId, ...target });
+    // The job's own code scopes its lines by feed or chatbot (syncFeed, pushSettings do), so it gets
+    // the job scope alone; the target is added here only for the lines this wrapper writes.
+    const jobLogger = deps.logger.child({ job: def.name, jobId });
+    const logger = jobLogger.child({ ...target });
     const attempt = { made: job.attemptsMade + 1, max: job.opts.attempts ?? 1 };
 
     const lockName = target.feed ? `feed:${target.feed}` : `chatbot:${target.chatbot ?? '-'}:${def.kind}`;
@@ -65,7 +68,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       let report: R;
       try {
         const calls = createCallCounter();
-        report = await withCallCounter(calls, () => def.process(payload, { config: deps.config, runtime: deps.runtime, logger, signal: jobSignal, jobId, attempt, calls }));
+        report = await withCallCounter(calls, () => def.process(payload, { config: deps.config, runtime: deps.runtime, logger: jobLogger, signal: jobSignal, jobId, attempt, calls }));
       } catch (err) {
         const jobErr = toJobError(err, jobSignal);
         const failed: RunReport & { code?: string } = {
