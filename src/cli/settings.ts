@@ -1,10 +1,9 @@
 // `feedsync settings`: push each chatbot's settings from config with Edit.
 import { loadConfig } from '../config/load.js';
-import { createLogger } from '../log.js';
-import { createRuntime } from '../runtime.js';
 import { selectChatbots } from '../config/select.js';
 import { formatSettingsReport, pushSettings } from '../settings/index.js';
 import { EXIT, printJson } from './exit.js';
+import { withRuntime } from './with-runtime.js';
 
 export interface SettingsCliOptions {
   config: string;
@@ -18,18 +17,10 @@ export async function run(opts: SettingsCliOptions): Promise<number> {
   const loaded = await loadConfig(opts.config);
   const { chatbots } = loaded.config;
   selectChatbots(chatbots, opts.chatbot); // an unknown --chatbot fails before anything starts
-  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
-  const runtime = await createRuntime(loaded, { logger });
-  try {
-    const report = await pushSettings(chatbots, { api: runtime.api, store: runtime.store, logger }, {
-      dryRun: opts.dryRun,
-      force: opts.force,
-      only: opts.chatbot,
-    });
-    if (opts.json) printJson(report);
-    else process.stderr.write(formatSettingsReport(report));
-    return report.outcome === 'ok' ? EXIT.ok : EXIT.failed;
-  } finally {
-    await runtime.close();
-  }
+  const report = await withRuntime(loaded, ({ api, store }, logger) =>
+    pushSettings(chatbots, { api, store, logger }, { dryRun: opts.dryRun, force: opts.force, only: opts.chatbot }),
+  );
+  if (opts.json) printJson(report);
+  else process.stderr.write(formatSettingsReport(report));
+  return report.outcome === 'ok' ? EXIT.ok : EXIT.failed;
 }

@@ -5,13 +5,10 @@
 import { createCallCounter } from '../api/call-counter.js';
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
-import type { FeedConfig } from '../config/schema.js';
-import { ConfigError } from '../errors.js';
-import { createLogger } from '../log.js';
-import { createRuntime } from '../runtime.js';
 import { formatSyncReport, syncFeed, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
 import { EXIT, printJson } from './exit.js';
+import { withRuntime } from './with-runtime.js';
 
 export interface SyncCliOptions {
   config: string;
@@ -25,37 +22,40 @@ export interface SyncCliOptions {
 export async function run(opts: SyncCliOptions): Promise<number> {
   const loaded = await loadConfig(opts.config);
   const feeds = selectFeeds(loaded.config.feeds, opts.feed, loaded.file);
-  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const calls = createCallCounter();
-  const runtime = await createRuntime(loaded, { logger, onCall: calls.onCall });
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (stop.signal.aborted) process.exit(130); // a second Ctrl-C: the person means it
     process.stderr.write(`\nfeedsync: ${signal}: finishing the calls in flight, then reporting (again to quit at once)\n`);
     stop.abort(new Error(signal));
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
   const progress = createProgressLine();
   const reports: SyncReport[] = [];
-  try {
-    for (const feed of feeds) {
-      if (stop.signal.aborted) break;
-      const report = await syncFeed(
-        feed,
-        { api: runtime.api, store: runtime.store, logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress },
-        { dryRun: opts.dryRun, force: opts.force, full: opts.full },
-      );
-      progress.clear();
-      reports.push(report);
-      if (!opts.json) process.stderr.write(formatSyncReport(report) + '\n');
-    }
-  } finally {
-    progress.clear();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await runtime.close();
-  }
+  await withRuntime(
+    loaded,
+    async ({ api, store }, logger) => {
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        for (const feed of feeds) {
+          if (stop.signal.aborted) break;
+          const report = await syncFeed(
+            feed,
+            { api, store, logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress },
+            { dryRun: opts.dryRun, force: opts.force, full: opts.full },
+          );
+          progress.clear();
+          reports.push(report);
+          if (!opts.json) process.stderr.write(formatSyncReport(report) + '\n');
+        }
+      } finally {
+        progress.clear();
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+    },
+    { onCall: calls.onCall },
+  );
   if (opts.json) printJson({ reports });
   return exitStatus(reports);
 }
