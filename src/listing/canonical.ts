@@ -73,6 +73,9 @@ export const FIELD_KINDS: Readonly<Record<ListingField, Kind>> = {
 /** Fields the list endpoint does not return: only the fingerprint sees changes to them. */
 export const UNLISTED_FIELDS: readonly ListingField[] = ['SerialNumber', 'Location', 'AreaUnit'];
 
+/** Every field of a listing, in the spec's order. */
+export const ALL_FIELDS: readonly ListingField[] = Object.keys(FIELD_KINDS) as ListingField[];
+
 /** The fields compared between a feed listing and a list item, in the spec's order. */
 export const COMPARED_FIELDS: readonly ListingField[] = (Object.keys(FIELD_KINDS) as ListingField[]).filter(
   (f) => !UNLISTED_FIELDS.includes(f),
@@ -138,8 +141,14 @@ export function canonicalValue(kind: Kind, raw: unknown): CanonicalValue {
   }
 }
 
+/** whitespace other than a lone space between words: what `text` has to rewrite */
+const UNTIDY = /[^\S ]| {2}/;
+
 function text(raw: unknown): string | undefined {
-  const s = String(raw).replace(/\s+/g, ' ').trim();
+  const r = typeof raw === 'string' ? raw : String(raw);
+  // most values are tidy already: a test, not a replace + trim (two new strings) per field
+  if (r !== '' && r.charCodeAt(0) !== 32 && r.charCodeAt(r.length - 1) !== 32 && !UNTIDY.test(r)) return r;
+  const s = r.replace(/\s+/g, ' ').trim();
   return s === '' ? undefined : s;
 }
 
@@ -147,7 +156,7 @@ function number(raw: unknown): number | string | undefined {
   if (typeof raw === 'number') return Number.isFinite(raw) ? raw : undefined;
   const s = text(raw);
   if (s === undefined) return undefined;
-  const n = Number(s.replace(/,(?=\d{3}(\D|$))/g, ''));
+  const n = Number(s.includes(',') ? s.replace(/,(?=\d{3}(\D|$))/g, '') : s);
   return Number.isFinite(n) ? n : s;
 }
 

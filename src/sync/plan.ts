@@ -12,8 +12,8 @@
 //   another feed of the same chatbot wrote (several feeds may fill one chatbot).
 // planListing decides one feed listing and planDeletes the rest, so a sync can stream the feed
 // through planListing without holding it; planSync is the two over a whole feed held in memory.
-import { canonicalFromListing, diffCanonical } from '../listing/canonical.js';
-import { comparedHash, fingerprintListing } from '../listing/fingerprint.js';
+import { ALL_FIELDS, canonicalFromListing, diffCanonical } from '../listing/canonical.js';
+import { comparedHash, fingerprintCanonical } from '../listing/fingerprint.js';
 import type {
   DesiredListing,
   DesiredSide,
@@ -39,9 +39,10 @@ export interface ListingDecision {
 
 export function planListing(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions, ignore: ReadonlySet<string>): ListingDecision {
   const { key, listing } = entry;
-  const fingerprint = fingerprintListing(listing, ignore);
+  // one canonical form for both hashes and the diff (each reads only the fields it covers)
+  const canonical = canonicalFromListing(listing, ALL_FIELDS);
+  const fingerprint = fingerprintCanonical(canonical, ignore);
   if (!copies?.length) return { create: { key, listing, fingerprint }, duplicateDeletes: [] };
-  const canonical = canonicalFromListing(listing);
   const hash = comparedHash(canonical, ignore);
   // With the remote canonical form at hand (dry runs) the changes are named field by field; else
   // the hashes tell whether anything listed differs.
