@@ -92,13 +92,14 @@ export function canonicalFromListing(listing: ListingCreate, fields: readonly Li
 }
 
 const LIST_MEMBER: Partial<Record<ListingField, keyof ListItem>> = { Latitude: 'LATITUDE', Longitude: 'LONGITUDE' };
+/** per compared field: where the list item holds it, and its kind (looked up once, not per item) */
+const LIST_READS = COMPARED_FIELDS.map((f) => [f, LIST_MEMBER[f] ?? f, FIELD_KINDS[f]] as const);
 
 /** The canonical form of one RealEstateList item (the compared fields only). */
 export function canonicalFromListItem(item: ListItem): CanonicalListing {
   const out: CanonicalListing = {};
-  for (const f of COMPARED_FIELDS) {
-    const raw = (item as Record<string, unknown>)[LIST_MEMBER[f] ?? f];
-    const v = canonicalValue(FIELD_KINDS[f], raw);
+  for (const [f, member, kind] of LIST_READS) {
+    const v = canonicalValue(kind, (item as Record<string, unknown>)[member]);
     if (v !== undefined) out[f] = v;
   }
   const priceField = item.SaleType === 'for_rent' ? 'RentPrice' : item.SaleType === 'for_sale' ? 'SalePrice' : undefined;
