@@ -2,8 +2,11 @@
 // outcomes are read back from /__emulator/listings and /__emulator/stats.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatbotApi } from '../../src/api/types.js';
+import { FeedConfig } from '../../src/config/schema.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { createSyncEnv, requests, row, rows, SN, total, type SyncEnv } from './helpers/feed.js';
 
@@ -345,5 +348,58 @@ describe('a faulty service', () => {
     expect(byMls.get('MLS0006')?.SalePrice).toBe(1000);
     const check = await env.sync(faulty);
     expect(check.counts).toMatchObject({ created: 0, updated: 0, deleted: 0, unchanged: 55 });
+  });
+});
+
+const capture = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/feeds/reso-pages.json');
+
+
+
+const resoFeed = () =>
+  FeedConfig.parse({
+    name: 'reso-incremental',
+    chatbot: SN,
+    source: { kind: 'reso', path: capture, incremental: true },
+    mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+    deletes: { maxFraction: 1 },
+  });
+
+async function createStray(te: TestEmulator, i: number): Promise<void> {
+  await te.api.createListing({
+    SerialNumber: SN,
+    MLSNumber: `STRAY${i}`,
+    Url: `https://stray.test/${i}`,
+    SaleType: 'for_sale',
+    Status: 'Active',
+    CurrencySymbol: '$',
+    PropertyType: 'Single Family',
+    Bedrooms: 3,
+    Bathrooms: 2,
+    YearBuilt: 1990,
+    DaysOnMarket: 4,
+    LotArea: 5000,
+    BuildingArea: 1500,
+    AreaUnit: 'Square Feet',
+    ParkingSpots: 1,
+  });
+}
+
+// An incremental RESO feed: its first pull (no stored high-water mark) is a full one and mirror
+// deletes apply; later pulls only carry changes, so absent keys must never be deleted.
+describe('incremental RESO feed', () => {
+  it('deletes absent listings on the first (full) pull, never on later incremental pulls', async () => {
+    await createStray(te, 1);
+    const first = await env.sync(te, resoFeed());
+    expect(first.source.mode).toBe('full');
+    expect(first.counts.deleted).toBe(1);
+    const afterFirst = await te.listings(SN);
+    expect(afterFirst.some((l) => l.MLSNumber === 'STRAY1')).toBe(false);
+    expect(afterFirst.length).toBe(first.counts.valid);
+
+    await createStray(te, 2);
+    const second = await env.sync(te, resoFeed());
+    expect(second.source.mode).toBe('incremental');
+    expect(second.counts.deleted).toBe(0);
+    expect((await te.listings(SN)).some((l) => l.MLSNumber === 'STRAY2')).toBe(true);
   });
 });
