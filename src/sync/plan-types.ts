@@ -74,7 +74,8 @@ export interface RemoteSide {
 export interface PlanOptions {
   keyBy: KeyBy;
   deletesMode: 'mirror' | 'keep';
-  ignore: readonly string[];
+  /** fields that alone never cause an update (the feed's `ignore`) */
+  ignore: ReadonlySet<string>;
   /** key → fingerprint of the last successful write */
   fingerprints: ReadonlyMap<string, string>;
   /** true for a remote listing another feed of the same chatbot wrote: never deleted by this one */

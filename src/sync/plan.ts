@@ -37,8 +37,9 @@ export interface ListingDecision {
   duplicateDeletes: PlannedDelete[];
 }
 
-export function planListing(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions, ignore: ReadonlySet<string>): ListingDecision {
+export function planListing(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
   const { key, listing } = entry;
+  const { ignore } = options;
   // one canonical form for both hashes and the diff (each reads only the fields it covers)
   const canonical = canonicalFromListing(listing, ALL_FIELDS);
   const fingerprint = fingerprintCanonical(canonical, ignore);
@@ -104,7 +105,6 @@ export function planDeletes(
 
 /** The whole plan of a feed held in memory (tests, previews); syncFeed streams the same steps. */
 export function planSync(desired: DesiredSide, remote: RemoteSide, options: PlanOptions): SyncPlan {
-  const ignore = new Set(options.ignore);
   const plan: SyncPlan = {
     keyBy: options.keyBy,
     creates: [],
@@ -118,7 +118,7 @@ export function planSync(desired: DesiredSide, remote: RemoteSide, options: Plan
   };
   const duplicateDeletes: PlannedDelete[] = [];
   for (const entry of desired.listings.values()) {
-    const d = planListing(entry, remote.byKey.get(entry.key), options, ignore);
+    const d = planListing(entry, remote.byKey.get(entry.key), options);
     addDecision(plan, entry.key, d);
     duplicateDeletes.push(...d.duplicateDeletes);
   }

@@ -64,6 +64,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const logger = deps.logger.child({ feed: feed.name, chatbot: feed.chatbot });
   const callsBefore = deps.calls?.snapshot();
   const { api, store, apiConfig, signal } = deps;
+  const ignore: ReadonlySet<string> = new Set(feed.ignore);
   const progress = (phase: SyncProgress['phase'], done: number) => deps.onProgress?.({ feed: feed.name, phase, done });
   const collector = createFeedCollector('full');
   const tally = { creates: 0, updates: 0, unchanged: 0, recordFingerprints: [] as Array<[string, string]>, duplicates: 0, duplicateDeletes: [] as PlannedDelete[] };
@@ -79,7 +80,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       pageSize: apiConfig.pageSize,
       concurrency: apiConfig.concurrency,
       signal,
-      ignore: new Set(feed.ignore),
+      ignore,
       keepCanonical: Boolean(opts.dryRun),
     });
   } catch (err) {
@@ -95,8 +96,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const fingerprints = await store.getAll(fpNs);
   const missingSince = feed.deletes.graceHours > 0 ? await store.getAll(missingNs) : new Map<string, string>();
   const ownedElsewhere = await otherFeedsOf(store, feed, Boolean(opts.dryRun));
-  const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore: feed.ignore, fingerprints, ownedElsewhere };
-  const ignore = new Set(feed.ignore);
+  const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
 
   const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, store, logger, signal, full: opts.full });
   let feedDone = false;
@@ -106,7 +106,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         const entry = collector.add(item);
         if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
         if (!entry) continue;
-        const d = planListing(entry, remote.byKey.get(entry.key), planOptions, ignore);
+        const d = planListing(entry, remote.byKey.get(entry.key), planOptions);
         if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
         if (d.duplicates) tally.duplicates++;
         tally.duplicateDeletes.push(...d.duplicateDeletes);

@@ -7,7 +7,7 @@ import { desiredSide, listing, listItem, remoteSide } from './helpers/listings.j
 const opts = (patch: Partial<PlanOptions> = {}): PlanOptions => ({
   keyBy: 'MLSNumber',
   deletesMode: 'mirror',
-  ignore: [],
+  ignore: new Set(),
   fingerprints: new Map(),
   ...patch,
 });
@@ -40,7 +40,7 @@ describe('planSync', () => {
     const plan = planSync(
       desiredSide([listing('A', { DaysOnMarket: 5 })]),
       remoteSide([listItem(1, listing('A', { DaysOnMarket: 4 }))]),
-      opts({ ignore: ['DaysOnMarket'], fingerprints: new Map([['A', fp]]) }),
+      opts({ ignore: new Set(['DaysOnMarket']), fingerprints: new Map([['A', fp]]) }),
     );
     expect(plan.updates).toEqual([]);
     expect(plan.unchanged).toBe(1);
@@ -130,7 +130,7 @@ describe('planSync', () => {
       false,
       ['DaysOnMarket'],
     );
-    const plan = planSync(desiredSide([a, b, c]), remote, opts({ ignore: ['DaysOnMarket'] }));
+    const plan = planSync(desiredSide([a, b, c]), remote, opts({ ignore: new Set(['DaysOnMarket']) }));
     expect(plan.updates).toMatchObject([{ key: 'B', remoteId: 2, reason: 'fields', changes: [] }]);
     expect(plan.unchanged).toBe(2);
     expect(plan.duplicates).toEqual([{ key: 'A', keepId: 1, extraIds: [4] }]);
