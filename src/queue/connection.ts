@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { LoadedConfig } from '../config/schema.js';
+import { within } from './deadline.js';
 import { DEFAULT_PREFIX } from './names.js';
 
 /**
@@ -13,14 +14,11 @@ export function createRedis(url: string, opts: { name?: string } = {}): Redis {
 /** Close a connection: QUIT when it answers, else drop it, so a dead Redis never hangs a shutdown. */
 export async function closeRedis(redis: Redis, timeoutMs = 1000): Promise<void> {
   if (redis.status === 'end') return;
-  let timer: NodeJS.Timeout | undefined;
   const quit = redis.quit().then(
     () => undefined,
     () => undefined,
   );
-  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-  await Promise.race([quit, timeout]);
-  clearTimeout(timer);
+  await within(quit, timeoutMs, undefined);
   redis.disconnect();
 }
 

@@ -4,6 +4,7 @@
 import { Worker, type Processor } from 'bullmq';
 import type { Logger } from '../log.js';
 import { closeRedis, createRedis } from './connection.js';
+import { within } from './deadline.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
 
@@ -125,12 +126,6 @@ export function startWorkers(queues: Queues, processors: Partial<Record<JobKind,
 }
 
 /** true when `p` settled before the deadline */
-async function withDeadline(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([p.then(() => true as const), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+function withDeadline(p: Promise<unknown>, ms: number): Promise<boolean> {
+  return within(p.then(() => true), ms, false);
 }

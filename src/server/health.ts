@@ -1,6 +1,7 @@
 // /healthz: Redis answers a PING within a short time and every worker runs. Anything else is 503,
 // so an orchestrator restarts a worker that cannot do its work.
 import type { Redis } from 'ioredis';
+import { within } from '../queue/deadline.js';
 
 export interface HealthDeps {
   redis: Redis;
@@ -23,11 +24,9 @@ export async function checkHealth(deps: HealthDeps): Promise<Health> {
 async function pingWithin(redis: Redis, ms: number): Promise<string> {
   // ioredis queues commands while reconnecting; without a deadline a ping would wait forever.
   if (redis.status !== 'ready') return `not connected (${redis.status})`;
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer within ${ms} ms`), ms)));
-  try {
-    return await Promise.race([redis.ping().then(() => 'ok', (err: Error) => err.message), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return within(
+    redis.ping().then(() => 'ok', (err: Error) => err.message),
+    ms,
+    `no answer within ${ms} ms`,
+  );
 }
