@@ -11,11 +11,12 @@
 // folder of page files (read in name order). The mark applies the same way, so replaying the same
 // capture incrementally a second time yields nothing new.
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { causeMessage, FeedReadError, RecordParseError } from '../errors.js';
 import type { ResoSource } from './config-schema.js';
 import { displayUrl, httpGet } from './http.js';
+import { feedPath } from './source.js';
 import type { FeedContext, FeedItem, OpenedFeed } from './types.js';
 
 export const HWM_NAMESPACE = 'reso-hwm';
@@ -163,7 +164,7 @@ async function* fetchPages(source: ResoSource, mark: HighWaterMark | undefined, 
 }
 
 async function* replayPages(path: string, ctx: FeedContext, label: string): AsyncIterable<Page> {
-  const full = isAbsolute(path) ? path : resolve(ctx.baseDir, path);
+  const full = feedPath(ctx, path);
   let files: string[];
   try {
     files = (await stat(full)).isDirectory()

@@ -20,13 +20,18 @@ export interface OpenedSource {
 export function openSource(source: FeedSource, ctx: FeedContext): OpenedSource {
   if (source.path) {
     const label = source.path;
-    const full = isAbsolute(source.path) ? source.path : resolve(ctx.baseDir, source.path);
+    const full = feedPath(ctx, source.path);
     const gzip = source.gzip ?? /\.gz$/i.test(source.path);
     return { label, bytes: fileBytes(full, label, gzip, ctx.signal) };
   }
   const url = source.url!;
   const label = displayUrl(url);
   return { label, bytes: urlBytes(url, label, source, ctx) };
+}
+
+/** A configured feed path as a file path: relative ones are relative to the config's folder. */
+export function feedPath(ctx: Pick<FeedContext, 'baseDir'>, path: string): string {
+  return isAbsolute(path) ? path : resolve(ctx.baseDir, path);
 }
 
 async function* fileBytes(full: string, label: string, gzip: boolean, signal?: AbortSignal): AsyncIterable<Buffer> {
