@@ -17,7 +17,7 @@ import {
   type JobKind,
   type RunTarget,
 } from '../queue/index.js';
-import { EXIT, printJson } from './exit.js';
+import { EXIT, exitForOutcome, printJson } from './exit.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
 
 export interface EnqueueOptions {
@@ -62,7 +62,7 @@ export async function run(opts: EnqueueOptions): Promise<number> {
       if (done.state === 'completed') {
         r.state = 'completed';
         r.report = done.returnvalue;
-        r.exit = exitForReport(done.returnvalue);
+        r.exit = exitForOutcome(outcomeOf(done.returnvalue));
       } else {
         // A failed job has no return value: its report is in run history.
         const recorded = await findRun(redis, prefix, r.target, r.jobId);
@@ -116,14 +116,6 @@ function describeStatus(kind: JobKind, key: string, e: Enqueued): string {
 
 function outcomeOf(report: unknown): string | undefined {
   return (report as { outcome?: unknown } | undefined)?.outcome as string | undefined;
-}
-
-/** 0 done; 1 failed items or checks; 3 a guard stopped it (DESIGN.md exit status). */
-export function exitForReport(report: unknown): number {
-  const outcome = outcomeOf(report);
-  if (outcome === 'ok') return EXIT.ok;
-  if (outcome === 'guard') return EXIT.guard;
-  return EXIT.failed;
 }
 
 function exitForFailure(report: unknown): number {

@@ -11,6 +11,13 @@ export function exitCodeFor(err: unknown): number {
   return EXIT.failed;
 }
 
+/** The exit status of a finished run by its report's outcome: 3 a guard held deletes back, 1 anything else not ok. */
+export function exitForOutcome(outcome: unknown): number {
+  if (outcome === 'ok') return EXIT.ok;
+  if (outcome === 'guard') return EXIT.guard;
+  return EXIT.failed;
+}
+
 /** Print an error for a person on stderr: its message, code and whether a rerun can help. */
 export function printError(err: unknown): void {
   if (err instanceof FeedsyncError) {

@@ -2,7 +2,7 @@
 import { loadConfig } from '../config/load.js';
 import { selectChatbots } from '../config/select.js';
 import { formatSettingsReport, pushSettings } from '../settings/index.js';
-import { EXIT, printJson } from './exit.js';
+import { exitForOutcome, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 
 export interface SettingsCliOptions {
@@ -22,5 +22,5 @@ export async function run(opts: SettingsCliOptions): Promise<number> {
   );
   if (opts.json) printJson(report);
   else process.stderr.write(formatSettingsReport(report));
-  return report.outcome === 'ok' ? EXIT.ok : EXIT.failed;
+  return exitForOutcome(report.outcome);
 }

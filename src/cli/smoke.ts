@@ -2,7 +2,7 @@
 import { loadConfig } from '../config/load.js';
 import { selectChatbots } from '../config/select.js';
 import { formatSmokeReport, runSmoke } from '../smoke/index.js';
-import { EXIT, printJson } from './exit.js';
+import { exitForOutcome, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 
 export interface SmokeCliOptions {
@@ -18,5 +18,5 @@ export async function run(opts: SmokeCliOptions): Promise<number> {
   const report = await withRuntime(loaded, ({ api }, logger) => runSmoke(chatbots, { api, logger }, { only: opts.chatbot }));
   if (opts.json) printJson(report);
   else process.stderr.write(formatSmokeReport(report));
-  return report.outcome === 'ok' ? EXIT.ok : EXIT.failed;
+  return exitForOutcome(report.outcome);
 }

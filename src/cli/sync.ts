@@ -7,7 +7,7 @@ import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { formatSyncReport, syncFeed, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
-import { EXIT, printJson } from './exit.js';
+import { EXIT, exitForOutcome, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 
 export interface SyncCliOptions {
@@ -60,9 +60,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   return exitStatus(reports);
 }
 
-
+/** The worst of the runs: a guard trip (3) before failures (1). */
 export function exitStatus(reports: readonly SyncReport[]): number {
-  if (reports.some((r) => r.outcome === 'guard')) return EXIT.guard;
-  if (reports.some((r) => r.outcome !== 'ok')) return EXIT.failed;
-  return EXIT.ok;
+  return Math.max(EXIT.ok, ...reports.map((r) => exitForOutcome(r.outcome)));
 }
