@@ -2,4 +2,4 @@ export { pushSettings, type SettingsDeps, type SettingsOptions } from './push-se
 export type { ChatbotSettingsResult, SettingsReport, SettingsStatus } from './report.js';
 export { formatSettingsReport } from './report-format.js';
 export { checkSettings, CheckedChatbotSettings, formatSettingsIssue } from './settings-schema.js';
-export { SETTINGS_HASH_NS, settingsHash, canonicalJson } from './settings-hash.js';
+export { SETTINGS_HASH_NS, settingsHash } from './settings-hash.js';

@@ -10,7 +10,7 @@ export function settingsHash(serialNumber: string, settings: ChatbotSettings): s
   return createHash('sha256').update(canonicalJson({ serialNumber, settings })).digest('hex');
 }
 
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
