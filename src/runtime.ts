@@ -1,7 +1,7 @@
 // Wires what a command or a job needs from a loaded config: the API client (and the embedded
 // emulator behind it when `api.baseUrl: embedded`), and the state store (Redis when configured and
 // reachable, else a state file beside the config). Everything here is closed by `close()`.
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createApiClient } from './api/client.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
@@ -83,7 +83,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 
 async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<KvStore> {
   const { config } = loaded;
-  const fileStore = () => createFileStore(config.state?.file ? join(loaded.dir, config.state.file) : join(stateDir(loaded), 'state.json'));
+  const fileStore = () => createFileStore(config.state?.file ? resolve(loaded.dir, config.state.file) : join(stateDir(loaded), 'state.json'));
   if (!config.redis) return fileStore();
   const prefix = config.redis.prefix;
   if (opts.redis) return createRedisStore(opts.redis, prefix);
