@@ -68,10 +68,12 @@ export async function waitForJob(redis: Redis, queues: Queues, kind: JobKind, jo
 }
 
 async function finishedState(queue: Queues[JobKind], jobId: string): Promise<Finished | undefined> {
+  // The state first, then the job's data: a job read just before it finished has no failedReason
+  // or returnvalue yet, even when the state read a moment later says it finished. BullMQ moves a
+  // job and writes those fields in one script, so data read after a final state is complete.
+  const state = await queue.getJobState(jobId);
+  if (state !== 'completed' && state !== 'failed') return undefined;
   const job = await Job.fromId(queue, jobId);
   if (!job) return undefined;
-  const state = await job.getState();
-  if (state === 'completed') return { state, returnvalue: job.returnvalue };
-  if (state === 'failed') return { state, failedReason: job.failedReason };
-  return undefined;
+  return state === 'completed' ? { state, returnvalue: job.returnvalue } : { state, failedReason: job.failedReason };
 }
