@@ -2,7 +2,7 @@
 // error fails the job without retry, a transient failure (report.retryable) is retried with backoff,
 // a partial run (some items failed) completes: see src/queue/retry-policy.ts.
 import { z } from 'zod';
-import { ConfigError } from '../src/errors.js';
+import { selectFeeds } from '../src/config/select.js';
 import type { JobDefinition } from '../src/queue/index.js';
 import { syncFeed, type SyncReport } from '../src/sync/index.js';
 
@@ -14,11 +14,7 @@ export const ListingSyncPayload = z.strictObject({
 });
 export type ListingSyncPayload = z.infer<typeof ListingSyncPayload>;
 
-const feedOf = (name: string, config: Parameters<JobDefinition['target']>[1]) => {
-  const feed = config.config.feeds.find((f) => f.name === name);
-  if (!feed) throw new ConfigError(`feed ${name} is not in ${config.file} (feeds: ${config.config.feeds.map((f) => f.name).join(', ') || 'none'})`, config.file);
-  return feed;
-};
+const feedOf = (name: string, loaded: Parameters<JobDefinition['target']>[1]) => selectFeeds(loaded.config.feeds, [name], loaded.file)[0]!;
 
 export const listingSync: JobDefinition<ListingSyncPayload, SyncReport> = {
   name: 'listing-sync',
