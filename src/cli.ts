@@ -106,6 +106,7 @@ program
   .option('--chatbots <list>', 'known serial numbers, comma separated (default: any)')
   .option('--secret-key <key>', 'Authorization key (or FEEDSYNC_SECRET_KEY)')
   .option('--session-key <key>', 'chatrobot-sessionkey (or FEEDSYNC_SESSION_KEY)')
+  .option('--data-file <file>', 'keep listings, settings and sessions in this JSON file across restarts')
   .action((opts) => run(() => import('./cli/emulator.js'), opts));
 
 const feed = program.command('feed').description('work with feeds without the API');
