@@ -11,7 +11,8 @@ export type MappedItem =
   | { kind: 'skipped'; position: RecordPosition; key?: string; reason: string }
   /** the source says the listing is gone (RESO MlgCanView: false) */
   | { kind: 'removed'; position: RecordPosition; key?: string }
-  | { kind: 'error'; position: RecordPosition; error: RecordParseError };
+  /** a record that could not be parsed: its key when the fields read hold it; `standalone` as the reader said (FeedItem) */
+  | { kind: 'error'; position: RecordPosition; error: RecordParseError; key?: string; standalone?: boolean };
 
 export interface MapContext {
   serialNumber: string;
