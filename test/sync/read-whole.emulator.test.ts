@@ -9,14 +9,14 @@ import { loadConfig } from '../../src/config/load.js';
 import type { FeedConfig } from '../../src/config/schema.js';
 import type { SyncReport } from '../../src/sync/index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
+import { startFeedServer } from '../helpers/feed-server.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { COLUMNS, createSyncEnv, csv, requests, rows, SN, total, type SyncEnv } from './helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
-const servers: FeedServer[] = [];
+const servers: Array<{ close(): Promise<void> }> = [];
 beforeAll(async () => {
   te = await startTestEmulator();
 });
