@@ -33,7 +33,8 @@ async function* readXmlBatches(bytes: AsyncIterable<Buffer>, opts: XmlOptions): 
     const position = { file, line: r.line, index: index++ };
     if (r.error === undefined) return { kind: 'record', position, data: r.data };
     const error = new RecordParseError(`malformed <${recordTag}> record: ${r.error}`, { file, line: r.line, record: position.index });
-    return { kind: 'error', position, error, data: r.data };
+    // the scanner knows where every record it hands on began and ended: no other record is lost with this one
+    return { kind: 'error', position, error, data: r.data, standalone: true };
   };
 
   for await (const text of decodeDeclared(bytes, file, opts.encoding)) {

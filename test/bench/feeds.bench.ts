@@ -17,7 +17,6 @@ import { openFeed } from '../../src/feeds/index.js';
 import { readXml } from '../../src/feeds/xml-reader.js';
 import { silentLogger } from '../../src/log.js';
 import { compileMapping, mapFeed } from '../../src/mapping/index.js';
-import { createMemoryStore } from '../../src/state/memory-store.js';
 
 const N = Number(process.env.BENCH_FEED_N ?? 200_000);
 const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 3));
@@ -97,7 +96,7 @@ async function ourXmlReader(file: string): Promise<number> {
 async function pipeline(feedName: string, path: string, dir: string): Promise<number> {
   const { config } = await loadConfig(demo);
   const feed = config.feeds.find((f) => f.name === feedName)!;
-  const opened = openFeed(feed.name, { ...feed.source, path } as typeof feed.source, { baseDir: dir, store: createMemoryStore(), logger: silentLogger });
+  const opened = openFeed(feed.name, { ...feed.source, path } as typeof feed.source, { baseDir: dir, logger: silentLogger });
   const mapping = compileMapping(feed.mapping);
   let n = 0;
   let valid = 0;
