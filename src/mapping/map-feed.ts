@@ -36,7 +36,7 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
   const { position } = item;
   if (item.kind === 'error') {
     const error: MappedItem = { kind: 'error', position, error: item.error, ...(item.standalone && { standalone: true }) };
-    return item.data ? withKey(error, compiled.keyOf(item.data, ctx.keyBy)) : error;
+    return item.data === undefined ? error : withKey(error, compiled.keyOf(item.data, ctx.keyBy));
   }
   if (item.kind === 'removed') return withKey({ kind: 'removed', position }, compiled.keyOf(item.data, ctx.keyBy));
 
