@@ -1,7 +1,7 @@
 // Wires what a command or a job needs from a loaded config: the API client (and the embedded
 // emulator behind it when `api.baseUrl: embedded`), and the state store (Redis when configured and
 // reachable, else a state file beside the config). Everything here is closed by `close()`.
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createApiClient } from './api/client.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
@@ -10,11 +10,16 @@ import { startEmulator, type RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
 import { createFileStore } from './state/file-store.js';
 import type { KvStore } from './state/kv-store.js';
+import type { ChangeLog } from './history/change-log.js';
+import { createFileChangeLog } from './history/file-change-log.js';
+import { createRedisChangeLog } from './history/redis-change-log.js';
 import { createRedisStore } from './state/redis-store.js';
 
 export interface Runtime {
   api: ChatbotApi;
   store: KvStore;
+  /** where each run's changes are recorded: beside the state (Redis, or changes.jsonl beside the state file) */
+  changeLog: ChangeLog;
   apiBaseUrl: string;
   emulator?: RunningEmulator;
   close(): Promise<void>;
@@ -30,6 +35,16 @@ export interface RuntimeOptions {
 /** Folder beside the config where the embedded emulator and the state file keep their data. */
 export function stateDir(loaded: LoadedConfig): string {
   return join(loaded.dir, '.feedsync');
+}
+
+/** The state file of runs without Redis: `state.file`, else .feedsync/state.json beside the config. */
+export function stateFile(loaded: LoadedConfig): string {
+  return loaded.config.state?.file ? resolve(loaded.dir, loaded.config.state.file) : join(stateDir(loaded), 'state.json');
+}
+
+/** The change log file of runs without Redis: beside the state file. */
+export function changeLogFile(stateFilePath: string): string {
+  return join(dirname(stateFilePath), 'changes.jsonl');
 }
 
 export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions): Promise<Runtime> {
@@ -65,10 +80,16 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       onCall: opts.onCall,
     });
 
-    const store = await openStore(loaded, opts, closers);
+    const { store, redis } = await openStore(loaded, opts, closers);
+    const limits = config.changeLog;
+    const changeLog = redis
+      ? createRedisChangeLog(redis, config.redis!.prefix, limits)
+      : await createFileChangeLog(changeLogFile(store.location), limits);
+    closers.push(() => changeLog.close());
     return {
       api,
       store,
+      changeLog,
       apiBaseUrl: baseUrl,
       emulator,
       close: async () => {
@@ -81,12 +102,12 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
   }
 }
 
-async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<KvStore> {
+async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: Redis }> {
   const { config } = loaded;
-  const fileStore = () => createFileStore(config.state?.file ? resolve(loaded.dir, config.state.file) : join(stateDir(loaded), 'state.json'));
-  if (!config.redis) return fileStore();
+  const fileStore = () => createFileStore(stateFile(loaded));
+  if (!config.redis) return { store: await fileStore() };
   const prefix = config.redis.prefix;
-  if (opts.redis) return createRedisStore(opts.redis, prefix);
+  if (opts.redis) return { store: createRedisStore(opts.redis, prefix), redis: opts.redis };
 
   const redis = new Redis(config.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: () => null });
   redis.on('error', () => {}); // reported below through connect(); ioredis would print it otherwise
@@ -100,12 +121,12 @@ async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Ar
       { redis: redactUrl(config.redis.url), err: (err as Error).message, state: store.location },
       'Redis is configured but does not answer; keeping sync state in the state file instead',
     );
-    return store;
+    return { store };
   }
   closers.push(async () => {
     await redis.quit().catch(() => redis.disconnect());
   });
-  return createRedisStore(redis, prefix);
+  return { store: createRedisStore(redis, prefix), redis };
 }
 
 export function redactUrl(url: string): string {
