@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { selectFeeds } from '../src/config/select.js';
 import type { JobDefinition } from '../src/queue/index.js';
 import { runFeed, type FeedRunReport } from '../src/runs/run-feed.js';
+import { feedsOfChatbot } from '../src/sync/index.js';
 
 export const ListingSyncPayload = z.strictObject({
   feed: z.string().min(1),
@@ -29,6 +30,7 @@ export const listingSync: JobDefinition<ListingSyncPayload, FeedRunReport> = {
       {
         api: ctx.runtime.api,
         store: ctx.runtime.store,
+        chatbotFeeds: feedsOfChatbot(ctx.config.config.feeds, feedOf(p.feed, ctx.config).chatbot),
         logger: ctx.logger,
         baseDir: ctx.config.dir,
         apiConfig: ctx.config.config.api,

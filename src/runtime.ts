@@ -4,6 +4,8 @@
 import { dirname, join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createApiClient } from './api/client.js';
+import { apiBudget } from './api/rate-limiter.js';
+import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
 import type { LoadedConfig } from './config/schema.js';
 import { startEmulator, type RunningEmulator } from './emulator/index.js';
@@ -21,6 +23,8 @@ export interface Runtime {
   /** where each run's changes are recorded: beside the state (Redis, or changes.jsonl beside the state file) */
   changeLog: ChangeLog;
   apiBaseUrl: string;
+  /** request budgets per credential: through Redis when the state is (shared by every process), else this process's */
+  budgets: Budgets;
   emulator?: RunningEmulator;
   close(): Promise<void>;
 }
@@ -70,26 +74,29 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       opts.logger.debug({ url: baseUrl }, 'embedded emulator started');
     }
 
+    const { store, redis } = await openStore(loaded, opts, closers);
+    // Budgets live where the state does: a Redis shared by every worker and CLI run on it.
+    const budgets = createBudgets(redis && config.redis ? redisBackend(redis, config.redis.prefix) : memoryBackend());
     const api = createApiClient({
       baseUrl,
       secretKey: config.api.secretKey,
       sessionKey: config.api.sessionKey,
       timeoutMs: config.api.timeoutMs,
       retry: { retries: config.api.retries },
-      ratePerSecond: config.api.ratePerSecond,
+      budget: apiBudget(budgets, { baseUrl, secretKey: config.api.secretKey, ratePerSecond: config.api.ratePerSecond, concurrency: config.api.concurrency }),
       onCall: opts.onCall,
     });
 
-    const { store, redis } = await openStore(loaded, opts, closers);
     const limits = config.changeLog;
-    const changeLog = redis
-      ? createRedisChangeLog(redis, config.redis!.prefix, limits)
+    const changeLog = redis && config.redis
+      ? createRedisChangeLog(redis, config.redis.prefix, limits)
       : await createFileChangeLog(changeLogFile(store.location), limits);
     closers.push(() => changeLog.close());
     return {
       api,
       store,
       changeLog,
+      budgets,
       apiBaseUrl: baseUrl,
       emulator,
       close: async () => {
@@ -104,8 +111,8 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 
 async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: Redis }> {
   const { config } = loaded;
-  const fileStore = () => createFileStore(stateFile(loaded));
-  if (!config.redis) return { store: await fileStore() };
+  const fileStore = async () => ({ store: await createFileStore(stateFile(loaded)) });
+  if (!config.redis) return fileStore();
   const prefix = config.redis.prefix;
   if (opts.redis) return { store: createRedisStore(opts.redis, prefix), redis: opts.redis };
 
@@ -116,12 +123,12 @@ async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Ar
     await redis.ping();
   } catch (err) {
     redis.disconnect();
-    const store = await fileStore();
+    const local = await fileStore();
     opts.logger.warn(
-      { redis: redactUrl(config.redis.url), err: (err as Error).message, state: store.location },
-      'Redis is configured but does not answer; keeping sync state in the state file instead',
+      { redis: redactUrl(config.redis.url), err: (err as Error).message, state: local.store.location },
+      'Redis is configured but does not answer; keeping sync state in the state file instead (request budgets count this process only)',
     );
-    return { store };
+    return local;
   }
   closers.push(async () => {
     await redis.quit().catch(() => redis.disconnect());
