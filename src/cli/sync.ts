@@ -5,6 +5,8 @@
 import { createCallCounter } from '../api/call-counter.js';
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
+import { recordForegroundRun } from '../queue/history.js';
+import { QUEUE_NAMES } from '../queue/names.js';
 import { feedsOfChatbot, formatSyncReport, syncFeed, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
 import { EXIT, exitForOutcome, printJson } from './exit.js';
@@ -33,7 +35,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   const reports: SyncReport[] = [];
   await withRuntime(
     loaded,
-    async ({ api, store }, logger) => {
+    async ({ api, store, redis }, logger) => {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
@@ -46,6 +48,12 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           );
           progress.clear();
           reports.push(report);
+          // With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`).
+          if (redis && loaded.config.redis) {
+            await recordForegroundRun(redis, loaded.config.redis.prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).catch(
+              (err: unknown) => logger.warn({ err }, 'run history could not be saved'),
+            );
+          }
           if (!opts.json) process.stderr.write(formatSyncReport(report) + '\n');
         }
       } finally {
