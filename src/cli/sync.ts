@@ -7,7 +7,8 @@ import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { recordForegroundRun } from '../queue/history.js';
 import { QUEUE_NAMES } from '../queue/names.js';
-import { feedsOfChatbot, formatSyncReport, syncFeed, type SyncReport } from '../sync/index.js';
+import { runFeed } from '../runs/run-feed.js';
+import { feedsOfChatbot, formatSyncReport, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
 import { EXIT, exitForOutcome, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
@@ -35,16 +36,17 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   const reports: SyncReport[] = [];
   await withRuntime(
     loaded,
-    async ({ api, store, redis }, logger) => {
+    async ({ api, store, changeLog, redis }, logger) => {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
         for (const feed of feeds) {
           if (stop.signal.aborted) break;
-          const report = await syncFeed(
+          const report = await runFeed(
             feed,
             { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress },
             { dryRun: opts.dryRun, force: opts.force, full: opts.full },
+            { config: loaded, changeLog },
           );
           progress.clear();
           reports.push(report);
@@ -54,7 +56,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
               (err: unknown) => logger.warn({ err }, 'run history could not be saved'),
             );
           }
-          if (!opts.json) process.stderr.write(formatSyncReport(report) + '\n');
+          if (!opts.json) process.stderr.write(`${formatSyncReport(report)}  changes: feedsync runs show ${report.runId} --config ${opts.config}\n\n`);
         }
       } finally {
         progress.clear();
