@@ -137,13 +137,16 @@ export class ConfigError extends FeedsyncError {
 /** A feed could not be read whole: HTTP failure, truncated file, malformed document. */
 export class FeedReadError extends FeedsyncError {
   readonly code = 'FEED_READ';
+  /** the HTTP status the feed server answered with, when that is the failure */
+  readonly status?: number;
   constructor(
     message: string,
     readonly place: ErrorPlace,
     readonly retryable: boolean,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; status?: number },
   ) {
     super(`${formatPlace(place)}: ${message}`, options);
+    if (options?.status !== undefined) this.status = options.status;
   }
 }
 
