@@ -128,7 +128,8 @@ function comparison(op: string): (c: number | undefined, a: unknown, b: unknown)
 export function compareValues(a: unknown, b: unknown, opts: CompareOptions = {}): number | undefined {
   if (a === null || a === undefined || b === null || b === undefined) return undefined;
   if (!opts.textTimestamps && typeof a === 'string' && typeof b === 'string' && ISO.test(a) && ISO.test(b)) {
-    return Date.parse(a) - Date.parse(b);
+    const d = Date.parse(a) - Date.parse(b);
+    if (!Number.isNaN(d)) return d; // a stamp that does not parse ("0000-00-00T00:00:00Z") compares as text
   }
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   const x = String(a), y = String(b);

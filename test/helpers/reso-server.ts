@@ -35,7 +35,7 @@ export interface ResoServerOptions {
   fields?: string[];
   /** send quota headers; past `perMinute` data requests in a minute, 429 with Retry-After */
   quota?: { perMinute: number; perHour: number };
-  /** before the n-th data request (1-based) is answered: change `server.records` here */
+  /** before the n-th data request (1-based) is checked and answered: change `server.records`, revoke tokens */
   beforePage?: (n: number, server: ResoServer) => void;
   /** the nextLink the n-th data request sends (given the one the server made) */
   nextLink?: (made: string | undefined, n: number) => string | undefined;
@@ -121,9 +121,9 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       recent.push(now);
       if (recent.length > opts.quota.perMinute) return send(429, { error: { message: 'Minute quota exceeded' } }, { 'retry-after': '1' });
     }
+    opts.beforePage?.(n, server);
     if (!authorized(req.headers.authorization)) return send(401, { error: { code: '401', message: 'invalid or expired token' } });
     if (!url.pathname.endsWith('/Property')) return send(404, { error: { message: `no resource ${url.pathname}` } });
-    opts.beforePage?.(n, server);
 
     let rows: Row[];
     let page: Row[];
