@@ -207,6 +207,12 @@ export class ValidationError extends FeedsyncError {
   }
 }
 
+/** The chatbot's list could not be paged to its end (endless, repeated pages): nothing can be planned. */
+export class PagingError extends FeedsyncError {
+  readonly code = 'PAGING';
+  readonly retryable = false;
+}
+
 /** A safety guard refused the run (too many deletes, incomplete feed). Exit status 3. */
 export class GuardError extends FeedsyncError {
   readonly code = 'GUARD';
