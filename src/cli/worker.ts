@@ -25,6 +25,9 @@ import {
 } from '../queue/index.js';
 import { createRuntime, redactUrl } from '../runtime.js';
 import { createApp, createMetrics } from '../server/index.js';
+import { checkStaleness } from '../alerts/index.js';
+
+const STALE_CHECK_MS = 5 * 60_000;
 
 export interface WorkerOptions {
   config: string;
@@ -100,6 +103,17 @@ export async function startWorker(
     logger,
   });
 
+  // "no successful sync for H hours" needs no run to happen: checked on a timer (every worker does
+  // it; the alert state in Redis makes each condition alert once).
+  const watchedSince = new Date().toISOString();
+  const feedTargets = loaded.config.feeds.map((f) => ({ feed: f.name, chatbot: f.chatbot }));
+  const staleTimer = setInterval(() => {
+    checkStaleness(runtime.store, loaded.config.alerts, feedTargets, watchedSince, logger).catch((err: Error) =>
+      logger.warn({ err: err.message }, 'staleness check failed'),
+    );
+  }, STALE_CHECK_MS);
+  staleTimer.unref();
+
   const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics });
   const server: Server = app.listen(opts.port ?? settings.port);
   await once(server, 'listening');
@@ -113,6 +127,7 @@ export async function startWorker(
     port,
     prefix,
     close: async () => {
+      clearInterval(staleTimer);
       server.close();
       server.closeAllConnections();
       await workers.close(settings.shutdownTimeoutMs);
