@@ -60,6 +60,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       secretKey: config.api.secretKey,
       sessionKey: config.api.sessionKey,
       timeoutMs: config.api.timeoutMs,
+      maxResponseBytes: config.api.maxResponseBytes,
       retry: { retries: config.api.retries },
       ratePerSecond: config.api.ratePerSecond,
       onCall: opts.onCall,

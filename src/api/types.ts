@@ -55,7 +55,10 @@ export interface ApiClientOptions {
   baseUrl: string;
   secretKey: string;
   sessionKey: string;
+  /** total deadline of one attempt, the response body included */
   timeoutMs: number;
+  /** most bytes of one response body; a larger one fails the call (default 8 MiB) */
+  maxResponseBytes?: number;
   retry?: Partial<RetryPolicy>;
   /** client-side token bucket; 0 or undefined: unlimited */
   ratePerSecond?: number;

@@ -14,7 +14,13 @@ export const ApiConfig = z.strictObject({
   sessionKey: z.string().min(1).describe('chatrobot-sessionkey header (list)'),
   concurrency: z.number().int().min(1).max(256).default(8).describe('API calls in flight at once'),
   ratePerSecond: z.number().positive().default(20).describe('client-side token bucket'),
-  timeoutMs: z.number().int().positive().default(30_000),
+  timeoutMs: z.number().int().positive().default(30_000).describe('total deadline of one API call attempt, response body included'),
+  maxResponseBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(8 * 1024 * 1024)
+    .describe('most bytes of one API response body; a larger one fails the call'),
   retries: z.number().int().min(0).default(4).describe('retries on network errors, 5xx, 408, 429'),
   pageSize: z.number().int().min(1).default(100).describe('PageSize asked of RealEstateList'),
 });

@@ -146,8 +146,11 @@ async function* fetchPages(source: ResoSource, mark: HighWaterMark | undefined, 
       bearerToken: source.bearerToken,
       timeoutMs: source.timeoutMs,
       retries: source.retries,
+      maxBytes: source.maxBytes,
+      maxCompressionRatio: source.maxCompressionRatio,
       signal: ctx.signal,
       logger: ctx.logger,
+      beforeRequest: ctx.beforeRequest,
     });
     const chunks: Buffer[] = [];
     for await (const c of body) chunks.push(Buffer.from(c));

@@ -3,6 +3,7 @@
 import type { RecordParseError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
+import type { BeforeFeedRequest } from './http.js';
 
 /** Where a record sits in its feed: file:line for CSV, record index (and id) for XML and RESO. */
 export interface RecordPosition {
@@ -30,6 +31,8 @@ export interface FeedContext {
   signal?: AbortSignal;
   /** RESO: ignore the high-water mark and pull everything */
   full?: boolean;
+  /** awaited before every feed HTTP request (each attempt and redirect hop): per-credential rate limits */
+  beforeRequest?: BeforeFeedRequest;
 }
 
 export interface OpenedFeed {
