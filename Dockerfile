@@ -1,5 +1,7 @@
 # feedsync runs its TypeScript through tsx (a runtime dependency), so the image needs no build step.
-FROM node:20-slim
+# Node 24 is the current LTS; the tag is pinned to a patch release and Debian release so a rebuild
+# gives the same runtime (raise it on purpose, with the test suite).
+FROM node:24.11.1-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
@@ -9,9 +11,15 @@ COPY bin ./bin
 COPY src ./src
 COPY jobs ./jobs
 COPY fixtures ./fixtures
-# The embedded emulator and the state file (when no Redis) write beside the config.
-RUN mkdir -p /app/fixtures/.feedsync && chown -R node:node /app/fixtures/.feedsync
+# The embedded emulator and the state file (when no Redis) write beside the config; /data is where
+# the emulator service keeps its listings (a volume in docker-compose.yml); /config is where your
+# own config is mounted.
+RUN mkdir -p /app/fixtures/.feedsync /data /config && chown -R node:node /app/fixtures/.feedsync /data
 USER node
 EXPOSE 9464 8787
+# The worker's /healthz: 200 when Redis answers and the workers run. Other commands (the emulator)
+# set their own check in compose. FEEDSYNC_HEALTH_URL changes what is checked.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch(process.env.FEEDSYNC_HEALTH_URL||'http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "bin/feedsync.js"]
 CMD ["worker", "--config", "/app/fixtures/compose.yaml", "--port", "9464"]

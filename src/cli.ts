@@ -1,10 +1,14 @@
 // The `feedsync` command: parses arguments and calls one function per command (src/cli/*.ts).
 // Command modules are imported when used, so `feedsync emulator` does not load BullMQ.
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { EXIT, exitCodeFor, printError } from './cli/exit.js';
 
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
 const program = new Command('feedsync')
   .description("Keeps a chatbot platform's real-estate listings in step with MLS and brokerage feeds")
+  .version(version, '-V, --version', 'print the version')
   .showHelpAfterError()
   .exitOverride();
 
@@ -30,6 +34,13 @@ async function run(load: () => Promise<{ run: (opts: never) => Promise<number> }
     process.exitCode = exitCodeFor(err);
   }
 }
+
+program
+  .command('init')
+  .description('write a commented starter config (and a sample feed) that works against the embedded emulator')
+  .option('-c, --config <file>', 'where to write it', 'feedsync.yaml')
+  .option('--force', 'overwrite an existing config file')
+  .action((opts) => run(() => import('./cli/init.js'), opts));
 
 program
   .command('sync')
@@ -106,6 +117,7 @@ program
   .option('--chatbots <list>', 'known serial numbers, comma separated (default: any)')
   .option('--secret-key <key>', 'Authorization key (or FEEDSYNC_SECRET_KEY)')
   .option('--session-key <key>', 'chatrobot-sessionkey (or FEEDSYNC_SESSION_KEY)')
+  .option('--data-file <file>', 'keep listings, settings and sessions in this JSON file across restarts')
   .action((opts) => run(() => import('./cli/emulator.js'), opts));
 
 const feed = program.command('feed').description('work with feeds without the API');
@@ -115,8 +127,9 @@ feed
   .requiredOption('--feed <name>', 'feed name from config')
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .option('--limit <n>', 'listings to print', int, 10)
+  .option('--key <key>', 'explain one listing: source record → mapped listing → what the chatbot holds (asks the API)')
   .option('--json', 'one JSON document on stdout')
-  .action((opts) => run(() => import('./cli/feed-preview.js'), opts));
+  .action((opts) => run(() => (opts.key === undefined ? import('./cli/feed-preview.js') : import('./cli/feed-explain.js')), opts));
 
 const config = program.command('config').description('work with the config file');
 config

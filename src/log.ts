@@ -2,7 +2,9 @@
 // secret fields are redacted by path, and every secret value registered in secrets.ts is replaced
 // wherever it would appear in a line (message, error text, any field).
 import { pino, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 import { maskSecrets } from './secrets.js';
+import { stderrLine, type StatusLine } from './terminal.js';
 
 export type { Logger };
 
@@ -28,8 +30,11 @@ const REDACT_PATHS = [
   '*.headers["chatrobot-sessionkey"]',
 ];
 
-export function createLogger(options: { level?: string; destination?: NodeJS.WritableStream | number } = {}): Logger {
+export function createLogger(
+  options: { level?: string; destination?: NodeJS.WritableStream | number; pretty?: boolean } = {},
+): Logger {
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
+  const pretty = options.pretty ?? (options.destination === undefined && wantsPretty(process.stderr, process.env.LOG_FORMAT));
   return pino(
     {
       level,
@@ -40,8 +45,34 @@ export function createLogger(options: { level?: string; destination?: NodeJS.Wri
         streamWrite: (line: string) => maskSecrets(line),
       },
     },
-    typeof options.destination === 'object' ? (options.destination as pino.DestinationStream) : pino.destination({ fd: options.destination ?? 2, sync: true }),
+    pretty
+      ? prettyDestination(typeof options.destination === 'object' ? lineOf(options.destination) : stderrLine)
+      : typeof options.destination === 'object'
+        ? (options.destination as pino.DestinationStream)
+        : pino.destination({ fd: options.destination ?? 2, sync: true }),
   );
+}
+
+/** Human-readable lines on a terminal; JSON lines everywhere else (files, pipes, log shippers). LOG_FORMAT=json|pretty decides. */
+export function wantsPretty(stream: { isTTY?: boolean }, format: string | undefined): boolean {
+  if (format === 'json') return false;
+  if (format === 'pretty') return true;
+  return Boolean(stream.isTTY);
+}
+
+/** pino-pretty in-process (no worker thread), written above the progress line so the two never share a line. */
+function prettyDestination(line: StatusLine): pino.DestinationStream {
+  const format = pinoPretty.prettyFactory({
+    colorize: pinoPretty.isColorSupported && Boolean(process.stderr.isTTY),
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname',
+    singleLine: true,
+  });
+  return { write: (json: string) => line.above(format(json)) };
+}
+
+function lineOf(stream: NodeJS.WritableStream): StatusLine {
+  return { show: () => {}, clear: () => {}, above: (text) => void stream.write(text.endsWith('\n') ? text : `${text}\n`) };
 }
 
 export const silentLogger: Logger = pino({ level: 'silent' });

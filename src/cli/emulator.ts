@@ -1,4 +1,5 @@
 // `feedsync emulator`: the local Chatbot Service, until SIGINT/SIGTERM.
+import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { startEmulator, type Fault, type StreamFraming } from '../emulator/index.js';
@@ -17,6 +18,7 @@ export interface EmulatorCliOptions {
   chatbots?: string;
   secretKey?: string;
   sessionKey?: string;
+  dataFile?: string;
 }
 
 const FAULTS: readonly Fault[] = ['500', '503', '429', 'drop'];
@@ -47,6 +49,7 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
     chatbots: opts.chatbots?.split(',').map((s) => s.trim()).filter(Boolean),
     secretKey: opts.secretKey,
     sessionKey: opts.sessionKey,
+    dataFile: opts.dataFile ? resolve(opts.dataFile) : undefined,
     logger,
   });
 
@@ -60,7 +63,8 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
       `  Authorization:        ${shown(opts.secretKey, 'FEEDSYNC_SECRET_KEY', 'dev-secret-key')}   (Edit, ClientAsk, RealEstateCreate/Update/Delete)`,
       `  chatrobot-sessionkey: ${shown(opts.sessionKey, 'FEEDSYNC_SESSION_KEY', 'dev-session-key')}   (RealEstateList)`,
       `  chatbots: ${opts.chatbots ?? 'any serial number'}; max page size ${opts.maxPageSize}; stream framing ${opts.streamFraming}` +
-        (opts.faultRate > 0 ? `; faults ${faults.join(',')} at rate ${opts.faultRate} (seed ${opts.seed})` : ''),
+        (opts.faultRate > 0 ? `; faults ${faults.join(',')} at rate ${opts.faultRate} (seed ${opts.seed})` : '') +
+        (opts.dataFile ? `; data kept in ${resolve(opts.dataFile)}` : '; data kept in memory only (--data-file to keep it)'),
       `  admin: GET /__emulator/listings?serialNumber=SN, GET /__emulator/stats, POST /__emulator/reset, POST /__emulator/sessions`,
       'LOG_LEVEL=debug logs every request. Ctrl-C stops it.',
       '',

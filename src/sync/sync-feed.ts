@@ -24,6 +24,8 @@ export interface SyncProgress {
   feed: string;
   phase: 'feed' | 'write';
   done: number;
+  /** how many there will be, once known (the progress line shows done/total) */
+  total?: number;
 }
 
 export interface SyncDeps {

@@ -1,16 +1,14 @@
 // The queue UI in a real browser: headless Chromium (Debian's package) opens /ui, sees the three
 // queues, and opens the finished sync job with its report.
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startWorker, type RunningWorker } from '../../src/cli/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { closeQueues, createQueues, enqueueJob, waitForJob, type JobDefinition, type Queues } from '../../src/queue/index.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
+import { ARTIFACTS, launchChromium, requireChromium } from './chromium.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR ?? '/tmp';
 
 const fakeSync: JobDefinition<{ feed: string }> = {
   name: 'listing-sync',
@@ -34,7 +32,7 @@ describe('queue UI', () => {
   let jobId: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does it)`);
+    requireChromium();
     const loaded = loadedConfig(
       `api: { baseUrl: "http://127.0.0.1:9", secretKey: k1234, sessionKey: s1234 }
 redis: { url: "${REDIS_URL}", prefix: ${prefix} }
@@ -49,16 +47,14 @@ feeds:
     queues = createQueues(redis, prefix);
     ({ jobId } = await enqueueJob(redis, queues, 'sync', 'ui-feed', { feed: 'ui-feed' }));
     expect((await waitForJob(redis, queues, 'sync', jobId)).state).toBe('completed');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
+    // Setup may have stopped anywhere (no Chromium, no Redis): close only what was opened.
     await browser?.close();
     await worker?.close();
-    await closeQueues(queues);
+    if (queues) await closeQueues(queues);
     await dropPrefix(redis, prefix);
     await redis.quit();
   });
@@ -73,7 +69,7 @@ feeds:
     }
     // The overview cards (one per queue, with its job count) replace the loading placeholder.
     await page.getByText(/^\d+ Jobs?$/).nth(2).waitFor({ timeout: 15_000 });
-    await page.screenshot({ path: `${SCREENSHOT_DIR}/feedsync-ui-queues.png` });
+    await page.screenshot({ path: `${ARTIFACTS}/feedsync-ui-queues.png` });
 
     // Into the sync queue's completed jobs, then the job itself.
     await page.getByText('listing-sync', { exact: true }).first().click();
@@ -89,6 +85,6 @@ feeds:
     const body = await page.locator('body').innerText();
     expect(body).toContain('returnValue');
     expect(body).toMatch(/feed:\s*"ui-feed"/);
-    await page.screenshot({ path: `${SCREENSHOT_DIR}/feedsync-ui-job.png`, fullPage: true });
+    await page.screenshot({ path: `${ARTIFACTS}/feedsync-ui-job.png`, fullPage: true });
   });
 });

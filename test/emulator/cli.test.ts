@@ -1,5 +1,8 @@
 // `feedsync emulator` as a person runs it: it prints where it listens, answers, and stops on SIGTERM.
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ENDPOINTS } from '../../src/api/schemas.js';
@@ -7,27 +10,53 @@ import { rawPost } from '../helpers/raw-post.js';
 
 const BIN = fileURLToPath(new URL('../../bin/feedsync.js', import.meta.url));
 
+async function startCli(args: string[]) {
+  const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', ...args], {
+    env: { ...process.env, FEEDSYNC_SECRET_KEY: '', FEEDSYNC_SESSION_KEY: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stdout.on('data', (c) => (stdout += c));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (c) => {
+      stderr += c;
+      const m = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { url, stderr: () => stderr, stdout: () => stdout, stop: async () => (child.kill('SIGTERM'), exited) };
+}
+
 describe('feedsync emulator', () => {
-  it('listens on the port asked (0: any), prints its URL and keys, answers with them, and stops on SIGTERM', async () => {
-    const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', '--max-page-size', '1', '--chatbots', 'SN-1'], {
-      env: { ...process.env, FEEDSYNC_SECRET_KEY: '', FEEDSYNC_SESSION_KEY: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    let stdout = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (c) => {
-        stderr += c;
-        const m = /listening on (http:\/\/\S+)/.exec(stderr);
-        if (m) resolve(m[1]!);
-      });
-      child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  it('--data-file keeps its listings across a restart (the compose volume)', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'emu-data-')), 'emulator.json');
+    const first = await startCli(['--chatbots', 'SN-1', '--data-file', file]);
     try {
-      expect(stderr).toContain('dev-secret-key');
-      expect(stderr).toContain('dev-session-key');
+      expect(first.stderr()).toContain(`data kept in ${file}`);
+      const created = await rawPost(first.url + ENDPOINTS.create, { ...listing(), MLSNumber: 'KEPT' }, { authorization: 'dev-secret-key' });
+      expect(created.body).toMatchObject({ Success: true });
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+    const second = await startCli(['--chatbots', 'SN-1', '--data-file', file]);
+    try {
+      const page = await rawPost(second.url + ENDPOINTS.list, { SerialNumber: 'SN-1', PageSize: 10 }, { 'chatrobot-sessionkey': 'dev-session-key' });
+      expect(page.body.Data.List.map((l: { MLSNumber: string }) => l.MLSNumber)).toEqual(['KEPT']);
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  });
+
+  it('listens on the port asked (0: any), prints its URL and keys, answers with them, and stops on SIGTERM', async () => {
+    const emu = await startCli(['--max-page-size', '1', '--chatbots', 'SN-1']);
+    const { url } = emu;
+    let code: number | null;
+    try {
+      expect(emu.stderr()).toContain('dev-secret-key');
+      expect(emu.stderr()).toContain('dev-session-key');
       const auth = { authorization: 'dev-secret-key' };
       for (const mls of ['A', 'B']) {
         const created = await rawPost(url + ENDPOINTS.create, { ...listing(), MLSNumber: mls }, auth);
@@ -39,10 +68,10 @@ describe('feedsync emulator', () => {
       const unknown = await rawPost(url + ENDPOINTS.create, { ...listing(), SerialNumber: 'SN-2' }, auth);
       expect(unknown.status).toBe(404);
     } finally {
-      child.kill('SIGTERM');
+      code = await emu.stop();
     }
-    expect(await exited).toBe(0);
-    expect(stdout).toBe('');
+    expect(code).toBe(0);
+    expect(emu.stdout()).toBe('');
   });
 });
 

@@ -26,17 +26,25 @@ describe('docker compose', () => {
     expect(redis.command.join(' ')).toContain('--appendonly yes');
     expect(redis.command.join(' ')).toContain('--maxmemory-policy noeviction');
     expect(redis.volumes[0]).toMatch(/^redis-data:\/data$/);
-    expect(Object.keys(compose.volumes)).toEqual(['redis-data']);
-    expect(emulator.command).toEqual(['emulator', '--host', '0.0.0.0', '--port', '8787']);
+    expect(Object.keys(compose.volumes)).toEqual(['redis-data', 'emulator-data']);
+    // the emulator keeps its data in a volume across restarts
+    expect(emulator.command).toEqual(['emulator', '--host', '0.0.0.0', '--port', '8787', '--data-file', '/data/emulator.json']);
+    expect(emulator.volumes).toEqual(['emulator-data:/data']);
     expect(worker.command).toEqual(['worker', '--config', '/app/fixtures/compose.yaml', '--port', '9464']);
     expect(worker.environment.REDIS_URL).toBe('redis://redis:6379');
     expect(Object.keys(worker.depends_on).sort()).toEqual(['emulator', 'redis']);
     expect(worker.ports).toEqual(['9464-9473:9464']);
+    // how to run your own config instead of the sample
+    const text = readFileSync(`${REPO}/docker-compose.yml`, 'utf8');
+    expect(text).toContain('./feedsync.yaml:/config/feedsync.yaml:ro');
+    expect(text).toContain('command: ["worker", "--config", "/config/feedsync.yaml", "--port", "9464"]');
   });
 
   it('builds from a Dockerfile that copies what the command needs', () => {
     const dockerfile = readFileSync(`${REPO}/Dockerfile`, 'utf8');
-    expect(dockerfile).toMatch(/^FROM node:20-slim$/m);
+    // a current LTS (not Node 20, past its end of life), pinned to a patch release
+    expect(dockerfile).toMatch(/^FROM node:(22|24)\.\d+\.\d+-bookworm-slim$/m);
+    expect(dockerfile).toMatch(/^HEALTHCHECK .*\n?.*\/healthz/m);
     for (const dir of ['bin', 'src', 'jobs', 'fixtures']) expect(dockerfile).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
     expect(dockerfile).toContain('ENTRYPOINT ["node", "bin/feedsync.js"]');
     // tsx runs the sources: it must survive `npm ci --omit=dev`.

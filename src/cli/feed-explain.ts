@@ -1,0 +1,183 @@
+// `feedsync feed preview --feed F --key K`: the story of one listing, step by step — the source
+// record as read, the listing the mapping makes of it (or why it is rejected or skipped), what the
+// chatbot holds for that key now, and what a sync would therefore do. Reads the feed with a memory
+// store (no mark saved) and pages the chatbot's listings; writes nothing.
+import { loadConfig } from '../config/load.js';
+import { selectFeeds } from '../config/select.js';
+import type { FeedConfig } from '../config/schema.js';
+import { formatIssue, formatPlace } from '../errors.js';
+import { openFeed, type FeedItem, type RecordPosition } from '../feeds/index.js';
+import { ALL_FIELDS, canonicalFromListing, canonicalFromListItem, diffCanonical, type FieldChange } from '../listing/canonical.js';
+import type { ListItem } from '../listing/schema.js';
+import { compileMapping, type MappedItem } from '../mapping/index.js';
+import { mapItem } from '../mapping/map-feed.js';
+import type { Logger } from '../log.js';
+import { createMemoryStore } from '../state/memory-store.js';
+import { remoteKey, remotePages } from '../sync/remote.js';
+import { EXIT, printJson } from './exit.js';
+import { withRuntime } from './with-runtime.js';
+
+interface Options {
+  config: string;
+  feed: string;
+  key: string;
+  json?: boolean;
+}
+
+export interface Explanation {
+  feed: string;
+  chatbot: string;
+  keyBy: FeedConfig['keyBy'];
+  key: string;
+  /** the last record of the feed with this key (a later record wins), undefined when the feed lacks it */
+  source?: { position: string; record?: Record<string, unknown>; recordsWithKey: number };
+  mapped?:
+    | { kind: 'listing'; listing: Record<string, unknown> }
+    | { kind: 'rejected'; reasons: string[] }
+    | { kind: 'skipped'; reason: string }
+    | { kind: 'removed' }
+    | { kind: 'error'; reason: string };
+  /** every copy the chatbot holds of this key */
+  remote: ListItem[];
+  changes: FieldChange[];
+  verdict: string;
+}
+
+export async function run(opts: Options): Promise<number> {
+  const loaded = await loadConfig(opts.config);
+  const [feed] = selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
+  const key = opts.key.trim();
+  const explanation = await withRuntime(loaded, async ({ api }, logger) => {
+    const found = await findInFeed(feed!, key, loaded.dir, logger);
+    const remote: ListItem[] = [];
+    for await (const page of remotePages(api, { serialNumber: feed!.chatbot, keyBy: feed!.keyBy, pageSize: loaded.config.api.pageSize, concurrency: loaded.config.api.concurrency, ignore: new Set() })) {
+      for (const item of page.items) if (remoteKey(item, feed!.keyBy) === key) remote.push(item);
+    }
+    return explain(feed!, key, found, remote);
+  });
+  if (opts.json) printJson(explanation);
+  else process.stdout.write(formatExplanation(explanation));
+  return EXIT.ok;
+}
+
+interface Found {
+  item: FeedItem;
+  mapped: MappedItem;
+  count: number;
+}
+
+/** The feed's last record with this key: by its mapped key, or (a record too broken to map) by its raw key column. */
+async function findInFeed(feed: FeedConfig, key: string, baseDir: string, logger: Logger): Promise<Found | undefined> {
+  const opened = openFeed(feed.name, feed.source, { baseDir, store: createMemoryStore(), logger, full: true });
+  const compiled = compileMapping(feed.mapping);
+  const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
+  let found: Found | undefined;
+  for await (const item of opened.items) {
+    const mapped = mapItem(item, compiled, ctx);
+    const rawKey = item.kind === 'error' ? undefined : compiled.keyOf(item.data, feed.keyBy);
+    const itemKey = ('key' in mapped ? mapped.key : undefined) ?? rawKey;
+    if (itemKey?.trim() === key) found = { item, mapped, count: (found?.count ?? 0) + 1 };
+  }
+  return found;
+}
+
+export function explain(feed: FeedConfig, key: string, found: Found | undefined, remote: ListItem[]): Explanation {
+  const ignore = new Set<string>(feed.ignore);
+  const m = found?.mapped;
+  const mapped: Explanation['mapped'] =
+    m === undefined
+      ? undefined
+      : m.kind === 'listing'
+        ? { kind: 'listing', listing: m.listing }
+        : m.kind === 'rejected'
+          ? { kind: 'rejected', reasons: m.issues.map(formatIssue) }
+          : m.kind === 'skipped'
+            ? { kind: 'skipped', reason: m.reason }
+            : m.kind === 'removed'
+              ? { kind: 'removed' }
+              : { kind: 'error', reason: m.error.message };
+  const changes = m?.kind === 'listing' && remote[0] ? diffCanonical(canonicalFromListing(m.listing, ALL_FIELDS), canonicalFromListItem(remote[0]), ignore) : [];
+  return {
+    feed: feed.name,
+    chatbot: feed.chatbot,
+    keyBy: feed.keyBy,
+    key,
+    ...(found && {
+      source: {
+        position: place(found.item.position),
+        ...(found.item.kind !== 'error' && { record: found.item.data }),
+        recordsWithKey: found.count,
+      },
+    }),
+    mapped,
+    remote,
+    changes,
+    verdict: verdictOf(feed, mapped, remote, changes),
+  };
+}
+
+function verdictOf(feed: FeedConfig, mapped: Explanation['mapped'], remote: ListItem[], changes: FieldChange[]): string {
+  const held = remote.length > 0;
+  const dup = remote.length > 1 ? ` The chatbot holds ${remote.length} copies: ${feed.deletes.mode === 'mirror' ? 'a sync deletes the extra ones' : 'deletes.mode keep leaves them'}.` : '';
+  const gone = (why: string) =>
+    !held
+      ? `${why}; the chatbot does not hold it either: nothing to do.`
+      : feed.deletes.mode === 'mirror'
+        ? `${why}; a sync deletes it from the chatbot (deletes.mode mirror, within the delete guards).`
+        : `${why}; deletes.mode keep: the chatbot keeps it.`;
+  if (!mapped) return gone('the feed has no record with this key');
+  switch (mapped.kind) {
+    case 'listing':
+      if (!held) return 'the chatbot does not hold it: a sync creates it.' + dup;
+      return (changes.length ? `a sync updates it (${changes.length} field(s) differ).` : 'the chatbot holds it as the feed has it: a sync leaves it (a change to Location or AreaUnit alone shows only through the sync state).') + dup;
+    case 'rejected':
+    case 'error':
+      return `the record is rejected, so it is never sent; ${held ? 'the chatbot keeps what it holds for this key' : 'the chatbot does not hold it'}. Fix the feed or the mapping.`;
+    case 'skipped':
+      return gone(`the mapping skips it (${mapped.reason})`);
+    case 'removed':
+      return gone('the source marks it removed');
+  }
+}
+
+export function formatExplanation(e: Explanation): string {
+  const out: string[] = [`listing ${e.keyBy} ${e.key} of feed ${e.feed} → chatbot ${e.chatbot}`, ''];
+  out.push(`1. source record${e.source ? ` (${e.source.position})` : ''}:`);
+  if (!e.source) out.push('   not in the feed');
+  else {
+    if (e.source.recordsWithKey > 1) out.push(`   ${e.source.recordsWithKey} records carry this key; the last one wins:`);
+    out.push(...fields(e.source.record ?? {}));
+  }
+  out.push('', '2. mapped listing:');
+  if (!e.mapped) out.push('   (no record to map)');
+  else if (e.mapped.kind === 'listing') out.push(...fields(e.mapped.listing));
+  else if (e.mapped.kind === 'rejected') out.push('   rejected:', ...e.mapped.reasons.map((r) => `     - ${r}`));
+  else if (e.mapped.kind === 'skipped') out.push(`   skipped: ${e.mapped.reason}`);
+  else if (e.mapped.kind === 'removed') out.push('   removed by the source');
+  else out.push(`   unreadable: ${e.mapped.reason}`);
+  out.push('', '3. what the chatbot holds:');
+  if (!e.remote.length) out.push('   nothing under this key');
+  for (const item of e.remote) out.push(`   ID ${item.ID}:`, ...fields(item as unknown as Record<string, unknown>, '     '));
+  if (e.changes.length) {
+    out.push('', 'differences (chatbot → feed):');
+    for (const c of e.changes) out.push(`   ${c.field}: ${show(c.old)} → ${show(c.new)}`);
+  }
+  out.push('', e.verdict, '');
+  return out.join('\n');
+}
+
+function fields(record: Record<string, unknown>, indent = '   '): string[] {
+  const entries = Object.entries(record).filter(([, v]) => v !== undefined && v !== '');
+  const width = Math.min(24, Math.max(0, ...entries.map(([k]) => k.length)));
+  return entries.map(([k, v]) => `${indent}${k.padEnd(width)}  ${show(v)}`);
+}
+
+function show(v: unknown): string {
+  if (v === undefined) return '(unset)';
+  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  return s.length > 100 ? `${s.slice(0, 97)}…` : s;
+}
+
+function place(p: RecordPosition): string {
+  return formatPlace({ file: p.file, line: p.line, record: p.line === undefined ? (p.id !== undefined ? `${p.index} (${p.id})` : p.index) : undefined });
+}
