@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { selectFeeds } from '../src/config/select.js';
 import type { JobDefinition } from '../src/queue/index.js';
-import { syncFeed, type SyncReport } from '../src/sync/index.js';
+import { feedsOfChatbot, syncFeed, type SyncReport } from '../src/sync/index.js';
 
 export const ListingSyncPayload = z.strictObject({
   feed: z.string().min(1),
@@ -29,6 +29,7 @@ export const listingSync: JobDefinition<ListingSyncPayload, SyncReport> = {
       {
         api: ctx.runtime.api,
         store: ctx.runtime.store,
+        chatbotFeeds: feedsOfChatbot(ctx.config.config.feeds, feedOf(p.feed, ctx.config).chatbot),
         logger: ctx.logger,
         baseDir: ctx.config.dir,
         apiConfig: ctx.config.config.api,

@@ -117,6 +117,22 @@ export class AbortedError extends FeedsyncError {
   }
 }
 
+/**
+ * A request budget (a credential's per-day/hour quota, or a pause the service asked for) does not
+ * allow the next call soon enough to wait for it. Retrying helps after `resetAt`.
+ */
+export class BudgetExhaustedError extends FeedsyncError {
+  readonly code = 'BUDGET';
+  readonly retryable = true;
+  constructor(
+    readonly budget: string,
+    readonly resetAt: Date,
+    readonly limit: string,
+  ) {
+    super(`${budget}: the request budget is spent (${limit}); it resets at ${resetAt.toISOString()}`);
+  }
+}
+
 /** The config file (or a CLI argument) is wrong. `path` is the path inside the file, e.g. feeds[0].source.kind. */
 export class ConfigError extends FeedsyncError {
   readonly code = 'CONFIG';

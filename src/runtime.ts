@@ -4,6 +4,8 @@
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createApiClient } from './api/client.js';
+import { apiBudget } from './api/rate-limiter.js';
+import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
 import type { LoadedConfig } from './config/schema.js';
 import { startEmulator, type RunningEmulator } from './emulator/index.js';
@@ -16,6 +18,8 @@ export interface Runtime {
   api: ChatbotApi;
   store: KvStore;
   apiBaseUrl: string;
+  /** request budgets per credential: through Redis when the state is (shared by every process), else this process's */
+  budgets: Budgets;
   emulator?: RunningEmulator;
   close(): Promise<void>;
 }
@@ -55,6 +59,9 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       opts.logger.debug({ url: baseUrl }, 'embedded emulator started');
     }
 
+    const { store, redis } = await openStore(loaded, opts, closers);
+    // Budgets live where the state does: a Redis shared by every worker and CLI run on it.
+    const budgets = createBudgets(redis && config.redis ? redisBackend(redis, config.redis.prefix) : memoryBackend());
     const api = createApiClient({
       baseUrl,
       secretKey: config.api.secretKey,
@@ -62,14 +69,14 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       timeoutMs: config.api.timeoutMs,
       maxResponseBytes: config.api.maxResponseBytes,
       retry: { retries: config.api.retries },
-      ratePerSecond: config.api.ratePerSecond,
+      budget: apiBudget(budgets, { baseUrl, secretKey: config.api.secretKey, ratePerSecond: config.api.ratePerSecond, concurrency: config.api.concurrency }),
       onCall: opts.onCall,
     });
 
-    const store = await openStore(loaded, opts, closers);
     return {
       api,
       store,
+      budgets,
       apiBaseUrl: baseUrl,
       emulator,
       close: async () => {
@@ -82,12 +89,14 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
   }
 }
 
-async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<KvStore> {
+async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: Redis }> {
   const { config } = loaded;
-  const fileStore = () => createFileStore(config.state?.file ? resolve(loaded.dir, config.state.file) : join(stateDir(loaded), 'state.json'));
+  const fileStore = async () => ({
+    store: await createFileStore(config.state?.file ? resolve(loaded.dir, config.state.file) : join(stateDir(loaded), 'state.json')),
+  });
   if (!config.redis) return fileStore();
   const prefix = config.redis.prefix;
-  if (opts.redis) return createRedisStore(opts.redis, prefix);
+  if (opts.redis) return { store: createRedisStore(opts.redis, prefix), redis: opts.redis };
 
   const redis = new Redis(config.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: () => null });
   redis.on('error', () => {}); // reported below through connect(); ioredis would print it otherwise
@@ -96,17 +105,17 @@ async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Ar
     await redis.ping();
   } catch (err) {
     redis.disconnect();
-    const store = await fileStore();
+    const local = await fileStore();
     opts.logger.warn(
-      { redis: redactUrl(config.redis.url), err: (err as Error).message, state: store.location },
-      'Redis is configured but does not answer; keeping sync state in the state file instead',
+      { redis: redactUrl(config.redis.url), err: (err as Error).message, state: local.store.location },
+      'Redis is configured but does not answer; keeping sync state in the state file instead (request budgets count this process only)',
     );
-    return store;
+    return local;
   }
   closers.push(async () => {
     await redis.quit().catch(() => redis.disconnect());
   });
-  return createRedisStore(redis, prefix);
+  return { store: createRedisStore(redis, prefix), redis };
 }
 
 export function redactUrl(url: string): string {

@@ -3,13 +3,13 @@
 // sends with the operation's auth header, checks the envelope, parses Data, and retries what a retry
 // can help (see retry.ts). `onCall` hears about every HTTP attempt.
 import type { z } from 'zod';
-import { FeedsyncError, ResponseFormatError, ValidationError } from '../errors.js';
+import { FeedsyncError, RateLimitedError, ResponseFormatError, ValidationError } from '../errors.js';
 import type { BoundedResponse } from '../net/request.js';
 import { keepAliveAgent } from '../net/request.js';
 import { registerSecret } from '../secrets.js';
 import { readEnvelope, parseEnvelope, snippet } from './envelope.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, postJson, transportError, type ApiTransport } from './http.js';
-import { createRateLimiter } from './rate-limiter.js';
+import { localApiBudget } from './rate-limiter.js';
 import { retryDelay, retryPolicy } from './retry.js';
 import {
   AskAnswer,
@@ -41,7 +41,8 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
   registerSecret(opts.sessionKey);
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
   const policy = retryPolicy(opts.retry);
-  const limiter = createRateLimiter(opts.ratePerSecond);
+  const budget =
+    opts.budget ?? localApiBudget({ baseUrl, secretKey: opts.secretKey, ratePerSecond: opts.ratePerSecond, concurrency: opts.concurrency });
   const transport: ApiTransport = {
     dispatcher: keepAliveAgent(),
     timeoutMs: opts.timeoutMs,
@@ -61,16 +62,26 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
   ): Promise<T> {
     const caller = call?.signal;
     for (let n = 1; ; n++) {
-      await limiter.acquire(caller);
+      const permit = await budget.acquire(caller);
       const started = performance.now();
       const report = (e: Omit<ApiCallEvent, 'endpoint' | 'attempt' | 'durationMs'>) =>
         opts.onCall?.({ endpoint, attempt: n, durationMs: Math.round(performance.now() - started), ...e });
       try {
         const { value, httpStatus } = await attempt();
+        permit.release();
         report({ outcome: 'ok', httpStatus, apiCode: 200 });
         return value;
       } catch (raw) {
         const err = raw instanceof FeedsyncError ? raw : transportError(ENDPOINTS[endpoint], raw, caller, transport);
+        // The service asked the credential to wait: every process on it waits, not only this call.
+        // Set before this call's slot is freed, so no call of ours starts in between.
+        if (err instanceof RateLimitedError && err.retryAfterMs !== undefined) {
+          await budget.pauseUntil(Date.now() + err.retryAfterMs, `${ENDPOINTS[endpoint]} answered HTTP ${err.httpStatus} with Retry-After`).catch((e: unknown) => {
+            permit.release();
+            throw e;
+          });
+        }
+        permit.release();
         const delay = call?.retry === false ? undefined : retryDelay(err, policy, n);
         const status = err as { httpStatus?: number; apiCode?: number };
         report({

@@ -1,32 +1,31 @@
-// A client-side token bucket: at most `ratePerSecond` calls a second on average, with bursts of up
-// to one second's worth. Reservation based (each caller is given the next free slot), so waiters are
-// served in order without a queue, and an aborted wait leaves nothing behind but an unused slot.
-import { AbortedError } from '../errors.js';
-import { sleep } from './sleep.js';
+// The Chatbot Service credential's budget: `api.ratePerSecond` requests a second and `api.concurrency`
+// calls in flight, held by every process that shares the budget backend (Redis: the deployment;
+// memory: this process). A 429's Retry-After pauses the whole credential (see client.ts).
+import { createBudgets, credentialKey, memoryBackend, type Budget, type Budgets } from '../budget/index.js';
+import { MAX_RETRY_AFTER_MS } from './retry.js';
 
-export interface RateLimiter {
-  /** Resolves when the caller may send; rejects with AbortedError when `signal` aborts first. */
-  acquire(signal?: AbortSignal): Promise<void>;
+export interface ApiBudgetSettings {
+  baseUrl: string;
+  secretKey: string;
+  /** 0 or undefined: no rate limit */
+  ratePerSecond?: number;
+  /** undefined: no limit on calls in flight */
+  concurrency?: number;
 }
 
-export function createRateLimiter(ratePerSecond: number | undefined, opts: { burst?: number } = {}): RateLimiter {
-  if (!ratePerSecond || ratePerSecond <= 0 || !Number.isFinite(ratePerSecond)) {
-    return {
-      acquire: async (signal) => {
-        if (signal?.aborted) throw new AbortedError('rate limiter', signal.reason);
-      },
-    };
-  }
-  const interval = 1000 / ratePerSecond;
-  const burst = Math.max(1, opts.burst ?? Math.ceil(ratePerSecond));
-  let next = 0;
-  return {
-    async acquire(signal) {
-      if (signal?.aborted) throw new AbortedError('rate limiter', signal.reason);
-      const now = performance.now();
-      const slot = Math.max(next, now - (burst - 1) * interval);
-      next = slot + interval;
-      if (slot > now) await sleep(slot - now, signal, 'rate limiter');
-    },
-  };
+/** The budget of the service credential (origin + secret key, hashed) in `budgets`. */
+export function apiBudget(budgets: Budgets, s: ApiBudgetSettings): Budget {
+  const origin = new URL(s.baseUrl).origin;
+  const rate = s.ratePerSecond && Number.isFinite(s.ratePerSecond) && s.ratePerSecond > 0 ? s.ratePerSecond : undefined;
+  return budgets.budget(
+    credentialKey('api', origin, s.secretKey),
+    { ...(rate !== undefined && { perSecond: rate }), ...(s.concurrency !== undefined && { concurrency: s.concurrency }) },
+    // A pause longer than a Retry-After the client would wait for is not waited out in-process either.
+    { label: `Chatbot Service ${origin}`, maxWaitMs: MAX_RETRY_AFTER_MS },
+  );
+}
+
+/** A budget of this process alone (a client built without a shared one: tests, the bench). */
+export function localApiBudget(s: ApiBudgetSettings): Budget {
+  return apiBudget(createBudgets(memoryBackend()), s);
 }

@@ -1,5 +1,6 @@
 // The public face of the API client. sync/, settings/ and smoke/ code against this interface;
 // tests may pass a fake that implements it.
+import type { Budget } from '../budget/budget.js';
 import type {
   AskAnswer,
   AskRequest,
@@ -60,7 +61,14 @@ export interface ApiClientOptions {
   /** most bytes of one response body; a larger one fails the call (default 8 MiB) */
   maxResponseBytes?: number;
   retry?: Partial<RetryPolicy>;
-  /** client-side token bucket; 0 or undefined: unlimited */
+  /**
+   * the credential's budget (rate, calls in flight, shared pause); runtime.ts passes the one shared
+   * through Redis. Without it the client makes one of its own from ratePerSecond and concurrency.
+   */
+  budget?: Budget;
+  /** requests a second for a budget of the client's own; 0 or undefined: unlimited */
   ratePerSecond?: number;
+  /** calls in flight for a budget of the client's own; undefined: unlimited */
+  concurrency?: number;
   onCall?: (event: ApiCallEvent) => void;
 }

@@ -1,7 +1,7 @@
 // `feedsync feed preview --feed F --key K`: the story of one listing, step by step — the source
 // record as read, the listing the mapping makes of it (or why it is rejected or skipped), what the
-// chatbot holds for that key now, and what a sync would therefore do. Reads the feed with a memory
-// store (no mark saved) and pages the chatbot's listings; writes nothing.
+// chatbot holds for that key now, and what a sync would therefore do. Reads the feed whole (no
+// mark handed in; readers never write state) and pages the chatbot's listings; writes nothing.
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import type { FeedConfig } from '../config/schema.js';
@@ -12,7 +12,6 @@ import type { ListItem } from '../listing/schema.js';
 import { compileMapping, type MappedItem } from '../mapping/index.js';
 import { mapItem } from '../mapping/map-feed.js';
 import type { Logger } from '../log.js';
-import { createMemoryStore } from '../state/memory-store.js';
 import { remoteKey, remotePages } from '../sync/remote.js';
 import { EXIT, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
@@ -68,7 +67,7 @@ interface Found {
 
 /** The feed's last record with this key: by its mapped key, or (a record too broken to map) by its raw key column. */
 async function findInFeed(feed: FeedConfig, key: string, baseDir: string, logger: Logger): Promise<Found | undefined> {
-  const opened = openFeed(feed.name, feed.source, { baseDir, store: createMemoryStore(), logger, full: true });
+  const opened = openFeed(feed.name, feed.source, { baseDir, logger, full: true });
   const compiled = compileMapping(feed.mapping);
   const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
   let found: Found | undefined;

@@ -1,12 +1,11 @@
-// `feedsync feed preview --feed NAME`: read and map one feed with no API and no state written (a
-// memory store stands in, so a RESO feed's high-water mark is read from nowhere and never saved).
+// `feedsync feed preview --feed NAME`: read and map one feed with no API and no state read or
+// written (a RESO feed is pulled whole: no mark is handed in, and readers never write state).
 // Prints the first mapped listings, every rejected record with its place and reasons, and counts.
 import { loadConfig } from '../config/load.js';
 import { ConfigError, formatIssue, formatPlace, type FeedReadError } from '../errors.js';
 import { openFeed, type RecordPosition } from '../feeds/index.js';
 import { createLogger } from '../log.js';
 import { mapFeed, type MappedItem } from '../mapping/index.js';
-import { createMemoryStore } from '../state/memory-store.js';
 import { printJson } from './exit.js';
 
 interface Options {
@@ -25,7 +24,7 @@ export async function run(opts: Options): Promise<number> {
   }
   const limit = opts.limit ?? 10;
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
-  const opened = openFeed(feed.name, feed.source, { baseDir: loaded.dir, store: createMemoryStore(), logger, full: true });
+  const opened = openFeed(feed.name, feed.source, { baseDir: loaded.dir, logger, full: true });
   const counts = { records: 0, valid: 0, rejected: 0, skipped: 0, removed: 0, parseErrors: 0 };
   const listings: Array<{ key: string; position: string; listing: unknown }> = [];
   const rejected: Array<{ position: string; key?: string; issues: string[] }> = [];

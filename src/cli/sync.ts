@@ -5,7 +5,7 @@
 import { createCallCounter } from '../api/call-counter.js';
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
-import { formatSyncReport, syncFeed, type SyncReport } from '../sync/index.js';
+import { feedsOfChatbot, formatSyncReport, syncFeed, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
 import { EXIT, exitForOutcome, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
@@ -41,7 +41,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           if (stop.signal.aborted) break;
           const report = await syncFeed(
             feed,
-            { api, store, logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress },
+            { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress },
             { dryRun: opts.dryRun, force: opts.force, full: opts.full },
           );
           progress.clear();

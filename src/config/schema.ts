@@ -5,6 +5,7 @@ import { AskRequest, ChatbotSettings } from '../api/schemas.js';
 import { FeedSource } from '../feeds/config-schema.js';
 import { LISTING_FIELDS } from '../listing/schema.js';
 import { MappingConfig } from '../mapping/config-schema.js';
+import { PRESETS } from '../mapping/presets/registry.js';
 
 export const ApiConfig = z.strictObject({
   baseUrl: z
@@ -64,16 +65,24 @@ export const ScheduleConfig = z.strictObject({
   tz: z.string().optional(),
 });
 
-export const FeedConfig = z.strictObject({
+/** A feed without its own `ignore` takes its preset's derived fields (DaysOnMarket): `ignore: []` turns that off. */
+function presetIgnore(raw: unknown): unknown {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || 'ignore' in raw) return raw;
+  const preset = (raw as { mapping?: { preset?: unknown } }).mapping?.preset;
+  const fields = typeof preset === 'string' && Object.hasOwn(PRESETS, preset) ? PRESETS[preset as keyof typeof PRESETS].ignore : undefined;
+  return fields?.length ? { ...raw, ignore: fields } : raw;
+}
+
+export const FeedConfig = z.preprocess(presetIgnore, z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, . _ - only'),
   chatbot: z.string().min(1).describe('serialNumber of the chatbot the listings belong to'),
   keyBy: z.enum(['MLSNumber', 'URL']).default('MLSNumber'),
   source: FeedSource,
   mapping: MappingConfig.prefault({}),
   deletes: DeletesConfig.prefault({}),
-  ignore: z.array(listingField).default([]).describe('fields that alone never cause an update'),
+  ignore: z.array(listingField).default([]).describe("fields that alone never cause an update (default: the preset's derived fields, e.g. DaysOnMarket)"),
   schedule: ScheduleConfig.optional(),
-});
+}));
 export type FeedConfig = z.infer<typeof FeedConfig>;
 
 export const Config = z

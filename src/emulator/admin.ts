@@ -33,6 +33,8 @@ export function handleAdmin(ctx: AdminContext, method: string, url: URL, body: u
     }
     case 'GET /__emulator/stats':
       return { status: 200, body: ctx.stats.toJSON() };
+    case 'GET /__emulator/requests':
+      return { status: 200, body: { requests: ctx.stats.requests() } };
     case 'POST /__emulator/reset':
       ctx.state.clear();
       ctx.stats.clear();

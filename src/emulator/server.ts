@@ -82,6 +82,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const log = opts.logger;
   const saver = createSaver(opts.dataFile, state, (err) => log?.error({ err }, 'emulator: saving the data file failed'));
   const ctx: EndpointContext = { state, opts, changed: saver.changed, now: Date.now };
+  // when each request arrived, for the request log (the answer may come after latency)
+  const arrivals = new WeakMap<ServerResponse, number>();
 
   function createSession(serialNumber: string, sessionID?: number): number {
     const id = sessionID ?? state.nextSessionId++;
@@ -103,13 +105,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     });
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
     res.end(body);
-    stats.record(path, String(status));
+    stats.record(path, String(status), arrivals.get(res));
     log?.debug({ path, status, code }, 'emulator answered');
   }
 
   async function sendStream(res: ServerResponse, path: string, reply: Extract<Reply, { kind: 'stream' }>): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-    stats.record(path, '200');
+    stats.record(path, '200', arrivals.get(res));
     const frame = (obj: unknown) => {
       const json = JSON.stringify(obj);
       if (opts.streamFraming === 'sse') return `data: ${json}\n\n`;
@@ -127,6 +129,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    arrivals.set(res, Date.now());
     const url = new URL(req.url ?? '/', 'http://emulator');
     const path = url.pathname;
     const raw = await readBody(req);
@@ -148,7 +151,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     if (opts.latencyMs > 0) await delay(opts.latencyMs, undefined, { signal: lifetime.signal });
     const fault = faults.next();
     if (fault === 'drop') {
-      stats.record(path, 'dropped');
+      stats.record(path, 'dropped', arrivals.get(res));
       req.socket.destroy();
       return;
     }

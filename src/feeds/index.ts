@@ -1,4 +1,3 @@
 export type { FeedContext, FeedItem, OpenedFeed, RecordPosition } from './types.js';
 export { FeedSource } from './config-schema.js';
 export { openFeed } from './open-feed.js';
-export { HWM_NAMESPACE } from './reso-reader.js';

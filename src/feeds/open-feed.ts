@@ -13,5 +13,5 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
     source.kind === 'csv'
       ? readCsv(bytes, { label, delimiter: source.delimiter, quote: source.quote, encoding: source.encoding })
       : readXml(bytes, { label, recordPath: source.recordPath, encoding: source.encoding });
-  return { items, mode: 'full', commit: async () => {} };
+  return { items, mode: 'full', mark: undefined };
 }

@@ -4,8 +4,8 @@
 // Incremental pulls ask for `ModificationTimestamp ge <mark>` — `ge`, not `gt`, because several
 // records may share the mark's timestamp and some of them may sit on the next page of the last pull —
 // and drop what was already seen at exactly the mark (same timestamp, key <= the mark's key).
-// The mark is kept in the state store (namespace `reso-hwm`, key = feed name) and only written by
-// `commit()`, after the consumer has done its work.
+// The reader never writes state: the sync hands in the stored mark (FeedContext.mark) and reads the
+// mark reached (OpenedFeed.mark, once the pull ended whole), which it stores after a successful run.
 //
 // `path` replays a saved capture instead: a JSON file holding one page or an array of pages, or a
 // folder of page files (read in name order). The mark applies the same way, so replaying the same
@@ -18,8 +18,6 @@ import type { ResoSource } from './config-schema.js';
 import { displayUrl, httpGet } from './http.js';
 import { feedPath } from './source.js';
 import type { FeedContext, FeedItem, OpenedFeed } from './types.js';
-
-export const HWM_NAMESPACE = 'reso-hwm';
 
 const HighWaterMark = z.object({ ts: z.string(), key: z.string() });
 type HighWaterMark = z.infer<typeof HighWaterMark>;
@@ -38,7 +36,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext)
   let complete = false;
 
   async function* items(): AsyncIterable<FeedItem> {
-    const stored = wantIncremental ? await readMark(ctx, feedName, label) : undefined;
+    const stored = wantIncremental ? readMark(ctx, feedName, label) : undefined;
     if (!stored) mode = 'full';
     reached = stored;
     const since = stored ? Date.parse(stored.ts) : undefined;
@@ -73,15 +71,14 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext)
     get mode() {
       return mode;
     },
-    async commit() {
-      if (!complete || !reached) return;
-      await ctx.store.set(HWM_NAMESPACE, [[feedName, JSON.stringify(reached)]]);
+    get mark() {
+      return complete && reached ? JSON.stringify(reached) : undefined;
     },
   };
 }
 
-async function readMark(ctx: FeedContext, feedName: string, label: string): Promise<HighWaterMark | undefined> {
-  const text = await ctx.store.get(HWM_NAMESPACE, feedName);
+function readMark(ctx: FeedContext, feedName: string, label: string): HighWaterMark | undefined {
+  const text = ctx.mark;
   if (text === undefined) return undefined;
   try {
     return HighWaterMark.parse(JSON.parse(text));

@@ -2,7 +2,6 @@
 // that do not stop the feed, and RESO records that are no longer viewable (removed).
 import type { RecordParseError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { KvStore } from '../state/kv-store.js';
 import type { BeforeFeedRequest } from './http.js';
 
 /** Where a record sits in its feed: file:line for CSV, record index (and id) for XML and RESO. */
@@ -19,14 +18,20 @@ export interface RecordPosition {
 
 export type FeedItem =
   | { kind: 'record'; position: RecordPosition; data: Record<string, unknown> }
-  | { kind: 'error'; position: RecordPosition; error: RecordParseError }
+  /**
+   * A record that could not be parsed. `data` holds the fields that could be read (the mapping
+   * reads the key from it, so the listing is kept rather than deleted). `standalone: true` vouches
+   * that the reader knows where the record began and ended, so no other record was lost with it;
+   * without it the sync treats the feed as not read whole (no deletes that run).
+   */
+  | { kind: 'error'; position: RecordPosition; error: RecordParseError; data?: Record<string, unknown>; standalone?: boolean }
   | { kind: 'removed'; position: RecordPosition; data: Record<string, unknown> };
 
 export interface FeedContext {
   /** folder that relative `path`s resolve against (the config file's folder) */
   baseDir: string;
-  /** where the RESO high-water mark is kept (namespace `reso-hwm`, key = feed name) */
-  store: KvStore;
+  /** the mark the last successful sync stored (OpenedFeed.mark of that run), from the sync's state */
+  mark?: string;
   logger: Logger;
   signal?: AbortSignal;
   /** RESO: ignore the high-water mark and pull everything */
@@ -42,7 +47,11 @@ export interface OpenedFeed {
    * `incremental: true`): keys absent from them are not gone. An incremental feed with no mark stored
    * yet pulls everything and turns 'full' once iteration has started, so read it after the items.
    */
-  mode: 'full' | 'incremental';
-  /** Persist the RESO high-water mark reached by `items`; call after a successful sync, never before. */
-  commit(): Promise<void>;
+  readonly mode: 'full' | 'incremental';
+  /**
+   * The mark reached (RESO: the high-water mark), once `items` were read to their end; undefined
+   * before that or when the feed has none. Opaque to the sync, which stores it with its state after
+   * a successful run and hands it back as FeedContext.mark. Readers never write state.
+   */
+  readonly mark: string | undefined;
 }

@@ -3,10 +3,11 @@
 // decided here, so mapping a record is a handful of closure calls (the hot path of a 200k feed).
 import type { ValidationIssue } from '../errors.js';
 import { LISTING_FIELDS, type ListingField } from '../listing/schema.js';
-import type { FieldRuleObject, MappingConfig } from './config-schema.js';
+import { AREA_UNIT_NAMES, type FieldRuleObject, type ListCondition, type ListRule, type MappingConfig, type UnitRule } from './config-schema.js';
+import { foldLookup, parseAreaUnit, type AreaUnitName } from './lookup.js';
 import { compilePath, isEmpty, type Getter } from './paths.js';
 import { PRESETS } from './presets/registry.js';
-import { compileTransform, TransformFailure, unitConverter, type Transform } from './transforms.js';
+import { compileTransform, convertArea, TransformFailure, type Transform } from './transforms.js';
 
 export interface MapResult {
   /** the listing as mapped, before validation (SerialNumber included) */
@@ -15,6 +16,25 @@ export interface MapResult {
   issues: ValidationIssue[];
   /** set when a rule's skip list matched: the record stays out of the feed */
   skip?: string;
+}
+
+/** A source value that a rule's `map` has no entry for (and no "*"): it passes through unmapped. */
+export interface UnmappedValue {
+  field: ListingField;
+  /** the rule's source path(s), as configured */
+  from: string;
+  value: string;
+}
+
+export interface CompileOptions {
+  now?: () => Date;
+  /** told of every value a `map` does not cover (feed preview counts them) */
+  onUnmapped?: (u: UnmappedValue) => void;
+}
+
+/** MapResult while a record is mapped: steps that need the whole listing (units, `when`) run last. */
+interface Working extends MapResult {
+  after: Array<() => void>;
 }
 
 export interface CompiledMapping {
@@ -30,10 +50,12 @@ const NUMERIC_FIELDS = new Set<string>([
   'Latitude', 'Longitude', 'SalePrice', 'UnitAreaPrice', 'HOAMonth', 'ZestimatePrice', 'RentPrice', 'DepositFee',
 ]);
 
-type FieldFn = (record: Record<string, unknown>, out: Record<string, unknown>, result: MapResult) => void;
+type FieldFn = (record: Record<string, unknown>, out: Record<string, unknown>, result: Working) => void;
+type Hooks = Required<Pick<CompileOptions, 'now'>> & Pick<CompileOptions, 'onUnmapped'>;
 
-export function compileMapping(config: MappingConfig, options: { now?: () => Date } = {}): CompiledMapping {
+export function compileMapping(config: MappingConfig, options: CompileOptions = {}): CompiledMapping {
   const now = options.now ?? (() => new Date());
+  const hooks = { now, onUnmapped: options.onUnmapped };
   const preset = config.preset ? PRESETS[config.preset] : undefined;
   const rules: Partial<Record<ListingField, FieldRuleObject>> = { ...preset?.fields };
   for (const [field, rule] of Object.entries(config.fields) as [ListingField, FieldRuleObject | null][]) {
@@ -46,7 +68,7 @@ export function compileMapping(config: MappingConfig, options: { now?: () => Dat
   // validated listing has (validateListing can then hand the same object on)
   const steps: [ListingField, FieldFn][] = [];
   for (const [field, rule] of Object.entries(rules) as [ListingField, FieldRuleObject][]) {
-    steps.push([field, compileField(field, rule, defaults[field], now)]);
+    steps.push([field, compileField(field, rule, defaults[field], hooks)]);
   }
   for (const [field, value] of Object.entries(defaults) as [ListingField, unknown][]) {
     if (!(field in rules)) steps.push([field, (_r, out) => void (out[field] = value)]);
@@ -63,17 +85,19 @@ export function compileMapping(config: MappingConfig, options: { now?: () => Dat
   const fieldFns = steps.sort((a, b) => order(a[0]) - order(b[0])).map(([, fn]) => fn);
 
   const keyGetters = {
-    MLSNumber: rules.MLSNumber ? valueGetter('MLSNumber', rules.MLSNumber, now) : () => defaults.MLSNumber,
-    URL: rules.Url ? valueGetter('Url', rules.Url, now) : () => defaults.Url,
+    MLSNumber: rules.MLSNumber ? valueGetter('MLSNumber', rules.MLSNumber, { now }) : () => defaults.MLSNumber,
+    URL: rules.Url ? valueGetter('Url', rules.Url, { now }) : () => defaults.Url,
   };
 
   return {
     rules,
     map(record, serialNumber) {
       const candidate: Record<string, unknown> = { SerialNumber: serialNumber };
-      const result: MapResult = { candidate, issues: [] };
+      const result: Working = { candidate, issues: [], after: [] };
       for (const fn of fieldFns) fn(record, candidate, result);
-      return result;
+      for (const step of result.after) step();
+      const { after: _, ...done } = result;
+      return done;
     },
     keyOf(record, keyBy) {
       try {
@@ -120,48 +144,56 @@ function compileTemplate(template: string): Getter {
 }
 
 /** The value pipeline of one field without the skip check: source, transforms, map, unit, final shape. */
-function valueGetter(field: ListingField, rule: FieldRuleObject, now: () => Date): Getter {
-  const fn = compileField(field, rule, undefined, now);
+function valueGetter(field: ListingField, rule: FieldRuleObject, hooks: Hooks): Getter {
+  const fn = compileField(field, rule, undefined, hooks);
   return (record) => {
     const out: Record<string, unknown> = {};
-    const result: MapResult = { candidate: out, issues: [] };
+    const result: Working = { candidate: out, issues: [], after: [] };
     fn(record, out, result);
     return out[field];
   };
 }
 
-function compileField(field: ListingField, rule: FieldRuleObject, fallback: unknown, now: () => Date): FieldFn {
-  const source = compileSource(rule);
-  const transforms: Transform[] = (rule.transform ?? []).map((t) => compileTransform(t, now));
+function compileField(field: ListingField, rule: FieldRuleObject, fallback: unknown, hooks: Hooks): FieldFn {
+  const fn = compileValue(field, rule, fallback, hooks);
+  return rule.when ? onlyWhen(field, rule.when, fn) : fn;
+}
+
+function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unknown, hooks: Hooks): FieldFn {
+  const label = rule.from === undefined ? field : Array.isArray(rule.from) ? rule.from.join('|') : rule.from;
+  const unit = rule.unit ? compileUnit(rule, rule.unit) : undefined;
+  const source = unit?.source ?? compileSource(rule);
+  const list = rule.list ? compileList(rule.list) : undefined;
+  const transforms: Transform[] = (rule.transform ?? []).map((t) => compileTransform(t, hooks.now));
   const explicitNumber = (rule.transform ?? []).some((t) => ['number', 'integer', 'money', 'days-since'].includes(t.name));
   // A plain `Bedrooms: Beds` rule still yields a number: numeric fields get the number transform implied.
-  if (NUMERIC_FIELDS.has(field) && !explicitNumber && !rule.map) transforms.push(compileTransform({ name: 'number' }, now));
-  const skip = rule.skip ? new Set(rule.skip.map((s) => s.toLowerCase())) : undefined;
-  const map = rule.map ? compileValueMap(rule.map) : undefined;
-  const unit = rule.unit && rule.unit.from !== rule.unit.to ? unitConverter(rule.unit.from, rule.unit.to) : undefined;
+  if (NUMERIC_FIELDS.has(field) && !explicitNumber && !rule.map) transforms.push(compileTransform({ name: 'number' }, hooks.now));
+  const skip = rule.skip ? new Set(rule.skip.map(foldLookup)) : undefined;
+  const map = rule.map ? compileValueMap(rule.map, hooks.onUnmapped && ((value) => hooks.onUnmapped!({ field, from: label, value }))) : undefined;
   const dflt = rule.default ?? fallback;
   const shape =
     field === 'Images' ? toList : field === 'ExtensionColumn' ? (v: unknown) => v : NUMERIC_FIELDS.has(field) ? toScalar : toText;
-  const label = rule.from === undefined ? field : Array.isArray(rule.from) ? rule.from.join('|') : rule.from;
 
   const general: FieldFn = (record, out, result) => {
     let v = source ? source(record) : undefined;
+    if (list && !isEmpty(v)) v = list(v);
     if (isEmpty(v)) {
-      if (dflt !== undefined) out[field] = dflt;
+      if (unit?.problem()) result.issues.push({ field, value: undefined, rule: unit.problem()! });
+      else if (dflt !== undefined) out[field] = dflt;
       return;
     }
     try {
       if (typeof v === 'string') v = v.trim();
       for (const t of transforms) {
-        if (skip && skip.has(String(v).toLowerCase())) break;
+        if (skip && skip.has(foldLookup(v))) break;
         v = t(v);
       }
-      if (skip && skip.has(String(v).toLowerCase())) {
+      if (skip && skip.has(foldLookup(v))) {
         result.skip ??= `${label} is ${JSON.stringify(v)}: off the market`;
         return;
       }
       if (map) v = map(v);
-      if (unit) v = unit(v);
+      if (unit) v = unit.convert(v, out, field, result);
       out[field] = shape(v);
     } catch (err) {
       if (!(err instanceof TransformFailure)) throw err;
@@ -170,7 +202,7 @@ function compileField(field: ListingField, rule: FieldRuleObject, fallback: unkn
   };
   // Most rules just copy a column: a text value with nothing to trim, or a plain decimal number.
   // Those take a short path; everything else goes the general way above.
-  const plain = source && !rule.transform?.length && !map && !skip && !unit && field !== 'Images' && field !== 'ExtensionColumn';
+  const plain = source && !rule.transform?.length && !map && !skip && !unit && !list && field !== 'Images' && field !== 'ExtensionColumn';
   if (!plain) return general;
   if (NUMERIC_FIELDS.has(field)) {
     return (record, out, result) => {
@@ -186,17 +218,149 @@ function compileField(field: ListingField, rule: FieldRuleObject, fallback: unkn
   };
 }
 
+/**
+ * `when: { SaleType: for_rent }`: the field keeps its value (and its issues) only when the listing,
+ * as mapped, meets the condition. Decided once every field is mapped.
+ */
+function onlyWhen(field: ListingField, when: NonNullable<FieldRuleObject['when']>, fn: FieldFn): FieldFn {
+  const tests = Object.entries(when).map(([f, want]) => {
+    const accepted = new Set((Array.isArray(want) ? want : [want]).map(foldLookup));
+    return (out: Record<string, unknown>) => !isEmpty(out[f]) && accepted.has(foldLookup(out[f]));
+  });
+  return (record, out, result) => {
+    const own: Working = { candidate: out, issues: [], after: result.after };
+    fn(record, out, own);
+    result.after.push(() => {
+      if (tests.every((t) => t(out))) {
+        result.issues.push(...own.issues);
+        if (own.skip !== undefined) result.skip ??= own.skip;
+      } else delete out[field];
+    });
+  };
+}
+
+interface CompiledUnit {
+  /** the rule's source, noting which unit the value it returns is in */
+  source: Getter;
+  /** why a value was found but no unit for it (empty when fine) */
+  problem(): string | undefined;
+  convert(v: unknown, out: Record<string, unknown>, field: ListingField, result: Working): unknown;
+}
+
+/**
+ * Units as data: `unit: { from: LotSizeUnits, to: AreaUnit }` reads the unit from the record
+ * ("Square Feet", "SquareMeters", "Acres", ...) and converts to the unit the listing's AreaUnit
+ * names; `from` keyed by source path gives each source of the rule its own unit.
+ */
+function compileUnit(rule: FieldRuleObject, spec: UnitRule): CompiledUnit {
+  const froms = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
+  const unitReader = (ref: string): ((record: Record<string, unknown>) => AreaUnitName | string) => {
+    if ((AREA_UNIT_NAMES as readonly string[]).includes(ref)) return () => ref as AreaUnitName;
+    const get = compilePath(ref);
+    return (record) => {
+      const named = get(record);
+      if (isEmpty(named)) return spec.default ?? `${ref} is empty: the unit is unknown`;
+      const one = Array.isArray(named) ? named[0] : named;
+      return parseAreaUnit(one) ?? `${ref} ${JSON.stringify(one)} is not an area unit (Square Feet, Square Meters, Acres)`;
+    };
+  };
+  const sources = froms.map((path) => {
+    const ref = typeof spec.from === 'string' ? spec.from : spec.from[path];
+    return { get: compilePath(path), unit: ref === undefined ? () => spec.default ?? `no unit given for ${path}` : unitReader(ref) };
+  });
+  let unit: AreaUnitName | undefined;
+  let problem: string | undefined;
+  const isUnit = (u: string): u is AreaUnitName => (AREA_UNIT_NAMES as readonly string[]).includes(u);
+  return {
+    source(record) {
+      unit = undefined;
+      problem = undefined;
+      for (const s of sources) {
+        const v = s.get(record);
+        if (isEmpty(v)) continue;
+        const u = s.unit(record);
+        if (isUnit(u)) {
+          unit = u;
+          return v;
+        }
+        problem ??= u; // a value whose unit is unknown: try the next source before giving up
+      }
+      return undefined;
+    },
+    problem: () => problem,
+    convert(v, out, field, result) {
+      if (typeof v !== 'number') throw new TransformFailure('unit: not a number');
+      const from = unit!;
+      if (spec.to !== 'AreaUnit') return convertArea(v, from, spec.to);
+      result.after.push(() => {
+        const to = parseAreaUnit(out.AreaUnit);
+        if (to && typeof out[field] === 'number') out[field] = convertArea(out[field] as number, from, to);
+      });
+      return v;
+    },
+  };
+}
+
+/** `list: { where, orderBy, pick }`: the elements of a list source kept, ordered and picked. */
+function compileList(spec: ListRule): Transform {
+  const conditions = spec.where === undefined ? [] : Array.isArray(spec.where) ? spec.where : [spec.where];
+  const tests = conditions.map(compileCondition);
+  const orderBy = spec.orderBy ? compilePath(spec.orderBy) : undefined;
+  const pick = spec.pick ? compilePath(spec.pick) : undefined;
+  return (v) => {
+    let elements = (Array.isArray(v) ? v : [v]).filter((e): e is Record<string, unknown> => e !== null && typeof e === 'object' && !Array.isArray(e));
+    if (tests.length) elements = elements.filter((e) => tests.some((t) => t(e)));
+    if (orderBy) {
+      const rank = (e: Record<string, unknown>) => {
+        const n = Number(orderBy(e));
+        return isEmpty(orderBy(e)) || Number.isNaN(n) ? Number.POSITIVE_INFINITY : n;
+      };
+      elements = elements.map((e, i) => ({ e, i, r: rank(e) })).sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.e);
+    }
+    if (!pick) return elements;
+    return elements.flatMap((e) => {
+      const x = pick(e);
+      return isEmpty(x) ? [] : Array.isArray(x) ? x : [x];
+    });
+  };
+}
+
+function compileCondition(condition: ListCondition): (e: Record<string, unknown>) => boolean {
+  const checks = Object.entries(condition).map(([path, accepted]) => {
+    const get = compilePath(path);
+    const matchers = (Array.isArray(accepted) ? accepted : [accepted]).map((a): ((v: unknown) => boolean) => {
+      if (a === '') return isEmpty;
+      if (a.endsWith('*')) {
+        const prefix = foldLookup(a.slice(0, -1));
+        return (v) => !isEmpty(v) && foldLookup(v).startsWith(prefix);
+      }
+      const want = foldLookup(a);
+      return (v) => !isEmpty(v) && foldLookup(v) === want;
+    });
+    return (e: Record<string, unknown>) => {
+      const v = get(e);
+      return matchers.some((m) => m(v));
+    };
+  });
+  return (e) => checks.every((c) => c(e));
+}
+
 const PLAIN_NUMBER = /^-?\d+(?:\.\d+)?$/;
 
-function compileValueMap(map: Record<string, string | number | boolean>): Transform {
+function compileValueMap(map: Record<string, string | number | boolean>, onUnmapped?: (value: string) => void): Transform {
   const exact = new Map(Object.entries(map));
-  const folded = new Map(Object.entries(map).map(([k, v]) => [k.trim().toLowerCase(), v]));
+  // display names and OData member names alike: "Active Under Contract" = "ActiveUnderContract"
+  const folded = new Map(Object.entries(map).map(([k, v]) => [foldLookup(k), v]));
   // "*" maps every value not listed; without it such values pass through (and validation judges them)
   const other = map['*'];
   return (v) => {
     if (Array.isArray(v)) v = v[0];
     const s = String(v);
-    return exact.get(s) ?? folded.get(s.trim().toLowerCase()) ?? other ?? v;
+    const hit = exact.get(s) ?? folded.get(foldLookup(s));
+    if (hit !== undefined) return hit;
+    if (other !== undefined) return other;
+    onUnmapped?.(s);
+    return v;
   };
 }
 

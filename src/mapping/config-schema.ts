@@ -3,6 +3,7 @@
 // or listing field is reported with its path in the file (feeds[0].mapping.fields.Bedroms).
 import { z } from 'zod';
 import { LISTING_FIELDS, type ListingField } from '../listing/schema.js';
+import { foldLookup } from './lookup.js';
 
 export const PRESET_NAMES = ['reso', 'zillow', 'listhub'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
@@ -17,6 +18,7 @@ export const TRANSFORM_NAMES = [
   'lowercase',
   'uppercase',
   'days-since',
+  'words',
 ] as const;
 export type TransformName = (typeof TRANSFORM_NAMES)[number];
 
@@ -41,21 +43,74 @@ export type AreaUnitName = (typeof AREA_UNIT_NAMES)[number];
 const scalar = z.union([z.string(), z.number(), z.boolean()]);
 const fieldValue = z.union([scalar, z.array(z.string())]);
 
-export const FieldRuleObject = z.strictObject({
-  from: z
-    .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+/** A unit name (sqft, sqm, acres), or the source path of a field that names the unit ("LotSizeUnits"). */
+const unitSource = z.string().min(1);
+
+export const UnitRule = z
+  .strictObject({
+    from: z
+      .union([unitSource, z.record(z.string().min(1), unitSource)])
+      .describe('unit of the source value: sqft | sqm | acres, a source path naming it (LotSizeUnits), or source path → either, for a rule with several `from`s'),
+    to: z
+      .union([z.enum(AREA_UNIT_NAMES), z.literal('AreaUnit')])
+      .describe('sqft | sqm | acres, or AreaUnit: the unit the listing\'s own AreaUnit names'),
+    default: z.enum(AREA_UNIT_NAMES).optional().describe('unit when the field naming it is empty'),
+  });
+export type UnitRule = z.infer<typeof UnitRule>;
+
+/** Element filter of `list.where`: element path → accepted values ("" for empty, "image/*" for a prefix). */
+const ListCondition = z.record(z.string().min(1), z.union([z.string(), z.array(z.string()).min(1)]));
+export type ListCondition = z.infer<typeof ListCondition>;
+
+export const ListRule = z.strictObject({
+  where: z
+    .union([ListCondition, z.array(ListCondition).min(1)])
     .optional()
-    .describe('dotted source path (Location.StreetAddress), or a list: the first non-empty wins'),
-  template: z.string().min(1).optional().describe('text with {Path} placeholders, e.g. https://broker.test/l/{ListingId}'),
-  transform: z
-    .preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(TransformSpec))
-    .optional()
-    .describe('a transform or a list, applied in order'),
-  map: z.record(z.string(), scalar).optional().describe('source value → listing value; "*" for any other value (else it passes through)'),
-  skip: z.array(z.string()).optional().describe('source values that leave the record out of the feed (skipped)'),
-  unit: z.strictObject({ from: z.enum(AREA_UNIT_NAMES), to: z.enum(AREA_UNIT_NAMES) }).optional(),
-  default: fieldValue.optional().describe('value when the source has none'),
+    .describe('keep the elements matching this condition (or any of a list); values match case-, space- and underscore-insensitively'),
+  orderBy: z.string().min(1).optional().describe('element path to order by (numbers ascending; elements without it last)'),
+  pick: z.string().min(1).optional().describe('element path to take from each kept element'),
 });
+export type ListRule = z.infer<typeof ListRule>;
+
+export const FieldRuleObject = z
+  .strictObject({
+    from: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .optional()
+      .describe('dotted source path (Location.StreetAddress), or a list: the first non-empty wins'),
+    template: z.string().min(1).optional().describe('text with {Path} placeholders, e.g. https://broker.test/l/{ListingId}'),
+    list: ListRule.optional().describe('the source is a list of objects (RESO Media): filter, order, pick'),
+    transform: z
+      .preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(TransformSpec))
+      .optional()
+      .describe('a transform or a list, applied in order'),
+    map: z
+      .record(z.string(), scalar)
+      .optional()
+      .describe('source value → listing value, matched case-, space- and underscore-insensitively; "*" for any other value (else it passes through)'),
+    skip: z.array(z.string()).optional().describe('source values that leave the record out of the feed (skipped), matched like map'),
+    unit: UnitRule.optional(),
+    when: listingFieldKeys(z.union([scalar, z.array(scalar).min(1)]))
+      .optional()
+      .describe('keep the value only when these listing fields (as mapped) have one of these values, e.g. { SaleType: for_rent }'),
+    default: fieldValue.optional().describe('value when the source has none'),
+  })
+  .superRefine((rule, ctx) => {
+    if (!rule.map) return;
+    const seen = new Map<string, [string, unknown]>();
+    for (const [k, v] of Object.entries(rule.map)) {
+      const folded = foldLookup(k);
+      const prior = seen.get(folded);
+      if (prior && prior[1] !== v) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['map', k],
+          message: `${JSON.stringify(k)} and ${JSON.stringify(prior[0])} are the same value to a map (case, spaces and underscores are ignored) but map to ${JSON.stringify(v)} and ${JSON.stringify(prior[1])}`,
+        });
+      }
+      seen.set(folded, [k, v]);
+    }
+  });
 export type FieldRuleObject = z.infer<typeof FieldRuleObject>;
 
 /** `"SourcePath"` is short for `{ from: SourcePath }`; `null` removes a preset's rule. */

@@ -1,6 +1,7 @@
 // Transforms of a mapping rule. Each takes one source value and returns the listing value, or throws
 // TransformFailure with the rule that was broken (it becomes a validation issue of the record).
 import type { TransformName, TransformSpec } from './config-schema.js';
+import { displayWords, type AreaUnitName } from './lookup.js';
 
 export class TransformFailure extends Error {}
 
@@ -41,6 +42,7 @@ const FACTORIES: Record<TransformName, (spec: TransformSpec, now: () => Date) =>
       return parts.map((p) => p.trim()).filter((p) => p !== '');
     };
   },
+  words: () => (v) => (typeof v === 'string' ? displayWords(v) : v),
   'days-since': (_spec, now) => (v) => {
     const t = Date.parse(String(v));
     if (Number.isNaN(t)) throw new TransformFailure('days-since: not a date');
@@ -96,12 +98,16 @@ function escapeRe(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-const TO_SQFT = { sqft: 1, sqm: 10.76391041671, acres: 43_560 } as const;
+const TO_SQFT: Record<AreaUnitName, number> = { sqft: 1, sqm: 10.76391041671, acres: 43_560 };
 
-export function unitConverter(from: keyof typeof TO_SQFT, to: keyof typeof TO_SQFT): Transform {
-  const factor = TO_SQFT[from] / TO_SQFT[to];
+/** An area from one unit to another, to two decimals. */
+export function convertArea(v: number, from: AreaUnitName, to: AreaUnitName): number {
+  return from === to ? v : Math.round(v * (TO_SQFT[from] / TO_SQFT[to]) * 100) / 100;
+}
+
+export function unitConverter(from: AreaUnitName, to: AreaUnitName): Transform {
   return (v) => {
     if (typeof v !== 'number') throw new TransformFailure(`unit ${from}→${to}: not a number`);
-    return Math.round(v * factor * 100) / 100;
+    return convertArea(v, from, to);
   };
 }

@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import { recordRun } from './history.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { reportError, toJobError, verdictFor } from './retry-policy.js';
-import { acquireTargetLock, targetLockKey } from './target-lock.js';
+import { acquireTargetLock, chatbotLockName, targetLockKey } from './target-lock.js';
 
 export interface ProcessorDeps {
   config: LoadedConfig;
@@ -49,7 +49,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     const logger = jobLogger.child({ ...target });
     const attempt = { made: job.attemptsMade + 1, max: job.opts.attempts ?? 1 };
 
-    const lockName = target.feed ? `feed:${target.feed}` : `chatbot:${target.chatbot ?? '-'}:${def.kind}`;
+    const lockName = chatbotLockName(target, def.kind);
     const lock = def.exclusive ? await acquireTargetLock(deps.redis, targetLockKey(deps.prefix, lockName), jobId, deps.lockTtlMs) : undefined;
     if (def.exclusive && !lock) {
       // Another job of this target runs: wait behind it, never beside it, never dropped.

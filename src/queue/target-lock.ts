@@ -1,6 +1,8 @@
-// At most one run per feed across every worker. Deduplication keeps ops reruns to one active and
-// one waiting job per feed, but a job scheduler's jobs cannot carry deduplication (BullMQ omits it
-// from scheduler templates), so a scheduled sync and a rerun could still meet: this lock settles it.
+// At most one run per chatbot and kind of work across every process: the feeds of one chatbot share
+// its listings and its sync state, so two of them never sync at once (nor a worker job and a
+// foreground `feedsync sync`, which takes the same lock). Deduplication keeps ops reruns to one
+// active and one waiting job per feed, but a job scheduler's jobs cannot carry deduplication
+// (BullMQ omits it from scheduler templates), so a scheduled sync and a rerun could still meet.
 // The lock holds the job id, expires unless renewed (a SIGKILLed worker frees it after `ttlMs`),
 // and the same job taking over after a stall may reclaim it.
 import type { Redis } from 'ioredis';
@@ -29,6 +31,11 @@ export interface TargetLock {
   /** the job holding the lock lost it (Redis gone, or it expired): stop writing */
   readonly lost: AbortSignal;
   release(): Promise<void>;
+}
+
+/** The lock of a run: its chatbot's for this kind of work (a target with no chatbot: its feed). */
+export function chatbotLockName(target: { feed?: string; chatbot?: string }, kind: string): string {
+  return target.chatbot !== undefined ? `chatbot:${target.chatbot}:${kind}` : `feed:${target.feed ?? '-'}:${kind}`;
 }
 
 export function targetLockKey(prefix: string, target: string): string {

@@ -1,50 +1,72 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import type { KvStore } from './kv-store.js';
+// State in one JSON file beside the config, for runs without Redis. Every read reads the file (so a
+// process sees what another one committed); every write takes the file's lock (`<file>.lock`),
+// reads the file again, applies the change and replaces the file atomically (write-file-atomic:
+// a temporary file, fsync, rename). A failed write leaves the old file and fails only itself.
+import { readFile } from 'node:fs/promises';
+import writeFileAtomic from 'write-file-atomic';
+import { lockFile } from './file-lock.js';
+import type { KvStore, StateChange } from './kv-store.js';
 
 type StateFile = Record<string, Record<string, string>>;
 
-/**
- * State in one JSON file beside the config, for runs without Redis. Writes go to a temporary file
- * that is renamed over the old one, so a crash mid-write never leaves half a state file.
- */
+/** How long a write waits for another process's write to the same file. */
+const WRITE_WAIT_MS = 30_000;
+
 export async function createFileStore(path: string): Promise<KvStore> {
-  const data = await load(path);
-  let pending: Promise<void> = Promise.resolve();
-  const save = () => {
-    // Serialize writes: two renames racing could put an older snapshot last.
-    pending = pending.then(async () => {
-      await mkdir(dirname(path), { recursive: true });
-      const tmp = `${path}.${process.pid}.tmp`;
-      await writeFile(tmp, JSON.stringify(data));
-      await rename(tmp, path);
-    });
-    return pending;
+  await load(path); // an unreadable state file is reported now, not halfway through a run
+  let queue: Promise<unknown> = Promise.resolve();
+  const apply = (changes: readonly StateChange[]): Promise<void> => {
+    // one write at a time in this process; a failed one does not stop the next
+    const run = queue.catch(() => {}).then(() => write(path, changes));
+    queue = run;
+    return run;
   };
-  const space = (ns: string) => (data[ns] ??= {});
+  const space = async (ns: string) => (await load(path))[ns] ?? {};
   return {
     location: path,
-    getAll: async (ns) => new Map(Object.entries(space(ns))),
-    get: async (ns, key) => space(ns)[key],
-    set: async (ns, entries) => {
-      const m = space(ns);
-      for (const [k, v] of entries) m[k] = v;
-      await save();
-    },
-    delete: async (ns, keys) => {
-      const m = space(ns);
-      for (const k of keys) delete m[k];
-      await save();
-    },
-    close: () => pending,
+    getAll: async (ns) => new Map(Object.entries(await space(ns))),
+    get: async (ns, key) => (await space(ns))[key],
+    set: (ns, entries) => apply([{ ns, set: entries }]),
+    delete: (ns, keys) => apply([{ ns, delete: keys }]),
+    apply,
+    close: () => queue.then(
+      () => {},
+      () => {},
+    ),
   };
 }
 
-async function load(path: string): Promise<StateFile> {
+async function write(path: string, changes: readonly StateChange[]): Promise<void> {
+  const lock = await lockFile(`${path}.lock`, 'state write', { waitMs: WRITE_WAIT_MS, pollMs: 20 });
+  if (!lock) throw new Error(`state file ${path} was not written: another process held ${path}.lock for ${WRITE_WAIT_MS / 1000} s`);
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as StateFile;
+    const data = await load(path);
+    for (const c of changes) {
+      // a null-prototype copy: a listing key "__proto__" is a key like any other
+      const m: Record<string, string> = Object.assign(Object.create(null), data[c.ns]);
+      data[c.ns] = m;
+      for (const [k, v] of c.set ?? []) m[k] = v;
+      for (const k of c.delete ?? []) delete m[k];
+    }
+    await writeFileAtomic(path, JSON.stringify(data), { fsync: true });
+  } finally {
+    await lock.release();
+  }
+}
+
+async function load(path: string): Promise<StateFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new Error(`state file ${path} cannot be read: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    const data: unknown = JSON.parse(text);
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new Error('not a JSON object');
+    return data as StateFile;
+  } catch (err) {
+    throw new Error(`state file ${path} is not valid JSON (${(err as Error).message}): fix or remove it`, { cause: err });
   }
 }

@@ -1,5 +1,5 @@
-// A small store for what feedsync remembers between runs: fingerprints of what it wrote, RESO
-// high-water marks, first-missing times for the delete grace period, settings hashes.
+// A small store for what feedsync remembers between runs: fingerprints of what it wrote, feed marks
+// (RESO high-water marks), first-missing times for the delete grace period, settings hashes.
 // Values live in namespaces (one Redis hash, or one object of the state file, each).
 export interface KvStore {
   /** where the state lives, for the report: "redis://host:port" or a file path */
@@ -8,5 +8,17 @@ export interface KvStore {
   get(ns: string, key: string): Promise<string | undefined>;
   set(ns: string, entries: Iterable<readonly [string, string]>): Promise<void>;
   delete(ns: string, keys: Iterable<string>): Promise<void>;
+  /**
+   * Every change at once or none of them (Redis MULTI; one atomic, fsynced rewrite of the state
+   * file). A failed apply leaves the stored state as it was and later applies work normally.
+   */
+  apply(changes: readonly StateChange[]): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Sets and deletes within one namespace; deletes are applied after sets. */
+export interface StateChange {
+  ns: string;
+  set?: Iterable<readonly [string, string]>;
+  delete?: Iterable<string>;
 }

@@ -1,4 +1,4 @@
-import type { KvStore } from './kv-store.js';
+import type { KvStore, StateChange } from './kv-store.js';
 
 /** Keeps state in memory only: for tests and `--dry-run` previews that must not persist anything. */
 export function createMemoryStore(location = 'memory'): KvStore {
@@ -8,18 +8,21 @@ export function createMemoryStore(location = 'memory'): KvStore {
     if (!m) spaces.set(ns, (m = new Map()));
     return m;
   };
+  const apply = async (changes: readonly StateChange[]) => {
+    // materialize first: an iterable that throws leaves nothing half applied
+    const ready = changes.map((c) => ({ m: space(c.ns), set: [...(c.set ?? [])], del: [...(c.delete ?? [])] }));
+    for (const { m, set, del } of ready) {
+      for (const [k, v] of set) m.set(k, v);
+      for (const k of del) m.delete(k);
+    }
+  };
   return {
     location,
     getAll: async (ns) => new Map(space(ns)),
     get: async (ns, key) => space(ns).get(key),
-    set: async (ns, entries) => {
-      const m = space(ns);
-      for (const [k, v] of entries) m.set(k, v);
-    },
-    delete: async (ns, keys) => {
-      const m = space(ns);
-      for (const k of keys) m.delete(k);
-    },
+    set: (ns, entries) => apply([{ ns, set: entries }]),
+    delete: (ns, keys) => apply([{ ns, delete: keys }]),
+    apply,
     close: async () => {},
   };
 }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { KvStore } from './kv-store.js';
+import type { KvStore, StateChange } from './kv-store.js';
 
 const CHUNK = 1000;
 
@@ -7,25 +7,48 @@ const CHUNK = 1000;
 export function createRedisStore(redis: Redis, prefix = 'feedsync'): KvStore {
   const key = (ns: string) => `${prefix}:state:${ns}`;
   const { host, port } = redis.options;
+  const apply = async (changes: readonly StateChange[]) => {
+    const tx = redis.multi();
+    let queued = 0;
+    for (const c of changes) {
+      let batch: string[] = [];
+      for (const [k, v] of c.set ?? []) {
+        batch.push(k, v);
+        if (batch.length >= CHUNK * 2) {
+          tx.hset(key(c.ns), ...batch);
+          queued++;
+          batch = [];
+        }
+      }
+      if (batch.length) (tx.hset(key(c.ns), ...batch), queued++);
+      let keys: string[] = [];
+      for (const k of c.delete ?? []) {
+        keys.push(k);
+        if (keys.length >= CHUNK) {
+          tx.hdel(key(c.ns), ...keys);
+          queued++;
+          keys = [];
+        }
+      }
+      if (keys.length) (tx.hdel(key(c.ns), ...keys), queued++);
+    }
+    if (queued === 0) {
+      tx.discard();
+      return;
+    }
+    const results = await tx.exec();
+    // EXEC runs every queued command; one that failed (wrong type) is reported, not hidden
+    const failed = results?.find(([err]) => err);
+    if (!results) throw new Error(`state in Redis (${prefix}:state:*) was not written: the transaction was discarded`);
+    if (failed) throw new Error(`state in Redis (${prefix}:state:*): a write failed: ${failed[0]!.message}`);
+  };
   return {
     location: `redis://${host ?? '127.0.0.1'}:${port ?? 6379} (${prefix}:state:*)`,
     getAll: async (ns) => new Map(Object.entries(await redis.hgetall(key(ns)))),
     get: async (ns, k) => (await redis.hget(key(ns), k)) ?? undefined,
-    set: async (ns, entries) => {
-      let batch: string[] = [];
-      for (const [k, v] of entries) {
-        batch.push(k, v);
-        if (batch.length >= CHUNK * 2) {
-          await redis.hset(key(ns), ...batch);
-          batch = [];
-        }
-      }
-      if (batch.length) await redis.hset(key(ns), ...batch);
-    },
-    delete: async (ns, keys) => {
-      const all = [...keys];
-      for (let i = 0; i < all.length; i += CHUNK) await redis.hdel(key(ns), ...all.slice(i, i + CHUNK));
-    },
+    set: (ns, entries) => apply([{ ns, set: entries }]),
+    delete: (ns, keys) => apply([{ ns, delete: keys }]),
+    apply,
     close: async () => {},
   };
 }

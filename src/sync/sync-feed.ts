@@ -1,9 +1,7 @@
 // One listing sync of one feed (DESIGN.md, "The flow of one listing sync"): read and map the feed
 // while the chatbot's listings are paged, plan, guard, then (unless a dry run) execute, remember
-// what was written, and report. State lives in the KvStore: `fp:<feed>` (key → fingerprint of the
-// last write), `missing:<feed>` (key → first time it was missing, for the grace period) and
-// `feeds:<chatbot>` (the feeds writing to a chatbot: one feed's mirror deletes leave alone the
-// listings another feed wrote, known by that feed's fingerprints).
+// what was written, and report. The chatbot's sync state (state.ts) is loaded once and committed
+// once, atomically, after the writes; the caller holds the chatbot's lock around the whole run.
 import type { CallCounter } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
 import type { ApiConfig, FeedConfig } from '../config/schema.js';
@@ -12,11 +10,12 @@ import { openFeed } from '../feeds/index.js';
 import type { Logger } from '../log.js';
 import { mapFeed } from '../mapping/map-feed.js';
 import type { KvStore } from '../state/kv-store.js';
+import { commitChanges, emptyChanges, loadChatbotState, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
 import { createFeedCollector } from './desired.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { planDeletes, planListing } from './plan.js';
-import type { PlannedDelete, PlanOptions, RemoteListing, RemoteSide } from './plan-types.js';
+import type { PlannedDelete, PlanOptions, RemoteSide } from './plan-types.js';
 import { fetchRemote } from './remote.js';
 import { callsBetween, summaryLine, type PlanView, type SyncOutcome, type SyncReport } from './report.js';
 
@@ -31,6 +30,8 @@ export interface SyncProgress {
 export interface SyncDeps {
   api: ChatbotApi;
   store: KvStore;
+  /** every feed of this chatbot in the config (this one included): the others' listings are left alone */
+  chatbotFeeds: readonly ChatbotFeed[];
   logger: Logger;
   /** folder relative feed paths resolve against (the config file's) */
   baseDir: string;
@@ -50,11 +51,6 @@ export interface SyncOptions {
   /** for tests of the grace period */
   now?: () => Date;
 }
-
-export const fingerprintNamespace = (feed: string) => `fp:${feed}`;
-export const missingNamespace = (feed: string) => `missing:${feed}`;
-/** The feeds that write to a chatbot (feed name → keyBy): several feeds may fill one chatbot. */
-export const feedsNamespace = (chatbot: string) => `feeds:${chatbot}`;
 
 export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport> {
   const startedAt = new Date();
@@ -93,14 +89,15 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   }
   timings.remoteMs = ms();
 
-  const fpNs = fingerprintNamespace(feed.name);
-  const missingNs = missingNamespace(feed.name);
-  const fingerprints = await store.getAll(fpNs);
-  const missingSince = feed.deletes.graceHours > 0 ? await store.getAll(missingNs) : new Map<string, string>();
-  const ownedElsewhere = await otherFeedsOf(store, feed, Boolean(opts.dryRun));
+  const writers = deps.chatbotFeeds.some((f) => f.name === feed.name) ? deps.chatbotFeeds : [...deps.chatbotFeeds, { name: feed.name, keyBy: feed.keyBy }];
+  const state = await loadChatbotState(store, feed.chatbot, writers);
+  const own = state.feeds.get(feed.name)!;
+  const { fingerprints } = own;
+  const missingSince = feed.deletes.graceHours > 0 ? own.missingSince : new Map<string, string>();
+  const ownedElsewhere = ownedByOtherFeeds(state, feed.name);
   const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
 
-  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, store, logger, signal, full: opts.full });
+  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
   async function* writes(): AsyncGenerator<Job> {
     try {
@@ -176,17 +173,16 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   if (!exec.stopped && guard.allowed.length) await executor.run(deleteJobs(guard.allowed, feed.deletes.batchSize));
   timings.executeMs = ms();
 
-  const written = [...tally.recordFingerprints, ...exec.written];
-  await store.set(fpNs, written);
-  if (exec.deletedKeys.length) await store.delete(fpNs, exec.deletedKeys);
-  if (guard.marks.set.length) await store.set(missingNs, guard.marks.set);
-  const cleared = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
-  if (cleared.length) await store.delete(missingNs, cleared);
-
   const outcome: SyncOutcome =
     exec.stopped ?? (guard.outcome === 'tripped' ? 'guard' : exec.failures.length || !desired.complete ? 'partial' : 'ok');
   const message = exec.stopReason ?? guard.message ?? (desired.readError && `the feed was not read whole: ${desired.readError}`);
-  if (outcome === 'ok') await opened.commit();
+  const changes = emptyChanges(feed.name);
+  changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
+  changes.fingerprints.delete = exec.deletedKeys;
+  changes.missingSince.set = guard.marks.set;
+  changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
+  if (outcome === 'ok' && opened.mark !== undefined) changes.mark = opened.mark;
+  await commitChanges(store, changes);
   return finish({ outcome, message, remote: remoteInfo(remote), count: remote.count, guard, counted, exec });
 
   function finish(r: {
@@ -268,21 +264,4 @@ function remoteInfo(remote: RemoteSide): SyncReport['remote'] {
     virtualCount: remote.virtualCount,
     ...(remote.problem && { problem: remote.problem }),
   };
-}
-
-/**
- * Registers `feed` as a writer of its chatbot and answers whether a remote listing belongs to
- * another feed of the same chatbot (it is in that feed's fingerprints). Nothing more is loaded
- * when the feed has the chatbot to itself, the usual case.
- */
-async function otherFeedsOf(store: KvStore, feed: FeedConfig, dryRun: boolean): Promise<((r: RemoteListing) => boolean) | undefined> {
-  const ns = feedsNamespace(feed.chatbot);
-  const writers = await store.getAll(ns);
-  if (!dryRun && writers.get(feed.name) !== feed.keyBy) await store.set(ns, [[feed.name, feed.keyBy]]);
-  const others: Array<{ keyBy: string; keys: Map<string, string> }> = [];
-  for (const [name, keyBy] of writers) {
-    if (name !== feed.name) others.push({ keyBy, keys: await store.getAll(fingerprintNamespace(name)) });
-  }
-  if (others.length === 0) return undefined;
-  return (r) => others.some((o) => o.keys.has(o.keyBy === 'URL' ? r.url : r.mlsNumber));
 }

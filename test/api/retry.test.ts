@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { createCallCounter } from '../../src/api/call-counter.js';
-import { createRateLimiter } from '../../src/api/rate-limiter.js';
 import { backoffDelay, parseRetryAfter, retryDelay, retryPolicy } from '../../src/api/retry.js';
 import { AbortedError, ApiError, RateLimitedError, TimeoutError, ValidationError } from '../../src/errors.js';
 
@@ -43,29 +42,6 @@ describe('retry policy', () => {
     expect(parseRetryAfter('Tue, 31 Dec 2024 23:00:00 GMT', now)).toBe(0);
     expect(parseRetryAfter('soon', now)).toBeUndefined();
     expect(parseRetryAfter(null, now)).toBeUndefined();
-  });
-});
-
-describe('rate limiter', () => {
-  it('lets a burst through, then makes the next caller wait; an abort ends the wait', async () => {
-    const limiter = createRateLimiter(2); // burst of 2
-    await limiter.acquire();
-    await limiter.acquire();
-    const controller = new AbortController();
-    let settled = false;
-    const third = limiter.acquire(controller.signal).then(
-      () => (settled = true),
-      (e: unknown) => e,
-    );
-    await new Promise((r) => setImmediate(r));
-    expect(settled).toBe(false);
-    controller.abort();
-    expect(await third).toBeInstanceOf(AbortedError);
-  });
-
-  it('is a no-op without a rate', async () => {
-    const limiter = createRateLimiter(0);
-    for (let i = 0; i < 1000; i++) await limiter.acquire();
   });
 });
 

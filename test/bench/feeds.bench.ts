@@ -15,7 +15,6 @@ import { createXmlScanner } from '../../src/feeds/xml-scanner.js';
 import { createRecordParser } from '../../src/feeds/xml-reader.js';
 import { silentLogger } from '../../src/log.js';
 import { compileMapping, mapFeed } from '../../src/mapping/index.js';
-import { createMemoryStore } from '../../src/state/memory-store.js';
 
 const N = Number(process.env.BENCH_FEED_N ?? 200_000);
 const demo = fileURLToPath(new URL('../../fixtures/demo.yaml', import.meta.url));
@@ -70,7 +69,7 @@ async function bareXml(file: string): Promise<number> {
 async function pipeline(feedName: string, path: string, dir: string): Promise<number> {
   const { config } = await loadConfig(demo);
   const feed = config.feeds.find((f) => f.name === feedName)!;
-  const opened = openFeed(feed.name, { ...feed.source, path } as typeof feed.source, { baseDir: dir, store: createMemoryStore(), logger: silentLogger });
+  const opened = openFeed(feed.name, { ...feed.source, path } as typeof feed.source, { baseDir: dir, logger: silentLogger });
   const mapping = compileMapping(feed.mapping);
   let n = 0;
   let valid = 0;

@@ -96,7 +96,7 @@ async function runSize(n: number): Promise<Row[]> {
       const calls = createCallCounter();
       const api = createApiClient({ baseUrl: url, secretKey: apiConfig.secretKey, sessionKey: apiConfig.sessionKey, timeoutMs: 30_000, retry: { retries: 2 }, ratePerSecond: apiConfig.ratePerSecond, onCall: calls.onCall });
       const t0 = performance.now();
-      const report = await syncFeed(feed, { api, store, logger: silentLogger, baseDir: dir, apiConfig, calls });
+      const report = await syncFeed(feed, { api, store, chatbotFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, calls });
       const wallMs = Math.round(performance.now() - t0);
       if (process.env.BENCH_DEBUG) { const m = process.memoryUsage(); globalThis.gc?.(); const g = process.memoryUsage(); process.stderr.write(`${s.scenario}: rss ${m.rss >> 20} heap ${m.heapUsed >> 20}/${m.heapTotal >> 20} ext ${m.external >> 20} ab ${m.arrayBuffers >> 20}; after gc heap ${g.heapUsed >> 20} rss ${g.rss >> 20} cpu ${JSON.stringify(process.cpuUsage())}\n`); }
       if (report.outcome !== 'ok') throw new Error(`${s.scenario}: ${report.summary} ${report.message ?? ''}`);

@@ -70,11 +70,10 @@ describe('readCsv', () => {
 
   it('reads the committed windows-1252 sample', async () => {
     const { openFeed } = await import('../../src/feeds/index.js');
-    const { createMemoryStore } = await import('../../src/state/memory-store.js');
     const { silentLogger } = await import('../../src/log.js');
     const { fileURLToPath } = await import('node:url');
     const baseDir = fileURLToPath(new URL('../../fixtures', import.meta.url));
-    const feed = openFeed('cp', { kind: 'csv', path: 'feeds/cp1252-sample.csv', encoding: 'windows-1252', delimiter: ',', quote: '"', headers: {}, timeoutMs: 1000, retries: 0 }, { baseDir, store: createMemoryStore(), logger: silentLogger });
+    const feed = openFeed('cp', { kind: 'csv', path: 'feeds/cp1252-sample.csv', encoding: 'windows-1252', delimiter: ',', quote: '"', headers: {}, timeoutMs: 1000, retries: 0 }, { baseDir, logger: silentLogger });
     const { items, error } = await collectUntilError(feed.items);
     expect(error).toBeUndefined();
     expect(items.map((i) => i.kind === 'record' && i.data.Remarks)).toEqual([

@@ -9,7 +9,6 @@ import { FeedSource, openFeed } from '../../src/feeds/index.js';
 import { openSource } from '../../src/feeds/source.js';
 import type { FeedContext } from '../../src/feeds/types.js';
 import { silentLogger } from '../../src/log.js';
-import { createMemoryStore } from '../../src/state/memory-store.js';
 import { runProbe } from '../helpers/child-probe.js';
 import { drip, gzipBomb, pump, redirect, startHostile, ZERO_MEMBER, type HostileServer } from '../helpers/hostile-server.js';
 import { collectUntilError } from './helpers.js';
@@ -27,7 +26,7 @@ async function hostile(...args: Parameters<typeof startHostile>) {
 
 /** Reads a source's bytes to the end (the transport alone, no reader). */
 async function drain(source: Record<string, unknown>): Promise<number> {
-  const { bytes } = openSource(FeedSource.parse({ kind: 'csv', retries: 0, timeoutMs: 5000, ...source }), { baseDir: '/', store: createMemoryStore(), logger: silentLogger });
+  const { bytes } = openSource(FeedSource.parse({ kind: 'csv', retries: 0, timeoutMs: 5000, ...source }), { baseDir: '/', logger: silentLogger });
   let n = 0;
   for await (const chunk of bytes) n += chunk.length;
   return n;
@@ -45,7 +44,6 @@ async function failure(p: Promise<unknown>): Promise<any> {
 function open(source: Record<string, unknown>, ctx: Partial<FeedContext> = {}) {
   return openFeed('f', FeedSource.parse({ kind: 'csv', retries: 0, timeoutMs: 5000, ...source }), {
     baseDir: '/',
-    store: createMemoryStore(),
     logger: silentLogger,
     ...ctx,
   });

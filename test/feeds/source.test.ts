@@ -8,7 +8,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FeedReadError } from '../../src/errors.js';
 import { FeedSource, openFeed } from '../../src/feeds/index.js';
 import { silentLogger } from '../../src/log.js';
-import { createMemoryStore } from '../../src/state/memory-store.js';
 import { collectUntilError } from './helpers.js';
 
 const CSV = 'MLS,Price\nA1,100\nA2,200\n';
@@ -25,7 +24,7 @@ async function serve(handler: Parameters<typeof createServer>[1]): Promise<strin
 }
 
 function open(source: Record<string, unknown>, baseDir = '/') {
-  return openFeed('f', FeedSource.parse({ kind: 'csv', retries: 1, timeoutMs: 2000, ...source }), { baseDir, store: createMemoryStore(), logger: silentLogger });
+  return openFeed('f', FeedSource.parse({ kind: 'csv', retries: 1, timeoutMs: 2000, ...source }), { baseDir, logger: silentLogger });
 }
 
 describe('feed sources', () => {

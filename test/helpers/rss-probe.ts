@@ -5,7 +5,6 @@ import { createApiClient } from '../../src/api/client.js';
 import { openSource } from '../../src/feeds/source.js';
 import { FeedSource } from '../../src/feeds/config-schema.js';
 import { silentLogger } from '../../src/log.js';
-import type { KvStore } from '../../src/state/kv-store.js';
 
 type Probe =
   | { kind: 'api'; url: string; timeoutMs: number; maxResponseBytes?: number }
@@ -20,7 +19,7 @@ async function main(probe: Probe): Promise<unknown> {
     return api.listListings({ SerialNumber: 'SN-1' });
   }
   const source = FeedSource.parse(probe.source);
-  const { bytes } = openSource(source, { baseDir: process.cwd(), store: undefined as unknown as KvStore, logger: silentLogger });
+  const { bytes } = openSource(source, { baseDir: process.cwd(), logger: silentLogger });
   let n = 0;
   for await (const chunk of bytes) n += chunk.length;
   return n;

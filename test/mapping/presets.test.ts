@@ -8,7 +8,6 @@ import { openFeed } from '../../src/feeds/index.js';
 import { silentLogger } from '../../src/log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../../src/mapping/index.js';
 import { RESO_STATUS_MAP } from '../../src/mapping/presets/reso.js';
-import { createMemoryStore } from '../../src/state/memory-store.js';
 
 const demo = fileURLToPath(new URL('../../fixtures/demo.yaml', import.meta.url));
 const now = () => new Date('2025-06-01T00:00:00Z');
@@ -16,7 +15,7 @@ const now = () => new Date('2025-06-01T00:00:00Z');
 async function mapDemoFeed(name: string): Promise<MappedItem[]> {
   const { config, dir } = await loadConfig(demo, {});
   const feed = config.feeds.find((f) => f.name === name)!;
-  const opened = openFeed(feed.name, feed.source, { baseDir: dir, store: createMemoryStore(), logger: silentLogger });
+  const opened = openFeed(feed.name, feed.source, { baseDir: dir, logger: silentLogger });
   const out: MappedItem[] = [];
   for await (const i of mapFeed(opened.items, compileMapping(feed.mapping, { now }), { serialNumber: feed.chatbot, keyBy: feed.keyBy })) out.push(i);
   return out;

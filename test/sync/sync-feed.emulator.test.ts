@@ -168,6 +168,7 @@ describe('syncFeed against the emulator', () => {
     const report = await syncFeed(env.feed(), {
       api: racing,
       store: env.store,
+      chatbotFeeds: [env.feed()],
       logger: silentLogger,
       baseDir: env.dir,
       apiConfig: ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', pageSize: 20 }),
@@ -182,13 +183,28 @@ describe('syncFeed against the emulator', () => {
     const b = env.feed({ name: 'feed-b', keyBy: 'URL', source: { kind: 'csv', path: 'b.csv' } });
     await env.writeFeed(rows(4));
     await env.writeFeed(rows(3, 101), 'b.csv');
-    await env.sync(te, a);
-    const first = await env.sync(te, b);
+    const both = { chatbotFeeds: [a, b] };
+    await env.sync(te, a, both);
+    const first = await env.sync(te, b, both);
     expect(first.counts).toMatchObject({ created: 3, deleted: 0, otherFeeds: 4 });
     await env.writeFeed(rows(3));
-    const again = await env.sync(te, a);
+    const again = await env.sync(te, a, both);
     expect(again.counts).toMatchObject({ deleted: 1, otherFeeds: 3 });
     expect((await te.listings(SN)).length).toBe(6);
+  });
+
+  it('stops shielding the listings of a feed removed from the config', async () => {
+    const a = env.feed({ name: 'feed-a', deletes: { maxFraction: 1, batchSize: 3 } });
+    const b = env.feed({ name: 'feed-b', source: { kind: 'csv', path: 'b.csv' } });
+    await env.writeFeed(rows(2));
+    await env.writeFeed(rows(2, 101), 'b.csv');
+    await env.sync(te, a, { chatbotFeeds: [a, b] });
+    await env.sync(te, b, { chatbotFeeds: [a, b] });
+    expect((await te.listings(SN)).length).toBe(4);
+    // feed-b is gone from the config: feed-a mirrors the chatbot alone, whatever the state remembers
+    const alone = await env.sync(te, a, { chatbotFeeds: [a] });
+    expect(alone.counts).toMatchObject({ deleted: 2, otherFeeds: 0 });
+    expect(await mlsNumbers()).toEqual(['MLS0001', 'MLS0002']);
   });
 
   it('stops on abort after the calls in flight, reports what was done, and a rerun finishes', async () => {

@@ -38,4 +38,6 @@ export const listhubPreset = definePreset({
   },
   defaults: { CurrencySymbol: '$', AreaUnit: 'Square Feet' },
   extension: { ListingKey: 'ListingKey' },
+  // DaysOnMarket is derived from the list date: it changes every day, so it alone never updates a listing
+  ignore: ['DaysOnMarket'],
 });

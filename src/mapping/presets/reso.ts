@@ -1,6 +1,11 @@
-// RESO Data Dictionary (Property resource, as served by a RESO Web API / MLS Grid) → listing.
+// RESO Data Dictionary (Property resource, as served by a RESO Web API / MLS Grid / Trestle) → listing.
 //
-// StandardStatus → Status, the default table:
+// Every lookup the preset reads matches both spellings servers send: Data Dictionary display names
+// ("Active Under Contract", "Residential Lease", "Square Feet") and OData enum member names
+// ("ActiveUnderContract", "ResidentialLease", "SquareFeet"), in any case (value maps match case-,
+// space- and underscore-insensitively).
+//
+// StandardStatus → Status (RESO_STATUS_MAP):
 //   Active                 → Active
 //   Active Under Contract  → Active       (still marketed; buyers may make backup offers)
 //   Pending                → Active       (under contract but not closed: the home is still listed)
@@ -10,11 +15,20 @@
 //                            is left out of the feed, so a mirror sync removes it from the chatbot.
 // Any other value passes through and is rejected by validation, naming the value.
 //
-// SaleType: PropertyType "Residential Lease" or "Commercial Lease" → for_rent, anything else for_sale.
+// SaleType: PropertyType Residential Lease / Commercial Lease → for_rent (ListPrice is the monthly
+// rent: it goes to RentPrice, SecurityDeposit to DepositFee), anything else for_sale (ListPrice →
+// SalePrice). PropertyType: PropertySubType (else PropertyType) in display form, so the member name
+// SingleFamilyResidence reads "Single Family Residence".
+// Areas: AreaUnit follows LivingAreaUnits (Square Feet when absent); LivingArea is in LivingAreaUnits,
+// LotSizeArea in LotSizeUnits (Acres included), LotSizeSquareFeet and LotSizeAcres in their own
+// units; both areas are brought to the one AreaUnit.
+// Images: the photos of Media (MediaCategory Photo; without a category, a MediaType image/* or
+// jpeg/png/gif/webp) ordered by Order. A feed overrides it, e.g. to add floor plans:
+//   fields: { Images: { from: Media, list: { where: { MediaCategory: [Photo, Floor Plan] }, orderBy: Order, pick: MediaURL } } }
 // Url: the Data Dictionary has no listing URL; give one per feed, e.g.
 //   fields: { Url: { template: "https://broker.test/l/{ListingId}" } }
-// Images: the reader turns the expanded Media into MediaURLs ordered by Order.
 // ParkingSpots defaults to 0 and DaysOnMarket to 0 when the record has none (both are required).
+// DaysOnMarket grows every day: it is ignored for change detection unless the feed sets `ignore`.
 import { definePreset } from './define.js';
 
 export const RESO_STATUS_MAP = {
@@ -27,17 +41,33 @@ export const RESO_STATUS_MAP = {
 
 export const RESO_OFF_MARKET = ['Expired', 'Withdrawn', 'Canceled', 'Cancelled', 'Delete', 'Incomplete', 'Hold'];
 
+export const RESO_LEASE_TYPES = { 'Residential Lease': 'for_rent', 'Commercial Lease': 'for_rent', '*': 'for_sale' } as const;
+
+/** LivingAreaUnits → AreaUnit: an area in acres is converted, so it is stated in square feet. */
+export const RESO_AREA_UNIT_MAP = { 'Square Feet': 'Square Feet', 'Square Meters': 'Square Meters', Acres: 'Square Feet' } as const;
+
+export const RESO_PHOTO_MEDIA: Record<string, string | string[]>[] = [
+  { MediaCategory: 'Photo' },
+  { MediaCategory: '', MediaType: ['image/*', 'jpeg', 'jpg', 'png', 'gif', 'webp'] },
+];
+
 export const resoPreset = definePreset({
   fields: {
     MLSNumber: { from: ['ListingId', 'ListingKey'] },
     Status: { from: 'StandardStatus', map: RESO_STATUS_MAP, skip: RESO_OFF_MARKET },
-    SaleType: { from: 'PropertyType', map: { 'Residential Lease': 'for_rent', 'Commercial Lease': 'for_rent', '*': 'for_sale' } },
-    PropertyType: { from: ['PropertySubType', 'PropertyType'] },
-    SalePrice: { from: 'ListPrice', transform: 'money' },
+    SaleType: { from: 'PropertyType', map: RESO_LEASE_TYPES },
+    PropertyType: { from: ['PropertySubType', 'PropertyType'], transform: 'words' },
+    SalePrice: { from: 'ListPrice', transform: 'money', when: { SaleType: 'for_sale' } },
+    RentPrice: { from: 'ListPrice', transform: 'money', when: { SaleType: 'for_rent' } },
+    DepositFee: { from: 'SecurityDeposit', transform: 'money', when: { SaleType: 'for_rent' } },
     Bedrooms: 'BedroomsTotal',
     Bathrooms: { from: ['BathroomsTotalDecimal', 'BathroomsTotalInteger'] },
-    BuildingArea: 'LivingArea',
-    LotArea: { from: ['LotSizeSquareFeet', 'LotSizeArea'] },
+    BuildingArea: { from: 'LivingArea', unit: { from: 'LivingAreaUnits', default: 'sqft', to: 'AreaUnit' } },
+    LotArea: {
+      from: ['LotSizeArea', 'LotSizeSquareFeet', 'LotSizeAcres'],
+      unit: { from: { LotSizeArea: 'LotSizeUnits', LotSizeSquareFeet: 'sqft', LotSizeAcres: 'acres' }, to: 'AreaUnit' },
+    },
+    AreaUnit: { from: 'LivingAreaUnits', map: RESO_AREA_UNIT_MAP, default: 'Square Feet' },
     YearBuilt: { from: 'YearBuilt', transform: 'integer' },
     DaysOnMarket: { from: ['DaysOnMarket', 'CumulativeDaysOnMarket'], default: 0 },
     ParkingSpots: { from: ['ParkingTotal', 'GarageSpaces'], default: 0 },
@@ -48,8 +78,9 @@ export const resoPreset = definePreset({
     Latitude: 'Latitude',
     Longitude: 'Longitude',
     Description: 'PublicRemarks',
-    Images: 'Media.MediaURL',
+    Images: { from: 'Media', list: { where: RESO_PHOTO_MEDIA, orderBy: 'Order', pick: 'MediaURL' } },
     HOAMonth: 'AssociationFee',
   },
-  defaults: { CurrencySymbol: '$', AreaUnit: 'Square Feet' },
+  defaults: { CurrencySymbol: '$' },
+  ignore: ['DaysOnMarket'],
 });

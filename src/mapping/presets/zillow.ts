@@ -37,4 +37,6 @@ export const zillowPreset = definePreset({
     Images: 'Pictures.Picture.PictureUrl',
   },
   defaults: { CurrencySymbol: '$', AreaUnit: 'Square Feet' },
+  // DaysOnMarket is derived from the list date: it changes every day, so it alone never updates a listing
+  ignore: ['DaysOnMarket'],
 });

@@ -55,7 +55,11 @@ export interface SyncEnv {
   /** write `feed.csv` (or `name`) in the temp dir */
   writeFeed(data: Row[] | string, name?: string): Promise<string>;
   feed(patch?: Record<string, unknown>): FeedConfig;
-  sync(te: TestEmulator, feed?: FeedConfig, opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress'>): ReturnType<typeof syncFeed>;
+  sync(
+    te: TestEmulator,
+    feed?: FeedConfig,
+    opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress'> & Partial<Pick<SyncDeps, 'chatbotFeeds'>>,
+  ): ReturnType<typeof syncFeed>;
   cleanup(): Promise<void>;
 }
 
@@ -80,11 +84,11 @@ export async function createSyncEnv(): Promise<SyncEnv> {
       }),
     async sync(te, feed = env.feed(), opts = {}) {
       const calls = createCallCounter();
-      const { api: apiPatch, signal, onProgress, ...syncOpts } = opts;
+      const { api: apiPatch, signal, onProgress, chatbotFeeds = [feed], ...syncOpts } = opts;
       const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 3, ...apiPatch });
       return syncFeed(
         feed,
-        { api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }), store, logger: silentLogger, baseDir: dir, apiConfig, calls, signal, onProgress },
+        { api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }), store, chatbotFeeds, logger: silentLogger, baseDir: dir, apiConfig, calls, signal, onProgress },
         syncOpts,
       );
     },

@@ -1,0 +1,185 @@
+// A request budget for one credential, shared through a backend (Redis: every process; memory: this
+// one). `acquire` waits, in this order, for a lease on a slot in flight (concurrency), the end of a
+// shared pause (a 429/503 with Retry-After), and a request in every window (per day, hour, minute,
+// second), then hands out a permit the caller releases when its call is done. Within a process the
+// waiters queue in order, so only the head of the queue asks Redis.
+import { randomUUID } from 'node:crypto';
+import { AbortedError, BudgetExhaustedError } from '../errors.js';
+import { abortable, sleep } from './sleep.js';
+import type { BudgetBackend, PauseRecord } from './backend.js';
+import { describeLimits, WINDOWS, windowShape, type BudgetLimits, type WindowName } from './limits.js';
+
+export interface Permit {
+  /** the call is done: its slot in flight is free again */
+  release(): void;
+}
+
+export interface Budget {
+  /** hash-named key of the credential (never the secret) */
+  readonly key: string;
+  readonly limits: BudgetLimits;
+  /**
+   * Resolves when a call may be sent. Rejects with AbortedError when `signal` aborts first, and
+   * with BudgetExhaustedError when the wait would be longer than the budget's maxWaitMs (a daily
+   * budget spent, a pause of an hour): the error says when the budget resets.
+   */
+  acquire(signal?: AbortSignal): Promise<Permit>;
+  /** every process on this credential waits until `until` (epoch ms) */
+  pauseUntil(until: number, reason: string): Promise<void>;
+  /** a limit the service announced (quota headers); applies when lower than the configured one */
+  learnLimit(window: WindowName, limit: number): Promise<void>;
+  /** the current pause, if any (for status views and tests) */
+  pause(): Promise<PauseRecord | undefined>;
+}
+
+export interface BudgetOptions {
+  /** who this budget is for, in messages: "feed source https://api.mlsgrid.com" */
+  label: string;
+  /** a wait longer than this is not made: acquire rejects with BudgetExhaustedError */
+  maxWaitMs: number;
+}
+
+/** A lease outlives a process by at most this long; held leases are renewed a third of it. */
+export const LEASE_TTL_MS = 30_000;
+const LEARNED_TTL_MS = 24 * 3600_000;
+const LEARNED_REFRESH_MS = 10_000;
+
+export function createBudget(backend: BudgetBackend, key: string, limits: BudgetLimits, opts: BudgetOptions): Budget {
+  let tail: Promise<void> = Promise.resolve();
+  let learned: Partial<Record<WindowName, number>> = {};
+  let learnedAt = -Infinity;
+
+  /** This process's queue of waiters: the caller's turn, or AbortedError. */
+  async function turn(signal: AbortSignal | undefined): Promise<() => void> {
+    const prev = tail;
+    let release!: () => void;
+    tail = new Promise<void>((r) => (release = r));
+    try {
+      await abortable(prev, signal, opts.label);
+    } catch (err) {
+      void prev.then(release); // keep the queue whole: pass the turn on once it comes
+      throw err;
+    }
+    return release;
+  }
+
+  async function limitOf(w: WindowName): Promise<number | undefined> {
+    if (Date.now() - learnedAt > LEARNED_REFRESH_MS) {
+      learned = await backend.readLearned(key);
+      learnedAt = Date.now();
+    }
+    const configured = limits[w];
+    const heard = learned[w];
+    if (configured === undefined) return heard;
+    return heard === undefined ? configured : Math.min(configured, heard);
+  }
+
+  async function takeLease(limit: number, signal: AbortSignal | undefined): Promise<string> {
+    const id = randomUUID();
+    for (let poll = 5; ; poll = Math.min(100, poll * 2)) {
+      if (await backend.tryLease(key, limit, id, LEASE_TTL_MS)) return id;
+      await sleep(poll + Math.random() * poll, signal, opts.label);
+    }
+  }
+
+  async function waitPause(signal: AbortSignal | undefined): Promise<void> {
+    for (;;) {
+      const p = await backend.readPause(key);
+      const left = p ? p.until - Date.now() : 0;
+      if (!p || left <= 0) return;
+      if (left > opts.maxWaitMs) throw new BudgetExhaustedError(opts.label, new Date(p.until), `paused: ${p.reason}`);
+      await sleep(left, signal, opts.label);
+    }
+  }
+
+  async function takeWindow(w: WindowName, limit: number, signal: AbortSignal | undefined): Promise<void> {
+    const { points, durationSec } = windowShape(w, limit);
+    for (;;) {
+      const r = await backend.consume(key, w, points, durationSec);
+      if (r.ok) return;
+      if (r.waitMs > opts.maxWaitMs) {
+        throw new BudgetExhaustedError(opts.label, new Date(Date.now() + r.waitMs), `${limit} requests ${w.replace('per', 'per ').toLowerCase()}`);
+      }
+      // a little jitter: the processes waiting on one window do not all ask at the same millisecond
+      await sleep(r.waitMs + Math.random() * 10, signal, opts.label);
+    }
+  }
+
+  function permit(lease: string | undefined): Permit {
+    if (!lease) return { release: () => {} };
+    const renew = setInterval(() => void backend.renewLease(key, lease, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3);
+    renew.unref();
+    let released = false;
+    return {
+      release() {
+        if (released) return;
+        released = true;
+        clearInterval(renew);
+        // a failed release is harmless: the lease expires by itself
+        void backend.releaseLease(key, lease).catch(() => {});
+      },
+    };
+  }
+
+  return {
+    key,
+    limits,
+    async acquire(signal) {
+      if (signal?.aborted) throw new AbortedError(opts.label, signal.reason);
+      const done = await turn(signal);
+      let lease: string | undefined;
+      try {
+        if (limits.concurrency) lease = await takeLease(limits.concurrency, signal);
+        await waitPause(signal);
+        for (const w of WINDOWS) {
+          const limit = await limitOf(w);
+          if (limit !== undefined && limit > 0) await takeWindow(w, limit, signal);
+        }
+        return permit(lease);
+      } catch (err) {
+        if (lease) void backend.releaseLease(key, lease).catch(() => {});
+        throw err;
+      } finally {
+        done();
+      }
+    },
+    pauseUntil: (until, reason) => backend.pause(key, Math.round(until), reason),
+    async learnLimit(w, limit) {
+      if (!(limit > 0) || limit === learned[w] || limit >= (limits[w] ?? Infinity)) return;
+      learned = { ...learned, [w]: limit };
+      await backend.learn(key, w, limit, LEARNED_TTL_MS);
+    },
+    pause: () => backend.readPause(key),
+  };
+}
+
+/** One budget per credential key in a process, so every client and feed on it queues together. */
+export interface Budgets {
+  readonly shared: boolean;
+  budget(key: string, limits: BudgetLimits, opts: BudgetOptions): Budget;
+}
+
+export function createBudgets(backend: BudgetBackend): Budgets {
+  const made = new Map<string, Budget>();
+  return {
+    shared: backend.shared,
+    budget(key, limits, opts) {
+      // Two configs naming one credential with different limits: the tighter of each holds.
+      const prior = made.get(key);
+      const merged = prior ? tighter(prior.limits, limits) : limits;
+      if (prior && describeLimits(merged) === describeLimits(prior.limits)) return prior;
+      const b = createBudget(backend, key, merged, opts);
+      made.set(key, b);
+      return b;
+    },
+  };
+}
+
+function tighter(a: BudgetLimits, b: BudgetLimits): BudgetLimits {
+  const out: BudgetLimits = {};
+  for (const k of [...WINDOWS, 'concurrency'] as const) {
+    const v = [a[k], b[k]].filter((x): x is number => x !== undefined);
+    if (v.length) out[k] = Math.min(...v);
+  }
+  return out;
+}

@@ -1,0 +1,3 @@
+export * from './limits.js';
+export * from './backend.js';
+export * from './budget.js';

@@ -1,0 +1,89 @@
+// The sync's own state of one chatbot: for each feed writing to it (from the config, not from
+// state, so a feed removed from the config stops shielding its listings), the fingerprints of
+// what it last wrote, the first-missing marks of the grace period, and its feed mark (RESO
+// high-water mark). Loaded once at the start of a run, under the chatbot's lock; the run's changes
+// are committed once, atomically, after the writes they describe (KvStore.apply). Readers never
+// touch it: they take the mark in and hand the new one back.
+import type { KvStore, StateChange } from '../state/kv-store.js';
+import type { KeyBy, RemoteListing } from './plan-types.js';
+
+export const fingerprintNamespace = (feed: string) => `fp:${feed}`;
+export const missingNamespace = (feed: string) => `missing:${feed}`;
+/** feed name → the mark its reader reached in the last successful run */
+export const MARK_NAMESPACE = 'reso-hwm';
+
+/** A feed writing to the chatbot, as the config names it. */
+export interface ChatbotFeed {
+  name: string;
+  keyBy: KeyBy;
+}
+
+export interface FeedState {
+  name: string;
+  keyBy: KeyBy;
+  /** key → fingerprint of the last successful write */
+  fingerprints: Map<string, string>;
+  /** key → ISO time the key was first found missing */
+  missingSince: Map<string, string>;
+  mark?: string;
+}
+
+export interface ChatbotState {
+  chatbot: string;
+  location: string;
+  /** every feed of the chatbot in the config, by name */
+  feeds: Map<string, FeedState>;
+}
+
+/** What one run changes in its feed's state; committed in one apply. */
+export interface FeedStateChanges {
+  feed: string;
+  fingerprints: { set: Array<[string, string]>; delete: string[] };
+  missingSince: { set: Array<[string, string]>; delete: string[] };
+  /** the new mark, when the run earned it (read whole, outcome ok) */
+  mark?: string;
+}
+
+export async function loadChatbotState(store: KvStore, chatbot: string, feeds: readonly ChatbotFeed[]): Promise<ChatbotState> {
+  const state: ChatbotState = { chatbot, location: store.location, feeds: new Map() };
+  const marks = await store.getAll(MARK_NAMESPACE);
+  for (const f of feeds) {
+    state.feeds.set(f.name, {
+      name: f.name,
+      keyBy: f.keyBy,
+      fingerprints: await store.getAll(fingerprintNamespace(f.name)),
+      missingSince: await store.getAll(missingNamespace(f.name)),
+      ...(marks.has(f.name) && { mark: marks.get(f.name) }),
+    });
+  }
+  return state;
+}
+
+export function emptyChanges(feed: string): FeedStateChanges {
+  return { feed, fingerprints: { set: [], delete: [] }, missingSince: { set: [], delete: [] } };
+}
+
+/** The run's changes, all or nothing. */
+export async function commitChanges(store: KvStore, changes: FeedStateChanges): Promise<void> {
+  const ops: StateChange[] = [
+    { ns: fingerprintNamespace(changes.feed), set: changes.fingerprints.set, delete: changes.fingerprints.delete },
+    { ns: missingNamespace(changes.feed), set: changes.missingSince.set, delete: changes.missingSince.delete },
+  ];
+  if (changes.mark !== undefined) ops.push({ ns: MARK_NAMESPACE, set: [[changes.feed, changes.mark]] });
+  await store.apply(ops);
+}
+
+/**
+ * Answers whether a remote listing belongs to another feed of the chatbot (that feed's
+ * fingerprints hold its key); undefined when the feed has the chatbot to itself.
+ */
+export function ownedByOtherFeeds(state: ChatbotState, feed: string): ((r: RemoteListing) => boolean) | undefined {
+  const others = [...state.feeds.values()].filter((f) => f.name !== feed);
+  if (others.length === 0) return undefined;
+  return (r) => others.some((o) => o.fingerprints.has(o.keyBy === 'URL' ? r.url : r.mlsNumber));
+}
+
+/** The feeds of `chatbot` in the config: the writers whose listings a feed's deletes leave alone. */
+export function feedsOfChatbot(feeds: ReadonlyArray<ChatbotFeed & { chatbot: string }>, chatbot: string): ChatbotFeed[] {
+  return feeds.filter((f) => f.chatbot === chatbot).map((f) => ({ name: f.name, keyBy: f.keyBy }));
+}

@@ -1,0 +1,81 @@
+// The stores' one atomic write (apply): the file store replaces the file whole and survives a
+// failed write; the Redis store applies a run's changes in one transaction.
+import { mkdir, mkdtemp, readFile, rm, rmdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFileStore } from '../../src/state/file-store.js';
+import { createRedisStore } from '../../src/state/redis-store.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+describe('file store', () => {
+  it('applies changes to several namespaces in one write, and a failed write does not poison the next', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+    dirs.push(dir);
+    const path = join(dir, 'state.json');
+    const store = await createFileStore(path);
+    await store.apply([
+      { ns: 'fp:a', set: [['K1', 'f1'], ['__proto__', 'f2']] },
+      { ns: 'missing:a', set: [['K9', '2026-01-01T00:00:00Z']] },
+    ]);
+    expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({ 'fp:a': { K1: 'f1', ['__proto__']: 'f2' }, 'missing:a': { K9: '2026-01-01T00:00:00Z' } });
+
+    // the state file's place is taken by a folder: this write fails, the file is not half written
+    await rm(path);
+    await mkdir(path);
+    await expect(store.apply([{ ns: 'fp:a', set: [['K2', 'f2']] }])).rejects.toThrow(/state file/);
+    await rmdir(path);
+    await store.apply([{ ns: 'fp:a', set: [['K3', 'f3']], delete: ['K1'] }]);
+    expect(await store.getAll('fp:a')).toEqual(new Map([['K3', 'f3']]));
+    await store.close();
+  });
+
+  it('sees what another process committed (every read reads the file)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+    dirs.push(dir);
+    const path = join(dir, 'state.json');
+    const one = await createFileStore(path);
+    const two = await createFileStore(path);
+    await one.apply([{ ns: 'fp:a', set: [['K1', 'f1']] }]);
+    await two.apply([{ ns: 'fp:b', set: [['K2', 'f2']] }]);
+    expect(await one.getAll('fp:b')).toEqual(new Map([['K2', 'f2']]));
+    expect(await two.getAll('fp:a')).toEqual(new Map([['K1', 'f1']]));
+  });
+});
+
+describe('redis store', () => {
+  const redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const prefix = `test-state-${process.pid}-${Date.now()}`;
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it('applies sets and deletes of several namespaces in one transaction', async () => {
+    const store = createRedisStore(redis, prefix);
+    await store.apply([{ ns: 'fp:a', set: Array.from({ length: 2500 }, (_, i) => [`K${i}`, `f${i}`] as [string, string]) }]);
+    let execs = 0;
+    const exec = redis.multi.bind(redis);
+    const spy = (...args: Parameters<typeof redis.multi>) => {
+      execs++;
+      return exec(...args);
+    };
+    (redis as { multi: typeof redis.multi }).multi = spy as typeof redis.multi;
+    await store.apply([
+      { ns: 'fp:a', set: [['K1', 'changed']], delete: Array.from({ length: 2000 }, (_, i) => `K${i + 2}`) },
+      { ns: 'reso-hwm', set: [['a', '{"ts":"x","key":"y"}']] },
+    ]);
+    (redis as { multi: typeof redis.multi }).multi = exec;
+    expect(execs).toBe(1);
+    const fp = await store.getAll('fp:a');
+    expect(fp.size).toBe(500);
+    expect(fp.get('K1')).toBe('changed');
+    expect(await store.get('reso-hwm', 'a')).toBe('{"ts":"x","key":"y"}');
+  });
+});
