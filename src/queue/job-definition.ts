@@ -6,6 +6,7 @@ import type { ChatbotApi } from '../api/types.js';
 import type { LoadedConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
+import type { ChangeLog } from '../history/change-log.js';
 import type { JobKind } from './names.js';
 
 /** The common face of the sync, settings and smoke reports. */
@@ -25,6 +26,8 @@ export interface RunTarget {
 export interface JobRuntime {
   api: ChatbotApi;
   store: KvStore;
+  /** the per-listing change log (the worker's runtime has one) */
+  changeLog?: ChangeLog;
 }
 
 export interface JobContext {

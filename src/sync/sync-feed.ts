@@ -12,6 +12,7 @@ import { mapFeed } from '../mapping/map-feed.js';
 import type { KvStore } from '../state/kv-store.js';
 import { commitChanges, emptyChanges, loadChatbotState, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
 import { createFeedCollector } from './desired.js';
+import { createChange, deleteChange, rejectChange, updateChange, type ChangeSink } from './changes.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { planDeletes, planListing } from './plan.js';
@@ -40,6 +41,8 @@ export interface SyncDeps {
   /** counts this run's API calls for the report (fed by the client's onCall) */
   calls?: CallCounter;
   onProgress?: (p: SyncProgress) => void;
+  /** the change log: told of every write (or, in a dry run, planned write), rejected record and held-back delete */
+  changes?: ChangeSink;
 }
 
 export interface SyncOptions {
@@ -79,7 +82,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       concurrency: apiConfig.concurrency,
       signal,
       ignore,
-      keepCanonical: Boolean(opts.dryRun),
+      // the change log names each changed field old → new, in real runs too
+      keepCanonical: Boolean(opts.dryRun || deps.changes),
     });
   } catch (err) {
     if (!isRetryable(err) && !(err instanceof AbortedError)) throw err;
@@ -111,12 +115,16 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         tally.duplicateDeletes.push(...d.duplicateDeletes);
         if (d.create) {
           tally.creates++;
-          if (opts.dryRun) view.creates.push(d.create.key);
-          else yield { kind: 'create', create: d.create };
+          if (opts.dryRun) {
+            view.creates.push(d.create.key);
+            deps.changes?.(createChange(d.create));
+          } else yield { kind: 'create', create: d.create };
         } else if (d.update) {
           tally.updates++;
-          if (opts.dryRun) view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
-          else yield { kind: 'update', update: d.update };
+          if (opts.dryRun) {
+            view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
+            deps.changes?.(updateChange(d.update));
+          } else yield { kind: 'update', update: d.update };
         } else tally.unchanged++;
       }
     } catch (err) {
@@ -136,6 +144,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     logger,
     signal,
     onProgress: ({ done }) => progress('write', done),
+    changes: deps.changes,
   });
   if (opts.dryRun) for await (const _ of writes());
   else await executor.run(writes());
@@ -160,6 +169,11 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     missingSince,
   });
   timings.planMs = ms();
+  if (deps.changes) {
+    for (const r of desired.rejected) deps.changes(rejectChange(r));
+    for (const d of guard.withheld) deps.changes(deleteChange(d, true));
+    if (opts.dryRun) for (const d of guard.allowed) deps.changes(deleteChange(d));
+  }
   const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, duplicates: tally.duplicates };
 
   if (opts.dryRun) {
