@@ -26,6 +26,8 @@ export interface Runtime {
   /** request budgets per credential: through Redis when the state is (shared by every process), else this process's */
   budgets: Budgets;
   emulator?: RunningEmulator;
+  /** the Redis the state lives in, when it does (foreground runs record their history there too) */
+  redis?: Redis;
   close(): Promise<void>;
 }
 
@@ -100,6 +102,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       budgets,
       apiBaseUrl: baseUrl,
       emulator,
+      redis,
       close: async () => {
         for (const close of closers.reverse()) await close();
       },

@@ -5,6 +5,8 @@
 import { createCallCounter } from '../api/call-counter.js';
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
+import { recordForegroundRun } from '../queue/history.js';
+import { QUEUE_NAMES } from '../queue/names.js';
 import { runFeed } from '../runs/run-feed.js';
 import { feedsOfChatbot, formatSyncReport, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
@@ -34,7 +36,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   const reports: SyncReport[] = [];
   await withRuntime(
     loaded,
-    async ({ api, store, changeLog }, logger) => {
+    async ({ api, store, changeLog, redis }, logger) => {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
@@ -48,6 +50,12 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           );
           progress.clear();
           reports.push(report);
+          // With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`).
+          if (redis && loaded.config.redis) {
+            await recordForegroundRun(redis, loaded.config.redis.prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).catch(
+              (err: unknown) => logger.warn({ err }, 'run history could not be saved'),
+            );
+          }
           if (!opts.json) process.stderr.write(`${formatSyncReport(report)}  changes: feedsync runs show ${report.runId} --config ${opts.config}\n\n`);
         }
       } finally {

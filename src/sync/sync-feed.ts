@@ -180,16 +180,16 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     const shown = [...guard.allowed, ...guard.withheld];
     view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
     const planned = { creates: tally.creates, updates: tally.updates, deletes: guard.allowed };
-    return finish({ outcome: guard.outcome === 'tripped' ? 'guard' : 'ok', message: guard.message, remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
+    const outcome = runOutcome({ guard, failures: 0, complete: desired.complete });
+    return finish({ outcome, message: guard.message ?? readMessage(desired.readError), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
   }
 
   const exec = executor.result;
   if (!exec.stopped && guard.allowed.length) await executor.run(deleteJobs(guard.allowed, feed.deletes.batchSize));
   timings.executeMs = ms();
 
-  const outcome: SyncOutcome =
-    exec.stopped ?? (guard.outcome === 'tripped' ? 'guard' : exec.failures.length || !desired.complete ? 'partial' : 'ok');
-  const message = exec.stopReason ?? guard.message ?? (desired.readError && `the feed was not read whole: ${desired.readError}`);
+  const outcome = runOutcome({ stopped: exec.stopped, guard, failures: exec.failures.length, complete: desired.complete });
+  const message = exec.stopReason ?? guard.message ?? readMessage(desired.readError);
   const changes = emptyChanges(feed.name);
   changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
   changes.fingerprints.delete = exec.deletedKeys;
@@ -268,6 +268,17 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     logger.info({ outcome: r.outcome, ...(r.message && { detail: r.message }) }, report.summary);
     return report;
   }
+}
+
+/** One verdict for the dry run and the real run: the dry run reports what the real run would. */
+function runOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; complete: boolean }): SyncOutcome {
+  if (r.stopped) return r.stopped;
+  if (r.guard.outcome === 'tripped') return 'guard';
+  return r.failures > 0 || !r.complete ? 'partial' : 'ok';
+}
+
+function readMessage(readError: string | undefined): string | undefined {
+  return readError && `the feed was not read whole, so nothing was deleted: ${readError}`;
 }
 
 function remoteInfo(remote: RemoteSide): SyncReport['remote'] {
