@@ -5,6 +5,7 @@
 // leaves its origin. Retries with backoff (network errors, 5xx, 408, 429 with Retry-After) happen
 // before the body is read; a body that breaks midway is the caller's FeedReadError (restarting would
 // replay records already handed on).
+import { STATUS_CODES } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -79,7 +80,7 @@ export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Prom
       const after = parseRetryAfter(res.headers.get('retry-after'));
       retryAfterMs = after === undefined ? undefined : Math.min(after, MAX_RETRY_AFTER_MS);
       const snippet = maskSecrets(text.slice(0, 200));
-      failure = new FeedReadError(`HTTP ${res.status}${snippet ? `: ${JSON.stringify(snippet)}` : ''}`, place, isRetryableStatus(res.status));
+      failure = new FeedReadError(`HTTP ${res.status} ${STATUS_CODES[res.status] ?? ''}${snippet ? `: ${JSON.stringify(snippet)}` : ''}`, place, isRetryableStatus(res.status), { status: res.status });
     } catch (err) {
       if (err instanceof FeedReadError && !err.retryable) throw err;
       if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, err);
