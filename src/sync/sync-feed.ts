@@ -15,8 +15,9 @@ import { createFeedCollector } from './desired.js';
 import { createChange, deleteChange, rejectChange, updateChange, type ChangeSink } from './changes.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
-import { planDeletes, planListing } from './plan.js';
-import type { PlannedDelete, PlanOptions, RemoteSide } from './plan-types.js';
+import { createPendingWindow } from './pending.js';
+import { planAgain, planDeletes, planListing } from './plan.js';
+import type { DesiredListing, PlannedDelete, PlanOptions, RemoteSide } from './plan-types.js';
 import { fetchRemote } from './remote.js';
 import { callsBetween, summaryLine, type PlanView, type SyncOutcome, type SyncReport } from './report.js';
 
@@ -54,6 +55,11 @@ export interface SyncOptions {
   /** for tests of the grace period */
   now?: () => Date;
 }
+
+/** Listings read but not yet planned: a key repeated within this many records is written once. */
+const PENDING_WINDOW = 1000;
+/** Records of recurring keys held until the feed ends (past it they are planned at once). */
+const MAX_HELD = 10_000;
 
 export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport> {
   const startedAt = new Date();
@@ -103,35 +109,60 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
 
   const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
+  const pending = createPendingWindow({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: own.recurring });
+  /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
+  const sent = new Set<string>();
+  const plan = (entry: DesiredListing, late: boolean): Job | undefined => {
+    const copies = remote.byKey.get(entry.key);
+    const d = sent.has(entry.key) ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
+    if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
+    // a late record's key was planned already, its remote copies with it
+    if (!late) {
+      if (d.duplicates) tally.duplicates++;
+      tally.duplicateDeletes.push(...d.duplicateDeletes);
+    }
+    if (d.create) {
+      tally.creates++;
+      sent.add(entry.key);
+      if (!opts.dryRun) return { kind: 'create', create: d.create };
+      view.creates.push(d.create.key);
+      deps.changes?.(createChange(d.create));
+    } else if (d.update) {
+      tally.updates++;
+      sent.add(entry.key);
+      if (!opts.dryRun) return { kind: 'update', update: d.update };
+      view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
+      deps.changes?.(updateChange(d.update));
+    } else tally.unchanged++;
+    return undefined;
+  };
   async function* writes(): AsyncGenerator<Job> {
     try {
       for await (const item of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
         const entry = collector.add(item);
         if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
         if (!entry) continue;
-        const d = planListing(entry, remote.byKey.get(entry.key), planOptions);
-        if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
-        if (d.duplicates) tally.duplicates++;
-        tally.duplicateDeletes.push(...d.duplicateDeletes);
-        if (d.create) {
-          tally.creates++;
-          if (opts.dryRun) {
-            view.creates.push(d.create.key);
-            deps.changes?.(createChange(d.create));
-          } else yield { kind: 'create', create: d.create };
-        } else if (d.update) {
-          tally.updates++;
-          if (opts.dryRun) {
-            view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
-            deps.changes?.(updateChange(d.update));
-          } else yield { kind: 'update', update: d.update };
-        } else tally.unchanged++;
+        for (const ready of pending.push(entry)) {
+          const job = plan(ready, false);
+          if (job) yield job;
+        }
       }
     } catch (err) {
       collector.fail(err);
     }
+    for (const ready of pending.drain()) {
+      const job = plan(ready, false);
+      if (job) yield job;
+    }
     feedDone = true;
     timings.feedMs = ms();
+  }
+  /** the held records (keys that recur): planned once every earlier write has finished */
+  function* heldWrites(): Generator<Job> {
+    for (const entry of pending.held()) {
+      const job = plan(entry, pending.planned(entry.key));
+      if (job) yield job;
+    }
   }
 
   const executor = createExecutor({
@@ -146,8 +177,13 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     onProgress: ({ done }) => progress('write', done),
     changes: deps.changes,
   });
-  if (opts.dryRun) for await (const _ of writes());
-  else await executor.run(writes());
+  if (opts.dryRun) {
+    for await (const _ of writes());
+    for (const _ of heldWrites());
+  } else {
+    await executor.run(writes());
+    if (!executor.result.stopped) await executor.run(heldWrites());
+  }
   fingerprints.clear(); // not needed past planning: 100k entries
   const desired = collector.side;
   // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
@@ -180,22 +216,23 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     const shown = [...guard.allowed, ...guard.withheld];
     view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
     const planned = { creates: tally.creates, updates: tally.updates, deletes: guard.allowed };
-    return finish({ outcome: guard.outcome === 'tripped' ? 'guard' : 'ok', message: guard.message, remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
+    const outcome = runOutcome({ guard, failures: 0, complete: desired.complete });
+    return finish({ outcome, message: guard.message ?? readMessage(desired.readError), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
   }
 
   const exec = executor.result;
   if (!exec.stopped && guard.allowed.length) await executor.run(deleteJobs(guard.allowed, feed.deletes.batchSize));
   timings.executeMs = ms();
 
-  const outcome: SyncOutcome =
-    exec.stopped ?? (guard.outcome === 'tripped' ? 'guard' : exec.failures.length || !desired.complete ? 'partial' : 'ok');
-  const message = exec.stopReason ?? guard.message ?? (desired.readError && `the feed was not read whole: ${desired.readError}`);
+  const outcome = runOutcome({ stopped: exec.stopped, guard, failures: exec.failures.length, complete: desired.complete });
+  const message = exec.stopReason ?? guard.message ?? readMessage(desired.readError);
   const changes = emptyChanges(feed.name);
   changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
   changes.fingerprints.delete = exec.deletedKeys;
   changes.missingSince.set = guard.marks.set;
   changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
   if (outcome === 'ok' && opened.mark !== undefined) changes.mark = opened.mark;
+  if (feedDone) changes.recurring = { set: [...pending.recurring], delete: [...own.recurring].filter((k) => !pending.recurring.has(k)) };
   await commitChanges(store, changes);
   return finish({ outcome, message, remote: remoteInfo(remote), count: remote.count, guard, counted, exec });
 
@@ -268,6 +305,17 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     logger.info({ outcome: r.outcome, ...(r.message && { detail: r.message }) }, report.summary);
     return report;
   }
+}
+
+/** One verdict for the dry run and the real run: the dry run reports what the real run would. */
+function runOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; complete: boolean }): SyncOutcome {
+  if (r.stopped) return r.stopped;
+  if (r.guard.outcome === 'tripped') return 'guard';
+  return r.failures > 0 || !r.complete ? 'partial' : 'ok';
+}
+
+function readMessage(readError: string | undefined): string | undefined {
+  return readError && `the feed was not read whole, so nothing was deleted: ${readError}`;
 }
 
 function remoteInfo(remote: RemoteSide): SyncReport['remote'] {
