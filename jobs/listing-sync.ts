@@ -35,6 +35,7 @@ export const listingSync: JobDefinition<ListingSyncPayload, SyncReport> = {
         apiConfig: ctx.config.config.api,
         signal: ctx.signal,
         calls: ctx.calls,
+        budgets: ctx.runtime.budgets,
       },
       { dryRun: p.dryRun, force: p.force, full: p.full, attempt: ctx.attempt },
     ),

@@ -1,6 +1,13 @@
 // Where a budget's shared state lives. Two backends with one face: Redis (every process on the
 // Redis shares it: the deployment's budget) and memory (one process: a CLI run without Redis).
-// Windows are rate-limiter-flexible limiters; leases, the pause and learned limits are small keys.
+// Hour and day windows are rate-limiter-flexible's fixed windows (RateLimiterRedis / Memory). Second
+// and minute windows are sliding logs instead: a fixed window lets its whole limit through at the end
+// of one window and again at the start of the next (2 × the limit within one second), which a
+// server that suspends a token past 2 requests/s does not forgive. The log keeps the time of each
+// request in the window (at most the limit: 180 for Trestle's minute), and spans the window plus
+// SLIDING_MARGIN, so the jitter between our send and the server's clock does not count one twice.
+// Leases, the pause and learned limits are small keys beside them.
+import { randomUUID } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
 import type { WindowName } from './limits.js';
@@ -15,6 +22,10 @@ export interface PauseRecord {
 }
 
 export type ConsumeResult = { ok: true } | { ok: false; waitMs: number };
+
+/** The windows kept as sliding logs (exact), and their safety margin over the window. */
+export const SLIDING_WINDOWS: ReadonlySet<WindowName> = new Set(['perSecond', 'perMinute']);
+export const SLIDING_MARGIN = 1.1;
 
 export interface BudgetBackend {
   readonly shared: boolean;
@@ -42,6 +53,22 @@ async function consumeWith(limiter: RateLimiterAbstract, limit: number): Promise
   const res: RateLimiterRes = await limiter.consume('n', 1);
   return res.consumedPoints <= limit ? { ok: true } : { ok: false, waitMs: Math.max(1, res.msBeforeNext) };
 }
+
+// KEYS[1] the log; ARGV: limit, span ms, a unique member. 0: taken; else ms until a slot frees.
+const SLIDING_TAKE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit = tonumber(ARGV[1])
+local span = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - span)
+local n = redis.call('ZCARD', KEYS[1])
+if n < limit then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], span)
+  return 0
+end
+local first = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
+return math.max(1, tonumber(first[2]) + span - now)`;
 
 const LEASE_ACQUIRE = `
 local t = redis.call('TIME')
@@ -90,7 +117,12 @@ export function redisBackend(redis: Redis, prefix: string): BudgetBackend {
   };
   return {
     shared: true,
-    consume: (key, window, limit, durationSec) => consumeWith(limiter(key, window, durationSec), limit),
+    consume: async (key, window, limit, durationSec) => {
+      if (!SLIDING_WINDOWS.has(window)) return consumeWith(limiter(key, window, durationSec), limit);
+      const span = Math.ceil(durationSec * 1000 * SLIDING_MARGIN);
+      const wait = Number(await redis.eval(SLIDING_TAKE, 1, k(key, `${window}-log`), String(limit), String(span), randomUUID()));
+      return wait === 0 ? { ok: true } : { ok: false, waitMs: wait };
+    },
     tryLease: async (key, limit, id, ttlMs) => (await redis.eval(LEASE_ACQUIRE, 1, k(key, 'inflight'), String(limit), id, String(ttlMs))) === 1,
     renewLease: async (key, id, ttlMs) => void (await redis.eval(LEASE_RENEW, 1, k(key, 'inflight'), id, String(ttlMs))),
     releaseLease: async (key, id) => void (await redis.zrem(k(key, 'inflight'), id)),
@@ -110,6 +142,7 @@ export function redisBackend(redis: Redis, prefix: string): BudgetBackend {
 
 export function memoryBackend(): BudgetBackend {
   const limiters = new Map<string, RateLimiterMemory>();
+  const logs = new Map<string, number[]>();
   const leases = new Map<string, Map<string, number>>();
   const pauses = new Map<string, PauseRecord>();
   const learned = new Map<string, Partial<Record<WindowName, number>>>();
@@ -128,7 +161,19 @@ export function memoryBackend(): BudgetBackend {
   };
   return {
     shared: false,
-    consume: (key, window, limit, durationSec) => consumeWith(limiter(key, window, durationSec), limit),
+    consume: async (key, window, limit, durationSec) => {
+      if (!SLIDING_WINDOWS.has(window)) return consumeWith(limiter(key, window, durationSec), limit);
+      const span = Math.ceil(durationSec * 1000 * SLIDING_MARGIN);
+      const id = `${key}:${window}`;
+      const now = Date.now();
+      const log = (logs.get(id) ?? []).filter((at) => at > now - span);
+      logs.set(id, log);
+      if (log.length < limit) {
+        log.push(now);
+        return { ok: true };
+      }
+      return { ok: false, waitMs: Math.max(1, log[log.length - limit]! + span - now) };
+    },
     tryLease: async (key, limit, id, ttlMs) => {
       const m = slots(key);
       if (m.size >= limit) return false;

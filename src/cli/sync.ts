@@ -33,7 +33,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   const reports: SyncReport[] = [];
   await withRuntime(
     loaded,
-    async ({ api, store }, logger) => {
+    async ({ api, store, budgets }, logger) => {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
@@ -41,7 +41,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           if (stop.signal.aborted) break;
           const report = await syncFeed(
             feed,
-            { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress },
+            { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress, budgets },
             { dryRun: opts.dryRun, force: opts.force, full: opts.full },
           );
           progress.clear();

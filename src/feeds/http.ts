@@ -5,6 +5,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../errors.js';
 import { registerSecret, type Logger } from '../log.js';
 
+/**
+ * Paces requests to a source's request budget (source.limits, shared per credential; see
+ * source-budget.ts): awaited before every request attempt, told every response's status and headers
+ * (quota headers, Retry-After) before its body is read. beforeRequest may throw a retryable
+ * FeedReadError with `retryAt` when the budget is spent for longer than a read can wait.
+ */
+export interface RequestBudget {
+  beforeRequest(signal?: AbortSignal): Promise<void>;
+  onResponse(status: number, headers: Headers): Promise<void>;
+}
+
 export interface HttpGetOptions {
   headers?: Record<string, string>;
   bearerToken?: string;
@@ -14,6 +25,7 @@ export interface HttpGetOptions {
   logger?: Logger;
   /** base delay of the exponential backoff (tests make it small) */
   backoffMs?: number;
+  budget?: RequestBudget;
 }
 
 export interface HttpBody {
@@ -40,6 +52,7 @@ export async function httpGet(url: string, opts: HttpGetOptions): Promise<HttpBo
   const backoff = opts.backoffMs ?? 500;
   for (let attempt = 0; ; attempt++) {
     if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, opts.signal.reason);
+    await opts.budget?.beforeRequest(opts.signal);
     const controller = new AbortController();
     const onAbort = () => controller.abort(opts.signal?.reason);
     opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -49,6 +62,7 @@ export async function httpGet(url: string, opts: HttpGetOptions): Promise<HttpBo
     let failure: FeedReadError;
     try {
       const response = await fetch(url, { headers, signal: controller.signal, redirect: 'follow' });
+      await opts.budget?.onResponse(response.status, response.headers);
       if (response.ok && response.body) {
         const bodyStream = response.body;
         const body = (async function* () {

@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { causeMessage, FeedReadError, RecordParseError } from '../errors.js';
 import type { ResoSource } from './config-schema.js';
 import { displayUrl, httpGet } from './http.js';
+import { sourceBudget } from './source-budget.js';
 import { feedPath } from './source.js';
 import type { FeedContext, FeedItem, OpenedFeed } from './types.js';
 
@@ -135,6 +136,7 @@ function firstUrl(source: ResoSource, mark: HighWaterMark | undefined): string {
 async function* fetchPages(source: ResoSource, mark: HighWaterMark | undefined, ctx: FeedContext, label: string): AsyncIterable<Page> {
   const headers: Record<string, string> = { accept: 'application/json', ...source.headers };
   if (source.maxPageSize) headers.prefer = `odata.maxpagesize=${source.maxPageSize}`;
+  const budget = sourceBudget(source, ctx);
   let url: string | undefined = firstUrl(source, mark);
   let pageNo = 0;
   while (url) {
@@ -145,6 +147,7 @@ async function* fetchPages(source: ResoSource, mark: HighWaterMark | undefined, 
       retries: source.retries,
       signal: ctx.signal,
       logger: ctx.logger,
+      budget,
     });
     const chunks: Buffer[] = [];
     for await (const c of body) chunks.push(Buffer.from(c));

@@ -9,6 +9,7 @@ import { createGunzip } from 'node:zlib';
 import { AbortedError, causeMessage, FeedReadError } from '../errors.js';
 import type { FeedSource } from './config-schema.js';
 import { displayUrl, httpGet } from './http.js';
+import { sourceBudget } from './source-budget.js';
 import type { FeedContext } from './types.js';
 
 export interface OpenedSource {
@@ -53,6 +54,7 @@ async function* urlBytes(url: string, label: string, source: FeedSource, ctx: Fe
     retries: source.retries,
     signal: ctx.signal,
     logger: ctx.logger,
+    budget: sourceBudget(source, ctx),
   });
   const type = response.headers.get('content-type') ?? '';
   const gzip = source.gzip ?? (/application\/(x-)?gzip/i.test(type) || /\.gz$/i.test(new URL(url).pathname));

@@ -8,7 +8,7 @@ import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../errors
 import type { MappedItem } from '../mapping/types.js';
 import type { DesiredListing, DesiredSide } from './plan-types.js';
 
-export type FeedSide = Omit<DesiredSide, 'listings'> & { listings: Set<string>; readErrorRetryable?: boolean };
+export type FeedSide = Omit<DesiredSide, 'listings'> & { listings: Set<string>; readErrorRetryable?: boolean; readErrorRetryAt?: string };
 
 export interface FeedCollector {
   side: FeedSide;
@@ -68,6 +68,7 @@ export function createFeedCollector(mode: DesiredSide['mode']): FeedCollector {
       side.complete = false;
       side.readError = err.message;
       side.readErrorRetryable = err instanceof FeedReadError && err.retryable;
+      if (err instanceof FeedReadError && err.retryAt) side.readErrorRetryAt = err.retryAt.toISOString();
     },
   };
 }

@@ -4,6 +4,7 @@
 // once, atomically, after the writes; the caller holds the chatbot's lock around the whole run.
 import type { CallCounter } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
+import type { Budgets } from '../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../config/schema.js';
 import { AbortedError, causeMessage, isRetryable } from '../errors.js';
 import { openFeed } from '../feeds/index.js';
@@ -40,6 +41,8 @@ export interface SyncDeps {
   /** counts this run's API calls for the report (fed by the client's onCall) */
   calls?: CallCounter;
   onProgress?: (p: SyncProgress) => void;
+  /** feed source request budgets (source.limits), shared through Redis in a worker */
+  budgets?: Budgets;
 }
 
 export interface SyncOptions {
@@ -97,7 +100,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const ownedElsewhere = ownedByOtherFeeds(state, feed.name);
   const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
 
-  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, ...(own.mark !== undefined && { mark: own.mark }) });
+  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
   async function* writes(): AsyncGenerator<Job> {
     try {
@@ -208,6 +211,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       chatbot: feed.chatbot,
       outcome: r.outcome,
       retryable,
+      ...(retryable && desired.readErrorRetryAt && { retryAt: desired.readErrorRetryAt }),
       dryRun: Boolean(r.dry),
       ...(r.message && { message: r.message }),
       counts: {
