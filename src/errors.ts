@@ -140,14 +140,25 @@ export class ConfigError extends FeedsyncError {
   constructor(
     message: string,
     readonly file?: string,
-    readonly issues: ReadonlyArray<{ path: string; message: string }> = [],
+    readonly issues: ReadonlyArray<ConfigIssue> = [],
   ) {
-    super(
-      issues.length
-        ? `${message}\n${issues.map((i) => `  ${file ?? 'config'}: ${i.path || '(root)'}: ${i.message}`).join('\n')}`
-        : message,
-    );
+    super(issues.length ? `${message}\n${issues.map((i) => `  ${formatConfigIssue(i, file)}`).join('\n')}` : message);
   }
+}
+
+/** One problem in a config (or data) file: its path, its 1-based line when known, and what is wrong. */
+export interface ConfigIssue {
+  path: string;
+  line?: number;
+  message: string;
+}
+
+/** `feedsync.yaml:40: feeds[0].keyby is not a known key; did you mean keyBy?` */
+export function formatConfigIssue(issue: ConfigIssue, file = 'config'): string {
+  const where = issue.line !== undefined ? `${file}:${issue.line}` : file;
+  // A message that already starts with its path reads as a sentence; others are "path: message".
+  const text = !issue.path || issue.message.startsWith(issue.path) ? issue.message : `${issue.path}: ${issue.message}`;
+  return `${where}: ${text}`;
 }
 
 /** A feed could not be read whole: HTTP failure, truncated file, malformed document. */

@@ -1,8 +1,20 @@
-import { loadConfig } from '../config/load.js';
+// `feedsync config check`: load and validate the config, then what the schema alone cannot see:
+// each chatbot's settings by the rules the settings push applies, and that every feed file exists.
+// Any problem is exit 2 with its line; a config that passes this runs.
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { loadConfigWithLines } from '../config/load.js';
+import type { LineOf } from '../config/issues.js';
+import type { LoadedConfig } from '../config/schema.js';
+import { ConfigError, type ConfigIssue } from '../errors.js';
+import { checkSettings, formatSettingsIssue } from '../settings/index.js';
 import { printJson } from './exit.js';
 
 export async function run(opts: { config: string; json?: boolean }): Promise<number> {
-  const { config, file } = await loadConfig(opts.config);
+  const { loaded, lineOf } = await loadConfigWithLines(opts.config);
+  const issues = [...settingsIssues(loaded, lineOf), ...(await feedFileIssues(loaded, lineOf))];
+  if (issues.length) throw new ConfigError(`config ${opts.config} is invalid`, opts.config, issues);
+  const { config, file } = loaded;
   const summary = {
     file,
     api: { baseUrl: config.api.baseUrl, concurrency: config.api.concurrency, ratePerSecond: config.api.ratePerSecond },
@@ -16,4 +28,37 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
     for (const f of summary.feeds) process.stderr.write(`  feed ${f.name} (${f.kind}) → ${f.chatbot}, key ${f.keyBy}, deletes ${f.deletes}${f.schedule ? `, cron ${f.schedule}` : ''}\n`);
   }
   return 0;
+}
+
+/** Each chatbot's settings by the rules `feedsync settings` applies before it sends them. */
+function settingsIssues({ config }: LoadedConfig, lineOf: LineOf): ConfigIssue[] {
+  return config.chatbots.flatMap((chatbot, i) => {
+    const base = `chatbots[${i}].settings`;
+    return checkSettings(chatbot.settings ?? {}, base).map((issue) => {
+      const key = issue.field.slice(base.length + 1);
+      return { path: issue.field, line: lineOf(['chatbots', i, 'settings', ...(key ? [key] : [])]), message: formatSettingsIssue(issue) };
+    });
+  });
+}
+
+/** A feed read from a file that is not there fails every run: say so now. */
+async function feedFileIssues({ config, dir }: LoadedConfig, lineOf: LineOf): Promise<ConfigIssue[]> {
+  const issues: ConfigIssue[] = [];
+  for (const [i, feed] of config.feeds.entries()) {
+    const path = feed.source.path;
+    if (!path) continue;
+    const full = resolve(dir, path);
+    const problem = await stat(full).then(
+      (s) => (s.isFile() ? undefined : 'is not a file'),
+      (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 'does not exist' : `cannot be read (${err.code ?? err.message})`),
+    );
+    if (problem) {
+      issues.push({
+        path: `feeds[${i}].source.path`,
+        line: lineOf(['feeds', i, 'source', 'path']),
+        message: `feeds[${i}].source.path: ${path} ${problem} (looked for ${full}; a relative path is relative to the config file's folder)`,
+      });
+    }
+  }
+  return issues;
 }

@@ -1,120 +1,204 @@
 // Loads feedsync.yaml (or .json): ${ENV} and ${ENV:-default} interpolation, then the zod schema.
-// Errors name the path in the file and its line, e.g. `feedsync.yaml:14 feeds[0].keyBy: ...`.
+// Every error names the file and the line of the mistake, e.g. `feedsync.yaml:14: feeds[0].keyby is
+// not a known key; did you mean keyBy?`, and all of them are reported at once.
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
-import type { z } from 'zod';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { registerSecret } from '../log.js';
+import type { ConfigIssue } from '../errors.js';
+import { configIssues, formatPath, type LineOf } from './issues.js';
 import { Config, type LoadedConfig } from './schema.js';
+
+export { formatPath };
 
 export const DEFAULT_CONFIG_FILE = 'feedsync.yaml';
 
+/** Most alias expansions a config may make: a few anchors are a convenience, a billion laughs is an attack. */
+const MAX_ALIAS_COUNT = 100;
+
 export async function loadConfig(file: string = DEFAULT_CONFIG_FILE, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+  return (await loadConfigWithLines(file, env)).loaded;
+}
+
+/** The config and the line of any path in it, for checks made after the schema (config check). */
+export async function loadConfigWithLines(file: string = DEFAULT_CONFIG_FILE, env: NodeJS.ProcessEnv = process.env): Promise<{ loaded: LoadedConfig; lineOf: LineOf }> {
   const path = resolve(file);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(`config file ${file} cannot be read: ${(err as Error).message}`, file);
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? `does not exist (looked for ${path}); give its path with --config` : (err as Error).message;
+    throw new ConfigError(`config file ${file} ${why}`, file);
   }
-  return { config: parseConfig(text, file, env), file: path, dir: dirname(path) };
+  const { config, lineOf } = parseConfigWithLines(text, file, env);
+  return { loaded: { config, file: path, dir: dirname(path) }, lineOf };
 }
 
 /** Parse config text (YAML is a superset of JSON, so one parser serves both). */
 export function parseConfig(text: string, file = 'config', env: NodeJS.ProcessEnv = process.env): Config {
+  return parseConfigWithLines(text, file, env).config;
+}
+
+function parseConfigWithLines(text: string, file: string, env: NodeJS.ProcessEnv): { config: Config; lineOf: LineOf } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true });
-  if (doc.errors.length) {
-    throw new ConfigError(
-      `config ${file} is not valid YAML`,
-      file,
-      doc.errors.map((e) => ({ path: `line ${e.linePos?.[0]?.line ?? '?'}`, message: e.message.split('\n')[0] ?? e.message })),
-    );
+  const first = doc.errors[0];
+  if (first) throw new ConfigError(`config ${file} is not valid YAML`, file, [yamlIssue(first, text)]);
+  const lineOf: LineOf = (path) => lineOfPath(doc.contents, path, lineCounter);
+  const js = toPlain(doc, file, lineCounter);
+
+  const refs = new Map<string, { path: PropertyKey[]; typed: number | boolean }>();
+  const missing: ConfigIssue[] = [];
+  const raw = interpolate(js, [], env, { refs, missing, lineOf });
+  if (missing.length) throw new ConfigError(`config ${file} refers to environment variables that are not set`, file, missing);
+
+  const parsed = parseTyped(raw, refs);
+  if (!parsed.success) throw new ConfigError(`config ${file} is invalid`, file, configIssues(parsed.error, Config, raw, lineOf));
+  registerSecrets(parsed.data);
+  return { config: parsed.data, lineOf };
+}
+
+function toPlain(doc: Document.Parsed, file: string, lines: LineCounter): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    if (err instanceof ReferenceError && /alias/i.test(err.message)) {
+      const line = firstAliasLine(doc, lines);
+      throw new ConfigError(`config ${file} is invalid`, file, [
+        { path: '', line, message: `YAML aliases (*name) expand to more than ${MAX_ALIAS_COUNT} copies; write the values out or use fewer aliases` },
+      ]);
+    }
+    throw new ConfigError(`config ${file} cannot be read as YAML: ${(err as Error).message}`, file);
   }
-  const missing: string[] = [];
-  const raw = interpolate(doc.toJS(), env, missing);
-  if (missing.length) {
-    throw new ConfigError(
-      `config ${file} refers to environment variables that are not set: ${[...new Set(missing)].join(', ')}`,
-      file,
-    );
+}
+
+function firstAliasLine(doc: Document.Parsed, lines: LineCounter): number | undefined {
+  let line: number | undefined;
+  visit(doc, {
+    Alias(_key, node) {
+      line = lineAt(node, lines);
+      return visit.BREAK;
+    },
+  });
+  return line;
+}
+
+/** One YAML error, with its line and a caret under the column: the first error is the one to fix. */
+function yamlIssue(err: { message: string; code: string; linePos?: [{ line: number; col: number }, ...unknown[]] }, source: string): ConfigIssue {
+  const pos = err.linePos?.[0];
+  const what = (err.message.split('\n')[0] ?? err.message).replace(/ at line \d+, column \d+:?$/, '');
+  const indent = /INDENT|MISSING_CHAR|IMPLICIT_KEY|TAB_AS_INDENT|UNEXPECTED_TOKEN/.test(err.code)
+    ? '; check the indentation of this line against the lines above it (spaces only)'
+    : '';
+  if (!pos) return { path: '', message: `${lower(what)}${indent}` };
+  const all = source.split(/\r?\n/);
+  const width = String(pos.line).length;
+  const excerpt = [pos.line - 1, pos.line]
+    .filter((n) => n >= 1 && n <= all.length)
+    .map((n) => `    ${String(n).padStart(width)} | ${all[n - 1]}`);
+  excerpt.push(`    ${' '.repeat(width)} | ${' '.repeat(Math.max(0, pos.col - 1))}^`);
+  return { path: '', line: pos.line, message: `column ${pos.col}: ${lower(what)}${indent}\n${excerpt.join('\n')}` };
+}
+
+const lower = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
+
+interface InterpolationContext {
+  /** values that were a whole `${VAR}` and read as a number or boolean, by JSON path */
+  refs: Map<string, { path: PropertyKey[]; typed: number | boolean }>;
+  missing: ConfigIssue[];
+  lineOf: LineOf;
+}
+
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+const WHOLE_REF = /^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}$/;
+
+/** Replace ${VAR} from the environment. Values stay text; see parseTyped for numbers. */
+function interpolate(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv, ctx: InterpolationContext): unknown {
+  if (typeof value === 'string') {
+    const replaced = value.replace(ENV_REF, (_m, name: string, fallback: string | undefined) => {
+      const v = env[name];
+      if (v !== undefined && v !== '') return v;
+      if (fallback !== undefined) return fallback;
+      const where = formatPath(path);
+      ctx.missing.push({ path: where, line: ctx.lineOf(path), message: `${where}: environment variable ${name} is not set; set it, or write \${${name}:-default} for a value that is not secret` });
+      return '';
+    });
+    if (WHOLE_REF.test(value)) {
+      const typed = /^-?\d+(\.\d+)?$/.test(replaced) ? Number(replaced) : replaced === 'true' || replaced === 'false' ? replaced === 'true' : undefined;
+      if (typed !== undefined) ctx.refs.set(JSON.stringify(path), { path, typed });
+    }
+    return replaced;
   }
-  const parsed = Config.safeParse(raw);
-  if (!parsed.success) {
-    throw new ConfigError(`config ${file} is invalid`, file, issuesWithLines(parsed.error, doc.contents, lineCounter));
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, [...path, i], env, ctx));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, [...path, k], env, ctx)]));
   }
-  registerSecret(parsed.data.api.secretKey);
-  registerSecret(parsed.data.api.sessionKey);
-  for (const feed of parsed.data.feeds) {
+  return value;
+}
+
+/**
+ * Parse, giving `${PORT}` the number (or boolean) it reads as only where the schema wants a number
+ * (or boolean): a secret of all digits given as `${SECRET}` stays the text it is.
+ */
+function parseTyped(raw: unknown, refs: InterpolationContext['refs']) {
+  let parsed = Config.safeParse(raw, { reportInput: true });
+  for (let round = 0; round < 3 && !parsed.success; round++) {
+    let changed = false;
+    for (const issue of parsed.error.issues) {
+      const ref = refs.get(JSON.stringify(issue.path));
+      if (!ref || issue.code !== 'invalid_type') continue;
+      const wanted = issue.expected === 'boolean' ? 'boolean' : ['number', 'int'].includes(issue.expected) ? 'number' : undefined;
+      if (wanted && typeof ref.typed === wanted) changed = setAt(raw, ref.path, ref.typed) || changed;
+    }
+    if (!changed) break;
+    parsed = Config.safeParse(raw, { reportInput: true });
+  }
+  return parsed;
+}
+
+function setAt(root: unknown, path: PropertyKey[], value: unknown): boolean {
+  let cur = root as Record<PropertyKey, unknown>;
+  for (const key of path.slice(0, -1)) cur = cur[key] as Record<PropertyKey, unknown>;
+  const last = path.at(-1);
+  if (last === undefined || cur[last] === value) return false;
+  cur[last] = value;
+  return true;
+}
+
+function registerSecrets(config: Config): void {
+  registerSecret(config.api.secretKey);
+  registerSecret(config.api.sessionKey);
+  for (const feed of config.feeds) {
     registerSecret(feed.source.bearerToken);
     for (const [name, value] of Object.entries(feed.source.headers)) {
       if (/authorization|token|key|secret/i.test(name)) registerSecret(value.replace(/^Bearer\s+/i, ''));
     }
   }
-  return parsed.data;
 }
 
-const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
-
-function interpolate(value: unknown, env: NodeJS.ProcessEnv, missing: string[]): unknown {
-  if (typeof value === 'string') {
-    const whole = /^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}$/.exec(value);
-    const replaced = value.replace(ENV_REF, (_m, name: string, fallback: string | undefined) => {
-      const v = env[name];
-      if (v !== undefined && v !== '') return v;
-      if (fallback !== undefined) return fallback;
-      missing.push(name);
-      return '';
-    });
-    // "${PORT}" alone keeps the type YAML would have given the value written inline.
-    if (whole && /^-?\d+(\.\d+)?$/.test(replaced)) return Number(replaced);
-    if (whole && (replaced === 'true' || replaced === 'false')) return replaced === 'true';
-    return replaced;
-  }
-  if (Array.isArray(value)) return value.map((v) => interpolate(v, env, missing));
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, missing)]));
-  }
-  return value;
-}
-
-function issuesWithLines(error: z.ZodError, root: Node | null | undefined, lines: LineCounter) {
-  return error.issues.map((issue) => {
-    const path = formatPath(issue.path);
-    const line = lineOf(root, issue.path, lines);
-    return { path: line ? `line ${line}: ${path}` : path, message: issue.message };
-  });
-}
-
-export function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  return path.reduce<string>((s, p) => (typeof p === 'number' ? `${s}[${p}]` : s ? `${s}.${String(p)}` : String(p)), '');
-}
-
-/** The line of the deepest node of `path` that exists in the document. */
-function lineOf(root: Node | null | undefined, path: ReadonlyArray<PropertyKey>, lines: LineCounter): number | undefined {
+/** The line of `path` in the document: the key's own line, else the deepest parent that exists. */
+function lineOfPath(root: Node | null | undefined, path: ReadonlyArray<PropertyKey>, lines: LineCounter): number | undefined {
   let node: unknown = root;
-  let found: number | undefined;
+  let found = lineAt(node, lines);
   for (const key of path) {
-    const start = rangeStart(node);
-    if (start !== undefined) found = lines.linePos(start).line;
     if (isMap(node)) {
       const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(key));
       if (!pair) return found;
-      const keyStart = rangeStart(pair.key);
-      if (keyStart !== undefined) found = lines.linePos(keyStart).line;
+      found = lineAt(pair.key, lines) ?? found;
       node = pair.value;
     } else if (isSeq(node) && typeof key === 'number') {
       node = node.items[key];
+      found = lineAt(node, lines) ?? found;
     } else {
       return found;
     }
   }
-  const start = rangeStart(node);
-  return start !== undefined ? lines.linePos(start).line : found;
+  return found;
 }
 
-function rangeStart(node: unknown): number | undefined {
+function lineAt(node: unknown, lines: LineCounter): number | undefined {
   const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
-  return range?.[0];
+  return range ? lines.linePos(range[0]).line : undefined;
 }

@@ -6,18 +6,27 @@ import { FeedSource } from '../feeds/config-schema.js';
 import { LISTING_FIELDS } from '../listing/schema.js';
 import { MappingConfig } from '../mapping/config-schema.js';
 import { PRESETS } from '../mapping/presets/registry.js';
+import { CronPattern, shortestIntervalSeconds, TimeZone } from './cron.js';
+
+/**
+ * A duration in ms, bounded: Node's timers treat anything above 2^31-1 ms as 1 ms, so an unbounded
+ * `timeoutMs: 3000000000` would time every call out at once.
+ */
+export const durationMs = (fallback: number, max: number) => z.number().int().min(1).max(max).default(fallback);
+
+const HOUR_MS = 3_600_000;
 
 export const ApiConfig = z.strictObject({
   baseUrl: z
-    .union([z.literal('embedded'), z.string().url()])
+    .union([z.literal('embedded'), z.string().url()], { error: (iss) => `must be "embedded" or an http(s) URL like https://api.example.com (got ${JSON.stringify(iss.input)})` })
     .describe('service base URL, or "embedded" to start the local emulator in-process'),
   secretKey: z.string().min(1).describe('Authorization header (edit, message, create, update, delete)'),
   sessionKey: z.string().min(1).describe('chatrobot-sessionkey header (list)'),
   concurrency: z.number().int().min(1).max(256).default(8).describe('API calls in flight at once'),
-  ratePerSecond: z.number().positive().default(20).describe('client-side token bucket'),
-  timeoutMs: z.number().int().positive().default(30_000),
-  retries: z.number().int().min(0).default(4).describe('retries on network errors, 5xx, 408, 429'),
-  pageSize: z.number().int().min(1).default(100).describe('PageSize asked of RealEstateList'),
+  ratePerSecond: z.number().positive().max(10_000).default(20).describe('client-side token bucket'),
+  timeoutMs: durationMs(30_000, 10 * 60_000),
+  retries: z.number().int().min(0).max(20).default(4).describe('retries on network errors, 5xx, 408, 429'),
+  pageSize: z.number().int().min(1).max(10_000).default(100).describe('PageSize asked of RealEstateList'),
 });
 export type ApiConfig = z.infer<typeof ApiConfig>;
 
@@ -37,7 +46,7 @@ export const ChatbotConfig = z.strictObject({
   settings: ChatbotSettings.optional(),
   smoke: SmokeConfig.optional(),
   schedule: z
-    .strictObject({ settings: z.string().optional(), smoke: z.string().optional(), tz: z.string().optional() })
+    .strictObject({ settings: CronPattern.optional(), smoke: CronPattern.optional(), tz: TimeZone.optional() })
     .optional()
     .describe('cron patterns for the settings push and the smoke job'),
 });
@@ -47,16 +56,21 @@ const listingField = z.enum(LISTING_FIELDS as [string, ...string[]]);
 
 export const DeletesConfig = z.strictObject({
   mode: z.enum(['mirror', 'keep']).default('mirror'),
-  maxFraction: z.number().min(0).max(1).default(0.25).describe('most of the remote listings one run may delete'),
+  maxFraction: z
+    .number()
+    .min(0)
+    .max(1, { error: (iss) => fractionMessage(iss.input) })
+    .default(0.25)
+    .describe('most of the remote listings one run may delete'),
   maxCount: z.number().int().min(0).default(500),
-  graceHours: z.number().min(0).default(0).describe('delete only after missing from the feed this long'),
+  graceHours: z.number().min(0).max(24 * 366).default(0).describe('delete only after missing from the feed this long'),
   batchSize: z.number().int().min(1).max(1000).default(100),
 });
 export type DeletesConfig = z.infer<typeof DeletesConfig>;
 
 export const ScheduleConfig = z.strictObject({
-  cron: z.string().min(1),
-  tz: z.string().optional(),
+  cron: CronPattern,
+  tz: TimeZone.optional(),
 });
 
 /** A feed without its own `ignore` takes its preset's derived fields (DaysOnMarket): `ignore: []` turns that off. */
@@ -88,17 +102,25 @@ export const Config = z
     worker: z
       .strictObject({
         port: z.number().int().min(0).max(65535).default(9464),
-        historySize: z.number().int().min(1).default(50),
-        watchdogSeconds: z.number().int().positive().default(300),
-        shutdownTimeoutMs: z.number().int().positive().default(30_000),
+        historySize: z.number().int().min(1).max(10_000).default(50),
+        watchdogSeconds: z.number().int().positive().max(86_400).default(300),
+        shutdownTimeoutMs: durationMs(30_000, HOUR_MS),
         concurrency: z.number().int().min(1).max(64).default(2).describe('jobs of one queue a worker process runs at once'),
-        lockDurationMs: z.number().int().positive().default(30_000).describe('BullMQ job lock; a dead worker\'s job is recovered after it'),
-        stalledIntervalMs: z.number().int().positive().default(30_000).describe('how often workers look for stalled jobs'),
+        lockDurationMs: durationMs(30_000, HOUR_MS).describe('BullMQ job lock; a dead worker\'s job is recovered after it'),
+        stalledIntervalMs: durationMs(30_000, HOUR_MS).describe('how often workers look for stalled jobs'),
+        minScheduleIntervalSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(86_400)
+          .default(60)
+          .describe('a schedule that runs more often than this is refused'),
       })
       .prefault({}),
     state: z.strictObject({ file: z.string().optional() }).optional().describe('state file when no redis'),
   })
   .superRefine((cfg, ctx) => {
+    checkScheduleIntervals(cfg, ctx);
     const names = new Set<string>();
     cfg.feeds.forEach((f, i) => {
       if (names.has(f.name)) ctx.addIssue({ code: 'custom', path: ['feeds', i, 'name'], message: `duplicate feed name ${f.name}` });
@@ -121,4 +143,41 @@ export interface LoadedConfig {
   config: Config;
   file: string;
   dir: string;
+}
+
+function fractionMessage(input: unknown): string {
+  const n = Number(input);
+  const example = n > 1 && n <= 100 ? `${n / 100} for ${n}%` : '0.25 for 25%';
+  return `is a fraction between 0 and 1, not a percentage: write ${example} (got ${JSON.stringify(input)})`;
+}
+
+type ConfigShape = {
+  feeds: Array<{ schedule?: { cron: string; tz?: string } }>;
+  chatbots: Array<{ schedule?: { settings?: string; smoke?: string; tz?: string } }>;
+  worker: { minScheduleIntervalSeconds: number };
+};
+
+/** Refuse a schedule that runs more often than worker.minScheduleIntervalSeconds (e.g. every second). */
+function checkScheduleIntervals(cfg: ConfigShape, ctx: z.RefinementCtx): void {
+  const min = cfg.worker.minScheduleIntervalSeconds;
+  const check = (pattern: string | undefined, tz: string | undefined, path: PropertyKey[]) => {
+    if (!pattern) return;
+    let every: number;
+    try {
+      every = shortestIntervalSeconds(pattern, tz);
+    } catch {
+      return; // a pattern or zone that does not parse has its own issue
+    }
+    if (every >= min) return;
+    ctx.addIssue({
+      code: 'custom',
+      path,
+      message: `"${pattern}" runs every ${every} s, more often than worker.minScheduleIntervalSeconds (${min} s); use a slower pattern such as "*/10 * * * *", or lower the minimum`,
+    });
+  };
+  cfg.feeds.forEach((f, i) => check(f.schedule?.cron, f.schedule?.tz, ['feeds', i, 'schedule', 'cron']));
+  cfg.chatbots.forEach((c, i) => {
+    check(c.schedule?.settings, c.schedule?.tz, ['chatbots', i, 'schedule', 'settings']);
+    check(c.schedule?.smoke, c.schedule?.tz, ['chatbots', i, 'schedule', 'smoke']);
+  });
 }

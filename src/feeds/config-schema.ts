@@ -19,8 +19,9 @@ const location = {
   /** extra request headers (values may use ${ENV}); for http(s) and reso */
   headers: z.record(z.string(), z.string()).default({}),
   bearerToken: z.string().optional().describe('sent as Authorization: Bearer <token>'),
-  timeoutMs: z.number().int().positive().default(60_000),
-  retries: z.number().int().min(0).default(3),
+  // bounded: Node's timers make anything above 2^31-1 ms a 1 ms timeout
+  timeoutMs: z.number().int().min(1).max(3_600_000).default(60_000),
+  retries: z.number().int().min(0).max(20).default(3),
   /** gzip: by Content-Encoding/Content-Type header or a .gz name unless forced */
   gzip: z.boolean().optional(),
   /** the source credential's request budget, shared by every feed and process using it */

@@ -4,11 +4,11 @@ import type { RecordParseError } from '../errors.js';
 import type { Budgets } from '../budget/budget.js';
 import type { Logger } from '../log.js';
 
-/** Where a record sits in its feed: file:line for CSV, record index (and id) for XML and RESO. */
+/** Where a record sits in its feed: file:line for CSV and XML, record index (and id) for XML and RESO. */
 export interface RecordPosition {
   /** file path or URL (without query string) of the feed */
   file: string;
-  /** 1-based line where the record starts (CSV) */
+  /** 1-based line where the record starts (CSV; XML: the line of its start tag) */
   line?: number;
   /** 0-based index of the record in the feed */
   index: number;

@@ -1,54 +1,22 @@
-// XML feed → one record per repeating element (e.g. Listings.Listing), memory bounded by the largest
-// record. The declared encoding (<?xml ... encoding="ISO-8859-1"?>, windows-1252, UTF-16 by BOM) is
-// honoured. Each record is checked by XMLValidator and parsed by fast-xml-parser with:
-//   - attributes kept under "@_name" and element text beside them under "#text";
-//   - every value a string (parseTagValue off): MLS numbers and ZIP codes keep their leading zeros;
-//     the mapping decides what is a number;
-//   - processEntities off: no DOCTYPE entity is ever expanded (entity-expansion attacks); the five
-//     predefined entities and numeric character references are decoded here, any other `&name;`
-//     is left as written.
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+// XML feed → one record per repeating element (e.g. Listings.Listing), built as the text streams
+// through xml-scanner.ts: memory bounded by the largest record, time linear in the document. The
+// declared encoding (<?xml ... encoding="ISO-8859-1"?>, windows-1252, UTF-16 by BOM) is honoured.
+// A malformed record is a per-record error at its line, carrying what could be read of it (so the
+// mapping can still read its key); the records after it are read as usual.
 import iconv from 'iconv-lite';
 import { StringDecoder } from 'node:string_decoder';
 import { FeedReadError, RecordParseError } from '../errors.js';
 import { itemsOf } from './item-batches.js';
 import type { FeedItem } from './types.js';
-import { createXmlScanner } from './xml-scanner.js';
+import { createXmlScanner, type ScannedRecord } from './xml-scanner.js';
+
+export { decodeXmlText } from './xml-scanner.js';
 
 export interface XmlOptions {
   label: string;
   recordPath: string;
   /** overrides the encoding the document declares */
   encoding?: string;
-}
-
-const PREDEFINED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-const ENTITY = /&(?:#x([0-9a-fA-F]+)|#([0-9]+)|(amp|lt|gt|quot|apos));/g;
-
-export function decodeXmlText(value: string): string {
-  if (value.indexOf('&') < 0) return value;
-  return value.replace(ENTITY, (m, hex: string | undefined, dec: string | undefined, name: string | undefined) => {
-    if (name) return PREDEFINED[name]!;
-    const code = hex ? parseInt(hex, 16) : Number(dec);
-    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : m;
-  });
-}
-
-export function createRecordParser(): XMLParser {
-  return new XMLParser({
-    ignoreAttributes: false,
-    attributeNamePrefix: '@_',
-    textNodeName: '#text',
-    parseTagValue: false,
-    parseAttributeValue: false,
-    processEntities: false,
-    htmlEntities: false,
-    trimValues: true,
-    ignoreDeclaration: true,
-    ignorePiTags: true,
-    tagValueProcessor: (_name: string, value: string) => decodeXmlText(value),
-    attributeValueProcessor: (_name: string, value: string) => decodeXmlText(value),
-  });
 }
 
 export function readXml(bytes: AsyncIterable<Buffer>, opts: XmlOptions): AsyncIterable<FeedItem> {
@@ -59,19 +27,14 @@ async function* readXmlBatches(bytes: AsyncIterable<Buffer>, opts: XmlOptions): 
   const file = opts.label;
   const recordTag = opts.recordPath.split('.').pop()!;
   const scanner = createXmlScanner({ recordPath: opts.recordPath, label: file });
-  const parser = createRecordParser();
   let index = 0;
 
-  const toItem = (snippet: string): FeedItem => {
-    const position = { file, index: index++ };
-    const valid = XMLValidator.validate(snippet);
-    if (valid !== true) {
-      const { msg, line } = valid.err;
-      return { kind: 'error', position, error: new RecordParseError(`malformed <${recordTag}> record: ${msg}${line > 1 ? ` (line ${line} of the record)` : ''}`, { file, record: position.index }) };
-    }
-    const parsed = parser.parse(snippet) as Record<string, unknown>;
-    const data = parsed[recordTag];
-    return { kind: 'record', position, data: data !== null && typeof data === 'object' ? (data as Record<string, unknown>) : { '#text': data } };
+  const toItem = (r: ScannedRecord): FeedItem => {
+    const position = { file, line: r.line, index: index++ };
+    if (r.error === undefined) return { kind: 'record', position, data: r.data };
+    const error = new RecordParseError(`malformed <${recordTag}> record: ${r.error}`, { file, line: r.line, record: position.index });
+    // the scanner knows where every record it hands on began and ended: no other record is lost with this one
+    return { kind: 'error', position, error, data: r.data, standalone: true };
   };
 
   for await (const text of decodeDeclared(bytes, file, opts.encoding)) {

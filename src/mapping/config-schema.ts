@@ -2,6 +2,7 @@
 // source fields copied into ExtensionColumn. Checked at config load, so an unknown preset, transform
 // or listing field is reported with its path in the file (feeds[0].mapping.fields.Bedroms).
 import { z } from 'zod';
+import { nearest } from '../format/nearest.js';
 import { LISTING_FIELDS, type ListingField } from '../listing/schema.js';
 import { foldLookup } from './lookup.js';
 
@@ -139,18 +140,8 @@ function listingFieldKeys<T extends z.ZodType>(value: T) {
 }
 
 function suggest(key: string): string {
-  const lower = key.toLowerCase();
-  const near = MAPPABLE_FIELDS.find((f) => f.toLowerCase() === lower || distance(f.toLowerCase(), lower) <= 2);
+  const near = nearest(key, MAPPABLE_FIELDS, 2);
   return near ? ` (did you mean ${near}?)` : '';
-}
-
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++)
-    for (let j = 1; j <= b.length; j++)
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-  return d[a.length]![b.length]!;
 }
 
 export const MappingConfig = z.strictObject({

@@ -34,7 +34,10 @@ export function mapFeed(
 
 export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapContext): MappedItem {
   const { position } = item;
-  if (item.kind === 'error') return item;
+  if (item.kind === 'error') {
+    const error: MappedItem = { kind: 'error', position, error: item.error, ...(item.standalone && { standalone: true }) };
+    return item.data === undefined ? error : withKey(error, compiled.keyOf(item.data, ctx.keyBy));
+  }
   if (item.kind === 'removed') return withKey({ kind: 'removed', position }, compiled.keyOf(item.data, ctx.keyBy));
 
   const { candidate, issues, skip } = compiled.map(item.data, ctx.serialNumber);

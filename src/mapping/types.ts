@@ -11,7 +11,8 @@ export type MappedItem =
   | { kind: 'skipped'; position: RecordPosition; key?: string; reason: string }
   /** the source says the listing is gone (RESO MlgCanView: false) */
   | { kind: 'removed'; position: RecordPosition; key?: string }
-  | { kind: 'error'; position: RecordPosition; error: RecordParseError };
+  /** a record that could not be parsed; the key when it could be read from what was; `standalone` as the reader said (feeds/types.ts) */
+  | { kind: 'error'; position: RecordPosition; key?: string; error: RecordParseError; standalone?: boolean };
 
 export interface MapContext {
   serialNumber: string;

@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import { ChatbotSettings, chatbotSettingsShape as shape } from '../api/schemas.js';
 import type { ValidationIssue } from '../errors.js';
-import { canonicalLanguageName, languageNameOfCode } from './languages.js';
+import { nearest } from '../format/nearest.js';
+import { canonicalLanguageName, languageNameOfCode, languageNames } from './languages.js';
 
 const EMAIL = z.regexes.email;
 
@@ -23,11 +24,14 @@ const positive = (field: z.ZodOptional<z.ZodNumber>) => field.refine((v) => v ==
 const language = shape.AIResponseLanguage.superRefine((v, ctx) => {
   if (v === undefined || canonicalLanguageName(v)) return;
   const name = languageNameOfCode(v);
+  const near = name ? undefined : nearest(v, languageNames(2).values(), 2);
   ctx.addIssue({
     code: 'custom',
     message: name
       ? `must be a full language name, not a code: write "${name}"`
-      : 'must be a full language name in English, like "English" or "Spanish"',
+      : near
+        ? `is not a language name; did you mean "${near}"?`
+        : 'must be a full language name in English, like "English" or "Spanish"',
   });
 });
 

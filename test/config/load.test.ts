@@ -42,6 +42,14 @@ describe('parseConfig', () => {
     expect(feed.source).toMatchObject({ kind: 'csv', delimiter: ',', encoding: 'utf8' });
   });
 
+  it('a secret of digits through ${VAR} stays text; a number field given ${VAR} gets the number', () => {
+    const text = base.replace('baseUrl: embedded', 'baseUrl: embedded\n  timeoutMs: ${TIMEOUT}\n  retries: ${RETRIES:-2}');
+    const cfg = parseConfig(text, 'f.yaml', { SECRET: '0012345678', TIMEOUT: '5000' });
+    expect(cfg.api.secretKey).toBe('0012345678');
+    expect(cfg.api.timeoutMs).toBe(5000);
+    expect(cfg.api.retries).toBe(2);
+  });
+
   it('registers secrets so they are masked in any text', () => {
     parseConfig(base, 'f.yaml', { SECRET: 'sk-live-987654' });
     expect(redactSecrets('Authorization: sk-live-987654')).toBe('Authorization: [REDACTED]');
@@ -56,7 +64,7 @@ describe('parseConfig', () => {
   it('reports schema errors with their path and line in the file', () => {
     const bad = base.replace('chatbot: SN-1', 'chatbot: SN-1\n    keyBy: ListingId');
     const err = configError(() => parseConfig(bad, 'f.yaml', { SECRET: 'x-secret' }));
-    expect(err.message).toMatch(/f\.yaml: line 13: feeds\[0\]\.keyBy/);
+    expect(err.message).toContain('f.yaml:13: feeds[0].keyBy "ListingId" must be one of MLSNumber, URL');
   });
 
   it('rejects unknown keys (typos) and duplicate feed names', () => {
@@ -68,6 +76,6 @@ describe('parseConfig', () => {
 
   it('reports YAML syntax errors with a line', () => {
     const err = configError(() => parseConfig('api: [unclosed', 'f.yaml', {}));
-    expect(err.message).toMatch(/line \d+/);
+    expect(err.message).toMatch(/f\.yaml:1: /);
   });
 });

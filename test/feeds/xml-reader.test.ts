@@ -55,11 +55,14 @@ describe('readXml', () => {
   });
 
   it('splits records at every chunk boundary in the scanner too (multi-byte text intact)', () => {
-    const doc = '<Listings><Listing a=">x"><T>é€</T></Listing><Listing><T>b</T></Listing></Listings>';
+    const doc = '<Listings><Listing a=">x"><T>é€</T></Listing>\n<Listing><T>b</T><!-- c --><![CDATA[d]]></Listing></Listings>';
     for (let cut = 1; cut < doc.length; cut++) {
       const s = createXmlScanner({ recordPath: 'Listings.Listing', label: 'x' });
       const records = [...s.push(doc.slice(0, cut)), ...s.push(doc.slice(cut)), ...s.end()];
-      expect(records).toEqual(['<Listing a=">x"><T>é€</T></Listing>', '<Listing><T>b</T></Listing>']);
+      expect(records).toEqual([
+        { line: 1, data: { '@_a': '>x', T: 'é€' } },
+        { line: 2, data: { T: 'b', '#text': 'd' } },
+      ]);
     }
   });
 
@@ -75,7 +78,8 @@ describe('readXml', () => {
     expect(error).toBeUndefined();
     expect(items.map((i) => i.kind)).toEqual(['record', 'error', 'error', 'record']);
     const bad = items[1]!;
-    expect(bad.kind === 'error' && bad.error.message).toMatch(/^feed\.xml, record 1: malformed <Listing> record: /);
+    // the place now gives the line as well as the record number (the message used to give the line within the record)
+    expect(bad.kind === 'error' && bad.error.message).toBe('feed.xml:1, record 1: malformed <Listing> record: </B> where </A> was expected (line 1)');
     expect(items[3]!.kind === 'record' && items[3]!.data.A).toBe('5');
   });
 

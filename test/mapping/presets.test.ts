@@ -28,7 +28,8 @@ function summary(items: MappedItem[]) {
     .filter((i) => i.kind !== 'listing')
     .map((i) => ({
       kind: i.kind,
-      at: i.position.line ?? i.position.index,
+      // fixtures/README.md names CSV rows by line, XML and RESO records by number
+      at: i.position.file.endsWith('.csv') ? i.position.line : i.position.index,
       key: 'key' in i ? i.key : undefined,
       why: i.kind === 'rejected' ? i.issues.map((x) => `${x.field}: ${x.rule}`) : i.kind === 'skipped' ? i.reason : i.kind === 'error' ? i.error.message : undefined,
     }));

@@ -1,0 +1,55 @@
+// Cron patterns and time zones in config, checked when the config loads: a pattern the job
+// scheduler would refuse (`0 25 * * *`) or an unknown zone is a config error with its line, not a
+// worker that fails at start.
+import { CronExpressionParser } from 'cron-parser';
+import { z } from 'zod';
+import { nearest } from '../format/nearest.js';
+
+/** A time zone Node knows (IANA name, or UTC); an unknown one names the nearest known zone. */
+export const TimeZone = z.string().superRefine((tz, ctx) => {
+  if (isTimeZone(tz)) return;
+  const near = nearest(tz, [...Intl.supportedValuesOf('timeZone'), 'UTC'], 4);
+  ctx.addIssue({ code: 'custom', message: `"${tz}" is not a time zone${near ? `; did you mean ${near}?` : '; use an IANA name like America/Chicago or UTC'}` });
+});
+
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A cron pattern (5 fields, or 6 with seconds first) the job scheduler accepts. */
+export const CronPattern = z.string().superRefine((pattern, ctx) => {
+  const problem = cronProblem(pattern);
+  if (problem) ctx.addIssue({ code: 'custom', message: `"${pattern}" is not a cron pattern: ${problem} (minute hour day-of-month month day-of-week, e.g. "*/10 * * * *")` });
+});
+
+function cronProblem(pattern: string): string | undefined {
+  try {
+    CronExpressionParser.parse(pattern, { tz: 'UTC' }).next();
+    return undefined;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    // cron-parser says "Constraint error, got value 25 expected range 0-23"
+    return message.replace(/^Constraint error, got value (\S+) expected range (\S+)$/, 'value $1 is outside $2').replace(/^Validation error, /, '');
+  }
+}
+
+/**
+ * The shortest time between two runs of a valid pattern, in seconds, over its next 200 runs (enough
+ * to see every gap of a pattern that repeats within a day, and most within a week).
+ */
+export function shortestIntervalSeconds(pattern: string, tz?: string): number {
+  const it = CronExpressionParser.parse(pattern, { tz: tz ?? 'UTC', currentDate: new Date('2026-01-05T00:00:00Z') });
+  let prev = it.next().getTime();
+  let shortest = Infinity;
+  for (let i = 0; i < 200 && it.hasNext(); i++) {
+    const next = it.next().getTime();
+    shortest = Math.min(shortest, (next - prev) / 1000);
+    prev = next;
+  }
+  return shortest;
+}

@@ -1,0 +1,183 @@
+// What a person sees for each config mistake, through the real CLI (`feedsync config check`):
+// the file and the line of the mistake, and the fix. Exit status 2 for every one.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { feedsync } from '../settings/run-cli.js';
+
+const GOOD = `# a config with one of everything
+api:
+  baseUrl: http://127.0.0.1:8787
+  secretKey: \${CHATBOT_SECRET_KEY}
+  sessionKey: \${CHATBOT_SESSION_KEY}
+  timeoutMs: 30000
+chatbots:
+  - serialNumber: SN-1
+    schedule: { settings: "0 * * * *", tz: America/Chicago }
+    settings:
+      Name: Oak Realty
+      AIResponseLanguage: English
+feeds:
+  - name: austin
+    chatbot: SN-1
+    keyBy: MLSNumber
+    source: { kind: csv, path: austin.csv }
+    deletes: { maxFraction: 0.25 }
+    schedule: { cron: "*/10 * * * *", tz: America/Chicago }
+`;
+
+const ENV = { CHATBOT_SECRET_KEY: 'k-secret-1', CHATBOT_SESSION_KEY: 'k-session-1' };
+
+/** Writes `text` (and the feed file unless told not to) to a fresh folder; returns the config path. */
+async function configFile(text: string, opts: { feedFile?: boolean } = {}): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-msg-'));
+  if (opts.feedFile !== false) await writeFile(join(dir, 'austin.csv'), 'MLSNumber\nA1\n');
+  const file = join(dir, 'feedsync.yaml');
+  await writeFile(file, text);
+  return file;
+}
+
+/** 1-based line of the first line of `text` containing `needle`. */
+function lineOf(text: string, needle: string): number {
+  const i = text.split('\n').findIndex((l) => l.includes(needle));
+  if (i < 0) throw new Error(`no line with ${needle}`);
+  return i + 1;
+}
+
+async function check(text: string, env: NodeJS.ProcessEnv = ENV, opts: { feedFile?: boolean } = {}) {
+  const file = await configFile(text, opts);
+  const r = await feedsync(['config', 'check', '--config', file], env);
+  return { ...r, file };
+}
+
+describe('config check: every mistake named with its line and fix', () => {
+  it('passes the good config (exit 0)', async () => {
+    const r = await check(GOOD);
+    expect(r.stderr).toContain('is valid: 1 feed(s), 1 chatbot(s)');
+    expect(r.code).toBe(0);
+  });
+
+  it('a typo’d key: the key’s own line and the nearest known key', async () => {
+    const text = GOOD.replace('    keyBy: MLSNumber', '    keyby: MLSNumber');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${r.file}:${lineOf(text, 'keyby')}: feeds[0].keyby is not a known key; did you mean keyBy?`);
+  });
+
+  it('a missing required field is "required"', async () => {
+    const text = GOOD.replace('    chatbot: SN-1\n', '');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${r.file}:${lineOf(text, '- name: austin')}: feeds[0].chatbot is required\n`);
+  });
+
+  it('a bad kind repeats the value and lists the allowed ones', async () => {
+    const text = GOOD.replace('kind: csv', 'kind: tsv');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${r.file}:${lineOf(text, 'kind: tsv')}: feeds[0].source.kind "tsv" must be one of csv, xml, reso (did you mean csv?)`);
+  });
+
+  it('a YAML indentation mistake is one message with its line and a caret', async () => {
+    const text = GOOD.replace('    deletes: { maxFraction', '   deletes: { maxFraction');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    const line = lineOf(text, '   deletes:');
+    expect(r.stderr).toBe(
+      [
+        `feedsync: config ${r.file} is not valid YAML`,
+        `  ${r.file}:${line}: column 1: sequence item without - indicator; check the indentation of this line against the lines above it (spaces only)`,
+        `    ${line - 1} |     source: { kind: csv, path: austin.csv }`,
+        `    ${line} |    deletes: { maxFraction: 0.25 }`,
+        `       | ^`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('a missing ${VAR} names the variable and its line', async () => {
+    const r = await check(GOOD, { CHATBOT_SECRET_KEY: '', CHATBOT_SESSION_KEY: 'k-session-1' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(GOOD, 'secretKey')}: api.secretKey: environment variable CHATBOT_SECRET_KEY is not set; set it, or write \${CHATBOT_SECRET_KEY:-default} for a value that is not secret`,
+    );
+  });
+
+  it('maxFraction: 25 is explained as a fraction', async () => {
+    const text = GOOD.replace('maxFraction: 0.25', 'maxFraction: 25');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(text, 'maxFraction')}: feeds[0].deletes.maxFraction is a fraction between 0 and 1, not a percentage: write 0.25 for 25% (got 25)`,
+    );
+  });
+
+  it('chatbot settings are checked with their line and the nearest language', async () => {
+    const text = GOOD.replace('AIResponseLanguage: English', 'AIResponseLanguage: Englsh');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(text, 'Englsh')}: chatbots[0].settings.AIResponseLanguage: is not a language name; did you mean "English"? (got "Englsh")`,
+    );
+  });
+
+  it('a cron the scheduler refuses and an unknown time zone, with their lines', async () => {
+    const text = GOOD.replace('cron: "*/10 * * * *", tz: America/Chicago', 'cron: "0 25 * * *", tz: America/Chicgo');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    const line = lineOf(text, '0 25');
+    expect(r.stderr).toContain(
+      `${r.file}:${line}: feeds[0].schedule.cron: "0 25 * * *" is not a cron pattern: value 25 is outside 0-23 (minute hour day-of-month month day-of-week, e.g. "*/10 * * * *")`,
+    );
+    expect(r.stderr).toContain(`${r.file}:${line}: feeds[0].schedule.tz: "America/Chicgo" is not a time zone; did you mean America/Chicago?`);
+  });
+
+  it('a schedule more often than worker.minScheduleIntervalSeconds is refused', async () => {
+    const text = GOOD.replace('settings: "0 * * * *"', 'settings: "*/5 * * * * *"');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(text, '*/5 * * * * *')}: chatbots[0].schedule.settings: "*/5 * * * * *" runs every 5 s, more often than worker.minScheduleIntervalSeconds (60 s)`,
+    );
+    const allowed = await check(`${text}worker:\n  minScheduleIntervalSeconds: 5\n`);
+    expect(allowed.code).toBe(0);
+  });
+
+  it('numbers are bounded: a timeout past what a timer holds is refused, not made 1 ms', async () => {
+    const text = GOOD.replace('timeoutMs: 30000', 'timeoutMs: 3000000000');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${r.file}:${lineOf(text, 'timeoutMs')}: api.timeoutMs must be at most 600000 (got 3000000000)`);
+  });
+
+  it('a YAML alias bomb is a config error (exit 2), not a crash', async () => {
+    const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (const [prev, name] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e'], ['e', 'f']] as const) {
+      levels.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(',')}]`);
+    }
+    const text = `${GOOD}x:\n${levels.map((l) => `  ${l}`).join('\n')}\n`;
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${r.file}:${lineOf(text, '*a')}: YAML aliases (*name) expand to more than 100 copies; write the values out or use fewer aliases`);
+    expect(r.stderr).not.toMatch(/ReferenceError|    at /);
+  });
+
+  it('a secret of digits given through ${VAR} stays text', async () => {
+    const r = await check(GOOD, { CHATBOT_SECRET_KEY: '0012345678', CHATBOT_SESSION_KEY: '9876543210' });
+    expect(r.stderr).toContain('is valid');
+    expect(r.code).toBe(0);
+  });
+
+  it('a feed file that does not exist is reported', async () => {
+    const r = await check(GOOD, ENV, { feedFile: false });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${r.file}:${lineOf(GOOD, 'austin.csv')}: feeds[0].source.path: austin.csv does not exist (looked for ${join(r.file, '..', 'austin.csv')}; a relative path is relative to the config file's folder)`);
+  });
+
+  it('a config file that does not exist says where it looked', async () => {
+    const r = await feedsync(['config', 'check', '--config', '/nonexistent/feedsync.yaml']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('feedsync: config file /nonexistent/feedsync.yaml does not exist (looked for /nonexistent/feedsync.yaml); give its path with --config\n');
+  });
+});
