@@ -5,7 +5,9 @@
 // of one window and again at the start of the next (2 × the limit within one second), which a
 // server that suspends a token past 2 requests/s does not forgive. The log keeps the time of each
 // request in the window (at most the limit: 180 for Trestle's minute), and spans the window plus
-// SLIDING_MARGIN, so the jitter between our send and the server's clock does not count one twice.
+// SLIDING_MARGIN. A request's entry is stamped again when its answer comes (`restamp`): the server
+// saw it at some moment between our take and its answer, so the later time is the safe one (a send
+// held up in our process must not let the next one through early).
 // Leases, the pause and learned limits are small keys beside them.
 import { randomUUID } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -21,7 +23,8 @@ export interface PauseRecord {
   reason: string;
 }
 
-export type ConsumeResult = { ok: true } | { ok: false; waitMs: number };
+/** `stamp`: the entry of a sliding window, to restamp when the answer comes */
+export type ConsumeResult = { ok: true; stamp?: string } | { ok: false; waitMs: number };
 
 /** The windows kept as sliding logs (exact), and their safety margin over the window. */
 export const SLIDING_WINDOWS: ReadonlySet<WindowName> = new Set(['perSecond', 'perMinute']);
@@ -31,6 +34,8 @@ export interface BudgetBackend {
   readonly shared: boolean;
   /** one request of a window holding `limit`; when the window is spent, how long until it refills */
   consume(key: string, window: WindowName, limit: number, durationSec: number): Promise<ConsumeResult>;
+  /** a request of a sliding window was answered: it counts from now */
+  restamp(key: string, window: WindowName, stamp: string, durationSec: number): Promise<void>;
   /** a lease on one of `limit` slots, expiring after `ttlMs` unless renewed (a dead process frees it) */
   tryLease(key: string, limit: number, id: string, ttlMs: number): Promise<boolean>;
   renewLease(key: string, id: string, ttlMs: number): Promise<void>;
@@ -69,6 +74,15 @@ if n < limit then
 end
 local first = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
 return math.max(1, tonumber(first[2]) + span - now)`;
+
+const SLIDING_RESTAMP = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now, ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`;
 
 const LEASE_ACQUIRE = `
 local t = redis.call('TIME')
@@ -119,10 +133,12 @@ export function redisBackend(redis: Redis, prefix: string): BudgetBackend {
     shared: true,
     consume: async (key, window, limit, durationSec) => {
       if (!SLIDING_WINDOWS.has(window)) return consumeWith(limiter(key, window, durationSec), limit);
-      const span = Math.ceil(durationSec * 1000 * SLIDING_MARGIN);
-      const wait = Number(await redis.eval(SLIDING_TAKE, 1, k(key, `${window}-log`), String(limit), String(span), randomUUID()));
-      return wait === 0 ? { ok: true } : { ok: false, waitMs: wait };
+      const stamp = randomUUID();
+      const wait = Number(await redis.eval(SLIDING_TAKE, 1, k(key, `${window}-log`), String(limit), String(spanOf(durationSec)), stamp));
+      return wait === 0 ? { ok: true, stamp } : { ok: false, waitMs: wait };
     },
+    restamp: async (key, window, stamp, durationSec) =>
+      void (await redis.eval(SLIDING_RESTAMP, 1, k(key, `${window}-log`), stamp, String(spanOf(durationSec)))),
     tryLease: async (key, limit, id, ttlMs) => (await redis.eval(LEASE_ACQUIRE, 1, k(key, 'inflight'), String(limit), id, String(ttlMs))) === 1,
     renewLease: async (key, id, ttlMs) => void (await redis.eval(LEASE_RENEW, 1, k(key, 'inflight'), id, String(ttlMs))),
     releaseLease: async (key, id) => void (await redis.zrem(k(key, 'inflight'), id)),
@@ -142,7 +158,7 @@ export function redisBackend(redis: Redis, prefix: string): BudgetBackend {
 
 export function memoryBackend(): BudgetBackend {
   const limiters = new Map<string, RateLimiterMemory>();
-  const logs = new Map<string, number[]>();
+  const logs = new Map<string, Array<{ at: number; stamp: string }>>();
   const leases = new Map<string, Map<string, number>>();
   const pauses = new Map<string, PauseRecord>();
   const learned = new Map<string, Partial<Record<WindowName, number>>>();
@@ -163,16 +179,21 @@ export function memoryBackend(): BudgetBackend {
     shared: false,
     consume: async (key, window, limit, durationSec) => {
       if (!SLIDING_WINDOWS.has(window)) return consumeWith(limiter(key, window, durationSec), limit);
-      const span = Math.ceil(durationSec * 1000 * SLIDING_MARGIN);
+      const span = spanOf(durationSec);
       const id = `${key}:${window}`;
       const now = Date.now();
-      const log = (logs.get(id) ?? []).filter((at) => at > now - span);
+      const log = (logs.get(id) ?? []).filter((e) => e.at > now - span).sort((a, b) => a.at - b.at);
       logs.set(id, log);
       if (log.length < limit) {
-        log.push(now);
-        return { ok: true };
+        const stamp = randomUUID();
+        log.push({ at: now, stamp });
+        return { ok: true, stamp };
       }
-      return { ok: false, waitMs: Math.max(1, log[log.length - limit]! + span - now) };
+      return { ok: false, waitMs: Math.max(1, log[log.length - limit]!.at + span - now) };
+    },
+    restamp: async (key, window, stamp) => {
+      const entry = logs.get(`${key}:${window}`)?.find((e) => e.stamp === stamp);
+      if (entry) entry.at = Date.now();
     },
     tryLease: async (key, limit, id, ttlMs) => {
       const m = slots(key);
@@ -193,6 +214,10 @@ export function memoryBackend(): BudgetBackend {
     readLearned: async (key) => ({ ...learned.get(key) }),
     learn: async (key, window, limit) => void learned.set(key, { ...learned.get(key), [window]: limit }),
   };
+}
+
+function spanOf(durationSec: number): number {
+  return Math.ceil(durationSec * 1000 * SLIDING_MARGIN);
 }
 
 function isWindow(w: string): w is WindowName {

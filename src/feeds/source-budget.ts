@@ -5,7 +5,7 @@
 // process on the credential. A wait too long to make (a spent hourly or daily budget) stops the read
 // with a retryable FeedReadError that says when the budget resets (`retryAt`).
 import { parseRetryAfter } from '../api/retry.js';
-import { createBudgets, credentialKey, memoryBackend, type Budget } from '../budget/index.js';
+import { createBudgets, credentialKey, memoryBackend, type Budget, type Permit } from '../budget/index.js';
 import { BudgetExhaustedError, FeedReadError } from '../errors.js';
 import type { FeedSource } from './config-schema.js';
 import type { RequestBudget } from './http.js';
@@ -33,10 +33,14 @@ export function sourceBudget(source: FeedSource, ctx: Pick<FeedContext, 'budgets
 }
 
 export function requestBudget(budget: Budget, now: () => number = Date.now): RequestBudget {
+  // The request in flight (a reader sends one at a time): its permit is released when it is answered.
+  let pending: Permit | undefined;
   return {
     async beforeRequest(signal) {
+      pending?.release();
+      pending = undefined;
       try {
-        (await budget.acquire(signal)).release();
+        pending = await budget.acquire(signal);
       } catch (err) {
         if (!(err instanceof BudgetExhaustedError)) throw err;
         throw new FeedReadError(`${err.message}; the read stops here (nothing is deleted) and is retried after that`, { file: err.budget }, true, {
@@ -46,6 +50,8 @@ export function requestBudget(budget: Budget, now: () => number = Date.now): Req
       }
     },
     async onResponse(status, headers) {
+      pending?.release();
+      pending = undefined;
       const minute = count(headers.get('minute-quota-limit'));
       const hour = count(headers.get('hour-quota-limit'));
       if (minute) await budget.learnLimit('perMinute', minute);

@@ -29,6 +29,7 @@ describe('a feed source credential shared by three worker processes', () => {
       for (const f of feeds) jobs.push(await enqueueJob(d.redis, d.queues, 'sync', f.name, { feed: f.name }));
       for (const j of jobs) expect((await waitForJob(d.redis, d.queues, 'sync', j.jobId)).state).toBe('completed');
 
+      if (mls.suspended.size) console.log(JSON.stringify(mls.log.map((r) => [r.at - mls!.log[0]!.at, r.status])));
       expect([...mls.suspended]).toEqual([]);
       expect(mls.log.map((r) => r.status).every((s) => s === 200)).toBe(true);
       expect(mls.log).toHaveLength(12);
