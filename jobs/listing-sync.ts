@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import { selectFeeds } from '../src/config/select.js';
 import type { JobDefinition } from '../src/queue/index.js';
-import { feedsOfChatbot, syncFeed, type SyncReport } from '../src/sync/index.js';
+import { runFeed, type FeedRunReport } from '../src/runs/run-feed.js';
+import { feedsOfChatbot } from '../src/sync/index.js';
 
 export const ListingSyncPayload = z.strictObject({
   feed: z.string().min(1),
@@ -16,7 +17,7 @@ export type ListingSyncPayload = z.infer<typeof ListingSyncPayload>;
 
 const feedOf = (name: string, loaded: Parameters<JobDefinition['target']>[1]) => selectFeeds(loaded.config.feeds, [name], loaded.file)[0]!;
 
-export const listingSync: JobDefinition<ListingSyncPayload, SyncReport> = {
+export const listingSync: JobDefinition<ListingSyncPayload, FeedRunReport> = {
   name: 'listing-sync',
   kind: 'sync',
   payload: ListingSyncPayload,
@@ -24,7 +25,7 @@ export const listingSync: JobDefinition<ListingSyncPayload, SyncReport> = {
   logsSummary: true,
   target: (p, config) => ({ feed: p.feed, chatbot: feedOf(p.feed, config).chatbot }),
   process: (p, ctx) =>
-    syncFeed(
+    runFeed(
       feedOf(p.feed, ctx.config),
       {
         api: ctx.runtime.api,
@@ -38,5 +39,6 @@ export const listingSync: JobDefinition<ListingSyncPayload, SyncReport> = {
         budgets: ctx.runtime.budgets,
       },
       { dryRun: p.dryRun, force: p.force, full: p.full, attempt: ctx.attempt },
+      { config: ctx.config, changeLog: ctx.runtime.changeLog, job: { jobId: ctx.jobId, attempt: ctx.attempt.made } },
     ),
 };

@@ -9,6 +9,7 @@ const { version } = JSON.parse(readFileSync(new URL('../package.json', import.me
 const program = new Command('feedsync')
   .description("Keeps a chatbot platform's real-estate listings in step with MLS and brokerage feeds")
   .version(version, '-V, --version', 'print the version')
+  .enablePositionalOptions()
   .showHelpAfterError()
   .exitOverride();
 
@@ -91,8 +92,10 @@ program
   .option('--json', 'one JSON document on stdout')
   .action((job, opts) => run(() => import('./cli/enqueue.js'), { ...opts, job }));
 
-program
+const runs = program
   .command('runs')
+  // `runs show RUN --json`: options after `show` are show's, not the list's
+  .enablePositionalOptions()
   .description('run history kept in Redis')
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .option('--feed <name>', 'only this feed')
@@ -100,6 +103,25 @@ program
   .option('--limit <n>', 'most recent N runs', int, 20)
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => import('./cli/runs.js'), opts));
+
+runs
+  .command('show')
+  .description("one run's changes, listing by listing, from the change log")
+  .argument('<run>', 'run id (printed after each sync, listed by `runs`)')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--limit <n>', 'most changes to print', int, 500)
+  .option('--json', 'one JSON document on stdout')
+  .action((runId, opts) => run(() => import('./cli/runs-show.js'), { ...opts, run: runId }));
+
+program
+  .command('history')
+  .description("one listing's story from the change log: every create, update (old → new), reject and delete")
+  .requiredOption('--feed <name>', 'feed name from config')
+  .requiredOption('--key <key>', "the listing's key (MLSNumber or URL, as the feed's keyBy)")
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--limit <n>', 'most recent N changes', int, 50)
+  .option('--json', 'one JSON document on stdout')
+  .action((opts) => run(() => import('./cli/history.js'), opts));
 
 program
   .command('emulator')

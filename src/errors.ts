@@ -164,13 +164,16 @@ export function formatConfigIssue(issue: ConfigIssue, file = 'config'): string {
 /** A feed could not be read whole: HTTP failure, truncated file, malformed document. */
 export class FeedReadError extends FeedsyncError {
   readonly code = 'FEED_READ';
+  /** the HTTP status the feed server answered with, when that is the failure */
+  readonly status?: number;
   constructor(
     message: string,
     readonly place: ErrorPlace,
     readonly retryable: boolean,
-    options?: { cause?: unknown; retryAt?: Date },
+    options?: { cause?: unknown; status?: number; retryAt?: Date },
   ) {
     super(`${formatPlace(place)}: ${message}`, options);
+    if (options?.status !== undefined) this.status = options.status;
     if (options?.retryAt) this.retryAt = options.retryAt;
   }
 

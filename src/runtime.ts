@@ -1,7 +1,7 @@
 // Wires what a command or a job needs from a loaded config: the API client (and the embedded
 // emulator behind it when `api.baseUrl: embedded`), and the state store (Redis when configured and
 // reachable, else a state file beside the config). Everything here is closed by `close()`.
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createApiClient } from './api/client.js';
 import { apiBudget } from './api/rate-limiter.js';
@@ -12,15 +12,22 @@ import { startEmulator, type RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
 import { createFileStore } from './state/file-store.js';
 import type { KvStore } from './state/kv-store.js';
+import type { ChangeLog } from './history/change-log.js';
+import { createFileChangeLog } from './history/file-change-log.js';
+import { createRedisChangeLog } from './history/redis-change-log.js';
 import { createRedisStore } from './state/redis-store.js';
 
 export interface Runtime {
   api: ChatbotApi;
   store: KvStore;
+  /** where each run's changes are recorded: beside the state (Redis, or changes.jsonl beside the state file) */
+  changeLog: ChangeLog;
   apiBaseUrl: string;
   /** request budgets per credential: through Redis when the state is (shared by every process), else this process's */
   budgets: Budgets;
   emulator?: RunningEmulator;
+  /** the Redis the state lives in, when it does (foreground runs record their history there too) */
+  redis?: Redis;
   close(): Promise<void>;
 }
 
@@ -34,6 +41,16 @@ export interface RuntimeOptions {
 /** Folder beside the config where the embedded emulator and the state file keep their data. */
 export function stateDir(loaded: LoadedConfig): string {
   return join(loaded.dir, '.feedsync');
+}
+
+/** The state file of runs without Redis: `state.file`, else .feedsync/state.json beside the config. */
+export function stateFile(loaded: LoadedConfig): string {
+  return loaded.config.state?.file ? resolve(loaded.dir, loaded.config.state.file) : join(stateDir(loaded), 'state.json');
+}
+
+/** The change log file of runs without Redis: beside the state file. */
+export function changeLogFile(stateFilePath: string): string {
+  return join(dirname(stateFilePath), 'changes.jsonl');
 }
 
 export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions): Promise<Runtime> {
@@ -72,12 +89,19 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       onCall: opts.onCall,
     });
 
+    const limits = config.changeLog;
+    const changeLog = redis && config.redis
+      ? createRedisChangeLog(redis, config.redis.prefix, limits)
+      : await createFileChangeLog(changeLogFile(store.location), limits);
+    closers.push(() => changeLog.close());
     return {
       api,
       store,
+      changeLog,
       budgets,
       apiBaseUrl: baseUrl,
       emulator,
+      redis,
       close: async () => {
         for (const close of closers.reverse()) await close();
       },
@@ -90,9 +114,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 
 async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: Redis }> {
   const { config } = loaded;
-  const fileStore = async () => ({
-    store: await createFileStore(config.state?.file ? resolve(loaded.dir, config.state.file) : join(stateDir(loaded), 'state.json')),
-  });
+  const fileStore = async () => ({ store: await createFileStore(stateFile(loaded)) });
   if (!config.redis) return fileStore();
   const prefix = config.redis.prefix;
   if (opts.redis) return { store: createRedisStore(opts.redis, prefix), redis: opts.redis };

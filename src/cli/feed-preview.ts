@@ -2,6 +2,7 @@
 // written (a RESO feed is pulled whole: no mark is handed in, and readers never write state).
 // Prints the first mapped listings, every rejected record with its place and reasons, and counts.
 import { loadConfig } from '../config/load.js';
+import { selectFeeds } from '../config/select.js';
 import { ConfigError, formatIssue, formatPlace, type FeedReadError } from '../errors.js';
 import { openFeed, type RecordPosition } from '../feeds/index.js';
 import { createLogger } from '../log.js';
@@ -17,11 +18,8 @@ interface Options {
 
 export async function run(opts: Options): Promise<number> {
   const loaded = await loadConfig(opts.config);
-  const feed = loaded.config.feeds.find((f) => f.name === opts.feed);
-  if (!feed) {
-    const names = loaded.config.feeds.map((f) => f.name).join(', ') || 'none';
-    throw new ConfigError(`no feed named ${JSON.stringify(opts.feed)} in ${loaded.file} (feeds: ${names})`, loaded.file);
-  }
+  const [feed] = selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
+  if (!feed) throw new ConfigError(`no feed to preview in ${loaded.file}`, loaded.file);
   const limit = opts.limit ?? 10;
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const opened = openFeed(feed.name, feed.source, { baseDir: loaded.dir, logger, full: true });

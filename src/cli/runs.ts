@@ -1,7 +1,13 @@
-// `feedsync runs`: run history kept in Redis, newest first.
+// `feedsync runs`: run history kept in Redis, newest first. It says which Redis it read when the
+// config does not name one, and a feed or chatbot the config does not know is a usage error (exit 2)
+// with the same message as `sync` and `feed preview`.
 import { loadConfig } from '../config/load.js';
-import { ConfigError } from '../errors.js';
+import { selectChatbots, selectFeeds } from '../config/select.js';
+import { ConfigError, NetworkError } from '../errors.js';
 import { closeRedis, createRedis, listRuns, redisSettings } from '../queue/index.js';
+import { within } from '../queue/deadline.js';
+import { redactUrl } from '../runtime.js';
+import { table } from '../format/table.js';
 import { EXIT, printJson } from './exit.js';
 
 export interface RunsOptions {
@@ -12,33 +18,41 @@ export interface RunsOptions {
   json?: boolean;
 }
 
+const ANSWER_MS = 5000;
+
 export async function run(opts: RunsOptions): Promise<number> {
   if (opts.feed && opts.chatbot) throw new ConfigError('give --feed or --chatbot, not both');
   if (opts.limit < 1) throw new ConfigError('--limit must be at least 1');
   const loaded = await loadConfig(opts.config);
-  const { url, prefix } = redisSettings(loaded);
+  if (opts.feed) selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
+  if (opts.chatbot) selectChatbots(loaded.config.chatbots, [opts.chatbot]);
+  const { url, prefix, from } = redisSettings(loaded);
+  const where = redactUrl(url);
+  if (from !== 'config') {
+    const why = from === 'REDIS_URL' ? 'from REDIS_URL' : 'the default, as REDIS_URL is not set either';
+    process.stderr.write(
+      `feedsync: ${opts.config} has no redis section: reading run history from ${where} (${why}); foreground syncs with this config record none\n`,
+    );
+  }
   const redis = createRedis(url, { name: 'feedsync-runs' });
+  redis.on('error', () => {}); // a Redis that does not answer is reported below, once
   try {
+    const answered = await within(redis.ping().then(() => true, () => false), ANSWER_MS, false);
+    if (!answered) throw new NetworkError(`Redis ${where}`, new Error(`no answer within ${ANSWER_MS / 1000} s; is Redis running there?`));
     const runs = await listRuns(redis, prefix, { feed: opts.feed, chatbot: opts.chatbot, limit: opts.limit });
     if (opts.json) {
-      printJson({ runs });
+      printJson({ redis: where, prefix, runs });
       return EXIT.ok;
     }
     if (!runs.length) {
-      process.stderr.write(`no runs recorded${opts.feed ? ` for feed ${opts.feed}` : opts.chatbot ? ` for chatbot ${opts.chatbot}` : ''}\n`);
+      const what = opts.feed ? ` for feed ${opts.feed}` : opts.chatbot ? ` for chatbot ${opts.chatbot}` : '';
+      process.stderr.write(`no runs recorded${what} in ${where} (prefix ${prefix})\n`);
       return EXIT.ok;
     }
     const rows = runs.map((r) => [r.at.replace('T', ' ').slice(0, 19), r.job, r.feed ?? r.chatbot ?? '', r.outcome, `${r.attempt.made}/${r.attempt.max}`, r.jobId, r.summary]);
-    process.stdout.write(table(['time (UTC)', 'job', 'target', 'outcome', 'try', 'job id', 'summary'], rows));
+    process.stdout.write(table(['time (UTC)', 'job', 'target', 'outcome', 'try', 'job id', 'summary'], rows).join('\n') + '\n');
     return EXIT.ok;
   } finally {
     await closeRedis(redis);
   }
-}
-
-function table(header: string[], rows: string[][]): string {
-  // The summary (last column) is not padded: it is the long one.
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
-  return [line(header), ...rows.map(line)].join('\n') + '\n';
 }

@@ -5,7 +5,10 @@
 import { createCallCounter } from '../api/call-counter.js';
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
-import { feedsOfChatbot, formatSyncReport, syncFeed, type SyncReport } from '../sync/index.js';
+import { recordForegroundRun } from '../queue/history.js';
+import { QUEUE_NAMES } from '../queue/names.js';
+import { runFeed } from '../runs/run-feed.js';
+import { feedsOfChatbot, formatSyncReport, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
 import { EXIT, exitForOutcome, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
@@ -33,20 +36,27 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   const reports: SyncReport[] = [];
   await withRuntime(
     loaded,
-    async ({ api, store, budgets }, logger) => {
+    async ({ api, store, changeLog, redis, budgets }, logger) => {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
         for (const feed of feeds) {
           if (stop.signal.aborted) break;
-          const report = await syncFeed(
+          const report = await runFeed(
             feed,
             { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress, budgets },
             { dryRun: opts.dryRun, force: opts.force, full: opts.full },
+            { config: loaded, changeLog },
           );
           progress.clear();
           reports.push(report);
-          if (!opts.json) process.stderr.write(formatSyncReport(report) + '\n');
+          // With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`).
+          if (redis && loaded.config.redis) {
+            await recordForegroundRun(redis, loaded.config.redis.prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).catch(
+              (err: unknown) => logger.warn({ err }, 'run history could not be saved'),
+            );
+          }
+          if (!opts.json) process.stderr.write(`${formatSyncReport(report)}  changes: feedsync runs show ${report.runId} --config ${opts.config}\n\n`);
         }
       } finally {
         progress.clear();

@@ -118,6 +118,14 @@ export const Config = z
       })
       .prefault({}),
     state: z.strictObject({ file: z.string().optional() }).optional().describe('state file when no redis'),
+    changeLog: z
+      .strictObject({
+        retentionDays: z.number().positive().default(30).describe('changes older than this are dropped'),
+        maxPerFeed: z.number().int().min(100).default(100_000).describe('most changes kept per feed (Redis) / sizes the file'),
+        maxPerRun: z.number().int().min(1).default(50_000).describe('most changes recorded for one run; the rest are counted'),
+      })
+      .prefault({})
+      .describe('the per-listing change log read by `feedsync history` and `runs show`'),
   })
   .superRefine((cfg, ctx) => {
     checkScheduleIntervals(cfg, ctx);

@@ -45,19 +45,45 @@ export const XmlSource = z.strictObject({
   encoding: z.string().min(1).optional(),
 });
 
-export const ResoSource = z.strictObject({
-  kind: z.literal('reso'),
-  ...location,
-  resource: z.string().default('Property'),
-  top: z.number().int().positive().optional(),
-  maxPageSize: z.number().int().positive().optional(),
-  filter: z.string().optional(),
-  select: z.array(z.string()).optional(),
-  expandMedia: z.boolean().default(true),
-  /** pull only records modified since the last successful run (high-water mark kept per feed) */
-  incremental: z.boolean().default(false),
-  keyField: z.string().default('ListingKey'),
+/** OAuth2 client credentials (Trestle / CoreLogic): a token from `tokenUrl`, cached until shortly before it expires. */
+export const OAuth2Auth = z.strictObject({
+  kind: z.literal('oauth2'),
+  tokenUrl: z.string().url().describe('the token endpoint (POST, grant_type=client_credentials)'),
+  clientId: z.string().min(1),
+  clientSecret: z.string().min(1).describe('use ${ENV}; masked in every output'),
+  scope: z.string().min(1).optional().describe('e.g. "api"'),
 });
+export type OAuth2Auth = z.infer<typeof OAuth2Auth>;
+
+export const ResoSource = z
+  .strictObject({
+    kind: z.literal('reso'),
+    ...location,
+    auth: OAuth2Auth.optional().describe('OAuth2 client credentials; a long-lived token goes in bearerToken instead'),
+    resource: z.string().default('Property'),
+    top: z.number().int().positive().optional().describe('most records one pull reads, in total (a pull it cuts short is never complete)'),
+    maxPageSize: z.number().int().positive().optional().describe('records per page asked with Prefer: odata.maxpagesize (the server may send fewer)'),
+    filter: z.string().optional(),
+    select: z.array(z.string()).optional(),
+    expandMedia: z.boolean().default(true),
+    /** pull only records modified since the last successful run (high-water mark kept per feed) */
+    incremental: z.boolean().default(false),
+    keyField: z.string().default('ListingKey'),
+    photosTimestampField: z
+      .string()
+      .min(1)
+      .nullable()
+      .default('PhotosChangeTimestamp')
+      .describe('incremental pulls also take records whose photos changed since the mark, where the server has this field; null: never'),
+    paging: z
+      .enum(['keyset', 'nextLink'])
+      .default('keyset')
+      .describe('keyset: each page asks for the records after the last one read (by key in full pulls), so a change during the pull cannot shift a record out; nextLink: follow the server\'s @odata.nextLink'),
+    maxPages: z.number().int().positive().default(10_000).describe('most pages one pull reads; past it the read is incomplete'),
+    maxPageRecords: z.number().int().positive().default(10_000).describe('most records one page may hold; a larger page is an error'),
+    maxPageBytes: z.number().int().positive().default(256 * 1024 ** 2).describe('most bytes one page may hold'),
+  })
+  .refine((s) => !(s.auth && s.bearerToken), { message: 'give either auth (OAuth2) or bearerToken, not both', path: ['auth'] });
 
 export type CsvSource = z.infer<typeof CsvSource>;
 export type XmlSource = z.infer<typeof XmlSource>;

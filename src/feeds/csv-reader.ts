@@ -1,7 +1,9 @@
 // CSV feed → records keyed by the header row. Bytes in other encodings are decoded before parsing
 // (windows-1252 differs from latin1 in 0x80–0x9F: € and curly quotes). A row with the wrong number
-// of columns, or a quoting error inside one row, is a per-row error with its line; the parser
-// resynchronises and the rest go on. A quote still open at the end (a truncated file) means the
+// of columns, or a quoting error inside one row, is a per-row error with its line (and, for the
+// former, the fields it has, so the key can be read); the parser resynchronises and the rest go on.
+// A row with the wrong column count stands alone (`standalone`) unless it looks like rows run
+// together or the file ends inside it (truncated): those may hide other records. A quote still open at the end (a truncated file) means the
 // feed cannot be read whole: FeedReadError.
 import { parse, type CsvError, type Info } from 'csv-parse';
 import iconv from 'iconv-lite';
@@ -51,6 +53,9 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions): 
     quote: opts.quote,
     relax_quotes: false,
     relax_column_count: true,
+    // every line ending, mixed as they come: a file whose rows end in \n and then in a bare \r
+    // (a feed pasted together) must not read as one long row
+    record_delimiter: ['\r\n', '\n', '\r'],
     skip_empty_lines: true,
     skip_records_with_error: true,
     on_record: (fields: string[], info) => {
@@ -62,8 +67,13 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions): 
       }
       const position = { file, line, index: index++ };
       if (fields.length !== header.length) {
+        // The fields read still name the key, so its listing is kept. The row stands alone when a
+        // line ending closed it and it is not rows run together (those have about twice the
+        // columns); the last row of a file that ends mid-row was cut short (see the end).
         const error = new RecordParseError(`expected ${header.length} columns as in the header, got ${fields.length}`, { file, line, record: position.index });
-        pending.push({ kind: 'error', position, error });
+        const data = build(header.map((_, i) => fields[i] ?? ''));
+        const standalone = fields.length < 2 * header.length - 1;
+        pending.push({ kind: 'error', position, error, data, ...(standalone && { standalone }) });
         return null;
       }
       pending.push({ kind: 'record', position, data: build(fields) });
@@ -88,7 +98,12 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions): 
   parser.resume();
 
   const input = opts.encoding === 'utf8' ? bytes : decode(bytes, opts.encoding);
+  let endsInLineBreak = true;
   for await (const chunk of input) {
+    if (chunk.length) {
+      const last = typeof chunk === 'string' ? chunk.charCodeAt(chunk.length - 1) : chunk[chunk.length - 1];
+      endsInLineBreak = last === 0x0a || last === 0x0d;
+    }
     if (!parser.write(chunk)) await once(parser, 'drain');
     if (parseError) throw asFatal(parseError, file);
     if (pending.length) {
@@ -105,6 +120,12 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions): 
       parser.once('error', () => resolve());
     }
   });
+  // A file that stops mid-row was cut (a truncated download): its last row is not a row of the feed.
+  const lastItem = pending.at(-1);
+  if (!endsInLineBreak && lastItem?.kind === 'error') {
+    lastItem.error = new RecordParseError(`${lastItem.error.message.replace(/^.*?: /, '')}: the file ends in this row (truncated?)`, lastItem.error.place);
+    delete lastItem.standalone;
+  }
   if (pending.length) yield pending;
   if (parseError) throw asFatal(parseError, file);
   if (fatal) throw fatal;

@@ -98,6 +98,7 @@ export async function httpGet(url: string, opts: HttpGetOptions): Promise<HttpBo
         `HTTP ${response.status} ${response.statusText}${snippet ? `: ${JSON.stringify(snippet)}` : ''}`,
         place,
         isRetryableStatus(response.status),
+        { status: response.status },
       );
     } catch (err) {
       clearTimeout(timer);

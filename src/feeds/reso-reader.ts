@@ -1,67 +1,117 @@
-// RESO Web API (OData JSON) feed: pages of `value` followed by `@odata.nextLink`, ordered by
-// ModificationTimestamp then key so an incremental pull can resume from a high-water mark.
+// RESO Web API (OData JSON) feed. The pull pages by keyset (reso-query.ts): by key for a full pull,
+// by (ModificationTimestamp, key) from the mark for an incremental one, so records changed during the
+// pull cannot tear it; or, with `paging: nextLink`, by the server's own @odata.nextLink, followed on
+// the configured origin only, never twice to one URL. Every pull is bounded: source.maxPages pages,
+// source.maxPageRecords records and source.maxPageBytes bytes a page, source.top records in all.
 //
-// Incremental pulls ask for `ModificationTimestamp ge <mark>` — `ge`, not `gt`, because several
-// records may share the mark's timestamp and some of them may sit on the next page of the last pull —
-// and drop what was already seen at exactly the mark (same timestamp, key <= the mark's key).
-// The reader never writes state: the sync hands in the stored mark (FeedContext.mark) and reads the
-// mark reached (OpenedFeed.mark, once the pull ended whole), which it stores after a successful run.
+// The mark (what the next incremental pull starts from) is where the server stood when the pull
+// began: its latest ModificationTimestamp not after our clock (and the same for the photos' own
+// timestamp where the server has one), asked before the first page. A record changed during the pull
+// is thus read again by the next one rather than lost, and a record stamped in the future, or a
+// timestamp that does not parse, never becomes the mark. The reader never writes state: the sync
+// hands in the stored mark (FeedContext.mark) and stores OpenedFeed.mark after a successful run.
 //
-// `path` replays a saved capture instead: a JSON file holding one page or an array of pages, or a
-// folder of page files (read in name order). The mark applies the same way, so replaying the same
-// capture incrementally a second time yields nothing new.
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+// `path` replays saved pages instead (reso-replay.ts); the mark then is the latest usable timestamp
+// replayed, and an incremental replay drops records older than the stored mark.
 import { z } from 'zod';
 import { causeMessage, FeedReadError, RecordParseError } from '../errors.js';
 import type { ResoSource } from './config-schema.js';
-import { displayUrl, httpGet } from './http.js';
-import { sourceBudget } from './source-budget.js';
-import { feedPath } from './source.js';
+import { displayUrl } from './http.js';
+import { resoPageClient, type PageClient } from './reso-pages.js';
+import { afterFilter, and, headQuery, isTimestampLiteral, laterOf, orderBy, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
+import { replayPages } from './reso-replay.js';
 import type { FeedContext, FeedItem, OpenedFeed } from './types.js';
 
-const HighWaterMark = z.object({ ts: z.string(), key: z.string() });
-type HighWaterMark = z.infer<typeof HighWaterMark>;
+const Mark = z.object({ ts: z.string().refine(isTimestampLiteral, 'not an ISO timestamp'), photos: z.string().refine(isTimestampLiteral).optional() });
+type Mark = z.infer<typeof Mark>;
 
-const Page = z.looseObject({
-  value: z.array(z.unknown()),
-  '@odata.nextLink': z.string().optional(),
-});
-type Page = z.infer<typeof Page>;
+/** How many keys seen twice a read lists by name (the count is exact). */
+const SEEN_TWICE_LISTED = 100;
 
-export function openReso(feedName: string, source: ResoSource, ctx: FeedContext): OpenedFeed {
+/** What one RESO pull saw, for `feed preview` and the report. */
+export interface ResoReadStats {
+  pages: number;
+  requests: number;
+  /** keys (source.keyField) that came twice in this pull, the first 100 */
+  keysSeenTwice: string[];
+  keysSeenTwiceCount: number;
+  /** the pull stopped at source.top */
+  capped: boolean;
+}
+
+export interface OpenedResoFeed extends OpenedFeed {
+  readonly stats: ResoReadStats;
+}
+
+interface PullState {
+  mark?: Mark;
+  capped: boolean;
+  pages: number;
+  /** the last record read, in the pull's order (an incremental pull cut short by top resumes after it) */
+  lastTs?: string;
+}
+
+export function openReso(feedName: string, source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): OpenedResoFeed {
   const label = source.path ?? displayUrl(source.url!);
   const wantIncremental = source.incremental && !ctx.full;
   let mode: OpenedFeed['mode'] = wantIncremental ? 'incremental' : 'full';
-  let reached: HighWaterMark | undefined;
   let complete = false;
+  const state: PullState = { capped: false, pages: 0 };
+  const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false };
+  const client = source.path ? undefined : resoPageClient(source, ctx, options);
 
   async function* items(): AsyncIterable<FeedItem> {
     const stored = wantIncremental ? readMark(ctx, feedName, label) : undefined;
     if (!stored) mode = 'full';
-    reached = stored;
-    const since = stored ? Date.parse(stored.ts) : undefined;
+    const now = Date.now();
+    const seen = new Set<string>();
     let index = 0;
-    const pages = source.path ? replayPages(source.path, ctx, label) : fetchPages(source, stored, ctx, label);
-    for await (const page of pages) {
-      for (const raw of page.value) {
-        const position = { file: label, index: index++ };
-        if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-          yield { kind: 'error', position, error: new RecordParseError('a value of the page is not an object', { file: label, record: position.index }) };
-          continue;
+    const pages = client ? livePages(source, client, stored, state, now) : replayPages(source.path!, ctx, label, source.maxPageRecords);
+    if (!client) state.mark = stored;
+    try {
+      for await (const value of pages) {
+        for (const raw of value) {
+          const position = { file: label, index: index++ };
+          if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+            const error = new RecordParseError('a value of the page is not an object', { file: label, record: position.index });
+            yield { kind: 'error', position, error, standalone: true };
+            continue;
+          }
+          const record = raw as Record<string, unknown>;
+          const key = record[source.keyField];
+          const id = key === undefined || key === null ? undefined : String(key);
+          const at = { ...position, ...(id !== undefined && { id }) };
+          if (!client) {
+            // a replay is filtered here as a server would filter it (ge: the mark's own timestamp again)
+            const t = Date.parse(String(record[TS]));
+            if (stored && !(t >= Date.parse(stored.ts))) continue;
+            const ts = usableTimestamp(record[TS], now);
+            if (ts) state.mark = { ts: laterOf(state.mark?.ts, ts)! };
+          }
+          if (id !== undefined) {
+            if (seen.has(id)) {
+              if (stats.keysSeenTwice.length < SEEN_TWICE_LISTED) stats.keysSeenTwice.push(id);
+              stats.keysSeenTwiceCount++;
+            } else seen.add(id);
+          }
+          yield record.MlgCanView === false ? { kind: 'removed', position: at, data: record } : { kind: 'record', position: at, data: record };
         }
-        const record = raw as Record<string, unknown>;
-        const key = record[source.keyField];
-        const ts = record.ModificationTimestamp;
-        const id = key === undefined || key === null ? undefined : String(key);
-        const at = { ...position, ...(id !== undefined && { id }) };
-        if (stored && typeof ts === 'string' && id !== undefined && alreadySeen(ts, id, stored, since!)) continue;
-        if (typeof ts === 'string' && id !== undefined && !Number.isNaN(Date.parse(ts))) {
-          if (!reached || isAfter(ts, id, reached)) reached = { ts, key: id };
-        }
-        if (Array.isArray(record.Media)) record.Media = orderMedia(record.Media);
-        yield record.MlgCanView === false ? { kind: 'removed', position: at, data: record } : { kind: 'record', position: at, data: record };
       }
+    } finally {
+      stats.pages = state.pages;
+      stats.requests = client?.requests ?? 0;
+      stats.capped = state.capped;
+    }
+    if (state.capped && mode === 'full') {
+      throw new FeedReadError(
+        `stopped after source.top = ${source.top} records: top is a total, not a page size (that is maxPageSize), so this full pull is not complete and nothing is deleted`,
+        { file: label },
+        false,
+      );
+    }
+    if (state.capped) {
+      // incremental, cut short: everything before the last record read was read; resume from it
+      state.mark = stored && { ...stored, ts: laterOf(stored.ts, usableTimestamp(state.lastTs, now))! };
     }
     complete = true;
   }
@@ -73,131 +123,106 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext)
       return mode;
     },
     get mark() {
-      return complete && reached ? JSON.stringify(reached) : undefined;
+      return complete && state.mark ? JSON.stringify(state.mark) : undefined;
     },
+    stats,
   };
 }
 
-function readMark(ctx: FeedContext, feedName: string, label: string): HighWaterMark | undefined {
-  const text = ctx.mark;
-  if (text === undefined) return undefined;
+function readMark(ctx: FeedContext, feedName: string, label: string): Mark | undefined {
+  if (ctx.mark === undefined) return undefined;
   try {
-    return HighWaterMark.parse(JSON.parse(text));
+    return Mark.parse(JSON.parse(ctx.mark));
   } catch (err) {
     ctx.logger.warn({ feed: feedName, file: label }, `stored RESO high-water mark is unreadable (${causeMessage(err)}); pulling everything`);
     return undefined;
   }
 }
 
-function alreadySeen(ts: string, key: string, mark: HighWaterMark, since: number): boolean {
-  const t = Date.parse(ts);
-  if (t < since) return true;
-  return t === since && compareKeys(key, mark.key) <= 0;
-}
-
-function isAfter(ts: string, key: string, mark: HighWaterMark): boolean {
-  const a = Date.parse(ts);
-  const b = Date.parse(mark.ts);
-  return a > b || (a === b && compareKeys(key, mark.key) > 0);
-}
-
-/** Keys compare as the server orders them: as strings (OData orders string keys by code point). */
-function compareKeys(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function orderMedia(media: unknown[]): unknown[] {
-  const order = (m: unknown) => {
-    const o = (m as { Order?: unknown } | null)?.Order;
-    return typeof o === 'number' ? o : Number(o ?? Number.MAX_SAFE_INTEGER);
+/** The pages of a live pull: first where the server stands (the next mark), then keyset or nextLink pages. */
+async function* livePages(source: ResoSource, client: PageClient, stored: Mark | undefined, state: PullState, now: number): AsyncIterable<unknown[]> {
+  const base = source.url!;
+  const nowIso = new Date(now).toISOString();
+  const head = async (field: string) => {
+    const page = await client.get(queryUrl(base, source.resource, headQuery(field, source.filter, nowIso)), `latest ${field}`);
+    const first = page.value[0];
+    return first !== null && typeof first === 'object' && !Array.isArray(first) ? (first as Record<string, unknown>) : undefined;
   };
-  return media
-    .filter((m) => m !== null && typeof m === 'object' && typeof (m as { MediaURL?: unknown }).MediaURL === 'string')
-    .map((m, i) => ({ m, i, o: order(m) }))
-    .sort((x, y) => x.o - y.o || x.i - y.i)
-    .map((x) => x.m);
-}
+  const latest = await head(TS);
+  const photosField = source.photosTimestampField;
+  // the photos' timestamp is used where the server has it: the latest record (all fields) shows it
+  const photos = photosField && (latest ? photosField in latest : Boolean(stored?.photos)) ? photosField : null;
+  const ts = laterOf(stored?.ts, usableTimestamp(latest?.[TS], now));
+  const photosTs = photos ? laterOf(stored?.photos, usableTimestamp((await head(photos))?.[photos], now)) : undefined;
+  state.mark = ts ? { ts, ...(photosTs && { photos: photosTs }) } : undefined;
 
-function firstUrl(source: ResoSource, mark: HighWaterMark | undefined): string {
-  const base = source.url!.replace(/\/+$/, '');
-  const filters = [source.filter, mark && `ModificationTimestamp ge ${mark.ts}`].filter(Boolean) as string[];
-  const params: string[] = [];
-  if (filters.length) params.push(`$filter=${encodeURIComponent(filters.map((f) => (filters.length > 1 ? `(${f})` : f)).join(' and '))}`);
-  params.push(`$orderby=${encodeURIComponent(`ModificationTimestamp,${source.keyField}`)}`);
-  if (source.top) params.push(`$top=${source.top}`);
-  if (source.select?.length) {
-    const fields = new Set([...source.select, source.keyField, 'ModificationTimestamp']);
-    params.push(`$select=${encodeURIComponent([...fields].join(','))}`);
-  }
-  if (source.expandMedia) params.push(`$expand=Media`);
-  return `${base}/${source.resource}?${params.join('&')}`;
-}
-
-async function* fetchPages(source: ResoSource, mark: HighWaterMark | undefined, ctx: FeedContext, label: string): AsyncIterable<Page> {
-  const headers: Record<string, string> = { accept: 'application/json', ...source.headers };
-  if (source.maxPageSize) headers.prefer = `odata.maxpagesize=${source.maxPageSize}`;
-  const budget = sourceBudget(source, ctx);
-  let url: string | undefined = firstUrl(source, mark);
-  let pageNo = 0;
-  while (url) {
-    const { body } = await httpGet(url, {
-      headers,
-      bearerToken: source.bearerToken,
-      timeoutMs: source.timeoutMs,
-      retries: source.retries,
-      signal: ctx.signal,
-      logger: ctx.logger,
-      budget,
-    });
-    const chunks: Buffer[] = [];
-    for await (const c of body) chunks.push(Buffer.from(c));
-    const page = parsePage(Buffer.concat(chunks).toString('utf8'), `${label} page ${pageNo + 1}`);
-    pageNo++;
-    yield page;
-    const next = page['@odata.nextLink'];
-    url = next ? new URL(next, url).toString() : undefined;
-    // a server that answers an empty page with a nextLink would loop forever
-    if (next && page.value.length === 0) {
-      throw new FeedReadError('the server sent an empty page with a nextLink', { file: label, record: `page ${pageNo}` }, false);
+  const order = stored ? 'time' : 'key';
+  const since = stored ? sinceFilter(stored, photos) : undefined;
+  const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...(photos ? [photos] : [])])] : undefined;
+  const query = (after: string | undefined, top: number | undefined) =>
+    queryUrl(base, source.resource, { filter: and(source.filter, since, after), orderby: orderBy(order, source.keyField), top, select, expandMedia: source.expandMedia });
+  const origin = new URL(base).origin;
+  const asked = new Set<string>();
+  let read = 0;
+  let url = query(undefined, source.top);
+  for (let n = 1; ; n++) {
+    const where = { file: displayUrl(url), record: `page ${n}` };
+    if (n > source.maxPages) throw new FeedReadError(`more than source.maxPages (${source.maxPages}) pages: the pull stopped there and is not complete`, where, false);
+    if (asked.has(url)) throw new FeedReadError(`page ${n} would ask for an earlier page again (${displayUrl(url)}): the server's paging loops; the pull is not complete`, where, false);
+    asked.add(url);
+    const page = await client.get(url, `page ${n}`);
+    state.pages = n;
+    const value = source.top !== undefined && read + page.value.length > source.top ? page.value.slice(0, source.top - read) : page.value;
+    read += value.length;
+    const last = lastRecord(value);
+    if (last && isTimestampLiteral(last[TS])) state.lastTs = last[TS];
+    yield value;
+    if (source.top !== undefined && read >= source.top) {
+      state.capped = true;
+      return;
+    }
+    if (source.paging === 'keyset') {
+      if (value.length === 0) return;
+      if (!last || last[source.keyField] === undefined || last[source.keyField] === null) {
+        throw new FeedReadError(`the last record of page ${n} has no ${source.keyField}: keyset paging cannot go on after it (set source.keyField)`, where, false);
+      }
+      if (order === 'time' && !isTimestampLiteral(last[TS])) {
+        throw new FeedReadError(`the last record of page ${n} has ${TS} ${JSON.stringify(last[TS])}, not a timestamp: keyset paging cannot go on after it`, where, false);
+      }
+      url = query(afterFilter(order, source.keyField, { key: last[source.keyField], ts: last[TS] as string | undefined }), source.top && source.top - read);
+    } else {
+      const next = page['@odata.nextLink'];
+      if (!next) return;
+      url = nextLinkUrl(next, url, origin, where);
     }
   }
 }
 
-async function* replayPages(path: string, ctx: FeedContext, label: string): AsyncIterable<Page> {
-  const full = feedPath(ctx, path);
-  let files: string[];
+/** A nextLink is followed on the configured origin only, over http(s): the feed's credentials go with it. */
+function nextLinkUrl(next: string, current: string, origin: string, where: { file: string; record: string }): string {
+  let url: URL;
   try {
-    files = (await stat(full)).isDirectory()
-      ? (await readdir(full)).filter((f) => f.endsWith('.json')).sort().map((f) => join(full, f))
-      : [full];
-  } catch (err) {
-    throw new FeedReadError(`cannot open the saved RESO pages (${full}): ${causeMessage(err)}`, { file: label }, false, { cause: err });
+    url = new URL(next, current);
+  } catch {
+    throw new FeedReadError(`the @odata.nextLink ${JSON.stringify(next.slice(0, 200))} is not a URL; the pull is not complete`, where, false);
   }
-  for (const file of files) {
-    const text = await readFile(file, 'utf8');
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (err) {
-      throw new FeedReadError(`saved RESO pages are not JSON: ${causeMessage(err)}`, { file }, false, { cause: err });
-    }
-    const pages = Array.isArray(json) ? json : [json];
-    for (let i = 0; i < pages.length; i++) yield checkPage(pages[i], `${file} page ${i + 1}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new FeedReadError(`the @odata.nextLink is a ${url.protocol} URL: only http(s) is followed; the pull is not complete`, where, false);
   }
+  if (url.origin !== origin) {
+    throw new FeedReadError(
+      `the @odata.nextLink leads to another origin (${url.origin}); the feed's credentials never leave ${origin}, so it is not followed and the pull is not complete`,
+      where,
+      false,
+    );
+  }
+  return url.toString();
 }
 
-function parsePage(text: string, where: string): Page {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new FeedReadError(`the page is not JSON: ${causeMessage(err)}; starts ${JSON.stringify(text.slice(0, 80))}`, { file: where }, false, { cause: err });
+function lastRecord(value: unknown[]): Record<string, unknown> | undefined {
+  for (let i = value.length - 1; i >= 0; i--) {
+    const v = value[i];
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
   }
-  return checkPage(json, where);
-}
-
-function checkPage(json: unknown, where: string): Page {
-  const r = Page.safeParse(json);
-  if (!r.success) throw new FeedReadError('not an OData page: expected { "value": [...] }', { file: where }, false);
-  return r.data;
+  return undefined;
 }

@@ -1,6 +1,6 @@
 // The request budget of a feed source's credential (`source.limits`), handed to the feed transport
-// as its `budget` hook. The credential is what the source authenticates with (bearer token, else its
-// auth headers) at its origin, hashed: every feed and process using one MLS token shares one budget.
+// as its `budget` hook. The credential is what the source authenticates with (bearer token, OAuth2
+// client, auth headers) at its origin, hashed: every feed and process using one MLS token shares one budget.
 // The server's quota headers tighten the limits at run time, and a 429/503 Retry-After pauses every
 // process on the credential. A wait too long to make (a spent hourly or daily budget) stops the read
 // with a retryable FeedReadError that says when the budget resets (`retryAt`).
@@ -27,7 +27,8 @@ export function sourceBudget(source: FeedSource, ctx: Pick<FeedContext, 'budgets
     .map(([name, value]) => `${name.toLowerCase()}=${value}`)
     .sort()
     .join('\n');
-  const key = credentialKey('feed', origin, source.bearerToken ?? '', auth);
+  const client = 'auth' in source && source.auth ? `${source.auth.tokenUrl} ${source.auth.clientId}` : '';
+  const key = credentialKey('feed', origin, source.bearerToken ?? '', auth, client);
   const budget = (ctx.budgets ?? processBudgets).budget(key, source.limits ?? {}, { label: `feed source ${origin}`, maxWaitMs: SOURCE_MAX_WAIT_MS });
   return requestBudget(budget);
 }

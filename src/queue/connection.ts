@@ -22,10 +22,10 @@ export async function closeRedis(redis: Redis, timeoutMs = 1000): Promise<void> 
   redis.disconnect();
 }
 
-/** Redis of the worker and the ops commands: the config's, else REDIS_URL, else the local default. */
-export function redisSettings(loaded: LoadedConfig): { url: string; prefix: string } {
-  return {
-    url: loaded.config.redis?.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    prefix: loaded.config.redis?.prefix ?? DEFAULT_PREFIX,
-  };
+/** Redis of the worker and the ops commands: the config's, else REDIS_URL, else the local default (`from` says which). */
+export function redisSettings(loaded: LoadedConfig): { url: string; prefix: string; from: 'config' | 'REDIS_URL' | 'default' } {
+  const prefix = loaded.config.redis?.prefix ?? DEFAULT_PREFIX;
+  if (loaded.config.redis) return { url: loaded.config.redis.url, prefix, from: 'config' };
+  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, prefix, from: 'REDIS_URL' };
+  return { url: 'redis://127.0.0.1:6379', prefix, from: 'default' };
 }

@@ -50,6 +50,12 @@ export async function recordRun(
   return record;
 }
 
+/** A run made outside the queue (`feedsync sync` in the foreground), recorded like a queued one. */
+export function recordForegroundRun(redis: Redis, prefix: string, size: number, job: string, target: RunTarget, report: RunReport): Promise<RunRecord> {
+  const jobId = `foreground-${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}-${process.pid}`;
+  return recordRun(redis, prefix, size, { jobId, job, queue: 'foreground', attempt: { made: 1, max: 1 }, ...target, report });
+}
+
 /** The newest `limit` runs of a feed, a chatbot, or (neither) of every target. */
 export async function listRuns(redis: Redis, prefix: string, filter: RunTarget & { limit: number }): Promise<RunRecord[]> {
   const key = filter.feed ? feedKey(prefix, filter.feed) : filter.chatbot ? chatbotKey(prefix, filter.chatbot) : allKey(prefix);

@@ -1,14 +1,23 @@
 // The feed side of a sync, gathered one mapped item at a time: counts, rejected records, the keys
 // seen (to know what the feed no longer has), without holding the listings themselves, which go
 // on to be planned and written as they are read. A key met twice is reported, and the later
-// record wins from then on (the earlier one may have been written already). A feed that cannot be
-// read whole (FeedReadError), or is aborted, keeps what was read and is marked incomplete, which
-// blocks deletes.
+// record wins.
+//
+// "Read whole" (the condition for any delete) is decided here, whatever reader produced the items.
+// The feed is NOT read whole when:
+//   - the reader stopped with an error (FeedReadError, 401, truncated document) or was aborted;
+//   - a record could not be parsed and its key could not be read (its listing might be any);
+//   - a record could not be parsed and the reader does not vouch that it stood alone (a row cut
+//     short, rows run together: other records may be hidden in it);
+//   - a record was rejected by validation and its key could not be read;
+//   - the reader listed one record (its own id, e.g. RESO ListingKey) twice in one pull: the
+//     source shifted while it was read, so others may have been skipped.
+// A key that could be read from a broken or rejected record keeps its remote listing (protected).
 import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../errors.js';
 import type { MappedItem } from '../mapping/types.js';
-import type { DesiredListing, DesiredSide } from './plan-types.js';
+import type { DesiredListing, DesiredSide, Position } from './plan-types.js';
 
-export type FeedSide = Omit<DesiredSide, 'listings'> & { listings: Set<string>; readErrorRetryable?: boolean; readErrorRetryAt?: string };
+export type FeedSide = Omit<DesiredSide, 'listings'> & { listings: Set<string>; readErrorRetryable?: boolean; readError?: string; readErrorRetryAt?: string };
 
 export interface FeedCollector {
   side: FeedSide;
@@ -17,6 +26,9 @@ export interface FeedCollector {
   /** the feed stopped: a FeedReadError or an abort marks it incomplete, anything else is thrown */
   fail(err: unknown): void;
 }
+
+/** How many reasons for "not read whole" the report names (the count says how many there were). */
+const SHOWN_REASONS = 3;
 
 export function createFeedCollector(mode: DesiredSide['mode']): FeedCollector {
   const side: FeedSide = {
@@ -29,13 +41,28 @@ export function createFeedCollector(mode: DesiredSide['mode']): FeedCollector {
     complete: true,
     counts: { records: 0, valid: 0, rejected: 0, skipped: 0, removed: 0 },
   };
+  const ids = new Set<string>();
+  const reasons: string[] = [];
+  let unread = 0;
+  const incomplete = (reason: string) => {
+    side.complete = false;
+    unread++;
+    if (reasons.length < SHOWN_REASONS) reasons.push(reason);
+    side.readError = reasons.join('; ') + (unread > reasons.length ? `; and ${unread - reasons.length} more` : '');
+  };
   const forget = (key: string) => side.listings.delete(key) || side.protectedKeys.delete(key) || side.goneKeys.delete(key);
+  const protect = (key: string) => side.protectedKeys.add(key);
 
   return {
     side,
     add(item) {
       side.counts.records++;
-      const key = item.kind === 'error' ? undefined : item.key;
+      const id = item.position.id;
+      if (id !== undefined) {
+        if (ids.has(id)) incomplete(`${where(item.position)}: record ${id} came twice in one pull (the source shifted while it was read)`);
+        else ids.add(id);
+      }
+      const key = item.key;
       if (key !== undefined && forget(key)) side.feedDuplicates.push({ key, position: item.position });
       switch (item.kind) {
         case 'listing':
@@ -45,12 +72,18 @@ export function createFeedCollector(mode: DesiredSide['mode']): FeedCollector {
         case 'rejected':
           side.counts.rejected++;
           side.rejected.push({ position: item.position, ...(key !== undefined && { key }), reasons: item.issues.map(formatIssue) });
-          if (key !== undefined) side.protectedKeys.add(key);
+          if (key !== undefined) protect(key);
+          else incomplete(`${where(item.position)}: a record was rejected and its key could not be read`);
           break;
-        case 'error':
+        case 'error': {
           side.counts.rejected++;
-          side.rejected.push({ position: item.position, reasons: [withoutPlace(item.error.message, formatPlace(item.error.place))] });
+          const reason = withoutPlace(item.error.message, formatPlace(item.error.place));
+          side.rejected.push({ position: item.position, ...(key !== undefined && { key }), reasons: [reason] });
+          if (key !== undefined) protect(key);
+          if (key === undefined) incomplete(`${where(item.position)}: a record could not be read and its key is unknown (${reason})`);
+          else if (!item.standalone) incomplete(`${where(item.position)}: record ${key} could not be read whole (${reason})`);
           break;
+        }
         case 'skipped':
           side.counts.skipped++;
           if (key !== undefined) side.goneKeys.set(key, 'skipped');
@@ -65,12 +98,19 @@ export function createFeedCollector(mode: DesiredSide['mode']): FeedCollector {
     },
     fail(err) {
       if (!(err instanceof FeedReadError) && !(err instanceof AbortedError)) throw err;
+      // the reader's own error leads: it is why the read stopped
+      reasons.unshift(err.message);
+      unread++;
       side.complete = false;
-      side.readError = err.message;
+      side.readError = reasons.slice(0, SHOWN_REASONS).join('; ') + (unread > SHOWN_REASONS ? `; and ${unread - SHOWN_REASONS} more` : '');
       side.readErrorRetryable = err instanceof FeedReadError && err.retryable;
       if (err instanceof FeedReadError && err.retryAt) side.readErrorRetryAt = err.retryAt.toISOString();
     },
   };
+}
+
+function where(p: Position): string {
+  return p.line !== undefined ? `${p.file}:${p.line}` : `${p.file} record ${p.index}`;
 }
 
 /** The report prints the record's place beside its reasons: drop the copy the message starts with. */

@@ -13,6 +13,7 @@ import type { ChatbotApi } from '../api/types.js';
 import { causeMessage, isRetryable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { KeyType } from '../listing/schema.js';
+import { createChange, deleteChange, updateChange, type ChangeSink } from './changes.js';
 import { createOnce } from './create-once.js';
 import type { KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate, SyncPlan } from './plan-types.js';
 
@@ -29,6 +30,8 @@ export interface ExecuteDeps {
   logger: Logger;
   signal?: AbortSignal;
   onProgress?: (p: { done: number }) => void;
+  /** told of each write made and each item that failed (the change log) */
+  changes?: ChangeSink;
 }
 
 export interface ItemFailure {
@@ -114,6 +117,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     const retryable = isRetryable(err);
     const reason = causeMessage(err);
     result.failures.push({ key, op, reason, retryable });
+    deps.changes?.({ op: 'fail', key, attempted: op, reason, retryable });
     deps.logger.warn({ key, op, err: reason }, `${op} ${key} failed`);
     if (!retryable) return;
     if (++consecutive >= threshold && !result.stopped) {
@@ -139,6 +143,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     try {
       await create(c);
       result.created++;
+      deps.changes?.(createChange(c));
       succeeded();
     } catch (err) {
       failed(c.key, 'create', err);
@@ -152,9 +157,11 @@ export function createExecutor(deps: ExecuteDeps): Executor {
         await create(u);
         result.updatesRecreated++;
         result.created++;
+        deps.changes?.(createChange(u));
       } else {
         result.written.push([u.key, u.fingerprint]);
         result.updated++;
+        deps.changes?.(updateChange(u));
       }
       succeeded();
     } catch (err) {
@@ -166,6 +173,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     try {
       await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType });
       for (const d of batch) {
+        deps.changes?.(deleteChange(d));
         if (d.reason === 'duplicate') result.duplicatesRemoved++;
         else {
           result.deleted++;

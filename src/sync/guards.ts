@@ -5,14 +5,17 @@
 // `missing:<feed>`); a key that comes back loses its mark. Removed records and duplicate copies are
 // deleted at once. `--force` does not shorten the grace period: it is a policy, not a safety check.
 //
-// Then the safety checks, each of which withholds every delete of the run when it trips:
-//   - the feed was not read whole (HTTP error, truncated file, malformed document);
-//   - the remote side could not be paged completely;
+// Then the safety checks, each of which withholds every delete of the run when it trips. Two are
+// about knowing, and nothing overrides them: a listing is deleted only when the feed was read whole
+// and positively lacks its key.
+//   - the feed was not read whole (read error, truncated row, a record whose key could not be read,
+//     a record listed twice in one pull);
+//   - the remote side could not be paged completely.
+// Three are limits, which `--force` lifts (the run then reports guard outcome 'forced'):
 //   - a full feed yielded no valid listing at all;
 //   - more than deletes.maxCount listings would go;
 //   - more than deletes.maxFraction of the remote listings would go.
-// `--force` overrides all five (the run then reports outcome 'forced'). Creates and updates are
-// not guarded: they only ever write what the feed says.
+// Creates and updates are not guarded: they only ever write what the feed says.
 import type { DeletesConfig } from '../config/schema.js';
 import type { PlannedDelete, SyncPlan } from './plan-types.js';
 
@@ -70,9 +73,10 @@ export function evaluateGuards(input: GuardInput): GuardDecision {
   if (candidates.length === 0) return { outcome: 'none', allowed: [], withheld: [], waiting, reasons: [], marks };
 
   const listings = candidates.reduce((n, d) => n + Math.max(1, d.remoteIds.length), 0);
-  const reasons: string[] = [];
-  if (!feed.complete) reasons.push(`the feed was not read whole (${feed.readError ?? 'read error'})`);
-  if (!remote.complete) reasons.push(`the chatbot's listings could not all be paged (${remote.problem ?? 'incomplete'})`);
+  const blockers: string[] = [];
+  if (!feed.complete) blockers.push(`the feed was not read whole (${feed.readError ?? 'read error'})`);
+  if (!remote.complete) blockers.push(`the chatbot's listings could not all be paged (${remote.problem ?? 'incomplete'})`);
+  const reasons: string[] = [...blockers];
   if (feed.mode === 'full' && feed.valid === 0) reasons.push('the feed yielded no valid listing');
   if (listings > deletes.maxCount) reasons.push(`${listings} deletes exceed deletes.maxCount ${deletes.maxCount}`);
   const fraction = remote.count > 0 ? listings / remote.count : 1;
@@ -83,12 +87,13 @@ export function evaluateGuards(input: GuardInput): GuardDecision {
   }
 
   if (reasons.length === 0) return { outcome: 'passed', allowed: candidates, withheld: [], waiting, reasons, marks };
-  if (force) return { outcome: 'forced', allowed: candidates, withheld: [], waiting, reasons, marks };
+  if (force && blockers.length === 0) return { outcome: 'forced', allowed: candidates, withheld: [], waiting, reasons, marks };
   const keys = candidates.slice(0, SHOWN_KEYS).map((d) => d.key);
   const more = candidates.length > SHOWN_KEYS ? `, … ${candidates.length - SHOWN_KEYS} more` : '';
-  const message =
-    `delete guard: would have deleted ${listings} listing(s) (${keys.join(', ')}${more}) but ${reasons.join('; ')}. ` +
-    'Nothing was deleted. Check the feed, run with --dry-run to see the plan, or rerun with --force to delete anyway.';
+  const next = blockers.length
+    ? '--force does not delete after an incomplete read: fix what kept the read from finishing and rerun.'
+    : 'Check the feed, run with --dry-run to see the plan, or rerun with --force to delete anyway.';
+  const message = `delete guard: would have deleted ${listings} listing(s) (${keys.join(', ')}${more}) but ${reasons.join('; ')}. Nothing was deleted. ${next}`;
   return { outcome: 'tripped', allowed: [], withheld: candidates, waiting, reasons, message, marks };
 }
 

@@ -13,6 +13,7 @@ import { mapFeed } from '../mapping/map-feed.js';
 import type { KvStore } from '../state/kv-store.js';
 import { commitChanges, emptyChanges, loadChatbotState, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
 import { createFeedCollector } from './desired.js';
+import { createChange, deleteChange, rejectChange, updateChange, type ChangeSink } from './changes.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { planDeletes, planListing } from './plan.js';
@@ -43,6 +44,8 @@ export interface SyncDeps {
   onProgress?: (p: SyncProgress) => void;
   /** feed source request budgets (source.limits), shared through Redis in a worker */
   budgets?: Budgets;
+  /** the change log: told of every write (or, in a dry run, planned write), rejected record and held-back delete */
+  changes?: ChangeSink;
 }
 
 export interface SyncOptions {
@@ -82,7 +85,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       concurrency: apiConfig.concurrency,
       signal,
       ignore,
-      keepCanonical: Boolean(opts.dryRun),
+      // the change log names each changed field old → new, in real runs too
+      keepCanonical: Boolean(opts.dryRun || deps.changes),
     });
   } catch (err) {
     if (!isRetryable(err) && !(err instanceof AbortedError)) throw err;
@@ -114,12 +118,16 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         tally.duplicateDeletes.push(...d.duplicateDeletes);
         if (d.create) {
           tally.creates++;
-          if (opts.dryRun) view.creates.push(d.create.key);
-          else yield { kind: 'create', create: d.create };
+          if (opts.dryRun) {
+            view.creates.push(d.create.key);
+            deps.changes?.(createChange(d.create));
+          } else yield { kind: 'create', create: d.create };
         } else if (d.update) {
           tally.updates++;
-          if (opts.dryRun) view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
-          else yield { kind: 'update', update: d.update };
+          if (opts.dryRun) {
+            view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
+            deps.changes?.(updateChange(d.update));
+          } else yield { kind: 'update', update: d.update };
         } else tally.unchanged++;
       }
     } catch (err) {
@@ -139,6 +147,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     logger,
     signal,
     onProgress: ({ done }) => progress('write', done),
+    changes: deps.changes,
   });
   if (opts.dryRun) for await (const _ of writes());
   else await executor.run(writes());
@@ -163,22 +172,27 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     missingSince,
   });
   timings.planMs = ms();
+  if (deps.changes) {
+    for (const r of desired.rejected) deps.changes(rejectChange(r));
+    for (const d of guard.withheld) deps.changes(deleteChange(d, true));
+    if (opts.dryRun) for (const d of guard.allowed) deps.changes(deleteChange(d));
+  }
   const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, duplicates: tally.duplicates };
 
   if (opts.dryRun) {
     const shown = [...guard.allowed, ...guard.withheld];
     view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
     const planned = { creates: tally.creates, updates: tally.updates, deletes: guard.allowed };
-    return finish({ outcome: guard.outcome === 'tripped' ? 'guard' : 'ok', message: guard.message, remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
+    const outcome = runOutcome({ guard, failures: 0, complete: desired.complete });
+    return finish({ outcome, message: guard.message ?? readMessage(desired.readError), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
   }
 
   const exec = executor.result;
   if (!exec.stopped && guard.allowed.length) await executor.run(deleteJobs(guard.allowed, feed.deletes.batchSize));
   timings.executeMs = ms();
 
-  const outcome: SyncOutcome =
-    exec.stopped ?? (guard.outcome === 'tripped' ? 'guard' : exec.failures.length || !desired.complete ? 'partial' : 'ok');
-  const message = exec.stopReason ?? guard.message ?? (desired.readError && `the feed was not read whole: ${desired.readError}`);
+  const outcome = runOutcome({ stopped: exec.stopped, guard, failures: exec.failures.length, complete: desired.complete });
+  const message = exec.stopReason ?? guard.message ?? readMessage(desired.readError);
   const changes = emptyChanges(feed.name);
   changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
   changes.fingerprints.delete = exec.deletedKeys;
@@ -258,6 +272,17 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     logger.info({ outcome: r.outcome, ...(r.message && { detail: r.message }) }, report.summary);
     return report;
   }
+}
+
+/** One verdict for the dry run and the real run: the dry run reports what the real run would. */
+function runOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; complete: boolean }): SyncOutcome {
+  if (r.stopped) return r.stopped;
+  if (r.guard.outcome === 'tripped') return 'guard';
+  return r.failures > 0 || !r.complete ? 'partial' : 'ok';
+}
+
+function readMessage(readError: string | undefined): string | undefined {
+  return readError && `the feed was not read whole, so nothing was deleted: ${readError}`;
 }
 
 function remoteInfo(remote: RemoteSide): SyncReport['remote'] {

@@ -1,11 +1,17 @@
-// Listing sync benchmark: 20k and 100k listings against the emulator (20 ms latency a request, in a
-// child process), for a first sync, a rerun with 1% changed (and 0.2% removed), and a rerun with no
-// change. For each: API calls made against the minimum (list pages + changed writes + delete
-// batches), wall time against the latency bound (calls × latency / concurrency), and peak RSS.
-// Targets: calls = minimum; wall ≤ 1.25 × bound; RSS < 400 MB at 100k.
+// Listing sync benchmark against the emulator (20 ms latency a request, in a child process): a
+// first sync, a rerun with 1% changed (and 0.2% removed), and a rerun with no change, for feedsync
+// and, on the same emulator and the same feed, the scripts a user would otherwise write
+// (test/bench/naive-peers.ts): per record "list by MLSNumber, then update or create", and "delete
+// all, recreate". For each: API calls (feedsync: against the minimum of list pages + changed writes
+// + delete batches), wall time against the latency bound (calls × latency / concurrency), CPU time,
+// and feedsync's per-phase times and peak RSS.
+// Targets: calls = minimum; wall ≤ 1.25 × bound (a no-change rerun: ≤ 2 × bound); RSS < 400 MB at 100k.
 //
-//   npm run bench -- sync          (both sizes; each in a child process of its own, for a clean RSS)
-//   node --import tsx test/bench/sync.bench.ts run 20000   (one size, prints JSON)
+//   npm run bench -- sync                  sizes 10k (with the naive peers) and 100k, each in a child process
+//   BENCH_SYNC_SIZES=20000,100000          other sizes; the peers run at the smallest
+//   BENCH_PEERS=0                          feedsync only
+//   BENCH_SYNC_1M=1                        also 1,000,000 listings in one chatbot (first sync ~25 min at 20 ms)
+//   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
 import { fork, spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,11 +20,13 @@ import { fileURLToPath } from 'node:url';
 import { generateCsv, generateListings, writeFeed } from '../../fixtures/generate.js';
 import { createApiClient } from '../../src/api/client.js';
 import { createCallCounter } from '../../src/api/call-counter.js';
+import type { ChatbotApi } from '../../src/api/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { createFileStore } from '../../src/state/file-store.js';
 import { syncFeed } from '../../src/sync/index.js';
+import { recreatePeer, upsertPeer, type PeerCounts } from './naive-peers.js';
 
 const LATENCY_MS = 20;
 const CONCURRENCY = 16;
@@ -26,32 +34,45 @@ const PAGE_SIZE = 100;
 const BATCH_SIZE = 100;
 const CHANGED = 0.01;
 const REMOVED = 0.002;
-const SIZES = [20_000, 100_000];
+const SIZES = [
+  ...(process.env.BENCH_SYNC_SIZES ?? '10000,100000').split(',').map(Number),
+  ...(process.env.BENCH_SYNC_1M === '1' ? [1_000_000] : []),
+];
+const PEERS = process.env.BENCH_PEERS !== '0';
 const here = fileURLToPath(import.meta.url);
+
+const FEEDSYNC = 'feedsync';
+const UPSERT = 'per record: list, update or create';
+const RECREATE = 'delete all, recreate';
 
 interface Row {
   n: number;
+  tool: string;
   scenario: string;
   calls: number;
-  minimum: number;
+  /** feedsync only: the fewest calls that can do it */
+  minimum?: number;
   retries: number;
   wallMs: number;
+  cpuMs: number;
   boundMs: number;
-  /** paging the remote side */
-  pagingMs: number;
-  /** reading the feed, with its creates and updates sent as it is read */
-  streamMs: number;
-  rssMb: number;
+  /** feedsync: paging the remote side */
+  pagingMs?: number;
+  /** feedsync: reading the feed, with its creates and updates sent as it is read */
+  streamMs?: number;
+  rssMb?: number;
   counts: string;
 }
 
 if (process.argv[2] === 'run') {
-  const rows = await runSize(Number(process.argv[3]));
+  const rows = await runSize(Number(process.argv[3]), process.argv[4] === 'peers');
   process.stdout.write(JSON.stringify(rows) + '\n');
 } else {
   const rows: Row[] = [];
+  const smallest = Math.min(...SIZES);
   for (const n of SIZES) {
-    const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', here, 'run', String(n)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+    const args = ['--expose-gc', '--import', 'tsx', here, 'run', String(n), ...(PEERS && n === smallest ? ['peers'] : [])];
+    const r = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
     if (r.status !== 0) {
       process.stderr.write(`sync bench for ${n} listings failed (exit ${r.status})\n`);
       process.exit(1);
@@ -61,7 +82,7 @@ if (process.argv[2] === 'run') {
   print(rows);
 }
 
-async function runSize(n: number): Promise<Row[]> {
+async function runSize(n: number, peers: boolean): Promise<Row[]> {
   const emulator = fork(join(here, '../sync-emulator.ts'), [String(LATENCY_MS)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const url = await new Promise<string>((resolve, reject) => {
     emulator.once('message', (m) => resolve((m as { url: string }).url));
@@ -79,7 +100,7 @@ async function runSize(n: number): Promise<Row[]> {
       deletes: { mode: 'mirror', maxFraction: 0.05, maxCount: 10_000, batchSize: BATCH_SIZE },
       schedule: undefined,
     });
-    const apiConfig = ApiConfig.parse({ baseUrl: url, secretKey: 'bench-secret', sessionKey: 'bench-session', concurrency: CONCURRENCY, ratePerSecond: 1_000_000, pageSize: PAGE_SIZE, retries: 2 });
+    const apiConfig = ApiConfig.parse({ baseUrl: url, secretKey: 'bench-secret', sessionKey: 'bench-session', concurrency: CONCURRENCY, ratePerSecond: 10_000, pageSize: PAGE_SIZE, retries: 2 });
     const store = await createFileStore(join(dir, 'state.json'));
     const kept = n - Math.round(n * REMOVED);
     const changed = countChanged(kept);
@@ -90,30 +111,58 @@ async function runSize(n: number): Promise<Row[]> {
       { scenario: 'rerun, no change', rows: kept, changeRate: CHANGED, minimum: pages(kept) },
     ];
     const out: Row[] = [];
+    const client = (onCall: ReturnType<typeof createCallCounter>['onCall']) =>
+      createApiClient({ baseUrl: url, secretKey: apiConfig.secretKey, sessionKey: apiConfig.sessionKey, timeoutMs: 30_000, retry: { retries: 2 }, ratePerSecond: apiConfig.ratePerSecond, concurrency: CONCURRENCY, onCall });
     for (const s of scenarios) {
       await writeFeed(join(dir, 'feed.csv'), generateCsv(s.rows, { changeRate: s.changeRate, changeSeed: 2 }));
       globalThis.gc?.();
       const calls = createCallCounter();
-      const api = createApiClient({ baseUrl: url, secretKey: apiConfig.secretKey, sessionKey: apiConfig.sessionKey, timeoutMs: 30_000, retry: { retries: 2 }, ratePerSecond: apiConfig.ratePerSecond, onCall: calls.onCall });
+      const api = client(calls.onCall);
       const t0 = performance.now();
+      const c0 = process.cpuUsage();
       const report = await syncFeed(feed, { api, store, chatbotFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, calls });
       const wallMs = Math.round(performance.now() - t0);
+      const cpuMs = cpuSince(c0);
       if (process.env.BENCH_DEBUG) { const m = process.memoryUsage(); globalThis.gc?.(); const g = process.memoryUsage(); process.stderr.write(`${s.scenario}: rss ${m.rss >> 20} heap ${m.heapUsed >> 20}/${m.heapTotal >> 20} ext ${m.external >> 20} ab ${m.arrayBuffers >> 20}; after gc heap ${g.heapUsed >> 20} rss ${g.rss >> 20} cpu ${JSON.stringify(process.cpuUsage())}\n`); }
       if (report.outcome !== 'ok') throw new Error(`${s.scenario}: ${report.summary} ${report.message ?? ''}`);
       const total = report.calls.total;
       out.push({
         n,
+        tool: FEEDSYNC,
         scenario: s.scenario,
         calls: total,
         minimum: s.minimum,
         retries: report.retries,
         wallMs,
-        boundMs: Math.round((total * LATENCY_MS) / CONCURRENCY),
+        cpuMs,
+        boundMs: bound(total),
         pagingMs: report.timings.remoteMs,
         streamMs: report.timings.feedMs - report.timings.remoteMs,
         rssMb: Math.round(process.resourceUsage().maxRSS / 1024),
         counts: `${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged`,
       });
+      if (!peers) continue;
+      for (const [tool, chatbot, run] of [
+        [UPSERT, 'SN-PEER-UPSERT', (a: ChatbotApi, f: FeedConfig) => upsertPeer(a, f, dir, CONCURRENCY)],
+        [RECREATE, 'SN-PEER-RECREATE', (a: ChatbotApi, f: FeedConfig) => recreatePeer(a, f, dir, CONCURRENCY, PAGE_SIZE)],
+      ] as const) {
+        const peerCalls = createCallCounter();
+        const t1 = performance.now();
+        const c1 = process.cpuUsage();
+        const counts: PeerCounts = await run(client(peerCalls.onCall), { ...feed, chatbot });
+        const done = peerCalls.snapshot();
+        out.push({
+          n,
+          tool,
+          scenario: s.scenario,
+          calls: done.total,
+          retries: done.retries,
+          wallMs: Math.round(performance.now() - t1),
+          cpuMs: cpuSince(c1),
+          boundMs: bound(done.total),
+          counts: `${counts.created} created, ${counts.updated} updated, ${counts.deleted} deleted`,
+        });
+      }
     }
     await store.close();
     return out;
@@ -133,33 +182,59 @@ function countChanged(n: number): number {
   return count;
 }
 
+function bound(calls: number): number {
+  return Math.round((calls * LATENCY_MS) / CONCURRENCY);
+}
+
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(start);
+  return Math.round((d.user + d.system) / 1000);
+}
+
 function print(rows: Row[]): void {
-  const head = ['listings', 'scenario', 'API calls', 'minimum', 'retries', 'wall ms', 'bound ms', 'wall/bound', 'paging ms', 'feed + writes ms', 'peak RSS MB', 'result'];
-  const body = rows.map((r) => [
-    String(r.n),
-    r.scenario,
-    String(r.calls),
-    `${r.minimum}${r.calls === r.minimum ? ' ✓' : ' ✗'}`,
-    String(r.retries),
-    String(r.wallMs),
-    String(r.boundMs),
-    `${(r.wallMs / r.boundMs).toFixed(2)}${r.wallMs <= 1.25 * r.boundMs ? ' ✓' : ' ✗'}`,
-    String(r.pagingMs),
-    String(r.streamMs),
-    `${r.rssMb}${r.n < 100_000 || r.rssMb < 400 ? ' ✓' : ' ✗'}`,
-    r.counts,
-  ]);
+  const head = ['listings', 'tool', 'scenario', 'API calls', 'minimum', 'retries', 'wall ms', 'bound ms', 'wall/bound', 'CPU ms', 'paging ms', 'feed + writes ms', 'peak RSS MB', 'result'];
+  const body = rows.map((r) => {
+    const target = r.scenario === 'rerun, no change' ? 2 : 1.25;
+    return [
+      String(r.n),
+      r.tool,
+      r.scenario,
+      String(r.calls),
+      r.minimum === undefined ? '' : `${r.minimum}${r.calls === r.minimum ? ' ✓' : ' ✗'}`,
+      String(r.retries),
+      String(r.wallMs),
+      String(r.boundMs),
+      r.tool === FEEDSYNC ? `${(r.wallMs / r.boundMs).toFixed(2)}${r.wallMs <= target * r.boundMs ? ' ✓' : ' ✗'}` : (r.wallMs / r.boundMs).toFixed(2),
+      String(r.cpuMs),
+      r.pagingMs === undefined ? '' : String(r.pagingMs),
+      r.streamMs === undefined ? '' : String(r.streamMs),
+      r.rssMb === undefined ? '' : `${r.rssMb}${r.n < 100_000 || r.rssMb < 400 ? ' ✓' : r.n >= 1_000_000 && r.rssMb < 2048 ? ' ✓' : ' ✗'}`,
+      r.counts,
+    ];
+  });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
   process.stdout.write(
     [
-      `sync: emulator in a child process with ${LATENCY_MS} ms latency a request; concurrency ${CONCURRENCY}, PageSize ${PAGE_SIZE}, delete batches of ${BATCH_SIZE}`,
-      'ratePerSecond 1,000,000 so the token bucket does not dominate; bound = calls × latency / concurrency',
-      'targets: calls = minimum (list pages + changed writes + delete batches); wall ≤ 1.25 × bound; peak RSS < 400 MB at 100k',
+      `sync: emulator in a child process with ${LATENCY_MS} ms latency a request; concurrency ${CONCURRENCY} (the peers too), PageSize ${PAGE_SIZE}, delete batches of ${BATCH_SIZE}`,
+      'ratePerSecond 10,000 (16 × 1000 ms / 20 ms = 800 calls/s at most) so the token bucket does not dominate; bound = calls × latency / concurrency; CPU ms = this process (the emulator runs in its own)',
+      'targets (feedsync): calls = minimum (list pages + changed writes + delete batches); wall ≤ 1.25 × bound (no-change rerun ≤ 2 × bound); peak RSS < 400 MB at 100k, < 2 GB at 1M',
       '',
       line(head),
       ...body.map(line),
       '',
+      ...peerSummary(rows),
     ].join('\n'),
   );
+}
+
+/** feedsync against each peer, per scenario, as ratios within this run. */
+function peerSummary(rows: Row[]): string[] {
+  const out: string[] = [];
+  for (const r of rows.filter((x) => x.tool !== FEEDSYNC)) {
+    const ours = rows.find((x) => x.tool === FEEDSYNC && x.n === r.n && x.scenario === r.scenario);
+    if (!ours) continue;
+    out.push(`${r.n} listings, ${r.scenario}: feedsync ${ours.calls} calls in ${ours.wallMs} ms; "${r.tool}" ${r.calls} calls (${(r.calls / ours.calls).toFixed(1)}×) in ${r.wallMs} ms (${(r.wallMs / ours.wallMs).toFixed(1)}× feedsync's time)`);
+  }
+  return out.length ? ['feedsync beside the naive scripts (same emulator, feed and concurrency):', ...out, ''] : [];
 }

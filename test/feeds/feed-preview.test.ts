@@ -40,7 +40,7 @@ describe('feedsync feed preview', () => {
   it('exits 2 naming the feeds when the feed is unknown', () => {
     const r = preview(['--feed', 'nope']);
     expect(r.status).toBe(2);
-    expect(r.stderr).toContain('no feed named "nope"');
+    expect(r.stderr).toContain('unknown feed nope; feeds in');
     expect(r.stderr).toContain('austin-csv');
   }, 60_000);
 });

@@ -1,94 +1,252 @@
-// A small RESO Web API (OData) server for tests: serves `records` (kept ordered by
-// ModificationTimestamp then ListingKey) in pages with @odata.nextLink, honours
-// `$filter=ModificationTimestamp ge <ts>`, `$top` and `Prefer: odata.maxpagesize` (capped by
-// `maxPageSize`: a server that sends fewer records a page than asked), checks a bearer token,
-// gzips when asked, and can fail the first requests with a status.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+// A RESO Web API (OData) server for tests that behaves the way the field notes say real ones do,
+// not the way our fixtures happen to be:
+// - lookups in either spelling (`spelling: 'enum'` serves OData member names: ActiveUnderContract);
+// - `$filter` (eq ne gt ge lt le, and/or/not, parentheses; a filter on an unknown field is a 400),
+//   `$orderby`, `$select`, `$expand=Media`, `$top` as a total and `Prefer: odata.maxpagesize` as the
+//   page size (capped by `maxPageSize`), and `@odata.nextLink`s built with `$skip` over the records as
+//   they are when each page is asked for: a record changed between pages shifts the later ones;
+// - timestamps compared as instants, or as text (`textTimestamps`);
+// - a static bearer token, or OAuth2 client credentials (`oauth`): POST /token, tokens that expire;
+// - quota headers (Minute-Quota-Limit, Hour-Quota-Limit, Hour-Quota-ResetTime) and a 429 past the minute quota;
+// - every request counted; hooks to change records before a page, rewrite nextLinks, break a body.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { compileFilter, compileOrderBy, ODataSyntaxError, type Row } from './odata-filter.js';
+import { inSpelling, type Spelling } from './reso-spelling.js';
 
 export interface ResoServerOptions {
-  records: Record<string, unknown>[];
+  /** records in Data Dictionary display spelling; served in `spelling` */
+  records: Row[];
+  spelling?: Spelling;
+  keyField?: string;
   /** most records the server puts on a page, whatever is asked (default 100) */
   maxPageSize?: number;
+  /** a static bearer token every data request must carry */
   token?: string;
+  /** OAuth2 client credentials: tokens from POST /token, valid `ttlSeconds` */
+  oauth?: { clientId: string; clientSecret: string; scope?: string; ttlSeconds: number };
   gzip?: boolean;
-  /** answer the first N requests with this status (e.g. [503]) */
+  /** answer the first N data requests with this status (e.g. [503]) */
   failFirst?: number[];
+  /** compare timestamps as text, as some servers do */
+  textTimestamps?: boolean;
+  /** fields a filter may name besides those the records carry (a field the server has, always empty) */
+  fields?: string[];
+  /** send quota headers; past `perMinute` data requests in a minute, 429 with Retry-After */
+  quota?: { perMinute: number; perHour: number };
+  /** before the n-th data request (1-based) is checked and answered: change `server.records`, revoke tokens */
+  beforePage?: (n: number, server: ResoServer) => void;
+  /** the nextLink the n-th data request sends (given the one the server made) */
+  nextLink?: (made: string | undefined, n: number) => string | undefined;
+  /** send half the body of these data requests (1-based), then drop the connection */
+  brokenBodies?: number[];
 }
 
 export interface ResoRequest {
   url: string;
   filter?: string;
+  orderby?: string;
   top?: number;
+  skip?: number;
+  select?: string;
   prefer?: string;
   authorization?: string;
   acceptEncoding?: string;
+  status: number;
 }
 
 export interface ResoServer {
+  /** the service root + resource path prefix: `${url}/Property` is the Property resource */
   url: string;
+  origin: string;
+  tokenUrl: string;
+  /** data requests, in order */
   requests: ResoRequest[];
-  records: Record<string, unknown>[];
+  /** token requests (POST /token), in order, with the form fields sent */
+  tokenRequests: Record<string, string>[];
+  /** the records as held (display spelling), ordered by ModificationTimestamp then key */
+  records: Row[];
+  /** set ModificationTimestamp (default: a millisecond after the latest) and any other fields of one record */
+  touch(key: string, fields?: Row): Row;
+  remove(key: string): void;
+  /** every token issued so far stops being accepted (as after a server-side revocation) */
+  revokeTokens(): void;
   close(): Promise<void>;
 }
 
 export async function startResoServer(opts: ResoServerOptions): Promise<ResoServer> {
-  const state = { records: sortRecords(opts.records) };
+  const keyField = opts.keyField ?? 'ListingKey';
+  const spelling = opts.spelling ?? 'display';
+  const cmpOpts = { textTimestamps: opts.textTimestamps };
+  const byTimeAndKey = compileOrderBy(`ModificationTimestamp,${keyField}`, cmpOpts);
+  let records = [...opts.records].sort(byTimeAndKey);
   const requests: ResoRequest[] = [];
+  const tokenRequests: Record<string, string>[] = [];
   const failures = [...(opts.failFirst ?? [])];
-  const server: Server = createServer((req: IncomingMessage, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const filter = url.searchParams.get('$filter') ?? undefined;
-    const top = url.searchParams.has('$top') ? Number(url.searchParams.get('$top')) : undefined;
-    const prefer = req.headers.prefer === undefined ? undefined : String(req.headers.prefer);
-    requests.push({ url: req.url ?? '', filter, top, prefer, authorization: req.headers.authorization, acceptEncoding: req.headers['accept-encoding'] as string | undefined });
+  const tokens = new Map<string, number>(); // token → expires at (ms)
+  const recent: number[] = [];
+  let issued = 0;
+  let origin = '';
+
+  const known = (field: string) => field === 'Media' || (opts.fields ?? []).includes(field) || records.some((r) => field in r);
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? '/', origin);
+    if (req.method === 'POST' && url.pathname === '/token') return token(req, res);
+    const q = url.searchParams;
+    const log: ResoRequest = {
+      url: req.url ?? '',
+      filter: q.get('$filter') ?? undefined,
+      orderby: q.get('$orderby') ?? undefined,
+      top: q.has('$top') ? Number(q.get('$top')) : undefined,
+      skip: q.has('$skip') ? Number(q.get('$skip')) : undefined,
+      select: q.get('$select') ?? undefined,
+      prefer: req.headers.prefer === undefined ? undefined : String(req.headers.prefer),
+      authorization: req.headers.authorization,
+      acceptEncoding: req.headers['accept-encoding'] as string | undefined,
+      status: 200,
+    };
+    requests.push(log);
+    const n = requests.length;
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      log.status = status;
+      res.writeHead(status, { 'content-type': 'application/json', ...quotaHeaders(), ...headers }).end(JSON.stringify(body));
+    };
     const failure = failures.shift();
-    if (failure) {
-      res.writeHead(failure, { 'content-type': 'text/plain' }).end('try later');
+    if (failure) return send(failure, { error: { code: String(failure), message: 'try later' } });
+    if (opts.quota) {
+      const now = Date.now();
+      while (recent.length && recent[0]! < now - 60_000) recent.shift();
+      recent.push(now);
+      if (recent.length > opts.quota.perMinute) return send(429, { error: { message: 'Minute quota exceeded' } }, { 'retry-after': '1' });
+    }
+    opts.beforePage?.(n, server);
+    if (!authorized(req.headers.authorization)) return send(401, { error: { code: '401', message: 'invalid or expired token' } });
+    if (!url.pathname.endsWith('/Property')) return send(404, { error: { message: `no resource ${url.pathname}` } });
+
+    let rows: Row[];
+    let page: Row[];
+    let nextLink: string | undefined;
+    try {
+      rows = records.map((r) => inSpelling(r, spelling));
+      const filter = q.get('$filter');
+      if (filter) rows = rows.filter(compileFilter(filter, { ...cmpOpts, known }));
+      const orderby = q.get('$orderby');
+      if (orderby) rows.sort(compileOrderBy(orderby, { ...cmpOpts, known }));
+      const skip = Number(q.get('$skip') ?? 0);
+      const top = q.has('$top') ? Number(q.get('$top')) : undefined;
+      const asked = Number(/odata\.maxpagesize=(\d+)/.exec(log.prefer ?? '')?.[1] ?? opts.maxPageSize ?? 100);
+      const size = Math.min(asked, opts.maxPageSize ?? 100, top ?? Number.POSITIVE_INFINITY);
+      page = rows.slice(skip, skip + size);
+      const served = skip + page.length;
+      if (served < rows.length && (top === undefined || page.length < top)) {
+        const next = new URL(url);
+        next.searchParams.set('$skip', String(served));
+        if (top !== undefined) next.searchParams.set('$top', String(top - page.length));
+        nextLink = next.toString();
+      }
+    } catch (err) {
+      if (err instanceof ODataSyntaxError) return send(400, { error: { code: '400', message: err.message } });
+      throw err;
+    }
+    const select = q.get('$select')?.split(',').map((s) => s.trim());
+    const expand = /(^|,)\s*Media\b/.test(q.get('$expand') ?? '');
+    const value = page.map((r) => shape(r, select, expand));
+    nextLink = opts.nextLink ? opts.nextLink(nextLink, n) : nextLink;
+    const body = { '@odata.context': `${origin}/reso/odata/$metadata#Property`, value, ...(nextLink && { '@odata.nextLink': nextLink }) };
+    let bytes = Buffer.from(JSON.stringify(body));
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...quotaHeaders() };
+    if (opts.gzip && /gzip/.test(log.acceptEncoding ?? '')) {
+      bytes = gzipSync(bytes);
+      headers['content-encoding'] = 'gzip';
+    }
+    if (opts.brokenBodies?.includes(n)) {
+      res.writeHead(200, { ...headers, 'content-length': String(bytes.length) });
+      res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.destroy());
       return;
     }
-    if (opts.token && req.headers.authorization !== `Bearer ${opts.token}`) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'bad token' } }));
+    res.writeHead(200, headers).end(bytes);
+  }
+
+  function quotaHeaders(): Record<string, string> {
+    if (!opts.quota) return {};
+    const reset = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).toISOString();
+    return { 'Minute-Quota-Limit': String(opts.quota.perMinute), 'Hour-Quota-Limit': String(opts.quota.perHour), 'Hour-Quota-ResetTime': reset };
+  }
+
+  function authorized(header: string | undefined): boolean {
+    if (opts.token) return header === `Bearer ${opts.token}`;
+    if (opts.oauth) {
+      const m = /^Bearer (.+)$/.exec(header ?? '');
+      const expires = m ? tokens.get(m[1]!) : undefined;
+      return expires !== undefined && expires > Date.now();
+    }
+    return true;
+  }
+
+  async function token(req: IncomingMessage, res: ServerResponse) {
+    let text = '';
+    for await (const chunk of req) text += chunk;
+    const form = Object.fromEntries(new URLSearchParams(text));
+    tokenRequests.push(form);
+    const o = opts.oauth;
+    const ok = o && form.grant_type === 'client_credentials' && form.client_id === o.clientId && form.client_secret === o.clientSecret && (o.scope === undefined || form.scope === o.scope);
+    if (!ok) {
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client' }));
       return;
     }
-    const ge = filter && /ModificationTimestamp ge (\S+?)\)?(?:\s|$)/.exec(filter)?.[1];
-    const matching = ge ? state.records.filter((r) => Date.parse(String(r.ModificationTimestamp)) >= Date.parse(ge)) : state.records;
-    const skip = Number(url.searchParams.get('$skip') ?? 0);
-    const asked = Number(/odata\.maxpagesize=(\d+)/.exec(String(prefer ?? ''))?.[1] ?? top ?? 100);
-    const size = Math.min(asked, opts.maxPageSize ?? 100);
-    const value = matching.slice(skip, skip + size);
-    const body: Record<string, unknown> = { '@odata.context': '$metadata#Property', value };
-    if (skip + size < matching.length) {
-      const next = new URL(url.toString());
-      next.searchParams.set('$skip', String(skip + size));
-      body['@odata.nextLink'] = `http://${req.headers.host}${next.pathname}${next.search}`;
-    }
-    const json = Buffer.from(JSON.stringify(body));
-    if (opts.gzip && /gzip/.test(String(req.headers['accept-encoding'] ?? ''))) {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(json));
-    } else {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(json);
-    }
+    const access = `tok-${++issued}-${Math.random().toString(36).slice(2)}`;
+    tokens.set(access, Date.now() + o.ttlSeconds * 1000);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: access, token_type: 'Bearer', expires_in: o.ttlSeconds }));
+  }
+
+  const http: Server = createServer((req, res) => {
+    handle(req, res).catch((err) => res.writeHead(500).end(String(err)));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/reso/odata`,
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+
+  const server: ResoServer = {
+    url: `${origin}/reso/odata`,
+    origin,
+    tokenUrl: `${origin}/token`,
     requests,
+    tokenRequests,
     get records() {
-      return state.records;
+      return records;
     },
-    set records(next: Record<string, unknown>[]) {
-      state.records = sortRecords(next);
+    set records(next: Row[]) {
+      records = [...next].sort(byTimeAndKey);
     },
-    close: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
+    touch(key, fields = {}) {
+      const at = records.findIndex((r) => r[keyField] === key);
+      if (at < 0) throw new Error(`no record ${key}`);
+      const latest = Math.max(...records.map((r) => Date.parse(String(r.ModificationTimestamp))).filter(Number.isFinite));
+      const touched = { ...records[at], ModificationTimestamp: new Date(latest + 1).toISOString(), ...fields };
+      server.records = [...records.slice(0, at), touched, ...records.slice(at + 1)];
+      return touched;
+    },
+    remove(key) {
+      records = records.filter((r) => r[keyField] !== key);
+    },
+    revokeTokens() {
+      tokens.clear();
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        http.closeAllConnections();
+        http.close((err) => (err ? reject(err) : resolve()));
+      }),
   };
+  return server;
 }
 
-function sortRecords(records: Record<string, unknown>[]): Record<string, unknown>[] {
-  return [...records].sort((a, b) => {
-    const t = Date.parse(String(a.ModificationTimestamp)) - Date.parse(String(b.ModificationTimestamp));
-    return t || (String(a.ListingKey) < String(b.ListingKey) ? -1 : String(a.ListingKey) > String(b.ListingKey) ? 1 : 0);
-  });
+function shape(r: Row, select: string[] | undefined, expand: boolean): Row {
+  const out: Row = {};
+  for (const [k, v] of Object.entries(r)) {
+    if (k === 'Media' ? !expand : select && !select.includes(k)) continue;
+    out[k] = v;
+  }
+  return out;
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { COLUMNS, createSyncEnv, csv, rows, SN, type SyncEnv } from './helpers/feed.js';
+import { createSyncEnv, csv, homesConfigYaml, rows, SN, type SyncEnv } from './helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -14,25 +14,7 @@ beforeAll(async () => {
   te = await startTestEmulator();
   env = await createSyncEnv();
   config = join(env.dir, 'feedsync.yaml');
-  const fields = COLUMNS.map((c) => `        ${c}: ${c}`);
-  await writeFile(
-    config,
-    [
-      'api:',
-      `  baseUrl: ${te.url}`,
-      `  secretKey: ${TEST_SECRET_KEY}`,
-      `  sessionKey: ${TEST_SESSION_KEY}`,
-      '  ratePerSecond: 1000',
-      'feeds:',
-      '  - name: homes',
-      `    chatbot: ${SN}`,
-      '    source: { kind: csv, path: homes.csv }',
-      '    deletes: { maxFraction: 0.3, batchSize: 2 }',
-      '    mapping:',
-      '      fields:',
-      ...fields,
-    ].join('\n'),
-  );
+  await writeFile(config, homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3, batchSize: 2 }' }));
 });
 afterAll(async () => {
   await te.close();

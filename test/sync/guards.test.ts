@@ -47,10 +47,19 @@ describe('evaluateGuards', () => {
     expect(evaluateGuards(input([del('A')], { feed: { complete: true, mode: 'full', valid: 0 } })).reasons).toContain('the feed yielded no valid listing');
   });
 
-  it('lets --force override every check', () => {
-    const d = evaluateGuards(input([del('A')], { force: true, feed: { complete: false, mode: 'full', valid: 0 }, remote: { count: 1, complete: false } }));
+  it('lets --force lift the count and fraction limits and the empty-feed check', () => {
+    const d = evaluateGuards(input([del('A'), del('B'), del('C')], { force: true, deletes: { maxFraction: 0.01, maxCount: 1, graceHours: 0 }, feed: { complete: true, mode: 'full', valid: 0 } }));
     expect(d.outcome).toBe('forced');
-    expect(d.allowed).toHaveLength(1);
+    expect(d.allowed).toHaveLength(3);
+  });
+
+  it('never lets --force delete after an incomplete read of the feed or of the remote side', () => {
+    for (const patch of [{ feed: { complete: false, readError: 'HTTP 401', mode: 'full' as const, valid: 90 } }, { remote: { count: 100, complete: false, problem: 'VirtualCount lies' } }]) {
+      const d = evaluateGuards(input([del('A')], { force: true, ...patch }));
+      expect(d.outcome).toBe('tripped');
+      expect(d.allowed).toEqual([]);
+      expect(d.message).toContain('--force does not');
+    }
   });
 
   it('is silent when nothing is to be deleted, even for an empty feed', () => {

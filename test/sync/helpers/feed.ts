@@ -104,3 +104,23 @@ export async function requests(te: TestEmulator, endpoint: 'RealEstateCreate' | 
 }
 
 export const total = (byStatus: Record<string, number>) => Object.values(byStatus).reduce((a, b) => a + b, 0);
+
+/** A config file for `feedsync sync` over `homes.csv` (the test columns mapped one to one) against `url`. */
+export function homesConfigYaml(url: string, keys: { secretKey: string; sessionKey: string }, opts: { deletes: string; top?: string[] }): string {
+  return [
+    'api:',
+    `  baseUrl: ${url}`,
+    `  secretKey: ${keys.secretKey}`,
+    `  sessionKey: ${keys.sessionKey}`,
+    '  ratePerSecond: 1000',
+    ...(opts.top ?? []),
+    'feeds:',
+    '  - name: homes',
+    `    chatbot: ${SN}`,
+    '    source: { kind: csv, path: homes.csv }',
+    `    deletes: ${opts.deletes}`,
+    '    mapping:',
+    '      fields:',
+    ...COLUMNS.map((c) => `        ${c}: ${c}`),
+  ].join('\n');
+}

@@ -1,0 +1,52 @@
+// `feedsync runs show RUN`: one run from the change log — outcome, counts, and every change it made
+// (or, a dry run, planned), listing by listing; `--json` prints { run, changes }.
+import { loadConfig } from '../config/load.js';
+import { ConfigError } from '../errors.js';
+import { openChangeLog } from '../history/open.js';
+import { describeChange } from '../sync/changes.js';
+import { EXIT, printJson } from './exit.js';
+
+export interface RunsShowOptions {
+  config: string;
+  run: string;
+  limit: number;
+  json?: boolean;
+}
+
+export async function run(opts: RunsShowOptions): Promise<number> {
+  if (opts.limit < 1) throw new ConfigError('--limit must be at least 1');
+  const loaded = await loadConfig(opts.config);
+  const log = await openChangeLog(loaded);
+  try {
+    const { run, changes } = await log.run(opts.run, opts.limit);
+    if (!run && !changes.length) {
+      const recent = (await log.runs(undefined, 5)).map((r) => r.runId);
+      throw new ConfigError(
+        `no run ${JSON.stringify(opts.run)} in the change log (${log.location}; kept ${loaded.config.changeLog.retentionDays} days)` +
+          (recent.length ? `; recent runs: ${recent.join(', ')}` : ''),
+      );
+    }
+    if (opts.json) {
+      printJson({ run, changes });
+      return EXIT.ok;
+    }
+    const out: string[] = [];
+    if (run) {
+      out.push(
+        `run ${run.runId}${run.jobId ? ` (job ${run.jobId})` : ''}: ${run.dryRun ? 'dry run of ' : ''}${run.feed} → ${run.chatbot}, ${run.outcome}`,
+        `  ${run.startedAt.replace('T', ' ').slice(0, 19)} UTC, ${run.durationMs} ms`,
+        `  ${run.summary}`,
+      );
+      if (run.message) out.push(`  ${run.message}`);
+      if (run.chat) out.push(`  chat check: answerable ${run.chat.answerable}/${run.chat.asked}${run.chat.missing.length ? ` — not answered: ${run.chat.missing.join(', ')}` : ''}`);
+    }
+    const total = run?.recorded ?? changes.length;
+    out.push(`  changes (${total}${run?.dropped ? `, and ${run.dropped} past changeLog.maxPerRun not kept` : ''}):`);
+    for (const e of changes) out.push(`    ${describeChange(e.change, e.dryRun)}`);
+    if (total > changes.length) out.push(`    … ${total - changes.length} more (--limit, or --json)`);
+    process.stdout.write(out.join('\n') + '\n');
+    return EXIT.ok;
+  } finally {
+    await log.close();
+  }
+}

@@ -1,0 +1,151 @@
+// OAuth2 client credentials (Trestle / CoreLogic): POST the token URL with the client id and secret,
+// get a bearer token valid for `expires_in` seconds. Tokens are cached per credential in the process,
+// so every job of a worker shares one token, and fetched again only shortly before expiry or when
+// the server refused the cached one (a 401). Concurrent jobs wait for one token request.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../errors.js';
+import { registerSecret } from '../log.js';
+import type { OAuth2Auth } from './config-schema.js';
+
+const TokenAnswer = z.looseObject({
+  access_token: z.string().min(1),
+  token_type: z.string().optional(),
+  expires_in: z.coerce.number().positive().optional(),
+});
+
+/** A token is renewed this long before it expires (at most a tenth of its life). */
+const RENEW_BEFORE_MS = 5 * 60_000;
+/** Lifetime assumed when the token endpoint gives no expires_in. */
+const DEFAULT_LIFETIME_S = 3600;
+/** Most bytes of a token answer read (a token endpoint answers a few hundred). */
+const MAX_TOKEN_BYTES = 64 * 1024;
+
+interface Cached {
+  token: string;
+  renewAt: number;
+}
+
+/** Per credential: the token request in flight or done, and its token once it came. */
+interface Entry {
+  pending: Promise<Cached>;
+  value?: Cached;
+}
+
+const cache = new Map<string, Entry>();
+
+export interface TokenOptions {
+  timeoutMs: number;
+  retries: number;
+  signal?: AbortSignal;
+  /** base delay of the backoff between failed token requests (tests make it small) */
+  backoffMs?: number;
+}
+
+export interface TokenSource {
+  /** the credential as a person can name it in config (never the secret) */
+  readonly credential: string;
+  /** a valid token: the cached one, or a new one when none is cached or it is about to expire */
+  token(): Promise<string>;
+  /** the server refused `token`: forget it, so the next token() asks for a new one */
+  refused(token: string): void;
+}
+
+export function oauth2TokenSource(auth: OAuth2Auth, opts: TokenOptions): TokenSource {
+  registerSecret(auth.clientSecret);
+  // the secret is part of the key: a rotated secret in config gets its own token
+  const key = JSON.stringify([auth.tokenUrl, auth.clientId, auth.scope ?? '', auth.clientSecret]);
+  const url = new URL(auth.tokenUrl);
+  const credential = `OAuth2 client ${JSON.stringify(auth.clientId)} of ${url.origin}${url.pathname}`;
+  return {
+    credential,
+    async token() {
+      const entry = cache.get(key);
+      if (entry && !entry.value) return (await entry.pending).token; // another job is asking: share its answer
+      if (entry?.value && Date.now() < entry.value.renewAt) return entry.value.token;
+      const fresh: Entry = { pending: requestToken(auth, credential, opts) };
+      cache.set(key, fresh);
+      try {
+        fresh.value = await fresh.pending;
+        return fresh.value.token;
+      } catch (err) {
+        if (cache.get(key) === fresh) cache.delete(key);
+        throw err;
+      }
+    },
+    refused(token) {
+      if (cache.get(key)?.value?.token === token) cache.delete(key);
+    },
+  };
+}
+
+/** Tests: forget every cached token (as a fresh process would). */
+export function clearTokenCache(): void {
+  cache.clear();
+}
+
+async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOptions): Promise<Cached> {
+  const place = { file: `${new URL(auth.tokenUrl).origin}${new URL(auth.tokenUrl).pathname}` };
+  const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: auth.clientId, client_secret: auth.clientSecret });
+  if (auth.scope) body.set('scope', auth.scope);
+  for (let attempt = 0; ; attempt++) {
+    if (opts.signal?.aborted) throw new AbortedError(`token request to ${place.file}`, opts.signal.reason);
+    let failure: FeedReadError;
+    try {
+      const signals = [AbortSignal.timeout(opts.timeoutMs), ...(opts.signal ? [opts.signal] : [])];
+      const response = await fetch(auth.tokenUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body,
+        signal: AbortSignal.any(signals),
+        redirect: 'error',
+      });
+      const text = await boundedText(response, MAX_TOKEN_BYTES);
+      if (response.ok) {
+        const parsed = TokenAnswer.safeParse(safeJson(text));
+        if (!parsed.success) throw new FeedReadError(`the token endpoint's answer has no access_token (${credential})`, place, false);
+        const token = parsed.data.access_token;
+        registerSecret(token);
+        const lifeMs = (parsed.data.expires_in ?? DEFAULT_LIFETIME_S) * 1000;
+        return { token, renewAt: Date.now() + lifeMs - Math.min(RENEW_BEFORE_MS, lifeMs / 10) };
+      }
+      const retryable = isRetryableStatus(response.status);
+      failure = new FeedReadError(
+        `the token endpoint refused ${credential}: HTTP ${response.status}${retryable ? '' : '; check feeds[].source.auth (clientId, clientSecret, scope)'}`,
+        place,
+        retryable,
+      );
+    } catch (err) {
+      if (err instanceof FeedReadError) throw err;
+      if (opts.signal?.aborted) throw new AbortedError(`token request to ${place.file}`, err);
+      failure = new FeedReadError(`the token request for ${credential} failed: ${causeMessage(err)}`, place, true, { cause: err });
+    }
+    if (!failure.retryable || attempt >= opts.retries) throw failure;
+    await sleep((opts.backoffMs ?? 500) * 2 ** attempt, undefined, { signal: opts.signal }).catch((err) => {
+      throw new AbortedError(`token request to ${place.file}`, err);
+    });
+  }
+}
+
+async function boundedText(response: Response, max: number): Promise<string> {
+  if (!response.body) return '';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body) {
+    size += chunk.byteLength;
+    if (size > max) {
+      await response.body.cancel().catch(() => undefined);
+      throw new Error(`the answer is larger than ${max} bytes`);
+    }
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,126 @@
+// One OData page of a RESO server, fetched whole before any record of it is handed on, so a page
+// whose body breaks off (or is not JSON) is simply asked for again: nothing is replayed. Bounded: a
+// page's bytes and records are capped. Auth: a static bearer token, or OAuth2 client credentials
+// with one token refresh on a 401; a 401 that a fresh token does not cure fails the read, naming
+// the credential to fix.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { AbortedError, causeMessage, FeedReadError } from '../errors.js';
+import type { ResoSource } from './config-schema.js';
+import { displayUrl, httpGet } from './http.js';
+import { oauth2TokenSource, type TokenSource } from './oauth2.js';
+import { sourceBudget } from './source-budget.js';
+import type { FeedContext } from './types.js';
+
+const Page = z.looseObject({
+  value: z.array(z.unknown()),
+  '@odata.nextLink': z.string().optional(),
+});
+export type Page = z.infer<typeof Page>;
+
+export interface PageClient {
+  /** the page at `url`; `what` names it in errors ("page 3") */
+  get(url: string, what: string): Promise<Page>;
+  /** requests made so far (page requests, retries included) */
+  readonly requests: number;
+}
+
+export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): PageClient {
+  const headers: Record<string, string> = { accept: 'application/json', ...source.headers };
+  if (source.maxPageSize) headers.prefer = `odata.maxpagesize=${source.maxPageSize}`;
+  const backoff = options.backoffMs ?? 500;
+  const tokens: TokenSource | undefined = source.auth
+    ? oauth2TokenSource(source.auth, { timeoutMs: source.timeoutMs, retries: source.retries, signal: ctx.signal, backoffMs: options.backoffMs })
+    : undefined;
+  const credential = tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined);
+  let requests = 0;
+  const budget = sourceBudget(source, ctx);
+
+  async function get(url: string, what: string): Promise<Page> {
+    const place = { file: displayUrl(url), record: what };
+    let refreshed = false;
+    for (let attempt = 0; ; attempt++) {
+      const token = tokens ? await tokens.token() : source.bearerToken;
+      requests++;
+      try {
+        const { body, cancel } = await httpGet(url, {
+          headers,
+          bearerToken: token,
+          timeoutMs: source.timeoutMs,
+          retries: source.retries,
+          signal: ctx.signal,
+          logger: ctx.logger,
+          backoffMs: options.backoffMs,
+          budget,
+        });
+        return parsePage(await readCapped(body, cancel, source.maxPageBytes, place), place, source.maxPageRecords);
+      } catch (err) {
+        if (err instanceof FeedReadError && err.status === 401) {
+          if (tokens && token && !refreshed) {
+            // an expired or revoked token: one fresh token, then the same page again
+            tokens.refused(token);
+            refreshed = true;
+            attempt--;
+            continue;
+          }
+          const fix = tokens ? 'check source.auth (clientId, clientSecret, scope) and the client\'s rights' : credential ? 'check source.bearerToken' : 'the server wants credentials: set source.auth or source.bearerToken';
+          const refused = credential ? `refused ${credential}${refreshed ? ', even with a fresh token' : ''}` : 'asks for credentials';
+          throw new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, { cause: err, status: 401 });
+        }
+        if (!(err instanceof PageBodyError) || attempt >= source.retries) throw err;
+        ctx.logger.warn({ url: place.file, page: what, attempt: attempt + 1 }, `RESO page unreadable, asking for it again: ${err.message}`);
+        await sleep(backoff * 2 ** attempt, undefined, { signal: ctx.signal }).catch((e) => {
+          throw new AbortedError(`GET ${place.file}`, e);
+        });
+      }
+    }
+  }
+
+  return {
+    get,
+    get requests() {
+      return requests;
+    },
+  };
+}
+
+/** A page body that broke off or does not parse: asking for the page again can help. */
+class PageBodyError extends FeedReadError {}
+
+async function readCapped(body: AsyncIterable<Uint8Array>, cancel: () => void, max: number, place: { file: string; record: string }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const c of body) {
+      size += c.byteLength;
+      if (size > max) {
+        cancel();
+        throw new FeedReadError(`the page is larger than source.maxPageBytes (${max} bytes)`, place, false);
+      }
+      chunks.push(Buffer.from(c));
+    }
+  } catch (err) {
+    if (err instanceof FeedReadError && err.retryable) throw new PageBodyError(causeMessage(err), place, true, { cause: err });
+    throw err;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parsePage(text: string, place: { file: string; record: string }, maxRecords: number): Page {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new PageBodyError(`the page is not JSON (${causeMessage(err)}); it starts ${JSON.stringify(text.slice(0, 80))}`, place, true, { cause: err });
+  }
+  return checkPage(json, place, maxRecords);
+}
+
+export function checkPage(json: unknown, place: { file: string; record?: string }, maxRecords: number): Page {
+  const r = Page.safeParse(json);
+  if (!r.success) throw new FeedReadError('not an OData page: expected { "value": [...] }', place, false);
+  if (r.data.value.length > maxRecords) {
+    throw new FeedReadError(`the page holds ${r.data.value.length} records, more than source.maxPageRecords (${maxRecords})`, place, false);
+  }
+  return r.data;
+}

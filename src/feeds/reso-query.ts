@@ -1,0 +1,85 @@
+// The OData queries of a RESO pull, as plain data → URL. Pure: no I/O.
+//
+// Keyset paging: each page asks for the records after the last one read, so a record changed (and
+// moved to the end) or deleted during the pull cannot shift another one out of the pages, the way a
+// `$skip` nextLink does.
+// - A full pull orders by key: `key gt 'last'`. A record changed during it keeps its place.
+// - An incremental pull orders by (ModificationTimestamp, key) from the mark: `ModificationTimestamp
+//   ge <mark>` (ge: records written later with the mark's exact timestamp are read again, whatever
+//   their key), then `ModificationTimestamp gt <t> or (ModificationTimestamp eq <t> and key gt 'k')`.
+// Timestamps go out as the server sent them (its own format and precision, since some servers
+// compare them as text); our clock, where one is needed, as ISO 8601 with milliseconds.
+
+export const TS = 'ModificationTimestamp';
+
+/** ISO 8601 as OData writes a DateTimeOffset literal; anything else is never put in a filter. */
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A timestamp that may be a mark: ISO 8601, parses, and not after `now` (a future stamp would freeze pulls). */
+export function usableTimestamp(value: unknown, now: number): string | undefined {
+  if (typeof value !== 'string' || !ISO_TIMESTAMP.test(value)) return undefined;
+  const t = Date.parse(value);
+  return Number.isNaN(t) || t > now ? undefined : value;
+}
+
+export function laterOf(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Date.parse(b) > Date.parse(a) ? b : a;
+}
+
+/** A key as an OData literal: numbers bare, text quoted with '' for '. */
+export function keyLiteral(key: unknown): string {
+  return typeof key === 'number' && Number.isFinite(key) ? String(key) : `'${String(key).replace(/'/g, "''")}'`;
+}
+
+export function and(...parts: Array<string | undefined>): string | undefined {
+  const present = parts.filter((p): p is string => Boolean(p));
+  if (present.length <= 1) return present[0];
+  return present.map((p) => `(${p})`).join(' and ');
+}
+
+export interface QueryParts {
+  filter?: string;
+  orderby?: string;
+  top?: number;
+  select?: string[];
+  expandMedia?: boolean;
+}
+
+export function queryUrl(base: string, resource: string, q: QueryParts): string {
+  const params: string[] = [];
+  if (q.filter) params.push(`$filter=${encodeURIComponent(q.filter)}`);
+  if (q.orderby) params.push(`$orderby=${encodeURIComponent(q.orderby)}`);
+  if (q.top !== undefined) params.push(`$top=${q.top}`);
+  if (q.select?.length) params.push(`$select=${encodeURIComponent(q.select.join(','))}`);
+  if (q.expandMedia) params.push('$expand=Media');
+  return `${base.replace(/\/+$/, '')}/${resource}?${params.join('&')}`;
+}
+
+/** Records changed since the mark: by ModificationTimestamp, or by the photos' own timestamp where the server has one. */
+export function sinceFilter(mark: { ts: string; photos?: string }, photosField: string | null): string {
+  const parts = [`${TS} ge ${mark.ts}`];
+  if (photosField && mark.photos) parts.push(`${photosField} ge ${mark.photos}`);
+  return parts.join(' or ');
+}
+
+/** After the last record read, in the pull's order. */
+export function afterFilter(order: 'key' | 'time', keyField: string, last: { key: unknown; ts?: string }): string {
+  const key = `${keyField} gt ${keyLiteral(last.key)}`;
+  if (order === 'key') return key;
+  return `${TS} gt ${last.ts} or (${TS} eq ${last.ts} and ${key})`;
+}
+
+export function orderBy(order: 'key' | 'time', keyField: string): string {
+  return order === 'key' ? keyField : `${TS},${keyField}`;
+}
+
+/** Where the server stands now: its latest (non-future) value of `field`, one record. */
+export function headQuery(field: string, userFilter: string | undefined, nowIso: string): QueryParts {
+  return { filter: and(userFilter, `${field} le ${nowIso}`), orderby: `${field} desc`, top: 1 };
+}
+
+export function isTimestampLiteral(value: unknown): value is string {
+  return typeof value === 'string' && ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));
+}

@@ -1,0 +1,115 @@
+// The change log without Redis: JSON lines in one file beside the state file (`changes.jsonl`),
+// one line per change ({"c": entry}) or finished run ({"r": run}). Bounded: when the file passes
+// maxBytes, or its oldest line is past retentionDays, it is rewritten keeping what is recent
+// (written to a temporary file, then renamed). Every text stored is masked of secrets first.
+import { createReadStream } from 'node:fs';
+import { appendFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { redactSecrets } from '../log.js';
+import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits, type RunEntry } from './change-log.js';
+
+type Line = { c: ChangeEntry } | { r: RunEntry };
+
+/** about 300 bytes a change: maxPerFeed changes of a handful of feeds */
+const BYTES_PER_CHANGE = 300;
+
+export async function createFileChangeLog(path: string, limits: ChangeLogLimits = DEFAULT_LIMITS): Promise<ChangeLog> {
+  const maxBytes = Math.max(1 << 20, limits.maxPerFeed * BYTES_PER_CHANGE * 4);
+  let pending: Promise<void> = Promise.resolve();
+  const serial = (fn: () => Promise<void>) => (pending = pending.then(fn));
+  await mkdir(dirname(path), { recursive: true });
+
+  const write = (lines: Line[]) =>
+    serial(async () => {
+      await appendFile(path, lines.map((l) => redactSecrets(JSON.stringify(l)) + '\n').join(''));
+      await trimIfNeeded(path, maxBytes, limits.retentionDays);
+    });
+
+  async function* read(): AsyncGenerator<Line> {
+    await pending;
+    let input;
+    try {
+      await stat(path);
+      input = createReadStream(path, 'utf8');
+    } catch {
+      return;
+    }
+    for await (const text of createInterface({ input, crlfDelay: Infinity })) {
+      const line = parseLine(text);
+      if (line) yield line;
+    }
+  }
+
+  return {
+    location: path,
+    append: (entries) => (entries.length ? write(entries.map((c) => ({ c }))) : Promise.resolve()),
+    finishRun: (run) => write([{ r: run }]),
+    async run(runId, limit) {
+      let run: RunEntry | undefined;
+      const changes: ChangeEntry[] = [];
+      for await (const l of read()) {
+        if ('r' in l && l.r.runId === runId) run = l.r;
+        else if ('c' in l && l.c.runId === runId && changes.length < limit) changes.push(l.c);
+      }
+      return { run, changes };
+    },
+    async history(feed, key, limit) {
+      const found: ChangeEntry[] = [];
+      for await (const l of read()) if ('c' in l && l.c.feed === feed && l.c.change.key === key) found.push(l.c);
+      return found.reverse().slice(0, limit);
+    },
+    async runs(feed, limit) {
+      const found: RunEntry[] = [];
+      for await (const l of read()) if ('r' in l && (!feed || l.r.feed === feed)) found.push(l.r);
+      return found.reverse().slice(0, limit);
+    },
+    close: () => pending,
+  };
+}
+
+async function trimIfNeeded(path: string, maxBytes: number, retentionDays: number): Promise<void> {
+  const { size } = await stat(path);
+  const cutoff = new Date(Date.now() - retentionDays * 86_400_000).toISOString();
+  const head = size > 0 ? (await readHead(path)) : undefined;
+  const oldest = head && atOf(head);
+  if (size <= maxBytes && (!oldest || oldest >= cutoff)) return;
+  const lines = (await readFile(path, 'utf8')).split('\n').filter(Boolean);
+  // keep the newest half of the budget, and nothing past the retention
+  const kept: string[] = [];
+  let bytes = 0;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const text = lines[i]!;
+    const line = parseLine(text);
+    if (!line || (atOf(line) ?? '') < cutoff) break;
+    bytes += text.length + 1;
+    if (bytes > maxBytes / 2) break;
+    kept.push(text);
+  }
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, kept.reverse().map((l) => l + '\n').join(''));
+  await rename(tmp, path);
+}
+
+async function readHead(path: string): Promise<Line | undefined> {
+  const input = createReadStream(path, { encoding: 'utf8', end: 64 * 1024 });
+  for await (const text of createInterface({ input, crlfDelay: Infinity })) {
+    input.destroy();
+    return parseLine(text);
+  }
+  return undefined;
+}
+
+function atOf(l: Line): string | undefined {
+  return 'c' in l ? l.c.at : l.r.finishedAt;
+}
+
+function parseLine(text: string): Line | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v && typeof v === 'object' && ('c' in v || 'r' in v)) return v as Line;
+  } catch {
+    // a torn last line (a crash mid-append) is skipped
+  }
+  return undefined;
+}

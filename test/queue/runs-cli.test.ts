@@ -1,0 +1,89 @@
+// `feedsync runs` as a user runs it: a foreground sync with Redis is in the history like a queued
+// one; without a redis section it says which Redis it read; an unknown feed is exit 2 with the
+// message `sync` and `feed preview` give.
+import { randomUUID } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { feedsync } from '../settings/run-cli.js';
+import { COLUMNS, createSyncEnv, csv, rows, SN, type SyncEnv } from '../sync/helpers/feed.js';
+
+const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const prefix = `test-runs-${randomUUID()}`;
+let te: TestEmulator;
+let env: SyncEnv;
+let withRedis: string;
+let withoutRedis: string;
+
+beforeAll(async () => {
+  te = await startTestEmulator();
+  env = await createSyncEnv();
+  const body = (redis: string[]) => [
+    'api:',
+    `  baseUrl: ${te.url}`,
+    `  secretKey: ${TEST_SECRET_KEY}`,
+    `  sessionKey: ${TEST_SESSION_KEY}`,
+    ...redis,
+    'feeds:',
+    '  - name: homes',
+    `    chatbot: ${SN}`,
+    '    source: { kind: csv, path: homes.csv }',
+    '    mapping:',
+    '      fields:',
+    ...COLUMNS.map((c) => `        ${c}: ${c}`),
+  ];
+  withRedis = join(env.dir, 'with-redis.yaml');
+  withoutRedis = join(env.dir, 'without-redis.yaml');
+  await writeFile(withRedis, body(['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`]).join('\n'));
+  await writeFile(withoutRedis, body([]).join('\n'));
+  await writeFile(join(env.dir, 'homes.csv'), csv(rows(3)));
+});
+
+afterAll(async () => {
+  await te.close();
+  await rm(env.dir, { recursive: true, force: true });
+  const redis = new Redis(REDIS_URL);
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  await redis.quit();
+});
+
+describe('feedsync runs', () => {
+  it('lists a foreground sync made with a Redis config, like a queued run', async () => {
+    const sync = await feedsync(['sync', '--config', withRedis]);
+    expect(sync.code).toBe(0);
+    const runs = await feedsync(['runs', '--config', withRedis, '--feed', 'homes', '--json']);
+    expect(runs.code).toBe(0);
+    const doc = JSON.parse(runs.stdout);
+    expect(doc.runs).toHaveLength(1);
+    expect(doc.runs[0]).toMatchObject({ job: 'listing-sync', queue: 'foreground', feed: 'homes', chatbot: SN, outcome: 'ok', attempt: { made: 1, max: 1 } });
+    expect(doc.runs[0].summary).toContain('3 created');
+    expect(doc.runs[0].jobId).toMatch(/^foreground-\d{14}-\d+$/);
+    const table = await feedsync(['runs', '--config', withRedis]);
+    expect(table.stdout).toMatch(/listing-sync\s+homes\s+ok\s+1\/1\s+foreground-/);
+    expect(table.stderr).toBe('');
+  });
+
+  it('without a redis section says which Redis it read', async () => {
+    const byDefault = await feedsync(['runs', '--config', withoutRedis, '--feed', 'homes', '--limit', '1'], { REDIS_URL: '' });
+    expect(byDefault.code).toBe(0);
+    expect(byDefault.stderr).toContain(
+      `feedsync: ${withoutRedis} has no redis section: reading run history from redis://127.0.0.1:6379 (the default, as REDIS_URL is not set either); foreground syncs with this config record none\n`,
+    );
+    const byEnv = await feedsync(['runs', '--config', withoutRedis, '--feed', 'homes', '--limit', '1'], { REDIS_URL });
+    expect(byEnv.stderr).toContain(`has no redis section: reading run history from ${REDIS_URL} (from REDIS_URL)`);
+  });
+
+  it('an unknown --feed is exit 2 with the same message as sync and feed preview', async () => {
+    const runs = await feedsync(['runs', '--config', withRedis, '--feed', 'nope']);
+    const sync = await feedsync(['sync', '--config', withRedis, '--feed', 'nope']);
+    const preview = await feedsync(['feed', 'preview', '--config', withRedis, '--feed', 'nope']);
+    const message = `feedsync: unknown feed nope; feeds in ${withRedis}: homes\n`;
+    for (const r of [runs, sync, preview]) {
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(message);
+    }
+  });
+});
