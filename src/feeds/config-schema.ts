@@ -20,7 +20,20 @@ const location = {
   headers: z.record(z.string(), z.string()).default({}),
   bearerToken: z.string().optional().describe('sent as Authorization: Bearer <token>'),
   // bounded: Node's timers make anything above 2^31-1 ms a 1 ms timeout
-  timeoutMs: z.number().int().min(1).max(3_600_000).default(60_000),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(3_600_000)
+    .default(600_000)
+    .describe('total deadline of one request: the response and its whole body (not an idle timeout)'),
+  maxBytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('most bytes a feed (or one RESO page) may have, after gunzip (default 4 GiB)'),
+  maxCompressionRatio: z.number().positive().optional().describe('a gzip feed expanding more than this many times is refused as a bomb (default 200)'),
   retries: z.number().int().min(0).max(20).default(3),
   /** gzip: by Content-Encoding/Content-Type header or a .gz name unless forced */
   gzip: z.boolean().optional(),

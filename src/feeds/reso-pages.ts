@@ -48,9 +48,11 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           bearerToken: token,
           timeoutMs: source.timeoutMs,
           retries: source.retries,
+          maxCompressionRatio: source.maxCompressionRatio,
           signal: ctx.signal,
           logger: ctx.logger,
           backoffMs: options.backoffMs,
+          beforeRequest: ctx.beforeRequest,
           budget,
         });
         return parsePage(await readCapped(body, cancel, source.maxPageBytes, place), place, source.maxPageRecords);

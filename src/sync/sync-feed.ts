@@ -16,8 +16,9 @@ import { createFeedCollector } from './desired.js';
 import { createChange, deleteChange, rejectChange, updateChange, type ChangeSink } from './changes.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
-import { planDeletes, planListing } from './plan.js';
-import type { PlannedDelete, PlanOptions, RemoteSide } from './plan-types.js';
+import { createPendingWindow } from './pending.js';
+import { planAgain, planDeletes, planListing } from './plan.js';
+import type { DesiredListing, PlannedDelete, PlanOptions, RemoteSide } from './plan-types.js';
 import { fetchRemote } from './remote.js';
 import { callsBetween, summaryLine, type PlanView, type SyncOutcome, type SyncReport } from './report.js';
 
@@ -57,6 +58,11 @@ export interface SyncOptions {
   /** for tests of the grace period */
   now?: () => Date;
 }
+
+/** Listings read but not yet planned: a key repeated within this many records is written once. */
+const PENDING_WINDOW = 1000;
+/** Records of recurring keys held until the feed ends (past it they are planned at once). */
+const MAX_HELD = 10_000;
 
 export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport> {
   const startedAt = new Date();
@@ -106,35 +112,60 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
 
   const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
+  const pending = createPendingWindow({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: own.recurring });
+  /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
+  const sent = new Set<string>();
+  const plan = (entry: DesiredListing, late: boolean): Job | undefined => {
+    const copies = remote.byKey.get(entry.key);
+    const d = sent.has(entry.key) ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
+    if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
+    // a late record's key was planned already, its remote copies with it
+    if (!late) {
+      if (d.duplicates) tally.duplicates++;
+      tally.duplicateDeletes.push(...d.duplicateDeletes);
+    }
+    if (d.create) {
+      tally.creates++;
+      sent.add(entry.key);
+      if (!opts.dryRun) return { kind: 'create', create: d.create };
+      view.creates.push(d.create.key);
+      deps.changes?.(createChange(d.create));
+    } else if (d.update) {
+      tally.updates++;
+      sent.add(entry.key);
+      if (!opts.dryRun) return { kind: 'update', update: d.update };
+      view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
+      deps.changes?.(updateChange(d.update));
+    } else tally.unchanged++;
+    return undefined;
+  };
   async function* writes(): AsyncGenerator<Job> {
     try {
       for await (const item of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
         const entry = collector.add(item);
         if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
         if (!entry) continue;
-        const d = planListing(entry, remote.byKey.get(entry.key), planOptions);
-        if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
-        if (d.duplicates) tally.duplicates++;
-        tally.duplicateDeletes.push(...d.duplicateDeletes);
-        if (d.create) {
-          tally.creates++;
-          if (opts.dryRun) {
-            view.creates.push(d.create.key);
-            deps.changes?.(createChange(d.create));
-          } else yield { kind: 'create', create: d.create };
-        } else if (d.update) {
-          tally.updates++;
-          if (opts.dryRun) {
-            view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
-            deps.changes?.(updateChange(d.update));
-          } else yield { kind: 'update', update: d.update };
-        } else tally.unchanged++;
+        for (const ready of pending.push(entry)) {
+          const job = plan(ready, false);
+          if (job) yield job;
+        }
       }
     } catch (err) {
       collector.fail(err);
     }
+    for (const ready of pending.drain()) {
+      const job = plan(ready, false);
+      if (job) yield job;
+    }
     feedDone = true;
     timings.feedMs = ms();
+  }
+  /** the held records (keys that recur): planned once every earlier write has finished */
+  function* heldWrites(): Generator<Job> {
+    for (const entry of pending.held()) {
+      const job = plan(entry, pending.planned(entry.key));
+      if (job) yield job;
+    }
   }
 
   const executor = createExecutor({
@@ -149,8 +180,13 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     onProgress: ({ done }) => progress('write', done),
     changes: deps.changes,
   });
-  if (opts.dryRun) for await (const _ of writes());
-  else await executor.run(writes());
+  if (opts.dryRun) {
+    for await (const _ of writes());
+    for (const _ of heldWrites());
+  } else {
+    await executor.run(writes());
+    if (!executor.result.stopped) await executor.run(heldWrites());
+  }
   fingerprints.clear(); // not needed past planning: 100k entries
   const desired = collector.side;
   // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
@@ -199,6 +235,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   changes.missingSince.set = guard.marks.set;
   changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
   if (outcome === 'ok' && opened.mark !== undefined) changes.mark = opened.mark;
+  if (feedDone) changes.recurring = { set: [...pending.recurring], delete: [...own.recurring].filter((k) => !pending.recurring.has(k)) };
   await commitChanges(store, changes);
   return finish({ outcome, message, remote: remoteInfo(remote), count: remote.count, guard, counted, exec });
 
