@@ -211,6 +211,16 @@ export class ValidationError extends FeedsyncError {
   }
 }
 
+/** A long-running process could not start (Redis does not answer, its port is taken). A restart may help. */
+export class StartupError extends FeedsyncError {
+  readonly code = 'STARTUP';
+  readonly retryable: boolean;
+  constructor(detail: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(`worker cannot start: ${detail}`, options);
+    this.retryable = options?.retryable ?? true;
+  }
+}
+
 /** A safety guard refused the run (too many deletes, incomplete feed). Exit status 3. */
 export class GuardError extends FeedsyncError {
   readonly code = 'GUARD';

@@ -10,6 +10,8 @@ import { AbortedError, causeMessage, isRetryable } from '../errors.js';
 import { openFeed } from '../feeds/index.js';
 import type { Logger } from '../log.js';
 import { mapFeed } from '../mapping/map-feed.js';
+import { compileMapping } from '../mapping/index.js';
+import { createUnmappedTally } from './unmapped.js';
 import type { KvStore } from '../state/kv-store.js';
 import { commitChanges, emptyChanges, loadChatbotState, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
 import { createFeedCollector } from './desired.js';
@@ -79,6 +81,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const collector = createFeedCollector('full');
   const tally = { creates: 0, updates: 0, unchanged: 0, recordFingerprints: [] as Array<[string, string]>, duplicates: 0, duplicateDeletes: [] as PlannedDelete[] };
   const view: PlanView = { creates: [], updates: [], deletes: [] };
+  const unmapped = createUnmappedTally();
 
   // The remote side first: each feed record is then planned (and written) as it is read, so the
   // feed is never held whole in memory.
@@ -141,7 +144,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   };
   async function* writes(): AsyncGenerator<Job> {
     try {
-      for await (const item of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
+      for await (const item of mapFeed(opened.items, compileMapping(feed.mapping, { onUnmapped: unmapped.add }), { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
         const entry = collector.add(item);
         if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
         if (!entry) continue;
@@ -295,6 +298,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         withheld: g?.withheld.length ?? 0,
         waiting: g?.waiting.length ?? 0,
       },
+      unmapped: unmapped.list(),
       source: { mode: desired.mode, complete: desired.complete, ...(desired.readError && { error: desired.readError }) },
       remote: r.remote,
       ...(r.dry && { plan: view }),

@@ -74,7 +74,7 @@ function start(def: JobDefinition<Payload>, yaml = API, concurrency = 2, watchdo
 
 describe('queue', () => {
   it('a schedule from config fires and runs a sync, and history keeps its report', async () => {
-    const yaml = `${API}feeds:\n${feedsYaml(['austin'], '    schedule: { cron: "* * * * * *", tz: America/Chicago }\n')}`;
+    const yaml = `${API}worker: { minScheduleIntervalSeconds: 1 }\nfeeds:\n${feedsYaml(['austin'], '    schedule: { cron: "* * * * * *", tz: America/Chicago }\n')}`;
     const config = start(syncDef(async (p) => ok(p.feed)), yaml);
     const changes = await applySchedules(queues, plannedSchedules(config.config, QUEUE_NAMES), silentLogger);
     expect(changes.upserted).toEqual(['sync:austin']);
