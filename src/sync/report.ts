@@ -44,6 +44,8 @@ export interface SyncReport {
   outcome: SyncOutcome;
   /** a rerun (a job retry) may succeed where this run did not */
   retryable: boolean;
+  /** ISO time before which a rerun cannot succeed: the feed source's request budget resets then */
+  retryAt?: string;
   dryRun: boolean;
   /** what went wrong as a whole, for a person: guard message, service down, feed unreadable */
   message?: string;

@@ -4,6 +4,7 @@
 // once, atomically, after the writes; the caller holds the chatbot's lock around the whole run.
 import type { CallCounter } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
+import type { Budgets } from '../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../config/schema.js';
 import { AbortedError, causeMessage, isRetryable } from '../errors.js';
 import { openFeed } from '../feeds/index.js';
@@ -44,6 +45,8 @@ export interface SyncDeps {
   /** counts this run's API calls for the report (fed by the client's onCall) */
   calls?: CallCounter;
   onProgress?: (p: SyncProgress) => void;
+  /** feed source request budgets (source.limits), shared through Redis in a worker */
+  budgets?: Budgets;
   /** the change log: told of every write (or, in a dry run, planned write), rejected record and held-back delete */
   changes?: ChangeSink;
 }
@@ -110,7 +113,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const ownedElsewhere = ownedByOtherFeeds(state, feed.name);
   const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
 
-  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, ...(own.mark !== undefined && { mark: own.mark }) });
+  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
   const pending = createPendingWindow({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: own.recurring });
   /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
@@ -262,6 +265,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       chatbot: feed.chatbot,
       outcome: r.outcome,
       retryable,
+      ...(retryable && desired.readErrorRetryAt && { retryAt: desired.readErrorRetryAt }),
       dryRun: Boolean(r.dry),
       ...(r.message && { message: r.message }),
       counts: {
