@@ -146,7 +146,7 @@ export function addDecision(plan: SyncPlan, key: string, d: ListingDecision): vo
  */
 export function planAgain(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
   const { key, listing } = entry;
-  const fingerprint = fingerprintCanonical(canonicalFromListing(listing, ALL_FIELDS), options.ignore);
+  const { fingerprint } = listingHashes(listing, options.ignore);
   const remoteId = copies?.length ? Math.max(...copies.map((c) => c.id)) : 0;
   return { update: { key, listing, fingerprint, remoteId, reason: 'unlisted', changes: [] }, duplicateDeletes: [] };
 }
