@@ -170,11 +170,15 @@ export class FeedReadError extends FeedsyncError {
     message: string,
     readonly place: ErrorPlace,
     readonly retryable: boolean,
-    options?: { cause?: unknown; status?: number },
+    options?: { cause?: unknown; status?: number; retryAt?: Date },
   ) {
     super(`${formatPlace(place)}: ${message}`, options);
     if (options?.status !== undefined) this.status = options.status;
+    if (options?.retryAt) this.retryAt = options.retryAt;
   }
+
+  /** a retry helps only from then on (a spent request budget resets) */
+  readonly retryAt?: Date;
 }
 
 /** One record of a feed could not be parsed; the rest of the feed goes on. */

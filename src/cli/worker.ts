@@ -27,6 +27,9 @@ import { createRuntime, redactUrl } from '../runtime.js';
 import { StartupError } from '../errors.js';
 import { within } from '../queue/deadline.js';
 import { createApp, createMetrics } from '../server/index.js';
+import { checkStaleness } from '../alerts/index.js';
+
+const STALE_CHECK_MS = 5 * 60_000;
 
 export interface WorkerOptions {
   config: string;
@@ -141,6 +144,18 @@ async function start(
     logger,
   });
   closers.push(() => workers.close(settings.shutdownTimeoutMs));
+
+  // "no successful sync for H hours" needs no run to happen: checked on a timer (every worker does
+  // it; the alert state in Redis makes each condition alert once).
+  const watchedSince = new Date().toISOString();
+  const feedTargets = loaded.config.feeds.map((f) => ({ feed: f.name, chatbot: f.chatbot }));
+  const staleTimer = setInterval(() => {
+    checkStaleness(runtime.store, loaded.config.alerts, feedTargets, watchedSince, logger).catch((err: Error) =>
+      logger.warn({ err: err.message }, 'staleness check failed'),
+    );
+  }, STALE_CHECK_MS);
+  staleTimer.unref();
+  closers.push(() => clearInterval(staleTimer));
 
   const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics });
   const server: Server = app.listen(opts.port ?? settings.port);

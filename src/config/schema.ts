@@ -1,6 +1,7 @@
 // The feedsync.yaml contract (DESIGN.md, "Config"). One schema, with defaults and descriptions,
 // parsed once at start.
 import { z } from 'zod';
+import { AlertsConfig } from '../alerts/config-schema.js';
 import { AskRequest, ChatbotSettings } from '../api/schemas.js';
 import { FeedSource } from '../feeds/config-schema.js';
 import { LISTING_FIELDS } from '../listing/schema.js';
@@ -133,6 +134,7 @@ export const Config = z
       })
       .prefault({})
       .describe('the per-listing change log read by `feedsync history` and `runs show`'),
+    alerts: AlertsConfig.prefault({}).describe('where alerts go and the rules that raise them'),
   })
   .superRefine((cfg, ctx) => {
     checkScheduleIntervals(cfg, ctx);

@@ -14,6 +14,17 @@ import { parseRetryAfter } from '../net/retry-after.js';
 import { maskSecrets, maskUrl, registerHeaderSecrets, registerSecret, registerUrlSecrets } from '../secrets.js';
 import { boundedGunzip, type ExpansionLimits } from './decompress.js';
 
+/**
+ * Paces requests to a source's request budget (source.limits, shared per credential; see
+ * source-budget.ts): awaited before every request attempt, told every response's status and headers
+ * (quota headers, Retry-After) before its body is read. beforeRequest may throw a retryable
+ * FeedReadError with `retryAt` when the budget is spent for longer than a read can wait.
+ */
+export interface RequestBudget {
+  beforeRequest(signal?: AbortSignal): Promise<void>;
+  onResponse(status: number, headers: { get(name: string): string | null }): Promise<void>;
+}
+
 /** Called before every feed request (each attempt, each redirect hop): where per-credential rate limits wait. */
 export type BeforeFeedRequest = (request: { url: string; credential: string | undefined; signal?: AbortSignal }) => Promise<void>;
 
@@ -30,6 +41,7 @@ export interface HttpGetOptions extends ExpansionLimits {
   /** most redirects followed (each within the origin, or to anywhere without credentials) */
   maxRedirects?: number;
   beforeRequest?: BeforeFeedRequest;
+  budget?: RequestBudget;
 }
 
 export const FEED_LIMIT_DEFAULTS = {
@@ -110,6 +122,7 @@ async function follow(
     const sameOrigin = new URL(url).origin === origin;
     const headers: Record<string, string> = { 'accept-encoding': 'gzip', ...(sameOrigin ? configured : {}) };
     await opts.beforeRequest?.({ url, credential: opts.bearerToken ?? configured.authorization, signal: opts.signal });
+    await opts.budget?.beforeRequest(opts.signal);
     const res = await boundedRequest({
       method: 'GET',
       url,
@@ -118,6 +131,7 @@ async function follow(
       maxBytes: opts.maxBytes ?? FEED_LIMIT_DEFAULTS.maxBytes,
       signal: opts.signal,
     });
+    await opts.budget?.onResponse(res.status, res.headers);
     const location = res.headers.get('location');
     if (res.status < 300 || res.status >= 400 || res.status === 304 || !location) return { res, finalUrl: url };
     res.cancel();

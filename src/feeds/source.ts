@@ -9,6 +9,7 @@ import { AbortedError, causeMessage, FeedReadError } from '../errors.js';
 import type { FeedSource } from './config-schema.js';
 import { boundedGunzip } from './decompress.js';
 import { displayUrl, httpGet } from './http.js';
+import { sourceBudget } from './source-budget.js';
 import type { FeedContext } from './types.js';
 
 export interface OpenedSource {
@@ -56,6 +57,7 @@ async function* urlBytes(url: string, label: string, source: FeedSource, ctx: Fe
     signal: ctx.signal,
     logger: ctx.logger,
     beforeRequest: ctx.beforeRequest,
+    budget: sourceBudget(source, ctx),
   });
   const type = response.headers.get('content-type') ?? '';
   const gzip = source.gzip ?? (/application\/(x-)?gzip/i.test(type) || /\.gz$/i.test(new URL(url).pathname));

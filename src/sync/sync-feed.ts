@@ -4,11 +4,14 @@
 // once, atomically, after the writes; the caller holds the chatbot's lock around the whole run.
 import type { CallCounter } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
+import type { Budgets } from '../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../config/schema.js';
 import { AbortedError, causeMessage, isRetryable } from '../errors.js';
 import { openFeed } from '../feeds/index.js';
 import type { Logger } from '../log.js';
 import { mapFeed } from '../mapping/map-feed.js';
+import { compileMapping } from '../mapping/index.js';
+import { createUnmappedTally } from './unmapped.js';
 import type { KvStore } from '../state/kv-store.js';
 import { commitChanges, emptyChanges, loadChatbotState, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
 import { createFeedCollector } from './desired.js';
@@ -42,6 +45,8 @@ export interface SyncDeps {
   /** counts this run's API calls for the report (fed by the client's onCall) */
   calls?: CallCounter;
   onProgress?: (p: SyncProgress) => void;
+  /** feed source request budgets (source.limits), shared through Redis in a worker */
+  budgets?: Budgets;
   /** the change log: told of every write (or, in a dry run, planned write), rejected record and held-back delete */
   changes?: ChangeSink;
 }
@@ -76,6 +81,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const collector = createFeedCollector('full');
   const tally = { creates: 0, updates: 0, unchanged: 0, recordFingerprints: [] as Array<[string, string]>, duplicates: 0, duplicateDeletes: [] as PlannedDelete[] };
   const view: PlanView = { creates: [], updates: [], deletes: [] };
+  const unmapped = createUnmappedTally();
 
   // The remote side first: each feed record is then planned (and written) as it is read, so the
   // feed is never held whole in memory.
@@ -107,7 +113,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const ownedElsewhere = ownedByOtherFeeds(state, feed.name);
   const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
 
-  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, ...(own.mark !== undefined && { mark: own.mark }) });
+  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
   const pending = createPendingWindow({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: own.recurring });
   /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
@@ -138,7 +144,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   };
   async function* writes(): AsyncGenerator<Job> {
     try {
-      for await (const item of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
+      for await (const item of mapFeed(opened.items, compileMapping(feed.mapping, { onUnmapped: unmapped.add }), { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
         const entry = collector.add(item);
         if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
         if (!entry) continue;
@@ -259,6 +265,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       chatbot: feed.chatbot,
       outcome: r.outcome,
       retryable,
+      ...(retryable && desired.readErrorRetryAt && { retryAt: desired.readErrorRetryAt }),
       dryRun: Boolean(r.dry),
       ...(r.message && { message: r.message }),
       counts: {
@@ -291,6 +298,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         withheld: g?.withheld.length ?? 0,
         waiting: g?.waiting.length ?? 0,
       },
+      unmapped: unmapped.list(),
       source: { mode: desired.mode, complete: desired.complete, ...(desired.readError && { error: desired.readError }) },
       remote: r.remote,
       ...(r.dry && { plan: view }),

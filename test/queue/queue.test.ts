@@ -87,6 +87,25 @@ describe('queue', () => {
     expect(schedulers.map((s) => [s.key, s.pattern, s.tz])).toEqual([['sync:austin', '* * * * * *', 'America/Chicago']]);
   });
 
+  it('a run stopped by a spent request budget is retried when the budget resets, not before', async () => {
+    const resetAt = Date.now() + 1500;
+    let calls = 0;
+    let secondAt = 0;
+    start(
+      syncDef(async (p) => {
+        calls++;
+        secondAt = Date.now();
+        if (calls === 1) return { outcome: 'partial', summary: `budget spent for ${p.feed}`, retryable: true, retryAt: new Date(resetAt).toISOString() };
+        return ok(p.feed);
+      }),
+    );
+    const { jobId } = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
+    await until('the job to wait for the reset', async () => (await queues.sync.getJobState(jobId)) === 'delayed');
+    expect((await waitForJob(redis, queues, 'sync', jobId)).state).toBe('completed');
+    expect(calls).toBe(2);
+    expect(secondAt).toBeGreaterThanOrEqual(resetAt);
+  });
+
   it('removes schedulers no longer in config and keeps the others', async () => {
     const two = loadedConfig(`${API}feeds:\n${feedsYaml(['a', 'b'], '    schedule: { cron: "0 2 * * *" }\n')}chatbots:\n  - serialNumber: SN-1\n    schedule: { smoke: "*/5 * * * *" }\n`);
     await applySchedules(queues, plannedSchedules(two.config, QUEUE_NAMES), silentLogger);
