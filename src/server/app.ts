@@ -5,12 +5,14 @@ import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express } from 'express';
 import type { Queues } from '../queue/index.js';
 import { checkHealth, type HealthDeps } from './health.js';
+import { uiGuard, type UiAdmin } from './ui-auth.js';
 import type { WorkerMetrics } from './metrics.js';
 
 export const UI_PATH = '/ui';
 
 
-export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics }): Express {
+/** `admin`: who may act in the queue UI (ui-auth.ts); without it the UI is read-only. /healthz and /metrics stay open. */
+export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; admin?: UiAdmin }): Express {
   const app = express();
   app.disable('x-powered-by');
 
@@ -31,11 +33,11 @@ export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMe
   const board = new ExpressAdapter();
   board.setBasePath(UI_PATH);
   createBullBoard({
-    queues: Object.values(deps.queues).map((q) => new BullMQAdapter(q)),
+    queues: Object.values(deps.queues).map((q) => new BullMQAdapter(q, { readOnlyMode: !deps.admin })),
     serverAdapter: board,
     options: { uiConfig: { boardTitle: 'feedsync' } },
   });
-  app.use(UI_PATH, board.getRouter());
+  app.use(UI_PATH, uiGuard(deps.admin), board.getRouter());
 
   app.get('/', (_req, res) => res.redirect(UI_PATH));
   return app;
