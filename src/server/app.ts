@@ -1,4 +1,4 @@
-// The worker's HTTP face: /healthz, /metrics and the queue UI (Bull Board) at /ui.
+// The worker's HTTP face: /healthz, /metrics, the queue UI (Bull Board) at /ui and the status page at /status.
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -7,12 +7,15 @@ import type { Queues } from '../queue/index.js';
 import { checkHealth, type HealthDeps } from './health.js';
 import { uiGuard, type UiAdmin } from './ui-auth.js';
 import type { WorkerMetrics } from './metrics.js';
+import { statusRouter } from './status/routes.js';
+import type { StatusDeps } from './status/status-data.js';
+import { STATUS_PATH } from './status/status-page.js';
 
 export const UI_PATH = '/ui';
 
 
 /** `admin`: who may act in the queue UI (ui-auth.ts); without it the UI is read-only. /healthz and /metrics stay open. */
-export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; admin?: UiAdmin }): Express {
+export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; status?: StatusDeps; admin?: UiAdmin }): Express {
   const app = express();
   app.disable('x-powered-by');
 
@@ -38,6 +41,8 @@ export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMe
     options: { uiConfig: { boardTitle: 'feedsync' } },
   });
   app.use(UI_PATH, uiGuard(deps.admin), board.getRouter());
+
+  if (deps.status) app.use(STATUS_PATH, statusRouter(deps.status));
 
   app.get('/', (_req, res) => res.redirect(UI_PATH));
   return app;
