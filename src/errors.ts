@@ -211,6 +211,12 @@ export class ValidationError extends FeedsyncError {
   }
 }
 
+/** The chatbot's list could not be paged to its end (endless, repeated pages): nothing can be planned. */
+export class PagingError extends FeedsyncError {
+  readonly code = 'PAGING';
+  readonly retryable = false;
+}
+
 /** A long-running process could not start (Redis does not answer, its port is taken). A restart may help. */
 export class StartupError extends FeedsyncError {
   readonly code = 'STARTUP';
@@ -250,6 +256,13 @@ export function formatPlace(p: ErrorPlace): string {
 function effectiveStatus(httpStatus: number, apiCode: number | undefined): number {
   // A real server may answer HTTP 200 with Success false; its Code then tells what happened.
   return httpStatus >= 200 && httpStatus < 300 && apiCode !== undefined ? apiCode : httpStatus;
+}
+
+/** 401 or 403 when the error is the API or a feed server refusing our credentials; else undefined. */
+export function authStatus(err: unknown): 401 | 403 | undefined {
+  const status =
+    err instanceof ApiError ? effectiveStatus(err.httpStatus, err.apiCode) : err instanceof ResponseFormatError ? err.httpStatus : err instanceof FeedReadError ? err.status : undefined;
+  return status === 401 || status === 403 ? status : undefined;
 }
 
 export function isRetryableStatus(status: number): boolean {

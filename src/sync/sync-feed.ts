@@ -14,6 +14,7 @@ import { compileMapping } from '../mapping/index.js';
 import { createUnmappedTally } from './unmapped.js';
 import type { KvStore } from '../state/kv-store.js';
 import { commitChanges, emptyChanges, loadChatbotState, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
+import { authFailure } from './auth.js';
 import { createFeedCollector } from './desired.js';
 import { createChange, deleteChange, rejectChange, updateChange, type ChangeSink } from './changes.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
@@ -75,7 +76,12 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const now = opts.now ?? (() => new Date());
   const logger = deps.logger.child({ feed: feed.name, chatbot: feed.chatbot });
   const callsBefore = deps.calls?.snapshot();
-  const { api, store, apiConfig, signal } = deps;
+  const { api, store, apiConfig } = deps;
+  // The run's own deadline (feeds[].deadlineMinutes) joins the caller's signal (shutdown, lost lock, Ctrl-C).
+  const deadline = AbortSignal.timeout(feed.deadlineMinutes * 60_000);
+  const signal = deps.signal ? AbortSignal.any([deps.signal, deadline]) : deadline;
+  const deadlineMessage = () =>
+    `the run passed its deadline (deadlineMinutes ${feed.deadlineMinutes} of feed ${feed.name}): calls in flight were finished, nothing new was sent; the next run goes on from what was written`;
   const ignore: ReadonlySet<string> = new Set(feed.ignore);
   const progress = (phase: SyncProgress['phase'], done: number) => deps.onProgress?.({ feed: feed.name, phase, done });
   const collector = createFeedCollector('full');
@@ -91,6 +97,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       serialNumber: feed.chatbot,
       keyBy: feed.keyBy,
       pageSize: apiConfig.pageSize,
+      maxPages: apiConfig.maxPages,
       concurrency: apiConfig.concurrency,
       signal,
       ignore,
@@ -98,9 +105,9 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       keepCanonical: Boolean(opts.dryRun || deps.changes),
     });
   } catch (err) {
-    if (!isRetryable(err) && !(err instanceof AbortedError)) throw err;
-    const outcome: SyncOutcome = err instanceof AbortedError ? 'aborted' : 'unavailable';
-    const message = `the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
+    // whatever went wrong, this feed's run ends here with a report; the other feeds go on
+    const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
+    const message = authFailure(err, feed.name) ?? `${deadline.aborted ? `${deadlineMessage()}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
     return finish({ outcome, message, remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: causeMessage(err) }, count: 0 });
   }
   timings.remoteMs = ms();
@@ -115,6 +122,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
 
   const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
+  /** the feed server refused our credentials: the run fails, nothing more is asked of anyone */
+  let feedAuth: string | undefined;
   const pending = createPendingWindow({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: own.recurring });
   /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
   const sent = new Set<string>();
@@ -154,7 +163,9 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         }
       }
     } catch (err) {
+      feedAuth = authFailure(err, feed.name);
       collector.fail(err);
+      if (feedAuth) return;
     }
     for (const ready of pending.drain()) {
       const job = plan(ready, false);
@@ -179,16 +190,17 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     batchSize: feed.deletes.batchSize,
     retries: apiConfig.retries,
     logger,
+    feed: feed.name,
     signal,
     onProgress: ({ done }) => progress('write', done),
     changes: deps.changes,
   });
   if (opts.dryRun) {
     for await (const _ of writes());
-    for (const _ of heldWrites());
+    if (!feedAuth) for (const _ of heldWrites());
   } else {
     await executor.run(writes());
-    if (!executor.result.stopped) await executor.run(heldWrites());
+    if (!executor.result.stopped && !feedAuth) await executor.run(heldWrites());
   }
   fingerprints.clear(); // not needed past planning: 100k entries
   const desired = collector.side;
@@ -222,16 +234,16 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     const shown = [...guard.allowed, ...guard.withheld];
     view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
     const planned = { creates: tally.creates, updates: tally.updates, deletes: guard.allowed };
-    const outcome = runOutcome({ guard, failures: 0, complete: desired.complete });
-    return finish({ outcome, message: guard.message ?? readMessage(desired.readError), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
+    const outcome = runOutcome({ stopped: feedAuth ? 'failed' : undefined, guard, failures: 0, complete: desired.complete });
+    return finish({ outcome, message: feedAuth ?? guard.message ?? readMessage(desired.readError), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
   }
 
   const exec = executor.result;
-  if (!exec.stopped && guard.allowed.length) await executor.run(deleteJobs(guard.allowed, feed.deletes.batchSize));
+  if (!exec.stopped && !feedAuth && guard.allowed.length) await executor.run(deleteJobs(guard.allowed, feed.deletes.batchSize));
   timings.executeMs = ms();
 
-  const outcome = runOutcome({ stopped: exec.stopped, guard, failures: exec.failures.length, complete: desired.complete });
-  const message = exec.stopReason ?? guard.message ?? readMessage(desired.readError);
+  const outcome = runOutcome({ stopped: exec.stopped ?? (feedAuth ? 'failed' : undefined), guard, failures: exec.failures.length, complete: desired.complete });
+  const message = (deadline.aborted ? deadlineMessage() : (exec.stopReason ?? feedAuth)) ?? guard.message ?? readMessage(desired.readError);
   const changes = emptyChanges(feed.name);
   changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
   changes.fingerprints.delete = exec.deletedKeys;
@@ -258,8 +270,9 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     const desired = collector.side;
     const { calls, retries } = callsBetween(callsBefore, deps.calls?.snapshot());
     const failures = e?.failures ?? [];
+    // an interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this one wrote
     const retryable =
-      r.outcome === 'unavailable' || (r.outcome !== 'aborted' && (failures.some((f) => f.retryable) || Boolean(desired.readErrorRetryable)));
+      r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && (failures.some((f) => f.retryable) || Boolean(desired.readErrorRetryable)));
     const base: Omit<SyncReport, 'summary'> = {
       feed: feed.name,
       chatbot: feed.chatbot,

@@ -121,7 +121,8 @@ describe('the compose stack without Docker', () => {
 
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toContain('feedsync_runs_total{job="listing-sync",outcome="ok"} 1');
-    expect(metrics).toContain('feedsync_listings_total{op="created"} 293');
+    expect(metrics).toContain('feedsync_listings_total{feed="austin-csv",op="created"} 293');
+    expect(metrics).toMatch(/feedsync_feed_last_success_timestamp_seconds\{feed="austin-csv"\} \d/);
 
     // A feed that is not in the config: exit status 2 before anything is queued.
     const unknown = await cli('enqueue', 'sync', '--feed', 'nope').catch((e: { code: number; stderr: string }) => e);
