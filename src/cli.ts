@@ -88,6 +88,7 @@ program
   .option('--chatbot <sn>', 'chatbot for settings or smoke (repeatable; default all)', collect)
   .option('--dry-run', 'sync/settings: plan only')
   .option('--force', 'override guards / push unchanged settings')
+  .option('--full', 'sync: a full pull of an incremental RESO feed')
   .option('--wait', 'wait for the job and print its report')
   .option('--json', 'one JSON document on stdout')
   .action((job, opts) => run(() => import('./cli/enqueue.js'), { ...opts, job }));
