@@ -36,6 +36,7 @@ export const listingSync: JobDefinition<ListingSyncPayload, FeedRunReport> = {
         apiConfig: ctx.config.config.api,
         signal: ctx.signal,
         calls: ctx.calls,
+        budgets: ctx.runtime.budgets,
       },
       { dryRun: p.dryRun, force: p.force, full: p.full, attempt: ctx.attempt },
       { config: ctx.config, changeLog: ctx.runtime.changeLog, job: { jobId: ctx.jobId, attempt: ctx.attempt.made } },

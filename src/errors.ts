@@ -170,11 +170,15 @@ export class FeedReadError extends FeedsyncError {
     message: string,
     readonly place: ErrorPlace,
     readonly retryable: boolean,
-    options?: { cause?: unknown; status?: number },
+    options?: { cause?: unknown; status?: number; retryAt?: Date },
   ) {
     super(`${formatPlace(place)}: ${message}`, options);
     if (options?.status !== undefined) this.status = options.status;
+    if (options?.retryAt) this.retryAt = options.retryAt;
   }
+
+  /** a retry helps only from then on (a spent request budget resets) */
+  readonly retryAt?: Date;
 }
 
 /** One record of a feed could not be parsed; the rest of the feed goes on. */
@@ -204,6 +208,16 @@ export class ValidationError extends FeedsyncError {
     readonly issues: ReadonlyArray<ValidationIssue>,
   ) {
     super(`${formatPlace(place)}: ${issues.map(formatIssue).join('; ')}`);
+  }
+}
+
+/** A long-running process could not start (Redis does not answer, its port is taken). A restart may help. */
+export class StartupError extends FeedsyncError {
+  readonly code = 'STARTUP';
+  readonly retryable: boolean;
+  constructor(detail: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(`worker cannot start: ${detail}`, options);
+    this.retryable = options?.retryable ?? true;
   }
 }
 

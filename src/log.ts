@@ -1,25 +1,15 @@
 // One pino logger, to stderr (stdout is kept for --json output). Secrets never reach it: known
-// secret fields are redacted by path, and every secret value registered with `registerSecret`
-// is replaced wherever it would appear in a message or error text.
+// secret fields are redacted by path, and every secret value registered in secrets.ts is replaced
+// wherever it would appear in a line (message, error text, any field).
 import { pino, type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
+import { maskSecrets } from './secrets.js';
 import { stderrLine, type StatusLine } from './terminal.js';
 
 export type { Logger };
 
-const secrets = new Set<string>();
-
-/** Remember a secret value (API keys, bearer tokens) so it is masked in every log line and error. */
-export function registerSecret(value: string | undefined): void {
-  if (value && value.length >= 4) secrets.add(value);
-}
-
-/** Replace every registered secret in a string by [REDACTED]. */
-export function redactSecrets(text: string): string {
-  let out = text;
-  for (const s of secrets) out = out.split(s).join('[REDACTED]');
-  return out;
-}
+// The registry lives in secrets.ts; these names stay for the callers that import them from here.
+export { registerSecret, maskSecrets as redactSecrets } from './secrets.js';
 
 const REDACT_PATHS = [
   'secretKey',
@@ -52,7 +42,7 @@ export function createLogger(
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
       hooks: {
         // The last line of defence: a secret inside any string of a log line is masked too.
-        streamWrite: (line: string) => (secrets.size ? redactSecrets(line) : line),
+        streamWrite: (line: string) => maskSecrets(line),
       },
     },
     pretty

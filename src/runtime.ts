@@ -84,6 +84,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       secretKey: config.api.secretKey,
       sessionKey: config.api.sessionKey,
       timeoutMs: config.api.timeoutMs,
+      maxResponseBytes: config.api.maxResponseBytes,
       retry: { retries: config.api.retries },
       budget: apiBudget(budgets, { baseUrl, secretKey: config.api.secretKey, ratePerSecond: config.api.ratePerSecond, concurrency: config.api.concurrency }),
       onCall: opts.onCall,

@@ -4,9 +4,11 @@
 // can help (see retry.ts). `onCall` hears about every HTTP attempt.
 import type { z } from 'zod';
 import { FeedsyncError, RateLimitedError, ResponseFormatError, ValidationError } from '../errors.js';
-import { registerSecret } from '../log.js';
+import type { BoundedResponse } from '../net/request.js';
+import { keepAliveAgent } from '../net/request.js';
+import { registerSecret } from '../secrets.js';
 import { readEnvelope, parseEnvelope, snippet } from './envelope.js';
-import { attemptSignal, postJson, transportError, type AttemptSignal } from './http.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, postJson, transportError, type ApiTransport } from './http.js';
 import { localApiBudget } from './rate-limiter.js';
 import { retryDelay, retryPolicy } from './retry.js';
 import {
@@ -41,36 +43,36 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
   const policy = retryPolicy(opts.retry);
   const budget =
     opts.budget ?? localApiBudget({ baseUrl, secretKey: opts.secretKey, ratePerSecond: opts.ratePerSecond, concurrency: opts.concurrency });
+  const transport: ApiTransport = {
+    dispatcher: keepAliveAgent(),
+    timeoutMs: opts.timeoutMs,
+    maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+  };
 
   function headers(endpoint: EndpointName, accept: string): Record<string, string> {
     const key = AUTH_HEADER[endpoint] === 'authorization' ? opts.secretKey : opts.sessionKey;
     return { 'content-type': 'application/json', accept, [AUTH_HEADER[endpoint]]: key };
   }
 
-  /**
-   * Runs `attempt` until it succeeds, fails for good, or runs out of retries; one onCall per attempt.
-   * The attempt gets its own timeout signal and may keep it (a stream reads on after returning).
-   */
+  /** Runs `attempt` until it succeeds, fails for good, or runs out of retries; one onCall per attempt. */
   async function withRetry<T>(
     endpoint: EndpointName,
     call: CallOptions | undefined,
-    attempt: (att: AttemptSignal) => Promise<{ value: T; httpStatus: number }>,
+    attempt: () => Promise<{ value: T; httpStatus: number }>,
   ): Promise<T> {
     const caller = call?.signal;
     for (let n = 1; ; n++) {
       const permit = await budget.acquire(caller);
       const started = performance.now();
-      const att = attemptSignal(opts.timeoutMs, caller);
       const report = (e: Omit<ApiCallEvent, 'endpoint' | 'attempt' | 'durationMs'>) =>
         opts.onCall?.({ endpoint, attempt: n, durationMs: Math.round(performance.now() - started), ...e });
       try {
-        const { value, httpStatus } = await attempt(att);
+        const { value, httpStatus } = await attempt();
         permit.release();
         report({ outcome: 'ok', httpStatus, apiCode: 200 });
         return value;
       } catch (raw) {
-        att.dispose();
-        const err = raw instanceof FeedsyncError ? raw : transportError(ENDPOINTS[endpoint], raw, att, caller, opts.timeoutMs);
+        const err = raw instanceof FeedsyncError ? raw : transportError(ENDPOINTS[endpoint], raw, caller, transport);
         // The service asked the credential to wait: every process on it waits, not only this call.
         // Set before this call's slot is freed, so no call of ours starts in between.
         if (err instanceof RateLimitedError && err.retryAfterMs !== undefined) {
@@ -104,34 +106,35 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
   async function post<T>(endpoint: EndpointName, schema: z.ZodType, req: unknown, data: z.ZodType<T>, call?: CallOptions): Promise<T> {
     const body = validate(endpoint, schema, req);
     const url = baseUrl + ENDPOINTS[endpoint];
-    return withRetry(endpoint, call, async (att) => {
-      try {
-        const res = await postJson(url, headers(endpoint, 'application/json'), body, att.signal);
-        const text = await res.text();
-        return { value: readEnvelope(ENDPOINTS[endpoint], { status: res.status, headers: res.headers, text }, data), httpStatus: res.status };
-      } finally {
-        att.dispose();
-      }
+    return withRetry(endpoint, call, async () => {
+      const res = await postJson(ENDPOINTS[endpoint], url, headers(endpoint, 'application/json'), body, transport, call?.signal);
+      const text = await readText(endpoint, res, call?.signal);
+      return { value: readEnvelope(ENDPOINTS[endpoint], { status: res.status, headers: res.headers, text }, data), httpStatus: res.status };
     });
+  }
+
+  async function readText(endpoint: EndpointName, res: BoundedResponse, caller: AbortSignal | undefined): Promise<string> {
+    try {
+      return await res.text();
+    } catch (err) {
+      throw transportError(ENDPOINTS[endpoint], err, caller, transport, res.status);
+    }
   }
 
   async function* askStream(req: AskRequest, call?: CallOptions): AsyncGenerator<StreamEvent> {
     const endpoint = ENDPOINTS.ask;
     const body = { ...validate('ask', AskRequest, req), stream: true };
-    let att: AttemptSignal | undefined;
-    const res = await withRetry('ask', call, async (a) => {
-      att = a;
-      const res = await postJson(baseUrl + endpoint, headers('ask', 'text/event-stream'), body, a.signal);
+    const res = await withRetry('ask', call, async () => {
+      const res = await postJson(endpoint, baseUrl + endpoint, headers('ask', 'text/event-stream'), body, transport, call?.signal);
       const type = res.headers.get('content-type') ?? '';
       if (!type.includes('text/event-stream') || res.status < 200 || res.status >= 300) {
         // An error (or a server that does not stream) answers with the envelope instead.
-        const text = await res.text();
+        const text = await readText('ask', res, call?.signal);
         parseEnvelope(endpoint, { status: res.status, headers: res.headers, text });
         throw new ResponseFormatError(endpoint, res.status, snippet(text), `expected text/event-stream, got ${type || 'no content-type'}`);
       }
       return { value: res, httpStatus: res.status };
     });
-    const signal = att!;
     const parser = createStreamParser();
     let final = false;
     const events = function* (values: unknown[]): Generator<StreamEvent> {
@@ -151,35 +154,23 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
       }
     };
     try {
-      for await (const chunk of readChunks(res, signal, call?.signal)) yield* events(parser.push(chunk));
+      for await (const chunk of readChunks(res, call?.signal)) yield* events(parser.push(chunk));
       yield* events(parser.end());
     } catch (err) {
       if (err instanceof StreamSyntaxError) throw new ResponseFormatError(endpoint, res.status, snippet(err.piece), err.message);
       throw err;
     } finally {
-      signal.dispose();
-      await res.body?.cancel().catch(() => undefined);
+      res.cancel();
     }
     if (!final) throw new ResponseFormatError(endpoint, res.status, '', 'the stream ended without the final object');
   }
 
-  async function* readChunks(res: Response, att: AttemptSignal, caller: AbortSignal | undefined): AsyncGenerator<Uint8Array> {
-    if (!res.body) return;
-    const reader = res.body.getReader();
+  /** The stream's chunks; the attempt's total deadline and byte cap still hold while reading. */
+  async function* readChunks(res: BoundedResponse, caller: AbortSignal | undefined): AsyncGenerator<Uint8Array> {
     try {
-      for (;;) {
-        let step: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          step = await reader.read();
-        } catch (err) {
-          throw transportError(ENDPOINTS.ask, err, att, caller, opts.timeoutMs);
-        }
-        if (step.done) return;
-        att.touch();
-        yield step.value;
-      }
-    } finally {
-      reader.releaseLock();
+      yield* res.body;
+    } catch (err) {
+      throw transportError(ENDPOINTS.ask, err, caller, transport, res.status);
     }
   }
 

@@ -3,7 +3,7 @@
 // shows where it went wrong and how the body starts.
 import type { z } from 'zod';
 import { ApiError, RateLimitedError, ResponseFormatError } from '../errors.js';
-import { redactSecrets } from '../log.js';
+import { maskSecrets as redactSecrets } from '../secrets.js';
 import { parseRetryAfter } from './retry.js';
 import { Envelope } from './schemas.js';
 

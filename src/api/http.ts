@@ -1,60 +1,61 @@
-// One HTTP attempt: POST a JSON body with a per-attempt timeout combined with the caller's signal,
-// and turn transport failures into the error family (AbortedError, TimeoutError, NetworkError).
-import { AbortedError, NetworkError, TimeoutError } from '../errors.js';
-import { redactSecrets } from '../log.js';
+// One HTTP attempt of the API client: POST a JSON body over the client's keep-alive pool, bounded by
+// a total deadline (timeoutMs, body included) and a byte cap (maxResponseBytes), and turn transport
+// failures into the error family (AbortedError, TimeoutError, NetworkError, ResponseFormatError).
+// A redirect is an error: following it would send the secret key and the listings to another place.
+import type { Dispatcher } from 'undici';
+import { AbortedError, ApiError, NetworkError, ResponseFormatError, TimeoutError } from '../errors.js';
+import { boundedRequest, RequestStopped, type BoundedResponse } from '../net/request.js';
+import { maskSecrets, maskUrl } from '../secrets.js';
 
-/**
- * The signal of one attempt. The timeout is an idle timeout: `touch()` restarts it, so a stream that
- * keeps sending is not cut while one that stalls for `timeoutMs` is.
- */
-export interface AttemptSignal {
-  signal: AbortSignal;
-  touch(): void;
-  dispose(): void;
-  readonly timedOut: boolean;
+export interface ApiTransport {
+  dispatcher: Dispatcher;
+  timeoutMs: number;
+  maxResponseBytes: number;
 }
 
-export function attemptSignal(timeoutMs: number, caller: AbortSignal | undefined): AttemptSignal {
-  const timer = new AbortController();
-  let timedOut = false;
-  const fire = () => {
-    timedOut = true;
-    timer.abort(new Error(`timeout after ${timeoutMs} ms`));
-  };
-  let handle = setTimeout(fire, timeoutMs);
-  return {
-    signal: caller ? AbortSignal.any([caller, timer.signal]) : timer.signal,
-    touch() {
-      clearTimeout(handle);
-      if (!timedOut) handle = setTimeout(fire, timeoutMs);
-    },
-    dispose: () => clearTimeout(handle),
-    get timedOut() {
-      return timedOut;
-    },
-  };
-}
-
-/** The error for a failure while sending or reading: the caller's abort wins, then our timeout. */
-export function transportError(
-  endpoint: string,
-  err: unknown,
-  attempt: AttemptSignal,
-  caller: AbortSignal | undefined,
-  timeoutMs: number,
-): Error {
-  if (caller?.aborted) return new AbortedError(endpoint, caller.reason);
-  if (attempt.timedOut) return new TimeoutError(endpoint, timeoutMs);
-  const error = new NetworkError(endpoint, err);
-  error.message = redactSecrets(error.message);
-  return error;
-}
+export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 export async function postJson(
+  endpoint: string,
   url: string,
   headers: Record<string, string>,
   body: unknown,
-  signal: AbortSignal,
-): Promise<Response> {
-  return fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal });
+  transport: ApiTransport,
+  signal: AbortSignal | undefined,
+): Promise<BoundedResponse> {
+  const res = await boundedRequest({
+    method: 'POST',
+    url,
+    headers,
+    body: JSON.stringify(body),
+    deadlineMs: transport.timeoutMs,
+    maxBytes: transport.maxResponseBytes,
+    signal,
+    dispatcher: transport.dispatcher,
+  });
+  if (res.status >= 300 && res.status < 400) {
+    res.cancel();
+    const to = res.headers.get('location');
+    throw new ApiError(
+      endpoint,
+      res.status,
+      undefined,
+      `the service answered with a redirect${to ? ` to ${maskUrl(new URL(to, url).toString())}` : ''}, which is never followed (it would carry the key and the body elsewhere); set api.baseUrl to the final address`,
+      { retryable: false },
+    );
+  }
+  return res;
+}
+
+/** The error for a failure while sending or reading: the caller's abort wins, then the bounds. */
+export function transportError(endpoint: string, err: unknown, caller: AbortSignal | undefined, transport: ApiTransport, httpStatus = 0): Error {
+  if (caller?.aborted) return new AbortedError(endpoint, caller.reason);
+  if (err instanceof RequestStopped) {
+    if (err.reason === 'deadline') return new TimeoutError(endpoint, transport.timeoutMs);
+    if (err.reason === 'aborted') return new AbortedError(endpoint, err.cause);
+    return new ResponseFormatError(endpoint, httpStatus, '', `the body is larger than api.maxResponseBytes (${transport.maxResponseBytes} bytes); reading stopped there`);
+  }
+  const error = new NetworkError(endpoint, err);
+  error.message = maskSecrets(error.message);
+  return error;
 }

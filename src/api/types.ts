@@ -56,7 +56,10 @@ export interface ApiClientOptions {
   baseUrl: string;
   secretKey: string;
   sessionKey: string;
+  /** total deadline of one attempt, the response body included */
   timeoutMs: number;
+  /** most bytes of one response body; a larger one fails the call (default 8 MiB) */
+  maxResponseBytes?: number;
   retry?: Partial<RetryPolicy>;
   /**
    * the credential's budget (rate, calls in flight, shared pause); runtime.ts passes the one shared

@@ -10,7 +10,7 @@ import type { BudgetBackend, PauseRecord } from './backend.js';
 import { describeLimits, WINDOWS, windowShape, type BudgetLimits, type WindowName } from './limits.js';
 
 export interface Permit {
-  /** the call is done: its slot in flight is free again */
+  /** the call is answered (or failed): its slot in flight is free, and it counts from now in the sliding windows */
   release(): void;
 }
 
@@ -92,11 +92,12 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
     }
   }
 
-  async function takeWindow(w: WindowName, limit: number, signal: AbortSignal | undefined): Promise<void> {
+  /** a request of window `w`; the stamp to restamp when it is answered, for a sliding window */
+  async function takeWindow(w: WindowName, limit: number, signal: AbortSignal | undefined): Promise<(() => Promise<void>) | undefined> {
     const { points, durationSec } = windowShape(w, limit);
     for (;;) {
       const r = await backend.consume(key, w, points, durationSec);
-      if (r.ok) return;
+      if (r.ok) return r.stamp === undefined ? undefined : () => backend.restamp(key, w, r.stamp!, durationSec);
       if (r.waitMs > opts.maxWaitMs) {
         throw new BudgetExhaustedError(opts.label, new Date(Date.now() + r.waitMs), `${limit} requests ${w.replace('per', 'per ').toLowerCase()}`);
       }
@@ -105,18 +106,18 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
     }
   }
 
-  function permit(lease: string | undefined): Permit {
-    if (!lease) return { release: () => {} };
-    const renew = setInterval(() => void backend.renewLease(key, lease, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3);
-    renew.unref();
+  function permit(lease: string | undefined, restamps: Array<() => Promise<void>>): Permit {
+    const renew = lease ? setInterval(() => void backend.renewLease(key, lease, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3) : undefined;
+    renew?.unref();
     let released = false;
     return {
       release() {
         if (released) return;
         released = true;
         clearInterval(renew);
-        // a failed release is harmless: the lease expires by itself
-        void backend.releaseLease(key, lease).catch(() => {});
+        // Failures here are harmless: a lease expires by itself, an entry keeps its first stamp.
+        for (const restamp of restamps) void restamp().catch(() => {});
+        if (lease) void backend.releaseLease(key, lease).catch(() => {});
       },
     };
   }
@@ -131,11 +132,13 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
       try {
         if (limits.concurrency) lease = await takeLease(limits.concurrency, signal);
         await waitPause(signal);
+        const restamps: Array<() => Promise<void>> = [];
         for (const w of WINDOWS) {
           const limit = await limitOf(w);
-          if (limit !== undefined && limit > 0) await takeWindow(w, limit, signal);
+          const restamp = limit !== undefined && limit > 0 ? await takeWindow(w, limit, signal) : undefined;
+          if (restamp) restamps.push(restamp);
         }
-        return permit(lease);
+        return permit(lease, restamps);
       } catch (err) {
         if (lease) void backend.releaseLease(key, lease).catch(() => {});
         throw err;

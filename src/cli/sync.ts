@@ -36,7 +36,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   const reports: SyncReport[] = [];
   await withRuntime(
     loaded,
-    async ({ api, store, changeLog, redis }, logger) => {
+    async ({ api, store, changeLog, redis, budgets }, logger) => {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
@@ -44,7 +44,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           if (stop.signal.aborted) break;
           const report = await runFeed(
             feed,
-            { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress },
+            { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress, budgets },
             { dryRun: opts.dryRun, force: opts.force, full: opts.full },
             { config: loaded, changeLog },
           );

@@ -24,7 +24,12 @@ import {
   type JobKind,
 } from '../queue/index.js';
 import { createRuntime, redactUrl } from '../runtime.js';
+import { StartupError } from '../errors.js';
+import { within } from '../queue/deadline.js';
 import { createApp, createMetrics } from '../server/index.js';
+import { checkStaleness } from '../alerts/index.js';
+
+const STALE_CHECK_MS = 5 * 60_000;
 
 export interface WorkerOptions {
   config: string;
@@ -48,19 +53,57 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-/** Everything `feedsync worker` runs, startable in-process (tests pass their own job definitions). */
+/** How long a starting worker waits for Redis to answer before it gives up with a message. */
+const REDIS_START_MS = 10_000;
+
+/**
+ * Everything `feedsync worker` runs, startable in-process (tests pass their own job definitions).
+ * A worker that cannot start (Redis does not answer, the port is taken) closes what it had opened
+ * and throws a StartupError naming the cause and the fix, so the process exits instead of hanging.
+ */
 export async function startWorker(
   loaded: LoadedConfig,
   opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, JobDefinition<never>>> },
+): Promise<RunningWorker> {
+  const closers: Array<() => unknown> = [];
+  const closeAll = async () => {
+    for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => {});
+    closers.length = 0;
+  };
+  try {
+    return await start(loaded, opts, closers, closeAll);
+  } catch (err) {
+    await closeAll();
+    throw startupError(err, loaded, opts.port);
+  }
+}
+
+async function start(
+  loaded: LoadedConfig,
+  opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, JobDefinition<never>>> },
+  closers: Array<() => unknown>,
+  closeAll: () => Promise<void>,
 ): Promise<RunningWorker> {
   const { logger } = opts;
   const settings = loaded.config.worker;
   const { url, prefix } = redisSettings(loaded);
   const redis = createRedis(url, { name: 'feedsync-worker' });
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  closers.push(() => closeRedis(redis));
+  let lastRedisError = '';
+  redis.on('error', (err) => {
+    lastRedisError = err.message;
+    logger.warn({ err: err.message }, 'redis connection error');
+  });
+  const answered = await within(redis.ping().then(() => true, () => false), REDIS_START_MS, false);
+  if (!answered) {
+    throw new StartupError(
+      `Redis ${redactUrl(url)} does not answer within ${REDIS_START_MS / 1000} s${lastRedisError ? ` (${lastRedisError})` : ''}; check redis.url or REDIS_URL, and that Redis is running`,
+    );
+  }
   await checkEvictionPolicy(redis, logger);
 
   const queues = createQueues(redis, prefix);
+  closers.push(() => closeQueues(queues));
   const metrics = createMetrics(queues);
   // Jobs keep their state in Redis (shared by every worker), whatever the config says about state.
   const withRedis: LoadedConfig = { ...loaded, config: { ...loaded.config, redis: { url, prefix } } };
@@ -72,6 +115,7 @@ export async function startWorker(
       forwardCallToJob(e);
     },
   });
+  closers.push(() => runtime.close());
 
   // Loaded here, not at the top: a test that injects its own jobs does not load sync/settings/smoke.
   const jobs = opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
@@ -99,10 +143,27 @@ export async function startWorker(
     watchdogMs: settings.watchdogSeconds * 1000,
     logger,
   });
+  closers.push(() => workers.close(settings.shutdownTimeoutMs));
+
+  // "no successful sync for H hours" needs no run to happen: checked on a timer (every worker does
+  // it; the alert state in Redis makes each condition alert once).
+  const watchedSince = new Date().toISOString();
+  const feedTargets = loaded.config.feeds.map((f) => ({ feed: f.name, chatbot: f.chatbot }));
+  const staleTimer = setInterval(() => {
+    checkStaleness(runtime.store, loaded.config.alerts, feedTargets, watchedSince, logger).catch((err: Error) =>
+      logger.warn({ err: err.message }, 'staleness check failed'),
+    );
+  }, STALE_CHECK_MS);
+  staleTimer.unref();
+  closers.push(() => clearInterval(staleTimer));
 
   const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics });
   const server: Server = app.listen(opts.port ?? settings.port);
-  await once(server, 'listening');
+  closers.push(() => {
+    server.close();
+    server.closeAllConnections();
+  });
+  await once(server, 'listening'); // rejects on 'error' (EADDRINUSE): startWorker closes the rest
   const port = (server.address() as AddressInfo).port;
   logger.info(
     { port, redis: redactUrl(url), prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES) },
@@ -112,13 +173,15 @@ export async function startWorker(
   return {
     port,
     prefix,
-    close: async () => {
-      server.close();
-      server.closeAllConnections();
-      await workers.close(settings.shutdownTimeoutMs);
-      await closeQueues(queues);
-      await runtime.close();
-      await closeRedis(redis);
-    },
+    close: closeAll,
   };
+}
+
+function startupError(err: unknown, loaded: LoadedConfig, portOption: number | undefined): StartupError {
+  if (err instanceof StartupError) return err;
+  const code = (err as NodeJS.ErrnoException).code;
+  const port = portOption ?? loaded.config.worker.port;
+  if (code === 'EADDRINUSE') return new StartupError(`port ${port} is in use (EADDRINUSE); stop what listens there, or set worker.port or --port`, { cause: err, retryable: false });
+  if (code === 'EACCES') return new StartupError(`port ${port} needs privileges (EACCES); use a port above 1023 in worker.port or --port`, { cause: err, retryable: false });
+  return new StartupError(err instanceof Error ? err.message : String(err), { cause: err });
 }

@@ -1,6 +1,7 @@
 // The feedsync.yaml contract (DESIGN.md, "Config"). One schema, with defaults and descriptions,
 // parsed once at start.
 import { z } from 'zod';
+import { AlertsConfig } from '../alerts/config-schema.js';
 import { AskRequest, ChatbotSettings } from '../api/schemas.js';
 import { FeedSource } from '../feeds/config-schema.js';
 import { LISTING_FIELDS } from '../listing/schema.js';
@@ -24,7 +25,14 @@ export const ApiConfig = z.strictObject({
   sessionKey: z.string().min(1).describe('chatrobot-sessionkey header (list)'),
   concurrency: z.number().int().min(1).max(256).default(8).describe('API calls in flight at once'),
   ratePerSecond: z.number().positive().max(10_000).default(20).describe('client-side token bucket'),
-  timeoutMs: durationMs(30_000, 10 * 60_000),
+  timeoutMs: durationMs(30_000, 10 * 60_000).describe('total deadline of one API call attempt, response body included'),
+  maxResponseBytes: z
+    .number()
+    .int()
+    .positive()
+    .max(1024 ** 3)
+    .default(8 * 1024 * 1024)
+    .describe('most bytes of one API response body; a larger one fails the call'),
   retries: z.number().int().min(0).max(20).default(4).describe('retries on network errors, 5xx, 408, 429'),
   pageSize: z.number().int().min(1).max(10_000).default(100).describe('PageSize asked of RealEstateList'),
 });
@@ -135,6 +143,7 @@ export const Config = z
       })
       .prefault({})
       .describe('the per-listing change log read by `feedsync history` and `runs show`'),
+    alerts: AlertsConfig.prefault({}).describe('where alerts go and the rules that raise them'),
   })
   .superRefine((cfg, ctx) => {
     checkScheduleIntervals(cfg, ctx);

@@ -1,6 +1,17 @@
 // The `source` of a feed in config: where the feed comes from and how to read it.
 import { z } from 'zod';
 
+/** Documented budgets: MLS Grid 2/s, 7200/hour, 40000/day; Trestle 180/minute, 7200/hour (README). */
+export const SourceLimits = z
+  .strictObject({
+    perSecond: z.number().positive().optional(),
+    perMinute: z.number().int().positive().optional(),
+    perHour: z.number().int().positive().optional(),
+    perDay: z.number().int().positive().optional(),
+  })
+  .describe('requests per second/minute/hour/day allowed for this source credential, across every process');
+export type SourceLimits = z.infer<typeof SourceLimits>;
+
 const location = {
   /** a local file, relative to the config file's folder */
   path: z.string().min(1).optional().describe('local file, relative to the config file'),
@@ -9,10 +20,25 @@ const location = {
   headers: z.record(z.string(), z.string()).default({}),
   bearerToken: z.string().optional().describe('sent as Authorization: Bearer <token>'),
   // bounded: Node's timers make anything above 2^31-1 ms a 1 ms timeout
-  timeoutMs: z.number().int().min(1).max(3_600_000).default(60_000),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(3_600_000)
+    .default(600_000)
+    .describe('total deadline of one request: the response and its whole body (not an idle timeout)'),
+  maxBytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('most bytes a feed (or one RESO page) may have, after gunzip (default 4 GiB)'),
+  maxCompressionRatio: z.number().positive().optional().describe('a gzip feed expanding more than this many times is refused as a bomb (default 200)'),
   retries: z.number().int().min(0).max(20).default(3),
   /** gzip: by Content-Encoding/Content-Type header or a .gz name unless forced */
   gzip: z.boolean().optional(),
+  /** the source credential's request budget, shared by every feed and process using it */
+  limits: SourceLimits.optional(),
 };
 
 export const CsvSource = z.strictObject({

@@ -1,97 +1,102 @@
-// GET with a timeout, retries with backoff (network errors, 5xx, 408, 429 with Retry-After), extra
-// headers and a bearer token. Retries happen before the body is read; a body that breaks midway is
-// the caller's FeedReadError (restarting would replay records already handed on).
+// GET a feed (or a RESO page) over undici with every bound a hostile server needs: a total deadline
+// per request (timeoutMs: headers and the whole body), a cap on the bytes read and on what a gzip
+// body may expand to, and redirects followed within the origin only — or to another origin when the
+// feed has no credential or header configured at all, so a bearer token or custom header never
+// leaves its origin. Retries with backoff (network errors, 5xx, 408, 429 with Retry-After) happen
+// before the body is read; a body that breaks midway is the caller's FeedReadError (restarting would
+// replay records already handed on).
+import { STATUS_CODES } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../errors.js';
-import { registerSecret, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
+import { boundedRequest, RequestStopped, type BoundedResponse } from '../net/request.js';
+import { parseRetryAfter } from '../net/retry-after.js';
+import { maskSecrets, maskUrl, registerHeaderSecrets, registerSecret, registerUrlSecrets } from '../secrets.js';
+import { boundedGunzip, type ExpansionLimits } from './decompress.js';
 
-export interface HttpGetOptions {
+/**
+ * Paces requests to a source's request budget (source.limits, shared per credential; see
+ * source-budget.ts): awaited before every request attempt, told every response's status and headers
+ * (quota headers, Retry-After) before its body is read. beforeRequest may throw a retryable
+ * FeedReadError with `retryAt` when the budget is spent for longer than a read can wait.
+ */
+export interface RequestBudget {
+  beforeRequest(signal?: AbortSignal): Promise<void>;
+  onResponse(status: number, headers: { get(name: string): string | null }): Promise<void>;
+}
+
+/** Called before every feed request (each attempt, each redirect hop): where per-credential rate limits wait. */
+export type BeforeFeedRequest = (request: { url: string; credential: string | undefined; signal?: AbortSignal }) => Promise<void>;
+
+export interface HttpGetOptions extends ExpansionLimits {
   headers?: Record<string, string>;
   bearerToken?: string;
+  /** total deadline of one request: response headers and the whole body */
   timeoutMs: number;
   retries: number;
   signal?: AbortSignal;
   logger?: Logger;
   /** base delay of the exponential backoff (tests make it small) */
   backoffMs?: number;
+  /** most redirects followed (each within the origin, or to anywhere without credentials) */
+  maxRedirects?: number;
+  beforeRequest?: BeforeFeedRequest;
+  budget?: RequestBudget;
 }
 
+export const FEED_LIMIT_DEFAULTS = {
+  timeoutMs: 600_000,
+  maxBytes: 4 * 1024 ** 3,
+  maxCompressionRatio: 200,
+  maxRedirects: 5,
+} as const;
+
+/** a longer Retry-After is not waited for in-process */
+const MAX_RETRY_AFTER_MS = 60_000;
+
 export interface HttpBody {
-  response: Response;
-  /** the body, with an idle timeout between chunks (a stalled server is an error, not a hang) */
-  body: AsyncIterable<Uint8Array>;
+  response: { status: number; headers: Headers; url: string };
+  /** the body, gunzipped when the server says Content-Encoding: gzip, within the byte caps */
+  body: AsyncIterable<Buffer>;
   /** drop the connection (a consumer that stops before the end of the body) */
   cancel(): void;
 }
 
-/** The URL without its query string: safe to print (tokens sometimes travel in queries). */
+/** The URL as it may be printed: no userinfo, no query string (tokens sometimes travel in queries). */
 export function displayUrl(url: string): string {
-  const u = new URL(url);
+  const u = new URL(maskUrl(url));
   return `${u.origin}${u.pathname}`;
 }
 
-export async function httpGet(url: string, opts: HttpGetOptions): Promise<HttpBody> {
-  const headers: Record<string, string> = { 'accept-encoding': 'gzip', ...opts.headers };
-  if (opts.bearerToken) {
-    registerSecret(opts.bearerToken);
-    headers.authorization = `Bearer ${opts.bearerToken}`;
-  }
+export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Promise<HttpBody> {
+  registerSecret(opts.bearerToken);
+  registerHeaderSecrets(opts.headers);
+  registerUrlSecrets(configuredUrl);
+  const { url, basic } = splitUserinfo(configuredUrl);
+  const configured: Record<string, string> = { ...opts.headers };
+  if (basic) configured.authorization = basic;
+  if (opts.bearerToken) configured.authorization = `Bearer ${opts.bearerToken}`;
+  const hasCredentials = Object.keys(configured).length > 0;
   const place = { file: displayUrl(url) };
   const backoff = opts.backoffMs ?? 500;
   for (let attempt = 0; ; attempt++) {
     if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, opts.signal.reason);
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(opts.signal?.reason);
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    let timedOut = false;
-    let timer = setTimeout(() => ((timedOut = true), controller.abort()), opts.timeoutMs);
     let retryAfterMs: number | undefined;
     let failure: FeedReadError;
     try {
-      const response = await fetch(url, { headers, signal: controller.signal, redirect: 'follow' });
-      if (response.ok && response.body) {
-        const bodyStream = response.body;
-        const body = (async function* () {
-          let finished = false;
-          try {
-            const reader = bodyStream.getReader();
-            for (;;) {
-              clearTimeout(timer);
-              timer = setTimeout(() => ((timedOut = true), controller.abort()), opts.timeoutMs);
-              const { done, value } = await reader.read();
-              if (done) return void (finished = true);
-              yield value;
-            }
-          } catch (err) {
-            finished = true;
-            if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, err);
-            const why = timedOut ? `no data for ${opts.timeoutMs} ms` : causeMessage(err);
-            throw new FeedReadError(`the response body broke off: ${why}`, place, true, { cause: err });
-          } finally {
-            clearTimeout(timer);
-            opts.signal?.removeEventListener('abort', onAbort);
-            // the consumer stopped early: close the connection rather than leave it to the GC
-            if (!finished) controller.abort();
-          }
-        })();
-        return { response, body, cancel: () => controller.abort() };
+      const { res, finalUrl } = await follow(url, configured, hasCredentials, opts, place);
+      if (res.status >= 200 && res.status < 300) {
+        return { response: { status: res.status, headers: res.headers, url: finalUrl }, body: decodedBody(res, opts, place), cancel: res.cancel };
       }
-      clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
-      const snippet = (await response.text().catch(() => '')).slice(0, 200);
-      retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-      failure = new FeedReadError(
-        `HTTP ${response.status} ${response.statusText}${snippet ? `: ${JSON.stringify(snippet)}` : ''}`,
-        place,
-        isRetryableStatus(response.status),
-        { status: response.status },
-      );
+      const text = await res.text().catch(() => '');
+      const after = parseRetryAfter(res.headers.get('retry-after'));
+      retryAfterMs = after === undefined ? undefined : Math.min(after, MAX_RETRY_AFTER_MS);
+      const snippet = maskSecrets(text.slice(0, 200));
+      failure = new FeedReadError(`HTTP ${res.status} ${STATUS_CODES[res.status] ?? ''}${snippet ? `: ${JSON.stringify(snippet)}` : ''}`, place, isRetryableStatus(res.status), { status: res.status });
     } catch (err) {
-      clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onAbort);
+      if (err instanceof FeedReadError && !err.retryable) throw err;
       if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, err);
-      const why = timedOut ? `no response within ${opts.timeoutMs} ms` : `network error: ${causeMessage(err)}`;
-      failure = new FeedReadError(why, place, true, { cause: err });
+      failure = err instanceof FeedReadError ? err : transportFailure(err, opts, place, 'response');
     }
     if (!failure.retryable || attempt >= opts.retries) throw failure;
     const delay = retryAfterMs ?? backoff * 2 ** attempt * (0.75 + Math.random() * 0.5);
@@ -102,10 +107,93 @@ export async function httpGet(url: string, opts: HttpGetOptions): Promise<HttpBo
   }
 }
 
-function parseRetryAfter(value: string | null): number | undefined {
-  if (!value) return undefined;
-  const secs = Number(value);
-  if (Number.isFinite(secs)) return Math.min(secs * 1000, 60_000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.min(Math.max(0, at - Date.now()), 60_000);
+/** One GET and the redirects after it, each hop checked before anything is sent to it. */
+async function follow(
+  start: string,
+  configured: Record<string, string>,
+  hasCredentials: boolean,
+  opts: HttpGetOptions,
+  place: { file: string },
+): Promise<{ res: BoundedResponse; finalUrl: string }> {
+  const origin = new URL(start).origin;
+  const maxRedirects = opts.maxRedirects ?? FEED_LIMIT_DEFAULTS.maxRedirects;
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    const sameOrigin = new URL(url).origin === origin;
+    const headers: Record<string, string> = { 'accept-encoding': 'gzip', ...(sameOrigin ? configured : {}) };
+    await opts.beforeRequest?.({ url, credential: opts.bearerToken ?? configured.authorization, signal: opts.signal });
+    await opts.budget?.beforeRequest(opts.signal);
+    const res = await boundedRequest({
+      method: 'GET',
+      url,
+      headers,
+      deadlineMs: opts.timeoutMs,
+      maxBytes: opts.maxBytes ?? FEED_LIMIT_DEFAULTS.maxBytes,
+      signal: opts.signal,
+    });
+    await opts.budget?.onResponse(res.status, res.headers);
+    const location = res.headers.get('location');
+    if (res.status < 300 || res.status >= 400 || res.status === 304 || !location) return { res, finalUrl: url };
+    res.cancel();
+    const next = new URL(location, url);
+    const shown = displayUrl(next.toString());
+    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+      throw new FeedReadError(`HTTP ${res.status} redirect to ${next.protocol} refused: feeds are read over http(s) only`, place, false);
+    }
+    if (next.origin !== origin && hasCredentials) {
+      throw new FeedReadError(
+        `HTTP ${res.status} redirect to another origin (${shown}) refused: the feed has credentials or headers configured, ` +
+          'and they are never sent to another origin; configure the final URL instead',
+        place,
+        false,
+      );
+    }
+    if (hop >= maxRedirects) throw new FeedReadError(`more than ${maxRedirects} redirects (last to ${shown})`, place, false);
+    opts.logger?.debug({ from: displayUrl(url), to: shown, status: res.status }, 'feed redirect followed');
+    url = next.toString();
+  }
+}
+
+function decodedBody(res: BoundedResponse, opts: HttpGetOptions, place: { file: string }): AsyncIterable<Buffer> {
+  const encoding = (res.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
+  const raw = guardBody(res.body, opts, place);
+  if (encoding === 'identity' || encoding === '') return raw;
+  if (encoding === 'gzip' || encoding === 'x-gzip') return boundedGunzip(raw, opts, place.file, res.cancel);
+  res.cancel();
+  return (async function* () {
+    throw new FeedReadError(`the server sent Content-Encoding: ${encoding}, which feedsync does not decode (it asks for gzip)`, place, false);
+  })();
+}
+
+/** Errors of the raw body become FeedReadError (or AbortedError) that name the feed and the bound. */
+async function* guardBody(body: AsyncIterable<Buffer>, opts: HttpGetOptions, place: { file: string }): AsyncIterable<Buffer> {
+  try {
+    yield* body;
+  } catch (err) {
+    if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, err);
+    throw transportFailure(err, opts, place, 'body');
+  }
+}
+
+function transportFailure(err: unknown, opts: HttpGetOptions, place: { file: string }, stage: 'response' | 'body'): FeedReadError {
+  if (err instanceof RequestStopped && err.reason === 'too-large') {
+    return new FeedReadError(`the response is larger than source.maxBytes (${err.limit} bytes); reading stopped there`, place, false, { cause: err });
+  }
+  if (err instanceof RequestStopped && err.reason === 'deadline') {
+    const what = stage === 'body' ? 'the response body was not complete' : 'no response';
+    return new FeedReadError(`${what} within ${opts.timeoutMs} ms (source.timeoutMs, a total deadline per request)`, place, true, { cause: err });
+  }
+  const why = stage === 'body' ? `the response body broke off: ${causeMessage(err)}` : `network error: ${causeMessage(err)}`;
+  return new FeedReadError(maskSecrets(why), place, true, { cause: err });
+}
+
+/** A URL's userinfo becomes a Basic Authorization header (and leaves the URL). */
+function splitUserinfo(url: string): { url: string; basic?: string } {
+  const u = new URL(url);
+  if (!u.username && !u.password) return { url };
+  const basic = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+  registerSecret(basic);
+  u.username = '';
+  u.password = '';
+  return { url: u.toString(), basic };
 }

@@ -9,6 +9,7 @@ import { AbortedError, causeMessage, FeedReadError } from '../errors.js';
 import type { ResoSource } from './config-schema.js';
 import { displayUrl, httpGet } from './http.js';
 import { oauth2TokenSource, type TokenSource } from './oauth2.js';
+import { sourceBudget } from './source-budget.js';
 import type { FeedContext } from './types.js';
 
 const Page = z.looseObject({
@@ -33,6 +34,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
     : undefined;
   const credential = tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined);
   let requests = 0;
+  const budget = sourceBudget(source, ctx);
 
   async function get(url: string, what: string): Promise<Page> {
     const place = { file: displayUrl(url), record: what };
@@ -46,9 +48,12 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           bearerToken: token,
           timeoutMs: source.timeoutMs,
           retries: source.retries,
+          maxCompressionRatio: source.maxCompressionRatio,
           signal: ctx.signal,
           logger: ctx.logger,
           backoffMs: options.backoffMs,
+          beforeRequest: ctx.beforeRequest,
+          budget,
         });
         return parsePage(await readCapped(body, cancel, source.maxPageBytes, place), place, source.maxPageRecords);
       } catch (err) {

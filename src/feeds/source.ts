@@ -1,14 +1,15 @@
 // Where a feed's bytes come from: a local file (relative to the config's folder) or an http(s) URL,
-// gunzipped when the file is .gz, the server says application/gzip, or config says gzip: true.
-// (A Content-Encoding: gzip body is already decoded by fetch.)
+// gunzipped when the file is .gz, the server says application/gzip, or config says gzip: true, always
+// within source.maxBytes and source.maxCompressionRatio (a Content-Encoding: gzip body is decoded,
+// within the same bounds, by http.ts).
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
-import { pipeline, Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { AbortedError, causeMessage, FeedReadError } from '../errors.js';
 import type { FeedSource } from './config-schema.js';
+import { boundedGunzip } from './decompress.js';
 import { displayUrl, httpGet } from './http.js';
+import { sourceBudget } from './source-budget.js';
 import type { FeedContext } from './types.js';
 
 export interface OpenedSource {
@@ -22,7 +23,7 @@ export function openSource(source: FeedSource, ctx: FeedContext): OpenedSource {
     const label = source.path;
     const full = feedPath(ctx, source.path);
     const gzip = source.gzip ?? /\.gz$/i.test(source.path);
-    return { label, bytes: fileBytes(full, label, gzip, ctx.signal) };
+    return { label, bytes: fileBytes(full, label, gzip, source, ctx.signal) };
   }
   const url = source.url!;
   const label = displayUrl(url);
@@ -34,15 +35,15 @@ export function feedPath(ctx: Pick<FeedContext, 'baseDir'>, path: string): strin
   return isAbsolute(path) ? path : resolve(ctx.baseDir, path);
 }
 
-async function* fileBytes(full: string, label: string, gzip: boolean, signal?: AbortSignal): AsyncIterable<Buffer> {
+async function* fileBytes(full: string, label: string, gzip: boolean, source: FeedSource, signal?: AbortSignal): AsyncIterable<Buffer> {
   try {
     await stat(full);
   } catch (err) {
     throw new FeedReadError(`cannot open the feed file (${full}): ${causeMessage(err)}`, { file: label }, false, { cause: err });
   }
   const stream = createReadStream(full, { highWaterMark: 256 * 1024, signal });
-  const out = gzip ? pipeline(stream, createGunzip(), () => {}) : stream;
-  yield* guard(out, label, false, out);
+  const raw = guard(stream, label, false, stream);
+  yield* gzip ? boundedGunzip(raw, source, label, () => stream.destroy()) : raw;
 }
 
 async function* urlBytes(url: string, label: string, source: FeedSource, ctx: FeedContext): AsyncIterable<Buffer> {
@@ -51,19 +52,20 @@ async function* urlBytes(url: string, label: string, source: FeedSource, ctx: Fe
     bearerToken: source.bearerToken,
     timeoutMs: source.timeoutMs,
     retries: source.retries,
+    maxBytes: source.maxBytes,
+    maxCompressionRatio: source.maxCompressionRatio,
     signal: ctx.signal,
     logger: ctx.logger,
+    beforeRequest: ctx.beforeRequest,
+    budget: sourceBudget(source, ctx),
   });
   const type = response.headers.get('content-type') ?? '';
   const gzip = source.gzip ?? (/application\/(x-)?gzip/i.test(type) || /\.gz$/i.test(new URL(url).pathname));
-  const buffers = (async function* () {
-    for await (const chunk of body) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  })();
-  if (!gzip) return yield* buffers;
-  // pipeline: a body error reaches the consumer through the gunzip, and a consumer that stops early
-  // destroys the chain down to the HTTP body (which then closes its connection)
-  const gunzipped = pipeline(Readable.from(buffers), createGunzip(), () => {});
-  yield* guard(gunzipped, label, true, { destroy: () => (gunzipped.destroy(), cancel()) });
+  try {
+    yield* gzip ? boundedGunzip(body, source, label, cancel) : body;
+  } finally {
+    cancel();
+  }
 }
 
 /** Errors of a byte stream (a corrupt gzip, a read failure) become FeedReadError with the feed's name. */

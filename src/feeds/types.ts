@@ -1,7 +1,9 @@
 // What a feed reader hands on: raw records with the place each came from, per-record parse errors
 // that do not stop the feed, and RESO records that are no longer viewable (removed).
 import type { RecordParseError } from '../errors.js';
+import type { Budgets } from '../budget/budget.js';
 import type { Logger } from '../log.js';
+import type { BeforeFeedRequest } from './http.js';
 
 /** Where a record sits in its feed: file:line for CSV and XML, record index (and id) for XML and RESO. */
 export interface RecordPosition {
@@ -35,6 +37,10 @@ export interface FeedContext {
   signal?: AbortSignal;
   /** RESO: ignore the high-water mark and pull everything */
   full?: boolean;
+  /** request budgets per credential (source.limits), shared through Redis in a worker; none: this process's */
+  budgets?: Budgets;
+  /** awaited before every feed HTTP request (each attempt and redirect hop): per-credential rate limits */
+  beforeRequest?: BeforeFeedRequest;
 }
 
 export interface OpenedFeed {

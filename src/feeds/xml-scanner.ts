@@ -203,7 +203,7 @@ export function createXmlScanner(opts: ScannerOptions): XmlScanner {
 
   /** Move the frame's raw text into its decoded text: one text node, trimmed (as fast-xml-parser's trimValues). */
   const flush = (f: Frame, at: number) => {
-    const piece = f.raw.trim();
+    const piece = own(f.raw.trim());
     f.raw = '';
     if (piece) f.text += decodeXmlText(piece, () => fail('a stray "&" (write &amp;)', at));
   };
@@ -215,7 +215,7 @@ export function createXmlScanner(opts: ScannerOptions): XmlScanner {
     if (a === to) return;
     let b = to;
     while (buf.charCodeAt(b - 1) <= 32) b--;
-    let piece = buf.slice(a, b);
+    let piece = own(buf.slice(a, b));
     if (piece.indexOf('&') >= 0) piece = decodeXmlText(piece, () => fail('a stray "&" (write &amp;)', a));
     f.text = f.text ? f.text + piece : piece;
   };
@@ -273,7 +273,7 @@ export function createXmlScanner(opts: ScannerOptions): XmlScanner {
       if ((q !== DQ && q !== SQ) || i >= to) return fail(`attribute ${name} of <${f.name}> is not quoted`, nameStart);
       const close = buf.indexOf(q === DQ ? '"' : "'", i + 1);
       if (close < 0 || close >= to) return fail(`attribute ${name} of <${f.name}> has no closing quote`, nameStart);
-      const raw = buf.slice(i + 1, close);
+      const raw = own(buf.slice(i + 1, close));
       i = close + 1;
       if (raw.indexOf('<') >= 0) fail(`attribute ${name} of <${f.name}> holds a "<"`, nameStart);
       if (f.skip) continue;
@@ -357,7 +357,7 @@ export function createXmlScanner(opts: ScannerOptions): XmlScanner {
     const f = frames[frames.length - 1];
     if (f === undefined || f.skip) return;
     if (f.raw) flush(f, pos);
-    f.text += s;
+    f.text += own(s);
   };
 
   /** Continue a comment, CDATA section or PI that ran past the buffer; false while it still does. */
@@ -500,6 +500,15 @@ export function createXmlScanner(opts: ScannerOptions): XmlScanner {
       return done;
     },
   };
+}
+
+/**
+ * A copy of a slice of the buffered text that does not keep the text alive. V8 makes a slice of 13
+ * characters or more a view of its parent: a key kept by the sync would pin its whole 64 KB+ chunk,
+ * and 100k keys the whole document. A cons string sliced is flattened first, into a string of its own.
+ */
+function own(slice: string): string {
+  return slice.length < 13 ? slice : (' ' + slice).slice(1);
 }
 
 function isNameStart(c: number): boolean {

@@ -3,6 +3,7 @@
 import type { z } from 'zod';
 import type { CallCounter } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
+import type { Budgets } from '../budget/budget.js';
 import type { LoadedConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
@@ -15,6 +16,8 @@ export interface RunReport {
   summary: string;
   /** a rerun of the same work may succeed (transient failure) */
   retryable?: boolean;
+  /** ISO time before which a rerun cannot succeed (a spent request budget resets then) */
+  retryAt?: string;
 }
 
 /** What a run is about, for logs and run history. */
@@ -26,6 +29,8 @@ export interface RunTarget {
 export interface JobRuntime {
   api: ChatbotApi;
   store: KvStore;
+  /** request budgets per credential (runtime.ts): feed sources' limits */
+  budgets?: Budgets;
   /** the per-listing change log (the worker's runtime has one) */
   changeLog?: ChangeLog;
 }

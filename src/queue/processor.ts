@@ -85,6 +85,13 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       await record(report);
       deps.onRun?.({ job: def.name, target, report, jobId });
       const verdict = verdictFor(report);
+      const retryAt = verdict === 'retry' && report.retryAt ? Date.parse(report.retryAt) : NaN;
+      if (retryAt > Date.now()) {
+        // A spent budget: try again once it resets; a backoff retry before that would fail for sure.
+        logger.warn({ outcome: report.outcome, retryAt: report.retryAt }, `${def.name} ${describe(target)}: retried at ${report.retryAt}, when the request budget resets`);
+        await job.moveToDelayed(retryAt, token);
+        throw new DelayedError();
+      }
       // One summary line per run: the job's own, or this one.
       const decision = verdict === 'done' ? '' : verdict === 'retry' && attempt.made < attempt.max ? 'will retry' : 'job failed, no retry';
       if (!def.logsSummary) logger[verdict === 'done' ? 'info' : 'warn']({ outcome: report.outcome }, decision ? `${report.summary} — ${decision}` : report.summary);

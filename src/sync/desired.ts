@@ -17,7 +17,7 @@ import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../errors
 import type { MappedItem } from '../mapping/types.js';
 import type { DesiredListing, DesiredSide, Position } from './plan-types.js';
 
-export type FeedSide = Omit<DesiredSide, 'listings'> & { listings: Set<string>; readErrorRetryable?: boolean; readError?: string };
+export type FeedSide = Omit<DesiredSide, 'listings'> & { listings: Set<string>; readErrorRetryable?: boolean; readError?: string; readErrorRetryAt?: string };
 
 export interface FeedCollector {
   side: FeedSide;
@@ -104,6 +104,7 @@ export function createFeedCollector(mode: DesiredSide['mode']): FeedCollector {
       side.complete = false;
       side.readError = reasons.slice(0, SHOWN_REASONS).join('; ') + (unread > SHOWN_REASONS ? `; and ${unread - SHOWN_REASONS} more` : '');
       side.readErrorRetryable = err instanceof FeedReadError && err.retryable;
+      if (err instanceof FeedReadError && err.retryAt) side.readErrorRetryAt = err.retryAt.toISOString();
     },
   };
 }

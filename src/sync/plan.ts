@@ -137,3 +137,15 @@ export function addDecision(plan: SyncPlan, key: string, d: ListingDecision): vo
   if (d.recordFingerprint) plan.recordFingerprints.push([key, d.recordFingerprint]);
   if (d.duplicates) plan.duplicates.push(d.duplicates);
 }
+
+/**
+ * A later record of a key this run already planned a write for (the service holds, or is being
+ * sent, the earlier record): an update by key, never a second create. The list snapshot predates
+ * that write, so no field diff can be named.
+ */
+export function planAgain(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
+  const { key, listing } = entry;
+  const fingerprint = fingerprintCanonical(canonicalFromListing(listing, ALL_FIELDS), options.ignore);
+  const remoteId = copies?.length ? Math.max(...copies.map((c) => c.id)) : 0;
+  return { update: { key, listing, fingerprint, remoteId, reason: 'unlisted', changes: [] }, duplicateDeletes: [] };
+}

@@ -37,6 +37,7 @@ export function formatSyncReport(r: SyncReport): string {
 
   section(lines, 'failures', r.failures, (f) => `${f.op} ${f.key}: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
   section(lines, 'rejected records', r.rejected, (x) => `${place(x.position)}${x.key ? ` (${x.key})` : ''}: ${x.reasons.join('; ')}`);
+  section(lines, 'lookup values no map covers (passed through as they are)', r.unmapped ?? [], (u) => `${u.field}: ${JSON.stringify(u.value)} × ${u.count}`);
   section(lines, 'keys twice in the feed (the later record wins)', r.feedDuplicates, (d) => `${d.key} again at ${place(d.position)}`);
   if (r.plan) {
     section(lines, 'would create', r.plan.creates, (k) => `+ ${k}`);

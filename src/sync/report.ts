@@ -44,6 +44,8 @@ export interface SyncReport {
   outcome: SyncOutcome;
   /** a rerun (a job retry) may succeed where this run did not */
   retryable: boolean;
+  /** ISO time before which a rerun cannot succeed: the feed source's request budget resets then */
+  retryAt?: string;
   dryRun: boolean;
   /** what went wrong as a whole, for a person: guard message, service down, feed unreadable */
   message?: string;
@@ -53,6 +55,8 @@ export interface SyncReport {
   failures: ItemFailure[];
   rejected: RejectedRecord[];
   feedDuplicates: FeedDuplicate[];
+  /** lookup values that no `map` of the mapping covers (they passed through as they were), most seen first */
+  unmapped: Array<{ field: string; value: string; count: number }>;
   guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
   source: { mode: 'full' | 'incremental'; complete: boolean; error?: string };
   remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string };

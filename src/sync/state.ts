@@ -9,6 +9,8 @@ import type { KeyBy, RemoteListing } from './plan-types.js';
 
 export const fingerprintNamespace = (feed: string) => `fp:${feed}`;
 export const missingNamespace = (feed: string) => `missing:${feed}`;
+/** keys the feed listed more than once in its last full read: held to its end on the next run */
+export const recurringNamespace = (feed: string) => `recur:${feed}`;
 /** feed name → the mark its reader reached in the last successful run */
 export const MARK_NAMESPACE = 'reso-hwm';
 
@@ -25,6 +27,8 @@ export interface FeedState {
   fingerprints: Map<string, string>;
   /** key → ISO time the key was first found missing */
   missingSince: Map<string, string>;
+  /** keys the feed repeated in its last run */
+  recurring: Set<string>;
   mark?: string;
 }
 
@@ -42,6 +46,8 @@ export interface FeedStateChanges {
   missingSince: { set: Array<[string, string]>; delete: string[] };
   /** the new mark, when the run earned it (read whole, outcome ok) */
   mark?: string;
+  /** keys repeated in this run's read (set), and those that no longer are (delete) */
+  recurring?: { set: string[]; delete: string[] };
 }
 
 export async function loadChatbotState(store: KvStore, chatbot: string, feeds: readonly ChatbotFeed[]): Promise<ChatbotState> {
@@ -53,6 +59,7 @@ export async function loadChatbotState(store: KvStore, chatbot: string, feeds: r
       keyBy: f.keyBy,
       fingerprints: await store.getAll(fingerprintNamespace(f.name)),
       missingSince: await store.getAll(missingNamespace(f.name)),
+      recurring: new Set((await store.getAll(recurringNamespace(f.name))).keys()),
       ...(marks.has(f.name) && { mark: marks.get(f.name) }),
     });
   }
@@ -70,6 +77,7 @@ export async function commitChanges(store: KvStore, changes: FeedStateChanges): 
     { ns: missingNamespace(changes.feed), set: changes.missingSince.set, delete: changes.missingSince.delete },
   ];
   if (changes.mark !== undefined) ops.push({ ns: MARK_NAMESPACE, set: [[changes.feed, changes.mark]] });
+  if (changes.recurring) ops.push({ ns: recurringNamespace(changes.feed), set: changes.recurring.set.map((k) => [k, '1'] as [string, string]), delete: changes.recurring.delete });
   await store.apply(ops);
 }
 

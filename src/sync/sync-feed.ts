@@ -4,19 +4,23 @@
 // once, atomically, after the writes; the caller holds the chatbot's lock around the whole run.
 import type { CallCounter } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
+import type { Budgets } from '../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../config/schema.js';
 import { AbortedError, causeMessage, isRetryable } from '../errors.js';
 import { openFeed } from '../feeds/index.js';
 import type { Logger } from '../log.js';
 import { mapFeed } from '../mapping/map-feed.js';
+import { compileMapping } from '../mapping/index.js';
+import { createUnmappedTally } from './unmapped.js';
 import type { KvStore } from '../state/kv-store.js';
 import { commitChanges, emptyChanges, loadChatbotState, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
 import { createFeedCollector } from './desired.js';
 import { createChange, deleteChange, rejectChange, updateChange, type ChangeSink } from './changes.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
-import { planDeletes, planListing } from './plan.js';
-import type { PlannedDelete, PlanOptions, RemoteSide } from './plan-types.js';
+import { createPendingWindow } from './pending.js';
+import { planAgain, planDeletes, planListing } from './plan.js';
+import type { DesiredListing, PlannedDelete, PlanOptions, RemoteSide } from './plan-types.js';
 import { fetchRemote } from './remote.js';
 import { callsBetween, summaryLine, type PlanView, type SyncOutcome, type SyncReport } from './report.js';
 
@@ -41,6 +45,8 @@ export interface SyncDeps {
   /** counts this run's API calls for the report (fed by the client's onCall) */
   calls?: CallCounter;
   onProgress?: (p: SyncProgress) => void;
+  /** feed source request budgets (source.limits), shared through Redis in a worker */
+  budgets?: Budgets;
   /** the change log: told of every write (or, in a dry run, planned write), rejected record and held-back delete */
   changes?: ChangeSink;
 }
@@ -54,6 +60,11 @@ export interface SyncOptions {
   /** for tests of the grace period */
   now?: () => Date;
 }
+
+/** Listings read but not yet planned: a key repeated within this many records is written once. */
+const PENDING_WINDOW = 1000;
+/** Records of recurring keys held until the feed ends (past it they are planned at once). */
+const MAX_HELD = 10_000;
 
 export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport> {
   const startedAt = new Date();
@@ -70,6 +81,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const collector = createFeedCollector('full');
   const tally = { creates: 0, updates: 0, unchanged: 0, recordFingerprints: [] as Array<[string, string]>, duplicates: 0, duplicateDeletes: [] as PlannedDelete[] };
   const view: PlanView = { creates: [], updates: [], deletes: [] };
+  const unmapped = createUnmappedTally();
 
   // The remote side first: each feed record is then planned (and written) as it is read, so the
   // feed is never held whole in memory.
@@ -101,37 +113,62 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const ownedElsewhere = ownedByOtherFeeds(state, feed.name);
   const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
 
-  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, ...(own.mark !== undefined && { mark: own.mark }) });
+  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
+  const pending = createPendingWindow({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: own.recurring });
+  /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
+  const sent = new Set<string>();
+  const plan = (entry: DesiredListing, late: boolean): Job | undefined => {
+    const copies = remote.byKey.get(entry.key);
+    const d = sent.has(entry.key) ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
+    if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
+    // a late record's key was planned already, its remote copies with it
+    if (!late) {
+      if (d.duplicates) tally.duplicates++;
+      tally.duplicateDeletes.push(...d.duplicateDeletes);
+    }
+    if (d.create) {
+      tally.creates++;
+      sent.add(entry.key);
+      if (!opts.dryRun) return { kind: 'create', create: d.create };
+      view.creates.push(d.create.key);
+      deps.changes?.(createChange(d.create));
+    } else if (d.update) {
+      tally.updates++;
+      sent.add(entry.key);
+      if (!opts.dryRun) return { kind: 'update', update: d.update };
+      view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
+      deps.changes?.(updateChange(d.update));
+    } else tally.unchanged++;
+    return undefined;
+  };
   async function* writes(): AsyncGenerator<Job> {
     try {
-      for await (const item of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
+      for await (const item of mapFeed(opened.items, compileMapping(feed.mapping, { onUnmapped: unmapped.add }), { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
         const entry = collector.add(item);
         if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
         if (!entry) continue;
-        const d = planListing(entry, remote.byKey.get(entry.key), planOptions);
-        if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
-        if (d.duplicates) tally.duplicates++;
-        tally.duplicateDeletes.push(...d.duplicateDeletes);
-        if (d.create) {
-          tally.creates++;
-          if (opts.dryRun) {
-            view.creates.push(d.create.key);
-            deps.changes?.(createChange(d.create));
-          } else yield { kind: 'create', create: d.create };
-        } else if (d.update) {
-          tally.updates++;
-          if (opts.dryRun) {
-            view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
-            deps.changes?.(updateChange(d.update));
-          } else yield { kind: 'update', update: d.update };
-        } else tally.unchanged++;
+        for (const ready of pending.push(entry)) {
+          const job = plan(ready, false);
+          if (job) yield job;
+        }
       }
     } catch (err) {
       collector.fail(err);
     }
+    for (const ready of pending.drain()) {
+      const job = plan(ready, false);
+      if (job) yield job;
+    }
     feedDone = true;
     timings.feedMs = ms();
+  }
+  /** the held records (keys that recur): planned once every earlier write has finished */
+  function* heldWrites(): Generator<Job> {
+    for (const entry of pending.held()) {
+      const job = plan(entry, pending.planned(entry.key));
+      if (job) yield job;
+    }
   }
 
   const executor = createExecutor({
@@ -146,8 +183,13 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     onProgress: ({ done }) => progress('write', done),
     changes: deps.changes,
   });
-  if (opts.dryRun) for await (const _ of writes());
-  else await executor.run(writes());
+  if (opts.dryRun) {
+    for await (const _ of writes());
+    for (const _ of heldWrites());
+  } else {
+    await executor.run(writes());
+    if (!executor.result.stopped) await executor.run(heldWrites());
+  }
   fingerprints.clear(); // not needed past planning: 100k entries
   const desired = collector.side;
   // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
@@ -196,6 +238,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   changes.missingSince.set = guard.marks.set;
   changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
   if (outcome === 'ok' && opened.mark !== undefined) changes.mark = opened.mark;
+  if (feedDone) changes.recurring = { set: [...pending.recurring], delete: [...own.recurring].filter((k) => !pending.recurring.has(k)) };
   await commitChanges(store, changes);
   return finish({ outcome, message, remote: remoteInfo(remote), count: remote.count, guard, counted, exec });
 
@@ -222,6 +265,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       chatbot: feed.chatbot,
       outcome: r.outcome,
       retryable,
+      ...(retryable && desired.readErrorRetryAt && { retryAt: desired.readErrorRetryAt }),
       dryRun: Boolean(r.dry),
       ...(r.message && { message: r.message }),
       counts: {
@@ -254,6 +298,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         withheld: g?.withheld.length ?? 0,
         waiting: g?.waiting.length ?? 0,
       },
+      unmapped: unmapped.list(),
       source: { mode: desired.mode, complete: desired.complete, ...(desired.readError && { error: desired.readError }) },
       remote: r.remote,
       ...(r.dry && { plan: view }),

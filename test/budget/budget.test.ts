@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBudget, createBudgets, credentialKey, memoryBackend, redisBackend, windowShape, type BudgetBackend } from '../../src/budget/index.js';
 import { AbortedError, BudgetExhaustedError } from '../../src/errors.js';
+import { busiestWindow } from '../queue/deploy.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 
 let redis: Redis;
@@ -24,7 +25,7 @@ describe.each([
   ['redis', () => redisBackend(redis, prefix)],
 ] as Array<[string, () => BudgetBackend]>)('budget on %s', (_name, backend) => {
   it('lets a window\'s requests through, then makes the next wait; an abort ends the wait', async () => {
-    const b = createBudget(backend(), credentialKey('t', String(Math.random())), { perMinute: 2 }, opts);
+    const b = createBudget(backend(), credentialKey('t', String(Math.random())), { perSecond: 2 }, opts);
     (await b.acquire()).release();
     (await b.acquire()).release();
     const controller = new AbortController();
@@ -54,6 +55,16 @@ describe.each([
     for (let i = 0; i < 3; i++) (await b.acquire()).release();
     await b.learnLimit('perMinute', 3);
     expect(await b.acquire().catch((e: unknown) => e)).toBeInstanceOf(BudgetExhaustedError);
+  });
+
+  it('a per-second limit holds over any sliding second, not only per calendar window', async () => {
+    const b = createBudget(backend(), credentialKey('t', String(Math.random())), { perSecond: 3 }, opts);
+    const times: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      (await b.acquire()).release();
+      times.push(Date.now());
+    }
+    expect(busiestWindow(times, 1000)).toBeLessThanOrEqual(3);
   });
 
   it('no limit at all never waits', async () => {

@@ -128,6 +128,17 @@ describe('bounded XML reading', () => {
     expect(peakRssMb).toBeLessThan(200);
   }, 130_000);
 
+  it('hands on values that do not pin the text they were read from: 100k keys of a 120 MB feed kept in a few MB', () => {
+    const child = fileURLToPath(new URL('./xml-kept-keys.ts', import.meta.url));
+    const r = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=64', '--import', 'tsx', child], { encoding: 'utf8', timeout: 120_000 });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const { keys, heapUsedMb } = JSON.parse(r.stdout) as { keys: number; heapUsedMb: number };
+    expect(keys).toBe(100_000);
+    // slices of the chunks kept every chunk alive: the whole document (120 MB) was in the heap
+    expect(heapUsedMb).toBeLessThan(40);
+  }, 130_000);
+
   it('refuses a record or a tag past its cap as an error of the document, at its line', () => {
     const big = createXmlScanner({ recordPath: 'Listings.Listing', label: 'f.xml', maxRecordChars: 1000 });
     big.push('<Listings>\n<Listing><A>1</A></Listing>\n<Listing><A>');

@@ -74,7 +74,7 @@ function start(def: JobDefinition<Payload>, yaml = API, concurrency = 2, watchdo
 
 describe('queue', () => {
   it('a schedule from config fires and runs a sync, and history keeps its report', async () => {
-    const yaml = `${API}feeds:\n${feedsYaml(['austin'], '    schedule: { cron: "* * * * * *", tz: America/Chicago }\n')}`;
+    const yaml = `${API}worker: { minScheduleIntervalSeconds: 1 }\nfeeds:\n${feedsYaml(['austin'], '    schedule: { cron: "* * * * * *", tz: America/Chicago }\n')}`;
     const config = start(syncDef(async (p) => ok(p.feed)), yaml);
     const changes = await applySchedules(queues, plannedSchedules(config.config, QUEUE_NAMES), silentLogger);
     expect(changes.upserted).toEqual(['sync:austin']);
@@ -85,6 +85,25 @@ describe('queue', () => {
     expect(runs[0]).toMatchObject({ feed: 'austin', chatbot: 'SN-austin', outcome: 'ok', summary: 'synced austin', job: 'listing-sync' });
     const schedulers = await queues.sync.getJobSchedulers();
     expect(schedulers.map((s) => [s.key, s.pattern, s.tz])).toEqual([['sync:austin', '* * * * * *', 'America/Chicago']]);
+  });
+
+  it('a run stopped by a spent request budget is retried when the budget resets, not before', async () => {
+    const resetAt = Date.now() + 1500;
+    let calls = 0;
+    let secondAt = 0;
+    start(
+      syncDef(async (p) => {
+        calls++;
+        secondAt = Date.now();
+        if (calls === 1) return { outcome: 'partial', summary: `budget spent for ${p.feed}`, retryable: true, retryAt: new Date(resetAt).toISOString() };
+        return ok(p.feed);
+      }),
+    );
+    const { jobId } = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
+    await until('the job to wait for the reset', async () => (await queues.sync.getJobState(jobId)) === 'delayed');
+    expect((await waitForJob(redis, queues, 'sync', jobId)).state).toBe('completed');
+    expect(calls).toBe(2);
+    expect(secondAt).toBeGreaterThanOrEqual(resetAt);
   });
 
   it('removes schedulers no longer in config and keeps the others', async () => {

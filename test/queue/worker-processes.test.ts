@@ -59,7 +59,7 @@ ${f.schedule ? `    schedule: { cron: "${f.schedule}" }\n` : ''}`;
     file,
     `api: { baseUrl: "${emu.url}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY}, concurrency: ${api.concurrency}, retries: 2 }
 redis: { url: "${REDIS_URL}", prefix: ${prefix} }
-worker: { lockDurationMs: 2000, stalledIntervalMs: 1000, shutdownTimeoutMs: 3000, concurrency: 2, watchdogSeconds: 60 }
+worker: { lockDurationMs: 2000, stalledIntervalMs: 1000, shutdownTimeoutMs: 3000, concurrency: 2, watchdogSeconds: 60, minScheduleIntervalSeconds: 1 }
 feeds:
 ${feedYaml.join('')}`,
   );

@@ -1,0 +1,86 @@
+// Alerts around a feed's runs: after each real run the rules are checked against the feed's alert
+// state (kept in the state store, namespace `alerts`, one JSON value per feed), the notices that
+// follow are sent to every channel, and the new state is saved. `checkStaleness` does the same for
+// "no successful sync for H hours", from the worker's timer.
+import type { Logger } from '../log.js';
+import type { KvStore } from '../state/kv-store.js';
+import { sendAlert, registerChannelSecrets, type Alert } from './channels.js';
+import type { AlertsConfig } from './config-schema.js';
+import { afterRun, emptyState, staleness, transitions, type AlertState, type Condition, type Notice, type RunObservation } from './rules.js';
+
+export type { AlertsConfig } from './config-schema.js';
+export type { Notice, RunObservation, Condition, AlertState } from './rules.js';
+
+export const ALERT_NAMESPACE = 'alerts';
+
+interface Target {
+  feed: string;
+  chatbot: string;
+}
+
+export async function loadAlertState(store: KvStore, feed: string): Promise<AlertState> {
+  const raw = await store.get(ALERT_NAMESPACE, feed);
+  if (!raw) return emptyState();
+  try {
+    const v: unknown = JSON.parse(raw);
+    if (v && typeof v === 'object' && 'open' in v && 'streak' in v) return v as AlertState;
+  } catch {
+    // unreadable: start over (a condition still holding fires again once)
+  }
+  return emptyState();
+}
+
+async function saveAlertState(store: KvStore, feed: string, state: AlertState): Promise<void> {
+  await store.set(ALERT_NAMESPACE, [[feed, JSON.stringify(state)]]);
+}
+
+export async function alertAfterRun(
+  store: KvStore,
+  config: AlertsConfig,
+  target: Target,
+  run: RunObservation,
+  logger: Logger,
+  now = new Date(),
+): Promise<Notice[]> {
+  const before = await loadAlertState(store, target.feed);
+  const { state, holding } = afterRun(before, run, config.rules);
+  const { state: after, notices } = transitions(state, holding, now);
+  await saveAlertState(store, target.feed, after);
+  await deliver(config, target, notices, logger, now, run.runId);
+  return notices;
+}
+
+/** "No successful sync for staleHours": checked for each feed, alerting and resolving like the rest. */
+export async function checkStaleness(store: KvStore, config: AlertsConfig, targets: readonly Target[], since: string, logger: Logger, now = new Date()): Promise<Notice[]> {
+  const all: Notice[] = [];
+  for (const target of targets) {
+    const before = await loadAlertState(store, target.feed);
+    const holding = new Map<Condition, string>(Object.entries(before.open).map(([c, v]) => [c as Condition, v!.message]));
+    const stale = staleness(before, config.rules, now, since);
+    if (stale) holding.set('stale', stale);
+    else holding.delete('stale');
+    const { state: after, notices } = transitions(before, holding, now);
+    if (!notices.length) continue;
+    await saveAlertState(store, target.feed, after);
+    await deliver(config, target, notices, logger, now);
+    all.push(...notices);
+  }
+  return all;
+}
+
+async function deliver(config: AlertsConfig, target: Target, notices: Notice[], logger: Logger, now: Date, runId?: string): Promise<void> {
+  if (!notices.length) return;
+  registerChannelSecrets(config.channels);
+  for (const n of notices) {
+    const alert: Alert = {
+      ...n,
+      ...target,
+      ...(runId && { runId }),
+      at: now.toISOString(),
+      hint: runId ? `Details: feedsync runs show ${runId}; the worker's /status page.` : "Details: the worker's /status page; feedsync runs --feed " + target.feed,
+    };
+    const log = n.status === 'firing' ? logger.warn.bind(logger) : logger.info.bind(logger);
+    log({ feed: target.feed, condition: n.condition, status: n.status }, `alert ${n.status}: ${target.feed} ${n.condition}: ${n.message}`);
+    if (config.channels.length) await sendAlert(config.channels, alert, logger);
+  }
+}

@@ -1,0 +1,109 @@
+// The alert rules, pure: a feed's alert state and what its last run showed in, the conditions that
+// hold now and the notices to send out. A condition alerts once when it starts to hold, and once
+// ("resolved") when it stops: never again while it holds, so a failing feed makes no storm.
+import type { AlertRules } from './config-schema.js';
+
+export type Condition = 'guard' | 'failing' | 'rejected' | 'dropped' | 'stale' | 'unmapped' | 'chat';
+
+/** What a finished run showed, as the rules need it. */
+export interface RunObservation {
+  runId: string;
+  at: string;
+  outcome: string;
+  message?: string;
+  records: number;
+  valid: number;
+  rejected: number;
+  /** lookup values no map covered, "Field: value" */
+  unmapped: string[];
+  chat?: { asked: number; answerable: number; missing: string[] };
+}
+
+export interface AlertState {
+  /** failed or unavailable runs in a row */
+  streak: number;
+  lastOkAt?: string;
+  /** valid records of the last good run */
+  lastGoodValid?: number;
+  open: Partial<Record<Condition, { since: string; message: string }>>;
+}
+
+export interface Notice {
+  status: 'firing' | 'resolved';
+  condition: Condition;
+  message: string;
+  since: string;
+}
+
+export const emptyState = (): AlertState => ({ streak: 0, open: {} });
+
+const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error']);
+
+/** The state after a run, and the conditions that hold after it (stale aside: see staleness). */
+export function afterRun(state: AlertState, run: RunObservation, rules: AlertRules): { state: AlertState; holding: Map<Condition, string> } {
+  const next: AlertState = { ...state, open: { ...state.open } };
+  const holding = new Map<Condition, string>();
+  next.streak = FAILED.has(run.outcome) ? state.streak + 1 : run.outcome === 'ok' ? 0 : state.streak;
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+  if (rules.guard && run.outcome === 'guard') holding.set('guard', `a delete guard held deletes back: ${run.message ?? 'see the run'}`);
+  if (next.streak >= rules.failedRuns) {
+    holding.set('failing', `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${run.message ? `: ${run.message}` : ''})`);
+  }
+  if (run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
+    holding.set('rejected', `${run.rejected} of ${run.records} records rejected (${pct(run.rejected / run.records)} > ${pct(rules.rejectedFraction)})`);
+  }
+  // only a run that read its feed says how many valid records it has
+  const readFeed = run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard';
+  if (state.lastGoodValid !== undefined && state.lastGoodValid > 0 && readFeed) {
+    const drop = (state.lastGoodValid - run.valid) / state.lastGoodValid;
+    if (drop > rules.validDropFraction) {
+      holding.set('dropped', `valid records fell from ${state.lastGoodValid} (last good run) to ${run.valid} (−${pct(drop)} > ${pct(rules.validDropFraction)})`);
+    }
+  }
+  if (rules.unmappedValues && run.unmapped.length) {
+    const shown = run.unmapped.slice(0, 10).join(', ');
+    holding.set('unmapped', `lookup values no map covers: ${shown}${run.unmapped.length > 10 ? `, and ${run.unmapped.length - 10} more` : ''}`);
+  }
+  if (rules.chatCheck && run.chat && run.chat.answerable < run.chat.asked) {
+    holding.set('chat', `the chatbot could not answer about ${run.chat.missing.join(', ')} (answerable ${run.chat.answerable}/${run.chat.asked})`);
+  }
+  if (run.outcome === 'ok') {
+    next.lastOkAt = run.at;
+    // a good run that dropped sharply is not the new reference: the drop would clear itself
+    if (!holding.has('dropped')) next.lastGoodValid = run.valid;
+  }
+  // staleness ends with a good run; any other run leaves it as it was
+  if (state.open.stale && run.outcome !== 'ok') holding.set('stale', state.open.stale.message);
+  return { state: next, holding };
+}
+
+/** Whether "no successful sync for staleHours" holds at `now`. */
+export function staleness(state: AlertState, rules: AlertRules, now: Date, since: string | undefined): string | undefined {
+  const last = state.lastOkAt ?? since;
+  if (!last) return undefined;
+  const hours = (now.getTime() - new Date(last).getTime()) / 3_600_000;
+  if (hours <= rules.staleHours) return undefined;
+  return state.lastOkAt
+    ? `no successful sync for ${hours.toFixed(1)} h (last at ${state.lastOkAt}; alert after ${rules.staleHours} h)`
+    : `no successful sync in ${hours.toFixed(1)} h since ${last} (alert after ${rules.staleHours} h)`;
+}
+
+/** The notices that turn `holding` into the open set: new conditions fire, gone ones resolve. */
+export function transitions(state: AlertState, holding: Map<Condition, string>, now: Date): { state: AlertState; notices: Notice[] } {
+  const open = { ...state.open };
+  const notices: Notice[] = [];
+  const at = now.toISOString();
+  for (const [condition, message] of holding) {
+    if (open[condition]) continue;
+    open[condition] = { since: at, message };
+    notices.push({ status: 'firing', condition, message, since: at });
+  }
+  for (const condition of Object.keys(open) as Condition[]) {
+    if (holding.has(condition)) continue;
+    const was = open[condition]!;
+    delete open[condition];
+    notices.push({ status: 'resolved', condition, message: `resolved: ${was.message}`, since: was.since });
+  }
+  return { state: { ...state, open }, notices };
+}

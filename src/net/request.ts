@@ -1,0 +1,133 @@
+// One HTTP exchange over undici with the two bounds every response needs: a total deadline (connect,
+// headers and the whole body; not an idle timeout that restarts on every chunk, so a server that
+// drips one byte a second cannot hold a call open) and a cap on the bytes of the body, counted while
+// streaming, so a huge or endless body fails the call instead of filling memory. Redirects are never
+// followed here: a 3xx is handed back, and the caller decides (the API refuses them; feeds follow
+// them within their origin).
+import { Agent, request, type Dispatcher } from 'undici';
+
+export interface BoundedRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** total deadline of the exchange, body included */
+  deadlineMs: number;
+  /** most body bytes read before the call fails (as received on the wire) */
+  maxBytes: number;
+  /** the caller's cancellation (job cancelled, SIGINT) */
+  signal?: AbortSignal;
+  dispatcher?: Dispatcher;
+}
+
+/** Why an exchange stopped early; the caller turns it into its own error family. */
+export type StopReason = 'deadline' | 'too-large' | 'aborted';
+
+/** A failure of the exchange that the bounds caused (or the caller's abort). */
+export class RequestStopped extends Error {
+  constructor(
+    readonly reason: StopReason,
+    readonly limit: number,
+    cause?: unknown,
+  ) {
+    super(
+      reason === 'deadline' ? `no complete response within ${limit} ms` : reason === 'too-large' ? `the response body exceeds ${limit} bytes` : 'aborted',
+      { cause },
+    );
+    this.name = 'RequestStopped';
+  }
+}
+
+export interface BoundedResponse {
+  status: number;
+  headers: Headers;
+  /** the body, bounded; ends the exchange (and its deadline timer) when it ends or is left */
+  body: AsyncIterable<Buffer>;
+  /** the whole body as text, bounded like `body` */
+  text(): Promise<string>;
+  /** drop the body and the connection's claim on it */
+  cancel(): void;
+}
+
+/** A keep-alive connection pool for one client; sockets idle a while are closed (and never hold the process open). */
+export function keepAliveAgent(connections = 64): Agent {
+  return new Agent({ connections, keepAliveTimeout: 10_000, pipelining: 1 });
+}
+
+export async function boundedRequest(req: BoundedRequest): Promise<BoundedResponse> {
+  const controller = new AbortController();
+  let stopped: RequestStopped | undefined;
+  const stop = (why: RequestStopped) => {
+    stopped ??= why;
+    controller.abort(why);
+  };
+  const timer = setTimeout(() => stop(new RequestStopped('deadline', req.deadlineMs)), req.deadlineMs);
+  const onCallerAbort = () => stop(new RequestStopped('aborted', 0, req.signal?.reason));
+  if (req.signal?.aborted) onCallerAbort();
+  req.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  const finish = () => {
+    clearTimeout(timer);
+    req.signal?.removeEventListener('abort', onCallerAbort);
+  };
+
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(req.url, {
+      method: req.method,
+      headers: req.headers,
+      body: req.body,
+      signal: controller.signal,
+      dispatcher: req.dispatcher,
+      // our own deadline covers these; undici's would otherwise fire first with another message
+      headersTimeout: req.deadlineMs + 1000,
+      bodyTimeout: req.deadlineMs + 1000,
+    });
+  } catch (err) {
+    finish();
+    throw stopped ?? err;
+  }
+
+  const declared = Number(res.headers['content-length']);
+  const stream = res.body;
+  // destroying a body emits an AbortError that nobody waits for any more
+  stream.on('error', () => {});
+  async function* body(): AsyncGenerator<Buffer> {
+    let seen = 0;
+    try {
+      if (declared > req.maxBytes) throw new RequestStopped('too-large', req.maxBytes);
+      for await (const chunk of stream) {
+        seen += (chunk as Buffer).length;
+        if (seen > req.maxBytes) throw new RequestStopped('too-large', req.maxBytes);
+        yield chunk as Buffer;
+      }
+    } catch (err) {
+      throw stopped ?? err;
+    } finally {
+      finish();
+      if (!stream.destroyed) stream.destroy();
+    }
+  }
+  return {
+    status: res.statusCode,
+    headers: toHeaders(res.headers),
+    body: body(),
+    async text() {
+      const chunks: Buffer[] = [];
+      for await (const c of body()) chunks.push(c);
+      return Buffer.concat(chunks).toString('utf8');
+    },
+    cancel() {
+      finish();
+      stream.destroy();
+    },
+  };
+}
+
+function toHeaders(raw: Record<string, string | string[] | undefined>): Headers {
+  const out = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) out.append(name, v);
+  }
+  return out;
+}

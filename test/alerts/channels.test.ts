@@ -1,0 +1,74 @@
+// Each channel against a real receiver started here: the webhook's body is signed (HMAC-SHA256 of
+// the exact body), Slack gets {text}, e-mail goes over SMTP to a local smtp-server; a failing
+// channel does not keep the others from their alert; no secret is in anything sent.
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendAlert, SIGNATURE_HEADER, type Alert } from '../../src/alerts/channels.js';
+import { AlertsConfig } from '../../src/alerts/config-schema.js';
+import { registerSecret, silentLogger } from '../../src/log.js';
+import { startHttpReceiver, startSmtpReceiver } from './receivers.js';
+
+let http: Awaited<ReturnType<typeof startHttpReceiver>>;
+let smtp: Awaited<ReturnType<typeof startSmtpReceiver>>;
+beforeAll(async () => {
+  http = await startHttpReceiver();
+  smtp = await startSmtpReceiver();
+});
+afterAll(async () => {
+  await http.close();
+  await smtp.close();
+});
+
+const API_SECRET = 'sk-alert-test-51ab77c';
+const alert: Alert = {
+  status: 'firing', condition: 'guard', feed: 'austin', chatbot: 'SN-1', runId: 'run-1', at: '2026-11-22T10:00:00Z', since: '2026-11-22T10:00:00Z',
+  message: `a delete guard held deletes back: would have deleted 149 listing(s); key ${API_SECRET}`, hint: 'Details: feedsync runs show run-1',
+};
+
+describe('alert channels', () => {
+  it('webhook (signed), Slack and e-mail each get the alert, secrets masked', async () => {
+    registerSecret(API_SECRET);
+    const config = AlertsConfig.parse({
+      channels: [
+        { kind: 'webhook', url: `${http.url}/hook`, secret: 'whsec-0123456789' },
+        { kind: 'slack', url: `${http.url}/services/T000/B000/XXXXSLACKTOKEN` },
+        { kind: 'email', smtp: { host: '127.0.0.1', port: smtp.port, user: 'ops', pass: 'smtp-pass-1234' }, from: 'feedsync@example.com', to: ['oncall@example.com'] },
+      ],
+    });
+    expect(await sendAlert(config.channels, alert, silentLogger)).toBe(3);
+
+    const hook = http.received.find((r) => r.path === '/hook')!;
+    const expected = `sha256=${createHmac('sha256', 'whsec-0123456789').update(hook.body).digest('hex')}`;
+    expect(hook.headers[SIGNATURE_HEADER]).toBe(expected);
+    expect(hook.headers['content-type']).toBe('application/json');
+    const doc = JSON.parse(hook.body);
+    expect(doc).toMatchObject({ type: 'feedsync.alert', status: 'firing', condition: 'guard', feed: 'austin', runId: 'run-1' });
+
+    const slack = http.received.find((r) => r.path.startsWith('/services/'))!;
+    expect(JSON.parse(slack.body).text).toMatch(/^\[feedsync\] ALERT austin: guard — a delete guard held deletes back/);
+
+    expect(smtp.messages).toHaveLength(1);
+    expect(smtp.messages[0]!.to).toEqual(['oncall@example.com']);
+    expect(smtp.messages[0]!.data).toContain('Subject: [feedsync] ALERT austin: guard');
+    expect(smtp.messages[0]!.data).toContain('feedsync runs show run-1');
+
+    for (const text of [hook.body, slack.body, smtp.messages[0]!.data]) {
+      expect(text).not.toContain(API_SECRET);
+      expect(text).toContain('[REDACTED]');
+    }
+  });
+
+  it('a channel that fails is logged; the others still get the alert', async () => {
+    const down = await startHttpReceiver(500);
+    const before = http.received.length;
+    const config = AlertsConfig.parse({
+      channels: [
+        { kind: 'slack', url: `${down.url}/services/down` },
+        { kind: 'webhook', url: `${http.url}/hook2`, secret: 'whsec-0123456789' },
+      ],
+    });
+    expect(await sendAlert(config.channels, { ...alert, status: 'resolved' }, silentLogger)).toBe(1);
+    expect(http.received.length).toBe(before + 1);
+    await down.close();
+  });
+});

@@ -1,0 +1,67 @@
+// The alert rules alone: each condition with its default, one notice when it starts, none while it
+// holds, one "resolved" when it clears.
+import { describe, expect, it } from 'vitest';
+import { AlertRules } from '../../src/alerts/config-schema.js';
+import { afterRun, emptyState, staleness, transitions, type AlertState, type RunObservation } from '../../src/alerts/rules.js';
+
+const rules = AlertRules.parse({});
+const t0 = new Date('2026-11-22T10:00:00Z');
+const run = (patch: Partial<RunObservation> = {}): RunObservation => ({
+  runId: 'r', at: t0.toISOString(), outcome: 'ok', records: 100, valid: 100, rejected: 0, unmapped: [], ...patch,
+});
+
+function play(runs: RunObservation[], start: AlertState = emptyState()) {
+  let state = start;
+  const notices: string[][] = [];
+  for (const r of runs) {
+    const a = afterRun(state, r, rules);
+    const t = transitions(a.state, a.holding, t0);
+    state = t.state;
+    notices.push(t.notices.map((n) => `${n.status} ${n.condition}`));
+  }
+  return { state, notices };
+}
+
+describe('alert rules (defaults)', () => {
+  it('has a default for every rule', () => {
+    expect(rules).toEqual({ guard: true, failedRuns: 3, rejectedFraction: 0.1, validDropFraction: 0.3, staleHours: 36, unmappedValues: true, chatCheck: true });
+  });
+
+  it('a guard trip alerts once while it holds, and resolves on the next run without one', () => {
+    const { notices } = play([run(), run({ outcome: 'guard', message: 'would delete 50' }), run({ outcome: 'guard' }), run()]);
+    expect(notices).toEqual([[], ['firing guard'], [], ['resolved guard']]);
+  });
+
+  it('failed or unavailable N times in a row', () => {
+    const { notices } = play([run({ outcome: 'unavailable' }), run({ outcome: 'partial' }), run({ outcome: 'error' }), run({ outcome: 'unavailable' }), run()]);
+    expect(notices).toEqual([[], [], ['firing failing'], [], ['resolved failing']]);
+  });
+
+  it('rejected records above the fraction', () => {
+    const { notices } = play([run({ rejected: 10 }), run({ rejected: 11 }), run({ rejected: 2 })]);
+    expect(notices).toEqual([[], ['firing rejected'], ['resolved rejected']]);
+  });
+
+  it('valid records dropped against the last good run; a run that never read its feed does not count', () => {
+    const { notices, state } = play([run({ valid: 100 }), run({ outcome: 'unavailable', valid: 0 }), run({ valid: 60 }), run({ valid: 65 }), run({ valid: 95 })]);
+    expect(notices).toEqual([[], [], ['firing dropped'], [], ['resolved dropped']]);
+    expect(state.lastGoodValid).toBe(95);
+  });
+
+  it('unmapped lookup values and a failed chat check', () => {
+    const { notices } = play([
+      run({ unmapped: ['Status: "Under Review"'] }),
+      run({ chat: { asked: 3, answerable: 2, missing: ['ATX1'] } }),
+      run({ chat: { asked: 3, answerable: 3, missing: [] } }),
+    ]);
+    expect(notices.map((n) => [...n].sort())).toEqual([['firing unmapped'], ['firing chat', 'resolved unmapped'], ['resolved chat']]);
+  });
+
+  it('no successful sync for H hours', () => {
+    const state: AlertState = { ...emptyState(), lastOkAt: t0.toISOString() };
+    expect(staleness(state, rules, new Date(t0.getTime() + 35 * 3_600_000), undefined)).toBeUndefined();
+    expect(staleness(state, rules, new Date(t0.getTime() + 37 * 3_600_000), undefined)).toMatch(/no successful sync for 37\.0 h/);
+    // never synced: counted from when it was first watched
+    expect(staleness(emptyState(), rules, new Date(t0.getTime() + 40 * 3_600_000), t0.toISOString())).toMatch(/since/);
+  });
+});
