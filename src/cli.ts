@@ -3,6 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { EXIT, exitCodeFor, printError } from './cli/exit.js';
+import { maskStream } from './secrets.js';
+
+// The last line of defence: whatever a command prints (tables, --json, errors, stacks) passes the
+// one masking function, so a registered secret never reaches the terminal or a log collector.
+maskStream(process.stdout);
+maskStream(process.stderr);
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 

@@ -211,6 +211,12 @@ export class ValidationError extends FeedsyncError {
   }
 }
 
+/** The chatbot's list could not be paged to its end (endless, repeated pages): nothing can be planned. */
+export class PagingError extends FeedsyncError {
+  readonly code = 'PAGING';
+  readonly retryable = false;
+}
+
 /** A long-running process could not start (Redis does not answer, its port is taken). A restart may help. */
 export class StartupError extends FeedsyncError {
   readonly code = 'STARTUP';

@@ -44,6 +44,35 @@ export function registerUrlSecrets(url: string | undefined): void {
   for (const [name, value] of u.searchParams) if (SECRET_PARAM.test(name)) registerSecret(value);
 }
 
+/** Names of config keys whose string values are credentials (secretKey, bearerToken, clientSecret, ...). */
+const SECRET_KEY_NAME = /secret|token|password|passwd|sessionkey|apikey|api_key|credential/i;
+
+/**
+ * Registers every secret of a parsed config (or any plain value): values under secret-named keys,
+ * every value of a `headers` map whatever the header is called, and the userinfo and secret query
+ * values of every URL. New credential fields (a RESO oauth2 clientSecret) are covered by their name.
+ */
+export function registerSecretsIn(value: unknown, key = ''): void {
+  if (typeof value === 'string') {
+    if (SECRET_KEY_NAME.test(key)) registerSecret(value);
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) registerUrlSecrets(value);
+    return;
+  }
+  if (Array.isArray(value)) {
+    for (const v of value) registerSecretsIn(v, key);
+    return;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (/^headers$/i.test(k) && v && typeof v === 'object') {
+        for (const h of Object.values(v)) if (typeof h === 'string') registerSecret(h);
+      } else {
+        registerSecretsIn(v, k);
+      }
+    }
+  }
+}
+
 /** Basic auth credentials: the user, the password and the header value built from them. */
 export function registerBasicAuth(user: string, password: string): void {
   registerSecret(password);

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { ConfigError } from '../errors.js';
-import { registerSecret } from '../log.js';
+import { registerSecretsIn } from '../secrets.js';
 import type { ConfigIssue } from '../errors.js';
 import { configIssues, formatPath, type LineOf } from './issues.js';
 import { Config, type LoadedConfig } from './schema.js';
@@ -56,7 +56,7 @@ function parseConfigWithLines(text: string, file: string, env: NodeJS.ProcessEnv
 
   const parsed = parseTyped(raw, refs);
   if (!parsed.success) throw new ConfigError(`config ${file} is invalid`, file, configIssues(parsed.error, Config, raw, lineOf));
-  registerSecrets(parsed.data);
+  registerSecretsIn(parsed.data);
   return { config: parsed.data, lineOf };
 }
 
@@ -165,17 +165,6 @@ function setAt(root: unknown, path: PropertyKey[], value: unknown): boolean {
   if (last === undefined || cur[last] === value) return false;
   cur[last] = value;
   return true;
-}
-
-function registerSecrets(config: Config): void {
-  registerSecret(config.api.secretKey);
-  registerSecret(config.api.sessionKey);
-  for (const feed of config.feeds) {
-    registerSecret(feed.source.bearerToken);
-    for (const [name, value] of Object.entries(feed.source.headers)) {
-      if (/authorization|token|key|secret/i.test(name)) registerSecret(value.replace(/^Bearer\s+/i, ''));
-    }
-  }
 }
 
 /** The line of `path` in the document: the key's own line, else the deepest parent that exists. */

@@ -35,6 +35,7 @@ export const ApiConfig = z.strictObject({
     .describe('most bytes of one API response body; a larger one fails the call'),
   retries: z.number().int().min(0).max(20).default(4).describe('retries on network errors, 5xx, 408, 429'),
   pageSize: z.number().int().min(1).max(10_000).default(100).describe('PageSize asked of RealEstateList'),
+  maxPages: z.number().int().min(1).default(10_000).describe('most RealEstateList pages one pass reads; more is an error (an endless list)'),
 });
 export type ApiConfig = z.infer<typeof ApiConfig>;
 
@@ -99,6 +100,7 @@ export const FeedConfig = z.preprocess(presetIgnore, z.strictObject({
   deletes: DeletesConfig.prefault({}),
   ignore: z.array(listingField).default([]).describe("fields that alone never cause an update (default: the preset's derived fields, e.g. DaysOnMarket)"),
   schedule: ScheduleConfig.optional(),
+  deadlineMinutes: z.number().positive().max(1440).default(120).describe('a run of this feed stops (outcome aborted, retried) after this long'),
 }).superRefine((feed, ctx) => {
   if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
     ctx.addIssue({

@@ -2,6 +2,7 @@
 // (LPUSH + LTRIM), under the prefix. `feedsync runs` reads it.
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { maskSecrets } from '../secrets.js';
 import type { RunReport, RunTarget } from './job-definition.js';
 
 export const RunRecord = z.object({
@@ -43,7 +44,8 @@ export async function recordRun(
     outcome: run.report.outcome,
     summary: run.report.summary,
   };
-  const json = JSON.stringify(record);
+  // what is stored is what may be shown: masked, every secret by value
+  const json = maskSecrets(JSON.stringify(record));
   const multi = redis.multi();
   for (const key of keysFor(prefix, run)) multi.lpush(key, json).ltrim(key, 0, size - 1);
   await multi.exec();

@@ -8,6 +8,7 @@ import { formatPath } from '../config/load.js';
 import { FeedsyncError, GuardError } from '../errors.js';
 import { withCallCounter } from './call-scope.js';
 import type { Logger } from '../log.js';
+import { maskDeep, maskError } from '../secrets.js';
 import { recordRun } from './history.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { reportError, toJobError, verdictFor } from './retry-policy.js';
@@ -80,7 +81,8 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
         await record(failed);
         deps.onRun?.({ job: def.name, target, report: failed, jobId });
         logger.error({ err, attempt: `${attempt.made}/${attempt.max}`, retry: failed.retryable }, failed.summary);
-        throw jobErr;
+        // BullMQ stores the message and stack in Redis (failedReason, stacktrace) and the UI shows them
+        throw maskError(jobErr);
       }
       await record(report);
       deps.onRun?.({ job: def.name, target, report, jobId });
@@ -96,8 +98,9 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       const decision = verdict === 'done' ? '' : verdict === 'retry' && attempt.made < attempt.max ? 'will retry' : 'job failed, no retry';
       if (!def.logsSummary) logger[verdict === 'done' ? 'info' : 'warn']({ outcome: report.outcome }, decision ? `${report.summary} — ${decision}` : report.summary);
       else if (decision) logger.warn({ outcome: report.outcome, attempt: `${attempt.made}/${attempt.max}` }, `${def.name} ${describe(target)}: ${decision}`);
-      if (verdict !== 'done') throw reportError(report, verdict);
-      return report;
+      if (verdict !== 'done') throw maskError(reportError(report, verdict));
+      // the return value is stored in Redis and shown by the queue UI and `enqueue --wait`
+      return maskDeep(report);
     } finally {
       await lock?.release().catch((err: unknown) => logger.warn({ err }, 'lock release failed; it expires by itself'));
     }

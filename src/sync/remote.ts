@@ -1,11 +1,17 @@
 // The remote side of a sync: every listing the chatbot holds, from every page of RealEstateList.
-// The first page gives VirtualCount; the rest are fetched concurrently (bounded). A server that caps
-// PageSize answers fewer items than asked while VirtualCount says there are more: paging goes on
-// with the size it gave. A listing created or deleted while paging shifts the pages under us, so
-// the pass is checked: the distinct IDs seen must equal VirtualCount, and every page must agree on
-// VirtualCount. If not, the whole list is paged again (a few rounds at most); after that the side is
-// marked incomplete, which blocks every delete of the run.
+// Pages are read until a short one (fewer items than the page size): VirtualCount never sizes
+// anything, it is only a hint of how many pages to ask for at once (at most `concurrency`, through
+// p-limit) and a check afterwards. A server that caps PageSize answers fewer items than asked while
+// VirtualCount says there are more: paging goes on with the size it gave. Every loop ends: at most
+// `maxPages` pages a pass (then PagingError), a page that repeats listings already seen in the pass
+// is a PagingError (a server that ignores PageNumber), and `signal` carries the run's deadline.
+// A listing created or deleted while paging shifts the pages under us, so the pass is checked: the
+// distinct IDs seen must equal VirtualCount, and every page must agree on VirtualCount. If not, the
+// whole list is paged again (a few rounds at most); after that the side is marked incomplete,
+// which blocks every delete of the run.
+import pLimit from 'p-limit';
 import type { ChatbotApi } from '../api/types.js';
+import { PagingError } from '../errors.js';
 import { canonicalFromListItem } from '../listing/canonical.js';
 import { comparedHash } from '../listing/fingerprint.js';
 import type { ListItem } from '../listing/schema.js';
@@ -17,6 +23,8 @@ export interface RemoteOptions {
   pageSize: number;
   /** list pages in flight at once */
   concurrency: number;
+  /** most pages one pass may read (api.maxPages) */
+  maxPages?: number;
   signal?: AbortSignal;
   /** passes over the list before giving up on a consistent view (default 3) */
   maxRounds?: number;
@@ -26,6 +34,8 @@ export interface RemoteOptions {
   keepCanonical?: boolean;
 }
 
+export const DEFAULT_MAX_PAGES = 10_000;
+
 export interface RemotePage {
   pageNumber: number;
   pageSize: number;
@@ -33,19 +43,45 @@ export interface RemotePage {
   virtualCount: number;
 }
 
-/** One pass over every page of the list. Pages after the first arrive in completion order. */
+/** One pass over the pages of the list, in page order, until a short page. */
 export async function* remotePages(api: ChatbotApi, opts: RemoteOptions): AsyncGenerator<RemotePage> {
-  const fetchPage = async (pageNumber: number, pageSize: number): Promise<RemotePage> => {
-    const data = await api.listListings({ SerialNumber: opts.serialNumber, PageNumber: pageNumber, PageSize: pageSize }, { signal: opts.signal });
-    return { pageNumber, pageSize, items: data.List, virtualCount: data.VirtualCount };
-  };
+  const limit = pLimit(Math.max(1, opts.concurrency));
+  const maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
+  const fetchPage = (pageNumber: number, pageSize: number): Promise<RemotePage> =>
+    limit(async () => {
+      const data = await api.listListings({ SerialNumber: opts.serialNumber, PageNumber: pageNumber, PageSize: pageSize }, { signal: opts.signal });
+      return { pageNumber, pageSize, items: data.List, virtualCount: data.VirtualCount };
+    });
   const first = await fetchPage(1, opts.pageSize);
   yield first;
   const got = first.items.length;
   const size = got > 0 && got < opts.pageSize && first.virtualCount > got ? got : opts.pageSize;
-  const pages = Math.ceil(first.virtualCount / size);
-  const rest = Array.from({ length: Math.max(0, pages - 1) }, (_, i) => i + 2);
-  yield* mapBounded(rest, opts.concurrency, (n) => fetchPage(n, size));
+  if (got < size) return;
+  // pages VirtualCount leads us to expect are asked for together; past them, one at a time
+  const expected = Math.min(maxPages, Math.ceil(first.virtualCount / size));
+  const ahead = new Map<number, Promise<RemotePage>>();
+  let next = 2;
+  let ended = false;
+  try {
+    for (;;) {
+      while (!ended && next <= maxPages && ahead.size < Math.max(1, opts.concurrency) && (next <= expected || ahead.size === 0)) {
+        const p = fetchPage(next, size);
+        p.catch(() => {}); // awaited below in order; a failure is rethrown there
+        ahead.set(next++, p);
+      }
+      const [n, pending] = ahead.entries().next().value ?? [];
+      if (n === undefined || !pending) break;
+      const page = await pending;
+      ahead.delete(n);
+      yield page;
+      if (page.items.length < size) ended = true;
+    }
+  } finally {
+    // a failure or an early stop: let the calls in flight settle, none is left behind
+    limit.clearQueue();
+    await Promise.allSettled(ahead.values());
+  }
+  if (!ended) throw new PagingError(`the list of chatbot ${opts.serialNumber} did not end within api.maxPages (${maxPages}) pages of ${size}`);
 }
 
 /** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */
@@ -64,6 +100,9 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
     for await (const page of remotePages(api, opts)) {
       pages++;
       counts.add(page.virtualCount);
+      if (page.items.length > 0 && page.items.every((item) => roundIds.has(item.ID))) {
+        throw new PagingError(`page ${page.pageNumber} of chatbot ${opts.serialNumber}'s list repeats listings already seen on earlier pages: the service does not page (PageNumber ignored?)`);
+      }
       for (const item of page.items) {
         roundIds.add(item.ID);
         seen.set(item.ID, toRemote(item, opts));
@@ -115,36 +154,4 @@ export function toRemote(item: ListItem, opts: Pick<RemoteOptions, 'keyBy' | 'ig
     hash: comparedHash(canonical, opts.ignore),
     ...(opts.keepCanonical && { canonical }),
   };
-}
-
-/**
- * Runs `fn` over `inputs` with at most `limit` in flight and yields results as they complete.
- * On a failure it lets the calls in flight settle (no stray rejection) and throws the first error.
- */
-export async function* mapBounded<T, R>(inputs: readonly T[], limit: number, fn: (input: T) => Promise<R>): AsyncGenerator<R> {
-  type Settled = { slot: number; ok: true; value: R } | { slot: number; ok: false; error: unknown };
-  const inflight = new Map<number, Promise<Settled>>();
-  let next = 0;
-  const launch = () => {
-    const slot = next;
-    const input = inputs[next++] as T;
-    inflight.set(
-      slot,
-      fn(input).then(
-        (value): Settled => ({ slot, ok: true, value }),
-        (error: unknown): Settled => ({ slot, ok: false, error }),
-      ),
-    );
-  };
-  while (next < inputs.length && inflight.size < Math.max(1, limit)) launch();
-  while (inflight.size) {
-    const done = await Promise.race(inflight.values());
-    inflight.delete(done.slot);
-    if (!done.ok) {
-      await Promise.allSettled(inflight.values());
-      throw done.error;
-    }
-    if (next < inputs.length) launch();
-    yield done.value;
-  }
 }

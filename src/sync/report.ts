@@ -7,7 +7,8 @@ import type { ItemFailure } from './execute.js';
 import type { GuardDecision } from './guards.js';
 import type { DeleteReason, FeedDuplicate, RejectedRecord } from './plan-types.js';
 
-export type SyncOutcome = 'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted';
+/** failed: the feed's run could not be done (auth refused, an endless list, ...): see message */
+export type SyncOutcome = 'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'failed';
 
 export interface SyncCounts {
   feedRecords: number;

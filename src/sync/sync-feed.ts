@@ -75,7 +75,12 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const now = opts.now ?? (() => new Date());
   const logger = deps.logger.child({ feed: feed.name, chatbot: feed.chatbot });
   const callsBefore = deps.calls?.snapshot();
-  const { api, store, apiConfig, signal } = deps;
+  const { api, store, apiConfig } = deps;
+  // The run's own deadline (feeds[].deadlineMinutes) joins the caller's signal (shutdown, lost lock, Ctrl-C).
+  const deadline = AbortSignal.timeout(feed.deadlineMinutes * 60_000);
+  const signal = deps.signal ? AbortSignal.any([deps.signal, deadline]) : deadline;
+  const deadlineMessage = () =>
+    `the run passed its deadline (deadlineMinutes ${feed.deadlineMinutes} of feed ${feed.name}): calls in flight were finished, nothing new was sent; the next run goes on from what was written`;
   const ignore: ReadonlySet<string> = new Set(feed.ignore);
   const progress = (phase: SyncProgress['phase'], done: number) => deps.onProgress?.({ feed: feed.name, phase, done });
   const collector = createFeedCollector('full');
@@ -91,6 +96,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       serialNumber: feed.chatbot,
       keyBy: feed.keyBy,
       pageSize: apiConfig.pageSize,
+      maxPages: apiConfig.maxPages,
       concurrency: apiConfig.concurrency,
       signal,
       ignore,
@@ -98,9 +104,9 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       keepCanonical: Boolean(opts.dryRun || deps.changes),
     });
   } catch (err) {
-    if (!isRetryable(err) && !(err instanceof AbortedError)) throw err;
-    const outcome: SyncOutcome = err instanceof AbortedError ? 'aborted' : 'unavailable';
-    const message = `the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
+    // whatever went wrong, this feed's run ends here with a report; the other feeds go on
+    const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
+    const message = `${deadline.aborted ? `${deadlineMessage()}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
     return finish({ outcome, message, remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: causeMessage(err) }, count: 0 });
   }
   timings.remoteMs = ms();
@@ -231,7 +237,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   timings.executeMs = ms();
 
   const outcome = runOutcome({ stopped: exec.stopped, guard, failures: exec.failures.length, complete: desired.complete });
-  const message = exec.stopReason ?? guard.message ?? readMessage(desired.readError);
+  const message = (deadline.aborted ? deadlineMessage() : exec.stopReason) ?? guard.message ?? readMessage(desired.readError);
   const changes = emptyChanges(feed.name);
   changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
   changes.fingerprints.delete = exec.deletedKeys;
@@ -258,8 +264,9 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     const desired = collector.side;
     const { calls, retries } = callsBetween(callsBefore, deps.calls?.snapshot());
     const failures = e?.failures ?? [];
+    // an interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this one wrote
     const retryable =
-      r.outcome === 'unavailable' || (r.outcome !== 'aborted' && (failures.some((f) => f.retryable) || Boolean(desired.readErrorRetryable)));
+      r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && (failures.some((f) => f.retryable) || Boolean(desired.readErrorRetryable)));
     const base: Omit<SyncReport, 'summary'> = {
       feed: feed.name,
       chatbot: feed.chatbot,

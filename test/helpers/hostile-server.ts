@@ -117,7 +117,9 @@ export async function gzipBomb(res: ServerResponse, mebibytes: number, head: Rec
 /** An error page that shows the request's headers back, as some proxies and frameworks do. */
 export function echoHeaders(req: IncomingMessage & { body: string }, res: ServerResponse, status: number): void {
   res.writeHead(status, { 'content-type': 'text/html' });
-  res.end(`<html><body><h1>Error ${status}</h1><pre>${req.method} ${req.url}\n${JSON.stringify(req.headers, null, 1)}\n${req.body.slice(0, 2000)}</pre></body></html>`);
+  const h = req.headers;
+  const creds = [h.authorization, h['chatrobot-sessionkey'], h['x-api-auth']].filter(Boolean).join(' ');
+  res.end(`${creds} ${req.url} error ${status} ${JSON.stringify(h)}\n${req.body.slice(0, 2000)}`);
 }
 
 /** Sends a redirect to `location`. */
