@@ -144,8 +144,9 @@ program
   .option('--stream-delay-ms <n>', 'delay between streamed fragments', int, 0)
   .option('--seed <n>', 'seed of the fault and latency draws', int, 1)
   .option('--chatbots <list>', 'known serial numbers, comma separated (default: any)')
-  .option('--secret-key <key>', 'Authorization key (or FEEDSYNC_SECRET_KEY)')
-  .option('--session-key <key>', 'chatrobot-sessionkey (or FEEDSYNC_SESSION_KEY)')
+  .option('--sessions <list>', 'chat sessions to create for ClientAsk, SN:ID comma separated (e.g. SN-DEMO-1:1001)')
+  .option('--secret-key <key>', 'Authorization key (or CHATBOT_SECRET_KEY, as in the configs)')
+  .option('--session-key <key>', 'chatrobot-sessionkey (or CHATBOT_SESSION_KEY, as in the configs)')
   .option('--data-file <file>', 'keep listings, settings and sessions in this JSON file across restarts')
   .action((opts) => run(() => import('./cli/emulator.js'), opts));
 

@@ -258,6 +258,13 @@ function effectiveStatus(httpStatus: number, apiCode: number | undefined): numbe
   return httpStatus >= 200 && httpStatus < 300 && apiCode !== undefined ? apiCode : httpStatus;
 }
 
+/** 401 or 403 when the error is the API or a feed server refusing our credentials; else undefined. */
+export function authStatus(err: unknown): 401 | 403 | undefined {
+  const status =
+    err instanceof ApiError ? effectiveStatus(err.httpStatus, err.apiCode) : err instanceof ResponseFormatError ? err.httpStatus : err instanceof FeedReadError ? err.status : undefined;
+  return status === 401 || status === 403 ? status : undefined;
+}
+
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }

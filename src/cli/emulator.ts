@@ -18,6 +18,7 @@ export interface EmulatorCliOptions {
   chatbots?: string;
   secretKey?: string;
   sessionKey?: string;
+  sessions?: string;
   dataFile?: string;
 }
 
@@ -33,6 +34,8 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
   }
   if (opts.faultRate < 0 || opts.faultRate > 1) throw new ConfigError('--fault-rate must be between 0 and 1');
   if (opts.maxPageSize < 1) throw new ConfigError('--max-page-size must be 1 or more');
+
+  const sessions = parseSessions(opts.sessions);
 
   const logger = createLogger();
   const emulator = await startEmulator({
@@ -53,6 +56,9 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
     logger,
   });
 
+  // What a config's smoke needs (chatbots[].smoke.sessionId), made at start: a fresh emulator answers it.
+  for (const { serialNumber, sessionID } of sessions) emulator.createSession(serialNumber, sessionID);
+
   // The emulator's keys are its own development keys, shown so a person can curl it; a key that came
   // from the environment may be a real one, so only its presence is told.
   const shown = (flag: string | undefined, envName: string, fallback: string) =>
@@ -60,8 +66,8 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
   process.stderr.write(
     [
       `feedsync emulator listening on ${emulator.url}`,
-      `  Authorization:        ${shown(opts.secretKey, 'FEEDSYNC_SECRET_KEY', 'dev-secret-key')}   (Edit, ClientAsk, RealEstateCreate/Update/Delete)`,
-      `  chatrobot-sessionkey: ${shown(opts.sessionKey, 'FEEDSYNC_SESSION_KEY', 'dev-session-key')}   (RealEstateList)`,
+      `  Authorization:        ${shown(opts.secretKey, 'CHATBOT_SECRET_KEY', 'dev-secret-key')}   (Edit, ClientAsk, RealEstateCreate/Update/Delete)`,
+      `  chatrobot-sessionkey: ${shown(opts.sessionKey, 'CHATBOT_SESSION_KEY', 'dev-session-key')}   (RealEstateList)`,
       `  chatbots: ${opts.chatbots ?? 'any serial number'}; max page size ${opts.maxPageSize}; stream framing ${opts.streamFraming}` +
         (opts.faultRate > 0 ? `; faults ${faults.join(',')} at rate ${opts.faultRate} (seed ${opts.seed})` : '') +
         (opts.dataFile ? `; data kept in ${resolve(opts.dataFile)}` : '; data kept in memory only (--data-file to keep it)'),
@@ -78,4 +84,17 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
   process.stderr.write(`feedsync emulator: ${signal}, stopping\n`);
   await emulator.close();
   return 0;
+}
+
+/** `SN-DEMO-1:1001,SN-DEMO-2:1002` → the sessions to create. */
+function parseSessions(list: string | undefined): Array<{ serialNumber: string; sessionID: number }> {
+  return (list ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((item) => {
+      const m = /^(.+):(\d{1,9})$/.exec(item);
+      if (!m) throw new ConfigError(`--sessions: ${JSON.stringify(item)} is not SERIALNUMBER:SESSIONID (e.g. SN-DEMO-1:1001)`);
+      return { serialNumber: m[1]!, sessionID: Number(m[2]) };
+    });
 }

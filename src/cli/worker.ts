@@ -157,7 +157,10 @@ async function start(
   staleTimer.unref();
   closers.push(() => clearInterval(staleTimer));
 
-  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics });
+  const status = { feeds: loaded.config.feeds, changeLog: runtime.changeLog, queues, store: runtime.store, staleHours: loaded.config.alerts.rules.staleHours };
+  // the last good sync of each feed survives a restart of the worker: read back from the change log
+  void metrics.recallLastSuccess(loaded.config.feeds.map((f) => f.name), runtime.changeLog).catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
+  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status });
   const server: Server = app.listen(opts.port ?? settings.port);
   closers.push(() => {
     server.close();

@@ -69,8 +69,8 @@ export function resolveOptions(opts: EmulatorOptions, env: NodeJS.ProcessEnv = p
     ...withoutUndefined(opts),
     // copied: faults are taken off this list as they are used
     nextFaults: [...(opts.nextFaults ?? [])],
-    secretKey: opts.secretKey || env.FEEDSYNC_SECRET_KEY || DEV_SECRET_KEY,
-    sessionKey: opts.sessionKey || env.FEEDSYNC_SESSION_KEY || DEV_SESSION_KEY,
+    secretKey: opts.secretKey || env.CHATBOT_SECRET_KEY || DEV_SECRET_KEY,
+    sessionKey: opts.sessionKey || env.CHATBOT_SESSION_KEY || DEV_SESSION_KEY,
   };
 }
 

@@ -1,4 +1,4 @@
-// The worker's HTTP face: /healthz, /metrics and the queue UI (Bull Board) at /ui.
+// The worker's HTTP face: /healthz, /metrics, the queue UI (Bull Board) at /ui and the status page at /status.
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -6,11 +6,14 @@ import express, { type Express } from 'express';
 import type { Queues } from '../queue/index.js';
 import { checkHealth, type HealthDeps } from './health.js';
 import type { WorkerMetrics } from './metrics.js';
+import { statusRouter } from './status/routes.js';
+import type { StatusDeps } from './status/status-data.js';
+import { STATUS_PATH } from './status/status-page.js';
 
 export const UI_PATH = '/ui';
 
 
-export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics }): Express {
+export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; status?: StatusDeps }): Express {
   const app = express();
   app.disable('x-powered-by');
 
@@ -36,6 +39,8 @@ export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMe
     options: { uiConfig: { boardTitle: 'feedsync' } },
   });
   app.use(UI_PATH, board.getRouter());
+
+  if (deps.status) app.use(STATUS_PATH, statusRouter(deps.status));
 
   app.get('/', (_req, res) => res.redirect(UI_PATH));
   return app;

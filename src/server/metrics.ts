@@ -4,11 +4,14 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ApiCallEvent } from '../api/types.js';
 import type { Queues, RunReport } from '../queue/index.js';
+import type { ChangeLog } from '../history/change-log.js';
 
 export interface WorkerMetrics {
   registry: Registry;
   onCall(event: ApiCallEvent): void;
   onRun(run: { job: string; report: RunReport }): void;
+  /** sets the last-success gauge of each feed from the change log (after a restart) */
+  recallLastSuccess(feeds: readonly string[], changeLog: Pick<ChangeLog, 'runs'>): Promise<void>;
 }
 
 const LISTING_COUNTS = ['created', 'updated', 'deleted', 'failed'] as const;
@@ -17,7 +20,13 @@ export function createMetrics(queues: Queues, opts: { defaultMetrics?: boolean }
   const registry = new Registry();
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const runs = new Counter({ name: 'feedsync_runs_total', help: 'finished runs (each attempt) by job and outcome', labelNames: ['job', 'outcome'], registers: [registry] });
-  const listings = new Counter({ name: 'feedsync_listings_total', help: 'listings written by syncs, by operation', labelNames: ['op'], registers: [registry] });
+  const listings = new Counter({ name: 'feedsync_listings_total', help: 'listings written by syncs, by feed and operation', labelNames: ['feed', 'op'], registers: [registry] });
+  const lastSuccess = new Gauge({
+    name: 'feedsync_feed_last_success_timestamp_seconds',
+    help: 'when each feed last synced successfully (unix seconds): alert on time() minus this',
+    labelNames: ['feed'],
+    registers: [registry],
+  });
   const calls = new Histogram({
     name: 'feedsync_api_call_duration_seconds',
     help: 'Chatbot Service API call latency (each HTTP attempt) by endpoint and outcome',
@@ -38,19 +47,34 @@ export function createMetrics(queues: Queues, opts: { defaultMetrics?: boolean }
       }
     },
   });
-  // Pre-create the zero series so a dashboard sees them before the first run.
-  for (const op of LISTING_COUNTS) listings.inc({ op }, 0);
+  const seen = new Set<string>();
+  const ensureFeed = (feed: string) => {
+    if (seen.has(feed)) return;
+    seen.add(feed);
+    // zero series first, so rate() and absent() see the feed from its first run on
+    for (const op of LISTING_COUNTS) listings.inc({ feed, op }, 0);
+  };
 
   return {
     registry,
     onCall: (e) => calls.observe({ endpoint: e.endpoint, outcome: e.outcome }, e.durationMs / 1000),
     onRun: ({ job, report }) => {
       runs.inc({ job, outcome: report.outcome });
-      const counts = (report as { counts?: Record<string, unknown> }).counts;
-      if (!counts || (report as { dryRun?: boolean }).dryRun) return;
+      const r = report as { counts?: Record<string, unknown>; dryRun?: boolean; feed?: unknown; finishedAt?: unknown };
+      if (!r.counts || r.dryRun || typeof r.feed !== 'string') return;
+      ensureFeed(r.feed);
       for (const op of LISTING_COUNTS) {
-        const n = counts[op];
-        if (typeof n === 'number' && n > 0) listings.inc({ op }, n);
+        const n = r.counts[op];
+        if (typeof n === 'number' && n > 0) listings.inc({ feed: r.feed, op }, n);
+      }
+      if (report.outcome === 'ok') lastSuccess.set({ feed: r.feed }, Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000);
+    },
+    recallLastSuccess: async (feeds, changeLog) => {
+      for (const feed of feeds) {
+        ensureFeed(feed);
+        const ok = (await changeLog.runs(feed, 200)).find((run) => run.outcome === 'ok' && !run.dryRun);
+        // a run finished meanwhile in this process is newer than what the log says
+        if (ok && !(await lastSuccess.get()).values.some((v) => v.labels.feed === feed)) lastSuccess.set({ feed }, Date.parse(ok.finishedAt) / 1000);
       }
     },
   };

@@ -18,7 +18,10 @@ export function answerChecks(prefix: 'ask' | 'stream', answer: AnswerSeen, suffi
   if (suffix !== undefined && suffix.trim()) {
     const ok = answer.content.trimEnd().endsWith(suffix.trim());
     checks.push(
-      check(`${prefix}.suffix`, ok, ok ? `ends with ${JSON.stringify(suffix)}` : `AnswerSuffix ${JSON.stringify(suffix)} missing at the end of ${JSON.stringify(tail(answer.content))}`),
+      check(`${prefix}.suffix`, ok, ok
+        ? `ends with ${JSON.stringify(suffix)}`
+        : // the spec has no way to read a session's chatbot: this chatbot's AnswerSuffix is how its answers are told apart
+          `AnswerSuffix ${JSON.stringify(suffix)} missing at the end of ${JSON.stringify(tail(answer.content))}; push the settings (feedsync settings), and check that smoke.sessionId is a session of this chatbot, not another's`),
     );
   }
   checks.push(check(`${prefix}.totalToken`, answer.tokens > 0, `${answer.tokens} token(s)`));

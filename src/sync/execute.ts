@@ -3,16 +3,21 @@
 // - An update answering 0 found nothing to update (deleted behind our back): it becomes a create.
 // - Creates go through createOnce (check before resending, so a lost answer makes no duplicate).
 // - Deletes go in batches of `batchSize` through Keys, one KeyType a batch; a batch the service
-//   rejects for good is split in halves until the bad key stands alone and is reported.
-// - A circuit breaker: `breakerThreshold` items in a row failing with a retryable error (after
+//   rejects with a per-record 4xx is split in halves until the bad key stands alone and is
+//   reported (never on 401/403/5xx: every half would fail alike). SuccessCount reconciles a batch:
+//   when the service deleted fewer listings than the batch holds, its keys are reported as not
+//   confirmed and keep their fingerprints, not counted as deleted.
+// - A circuit breaker: `breakerThreshold` calls in a row failing with a retryable error (after
 //   the client's retries) mean the service is down; no new call is made and the run ends
-//   'unavailable'.
+//   'unavailable'. Calls are counted, not keys: a failed batch of 100 is one failure.
+// - The first 401/403 ends the run 'failed' at once, naming the config key to fix (auth.ts).
 // - `signal` aborts the run: no new call is started, calls in flight are waited for (their outcome
 //   is known and reported), and the run ends 'aborted'.
 import type { ChatbotApi } from '../api/types.js';
-import { causeMessage, isRetryable } from '../errors.js';
+import { ApiError, authStatus, causeMessage, isRetryable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { KeyType } from '../listing/schema.js';
+import { authFailure } from './auth.js';
 import { createChange, deleteChange, updateChange, type ChangeSink } from './changes.js';
 import { createOnce } from './create-once.js';
 import type { KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate, SyncPlan } from './plan-types.js';
@@ -28,6 +33,8 @@ export interface ExecuteDeps {
   retryBaseDelayMs?: number;
   breakerThreshold?: number;
   logger: Logger;
+  /** the feed's name, for the config key an auth failure names */
+  feed?: string;
   signal?: AbortSignal;
   onProgress?: (p: { done: number }) => void;
   /** told of each write made and each item that failed (the change log) */
@@ -58,7 +65,7 @@ export interface ExecutionResult {
   written: Array<[string, string]>;
   /** feed keys deleted (their fingerprints go) */
   deletedKeys: string[];
-  stopped?: 'aborted' | 'unavailable';
+  stopped?: 'aborted' | 'unavailable' | 'failed';
   stopReason?: string;
 }
 
@@ -113,17 +120,28 @@ export function createExecutor(deps: ExecuteDeps): Executor {
   const succeeded = () => {
     consecutive = 0;
   };
-  const failed = (key: string, op: ItemFailure['op'], err: unknown) => {
-    const retryable = isRetryable(err);
-    const reason = causeMessage(err);
+  /** one call failed: the breaker and the auth stop look at calls, not at the keys a call carried */
+  const callFailed = (err: unknown) => {
+    const auth = authFailure(err, deps.feed ?? '?');
+    if (auth && result.stopped !== 'failed') {
+      result.stopped = 'failed';
+      result.stopReason = auth;
+      return;
+    }
+    if (!isRetryable(err)) return;
+    if (++consecutive >= threshold && !result.stopped) {
+      result.stopped = 'unavailable';
+      result.stopReason = `the service looks down: ${consecutive} calls in a row failed after retries (last: ${causeMessage(err)})`;
+    }
+  };
+  const itemFailed = (key: string, op: ItemFailure['op'], reason: string, retryable: boolean) => {
     result.failures.push({ key, op, reason, retryable });
     deps.changes?.({ op: 'fail', key, attempted: op, reason, retryable });
     deps.logger.warn({ key, op, err: reason }, `${op} ${key} failed`);
-    if (!retryable) return;
-    if (++consecutive >= threshold && !result.stopped) {
-      result.stopped = 'unavailable';
-      result.stopReason = `the service looks down: ${consecutive} calls in a row failed after retries (last: ${reason})`;
-    }
+  };
+  const failed = (key: string, op: ItemFailure['op'], err: unknown) => {
+    itemFailed(key, op, causeMessage(err), isRetryable(err));
+    callFailed(err);
   };
 
   const create = async (c: PlannedCreate) => {
@@ -170,8 +188,18 @@ export function createExecutor(deps: ExecuteDeps): Executor {
   };
 
   const runDeletes = async (batch: PlannedDelete[], keyType: KeyType): Promise<void> => {
+    const label = (d: PlannedDelete) => (d.reason === 'duplicate' ? `${d.key} (ID ${d.deleteKey})` : d.key);
     try {
-      await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType });
+      const { SuccessCount } = await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType });
+      succeeded();
+      // listings the batch should remove: a key may stand for several copies; a copy counts once
+      const expected = batch.reduce((n, d) => n + Math.max(1, d.remoteIds.length), 0);
+      if (SuccessCount < expected) {
+        // which keys stayed is not said: none of the batch is confirmed (each keeps its fingerprint)
+        const reason = `the service answered SuccessCount ${SuccessCount} for ${expected} listing(s) in this batch: not confirmed deleted`;
+        for (const d of batch) itemFailed(label(d), 'delete', reason, false);
+        return;
+      }
       for (const d of batch) {
         deps.changes?.(deleteChange(d));
         if (d.reason === 'duplicate') result.duplicatesRemoved++;
@@ -180,10 +208,10 @@ export function createExecutor(deps: ExecuteDeps): Executor {
           result.deletedKeys.push(d.key);
         }
       }
-      succeeded();
     } catch (err) {
-      if (batch.length === 1 || isRetryable(err) || deps.signal?.aborted || result.stopped) {
-        for (const d of batch) failed(d.reason === 'duplicate' ? `${d.key} (ID ${d.deleteKey})` : d.key, 'delete', err);
+      if (batch.length === 1 || !perRecordRejection(err) || deps.signal?.aborted || result.stopped) {
+        for (const d of batch) itemFailed(label(d), 'delete', causeMessage(err), isRetryable(err));
+        callFailed(err);
         return;
       }
       // Rejected for good: one bad key spoils the batch. Halve until it stands alone.
@@ -223,6 +251,13 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       }
     },
   };
+}
+
+/** A 4xx that one record of a batch can cause (a bad key): worth isolating by halving the batch. */
+function perRecordRejection(err: unknown): boolean {
+  if (!(err instanceof ApiError) || err.retryable || authStatus(err) !== undefined) return false;
+  const status = err.httpStatus >= 200 && err.httpStatus < 300 && err.apiCode !== undefined ? err.apiCode : err.httpStatus;
+  return status >= 400 && status < 500;
 }
 
 export function chunk<T>(items: readonly T[], size: number): T[][] {

@@ -14,6 +14,7 @@ import { compileMapping } from '../mapping/index.js';
 import { createUnmappedTally } from './unmapped.js';
 import type { KvStore } from '../state/kv-store.js';
 import { commitChanges, emptyChanges, loadChatbotState, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
+import { authFailure } from './auth.js';
 import { createFeedCollector } from './desired.js';
 import { createChange, deleteChange, rejectChange, updateChange, type ChangeSink } from './changes.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
@@ -106,7 +107,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   } catch (err) {
     // whatever went wrong, this feed's run ends here with a report; the other feeds go on
     const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
-    const message = `${deadline.aborted ? `${deadlineMessage()}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
+    const message = authFailure(err, feed.name) ?? `${deadline.aborted ? `${deadlineMessage()}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
     return finish({ outcome, message, remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: causeMessage(err) }, count: 0 });
   }
   timings.remoteMs = ms();
@@ -121,6 +122,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
 
   const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
+  /** the feed server refused our credentials: the run fails, nothing more is asked of anyone */
+  let feedAuth: string | undefined;
   const pending = createPendingWindow({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: own.recurring });
   /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
   const sent = new Set<string>();
@@ -160,7 +163,9 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         }
       }
     } catch (err) {
+      feedAuth = authFailure(err, feed.name);
       collector.fail(err);
+      if (feedAuth) return;
     }
     for (const ready of pending.drain()) {
       const job = plan(ready, false);
@@ -185,16 +190,17 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     batchSize: feed.deletes.batchSize,
     retries: apiConfig.retries,
     logger,
+    feed: feed.name,
     signal,
     onProgress: ({ done }) => progress('write', done),
     changes: deps.changes,
   });
   if (opts.dryRun) {
     for await (const _ of writes());
-    for (const _ of heldWrites());
+    if (!feedAuth) for (const _ of heldWrites());
   } else {
     await executor.run(writes());
-    if (!executor.result.stopped) await executor.run(heldWrites());
+    if (!executor.result.stopped && !feedAuth) await executor.run(heldWrites());
   }
   fingerprints.clear(); // not needed past planning: 100k entries
   const desired = collector.side;
@@ -228,16 +234,16 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     const shown = [...guard.allowed, ...guard.withheld];
     view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
     const planned = { creates: tally.creates, updates: tally.updates, deletes: guard.allowed };
-    const outcome = runOutcome({ guard, failures: 0, complete: desired.complete });
-    return finish({ outcome, message: guard.message ?? readMessage(desired.readError), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
+    const outcome = runOutcome({ stopped: feedAuth ? 'failed' : undefined, guard, failures: 0, complete: desired.complete });
+    return finish({ outcome, message: feedAuth ?? guard.message ?? readMessage(desired.readError), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
   }
 
   const exec = executor.result;
-  if (!exec.stopped && guard.allowed.length) await executor.run(deleteJobs(guard.allowed, feed.deletes.batchSize));
+  if (!exec.stopped && !feedAuth && guard.allowed.length) await executor.run(deleteJobs(guard.allowed, feed.deletes.batchSize));
   timings.executeMs = ms();
 
-  const outcome = runOutcome({ stopped: exec.stopped, guard, failures: exec.failures.length, complete: desired.complete });
-  const message = (deadline.aborted ? deadlineMessage() : exec.stopReason) ?? guard.message ?? readMessage(desired.readError);
+  const outcome = runOutcome({ stopped: exec.stopped ?? (feedAuth ? 'failed' : undefined), guard, failures: exec.failures.length, complete: desired.complete });
+  const message = (deadline.aborted ? deadlineMessage() : (exec.stopReason ?? feedAuth)) ?? guard.message ?? readMessage(desired.readError);
   const changes = emptyChanges(feed.name);
   changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
   changes.fingerprints.delete = exec.deletedKeys;

@@ -12,7 +12,7 @@ const BIN = fileURLToPath(new URL('../../bin/feedsync.js', import.meta.url));
 
 async function startCli(args: string[]) {
   const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', ...args], {
-    env: { ...process.env, FEEDSYNC_SECRET_KEY: '', FEEDSYNC_SESSION_KEY: '' },
+    env: { ...process.env, CHATBOT_SECRET_KEY: '', CHATBOT_SESSION_KEY: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';

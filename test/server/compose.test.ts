@@ -15,6 +15,8 @@ import { dropPrefix, REDIS_URL, testRedis, uniquePrefix, until } from '../queue/
 import { freePort } from './redis-server.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
+/** What docker-compose.yml gives the worker and the emulator (the emulator's development keys). */
+const DEV_KEYS = { CHATBOT_SECRET_KEY: 'dev-secret-key', CHATBOT_SESSION_KEY: 'dev-session-key' };
 const run = promisify(execFile);
 
 describe('docker compose', () => {
@@ -28,7 +30,10 @@ describe('docker compose', () => {
     expect(redis.volumes[0]).toMatch(/^redis-data:\/data$/);
     expect(Object.keys(compose.volumes)).toEqual(['redis-data', 'emulator-data']);
     // the emulator keeps its data in a volume across restarts
-    expect(emulator.command).toEqual(['emulator', '--host', '0.0.0.0', '--port', '8787', '--data-file', '/data/emulator.json']);
+    expect(emulator.command).toEqual(['emulator', '--host', '0.0.0.0', '--port', '8787', '--data-file', '/data/emulator.json', '--sessions', 'SN-DEMO-1:1001']);
+    // a one-shot service syncs the feeds and pushes the settings the smoke checks
+    expect(compose.services.setup.command[0]).toContain('enqueue sync --config /app/fixtures/compose.yaml --wait && node bin/feedsync.js enqueue settings');
+    expect(compose.services.setup.depends_on.worker.condition).toBe('service_healthy');
     expect(emulator.volumes).toEqual(['emulator-data:/data']);
     expect(worker.command).toEqual(['worker', '--config', '/app/fixtures/compose.yaml', '--port', '9464']);
     expect(worker.environment.REDIS_URL).toBe('redis://redis:6379');
@@ -52,7 +57,7 @@ describe('docker compose', () => {
   });
 
   it('the sample config points at the emulator service and the redis service', () => {
-    const config = parseConfig(readFileSync(`${REPO}/fixtures/compose.yaml`, 'utf8'), 'compose.yaml', {});
+    const config = parseConfig(readFileSync(`${REPO}/fixtures/compose.yaml`, 'utf8'), 'compose.yaml', DEV_KEYS);
     expect(config.api.baseUrl).toBe('http://emulator:8787');
     expect(config.redis?.url).toBe('redis://redis:6379');
     expect(config.feeds.map((f) => f.name)).toEqual(['austin-csv', 'zillow-xml', 'listhub-xml', 'reso-replay']);
@@ -94,8 +99,11 @@ describe('the compose stack without Docker', () => {
 
   it('worker + enqueue --wait + runs + /metrics, as a person would use them', async () => {
     const emulatorPort = await freePort();
-    env = { ...process.env, REDIS_URL, FEEDSYNC_PREFIX: prefix, FEEDSYNC_API_URL: `http://127.0.0.1:${emulatorPort}`, LOG_LEVEL: 'info' };
-    await spawnUntil(['emulator', '--host', '127.0.0.1', '--port', String(emulatorPort)], new RegExp(String(emulatorPort)));
+    env = { ...process.env, ...DEV_KEYS, REDIS_URL, FEEDSYNC_PREFIX: prefix, FEEDSYNC_API_URL: `http://127.0.0.1:${emulatorPort}`, LOG_LEVEL: 'info' };
+    // the emulator as compose starts it (its --sessions too), on a free port and without a data file: fresh
+    const composeArgs: string[] = parse(readFileSync(`${REPO}/docker-compose.yml`, 'utf8')).services.emulator.command;
+    const sessions = composeArgs[composeArgs.indexOf('--sessions') + 1]!;
+    await spawnUntil(['emulator', '--host', '127.0.0.1', '--port', String(emulatorPort), '--sessions', sessions], new RegExp(String(emulatorPort)));
     // The sample config without its schedules (a scheduled run during the test would add to the
     // counts), its feed paths made absolute for the copy in a temp dir.
     const dir = mkdtempSync(join(tmpdir(), 'feedsync-compose-'));
@@ -121,7 +129,13 @@ describe('the compose stack without Docker', () => {
 
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toContain('feedsync_runs_total{job="listing-sync",outcome="ok"} 1');
-    expect(metrics).toContain('feedsync_listings_total{op="created"} 293');
+    expect(metrics).toContain('feedsync_listings_total{feed="austin-csv",op="created"} 293');
+    expect(metrics).toMatch(/feedsync_feed_last_success_timestamp_seconds\{feed="austin-csv"\} \d/);
+
+    // What the compose `setup` service does, then the smoke of the sample config passes on this fresh emulator.
+    await cli('enqueue', 'settings', '--wait');
+    const smoke = await cli('smoke').catch((e: { code: number; stderr: string }) => e);
+    expect(smoke.stderr).toContain('smoke: 1 passed, 0 failed');
 
     // A feed that is not in the config: exit status 2 before anything is queued.
     const unknown = await cli('enqueue', 'sync', '--feed', 'nope').catch((e: { code: number; stderr: string }) => e);

@@ -33,9 +33,9 @@ const fakeSync: JobDefinition<Payload> = {
   kind: 'sync',
   payload: z.strictObject({ feed: z.string() }),
   target: (p) => ({ feed: p.feed, chatbot: 'SN-1' }),
-  process: async (p, ctx): Promise<RunReport & { counts: Record<string, number> }> => {
+  process: async (p, ctx): Promise<RunReport & { feed: string; finishedAt: string; counts: Record<string, number> }> => {
     await ctx.runtime.api.listListings({ SerialNumber: 'SN-1', PageNumber: 1, PageSize: 10 }, { signal: ctx.signal });
-    return { outcome: 'ok', summary: `synced ${p.feed}`, retryable: false, counts: { created: 2, updated: 1, deleted: 3, failed: 0 } };
+    return { outcome: 'ok', summary: `synced ${p.feed}`, retryable: false, feed: p.feed, finishedAt: new Date().toISOString(), counts: { created: 2, updated: 1, deleted: 3, failed: 0 } };
   },
 };
 
@@ -99,10 +99,13 @@ describe('worker HTTP', () => {
     const { status, text } = await get(w.port, '/metrics');
     expect(status).toBe(200);
     expect(text).toContain('feedsync_runs_total{job="listing-sync",outcome="ok"} 1');
-    expect(text).toContain('feedsync_listings_total{op="created"} 2');
-    expect(text).toContain('feedsync_listings_total{op="updated"} 1');
-    expect(text).toContain('feedsync_listings_total{op="deleted"} 3');
-    expect(text).toContain('feedsync_listings_total{op="failed"} 0');
+    expect(text).toContain('feedsync_listings_total{feed="austin",op="created"} 2');
+    expect(text).toContain('feedsync_listings_total{feed="austin",op="updated"} 1');
+    expect(text).toContain('feedsync_listings_total{feed="austin",op="deleted"} 3');
+    expect(text).toContain('feedsync_listings_total{feed="austin",op="failed"} 0');
+    // the per-feed gauge Prometheus users alert on: time() - this > N hours
+    const last = Number(/feedsync_feed_last_success_timestamp_seconds\{feed="austin"\} (\S+)/.exec(text)?.[1]);
+    expect(Math.abs(last - Date.now() / 1000)).toBeLessThan(600);
     expect(text).toMatch(/feedsync_api_call_duration_seconds_count\{endpoint="list",outcome="ok"\} 1\n/);
     expect(text).toContain('feedsync_queue_jobs{queue="listing-sync",state="completed"} 1');
     expect(text).toContain('feedsync_queue_jobs{queue="settings-push",state="wait"} 0');

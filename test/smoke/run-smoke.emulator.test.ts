@@ -91,6 +91,15 @@ describe('runSmoke against the emulator', () => {
     expect(report.summary).toMatch(/^smoke: 0 passed, 1 failed \(SN-OAK ask\.suffix: .*\) in \d+ ms$/);
   });
 
+  it('fails when the session is another chatbot’s: its answers lack this chatbot’s AnswerSuffix', async () => {
+    await pushSettings([oak], { api: t.api, store: createMemoryStore(), logger: silentLogger });
+    const other = t.emulator.createSession('SN-OTHER');
+    const report = await smoke([{ ...oak, smoke: { ...oak.smoke!, sessionId: other } }]);
+    expect(failed(report)).toContain('ask.suffix');
+    const detail = report.chatbots[0]?.checks.find((c) => c.name === 'ask.suffix')?.detail;
+    expect(detail).toMatch(/AnswerSuffix " -- Oak Realty" missing at the end of .*; push the settings \(feedsync settings\), and check that smoke\.sessionId is a session of this chatbot, not another's$/);
+  });
+
   it('fails on a stream that breaks off before its final object', async () => {
     t.emulator.configure({ answerMode: 'broken-stream' });
     const report = await smoke([{ ...oak, settings: {} }]);

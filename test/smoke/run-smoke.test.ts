@@ -58,7 +58,7 @@ describe('runSmoke', () => {
     const withSuffix: ChatbotConfig = { ...oak, settings: { AnswerSuffix: ' -- Oak Realty' } };
     const missing = await runSmoke([withSuffix], { api: fakeApi(), logger: silentLogger });
     expect(failedChecks(missing)).toEqual(['ask.suffix', 'stream.suffix']);
-    expect(missing.chatbots[0]?.reason).toBe('ask.suffix: AnswerSuffix " -- Oak Realty" missing at the end of "Three homes match."');
+    expect(missing.chatbots[0]?.reason).toBe('ask.suffix: AnswerSuffix " -- Oak Realty" missing at the end of "Three homes match."; push the settings (feedsync settings), and check that smoke.sessionId is a session of this chatbot, not another\'s');
     const answer = 'Three homes match. -- Oak Realty';
     const present = await runSmoke([withSuffix], {
       api: fakeApi({

@@ -93,4 +93,56 @@ describe('executePlan', () => {
     expect(r.created).toBeGreaterThanOrEqual(3);
     expect(r.created).toBeLessThan(10);
   });
+
+  it('counts calls, not keys, toward the breaker: one failed 100-key delete batch does not trip it', async () => {
+    const fake = createFakeApi();
+    const keys = Array.from({ length: 100 }, (_, i) => `K${i}`);
+    for (const k of keys) fake.add(listing(k));
+    fake.failNext('delete', '503');
+    const r = await executePlan({ creates: [], updates: [], deletes: keys.map(del) }, deps(fake.api, { batchSize: 100, retries: 0, breakerThreshold: 3 }));
+    expect(r.stopped).toBeUndefined();
+    expect(r.failures).toHaveLength(100);
+    expect(fake.count('delete')).toBe(1);
+  });
+
+  it('splits a rejected batch only on a per-record 4xx: not on 401/403/5xx', async () => {
+    for (const status of ['503', '403'] as const) {
+      const fake = createFakeApi();
+      for (const k of ['A', 'B', 'C', 'D', 'E', 'F']) fake.add(listing(k));
+      fake.failNext('delete', status, status);
+      const r = await executePlan({ creates: [], updates: [], deletes: ['A', 'B', 'C', 'D', 'E', 'F'].map(del) }, deps(fake.api, { concurrency: 1, batchSize: 6, retries: 0 }));
+      expect(fake.count('delete')).toBe(1);
+      expect(r.deleted).toBe(0);
+      if (status === '403') expect(r.stopped).toBe('failed');
+    }
+  });
+
+  it('stops at the first 401: no call after it, the run fails naming api.secretKey', async () => {
+    const fake = createFakeApi();
+    fake.failNext('create', '401');
+    const creates = Array.from({ length: 10 }, (_, i) => create(`K${i}`));
+    const r = await executePlan({ creates, updates: [], deletes: [] }, deps(fake.api, { concurrency: 1 }));
+    expect(r.stopped).toBe('failed');
+    expect(r.stopReason).toContain('api.secretKey');
+    expect(fake.count('create')).toBe(1);
+  });
+
+  it('reconciles deletes with SuccessCount: a key the service kept is reported and keeps its fingerprint', async () => {
+    const fake = createFakeApi();
+    for (const k of ['A', 'B', 'C']) fake.add(listing(k));
+    fake.keepOnDelete('B');
+    const withCopy = (key: string): PlannedDelete => ({ ...del(key), remoteIds: [1] });
+    const single = await executePlan({ creates: [], updates: [], deletes: ['A', 'B', 'C'].map(withCopy) }, deps(fake.api, { batchSize: 1 }));
+    expect(single.deleted).toBe(2);
+    expect(single.deletedKeys.sort()).toEqual(['A', 'C']);
+    expect(single.failures).toMatchObject([{ key: 'B', op: 'delete' }]);
+
+    const again = createFakeApi();
+    for (const k of ['A', 'B', 'C']) again.add(listing(k));
+    again.keepOnDelete('B');
+    const batch = await executePlan({ creates: [], updates: [], deletes: ['A', 'B', 'C'].map(withCopy) }, deps(again.api, { batchSize: 3 }));
+    expect(batch.deletedKeys).toEqual([]);
+    expect(batch.failures.map((f) => f.key).sort()).toEqual(['A', 'B', 'C']);
+    expect(batch.failures[0]!.reason).toContain('SuccessCount 2');
+  });
 });

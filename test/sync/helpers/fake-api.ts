@@ -6,7 +6,7 @@ import { ApiError, TimeoutError } from '../../../src/errors.js';
 import type { ListingCreate } from '../../../src/listing/schema.js';
 
 type Op = 'create' | 'update' | 'list' | 'delete';
-type Failure = 'timeout-after-write' | 'timeout' | '503' | '400';
+type Failure = 'timeout-after-write' | 'timeout' | '503' | '400' | '401' | '403';
 
 export function createFakeApi(opts: { maxPageSize?: number } = {}) {
   const listings = new Map<number, ListingCreate & { ID: number }>();
@@ -14,6 +14,8 @@ export function createFakeApi(opts: { maxPageSize?: number } = {}) {
   const calls: Array<{ op: Op; body: unknown }> = [];
   const script: Partial<Record<Op, Failure[]>> = {};
   let rejectKey: string | undefined;
+  /** keys the service leaves in place on delete, saying so only through SuccessCount */
+  const undeletable = new Set<string>();
   /** run before each list page is answered: lets a test change listings mid-paging */
   let beforeList: ((page: number) => void) | undefined;
 
@@ -73,7 +75,7 @@ export function createFakeApi(opts: { maxPageSize?: number } = {}) {
       let n = 0;
       for (const [id, s] of listings) {
         const k = req.KeyType === 'NewOaks' ? String(id) : req.KeyType === 'URL' ? s.Url : s.MLSNumber;
-        if (req.Keys.includes(k)) {
+        if (req.Keys.includes(k) && !undeletable.has(k)) {
           listings.delete(id);
           n++;
         }
@@ -90,6 +92,7 @@ export function createFakeApi(opts: { maxPageSize?: number } = {}) {
     count: (op: Op) => calls.filter((c) => c.op === op).length,
     failNext: (op: Op, ...failures: Failure[]) => (script[op] = [...(script[op] ?? []), ...failures]),
     rejectDeleteOf: (key: string) => (rejectKey = key),
+    keepOnDelete: (key: string) => undeletable.add(key),
     onList: (fn: (page: number) => void) => (beforeList = fn),
   };
 }

@@ -1,0 +1,70 @@
+// What the status page shows, gathered as plain data: per feed its last runs (from the change log),
+// its next scheduled run (the queue's job scheduler), freshness against alerts.rules.staleHours,
+// whether it is paused or running now, and the alert conditions open for it.
+import type { FeedConfig } from '../../config/schema.js';
+import { loadAlertState } from '../../alerts/index.js';
+import type { ChangeLog, RunEntry } from '../../history/change-log.js';
+import type { Queues } from '../../queue/index.js';
+import type { KvStore } from '../../state/kv-store.js';
+
+export interface StatusDeps {
+  feeds: readonly FeedConfig[];
+  changeLog: ChangeLog;
+  queues: Queues;
+  /** alert state lives here */
+  store?: KvStore;
+  staleHours: number;
+  /** feeds paused by an operator (pause/resume), when the deployment has them */
+  pausedFeeds?: () => Promise<ReadonlySet<string>>;
+  /** runs per chart */
+  runsShown?: number;
+  now?: () => Date;
+}
+
+export interface FeedStatus {
+  feed: string;
+  chatbot: string;
+  /** newest first, real runs only */
+  runs: RunEntry[];
+  last?: RunEntry;
+  lastOk?: RunEntry;
+  /** ms since the last good run's end */
+  ageMs?: number;
+  stale: boolean;
+  next?: string;
+  schedule?: string;
+  state: 'paused' | 'running' | 'idle';
+  alerts: Array<{ condition: string; message: string; since: string }>;
+}
+
+export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; staleHours: number; feeds: FeedStatus[] }> {
+  const now = deps.now?.() ?? new Date();
+  const shown = deps.runsShown ?? 20;
+  const [active, paused] = await Promise.all([deps.queues.sync.getJobs(['active'], 0, 200), deps.pausedFeeds?.() ?? Promise.resolve(new Set<string>())]);
+  const running = new Set(active.map((j) => (j?.data as { feed?: unknown } | undefined)?.feed).filter((f): f is string => typeof f === 'string'));
+  const feeds = await Promise.all(
+    deps.feeds.map(async (f): Promise<FeedStatus> => {
+      // dry runs change nothing: the page shows what the chatbot went through
+      const runs = (await deps.changeLog.runs(f.name, shown * 3)).filter((r) => !r.dryRun).slice(0, shown);
+      const lastOk = runs.find((r) => r.outcome === 'ok');
+      const ageMs = lastOk ? now.getTime() - new Date(lastOk.finishedAt).getTime() : undefined;
+      const scheduler = f.schedule ? await deps.queues.sync.getJobScheduler(`sync:${f.name}`) : undefined;
+      const alertState = deps.store ? await loadAlertState(deps.store, f.name) : undefined;
+      return {
+        feed: f.name,
+        chatbot: f.chatbot,
+        runs,
+        ...(runs[0] && { last: runs[0] }),
+        ...(lastOk && { lastOk }),
+        ...(ageMs !== undefined && { ageMs }),
+        // never synced counts as stale once it has a schedule: nothing good has happened yet
+        stale: ageMs === undefined ? runs.length > 0 : ageMs > deps.staleHours * 3_600_000,
+        ...(scheduler?.next && { next: new Date(scheduler.next).toISOString() }),
+        ...(f.schedule && { schedule: `${f.schedule.cron}${f.schedule.tz ? ` (${f.schedule.tz})` : ''}` }),
+        state: paused.has(f.name) ? 'paused' : running.has(f.name) ? 'running' : 'idle',
+        alerts: Object.entries(alertState?.open ?? {}).map(([condition, v]) => ({ condition, message: v!.message, since: v!.since })),
+      };
+    }),
+  );
+  return { at: now.toISOString(), staleHours: deps.staleHours, feeds };
+}
