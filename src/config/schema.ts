@@ -121,6 +121,11 @@ export const Config = z
     worker: z
       .strictObject({
         port: z.number().int().min(0).max(65535).default(9464),
+        host: z
+          .string()
+          .min(1)
+          .default('127.0.0.1')
+          .describe('address the worker\'s HTTP face listens on; 0.0.0.0 for every interface (containers)'),
         historySize: z.number().int().min(1).max(10_000).default(50),
         watchdogSeconds: z.number().int().positive().max(86_400).default(300),
         shutdownTimeoutMs: durationMs(30_000, HOUR_MS),
