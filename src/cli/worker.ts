@@ -12,6 +12,7 @@ import {
   checkEvictionPolicy,
   closeQueues,
   closeRedis,
+  createCancelWatcher,
   createProcessor,
   createQueues,
   createRedis,
@@ -121,8 +122,10 @@ async function start(
   // Loaded here, not at the top: a test that injects its own jobs does not load sync/settings/smoke.
   const jobs = opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
   const processors: Partial<Record<JobKind, Processor>> = {};
+  const cancels = createCancelWatcher(redis, prefix, (err) => logger.warn({ err }, 'looking for cancel requests failed; trying again'));
   for (const [kind, def] of Object.entries(jobs) as Array<[JobKind, JobDefinition<never>]>) {
     processors[kind] = createProcessor(def, {
+      cancels,
       config: withRedis,
       runtime,
       redis,

@@ -142,6 +142,13 @@ export const Config = z
       .prefault({})
       .describe('the per-listing change log read by `feedsync history` and `runs show`'),
     alerts: AlertsConfig.prefault({}).describe('where alerts go and the rules that raise them'),
+    chatCheck: z
+      .strictObject({
+        enabled: z.boolean().default(false).describe('after each real sync, ask the chatbot about listings it just got'),
+        listings: z.number().int().min(1).max(20).default(3).describe('listings asked about per run'),
+      })
+      .prefault({})
+      .describe("the chat check: uses each chatbot's smoke session (chatbots[].smoke.sessionId)"),
   })
   .superRefine((cfg, ctx) => {
     checkScheduleIntervals(cfg, ctx);
