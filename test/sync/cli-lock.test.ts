@@ -28,7 +28,7 @@ const configWith = async (name: string, extra: string[]) => {
   const file = join(env.dir, name);
   const yaml = homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: extra }).replace(
     '    source: { kind: csv, path: homes.csv }',
-    '    source: { kind: csv, path: homes.csv }\n    deadlineMinutes: 0.01',
+    '    source: { kind: csv, path: homes.csv }\n    deadlineMinutes: 0.1',
   );
   await writeFile(file, yaml);
   return file;
