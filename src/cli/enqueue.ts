@@ -5,10 +5,7 @@ import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import {
   closeQueues,
-  closeRedis,
   createQueues,
-  createRedis,
-  redisSettings,
   enqueueJob,
   findRun,
   QUEUE_NAMES,
@@ -18,6 +15,7 @@ import {
   type RunTarget,
 } from '../queue/index.js';
 import { EXIT, exitForOutcome, printJson } from './exit.js';
+import { openOpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
 
 export interface EnqueueOptions {
@@ -28,6 +26,8 @@ export interface EnqueueOptions {
   dryRun?: boolean;
   force?: boolean;
   wait?: boolean;
+  /** with wait: seconds to wait at most (the job goes on) */
+  timeout?: number;
   json?: boolean;
 }
 
@@ -39,10 +39,10 @@ interface Planned {
 
 export async function run(opts: EnqueueOptions): Promise<number> {
   const kind = jobKind(opts.job);
+  if (opts.timeout !== undefined && !(opts.timeout > 0)) throw new ConfigError('--timeout must be a positive number of seconds');
   const loaded = await loadConfig(opts.config);
   const planned = plan(kind, loaded.config, opts, loaded.file);
-  const { url, prefix } = redisSettings(loaded);
-  const redis = createRedis(url, { name: 'feedsync-enqueue' });
+  const { redis, prefix, where, close } = await openOpsRedis(loaded, 'feedsync-enqueue');
   const queues = createQueues(redis, prefix);
   try {
     const results: Array<{ target: RunTarget; queue: string } & Enqueued & { state?: string; report?: unknown; error?: string; exit?: number }> = [];
@@ -56,9 +56,28 @@ export async function run(opts: EnqueueOptions): Promise<number> {
       if (opts.json) printJson({ jobs: results });
       return EXIT.ok;
     }
+    // Nobody consumes the queue: say so now rather than wait in silence.
+    if ((await queues[kind].getWorkersCount()) === 0) {
+      process.stderr.write(
+        `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${where} (prefix ${prefix}); ` +
+          `the job runs when one starts (\`feedsync worker --config ${opts.config}\`)${opts.timeout ? '' : '; --timeout SECONDS stops waiting'}\n`,
+      );
+    }
+    const deadline = opts.timeout ? AbortSignal.timeout(opts.timeout * 1000) : undefined;
     let exit: number = EXIT.ok;
     for (const r of results) {
-      const done = await waitForJob(redis, queues, kind, r.jobId);
+      const done = await waitForJob(redis, queues, kind, r.jobId, deadline).catch((err: unknown) => {
+        if (deadline?.aborted) return undefined;
+        throw err;
+      });
+      if (!done) {
+        r.state = (await queues[kind].getJobState(r.jobId)) ?? 'unknown';
+        r.error = `gave up waiting after ${opts.timeout} s; job ${r.jobId} is ${r.state} and goes on (see \`feedsync runs\`)`;
+        r.exit = EXIT.failed;
+        exit = Math.max(exit, r.exit);
+        if (!opts.json) process.stderr.write(`feedsync: ${r.error}\n`);
+        continue;
+      }
       if (done.state === 'completed') {
         r.state = 'completed';
         r.report = done.returnvalue;
@@ -81,7 +100,7 @@ export async function run(opts: EnqueueOptions): Promise<number> {
     return exit;
   } finally {
     await closeQueues(queues);
-    await closeRedis(redis);
+    await close();
   }
 }
 

@@ -112,6 +112,11 @@ export const Config = z
     worker: z
       .strictObject({
         port: z.number().int().min(0).max(65535).default(9464),
+        host: z
+          .string()
+          .min(1)
+          .default('127.0.0.1')
+          .describe('address the worker\'s HTTP face listens on; 0.0.0.0 for every interface (containers)'),
         historySize: z.number().int().min(1).max(10_000).default(50),
         watchdogSeconds: z.number().int().positive().max(86_400).default(300),
         shutdownTimeoutMs: durationMs(30_000, HOUR_MS),
@@ -137,6 +142,13 @@ export const Config = z
       .prefault({})
       .describe('the per-listing change log read by `feedsync history` and `runs show`'),
     alerts: AlertsConfig.prefault({}).describe('where alerts go and the rules that raise them'),
+    chatCheck: z
+      .strictObject({
+        enabled: z.boolean().default(false).describe('after each real sync, ask the chatbot about listings it just got'),
+        listings: z.number().int().min(1).max(20).default(3).describe('listings asked about per run'),
+      })
+      .prefault({})
+      .describe("the chat check: uses each chatbot's smoke session (chatbots[].smoke.sessionId)"),
   })
   .superRefine((cfg, ctx) => {
     checkScheduleIntervals(cfg, ctx);
