@@ -61,7 +61,7 @@ program
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .option('--feed <name>', 'only this feed (repeatable)', collect)
   .option('--dry-run', 'print the plan, write nothing')
-  .option('--force', 'override the delete guards')
+  .option('--force', 'lift the delete limits (maxCount, maxFraction, empty feed); never deletes after an incomplete read')
   .option('--full', 'RESO feeds: a full pull instead of an incremental one')
   .option('--json', 'one JSON report on stdout')
   .action((opts) => run(() => import('./cli/sync.js'), opts));
