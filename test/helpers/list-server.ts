@@ -20,6 +20,8 @@ export interface ListServerOptions {
   endless?: boolean;
   /** answer every call with this HTTP status and an error envelope */
   status?: number;
+  /** answer the list with a proxy's HTML page (HTTP 200), not JSON */
+  html?: boolean;
 }
 
 export interface ListServer {
@@ -42,6 +44,7 @@ export async function startListServer(opts: ListServerOptions): Promise<ListServ
     req.on('end', () => {
       const send = (status: number, envelope: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(envelope));
       if (opts.status) return send(opts.status, { Data: null, Version: '1', Success: false, Code: opts.status, Message: 'unauthorized' });
+      if (opts.html) return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Gateway login</body></html>');
       if (!req.url?.endsWith('/RealEstateList')) return send(404, { Data: null, Version: '1', Success: false, Code: 404, Message: 'not here' });
       state.listCalls++;
       const q = JSON.parse(body || '{}') as { PageNumber?: number; PageSize?: number };

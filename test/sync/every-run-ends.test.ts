@@ -74,6 +74,25 @@ describe('a sync against an endless list', () => {
   });
 });
 
+describe('a list answer that is not JSON', () => {
+  let env: SyncEnv;
+  beforeEach(async () => {
+    env = await createSyncEnv();
+  });
+  afterEach(() => env.cleanup());
+
+  it('ends the feed with a report (no exception), naming the endpoint and how the body starts', async () => {
+    const s = await startListServer({ serialNumber: 'SN-SYNC', count: 0, html: true });
+    servers.push(s);
+    await env.writeFeed(rows(2));
+    const client = (o = {}) => createApiClient({ baseUrl: s.url, secretKey: 'k', sessionKey: 's', timeoutMs: 5000, ...o, retry: { retries: 0 } });
+    const report = await env.sync({ url: s.url, client } as unknown as TestEmulator, env.feed());
+    expect(report.outcome).toBe('failed');
+    expect(report.message).toContain('RealEstateList');
+    expect(report.message).toContain('Gateway login');
+  });
+});
+
 describe('the run deadline', () => {
   let te: TestEmulator;
   let env: SyncEnv;
