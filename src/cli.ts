@@ -94,6 +94,7 @@ program
   .option('--chatbot <sn>', 'chatbot for settings or smoke (repeatable; default all)', collect)
   .option('--dry-run', 'sync/settings: plan only')
   .option('--force', 'override guards / push unchanged settings')
+  .option('--full', 'sync: a full pull of an incremental RESO feed')
   .option('--wait', 'wait for the job and print its report')
   .option('--timeout <seconds>', 'with --wait: give up waiting after this long (exit 1; the job goes on)', num)
   .option('--json', 'one JSON document on stdout')

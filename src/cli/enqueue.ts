@@ -25,6 +25,8 @@ export interface EnqueueOptions {
   chatbot?: string[];
   dryRun?: boolean;
   force?: boolean;
+  /** sync: a full pull of an incremental RESO feed */
+  full?: boolean;
   wait?: boolean;
   /** with wait: seconds to wait at most (the job goes on) */
   timeout?: number;
@@ -114,8 +116,10 @@ function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string)
   if (kind === 'sync') {
     const feeds = selectFeeds(config.feeds, opts.feed, file).filter((f) => !opts.chatbot?.length || opts.chatbot.includes(f.chatbot));
     if (!feeds.length) throw new ConfigError(`no feed to sync in ${file}`, file);
-    return feeds.map((f) => ({ target: { feed: f.name, chatbot: f.chatbot }, key: f.name, data: { feed: f.name, ...flags } }));
+    // a full pull never joins a waiting incremental one (it would lose `full`): its own dedup key
+    return feeds.map((f) => ({ target: { feed: f.name, chatbot: f.chatbot }, key: opts.full ? `${f.name}:full` : f.name, data: { feed: f.name, ...flags, ...(opts.full && { full: true }) } }));
   }
+  if (opts.full) throw new ConfigError(`--full is for sync (a full pull of an incremental RESO feed)`);
   if (opts.feed?.length) throw new ConfigError(`--feed is for sync; ${kind} takes --chatbot`);
   const has = (c: Config['chatbots'][number]) => (kind === 'settings' ? Boolean(c.settings) : Boolean(c.smoke));
   const named = selectChatbots(config.chatbots, opts.chatbot).map(({ chatbot }) => chatbot);

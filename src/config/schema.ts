@@ -80,6 +80,7 @@ export type DeletesConfig = z.infer<typeof DeletesConfig>;
 export const ScheduleConfig = z.strictObject({
   cron: CronPattern,
   tz: TimeZone.optional(),
+  full: CronPattern.optional().describe('incremental RESO feeds: a second cron for a full pull (hard deletes, records that left the filter, anything an incremental pull missed)'),
 });
 
 /** A feed without its own `ignore` takes its preset's derived fields (DaysOnMarket): `ignore: []` turns that off. */
@@ -100,6 +101,14 @@ export const FeedConfig = z.preprocess(presetIgnore, z.strictObject({
   ignore: z.array(listingField).default([]).describe("fields that alone never cause an update (default: the preset's derived fields, e.g. DaysOnMarket)"),
   schedule: ScheduleConfig.optional(),
   deadlineMinutes: z.number().positive().max(1440).default(120).describe('a run of this feed stops (outcome aborted, retried) after this long'),
+}).superRefine((feed, ctx) => {
+  if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['schedule', 'full'],
+      message: 'is for incremental RESO feeds (source.kind: reso, source.incremental: true); this feed is always read in full by schedule.cron',
+    });
+  }
 }));
 export type FeedConfig = z.infer<typeof FeedConfig>;
 
@@ -183,7 +192,7 @@ function fractionMessage(input: unknown): string {
 }
 
 type ConfigShape = {
-  feeds: Array<{ schedule?: { cron: string; tz?: string } }>;
+  feeds: Array<{ schedule?: { cron: string; tz?: string; full?: string } }>;
   chatbots: Array<{ schedule?: { settings?: string; smoke?: string; tz?: string } }>;
   worker: { minScheduleIntervalSeconds: number };
 };
@@ -206,7 +215,10 @@ function checkScheduleIntervals(cfg: ConfigShape, ctx: z.RefinementCtx): void {
       message: `"${pattern}" runs every ${every} s, more often than worker.minScheduleIntervalSeconds (${min} s); use a slower pattern such as "*/10 * * * *", or lower the minimum`,
     });
   };
-  cfg.feeds.forEach((f, i) => check(f.schedule?.cron, f.schedule?.tz, ['feeds', i, 'schedule', 'cron']));
+  cfg.feeds.forEach((f, i) => {
+    check(f.schedule?.cron, f.schedule?.tz, ['feeds', i, 'schedule', 'cron']);
+    check(f.schedule?.full, f.schedule?.tz, ['feeds', i, 'schedule', 'full']);
+  });
   cfg.chatbots.forEach((c, i) => {
     check(c.schedule?.settings, c.schedule?.tz, ['chatbots', i, 'schedule', 'settings']);
     check(c.schedule?.smoke, c.schedule?.tz, ['chatbots', i, 'schedule', 'smoke']);
