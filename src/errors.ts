@@ -239,8 +239,10 @@ export class GuardError extends FeedsyncError {
   }
 }
 
+/** `Status must be one of Active, Sold (got "X")`; a field with no value `is missing`, with the rule it must meet. */
 export function formatIssue(i: ValidationIssue): string {
-  return `${i.field} ${i.rule} (got ${JSON.stringify(i.value) ?? 'undefined'})`;
+  if (i.value === undefined) return i.rule === 'is required' ? `${i.field} is missing` : `${i.field} is missing (${i.rule})`;
+  return `${i.field} ${i.rule} (got ${JSON.stringify(i.value)})`;
 }
 
 export function formatPlace(p: ErrorPlace): string {

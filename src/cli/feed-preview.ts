@@ -3,8 +3,9 @@
 // Prints the first mapped listings, every rejected record with its place and reasons, and counts.
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
-import { ConfigError, formatIssue, formatPlace, type FeedReadError } from '../errors.js';
-import { openFeed, type RecordPosition } from '../feeds/index.js';
+import { ConfigError, formatIssue, type FeedReadError } from '../errors.js';
+import { formatPosition } from '../feeds/position.js';
+import { openFeed } from '../feeds/index.js';
 import { createLogger } from '../log.js';
 import { mapFeed, type MappedItem } from '../mapping/index.js';
 import { printJson } from './exit.js';
@@ -103,6 +104,4 @@ export async function run(opts: Options): Promise<number> {
   }
 }
 
-function place(p: RecordPosition): string {
-  return formatPlace({ file: p.file, line: p.line, record: p.line === undefined ? (p.id !== undefined ? `${p.index} (${p.id})` : p.index) : undefined });
-}
+const place = formatPosition;

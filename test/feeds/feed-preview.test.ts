@@ -33,7 +33,7 @@ describe('feedsync feed preview', () => {
   it('prints a readable report, exit 0 with rejected rows', () => {
     const r = preview(['--feed', 'austin-csv', '--limit', '1']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('feeds/austin.csv:45  ATX1000042\n    - Status must be one of Active, PreOnMarket, Sold (got "Under Review")');
+    expect(r.stdout).toContain('feeds/austin.csv:45, record 42  ATX1000042\n    - Status must be one of Active, PreOnMarket, Sold (got "Under Review")');
     expect(r.stdout).toMatch(/records\s+300\n\s+valid\s+293/);
   }, 60_000);
 
