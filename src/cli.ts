@@ -94,9 +94,31 @@ program
   .option('--chatbot <sn>', 'chatbot for settings or smoke (repeatable; default all)', collect)
   .option('--dry-run', 'sync/settings: plan only')
   .option('--force', 'override guards / push unchanged settings')
+  .option('--full', 'sync: a full pull of an incremental RESO feed')
   .option('--wait', 'wait for the job and print its report')
+  .option('--timeout <seconds>', 'with --wait: give up waiting after this long (exit 1; the job goes on)', num)
   .option('--json', 'one JSON document on stdout')
   .action((job, opts) => run(() => import('./cli/enqueue.js'), { ...opts, job }));
+
+program
+  .command('cancel')
+  .description('stop a running sync of a feed on whichever worker holds it; it ends `cancelled`')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .requiredOption('--feed <name>', 'feed whose running sync to stop (repeatable)', collect)
+  .option('--timeout <seconds>', 'how long to wait for the run to end', num, 60)
+  .option('--json', 'one JSON document on stdout')
+  .action((opts) => run(() => import('./cli/cancel.js'), opts));
+
+for (const action of ['pause', 'resume'] as const) {
+  program
+    .command(action)
+    .description(action === 'pause' ? 'keep schedules from starting runs of feeds (every worker), until resume' : 'let paused schedules start runs again')
+    .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+    .option('--feed <name>', 'feed (repeatable)', collect)
+    .option('--all', action === 'pause' ? 'every schedule' : 'everything paused')
+    .option('--json', 'one JSON document on stdout')
+    .action((opts) => run(() => import('./cli/control.js'), { ...opts, action }));
+}
 
 const runs = program
   .command('runs')

@@ -71,7 +71,7 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
       `  chatbots: ${opts.chatbots ?? 'any serial number'}; max page size ${opts.maxPageSize}; stream framing ${opts.streamFraming}` +
         (opts.faultRate > 0 ? `; faults ${faults.join(',')} at rate ${opts.faultRate} (seed ${opts.seed})` : '') +
         (opts.dataFile ? `; data kept in ${resolve(opts.dataFile)}` : '; data kept in memory only (--data-file to keep it)'),
-      `  admin: GET /__emulator/listings?serialNumber=SN, GET /__emulator/stats, POST /__emulator/reset, POST /__emulator/sessions`,
+      `  admin: GET /__emulator/listings?serialNumber=SN, GET /__emulator/stats, POST /__emulator/reset, POST /__emulator/sessions, POST /__emulator/hide (leave listings out of answers)`,
       'LOG_LEVEL=debug logs every request. Ctrl-C stops it.',
       '',
     ].join('\n'),

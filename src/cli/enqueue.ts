@@ -5,10 +5,7 @@ import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import {
   closeQueues,
-  closeRedis,
   createQueues,
-  createRedis,
-  redisSettings,
   enqueueJob,
   findRun,
   QUEUE_NAMES,
@@ -18,6 +15,7 @@ import {
   type RunTarget,
 } from '../queue/index.js';
 import { EXIT, exitForOutcome, printJson } from './exit.js';
+import { openOpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
 
 export interface EnqueueOptions {
@@ -27,7 +25,11 @@ export interface EnqueueOptions {
   chatbot?: string[];
   dryRun?: boolean;
   force?: boolean;
+  /** sync: a full pull of an incremental RESO feed */
+  full?: boolean;
   wait?: boolean;
+  /** with wait: seconds to wait at most (the job goes on) */
+  timeout?: number;
   json?: boolean;
 }
 
@@ -39,10 +41,10 @@ interface Planned {
 
 export async function run(opts: EnqueueOptions): Promise<number> {
   const kind = jobKind(opts.job);
+  if (opts.timeout !== undefined && !(opts.timeout > 0)) throw new ConfigError('--timeout must be a positive number of seconds');
   const loaded = await loadConfig(opts.config);
   const planned = plan(kind, loaded.config, opts, loaded.file);
-  const { url, prefix } = redisSettings(loaded);
-  const redis = createRedis(url, { name: 'feedsync-enqueue' });
+  const { redis, prefix, where, close } = await openOpsRedis(loaded, 'feedsync-enqueue');
   const queues = createQueues(redis, prefix);
   try {
     const results: Array<{ target: RunTarget; queue: string } & Enqueued & { state?: string; report?: unknown; error?: string; exit?: number }> = [];
@@ -56,9 +58,28 @@ export async function run(opts: EnqueueOptions): Promise<number> {
       if (opts.json) printJson({ jobs: results });
       return EXIT.ok;
     }
+    // Nobody consumes the queue: say so now rather than wait in silence.
+    if ((await queues[kind].getWorkersCount()) === 0) {
+      process.stderr.write(
+        `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${where} (prefix ${prefix}); ` +
+          `the job runs when one starts (\`feedsync worker --config ${opts.config}\`)${opts.timeout ? '' : '; --timeout SECONDS stops waiting'}\n`,
+      );
+    }
+    const deadline = opts.timeout ? AbortSignal.timeout(opts.timeout * 1000) : undefined;
     let exit: number = EXIT.ok;
     for (const r of results) {
-      const done = await waitForJob(redis, queues, kind, r.jobId);
+      const done = await waitForJob(redis, queues, kind, r.jobId, deadline).catch((err: unknown) => {
+        if (deadline?.aborted) return undefined;
+        throw err;
+      });
+      if (!done) {
+        r.state = (await queues[kind].getJobState(r.jobId)) ?? 'unknown';
+        r.error = `gave up waiting after ${opts.timeout} s; job ${r.jobId} is ${r.state} and goes on (see \`feedsync runs\`)`;
+        r.exit = EXIT.failed;
+        exit = Math.max(exit, r.exit);
+        if (!opts.json) process.stderr.write(`feedsync: ${r.error}\n`);
+        continue;
+      }
       if (done.state === 'completed') {
         r.state = 'completed';
         r.report = done.returnvalue;
@@ -81,7 +102,7 @@ export async function run(opts: EnqueueOptions): Promise<number> {
     return exit;
   } finally {
     await closeQueues(queues);
-    await closeRedis(redis);
+    await close();
   }
 }
 
@@ -95,8 +116,10 @@ function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string)
   if (kind === 'sync') {
     const feeds = selectFeeds(config.feeds, opts.feed, file).filter((f) => !opts.chatbot?.length || opts.chatbot.includes(f.chatbot));
     if (!feeds.length) throw new ConfigError(`no feed to sync in ${file}`, file);
-    return feeds.map((f) => ({ target: { feed: f.name, chatbot: f.chatbot }, key: f.name, data: { feed: f.name, ...flags } }));
+    // a full pull never joins a waiting incremental one (it would lose `full`): its own dedup key
+    return feeds.map((f) => ({ target: { feed: f.name, chatbot: f.chatbot }, key: opts.full ? `${f.name}:full` : f.name, data: { feed: f.name, ...flags, ...(opts.full && { full: true }) } }));
   }
+  if (opts.full) throw new ConfigError(`--full is for sync (a full pull of an incremental RESO feed)`);
   if (opts.feed?.length) throw new ConfigError(`--feed is for sync; ${kind} takes --chatbot`);
   const has = (c: Config['chatbots'][number]) => (kind === 'settings' ? Boolean(c.settings) : Boolean(c.smoke));
   const named = selectChatbots(config.chatbots, opts.chatbot).map(({ chatbot }) => chatbot);

@@ -1,13 +1,15 @@
 // `feedsync feed preview --feed NAME`: read and map one feed with no API and no state read or
 // written (a RESO feed is pulled whole: no mark is handed in, and readers never write state).
-// Prints the first mapped listings, every rejected record with its place and reasons, and counts.
+// Prints the first mapped listings, every rejected record with its place and reasons, counts, and
+// what to fix before a sync: keys seen twice, rejections by reason, lookup values no map covers.
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError, formatIssue, type FeedReadError } from '../errors.js';
 import { formatPosition } from '../feeds/position.js';
 import { openFeed } from '../feeds/index.js';
 import { createLogger } from '../log.js';
-import { mapFeed, type MappedItem } from '../mapping/index.js';
+import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
+import { createFindings } from '../mapping/feed-findings.js';
 import { printJson } from './exit.js';
 
 interface Options {
@@ -31,9 +33,11 @@ export async function run(opts: Options): Promise<number> {
   const removed: Array<{ position: string; key?: string }> = [];
   const parseErrors: Array<{ position: string; message: string }> = [];
   let incomplete: FeedReadError | undefined;
+  const findings = createFindings();
+  const mapping = compileMapping(feed.mapping, { onUnmapped: findings.onUnmapped });
 
   try {
-    for await (const item of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
+    for await (const item of mapFeed(opened.items, mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
       counts.records++;
       tally(item);
     }
@@ -44,6 +48,7 @@ export async function run(opts: Options): Promise<number> {
 
   function tally(item: MappedItem) {
     const position = place(item.position);
+    findings.add(item, position);
     switch (item.kind) {
       case 'listing':
         counts.valid++;
@@ -72,11 +77,12 @@ export async function run(opts: Options): Promise<number> {
   }
 
   const source = feed.source.path ?? feed.source.url;
+  const found = findings.result();
   if (opts.json) {
     printJson({
       feed: feed.name, chatbot: feed.chatbot, kind: feed.source.kind, source, keyBy: feed.keyBy, mode: opened.mode,
       complete: !incomplete, ...(incomplete && { error: incomplete.message }),
-      counts, listings, rejected, skipped, removed, parseErrors,
+      counts, listings, rejected, skipped, removed, parseErrors, ...found,
     });
     return 0;
   }
@@ -88,6 +94,18 @@ export async function run(opts: Options): Promise<number> {
   section('rejected', rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`));
   section('skipped', skipped.map((s) => `  ${s.position}${s.key ? `  ${s.key}` : ''}: ${s.reason}`));
   section('removed', removed.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}`));
+  section(
+    'keys seen more than once (a sync keeps the later record)',
+    [
+      ...found.keysSeenTwice.keys.map((k) => `  ${k.key} ×${k.times}: ${k.places.join(', ')}`),
+      ...(found.keysSeenTwice.count > found.keysSeenTwice.keys.length ? [`  … and ${found.keysSeenTwice.count - found.keysSeenTwice.keys.length} more key(s)`] : []),
+    ],
+  );
+  section('rejections by reason', found.rejectionReasons.map((r) => `  ${String(r.records).padStart(6)}  ${r.reason}`));
+  section(
+    'lookup values no map covers (add them to the field\'s map, or "*")',
+    found.unmapped.map((u) => `  ${String(u.records).padStart(6)}  ${u.field} from ${u.from}: ${JSON.stringify(u.value)}`),
+  );
   out();
   const rows: [string, number][] = [
     ['records', counts.records], ['valid', counts.valid], ['rejected', counts.rejected],

@@ -3,10 +3,9 @@
 // with the same message as `sync` and `feed preview`.
 import { loadConfig } from '../config/load.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
-import { ConfigError, NetworkError } from '../errors.js';
-import { closeRedis, createRedis, listRuns, redisSettings } from '../queue/index.js';
-import { within } from '../queue/deadline.js';
-import { redactUrl } from '../runtime.js';
+import { ConfigError } from '../errors.js';
+import { ALL, listRuns, pausedFeeds } from '../queue/index.js';
+import { openOpsRedis } from './ops-redis.js';
 import { table } from '../format/table.js';
 import { EXIT, printJson } from './exit.js';
 
@@ -18,31 +17,31 @@ export interface RunsOptions {
   json?: boolean;
 }
 
-const ANSWER_MS = 5000;
-
 export async function run(opts: RunsOptions): Promise<number> {
   if (opts.feed && opts.chatbot) throw new ConfigError('give --feed or --chatbot, not both');
   if (opts.limit < 1) throw new ConfigError('--limit must be at least 1');
   const loaded = await loadConfig(opts.config);
   if (opts.feed) selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
   if (opts.chatbot) selectChatbots(loaded.config.chatbots, [opts.chatbot]);
-  const { url, prefix, from } = redisSettings(loaded);
-  const where = redactUrl(url);
+  const { redis, prefix, where, from, close } = await openOpsRedis(loaded, 'feedsync-runs');
   if (from !== 'config') {
     const why = from === 'REDIS_URL' ? 'from REDIS_URL' : 'the default, as REDIS_URL is not set either';
     process.stderr.write(
       `feedsync: ${opts.config} has no redis section: reading run history from ${where} (${why}); foreground syncs with this config record none\n`,
     );
   }
-  const redis = createRedis(url, { name: 'feedsync-runs' });
-  redis.on('error', () => {}); // a Redis that does not answer is reported below, once
   try {
-    const answered = await within(redis.ping().then(() => true, () => false), ANSWER_MS, false);
-    if (!answered) throw new NetworkError(`Redis ${where}`, new Error(`no answer within ${ANSWER_MS / 1000} s; is Redis running there?`));
     const runs = await listRuns(redis, prefix, { feed: opts.feed, chatbot: opts.chatbot, limit: opts.limit });
+    const paused = [...(await pausedFeeds(redis, prefix)).since].map(([feed, since]) => ({ feed: feed === ALL ? 'all' : feed, since }));
     if (opts.json) {
-      printJson({ redis: where, prefix, runs });
+      printJson({ redis: where, prefix, paused, runs });
       return EXIT.ok;
+    }
+    // Paused schedules first: a feed that has not run lately may simply be paused.
+    for (const p of paused) {
+      const what = p.feed === 'all' ? 'every schedule' : `feed ${p.feed}`;
+      process.stderr.write(`paused: ${what} since ${p.since.replace('T', ' ').slice(0, 19)} UTC (feedsync resume ${p.feed === 'all' ? '--all' : `--feed ${p.feed}`})
+`);
     }
     if (!runs.length) {
       const what = opts.feed ? ` for feed ${opts.feed}` : opts.chatbot ? ` for chatbot ${opts.chatbot}` : '';
@@ -53,6 +52,6 @@ export async function run(opts: RunsOptions): Promise<number> {
     process.stdout.write(table(['time (UTC)', 'job', 'target', 'outcome', 'try', 'job id', 'summary'], rows).join('\n') + '\n');
     return EXIT.ok;
   } finally {
-    await closeRedis(redis);
+    await close();
   }
 }

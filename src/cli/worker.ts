@@ -12,6 +12,7 @@ import {
   checkEvictionPolicy,
   closeQueues,
   closeRedis,
+  createCancelWatcher,
   createProcessor,
   createQueues,
   createRedis,
@@ -27,6 +28,7 @@ import { createRuntime, redactUrl } from '../runtime.js';
 import { StartupError } from '../errors.js';
 import { within } from '../queue/deadline.js';
 import { createApp, createMetrics } from '../server/index.js';
+import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
 import { checkStaleness } from '../alerts/index.js';
 
 const STALE_CHECK_MS = 5 * 60_000;
@@ -120,8 +122,10 @@ async function start(
   // Loaded here, not at the top: a test that injects its own jobs does not load sync/settings/smoke.
   const jobs = opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
   const processors: Partial<Record<JobKind, Processor>> = {};
+  const cancels = createCancelWatcher(redis, prefix, (err) => logger.warn({ err }, 'looking for cancel requests failed; trying again'));
   for (const [kind, def] of Object.entries(jobs) as Array<[JobKind, JobDefinition<never>]>) {
     processors[kind] = createProcessor(def, {
+      cancels,
       config: withRedis,
       runtime,
       redis,
@@ -160,8 +164,9 @@ async function start(
   const status = { feeds: loaded.config.feeds, changeLog: runtime.changeLog, queues, store: runtime.store, staleHours: loaded.config.alerts.rules.staleHours };
   // the last good sync of each feed survives a restart of the worker: read back from the change log
   void metrics.recallLastSuccess(loaded.config.feeds.map((f) => f.name), runtime.changeLog).catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
-  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status });
-  const server: Server = app.listen(opts.port ?? settings.port);
+  const admin = uiAdminFromEnv();
+  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status, admin });
+  const server: Server = app.listen(opts.port ?? settings.port, settings.host);
   closers.push(() => {
     server.close();
     server.closeAllConnections();
@@ -169,8 +174,8 @@ async function start(
   await once(server, 'listening'); // rejects on 'error' (EADDRINUSE): startWorker closes the rest
   const port = (server.address() as AddressInfo).port;
   logger.info(
-    { port, redis: redactUrl(url), prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES) },
-    `worker ready: http://localhost:${port}/ui (queue UI), /metrics, /healthz`,
+    { port, host: settings.host, redis: redactUrl(url), prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES), ui: admin ? 'admin login' : 'read-only' },
+    `worker ready: http://${displayHost(settings.host)}:${port}/ui (queue UI, ${admin ? 'actions behind the admin login' : `read-only; ${UI_ADMIN_HINT}`}), /metrics, /healthz`,
   );
 
   return {
@@ -178,6 +183,11 @@ async function start(
     prefix,
     close: closeAll,
   };
+}
+
+function displayHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 function startupError(err: unknown, loaded: LoadedConfig, portOption: number | undefined): StartupError {

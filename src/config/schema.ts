@@ -80,6 +80,7 @@ export type DeletesConfig = z.infer<typeof DeletesConfig>;
 export const ScheduleConfig = z.strictObject({
   cron: CronPattern,
   tz: TimeZone.optional(),
+  full: CronPattern.optional().describe('incremental RESO feeds: a second cron for a full pull (hard deletes, records that left the filter, anything an incremental pull missed)'),
 });
 
 /** A feed without its own `ignore` takes its preset's derived fields (DaysOnMarket): `ignore: []` turns that off. */
@@ -100,6 +101,14 @@ export const FeedConfig = z.preprocess(presetIgnore, z.strictObject({
   ignore: z.array(listingField).default([]).describe("fields that alone never cause an update (default: the preset's derived fields, e.g. DaysOnMarket)"),
   schedule: ScheduleConfig.optional(),
   deadlineMinutes: z.number().positive().max(1440).default(120).describe('a run of this feed stops (outcome aborted, retried) after this long'),
+}).superRefine((feed, ctx) => {
+  if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['schedule', 'full'],
+      message: 'is for incremental RESO feeds (source.kind: reso, source.incremental: true); this feed is always read in full by schedule.cron',
+    });
+  }
 }));
 export type FeedConfig = z.infer<typeof FeedConfig>;
 
@@ -112,6 +121,11 @@ export const Config = z
     worker: z
       .strictObject({
         port: z.number().int().min(0).max(65535).default(9464),
+        host: z
+          .string()
+          .min(1)
+          .default('127.0.0.1')
+          .describe('address the worker\'s HTTP face listens on; 0.0.0.0 for every interface (containers)'),
         historySize: z.number().int().min(1).max(10_000).default(50),
         watchdogSeconds: z.number().int().positive().max(86_400).default(300),
         shutdownTimeoutMs: durationMs(30_000, HOUR_MS),
@@ -137,6 +151,13 @@ export const Config = z
       .prefault({})
       .describe('the per-listing change log read by `feedsync history` and `runs show`'),
     alerts: AlertsConfig.prefault({}).describe('where alerts go and the rules that raise them'),
+    chatCheck: z
+      .strictObject({
+        enabled: z.boolean().default(false).describe('after each real sync, ask the chatbot about listings it just got'),
+        listings: z.number().int().min(1).max(20).default(3).describe('listings asked about per run'),
+      })
+      .prefault({})
+      .describe("the chat check: uses each chatbot's smoke session (chatbots[].smoke.sessionId)"),
   })
   .superRefine((cfg, ctx) => {
     checkScheduleIntervals(cfg, ctx);
@@ -171,7 +192,7 @@ function fractionMessage(input: unknown): string {
 }
 
 type ConfigShape = {
-  feeds: Array<{ schedule?: { cron: string; tz?: string } }>;
+  feeds: Array<{ schedule?: { cron: string; tz?: string; full?: string } }>;
   chatbots: Array<{ schedule?: { settings?: string; smoke?: string; tz?: string } }>;
   worker: { minScheduleIntervalSeconds: number };
 };
@@ -194,7 +215,10 @@ function checkScheduleIntervals(cfg: ConfigShape, ctx: z.RefinementCtx): void {
       message: `"${pattern}" runs every ${every} s, more often than worker.minScheduleIntervalSeconds (${min} s); use a slower pattern such as "*/10 * * * *", or lower the minimum`,
     });
   };
-  cfg.feeds.forEach((f, i) => check(f.schedule?.cron, f.schedule?.tz, ['feeds', i, 'schedule', 'cron']));
+  cfg.feeds.forEach((f, i) => {
+    check(f.schedule?.cron, f.schedule?.tz, ['feeds', i, 'schedule', 'cron']);
+    check(f.schedule?.full, f.schedule?.tz, ['feeds', i, 'schedule', 'full']);
+  });
   cfg.chatbots.forEach((c, i) => {
     check(c.schedule?.settings, c.schedule?.tz, ['chatbots', i, 'schedule', 'settings']);
     check(c.schedule?.smoke, c.schedule?.tz, ['chatbots', i, 'schedule', 'smoke']);

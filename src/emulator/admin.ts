@@ -17,6 +17,12 @@ export interface AdminReply {
   body: unknown;
 }
 
+const HideRequest = z.strictObject({
+  serialNumber: z.string().min(1),
+  /** MLS numbers or URLs; [] shows every listing again */
+  keys: z.array(z.string().min(1)).max(10_000),
+});
+
 const SessionRequest = z.strictObject({
   serialNumber: z.string().min(1),
   sessionID: z.number().int().positive().optional(),
@@ -40,6 +46,15 @@ export function handleAdmin(ctx: AdminContext, method: string, url: URL, body: u
       ctx.stats.clear();
       ctx.changed();
       return { status: 200, body: { ok: true } };
+    case 'POST /__emulator/hide': {
+      // the chatbot "forgets" these listings in its answers (they stay listed): what the chat check must catch
+      const parsed = HideRequest.safeParse(body);
+      if (!parsed.success) return { status: 400, body: { error: `expected {serialNumber, keys: [MLS number or URL, ...]}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ')}` } };
+      const { serialNumber, keys } = parsed.data;
+      if (keys.length) ctx.state.hidden.set(serialNumber, new Set(keys));
+      else ctx.state.hidden.delete(serialNumber);
+      return { status: 200, body: { serialNumber, hidden: keys } };
+    }
     case 'POST /__emulator/sessions': {
       const parsed = SessionRequest.safeParse(body);
       if (!parsed.success) {

@@ -14,6 +14,9 @@ const SHOWN = 3;
 export function composeAnswer(question: string, listings: StoredListing[]): ComposedAnswer {
   if (listings.length === 0) return { text: 'This chatbot has no listings yet.', found: false };
   const q = question.toLowerCase();
+  // a question naming listings (by MLS number or street address) is answered about those
+  const named = listings.filter((l) => mentions(q, l.MLSNumber) || (l.Address && mentions(q, l.Address)));
+  if (named.length) return { text: `Here is what I know: ${describeSome(named)}.`, found: true };
   const beds = /(\d+)\s*-?\s*(?:bed|bd|br\b)/.exec(q)?.[1];
   const city = [...new Set(listings.map((l) => l.City?.trim()).filter((c): c is string => !!c))].find((c) =>
     q.includes(c.toLowerCase()),
@@ -39,6 +42,14 @@ export function composeAnswer(question: string, listings: StoredListing[]): Comp
   return { text: `I found ${count(matches.length)} (${criteria.join(', ')}): ${describeSome(matches)}.`, found: true };
 }
 
+function mentions(question: string, text: string): boolean {
+  const t = text.trim().toLowerCase();
+  if (t.length < 3) return false;
+  const at = question.indexOf(t);
+  // whole words only: MLS "A1" is not named by "A12"
+  return at >= 0 && !/[a-z0-9]/.test(question[at - 1] ?? '') && !/[a-z0-9]/.test(question[at + t.length] ?? '');
+}
+
 function count(n: number): string {
   return n === 1 ? '1 listing' : `${n} listings`;
 }
@@ -49,7 +60,7 @@ function describeSome(listings: StoredListing[]): string {
 }
 
 function describe(l: StoredListing): string {
-  const place = [l.Address, l.City].filter(Boolean).join(', ') || `MLS ${l.MLSNumber}`;
+  const place = `${[l.Address, l.City].filter(Boolean).join(', ') || 'a listing'}, MLS ${l.MLSNumber}`;
   const price = l.SaleType === 'for_rent' ? l.RentPrice : l.SalePrice;
   const priceText = price !== undefined ? `, ${l.CurrencySymbol}${price.toLocaleString('en-US')}${l.SaleType === 'for_rent' ? '/month' : ''}` : '';
   return `${place} (${l.Bedrooms} bd, ${l.Bathrooms} ba${priceText})`;

@@ -145,7 +145,9 @@ export function ask(ctx: EndpointContext, req: AskRequest): Reply {
       content = '';
       noAnswer = true;
     } else {
-      const answer = composeAnswer(req.content, [...ctx.state.listingsOf(sn).values()]);
+      const hidden = ctx.state.hidden.get(sn);
+      const known = [...ctx.state.listingsOf(sn).values()].filter((l) => !hidden?.has(l.MLSNumber) && !hidden?.has(l.Url));
+      const answer = composeAnswer(req.content, known);
       content = answer.text + (settings.AnswerSuffix ?? '');
       noAnswer = !answer.found;
     }

@@ -51,6 +51,16 @@ const ROUTES = new Map<string, Route>(
 );
 
 /** Spec, Authentication: create/update/delete accept either header (DESIGN.md, open points). */
+/** On loopback the admin paths are open (tests, the embedded emulator); on any other address they need the key. */
+export function adminAllowed(req: IncomingMessage, host: string, secretKey: string): boolean {
+  if (isLoopback(host)) return true;
+  return req.headers.authorization === secretKey || req.headers['x-emulator-key'] === secretKey;
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
 function authorized(route: Route, req: IncomingMessage, keys: { secretKey: string; sessionKey: string }): boolean {
   const bySecret = req.headers.authorization === keys.secretKey;
   const bySession = req.headers['chatrobot-sessionkey'] === keys.sessionKey;
@@ -135,6 +145,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     const raw = await readBody(req);
 
     if (path.startsWith(ADMIN_PREFIX)) {
+      if (!adminAllowed(req, opts.host, opts.secretKey)) {
+        const text = JSON.stringify({ error: `the emulator listens on ${opts.host}, not on loopback: its ${ADMIN_PREFIX} paths need its secret key in an Authorization or X-Emulator-Key header` });
+        res.writeHead(401, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+        res.end(text);
+        return;
+      }
       let body: unknown;
       try {
         body = raw.text ? JSON.parse(raw.text) : undefined;

@@ -21,6 +21,8 @@ export class EmulatorState {
   readonly sessions = new Map<number, Session>();
   /** serialNumber → { month "YYYY-MM", count } for MessageLimit */
   readonly monthly = new Map<string, { month: string; count: number }>();
+  /** serialNumber → MLS numbers / URLs the chatbot leaves out of its answers (a test's knob; not saved) */
+  readonly hidden = new Map<string, Set<string>>();
 
   listingsOf(serialNumber: string): ChatbotListings {
     let m = this.listings.get(serialNumber);
@@ -33,6 +35,7 @@ export class EmulatorState {
     this.settings.clear();
     this.sessions.clear();
     this.monthly.clear();
+    this.hidden.clear();
     this.nextId = 1;
     this.nextMessageId = 1;
     this.nextSessionId = 1001;

@@ -2,7 +2,7 @@
 // the recorder buffers them and appends in batches, at most maxPerRun a run (the rest are counted).
 // A failing change log never fails the sync: the error is logged and the run record says so.
 import type { Logger } from '../log.js';
-import type { ChangeSink, ListingChange } from '../sync/changes.js';
+import type { ChangeSink } from '../sync/changes.js';
 import type { ChangeEntry, ChangeLog, RunEntry } from './change-log.js';
 
 const BATCH = 500;
@@ -19,18 +19,14 @@ export interface ChangeRecorder {
   sink: ChangeSink;
   /** flushes what is buffered and records the run */
   finish(run: Omit<RunEntry, keyof RunMeta | 'recorded' | 'dropped'>): Promise<RunEntry>;
-  /** the changes seen so far (for the chat check: what was just created or changed) */
-  readonly recent: readonly ListingChange[];
 }
 
-export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxPerRun: number; logger: Logger; keepRecent?: number }): ChangeRecorder {
+export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxPerRun: number; logger: Logger }): ChangeRecorder {
   let buffer: ChangeEntry[] = [];
   let recorded = 0;
   let dropped = 0;
   let failed: string | undefined;
   let pending: Promise<void> = Promise.resolve();
-  const recent: ListingChange[] = [];
-  const keepRecent = opts.keepRecent ?? 50;
 
   const flush = () => {
     const batch = buffer;
@@ -45,9 +41,7 @@ export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxP
   };
 
   return {
-    recent,
     sink(change) {
-      if ((change.op === 'create' || change.op === 'update') && recent.length < keepRecent) recent.push(change);
       if (recorded >= opts.maxPerRun) {
         dropped++;
         return;

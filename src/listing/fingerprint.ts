@@ -1,51 +1,94 @@
 // A fingerprint of everything a listing write sends, so that a change to a field the list endpoint
-// does not return (Location, AreaUnit) is still noticed on the next run. It is the sha1 of the
-// canonical form (canonical.ts: whitespace, numbers and empty values normalized) of every field,
-// as JSON with sorted keys, so cosmetic differences (2.5 vs 2.50, "a  b" vs "a b") do not count.
-// Fields the feed ignores (config `ignore`) are left out: they alone never cause a write.
+// does not return (Location, AreaUnit) is still noticed on the next run, and a comparison hash of
+// the listed fields, so a remote listing is compared without keeping its canonical form.
 //
-// Both hashes run twice per listing on every sync (remote side and feed side), so the JSON is
-// built by hand, one field at a time, rather than through sorted copies: the bytes are exactly
-// those of JSON.stringify of the sorted [key, value] pairs, so stored fingerprints stay valid.
+// Both are built from one serialization per listing (listingHashes): each field's canonical value
+// (canonical.ts: whitespace, numbers and empty values normalized) as JSON, once, in the spec's
+// order. The compared fields make the comparison hash's JSON; the fingerprint is the sha1 of that
+// JSON followed by the unlisted fields, so cosmetic differences (2.5 vs 2.50, "a  b" vs "a b") do
+// not count. Fields the feed ignores (config `ignore`) are left out of both.
+//
+// Fingerprints carry their version ("2." + sha1): one stored by an older version is checked once
+// with the function of its version (storedFingerprintStatus) and, when the listing is the same,
+// re-recorded in the current version: a change of format never rewrites every listing.
 import { hash } from 'node:crypto';
-import { ALL_FIELDS, canonicalFromListing, COMPARED_FIELDS, FIELD_KINDS, type CanonicalListing } from './canonical.js';
+import { ALL_FIELDS, canonicalFromListing, canonicalValue, COMPARED_FIELDS, FIELD_KINDS, UNLISTED_FIELDS, type CanonicalListing, type CanonicalValue } from './canonical.js';
 import type { ListingCreate, ListingField } from './schema.js';
 
 const NO_FIELDS: ReadonlySet<string> = new Set();
-/** Object.keys(canonical).sort() order, and each key as JSON */
-const SORTED_FIELDS = [...ALL_FIELDS].sort().map((f) => [f, JSON.stringify(f)] as const);
-const COMPARED_JSON = COMPARED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KINDS[f] === 'coordinate'] as const);
+export const FINGERPRINT_PREFIX = '2.';
+/** per compared field: its name as JSON, whether it is a coordinate, its kind */
+const COMPARED_JSON = COMPARED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KINDS[f] === 'coordinate', FIELD_KINDS[f]] as const);
+const UNLISTED_JSON = UNLISTED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KINDS[f]] as const);
 
-export function fingerprintListing(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): string {
-  return fingerprintCanonical(canonicalFromListing(listing, ALL_FIELDS), ignore);
+export interface ListingHashes {
+  /** of every field the write sends (versioned) */
+  fingerprint: string;
+  /** of the listed fields: equal to comparedHash of the remote copy when no listed field differs */
+  hash: string;
 }
 
-/** fingerprintListing of a listing whose canonical form of ALL_FIELDS is at hand. */
-export function fingerprintCanonical(canonical: CanonicalListing, ignore: ReadonlySet<string> = NO_FIELDS): string {
+/** The fingerprint and the comparison hash of a listing, from one serialization of it. */
+export function listingHashes(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): ListingHashes {
+  const compared = comparedJson((f, kind) => canonicalValue(kind, listing[f]), ignore);
+  const skip = ignore.size > 0;
+  let unlisted = '';
+  for (const [f, quoted, kind] of UNLISTED_JSON) {
+    if (skip && ignore.has(f)) continue;
+    const v = canonicalValue(kind, listing[f]);
+    if (v !== undefined) unlisted += ',' + quoted + ',' + JSON.stringify(v);
+  }
+  return { fingerprint: FINGERPRINT_PREFIX + hash('sha1', compared + unlisted, 'base64url'), hash: hash('sha1', compared, 'base64url') };
+}
+
+export function fingerprintListing(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): string {
+  return listingHashes(listing, ignore).fingerprint;
+}
+
+/**
+ * A stored fingerprint against the listing's current one: 'same'; 'differs'; or 'older' when it is
+ * of an earlier version and the listing has not changed since (record the current one, write nothing).
+ */
+export function storedFingerprintStatus(stored: string, current: string, listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): 'same' | 'differs' | 'older' {
+  if (stored === current) return 'same';
+  if (stored.startsWith(FINGERPRINT_PREFIX)) return 'differs';
+  return fingerprintV1(listing, ignore) === stored ? 'older' : 'differs';
+}
+
+/**
+ * The comparison hash of a canonical listing (`ignore`d fields aside): equal hashes mean no listed
+ * field differs. The sync keeps this instead of each remote listing's canonical form, so 100k
+ * remote listings fit in a few tens of MB. Numbers are rounded first (coordinates to 1e-6, others
+ * to 12 significant digits), so the tolerance of diffCanonical holds here too, bar a value right at
+ * a rounding edge (which costs one update, not a wrong result).
+ */
+export function comparedHash(canonical: CanonicalListing, ignore: ReadonlySet<string> = NO_FIELDS): string {
+  return hash('sha1', comparedJson((f) => canonical[f], ignore), 'base64url');
+}
+
+/** The JSON the comparison hash is taken of: [name, value] of each compared field that has a value. */
+function comparedJson(value: (f: ListingField, kind: (typeof FIELD_KINDS)[ListingField]) => CanonicalValue, ignore: ReadonlySet<string>): string {
+  const skip = ignore.size > 0;
+  let json = '[';
+  for (const [f, quoted, coordinate, kind] of COMPARED_JSON) {
+    if (skip && ignore.has(f)) continue;
+    const v = value(f, kind);
+    if (v === undefined) continue;
+    json += (json.length === 1 ? '' : ',') + quoted + ',' + (typeof v === 'number' ? JSON.stringify(rounded(v, coordinate)) : JSON.stringify(v));
+  }
+  return json + ']';
+}
+
+/** Version 1 (unversioned): sha1 of [key, value] pairs of every field, sorted by name. Kept to read old state. */
+const SORTED_FIELDS = [...ALL_FIELDS].sort().map((f) => [f, JSON.stringify(f)] as const);
+export function fingerprintV1(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): string {
+  const canonical = canonicalFromListing(listing, ALL_FIELDS);
   const skip = ignore.size > 0;
   let json = '[';
   for (const [f, quoted] of SORTED_FIELDS) {
     const v = canonical[f as ListingField];
     if (v === undefined || (skip && ignore.has(f))) continue;
     json += (json.length === 1 ? '[' : ',[') + quoted + ',' + JSON.stringify(v) + ']';
-  }
-  return hash('sha1', json + ']', 'base64url');
-}
-
-/**
- * A hash of the compared fields of a canonical listing (`ignore`d ones aside): equal hashes mean
- * no listed field differs. The sync keeps this instead of each remote listing's canonical form, so
- * 100k remote listings fit in a few tens of MB. Numbers are rounded first (coordinates to 1e-6,
- * others to 12 significant digits), so the tolerance of diffCanonical holds here too, bar a value
- * right at a rounding edge (which costs one update, not a wrong result).
- */
-export function comparedHash(canonical: CanonicalListing, ignore: ReadonlySet<string> = NO_FIELDS): string {
-  const skip = ignore.size > 0;
-  let json = '[';
-  for (const [f, quoted, coordinate] of COMPARED_JSON) {
-    const v = canonical[f];
-    if (v === undefined || (skip && ignore.has(f))) continue;
-    json += (json.length === 1 ? '' : ',') + quoted + ',' + (typeof v === 'number' ? JSON.stringify(rounded(v, coordinate)) : JSON.stringify(v));
   }
   return hash('sha1', json + ']', 'base64url');
 }

@@ -11,3 +11,4 @@ export * from './workers.js';
 export * from './redis-policy.js';
 export * from './enqueue.js';
 export * from './call-scope.js';
+export * from './control.js';

@@ -12,6 +12,7 @@ import { maskDeep, maskError } from '../secrets.js';
 import { recordRun } from './history.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { reportError, toJobError, verdictFor } from './retry-policy.js';
+import { CancelRequest, pausedFor, type CancelWatcher } from './control.js';
 import { acquireTargetLock, chatbotLockName, targetLockKey } from './target-lock.js';
 
 export interface ProcessorDeps {
@@ -25,6 +26,8 @@ export interface ProcessorDeps {
   lockTtlMs: number;
   /** how long a job waits (delayed) before trying again when its target is busy */
   busyDelayMs: number;
+  /** operator cancels reach the running job through this (control.ts); none: no cancel */
+  cancels?: CancelWatcher;
   /** one line per finished run (metrics) */
   onRun?: (run: { job: string; target: RunTarget; report: RunReport; jobId: string }) => void;
 }
@@ -50,6 +53,15 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     const logger = jobLogger.child({ ...target });
     const attempt = { made: job.attemptsMade + 1, max: job.opts.attempts ?? 1 };
 
+    // A scheduler's run of a paused feed (or of anything while all are paused) starts nothing.
+    if (job.repeatJobKey || jobId.startsWith('repeat:')) {
+      const paused = await pausedFor(deps.redis, deps.prefix, target);
+      if (paused) {
+        logger.info({ outcome: 'paused' }, `${def.name} ${describe(target)}: ${paused}; scheduled run skipped`);
+        return { outcome: 'paused', summary: `${paused}: scheduled run skipped (feedsync resume to start again)` } satisfies RunReport;
+      }
+    }
+
     const lockName = chatbotLockName(target, def.kind);
     const lock = def.exclusive ? await acquireTargetLock(deps.redis, targetLockKey(deps.prefix, lockName), jobId, deps.lockTtlMs) : undefined;
     if (def.exclusive && !lock) {
@@ -59,18 +71,31 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       throw new DelayedError();
     }
 
-    const signals = [signal, lock?.lost].filter((s): s is AbortSignal => s !== undefined);
+    const cancel = deps.cancels?.watch(jobId);
+    const cancelled = (report: RunReport): RunReport => {
+      const reason: unknown = cancel?.signal.reason;
+      const by = reason instanceof CancelRequest ? reason.by : 'an operator';
+      return { ...report, outcome: 'cancelled', retryable: false, retryAt: undefined, summary: `${def.name} ${describe(target)} cancelled by ${by}: ${report.summary}` };
+    };
+    const signals = [signal, lock?.lost, cancel?.signal].filter((s): s is AbortSignal => s !== undefined);
     const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
     const record = (report: RunReport) =>
       recordRun(deps.redis, deps.prefix, deps.historySize, { jobId, job: def.name, queue: job.queueName, attempt, ...target, report }).catch(
         (err: unknown) => logger.error({ err }, 'run history could not be saved'),
       );
     try {
-      let report: R;
+      let report: RunReport;
       try {
         const calls = createCallCounter();
         report = await withCallCounter(calls, () => def.process(payload, { config: deps.config, runtime: deps.runtime, logger: jobLogger, signal: jobSignal, jobId, attempt, calls }));
       } catch (err) {
+        if (cancel?.signal.aborted) {
+          const report = cancelled({ outcome: 'error', summary: err instanceof Error ? err.message : String(err) });
+          await record(report);
+          deps.onRun?.({ job: def.name, target, report, jobId });
+          logger.warn({ outcome: report.outcome }, report.summary);
+          return report;
+        }
         const jobErr = toJobError(err, jobSignal);
         const failed: RunReport & { code?: string } = {
           outcome: err instanceof GuardError ? 'guard' : 'error',
@@ -84,6 +109,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
         // BullMQ stores the message and stack in Redis (failedReason, stacktrace) and the UI shows them
         throw maskError(jobErr);
       }
+      if (cancel?.signal.aborted) report = cancelled(report);
       await record(report);
       deps.onRun?.({ job: def.name, target, report, jobId });
       const verdict = verdictFor(report);
@@ -102,6 +128,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       // the return value is stored in Redis and shown by the queue UI and `enqueue --wait`
       return maskDeep(report);
     } finally {
+      cancel?.done();
       await lock?.release().catch((err: unknown) => logger.warn({ err }, 'lock release failed; it expires by itself'));
     }
   };

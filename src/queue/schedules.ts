@@ -15,12 +15,18 @@ export interface PlannedSchedule {
   data: Record<string, unknown>;
 }
 
-/** Every scheduler the config asks for. Ids are stable: `sync:<feed>`, `settings:<sn>`, `smoke:<sn>`. */
+/**
+ * Every scheduler the config asks for. Ids are stable: `sync:<feed>`, `sync-full:<feed>` (the full
+ * pull of an incremental RESO feed, `schedule.full`), `settings:<sn>`, `smoke:<sn>`.
+ */
 export function plannedSchedules(config: Config, names: Record<JobKind, string>): PlannedSchedule[] {
   const out: PlannedSchedule[] = [];
   for (const feed of config.feeds) {
     if (!feed.schedule) continue;
     out.push({ kind: 'sync', id: `sync:${feed.name}`, pattern: feed.schedule.cron, tz: feed.schedule.tz, name: names.sync, data: { feed: feed.name } });
+    if (feed.schedule.full) {
+      out.push({ kind: 'sync', id: `sync-full:${feed.name}`, pattern: feed.schedule.full, tz: feed.schedule.tz, name: names.sync, data: { feed: feed.name, full: true } });
+    }
   }
   for (const bot of config.chatbots) {
     for (const kind of ['settings', 'smoke'] as const) {

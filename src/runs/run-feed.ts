@@ -5,6 +5,8 @@ import type { LoadedConfig } from '../config/schema.js';
 import type { FeedConfig } from '../config/schema.js';
 import { alertAfterRun, type RunObservation } from '../alerts/index.js';
 import { causeMessage } from '../errors.js';
+import { chatCheck, type ChatCheckResult } from '../smoke/chat-check.js';
+import type { ListingChange } from '../sync/changes.js';
 import type { ChangeLog, RunEntry } from '../history/change-log.js';
 import { createChangeRecorder, newRunId } from '../history/recorder.js';
 import { syncFeed, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
@@ -17,7 +19,7 @@ export interface RunFeedContext {
   job?: { jobId: string; attempt: number };
 }
 
-export type FeedRunReport = SyncReport & { runId: string };
+export type FeedRunReport = SyncReport & { runId: string; chat?: ChatCheckResult };
 
 export async function runFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, ctx: RunFeedContext): Promise<FeedRunReport> {
   const runId = newRunId(ctx.job);
@@ -34,18 +36,43 @@ export async function runFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOption
       : alertAfterRun(deps.store, ctx.config.config.alerts, { feed: feed.name, chatbot: feed.chatbot }, observation, deps.logger).catch((err: Error) =>
           deps.logger.warn({ err: err.message, feed: feed.name }, 'alert rules could not be checked'),
         );
+  // what the chat check asks about: the first listings this run created or changed (bounded)
+  const recent: ListingChange[] = [];
+  const sink = (c: ListingChange) => {
+    if ((c.op === 'create' || c.op === 'update') && recent.length < RECENT_KEPT) recent.push(c);
+    recorder?.sink(c);
+  };
   let report: SyncReport;
   try {
-    report = await syncFeed(feed, recorder ? { ...deps, changes: recorder.sink } : deps, opts);
+    report = await syncFeed(feed, { ...deps, changes: sink }, opts);
   } catch (err) {
     // a run that could not even report (authentication refused, config the feed cannot use) still counts as failed
     const at = new Date().toISOString();
     await alert({ runId, at, outcome: 'error', message: causeMessage(err), records: 0, valid: 0, rejected: 0, unmapped: [] });
     throw err;
   }
-  await recorder?.finish(runEntryOf(report));
-  await alert(observationOf(report, runId));
-  return { ...report, runId };
+  const chat = opts.dryRun ? undefined : await runChatCheck(feed, deps, ctx, report, recent);
+  if (chat) report = { ...report, summary: `${report.summary}; chat check: answerable ${chat.answerable}/${chat.asked}${chat.missing.length ? ` (not answered: ${chat.missing.join(', ')})` : ''}` };
+  const chatSummary = chat && { asked: chat.asked, answerable: chat.answerable, missing: chat.missing };
+  await recorder?.finish({ ...runEntryOf(report), ...(chatSummary && { chat: chatSummary }) });
+  await alert({ ...observationOf(report, runId), ...(chatSummary && { chat: chatSummary }) });
+  return { ...report, runId, ...(chat && { chat }) };
+}
+
+const RECENT_KEPT = 50;
+
+async function runChatCheck(feed: FeedConfig, deps: SyncDeps, ctx: RunFeedContext, report: SyncReport, recent: ListingChange[]): Promise<ChatCheckResult | undefined> {
+  const { chatCheck: cfg, chatbots } = ctx.config.config;
+  if (!cfg.enabled || (report.outcome !== 'ok' && report.outcome !== 'partial')) return undefined;
+  const sessionId = chatbots.find((c) => c.serialNumber === feed.chatbot)?.smoke?.sessionId;
+  if (sessionId === undefined) {
+    deps.logger.warn({ feed: feed.name, chatbot: feed.chatbot }, `chat check skipped: chatbot ${feed.chatbot} has no chatbots[].smoke.sessionId in the config`);
+    return undefined;
+  }
+  const result = await chatCheck(deps.api, recent, { sessionId, listings: cfg.listings, signal: deps.signal });
+  if (result.asked === 0) return undefined;
+  for (const r of result.results.filter((x) => !x.ok)) deps.logger.warn({ feed: feed.name, key: r.key, question: r.question }, `chat check: the chatbot cannot answer about ${r.key}: ${r.reason}`);
+  return result;
 }
 
 export function observationOf(r: SyncReport, runId: string): RunObservation {

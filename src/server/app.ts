@@ -5,6 +5,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express } from 'express';
 import type { Queues } from '../queue/index.js';
 import { checkHealth, type HealthDeps } from './health.js';
+import { uiGuard, type UiAdmin } from './ui-auth.js';
 import type { WorkerMetrics } from './metrics.js';
 import { statusRouter } from './status/routes.js';
 import type { StatusDeps } from './status/status-data.js';
@@ -13,7 +14,8 @@ import { STATUS_PATH } from './status/status-page.js';
 export const UI_PATH = '/ui';
 
 
-export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; status?: StatusDeps }): Express {
+/** `admin`: who may act in the queue UI (ui-auth.ts); without it the UI is read-only. /healthz and /metrics stay open. */
+export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; status?: StatusDeps; admin?: UiAdmin }): Express {
   const app = express();
   app.disable('x-powered-by');
 
@@ -34,13 +36,14 @@ export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMe
   const board = new ExpressAdapter();
   board.setBasePath(UI_PATH);
   createBullBoard({
-    queues: Object.values(deps.queues).map((q) => new BullMQAdapter(q)),
+    queues: Object.values(deps.queues).map((q) => new BullMQAdapter(q, { readOnlyMode: !deps.admin })),
     serverAdapter: board,
     options: { uiConfig: { boardTitle: 'feedsync' } },
   });
-  app.use(UI_PATH, board.getRouter());
+  app.use(UI_PATH, uiGuard(deps.admin), board.getRouter());
 
-  if (deps.status) app.use(STATUS_PATH, statusRouter(deps.status));
+  // the status page follows the queue UI's rule: open to read without admin access, else behind it
+  if (deps.status) app.use(STATUS_PATH, uiGuard(deps.admin), statusRouter(deps.status));
 
   app.get('/', (_req, res) => res.redirect(UI_PATH));
   return app;

@@ -10,7 +10,7 @@ export type Headline = Partial<Pick<ListingCreate, 'Address' | 'City' | 'SalePri
 
 export type ListingChange =
   | { op: 'create'; key: string; headline: Headline }
-  | { op: 'update'; key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[] }
+  | { op: 'update'; key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[]; headline?: Headline }
   /** withheld: the guard held it back (nothing deleted); dry runs record what they would do */
   | { op: 'delete'; key: string; reason: DeleteReason; deleteKey?: string; withheld?: boolean }
   | { op: 'reject'; key?: string; place: string; reasons: string[] }
@@ -28,7 +28,13 @@ export function headlineOf(listing: ListingCreate): Headline {
 }
 
 export const createChange = (c: PlannedCreate): ListingChange => ({ op: 'create', key: c.key, headline: headlineOf(c.listing) });
-export const updateChange = (u: Pick<PlannedUpdate, 'key' | 'reason' | 'changes'>): ListingChange => ({ op: 'update', key: u.key, reason: u.reason, changes: u.changes });
+export const updateChange = (u: Pick<PlannedUpdate, 'key' | 'reason' | 'changes' | 'listing'>): ListingChange => ({
+  op: 'update',
+  key: u.key,
+  reason: u.reason,
+  changes: u.changes,
+  headline: headlineOf(u.listing),
+});
 export const deleteChange = (d: Pick<PlannedDelete, 'key' | 'reason' | 'deleteKey'>, withheld = false): ListingChange => ({
   op: 'delete',
   key: d.key,

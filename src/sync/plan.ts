@@ -13,7 +13,7 @@
 // planListing decides one feed listing and planDeletes the rest, so a sync can stream the feed
 // through planListing without holding it; planSync is the two over a whole feed held in memory.
 import { ALL_FIELDS, canonicalFromListing, diffCanonical } from '../listing/canonical.js';
-import { comparedHash, fingerprintCanonical } from '../listing/fingerprint.js';
+import { listingHashes, storedFingerprintStatus } from '../listing/fingerprint.js';
 import type {
   DesiredListing,
   DesiredSide,
@@ -30,7 +30,7 @@ import type {
 export interface ListingDecision {
   create?: PlannedCreate;
   update?: PlannedUpdate;
-  /** unchanged with no fingerprint yet: record this one, write nothing */
+  /** unchanged with no fingerprint yet, or one of an older version: record this one, write nothing */
   recordFingerprint?: string;
   duplicates?: DuplicateGroup;
   /** the extra copies to delete by NewOaks ID (mirror mode) */
@@ -40,16 +40,15 @@ export interface ListingDecision {
 export function planListing(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
   const { key, listing } = entry;
   const { ignore } = options;
-  // one canonical form for both hashes and the diff (each reads only the fields it covers)
-  const canonical = canonicalFromListing(listing, ALL_FIELDS);
-  const fingerprint = fingerprintCanonical(canonical, ignore);
+  // both hashes from one serialization of the listing
+  const { fingerprint, hash } = listingHashes(listing, ignore);
   if (!copies?.length) return { create: { key, listing, fingerprint }, duplicateDeletes: [] };
-  const hash = comparedHash(canonical, ignore);
-  // With the remote canonical form at hand (dry runs) the changes are named field by field; else
-  // the hashes tell whether anything listed differs.
+  // With the remote canonical form at hand (dry runs, change log) the changes are named field by
+  // field; else the hashes tell whether anything listed differs.
+  const canonical = copies.some((c) => c.canonical) ? canonicalFromListing(listing, ALL_FIELDS) : undefined;
   const diffs = copies.map((copy) => ({
     copy,
-    changes: copy.canonical ? diffCanonical(canonical, copy.canonical, ignore) : [],
+    changes: copy.canonical && canonical ? diffCanonical(canonical, copy.canonical, ignore) : [],
     same: copy.canonical ? undefined : copy.hash === hash,
   }));
   for (const d of diffs) d.same ??= d.changes.length === 0;
@@ -63,9 +62,11 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
     }
   }
   const stored = options.fingerprints.get(key);
+  const was = stored === undefined ? undefined : storedFingerprintStatus(stored, fingerprint, listing, ignore);
   if (!kept.same) decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: kept.changes };
-  else if (stored !== undefined && stored !== fingerprint) decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [] };
-  else if (stored === undefined) decision.recordFingerprint = fingerprint;
+  else if (was === 'differs') decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [] };
+  // none yet, or one of an older version for the same content: recorded, nothing written
+  else if (was !== 'same') decision.recordFingerprint = fingerprint;
   return decision;
 }
 
@@ -145,7 +146,7 @@ export function addDecision(plan: SyncPlan, key: string, d: ListingDecision): vo
  */
 export function planAgain(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
   const { key, listing } = entry;
-  const fingerprint = fingerprintCanonical(canonicalFromListing(listing, ALL_FIELDS), options.ignore);
+  const { fingerprint } = listingHashes(listing, options.ignore);
   const remoteId = copies?.length ? Math.max(...copies.map((c) => c.id)) : 0;
   return { update: { key, listing, fingerprint, remoteId, reason: 'unlisted', changes: [] }, duplicateDeletes: [] };
 }

@@ -72,6 +72,8 @@ export interface ResoServer {
   remove(key: string): void;
   /** every token issued so far stops being accepted (as after a server-side revocation) */
   revokeTokens(): void;
+  /** as the option: settable while the server runs (n counts data requests from the start) */
+  beforePage?: (n: number, server: ResoServer) => void;
   close(): Promise<void>;
 }
 
@@ -121,7 +123,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       recent.push(now);
       if (recent.length > opts.quota.perMinute) return send(429, { error: { message: 'Minute quota exceeded' } }, { 'retry-after': '1' });
     }
-    opts.beforePage?.(n, server);
+    server.beforePage?.(n, server);
     if (!authorized(req.headers.authorization)) return send(401, { error: { code: '401', message: 'invalid or expired token' } });
     if (!url.pathname.endsWith('/Property')) return send(404, { error: { message: `no resource ${url.pathname}` } });
 
@@ -233,6 +235,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     revokeTokens() {
       tokens.clear();
     },
+    beforePage: opts.beforePage,
     close: () =>
       new Promise<void>((resolve, reject) => {
         http.closeAllConnections();

@@ -51,7 +51,7 @@ ${f.schedule ? `    schedule: { cron: "${f.schedule}" }\n` : ''}`);
     file,
     `api: { baseUrl: "${o.apiUrl}", secretKey: ${o.secretKey}, sessionKey: ${o.sessionKey}${o.api ? `, ${o.api}` : ''} }
 redis: { url: "${REDIS_URL}", prefix: ${o.prefix} }
-worker: { lockDurationMs: 2000, stalledIntervalMs: 1000, shutdownTimeoutMs: 3000, concurrency: 2, watchdogSeconds: 60${o.worker ? `, ${o.worker}` : ''} }
+worker: { lockDurationMs: 2000, stalledIntervalMs: 1000, shutdownTimeoutMs: 3000, concurrency: 2, watchdogSeconds: 60, minScheduleIntervalSeconds: 1${o.worker ? `, ${o.worker}` : ''} }
 feeds:
 ${parts.join('')}`,
   );

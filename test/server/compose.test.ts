@@ -38,7 +38,8 @@ describe('docker compose', () => {
     expect(worker.command).toEqual(['worker', '--config', '/app/fixtures/compose.yaml', '--port', '9464']);
     expect(worker.environment.REDIS_URL).toBe('redis://redis:6379');
     expect(Object.keys(worker.depends_on).sort()).toEqual(['emulator', 'redis']);
-    expect(worker.ports).toEqual(['9464-9473:9464']);
+    expect(worker.ports).toEqual(['127.0.0.1:9464-9473:9464']);
+    expect(emulator.ports).toEqual(['127.0.0.1:8787:8787']);
     // how to run your own config instead of the sample
     const text = readFileSync(`${REPO}/docker-compose.yml`, 'utf8');
     expect(text).toContain('./feedsync.yaml:/config/feedsync.yaml:ro');

@@ -9,7 +9,8 @@ import { silentLogger } from '../../../src/log.js';
 import { createMemoryStore } from '../../../src/state/memory-store.js';
 import type { KvStore } from '../../../src/state/kv-store.js';
 import { syncFeed, type SyncDeps, type SyncOptions } from '../../../src/sync/index.js';
-import type { TestEmulator } from '../../helpers/emulator.js';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
 
 export const SN = 'SN-SYNC';
 
@@ -123,4 +124,24 @@ export function homesConfigYaml(url: string, keys: { secretKey: string; sessionK
     '      fields:',
     ...COLUMNS.map((c) => `        ${c}: ${c}`),
   ].join('\n');
+}
+
+/** The file's emulator (started once) and a fresh SyncEnv per test, the emulator reset between tests. */
+export function useEmulatorSync(): { te(): TestEmulator; env(): SyncEnv } {
+  let te: TestEmulator | undefined;
+  let env: SyncEnv | undefined;
+  beforeAll(async () => {
+    te = await startTestEmulator();
+  });
+  afterAll(() => te?.close());
+  beforeEach(async () => {
+    await te?.reset();
+    env = await createSyncEnv();
+  });
+  afterEach(() => env?.cleanup());
+  const ready = <T>(v: T | undefined, what: string): T => {
+    if (v === undefined) throw new Error(`${what} is set up in the vitest hooks: use it inside a test`);
+    return v;
+  };
+  return { te: () => ready(te, 'the emulator'), env: () => ready(env, 'the sync env') };
 }

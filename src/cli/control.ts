@@ -1,0 +1,43 @@
+// `feedsync pause|resume --feed NAME... | --all`: keep schedules from starting runs (every worker
+// on the Redis asks before a scheduled run), or let them start again. Runs asked for by hand still run.
+import { loadConfig } from '../config/load.js';
+import { selectFeeds } from '../config/select.js';
+import { ConfigError } from '../errors.js';
+import { ALL, pauseFeeds, pausedFeeds, resumeFeeds } from '../queue/index.js';
+import { EXIT, printJson } from './exit.js';
+import { openOpsRedis } from './ops-redis.js';
+
+export interface ControlOptions {
+  action: 'pause' | 'resume';
+  config: string;
+  feed?: string[];
+  all?: boolean;
+  json?: boolean;
+}
+
+export async function run(opts: ControlOptions): Promise<number> {
+  if (Boolean(opts.feed?.length) === Boolean(opts.all)) throw new ConfigError(`${opts.action}: give --feed NAME (one or more) or --all`);
+  const loaded = await loadConfig(opts.config);
+  const feeds = opts.all ? ALL : selectFeeds(loaded.config.feeds, opts.feed, loaded.file).map((f) => f.name);
+  const { redis, prefix, where, close } = await openOpsRedis(loaded, `feedsync-${opts.action}`);
+  try {
+    if (opts.action === 'pause') await pauseFeeds(redis, prefix, feeds);
+    else await resumeFeeds(redis, prefix, feeds);
+    const paused = [...(await pausedFeeds(redis, prefix)).since].map(([feed, since]) => ({ feed: feed === ALL ? 'all' : feed, since }));
+    if (opts.json) {
+      printJson({ redis: where, prefix, paused });
+      return EXIT.ok;
+    }
+    const what = feeds === ALL ? 'every schedule' : feeds.join(', ');
+    process.stderr.write(
+      opts.action === 'pause'
+        ? `paused ${what}: scheduled runs start nothing until \`feedsync resume\`; a running sync goes on (\`feedsync cancel --feed NAME\` stops it)\n`
+        : `resumed ${what}: schedules start runs again\n`,
+    );
+    const still = paused.map((p) => p.feed);
+    process.stderr.write(still.length ? `paused now: ${still.join(', ')}\n` : 'nothing is paused\n');
+    return EXIT.ok;
+  } finally {
+    await close();
+  }
+}

@@ -1,0 +1,107 @@
+// Operator controls that reach every worker through Redis, from any machine:
+// - pause/resume: a hash of paused feeds (`*` = all schedules); a scheduled run of a paused target
+//   starts nothing (the processor asks `pausedFor` before it takes the lock). Runs asked for by
+//   hand (`enqueue`) still run: the operator asked for them.
+// - cancel: a key per job to cancel; each worker looks for its running jobs' keys every
+//   CANCEL_POLL_MS and aborts the job's signal. The sync then starts no new call, waits for the
+//   calls in flight and records what they wrote, and the run ends `cancelled`.
+import { hostname } from 'node:os';
+import type { Redis } from 'ioredis';
+import type { RunTarget } from './job-definition.js';
+
+export const CANCEL_POLL_MS = 500;
+/** a cancel request outlives the job it names by at most this long */
+const CANCEL_TTL_MS = 10 * 60_000;
+export const ALL = '*';
+
+const pausedKey = (prefix: string) => `${prefix}:paused`;
+const cancelKey = (prefix: string, jobId: string) => `${prefix}:cancel:${jobId}`;
+
+export interface Paused {
+  /** feed name (or ALL) → ISO time it was paused */
+  since: Map<string, string>;
+}
+
+/** who asked, for messages: user@host */
+export function operator(): string {
+  return `${process.env.USER ?? process.env.USERNAME ?? 'someone'}@${hostname()}`;
+}
+
+export async function pauseFeeds(redis: Redis, prefix: string, feeds: string[] | typeof ALL): Promise<void> {
+  const at = new Date().toISOString();
+  const names = feeds === ALL ? [ALL] : feeds;
+  await redis.hset(pausedKey(prefix), Object.fromEntries(names.map((n) => [n, at])));
+}
+
+/** `ALL` resumes everything: the all-schedules pause and every feed's own. */
+export async function resumeFeeds(redis: Redis, prefix: string, feeds: string[] | typeof ALL): Promise<void> {
+  if (feeds === ALL) await redis.del(pausedKey(prefix));
+  else if (feeds.length) await redis.hdel(pausedKey(prefix), ...feeds);
+}
+
+export async function pausedFeeds(redis: Redis, prefix: string): Promise<Paused> {
+  return { since: new Map(Object.entries(await redis.hgetall(pausedKey(prefix)))) };
+}
+
+/** Why a scheduled run of `target` must not start ("paused since …"), or undefined. */
+export async function pausedFor(redis: Redis, prefix: string, target: RunTarget): Promise<string | undefined> {
+  const [all, feed] = await redis.hmget(pausedKey(prefix), ALL, target.feed ?? '\0');
+  if (feed) return `feed ${target.feed} is paused since ${feed}`;
+  if (all) return `every schedule is paused since ${all}`;
+  return undefined;
+}
+
+export async function requestCancel(redis: Redis, prefix: string, jobId: string, by: string): Promise<void> {
+  await redis.set(cancelKey(prefix, jobId), JSON.stringify({ by, at: new Date().toISOString() }), 'PX', CANCEL_TTL_MS);
+}
+
+/** The abort reason of a job an operator cancelled. */
+export class CancelRequest extends Error {
+  constructor(readonly by: string) {
+    super(`cancelled by ${by}`);
+    this.name = 'CancelRequest';
+  }
+}
+
+export interface CancelWatch {
+  /** aborts (reason CancelRequest) when an operator cancels the job */
+  readonly signal: AbortSignal;
+  done(): void;
+}
+
+/** This process's running jobs, looked up together every CANCEL_POLL_MS (one MGET) while any runs. */
+export function createCancelWatcher(redis: Redis, prefix: string, onError: (err: unknown) => void = () => {}) {
+  const running = new Map<string, AbortController>();
+  let timer: NodeJS.Timeout | undefined;
+  const poll = async () => {
+    const ids = [...running.keys()];
+    if (!ids.length) return;
+    const values = await redis.mget(ids.map((id) => cancelKey(prefix, id)));
+    values.forEach((v, i) => {
+      if (!v) return;
+      const by = (JSON.parse(v) as { by?: string }).by ?? 'an operator';
+      running.get(ids[i]!)?.abort(new CancelRequest(by));
+    });
+  };
+  return {
+    watch(jobId: string): CancelWatch {
+      const controller = new AbortController();
+      running.set(jobId, controller);
+      if (!timer) {
+        timer = setInterval(() => void poll().catch(onError), CANCEL_POLL_MS);
+        timer.unref();
+      }
+      return {
+        signal: controller.signal,
+        done() {
+          running.delete(jobId);
+          if (!running.size && timer) {
+            clearInterval(timer);
+            timer = undefined;
+          }
+        },
+      };
+    },
+  };
+}
+export type CancelWatcher = ReturnType<typeof createCancelWatcher>;

@@ -1,0 +1,62 @@
+// Who may act in the queue UI. Without admin access configured the UI is read-only: Bull Board runs
+// in read-only mode and every request under /ui other than GET/HEAD is refused here as well, so an
+// unauthenticated POST .../add {"force":true} cannot start a forced sync. With FEEDSYNC_UI_TOKEN, or
+// FEEDSYNC_UI_USER and FEEDSYNC_UI_PASSWORD, set in the worker's environment, /ui asks for them
+// (HTTP Basic, or `Authorization: Bearer <token>`) and then offers every action.
+import { timingSafeEqual } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { registerBasicAuth, registerSecret } from '../secrets.js';
+
+export interface UiAdmin {
+  token?: string;
+  user?: string;
+  password?: string;
+}
+
+export const UI_ADMIN_HINT = 'set FEEDSYNC_UI_TOKEN, or FEEDSYNC_UI_USER and FEEDSYNC_UI_PASSWORD, in the worker\'s environment to enable the queue UI\'s actions';
+
+/** Admin access from the environment, or undefined (read-only UI). Its values are registered as secrets. */
+export function uiAdminFromEnv(env: NodeJS.ProcessEnv = process.env): UiAdmin | undefined {
+  const token = env.FEEDSYNC_UI_TOKEN || undefined;
+  const user = env.FEEDSYNC_UI_USER || undefined;
+  const password = env.FEEDSYNC_UI_PASSWORD || undefined;
+  if (user && password) registerBasicAuth(user, password);
+  registerSecret(token);
+  if (!token && !(user && password)) return undefined;
+  return { token, ...(user && password && { user, password }) };
+}
+
+/** Express middleware for /ui: read-only without admin access; with it, every request must authenticate. */
+export function uiGuard(admin: UiAdmin | undefined) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (!admin) {
+      if (req.method === 'GET' || req.method === 'HEAD') return next();
+      res.status(403).json({ error: `the queue UI is read-only: ${UI_ADMIN_HINT}` });
+      return;
+    }
+    if (authenticated(req.headers.authorization, admin)) return next();
+    res.setHeader('WWW-Authenticate', 'Basic realm="feedsync queue UI", charset="UTF-8"');
+    res.status(401).json({ error: 'the queue UI needs the admin credentials (FEEDSYNC_UI_TOKEN or FEEDSYNC_UI_USER/FEEDSYNC_UI_PASSWORD)' });
+  };
+}
+
+function authenticated(header: string | undefined, admin: UiAdmin): boolean {
+  if (!header) return false;
+  const [scheme = '', value = ''] = header.split(/\s+/, 2);
+  if (/^bearer$/i.test(scheme)) return Boolean(admin.token) && same(value, admin.token!);
+  if (!/^basic$/i.test(scheme)) return false;
+  const decoded = Buffer.from(value, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return false;
+  const user = decoded.slice(0, colon);
+  const password = decoded.slice(colon + 1);
+  if (admin.user && admin.password && same(user, admin.user) && same(password, admin.password)) return true;
+  // a browser can send the token as the password of any user name
+  return Boolean(admin.token) && same(password, admin.token!);
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}

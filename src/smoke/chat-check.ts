@@ -1,0 +1,71 @@
+// The chat check: after a sync, ask the chatbot (message endpoint, the smoke session) about a few
+// listings that run just created or changed, by MLS number and address, and check that each answer
+// names the listing and its price. "answerable 3/3" goes into the report, the run history and the
+// alerts; a listing the chatbot cannot answer about is named.
+import type { ChatbotApi } from '../api/types.js';
+import { causeMessage } from '../errors.js';
+import type { Headline, ListingChange } from '../sync/changes.js';
+
+export interface ChatCheckResult {
+  asked: number;
+  answerable: number;
+  /** keys of the listings the chatbot could not answer about */
+  missing: string[];
+  results: Array<{ key: string; question: string; ok: boolean; reason?: string; answer?: string }>;
+}
+
+export interface ChatCheckOptions {
+  sessionId: number;
+  listings: number;
+  signal?: AbortSignal;
+}
+
+/** Listings worth asking about: created or updated in this run, with an address or a price to look for. */
+export function pickListings(changes: readonly ListingChange[], n: number): Array<{ key: string; headline: Headline }> {
+  const out: Array<{ key: string; headline: Headline }> = [];
+  const seen = new Set<string>();
+  for (const c of changes) {
+    if (out.length >= n) break;
+    if ((c.op !== 'create' && c.op !== 'update') || !c.headline || seen.has(c.key)) continue;
+    const h = c.headline;
+    if (!h.Address && h.SalePrice === undefined && h.RentPrice === undefined) continue;
+    seen.add(c.key);
+    out.push({ key: c.key, headline: h });
+  }
+  return out;
+}
+
+export function questionFor(key: string, h: Headline): string {
+  const where = h.Address ? ` at ${h.Address}${h.City ? `, ${h.City}` : ''}` : '';
+  return `What can you tell me about the listing MLS ${h.MLSNumber ?? key}${where}? What is its price?`;
+}
+
+/** Why an answer does not show the chatbot knows the listing, or undefined when it does. */
+export function judgeAnswer(answer: string, key: string, h: Headline): string | undefined {
+  const text = answer.toLowerCase();
+  const digits = answer.replace(/[,\s]/g, '');
+  const price = h.SaleType === 'for_rent' ? (h.RentPrice ?? h.SalePrice) : (h.SalePrice ?? h.RentPrice);
+  const problems: string[] = [];
+  if (h.Address && !text.includes(h.Address.toLowerCase())) problems.push(`the address ${JSON.stringify(h.Address)} is not in the answer`);
+  if (!h.Address && !text.includes((h.MLSNumber ?? key).toLowerCase())) problems.push(`MLS ${h.MLSNumber ?? key} is not in the answer`);
+  if (price !== undefined && !digits.includes(String(price))) problems.push(`the price ${price} is not in the answer`);
+  return problems.length ? problems.join('; ') : undefined;
+}
+
+export async function chatCheck(api: ChatbotApi, changes: readonly ListingChange[], opts: ChatCheckOptions): Promise<ChatCheckResult> {
+  const picked = pickListings(changes, opts.listings);
+  const results: ChatCheckResult['results'] = [];
+  for (const { key, headline } of picked) {
+    const question = questionFor(key, headline);
+    try {
+      // one attempt, like the smoke: a retry would hide the flaky answer this is here to notice
+      const a = await api.ask({ sessionID: opts.sessionId, content: question }, { signal: opts.signal, retry: false });
+      const reason = a.noAnswer ? 'the chatbot had no answer' : judgeAnswer(a.content, key, headline);
+      results.push({ key, question, ok: !reason, ...(reason && { reason }), answer: a.content.slice(0, 500) });
+    } catch (err) {
+      results.push({ key, question, ok: false, reason: `the message endpoint failed: ${causeMessage(err)}` });
+    }
+  }
+  const missing = results.filter((r) => !r.ok).map((r) => r.key);
+  return { asked: results.length, answerable: results.length - missing.length, missing, results };
+}

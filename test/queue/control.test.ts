@@ -1,0 +1,89 @@
+// Operator controls from another process: `feedsync cancel` stops a sync running in a worker process
+// (the job ends `cancelled`, the remote holds only whole listings, and the next run picks up exactly
+// what was not written); `feedsync pause` keeps a schedule from starting anything until `resume`;
+// `enqueue --wait` says when no worker consumes the queue and gives up after --timeout.
+import { describe, expect, it } from 'vitest';
+import { enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { feedsync } from '../settings/run-cli.js';
+import { row } from '../sync/helpers/feed.js';
+import { useDeployment, writeDeployment } from './deploy.js';
+import { until } from './helpers.js';
+
+const d = useDeployment();
+
+const deploy = (feeds: Parameters<typeof writeDeployment>[0], api = 'concurrency: 2, retries: 2') =>
+  writeDeployment(feeds, { dir: d.dir, prefix: d.prefix, apiUrl: d.emu!.url, secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY, api });
+
+describe('operator controls', () => {
+  it('cancel stops a sync running on a worker process: it ends cancelled, nothing half-written, a rerun completes it', async () => {
+    d.emu = await startTestEmulator({ latencyMs: 80 });
+    const file = await deploy([{ name: 'big', chatbot: 'SN-C', rows: 120 }]);
+    await d.start(file);
+    const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'big', { feed: 'big' });
+    await until('the sync to be under way', async () => (await d.emu!.listings('SN-C')).length >= 5);
+
+    const out = await feedsync(['cancel', '--feed', 'big', '--config', file, '--timeout', '30']);
+    expect(out.stderr).toMatch(/^cancelled: listing-sync big cancelled by /m);
+    expect(out.code).toBe(0);
+    const done = await waitForJob(d.redis, d.queues, 'sync', jobId);
+    expect(done).toMatchObject({ state: 'completed', returnvalue: { outcome: 'cancelled', retryable: false } });
+    const [recorded] = await listRuns(d.redis, d.prefix, { feed: 'big', limit: 1 });
+    expect(recorded).toMatchObject({ jobId, outcome: 'cancelled' });
+
+    // Every listing on the remote is whole (as the feed has it), none twice, and not all were sent.
+    const left = await d.emu.listings('SN-C');
+    expect(left.length).toBeLessThan(120);
+    expect(new Set(left.map((l) => l.MLSNumber)).size).toBe(left.length);
+    for (const l of left) {
+      const i = Number(l.MLSNumber!.slice(3));
+      expect(l).toMatchObject({ SalePrice: Number(row(i).SalePrice), BuildingArea: Number(row(i).BuildingArea), City: 'Austin' });
+    }
+
+    // The next run writes exactly what the cancelled one did not: its writes were recorded.
+    const again = await enqueueJob(d.redis, d.queues, 'sync', 'big', { feed: 'big' });
+    const second = await waitForJob(d.redis, d.queues, 'sync', again.jobId);
+    expect(second).toMatchObject({ state: 'completed', returnvalue: { outcome: 'ok', counts: { created: 120 - left.length, updated: 0 } } });
+    expect(await d.emu.listings('SN-C')).toHaveLength(120);
+  }, 90_000);
+
+  it('pause keeps a schedule from starting runs (runs shows it), resume lets it run again', async () => {
+    d.emu = await startTestEmulator();
+    const file = await deploy([{ name: 'tick', chatbot: 'SN-T', rows: 3, schedule: '* * * * * *' }]);
+    const paused = await feedsync(['pause', '--feed', 'tick', '--config', file]);
+    expect(paused.code).toBe(0);
+    expect(paused.stderr).toMatch(/paused tick/);
+    await d.start(file);
+
+    // Scheduler ticks come and complete as skipped; nothing reaches the service.
+    await until('three scheduler ticks', async () => (await d.queues.sync.getJobCounts('completed')).completed! >= 3);
+    const ticks = await d.queues.sync.getCompleted();
+    expect(ticks.every((j) => (j.returnvalue as { outcome: string }).outcome === 'paused')).toBe(true);
+    expect((await d.emu.stats()).total).toBe(0);
+    expect(await listRuns(d.redis, d.prefix, { feed: 'tick', limit: 5 })).toEqual([]);
+    const runs = await feedsync(['runs', '--config', file]);
+    expect(runs.stderr).toMatch(/paused: feed tick since .* \(feedsync resume --feed tick\)/);
+
+    expect((await feedsync(['resume', '--feed', 'tick', '--config', file])).stderr).toMatch(/resumed tick[\s\S]*nothing is paused/);
+    await until('a run after resume', async () => (await listRuns(d.redis, d.prefix, { feed: 'tick', limit: 5 })).find((r) => r.outcome === 'ok'));
+    expect(await d.emu.listings('SN-T')).toHaveLength(3);
+  }, 60_000);
+
+  it('pause --all skips every scheduled run', async () => {
+    d.emu = await startTestEmulator();
+    const file = await deploy([{ name: 'a', chatbot: 'SN-A', rows: 1, schedule: '* * * * * *' }, { name: 'b', chatbot: 'SN-B', rows: 1, schedule: '* * * * * *' }]);
+    expect((await feedsync(['pause', '--all', '--config', file])).code).toBe(0);
+    await d.start(file);
+    await until('ticks of both', async () => (await d.queues.sync.getJobCounts('completed')).completed! >= 4);
+    expect((await d.emu.stats()).total).toBe(0);
+  }, 60_000);
+
+  it('enqueue --wait warns that no worker consumes the queue and stops waiting at --timeout', async () => {
+    d.emu = await startTestEmulator();
+    const file = await deploy([{ name: 'lonely', chatbot: 'SN-L', rows: 1 }]);
+    const out = await feedsync(['enqueue', 'sync', '--feed', 'lonely', '--wait', '--timeout', '2', '--config', file]);
+    expect(out.stderr).toMatch(/warning: no worker is consuming queue listing-sync on redis:\/\/.* \(prefix fstest-/);
+    expect(out.stderr).toMatch(/gave up waiting after 2 s; job .* is waiting and goes on/);
+    expect(out.code).toBe(1);
+  }, 30_000);
+});
