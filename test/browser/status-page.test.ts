@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type RunningWorker } from '../../src/cli/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { closeQueues, createQueues, enqueueJob, waitForJob, type Queues } from '../../src/queue/index.js';
+import { pauseFeeds, resumeFeeds } from '../../src/queue/control.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { createSyncEnv, csv, homesConfigYaml, rows, type SyncEnv } from '../sync/helpers/feed.js';
@@ -88,6 +89,13 @@ describe('status page', () => {
     expect(box!.width).toBeGreaterThan(300);
     expect(await page.locator('#chart-homes table.runs tr').count()).toBe(3); // header + 2 runs
     await page.screenshot({ path: `${ARTIFACTS}/feedsync-status.png`, fullPage: true });
+
+    // paused by an operator: the state says so
+    await pauseFeeds(redis, prefix, ['homes']);
+    await page.reload();
+    expect(await row.locator('td .state').innerText()).toBe('paused');
+    await resumeFeeds(redis, prefix, ['homes']);
+    await page.reload();
 
     // the last run's link: its changes, listing by listing
     await row.locator('td').nth(1).locator('a').click();
