@@ -243,7 +243,29 @@ export class GuardError extends FeedsyncError {
 }
 
 export function formatIssue(i: ValidationIssue): string {
-  return `${i.field} ${i.rule} (got ${JSON.stringify(i.value) ?? 'undefined'})`;
+  return `${i.field} ${i.rule} (got ${printable(JSON.stringify(excerpt(i.value)) ?? 'undefined')})`;
+}
+
+/** How much of a refused value a report keeps. */
+export const EXCERPT_CHARS = 80;
+
+/**
+ * A value cut for a report: a long string keeps its start and says how long it was; a long array keeps
+ * its first items. Reports and run history stay small whatever a feed holds.
+ */
+export function excerpt(value: unknown, max = EXCERPT_CHARS): unknown {
+  if (typeof value === 'string') return value.length > max ? `${value.slice(0, max)}… (${value.length} chars)` : value;
+  if (Array.isArray(value)) return value.length > 5 ? [...value.slice(0, 5).map((v) => excerpt(v, max)), `… (${value.length} items)`] : value.map((v) => excerpt(v, max));
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value);
+    return Object.fromEntries(entries.slice(0, 10).map(([k, v]) => [k, excerpt(v, max)]));
+  }
+  return value;
+}
+
+/** Text safe for a terminal: control, C1 and bidi-override characters shown as \u escapes, never sent raw. */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export function formatPlace(p: ErrorPlace): string {

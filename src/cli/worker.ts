@@ -30,6 +30,7 @@ import { within } from '../queue/deadline.js';
 import { createApp, createMetrics } from '../server/index.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
 import { checkStaleness } from '../alerts/index.js';
+import { ALL, pausedFeeds } from '../queue/control.js';
 
 const STALE_CHECK_MS = 5 * 60_000;
 
@@ -161,7 +162,18 @@ async function start(
   staleTimer.unref();
   closers.push(() => clearInterval(staleTimer));
 
-  const status = { feeds: loaded.config.feeds, changeLog: runtime.changeLog, queues, store: runtime.store, staleHours: loaded.config.alerts.rules.staleHours };
+  const status = {
+    feeds: loaded.config.feeds,
+    changeLog: runtime.changeLog,
+    queues,
+    store: runtime.store,
+    staleHours: loaded.config.alerts.rules.staleHours,
+    // paused by `feedsync pause` (every feed when all schedules are paused)
+    pausedFeeds: async () => {
+      const { since } = await pausedFeeds(redis, prefix);
+      return new Set(since.has(ALL) ? loaded.config.feeds.map((f) => f.name) : since.keys());
+    },
+  };
   // the last good sync of each feed survives a restart of the worker: read back from the change log
   void metrics.recallLastSuccess(loaded.config.feeds.map((f) => f.name), runtime.changeLog).catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
   const admin = uiAdminFromEnv();

@@ -14,11 +14,56 @@ export const Status = z.enum(STATUSES);
 export const KeyType = z.enum(KEY_TYPES);
 export type KeyType = z.infer<typeof KeyType>;
 
-const text = () => z.string().trim().min(1, 'must not be empty');
-const count = () => z.number().finite().nonnegative();
-const amount = () => z.number().finite().nonnegative();
+// What a chatbot may show (issue 9.6): text without control characters (newlines and tabs only in
+// long text), links over http(s) only, whole numbers where the field counts things, and plausible
+// ranges. The bounds are named here so the fast path in validate.ts checks the very same ones.
+export const LIMITS = {
+  shortText: 500,
+  longText: 20_000,
+  url: 2048,
+  images: 200,
+  extensionEntries: 100,
+  rooms: 1000,
+  parkingSpots: 10_000,
+  daysOnMarket: 36_500,
+  area: 1e10,
+  price: 1e12,
+  yearBuilt: { min: 1000, max: 3000 },
+} as const;
 
-export const ExtensionEntry = z.strictObject({ Key: z.string(), value: z.string() });
+/** C0 controls, DEL, C1 controls and the bidirectional overrides/isolates (RLO, LRO, ...). */
+export const CONTROL_CHARS = /[\u0000-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+/** The same, but newline, carriage return and tab are allowed (descriptions, long text). */
+export const CONTROL_CHARS_LONG = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+
+export const isShortText = (v: string) => v.length <= LIMITS.shortText && !CONTROL_CHARS.test(v);
+export const isLongText = (v: string) => v.length <= LIMITS.longText && !CONTROL_CHARS_LONG.test(v);
+/** an absolute http(s) URL without control characters or spaces */
+export function isWebUrl(v: string): boolean {
+  if (v.length > LIMITS.url || CONTROL_CHARS.test(v) || /\s/.test(v) || !/^https?:\/\//i.test(v)) return false;
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+const CONTROL_RULE = 'must not contain control or bidirectional-override characters';
+const shortText = () =>
+  z.string().max(LIMITS.shortText, `must be at most ${LIMITS.shortText} characters`).refine((v) => !CONTROL_CHARS.test(v), CONTROL_RULE);
+const longText = () =>
+  z
+    .string()
+    .max(LIMITS.longText, `must be at most ${LIMITS.longText} characters`)
+    .refine((v) => !CONTROL_CHARS_LONG.test(v), `${CONTROL_RULE} (newlines and tabs are allowed)`);
+const text = () => z.string().trim().min(1, 'must not be empty').pipe(shortText());
+const webUrl = () =>
+  z.string().trim().min(1, 'must not be empty').pipe(z.string().refine(isWebUrl, 'must be an http(s) URL (no javascript:, data: or other schemes)'));
+const count = (max: number) => z.number().int('must be a whole number').nonnegative().max(max);
+const amount = (max: number) => z.number().finite().nonnegative().max(max);
+
+export const ExtensionEntry = z.strictObject({ Key: shortText(), value: longText() });
 export type ExtensionEntry = z.infer<typeof ExtensionEntry>;
 
 /** Fields shared by create and update (the create column of the spec's listing table). */
@@ -28,34 +73,34 @@ export const listingShape = {
   Status,
   CurrencySymbol: text(),
   PropertyType: text(),
-  Bedrooms: count(),
-  Bathrooms: count(),
-  Url: text(),
+  Bedrooms: count(LIMITS.rooms),
+  Bathrooms: amount(LIMITS.rooms),
+  Url: webUrl(),
   MLSNumber: text(),
-  YearBuilt: z.number().int().min(1000).max(3000),
-  DaysOnMarket: count(),
-  LotArea: amount(),
-  BuildingArea: amount(),
+  YearBuilt: z.number().int('must be a whole number').min(LIMITS.yearBuilt.min).max(LIMITS.yearBuilt.max),
+  DaysOnMarket: count(LIMITS.daysOnMarket),
+  LotArea: amount(LIMITS.area),
+  BuildingArea: amount(LIMITS.area),
   AreaUnit: z.enum(AREA_UNITS),
-  Images: z.array(z.string()).optional(),
+  Images: z.array(webUrl()).max(LIMITS.images).optional(),
   Tours: z.enum(TOURS).optional(),
-  ParkingSpots: count(),
-  Description: z.string().optional(),
-  ExtensionColumn: z.array(ExtensionEntry).optional(),
-  Location: z.string().optional(),
-  Address: z.string().optional(),
-  City: z.string().optional(),
-  State: z.string().optional(),
-  ZIP: z.string().optional(),
+  ParkingSpots: count(LIMITS.parkingSpots),
+  Description: longText().optional(),
+  ExtensionColumn: z.array(ExtensionEntry).max(LIMITS.extensionEntries).optional(),
+  Location: shortText().optional(),
+  Address: shortText().optional(),
+  City: shortText().optional(),
+  State: shortText().optional(),
+  ZIP: shortText().optional(),
   Latitude: z.number().min(-90).max(90).optional(),
   Longitude: z.number().min(-180).max(180).optional(),
-  SalePrice: amount().optional(),
-  UnitAreaPrice: amount().optional(),
-  HOAMonth: amount().optional(),
-  ZestimatePrice: amount().optional(),
-  RentPrice: amount().optional(),
+  SalePrice: amount(LIMITS.price).optional(),
+  UnitAreaPrice: amount(LIMITS.price).optional(),
+  HOAMonth: amount(LIMITS.price).optional(),
+  ZestimatePrice: amount(LIMITS.price).optional(),
+  RentPrice: amount(LIMITS.price).optional(),
   SpaceType: z.enum(SPACE_TYPES).optional(),
-  DepositFee: amount().optional(),
+  DepositFee: amount(LIMITS.price).optional(),
 } as const;
 
 export const ListingCreate = z.strictObject(listingShape);

@@ -8,7 +8,8 @@
 // decides and names the issues. test/listing/validate.test.ts holds the two to the same answers.
 import type { z } from 'zod';
 import type { ValidationIssue } from '../errors.js';
-import { AREA_UNITS, LISTING_FIELDS, ListingCreate, SALE_TYPES, SPACE_TYPES, STATUSES, TOURS } from './schema.js';
+import { excerpt } from '../errors.js';
+import { AREA_UNITS, isLongText, isShortText, isWebUrl, LIMITS, LISTING_FIELDS, ListingCreate, SALE_TYPES, SPACE_TYPES, STATUSES, TOURS } from './schema.js';
 
 export type ValidationResult = { ok: true; listing: ListingCreate } | { ok: false; issues: ValidationIssue[] };
 
@@ -23,18 +24,22 @@ export function validateListing(candidate: unknown): ValidationResult {
 type Check = (v: unknown) => boolean;
 
 /** a trimmed, non-empty string: what `text()` accepts without changing it */
-const text: Check = (v) => typeof v === 'string' && v.length > 0 && v.charCodeAt(0) > 32 && v.charCodeAt(v.length - 1) > 32;
-const anyText: Check = (v) => typeof v === 'string';
-const nonNegative: Check = (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+const trimmed = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.charCodeAt(0) > 32 && v.charCodeAt(v.length - 1) > 32;
+const text: Check = (v) => trimmed(v) && isShortText(v);
+const webUrl: Check = (v) => trimmed(v) && isWebUrl(v);
+const anyText: Check = (v) => typeof v === 'string' && isShortText(v);
+const longText: Check = (v) => typeof v === 'string' && isLongText(v);
 const range = (min: number, max: number): Check => (v) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+const count = (max: number): Check => (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= max;
 const oneOf = (values: readonly string[]): Check => {
   const set = new Set<unknown>(values);
   return (v) => set.has(v);
 };
-const strings: Check = (v) => Array.isArray(v) && v.every((x) => typeof x === 'string');
+const images: Check = (v) => Array.isArray(v) && v.length <= LIMITS.images && v.every(webUrl);
 const extension: Check = (v) =>
   Array.isArray(v) &&
-  v.every((e) => e !== null && typeof e === 'object' && typeof e.Key === 'string' && typeof e.value === 'string' && Object.keys(e).length === 2);
+  v.length <= LIMITS.extensionEntries &&
+  v.every((e) => e !== null && typeof e === 'object' && anyText(e.Key) && longText(e.value) && Object.keys(e).length === 2);
 
 const REQUIRED: Record<string, Check> = {
   SerialNumber: text,
@@ -42,21 +47,21 @@ const REQUIRED: Record<string, Check> = {
   Status: oneOf(STATUSES),
   CurrencySymbol: text,
   PropertyType: text,
-  Bedrooms: nonNegative,
-  Bathrooms: nonNegative,
-  Url: text,
+  Bedrooms: count(LIMITS.rooms),
+  Bathrooms: range(0, LIMITS.rooms),
+  Url: webUrl,
   MLSNumber: text,
-  YearBuilt: (v) => Number.isInteger(v) && (v as number) >= 1000 && (v as number) <= 3000,
-  DaysOnMarket: nonNegative,
-  LotArea: nonNegative,
-  BuildingArea: nonNegative,
+  YearBuilt: (v) => Number.isInteger(v) && (v as number) >= LIMITS.yearBuilt.min && (v as number) <= LIMITS.yearBuilt.max,
+  DaysOnMarket: count(LIMITS.daysOnMarket),
+  LotArea: range(0, LIMITS.area),
+  BuildingArea: range(0, LIMITS.area),
   AreaUnit: oneOf(AREA_UNITS),
-  ParkingSpots: nonNegative,
+  ParkingSpots: count(LIMITS.parkingSpots),
 };
 const OPTIONAL: Record<string, Check> = {
-  Images: strings,
+  Images: images,
   Tours: oneOf(TOURS),
-  Description: anyText,
+  Description: longText,
   ExtensionColumn: extension,
   Location: anyText,
   Address: anyText,
@@ -65,13 +70,13 @@ const OPTIONAL: Record<string, Check> = {
   ZIP: anyText,
   Latitude: range(-90, 90),
   Longitude: range(-180, 180),
-  SalePrice: nonNegative,
-  UnitAreaPrice: nonNegative,
-  HOAMonth: nonNegative,
-  ZestimatePrice: nonNegative,
-  RentPrice: nonNegative,
+  SalePrice: range(0, LIMITS.price),
+  UnitAreaPrice: range(0, LIMITS.price),
+  HOAMonth: range(0, LIMITS.price),
+  ZestimatePrice: range(0, LIMITS.price),
+  RentPrice: range(0, LIMITS.price),
   SpaceType: oneOf(SPACE_TYPES),
-  DepositFee: nonNegative,
+  DepositFee: range(0, LIMITS.price),
 };
 const REQUIRED_COUNT = Object.keys(REQUIRED).length;
 const ORDER = new Map<string, number>(LISTING_FIELDS.map((f, i) => [f, i]));
@@ -110,12 +115,13 @@ export function toValidationIssues(error: z.ZodError, candidate: unknown): Valid
   for (const iss of error.issues) {
     if (iss.code === 'unrecognized_keys') {
       for (const key of iss.keys) {
-        out.push({ field: joinPath([...iss.path, key]), value: valueAt(candidate, [...iss.path, key]), rule: 'is not a field of the spec' });
+        out.push({ field: joinPath([...iss.path, key]), value: excerpt(valueAt(candidate, [...iss.path, key])), rule: 'is not a field of the spec' });
       }
       continue;
     }
     const value = valueAt(candidate, iss.path);
-    out.push({ field: joinPath(iss.path) || '(listing)', value, rule: ruleText(iss, value) });
+    // a report keeps an excerpt, never a 100 MB value
+    out.push({ field: joinPath(iss.path) || '(listing)', value: excerpt(value), rule: ruleText(iss, value) });
   }
   return out;
 }
@@ -128,6 +134,7 @@ function ruleText(iss: z.core.$ZodIssue, value: unknown): string {
   if (iss.code === 'invalid_value') return `must be one of ${iss.values.map(String).join(', ')}`;
   if (iss.code === 'too_small' && typeof iss.minimum !== 'bigint' && iss.origin === 'number') return `must be at least ${iss.minimum}`;
   if (iss.code === 'too_big' && typeof iss.maximum !== 'bigint' && iss.origin === 'number') return `must be at most ${iss.maximum}`;
+  if (iss.code === 'too_big' && typeof iss.maximum !== 'bigint' && iss.origin === 'array') return `must have at most ${iss.maximum} items`;
   return iss.message;
 }
 

@@ -42,7 +42,8 @@ export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMe
   });
   app.use(UI_PATH, uiGuard(deps.admin), board.getRouter());
 
-  if (deps.status) app.use(STATUS_PATH, statusRouter(deps.status));
+  // the status page follows the queue UI's rule: open to read without admin access, else behind it
+  if (deps.status) app.use(STATUS_PATH, uiGuard(deps.admin), statusRouter(deps.status));
 
   app.get('/', (_req, res) => res.redirect(UI_PATH));
   return app;

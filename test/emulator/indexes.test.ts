@@ -101,21 +101,21 @@ describe('emulator indexes over HTTP', () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-emu-'));
     dirs.push(dir);
     const file = join(dir, 'emulator.json');
-    const stored = [7, 3, 5].map((ID) => ({ ...sampleListing({ MLSNumber: ID === 5 ? 'X' : `M${ID}`, Url: `u${ID}` }), ID }));
-    stored.push({ ...sampleListing({ MLSNumber: 'X', Url: 'u9' }), ID: 9 });
+    const stored = [7, 3, 5].map((ID) => ({ ...sampleListing({ MLSNumber: ID === 5 ? 'X' : `M${ID}`, Url: `https://h.test/u${ID}` }), ID }));
+    stored.push({ ...sampleListing({ MLSNumber: 'X', Url: 'https://h.test/u9' }), ID: 9 });
     const saved = { nextId: 10, nextMessageId: 1, nextSessionId: 1001, settings: {}, sessions: {}, monthly: {} };
     await writeFile(file, JSON.stringify({ ...saved, listings: { 'SN-1': stored } }));
     const t = await emulator({ dataFile: file });
 
     expect((await listAll(t)).map(([id]) => id)).toEqual([3, 5, 7, 9]);
     expect((await listAll(t, { MLSNumber: 'X' })).map(([id]) => id)).toEqual([5, 9]);
-    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M3', Url: 'u3b' }), Key: 'u3', KeyType: 'URL' })).toBe(1);
-    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M3', Url: 'u3b' }), Key: 'u3', KeyType: 'URL' })).toBe(0);
+    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M3', Url: 'https://h.test/u3b' }), Key: 'https://h.test/u3', KeyType: 'URL' })).toBe(1);
+    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M3', Url: 'https://h.test/u3b' }), Key: 'https://h.test/u3', KeyType: 'URL' })).toBe(0);
     expect((await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['X'], KeyType: 'MLSNumber' })).SuccessCount).toBe(2);
     const id = await t.api.createListing(sampleListing({ MLSNumber: 'N' }));
     expect(await listAll(t)).toEqual([
-      [3, 'M3', 'u3b'],
-      [7, 'M7', 'u7'],
+      [3, 'M3', 'https://h.test/u3b'],
+      [7, 'M7', 'https://h.test/u7'],
       [Number(id), 'N', 'https://example.com/listing/A1'],
     ]);
   });

@@ -6,7 +6,7 @@ import { quickAccept, validateListing } from '../../src/listing/validate.js';
 const good = {
   SerialNumber: 'SN-1', SaleType: 'for_sale', Status: 'Active', CurrencySymbol: '$', PropertyType: 'Condo', Bedrooms: 2,
   Bathrooms: 1.5, Url: 'https://x.test/1', MLSNumber: 'M1', YearBuilt: 1990, DaysOnMarket: 3, LotArea: 0, BuildingArea: 900,
-  AreaUnit: 'Square Feet', Images: ['a.jpg'], ParkingSpots: 1, Description: ' spaced ', ExtensionColumn: [{ Key: 'k', value: 'v' }],
+  AreaUnit: 'Square Feet', Images: ['https://x.test/a.jpg'], ParkingSpots: 1, Description: ' spaced ', ExtensionColumn: [{ Key: 'k', value: 'v' }],
   City: 'Austin', Latitude: 30.2, Longitude: -97.7, SalePrice: 250000,
 };
 
@@ -40,7 +40,11 @@ describe('validateListing', () => {
       (c) => (c.Bedrooms = [3, -1, NaN, Infinity, '3', 0][Math.floor(r() * 6)]),
       (c) => (c.MLSNumber = ['M1', ' M1', 'M1 ', '', 7][Math.floor(r() * 5)]),
       (c) => (c.YearBuilt = [1990, 999, 3001, 1990.5][Math.floor(r() * 4)]),
-      (c) => (c.Images = [['a'], [], [1], 'a'][Math.floor(r() * 4)]),
+      (c) => (c.Images = [['https://x.test/a'], [], [1], 'a', ['a.jpg'], ['javascript:alert(1)']][Math.floor(r() * 6)]),
+      (c) => (c.Description = ['ok\nline', 'bell\u0007', 'rlo\u202Eevil', 'x'.repeat(20_001)][Math.floor(r() * 4)]),
+      (c) => (c.City = ['Austin', 'esc\u001b[31m', 'tab\there'][Math.floor(r() * 3)]),
+      (c) => (c.ParkingSpots = [1, 0.3, 2][Math.floor(r() * 3)]),
+      (c) => (c.Url = ['https://x.test/2', 'data:text/html,x', 'http:/x', 'ftp://x.test/'][Math.floor(r() * 4)]),
       (c) => (c.ExtensionColumn = [[{ Key: 'a', value: 'b' }], [{ Key: 'a', value: 'b', x: 1 }], [{ Key: 'a' }]][Math.floor(r() * 3)]),
       (c) => delete c[Object.keys(c)[Math.floor(r() * Object.keys(c).length)]!],
       (c) => (c.Tours = ['3D', 'VR', undefined][Math.floor(r() * 3)]),
@@ -65,5 +69,44 @@ describe('validateListing', () => {
       }
     }
     expect(accepted).toBeGreaterThan(100);
+  });
+});
+
+describe('validateListing refuses what a chatbot must never show (issue 9.6)', () => {
+  const refused = (patch: Record<string, unknown>) => {
+    const r = validateListing({ ...good, ...patch });
+    expect(quickAccept({ ...good, ...patch })).toBeUndefined();
+    if (r.ok) throw new Error(`accepted ${JSON.stringify(patch).slice(0, 100)}`);
+    return r.issues;
+  };
+
+  it('links over http(s) only, for Url and every image', () => {
+    for (const url of ['javascript:alert(1)', 'data:text/html;base64,PHNjcmlwdD4=', 'file:///etc/passwd', 'vbscript:x', '//evil.test/x', 'https://x.test/\u0000a']) {
+      expect(refused({ Url: url })[0]).toMatchObject({ field: 'Url', rule: expect.stringMatching(/http\(s\) URL/) });
+      expect(refused({ Images: ['https://x.test/ok.jpg', url] })[0]).toMatchObject({ field: 'Images[1]' });
+    }
+  });
+
+  it('no control or bidi-override characters in text; newlines and tabs only in long text', () => {
+    expect(refused({ MLSNumber: 'M\u00001' })[0]).toMatchObject({ field: 'MLSNumber', rule: expect.stringMatching(/control/) });
+    expect(refused({ City: 'Aus\u001b[2Jtin' })[0]).toMatchObject({ field: 'City' });
+    expect(refused({ Address: '1 Main\u0007 St' })[0]).toMatchObject({ field: 'Address' });
+    expect(refused({ PropertyType: 'gpj.\u202Eexe' })[0]).toMatchObject({ field: 'PropertyType' });
+    expect(refused({ City: 'two\nlines' })[0]).toMatchObject({ field: 'City' });
+    expect(refused({ Description: 'ok\u009b31m' })[0]).toMatchObject({ field: 'Description', rule: expect.stringMatching(/newlines and tabs are allowed/) });
+    expect(validateListing({ ...good, Description: 'line one\nline two\ttabbed\r\n' }).ok).toBe(true);
+  });
+
+  it('whole numbers where fields count things, plausible ranges, a Description cap', () => {
+    expect(refused({ Bedrooms: 2.5 })[0]).toMatchObject({ field: 'Bedrooms', rule: 'must be a whole number' });
+    expect(refused({ ParkingSpots: 0.3 })[0]).toMatchObject({ field: 'ParkingSpots', rule: 'must be a whole number' });
+    expect(refused({ DaysOnMarket: 1.5 })[0]).toMatchObject({ field: 'DaysOnMarket', rule: 'must be a whole number' });
+    expect(refused({ Bedrooms: 1e6 })[0]).toMatchObject({ field: 'Bedrooms', rule: 'must be at most 1000' });
+    expect(refused({ SalePrice: 1e308 })[0]).toMatchObject({ field: 'SalePrice', rule: 'must be at most 1000000000000' });
+    const issues = refused({ Description: 'x'.repeat(5_000_000) });
+    expect(issues[0]).toMatchObject({ field: 'Description', rule: 'must be at most 20000 characters' });
+    // the report keeps an excerpt, not the value
+    expect(String(issues[0]!.value).length).toBeLessThan(120);
+    expect(issues[0]!.value).toMatch(/… \(5000000 chars\)$/);
   });
 });

@@ -5,7 +5,7 @@ import { compileMapping, mapFeed, MappingConfig, type MappedItem } from '../../s
 
 const base = {
   MLS: 'A-1', Type: 'Condo', Sale: 'S', State: 'Active', Beds: '3', Baths: '2.5', Year: '1999', Dom: '12', Lot: '500',
-  Area: '120', Park: '1', Pics: 'a.jpg;b.jpg', Price: '$350,000', Zip: '01234', City: ' Austin ',
+  Area: '120', Park: '1', Pics: 'https://p.test/a.jpg;https://p.test/b.jpg', Price: '$350,000', Zip: '01234', City: ' Austin ',
 };
 
 const mapping = MappingConfig.parse({
@@ -51,7 +51,7 @@ describe('mapFeed', () => {
       listing: {
         SerialNumber: 'SN-1', SaleType: 'for_sale', Status: 'Active', CurrencySymbol: '$', PropertyType: 'Condo', Bedrooms: 3,
         Bathrooms: 2.5, Url: 'https://broker.test/l/A-1', MLSNumber: 'A-1', YearBuilt: 1999, DaysOnMarket: 12, LotArea: 5381.96,
-        BuildingArea: 120, AreaUnit: 'Square Feet', Images: ['a.jpg', 'b.jpg'], ParkingSpots: 1,
+        BuildingArea: 120, AreaUnit: 'Square Feet', Images: ['https://p.test/a.jpg', 'https://p.test/b.jpg'], ParkingSpots: 1,
         ExtensionColumn: [{ Key: 'SourceType', value: 'Condo' }], City: 'Austin', ZIP: '01234', SalePrice: 350000,
       },
     });
