@@ -2,7 +2,7 @@
 // Command modules are imported when used, so `feedsync emulator` does not load BullMQ.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { EXIT, exitCodeFor, printError } from './cli/exit.js';
+import { errorJson, EXIT, exitCodeFor, printError, printJson } from './cli/exit.js';
 import { maskStream } from './secrets.js';
 
 // The last line of defence: whatever a command prints (tables, --json, errors, stacks) passes the
@@ -38,8 +38,14 @@ async function run(load: () => Promise<{ run: (opts: never) => Promise<number> }
     process.exitCode = await mod.run(opts as never);
   } catch (err) {
     printError(err);
+    // --json prints exactly one document in every case: `sync --json > report.json` always leaves one
+    if (wantsJson(opts)) printJson({ error: errorJson(err) });
     process.exitCode = exitCodeFor(err);
   }
+}
+
+function wantsJson(opts: unknown): boolean {
+  return typeof opts === 'object' && opts !== null && (opts as { json?: unknown }).json === true;
 }
 
 program
@@ -195,6 +201,7 @@ try {
 } catch (err) {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (err.exitCode !== 0 && process.argv.includes('--json')) printJson({ error: { code: 'USAGE', message: err.message, retryable: false } });
   } else {
     printError(err);
     process.exitCode = exitCodeFor(err);

@@ -166,14 +166,17 @@ export class FeedReadError extends FeedsyncError {
   readonly code = 'FEED_READ';
   /** the HTTP status the feed server answered with, when that is the failure */
   readonly status?: number;
+  /** on a refused credential: the config key of the credential, e.g. `source.auth` (never its value) */
+  readonly credentialKey?: string;
   constructor(
     message: string,
     readonly place: ErrorPlace,
     readonly retryable: boolean,
-    options?: { cause?: unknown; status?: number; retryAt?: Date },
+    options?: { cause?: unknown; status?: number; retryAt?: Date; credentialKey?: string },
   ) {
     super(`${formatPlace(place)}: ${message}`, options);
     if (options?.status !== undefined) this.status = options.status;
+    if (options?.credentialKey !== undefined) this.credentialKey = options.credentialKey;
     if (options?.retryAt) this.retryAt = options.retryAt;
   }
 

@@ -76,7 +76,7 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
 
   async function takeLease(limit: number, signal: AbortSignal | undefined): Promise<string> {
     const id = randomUUID();
-    for (let poll = 5; ; poll = Math.min(100, poll * 2)) {
+    for (let poll = 2; ; poll = Math.min(25, poll * 2)) {
       if (await backend.tryLease(key, limit, id, LEASE_TTL_MS)) return id;
       await sleep(poll + Math.random() * poll, signal, opts.label);
     }

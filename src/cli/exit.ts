@@ -33,3 +33,9 @@ export function printError(err: unknown): void {
 export function printJson(value: unknown): void {
   process.stdout.write(redactSecrets(JSON.stringify(value, null, 2)) + '\n');
 }
+
+/** An error as the one JSON document of a failed --json command: its message, code and whether a rerun can help. */
+export function errorJson(err: unknown): Record<string, unknown> {
+  if (err instanceof FeedsyncError) return err.toJSON();
+  return { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err), retryable: false };
+}

@@ -101,7 +101,7 @@ export async function run(opts: Options): Promise<number> {
   section('rejections by reason', found.rejectionReasons.map((r) => `  ${String(r.records).padStart(6)}  ${r.reason}`));
   section(
     'lookup values no map covers (add them to the field\'s map, or "*")',
-    found.unmapped.map((u) => `  ${String(u.records).padStart(6)}  ${u.field} from ${u.from}: ${JSON.stringify(u.value)}`),
+    found.unmapped.map((u) => `  ${String(u.count).padStart(6)}  ${u.field}: ${JSON.stringify(u.value)}`),
   );
   out();
   const rows: [string, number][] = [

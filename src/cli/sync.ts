@@ -7,8 +7,13 @@ import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { recordForegroundRun } from '../queue/history.js';
 import { QUEUE_NAMES } from '../queue/names.js';
-import { runFeed } from '../runs/run-feed.js';
-import { feedsOfChatbot, formatSyncReport, type SyncReport } from '../sync/index.js';
+import { dirname, join } from 'node:path';
+import type { FeedConfig } from '../config/schema.js';
+import { causeMessage } from '../errors.js';
+import { acquireForegroundLock, type TargetLock } from '../queue/target-lock.js';
+import { runFeed, type FeedRunReport } from '../runs/run-feed.js';
+import { stateDir } from '../runtime.js';
+import { failedReport, feedsOfChatbot, formatSyncReport, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
 import { EXIT, exitForOutcome, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
@@ -39,14 +44,47 @@ export async function run(opts: SyncCliOptions): Promise<number> {
     async ({ api, store, changeLog, redis, budgets }, logger) => {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
+      /**
+       * One feed under its chatbot's lock (the workers' Redis lock, else a lock file beside the
+       * state), waiting up to the feed's deadline for a run elsewhere to finish. A lost lock aborts
+       * the run before its next write. Whatever goes wrong, the feed gets a report and the others run.
+       */
+      const runLocked = async (feed: FeedConfig, fn: (signal: AbortSignal) => Promise<FeedRunReport>): Promise<FeedRunReport | SyncReport> => {
+        const failed = (message: string) => failedReport({ feed: feed.name, chatbot: feed.chatbot, message, stateLocation: store.location, dryRun: opts.dryRun });
+        // a dry run writes nothing: it needs no lock, and never waits behind a run
+        if (opts.dryRun) return fn(stop.signal).catch((err: unknown) => failed(causeMessage(err)));
+        let lock: TargetLock | undefined;
+        try {
+          lock = await acquireForegroundLock({
+            chatbot: feed.chatbot,
+            ...(redis && loaded.config.redis && { redis: { connection: redis, prefix: loaded.config.redis.prefix } }),
+            lockDir: redis ? join(stateDir(loaded), 'locks') : join(dirname(store.location), 'locks'),
+            waitMs: feed.deadlineMinutes * 60_000,
+            signal: stop.signal,
+          });
+        } catch (err) {
+          return failed(`the lock of chatbot ${feed.chatbot} could not be taken: ${causeMessage(err)}`);
+        }
+        if (!lock) return failed(`chatbot ${feed.chatbot} is being synced by another process (a worker job or another \`feedsync sync\`); nothing was done, try again when it has finished`);
+        try {
+          return await fn(AbortSignal.any([stop.signal, lock.lost]));
+        } catch (err) {
+          logger.error({ err, feed: feed.name }, 'sync failed');
+          return failed(causeMessage(err));
+        } finally {
+          await lock.release().catch(() => {});
+        }
+      };
       try {
         for (const feed of feeds) {
           if (stop.signal.aborted) break;
-          const report = await runFeed(
-            feed,
-            { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal: stop.signal, calls, onProgress: progress.onProgress, budgets },
-            { dryRun: opts.dryRun, force: opts.force, full: opts.full },
-            { config: loaded, changeLog },
+          const report = await runLocked(feed, async (signal) =>
+            runFeed(
+              feed,
+              { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal, calls, onProgress: progress.onProgress, budgets },
+              { dryRun: opts.dryRun, force: opts.force, full: opts.full },
+              { config: loaded, changeLog },
+            ),
           );
           progress.clear();
           reports.push(report);
@@ -56,7 +94,8 @@ export async function run(opts: SyncCliOptions): Promise<number> {
               (err: unknown) => logger.warn({ err }, 'run history could not be saved'),
             );
           }
-          if (!opts.json) process.stderr.write(`${formatSyncReport(report)}  changes: feedsync runs show ${report.runId} --config ${opts.config}\n\n`);
+          const changes = 'runId' in report ? `  changes: feedsync runs show ${report.runId} --config ${opts.config}\n` : '';
+          if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}\n`);
         }
       } finally {
         progress.clear();

@@ -23,8 +23,24 @@ export function validateListing(candidate: unknown): ValidationResult {
 
 type Check = (v: unknown) => boolean;
 
+/**
+ * A non-empty string that zod's trim (JavaScript's String.prototype.trim) leaves as it is. The
+ * one test of "nothing to trim" for every fast path (quickAccept, the mapping's plain-copy rule).
+ * ASCII is decided by code; above it, `\s` is exactly the set trim removes (no-break space,
+ * U+2000–U+200A, U+3000, U+FEFF, line separators...). Control characters go the slow way.
+ */
+export function isPlainText(v: unknown): v is string {
+  return typeof v === 'string' && v.length > 0 && edgeIsText(v.charCodeAt(0)) && edgeIsText(v.charCodeAt(v.length - 1));
+}
+
+const UNICODE_SPACE = /\s/;
+function edgeIsText(c: number): boolean {
+  if (c <= 32) return false;
+  return c < 0x80 || !UNICODE_SPACE.test(String.fromCharCode(c));
+}
+
 /** a trimmed, non-empty string: what `text()` accepts without changing it */
-const trimmed = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.charCodeAt(0) > 32 && v.charCodeAt(v.length - 1) > 32;
+const trimmed = isPlainText;
 const text: Check = (v) => trimmed(v) && isShortText(v);
 const webUrl: Check = (v) => trimmed(v) && isWebUrl(v);
 const anyText: Check = (v) => typeof v === 'string' && isShortText(v);

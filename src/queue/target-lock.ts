@@ -5,7 +5,12 @@
 // (BullMQ omits it from scheduler templates), so a scheduled sync and a rerun could still meet.
 // The lock holds the job id, expires unless renewed (a SIGKILLed worker frees it after `ttlMs`),
 // and the same job taking over after a stall may reclaim it.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import { lockFile } from '../state/file-lock.js';
 
 const ACQUIRE = `
 local cur = redis.call('GET', KEYS[1])
@@ -47,12 +52,18 @@ export async function acquireTargetLock(redis: Redis, key: string, owner: string
   const got = await redis.eval(ACQUIRE, 1, key, owner, String(ttlMs));
   if (got !== 1) return undefined;
   const lost = new AbortController();
+  let renewedAt = Date.now();
   const timer = setInterval(() => {
+    // No answer for a whole TTL (Redis unreachable, commands queued): the lock may have expired and
+    // been taken. Stop before the next write rather than wait for Redis to say so.
+    if (Date.now() - renewedAt >= ttlMs) lost.abort(new Error(`lock ${key} lost: not renewed for ${ttlMs} ms`));
+    if (lost.signal.aborted) return clearInterval(timer);
     redis.eval(RENEW, 1, key, owner, String(ttlMs)).then(
       (ok) => {
-        if (ok !== 1) lost.abort(new Error(`lock ${key} lost`));
+        if (ok === 1) renewedAt = Date.now();
+        else lost.abort(new Error(`lock ${key} lost: another holder has it or it expired`));
       },
-      (err: unknown) => lost.abort(err),
+      (err: unknown) => lost.abort(new Error(`lock ${key} lost: renewal failed (${err instanceof Error ? err.message : String(err)})`)),
     );
   }, Math.max(100, Math.floor(ttlMs / 3)));
   timer.unref();
@@ -63,4 +74,41 @@ export async function acquireTargetLock(redis: Redis, key: string, owner: string
       await redis.eval(RELEASE, 1, key, owner);
     },
   };
+}
+
+export interface ForegroundLockOptions {
+  chatbot: string;
+  /** the Redis the state lives in (with its key prefix), when it does */
+  redis?: { connection: Redis; prefix: string };
+  /** else a lock file here (beside the state file) */
+  lockDir: string;
+  /** how long to wait while another process syncs the chatbot */
+  waitMs: number;
+  ttlMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * The lock a foreground `feedsync sync` takes around one feed: the workers' Redis lock of the
+ * chatbot when Redis holds the state, else a lock file. Waits while another run holds it;
+ * undefined when it is still held after `waitMs`.
+ */
+export async function acquireForegroundLock(opts: ForegroundLockOptions): Promise<TargetLock | undefined> {
+  const name = chatbotLockName({ chatbot: opts.chatbot }, 'sync');
+  if (!opts.redis) {
+    const file = await lockFile(join(opts.lockDir, `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.lock`), `feedsync sync ${opts.chatbot}`, {
+      waitMs: opts.waitMs,
+      pollMs: 250,
+      ...(opts.signal && { signal: opts.signal }),
+    });
+    return file && { lost: file.lost, release: file.release };
+  }
+  const key = targetLockKey(opts.redis.prefix, name);
+  const owner = `cli:${hostname()}:${process.pid}:${randomUUID()}`;
+  const until = Date.now() + opts.waitMs;
+  for (;;) {
+    const lock = await acquireTargetLock(opts.redis.connection, key, owner, opts.ttlMs ?? 30_000);
+    if (lock || Date.now() >= until || opts.signal?.aborted) return lock;
+    await sleep(Math.min(500, Math.max(1, until - Date.now())), undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
+  }
 }

@@ -88,3 +88,37 @@ export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: nu
   const verdict = r.outcome === 'ok' ? '' : ` — ${r.outcome}`;
   return `synced ${r.feed} → ${r.chatbot}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed ${tail}${verdict}`;
 }
+
+/**
+ * The report of a feed whose run could not start or broke off with an error the sync does not
+ * know (a lock held elsewhere, a bug): outcome `failed`, nothing counted. The other feeds go on.
+ */
+export function failedReport(r: { feed: string; chatbot: string; message: string; stateLocation: string; dryRun?: boolean; retryable?: boolean }): SyncReport {
+  const now = new Date().toISOString();
+  const zero = { feedRecords: 0, valid: 0, rejected: 0, skipped: 0, removed: 0, feedDuplicates: 0, remote: 0, created: 0, updated: 0, deleted: 0, unchanged: 0, duplicatesRemoved: 0, failed: 0, protected: 0, otherFeeds: 0, waitingGrace: 0 };
+  const { calls } = callsBetween(undefined, undefined);
+  return {
+    feed: r.feed,
+    chatbot: r.chatbot,
+    outcome: 'failed',
+    retryable: Boolean(r.retryable),
+    dryRun: Boolean(r.dryRun),
+    message: r.message,
+    counts: zero,
+    calls,
+    retries: 0,
+    failures: [],
+    rejected: [],
+    feedDuplicates: [],
+    unmapped: [],
+    guard: { outcome: 'none', reasons: [], withheld: 0, waiting: 0 },
+    source: { mode: 'full', complete: false, error: r.message },
+    remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0 },
+    stateLocation: r.stateLocation,
+    timings: { remoteMs: 0, feedMs: 0, planMs: 0, executeMs: 0 },
+    durationMs: 0,
+    summary: `sync ${r.feed} → ${r.chatbot} failed: ${r.message}`,
+    startedAt: now,
+    finishedAt: now,
+  };
+}

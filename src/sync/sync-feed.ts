@@ -11,7 +11,7 @@ import { openFeed } from '../feeds/index.js';
 import type { Logger } from '../log.js';
 import { mapFeed } from '../mapping/map-feed.js';
 import { compileMapping } from '../mapping/index.js';
-import { createUnmappedTally } from './unmapped.js';
+import { createUnmappedTally } from '../mapping/unmapped.js';
 import type { KvStore } from '../state/kv-store.js';
 import { commitChanges, emptyChanges, loadChatbotState, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
 import { authFailure } from './auth.js';

@@ -7,7 +7,8 @@ import { enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
 import { row } from '../sync/helpers/feed.js';
-import { useDeployment, writeDeployment } from './deploy.js';
+import { writeDeployment } from './deploy.js';
+import { useDeployment } from './use-deployment.js';
 import { until } from './helpers.js';
 
 const d = useDeployment();

@@ -6,7 +6,7 @@ import { applySchedules, closeQueues, createQueues, plannedSchedules, QUEUE_NAME
 import { silentLogger } from '../../src/log.js';
 import { dropPrefix, loadedConfig, testRedis, uniquePrefix } from './helpers.js';
 
-const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: k, sessionKey: s }\n`;
+const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-queue-5f1c, sessionKey: ss-test-queue-9b2e }\n`;
 const resoFeed = (schedule: string, incremental = true) =>
   `${API}feeds:\n  - name: mls\n    chatbot: SN-1\n    source: { kind: reso, url: "https://mls.test/odata", incremental: ${incremental} }\n    schedule: ${schedule}\n`;
 

@@ -6,7 +6,8 @@ import { enqueueJob, waitForJob } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { startFakeMls, type FakeMls } from '../helpers/fake-mls.js';
 import { csv, rows } from '../sync/helpers/feed.js';
-import { busiestWindow, useDeployment, writeDeployment } from './deploy.js';
+import { busiestWindow, writeDeployment } from './deploy.js';
+import { useDeployment } from './use-deployment.js';
 
 const d = useDeployment();
 

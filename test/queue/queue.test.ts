@@ -23,7 +23,7 @@ import {
 import { GuardError } from '../../src/errors.js';
 import { deferred, dropPrefix, feedsYaml, loadedConfig, processorDeps, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
 
-const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: k, sessionKey: s }\n`;
+const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-queue-5f1c, sessionKey: ss-test-queue-9b2e }\n`;
 
 let redis: Redis;
 let prefix: string;

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { PauseRecord } from '../../src/budget/index.js';
 import { enqueueJob, waitForJob } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
-import { busiestWindow, requestLog, useDeployment, writeDeployment } from './deploy.js';
+import { busiestWindow, requestLog, writeDeployment } from './deploy.js';
+import { useDeployment } from './use-deployment.js';
 import { until } from './helpers.js';
 
 const d = useDeployment();

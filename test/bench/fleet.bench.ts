@@ -1,0 +1,152 @@
+// Hundreds of feeds on a few workers (issue 11): FEEDS feeds (default 300) on CHATBOTS chatbots (30),
+// LISTINGS listings each (1,000), synced by three `feedsync worker` processes against the emulator
+// (its own process, 2 ms a request) and one shared Redis; then the same by one worker. Each tick
+// enqueues every feed once, as a schedule tick does, and waits for all.
+//   tick 1 (3 workers): first sync, every listing created
+//   ticks 2-3 (3 workers) and 4-5 (1 worker): nothing changed, every feed read and compared
+// Checks: every feed ran once a tick, no chatbot was synced by two runs at once (report times), the
+// busiest second of service calls stayed within api.ratePerSecond (the emulator's request log), and
+// prints listings/s, calls, peak RSS per worker per tick and the ratio of one worker to three.
+//   npm run bench -- fleet
+//   BENCH_FLEET_FEEDS=60 BENCH_FLEET_LISTINGS=200 npm run bench -- fleet     (a smaller fleet)
+import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { closeQueues, createQueues, enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
+import { busiestWindow, requestLog, writeDeployment } from '../queue/deploy.js';
+import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
+import { spawnWorker, type WorkerProcess } from '../queue/worker-process.js';
+
+const FEEDS = Number(process.env.BENCH_FLEET_FEEDS ?? 300);
+const CHATBOTS = Math.min(FEEDS, Number(process.env.BENCH_FLEET_CHATBOTS ?? 30));
+const LISTINGS = Number(process.env.BENCH_FLEET_LISTINGS ?? 1000);
+const RATE = Number(process.env.BENCH_FLEET_RATE ?? 2000);
+const API_CONCURRENCY = 24;
+const WORKER_CONCURRENCY = 4;
+const LATENCY_MS = 2;
+
+interface Tick {
+  workers: number;
+  label: string;
+  wallMs: number;
+  calls: number;
+  busiestSecond: number;
+  peakRssMb: number[];
+}
+
+function rssMb(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function main(): Promise<void> {
+  const emuProc = fork(fileURLToPath(new URL('./sync-emulator.ts', import.meta.url)), [String(LATENCY_MS)], { execArgv: ['--import', 'tsx'] });
+  const emuUrl = await new Promise<string>((resolve) => emuProc.once('message', (m: { url: string }) => resolve(m.url)));
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-fleet-'));
+  const prefix = uniquePrefix();
+  const redis = testRedis();
+  const queues = createQueues(redis, prefix);
+  const feeds = Array.from({ length: FEEDS }, (_, i) => ({ name: `feed${i}`, chatbot: `SN-${i % CHATBOTS}`, rows: LISTINGS, from: 1 + Math.floor(i / CHATBOTS) * LISTINGS }));
+  const file = await writeDeployment(feeds, {
+    dir,
+    prefix,
+    apiUrl: emuUrl,
+    secretKey: 'bench-secret',
+    sessionKey: 'bench-session',
+    api: `ratePerSecond: ${RATE}, concurrency: ${API_CONCURRENCY}, retries: 4, pageSize: 100`,
+    worker: { concurrency: WORKER_CONCURRENCY, historySize: 20, lockDurationMs: 2000, stalledIntervalMs: 5000, shutdownTimeoutMs: 30_000 },
+  });
+  const workers: WorkerProcess[] = [];
+  const ticks: Tick[] = [];
+  let problems = 0;
+  const fail = (msg: string) => {
+    problems++;
+    process.stdout.write(`PROBLEM: ${msg}\n`);
+  };
+  const total = async () => ((await (await fetch(`${emuUrl}/__emulator/stats`)).json()) as { total: number }).total;
+
+  async function tick(label: string): Promise<void> {
+    const before = await total();
+    const startedAt = Date.now();
+    const peaks = workers.map(() => 0);
+    const sampler = setInterval(() => workers.forEach((w, i) => (peaks[i] = Math.max(peaks[i]!, rssMb(w.proc.pid)))), 250);
+    const jobs = [];
+    for (const f of feeds) jobs.push({ feed: f.name, ...(await enqueueJob(redis, queues, 'sync', f.name, { feed: f.name })) });
+    for (const j of jobs) {
+      const done = await waitForJob(redis, queues, 'sync', j.jobId);
+      const outcome = done.state === 'completed' ? (done.returnvalue as { outcome?: string }).outcome : done.state;
+      if (outcome !== 'ok') fail(`${label}: ${j.feed} ended ${outcome}`);
+    }
+    clearInterval(sampler);
+    const wallMs = Date.now() - startedAt;
+    const log = (await requestLog({ url: emuUrl })).filter((r) => r.at >= startedAt && r.path.startsWith('/chat/'));
+    ticks.push({ workers: workers.length, label, wallMs, calls: (await total()) - before, busiestSecond: busiestWindow(log.map((r) => r.at), 1000), peakRssMb: peaks });
+    const t = ticks.at(-1)!;
+    process.stdout.write(
+      `${label.padEnd(34)} ${String(workers.length)} worker(s)  ${(wallMs / 1000).toFixed(1).padStart(6)} s  ` +
+        `${Math.round((FEEDS * LISTINGS) / (wallMs / 1000)).toLocaleString('en-US').padStart(8)} listings/s  ` +
+        `${t.calls.toLocaleString('en-US').padStart(7)} calls  busiest second ${t.busiestSecond}/${RATE}  ` +
+        `peak RSS ${t.peakRssMb.map((m) => `${Math.round(m)} MB`).join(', ')}\n`,
+    );
+    if (t.busiestSecond > RATE) fail(`${label}: ${t.busiestSecond} calls in one second, budget ${RATE}`);
+  }
+
+  try {
+    process.stdout.write(`${FEEDS} feeds on ${CHATBOTS} chatbots, ${LISTINGS.toLocaleString('en-US')} listings each; api.ratePerSecond ${RATE}, api.concurrency ${API_CONCURRENCY} (shared), worker.concurrency ${WORKER_CONCURRENCY}, emulator ${LATENCY_MS} ms/request\n`);
+    workers.push(...(await Promise.all([spawnWorker(file), spawnWorker(file), spawnWorker(file)])));
+    await tick('tick 1: first sync (all created)');
+    await tick('tick 2: no change');
+    await tick('tick 3: no change');
+    for (const w of workers.splice(0)) await w.kill('SIGTERM');
+    workers.push(await spawnWorker(file));
+    await tick('tick 4: no change');
+    await tick('tick 5: no change');
+
+    // Every feed ran once a tick; no two runs of one chatbot overlapped in time.
+    const byChatbot = new Map<string, Array<[number, number]>>();
+    for (const f of feeds) {
+      const runs = await listRuns(redis, prefix, { feed: f.name, limit: 20 });
+      if (runs.length !== ticks.length) fail(`${f.name} ran ${runs.length} times in ${ticks.length} ticks`);
+      for (const r of runs) {
+        const rep = r.report as { startedAt?: string; finishedAt?: string };
+        if (!rep.startedAt || !rep.finishedAt) continue;
+        const list = byChatbot.get(f.chatbot) ?? [];
+        list.push([Date.parse(rep.startedAt), Date.parse(rep.finishedAt)]);
+        byChatbot.set(f.chatbot, list);
+      }
+    }
+    for (const [sn, spans] of byChatbot) {
+      spans.sort((a, b) => a[0] - b[0]);
+      for (let i = 1; i < spans.length; i++) if (spans[i]![0] < spans[i - 1]![1]) fail(`chatbot ${sn}: two runs overlapped`);
+    }
+    const three = ticks.filter((t) => t.workers === 3 && t.label.includes('no change'));
+    const one = ticks.filter((t) => t.workers === 1);
+    const mean = (ts: Tick[]) => ts.reduce((a, t) => a + t.wallMs, 0) / ts.length;
+    process.stdout.write(`\nno-change tick: 1 worker ${(mean(one) / 1000).toFixed(1)} s, 3 workers ${(mean(three) / 1000).toFixed(1)} s: one worker / three = ${(mean(one) / mean(three)).toFixed(2)}×\n`);
+    const [t2, t3] = three;
+    if (t2 && t3) {
+      const growth = Math.max(...t3.peakRssMb) / Math.max(...t2.peakRssMb);
+      process.stdout.write(`worker memory across no-change ticks: peak ${Math.round(Math.max(...t2.peakRssMb))} → ${Math.round(Math.max(...t3.peakRssMb))} MB (×${growth.toFixed(2)})\n`);
+      if (growth > 1.25) fail(`worker peak RSS grew ×${growth.toFixed(2)} between identical ticks`);
+    }
+    process.stdout.write(problems ? `\n${problems} problem(s)\n` : '\nevery feed synced once per tick, no chatbot synced twice at once, the rate budget held\n');
+    process.exitCode = problems ? 1 : 0;
+  } finally {
+    for (const w of workers) await w.kill('SIGTERM');
+    await closeQueues(queues);
+    await dropPrefix(redis, prefix);
+    await redis.quit();
+    emuProc.disconnect();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,55 @@
+// Invariant 5 with the real listing-sync job: a sync aborted by a shutdown past its deadline reports
+// `aborted`, retryable, and the job goes back to be retried (never failed for good).
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startWorker } from '../../src/cli/worker.js';
+import { silentLogger } from '../../src/log.js';
+import { closeQueues, createQueues, enqueueJob, listRuns } from '../../src/queue/index.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { csv, rows } from '../sync/helpers/feed.js';
+import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
+
+describe('an aborted sync is retried', () => {
+  it('the real listing-sync job, stopped by a shutdown past its deadline, reports aborted and is retried', async () => {
+    const emu = await startTestEmulator({ latencyMs: 400 });
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-abort-'));
+    const prefix = uniquePrefix();
+    const redis = testRedis();
+    const queues = createQueues(redis, prefix);
+    try {
+      await writeFile(join(dir, 'a.csv'), csv(rows(30)));
+      const fields = ['MLSNumber', 'Url', 'SaleType', 'Status', 'CurrencySymbol', 'PropertyType', 'Bedrooms', 'Bathrooms', 'City', 'SalePrice'];
+      const loaded = loadedConfig(
+        `api: { baseUrl: "${emu.url}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY}, timeoutMs: 60000, concurrency: 1 }
+redis: { url: "${REDIS_URL}", prefix: ${prefix} }
+worker: { shutdownTimeoutMs: 300 }
+feeds:
+  - name: slow
+    chatbot: SN-SLOW
+    source: { kind: csv, path: a.csv }
+    mapping: { fields: { ${fields.map((f) => `${f}: ${f}`).join(', ')} } }
+`,
+        dir,
+      );
+      const worker = await startWorker(loaded, { port: 0, logger: silentLogger });
+      const { jobId } = await enqueueJob(redis, queues, 'sync', 'slow', { feed: 'slow' });
+      await until('the job to be active', async () => (await queues.sync.getJobState(jobId)) === 'active');
+      await worker.close();
+
+      const [run] = await listRuns(redis, prefix, { feed: 'slow', limit: 1 });
+      expect(run).toMatchObject({ jobId, outcome: 'aborted' });
+      expect((run!.report as { retryable?: boolean }).retryable).toBe(true);
+      const job = await queues.sync.getJob(jobId);
+      expect(await job!.getState()).toMatch(/^(delayed|wait)$/);
+      expect(job!.attemptsMade).toBe(1);
+    } finally {
+      await closeQueues(queues);
+      await dropPrefix(redis, prefix);
+      await redis.quit();
+      await emu.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,50 @@
+// A deployment per test for multi-process tests (vitest hooks): see deploy.ts for the config.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach } from 'vitest';
+import { closeQueues, createQueues, type Queues } from '../../src/queue/index.js';
+import type { TestEmulator } from '../helpers/emulator.js';
+import { dropPrefix, testRedis, uniquePrefix } from './helpers.js';
+import { spawnWorker, type WorkerProcess } from './worker-process.js';
+
+/**
+ * A test's deployment: a temp folder, a unique Redis prefix with its queues, the worker processes
+ * it starts and the emulator it sets; all cleaned up after each test.
+ */
+export interface Deployment {
+  dir: string;
+  prefix: string;
+  redis: Redis;
+  queues: Queues;
+  workers: WorkerProcess[];
+  emu?: TestEmulator;
+  start(file: string): Promise<WorkerProcess>;
+}
+
+export function useDeployment(): Deployment {
+  const d = { workers: [] as WorkerProcess[] } as unknown as Deployment;
+  d.start = async (file) => {
+    const w = await spawnWorker(file);
+    d.workers.push(w);
+    return w;
+  };
+  beforeEach(async () => {
+    d.dir = await mkdtemp(join(tmpdir(), 'feedsync-deploy-'));
+    d.prefix = uniquePrefix();
+    d.redis = testRedis();
+    d.queues = createQueues(d.redis, d.prefix);
+  });
+  afterEach(async () => {
+    for (const w of d.workers.splice(0)) await w.kill('SIGKILL');
+    await closeQueues(d.queues);
+    await dropPrefix(d.redis, d.prefix);
+    await d.redis.quit();
+    await d.emu?.close();
+    d.emu = undefined;
+    await rm(d.dir, { recursive: true, force: true });
+  });
+  return d;
+}
+

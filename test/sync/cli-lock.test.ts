@@ -1,0 +1,88 @@
+// Invariant 4 for the foreground command: `feedsync sync` takes the chatbot's lock — the workers'
+// Redis lock when Redis holds the state, a lock file otherwise — and waits behind a run that holds
+// it (here: up to the feed's deadline, then it reports the feed failed and writes nothing).
+// Invariant 7: --json prints exactly one document, a config error included.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/queue/target-lock.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { feedsync } from '../settings/run-cli.js';
+import { createSyncEnv, csv, homesConfigYaml, rows, SN, type SyncEnv } from './helpers/feed.js';
+
+let te: TestEmulator;
+let env: SyncEnv;
+beforeAll(async () => {
+  te = await startTestEmulator();
+  env = await createSyncEnv();
+  await writeFile(join(env.dir, 'homes.csv'), csv(rows(4)));
+});
+afterAll(async () => {
+  await te.close();
+  await rm(env.dir, { recursive: true, force: true });
+});
+beforeEach(() => te.reset());
+
+const configWith = async (name: string, extra: string[]) => {
+  const file = join(env.dir, name);
+  const yaml = homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: extra }).replace(
+    '    source: { kind: csv, path: homes.csv }',
+    '    source: { kind: csv, path: homes.csv }\n    deadlineMinutes: 0.1',
+  );
+  await writeFile(file, yaml);
+  return file;
+};
+
+describe('feedsync sync takes the chatbot lock', () => {
+  it('without Redis: waits on the lock file a live process holds, then reports the feed failed and writes nothing', async () => {
+    const config = await configWith('file.yaml', []);
+    const lockDir = join(env.dir, '.feedsync', 'locks');
+    await mkdir(lockDir, { recursive: true });
+    const lockFile = join(lockDir, `${chatbotLockName({ chatbot: SN }, 'sync').replace(/[^A-Za-z0-9._-]/g, '_')}.lock`);
+    await writeFile(lockFile, JSON.stringify({ pid: process.pid, owner: 'another run', at: new Date().toISOString() }));
+    const held = await feedsync(['sync', '--config', config, '--json']);
+    expect(held.code).toBe(1);
+    const { reports } = JSON.parse(held.stdout);
+    expect(reports[0]).toMatchObject({ feed: 'homes', outcome: 'failed' });
+    expect(reports[0].message).toContain('being synced by another process');
+    expect(await te.listings(SN)).toHaveLength(0);
+
+    await rm(lockFile);
+    const free = await feedsync(['sync', '--config', config, '--json']);
+    expect(JSON.parse(free.stdout).reports[0].outcome).toBe('ok');
+    expect(await te.listings(SN)).toHaveLength(4);
+  });
+
+  it('with Redis: the same lock the worker jobs take', async () => {
+    const prefix = `fstest-cli-${process.pid}-${Date.now()}`;
+    const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+    try {
+      const config = await configWith('redis.yaml', ['redis:', '  url: redis://127.0.0.1:6379', `  prefix: ${prefix}`]);
+      const job = await acquireTargetLock(redis, targetLockKey(prefix, chatbotLockName({ chatbot: SN }, 'sync')), 'job-1', 30_000);
+      expect(job).toBeDefined();
+      const held = await feedsync(['sync', '--config', config, '--json']);
+      expect(JSON.parse(held.stdout).reports[0]).toMatchObject({ outcome: 'failed' });
+      expect(await te.listings(SN)).toHaveLength(0);
+      await job!.release();
+      const free = await feedsync(['sync', '--config', config, '--json']);
+      expect(JSON.parse(free.stdout).reports[0].outcome).toBe('ok');
+    } finally {
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length) await redis.del(...keys);
+      await redis.quit();
+    }
+  });
+});
+
+describe('--json prints exactly one document', () => {
+  it('a config error is { "error": ... } on stdout, exit 2', async () => {
+    const bad = join(env.dir, 'bad.yaml');
+    await writeFile(bad, 'api: { baseUrl: 12 }\nfeeds: []\n');
+    const run = await feedsync(['sync', '--config', bad, '--json']);
+    expect(run.code).toBe(2);
+    const doc = JSON.parse(run.stdout);
+    expect(doc.error.code).toBe('CONFIG');
+    expect(doc.error.message).toMatch(/api/);
+  });
+});
