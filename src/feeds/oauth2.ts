@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../errors.js';
-import { registerSecret } from '../log.js';
+import { registerSecret } from '../secrets.js';
 import type { OAuth2Auth } from './config-schema.js';
 
 const TokenAnswer = z.looseObject({
@@ -114,6 +114,7 @@ async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOpt
         `the token endpoint refused ${credential}: HTTP ${response.status}${retryable ? '' : '; check feeds[].source.auth (clientId, clientSecret, scope)'}`,
         place,
         retryable,
+        { status: response.status, ...(!retryable && { credentialKey: 'source.auth (clientId, clientSecret, scope)' }) },
       );
     } catch (err) {
       if (err instanceof FeedReadError) throw err;

@@ -67,7 +67,8 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           }
           const fix = tokens ? 'check source.auth (clientId, clientSecret, scope) and the client\'s rights' : credential ? 'check source.bearerToken' : 'the server wants credentials: set source.auth or source.bearerToken';
           const refused = credential ? `refused ${credential}${refreshed ? ', even with a fresh token' : ''}` : 'asks for credentials';
-          throw new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, { cause: err, status: 401 });
+          const credentialKey = tokens ? 'source.auth (clientId, clientSecret, scope)' : 'source.bearerToken';
+          throw new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, { cause: err, status: 401, credentialKey });
         }
         if (!(err instanceof PageBodyError) || attempt >= source.retries) throw err;
         ctx.logger.warn({ url: place.file, page: what, attempt: attempt + 1 }, `RESO page unreadable, asking for it again: ${err.message}`);

@@ -2,8 +2,8 @@
 // rejection reason hit, and the lookup values no `map` covers (e.g. StandardStatus "Contingent"), so a
 // mapping can be fixed first. Plain data in (mapped items, unmapped values), plain data out; bounded
 // lists (the first N by count), exact counts.
-import type { UnmappedValue } from './compile.js';
 import type { MappedItem } from './types.js';
+import { createUnmappedTally } from './unmapped.js';
 
 const LISTED = 50;
 
@@ -12,24 +12,19 @@ export interface FeedFindings {
   keysSeenTwice: { count: number; keys: Array<{ key: string; times: number; places: string[] }> };
   /** rejected records by reason ("Status must be one of …"), most frequent first */
   rejectionReasons: Array<{ reason: string; records: number }>;
-  /** source values that passed a `map` unmapped, most frequent first */
-  unmapped: Array<{ field: string; from: string; value: string; records: number }>;
+  /** source values that passed a `map` unmapped, most frequent first (the sync report's tally) */
+  unmapped: Array<{ field: string; value: string; count: number }>;
 }
 
 export function createFindings() {
   const firstPlace = new Map<string, string>();
   const repeated = new Map<string, string[]>();
   const reasons = new Map<string, number>();
-  const unmapped = new Map<string, { field: string; from: string; value: string; records: number }>();
+  const unmapped = createUnmappedTally();
 
   return {
     /** hand to compileMapping({ onUnmapped }) */
-    onUnmapped(u: UnmappedValue) {
-      const id = JSON.stringify([u.field, u.from, u.value]);
-      const entry = unmapped.get(id) ?? { field: u.field, from: u.from, value: u.value, records: 0 };
-      entry.records++;
-      unmapped.set(id, entry);
-    },
+    onUnmapped: unmapped.add,
     add(item: MappedItem, place: string) {
       if (item.kind === 'rejected') {
         for (const reason of new Set(item.issues.map((i) => `${i.field} ${i.rule}`))) reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
@@ -47,7 +42,7 @@ export function createFindings() {
       return {
         keysSeenTwice: { count: keys.length, keys: keys.sort((a, b) => b.times - a.times).slice(0, LISTED) },
         rejectionReasons: [...reasons].map(([reason, records]) => ({ reason, records })).sort((a, b) => b.records - a.records).slice(0, LISTED),
-        unmapped: [...unmapped.values()].sort((a, b) => b.records - a.records).slice(0, LISTED),
+        unmapped: unmapped.list(),
       };
     },
   };

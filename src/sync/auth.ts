@@ -9,7 +9,8 @@ export function authFailure(err: unknown, feed: string): string | undefined {
   if (status === undefined) return undefined;
   const refused = status === 401 ? 'refused the credentials (HTTP 401)' : 'refused access (HTTP 403)';
   if (err instanceof FeedReadError) {
-    return `the feed server ${refused}: check feeds[${feed}].source.bearerToken (or the source's headers); nothing further was asked of it (${err.message})`;
+    const key = err.credentialKey ?? "source.bearerToken (or the source's headers)";
+    return `the feed server ${refused}: check feeds[${feed}].${key}; nothing further was asked of it (${err.message})`;
   }
   if (err instanceof ApiError || err instanceof ResponseFormatError) {
     const name = endpointOf(err.endpoint);

@@ -65,6 +65,8 @@ export interface ResoServer {
   requests: ResoRequest[];
   /** token requests (POST /token), in order, with the form fields sent */
   tokenRequests: Record<string, string>[];
+  /** the access tokens issued, in order */
+  issued: string[];
   /** the records as held (display spelling), ordered by ModificationTimestamp then key */
   records: Row[];
   /** set ModificationTimestamp (default: a millisecond after the latest) and any other fields of one record */
@@ -200,6 +202,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     }
     const access = `tok-${++issued}-${Math.random().toString(36).slice(2)}`;
     tokens.set(access, Date.now() + o.ttlSeconds * 1000);
+    server.issued.push(access);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: access, token_type: 'Bearer', expires_in: o.ttlSeconds }));
   }
 
@@ -215,6 +218,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     tokenUrl: `${origin}/token`,
     requests,
     tokenRequests,
+    issued: [],
     get records() {
       return records;
     },

@@ -127,6 +127,27 @@ describe.each<Spelling>(['display', 'enum'])('RESO replication, lookups spelled 
   });
 });
 
+describe('RESO feed credentials in a sync', () => {
+  it('a 401 that a fresh OAuth2 token does not cure ends the run failed, naming the credential; no secret in the report', async () => {
+    const oauth = { clientId: 'mls-client-7', clientSecret: 'client-secret-value-9f3', scope: 'api' };
+    server = await startResoServer({ records: startRecords(), oauth: { ...oauth, ttlSeconds: 3600 }, beforePage: (_n, srv) => srv.revokeTokens() });
+    const feed = FeedConfig.parse({
+      name: 'mls',
+      chatbot: SN,
+      source: { kind: 'reso', url: server.url, incremental: true, retries: 1, auth: { kind: 'oauth2', tokenUrl: server.tokenUrl, ...oauth } },
+      mapping,
+    });
+    const report = await env.sync(te, feed);
+    expect(report.outcome).toBe('failed');
+    expect(report.message).toMatch(/check feeds\[mls\]\.source\.auth \(clientId, clientSecret, scope\)/);
+    expect(report.message).toContain('OAuth2 client "mls-client-7"');
+    expect(server.requests).toHaveLength(2); // the first page, and once more with a fresh token
+    const text = JSON.stringify(report);
+    for (const secret of [oauth.clientSecret, ...server.issued]) expect(text).not.toContain(secret);
+    expect(await te.listings(SN)).toEqual([]);
+  });
+});
+
 describe('a RESO-named CSV export with OData lookup spellings', () => {
   it('maps to the same listings as the OData pages, rejecting only the genuinely bad records, leases for_rent with RentPrice', async () => {
     const records = startRecords().map((r, i) => (i === 4 ? { ...r, BedroomsTotal: 'three' } : i === 9 ? { ...r, StandardStatus: 'Contingent' } : r));

@@ -1,6 +1,6 @@
 // Lookup values no `map` of a feed's mapping covers (a new status, a new property type), counted for
 // the report and the `unmapped values` alert. Bounded: at most MAX distinct values are kept.
-import type { UnmappedValue } from '../mapping/compile.js';
+import type { UnmappedValue } from './compile.js';
 
 const MAX = 50;
 
