@@ -188,11 +188,14 @@ export class FeedReadError extends FeedsyncError {
 export class RecordParseError extends FeedsyncError {
   readonly code = 'RECORD_PARSE';
   readonly retryable = false;
+  /** what is wrong, without the place (reports show the place in a column of its own) */
+  readonly reason: string;
   constructor(
     message: string,
     readonly place: ErrorPlace,
   ) {
     super(`${formatPlace(place)}: ${message}`);
+    this.reason = message;
   }
 }
 
@@ -242,7 +245,9 @@ export class GuardError extends FeedsyncError {
   }
 }
 
+/** `Status must be one of Active, Sold (got "X")`; a field with no value `is missing`, with the rule it must meet. */
 export function formatIssue(i: ValidationIssue): string {
+  if (i.value === undefined) return i.rule === 'is required' ? `${i.field} is missing` : `${i.field} is missing (${i.rule})`;
   return `${i.field} ${i.rule} (got ${printable(JSON.stringify(excerpt(i.value)) ?? 'undefined')})`;
 }
 
@@ -294,13 +299,22 @@ export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
+/**
+ * What went wrong, from an error and its causes, each thing said once: undici's "fetch failed"
+ * wrapper gives way to its cause, and a code already in a message is not repeated
+ * (`connect ECONNREFUSED 127.0.0.1:1`, not `ECONNREFUSED connect ECONNREFUSED 127.0.0.1:1`).
+ */
 export function causeMessage(cause: unknown): string {
-  if (cause instanceof Error) {
-    const code = (cause as { code?: unknown }).code;
-    const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : '';
-    return `${typeof code === 'string' ? `${code} ` : ''}${cause.message}${inner}`;
+  if (!(cause instanceof Error)) return String(cause);
+  const parts: string[] = [];
+  let e: unknown = cause;
+  for (let depth = 0; e instanceof Error && depth < 5; depth++, e = e.cause) {
+    if (e.message === 'fetch failed' && e.cause instanceof Error) continue;
+    const code = (e as { code?: unknown }).code;
+    const text = typeof code === 'string' && !e.message.includes(code) ? `${code} ${e.message}` : e.message;
+    if (text && !parts.some((p) => p.includes(text))) parts.push(text);
   }
-  return String(cause);
+  return parts.join(': ') || cause.message;
 }
 
 export function isRetryable(err: unknown): boolean {

@@ -2,7 +2,8 @@
 // Masking goes by value, not by field or header name: a token configured under any header name
 // (X-Api-Auth), in a URL's userinfo or in an ?access_token= query is replaced wherever it would
 // appear — logs, tables, --json, error messages, job return values, run history in Redis.
-// Short secrets are masked too: a leaked 3-character key is still a leaked key.
+// Short secrets are masked too: a leaked 3-character key is still a leaked key. A one-character value
+// is not treated as a secret (it protects nothing and masking it would erase every output).
 
 export const MASK = '[REDACTED]';
 
@@ -20,7 +21,7 @@ export function registerSecret(value: string | undefined | null): void {
   if (bearer?.[2]) forms.push(bearer[2]);
   let added = false;
   for (const f of forms) {
-    if (f && !secrets.has(f)) {
+    if (f && f.length >= 2 && !secrets.has(f)) {
       secrets.add(f);
       added = true;
     }
@@ -92,7 +93,10 @@ export function maskSecrets(text: string): string {
   return text.replace(pattern, MASK);
 }
 
-/** A JSON-like value with every string (and key) masked; other values as they are. */
+/**
+ * A JSON-like value with every string value masked; keys and other values as they are, so the
+ * structure survives even a one-character secret (masking serialized JSON would not).
+ */
 export function maskDeep<T>(value: T): T {
   if (secrets.size === 0) return value;
   return walk(value) as T;
@@ -109,7 +113,7 @@ function walk(value: unknown): unknown {
       const json = (value as { toJSON?: () => unknown }).toJSON;
       return typeof json === 'function' ? walk(json.call(value)) : value;
     }
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [maskSecrets(k), walk(v)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
   }
   return value;
 }

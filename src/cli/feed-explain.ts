@@ -5,8 +5,9 @@
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import type { FeedConfig } from '../config/schema.js';
-import { formatIssue, formatPlace } from '../errors.js';
-import { openFeed, type FeedItem, type RecordPosition } from '../feeds/index.js';
+import { formatIssue } from '../errors.js';
+import { formatPosition } from '../feeds/position.js';
+import { openFeed, type FeedItem } from '../feeds/index.js';
 import { ALL_FIELDS, canonicalFromListing, canonicalFromListItem, diffCanonical, type FieldChange } from '../listing/canonical.js';
 import type { ListItem } from '../listing/schema.js';
 import { compileMapping, type MappedItem } from '../mapping/index.js';
@@ -177,6 +178,4 @@ function show(v: unknown): string {
   return s.length > 100 ? `${s.slice(0, 97)}…` : s;
 }
 
-function place(p: RecordPosition): string {
-  return formatPlace({ file: p.file, line: p.line, record: p.line === undefined ? (p.id !== undefined ? `${p.index} (${p.id})` : p.index) : undefined });
-}
+const place = formatPosition;

@@ -4,8 +4,9 @@
 // what to fix before a sync: keys seen twice, rejections by reason, lookup values no map covers.
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
-import { ConfigError, formatIssue, formatPlace, type FeedReadError } from '../errors.js';
-import { openFeed, type RecordPosition } from '../feeds/index.js';
+import { ConfigError, formatIssue, type FeedReadError } from '../errors.js';
+import { formatPosition } from '../feeds/position.js';
+import { openFeed } from '../feeds/index.js';
 import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
 import { createFindings } from '../mapping/feed-findings.js';
@@ -66,8 +67,11 @@ export async function run(opts: Options): Promise<number> {
         removed.push({ position, key: item.key });
         break;
       case 'error':
+        // as the sync counts it: a record that cannot be read is a rejected record (parseErrors says how many of them)
+        counts.rejected++;
         counts.parseErrors++;
         parseErrors.push({ position, message: item.error.message });
+        rejected.push({ position, key: item.key, issues: [item.error.reason] });
         break;
     }
   }
@@ -88,7 +92,6 @@ export async function run(opts: Options): Promise<number> {
   out(`first ${listings.length} of ${counts.valid} mapped listing(s):`);
   for (const l of listings) out(`  ${l.position}  ${l.key}\n    ${JSON.stringify(l.listing)}`);
   section('rejected', rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`));
-  section('parse errors', parseErrors.map((e) => `  ${e.message}`));
   section('skipped', skipped.map((s) => `  ${s.position}${s.key ? `  ${s.key}` : ''}: ${s.reason}`));
   section('removed', removed.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}`));
   section(
@@ -106,10 +109,10 @@ export async function run(opts: Options): Promise<number> {
   out();
   const rows: [string, number][] = [
     ['records', counts.records], ['valid', counts.valid], ['rejected', counts.rejected],
-    ['skipped', counts.skipped], ['removed', counts.removed], ['parse errors', counts.parseErrors],
+    ['skipped', counts.skipped], ['removed', counts.removed], ['of which unreadable', counts.parseErrors],
   ];
   out('counts');
-  for (const [name, n] of rows) out(`  ${name.padEnd(13)}${String(n).padStart(8)}`);
+  for (const [name, n] of rows) out(`  ${name.padEnd(20)}${String(n).padStart(8)}`);
   if (incomplete) out(`\nthe feed could not be read whole: ${incomplete.message}`);
   return 0;
 
@@ -121,6 +124,4 @@ export async function run(opts: Options): Promise<number> {
   }
 }
 
-function place(p: RecordPosition): string {
-  return formatPlace({ file: p.file, line: p.line, record: p.line === undefined ? (p.id !== undefined ? `${p.index} (${p.id})` : p.index) : undefined });
-}
+const place = formatPosition;

@@ -62,6 +62,7 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions): 
       const line = startLine(info, fields);
       if (!header) {
         header = fields.map((h) => h.trim());
+        checkHeader(header, file);
         build = recordBuilder(header);
         return null;
       }
@@ -132,6 +133,22 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions): 
   if (!header) throw new FeedReadError('the file is empty: no header row', { file }, false);
 }
 
+/** Two columns of one name would make one silently overwrite the other: the whole file is refused. */
+function checkHeader(header: string[], file: string): void {
+  const seen = new Map<string, number>();
+  header.forEach((name, i) => {
+    const first = seen.get(name);
+    if (first !== undefined) {
+      throw new FeedReadError(
+        `the header names column ${JSON.stringify(name)} twice (columns ${first + 1} and ${i + 1}); rename one so each column has its own name`,
+        { file, line: 1 },
+        false,
+      );
+    }
+    seen.set(name, i);
+  });
+}
+
 /**
  * fields → record object. Generated as one object literal from the header, so every record of the
  * feed shares one hidden class with in-object properties, and the mapping's property reads stay
@@ -151,6 +168,7 @@ export function recordBuilder(header: string[]): (fields: string[]) => Record<st
 }
 
 function asFatal(err: Error, file: string): FeedReadError {
+  if (err instanceof FeedReadError) return err; // ours, thrown from on_record (a duplicate column name)
   const lines: unknown = (err as CsvError).lines;
   const line = typeof lines === 'number' ? lines : undefined;
   return new FeedReadError(`CSV cannot be parsed: ${err.message}`, { file, line }, false, { cause: err });

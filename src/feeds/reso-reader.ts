@@ -80,7 +80,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
           const record = raw as Record<string, unknown>;
           const key = record[source.keyField];
           const id = key === undefined || key === null ? undefined : String(key);
-          const at = { ...position, ...(id !== undefined && { id }) };
+          const at = { ...position, ...(id !== undefined && { id, ids: recordIds(record, source.keyField, id) }) };
           if (!client) {
             // a replay is filtered here as a server would filter it (ge: the mark's own timestamp again)
             const t = Date.parse(String(record[TS]));
@@ -225,4 +225,12 @@ function lastRecord(value: unknown[]): Record<string, unknown> | undefined {
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
   }
   return undefined;
+}
+
+/** The key and, when the record has one, its ListingId: the two names a person looks a listing up by. */
+function recordIds(record: Record<string, unknown>, keyField: string, id: string): Record<string, string> {
+  const listingId = record.ListingId;
+  const ids: Record<string, string> = { [keyField]: id };
+  if (keyField !== 'ListingId' && (typeof listingId === 'string' || typeof listingId === 'number')) ids.ListingId = String(listingId);
+  return ids;
 }

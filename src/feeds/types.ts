@@ -15,6 +15,8 @@ export interface RecordPosition {
   index: number;
   /** the record's own id when the reader knows it (RESO ListingKey) */
   id?: string;
+  /** the ids a person looks a record up by, in order, e.g. { ListingKey: 'K1000045', ListingId: 'RES1000045' } */
+  ids?: Record<string, string>;
 }
 
 export type FeedItem =

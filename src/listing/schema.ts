@@ -49,6 +49,10 @@ export function isWebUrl(v: string): boolean {
   }
 }
 
+/** U+FFFD: bytes that were not valid in the encoding they were read with. A key with one is not the key that was sent. */
+export const isIntactKey = (v: string) => !v.includes('\uFFFD');
+const KEY_RULE = 'contains U+FFFD (bytes invalid in the feed\'s encoding): the key is not what the feed sent; fix source.encoding or the feed';
+
 const CONTROL_RULE = 'must not contain control or bidirectional-override characters';
 const shortText = () =>
   z.string().max(LIMITS.shortText, `must be at most ${LIMITS.shortText} characters`).refine((v) => !CONTROL_CHARS.test(v), CONTROL_RULE);
@@ -75,8 +79,8 @@ export const listingShape = {
   PropertyType: text(),
   Bedrooms: count(LIMITS.rooms),
   Bathrooms: amount(LIMITS.rooms),
-  Url: webUrl(),
-  MLSNumber: text(),
+  Url: webUrl().refine(isIntactKey, KEY_RULE),
+  MLSNumber: text().refine(isIntactKey, KEY_RULE),
   YearBuilt: z.number().int('must be a whole number').min(LIMITS.yearBuilt.min).max(LIMITS.yearBuilt.max),
   DaysOnMarket: count(LIMITS.daysOnMarket),
   LotArea: amount(LIMITS.area),

@@ -9,7 +9,7 @@
 import type { z } from 'zod';
 import type { ValidationIssue } from '../errors.js';
 import { excerpt } from '../errors.js';
-import { AREA_UNITS, isLongText, isShortText, isWebUrl, LIMITS, LISTING_FIELDS, ListingCreate, SALE_TYPES, SPACE_TYPES, STATUSES, TOURS } from './schema.js';
+import { AREA_UNITS, isIntactKey, isLongText, isShortText, isWebUrl, LIMITS, LISTING_FIELDS, ListingCreate, SALE_TYPES, SPACE_TYPES, STATUSES, TOURS } from './schema.js';
 
 export type ValidationResult = { ok: true; listing: ListingCreate } | { ok: false; issues: ValidationIssue[] };
 
@@ -65,8 +65,8 @@ const REQUIRED: Record<string, Check> = {
   PropertyType: text,
   Bedrooms: count(LIMITS.rooms),
   Bathrooms: range(0, LIMITS.rooms),
-  Url: webUrl,
-  MLSNumber: text,
+  Url: (v) => webUrl(v) && isIntactKey(v as string),
+  MLSNumber: (v) => text(v) && isIntactKey(v as string),
   YearBuilt: (v) => Number.isInteger(v) && (v as number) >= LIMITS.yearBuilt.min && (v as number) <= LIMITS.yearBuilt.max,
   DaysOnMarket: count(LIMITS.daysOnMarket),
   LotArea: range(0, LIMITS.area),

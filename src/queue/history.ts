@@ -2,7 +2,8 @@
 // (LPUSH + LTRIM), under the prefix. `feedsync runs` reads it.
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { maskSecrets } from '../secrets.js';
+import { maskDeep } from '../secrets.js';
+import { boundReport } from './report-size.js';
 import type { RunReport, RunTarget } from './job-definition.js';
 
 export const RunRecord = z.object({
@@ -45,7 +46,7 @@ export async function recordRun(
     summary: run.report.summary,
   };
   // what is stored is what may be shown: masked, every secret by value
-  const json = maskSecrets(JSON.stringify(record));
+  const json = JSON.stringify(maskDeep(boundReport(record)));
   const multi = redis.multi();
   for (const key of keysFor(prefix, run)) multi.lpush(key, json).ltrim(key, 0, size - 1);
   await multi.exec();

@@ -10,6 +10,7 @@ import { withCallCounter } from './call-scope.js';
 import type { Logger } from '../log.js';
 import { maskDeep, maskError } from '../secrets.js';
 import { recordRun } from './history.js';
+import { boundReport } from './report-size.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { reportError, toJobError, verdictFor } from './retry-policy.js';
 import { CancelRequest, pausedFor, type CancelWatcher } from './control.js';
@@ -126,7 +127,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       else if (decision) logger.warn({ outcome: report.outcome, attempt: `${attempt.made}/${attempt.max}` }, `${def.name} ${describe(target)}: ${decision}`);
       if (verdict !== 'done') throw maskError(reportError(report, verdict));
       // the return value is stored in Redis and shown by the queue UI and `enqueue --wait`
-      return maskDeep(report);
+      return maskDeep(boundReport(report));
     } finally {
       cancel?.done();
       await lock?.release().catch((err: unknown) => logger.warn({ err }, 'lock release failed; it expires by itself'));

@@ -1,5 +1,6 @@
 // One listing's change, in the one format a dry run and a real run share: what the change log
 // records, `feedsync history` and `runs show` print, and the status page links to. Plain data.
+import { formatPosition } from '../feeds/position.js';
 import type { FieldChange } from '../listing/canonical.js';
 import type { ListingCreate } from '../listing/schema.js';
 import type { DeleteReason, PlannedCreate, PlannedDelete, PlannedUpdate, RejectedRecord } from './plan-types.js';
@@ -44,7 +45,7 @@ export const deleteChange = (d: Pick<PlannedDelete, 'key' | 'reason' | 'deleteKe
 
 export function rejectChange(r: RejectedRecord): ListingChange {
   const p = r.position;
-  const place = p.line !== undefined ? `${p.file}:${p.line}` : `${p.file} record ${p.index}${p.id ? ` (${p.id})` : ''}`;
+  const place = formatPosition(p);
   return { op: 'reject', ...(r.key && { key: r.key }), place, reasons: r.reasons };
 }
 

@@ -1,6 +1,7 @@
 // The sync report for people (stderr): counts, calls, failures, rejected records (the first few;
 // --json keeps all), the guard, and for a dry run what would change per listing, old → new.
 import type { CanonicalValue } from '../listing/canonical.js';
+import { formatPosition } from '../feeds/position.js';
 import { table } from '../format/table.js';
 import type { SyncReport } from './report.js';
 
@@ -63,9 +64,7 @@ function section<T>(lines: string[], title: string, items: readonly T[], line: (
   if (items.length > SHOWN) lines.push(`    … ${items.length - SHOWN} more (--json lists all)`);
 }
 
-function place(p: { file: string; line?: number; index: number; id?: string }): string {
-  return p.line !== undefined ? `${p.file}:${p.line}` : `${p.file} record ${p.index}${p.id ? ` (${p.id})` : ''}`;
-}
+const place = formatPosition;
 
 function show(v: CanonicalValue): string {
   if (v === undefined) return '(unset)';

@@ -83,7 +83,10 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const deadlineMessage = () =>
     `the run passed its deadline (deadlineMinutes ${feed.deadlineMinutes} of feed ${feed.name}): calls in flight were finished, nothing new was sent; the next run goes on from what was written`;
   const ignore: ReadonlySet<string> = new Set(feed.ignore);
-  const progress = (phase: SyncProgress['phase'], done: number) => deps.onProgress?.({ feed: feed.name, phase, done });
+  /** writes to make, known once the feed is read (creates and updates), then with the delete batches */
+  let writeTotal: number | undefined;
+  const progress = (phase: SyncProgress['phase'], done: number) =>
+    deps.onProgress?.({ feed: feed.name, phase, done, ...(phase === 'write' && writeTotal !== undefined && { total: writeTotal }) });
   const collector = createFeedCollector('full');
   const tally = { creates: 0, updates: 0, unchanged: 0, recordFingerprints: [] as Array<[string, string]>, duplicates: 0, duplicateDeletes: [] as PlannedDelete[] };
   const view: PlanView = { creates: [], updates: [], deletes: [] };
@@ -172,6 +175,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       if (job) yield job;
     }
     feedDone = true;
+    writeTotal = tally.creates + tally.updates;
     timings.feedMs = ms();
   }
   /** the held records (keys that recur): planned once every earlier write has finished */
@@ -239,7 +243,11 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   }
 
   const exec = executor.result;
-  if (!exec.stopped && !feedAuth && guard.allowed.length) await executor.run(deleteJobs(guard.allowed, feed.deletes.batchSize));
+  if (!exec.stopped && !feedAuth && guard.allowed.length) {
+    const batches = [...deleteJobs(guard.allowed, feed.deletes.batchSize)];
+    writeTotal = (writeTotal ?? 0) + batches.length;
+    await executor.run(batches);
+  }
   timings.executeMs = ms();
 
   const outcome = runOutcome({ stopped: exec.stopped ?? (feedAuth ? 'failed' : undefined), guard, failures: exec.failures.length, complete: desired.complete });

@@ -62,7 +62,7 @@ describe('feedsync init, then the commands it suggests', () => {
     await writeFile(feedFile, (await readFile(feedFile, 'utf8')).replace('"$450,000"', '"$465,000"'));
     const explained = await feedsync(['feed', 'preview', '--config', config, '--feed', 'my-feed', '--key', 'MY1001']);
     expect(explained.code).toBe(0);
-    expect(explained.stdout).toContain('1. source record (feeds/listings.csv:2)');
+    expect(explained.stdout).toContain('1. source record (feeds/listings.csv:2, record 0)');
     expect(explained.stdout).toMatch(/ListPrice\s+\$465,000/);
     expect(explained.stdout).toMatch(/2\. mapped listing:[\s\S]*SalePrice\s+465000/);
     expect(explained.stdout).toMatch(/3\. what the chatbot holds:\n\s+ID \d+:/);

@@ -12,9 +12,9 @@ function preview(args: string[]) {
 
 describe('feedsync feed preview', () => {
   it.each([
-    ['austin-csv', { records: 300, valid: 293, rejected: 4, skipped: 1, removed: 0, parseErrors: 2 }],
-    ['zillow-xml', { records: 250, valid: 245, rejected: 3, skipped: 1, removed: 0, parseErrors: 1 }],
-    ['listhub-xml', { records: 250, valid: 245, rejected: 3, skipped: 1, removed: 0, parseErrors: 1 }],
+    ['austin-csv', { records: 300, valid: 293, rejected: 6, skipped: 1, removed: 0, parseErrors: 2 }],
+    ['zillow-xml', { records: 250, valid: 245, rejected: 4, skipped: 1, removed: 0, parseErrors: 1 }],
+    ['listhub-xml', { records: 250, valid: 245, rejected: 4, skipped: 1, removed: 0, parseErrors: 1 }],
     ['reso-replay', { records: 240, valid: 232, rejected: 2, skipped: 4, removed: 2, parseErrors: 0 }],
   ])('--json on %s: one document with counts, rejected records with place and reasons', (feed, counts) => {
     const r = preview(['--feed', feed, '--json', '--limit', '2']);
@@ -33,7 +33,7 @@ describe('feedsync feed preview', () => {
   it('prints a readable report, exit 0 with rejected rows', () => {
     const r = preview(['--feed', 'austin-csv', '--limit', '1']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('feeds/austin.csv:45  ATX1000042\n    - Status must be one of Active, PreOnMarket, Sold (got "Under Review")');
+    expect(r.stdout).toContain('feeds/austin.csv:45, record 42  ATX1000042\n    - Status must be one of Active, PreOnMarket, Sold (got "Under Review")');
     expect(r.stdout).toMatch(/records\s+300\n\s+valid\s+293/);
   }, 60_000);
 

@@ -56,7 +56,9 @@ describe('feed transport: bytes', () => {
     expect(out.error?.name).toBe('FeedReadError');
     expect(out.error?.message).toMatch(/expands more than 200×.*decompression bomb.*maxCompressionRatio/);
     expect(out.peakRssMb).toBeLessThan(300);
-    expect(s.bytesSent()).toBeLessThan(5 * 1024 * 1024);
+    // Well short of the 10 MB body; the slack is what kernel socket buffers take in before the
+    // client's abort reaches the server, which grows when the machine is slow.
+    expect(s.bytesSent()).toBeLessThan(8 * 1024 * 1024);
   });
 
   it('an application/gzip bomb stops at the ratio too, and a looser ratio stops at maxBytes', async () => {

@@ -76,7 +76,7 @@ describe('history and runs show after real runs', () => {
     expect(show.stdout).toContain(`run ${realRun}: homes → ${SN}, ok`);
     expect(show.stdout).toContain('~ MLS0003 update: SalePrice 303000 → 333333');
     expect(show.stdout).toContain('- MLS0007 delete (no longer in the feed)');
-    expect(show.stdout).toMatch(/! MLS0009 rejected at homes\.csv:\d+: Status/);
+    expect(show.stdout).toMatch(/! MLS0009 rejected at homes\.csv:\d+, record \d+: Status/);
 
     const json = JSON.parse((await feedsync(['runs', 'show', realRun, '--config', config, '--json'])).stdout);
     expect(json.run).toMatchObject({ runId: realRun, feed: 'homes', outcome: 'ok', counts: { updated: 1, deleted: 1, rejected: 1 } });

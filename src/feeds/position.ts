@@ -1,0 +1,10 @@
+// Where a record is, said one way everywhere (sync report, feed preview, change log, parse errors):
+// `feeds/zillow.xml:354, record 10` (the line, and the record number for formats where a record
+// spans lines), `feeds/reso-pages.json, record 45 (ListingKey K1000045, ListingId RES1000045)`.
+import type { RecordPosition } from './types.js';
+
+export function formatPosition(p: RecordPosition): string {
+  const at = p.line !== undefined ? `${p.file}:${p.line}` : p.file;
+  const ids = p.ids && Object.keys(p.ids).length ? Object.entries(p.ids).map(([k, v]) => `${k} ${v}`).join(', ') : p.id;
+  return `${at}, record ${p.index}${ids ? ` (${ids})` : ''}`;
+}

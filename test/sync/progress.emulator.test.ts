@@ -1,0 +1,35 @@
+// The progress a sync reports: writes done out of a total once the total is known (creates and
+// updates when the feed is read, then the delete batches), so the progress line can show done/total.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SyncProgress } from '../../src/sync/index.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { createSyncEnv, rows, type SyncEnv } from './helpers/feed.js';
+
+let te: TestEmulator;
+let env: SyncEnv;
+beforeAll(async () => {
+  te = await startTestEmulator();
+  env = await createSyncEnv();
+});
+afterAll(async () => {
+  await te.close();
+  await env.cleanup();
+});
+
+describe('sync progress', () => {
+  it('ends with done equal to the total of writes and delete batches', async () => {
+    await env.writeFeed(rows(12));
+    const first: SyncProgress[] = [];
+    await env.sync(te, env.feed(), { onProgress: (p) => first.push(p) });
+    const writes = first.filter((p) => p.phase === 'write');
+    expect(writes.at(-1)).toMatchObject({ done: 12, total: 12 });
+
+    // 2 updated, 4 gone: 2 delete batches of 3
+    await env.writeFeed(rows(8).map((r, i) => (i < 2 ? { ...r, SalePrice: 1 + i } : r)));
+    const second: SyncProgress[] = [];
+    const report = await env.sync(te, env.feed(), { onProgress: (p) => second.push(p) });
+    expect(report.counts).toMatchObject({ updated: 2, deleted: 4 });
+    expect(second.filter((p) => p.phase === 'write').at(-1)).toMatchObject({ done: 4, total: 4 });
+    for (const p of second) if (p.total !== undefined) expect(p.done).toBeLessThanOrEqual(p.total);
+  });
+});
