@@ -56,6 +56,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
   const wantIncremental = source.incremental && !ctx.full;
   let mode: OpenedFeed['mode'] = wantIncremental ? 'incremental' : 'full';
   let complete = false;
+  let since: string | undefined;
   const state: PullState = { capped: false, pages: 0 };
   const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false };
   const client = source.path ? undefined : resoPageClient(source, ctx, options);
@@ -63,6 +64,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
   async function* items(): AsyncIterable<FeedItem> {
     const stored = wantIncremental ? readMark(ctx, feedName, label) : undefined;
     if (!stored) mode = 'full';
+    since = stored?.ts;
     const now = Date.now();
     const seen = new Set<string>();
     let index = 0;
@@ -124,6 +126,9 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
     },
     get mark() {
       return complete && state.mark ? JSON.stringify(state.mark) : undefined;
+    },
+    get since() {
+      return mode === 'incremental' ? since : undefined;
     },
     stats,
   };

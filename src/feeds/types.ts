@@ -59,4 +59,9 @@ export interface OpenedFeed {
    * a successful run and hands it back as FeedContext.mark. Readers never write state.
    */
   readonly mark: string | undefined;
+  /**
+   * For an incremental pull, the time it asked for changes from (the stored mark's timestamp), so
+   * the report can say what the pull covered; undefined for a full pull.
+   */
+  readonly since?: string;
 }

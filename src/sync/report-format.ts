@@ -31,6 +31,7 @@ export function formatSyncReport(r: SyncReport): string {
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
   lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}`);
+  if (r.source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${r.source.since ?? 'the last successful sync'}`);
   if (!r.source.complete) lines.push(`  feed not read whole: ${r.source.error ?? 'unknown error'}`);
   if (!r.remote.complete) lines.push(`  remote listings not all paged: ${r.remote.problem ?? 'unknown'}`);
   if (r.guard.outcome === 'forced') lines.push(`  guard overridden by --force: ${r.guard.reasons.join('; ')}`);

@@ -59,7 +59,8 @@ export interface SyncReport {
   /** lookup values that no `map` of the mapping covers (they passed through as they were), most seen first */
   unmapped: Array<{ field: string; value: string; count: number }>;
   guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
-  source: { mode: 'full' | 'incremental'; complete: boolean; error?: string };
+  /** `since`: an incremental pull asked only for what changed after this time */
+  source: { mode: 'full' | 'incremental'; since?: string; complete: boolean; error?: string };
   remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string };
   plan?: PlanView;
   stateLocation: string;

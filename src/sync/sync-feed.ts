@@ -90,6 +90,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const collector = createFeedCollector('full');
   const tally = { creates: 0, updates: 0, unchanged: 0, recordFingerprints: [] as Array<[string, string]>, duplicates: 0, duplicateDeletes: [] as PlannedDelete[] };
   const view: PlanView = { creates: [], updates: [], deletes: [] };
+  /** an incremental pull: the time it asked changes from, for the report (read with the mode) */
+  let since: string | undefined;
   const unmapped = createUnmappedTally();
 
   // The remote side first: each feed record is then planned (and written) as it is read, so the
@@ -210,6 +212,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const desired = collector.side;
   // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
   desired.mode = opened.mode;
+  since = opened.since;
   if (!feedDone) {
     desired.complete = false;
     desired.readError ??= 'the run stopped before the feed was read whole';
@@ -320,7 +323,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         waiting: g?.waiting.length ?? 0,
       },
       unmapped: unmapped.list(),
-      source: { mode: desired.mode, complete: desired.complete, ...(desired.readError && { error: desired.readError }) },
+      source: { mode: desired.mode, ...(since !== undefined && { since }), complete: desired.complete, ...(desired.readError && { error: desired.readError }) },
       remote: r.remote,
       ...(r.dry && { plan: view }),
       stateLocation: store.location,

@@ -9,6 +9,7 @@ import type { ChatbotApi } from '../../src/api/types.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { createSyncEnv, requests, row, rows, SN, total, type SyncEnv } from './helpers/feed.js';
+import { formatSyncReport } from '../../src/sync/report-format.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -416,6 +417,11 @@ describe('incremental RESO feed', () => {
     await createStray(te, 2);
     const second = await env.sync(te, resoFeed());
     expect(second.source.mode).toBe('incremental');
+    // the report says the pull was incremental, and since when (the mark the first run stored)
+    expect(first.source.since).toBeUndefined();
+    expect(second.source.since).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+    expect(formatSyncReport(second)).toContain(`  incremental pull: only what changed since ${second.source.since}\n`);
+    expect(formatSyncReport(first)).not.toContain('incremental pull');
     expect(second.counts.deleted).toBe(0);
     expect((await te.listings(SN)).some((l) => l.MLSNumber === 'STRAY2')).toBe(true);
   });
