@@ -1,6 +1,7 @@
 // The `feedsync` command: parses arguments and calls one function per command (src/cli/*.ts).
 // Command modules are imported when used, so `feedsync emulator` does not load BullMQ.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { errorJson, EXIT, exitCodeFor, printError, printJson } from './cli/exit.js';
 import { maskStream } from './secrets.js';
@@ -10,7 +11,16 @@ import { maskStream } from './secrets.js';
 maskStream(process.stdout);
 maskStream(process.stderr);
 
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const version = packageVersion();
+
+/** The package's version: cli.ts runs from src/ (tsx) or, built, from dist/src/. */
+function packageVersion(): string {
+  for (const path of ['../package.json', '../../package.json']) {
+    const url = new URL(path, import.meta.url);
+    if (existsSync(url)) return z.object({ version: z.string() }).parse(JSON.parse(readFileSync(url, 'utf8'))).version;
+  }
+  return 'unknown';
+}
 
 const program = new Command('feedsync')
   .description("Keeps a chatbot platform's real-estate listings in step with MLS and brokerage feeds")
