@@ -12,7 +12,7 @@
 // with the function of its version (storedFingerprintStatus) and, when the listing is the same,
 // re-recorded in the current version: a change of format never rewrites every listing.
 import { hash } from 'node:crypto';
-import { ALL_FIELDS, canonicalFromListing, canonicalValue, COMPARED_FIELDS, FIELD_KINDS, UNLISTED_FIELDS, type CanonicalListing, type CanonicalValue } from './canonical.js';
+import { ALL_FIELDS, canonicalFromListing, canonicalValue, COMPARED_FIELDS, FIELD_KINDS, UNLISTED_FIELDS, type CanonicalListing, type CanonicalValue, type FieldChange } from './canonical.js';
 import type { ListingCreate, ListingField } from './schema.js';
 
 const NO_FIELDS: ReadonlySet<string> = new Set();
@@ -24,8 +24,10 @@ const UNLISTED_JSON = UNLISTED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KI
 export interface ListingHashes {
   /** of every field the write sends (versioned) */
   fingerprint: string;
-  /** of the listed fields: equal to comparedHash of the remote copy when no listed field differs */
-  hash: string;
+  /** sha1 of `compared`: equal to comparedHash of the remote copy when no listed field differs */
+  hash: Buffer;
+  /** the compared JSON (comparedJson): what comparedChanges reads when the hashes differ */
+  compared: string;
 }
 
 /** The fingerprint and the comparison hash of a listing, from one serialization of it. */
@@ -38,7 +40,7 @@ export function listingHashes(listing: ListingCreate, ignore: ReadonlySet<string
     const v = canonicalValue(kind, listing[f]);
     if (v !== undefined) unlisted += ',' + quoted + ',' + JSON.stringify(v);
   }
-  return { fingerprint: FINGERPRINT_PREFIX + hash('sha1', compared + unlisted, 'base64url'), hash: hash('sha1', compared, 'base64url') };
+  return { fingerprint: FINGERPRINT_PREFIX + hash('sha1', compared + unlisted, 'base64url'), hash: hash('sha1', compared, 'buffer'), compared };
 }
 
 export function fingerprintListing(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): string {
@@ -57,13 +59,44 @@ export function storedFingerprintStatus(stored: string, current: string, listing
 
 /**
  * The comparison hash of a canonical listing (`ignore`d fields aside): equal hashes mean no listed
- * field differs. The sync keeps this instead of each remote listing's canonical form, so 100k
- * remote listings fit in a few tens of MB. Numbers are rounded first (coordinates to 1e-6, others
- * to 12 significant digits), so the tolerance of diffCanonical holds here too, bar a value right at
- * a rounding edge (which costs one update, not a wrong result).
+ * field differs. The sync keeps this (20 bytes) instead of each remote listing's canonical form.
+ * Numbers are rounded first (coordinates to 1e-6, others to 12 significant digits), so the
+ * tolerance of diffCanonical holds here too, bar a value right at a rounding edge (which costs one
+ * update, not a wrong result). The one rule of "a listed field differs", dry run or not.
  */
-export function comparedHash(canonical: CanonicalListing, ignore: ReadonlySet<string> = NO_FIELDS): string {
-  return hash('sha1', comparedJson((f) => canonical[f], ignore), 'base64url');
+export function comparedHash(canonical: CanonicalListing, ignore: ReadonlySet<string> = NO_FIELDS): Buffer {
+  return comparedOf(canonical, ignore).hash;
+}
+
+/** The comparison hash of a canonical listing with the compared JSON it is taken of. */
+export function comparedOf(canonical: CanonicalListing, ignore: ReadonlySet<string> = NO_FIELDS): { hash: Buffer; compared: string } {
+  const compared = comparedJson((f) => canonical[f], ignore);
+  return { hash: hash('sha1', compared, 'buffer'), compared };
+}
+
+/**
+ * The fields whose values differ between two compared JSONs (feed: `now`, remote: `was`), old → new.
+ * Two JSONs differ exactly when one of their fields does, so this names every field behind a
+ * differing hash (values as compared: canonical and rounded).
+ */
+export function comparedChanges(now: string, was: string): FieldChange[] {
+  const a = pairs(now);
+  const b = pairs(was);
+  const changes: FieldChange[] = [];
+  for (const f of COMPARED_FIELDS) {
+    const n = a.get(f);
+    const o = b.get(f);
+    if (n === o || (n !== undefined && o !== undefined && JSON.stringify(n) === JSON.stringify(o))) continue;
+    changes.push({ field: f, old: o, new: n });
+  }
+  return changes;
+}
+
+function pairs(json: string): Map<ListingField, CanonicalValue> {
+  const flat = JSON.parse(json) as unknown[];
+  const out = new Map<ListingField, CanonicalValue>();
+  for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i] as ListingField, flat[i + 1] as CanonicalValue);
+  return out;
 }
 
 /** The JSON the comparison hash is taken of: [name, value] of each compared field that has a value. */

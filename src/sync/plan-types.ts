@@ -1,6 +1,7 @@
 // The data planSync works on and returns: the feed side, the remote side and the plan. Plain data,
 // so a plan can be printed (dry run), snapshotted in tests and handed to the executor.
-import type { CanonicalListing, FieldChange } from '../listing/canonical.js';
+import type { FieldChange } from '../listing/canonical.js';
+import type { RemoteCopies } from './remote-index.js';
 import type { KeyType, ListingCreate } from '../listing/schema.js';
 
 /** Where a record sits in its feed (structurally the feeds module's RecordPosition). */
@@ -50,17 +51,18 @@ export interface DesiredSide {
 export interface RemoteListing {
   id: number;
   key: string;
-  mlsNumber: string;
-  url: string;
+  /** its key by the other field (URL when keyed by MLSNumber, and back): kept when another feed of the chatbot keys by it */
+  otherKey?: string;
   /** comparedHash of the listed fields, the feed's `ignore`d ones aside (the same set planSync is given) */
-  hash: string;
-  /** the whole canonical form: kept for dry runs only, which show each change old → new */
-  canonical?: CanonicalListing;
+  hash: Uint8Array;
+  /** its compared JSON (comparedHash's input): kept for dry runs and the change log, which name each change old → new */
+  readonly compared?: string;
 }
 
 /** Every listing the chatbot holds, as the list endpoint gave it. */
 export interface RemoteSide {
-  byKey: Map<string, RemoteListing[]>;
+  /** key → its copies, lowest ID first (a RemoteIndex in a sync) */
+  byKey: RemoteCopies;
   /** distinct listings seen */
   count: number;
   virtualCount: number;
@@ -76,8 +78,8 @@ export interface PlanOptions {
   deletesMode: 'mirror' | 'keep';
   /** fields that alone never cause an update (the feed's `ignore`) */
   ignore: ReadonlySet<string>;
-  /** key → fingerprint of the last successful write */
-  fingerprints: ReadonlyMap<string, string>;
+  /** key → fingerprint of the last successful write (asked only of keys the chatbot holds) */
+  fingerprints: { get(key: string): string | undefined };
   /** true for a remote listing another feed of the same chatbot wrote: never deleted by this one */
   ownedElsewhere?: (remote: RemoteListing) => boolean;
 }

@@ -12,8 +12,7 @@
 //   another feed of the same chatbot wrote (several feeds may fill one chatbot).
 // planListing decides one feed listing and planDeletes the rest, so a sync can stream the feed
 // through planListing without holding it; planSync is the two over a whole feed held in memory.
-import { ALL_FIELDS, canonicalFromListing, diffCanonical } from '../listing/canonical.js';
-import { listingHashes, storedFingerprintStatus } from '../listing/fingerprint.js';
+import { comparedChanges, listingHashes, storedFingerprintStatus } from '../listing/fingerprint.js';
 import type {
   DesiredListing,
   DesiredSide,
@@ -41,18 +40,12 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
   const { key, listing } = entry;
   const { ignore } = options;
   // both hashes from one serialization of the listing
-  const { fingerprint, hash } = listingHashes(listing, ignore);
+  const { fingerprint, hash, compared } = listingHashes(listing, ignore);
   if (!copies?.length) return { create: { key, listing, fingerprint }, duplicateDeletes: [] };
-  // With the remote canonical form at hand (dry runs, change log) the changes are named field by
-  // field; else the hashes tell whether anything listed differs.
-  const canonical = copies.some((c) => c.canonical) ? canonicalFromListing(listing, ALL_FIELDS) : undefined;
-  const diffs = copies.map((copy) => ({
-    copy,
-    changes: copy.canonical && canonical ? diffCanonical(canonical, copy.canonical, ignore) : [],
-    same: copy.canonical ? undefined : copy.hash === hash,
-  }));
-  for (const d of diffs) d.same ??= d.changes.length === 0;
-  const kept = diffs.find((d) => d.same) ?? diffs.reduce((a, b) => (b.copy.id > a.copy.id ? b : a));
+  // The hashes tell whether anything listed differs (one rule, dry run or not); with the remote
+  // compared JSON at hand (dry runs, change log) the changed fields are named old → new.
+  const same = copies.find((c) => hash.equals(c.hash));
+  const kept = { copy: same ?? copies.reduce((a, b) => (b.id > a.id ? b : a)), same: same !== undefined };
   const decision: ListingDecision = { duplicateDeletes: [] };
   const extras = copies.filter((c) => c !== kept.copy && !options.ownedElsewhere?.(c));
   if (extras.length) {
@@ -63,7 +56,10 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
   }
   const stored = options.fingerprints.get(key);
   const was = stored === undefined ? undefined : storedFingerprintStatus(stored, fingerprint, listing, ignore);
-  if (!kept.same) decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: kept.changes };
+  if (!kept.same) {
+    const was = kept.copy.compared;
+    decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: was === undefined ? [] : comparedChanges(compared, was) };
+  }
   else if (was === 'differs') decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [] };
   // none yet, or one of an older version for the same content: recorded, nothing written
   else if (was !== 'same') decision.recordFingerprint = fingerprint;
@@ -87,8 +83,10 @@ export function planDeletes(
     for (const key of remote.byKey.keys()) if (!feed.listings.has(key) && feed.protectedKeys.has(key)) out.protectedKeys.push(key);
     return out;
   }
-  for (const [key, copies] of remote.byKey) {
+  // keys first: the copies are looked up (made, from a RemoteIndex) only for keys the feed lacks
+  for (const key of remote.byKey.keys()) {
     if (feed.listings.has(key)) continue;
+    const copies = remote.byKey.get(key)!;
     if (feed.protectedKeys.has(key)) {
       out.protectedKeys.push(key);
       continue;

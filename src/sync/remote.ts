@@ -13,9 +13,10 @@ import pLimit from 'p-limit';
 import type { ChatbotApi } from '../api/types.js';
 import { PagingError } from '../errors.js';
 import { canonicalFromListItem } from '../listing/canonical.js';
-import { comparedHash } from '../listing/fingerprint.js';
+import { comparedOf } from '../listing/fingerprint.js';
 import type { ListItem } from '../listing/schema.js';
-import type { KeyBy, RemoteListing, RemoteSide } from './plan-types.js';
+import type { KeyBy, RemoteSide } from './plan-types.js';
+import { RemoteIndex, type RemoteRow } from './remote-index.js';
 
 export interface RemoteOptions {
   serialNumber: string;
@@ -30,8 +31,10 @@ export interface RemoteOptions {
   maxRounds?: number;
   /** fields left out of the comparison hash (the feed's `ignore`) */
   ignore?: ReadonlySet<string>;
-  /** keep each listing's canonical form (dry runs: to show changes old → new) */
-  keepCanonical?: boolean;
+  /** keep each listing's compared JSON (dry runs and the change log: to name changes old → new) */
+  keepCompared?: boolean;
+  /** keep each listing's key by the other field too (another feed of the chatbot keys by it) */
+  keepOtherKey?: boolean;
 }
 
 export const DEFAULT_MAX_PAGES = 10_000;
@@ -85,51 +88,44 @@ export async function* remotePages(api: ChatbotApi, opts: RemoteOptions): AsyncG
 }
 
 /** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */
-export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise<RemoteSide> {
+export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise<RemoteSide & { byKey: RemoteIndex }> {
   const maxRounds = opts.maxRounds ?? 3;
-  const seen = new Map<number, RemoteListing>();
+  const index = new RemoteIndex({ keepCompared: opts.keepCompared, keepOtherKey: opts.keepOtherKey });
   let pages = 0;
-  let roundIds = new Set<number>();
+  let roundCount = 0;
   let virtualCount = 0;
   let problem: string | undefined;
   let round = 0;
   while (round < maxRounds) {
     round++;
-    roundIds = new Set();
+    roundCount = 0;
     const counts = new Set<number>();
     for await (const page of remotePages(api, opts)) {
       pages++;
       counts.add(page.virtualCount);
-      if (page.items.length > 0 && page.items.every((item) => roundIds.has(item.ID))) {
+      if (page.items.length > 0 && page.items.every((item) => index.seenIn(item.ID, round))) {
         throw new PagingError(`page ${page.pageNumber} of chatbot ${opts.serialNumber}'s list repeats listings already seen on earlier pages: the service does not page (PageNumber ignored?)`);
       }
       for (const item of page.items) {
-        roundIds.add(item.ID);
-        seen.set(item.ID, toRemote(item, opts));
+        if (!index.seenIn(item.ID, round)) roundCount++;
+        index.add(toRemote(item, opts), round);
       }
     }
     virtualCount = Math.max(...counts);
-    if (counts.size === 1 && roundIds.size === virtualCount) {
+    if (counts.size === 1 && roundCount === virtualCount) {
       problem = undefined;
       break;
     }
     problem =
       counts.size > 1
         ? `VirtualCount changed while paging (${[...counts].join(', ')})`
-        : `${roundIds.size} distinct listings paged but VirtualCount is ${virtualCount}`;
+        : `${roundCount} distinct listings paged but VirtualCount is ${virtualCount}`;
   }
   // A consistent pass stands alone; after inconsistent ones, the union is the best knowledge there is.
-  const listings = (problem ? [...seen.values()] : [...seen.values()].filter((r) => roundIds.has(r.id))).sort((a, b) => a.id - b.id);
-  const byKey = new Map<string, RemoteListing[]>();
-  for (const r of listings) {
-    if (r.key === '') continue; // nothing to match it by: left alone
-    const copies = byKey.get(r.key);
-    if (copies) copies.push(r);
-    else byKey.set(r.key, [r]);
-  }
+  index.finish(problem ? undefined : round);
   return {
-    byKey,
-    count: listings.length,
+    byKey: index,
+    count: index.count,
     virtualCount,
     complete: problem === undefined,
     ...(problem && { problem: `${problem}, after ${round} passes` }),
@@ -142,16 +138,15 @@ export function remoteKey(item: Pick<ListItem, 'MLSNumber' | 'Url'>, keyBy: KeyB
   return (keyBy === 'URL' ? item.Url : item.MLSNumber).trim();
 }
 
-export function toRemote(item: ListItem, opts: Pick<RemoteOptions, 'keyBy' | 'ignore' | 'keepCanonical'>): RemoteListing {
-  const canonical = canonicalFromListItem(item);
-  const mlsNumber = item.MLSNumber.trim();
-  const url = item.Url.trim();
+/** What the remote side keeps of one list item (RemoteIndex). */
+export function toRemote(item: ListItem, opts: Pick<RemoteOptions, 'keyBy' | 'ignore' | 'keepCompared' | 'keepOtherKey'>): RemoteRow {
+  const { hash, compared } = comparedOf(canonicalFromListItem(item), opts.ignore);
+  const byUrl = opts.keyBy === 'URL';
   return {
     id: item.ID,
-    key: opts.keyBy === 'URL' ? url : mlsNumber,
-    mlsNumber,
-    url,
-    hash: comparedHash(canonical, opts.ignore),
-    ...(opts.keepCanonical && { canonical }),
+    key: (byUrl ? item.Url : item.MLSNumber).trim(),
+    ...(opts.keepOtherKey && { otherKey: (byUrl ? item.MLSNumber : item.Url).trim() }),
+    hash,
+    ...(opts.keepCompared && { compared }),
   };
 }

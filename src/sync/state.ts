@@ -86,9 +86,15 @@ export async function commitChanges(store: KvStore, changes: FeedStateChanges): 
  * fingerprints hold its key); undefined when the feed has the chatbot to itself.
  */
 export function ownedByOtherFeeds(state: ChatbotState, feed: string): ((r: RemoteListing) => boolean) | undefined {
+  const keyBy = state.feeds.get(feed)?.keyBy;
   const others = [...state.feeds.values()].filter((f) => f.name !== feed);
   if (others.length === 0) return undefined;
-  return (r) => others.some((o) => o.fingerprints.has(o.keyBy === 'URL' ? r.url : r.mlsNumber));
+  return (r) => others.some((o) => o.fingerprints.has((o.keyBy === keyBy ? r.key : r.otherKey) ?? ''));
+}
+
+/** Whether a feed of the chatbot other than `feed` keys by the other field (the remote side then keeps both keys). */
+export function otherKeyNeeded(feeds: readonly ChatbotFeed[], feed: ChatbotFeed): boolean {
+  return feeds.some((f) => f.name !== feed.name && f.keyBy !== feed.keyBy);
 }
 
 /** The feeds of `chatbot` in the config: the writers whose listings a feed's deletes leave alone. */

@@ -13,7 +13,8 @@ import { mapFeed } from '../mapping/map-feed.js';
 import { compileMapping } from '../mapping/index.js';
 import { createUnmappedTally } from '../mapping/unmapped.js';
 import type { KvStore } from '../state/kv-store.js';
-import { commitChanges, emptyChanges, loadChatbotState, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
+import { commitChanges, emptyChanges, loadChatbotState, otherKeyNeeded, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
+import type { RemoteIndex } from './remote-index.js';
 import { authFailure } from './auth.js';
 import { createFeedCollector } from './desired.js';
 import { createChange, deleteChange, rejectChange, updateChange, type ChangeSink } from './changes.js';
@@ -96,7 +97,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
 
   // The remote side first: each feed record is then planned (and written) as it is read, so the
   // feed is never held whole in memory.
-  let remote: RemoteSide;
+  const writers = deps.chatbotFeeds.some((f) => f.name === feed.name) ? deps.chatbotFeeds : [...deps.chatbotFeeds, { name: feed.name, keyBy: feed.keyBy }];
+  let remote: RemoteSide & { byKey: RemoteIndex };
   try {
     remote = await fetchRemote(api, {
       serialNumber: feed.chatbot,
@@ -107,7 +109,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       signal,
       ignore,
       // the change log names each changed field old → new, in real runs too
-      keepCanonical: Boolean(opts.dryRun || deps.changes),
+      keepCompared: Boolean(opts.dryRun || deps.changes),
+      keepOtherKey: otherKeyNeeded(writers, feed),
     });
   } catch (err) {
     // whatever went wrong, this feed's run ends here with a report; the other feeds go on
@@ -117,10 +120,12 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   }
   timings.remoteMs = ms();
 
-  const writers = deps.chatbotFeeds.some((f) => f.name === feed.name) ? deps.chatbotFeeds : [...deps.chatbotFeeds, { name: feed.name, keyBy: feed.keyBy }];
   const state = await loadChatbotState(store, feed.chatbot, writers);
   const own = state.feeds.get(feed.name)!;
-  const { fingerprints } = own;
+  // this feed's fingerprints go into the remote index (asked only of keys the chatbot holds)
+  remote.byKey.attachFingerprints(own.fingerprints);
+  own.fingerprints.clear();
+  const { fingerprints } = remote.byKey;
   const missingSince = feed.deletes.graceHours > 0 ? own.missingSince : new Map<string, string>();
   const ownedElsewhere = ownedByOtherFeeds(state, feed.name);
   const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
@@ -208,7 +213,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     await executor.run(writes());
     if (!executor.result.stopped && !feedAuth) await executor.run(heldWrites());
   }
-  fingerprints.clear(); // not needed past planning: 100k entries
+  remote.byKey.dropFingerprints(); // not needed past planning
   const desired = collector.side;
   // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
   desired.mode = opened.mode;

@@ -4,4 +4,8 @@ import { startEmulator } from '../../src/emulator/index.js';
 
 const emulator = await startEmulator({ port: 0, latencyMs: Number(process.argv[2] ?? 20), secretKey: 'bench-secret', sessionKey: 'bench-session' });
 process.send?.({ url: emulator.url });
+// the parent sets the latency of each scenario (a large first sync seeds at a lower one)
+process.on('message', (m: { latencyMs?: number }) => {
+  if (typeof m.latencyMs === 'number') emulator.configure({ latencyMs: m.latencyMs });
+});
 process.on('disconnect', () => void emulator.close().then(() => process.exit(0)));

@@ -39,7 +39,8 @@ describe('planSync', () => {
     const fp = fingerprintListing(listing('A', { DaysOnMarket: 4 }), new Set(['DaysOnMarket']));
     const plan = planSync(
       desiredSide([listing('A', { DaysOnMarket: 5 })]),
-      remoteSide([listItem(1, listing('A', { DaysOnMarket: 4 }))]),
+      // the remote side is hashed with the same ignore set the plan is given (as a sync does)
+      remoteSide([listItem(1, listing('A', { DaysOnMarket: 4 }))], 'MLSNumber', true, ['DaysOnMarket']),
       opts({ ignore: new Set(['DaysOnMarket']), fingerprints: new Map([['A', fp]]) }),
     );
     expect(plan.updates).toEqual([]);

@@ -10,6 +10,7 @@ import { FeedConfig } from '../../src/config/schema.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { createSyncEnv, requests, row, rows, SN, total, type SyncEnv } from './helpers/feed.js';
 import { formatSyncReport } from '../../src/sync/report-format.js';
+import type { ListingChange } from '../../src/sync/changes.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -147,6 +148,21 @@ describe('syncFeed against the emulator', () => {
     expect(report.counts).toMatchObject({ created: 1, updated: 1, deleted: 2 });
     expect(await writes()).toEqual(before);
     expect((await env.store.getAll('fp:test-feed')).size).toBe(6);
+  });
+
+  it('names each change old → new in the change log of a real run (as runFeed passes it), without keeping canonical forms', async () => {
+    await env.writeFeed(rows(6));
+    await env.sync(te);
+    await env.writeFeed(rows(6).map((r, i) => (i === 0 ? { ...r, SalePrice: 123456, City: 'Round Rock' } : i === 2 ? { ...r, Bedrooms: 9 } : r)));
+    const changes: ListingChange[] = [];
+    const report = await env.sync(te, undefined, { changes: (c) => changes.push(c) });
+    expect(report.counts).toMatchObject({ updated: 2, unchanged: 4 });
+    const updates = changes.filter((c) => c.op === 'update').sort((a, b) => a.key.localeCompare(b.key));
+    expect(updates).toMatchObject([
+      { key: 'MLS0001', reason: 'fields', changes: [{ field: 'City', old: 'Austin', new: 'Round Rock' }, { field: 'SalePrice', old: 301000, new: 123456 }] },
+      { key: 'MLS0003', reason: 'fields', changes: [{ field: 'Bedrooms', old: 4, new: 9 }] },
+    ]);
+    expect((await te.listings(SN)).find((l) => l.MLSNumber === 'MLS0001')?.SalePrice).toBe(123456);
   });
 
   it('turns an update of a listing deleted behind its back into a create', async () => {

@@ -59,7 +59,7 @@ export interface SyncEnv {
   sync(
     te: TestEmulator,
     feed?: FeedConfig,
-    opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress'> & Partial<Pick<SyncDeps, 'chatbotFeeds'>>,
+    opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress' | 'changes'> & Partial<Pick<SyncDeps, 'chatbotFeeds'>>,
   ): ReturnType<typeof syncFeed>;
   cleanup(): Promise<void>;
 }
@@ -85,11 +85,11 @@ export async function createSyncEnv(): Promise<SyncEnv> {
       }),
     async sync(te, feed = env.feed(), opts = {}) {
       const calls = createCallCounter();
-      const { api: apiPatch, signal, onProgress, chatbotFeeds = [feed], ...syncOpts } = opts;
+      const { api: apiPatch, signal, onProgress, changes, chatbotFeeds = [feed], ...syncOpts } = opts;
       const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 3, ...apiPatch });
       return syncFeed(
         feed,
-        { api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }), store, chatbotFeeds, logger: silentLogger, baseDir: dir, apiConfig, calls, signal, onProgress },
+        { api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }), store, chatbotFeeds, logger: silentLogger, baseDir: dir, apiConfig, calls, signal, onProgress, changes },
         syncOpts,
       );
     },

@@ -1,7 +1,8 @@
 // Listings, list items and feed/remote sides for unit tests of the sync.
 import { toListItem } from '../../../src/emulator/list-item.js';
 import type { ListingCreate, ListItem } from '../../../src/listing/schema.js';
-import type { DesiredSide, RemoteListing, RemoteSide } from '../../../src/sync/plan-types.js';
+import type { DesiredSide, RemoteSide } from '../../../src/sync/plan-types.js';
+import { RemoteIndex } from '../../../src/sync/remote-index.js';
 import { toRemote } from '../../../src/sync/remote.js';
 
 export function listing(mls: string, patch: Partial<ListingCreate> = {}): ListingCreate {
@@ -47,14 +48,10 @@ export function desiredSide(listings: ListingCreate[], patch: Partial<DesiredSid
   };
 }
 
-/** The remote side of `items`; without `keepCanonical` (as in a real run) changes are found by hash. */
-export function remoteSide(items: ListItem[], keyBy: 'MLSNumber' | 'URL' = 'MLSNumber', keepCanonical = true, ignore: string[] = []): RemoteSide {
-  const byKey = new Map<string, RemoteListing[]>();
-  for (const item of items) {
-    const key = keyBy === 'URL' ? item.Url : item.MLSNumber;
-    const copies = byKey.get(key) ?? [];
-    copies.push(toRemote(item, { keyBy, keepCanonical, ignore: new Set(ignore) }));
-    byKey.set(key, copies);
-  }
-  return { byKey, count: items.length, virtualCount: items.length, complete: true, pages: 1, rounds: 1 };
+/** The remote side of `items`, indexed as a sync does; without `keepCompared` (a run without the change log) changes are not named. */
+export function remoteSide(items: ListItem[], keyBy: 'MLSNumber' | 'URL' = 'MLSNumber', keepCompared = true, ignore: string[] = []): RemoteSide {
+  const index = new RemoteIndex({ keepCompared, keepOtherKey: true });
+  for (const item of items) index.add(toRemote(item, { keyBy, keepCompared, keepOtherKey: true, ignore: new Set(ignore) }), 1);
+  index.finish(1);
+  return { byKey: index, count: index.count, virtualCount: items.length, complete: true, pages: 1, rounds: 1 };
 }

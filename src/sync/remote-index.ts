@@ -1,0 +1,233 @@
+// The chatbot's listings as a sync keeps them while the feed streams by. Per listing only what
+// planning needs, in columns (typed arrays) rather than an object per listing, so that a million
+// listings cost tens of MB rather than a GB:
+// - its NewOaks ID (Float64Array: an integer, maybe past 2^31);
+// - its key: the Map's key string, shared by every copy of the key; the key by the other field
+//   (URL when keyed by MLSNumber, and back) only when another feed of the chatbot keys by it;
+// - the sha1 of its compared JSON (fingerprint.ts), 20 bytes;
+// - with `keepCompared` (dry runs and the change log, which name each change old → new) the
+//   compared JSON itself, as UTF-8 in off-heap slabs (no per-string header, not traced by the GC),
+//   parsed again only for a listing that differs;
+// - the fingerprint this feed stored for the key (state.ts), 20 bytes, folded in here so a run
+//   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
+// RemoteListing objects are made on demand, one key at a time (get / iteration).
+import type { RemoteListing } from './plan-types.js';
+import { FINGERPRINT_PREFIX } from '../listing/fingerprint.js';
+
+const HASH = 20;
+const SLAB = 8 << 20;
+const NONE = -1;
+
+/** What planning reads of the remote side: a Map<string, RemoteListing[]> is one too (tests). */
+export interface RemoteCopies {
+  get(key: string): readonly RemoteListing[] | undefined;
+  has(key: string): boolean;
+  keys(): IterableIterator<string>;
+  [Symbol.iterator](): IterableIterator<[string, readonly RemoteListing[]]>;
+  readonly size: number;
+}
+
+/** One listing as the list endpoint gave it, reduced to what the index keeps. */
+export interface RemoteRow {
+  id: number;
+  key: string;
+  otherKey?: string;
+  hash: Uint8Array;
+  compared?: string;
+}
+
+export class RemoteIndex implements RemoteCopies {
+  #rows = 0;
+  #ids = new Float64Array(1024);
+  #hashes = new Uint8Array(1024 * HASH);
+  #rounds = new Uint8Array(1024);
+  #keys: string[] = [];
+  #otherKeys: Array<string | undefined> | undefined;
+  /** compared JSON: slab number, offset and byte length per row (keepCompared) */
+  #compared: { slabs: Buffer[]; at: Int32Array; off: Int32Array; len: Int32Array; used: number } | undefined;
+  /** row of an ID, while paging: a listing seen again (a later pass) replaces its row */
+  #rowOfId: Map<number, number> | undefined = new Map();
+  #first = new Map<string, number>();
+  #next = new Int32Array(0);
+  /** this feed's stored fingerprint per first row of a key: 1 = version-2 bytes in #fp, 2 = other (in #legacyFp) */
+  #fpKind: Uint8Array | undefined;
+  #fp: Uint8Array | undefined;
+  #legacyFp = new Map<string, string>();
+  /** rows in the index (listings with an empty key aside are still counted in `count`) */
+  count = 0;
+
+  constructor(readonly opts: { keepCompared?: boolean; keepOtherKey?: boolean } = {}) {
+    if (opts.keepOtherKey) this.#otherKeys = [];
+    if (opts.keepCompared) this.#compared = { slabs: [], at: new Int32Array(1024), off: new Int32Array(1024), len: new Int32Array(1024), used: SLAB };
+  }
+
+  /** Adds (or, for an ID seen before, replaces) one listing read in pass `round`. */
+  add(row: RemoteRow, round: number): void {
+    if (!this.#rowOfId) throw new Error('RemoteIndex.add after finish');
+    let r = this.#rowOfId.get(row.id);
+    if (r === undefined) {
+      r = this.#rows++;
+      this.#grow(this.#rows);
+      this.#rowOfId.set(row.id, r);
+    }
+    this.#ids[r] = row.id;
+    this.#hashes.set(row.hash.subarray(0, HASH), r * HASH);
+    this.#rounds[r] = round;
+    this.#keys[r] = row.key;
+    if (this.#otherKeys) this.#otherKeys[r] = row.otherKey;
+    if (this.#compared && row.compared !== undefined) this.#putCompared(r, row.compared);
+  }
+
+  /** Whether the current pass has seen `id`. */
+  seenIn(id: number, round: number): boolean {
+    const r = this.#rowOfId?.get(id);
+    return r !== undefined && this.#rounds[r] === round;
+  }
+
+  /**
+   * Paging is over: keeps every row (`round` undefined: the union of the passes) or those seen in
+   * pass `round`, links the copies of each key in ID order, and frees what paging alone needed.
+   */
+  finish(round?: number): this {
+    const keep: number[] = [];
+    for (let r = 0; r < this.#rows; r++) if (round === undefined || this.#rounds[r] === round) keep.push(r);
+    const ids = this.#ids;
+    let sorted = true;
+    for (let i = 1; i < keep.length && sorted; i++) sorted = ids[keep[i - 1]!]! < ids[keep[i]!]!;
+    if (!sorted) keep.sort((a, b) => ids[a]! - ids[b]!);
+    this.#next = new Int32Array(this.#rows).fill(NONE);
+    const tail = new Map<string, number>();
+    for (const r of keep) {
+      const key = this.#keys[r]!;
+      if (key === '') continue; // nothing to match it by: left alone
+      const last = tail.get(key);
+      if (last === undefined) this.#first.set(key, r);
+      else this.#next[last] = r;
+      tail.set(key, r);
+    }
+    this.count = keep.length;
+    this.#rowOfId = undefined;
+    this.#keys = [];
+    this.#rounds = new Uint8Array(0);
+    return this;
+  }
+
+  get size(): number {
+    return this.#first.size;
+  }
+
+  has(key: string): boolean {
+    return this.#first.has(key);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.#first.keys();
+  }
+
+  get(key: string): RemoteListing[] | undefined {
+    let r = this.#first.get(key);
+    if (r === undefined) return undefined;
+    const out: RemoteListing[] = [];
+    for (; r !== NONE; r = this.#next[r]!) out.push(this.#listing(r, key));
+    return out;
+  }
+
+  *[Symbol.iterator](): IterableIterator<[string, RemoteListing[]]> {
+    for (const key of this.#first.keys()) yield [key, this.get(key)!];
+  }
+
+  /** Folds in the fingerprints this feed stored (key → fingerprint); keys the chatbot does not hold are not kept. */
+  attachFingerprints(stored: ReadonlyMap<string, string>): void {
+    const rows = this.#next.length;
+    this.#fpKind = new Uint8Array(rows);
+    this.#fp = new Uint8Array(rows * HASH);
+    const view = Buffer.from(this.#fp.buffer, this.#fp.byteOffset, this.#fp.byteLength);
+    for (const [key, fp] of stored) {
+      const r = this.#first.get(key);
+      if (r === undefined) continue;
+      // version 2: "2." + 27 base64url characters of a sha1; anything else is kept as it is
+      if (fp.length === FINGERPRINT_PREFIX.length + 27 && fp.startsWith(FINGERPRINT_PREFIX) && view.write(fp.slice(FINGERPRINT_PREFIX.length), r * HASH, HASH, 'base64url') === HASH) {
+        this.#fpKind[r] = 1;
+        if (encodeFp(this.#fp, r) === fp) continue;
+      }
+      this.#fpKind[r] = 2;
+      this.#legacyFp.set(key, fp);
+    }
+  }
+
+  /** The fingerprints attached, as planning reads them (key → stored fingerprint). */
+  readonly fingerprints = {
+    get: (key: string): string | undefined => {
+      const r = this.#first.get(key);
+      const kind = r === undefined ? 0 : (this.#fpKind?.[r] ?? 0);
+      if (kind === 1) return encodeFp(this.#fp!, r!);
+      return kind === 2 ? this.#legacyFp.get(key) : undefined;
+    },
+  };
+
+  /** Planning is over: the fingerprints are not needed any more. */
+  dropFingerprints(): void {
+    this.#fpKind = undefined;
+    this.#fp = undefined;
+    this.#legacyFp.clear();
+  }
+
+  #listing(r: number, key: string): RemoteListing {
+    const index = this;
+    return {
+      id: this.#ids[r]!,
+      key,
+      ...(this.#otherKeys && { otherKey: this.#otherKeys[r] }),
+      hash: this.#hashes.subarray(r * HASH, r * HASH + HASH),
+      // read (and decoded) only for a listing that differs
+      get compared() {
+        return index.#readCompared(r);
+      },
+    };
+  }
+
+  #grow(rows: number): void {
+    if (rows <= this.#ids.length) return;
+    const size = this.#ids.length * 2;
+    this.#ids = grown(this.#ids, new Float64Array(size));
+    this.#hashes = grown(this.#hashes, new Uint8Array(size * HASH));
+    this.#rounds = grown(this.#rounds, new Uint8Array(size));
+    const c = this.#compared;
+    if (c) {
+      c.at = grown(c.at, new Int32Array(size));
+      c.off = grown(c.off, new Int32Array(size));
+      c.len = grown(c.len, new Int32Array(size));
+    }
+  }
+
+  #putCompared(r: number, json: string): void {
+    const c = this.#compared!;
+    const bytes = Buffer.byteLength(json);
+    if (c.used + bytes > SLAB || c.slabs.length === 0) {
+      // a listing past the slab size (long texts, many images) gets a slab of its own
+      c.slabs.push(Buffer.allocUnsafeSlow(Math.max(SLAB, bytes)));
+      c.used = 0;
+    }
+    const slab = c.slabs.length - 1;
+    c.slabs[slab]!.write(json, c.used, bytes, 'utf8');
+    c.at[r] = slab;
+    c.off[r] = c.used;
+    c.len[r] = bytes;
+    c.used += bytes;
+  }
+
+  #readCompared(r: number): string | undefined {
+    const c = this.#compared;
+    if (!c || c.len[r] === 0) return undefined;
+    return c.slabs[c.at[r]!]!.toString('utf8', c.off[r], c.off[r]! + c.len[r]!);
+  }
+}
+
+function grown<T extends Float64Array | Uint8Array | Int32Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
+}
+
+function encodeFp(fp: Uint8Array, r: number): string {
+  return FINGERPRINT_PREFIX + Buffer.from(fp.buffer, fp.byteOffset + r * HASH, HASH).toString('base64url');
+}

@@ -1,0 +1,90 @@
+// The compact remote side (RemoteIndex) against the plain rules it stands in for: grouping the list
+// items by key in ID order (a Map of arrays), the stored fingerprints (a Map), and the changes it
+// names (comparedChanges) against diffCanonical of the canonical forms.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { canonicalFromListing, canonicalFromListItem, diffCanonical } from '../../src/listing/canonical.js';
+import { comparedOf, comparedChanges, fingerprintListing, fingerprintV1, listingHashes } from '../../src/listing/fingerprint.js';
+import { RemoteIndex } from '../../src/sync/remote-index.js';
+import { toRemote } from '../../src/sync/remote.js';
+import { listing, listItem } from './helpers/listings.js';
+
+const keys = fc.constantFrom('A', 'B', 'C', ' D ', '', 'E');
+const item = fc.record({ id: fc.integer({ min: 1, max: 3_000_000_000 }), key: keys, price: fc.integer({ min: 0, max: 5 }), round: fc.integer({ min: 1, max: 2 }) });
+
+describe('RemoteIndex', () => {
+  it('holds the same copies, in ID order, as grouping the items by key', () => {
+    fc.assert(
+      fc.property(fc.array(item, { maxLength: 40 }), fc.boolean(), fc.constantFrom<'MLSNumber' | 'URL'>('MLSNumber', 'URL'), fc.option(fc.constantFrom(1, 2), { nil: undefined }), (items, keep, keyBy, round) => {
+        const index = new RemoteIndex({ keepCompared: keep, keepOtherKey: true });
+        // the plain rule: the last reading of an ID wins; kept are the rows of `round` (or all)
+        const latest = new Map<number, { row: ReturnType<typeof toRemote>; round: number }>();
+        for (const it of items) {
+          const l = listing(it.key.trim() || 'X', { MLSNumber: it.key, Url: `https://x/${it.key.trim()}`, SalePrice: it.price });
+          const row = toRemote(listItem(it.id, l, { MLSNumber: it.key, Url: it.key.trim() ? `https://x/${it.key.trim()}` : '' }), { keyBy, keepCompared: keep, keepOtherKey: true });
+          index.add(row, it.round);
+          latest.set(it.id, { row, round: it.round });
+        }
+        index.finish(round);
+        const kept = [...latest.values()].filter((x) => round === undefined || x.round === round).sort((a, b) => a.row.id - b.row.id);
+        const plain = new Map<string, Array<ReturnType<typeof toRemote>>>();
+        for (const { row } of kept) if (row.key !== '') plain.set(row.key, [...(plain.get(row.key) ?? []), row]);
+        expect(index.count).toBe(kept.length);
+        expect([...index.keys()].sort()).toEqual([...plain.keys()].sort());
+        for (const [key, rows] of plain) {
+          const got = index.get(key)!;
+          expect(got.map((r) => [r.id, r.key, r.otherKey, Buffer.from(r.hash).toString('hex'), r.compared])).toEqual(
+            rows.map((r) => [r.id, r.key, r.otherKey, Buffer.from(r.hash).toString('hex'), r.compared]),
+          );
+        }
+      }),
+    );
+  });
+
+  it('gives back every stored fingerprint of a key it holds, of any version', () => {
+    const index = new RemoteIndex();
+    for (const [id, key] of [[1, 'A'], [2, 'B'], [3, 'C'], [4, 'D']] as const) index.add(toRemote(listItem(id, listing(key)), { keyBy: 'MLSNumber' }), 1);
+    index.finish(1);
+    const stored = new Map([
+      ['A', fingerprintListing(listing('A'))],
+      ['B', fingerprintV1(listing('B'))],
+      ['C', '2.not-a-sha1'],
+      ['GONE', fingerprintListing(listing('GONE'))],
+    ]);
+    index.attachFingerprints(stored);
+    for (const key of ['A', 'B', 'C']) expect(index.fingerprints.get(key)).toBe(stored.get(key));
+    expect(index.fingerprints.get('D')).toBeUndefined();
+    expect(index.fingerprints.get('GONE')).toBeUndefined(); // never asked: the chatbot does not hold it
+    index.dropFingerprints();
+    expect(index.fingerprints.get('A')).toBeUndefined();
+  });
+});
+
+describe('comparedChanges', () => {
+  const patch = fc.record(
+    {
+      SalePrice: fc.integer({ min: 0, max: 2_000_000 }),
+      Bedrooms: fc.integer({ min: 0, max: 9 }),
+      City: fc.constantFrom('Austin', 'Round Rock', ' Austin ', 'San  Marcos'),
+      Description: fc.constantFrom('a', 'b  c', ''),
+      Images: fc.constantFrom(0, 1, 2).map((n) => Array.from({ length: n }, (_, i) => `https://i/${i}`)),
+      Latitude: fc.constantFrom(30.25, 30.5, 0),
+      YearBuilt: fc.integer({ min: 1990, max: 1992 }),
+    },
+    { requiredKeys: [] },
+  );
+  it('names the fields diffCanonical names, and none exactly when the hashes agree', () => {
+    fc.assert(
+      fc.property(patch, patch, (a, b) => {
+        const now = listing('K', a);
+        const was = canonicalFromListItem(listItem(7, listing('K', b)));
+        const feed = listingHashes(now);
+        const remote = comparedOf(was);
+        const named = comparedChanges(feed.compared, remote.compared);
+        const slow = diffCanonical(canonicalFromListing(now), was);
+        expect(named.map((c) => [c.field, c.old, c.new])).toEqual(slow.map((c) => [c.field, c.old, c.new]));
+        expect(named.length === 0).toBe(feed.hash.equals(remote.hash));
+      }),
+    );
+  });
+});
