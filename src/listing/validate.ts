@@ -9,7 +9,7 @@
 import type { z } from 'zod';
 import type { ValidationIssue } from '../errors.js';
 import { excerpt } from '../errors.js';
-import { AREA_UNITS, isIntactKey, isLongText, isShortText, isWebUrl, LIMITS, LISTING_FIELDS, ListingCreate, SALE_TYPES, SPACE_TYPES, STATUSES, TOURS } from './schema.js';
+import { AREA_UNITS, isIntactKey, isLongText, isShortText, isWebUrl, KEY_TYPES, LIMITS, LISTING_FIELDS, ListingCreate, SALE_TYPES, SPACE_TYPES, STATUSES, TOURS, type ListingUpdate } from './schema.js';
 
 export type ValidationResult = { ok: true; listing: ListingCreate } | { ok: false; issues: ValidationIssue[] };
 
@@ -124,6 +124,21 @@ export function quickAccept(candidate: unknown): ListingCreate | undefined {
   const out: Record<string, unknown> = {};
   for (const key of LISTING_FIELDS) if (key in c) out[key] = c[key];
   return out as ListingCreate;
+}
+
+const KEY_TYPE_SET = new Set<unknown>(KEY_TYPES);
+
+/**
+ * An update (a listing, Key and KeyType) as zod's ListingUpdate would return it, when it plainly
+ * meets every rule; else undefined. The client's check before sending: a listing the mapping
+ * already validated passes here without a second zod parse.
+ */
+export function quickAcceptUpdate(candidate: unknown): ListingUpdate | undefined {
+  if (candidate === null || typeof candidate !== 'object' || Array.isArray(candidate)) return undefined;
+  const { Key, KeyType: keyType, ...rest } = candidate as Record<string, unknown>;
+  if (!text(Key) || !KEY_TYPE_SET.has(keyType)) return undefined;
+  const listing = quickAccept(rest);
+  return listing && { ...listing, Key: Key as string, KeyType: keyType as ListingUpdate['KeyType'] };
 }
 
 export function toValidationIssues(error: z.ZodError, candidate: unknown): ValidationIssue[] {

@@ -1,7 +1,9 @@
 // The client against the emulator over real HTTP: every endpoint, and every way a call can fail.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ListingCreate, ListingUpdate } from '../../src/listing/schema.js';
+import { validateListing } from '../../src/listing/validate.js';
 import { createApiClient } from '../../src/api/client.js';
 import type { ApiCallEvent } from '../../src/api/types.js';
 import {
@@ -120,6 +122,32 @@ describe('client: requests are checked before sending', () => {
     expect(err).toBeInstanceOf(ValidationError);
     expect(err.issues.map((i: { field: string }) => i.field)).toContain(field);
     expect((await t.stats()).total).toBe(0);
+  });
+
+  it('parses a listing with zod once at most: what the mapping validated is not parsed again, what it did not is', async () => {
+    // (the in-process emulator parses what it receives too: only calls on the very object sent count)
+    const parse = vi.spyOn(ListingCreate, 'safeParse');
+    const parseUpdate = vi.spyOn(ListingUpdate, 'safeParse');
+    const parsed = (o: unknown) => [...parse.mock.calls, ...parseUpdate.mock.calls].filter((c) => c[0] === o).length;
+    try {
+      // needs zod (a key to trim): the mapping's check parses it once, the client's quick check accepts its output
+      const candidate = sampleListing({ MLSNumber: ' V1 ' });
+      const checked = validateListing(candidate);
+      if (!checked.ok) throw new Error('the sample listing should be valid');
+      expect(parsed(candidate)).toBe(1);
+      await t.api.createListing(checked.listing);
+      const update = { ...checked.listing, SalePrice: 1, Key: 'V1', KeyType: 'MLSNumber' as const };
+      await t.api.updateListing(update);
+      expect([parsed(checked.listing), parsed(update)]).toEqual([0, 0]);
+      // a caller that did not validate still gets zod's check (and its trimming) before anything is sent
+      const raw = sampleListing({ MLSNumber: ' RAW ' });
+      await t.api.createListing(raw);
+      expect(parsed(raw)).toBe(1);
+      expect((await t.listings('SN-1')).map((l) => [l.MLSNumber, l.SalePrice])).toEqual([['V1', 1], ['RAW', expect.any(Number)]]);
+    } finally {
+      parse.mockRestore();
+      parseUpdate.mockRestore();
+    }
   });
 
   it('accepts several images, and one file with Audio', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { rng } from '../../fixtures/generate.js';
-import { ListingCreate } from '../../src/listing/schema.js';
-import { quickAccept, validateListing } from '../../src/listing/validate.js';
+import { ListingCreate, ListingUpdate } from '../../src/listing/schema.js';
+import { quickAccept, quickAcceptUpdate, validateListing } from '../../src/listing/validate.js';
 
 const good = {
   SerialNumber: 'SN-1', SaleType: 'for_sale', Status: 'Active', CurrencySymbol: '$', PropertyType: 'Condo', Bedrooms: 2,
@@ -33,7 +33,7 @@ describe('validateListing', () => {
     expect(r.issues).toHaveLength(8);
   });
 
-  it('quickAccept never accepts what zod rejects, and gives zod\'s output when it accepts', () => {
+  it('quickAccept (and quickAcceptUpdate) never accept what zod rejects, and give zod\'s output when they accept', () => {
     const r = rng(42);
     const variants: Array<(c: Record<string, unknown>) => void> = [
       (c) => (c.Status = ['Active', 'Sold', 'Gone', 'active'][Math.floor(r() * 4)]),
@@ -57,6 +57,7 @@ describe('validateListing', () => {
       },
     ];
     let accepted = 0;
+    let updates = 0;
     for (let n = 0; n < 3000; n++) {
       const c: Record<string, unknown> = structuredClone(good);
       for (let k = 0; k < 3; k++) variants[Math.floor(r() * variants.length)]!(c);
@@ -67,8 +68,18 @@ describe('validateListing', () => {
         expect(z.success).toBe(true);
         expect(JSON.stringify(quick)).toBe(JSON.stringify(z.data));
       }
+      // the client's check of an update: the same listing with a Key and KeyType
+      const u = { ...c, Key: ['M1', ' M1', '', 3][Math.floor(r() * 4)], KeyType: ['MLSNumber', 'URL', 'NewOaks', 'mls', undefined][Math.floor(r() * 5)] };
+      const quickUpdate = quickAcceptUpdate(u);
+      const zu = ListingUpdate.safeParse(u);
+      if (quickUpdate) {
+        updates++;
+        expect(zu.success).toBe(true);
+        expect(JSON.stringify(quickUpdate)).toBe(JSON.stringify(zu.data));
+      }
     }
     expect(accepted).toBeGreaterThan(100);
+    expect(updates).toBeGreaterThan(30);
   });
 });
 
