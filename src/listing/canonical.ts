@@ -31,7 +31,7 @@ export interface FieldChange {
   new: CanonicalValue;
 }
 
-type Kind = 'text' | 'number' | 'coordinate' | 'images' | 'extension';
+export type Kind = 'text' | 'number' | 'coordinate' | 'images' | 'extension';
 
 /** Every field of a listing and how it is compared. */
 export const FIELD_KINDS: Readonly<Record<ListingField, Kind>> = {
@@ -94,20 +94,31 @@ export function canonicalFromListing(listing: ListingCreate, fields: readonly Li
 const LIST_MEMBER: Partial<Record<ListingField, keyof ListItem>> = { Latitude: 'LATITUDE', Longitude: 'LONGITUDE' };
 /** per compared field: where the list item holds it, and its kind (looked up once, not per item) */
 const LIST_READS = COMPARED_FIELDS.map((f) => [f, LIST_MEMBER[f] ?? f, FIELD_KINDS[f]] as const);
+const LIST_MEMBERS = Object.fromEntries(LIST_READS.map(([f, member]) => [f, member])) as Record<ListingField, keyof ListItem>;
 
 /** The canonical form of one RealEstateList item (the compared fields only). */
 export function canonicalFromListItem(item: ListItem): CanonicalListing {
   const out: CanonicalListing = {};
-  for (const [f, member, kind] of LIST_READS) {
-    const v = canonicalValue(kind, (item as Record<string, unknown>)[member]);
+  const read = listItemReader(item);
+  for (const [f, , kind] of LIST_READS) {
+    const v = read(f, kind);
     if (v !== undefined) out[f] = v;
   }
-  const priceField = item.SaleType === 'for_rent' ? 'RentPrice' : item.SaleType === 'for_sale' ? 'SalePrice' : undefined;
-  if (priceField && out[priceField] === undefined) {
-    const price = canonicalValue('number', item.Price);
-    if (price !== undefined) out[priceField] = price;
-  }
   return out;
+}
+
+/**
+ * The canonical value of each compared field of a list item, read straight from it (the one rule
+ * for list items: canonicalFromListItem is built from it, and the comparison hash of a remote
+ * listing is taken through it without building the canonical object).
+ */
+export function listItemReader(item: ListItem): (f: ListingField, kind: Kind) => CanonicalValue {
+  // Price stands in for the price that applies to the SaleType when that one is empty
+  const priceField = item.SaleType === 'for_rent' ? 'RentPrice' : item.SaleType === 'for_sale' ? 'SalePrice' : undefined;
+  return (f, kind) => {
+    const v = canonicalValue(kind, (item as Record<string, unknown>)[LIST_MEMBERS[f]]);
+    return v === undefined && f === priceField ? canonicalValue('number', item.Price) : v;
+  };
 }
 
 /** The fields whose canonical values differ, except `ignore`d ones. Compares COMPARED_FIELDS only. */

@@ -12,8 +12,8 @@
 // with the function of its version (storedFingerprintStatus) and, when the listing is the same,
 // re-recorded in the current version: a change of format never rewrites every listing.
 import { hash } from 'node:crypto';
-import { ALL_FIELDS, canonicalFromListing, canonicalValue, COMPARED_FIELDS, FIELD_KINDS, UNLISTED_FIELDS, type CanonicalListing, type CanonicalValue, type FieldChange } from './canonical.js';
-import type { ListingCreate, ListingField } from './schema.js';
+import { ALL_FIELDS, canonicalFromListing, canonicalValue, listItemReader, COMPARED_FIELDS, FIELD_KINDS, UNLISTED_FIELDS, type CanonicalListing, type CanonicalValue, type FieldChange } from './canonical.js';
+import type { ListingCreate, ListingField, ListItem } from './schema.js';
 
 const NO_FIELDS: ReadonlySet<string> = new Set();
 export const FINGERPRINT_PREFIX = '2.';
@@ -71,6 +71,12 @@ export function comparedHash(canonical: CanonicalListing, ignore: ReadonlySet<st
 /** The comparison hash of a canonical listing with the compared JSON it is taken of. */
 export function comparedOf(canonical: CanonicalListing, ignore: ReadonlySet<string> = NO_FIELDS): { hash: Buffer; compared: string } {
   const compared = comparedJson((f) => canonical[f], ignore);
+  return { hash: hash('sha1', compared, 'buffer'), compared };
+}
+
+/** comparedOf(canonicalFromListItem(item)), without building the canonical object (a remote listing while paging). */
+export function comparedOfListItem(item: ListItem, ignore: ReadonlySet<string> = NO_FIELDS): { hash: Buffer; compared: string } {
+  const compared = comparedJson(listItemReader(item), ignore);
   return { hash: hash('sha1', compared, 'buffer'), compared };
 }
 

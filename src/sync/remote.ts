@@ -12,8 +12,7 @@
 import pLimit from 'p-limit';
 import type { ChatbotApi } from '../api/types.js';
 import { PagingError } from '../errors.js';
-import { canonicalFromListItem } from '../listing/canonical.js';
-import { comparedOf } from '../listing/fingerprint.js';
+import { comparedOfListItem } from '../listing/fingerprint.js';
 import type { ListItem } from '../listing/schema.js';
 import type { KeyBy, RemoteSide } from './plan-types.js';
 import { RemoteIndex, type RemoteRow } from './remote-index.js';
@@ -140,7 +139,7 @@ export function remoteKey(item: Pick<ListItem, 'MLSNumber' | 'Url'>, keyBy: KeyB
 
 /** What the remote side keeps of one list item (RemoteIndex). */
 export function toRemote(item: ListItem, opts: Pick<RemoteOptions, 'keyBy' | 'ignore' | 'keepCompared' | 'keepOtherKey'>): RemoteRow {
-  const { hash, compared } = comparedOf(canonicalFromListItem(item), opts.ignore);
+  const { hash, compared } = comparedOfListItem(item, opts.ignore);
   const byUrl = opts.keyBy === 'URL';
   return {
     id: item.ID,

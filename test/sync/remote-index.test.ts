@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalFromListing, canonicalFromListItem, diffCanonical } from '../../src/listing/canonical.js';
-import { comparedOf, comparedChanges, fingerprintListing, fingerprintV1, listingHashes } from '../../src/listing/fingerprint.js';
+import { comparedOf, comparedOfListItem, comparedChanges, fingerprintListing, fingerprintV1, listingHashes } from '../../src/listing/fingerprint.js';
 import { RemoteIndex } from '../../src/sync/remote-index.js';
 import { toRemote } from '../../src/sync/remote.js';
 import { listing, listItem } from './helpers/listings.js';
@@ -84,6 +84,35 @@ describe('comparedChanges', () => {
         const slow = diffCanonical(canonicalFromListing(now), was);
         expect(named.map((c) => [c.field, c.old, c.new])).toEqual(slow.map((c) => [c.field, c.old, c.new]));
         expect(named.length === 0).toBe(feed.hash.equals(remote.hash));
+      }),
+    );
+  });
+});
+
+describe('comparedOfListItem', () => {
+  const text = fc.constantFrom('', ' ', '350000', '350,000', '2.50', 'abc', ' a  b ', '["https://i/1"," https://i/2 "]', 'https://i/1,https://i/2', '[{"Key":"k","value":"v"}]', 'k:v;x:y');
+  const patch = fc.record(
+    {
+      SaleType: fc.constantFrom('for_sale', 'for_rent', 'other', ''),
+      Price: text,
+      SalePrice: text,
+      RentPrice: text,
+      City: text,
+      Images: text,
+      ExtensionColumn: text,
+      Bedrooms: text,
+      LATITUDE: fc.constantFrom(0, 30.1234567, -97.5),
+    },
+    { requiredKeys: [] },
+  );
+  it('hashes a list item as comparedOf its canonical form does (one rule for list items)', () => {
+    fc.assert(
+      fc.property(patch, fc.constantFrom(new Set<string>(), new Set(['City', 'SalePrice'])), (p, ignore) => {
+        const item = listItem(3, listing('K'), p);
+        const fast = comparedOfListItem(item, ignore);
+        const slow = comparedOf(canonicalFromListItem(item), ignore);
+        expect(fast.compared).toBe(slow.compared);
+        expect(fast.hash.equals(slow.hash)).toBe(true);
       }),
     );
   });
