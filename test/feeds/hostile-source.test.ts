@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createBudgets, memoryBackend, type Budgets } from '../../src/budget/index.js';
 import { FeedReadError } from '../../src/errors.js';
 import { FeedSource, openFeed } from '../../src/feeds/index.js';
 import { openSource } from '../../src/feeds/source.js';
@@ -128,16 +129,26 @@ describe('feed transport: redirects keep credentials in their origin', () => {
     expect(error!.message).toMatch(/redirect to file: refused/);
   });
 
-  it('calls the beforeRequest hook before every request, redirects included, with the credential', async () => {
+  it("asks the credential's request budget before every request, redirects included", async () => {
     const s = await hostile((req, res) => (req.url === '/a' ? redirect(res, 302, '/b') : void res.end(CSV)));
-    const seen: Array<{ url: string; credential: string | undefined }> = [];
-    const { error } = await collectUntilError(
-      open({ url: `${s.url}a`, bearerToken: 'tok-hook' }, { beforeRequest: async ({ url, credential }) => void seen.push({ url, credential }) }).items,
-    );
-    expect(error).toBeUndefined();
-    expect(seen).toEqual([
-      { url: `${s.url}a`, credential: 'tok-hook' },
-      { url: `${s.url}b`, credential: 'tok-hook' },
-    ]);
+    const inner = createBudgets(memoryBackend());
+    const asked: string[] = [];
+    const budgets: Budgets = {
+      shared: false,
+      budget: (key, limits, opts) => {
+        const b = inner.budget(key, limits, opts);
+        return { ...b, acquire: (signal) => (asked.push(key), b.acquire(signal)) };
+      },
+    };
+    for (const token of ['tok-one', 'tok-two']) {
+      const { error } = await collectUntilError(open({ url: `${s.url}a`, bearerToken: token }, { budgets }).items);
+      expect(error).toBeUndefined();
+    }
+    // two requests per read (the redirect and its target), each read on its own credential's budget
+    expect(asked).toHaveLength(4);
+    expect(asked[0]).toBe(asked[1]);
+    expect(asked[2]).toBe(asked[3]);
+    expect(asked[0]).not.toBe(asked[2]);
+    expect(asked.join(' ')).not.toContain('tok-');
   });
 });
