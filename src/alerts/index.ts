@@ -19,7 +19,10 @@ interface Target {
 }
 
 export async function loadAlertState(store: KvStore, feed: string): Promise<AlertState> {
-  const raw = await store.get(ALERT_NAMESPACE, feed);
+  return parseAlertState(await store.get(ALERT_NAMESPACE, feed));
+}
+
+function parseAlertState(raw: string | undefined): AlertState {
   if (!raw) return emptyState();
   try {
     const v: unknown = JSON.parse(raw);
@@ -30,8 +33,26 @@ export async function loadAlertState(store: KvStore, feed: string): Promise<Aler
   return emptyState();
 }
 
-async function saveAlertState(store: KvStore, feed: string, state: AlertState): Promise<void> {
-  await store.set(ALERT_NAMESPACE, [[feed, JSON.stringify(state)]]);
+/** Tries of a read-decide-swap before giving up (each lost one means another worker changed the state). */
+const MAX_SWAPS = 10;
+
+/**
+ * Read the feed's alert state, decide, and store the new state only if no other process changed it
+ * meanwhile (else read again and decide again). The notices returned are those of the decision that
+ * was stored: with several workers, each transition is announced by exactly one of them.
+ */
+async function updateAlertState(
+  store: KvStore,
+  feed: string,
+  decide: (before: AlertState) => { state: AlertState; notices: Notice[]; store: boolean },
+): Promise<Notice[]> {
+  for (let i = 0; i < MAX_SWAPS; i++) {
+    const raw = await store.get(ALERT_NAMESPACE, feed);
+    const { state, notices, store: changed } = decide(parseAlertState(raw));
+    if (!changed) return notices;
+    if (await store.swap(ALERT_NAMESPACE, feed, raw, JSON.stringify(state))) return notices;
+  }
+  throw new Error(`the alert state of feed ${feed} kept changing under this worker (${MAX_SWAPS} tries); its notices were not sent`);
 }
 
 export async function alertAfterRun(
@@ -42,10 +63,10 @@ export async function alertAfterRun(
   logger: Logger,
   now = new Date(),
 ): Promise<Notice[]> {
-  const before = await loadAlertState(store, target.feed);
-  const { state, holding } = afterRun(before, run, config.rules);
-  const { state: after, notices } = transitions(state, holding, now);
-  await saveAlertState(store, target.feed, after);
+  const notices = await updateAlertState(store, target.feed, (before) => {
+    const { state, holding } = afterRun(before, run, config.rules);
+    return { ...transitions(state, holding, now), store: true };
+  });
   await deliver(config, target, notices, logger, now, run.runId);
   return notices;
 }
@@ -54,14 +75,15 @@ export async function alertAfterRun(
 export async function checkStaleness(store: KvStore, config: AlertsConfig, targets: readonly Target[], since: string, logger: Logger, now = new Date()): Promise<Notice[]> {
   const all: Notice[] = [];
   for (const target of targets) {
-    const before = await loadAlertState(store, target.feed);
-    const holding = new Map<Condition, string>(Object.entries(before.open).map(([c, v]) => [c as Condition, v!.message]));
-    const stale = staleness(before, config.rules, now, since);
-    if (stale) holding.set('stale', stale);
-    else holding.delete('stale');
-    const { state: after, notices } = transitions(before, holding, now);
+    const notices = await updateAlertState(store, target.feed, (before) => {
+      const holding = new Map<Condition, string>(Object.entries(before.open).map(([c, v]) => [c as Condition, v!.message]));
+      const stale = staleness(before, config.rules, now, since);
+      if (stale) holding.set('stale', stale);
+      else holding.delete('stale');
+      const next = transitions(before, holding, now);
+      return { ...next, store: next.notices.length > 0 };
+    });
     if (!notices.length) continue;
-    await saveAlertState(store, target.feed, after);
     await deliver(config, target, notices, logger, now);
     all.push(...notices);
   }

@@ -34,6 +34,7 @@ import {
 import { sleep } from './sleep.js';
 import { createStreamParser, StreamSyntaxError } from './stream-parser.js';
 import type { ApiCallEvent, ApiClientOptions, CallOptions, ChatbotApi } from './types.js';
+import type { Permit } from '../budget/budget.js';
 import { zodIssues } from './zod-issues.js';
 import { quickAccept, quickAcceptUpdate } from '../listing/validate.js';
 
@@ -56,11 +57,21 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
   }
 
   /** Runs `attempt` until it succeeds, fails for good, or runs out of retries; one onCall per attempt. */
-  async function withRetry<T>(
+  async function withRetry<T>(endpoint: EndpointName, call: CallOptions | undefined, attempt: () => Promise<{ value: T; httpStatus: number }>): Promise<T> {
+    const { value, permit } = await withRetryHeld(endpoint, call, attempt);
+    permit.release();
+    return value;
+  }
+
+  /**
+   * withRetry, but the successful attempt's permit (its slot in flight) stays held for the caller to
+   * release: a streamed answer is still being sent when its headers come.
+   */
+  async function withRetryHeld<T>(
     endpoint: EndpointName,
     call: CallOptions | undefined,
     attempt: () => Promise<{ value: T; httpStatus: number }>,
-  ): Promise<T> {
+  ): Promise<{ value: T; permit: Permit }> {
     const caller = call?.signal;
     for (let n = 1; ; n++) {
       const permit = await budget.acquire(caller);
@@ -69,9 +80,8 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
         opts.onCall?.({ endpoint, attempt: n, durationMs: Math.round(performance.now() - started), ...e });
       try {
         const { value, httpStatus } = await attempt();
-        permit.release();
         report({ outcome: 'ok', httpStatus, apiCode: 200 });
-        return value;
+        return { value, permit };
       } catch (raw) {
         const err = raw instanceof FeedsyncError ? raw : transportError(ENDPOINTS[endpoint], raw, caller, transport);
         // The service asked the credential to wait: every process on it waits, not only this call.
@@ -135,7 +145,7 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
   async function* askStream(req: AskRequest, call?: CallOptions): AsyncGenerator<StreamEvent> {
     const endpoint = ENDPOINTS.ask;
     const body = { ...validate('ask', AskRequest, req), stream: true };
-    const res = await withRetry('ask', call, async () => {
+    const { value: res, permit } = await withRetryHeld('ask', call, async () => {
       const res = await postJson(endpoint, baseUrl + endpoint, headers('ask', 'text/event-stream'), body, transport, call?.signal);
       const type = res.headers.get('content-type') ?? '';
       if (!type.includes('text/event-stream') || res.status < 200 || res.status >= 300) {
@@ -172,6 +182,7 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
       throw err;
     } finally {
       res.cancel();
+      permit.release();
     }
     if (!final) throw new ResponseFormatError(endpoint, res.status, '', 'the stream ended without the final object');
   }

@@ -5,11 +5,12 @@
 // of one window and again at the start of the next (2 × the limit within one second), which a
 // server that suspends a token past 2 requests/s does not forgive. The log keeps the time of each
 // request in the window (at most the limit: 180 for Trestle's minute), and spans the window plus
-// SLIDING_MARGIN. A request's entry is stamped again when its answer comes (`restamp`): the server
+// SLIDING_MARGIN. A request's entry is stamped again when its answer comes (`settle`): the server
 // saw it at some moment between our take and its answer, so the later time is the safe one (a send
 // held up in our process must not let the next one through early).
-// Leases, the pause and learned limits are small keys beside them.
-import { randomUUID } from 'node:crypto';
+// Leases, the pause and learned limits are small keys beside them. Every call asks Redis twice: one
+// script takes the pause check, the lease and every sliding window at once (all or nothing), one
+// settles them when the answer comes; an hour or day window adds its own ask.
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
 import type { WindowName } from './limits.js';
@@ -23,23 +24,41 @@ export interface PauseRecord {
   reason: string;
 }
 
-/** `stamp`: the entry of a sliding window, to restamp when the answer comes */
-export type ConsumeResult = { ok: true; stamp?: string } | { ok: false; waitMs: number };
+/** A fixed window's answer: taken, or how long until it refills. */
+export type ConsumeResult = { ok: true } | { ok: false; waitMs: number };
 
 /** The windows kept as sliding logs (exact), and their safety margin over the window. */
 export const SLIDING_WINDOWS: ReadonlySet<WindowName> = new Set(['perSecond', 'perMinute']);
 export const SLIDING_MARGIN = 1.1;
 
+/** What one call takes at once: a slot in flight and a request of every sliding window. */
+export interface TakeRequest {
+  /** the call's id: its lease, and its entry in each sliding log */
+  id: string;
+  lease?: { limit: number; ttlMs: number };
+  sliding: ReadonlyArray<{ window: WindowName; points: number; durationSec: number }>;
+}
+
+/** Nothing is taken unless everything is: a pause, a full lease set or a full window says why. */
+export type TakeResult =
+  | { ok: true }
+  | { ok: false; reason: 'paused'; pause: PauseRecord; waitMs: number }
+  | { ok: false; reason: 'lease' }
+  | { ok: false; reason: 'window'; window: WindowName; waitMs: number };
+
 export interface BudgetBackend {
   readonly shared: boolean;
-  /** one request of a window holding `limit`; when the window is spent, how long until it refills */
+  /** the shared pause, the lease and every sliding window of one call, in one step (one round trip) */
+  take(key: string, req: TakeRequest): Promise<TakeResult>;
+  /**
+   * the call is answered (or failed), in one step: its sliding entries count from now (the server
+   * saw it at some moment before its answer, so the later time is the safe one) and its slot is free
+   */
+  settle(key: string, req: TakeRequest): Promise<void>;
+  /** one request of a fixed window (hour, day) holding `limit`; when spent, how long until it refills */
   consume(key: string, window: WindowName, limit: number, durationSec: number): Promise<ConsumeResult>;
-  /** a request of a sliding window was answered: it counts from now */
-  restamp(key: string, window: WindowName, stamp: string, durationSec: number): Promise<void>;
-  /** a lease on one of `limit` slots, expiring after `ttlMs` unless renewed (a dead process frees it) */
-  tryLease(key: string, limit: number, id: string, ttlMs: number): Promise<boolean>;
+  /** a lease of a call still in flight is kept for another `ttlMs` (a dead process's lease expires) */
   renewLease(key: string, id: string, ttlMs: number): Promise<void>;
-  releaseLease(key: string, id: string): Promise<void>;
   readPause(key: string): Promise<PauseRecord | undefined>;
   /** extends the pause to `until` (a shorter one never cuts a longer one short) */
   pause(key: string, until: number, reason: string): Promise<void>;
@@ -59,40 +78,54 @@ async function consumeWith(limiter: RateLimiterAbstract, limit: number): Promise
   return res.consumedPoints <= limit ? { ok: true } : { ok: false, waitMs: Math.max(1, res.msBeforeNext) };
 }
 
-// KEYS[1] the log; ARGV: limit, span ms, a unique member. 0: taken; else ms until a slot frees.
-const SLIDING_TAKE = `
+// KEYS: pause, leases, then one sliding log per window. ARGV: id, lease limit (0: none), lease ttl
+// ms, then limit and span ms per log. {0}: taken; {1, pause, ms left}; {2}: no slot free;
+// {3, log index, ms until a request of it frees}. Redis's clock for every process alike.
+const TAKE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local limit = tonumber(ARGV[1])
-local span = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - span)
-local n = redis.call('ZCARD', KEYS[1])
-if n < limit then
-  redis.call('ZADD', KEYS[1], now, ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], span)
-  return 0
+local raw = redis.call('GET', KEYS[1])
+if raw then
+  local ok, rec = pcall(cjson.decode, raw)
+  local till = ok and tonumber(rec['until'])
+  if till and till > now then return {1, raw, till - now} end
 end
-local first = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
-return math.max(1, tonumber(first[2]) + span - now)`;
+local slots = tonumber(ARGV[2])
+if slots > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  if redis.call('ZCARD', KEYS[2]) >= slots then return {2} end
+end
+for i = 3, #KEYS do
+  local limit = tonumber(ARGV[2 * i - 2])
+  local span = tonumber(ARGV[2 * i - 1])
+  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - span)
+  local n = redis.call('ZCARD', KEYS[i])
+  if n >= limit then
+    local first = redis.call('ZRANGE', KEYS[i], n - limit, n - limit, 'WITHSCORES')
+    return {3, i - 2, math.max(1, tonumber(first[2]) + span - now)}
+  end
+end
+if slots > 0 then
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+end
+for i = 3, #KEYS do
+  redis.call('ZADD', KEYS[i], now, ARGV[1])
+  redis.call('PEXPIRE', KEYS[i], ARGV[2 * i - 1])
+end
+return {0}`;
 
-const SLIDING_RESTAMP = `
+// KEYS: leases, then the sliding logs; ARGV: id, then span ms per log.
+const SETTLE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now, ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+for i = 2, #KEYS do
+  if redis.call('ZSCORE', KEYS[i], ARGV[1]) then
+    redis.call('ZADD', KEYS[i], now, ARGV[1])
+    redis.call('PEXPIRE', KEYS[i], ARGV[i])
+  end
 end
-return 0`;
-
-const LEASE_ACQUIRE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-  return 1
-end
+redis.call('ZREM', KEYS[1], ARGV[1])
 return 0`;
 
 const LEASE_RENEW = `
@@ -131,17 +164,19 @@ export function redisBackend(redis: Redis, prefix: string): BudgetBackend {
   };
   return {
     shared: true,
-    consume: async (key, window, limit, durationSec) => {
-      if (!SLIDING_WINDOWS.has(window)) return consumeWith(limiter(key, window, durationSec), limit);
-      const stamp = randomUUID();
-      const wait = Number(await redis.eval(SLIDING_TAKE, 1, k(key, `${window}-log`), String(limit), String(spanOf(durationSec)), stamp));
-      return wait === 0 ? { ok: true, stamp } : { ok: false, waitMs: wait };
+    take: async (key, req) => {
+      const logs = req.sliding.map((w) => k(key, `${w.window}-log`));
+      const args = req.sliding.flatMap((w) => [String(w.points), String(spanOf(w.durationSec))]);
+      const lease = req.lease ?? { limit: 0, ttlMs: 0 };
+      const r = await redis.eval(TAKE, 2 + logs.length, k(key, 'pause'), k(key, 'inflight'), ...logs, req.id, String(lease.limit), String(lease.ttlMs), ...args);
+      return takeResult(r, req);
     },
-    restamp: async (key, window, stamp, durationSec) =>
-      void (await redis.eval(SLIDING_RESTAMP, 1, k(key, `${window}-log`), stamp, String(spanOf(durationSec)))),
-    tryLease: async (key, limit, id, ttlMs) => (await redis.eval(LEASE_ACQUIRE, 1, k(key, 'inflight'), String(limit), id, String(ttlMs))) === 1,
+    settle: async (key, req) => {
+      const logs = req.sliding.map((w) => k(key, `${w.window}-log`));
+      await redis.eval(SETTLE, 1 + logs.length, k(key, 'inflight'), ...logs, req.id, ...req.sliding.map((w) => String(spanOf(w.durationSec))));
+    },
+    consume: (key, window, limit, durationSec) => consumeWith(limiter(key, window, durationSec), limit),
     renewLease: async (key, id, ttlMs) => void (await redis.eval(LEASE_RENEW, 1, k(key, 'inflight'), id, String(ttlMs))),
-    releaseLease: async (key, id) => void (await redis.zrem(k(key, 'inflight'), id)),
     readPause: async (key) => parsePause(await redis.get(k(key, 'pause'))),
     pause: async (key, until, reason) => void (await redis.eval(PAUSE_EXTEND, 1, k(key, 'pause'), String(until), reason, String(PAUSE_KEEP_MS))),
     readLearned: async (key) => {
@@ -168,6 +203,11 @@ export function memoryBackend(): BudgetBackend {
     if (!l) limiters.set(id, (l = new RateLimiterMemory({ keyPrefix: id, points: UNCOUNTED, duration: durationSec })));
     return l;
   };
+  const logOf = (key: string, window: WindowName) => {
+    let log = logs.get(`${key}:${window}`);
+    if (!log) logs.set(`${key}:${window}`, (log = []));
+    return log;
+  };
   const slots = (key: string) => {
     let m = leases.get(key);
     if (!m) leases.set(key, (m = new Map()));
@@ -177,35 +217,33 @@ export function memoryBackend(): BudgetBackend {
   };
   return {
     shared: false,
-    consume: async (key, window, limit, durationSec) => {
-      if (!SLIDING_WINDOWS.has(window)) return consumeWith(limiter(key, window, durationSec), limit);
-      const span = spanOf(durationSec);
-      const id = `${key}:${window}`;
+    take: async (key, req) => {
       const now = Date.now();
-      const log = (logs.get(id) ?? []).filter((e) => e.at > now - span).sort((a, b) => a.at - b.at);
-      logs.set(id, log);
-      if (log.length < limit) {
-        const stamp = randomUUID();
-        log.push({ at: now, stamp });
-        return { ok: true, stamp };
+      const pause = pauses.get(key);
+      if (pause && pause.until > now) return { ok: false, reason: 'paused', pause, waitMs: pause.until - now };
+      if (req.lease && slots(key).size >= req.lease.limit) return { ok: false, reason: 'lease' };
+      for (const w of req.sliding) {
+        const span = spanOf(w.durationSec);
+        const log = logOf(key, w.window).filter((e) => e.at > now - span).sort((a, b) => a.at - b.at);
+        logs.set(`${key}:${w.window}`, log);
+        if (log.length >= w.points) return { ok: false, reason: 'window', window: w.window, waitMs: Math.max(1, log[log.length - w.points]!.at + span - now) };
       }
-      return { ok: false, waitMs: Math.max(1, log[log.length - limit]!.at + span - now) };
+      if (req.lease) slots(key).set(req.id, now + req.lease.ttlMs);
+      for (const w of req.sliding) logOf(key, w.window).push({ at: now, stamp: req.id });
+      return { ok: true };
     },
-    restamp: async (key, window, stamp) => {
-      const entry = logs.get(`${key}:${window}`)?.find((e) => e.stamp === stamp);
-      if (entry) entry.at = Date.now();
+    settle: async (key, req) => {
+      for (const w of req.sliding) {
+        const entry = logOf(key, w.window).find((e) => e.stamp === req.id);
+        if (entry) entry.at = Date.now();
+      }
+      slots(key).delete(req.id);
     },
-    tryLease: async (key, limit, id, ttlMs) => {
-      const m = slots(key);
-      if (m.size >= limit) return false;
-      m.set(id, Date.now() + ttlMs);
-      return true;
-    },
+    consume: async (key, window, limit, durationSec) => consumeWith(limiter(key, window, durationSec), limit),
     renewLease: async (key, id, ttlMs) => {
       const m = slots(key);
       if (m.has(id)) m.set(id, Date.now() + ttlMs);
     },
-    releaseLease: async (key, id) => void slots(key).delete(id),
     readPause: async (key) => pauses.get(key),
     pause: async (key, until, reason) => {
       const cur = pauses.get(key);
@@ -214,6 +252,21 @@ export function memoryBackend(): BudgetBackend {
     readLearned: async (key) => ({ ...learned.get(key) }),
     learn: async (key, window, limit) => void learned.set(key, { ...learned.get(key), [window]: limit }),
   };
+}
+
+/** The TAKE script's answer as a TakeResult. */
+function takeResult(r: unknown, req: TakeRequest): TakeResult {
+  const parts: unknown[] = Array.isArray(r) ? r : [];
+  const [code, a, b] = parts;
+  if (code === 0) return { ok: true };
+  if (code === 2) return { ok: false, reason: 'lease' };
+  if (code === 1) {
+    const pause = parsePause(typeof a === 'string' ? a : null);
+    if (pause) return { ok: false, reason: 'paused', pause, waitMs: Math.max(1, Number(b)) };
+  }
+  const window = req.sliding[Number(a) - 1]?.window;
+  if (code === 3 && window) return { ok: false, reason: 'window', window, waitMs: Math.max(1, Number(b)) };
+  throw new Error(`budget take: unexpected answer from Redis: ${JSON.stringify(r)}`);
 }
 
 function spanOf(durationSec: number): number {

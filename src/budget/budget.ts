@@ -1,12 +1,13 @@
 // A request budget for one credential, shared through a backend (Redis: every process; memory: this
-// one). `acquire` waits, in this order, for a lease on a slot in flight (concurrency), the end of a
-// shared pause (a 429/503 with Retry-After), and a request in every window (per day, hour, minute,
-// second), then hands out a permit the caller releases when its call is done. Within a process the
-// waiters queue in order, so only the head of the queue asks Redis.
+// one). `acquire` waits until, at one moment, no shared pause holds (a 429/503 with Retry-After), a
+// slot in flight is free (concurrency) and the sliding windows (per second, minute) have room, and
+// takes them together in one ask; then a request of each fixed window (per hour, day). It hands out
+// a permit the caller releases when its call is done (one more ask). Within a process the waiters
+// queue in order, so only the head of the queue asks Redis.
 import { randomUUID } from 'node:crypto';
 import { AbortedError, BudgetExhaustedError } from '../errors.js';
 import { abortable, sleep } from './sleep.js';
-import type { BudgetBackend, PauseRecord } from './backend.js';
+import { SLIDING_WINDOWS, type BudgetBackend, type PauseRecord, type TakeRequest } from './backend.js';
 import { describeLimits, WINDOWS, windowShape, type BudgetLimits, type WindowName } from './limits.js';
 
 export interface Permit {
@@ -74,40 +75,43 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
     return heard === undefined ? configured : Math.min(configured, heard);
   }
 
-  async function takeLease(limit: number, signal: AbortSignal | undefined): Promise<string> {
-    const id = randomUUID();
-    for (let poll = 2; ; poll = Math.min(25, poll * 2)) {
-      if (await backend.tryLease(key, limit, id, LEASE_TTL_MS)) return id;
-      await sleep(poll + Math.random() * poll, signal, opts.label);
-    }
-  }
-
-  async function waitPause(signal: AbortSignal | undefined): Promise<void> {
-    for (;;) {
-      const p = await backend.readPause(key);
-      const left = p ? p.until - Date.now() : 0;
-      if (!p || left <= 0) return;
-      if (left > opts.maxWaitMs) throw new BudgetExhaustedError(opts.label, new Date(p.until), `paused: ${p.reason}`);
-      await sleep(left, signal, opts.label);
-    }
-  }
-
-  /** a request of window `w`; the stamp to restamp when it is answered, for a sliding window */
-  async function takeWindow(w: WindowName, limit: number, signal: AbortSignal | undefined): Promise<(() => Promise<void>) | undefined> {
-    const { points, durationSec } = windowShape(w, limit);
-    for (;;) {
-      const r = await backend.consume(key, w, points, durationSec);
-      if (r.ok) return r.stamp === undefined ? undefined : () => backend.restamp(key, w, r.stamp!, durationSec);
+  /** the pause, the lease and the sliding windows, taken together; waits while any is short */
+  async function takeShared(req: TakeRequest, limitOfWindow: Map<WindowName, number>, signal: AbortSignal | undefined): Promise<void> {
+    for (let poll = 2; ; ) {
+      const r = await backend.take(key, req);
+      if (r.ok) return;
+      if (r.reason === 'lease') {
+        // a slot frees when a call ends, which no one announces: poll, soon at first
+        await sleep(poll + Math.random() * poll, signal, opts.label);
+        poll = Math.min(25, poll * 2);
+        continue;
+      }
       if (r.waitMs > opts.maxWaitMs) {
-        throw new BudgetExhaustedError(opts.label, new Date(Date.now() + r.waitMs), `${limit} requests ${w.replace('per', 'per ').toLowerCase()}`);
+        if (r.reason === 'paused') throw new BudgetExhaustedError(opts.label, new Date(r.pause.until), `paused: ${r.pause.reason}`);
+        throw windowSpent(r.window, limitOfWindow.get(r.window), r.waitMs);
       }
       // a little jitter: the processes waiting on one window do not all ask at the same millisecond
       await sleep(r.waitMs + Math.random() * 10, signal, opts.label);
     }
   }
 
-  function permit(lease: string | undefined, restamps: Array<() => Promise<void>>): Permit {
-    const renew = lease ? setInterval(() => void backend.renewLease(key, lease, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3) : undefined;
+  function windowSpent(w: WindowName, limit: number | undefined, waitMs: number): BudgetExhaustedError {
+    return new BudgetExhaustedError(opts.label, new Date(Date.now() + waitMs), `${limit ?? '?'} requests ${w.replace('per', 'per ').toLowerCase()}`);
+  }
+
+  /** a request of fixed window `w` (hour, day) */
+  async function takeFixed(w: WindowName, limit: number, signal: AbortSignal | undefined): Promise<void> {
+    const { points, durationSec } = windowShape(w, limit);
+    for (;;) {
+      const r = await backend.consume(key, w, points, durationSec);
+      if (r.ok) return;
+      if (r.waitMs > opts.maxWaitMs) throw windowSpent(w, limit, r.waitMs);
+      await sleep(r.waitMs + Math.random() * 10, signal, opts.label);
+    }
+  }
+
+  function permit(req: TakeRequest): Permit {
+    const renew = req.lease ? setInterval(() => void backend.renewLease(key, req.id, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3) : undefined;
     renew?.unref();
     let released = false;
     return {
@@ -115,9 +119,8 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
         if (released) return;
         released = true;
         clearInterval(renew);
-        // Failures here are harmless: a lease expires by itself, an entry keeps its first stamp.
-        for (const restamp of restamps) void restamp().catch(() => {});
-        if (lease) void backend.releaseLease(key, lease).catch(() => {});
+        // Failing here is harmless: a lease expires by itself, an entry keeps its first stamp.
+        void backend.settle(key, req).catch(() => {});
       },
     };
   }
@@ -128,20 +131,25 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
     async acquire(signal) {
       if (signal?.aborted) throw new AbortedError(opts.label, signal.reason);
       const done = await turn(signal);
-      let lease: string | undefined;
       try {
-        if (limits.concurrency) lease = await takeLease(limits.concurrency, signal);
-        await waitPause(signal);
-        const restamps: Array<() => Promise<void>> = [];
+        const windows = new Map<WindowName, number>();
         for (const w of WINDOWS) {
           const limit = await limitOf(w);
-          const restamp = limit !== undefined && limit > 0 ? await takeWindow(w, limit, signal) : undefined;
-          if (restamp) restamps.push(restamp);
+          if (limit !== undefined && limit > 0) windows.set(w, limit);
         }
-        return permit(lease, restamps);
-      } catch (err) {
-        if (lease) void backend.releaseLease(key, lease).catch(() => {});
-        throw err;
+        const req: TakeRequest = {
+          id: randomUUID(),
+          ...(limits.concurrency && { lease: { limit: limits.concurrency, ttlMs: LEASE_TTL_MS } }),
+          sliding: [...windows].filter(([w]) => SLIDING_WINDOWS.has(w)).map(([w, limit]) => ({ window: w, ...windowShape(w, limit) })),
+        };
+        await takeShared(req, windows, signal);
+        try {
+          for (const [w, limit] of windows) if (!SLIDING_WINDOWS.has(w)) await takeFixed(w, limit, signal);
+        } catch (err) {
+          void backend.settle(key, req).catch(() => {});
+          throw err;
+        }
+        return permit(req);
       } finally {
         done();
       }

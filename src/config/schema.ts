@@ -7,7 +7,7 @@ import { FeedSource } from '../feeds/config-schema.js';
 import { LISTING_FIELDS } from '../listing/schema.js';
 import { MappingConfig } from '../mapping/config-schema.js';
 import { PRESETS } from '../mapping/presets/registry.js';
-import { CronPattern, shortestIntervalSeconds, TimeZone } from './cron.js';
+import { CronPattern, intervalUnder, TimeZone } from './cron.js';
 
 /**
  * A duration in ms, bounded: Node's timers treat anything above 2^31-1 ms as 1 ms, so an unbounded
@@ -202,13 +202,13 @@ function checkScheduleIntervals(cfg: ConfigShape, ctx: z.RefinementCtx): void {
   const min = cfg.worker.minScheduleIntervalSeconds;
   const check = (pattern: string | undefined, tz: string | undefined, path: PropertyKey[]) => {
     if (!pattern) return;
-    let every: number;
+    let every: number | undefined;
     try {
-      every = shortestIntervalSeconds(pattern, tz);
+      every = intervalUnder(pattern, tz, min);
     } catch {
       return; // a pattern or zone that does not parse has its own issue
     }
-    if (every >= min) return;
+    if (every === undefined) return;
     ctx.addIssue({
       code: 'custom',
       path,

@@ -16,17 +16,15 @@ import { boundedGunzip, type ExpansionLimits } from './decompress.js';
 
 /**
  * Paces requests to a source's request budget (source.limits, shared per credential; see
- * source-budget.ts): awaited before every request attempt, told every response's status and headers
- * (quota headers, Retry-After) before its body is read. beforeRequest may throw a retryable
- * FeedReadError with `retryAt` when the budget is spent for longer than a read can wait.
+ * source-budget.ts): awaited before every request (each attempt, each redirect hop), told every
+ * response's status and headers (quota headers, Retry-After) before its body is read.
+ * beforeRequest may throw a retryable FeedReadError with `retryAt` when the budget is spent for
+ * longer than a read can wait.
  */
 export interface RequestBudget {
   beforeRequest(signal?: AbortSignal): Promise<void>;
   onResponse(status: number, headers: { get(name: string): string | null }): Promise<void>;
 }
-
-/** Called before every feed request (each attempt, each redirect hop): where per-credential rate limits wait. */
-export type BeforeFeedRequest = (request: { url: string; credential: string | undefined; signal?: AbortSignal }) => Promise<void>;
 
 export interface HttpGetOptions extends ExpansionLimits {
   headers?: Record<string, string>;
@@ -40,7 +38,6 @@ export interface HttpGetOptions extends ExpansionLimits {
   backoffMs?: number;
   /** most redirects followed (each within the origin, or to anywhere without credentials) */
   maxRedirects?: number;
-  beforeRequest?: BeforeFeedRequest;
   budget?: RequestBudget;
 }
 
@@ -121,7 +118,6 @@ async function follow(
   for (let hop = 0; ; hop++) {
     const sameOrigin = new URL(url).origin === origin;
     const headers: Record<string, string> = { 'accept-encoding': 'gzip', ...(sameOrigin ? configured : {}) };
-    await opts.beforeRequest?.({ url, credential: opts.bearerToken ?? configured.authorization, signal: opts.signal });
     await opts.budget?.beforeRequest(opts.signal);
     const res = await boundedRequest({
       method: 'GET',

@@ -52,7 +52,6 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           signal: ctx.signal,
           logger: ctx.logger,
           backoffMs: options.backoffMs,
-          beforeRequest: ctx.beforeRequest,
           budget,
         });
         return parsePage(await readCapped(body, cancel, source.maxPageBytes, place), place, source.maxPageRecords);

@@ -56,7 +56,6 @@ async function* urlBytes(url: string, label: string, source: FeedSource, ctx: Fe
     maxCompressionRatio: source.maxCompressionRatio,
     signal: ctx.signal,
     logger: ctx.logger,
-    beforeRequest: ctx.beforeRequest,
     budget: sourceBudget(source, ctx),
   });
   const type = response.headers.get('content-type') ?? '';

@@ -3,7 +3,6 @@
 import type { RecordParseError } from '../errors.js';
 import type { Budgets } from '../budget/budget.js';
 import type { Logger } from '../log.js';
-import type { BeforeFeedRequest } from './http.js';
 
 /** Where a record sits in its feed: file:line for CSV and XML, record index (and id) for XML and RESO. */
 export interface RecordPosition {
@@ -41,8 +40,6 @@ export interface FeedContext {
   full?: boolean;
   /** request budgets per credential (source.limits), shared through Redis in a worker; none: this process's */
   budgets?: Budgets;
-  /** awaited before every feed HTTP request (each attempt and redirect hop): per-credential rate limits */
-  beforeRequest?: BeforeFeedRequest;
 }
 
 export interface OpenedFeed {

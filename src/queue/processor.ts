@@ -1,6 +1,6 @@
 // Turns a job definition into a BullMQ processor: parse the payload, take the target's lock, run,
 // record the report in history, and tell BullMQ whether to retry (retry-policy.ts).
-import { DelayedError, UnrecoverableError, type Job, type Processor } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, type Job, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { LoadedConfig } from '../config/schema.js';
 import { createCallCounter } from '../api/call-counter.js';
@@ -14,7 +14,7 @@ import { boundReport } from './report-size.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { reportError, toJobError, verdictFor } from './retry-policy.js';
 import { CancelRequest, pausedFor, type CancelWatcher } from './control.js';
-import { acquireTargetLock, chatbotLockName, targetLockKey } from './target-lock.js';
+import { acquireTargetLock, chatbotLockName, lockFreedWhileMoving, targetLockKey, type LockWaiters } from './target-lock.js';
 
 export interface ProcessorDeps {
   config: LoadedConfig;
@@ -25,7 +25,10 @@ export interface ProcessorDeps {
   historySize: number;
   /** TTL of the per-target lock; a crashed worker's lock frees itself after this */
   lockTtlMs: number;
-  /** how long a job waits (delayed) before trying again when its target is busy */
+  /**
+   * how long a job waits (delayed) before trying again when its target is busy, unless the release
+   * wakes it first (the usual case): a backstop for a holder that died
+   */
   busyDelayMs: number;
   /** operator cancels reach the running job through this (control.ts); none: no cancel */
   cancels?: CancelWatcher;
@@ -34,6 +37,7 @@ export interface ProcessorDeps {
 }
 
 export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>, deps: ProcessorDeps): Processor {
+  const waiters = lockWaiters(deps);
   return async (job: Job, token?: string, signal?: AbortSignal) => {
     const jobId = job.id ?? '?';
     const parsed = def.payload.safeParse(job.data);
@@ -64,11 +68,14 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     }
 
     const lockName = chatbotLockName(target, def.kind);
-    const lock = def.exclusive ? await acquireTargetLock(deps.redis, targetLockKey(deps.prefix, lockName), jobId, deps.lockTtlMs) : undefined;
+    const lockKey = targetLockKey(deps.prefix, lockName);
+    const lock = def.exclusive ? await acquireTargetLock(deps.redis, lockKey, jobId, deps.lockTtlMs, waiters(job.queueName)) : undefined;
     if (def.exclusive && !lock) {
-      // Another job of this target runs: wait behind it, never beside it, never dropped.
-      logger.info({ delayMs: deps.busyDelayMs }, `${lockName} is busy with another job; job waits`);
+      // Another job of this target runs: wait behind it (its release wakes this job), never beside
+      // it, never dropped.
+      logger.info({ backstopMs: deps.busyDelayMs }, `${lockName} is busy with another job; job waits for it`);
       await job.moveToDelayed(Date.now() + deps.busyDelayMs, token);
+      if (await lockFreedWhileMoving(deps.redis, lockKey, jobId, waiters(job.queueName))) await job.promote().catch(() => undefined);
       throw new DelayedError();
     }
 
@@ -132,6 +139,33 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       cancel?.done();
       await lock?.release().catch((err: unknown) => logger.warn({ err }, 'lock release failed; it expires by itself'));
     }
+  };
+}
+
+/**
+ * The line of jobs waiting for a lock, per queue: a release promotes the oldest delayed waiter.
+ * One Queue handle per queue name, on the processor's connection, made when first needed.
+ */
+function lockWaiters(deps: ProcessorDeps): (queueName: string) => LockWaiters {
+  const made = new Map<string, LockWaiters>();
+  return (queueName) => {
+    let w = made.get(queueName);
+    if (w) return w;
+    const queue = new Queue(queueName, { connection: deps.redis, prefix: deps.prefix });
+    w = {
+      // a waiter rechecks at least once a backstop delay, so the line need not outlive a few of them
+      ttlMs: Math.max(60_000, deps.busyDelayMs * 4),
+      wake: async (owner) => {
+        const waiting = await queue.getJob(owner);
+        if (!waiting) return false;
+        return waiting.promote().then(
+          () => true,
+          () => false, // not delayed (running, or still moving): it rechecks by itself
+        );
+      },
+    };
+    made.set(queueName, w);
+    return w;
   };
 }
 

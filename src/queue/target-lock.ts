@@ -5,6 +5,10 @@
 // (BullMQ omits it from scheduler templates), so a scheduled sync and a rerun could still meet.
 // The lock holds the job id, expires unless renewed (a SIGKILLed worker frees it after `ttlMs`),
 // and the same job taking over after a stall may reclaim it.
+// A job that finds the lock busy joins its waiters (a sorted set beside the lock, oldest first), in
+// the same script that found it busy, so no release can slip between the two; the release wakes the
+// oldest waiter still delayed. The job's own delay stays as the backstop (a holder that died, a wake
+// that raced the job's move to delayed).
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -12,12 +16,29 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { lockFile } from '../state/file-lock.js';
 
+// KEYS: lock, waiters; ARGV: owner, ttl ms, waiters' ttl ms (0: do not wait in line, poll)
 const ACQUIRE = `
 local cur = redis.call('GET', KEYS[1])
 if cur == false or cur == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('ZREM', KEYS[2], ARGV[1])
   return 1
 end
+if tonumber(ARGV[3]) > 0 then
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[2], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+end
+return 0`;
+
+// KEYS: lock, waiters; ARGV: owner, waiters' ttl ms. After the waiter moved to delayed: 1 when the
+// lock was freed meanwhile (its release may have found the job not yet delayed), else back in line.
+const STILL_BUSY = `
+local cur = redis.call('GET', KEYS[1])
+if cur == false or cur == ARGV[1] then return 1 end
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[2], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 0`;
 
 const RENEW = `
@@ -31,6 +52,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
 return 0`;
+
+/** How a job waits in line for a lock; without it, a caller polls (foreground `feedsync sync`). */
+export interface LockWaiters {
+  /** how long the line outlives its last joiner (longer than a waiter's backstop delay) */
+  ttlMs: number;
+  /** move a waiting job up now; false when it is not waiting (gone, running, not yet delayed) */
+  wake(owner: string): Promise<boolean>;
+}
 
 export interface TargetLock {
   /** the job holding the lock lost it (Redis gone, or it expired): stop writing */
@@ -47,9 +76,16 @@ export function targetLockKey(prefix: string, target: string): string {
   return `${prefix}:lock:${target}`;
 }
 
-/** Take the lock for `owner` (a job id), or return undefined when another job holds it. */
-export async function acquireTargetLock(redis: Redis, key: string, owner: string, ttlMs: number): Promise<TargetLock | undefined> {
-  const got = await redis.eval(ACQUIRE, 1, key, owner, String(ttlMs));
+function waitersKey(lockKey: string): string {
+  return `${lockKey}:waiters`;
+}
+
+/**
+ * Take the lock for `owner` (a job id), or return undefined when another job holds it; with
+ * `waiters`, a busy lock puts the owner in line and the release wakes the oldest in line.
+ */
+export async function acquireTargetLock(redis: Redis, key: string, owner: string, ttlMs: number, waiters?: LockWaiters): Promise<TargetLock | undefined> {
+  const got = await redis.eval(ACQUIRE, 2, key, waitersKey(key), owner, String(ttlMs), String(waiters?.ttlMs ?? 0));
   if (got !== 1) return undefined;
   const lost = new AbortController();
   let renewedAt = Date.now();
@@ -72,8 +108,25 @@ export async function acquireTargetLock(redis: Redis, key: string, owner: string
     release: async () => {
       clearInterval(timer);
       await redis.eval(RELEASE, 1, key, owner);
+      if (waiters) await wakeNext(redis, key, waiters);
     },
   };
+}
+
+/** Wake the oldest waiter that is delayed; the ones passed over are not (they recheck by themselves). */
+async function wakeNext(redis: Redis, key: string, waiters: LockWaiters): Promise<void> {
+  for (;;) {
+    const [owner] = await redis.zpopmin(waitersKey(key));
+    if (owner === undefined || (await waiters.wake(owner))) return;
+  }
+}
+
+/**
+ * Called by a waiter once it is delayed: true when the lock was freed meanwhile (wake it yourself:
+ * the release may have passed it over while it was still moving), else it is back in line.
+ */
+export async function lockFreedWhileMoving(redis: Redis, key: string, owner: string, waiters: Pick<LockWaiters, 'ttlMs'>): Promise<boolean> {
+  return (await redis.eval(STILL_BUSY, 2, key, waitersKey(key), owner, String(waiters.ttlMs))) === 1;
 }
 
 export interface ForegroundLockOptions {

@@ -43,13 +43,33 @@ export function questionFor(key: string, h: Headline): string {
 /** Why an answer does not show the chatbot knows the listing, or undefined when it does. */
 export function judgeAnswer(answer: string, key: string, h: Headline): string | undefined {
   const text = answer.toLowerCase();
-  const digits = answer.replace(/[,\s]/g, '');
   const price = h.SaleType === 'for_rent' ? (h.RentPrice ?? h.SalePrice) : (h.SalePrice ?? h.RentPrice);
   const problems: string[] = [];
   if (h.Address && !text.includes(h.Address.toLowerCase())) problems.push(`the address ${JSON.stringify(h.Address)} is not in the answer`);
   if (!h.Address && !text.includes((h.MLSNumber ?? key).toLowerCase())) problems.push(`MLS ${h.MLSNumber ?? key} is not in the answer`);
-  if (price !== undefined && !digits.includes(String(price))) problems.push(`the price ${price} is not in the answer`);
+  if (price !== undefined && !mentionsPrice(answer, price)) problems.push(`the price ${price} is not in the answer`);
   return problems.length ? problems.join('; ') : undefined;
+}
+
+/** A number as people write prices: "425,000", "425000.00", "$425K", "1.2 million", "$1.25M". */
+const AMOUNT = /(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(thousand|million|billion|k|mm|m|bn|b)?(?![a-z])/gi;
+const SCALE: Record<string, number> = { thousand: 1e3, k: 1e3, million: 1e6, mm: 1e6, m: 1e6, billion: 1e9, bn: 1e9, b: 1e9 };
+
+/**
+ * Whether the answer names the price: a number equal to it, or a rounded form of it ("$1.2
+ * million" for 1,195,000: within half of the last written digit). A longer number that merely
+ * contains the digits (10000 for 1000) does not count.
+ */
+export function mentionsPrice(answer: string, price: number): boolean {
+  for (const m of answer.matchAll(AMOUNT)) {
+    const [, whole = '', fraction = '', suffix] = m;
+    const scale = suffix ? (SCALE[suffix.toLowerCase()] ?? 1) : 1;
+    const value = Number(`${whole.replace(/,/g, '')}.${fraction || '0'}`) * scale;
+    // written without a scale the number is the price itself (cents aside); with one, a rounding of it
+    const slack = suffix ? (scale * 10 ** -fraction.length) / 2 : 0.005;
+    if (Math.abs(value - price) <= slack) return true;
+  }
+  return false;
 }
 
 export async function chatCheck(api: ChatbotApi, changes: readonly ListingChange[], opts: ChatCheckOptions): Promise<ChatCheckResult> {

@@ -15,11 +15,14 @@ const WRITE_WAIT_MS = 30_000;
 export async function createFileStore(path: string): Promise<KvStore> {
   await load(path); // an unreadable state file is reported now, not halfway through a run
   let queue: Promise<unknown> = Promise.resolve();
-  const apply = (changes: readonly StateChange[]): Promise<void> => {
+  const write = (changes: readonly StateChange[], holds?: (data: StateFile) => boolean): Promise<boolean> => {
     // one write at a time in this process; a failed one does not stop the next
-    const run = queue.catch(() => {}).then(() => write(path, changes));
+    const run = queue.catch(() => {}).then(() => writeLocked(path, changes, holds));
     queue = run;
     return run;
+  };
+  const apply = async (changes: readonly StateChange[]): Promise<void> => {
+    await write(changes);
   };
   const space = async (ns: string) => (await load(path))[ns] ?? {};
   return {
@@ -29,6 +32,7 @@ export async function createFileStore(path: string): Promise<KvStore> {
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
     apply,
+    swap: (ns, key, expected, next) => write([{ ns, set: [[key, next]] }], (data) => ownValue(data[ns], key) === expected),
     close: () => queue.then(
       () => {},
       () => {},
@@ -36,11 +40,13 @@ export async function createFileStore(path: string): Promise<KvStore> {
   };
 }
 
-async function write(path: string, changes: readonly StateChange[]): Promise<void> {
+/** Apply `changes` under the file's lock, when `holds` (checked on the file as it is then) allows. */
+async function writeLocked(path: string, changes: readonly StateChange[], holds?: (data: StateFile) => boolean): Promise<boolean> {
   const lock = await lockFile(`${path}.lock`, 'state write', { waitMs: WRITE_WAIT_MS, pollMs: 20 });
   if (!lock) throw new Error(`state file ${path} was not written: another process held ${path}.lock for ${WRITE_WAIT_MS / 1000} s`);
   try {
     const data = await load(path);
+    if (holds && !holds(data)) return false;
     for (const c of changes) {
       // a null-prototype copy: a listing key "__proto__" is a key like any other
       const m: Record<string, string> = Object.assign(Object.create(null), data[c.ns]);
@@ -49,9 +55,15 @@ async function write(path: string, changes: readonly StateChange[]): Promise<voi
       for (const k of c.delete ?? []) delete m[k];
     }
     await writeFileAtomic(path, JSON.stringify(data), { fsync: true });
+    return true;
   } finally {
     await lock.release();
   }
+}
+
+/** A key's value, never one inherited from Object.prototype (a key may be any string). */
+function ownValue(space: Record<string, string> | undefined, key: string): string | undefined {
+  return space && Object.hasOwn(space, key) ? space[key] : undefined;
 }
 
 async function load(path: string): Promise<StateFile> {

@@ -13,6 +13,11 @@ export interface KvStore {
    * file). A failed apply leaves the stored state as it was and later applies work normally.
    */
   apply(changes: readonly StateChange[]): Promise<void>;
+  /**
+   * Set `key` to `next` only if it still holds `expected` (undefined: absent), atomically across
+   * processes; false when another writer changed it first (read again and retry).
+   */
+  swap(ns: string, key: string, expected: string | undefined, next: string): Promise<boolean>;
   close(): Promise<void>;
 }
 

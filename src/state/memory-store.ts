@@ -23,6 +23,12 @@ export function createMemoryStore(location = 'memory'): KvStore {
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
     apply,
+    swap: async (ns, key, expected, next) => {
+      const m = space(ns);
+      if (m.get(key) !== expected) return false;
+      m.set(key, next);
+      return true;
+    },
     close: async () => {},
   };
 }

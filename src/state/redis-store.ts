@@ -3,6 +3,17 @@ import type { KvStore, StateChange } from './kv-store.js';
 
 const CHUNK = 1000;
 
+/** HSET field ARGV[1] to ARGV[3] only if it holds ARGV[2] (ARGV[4] '0': only if it is absent). */
+const SWAP = `
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[4] == '0' then
+  if cur ~= false then return 0 end
+elseif cur ~= ARGV[2] then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1`;
+
 /** State in Redis: one hash per namespace under `prefix`. The connection is the caller's to close. */
 export function createRedisStore(redis: Redis, prefix = 'feedsync'): KvStore {
   const key = (ns: string) => `${prefix}:state:${ns}`;
@@ -49,6 +60,7 @@ export function createRedisStore(redis: Redis, prefix = 'feedsync'): KvStore {
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
     apply,
+    swap: async (ns, k, expected, next) => (await redis.eval(SWAP, 1, key(ns), k, expected ?? '', next, expected === undefined ? '0' : '1')) === 1,
     close: async () => {},
   };
 }

@@ -1,6 +1,8 @@
 // askStream end to end against the emulator, in each framing the emulator can send.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { localApiBudget } from '../../src/api/rate-limiter.js';
 import type { StreamEvent } from '../../src/api/schemas.js';
+import type { Budget } from '../../src/budget/index.js';
 import { ApiError, ResponseFormatError } from '../../src/errors.js';
 import { sampleListing, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 
@@ -83,5 +85,53 @@ describe('askStream', () => {
     }
     // the emulator keeps answering afterwards
     await expect(t.api.ask({ sessionID, content: 'homes?' })).resolves.toMatchObject({ noAnswer: false });
+  });
+});
+
+/** The client's budget, counting the slots its calls hold (a permit acquired and not yet released). */
+function countingBudget(): { budget: Budget; held: () => number } {
+  const inner = localApiBudget({ baseUrl: t.url, secretKey: 'k-held', concurrency: 4 });
+  let held = 0;
+  const budget: Budget = {
+    ...inner,
+    acquire: async (signal) => {
+      const permit = await inner.acquire(signal);
+      held++;
+      let released = false;
+      return {
+        release: () => {
+          if (!released) held--;
+          released = true;
+          permit.release();
+        },
+      };
+    },
+  };
+  return { budget, held: () => held };
+}
+
+describe('askStream holds its slot in flight while the answer streams', () => {
+  it('the slot is held after the headers, until the stream ends', async () => {
+    const { budget, held } = countingBudget();
+    const api = t.client({ budget });
+    const seen: number[] = [];
+    for await (const e of api.askStream({ sessionID, content: 'homes in Austin?' })) if (e.type === 'fragment') seen.push(held());
+    expect(seen.length).toBeGreaterThan(3);
+    expect(seen.every((n) => n === 1)).toBe(true);
+    expect(held()).toBe(0);
+  });
+
+  it('a consumer that stops early frees it, and so does a broken stream', async () => {
+    const { budget, held } = countingBudget();
+    const api = t.client({ budget });
+    for await (const e of api.askStream({ sessionID, content: 'homes in Austin?' })) {
+      expect(held()).toBe(1);
+      expect(e.type).toBe('fragment');
+      break;
+    }
+    expect(held()).toBe(0);
+    t.emulator.configure({ answerMode: 'broken-stream' });
+    expect(await collect(api.askStream({ sessionID, content: 'homes?' })).catch((e: unknown) => e)).toBeInstanceOf(ResponseFormatError);
+    expect(held()).toBe(0);
   });
 });

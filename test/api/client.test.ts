@@ -16,6 +16,7 @@ import {
   ValidationError,
 } from '../../src/errors.js';
 import { sampleListing, startTestEmulator, TEST_SECRET_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { failure } from '../helpers/failure.js';
 
 let t: TestEmulator;
 beforeAll(async () => {
@@ -32,14 +33,6 @@ function recorder() {
   return { calls, onCall: (e: ApiCallEvent) => calls.push(e) };
 }
 
-async function failure(p: Promise<unknown>): Promise<any> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('client: every endpoint', () => {
   it('creates, lists, updates, deletes listings and the emulator stores what was sent', async () => {

@@ -1,29 +1,14 @@
 // The API client against servers that misbehave: bodies too large to hold, bodies without end, a
 // drip that would keep an idle timeout alive forever, and redirects that would carry the key away.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/client.js';
 import { ApiError, ResponseFormatError, TimeoutError } from '../../src/errors.js';
 import { runProbe } from '../helpers/child-probe.js';
-import { drip, hugeEnvelope, pump, redirect, startHostile, type HostileServer } from '../helpers/hostile-server.js';
+import { drip, hugeEnvelope, pump, redirect, useHostileServers } from '../helpers/hostile-server.js';
+import { failure } from '../helpers/failure.js';
 
-const servers: HostileServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close();
-});
-async function hostile(...args: Parameters<typeof startHostile>) {
-  const s = await startHostile(...args);
-  servers.push(s);
-  return s;
-}
+const hostile = useHostileServers();
 
-async function failure(p: Promise<unknown>): Promise<any> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('api transport: bounded bytes', () => {
   it('a 500 MB envelope fails the call at the byte cap, in bounded memory (child process)', async () => {

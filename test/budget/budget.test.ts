@@ -95,7 +95,7 @@ describe('budget shared through Redis by two processes', () => {
   it('a lease of a process that died (never released, never renewed) expires', async () => {
     const key = credentialKey('t', String(Math.random()));
     const back = redisBackend(redis, prefix);
-    expect(await back.tryLease(key, 1, 'dead-process', 300)).toBe(true);
+    expect(await back.take(key, { id: 'dead-process', lease: { limit: 1, ttlMs: 300 }, sliding: [] })).toEqual({ ok: true });
     const b = createBudget(back, key, { concurrency: 1 }, opts);
     const permit = await b.acquire(AbortSignal.timeout(5000));
     permit.release();

@@ -3,26 +3,20 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { createBudgets, memoryBackend, type Budgets } from '../../src/budget/index.js';
 import { FeedReadError } from '../../src/errors.js';
 import { FeedSource, openFeed } from '../../src/feeds/index.js';
 import { openSource } from '../../src/feeds/source.js';
 import type { FeedContext } from '../../src/feeds/types.js';
 import { silentLogger } from '../../src/log.js';
 import { runProbe } from '../helpers/child-probe.js';
-import { drip, gzipBomb, pump, redirect, startHostile, ZERO_MEMBER, type HostileServer } from '../helpers/hostile-server.js';
+import { drip, gzipBomb, pump, redirect, useHostileServers, ZERO_MEMBER } from '../helpers/hostile-server.js';
 import { collectUntilError } from './helpers.js';
+import { failure } from '../helpers/failure.js';
 
 const CSV = 'MLS,Price\nA1,100\nA2,200\n';
-const servers: HostileServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close();
-});
-async function hostile(...args: Parameters<typeof startHostile>) {
-  const s = await startHostile(...args);
-  servers.push(s);
-  return s;
-}
+const hostile = useHostileServers();
 
 /** Reads a source's bytes to the end (the transport alone, no reader). */
 async function drain(source: Record<string, unknown>): Promise<number> {
@@ -32,14 +26,6 @@ async function drain(source: Record<string, unknown>): Promise<number> {
   return n;
 }
 
-async function failure(p: Promise<unknown>): Promise<any> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the read to fail');
-}
 
 function open(source: Record<string, unknown>, ctx: Partial<FeedContext> = {}) {
   return openFeed('f', FeedSource.parse({ kind: 'csv', retries: 0, timeoutMs: 5000, ...source }), {
@@ -63,10 +49,10 @@ describe('feed transport: bytes', () => {
 
   it('an application/gzip bomb stops at the ratio too, and a looser ratio stops at maxBytes', async () => {
     const s = await hostile((_req, res, sent) => gzipBomb(res, 10 * 1024, { 'content-type': 'application/gzip' }, sent));
-    const first = await failure(drain({ url: `${s.url}feed` }));
+    const first = await failure(drain({ url: `${s.url}feed` }), 'the read');
     expect(first).toBeInstanceOf(FeedReadError);
     expect(first.message).toMatch(/decompression bomb/);
-    const second = await failure(drain({ url: `${s.url}feed`, maxCompressionRatio: 1e9, maxBytes: 64 * 1024 * 1024 }));
+    const second = await failure(drain({ url: `${s.url}feed`, maxCompressionRatio: 1e9, maxBytes: 64 * 1024 * 1024 }), 'the read');
     expect(second.message).toMatch(/expands past source\.maxBytes \(67108864 bytes\)/);
     expect(second.retryable).toBe(false);
   });
@@ -75,7 +61,7 @@ describe('feed transport: bytes', () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-bomb-'));
     await writeFile(join(dir, 'bomb.csv.gz'), Buffer.concat(Array.from({ length: 64 }, () => ZERO_MEMBER)));
     try {
-      const err = await failure(drain({ path: join(dir, 'bomb.csv.gz'), maxCompressionRatio: 1e9, maxBytes: 20 * 1024 * 1024 }));
+      const err = await failure(drain({ path: join(dir, 'bomb.csv.gz'), maxCompressionRatio: 1e9, maxBytes: 20 * 1024 * 1024 }), 'the read');
       expect(err.message).toMatch(/bomb\.csv\.gz: the feed expands past source\.maxBytes/);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -143,16 +129,26 @@ describe('feed transport: redirects keep credentials in their origin', () => {
     expect(error!.message).toMatch(/redirect to file: refused/);
   });
 
-  it('calls the beforeRequest hook before every request, redirects included, with the credential', async () => {
+  it("asks the credential's request budget before every request, redirects included", async () => {
     const s = await hostile((req, res) => (req.url === '/a' ? redirect(res, 302, '/b') : void res.end(CSV)));
-    const seen: Array<{ url: string; credential: string | undefined }> = [];
-    const { error } = await collectUntilError(
-      open({ url: `${s.url}a`, bearerToken: 'tok-hook' }, { beforeRequest: async ({ url, credential }) => void seen.push({ url, credential }) }).items,
-    );
-    expect(error).toBeUndefined();
-    expect(seen).toEqual([
-      { url: `${s.url}a`, credential: 'tok-hook' },
-      { url: `${s.url}b`, credential: 'tok-hook' },
-    ]);
+    const inner = createBudgets(memoryBackend());
+    const asked: string[] = [];
+    const budgets: Budgets = {
+      shared: false,
+      budget: (key, limits, opts) => {
+        const b = inner.budget(key, limits, opts);
+        return { ...b, acquire: (signal) => (asked.push(key), b.acquire(signal)) };
+      },
+    };
+    for (const token of ['tok-one', 'tok-two']) {
+      const { error } = await collectUntilError(open({ url: `${s.url}a`, bearerToken: token }, { budgets }).items);
+      expect(error).toBeUndefined();
+    }
+    // two requests per read (the redirect and its target), each read on its own credential's budget
+    expect(asked).toHaveLength(4);
+    expect(asked[0]).toBe(asked[1]);
+    expect(asked[2]).toBe(asked[3]);
+    expect(asked[0]).not.toBe(asked[2]);
+    expect(asked.join(' ')).not.toContain('tok-');
   });
 });

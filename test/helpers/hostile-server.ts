@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { afterEach } from 'vitest';
 
 export interface ReceivedRequest {
   method: string;
@@ -24,6 +25,19 @@ export interface HostileServer {
 }
 
 export type Handler = (req: IncomingMessage & { body: string }, res: ServerResponse, sent: (n: number) => void) => void | Promise<void>;
+
+/** `startHostile` for the tests of one file: every server a test starts is closed after it. */
+export function useHostileServers(): (handler: Handler) => Promise<HostileServer> {
+  const servers: HostileServer[] = [];
+  afterEach(async () => {
+    for (const s of servers.splice(0)) await s.close();
+  });
+  return async (handler) => {
+    const s = await startHostile(handler);
+    servers.push(s);
+    return s;
+  };
+}
 
 export async function startHostile(handler: Handler): Promise<HostileServer> {
   const received: ReceivedRequest[] = [];

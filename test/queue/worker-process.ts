@@ -21,7 +21,8 @@ export async function spawnWorker(configFile: string): Promise<WorkerProcess> {
   let logs = '';
   proc.stdout!.on('data', (d: Buffer) => (logs += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (logs += d.toString()));
-  const end = Date.now() + 20_000;
+  // a worker starts in about a second; a machine under heavy load (CI neighbours) can take far longer
+  const end = Date.now() + 60_000;
   let port: number | undefined;
   while (port === undefined) {
     const m = /"port":(\d+)[^\n]*worker ready/.exec(logs);

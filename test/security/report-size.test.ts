@@ -3,24 +3,20 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { silentLogger } from '../../src/log.js';
 import { closeQueues, createProcessor, createQueues, enqueueJob, startWorkers, waitForJob, type JobDefinition, type RunReport } from '../../src/queue/index.js';
 import { listRuns } from '../../src/queue/history.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import type { TestEmulator } from '../helpers/emulator.js';
 import { dropPrefix, loadedConfig, processorDeps, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
-import { createSyncEnv, csv, rows, type SyncEnv } from '../sync/helpers/feed.js';
+import { csv, rows, type SyncEnv, useEmulatorSync } from '../sync/helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
-beforeAll(async () => {
-  te = await startTestEmulator();
-  env = await createSyncEnv();
-});
-afterAll(async () => {
-  await te.close();
-  await env.cleanup();
+useEmulatorSync((t, e) => {
+  te = t;
+  env = e;
 });
 
 describe('reports stay small', () => {

@@ -3,24 +3,20 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FeedReadError } from '../../src/errors.js';
 import { FeedSource, openFeed } from '../../src/feeds/index.js';
 import { validateListing } from '../../src/listing/validate.js';
 import { silentLogger } from '../../src/log.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import type { TestEmulator } from '../helpers/emulator.js';
 import { collectUntilError } from '../feeds/helpers.js';
-import { createSyncEnv, csv, rows, SN, type SyncEnv } from '../sync/helpers/feed.js';
+import { csv, rows, SN, type SyncEnv, useEmulatorSync } from '../sync/helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
-beforeAll(async () => {
-  te = await startTestEmulator();
-  env = await createSyncEnv();
-});
-afterAll(async () => {
-  await te.close();
-  await env.cleanup();
+useEmulatorSync((t, e) => {
+  te = t;
+  env = e;
 });
 
 describe('what is read is what was sent', () => {

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFileStore } from '../../src/state/file-store.js';
+import type { KvStore } from '../../src/state/kv-store.js';
+import { createMemoryStore } from '../../src/state/memory-store.js';
 import { createRedisStore } from '../../src/state/redis-store.js';
 
 const dirs: string[] = [];
@@ -79,3 +81,38 @@ describe('redis store', () => {
     expect(await store.get('reso-hwm', 'a')).toBe('{"ts":"x","key":"y"}');
   });
 });
+
+describe('swap: set a key only if it holds what the caller read', () => {
+  const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+  const prefix = `test-swap-${process.pid}-${Date.now()}`;
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+    await redis.quit();
+  });
+  const stores: Array<[string, () => Promise<KvStore>]> = [
+    ['memory', async () => createMemoryStore()],
+    ['redis', async () => createRedisStore(redis, `${prefix}-${Math.random()}`)],
+    [
+      'file',
+      async () => {
+        const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+        dirs.push(dir);
+        return createFileStore(join(dir, 'state.json'));
+      },
+    ],
+  ];
+  it.each(stores)('%s', async (_name, open) => {
+    const store = await open();
+    expect(await store.swap('alerts', 'K', undefined, 'v1')).toBe(true);
+    expect(await store.swap('alerts', 'K', undefined, 'v2')).toBe(false); // no longer absent
+    expect(await store.swap('alerts', 'K', 'v0', 'v2')).toBe(false);
+    expect(await store.swap('alerts', 'K', 'v1', 'v2')).toBe(true);
+    expect(await store.get('alerts', 'K')).toBe('v2');
+    // a key named like an Object.prototype member is absent until set
+    expect(await store.swap('alerts', 'constructor', undefined, 'c1')).toBe(true);
+    expect(await store.get('alerts', 'constructor')).toBe('c1');
+    await store.close();
+  });
+});
+

@@ -1,24 +1,15 @@
 // Invariant 6 over HTTP: the first 401/403 from the API or a feed ends the feed's run as `failed`,
 // naming the config key to fix, and no further call is made.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestEmulator, TEST_SECRET_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { TEST_SECRET_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer } from '../helpers/feed-server.js';
-import { createSyncEnv, requests, rows, SN, total, type SyncEnv } from './helpers/feed.js';
+import { requests, rows, SN, type SyncEnv, total, useEmulatorSync } from './helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
-const servers: Array<{ close(): Promise<void> }> = [];
-beforeAll(async () => {
-  te = await startTestEmulator();
-});
-afterAll(() => te.close());
-beforeEach(async () => {
-  await te.reset();
-  env = await createSyncEnv();
-});
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-  await env.cleanup();
+const emulator = useEmulatorSync((t, e) => {
+  te = t;
+  env = e;
 });
 
 /** a TestEmulator whose client sends other keys */
@@ -50,7 +41,7 @@ describe('auth failures stop at once', () => {
     await env.sync(te);
     const writesBefore = total(await requests(te, 'RealEstateCreate')) + total(await requests(te, 'RealEstateDelete'));
     const server = await startFeedServer({ status: 403, body: 'forbidden' });
-    servers.push(server);
+    emulator.closeAfterTest(server);
     const report = await env.sync(te, env.feed({ source: { kind: 'csv', url: server.url, bearerToken: 'tok-wrong-123456', retries: 3 } }), { force: true });
     expect(report.outcome).toBe('failed');
     expect(report.message).toContain('feeds[test-feed].source.bearerToken');

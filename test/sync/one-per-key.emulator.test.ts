@@ -1,26 +1,17 @@
 // Invariant 2 over HTTP against the emulator: one listing per key. A key the feed repeats is
 // written once with its later record, never created twice in a run, and a rerun writes nothing;
 // copies the service holds of one key are reduced to one without losing the listing.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
-import { createSyncEnv, requests, row, rows, SN, total, type SyncEnv } from './helpers/feed.js';
+import type { TestEmulator } from '../helpers/emulator.js';
+import { startResoServer } from '../helpers/reso-server.js';
+import { requests, row, rows, SN, type SyncEnv, total, useEmulatorSync } from './helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
-const servers: ResoServer[] = [];
-beforeAll(async () => {
-  te = await startTestEmulator();
-});
-afterAll(() => te.close());
-beforeEach(async () => {
-  await te.reset();
-  env = await createSyncEnv();
-});
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-  await env.cleanup();
+const emulator = useEmulatorSync((t, e) => {
+  te = t;
+  env = e;
 });
 
 const writes = async () => ({
@@ -64,7 +55,7 @@ describe('a key the feed repeats', () => {
     const records = generateResoRecords(8, { seed: 9 }).filter((r) => r.MlgCanView !== false && r.StandardStatus === 'Active');
     const twin = { ...records[1]!, ListingKey: `${String(records[1]!.ListingKey)}-B`, ListPrice: 123456, ModificationTimestamp: '2099-01-01T00:00:00Z' };
     const reso = await startResoServer({ records: [...records, twin], maxPageSize: 3 });
-    servers.push(reso);
+    emulator.closeAfterTest(reso);
     const feed = env.feed({
       source: { kind: 'reso', url: reso.url, retries: 0 },
       mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },

@@ -1,19 +1,15 @@
 // The progress a sync reports: writes done out of a total once the total is known (creates and
 // updates when the feed is read, then the delete batches), so the progress line can show done/total.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SyncProgress } from '../../src/sync/index.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { createSyncEnv, rows, type SyncEnv } from './helpers/feed.js';
+import type { TestEmulator } from '../helpers/emulator.js';
+import { rows, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
-beforeAll(async () => {
-  te = await startTestEmulator();
-  env = await createSyncEnv();
-});
-afterAll(async () => {
-  await te.close();
-  await env.cleanup();
+useEmulatorSync((t, e) => {
+  te = t;
+  env = e;
 });
 
 describe('sync progress', () => {

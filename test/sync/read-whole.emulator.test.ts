@@ -4,30 +4,21 @@
 // the record the reader could still key keeps its listing.
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { FeedConfig } from '../../src/config/schema.js';
 import type { SyncReport } from '../../src/sync/index.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import type { TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer } from '../helpers/feed-server.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { generateResoRecords } from '../../fixtures/generate.js';
-import { COLUMNS, createSyncEnv, csv, requests, rows, SN, total, type SyncEnv } from './helpers/feed.js';
+import { COLUMNS, csv, requests, rows, SN, type SyncEnv, total, useEmulatorSync } from './helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
-const servers: Array<{ close(): Promise<void> }> = [];
-beforeAll(async () => {
-  te = await startTestEmulator();
-});
-afterAll(() => te.close());
-beforeEach(async () => {
-  await te.reset();
-  env = await createSyncEnv();
-});
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-  await env.cleanup();
+const emulator = useEmulatorSync((t, e) => {
+  te = t;
+  env = e;
 });
 
 const deleteCalls = async () => total(await requests(te, 'RealEstateDelete'));
@@ -109,7 +100,7 @@ describe('a feed that was not read whole deletes nothing, forced or not', () => 
     await env.writeFeed(rows(5));
     await env.sync(te);
     const server = await startFeedServer({ status: 401, body: '{"error":"bad token"}', contentType: 'application/json' });
-    servers.push(server);
+    emulator.closeAfterTest(server);
     const feed = env.feed({ source: { kind: 'csv', url: server.url, bearerToken: 'wrong-token', retries: 0 } });
     const [dry, real, forced] = await runAll(feed);
     for (const r of [dry, real, forced]) expect(r.source.error).toContain('401');
@@ -119,7 +110,7 @@ describe('a feed that was not read whole deletes nothing, forced or not', () => 
   it('a RESO pull that lists one record twice (the pages shifted) deletes nothing', async () => {
     const records = generateResoRecords(12, { seed: 5 }).filter((r) => r.MlgCanView !== false);
     const reso = await startResoServer({ records, maxPageSize: 5 });
-    servers.push(reso);
+    emulator.closeAfterTest(reso);
     const feed = env.feed({
       source: { kind: 'reso', url: reso.url, retries: 0 },
       mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },

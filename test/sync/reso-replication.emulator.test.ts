@@ -3,32 +3,23 @@
 // change, then an incremental pull, leave the chatbot holding exactly the server's current on-market
 // records, and no unchanged listing is deleted on the way. A RESO-named CSV export of the same
 // records maps to the same listings.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import { openFeed } from '../../src/feeds/index.js';
 import { silentLogger } from '../../src/log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../../src/mapping/index.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { inSpelling, type Spelling } from '../helpers/reso-spelling.js';
-import { createSyncEnv, SN, type SyncEnv } from './helpers/feed.js';
+import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
-let server: ResoServer | undefined;
-beforeAll(async () => {
-  te = await startTestEmulator();
-});
-afterAll(() => te.close());
-beforeEach(async () => {
-  await te.reset();
-  env = await createSyncEnv();
-});
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-  await env.cleanup();
+let server: ResoServer;
+const emulator = useEmulatorSync((t, e) => {
+  te = t;
+  env = e;
 });
 
 const mapping = { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } };
@@ -68,7 +59,7 @@ describe.each<Spelling>(['display', 'enum'])('RESO replication, lookups spelled 
     const ordered = byKey(records);
     const key = (i: number) => String(ordered[i]!.ListingKey);
     const id = (i: number) => String(ordered[i]!.ListingId);
-    server = await startResoServer({ records, spelling });
+    server = emulator.closeAfterTest(await startResoServer({ records, spelling }));
     const feed = resoFeed(server.url);
 
     // first sync: no mark yet, a full pull
@@ -130,7 +121,7 @@ describe.each<Spelling>(['display', 'enum'])('RESO replication, lookups spelled 
 describe('RESO feed credentials in a sync', () => {
   it('a 401 that a fresh OAuth2 token does not cure ends the run failed, naming the credential; no secret in the report', async () => {
     const oauth = { clientId: 'mls-client-7', clientSecret: 'client-secret-value-9f3', scope: 'api' };
-    server = await startResoServer({ records: startRecords(), oauth: { ...oauth, ttlSeconds: 3600 }, beforePage: (_n, srv) => srv.revokeTokens() });
+    server = emulator.closeAfterTest(await startResoServer({ records: startRecords(), oauth: { ...oauth, ttlSeconds: 3600 }, beforePage: (_n, srv) => srv.revokeTokens() }));
     const feed = FeedConfig.parse({
       name: 'mls',
       chatbot: SN,
@@ -151,7 +142,7 @@ describe('RESO feed credentials in a sync', () => {
 describe('a RESO-named CSV export with OData lookup spellings', () => {
   it('maps to the same listings as the OData pages, rejecting only the genuinely bad records, leases for_rent with RentPrice', async () => {
     const records = startRecords().map((r, i) => (i === 4 ? { ...r, BedroomsTotal: 'three' } : i === 9 ? { ...r, StandardStatus: 'Contingent' } : r));
-    server = await startResoServer({ records, spelling: 'enum' });
+    server = emulator.closeAfterTest(await startResoServer({ records, spelling: 'enum' }));
     const flat = (r: Record<string, unknown>) => {
       const { Media: _media, ...rest } = inSpelling(r, 'enum');
       return rest;

@@ -126,10 +126,26 @@ export function homesConfigYaml(url: string, keys: { secretKey: string; sessionK
   ].join('\n');
 }
 
-/** The file's emulator (started once) and a fresh SyncEnv per test, the emulator reset between tests. */
-export function useEmulatorSync(): { te(): TestEmulator; env(): SyncEnv } {
+/** Something a test starts (a feed or RESO server) and the file's hooks close after it. */
+export interface Closable {
+  close(): Promise<void>;
+}
+
+export interface EmulatorSync {
+  te(): TestEmulator;
+  env(): SyncEnv;
+  /** close `server` after the current test, whatever it ends with */
+  closeAfterTest<T extends Closable>(server: T): T;
+}
+
+/**
+ * The file's emulator (started once) and a fresh SyncEnv per test, the emulator reset between
+ * tests. `onEach` hands both to the file before each test, for files that keep them in variables.
+ */
+export function useEmulatorSync(onEach?: (te: TestEmulator, env: SyncEnv) => void): EmulatorSync {
   let te: TestEmulator | undefined;
   let env: SyncEnv | undefined;
+  const started: Closable[] = [];
   beforeAll(async () => {
     te = await startTestEmulator();
   });
@@ -137,11 +153,22 @@ export function useEmulatorSync(): { te(): TestEmulator; env(): SyncEnv } {
   beforeEach(async () => {
     await te?.reset();
     env = await createSyncEnv();
+    if (te) onEach?.(te, env);
   });
-  afterEach(() => env?.cleanup());
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((s) => s.close()));
+    await env?.cleanup();
+  });
   const ready = <T>(v: T | undefined, what: string): T => {
     if (v === undefined) throw new Error(`${what} is set up in the vitest hooks: use it inside a test`);
     return v;
   };
-  return { te: () => ready(te, 'the emulator'), env: () => ready(env, 'the sync env') };
+  return {
+    te: () => ready(te, 'the emulator'),
+    env: () => ready(env, 'the sync env'),
+    closeAfterTest: (server) => {
+      started.push(server);
+      return server;
+    },
+  };
 }

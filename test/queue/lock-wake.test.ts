@@ -1,0 +1,166 @@
+// Jobs waiting for their chatbot's lock, on the real Redis with real BullMQ workers: a release wakes
+// the next waiter (it does not sit out its delay), and waiting, for the lock or for a spent budget,
+// costs none of the job's retry attempts.
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { silentLogger } from '../../src/log.js';
+import {
+  acquireTargetLock,
+  chatbotLockName,
+  closeQueues,
+  createProcessor,
+  createQueues,
+  enqueueJob,
+  startWorkers,
+  targetLockKey,
+  waitForJob,
+  type JobDefinition,
+  type ProcessorDeps,
+  type Queues,
+  type RunReport,
+  type WorkerSet,
+} from '../../src/queue/index.js';
+import { deferred, dropPrefix, loadedConfig, processorDeps, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
+
+const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-wake-5f1c, sessionKey: ss-test-wake-9b2e }\n`;
+const CHATBOT = 'SN-SHARED';
+
+let redis: Redis;
+let prefix: string;
+let queues: Queues;
+let workers: WorkerSet[] = [];
+
+beforeEach(() => {
+  redis = testRedis();
+  prefix = uniquePrefix();
+  queues = createQueues(redis, prefix, { backoff: { type: 'fixed', delay: 20 } });
+});
+
+afterEach(async () => {
+  for (const w of workers.splice(0)) await w.close(5000);
+  await closeQueues(queues);
+  await dropPrefix(redis, prefix);
+  await redis.quit();
+});
+
+type Payload = { feed: string };
+/** every feed belongs to one chatbot, so its jobs share one lock */
+function syncDef(process: (p: Payload) => Promise<RunReport>): JobDefinition<Payload> {
+  return {
+    name: 'listing-sync',
+    kind: 'sync',
+    payload: z.strictObject({ feed: z.string() }),
+    exclusive: true,
+    target: (p) => ({ feed: p.feed, chatbot: CHATBOT }),
+    process: (p) => process(p),
+  };
+}
+
+function start(def: JobDefinition<Payload>, extra: Partial<ProcessorDeps>, concurrency = 2): void {
+  const processor = createProcessor(def, processorDeps(redis, prefix, loadedConfig(API), extra));
+  const settings = { redisUrl: REDIS_URL, prefix, concurrency, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger };
+  workers.push(startWorkers(queues, { sync: processor }, settings));
+}
+
+const ok = (feed: string): RunReport => ({ outcome: 'ok', summary: `synced ${feed}`, retryable: false });
+const lockKey = () => targetLockKey(prefix, chatbotLockName({ chatbot: CHATBOT }, 'sync'));
+
+describe('waiting for a chatbot lock', () => {
+  it('a release wakes the job waiting behind it: with a 60 s busy delay, both jobs of one chatbot finish, one after the other', async () => {
+    const spans: Array<{ feed: string; start: number; end: number }> = [];
+    const firstStarted = deferred();
+    const letFirstEnd = deferred();
+    start(
+      syncDef(async (p) => {
+        const span = { feed: p.feed, start: Date.now(), end: 0 };
+        if (p.feed === 'a') {
+          firstStarted.resolve();
+          await letFirstEnd.promise;
+        }
+        span.end = Date.now();
+        spans.push(span);
+        return ok(p.feed);
+      }),
+      { busyDelayMs: 60_000 },
+    );
+    const a = await enqueueJob(redis, queues, 'sync', 'a', { feed: 'a' });
+    await firstStarted.promise;
+    const b = await enqueueJob(redis, queues, 'sync', 'b', { feed: 'b' });
+    await until('b to wait for the lock', async () => (await queues.sync.getJobState(b.jobId)) === 'delayed');
+    letFirstEnd.resolve();
+    expect((await waitForJob(redis, queues, 'sync', a.jobId)).state).toBe('completed');
+    expect((await waitForJob(redis, queues, 'sync', b.jobId)).state).toBe('completed');
+    expect(spans.map((s) => s.feed)).toEqual(['a', 'b']);
+    expect(spans[1]!.start).toBeGreaterThanOrEqual(spans[0]!.end);
+  }, 20_000);
+
+  it('ten jobs of one chatbot on two workers all finish, never two at once, none sitting out a 60 s delay', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const done: string[] = [];
+    const def = syncDef(async (p) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 20));
+      inFlight--;
+      done.push(p.feed);
+      return ok(p.feed);
+    });
+    start(def, { busyDelayMs: 60_000 }, 3);
+    start(def, { busyDelayMs: 60_000 }, 3);
+    const feeds = Array.from({ length: 10 }, (_, i) => `f${i}`);
+    const jobs = await Promise.all(feeds.map((f) => enqueueJob(redis, queues, 'sync', f, { feed: f })));
+    for (const j of jobs) expect((await waitForJob(redis, queues, 'sync', j.jobId)).state).toBe('completed');
+    expect(done.sort()).toEqual([...feeds].sort());
+    expect(maxInFlight).toBe(1);
+  }, 30_000);
+
+  it('a job delayed many times behind a busy lock still has every retry attempt for real failures', async () => {
+    const holder = await acquireTargetLock(redis, lockKey(), 'someone-else', 10_000);
+    expect(holder).toBeDefined();
+    let tries = 0;
+    let failures = 0;
+    start(
+      syncDef(async () => {
+        failures++;
+        throw new Error('the service is down');
+      }),
+      { busyDelayMs: 30 },
+    );
+    const { jobId } = await enqueueJob(redis, queues, 'sync', 'a', { feed: 'a' });
+    await until('several busy delays', async () => {
+      const job = await queues.sync.getJob(jobId);
+      tries = job?.attemptsStarted ?? 0;
+      return tries >= 5;
+    });
+    expect(failures).toBe(0);
+    await holder!.release();
+    const result = await waitForJob(redis, queues, 'sync', jobId);
+    expect(result.state).toBe('failed');
+    expect(failures).toBe(3);
+    expect((await queues.sync.getJob(jobId))?.attemptsMade).toBe(3);
+  }, 30_000);
+
+  it('a job delayed for a spent budget still has every retry attempt for real failures', async () => {
+    let budgetStops = 0;
+    let failures = 0;
+    start(
+      syncDef(async (p) => {
+        if (budgetStops < 4) {
+          budgetStops++;
+          return { outcome: 'partial', summary: `budget spent for ${p.feed}`, retryable: true, retryAt: new Date(Date.now() + 30).toISOString() };
+        }
+        failures++;
+        throw new Error('the service is down');
+      }),
+      {},
+    );
+    const { jobId } = await enqueueJob(redis, queues, 'sync', 'a', { feed: 'a' });
+    const result = await waitForJob(redis, queues, 'sync', jobId);
+    expect(result.state).toBe('failed');
+    expect(budgetStops).toBe(4);
+    expect(failures).toBe(3);
+    expect((await queues.sync.getJob(jobId))?.attemptsMade).toBe(3);
+  }, 30_000);
+});
