@@ -193,7 +193,10 @@ export function redisBackend(redis: Redis, prefix: string): BudgetBackend {
 
 export function memoryBackend(): BudgetBackend {
   const limiters = new Map<string, RateLimiterMemory>();
-  const logs = new Map<string, Array<{ at: number; stamp: string }>>();
+  // A sliding log as a Map of id -> time: insertion order is time order (an entry is added, and
+  // restamped by delete + set, at "now"), so expired entries leave from the front and the size is
+  // the count, without a sort or a scan per call.
+  const logs = new Map<string, Map<string, number>>();
   const leases = new Map<string, Map<string, number>>();
   const pauses = new Map<string, PauseRecord>();
   const learned = new Map<string, Partial<Record<WindowName, number>>>();
@@ -205,7 +208,7 @@ export function memoryBackend(): BudgetBackend {
   };
   const logOf = (key: string, window: WindowName) => {
     let log = logs.get(`${key}:${window}`);
-    if (!log) logs.set(`${key}:${window}`, (log = []));
+    if (!log) logs.set(`${key}:${window}`, (log = new Map()));
     return log;
   };
   const slots = (key: string) => {
@@ -224,18 +227,21 @@ export function memoryBackend(): BudgetBackend {
       if (req.lease && slots(key).size >= req.lease.limit) return { ok: false, reason: 'lease' };
       for (const w of req.sliding) {
         const span = spanOf(w.durationSec);
-        const log = logOf(key, w.window).filter((e) => e.at > now - span).sort((a, b) => a.at - b.at);
-        logs.set(`${key}:${w.window}`, log);
-        if (log.length >= w.points) return { ok: false, reason: 'window', window: w.window, waitMs: Math.max(1, log[log.length - w.points]!.at + span - now) };
+        const log = logOf(key, w.window);
+        for (const [id, at] of log) {
+          if (at > now - span) break;
+          log.delete(id);
+        }
+        if (log.size >= w.points) return { ok: false, reason: 'window', window: w.window, waitMs: Math.max(1, nth(log.values(), log.size - w.points) + span - now) };
       }
       if (req.lease) slots(key).set(req.id, now + req.lease.ttlMs);
-      for (const w of req.sliding) logOf(key, w.window).push({ at: now, stamp: req.id });
+      for (const w of req.sliding) logOf(key, w.window).set(req.id, now);
       return { ok: true };
     },
     settle: async (key, req) => {
       for (const w of req.sliding) {
-        const entry = logOf(key, w.window).find((e) => e.stamp === req.id);
-        if (entry) entry.at = Date.now();
+        const log = logOf(key, w.window);
+        if (log.delete(req.id)) log.set(req.id, Date.now());
       }
       slots(key).delete(req.id);
     },
@@ -252,6 +258,13 @@ export function memoryBackend(): BudgetBackend {
     readLearned: async (key) => ({ ...learned.get(key) }),
     learn: async (key, window, limit) => void learned.set(key, { ...learned.get(key), [window]: limit }),
   };
+}
+
+/** The n-th value (from 0) of an iteration; the log's oldest entries are looked at only on a refusal. */
+function nth(values: Iterable<number>, n: number): number {
+  let i = 0;
+  for (const v of values) if (i++ === n) return v;
+  return 0;
 }
 
 /** The TAKE script's answer as a TakeResult. */

@@ -127,6 +127,37 @@ describe('budget shared through Redis by two processes', () => {
   });
 });
 
+describe('the memory and Redis backends', () => {
+  it('agree on a sequence of takes and settles (lease, minute window, restamp, pause)', async () => {
+    // a minute window: nothing here expires while the sequence runs, however slow the machine
+    const run = async (back: BudgetBackend) => {
+      const key = credentialKey('t', String(Math.random()));
+      const req = (id: string) => ({ id, lease: { limit: 2, ttlMs: 60_000 }, sliding: [{ window: 'perMinute' as const, points: 3, durationSec: 60 }] });
+      const seen: string[] = [];
+      const take = async (id: string) => {
+        const r = await back.take(key, req(id));
+        seen.push(`${id}:${r.ok ? 'ok' : r.reason}`);
+      };
+      await take('a');
+      await take('b');
+      await take('c'); // two in flight: no slot
+      await back.settle(key, req('a'));
+      await take('c');
+      await back.settle(key, req('b'));
+      await back.settle(key, req('a')); // twice: harmless
+      await take('d'); // three in the minute: the window is full, restamps or not
+      await back.settle(key, req('c'));
+      await take('d');
+      await back.pause(key, Date.now() + 60_000, 'HTTP 429');
+      await take('e');
+      return seen;
+    };
+    const memory = await run(memoryBackend());
+    expect(memory).toEqual(['a:ok', 'b:ok', 'c:lease', 'c:ok', 'd:window', 'd:window', 'e:paused']);
+    expect(await run(redisBackend(redis, prefix))).toEqual(memory);
+  });
+});
+
 describe('window shape', () => {
   it('is whole requests over whole seconds, never more than the limit', () => {
     expect(windowShape('perSecond', 20)).toEqual({ points: 20, durationSec: 1 });
