@@ -29,6 +29,8 @@ export interface FieldChange {
   field: ListingField;
   old: CanonicalValue;
   new: CanonicalValue;
+  /** the old value was long and only its hash was kept (a sync's remote side): `old` is unknown, not unset */
+  oldNotKept?: true;
 }
 
 export type Kind = 'text' | 'number' | 'coordinate' | 'images' | 'extension';

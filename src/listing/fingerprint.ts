@@ -32,7 +32,7 @@ export interface ListingHashes {
 
 /** The fingerprint and the comparison hash of a listing, from one serialization of it. */
 export function listingHashes(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): ListingHashes {
-  const compared = comparedJson((f, kind) => canonicalValue(kind, listing[f]), ignore);
+  const compared = comparedJson((f, kind) => canonicalValue(kind, listing[f]), ignore).json;
   const skip = ignore.size > 0;
   let unlisted = '';
   for (const [f, quoted, kind] of UNLISTED_JSON) {
@@ -70,15 +70,24 @@ export function comparedHash(canonical: CanonicalListing, ignore: ReadonlySet<st
 
 /** The comparison hash of a canonical listing with the compared JSON it is taken of. */
 export function comparedOf(canonical: CanonicalListing, ignore: ReadonlySet<string> = NO_FIELDS): { hash: Buffer; compared: string } {
-  const compared = comparedJson((f) => canonical[f], ignore);
+  const compared = comparedJson((f) => canonical[f], ignore).json;
   return { hash: hash('sha1', compared, 'buffer'), compared };
 }
 
-/** comparedOf(canonicalFromListItem(item)), without building the canonical object (a remote listing while paging). */
-export function comparedOfListItem(item: ListItem, ignore: ReadonlySet<string> = NO_FIELDS): { hash: Buffer; compared: string } {
-  const compared = comparedJson(listItemReader(item), ignore);
-  return { hash: hash('sha1', compared, 'buffer'), compared };
+/**
+ * comparedOf(canonicalFromListItem(item)), without building the canonical object (a remote listing
+ * while paging). With `keep`, also the compared JSON to keep for naming changes later: the same,
+ * but a value longer than KEPT_CHARS (a description, many images) is kept as its hash only.
+ */
+export function comparedOfListItem(item: ListItem, ignore: ReadonlySet<string> = NO_FIELDS, keep = false): { hash: Buffer; compared: string; kept?: string } {
+  const out = comparedJson(listItemReader(item), ignore, keep);
+  return { hash: hash('sha1', out.json, 'buffer'), compared: out.json, ...(out.kept !== undefined && { kept: out.kept }) };
 }
+
+/** Longest value (as JSON) a kept compared JSON holds; a longer one is held as { "~": sha1, "n": length }. */
+export const KEPT_CHARS = 200;
+type Elided = { '~': string; n: number };
+const isElided = (v: unknown): v is Elided => typeof v === 'object' && v !== null && !Array.isArray(v) && '~' in v;
 
 /**
  * The fields whose values differ between two compared JSONs (feed: `now`, remote: `was`), old → new.
@@ -90,32 +99,47 @@ export function comparedChanges(now: string, was: string): FieldChange[] {
   const b = pairs(was);
   const changes: FieldChange[] = [];
   for (const f of COMPARED_FIELDS) {
-    const n = a.get(f);
+    const n = a.get(f) as CanonicalValue;
     const o = b.get(f);
+    if (isElided(o)) {
+      // a long old value was kept as the hash of its JSON: the field is named, its old value is not
+      if (n !== undefined && pieceHash(JSON.stringify(n)) === o['~']) continue;
+      changes.push({ field: f, old: undefined, new: n, oldNotKept: true });
+      continue;
+    }
     if (n === o || (n !== undefined && o !== undefined && JSON.stringify(n) === JSON.stringify(o))) continue;
-    changes.push({ field: f, old: o, new: n });
+    changes.push({ field: f, old: o as CanonicalValue, new: n });
   }
   return changes;
 }
 
-function pairs(json: string): Map<ListingField, CanonicalValue> {
+function pairs(json: string): Map<ListingField, CanonicalValue | Elided> {
   const flat = JSON.parse(json) as unknown[];
-  const out = new Map<ListingField, CanonicalValue>();
-  for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i] as ListingField, flat[i + 1] as CanonicalValue);
+  const out = new Map<ListingField, CanonicalValue | Elided>();
+  for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i] as ListingField, flat[i + 1] as CanonicalValue | Elided);
   return out;
 }
 
-/** The JSON the comparison hash is taken of: [name, value] of each compared field that has a value. */
-function comparedJson(value: (f: ListingField, kind: (typeof FIELD_KINDS)[ListingField]) => CanonicalValue, ignore: ReadonlySet<string>): string {
+const pieceHash = (piece: string) => hash('sha1', piece, 'base64url');
+
+/**
+ * The JSON the comparison hash is taken of: [name, value] of each compared field that has a value.
+ * With `keep`, also the kept form (long values as their hash: KEPT_CHARS), built in the same pass.
+ */
+function comparedJson(value: (f: ListingField, kind: (typeof FIELD_KINDS)[ListingField]) => CanonicalValue, ignore: ReadonlySet<string>, keep = false): { json: string; kept?: string } {
   const skip = ignore.size > 0;
   let json = '[';
+  let kept = '[';
   for (const [f, quoted, coordinate, kind] of COMPARED_JSON) {
     if (skip && ignore.has(f)) continue;
     const v = value(f, kind);
     if (v === undefined) continue;
-    json += (json.length === 1 ? '' : ',') + quoted + ',' + (typeof v === 'number' ? JSON.stringify(rounded(v, coordinate)) : JSON.stringify(v));
+    const piece = typeof v === 'number' ? JSON.stringify(rounded(v, coordinate)) : JSON.stringify(v);
+    const sep = json.length === 1 ? '' : ',';
+    json += sep + quoted + ',' + piece;
+    if (keep) kept += sep + quoted + ',' + (piece.length > KEPT_CHARS ? JSON.stringify({ '~': pieceHash(piece), n: piece.length }) : piece);
   }
-  return json + ']';
+  return keep ? { json: json + ']', kept: kept + ']' } : { json: json + ']' };
 }
 
 /** Version 1 (unversioned): sha1 of [key, value] pairs of every field, sorted by name. Kept to read old state. */

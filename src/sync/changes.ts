@@ -75,7 +75,7 @@ export function describeChange(c: ListingChange, dryRun = false): string {
     case 'update':
       return c.reason === 'unlisted'
         ? `~ ${c.key} ${would}update: a field the list does not return (Location, AreaUnit, …) changed since the last write`
-        : `~ ${c.key} ${would}update: ${c.changes.map((ch) => `${ch.field} ${show(ch.old)} → ${show(ch.new)}`).join('; ')}`;
+        : `~ ${c.key} ${would}update: ${c.changes.map((ch) => `${ch.field} ${ch.oldNotKept ? '(long value, not kept)' : show(ch.old)} → ${show(ch.new)}`).join('; ')}`;
     case 'delete':
       return `- ${c.key} ${c.withheld ? 'delete held back by the guard' : `${would}delete`} (${REASONS[c.reason]}${c.deleteKey ? `, ID ${c.deleteKey}` : ''})`;
     case 'reject':

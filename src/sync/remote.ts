@@ -139,13 +139,13 @@ export function remoteKey(item: Pick<ListItem, 'MLSNumber' | 'Url'>, keyBy: KeyB
 
 /** What the remote side keeps of one list item (RemoteIndex). */
 export function toRemote(item: ListItem, opts: Pick<RemoteOptions, 'keyBy' | 'ignore' | 'keepCompared' | 'keepOtherKey'>): RemoteRow {
-  const { hash, compared } = comparedOfListItem(item, opts.ignore);
+  const { hash, kept } = comparedOfListItem(item, opts.ignore, opts.keepCompared);
   const byUrl = opts.keyBy === 'URL';
   return {
     id: item.ID,
     key: (byUrl ? item.Url : item.MLSNumber).trim(),
     ...(opts.keepOtherKey && { otherKey: (byUrl ? item.MLSNumber : item.Url).trim() }),
     hash,
-    ...(opts.keepCompared && { compared }),
+    ...(kept !== undefined && { compared: kept }),
   };
 }

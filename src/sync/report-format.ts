@@ -46,7 +46,7 @@ export function formatSyncReport(r: SyncReport): string {
     section(lines, 'would update', r.plan.updates, (u) =>
       u.reason === 'unlisted'
         ? `~ ${u.key}: a field the list does not return (Location, AreaUnit, …) changed since the last write`
-        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${show(ch.old)} → ${show(ch.new)}`).join('; ')}`,
+        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${ch.oldNotKept ? '(long value, not kept)' : show(ch.old)} → ${show(ch.new)}`).join('; ')}`,
     );
     const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
     section(lines, `would delete${held}`, r.plan.deletes, (d) =>

@@ -4,8 +4,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalFromListing, canonicalFromListItem, diffCanonical } from '../../src/listing/canonical.js';
-import { comparedOf, comparedOfListItem, comparedChanges, fingerprintListing, fingerprintV1, listingHashes } from '../../src/listing/fingerprint.js';
+import { comparedOf, comparedOfListItem, comparedChanges, KEPT_CHARS, fingerprintListing, fingerprintV1, listingHashes } from '../../src/listing/fingerprint.js';
 import { RemoteIndex } from '../../src/sync/remote-index.js';
+import { describeChange } from '../../src/sync/changes.js';
 import { toRemote } from '../../src/sync/remote.js';
 import { listing, listItem } from './helpers/listings.js';
 
@@ -66,23 +67,26 @@ describe('comparedChanges', () => {
       SalePrice: fc.integer({ min: 0, max: 2_000_000 }),
       Bedrooms: fc.integer({ min: 0, max: 9 }),
       City: fc.constantFrom('Austin', 'Round Rock', ' Austin ', 'San  Marcos'),
-      Description: fc.constantFrom('a', 'b  c', ''),
+      Description: fc.constantFrom('a', 'b  c', '', 'long '.repeat(60), 'longer '.repeat(60)),
       Images: fc.constantFrom(0, 1, 2).map((n) => Array.from({ length: n }, (_, i) => `https://i/${i}`)),
       Latitude: fc.constantFrom(30.25, 30.5, 0),
       YearBuilt: fc.integer({ min: 1990, max: 1992 }),
     },
     { requiredKeys: [] },
   );
-  it('names the fields diffCanonical names, and none exactly when the hashes agree', () => {
+  it('names the fields diffCanonical names (a long old value as not kept), and none exactly when the hashes agree', () => {
     fc.assert(
       fc.property(patch, patch, (a, b) => {
         const now = listing('K', a);
-        const was = canonicalFromListItem(listItem(7, listing('K', b)));
+        const item = listItem(7, listing('K', b));
         const feed = listingHashes(now);
-        const remote = comparedOf(was);
-        const named = comparedChanges(feed.compared, remote.compared);
-        const slow = diffCanonical(canonicalFromListing(now), was);
-        expect(named.map((c) => [c.field, c.old, c.new])).toEqual(slow.map((c) => [c.field, c.old, c.new]));
+        const remote = comparedOfListItem(item, new Set(), true);
+        const named = comparedChanges(feed.compared, remote.kept!);
+        const slow = diffCanonical(canonicalFromListing(now), canonicalFromListItem(item));
+        const long = (v: unknown) => JSON.stringify(v ?? '').length > KEPT_CHARS;
+        expect(named.map((c) => [c.field, c.old, c.new, c.oldNotKept ?? false])).toEqual(
+          slow.map((c) => (long(c.old) ? [c.field, undefined, c.new, true] : [c.field, c.old, c.new, false])),
+        );
         expect(named.length === 0).toBe(feed.hash.equals(remote.hash));
       }),
     );
@@ -115,5 +119,15 @@ describe('comparedOfListItem', () => {
         expect(fast.hash.equals(slow.hash)).toBe(true);
       }),
     );
+  });
+});
+
+describe('a long old value in the change log', () => {
+  it('is named as not kept, not as unset', () => {
+    const now = listing('K', { Description: 'new '.repeat(80) });
+    const item = listItem(7, listing('K', { Description: 'old '.repeat(80) }));
+    const changes = comparedChanges(listingHashes(now).compared, comparedOfListItem(item, new Set(), true).kept!);
+    expect(changes).toEqual([{ field: 'Description', old: undefined, new: now.Description!.trim(), oldNotKept: true }]);
+    expect(describeChange({ op: 'update', key: 'K', reason: 'fields', changes })).toMatch(/^~ K update: Description \(long value, not kept\) → "new new/);
   });
 });
