@@ -129,17 +129,28 @@ const pieceHash = (piece: string) => hash('sha1', piece, 'base64url');
 function comparedJson(value: (f: ListingField, kind: (typeof FIELD_KINDS)[ListingField]) => CanonicalValue, ignore: ReadonlySet<string>, keep = false): { json: string; kept?: string } {
   const skip = ignore.size > 0;
   let json = '[';
-  let kept = '[';
+  /** where the long pieces sit in `json` (start, end): the kept form is `json` with them replaced */
+  let long: number[] | undefined;
   for (const [f, quoted, coordinate, kind] of COMPARED_JSON) {
     if (skip && ignore.has(f)) continue;
     const v = value(f, kind);
     if (v === undefined) continue;
     const piece = typeof v === 'number' ? JSON.stringify(rounded(v, coordinate)) : JSON.stringify(v);
-    const sep = json.length === 1 ? '' : ',';
-    json += sep + quoted + ',' + piece;
-    if (keep) kept += sep + quoted + ',' + (piece.length > KEPT_CHARS ? JSON.stringify({ '~': pieceHash(piece), n: piece.length }) : piece);
+    json += (json.length === 1 ? '' : ',') + quoted + ',';
+    if (keep && piece.length > KEPT_CHARS) (long ??= []).push(json.length, json.length + piece.length);
+    json += piece;
   }
-  return keep ? { json: json + ']', kept: kept + ']' } : { json: json + ']' };
+  json += ']';
+  if (!keep) return { json };
+  if (!long) return { json, kept: json };
+  let kept = '';
+  let at = 0;
+  for (let i = 0; i < long.length; i += 2) {
+    const piece = json.slice(long[i], long[i + 1]);
+    kept += json.slice(at, long[i]) + JSON.stringify({ '~': pieceHash(piece), n: piece.length });
+    at = long[i + 1]!;
+  }
+  return { json, kept: kept + json.slice(at) };
 }
 
 /** Version 1 (unversioned): sha1 of [key, value] pairs of every field, sorted by name. Kept to read old state. */
