@@ -18,6 +18,8 @@ import type { ListingCreate, ListingField, ListItem } from './schema.js';
 const NO_FIELDS: ReadonlySet<string> = new Set();
 export const FINGERPRINT_PREFIX = '2.';
 /** per compared field: its name as JSON, whether it is a coordinate, its kind */
+// the kept form names the fields present by a 32-bit mask (comparedJson)
+if (COMPARED_FIELDS.length > 32) throw new Error('more than 32 compared fields: widen the kept form\'s mask');
 const COMPARED_JSON = COMPARED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KINDS[f] === 'coordinate', FIELD_KINDS[f]] as const);
 const UNLISTED_JSON = UNLISTED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KINDS[f]] as const);
 
@@ -76,8 +78,9 @@ export function comparedOf(canonical: CanonicalListing, ignore: ReadonlySet<stri
 
 /**
  * comparedOf(canonicalFromListItem(item)), without building the canonical object (a remote listing
- * while paging). With `keep`, also the compared JSON to keep for naming changes later: the same,
- * but a value longer than KEPT_CHARS (a description, many images) is kept as its hash only.
+ * while paging). With `keep`, also the form kept for naming changes later: the values without the
+ * field names (a mask says which are present), a value longer than KEPT_CHARS (a description, many
+ * images) as its hash only.
  */
 export function comparedOfListItem(item: ListItem, ignore: ReadonlySet<string> = NO_FIELDS, keep = false): { hash: Buffer; compared: string; kept?: string } {
   const out = comparedJson(listItemReader(item), ignore, keep);
@@ -90,7 +93,8 @@ type Elided = { '~': string; n: number };
 const isElided = (v: unknown): v is Elided => typeof v === 'object' && v !== null && !Array.isArray(v) && '~' in v;
 
 /**
- * The fields whose values differ between two compared JSONs (feed: `now`, remote: `was`), old → new.
+ * The fields whose values differ between a feed listing's compared JSON (`now`) and a remote one's
+ * (`was`: compared or kept form), old → new.
  * Two JSONs differ exactly when one of their fields does, so this names every field behind a
  * differing hash (values as compared: canonical and rounded).
  */
@@ -113,9 +117,16 @@ export function comparedChanges(now: string, was: string): FieldChange[] {
   return changes;
 }
 
+/** The fields of a compared JSON ([name, value, ...]) or of a kept one ([mask, value, ...]). */
 function pairs(json: string): Map<ListingField, CanonicalValue | Elided> {
   const flat = JSON.parse(json) as unknown[];
   const out = new Map<ListingField, CanonicalValue | Elided>();
+  if (typeof flat[0] === 'number') {
+    const mask = flat[0];
+    let at = 1;
+    for (let i = 0; i < COMPARED_FIELDS.length; i++) if (mask & (1 << i)) out.set(COMPARED_FIELDS[i]!, flat[at++] as CanonicalValue | Elided);
+    return out;
+  }
   for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i] as ListingField, flat[i + 1] as CanonicalValue | Elided);
   return out;
 }
@@ -129,28 +140,23 @@ const pieceHash = (piece: string) => hash('sha1', piece, 'base64url');
 function comparedJson(value: (f: ListingField, kind: (typeof FIELD_KINDS)[ListingField]) => CanonicalValue, ignore: ReadonlySet<string>, keep = false): { json: string; kept?: string } {
   const skip = ignore.size > 0;
   let json = '[';
-  /** where the long pieces sit in `json` (start, end): the kept form is `json` with them replaced */
-  let long: number[] | undefined;
-  for (const [f, quoted, coordinate, kind] of COMPARED_JSON) {
+  // the kept form: [mask of the fields present (bit = place in COMPARED_FIELDS), their values in
+  // order], a long value as { "~": sha1, "n": length }: no field names (about a third of the bytes)
+  let kept = '';
+  let mask = 0;
+  for (let i = 0; i < COMPARED_JSON.length; i++) {
+    const [f, quoted, coordinate, kind] = COMPARED_JSON[i]!;
     if (skip && ignore.has(f)) continue;
     const v = value(f, kind);
     if (v === undefined) continue;
     const piece = typeof v === 'number' ? JSON.stringify(rounded(v, coordinate)) : JSON.stringify(v);
-    json += (json.length === 1 ? '' : ',') + quoted + ',';
-    if (keep && piece.length > KEPT_CHARS) (long ??= []).push(json.length, json.length + piece.length);
-    json += piece;
+    json += (json.length === 1 ? '' : ',') + quoted + ',' + piece;
+    if (!keep) continue;
+    mask |= 1 << i;
+    kept += ',' + (piece.length > KEPT_CHARS ? JSON.stringify({ '~': pieceHash(piece), n: piece.length }) : piece);
   }
   json += ']';
-  if (!keep) return { json };
-  if (!long) return { json, kept: json };
-  let kept = '';
-  let at = 0;
-  for (let i = 0; i < long.length; i += 2) {
-    const piece = json.slice(long[i], long[i + 1]);
-    kept += json.slice(at, long[i]) + JSON.stringify({ '~': pieceHash(piece), n: piece.length });
-    at = long[i + 1]!;
-  }
-  return { json, kept: kept + json.slice(at) };
+  return keep ? { json, kept: `[${mask >>> 0}${kept}]` } : { json };
 }
 
 /** Version 1 (unversioned): sha1 of [key, value] pairs of every field, sorted by name. Kept to read old state. */

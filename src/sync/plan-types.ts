@@ -55,7 +55,7 @@ export interface RemoteListing {
   otherKey?: string;
   /** comparedHash of the listed fields, the feed's `ignore`d ones aside (the same set planSync is given) */
   hash: Uint8Array;
-  /** its compared JSON (comparedHash's input): kept for dry runs and the change log, which name each change old → new */
+  /** its compared JSON in the kept form (comparedOfListItem): for dry runs and the change log, which name each change old → new */
   readonly compared?: string;
 }
 

@@ -5,8 +5,9 @@
 // - its key: the Map's key string, shared by every copy of the key; the key by the other field
 //   (URL when keyed by MLSNumber, and back) only when another feed of the chatbot keys by it;
 // - the sha1 of its compared JSON (fingerprint.ts), 20 bytes;
-// - with `keepCompared` (dry runs and the change log, which name each change old → new) the
-//   compared JSON itself, as UTF-8 in off-heap slabs (no per-string header, not traced by the GC),
+// - with `keepCompared` (dry runs and the change log, which name each change old → new) its
+//   compared JSON in the kept form (values without field names, long ones as their hash: about
+//   300 B a listing), as UTF-8 in off-heap slabs (no per-string header, not traced by the GC),
 //   parsed again only for a listing that differs;
 // - the fingerprint this feed stored for the key (state.ts), 20 bytes, folded in here so a run
 //   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
