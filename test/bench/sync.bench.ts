@@ -11,7 +11,7 @@
 // memory the change log's old → new costs is in the figures.
 // At 1M listings the first sync only seeds the chatbot: it runs with the emulator at
 // BENCH_SEED_LATENCY_MS (default 0) and its wall/bound is not judged; the reruns run at 20 ms.
-// The child's heap: BENCH_HEAP_MB (default: node's own sizing) sets --max-old-space-size.
+// The child's heap: BENCH_HEAP_MB sets --max-old-space-size (default: 1536 from 1M listings, else node's own).
 //
 //   npm run bench -- sync                  sizes 10k (with the naive peers) and 100k, each in a child process
 //   BENCH_SYNC_SIZES=20000,100000          other sizes; the peers run at the smallest
@@ -49,7 +49,12 @@ const SIZES = [
 const PEERS = process.env.BENCH_PEERS !== '0';
 const SEED_AT = Number(process.env.BENCH_SEED_AT ?? 1_000_000);
 const SEED_LATENCY_MS = Number(process.env.BENCH_SEED_LATENCY_MS ?? 0);
-const HEAP_MB = process.env.BENCH_HEAP_MB;
+/**
+ * The child's old-space cap, sized for the work: node's own default lets garbage pile up to GBs
+ * before collecting. From 1M listings: 1536 MB (the live data there peaks near 600 MB, while the
+ * state is loaded); below, node's default unless BENCH_HEAP_MB says otherwise.
+ */
+const heapMb = (n: number): string | undefined => process.env.BENCH_HEAP_MB ?? (n >= 1_000_000 ? '1536' : undefined);
 const here = fileURLToPath(import.meta.url);
 
 const FEEDSYNC = 'feedsync';
@@ -84,7 +89,9 @@ if (process.argv[2] === 'run') {
   const rows: Row[] = [];
   const smallest = Math.min(...SIZES);
   for (const n of SIZES) {
-    const args = ['--expose-gc', ...(HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : []), '--import', 'tsx', here, 'run', String(n), ...(PEERS && n === smallest ? ['peers'] : [])];
+    const heap = heapMb(n);
+    const args = ['--expose-gc', ...(heap ? [`--max-old-space-size=${heap}`] : []), '--import', 'tsx', here, 'run', String(n), ...(PEERS && n === smallest ? ['peers'] : [])];
+    if (heap) process.stderr.write(`sync bench for ${n} listings: --max-old-space-size=${heap}\n`);
     const r = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
     if (r.status !== 0) {
       process.stderr.write(`sync bench for ${n} listings failed (exit ${r.status})\n`);
