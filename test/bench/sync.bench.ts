@@ -51,8 +51,8 @@ const SEED_AT = Number(process.env.BENCH_SEED_AT ?? 1_000_000);
 const SEED_LATENCY_MS = Number(process.env.BENCH_SEED_LATENCY_MS ?? 0);
 /**
  * The child's old-space cap, sized for the work: node's own default lets garbage pile up to GBs
- * before collecting. From 1M listings: 1536 MB (the live data there peaks near 600 MB, while the
- * state is loaded); below, node's default unless BENCH_HEAP_MB says otherwise.
+ * before collecting. From 1M listings: 1536 MB (an estimate scaled from the 100k and 200k runs,
+ * whose live data peaks while the state is loaded); below, node's default unless BENCH_HEAP_MB.
  */
 const heapMb = (n: number): string | undefined => process.env.BENCH_HEAP_MB ?? (n >= 1_000_000 ? '1536' : undefined);
 const here = fileURLToPath(import.meta.url);
