@@ -11,7 +11,7 @@
 // memory the change log's old → new costs is in the figures.
 // At 1M listings the first sync only seeds the chatbot: it runs with the emulator at
 // BENCH_SEED_LATENCY_MS (default 0) and its wall/bound is not judged; the reruns run at 20 ms.
-// The child's heap: BENCH_HEAP_MB sets --max-old-space-size (default: 1536 from 1M listings, else node's own).
+// The child's heap: BENCH_HEAP_MB sets --max-old-space-size (default: 1200 from 1M listings, else node's own).
 //
 //   npm run bench -- sync                  sizes 10k (with the naive peers) and 100k, each in a child process
 //   BENCH_SYNC_SIZES=20000,100000          other sizes; the peers run at the smallest
@@ -50,11 +50,13 @@ const PEERS = process.env.BENCH_PEERS !== '0';
 const SEED_AT = Number(process.env.BENCH_SEED_AT ?? 1_000_000);
 const SEED_LATENCY_MS = Number(process.env.BENCH_SEED_LATENCY_MS ?? 0);
 /**
- * The child's old-space cap, sized for the work: node's own default lets garbage pile up to GBs
- * before collecting. From 1M listings: 1536 MB (an estimate scaled from the 100k and 200k runs,
- * whose live data peaks while the state is loaded); below, node's default unless BENCH_HEAP_MB.
+ * The child's old-space cap, sized for the work: under node's own default the heap fills with
+ * garbage far past the live data (200k listings: peak RSS 655 MB; capped at 240 or 320 MB: 405
+ * and 412 MB, the same work). From 1M listings: 1200 MB (scaled from those runs; RSS ≈ cap + the
+ * change log's kept values, about 420 MB at 1M, + about 80 MB); below, node's default unless
+ * BENCH_HEAP_MB says otherwise.
  */
-const heapMb = (n: number): string | undefined => process.env.BENCH_HEAP_MB ?? (n >= 1_000_000 ? '1536' : undefined);
+const heapMb = (n: number): string | undefined => process.env.BENCH_HEAP_MB ?? (n >= 1_000_000 ? '1200' : undefined);
 const here = fileURLToPath(import.meta.url);
 
 const FEEDSYNC = 'feedsync';
