@@ -81,13 +81,13 @@ const shortestSeen = new Map<string, number>();
 
 function measureShortestInterval(pattern: string, tz?: string): number {
   const it = CronExpressionParser.parse(pattern, { tz: tz ?? 'UTC', currentDate: new Date('2026-01-05T00:00:00Z') });
-  let prev = it.next().getTime();
+  const runs: number[] = [];
+  for (let i = 0; i <= 200 && it.hasNext(); i++) runs.push(it.next().getTime());
+  // in order of time: around a daylight-saving change cron-parser can step back (Lord Howe's
+  // half-hour fall-back gave a run 60 s before the one it had just given)
+  runs.sort((a, b) => a - b);
   let shortest = Infinity;
-  for (let i = 0; i < 200 && it.hasNext(); i++) {
-    const next = it.next().getTime();
-    shortest = Math.min(shortest, (next - prev) / 1000);
-    prev = next;
-  }
+  for (let i = 1; i < runs.length; i++) if (runs[i]! > runs[i - 1]!) shortest = Math.min(shortest, (runs[i]! - runs[i - 1]!) / 1000);
   return shortest;
 }
 

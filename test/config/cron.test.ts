@@ -27,6 +27,12 @@ describe('schedule intervals', () => {
     );
   });
 
+  it('a daylight-saving change where cron-parser steps back does not make a negative interval', () => {
+    // Lord Howe falls back half an hour on the first Sunday of April; found by the property above
+    expect(shortestIntervalSeconds('1,0 * 1 4 0', 'Australia/Lord_Howe')).toBe(60);
+    expect(intervalUnder('1,0 * 1 4 0', 'Australia/Lord_Howe', 120)).toBe(60);
+  });
+
   it('six fields (seconds first) and minimums above a minute are stepped through', () => {
     expect(intervalUnder('*/5 * * * * *', undefined, 60)).toBe(5);
     expect(intervalUnder('*/10 * * * *', undefined, 900)).toBe(600);
