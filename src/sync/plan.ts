@@ -57,8 +57,8 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
   const stored = options.fingerprints.get(key);
   const was = stored === undefined ? undefined : storedFingerprintStatus(stored, fingerprint, listing, ignore);
   if (!kept.same) {
-    const was = kept.copy.compared;
-    decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: was === undefined ? [] : comparedChanges(compared, was) };
+    const old = kept.copy.compared;
+    decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: old === undefined ? [] : comparedChanges(compared, old) };
   }
   else if (was === 'differs') decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [] };
   // none yet, or one of an older version for the same content: recorded, nothing written
