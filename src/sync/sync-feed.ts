@@ -2,6 +2,7 @@
 // while the chatbot's listings are paged, plan, guard, then (unless a dry run) execute, remember
 // what was written, and report. The chatbot's sync state (state.ts) is loaded once and committed
 // once, atomically, after the writes; the caller holds the chatbot's lock around the whole run.
+import { setMaxListeners } from 'node:events';
 import type { CallCounter } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
 import type { Budgets } from '../budget/budget.js';
@@ -81,6 +82,9 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   // The run's own deadline (feeds[].deadlineMinutes) joins the caller's signal (shutdown, lost lock, Ctrl-C).
   const deadline = AbortSignal.timeout(feed.deadlineMinutes * 60_000);
   const signal = deps.signal ? AbortSignal.any([deps.signal, deadline]) : deadline;
+  // every call in flight listens on it (list pages, writes, their backoff sleeps): api.concurrency of
+  // them at once is the design, not a leak, so Node's warning past 10 listeners would only alarm ops
+  setMaxListeners(Math.max(10, 4 * apiConfig.concurrency + 10), signal);
   const deadlineMessage = () =>
     `the run passed its deadline (deadlineMinutes ${feed.deadlineMinutes} of feed ${feed.name}): calls in flight were finished, nothing new was sent; the next run goes on from what was written`;
   const ignore: ReadonlySet<string> = new Set(feed.ignore);
