@@ -35,7 +35,7 @@ export const ApiConfig = z.strictObject({
     .describe('most bytes of one API response body; a larger one fails the call'),
   retries: z.number().int().min(0).max(20).default(4).describe('retries on network errors, 5xx, 408, 429'),
   pageSize: z.number().int().min(1).max(10_000).default(100).describe('PageSize asked of RealEstateList'),
-  maxPages: z.number().int().min(1).default(10_000).describe('most RealEstateList pages one pass reads; more is an error (an endless list)'),
+  maxPages: z.number().int().min(1).default(100_000).describe('most RealEstateList pages one pass reads; more is an error (an endless list)'),
 });
 export type ApiConfig = z.infer<typeof ApiConfig>;
 

@@ -36,7 +36,8 @@ export interface RemoteOptions {
   keepOtherKey?: boolean;
 }
 
-export const DEFAULT_MAX_PAGES = 10_000;
+/** 10 million listings at the default PageSize of 100: past any real chatbot, yet an endless list still ends */
+export const DEFAULT_MAX_PAGES = 100_000;
 
 export interface RemotePage {
   pageNumber: number;
@@ -83,7 +84,7 @@ export async function* remotePages(api: ChatbotApi, opts: RemoteOptions): AsyncG
     limit.clearQueue();
     await Promise.allSettled(ahead.values());
   }
-  if (!ended) throw new PagingError(`the list of chatbot ${opts.serialNumber} did not end within api.maxPages (${maxPages}) pages of ${size}`);
+  if (!ended) throw new PagingError(`the list of chatbot ${opts.serialNumber} did not end within api.maxPages (${maxPages}) pages of ${size}: a list that never ends, or a chatbot with more than ${maxPages * size} listings (then raise api.maxPages or api.pageSize)`);
 }
 
 /** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */

@@ -3,6 +3,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/client.js';
 import { fetchRemote } from '../../src/sync/remote.js';
+import { ApiConfig } from '../../src/config/schema.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startListServer, type ListServer } from '../helpers/list-server.js';
 import { createSyncEnv, rows, type SyncEnv } from './helpers/feed.js';
@@ -116,5 +117,12 @@ describe('the run deadline', () => {
     const rest = await env.sync(te, env.feed(), { api: { concurrency: 8 } });
     expect(rest.outcome).toBe('ok');
     expect((await te.listings('SN-SYNC')).length).toBe(60);
+  });
+});
+
+describe('the paging bound fits real chatbots', () => {
+  it('the defaults page a chatbot of a million listings (10,000 full pages and the short one after)', () => {
+    const api = ApiConfig.parse({ baseUrl: 'http://127.0.0.1:1', secretKey: 'sk-test-0123456789', sessionKey: 'ss-test-0123456789' });
+    expect(api.maxPages).toBeGreaterThanOrEqual(Math.floor(1_000_000 / api.pageSize) + 1);
   });
 });
