@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createFileStore } from '../../src/state/file-store.js';
 import type { KvStore } from '../../src/state/kv-store.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
@@ -47,6 +47,23 @@ describe('file store', () => {
     await two.apply([{ ns: 'fp:b', set: [['K2', 'f2']] }]);
     expect(await one.getAll('fp:b')).toEqual(new Map([['K2', 'f2']]));
     expect(await two.getAll('fp:a')).toEqual(new Map([['K1', 'f1']]));
+  });
+  it('parses the file again only when its bytes changed (a run reads many namespaces)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+    dirs.push(dir);
+    const path = join(dir, 'state.json');
+    const one = await createFileStore(path);
+    const two = await createFileStore(path);
+    await two.apply([{ ns: 'fp:a', set: [['K1', 'f1']] }, { ns: 'missing:a', set: [['K1', 't1']] }]);
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      for (const ns of ['fp:a', 'missing:a', 'recur:a', 'fp:b']) await one.getAll(ns);
+      expect(parse).toHaveBeenCalledTimes(1);
+      await two.apply([{ ns: 'fp:a', set: [['K1', 'f2']] }]); // same size, new bytes
+      expect(await one.get('fp:a', 'K1')).toBe('f2');
+    } finally {
+      parse.mockRestore();
+    }
   });
 });
 
