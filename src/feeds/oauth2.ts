@@ -1,10 +1,13 @@
 // OAuth2 client credentials (Trestle / CoreLogic): POST the token URL with the client id and secret,
 // get a bearer token valid for `expires_in` seconds. Tokens are cached per credential in the process,
 // so every job of a worker shares one token, and fetched again only shortly before expiry or when
-// the server refused the cached one (a 401). Concurrent jobs wait for one token request.
+// the server refused the cached one (a 401). Concurrent jobs wait for one token request. The
+// request has the bounds of every other (net/request.ts): a total deadline, a byte cap, and no
+// redirect followed.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../errors.js';
+import { boundedRequest, RequestStopped } from '../net/request.js';
 import { registerSecret } from '../secrets.js';
 import type { OAuth2Auth } from './config-schema.js';
 
@@ -92,16 +95,27 @@ async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOpt
     if (opts.signal?.aborted) throw new AbortedError(`token request to ${place.file}`, opts.signal.reason);
     let failure: FeedReadError;
     try {
-      const signals = [AbortSignal.timeout(opts.timeoutMs), ...(opts.signal ? [opts.signal] : [])];
-      const response = await fetch(auth.tokenUrl, {
+      const response = await boundedRequest({
         method: 'POST',
+        url: auth.tokenUrl,
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body,
-        signal: AbortSignal.any(signals),
-        redirect: 'error',
+        body: body.toString(),
+        deadlineMs: opts.timeoutMs,
+        maxBytes: MAX_TOKEN_BYTES,
+        ...(opts.signal && { signal: opts.signal }),
       });
-      const text = await boundedText(response, MAX_TOKEN_BYTES);
-      if (response.ok) {
+      if (response.status >= 300 && response.status < 400) {
+        // following it would send the client secret wherever the Location points
+        response.cancel();
+        throw new FeedReadError(
+          `the token endpoint answered ${credential} with a redirect (HTTP ${response.status}), which is never followed: it would carry the client secret elsewhere; set feeds[].source.auth.tokenUrl to the final address`,
+          place,
+          false,
+          { status: response.status },
+        );
+      }
+      const text = await response.text();
+      if (response.status >= 200 && response.status < 300) {
         const parsed = TokenAnswer.safeParse(safeJson(text));
         if (!parsed.success) throw new FeedReadError(`the token endpoint's answer has no access_token (${credential})`, place, false);
         const token = parsed.data.access_token;
@@ -119,28 +133,15 @@ async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOpt
     } catch (err) {
       if (err instanceof FeedReadError) throw err;
       if (opts.signal?.aborted) throw new AbortedError(`token request to ${place.file}`, err);
-      failure = new FeedReadError(`the token request for ${credential} failed: ${causeMessage(err)}`, place, true, { cause: err });
+      // a token answer past the cap will be as large next time; a timeout or a dropped connection may not
+      const again = !(err instanceof RequestStopped && err.reason === 'too-large');
+      failure = new FeedReadError(`the token request for ${credential} failed: ${causeMessage(err)}`, place, again, { cause: err });
     }
     if (!failure.retryable || attempt >= opts.retries) throw failure;
     await sleep((opts.backoffMs ?? 500) * 2 ** attempt, undefined, { signal: opts.signal }).catch((err) => {
       throw new AbortedError(`token request to ${place.file}`, err);
     });
   }
-}
-
-async function boundedText(response: Response, max: number): Promise<string> {
-  if (!response.body) return '';
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of response.body) {
-    size += chunk.byteLength;
-    if (size > max) {
-      await response.body.cancel().catch(() => undefined);
-      throw new Error(`the answer is larger than ${max} bytes`);
-    }
-    chunks.push(Buffer.from(chunk));
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function safeJson(text: string): unknown {
