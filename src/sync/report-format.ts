@@ -32,13 +32,19 @@ export function formatSyncReport(r: SyncReport): string {
     .join(', ');
   lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}`);
   if (r.source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${r.source.since ?? 'the last successful sync'}`);
-  if (!r.source.complete) lines.push(`  feed not read whole: ${r.source.error ?? 'unknown error'}`);
+  // the message says it already when the read is why nothing was deleted
+  const readError = r.source.error ?? 'unknown error';
+  if (!r.source.complete && !r.message?.includes(readError)) lines.push(`  feed not read whole: ${readError}`);
   if (!r.remote.complete) lines.push(`  remote listings not all paged: ${r.remote.problem ?? 'unknown'}`);
   if (r.guard.outcome === 'forced') lines.push(`  guard overridden by --force: ${r.guard.reasons.join('; ')}`);
   if (r.message) lines.push(`  ${r.message}`);
 
   section(lines, 'failures', r.failures, (f) => `${f.op} ${f.key}: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
-  section(lines, 'rejected records', r.rejected, (x) => `${place(x.position)}${x.key ? ` (${x.key})` : ''}: ${x.reasons.join('; ')}`);
+  section(lines, 'rejected records', r.rejected, (x) => {
+    const where = place(x.position);
+    // a RESO record's place names its ListingId already
+    return `${where}${x.key && !where.includes(x.key) ? ` (${x.key})` : ''}: ${x.reasons.join('; ')}`;
+  });
   section(lines, 'lookup values no map covers (passed through as they are)', r.unmapped ?? [], (u) => `${u.field}: ${JSON.stringify(u.value)} × ${u.count}`);
   section(lines, 'keys twice in the feed (the later record wins)', r.feedDuplicates, (d) => `${d.key} again at ${place(d.position)}`);
   if (r.plan) {

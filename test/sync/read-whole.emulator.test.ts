@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { FeedConfig } from '../../src/config/schema.js';
 import type { SyncReport } from '../../src/sync/index.js';
+import { formatSyncReport } from '../../src/sync/report-format.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer } from '../helpers/feed-server.js';
 import { startResoServer } from '../helpers/reso-server.js';
@@ -94,6 +95,9 @@ describe('a feed that was not read whole deletes nothing, forced or not', () => 
     const [, real] = await runAll(env.feed());
     expect(real.source.error).toMatch(/key/);
     expect(await keysOf()).toHaveLength(6);
+    // the report for people says why once, not twice
+    const text = formatSyncReport(real);
+    expect(text.split(real.source.error!).length - 1).toBe(1);
   });
 
   it('a feed answering 401 deletes nothing, with --force too', async () => {
