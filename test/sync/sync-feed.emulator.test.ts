@@ -4,25 +4,20 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatbotApi } from '../../src/api/types.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { createSyncEnv, requests, row, rows, SN, total, type SyncEnv } from './helpers/feed.js';
+import { requests, row, rows, SN, total, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 import { formatSyncReport } from '../../src/sync/report-format.js';
 import type { ListingChange } from '../../src/sync/changes.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
-beforeAll(async () => {
-  te = await startTestEmulator();
+useEmulatorSync((t, e) => {
+  te = t;
+  env = e;
 });
-afterAll(() => te.close());
-beforeEach(async () => {
-  await te.reset();
-  env = await createSyncEnv();
-});
-afterEach(() => env.cleanup());
 
 const mlsNumbers = async () => (await te.listings(SN)).map((l) => l.MLSNumber).sort();
 const writes = async () => ({
