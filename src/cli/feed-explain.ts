@@ -2,6 +2,7 @@
 // record as read, the listing the mapping makes of it (or why it is rejected or skipped), what the
 // chatbot holds for that key now, and what a sync would therefore do. Reads the feed whole (no
 // mark handed in; readers never write state) and pages the chatbot's listings; writes nothing.
+import { describeFieldChange } from '../format/change.js';
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import type { FeedConfig } from '../config/schema.js';
@@ -160,7 +161,7 @@ export function formatExplanation(e: Explanation): string {
   for (const item of e.remote) out.push(`   ID ${item.ID}:`, ...fields(item as unknown as Record<string, unknown>, '     '));
   if (e.changes.length) {
     out.push('', 'differences (chatbot → feed):');
-    for (const c of e.changes) out.push(`   ${c.field}: ${show(c.old)} → ${show(c.new)}`);
+    for (const c of e.changes) out.push(`   ${c.field}: ${describeFieldChange(c.old, c.new)}`);
   }
   out.push('', e.verdict, '');
   return out.join('\n');

@@ -1,5 +1,6 @@
 // One listing's change, in the one format a dry run and a real run share: what the change log
 // records, `feedsync history` and `runs show` print, and the status page links to. Plain data.
+import { describeFieldChange } from '../format/change.js';
 import { formatPosition } from '../feeds/position.js';
 import type { FieldChange } from '../listing/canonical.js';
 import type { ListingCreate } from '../listing/schema.js';
@@ -56,11 +57,6 @@ const REASONS: Record<DeleteReason, string> = {
   duplicate: 'an extra copy of the key',
 };
 
-function show(v: unknown): string {
-  if (v === undefined || v === '') return '(unset)';
-  const s = typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
-  return s.length > 60 ? `${s.slice(0, 57)}…` : s;
-}
 
 /** One line for a person: `~ ATX1 SalePrice 450000 → 465000`. */
 export function describeChange(c: ListingChange, dryRun = false): string {
@@ -75,7 +71,7 @@ export function describeChange(c: ListingChange, dryRun = false): string {
     case 'update':
       return c.reason === 'unlisted'
         ? `~ ${c.key} ${would}update: a field the list does not return (Location, AreaUnit, …) changed since the last write`
-        : `~ ${c.key} ${would}update: ${c.changes.map((ch) => `${ch.field} ${ch.oldNotKept ? '(long value, not kept)' : show(ch.old)} → ${show(ch.new)}`).join('; ')}`;
+        : `~ ${c.key} ${would}update: ${c.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldNotKept)}`).join('; ')}`;
     case 'delete':
       return `- ${c.key} ${c.withheld ? 'delete held back by the guard' : `${would}delete`} (${REASONS[c.reason]}${c.deleteKey ? `, ID ${c.deleteKey}` : ''})`;
     case 'reject':

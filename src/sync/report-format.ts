@@ -1,6 +1,6 @@
 // The sync report for people (stderr): counts, calls, failures, rejected records (the first few;
 // --json keeps all), the guard, and for a dry run what would change per listing, old → new.
-import type { CanonicalValue } from '../listing/canonical.js';
+import { describeFieldChange } from '../format/change.js';
 import { formatPosition } from '../feeds/position.js';
 import { table } from '../format/table.js';
 import type { SyncReport } from './report.js';
@@ -52,7 +52,7 @@ export function formatSyncReport(r: SyncReport): string {
     section(lines, 'would update', r.plan.updates, (u) =>
       u.reason === 'unlisted'
         ? `~ ${u.key}: a field the list does not return (Location, AreaUnit, …) changed since the last write`
-        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${ch.oldNotKept ? '(long value, not kept)' : show(ch.old)} → ${show(ch.new)}`).join('; ')}`,
+        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldNotKept)}`).join('; ')}`,
     );
     const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
     section(lines, `would delete${held}`, r.plan.deletes, (d) =>
@@ -73,8 +73,3 @@ function section<T>(lines: string[], title: string, items: readonly T[], line: (
 
 const place = formatPosition;
 
-function show(v: CanonicalValue): string {
-  if (v === undefined) return '(unset)';
-  const s = typeof v === 'string' ? JSON.stringify(v) : Array.isArray(v) ? JSON.stringify(v) : String(v);
-  return s.length > 60 ? `${s.slice(0, 57)}…` : s;
-}
