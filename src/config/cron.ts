@@ -8,6 +8,21 @@ import { nearest } from '../format/nearest.js';
 /** Most patterns and zones remembered: config checks repeat them across a fleet's feeds and reloads. */
 const MAX_REMEMBERED = 10_000;
 
+/** `compute`, once per key: a fleet's feeds share a few patterns and zones, and some checks cost ms. */
+function remembered<A extends unknown[], T>(keyOf: (...args: A) => string, compute: (...args: A) => T): (...args: A) => T {
+  const seen = new Map<string, { value: T }>();
+  return (...args) => {
+    const key = keyOf(...args);
+    let hit = seen.get(key);
+    if (!hit) {
+      hit = { value: compute(...args) };
+      if (seen.size >= MAX_REMEMBERED) seen.clear();
+      seen.set(key, hit);
+    }
+    return hit.value;
+  };
+}
+
 /** A time zone Node knows (IANA name, or UTC); an unknown one names the nearest known zone. */
 export const TimeZone = z.string().superRefine((tz, ctx) => {
   if (isTimeZone(tz)) return;
@@ -15,21 +30,21 @@ export const TimeZone = z.string().superRefine((tz, ctx) => {
   ctx.addIssue({ code: 'custom', message: `"${tz}" is not a time zone${near ? `; did you mean ${near}?` : '; use an IANA name like America/Chicago or UTC'}` });
 });
 
-const zonesSeen = new Map<string, boolean>();
-
 export function isTimeZone(tz: string): boolean {
-  let known = zonesSeen.get(tz);
-  if (known === undefined) {
+  return knownZone(tz);
+}
+
+const knownZone = remembered(
+  (tz: string) => tz,
+  (tz: string) => {
     try {
       new Intl.DateTimeFormat('en', { timeZone: tz });
-      known = true;
+      return true;
     } catch {
-      known = false;
+      return false;
     }
-    if (zonesSeen.size < MAX_REMEMBERED) zonesSeen.set(tz, known);
-  }
-  return known;
-}
+  },
+);
 
 /** A cron pattern (5 fields, or 6 with seconds first) the job scheduler accepts. */
 export const CronPattern = z.string().superRefine((pattern, ctx) => {
@@ -37,18 +52,8 @@ export const CronPattern = z.string().superRefine((pattern, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: `"${pattern}" is not a cron pattern: ${problem} (minute hour day-of-month month day-of-week, e.g. "*/10 * * * *")` });
 });
 
-/** Patterns checked before and what was wrong with them ('' for none): a fleet's feeds share a few. */
-const problemsSeen = new Map<string, string>();
-
-function cronProblem(pattern: string): string | undefined {
-  let problem = problemsSeen.get(pattern);
-  if (problem === undefined) {
-    problem = parseProblem(pattern) ?? '';
-    if (problemsSeen.size >= MAX_REMEMBERED) problemsSeen.clear();
-    problemsSeen.set(pattern, problem);
-  }
-  return problem || undefined;
-}
+/** What is wrong with a pattern, if anything (remembered per pattern). */
+const cronProblem = remembered((pattern: string) => pattern, parseProblem);
 
 function parseProblem(pattern: string): string | undefined {
   try {
@@ -66,18 +71,7 @@ function parseProblem(pattern: string): string | undefined {
  * to see every gap of a pattern that repeats within a day, and most within a week). Remembered per
  * pattern and zone: 200 steps of cron-parser cost about 50 ms, and a fleet's feeds share patterns.
  */
-export function shortestIntervalSeconds(pattern: string, tz?: string): number {
-  const key = `${tz ?? 'UTC'}\u0000${pattern}`;
-  let shortest = shortestSeen.get(key);
-  if (shortest === undefined) {
-    shortest = measureShortestInterval(pattern, tz);
-    if (shortestSeen.size >= MAX_REMEMBERED) shortestSeen.clear();
-    shortestSeen.set(key, shortest);
-  }
-  return shortest;
-}
-
-const shortestSeen = new Map<string, number>();
+export const shortestIntervalSeconds = remembered((pattern: string, tz?: string) => `${tz ?? 'UTC'}\u0000${pattern}`, measureShortestInterval);
 
 function measureShortestInterval(pattern: string, tz?: string): number {
   const it = CronExpressionParser.parse(pattern, { tz: tz ?? 'UTC', currentDate: new Date('2026-01-05T00:00:00Z') });

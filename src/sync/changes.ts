@@ -57,7 +57,6 @@ const REASONS: Record<DeleteReason, string> = {
   duplicate: 'an extra copy of the key',
 };
 
-
 /** One line for a person: `~ ATX1 SalePrice 450000 → 465000`. */
 export function describeChange(c: ListingChange, dryRun = false): string {
   const would = dryRun ? 'would ' : '';

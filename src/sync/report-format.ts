@@ -72,4 +72,3 @@ function section<T>(lines: string[], title: string, items: readonly T[], line: (
 }
 
 const place = formatPosition;
-
