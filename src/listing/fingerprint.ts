@@ -17,16 +17,16 @@ import type { ListingCreate, ListingField, ListItem } from './schema.js';
 
 const NO_FIELDS: ReadonlySet<string> = new Set();
 export const FINGERPRINT_PREFIX = '2.';
-/** per compared field: its name as JSON, whether it is a coordinate, its kind */
 // the kept form names the fields present by a 32-bit mask (comparedJson)
 if (COMPARED_FIELDS.length > 32) throw new Error('more than 32 compared fields: widen the kept form\'s mask');
+/** per compared field: its name as JSON, whether it is a coordinate, its kind */
 const COMPARED_JSON = COMPARED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KINDS[f] === 'coordinate', FIELD_KINDS[f]] as const);
 const UNLISTED_JSON = UNLISTED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KINDS[f]] as const);
 
 export interface ListingHashes {
   /** of every field the write sends (versioned) */
   fingerprint: string;
-  /** sha1 of `compared`: equal to comparedHash of the remote copy when no listed field differs */
+  /** sha1 of `compared`: equal to the remote copy's comparison hash (comparedOf) when no listed field differs */
   hash: Buffer;
   /** the compared JSON (comparedJson): what comparedChanges reads when the hashes differ */
   compared: string;
@@ -60,17 +60,13 @@ export function storedFingerprintStatus(stored: string, current: string, listing
 }
 
 /**
- * The comparison hash of a canonical listing (`ignore`d fields aside): equal hashes mean no listed
- * field differs. The sync keeps this (20 bytes) instead of each remote listing's canonical form.
- * Numbers are rounded first (coordinates to 1e-6, others to 12 significant digits), so the
- * tolerance of diffCanonical holds here too, bar a value right at a rounding edge (which costs one
- * update, not a wrong result). The one rule of "a listed field differs", dry run or not.
+ * The comparison hash of a canonical listing (`ignore`d fields aside), with the compared JSON it is
+ * taken of: equal hashes mean no listed field differs. The sync keeps the hash (20 bytes) instead of
+ * each remote listing's canonical form. Numbers are rounded first (coordinates to 1e-6, others to
+ * 12 significant digits), so the tolerance of diffCanonical holds here too, bar a value right at a
+ * rounding edge (which costs one update, not a wrong result). The one rule of "a listed field
+ * differs", dry run or not; listingHashes and comparedOfListItem are its fast paths (held to it by test).
  */
-export function comparedHash(canonical: CanonicalListing, ignore: ReadonlySet<string> = NO_FIELDS): Buffer {
-  return comparedOf(canonical, ignore).hash;
-}
-
-/** The comparison hash of a canonical listing with the compared JSON it is taken of. */
 export function comparedOf(canonical: CanonicalListing, ignore: ReadonlySet<string> = NO_FIELDS): { hash: Buffer; compared: string } {
   const compared = comparedJson((f) => canonical[f], ignore).json;
   return { hash: hash('sha1', compared, 'buffer'), compared };

@@ -53,7 +53,7 @@ export interface RemoteListing {
   key: string;
   /** its key by the other field (URL when keyed by MLSNumber, and back): kept when another feed of the chatbot keys by it */
   otherKey?: string;
-  /** comparedHash of the listed fields, the feed's `ignore`d ones aside (the same set planSync is given) */
+  /** comparedOf(...).hash of the listed fields, the feed's `ignore`d ones aside (the same set planSync is given) */
   hash: Uint8Array;
   /** its compared JSON in the kept form (comparedOfListItem): for dry runs and the change log, which name each change old → new */
   readonly compared?: string;

@@ -4,7 +4,7 @@
 // against the emulator.
 import { describe, expect, it } from 'vitest';
 import { openFeed } from '../../src/feeds/index.js';
-import { comparedHash, FINGERPRINT_PREFIX, fingerprintV1, listingHashes } from '../../src/listing/fingerprint.js';
+import { comparedOf, FINGERPRINT_PREFIX, fingerprintV1, listingHashes } from '../../src/listing/fingerprint.js';
 import { canonicalFromListing } from '../../src/listing/canonical.js';
 import type { ListingCreate } from '../../src/listing/schema.js';
 import { silentLogger } from '../../src/log.js';
@@ -57,12 +57,12 @@ describe('fingerprint versions', () => {
     expect(third.counts).toMatchObject({ created: 0, updated: 0, unchanged: 30 });
   });
 
-  it('builds the comparison hash of a feed listing as comparedHash of its canonical form (one rule for both sides)', async () => {
+  it('builds the comparison hash of a feed listing as comparedOf its canonical form (one rule for both sides)', async () => {
     const env = sync.env();
     await env.writeFeed([...rows(5), row(6, { Bathrooms: 2.25, Location: ' a  b ' })]);
     for (const l of await listings()) {
       for (const ignore of [new Set<string>(), new Set(['DaysOnMarket', 'Location'])]) {
-        expect(listingHashes(l, ignore).hash).toEqual(comparedHash(canonicalFromListing(l), ignore));
+        expect(listingHashes(l, ignore).hash).toEqual(comparedOf(canonicalFromListing(l), ignore).hash);
       }
     }
   });
