@@ -3,48 +3,25 @@
 // each feed leaves the other's listings alone (the writers come from the config, the state is
 // loaded and committed under the lock): every listing of both feeds is there once, none was ever
 // deleted.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeQueues, createQueues, listRuns, type Queues } from '../../src/queue/index.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { listRuns } from '../../src/queue/index.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
-import { dropPrefix, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
-import { spawnWorker, type WorkerProcess } from './worker-process.js';
+import { REDIS_URL, until } from './helpers.js';
+import { useDeployment } from './use-deployment.js';
 
-let dir: string;
-let prefix: string;
-let redis: Redis;
-let queues: Queues;
-let emu: TestEmulator;
-const workers: WorkerProcess[] = [];
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'feedsync-chatbot-'));
-  prefix = uniquePrefix();
-  redis = testRedis();
-  queues = createQueues(redis, prefix);
-});
-
-afterEach(async () => {
-  for (const w of workers.splice(0)) await w.kill('SIGKILL');
-  await closeQueues(queues);
-  await dropPrefix(redis, prefix);
-  await redis.quit();
-  await emu?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const d = useDeployment();
 
 const ROUNDS = 20;
 
 describe('two feeds of one chatbot on two worker processes', () => {
   it(`scheduled on the same second for ${ROUNDS} rounds: every listing of both feeds present once, none deleted`, async () => {
-    emu = await startTestEmulator({ latencyMs: 2 });
+    const emu = (d.emu = await startTestEmulator({ latencyMs: 2 }));
     const mapping = `{ fields: { ${COLUMNS.map((c) => `${c}: ${c}`).join(', ')} } }`;
-    await writeFile(join(dir, 'a.csv'), csv(rows(12, 1)));
-    await writeFile(join(dir, 'b.csv'), csv(rows(12, 501)));
+    await writeFile(join(d.dir, 'a.csv'), csv(rows(12, 1)));
+    await writeFile(join(d.dir, 'b.csv'), csv(rows(12, 501)));
     const feed = (name: string) => `  - name: ${name}
     chatbot: SN-SHARED
     source: { kind: csv, path: ${name}.csv }
@@ -52,20 +29,21 @@ describe('two feeds of one chatbot on two worker processes', () => {
     deletes: { maxFraction: 1 }
     schedule: { cron: "* * * * * *" }
 `;
-    const file = join(dir, 'feedsync.yaml');
+    const file = join(d.dir, 'feedsync.yaml');
     await writeFile(
       file,
       `api: { baseUrl: "${emu.url}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY}, concurrency: 4, retries: 2 }
-redis: { url: "${REDIS_URL}", prefix: ${prefix} }
+redis: { url: "${REDIS_URL}", prefix: ${d.prefix} }
 worker: { lockDurationMs: 2000, stalledIntervalMs: 1000, shutdownTimeoutMs: 3000, concurrency: 2, watchdogSeconds: 60, minScheduleIntervalSeconds: 1 }
 feeds:
 ${feed('a')}${feed('b')}`,
     );
-    workers.push(await spawnWorker(file), await spawnWorker(file));
+    await d.start(file);
+    await d.start(file);
     for (const name of ['a', 'b']) {
       await until(
         `${ROUNDS} runs of feed ${name}`,
-        async () => (await listRuns(redis, prefix, { feed: name, limit: ROUNDS + 10 })).filter((r) => r.outcome === 'ok').length >= ROUNDS,
+        async () => (await listRuns(d.redis, d.prefix, { feed: name, limit: ROUNDS + 10 })).filter((r) => r.outcome === 'ok').length >= ROUNDS,
         120_000,
       );
     }
@@ -76,6 +54,6 @@ ${feed('a')}${feed('b')}`,
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect((await emu.stats()).requests['/chat/Chatbot/RealEstateDelete']).toBeUndefined();
     // both processes ran syncs
-    expect(workers.every((w) => /"msg":"synced [ab] /.test(w.logs()))).toBe(true);
+    expect(d.workers.every((w) => /"msg":"synced [ab] /.test(w.logs()))).toBe(true);
   }, 180_000);
 });

@@ -1,39 +1,16 @@
 // Worker processes (`node bin/feedsync.js worker`) against a test emulator and the real Redis:
 // a schedule fires a real sync; a worker SIGKILLed mid-sync has its job taken over by another after
 // the stall interval with no duplicate on the remote; two workers share ten feeds, each run once.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { closeQueues, createQueues, enqueueJob, listRuns, waitForJob, type Queues } from '../../src/queue/index.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
-import { dropPrefix, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
-import { spawnWorker, type WorkerProcess } from './worker-process.js';
+import { REDIS_URL, until } from './helpers.js';
+import { useDeployment } from './use-deployment.js';
 
-let dir: string;
-let prefix: string;
-let redis: Redis;
-let queues: Queues;
-let emu: TestEmulator;
-const workers: WorkerProcess[] = [];
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'feedsync-workers-'));
-  prefix = uniquePrefix();
-  redis = testRedis();
-  queues = createQueues(redis, prefix);
-});
-
-afterEach(async () => {
-  for (const w of workers.splice(0)) await w.kill('SIGKILL');
-  await closeQueues(queues);
-  await dropPrefix(redis, prefix);
-  await redis.quit();
-  await emu?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const d = useDeployment();
 
 interface FeedSpec {
   name: string;
@@ -46,7 +23,7 @@ async function writeConfig(feeds: FeedSpec[], api: { concurrency: number }): Pro
   const mapping = `{ fields: { ${COLUMNS.map((c) => `${c}: ${c}`).join(', ')} } }`;
   const feedYaml = await Promise.all(
     feeds.map(async (f) => {
-      await writeFile(join(dir, `${f.name}.csv`), csv(rows(f.rows)));
+      await writeFile(join(d.dir, `${f.name}.csv`), csv(rows(f.rows)));
       return `  - name: ${f.name}
     chatbot: ${f.chatbot}
     source: { kind: csv, path: ${f.name}.csv }
@@ -54,22 +31,16 @@ async function writeConfig(feeds: FeedSpec[], api: { concurrency: number }): Pro
 ${f.schedule ? `    schedule: { cron: "${f.schedule}" }\n` : ''}`;
     }),
   );
-  const file = join(dir, 'feedsync.yaml');
+  const file = join(d.dir, 'feedsync.yaml');
   await writeFile(
     file,
-    `api: { baseUrl: "${emu.url}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY}, concurrency: ${api.concurrency}, retries: 2 }
-redis: { url: "${REDIS_URL}", prefix: ${prefix} }
+    `api: { baseUrl: "${d.emu!.url}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY}, concurrency: ${api.concurrency}, retries: 2 }
+redis: { url: "${REDIS_URL}", prefix: ${d.prefix} }
 worker: { lockDurationMs: 2000, stalledIntervalMs: 1000, shutdownTimeoutMs: 3000, concurrency: 2, watchdogSeconds: 60, minScheduleIntervalSeconds: 1 }
 feeds:
 ${feedYaml.join('')}`,
   );
   return file;
-}
-
-async function start(file: string): Promise<WorkerProcess> {
-  const w = await spawnWorker(file);
-  workers.push(w);
-  return w;
 }
 
 function mlsCounts(listings: Array<{ MLSNumber?: string }>): Map<string, number> {
@@ -80,50 +51,50 @@ function mlsCounts(listings: Array<{ MLSNumber?: string }>): Map<string, number>
 
 describe('worker processes', () => {
   it('a job scheduler from config fires and runs a real sync', async () => {
-    emu = await startTestEmulator();
+    const emu = (d.emu = await startTestEmulator());
     const file = await writeConfig([{ name: 'tick', chatbot: 'SN-TICK', rows: 3, schedule: '* * * * * *' }], { concurrency: 2 });
-    await start(file);
-    const run = await until('a scheduled run', async () => (await listRuns(redis, prefix, { feed: 'tick', limit: 10 })).find((r) => r.outcome === 'ok'));
+    await d.start(file);
+    const run = await until('a scheduled run', async () => (await listRuns(d.redis, d.prefix, { feed: 'tick', limit: 10 })).find((r) => r.outcome === 'ok'));
     expect(run.jobId).toMatch(/^repeat:sync:tick:/);
     expect((await emu.listings('SN-TICK')).map((l) => l.MLSNumber).sort()).toEqual(['MLS0001', 'MLS0002', 'MLS0003']);
   });
 
   it('a worker SIGKILLed mid-sync: another takes the job after the stall interval, the remote converges with no duplicate', async () => {
-    emu = await startTestEmulator({ latencyMs: 60 });
+    const emu = (d.emu = await startTestEmulator({ latencyMs: 60 }));
     const file = await writeConfig([{ name: 'big', chatbot: 'SN-KILL', rows: 40 }], { concurrency: 1 });
-    const a = await start(file);
-    const { jobId } = await enqueueJob(redis, queues, 'sync', 'big', { feed: 'big' });
+    const a = await d.start(file);
+    const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'big', { feed: 'big' });
     await until('the sync to be under way', async () => (await emu.listings('SN-KILL')).length >= 5);
     await a.kill('SIGKILL');
     const leftByA = (await emu.listings('SN-KILL')).length;
     expect(leftByA).toBeLessThan(40);
 
-    await start(file);
-    const done = await waitForJob(redis, queues, 'sync', jobId);
+    await d.start(file);
+    const done = await waitForJob(d.redis, d.queues, 'sync', jobId);
     expect(done.state).toBe('completed');
     const listings = await emu.listings('SN-KILL');
     const counts = mlsCounts(listings);
     expect(counts.size).toBe(40);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
-    const job = await queues.sync.getJob(jobId);
+    const job = await d.queues.sync.getJob(jobId);
     expect(job?.stalledCounter).toBe(1);
-    const [run] = await listRuns(redis, prefix, { feed: 'big', limit: 5 });
+    const [run] = await listRuns(d.redis, d.prefix, { feed: 'big', limit: 5 });
     expect(run).toMatchObject({ jobId, outcome: 'ok' });
     // The second worker created only what the first had not.
     expect((run!.report as { counts: { created: number } }).counts.created).toBeLessThanOrEqual(40 - leftByA);
   }, 60_000);
 
   it('two workers share ten feeds and each feed runs exactly once', async () => {
-    emu = await startTestEmulator({ latencyMs: 5 });
+    const emu = (d.emu = await startTestEmulator({ latencyMs: 5 }));
     const feeds = Array.from({ length: 10 }, (_, i) => ({ name: `f${i}`, chatbot: `SN-F${i}`, rows: 4 }));
     const file = await writeConfig(feeds, { concurrency: 2 });
-    await Promise.all([start(file), start(file)]);
+    await Promise.all([d.start(file), d.start(file)]);
     const jobs = [];
-    for (const f of feeds) jobs.push(await enqueueJob(redis, queues, 'sync', f.name, { feed: f.name }));
+    for (const f of feeds) jobs.push(await enqueueJob(d.redis, d.queues, 'sync', f.name, { feed: f.name }));
     expect(jobs.every((j) => j.status === 'queued')).toBe(true);
-    for (const j of jobs) expect((await waitForJob(redis, queues, 'sync', j.jobId)).state).toBe('completed');
+    for (const j of jobs) expect((await waitForJob(d.redis, d.queues, 'sync', j.jobId)).state).toBe('completed');
     for (const f of feeds) {
-      const runs = await listRuns(redis, prefix, { feed: f.name, limit: 10 });
+      const runs = await listRuns(d.redis, d.prefix, { feed: f.name, limit: 10 });
       expect(runs.map((r) => r.outcome)).toEqual(['ok']);
       const listings = await emu.listings(f.chatbot);
       expect(listings).toHaveLength(4);
@@ -131,7 +102,7 @@ describe('worker processes', () => {
     const stats = await emu.stats();
     expect(stats.requests['/chat/Chatbot/RealEstateCreate']).toEqual({ '200': 40 });
     // Both processes worked: each logged runs of its own.
-    const ran = workers.map((w) => (w.logs().match(/"msg":"synced f\d/g) ?? []).length);
+    const ran = d.workers.map((w) => (w.logs().match(/"msg":"synced f\d/g) ?? []).length);
     expect(ran.reduce((a, b) => a + b, 0)).toBe(10);
   }, 60_000);
 });
