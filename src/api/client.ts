@@ -34,7 +34,7 @@ import {
 } from './schemas.js';
 import { sleep } from './sleep.js';
 import { createStreamParser, StreamSyntaxError } from './stream-parser.js';
-import type { ApiCallEvent, ApiClientOptions, CallOptions, ChatbotApi } from './types.js';
+import type { ApiCallEvent, ApiClientOptions, CallOptions, ChatbotApi, ListPageDecoder } from './types.js';
 import type { Permit } from '../budget/budget.js';
 import { zodIssues } from './zod-issues.js';
 import { quickAccept, quickAcceptUpdate } from '../listing/validate.js';
@@ -127,21 +127,44 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
     call?: CallOptions,
     fast: { request?: (req: unknown) => z.output<S> | undefined; data?: (data: unknown) => T | undefined } = {},
   ): Promise<T> {
-    const body = validate(endpoint, schema, req, fast.request);
-    const url = baseUrl + ENDPOINTS[endpoint];
-    return withRetry(endpoint, call, async () => {
-      const res = await postJson(ENDPOINTS[endpoint], url, headers(endpoint, 'application/json'), body, transport, call?.signal);
+    return send(endpoint, validate(endpoint, schema, req, fast.request), call, async (res) => {
       const text = await readText(endpoint, res, call?.signal);
-      return { value: readEnvelope(ENDPOINTS[endpoint], { status: res.status, headers: res.headers, text }, data, fast.data), httpStatus: res.status };
+      return readEnvelope(ENDPOINTS[endpoint], { status: res.status, headers: res.headers, text }, data, fast.data);
     });
   }
 
-  async function readText(endpoint: EndpointName, res: BoundedResponse, caller: AbortSignal | undefined): Promise<string> {
+  /** POSTs a checked body; each attempt's response is read (and checked) by `read`, retried as a whole. */
+  function send<T>(endpoint: EndpointName, body: unknown, call: CallOptions | undefined, read: (res: BoundedResponse) => Promise<T>): Promise<T> {
+    const url = baseUrl + ENDPOINTS[endpoint];
+    return withRetry(endpoint, call, async () => {
+      const res = await postJson(ENDPOINTS[endpoint], url, headers(endpoint, 'application/json'), body, transport, call?.signal);
+      return { value: await read(res), httpStatus: res.status };
+    });
+  }
+
+  /** listListings with the caller's decoder: its `raw` first (a plainly good page), else the checks of listListings, then its `data`. */
+  async function listListingsAs<T>(req: ListRequest, decoder: ListPageDecoder<T>, call?: CallOptions): Promise<T> {
+    const got = await send('list', validate('list', ListRequest, req), call, async (res): Promise<{ page: T } | { data: ListData }> => {
+      const bytes = await readBody('list', res, call?.signal);
+      const page = await decoder.raw({ status: res.status, bytes });
+      if (page !== undefined) return { page };
+      const text = bytes.toString('utf8');
+      return { data: readEnvelope(ENDPOINTS.list, { status: res.status, headers: res.headers, text }, ListData, quickListData) };
+    });
+    // outside the attempt: a failure of the caller's own decoding is not a call to retry
+    return 'page' in got ? got.page : decoder.data(got.data);
+  }
+
+  async function readBody(endpoint: EndpointName, res: BoundedResponse, caller: AbortSignal | undefined): Promise<Buffer> {
     try {
-      return await res.text();
+      return await res.bytes();
     } catch (err) {
       throw transportError(ENDPOINTS[endpoint], err, caller, transport, res.status);
     }
+  }
+
+  async function readText(endpoint: EndpointName, res: BoundedResponse, caller: AbortSignal | undefined): Promise<string> {
+    return (await readBody(endpoint, res, caller)).toString('utf8');
   }
 
   async function* askStream(req: AskRequest, call?: CallOptions): AsyncGenerator<StreamEvent> {
@@ -207,6 +230,7 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
     updateListing: (listing, call) => post('update', ListingUpdate, listing, UpdateListingData, call, { request: quickAcceptUpdate }),
     // a page that plainly is one is not copied item by item by zod
     listListings: (req, call) => post('list', ListRequest, req, ListData, call, { data: quickListData }),
+    listListingsAs,
     deleteListings: (req, call) => post('delete', DeleteRequest, req, DeleteData, call),
   };
 }

@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { ApiError, RateLimitedError, ResponseFormatError } from '../errors.js';
 import { maskSecrets as redactSecrets } from '../secrets.js';
 import { parseRetryAfter } from './retry.js';
-import { Envelope } from './schemas.js';
+import { Envelope, quickListData, type ListData } from './schemas.js';
 
 const SNIPPET_CHARS = 120;
 
@@ -55,4 +55,26 @@ export function parseEnvelope(endpoint: string, res: RawResponse): Envelope {
     throw new RateLimitedError(endpoint, res.status, parseRetryAfter(res.headers.get('retry-after')), message);
   }
   throw new ApiError(endpoint, res.status, env.Code, message);
+}
+
+/**
+ * What readEnvelope(endpoint, res, ListData, quickListData) returns, when the response plainly is a
+ * successful list page: a 2xx status, JSON, an envelope of the right types with Success true and
+ * Code 200, and Data that quickListData takes. Anything else is undefined (never an error): the
+ * caller then reads it with readEnvelope, which names the problem. Lets a list page be checked away
+ * from the client (a worker thread); test/api/quick-list-page.test.ts holds the two to one verdict.
+ */
+export function quickListPage(status: number, text: string): ListData | undefined {
+  if (status < 200 || status >= 300) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return undefined;
+  const env = json as Record<string, unknown>;
+  if (env.Success !== true || env.Code !== 200 || typeof env.Version !== 'string') return undefined;
+  if (env.Message !== null && typeof env.Message !== 'string') return undefined;
+  return quickListData(env.Data);
 }

@@ -34,6 +34,24 @@ export interface ApiCallEvent {
   retryDelayMs?: number;
 }
 
+/** A response as received, before any check: what a list page decoder reads. */
+export interface RawBody {
+  status: number;
+  /** the body, bounded by maxResponseBytes */
+  bytes: Uint8Array;
+}
+
+/**
+ * How listListingsAs turns a list page into the caller's value T. `raw` may decode the body elsewhere
+ * (a worker thread): it returns T only when the body plainly is a successful page (quickListPage), and
+ * undefined otherwise, never an error; the client then checks the response as listListings does (its
+ * errors, its retries) and hands the checked Data to `data`. The two must give the same T for a page.
+ */
+export interface ListPageDecoder<T> {
+  raw(res: RawBody): Promise<T | undefined>;
+  data(data: ListData): T;
+}
+
 export interface ChatbotApi {
   editSettings(req: EditSettingsRequest, opts?: CallOptions): Promise<number>;
   ask(req: AskRequest, opts?: CallOptions): Promise<AskAnswer>;
@@ -42,6 +60,11 @@ export interface ChatbotApi {
   createListing(listing: ListingCreate, opts?: CallOptions): Promise<string>;
   updateListing(listing: ListingUpdate, opts?: CallOptions): Promise<number>;
   listListings(req: ListRequest, opts?: CallOptions): Promise<ListData>;
+  /**
+   * listListings, decoded by the caller (the same call, budget, retries and errors); optional: a
+   * client without it is paged through listListings.
+   */
+  listListingsAs?<T>(req: ListRequest, decoder: ListPageDecoder<T>, opts?: CallOptions): Promise<T>;
   deleteListings(req: DeleteRequest, opts?: CallOptions): Promise<DeleteData>;
 }
 

@@ -45,6 +45,8 @@ export interface BoundedResponse {
   body: AsyncIterable<Buffer>;
   /** the whole body as text, bounded like `body` */
   text(): Promise<string>;
+  /** the whole body as bytes, bounded like `body` (a caller that decodes it elsewhere) */
+  bytes(): Promise<Buffer>;
   /** drop the body and the connection's claim on it */
   cancel(): void;
 }
@@ -107,14 +109,18 @@ export async function boundedRequest(req: BoundedRequest): Promise<BoundedRespon
       if (!stream.destroyed) stream.destroy();
     }
   }
+  async function bytes(): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const c of body()) chunks.push(c);
+    return Buffer.concat(chunks);
+  }
   return {
     status: res.statusCode,
     headers: toHeaders(res.headers),
     body: body(),
+    bytes,
     async text() {
-      const chunks: Buffer[] = [];
-      for await (const c of body()) chunks.push(c);
-      return Buffer.concat(chunks).toString('utf8');
+      return (await bytes()).toString('utf8');
     },
     cancel() {
       finish();

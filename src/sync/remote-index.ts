@@ -14,8 +14,9 @@
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
 import type { RemoteListing } from './plan-types.js';
 import { FINGERPRINT_PREFIX } from '../listing/fingerprint.js';
+import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
 
-const HASH = 20;
+export type { RemoteRow } from './remote-rows.js';
 const SLAB = 8 << 20;
 const NONE = -1;
 
@@ -26,15 +27,6 @@ export interface RemoteCopies {
   keys(): IterableIterator<string>;
   [Symbol.iterator](): IterableIterator<[string, readonly RemoteListing[]]>;
   readonly size: number;
-}
-
-/** One listing as the list endpoint gave it, reduced to what the index keeps. */
-export interface RemoteRow {
-  id: number;
-  key: string;
-  otherKey?: string;
-  hash: Uint8Array;
-  compared?: string;
 }
 
 export class RemoteIndex implements RemoteCopies {
@@ -64,19 +56,34 @@ export class RemoteIndex implements RemoteCopies {
 
   /** Adds (or, for an ID seen before, replaces) one listing read in pass `round`. */
   add(row: RemoteRow, round: number): void {
+    this.#put(row.id, row.key, row.otherKey, row.hash, 0, row.compared, round);
+  }
+
+  /** add() of each row of a page, in order; returns how many of their IDs were new to pass `round`. */
+  addRows(rows: RemoteRows, round: number): number {
+    let fresh = 0;
+    for (let i = 0; i < rows.ids.length; i++) {
+      const id = rows.ids[i]!;
+      if (!this.seenIn(id, round)) fresh++;
+      this.#put(id, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, rows.compared?.[i], round);
+    }
+    return fresh;
+  }
+
+  #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, compared: string | undefined, round: number): void {
     if (!this.#rowOfId) throw new Error('RemoteIndex.add after finish');
-    let r = this.#rowOfId.get(row.id);
+    let r = this.#rowOfId.get(id);
     if (r === undefined) {
       r = this.#rows++;
       this.#grow(this.#rows);
-      this.#rowOfId.set(row.id, r);
+      this.#rowOfId.set(id, r);
     }
-    this.#ids[r] = row.id;
-    this.#hashes.set(row.hash.subarray(0, HASH), r * HASH);
+    this.#ids[r] = id;
+    this.#hashes.set(hashes.subarray(at, at + HASH), r * HASH);
     this.#rounds[r] = round;
-    this.#keys[r] = row.key;
-    if (this.#otherKeys) this.#otherKeys[r] = row.otherKey;
-    if (this.#compared && row.compared !== undefined) this.#putCompared(r, row.compared);
+    this.#keys[r] = key;
+    if (this.#otherKeys) this.#otherKeys[r] = otherKey;
+    if (this.#compared && compared !== undefined) this.#putCompared(r, compared);
   }
 
   /** Whether the current pass has seen `id`. */

@@ -9,17 +9,22 @@
 // distinct IDs seen must equal VirtualCount, and every page must agree on VirtualCount. If not, the
 // whole list is paged again (a few rounds at most); after that the side is marked incomplete,
 // which blocks every delete of the run.
+// A large list's pages are decoded in worker threads (page-pool.ts) when the client can hand over a
+// page's body (listListingsAs); the rows are the same either way (rowsOf).
 import pLimit from 'p-limit';
-import type { ChatbotApi } from '../api/types.js';
+import type { ListData } from '../api/schemas.js';
+import type { ChatbotApi, ListPageDecoder } from '../api/types.js';
 import { PagingError } from '../errors.js';
-import { comparedOfListItem } from '../listing/fingerprint.js';
 import type { ListItem } from '../listing/schema.js';
-import type { KeyBy, RemoteSide } from './plan-types.js';
-import { RemoteIndex, type RemoteRow } from './remote-index.js';
+import { sharedPagePool, type DecodedPage, type PagePool } from './page-pool.js';
+import type { RemoteSide } from './plan-types.js';
+import { RemoteIndex } from './remote-index.js';
+import { rowsOf, type RowOptions } from './remote-rows.js';
 
-export interface RemoteOptions {
+export { remoteKey, toRemote } from './remote-rows.js';
+
+export interface RemoteOptions extends RowOptions {
   serialNumber: string;
-  keyBy: KeyBy;
   pageSize: number;
   /** list pages in flight at once */
   concurrency: number;
@@ -28,16 +33,19 @@ export interface RemoteOptions {
   signal?: AbortSignal;
   /** passes over the list before giving up on a consistent view (default 3) */
   maxRounds?: number;
-  /** fields left out of the comparison hash (the feed's `ignore`) */
-  ignore?: ReadonlySet<string>;
-  /** keep each listing's compared JSON (dry runs and the change log: to name changes old → new) */
-  keepCompared?: boolean;
-  /** keep each listing's key by the other field too (another feed of the chatbot keys by it) */
-  keepOtherKey?: boolean;
+  /**
+   * worker threads that decode pages (a client with listListingsAs): `pool` (default the process's,
+   * sharedPagePool), used for a list of `minPages` pages or more (by the first page's VirtualCount;
+   * default MIN_POOL_PAGES), as loading a worker costs more than decoding a few pages.
+   */
+  threads?: { minPages?: number; pool?: PagePool };
 }
 
 /** 10 million listings at the default PageSize of 100: past any real chatbot, yet an endless list still ends */
 export const DEFAULT_MAX_PAGES = 100_000;
+
+/** a list of fewer pages is decoded on this thread alone (a worker takes ~0.1-0.3 s to load) */
+export const MIN_POOL_PAGES = 30;
 
 export interface RemotePage {
   pageNumber: number;
@@ -46,23 +54,39 @@ export interface RemotePage {
   virtualCount: number;
 }
 
+/** What paging needs of a page, whatever it holds: its listings' count and the VirtualCount it gave. */
+interface Counted {
+  virtualCount: number;
+  length: number;
+}
+
+type Paged<P> = P & { pageNumber: number; pageSize: number };
+
 /** One pass over the pages of the list, in page order, until a short page. */
 export async function* remotePages(api: ChatbotApi, opts: RemoteOptions): AsyncGenerator<RemotePage> {
+  const load = async (pageNumber: number, pageSize: number) => {
+    const data = await api.listListings(listRequest(opts, pageNumber, pageSize), { signal: opts.signal });
+    return { items: data.List, virtualCount: data.VirtualCount, length: data.List.length };
+  };
+  for await (const { pageNumber, pageSize, items, virtualCount } of pass(load, opts)) yield { pageNumber, pageSize, items, virtualCount };
+}
+
+const listRequest = (opts: RemoteOptions, pageNumber: number, pageSize: number) => ({ SerialNumber: opts.serialNumber, PageNumber: pageNumber, PageSize: pageSize });
+
+/** One pass over the pages, each read by `load`, in page order, until a short page. */
+async function* pass<P extends Counted>(load: (pageNumber: number, pageSize: number) => Promise<P>, opts: RemoteOptions): AsyncGenerator<Paged<P>> {
   const limit = pLimit(Math.max(1, opts.concurrency));
   const maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
-  const fetchPage = (pageNumber: number, pageSize: number): Promise<RemotePage> =>
-    limit(async () => {
-      const data = await api.listListings({ SerialNumber: opts.serialNumber, PageNumber: pageNumber, PageSize: pageSize }, { signal: opts.signal });
-      return { pageNumber, pageSize, items: data.List, virtualCount: data.VirtualCount };
-    });
+  const fetchPage = (pageNumber: number, pageSize: number): Promise<Paged<P>> =>
+    limit(async () => ({ ...(await load(pageNumber, pageSize)), pageNumber, pageSize }));
   const first = await fetchPage(1, opts.pageSize);
   yield first;
-  const got = first.items.length;
+  const got = first.length;
   const size = got > 0 && got < opts.pageSize && first.virtualCount > got ? got : opts.pageSize;
   if (got < size) return;
   // pages VirtualCount leads us to expect are asked for together; past them, one at a time
   const expected = Math.min(maxPages, Math.ceil(first.virtualCount / size));
-  const ahead = new Map<number, Promise<RemotePage>>();
+  const ahead = new Map<number, Promise<Paged<P>>>();
   let next = 2;
   let ended = false;
   try {
@@ -77,7 +101,7 @@ export async function* remotePages(api: ChatbotApi, opts: RemoteOptions): AsyncG
       const page = await pending;
       ahead.delete(n);
       yield page;
-      if (page.items.length < size) ended = true;
+      if (page.length < size) ended = true;
     }
   } finally {
     // a failure or an early stop: let the calls in flight settle, none is left behind
@@ -91,6 +115,10 @@ export async function* remotePages(api: ChatbotApi, opts: RemoteOptions): AsyncG
 export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise<RemoteSide & { byKey: RemoteIndex }> {
   const maxRounds = opts.maxRounds ?? 3;
   const index = new RemoteIndex({ keepCompared: opts.keepCompared, keepOtherKey: opts.keepOtherKey });
+  /** decodes pages from the first one's answer on, when the list is long enough for it */
+  let pool: PagePool | undefined;
+  const load = rowPages(api, opts, () => pool);
+  const poolFrom = Math.max(1, opts.threads?.minPages ?? MIN_POOL_PAGES);
   let pages = 0;
   let roundCount = 0;
   let virtualCount = 0;
@@ -100,16 +128,19 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
     round++;
     roundCount = 0;
     const counts = new Set<number>();
-    for await (const page of remotePages(api, opts)) {
+    for await (const page of pass(load, opts)) {
       pages++;
       counts.add(page.virtualCount);
-      if (page.items.length > 0 && page.items.every((item) => index.seenIn(item.ID, round))) {
+      // the pages after the first are asked for once it is taken: the pool is there for them
+      if (pages === 1 && api.listListingsAs && !opts.signal?.aborted && Math.ceil(page.virtualCount / page.pageSize) >= poolFrom) {
+        pool = opts.threads?.pool ?? sharedPagePool();
+      }
+      const fresh = index.addRows(page.rows, round);
+      // (the index is dropped with the error: that the page went in first does not matter)
+      if (page.length > 0 && fresh === 0) {
         throw new PagingError(`page ${page.pageNumber} of chatbot ${opts.serialNumber}'s list repeats listings already seen on earlier pages: the service does not page (PageNumber ignored?)`);
       }
-      for (const item of page.items) {
-        if (!index.seenIn(item.ID, round)) roundCount++;
-        index.add(toRemote(item, opts), round);
-      }
+      roundCount += fresh;
     }
     virtualCount = Math.max(...counts);
     if (counts.size === 1 && roundCount === virtualCount) {
@@ -134,19 +165,18 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
   };
 }
 
-export function remoteKey(item: Pick<ListItem, 'MLSNumber' | 'Url'>, keyBy: KeyBy): string {
-  return (keyBy === 'URL' ? item.Url : item.MLSNumber).trim();
-}
-
-/** What the remote side keeps of one list item (RemoteIndex). */
-export function toRemote(item: ListItem, opts: Pick<RemoteOptions, 'keyBy' | 'ignore' | 'keepCompared' | 'keepOtherKey'>): RemoteRow {
-  const { hash, kept } = comparedOfListItem(item, opts.ignore, opts.keepCompared);
-  const byUrl = opts.keyBy === 'URL';
-  return {
-    id: item.ID,
-    key: (byUrl ? item.Url : item.MLSNumber).trim(),
-    ...(opts.keepOtherKey && { otherKey: (byUrl ? item.MLSNumber : item.Url).trim() }),
-    hash,
-    ...(kept !== undefined && { compared: kept }),
+/**
+ * How fetchRemote reads a page: as rows (rowsOf). Through listListingsAs when the client has it, the
+ * pool (once there is one) decoding the body; else through listListings.
+ */
+function rowPages(api: ChatbotApi, opts: RemoteOptions, pool: () => PagePool | undefined): (pageNumber: number, pageSize: number) => Promise<DecodedPage & Counted> {
+  const decoder: ListPageDecoder<DecodedPage> = {
+    raw: async (res) => pool()?.decode(res, opts, opts.signal),
+    data: (data: ListData) => ({ rows: rowsOf(data.List, opts), virtualCount: data.VirtualCount }),
   };
+  const counted = (page: DecodedPage) => ({ ...page, length: page.rows.ids.length });
+  const call = { signal: opts.signal };
+  const listAs = api.listListingsAs?.bind(api);
+  if (listAs) return async (n, size) => counted(await listAs(listRequest(opts, n, size), decoder, call));
+  return async (n, size) => counted(decoder.data(await api.listListings(listRequest(opts, n, size), call)));
 }
