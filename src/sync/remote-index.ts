@@ -62,17 +62,15 @@ export class RemoteIndex implements RemoteCopies {
   /** add() of each row of a page, in order; returns how many of their IDs were new to pass `round`. */
   addRows(rows: RemoteRows, round: number): number {
     let fresh = 0;
-    for (let i = 0; i < rows.ids.length; i++) {
-      const id = rows.ids[i]!;
-      if (!this.seenIn(id, round)) fresh++;
-      this.#put(id, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, rows.compared?.[i], round);
-    }
+    for (let i = 0; i < rows.ids.length; i++) fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, rows.compared?.[i], round);
     return fresh;
   }
 
-  #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, compared: string | undefined, round: number): void {
+  /** 1 when `id` is new to pass `round`, else 0 */
+  #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, compared: string | undefined, round: number): number {
     if (!this.#rowOfId) throw new Error('RemoteIndex.add after finish');
     let r = this.#rowOfId.get(id);
+    const fresh = r === undefined || this.#rounds[r] !== round ? 1 : 0;
     if (r === undefined) {
       r = this.#rows++;
       this.#grow(this.#rows);
@@ -84,12 +82,7 @@ export class RemoteIndex implements RemoteCopies {
     this.#keys[r] = key;
     if (this.#otherKeys) this.#otherKeys[r] = otherKey;
     if (this.#compared && compared !== undefined) this.#putCompared(r, compared);
-  }
-
-  /** Whether the current pass has seen `id`. */
-  seenIn(id: number, round: number): boolean {
-    const r = this.#rowOfId?.get(id);
-    return r !== undefined && this.#rounds[r] === round;
+    return fresh;
   }
 
   /**
