@@ -8,7 +8,7 @@ import { AREA_UNIT_NAMES, type FieldRuleObject, type ListCondition, type ListRul
 import { foldLookup, parseAreaUnit, type AreaUnitName } from './lookup.js';
 import { compilePath, isEmpty, type Getter } from './paths.js';
 import { PRESETS } from './presets/registry.js';
-import { compileTransform, convertArea, TransformFailure, type Transform } from './transforms.js';
+import { CLOCK_TRANSFORMS, compileTransform, convertArea, TransformFailure, type Transform } from './transforms.js';
 
 export interface MapResult {
   /** the listing as mapped, before validation (SerialNumber included) */
@@ -44,6 +44,8 @@ export interface CompiledMapping {
   keyOf(record: Record<string, unknown>, keyBy: 'MLSNumber' | 'URL'): string | undefined;
   /** the effective rules, preset and user merged (for preview and docs) */
   rules: Partial<Record<ListingField, FieldRuleObject>>;
+  /** fields whose rule reads the clock (days-since): the same record maps them differently from one run to the next */
+  clockFields: ListingField[];
 }
 
 const NUMERIC_FIELDS = new Set<string>([
@@ -92,6 +94,7 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
 
   return {
     rules,
+    clockFields: (Object.entries(rules) as [ListingField, FieldRuleObject | undefined][]).filter(([, r]) => r?.transform?.some((t) => CLOCK_TRANSFORMS.has(t.name))).map(([f]) => f),
     map(record, serialNumber) {
       const candidate: Record<string, unknown> = { SerialNumber: serialNumber };
       const result: Working = { candidate, issues: [], after: [] };

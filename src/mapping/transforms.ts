@@ -7,6 +7,9 @@ export class TransformFailure extends Error {}
 
 export type Transform = (value: unknown) => unknown;
 
+/** Transforms whose result depends on when the record is mapped, not only on the record. */
+export const CLOCK_TRANSFORMS: ReadonlySet<TransformName> = new Set<TransformName>(['days-since']);
+
 export function compileTransform(spec: TransformSpec, now: () => Date): Transform {
   const make = FACTORIES[spec.name];
   const fn = make(spec, now);

@@ -14,19 +14,19 @@ type StateFile = Record<string, Record<string, string>>;
 const WRITE_WAIT_MS = 30_000;
 
 export async function createFileStore(path: string): Promise<KvStore> {
-  await load(path); // an unreadable state file is reported now, not halfway through a run
+  const cache = lastParsed(path);
+  await cache.read(); // an unreadable state file is reported now, not halfway through a run
   let queue: Promise<unknown> = Promise.resolve();
   const write = (changes: readonly StateChange[], holds?: (data: StateFile) => boolean): Promise<boolean> => {
     // one write at a time in this process; a failed one does not stop the next
-    const run = queue.catch(() => {}).then(() => writeLocked(path, changes, holds));
+    const run = queue.catch(() => {}).then(() => writeLocked(path, cache, changes, holds));
     queue = run;
     return run;
   };
   const apply = async (changes: readonly StateChange[]): Promise<void> => {
     await write(changes);
   };
-  const read = lastParsed(path);
-  const space = async (ns: string) => (await read())[ns] ?? {};
+  const space = async (ns: string) => (await cache.read())[ns] ?? {};
   return {
     location: path,
     getAll: async (ns) => new Map(Object.entries(await space(ns))),
@@ -43,11 +43,12 @@ export async function createFileStore(path: string): Promise<KvStore> {
 }
 
 /** Apply `changes` under the file's lock, when `holds` (checked on the file as it is then) allows. */
-async function writeLocked(path: string, changes: readonly StateChange[], holds?: (data: StateFile) => boolean): Promise<boolean> {
+async function writeLocked(path: string, cache: ParsedState, changes: readonly StateChange[], holds?: (data: StateFile) => boolean): Promise<boolean> {
   const lock = await lockFile(`${path}.lock`, 'state write', { waitMs: WRITE_WAIT_MS, pollMs: 20 });
   if (!lock) throw new Error(`state file ${path} was not written: another process held ${path}.lock for ${WRITE_WAIT_MS / 1000} s`);
   try {
-    const data = await load(path);
+    // the parsed file is shared with reads: changed namespaces are copied, never written into
+    const data: StateFile = { ...(await cache.read()) };
     if (holds && !holds(data)) return false;
     for (const c of changes) {
       // a null-prototype copy: a listing key "__proto__" is a key like any other
@@ -56,7 +57,9 @@ async function writeLocked(path: string, changes: readonly StateChange[], holds?
       for (const [k, v] of c.set ?? []) m[k] = v;
       for (const k of c.delete ?? []) delete m[k];
     }
-    await writeFileAtomic(path, JSON.stringify(data), { fsync: true });
+    const bytes = Buffer.from(JSON.stringify(data));
+    await writeFileAtomic(path, bytes, { fsync: true });
+    cache.wrote(bytes, data);
     return true;
   } finally {
     await lock.release();
@@ -68,25 +71,31 @@ async function writeLocked(path: string, changes: readonly StateChange[], holds?
  * namespaces of every feed of its chatbot (30 reads for ten feeds), and a state file of a million
  * fingerprints takes a second or more to parse, against a few tens of ms to read and hash.
  */
-function lastParsed(path: string): () => Promise<StateFile> {
+interface ParsedState {
+  read(): Promise<StateFile>;
+  /** this process wrote `bytes` (the JSON of `data`): a read that finds them needs no parse */
+  wrote(bytes: Buffer, data: StateFile): void;
+}
+
+function lastParsed(path: string): ParsedState {
   let last: { digest: string; data: StateFile } | undefined;
-  return async () => {
-    const bytes = await readState(path);
-    if (bytes === undefined) return {};
-    const digest = hash('sha1', bytes, 'base64');
-    if (last?.digest !== digest) last = { digest, data: parseState(path, bytes) };
-    return last.data;
+  return {
+    async read() {
+      const bytes = await readState(path);
+      if (bytes === undefined) return {};
+      const digest = hash('sha1', bytes, 'base64');
+      if (last?.digest !== digest) last = { digest, data: parseState(path, bytes) };
+      return last.data;
+    },
+    wrote(bytes, data) {
+      last = { digest: hash('sha1', bytes, 'base64'), data };
+    },
   };
 }
 
 /** A key's value, never one inherited from Object.prototype (a key may be any string). */
 function ownValue(space: Record<string, string> | undefined, key: string): string | undefined {
   return space && Object.hasOwn(space, key) ? space[key] : undefined;
-}
-
-async function load(path: string): Promise<StateFile> {
-  const bytes = await readState(path);
-  return bytes === undefined ? {} : parseState(path, bytes);
 }
 
 /** The state file's bytes, or undefined when there is none yet. */

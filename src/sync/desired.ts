@@ -15,7 +15,7 @@
 // A key that could be read from a broken or rejected record keeps its remote listing (protected).
 import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../errors.js';
 import type { MappedItem } from '../mapping/types.js';
-import type { DesiredListing, DesiredSide, Position } from './plan-types.js';
+import type { DesiredListing, DesiredSide, Position, RememberedListing } from './plan-types.js';
 
 export type FeedSide = Omit<DesiredSide, 'listings'> & { listings: Set<string>; readErrorRetryable?: boolean; readError?: string; readErrorRetryAt?: string };
 
@@ -23,6 +23,8 @@ export interface FeedCollector {
   side: FeedSide;
   /** counts the item; a valid listing comes back to be planned */
   add(item: MappedItem): DesiredListing | undefined;
+  /** counts a record whose stamp matched (a valid listing, not mapped) */
+  addRemembered(entry: RememberedListing): void;
   /** the feed stopped: a FeedReadError or an abort marks it incomplete, anything else is thrown */
   fail(err: unknown): void;
 }
@@ -53,21 +55,33 @@ export function createFeedCollector(mode: DesiredSide['mode']): FeedCollector {
   const forget = (key: string) => side.listings.delete(key) || side.protectedKeys.delete(key) || side.goneKeys.delete(key);
   const protect = (key: string) => side.protectedKeys.add(key);
 
+  /** every record, whatever became of it: counted, its reader id and its key checked for repeats */
+  const record = (position: Position, key: string | undefined) => {
+    side.counts.records++;
+    const id = position.id;
+    if (id !== undefined) {
+      if (ids.has(id)) incomplete(`${where(position)}: record ${id} came twice in one pull (the source shifted while it was read)`);
+      else ids.add(id);
+    }
+    if (key !== undefined && forget(key)) side.feedDuplicates.push({ key, position });
+  };
+  const valid = (key: string) => {
+    side.listings.add(key);
+    side.counts.valid = side.listings.size;
+  };
+
   return {
     side,
+    addRemembered(entry) {
+      record(entry.position, entry.key);
+      valid(entry.key);
+    },
     add(item) {
-      side.counts.records++;
-      const id = item.position.id;
-      if (id !== undefined) {
-        if (ids.has(id)) incomplete(`${where(item.position)}: record ${id} came twice in one pull (the source shifted while it was read)`);
-        else ids.add(id);
-      }
       const key = item.key;
-      if (key !== undefined && forget(key)) side.feedDuplicates.push({ key, position: item.position });
+      record(item.position, key);
       switch (item.kind) {
         case 'listing':
-          side.listings.add(item.key);
-          side.counts.valid = side.listings.size;
+          valid(item.key);
           return { key: item.key, listing: item.listing, position: item.position };
         case 'rejected':
           side.counts.rejected++;

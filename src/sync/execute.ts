@@ -63,6 +63,8 @@ export interface ExecutionResult {
   failures: ItemFailure[];
   /** key → fingerprint of every successful write */
   written: Array<[string, string]>;
+  /** key → stamp of every successful write planned with one (record-stamp.ts) */
+  stamped: Array<[string, string]>;
   /** feed keys deleted (their fingerprints go) */
   deletedKeys: string[];
   stopped?: 'aborted' | 'unavailable' | 'failed';
@@ -111,6 +113,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     createResends: 0,
     failures: [],
     written: [],
+    stamped: [],
     deletedKeys: [],
   };
   const threshold = deps.breakerThreshold ?? 10;
@@ -144,6 +147,11 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     callFailed(err);
   };
 
+  const wrote = (w: PlannedCreate) => {
+    result.written.push([w.key, w.fingerprint]);
+    if (w.stamp !== undefined) result.stamped.push([w.key, w.stamp]);
+  };
+
   const create = async (c: PlannedCreate) => {
     const how = await createOnce(deps.api, c.listing, {
       keyBy: deps.keyBy,
@@ -154,7 +162,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       onResend: () => result.createResends++,
     });
     if (how === 'found') result.createsFound++;
-    result.written.push([c.key, c.fingerprint]);
+    wrote(c);
   };
 
   const runCreate = async (c: PlannedCreate) => {
@@ -177,7 +185,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
         result.created++;
         deps.changes?.(createChange(u));
       } else {
-        result.written.push([u.key, u.fingerprint]);
+        wrote(u);
         result.updated++;
         deps.changes?.(updateChange(u));
       }

@@ -6,24 +6,22 @@
 // Keys known to recur (the last run saw them twice) are held from their first record, so a feed
 // that repeats a key far apart writes nothing on a rerun. What is held is bounded by `maxHeld`;
 // past it a late record is planned at once (still never a create twice: see `written`).
-import type { DesiredListing } from './plan-types.js';
-
-export interface PendingWindow {
+export interface PendingWindow<T extends { key: string }> {
   /** a listing read; returns those that leave the window now, to be planned */
-  push(entry: DesiredListing): DesiredListing[];
+  push(entry: T): T[];
   /** the feed ended: what still waits in the window */
-  drain(): DesiredListing[];
+  drain(): T[];
   /** the feed ended and the window was drained: the held ones (latest record per key) */
-  held(): DesiredListing[];
+  held(): T[];
   /** whether a record of `key` left the window already (was planned) */
   planned(key: string): boolean;
   /** keys seen more than once in this run (stored for the next run) */
   readonly recurring: ReadonlySet<string>;
 }
 
-export function createPendingWindow(opts: { size: number; maxHeld: number; knownRecurring: ReadonlySet<string> }): PendingWindow {
-  const window = new Map<string, DesiredListing>();
-  const late = new Map<string, DesiredListing>();
+export function createPendingWindow<T extends { key: string }>(opts: { size: number; maxHeld: number; knownRecurring: ReadonlySet<string> }): PendingWindow<T> {
+  const window = new Map<string, T>();
+  const late = new Map<string, T>();
   /** keys planned already (left the window): a next record of one of them is late */
   const left = new Set<string>();
   const recurring = new Set<string>();

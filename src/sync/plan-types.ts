@@ -18,6 +18,19 @@ export interface DesiredListing {
   key: string;
   listing: ListingCreate;
   position: Position;
+  /** the record's digest (record-stamp.ts), when the run keeps stamps */
+  digest?: Uint8Array;
+}
+
+/**
+ * A record whose stamp matched (record-stamp.ts): unchanged on both sides since the last run, so it
+ * was not mapped. `expand` maps it after all, for the one case that needs its listing: an earlier
+ * record of its key was written in this run.
+ */
+export interface RememberedListing {
+  key: string;
+  position: Position;
+  expand(): DesiredListing;
 }
 
 export interface RejectedRecord {
@@ -88,6 +101,8 @@ export interface PlannedCreate {
   key: string;
   listing: ListingCreate;
   fingerprint: string;
+  /** stored with the fingerprint once written (record-stamp.ts) */
+  stamp?: string;
 }
 
 export interface PlannedUpdate extends PlannedCreate {

@@ -34,6 +34,8 @@ export interface ListingDecision {
   duplicates?: DuplicateGroup;
   /** the extra copies to delete by NewOaks ID (mirror mode) */
   duplicateDeletes: PlannedDelete[];
+  /** the listing's fingerprint and comparison hash, as the copy holds them once in step (what a stamp is taken of) */
+  inStep: { fingerprint: string; hash: Uint8Array };
 }
 
 export function planListing(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
@@ -41,12 +43,13 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
   const { ignore } = options;
   // both hashes from one serialization of the listing
   const { fingerprint, hash, compared } = listingHashes(listing, ignore);
-  if (!copies?.length) return { create: { key, listing, fingerprint }, duplicateDeletes: [] };
+  const inStep = { fingerprint, hash };
+  if (!copies?.length) return { create: { key, listing, fingerprint }, duplicateDeletes: [], inStep };
   // The hashes tell whether anything listed differs (one rule, dry run or not); with the remote
   // compared JSON at hand (dry runs, change log) the changed fields are named old → new.
   const same = copies.find((c) => hash.equals(c.hash));
   const kept = { copy: same ?? copies.reduce((a, b) => (b.id > a.id ? b : a)), same: same !== undefined };
-  const decision: ListingDecision = { duplicateDeletes: [] };
+  const decision: ListingDecision = { duplicateDeletes: [], inStep };
   const extras = copies.filter((c) => c !== kept.copy && !options.ownedElsewhere?.(c));
   if (extras.length) {
     decision.duplicates = { key, keepId: kept.copy.id, extraIds: extras.map((c) => c.id) };
@@ -144,7 +147,7 @@ export function addDecision(plan: SyncPlan, key: string, d: ListingDecision): vo
  */
 export function planAgain(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
   const { key, listing } = entry;
-  const { fingerprint } = listingHashes(listing, options.ignore);
+  const { fingerprint, hash } = listingHashes(listing, options.ignore);
   const remoteId = copies?.length ? Math.max(...copies.map((c) => c.id)) : 0;
-  return { update: { key, listing, fingerprint, remoteId, reason: 'unlisted', changes: [] }, duplicateDeletes: [] };
+  return { update: { key, listing, fingerprint, remoteId, reason: 'unlisted', changes: [] }, duplicateDeletes: [], inStep: { fingerprint, hash } };
 }

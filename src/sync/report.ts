@@ -22,6 +22,8 @@ export interface SyncCounts {
   updated: number;
   deleted: number;
   unchanged: number;
+  /** of the unchanged: records whose stamp showed them in step, so they were not mapped (record-stamp.ts) */
+  unchangedByStamp: number;
   duplicatesRemoved: number;
   failed: number;
   /** remote listings kept as they are because their feed record was rejected */
@@ -96,7 +98,7 @@ export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: nu
  */
 export function failedReport(r: { feed: string; chatbot: string; message: string; stateLocation: string; dryRun?: boolean; retryable?: boolean }): SyncReport {
   const now = new Date().toISOString();
-  const zero = { feedRecords: 0, valid: 0, rejected: 0, skipped: 0, removed: 0, feedDuplicates: 0, remote: 0, created: 0, updated: 0, deleted: 0, unchanged: 0, duplicatesRemoved: 0, failed: 0, protected: 0, otherFeeds: 0, waitingGrace: 0 };
+  const zero = { feedRecords: 0, valid: 0, rejected: 0, skipped: 0, removed: 0, feedDuplicates: 0, remote: 0, created: 0, updated: 0, deleted: 0, unchanged: 0, unchangedByStamp: 0, duplicatesRemoved: 0, failed: 0, protected: 0, otherFeeds: 0, waitingGrace: 0 };
   const { calls } = callsBetween(undefined, undefined);
   return {
     feed: r.feed,

@@ -9,6 +9,8 @@ import type { KeyBy, RemoteListing } from './plan-types.js';
 
 export const fingerprintNamespace = (feed: string) => `fp:${feed}`;
 export const missingNamespace = (feed: string) => `missing:${feed}`;
+/** key → the stamp of the record that left its listing in step (record-stamp.ts) */
+export const stampNamespace = (feed: string) => `stamp:${feed}`;
 /** keys the feed listed more than once in its last full read: held to its end on the next run */
 export const recurringNamespace = (feed: string) => `recur:${feed}`;
 /** feed name → the mark its reader reached in the last successful run */
@@ -43,6 +45,7 @@ export interface ChatbotState {
 export interface FeedStateChanges {
   feed: string;
   fingerprints: { set: Array<[string, string]>; delete: string[] };
+  stamps: { set: Array<[string, string]>; delete: string[] };
   missingSince: { set: Array<[string, string]>; delete: string[] };
   /** the new mark, when the run earned it (read whole, outcome ok) */
   mark?: string;
@@ -67,18 +70,30 @@ export async function loadChatbotState(store: KvStore, chatbot: string, feeds: r
 }
 
 export function emptyChanges(feed: string): FeedStateChanges {
-  return { feed, fingerprints: { set: [], delete: [] }, missingSince: { set: [], delete: [] } };
+  return { feed, fingerprints: { set: [], delete: [] }, stamps: { set: [], delete: [] }, missingSince: { set: [], delete: [] } };
 }
 
-/** The run's changes, all or nothing. */
+/** The mark the feed's reader reached in its last successful run (read before the rest of the state: the feed opens with it). */
+export async function loadMark(store: KvStore, feed: string): Promise<string | undefined> {
+  return store.get(MARK_NAMESPACE, feed);
+}
+
+/** The stamps of a feed's records (only the running feed reads them). */
+export function loadStamps(store: KvStore, feed: string): Promise<Map<string, string>> {
+  return store.getAll(stampNamespace(feed));
+}
+
+/** The run's changes, all or nothing; a run that changed nothing (a no-change rerun) writes nothing. */
 export async function commitChanges(store: KvStore, changes: FeedStateChanges): Promise<void> {
-  const ops: StateChange[] = [
+  const ops: Array<StateChange & { set: ReadonlyArray<readonly [string, string]>; delete: readonly string[] }> = [
     { ns: fingerprintNamespace(changes.feed), set: changes.fingerprints.set, delete: changes.fingerprints.delete },
+    { ns: stampNamespace(changes.feed), set: changes.stamps.set, delete: changes.stamps.delete },
     { ns: missingNamespace(changes.feed), set: changes.missingSince.set, delete: changes.missingSince.delete },
   ];
-  if (changes.mark !== undefined) ops.push({ ns: MARK_NAMESPACE, set: [[changes.feed, changes.mark]] });
+  if (changes.mark !== undefined) ops.push({ ns: MARK_NAMESPACE, set: [[changes.feed, changes.mark]], delete: [] });
   if (changes.recurring) ops.push({ ns: recurringNamespace(changes.feed), set: changes.recurring.set.map((k) => [k, '1'] as [string, string]), delete: changes.recurring.delete });
-  await store.apply(ops);
+  const needed = ops.filter((op) => op.set.length > 0 || op.delete.length > 0);
+  if (needed.length) await store.apply(needed);
 }
 
 /**

@@ -9,12 +9,15 @@ import type { Budgets } from '../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../config/schema.js';
 import { AbortedError, causeMessage, isRetryable } from '../errors.js';
 import { openFeed } from '../feeds/index.js';
+import type { FeedItem } from '../feeds/types.js';
 import type { Logger } from '../log.js';
-import { mapFeed } from '../mapping/map-feed.js';
+import { mapItem } from '../mapping/map-feed.js';
 import { compileMapping } from '../mapping/index.js';
 import { createUnmappedTally } from '../mapping/unmapped.js';
 import type { KvStore } from '../state/kv-store.js';
-import { commitChanges, emptyChanges, loadChatbotState, otherKeyNeeded, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
+import { readAhead, type Prepared } from './read-ahead.js';
+import { commitChanges, emptyChanges, loadChatbotState, loadMark, loadStamps, otherKeyNeeded, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
+import { recordDigest, stampOf, stampSeed } from './record-stamp.js';
 import type { RemoteIndex } from './remote-index.js';
 import { authFailure } from './auth.js';
 import { createFeedCollector } from './desired.js';
@@ -23,7 +26,7 @@ import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './ex
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { createPendingWindow } from './pending.js';
 import { planAgain, planDeletes, planListing } from './plan.js';
-import type { DesiredListing, PlannedDelete, PlanOptions, RemoteSide } from './plan-types.js';
+import type { DesiredListing, PlannedDelete, PlanOptions, RememberedListing, RemoteSide } from './plan-types.js';
 import { fetchRemote } from './remote.js';
 import { callsBetween, summaryLine, type PlanView, type SyncOutcome, type SyncReport } from './report.js';
 
@@ -64,6 +67,15 @@ export interface SyncOptions {
   now?: () => Date;
 }
 
+/** Feed read ahead while the listings are paged, at most (in characters of the records' JSON). */
+const READ_AHEAD_BYTES = 32 << 20;
+/** A feed item as read ahead: a record's key and digest (record-stamp.ts) are taken then. */
+interface ReadItem {
+  item: FeedItem;
+  digest?: Uint8Array;
+  key?: string;
+}
+
 /** Listings read but not yet planned: a key repeated within this many records is written once. */
 const PENDING_WINDOW = 1000;
 /** Records of recurring keys held until the feed ends (past it they are planned at once). */
@@ -93,14 +105,35 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const progress = (phase: SyncProgress['phase'], done: number) =>
     deps.onProgress?.({ feed: feed.name, phase, done, ...(phase === 'write' && writeTotal !== undefined && { total: writeTotal }) });
   const collector = createFeedCollector('full');
-  const tally = { creates: 0, updates: 0, unchanged: 0, recordFingerprints: [] as Array<[string, string]>, duplicates: 0, duplicateDeletes: [] as PlannedDelete[] };
+  const tally = { creates: 0, updates: 0, unchanged: 0, recordFingerprints: [] as Array<[string, string]>, recordStamps: [] as Array<[string, string]>, unchangedByStamp: 0, duplicates: 0, duplicateDeletes: [] as PlannedDelete[] };
   const view: PlanView = { creates: [], updates: [], deletes: [] };
   /** an incremental pull: the time it asked changes from, for the report (read with the mode) */
   let since: string | undefined;
   const unmapped = createUnmappedTally();
 
+  const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
+  /** unmapped values met so far: a record that meets one gets no stamp, so every run reports it */
+  let unmappedSeen = 0;
+  const compiled = compileMapping(feed.mapping, {
+    onUnmapped: (u) => {
+      unmappedSeen++;
+      unmapped.add(u);
+    },
+  });
+  // record stamps (record-stamp.ts), unless a compared field reads the clock
+  const seed = compiled.clockFields.every((f) => ignore.has(f)) ? stampSeed({ mapping: feed.mapping, chatbot: feed.chatbot, keyBy: feed.keyBy, ignore }) : undefined;
+  const mark = await loadMark(store, feed.name);
+  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(mark !== undefined && { mark }) });
+  // the feed is read (and each record's key and digest taken) while the listings are paged
+  const prepare = (item: FeedItem): Prepared<ReadItem> => {
+    if (item.kind !== 'record') return { value: { item }, bytes: 256 };
+    const json = JSON.stringify(item.data);
+    if (seed === undefined) return { value: { item }, bytes: json.length };
+    return { value: { item, digest: recordDigest(seed, json), key: compiled.keyOf(item.data, feed.keyBy) }, bytes: json.length };
+  };
+  const ahead = readAhead(opened.items, prepare, READ_AHEAD_BYTES);
   // The remote side first: each feed record is then planned (and written) as it is read, so the
-  // feed is never held whole in memory.
+  // feed is never held whole in memory (only READ_AHEAD_BYTES of it is read ahead while paging).
   const writers = deps.chatbotFeeds.some((f) => f.name === feed.name) ? deps.chatbotFeeds : [...deps.chatbotFeeds, { name: feed.name, keyBy: feed.keyBy }];
   let remote: RemoteSide & { byKey: RemoteIndex };
   try {
@@ -120,11 +153,16 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     // whatever went wrong, this feed's run ends here with a report; the other feeds go on
     const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
     const message = authFailure(err, feed.name) ?? `${deadline.aborted ? `${deadlineMessage()}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
+    await ahead.close();
     return finish({ outcome, message, remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: causeMessage(err) }, count: 0 });
   }
   timings.remoteMs = ms();
 
-  const state = await loadChatbotState(store, feed.chatbot, writers);
+  const loaded = await Promise.all([loadChatbotState(store, feed.chatbot, writers), seed === undefined ? new Map<string, string>() : loadStamps(store, feed.name)]).catch(async (err: unknown) => {
+    await ahead.close();
+    throw err;
+  });
+  const [state, stamps] = loaded;
   const own = state.feeds.get(feed.name)!;
   // this feed's fingerprints go into the remote index (asked only of keys the chatbot holds)
   remote.byKey.attachFingerprints(own.fingerprints);
@@ -134,17 +172,56 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const ownedElsewhere = ownedByOtherFeeds(state, feed.name);
   const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
 
-  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
   /** the feed server refused our credentials: the run fails, nothing more is asked of anyone */
   let feedAuth: string | undefined;
-  const pending = createPendingWindow({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: own.recurring });
+  const pending = createPendingWindow<DesiredListing | RememberedListing>({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: own.recurring });
   /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
   const sent = new Set<string>();
-  const plan = (entry: DesiredListing, late: boolean): Job | undefined => {
+  /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
+  const inStepSince = (key: string, digest: Uint8Array): boolean => {
+    const stored = stamps.get(key);
+    if (stored === undefined || sent.has(key)) return false;
+    const copies = remote.byKey.get(key);
+    const fingerprint = fingerprints.get(key);
+    return copies?.length === 1 && fingerprint !== undefined && stampOf(digest, copies[0]!.hash, fingerprint) === stored;
+  };
+  /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
+  const read = ({ item, digest, key }: ReadItem): DesiredListing | RememberedListing | undefined => {
+    if (digest === undefined) return collector.add(mapItem(item, compiled, ctx));
+    if (key !== undefined && inStepSince(key, digest)) {
+      const entry: RememberedListing = { key, position: item.position, expand: () => expand(item, digest) };
+      collector.addRemembered(entry);
+      return entry;
+    }
+    const before = unmappedSeen;
+    const entry = collector.add(mapItem(item, compiled, ctx));
+    if (entry && unmappedSeen === before) entry.digest = digest;
+    return entry;
+  };
+  const expand = (item: FeedItem, digest: Uint8Array): DesiredListing => {
+    const mapped = mapItem(item, compiled, ctx);
+    // the same record under the same mapping, valid when its stamp was stored
+    if (mapped.kind !== 'listing') throw new Error(`${feed.name}: record ${mapped.key ?? ''} matched its stamp but maps to ${mapped.kind} now`);
+    return { key: mapped.key, listing: mapped.listing, position: mapped.position, digest };
+  };
+  const plan = (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
+    // in step since the last run: unchanged, unless an earlier record of its key was written in this run
+    if ('expand' in next && !sent.has(next.key)) {
+      tally.unchanged++;
+      tally.unchangedByStamp++;
+      return undefined;
+    }
+    const entry = 'expand' in next ? next.expand() : next;
     const copies = remote.byKey.get(entry.key);
     const d = sent.has(entry.key) ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
     if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
+    if (entry.digest) {
+      const stamp = stampOf(entry.digest, d.inStep.hash, d.inStep.fingerprint);
+      if (d.create) d.create.stamp = stamp;
+      else if (d.update) d.update.stamp = stamp;
+      else if (stamps.get(entry.key) !== stamp) tally.recordStamps.push([entry.key, stamp]);
+    }
     // a late record's key was planned already, its remote copies with it
     if (!late) {
       if (d.duplicates) tally.duplicates++;
@@ -167,8 +244,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   };
   async function* writes(): AsyncGenerator<Job> {
     try {
-      for await (const item of mapFeed(opened.items, compileMapping(feed.mapping, { onUnmapped: unmapped.add }), { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
-        const entry = collector.add(item);
+      for await (const item of ahead) {
+        const entry = read(item);
         if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
         if (!entry) continue;
         for (const ready of pending.push(entry)) {
@@ -218,6 +295,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     if (!executor.result.stopped && !feedAuth) await executor.run(heldWrites());
   }
   remote.byKey.dropFingerprints(); // not needed past planning
+  stamps.clear();
   const desired = collector.side;
   // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
   desired.mode = opened.mode;
@@ -244,7 +322,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     for (const d of guard.withheld) deps.changes(deleteChange(d, true));
     if (opts.dryRun) for (const d of guard.allowed) deps.changes(deleteChange(d));
   }
-  const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, duplicates: tally.duplicates };
+  const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, unchangedByStamp: tally.unchangedByStamp, duplicates: tally.duplicates };
 
   if (opts.dryRun) {
     const shown = [...guard.allowed, ...guard.withheld];
@@ -267,10 +345,12 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const changes = emptyChanges(feed.name);
   changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
   changes.fingerprints.delete = exec.deletedKeys;
+  changes.stamps.set = [...tally.recordStamps, ...exec.stamped];
+  changes.stamps.delete = exec.deletedKeys;
   changes.missingSince.set = guard.marks.set;
   changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
   if (outcome === 'ok' && opened.mark !== undefined) changes.mark = opened.mark;
-  if (feedDone) changes.recurring = { set: [...pending.recurring], delete: [...own.recurring].filter((k) => !pending.recurring.has(k)) };
+  if (feedDone) changes.recurring = { set: [...pending.recurring].filter((k) => !own.recurring.has(k)), delete: [...own.recurring].filter((k) => !pending.recurring.has(k)) };
   await commitChanges(store, changes);
   return finish({ outcome, message, remote: remoteInfo(remote), count: remote.count, guard, counted, exec });
 
@@ -280,7 +360,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     remote: SyncReport['remote'];
     count: number;
     guard?: GuardDecision;
-    counted?: { protected: number; otherFeeds: number; unchanged: number; duplicates: number };
+    counted?: { protected: number; otherFeeds: number; unchanged: number; unchangedByStamp: number; duplicates: number };
     /** a dry run: what would be written */
     planned?: { creates: number; updates: number; deletes: PlannedDelete[] };
     exec?: ExecutionResult;
@@ -313,6 +393,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         updated: p ? p.updates : (e?.updated ?? 0),
         deleted: p ? p.deletes.filter((d) => d.reason !== 'duplicate').length : (e?.deleted ?? 0),
         unchanged: r.counted?.unchanged ?? 0,
+        unchangedByStamp: r.counted?.unchangedByStamp ?? 0,
         duplicatesRemoved: p ? p.deletes.filter((d) => d.reason === 'duplicate').length : (e?.duplicatesRemoved ?? 0),
         failed: failures.length,
         protected: r.counted?.protected ?? 0,

@@ -169,7 +169,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
         pagingMs: report.timings.remoteMs,
         streamMs: report.timings.feedMs - report.timings.remoteMs,
         rssMb: Math.round(process.resourceUsage().maxRSS / 1024),
-        counts: `${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged`,
+        counts: `${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged (${report.counts.unchangedByStamp} by stamp)`,
       });
       if (!peers) continue;
       for (const [tool, chatbot, run] of [

@@ -1,0 +1,68 @@
+// Record stamps: how a rerun tells, without mapping a record, that nothing about its listing changed.
+//
+// A stamp is the sha1 of what the decision "unchanged" rests on: the record as read (its digest:
+// the mapping's identity and the record's data), the comparison hash the chatbot's copy had and
+// the fingerprint stored for the key. After a run has left a listing in step (written it, or found
+// it unchanged), the sync stores stamp(digest, hash of what it wrote, fingerprint of what it
+// wrote). On the next run, a record whose stamp, taken with the remote copy's hash as paged now and
+// the fingerprint stored now, equals the stored one is the same record, mapped the same way,
+// against a copy that still holds what was written: the full rule (plan.ts) would find it
+// unchanged, so it is not mapped, validated or hashed. Anything else (a changed record, a copy
+// edited behind our back, a changed mapping, config or feedsync version) gives another stamp, and
+// the record takes the full path. A stamp never decides a write; it only skips work whose outcome
+// it proves.
+//
+// The mapping's identity covers what mapping a record depends on besides the record: the mapping
+// config, the chatbot and key field, the feed's `ignore`, and the code that maps, validates and
+// hashes (the bytes of src/mapping and src/listing as installed), so an upgrade that changes how a
+// record maps re-maps every record once. A mapping that reads the clock (days-since) maps a record
+// differently from one run to the next: no stamps then.
+import { hash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface StampSeedInput {
+  mapping: unknown;
+  chatbot: string;
+  keyBy: string;
+  ignore: Iterable<string>;
+}
+
+/** Bump when what a stamp covers changes shape. */
+const STAMP_VERSION = 1;
+
+/** The mapping's identity, the start of every digest of a feed's run. */
+export function stampSeed(input: StampSeedInput): string {
+  const config = JSON.stringify([STAMP_VERSION, input.mapping, input.chatbot, input.keyBy, [...input.ignore].sort()]);
+  return hash('sha1', codeIdentity() + config, 'base64url');
+}
+
+/** The record's digest: its data as read (as JSON), under the mapping's identity. */
+export function recordDigest(seed: string, json: string): Buffer {
+  return hash('sha1', seed + json, 'buffer');
+}
+
+/** The stamp of a record against a copy's comparison hash and a stored fingerprint. */
+export function stampOf(digest: Uint8Array, comparedHash: Uint8Array, fingerprint: string): string {
+  return hash('sha1', Buffer.concat([digest, comparedHash, Buffer.from(fingerprint)]), 'base64url');
+}
+
+let code: string | undefined;
+
+/** The sha1 of the installed code that maps, validates and hashes a record (src or dist alike). */
+function codeIdentity(): string {
+  if (code === undefined) {
+    const parts: string[] = [];
+    for (const dir of ['../mapping', '../listing']) {
+      const root = fileURLToPath(new URL(dir, import.meta.url));
+      const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).sort();
+      for (const f of files) {
+        if (!/\.(ts|js)$/.test(f)) continue;
+        parts.push(f, hash('sha1', readFileSync(join(root, f)), 'base64url'));
+      }
+    }
+    code = hash('sha1', parts.join('\n'), 'base64url');
+  }
+  return code;
+}
