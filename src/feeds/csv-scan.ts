@@ -1,4 +1,4 @@
-// The CSV reader's fast path: well-formed rows read with charCode scanning, as csv-parse would read
+// The CSV reader's fast path: well-formed rows read by indexOf scanning, as csv-parse would read
 // them with the reader's options (every line ending, empty lines skipped, `""` for a quote inside a
 // quoted field). At the first row it is not sure of — a quote inside an unquoted field, a closing
 // quote not followed by a delimiter or a line ending, a quote left open at the end, a byte that is
@@ -181,15 +181,30 @@ function utf8End(data: Buffer): number {
   return n;
 }
 
-/** The row-by-row scan over decoded text. */
+/**
+ * The row-by-row scan over decoded text. It finds the next delimiter, quote, \n and \r with indexOf
+ * (native, several times faster than a loop over the characters) and keeps each until it is passed.
+ */
 class RowScan {
   lines = 1;
   emptyLines = 0;
+  private readonly delimiterChar: string;
+  private readonly quoteChar: string;
+  // the next delimiter, quote, \n, \r and escape (`"`, when the quote is another character) at or after
+  // where the scan is: their index, or the text's length when there is none
+  private nextDelimiter = -1;
+  private nextQuote = -1;
+  private nextLf = -1;
+  private nextCr = -1;
+  private nextEsc = -1;
 
   constructor(
     private readonly delimiter: number,
     private readonly quote: number,
-  ) {}
+  ) {
+    this.delimiterChar = String.fromCharCode(delimiter);
+    this.quoteChar = String.fromCharCode(quote);
+  }
 
   /**
    * Reads the rows of `text` from `pos`; returns where the first row it could not finish starts (all
@@ -199,6 +214,7 @@ class RowScan {
   rows(text: string, pos: number, limit: number, sink: RowSink): number {
     const atEnd = limit === Infinity;
     const len = text.length;
+    this.nextDelimiter = this.nextQuote = this.nextLf = this.nextCr = this.nextEsc = -1;
     while (pos < len) {
       const c = text.charCodeAt(pos);
       if (c === LF || c === CR) {
@@ -227,47 +243,56 @@ class RowScan {
     let inner = 0;
     let p = start;
     for (;;) {
-      if (p < len && text.charCodeAt(p) === quote) {
+      if (this.nextQuote < p) this.nextQuote = after(text, this.quoteChar, p);
+      if (this.nextQuote === p) {
         let value = '';
         let from = p + 1;
-        let i = from;
         for (;;) {
+          if (this.nextQuote < from) this.nextQuote = after(text, this.quoteChar, from);
+          const i = this.nextQuote;
+          if (quote !== ESC) {
+            // csv-parse's escape, when the quote is another character: left to csv-parse
+            if (this.nextEsc < from) this.nextEsc = after(text, '"', from);
+            if (this.nextEsc < i) return ODD;
+          }
+          if (this.nextLf < from) this.nextLf = after(text, '\n', from);
+          while (this.nextLf < i) {
+            inner++;
+            this.nextLf = after(text, '\n', this.nextLf + 1);
+          }
+          if (this.nextCr < from) this.nextCr = after(text, '\r', from);
+          while (this.nextCr < i) {
+            inner++;
+            this.nextCr = after(text, '\r', this.nextCr + 1);
+          }
           if (i >= len) return atEnd ? ODD : MORE;
-          const c = text.charCodeAt(i);
-          if (c === quote) {
-            if (i + 1 >= len) {
-              if (!atEnd) return MORE;
-              value += text.slice(from, i);
-              p = i + 1;
-              break;
-            }
-            const next = text.charCodeAt(i + 1);
-            if (quote === ESC && next === ESC) {
-              value += text.slice(from, i + 1);
-              i += 2;
-              from = i;
-              continue;
-            }
-            if (next !== delimiter && next !== LF && next !== CR) return ODD;
+          if (i + 1 >= len) {
+            if (!atEnd) return MORE;
             value += text.slice(from, i);
             p = i + 1;
             break;
           }
-          if (c === ESC) return ODD; // csv-parse's escape, when the quote is another character
-          if (c === LF || c === CR) inner++;
-          i++;
+          const next = text.charCodeAt(i + 1);
+          if (quote === ESC && next === ESC) {
+            value += text.slice(from, i + 1);
+            from = i + 2;
+            continue;
+          }
+          if (next !== delimiter && next !== LF && next !== CR) return ODD;
+          value += text.slice(from, i);
+          p = i + 1;
+          break;
         }
         fields.push(value);
       } else {
-        let i = p;
-        for (; i < len; i++) {
-          const c = text.charCodeAt(i);
-          if (c === delimiter || c === LF || c === CR) break;
-          if (c === quote) return ODD;
-        }
-        if (i >= len && !atEnd) return MORE;
-        fields.push(text.slice(p, i));
-        p = i;
+        if (this.nextDelimiter < p) this.nextDelimiter = after(text, this.delimiterChar, p);
+        if (this.nextLf < p) this.nextLf = after(text, '\n', p);
+        if (this.nextCr < p) this.nextCr = after(text, '\r', p);
+        const end = Math.min(this.nextDelimiter, this.nextLf, this.nextCr);
+        if (this.nextQuote < end) return ODD; // a quote inside an unquoted field
+        if (end >= len && !atEnd) return MORE;
+        fields.push(text.slice(p, end));
+        p = end;
       }
       if (p >= len) {
         if (!atEnd) return MORE;
@@ -287,6 +312,12 @@ class RowScan {
       return p + (c === CR && text.charCodeAt(p + 1) === LF ? 2 : 1);
     }
   }
+}
+
+/** the index of the first `char` in `text` at or after `from`, or the text's length */
+function after(text: string, char: string, from: number): number {
+  const i = text.indexOf(char, from);
+  return i < 0 ? text.length : i;
 }
 
 const MORE = -1;
