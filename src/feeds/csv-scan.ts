@@ -165,7 +165,8 @@ function dropped(pieces: (Buffer | string)[], n: number): (Buffer | string)[] {
   let i = 0;
   while (i < pieces.length && n >= pieces[i]!.length) n -= pieces[i++]!.length;
   const rest = pieces.slice(i);
-  if (n && rest.length) rest[0] = rest[0]!.slice(n);
+  const first = rest[0];
+  if (n && first !== undefined) rest[0] = typeof first === 'string' ? first.slice(n) : first.subarray(n);
   return rest;
 }
 
