@@ -5,10 +5,13 @@
 // A row with the wrong column count stands alone (`standalone`) unless it looks like rows run
 // together or the file ends inside it (truncated): those may hide other records. A quote still open at the end (a truncated file) means the
 // feed cannot be read whole: FeedReadError.
-import { parse, type CsvError, type Info } from 'csv-parse';
+// csv-parse is the rule; a fast path (csv-scan.ts, several times faster) reads the well-formed rows
+// and hands over to csv-parse at the first row it is not sure of (test/feeds/csv-fast-path.test.ts).
+import { parse, type CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { once } from 'node:events';
 import { FeedReadError, RecordParseError } from '../errors.js';
+import { CsvScanner, fastPathReads, type Handover } from './csv-scan.js';
 import { itemsOf } from './item-batches.js';
 import type { FeedItem } from './types.js';
 
@@ -19,34 +22,63 @@ export interface CsvOptions {
   encoding: 'utf8' | 'latin1' | 'windows-1252';
 }
 
-export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions): AsyncIterable<FeedItem> {
-  return itemsOf(readCsvBatches(bytes, opts));
+export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { fastPath?: boolean } = {}): AsyncIterable<FeedItem> {
+  return itemsOf(readCsvBatches(bytes, opts, how.fastPath ?? true));
 }
 
-async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions): AsyncIterable<FeedItem[]> {
+/**
+ * Rows are read by the fast path (csv-scan.ts) while they are well formed, by csv-parse from the first
+ * one that is not (or from the start: `fastPath: false`, the reference the fast path is tested against).
+ * Both hand their rows to the one `CsvRows`.
+ */
+async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, fastPath: boolean): AsyncIterable<FeedItem[]> {
   const file = opts.label;
-  let pending: FeedItem[] = [];
-  let header: string[] | undefined;
-  let build: (fields: string[]) => Record<string, string> = () => ({});
-  let index = 0;
-  // the line a record starts on: csv-parse reports the line it ends on, and counts skipped empty lines
-  let lastEnd = 0;
-  let lastEmpty = 0;
-  let fatal: FeedReadError | undefined;
-
-  // csv-parse counts a CRLF inside a quoted field as two lines; `drift` takes the extra ones back out
-  let drift = 0;
-
-  const startLine = (info: Info, fields: string[]) => {
-    const start = lastEnd + 1 + (info.empty_lines - lastEmpty);
-    if (info.lines - drift > start) {
-      for (const f of fields) if (f.includes('\r\n')) drift += f.split('\r\n').length - 1;
+  const rows = new CsvRows(file);
+  const scanner = fastPath && fastPathReads(opts.delimiter, opts.quote) ? new CsvScanner(opts.delimiter, opts.quote, rows.row) : undefined;
+  let parser: CsvParser | undefined = scanner ? undefined : csvParser(opts, rows, 0);
+  // csv-parse reads on from where the fast path stopped, a piece at a time as the chunks came
+  async function* handOver(to: Handover | undefined): AsyncIterable<FeedItem[]> {
+    if (!to) return;
+    parser = csvParser(opts, rows, to.emptyLinesOffset);
+    if (to.lead) await write(parser, to.lead);
+    for (const piece of to.rest) {
+      yield taken();
+      await write(parser, piece);
     }
-    lastEnd = info.lines - drift;
-    lastEmpty = info.empty_lines;
-    return start;
+  }
+  // the rows read so far, or the error that ends the file (csv-parse stops at it)
+  const taken = () => {
+    if (parser?.failed) throw asFatal(parser.failed, file);
+    return rows.take();
   };
 
+  const input = opts.encoding === 'utf8' ? bytes : decode(bytes, opts.encoding);
+  let endsInLineBreak = true;
+  for await (const chunk of input) {
+    if (chunk.length) {
+      const last = typeof chunk === 'string' ? chunk.charCodeAt(chunk.length - 1) : chunk[chunk.length - 1];
+      endsInLineBreak = last === 0x0a || last === 0x0d;
+    }
+    if (parser) await write(parser, chunk);
+    else if (scanner) yield* handOver(scanner.push(chunk));
+    yield taken();
+  }
+  if (scanner && !parser) {
+    yield* handOver(scanner.drain());
+    yield taken();
+  }
+  // The rows read at the end stay in `rows` (the last may be marked cut short); rows csv-parse reads
+  // before its end, when the fast path hands over now, do not.
+  if (scanner && !parser) {
+    yield* handOver(scanner.end());
+    if (parser) yield taken();
+  }
+  if (parser) await parser.finish();
+  yield* rows.end(endsInLineBreak, parser?.failed && asFatal(parser.failed, file));
+}
+
+/** csv-parse with the reader's options, handing its rows and errors to `rows`; `emptyLinesOffset`: see Handover */
+function csvParser(opts: CsvOptions, rows: CsvRows, emptyLinesOffset: number) {
   const parser = parse({
     bom: true,
     delimiter: opts.delimiter,
@@ -59,78 +91,126 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions): 
     skip_empty_lines: true,
     skip_records_with_error: true,
     on_record: (fields: string[], info) => {
-      const line = startLine(info, fields);
-      if (!header) {
-        header = fields.map((h) => h.trim());
-        checkHeader(header, file);
-        build = recordBuilder(header);
-        return null;
-      }
-      const position = { file, line, index: index++ };
-      if (fields.length !== header.length) {
-        // The fields read still name the key, so its listing is kept. The row stands alone when a
-        // line ending closed it and it is not rows run together (those have about twice the
-        // columns); the last row of a file that ends mid-row was cut short (see the end).
-        const error = new RecordParseError(`expected ${header.length} columns as in the header, got ${fields.length}`, { file, line, record: position.index });
-        const data = build(header.map((_, i) => fields[i] ?? ''));
-        const standalone = fields.length < 2 * header.length - 1;
-        pending.push({ kind: 'error', position, error, data, ...(standalone && { standalone }) });
-        return null;
-      }
-      pending.push({ kind: 'record', position, data: build(fields) });
+      rows.row(fields, info.lines, info.empty_lines - emptyLinesOffset);
       return null;
     },
     on_skip: (err: CsvError | undefined) => {
-      if (!err) return undefined;
-      if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
-        fatal ??= new FeedReadError(`a quoted field opened on or after line ${lastEnd + 1} is never closed: the file is truncated or misquoted`, { file, line: lastEnd + 1 }, false);
-        return undefined;
-      }
-      const line = lastEnd + 1;
-      lastEnd = typeof err.lines === 'number' ? err.lines - drift : line;
-      const position = { file, line, index: index++ };
-      pending.push({ kind: 'error', position, error: new RecordParseError(err.message.replace(/^Invalid [^:]*: /, ''), { file, line, record: position.index }) });
+      if (err) rows.skip(err);
       return undefined;
     },
   });
-  let parseError: Error | undefined;
-  parser.on('error', (err) => (parseError = err));
+  const state: { failed?: Error } = {};
+  parser.on('error', (err) => (state.failed = err));
   // Nothing is pushed to the readable side (on_record returns null); keep it flowing anyway.
   parser.resume();
+  return {
+    get failed() {
+      return state.failed;
+    },
+    write: (chunk: Buffer | string) => parser.write(chunk),
+    once: (event: 'drain') => once(parser, event),
+    finish: async () => {
+      parser.end();
+      await new Promise<void>((resolve) => {
+        if (parser.writableFinished) resolve();
+        else {
+          parser.once('finish', resolve);
+          parser.once('error', () => resolve());
+        }
+      });
+    },
+  };
+}
 
-  const input = opts.encoding === 'utf8' ? bytes : decode(bytes, opts.encoding);
-  let endsInLineBreak = true;
-  for await (const chunk of input) {
-    if (chunk.length) {
-      const last = typeof chunk === 'string' ? chunk.charCodeAt(chunk.length - 1) : chunk[chunk.length - 1];
-      endsInLineBreak = last === 0x0a || last === 0x0d;
+type CsvParser = ReturnType<typeof csvParser>;
+
+async function write(parser: CsvParser, chunk: Buffer | string): Promise<void> {
+  if (!parser.write(chunk)) await parser.once('drain');
+}
+
+/** The rows of one file, from the fast path or csv-parse: header, records, per-row errors, the line each starts on. */
+class CsvRows {
+  private pending: FeedItem[] = [];
+  private header: string[] | undefined;
+  private build: (fields: string[]) => Record<string, string> = () => ({});
+  private index = 0;
+  // the line a record starts on: csv-parse reports the line it ends on, and counts skipped empty lines
+  private lastEnd = 0;
+  private lastEmpty = 0;
+  // csv-parse counts a CRLF inside a quoted field as two lines; `drift` takes the extra ones back out
+  private drift = 0;
+  private fatal: FeedReadError | undefined;
+
+  constructor(private readonly file: string) {}
+
+  /** a row read, with csv-parse's `lines` and `empty_lines` where it ends */
+  readonly row = (fields: string[], lines: number, emptyLines: number): void => {
+    const { file } = this;
+    const line = this.startLine(lines, emptyLines, fields);
+    const header = this.header;
+    if (!header) {
+      this.header = fields.map((h) => h.trim());
+      checkHeader(this.header, file);
+      this.build = recordBuilder(this.header);
+      return;
     }
-    if (!parser.write(chunk)) await once(parser, 'drain');
-    if (parseError) throw asFatal(parseError, file);
-    if (pending.length) {
-      const out = pending;
-      pending = [];
-      yield out;
+    const position = { file, line, index: this.index++ };
+    if (fields.length !== header.length) {
+      // The fields read still name the key, so its listing is kept. The row stands alone when a
+      // line ending closed it and it is not rows run together (those have about twice the
+      // columns); the last row of a file that ends mid-row was cut short (see the end).
+      const error = new RecordParseError(`expected ${header.length} columns as in the header, got ${fields.length}`, { file, line, record: position.index });
+      const data = this.build(header.map((_, i) => fields[i] ?? ''));
+      const standalone = fields.length < 2 * header.length - 1;
+      this.pending.push({ kind: 'error', position, error, data, ...(standalone && { standalone }) });
+      return;
     }
+    this.pending.push({ kind: 'record', position, data: this.build(fields) });
+  };
+
+  /** a row csv-parse could not read */
+  skip(err: CsvError): void {
+    const { file } = this;
+    if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
+      this.fatal ??= new FeedReadError(`a quoted field opened on or after line ${this.lastEnd + 1} is never closed: the file is truncated or misquoted`, { file, line: this.lastEnd + 1 }, false);
+      return;
+    }
+    const line = this.lastEnd + 1;
+    this.lastEnd = typeof err.lines === 'number' ? err.lines - this.drift : line;
+    const position = { file, line, index: this.index++ };
+    this.pending.push({ kind: 'error', position, error: new RecordParseError(err.message.replace(/^Invalid [^:]*: /, ''), { file, line, record: position.index }) });
   }
-  parser.end();
-  await new Promise<void>((resolve) => {
-    if (parser.writableFinished) resolve();
-    else {
-      parser.once('finish', resolve);
-      parser.once('error', () => resolve());
-    }
-  });
-  // A file that stops mid-row was cut (a truncated download): its last row is not a row of the feed.
-  const lastItem = pending.at(-1);
-  if (!endsInLineBreak && lastItem?.kind === 'error') {
-    lastItem.error = new RecordParseError(`${lastItem.error.message.replace(/^.*?: /, '')}: the file ends in this row (truncated?)`, lastItem.error.place);
-    delete lastItem.standalone;
+
+  take(): FeedItem[] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
   }
-  if (pending.length) yield pending;
-  if (parseError) throw asFatal(parseError, file);
-  if (fatal) throw fatal;
-  if (!header) throw new FeedReadError('the file is empty: no header row', { file }, false);
+
+  /** the items still held, then the error that ends the file, if any (`failed`: csv-parse's, first) */
+  *end(endsInLineBreak: boolean, failed: FeedReadError | undefined): Iterable<FeedItem[]> {
+    const { file } = this;
+    // A file that stops mid-row was cut (a truncated download): its last row is not a row of the feed.
+    const lastItem = this.pending.at(-1);
+    if (!endsInLineBreak && lastItem?.kind === 'error') {
+      lastItem.error = new RecordParseError(`${lastItem.error.message.replace(/^.*?: /, '')}: the file ends in this row (truncated?)`, lastItem.error.place);
+      delete lastItem.standalone;
+    }
+    if (this.pending.length) yield this.take();
+    if (failed) throw failed;
+    if (this.fatal) throw this.fatal;
+    if (!this.header) throw new FeedReadError('the file is empty: no header row', { file }, false);
+  }
+
+  private startLine(lines: number, emptyLines: number, fields: string[]): number {
+    const start = this.lastEnd + 1 + (emptyLines - this.lastEmpty);
+    if (lines - this.drift > start) {
+      for (const f of fields) if (f.includes('\r\n')) this.drift += f.split('\r\n').length - 1;
+    }
+    this.lastEnd = lines - this.drift;
+    this.lastEmpty = emptyLines;
+    return start;
+  }
 }
 
 /** Two columns of one name would make one silently overwrite the other: the whole file is refused. */
