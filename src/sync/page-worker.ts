@@ -44,7 +44,8 @@ if (port) {
     const list = quickListPage(task.status, text);
     if (!list) return port.postMessage({ id: task.id } satisfies PageReply);
     const rows = rowsOf(list.List, rowOptions(task.opts));
-    port.postMessage({ id: task.id, page: { rows, virtualCount: list.VirtualCount } } satisfies PageReply, [rows.ids.buffer, rows.hashes.buffer]);
+    const moved = [rows.ids.buffer, rows.hashes.buffer, ...(rows.compared ? [rows.compared.utf8.buffer, rows.compared.ends.buffer] : [])];
+    port.postMessage({ id: task.id, page: { rows, virtualCount: list.VirtualCount } } satisfies PageReply, moved);
   });
   port.postMessage({ ready: true } satisfies PageReply);
 }

@@ -56,18 +56,23 @@ export class RemoteIndex implements RemoteCopies {
 
   /** Adds (or, for an ID seen before, replaces) one listing read in pass `round`. */
   add(row: RemoteRow, round: number): void {
-    this.#put(row.id, row.key, row.otherKey, row.hash, 0, row.compared, round);
+    this.#put(row.id, row.key, row.otherKey, row.hash, 0, row.compared === undefined ? undefined : Buffer.from(row.compared), round);
   }
 
   /** add() of each row of a page, in order; returns how many of their IDs were new to pass `round`. */
   addRows(rows: RemoteRows, round: number): number {
     let fresh = 0;
-    for (let i = 0; i < rows.ids.length; i++) fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, rows.compared?.[i], round);
+    const c = rows.compared;
+    for (let i = 0; i < rows.ids.length; i++) {
+      const compared = c?.utf8.subarray(i === 0 ? 0 : c.ends[i - 1], c.ends[i]);
+      fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, compared, round);
+    }
     return fresh;
   }
 
   /** 1 when `id` is new to pass `round`, else 0 */
-  #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, compared: string | undefined, round: number): number {
+  /** `compared`: the kept compared JSON as UTF-8 */
+  #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, compared: Uint8Array | undefined, round: number): number {
     if (!this.#rowOfId) throw new Error('RemoteIndex.add after finish');
     let r = this.#rowOfId.get(id);
     const fresh = r === undefined || this.#rounds[r] !== round ? 1 : 0;
@@ -201,16 +206,16 @@ export class RemoteIndex implements RemoteCopies {
     }
   }
 
-  #putCompared(r: number, json: string): void {
+  #putCompared(r: number, json: Uint8Array): void {
     const c = this.#compared!;
-    const bytes = Buffer.byteLength(json);
+    const bytes = json.byteLength;
     if (c.used + bytes > SLAB || c.slabs.length === 0) {
       // a listing past the slab size (long texts, many images) gets a slab of its own
       c.slabs.push(Buffer.allocUnsafeSlow(Math.max(SLAB, bytes)));
       c.used = 0;
     }
     const slab = c.slabs.length - 1;
-    c.slabs[slab]!.write(json, c.used, bytes, 'utf8');
+    c.slabs[slab]!.set(json, c.used);
     c.at[r] = slab;
     c.off[r] = c.used;
     c.len[r] = bytes;

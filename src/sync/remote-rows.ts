@@ -36,8 +36,11 @@ export interface RemoteRows {
   /** with keepOtherKey */
   otherKeys?: string[];
   hashes: Uint8Array<ArrayBuffer>;
-  /** with keepCompared */
-  compared?: string[];
+  /**
+   * with keepCompared: the kept compared JSONs as UTF-8, one after the other (row i ends at
+   * ends[i]): what the index stores, and one buffer to move from a worker rather than a string a row
+   */
+  compared?: { utf8: Uint8Array<ArrayBuffer>; ends: Uint32Array<ArrayBuffer> };
 }
 
 export function remoteKey(item: Pick<ListItem, 'MLSNumber' | 'Url'>, keyBy: KeyBy): string {
@@ -62,15 +65,26 @@ export function rowsOf(items: readonly ListItem[], opts: RowOptions): RemoteRows
   const n = items.length;
   const rows: RemoteRows = { ids: new Float64Array(n), keys: new Array<string>(n), hashes: new Uint8Array(n * HASH_BYTES) };
   if (opts.keepOtherKey) rows.otherKeys = new Array<string>(n);
-  if (opts.keepCompared) rows.compared = new Array<string>(n);
+  const compared = opts.keepCompared ? new Array<string>(n) : undefined;
   for (let i = 0; i < n; i++) {
-    const { id, key, otherKey, hash, compared } = toRemote(items[i]!, opts);
-    rows.ids[i] = id;
-    rows.keys[i] = key;
-    rows.hashes.set(hash, i * HASH_BYTES);
+    const row = toRemote(items[i]!, opts);
+    rows.ids[i] = row.id;
+    rows.keys[i] = row.key;
+    rows.hashes.set(row.hash, i * HASH_BYTES);
     // both are always there with their option ('' is "none" to the index)
-    if (rows.otherKeys) rows.otherKeys[i] = otherKey ?? '';
-    if (rows.compared) rows.compared[i] = compared ?? '';
+    if (rows.otherKeys) rows.otherKeys[i] = row.otherKey ?? '';
+    if (compared) compared[i] = row.compared ?? '';
   }
+  if (compared) rows.compared = packed(compared);
   return rows;
+}
+
+function packed(strings: readonly string[]): { utf8: Uint8Array<ArrayBuffer>; ends: Uint32Array<ArrayBuffer> } {
+  const ends = new Uint32Array(strings.length);
+  let total = 0;
+  for (let i = 0; i < strings.length; i++) ends[i] = total += Buffer.byteLength(strings[i]!);
+  const utf8 = new Uint8Array(total);
+  const out = Buffer.from(utf8.buffer);
+  for (let i = 0; i < strings.length; i++) out.write(strings[i]!, i === 0 ? 0 : ends[i - 1]!, 'utf8');
+  return { utf8, ends };
 }
