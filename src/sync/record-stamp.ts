@@ -38,9 +38,9 @@ export function stampSeed(input: StampSeedInput): string {
   return hash('sha1', codeIdentity() + config, 'base64url');
 }
 
-/** The record's digest: its data as read (as JSON), under the mapping's identity. */
-export function recordDigest(seed: string, json: string): Buffer {
-  return hash('sha1', seed + json, 'buffer');
+/** The record's digest: its data as read, under the mapping's identity. */
+export function recordDigest(seed: string, data: Record<string, unknown>): Buffer {
+  return hash('sha1', seed + JSON.stringify(data), 'buffer');
 }
 
 /** The stamp of a record against a copy's comparison hash and a stored fingerprint. */

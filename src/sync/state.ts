@@ -73,11 +73,6 @@ export function emptyChanges(feed: string): FeedStateChanges {
   return { feed, fingerprints: { set: [], delete: [] }, stamps: { set: [], delete: [] }, missingSince: { set: [], delete: [] } };
 }
 
-/** The mark the feed's reader reached in its last successful run (read before the rest of the state: the feed opens with it). */
-export async function loadMark(store: KvStore, feed: string): Promise<string | undefined> {
-  return store.get(MARK_NAMESPACE, feed);
-}
-
 /** The stamps of a feed's records (only the running feed reads them). */
 export function loadStamps(store: KvStore, feed: string): Promise<Map<string, string>> {
   return store.getAll(stampNamespace(feed));

@@ -15,8 +15,7 @@ import { mapItem } from '../mapping/map-feed.js';
 import { compileMapping } from '../mapping/index.js';
 import { createUnmappedTally } from '../mapping/unmapped.js';
 import type { KvStore } from '../state/kv-store.js';
-import { readAhead, type Prepared } from './read-ahead.js';
-import { commitChanges, emptyChanges, loadChatbotState, loadMark, loadStamps, otherKeyNeeded, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
+import { commitChanges, emptyChanges, loadChatbotState, loadStamps, otherKeyNeeded, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
 import { recordDigest, stampOf, stampSeed } from './record-stamp.js';
 import type { RemoteIndex } from './remote-index.js';
 import { authFailure } from './auth.js';
@@ -67,15 +66,6 @@ export interface SyncOptions {
   now?: () => Date;
 }
 
-/** Feed read ahead while the listings are paged, at most (in characters of the records' JSON). */
-const READ_AHEAD_BYTES = 32 << 20;
-/** A feed item as read ahead: a record's key and digest (record-stamp.ts) are taken then. */
-interface ReadItem {
-  item: FeedItem;
-  digest?: Uint8Array;
-  key?: string;
-}
-
 /** Listings read but not yet planned: a key repeated within this many records is written once. */
 const PENDING_WINDOW = 1000;
 /** Records of recurring keys held until the feed ends (past it they are planned at once). */
@@ -111,29 +101,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   let since: string | undefined;
   const unmapped = createUnmappedTally();
 
-  const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
-  /** unmapped values met so far: a record that meets one gets no stamp, so every run reports it */
-  let unmappedSeen = 0;
-  const compiled = compileMapping(feed.mapping, {
-    onUnmapped: (u) => {
-      unmappedSeen++;
-      unmapped.add(u);
-    },
-  });
-  // record stamps (record-stamp.ts), unless a compared field reads the clock
-  const seed = compiled.clockFields.every((f) => ignore.has(f)) ? stampSeed({ mapping: feed.mapping, chatbot: feed.chatbot, keyBy: feed.keyBy, ignore }) : undefined;
-  const mark = await loadMark(store, feed.name);
-  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(mark !== undefined && { mark }) });
-  // the feed is read (and each record's key and digest taken) while the listings are paged
-  const prepare = (item: FeedItem): Prepared<ReadItem> => {
-    if (item.kind !== 'record') return { value: { item }, bytes: 256 };
-    const json = JSON.stringify(item.data);
-    if (seed === undefined) return { value: { item }, bytes: json.length };
-    return { value: { item, digest: recordDigest(seed, json), key: compiled.keyOf(item.data, feed.keyBy) }, bytes: json.length };
-  };
-  const ahead = readAhead(opened.items, prepare, READ_AHEAD_BYTES);
   // The remote side first: each feed record is then planned (and written) as it is read, so the
-  // feed is never held whole in memory (only READ_AHEAD_BYTES of it is read ahead while paging).
+  // feed is never held whole in memory.
   const writers = deps.chatbotFeeds.some((f) => f.name === feed.name) ? deps.chatbotFeeds : [...deps.chatbotFeeds, { name: feed.name, keyBy: feed.keyBy }];
   let remote: RemoteSide & { byKey: RemoteIndex };
   try {
@@ -153,16 +122,11 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     // whatever went wrong, this feed's run ends here with a report; the other feeds go on
     const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
     const message = authFailure(err, feed.name) ?? `${deadline.aborted ? `${deadlineMessage()}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
-    await ahead.close();
     return finish({ outcome, message, remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: causeMessage(err) }, count: 0 });
   }
   timings.remoteMs = ms();
 
-  const loaded = await Promise.all([loadChatbotState(store, feed.chatbot, writers), seed === undefined ? new Map<string, string>() : loadStamps(store, feed.name)]).catch(async (err: unknown) => {
-    await ahead.close();
-    throw err;
-  });
-  const [state, stamps] = loaded;
+  const state = await loadChatbotState(store, feed.chatbot, writers);
   const own = state.feeds.get(feed.name)!;
   // this feed's fingerprints go into the remote index (asked only of keys the chatbot holds)
   remote.byKey.attachFingerprints(own.fingerprints);
@@ -172,6 +136,20 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const ownedElsewhere = ownedByOtherFeeds(state, feed.name);
   const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
 
+  const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
+  /** unmapped values met so far: a record that meets one gets no stamp, so every run reports it */
+  let unmappedSeen = 0;
+  const compiled = compileMapping(feed.mapping, {
+    onUnmapped: (u) => {
+      unmappedSeen++;
+      unmapped.add(u);
+    },
+  });
+  // record stamps (record-stamp.ts), unless a compared field reads the clock
+  const seed = compiled.clockFields.every((f) => ignore.has(f)) ? stampSeed({ mapping: feed.mapping, chatbot: feed.chatbot, keyBy: feed.keyBy, ignore }) : undefined;
+  const stamps = seed === undefined ? new Map<string, string>() : await loadStamps(store, feed.name);
+
+  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
   /** the feed server refused our credentials: the run fails, nothing more is asked of anyone */
   let feedAuth: string | undefined;
@@ -187,8 +165,10 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     return copies?.length === 1 && fingerprint !== undefined && stampOf(digest, copies[0]!.hash, fingerprint) === stored;
   };
   /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
-  const read = ({ item, digest, key }: ReadItem): DesiredListing | RememberedListing | undefined => {
-    if (digest === undefined) return collector.add(mapItem(item, compiled, ctx));
+  const read = (item: FeedItem): DesiredListing | RememberedListing | undefined => {
+    if (seed === undefined || item.kind !== 'record') return collector.add(mapItem(item, compiled, ctx));
+    const digest = recordDigest(seed, item.data);
+    const key = compiled.keyOf(item.data, feed.keyBy);
     if (key !== undefined && inStepSince(key, digest)) {
       const entry: RememberedListing = { key, position: item.position, expand: () => expand(item, digest) };
       collector.addRemembered(entry);
@@ -244,7 +224,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   };
   async function* writes(): AsyncGenerator<Job> {
     try {
-      for await (const item of ahead) {
+      for await (const item of opened.items) {
         const entry = read(item);
         if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
         if (!entry) continue;
