@@ -1,7 +1,8 @@
 // State in one JSON file beside the config, for runs without Redis. Every read reads the file (so a
-// process sees what another one committed; it is parsed again only when its bytes changed); every write takes the file's lock (`<file>.lock`),
-// reads the file again, applies the change and replaces the file atomically (write-file-atomic:
-// a temporary file, fsync, rename). A failed write leaves the old file and fails only itself.
+// process sees what another one committed; it is parsed again only when its bytes changed); every
+// write takes the file's lock (`<file>.lock`), reads the file again, applies the change and
+// replaces the file atomically (write-file-atomic: a temporary file, fsync, rename). A failed write
+// leaves the old file and fails only itself.
 import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import writeFileAtomic from 'write-file-atomic';
@@ -66,17 +67,17 @@ async function writeLocked(path: string, cache: ParsedState, changes: readonly S
   }
 }
 
-/**
- * Reads of the state file, parsed again only when its bytes changed: a run reads several
- * namespaces of every feed of its chatbot (30 reads for ten feeds), and a state file of a million
- * fingerprints takes a second or more to parse, against a few tens of ms to read and hash.
- */
 interface ParsedState {
   read(): Promise<StateFile>;
   /** this process wrote `bytes` (the JSON of `data`): a read that finds them needs no parse */
   wrote(bytes: Buffer, data: StateFile): void;
 }
 
+/**
+ * Reads of the state file, parsed again only when its bytes changed: a run reads several
+ * namespaces of every feed of its chatbot (30 reads for ten feeds), and a state file of a million
+ * fingerprints takes a second or more to parse, against a few tens of ms to read and hash.
+ */
 function lastParsed(path: string): ParsedState {
   let last: { digest: string; data: StateFile } | undefined;
   return {

@@ -182,7 +182,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const expand = (item: FeedItem, digest: Uint8Array): DesiredListing => {
     const mapped = mapItem(item, compiled, ctx);
     // the same record under the same mapping, valid when its stamp was stored
-    if (mapped.kind !== 'listing') throw new Error(`${feed.name}: record ${mapped.key ?? ''} matched its stamp but maps to ${mapped.kind} now`);
+    if (mapped.kind !== 'listing') throw new Error(`${feed.name}: ${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
     return { key: mapped.key, listing: mapped.listing, position: mapped.position, digest };
   };
   const plan = (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
