@@ -180,7 +180,8 @@ export function quickListData(data: unknown): ListData | undefined {
   return d as ListData;
 }
 
-function plainListItem(item: unknown): boolean {
+/** One list item that ListItem.parse would return as it is (quickListData's check of each item). */
+export function plainListItem(item: unknown): item is ListItem {
   if (item === null || typeof item !== 'object' || Array.isArray(item)) return false;
   const it = item as Record<string, unknown>;
   let i = 0;

@@ -12,12 +12,10 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { RawBody } from '../api/types.js';
 import type { PageReply, PageTask, PageWorkerOptions } from './page-worker.js';
-import type { RemoteRows, RowOptions } from './remote-rows.js';
+import type { DecodedPage } from './page-decode.js';
+import type { RowOptions } from './remote-rows.js';
 
-export interface DecodedPage {
-  rows: RemoteRows;
-  virtualCount: number;
-}
+export type { DecodedPage } from './page-decode.js';
 
 export interface PagePoolOptions {
   /** worker threads (default decodeThreads()) */

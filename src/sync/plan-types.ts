@@ -84,6 +84,8 @@ export interface RemoteSide {
   problem?: string;
   pages: number;
   rounds: number;
+  /** listings whose rows came from the last paging's memory (page-echo.ts), not decoded again */
+  recalled?: number;
 }
 
 export interface PlanOptions {

@@ -62,29 +62,67 @@ export function toRemote(item: ListItem, opts: RowOptions): RemoteRow {
 
 /** The rows of a page's items (toRemote of each), in columns. */
 export function rowsOf(items: readonly ListItem[], opts: RowOptions): RemoteRows {
-  const n = items.length;
-  const rows: RemoteRows = { ids: new Float64Array(n), keys: new Array<string>(n), hashes: new Uint8Array(n * HASH_BYTES) };
-  if (opts.keepOtherKey) rows.otherKeys = new Array<string>(n);
-  const compared = opts.keepCompared ? new Array<string>(n) : undefined;
-  for (let i = 0; i < n; i++) {
-    const row = toRemote(items[i]!, opts);
-    rows.ids[i] = row.id;
-    rows.keys[i] = row.key;
-    rows.hashes.set(row.hash, i * HASH_BYTES);
-    // both are always there with their option ('' is "none" to the index)
-    if (rows.otherKeys) rows.otherKeys[i] = row.otherKey ?? '';
-    if (compared) compared[i] = row.compared ?? '';
-  }
-  if (compared) rows.compared = packed(compared);
-  return rows;
+  const rows = new RowsBuilder(items.length, opts);
+  for (const item of items) rows.put(toRemote(item, opts));
+  return rows.done();
 }
 
-function packed(strings: readonly string[]): { utf8: Uint8Array<ArrayBuffer>; ends: Uint32Array<ArrayBuffer> } {
-  const ends = new Uint32Array(strings.length);
+/**
+ * A page's rows, built one row at a time: from a list item (put) or copied from another page's rows
+ * (copy: a listing the page echo remembers, page-echo.ts).
+ */
+export class RowsBuilder {
+  readonly #rows: RemoteRows;
+  readonly #compared: Array<string | Uint8Array> | undefined;
+  #at = 0;
+
+  constructor(n: number, opts: RowOptions) {
+    this.#rows = { ids: new Float64Array(n), keys: new Array<string>(n), hashes: new Uint8Array(n * HASH_BYTES) };
+    if (opts.keepOtherKey) this.#rows.otherKeys = new Array<string>(n);
+    this.#compared = opts.keepCompared ? new Array<string | Uint8Array>(n) : undefined;
+  }
+
+  put(row: RemoteRow): void {
+    const i = this.#at++;
+    this.#rows.ids[i] = row.id;
+    this.#rows.keys[i] = row.key;
+    this.#rows.hashes.set(row.hash, i * HASH_BYTES);
+    // both are always there with their option ('' is "none" to the index)
+    if (this.#rows.otherKeys) this.#rows.otherKeys[i] = row.otherKey ?? '';
+    if (this.#compared) this.#compared[i] = row.compared ?? '';
+  }
+
+  /** row `j` of `from`, rows made with the same options */
+  copy(from: RemoteRows, j: number): void {
+    const i = this.#at++;
+    this.#rows.ids[i] = from.ids[j]!;
+    this.#rows.keys[i] = from.keys[j]!;
+    this.#rows.hashes.set(from.hashes.subarray(j * HASH_BYTES, (j + 1) * HASH_BYTES), i * HASH_BYTES);
+    if (this.#rows.otherKeys) this.#rows.otherKeys[i] = from.otherKeys?.[j] ?? '';
+    if (this.#compared) this.#compared[i] = from.compared ? from.compared.utf8.subarray(j === 0 ? 0 : from.compared.ends[j - 1], from.compared.ends[j]) : '';
+  }
+
+  done(): RemoteRows {
+    if (this.#at !== this.#rows.ids.length) throw new Error(`RowsBuilder: ${this.#at} rows put of ${this.#rows.ids.length}`);
+    if (this.#compared) this.#rows.compared = packed(this.#compared);
+    return this.#rows;
+  }
+}
+
+function packed(pieces: ReadonlyArray<string | Uint8Array>): { utf8: Uint8Array<ArrayBuffer>; ends: Uint32Array<ArrayBuffer> } {
+  const ends = new Uint32Array(pieces.length);
   let total = 0;
-  for (let i = 0; i < strings.length; i++) ends[i] = total += Buffer.byteLength(strings[i]!);
+  for (let i = 0; i < pieces.length; i++) {
+    const p = pieces[i]!;
+    ends[i] = total += typeof p === 'string' ? Buffer.byteLength(p) : p.byteLength;
+  }
   const utf8 = new Uint8Array(total);
   const out = Buffer.from(utf8.buffer);
-  for (let i = 0; i < strings.length; i++) out.write(strings[i]!, i === 0 ? 0 : ends[i - 1]!, 'utf8');
+  for (let i = 0; i < pieces.length; i++) {
+    const p = pieces[i]!;
+    const at = i === 0 ? 0 : ends[i - 1]!;
+    if (typeof p === 'string') out.write(p, at, 'utf8');
+    else out.set(p, at);
+  }
   return { utf8, ends };
 }

@@ -16,7 +16,9 @@ import type { ListData } from '../api/schemas.js';
 import type { ChatbotApi, ListPageDecoder } from '../api/types.js';
 import { PagingError } from '../errors.js';
 import type { ListItem } from '../listing/schema.js';
-import { sharedPagePool, type DecodedPage, type PagePool } from './page-pool.js';
+import { decodePage, type DecodedPage } from './page-decode.js';
+import { pageEcho, type PageEcho } from './page-echo.js';
+import { sharedPagePool, type PagePool } from './page-pool.js';
 import type { RemoteSide } from './plan-types.js';
 import { RemoteIndex } from './remote-index.js';
 import { rowsOf, type RowOptions } from './remote-rows.js';
@@ -39,6 +41,8 @@ export interface RemoteOptions extends RowOptions {
    * default MIN_POOL_PAGES), as loading a worker costs more than decoding a few pages.
    */
   threads?: { minPages?: number; pool?: PagePool };
+  /** rows the process remembers for the next paging (page-echo.ts; default ECHO_ROWS, 0: none) */
+  echoRows?: number;
 }
 
 /** 10 million listings at the default PageSize of 100: past any real chatbot, yet an endless list still ends */
@@ -117,7 +121,8 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
   const index = new RemoteIndex({ keepCompared: opts.keepCompared, keepOtherKey: opts.keepOtherKey });
   /** decodes pages from the first one's answer on, when the list is long enough for it */
   let pool: PagePool | undefined;
-  const load = rowPages(api, opts, () => pool);
+  const echo = pageEcho(opts.serialNumber, opts, opts.echoRows);
+  const load = rowPages(api, opts, () => pool, echo);
   const poolFrom = Math.max(1, opts.threads?.minPages ?? MIN_POOL_PAGES);
   let pages = 0;
   let roundCount = 0;
@@ -154,6 +159,7 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
   }
   // A consistent pass stands alone; after inconsistent ones, the union is the best knowledge there is.
   index.finish(problem ? undefined : round);
+  echo.finish();
   return {
     byKey: index,
     count: index.count,
@@ -162,16 +168,24 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
     ...(problem && { problem: `${problem}, after ${round} passes` }),
     pages,
     rounds: round,
+    recalled: echo.recalled,
   };
 }
 
 /**
- * How fetchRemote reads a page: as rows (rowsOf). Through listListingsAs when the client has it, the
- * pool (once there is one) decoding the body; else through listListings.
+ * How fetchRemote reads a page: as rows (rowsOf). Through listListingsAs when the client has it:
+ * from the page echo where it knows the page's listings, else decoded by the pool (once there is
+ * one) or on this thread, and remembered; else through listListings.
  */
-function rowPages(api: ChatbotApi, opts: RemoteOptions, pool: () => PagePool | undefined): (pageNumber: number, pageSize: number) => Promise<DecodedPage & Counted> {
+function rowPages(api: ChatbotApi, opts: RemoteOptions, pool: () => PagePool | undefined, echo: PageEcho): (pageNumber: number, pageSize: number) => Promise<DecodedPage & Counted> {
   const decoder: ListPageDecoder<DecodedPage> = {
-    raw: async (res) => pool()?.decode(res, opts, opts.signal),
+    raw: async (res) => {
+      const known = echo.recall(res);
+      if (known) return known;
+      const page = (await pool()?.decode(res, opts, opts.signal)) ?? decodePage(res.status, res.bytes, opts);
+      if (page) echo.remember(page);
+      return page;
+    },
     data: (data: ListData) => ({ rows: rowsOf(data.List, opts), virtualCount: data.VirtualCount }),
   };
   const counted = (page: DecodedPage) => ({ ...page, length: page.rows.ids.length });

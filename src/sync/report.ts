@@ -63,7 +63,8 @@ export interface SyncReport {
   guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
   /** `since`: an incremental pull asked only for what changed after this time */
   source: { mode: 'full' | 'incremental'; since?: string; complete: boolean; error?: string };
-  remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string };
+  /** `recalled`: listings whose rows came from the last paging's memory in this process (page-echo.ts) */
+  remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string; recalled?: number };
   plan?: PlanView;
   stateLocation: string;
   /** when the remote side was paged, the feed read (and its writes sent), the deletes planned and sent (ms from the start) */

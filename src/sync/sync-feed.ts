@@ -426,6 +426,7 @@ function remoteInfo(remote: RemoteSide): SyncReport['remote'] {
     pages: remote.pages,
     rounds: remote.rounds,
     virtualCount: remote.virtualCount,
+    ...(remote.recalled && { recalled: remote.recalled }),
     ...(remote.problem && { problem: remote.problem }),
   };
 }

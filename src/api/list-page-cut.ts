@@ -1,0 +1,66 @@
+// A list page's body cut into the bytes of its items, without parsing them: what lets a rerun know a
+// listing it has seen by the hash of its bytes (sync/page-echo.ts) and parse only the others.
+// A cut is taken only where it is provably the parse's: the body with its List emptied (the bytes
+// before the List's first item, then those after its last) must be a successful list page
+// (quickListPage) with an empty List, no `"List"` may follow the items, and each item's bytes must
+// parse on their own as one plain list item (parseListItem; the caller's check, as a remembered
+// item was parsed when it was remembered). Then JSON's grammar makes the page's List exactly those
+// items, in order. Items are cut where one ends and the next begins, `},{"ID":`: a plain item is
+// flat and starts with ID, and inside a string those bytes cannot stand (its quotes would be
+// escaped), so a valid page has them only between items. A server that puts whitespace between
+// items or orders members otherwise gives a cut that fails a check, and the page is parsed whole as
+// before. test/api/list-page-cut.test.ts holds it to the parse.
+import { quickListPage } from './envelope.js';
+import { ListItem, plainListItem } from './schemas.js';
+
+export interface ListPageCut {
+  virtualCount: number;
+  /** item i is bytes [starts[i], ends[i]) */
+  starts: Uint32Array;
+  ends: Uint32Array;
+}
+
+const LIST = Buffer.from('"List":[');
+const LIST_NAME = Buffer.from('"List"');
+/** between two items: the end of one, the start of the next (a plain item's first member) */
+const BETWEEN = Buffer.from(`},{${JSON.stringify(Object.keys(ListItem.shape)[0])}:`);
+const LAST = Buffer.from('}]');
+
+/** The cut of a list page's body, or undefined when it cannot be shown to be the parse's. */
+export function cutListPage(status: number, body: Uint8Array): ListPageCut | undefined {
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const open = bytes.indexOf(LIST);
+  if (open < 0) return undefined;
+  const first = open + LIST.length;
+  // the List's closing bracket: right after the opening one, or after the last `}]` of the body
+  const close = bytes[first] === 0x5d ? first : bytes.lastIndexOf(LAST) + 1;
+  if (close < first || (close > first && bytes[first] !== 0x7b)) return undefined;
+  const before = bytes.subarray(0, first);
+  const after = bytes.subarray(close);
+  // a List key after ours would be the one JSON.parse keeps (the last of duplicate keys wins)
+  if (after.includes(LIST_NAME)) return undefined;
+  const emptied = quickListPage(status, before.toString('utf8') + after.toString('utf8'));
+  if (!emptied || emptied.List.length !== 0) return undefined;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (let at = first; at < close; ) {
+    const next = bytes.indexOf(BETWEEN, at);
+    const end = next < 0 || next + 1 >= close ? close : next + 1;
+    starts.push(at);
+    ends.push(end);
+    at = end + 1;
+  }
+  return { virtualCount: emptied.VirtualCount, starts: Uint32Array.from(starts), ends: Uint32Array.from(ends) };
+}
+
+/** Item `i` of a cut page, parsed: undefined unless its bytes are one plain list item. */
+export function parseListItem(body: Uint8Array, cut: ListPageCut, i: number): ListItem | undefined {
+  const text = Buffer.from(body.buffer, body.byteOffset + cut.starts[i]!, cut.ends[i]! - cut.starts[i]!).toString('utf8');
+  let item: unknown;
+  try {
+    item = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return plainListItem(item) ? item : undefined;
+}

@@ -1,0 +1,44 @@
+// A list page's body as rows, for a page that plainly is a successful one (quickListPage): whatever
+// else comes back is undefined, and the client reads it as usual (its errors, its retries). Where
+// the page can be cut into its items' bytes (cutListPage), the items are parsed one by one and each
+// one's bytes hashed, so the page echo (page-echo.ts) can know them again on the next run; else the
+// page is parsed whole. The rows are rowsOf(page's List) either way.
+import { hash } from 'node:crypto';
+import { quickListPage } from '../api/envelope.js';
+import { cutListPage, parseListItem, type ListPageCut } from '../api/list-page-cut.js';
+import type { ListItem } from '../listing/schema.js';
+import { rowsOf, type RemoteRows, type RowOptions } from './remote-rows.js';
+
+export interface DecodedPage {
+  rows: RemoteRows;
+  virtualCount: number;
+  /** when the page was cut: the sha1 of each item's bytes (latin1 strings of 20 chars), row by row */
+  itemHashes?: string[];
+}
+
+export function decodePage(status: number, body: Uint8Array, opts: RowOptions): DecodedPage | undefined {
+  const cut = cutListPage(status, body);
+  const items = cut && cutItems(body, cut);
+  if (cut && items) return { rows: rowsOf(items, opts), virtualCount: cut.virtualCount, itemHashes: itemHashes(body, cut) };
+  // Buffer's decoding, as the client's res.text(): a BOM stays and fails the JSON, as it would there
+  const list = quickListPage(status, Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  return list && { rows: rowsOf(list.List, opts), virtualCount: list.VirtualCount };
+}
+
+/** every item of a cut page, parsed; undefined if one is not a plain list item (then the cut was wrong) */
+function cutItems(body: Uint8Array, cut: ListPageCut): ListItem[] | undefined {
+  const items = new Array<ListItem>(cut.starts.length);
+  for (let i = 0; i < items.length; i++) {
+    const item = parseListItem(body, cut, i);
+    if (!item) return undefined;
+    items[i] = item;
+  }
+  return items;
+}
+
+/** the sha1 of each item's bytes, as a 20-char binary (latin1) string (a Map key without a Buffer per item) */
+export function itemHashes(body: Uint8Array, cut: ListPageCut): string[] {
+  const out = new Array<string>(cut.starts.length);
+  for (let i = 0; i < out.length; i++) out[i] = hash('sha1', body.subarray(cut.starts[i]!, cut.ends[i]!), 'binary');
+  return out;
+}

@@ -1,0 +1,96 @@
+// The cut of a list page into its items' bytes (cutListPage, what the page echo hashes) against the
+// parse of the whole page (quickListPage): a cut whose items each parse gives exactly the page's
+// List, in order, and its VirtualCount; a page whose text would fool a naive cut (an item holding
+// `},{`, `}]` or `"List":[`, whitespace between items, a second List) is either cut right or left
+// to the parse. decodePage, which cuts where it can, gives the rows rowsOf gives of the parse.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { quickListPage } from '../../src/api/envelope.js';
+import { cutListPage, parseListItem } from '../../src/api/list-page-cut.js';
+import { toListItem } from '../../src/emulator/list-item.js';
+import type { ListItem } from '../../src/listing/schema.js';
+import { decodePage } from '../../src/sync/page-decode.js';
+import { rowsOf } from '../../src/sync/remote-rows.js';
+import { listing } from '../sync/helpers/listings.js';
+
+const item = (id: number, Description: string, ExtensionColumn = ''): ListItem => ({ ...toListItem({ ...listing(`M${id}`, { Description }), ID: id }), ExtensionColumn });
+const envelope = (Data: unknown) => ({ Data, Version: '1.0', Success: true, Code: 200, Message: null });
+const bytes = (text: string) => new Uint8Array(Buffer.from(text, 'utf8'));
+
+/** the items a cut gives, each parsed; undefined when there is no cut or an item does not parse */
+function cutItems(text: string): { items: ListItem[]; virtualCount: number } | undefined {
+  const body = bytes(text);
+  const cut = cutListPage(200, body);
+  if (!cut) return undefined;
+  const items: ListItem[] = [];
+  for (let i = 0; i < cut.starts.length; i++) {
+    const parsed = parseListItem(body, cut, i);
+    if (!parsed) return undefined;
+    items.push(parsed);
+  }
+  return { items, virtualCount: cut.virtualCount };
+}
+
+/** text that a naive cut would trip on */
+const tricky = fc.constantFrom('', 'plain', '},{', '"},{"', '}]', '"}]', '"List":[', '{"List":[{"ID":1}]}', '\\', '\\"', ' ', 'ü “x” ✓', '],"VirtualCount":9}');
+const description = fc.array(fc.oneof(tricky, fc.string({ maxLength: 6 })), { maxLength: 4 }).map((parts) => parts.join(''));
+
+/** how a page is written out: as the emulator does, or as other servers might */
+const layouts: Record<string, (items: ListItem[], virtualCount: number) => string> = {
+  compact: (items, virtualCount) => JSON.stringify(envelope({ List: items, VirtualCount: virtualCount })),
+  indented: (items, virtualCount) => JSON.stringify(envelope({ List: items, VirtualCount: virtualCount }), null, 1),
+  spaced: (items, virtualCount) => `{"Data":{"List":[${items.map((i) => JSON.stringify(i)).join(', ')}],"VirtualCount":${virtualCount}},"Version":"1.0","Success":true,"Code":200,"Message":null}`,
+  'data last': (items, virtualCount) => JSON.stringify({ Version: '1.0', Success: true, Code: 200, Message: null, Data: { List: items, VirtualCount: virtualCount } }),
+  'two Lists': (items, virtualCount) => `{"Data":{"List":[${items.map((i) => JSON.stringify(i)).join(',')}],"VirtualCount":${virtualCount},"List":[]},"Version":"1.0","Success":true,"Code":200,"Message":null}`,
+  'List in Message': (items, virtualCount) => JSON.stringify({ Message: '"List":[', Data: { List: items, VirtualCount: virtualCount }, Version: '1.0', Success: true, Code: 200 }),
+  'Version after, with }]': (items, virtualCount) => JSON.stringify({ Data: { List: items, VirtualCount: virtualCount }, Success: true, Code: 200, Message: null, Version: 'x}]' }),
+};
+
+describe('cutListPage', () => {
+  it('cuts an emulator page into its items, each parsing to the item', () => {
+    const items = [item(1, 'a'), item(2, 'b'), item(3, 'c')];
+    const got = cutItems(layouts.compact!(items, 40));
+    expect(got).toEqual({ items, virtualCount: 40 });
+    expect(cutItems(layouts.compact!([], 0))).toEqual({ items: [], virtualCount: 0 });
+  });
+
+  it('never gives other items than the parse, whatever the items hold and however the page is laid out', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(description, description), { maxLength: 5 }), fc.constantFrom(...Object.keys(layouts)), fc.nat(50), (texts, layout, extra) => {
+        const items = texts.map(([d, e], i) => item(i + 1, d, e));
+        const text = layouts[layout]!(items, items.length + extra);
+        const whole = quickListPage(200, text);
+        const cut = cutItems(text);
+        if (cut) expect(cut).toEqual({ items: whole?.List, virtualCount: whole?.VirtualCount });
+        // a compact page with tidy items is always cut (else the echo would never apply)
+        if (layout === 'compact' && texts.every(([d, e]) => !/[}\]]/.test(d + e))) expect(cut).toBeDefined();
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('leaves a failure, a BOM or a body that is not a page to the parse', () => {
+    const good = layouts.compact!([item(1, 'a')], 1);
+    expect(cutListPage(500, bytes(good))).toBeUndefined();
+    expect(cutListPage(200, bytes('\uFEFF' + good))).toBeUndefined();
+    expect(cutListPage(200, bytes(good.replace('"Success":true', '"Success":false')))).toBeUndefined();
+    expect(cutListPage(200, bytes('<html>"List":[{}]</html>'))).toBeUndefined();
+  });
+});
+
+describe('decodePage', () => {
+  it('gives the rows of the parse, cut or not, with the hash of each item when cut', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(description, description), { maxLength: 5 }), fc.constantFrom(...Object.keys(layouts)), fc.boolean(), (texts, layout, keepCompared) => {
+        const items = texts.map(([d, e], i) => item(i + 1, d, e));
+        const text = layouts[layout]!(items, items.length);
+        const opts = { keyBy: 'MLSNumber' as const, keepCompared, keepOtherKey: true };
+        const page = decodePage(200, bytes(text), opts);
+        const whole = quickListPage(200, text);
+        expect(page && { rows: page.rows, virtualCount: page.virtualCount }).toEqual(whole && { rows: rowsOf(whole.List, opts), virtualCount: whole.VirtualCount });
+        if (page?.itemHashes) expect(page.itemHashes).toHaveLength(items.length);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
