@@ -49,7 +49,8 @@ async function writeLocked(path: string, cache: ParsedState, changes: readonly S
   if (!lock) throw new Error(`state file ${path} was not written: another process held ${path}.lock for ${WRITE_WAIT_MS / 1000} s`);
   try {
     // the parsed file is shared with reads: changed namespaces are copied, never written into
-    const data: StateFile = { ...(await cache.read()) };
+    // (null-prototype: a namespace named "__proto__" is a namespace like any other)
+    const data: StateFile = Object.assign(Object.create(null), await cache.read());
     if (holds && !holds(data)) return false;
     for (const c of changes) {
       // a null-prototype copy: a listing key "__proto__" is a key like any other
@@ -58,13 +59,31 @@ async function writeLocked(path: string, cache: ParsedState, changes: readonly S
       for (const [k, v] of c.set ?? []) m[k] = v;
       for (const k of c.delete ?? []) delete m[k];
     }
-    const bytes = Buffer.from(JSON.stringify(data));
+    const bytes = Buffer.from(stateJson(data));
     await writeFileAtomic(path, bytes, { fsync: true });
     cache.wrote(bytes, data);
     return true;
   } finally {
     await lock.release();
   }
+}
+
+/**
+ * The JSON of each namespace this process wrote, by the namespace's object: a write copies only the
+ * namespaces it changes, so the others (a feed's 100k fingerprints beside the one alert state a
+ * run changes) are not serialized again on every write.
+ */
+const namespaceJson = new WeakMap<Record<string, string>, string>();
+
+/** JSON.stringify(data), each unchanged namespace's JSON taken from namespaceJson. */
+function stateJson(data: StateFile): string {
+  let out = '';
+  for (const [ns, space] of Object.entries(data)) {
+    let json = namespaceJson.get(space);
+    if (json === undefined) namespaceJson.set(space, (json = JSON.stringify(space)));
+    out += (out === '' ? '{' : ',') + JSON.stringify(ns) + ':' + json;
+  }
+  return out === '' ? '{}' : out + '}';
 }
 
 interface ParsedState {

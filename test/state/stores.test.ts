@@ -67,6 +67,30 @@ describe('file store', () => {
   });
 });
 
+describe('file store writes', () => {
+  it('writes the whole state as JSON.stringify would, serializing only the namespaces a write changed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+    dirs.push(dir);
+    const path = join(dir, 'state.json');
+    const store = await createFileStore(path);
+    const big = Array.from({ length: 500 }, (_, i): [string, string] => [`K${i}`, `fingerprint "${i}" ü`]);
+    await store.apply([{ ns: 'fp:a', set: big }, { ns: '__proto__', set: [['x', 'y']] }, { ns: 'alerts', set: [['a', '{}']] }]);
+    const stringify = vi.spyOn(JSON, 'stringify');
+    try {
+      for (let run = 0; run < 3; run++) await store.set('alerts', [['a', `{"run":${run}}`]]);
+      // the 500 fingerprints were not serialized again by the three alert writes
+      expect(stringify.mock.calls.some(([v]) => v !== null && typeof v === 'object' && 'K1' in v)).toBe(false);
+    } finally {
+      stringify.mockRestore();
+    }
+    const text = await readFile(path, 'utf8');
+    const expected = { 'fp:a': Object.fromEntries(big), ['__proto__']: { x: 'y' }, alerts: { a: '{"run":2}' } };
+    expect(JSON.parse(text)).toEqual(expected);
+    expect(text).toBe(JSON.stringify(JSON.parse(text)));
+    await store.close();
+  });
+});
+
 describe('redis store', () => {
   const redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1 });
   const prefix = `test-state-${process.pid}-${Date.now()}`;
