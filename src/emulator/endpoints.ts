@@ -21,12 +21,14 @@ import type {
 import type { KeyType } from '../listing/schema.js';
 import { composeAnswer, fragmentsOf, tokenCount } from './answer.js';
 import type { ChatbotListings } from './chatbot-listings.js';
-import { toListItem } from './list-item.js';
+import { listItemJson, toListItem } from './list-item.js';
 import type { ResolvedOptions } from './options.js';
 import type { EmulatorState, StoredListing } from './state.js';
 
 export type Reply =
   | { kind: 'data'; data: unknown }
+  /** Data already serialized (a list page made of each item's kept JSON): sent as JSON.stringify would send `data` */
+  | { kind: 'json'; json: string }
   | { kind: 'error'; code: number; message: string }
   | { kind: 'stream'; fragments: string[]; final: StreamFinal };
 
@@ -41,7 +43,19 @@ export interface EndpointContext {
 const DEFAULT_RATE_LIMIT_MESSAGE = 'You are sending messages too fast. Please wait a moment.';
 
 export const data = (d: unknown): Reply => ({ kind: 'data', data: d });
-export const failure = (code: number, message: string): Reply => ({ kind: 'error', code, message });
+
+/** The body of a reply that is not a stream: the service's envelope around its Data, as JSON. */
+export function envelopeJson(reply: Exclude<Reply, { kind: 'stream' }>): string {
+  if (reply.kind === 'json') return `{"Data":${reply.json},"Version":"1.0","Success":true,"Code":200,"Message":""}`;
+  return JSON.stringify({
+    Data: reply.kind === 'data' ? reply.data : null,
+    Version: '1.0',
+    Success: reply.kind !== 'error',
+    Code: reply.kind === 'error' ? reply.code : 200,
+    Message: reply.kind === 'error' ? reply.message : '',
+  });
+}
+export const failure = (code: number, message: string): Extract<Reply, { kind: 'error' }> => ({ kind: 'error', code, message });
 
 export function unknownChatbot(ctx: EndpointContext, serialNumber: string): Reply | undefined {
   if (!ctx.opts.chatbots || ctx.opts.chatbots.includes(serialNumber)) return undefined;
@@ -77,7 +91,7 @@ export function list(ctx: EndpointContext, req: ListRequest): Reply {
   const start = ((req.PageNumber ?? 1) - 1) * size;
   const city = req.CityName?.trim().toLowerCase();
   if (!city && !req.SaleType && !req.MLSNumber) {
-    return data({ List: stored.slice(start, start + size).map(toListItem), VirtualCount: stored.size });
+    return { kind: 'json', json: `{"List":[${stored.slice(start, start + size).map(listItemJson).join(',')}],"VirtualCount":${stored.size}}` };
   }
   const candidates = req.MLSNumber ? stored.withKey('MLSNumber', req.MLSNumber) : stored.inOrder();
   const items: ListItem[] = [];

@@ -20,7 +20,7 @@ import { zodIssues } from '../api/zod-issues.js';
 import type { ValidationIssue } from '../errors.js';
 import { handleAdmin } from './admin.js';
 import * as ops from './endpoints.js';
-import { failure, type EndpointContext, type Reply } from './endpoints.js';
+import { envelopeJson, failure, type EndpointContext, type Reply } from './endpoints.js';
 import { createFaultPicker } from './faults.js';
 import { resolveOptions, withoutUndefined, type EmulatorOptions, type RunningEmulator } from './options.js';
 import { createSaver, loadState } from './persistence.js';
@@ -103,16 +103,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     return id;
   }
 
-  function sendEnvelope(res: ServerResponse, path: string, reply: Reply, headers: Record<string, string> = {}): void {
+  function sendEnvelope(res: ServerResponse, path: string, reply: Exclude<Reply, { kind: 'stream' }>, headers: Record<string, string> = {}): void {
     const code = reply.kind === 'error' ? reply.code : 200;
     const status = opts.errorsAs200 ? 200 : code;
-    const body = JSON.stringify({
-      Data: reply.kind === 'data' ? reply.data : null,
-      Version: '1.0',
-      Success: reply.kind !== 'error',
-      Code: code,
-      Message: reply.kind === 'error' ? reply.message : '',
-    });
+    const body = envelopeJson(reply);
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
     res.end(body);
     stats.record(path, String(status), arrivals.get(res));

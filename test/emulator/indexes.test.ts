@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ENDPOINTS } from '../../src/api/schemas.js';
 import { ChatbotListings } from '../../src/emulator/chatbot-listings.js';
+import { toListItem } from '../../src/emulator/list-item.js';
 import { mulberry32 } from '../../src/emulator/prng.js';
 import type { StoredListing } from '../../src/emulator/state.js';
 import { sampleListing, startTestEmulator, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
@@ -50,6 +51,27 @@ async function expectIndexesAgree(t: TestEmulator, mlsNumbers: string[]) {
   for (const mls of mlsNumbers) expect(await listAll(t, { MLSNumber: mls })).toEqual(await scan(t, (l) => l.MLSNumber === mls));
   expect(await listAll(t, { CityName: 'dallas' })).toEqual(await scan(t, (l) => l.City === 'Dallas'));
 }
+
+describe('emulator list pages', () => {
+  it('are, byte for byte, the envelope of each stored listing as a list item, after updates too (each item\'s JSON is kept)', async () => {
+    const t = await emulator();
+    for (let i = 0; i < 5; i++) await t.api.createListing(sampleListing({ MLSNumber: `M${i}`, Description: `“${i}” ü \\ "q"`, Images: [`https://i/${i}.jpg`] }));
+    const page = async () => {
+      const res = await fetch(t.url + ENDPOINTS.list, { method: 'POST', headers: { 'content-type': 'application/json', 'chatrobot-sessionkey': TEST_SESSION_KEY }, body: JSON.stringify({ SerialNumber: 'SN-1', PageNumber: 1, PageSize: 4 }) });
+      return res.text();
+    };
+    const expected = async () => {
+      const stored = await t.listings('SN-1');
+      return JSON.stringify({ Data: { List: stored.slice(0, 4).map(toListItem), VirtualCount: stored.length }, Version: '1.0', Success: true, Code: 200, Message: '' });
+    };
+    expect(await page()).toBe(await expected());
+    await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M2', SalePrice: 1 }), Key: 'M2', KeyType: 'MLSNumber' });
+    await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['M0'], KeyType: 'MLSNumber' });
+    const after = await page();
+    expect(after).toBe(await expected());
+    expect(after).toContain('"SalePrice":"1"');
+  });
+});
 
 describe('emulator indexes over HTTP', () => {
   it('agree with a full scan after updates that change MLSNumber and Url, and deletes', async () => {
