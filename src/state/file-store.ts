@@ -30,7 +30,7 @@ export async function createFileStore(path: string): Promise<KvStore> {
   const space = async (ns: string) => (await cache.read())[ns] ?? {};
   return {
     location: path,
-    getAll: async (ns) => new Map(Object.entries(await space(ns))),
+    getAll: async (ns) => new NamespaceView(await space(ns)),
     get: async (ns, key) => (await space(ns))[key],
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
@@ -113,8 +113,42 @@ function lastParsed(path: string): ParsedState {
   };
 }
 
+/**
+ * A namespace of the parsed file as a ReadonlyMap, without copying it: a feed's 100k fingerprints
+ * and stamps are read on every run, and a Map of each cost more than the rest of reading them. The
+ * parsed namespaces are never changed (a write copies the ones it changes).
+ */
+class NamespaceView implements ReadonlyMap<string, string> {
+  #size: number | undefined;
+  constructor(readonly space: Readonly<Record<string, string>>) {}
+  get(key: string): string | undefined {
+    return ownValue(this.space, key);
+  }
+  has(key: string): boolean {
+    return Object.hasOwn(this.space, key);
+  }
+  get size(): number {
+    return (this.#size ??= Object.keys(this.space).length);
+  }
+  *entries(): MapIterator<[string, string]> {
+    for (const key of Object.keys(this.space)) yield [key, this.space[key]!];
+  }
+  *keys(): MapIterator<string> {
+    yield* Object.keys(this.space);
+  }
+  *values(): MapIterator<string> {
+    for (const key of Object.keys(this.space)) yield this.space[key]!;
+  }
+  [Symbol.iterator](): MapIterator<[string, string]> {
+    return this.entries();
+  }
+  forEach(fn: (value: string, key: string, map: ReadonlyMap<string, string>) => void, thisArg?: unknown): void {
+    for (const [key, value] of this.entries()) fn.call(thisArg, value, key, this);
+  }
+}
+
 /** A key's value, never one inherited from Object.prototype (a key may be any string). */
-function ownValue(space: Record<string, string> | undefined, key: string): string | undefined {
+function ownValue(space: Readonly<Record<string, string>> | undefined, key: string): string | undefined {
   return space && Object.hasOwn(space, key) ? space[key] : undefined;
 }
 

@@ -4,7 +4,8 @@
 export interface KvStore {
   /** where the state lives, for the report: "redis://host:port" or a file path */
   readonly location: string;
-  getAll(ns: string): Promise<Map<string, string>>;
+  /** every entry of the namespace; read-only (the file store's is a view of what it read, not a copy) */
+  getAll(ns: string): Promise<ReadonlyMap<string, string>>;
   get(ns: string, key: string): Promise<string | undefined>;
   set(ns: string, entries: Iterable<readonly [string, string]>): Promise<void>;
   delete(ns: string, keys: Iterable<string>): Promise<void>;

@@ -26,9 +26,9 @@ export interface FeedState {
   name: string;
   keyBy: KeyBy;
   /** key → fingerprint of the last successful write */
-  fingerprints: Map<string, string>;
+  fingerprints: ReadonlyMap<string, string>;
   /** key → ISO time the key was first found missing */
-  missingSince: Map<string, string>;
+  missingSince: ReadonlyMap<string, string>;
   /** keys the feed repeated in its last run */
   recurring: Set<string>;
   mark?: string;
@@ -74,7 +74,7 @@ export function emptyChanges(feed: string): FeedStateChanges {
 }
 
 /** The stamps of a feed's records (only the running feed reads them). */
-export function loadStamps(store: KvStore, feed: string): Promise<Map<string, string>> {
+export function loadStamps(store: KvStore, feed: string): Promise<ReadonlyMap<string, string>> {
   return store.getAll(stampNamespace(feed));
 }
 

@@ -130,7 +130,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const own = state.feeds.get(feed.name)!;
   // this feed's fingerprints go into the remote index (asked only of keys the chatbot holds)
   remote.byKey.attachFingerprints(own.fingerprints);
-  own.fingerprints.clear();
+  own.fingerprints = new Map(); // (what was read is not held past here)
   const { fingerprints } = remote.byKey;
   const missingSince = feed.deletes.graceHours > 0 ? own.missingSince : new Map<string, string>();
   const ownedElsewhere = ownedByOtherFeeds(state, feed.name);
@@ -147,7 +147,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   });
   // record stamps (record-stamp.ts), unless a compared field reads the clock
   const seed = compiled.clockFields.every((f) => ignore.has(f)) ? stampSeed({ mapping: feed.mapping, chatbot: feed.chatbot, keyBy: feed.keyBy, ignore }) : undefined;
-  const stamps = seed === undefined ? new Map<string, string>() : await loadStamps(store, feed.name);
+  let stamps = seed === undefined ? new Map<string, string>() : await loadStamps(store, feed.name);
 
   const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;
@@ -275,7 +275,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     if (!executor.result.stopped && !feedAuth) await executor.run(heldWrites());
   }
   remote.byKey.dropFingerprints(); // not needed past planning
-  stamps.clear();
+  stamps = new Map(); // not needed past the feed
   const desired = collector.side;
   // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
   desired.mode = opened.mode;

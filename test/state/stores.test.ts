@@ -33,7 +33,7 @@ describe('file store', () => {
     await expect(store.apply([{ ns: 'fp:a', set: [['K2', 'f2']] }])).rejects.toThrow(/state file/);
     await rmdir(path);
     await store.apply([{ ns: 'fp:a', set: [['K3', 'f3']], delete: ['K1'] }]);
-    expect(await store.getAll('fp:a')).toEqual(new Map([['K3', 'f3']]));
+    expect(new Map(await store.getAll('fp:a'))).toEqual(new Map([['K3', 'f3']]));
     await store.close();
   });
 
@@ -45,8 +45,8 @@ describe('file store', () => {
     const two = await createFileStore(path);
     await one.apply([{ ns: 'fp:a', set: [['K1', 'f1']] }]);
     await two.apply([{ ns: 'fp:b', set: [['K2', 'f2']] }]);
-    expect(await one.getAll('fp:b')).toEqual(new Map([['K2', 'f2']]));
-    expect(await two.getAll('fp:a')).toEqual(new Map([['K1', 'f1']]));
+    expect(new Map(await one.getAll('fp:b'))).toEqual(new Map([['K2', 'f2']]));
+    expect(new Map(await two.getAll('fp:a'))).toEqual(new Map([['K1', 'f1']]));
   });
   it('parses the file again only when its bytes changed (a run reads many namespaces)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
@@ -64,6 +64,30 @@ describe('file store', () => {
     } finally {
       parse.mockRestore();
     }
+  });
+});
+
+describe('file store reads', () => {
+  it('reads a namespace as a Map would hold it, any key a key like any other', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+    dirs.push(dir);
+    const store = await createFileStore(join(dir, 'state.json'));
+    const entries: [string, string][] = [['K1', 'a'], ['__proto__', 'b'], ['constructor', 'c'], ['', 'd']];
+    await store.set('fp:a', entries);
+    const view = await store.getAll('fp:a');
+    expect(view.size).toBe(4);
+    expect(new Map(view)).toEqual(new Map(entries));
+    expect([...view.keys()]).toEqual(entries.map(([k]) => k));
+    expect([...view.values()]).toEqual(entries.map(([, v]) => v));
+    for (const [k, v] of entries) expect([view.has(k), view.get(k)]).toEqual([true, v]);
+    // nothing inherited from Object.prototype is a key
+    expect([view.has('toString'), view.get('toString'), view.has('hasOwnProperty')]).toEqual([false, undefined, false]);
+    const seen: string[] = [];
+    view.forEach((v, k) => seen.push(k + '=' + v));
+    expect(seen).toEqual(entries.map(([k, v]) => k + '=' + v));
+    const empty = await store.getAll('nothing');
+    expect([empty.size, empty.get('toString'), [...empty]]).toEqual([0, undefined, []]);
+    await store.close();
   });
 });
 
