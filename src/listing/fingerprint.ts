@@ -45,6 +45,47 @@ export function listingHashes(listing: ListingCreate, ignore: ReadonlySet<string
   return { fingerprint: FINGERPRINT_PREFIX + hash('sha1', compared + unlisted, 'base64url'), hash: hash('sha1', compared, 'buffer'), compared };
 }
 
+/** sha1 bytes in a version-2 fingerprint */
+export const FINGERPRINT_BYTES = 20;
+const V2_CHARS = FINGERPRINT_PREFIX.length + 27;
+const V2_TAG = 2;
+const OTHER_TAG = 0xff;
+
+/**
+ * A stored fingerprint as bytes, one to one: a version-2 one as a tag and its 20 sha1 bytes
+ * (fingerprintBytesV2), any other as another tag and its UTF-8.
+ */
+export function fingerprintBytes(fp: string): Uint8Array {
+  const out = Buffer.allocUnsafe(1 + FINGERPRINT_BYTES);
+  if (readFingerprintV2(fp, out, 1)) {
+    out[0] = V2_TAG;
+    return out;
+  }
+  const utf8 = Buffer.from(fp, 'utf8');
+  const other = Buffer.allocUnsafe(1 + utf8.byteLength);
+  other[0] = OTHER_TAG;
+  other.set(utf8, 1);
+  return other;
+}
+
+/** fingerprintBytes of the version-2 fingerprint whose sha1 bytes are `sha1` (20 bytes) */
+export function fingerprintBytesV2(sha1: Uint8Array): Uint8Array {
+  const out = Buffer.allocUnsafe(1 + FINGERPRINT_BYTES);
+  out[0] = V2_TAG;
+  out.set(sha1, 1);
+  return out;
+}
+
+/**
+ * Whether `fp` is a version-2 fingerprint in its one encoding ("2." and 27 base64url characters
+ * that decode to 20 bytes and encode back to it); if so its 20 bytes are written to out[at...].
+ */
+export function readFingerprintV2(fp: string, out: Uint8Array, at: number): boolean {
+  if (fp.length !== V2_CHARS || !fp.startsWith(FINGERPRINT_PREFIX)) return false;
+  const view = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  return view.write(fp.slice(FINGERPRINT_PREFIX.length), at, FINGERPRINT_BYTES, 'base64url') === FINGERPRINT_BYTES && FINGERPRINT_PREFIX + view.toString('base64url', at, at + FINGERPRINT_BYTES) === fp;
+}
+
 export function fingerprintListing(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): string {
   return listingHashes(listing, ignore).fingerprint;
 }

@@ -21,6 +21,7 @@ import { hash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fingerprintBytes } from '../listing/fingerprint.js';
 
 export interface StampSeedInput {
   mapping: unknown;
@@ -29,8 +30,8 @@ export interface StampSeedInput {
   ignore: Iterable<string>;
 }
 
-/** Bump when what a stamp covers changes shape. */
-const STAMP_VERSION = 1;
+/** Bump when what a stamp covers changes shape (2: the fingerprint as its bytes, fingerprintBytes). */
+const STAMP_VERSION = 2;
 
 /** The mapping's identity, the start of every digest of a feed's run. */
 export function stampSeed(input: StampSeedInput): string {
@@ -43,10 +44,20 @@ export function recordDigest(seed: string, data: Record<string, unknown>): Buffe
   return hash('sha1', seed + JSON.stringify(data), 'buffer');
 }
 
-/** The stamp of a record against a copy's comparison hash and a stored fingerprint. */
-export function stampOf(digest: Uint8Array, comparedHash: Uint8Array, fingerprint: string): string {
-  return hash('sha1', Buffer.concat([digest, comparedHash, Buffer.from(fingerprint)]), 'base64url');
+/**
+ * The stamp of a record against a copy's comparison hash and a stored fingerprint: as stored, or as
+ * its bytes (fingerprintBytes; the remote index holds a version-2 one so), the same stamp either way.
+ */
+export function stampOf(digest: Uint8Array, comparedHash: Uint8Array, fingerprint: string | Uint8Array): string {
+  const fp = typeof fingerprint === 'string' ? fingerprintBytes(fingerprint) : fingerprint;
+  const input = digest.byteLength + comparedHash.byteLength + fp.byteLength <= scratch.byteLength ? scratch : Buffer.allocUnsafe(digest.byteLength + comparedHash.byteLength + fp.byteLength);
+  input.set(digest, 0);
+  input.set(comparedHash, digest.byteLength);
+  input.set(fp, digest.byteLength + comparedHash.byteLength);
+  return hash('sha1', input.subarray(0, digest.byteLength + comparedHash.byteLength + fp.byteLength), 'base64url');
 }
+/** a stamp's input, reused (a rerun takes 100k stamps; hash() copies what it reads) */
+const scratch = Buffer.allocUnsafe(128);
 
 let code: string | undefined;
 

@@ -13,7 +13,7 @@
 //   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
 import type { RemoteListing } from './plan-types.js';
-import { FINGERPRINT_PREFIX } from '../listing/fingerprint.js';
+import { FINGERPRINT_PREFIX, fingerprintBytes, fingerprintBytesV2, readFingerprintV2 } from '../listing/fingerprint.js';
 import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
 
 export type { RemoteRow } from './remote-rows.js';
@@ -147,14 +147,13 @@ export class RemoteIndex implements RemoteCopies {
     const rows = this.#next.length;
     this.#fpKind = new Uint8Array(rows);
     this.#fp = new Uint8Array(rows * HASH);
-    const view = Buffer.from(this.#fp.buffer, this.#fp.byteOffset, this.#fp.byteLength);
     for (const [key, fp] of stored) {
       const r = this.#first.get(key);
       if (r === undefined) continue;
-      // version 2: "2." + 27 base64url characters of a sha1; anything else is kept as it is
-      if (fp.length === FINGERPRINT_PREFIX.length + 27 && fp.startsWith(FINGERPRINT_PREFIX) && view.write(fp.slice(FINGERPRINT_PREFIX.length), r * HASH, HASH, 'base64url') === HASH) {
+      // version 2 as its 20 bytes; anything else is kept as it is
+      if (readFingerprintV2(fp, this.#fp, r * HASH)) {
         this.#fpKind[r] = 1;
-        if (encodeFp(this.#fp, r) === fp) continue;
+        continue;
       }
       this.#fpKind[r] = 2;
       this.#legacyFp.set(key, fp);
@@ -170,6 +169,21 @@ export class RemoteIndex implements RemoteCopies {
       return kind === 2 ? this.#legacyFp.get(key) : undefined;
     },
   };
+
+  /**
+   * What a record stamp is checked against (record-stamp.ts): the comparison hash of the key's one
+   * copy and this feed's stored fingerprint, as fingerprintBytes gives it; undefined when the key
+   * has no copy or several, or no fingerprint. (The same as get(key) and fingerprints.get(key),
+   * without making a RemoteListing and a fingerprint string per record of a rerun.)
+   */
+  stampInputs(key: string): { hash: Uint8Array; fingerprint: Uint8Array } | undefined {
+    const r = this.#first.get(key);
+    if (r === undefined || this.#next[r] !== NONE) return undefined;
+    const kind = this.#fpKind?.[r] ?? 0;
+    if (kind === 0) return undefined;
+    const hash = this.#hashes.subarray(r * HASH, r * HASH + HASH);
+    return { hash, fingerprint: kind === 1 ? fingerprintBytesV2(this.#fp!.subarray(r * HASH, r * HASH + HASH)) : fingerprintBytes(this.#legacyFp.get(key)!) };
+  }
 
   /** Planning is over: the fingerprints are not needed any more. */
   dropFingerprints(): void {

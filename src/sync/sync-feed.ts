@@ -160,9 +160,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const inStepSince = (key: string, digest: Uint8Array): boolean => {
     const stored = stamps.get(key);
     if (stored === undefined || sent.has(key)) return false;
-    const copies = remote.byKey.get(key);
-    const fingerprint = fingerprints.get(key);
-    return copies?.length === 1 && fingerprint !== undefined && stampOf(digest, copies[0]!.hash, fingerprint) === stored;
+    const copy = remote.byKey.stampInputs(key);
+    return copy !== undefined && stampOf(digest, copy.hash, copy.fingerprint) === stored;
   };
   /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
   const read = (item: FeedItem): DesiredListing | RememberedListing | undefined => {

@@ -8,6 +8,7 @@ import { comparedOf, comparedOfListItem, comparedChanges, KEPT_CHARS, fingerprin
 import { RemoteIndex } from '../../src/sync/remote-index.js';
 import { describeChange } from '../../src/sync/changes.js';
 import { toRemote } from '../../src/sync/remote.js';
+import { stampOf } from '../../src/sync/record-stamp.js';
 import { listing, listItem } from './helpers/listings.js';
 
 const keys = fc.constantFrom('A', 'B', 'C', ' D ', '', 'E');
@@ -58,6 +59,35 @@ describe('RemoteIndex', () => {
     expect(index.fingerprints.get('GONE')).toBeUndefined(); // never asked: the chatbot does not hold it
     index.dropFingerprints();
     expect(index.fingerprints.get('A')).toBeUndefined();
+  });
+
+  it('gives a stamp check what get and fingerprints.get give: the same stamp, for a key with one copy and a fingerprint only', () => {
+    const index = new RemoteIndex();
+    for (const [id, key] of [[1, 'A'], [2, 'B'], [3, 'C'], [4, 'D'], [5, 'DUP'], [6, 'DUP'], [7, 'E']] as const) index.add(toRemote(listItem(id, listing(key)), { keyBy: 'MLSNumber' }), 1);
+    index.finish(1);
+    const v2 = fingerprintListing(listing('A'));
+    const stored = new Map([
+      ['A', v2],
+      ['B', fingerprintV1(listing('B'))],
+      ['C', '2.not-a-sha1'],
+      // a version-2 form that is not the canonical encoding of its bytes (a last character with spare bits set)
+      ['E', v2.slice(0, -1) + (v2.endsWith('A') ? 'B' : 'A')],
+      ['DUP', v2],
+    ]);
+    index.attachFingerprints(stored);
+    const digest = Buffer.alloc(20, 7);
+    for (const key of ['A', 'B', 'C', 'E']) {
+      const inputs = index.stampInputs(key)!;
+      const copy = index.get(key)![0]!;
+      expect(Buffer.from(inputs.hash)).toEqual(Buffer.from(copy.hash));
+      expect(stampOf(digest, inputs.hash, inputs.fingerprint)).toBe(stampOf(digest, copy.hash, index.fingerprints.get(key)!));
+    }
+    // fingerprints of other keys give other stamps
+    const a = index.stampInputs('A')!;
+    expect(new Set(['A', 'B', 'C', 'E'].map((k) => stampOf(digest, a.hash, index.fingerprints.get(k)!))).size).toBe(4);
+    expect(index.stampInputs('D')).toBeUndefined(); // no fingerprint
+    expect(index.stampInputs('DUP')).toBeUndefined(); // two copies
+    expect(index.stampInputs('GONE')).toBeUndefined();
   });
 });
 
