@@ -116,7 +116,7 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
 
 function compileSource(rule: FieldRuleObject): Getter | undefined {
   const froms = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
-  const getters = froms.map(compilePath);
+  const getters = froms.map((from) => compilePath(from));
   const template = rule.template ? compileTemplate(rule.template) : undefined;
   if (getters.length === 1 && !template) return getters[0];
   if (getters.length === 0 && !template) return undefined;
@@ -177,13 +177,14 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
   const dflt = rule.default ?? fallback;
   const shape =
     field === 'Images' ? toList : field === 'ExtensionColumn' ? (v: unknown) => v : NUMERIC_FIELDS.has(field) ? toScalar : toText;
+  const set = propertyWriter(field);
 
   const general: FieldFn = (record, out, result) => {
     let v = source ? source(record) : undefined;
     if (list && !isEmpty(v)) v = list(v);
     if (isEmpty(v)) {
       if (unit?.problem()) result.issues.push({ field, value: undefined, rule: unit.problem()! });
-      else if (dflt !== undefined) out[field] = dflt;
+      else if (dflt !== undefined) set(out, dflt);
       return;
     }
     try {
@@ -198,7 +199,7 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
       }
       if (map) v = map(v);
       if (unit) v = unit.convert(v, out, field, result);
-      out[field] = shape(v);
+      set(out, shape(v));
     } catch (err) {
       if (!(err instanceof TransformFailure)) throw err;
       result.issues.push({ field, value: v, rule: err.message });
@@ -211,15 +212,23 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
   if (NUMERIC_FIELDS.has(field)) {
     return (record, out, result) => {
       const v = source(record);
-      if (typeof v === 'string' && PLAIN_NUMBER.test(v)) out[field] = Number(v);
+      if (typeof v === 'string' && PLAIN_NUMBER.test(v)) set(out, Number(v));
       else general(record, out, result);
     };
   }
   return (record, out, result) => {
     const v = source(record);
-    if (isPlainText(v)) out[field] = v;
+    if (isPlainText(v)) set(out, v);
     else general(record, out, result);
   };
+}
+
+/**
+ * `out => out.Bedrooms = v` as code of its own: the store of every field's rule is then a site that
+ * sees one name (a cached store), not one shared site that sees them all (see propertyReader).
+ */
+function propertyWriter(field: ListingField): (out: Record<string, unknown>, v: unknown) => void {
+  return new Function('out', 'v', `out[${JSON.stringify(field)}] = v;`) as (out: Record<string, unknown>, v: unknown) => void;
 }
 
 /**

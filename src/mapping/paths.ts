@@ -7,7 +7,11 @@ export type Getter = (record: Record<string, unknown>) => unknown;
 /** fast-xml-parser puts the text of an element that also has attributes under this name. */
 export const TEXT_KEY = '#text';
 
-export function compilePath(path: string): Getter {
+/**
+ * A getter for `path`. `fastPath: false` gives the reference walk alone, the rule the fast getter
+ * of a nested path is tested against (test/mapping/paths.test.ts).
+ */
+export function compilePath(path: string, how: { fastPath?: boolean } = {}): Getter {
   const segments = path.split('.');
   if (segments.length === 1) {
     const read = propertyReader(path);
@@ -16,7 +20,7 @@ export function compilePath(path: string): Getter {
       return v === undefined ? unwrap(byLocalName(record, path)) : typeof v === 'string' ? v : unwrap(v);
     };
   }
-  return (record) => {
+  const walk: Getter = (record) => {
     // a CSV header may itself contain dots
     if (path in record) return unwrap(record[path]);
     let value: unknown = record;
@@ -26,6 +30,24 @@ export function compilePath(path: string): Getter {
     }
     return unwrap(value);
   };
+  return how.fastPath === false ? walk : nestedReader(path, segments, walk);
+}
+
+/**
+ * `Location.City` as code of its own, for the usual record: each step a plain object holding the
+ * exact name, the last one text. Like propertyReader, every read is then at a site that sees one
+ * name; anything else (a list, a prefixed or missing name, a `#text` object) is left to `walk`.
+ */
+function nestedReader(path: string, segments: string[], walk: Getter): Getter {
+  const isObject = (v: string) => `typeof ${v} === 'object' && ${v} !== null && !Array.isArray(${v})`;
+  let body = 'const v0 = record;\n';
+  segments.forEach((seg, i) => {
+    if (i > 0) body += `if (!(${isObject(`v${i}`)})) return walk(record);\n`;
+    body += `const v${i + 1} = v${i}[${JSON.stringify(seg)}];\n`;
+  });
+  body += `return typeof v${segments.length} === 'string' && !(${JSON.stringify(path)} in record) ? v${segments.length} : walk(record);`;
+  const make = new Function('walk', `return (record) => {\n${body}\n};`) as (walk: Getter) => Getter;
+  return make(walk);
 }
 
 /**

@@ -4,7 +4,7 @@
 // U+FEFF..., not only ASCII blanks.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ListingCreate } from '../../src/listing/schema.js';
+import { isWebUrl, LIMITS, ListingCreate, parsesAsWebUrl } from '../../src/listing/schema.js';
 import { validateListing } from '../../src/listing/validate.js';
 import { compileMapping } from '../../src/mapping/compile.js';
 import { MappingConfig } from '../../src/mapping/config-schema.js';
@@ -14,6 +14,18 @@ const SPACES = [' ', '\t', '\u00a0', '\u2003', '\u3000', '\ufeff', '\u2028', '\u
 /** strings made mostly of the characters where the two could differ */
 const edgy = fc.array(fc.constantFrom(...SPACES), { minLength: 0, maxLength: 6 }).map((cs) => cs.join(''));
 const key = fc.tuple(edgy, fc.stringMatching(/^[A-Z0-9]{1,8}$/), edgy).map(([a, b, c]) => a + b + c);
+
+/** URLs made mostly of the pieces where URL parsing fails or changes its mind: ports, users, IPv4 forms, punycode, odd characters */
+const SCHEMES = ['http://', 'https://', 'HTTPS://', 'hTTp://', 'http:/', 'http:', 'ftp://', 'javascript:', '', ' http://'];
+const HOST_PIECES = ['a', 'Z', 'x', '0', '9', '1', '255', '256', '-', '_', '.', '..', 'xn--', 'XN--', 'xn--nxasmq6b', '0x', '0X1f', 'e', 'é', '@', ':', ':80', ':99999', '%41', '[', '::1]', ' ', '\u0000', '\u00a0'];
+const REST_PIECES = ['/', '?', '#', '\\', 'a', '1', '.jpg', '..', '%', '%zz', '@', ':', ' ', '\t', '\u0000', '\u007f', 'é', '\u202e', '\ufffd', '"', '<', '~'];
+const urlLike = fc
+  .tuple(
+    fc.constantFrom(...SCHEMES),
+    fc.array(fc.constantFrom(...HOST_PIECES), { maxLength: 6 }),
+    fc.array(fc.constantFrom(...REST_PIECES), { maxLength: 6 }),
+  )
+  .map(([scheme, host, rest]) => scheme + host.join('') + rest.join(''));
 
 describe('fast paths agree with the rule', () => {
   it('quickAccept gives what zod gives, for any text field with any whitespace at its edges', () => {
@@ -32,6 +44,22 @@ describe('fast paths agree with the rule', () => {
   it('a key with a leading no-break space is trimmed on both sides (the example from the issue)', () => {
     const ours = validateListing(sampleListing({ MLSNumber: '\u00a0ATX1' }));
     expect(ours.ok && ours.listing.MLSNumber).toBe('ATX1');
+  });
+
+  it('isWebUrl gives what the URL parser (parsesAsWebUrl) gives, whether or not the URL has the plain shape', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(urlLike, (url) => {
+        const rule = url.length <= LIMITS.url && parsesAsWebUrl(url);
+        expect(isWebUrl(url)).toBe(rule);
+        if (rule) accepted++;
+      }),
+      { numRuns: 5000 },
+    );
+    // the generator reaches both answers
+    expect(accepted).toBeGreaterThan(200);
+    for (const url of ['https://photos.broker.test/ATX1/1.jpg', 'http://a..b/', 'http://-a-.test/x?y#z', 'http://xn--nxasmq6b.com/']) expect(isWebUrl(url)).toBe(true);
+    for (const url of ['http://xn--a.test/', 'http://1.2.3.256/', 'http://a.0x/', 'http://a.09/', 'http://a.b:99999/']) expect(isWebUrl(url)).toBe(false);
   });
 
   it('the plain-copy mapping rule gives what the general rule gives', () => {
