@@ -37,10 +37,11 @@ export function createPendingWindow<T extends { key: string }>(opts: { size: num
       }
       window.set(key, entry);
       if (window.size <= opts.size) return [];
-      const [oldest] = window;
-      window.delete(oldest![0]);
-      left.add(oldest![0]);
-      return [oldest![1]];
+      // (the first entry, without destructuring an iterator per record)
+      const [key0, oldest] = window.entries().next().value!;
+      window.delete(key0);
+      left.add(key0);
+      return [oldest];
     },
     drain() {
       const out = [...window.values()];
