@@ -14,8 +14,8 @@ import { itemHashes, type DecodedPage } from './page-decode.js';
 import { RowsBuilder, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
 
 /**
- * Rows remembered in a process, over every chatbot: about 100 B a row, plus its kept compared JSON
- * (about 300 B) when the run keeps them (the change log, dry runs): 200k rows ≈ 20 to 80 MB.
+ * Rows remembered in a process, over every chatbot: about 150 B a row, plus its kept compared JSON
+ * (about 300 B) when the run keeps them (the change log, dry runs): 200k rows ≈ 30 to 90 MB.
  */
 export const ECHO_ROWS = 200_000;
 /** a row's place in a generation: page × ROW_SPAN + row (a page of 8 MiB holds far fewer rows) */
