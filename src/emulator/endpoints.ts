@@ -46,14 +46,15 @@ export const data = (d: unknown): Reply => ({ kind: 'data', data: d });
 
 /** The body of a reply that is not a stream: the service's envelope around its Data, as JSON. */
 export function envelopeJson(reply: Exclude<Reply, { kind: 'stream' }>): string {
-  if (reply.kind === 'json') return `{"Data":${reply.json},"Version":"1.0","Success":true,"Code":200,"Message":""}`;
-  return JSON.stringify({
-    Data: reply.kind === 'data' ? reply.data : null,
+  // Data first, as JSON.stringify of the whole envelope puts it; a 'json' reply's Data is spliced in as it is
+  const data = reply.kind === 'json' ? reply.json : (JSON.stringify(reply.kind === 'data' ? reply.data : null) ?? 'null');
+  const rest = JSON.stringify({
     Version: '1.0',
     Success: reply.kind !== 'error',
     Code: reply.kind === 'error' ? reply.code : 200,
     Message: reply.kind === 'error' ? reply.message : '',
   });
+  return `{"Data":${data},${rest.slice(1)}`;
 }
 export const failure = (code: number, message: string): Extract<Reply, { kind: 'error' }> => ({ kind: 'error', code, message });
 

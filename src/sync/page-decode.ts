@@ -36,9 +36,14 @@ function cutItems(body: Uint8Array, cut: ListPageCut): ListItem[] | undefined {
   return items;
 }
 
-/** the sha1 of each item's bytes, as a 20-char binary (latin1) string (a Map key without a Buffer per item) */
-export function itemHashes(body: Uint8Array, cut: ListPageCut): string[] {
+/** the sha1 of each item's bytes (itemHash) */
+function itemHashes(body: Uint8Array, cut: ListPageCut): string[] {
   const out = new Array<string>(cut.starts.length);
-  for (let i = 0; i < out.length; i++) out[i] = hash('sha1', body.subarray(cut.starts[i]!, cut.ends[i]!), 'binary');
+  for (let i = 0; i < out.length; i++) out[i] = itemHash(body, cut, i);
   return out;
+}
+
+/** the sha1 of item `i`'s bytes, as a 20-char binary (latin1) string (a Map key without a Buffer per item) */
+export function itemHash(body: Uint8Array, cut: ListPageCut, i: number): string {
+  return hash('sha1', body.subarray(cut.starts[i]!, cut.ends[i]!), 'binary');
 }

@@ -10,7 +10,7 @@
 // are forgotten first; a chatbot larger than that is not remembered at all).
 import { cutListPage, parseListItem } from '../api/list-page-cut.js';
 import type { RawBody } from '../api/types.js';
-import { itemHashes, type DecodedPage } from './page-decode.js';
+import { itemHash, type DecodedPage } from './page-decode.js';
 import { RowsBuilder, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
 
 /**
@@ -68,11 +68,17 @@ export function pageEcho(serialNumber: string, opts: RowOptions, limit = ECHO_RO
       if (!known) return undefined;
       const cut = cutListPage(res.status, res.bytes);
       if (!cut) return undefined;
-      const hashes = itemHashes(res.bytes, cut);
-      const places = hashes.map((h) => known.byHash.get(h) ?? -1);
-      const unknown = places.reduce((n, p) => n + (p < 0 ? 1 : 0), 0);
-      if (unknown * 4 > hashes.length) return undefined;
-      const rows = new RowsBuilder(hashes.length, opts);
+      const n = cut.starts.length;
+      const hashes = new Array<string>(n);
+      const places = new Array<number>(n);
+      let unknown = 0;
+      for (let i = 0; i < n; i++) {
+        hashes[i] = itemHash(res.bytes, cut, i);
+        places[i] = known.byHash.get(hashes[i]!) ?? -1;
+        // too much of it is new: decoded whole (where its items are hashed again), so stop hashing here
+        if (places[i]! < 0 && ++unknown * 4 > n) return undefined;
+      }
+      const rows = new RowsBuilder(n, opts);
       for (let i = 0; i < places.length; i++) {
         const place = places[i]!;
         if (place >= 0) {

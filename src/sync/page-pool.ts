@@ -15,8 +15,6 @@ import type { PageReply, PageTask, PageWorkerOptions } from './page-worker.js';
 import type { DecodedPage } from './page-decode.js';
 import type { RowOptions } from './remote-rows.js';
 
-export type { DecodedPage } from './page-decode.js';
-
 export interface PagePoolOptions {
   /** worker threads (default decodeThreads()) */
   size?: number;

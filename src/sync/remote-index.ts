@@ -14,7 +14,7 @@
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
 import type { RemoteListing } from './plan-types.js';
 import { FINGERPRINT_PREFIX, fingerprintBytes, fingerprintBytesV2, readFingerprintV2 } from '../listing/fingerprint.js';
-import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
+import { comparedAt, HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
 
 export type { RemoteRow } from './remote-rows.js';
 const SLAB = 8 << 20;
@@ -64,14 +64,12 @@ export class RemoteIndex implements RemoteCopies {
     let fresh = 0;
     const c = rows.compared;
     for (let i = 0; i < rows.ids.length; i++) {
-      const compared = c?.utf8.subarray(i === 0 ? 0 : c.ends[i - 1], c.ends[i]);
-      fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, compared, round);
+      fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, c && comparedAt(c, i), round);
     }
     return fresh;
   }
 
-  /** 1 when `id` is new to pass `round`, else 0 */
-  /** `compared`: the kept compared JSON as UTF-8 */
+  /** `compared`: the kept compared JSON as UTF-8. Returns 1 when `id` is new to pass `round`, else 0. */
   #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, compared: Uint8Array | undefined, round: number): number {
     if (!this.#rowOfId) throw new Error('RemoteIndex.add after finish');
     let r = this.#rowOfId.get(id);

@@ -99,7 +99,7 @@ export class RowsBuilder {
     this.#rows.keys[i] = from.keys[j]!;
     this.#rows.hashes.set(from.hashes.subarray(j * HASH_BYTES, (j + 1) * HASH_BYTES), i * HASH_BYTES);
     if (this.#rows.otherKeys) this.#rows.otherKeys[i] = from.otherKeys?.[j] ?? '';
-    if (this.#compared) this.#compared[i] = from.compared ? from.compared.utf8.subarray(j === 0 ? 0 : from.compared.ends[j - 1], from.compared.ends[j]) : '';
+    if (this.#compared) this.#compared[i] = from.compared ? comparedAt(from.compared, j) : '';
   }
 
   done(): RemoteRows {
@@ -107,6 +107,11 @@ export class RowsBuilder {
     if (this.#compared) this.#rows.compared = packed(this.#compared);
     return this.#rows;
   }
+}
+
+/** row `i`'s kept compared JSON (UTF-8) of a page's rows made with keepCompared */
+export function comparedAt(compared: NonNullable<RemoteRows['compared']>, i: number): Uint8Array {
+  return compared.utf8.subarray(i === 0 ? 0 : compared.ends[i - 1], compared.ends[i]);
 }
 
 function packed(pieces: ReadonlyArray<string | Uint8Array>): { utf8: Uint8Array<ArrayBuffer>; ends: Uint32Array<ArrayBuffer> } {
