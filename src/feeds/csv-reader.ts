@@ -9,6 +9,7 @@
 // and hands over to csv-parse at the first row it is not sure of (test/feeds/csv-fast-path.test.ts).
 import { parse, type CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
+import { hash } from 'node:crypto';
 import { once } from 'node:events';
 import { FeedReadError, RecordParseError } from '../errors.js';
 import { CsvScanner, fastPathReads, type Handover } from './csv-scan.js';
@@ -133,6 +134,8 @@ class CsvRows {
   private pending: FeedItem[] = [];
   private header: string[] | undefined;
   private build: (fields: string[]) => Record<string, string> = () => ({});
+  /** the header's identity, the start of every row's text (rowText) */
+  private headerId = '';
   private index = 0;
   // the line a record starts on: csv-parse reports the line it ends on, and counts skipped empty lines
   private lastEnd = 0;
@@ -152,6 +155,7 @@ class CsvRows {
       this.header = fields.map((h) => h.trim());
       checkHeader(this.header, file);
       this.build = recordBuilder(this.header);
+      this.headerId = headerIdentity(this.header);
       return;
     }
     const position = { file, line, index: this.index++ };
@@ -165,7 +169,7 @@ class CsvRows {
       this.pending.push({ kind: 'error', position, error, data, ...(standalone && { standalone }) });
       return;
     }
-    this.pending.push({ kind: 'record', position, data: this.build(fields) });
+    this.pending.push({ kind: 'record', position, data: this.build(fields), text: rowText(this.headerId, fields) });
   };
 
   /** a row csv-parse could not read */
@@ -235,6 +239,25 @@ function checkHeader(header: string[], file: string): void {
  * monomorphic (a record built key by key ends up a dictionary: several times slower to read).
  * Keys are JSON-quoted; a header naming __proto__ takes the plain loop (a literal would set the prototype).
  */
+/** The header as the rows' data are built from it (trimmed), as a short string: sha1 of its JSON. */
+export function headerIdentity(header: readonly string[]): string {
+  return hash('sha1', JSON.stringify(header), 'base64url');
+}
+
+const UNIT = '\u001f';
+
+/**
+ * A row's text (FeedItem.text): the header's identity and the row's fields, which together make its
+ * data. Joined by the unit separator when no field holds one (one join, no escaping: cut at its
+ * separators, the text gives the fields back), else as JSON; the first character tells the two apart.
+ */
+export function rowText(headerId: string, fields: readonly string[]): string {
+  // (no fields joins as one empty field does)
+  if (fields.length === 0) return `C${headerId}[]`;
+  for (const f of fields) if (f.includes(UNIT)) return `C${headerId}${JSON.stringify(fields)}`;
+  return `c${headerId}${UNIT}${fields.join(UNIT)}`;
+}
+
 export function recordBuilder(header: string[]): (fields: string[]) => Record<string, string> {
   if (header.includes('__proto__')) {
     return (fields) => {

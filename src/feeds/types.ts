@@ -19,7 +19,12 @@ export interface RecordPosition {
 }
 
 export type FeedItem =
-  | { kind: 'record'; position: RecordPosition; data: Record<string, unknown> }
+  /**
+   * `text`, when the reader has one, is the record as read in a form that determines `data` alone
+   * (records of equal text have equal data), starting with a character that names the form. The
+   * sync's record stamps hash it instead of serializing `data` (much cheaper for a CSV row).
+   */
+  | { kind: 'record'; position: RecordPosition; data: Record<string, unknown>; text?: string }
   /**
    * A record that could not be parsed. `data` holds the fields that could be read (the mapping
    * reads the key from it, so the listing is kept rather than deleted). `standalone: true` vouches

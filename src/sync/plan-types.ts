@@ -18,8 +18,8 @@ export interface DesiredListing {
   key: string;
   listing: ListingCreate;
   position: Position;
-  /** the record's digest (record-stamp.ts), when the run keeps stamps */
-  digest?: Uint8Array;
+  /** the record as read (recordText, record-stamp.ts), when the run keeps stamps */
+  text?: string;
 }
 
 /**

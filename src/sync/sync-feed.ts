@@ -16,7 +16,7 @@ import { compileMapping } from '../mapping/index.js';
 import { createUnmappedTally } from '../mapping/unmapped.js';
 import type { KvStore } from '../state/kv-store.js';
 import { commitChanges, emptyChanges, loadChatbotState, loadStamps, otherKeyNeeded, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
-import { recordDigest, stampOf, stampSeed } from './record-stamp.js';
+import { recordText, stampOf, stampSeed } from './record-stamp.js';
 import type { RemoteIndex } from './remote-index.js';
 import { authFailure } from './auth.js';
 import { createFeedCollector } from './desired.js';
@@ -157,32 +157,32 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
   const sent = new Set<string>();
   /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
-  const inStepSince = (key: string, digest: Uint8Array): boolean => {
+  const inStepSince = (seed: string, key: string, text: string): boolean => {
     const stored = stamps.get(key);
     if (stored === undefined || sent.has(key)) return false;
     const copy = remote.byKey.stampInputs(key);
-    return copy !== undefined && stampOf(digest, copy.hash, copy.fingerprint) === stored;
+    return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
   };
   /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
   const read = (item: FeedItem): DesiredListing | RememberedListing | undefined => {
     if (seed === undefined || item.kind !== 'record') return collector.add(mapItem(item, compiled, ctx));
-    const digest = recordDigest(seed, item.data);
+    const text = recordText(item);
     const key = compiled.keyOf(item.data, feed.keyBy);
-    if (key !== undefined && inStepSince(key, digest)) {
-      const entry: RememberedListing = { key, position: item.position, expand: () => expand(item, digest) };
+    if (key !== undefined && inStepSince(seed, key, text)) {
+      const entry: RememberedListing = { key, position: item.position, expand: () => expand(item, text) };
       collector.addRemembered(entry);
       return entry;
     }
     const before = unmappedSeen;
     const entry = collector.add(mapItem(item, compiled, ctx));
-    if (entry && unmappedSeen === before) entry.digest = digest;
+    if (entry && unmappedSeen === before) entry.text = text;
     return entry;
   };
-  const expand = (item: FeedItem, digest: Uint8Array): DesiredListing => {
+  const expand = (item: FeedItem, text: string): DesiredListing => {
     const mapped = mapItem(item, compiled, ctx);
     // the same record under the same mapping, valid when its stamp was stored
     if (mapped.kind !== 'listing') throw new Error(`${feed.name}: ${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
-    return { key: mapped.key, listing: mapped.listing, position: mapped.position, digest };
+    return { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
   };
   const plan = (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
     // in step since the last run: unchanged, unless an earlier record of its key was written in this run
@@ -195,8 +195,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     const copies = remote.byKey.get(entry.key);
     const d = sent.has(entry.key) ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
     if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
-    if (entry.digest) {
-      const stamp = stampOf(entry.digest, d.inStep.hash, d.inStep.fingerprint);
+    if (seed !== undefined && entry.text !== undefined) {
+      const stamp = stampOf(seed, entry.text, d.inStep.hash, d.inStep.fingerprint);
       if (d.create) d.create.stamp = stamp;
       else if (d.update) d.update.stamp = stamp;
       else if (stamps.get(entry.key) !== stamp) tally.recordStamps.push([entry.key, stamp]);

@@ -26,6 +26,7 @@ function seen(items: FeedItem[], error: Error | undefined) {
       kind: i.kind,
       position: i.position,
       data: i.data && Object.entries(i.data),
+      ...(i.kind === 'record' && { text: i.text }),
       ...(i.kind === 'error' && { error: [i.error.constructor.name, i.error.message, i.error.place], standalone: i.standalone }),
     })),
     error: error && [error.constructor.name, error.message, 'place' in error ? error.place : undefined, 'retryable' in error ? error.retryable : undefined],

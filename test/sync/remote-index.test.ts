@@ -75,16 +75,16 @@ describe('RemoteIndex', () => {
       ['DUP', v2],
     ]);
     index.attachFingerprints(stored);
-    const digest = Buffer.alloc(20, 7);
+    const [seed, text] = ['s'.repeat(27), 'c-a record as read'];
     for (const key of ['A', 'B', 'C', 'E']) {
       const inputs = index.stampInputs(key)!;
       const copy = index.get(key)![0]!;
       expect(Buffer.from(inputs.hash)).toEqual(Buffer.from(copy.hash));
-      expect(stampOf(digest, inputs.hash, inputs.fingerprint)).toBe(stampOf(digest, copy.hash, index.fingerprints.get(key)!));
+      expect(stampOf(seed, text, inputs.hash, inputs.fingerprint)).toBe(stampOf(seed, text, copy.hash, index.fingerprints.get(key)!));
     }
     // fingerprints of other keys give other stamps
     const a = index.stampInputs('A')!;
-    expect(new Set(['A', 'B', 'C', 'E'].map((k) => stampOf(digest, a.hash, index.fingerprints.get(k)!))).size).toBe(4);
+    expect(new Set(['A', 'B', 'C', 'E'].map((k) => stampOf(seed, text, a.hash, index.fingerprints.get(k)!))).size).toBe(4);
     expect(index.stampInputs('D')).toBeUndefined(); // no fingerprint
     expect(index.stampInputs('DUP')).toBeUndefined(); // two copies
     expect(index.stampInputs('GONE')).toBeUndefined();
