@@ -13,6 +13,7 @@ import { causeMessage } from '../errors.js';
 import { acquireForegroundLock, type TargetLock } from '../queue/target-lock.js';
 import { runFeed, type FeedRunReport } from '../runs/run-feed.js';
 import { stateDir } from '../runtime.js';
+import { createEchoFiles } from '../state/echo-files.js';
 import { failedReport, feedsOfChatbot, formatSyncReport, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
 import { EXIT, exitForOutcome, printJson } from './exit.js';
@@ -44,6 +45,10 @@ export async function run(opts: SyncCliOptions): Promise<number> {
     async ({ api, store, changeLog, redis, budgets }, logger) => {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
+      // this process pages each chatbot once: what the last run's paging learned is read from files
+      // (a dry run only reads them: it leaves no trace)
+      const files = createEchoFiles(join(stateDir(loaded), 'page-echo'), logger);
+      const echoFiles = opts.dryRun ? { read: files.read, write: async () => {} } : files;
       /**
        * One feed under its chatbot's lock (the workers' Redis lock, else a lock file beside the
        * state), waiting up to the feed's deadline for a run elsewhere to finish. A lost lock aborts
@@ -81,7 +86,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           const report = await runLocked(feed, async (signal) =>
             runFeed(
               feed,
-              { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal, calls, onProgress: progress.onProgress, budgets },
+              { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal, calls, onProgress: progress.onProgress, budgets, echoFiles },
               { dryRun: opts.dryRun, force: opts.force, full: opts.full },
               { config: loaded, changeLog },
             ),

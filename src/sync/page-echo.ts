@@ -8,10 +8,18 @@
 // Bounded: one generation per chatbot and row options (the rows of its last paging; a listing not
 // seen again is forgotten), ECHO_ROWS rows in the process at most (the chatbots paged longest ago
 // are forgotten first; a chatbot larger than that is not remembered at all).
+// A process that pages once and exits (`feedsync sync` from cron) starts with nothing remembered:
+// given `EchoFiles`, a generation is also kept in a file and read back by the next process. What is
+// read back is used only if its checksum, format and code identity (the code that makes rows and
+// cuts pages) are the ones of this process, and its shape is whole: a row recalled must be the row
+// the listing's bytes give, so a file in doubt is ignored, never trusted.
+import { hash } from 'node:crypto';
+import { deserialize, serialize } from 'node:v8';
 import { cutListPage, parseListItem } from '../api/list-page-cut.js';
+import { codeIdentity } from './code-identity.js';
 import type { RawBody } from '../api/types.js';
 import { itemHash, type DecodedPage } from './page-decode.js';
-import { RowsBuilder, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
+import { HASH_BYTES, RowsBuilder, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
 
 /**
  * Rows remembered in a process, over every chatbot: about 150 B a row, plus its kept compared JSON
@@ -21,7 +29,7 @@ export const ECHO_ROWS = 200_000;
 /** a row's place in a generation: page × ROW_SPAN + row (a page of 8 MiB holds far fewer rows) */
 const ROW_SPAN = 2 ** 21;
 
-interface Generation {
+export interface Generation {
   pages: RemoteRows[];
   byHash: Map<string, number>;
   rows: number;
@@ -38,17 +46,31 @@ export interface PageEcho {
   recall(res: RawBody): DecodedPage | undefined;
   /** rows decoded elsewhere, with the hashes of their items' bytes */
   remember(page: DecodedPage): void;
-  /** paging is over: what it remembered is the next paging's memory (within the limit) */
-  finish(): void;
+  /** paging is over: what it remembered is the next paging's memory (within the limit), and written to the files */
+  finish(): Promise<void>;
   /** rows taken from memory so far */
   readonly recalled: number;
 }
 
-/** The page echo of one paging of `serialNumber`'s list with these row options; `limit`: rows the process remembers. */
-export function pageEcho(serialNumber: string, opts: RowOptions, limit = ECHO_ROWS): PageEcho {
+/**
+ * Where generations are kept between processes, by name (the chatbot and row options, as JSON). The
+ * edge that implements it (state/echo-files.ts) reports its own failures: a generation not read or
+ * not written only costs the next paging its speed.
+ */
+export interface EchoFiles {
+  read(name: string): Promise<Uint8Array | undefined>;
+  write(name: string, bytes: Uint8Array): Promise<void>;
+}
+
+/**
+ * The page echo of one paging of `serialNumber`'s list with these row options; `limit`: rows the
+ * process remembers; `files`: where a generation is read from when this process has none, and
+ * written to when the paging finishes.
+ */
+export async function pageEcho(serialNumber: string, opts: RowOptions, limit = ECHO_ROWS, files?: EchoFiles): Promise<PageEcho> {
   const name = JSON.stringify([serialNumber, opts.keyBy, [...(opts.ignore ?? [])].sort(), Boolean(opts.keepCompared), Boolean(opts.keepOtherKey)]);
   // limit 0: this paging neither recalls nor remembers, and leaves the memory as it is
-  const known = limit > 0 ? generations.get(name) : undefined;
+  const known = limit > 0 ? (generations.get(name) ?? (files && readGeneration(name, opts, limit, await files.read(name)))) : undefined;
   let next: Generation | undefined = limit > 0 ? { pages: [], byHash: new Map(), rows: 0 } : undefined;
   let outgrown = false;
   let recalled = 0;
@@ -97,12 +119,15 @@ export function pageEcho(serialNumber: string, opts: RowOptions, limit = ECHO_RO
     remember(page) {
       if (page.itemHashes) remember(page.rows, page.itemHashes);
     },
-    finish() {
+    async finish() {
       if (outgrown) generations.delete(name);
       // a paging that learned nothing (every page parsed by the client) leaves the memory as it is
       if (!next || next.rows === 0) return;
       generations.delete(name); // re-set: the most recently finished last
       generations.set(name, next);
+      // every row came from the one read (the same listings, unchanged): the file holds it already
+      const same = known !== undefined && recalled === next.rows && known.rows === next.rows;
+      if (files && !same) await files.write(name, generationBytes(name, next));
       let total = 0;
       for (const g of generations.values()) total += g.rows;
       for (const [other, g] of generations) {
@@ -116,3 +141,78 @@ export function pageEcho(serialNumber: string, opts: RowOptions, limit = ECHO_RO
     },
   };
 }
+
+/** Forget every generation this process holds (what a new process starts with). */
+export function forgetEchoes(): void {
+  generations.clear();
+}
+
+/** Bump when what a generation file holds changes shape. */
+const FILE_FORMAT = 1;
+/** what makes a row from a listing's bytes: the page cut, the row and the hashes of listing/ */
+const ROWS_CODE = ['../api/list-page-cut', '../sync/remote-rows', '../sync/page-decode', '../listing'];
+
+/** A generation as a file: the sha1 of the rest, then its v8 serialization with the format and the code's identity. */
+export function generationBytes(name: string, g: Generation): Uint8Array {
+  const body = serialize({ format: FILE_FORMAT, code: codeIdentity(ROWS_CODE), name, pages: g.pages, byHash: g.byHash, rows: g.rows });
+  return Buffer.concat([hash('sha1', body, 'buffer'), body]);
+}
+
+/** A generation read back, if it is whole, of this format and code, for this name and these options, and within the limit. */
+export function readGeneration(name: string, opts: RowOptions, limit: number, bytes: Uint8Array | undefined): Generation | undefined {
+  if (!bytes || bytes.byteLength <= 20) return undefined;
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const body = buf.subarray(20);
+  if (!hash('sha1', body, 'buffer').equals(buf.subarray(0, 20))) return undefined;
+  let v: unknown;
+  try {
+    v = deserialize(body);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(v) || v.format !== FILE_FORMAT || v.code !== codeIdentity(ROWS_CODE) || v.name !== name || !Array.isArray(v.pages)) return undefined;
+  const { byHash, rows } = v;
+  if (typeof rows !== 'number' || rows > limit || !(byHash instanceof Map) || byHash.size !== rows) return undefined;
+  const pages: RemoteRows[] = [];
+  for (const p of v.pages) {
+    const page = pageRows(p, opts);
+    if (!page) return undefined;
+    pages.push(page);
+  }
+  if (pages.reduce((sum, p) => sum + p.ids.length, 0) !== rows) return undefined;
+  const places = new Map<string, number>();
+  for (const [h, place] of byHash) {
+    if (typeof h !== 'string' || typeof place !== 'number' || !Number.isInteger(place) || place < 0) return undefined;
+    const page = pages[Math.floor(place / ROW_SPAN)];
+    if (!page || place % ROW_SPAN >= page.ids.length) return undefined;
+    places.set(h, place);
+  }
+  return { pages, byHash: places, rows };
+}
+
+/** `p` as a page's rows made with these options, if it is one whole */
+function pageRows(p: unknown, opts: RowOptions): RemoteRows | undefined {
+  if (!isRecord(p) || !(p.ids instanceof Float64Array) || !(p.hashes instanceof Uint8Array) || !isStrings(p.keys)) return undefined;
+  const n = p.ids.length;
+  if (p.keys.length !== n || p.hashes.length !== n * HASH_BYTES) return undefined;
+  const rows: RemoteRows = { ids: new Float64Array(p.ids), keys: p.keys, hashes: new Uint8Array(p.hashes) };
+  if (opts.keepOtherKey) {
+    if (!isStrings(p.otherKeys) || p.otherKeys.length !== n) return undefined;
+    rows.otherKeys = p.otherKeys;
+  } else if (p.otherKeys !== undefined) return undefined;
+  if (opts.keepCompared) {
+    const c = p.compared;
+    if (!isRecord(c) || !(c.utf8 instanceof Uint8Array) || !(c.ends instanceof Uint32Array) || c.ends.length !== n) return undefined;
+    let last = 0;
+    for (const end of c.ends) {
+      if (end < last) return undefined;
+      last = end;
+    }
+    if (last !== c.utf8.length) return undefined;
+    rows.compared = { utf8: new Uint8Array(c.utf8), ends: new Uint32Array(c.ends) };
+  } else if (p.compared !== undefined) return undefined;
+  return rows;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((k) => typeof k === 'string');

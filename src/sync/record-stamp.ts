@@ -20,10 +20,8 @@
 //
 // One hash a record: the stamp's input is laid out in a reused buffer, never as strings joined.
 import { hash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { fingerprintBytes } from '../listing/fingerprint.js';
+import { codeIdentity } from './code-identity.js';
 
 export interface StampSeedInput {
   mapping: unknown;
@@ -41,7 +39,7 @@ const STAMP_VERSION = 3;
 /** The mapping's identity, the start of every stamp of a feed's run (27 base64url characters). */
 export function stampSeed(input: StampSeedInput): string {
   const config = JSON.stringify([STAMP_VERSION, input.mapping, input.chatbot, input.keyBy, [...input.ignore].sort()]);
-  return hash('sha1', codeIdentity() + config, 'base64url');
+  return hash('sha1', codeIdentity(['../mapping', '../listing']) + config, 'base64url');
 }
 
 /** The record as read, as the stamp takes it: the reader's text, else its data as JSON (tagged apart from any reader's form). */
@@ -71,22 +69,3 @@ export function stampOf(seed: string, text: string, comparedHash: Uint8Array, fi
 }
 /** a stamp's input, reused (a rerun takes 100k stamps; hash() copies what it reads); a longer record gets its own */
 const scratch = Buffer.allocUnsafe(16 * 1024);
-
-let code: string | undefined;
-
-/** The sha1 of the installed code that maps, validates and hashes a record (src or dist alike). */
-function codeIdentity(): string {
-  if (code === undefined) {
-    const parts: string[] = [];
-    for (const dir of ['../mapping', '../listing']) {
-      const root = fileURLToPath(new URL(dir, import.meta.url));
-      const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).sort();
-      for (const f of files) {
-        if (!/\.(ts|js)$/.test(f)) continue;
-        parts.push(f, hash('sha1', readFileSync(join(root, f)), 'base64url'));
-      }
-    }
-    code = hash('sha1', parts.join('\n'), 'base64url');
-  }
-  return code;
-}

@@ -17,7 +17,7 @@ import type { ChatbotApi, ListPageDecoder } from '../api/types.js';
 import { PagingError } from '../errors.js';
 import type { ListItem } from '../listing/schema.js';
 import { decodePage, type DecodedPage } from './page-decode.js';
-import { pageEcho, type PageEcho } from './page-echo.js';
+import { pageEcho, type EchoFiles, type PageEcho } from './page-echo.js';
 import { sharedPagePool, type PagePool } from './page-pool.js';
 import type { RemoteSide } from './plan-types.js';
 import { RemoteIndex } from './remote-index.js';
@@ -43,6 +43,8 @@ export interface RemoteOptions extends RowOptions {
   threads?: { minPages?: number; pool?: PagePool };
   /** rows the process remembers for the next paging (page-echo.ts; default ECHO_ROWS, 0: none) */
   echoRows?: number;
+  /** where the page echo is kept between processes (a CLI run); none: this process's memory only */
+  echoFiles?: EchoFiles;
 }
 
 /** 10 million listings at the default PageSize of 100: past any real chatbot, yet an endless list still ends */
@@ -121,7 +123,7 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
   const index = new RemoteIndex({ keepCompared: opts.keepCompared, keepOtherKey: opts.keepOtherKey });
   /** decodes pages from the first one's answer on, when the list is long enough for it */
   let pool: PagePool | undefined;
-  const echo = pageEcho(opts.serialNumber, opts, opts.echoRows);
+  const echo = await pageEcho(opts.serialNumber, opts, opts.echoRows, opts.echoFiles);
   const load = rowPages(api, opts, () => pool, echo);
   const poolFrom = Math.max(1, opts.threads?.minPages ?? MIN_POOL_PAGES);
   let pages = 0;
@@ -159,7 +161,7 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
   }
   // A consistent pass stands alone; after inconsistent ones, the union is the best knowledge there is.
   index.finish(problem ? undefined : round);
-  echo.finish();
+  await echo.finish();
   return {
     byKey: index,
     count: index.count,

@@ -27,6 +27,7 @@ import { createPendingWindow } from './pending.js';
 import { planAgain, planDeletes, planListing } from './plan.js';
 import type { DesiredListing, PlannedDelete, PlanOptions, RememberedListing, RemoteSide } from './plan-types.js';
 import { fetchRemote } from './remote.js';
+import type { EchoFiles } from './page-echo.js';
 import { callsBetween, summaryLine, type PlanView, type SyncOutcome, type SyncReport } from './report.js';
 
 export interface SyncProgress {
@@ -54,6 +55,8 @@ export interface SyncDeps {
   budgets?: Budgets;
   /** the change log: told of every write (or, in a dry run, planned write), rejected record and held-back delete */
   changes?: ChangeSink;
+  /** where the page echo is kept between processes (a CLI run; a worker remembers in memory) */
+  echoFiles?: EchoFiles;
 }
 
 export interface SyncOptions {
@@ -104,6 +107,21 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   // The remote side first: each feed record is then planned (and written) as it is read, so the
   // feed is never held whole in memory.
   const writers = deps.chatbotFeeds.some((f) => f.name === feed.name) ? deps.chatbotFeeds : [...deps.chatbotFeeds, { name: feed.name, keyBy: feed.keyBy }];
+  /** unmapped values met so far: a record that meets one gets no stamp, so every run reports it */
+  let unmappedSeen = 0;
+  const compiled = compileMapping(feed.mapping, {
+    onUnmapped: (u) => {
+      unmappedSeen++;
+      unmapped.add(u);
+    },
+  });
+  // record stamps (record-stamp.ts), unless a compared field reads the clock
+  const seed = compiled.clockFields.every((f) => ignore.has(f)) ? stampSeed({ mapping: feed.mapping, chatbot: feed.chatbot, keyBy: feed.keyBy, ignore }) : undefined;
+  // The sync state is read while the chatbot's listings are paged (paging leaves the main thread
+  // idle between pages; the caller's chatbot lock keeps other runs from writing it meanwhile). A
+  // run whose paging fails ends with that failure, so a read failure then has nothing to add.
+  const stateRead = Promise.all([loadChatbotState(store, feed.chatbot, writers), seed === undefined ? new Map<string, string>() : loadStamps(store, feed.name)]);
+  stateRead.catch(() => undefined);
   let remote: RemoteSide & { byKey: RemoteIndex };
   try {
     remote = await fetchRemote(api, {
@@ -117,6 +135,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       // the change log names each changed field old → new, in real runs too
       keepCompared: Boolean(opts.dryRun || deps.changes),
       keepOtherKey: otherKeyNeeded(writers, feed),
+      ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
     });
   } catch (err) {
     // whatever went wrong, this feed's run ends here with a report; the other feeds go on
@@ -126,7 +145,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   }
   timings.remoteMs = ms();
 
-  const state = await loadChatbotState(store, feed.chatbot, writers);
+  const [state, storedStamps] = await stateRead;
+  let stamps = storedStamps;
   const own = state.feeds.get(feed.name)!;
   // this feed's fingerprints go into the remote index (asked only of keys the chatbot holds)
   remote.byKey.attachFingerprints(own.fingerprints);
@@ -137,17 +157,6 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
 
   const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
-  /** unmapped values met so far: a record that meets one gets no stamp, so every run reports it */
-  let unmappedSeen = 0;
-  const compiled = compileMapping(feed.mapping, {
-    onUnmapped: (u) => {
-      unmappedSeen++;
-      unmapped.add(u);
-    },
-  });
-  // record stamps (record-stamp.ts), unless a compared field reads the clock
-  const seed = compiled.clockFields.every((f) => ignore.has(f)) ? stampSeed({ mapping: feed.mapping, chatbot: feed.chatbot, keyBy: feed.keyBy, ignore }) : undefined;
-  let stamps = seed === undefined ? new Map<string, string>() : await loadStamps(store, feed.name);
 
   const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
   let feedDone = false;

@@ -1,6 +1,6 @@
 // `feedsync sync` as a user runs it: a child process against the emulator over HTTP, the config and
 // the CSV feed in a temp dir, state in .feedsync/state.json beside the config.
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
@@ -32,6 +32,16 @@ describe('feedsync sync', () => {
     const state = JSON.parse(await readFile(join(env.dir, '.feedsync', 'state.json'), 'utf8'));
     expect(Object.keys(state['fp:homes'])).toHaveLength(12);
     expect((await te.listings(SN)).length).toBe(12);
+  });
+
+  it('a rerun in a new process takes the listings it paged last time from the page echo file', async () => {
+    const again = async () => JSON.parse((await feedsync(['sync', '--config', config, '--json'])).stdout).reports[0];
+    const first = await again(); // pages the 12 listings created above, decoding them, and keeps them in a file
+    expect(first).toMatchObject({ outcome: 'ok', counts: { unchanged: 12 } });
+    expect(first.remote.recalled ?? 0).toBe(0);
+    expect(await readdir(join(env.dir, '.feedsync', 'page-echo'))).toHaveLength(1);
+    const second = await again();
+    expect(second).toMatchObject({ outcome: 'ok', counts: { unchanged: 12 }, remote: { recalled: 12 } });
   });
 
   it('prints the plan on a dry run as a table on stderr, and writes nothing', async () => {

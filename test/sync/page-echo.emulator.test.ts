@@ -1,9 +1,18 @@
 // The page echo (page-echo.ts) against the emulator over HTTP: a paging that follows another of the
 // same chatbot takes the listings it has seen from memory, and its remote side is the one a paging
 // with no memory gives (every listing decoded), whatever changed in between: listings updated,
-// deleted and created, pages shifted. Row options that differ are not mixed; the limit holds.
+// deleted and created, pages shifted. Row options that differ are not mixed; the limit holds. Kept
+// in files, a generation serves the next process; a file in doubt (altered, of another chatbot or
+// shape) is ignored, and the paging decodes every page.
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatbotApi } from '../../src/api/types.js';
+import { silentLogger } from '../../src/log.js';
+import { createEchoFiles } from '../../src/state/echo-files.js';
+import { forgetEchoes, generationBytes, readGeneration } from '../../src/sync/page-echo.js';
+import type { RemoteRows } from '../../src/sync/remote-rows.js';
 import { fetchRemote, type RemoteOptions } from '../../src/sync/remote.js';
 import type { RemoteIndex } from '../../src/sync/remote-index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
@@ -79,5 +88,67 @@ describe('page echo', () => {
     await expectSameAsPlain({ serialNumber: 'SN-ECHO', keyBy: 'URL', ignore: new Set(['City']), echoRows: 30 });
     const again = await expectSameAsPlain({ serialNumber: 'SN-ECHO', keyBy: 'URL', ignore: new Set(['City']), echoRows: 30 });
     expect(again.recalled).toBe(0);
+  });
+});
+
+describe('page echo files', () => {
+  const withFiles = async (fn: (dir: string, files: ReturnType<typeof createEchoFiles>) => Promise<void>) => {
+    const dir = await mkdtemp(join(tmpdir(), 'echo-files-'));
+    try {
+      await fn(dir, createEchoFiles(dir, silentLogger));
+    } finally {
+      forgetEchoes();
+      await rm(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('serves the next process: a paging after the memory is gone takes every listing from the file', async () => {
+    await withFiles(async (dir, files) => {
+      forgetEchoes();
+      expect((await expectSameAsPlain({ echoFiles: files })).recalled).toBe(0);
+      expect(await readdir(dir)).toHaveLength(1);
+      forgetEchoes(); // a new process
+      const next = await expectSameAsPlain({ echoFiles: files });
+      expect(next.recalled).toBe(next.count);
+    });
+  });
+
+  it('ignores a file altered, or of another chatbot, and decodes every page', async () => {
+    await withFiles(async (dir, files) => {
+      forgetEchoes();
+      await expectSameAsPlain({ echoFiles: files });
+      const [name] = await readdir(dir);
+      const bytes = await readFile(join(dir, name!));
+      // one letter changed in a listing's kept compared JSON
+      const altered = Buffer.from(bytes);
+      const at = altered.indexOf('Home');
+      expect(at).toBeGreaterThan(0);
+      altered[at] = 'N'.charCodeAt(0);
+      await writeFile(join(dir, name!), altered);
+      forgetEchoes();
+      expect((await expectSameAsPlain({ echoFiles: files })).recalled).toBe(0);
+      // the file of SN-ECHO where another chatbot's would be: its name inside does not match
+      await writeFile(join(dir, name!), bytes);
+      const other = { ...files, read: () => readFile(join(dir, name!)) };
+      forgetEchoes();
+      expect((await expectSameAsPlain({ serialNumber: 'SN-ECHO', keepOtherKey: false, echoFiles: other })).recalled).toBe(0);
+    });
+  });
+
+  it('ignores a file whose checksum holds but whose rows are not whole', () => {
+    const name = 'n';
+    const opts = { keyBy: 'MLSNumber' as const };
+    const page = (n: number, o: Partial<RemoteRows> = {}): RemoteRows => ({ ids: new Float64Array(n), keys: Array.from({ length: n }, (_, i) => `K${i}`), hashes: new Uint8Array(20 * n), ...o });
+    const read = (pages: RemoteRows[], byHash: Map<string, number>, o: { keepCompared?: boolean; limit?: number } = {}) =>
+      readGeneration(name, { ...opts, ...o }, o.limit ?? 10, generationBytes(name, { pages, byHash, rows: byHash.size }));
+    const places = new Map([['a', 0], ['b', 1]]);
+    expect(read([page(2)], places)?.rows).toBe(2); // whole: read back
+    expect(read([page(2, { keys: ['K0'] })], places)).toBeUndefined(); // a key short
+    expect(read([page(2, { hashes: new Uint8Array(20) })], places)).toBeUndefined(); // a hash short
+    expect(read([page(2)], new Map([['a', 0], ['b', 2]]))).toBeUndefined(); // a place past the page
+    expect(read([page(2)], places, { keepCompared: true })).toBeUndefined(); // the options kept compared JSON: these rows have none
+    expect(read([page(2)], places, { limit: 1 })).toBeUndefined(); // more rows than this process remembers
+    expect(readGeneration('other', opts, 10, generationBytes(name, { pages: [page(2)], byHash: places, rows: 2 }))).toBeUndefined();
+    expect(readGeneration(name, opts, 10, Buffer.from('short'))).toBeUndefined();
   });
 });

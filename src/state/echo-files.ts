@@ -1,0 +1,53 @@
+// The page echo's generations (sync/page-echo.ts) in files, one per chatbot and row options, so a
+// process that pages once and exits (`feedsync sync` from cron) starts where the last one ended.
+// A cache: a file that cannot be read or written costs the next paging its speed, nothing else, so
+// failures are logged as warnings and the run goes on. Files are replaced atomically; files not
+// read or written for STALE_DAYS (a chatbot no longer synced) are removed when another is written.
+import { hash } from 'node:crypto';
+import { mkdir, readdir, readFile, rm, stat, utimes } from 'node:fs/promises';
+import { join } from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import type { Logger } from '../log.js';
+
+const STALE_DAYS = 14;
+
+export interface EchoFileStore {
+  read(name: string): Promise<Uint8Array | undefined>;
+  write(name: string, bytes: Uint8Array): Promise<void>;
+}
+
+export function createEchoFiles(dir: string, logger: Logger): EchoFileStore {
+  const fileOf = (name: string) => join(dir, `${hash('sha1', name, 'hex')}.echo`);
+  return {
+    async read(name) {
+      try {
+        const bytes = await readFile(fileOf(name));
+        // in use: not stale (a generation unchanged since is not written again)
+        const now = new Date();
+        await utimes(fileOf(name), now, now);
+        return bytes;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn({ err, file: fileOf(name) }, 'the page echo file could not be read: this paging decodes every page');
+        return undefined;
+      }
+    },
+    async write(name, bytes) {
+      try {
+        await mkdir(dir, { recursive: true });
+        // no fsync: a file cut short by a crash fails its checksum and is ignored
+        await writeFileAtomic(fileOf(name), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { fsync: false });
+        await removeStale(dir, Date.now() - STALE_DAYS * 86_400_000);
+      } catch (err) {
+        logger.warn({ err, dir }, 'the page echo file could not be written: the next run decodes every page');
+      }
+    },
+  };
+}
+
+async function removeStale(dir: string, before: number): Promise<void> {
+  for (const f of await readdir(dir)) {
+    if (!f.endsWith('.echo')) continue;
+    const file = join(dir, f);
+    if ((await stat(file)).mtimeMs < before) await rm(file, { force: true });
+  }
+}
