@@ -4,6 +4,7 @@
 // U+FEFF..., not only ASCII blanks.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { readFingerprintV2, readFingerprintV2Reference } from '../../src/listing/fingerprint.js';
 import { isWebUrl, LIMITS, ListingCreate, parsesAsWebUrl } from '../../src/listing/schema.js';
 import { validateListing } from '../../src/listing/validate.js';
 import { compileMapping } from '../../src/mapping/compile.js';
@@ -27,7 +28,31 @@ const urlLike = fc
   )
   .map(([scheme, host, rest]) => scheme + host.join('') + rest.join(''));
 
+/** stored fingerprints: version-2 ones of random bytes, then with a character changed, added or dropped */
+const B64 = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=. é'];
+const fingerprintLike = fc
+  .tuple(fc.uint8Array({ minLength: 20, maxLength: 20 }), fc.nat(40), fc.constantFrom(...B64), fc.constantFrom('set', 'insert', 'drop', 'none'), fc.constantFrom('2.', '1.', '2', ''))
+  .map(([bytes, at, c, how, prefix]) => {
+    const s = Buffer.from(bytes).toString('base64url').split('');
+    if (how === 'set') s[at % s.length] = c;
+    if (how === 'insert') s.splice(at % (s.length + 1), 0, c);
+    if (how === 'drop') s.splice(at % s.length, 1);
+    return prefix + s.join('');
+  });
+
 describe('fast paths agree with the rule', () => {
+  it('readFingerprintV2 (a regex for the one encoding) accepts what encoding the bytes back accepts, with the same bytes', () => {
+    fc.assert(
+      fc.property(fingerprintLike, (fp) => {
+        const [a, b] = [new Uint8Array(22), new Uint8Array(22)];
+        const accepted = readFingerprintV2(fp, a, 2);
+        expect(accepted).toBe(readFingerprintV2Reference(fp, b, 2));
+        if (accepted) expect(a).toEqual(b);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
   it('quickAccept gives what zod gives, for any text field with any whitespace at its edges', () => {
     fc.assert(
       fc.property(key, fc.constantFrom('MLSNumber', 'Url', 'PropertyType', 'CurrencySymbol'), (value, field) => {
