@@ -121,10 +121,14 @@ async function* pass<P extends Counted>(load: (pageNumber: number, pageSize: num
 export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise<RemoteSide & { byKey: RemoteIndex }> {
   const maxRounds = opts.maxRounds ?? 3;
   const index = new RemoteIndex({ keepCompared: opts.keepCompared, keepOtherKey: opts.keepOtherKey });
-  /** decodes pages from the first one's answer on, when the list is long enough for it */
+  /**
+   * decodes pages from the first one's answer on, when the list is long enough for it; its workers
+   * are started by the first page the page echo does not know (a rerun it knows whole starts none)
+   */
+  let poolWanted = false;
   let pool: PagePool | undefined;
   const echo = await pageEcho(opts.serialNumber, opts, opts.echoRows, opts.echoFiles);
-  const load = rowPages(api, opts, () => pool, echo);
+  const load = rowPages(api, opts, () => (poolWanted ? (pool ??= opts.threads?.pool ?? sharedPagePool()) : undefined), echo);
   const poolFrom = Math.max(1, opts.threads?.minPages ?? MIN_POOL_PAGES);
   let pages = 0;
   let roundCount = 0;
@@ -139,9 +143,7 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
       pages++;
       counts.add(page.virtualCount);
       // the pages after the first are asked for once it is taken: the pool is there for them
-      if (pages === 1 && api.listListingsAs && !opts.signal?.aborted && Math.ceil(page.virtualCount / page.pageSize) >= poolFrom) {
-        pool = opts.threads?.pool ?? sharedPagePool();
-      }
+      if (pages === 1 && api.listListingsAs && !opts.signal?.aborted && Math.ceil(page.virtualCount / page.pageSize) >= poolFrom) poolWanted = true;
       const fresh = index.addRows(page.rows, round);
       // (the index is dropped with the error: that the page went in first does not matter)
       if (page.length > 0 && fresh === 0) {
