@@ -8,7 +8,9 @@
 // Targets: calls = minimum; wall ≤ 1.25 × bound (a no-change rerun: ≤ 2 × bound); RSS < 400 MB at
 // 100k, < 2 GB at 1M.
 // feedsync runs as the CLI and the worker run it (runFeed, with the change log in a file), so the
-// memory the change log's old → new costs is in the figures.
+// memory the change log's old → new costs is in the figures. Its runs keep the page echo in files
+// as the CLI does; the last scenario forgets what the process remembers first, as a new process
+// (a cron `feedsync sync`) starts: it reads the echo file the run before it left.
 // At 1M listings the first sync only seeds the chatbot: it runs with the emulator at
 // BENCH_SEED_LATENCY_MS (default 0) and its wall/bound is not judged; the reruns run at 20 ms.
 // The child's heap: BENCH_HEAP_MB sets --max-old-space-size (default: 1200 from 1M listings, else node's own).
@@ -34,6 +36,8 @@ import { silentLogger } from '../../src/log.js';
 import { createFileStore } from '../../src/state/file-store.js';
 import { createFileChangeLog } from '../../src/history/file-change-log.js';
 import { runFeed } from '../../src/runs/run-feed.js';
+import { createEchoFiles } from '../../src/state/echo-files.js';
+import { ECHO_ROWS, forgetEchoes } from '../../src/sync/page-echo.js';
 import { recreatePeer, upsertPeer, type PeerCounts } from './naive-peers.js';
 
 const LATENCY_MS = 20;
@@ -60,6 +64,8 @@ const heapMb = (n: number): string | undefined => process.env.BENCH_HEAP_MB ?? (
 const here = fileURLToPath(import.meta.url);
 
 const FEEDSYNC = 'feedsync';
+const NO_CHANGE = 'rerun, no change';
+const NEW_PROCESS = 'rerun, no change, new process';
 const UPSERT = 'per record: list, update or create';
 const RECREATE = 'delete all, recreate';
 
@@ -136,8 +142,11 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
     const scenarios = [
       { scenario: seeding ? `first sync (seeding at ${SEED_LATENCY_MS} ms)` : 'first sync', rows: n, changeRate: 0, minimum: pages(0) + n, latencyMs: seeding ? SEED_LATENCY_MS : LATENCY_MS },
       { scenario: `rerun, ${CHANGED * 100}% changed, ${REMOVED * 100}% removed`, rows: kept, changeRate: CHANGED, minimum: pages(n) + changed + Math.ceil((n - kept) / BATCH_SIZE), latencyMs: LATENCY_MS },
-      { scenario: 'rerun, no change', rows: kept, changeRate: CHANGED, minimum: pages(kept), latencyMs: LATENCY_MS },
+      { scenario: NO_CHANGE, rows: kept, changeRate: CHANGED, minimum: pages(kept), latencyMs: LATENCY_MS },
+      // (past ECHO_ROWS nothing is remembered, in memory or in files: the rerun above is the figure)
+      ...(n <= ECHO_ROWS ? [{ scenario: NEW_PROCESS, rows: kept, changeRate: CHANGED, minimum: pages(kept), latencyMs: LATENCY_MS, newProcess: true }] : []),
     ];
+    const echoFiles = createEchoFiles(join(dir, 'page-echo'), silentLogger);
     const out: Row[] = [];
     const client = (onCall: ReturnType<typeof createCallCounter>['onCall']) =>
       createApiClient({ baseUrl: url, secretKey: apiConfig.secretKey, sessionKey: apiConfig.sessionKey, timeoutMs: 30_000, retry: { retries: 2 }, ratePerSecond: apiConfig.ratePerSecond, concurrency: CONCURRENCY, onCall });
@@ -149,7 +158,8 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       const api = client(calls.onCall);
       const t0 = performance.now();
       const c0 = process.cpuUsage();
-      const report = await runFeed(feed, { api, store, chatbotFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, calls }, {}, { config: demo, changeLog });
+      if (s.newProcess) forgetEchoes();
+      const report = await runFeed(feed, { api, store, chatbotFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, calls, echoFiles }, {}, { config: demo, changeLog });
       const wallMs = Math.round(performance.now() - t0);
       const cpuMs = cpuSince(c0);
       if (process.env.BENCH_DEBUG) { const m = process.memoryUsage(); globalThis.gc?.(); const g = process.memoryUsage(); process.stderr.write(`${s.scenario}: rss ${m.rss >> 20} heap ${m.heapUsed >> 20}/${m.heapTotal >> 20} ext ${m.external >> 20} ab ${m.arrayBuffers >> 20}; after gc heap ${g.heapUsed >> 20} rss ${g.rss >> 20} cpu ${JSON.stringify(process.cpuUsage())}\n`); }
@@ -169,9 +179,9 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
         pagingMs: report.timings.remoteMs,
         streamMs: report.timings.feedMs - report.timings.remoteMs,
         rssMb: Math.round(process.resourceUsage().maxRSS / 1024),
-        counts: `${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged (${report.counts.unchangedByStamp} by stamp)`,
+        counts: `${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged (${report.counts.unchangedByStamp} by stamp), ${report.remote.recalled ?? 0} recalled`,
       });
-      if (!peers) continue;
+      if (!peers || s.newProcess) continue;
       for (const [tool, chatbot, run] of [
         [UPSERT, 'SN-PEER-UPSERT', (a: ChatbotApi, f: FeedConfig) => upsertPeer(a, f, dir, CONCURRENCY)],
         [RECREATE, 'SN-PEER-RECREATE', (a: ChatbotApi, f: FeedConfig) => recreatePeer(a, f, dir, CONCURRENCY, PAGE_SIZE)],
@@ -226,7 +236,7 @@ function cpuSince(start: NodeJS.CpuUsage): number {
 function print(rows: Row[]): void {
   const head = ['listings', 'tool', 'scenario', 'API calls', 'minimum', 'retries', 'wall ms', 'bound ms', 'wall/bound', 'CPU ms', 'paging ms', 'feed + writes ms', 'peak RSS MB', 'result'];
   const body = rows.map((r) => {
-    const target = r.scenario === 'rerun, no change' ? 2 : 1.25;
+    const target = r.scenario === NO_CHANGE || r.scenario === NEW_PROCESS ? 2 : 1.25;
     return [
       String(r.n),
       r.tool,
@@ -251,6 +261,7 @@ function print(rows: Row[]): void {
       `sync: emulator in a child process with ${LATENCY_MS} ms latency a request; concurrency ${CONCURRENCY} (the peers too), PageSize ${PAGE_SIZE}, delete batches of ${BATCH_SIZE}`,
       'ratePerSecond 10,000 (16 × 1000 ms / 20 ms = 800 calls/s at most) so the token bucket does not dominate; bound = calls × latency / concurrency; CPU ms = this process (the emulator runs in its own)',
       'targets (feedsync): calls = minimum (list pages + changed writes + delete batches); wall ≤ 1.25 × bound (no-change rerun ≤ 2 × bound); peak RSS < 400 MB at 100k, < 2 GB at 1M',
+      `"new process": what the process remembered of the last paging forgotten first, the page echo read back from the file the run before left (as a cron \`feedsync sync\` runs; up to ${ECHO_ROWS.toLocaleString('en-US')} listings)`,
       '',
       line(head),
       ...body.map(line),
