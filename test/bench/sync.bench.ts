@@ -20,9 +20,11 @@
 //   BENCH_PEERS=0                          feedsync only
 //   BENCH_SYNC_1M=1                        also 1,000,000 listings in one chatbot (seeded at 0 ms latency, then reruns at 20 ms)
 //   BENCH_SEED_AT=200000                   sizes from which the first sync seeds at BENCH_SEED_LATENCY_MS (default 1,000,000)
+//   BENCH_PROF=dir                         a CPU profile of each feedsync run, dir/sync-<listings>-<scenario>.cpuprofile (slower)
 //   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
 import { fork, spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -156,12 +158,14 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       globalThis.gc?.();
       const calls = createCallCounter();
       const api = client(calls.onCall);
+      const profile = await startProfile();
       const t0 = performance.now();
       const c0 = process.cpuUsage();
       if (s.newProcess) forgetEchoes();
       const report = await runFeed(feed, { api, store, chatbotFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, calls, echoFiles }, {}, { config: demo, changeLog });
       const wallMs = Math.round(performance.now() - t0);
       const cpuMs = cpuSince(c0);
+      await profile?.(`sync-${n}-${s.scenario.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`);
       if (process.env.BENCH_DEBUG) { const m = process.memoryUsage(); globalThis.gc?.(); const g = process.memoryUsage(); process.stderr.write(`${s.scenario}: rss ${m.rss >> 20} heap ${m.heapUsed >> 20}/${m.heapTotal >> 20} ext ${m.external >> 20} ab ${m.arrayBuffers >> 20}; after gc heap ${g.heapUsed >> 20} rss ${g.rss >> 20} cpu ${JSON.stringify(process.cpuUsage())}\n`); }
       if (report.outcome !== 'ok') throw new Error(`${s.scenario}: ${report.summary} ${report.message ?? ''}`);
       const total = report.calls.total;
@@ -212,6 +216,22 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
     emulator.disconnect();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** BENCH_PROF: profiles until the returned function is called, which writes the profile into that folder. */
+async function startProfile(): Promise<((file: string) => Promise<void>) | undefined> {
+  const dir = process.env.BENCH_PROF;
+  if (!dir) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async (file) => {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, file), JSON.stringify(profile));
+  };
 }
 
 /** Listings of the generator whose price the 1% change set moves (the writes a rerun must make). */
