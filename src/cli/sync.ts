@@ -104,6 +104,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
         }
       } finally {
         progress.clear();
+        await files.settled();
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
       }

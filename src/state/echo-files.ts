@@ -13,12 +13,18 @@ const STALE_DAYS = 14;
 
 export interface EchoFileStore {
   read(name: string): Promise<Uint8Array | undefined>;
+  /** queues the write and returns: the paging that asks it is not held up by the disk (settled() waits) */
   write(name: string, bytes: Uint8Array): Promise<void>;
+  /** the queued writes are done (a process awaits it before it exits) */
+  settled(): Promise<void>;
 }
 
 export function createEchoFiles(dir: string, logger: Logger): EchoFileStore {
   const fileOf = (name: string) => join(dir, `${hash('sha1', name, 'hex')}.echo`);
+  /** the writes queued, one after another (they never reject: a failure is logged) */
+  let queue: Promise<void> = Promise.resolve();
   return {
+    settled: () => queue,
     async read(name) {
       try {
         const bytes = await readFile(fileOf(name));
@@ -32,14 +38,16 @@ export function createEchoFiles(dir: string, logger: Logger): EchoFileStore {
       }
     },
     async write(name, bytes) {
-      try {
-        await mkdir(dir, { recursive: true });
-        // no fsync: a file cut short by a crash fails its checksum and is ignored
-        await writeFileAtomic(fileOf(name), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { fsync: false });
-        await removeStale(dir, Date.now() - STALE_DAYS * 86_400_000);
-      } catch (err) {
-        logger.warn({ err, dir }, 'the page echo file could not be written: the next run decodes every page');
-      }
+      queue = queue.then(async () => {
+        try {
+          await mkdir(dir, { recursive: true });
+          // no fsync: a file cut short by a crash fails its checksum and is ignored
+          await writeFileAtomic(fileOf(name), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { fsync: false });
+          await removeStale(dir, Date.now() - STALE_DAYS * 86_400_000);
+        } catch (err) {
+          logger.warn({ err, dir }, 'the page echo file could not be written: the next run decodes every page');
+        }
+      });
     },
   };
 }

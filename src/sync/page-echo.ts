@@ -59,6 +59,7 @@ export interface PageEcho {
  */
 export interface EchoFiles {
   read(name: string): Promise<Uint8Array | undefined>;
+  /** may return before the bytes are on disk (the edge queues them; the paging goes on) */
   write(name: string, bytes: Uint8Array): Promise<void>;
 }
 

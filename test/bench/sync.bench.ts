@@ -163,6 +163,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       const c0 = process.cpuUsage();
       if (s.newProcess) forgetEchoes();
       const report = await runFeed(feed, { api, store, chatbotFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, calls, echoFiles }, {}, { config: demo, changeLog });
+      await echoFiles.settled(); // (as the CLI does before it exits)
       const wallMs = Math.round(performance.now() - t0);
       const cpuMs = cpuSince(c0);
       await profile?.(`sync-${n}-${s.scenario.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`);

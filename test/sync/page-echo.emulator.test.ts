@@ -94,9 +94,11 @@ describe('page echo', () => {
 describe('page echo files', () => {
   const withFiles = async (fn: (dir: string, files: ReturnType<typeof createEchoFiles>) => Promise<void>) => {
     const dir = await mkdtemp(join(tmpdir(), 'echo-files-'));
+    const files = createEchoFiles(dir, silentLogger);
     try {
-      await fn(dir, createEchoFiles(dir, silentLogger));
+      await fn(dir, files);
     } finally {
+      await files.settled(); // (a write still queued would land in the folder being removed)
       forgetEchoes();
       await rm(dir, { recursive: true, force: true });
     }
@@ -106,6 +108,7 @@ describe('page echo files', () => {
     await withFiles(async (dir, files) => {
       forgetEchoes();
       expect((await expectSameAsPlain({ echoFiles: files })).recalled).toBe(0);
+      await files.settled();
       expect(await readdir(dir)).toHaveLength(1);
       forgetEchoes(); // a new process
       const next = await expectSameAsPlain({ echoFiles: files });
@@ -117,6 +120,7 @@ describe('page echo files', () => {
     await withFiles(async (dir, files) => {
       forgetEchoes();
       await expectSameAsPlain({ echoFiles: files });
+      await files.settled();
       const [name] = await readdir(dir);
       const bytes = await readFile(join(dir, name!));
       // one letter changed in a listing's kept compared JSON
@@ -127,6 +131,7 @@ describe('page echo files', () => {
       await writeFile(join(dir, name!), altered);
       forgetEchoes();
       expect((await expectSameAsPlain({ echoFiles: files })).recalled).toBe(0);
+      await files.settled();
       // the file of SN-ECHO where another chatbot's would be: its name inside does not match
       await writeFile(join(dir, name!), bytes);
       const other = { ...files, read: () => readFile(join(dir, name!)) };
