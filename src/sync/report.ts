@@ -63,7 +63,7 @@ export interface SyncReport {
   guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
   /** `since`: an incremental pull asked only for what changed after this time */
   source: { mode: 'full' | 'incremental'; since?: string; complete: boolean; error?: string };
-  /** `recalled`: listings whose rows came from the last paging's memory in this process (page-echo.ts) */
+  /** `recalled`: listings whose rows came from the last paging's memory: this process's, or its echo file (page-echo.ts) */
   remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string; recalled?: number };
   plan?: PlanView;
   stateLocation: string;
