@@ -233,12 +233,6 @@ function checkHeader(header: string[], file: string): void {
   });
 }
 
-/**
- * fields → record object. Generated as one object literal from the header, so every record of the
- * feed shares one hidden class with in-object properties, and the mapping's property reads stay
- * monomorphic (a record built key by key ends up a dictionary: several times slower to read).
- * Keys are JSON-quoted; a header naming __proto__ takes the plain loop (a literal would set the prototype).
- */
 /** The header as the rows' data are built from it (trimmed), as a short string: sha1 of its JSON. */
 export function headerIdentity(header: readonly string[]): string {
   return hash('sha1', JSON.stringify(header), 'base64url');
@@ -258,6 +252,12 @@ export function rowText(headerId: string, fields: readonly string[]): string {
   return `c${headerId}${UNIT}${fields.join(UNIT)}`;
 }
 
+/**
+ * fields → record object. Generated as one object literal from the header, so every record of the
+ * feed shares one hidden class with in-object properties, and the mapping's property reads stay
+ * monomorphic (a record built key by key ends up a dictionary: several times slower to read).
+ * Keys are JSON-quoted; a header naming __proto__ takes the plain loop (a literal would set the prototype).
+ */
 export function recordBuilder(header: string[]): (fields: string[]) => Record<string, string> {
   if (header.includes('__proto__')) {
     return (fields) => {
