@@ -26,16 +26,19 @@ export function createEchoFiles(dir: string, logger: Logger): EchoFileStore {
   return {
     settled: () => queue,
     async read(name) {
+      const file = fileOf(name);
+      let bytes: Buffer;
       try {
-        const bytes = await readFile(fileOf(name));
-        // in use: not stale (a generation unchanged since is not written again)
-        const now = new Date();
-        await utimes(fileOf(name), now, now);
-        return bytes;
+        bytes = await readFile(file);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn({ err, file: fileOf(name) }, 'the page echo file could not be read: this paging decodes every page');
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn({ err, file }, 'the page echo file could not be read: this paging decodes every page');
         return undefined;
       }
+      // in use: not stale (a generation unchanged since is not written again); a file that cannot be
+      // touched is still read
+      const now = new Date();
+      await utimes(file, now, now).catch((err: unknown) => logger.warn({ err, file }, `the page echo file could not be touched: it may be removed as unused after ${STALE_DAYS} days`));
+      return bytes;
     },
     async write(name, bytes) {
       queue = queue.then(async () => {
