@@ -14,12 +14,14 @@ export interface DecodedPage {
   virtualCount: number;
   /** when the page was cut: the sha1 of each item's bytes (latin1 strings of 20 chars), row by row */
   itemHashes?: string[];
+  /** when the page was cut: its identity as an answer (pageHash), so the page echo can know it again whole */
+  pageHash?: string;
 }
 
 export function decodePage(status: number, body: Uint8Array, opts: RowOptions): DecodedPage | undefined {
   const cut = cutListPage(status, body);
   const items = cut && cutItems(body, cut);
-  if (cut && items) return { rows: rowsOf(items, opts), virtualCount: cut.virtualCount, itemHashes: itemHashes(body, cut) };
+  if (cut && items) return { rows: rowsOf(items, opts), virtualCount: cut.virtualCount, itemHashes: itemHashes(body, cut), pageHash: pageHash(status, body) };
   // Buffer's decoding, as the client's res.text(): a BOM stays and fails the JSON, as it would there
   const list = quickListPage(status, Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
   return list && { rows: rowsOf(list.List, opts), virtualCount: list.VirtualCount };
@@ -41,6 +43,14 @@ function itemHashes(body: Uint8Array, cut: ListPageCut): string[] {
   const out = new Array<string>(cut.starts.length);
   for (let i = 0; i < out.length; i++) out[i] = itemHash(body, cut, i);
   return out;
+}
+
+/**
+ * A page's identity as an answer: its status and the sha1 of its body. Two answers with the same
+ * one decode alike (decodePage reads nothing else), so a page seen before can be taken whole.
+ */
+export function pageHash(status: number, body: Uint8Array): string {
+  return `${status}:${hash('sha1', body, 'base64')}`;
 }
 
 /** the sha1 of item `i`'s bytes, as a 20-char binary (latin1) string (a Map key without a Buffer per item) */

@@ -4,7 +4,9 @@
 // function of those bytes and the row options alone, so a remembered one is the row the listing
 // would give (content-addressed: never stale, only missing). A page is cut into its items' bytes
 // (cutListPage); when at most a quarter of them are unknown, those are parsed here and the rest
-// copied; else the page is decoded as before (a worker thread) and its rows remembered.
+// copied; else the page is decoded as before (a worker thread) and its rows remembered. A page
+// whose whole answer was seen before (the same status and body bytes: pageHash) is taken whole,
+// its rows as remembered, without being cut or its items hashed: an unchanged list's rerun.
 // Bounded: one generation per chatbot and row options (the rows of its last paging; a listing not
 // seen again is forgotten), ECHO_ROWS rows in the process at most (the chatbots paged longest ago
 // are forgotten first; a chatbot larger than that is not remembered at all).
@@ -18,7 +20,7 @@ import { deserialize, serialize } from 'node:v8';
 import { cutListPage, parseListItem } from '../api/list-page-cut.js';
 import { codeIdentity } from './code-identity.js';
 import type { RawBody } from '../api/types.js';
-import { itemHash, type DecodedPage } from './page-decode.js';
+import { itemHash, pageHash, type DecodedPage } from './page-decode.js';
 import { HASH_BYTES, RowsBuilder, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
 
 /**
@@ -31,8 +33,17 @@ const ROW_SPAN = 2 ** 21;
 
 export interface Generation {
   pages: RemoteRows[];
+  /** the item hashes of each page, row by row (byHash the other way round) */
+  pageItems: string[][];
   byHash: Map<string, number>;
+  /** pages by their whole answer (pageHash), with the VirtualCount it gave */
+  answers: Map<string, Answer>;
   rows: number;
+}
+
+interface Answer {
+  page: number;
+  virtualCount: number;
 }
 
 /** by chatbot and row options, least recently finished first */
@@ -72,10 +83,10 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
   const name = JSON.stringify([serialNumber, opts.keyBy, [...(opts.ignore ?? [])].sort(), Boolean(opts.keepCompared), Boolean(opts.keepOtherKey)]);
   // limit 0: this paging neither recalls nor remembers, and leaves the memory as it is
   const known = limit > 0 ? (generations.get(name) ?? (files && readGeneration(name, opts, limit, await files.read(name)))) : undefined;
-  let next: Generation | undefined = limit > 0 ? { pages: [], byHash: new Map(), rows: 0 } : undefined;
+  let next: Generation | undefined = limit > 0 ? { pages: [], pageItems: [], byHash: new Map(), answers: new Map(), rows: 0 } : undefined;
   let outgrown = false;
   let recalled = 0;
-  const remember = (rows: RemoteRows, hashes: readonly string[]) => {
+  const remember = (rows: RemoteRows, hashes: string[], answer: string | undefined, virtualCount: number) => {
     if (!next) return;
     if (next.rows + hashes.length > limit) {
       next = undefined; // too large to remember: forgotten at finish
@@ -83,12 +94,25 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
       return;
     }
     const at = next.pages.push(rows) - 1;
+    next.pageItems.push(hashes);
     for (let i = 0; i < hashes.length; i++) next.byHash.set(hashes[i]!, at * ROW_SPAN + i);
+    if (answer !== undefined) next.answers.set(answer, { page: at, virtualCount });
     next.rows += hashes.length;
   };
   return {
     recall(res) {
       if (!known) return undefined;
+      // (hashed whether or not it is known: a page not known now is remembered by it for the next paging)
+      const answer = pageHash(res.status, res.bytes);
+      const whole = known.answers.get(answer);
+      if (whole) {
+        // the answer seen before, byte for byte: its rows are the ones it gave then (rows are never changed once made)
+        const rows = known.pages[whole.page]!;
+        const itemHashes = known.pageItems[whole.page]!;
+        recalled += itemHashes.length;
+        remember(rows, itemHashes, answer, whole.virtualCount);
+        return { rows, virtualCount: whole.virtualCount, itemHashes, pageHash: answer };
+      }
       const cut = cutListPage(res.status, res.bytes);
       if (!cut) return undefined;
       const n = cut.starts.length;
@@ -113,12 +137,12 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
         if (!item) return undefined; // the cut was wrong: the page is decoded whole
         rows.put(toRemote(item, opts));
       }
-      const page = { rows: rows.done(), virtualCount: cut.virtualCount, itemHashes: hashes };
-      remember(page.rows, hashes);
+      const page = { rows: rows.done(), virtualCount: cut.virtualCount, itemHashes: hashes, pageHash: answer };
+      remember(page.rows, hashes, answer, cut.virtualCount);
       return page;
     },
     remember(page) {
-      if (page.itemHashes) remember(page.rows, page.itemHashes);
+      if (page.itemHashes) remember(page.rows, page.itemHashes, page.pageHash, page.virtualCount);
     },
     async finish() {
       if (outgrown) generations.delete(name);
@@ -148,14 +172,15 @@ export function forgetEchoes(): void {
   generations.clear();
 }
 
-/** Bump when what a generation file holds changes shape. */
-const FILE_FORMAT = 1;
+/** Bump when what a generation file holds changes shape (2: the pages' whole answers). */
+const FILE_FORMAT = 2;
 /** what makes a row from a listing's bytes: the page cut, the row and the hashes of listing/ */
 const ROWS_CODE = ['../api/list-page-cut', '../sync/remote-rows', '../sync/page-decode', '../listing'];
 
 /** A generation as a file: the sha1 of the rest, then its v8 serialization with the format and the code's identity. */
 export function generationBytes(name: string, g: Generation): Uint8Array {
-  const body = serialize({ format: FILE_FORMAT, code: codeIdentity(ROWS_CODE), name, pages: g.pages, byHash: g.byHash, rows: g.rows });
+  // (pageItems is byHash the other way round: rebuilt when read)
+  const body = serialize({ format: FILE_FORMAT, code: codeIdentity(ROWS_CODE), name, pages: g.pages, byHash: g.byHash, answers: g.answers, rows: g.rows });
   return Buffer.concat([hash('sha1', body, 'buffer'), body]);
 }
 
@@ -172,8 +197,8 @@ export function readGeneration(name: string, opts: RowOptions, limit: number, by
     return undefined;
   }
   if (!isRecord(v) || v.format !== FILE_FORMAT || v.code !== codeIdentity(ROWS_CODE) || v.name !== name || !Array.isArray(v.pages)) return undefined;
-  const { byHash, rows } = v;
-  if (typeof rows !== 'number' || rows > limit || !(byHash instanceof Map) || byHash.size !== rows) return undefined;
+  const { byHash, rows, answers } = v;
+  if (typeof rows !== 'number' || rows > limit || !(byHash instanceof Map) || byHash.size !== rows || !(answers instanceof Map)) return undefined;
   const pages: RemoteRows[] = [];
   for (const p of v.pages) {
     const page = pageRows(p, opts);
@@ -182,13 +207,25 @@ export function readGeneration(name: string, opts: RowOptions, limit: number, by
   }
   if (pages.reduce((sum, p) => sum + p.ids.length, 0) !== rows) return undefined;
   const places = new Map<string, number>();
+  const pageItems = pages.map((p) => new Array<string>(p.ids.length));
   for (const [h, place] of byHash) {
     if (typeof h !== 'string' || typeof place !== 'number' || !Number.isInteger(place) || place < 0) return undefined;
-    const page = pages[Math.floor(place / ROW_SPAN)];
-    if (!page || place % ROW_SPAN >= page.ids.length) return undefined;
+    const items = pageItems[Math.floor(place / ROW_SPAN)];
+    // (a place taken twice would leave another row without its hash)
+    if (!items || place % ROW_SPAN >= items.length || items[place % ROW_SPAN] !== undefined) return undefined;
+    items[place % ROW_SPAN] = h;
     places.set(h, place);
   }
-  return { pages, byHash: places, rows };
+  // so every row has its item's hash: byHash holds as many as there are rows, each at a place of its own
+  const known = new Map<string, Answer>();
+  for (const [h, a] of answers) {
+    if (typeof h !== 'string' || !isRecord(a)) return undefined;
+    const { page, virtualCount } = a;
+    if (typeof page !== 'number' || !Number.isInteger(page) || page < 0 || page >= pages.length) return undefined;
+    if (typeof virtualCount !== 'number' || !Number.isInteger(virtualCount) || virtualCount < 0) return undefined;
+    known.set(h, { page, virtualCount });
+  }
+  return { pages, pageItems, byHash: places, answers: known, rows };
 }
 
 /** `p` as a page's rows made with these options, if it is one whole */

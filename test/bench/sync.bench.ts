@@ -22,10 +22,10 @@
 //   BENCH_SEED_AT=200000                   sizes from which the first sync seeds at BENCH_SEED_LATENCY_MS (default 1,000,000)
 //   BENCH_PROF=dir                         a CPU profile of each feedsync run, dir/sync-<listings>-<scenario>.cpuprofile (slower)
 //   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
-import { fork, spawnSync } from 'node:child_process';
+import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateCsv, generateListings, writeFeed } from '../../fixtures/generate.js';
@@ -84,6 +84,8 @@ interface Row {
   boundMs: number;
   /** the emulator's latency in this scenario */
   latencyMs: number;
+  /** the emulator's CPU in the run (its process shares the cores) */
+  emulatorCpuMs?: number;
   /** feedsync: paging the remote side */
   pagingMs?: number;
   /** feedsync: reading the feed, with its creates and updates sent as it is read */
@@ -159,6 +161,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       const calls = createCallCounter();
       const api = client(calls.onCall);
       const profile = await startProfile();
+      const e0 = await emulatorCpu(emulator);
       const t0 = performance.now();
       const c0 = process.cpuUsage();
       if (s.newProcess) forgetEchoes();
@@ -166,6 +169,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       await echoFiles.settled(); // (as the CLI does before it exits)
       const wallMs = Math.round(performance.now() - t0);
       const cpuMs = cpuSince(c0);
+      const emulatorCpuMs = (await emulatorCpu(emulator)) - e0;
       await profile?.(`sync-${n}-${s.scenario.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`);
       if (process.env.BENCH_DEBUG) { const m = process.memoryUsage(); globalThis.gc?.(); const g = process.memoryUsage(); process.stderr.write(`${s.scenario}: rss ${m.rss >> 20} heap ${m.heapUsed >> 20}/${m.heapTotal >> 20} ext ${m.external >> 20} ab ${m.arrayBuffers >> 20}; after gc heap ${g.heapUsed >> 20} rss ${g.rss >> 20} cpu ${JSON.stringify(process.cpuUsage())}\n`); }
       if (report.outcome !== 'ok') throw new Error(`${s.scenario}: ${report.summary} ${report.message ?? ''}`);
@@ -179,6 +183,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
         retries: report.retries,
         wallMs,
         cpuMs,
+        emulatorCpuMs,
         boundMs: bound(total, s.latencyMs),
         latencyMs: s.latencyMs,
         pagingMs: report.timings.remoteMs,
@@ -192,6 +197,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
         [RECREATE, 'SN-PEER-RECREATE', (a: ChatbotApi, f: FeedConfig) => recreatePeer(a, f, dir, CONCURRENCY, PAGE_SIZE)],
       ] as const) {
         const peerCalls = createCallCounter();
+        const e1 = await emulatorCpu(emulator);
         const t1 = performance.now();
         const c1 = process.cpuUsage();
         const counts: PeerCounts = await run(client(peerCalls.onCall), { ...feed, chatbot });
@@ -204,6 +210,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
           retries: done.retries,
           wallMs: Math.round(performance.now() - t1),
           cpuMs: cpuSince(c1),
+          emulatorCpuMs: (await emulatorCpu(emulator)) - e1,
           boundMs: bound(done.total, s.latencyMs),
           latencyMs: s.latencyMs,
           counts: `${counts.created} created, ${counts.updated} updated, ${counts.deleted} deleted`,
@@ -245,6 +252,19 @@ function countChanged(n: number): number {
   return count;
 }
 
+/** The emulator process's CPU time so far, in ms. */
+function emulatorCpu(emulator: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (m: { cpuMs?: number }) => {
+      if (typeof m.cpuMs !== 'number') return;
+      emulator.off('message', onMessage);
+      resolve(m.cpuMs);
+    };
+    emulator.on('message', onMessage);
+    emulator.send({ cpu: true });
+  });
+}
+
 function bound(calls: number, latencyMs: number): number {
   return Math.round((calls * latencyMs) / CONCURRENCY);
 }
@@ -255,7 +275,7 @@ function cpuSince(start: NodeJS.CpuUsage): number {
 }
 
 function print(rows: Row[]): void {
-  const head = ['listings', 'tool', 'scenario', 'API calls', 'minimum', 'retries', 'wall ms', 'bound ms', 'wall/bound', 'CPU ms', 'paging ms', 'feed + writes ms', 'peak RSS MB', 'result'];
+  const head = ['listings', 'tool', 'scenario', 'API calls', 'minimum', 'retries', 'wall ms', 'bound ms', 'wall/bound', 'CPU ms', 'emulator CPU ms', 'paging ms', 'feed + writes ms', 'peak RSS MB', 'result'];
   const body = rows.map((r) => {
     const target = r.scenario === NO_CHANGE || r.scenario === NEW_PROCESS ? 2 : 1.25;
     return [
@@ -269,6 +289,7 @@ function print(rows: Row[]): void {
       String(r.boundMs),
       r.boundMs === 0 ? '(seeding)' : r.tool === FEEDSYNC ? `${(r.wallMs / r.boundMs).toFixed(2)}${r.wallMs <= target * r.boundMs ? ' ✓' : ' ✗'}` : (r.wallMs / r.boundMs).toFixed(2),
       String(r.cpuMs),
+      r.emulatorCpuMs === undefined ? '' : String(r.emulatorCpuMs),
       r.pagingMs === undefined ? '' : String(r.pagingMs),
       r.streamMs === undefined ? '' : String(r.streamMs),
       r.rssMb === undefined ? '' : `${r.rssMb}${r.n < 100_000 || r.rssMb < 400 ? ' ✓' : r.n >= 1_000_000 && r.rssMb < 2048 ? ' ✓' : ' ✗'}`,
@@ -280,7 +301,7 @@ function print(rows: Row[]): void {
   process.stdout.write(
     [
       `sync: emulator in a child process with ${LATENCY_MS} ms latency a request; concurrency ${CONCURRENCY} (the peers too), PageSize ${PAGE_SIZE}, delete batches of ${BATCH_SIZE}`,
-      'ratePerSecond 10,000 (16 × 1000 ms / 20 ms = 800 calls/s at most) so the token bucket does not dominate; bound = calls × latency / concurrency; CPU ms = this process (the emulator runs in its own)',
+      `ratePerSecond 10,000 (16 × 1000 ms / 20 ms = 800 calls/s at most) so the token bucket does not dominate; bound = calls × latency / concurrency; CPU ms = this process; emulator CPU ms = the emulator's process (both share this machine's ${availableParallelism()} cores)`,
       'targets (feedsync): calls = minimum (list pages + changed writes + delete batches); wall ≤ 1.25 × bound (no-change rerun ≤ 2 × bound); peak RSS < 400 MB at 100k, < 2 GB at 1M',
       `"new process": what the process remembered of the last paging forgotten first, the page echo read back from the file the run before left (as a cron \`feedsync sync\` runs; up to ${ECHO_ROWS.toLocaleString('en-US')} listings)`,
       '',

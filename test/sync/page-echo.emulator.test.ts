@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatbotApi } from '../../src/api/types.js';
 import { silentLogger } from '../../src/log.js';
 import { createEchoFiles } from '../../src/state/echo-files.js';
-import { forgetEchoes, generationBytes, readGeneration } from '../../src/sync/page-echo.js';
+import type { RawBody } from '../../src/api/types.js';
+import { decodePage } from '../../src/sync/page-decode.js';
+import { forgetEchoes, generationBytes, pageEcho, readGeneration, type Generation } from '../../src/sync/page-echo.js';
 import type { RemoteRows } from '../../src/sync/remote-rows.js';
 import { fetchRemote, type RemoteOptions } from '../../src/sync/remote.js';
 import type { RemoteIndex } from '../../src/sync/remote-index.js';
@@ -84,6 +86,35 @@ describe('page echo', () => {
     expect((await expectSameAsPlain({ keyBy: 'URL' })).recalled).toBe(LISTINGS - 1 + 1);
   });
 
+  it('takes a page whose whole answer it has seen, byte for byte, as the rows it gave then; a page differing in a byte is cut', async () => {
+    const res = await t.api.listListingsAs!({ SerialNumber: 'SN-ECHO', PageNumber: 2, PageSize: 10 }, { raw: async (r: RawBody) => r, data: () => undefined });
+    expect(res).toBeDefined();
+    const o = { keyBy: 'MLSNumber' as const, keepCompared: true, keepOtherKey: true, ignore: new Set(['Whole']) };
+    forgetEchoes();
+    const first = await pageEcho('SN-WHOLE', o);
+    const decoded = decodePage(res!.status, res!.bytes, o)!;
+    first.remember(decoded);
+    await first.finish();
+    const second = await pageEcho('SN-WHOLE', o);
+    const whole = second.recall(res!)!;
+    // the very rows remembered: not cut again, no item hashed or copied
+    expect(whole.rows).toBe(decoded.rows);
+    expect(whole).toMatchObject({ virtualCount: decoded.virtualCount, itemHashes: decoded.itemHashes, pageHash: decoded.pageHash });
+    expect(second.recalled).toBe(10);
+    // another VirtualCount in the envelope: another answer, so the page is cut and its items recalled one by one
+    const text = Buffer.from(res!.bytes).toString('utf8');
+    expect(text).toContain(`"VirtualCount":${decoded.virtualCount}`);
+    const shifted = { status: res!.status, bytes: Buffer.from(text.replace(`"VirtualCount":${decoded.virtualCount}`, `"VirtualCount":${decoded.virtualCount + 1}`)) };
+    const cut = second.recall(shifted)!;
+    expect(cut.rows).not.toBe(decoded.rows);
+    expect(cut.rows).toEqual(decoded.rows);
+    expect(cut.virtualCount).toBe(decoded.virtualCount + 1);
+    expect(cut.rows).toEqual(decodePage(shifted.status, shifted.bytes, o)!.rows);
+    expect(second.recalled).toBe(20);
+    await second.finish();
+    forgetEchoes();
+  });
+
   it('remembers nothing past its limit', async () => {
     await expectSameAsPlain({ serialNumber: 'SN-ECHO', keyBy: 'URL', ignore: new Set(['City']), echoRows: 30 });
     const again = await expectSameAsPlain({ serialNumber: 'SN-ECHO', keyBy: 'URL', ignore: new Set(['City']), echoRows: 30 });
@@ -144,16 +175,27 @@ describe('page echo files', () => {
     const name = 'n';
     const opts = { keyBy: 'MLSNumber' as const };
     const page = (n: number, o: Partial<RemoteRows> = {}): RemoteRows => ({ ids: new Float64Array(n), keys: Array.from({ length: n }, (_, i) => `K${i}`), hashes: new Uint8Array(20 * n), ...o });
-    const read = (pages: RemoteRows[], byHash: Map<string, number>, o: { keepCompared?: boolean; limit?: number } = {}) =>
-      readGeneration(name, { ...opts, ...o }, o.limit ?? 10, generationBytes(name, { pages, byHash, rows: byHash.size }));
+    const generation = (pages: RemoteRows[], byHash: Map<string, number>, answers = new Map([['200:x', { page: 0, virtualCount: 2 }]])): Generation => ({
+      pages,
+      pageItems: [],
+      byHash,
+      answers,
+      rows: byHash.size,
+    });
+    const read = (pages: RemoteRows[], byHash: Map<string, number>, o: { keepCompared?: boolean; limit?: number; answers?: Generation['answers'] } = {}) =>
+      readGeneration(name, { ...opts, ...o }, o.limit ?? 10, generationBytes(name, generation(pages, byHash, o.answers)));
     const places = new Map([['a', 0], ['b', 1]]);
-    expect(read([page(2)], places)?.rows).toBe(2); // whole: read back
+    // whole: read back, each page's item hashes rebuilt from byHash
+    expect(read([page(2)], places)).toMatchObject({ rows: 2, pageItems: [['a', 'b']], answers: new Map([['200:x', { page: 0, virtualCount: 2 }]]) });
+    expect(read([page(2)], new Map([['a', 0], ['b', 0]]))).toBeUndefined(); // two hashes at one place: a row without its own
+    expect(read([page(2)], places, { answers: new Map([['200:x', { page: 1, virtualCount: 2 }]]) })).toBeUndefined(); // an answer of a page not there
+    expect(read([page(2)], places, { answers: new Map([['200:x', { page: 0, virtualCount: -1 }]]) })).toBeUndefined();
     expect(read([page(2, { keys: ['K0'] })], places)).toBeUndefined(); // a key short
     expect(read([page(2, { hashes: new Uint8Array(20) })], places)).toBeUndefined(); // a hash short
     expect(read([page(2)], new Map([['a', 0], ['b', 2]]))).toBeUndefined(); // a place past the page
     expect(read([page(2)], places, { keepCompared: true })).toBeUndefined(); // the options kept compared JSON: these rows have none
     expect(read([page(2)], places, { limit: 1 })).toBeUndefined(); // more rows than this process remembers
-    expect(readGeneration('other', opts, 10, generationBytes(name, { pages: [page(2)], byHash: places, rows: 2 }))).toBeUndefined();
+    expect(readGeneration('other', opts, 10, generationBytes(name, generation([page(2)], places)))).toBeUndefined();
     expect(readGeneration(name, opts, 10, Buffer.from('short'))).toBeUndefined();
   });
 });

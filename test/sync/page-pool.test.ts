@@ -7,6 +7,7 @@ import { readEnvelope } from '../../src/api/envelope.js';
 import { ENDPOINTS, ListData, quickListData } from '../../src/api/schemas.js';
 import type { ChatbotApi, RawBody } from '../../src/api/types.js';
 import { AbortedError } from '../../src/errors.js';
+import { pageHash } from '../../src/sync/page-decode.js';
 import { openPagePool, type PagePool, type PagePoolOptions } from '../../src/sync/page-pool.js';
 import { fetchRemote, type RemoteOptions } from '../../src/sync/remote.js';
 import type { RemoteIndex } from '../../src/sync/remote-index.js';
@@ -90,10 +91,11 @@ describe('page pool', () => {
       for (const [page, size] of [[1, 100], [2, 25], [9, 7], [99, 10]] as const) {
         const res = await rawPage(page, size);
         const data = readEnvelope(ENDPOINTS.list, { status: res.status, headers: new Headers(), text: Buffer.from(res.bytes).toString('utf8') }, ListData, quickListData);
-        const { itemHashes, ...decoded } = (await pool.decode(res, o)) ?? {};
+        const { itemHashes, pageHash: answer, ...decoded } = (await pool.decode(res, o)) ?? {};
         expect(decoded).toEqual({ rows: rowsOf(data.List, o), virtualCount: LISTINGS });
-        // the emulator's pages are cut into their items: each one's hash comes along, for the page echo
+        // the emulator's pages are cut into their items: each one's hash comes along, and the page's, for the page echo
         expect(itemHashes).toHaveLength(data.List.length);
+        expect(answer).toBe(pageHash(res.status, res.bytes));
       }
     } finally {
       await pool.close();
