@@ -21,6 +21,8 @@ export interface CsvOptions {
   delimiter: string;
   quote: string;
   encoding: 'utf8' | 'latin1' | 'windows-1252';
+  /** told the header (trimmed, as the records' data are keyed) once it is read, before any record */
+  onHeader?: (header: readonly string[]) => void;
 }
 
 export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { fastPath?: boolean } = {}): AsyncIterable<FeedItem> {
@@ -34,7 +36,7 @@ export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { f
  */
 async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, fastPath: boolean): AsyncIterable<FeedItem[]> {
   const file = opts.label;
-  const rows = new CsvRows(file);
+  const rows = new CsvRows(file, opts.onHeader);
   const scanner = fastPath && fastPathReads(opts.delimiter, opts.quote) ? new CsvScanner(opts.delimiter, opts.quote, rows.row) : undefined;
   let parser: CsvParser | undefined = scanner ? undefined : csvParser(opts, rows, 0);
   // csv-parse reads on from where the fast path stopped, a piece at a time as the chunks came
@@ -144,7 +146,10 @@ class CsvRows {
   private drift = 0;
   private fatal: FeedReadError | undefined;
 
-  constructor(private readonly file: string) {}
+  constructor(
+    private readonly file: string,
+    private readonly onHeader?: (header: readonly string[]) => void,
+  ) {}
 
   /** a row read, with csv-parse's `lines` and `empty_lines` where it ends */
   readonly row = (fields: string[], lines: number, emptyLines: number): void => {
@@ -156,6 +161,7 @@ class CsvRows {
       checkHeader(this.header, file);
       this.build = recordBuilder(this.header);
       this.headerId = headerIdentity(this.header);
+      this.onHeader?.(this.header);
       return;
     }
     const position = { file, line, index: this.index++ };
@@ -250,6 +256,16 @@ export function rowText(headerId: string, fields: readonly string[]): string {
   if (fields.length === 0) return `C${headerId}[]`;
   for (const f of fields) if (f.includes(UNIT)) return `C${headerId}${JSON.stringify(fields)}`;
   return `c${headerId}${UNIT}${fields.join(UNIT)}`;
+}
+
+/**
+ * The fields a row's text holds (rowText the other way round), when it is the joined form (`c`);
+ * undefined for the JSON form, which is rare (a field holding the unit separator, or no fields).
+ */
+export function rowFields(text: string): string[] | undefined {
+  if (text.charCodeAt(0) !== 0x63 /* c */) return undefined;
+  const at = text.indexOf(UNIT);
+  return at < 0 ? undefined : text.slice(at + 1).split(UNIT);
 }
 
 /**

@@ -9,11 +9,12 @@
 // new one is started); close() ends every worker and answers every page. Workers without pages do
 // not keep the process alive, and end after idleMs.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { RawBody } from '../api/types.js';
 import type { PageReply, PageTask, PageWorkerOptions } from './page-worker.js';
 import type { DecodedPage } from './page-decode.js';
 import type { RowOptions } from './remote-rows.js';
+import { startWorker, workerEntry } from './worker-start.js';
 
 export interface PagePoolOptions {
   /** worker threads (default decodeThreads()) */
@@ -98,7 +99,7 @@ export function openPagePool(poolOpts: PagePoolOptions = {}): PagePool {
     while (!closed && failures < MAX_FAILURES && slots.size < size) {
       let worker: Worker;
       try {
-        worker = startWorker(poolOpts.entry ?? workerEntry());
+        worker = startWorker(poolOpts.entry ?? workerEntry('page-worker'));
       } catch {
         failures = MAX_FAILURES; // no worker can start here (tsx not found): every page is decoded by the caller
         return;
@@ -242,21 +243,4 @@ export function openPagePool(poolOpts: PagePoolOptions = {}): PagePool {
 /** the row options as they cross to a worker (a Set does not cross as itself) */
 function workerOpts(opts: RowOptions): PageWorkerOptions {
   return { keyBy: opts.keyBy, ignore: [...(opts.ignore ?? [])], keepCompared: Boolean(opts.keepCompared), keepOtherKey: Boolean(opts.keepOtherKey) };
-}
-
-/** page-worker next to this module: .ts when run from the sources (tsx), .js when built. */
-function workerEntry(): URL {
-  return new URL(import.meta.url.endsWith('.ts') ? './page-worker.ts' : './page-worker.js', import.meta.url);
-}
-
-/**
- * A worker on `entry`. A TypeScript entry (the sources run through tsx) needs tsx's loader in the
- * worker too: on Node 20 neither `--import tsx` in the worker's execArgv nor the parent's register()
- * reaches a worker's loader, so the worker starts from a module that registers tsx, then loads it.
- */
-function startWorker(entry: URL): Worker {
-  if (!entry.pathname.endsWith('.ts')) return new Worker(entry);
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const boot = `import { register } from ${JSON.stringify(tsx)};\nregister();\nawait import(${JSON.stringify(entry.href)});`;
-  return new Worker(new URL(`data:text/javascript,${encodeURIComponent(boot)}`));
 }

@@ -1,5 +1,6 @@
 // The data planSync works on and returns: the feed side, the remote side and the plan. Plain data,
 // so a plan can be printed (dry run), snapshotted in tests and handed to the executor.
+import type { FeedItem } from '../feeds/types.js';
 import type { FieldChange } from '../listing/canonical.js';
 import type { RemoteCopies } from './remote-index.js';
 import type { KeyType, ListingCreate } from '../listing/schema.js';
@@ -24,13 +25,14 @@ export interface DesiredListing {
 
 /**
  * A record whose stamp matched (record-stamp.ts): unchanged on both sides since the last run, so it
- * was not mapped. `expand` maps it after all, for the one case that needs its listing: an earlier
- * record of its key was written in this run.
+ * was not mapped. It keeps the record as read (`item`, `text`) to be mapped after all, for the one
+ * case that needs its listing: an earlier record of its key was written in this run.
  */
 export interface RememberedListing {
   key: string;
   position: Position;
-  expand(): DesiredListing;
+  item: FeedItem;
+  text: string;
 }
 
 export interface RejectedRecord {

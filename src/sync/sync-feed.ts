@@ -27,6 +27,7 @@ import { createPendingWindow } from './pending.js';
 import { planAgain, planDeletes, planListing } from './plan.js';
 import type { DesiredListing, PlannedDelete, PlanOptions, RememberedListing, RemoteSide } from './plan-types.js';
 import { fetchRemote } from './remote.js';
+import { openFeedThread, ThreadRecord } from './feed-thread.js';
 import type { EchoFiles } from './page-echo.js';
 import { callsBetween, summaryLine, type PlanView, type SyncOutcome, type SyncReport } from './report.js';
 
@@ -67,6 +68,8 @@ export interface SyncOptions {
   attempt?: { made: number; max: number };
   /** for tests of the grace period */
   now?: () => Date;
+  /** CSV files of at least this many bytes are read by a thread of their own (default THREAD_MIN_BYTES; tests) */
+  threadMinBytes?: number;
 }
 
 /** Listings read but not yet planned: a key repeated within this many records is written once. */
@@ -117,230 +120,237 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   });
   // record stamps (record-stamp.ts), unless a compared field reads the clock
   const seed = compiled.clockFields.every((f) => ignore.has(f)) ? stampSeed({ mapping: feed.mapping, chatbot: feed.chatbot, keyBy: feed.keyBy, ignore }) : undefined;
-  // The sync state is read while the chatbot's listings are paged (paging leaves the main thread
-  // idle between pages; the caller's chatbot lock keeps other runs from writing it meanwhile). A
-  // run whose paging fails ends with that failure, so a read failure then has nothing to add.
-  const stateRead = Promise.all([loadChatbotState(store, feed.chatbot, writers), seed === undefined ? new Map<string, string>() : loadStamps(store, feed.name)]);
-  stateRead.catch(() => undefined);
-  let remote: RemoteSide & { byKey: RemoteIndex };
+  // A large CSV file is read by a thread of its own from now on, ahead of the planning (feed-thread.ts).
+  const thread = await openFeedThread(feed.source, { baseDir: deps.baseDir, mapping: feed.mapping, keyBy: feed.keyBy, signal, ...(opts.threadMinBytes !== undefined && { minBytes: opts.threadMinBytes }) });
   try {
-    remote = await fetchRemote(api, {
+    // The sync state is read while the chatbot's listings are paged (paging leaves the main thread
+    // idle between pages; the caller's chatbot lock keeps other runs from writing it meanwhile). A
+    // run whose paging fails ends with that failure, so a read failure then has nothing to add.
+    const stateRead = Promise.all([loadChatbotState(store, feed.chatbot, writers), seed === undefined ? new Map<string, string>() : loadStamps(store, feed.name)]);
+    stateRead.catch(() => undefined);
+    let remote: RemoteSide & { byKey: RemoteIndex };
+    try {
+      remote = await fetchRemote(api, {
+        serialNumber: feed.chatbot,
+        keyBy: feed.keyBy,
+        pageSize: apiConfig.pageSize,
+        maxPages: apiConfig.maxPages,
+        concurrency: apiConfig.concurrency,
+        signal,
+        ignore,
+        // the change log names each changed field old → new, in real runs too
+        keepCompared: Boolean(opts.dryRun || deps.changes),
+        keepOtherKey: otherKeyNeeded(writers, feed),
+        ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
+      });
+    } catch (err) {
+      // whatever went wrong, this feed's run ends here with a report; the other feeds go on
+      const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
+      const message = authFailure(err, feed.name) ?? `${deadline.aborted ? `${deadlineMessage()}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
+      return finish({ outcome, message, remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: causeMessage(err) }, count: 0 });
+    }
+    timings.remoteMs = ms();
+
+    const [state, storedStamps] = await stateRead;
+    let stamps = storedStamps;
+    const own = state.feeds.get(feed.name)!;
+    // this feed's fingerprints go into the remote index (asked only of keys the chatbot holds)
+    remote.byKey.attachFingerprints(own.fingerprints);
+    own.fingerprints = new Map(); // (what was read is not held past here)
+    const { fingerprints } = remote.byKey;
+    const missingSince = feed.deletes.graceHours > 0 ? own.missingSince : new Map<string, string>();
+    const ownedElsewhere = ownedByOtherFeeds(state, feed.name);
+    const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
+
+    const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
+
+    const opened = thread ?? openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
+    let feedDone = false;
+    /** the feed server refused our credentials: the run fails, nothing more is asked of anyone */
+    let feedAuth: string | undefined;
+    const pending = createPendingWindow<DesiredListing | RememberedListing>({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: own.recurring });
+    /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
+    const sent = new Set<string>();
+    /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
+    const inStepSince = (seed: string, key: string, text: string): boolean => {
+      const stored = stamps.get(key);
+      if (stored === undefined || sent.has(key)) return false;
+      const copy = remote.byKey.stampInputs(key);
+      return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
+    };
+    /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
+    const read = (item: FeedItem): DesiredListing | RememberedListing | undefined => {
+      if (seed === undefined || item.kind !== 'record') return collector.add(mapItem(item, compiled, ctx));
+      const text = recordText(item);
+      // (the feed thread read the key where it read the record)
+      const key = item instanceof ThreadRecord ? item.key : compiled.keyOf(item.data, feed.keyBy);
+      if (key !== undefined && inStepSince(seed, key, text)) {
+        const entry: RememberedListing = { key, position: item.position, item, text };
+        collector.addRemembered(entry);
+        return entry;
+      }
+      const before = unmappedSeen;
+      const entry = collector.add(mapItem(item, compiled, ctx));
+      if (entry && unmappedSeen === before) entry.text = text;
+      return entry;
+    };
+    const expand = (item: FeedItem, text: string): DesiredListing => {
+      const mapped = mapItem(item, compiled, ctx);
+      // the same record under the same mapping, valid when its stamp was stored
+      if (mapped.kind !== 'listing') throw new Error(`${feed.name}: ${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
+      return { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
+    };
+    const plan = (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
+      // in step since the last run: unchanged, unless an earlier record of its key was written in this run
+      if ('item' in next && !sent.has(next.key)) {
+        tally.unchanged++;
+        tally.unchangedByStamp++;
+        return undefined;
+      }
+      const entry = 'item' in next ? expand(next.item, next.text) : next;
+      const copies = remote.byKey.get(entry.key);
+      const d = sent.has(entry.key) ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
+      if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
+      if (seed !== undefined && entry.text !== undefined) {
+        const stamp = stampOf(seed, entry.text, d.inStep.hash, d.inStep.fingerprint);
+        if (d.create) d.create.stamp = stamp;
+        else if (d.update) d.update.stamp = stamp;
+        else if (stamps.get(entry.key) !== stamp) tally.recordStamps.push([entry.key, stamp]);
+      }
+      // a late record's key was planned already, its remote copies with it
+      if (!late) {
+        if (d.duplicates) tally.duplicates++;
+        tally.duplicateDeletes.push(...d.duplicateDeletes);
+      }
+      if (d.create) {
+        tally.creates++;
+        sent.add(entry.key);
+        if (!opts.dryRun) return { kind: 'create', create: d.create };
+        view.creates.push(d.create.key);
+        deps.changes?.(createChange(d.create));
+      } else if (d.update) {
+        tally.updates++;
+        sent.add(entry.key);
+        if (!opts.dryRun) return { kind: 'update', update: d.update };
+        view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
+        deps.changes?.(updateChange(d.update));
+      } else tally.unchanged++;
+      return undefined;
+    };
+    async function* writes(): AsyncGenerator<Job> {
+      try {
+        for await (const item of opened.items) {
+          const entry = read(item);
+          if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
+          if (!entry) continue;
+          for (const ready of pending.push(entry)) {
+            const job = plan(ready, false);
+            if (job) yield job;
+          }
+        }
+      } catch (err) {
+        feedAuth = authFailure(err, feed.name);
+        collector.fail(err);
+        if (feedAuth) return;
+      }
+      for (const ready of pending.drain()) {
+        const job = plan(ready, false);
+        if (job) yield job;
+      }
+      feedDone = true;
+      writeTotal = tally.creates + tally.updates;
+      timings.feedMs = ms();
+    }
+    /** the held records (keys that recur): planned once every earlier write has finished */
+    function* heldWrites(): Generator<Job> {
+      for (const entry of pending.held()) {
+        const job = plan(entry, pending.planned(entry.key));
+        if (job) yield job;
+      }
+    }
+
+    const executor = createExecutor({
+      api,
       serialNumber: feed.chatbot,
       keyBy: feed.keyBy,
-      pageSize: apiConfig.pageSize,
-      maxPages: apiConfig.maxPages,
       concurrency: apiConfig.concurrency,
+      batchSize: feed.deletes.batchSize,
+      retries: apiConfig.retries,
+      logger,
+      feed: feed.name,
       signal,
-      ignore,
-      // the change log names each changed field old → new, in real runs too
-      keepCompared: Boolean(opts.dryRun || deps.changes),
-      keepOtherKey: otherKeyNeeded(writers, feed),
-      ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
+      onProgress: ({ done }) => progress('write', done),
+      changes: deps.changes,
     });
-  } catch (err) {
-    // whatever went wrong, this feed's run ends here with a report; the other feeds go on
-    const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
-    const message = authFailure(err, feed.name) ?? `${deadline.aborted ? `${deadlineMessage()}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
-    return finish({ outcome, message, remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: causeMessage(err) }, count: 0 });
-  }
-  timings.remoteMs = ms();
-
-  const [state, storedStamps] = await stateRead;
-  let stamps = storedStamps;
-  const own = state.feeds.get(feed.name)!;
-  // this feed's fingerprints go into the remote index (asked only of keys the chatbot holds)
-  remote.byKey.attachFingerprints(own.fingerprints);
-  own.fingerprints = new Map(); // (what was read is not held past here)
-  const { fingerprints } = remote.byKey;
-  const missingSince = feed.deletes.graceHours > 0 ? own.missingSince : new Map<string, string>();
-  const ownedElsewhere = ownedByOtherFeeds(state, feed.name);
-  const planOptions: PlanOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints, ownedElsewhere };
-
-  const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
-
-  const opened = openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
-  let feedDone = false;
-  /** the feed server refused our credentials: the run fails, nothing more is asked of anyone */
-  let feedAuth: string | undefined;
-  const pending = createPendingWindow<DesiredListing | RememberedListing>({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: own.recurring });
-  /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
-  const sent = new Set<string>();
-  /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
-  const inStepSince = (seed: string, key: string, text: string): boolean => {
-    const stored = stamps.get(key);
-    if (stored === undefined || sent.has(key)) return false;
-    const copy = remote.byKey.stampInputs(key);
-    return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
-  };
-  /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
-  const read = (item: FeedItem): DesiredListing | RememberedListing | undefined => {
-    if (seed === undefined || item.kind !== 'record') return collector.add(mapItem(item, compiled, ctx));
-    const text = recordText(item);
-    const key = compiled.keyOf(item.data, feed.keyBy);
-    if (key !== undefined && inStepSince(seed, key, text)) {
-      const entry: RememberedListing = { key, position: item.position, expand: () => expand(item, text) };
-      collector.addRemembered(entry);
-      return entry;
+    if (opts.dryRun) {
+      for await (const _ of writes());
+      if (!feedAuth) for (const _ of heldWrites());
+    } else {
+      await executor.run(writes());
+      if (!executor.result.stopped && !feedAuth) await executor.run(heldWrites());
     }
-    const before = unmappedSeen;
-    const entry = collector.add(mapItem(item, compiled, ctx));
-    if (entry && unmappedSeen === before) entry.text = text;
-    return entry;
-  };
-  const expand = (item: FeedItem, text: string): DesiredListing => {
-    const mapped = mapItem(item, compiled, ctx);
-    // the same record under the same mapping, valid when its stamp was stored
-    if (mapped.kind !== 'listing') throw new Error(`${feed.name}: ${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
-    return { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
-  };
-  const plan = (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
-    // in step since the last run: unchanged, unless an earlier record of its key was written in this run
-    if ('expand' in next && !sent.has(next.key)) {
-      tally.unchanged++;
-      tally.unchangedByStamp++;
-      return undefined;
+    remote.byKey.dropFingerprints(); // not needed past planning
+    stamps = new Map(); // not needed past the feed
+    const desired = collector.side;
+    // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
+    desired.mode = opened.mode;
+    since = opened.since;
+    if (!feedDone) {
+      desired.complete = false;
+      desired.readError ??= 'the run stopped before the feed was read whole';
     }
-    const entry = 'expand' in next ? next.expand() : next;
-    const copies = remote.byKey.get(entry.key);
-    const d = sent.has(entry.key) ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
-    if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
-    if (seed !== undefined && entry.text !== undefined) {
-      const stamp = stampOf(seed, entry.text, d.inStep.hash, d.inStep.fingerprint);
-      if (d.create) d.create.stamp = stamp;
-      else if (d.update) d.update.stamp = stamp;
-      else if (stamps.get(entry.key) !== stamp) tally.recordStamps.push([entry.key, stamp]);
-    }
-    // a late record's key was planned already, its remote copies with it
-    if (!late) {
-      if (d.duplicates) tally.duplicates++;
-      tally.duplicateDeletes.push(...d.duplicateDeletes);
-    }
-    if (d.create) {
-      tally.creates++;
-      sent.add(entry.key);
-      if (!opts.dryRun) return { kind: 'create', create: d.create };
-      view.creates.push(d.create.key);
-      deps.changes?.(createChange(d.create));
-    } else if (d.update) {
-      tally.updates++;
-      sent.add(entry.key);
-      if (!opts.dryRun) return { kind: 'update', update: d.update };
-      view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
-      deps.changes?.(updateChange(d.update));
-    } else tally.unchanged++;
-    return undefined;
-  };
-  async function* writes(): AsyncGenerator<Job> {
-    try {
-      for await (const item of opened.items) {
-        const entry = read(item);
-        if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
-        if (!entry) continue;
-        for (const ready of pending.push(entry)) {
-          const job = plan(ready, false);
-          if (job) yield job;
-        }
-      }
-    } catch (err) {
-      feedAuth = authFailure(err, feed.name);
-      collector.fail(err);
-      if (feedAuth) return;
-    }
-    for (const ready of pending.drain()) {
-      const job = plan(ready, false);
-      if (job) yield job;
-    }
-    feedDone = true;
-    writeTotal = tally.creates + tally.updates;
-    timings.feedMs = ms();
-  }
-  /** the held records (keys that recur): planned once every earlier write has finished */
-  function* heldWrites(): Generator<Job> {
-    for (const entry of pending.held()) {
-      const job = plan(entry, pending.planned(entry.key));
-      if (job) yield job;
-    }
-  }
 
-  const executor = createExecutor({
-    api,
-    serialNumber: feed.chatbot,
-    keyBy: feed.keyBy,
-    concurrency: apiConfig.concurrency,
-    batchSize: feed.deletes.batchSize,
-    retries: apiConfig.retries,
-    logger,
-    feed: feed.name,
-    signal,
-    onProgress: ({ done }) => progress('write', done),
-    changes: deps.changes,
-  });
-  if (opts.dryRun) {
-    for await (const _ of writes());
-    if (!feedAuth) for (const _ of heldWrites());
-  } else {
-    await executor.run(writes());
-    if (!executor.result.stopped && !feedAuth) await executor.run(heldWrites());
-  }
-  remote.byKey.dropFingerprints(); // not needed past planning
-  stamps = new Map(); // not needed past the feed
-  const desired = collector.side;
-  // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
-  desired.mode = opened.mode;
-  since = opened.since;
-  if (!feedDone) {
-    desired.complete = false;
-    desired.readError ??= 'the run stopped before the feed was read whole';
-  }
+    const rest = planDeletes(remote, desired, planOptions);
+    const plannedDeletes = [...tally.duplicateDeletes, ...rest.deletes];
+    const guard = evaluateGuards({
+      plan: { deletes: plannedDeletes },
+      deletes: feed.deletes,
+      remote: { count: remote.count, complete: remote.complete, problem: remote.problem },
+      feed: { complete: desired.complete, readError: desired.readError, mode: desired.mode, valid: desired.counts.valid },
+      force: Boolean(opts.force),
+      now: now(),
+      missingSince,
+    });
+    timings.planMs = ms();
+    if (deps.changes) {
+      for (const r of desired.rejected) deps.changes(rejectChange(r));
+      for (const d of guard.withheld) deps.changes(deleteChange(d, true));
+      if (opts.dryRun) for (const d of guard.allowed) deps.changes(deleteChange(d));
+    }
+    const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, unchangedByStamp: tally.unchangedByStamp, duplicates: tally.duplicates };
 
-  const rest = planDeletes(remote, desired, planOptions);
-  const plannedDeletes = [...tally.duplicateDeletes, ...rest.deletes];
-  const guard = evaluateGuards({
-    plan: { deletes: plannedDeletes },
-    deletes: feed.deletes,
-    remote: { count: remote.count, complete: remote.complete, problem: remote.problem },
-    feed: { complete: desired.complete, readError: desired.readError, mode: desired.mode, valid: desired.counts.valid },
-    force: Boolean(opts.force),
-    now: now(),
-    missingSince,
-  });
-  timings.planMs = ms();
-  if (deps.changes) {
-    for (const r of desired.rejected) deps.changes(rejectChange(r));
-    for (const d of guard.withheld) deps.changes(deleteChange(d, true));
-    if (opts.dryRun) for (const d of guard.allowed) deps.changes(deleteChange(d));
-  }
-  const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, unchangedByStamp: tally.unchangedByStamp, duplicates: tally.duplicates };
+    if (opts.dryRun) {
+      const shown = [...guard.allowed, ...guard.withheld];
+      view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
+      const planned = { creates: tally.creates, updates: tally.updates, deletes: guard.allowed };
+      const outcome = runOutcome({ stopped: feedAuth ? 'failed' : undefined, guard, failures: 0, complete: desired.complete });
+      return finish({ outcome, message: feedAuth ?? guard.message ?? readMessage(desired.readError), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
+    }
 
-  if (opts.dryRun) {
-    const shown = [...guard.allowed, ...guard.withheld];
-    view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
-    const planned = { creates: tally.creates, updates: tally.updates, deletes: guard.allowed };
-    const outcome = runOutcome({ stopped: feedAuth ? 'failed' : undefined, guard, failures: 0, complete: desired.complete });
-    return finish({ outcome, message: feedAuth ?? guard.message ?? readMessage(desired.readError), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
-  }
+    const exec = executor.result;
+    if (!exec.stopped && !feedAuth && guard.allowed.length) {
+      const batches = [...deleteJobs(guard.allowed, feed.deletes.batchSize)];
+      writeTotal = (writeTotal ?? 0) + batches.length;
+      await executor.run(batches);
+    }
+    timings.executeMs = ms();
 
-  const exec = executor.result;
-  if (!exec.stopped && !feedAuth && guard.allowed.length) {
-    const batches = [...deleteJobs(guard.allowed, feed.deletes.batchSize)];
-    writeTotal = (writeTotal ?? 0) + batches.length;
-    await executor.run(batches);
+    const outcome = runOutcome({ stopped: exec.stopped ?? (feedAuth ? 'failed' : undefined), guard, failures: exec.failures.length, complete: desired.complete });
+    const message = (deadline.aborted ? deadlineMessage() : (exec.stopReason ?? feedAuth)) ?? guard.message ?? readMessage(desired.readError);
+    const changes = emptyChanges(feed.name);
+    changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
+    changes.fingerprints.delete = exec.deletedKeys;
+    changes.stamps.set = [...tally.recordStamps, ...exec.stamped];
+    changes.stamps.delete = exec.deletedKeys;
+    changes.missingSince.set = guard.marks.set;
+    changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
+    if (outcome === 'ok' && opened.mark !== undefined) changes.mark = opened.mark;
+    if (feedDone) changes.recurring = { set: [...pending.recurring].filter((k) => !own.recurring.has(k)), delete: [...own.recurring].filter((k) => !pending.recurring.has(k)) };
+    await commitChanges(store, changes);
+    return finish({ outcome, message, remote: remoteInfo(remote), count: remote.count, guard, counted, exec });
+  } finally {
+    await thread?.close();
   }
-  timings.executeMs = ms();
-
-  const outcome = runOutcome({ stopped: exec.stopped ?? (feedAuth ? 'failed' : undefined), guard, failures: exec.failures.length, complete: desired.complete });
-  const message = (deadline.aborted ? deadlineMessage() : (exec.stopReason ?? feedAuth)) ?? guard.message ?? readMessage(desired.readError);
-  const changes = emptyChanges(feed.name);
-  changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
-  changes.fingerprints.delete = exec.deletedKeys;
-  changes.stamps.set = [...tally.recordStamps, ...exec.stamped];
-  changes.stamps.delete = exec.deletedKeys;
-  changes.missingSince.set = guard.marks.set;
-  changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
-  if (outcome === 'ok' && opened.mark !== undefined) changes.mark = opened.mark;
-  if (feedDone) changes.recurring = { set: [...pending.recurring].filter((k) => !own.recurring.has(k)), delete: [...own.recurring].filter((k) => !pending.recurring.has(k)) };
-  await commitChanges(store, changes);
-  return finish({ outcome, message, remote: remoteInfo(remote), count: remote.count, guard, counted, exec });
 
   function finish(r: {
     outcome: SyncOutcome;

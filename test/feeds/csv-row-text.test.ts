@@ -3,7 +3,7 @@
 // text), and a different header must give a different text for the same fields.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { headerIdentity, readCsv, rowText } from '../../src/feeds/csv-reader.js';
+import { headerIdentity, readCsv, rowFields, rowText } from '../../src/feeds/csv-reader.js';
 import type { FeedItem } from '../../src/feeds/index.js';
 import { chunks, collectUntilError } from './helpers.js';
 
@@ -17,6 +17,18 @@ describe('rowText', () => {
         const other = sameHeader ? id : headerIdentity([...header, 'extra']);
         const same = rowText(id, a) === rowText(other, b);
         expect(same).toBe(sameHeader && JSON.stringify(a) === JSON.stringify(b));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('gives its fields back (rowFields) in the joined form, and says so when it is not', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string(), { minLength: 1, maxLength: 3 }), fc.array(field, { maxLength: 5 }), (header, fields) => {
+        const text = rowText(headerIdentity(header), fields);
+        const back = rowFields(text);
+        if (text.startsWith('c')) expect(back).toEqual(fields);
+        else expect(back).toBeUndefined();
       }),
       { numRuns: 3000 },
     );

@@ -16,8 +16,8 @@ const writeCounts = async () => {
   return { create: total(await requests(te, 'RealEstateCreate')), update: total(await requests(te, 'RealEstateUpdate')), delete: total(await requests(te, 'RealEstateDelete')) };
 };
 
-/** Runs `feed`, returning its report and the writes it made. */
-async function run(feed?: FeedConfig, opts: { full?: boolean } = {}) {
+/** Runs `feed`, returning its report and the writes it made (`threadMinBytes: 0`: the feed read by its thread, feed-thread.ts). */
+async function run(feed?: FeedConfig, opts: { full?: boolean; threadMinBytes?: number } = {}) {
   const before = await writeCounts();
   const report = await sync.env().sync(sync.te(), feed, opts);
   const after = await writeCounts();
@@ -28,13 +28,13 @@ async function run(feed?: FeedConfig, opts: { full?: boolean } = {}) {
  * The run `change` leads to, with the stamps as stored and with none (the full rule), from the
  * same state: the chatbot's listings and the stored state are put back between the two.
  */
-async function bothWays(change: () => Promise<void>, feed?: FeedConfig) {
+async function bothWays(change: () => Promise<void>, feed?: FeedConfig, stampedOpts: { threadMinBytes?: number } = {}) {
   const [te, env] = [sync.te(), sync.env()];
   const listings = await te.listings(SN);
   const ns = [fingerprintNamespace('test-feed'), stampNamespace('test-feed')];
   const saved = await Promise.all(ns.map((n) => env.store.getAll(n)));
   await change();
-  const stamped = await run(feed);
+  const stamped = await run(feed, stampedOpts);
 
   // back to the state before, stamps removed
   await te.api.deleteListings({ SerialNumber: SN, Keys: (await te.listings(SN)).map((l) => String(l.ID)), KeyType: 'NewOaks' });
@@ -51,6 +51,13 @@ async function bothWays(change: () => Promise<void>, feed?: FeedConfig) {
   return { stamped, full };
 }
 
+const EDITS: Array<[string, (rs: Row[]) => Row[]]> = [
+  ['a changed record', (rs) => rs.map((r, i) => (i === 3 ? { ...r, SalePrice: 1 } : r))],
+  ['a record repeated with another price (the later one wins)', (rs) => [...rs, { ...rs[2]!, SalePrice: 7 }]],
+  ['a record repeated the same', (rs) => [...rs, rs[5]!]],
+  ['a record dropped', (rs) => rs.slice(1)],
+];
+
 describe('record stamps', () => {
   it('a no-change rerun maps no record, and writes nothing: no call, no state', async () => {
     const env = sync.env();
@@ -64,19 +71,24 @@ describe('record stamps', () => {
     expect(applied).toBe(0);
     expect(again.writes).toEqual({ create: 0, update: 0, delete: 0 });
     expect(again.report.counts).toMatchObject({ unchanged: 40, unchangedByStamp: 40 });
+    // the feed read by its thread: the same stamps, so the same rerun
+    const threaded = await run(undefined, { threadMinBytes: 0 });
+    expect(applied).toBe(0);
+    expect(threaded.writes).toEqual({ create: 0, update: 0, delete: 0 });
+    expect(threaded.report.counts).toMatchObject({ unchanged: 40, unchangedByStamp: 40 });
   });
 
-  it.each<[string, (rs: Row[]) => Row[]]>([
-    ['a changed record', (rs) => rs.map((r, i) => (i === 3 ? { ...r, SalePrice: 1 } : r))],
-    ['a record repeated with another price (the later one wins)', (rs) => [...rs, { ...rs[2]!, SalePrice: 7 }]],
-    ['a record repeated the same', (rs) => [...rs, rs[5]!]],
-    ['a record dropped', (rs) => rs.slice(1)],
-  ])('%s: the same writes with stamps as without', async (_name, edit) => {
+  it.each<[string, (rs: Row[]) => Row[], string, { threadMinBytes?: number }]>(
+    EDITS.flatMap(([name, edit]) => [
+      [name, edit, 'read here', {}],
+      [name, edit, 'read by the feed thread', { threadMinBytes: 0 }],
+    ]),
+  )('%s: the same writes with stamps as without (%s)', async (_name, edit, _how, how) => {
     const env = sync.env();
     const base = rows(12);
     await env.writeFeed(base);
-    await run();
-    const { stamped, full } = await bothWays(() => env.writeFeed(edit(base)).then(() => undefined));
+    await run(undefined, how);
+    const { stamped, full } = await bothWays(() => env.writeFeed(edit(base)).then(() => undefined), undefined, how);
     expect(stamped.writes).toEqual(full.writes);
     expect(stamped.report.counts).toMatchObject({ ...full.report.counts, unchangedByStamp: stamped.report.counts.unchangedByStamp });
     expect(stamped.report.counts.unchangedByStamp).toBeGreaterThan(0);
