@@ -16,7 +16,7 @@
 // cuts pages) are the ones of this process, and its shape is whole: a row recalled must be the row
 // the listing's bytes give, so a file in doubt is ignored, never trusted.
 import { hash } from 'node:crypto';
-import { deserialize, serialize } from 'node:v8';
+import { DefaultSerializer, deserialize } from 'node:v8';
 import { cutListPage, parseListItem } from '../api/list-page-cut.js';
 import { codeIdentity } from './code-identity.js';
 import type { RawBody } from '../api/types.js';
@@ -179,10 +179,17 @@ const ROWS_CODE = ['../api/list-page-cut', '../sync/remote-rows', '../sync/page-
 
 /** A generation as a file: the sha1 of the rest, then its v8 serialization with the format and the code's identity. */
 export function generationBytes(name: string, g: Generation): Uint8Array {
+  // serialize() as it does it, behind 20 bytes the sha1 then fills in: no copy of the whole to put the hash before it
+  const ser = new DefaultSerializer();
+  ser.writeRawBytes(Buffer.alloc(SHA1_BYTES));
+  ser.writeHeader();
   // (pageItems is byHash the other way round: rebuilt when read)
-  const body = serialize({ format: FILE_FORMAT, code: codeIdentity(ROWS_CODE), name, pages: g.pages, byHash: g.byHash, answers: g.answers, rows: g.rows });
-  return Buffer.concat([hash('sha1', body, 'buffer'), body]);
+  ser.writeValue({ format: FILE_FORMAT, code: codeIdentity(ROWS_CODE), name, pages: g.pages, byHash: g.byHash, answers: g.answers, rows: g.rows });
+  const file = ser.releaseBuffer();
+  file.set(hash('sha1', file.subarray(SHA1_BYTES), 'buffer'));
+  return file;
 }
+const SHA1_BYTES = 20;
 
 /** A generation read back, if it is whole, of this format and code, for this name and these options, and within the limit. */
 export function readGeneration(name: string, opts: RowOptions, limit: number, bytes: Uint8Array | undefined): Generation | undefined {
