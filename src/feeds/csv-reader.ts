@@ -13,7 +13,7 @@ import { hash } from 'node:crypto';
 import { once } from 'node:events';
 import { FeedReadError, RecordParseError } from '../errors.js';
 import { CsvScanner, fastPathReads, type Handover } from './csv-scan.js';
-import { itemsOf } from './item-batches.js';
+import { itemsOf, type BatchedItems } from './item-batches.js';
 import type { FeedItem } from './types.js';
 
 export interface CsvOptions {
@@ -25,7 +25,7 @@ export interface CsvOptions {
   onHeader?: (header: readonly string[]) => void;
 }
 
-export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { fastPath?: boolean } = {}): AsyncIterable<FeedItem> {
+export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { fastPath?: boolean } = {}): BatchedItems<FeedItem> {
   return itemsOf(readCsvBatches(bytes, opts, how.fastPath ?? true));
 }
 

@@ -48,7 +48,8 @@ export interface FeedContext {
 }
 
 export interface OpenedFeed {
-  items: AsyncIterable<FeedItem>;
+  /** the records, and (readers that make them a chunk at a time) the same a batch at a time: read one or the other */
+  items: AsyncIterable<FeedItem> & { readonly batches?: AsyncIterable<FeedItem[]> };
   /**
    * 'incremental' when the items are only what changed since the last commit (a RESO feed with
    * `incremental: true`): keys absent from them are not gone. An incremental feed with no mark stored

@@ -6,7 +6,7 @@
 import iconv from 'iconv-lite';
 import { StringDecoder } from 'node:string_decoder';
 import { FeedReadError, RecordParseError } from '../errors.js';
-import { itemsOf } from './item-batches.js';
+import { itemsOf, type BatchedItems } from './item-batches.js';
 import type { FeedItem } from './types.js';
 import { createXmlScanner, type ScannedRecord } from './xml-scanner.js';
 
@@ -19,7 +19,7 @@ export interface XmlOptions {
   encoding?: string;
 }
 
-export function readXml(bytes: AsyncIterable<Buffer>, opts: XmlOptions): AsyncIterable<FeedItem> {
+export function readXml(bytes: AsyncIterable<Buffer>, opts: XmlOptions): BatchedItems<FeedItem> {
   return itemsOf(readXmlBatches(bytes, opts));
 }
 

@@ -7,8 +7,8 @@
 // that repeats a key far apart writes nothing on a rerun. What is held is bounded by `maxHeld`;
 // past it a late record is planned at once (still never a create twice: see `written`).
 export interface PendingWindow<T extends { key: string }> {
-  /** a listing read; returns those that leave the window now, to be planned */
-  push(entry: T): T[];
+  /** a listing read; returns the one that leaves the window now (the oldest, past `size`), to be planned */
+  push(entry: T): T | undefined;
   /** the feed ended: what still waits in the window */
   drain(): T[];
   /** the feed ended and the window was drained: the held ones (latest record per key) */
@@ -30,18 +30,21 @@ export function createPendingWindow<T extends { key: string }>(opts: { size: num
     planned: (key) => left.has(key),
     push(entry) {
       const { key } = entry;
-      if (window.delete(key) || late.has(key) || left.has(key)) recurring.add(key);
-      if (late.has(key) || ((left.has(key) || opts.knownRecurring.has(key)) && late.size < opts.maxHeld)) {
+      // (each lookup once: a rerun pushes every record of the feed)
+      const isLate = late.has(key);
+      const hasLeft = left.has(key);
+      if (window.delete(key) || isLate || hasLeft) recurring.add(key);
+      if (isLate || ((hasLeft || opts.knownRecurring.has(key)) && late.size < opts.maxHeld)) {
         late.set(key, entry);
-        return [];
+        return undefined;
       }
       window.set(key, entry);
-      if (window.size <= opts.size) return [];
-      // (the first entry, without destructuring an iterator per record)
-      const [key0, oldest] = window.entries().next().value!;
+      if (window.size <= opts.size) return undefined;
+      const key0: string = window.keys().next().value!;
+      const oldest = window.get(key0);
       window.delete(key0);
       left.add(key0);
-      return [oldest];
+      return oldest;
     },
     drain() {
       const out = [...window.values()];

@@ -10,6 +10,7 @@ import type { ApiConfig, FeedConfig } from '../config/schema.js';
 import { AbortedError, causeMessage, isRetryable } from '../errors.js';
 import { openFeed } from '../feeds/index.js';
 import type { FeedItem } from '../feeds/types.js';
+import { inBatches } from '../feeds/item-batches.js';
 import type { Logger } from '../log.js';
 import { mapItem } from '../mapping/map-feed.js';
 import { compileMapping } from '../mapping/index.js';
@@ -239,13 +240,17 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     };
     async function* writes(): AsyncGenerator<Job> {
       try {
-        for await (const item of opened.items) {
-          const entry = read(item);
-          if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
-          if (!entry) continue;
-          for (const ready of pending.push(entry)) {
-            const job = plan(ready, false);
-            if (job) yield job;
+        // (a batch at a time where the reader has them: no promise per record)
+        for await (const batch of inBatches(opened.items)) {
+          for (const item of batch) {
+            const entry = read(item);
+            if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
+            if (!entry) continue;
+            const ready = pending.push(entry);
+            if (ready) {
+              const job = plan(ready, false);
+              if (job) yield job;
+            }
           }
         }
       } catch (err) {
