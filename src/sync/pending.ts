@@ -20,7 +20,7 @@ export interface PendingWindow<T extends { key: string }> {
 }
 
 export function createPendingWindow<T extends { key: string }>(opts: { size: number; maxHeld: number; knownRecurring: ReadonlySet<string> }): PendingWindow<T> {
-  const window = new Map<string, T>();
+  const window = new FifoWindow<T>();
   const late = new Map<string, T>();
   /** keys planned already (left the window): a next record of one of them is late */
   const left = new Set<string>();
@@ -38,18 +38,14 @@ export function createPendingWindow<T extends { key: string }>(opts: { size: num
         late.set(key, entry);
         return undefined;
       }
-      window.set(key, entry);
+      window.add(entry);
       if (window.size <= opts.size) return undefined;
-      const key0: string = window.keys().next().value!;
-      const oldest = window.get(key0);
-      window.delete(key0);
-      left.add(key0);
+      const oldest = window.shift()!;
+      left.add(oldest.key);
       return oldest;
     },
     drain() {
-      const out = [...window.values()];
-      window.clear();
-      return out;
+      return window.clear();
     },
     held() {
       const out = [...late.values()];
@@ -57,4 +53,67 @@ export function createPendingWindow<T extends { key: string }>(opts: { size: num
       return out;
     },
   };
+}
+
+/**
+ * Entries by key in the order they came, the oldest taken first. (A Map used as a queue slows down
+ * as it churns: its iterator walks over the slots of deleted entries until the table is rebuilt,
+ * so taking the first one costs more the longer the feed. Here: a list with a moving head.)
+ */
+class FifoWindow<T extends { key: string }> {
+  /** entries by arrival, a taken or replaced one cleared; slots[i] is arrival number base + i */
+  #slots: Array<T | undefined> = [];
+  #head = 0;
+  #base = 0;
+  /** the arrival number of each key's entry */
+  #at = new Map<string, number>();
+
+  get size(): number {
+    return this.#at.size;
+  }
+
+  add(entry: T): void {
+    this.#at.set(entry.key, this.#base + this.#slots.length);
+    this.#slots.push(entry);
+  }
+
+  /** removes the key's entry; whether it had one */
+  delete(key: string): boolean {
+    const at = this.#at.get(key);
+    if (at === undefined) return false;
+    this.#slots[at - this.#base] = undefined;
+    this.#at.delete(key);
+    return true;
+  }
+
+  /** takes the oldest entry */
+  shift(): T | undefined {
+    const slots = this.#slots;
+    while (this.#head < slots.length && slots[this.#head] === undefined) this.#head++;
+    const oldest = slots[this.#head];
+    if (oldest === undefined) return undefined;
+    slots[this.#head++] = undefined;
+    this.#at.delete(oldest.key);
+    // the taken head is dropped once it is most of the list (each slot is moved once at most, on average)
+    if (this.#head > 1024 && this.#head * 2 > slots.length) {
+      this.#slots = slots.slice(this.#head);
+      this.#base += this.#head;
+      this.#head = 0;
+    }
+    return oldest;
+  }
+
+  /** every entry, oldest first, and empties the window */
+  clear(): T[] {
+    const out: T[] = [];
+    for (let i = this.#head; i < this.#slots.length; i++) {
+      const e = this.#slots[i];
+      if (e !== undefined) out.push(e);
+    }
+    this.#slots = [];
+    this.#base += this.#head;
+    this.#head = 0;
+    this.#at.clear();
+    return out;
+  }
 }
