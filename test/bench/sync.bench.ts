@@ -13,7 +13,7 @@
 // (a cron `feedsync sync`) starts: it reads the echo file the run before it left.
 // At 1M listings the first sync only seeds the chatbot: it runs with the emulator at
 // BENCH_SEED_LATENCY_MS (default 0) and its wall/bound is not judged; the reruns run at 20 ms.
-// The child's heap: BENCH_HEAP_MB sets --max-old-space-size (default: 1200 from 1M listings, else node's own).
+// The child's heap: BENCH_HEAP_MB sets --max-old-space-size (default: 1000 from 1M listings, else node's own).
 //
 //   npm run bench -- sync                  sizes 10k (with the naive peers) and 100k, each in a child process
 //   BENCH_SYNC_SIZES=20000,100000          other sizes; the peers run at the smallest
@@ -58,11 +58,12 @@ const SEED_LATENCY_MS = Number(process.env.BENCH_SEED_LATENCY_MS ?? 0);
 /**
  * The child's old-space cap, sized for the work: under node's own default the heap fills with
  * garbage far past the live data (200k listings: peak RSS 655 MB; capped at 240 or 320 MB: 405
- * and 412 MB, the same work). From 1M listings: 1200 MB (scaled from those runs; RSS ≈ cap + the
- * change log's kept values, about 420 MB at 1M, + about 80 MB); below, node's default unless
- * BENCH_HEAP_MB says otherwise.
+ * and 412 MB, the same work). From 1M listings: 1000 MB, three times the live heap after a
+ * collection there (328 MB); RSS ≈ cap + the change log's kept values (about 420 MB at 1M) + the
+ * feed and decoding threads (about 100 MB each). 1200 MB, the cap before the feed thread, peaked
+ * at 2,064 MB with it. Below 1M, node's default unless BENCH_HEAP_MB says otherwise.
  */
-const heapMb = (n: number): string | undefined => process.env.BENCH_HEAP_MB ?? (n >= 1_000_000 ? '1200' : undefined);
+const heapMb = (n: number): string | undefined => process.env.BENCH_HEAP_MB ?? (n >= 1_000_000 ? '1000' : undefined);
 const here = fileURLToPath(import.meta.url);
 
 const FEEDSYNC = 'feedsync';
