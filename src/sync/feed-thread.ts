@@ -15,7 +15,7 @@ import { AbortedError, FeedReadError, RecordParseError } from '../errors.js';
 import type { FeedSource } from '../feeds/config-schema.js';
 import { recordBuilder, rowFields } from '../feeds/csv-reader.js';
 import { itemsOf } from '../feeds/item-batches.js';
-import { feedPath } from '../feeds/source.js';
+import { feedPath } from '../feeds/file-source.js';
 import type { FeedItem, OpenedFeed, RecordPosition } from '../feeds/types.js';
 import type { MappingConfig } from '../mapping/config-schema.js';
 import type { FeedBatch, FeedRead, FeedWorkerMessage, FeedWorkerTask, WireFailure, WireItem } from './feed-worker.js';
@@ -116,10 +116,14 @@ function takeWorker(entry: URL | undefined): Slot {
   const slot: Slot = { worker: startWorker(entry ?? workerEntry('feed-worker')), gone: false, own: entry !== undefined };
   slot.worker.once('exit', () => {
     slot.gone = true;
-    const at = idle.indexOf(slot);
-    if (at >= 0) idle.splice(at, 1);
+    leaveIdle(slot);
   });
   return slot;
+}
+
+function leaveIdle(slot: Slot): void {
+  const at = idle.indexOf(slot);
+  if (at >= 0) idle.splice(at, 1);
 }
 
 function giveBack(slot: Slot, keep: boolean): void {
@@ -130,8 +134,7 @@ function giveBack(slot: Slot, keep: boolean): void {
   }
   slot.worker.unref();
   slot.idleTimer = setTimeout(() => {
-    const at = idle.indexOf(slot);
-    if (at >= 0) idle.splice(at, 1);
+    leaveIdle(slot);
     void slot.worker.terminate();
   }, IDLE_MS);
   slot.idleTimer.unref();
