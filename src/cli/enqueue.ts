@@ -17,6 +17,7 @@ import {
 import { EXIT, exitForOutcome, printJson } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
+import { chatbotsOf } from '../config/feed-chatbots.js';
 
 export interface EnqueueOptions {
   job: string;
@@ -114,10 +115,17 @@ function jobKind(job: string): JobKind {
 function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string): Planned[] {
   const flags = { ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.force ? { force: true } : {}) };
   if (kind === 'sync') {
-    const feeds = selectFeeds(config.feeds, opts.feed, file).filter((f) => !opts.chatbot?.length || opts.chatbot.includes(f.chatbot));
+    // --chatbot alone: one job per chatbot, its list paged once for all its feeds (jobs/listing-sync.ts)
+    if (opts.chatbot?.length && !opts.feed?.length) {
+      const chatbots = opts.chatbot.filter((sn) => config.feeds.some((f) => chatbotsOf(f).includes(sn)));
+      const unknown = opts.chatbot.filter((sn) => !chatbots.includes(sn));
+      if (unknown.length) throw new ConfigError(`no feed of ${file} writes into chatbot ${unknown.join(', ')}`, file);
+      return chatbots.map((sn) => ({ target: { chatbot: sn }, key: opts.full ? `chatbot:${sn}:full` : `chatbot:${sn}`, data: { chatbot: sn, ...flags, ...(opts.full && { full: true }) } }));
+    }
+    const feeds = selectFeeds(config.feeds, opts.feed, file).filter((f) => !opts.chatbot?.length || chatbotsOf(f).some((sn) => opts.chatbot!.includes(sn)));
     if (!feeds.length) throw new ConfigError(`no feed to sync in ${file}`, file);
     // a full pull never joins a waiting incremental one (it would lose `full`): its own dedup key
-    return feeds.map((f) => ({ target: { feed: f.name, chatbot: f.chatbot }, key: opts.full ? `${f.name}:full` : f.name, data: { feed: f.name, ...flags, ...(opts.full && { full: true }) } }));
+    return feeds.map((f) => ({ target: { feed: f.name, chatbot: chatbotsOf(f)[0]! }, key: opts.full ? `${f.name}:full` : f.name, data: { feed: f.name, ...flags, ...(opts.full && { full: true }) } }));
   }
   if (opts.full) throw new ConfigError(`--full is for sync (a full pull of an incremental RESO feed)`);
   if (opts.feed?.length) throw new ConfigError(`--feed is for sync; ${kind} takes --chatbot`);

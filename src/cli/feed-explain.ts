@@ -17,6 +17,7 @@ import type { Logger } from '../log.js';
 import { remoteKey, remotePages } from '../sync/remote.js';
 import { EXIT, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
+import { chatbotsOf } from '../config/feed-chatbots.js';
 
 interface Options {
   config: string;
@@ -51,7 +52,7 @@ export async function run(opts: Options): Promise<number> {
   const explanation = await withRuntime(loaded, async ({ api }, logger) => {
     const found = await findInFeed(feed!, key, loaded.dir, logger);
     const remote: ListItem[] = [];
-    for await (const page of remotePages(api, { serialNumber: feed!.chatbot, keyBy: feed!.keyBy, pageSize: loaded.config.api.pageSize, concurrency: loaded.config.api.concurrency, ignore: new Set() })) {
+    for await (const page of remotePages(api, { serialNumber: chatbotsOf(feed!)[0]!, keyBy: feed!.keyBy, pageSize: loaded.config.api.pageSize, concurrency: loaded.config.api.concurrency, ignore: new Set() })) {
       for (const item of page.items) if (remoteKey(item, feed!.keyBy) === key) remote.push(item);
     }
     return explain(feed!, key, found, remote);
@@ -71,7 +72,7 @@ interface Found {
 async function findInFeed(feed: FeedConfig, key: string, baseDir: string, logger: Logger): Promise<Found | undefined> {
   const opened = openFeed(feed.name, feed.source, { baseDir, logger, full: true });
   const compiled = compileMapping(feed.mapping);
-  const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
+  const ctx = { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy };
   let found: Found | undefined;
   for await (const item of opened.items) {
     const mapped = mapItem(item, compiled, ctx);
@@ -100,7 +101,7 @@ export function explain(feed: FeedConfig, key: string, found: Found | undefined,
   const changes = m?.kind === 'listing' && remote[0] ? diffCanonical(canonicalFromListing(m.listing, ALL_FIELDS), canonicalFromListItem(remote[0]), ignore) : [];
   return {
     feed: feed.name,
-    chatbot: feed.chatbot,
+    chatbot: chatbotsOf(feed).join(', '),
     keyBy: feed.keyBy,
     key,
     ...(found && {

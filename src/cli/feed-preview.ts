@@ -10,6 +10,7 @@ import { openFeed } from '../feeds/index.js';
 import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
 import { createFindings } from '../mapping/feed-findings.js';
+import { chatbotsOf } from '../config/feed-chatbots.js';
 import { printJson } from './exit.js';
 
 interface Options {
@@ -37,7 +38,7 @@ export async function run(opts: Options): Promise<number> {
   const mapping = compileMapping(feed.mapping, { onUnmapped: findings.onUnmapped });
 
   try {
-    for await (const item of mapFeed(opened.items, mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
+    for await (const item of mapFeed(opened.items, mapping, { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy })) {
       counts.records++;
       tally(item);
     }

@@ -1,20 +1,15 @@
-// `feedsync sync`: sync each selected feed to its chatbot once, with no Redis needed. Reports go to
+// `feedsync sync`: sync each selected feed to its chatbots once, with no Redis needed (runs/foreground.ts). Reports go to
 // stderr as tables, or to stdout as one JSON document ({ reports: [...] }) with --json.
 // Exit status: 3 when a guard held deletes back, 1 when items failed or the run could not finish,
 // 2 for bad usage or config, 0 otherwise. SIGINT/SIGTERM stop new calls and report what was done.
 import { createCallCounter } from '../api/call-counter.js';
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
-import { recordForegroundRun } from '../queue/history.js';
-import { QUEUE_NAMES } from '../queue/names.js';
-import { dirname, join } from 'node:path';
-import type { FeedConfig } from '../config/schema.js';
-import { causeMessage } from '../errors.js';
-import { acquireForegroundLock, type TargetLock } from '../queue/target-lock.js';
-import { runFeed, type FeedRunReport } from '../runs/run-feed.js';
+import { join } from 'node:path';
+import { runForeground } from '../runs/foreground.js';
 import { stateDir } from '../runtime.js';
 import { createEchoFiles } from '../state/echo-files.js';
-import { failedReport, feedsOfChatbot, formatSyncReport, type SyncReport } from '../sync/index.js';
+import { formatSyncReport, lanesOf, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
 import { EXIT, exitForOutcome, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
@@ -49,59 +44,24 @@ export async function run(opts: SyncCliOptions): Promise<number> {
       // (a dry run only reads them: it leaves no trace)
       const files = createEchoFiles(join(stateDir(loaded), 'page-echo'), logger);
       const echoFiles = opts.dryRun ? { read: files.read, write: async () => {} } : files;
-      /**
-       * One feed under its chatbot's lock (the workers' Redis lock, else a lock file beside the
-       * state), waiting up to the feed's deadline for a run elsewhere to finish. A lost lock aborts
-       * the run before its next write. Whatever goes wrong, the feed gets a report and the others run.
-       */
-      const runLocked = async (feed: FeedConfig, fn: (signal: AbortSignal) => Promise<FeedRunReport>): Promise<FeedRunReport | SyncReport> => {
-        const failed = (message: string) => failedReport({ feed: feed.name, chatbot: feed.chatbot, message, stateLocation: store.location, dryRun: opts.dryRun });
-        // a dry run writes nothing: it needs no lock, and never waits behind a run
-        if (opts.dryRun) return fn(stop.signal).catch((err: unknown) => failed(causeMessage(err)));
-        let lock: TargetLock | undefined;
-        try {
-          lock = await acquireForegroundLock({
-            chatbot: feed.chatbot,
-            ...(redis && loaded.config.redis && { redis: { connection: redis, prefix: loaded.config.redis.prefix } }),
-            lockDir: redis ? join(stateDir(loaded), 'locks') : join(dirname(store.location), 'locks'),
-            waitMs: feed.deadlineMinutes * 60_000,
-            signal: stop.signal,
-          });
-        } catch (err) {
-          return failed(`the lock of chatbot ${feed.chatbot} could not be taken: ${causeMessage(err)}`);
-        }
-        if (!lock) return failed(`chatbot ${feed.chatbot} is being synced by another process (a worker job or another \`feedsync sync\`); nothing was done, try again when it has finished`);
-        try {
-          return await fn(AbortSignal.any([stop.signal, lock.lost]));
-        } catch (err) {
-          logger.error({ err, feed: feed.name }, 'sync failed');
-          return failed(causeMessage(err));
-        } finally {
-          await lock.release().catch(() => {});
-        }
-      };
       try {
-        for (const feed of feeds) {
-          if (stop.signal.aborted) break;
-          const report = await runLocked(feed, async (signal) =>
-            runFeed(
-              feed,
-              { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal, calls, onProgress: progress.onProgress, budgets, echoFiles },
-              { dryRun: opts.dryRun, force: opts.force, full: opts.full },
-              { config: loaded, changeLog },
-            ),
-          );
-          progress.clear();
-          reports.push(report);
-          // With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`).
-          if (redis && loaded.config.redis) {
-            await recordForegroundRun(redis, loaded.config.redis.prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).catch(
-              (err: unknown) => logger.warn({ err }, 'run history could not be saved'),
-            );
-          }
-          const changes = 'runId' in report ? `  changes: feedsync runs show ${report.runId} --config ${opts.config}\n` : '';
-          if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}\n`);
-        }
+        // the feeds that share a chatbot run together: each chatbot is paged once, each feed read once (runs/foreground.ts)
+        await runForeground(
+          {
+            config: loaded,
+            lanes: feeds.flatMap(lanesOf),
+            opts: { dryRun: opts.dryRun, force: opts.force, full: opts.full },
+            ...(changeLog && { changeLog }),
+            signal: stop.signal,
+            onReport: (report) => {
+              progress.clear();
+              reports.push(report);
+              const changes = 'runId' in report ? `  changes: feedsync runs show ${report.runId} --config ${opts.config}\n` : '';
+              if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}\n`);
+            },
+          },
+          { api, store, configFeeds: loaded.config.feeds, logger, baseDir: loaded.dir, apiConfig: loaded.config.api, calls, onProgress: progress.onProgress, budgets, echoFiles, ...(redis && { redis }) },
+        );
       } finally {
         progress.clear();
         await files.settled();

@@ -31,6 +31,7 @@ import { createApp, createMetrics } from '../server/index.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
 import { checkStaleness } from '../alerts/index.js';
 import { ALL, pausedFeeds } from '../queue/control.js';
+import { chatbotsOf } from '../config/feed-chatbots.js';
 
 const STALE_CHECK_MS = 5 * 60_000;
 
@@ -153,7 +154,7 @@ async function start(
   // "no successful sync for H hours" needs no run to happen: checked on a timer (every worker does
   // it; the alert state in Redis makes each condition alert once).
   const watchedSince = new Date().toISOString();
-  const feedTargets = loaded.config.feeds.map((f) => ({ feed: f.name, chatbot: f.chatbot }));
+  const feedTargets = loaded.config.feeds.map((f) => ({ feed: f.name, chatbot: chatbotsOf(f).join(', ') }));
   const staleTimer = setInterval(() => {
     checkStaleness(runtime.store, loaded.config.alerts, feedTargets, watchedSince, logger).catch((err: Error) =>
       logger.warn({ err: err.message }, 'staleness check failed'),

@@ -91,9 +91,23 @@ function presetIgnore(raw: unknown): unknown {
   return fields?.length ? { ...raw, ignore: fields } : raw;
 }
 
+/** feeds[].chatbots[]: a chatbot and the records it takes (mapping/where.ts) */
+export const FeedRoute = z.strictObject({
+  serialNumber: z.string().min(1),
+  where: z
+    .record(z.string().min(1), z.array(z.union([z.string(), z.number(), z.boolean()])).min(1))
+    .optional()
+    .describe('source field (dotted path) → the values a record must hold to go to this chatbot, compared as map compares'),
+});
+
 export const FeedConfig = z.preprocess(presetIgnore, z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, . _ - only'),
-  chatbot: z.string().min(1).describe('serialNumber of the chatbot the listings belong to'),
+  chatbot: z.string().min(1).optional().describe('serialNumber of the chatbot the listings belong to (or chatbots)'),
+  chatbots: z
+    .array(FeedRoute)
+    .min(1)
+    .optional()
+    .describe('instead of chatbot: the chatbots the records are routed to, each with its where (no where: every record)'),
   keyBy: z.enum(['MLSNumber', 'URL']).default('MLSNumber'),
   source: FeedSource,
   mapping: MappingConfig.prefault({}),
@@ -102,6 +116,21 @@ export const FeedConfig = z.preprocess(presetIgnore, z.strictObject({
   schedule: ScheduleConfig.optional(),
   deadlineMinutes: z.number().positive().max(1440).default(120).describe('a run of this feed stops (outcome aborted, retried) after this long'),
 }).superRefine((feed, ctx) => {
+  if ((feed.chatbot === undefined) === (feed.chatbots === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: feed.chatbot === undefined ? ['chatbot'] : ['chatbots'],
+      message:
+        feed.chatbot === undefined
+          ? 'is required, or chatbots (records routed to several chatbots by where)'
+          : 'both chatbot and chatbots are set; use chatbot for one chatbot that takes every record, or chatbots to route records by where',
+    });
+  }
+  const sns = new Set<string>();
+  feed.chatbots?.forEach((c, i) => {
+    if (sns.has(c.serialNumber)) ctx.addIssue({ code: 'custom', path: ['chatbots', i, 'serialNumber'], message: `chatbot ${c.serialNumber} is listed twice` });
+    sns.add(c.serialNumber);
+  });
   if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
     ctx.addIssue({
       code: 'custom',

@@ -2,7 +2,7 @@ export * from './names.js';
 export * from './connection.js';
 export * from './job-definition.js';
 export * from './retry-policy.js';
-export * from './history.js';
+export * from './run-records.js';
 export * from './target-lock.js';
 export * from './processor.js';
 export * from './queues.js';

@@ -9,7 +9,7 @@ import { FeedsyncError, GuardError } from '../errors.js';
 import { withCallCounter } from './call-scope.js';
 import type { Logger } from '../log.js';
 import { maskDeep, maskError } from '../secrets.js';
-import { recordRun } from './history.js';
+import { recordRun } from './run-records.js';
 import { boundReport } from './report-size.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { reportError, toJobError, verdictFor } from './retry-policy.js';

@@ -55,6 +55,7 @@ const REASONS: Record<DeleteReason, string> = {
   removed: 'the source marks it removed',
   skipped: 'the mapping skips it (off-market)',
   duplicate: 'an extra copy of the key',
+  moved: "its record no longer matches this chatbot's where (routed elsewhere)",
 };
 
 /** One line for a person: `~ ATX1 SalePrice 450000 → 465000`. */

@@ -25,6 +25,8 @@ export interface FeedCollector {
   add(item: MappedItem): DesiredListing | undefined;
   /** counts a record whose stamp matched (a valid listing, not mapped) */
   addRemembered(entry: RememberedListing): void;
+  /** a record of `key` went to another chatbot (routing): a copy this chatbot holds goes */
+  movedAway(key: string): void;
   /** the feed stopped: a FeedReadError or an abort marks it incomplete, anything else is thrown */
   fail(err: unknown): void;
 }
@@ -109,6 +111,9 @@ export function createFeedCollector(mode: DesiredSide['mode']): FeedCollector {
       }
       side.counts.valid = side.listings.size;
       return undefined;
+    },
+    movedAway(key) {
+      if (!side.listings.has(key) && !side.protectedKeys.has(key)) side.goneKeys.set(key, 'moved');
     },
     fail(err) {
       if (!(err instanceof FeedReadError) && !(err instanceof AbortedError)) throw err;

@@ -20,7 +20,7 @@ import type { KeyType } from '../listing/schema.js';
 import { authFailure } from './auth.js';
 import { createChange, deleteChange, updateChange, type ChangeSink } from './changes.js';
 import { createOnce } from './create-once.js';
-import type { KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate, SyncPlan } from './plan-types.js';
+import type { KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate } from './plan-types.js';
 
 export interface ExecuteDeps {
   api: ChatbotApi;
@@ -77,21 +77,18 @@ export type Job =
   | { kind: 'update'; update: PlannedUpdate }
   | { kind: 'delete'; keyType: KeyType; batch: PlannedDelete[] };
 
+/** One lane's writes (sync-run.ts): its results, its breaker, its auth stop. */
 export interface Executor {
   /** Runs the jobs, `concurrency` at a time; resolves when all started ones are done or the run stops. */
   run(jobs: AsyncIterable<Job> | Iterable<Job>): Promise<void>;
+  /** One job, now (the caller's pool keeps `concurrency` of them in flight: write.ts) */
+  runOne(job: Job): Promise<void>;
+  /** After a pool ended: a run whose signal was aborted ends 'aborted' (unless it stopped otherwise). */
+  settle(): void;
   result: ExecutionResult;
 }
 
-/** A plan held in memory: writes first, then the delete batches. */
-export async function executePlan(plan: Pick<SyncPlan, 'creates' | 'updates'> & { deletes: PlannedDelete[] }, deps: ExecuteDeps): Promise<ExecutionResult> {
-  const executor = createExecutor(deps);
-  await executor.run(writeJobs(plan));
-  await executor.run(deleteJobs(plan.deletes, deps.batchSize));
-  return executor.result;
-}
-
-export function* writeJobs(plan: Pick<SyncPlan, 'creates' | 'updates'>): Generator<Job> {
+export function* writeJobs(plan: { creates: readonly PlannedCreate[]; updates: readonly PlannedUpdate[] }): Generator<Job> {
   for (const create of plan.creates) yield { kind: 'create', create };
   for (const update of plan.updates) yield { kind: 'update', update };
 }
@@ -232,33 +229,61 @@ export function createExecutor(deps: ExecuteDeps): Executor {
   const runJob = (job: Job) =>
     job.kind === 'create' ? runCreate(job.create) : job.kind === 'update' ? runUpdate(job.update) : runDeletes(job.batch, job.keyType);
 
-  return {
+  const executor: Executor = {
     result,
-    async run(jobs) {
-      // Workers pull from one iterator: a streamed source is read only as fast as calls are made.
-      const it = Symbol.asyncIterator in jobs ? jobs[Symbol.asyncIterator]() : (jobs as Iterable<Job>)[Symbol.iterator]();
-      let exhausted = false;
-      const worker = async () => {
-        for (;;) {
-          if (result.stopped || exhausted || deps.signal?.aborted) return;
-          const next = await it.next();
-          if (next.done) {
-            exhausted = true;
-            return;
-          }
-          await runJob(next.value);
-          deps.onProgress?.({ done: ++done });
-        }
-      };
-      await Promise.all(Array.from({ length: Math.max(1, deps.concurrency) }, worker));
-      if (!exhausted) await it.return?.();
+    async runOne(job) {
+      await runJob(job);
+      deps.onProgress?.({ done: ++done });
+    },
+    settle() {
       // The source may have ended because of the abort (a feed reader that heard the signal).
       if (deps.signal?.aborted && !result.stopped) {
         result.stopped = 'aborted';
         result.stopReason = 'stopped by a signal: calls in flight were finished, nothing new was sent';
       }
     },
+    async run(jobs) {
+      await runPool(mapJobs(jobs, executor), { concurrency: deps.concurrency, ...(deps.signal && { signal: deps.signal }) });
+      executor.settle();
+    },
   };
+  return executor;
+}
+
+/** A job and the lane's executor that carries it out (several lanes share one pool: sync-run.ts). */
+export interface LaneJob {
+  executor: Executor;
+  job: Job;
+}
+
+/**
+ * Runs jobs `concurrency` at a time from one iterator: a streamed source is read only as fast as
+ * calls are made. A job of a stopped executor is skipped (its lane is over; the others go on);
+ * the pool ends when the source does, when every executor seen has stopped and none other may come
+ * (`allStopped`), or when `signal` aborts.
+ */
+export async function runPool(jobs: AsyncIterable<LaneJob> | Iterable<LaneJob>, opts: { concurrency: number; signal?: AbortSignal; allStopped?: () => boolean }): Promise<void> {
+  const it = Symbol.asyncIterator in jobs ? jobs[Symbol.asyncIterator]() : (jobs as Iterable<LaneJob>)[Symbol.iterator]();
+  let exhausted = false;
+  let last: Executor | undefined;
+  const over = () => exhausted || opts.signal?.aborted || (opts.allStopped ? opts.allStopped() : Boolean(last?.result.stopped));
+  const worker = async () => {
+    while (!over()) {
+      const next = await it.next();
+      if (next.done) {
+        exhausted = true;
+        return;
+      }
+      last = next.value.executor;
+      if (!last.result.stopped) await last.runOne(next.value.job);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));
+  if (!exhausted) await it.return?.();
+}
+
+async function* mapJobs(jobs: AsyncIterable<Job> | Iterable<Job>, executor: Executor): AsyncGenerator<LaneJob> {
+  for await (const job of jobs) yield { executor, job };
 }
 
 /** A 4xx that one record of a batch can cause (a bad key): worth isolating by halving the batch. */
@@ -274,7 +299,7 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
+export function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
   const out = new Map<K, T[]>();
   for (const item of items) {
     const list = out.get(keyOf(item));

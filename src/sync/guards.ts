@@ -17,10 +17,10 @@
 //   - more than deletes.maxFraction of the remote listings would go.
 // Creates and updates are not guarded: they only ever write what the feed says.
 import type { DeletesConfig } from '../config/schema.js';
-import type { PlannedDelete, SyncPlan } from './plan-types.js';
+import type { PlannedDelete } from './plan-types.js';
 
 export interface GuardInput {
-  plan: Pick<SyncPlan, 'deletes'>;
+  plan: { deletes: readonly PlannedDelete[] };
   deletes: Pick<DeletesConfig, 'maxFraction' | 'maxCount' | 'graceHours'>;
   remote: { count: number; complete: boolean; problem?: string };
   feed: { complete: boolean; readError?: string; mode: 'full' | 'incremental'; valid: number };

@@ -1,4 +1,4 @@
-// The data planSync works on and returns: the feed side, the remote side and the plan. Plain data,
+// The data planning works on and returns: the feed side, the remote side and the plan. Plain data,
 // so a plan can be printed (dry run), snapshotted in tests and handed to the executor.
 import type { FeedItem } from '../feeds/types.js';
 import type { FieldChange } from '../listing/canonical.js';
@@ -53,7 +53,7 @@ export interface DesiredSide {
   /** keys of records rejected by validation: their remote listing is left as it is */
   protectedKeys: Set<string>;
   /** keys the feed marks as gone: removed (RESO MlgCanView false) or skipped (off-market) */
-  goneKeys: Map<string, 'removed' | 'skipped'>;
+  goneKeys: Map<string, 'removed' | 'skipped' | 'moved'>;
   rejected: RejectedRecord[];
   feedDuplicates: FeedDuplicate[];
   mode: 'full' | 'incremental';
@@ -116,7 +116,8 @@ export interface PlannedUpdate extends PlannedCreate {
   changes: FieldChange[];
 }
 
-export type DeleteReason = 'absent' | 'removed' | 'skipped' | 'duplicate';
+/** moved: a routed record that no longer matches the chatbot's where (lanes.ts) */
+export type DeleteReason = 'absent' | 'removed' | 'skipped' | 'duplicate' | 'moved';
 
 export interface PlannedDelete {
   /** the feed's key of the listing */
@@ -132,19 +133,4 @@ export interface DuplicateGroup {
   key: string;
   keepId: number;
   extraIds: number[];
-}
-
-export interface SyncPlan {
-  keyBy: KeyBy;
-  creates: PlannedCreate[];
-  updates: PlannedUpdate[];
-  deletes: PlannedDelete[];
-  unchanged: number;
-  /** unchanged listings with no fingerprint yet: record it, write nothing */
-  recordFingerprints: Array<[string, string]>;
-  duplicates: DuplicateGroup[];
-  /** remote listings left alone because their feed record was rejected */
-  protectedKeys: string[];
-  /** remote listings absent from this feed but written by another feed of the chatbot: left alone */
-  otherFeeds: number;
 }

@@ -10,8 +10,8 @@
 //   newest ID) is kept; in mirror mode the others are deleted by their NewOaks ID;
 // - a key whose feed record was rejected keeps its remote listing untouched, and so does a listing
 //   another feed of the same chatbot wrote (several feeds may fill one chatbot).
-// planListing decides one feed listing and planDeletes the rest, so a sync can stream the feed
-// through planListing without holding it; planSync is the two over a whole feed held in memory.
+// planListing decides one feed listing and planDeletes the rest, so a sync streams the feed
+// through planListing without holding it (lane-plan.ts) and plans the deletes once it has been read.
 import { comparedChanges, listingHashes, storedFingerprintStatus } from '../listing/fingerprint.js';
 import type {
   DesiredListing,
@@ -23,7 +23,6 @@ import type {
   PlanOptions,
   RemoteListing,
   RemoteSide,
-  SyncPlan,
 } from './plan-types.js';
 
 export interface ListingDecision {
@@ -103,41 +102,6 @@ export function planDeletes(
     out.deletes.push({ key, reason: gone ?? 'absent', deleteKey: key, keyType: options.keyBy, remoteIds: copies.map((c) => c.id) });
   }
   return out;
-}
-
-/** The whole plan of a feed held in memory (tests, previews); syncFeed streams the same steps. */
-export function planSync(desired: DesiredSide, remote: RemoteSide, options: PlanOptions): SyncPlan {
-  const plan: SyncPlan = {
-    keyBy: options.keyBy,
-    creates: [],
-    updates: [],
-    deletes: [],
-    unchanged: 0,
-    recordFingerprints: [],
-    duplicates: [],
-    protectedKeys: [],
-    otherFeeds: 0,
-  };
-  const duplicateDeletes: PlannedDelete[] = [];
-  for (const entry of desired.listings.values()) {
-    const d = planListing(entry, remote.byKey.get(entry.key), options);
-    addDecision(plan, entry.key, d);
-    duplicateDeletes.push(...d.duplicateDeletes);
-  }
-  const rest = planDeletes(remote, desired, options);
-  plan.deletes = [...duplicateDeletes, ...rest.deletes];
-  plan.protectedKeys = rest.protectedKeys;
-  plan.otherFeeds = rest.otherFeeds;
-  return plan;
-}
-
-/** Adds one decision to a plan (its duplicate deletes are the caller's: they go with the other deletes). */
-export function addDecision(plan: SyncPlan, key: string, d: ListingDecision): void {
-  if (d.create) plan.creates.push(d.create);
-  else if (d.update) plan.updates.push(d.update);
-  else plan.unchanged++;
-  if (d.recordFingerprint) plan.recordFingerprints.push([key, d.recordFingerprint]);
-  if (d.duplicates) plan.duplicates.push(d.duplicates);
 }
 
 /**

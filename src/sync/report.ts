@@ -32,6 +32,8 @@ export interface SyncCounts {
   otherFeeds: number;
   /** absent listings waiting out deletes.graceHours */
   waitingGrace: number;
+  /** a routed feed (feeds[].chatbots): records whose fields matched no chatbot's where (not rejected) */
+  routedNowhere?: number;
 }
 
 /** What a dry run would do (also the plan the executor carried out). */

@@ -106,8 +106,3 @@ export function ownedByOtherFeeds(state: ChatbotState, feed: string): ((r: Remot
 export function otherKeyNeeded(feeds: readonly ChatbotFeed[], feed: ChatbotFeed): boolean {
   return feeds.some((f) => f.name !== feed.name && f.keyBy !== feed.keyBy);
 }
-
-/** The feeds of `chatbot` in the config: the writers whose listings a feed's deletes leave alone. */
-export function feedsOfChatbot(feeds: ReadonlyArray<ChatbotFeed & { chatbot: string }>, chatbot: string): ChatbotFeed[] {
-  return feeds.filter((f) => f.chatbot === chatbot).map((f) => ({ name: f.name, keyBy: f.keyBy }));
-}

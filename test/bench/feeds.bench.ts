@@ -100,7 +100,7 @@ async function pipeline(feedName: string, path: string, dir: string): Promise<nu
   const mapping = compileMapping(feed.mapping);
   let n = 0;
   let valid = 0;
-  for await (const item of mapFeed(opened.items, mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) {
+  for await (const item of mapFeed(opened.items, mapping, { serialNumber: feed.chatbot!, keyBy: feed.keyBy })) {
     n++;
     if (item.kind === 'listing') valid++;
   }

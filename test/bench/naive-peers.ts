@@ -23,7 +23,7 @@ export interface PeerCounts {
 async function* listingBatches(feed: FeedConfig, baseDir: string, size: number): AsyncIterable<ListingCreate[]> {
   const opened = openFeed(feed.name, feed.source, { baseDir, logger: silentLogger });
   let batch: ListingCreate[] = [];
-  for await (const item of mapFeed(opened.items, compileMapping(feed.mapping), { serialNumber: feed.chatbot, keyBy: 'MLSNumber' })) {
+  for await (const item of mapFeed(opened.items, compileMapping(feed.mapping), { serialNumber: feed.chatbot!, keyBy: 'MLSNumber' })) {
     if (item.kind !== 'listing') continue;
     batch.push(item.listing);
     if (batch.length === size) {
@@ -61,7 +61,7 @@ export async function recreatePeer(api: ChatbotApi, feed: FeedConfig, baseDir: s
   const counts: PeerCounts = { created: 0, updated: 0, deleted: 0 };
   const keys: string[] = [];
   for (let page = 1; ; page++) {
-    const { List } = await api.listListings({ SerialNumber: feed.chatbot, PageNumber: page, PageSize: pageSize });
+    const { List } = await api.listListings({ SerialNumber: feed.chatbot!, PageNumber: page, PageSize: pageSize });
     for (const item of List) if (item.MLSNumber) keys.push(item.MLSNumber);
     if (List.length < pageSize) break;
   }
@@ -70,7 +70,7 @@ export async function recreatePeer(api: ChatbotApi, feed: FeedConfig, baseDir: s
   await Promise.all(
     batches.map((Keys) =>
       limit(async () => {
-        const { SuccessCount } = await api.deleteListings({ SerialNumber: feed.chatbot, Keys, KeyType: 'MLSNumber' });
+        const { SuccessCount } = await api.deleteListings({ SerialNumber: feed.chatbot!, Keys, KeyType: 'MLSNumber' });
         counts.deleted += SuccessCount;
       }),
     ),

@@ -37,7 +37,8 @@ import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { createFileStore } from '../../src/state/file-store.js';
 import { createFileChangeLog } from '../../src/history/file-change-log.js';
-import { runFeed } from '../../src/runs/run-feed.js';
+import { runLanes } from '../../src/runs/run-lanes.js';
+import { lanesOf } from '../../src/sync/index.js';
 import { createEchoFiles } from '../../src/state/echo-files.js';
 import { ECHO_ROWS, forgetEchoes } from '../../src/sync/page-echo.js';
 import { recreatePeer, upsertPeer, type PeerCounts } from './naive-peers.js';
@@ -166,7 +167,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       const t0 = performance.now();
       const c0 = process.cpuUsage();
       if (s.newProcess) forgetEchoes();
-      const report = await runFeed(feed, { api, store, chatbotFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, calls, echoFiles }, {}, { config: demo, changeLog });
+      const report = (await runLanes(lanesOf(feed), { api, store, configFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, calls, echoFiles }, {}, { config: demo, changeLog }))[0]!;
       await echoFiles.settled(); // (as the CLI does before it exits)
       const wallMs = Math.round(performance.now() - t0);
       const cpuMs = cpuSince(c0);

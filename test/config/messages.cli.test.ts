@@ -65,11 +65,18 @@ describe('config check: every mistake named with its line and fix', () => {
     expect(r.stderr).toContain(`${r.file}:${lineOf(text, 'keyby')}: feeds[0].keyby is not a known key; did you mean keyBy?`);
   });
 
-  it('a missing required field is "required"', async () => {
+  it('a missing required field is "required" (chatbot names its alternative, chatbots)', async () => {
     const text = GOOD.replace('    chatbot: SN-1\n', '');
     const r = await check(text);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${r.file}:${lineOf(text, '- name: austin')}: feeds[0].chatbot is required\n`);
+    expect(r.stderr).toContain(`${r.file}:${lineOf(text, '- name: austin')}: feeds[0].chatbot is required, or chatbots (records routed to several chatbots by where)\n`);
+  });
+
+  it('chatbot and chatbots both: the error names both', async () => {
+    const text = GOOD.replace('    chatbot: SN-1\n', '    chatbot: SN-1\n    chatbots: [{ serialNumber: SN-2 }]\n');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('feeds[0].chatbots: both chatbot and chatbots are set;');
   });
 
   it('a bad kind repeats the value and lists the allowed ones', async () => {

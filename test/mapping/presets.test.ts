@@ -17,7 +17,7 @@ async function mapDemoFeed(name: string): Promise<MappedItem[]> {
   const feed = config.feeds.find((f) => f.name === name)!;
   const opened = openFeed(feed.name, feed.source, { baseDir: dir, logger: silentLogger });
   const out: MappedItem[] = [];
-  for await (const i of mapFeed(opened.items, compileMapping(feed.mapping, { now }), { serialNumber: feed.chatbot, keyBy: feed.keyBy })) out.push(i);
+  for await (const i of mapFeed(opened.items, compileMapping(feed.mapping, { now }), { serialNumber: feed.chatbot!, keyBy: feed.keyBy })) out.push(i);
   return out;
 }
 

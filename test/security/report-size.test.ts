@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { silentLogger } from '../../src/log.js';
 import { closeQueues, createProcessor, createQueues, enqueueJob, startWorkers, waitForJob, type JobDefinition, type RunReport } from '../../src/queue/index.js';
-import { listRuns } from '../../src/queue/history.js';
+import { listRuns } from '../../src/queue/run-records.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { dropPrefix, loadedConfig, processorDeps, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { csv, rows, type SyncEnv, useEmulatorSync } from '../sync/helpers/feed.js';

@@ -25,7 +25,7 @@ async function listings(): Promise<ListingCreate[]> {
   const feed = env.feed();
   const out: ListingCreate[] = [];
   const opened = openFeed(feed.name, feed.source, { baseDir: env.dir, logger: silentLogger });
-  for await (const i of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot, keyBy: feed.keyBy })) if (i.kind === 'listing') out.push(i.listing);
+  for await (const i of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot!, keyBy: feed.keyBy })) if (i.kind === 'listing') out.push(i.listing);
   return out;
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateGuards, type GuardInput } from '../../src/sync/guards.js';
-import type { PlannedDelete, SyncPlan } from '../../src/sync/plan-types.js';
+import type { PlannedDelete } from '../../src/sync/plan-types.js';
+import type { SyncPlan } from './helpers/whole-plan.js';
 
 const del = (key: string, reason: PlannedDelete['reason'] = 'absent'): PlannedDelete => ({ key, reason, deleteKey: key, keyType: 'MLSNumber', remoteIds: [1] });
 const plan = (deletes: PlannedDelete[]): SyncPlan => ({ keyBy: 'MLSNumber', creates: [], updates: [], deletes, unchanged: 0, recordFingerprints: [], duplicates: [], protectedKeys: [], otherFeeds: 0 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fingerprintListing } from '../../src/listing/fingerprint.js';
-import { planSync } from '../../src/sync/plan.js';
+import { planSync } from './helpers/whole-plan.js';
 import type { PlanOptions } from '../../src/sync/plan-types.js';
 import { desiredSide, listing, listItem, remoteSide } from './helpers/listings.js';
 

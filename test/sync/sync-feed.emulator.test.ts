@@ -180,7 +180,7 @@ describe('syncFeed against the emulator', () => {
     const report = await syncFeed(env.feed(), {
       api: racing,
       store: env.store,
-      chatbotFeeds: [env.feed()],
+      configFeeds: [env.feed()],
       logger: silentLogger,
       baseDir: env.dir,
       apiConfig: ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', pageSize: 20 }),
@@ -195,7 +195,7 @@ describe('syncFeed against the emulator', () => {
     const b = env.feed({ name: 'feed-b', keyBy: 'URL', source: { kind: 'csv', path: 'b.csv' } });
     await env.writeFeed(rows(4));
     await env.writeFeed(rows(3, 101), 'b.csv');
-    const both = { chatbotFeeds: [a, b] };
+    const both = { configFeeds: [a, b] };
     await env.sync(te, a, both);
     const first = await env.sync(te, b, both);
     expect(first.counts).toMatchObject({ created: 3, deleted: 0, otherFeeds: 4 });
@@ -210,11 +210,11 @@ describe('syncFeed against the emulator', () => {
     const b = env.feed({ name: 'feed-b', source: { kind: 'csv', path: 'b.csv' } });
     await env.writeFeed(rows(2));
     await env.writeFeed(rows(2, 101), 'b.csv');
-    await env.sync(te, a, { chatbotFeeds: [a, b] });
-    await env.sync(te, b, { chatbotFeeds: [a, b] });
+    await env.sync(te, a, { configFeeds: [a, b] });
+    await env.sync(te, b, { configFeeds: [a, b] });
     expect((await te.listings(SN)).length).toBe(4);
     // feed-b is gone from the config: feed-a mirrors the chatbot alone, whatever the state remembers
-    const alone = await env.sync(te, a, { chatbotFeeds: [a] });
+    const alone = await env.sync(te, a, { configFeeds: [a] });
     expect(alone.counts).toMatchObject({ deleted: 2, otherFeeds: 0 });
     expect(await mlsNumbers()).toEqual(['MLS0001', 'MLS0002']);
   });

@@ -6,6 +6,7 @@ import { loadAlertState } from '../../alerts/index.js';
 import type { ChangeLog, RunEntry } from '../../history/change-log.js';
 import type { Queues } from '../../queue/index.js';
 import type { KvStore } from '../../state/kv-store.js';
+import { chatbotsOf } from '../../config/feed-chatbots.js';
 
 export interface StatusDeps {
   feeds: readonly FeedConfig[];
@@ -52,7 +53,7 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
       const alertState = deps.store ? await loadAlertState(deps.store, f.name) : undefined;
       return {
         feed: f.name,
-        chatbot: f.chatbot,
+        chatbot: chatbotsOf(f).join(', '),
         runs,
         ...(runs[0] && { last: runs[0] }),
         ...(lastOk && { lastOk }),

@@ -9,6 +9,7 @@ import { silentLogger } from '../../../src/log.js';
 import { createMemoryStore } from '../../../src/state/memory-store.js';
 import type { KvStore } from '../../../src/state/kv-store.js';
 import { syncFeed, type SyncDeps, type SyncOptions } from '../../../src/sync/index.js';
+import type { ChangeSink } from '../../../src/sync/changes.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
 
@@ -59,7 +60,7 @@ export interface SyncEnv {
   sync(
     te: TestEmulator,
     feed?: FeedConfig,
-    opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress' | 'changes'> & Partial<Pick<SyncDeps, 'chatbotFeeds'>>,
+    opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress'> & { changes?: ChangeSink } & Partial<Pick<SyncDeps, 'configFeeds'>>,
   ): ReturnType<typeof syncFeed>;
   cleanup(): Promise<void>;
 }
@@ -85,11 +86,11 @@ export async function createSyncEnv(): Promise<SyncEnv> {
       }),
     async sync(te, feed = env.feed(), opts = {}) {
       const calls = createCallCounter();
-      const { api: apiPatch, signal, onProgress, changes, chatbotFeeds = [feed], ...syncOpts } = opts;
+      const { api: apiPatch, signal, onProgress, changes, configFeeds = [feed], ...syncOpts } = opts;
       const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 3, ...apiPatch });
       return syncFeed(
         feed,
-        { api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }), store, chatbotFeeds, logger: silentLogger, baseDir: dir, apiConfig, calls, signal, onProgress, changes },
+        { api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }), store, configFeeds, logger: silentLogger, baseDir: dir, apiConfig, calls, signal, onProgress, changes },
         syncOpts,
       );
     },

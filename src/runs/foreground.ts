@@ -1,0 +1,107 @@
+// `feedsync sync` in the foreground: the selected feeds' lanes, grouped so that each chatbot is
+// paged once and each feed read once (runGroups), each group under the locks of all its chatbots
+// (the workers' Redis lock of each, else lock files beside the state), then run by runLanes
+// and, with Redis, recorded in the run history beside the queued runs. A chatbot whose lock
+// cannot be taken gets failed reports for its lanes; the rest of its group runs without it.
+import { dirname, join } from 'node:path';
+import type { Redis } from 'ioredis';
+import type { LoadedConfig } from '../config/schema.js';
+import { causeMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { recordForegroundRun } from '../queue/run-records.js';
+import { QUEUE_NAMES } from '../queue/names.js';
+import { acquireForegroundLock, type TargetLock } from '../queue/target-lock.js';
+import { stateDir } from '../runtime.js';
+import { failedReport, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
+import { runGroups } from './run-groups.js';
+import { runLanes, type FeedRunReport, type RunContext } from './run-lanes.js';
+
+export interface ForegroundDeps extends Omit<SyncDeps, 'changes' | 'signal'> {
+  redis?: Redis;
+  logger: Logger;
+}
+
+export interface ForegroundRun {
+  config: LoadedConfig;
+  lanes: readonly Lane[];
+  opts: SyncOptions;
+  changeLog?: RunContext['changeLog'];
+  signal: AbortSignal;
+  /** each report as soon as its group has run */
+  onReport?: (report: FeedRunReport | SyncReport) => void;
+}
+
+export async function runForeground(run: ForegroundRun, deps: ForegroundDeps): Promise<Array<FeedRunReport | SyncReport>> {
+  const reports: Array<FeedRunReport | SyncReport> = [];
+  for (const group of runGroups(run.lanes)) {
+    if (run.signal.aborted) break;
+    const done = await runGroup(group, run, deps);
+    for (const r of done) {
+      reports.push(r);
+      run.onReport?.(r);
+      await recordHistory(r, run.config, deps);
+    }
+  }
+  return reports;
+}
+
+async function runGroup(lanes: readonly Lane[], run: ForegroundRun, deps: ForegroundDeps): Promise<Array<FeedRunReport | SyncReport>> {
+  const { store } = deps;
+  const failed = (lane: Lane, message: string) => failedReport({ feed: lane.feed.name, chatbot: lane.chatbot, message, stateLocation: store.location, dryRun: run.opts.dryRun });
+  // a dry run writes nothing: it needs no lock, and never waits behind a run
+  const locks = run.opts.dryRun ? { held: [] as TargetLock[], refused: new Map<string, string>() } : await lockChatbots(lanes, run, deps);
+  try {
+    const runnable = lanes.filter((l) => !locks.refused.has(l.chatbot));
+    const signal = AbortSignal.any([run.signal, ...locks.held.map((l) => l.lost)]);
+    let done: FeedRunReport[] = [];
+    if (runnable.length) {
+      try {
+        done = await runLanes(runnable, { ...deps, signal }, run.opts, { config: run.config, ...(run.changeLog && { changeLog: run.changeLog }) });
+      } catch (err) {
+        deps.logger.error({ err }, 'sync failed');
+        return lanes.map((l) => failed(l, locks.refused.get(l.chatbot) ?? causeMessage(err)));
+      }
+    }
+    return lanes.map((l) => done[runnable.indexOf(l)] ?? failed(l, locks.refused.get(l.chatbot) ?? 'not run'));
+  } finally {
+    for (const lock of locks.held) await lock.release().catch(() => {});
+  }
+}
+
+/**
+ * The lock of each chatbot of the group, in serial-number order (two runs over overlapping
+ * chatbots never hold one each and wait for the other), waiting up to the longest deadline of
+ * its lanes' feeds for a run elsewhere to finish.
+ */
+async function lockChatbots(lanes: readonly Lane[], run: ForegroundRun, deps: ForegroundDeps): Promise<{ held: TargetLock[]; refused: Map<string, string> }> {
+  const held: TargetLock[] = [];
+  const refused = new Map<string, string>();
+  const { config } = run;
+  const chatbots = [...new Set(lanes.map((l) => l.chatbot))].sort();
+  for (const chatbot of chatbots) {
+    const waitMs = Math.max(...lanes.filter((l) => l.chatbot === chatbot).map((l) => l.feed.deadlineMinutes)) * 60_000;
+    try {
+      const lock = await acquireForegroundLock({
+        chatbot,
+        ...(deps.redis && config.config.redis && { redis: { connection: deps.redis, prefix: config.config.redis.prefix } }),
+        lockDir: deps.redis ? join(stateDir(config), 'locks') : join(dirname(deps.store.location), 'locks'),
+        waitMs,
+        signal: run.signal,
+      });
+      if (lock) held.push(lock);
+      else refused.set(chatbot, `chatbot ${chatbot} is being synced by another process (a worker job or another \`feedsync sync\`); nothing was done, try again when it has finished`);
+    } catch (err) {
+      refused.set(chatbot, `the lock of chatbot ${chatbot} could not be taken: ${causeMessage(err)}`);
+    }
+  }
+  return { held, refused };
+}
+
+/** With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`). */
+async function recordHistory(report: SyncReport, config: LoadedConfig, deps: ForegroundDeps): Promise<void> {
+  const redis = config.config.redis;
+  if (!deps.redis || !redis) return;
+  await recordForegroundRun(deps.redis, redis.prefix, config.config.worker.historySize, QUEUE_NAMES.sync, { feed: report.feed, chatbot: report.chatbot }, report).catch((err: unknown) =>
+    deps.logger.warn({ err }, 'run history could not be saved'),
+  );
+}

@@ -1,0 +1,123 @@
+// One run as the commands and the worker run it: the sync itself (sync/, runSync) of a set of
+// lanes (a feed into a chatbot), each lane's changes recorded in the change log, then, after a
+// real run, each lane's opt-in chat check and alert rules. The one home of "run these feeds" for
+// `feedsync sync` (runs/foreground.ts) and the worker's listing-sync job (jobs/listing-sync.ts);
+// the caller holds the lock of every chatbot of the lanes. Returns each lane's report with its run id.
+import type { LoadedConfig } from '../config/schema.js';
+import { alertAfterRun, type RunObservation } from '../alerts/index.js';
+import { causeMessage } from '../errors.js';
+import { chatCheck, type ChatCheckResult } from '../smoke/chat-check.js';
+import type { ListingChange } from '../sync/changes.js';
+import type { ChangeLog, RunEntry } from '../history/change-log.js';
+import { createChangeRecorder, newRunId } from '../history/recorder.js';
+import { runSync, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
+
+export interface RunContext {
+  config: LoadedConfig;
+  /** where the run's changes go; none: the sync alone */
+  changeLog?: ChangeLog;
+  /** the queue job, when the worker runs it */
+  job?: { jobId: string; attempt: number };
+}
+
+export type FeedRunReport = SyncReport & { runId: string; chat?: ChatCheckResult };
+
+/** What one lane's run keeps beside the sync: its run id, change recorder and the changes the chat check asks about. */
+interface LaneExtras {
+  runId: string;
+  recorder: ReturnType<typeof createChangeRecorder> | undefined;
+  recent: ListingChange[];
+  sink: (c: ListingChange) => void;
+}
+
+export async function runLanes(lanes: readonly Lane[], deps: Omit<SyncDeps, 'changes'>, opts: SyncOptions, ctx: RunContext): Promise<FeedRunReport[]> {
+  const extras = new Map<Lane, LaneExtras>();
+  for (const lane of lanes) extras.set(lane, laneExtras(lane, deps, opts, ctx));
+  const alert = (lane: Lane, observation: RunObservation) =>
+    opts.dryRun
+      ? undefined
+      : alertAfterRun(deps.store, ctx.config.config.alerts, { feed: lane.feed.name, chatbot: lane.chatbot }, observation, deps.logger).catch((err: Error) =>
+          deps.logger.warn({ err: err.message, feed: lane.feed.name }, 'alert rules could not be checked'),
+        );
+  let reports: SyncReport[];
+  try {
+    reports = await runSync(lanes, { ...deps, changes: (lane) => extras.get(lane)?.sink }, opts);
+  } catch (err) {
+    // a run that could not even report (authentication refused, config the feed cannot use) still counts as failed
+    const at = new Date().toISOString();
+    for (const lane of lanes) await alert(lane, { runId: extras.get(lane)!.runId, at, outcome: 'error', message: causeMessage(err), records: 0, valid: 0, rejected: 0, unmapped: [] });
+    throw err;
+  }
+  const out: FeedRunReport[] = [];
+  for (const [i, lane] of lanes.entries()) {
+    const x = extras.get(lane)!;
+    let report = reports[i]!;
+    const chat = opts.dryRun ? undefined : await runChatCheck(lane, deps, ctx, report, x.recent);
+    if (chat) report = { ...report, summary: `${report.summary}; chat check: answerable ${chat.answerable}/${chat.asked}${chat.missing.length ? ` (not answered: ${chat.missing.join(', ')})` : ''}` };
+    const chatSummary = chat && { asked: chat.asked, answerable: chat.answerable, missing: chat.missing };
+    await x.recorder?.finish({ ...runEntryOf(report), ...(chatSummary && { chat: chatSummary }) });
+    await alert(lane, { ...observationOf(report, x.runId), ...(chatSummary && { chat: chatSummary }) });
+    out.push({ ...report, runId: x.runId, ...(chat && { chat }) });
+  }
+  return out;
+}
+
+function laneExtras(lane: Lane, deps: Omit<SyncDeps, 'changes'>, opts: SyncOptions, ctx: RunContext): LaneExtras {
+  const runId = newRunId(ctx.job);
+  const recorder =
+    ctx.changeLog &&
+    createChangeRecorder(
+      ctx.changeLog,
+      { runId, ...(ctx.job && { jobId: ctx.job.jobId }), feed: lane.feed.name, chatbot: lane.chatbot, dryRun: Boolean(opts.dryRun) },
+      { maxPerRun: ctx.config.config.changeLog.maxPerRun, logger: deps.logger },
+    );
+  // what the chat check asks about: the first listings this run created or changed (bounded)
+  const recent: ListingChange[] = [];
+  const sink = (c: ListingChange) => {
+    if ((c.op === 'create' || c.op === 'update') && recent.length < RECENT_KEPT) recent.push(c);
+    recorder?.sink(c);
+  };
+  return { runId, recorder, recent, sink };
+}
+
+const RECENT_KEPT = 50;
+
+async function runChatCheck(lane: Lane, deps: Omit<SyncDeps, 'changes'>, ctx: RunContext, report: SyncReport, recent: ListingChange[]): Promise<ChatCheckResult | undefined> {
+  const { chatCheck: cfg, chatbots } = ctx.config.config;
+  if (!cfg.enabled || (report.outcome !== 'ok' && report.outcome !== 'partial')) return undefined;
+  const feed = lane.feed;
+  const sessionId = chatbots.find((c) => c.serialNumber === lane.chatbot)?.smoke?.sessionId;
+  if (sessionId === undefined) {
+    deps.logger.warn({ feed: feed.name, chatbot: lane.chatbot }, `chat check skipped: chatbot ${lane.chatbot} has no chatbots[].smoke.sessionId in the config`);
+    return undefined;
+  }
+  const result = await chatCheck(deps.api, recent, { sessionId, listings: cfg.listings, signal: deps.signal });
+  if (result.asked === 0) return undefined;
+  for (const r of result.results.filter((x) => !x.ok)) deps.logger.warn({ feed: feed.name, key: r.key, question: r.question }, `chat check: the chatbot cannot answer about ${r.key}: ${r.reason}`);
+  return result;
+}
+
+export function observationOf(r: SyncReport, runId: string): RunObservation {
+  return {
+    runId,
+    at: r.finishedAt,
+    outcome: r.outcome,
+    ...(r.message && { message: r.message }),
+    records: r.counts.feedRecords,
+    valid: r.counts.valid,
+    rejected: r.counts.rejected,
+    unmapped: (r.unmapped ?? []).map((u) => `${u.field}: ${JSON.stringify(u.value)}`),
+  };
+}
+
+export function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'feed' | 'chatbot' | 'dryRun' | 'recorded' | 'dropped'> {
+  return {
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    durationMs: r.durationMs,
+    outcome: r.outcome,
+    summary: r.summary,
+    ...(r.message && { message: r.message }),
+    counts: { ...r.counts },
+  };
+}

@@ -1,0 +1,128 @@
+// Step "report" of a lane (docs/design.md): the lane's SyncReport (report.ts) from what its steps
+// learned, and its one summary line in the log. One verdict for the dry run and the real run: the
+// dry run reports what the real run would.
+import type { CallCounts } from '../api/call-counter.js';
+import type { Logger } from '../log.js';
+import type { FeedSide } from './desired.js';
+import type { ExecutionResult } from './execute.js';
+import type { GuardDecision } from './guards.js';
+import type { PlannedDelete, RemoteSide } from './plan-types.js';
+import { callsBetween, summaryLine, type PlanView, type SyncOutcome, type SyncReport } from './report.js';
+
+export interface LaneCounted {
+  protected: number;
+  otherFeeds: number;
+  unchanged: number;
+  unchangedByStamp: number;
+  duplicates: number;
+}
+
+export interface LaneReportInput {
+  feed: string;
+  chatbot: string;
+  outcome: SyncOutcome;
+  message?: string;
+  remote: SyncReport['remote'];
+  count: number;
+  desired: FeedSide;
+  source: { since?: string };
+  guard?: GuardDecision;
+  counted?: LaneCounted;
+  /** a dry run: what would be written */
+  planned?: { creates: number; updates: number; deletes: PlannedDelete[] };
+  view?: PlanView;
+  exec?: ExecutionResult;
+  /** records of the feed no lane took (routing) */
+  routedNowhere?: number;
+  unmapped: SyncReport['unmapped'];
+  calls: { before?: CallCounts; after?: CallCounts };
+  stateLocation: string;
+  timings: SyncReport['timings'];
+  startedAt: Date;
+  durationMs: number;
+  attempt?: { made: number; max: number };
+}
+
+export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
+  const { exec: e, guard: g, planned: p, desired } = r;
+  const { calls, retries } = callsBetween(r.calls.before, r.calls.after);
+  const failures = e?.failures ?? [];
+  // an interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this one wrote
+  const retryable = r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && (failures.some((f) => f.retryable) || Boolean(desired.readErrorRetryable)));
+  const base: Omit<SyncReport, 'summary'> = {
+    feed: r.feed,
+    chatbot: r.chatbot,
+    outcome: r.outcome,
+    retryable,
+    ...(retryable && desired.readErrorRetryAt && { retryAt: desired.readErrorRetryAt }),
+    dryRun: Boolean(p),
+    ...(r.message && { message: r.message }),
+    counts: {
+      feedRecords: desired.counts.records,
+      valid: desired.counts.valid,
+      rejected: desired.counts.rejected,
+      skipped: desired.counts.skipped,
+      removed: desired.counts.removed,
+      feedDuplicates: desired.feedDuplicates.length,
+      remote: r.count,
+      created: p ? p.creates : (e?.created ?? 0),
+      updated: p ? p.updates : (e?.updated ?? 0),
+      deleted: p ? p.deletes.filter((d) => d.reason !== 'duplicate').length : (e?.deleted ?? 0),
+      unchanged: r.counted?.unchanged ?? 0,
+      unchangedByStamp: r.counted?.unchangedByStamp ?? 0,
+      duplicatesRemoved: p ? p.deletes.filter((d) => d.reason === 'duplicate').length : (e?.duplicatesRemoved ?? 0),
+      failed: failures.length,
+      protected: r.counted?.protected ?? 0,
+      otherFeeds: r.counted?.otherFeeds ?? 0,
+      waitingGrace: g?.waiting.length ?? 0,
+      ...(r.routedNowhere !== undefined && { routedNowhere: r.routedNowhere }),
+    },
+    calls,
+    retries: retries + (e?.createResends ?? 0),
+    failures,
+    rejected: desired.rejected,
+    feedDuplicates: desired.feedDuplicates,
+    guard: {
+      outcome: g?.outcome ?? 'none',
+      reasons: g?.reasons ?? [],
+      ...(g?.message && { message: g.message }),
+      withheld: g?.withheld.length ?? 0,
+      waiting: g?.waiting.length ?? 0,
+    },
+    unmapped: r.unmapped,
+    source: { mode: desired.mode, ...(r.source.since !== undefined && { since: r.source.since }), complete: desired.complete, ...(desired.readError && { error: desired.readError }) },
+    remote: r.remote,
+    ...(p && r.view && { plan: r.view }),
+    stateLocation: r.stateLocation,
+    timings: r.timings,
+    durationMs: r.durationMs,
+    startedAt: r.startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+  };
+  const report: SyncReport = { ...base, summary: summaryLine(base, r.attempt) };
+  // info even when not ok: the report carries the detail, and the CLI prints it as a table
+  logger.info({ outcome: r.outcome, ...(r.message && { detail: r.message }) }, report.summary);
+  return report;
+}
+
+/** One verdict for the dry run and the real run: the dry run reports what the real run would. */
+export function laneOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; complete: boolean }): SyncOutcome {
+  if (r.stopped) return r.stopped;
+  if (r.guard.outcome === 'tripped') return 'guard';
+  return r.failures > 0 || !r.complete ? 'partial' : 'ok';
+}
+
+export function readMessage(readError: string | undefined): string | undefined {
+  return readError && `the feed was not read whole, so nothing was deleted: ${readError}`;
+}
+
+export function remoteInfo(remote: RemoteSide): SyncReport['remote'] {
+  return {
+    complete: remote.complete,
+    pages: remote.pages,
+    rounds: remote.rounds,
+    virtualCount: remote.virtualCount,
+    ...(remote.recalled && { recalled: remote.recalled }),
+    ...(remote.problem && { problem: remote.problem }),
+  };
+}
