@@ -1,7 +1,7 @@
 // The `source` of a feed in config: where the feed comes from and how to read it.
 import { z } from 'zod';
 
-/** Documented budgets: MLS Grid 2/s, 7200/hour, 40000/day; Trestle 180/minute, 7200/hour (README). */
+/** Documented budgets: MLS Grid 2/s, 7200/hour, 40000/day; Trestle 180/minute, 7200/hour (docs/configuration.md). */
 export const SourceLimits = z
   .strictObject({
     perSecond: z.number().positive().optional(),
