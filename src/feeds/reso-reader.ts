@@ -25,10 +25,11 @@ import { causeMessage, FeedReadError, RecordParseError } from '../errors.js';
 import type { ResoSource } from './config-schema.js';
 import { displayUrl } from './http.js';
 import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
-import { afterFilter, isTimestampLiteral, laterOf, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
+import { afterFilter, isTimestampLiteral, laterOf, pageSize, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
+import type { VendorProfile } from './vendors/profile.js';
 import { vendorProfile } from './vendors/registry.js';
 import { replayPages } from './reso-replay.js';
-import type { FeedContext, FeedItem, OpenedFeed } from './types.js';
+import type { FeedContext, FeedItem, OpenedFeed, SourceReadStats } from './types.js';
 
 const Mark = z.object({ ts: z.string().refine(isTimestampLiteral, 'not an ISO timestamp'), photos: z.string().refine(isTimestampLiteral).optional() });
 type Mark = z.infer<typeof Mark>;
@@ -37,16 +38,12 @@ type Mark = z.infer<typeof Mark>;
 const SEEN_TWICE_LISTED = 100;
 
 /** What one RESO pull saw, for `feed preview` and the report. */
-export interface ResoReadStats {
-  pages: number;
-  requests: number;
+export interface ResoReadStats extends SourceReadStats {
   /** keys (source.keyField) that came twice in this pull, the first 100 */
   keysSeenTwice: string[];
   keysSeenTwiceCount: number;
   /** the pull stopped at source.top */
   capped: boolean;
-  /** what the pull did differently from what was configured (a keyset query refused: nextLink paging) */
-  warnings: string[];
 }
 
 export interface OpenedResoFeed extends OpenedFeed {
@@ -217,7 +214,7 @@ async function* livePages(source: ResoSource, client: PageClient, stored: Mark |
         return;
       }
       if (paging === 'keyset') {
-        if (value.length === 0) return;
+        if (value.length === 0 || lastPage(page, source, profile, source.top === undefined ? undefined : source.top - (read - value.length))) return;
         if (!last || last[source.keyField] === undefined || last[source.keyField] === null) {
           throw new FeedReadError(`the last record of page ${n} has no ${source.keyField}: keyset paging cannot go on after it (set source.keyField)`, where, false);
         }
@@ -238,6 +235,16 @@ async function* livePages(source: ResoSource, client: PageClient, stored: Mark |
     const photosTs = laterOf(stored?.photos, earlierOf(seen.photos, bound));
     state.mark = ts ? { ts, ...(photosTs && { photos: photosTs }) } : undefined;
   }
+}
+
+/**
+ * A keyset page that ends the pull without asking for an empty one after it: shorter than the page
+ * size asked, where the vendor documents `$top` as the page size, or, by the standard, shorter than
+ * `Prefer: odata.maxpagesize` and without a nextLink (the server says nothing more matches).
+ */
+function lastPage(page: Page, source: ResoSource, profile: VendorProfile, remaining: number | undefined): boolean {
+  if (profile.pageSizeBy === 'top') return page.value.length < Math.min(pageSize(source, profile), remaining ?? Infinity);
+  return source.maxPageSize !== undefined && page.value.length < source.maxPageSize && !page['@odata.nextLink'];
 }
 
 function earlierOf(a: string | undefined, bound: string): string | undefined {
