@@ -2,6 +2,7 @@
 // learned, and its one summary line in the log. One verdict for the dry run and the real run: the
 // dry run reports what the real run would.
 import type { CallCounts } from '../api/call-counter.js';
+import type { SourceReadStats } from '../feeds/types.js';
 import type { Logger } from '../log.js';
 import type { FeedSide } from './desired.js';
 import type { ExecutionResult } from './execute.js';
@@ -25,7 +26,7 @@ export interface LaneReportInput {
   remote: SyncReport['remote'];
   count: number;
   desired: FeedSide;
-  source: { since?: string };
+  source: { since?: string; stats?: SourceReadStats };
   guard?: GuardDecision;
   counted?: LaneCounted;
   /** a dry run: what would be written */
@@ -45,6 +46,7 @@ export interface LaneReportInput {
 
 export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
   const { exec: e, guard: g, planned: p, desired } = r;
+  const stats = r.source.stats;
   const { calls, retries } = callsBetween(r.calls.before, r.calls.after);
   const failures = e?.failures ?? [];
   // an interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this one wrote
@@ -90,7 +92,13 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
       waiting: g?.waiting.length ?? 0,
     },
     unmapped: r.unmapped,
-    source: { mode: desired.mode, ...(r.source.since !== undefined && { since: r.source.since }), complete: desired.complete, ...(desired.readError && { error: desired.readError }) },
+    source: {
+      mode: desired.mode,
+      ...(r.source.since !== undefined && { since: r.source.since }),
+      complete: desired.complete,
+      ...(desired.readError && { error: desired.readError }),
+      ...(stats && { pages: stats.pages, requests: stats.requests, ...(stats.warnings.length && { warnings: [...stats.warnings] }) }),
+    },
     remote: r.remote,
     ...(p && r.view && { plan: r.view }),
     stateLocation: r.stateLocation,

@@ -350,7 +350,7 @@ async function runFeedLanes(lanes: readonly Lane[], thread: FeedThread | undefin
     }
     const { tally } = planner;
     const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, unchangedByStamp: tally.unchangedByStamp, duplicates: tally.duplicates };
-    const common = { remote: remoteInfo(paged.remote), count: paged.remote.count, desired, guard, counted, source: { ...(opened.since !== undefined && { since: opened.since }) }, ...(read.routedNowhere > 0 && { routedNowhere: read.routedNowhere }) };
+    const common = { remote: remoteInfo(paged.remote), count: paged.remote.count, desired, guard, counted, source: { ...(opened.since !== undefined && { since: opened.since }), ...(opened.stats && { stats: opened.stats }) }, ...(read.routedNowhere > 0 && { routedNowhere: read.routedNowhere }) };
     if (opts.dryRun) {
       const shown = [...guard.allowed, ...guard.withheld];
       planner.view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
