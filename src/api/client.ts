@@ -32,7 +32,7 @@ import {
   type EndpointName,
   type StreamEvent,
 } from './schemas.js';
-import { sleep } from './sleep.js';
+import { sleep } from '../net/sleep.js';
 import { createStreamParser, StreamSyntaxError } from './stream-parser.js';
 import type { ApiCallEvent, ApiClientOptions, CallOptions, ChatbotApi, ListPageDecoder } from './types.js';
 import type { Permit } from '../budget/budget.js';

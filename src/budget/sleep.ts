@@ -1,6 +1,6 @@
 import { AbortedError } from '../errors.js';
 
-export { sleep } from '../api/sleep.js';
+export { sleep } from '../net/sleep.js';
 
 /** `p`, or AbortedError as soon as `signal` aborts (p itself goes on). */
 export function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {

@@ -4,7 +4,7 @@
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError } from '../errors.js';
-import { openChangeLog } from '../history/open.js';
+import { openChangeLog } from './open-change-log.js';
 import { describeChange } from '../sync/changes.js';
 import { EXIT, printJson } from './exit.js';
 

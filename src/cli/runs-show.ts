@@ -2,7 +2,7 @@
 // (or, a dry run, planned), listing by listing; `--json` prints { run, changes }.
 import { loadConfig } from '../config/load.js';
 import { ConfigError } from '../errors.js';
-import { openChangeLog } from '../history/open.js';
+import { openChangeLog } from './open-change-log.js';
 import { describeChange } from '../sync/changes.js';
 import { EXIT, printJson } from './exit.js';
 

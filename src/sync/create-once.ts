@@ -4,7 +4,7 @@
 // listing's MLSNumber, before the create is sent again. A 429 was refused before it was processed:
 // it is retried after its Retry-After without a check.
 import { retryDelay, retryPolicy } from '../api/retry.js';
-import { sleep } from '../api/sleep.js';
+import { sleep } from '../net/sleep.js';
 import type { ChatbotApi } from '../api/types.js';
 import { RateLimitedError } from '../errors.js';
 import type { ListingCreate } from '../listing/schema.js';

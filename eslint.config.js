@@ -1,0 +1,77 @@
+// `npm run lint`: the layers' import direction (docs/design.md, "The layers and what may import
+// what") as no-restricted-imports zones, a warning for long functions, and typescript-eslint's
+// recommended rules where they hold today. Formatting is prettier's (.prettierrc.json), checked by
+// `npm run format:check` (part of lint once the tree has been formatted once).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** Folders of src/ from the bottom up; a folder may import its own layer and the ones below. */
+const LAYERS = [
+  // base: no knowledge of runs, queues or commands
+  ['net', 'listing', 'format', 'api', 'budget', 'feeds', 'mapping', 'state', 'emulator'],
+  // orchestration, and what is made of it: the config (its schema composes the parts'), alerts,
+  // the change log (it records the sync's changes) and the queue
+  ['config', 'sync', 'settings', 'smoke', 'alerts', 'history', 'queue'],
+  // running work as commands and jobs do; the worker's HTTP face
+  ['runs', 'server'],
+  // entry points
+  ['cli'],
+];
+
+const above = (i) => LAYERS.slice(i + 1).flat();
+/** Folders of one layer that one of them must not import back: the other way round is the one that holds. */
+const NOT_BACK = { history: ['queue'], budget: ['api'], listing: ['api', 'feeds', 'mapping'] };
+const forbid = (folders) => [...new Set(folders)].flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../../../${f}/*`]);
+
+const layerRules = LAYERS.flatMap((folders, i) =>
+  folders.map((folder) => ({
+    files: [`src/${folder}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...forbid([...above(i), ...(NOT_BACK[folder] ?? [])]), '../../jobs/*', '../../../jobs/*'],
+              message: `src/${folder} is below what it imports here: see docs/design.md, "The layers and what may import what"`,
+            },
+          ],
+        },
+      ],
+    },
+  })),
+);
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/*.d.ts'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+    rules: {
+      // a long function is a place to look, not an error (STYLE.md: small functions)
+      'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
+      // TypeScript checks these itself (strict), and better
+      'no-undef': 'off',
+      'no-redeclare': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // `for await (const _ of x);` drains an iterator on purpose
+      'no-empty': ['error', { allowEmptyCatch: true }],
+      // sanitizers match control characters on purpose
+      'no-control-regex': 'off',
+      // flagged in code that predates the linter: places to look, not failures
+      '@typescript-eslint/no-explicit-any': 'warn',
+      '@typescript-eslint/no-unused-expressions': 'warn',
+      '@typescript-eslint/no-this-alias': 'warn',
+      'require-yield': 'warn',
+      'no-regex-spaces': 'warn',
+      'prefer-const': 'warn',
+    },
+  },
+  ...layerRules,
+  {
+    // tests and benchmarks: long describe blocks are the norm
+    files: ['test/**/*.ts'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+);
