@@ -1,0 +1,222 @@
+// Issue 22 over real HTTP: RESO servers that page the way real ones sometimes do (test/helpers/
+// reso-server.ts: `order`, `failPages`, hard deletes between pages) never make feedsync delete a
+// listing the server still has. Each case: the chatbot first holds every listing (a sync against the
+// server behaving), then the hostile run, then: zero live listings deleted (the emulator's stored
+// listings), the run's outcome and exit status, and a following full pull that creates nothing.
+import { describe, expect, it } from 'vitest';
+import { generateResoRecords } from '../../fixtures/generate.js';
+import { exitForOutcome } from '../../src/cli/exit.js';
+import { FeedConfig } from '../../src/config/schema.js';
+import type { ListingChange } from '../../src/sync/changes.js';
+import type { SyncReport } from '../../src/sync/index.js';
+import type { TestEmulator } from '../helpers/emulator.js';
+import { startResoServer, type ResoServer, type ResoServerOptions } from '../helpers/reso-server.js';
+import { requests, SN, type SyncEnv, total, useEmulatorSync } from './helpers/feed.js';
+
+let te: TestEmulator;
+let env: SyncEnv;
+const emulator = useEmulatorSync((t, e) => {
+  te = t;
+  env = e;
+});
+
+const PAGE = 5;
+const OFF_MARKET = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold', 'Closed']);
+
+/** `n` on-market records, keys K-01… in key order, ListingId L-01… (the chatbot's MLSNumber). */
+function records(n: number): Record<string, unknown>[] {
+  const base = generateResoRecords(n * 3, { seed: 22 }).filter((r) => r.MlgCanView !== false && !OFF_MARKET.has(String(r.StandardStatus)));
+  return base.slice(0, n).map((r, i) => ({
+    ...r,
+    ListingKey: `K-${String(i + 1).padStart(2, '0')}`,
+    ListingId: `L-${String(i + 1).padStart(2, '0')}`,
+    ModificationTimestamp: new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString(),
+    PropertyType: 'Residential',
+  }));
+}
+const idOf = (key: string) => key.replace('K-', 'L-');
+
+function feedOf(server: ResoServer, source: Record<string, unknown> = {}) {
+  return FeedConfig.parse({
+    name: 'mls',
+    chatbot: SN,
+    source: { kind: 'reso', url: server.url, maxPageSize: PAGE, retries: 0, timeoutMs: 5000, photosTimestampField: null, ...source },
+    mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+    // no limit hides a wrong delete here: the guard's fraction is not what keeps the listings
+    deletes: { maxFraction: 1, maxCount: 10_000 },
+  });
+}
+
+const held = async () => (await te.listings(SN)).map((l) => String(l.MLSNumber)).sort();
+const deleteCalls = async () => total(await requests(te, 'RealEstateDelete'));
+
+/** A server holding `data`, and a chatbot that holds all of it (synced while the server behaved). */
+async function seeded(data: Record<string, unknown>[], opts: Partial<ResoServerOptions> = {}, source: Record<string, unknown> = {}) {
+  const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: PAGE, ...opts }));
+  const wanted = server.order;
+  server.order = 'honour';
+  const first = await env.sync(te, feedOf(server, source), { full: true });
+  expect(first.outcome).toBe('ok');
+  expect(await held()).toEqual(data.map((r) => String(r.ListingId)).sort());
+  server.order = wanted;
+  return server;
+}
+
+/** The following full pull against the server behaving: nothing to create, nothing to delete. */
+async function followingFullPull(server: ResoServer, source: Record<string, unknown> = {}): Promise<SyncReport> {
+  server.order = 'honour';
+  server.beforePage = undefined;
+  const next = await env.sync(te, feedOf(server, source), { full: true });
+  expect(next.outcome).toBe('ok');
+  expect(next.counts.created).toBe(0);
+  expect(next.counts.deleted).toBe(0);
+  return next;
+}
+
+describe('a server that ignores $orderby', () => {
+  it('storage order with the highest key stored early: a keyset pull notices it on the page, deletes nothing, ends partial (exit 4) naming what to set', async () => {
+    const data = records(23);
+    // the highest key stored third, the rest in key order: the pull by key would jump past most of them
+    const stored = [data[0]!, data[1]!, data[22]!, ...data.slice(2, 22)];
+    const server = await seeded(stored, { order: 'storage' });
+    const before = await deleteCalls();
+    const report = await env.sync(te, feedOf(server), { full: true });
+    expect(await deleteCalls()).toBe(before);
+    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).sort());
+    expect(report.outcome).toBe('partial');
+    expect(exitForOutcome(report.outcome)).toBe(4);
+    expect(report.source.complete).toBe(false);
+    expect(report.message).toMatch(/ignores \$orderby/);
+    expect(report.message).toMatch(/page 1/);
+    expect(report.message).toMatch(/source\.paging: nextLink/);
+    await followingFullPull(server);
+  });
+
+  it('a server that scrambles every answer, paged by nextLink: the records its pages missed are asked for by key and kept, the run says so (partial, exit 4)', async () => {
+    const data = records(23);
+    const server = await seeded(data, { order: 'scramble', seed: 7 }, { paging: 'nextLink' });
+    const before = await deleteCalls();
+    const report = await env.sync(te, feedOf(server, { paging: 'nextLink' }), { full: true });
+    expect(await deleteCalls()).toBe(before);
+    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).sort());
+    expect(report.counts.deleted).toBe(0);
+    expect(report.outcome).toBe('partial');
+    expect(exitForOutcome(report.outcome)).toBe(4);
+    expect(report.message).toMatch(/the server's paging missed \d+ records? that it still has/);
+    expect(report.message).toMatch(/paging: nextLink/);
+    // the confirmation asked by key, within the feed's filter, in bounded URLs
+    const asked = server.requests.filter((r) => r.filter?.includes("ListingId eq '"));
+    expect(asked.length).toBeGreaterThan(0);
+    for (const r of asked) expect(r.url.length).toBeLessThanOrEqual(2048);
+    await followingFullPull(server, { paging: 'nextLink' });
+  });
+
+  it('a scrambling server paged by key: noticed on the first page, nothing deleted', async () => {
+    const data = records(23);
+    const server = await seeded(data, { order: 'scramble', seed: 3 });
+    const report = await env.sync(te, feedOf(server), { full: true });
+    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).sort());
+    expect(report.outcome).toBe('partial');
+    expect(report.message).toMatch(/ignores \$orderby/);
+    await followingFullPull(server);
+  });
+});
+
+describe('$skip paging (nextLink) with a hard delete during the pull', () => {
+  it('full: the record the shift hid is confirmed and kept; only the one the server deleted goes', async () => {
+    const data = records(17);
+    const server = await seeded(data, {}, { paging: 'nextLink' });
+    const start = server.requests.length;
+    // before page 2 (request 1 asks where the server stands, 2 is page 1): K-02, already read, is deleted;
+    // page 2 now starts one record later and K-06 is never paged
+    server.beforePage = (n, srv) => n === start + 3 && srv.remove('K-02');
+    const report = await env.sync(te, feedOf(server, { paging: 'nextLink' }), { full: true });
+    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).filter((id) => id !== 'L-02').sort());
+    expect(report.counts.deleted).toBe(1);
+    expect(report.outcome).toBe('partial');
+    expect(exitForOutcome(report.outcome)).toBe(4);
+    expect(report.message).toMatch(/the server's paging missed 1 record that it still has \(L-06\)/);
+    await followingFullPull(server, { paging: 'nextLink' });
+  });
+
+  it('incremental: the change the shift hid is not lost: the mark stays before it and the next pull brings it', async () => {
+    const data = records(17);
+    const server = await seeded(data, {}, { paging: 'nextLink', incremental: true });
+    for (const k of ['K-03', 'K-05', 'K-07', 'K-09', 'K-11', 'K-13', 'K-15']) server.touch(k, { ListPrice: 777_000 });
+    const start = server.requests.length;
+    // the pull from the mark: K-17 (at the mark), then the seven changed; page 1 is K-17, K-03, K-05, K-07,
+    // K-09; before page 2, K-05 (read) is deleted: K-11 shifts onto page 1's place and $skip passes it
+    server.beforePage = (n, srv) => n === start + 3 && srv.remove('K-05');
+    const inc = await env.sync(te, feedOf(server, { paging: 'nextLink', incremental: true }));
+    server.beforePage = undefined;
+    expect(inc.source.mode).toBe('incremental');
+    expect(inc.outcome).toBe('ok');
+    expect(await held()).toContain('L-05'); // an incremental pull deletes nothing that is merely absent
+    const price = async (id: string) => (await te.listings(SN)).find((l) => l.MLSNumber === id)?.SalePrice;
+    expect(await price('L-15')).toBe(777_000);
+    const next = await env.sync(te, feedOf(server, { paging: 'nextLink', incremental: true }));
+    expect(next.outcome).toBe('ok');
+    for (const id of ['L-03', 'L-07', 'L-09', 'L-11', 'L-13', 'L-15']) expect(await price(id), id).toBe(777_000);
+    const full = await env.sync(te, feedOf(server, { paging: 'nextLink', incremental: true }), { full: true });
+    expect(full.counts.created).toBe(0);
+    expect(full.counts.deleted).toBe(1); // K-05, confirmed gone
+    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).filter((id) => id !== 'L-05').sort());
+  });
+});
+
+describe('an incremental pull with a record changed again during it', () => {
+  it('the record that comes twice is its later version: the run is ok, the mark advances, nothing deleted', async () => {
+    const data = records(17);
+    const server = await seeded(data, {}, { incremental: true });
+    for (const k of ['K-02', 'K-04', 'K-06', 'K-08', 'K-10', 'K-12', 'K-14']) server.touch(k, { ListPrice: 650_000 });
+    const start = server.requests.length;
+    server.beforePage = (n, srv) => n === start + 3 && srv.touch('K-02', { ListPrice: 660_000 });
+    const inc = await env.sync(te, feedOf(server, { incremental: true }));
+    server.beforePage = undefined;
+    expect(inc.outcome).toBe('ok');
+    expect(inc.source.complete).toBe(true);
+    const listings = await te.listings(SN);
+    expect(listings.find((l) => l.MLSNumber === 'L-02')?.SalePrice).toBe(660_000);
+    expect(listings).toHaveLength(17);
+    // the mark advanced to where the server stood when the pull began (K-14's change)
+    const next = await env.sync(te, feedOf(server, { incremental: true }));
+    expect(next.outcome).toBe('ok');
+    expect(next.counts.feedRecords).toBe(2); // K-14 (at the mark: ge) and K-02's second change
+    await followingFullPull(server, { incremental: true });
+  });
+});
+
+describe('a server that fails from page 2 on', () => {
+  it.each([500, 400])('HTTP %i: nothing deleted, outcome partial (exit 4), never guard; the message names the answer and the page; one change-log entry for the run', async (status) => {
+    const data = records(17);
+    const server = await seeded(data);
+    const changes: ListingChange[] = [];
+    const start = server.pages;
+    const failing = emulator.closeAfterTest(await startResoServer({ records: server.records, maxPageSize: PAGE, failPages: { from: 2, status } }));
+    expect(start).toBeGreaterThan(0);
+    const report = await env.sync(te, feedOf(failing), { full: true, changes: (c) => changes.push(c) });
+    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).sort());
+    expect(report.outcome).toBe('partial');
+    expect(exitForOutcome(report.outcome)).toBe(4);
+    expect(report.guard.outcome).not.toBe('tripped');
+    expect(report.message).toContain(`HTTP ${status}`);
+    expect(report.message).toMatch(/page 2/);
+    expect(report.message).not.toMatch(/maxFraction/);
+    expect(changes.filter((c) => c.op === 'delete')).toEqual([]);
+    const run = changes.filter((c) => c.op === 'withheld');
+    expect(run).toEqual([{ op: 'withheld', count: 12, reason: expect.stringMatching(/read not whole/) }]);
+    await followingFullPull(server);
+  });
+
+  it('HTTP 500 on the first page: nothing could be used, outcome failed (exit 1)', async () => {
+    const data = records(7);
+    const server = await seeded(data);
+    const failing = emulator.closeAfterTest(await startResoServer({ records: server.records, maxPageSize: PAGE, failPages: { from: 1, status: 500 } }));
+    const report = await env.sync(te, feedOf(failing), { full: true });
+    expect(await held()).toHaveLength(7);
+    expect(report.outcome).toBe('failed');
+    expect(exitForOutcome(report.outcome)).toBe(1);
+    expect(report.message).toMatch(/HTTP 500.*page 1|page 1.*HTTP 500/);
+    await followingFullPull(server);
+  });
+});
