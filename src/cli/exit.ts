@@ -1,9 +1,9 @@
 // Exit status (DESIGN.md): 0 done; 1 the run finished with failed items; 2 bad usage or config;
-// 3 a safety guard stopped it.
+// 3 a safety guard stopped it; 4 partial (the feed was not read whole, or some writes failed; deletes withheld).
 import { ConfigError, FeedsyncError, GuardError } from '../errors.js';
 import { redactSecrets } from '../log.js';
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, guard: 3 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, guard: 3, partial: 4 } as const;
 
 export function exitCodeFor(err: unknown): number {
   if (err instanceof GuardError) return EXIT.guard;
@@ -11,10 +11,11 @@ export function exitCodeFor(err: unknown): number {
   return EXIT.failed;
 }
 
-/** The exit status of a finished run by its report's outcome: 3 a guard held deletes back, 1 anything else not ok. */
+/** The exit status of a finished run by its report's outcome: 3 a guard held deletes back, 4 partial, 1 anything else not ok. */
 export function exitForOutcome(outcome: unknown): number {
   if (outcome === 'ok') return EXIT.ok;
   if (outcome === 'guard') return EXIT.guard;
+  if (outcome === 'partial') return EXIT.partial;
   return EXIT.failed;
 }
 
