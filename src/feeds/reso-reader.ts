@@ -290,8 +290,9 @@ function pageOrder(order: 'key' | 'time', keyField: string): (value: unknown[]) 
         const byTime = order === 'time' ? Date.parse(String(rec[TS])) - Date.parse(String(prev[TS])) : 0;
         if (byTime < 0 || Number.isNaN(byTime)) return disorder(i, rec, prev);
         if (byTime === 0) {
-          ways.exact &&= compareKeys(prev[keyField], rec[keyField], false) < 0;
-          ways.folded &&= compareKeys(prev[keyField], rec[keyField], true) < 0;
+          // (a key equal to the one before is a repeat, not disorder: the sync's read-whole check takes it)
+          ways.exact &&= compareKeys(prev[keyField], rec[keyField], false) <= 0;
+          ways.folded &&= compareKeys(prev[keyField], rec[keyField], true) <= 0;
           if (!ways.exact && !ways.folded) return disorder(i, rec, prev);
         }
       }
