@@ -2,18 +2,22 @@
 // anything is deleted for them (issue 22): a server that ignores $orderby, scrambles its answers, or
 // pages with $skip while records are deleted can leave records out of a pull that it still has.
 //
-// Keys go out as `$filter=(<the feed's filter>) and (Field eq 'a' or Field eq 'b' or …)` with the
-// feed's $select and $expand, batched so that no URL is longer than MAX_URL characters (IIS, behind
-// many RESO servers, refuses a query string past 2,048 bytes by default). `eq … or` rather than `in`:
-// `in` is OData 4.01, which not every RESO server speaks. Requests go through the feed's page client,
+// Keys go out as `$filter=(<vendor term>) and (<the feed's filter>) and (Field eq 'a' or Field eq 'b'
+// or …)` (reso-query.ts keyFilters: the vendor profile's required term, its searchable fields and its
+// `or` limit) with the feed's $select and $expand, batched so that no URL is longer than MAX_URL
+// characters (IIS, behind many RESO servers, refuses a query string past 2,048 bytes by default).
+// `eq … or` rather than `in`: `in` is OData 4.01, which not every RESO server speaks. A field the
+// vendor does not let a filter name is not asked (when no field can be, the confirmation fails).
+// Requests go through the feed's page client,
 // so they count against the source's request budget (source.limits) and carry its credentials; an
 // answer's own @odata.nextLink is followed on the feed's origin. All of it is bounded by
 // source.maxPages requests: past that the confirmation fails, and a failed confirmation deletes nothing.
 import { FeedReadError } from '../errors.js';
 import type { ResoSource } from './config-schema.js';
 import type { PageClient } from './reso-pages.js';
-import { and, keyLiteral, queryUrl, TS } from './reso-query.js';
+import { keyFilters, pageSize, queryUrl, TS } from './reso-query.js';
 import type { FeedItem, KeyAsk, KeyLookup } from './types.js';
+import { vendorProfile } from './vendors/registry.js';
 
 /** The longest URL a confirmation sends (one key longer than that still goes, alone). */
 export const MAX_URL = 2048;
@@ -22,24 +26,33 @@ export interface LookupDeps {
   client: PageClient;
   /** the pull's label for positions (the feed URL without its query) */
   label: string;
-  /** how the pull paged, and what a person should set when it missed records */
-  paging: KeyLookup['paging'];
+  /** how the pull paged, and what a person should set when it missed records (asked once the pull is read) */
+  paging(): KeyLookup['paging'];
   /** an @odata.nextLink, checked as the pull checks it (origin, protocol), made absolute */
-  nextLink(next: string, current: string, where: { file: string; record: string }): string;
+  nextLink(next: string, current: string, origin: string, where: { file: string; record: string }): string;
   /** the record's item, as the pull yields it (removed when MlgCanView is false) */
   itemOf(record: Record<string, unknown>, index: number): FeedItem;
 }
 
 export function resoLookup(source: ResoSource, deps: LookupDeps): KeyLookup {
+  const profile = vendorProfile(source.vendor);
+  const origin = new URL(source.url!).origin;
   return {
-    paging: deps.paging,
+    get paging() {
+      return deps.paging();
+    },
     async *find(asks) {
       let requests = 0;
       let index = 0;
-      const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...asks.map((a) => a.field)])] : undefined;
-      const url = (terms: string[]) => queryUrl(source.url!, source.resource, { filter: and(source.filter, terms.join(' or ')), select, expandMedia: source.expandMedia });
-      for (const terms of batches(asks, url)) {
-        let next: string | undefined = url(terms);
+      const searchable = asks.filter((a) => keyFilters(profile, a.field, [], source) !== undefined);
+      if (searchable.length === 0) {
+        throw new FeedReadError(`the ${profile.name} profile lets no filter name ${asks.map((a) => a.field).join(' or ')}, so absences cannot be asked for by key`, { file: deps.label }, false);
+      }
+      const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...searchable.map((a) => a.field)])] : undefined;
+      const top = profile.pageSizeBy === 'top' ? pageSize(source, profile) : undefined;
+      const url = (field: string, values: string[]) => queryUrl(source.url!, source.resource, { filter: keyFilters(profile, field, values, source)![0], top, select, expandMedia: source.expandMedia });
+      for (const [field, values] of batches(searchable, url, profile.maxOrTerms ?? 50)) {
+        let next: string | undefined = url(field, values);
         while (next) {
           requests++;
           const what = `confirmation request ${requests}`;
@@ -53,25 +66,24 @@ export function resoLookup(source: ResoSource, deps: LookupDeps): KeyLookup {
           }
           yield items;
           const link = page['@odata.nextLink'];
-          next = link ? deps.nextLink(link, next, { file: deps.label, record: what }) : undefined;
+          next = link ? deps.nextLink(link, next, origin, { file: deps.label, record: what }) : undefined;
         }
       }
     },
   };
 }
 
-/** The `Field eq 'value'` terms of the asks, in groups whose URL stays within MAX_URL. */
-export function* batches(asks: readonly KeyAsk[], url: (terms: string[]) => string): Generator<string[]> {
-  let batch: string[] = [];
+/** The values of each ask in groups of at most `maxTerms` whose URL stays within MAX_URL. */
+export function* batches(asks: readonly KeyAsk[], url: (field: string, values: string[]) => string, maxTerms = Number.POSITIVE_INFINITY): Generator<[string, string[]]> {
   for (const ask of asks) {
+    let batch: string[] = [];
     for (const value of ask.values) {
-      const term = `${ask.field} eq ${keyLiteral(value)}`;
-      if (batch.length && url([...batch, term]).length > MAX_URL) {
-        yield batch;
+      if (batch.length && (batch.length >= maxTerms || url(ask.field, [...batch, value]).length > MAX_URL)) {
+        yield [ask.field, batch];
         batch = [];
       }
-      batch.push(term);
+      batch.push(value);
     }
+    if (batch.length) yield [ask.field, batch];
   }
-  if (batch.length) yield batch;
 }

@@ -86,4 +86,12 @@ export interface OpenedFeed {
   readonly since?: string;
   /** the source can be asked for particular records (live RESO pulls) */
   readonly lookup?: KeyLookup;
+  /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
+  readonly stats?: SourceReadStats;
+}
+
+export interface SourceReadStats {
+  pages: number;
+  requests: number;
+  warnings: string[];
 }

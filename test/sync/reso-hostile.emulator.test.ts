@@ -35,6 +35,9 @@ function records(n: number): Record<string, unknown>[] {
   }));
 }
 
+/** Changes made before a pull, in the past (the mark never passes the server's clock at the pull's start, less a second). */
+const changedAt = (i: number) => new Date(Date.UTC(2025, 1, 1, 0, i)).toISOString();
+
 function feedOf(server: ResoServer, source: Record<string, unknown> = {}) {
   return FeedConfig.parse({
     name: 'mls',
@@ -142,9 +145,9 @@ describe('$skip paging (nextLink) with a hard delete during the pull', () => {
     const data = records(17);
     const server = await seeded(data, {}, { paging: 'nextLink' });
     const start = server.requests.length;
-    // before page 2 (request 1 asks where the server stands, 2 is page 1): K-02, already read, is deleted;
+    // before page 2 (request 1 is page 1): K-02, already read, is deleted;
     // page 2 now starts one record later and K-06 is never paged
-    server.beforePage = (n, srv) => n === start + 3 && srv.remove('K-02');
+    server.beforePage = (n, srv) => n === start + 2 && srv.remove('K-02');
     const report = await env.sync(te, feedOf(server, { paging: 'nextLink' }), { full: true });
     expect(await held()).toEqual(data.map((r) => String(r.ListingId)).sort());
     expect(report.counts.deleted).toBe(0);
@@ -161,11 +164,11 @@ describe('$skip paging (nextLink) with a hard delete during the pull', () => {
   it('incremental: the change the shift hid is not lost: the mark stays before it and the next pull brings it', async () => {
     const data = records(17);
     const server = await seeded(data, {}, { paging: 'nextLink', incremental: true });
-    for (const k of ['K-03', 'K-05', 'K-07', 'K-09', 'K-11', 'K-13', 'K-15']) server.touch(k, { ListPrice: 777_000 });
+    ['K-03', 'K-05', 'K-07', 'K-09', 'K-11', 'K-13', 'K-15'].forEach((k, i) => server.touch(k, { ListPrice: 777_000, ModificationTimestamp: changedAt(i) }));
     const start = server.requests.length;
-    // the pull from the mark: K-17 (at the mark), then the seven changed; page 1 is K-17, K-03, K-05, K-07,
-    // K-09; before page 2, K-05 (read) is deleted: K-11 shifts onto page 1's place and $skip passes it
-    server.beforePage = (n, srv) => n === start + 3 && srv.remove('K-05');
+    // the pull from the mark: K-17 (at the mark: ge), then the seven changed; page 1 is K-17, K-03, K-05,
+    // K-07, K-09; before page 2, K-05 (read) is deleted: K-11 shifts onto page 1's place and $skip passes it
+    server.beforePage = (n, srv) => n === start + 2 && srv.remove('K-05');
     const inc = await env.sync(te, feedOf(server, { paging: 'nextLink', incremental: true }));
     server.beforePage = undefined;
     expect(inc.source.mode).toBe('incremental');
@@ -187,9 +190,9 @@ describe('an incremental pull with a record changed again during it', () => {
   it('the record that comes twice is its later version: the run is ok, the mark advances, nothing deleted', async () => {
     const data = records(17);
     const server = await seeded(data, {}, { incremental: true });
-    for (const k of ['K-02', 'K-04', 'K-06', 'K-08', 'K-10', 'K-12', 'K-14']) server.touch(k, { ListPrice: 650_000 });
+    ['K-02', 'K-04', 'K-06', 'K-08', 'K-10', 'K-12', 'K-14'].forEach((k, i) => server.touch(k, { ListPrice: 650_000, ModificationTimestamp: changedAt(i) }));
     const start = server.requests.length;
-    server.beforePage = (n, srv) => n === start + 3 && srv.touch('K-02', { ListPrice: 660_000 });
+    server.beforePage = (n, srv) => n === start + 2 && srv.touch('K-02', { ListPrice: 660_000 });
     const inc = await env.sync(te, feedOf(server, { incremental: true }));
     server.beforePage = undefined;
     expect(inc.outcome).toBe('ok');
@@ -197,7 +200,7 @@ describe('an incremental pull with a record changed again during it', () => {
     const listings = await te.listings(SN);
     expect(listings.find((l) => l.MLSNumber === 'L-02')?.SalePrice).toBe(660_000);
     expect(listings).toHaveLength(17);
-    // the mark advanced to where the server stood when the pull began (K-14's change)
+    // the mark advanced to the latest change the pull began with (K-14's): K-02's second change is after it
     const next = await env.sync(te, feedOf(server, { incremental: true }));
     expect(next.outcome).toBe('ok');
     expect(next.counts.feedRecords).toBe(2); // K-14 (at the mark: ge) and K-02's second change
