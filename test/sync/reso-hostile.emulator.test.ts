@@ -241,3 +241,49 @@ describe('a server that fails from page 2 on', () => {
     await followingFullPull(server);
   });
 });
+
+describe('the confirmation itself', () => {
+  it('only keys the server confirms absent or off the market are deleted: gone, withdrawn and MlgCanView false go, the missed one stays', async () => {
+    const data = records(12);
+    const stored = [...data.slice(0, 4), data[11]!, ...data.slice(4, 11)];
+    const server = await seeded(stored, { order: 'storage' });
+    // the pull (storage order) misses K-05..K-11; of those the server has deleted K-05, withdrawn K-06,
+    // hidden K-07 (MlgCanView false); it still has K-08..K-11 on the market
+    server.remove('K-05');
+    server.records = server.records.map((r) => (r.ListingKey === 'K-06' ? { ...r, StandardStatus: 'Withdrawn' } : r.ListingKey === 'K-07' ? { ...r, MlgCanView: false } : r));
+    const report = await env.sync(te, feedOf(server), { full: true });
+    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).filter((id) => !['L-05', 'L-06', 'L-07'].includes(id)).sort());
+    expect(report.counts.deleted).toBe(3);
+    expect(report.outcome).toBe('partial');
+    expect(report.message).toMatch(/the server's paging missed 4 records that it still has \(L-08, L-09, L-10, L-11\)/);
+    await followingFullPull(server);
+  });
+
+  it('a confirmation that fails deletes nothing (partial, exit 4), naming the answer', async () => {
+    const data = records(12);
+    const stored = [...data.slice(0, 4), data[11]!, ...data.slice(4, 11)];
+    const server = await seeded(stored, { order: 'storage' });
+    const pages = server.pages;
+    const failing = emulator.closeAfterTest(await startResoServer({ records: server.records, order: 'storage', maxPageSize: PAGE, failPages: { from: 3, status: 503 } }));
+    const report = await env.sync(te, feedOf(failing), { full: true });
+    expect(pages).toBeGreaterThan(0);
+    expect(failing.requests.map((r) => r.status)).toEqual([200, 200, 503]); // page 1, page 2 (empty), the confirmation
+    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).sort());
+    expect(report.counts.deleted).toBe(0);
+    expect(report.outcome).toBe('partial');
+    expect(exitForOutcome(report.outcome)).toBe(4);
+    expect(report.message).toMatch(/absence\(s\) could not be confirmed with the source \(.*confirmation request 1: the server answered HTTP 503/);
+    await followingFullPull(server);
+  });
+
+  it('a dry run asks too, and plans no delete for a record the server still has', async () => {
+    const data = records(12);
+    const stored = [...data.slice(0, 4), data[11]!, ...data.slice(4, 11)];
+    const server = await seeded(stored, { order: 'storage' });
+    const report = await env.sync(te, feedOf(server), { full: true, dryRun: true });
+    expect(report.counts.deleted).toBe(0);
+    expect(report.plan?.deletes).toEqual([]);
+    expect(report.outcome).toBe('partial');
+    expect(report.message).toMatch(/missed 7 records that it still has/);
+  });
+});
