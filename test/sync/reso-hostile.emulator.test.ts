@@ -229,6 +229,17 @@ describe('a server that fails from page 2 on', () => {
     await followingFullPull(server);
   });
 
+  it('a full pull capped by source.top: one change-log entry for the run, not one per listing kept', async () => {
+    const data = records(17);
+    const server = await seeded(data);
+    const changes: ListingChange[] = [];
+    const report = await env.sync(te, feedOf(server, { top: 6 }), { full: true, changes: (c) => changes.push(c) });
+    expect(await held()).toHaveLength(17);
+    expect(report.outcome).toBe('partial');
+    expect(changes.filter((c) => c.op === 'delete')).toEqual([]);
+    expect(changes.filter((c) => c.op === 'withheld')).toEqual([{ op: 'withheld', count: 11, reason: expect.stringMatching(/^deletes withheld: read not whole \(.*source\.top = 6/) }]);
+  });
+
   it('HTTP 500 on the first page: nothing could be used, outcome failed (exit 1)', async () => {
     const data = records(7);
     const server = await seeded(data);
