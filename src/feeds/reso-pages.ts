@@ -27,12 +27,12 @@ export interface PageClient {
   readonly serverTime: number | undefined;
 }
 
-export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): PageClient {
+export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number; scope?: string } = {}): PageClient {
   const headers: Record<string, string> = { accept: 'application/json', ...source.headers };
   if (source.maxPageSize) headers.prefer = `odata.maxpagesize=${source.maxPageSize}`;
   const backoff = options.backoffMs ?? 500;
   const tokens: TokenSource | undefined = source.auth
-    ? oauth2TokenSource(source.auth, { timeoutMs: source.timeoutMs, retries: source.retries, signal: ctx.signal, backoffMs: options.backoffMs })
+    ? oauth2TokenSource(source.auth, { ...(options.scope !== undefined && { scope: options.scope }), timeoutMs: source.timeoutMs, retries: source.retries, signal: ctx.signal, backoffMs: options.backoffMs })
     : undefined;
   const credential = tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined);
   let requests = 0;
@@ -49,6 +49,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
         const { body, cancel, response } = await httpGet(url, {
           headers,
           bearerToken: token,
+          tokenIssued: tokens !== undefined,
           timeoutMs: source.timeoutMs,
           retries: source.retries,
           maxCompressionRatio: source.maxCompressionRatio,

@@ -78,7 +78,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
   let since: string | undefined;
   const state: PullState = { capped: false, pages: 0 };
   const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false, warnings: [] };
-  const client = source.path ? undefined : resoPageClient(source, ctx, options);
+  const client = source.path ? undefined : resoPageClient(source, ctx, { ...options, scope: feedName });
 
   async function* items(): AsyncIterable<FeedItem> {
     const stored = wantIncremental ? readMark(ctx, feedName, label) : undefined;

@@ -33,7 +33,8 @@ export interface ResoServerOptions {
   /** a static bearer token every data request must carry */
   token?: string;
   /** OAuth2 client credentials: tokens from POST /token, valid `ttlSeconds` */
-  oauth?: { clientId: string; clientSecret: string; scope?: string; ttlSeconds: number };
+  /** `accessToken`: the n-th token issued (1-based), for odd tokens (`":"`, `Austin`); default a random one */
+  oauth?: { clientId: string; clientSecret: string; scope?: string; ttlSeconds: number; accessToken?: (n: number) => string };
   gzip?: boolean;
   /** answer the first N data requests with this status (e.g. [503]) */
   failFirst?: number[];
@@ -243,7 +244,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client' }));
       return;
     }
-    const access = `tok-${++issued}-${Math.random().toString(36).slice(2)}`;
+    const access = o.accessToken?.(++issued) ?? `tok-${++issued}-${Math.random().toString(36).slice(2)}`;
     tokens.set(access, Date.now() + o.ttlSeconds * 1000);
     server.issued.push(access);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: access, token_type: 'Bearer', expires_in: o.ttlSeconds }));
