@@ -7,6 +7,7 @@ import { selectFeeds } from '../config/select.js';
 import { ConfigError, formatIssue, type FeedReadError } from '../errors.js';
 import { formatPosition } from '../feeds/position.js';
 import { openFeed } from '../feeds/index.js';
+import { describeVendor } from '../feeds/vendors/describe.js';
 import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
 import { createFindings } from '../mapping/feed-findings.js';
@@ -77,10 +78,12 @@ export async function run(opts: Options): Promise<number> {
   }
 
   const source = feed.source.path ?? feed.source.url;
+  const vendor = feed.source.kind === 'reso' ? describeVendor(feed.source) : undefined;
   const found = findings.result();
   if (opts.json) {
     printJson({
       feed: feed.name, chatbot: feed.chatbot, kind: feed.source.kind, source, keyBy: feed.keyBy, mode: opened.mode,
+      ...(vendor && { vendor }), ...(opened.stats && { requests: opened.stats.requests, pages: opened.stats.pages, warnings: opened.stats.warnings }),
       complete: !incomplete, ...(incomplete && { error: incomplete.message }),
       counts, listings, rejected, skipped, removed, parseErrors, ...found,
     });
@@ -88,6 +91,9 @@ export async function run(opts: Options): Promise<number> {
   }
   const out = (s = '') => process.stdout.write(`${s}\n`);
   out(`feed ${feed.name} (${feed.source.kind}, ${source}) → ${feed.chatbot}, key ${feed.keyBy}`);
+  if (vendor) out(vendor);
+  if (opened.stats) out(`read: ${opened.stats.pages} pages, ${opened.stats.requests} requests`);
+  for (const w of opened.stats?.warnings ?? []) out(`warning: ${w}`);
   out();
   out(`first ${listings.length} of ${counts.valid} mapped listing(s):`);
   for (const l of listings) out(`  ${l.position}  ${l.key}\n    ${JSON.stringify(l.listing)}`);
