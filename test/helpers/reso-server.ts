@@ -8,7 +8,8 @@
 // - timestamps compared as instants, or as text (`textTimestamps`);
 // - a static bearer token, or OAuth2 client credentials (`oauth`): POST /token, tokens that expire;
 // - quota headers (Minute-Quota-Limit, Hour-Quota-Limit, Hour-Quota-ResetTime) and a 429 past the minute quota;
-// - every request counted; hooks to change records before a page, rewrite nextLinks, break a body.
+// - every request counted; hooks to change records before a page, rewrite nextLinks, break a body;
+// - `refuseOrderby`: a 400 (gzipped OData error) to any `$orderby`, as nextLink-only servers answer.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -41,6 +42,8 @@ export interface ResoServerOptions {
   nextLink?: (made: string | undefined, n: number) => string | undefined;
   /** send half the body of these data requests (1-based), then drop the connection */
   brokenBodies?: number[];
+  /** refuse any `$orderby` with a 400 and a gzipped OData error (as servers that page by nextLink only do) */
+  refuseOrderby?: boolean;
 }
 
 export interface ResoRequest {
@@ -128,6 +131,11 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     server.beforePage?.(n, server);
     if (!authorized(req.headers.authorization)) return send(401, { error: { code: '401', message: 'invalid or expired token' } });
     if (!url.pathname.endsWith('/Property')) return send(404, { error: { message: `no resource ${url.pathname}` } });
+    if (opts.refuseOrderby && q.has('$orderby')) {
+      log.status = 400;
+      const body = gzipSync(JSON.stringify({ error: { code: '400', message: 'The query option $orderby is not supported' } }));
+      return void res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(body);
+    }
 
     let rows: Row[];
     let page: Row[];
