@@ -33,6 +33,7 @@ export async function run(opts: Options): Promise<number> {
   const skipped: Array<{ position: string; key?: string; reason: string }> = [];
   const removed: Array<{ position: string; key?: string }> = [];
   const parseErrors: Array<{ position: string; message: string }> = [];
+  const replacedValues = new Map<string, number>();
   let incomplete: FeedReadError | undefined;
   const findings = createFindings();
   const mapping = compileMapping(feed.mapping, { onUnmapped: findings.onUnmapped });
@@ -53,6 +54,7 @@ export async function run(opts: Options): Promise<number> {
     switch (item.kind) {
       case 'listing':
         counts.valid++;
+        for (const f of item.replaced ?? []) replacedValues.set(f, (replacedValues.get(f) ?? 0) + 1);
         if (listings.length < limit) listings.push({ key: item.key, position, listing: item.listing });
         break;
       case 'rejected':
@@ -83,7 +85,7 @@ export async function run(opts: Options): Promise<number> {
   if (opts.json) {
     printJson({
       feed: feed.name, chatbot: feed.chatbot, kind: feed.source.kind, source, keyBy: feed.keyBy, mode: opened.mode,
-      ...(vendor && { vendor }), ...(opened.stats && { requests: opened.stats.requests, pages: opened.stats.pages, warnings: opened.stats.warnings }),
+      ...(vendor && { vendor }), valuesReplaced: Object.fromEntries(replacedValues), ...(opened.stats && { requests: opened.stats.requests, pages: opened.stats.pages, warnings: opened.stats.warnings }),
       complete: !incomplete, ...(incomplete && { error: incomplete.message }),
       counts, listings, rejected, skipped, removed, parseErrors, ...found,
     });
@@ -107,6 +109,7 @@ export async function run(opts: Options): Promise<number> {
       ...(found.keysSeenTwice.count > found.keysSeenTwice.keys.length ? [`  … and ${found.keysSeenTwice.count - found.keysSeenTwice.keys.length} more key(s)`] : []),
     ],
   );
+  section('values replaced by their rule\'s default (onInvalid: default)', [...replacedValues].map(([f, n]) => `  ${f} × ${n}`));
   section('rejections by reason', found.rejectionReasons.map((r) => `  ${String(r.records).padStart(6)}  ${r.reason}`));
   section(
     'lookup values no map covers (add them to the field\'s map, or "*")',
