@@ -17,7 +17,7 @@ import { stateDir } from '../runtime.js';
 import { createEchoFiles } from '../state/echo-files.js';
 import { failedReport, feedsOfChatbot, formatSyncReport, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
-import { EXIT, exitForOutcome, printJson } from './exit.js';
+import { exitForOutcome, printJson, worstExit } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 
 export interface SyncCliOptions {
@@ -122,7 +122,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   return exitStatus(reports);
 }
 
-/** The worst of the runs: a guard trip (3) before failures (1). */
+/** The most serious of the runs' statuses (src/cli/exit.ts says the order and why). */
 export function exitStatus(reports: readonly SyncReport[]): number {
-  return Math.max(EXIT.ok, ...reports.map((r) => exitForOutcome(r.outcome)));
+  return worstExit(reports.map((r) => exitForOutcome(r.outcome)));
 }
