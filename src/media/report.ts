@@ -54,3 +54,8 @@ export function formatMediaReport(m: MediaReport, shown = 20): string[] {
 
 /** The reason given each photo not stored because the storage failed (its message is said once). */
 export const STORAGE_DOWN = 'not stored: the photo storage could not be used (see storageError)';
+
+/** The report's figures as the run history keeps counts (the status page and metrics read these). */
+export function mediaCounts(m: MediaReport): Record<'photosDownloaded' | 'photosReused' | 'photosFailed' | 'photoBytes' | 'photoObjectsDeleted', number> {
+  return { photosDownloaded: m.downloaded, photosReused: m.reused, photosFailed: m.failed, photoBytes: m.bytes, photoObjectsDeleted: m.deleted };
+}
