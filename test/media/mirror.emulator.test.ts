@@ -7,6 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { generateResoRecords } from '../../fixtures/generate.js';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { MediaConfig } from '../../src/media/index.js';
@@ -17,6 +18,7 @@ import { formatSyncReport } from '../../src/sync/report-format.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { fakeImage, startPhotoHost, type PhotoHost } from '../helpers/photo-host.js';
 import { startS3Server, type TestS3 } from '../helpers/s3-server.js';
+import { startVendorServer } from '../helpers/vendor-server.js';
 import { COLUMNS, row, type Row } from '../sync/helpers/feed.js';
 
 const SN = 'SN-PHOTOS';
@@ -240,19 +242,52 @@ describe('media mirror', () => {
     }
   });
 
-  it('mlsgrid: sends the feed\'s access token as the User-Agent of every photo download', async () => {
+  it('mlsgrid: sends the access token as the User-Agent; a re-signed MediaURL of the same MediaKey is not fetched again, a new MediaModificationTimestamp is', async () => {
+    const TOKEN = 'mlsgrid-token-abc123';
+    host.requireUserAgent = TOKEN;
+    for (const p of ['/m/1', '/m/2']) host.set(p, { kind: 'image', body: fakeImage('jpeg', p) });
+    const photo = (n: number, sig: string, modified: string) => ({ MediaKey: `MK-${n}`, MediaURL: `${host.url(`/m/${n}`)}?sig=${sig}`, MediaModificationTimestamp: modified, Order: n, MediaCategory: 'Photo' });
+    const records = generateResoRecords(1, { seed: 29 }).map((r) => ({ ...r, OriginatingSystemName: 'actris', MlgCanView: true, Media: [photo(2, 'a', '2026-01-01T00:00:00Z'), photo(1, 'a', '2026-01-01T00:00:00Z')] }));
+    const mls = await startVendorServer({ vendor: 'mlsgrid', records, token: TOKEN, originatingSystem: 'actris' });
+    try {
+      const feed = FeedConfig.parse({
+        name: 'mls-photos',
+        chatbot: SN,
+        source: { kind: 'reso', vendor: 'mlsgrid', url: mls.url, bearerToken: TOKEN, originatingSystem: 'actris' },
+        mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+      });
+      const key = String(mls.records[0]!.ListingKey);
+      const first = await sync({ feed });
+      expect(first.outcome, first.message).toBe('ok');
+      expect(first.media).toMatchObject({ downloaded: 2, failed: 0 });
+      expect(host.seen.filter((r) => r.path.startsWith('/m/')).map((r) => r.headers['user-agent'])).toEqual([TOKEN, TOKEN]);
+      const [held] = await te.listings(SN);
+      expect(held?.Images).toEqual([1, 2].map((n) => `${PUBLIC}/listings/mls-photos/${sha256(fakeImage('jpeg', `/m/${n}`))}.jpg`));
+
+      // the media host signs its URLs anew: the same photos, nothing downloaded
+      mls.touch(key, { Media: [photo(1, 'b', '2026-01-01T00:00:00Z'), photo(2, 'b', '2026-01-01T00:00:00Z')] });
+      const resigned = await sync({ feed });
+      expect(resigned.media).toMatchObject({ downloaded: 0, reused: 2 });
+      // photo 2 replaced at its URL (a new MediaModificationTimestamp): downloaded again, photo 1 not
+      host.set('/m/2', { kind: 'image', body: fakeImage('png', 'new 2') });
+      mls.touch(key, { Media: [photo(1, 'c', '2026-01-01T00:00:00Z'), photo(2, 'c', '2026-03-01T00:00:00Z')] });
+      const replaced = await sync({ feed });
+      expect(replaced.media).toMatchObject({ downloaded: 1, reused: 1 });
+      expect([host.count('/m/1'), host.count('/m/2')]).toEqual([1, 2]);
+      expect((await te.listings(SN))[0]?.Images?.[1]).toBe(`${PUBLIC}/listings/mls-photos/${sha256(fakeImage('png', 'new 2'))}.png`);
+    } finally {
+      await mls.close();
+    }
+  });
+
+  it('without the mlsgrid profile no User-Agent token is sent, and that media host refuses the photos', async () => {
     host.requireUserAgent = 'mlsgrid-token-abc123';
-    host.set('/m/1', { kind: 'image', body: fakeImage('jpeg', 'm1') });
-    await writeFeed([listing(1, ['/m/1'])]);
-    const feed = feedConfig();
-    // source.vendor comes with the vendor profiles (i25); the media rule reads it where it is set
-    const plain = await sync({ feed: { ...feed, source: { ...feed.source, bearerToken: 'mlsgrid-token-abc123' } } });
-    expect(plain.media).toMatchObject({ downloaded: 0, failed: 1 });
-    expect(plain.media?.failures[0]?.reason).toBe('HTTP 403 Forbidden');
-    const source = { ...feed.source, bearerToken: 'mlsgrid-token-abc123', vendor: 'mlsgrid' };
-    const report = await sync({ feed: { ...feed, source } });
-    expect(report.media).toMatchObject({ downloaded: 1, failed: 0 });
-    expect(host.seen.at(-1)?.headers['user-agent']).toBe('mlsgrid-token-abc123');
+    host.set('/m/9', { kind: 'image', body: fakeImage('jpeg', 'm9') });
+    await writeFeed([listing(1, ['/m/9'])]);
+    const report = await sync();
+    expect(report.media).toMatchObject({ downloaded: 0, failed: 1 });
+    expect(report.media?.failures[0]?.reason).toBe('HTTP 403 Forbidden');
+    expect(report.counts.created).toBe(1);
   });
 
   it('feeds[].media.mirror: false leaves a feed\'s photos as they are', async () => {

@@ -58,15 +58,15 @@ describe('photoSources', () => {
 });
 
 describe('mediaHeaders', () => {
-  const source = (extra: Record<string, unknown>) => ({ ...FeedSource.parse({ kind: 'reso', url: 'https://api.mlsgrid.test/v2', bearerToken: 'tok-123' }), ...extra });
+  const source = (extra: Record<string, unknown>) => FeedSource.parse({ kind: 'reso', url: 'https://api.mlsgrid.test/v2', bearerToken: 'tok-123', ...extra });
 
   it('mlsgrid: the access token is the User-Agent', () => {
-    expect(mediaHeaders(source({ vendor: 'mlsgrid' }))).toEqual({ 'user-agent': 'tok-123' });
+    expect(mediaHeaders(source({ vendor: 'mlsgrid', originatingSystem: 'actris' }))).toEqual({ 'user-agent': 'tok-123' });
   });
 
   it('configured mediaHeaders win over the profile, whatever their case; other vendors add nothing', () => {
-    expect(mediaHeaders(source({ vendor: 'mlsgrid', mediaHeaders: { 'User-Agent': 'mine', 'X-Key': 'k' } }))).toEqual({ 'user-agent': 'mine', 'x-key': 'k' });
-    expect(mediaHeaders(source({ vendor: 'trestle' }))).toEqual({});
+    expect(mediaHeaders(source({ vendor: 'mlsgrid', originatingSystem: 'actris', mediaHeaders: { 'User-Agent': 'mine', 'X-Key': 'k' } }))).toEqual({ 'user-agent': 'mine', 'x-key': 'k' });
+    expect(mediaHeaders(source({ vendor: 'bridge' }))).toEqual({});
     expect(mediaHeaders(source({}))).toEqual({});
   });
 });
