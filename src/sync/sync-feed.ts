@@ -117,6 +117,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   /** an incremental pull: the time it asked changes from, for the report (read with the mode) */
   let since: string | undefined;
   let readStats: SourceReadStats | undefined;
+  const replacedValues = new Map<string, number>();
   const unmapped = createUnmappedTally();
 
   // The remote side first: each feed record is then planned (and written) as it is read, so the
@@ -204,9 +205,15 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       const copy = remote.byKey.stampInputs(key);
       return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
     };
+    /** one feed item mapped; a value replaced by its rule's default (onInvalid: default) is counted */
+    const mapCounted = (item: FeedItem) => {
+      const mapped = mapItem(item, compiled, ctx);
+      if (mapped.kind === 'listing' && mapped.replaced) for (const f of mapped.replaced) replacedValues.set(f, (replacedValues.get(f) ?? 0) + 1);
+      return mapped;
+    };
     /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
     const read = (item: FeedItem): DesiredListing | RememberedListing | undefined => {
-      if (seed === undefined || item.kind !== 'record') return collector.add(mapItem(item, compiled, ctx));
+      if (seed === undefined || item.kind !== 'record') return collector.add(mapCounted(item));
       const text = recordText(item);
       // (the feed thread read the key where it read the record)
       const key = item instanceof ThreadRecord ? item.key : compiled.keyOf(item.data, feed.keyBy);
@@ -216,12 +223,12 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         return entry;
       }
       const before = unmappedSeen;
-      const entry = collector.add(mapItem(item, compiled, ctx));
+      const entry = collector.add(mapCounted(item));
       if (entry && unmappedSeen === before) entry.text = text;
       return entry;
     };
     const expand = (item: FeedItem, text: string): DesiredListing => {
-      const mapped = mapItem(item, compiled, ctx);
+      const mapped = mapCounted(item);
       // the same record under the same mapping, valid when its stamp was stored
       if (mapped.kind !== 'listing') throw new Error(`${feed.name}: ${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
       const entry: DesiredListing = { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
@@ -526,6 +533,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         waiting: g?.waiting.length ?? 0,
       },
       unmapped: unmapped.list(),
+      ...(replacedValues.size && { valuesReplaced: [...replacedValues].map(([field, count]) => ({ field, count })).sort((a, b) => b.count - a.count) }),
       source: {
         mode: desired.mode,
         ...(since !== undefined && { since }),

@@ -16,7 +16,8 @@
 //   given, a touched or added record at the end), as some servers, proxies and vendor changes do;
 // - `order: 'scramble'`: `$orderby` ignored, every answer in another (seeded) order;
 // - `failPages: { from, status }`: every page request from the `from`-th on (1-based; the one-record
-//   "where does the server stand" requests, `$orderby ... desc`, are not pages) is answered `status`.
+//   "where does the server stand" requests, `$orderby ... desc`, are not pages) is answered `status`;
+// - `refuseOrderby`: a 400 (gzipped OData error) to any `$orderby`, as nextLink-only servers answer.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -56,6 +57,8 @@ export interface ResoServerOptions {
   seed?: number;
   /** answer every page request from the `from`-th on (1-based) with `status` */
   failPages?: { from: number; status: number };
+  /** refuse any `$orderby` with a 400 and a gzipped OData error (as servers that page by nextLink only do) */
+  refuseOrderby?: boolean;
 }
 
 export type ServerOrder = 'honour' | 'storage' | 'scramble';
@@ -165,6 +168,11 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     server.beforePage?.(n, server);
     if (!authorized(req.headers.authorization)) return send(401, { error: { code: '401', message: 'invalid or expired token' } });
     if (!url.pathname.endsWith('/Property')) return send(404, { error: { message: `no resource ${url.pathname}` } });
+    if (opts.refuseOrderby && q.has('$orderby')) {
+      log.status = 400;
+      const body = gzipSync(JSON.stringify({ error: { code: '400', message: 'The query option $orderby is not supported' } }));
+      return void res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(body);
+    }
 
     let rows: Row[];
     let page: Row[];
