@@ -56,6 +56,7 @@ async function process(p: ListingSyncPayload, ctx: JobContext): Promise<ListingS
       signal: ctx.signal,
       calls: ctx.calls,
       ...(ctx.runtime.budgets && { budgets: ctx.runtime.budgets }),
+      media: ctx.config.config.media,
     },
     { dryRun: p.dryRun, force: p.force, full: p.full, attempt: ctx.attempt },
     { config: ctx.config, ...(ctx.runtime.changeLog && { changeLog: ctx.runtime.changeLog }), job: { jobId: ctx.jobId, attempt: ctx.attempt.made } },

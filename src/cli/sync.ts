@@ -7,6 +7,8 @@ import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { join } from 'node:path';
 import { runForeground } from '../runs/foreground.js';
+import { maskDeep } from '../secrets.js';
+import { boundReport } from '../queue/report-size.js';
 import { stateDir } from '../runtime.js';
 import { createEchoFiles } from '../state/echo-files.js';
 import { formatSyncReport, lanesOf, type SyncReport } from '../sync/index.js';
@@ -65,7 +67,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
               if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}\n`);
             },
           },
-          { api, store, configFeeds: loaded.config.feeds, logger, baseDir: loaded.dir, apiConfig: loaded.config.api, calls, onProgress: progress.onProgress, budgets, echoFiles, ...(redis && { redis }) },
+          { api, store, configFeeds: loaded.config.feeds, logger, baseDir: loaded.dir, apiConfig: loaded.config.api, calls, onProgress: progress.onProgress, budgets, echoFiles, media: loaded.config.media, ...(redis && { redis }) },
         );
       } finally {
         progress.clear();
@@ -76,7 +78,10 @@ export async function run(opts: SyncCliOptions): Promise<number> {
     },
     { onCall: calls.onCall, noRedis: opts.redis === false },
   );
-  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports });
+  // each report masked by its feed's secrets: one feed's token never masks another feed's report
+  // bounded as the stored reports are (first items of each list, an `omitted` count): 1M rejected
+  // records still print one document
+  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports: reports.map((r) => maskDeep(boundReport(r), r.feed)) }, '');
   return exitStatus(reports);
 }
 

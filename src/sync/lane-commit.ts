@@ -18,6 +18,10 @@ export interface LaneCommitInput {
   missingSince: ReadonlyMap<string, string>;
   /** the mark the reader reached, when the lane earned it */
   mark?: string;
+  /** keys whose photos were not all mirrored: their stamps go, so the next run maps them again */
+  unstamped?: readonly string[];
+  /** other state written in the same apply (the media mirror's) */
+  extra?: FeedStateChanges['extra'];
   /** the feed was read to its end: the recurring keys are known */
   recurring?: { now: ReadonlySet<string>; before: ReadonlySet<string> };
 }
@@ -28,7 +32,8 @@ export function laneChanges(input: LaneCommitInput): FeedStateChanges {
   changes.fingerprints.set = [...input.tally.recordFingerprints, ...exec.written];
   changes.fingerprints.delete = exec.deletedKeys;
   changes.stamps.set = [...input.tally.recordStamps, ...exec.stamped];
-  changes.stamps.delete = exec.deletedKeys;
+  changes.stamps.delete = [...exec.deletedKeys, ...(input.unstamped ?? [])];
+  if (input.extra) changes.extra = input.extra;
   changes.missingSince.set = guard.marks.set;
   changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => input.missingSince.has(k))];
   if (input.mark !== undefined) changes.mark = input.mark;

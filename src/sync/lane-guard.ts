@@ -1,8 +1,10 @@
 // Step "guard" of a lane (docs/design.md): once its feed has been read, the remote listings the
-// lane no longer has (or that its records mark gone) are planned for deletion (plan.ts), then the
-// delete guards decide which may go now (guards.ts). A lane deletes only its own listings: a copy
-// another lane of the chatbot wrote is left alone (ownedElsewhere), whatever this feed says.
+// lane no longer has (or that its records mark gone) are planned for deletion (plan.ts), a full
+// pull's absences are confirmed with the source (confirm-absent.ts), then the delete guards decide
+// which may go now (guards.ts). A lane deletes only its own listings: a copy another lane of the
+// chatbot wrote is left alone (ownedElsewhere), whatever this feed says.
 import type { DeletesConfig } from '../config/schema.js';
+import type { AbsenceResult } from './confirm-absent.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { planDeletes, type DeleteDecision } from './plan.js';
 import type { DesiredSide, PlannedDelete, PlanOptions, RemoteSide } from './plan-types.js';
@@ -17,18 +19,26 @@ export interface LaneGuardInput {
   force: boolean;
   now: Date;
   missingSince: ReadonlyMap<string, string>;
+  /** asks the source whether the absent keys are really gone (a full pull read whole, writes not stopped); none: absence suffices */
+  confirm?: (deletes: readonly PlannedDelete[]) => Promise<AbsenceResult>;
 }
 
 export interface LaneGuardResult {
   rest: DeleteDecision;
+  absences: AbsenceResult;
   guard: GuardDecision;
 }
 
-export function guardLane(input: LaneGuardInput): LaneGuardResult {
+export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult> {
   const { remote, desired } = input;
   const rest = planDeletes(remote, desired, input.planOptions);
+  const absences: AbsenceResult = input.confirm ? await input.confirm(rest.deletes) : { deletes: rest.deletes, asked: 0 };
+  if (absences.problem) {
+    desired.complete = false;
+    desired.readError = absences.problem;
+  }
   const guard = evaluateGuards({
-    plan: { deletes: [...input.duplicateDeletes, ...rest.deletes] },
+    plan: { deletes: [...input.duplicateDeletes, ...absences.deletes] },
     deletes: input.deletes,
     remote: { count: remote.count, complete: remote.complete, ...(remote.problem !== undefined && { problem: remote.problem }) },
     feed: { complete: desired.complete, ...(desired.readError !== undefined && { readError: desired.readError }), mode: desired.mode, valid: desired.counts.valid },
@@ -36,5 +46,5 @@ export function guardLane(input: LaneGuardInput): LaneGuardResult {
     now: input.now,
     missingSince: input.missingSince,
   });
-  return { rest, guard };
+  return { rest, absences, guard };
 }

@@ -57,6 +57,13 @@ export interface LanePlannerInput {
   map(item: FeedItem): MappedItem;
   dryRun: boolean;
   changes?: ChangeSink;
+  /** the pull's mode once known: a record listed twice is a shift in a full pull, a later version in an incremental one */
+  pullMode(): 'full' | 'incremental';
+  /**
+   * the media mirror (src/media/): a remembered record planned after all gets its photos' mirrored
+   * URLs from what the mirror knows; false when it does not know them all
+   */
+  rewriteKnown?(entry: DesiredListing, item: FeedItem): boolean;
 }
 
 export interface LanePlanner {
@@ -65,8 +72,16 @@ export interface LanePlanner {
   /** a dry run: what it would write */
   view: PlanView;
   pending: PendingWindow<DesiredListing | RememberedListing>;
+  /** keys whose photos were not all mirrored this run: not stamped, so the next run maps them (and retries the photos) */
+  photosMissing: string[];
   /** one record routed to the lane: the job it needs now, if any */
   take(item: FeedItem, map: () => Mapped): Job | undefined;
+  /** take in two halves, for a step between them (the media mirror): the record read (mapped unless in step)... */
+  read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined;
+  /** ...and planned (through the pending window) */
+  push(entry: DesiredListing | RememberedListing): Job | undefined;
+  /** a listing whose photos were not all mirrored: no stamp, so the next run maps it again */
+  unstamp(entry: DesiredListing): void;
   /** the feed ended: what still waits in the window */
   drain(): Generator<Job>;
   /** the held records (keys that recur): planned once every earlier write has finished */
@@ -78,7 +93,8 @@ export interface LanePlanner {
 export function createLanePlanner(input: LanePlannerInput): LanePlanner {
   const { remote, planOptions, seed } = input;
   let stamps = input.stamps;
-  const collector = createFeedCollector('full');
+  const collector = createFeedCollector('full', { repeatIsShift: () => input.pullMode() === 'full' });
+  const photosMissing: string[] = [];
   const tally: LaneTally = { creates: 0, updates: 0, unchanged: 0, unchangedByStamp: 0, duplicates: 0, recordFingerprints: [], recordStamps: [], duplicateDeletes: [] };
   const view: PlanView = { creates: [], updates: [], deletes: [] };
   const pending = createPendingWindow<DesiredListing | RememberedListing>({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: input.knownRecurring });
@@ -116,7 +132,14 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
     const mapped = ours(input.map(item));
     // the same record under the same mapping, valid when its stamp was stored
     if (mapped.kind !== 'listing') throw new Error(`${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
-    return { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
+    const entry: DesiredListing = { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
+    // its photos were mirrored when its stamp was stored: rewritten from what the mirror knows
+    if (input.rewriteKnown && !input.rewriteKnown(entry, item)) unstamp(entry);
+    return entry;
+  };
+  const unstamp = (entry: DesiredListing) => {
+    entry.text = undefined;
+    photosMissing.push(entry.key);
   };
   const plan = (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
     // in step since the last run: unchanged, unless an earlier record of its key was written in this run
@@ -161,11 +184,16 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
     tally,
     view,
     pending,
-    take(item, map) {
-      const entry = read(item, map);
-      if (!entry) return undefined;
+    photosMissing,
+    read,
+    unstamp,
+    push(entry) {
       const ready = pending.push(entry);
       return ready && plan(ready, false);
+    },
+    take(item, map) {
+      const entry = read(item, map);
+      return entry && this.push(entry);
     },
     *drain() {
       for (const ready of pending.drain()) {

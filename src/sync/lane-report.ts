@@ -36,6 +36,8 @@ export interface LaneReportInput {
   /** records of the feed no lane took (routing) */
   routedNowhere?: number;
   unmapped: SyncReport['unmapped'];
+  valuesReplaced?: SyncReport['valuesReplaced'];
+  media?: SyncReport['media'];
   calls: { before?: CallCounts; after?: CallCounts };
   stateLocation: string;
   timings: SyncReport['timings'];
@@ -50,7 +52,9 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
   const { calls, retries } = callsBetween(r.calls.before, r.calls.after);
   const failures = e?.failures ?? [];
   // an interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this one wrote
-  const retryable = r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && (failures.some((f) => f.retryable) || Boolean(desired.readErrorRetryable)));
+  // (a read that failed with a transient answer, a 5xx, may succeed on a rerun even when nothing of it could be used)
+  const retryable =
+    r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && failures.some((f) => f.retryable)) || Boolean(desired.readErrorRetryable);
   const base: Omit<SyncReport, 'summary'> = {
     feed: r.feed,
     chatbot: r.chatbot,
@@ -92,6 +96,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
       waiting: g?.waiting.length ?? 0,
     },
     unmapped: r.unmapped,
+    ...(r.valuesReplaced?.length && { valuesReplaced: r.valuesReplaced }),
     source: {
       mode: desired.mode,
       ...(r.source.since !== undefined && { since: r.source.since }),
@@ -101,6 +106,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
     },
     remote: r.remote,
     ...(p && r.view && { plan: r.view }),
+    ...(r.media && { media: r.media }),
     stateLocation: r.stateLocation,
     timings: r.timings,
     durationMs: r.durationMs,
@@ -113,15 +119,24 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
   return report;
 }
 
-/** One verdict for the dry run and the real run: the dry run reports what the real run would. */
-export function laneOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; complete: boolean }): SyncOutcome {
+/**
+ * One verdict for the dry run and the real run: the dry run reports what the real run would. A read
+ * that was not whole is `failed` when nothing of the feed could be used, else `partial`: never
+ * `guard`, which says the feed shrank.
+ */
+export function laneOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; readWhole: boolean; missed: boolean; records: number }): SyncOutcome {
   if (r.stopped) return r.stopped;
+  if (!r.readWhole) return r.records > 0 ? 'partial' : 'failed';
   if (r.guard.outcome === 'tripped') return 'guard';
-  return r.failures > 0 || !r.complete ? 'partial' : 'ok';
+  return r.failures > 0 || r.missed ? 'partial' : 'ok';
 }
 
-export function readMessage(readError: string | undefined): string | undefined {
-  return readError && `the feed was not read whole, so nothing was deleted: ${readError}`;
+/** What a person reads first: why the read was not whole (the server's answer, the page), else the guard's word. */
+export function runMessage(readWhole: boolean, guard: GuardDecision, readError: string | undefined, remote: RemoteSide, missed: string | undefined): string | undefined {
+  if (readWhole) return [missed, guard.message].filter(Boolean).join('; ') || undefined;
+  const held = guard.withheld.length ? `${guard.withheld.length} delete(s) withheld` : 'nothing was deleted';
+  if (readError) return `the feed was not read whole, so ${held}: ${readError}`;
+  return `the chatbot's listings could not all be paged, so ${held}: ${remote.problem ?? 'incomplete'}`;
 }
 
 export function remoteInfo(remote: RemoteSide): SyncReport['remote'] {

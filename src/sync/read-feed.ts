@@ -7,13 +7,16 @@
 import { inBatches } from '../feeds/item-batches.js';
 import type { FeedItem, OpenedFeed } from '../feeds/types.js';
 import type { CompiledMapping } from '../mapping/compile.js';
-import { mapItem } from '../mapping/map-feed.js';
 import type { MappedItem } from '../mapping/types.js';
 import { authFailure } from './auth.js';
 import type { Executor, LaneJob } from './execute.js';
 import type { Lane } from './lanes.js';
 import type { LanePlanner, Mapped } from './lane-plan.js';
 import type { RemoteIndex } from './remote-index.js';
+import type { MediaStep, MirrorEntry } from '../media/index.js';
+import type { DesiredListing, RememberedListing } from './plan-types.js';
+
+const mirrorEntry = (entry: DesiredListing, item: FeedItem): MirrorEntry => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined });
 
 /** A lane as the read step feeds it. */
 export interface ReadingLane {
@@ -26,6 +29,8 @@ export interface ReadingLane {
 export interface FeedRead {
   /** the write jobs of every lane, in the order the records came */
   jobs: AsyncGenerator<LaneJob>;
+  /** records read again after the feed ended (absences confirmed with the source), through the lane alone */
+  again(lane: ReadingLane, items: readonly FeedItem[]): Generator<LaneJob>;
   /** read to its end (known once `jobs` ended) */
   readonly done: boolean;
   /** the feed server refused our credentials: every lane fails, nothing more is asked of anyone */
@@ -45,19 +50,57 @@ export interface ReadFeedInput {
   onRecords?(records: number): void;
   /** the feed was read to its end and every record planned (writes may still be in flight) */
   onEnd?(): void;
+  /** maps a record (the feed's compiled mapping, counting what it replaced) */
+  map(item: FeedItem): MappedItem;
+  /** the media mirror (src/media/), between mapping and planning: listings wait in batches for their photos */
+  media?: MediaStep;
+  signal: AbortSignal;
+}
+
+/** Mapped listings whose photos are mirrored together (media mirror), before they are planned in feed order. */
+export const MEDIA_BATCH = 64;
+
+/** A read entry of a lane waiting for the media step. */
+interface Awaiting {
+  lane: ReadingLane;
+  entry: DesiredListing | RememberedListing;
+  item: FeedItem;
 }
 
 export function readFeed(input: ReadFeedInput): FeedRead {
-  const { opened, lanes, compiled, keyBy } = input;
+  const { opened, lanes, compiled, keyBy, media } = input;
   const routed = lanes.some((l) => l.lane.route !== undefined);
   const state = { done: false, auth: undefined as string | undefined, routedNowhere: 0, records: 0 };
-  // mapped for the first lane's chatbot; each lane's planner sets its own SerialNumber
-  const ctx = { serialNumber: lanes[0]?.lane.chatbot ?? '', keyBy };
+  // (mapped for the first lane's chatbot by input.map; each lane's planner sets its own SerialNumber)
   const mapOnce = (item: FeedItem): Mapped => {
     const before = input.unmappedSeen();
-    const mapped: MappedItem = mapItem(item, compiled, ctx);
+    const mapped: MappedItem = input.map(item);
     return { item: mapped, clean: input.unmappedSeen() === before };
   };
+  let awaiting: Awaiting[] = [];
+  /** the waiting entries' photos mirrored, then each planned */
+  async function* withPhotos(): AsyncGenerator<LaneJob> {
+    const batch = awaiting;
+    awaiting = [];
+    const mapped = batch.filter((b): b is Awaiting & { entry: DesiredListing } => 'listing' in b.entry);
+    const complete = await media!.mirror(mapped.map(({ entry, item }) => mirrorEntry(entry, item)));
+    complete.forEach((ok, i) => {
+      if (!ok) mapped[i]!.lane.planner.unstamp(mapped[i]!.entry);
+    });
+    for (const { lane, entry } of batch) yield* pushed(lane, entry);
+  }
+  function* pushed(l: ReadingLane, entry: DesiredListing | RememberedListing): Generator<LaneJob> {
+    const job = l.planner.push(entry);
+    if (job) yield { executor: l.executor, job };
+  }
+  /** what was read before a failure is still written, with the photos the mirror knows */
+  function* salvage(): Generator<LaneJob> {
+    if (!media || input.signal.aborted) return;
+    for (const { lane, entry, item } of awaiting.splice(0)) {
+      if ('listing' in entry && !media.rewriteKnown(mirrorEntry(entry, item))) lane.planner.unstamp(entry);
+      yield* pushed(lane, entry);
+    }
+  }
   /** one record to each lane it goes to: the jobs that come of it */
   function* route(item: FeedItem): Generator<LaneJob> {
     let memo: Mapped | undefined;
@@ -65,16 +108,22 @@ export function readFeed(input: ReadFeedInput): FeedRead {
     let taken = false;
     for (const l of lanes) {
       // records only are routed: a removal or a broken record goes to every lane (each acts on its own copy)
-      if (routed && item.kind === 'record' && l.lane.route && !l.lane.route(item.data)) {
-        movedAway(l, item);
+      if (!routes(l, item)) {
+        if (item.kind === 'record') movedAway(l, item);
         continue;
       }
       taken = true;
-      const job = l.planner.take(item, map);
-      if (job) yield { executor: l.executor, job };
+      if (!media) {
+        const job = l.planner.take(item, map);
+        if (job) yield { executor: l.executor, job };
+        continue;
+      }
+      const entry = l.planner.read(item, map);
+      if (entry) awaiting.push({ lane: l, entry, item });
     }
     if (!taken) state.routedNowhere++;
   }
+  const routes = (l: ReadingLane, item: FeedItem) => !(routed && item.kind === 'record' && l.lane.route && !l.lane.route(item.data));
   /** a record this lane does not take: a copy its chatbot holds went elsewhere */
   const movedAway = (l: ReadingLane, item: FeedItem & { kind: 'record' }) => {
     const key = compiled.keyOf(item.data, keyBy);
@@ -87,12 +136,15 @@ export function readFeed(input: ReadFeedInput): FeedRead {
         for (const item of batch) {
           if (++state.records % 1000 === 0) input.onRecords?.(state.records);
           yield* route(item);
+          if (awaiting.length >= MEDIA_BATCH) yield* withPhotos();
         }
       }
+      if (awaiting.length) yield* withPhotos();
     } catch (err) {
       state.auth = authFailure(err, input.feedName);
       for (const l of lanes) l.planner.collector.fail(err);
       if (state.auth) return;
+      yield* salvage();
     }
     for (const l of lanes) for (const job of l.planner.drain()) yield { executor: l.executor, job };
     state.done = true;
@@ -100,6 +152,14 @@ export function readFeed(input: ReadFeedInput): FeedRead {
   }
   return {
     jobs: jobs(),
+    *again(l, items) {
+      for (const item of items) {
+        if (!routes(l, item)) continue;
+        let memo: Mapped | undefined;
+        const job = l.planner.take(item, () => (memo ??= mapOnce(item)));
+        if (job) yield { executor: l.executor, job };
+      }
+    },
     get done() {
       return state.done;
     },
