@@ -66,6 +66,7 @@ export default tseslint.config(
       'require-yield': 'warn',
       'no-regex-spaces': 'warn',
       'prefer-const': 'warn',
+      'no-useless-escape': 'warn',
     },
   },
   ...layerRules,

@@ -130,7 +130,9 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext): LiveLan
   const remote = paged.remote.byKey;
   // this lane's fingerprints go into the chatbot's index (asked only of keys the chatbot holds)
   remote.attachFingerprints(own.fingerprints);
-  own.fingerprints = new Map(); // (what was read is not held past here)
+  // (what was read is not held past here, unless other writers of the chatbot need it to know
+  // which listings are this lane's: their deletes leave those alone)
+  if (paged.state.feeds.size === 1) own.fingerprints = new Map();
   const ignore: ReadonlySet<string> = new Set(feed.ignore);
   const planOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints: remote.fingerprints, ownedElsewhere: ownedByOtherFeeds(paged.state, l.id) };
   const changes = deps.changes?.(l);

@@ -85,7 +85,7 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
     duplicateDeletes: planner.tally.duplicateDeletes,
     deletes: feed.deletes,
     force: Boolean(opts.force),
-    now: (opts.now ?? (() => new Date()))(),
+    now: nowOf(opts),
     missingSince: l.missingSince,
     ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx) }),
   });
@@ -118,7 +118,7 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
     ...(read.routedNowhere > 0 && { routedNowhere: read.routedNowhere }),
   };
   if (opts.dryRun) {
-    const media = ctx.last && ctx.media ? (await ctx.media.finish({ deletedKeys: guard.allowed.map((d) => d.key), unwrittenKeys: new Set(), now: new Date() })).report : undefined;
+    const media = ctx.last && ctx.media ? (await ctx.media.finish({ deletedKeys: guard.allowed.map((d) => d.key), unwrittenKeys: new Set(), now: nowOf(opts) })).report : undefined;
     planner.view.deletes = [...guard.allowed, ...guard.withheld].map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
     const outcome = laneOutcome({ ...verdict, stopped: read.auth ? 'failed' : undefined, failures: 0 });
     const message = read.auth ?? runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed);
@@ -158,7 +158,7 @@ async function finishMedia(ctx: SettleContext): Promise<{ changes: NonNullable<P
   if (!ctx.last || !ctx.media) return undefined;
   const deletedKeys = ctx.lanes.length === 1 ? ctx.lanes[0]!.executor.result.deletedKeys : [];
   const unwrittenKeys = new Set(ctx.lanes.flatMap((l) => l.executor.result.failures.map((f) => f.key)));
-  return ctx.media.finish({ deletedKeys, unwrittenKeys, now: new Date() });
+  return ctx.media.finish({ deletedKeys, unwrittenKeys, now: nowOf(ctx.opts) });
 }
 
 /** Asks the source about the lane's absent keys; records it still has are planned (and written) through the lane. */
@@ -181,3 +181,6 @@ function confirm(l: LiveLane, deletes: readonly PlannedDelete[], ctx: SettleCont
     holds: (key) => desired.listings.has(key) || desired.protectedKeys.has(key),
   });
 }
+
+/** The run's clock (tests of the grace periods set it). */
+const nowOf = (opts: SyncOptions): Date => (opts.now ?? (() => new Date()))();
