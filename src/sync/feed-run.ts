@@ -64,10 +64,13 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
     await runPool(read.jobs, pool);
     if (!read.auth) await runPool(heldJobs(live), pool);
   }
+  // (the same object: what a lane's settling adds to the write total is what the progress line shows)
+  const settling = Object.assign(ctx, { read, opened, last: false, lanes: live });
   for (const [i, l] of live.entries()) {
     ctx.timings.get(l.lane)!.feedMs = ctx.feedMs;
     // the media mirror's state and report go with the feed's last lane, once every lane has written
-    await settleLane(l, { ...ctx, read, opened, last: i === live.length - 1, lanes: live });
+    settling.last = i === live.length - 1;
+    await settleLane(l, settling);
   }
 }
 

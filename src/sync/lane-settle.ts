@@ -53,7 +53,7 @@ export interface FeedContext {
   report(lane: Lane, r: ReportFields): void;
 }
 
-interface SettleContext extends FeedContext {
+export interface SettleContext extends FeedContext {
   read: FeedRead;
   opened: OpenedFeed;
   /** the feed's last lane: the media mirror finishes with it */
