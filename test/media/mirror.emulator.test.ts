@@ -116,6 +116,16 @@ describe('media mirror', () => {
     expect(rerun.summary).toContain('photos: 0 downloaded');
   });
 
+  it('stores a photo larger than one part (8 MiB) as a multipart upload, byte for byte', async () => {
+    const big = fakeImage('jpeg', 'big', 9 * 1024 * 1024 + 17);
+    host.set('/big/1', { kind: 'image', body: big });
+    await writeFeed([listing(1, ['/big/1'])]);
+    const report = await sync({ media: mediaConfig({ maxBytes: 10 * 1024 * 1024, timeoutMs: 20_000 }) });
+    expect(report.media).toMatchObject({ downloaded: 1, bytes: big.length, failed: 0 });
+    const objects = await s3.objects();
+    expect(objects.get(`listings/photo-feed/${sha256(big)}.jpg`)?.body.equals(big)).toBe(true);
+  });
+
   it('downloads a changed photo once and leaves the listing\'s other photos alone', async () => {
     host.set('/q/1', { kind: 'image', body: fakeImage('jpeg', 'q1') });
     host.set('/q/2', { kind: 'image', body: fakeImage('jpeg', 'q2') });
