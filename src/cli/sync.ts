@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import type { FeedConfig } from '../config/schema.js';
 import { causeMessage } from '../errors.js';
 import { maskDeep } from '../secrets.js';
+import { boundReport } from '../queue/report-size.js';
 import { acquireForegroundLock, type TargetLock } from '../queue/target-lock.js';
 import { runFeed, type FeedRunReport } from '../runs/run-feed.js';
 import { stateDir } from '../runtime.js';
@@ -118,7 +119,9 @@ export async function run(opts: SyncCliOptions): Promise<number> {
     { onCall: calls.onCall, noRedis: opts.redis === false },
   );
   // each report masked by its feed's secrets: one feed's token never masks another feed's report
-  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports: reports.map((r) => maskDeep(r, r.feed)) }, '');
+  // bounded as the stored reports are (first items of each list, an `omitted` count): 1M rejected
+  // records still print one document
+  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports: reports.map((r) => maskDeep(boundReport(r), r.feed)) }, '');
   return exitStatus(reports);
 }
 

@@ -57,6 +57,9 @@ export const CsvSource = z.strictObject({
   delimiter: z.string().min(1).default(','),
   quote: z.string().length(1).default('"'),
   encoding: z.enum(['utf8', 'latin1', 'windows-1252']).default('utf8'),
+  // a quote never closed, or a header of a million columns, would otherwise be held whole
+  maxRecordBytes: z.number().int().min(1024).default(1 << 20).describe('most bytes of one row (a quote never closed ends the read here)'),
+  maxColumns: z.number().int().min(1).default(10_000).describe('most columns of a row'),
 });
 
 export const XmlSource = z.strictObject({
