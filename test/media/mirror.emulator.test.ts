@@ -3,7 +3,7 @@
 // where they land: the bucket's objects and their bytes, the listings' Images on the emulator, the
 // photo host's request counts.
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import type { KvStore } from '../../src/state/kv-store.js';
 import { syncFeed, type SyncOptions } from '../../src/sync/index.js';
 import { formatSyncReport } from '../../src/sync/report-format.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startFeedServer } from '../helpers/feed-server.js';
 import { fakeImage, startPhotoHost, type PhotoHost } from '../helpers/photo-host.js';
 import { startS3Server, type TestS3 } from '../helpers/s3-server.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
@@ -231,6 +232,23 @@ describe('media mirror', () => {
     const next = await sync();
     expect(next.media).toMatchObject({ downloaded: 2, failed: 0 });
     expect(await s3.keys()).toHaveLength(2);
+  });
+
+  it('photo downloads spend the source\'s budget (source.limits): past it, the photo waits for the next run', async () => {
+    await writeFeed([listing(1, ['/b/1', '/b/2'])]);
+    for (const p of ['/b/1', '/b/2']) host.set(p, { kind: 'image', body: fakeImage('jpeg', p) });
+    const served = await startFeedServer({ status: 200, body: await readFile(join(dir, 'feed.csv')) });
+    try {
+      // a day's budget of two requests: the feed's GET and one photo
+      const feed = feedConfig({ source: { kind: 'csv', url: served.url, limits: { perDay: 2 } } });
+      const report = await sync({ feed });
+      expect(report.counts.created).toBe(1);
+      expect(report.media).toMatchObject({ downloaded: 1, failed: 1 });
+      expect(report.media?.failures[0]?.reason).toMatch(/perDay|per day|budget/i);
+      expect(host.count('/b/1') + host.count('/b/2')).toBe(1);
+    } finally {
+      await served.close();
+    }
   });
 
   it('follows a redirect within the photo host and refuses one to another origin, sending it nothing', async () => {
