@@ -51,9 +51,10 @@ type Listing = Row & { Images?: string[] };
 const listing = (i: number, photos: string[]): Listing => ({ ...row(i), Images: photos.map((p) => host.url(p)) });
 
 async function writeFeed(listings: Listing[]): Promise<void> {
-  const columns = [...COLUMNS, 'Images'] as const;
+  const columns = [...COLUMNS, 'Images', 'ListDate'] as const;
   const cell = (v: unknown) => (v === undefined ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
-  const lines = listings.map((l) => columns.map((c) => cell(c === 'Images' ? l.Images?.join(',') : l[c])).join(','));
+  const value = (l: Listing, c: (typeof columns)[number]) => (c === 'Images' ? l.Images?.join(',') : c === 'ListDate' ? '2026-01-15' : l[c]);
+  const lines = listings.map((l) => columns.map((c) => cell(value(l, c))).join(','));
   await writeFile(join(dir, 'feed.csv'), [columns.join(','), ...lines].join('\n') + '\n');
 }
 
@@ -125,6 +126,25 @@ describe('media mirror', () => {
     expect(report.media).toMatchObject({ downloaded: 1, bytes: big.length, failed: 0 });
     const objects = await s3.objects();
     expect(objects.get(`listings/photo-feed/${sha256(big)}.jpg`)?.body.equals(big)).toBe(true);
+  });
+
+  it('a rerun that maps every record again (no stamps: a field reads the clock) downloads nothing and writes no state', async () => {
+    host.set('/k/1', { kind: 'image', body: fakeImage('jpeg', 'k1') });
+    host.set('/k/2', { kind: 'image', body: fakeImage('jpeg', 'k2') });
+    await writeFeed([listing(1, ['/k/1', '/k/2']), listing(2, ['/k/2'])]);
+    const base = feedConfig();
+    const feed = feedConfig({ mapping: { fields: { ...base.mapping.fields, DaysOnMarket: { from: 'ListDate', transform: 'days-since' } } } });
+    const now = () => new Date('2026-02-01T12:00:00Z');
+    await sync({ feed, now });
+    const applies: unknown[] = [];
+    const inner = store;
+    store = { location: inner.location, getAll: (ns) => inner.getAll(ns), get: (ns, k) => inner.get(ns, k), set: (ns, e) => inner.set(ns, e), delete: (ns, k) => inner.delete(ns, k), swap: (ns, k, a, b) => inner.swap(ns, k, a, b), close: () => inner.close(), apply: (c) => (applies.push(c), inner.apply(c)) };
+    const before = host.total();
+    const rerun = await sync({ feed, now });
+    expect(rerun.counts).toMatchObject({ unchanged: 2, unchangedByStamp: 0, updated: 0 });
+    expect(rerun.media).toMatchObject({ downloaded: 0, reused: 3, failed: 0 });
+    expect(host.total()).toBe(before);
+    expect(applies).toEqual([]);
   });
 
   it('downloads a changed photo once and leaves the listing\'s other photos alone', async () => {
