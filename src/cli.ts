@@ -8,7 +8,7 @@ import { maskStream } from './secrets.js';
 
 // The last line of defence: whatever a command prints (tables, --json, errors, stacks) passes the
 // one masking function, so a registered secret never reaches the terminal or a log collector.
-maskStream(process.stdout);
+maskStream(process.stdout, 'text'); // stdout carries --json documents
 maskStream(process.stderr);
 
 const version = packageVersion();
@@ -42,6 +42,7 @@ const num = (value: string) => {
   return n;
 };
 const CONFIG_HELP = 'config file (YAML or JSON)';
+const NO_REDIS_HELP = 'run on the state file even though `redis` is configured (not coordinated with workers); without it, a configured Redis that does not answer fails the command';
 
 async function run(load: () => Promise<{ run: (opts: never) => Promise<number> }>, opts: unknown): Promise<void> {
   try {
@@ -74,6 +75,7 @@ program
   .option('--dry-run', 'print the plan, write nothing')
   .option('--force', 'lift the delete limits (maxCount, maxFraction, empty feed); never deletes after an incomplete read')
   .option('--full', 'RESO feeds: a full pull instead of an incremental one')
+  .option('--no-redis', NO_REDIS_HELP)
   .option('--json', 'one JSON report on stdout')
   .addHelpText('after', `\n${exitHelp()}`)
   .action((opts) => run(() => import('./cli/sync.js'), opts));
@@ -85,6 +87,7 @@ program
   .option('--chatbot <sn>', 'only this chatbot (repeatable)', collect)
   .option('--dry-run', 'show what would be sent')
   .option('--force', 'push even when unchanged since the last push')
+  .option('--no-redis', NO_REDIS_HELP)
   .option('--json', 'one JSON report on stdout')
   .action((opts) => run(() => import('./cli/settings.js'), opts));
 

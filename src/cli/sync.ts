@@ -10,6 +10,7 @@ import { QUEUE_NAMES } from '../queue/names.js';
 import { dirname, join } from 'node:path';
 import type { FeedConfig } from '../config/schema.js';
 import { causeMessage } from '../errors.js';
+import { maskDeep } from '../secrets.js';
 import { acquireForegroundLock, type TargetLock } from '../queue/target-lock.js';
 import { runFeed, type FeedRunReport } from '../runs/run-feed.js';
 import { stateDir } from '../runtime.js';
@@ -26,6 +27,8 @@ export interface SyncCliOptions {
   force?: boolean;
   full?: boolean;
   json?: boolean;
+  /** false with `--no-redis` (commander's negated option) */
+  redis?: boolean;
 }
 
 export async function run(opts: SyncCliOptions): Promise<number> {
@@ -40,9 +43,12 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   };
   const progress = createProgressLine();
   const reports: SyncReport[] = [];
+  let uncoordinated: string | undefined;
   await withRuntime(
     loaded,
-    async ({ api, store, changeLog, redis, budgets }, logger) => {
+    async ({ api, store, changeLog, redis, budgets, ...runtime }, logger) => {
+      uncoordinated = runtime.uncoordinated;
+      if (uncoordinated && !opts.json) process.stderr.write(`feedsync: ${uncoordinated}\n`);
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       // this process pages each chatbot once: what the last run's paging learned is read from files
@@ -109,9 +115,10 @@ export async function run(opts: SyncCliOptions): Promise<number> {
         process.off('SIGTERM', onSignal);
       }
     },
-    { onCall: calls.onCall },
+    { onCall: calls.onCall, noRedis: opts.redis === false },
   );
-  if (opts.json) printJson({ reports });
+  // each report masked by its feed's secrets: one feed's token never masks another feed's report
+  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports: reports.map((r) => maskDeep(r, r.feed)) }, '');
   return exitStatus(reports);
 }
 

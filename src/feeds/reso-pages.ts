@@ -5,7 +5,7 @@
 // the credential to fix.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { AbortedError, causeMessage, FeedReadError } from '../errors.js';
+import { AbortedError, causeMessage, FeedReadError, formatPlace } from '../errors.js';
 import type { ResoSource } from './config-schema.js';
 import { displayUrl, httpGet } from './http.js';
 import { oauth2TokenSource, type TokenSource } from './oauth2.js';
@@ -23,17 +23,20 @@ export interface PageClient {
   get(url: string, what: string): Promise<Page>;
   /** requests made so far (page requests, retries included) */
   readonly requests: number;
+  /** the server's clock (epoch ms) by the Date header of its first answer, when it sent one */
+  readonly serverTime: number | undefined;
 }
 
-export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): PageClient {
+export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number; scope?: string } = {}): PageClient {
   const headers: Record<string, string> = { accept: 'application/json', ...source.headers };
   if (source.maxPageSize) headers.prefer = `odata.maxpagesize=${source.maxPageSize}`;
   const backoff = options.backoffMs ?? 500;
   const tokens: TokenSource | undefined = source.auth
-    ? oauth2TokenSource(source.auth, { timeoutMs: source.timeoutMs, retries: source.retries, signal: ctx.signal, backoffMs: options.backoffMs })
+    ? oauth2TokenSource(source.auth, { ...(options.scope !== undefined && { scope: options.scope }), timeoutMs: source.timeoutMs, retries: source.retries, signal: ctx.signal, backoffMs: options.backoffMs })
     : undefined;
   const credential = tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined);
   let requests = 0;
+  let serverTime: number | undefined;
   const budget = sourceBudget(source, ctx);
 
   async function get(url: string, what: string): Promise<Page> {
@@ -43,9 +46,10 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
       const token = tokens ? await tokens.token() : source.bearerToken;
       requests++;
       try {
-        const { body, cancel } = await httpGet(url, {
+        const { body, cancel, response } = await httpGet(url, {
           headers,
           bearerToken: token,
+          tokenIssued: tokens !== undefined,
           timeoutMs: source.timeoutMs,
           retries: source.retries,
           maxCompressionRatio: source.maxCompressionRatio,
@@ -54,6 +58,10 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           backoffMs: options.backoffMs,
           budget,
         });
+        if (serverTime === undefined) {
+          const date = Date.parse(response.headers.get('date') ?? '');
+          if (Number.isFinite(date)) serverTime = date;
+        }
         return parsePage(await readCapped(body, cancel, source.maxPageBytes, place), place, source.maxPageRecords);
       } catch (err) {
         if (err instanceof FeedReadError && err.status === 401) {
@@ -69,7 +77,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           const credentialKey = tokens ? 'source.auth (clientId, clientSecret, scope)' : 'source.bearerToken';
           throw new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, { cause: err, status: 401, credentialKey });
         }
-        if (!(err instanceof PageBodyError) || attempt >= source.retries) throw err;
+        if (!(err instanceof PageBodyError) || attempt >= source.retries) throw onPage(err, place, source.retries);
         ctx.logger.warn({ url: place.file, page: what, attempt: attempt + 1 }, `RESO page unreadable, asking for it again: ${err.message}`);
         await sleep(backoff * 2 ** attempt, undefined, { signal: ctx.signal }).catch((e) => {
           throw new AbortedError(`GET ${place.file}`, e);
@@ -83,7 +91,24 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
     get requests() {
       return requests;
     },
+    get serverTime() {
+      return serverTime;
+    },
   };
+}
+
+/** An error of the HTTP layer, which knows the URL only, said of the page it was reading ("page 2"). */
+function onPage(err: unknown, place: { file: string; record: string }, retries: number): unknown {
+  if (!(err instanceof FeedReadError) || err.place.record !== undefined) return err;
+  const prefix = `${formatPlace(err.place)}: `;
+  const reason = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  const tries = err.retryable && retries > 0 ? ` (after ${retries} ${retries === 1 ? 'retry' : 'retries'})` : '';
+  return new FeedReadError(`the server answered ${reason}${tries}`, place, err.retryable, {
+    cause: err,
+    ...(err.status !== undefined && { status: err.status }),
+    ...(err.retryAt && { retryAt: err.retryAt }),
+    ...(err.credentialKey && { credentialKey: err.credentialKey }),
+  });
 }
 
 /** A page body that broke off or does not parse: asking for the page again can help. */
