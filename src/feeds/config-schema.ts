@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { applyVendorDefaults, checkVendorRules } from './vendors/apply.js';
 import { VENDOR_NAMES } from './vendors/profile.js';
 
-/** Documented budgets: MLS Grid 2/s, 7200/hour, 40000/day; Trestle 180/minute, 7200/hour (README). */
+/** Documented budgets: MLS Grid 2/s, 7200/hour, 40000/day; Trestle 180/minute, 7200/hour (docs/configuration.md). */
 export const SourceLimits = z
   .strictObject({
     perSecond: z.number().positive().optional(),
