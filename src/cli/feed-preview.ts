@@ -2,6 +2,8 @@
 // written (a RESO feed is pulled whole: no mark is handed in, and readers never write state).
 // Prints the first mapped listings, every rejected record with its place and reasons, counts, and
 // what to fix before a sync: keys seen twice, rejections by reason, lookup values no map covers.
+// Exit status as a sync's: 1 when the read failed before a record (a 401, a 5xx), 4 when it broke
+// off after some (partial), 0 when the feed was read whole.
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError, formatIssue, type FeedReadError } from '../errors.js';
@@ -11,7 +13,7 @@ import { describeVendor } from '../feeds/vendors/describe.js';
 import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
 import { createFindings } from '../mapping/feed-findings.js';
-import { printJson } from './exit.js';
+import { EXIT, printJson } from './exit.js';
 
 interface Options {
   config: string;
@@ -89,7 +91,7 @@ export async function run(opts: Options): Promise<number> {
       complete: !incomplete, ...(incomplete && { error: incomplete.message }),
       counts, listings, rejected, skipped, removed, parseErrors, ...found,
     });
-    return 0;
+    return exit();
   }
   const out = (s = '') => process.stdout.write(`${s}\n`);
   out(`feed ${feed.name} (${feed.source.kind}, ${source}) → ${feed.chatbot}, key ${feed.keyBy}`);
@@ -123,7 +125,12 @@ export async function run(opts: Options): Promise<number> {
   out('counts');
   for (const [name, n] of rows) out(`  ${name.padEnd(20)}${String(n).padStart(8)}`);
   if (incomplete) out(`\nthe feed could not be read whole: ${incomplete.message}`);
-  return 0;
+  return exit();
+
+  function exit(): number {
+    if (!incomplete) return EXIT.ok;
+    return counts.records > 0 ? EXIT.partial : EXIT.failed;
+  }
 
   function section(title: string, lines: string[]) {
     if (!lines.length) return;

@@ -32,6 +32,8 @@ export interface RequestBudget {
 export interface HttpGetOptions extends ExpansionLimits {
   headers?: Record<string, string>;
   bearerToken?: string;
+  /** the bearer token came from a token endpoint: its source registered it as a secret, when it looks like one (oauth2.ts) */
+  tokenIssued?: boolean;
   /** total deadline of one request: response headers and the whole body */
   timeoutMs: number;
   retries: number;
@@ -69,7 +71,7 @@ export function displayUrl(url: string): string {
 }
 
 export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Promise<HttpBody> {
-  registerSecret(opts.bearerToken);
+  if (!opts.tokenIssued) registerSecret(opts.bearerToken);
   registerHeaderSecrets(opts.headers);
   registerUrlSecrets(configuredUrl);
   const { url, basic } = splitUserinfo(configuredUrl);

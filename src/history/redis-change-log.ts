@@ -3,7 +3,7 @@
 // record of the run, both expiring after retentionDays: `runs show`. Per feed (and for all) a list of
 // the newest runs, LTRIMmed. Every text stored is masked of secrets first.
 import type { Redis } from 'ioredis';
-import { redactSecrets } from '../log.js';
+import { maskDeep } from '../secrets.js';
 import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits, type RunEntry } from './change-log.js';
 
 const RUNS_KEPT = 1000;
@@ -24,7 +24,7 @@ export function createRedisChangeLog(redis: Redis, prefix: string, limits: Chang
       const multi = redis.multi();
       const feeds = new Set<string>();
       for (const e of entries) {
-        const json = redactSecrets(JSON.stringify(e));
+        const json = JSON.stringify(maskDeep(e, e.feed)); // values masked, never the serialized text
         multi.xadd(feedStream(e.feed), 'MAXLEN', '~', limits.maxPerFeed, '*', 'e', json);
         multi.rpush(runList(e.runId), json);
         feeds.add(e.feed);
@@ -34,7 +34,7 @@ export function createRedisChangeLog(redis: Redis, prefix: string, limits: Chang
       await multi.exec();
     },
     async finishRun(run) {
-      const json = redactSecrets(JSON.stringify(run));
+      const json = JSON.stringify(maskDeep(run, run.feed));
       const multi = redis.multi().set(runInfo(run.runId), json, 'EX', ttl).expire(runList(run.runId), ttl);
       for (const key of [runsOf(run.feed), runsOf(undefined)]) multi.lpush(key, json).ltrim(key, 0, RUNS_KEPT - 1);
       await multi.exec();
