@@ -17,7 +17,7 @@ const emulator = useEmulatorSync((t, e) => {
   env = e;
 });
 
-const N = 2500;
+const N = 2000;
 const OFF_MARKET = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold']);
 const TOKEN = 'vendor-token-7f3a9';
 const OAUTH = { clientId: 'trestle-client', clientSecret: 'trestle-secret-4411' };
