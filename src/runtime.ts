@@ -2,12 +2,12 @@
 // emulator behind it when `api.baseUrl: embedded`), and the state store (Redis when configured and
 // reachable, else a state file beside the config). Everything here is closed by `close()`.
 import { dirname, join, resolve } from 'node:path';
-import { Redis } from 'ioredis';
 import { createApiClient } from './api/client.js';
 import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
 import type { LoadedConfig } from './config/schema.js';
+import { within } from './queue/deadline.js';
 import { startEmulator, type RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
 import { createFileStore } from './state/file-store.js';
@@ -16,6 +16,7 @@ import type { ChangeLog } from './history/change-log.js';
 import { createFileChangeLog } from './history/file-change-log.js';
 import { createRedisChangeLog } from './history/redis-change-log.js';
 import { createRedisStore } from './state/redis-store.js';
+import { createRedis, redisSettings, type RedisClient } from './queue/connection.js';
 
 export interface Runtime {
   api: ChatbotApi;
@@ -27,7 +28,7 @@ export interface Runtime {
   budgets: Budgets;
   emulator?: RunningEmulator;
   /** the Redis the state lives in, when it does (foreground runs record their history there too) */
-  redis?: Redis;
+  redis?: RedisClient;
   close(): Promise<void>;
 }
 
@@ -35,7 +36,7 @@ export interface RuntimeOptions {
   logger: Logger;
   onCall?: (event: ApiCallEvent) => void;
   /** a connection the caller owns (the worker's); otherwise one is opened from `redis.url` */
-  redis?: Redis;
+  redis?: RedisClient;
 }
 
 /** Folder beside the config where the embedded emulator and the state file keep their data. */
@@ -78,7 +79,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 
     const { store, redis } = await openStore(loaded, opts, closers);
     // Budgets live where the state does: a Redis shared by every worker and CLI run on it.
-    const budgets = createBudgets(redis && config.redis ? redisBackend(redis, config.redis.prefix) : memoryBackend());
+    const budgets = createBudgets(redis && config.redis ? redisBackend(redis, redisSettings(loaded).prefix) : memoryBackend());
     const api = createApiClient({
       baseUrl,
       secretKey: config.api.secretKey,
@@ -92,7 +93,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 
     const limits = config.changeLog;
     const changeLog = redis && config.redis
-      ? createRedisChangeLog(redis, config.redis.prefix, limits)
+      ? createRedisChangeLog(redis, redisSettings(loaded).prefix, limits)
       : await createFileChangeLog(changeLogFile(store.location), limits);
     closers.push(() => changeLog.close());
     return {
@@ -113,23 +114,24 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
   }
 }
 
-async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: Redis }> {
+async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: RedisClient }> {
   const { config } = loaded;
   const fileStore = async () => ({ store: await createFileStore(stateFile(loaded)) });
   if (!config.redis) return fileStore();
-  const prefix = config.redis.prefix;
-  if (opts.redis) return { store: createRedisStore(opts.redis, prefix), redis: opts.redis };
+  const settings = redisSettings(loaded);
+  const { prefix, where } = settings;
+  if (opts.redis) return { store: createRedisStore(opts.redis, prefix, where), redis: opts.redis };
 
-  const redis = new Redis(config.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: () => null });
+  const redis = createRedis(settings, { name: 'feedsync-command', purpose: 'command' });
   redis.on('error', () => {}); // reported below through connect(); ioredis would print it otherwise
   try {
-    await redis.connect();
-    await redis.ping();
+    const answer = await within(redis.ping().then(() => undefined, (err: unknown) => err), 3000, new Error('no answer within 3 s'));
+    if (answer) throw answer;
   } catch (err) {
     redis.disconnect();
     const local = await fileStore();
     opts.logger.warn(
-      { redis: redactUrl(config.redis.url), err: (err as Error).message, state: local.store.location },
+      { redis: where, err: (err as Error).message, state: local.store.location },
       'Redis is configured but does not answer; keeping sync state in the state file instead (request budgets count this process only)',
     );
     return local;
@@ -137,7 +139,7 @@ async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Ar
   closers.push(async () => {
     await redis.quit().catch(() => redis.disconnect());
   });
-  return { store: createRedisStore(redis, prefix), redis };
+  return { store: createRedisStore(redis, prefix, where), redis };
 }
 
 export function redactUrl(url: string): string {

@@ -7,6 +7,7 @@ import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { recordForegroundRun } from '../queue/history.js';
 import { QUEUE_NAMES } from '../queue/names.js';
+import { redisSettings } from '../queue/connection.js';
 import { dirname, join } from 'node:path';
 import type { FeedConfig } from '../config/schema.js';
 import { causeMessage } from '../errors.js';
@@ -62,7 +63,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
         try {
           lock = await acquireForegroundLock({
             chatbot: feed.chatbot,
-            ...(redis && loaded.config.redis && { redis: { connection: redis, prefix: loaded.config.redis.prefix } }),
+            ...(redis && loaded.config.redis && { redis: { connection: redis, prefix: redisSettings(loaded).prefix } }),
             lockDir: redis ? join(stateDir(loaded), 'locks') : join(dirname(store.location), 'locks'),
             waitMs: feed.deadlineMinutes * 60_000,
             signal: stop.signal,
@@ -95,7 +96,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           reports.push(report);
           // With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`).
           if (redis && loaded.config.redis) {
-            await recordForegroundRun(redis, loaded.config.redis.prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).catch(
+            await recordForegroundRun(redis, redisSettings(loaded).prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).catch(
               (err: unknown) => logger.warn({ err }, 'run history could not be saved'),
             );
           }

@@ -1,6 +1,7 @@
 // Run history: the last N reports per feed and per chatbot, newest first, one Redis list each
 // (LPUSH + LTRIM), under the prefix. `feedsync runs` reads it.
-import type { Redis } from 'ioredis';
+import { keysOf } from '../redis/keys.js';
+import type { RedisClient } from './connection.js';
 import { z } from 'zod';
 import { maskDeep } from '../secrets.js';
 import { boundReport } from './report-size.js';
@@ -21,9 +22,9 @@ export const RunRecord = z.object({
 export type RunRecord = z.infer<typeof RunRecord>;
 
 
-const feedKey = (prefix: string, feed: string) => `${prefix}:runs:feed:${feed}`;
-const chatbotKey = (prefix: string, sn: string) => `${prefix}:runs:chatbot:${sn}`;
-const allKey = (prefix: string) => `${prefix}:runs:all`;
+const feedKey = (prefix: string, feed: string) => keysOf(prefix).runsOfFeed(feed);
+const chatbotKey = (prefix: string, sn: string) => keysOf(prefix).runsOfChatbot(sn);
+const allKey = (prefix: string) => keysOf(prefix).runsAll;
 
 /** Keys a run is recorded under: its feed, else its chatbot, and the all-runs list. */
 function keysFor(prefix: string, target: RunTarget): string[] {
@@ -34,7 +35,7 @@ function keysFor(prefix: string, target: RunTarget): string[] {
 }
 
 export async function recordRun(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   size: number,
   run: Omit<RunRecord, 'at' | 'outcome' | 'summary' | 'report'> & { report: RunReport },
@@ -54,13 +55,13 @@ export async function recordRun(
 }
 
 /** A run made outside the queue (`feedsync sync` in the foreground), recorded like a queued one. */
-export function recordForegroundRun(redis: Redis, prefix: string, size: number, job: string, target: RunTarget, report: RunReport): Promise<RunRecord> {
+export function recordForegroundRun(redis: RedisClient, prefix: string, size: number, job: string, target: RunTarget, report: RunReport): Promise<RunRecord> {
   const jobId = `foreground-${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}-${process.pid}`;
   return recordRun(redis, prefix, size, { jobId, job, queue: 'foreground', attempt: { made: 1, max: 1 }, ...target, report });
 }
 
 /** The newest `limit` runs of a feed, a chatbot, or (neither) of every target. */
-export async function listRuns(redis: Redis, prefix: string, filter: RunTarget & { limit: number }): Promise<RunRecord[]> {
+export async function listRuns(redis: RedisClient, prefix: string, filter: RunTarget & { limit: number }): Promise<RunRecord[]> {
   const key = filter.feed ? feedKey(prefix, filter.feed) : filter.chatbot ? chatbotKey(prefix, filter.chatbot) : allKey(prefix);
   const raw = await redis.lrange(key, 0, filter.limit - 1);
   return raw.flatMap((line) => {
@@ -70,7 +71,7 @@ export async function listRuns(redis: Redis, prefix: string, filter: RunTarget &
 }
 
 /** The recorded run of one job (its last attempt), for `enqueue --wait` on a failed job. */
-export async function findRun(redis: Redis, prefix: string, target: RunTarget, jobId: string): Promise<RunRecord | undefined> {
+export async function findRun(redis: RedisClient, prefix: string, target: RunTarget, jobId: string): Promise<RunRecord | undefined> {
   const runs = await listRuns(redis, prefix, { ...target, limit: 1000 });
   return runs.find((r) => r.jobId === jobId);
 }

@@ -1,7 +1,7 @@
 // Turns a job definition into a BullMQ processor: parse the payload, take the target's lock, run,
 // record the report in history, and tell BullMQ whether to retry (retry-policy.ts).
 import { DelayedError, Queue, UnrecoverableError, type Job, type Processor } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';
@@ -19,7 +19,7 @@ import { acquireTargetLock, chatbotLockName, lockFreedWhileMoving, targetLockKey
 export interface ProcessorDeps {
   config: LoadedConfig;
   runtime: JobRuntime;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   logger: Logger;
   historySize: number;

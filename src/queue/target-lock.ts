@@ -13,7 +13,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import { keysOf, lockWaitersKey } from '../redis/keys.js';
+import type { RedisClient } from './connection.js';
 import { lockFile } from '../state/file-lock.js';
 
 // KEYS: lock, waiters; ARGV: owner, ttl ms, waiters' ttl ms (0: do not wait in line, poll)
@@ -73,18 +74,18 @@ export function chatbotLockName(target: { feed?: string; chatbot?: string }, kin
 }
 
 export function targetLockKey(prefix: string, target: string): string {
-  return `${prefix}:lock:${target}`;
+  return keysOf(prefix).lock(target);
 }
 
 function waitersKey(lockKey: string): string {
-  return `${lockKey}:waiters`;
+  return lockWaitersKey(lockKey);
 }
 
 /**
  * Take the lock for `owner` (a job id), or return undefined when another job holds it; with
  * `waiters`, a busy lock puts the owner in line and the release wakes the oldest in line.
  */
-export async function acquireTargetLock(redis: Redis, key: string, owner: string, ttlMs: number, waiters?: LockWaiters): Promise<TargetLock | undefined> {
+export async function acquireTargetLock(redis: RedisClient, key: string, owner: string, ttlMs: number, waiters?: LockWaiters): Promise<TargetLock | undefined> {
   const got = await redis.eval(ACQUIRE, 2, key, waitersKey(key), owner, String(ttlMs), String(waiters?.ttlMs ?? 0));
   if (got !== 1) return undefined;
   const lost = new AbortController();
@@ -114,7 +115,7 @@ export async function acquireTargetLock(redis: Redis, key: string, owner: string
 }
 
 /** Wake the oldest waiter that is delayed; the ones passed over are not (they recheck by themselves). */
-async function wakeNext(redis: Redis, key: string, waiters: LockWaiters): Promise<void> {
+async function wakeNext(redis: RedisClient, key: string, waiters: LockWaiters): Promise<void> {
   for (;;) {
     const [owner] = await redis.zpopmin(waitersKey(key));
     if (owner === undefined || (await waiters.wake(owner))) return;
@@ -125,14 +126,14 @@ async function wakeNext(redis: Redis, key: string, waiters: LockWaiters): Promis
  * Called by a waiter once it is delayed: true when the lock was freed meanwhile (wake it yourself:
  * the release may have passed it over while it was still moving), else it is back in line.
  */
-export async function lockFreedWhileMoving(redis: Redis, key: string, owner: string, waiters: Pick<LockWaiters, 'ttlMs'>): Promise<boolean> {
+export async function lockFreedWhileMoving(redis: RedisClient, key: string, owner: string, waiters: Pick<LockWaiters, 'ttlMs'>): Promise<boolean> {
   return (await redis.eval(STILL_BUSY, 2, key, waitersKey(key), owner, String(waiters.ttlMs))) === 1;
 }
 
 export interface ForegroundLockOptions {
   chatbot: string;
   /** the Redis the state lives in (with its key prefix), when it does */
-  redis?: { connection: Redis; prefix: string };
+  redis?: { connection: RedisClient; prefix: string };
   /** else a lock file here (beside the state file) */
   lockDir: string;
   /** how long to wait while another process syncs the chatbot */
