@@ -19,7 +19,7 @@ export interface OpsRedis {
 export async function openOpsRedis(loaded: LoadedConfig, name: string): Promise<OpsRedis> {
   const settings = redisSettings(loaded);
   const { prefix, from, where } = settings;
-  const redis = createRedis(settings, { name, purpose: 'command' });
+  const redis = createRedis(settings, { name });
   redis.on('error', () => {}); // a Redis that does not answer is reported below, once
   const answered = await within(redis.ping().then(() => true, () => false), ANSWER_MS, false);
   if (!answered) {
