@@ -113,8 +113,8 @@ export async function startCluster(): Promise<TestCluster> {
     urls: nodes.map((n) => `redis://127.0.0.1:${n.port}`),
     nodeOf: async (key) => {
       const slot = await ask(nodes[0]!.port, (r) => r.cluster('KEYSLOT', key));
-      const ranges = (await ask(nodes[0]!.port, (r) => r.cluster('SLOTS'))) as Array<[number, number, [string, number]]>;
-      const owner = ranges.find(([from, to]) => slot >= from && slot <= to)?.[2][1];
+      const ranges = await ask(nodes[0]!.port, (r) => r.cluster('SLOTS'));
+      const owner = ranges.find(([from, to]) => slot >= from && slot <= to)?.[2]?.[1];
       const node = nodes.find((n) => n.port === owner);
       if (!node) throw new Error(`no node serves slot ${slot}`);
       return node;
