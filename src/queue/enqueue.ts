@@ -45,9 +45,11 @@ export async function waitForJob(redis: RedisClient, queues: Queues, kind: JobKi
   const queue = queues[kind];
   // A connection of its own: QueueEvents blocks on it; BullMQ leaves a passed-in connection open.
   const connection = redis.duplicate();
+  connection.on('error', () => {}); // an outage shows as a late answer; the slow poll covers missed events
   const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix, lastEventId: '$' });
   let poll: NodeJS.Timeout | undefined;
   try {
+    events.on('error', () => {});
     await events.waitUntilReady();
     return await new Promise<Finished>((resolve, reject) => {
       const check = () =>

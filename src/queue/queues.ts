@@ -13,9 +13,16 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
 
 export type Queues = Record<JobKind, Queue>;
 
-export function createQueues(connection: RedisClient, prefix: string, jobOptions: JobsOptions = {}): Queues {
-  const make = (kind: JobKind) =>
-    new Queue(QUEUE_NAMES[kind], { connection, prefix, defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...jobOptions } });
+/**
+ * `onError`: a queue repeats its connection's errors (Redis away, a failover); whoever owns the
+ * connection reports those already, so by default they are not printed a second time per queue.
+ */
+export function createQueues(connection: RedisClient, prefix: string, jobOptions: JobsOptions = {}, onError: (err: Error) => void = () => {}): Queues {
+  const make = (kind: JobKind) => {
+    const queue = new Queue(QUEUE_NAMES[kind], { connection, prefix, defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...jobOptions } });
+    queue.on('error', onError);
+    return queue;
+  };
   return Object.fromEntries(JOB_KINDS.map((k) => [k, make(k)])) as Queues;
 }
 

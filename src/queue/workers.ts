@@ -45,6 +45,7 @@ export function startWorkers(queues: Queues, processors: Partial<Record<JobKind,
 
   const create = (kind: JobKind, processor: Processor): Slot => {
     const connection = createRedis(settings.redis, { name: `feedsync-worker-${kind}` });
+    connection.on('error', () => {}); // reported once, through the worker's 'error' event below
     const slot = { kind, closeConnection: () => closeRedis(connection), lastStart: Date.now(), busy: 0 } as Slot;
     // Counted around the processor itself: a job moved to delayed emits neither completed nor failed.
     const counted: Processor = async (job, token, signal) => {

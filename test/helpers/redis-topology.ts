@@ -230,9 +230,10 @@ export async function startTlsRedis(): Promise<TestTlsRedis> {
   const port = await freePort();
   const username = 'feedsync-app';
   const password = 'tls-acl-pass-7f3k2';
+  writeFileSync(f('users.acl'), `user default off\nuser ${username} on >${password} ~* &* +@all\n`);
   const server = await startServer(
     ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', f('server.pem'), '--tls-key-file', f('server.key'), '--tls-ca-cert-file', f('ca.pem'),
-      '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir, '--user', 'default off', '--user', `${username} on >${password} ~* &* +@all`],
+      '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir, '--aclfile', f('users.acl')],
     dir,
     port,
   );
