@@ -31,7 +31,7 @@ export interface RedisSettings {
 /** Redis of the worker, the commands and the runtime: the config's, else REDIS_URL, else the local default (`from` says which). */
 export function redisSettings(loaded: LoadedConfig): RedisSettings {
   const configured = loaded.config.redis;
-  const envUrl = process.env.REDIS_URL;
+  const envUrl = process.env.REDIS_URL || undefined;
   const config: RedisConfig = configured ?? { url: envUrl ?? DEFAULT_REDIS_URL, prefix: DEFAULT_PREFIX };
   return redisSettingsOf(config, loaded.dir, configured ? 'config' : envUrl ? 'REDIS_URL' : 'default');
 }
