@@ -1,13 +1,13 @@
 // Wires what a command or a job needs from a loaded config: the API client (and the embedded
-// emulator behind it when `api.baseUrl: embedded`), and the state store (Redis when configured and
-// reachable, else a state file beside the config). Everything here is closed by `close()`.
+// emulator behind it when `api.baseUrl: embedded`), and the state store (Redis when configured: a
+// Redis that does not answer fails the command; else, or with `--no-redis`, a state file beside the
+// config). Everything here is closed by `close()`.
 import { dirname, join, resolve } from 'node:path';
 import { createApiClient } from './api/client.js';
 import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
 import type { LoadedConfig } from './config/schema.js';
-import { within } from './queue/deadline.js';
 import { startEmulator, type RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
 import { createFileStore } from './state/file-store.js';
@@ -17,6 +17,7 @@ import { createFileChangeLog } from './history/file-change-log.js';
 import { createRedisChangeLog } from './history/redis-change-log.js';
 import { createRedisStore } from './state/redis-store.js';
 import { createRedis, redisSettings, type RedisClient } from './queue/connection.js';
+import { redactUrl, requireRedis } from './state/redis-required.js';
 
 export interface Runtime {
   api: ChatbotApi;
@@ -29,6 +30,8 @@ export interface Runtime {
   emulator?: RunningEmulator;
   /** the Redis the state lives in, when it does (foreground runs record their history there too) */
   redis?: RedisClient;
+  /** set when `redis` is configured but the run keeps its state in the file (`--no-redis`): what to say in its report */
+  uncoordinated?: string;
   close(): Promise<void>;
 }
 
@@ -37,6 +40,8 @@ export interface RuntimeOptions {
   onCall?: (event: ApiCallEvent) => void;
   /** a connection the caller owns (the worker's); otherwise one is opened from `redis.url` */
   redis?: RedisClient;
+  /** `--no-redis`: the state file even when `redis` is configured (a run the workers do not see) */
+  noRedis?: boolean;
 }
 
 /** Folder beside the config where the embedded emulator and the state file keep their data. */
@@ -54,10 +59,16 @@ export function changeLogFile(stateFilePath: string): string {
   return join(dirname(stateFilePath), 'changes.jsonl');
 }
 
+/** What a `--no-redis` run says in its report. */
+export const UNCOORDINATED =
+  'run with --no-redis: state from the state file, not Redis; not coordinated with the workers (their locks and state were not consulted)';
+
 export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions): Promise<Runtime> {
   const { config } = loaded;
   const closers: Array<() => Promise<void>> = [];
   try {
+    // Redis first: a command refused for want of Redis has started nothing and written nothing
+    const { store, redis } = await openStore(loaded, opts, closers);
     let baseUrl = config.api.baseUrl;
     let emulator: RunningEmulator | undefined;
     if (baseUrl === 'embedded') {
@@ -77,7 +88,6 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       opts.logger.debug({ url: baseUrl }, 'embedded emulator started');
     }
 
-    const { store, redis } = await openStore(loaded, opts, closers);
     // Budgets live where the state does: a Redis shared by every worker and CLI run on it.
     const budgets = createBudgets(redis && config.redis ? redisBackend(redis, redisSettings(loaded).prefix) : memoryBackend());
     const api = createApiClient({
@@ -104,6 +114,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       apiBaseUrl: baseUrl,
       emulator,
       redis,
+      ...(config.redis && opts.noRedis && { uncoordinated: UNCOORDINATED }),
       close: async () => {
         for (const close of closers.reverse()) await close();
       },
@@ -117,31 +128,18 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: RedisClient }> {
   const { config } = loaded;
   const fileStore = async () => ({ store: await createFileStore(stateFile(loaded)) });
-  if (!config.redis) return fileStore();
+  if (!config.redis || opts.noRedis) return fileStore();
   const settings = redisSettings(loaded);
   const { prefix, where } = settings;
   if (opts.redis) return { store: createRedisStore(opts.redis, prefix, where), redis: opts.redis };
 
   const redis = createRedis(settings, { name: 'feedsync-command', purpose: 'command' });
-  redis.on('error', () => {}); // reported below through connect(); ioredis would print it otherwise
-  try {
-    const answer = await within(redis.ping().then(() => undefined, (err: unknown) => err), 3000, new Error('no answer within 3 s'));
-    if (answer) throw answer;
-  } catch (err) {
-    redis.disconnect();
-    const local = await fileStore();
-    opts.logger.warn(
-      { redis: where, err: (err as Error).message, state: local.store.location },
-      'Redis is configured but does not answer; keeping sync state in the state file instead (request budgets count this process only)',
-    );
-    return local;
-  }
+  redis.on('error', () => {}); // reported through requireRedis(); ioredis would print it otherwise
+  await requireRedis(redis, where); // no Redis, no run: throws before anything is written
   closers.push(async () => {
     await redis.quit().catch(() => redis.disconnect());
   });
   return { store: createRedisStore(redis, prefix, where), redis };
 }
 
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^@/]*)@/, '//***@');
-}
+export { redactUrl };

@@ -14,7 +14,7 @@ import {
   type JobKind,
   type RunTarget,
 } from '../queue/index.js';
-import { EXIT, exitForOutcome, printJson } from './exit.js';
+import { EXIT, exitForOutcome, printJson, worstExit } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
 
@@ -66,7 +66,6 @@ export async function run(opts: EnqueueOptions): Promise<number> {
       );
     }
     const deadline = opts.timeout ? AbortSignal.timeout(opts.timeout * 1000) : undefined;
-    let exit: number = EXIT.ok;
     for (const r of results) {
       const done = await waitForJob(redis, queues, kind, r.jobId, deadline).catch((err: unknown) => {
         if (deadline?.aborted) return undefined;
@@ -76,7 +75,6 @@ export async function run(opts: EnqueueOptions): Promise<number> {
         r.state = (await queues[kind].getJobState(r.jobId)) ?? 'unknown';
         r.error = `gave up waiting after ${opts.timeout} s; job ${r.jobId} is ${r.state} and goes on (see \`feedsync runs\`)`;
         r.exit = EXIT.failed;
-        exit = Math.max(exit, r.exit);
         if (!opts.json) process.stderr.write(`feedsync: ${r.error}\n`);
         continue;
       }
@@ -92,14 +90,13 @@ export async function run(opts: EnqueueOptions): Promise<number> {
         r.report = recorded?.report;
         r.exit = exitForFailure(recorded?.report);
       }
-      exit = Math.max(exit, r.exit);
       if (!opts.json) {
         process.stderr.write(r.report ? await formatReport(kind, r.report) : '');
         if (r.state === 'failed') process.stderr.write(`job ${r.jobId} failed: ${r.error}\n`);
       }
     }
     if (opts.json) printJson({ jobs: results });
-    return exit;
+    return worstExit(results.map((r) => r.exit ?? EXIT.ok));
   } finally {
     await closeQueues(queues);
     await close();
@@ -141,10 +138,11 @@ function outcomeOf(report: unknown): string | undefined {
   return (report as { outcome?: unknown } | undefined)?.outcome as string | undefined;
 }
 
+/** A failed job's status: its recorded report's outcome where that says more than "failed" (a config error: 2). */
 function exitForFailure(report: unknown): number {
-  if (outcomeOf(report) === 'guard') return EXIT.guard;
   if ((report as { code?: unknown } | undefined)?.code === 'CONFIG') return EXIT.usage;
-  return EXIT.failed;
+  const status = exitForOutcome(outcomeOf(report));
+  return status === EXIT.ok ? EXIT.failed : status; // the job failed, whatever its report says
 }
 
 // Each formatter is loaded when used, so `enqueue smoke` does not load the sync.

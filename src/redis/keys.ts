@@ -29,6 +29,11 @@ export function lockWaitersKey(lockKey: string): string {
   return `${lockKey}:waiters`;
 }
 
+/** Who holds a lock (host, pid, boot): beside the lock, in its slot (the acquire script writes both). */
+export function lockHolderKey(lockKey: string): string {
+  return `${lockKey}:holder`;
+}
+
 /** The names of every key under one root. */
 export function keysOf(root: string) {
   return {
