@@ -99,14 +99,20 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           );
           progress.clear();
           reports.push(report);
-          // With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`).
+          // With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`);
+          // a record Redis refused is said below the report (this process ends: it cannot write it later).
+          let historyProblem: string | undefined;
           if (redis && loaded.config.redis) {
-            await recordForegroundRun(redis, redisSettings(loaded).prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).catch(
-              (err: unknown) => logger.warn({ err }, 'run history could not be saved'),
+            historyProblem = await recordForegroundRun(redis, redisSettings(loaded).prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).then(
+              () => undefined,
+              (err: unknown) => {
+                logger.warn({ err }, 'run history could not be saved');
+                return `  run history: not recorded in Redis (${causeMessage(err)}); \`feedsync runs\` will not list this run\n`;
+              },
             );
           }
           const changes = 'runId' in report ? `  changes: feedsync runs show ${report.runId} --config ${opts.config}\n` : '';
-          if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}\n`);
+          if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}${historyProblem ?? ''}\n`);
         }
       } finally {
         progress.clear();

@@ -144,9 +144,13 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
       tls,
       enableTLSForSentinelMode: sentinelTls,
       ...(sentinelTls && { sentinelTLS: tls ?? {} }),
-      // the Sentinels announce a new primary: follow it without waiting for the old one to fail
-      failoverDetector: true,
       sentinelRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      // A primary that died: the connection drops and the reconnect asks the Sentinels, who name the
+      // promoted replica once it is promoted. A primary demoted on purpose (SENTINEL FAILOVER, a
+      // managed service's switch) stays up as a replica and answers writes with READONLY: reconnect
+      // (asking the Sentinels again) and resend the command. ioredis's `failoverDetector` is left off:
+      // its listener is async and a connection closed while it subscribes rejects with no handler.
+      reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
     });
   }
   const e = endpointOf(config.url ?? DEFAULT_REDIS_URL);

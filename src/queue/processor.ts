@@ -9,7 +9,7 @@ import { FeedsyncError, GuardError } from '../errors.js';
 import { withCallCounter } from './call-scope.js';
 import type { Logger } from '../log.js';
 import { maskDeep, maskError } from '../secrets.js';
-import { recordRun } from './history.js';
+import { createHistoryWriter, runRecord, saveRunRecord } from './history.js';
 import { boundReport } from './report-size.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { reportError, toJobError, verdictFor } from './retry-policy.js';
@@ -38,6 +38,10 @@ export interface ProcessorDeps {
 
 export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>, deps: ProcessorDeps): Processor {
   const waiters = lockWaiters(deps);
+  const history = createHistoryWriter((r) => saveRunRecord(deps.redis, deps.prefix, deps.historySize, r), {
+    onKept: (r, err) => deps.logger.warn({ err, jobId: r.jobId, feed: r.feed, chatbot: r.chatbot }, 'run history could not be saved yet; kept, written again when Redis answers'),
+    onLost: (r) => deps.logger.error({ record: r }, 'run history: too many records waiting for Redis; this one is given up (here whole)'),
+  });
   return async (job: Job, token?: string, signal?: AbortSignal) => {
     const jobId = job.id ?? '?';
     const parsed = def.payload.safeParse(job.data);
@@ -87,10 +91,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     };
     const signals = [signal, lock?.lost, cancel?.signal].filter((s): s is AbortSignal => s !== undefined);
     const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
-    const record = (report: RunReport) =>
-      recordRun(deps.redis, deps.prefix, deps.historySize, { jobId, job: def.name, queue: job.queueName, attempt, ...target, report }).catch(
-        (err: unknown) => logger.error({ err }, 'run history could not be saved'),
-      );
+    const record = (report: RunReport) => history.record(runRecord({ jobId, job: def.name, queue: job.queueName, attempt, ...target, report }));
     try {
       let report: RunReport;
       try {
