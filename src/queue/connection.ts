@@ -107,13 +107,18 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
   if (config.cluster) {
     const nodes = config.cluster.map(endpointOf);
     const first = nodes[0]!;
+    const tls = tlsOptions(settings, nodes.some((n) => n.tls));
     const clusterOptions: ClusterOptions = {
       redisOptions: {
         ...common,
         username: config.username ?? first.username,
         password: config.password ?? first.password,
-        tls: tlsOptions(settings, nodes.some((n) => n.tls)),
+        tls,
       },
+      // Over TLS the nodes are reached by the names the cluster announces, so that their certificates
+      // (issued for names, as on ElastiCache) can be checked: ioredis's README, "AWS ElastiCache
+      // Clusters with TLS", asks for a lookup that keeps the name.
+      ...(tls && { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) }),
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
       // a node restarting or a slot moving answers CLUSTERDOWN/TRYAGAIN for a moment: wait it out
       retryDelayOnClusterDown: 200,

@@ -217,7 +217,8 @@ export interface TestTlsRedis {
 
 /**
  * A Redis that speaks TLS only (no plain port), with a certificate signed by a throwaway CA (for
- * 127.0.0.1), the default user off and one ACL user that may do everything.
+ * 127.0.0.1), the default user off and one ACL user as docs/redis.md advises: keys under the test
+ * prefixes (`fst*`) only, no @dangerous command but INFO and CONFIG GET.
  */
 export async function startTlsRedis(): Promise<TestTlsRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'feedsync-tls-'));
@@ -230,7 +231,7 @@ export async function startTlsRedis(): Promise<TestTlsRedis> {
   const port = await freePort();
   const username = 'feedsync-app';
   const password = 'tls-acl-pass-7f3k2';
-  writeFileSync(f('users.acl'), `user default off\nuser ${username} on >${password} ~* &* +@all\n`);
+  writeFileSync(f('users.acl'), `user default off\nuser ${username} on >${password} ~fst* +@all -@dangerous +info +config|get\n`);
   const server = await startServer(
     ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', f('server.pem'), '--tls-key-file', f('server.key'), '--tls-ca-cert-file', f('ca.pem'),
       '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir, '--aclfile', f('users.acl')],
