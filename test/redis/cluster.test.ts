@@ -3,12 +3,14 @@
 // pauses, cancels, /status) reads back; every key of the deployment sits in one slot; and a sync
 // goes on through a restart of the node that holds that slot.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisBackend } from '../../src/budget/backend.js';
 import { createRedisChangeLog } from '../../src/history/redis-change-log.js';
 import { ALL, listRuns, pausedFeeds, pauseFeeds, requestCancel, resumeFeeds } from '../../src/queue/index.js';
 import { hashTagOf } from '../../src/redis/keys.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startCluster, type TestCluster } from '../helpers/redis-topology.js';
 import { until } from '../queue/helpers.js';
+import { feedsync } from '../settings/run-cli.js';
 import { deploy, FEED, type Deployment } from './deployment.js';
 
 let cluster: TestCluster;
@@ -54,6 +56,19 @@ describe('Redis Cluster', () => {
       expect(await d.run('settings', { chatbot: d.chatbot }, d.chatbot)).toMatchObject({ state: 'completed' });
       expect(await d.run('smoke', { chatbot: d.chatbot }, d.chatbot)).toMatchObject({ state: 'completed' });
 
+      // one slot: every key of the deployment (queues, history, change log, state, budgets, alerts)
+      // is on the node that serves {prefix}, and there are keys of each kind. The jobs' API budget
+      // logs expire a second after their last call, so one take of a minute's window is made here
+      // (the same script the jobs' calls ran: a pause, the leases and a log, at once).
+      expect(await redisBackend(d.ops, d.settings.prefix).take('api:test', { id: 'c1', lease: { limit: 2, ttlMs: 60_000 }, sliding: [{ window: 'perMinute', points: 10, durationSec: 60 }] })).toEqual({ ok: true });
+      const owner = await cluster.nodeOf(d.settings.prefix);
+      const byNode = await keysByNode(d);
+      const ours = [...byNode].flatMap(([port, keys]) => keys.filter((k) => k.includes(prefix)).map((k) => ({ port, k })));
+      expect(ours.filter((x) => x.port !== owner.port)).toEqual([]);
+      expect(new Set(ours.map((x) => hashTagOf(x.k)))).toEqual(new Set([prefix]));
+      for (const kind of [':listing-sync:', ':runs:all', ':changes:feed:', ':state:fp:', ':state:alerts', ':budget:', ':settings-push:', ':message-smoke:']) {
+        expect(ours.some((x) => x.k.includes(kind)), `a key with ${kind}`).toBe(true);
+      }
       // `feedsync runs`: the run history of the feed and of the chatbot
       const runs = await listRuns(d.ops, d.settings.prefix, { feed: FEED, limit: 10 });
       expect(runs.map((r) => [r.jobId, r.outcome])).toEqual([[sync.jobId, 'ok']]);
@@ -64,6 +79,17 @@ describe('Redis Cluster', () => {
       expect(run).toMatchObject({ feed: FEED, outcome: 'ok', recorded: 6 });
       expect((await log.run(run!.runId, 100)).changes).toHaveLength(6);
       expect(await log.history(FEED, 'MLS0001', 5)).toHaveLength(1);
+      // two commands as a user runs them on the cluster config: `runs show` (the change log's
+      // connection, as `history`), and a foreground `sync` (its state, the chatbot lock, its budgets
+      // and its run history on the cluster): it finds nothing to do and is recorded beside the jobs
+      const [showCli, syncCli] = await Promise.all([
+        feedsync(['runs', 'show', run!.runId, '--config', d.file, '--json']),
+        feedsync(['sync', '--config', d.file, '--json']),
+      ]);
+      expect(JSON.parse(showCli.stdout).changes).toHaveLength(6);
+      expect(syncCli.code).toBe(0);
+      expect(JSON.parse(syncCli.stdout).reports[0]).toMatchObject({ outcome: 'ok', counts: { created: 0, updated: 0, deleted: 0 } });
+      expect((await listRuns(d.ops, d.settings.prefix, { feed: FEED, limit: 10 })).map((r) => r.queue)).toEqual(['foreground', 'listing-sync']);
       // `feedsync pause` / `resume`
       await pauseFeeds(d.ops, d.settings.prefix, [FEED]);
       expect([...(await pausedFeeds(d.ops, d.settings.prefix)).since.keys()]).toEqual([FEED]);
@@ -76,16 +102,6 @@ describe('Redis Cluster', () => {
       const health = await fetch(`http://127.0.0.1:${w.port}/healthz`);
       expect(await health.json()).toEqual({ ok: true, redis: 'ok', workers: 'running' });
 
-      // one slot: every key of the deployment (queues, history, change log, state, budgets, alerts)
-      // is on the node that serves {prefix}, and there are keys of each kind
-      const owner = await cluster.nodeOf(d.settings.prefix);
-      const byNode = await keysByNode(d);
-      const ours = [...byNode].flatMap(([port, keys]) => keys.filter((k) => k.includes(prefix)).map((k) => ({ port, k })));
-      expect(ours.filter((x) => x.port !== owner.port)).toEqual([]);
-      expect(new Set(ours.map((x) => hashTagOf(x.k)))).toEqual(new Set([prefix]));
-      for (const kind of [':listing-sync:', ':runs:all', ':changes:feed:', ':state:fp:', ':state:alerts', ':budget:', ':settings-push:', ':message-smoke:']) {
-        expect(ours.some((x) => x.k.includes(kind)), `a key with ${kind}`).toBe(true);
-      }
     } finally {
       await d.close();
     }
