@@ -153,6 +153,7 @@ function lockWaiters(deps: ProcessorDeps): (queueName: string) => LockWaiters {
     let w = made.get(queueName);
     if (w) return w;
     const queue = new Queue(queueName, { connection: deps.redis, prefix: deps.prefix });
+    queue.on('error', () => {}); // the processor's connection: its owner (the worker) reports its errors
     w = {
       // a waiter rechecks at least once a backstop delay, so the line need not outlive a few of them
       ttlMs: Math.max(60_000, deps.busyDelayMs * 4),
