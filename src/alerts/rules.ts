@@ -1,7 +1,13 @@
 // The alert rules, pure: a feed's alert state and what its last run showed in, the conditions that
 // hold now and the notices to send out. A condition alerts once when it starts to hold, and once
 // ("resolved") when it stops: never again while it holds, so a failing feed makes no storm.
+import { excerpt } from '../errors.js';
 import type { AlertRules } from './config-schema.js';
+
+/** Feed text in an alert (a run's message, a value) is an excerpt: an alert, a webhook and /status stay small. */
+const clip = (text: string) => String(excerpt(text));
+/** The first items of a list, each an excerpt, and how many more. */
+const firstOf = (items: readonly string[], n = 10) => `${items.slice(0, n).map(clip).join(', ')}${items.length > n ? `, and ${items.length - n} more` : ''}`;
 
 export type Condition = 'guard' | 'failing' | 'rejected' | 'dropped' | 'stale' | 'unmapped' | 'chat';
 
@@ -17,14 +23,20 @@ export interface RunObservation {
   /** lookup values no map covered, "Field: value" */
   unmapped: string[];
   chat?: { asked: number; answerable: number; missing: string[] };
+  /** what the run read: everything (full) or what changed since its mark (incremental); valid counts compare within one kind */
+  mode?: 'full' | 'incremental';
+  /** false: the feed was not read whole, so its valid count says nothing about the feed's size */
+  complete?: boolean;
 }
 
 export interface AlertState {
   /** failed or unavailable runs in a row */
   streak: number;
   lastOkAt?: string;
-  /** valid records of the last good run */
+  /** valid records of the last good run (of a run whose kind was not known: read as a full one) */
   lastGoodValid?: number;
+  /** valid records of the last good run of each kind: a run is compared with one of its own kind */
+  lastGoodValidByMode?: Partial<Record<'full' | 'incremental', number>>;
   open: Partial<Record<Condition, { since: string; message: string }>>;
 }
 
@@ -37,7 +49,8 @@ export interface Notice {
 
 export const emptyState = (): AlertState => ({ streak: 0, open: {} });
 
-const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error']);
+/** outcomes that count toward `failing`, whatever the cause (an authentication refused ends `failed`) */
+const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error', 'failed']);
 
 /** The state after a run, and the conditions that hold after it (stale aside: see staleness). */
 export function afterRun(state: AlertState, run: RunObservation, rules: AlertRules): { state: AlertState; holding: Map<Condition, string> } {
@@ -46,32 +59,38 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
   next.streak = FAILED.has(run.outcome) ? state.streak + 1 : run.outcome === 'ok' ? 0 : state.streak;
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
-  if (rules.guard && run.outcome === 'guard') holding.set('guard', `a delete guard held deletes back: ${run.message ?? 'see the run'}`);
+  const message = run.message === undefined ? undefined : String(excerpt(run.message, 200));
+  if (rules.guard && run.outcome === 'guard') holding.set('guard', `a delete guard held deletes back: ${message ?? 'see the run'}`);
   if (next.streak >= rules.failedRuns) {
-    holding.set('failing', `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${run.message ? `: ${run.message}` : ''})`);
+    holding.set('failing', `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${message ? `: ${message}` : ''})`);
   }
   if (run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
     holding.set('rejected', `${run.rejected} of ${run.records} records rejected (${pct(run.rejected / run.records)} > ${pct(rules.rejectedFraction)})`);
   }
-  // only a run that read its feed says how many valid records it has
-  const readFeed = run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard';
-  if (state.lastGoodValid !== undefined && state.lastGoodValid > 0 && readFeed) {
-    const drop = (state.lastGoodValid - run.valid) / state.lastGoodValid;
+  // only a run that read its feed whole says how many valid records it has, and only to a run of its
+  // own kind (an incremental pull reads what changed, a full pull everything)
+  const mode = run.mode ?? 'full';
+  const readFeed = (run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard') && run.complete !== false;
+  const reference = state.lastGoodValidByMode?.[mode] ?? (mode === 'full' ? state.lastGoodValid : undefined);
+  if (reference !== undefined && reference > 0 && readFeed) {
+    const drop = (reference - run.valid) / reference;
     if (drop > rules.validDropFraction) {
-      holding.set('dropped', `valid records fell from ${state.lastGoodValid} (last good run) to ${run.valid} (−${pct(drop)} > ${pct(rules.validDropFraction)})`);
+      holding.set('dropped', `valid records fell from ${reference} (last good ${run.mode ? `${mode} ` : ''}run) to ${run.valid} (−${pct(drop)} > ${pct(rules.validDropFraction)})`);
     }
-  }
+  } else if (state.open.dropped) holding.set('dropped', state.open.dropped.message); // nothing to compare: as it was
   if (rules.unmappedValues && run.unmapped.length) {
-    const shown = run.unmapped.slice(0, 10).join(', ');
-    holding.set('unmapped', `lookup values no map covers: ${shown}${run.unmapped.length > 10 ? `, and ${run.unmapped.length - 10} more` : ''}`);
+    holding.set('unmapped', `lookup values no map covers: ${firstOf(run.unmapped)}`);
   }
   if (rules.chatCheck && run.chat && run.chat.answerable < run.chat.asked) {
-    holding.set('chat', `the chatbot could not answer about ${run.chat.missing.join(', ')} (answerable ${run.chat.answerable}/${run.chat.asked})`);
+    holding.set('chat', `the chatbot could not answer about ${firstOf(run.chat.missing)} (answerable ${run.chat.answerable}/${run.chat.asked})`);
   }
   if (run.outcome === 'ok') {
     next.lastOkAt = run.at;
     // a good run that dropped sharply is not the new reference: the drop would clear itself
-    if (!holding.has('dropped')) next.lastGoodValid = run.valid;
+    if (!holding.has('dropped') && run.complete !== false) {
+      if (mode === 'full') next.lastGoodValid = run.valid;
+      next.lastGoodValidByMode = { ...state.lastGoodValidByMode, [mode]: run.valid };
+    }
   }
   // staleness ends with a good run; any other run leaves it as it was
   if (state.open.stale && run.outcome !== 'ok') holding.set('stale', state.open.stale.message);

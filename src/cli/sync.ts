@@ -11,6 +11,8 @@ import { redisSettings } from '../queue/connection.js';
 import { dirname, join } from 'node:path';
 import type { FeedConfig } from '../config/schema.js';
 import { causeMessage } from '../errors.js';
+import { maskDeep } from '../secrets.js';
+import { boundReport } from '../queue/report-size.js';
 import { acquireForegroundLock, type TargetLock } from '../queue/target-lock.js';
 import { runFeed, type FeedRunReport } from '../runs/run-feed.js';
 import { stateDir } from '../runtime.js';
@@ -92,7 +94,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           const report = await runLocked(feed, async (signal) =>
             runFeed(
               feed,
-              { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal, calls, onProgress: progress.onProgress, budgets, echoFiles },
+              { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal, calls, onProgress: progress.onProgress, budgets, echoFiles, media: loaded.config.media },
               { dryRun: opts.dryRun, force: opts.force, full: opts.full },
               { config: loaded, changeLog },
             ),
@@ -123,7 +125,10 @@ export async function run(opts: SyncCliOptions): Promise<number> {
     },
     { onCall: calls.onCall, noRedis: opts.redis === false },
   );
-  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports });
+  // each report masked by its feed's secrets: one feed's token never masks another feed's report
+  // bounded as the stored reports are (first items of each list, an `omitted` count): 1M rejected
+  // records still print one document
+  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports: reports.map((r) => maskDeep(boundReport(r), r.feed)) }, '');
   return exitStatus(reports);
 }
 

@@ -4,7 +4,7 @@
 // the newest runs, LTRIMmed. Every text stored is masked of secrets first.
 import type { RedisClient } from '../redis/client.js';
 import { keysOf } from '../redis/keys.js';
-import { redactSecrets } from '../log.js';
+import { maskDeep } from '../secrets.js';
 import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits, type RunEntry } from './change-log.js';
 
 const RUNS_KEPT = 1000;
@@ -26,7 +26,7 @@ export function createRedisChangeLog(redis: RedisClient, prefix: string, limits:
       const multi = redis.multi();
       const feeds = new Set<string>();
       for (const e of entries) {
-        const json = redactSecrets(JSON.stringify(e));
+        const json = JSON.stringify(maskDeep(e, e.feed)); // values masked, never the serialized text
         multi.xadd(feedStream(e.feed), 'MAXLEN', '~', limits.maxPerFeed, '*', 'e', json);
         multi.rpush(runList(e.runId), json);
         feeds.add(e.feed);
@@ -36,7 +36,7 @@ export function createRedisChangeLog(redis: RedisClient, prefix: string, limits:
       await multi.exec();
     },
     async finishRun(run) {
-      const json = redactSecrets(JSON.stringify(run));
+      const json = JSON.stringify(maskDeep(run, run.feed));
       const multi = redis.multi().set(runInfo(run.runId), json, 'EX', ttl).expire(runList(run.runId), ttl);
       for (const key of [runsOf(run.feed), runsOf(undefined)]) multi.lpush(key, json).ltrim(key, 0, RUNS_KEPT - 1);
       await multi.exec();

@@ -44,7 +44,7 @@ export function runRecord(run: RunToRecord): RunRecord {
 /** Store a record in its target's list and the all-runs list (one MULTI: one slot on a cluster). */
 export async function saveRunRecord(redis: RedisClient, prefix: string, size: number, record: RunRecord): Promise<void> {
   // what is stored is what may be shown: masked, every secret by value
-  const json = JSON.stringify(maskDeep(boundReport(record)));
+  const json = JSON.stringify(maskDeep(boundReport(record), record.feed));
   const multi = redis.multi();
   for (const key of keysFor(prefix, record)) multi.lpush(key, json).ltrim(key, 0, size - 1);
   const results = await multi.exec();
