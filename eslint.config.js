@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
 /** Folders of src/ from the bottom up; a folder may import its own layer and the ones below. */
 const LAYERS = [
   // base: no knowledge of runs, queues or commands
-  ['net', 'listing', 'format', 'api', 'budget', 'feeds', 'mapping', 'state', 'emulator'],
+  ['net', 'redis', 'listing', 'format', 'api', 'budget', 'feeds', 'mapping', 'media', 'state', 'emulator'],
   // orchestration, and what is made of it: the config (its schema composes the parts'), alerts,
   // the change log (it records the sync's changes) and the queue
   ['config', 'sync', 'settings', 'smoke', 'alerts', 'history', 'queue'],

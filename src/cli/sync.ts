@@ -60,11 +60,11 @@ export async function run(opts: SyncCliOptions): Promise<number> {
             opts: { dryRun: opts.dryRun, force: opts.force, full: opts.full },
             ...(changeLog && { changeLog }),
             signal: stop.signal,
-            onReport: (report) => {
+            onReport: (report, history) => {
               progress.clear();
               reports.push(report);
               const changes = 'runId' in report ? `  changes: feedsync runs show ${report.runId} --config ${opts.config}\n` : '';
-              if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}\n`);
+              if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}${history ?? ''}\n`);
             },
           },
           { api, store, configFeeds: loaded.config.feeds, logger, baseDir: loaded.dir, apiConfig: loaded.config.api, calls, onProgress: progress.onProgress, budgets, echoFiles, media: loaded.config.media, ...(redis && { redis }) },

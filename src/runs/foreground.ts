@@ -4,12 +4,13 @@
 // and, with Redis, recorded in the run history beside the queued runs. A chatbot whose lock
 // cannot be taken gets failed reports for its lanes; the rest of its group runs without it.
 import { dirname, join } from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { causeMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { recordForegroundRun } from '../queue/run-records.js';
 import { QUEUE_NAMES } from '../queue/names.js';
+import { redisSettings } from '../queue/connection.js';
 import { acquireForegroundLock, type TargetLock } from '../queue/target-lock.js';
 import { stateDir } from '../runtime.js';
 import { failedReport, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
@@ -17,7 +18,7 @@ import { runGroups } from './run-groups.js';
 import { runLanes, type FeedRunReport, type RunContext } from './run-lanes.js';
 
 export interface ForegroundDeps extends Omit<SyncDeps, 'changes' | 'signal'> {
-  redis?: Redis;
+  redis?: RedisClient;
   logger: Logger;
 }
 
@@ -27,8 +28,8 @@ export interface ForegroundRun {
   opts: SyncOptions;
   changeLog?: RunContext['changeLog'];
   signal: AbortSignal;
-  /** each report as soon as its group has run */
-  onReport?: (report: FeedRunReport | SyncReport) => void;
+  /** each report as soon as its group has run; `history`: why it is not in the run history, when it could not be recorded */
+  onReport?: (report: FeedRunReport | SyncReport, history?: string) => void;
 }
 
 export async function runForeground(run: ForegroundRun, deps: ForegroundDeps): Promise<Array<FeedRunReport | SyncReport>> {
@@ -38,8 +39,7 @@ export async function runForeground(run: ForegroundRun, deps: ForegroundDeps): P
     const done = await runGroup(group, run, deps);
     for (const r of done) {
       reports.push(r);
-      run.onReport?.(r);
-      await recordHistory(r, run.config, deps);
+      run.onReport?.(r, await recordHistory(r, run.config, deps));
     }
   }
   return reports;
@@ -83,7 +83,7 @@ async function lockChatbots(lanes: readonly Lane[], run: ForegroundRun, deps: Fo
     try {
       const lock = await acquireForegroundLock({
         chatbot,
-        ...(deps.redis && config.config.redis && { redis: { connection: deps.redis, prefix: config.config.redis.prefix } }),
+        ...(deps.redis && config.config.redis && { redis: { connection: deps.redis, prefix: redisSettings(config).prefix } }),
         lockDir: deps.redis ? join(stateDir(config), 'locks') : join(dirname(deps.store.location), 'locks'),
         waitMs,
         signal: run.signal,
@@ -97,11 +97,17 @@ async function lockChatbots(lanes: readonly Lane[], run: ForegroundRun, deps: Fo
   return { held, refused };
 }
 
-/** With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`). */
-async function recordHistory(report: SyncReport, config: LoadedConfig, deps: ForegroundDeps): Promise<void> {
-  const redis = config.config.redis;
-  if (!deps.redis || !redis) return;
-  await recordForegroundRun(deps.redis, redis.prefix, config.config.worker.historySize, QUEUE_NAMES.sync, { feed: report.feed, chatbot: report.chatbot }, report).catch((err: unknown) =>
-    deps.logger.warn({ err }, 'run history could not be saved'),
+/**
+ * With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`);
+ * a record Redis refused is said below the report (this process ends: it cannot write it later).
+ */
+async function recordHistory(report: SyncReport, config: LoadedConfig, deps: ForegroundDeps): Promise<string | undefined> {
+  if (!deps.redis || !config.config.redis) return undefined;
+  return recordForegroundRun(deps.redis, redisSettings(config).prefix, config.config.worker.historySize, QUEUE_NAMES.sync, { feed: report.feed, chatbot: report.chatbot }, report).then(
+    () => undefined,
+    (err: unknown) => {
+      deps.logger.warn({ err }, 'run history could not be saved');
+      return `  run history: not recorded in Redis (${causeMessage(err)}); \`feedsync runs\` will not list this run\n`;
+    },
   );
 }

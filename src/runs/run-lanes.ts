@@ -57,6 +57,9 @@ export async function runLanes(lanes: readonly Lane[], deps: Omit<SyncDeps, 'cha
     if (chat) report = { ...report, summary: `${report.summary}; chat check: answerable ${chat.answerable}/${chat.asked}${chat.missing.length ? ` (not answered: ${chat.missing.join(', ')})` : ''}` };
     const chatSummary = chat && { asked: chat.asked, answerable: chat.answerable, missing: chat.missing };
     await x.recorder?.finish({ ...runEntryOf(report), ...(chatSummary && { chat: chatSummary }) });
+    // what the change log could not keep (Redis away at the end of the run too) is said in the report
+    const unrecorded = x.recorder?.unrecorded();
+    if (unrecorded) report = { ...report, summary: `${report.summary}; ${unrecorded}` };
     await alert(lane, { ...observationOf(report, x.runId), ...(chatSummary && { chat: chatSummary }) });
     out.push({ ...report, runId: x.runId, ...(chat && { chat }) });
   }

@@ -79,11 +79,11 @@ export function readFeed(input: ReadFeedInput): FeedRead {
   };
   let awaiting: Awaiting[] = [];
   /** the waiting entries' photos mirrored, then each planned */
-  async function* withPhotos(): AsyncGenerator<LaneJob> {
+  async function* withPhotos(step: MediaStep): AsyncGenerator<LaneJob> {
     const batch = awaiting;
     awaiting = [];
     const mapped = batch.filter((b): b is Awaiting & { entry: DesiredListing } => 'listing' in b.entry);
-    const complete = await media!.mirror(mapped.map(({ entry, item }) => mirrorEntry(entry, item)));
+    const complete = await step.mirror(mapped.map(({ entry, item }) => mirrorEntry(entry, item)));
     complete.forEach((ok, i) => {
       if (!ok) mapped[i]!.lane.planner.unstamp(mapped[i]!.entry);
     });
@@ -136,10 +136,10 @@ export function readFeed(input: ReadFeedInput): FeedRead {
         for (const item of batch) {
           if (++state.records % 1000 === 0) input.onRecords?.(state.records);
           yield* route(item);
-          if (awaiting.length >= MEDIA_BATCH) yield* withPhotos();
+          if (media && awaiting.length >= MEDIA_BATCH) yield* withPhotos(media);
         }
       }
-      if (awaiting.length) yield* withPhotos();
+      if (media && awaiting.length) yield* withPhotos(media);
     } catch (err) {
       state.auth = authFailure(err, input.feedName);
       for (const l of lanes) l.planner.collector.fail(err);
