@@ -1,0 +1,44 @@
+// `enqueue sync --chatbot SN` in a real worker process on real Redis (issue 26): one job runs every
+// feed of the chatbot, its list paged once for all of them (the emulator counts list calls), one
+// report per feed in the job's return value.
+import { describe, expect, it } from 'vitest';
+import { enqueueJob, waitForJob } from '../../src/queue/index.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { requests, total } from '../sync/helpers/feed.js';
+import { writeDeployment } from './deploy.js';
+import { useDeployment } from './use-deployment.js';
+
+const d = useDeployment();
+
+describe('a sync job for a chatbot', () => {
+  it('runs its three feeds with one paging of its list, and reports each', async () => {
+    d.emu = await startTestEmulator();
+    const sn = 'SN-JOB';
+    const feeds = [0, 1, 2].map((i) => ({ name: `f${i}`, chatbot: sn, rows: 30, from: 1 + i * 30 }));
+    const file = await writeDeployment([...feeds, { name: 'other', chatbot: 'SN-OTHER', rows: 2 }], {
+      dir: d.dir,
+      prefix: d.prefix,
+      apiUrl: d.emu.url,
+      secretKey: TEST_SECRET_KEY,
+      sessionKey: TEST_SESSION_KEY,
+      api: 'pageSize: 20',
+    });
+    await d.start(file);
+    const first = await enqueueJob(d.redis, d.queues, 'sync', `chatbot:${sn}`, { chatbot: sn });
+    expect((await waitForJob(d.redis, d.queues, 'sync', first.jobId)).state).toBe('completed');
+    expect(await d.emu.listings(sn)).toHaveLength(90);
+    // only the chatbot's own feeds ran
+    expect(await d.emu.listings('SN-OTHER')).toHaveLength(0);
+
+    const listed = async () => total(await requests(d.emu!, 'RealEstateList'));
+    const before = await listed();
+    const rerun = await enqueueJob(d.redis, d.queues, 'sync', `chatbot:${sn}`, { chatbot: sn });
+    const done = await waitForJob(d.redis, d.queues, 'sync', rerun.jobId);
+    if (done.state !== 'completed') throw new Error(`the rerun failed: ${done.failedReason}`);
+    // 90 listings at 20 a page: five list calls, once for the three feeds
+    expect((await listed()) - before).toBe(5);
+    const report = done.returnvalue as { outcome: string; lanes?: Array<{ feed: string; outcome: string; counts: { unchanged: number } }> };
+    expect(report.outcome).toBe('ok');
+    expect(report.lanes?.map((l) => [l.feed, l.outcome, l.counts.unchanged])).toEqual([['f0', 'ok', 30], ['f1', 'ok', 30], ['f2', 'ok', 30]]);
+  }, 60_000);
+});
