@@ -180,6 +180,22 @@ function pairs(json: string): Map<ListingField, CanonicalValue | Elided> {
 
 const pieceHash = (piece: string) => hash('sha1', piece, 'base64url');
 
+/** One field's value in a compared JSON or a kept one (undefined when unset, or kept as its hash only). */
+export function keptField(json: string, field: ListingField): CanonicalValue {
+  const v = pairs(json).get(field);
+  return isElided(v) ? undefined : v;
+}
+
+/** The comparison hash (base64url) of a listing's listed fields, nothing ignored: equal to a list item's exactly when the service holds that listing. */
+export function comparisonHash(listing: ListingCreate): string {
+  return listingHashes(listing).hash.toString('base64url');
+}
+
+/** comparisonHash of what a list item shows. */
+export function comparisonHashOfListItem(item: ListItem): string {
+  return comparedOfListItem(item).hash.toString('base64url');
+}
+
 /**
  * The JSON the comparison hash is taken of: [name, value] of each compared field that has a value.
  * With `keep`, also the kept form (long values as their hash: KEPT_CHARS), built in the same pass.

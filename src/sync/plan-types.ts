@@ -126,6 +126,8 @@ export interface PlannedDelete {
   deleteKey: string;
   keyType: KeyType;
   remoteIds: number[];
+  /** the remote copy's MLSNumber when the feed is keyed by URL (undo reads the listing back by it) */
+  mlsNumber?: string;
 }
 
 export interface DuplicateGroup {
