@@ -17,6 +17,8 @@ export interface RunObservation {
   /** lookup values no map covered, "Field: value" */
   unmapped: string[];
   chat?: { asked: number; answerable: number; missing: string[] };
+  /** false: a run that read no feed (`feedsync undo`): the feed's own conditions stay as they were */
+  feedRead?: boolean;
 }
 
 export interface AlertState {
@@ -37,6 +39,9 @@ export interface Notice {
 
 export const emptyState = (): AlertState => ({ streak: 0, open: {} });
 
+/** what only a run that read the feed can say */
+const FEED_CONDITIONS = ['rejected', 'dropped', 'unmapped'] as const satisfies readonly Condition[];
+
 const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error']);
 
 /** The state after a run, and the conditions that hold after it (stale aside: see staleness). */
@@ -50,31 +55,38 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
   if (next.streak >= rules.failedRuns) {
     holding.set('failing', `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${run.message ? `: ${run.message}` : ''})`);
   }
-  if (run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
+  const feedRead = run.feedRead !== false;
+  if (!feedRead) {
+    for (const c of FEED_CONDITIONS) {
+      const open = state.open[c];
+      if (open) holding.set(c, open.message);
+    }
+  }
+  if (feedRead && run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
     holding.set('rejected', `${run.rejected} of ${run.records} records rejected (${pct(run.rejected / run.records)} > ${pct(rules.rejectedFraction)})`);
   }
   // only a run that read its feed says how many valid records it has
-  const readFeed = run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard';
+  const readFeed = feedRead && (run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard');
   if (state.lastGoodValid !== undefined && state.lastGoodValid > 0 && readFeed) {
     const drop = (state.lastGoodValid - run.valid) / state.lastGoodValid;
     if (drop > rules.validDropFraction) {
       holding.set('dropped', `valid records fell from ${state.lastGoodValid} (last good run) to ${run.valid} (−${pct(drop)} > ${pct(rules.validDropFraction)})`);
     }
   }
-  if (rules.unmappedValues && run.unmapped.length) {
+  if (feedRead && rules.unmappedValues && run.unmapped.length) {
     const shown = run.unmapped.slice(0, 10).join(', ');
     holding.set('unmapped', `lookup values no map covers: ${shown}${run.unmapped.length > 10 ? `, and ${run.unmapped.length - 10} more` : ''}`);
   }
   if (rules.chatCheck && run.chat && run.chat.answerable < run.chat.asked) {
     holding.set('chat', `the chatbot could not answer about ${run.chat.missing.join(', ')} (answerable ${run.chat.answerable}/${run.chat.asked})`);
   }
-  if (run.outcome === 'ok') {
+  if (run.outcome === 'ok' && feedRead) {
     next.lastOkAt = run.at;
     // a good run that dropped sharply is not the new reference: the drop would clear itself
     if (!holding.has('dropped')) next.lastGoodValid = run.valid;
   }
   // staleness ends with a good run; any other run leaves it as it was
-  if (state.open.stale && run.outcome !== 'ok') holding.set('stale', state.open.stale.message);
+  if (state.open.stale && (run.outcome !== 'ok' || !feedRead)) holding.set('stale', state.open.stale.message);
   return { state: next, holding };
 }
 

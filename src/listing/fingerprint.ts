@@ -186,14 +186,21 @@ export function keptField(json: string, field: ListingField): CanonicalValue {
   return isElided(v) ? undefined : v;
 }
 
-/** The comparison hash (base64url) of a listing's listed fields, nothing ignored: equal to a list item's exactly when the service holds that listing. */
-export function comparisonHash(listing: ListingCreate): string {
-  return listingHashes(listing).hash.toString('base64url');
+/**
+ * A listing's listed fields in the kept form (nothing ignored; long values as their hash): equal to
+ * the kept form of a list item (comparedOfListItem with keep) exactly when the service holds that
+ * listing. What the change log keeps of a write (`after`), so a later change on the service is seen
+ * and named field by field.
+ */
+export function keptOfListing(listing: ListingCreate): string {
+  return comparedJson((f, kind) => canonicalValue(kind, listing[f]), NO_FIELDS, true).kept!;
 }
 
-/** comparisonHash of what a list item shows. */
-export function comparisonHashOfListItem(item: ListItem): string {
-  return comparedOfListItem(item).hash.toString('base64url');
+/** The fields whose values differ between two kept (or compared) forms. */
+export function keptFieldsDiffer(a: string, b: string): ListingField[] {
+  const x = pairs(a);
+  const y = pairs(b);
+  return COMPARED_FIELDS.filter((f) => JSON.stringify(x.get(f)) !== JSON.stringify(y.get(f)));
 }
 
 /**

@@ -66,6 +66,7 @@ const REASONS: Record<DeleteReason, string> = {
   removed: 'the source marks it removed',
   skipped: 'the mapping skips it (off-market)',
   duplicate: 'an extra copy of the key',
+  undone: 'feedsync undo: the undone run created it',
 };
 
 /** One line for a person: `~ ATX1 SalePrice 450000 → 465000`. */

@@ -18,7 +18,7 @@ import { ApiError, authStatus, causeMessage, isRetryable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { KeyType } from '../listing/schema.js';
 import { authFailure } from './auth.js';
-import { comparisonHash } from '../listing/fingerprint.js';
+import { keptOfListing } from '../listing/fingerprint.js';
 import { unlistedOf } from '../listing/whole.js';
 import type { BeforeCapture, Captured } from './capture-before.js';
 import { createChange, deleteChange, updateChange, type ChangeSink } from './changes.js';
@@ -178,7 +178,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     try {
       await create(c);
       result.created++;
-      deps.changes?.({ ...createChange(c), ...(deps.before && { after: comparisonHash(c.listing) }) });
+      deps.changes?.({ ...createChange(c), ...(deps.before && { after: keptOfListing(c.listing) }) });
       succeeded();
     } catch (err) {
       failed(c.key, 'create', err);
@@ -189,7 +189,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     try {
       // (a later record of a key this run wrote has no remote copy of its own: its first change kept the listing)
       const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing.MLSNumber, u.listing) : undefined;
-      const after = deps.before && { after: comparisonHash(u.listing) };
+      const after = deps.before && { after: keptOfListing(u.listing) };
       const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy });
       if (n === 0) {
         await create(u);

@@ -116,7 +116,8 @@ export interface PlannedUpdate extends PlannedCreate {
   changes: FieldChange[];
 }
 
-export type DeleteReason = 'absent' | 'removed' | 'skipped' | 'duplicate';
+/** undone: `feedsync undo` deletes a listing the undone run created */
+export type DeleteReason = 'absent' | 'removed' | 'skipped' | 'duplicate' | 'undone';
 
 export interface PlannedDelete {
   /** the feed's key of the listing */
