@@ -2,15 +2,15 @@
 // log, in the order they were made), each key's first write says what it was before the run (absent
 // for a create; the whole listing the change kept for an update or delete) and its last write what
 // the run left (absent after a delete; the listed fields it wrote, in the kept form, otherwise).
-// - revert: a key the run created is deleted; one it updated or deleted is put back whole (an
-//   update, or a create when it is gone); one already as it was is left alone. Duplicate removals,
+// - revert: a key the run created is deleted (unless gone already); one it updated or deleted is
+//   put back whole (an update, or a create when it is gone). Duplicate removals,
 //   deletes the guard held back, failed writes and dry runs wrote nothing and are not undone.
 // - conflict: a later run wrote the key, or the service's current listing is not what the run left
 //   (changed there, gone, copied, or back after a delete). Left alone and named, unless forced.
 // - cannot: a key whose listing before the run was not kept (trimmed by a byte budget, retention,
 //   or never read back), and changes the change log counted but did not keep.
 import type { ChangeEntry, RunEntry } from '../history/change-log.js';
-import { comparedChanges, keptFieldsDiffer, keptOfListing, listingHashes } from '../listing/fingerprint.js';
+import { comparedChanges, keptFieldsDiffer, listingHashes } from '../listing/fingerprint.js';
 import type { FieldChange } from '../listing/canonical.js';
 import type { ListingCreate } from '../listing/schema.js';
 import { unpackListing } from '../listing/whole.js';
@@ -44,7 +44,7 @@ export interface UndoPlan {
   conflicts: UndoConflict[];
   /** what cannot be undone, and why (the change log did not keep it) */
   cannot: Array<{ key?: string; reason: string }>;
-  /** keys already as they were before the run */
+  /** keys already as they were before the run (created by it, and gone already) */
   unchanged: number;
   /** writes of the run that are not undone: duplicate copies removed, deletes held back, failed writes */
   notUndone: { duplicates: number; withheld: number; failed: number };
@@ -120,11 +120,7 @@ function revert(key: string, first: Write, copies: readonly CurrentCopy[], plan:
   }
   const copy = copies[0];
   if (!copy) return { kind: 'create', key, before };
-  const kept = keptOfListing(before);
-  if (copies.length === 1 && kept === copy.kept) {
-    plan.unchanged++;
-    return undefined;
-  }
+  // (an update is always sent back: the fields the list does not return cannot be seen to be as before)
   return { kind: 'update', key, before, remoteId: copy.id, changes: comparedChanges(listingHashes(before).compared, copy.kept) };
 }
 
