@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { errorJson, EXIT, exitCodeFor, printError, printJson } from './cli/exit.js';
+import { errorJson, EXIT, exitCodeFor, exitHelp, printError, printJson } from './cli/exit.js';
 import { maskStream } from './secrets.js';
 
 // The last line of defence: whatever a command prints (tables, --json, errors, stacks) passes the
@@ -27,7 +27,8 @@ const program = new Command('feedsync')
   .version(version, '-V, --version', 'print the version')
   .enablePositionalOptions()
   .showHelpAfterError()
-  .exitOverride();
+  .exitOverride()
+  .addHelpText('after', `\n${exitHelp()}`);
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 const int = (value: string) => {
@@ -41,6 +42,7 @@ const num = (value: string) => {
   return n;
 };
 const CONFIG_HELP = 'config file (YAML or JSON)';
+const NO_REDIS_HELP = 'run on the state file even though `redis` is configured (not coordinated with workers); without it, a configured Redis that does not answer fails the command';
 
 async function run(load: () => Promise<{ run: (opts: never) => Promise<number> }>, opts: unknown): Promise<void> {
   try {
@@ -73,7 +75,9 @@ program
   .option('--dry-run', 'print the plan, write nothing')
   .option('--force', 'lift the delete limits (maxCount, maxFraction, empty feed); never deletes after an incomplete read')
   .option('--full', 'RESO feeds: a full pull instead of an incremental one')
+  .option('--no-redis', NO_REDIS_HELP)
   .option('--json', 'one JSON report on stdout')
+  .addHelpText('after', `\n${exitHelp()}`)
   .action((opts) => run(() => import('./cli/sync.js'), opts));
 
 program
@@ -84,6 +88,7 @@ program
   .option('--dry-run', 'print the plan (creates, updates old → new, deletes, conflicts), write nothing')
   .option('--force', 'revert conflicts too, and undo what can be when the change log did not keep all of the run')
   .option('--json', 'one JSON report on stdout')
+  .addHelpText('after', `\n${exitHelp()}\n  (undo: 3 the change log did not keep all of the run and nothing was done; 4 conflicts left alone or writes failed)`)
   .action((runId, opts) => run(() => import('./cli/undo.js'), { ...opts, run: runId }));
 
 program
@@ -93,6 +98,7 @@ program
   .option('--chatbot <sn>', 'only this chatbot (repeatable)', collect)
   .option('--dry-run', 'show what would be sent')
   .option('--force', 'push even when unchanged since the last push')
+  .option('--no-redis', NO_REDIS_HELP)
   .option('--json', 'one JSON report on stdout')
   .action((opts) => run(() => import('./cli/settings.js'), opts));
 
@@ -125,6 +131,7 @@ program
   .option('--wait', 'wait for the job and print its report')
   .option('--timeout <seconds>', 'with --wait: give up waiting after this long (exit 1; the job goes on)', num)
   .option('--json', 'one JSON document on stdout')
+  .addHelpText('after', `\nWith --wait, the job's status:\n${exitHelp()}`)
   .action((job, runId, opts) => run(() => import('./cli/enqueue.js'), { ...opts, job, ...(runId !== undefined && { run: runId }) }));
 
 program

@@ -233,6 +233,27 @@ export class StartupError extends FeedsyncError {
   }
 }
 
+/**
+ * Redis is configured but did not answer within the bounded wait: the command refuses to run (a
+ * run beside the workers, on a state file they do not see, would write the chatbot twice).
+ * `--no-redis` runs on the state file alone, on purpose. Exit status 1; a rerun may succeed.
+ */
+export class RedisUnavailableError extends FeedsyncError {
+  readonly code = 'REDIS_UNAVAILABLE';
+  readonly retryable = true;
+  constructor(
+    readonly redis: string,
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Redis ${redis} is configured but does not answer (${detail}); nothing was run and nothing written. ` +
+        'Fix Redis (or redis.url), or run with --no-redis to use the state file alone, uncoordinated with the workers',
+      options,
+    );
+  }
+}
+
 /** A safety guard refused the run (too many deletes, incomplete feed). Exit status 3. */
 export class GuardError extends FeedsyncError {
   readonly code = 'GUARD';

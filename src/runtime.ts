@@ -1,6 +1,7 @@
 // Wires what a command or a job needs from a loaded config: the API client (and the embedded
-// emulator behind it when `api.baseUrl: embedded`), and the state store (Redis when configured and
-// reachable, else a state file beside the config). Everything here is closed by `close()`.
+// emulator behind it when `api.baseUrl: embedded`), and the state store (Redis when configured: a
+// Redis that does not answer fails the command; else, or with `--no-redis`, a state file beside the
+// config). Everything here is closed by `close()`.
 import { dirname, join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
 import { createApiClient } from './api/client.js';
@@ -16,6 +17,7 @@ import type { ChangeLog } from './history/change-log.js';
 import { createFileChangeLog } from './history/file-change-log.js';
 import { createRedisChangeLog } from './history/redis-change-log.js';
 import { createRedisStore } from './state/redis-store.js';
+import { redactUrl, requireRedis } from './state/redis-required.js';
 
 export interface Runtime {
   api: ChatbotApi;
@@ -28,6 +30,8 @@ export interface Runtime {
   emulator?: RunningEmulator;
   /** the Redis the state lives in, when it does (foreground runs record their history there too) */
   redis?: Redis;
+  /** set when `redis` is configured but the run keeps its state in the file (`--no-redis`): what to say in its report */
+  uncoordinated?: string;
   close(): Promise<void>;
 }
 
@@ -36,6 +40,8 @@ export interface RuntimeOptions {
   onCall?: (event: ApiCallEvent) => void;
   /** a connection the caller owns (the worker's); otherwise one is opened from `redis.url` */
   redis?: Redis;
+  /** `--no-redis`: the state file even when `redis` is configured (a run the workers do not see) */
+  noRedis?: boolean;
 }
 
 /** Folder beside the config where the embedded emulator and the state file keep their data. */
@@ -53,10 +59,16 @@ export function changeLogFile(stateFilePath: string): string {
   return join(dirname(stateFilePath), 'changes.jsonl');
 }
 
+/** What a `--no-redis` run says in its report. */
+export const UNCOORDINATED =
+  'run with --no-redis: state from the state file, not Redis; not coordinated with the workers (their locks and state were not consulted)';
+
 export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions): Promise<Runtime> {
   const { config } = loaded;
   const closers: Array<() => Promise<void>> = [];
   try {
+    // Redis first: a command refused for want of Redis has started nothing and written nothing
+    const { store, redis } = await openStore(loaded, opts, closers);
     let baseUrl = config.api.baseUrl;
     let emulator: RunningEmulator | undefined;
     if (baseUrl === 'embedded') {
@@ -76,7 +88,6 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       opts.logger.debug({ url: baseUrl }, 'embedded emulator started');
     }
 
-    const { store, redis } = await openStore(loaded, opts, closers);
     // Budgets live where the state does: a Redis shared by every worker and CLI run on it.
     const budgets = createBudgets(redis && config.redis ? redisBackend(redis, config.redis.prefix) : memoryBackend());
     const api = createApiClient({
@@ -103,6 +114,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       apiBaseUrl: baseUrl,
       emulator,
       redis,
+      ...(config.redis && opts.noRedis && { uncoordinated: UNCOORDINATED }),
       close: async () => {
         for (const close of closers.reverse()) await close();
       },
@@ -116,30 +128,17 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: Redis }> {
   const { config } = loaded;
   const fileStore = async () => ({ store: await createFileStore(stateFile(loaded)) });
-  if (!config.redis) return fileStore();
+  if (!config.redis || opts.noRedis) return fileStore();
   const prefix = config.redis.prefix;
   if (opts.redis) return { store: createRedisStore(opts.redis, prefix), redis: opts.redis };
 
   const redis = new Redis(config.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: () => null });
-  redis.on('error', () => {}); // reported below through connect(); ioredis would print it otherwise
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (err) {
-    redis.disconnect();
-    const local = await fileStore();
-    opts.logger.warn(
-      { redis: redactUrl(config.redis.url), err: (err as Error).message, state: local.store.location },
-      'Redis is configured but does not answer; keeping sync state in the state file instead (request budgets count this process only)',
-    );
-    return local;
-  }
+  redis.on('error', () => {}); // reported through requireRedis(); ioredis would print it otherwise
+  await requireRedis(redis, config.redis.url); // no Redis, no run: throws before anything is written
   closers.push(async () => {
     await redis.quit().catch(() => redis.disconnect());
   });
   return { store: createRedisStore(redis, prefix), redis };
 }
 
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^@/]*)@/, '//***@');
-}
+export { redactUrl };

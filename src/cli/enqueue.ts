@@ -14,14 +14,12 @@ import {
   type JobKind,
   type RunTarget,
 } from '../queue/index.js';
-import { EXIT, exitForOutcome, printJson } from './exit.js';
+import { EXIT, exitForOutcome, printJson, worstExit } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { openChangeLog } from '../history/open.js';
 import { findUndoTarget } from '../undo/undo-run.js';
-import type { UndoOutcome } from '../undo/report.js';
-import { exitForUndo } from './undo.js';
 
 export interface EnqueueOptions {
   job: string;
@@ -73,7 +71,6 @@ export async function run(opts: EnqueueOptions): Promise<number> {
       );
     }
     const deadline = opts.timeout ? AbortSignal.timeout(opts.timeout * 1000) : undefined;
-    let exit: number = EXIT.ok;
     for (const r of results) {
       const done = await waitForJob(redis, queues, kind, r.jobId, deadline).catch((err: unknown) => {
         if (deadline?.aborted) return undefined;
@@ -83,14 +80,13 @@ export async function run(opts: EnqueueOptions): Promise<number> {
         r.state = (await queues[kind].getJobState(r.jobId)) ?? 'unknown';
         r.error = `gave up waiting after ${opts.timeout} s; job ${r.jobId} is ${r.state} and goes on (see \`feedsync runs\`)`;
         r.exit = EXIT.failed;
-        exit = Math.max(exit, r.exit);
         if (!opts.json) process.stderr.write(`feedsync: ${r.error}\n`);
         continue;
       }
       if (done.state === 'completed') {
         r.state = 'completed';
         r.report = done.returnvalue;
-        r.exit = kind === 'undo' ? exitForUndo(outcomeOf(done.returnvalue) as UndoOutcome) : exitForOutcome(outcomeOf(done.returnvalue));
+        r.exit = exitForOutcome(outcomeOf(done.returnvalue));
       } else {
         // A failed job has no return value: its report is in run history.
         const recorded = await findRun(redis, prefix, r.target, r.jobId);
@@ -99,14 +95,13 @@ export async function run(opts: EnqueueOptions): Promise<number> {
         r.report = recorded?.report;
         r.exit = exitForFailure(recorded?.report);
       }
-      exit = Math.max(exit, r.exit);
       if (!opts.json) {
         process.stderr.write(r.report ? await formatReport(kind, r.report) : '');
         if (r.state === 'failed') process.stderr.write(`job ${r.jobId} failed: ${r.error}\n`);
       }
     }
     if (opts.json) printJson({ jobs: results });
-    return exit;
+    return worstExit(results.map((r) => r.exit ?? EXIT.ok));
   } finally {
     await closeQueues(queues);
     await close();
@@ -162,10 +157,11 @@ function outcomeOf(report: unknown): string | undefined {
   return (report as { outcome?: unknown } | undefined)?.outcome as string | undefined;
 }
 
+/** A failed job's status: its recorded report's outcome where that says more than "failed" (a config error: 2). */
 function exitForFailure(report: unknown): number {
-  if (outcomeOf(report) === 'guard') return EXIT.guard;
   if ((report as { code?: unknown } | undefined)?.code === 'CONFIG') return EXIT.usage;
-  return EXIT.failed;
+  const status = exitForOutcome(outcomeOf(report));
+  return status === EXIT.ok ? EXIT.failed : status; // the job failed, whatever its report says
 }
 
 // Each formatter is loaded when used, so `enqueue smoke` does not load the sync.

@@ -1,21 +1,54 @@
-// Exit status (DESIGN.md): 0 done; 1 the run finished with failed items; 2 bad usage or config;
-// 3 a safety guard stopped it.
+// Exit status (DESIGN.md), the same for `sync`, `enqueue --wait` and `undo`:
+//   0 ok; 1 failed (the feed or the service could not be used; nothing or little was written);
+//   2 usage or config error; 3 a delete guard held deletes back; 4 partial (the feed was not read
+//   whole or some writes failed; deletes withheld).
+// Several runs in one command: the most serious wins, in the order of SEVERITY below. A cron job
+// acts on the one number it gets: 2 and 1 need someone (nothing useful ran, or a feed or the
+// service could not be used); 4 means listings may be stale (part of the feed or some writes did
+// not get through: look at the feed or rerun); 3 means everything was written and only deletes
+// wait for a decision (--force or a fix at the source).
 import { ConfigError, FeedsyncError, GuardError } from '../errors.js';
 import { redactSecrets } from '../log.js';
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, guard: 3 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, guard: 3, partial: 4 } as const;
+export type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
 
-export function exitCodeFor(err: unknown): number {
+/** Most serious first: the status a command with several runs ends with is the first one any run has. */
+export const SEVERITY: readonly ExitStatus[] = [EXIT.usage, EXIT.failed, EXIT.partial, EXIT.guard, EXIT.ok];
+
+/** The table `--help` and the README show (test/cli/exit.test.ts holds the README's to this one). */
+export const EXIT_TABLE: readonly { status: ExitStatus; meaning: string }[] = [
+  { status: EXIT.ok, meaning: 'ok: every feed read whole, every write done' },
+  { status: EXIT.failed, meaning: 'failed: a feed or the service could not be used; nothing or little was written' },
+  { status: EXIT.usage, meaning: 'usage or config error: nothing ran' },
+  { status: EXIT.guard, meaning: 'a delete guard held deletes back; creates and updates were written' },
+  { status: EXIT.partial, meaning: 'partial: a feed was not read whole or some writes failed; deletes withheld' },
+];
+
+export function exitCodeFor(err: unknown): ExitStatus {
   if (err instanceof GuardError) return EXIT.guard;
   if (err instanceof ConfigError) return EXIT.usage;
   return EXIT.failed;
 }
 
-/** The exit status of a finished run by its report's outcome: 3 a guard held deletes back, 1 anything else not ok. */
-export function exitForOutcome(outcome: unknown): number {
+/** The exit status of a finished run by its report's outcome. `unavailable`, `aborted`, `failed` and anything unknown: 1. */
+export function exitForOutcome(outcome: unknown): ExitStatus {
   if (outcome === 'ok') return EXIT.ok;
   if (outcome === 'guard') return EXIT.guard;
+  if (outcome === 'partial') return EXIT.partial;
   return EXIT.failed;
+}
+
+/** The exit status of a command that ran several things: the most serious of theirs (0 for none). */
+export function worstExit(statuses: Iterable<number>): ExitStatus {
+  const known = new Set<number>(SEVERITY);
+  const seen = new Set([...statuses].map((s) => (known.has(s) ? s : EXIT.failed)));
+  return SEVERITY.find((s) => seen.has(s)) ?? EXIT.ok;
+}
+
+/** The exit-status table as `--help` prints it. */
+export function exitHelp(): string {
+  return [`Exit status (several feeds: the most serious wins, in the order ${SEVERITY.join(', ')}):`, ...EXIT_TABLE.map((e) => `  ${e.status}  ${e.meaning}`)].join('\n');
 }
 
 /** Print an error for a person on stderr: its message, code and whether a rerun can help. */

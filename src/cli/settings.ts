@@ -11,16 +11,23 @@ export interface SettingsCliOptions {
   dryRun?: boolean;
   force?: boolean;
   json?: boolean;
+  /** false with `--no-redis` (commander's negated option) */
+  redis?: boolean;
 }
 
 export async function run(opts: SettingsCliOptions): Promise<number> {
   const loaded = await loadConfig(opts.config);
   const { chatbots } = loaded.config;
   selectChatbots(chatbots, opts.chatbot); // an unknown --chatbot fails before anything starts
-  const report = await withRuntime(loaded, ({ api, store }, logger) =>
-    pushSettings(chatbots, { api, store, logger }, { dryRun: opts.dryRun, force: opts.force, only: opts.chatbot }),
+  const { report, uncoordinated } = await withRuntime(
+    loaded,
+    async ({ api, store, uncoordinated }, logger) => ({
+      report: await pushSettings(chatbots, { api, store, logger }, { dryRun: opts.dryRun, force: opts.force, only: opts.chatbot }),
+      uncoordinated,
+    }),
+    { noRedis: opts.redis === false },
   );
-  if (opts.json) printJson(report);
-  else process.stderr.write(formatSettingsReport(report));
+  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), ...report });
+  else process.stderr.write(`${uncoordinated ? `feedsync: ${uncoordinated}\n` : ''}${formatSettingsReport(report)}`);
   return exitForOutcome(report.outcome);
 }

@@ -16,7 +16,7 @@ import { stateDir } from '../runtime.js';
 import { createEchoFiles } from '../state/echo-files.js';
 import { failedReport, feedsOfChatbot, formatSyncReport, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/progress.js';
-import { EXIT, exitForOutcome, printJson } from './exit.js';
+import { exitForOutcome, printJson, worstExit } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 
 export interface SyncCliOptions {
@@ -26,6 +26,8 @@ export interface SyncCliOptions {
   force?: boolean;
   full?: boolean;
   json?: boolean;
+  /** false with `--no-redis` (commander's negated option) */
+  redis?: boolean;
 }
 
 export async function run(opts: SyncCliOptions): Promise<number> {
@@ -40,9 +42,12 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   };
   const progress = createProgressLine();
   const reports: SyncReport[] = [];
+  let uncoordinated: string | undefined;
   await withRuntime(
     loaded,
-    async ({ api, store, changeLog, redis, budgets }, logger) => {
+    async ({ api, store, changeLog, redis, budgets, ...runtime }, logger) => {
+      uncoordinated = runtime.uncoordinated;
+      if (uncoordinated && !opts.json) process.stderr.write(`feedsync: ${uncoordinated}\n`);
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       // this process pages each chatbot once: what the last run's paging learned is read from files
@@ -109,13 +114,13 @@ export async function run(opts: SyncCliOptions): Promise<number> {
         process.off('SIGTERM', onSignal);
       }
     },
-    { onCall: calls.onCall },
+    { onCall: calls.onCall, noRedis: opts.redis === false },
   );
-  if (opts.json) printJson({ reports });
+  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports });
   return exitStatus(reports);
 }
 
-/** The worst of the runs: a guard trip (3) before failures (1). */
+/** The most serious of the runs' statuses (src/cli/exit.ts says the order and why). */
 export function exitStatus(reports: readonly SyncReport[]): number {
-  return Math.max(EXIT.ok, ...reports.map((r) => exitForOutcome(r.outcome)));
+  return worstExit(reports.map((r) => exitForOutcome(r.outcome)));
 }

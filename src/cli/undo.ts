@@ -14,8 +14,8 @@ import { recordForegroundRun } from '../queue/history.js';
 import { QUEUE_NAMES } from '../queue/names.js';
 import { acquireForegroundLock } from '../queue/target-lock.js';
 import { stateDir } from '../runtime.js';
-import { findUndoTarget, formatUndoReport, undoRun, type UndoOutcome, type UndoReport } from '../undo/index.js';
-import { EXIT, printJson } from './exit.js';
+import { findUndoTarget, formatUndoReport, undoRun, type UndoReport } from '../undo/index.js';
+import { exitForOutcome, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 
 export interface UndoCliOptions {
@@ -24,16 +24,6 @@ export interface UndoCliOptions {
   dryRun?: boolean;
   force?: boolean;
   json?: boolean;
-}
-
-/** EXIT.partial (4) once src/cli/exit.ts has it */
-const EXIT_PARTIAL = 4;
-
-export function exitForUndo(outcome: UndoOutcome): number {
-  if (outcome === 'ok') return EXIT.ok;
-  if (outcome === 'guard') return EXIT.guard;
-  if (outcome === 'partial') return EXIT_PARTIAL;
-  return EXIT.failed;
 }
 
 export async function run(opts: UndoCliOptions): Promise<number> {
@@ -45,8 +35,9 @@ export async function run(opts: UndoCliOptions): Promise<number> {
     process.stderr.write(`\nfeedsync: ${signal}: finishing the calls in flight, then reporting (again to quit at once)\n`);
     stop.abort(new Error(signal));
   };
-  // TODO(i23): call the shared "Redis must answer" check here once it is on main (a configured Redis
-  // that does not answer must end the undo `failed`, having written nothing).
+  // A configured Redis that does not answer fails the undo before anything is read or written: the
+  // runtime's "Redis must answer" check (createRuntime). No --no-redis: the run to undo, its change
+  // log and the chatbot's lock are in Redis.
   const report = await withRuntime(
     loaded,
     async ({ api, store, changeLog, redis }, logger) => {
@@ -91,5 +82,5 @@ export async function run(opts: UndoCliOptions): Promise<number> {
     process.stderr.write(formatUndoReport(report));
     if (!report.dryRun && report.outcome !== 'guard') process.stderr.write(`  this undo is run ${report.runId}: \`feedsync undo ${report.runId} --config ${opts.config}\` undoes it\n`);
   }
-  return exitForUndo(report.outcome);
+  return exitForOutcome(report.outcome);
 }

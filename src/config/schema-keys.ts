@@ -1,5 +1,6 @@
 // The keys a config schema accepts, read from the zod schema itself: for "did you mean …?" on a
-// typo'd key, the allowed values of an enum or a `kind`, and the README's config table (by test).
+// typo'd key, the allowed values of an enum or a `kind`, and the configuration reference's table
+// (docs/configuration.md, by test).
 import type { z } from 'zod';
 
 type Def = { type: string; [k: string]: unknown };
@@ -66,7 +67,7 @@ export interface SchemaKey {
 }
 
 /**
- * Every key a config may hold, as README-style paths (`feeds[].source.kind`). The walk goes into
+ * Every key a config may hold, as the configuration reference names them (`feeds[].source.kind`). The walk goes into
  * objects and arrays of objects; a record (`headers`, `mapping.fields`) and the keys under `stop`
  * are one entry each, documented as a whole.
  */

@@ -1,15 +1,23 @@
 // The `source` of a feed in config: where the feed comes from and how to read it.
 import { z } from 'zod';
+import { applyVendorDefaults, checkVendorRules } from './vendors/apply.js';
+import { VENDOR_NAMES } from './vendors/profile.js';
 
-/** Documented budgets: MLS Grid 2/s, 7200/hour, 40000/day; Trestle 180/minute, 7200/hour (README). */
+/** Documented budgets: MLS Grid 2/s, 7200/hour, 40000/day; Trestle 180/minute, 7200/hour (docs/configuration.md). */
 export const SourceLimits = z
   .strictObject({
     perSecond: z.number().positive().optional(),
     perMinute: z.number().int().positive().optional(),
     perHour: z.number().int().positive().optional(),
     perDay: z.number().int().positive().optional(),
+    bytesPerHour: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('most response bytes (as received) a source may read in an hour, counted in this process (MLS Grid: 4 GB)'),
   })
-  .describe('requests per second/minute/hour/day allowed for this source credential, across every process');
+  .describe('requests per second/minute/hour/day (and bytes per hour) allowed for this source credential');
 export type SourceLimits = z.infer<typeof SourceLimits>;
 
 const location = {
@@ -71,6 +79,15 @@ export type OAuth2Auth = z.infer<typeof OAuth2Auth>;
 export const ResoSource = z
   .strictObject({
     kind: z.literal('reso'),
+    vendor: z
+      .enum(VENDOR_NAMES)
+      .default('reso')
+      .describe('mlsgrid | trestle | bridge | spark: the vendor\'s documented rules and defaults (docs/vendors.md); reso: the standard'),
+    originatingSystem: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("MLS Grid: the MLS's OriginatingSystemName (e.g. actris), put in every $filter; required with vendor: mlsgrid"),
     ...location,
     auth: OAuth2Auth.optional().describe('OAuth2 client credentials; a long-lived token goes in bearerToken instead'),
     resource: z.string().default('Property'),
@@ -103,6 +120,10 @@ export type XmlSource = z.infer<typeof XmlSource>;
 export type ResoSource = z.infer<typeof ResoSource>;
 
 export const FeedSource = z
-  .discriminatedUnion('kind', [CsvSource, XmlSource, ResoSource])
-  .refine((s) => Boolean(s.path) !== Boolean(s.url), { message: 'give exactly one of path or url' });
+  .preprocess(applyVendorDefaults, z.discriminatedUnion('kind', [CsvSource, XmlSource, ResoSource]))
+  .refine((s) => Boolean(s.path) !== Boolean(s.url), { message: 'give exactly one of path or url' })
+  .superRefine((s, ctx) => {
+    if (s.kind !== 'reso') return;
+    for (const issue of checkVendorRules(s)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  });
 export type FeedSource = z.infer<typeof FeedSource>;

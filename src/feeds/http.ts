@@ -13,6 +13,7 @@ import { boundedRequest, RequestStopped, type BoundedResponse } from '../net/req
 import { parseRetryAfter } from '../net/retry-after.js';
 import { maskSecrets, maskUrl, registerHeaderSecrets, registerSecret, registerUrlSecrets } from '../secrets.js';
 import { boundedGunzip, type ExpansionLimits } from './decompress.js';
+import { errorBodyMessage, readErrorBody } from './error-body.js';
 
 /**
  * Paces requests to a source's request budget (source.limits, shared per credential; see
@@ -85,11 +86,11 @@ export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Prom
       if (res.status >= 200 && res.status < 300) {
         return { response: { status: res.status, headers: res.headers, url: finalUrl }, body: decodedBody(res, opts, place), cancel: res.cancel };
       }
-      const text = await res.text().catch(() => '');
+      const message = errorBodyMessage(await readErrorBody(res.body, res.cancel), res.headers.get('content-encoding'));
       const after = parseRetryAfter(res.headers.get('retry-after'));
       retryAfterMs = after === undefined ? undefined : Math.min(after, MAX_RETRY_AFTER_MS);
-      const snippet = maskSecrets(text.slice(0, 200));
-      failure = new FeedReadError(`HTTP ${res.status} ${STATUS_CODES[res.status] ?? ''}${snippet ? `: ${JSON.stringify(snippet)}` : ''}`, place, isRetryableStatus(res.status), { status: res.status });
+      const shown = message && maskSecrets(message);
+      failure = new FeedReadError(`HTTP ${res.status} ${STATUS_CODES[res.status] ?? ''}${shown ? `: ${shown}` : ''}`, place, isRetryableStatus(res.status), { status: res.status });
     } catch (err) {
       if (err instanceof FeedReadError && !err.retryable) throw err;
       if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, err);

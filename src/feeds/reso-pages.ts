@@ -23,6 +23,8 @@ export interface PageClient {
   get(url: string, what: string): Promise<Page>;
   /** requests made so far (page requests, retries included) */
   readonly requests: number;
+  /** the server's clock (epoch ms) by the Date header of its first answer, when it sent one */
+  readonly serverTime: number | undefined;
 }
 
 export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): PageClient {
@@ -34,6 +36,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
     : undefined;
   const credential = tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined);
   let requests = 0;
+  let serverTime: number | undefined;
   const budget = sourceBudget(source, ctx);
 
   async function get(url: string, what: string): Promise<Page> {
@@ -43,7 +46,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
       const token = tokens ? await tokens.token() : source.bearerToken;
       requests++;
       try {
-        const { body, cancel } = await httpGet(url, {
+        const { body, cancel, response } = await httpGet(url, {
           headers,
           bearerToken: token,
           timeoutMs: source.timeoutMs,
@@ -54,6 +57,10 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           backoffMs: options.backoffMs,
           budget,
         });
+        if (serverTime === undefined) {
+          const date = Date.parse(response.headers.get('date') ?? '');
+          if (Number.isFinite(date)) serverTime = date;
+        }
         return parsePage(await readCapped(body, cancel, source.maxPageBytes, place), place, source.maxPageRecords);
       } catch (err) {
         if (err instanceof FeedReadError && err.status === 401) {
@@ -82,6 +89,9 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
     get,
     get requests() {
       return requests;
+    },
+    get serverTime() {
+      return serverTime;
     },
   };
 }

@@ -9,6 +9,11 @@
 //   their key), then `ModificationTimestamp gt <t> or (ModificationTimestamp eq <t> and key gt 'k')`.
 // Timestamps go out as the server sent them (its own format and precision, since some servers
 // compare them as text); our clock, where one is needed, as ISO 8601 with milliseconds.
+//
+// A vendor profile (vendors/) bends this: no `$orderby` (nextLink paging), `$top` as the page size,
+// a filter term every request carries, `gt` instead of `ge`, only some fields searchable.
+import type { ResoSource } from './config-schema.js';
+import type { VendorProfile } from './vendors/profile.js';
 
 export const TS = 'ModificationTimestamp';
 
@@ -47,6 +52,12 @@ export interface QueryParts {
   expandMedia?: boolean;
 }
 
+/** The resource's URL: the service root and the resource, or `base` itself when it already ends with the resource. */
+export function resourceUrl(base: string, resource: string): string {
+  const root = base.replace(/\/+$/, '');
+  return root.endsWith(`/${resource}`) ? root : `${root}/${resource}`;
+}
+
 export function queryUrl(base: string, resource: string, q: QueryParts): string {
   const params: string[] = [];
   if (q.filter) params.push(`$filter=${encodeURIComponent(q.filter)}`);
@@ -54,14 +65,67 @@ export function queryUrl(base: string, resource: string, q: QueryParts): string 
   if (q.top !== undefined) params.push(`$top=${q.top}`);
   if (q.select?.length) params.push(`$select=${encodeURIComponent(q.select.join(','))}`);
   if (q.expandMedia) params.push('$expand=Media');
-  return `${base.replace(/\/+$/, '')}/${resource}?${params.join('&')}`;
+  return `${resourceUrl(base, resource)}${params.length ? `?${params.join('&')}` : ''}`;
 }
 
-/** Records changed since the mark: by ModificationTimestamp, or by the photos' own timestamp where the server has one. */
-export function sinceFilter(mark: { ts: string; photos?: string }, photosField: string | null): string {
-  const parts = [`${TS} ge ${mark.ts}`];
-  if (photosField && mark.photos) parts.push(`${photosField} ge ${mark.photos}`);
+/**
+ * Records changed since the mark: by ModificationTimestamp, or by the photos' own timestamp where
+ * the server has one. `ge` reads the mark's own timestamp again (the standard profile); a vendor that
+ * documents `gt` gets `gt`; a lag moves the mark back (Spark: server-side caching).
+ */
+export function sinceFilter(mark: { ts: string; photos?: string }, photosField: string | null, op: 'gt' | 'ge' = 'ge', lagMinutes = 0): string {
+  const back = (t: string) => (lagMinutes ? new Date(Date.parse(t) - lagMinutes * 60_000).toISOString() : t);
+  const parts = [`${TS} ${op} ${back(mark.ts)}`];
+  if (photosField && mark.photos) parts.push(`${photosField} ${op} ${back(mark.photos)}`);
   return parts.join(' or ');
+}
+
+/** Records per page for a vendor that asks it with `$top`: the source's, within the vendor's cap. */
+export function pageSize(source: Pick<ResoSource, 'maxPageSize' | 'expandMedia'>, profile: VendorProfile): number {
+  const cap = source.expandMedia && profile.maxPageSizeWithExpand ? profile.maxPageSizeWithExpand : profile.maxPageSize;
+  return Math.min(source.maxPageSize ?? cap, cap);
+}
+
+export interface PullQueryInput {
+  /** the pull's own filter terms (since the mark, after the last record) */
+  since?: string;
+  after?: string;
+  full: boolean;
+  /** order by key (full) or time (incremental); undefined: send no $orderby (nextLink paging) */
+  order?: 'key' | 'time';
+  /** records the pull may still read (source.top), undefined: no cap */
+  remaining?: number;
+  select?: string[];
+}
+
+/** One request's query as the vendor wants it. */
+export function pullQuery(source: ResoSource, profile: VendorProfile, q: PullQueryInput): QueryParts {
+  const required = profile.requiredFilter && source[profile.requiredFilter.sourceKey];
+  const vendorTerm = required ? `${profile.requiredFilter!.field} eq ${keyLiteral(required)}` : undefined;
+  const top = profile.pageSizeBy === 'top' ? Math.min(pageSize(source, profile), q.remaining ?? Infinity) : q.remaining;
+  return {
+    filter: and(vendorTerm, source.filter, q.full ? profile.fullFilter : undefined, q.since, q.after),
+    orderby: q.order && profile.orderby ? orderBy(q.order, source.keyField) : undefined,
+    top,
+    select: q.select,
+    expandMedia: source.expandMedia,
+  };
+}
+
+/**
+ * `$filter`s that ask the server for these keys (a confirm-before-delete query), in as many
+ * queries as the vendor's `or` limit needs; undefined when the vendor cannot filter on the key field.
+ */
+export function keyFilters(profile: VendorProfile, keyField: string, keys: readonly unknown[], source?: ResoSource): string[] | undefined {
+  if (profile.searchable && !profile.searchable.includes(keyField)) return undefined;
+  const per = profile.maxOrTerms ?? 50;
+  const required = profile.requiredFilter && source?.[profile.requiredFilter.sourceKey];
+  const vendorTerm = required ? `${profile.requiredFilter!.field} eq ${keyLiteral(required)}` : undefined;
+  const out: string[] = [];
+  for (let i = 0; i < keys.length; i += per) {
+    out.push(and(vendorTerm, source?.filter, keys.slice(i, i + per).map((k) => `${keyField} eq ${keyLiteral(k)}`).join(' or '))!);
+  }
+  return out;
 }
 
 /** After the last record read, in the pull's order. */

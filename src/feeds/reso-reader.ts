@@ -4,11 +4,18 @@
 // the configured origin only, never twice to one URL. Every pull is bounded: source.maxPages pages,
 // source.maxPageRecords records and source.maxPageBytes bytes a page, source.top records in all.
 //
-// The mark (what the next incremental pull starts from) is where the server stood when the pull
-// began: its latest ModificationTimestamp not after our clock (and the same for the photos' own
-// timestamp where the server has one), asked before the first page. A record changed during the pull
-// is thus read again by the next one rather than lost, and a record stamped in the future, or a
-// timestamp that does not parse, never becomes the mark. The reader never writes state: the sync
+// The vendor profile (source.vendor, vendors/) says how the server wants to be asked: `$orderby` or
+// not, `$top` as the page size, a filter term on every request, `gt` or `ge` from the mark. A generic
+// server that refuses the keyset query on the first page is paged by nextLink instead, once, with a
+// warning (stats.warnings).
+//
+// The mark (what the next incremental pull starts from) comes from the records received, with no
+// request of its own: their latest ModificationTimestamp (and the photos' own timestamp where the
+// records carry one), but never after the server's clock when the pull began (the Date of its first
+// answer, less a second) nor after ours. A record changed during the pull is thus read again by the
+// next one rather than lost, and a record stamped in the future, or a timestamp that does not parse,
+// never becomes the mark. A no-change incremental pull is one request; a full pull its data pages
+// and, with keyset paging, the one empty page that ends it. The reader never writes state: the sync
 // hands in the stored mark (FeedContext.mark) and stores OpenedFeed.mark after a successful run.
 //
 // `path` replays saved pages instead (reso-replay.ts); the mark then is the latest usable timestamp
@@ -17,10 +24,12 @@ import { z } from 'zod';
 import { causeMessage, FeedReadError, RecordParseError } from '../errors.js';
 import type { ResoSource } from './config-schema.js';
 import { displayUrl } from './http.js';
-import { resoPageClient, type PageClient } from './reso-pages.js';
-import { afterFilter, and, headQuery, isTimestampLiteral, laterOf, orderBy, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
+import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
+import { afterFilter, isTimestampLiteral, laterOf, pageSize, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
+import type { VendorProfile } from './vendors/profile.js';
+import { vendorProfile } from './vendors/registry.js';
 import { replayPages } from './reso-replay.js';
-import type { FeedContext, FeedItem, OpenedFeed } from './types.js';
+import type { FeedContext, FeedItem, OpenedFeed, SourceReadStats } from './types.js';
 
 const Mark = z.object({ ts: z.string().refine(isTimestampLiteral, 'not an ISO timestamp'), photos: z.string().refine(isTimestampLiteral).optional() });
 type Mark = z.infer<typeof Mark>;
@@ -29,9 +38,7 @@ type Mark = z.infer<typeof Mark>;
 const SEEN_TWICE_LISTED = 100;
 
 /** What one RESO pull saw, for `feed preview` and the report. */
-export interface ResoReadStats {
-  pages: number;
-  requests: number;
+export interface ResoReadStats extends SourceReadStats {
   /** keys (source.keyField) that came twice in this pull, the first 100 */
   keysSeenTwice: string[];
   keysSeenTwiceCount: number;
@@ -58,7 +65,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
   let complete = false;
   let since: string | undefined;
   const state: PullState = { capped: false, pages: 0 };
-  const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false };
+  const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false, warnings: [] };
   const client = source.path ? undefined : resoPageClient(source, ctx, options);
 
   async function* items(): AsyncIterable<FeedItem> {
@@ -68,7 +75,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
     const now = Date.now();
     const seen = new Set<string>();
     let index = 0;
-    const pages = client ? livePages(source, client, stored, state, now) : replayPages(source.path!, ctx, label, source.maxPageRecords);
+    const pages = client ? livePages(source, client, stored, state, now, stats, ctx) : replayPages(source.path!, ctx, label, source.maxPageRecords);
     if (!client) state.mark = stored;
     try {
       for await (const value of pages) {
@@ -144,63 +151,115 @@ function readMark(ctx: FeedContext, feedName: string, label: string): Mark | und
   }
 }
 
-/** The pages of a live pull: first where the server stands (the next mark), then keyset or nextLink pages. */
-async function* livePages(source: ResoSource, client: PageClient, stored: Mark | undefined, state: PullState, now: number): AsyncIterable<unknown[]> {
-  const base = source.url!;
-  const nowIso = new Date(now).toISOString();
-  const head = async (field: string) => {
-    const page = await client.get(queryUrl(base, source.resource, headQuery(field, source.filter, nowIso)), `latest ${field}`);
-    const first = page.value[0];
-    return first !== null && typeof first === 'object' && !Array.isArray(first) ? (first as Record<string, unknown>) : undefined;
-  };
-  const latest = await head(TS);
-  const photosField = source.photosTimestampField;
-  // the photos' timestamp is used where the server has it: the latest record (all fields) shows it
-  const photos = photosField && (latest ? photosField in latest : Boolean(stored?.photos)) ? photosField : null;
-  const ts = laterOf(stored?.ts, usableTimestamp(latest?.[TS], now));
-  const photosTs = photos ? laterOf(stored?.photos, usableTimestamp((await head(photos))?.[photos], now)) : undefined;
-  state.mark = ts ? { ts, ...(photosTs && { photos: photosTs }) } : undefined;
+/** How a live pull is asked: keyset (by key, or by time from the mark) or the server's nextLinks. */
+type Paging = 'keyset' | 'nextLink';
 
-  const order = stored ? 'time' : 'key';
-  const since = stored ? sinceFilter(stored, photos) : undefined;
+/**
+ * The pages of a live pull, keyset or nextLink as the source and its vendor say. The mark comes from
+ * the records received (no request of its own): their latest usable ModificationTimestamp, but not
+ * after the server's clock when the pull began (the Date of its first answer, less a second), so a
+ * record changed during the pull is read again by the next one rather than lost.
+ */
+async function* livePages(source: ResoSource, client: PageClient, stored: Mark | undefined, state: PullState, now: number, stats: ResoReadStats, ctx: FeedContext): AsyncIterable<unknown[]> {
+  const base = source.url!;
+  const profile = vendorProfile(source.vendor);
+  const photos = source.photosTimestampField && stored?.photos ? source.photosTimestampField : null;
+  const since = stored ? sinceFilter(stored, photos, profile.since, profile.sinceLagMinutes) : undefined;
   const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...(photos ? [photos] : [])])] : undefined;
-  const query = (after: string | undefined, top: number | undefined) =>
-    queryUrl(base, source.resource, { filter: and(source.filter, since, after), orderby: orderBy(order, source.keyField), top, select, expandMedia: source.expandMedia });
+  const order = stored ? 'time' : 'key';
+  let paging: Paging = source.paging === 'keyset' && profile.orderby ? 'keyset' : 'nextLink';
+  const query = (after: string | undefined, remaining: number | undefined) =>
+    queryUrl(base, source.resource, pullQuery(source, profile, { full: !stored, since, after, order: paging === 'keyset' ? order : undefined, remaining, select }));
   const origin = new URL(base).origin;
   const asked = new Set<string>();
+  const seen = { ts: undefined as string | undefined, photos: undefined as string | undefined };
   let read = 0;
   let url = query(undefined, source.top);
-  for (let n = 1; ; n++) {
-    const where = { file: displayUrl(url), record: `page ${n}` };
-    if (n > source.maxPages) throw new FeedReadError(`more than source.maxPages (${source.maxPages}) pages: the pull stopped there and is not complete`, where, false);
-    if (asked.has(url)) throw new FeedReadError(`page ${n} would ask for an earlier page again (${displayUrl(url)}): the server's paging loops; the pull is not complete`, where, false);
-    asked.add(url);
-    const page = await client.get(url, `page ${n}`);
-    state.pages = n;
-    const value = source.top !== undefined && read + page.value.length > source.top ? page.value.slice(0, source.top - read) : page.value;
-    read += value.length;
-    const last = lastRecord(value);
-    if (last && isTimestampLiteral(last[TS])) state.lastTs = last[TS];
-    yield value;
-    if (source.top !== undefined && read >= source.top) {
-      state.capped = true;
-      return;
-    }
-    if (source.paging === 'keyset') {
-      if (value.length === 0) return;
-      if (!last || last[source.keyField] === undefined || last[source.keyField] === null) {
-        throw new FeedReadError(`the last record of page ${n} has no ${source.keyField}: keyset paging cannot go on after it (set source.keyField)`, where, false);
+  try {
+    for (let n = 1; ; n++) {
+      const where = { file: displayUrl(url), record: `page ${n}` };
+      if (n > source.maxPages) throw new FeedReadError(`more than source.maxPages (${source.maxPages}) pages: the pull stopped there and is not complete`, where, false);
+      if (asked.has(url)) throw new FeedReadError(`page ${n} would ask for an earlier page again (${displayUrl(url)}): the server's paging loops; the pull is not complete`, where, false);
+      asked.add(url);
+      let page: Page;
+      try {
+        page = await client.get(url, `page ${n}`);
+      } catch (err) {
+        if (n === 1 && paging === 'keyset' && refusesKeyset(err, source.keyField)) {
+          // once: the server refused the keyset query (its $orderby or a field); the server's own paging instead
+          const warning = `the server refused the keyset query (${refusal(err)}); this pull pages by @odata.nextLink instead (set paging: nextLink to ask that way from the start)`;
+          stats.warnings.push(warning);
+          ctx.logger.warn({ url: where.file, paging: 'nextLink' }, warning);
+          paging = 'nextLink';
+          url = query(undefined, source.top);
+          n = 0;
+          continue;
+        }
+        throw err;
       }
-      if (order === 'time' && !isTimestampLiteral(last[TS])) {
-        throw new FeedReadError(`the last record of page ${n} has ${TS} ${JSON.stringify(last[TS])}, not a timestamp: keyset paging cannot go on after it`, where, false);
+      state.pages = n;
+      const value = source.top !== undefined && read + page.value.length > source.top ? page.value.slice(0, source.top - read) : page.value;
+      read += value.length;
+      for (const v of value) {
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) continue;
+        const r = v as Record<string, unknown>;
+        seen.ts = laterOf(seen.ts, usableTimestamp(r[TS], now));
+        if (source.photosTimestampField) seen.photos = laterOf(seen.photos, usableTimestamp(r[source.photosTimestampField], now));
       }
-      url = query(afterFilter(order, source.keyField, { key: last[source.keyField], ts: last[TS] as string | undefined }), source.top && source.top - read);
-    } else {
-      const next = page['@odata.nextLink'];
-      if (!next) return;
-      url = nextLinkUrl(next, url, origin, where);
+      const last = lastRecord(value);
+      if (last && isTimestampLiteral(last[TS])) state.lastTs = last[TS];
+      yield value;
+      if (source.top !== undefined && read >= source.top) {
+        state.capped = true;
+        return;
+      }
+      if (paging === 'keyset') {
+        if (value.length === 0 || lastPage(page, source, profile, source.top === undefined ? undefined : source.top - (read - value.length))) return;
+        if (!last || last[source.keyField] === undefined || last[source.keyField] === null) {
+          throw new FeedReadError(`the last record of page ${n} has no ${source.keyField}: keyset paging cannot go on after it (set source.keyField)`, where, false);
+        }
+        if (order === 'time' && !isTimestampLiteral(last[TS])) {
+          throw new FeedReadError(`the last record of page ${n} has ${TS} ${JSON.stringify(last[TS])}, not a timestamp: keyset paging cannot go on after it`, where, false);
+        }
+        url = query(afterFilter(order, source.keyField, { key: last[source.keyField], ts: last[TS] as string | undefined }), source.top && source.top - read);
+      } else {
+        const next = page['@odata.nextLink'];
+        if (!next) return;
+        url = nextLinkUrl(next, url, origin, where);
+      }
     }
+  } finally {
+    // the server's clock when the pull began bounds the mark (our clock when the server sends no Date)
+    const bound = new Date((client.serverTime ?? now) - 1000).toISOString();
+    const ts = laterOf(stored?.ts, earlierOf(seen.ts, bound));
+    const photosTs = laterOf(stored?.photos, earlierOf(seen.photos, bound));
+    state.mark = ts ? { ts, ...(photosTs && { photos: photosTs }) } : undefined;
   }
+}
+
+/**
+ * A keyset page that ends the pull without asking for an empty one after it: shorter than the page
+ * size asked, where the vendor documents `$top` as the page size, or, by the standard, shorter than
+ * `Prefer: odata.maxpagesize` and without a nextLink (the server says nothing more matches).
+ */
+function lastPage(page: Page, source: ResoSource, profile: VendorProfile, remaining: number | undefined): boolean {
+  if (profile.pageSizeBy === 'top') return page.value.length < Math.min(pageSize(source, profile), remaining ?? Infinity);
+  return source.maxPageSize !== undefined && page.value.length < source.maxPageSize && !page['@odata.nextLink'];
+}
+
+function earlierOf(a: string | undefined, bound: string): string | undefined {
+  return a === undefined ? undefined : Date.parse(a) > Date.parse(bound) ? bound : a;
+}
+
+/** A 400 naming $orderby, the key or ModificationTimestamp: the server will not be asked by keyset. */
+function refusesKeyset(err: unknown, keyField: string): boolean {
+  if (!(err instanceof FeedReadError) || err.status !== 400) return false;
+  return /orderby/i.test(err.message) || err.message.includes(keyField) || err.message.includes(TS);
+}
+
+function refusal(err: unknown): string {
+  const m = err instanceof FeedReadError ? err.message : String(err);
+  return m.length > 300 ? `${m.slice(0, 300)}…` : m;
 }
 
 /** A nextLink is followed on the configured origin only, over http(s): the feed's credentials go with it. */

@@ -67,4 +67,12 @@ export interface OpenedFeed {
    * the report can say what the pull covered; undefined for a full pull.
    */
   readonly since?: string;
+  /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
+  readonly stats?: SourceReadStats;
+}
+
+export interface SourceReadStats {
+  pages: number;
+  requests: number;
+  warnings: string[];
 }

@@ -3,8 +3,12 @@
 // foreground `feedsync sync`, which takes the same lock). Deduplication keeps ops reruns to one
 // active and one waiting job per feed, but a job scheduler's jobs cannot carry deduplication
 // (BullMQ omits it from scheduler templates), so a scheduled sync and a rerun could still meet.
-// The lock holds the job id, expires unless renewed (a SIGKILLed worker frees it after `ttlMs`),
-// and the same job taking over after a stall may reclaim it.
+// The lock holds the job id, expires unless renewed (a SIGKILLed worker frees it after `ttlMs`: the
+// renewal is the holder's heartbeat), and the same job taking over after a stall may reclaim it.
+// Beside it, with the same expiry, a holder record says which process holds it (lock-holder.ts:
+// host, boot, PID namespace, process start time): a foreground run that finds the lock held by a
+// process that is gone (a run killed as PID 1 in a container, a reused PID) takes it at once
+// instead of waiting out the expiry.
 // A job that finds the lock busy joins its waiters (a sorted set beside the lock, oldest first), in
 // the same script that found it busy, so no release can slip between the two; the release wakes the
 // oldest waiter still delayed. The job's own delay stays as the backstop (a holder that died, a wake
@@ -15,12 +19,14 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { lockFile } from '../state/file-lock.js';
+import { holderGone, holdingHere, newHolder, parseHolder } from '../state/lock-holder.js';
 
-// KEYS: lock, waiters; ARGV: owner, ttl ms, waiters' ttl ms (0: do not wait in line, poll)
+// KEYS: lock, waiters, holder; ARGV: owner, ttl ms, waiters' ttl ms (0: do not wait in line, poll), holder record
 const ACQUIRE = `
 local cur = redis.call('GET', KEYS[1])
 if cur == false or cur == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[2])
   redis.call('ZREM', KEYS[2], ARGV[1])
   return 1
 end
@@ -41,14 +47,18 @@ redis.call('ZADD', KEYS[2], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 0`;
 
+// KEYS: lock, holder
 const RENEW = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 return 0`;
 
+// KEYS: lock, holder. Also frees the lock of a holder found gone (ARGV[1]: its owner), and only it.
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[2])
   return redis.call('DEL', KEYS[1])
 end
 return 0`;
@@ -80,21 +90,28 @@ function waitersKey(lockKey: string): string {
   return `${lockKey}:waiters`;
 }
 
+function holderKey(lockKey: string): string {
+  return `${lockKey}:holder`;
+}
+
 /**
  * Take the lock for `owner` (a job id), or return undefined when another job holds it; with
  * `waiters`, a busy lock puts the owner in line and the release wakes the oldest in line.
  */
 export async function acquireTargetLock(redis: Redis, key: string, owner: string, ttlMs: number, waiters?: LockWaiters): Promise<TargetLock | undefined> {
-  const got = await redis.eval(ACQUIRE, 2, key, waitersKey(key), owner, String(ttlMs), String(waiters?.ttlMs ?? 0));
+  const holder = JSON.stringify({ ...newHolder(owner), owner });
+  const got = await redis.eval(ACQUIRE, 3, key, waitersKey(key), holderKey(key), owner, String(ttlMs), String(waiters?.ttlMs ?? 0), holder);
   if (got !== 1) return undefined;
+  holdingHere(owner, true);
   const lost = new AbortController();
+  lost.signal.addEventListener('abort', () => holdingHere(owner, false), { once: true });
   let renewedAt = Date.now();
   const timer = setInterval(() => {
     // No answer for a whole TTL (Redis unreachable, commands queued): the lock may have expired and
     // been taken. Stop before the next write rather than wait for Redis to say so.
     if (Date.now() - renewedAt >= ttlMs) lost.abort(new Error(`lock ${key} lost: not renewed for ${ttlMs} ms`));
     if (lost.signal.aborted) return clearInterval(timer);
-    redis.eval(RENEW, 1, key, owner, String(ttlMs)).then(
+    redis.eval(RENEW, 2, key, holderKey(key), owner, String(ttlMs)).then(
       (ok) => {
         if (ok === 1) renewedAt = Date.now();
         else lost.abort(new Error(`lock ${key} lost: another holder has it or it expired`));
@@ -107,7 +124,8 @@ export async function acquireTargetLock(redis: Redis, key: string, owner: string
     lost: lost.signal,
     release: async () => {
       clearInterval(timer);
-      await redis.eval(RELEASE, 1, key, owner);
+      holdingHere(owner, false);
+      await redis.eval(RELEASE, 2, key, holderKey(key), owner);
       if (waiters) await wakeNext(redis, key, waiters);
     },
   };
@@ -119,6 +137,18 @@ async function wakeNext(redis: Redis, key: string, waiters: LockWaiters): Promis
     const [owner] = await redis.zpopmin(waitersKey(key));
     if (owner === undefined || (await waiters.wake(owner))) return;
   }
+}
+
+/**
+ * Free the lock when its holder record shows the holder gone (lock-holder.ts): why, when it did.
+ * Only the lock of that very owner is deleted, so a holder that took it meanwhile keeps it.
+ */
+export async function freeIfHolderGone(redis: Redis, key: string): Promise<string | undefined> {
+  const text = await redis.get(holderKey(key));
+  const holder = text === null ? undefined : parseHolder(text);
+  const reason = holder && holderGone(holder);
+  if (!holder || !reason) return undefined;
+  return (await redis.eval(RELEASE, 2, key, holderKey(key), holder.owner)) === 1 ? reason : undefined;
 }
 
 /**
@@ -161,7 +191,9 @@ export async function acquireForegroundLock(opts: ForegroundLockOptions): Promis
   const until = Date.now() + opts.waitMs;
   for (;;) {
     const lock = await acquireTargetLock(opts.redis.connection, key, owner, opts.ttlMs ?? 30_000);
-    if (lock || Date.now() >= until || opts.signal?.aborted) return lock;
+    if (lock || opts.signal?.aborted) return lock;
+    if (await freeIfHolderGone(opts.redis.connection, key)) continue;
+    if (Date.now() >= until) return undefined;
     await sleep(Math.min(500, Math.max(1, until - Date.now())), undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
   }
 }

@@ -32,6 +32,8 @@ export function formatSyncReport(r: SyncReport): string {
     .join(', ');
   lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}`);
   if (r.source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${r.source.since ?? 'the last successful sync'}`);
+  if (r.source.requests !== undefined) lines.push(`  source: ${r.source.pages ?? 0} pages, ${r.source.requests} requests`);
+  for (const w of r.source.warnings ?? []) lines.push(`  source warning: ${w}`);
   // the message says it already when the read is why nothing was deleted
   const readError = r.source.error ?? 'unknown error';
   if (!r.source.complete && !r.message?.includes(readError)) lines.push(`  feed not read whole: ${readError}`);

@@ -62,7 +62,8 @@ export interface SyncReport {
   unmapped: Array<{ field: string; value: string; count: number }>;
   guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
   /** `since`: an incremental pull asked only for what changed after this time */
-  source: { mode: 'full' | 'incremental'; since?: string; complete: boolean; error?: string };
+  /** `pages`, `requests`: what reading a remote source took (RESO); `warnings`: what it did differently from the config */
+  source: { mode: 'full' | 'incremental'; since?: string; complete: boolean; error?: string; pages?: number; requests?: number; warnings?: string[] };
   /** `recalled`: listings whose rows came from the last paging's memory: this process's, or its echo file (page-echo.ts) */
   remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string; recalled?: number };
   plan?: PlanView;

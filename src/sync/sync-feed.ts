@@ -9,6 +9,7 @@ import type { Budgets } from '../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../config/schema.js';
 import { AbortedError, causeMessage, isRetryable } from '../errors.js';
 import { openFeed } from '../feeds/index.js';
+import type { SourceReadStats } from '../feeds/types.js';
 import type { FeedItem } from '../feeds/types.js';
 import { inBatches } from '../feeds/item-batches.js';
 import type { Logger } from '../log.js';
@@ -112,6 +113,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   const view: PlanView = { creates: [], updates: [], deletes: [] };
   /** an incremental pull: the time it asked changes from, for the report (read with the mode) */
   let since: string | undefined;
+  let readStats: SourceReadStats | undefined;
   const unmapped = createUnmappedTally();
 
   // The remote side first: each feed record is then planned (and written) as it is read, so the
@@ -307,6 +309,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
     desired.mode = opened.mode;
     since = opened.since;
+    readStats = opened.stats;
     if (!feedDone) {
       desired.complete = false;
       desired.readError ??= 'the run stopped before the feed was read whole';
@@ -424,7 +427,13 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         waiting: g?.waiting.length ?? 0,
       },
       unmapped: unmapped.list(),
-      source: { mode: desired.mode, ...(since !== undefined && { since }), complete: desired.complete, ...(desired.readError && { error: desired.readError }) },
+      source: {
+        mode: desired.mode,
+        ...(since !== undefined && { since }),
+        complete: desired.complete,
+        ...(desired.readError && { error: desired.readError }),
+        ...(readStats && { pages: readStats.pages, requests: readStats.requests, ...(readStats.warnings.length && { warnings: [...readStats.warnings] }) }),
+      },
       remote: r.remote,
       ...(r.dry && { plan: view }),
       stateLocation: store.location,

@@ -69,7 +69,7 @@ export interface ResoServer {
   issued: string[];
   /** the records as held (display spelling), ordered by ModificationTimestamp then key */
   records: Row[];
-  /** set ModificationTimestamp (default: a millisecond after the latest) and any other fields of one record */
+  /** set ModificationTimestamp (default: now, or a millisecond after the latest if that is later) and any other fields of one record */
   touch(key: string, fields?: Row): Row;
   remove(key: string): void;
   /** every token issued so far stops being accepted (as after a server-side revocation) */
@@ -229,7 +229,8 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       const at = records.findIndex((r) => r[keyField] === key);
       if (at < 0) throw new Error(`no record ${key}`);
       const latest = Math.max(...records.map((r) => Date.parse(String(r.ModificationTimestamp))).filter(Number.isFinite));
-      const touched = { ...records[at], ModificationTimestamp: new Date(latest + 1).toISOString(), ...fields };
+      // a change is stamped by the server's clock, and after every stamp it holds (a Date header is never before it)
+      const touched = { ...records[at], ModificationTimestamp: new Date(Math.max(latest + 1, Date.now())).toISOString(), ...fields };
       server.records = [...records.slice(0, at), touched, ...records.slice(at + 1)];
       return touched;
     },

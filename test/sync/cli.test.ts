@@ -67,6 +67,23 @@ describe('feedsync sync', () => {
     expect(JSON.parse(forced.stdout).reports[0].counts.deleted).toBe(10);
   });
 
+  it('exits 4 when a record has no key: the valid listings are written, the feed was not read whole', async () => {
+    await writeFile(join(env.dir, 'homes.csv'), csv([...rows(3), { ...rows(4)[3], MLSNumber: '' }]));
+    const run = await feedsync(['sync', '--config', config, '--json']);
+    expect(run.code).toBe(4);
+    expect(JSON.parse(run.stdout).reports[0]).toMatchObject({ outcome: 'partial', source: { complete: false }, counts: { created: 1 } });
+    expect((await te.listings(SN)).map((l) => l.MLSNumber).sort()).toEqual(['MLS0001', 'MLS0002', 'MLS0003']);
+  });
+
+  it('exits 1 when the service refuses the credentials, naming the key to check', async () => {
+    const refused = join(env.dir, 'refused.yaml');
+    await writeFile(refused, homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: 'not-the-session-key' }, { deletes: '{ maxFraction: 0.3 }' }));
+    const run = await feedsync(['sync', '--config', refused]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('api.sessionKey');
+    expect((await te.listings(SN)).length).toBe(3);
+  });
+
   it('exits 2 for an unknown --feed and lists the known ones', async () => {
     const run = await feedsync(['sync', '--config', config, '--feed', 'nope']);
     expect(run.code).toBe(2);

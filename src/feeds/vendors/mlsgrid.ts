@@ -1,0 +1,26 @@
+import type { VendorProfile } from './profile.js';
+
+/** MLS Grid API 2.0 (docs.mlsgrid.com/api-documentation/api-version-2.0). */
+export const mlsgrid: VendorProfile = {
+  name: 'mlsgrid',
+  title: 'MLS Grid API 2.0',
+  defaults: {
+    url: 'https://api.mlsgrid.com/v2',
+    paging: 'nextLink',
+    maxPageSize: 1000,
+    expandMedia: true,
+    // not among the fields the docs' replication examples filter on: incremental pulls ask ModificationTimestamp only
+    photosTimestampField: null,
+    limits: { perSecond: 2, perHour: 7200, perDay: 40_000, bytesPerHour: 4 * 1024 ** 3 },
+  },
+  pageSizeBy: 'top',
+  maxPageSize: 5000,
+  maxPageSizeWithExpand: 1000,
+  orderby: false,
+  searchable: ['ModificationTimestamp', 'OriginatingSystemName', 'StandardStatus', 'ListingId', 'MlgCanView', 'PhotosChangeTimestamp'],
+  requiredFilter: { field: 'OriginatingSystemName', sourceKey: 'originatingSystem' },
+  fullFilter: 'MlgCanView eq true',
+  since: 'gt',
+  maxOrTerms: 5,
+  sources: ['https://docs.mlsgrid.com/api-documentation/api-version-2.0', 'https://docs.mlsgrid.com/'],
+};

@@ -1,0 +1,146 @@
+// Who holds a lock, and whether that holder is gone. A PID alone cannot say: in a container the
+// run is PID 1, and PID 1 of the next container is the next run itself; on a busy host a PID is
+// reused by another process. So a holder records a unique id, its host, the kernel's boot id, its
+// PID namespace and its process start time (Linux /proc; elsewhere what is known), and it is gone
+// when any of these shows it:
+// - its host rebooted (same host name, another boot id);
+// - it lives where this process can see its PID (same boot, same PID namespace) and that PID is
+//   dead, or belongs to a process started at another time (reused);
+// - on the same host, its PID is this process's own (and not a lock this process holds): the PID
+//   of a previous container's run, or of a process that has died.
+// A holder elsewhere (another host, another PID namespace) is judged by its heartbeat alone: the
+// lock's owner refreshes it while it holds the lock, and it is stale once older than a bound.
+import { randomUUID } from 'node:crypto';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
+
+export interface LockHolder {
+  /** unique per taking of the lock */
+  owner: string;
+  pid: number;
+  host: string;
+  /** /proc/sys/kernel/random/boot_id */
+  bootId?: string;
+  /** /proc/self/ns/pid: PIDs compare only within one namespace */
+  pidNs?: string;
+  /** /proc/<pid>/stat field 22 (clock ticks after boot) */
+  startTime?: string;
+  /** what holds it, for a person: "feedsync sync SN-1", a job id */
+  what: string;
+  at: string;
+}
+
+/** Owners this process holds right now: a lock naming this PID and one of these is alive. */
+const heldHere = new Set<string>();
+
+export function holdingHere(owner: string, held: boolean): void {
+  if (held) heldHere.add(owner);
+  else heldHere.delete(owner);
+}
+
+/** A new holder record for this process. */
+export function newHolder(what: string): LockHolder {
+  const self = selfIdentity();
+  return { owner: randomUUID(), pid: process.pid, host: self.host, ...optional(self), what, at: new Date().toISOString() };
+}
+
+function optional(self: Identity): Partial<LockHolder> {
+  const out: Partial<LockHolder> = {};
+  if (self.bootId) out.bootId = self.bootId;
+  if (self.pidNs) out.pidNs = self.pidNs;
+  if (self.startTime) out.startTime = self.startTime;
+  return out;
+}
+
+interface Identity {
+  host: string;
+  bootId?: string;
+  pidNs?: string;
+  startTime?: string;
+}
+
+let cached: Identity | undefined;
+function selfIdentity(): Identity {
+  cached ??= {
+    host: hostname(),
+    bootId: readText('/proc/sys/kernel/random/boot_id'),
+    pidNs: readLink('/proc/self/ns/pid'),
+    startTime: processStartTime(process.pid),
+  };
+  return cached;
+}
+
+/**
+ * Why `holder` is gone (a reason for the log), or undefined when it may be alive: it then holds
+ * the lock until its heartbeat is older than the caller's bound.
+ */
+export function holderGone(holder: Pick<LockHolder, 'owner' | 'pid' | 'host' | 'bootId' | 'pidNs' | 'startTime'>): string | undefined {
+  const self = selfIdentity();
+  if (heldHere.has(holder.owner)) return undefined;
+  if (holder.host !== self.host) return undefined;
+  if (holder.bootId && self.bootId && holder.bootId !== self.bootId) return `its host ${holder.host} rebooted since`;
+  if (holder.pid === process.pid) return `it names PID ${holder.pid}, this process's own`;
+  const sameNs = holder.pidNs !== undefined && holder.pidNs === self.pidNs;
+  if (!sameNs) return undefined;
+  if (!alive(holder.pid)) return `its process ${holder.pid} is gone`;
+  const startTime = processStartTime(holder.pid);
+  if (holder.startTime && startTime && startTime !== holder.startTime) return `PID ${holder.pid} is now another process`;
+  return undefined;
+}
+
+/** Parse a holder record (JSON), or undefined when it is not one. */
+export function parseHolder(text: string): LockHolder | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (!v || typeof v !== 'object') return undefined;
+    const h = v as Record<string, unknown>;
+    if (typeof h.pid !== 'number' || typeof h.owner !== 'string') return undefined;
+    const str = (k: string) => (typeof h[k] === 'string' ? (h[k] as string) : undefined);
+    return {
+      owner: h.owner,
+      pid: h.pid,
+      host: str('host') ?? hostname(), // a record from before hosts were recorded was written here
+      ...(str('bootId') && { bootId: str('bootId') }),
+      ...(str('pidNs') && { pidNs: str('pidNs') }),
+      ...(str('startTime') && { startTime: str('startTime') }),
+      what: str('what') ?? '',
+      at: str('at') ?? '',
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks after boot (Linux). */
+export function processStartTime(pid: number): string | undefined {
+  const stat = readText(`/proc/${pid}/stat`);
+  if (!stat) return undefined;
+  // the command name (field 2) is in parentheses and may hold spaces or parentheses itself
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19]; // field 22 is the 20th after the name and state
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function readLink(path: string): string | undefined {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,32 @@
+// Exit statuses: each outcome's status, the most serious of several, and the README's table is the
+// one `--help` prints.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { EXIT, EXIT_TABLE, exitForOutcome, exitHelp, SEVERITY, worstExit } from '../../src/cli/exit.js';
+
+describe('exit statuses', () => {
+  it('maps each run outcome to its status', () => {
+    const outcomes = ['ok', 'partial', 'guard', 'failed', 'unavailable', 'aborted', undefined];
+    expect(outcomes.map(exitForOutcome)).toEqual([0, 4, 3, 1, 1, 1, 1]);
+  });
+
+  it('ends a command of several runs with the most serious status: 2, 1, 4, 3, then 0', () => {
+    expect(worstExit([])).toBe(EXIT.ok);
+    expect(worstExit([0, 3, 0])).toBe(EXIT.guard);
+    expect(worstExit([3, 4, 0])).toBe(EXIT.partial);
+    expect(worstExit([4, 1, 3])).toBe(EXIT.failed);
+    expect(worstExit([1, 2])).toBe(EXIT.usage);
+    expect(worstExit([0, 99])).toBe(EXIT.failed); // a status it does not know is not taken for ok
+  });
+
+  it('documents every status once, in the README as in --help', () => {
+    expect(EXIT_TABLE.map((e) => e.status).sort()).toEqual(Object.values(EXIT).sort());
+    expect([...SEVERITY].sort()).toEqual(Object.values(EXIT).sort());
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const { status, meaning } of EXIT_TABLE) {
+      expect(readme).toContain(`| ${status} | ${meaning} |`);
+      expect(exitHelp()).toContain(`${status}  ${meaning}`);
+    }
+    expect(readme).toContain(`the order **${SEVERITY.join(', ')}**`);
+  });
+});

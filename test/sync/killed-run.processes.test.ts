@@ -1,0 +1,95 @@
+// Issue 23, locks that know their holder: a `feedsync sync` killed by SIGKILL as PID 1 of its own
+// PID namespace (what a container's run is: `unshare --pid --fork`, as `docker stop` past its
+// timeout or the OOM killer leave it) leaves its lock files behind, naming PID 1. The next run, PID 1
+// of a new namespace as the next container's run is, finds the holder gone (the lock names its own
+// PID) and starts at once: its feed's deadline (6 s) is shorter than the lock's heartbeat bound
+// (20 s), so a run that waited for the heartbeat would report the chatbot busy. It converges: the
+// chatbot holds the feed's listings, each once.
+import { execFileSync, spawn } from 'node:child_process';
+import { readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { feedsync } from '../settings/run-cli.js';
+import { createSyncEnv, csv, homesConfigYaml, requests, rows, SN, total, type SyncEnv } from './helpers/feed.js';
+
+const BIN = join(import.meta.dirname, '../../bin/feedsync.js');
+const FEED = 120;
+
+/** `unshare --pid` needs root (or user namespaces); where it cannot run, the test says so and is skipped. */
+function canUnshare(): boolean {
+  try {
+    execFileSync('unshare', ['--pid', '--fork', '--mount-proc', 'true'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let te: TestEmulator;
+let env: SyncEnv;
+beforeAll(async () => {
+  te = await startTestEmulator({ chatbots: [SN] });
+  env = await createSyncEnv();
+});
+afterAll(async () => {
+  await te.close();
+  await rm(env.dir, { recursive: true, force: true });
+});
+
+/** `feedsync` as PID 1 of a new PID namespace; it dies with `unshare` (--kill-child). */
+function inContainer(args: string[]) {
+  return spawn('unshare', ['--pid', '--fork', '--mount-proc', '--kill-child', process.execPath, BIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+describe.runIf(canUnshare())('a run killed as PID 1 in a container', () => {
+  it('leaves locks naming PID 1; the next container run takes them at once and converges with no duplicate', async () => {
+    const config = join(env.dir, 'feedsync.yaml');
+    const yaml = homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: ['  concurrency: 2'] })
+      .replace('    source: { kind: csv, path: homes.csv }', '    source: { kind: csv, path: homes.csv }\n    deadlineMinutes: 0.1');
+    await writeFile(config, yaml);
+    await writeFile(join(env.dir, 'homes.csv'), csv(rows(FEED)));
+
+    te.emulator.configure({ latencyMs: 30 });
+    const first = inContainer(['sync', '--config', config]);
+    let stderr = '';
+    first.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => first.on('exit', (_code, signal) => resolve(signal)));
+    // kill it in the middle of its writes
+    while (total(await requests(te, 'RealEstateCreate')) < 10) {
+      if (first.exitCode !== null) throw new Error(`the first run ended before it was killed: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    first.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    te.emulator.configure({ latencyMs: 0 });
+    const written = (await te.listings(SN)).length;
+    expect(written).toBeGreaterThan(0);
+    expect(written).toBeLessThan(FEED);
+    const locks = await readdir(join(env.dir, '.feedsync', 'locks'));
+    expect(locks.filter((f) => f.endsWith('.lock'))).toHaveLength(1); // the chatbot's lock, left behind
+
+    const second = inContainer(['sync', '--config', config, '--json']);
+    let out = '';
+    let err = '';
+    second.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    second.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => second.on('exit', (c) => resolve(c)));
+    expect(code, err).toBe(0);
+    expect(JSON.parse(out).reports[0]).toMatchObject({ outcome: 'ok' });
+
+    const listings = await te.listings(SN);
+    const keys = listings.map((l) => (l as { MLSNumber?: string }).MLSNumber);
+    expect(listings).toHaveLength(FEED);
+    expect(new Set(keys).size).toBe(FEED);
+    expect(existsSync(join(env.dir, '.feedsync', 'locks', locks[0]!))).toBe(false); // released at the end
+
+    // and a plain rerun (not in a container) finds nothing to do
+    const rerun = await feedsync(['sync', '--config', config, '--json']);
+    expect(JSON.parse(rerun.stdout).reports[0].counts).toMatchObject({ created: 0, updated: 0, deleted: 0 });
+  });
+});

@@ -1,0 +1,118 @@
+// Issue 23, "no Redis, no run": with `redis` configured and not answering, `feedsync sync` and
+// `feedsync settings` end failed (exit 1), naming Redis and the cause, having written nothing (the
+// emulator's listings, the state file and its folder as they were). `--no-redis` runs on the state
+// file on purpose and says in its report that it was not coordinated with the workers.
+import { createServer, type Server } from 'node:net';
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireRedis } from '../../src/state/redis-required.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { feedsync } from '../settings/run-cli.js';
+import { createSyncEnv, csv, homesConfigYaml, row, rows, SN, type SyncEnv } from './helpers/feed.js';
+
+let te: TestEmulator;
+let env: SyncEnv;
+let closedPort: number;
+beforeAll(async () => {
+  te = await startTestEmulator({ chatbots: [SN] });
+  env = await createSyncEnv();
+  closedPort = await freePort();
+});
+afterAll(async () => {
+  await te.close();
+  await rm(env.dir, { recursive: true, force: true });
+});
+
+/** A port nothing listens on: taken from the OS, then closed. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('feedsync sync with Redis configured and unreachable', () => {
+  it('refuses (exit 1, Redis and the cause named, nothing written); --no-redis runs and says it was uncoordinated', async () => {
+    const config = join(env.dir, 'feedsync.yaml');
+    const redisLines = ['redis:', `  url: redis://:hunter2-pass@127.0.0.1:${closedPort}`, '  prefix: fstest-noredis'];
+    await writeFile(config, homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: redisLines }));
+    await writeFile(join(env.dir, 'homes.csv'), csv(rows(4)));
+
+    const refused = await feedsync(['sync', '--config', config, '--json']);
+    expect(refused.code).toBe(1);
+    const doc = JSON.parse(refused.stdout);
+    expect(doc.error.code).toBe('REDIS_UNAVAILABLE');
+    expect(doc.error.message).toContain(`Redis redis://***@127.0.0.1:${closedPort}`);
+    expect(doc.error.message).toContain('ECONNREFUSED');
+    expect(doc.error.message).toContain('--no-redis');
+    expect(refused.stdout + refused.stderr).not.toContain('hunter2-pass');
+    expect(await te.listings(SN)).toHaveLength(0);
+    expect(existsSync(join(env.dir, '.feedsync'))).toBe(false); // no state file, no lock file, no echo
+
+    const alone = await feedsync(['sync', '--config', config, '--no-redis', '--json']);
+    expect(alone.code).toBe(0);
+    const report = JSON.parse(alone.stdout);
+    expect(report.uncoordinated).toMatch(/not coordinated with the workers/);
+    expect(report.reports[0]).toMatchObject({ outcome: 'ok', counts: { created: 4 } });
+    const text = await feedsync(['sync', '--config', config, '--no-redis']);
+    expect(text.stderr).toContain('not coordinated with the workers');
+
+    // a change in the feed, Redis still away: refused again, the listings and the state file unchanged
+    await writeFile(join(env.dir, 'homes.csv'), csv([...rows(3), row(9)]));
+    const stateFile = join(env.dir, '.feedsync', 'state.json');
+    const stateBefore = await readFile(stateFile, 'utf8');
+    const listingsBefore = await te.listings(SN);
+    const again = await feedsync(['sync', '--config', config]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('does not answer');
+    expect(await te.listings(SN)).toEqual(listingsBefore);
+    expect(await readFile(stateFile, 'utf8')).toBe(stateBefore);
+  });
+
+  it('settings refuses the same way, and runs with --no-redis', async () => {
+    const config = join(env.dir, 'settings.yaml');
+    await writeFile(
+      config,
+      [
+        'api:',
+        `  baseUrl: ${te.url}`,
+        `  secretKey: ${TEST_SECRET_KEY}`,
+        `  sessionKey: ${TEST_SESSION_KEY}`,
+        'redis:',
+        `  url: redis://127.0.0.1:${closedPort}`,
+        'chatbots:',
+        `  - serialNumber: ${SN}`,
+        '    settings: { Name: Homes bot }',
+      ].join('\n'),
+    );
+    const before = (await te.stats()).total;
+    const refused = await feedsync(['settings', '--config', config, '--json']);
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(JSON.parse(refused.stdout).error.code).toBe('REDIS_UNAVAILABLE');
+    expect((await te.stats()).total).toBe(before); // not one call to the service
+    const alone = await feedsync(['settings', '--config', config, '--no-redis', '--json']);
+    expect(alone.code, alone.stderr).toBe(0);
+    expect(JSON.parse(alone.stdout).uncoordinated).toMatch(/not coordinated/);
+  });
+});
+
+describe('requireRedis', () => {
+  it('a Redis that accepts the connection and never answers fails within the bounded wait', async () => {
+    const silent: Server = createServer(() => {}); // takes the connection, says nothing
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const redis = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+    try {
+      await expect(requireRedis(redis, `redis://127.0.0.1:${port}`, 200)).rejects.toMatchObject({
+        code: 'REDIS_UNAVAILABLE',
+        message: expect.stringContaining('no answer within 200 ms'),
+      });
+    } finally {
+      silent.close();
+    }
+  });
+});
