@@ -40,12 +40,14 @@ export interface CaptureOptions {
   signal?: AbortSignal;
 }
 
+const spent = (max: number) => `not kept: the run's whole listings passed changeLog.maxWholeBytesPerRun (${max} bytes)`;
+
 const AREA_UNITS: ReadonlyArray<ListingCreate['AreaUnit'] | undefined> = [undefined, 'Square Feet', 'Square Meters'];
 
 export function createBeforeCapture(opts: CaptureOptions): BeforeCapture {
   let bytes = 0;
   const take = async (key: string, remoteId: number | undefined, mlsNumber: string | undefined, now?: ListingCreate): Promise<Captured> => {
-    if (bytes >= opts.maxBytes) return { beforeMissing: `not kept: the run's whole listings passed changeLog.maxWholeBytesPerRun (${opts.maxBytes} bytes)` };
+    if (bytes >= opts.maxBytes) return { beforeMissing: spent(opts.maxBytes) };
     const mls = opts.keyBy === 'MLSNumber' ? key : mlsNumber;
     if (!mls) return { beforeMissing: 'not kept: no MLSNumber to read the listing back by' };
     let items;
@@ -59,6 +61,11 @@ export function createBeforeCapture(opts: CaptureOptions): BeforeCapture {
     const unlisted = await unlistedFor(key, item, now);
     if (!unlisted) return { beforeMissing: 'not kept: its Location/AreaUnit as last written are not known (written before this version kept them)' };
     const packed = packListing(listingFromListItem(item, opts.serialNumber, unlisted));
+    // (several reads are in flight at once: the budget is taken when a listing is packed, never past it)
+    if (bytes + packed.length > opts.maxBytes) {
+      bytes = opts.maxBytes;
+      return { beforeMissing: spent(opts.maxBytes) };
+    }
     bytes += packed.length;
     return { before: packed };
   };
