@@ -8,7 +8,7 @@ import { maskStream } from './secrets.js';
 
 // The last line of defence: whatever a command prints (tables, --json, errors, stacks) passes the
 // one masking function, so a registered secret never reaches the terminal or a log collector.
-maskStream(process.stdout);
+maskStream(process.stdout, 'text'); // stdout carries --json documents
 maskStream(process.stderr);
 
 const version = packageVersion();

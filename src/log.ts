@@ -1,9 +1,10 @@
 // One pino logger, to stderr (stdout is kept for --json output). Secrets never reach it: known
 // secret fields are redacted by path, and every secret value registered in secrets.ts is replaced
-// wherever it would appear in a line (message, error text, any field).
+// wherever it would appear in a line (message, error text, any field): in the values before the
+// line is serialized, and in the serialized line only where masking cannot break its JSON.
 import { pino, type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
-import { maskSecrets } from './secrets.js';
+import { maskDeep, maskSecrets, maskText } from './secrets.js';
 import { stderrLine, type StatusLine } from './terminal.js';
 
 export type { Logger };
@@ -40,9 +41,13 @@ export function createLogger(
       level,
       base: undefined,
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
+      formatters: { log: (fields) => maskDeep(fields) },
       hooks: {
-        // The last line of defence: a secret inside any string of a log line is masked too.
-        streamWrite: (line: string) => maskSecrets(line),
+        logMethod(args, method) {
+          method.apply(this, args.map((a) => (typeof a === 'string' ? maskSecrets(a) : a)) as Parameters<typeof method>);
+        },
+        // The last line of defence, on the serialized line: secrets whose masking keeps it JSON.
+        streamWrite: (line: string) => maskText(line),
       },
     },
     pretty

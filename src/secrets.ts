@@ -4,29 +4,76 @@
 // appear — logs, tables, --json, error messages, job return values, run history in Redis.
 // Short secrets are masked too: a leaked 3-character key is still a leaked key. A one-character value
 // is not treated as a secret (it protects nothing and masking it would erase every output).
+// Values, never text: masking is applied to string values before they are serialized (maskDeep,
+// maskSecrets on one string), so a secret like `":"` cannot break a JSON document. Serialized text
+// (a JSON log line, --json on stdout) is masked again only for secrets that cannot change its
+// structure (maskText). A secret may belong to a scope (a feed): a server-issued token masks the
+// outputs of its own feed, never another feed's.
 
 export const MASK = '[REDACTED]';
 
-const secrets = new Set<string>();
-let pattern: RegExp | undefined;
+/** '' is every scope's: configured secrets; other keys are scopes (feed names) */
+const secrets = new Map<string, Set<string>>([['', new Set()]]);
+const patterns = new Map<string, RegExp | null>();
+let count = 0;
+
+function scopeSet(scope: string): Set<string> {
+  let set = secrets.get(scope);
+  if (!set) secrets.set(scope, (set = new Set()));
+  return set;
+}
 
 /** Query parameters whose values are credentials (shown masked in URLs, registered as secrets). */
 const SECRET_PARAM = /token|secret|pass(word|wd)?|pwd|key|sig(nature)?|auth|credential|session|code/i;
 
 /** Remember a secret so it is masked everywhere. Its common encodings are remembered with it. */
-export function registerSecret(value: string | undefined | null): void {
+export function registerSecret(value: string | undefined | null, scope = ''): void {
   if (!value) return;
-  const forms = [value, value.trim(), encodeURIComponent(value), JSON.stringify(value).slice(1, -1)];
-  const bearer = /^(Bearer|Basic|Token)\s+(.+)$/i.exec(value.trim());
-  if (bearer?.[2]) forms.push(bearer[2]);
+  const set = scopeSet(scope);
   let added = false;
-  for (const f of forms) {
-    if (f && f.length >= 2 && !secrets.has(f)) {
-      secrets.add(f);
+  for (const f of forms(value)) {
+    if (f.length >= 2 && !set.has(f)) {
+      set.add(f);
+      count++;
       added = true;
     }
   }
-  if (added) pattern = undefined;
+  if (added) patterns.clear();
+}
+
+/** Forget a secret of a scope (an expired token): the registry does not grow with a worker's uptime. */
+export function forgetSecret(value: string, scope: string): void {
+  const set = secrets.get(scope);
+  if (!set) return;
+  for (const f of forms(value)) if (set.delete(f)) count--;
+  if (set.size === 0 && scope !== '') secrets.delete(scope);
+  patterns.clear();
+}
+
+function forms(value: string): string[] {
+  const out = [value, value.trim(), encodeURIComponent(value), JSON.stringify(value).slice(1, -1)];
+  const bearer = /^(Bearer|Basic|Token)\s+(.+)$/i.exec(value.trim());
+  if (bearer?.[2]) out.push(bearer[2]);
+  return out.filter((f) => f.length > 0);
+}
+
+/**
+ * Whether a server-issued token may be taken as a secret: long enough and made of the characters
+ * tokens are made of. A token endpoint answering `":"` or `Austin` would otherwise mask JSON
+ * punctuation or every city of that name; such a token is used but not masked.
+ */
+export function tokenLike(value: string): boolean {
+  return value.length >= 16 && /^[A-Za-z0-9._~+/=-]+$/.test(value) && /[A-Za-z]/.test(value);
+}
+
+/**
+ * Whether masking `secret` inside serialized JSON keeps it JSON: no structural characters or
+ * whitespace, not a piece of a literal (true, false, null), not a piece of a number.
+ */
+function safeInText(secret: string): boolean {
+  if (/["\\{}\[\]:,\s]/.test(secret)) return false;
+  if (['true', 'false', 'null'].some((lit) => lit.includes(secret))) return false;
+  return !/^[0-9.eE+-]+$/.test(secret);
 }
 
 /** Every configured header value is a secret, whatever the header's name. */
@@ -55,7 +102,8 @@ const SECRET_KEY_NAME = /secret|token|password|passwd|sessionkey|apikey|api_key|
  */
 export function registerSecretsIn(value: unknown, key = ''): void {
   if (typeof value === 'string') {
-    if (SECRET_KEY_NAME.test(key)) registerSecret(value);
+    // a tokenUrl is where tokens come from, not a token: it stays readable in errors (its query masked)
+    if (SECRET_KEY_NAME.test(key) && !/url$/i.test(key)) registerSecret(value);
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) registerUrlSecrets(value);
     return;
   }
@@ -80,49 +128,71 @@ export function registerBasicAuth(user: string, password: string): void {
   registerSecret(Buffer.from(`${user}:${password}`).toString('base64'));
 }
 
-/** `text` with every registered secret replaced by [REDACTED]. */
-export function maskSecrets(text: string): string {
-  if (secrets.size === 0) return text;
-  pattern ??= new RegExp(
-    [...secrets]
-      .sort((a, b) => b.length - a.length)
-      .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('|'),
-    'g',
-  );
-  return text.replace(pattern, MASK);
+/**
+ * The secrets that apply: every configured one, and those of `scope` (a feed), or of every scope
+ * when the output belongs to no feed. `text`: only those safe to mask in serialized text.
+ */
+function patternFor(scope: string | undefined, text: boolean): RegExp | null {
+  const id = `${text ? 't' : 'v'}:${scope ?? '*'}`;
+  const cached = patterns.get(id);
+  if (cached !== undefined) return cached;
+  const chosen: string[] = [];
+  for (const [name, set] of secrets) if (name === '' || scope === undefined || name === scope) for (const v of set) if (!text || safeInText(v)) chosen.push(v);
+  const alternatives = [...new Set(chosen)].sort((a, b) => b.length - a.length).map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  // in text, never right after an escaping backslash: that would break the escape (`\n` of a "n1" secret)
+  const pattern = alternatives.length ? new RegExp(`${text ? '(?<!(?:^|[^\\\\])(?:\\\\\\\\)*\\\\)' : ''}(?:${alternatives.join('|')})`, 'g') : null;
+  patterns.set(id, pattern);
+  return pattern;
+}
+
+/** A string value with every registered secret (configured, and `scope`'s or every scope's) replaced by [REDACTED]. */
+export function maskSecrets(value: string, scope?: string): string {
+  if (count === 0) return value;
+  const pattern = patternFor(scope, false);
+  return pattern ? value.replace(pattern, MASK) : value;
+}
+
+/**
+ * Serialized text (a JSON log line, a document on stdout) masked as the last line of defence: only
+ * secrets whose masking cannot change the text's structure. Mask values before serializing them.
+ */
+export function maskText(text: string): string {
+  if (count === 0) return text;
+  const pattern = patternFor(undefined, true);
+  return pattern ? text.replace(pattern, MASK) : text;
 }
 
 /**
  * A JSON-like value with every string value masked; keys and other values as they are, so the
- * structure survives even a one-character secret (masking serialized JSON would not).
+ * structure survives even a one-character secret (masking serialized JSON would not). `scope`: the
+ * feed the value belongs to (its tokens masked, no other feed's).
  */
-export function maskDeep<T>(value: T): T {
-  if (secrets.size === 0) return value;
-  return walk(value) as T;
+export function maskDeep<T>(value: T, scope?: string): T {
+  if (count === 0) return value;
+  return walk(value, scope) as T;
 }
 
-function walk(value: unknown): unknown {
-  if (typeof value === 'string') return maskSecrets(value);
-  if (Array.isArray(value)) return value.map(walk);
+function walk(value: unknown, scope: string | undefined): unknown {
+  if (typeof value === 'string') return maskSecrets(value, scope);
+  if (Array.isArray(value)) return value.map((v) => walk(v, scope));
   if (value && typeof value === 'object') {
-    if (value instanceof Error) return maskError(value);
+    if (value instanceof Error) return maskError(value, scope);
     if (value instanceof Date) return value;
     const proto = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) {
       const json = (value as { toJSON?: () => unknown }).toJSON;
-      return typeof json === 'function' ? walk(json.call(value)) : value;
+      return typeof json === 'function' ? walk(json.call(value), scope) : value;
     }
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, scope)]));
   }
   return value;
 }
 
 /** The error with its message (and stack) masked, in place: it may travel on as the same object. */
-export function maskError<E>(err: E): E {
+export function maskError<E>(err: E, scope?: string): E {
   if (err instanceof Error) {
-    err.message = maskSecrets(err.message);
-    if (err.stack) err.stack = maskSecrets(err.stack);
+    err.message = maskSecrets(err.message, scope);
+    if (err.stack) err.stack = maskSecrets(err.stack, scope);
   }
   return err;
 }
@@ -139,17 +209,18 @@ export function maskUrl(url: string): string {
 
 /**
  * Mask what a stream is given to write: the last line of defence of a process's stdout/stderr, so
- * a report, a table or a stack printed by any command cannot carry a registered secret.
+ * a report, a table or a stack printed by any command cannot carry a registered secret. `text`: the
+ * stream carries serialized documents (stdout's --json), masked with maskText only.
  */
-export function maskStream(stream: NodeJS.WriteStream): void {
+export function maskStream(stream: NodeJS.WriteStream, mode: 'text' | 'values' = 'values'): void {
   const marked = stream as NodeJS.WriteStream & { feedsyncMasked?: boolean };
   if (marked.feedsyncMasked) return;
   marked.feedsyncMasked = true;
   const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
   stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-    if (secrets.size && (typeof chunk === 'string' || chunk instanceof Uint8Array)) {
+    if (count && (typeof chunk === 'string' || chunk instanceof Uint8Array)) {
       const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      return write(maskSecrets(text), ...rest);
+      return write(mode === 'text' ? maskText(text) : maskSecrets(text), ...rest);
     }
     return write(chunk, ...rest);
   }) as NodeJS.WriteStream['write'];
@@ -175,5 +246,7 @@ function decode(s: string): string {
 /** For tests: forget every secret. */
 export function clearSecrets(): void {
   secrets.clear();
-  pattern = undefined;
+  secrets.set('', new Set());
+  patterns.clear();
+  count = 0;
 }

@@ -6,6 +6,7 @@ import { createHmac } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Logger } from '../log.js';
 import { redactSecrets, registerSecret } from '../log.js';
+import { maskDeep } from '../secrets.js';
 import type { AlertChannel } from './config-schema.js';
 import type { Notice } from './rules.js';
 
@@ -59,7 +60,7 @@ export async function sendAlert(channels: readonly AlertChannel[], alert: Alert,
 async function sendOne(c: AlertChannel, alert: Alert): Promise<void> {
   switch (c.kind) {
     case 'webhook': {
-      const body = redactSecrets(JSON.stringify({ type: 'feedsync.alert', ...alert, text: alertText(alert) }));
+      const body = JSON.stringify(maskDeep({ type: 'feedsync.alert', ...alert, text: alertText(alert) }, alert.feed));
       return post(c.url, body, { [SIGNATURE_HEADER]: signBody(body, c.secret) });
     }
     case 'slack':

@@ -9,6 +9,7 @@
 // wait for a decision (--force or a fix at the source).
 import { ConfigError, FeedsyncError, GuardError } from '../errors.js';
 import { redactSecrets } from '../log.js';
+import { maskDeep } from '../secrets.js';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, guard: 3, partial: 4 } as const;
 export type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
@@ -62,9 +63,13 @@ export function printError(err: unknown): void {
   }
 }
 
-/** --json prints exactly one JSON document on stdout. */
-export function printJson(value: unknown): void {
-  process.stdout.write(redactSecrets(JSON.stringify(value, null, 2)) + '\n');
+/**
+ * --json prints exactly one JSON document on stdout, its values masked (never the serialized text).
+ * `scope`: whose secrets (secrets.ts); '' the configured ones only, for a document whose parts were
+ * masked by feed already. Default: every secret.
+ */
+export function printJson(value: unknown, scope?: string): void {
+  process.stdout.write(JSON.stringify(maskDeep(value, scope), null, 2) + '\n');
 }
 
 /** An error as the one JSON document of a failed --json command: its message, code and whether a rerun can help. */

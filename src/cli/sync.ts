@@ -10,6 +10,7 @@ import { QUEUE_NAMES } from '../queue/names.js';
 import { dirname, join } from 'node:path';
 import type { FeedConfig } from '../config/schema.js';
 import { causeMessage } from '../errors.js';
+import { maskDeep } from '../secrets.js';
 import { acquireForegroundLock, type TargetLock } from '../queue/target-lock.js';
 import { runFeed, type FeedRunReport } from '../runs/run-feed.js';
 import { stateDir } from '../runtime.js';
@@ -116,7 +117,8 @@ export async function run(opts: SyncCliOptions): Promise<number> {
     },
     { onCall: calls.onCall, noRedis: opts.redis === false },
   );
-  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports });
+  // each report masked by its feed's secrets: one feed's token never masks another feed's report
+  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports: reports.map((r) => maskDeep(r, r.feed)) }, '');
   return exitStatus(reports);
 }
 

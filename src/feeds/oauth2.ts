@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../errors.js';
 import { boundedRequest, RequestStopped } from '../net/request.js';
-import { registerSecret } from '../secrets.js';
+import { forgetSecret, registerSecret, tokenLike } from '../secrets.js';
 import type { OAuth2Auth } from './config-schema.js';
 
 const TokenAnswer = z.looseObject({
@@ -19,6 +19,11 @@ const TokenAnswer = z.looseObject({
 
 /** A token is renewed this long before it expires (at most a tenth of its life). */
 const RENEW_BEFORE_MS = 5 * 60_000;
+/**
+ * A token is used at least this long, whatever `expires_in` says (an `expires_in: 0.001` would cost
+ * a token request per page); a token the server refuses before then is asked for again (refused()).
+ */
+const MIN_REUSE_MS = 60_000;
 /** Lifetime assumed when the token endpoint gives no expires_in. */
 const DEFAULT_LIFETIME_S = 3600;
 /** Most bytes of a token answer read (a token endpoint answers a few hundred). */
@@ -27,6 +32,8 @@ const MAX_TOKEN_BYTES = 64 * 1024;
 interface Cached {
   token: string;
   renewAt: number;
+  /** the token is forgotten (cache and secret registry) after this */
+  expiresAt: number;
 }
 
 /** Per credential: the token request in flight or done, and its token once it came. */
@@ -38,6 +45,8 @@ interface Entry {
 const cache = new Map<string, Entry>();
 
 export interface TokenOptions {
+  /** the feed the token is for: its value masks that feed's outputs only */
+  scope?: string;
   timeoutMs: number;
   retries: number;
   signal?: AbortSignal;
@@ -63,27 +72,60 @@ export function oauth2TokenSource(auth: OAuth2Auth, opts: TokenOptions): TokenSo
   return {
     credential,
     async token() {
+      forgetExpired();
       const entry = cache.get(key);
-      if (entry && !entry.value) return (await entry.pending).token; // another job is asking: share its answer
-      if (entry?.value && Date.now() < entry.value.renewAt) return entry.value.token;
+      if (entry && !entry.value) return remember((await entry.pending).token, opts.scope ?? credential); // another job is asking: share its answer
+      if (entry?.value && Date.now() < entry.value.renewAt) return remember(entry.value.token, opts.scope ?? credential);
       const fresh: Entry = { pending: requestToken(auth, credential, opts) };
       cache.set(key, fresh);
       try {
         fresh.value = await fresh.pending;
-        return fresh.value.token;
+        return remember(fresh.value.token, opts.scope ?? credential);
       } catch (err) {
         if (cache.get(key) === fresh) cache.delete(key);
         throw err;
       }
     },
     refused(token) {
-      if (cache.get(key)?.value?.token === token) cache.delete(key);
+      const entry = cache.get(key);
+      if (entry?.value?.token === token) forget(key, entry.value);
     },
   };
 }
 
+/** The scopes (feeds) each cached token is registered as a secret in. */
+const scopes = new Map<string, Set<string>>();
+
+/**
+ * The token, masked in the outputs of the feed using it when it looks like a token: a `":"` or
+ * `Austin` from a token endpoint would mask JSON punctuation or every city of that name.
+ */
+function remember(token: string, scope: string): string {
+  if (!tokenLike(token)) return token;
+  let set = scopes.get(token);
+  if (!set) scopes.set(token, (set = new Set()));
+  if (!set.has(scope)) {
+    set.add(scope);
+    registerSecret(token, scope);
+  }
+  return token;
+}
+
+function forget(key: string, value: Cached): void {
+  cache.delete(key);
+  for (const scope of scopes.get(value.token) ?? []) forgetSecret(value.token, scope);
+  scopes.delete(value.token);
+}
+
+/** Expired tokens leave the cache and the secret registry: neither grows with a worker's uptime. */
+function forgetExpired(): void {
+  const now = Date.now();
+  for (const [key, entry] of cache) if (entry.value && entry.value.expiresAt <= now) forget(key, entry.value);
+}
+
 /** Tests: forget every cached token (as a fresh process would). */
 export function clearTokenCache(): void {
+  for (const [key, entry] of cache) if (entry.value) forget(key, entry.value);
   cache.clear();
 }
 
@@ -119,9 +161,10 @@ async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOpt
         const parsed = TokenAnswer.safeParse(safeJson(text));
         if (!parsed.success) throw new FeedReadError(`the token endpoint's answer has no access_token (${credential})`, place, false);
         const token = parsed.data.access_token;
-        registerSecret(token);
         const lifeMs = (parsed.data.expires_in ?? DEFAULT_LIFETIME_S) * 1000;
-        return { token, renewAt: Date.now() + lifeMs - Math.min(RENEW_BEFORE_MS, lifeMs / 10) };
+        const now = Date.now();
+        const renewAt = now + Math.max(MIN_REUSE_MS, lifeMs - Math.min(RENEW_BEFORE_MS, lifeMs / 10));
+        return { token, renewAt, expiresAt: Math.max(renewAt, now + lifeMs) };
       }
       const retryable = isRetryableStatus(response.status);
       failure = new FeedReadError(

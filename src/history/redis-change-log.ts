@@ -1,13 +1,13 @@
 // The change log in Redis. Per feed a stream of every change (XADD MAXLEN ~ maxPerFeed, and trimmed
 // by MINID to retentionDays): `history` reads it newest first. Per run a list of its changes and a
 // record of the run, both expiring after retentionDays: `runs show`. Per feed (and for all) a list of
-// the newest runs, LTRIMmed. Every text stored is masked of secrets first.
+// the newest runs, LTRIMmed. Every value stored is masked of secrets first.
 // Whole listings (undo) are kept apart, once: per run a hash key → the packed listing before the
 // run's first write of that key (the entries say `before: "@"`), expiring with the run; per feed the
 // runs that kept some, with their bytes: past maxWholeBytesPerFeed the oldest runs' are dropped
 // (their entries then read as not kept). Packed listings are compressed bytes, not text: not masked.
 import type { Redis } from 'ioredis';
-import { redactSecrets } from '../log.js';
+import { maskDeep } from '../secrets.js';
 import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits, type RunEntry } from './change-log.js';
 
 const RUNS_KEPT = 1000;
@@ -39,7 +39,8 @@ export function createRedisChangeLog(redis: Redis, prefix: string, limits: Chang
           multi.hincrby(wholeBytes(e.feed), e.runId, before.length);
           wholeRunIds.add(e.runId);
         }
-        const json = redactSecrets(JSON.stringify(before ? { ...e, change: { ...e.change, before: KEPT_APART } } : e));
+        // values masked, never the serialized text
+        const json = JSON.stringify(maskDeep(before ? { ...e, change: { ...e.change, before: KEPT_APART } } : e, e.feed));
         multi.xadd(feedStream(e.feed), 'MAXLEN', '~', limits.maxPerFeed, '*', 'e', json);
         multi.rpush(runList(e.runId), json);
         feeds.add(e.feed);
@@ -50,7 +51,7 @@ export function createRedisChangeLog(redis: Redis, prefix: string, limits: Chang
       await multi.exec();
     },
     async finishRun(run) {
-      const json = redactSecrets(JSON.stringify(run));
+      const json = JSON.stringify(maskDeep(run, run.feed));
       const multi = redis.multi().set(runInfo(run.runId), json, 'EX', ttl).expire(runList(run.runId), ttl);
       for (const key of [runsOf(run.feed), runsOf(undefined)]) multi.lpush(key, json).ltrim(key, 0, RUNS_KEPT - 1);
       if (run.wholes?.kept) multi.expire(wholeOf(run.runId), ttl).rpush(wholeRuns(run.feed), run.runId).expire(wholeRuns(run.feed), ttl).expire(wholeBytes(run.feed), ttl);

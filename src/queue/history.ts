@@ -46,7 +46,7 @@ export async function recordRun(
     summary: run.report.summary,
   };
   // what is stored is what may be shown: masked, every secret by value
-  const json = JSON.stringify(maskDeep(boundReport(record)));
+  const json = JSON.stringify(maskDeep(boundReport(record), run.feed));
   const multi = redis.multi();
   for (const key of keysFor(prefix, run)) multi.lpush(key, json).ltrim(key, 0, size - 1);
   await multi.exec();

@@ -134,7 +134,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       else if (decision) logger.warn({ outcome: report.outcome, attempt: `${attempt.made}/${attempt.max}` }, `${def.name} ${describe(target)}: ${decision}`);
       if (verdict !== 'done') throw maskError(reportError(report, verdict));
       // the return value is stored in Redis and shown by the queue UI and `enqueue --wait`
-      return maskDeep(boundReport(report));
+      return maskDeep(boundReport(report), target.feed);
     } finally {
       cancel?.done();
       await lock?.release().catch((err: unknown) => logger.warn({ err }, 'lock release failed; it expires by itself'));

@@ -101,6 +101,8 @@ export function observationOf(r: SyncReport, runId: string): RunObservation {
     valid: r.counts.valid,
     rejected: r.counts.rejected,
     unmapped: (r.unmapped ?? []).map((u) => `${u.field}: ${JSON.stringify(u.value)}`),
+    mode: r.source.mode,
+    complete: r.source.complete,
   };
 }
 

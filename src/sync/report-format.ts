@@ -34,6 +34,7 @@ export function formatSyncReport(r: SyncReport): string {
   if (r.source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${r.source.since ?? 'the last successful sync'}`);
   if (r.source.requests !== undefined) lines.push(`  source: ${r.source.pages ?? 0} pages, ${r.source.requests} requests`);
   for (const w of r.source.warnings ?? []) lines.push(`  source warning: ${w}`);
+  if (r.valuesReplaced?.length) lines.push(`  values replaced: ${r.valuesReplaced.map((v) => `${v.field} × ${v.count}`).join(', ')}`);
   // the message says it already when the read is why nothing was deleted
   const readError = r.source.error ?? 'unknown error';
   if (!r.source.complete && !r.message?.includes(readError)) lines.push(`  feed not read whole: ${readError}`);

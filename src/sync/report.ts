@@ -60,6 +60,8 @@ export interface SyncReport {
   feedDuplicates: FeedDuplicate[];
   /** lookup values that no `map` of the mapping covers (they passed through as they were), most seen first */
   unmapped: Array<{ field: string; value: string; count: number }>;
+  /** values that broke a rule with `onInvalid: default` and were replaced by its default, per listing field, most first */
+  valuesReplaced?: Array<{ field: string; count: number }>;
   guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
   /** `since`: an incremental pull asked only for what changed after this time */
   /** `pages`, `requests`: what reading a remote source took (RESO); `warnings`: what it did differently from the config */

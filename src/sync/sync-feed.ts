@@ -22,12 +22,14 @@ import { recordText, stampOf, stampSeed } from './record-stamp.js';
 import type { RemoteIndex } from './remote-index.js';
 import { authFailure } from './auth.js';
 import { createFeedCollector } from './desired.js';
-import { createChange, deleteChange, rejectChange, updateChange, type ChangeSink } from './changes.js';
+import { createChange, deleteChange, rejectChange, updateChange, withheldChange, type ChangeSink } from './changes.js';
 import { createBeforeCapture } from './capture-before.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { createPendingWindow } from './pending.js';
 import { planAgain, planDeletes, planListing } from './plan.js';
+import { confirmAbsences, type AbsenceResult } from './confirm-absent.js';
+import { keySources } from '../mapping/key-sources.js';
 import type { DesiredListing, PlannedDelete, PlanOptions, RememberedListing, RemoteSide } from './plan-types.js';
 import { fetchRemote } from './remote.js';
 import { openFeedThread, ThreadRecord } from './feed-thread.js';
@@ -108,12 +110,15 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   let writeTotal: number | undefined;
   const progress = (phase: SyncProgress['phase'], done: number) =>
     deps.onProgress?.({ feed: feed.name, phase, done, ...(phase === 'write' && writeTotal !== undefined && { total: writeTotal }) });
-  const collector = createFeedCollector('full');
+  /** the pull's mode once known: a record listed twice is a shift in a full pull, a later version in an incremental one */
+  let pullMode = (): 'full' | 'incremental' => 'full';
+  const collector = createFeedCollector('full', { repeatIsShift: () => pullMode() === 'full' });
   const tally = { creates: 0, updates: 0, unchanged: 0, recordFingerprints: [] as Array<[string, string]>, recordStamps: [] as Array<[string, string]>, unchangedByStamp: 0, duplicates: 0, duplicateDeletes: [] as PlannedDelete[] };
   const view: PlanView = { creates: [], updates: [], deletes: [] };
   /** an incremental pull: the time it asked changes from, for the report (read with the mode) */
   let since: string | undefined;
   let readStats: SourceReadStats | undefined;
+  const replacedValues = new Map<string, number>();
   const unmapped = createUnmappedTally();
 
   // The remote side first: each feed record is then planned (and written) as it is read, so the
@@ -174,6 +179,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
 
     const opened = thread ?? openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
+    pullMode = () => opened.mode;
     let feedDone = false;
     /** the feed server refused our credentials: the run fails, nothing more is asked of anyone */
     let feedAuth: string | undefined;
@@ -187,9 +193,15 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       const copy = remote.byKey.stampInputs(key);
       return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
     };
+    /** one feed item mapped; a value replaced by its rule's default (onInvalid: default) is counted */
+    const mapCounted = (item: FeedItem) => {
+      const mapped = mapItem(item, compiled, ctx);
+      if (mapped.kind === 'listing' && mapped.replaced) for (const f of mapped.replaced) replacedValues.set(f, (replacedValues.get(f) ?? 0) + 1);
+      return mapped;
+    };
     /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
     const read = (item: FeedItem): DesiredListing | RememberedListing | undefined => {
-      if (seed === undefined || item.kind !== 'record') return collector.add(mapItem(item, compiled, ctx));
+      if (seed === undefined || item.kind !== 'record') return collector.add(mapCounted(item));
       const text = recordText(item);
       // (the feed thread read the key where it read the record)
       const key = item instanceof ThreadRecord ? item.key : compiled.keyOf(item.data, feed.keyBy);
@@ -199,12 +211,12 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         return entry;
       }
       const before = unmappedSeen;
-      const entry = collector.add(mapItem(item, compiled, ctx));
+      const entry = collector.add(mapCounted(item));
       if (entry && unmappedSeen === before) entry.text = text;
       return entry;
     };
     const expand = (item: FeedItem, text: string): DesiredListing => {
-      const mapped = mapItem(item, compiled, ctx);
+      const mapped = mapCounted(item);
       // the same record under the same mapping, valid when its stamp was stored
       if (mapped.kind !== 'listing') throw new Error(`${feed.name}: ${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
       return { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
@@ -316,7 +328,34 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     }
 
     const rest = planDeletes(remote, desired, planOptions);
-    const plannedDeletes = [...tally.duplicateDeletes, ...rest.deletes];
+    // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
+    // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
+    const confirmable = desired.mode === 'full' && desired.complete && remote.complete && !executor.result.stopped && !feedAuth;
+    const absences: AbsenceResult = !confirmable ? { deletes: rest.deletes, asked: 0 } : await confirmAbsences({
+      deletes: rest.deletes,
+      lookup: opened.lookup,
+      sources: keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']),
+      keyOf: (data) => compiled.keyOf(data, feed.keyBy),
+      limit: opts.force ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
+      keyRule: `the mapping of ${feed.keyBy === 'URL' ? 'Url' : 'MLSNumber'} (feeds[${feed.name}].mapping.fields)`,
+      take: async (items) => {
+        const jobs = function* () {
+          for (const item of items) {
+            const entry = read(item);
+            const job = entry && plan(entry, false);
+            if (job) yield job;
+          }
+        };
+        if (opts.dryRun || executor.result.stopped || feedAuth) for (const _ of jobs());
+        else await executor.run(jobs());
+      },
+      holds: (key) => desired.listings.has(key) || desired.protectedKeys.has(key),
+    });
+    if (absences.problem) {
+      desired.complete = false;
+      desired.readError = absences.problem;
+    }
+    const plannedDeletes = [...tally.duplicateDeletes, ...absences.deletes];
     const guard = evaluateGuards({
       plan: { deletes: plannedDeletes },
       deletes: feed.deletes,
@@ -327,10 +366,19 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       missingSince,
     });
     timings.planMs = ms();
+    /** the read (feed or chatbot list) was not whole: the run is failed or partial, never a guard, whatever the guard says */
+    const readWhole = desired.complete && remote.complete;
     if (deps.changes) {
       for (const r of desired.rejected) deps.changes(rejectChange(r));
-      for (const d of guard.withheld) deps.changes(deleteChange(d, true));
+      // a read that was not whole withholds every delete: one entry for the run, not one per listing
+      if (!readWhole && guard.withheld.length) deps.changes(withheldChange(guard.withheld.length, desired.readError ?? remote.problem ?? 'the chatbot\'s listings could not all be paged'));
+      else for (const d of guard.withheld) deps.changes(deleteChange(d, true));
       if (opts.dryRun) for (const d of guard.allowed) deps.changes(deleteChange(d));
+    }
+    if (absences.missed) {
+      // the deletes the source confirmed go on; the pull itself is not called whole (no mark is stored)
+      desired.complete = false;
+      desired.readError = absences.missed;
     }
     const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, unchangedByStamp: tally.unchangedByStamp, duplicates: tally.duplicates };
 
@@ -338,8 +386,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       const shown = [...guard.allowed, ...guard.withheld];
       view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
       const planned = { creates: tally.creates, updates: tally.updates, deletes: guard.allowed };
-      const outcome = runOutcome({ stopped: feedAuth ? 'failed' : undefined, guard, failures: 0, complete: desired.complete });
-      return finish({ outcome, message: feedAuth ?? guard.message ?? readMessage(desired.readError), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
+      const outcome = runOutcome({ stopped: feedAuth ? 'failed' : undefined, guard, failures: 0, readWhole, missed: Boolean(absences.missed), records: desired.counts.records });
+      return finish({ outcome, message: feedAuth ?? runMessage(readWhole, guard, desired.readError, remote, absences.missed), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
     }
 
     const exec = executor.result;
@@ -350,8 +398,8 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     }
     timings.executeMs = ms();
 
-    const outcome = runOutcome({ stopped: exec.stopped ?? (feedAuth ? 'failed' : undefined), guard, failures: exec.failures.length, complete: desired.complete });
-    const message = (deadline.aborted ? deadlineMessage() : (exec.stopReason ?? feedAuth)) ?? guard.message ?? readMessage(desired.readError);
+    const outcome = runOutcome({ stopped: exec.stopped ?? (feedAuth ? 'failed' : undefined), guard, failures: exec.failures.length, readWhole, missed: Boolean(absences.missed), records: desired.counts.records });
+    const message = (deadline.aborted ? deadlineMessage() : (exec.stopReason ?? feedAuth)) ?? runMessage(readWhole, guard, desired.readError, remote, absences.missed);
     const changes = emptyChanges(feed.name);
     changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
     changes.fingerprints.delete = exec.deletedKeys;
@@ -385,8 +433,9 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     const { calls, retries } = callsBetween(callsBefore, deps.calls?.snapshot());
     const failures = e?.failures ?? [];
     // an interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this one wrote
+    // (a read that failed with a transient answer, a 5xx, may succeed on a rerun even when nothing of it could be used)
     const retryable =
-      r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && (failures.some((f) => f.retryable) || Boolean(desired.readErrorRetryable)));
+      r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && failures.some((f) => f.retryable)) || Boolean(desired.readErrorRetryable);
     const base: Omit<SyncReport, 'summary'> = {
       feed: feed.name,
       chatbot: feed.chatbot,
@@ -427,6 +476,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         waiting: g?.waiting.length ?? 0,
       },
       unmapped: unmapped.list(),
+      ...(replacedValues.size && { valuesReplaced: [...replacedValues].map(([field, count]) => ({ field, count })).sort((a, b) => b.count - a.count) }),
       source: {
         mode: desired.mode,
         ...(since !== undefined && { since }),
@@ -449,15 +499,24 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   }
 }
 
-/** One verdict for the dry run and the real run: the dry run reports what the real run would. */
-function runOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; complete: boolean }): SyncOutcome {
+/**
+ * One verdict for the dry run and the real run: the dry run reports what the real run would. A read
+ * that was not whole is `failed` when nothing of the feed could be used, else `partial`: never
+ * `guard`, which says the feed shrank.
+ */
+function runOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; readWhole: boolean; missed: boolean; records: number }): SyncOutcome {
   if (r.stopped) return r.stopped;
+  if (!r.readWhole) return r.records > 0 ? 'partial' : 'failed';
   if (r.guard.outcome === 'tripped') return 'guard';
-  return r.failures > 0 || !r.complete ? 'partial' : 'ok';
+  return r.failures > 0 || r.missed ? 'partial' : 'ok';
 }
 
-function readMessage(readError: string | undefined): string | undefined {
-  return readError && `the feed was not read whole, so nothing was deleted: ${readError}`;
+/** What a person reads first: why the read was not whole (the server's answer, the page), else the guard's word. */
+function runMessage(readWhole: boolean, guard: GuardDecision, readError: string | undefined, remote: RemoteSide, missed: string | undefined): string | undefined {
+  if (readWhole) return [missed, guard.message].filter(Boolean).join('; ') || undefined;
+  const held = guard.withheld.length ? `${guard.withheld.length} delete(s) withheld` : 'nothing was deleted';
+  if (readError) return `the feed was not read whole, so ${held}: ${readError}`;
+  return `the chatbot's listings could not all be paged, so ${held}: ${remote.problem ?? 'incomplete'}`;
 }
 
 function remoteInfo(remote: RemoteSide): SyncReport['remote'] {
