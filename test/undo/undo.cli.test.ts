@@ -4,6 +4,7 @@
 // (a later run, a change on the service) are named and left alone unless forced; an undo is undone;
 // a run whose whole listings were not kept is refused unless forced.
 import { rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
@@ -79,6 +80,18 @@ describe('feedsync undo', () => {
     const shown = await feedsync(['runs', 'show', report.runId, '--config', s.config]);
     expect(shown.stdout).toContain(`run ${report.runId}: homes → ${SN}, ok`);
     expect(shown.stdout).toContain('- MLS0021 delete (feedsync undo: the undone run created it)');
+  });
+
+  it('fails without touching anything when the configured Redis does not answer', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const s = await story([`redis: { url: "redis://127.0.0.1:${port}", prefix: fstest-undo-noredis }`]);
+    const out = await feedsync(['undo', 'some-run', '--config', s.config, '--json']);
+    expect(out.code).toBe(1);
+    expect(JSON.parse(out.stdout).error.code).toBe('REDIS_UNAVAILABLE');
+    expect(await writes()).toBe(0);
   });
 
   it('names an unknown run as a usage error', async () => {
