@@ -83,6 +83,17 @@ export interface ChangeLog {
   close(): Promise<void>;
 }
 
+/**
+ * An entry as the reading commands print it: a whole listing kept for undo (packed, up to tens of KB)
+ * is named by its size, not printed.
+ */
+export function shownEntry(e: ChangeEntry): ChangeEntry | (Omit<ChangeEntry, 'change'> & { change: Omit<ListingChange, 'before'> & { beforeBytes: number } }) {
+  const c = e.change;
+  if (!('before' in c) || c.before === undefined) return e;
+  const { before, ...rest } = c;
+  return { ...e, change: { ...rest, beforeBytes: before.length } };
+}
+
 export function keyOfChange(c: ListingChange): string | undefined {
   return c.key;
 }

@@ -2,7 +2,7 @@
 // and within maxWholeBytesPerFeed across a feed's runs: past it the oldest runs' are dropped, and
 // their changes then say so.
 import { afterAll, expect, it } from 'vitest';
-import type { ChangeEntry, RunEntry } from '../../src/history/change-log.js';
+import { shownEntry, type ChangeEntry, type RunEntry } from '../../src/history/change-log.js';
 import { createRedisChangeLog } from '../../src/history/redis-change-log.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 
@@ -48,5 +48,8 @@ it('keeps each key’s first whole listing of a run apart, and drops the oldest 
     expect.objectContaining({ key: 'A' }),
     expect.objectContaining({ key: 'B', beforeMissing: expect.stringMatching(/^trimmed/) }),
   ]);
-  expect((await log.run('r2', 10)).changes[0]?.change).toMatchObject({ key: 'C', before: big('d') });
+  const r2 = (await log.run('r2', 10)).changes[0]!;
+  expect(r2.change).toMatchObject({ key: 'C', before: big('d') });
+  // what `runs show --json` and `history --json` print: the size, not the packed listing
+  expect(shownEntry(r2).change).toEqual({ op: 'update', key: 'C', reason: 'fields', changes: [], beforeBytes: 600 });
 });

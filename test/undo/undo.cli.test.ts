@@ -80,6 +80,8 @@ describe('feedsync undo', () => {
     const shown = await feedsync(['runs', 'show', report.runId, '--config', s.config]);
     expect(shown.stdout).toContain(`run ${report.runId}: homes → ${SN}, ok`);
     expect(shown.stdout).toContain('- MLS0021 delete (feedsync undo: the undone run created it)');
+    expect(shown.stdout).toContain(`an undo of run ${bad}`);
+    expect(shown.stdout).toMatch(/kept for undo: 9 whole listing\(s\), \d+ bytes/);
   });
 
   it('fails without touching anything when the configured Redis does not answer', async () => {
