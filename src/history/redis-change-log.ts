@@ -6,27 +6,29 @@
 // run's first write of that key (the entries say `before: "@"`), expiring with the run; per feed the
 // runs that kept some, with their bytes: past maxWholeBytesPerFeed the oldest runs' are dropped
 // (their entries then read as not kept). Packed listings are compressed bytes, not text: not masked.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/client.js';
+import { keysOf } from '../redis/keys.js';
 import { maskDeep } from '../secrets.js';
 import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits, type RunEntry } from './change-log.js';
 
 const RUNS_KEPT = 1000;
 const SCAN_CHUNK = 1000;
 
-export function createRedisChangeLog(redis: Redis, prefix: string, limits: ChangeLogLimits = DEFAULT_LIMITS): ChangeLog {
-  const feedStream = (feed: string) => `${prefix}:changes:feed:${feed}`;
-  const runList = (runId: string) => `${prefix}:changes:run:${runId}`;
-  const runInfo = (runId: string) => `${prefix}:changes:runinfo:${runId}`;
-  const runsOf = (feed: string | undefined) => (feed ? `${prefix}:changes:runs:${feed}` : `${prefix}:changes:runs`);
-  const wholeOf = (runId: string) => `${prefix}:changes:whole:${runId}`;
-  const wholeRuns = (feed: string) => `${prefix}:changes:wholeruns:${feed}`;
-  const wholeBytes = (feed: string) => `${prefix}:changes:wholebytes:${feed}`;
+export function createRedisChangeLog(redis: RedisClient, prefix: string, limits: ChangeLogLimits = DEFAULT_LIMITS): ChangeLog {
+  const keys = keysOf(prefix);
+  const feedStream = keys.changesOfFeed;
+  const runList = keys.changesOfRun;
+  const runInfo = keys.runInfo;
+  const runsOf = keys.changeRuns;
+  const wholeOf = keys.wholeOfRun;
+  const wholeRuns = keys.wholeRuns;
+  const wholeBytes = keys.wholeBytes;
   const maxWholePerFeed = limits.maxWholeBytesPerFeed ?? DEFAULT_LIMITS.maxWholeBytesPerFeed;
   const ttl = Math.max(1, Math.round(limits.retentionDays * 86_400));
   const cutoffId = () => `${Date.now() - ttl * 1000}-0`;
 
   return {
-    location: `redis ${prefix}:changes:*`,
+    location: `redis ${keys.changesPattern}`,
     async append(entries) {
       if (!entries.length) return;
       const multi = redis.multi();
