@@ -54,7 +54,7 @@ afterAll(async () => {
   await redis.quit();
 });
 
-it('shows the undo plan first, then queues the undo, which puts the listings back', async () => {
+it('shows the undo plan first, then queues the undo, which puts the listings back', { timeout: 90_000 }, async () => {
   await s.writeFeed(goodRows());
   await syncOnce();
   const before = listingsAsText(await te.listings(SN));

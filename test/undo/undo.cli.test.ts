@@ -46,7 +46,8 @@ async function badSync(s: Story): Promise<{ before: string[]; bad: string }> {
 const writes = async () => total(await requests(te, 'RealEstateCreate')) + total(await requests(te, 'RealEstateUpdate')) + total(await requests(te, 'RealEstateDelete'));
 
 describe('feedsync undo', () => {
-  it('puts the chatbot back as it was before the bad export, and a rerun of the good feed writes nothing', async () => {
+  // (several `feedsync` processes one after the other: on a loaded machine this takes a while)
+  it('puts the chatbot back as it was before the bad export, and a rerun of the good feed writes nothing', { timeout: 120_000 }, async () => {
     const s = await story();
     const { before, bad } = await badSync(s);
     expect(listingsAsText(await te.listings(SN))).not.toEqual(before);
@@ -84,7 +85,7 @@ describe('feedsync undo', () => {
     expect(shown.stdout).toMatch(/kept for undo: 9 whole listing\(s\), \d+ bytes/);
   });
 
-  it('fails without touching anything when the configured Redis does not answer', async () => {
+  it('fails without touching anything when the configured Redis does not answer', { timeout: 60_000 }, async () => {
     const closed = createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;

@@ -32,7 +32,7 @@ afterAll(async () => {
   await redis.quit();
 });
 
-it('enqueue undo RUN --wait undoes the run on a worker; the status page without a login shows the command', async () => {
+it('enqueue undo RUN --wait undoes the run on a worker; the status page without a login shows the command', { timeout: 90_000 }, async () => {
   const { before, bad } = await inProcess(s.config, async (ops) => {
     await s.writeFeed(goodRows());
     await ops.sync();
