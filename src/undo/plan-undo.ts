@@ -3,14 +3,14 @@
 // for a create; the whole listing the change kept for an update or delete) and its last write what
 // the run left (absent after a delete; the listed fields it wrote, in the kept form, otherwise).
 // - revert: a key the run created is deleted (unless gone already); one it updated or deleted is
-//   put back whole (an update, or a create when it is gone). Duplicate removals,
+//   put back whole (an update, or a create when it is gone); one already back as it was is left. Duplicate removals,
 //   deletes the guard held back, failed writes and dry runs wrote nothing and are not undone.
 // - conflict: a later run wrote the key, or the service's current listing is not what the run left
 //   (changed there, gone, copied, or back after a delete). Left alone and named, unless forced.
 // - cannot: a key whose listing before the run was not kept (trimmed by a byte budget, retention,
 //   or never read back), and changes the change log counted but did not keep.
 import type { ChangeEntry, RunEntry } from '../history/change-log.js';
-import { comparedChanges, keptFieldsDiffer, listingHashes } from '../listing/fingerprint.js';
+import { comparedChanges, keptFieldsDiffer, keptOfListing, listingHashes } from '../listing/fingerprint.js';
 import type { FieldChange } from '../listing/canonical.js';
 import type { ListingCreate } from '../listing/schema.js';
 import { unpackListing } from '../listing/whole.js';
@@ -44,7 +44,7 @@ export interface UndoPlan {
   conflicts: UndoConflict[];
   /** what cannot be undone, and why (the change log did not keep it) */
   cannot: Array<{ key?: string; reason: string }>;
-  /** keys already as they were before the run (created by it, and gone already) */
+  /** keys already as they were before the run (created by it and gone; put back already) */
   unchanged: number;
   /** writes of the run that are not undone: duplicate copies removed, deletes held back, failed writes */
   notUndone: { duplicates: number; withheld: number; failed: number };
@@ -68,7 +68,7 @@ export function planUndo(input: UndoInput): UndoPlan {
     plan.cannot.push({ reason: `${input.run.dropped} change(s) of run ${input.run.runId} were counted but not kept by the change log (changeLog.maxPerRun / maxBytesPerRun): they cannot be undone` });
   }
   for (const [key, { first, last }] of writesByKey(input.changes, plan)) {
-    const action = revert(key, first, input.current(key), plan);
+    const action = revert(key, first, last, input.current(key), plan);
     if (!action) continue;
     const conflict = conflictOf(key, last, input.current(key), input.laterWrites.get(key));
     if (conflict) {
@@ -105,7 +105,7 @@ function writesByKey(changes: readonly ChangeEntry[], plan: UndoPlan): Map<strin
 }
 
 /** what puts the key back as it was before the run, given what the service holds now */
-function revert(key: string, first: Write, copies: readonly CurrentCopy[], plan: UndoPlan): UndoAction | undefined {
+function revert(key: string, first: Write, last: Write, copies: readonly CurrentCopy[], plan: UndoPlan): UndoAction | undefined {
   if (first.op === 'create') {
     if (!copies.length) {
       plan.unchanged++;
@@ -120,7 +120,14 @@ function revert(key: string, first: Write, copies: readonly CurrentCopy[], plan:
   }
   const copy = copies[0];
   if (!copy) return { kind: 'create', key, before };
-  // (an update is always sent back: the fields the list does not return cannot be seen to be as before)
+  // already put back (an earlier attempt of this undo): its listed fields are as before and not as
+  // the run left them. An update that changed only fields the list does not return cannot be seen
+  // to be back, and is always sent.
+  const kept = keptOfListing(before);
+  if (copies.length === 1 && copy.kept === kept && !(last.op !== 'delete' && last.after === kept)) {
+    plan.unchanged++;
+    return undefined;
+  }
   return { kind: 'update', key, before, remoteId: copy.id, changes: comparedChanges(listingHashes(before).compared, copy.kept) };
 }
 

@@ -220,7 +220,10 @@ async function laterWrites(log: ChangeLog, run: RunEntry, maxPerRun: number): Pr
   const out = new Map<string, string>();
   const runs = await log.runs(undefined, LATER_RUNS);
   const at = runs.findIndex((r) => r.runId === run.runId);
-  const later = (at >= 0 ? runs.slice(0, at) : runs.filter((r) => r.finishedAt > run.finishedAt)).filter((r) => r.chatbot === run.chatbot && !r.dryRun && r.runId !== run.runId);
+  // (an earlier undo of this same run is not a later change: what it put back reads as already back)
+  const later = (at >= 0 ? runs.slice(0, at) : runs.filter((r) => r.finishedAt > run.finishedAt)).filter(
+    (r) => r.chatbot === run.chatbot && !r.dryRun && r.runId !== run.runId && r.undoOf !== run.runId,
+  );
   // oldest first: each key names the first run after the undone one that wrote it
   for (const r of later.reverse()) {
     const { changes } = await log.run(r.runId, maxPerRun);

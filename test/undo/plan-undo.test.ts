@@ -47,7 +47,7 @@ describe('planUndo', () => {
       { op: 'delete', key: 'D', reason: 'absent', before: packListing(listing('D')) },
       { op: 'create', key: 'N', headline: {}, after: keptOfListing(listing('N')) },
     ];
-    const current = { A: [copy(1, a2)], B: [copy(2, listing('B', { Bedrooms: 7 }))], D: [copy(4, listing('D'))], N: [copy(5, listing('N')), copy(6, listing('N'))] };
+    const current = { A: [copy(1, a2)], B: [copy(2, listing('B', { Bedrooms: 7 }))], D: [copy(4, listing('D', { Bedrooms: 7 }))], N: [copy(5, listing('N')), copy(6, listing('N'))] };
     const p = plan(changes, current, { later: { A: 'run S of f at T made a update' } });
     expect(p.actions).toEqual([]);
     expect(p.conflicts).toEqual([
@@ -79,5 +79,25 @@ describe('planUndo', () => {
       { key: 'A', reason: 'its listing before the update was not kept: budget' },
       { key: 'D', reason: 'its listing before the delete was not kept' },
     ]);
+  });
+});
+
+describe('planUndo after an interrupted undo', () => {
+  it('leaves what was put back already (listed fields as before), and still sends an update of unlisted fields only', () => {
+    const a = listing('A');
+    const aBad = listing('A', { SalePrice: 1 });
+    const u = listing('U');
+    const uBad = listing('U', { Location: 'Elsewhere' });
+    const p = plan(
+      [
+        { op: 'update', key: 'A', reason: 'fields', changes: [], before: packListing(a), after: keptOfListing(aBad) },
+        { op: 'delete', key: 'D', reason: 'absent', before: packListing(listing('D')) },
+        { op: 'update', key: 'U', reason: 'unlisted', changes: [], before: packListing(u), after: keptOfListing(uBad) },
+      ],
+      { A: [copy(1, a)], D: [copy(9, listing('D'))], U: [copy(2, uBad)] },
+    );
+    expect(p.unchanged).toBe(2);
+    expect(p.conflicts).toEqual([]);
+    expect(p.actions).toEqual([expect.objectContaining({ kind: 'update', key: 'U', remoteId: 2 })]);
   });
 });
