@@ -3,6 +3,7 @@
 // no command a cluster refuses is used, and exactly one topology is configured.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { parseDocument } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { RedisConfig } from '../../src/config/schema.js';
@@ -113,5 +114,14 @@ describe('connection options per topology', () => {
     expect(optionsOf({ url: 'rediss://u1:p1@127.0.0.1:1/2', username: 'u2', password: 'p2-123456' })).toMatchObject({ host: '127.0.0.1', port: 1, db: 2, username: 'u2', password: 'p2-123456', tls: { rejectUnauthorized: true } });
     expect(optionsOf({ url: 'redis://u1:p1-123456@127.0.0.1:1' })).toMatchObject({ username: 'u1', password: 'p1-123456' });
     expect(optionsOf({ url: 'redis://127.0.0.1:1' }).tls).toBeUndefined();
+  });
+});
+
+describe('docs/redis.md', () => {
+  it('each topology example is a valid redis section', () => {
+    const text = readFileSync(join(import.meta.dirname, '../../docs/redis.md'), 'utf8');
+    const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => parseDocument(m[1]!).toJS() as { redis?: unknown });
+    const sections = blocks.map((b) => RedisConfig.parse(b.redis));
+    expect(sections.map((r) => (r.cluster ? 'cluster' : r.sentinel ? 'sentinel' : 'url'))).toEqual(['url', 'cluster', 'sentinel']);
   });
 });
