@@ -19,7 +19,7 @@ export interface AbsenceInput {
   sources: KeySource[] | undefined;
   /** the listing key a source record maps to */
   keyOf(data: Record<string, unknown>): string | undefined;
-  /** most keys worth asking: past it the delete guard holds every delete anyway (deletes.maxCount, unless forced) */
+  /** most keys worth asking: past it the delete guard holds every delete anyway (deletes.maxCount, unless forced or in grace) */
   limit: number;
   /** maps and plans (in a real run, writes) records the source still has */
   take(items: FeedItem[]): Promise<void>;

@@ -392,7 +392,9 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       lookup: opened.lookup,
       sources: keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']),
       keyOf: (data) => compiled.keyOf(data, feed.keyBy),
-      limit: opts.force ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
+      // past deletes.maxCount the guard holds every delete anyway, unless forced or a grace period
+      // leaves fewer to delete (then every absence is confirmed, within source.maxPages requests)
+      limit: opts.force || feed.deletes.graceHours > 0 ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
       keyRule: `the mapping of ${feed.keyBy === 'URL' ? 'Url' : 'MLSNumber'} (feeds[${feed.name}].mapping.fields)`,
       take: async (items) => {
         const entries = items.flatMap((item) => {
