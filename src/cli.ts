@@ -204,6 +204,14 @@ feed
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => (opts.key === undefined ? import('./cli/feed-preview.js') : import('./cli/feed-explain.js')), opts));
 
+feed
+  .command('probe')
+  .description('RESO: a few small requests saying what the server accepts, and the source settings to use')
+  .requiredOption('--feed <name>', 'feed name from config')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--json', 'one JSON document on stdout')
+  .action((opts) => run(() => import('./cli/feed-probe.js'), opts));
+
 const config = program.command('config').description('work with the config file');
 config
   .command('check')

@@ -56,6 +56,9 @@ export async function runFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOption
   if (chat) report = { ...report, summary: `${report.summary}; chat check: answerable ${chat.answerable}/${chat.asked}${chat.missing.length ? ` (not answered: ${chat.missing.join(', ')})` : ''}` };
   const chatSummary = chat && { asked: chat.asked, answerable: chat.answerable, missing: chat.missing };
   await recorder?.finish({ ...runEntryOf(report), ...(chatSummary && { chat: chatSummary }) });
+  // what the change log could not keep (Redis away at the end of the run too) is said in the report
+  const unrecorded = recorder?.unrecorded();
+  if (unrecorded) report = { ...report, summary: `${report.summary}; ${unrecorded}` };
   await alert({ ...observationOf(report, runId), ...(chatSummary && { chat: chatSummary }) });
   return { ...report, runId, ...(chat && { chat }) };
 }
