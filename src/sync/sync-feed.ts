@@ -286,7 +286,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       }
     }
     /** the waiting entries' photos mirrored, then each planned */
-    async function* withPhotos(): AsyncGenerator<Job> {
+    async function* withPhotos(step: MediaStep): AsyncGenerator<Job> {
       const batch = awaitingPhotos;
       awaitingPhotos = [];
       await mirrorPhotos(batch);
@@ -295,7 +295,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     /** the photos of mapped entries mirrored (a listing whose photos were not all mirrored is not stamped) */
     async function mirrorPhotos(batch: Array<{ entry: DesiredListing | RememberedListing; item: FeedItem }>): Promise<void> {
       const mapped = batch.filter((b): b is { entry: DesiredListing; item: FeedItem } => 'listing' in b.entry);
-      const complete = await media!.mirror(mapped.map(({ entry, item }) => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })));
+      const complete = await step.mirror(mapped.map(({ entry, item }) => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })));
       complete.forEach((ok, i) => {
         if (ok) return;
         const { entry } = mapped[i]!;
@@ -316,10 +316,10 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
               continue;
             }
             awaitingPhotos.push({ entry, item });
-            if (awaitingPhotos.length >= MEDIA_BATCH) yield* withPhotos();
+            if (awaitingPhotos.length >= MEDIA_BATCH) yield* withPhotos(media);
           }
         }
-        if (awaitingPhotos.length) yield* withPhotos();
+        if (media && awaitingPhotos.length) yield* withPhotos(media);
       } catch (err) {
         feedAuth = authFailure(err, feed.name);
         collector.fail(err);
