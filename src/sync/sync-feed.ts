@@ -289,11 +289,11 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     async function* withPhotos(step: MediaStep): AsyncGenerator<Job> {
       const batch = awaitingPhotos;
       awaitingPhotos = [];
-      await mirrorPhotos(batch);
+      await mirrorPhotos(step, batch);
       for (const { entry } of batch) yield* planOne(entry);
     }
     /** the photos of mapped entries mirrored (a listing whose photos were not all mirrored is not stamped) */
-    async function mirrorPhotos(batch: Array<{ entry: DesiredListing | RememberedListing; item: FeedItem }>): Promise<void> {
+    async function mirrorPhotos(step: MediaStep, batch: Array<{ entry: DesiredListing | RememberedListing; item: FeedItem }>): Promise<void> {
       const mapped = batch.filter((b): b is { entry: DesiredListing; item: FeedItem } => 'listing' in b.entry);
       const complete = await step.mirror(mapped.map(({ entry, item }) => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })));
       complete.forEach((ok, i) => {
@@ -401,7 +401,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
           const entry = read(item);
           return entry ? [{ entry, item }] : [];
         });
-        if (media) await mirrorPhotos(entries);
+        if (media) await mirrorPhotos(media, entries);
         const jobs = function* () {
           for (const { entry } of entries) {
             const job = plan(entry, false);
