@@ -55,16 +55,25 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
     expect(error).toBeUndefined();
     expect(items).toHaveLength(23);
     expect(new Set(items.map((i) => i.position.id)).size).toBe(23);
-    // five pages of 5 or fewer, the last short and without a nextLink: the data pages alone, no request for the mark
-    expect(s.requests).toHaveLength(5);
-    expect(feed.stats.requests).toBe(5);
+    // five pages of 5 or fewer, then the empty page after the last key (a full pull of the standard
+    // profile asks for it: a short page proves nothing there); no request of its own for the mark
+    expect(s.requests).toHaveLength(6);
+    expect(feed.stats.requests).toBe(6);
     expect(s.requests.every((r) => r.authorization === 'Bearer tok-123456' && r.prefer === 'odata.maxpagesize=10')).toBe(true);
-    expect(dataRequests(s).map((r) => r.orderby)).toEqual(Array(5).fill('ListingKey'));
+    expect(dataRequests(s).map((r) => r.orderby)).toEqual(Array(6).fill('ListingKey'));
     expect(dataRequests(s)[1]!.filter).toBe(`ListingKey gt '${items[4]!.position.id}'`);
     expect(s.requests[0]!.url).toContain('$expand=Media');
     expect(feed.mode).toBe('full'); // incremental, but no mark yet: everything was pulled
     const statuses = items.map((i) => (i.kind === 'record' ? String(i.data.StandardStatus) : ''));
     expect(statuses.some((v) => v.includes(' '))).toBe(spelling === 'display');
+  });
+
+  it('a full pull against a server that caps pages silently and sends no nextLink still reads every record (it asks for the empty page)', async () => {
+    const s = await server({ records: generateResoRecords(12, { seed: 6 }), spelling, maxPageSize: 5, nextLink: () => undefined });
+    const { items, error, feed } = await pull(s.url, undefined, { maxPageSize: 10 }, true);
+    expect(error).toBeUndefined();
+    expect(items).toHaveLength(12);
+    expect(feed.stats.requests).toBe(4); // 5 + 5 + 2, and the empty page
   });
 
   it('loses no record when records change and disappear between the pages of a full pull', async () => {
