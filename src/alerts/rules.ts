@@ -1,7 +1,13 @@
 // The alert rules, pure: a feed's alert state and what its last run showed in, the conditions that
 // hold now and the notices to send out. A condition alerts once when it starts to hold, and once
 // ("resolved") when it stops: never again while it holds, so a failing feed makes no storm.
+import { excerpt } from '../errors.js';
 import type { AlertRules } from './config-schema.js';
+
+/** Feed text in an alert (a run's message, a value) is an excerpt: an alert, a webhook and /status stay small. */
+const clip = (text: string) => String(excerpt(text));
+/** The first items of a list, each an excerpt, and how many more. */
+const firstOf = (items: readonly string[], n = 10) => `${items.slice(0, n).map(clip).join(', ')}${items.length > n ? `, and ${items.length - n} more` : ''}`;
 
 export type Condition = 'guard' | 'failing' | 'rejected' | 'dropped' | 'stale' | 'unmapped' | 'chat';
 
@@ -53,9 +59,10 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
   next.streak = FAILED.has(run.outcome) ? state.streak + 1 : run.outcome === 'ok' ? 0 : state.streak;
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
-  if (rules.guard && run.outcome === 'guard') holding.set('guard', `a delete guard held deletes back: ${run.message ?? 'see the run'}`);
+  const message = run.message === undefined ? undefined : String(excerpt(run.message, 200));
+  if (rules.guard && run.outcome === 'guard') holding.set('guard', `a delete guard held deletes back: ${message ?? 'see the run'}`);
   if (next.streak >= rules.failedRuns) {
-    holding.set('failing', `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${run.message ? `: ${run.message}` : ''})`);
+    holding.set('failing', `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${message ? `: ${message}` : ''})`);
   }
   if (run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
     holding.set('rejected', `${run.rejected} of ${run.records} records rejected (${pct(run.rejected / run.records)} > ${pct(rules.rejectedFraction)})`);
@@ -72,11 +79,10 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
     }
   } else if (state.open.dropped) holding.set('dropped', state.open.dropped.message); // nothing to compare: as it was
   if (rules.unmappedValues && run.unmapped.length) {
-    const shown = run.unmapped.slice(0, 10).join(', ');
-    holding.set('unmapped', `lookup values no map covers: ${shown}${run.unmapped.length > 10 ? `, and ${run.unmapped.length - 10} more` : ''}`);
+    holding.set('unmapped', `lookup values no map covers: ${firstOf(run.unmapped)}`);
   }
   if (rules.chatCheck && run.chat && run.chat.answerable < run.chat.asked) {
-    holding.set('chat', `the chatbot could not answer about ${run.chat.missing.join(', ')} (answerable ${run.chat.answerable}/${run.chat.asked})`);
+    holding.set('chat', `the chatbot could not answer about ${firstOf(run.chat.missing)} (answerable ${run.chat.answerable}/${run.chat.asked})`);
   }
   if (run.outcome === 'ok') {
     next.lastOkAt = run.at;

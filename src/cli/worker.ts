@@ -24,7 +24,7 @@ import {
   type JobDefinition,
   type JobKind,
 } from '../queue/index.js';
-import { createRuntime, redactUrl } from '../runtime.js';
+import { createRuntime } from '../runtime.js';
 import { StartupError } from '../errors.js';
 import { within } from '../queue/deadline.js';
 import { createApp, createMetrics } from '../server/index.js';
@@ -89,8 +89,9 @@ async function start(
 ): Promise<RunningWorker> {
   const { logger } = opts;
   const settings = loaded.config.worker;
-  const { url, prefix } = redisSettings(loaded);
-  const redis = createRedis(url, { name: 'feedsync-worker' });
+  const redisAt = redisSettings(loaded);
+  const { prefix, where } = redisAt;
+  const redis = createRedis(redisAt, { name: 'feedsync-worker' });
   closers.push(() => closeRedis(redis));
   let lastRedisError = '';
   redis.on('error', (err) => {
@@ -100,7 +101,7 @@ async function start(
   const answered = await within(redis.ping().then(() => true, () => false), REDIS_START_MS, false);
   if (!answered) {
     throw new StartupError(
-      `Redis ${redactUrl(url)} does not answer within ${REDIS_START_MS / 1000} s${lastRedisError ? ` (${lastRedisError})` : ''}; check redis.url or REDIS_URL, and that Redis is running`,
+      `Redis ${where} does not answer within ${REDIS_START_MS / 1000} s${lastRedisError ? ` (${lastRedisError})` : ''}; check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running`,
     );
   }
   await checkEvictionPolicy(redis, logger);
@@ -109,7 +110,7 @@ async function start(
   closers.push(() => closeQueues(queues));
   const metrics = createMetrics(queues);
   // Jobs keep their state in Redis (shared by every worker), whatever the config says about state.
-  const withRedis: LoadedConfig = { ...loaded, config: { ...loaded.config, redis: { url, prefix } } };
+  const withRedis: LoadedConfig = { ...loaded, config: { ...loaded.config, redis: redisAt.config } };
   const runtime = await createRuntime(withRedis, {
     logger,
     redis,
@@ -140,8 +141,7 @@ async function start(
   }
   await applySchedules(queues, plannedSchedules(loaded.config, QUEUE_NAMES), logger);
   const workers = startWorkers(queues, processors, {
-    redisUrl: url,
-    prefix,
+    redis: redisAt,
     concurrency: settings.concurrency,
     lockDurationMs: settings.lockDurationMs,
     stalledIntervalMs: settings.stalledIntervalMs,
@@ -186,7 +186,7 @@ async function start(
   await once(server, 'listening'); // rejects on 'error' (EADDRINUSE): startWorker closes the rest
   const port = (server.address() as AddressInfo).port;
   logger.info(
-    { port, host: settings.host, redis: redactUrl(url), prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES), ui: admin ? 'admin login' : 'read-only' },
+    { port, host: settings.host, redis: where, prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES), ui: admin ? 'admin login' : 'read-only' },
     `worker ready: http://${displayHost(settings.host)}:${port}/ui (queue UI, ${admin ? 'actions behind the admin login' : `read-only; ${UI_ADMIN_HINT}`}), /metrics, /healthz`,
   );
 

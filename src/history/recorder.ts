@@ -17,6 +17,8 @@ export interface RunMeta {
 
 export interface ChangeRecorder {
   sink: ChangeSink;
+  /** what the change log could not keep of this run (after finish): for the run's report, or undefined */
+  unrecorded(): string | undefined;
   /** flushes what is buffered and records the run */
   finish(run: Omit<RunEntry, keyof RunMeta | 'recorded' | 'dropped'>): Promise<RunEntry>;
 }
@@ -27,6 +29,10 @@ export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxP
   let dropped = 0;
   let failed: string | undefined;
   let pending: Promise<void> = Promise.resolve();
+  // batches the change log refused (Redis away, a failover): kept, and written again at the end
+  let unwritten: ChangeEntry[][] = [];
+  let lost = 0;
+  let runNotRecorded = false;
 
   const flush = () => {
     const batch = buffer;
@@ -35,7 +41,8 @@ export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxP
     pending = pending.then(() =>
       log.append(batch).catch((err: Error) => {
         failed ??= err.message;
-        opts.logger.warn({ err: err.message, changeLog: log.location }, 'the change log could not be written; the sync goes on');
+        unwritten.push(batch);
+        opts.logger.warn({ err: err.message, changeLog: log.location, kept: batch.length }, 'the change log could not be written; the changes are kept and written again at the end of the run');
       }),
     );
   };
@@ -53,17 +60,43 @@ export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxP
     async finish(run) {
       flush();
       await pending;
+      lost = await writeAgain(log, unwritten, (err) => (failed = err.message));
+      unwritten = [];
       const entry: RunEntry = {
         ...meta,
         ...run,
-        recorded,
+        recorded: recorded - lost,
         dropped,
-        ...(failed && { message: [run.message, `change log incomplete: ${failed}`].filter(Boolean).join('; ') }),
+        ...(lost > 0 && { message: [run.message, `change log incomplete: ${lost} change(s) not recorded (${failed})`].filter(Boolean).join('; ') }),
       };
-      await log.finishRun(entry).catch((err: Error) => opts.logger.warn({ err: err.message }, 'the run could not be recorded in the change log'));
+      const saved = await log.finishRun(entry).then(
+        () => true,
+        // once more: a failover in progress is usually over after a moment
+        () => new Promise((r) => setTimeout(r, RETRY_MS)).then(() => log.finishRun(entry)).then(() => true, (err: Error) => (failed = err.message, false)),
+      );
+      if (!saved) opts.logger.warn({ err: failed, runId: meta.runId }, 'the run could not be recorded in the change log');
+      runNotRecorded = !saved;
       return entry;
     },
+    unrecorded() {
+      const parts = [lost > 0 && `${lost} change(s) not recorded`, runNotRecorded && 'the run not recorded'].filter(Boolean);
+      return parts.length ? `change log incomplete: ${parts.join(', ')} (${failed})` : undefined;
+    },
   };
+}
+
+const RETRY_MS = 1000;
+
+/** Append the kept batches again, in order; the number of changes that still could not be written. */
+async function writeAgain(log: ChangeLog, batches: ChangeEntry[][], onError: (err: Error) => void): Promise<number> {
+  let lost = 0;
+  for (const batch of batches) {
+    await log.append(batch).catch((err: Error) => {
+      onError(err);
+      lost += batch.length;
+    });
+  }
+  return lost;
 }
 
 /** A run id a person can type: the job's id and attempt, or the time of a command-line run. */

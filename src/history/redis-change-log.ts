@@ -2,23 +2,25 @@
 // by MINID to retentionDays): `history` reads it newest first. Per run a list of its changes and a
 // record of the run, both expiring after retentionDays: `runs show`. Per feed (and for all) a list of
 // the newest runs, LTRIMmed. Every text stored is masked of secrets first.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/client.js';
+import { keysOf } from '../redis/keys.js';
 import { maskDeep } from '../secrets.js';
 import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits, type RunEntry } from './change-log.js';
 
 const RUNS_KEPT = 1000;
 const SCAN_CHUNK = 1000;
 
-export function createRedisChangeLog(redis: Redis, prefix: string, limits: ChangeLogLimits = DEFAULT_LIMITS): ChangeLog {
-  const feedStream = (feed: string) => `${prefix}:changes:feed:${feed}`;
-  const runList = (runId: string) => `${prefix}:changes:run:${runId}`;
-  const runInfo = (runId: string) => `${prefix}:changes:runinfo:${runId}`;
-  const runsOf = (feed: string | undefined) => (feed ? `${prefix}:changes:runs:${feed}` : `${prefix}:changes:runs`);
+export function createRedisChangeLog(redis: RedisClient, prefix: string, limits: ChangeLogLimits = DEFAULT_LIMITS): ChangeLog {
+  const keys = keysOf(prefix);
+  const feedStream = keys.changesOfFeed;
+  const runList = keys.changesOfRun;
+  const runInfo = keys.runInfo;
+  const runsOf = keys.changeRuns;
   const ttl = Math.max(1, Math.round(limits.retentionDays * 86_400));
   const cutoffId = () => `${Date.now() - ttl * 1000}-0`;
 
   return {
-    location: `redis ${prefix}:changes:*`,
+    location: `redis ${keys.changesPattern}`,
     async append(entries) {
       if (!entries.length) return;
       const multi = redis.multi();

@@ -5,6 +5,7 @@ import type { LoadedConfig } from '../config/schema.js';
 import type { FeedConfig } from '../config/schema.js';
 import { alertAfterRun, type RunObservation } from '../alerts/index.js';
 import { causeMessage } from '../errors.js';
+import { mediaCounts } from '../media/report.js';
 import { chatCheck, type ChatCheckResult } from '../smoke/chat-check.js';
 import type { ListingChange } from '../sync/changes.js';
 import type { ChangeLog, RunEntry } from '../history/change-log.js';
@@ -55,6 +56,9 @@ export async function runFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOption
   if (chat) report = { ...report, summary: `${report.summary}; chat check: answerable ${chat.answerable}/${chat.asked}${chat.missing.length ? ` (not answered: ${chat.missing.join(', ')})` : ''}` };
   const chatSummary = chat && { asked: chat.asked, answerable: chat.answerable, missing: chat.missing };
   await recorder?.finish({ ...runEntryOf(report), ...(chatSummary && { chat: chatSummary }) });
+  // what the change log could not keep (Redis away at the end of the run too) is said in the report
+  const unrecorded = recorder?.unrecorded();
+  if (unrecorded) report = { ...report, summary: `${report.summary}; ${unrecorded}` };
   await alert({ ...observationOf(report, runId), ...(chatSummary && { chat: chatSummary }) });
   return { ...report, runId, ...(chat && { chat }) };
 }
@@ -98,6 +102,6 @@ export function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'f
     outcome: r.outcome,
     summary: r.summary,
     ...(r.message && { message: r.message }),
-    counts: { ...r.counts },
+    counts: { ...r.counts, ...(r.media && !r.dryRun && mediaCounts(r.media)) },
   };
 }
