@@ -68,6 +68,17 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
     expect(statuses.some((v) => v.includes(' '))).toBe(spelling === 'display');
   });
 
+  it('a no-change incremental pull is one request, with or without maxPageSize', async () => {
+    const s = await server({ records: [record('A', T1), record('B', T2)], spelling });
+    const first = await pull(s.url, undefined);
+    for (const extra of [{}, { maxPageSize: 50 }]) {
+      const again = await pull(s.url, first.feed.mark, extra);
+      expect(again.feed.mode).toBe('incremental');
+      expect(again.keys).toEqual(['B']); // the record at the mark's own timestamp (ge)
+      expect(again.feed.stats.requests).toBe(1);
+    }
+  });
+
   it('a full pull against a server that caps pages silently and sends no nextLink still reads every record (it asks for the empty page)', async () => {
     const s = await server({ records: generateResoRecords(12, { seed: 6 }), spelling, maxPageSize: 5, nextLink: () => undefined });
     const { items, error, feed } = await pull(s.url, undefined, { maxPageSize: 10 }, true);
@@ -186,8 +197,8 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
     expect(JSON.parse(first.feed.mark!)).toEqual({ ts: T2, photos: T2 });
     s.records = [record('A', T1, { PhotosChangeTimestamp: T3 }), record('B', T2, { PhotosChangeTimestamp: T2 })];
     const second = await pull(s.url, first.feed.mark);
-    expect(dataRequests(s).at(-2)!.filter).toBe(`ModificationTimestamp ge ${T2} or PhotosChangeTimestamp ge ${T2}`);
-    expect(second.feed.stats.requests).toBe(2); // one page and the empty one after it
+    expect(dataRequests(s).at(-1)!.filter).toBe(`ModificationTimestamp ge ${T2} or PhotosChangeTimestamp ge ${T2}`);
+    expect(second.feed.stats.requests).toBe(1); // one page, without a nextLink: nothing more changed
     expect(second.keys).toEqual(['A', 'B']);
     expect(JSON.parse(second.feed.mark!)).toEqual({ ts: T2, photos: T3 });
   });
