@@ -24,6 +24,7 @@ import type { RemoteIndex } from './remote-index.js';
 import { authFailure } from './auth.js';
 import { createFeedCollector } from './desired.js';
 import { createChange, deleteChange, rejectChange, updateChange, withheldChange, type ChangeSink } from './changes.js';
+import { createBeforeCapture } from './capture-before.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { createPendingWindow } from './pending.js';
@@ -63,6 +64,8 @@ export interface SyncDeps {
   changes?: ChangeSink;
   /** where the page echo is kept between processes (a CLI run; a worker remembers in memory) */
   echoFiles?: EchoFiles;
+  /** with `changes`: bytes of whole listings (before each update and delete, for undo) the run may keep */
+  maxWholeBytes?: number;
   /** the config's `media`: with media.mirror set, the feed's photos are mirrored to the bucket (src/media/) */
   media?: MediaConfig;
 }
@@ -78,6 +81,9 @@ export interface SyncOptions {
   /** CSV files of at least this many bytes are read by a thread of their own (default THREAD_MIN_BYTES; tests) */
   threadMinBytes?: number;
 }
+
+/** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
+const DEFAULT_WHOLE_BYTES = 8 << 20;
 
 /** Listings read but not yet planned: a key repeated within this many records is written once. */
 const PENDING_WINDOW = 1000;
@@ -363,6 +369,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       signal,
       onProgress: ({ done }) => progress('write', done),
       changes: deps.changes,
+      ...(deps.changes && !opts.dryRun && { before: createBeforeCapture({ api, store, feed: feed.name, serialNumber: feed.chatbot, keyBy: feed.keyBy, ignore, maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES, signal }) }),
     });
     if (opts.dryRun) {
       for await (const _ of writes());
@@ -473,6 +480,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       changes.extra = done.changes;
       mediaReport = done.report;
     }
+    changes.unlisted = { set: exec.unlisted, delete: exec.deletedKeys };
     changes.missingSince.set = guard.marks.set;
     changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
     if (outcome === 'ok' && opened.mark !== undefined) changes.mark = opened.mark;
