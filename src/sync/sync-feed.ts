@@ -292,18 +292,22 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       }
     }
     /** the waiting entries' photos mirrored, then each planned */
-    async function* withPhotos(): AsyncGenerator<Job> {
+    async function* withPhotos(step: MediaStep): AsyncGenerator<Job> {
       const batch = awaitingPhotos;
       awaitingPhotos = [];
+      await mirrorPhotos(step, batch);
+      for (const { entry } of batch) yield* planOne(entry);
+    }
+    /** the photos of mapped entries mirrored (a listing whose photos were not all mirrored is not stamped) */
+    async function mirrorPhotos(step: MediaStep, batch: Array<{ entry: DesiredListing | RememberedListing; item: FeedItem }>): Promise<void> {
       const mapped = batch.filter((b): b is { entry: DesiredListing; item: FeedItem } => 'listing' in b.entry);
-      const complete = await media!.mirror(mapped.map(({ entry, item }) => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })));
+      const complete = await step.mirror(mapped.map(({ entry, item }) => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })));
       complete.forEach((ok, i) => {
         if (ok) return;
         const { entry } = mapped[i]!;
         entry.text = undefined;
         photosMissing.push(entry.key);
       });
-      for (const { entry } of batch) yield* planOne(entry);
     }
     async function* writes(): AsyncGenerator<Job> {
       try {
@@ -318,10 +322,10 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
               continue;
             }
             awaitingPhotos.push({ entry, item });
-            if (awaitingPhotos.length >= MEDIA_BATCH) yield* withPhotos();
+            if (awaitingPhotos.length >= MEDIA_BATCH) yield* withPhotos(media);
           }
         }
-        if (awaitingPhotos.length) yield* withPhotos();
+        if (media && awaitingPhotos.length) yield* withPhotos(media);
       } catch (err) {
         feedAuth = authFailure(err, feed.name);
         collector.fail(err);
@@ -395,13 +399,19 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       lookup: opened.lookup,
       sources: keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']),
       keyOf: (data) => compiled.keyOf(data, feed.keyBy),
-      limit: opts.force ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
+      // past deletes.maxCount the guard holds every delete anyway, unless forced or a grace period
+      // leaves fewer to delete (then every absence is confirmed, within source.maxPages requests)
+      limit: opts.force || feed.deletes.graceHours > 0 ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
       keyRule: `the mapping of ${feed.keyBy === 'URL' ? 'Url' : 'MLSNumber'} (feeds[${feed.name}].mapping.fields)`,
       take: async (items) => {
+        const entries = items.flatMap((item) => {
+          const entry = read(item);
+          return entry ? [{ entry, item }] : [];
+        });
+        if (media) await mirrorPhotos(media, entries);
         const jobs = function* () {
-          for (const item of items) {
-            const entry = read(item);
-            const job = entry && plan(entry, false);
+          for (const { entry } of entries) {
+            const job = plan(entry, false);
             if (job) yield job;
           }
         };
