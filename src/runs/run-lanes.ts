@@ -21,7 +21,21 @@ export interface RunContext {
   job?: { jobId: string; attempt: number };
 }
 
-export type FeedRunReport = SyncReport & { runId: string; chat?: ChatCheckResult };
+export type FeedRunReport = SyncReport & {
+  runId: string;
+  chat?: ChatCheckResult;
+  /** what the change log kept of the run: changes recorded and dropped (maxPerRun, maxBytesPerRun), whole listings kept for undo */
+  changeLog?: Pick<RunEntry, 'recorded' | 'dropped' | 'wholes'>;
+};
+
+/** The report's words when the change log did not keep the whole run (undo then cannot restore all of it). */
+export function changeLogTrimmed(entry: Pick<RunEntry, 'dropped' | 'wholes'>): string | undefined {
+  const parts = [
+    entry.dropped ? `${entry.dropped} change(s) past changeLog.maxPerRun/maxBytesPerRun not kept` : '',
+    entry.wholes?.notKept ? `${entry.wholes.notKept} listing(s) not kept whole for undo (changeLog.maxWholeBytesPerRun, or not readable)` : '',
+  ].filter(Boolean);
+  return parts.length ? `change log trimmed: ${parts.join('; ')}` : undefined;
+}
 
 /** What one lane's run keeps beside the sync: its run id, change recorder and the changes the chat check asks about. */
 interface LaneExtras {
@@ -42,7 +56,7 @@ export async function runLanes(lanes: readonly Lane[], deps: Omit<SyncDeps, 'cha
         );
   let reports: SyncReport[];
   try {
-    reports = await runSync(lanes, { ...deps, changes: (lane) => extras.get(lane)?.sink }, opts);
+    reports = await runSync(lanes, { ...deps, changes: (lane) => extras.get(lane)?.sink, maxWholeBytes: ctx.config.config.changeLog.maxWholeBytesPerRun }, opts);
   } catch (err) {
     // a run that could not even report (authentication refused, config the feed cannot use) still counts as failed
     const at = new Date().toISOString();
@@ -56,12 +70,14 @@ export async function runLanes(lanes: readonly Lane[], deps: Omit<SyncDeps, 'cha
     const chat = opts.dryRun ? undefined : await runChatCheck(lane, deps, ctx, report, x.recent);
     if (chat) report = { ...report, summary: `${report.summary}; chat check: answerable ${chat.answerable}/${chat.asked}${chat.missing.length ? ` (not answered: ${chat.missing.join(', ')})` : ''}` };
     const chatSummary = chat && { asked: chat.asked, answerable: chat.answerable, missing: chat.missing };
-    await x.recorder?.finish({ ...runEntryOf(report), ...(chatSummary && { chat: chatSummary }) });
-    // what the change log could not keep (Redis away at the end of the run too) is said in the report
+    const entry = await x.recorder?.finish({ ...runEntryOf(report), ...(chatSummary && { chat: chatSummary }) });
+    // what the change log could not keep (Redis away at the end of the run too, a byte budget) is said in the report
     const unrecorded = x.recorder?.unrecorded();
     if (unrecorded) report = { ...report, summary: `${report.summary}; ${unrecorded}` };
+    const trimmed = entry && changeLogTrimmed(entry);
+    if (trimmed) report = { ...report, summary: `${report.summary}; ${trimmed}` };
     await alert(lane, { ...observationOf(report, x.runId), ...(chatSummary && { chat: chatSummary }) });
-    out.push({ ...report, runId: x.runId, ...(chat && { chat }) });
+    out.push({ ...report, runId: x.runId, ...(chat && { chat }), ...(entry && { changeLog: { recorded: entry.recorded, dropped: entry.dropped, ...(entry.wholes && { wholes: entry.wholes }) } }) });
   }
   return out;
 }
@@ -73,7 +89,7 @@ function laneExtras(lane: Lane, deps: Omit<SyncDeps, 'changes'>, opts: SyncOptio
     createChangeRecorder(
       ctx.changeLog,
       { runId, ...(ctx.job && { jobId: ctx.job.jobId }), feed: lane.feed.name, chatbot: lane.chatbot, dryRun: Boolean(opts.dryRun) },
-      { maxPerRun: ctx.config.config.changeLog.maxPerRun, logger: deps.logger },
+      { maxPerRun: ctx.config.config.changeLog.maxPerRun, maxBytesPerRun: ctx.config.config.changeLog.maxBytesPerRun, logger: deps.logger },
     );
   // what the chat check asks about: the first listings this run created or changed (bounded)
   const recent: ListingChange[] = [];

@@ -11,6 +11,7 @@ import { mapItem } from '../mapping/map-feed.js';
 import type { MappedItem } from '../mapping/types.js';
 import { createUnmappedTally } from '../mapping/unmapped.js';
 import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../media/index.js';
+import { createBeforeCapture } from './capture-before.js';
 import { createFeedCollector } from './desired.js';
 import { createExecutor, runPool } from './execute.js';
 import type { FeedThread } from './feed-thread.js';
@@ -22,6 +23,9 @@ import { heldJobs, readFeed } from './read-feed.js';
 import { stampSeed } from './record-stamp.js';
 import { ownedByOtherFeeds } from './state.js';
 import { stamped, type Run, type SyncDeps, type SyncOptions } from './sync-run.js';
+
+/** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
+const DEFAULT_WHOLE_BYTES = 8 << 20;
 
 export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undefined, deps: SyncDeps, opts: SyncOptions, run: Run): Promise<void> {
   const feed = lanes[0]!.feed;
@@ -169,6 +173,7 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext): LiveLan
     signal: ctx.clock.signal,
     onProgress: ({ done }) => ctx.progress('write', done),
     ...(changes && { changes }),
+    ...(changes && !opts.dryRun && { before: createBeforeCapture({ api: deps.api, store: deps.store, feed: l.id, serialNumber: l.chatbot, keyBy: feed.keyBy, ignore, maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES, signal: ctx.clock.signal }) }),
   });
   return { lane: l, planner, executor, remote, paged, own, missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(), planOptions };
 }

@@ -13,7 +13,7 @@ export interface LaneCommitInput {
   /** the lane's state name (lanes.ts) */
   id: string;
   tally: Pick<LaneTally, 'recordFingerprints' | 'recordStamps'>;
-  exec: Pick<ExecutionResult, 'written' | 'stamped' | 'deletedKeys'>;
+  exec: Pick<ExecutionResult, 'written' | 'stamped' | 'deletedKeys' | 'unlisted'>;
   guard: Pick<GuardDecision, 'marks'>;
   missingSince: ReadonlyMap<string, string>;
   /** the mark the reader reached, when the lane earned it */
@@ -34,6 +34,8 @@ export function laneChanges(input: LaneCommitInput): FeedStateChanges {
   changes.stamps.set = [...input.tally.recordStamps, ...exec.stamped];
   changes.stamps.delete = [...exec.deletedKeys, ...(input.unstamped ?? [])];
   if (input.extra) changes.extra = input.extra;
+  // the unlisted fields of what was written (undo restores them)
+  changes.unlisted = { set: exec.unlisted, delete: exec.deletedKeys };
   changes.missingSince.set = guard.marks.set;
   changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => input.missingSince.has(k))];
   if (input.mark !== undefined) changes.mark = input.mark;

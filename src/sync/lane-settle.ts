@@ -171,11 +171,13 @@ function confirm(l: LiveLane, deletes: readonly PlannedDelete[], ctx: SettleCont
     lookup: opened.lookup,
     sources: keySources(compiled.rules[keyField]),
     keyOf: (data) => compiled.keyOf(data, feed.keyBy),
-    limit: opts.force ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
+    // past deletes.maxCount the guard holds every delete anyway, unless forced or a grace period
+    // leaves fewer to delete (then every absence is confirmed, within source.maxPages requests)
+    limit: opts.force || feed.deletes.graceHours > 0 ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
     keyRule: `the mapping of ${keyField} (feeds[${feed.name}].mapping.fields)`,
     take: async (items) => {
       const jobs = read.again(l, items);
-      if (opts.dryRun || l.executor.result.stopped || read.auth) for (const _ of jobs);
+      if (opts.dryRun || l.executor.result.stopped || read.auth) for await (const _ of jobs);
       else await runPool(jobs, { concurrency: ctx.deps.apiConfig.concurrency, signal: ctx.clock.signal });
     },
     holds: (key) => desired.listings.has(key) || desired.protectedKeys.has(key),

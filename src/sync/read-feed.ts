@@ -30,7 +30,7 @@ export interface FeedRead {
   /** the write jobs of every lane, in the order the records came */
   jobs: AsyncGenerator<LaneJob>;
   /** records read again after the feed ended (absences confirmed with the source), through the lane alone */
-  again(lane: ReadingLane, items: readonly FeedItem[]): Generator<LaneJob>;
+  again(lane: ReadingLane, items: readonly FeedItem[]): AsyncGenerator<LaneJob>;
   /** read to its end (known once `jobs` ended) */
   readonly done: boolean;
   /** the feed server refused our credentials: every lane fails, nothing more is asked of anyone */
@@ -82,12 +82,16 @@ export function readFeed(input: ReadFeedInput): FeedRead {
   async function* withPhotos(step: MediaStep): AsyncGenerator<LaneJob> {
     const batch = awaiting;
     awaiting = [];
+    await mirrorPhotos(step, batch);
+    for (const { lane, entry } of batch) yield* pushed(lane, entry);
+  }
+  /** the photos of mapped entries mirrored (a listing whose photos were not all mirrored is not stamped) */
+  async function mirrorPhotos(step: MediaStep, batch: readonly Awaiting[]): Promise<void> {
     const mapped = batch.filter((b): b is Awaiting & { entry: DesiredListing } => 'listing' in b.entry);
     const complete = await step.mirror(mapped.map(({ entry, item }) => mirrorEntry(entry, item)));
     complete.forEach((ok, i) => {
       if (!ok) mapped[i]!.lane.planner.unstamp(mapped[i]!.entry);
     });
-    for (const { lane, entry } of batch) yield* pushed(lane, entry);
   }
   function* pushed(l: ReadingLane, entry: DesiredListing | RememberedListing): Generator<LaneJob> {
     const job = l.planner.push(entry);
@@ -152,13 +156,16 @@ export function readFeed(input: ReadFeedInput): FeedRead {
   }
   return {
     jobs: jobs(),
-    *again(l, items) {
-      for (const item of items) {
-        if (!routes(l, item)) continue;
+    async *again(l, items) {
+      const entries = items.flatMap((item) => {
+        if (!routes(l, item)) return [];
         let memo: Mapped | undefined;
-        const job = l.planner.take(item, () => (memo ??= mapOnce(item)));
-        if (job) yield { executor: l.executor, job };
-      }
+        const entry = l.planner.read(item, () => (memo ??= mapOnce(item)));
+        return entry ? [{ lane: l, entry, item }] : [];
+      });
+      // (the media mirror's photos first, as for any record read)
+      if (media) await mirrorPhotos(media, entries);
+      for (const { entry } of entries) yield* pushed(l, entry);
     },
     get done() {
       return state.done;

@@ -55,6 +55,8 @@ export interface SyncDeps {
   changes?: (lane: Lane) => ChangeSink | undefined;
   /** where the page echo is kept between processes (a CLI run; a worker remembers in memory) */
   echoFiles?: EchoFiles;
+  /** with `changes`: bytes of whole listings (before each update and delete, for undo) the run may keep */
+  maxWholeBytes?: number;
   /** the config's `media`: with media.mirror set, the feed's photos are mirrored to the bucket (src/media/) */
   media?: MediaConfig;
 }

@@ -4,9 +4,9 @@ import type { LoadedConfig } from '../config/schema.js';
 import { closeRedis, createRedis, redisSettings } from '../queue/connection.js';
 import { changeLogFile, stateFile } from '../runtime.js';
 import { NetworkError } from '../errors.js';
-import type { ChangeLog } from '../history/change-log.js';
-import { createFileChangeLog } from '../history/file-change-log.js';
-import { createRedisChangeLog } from '../history/redis-change-log.js';
+import type { ChangeLog } from './change-log.js';
+import { createFileChangeLog } from './file-change-log.js';
+import { createRedisChangeLog } from './redis-change-log.js';
 
 export async function openChangeLog(loaded: LoadedConfig): Promise<ChangeLog> {
   const { config } = loaded;
