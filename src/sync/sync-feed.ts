@@ -286,11 +286,11 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       }
     }
     /** the waiting entries' photos mirrored, then each planned */
-    async function* withPhotos(): AsyncGenerator<Job> {
+    async function* withPhotos(step: MediaStep): AsyncGenerator<Job> {
       const batch = awaitingPhotos;
       awaitingPhotos = [];
       const mapped = batch.filter((b): b is { entry: DesiredListing; item: FeedItem } => 'listing' in b.entry);
-      const complete = await media!.mirror(mapped.map(({ entry, item }) => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })));
+      const complete = await step.mirror(mapped.map(({ entry, item }) => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })));
       complete.forEach((ok, i) => {
         if (ok) return;
         const { entry } = mapped[i]!;
@@ -312,10 +312,10 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
               continue;
             }
             awaitingPhotos.push({ entry, item });
-            if (awaitingPhotos.length >= MEDIA_BATCH) yield* withPhotos();
+            if (awaitingPhotos.length >= MEDIA_BATCH) yield* withPhotos(media);
           }
         }
-        if (awaitingPhotos.length) yield* withPhotos();
+        if (media && awaitingPhotos.length) yield* withPhotos(media);
       } catch (err) {
         feedAuth = authFailure(err, feed.name);
         collector.fail(err);
