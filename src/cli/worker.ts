@@ -16,6 +16,7 @@ import {
   createProcessor,
   createQueues,
   createRedis,
+  enqueueJob,
   redisSettings,
   forwardCallToJob,
   plannedSchedules,
@@ -31,6 +32,8 @@ import { createApp, createMetrics } from '../server/index.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
 import { checkStaleness } from '../alerts/index.js';
 import { ALL, pausedFeeds } from '../queue/control.js';
+import type { StatusDeps } from '../server/status/status-data.js';
+import { findUndoTarget, undoRun } from '../undo/index.js';
 
 const STALE_CHECK_MS = 5 * 60_000;
 
@@ -162,7 +165,15 @@ async function start(
   staleTimer.unref();
   closers.push(() => clearInterval(staleTimer));
 
-  const status = {
+  const status: StatusDeps = {
+    configFile: loaded.file,
+    undo: {
+      plan: (runId) => undoRun(runId, { api: runtime.api, store: runtime.store, changeLog: runtime.changeLog, config: withRedis, logger }, { dryRun: true }),
+      enqueue: async (runId, force) => {
+        const { feed } = await findUndoTarget(runtime.changeLog, withRedis, runId);
+        return enqueueJob(redis, queues, 'undo', `undo:${runId}`, { run: runId, feed: feed.name, chatbot: feed.chatbot, ...(force && { force: true }) });
+      },
+    },
     feeds: loaded.config.feeds,
     changeLog: runtime.changeLog,
     queues,

@@ -197,6 +197,9 @@ export const Config = z
         retentionDays: z.number().positive().default(30).describe('changes older than this are dropped'),
         maxPerFeed: z.number().int().min(100).default(100_000).describe('most changes kept per feed (Redis) / sizes the file'),
         maxPerRun: z.number().int().min(1).default(50_000).describe('most changes recorded for one run; the rest are counted'),
+        maxBytesPerRun: z.number().int().min(65_536).default(6 << 20).describe('most bytes of changes (JSON, long values as excerpts) recorded for one run; the rest are counted'),
+        maxWholeBytesPerRun: z.number().int().min(0).default(6 << 20).describe('most bytes of whole listings (compressed, kept before each update and delete so `feedsync undo` can restore them) one run keeps'),
+        maxWholeBytesPerFeed: z.number().int().min(0).default(64 << 20).describe("most bytes of whole listings kept per feed across its runs (Redis); the oldest runs' go first"),
       })
       .prefault({})
       .describe('the per-listing change log read by `feedsync history` and `runs show`'),

@@ -135,6 +135,8 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
     const s = config.sentinel;
     const tls = tlsOptions(settings, false);
     const sentinelTls = s.tls ?? tls !== undefined;
+    // ioredis speaks TLS to the primary only with enableTLSForSentinelMode (and `tls`), and to the
+    // Sentinels with `sentinelTLS` (SentinelConnector: connectToSentinel, connect)
     return new Redis({
       ...common,
       sentinels: s.sentinels.map((hp) => {
@@ -146,8 +148,7 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
       password: s.password ?? config.password,
       sentinelUsername: s.sentinelUsername,
       sentinelPassword: s.sentinelPassword,
-      tls,
-      enableTLSForSentinelMode: sentinelTls,
+      ...(tls && { tls, enableTLSForSentinelMode: true }),
       ...(sentinelTls && { sentinelTLS: tls ?? {} }),
       sentinelRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
       // A primary that died: the connection drops and the reconnect asks the Sentinels, who name the

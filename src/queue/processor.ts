@@ -71,7 +71,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       }
     }
 
-    const lockName = chatbotLockName(target, def.kind);
+    const lockName = chatbotLockName(target, def.lockKind ?? def.kind);
     const lockKey = targetLockKey(deps.prefix, lockName);
     const lock = def.exclusive ? await acquireTargetLock(deps.redis, lockKey, jobId, deps.lockTtlMs, waiters(job.queueName)) : undefined;
     if (def.exclusive && !lock) {

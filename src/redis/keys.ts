@@ -61,6 +61,10 @@ export function keysOf(root: string) {
     runInfo: (runId: string) => `${root}:changes:runinfo:${runId}`,
     changeRuns: (feed: string | undefined) => (feed ? `${root}:changes:runs:${feed}` : `${root}:changes:runs`),
     changesPattern: `${root}:changes:*`,
+    /** whole listings kept for undo: a hash per run (key → packed listing), and per feed the runs that kept some with their bytes */
+    wholeOfRun: (runId: string) => `${root}:changes:whole:${runId}`,
+    wholeRuns: (feed: string) => `${root}:changes:wholeruns:${feed}`,
+    wholeBytes: (feed: string) => `${root}:changes:wholebytes:${feed}`,
   };
 }
 export type Keys = ReturnType<typeof keysOf>;

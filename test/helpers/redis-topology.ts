@@ -5,7 +5,7 @@
 // a node (AOF, fsync always), so a restarted node comes back with its data.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -89,12 +89,13 @@ export async function startCluster(): Promise<TestCluster> {
   try {
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
+      // the bus port defaults to port + 10000, past 65535 for a port the system picked: pick it too
+      const busPort = await freePort();
       const nodeDir = join(dir, String(i));
-      rmSync(nodeDir, { recursive: true, force: true });
-      await run('mkdir', ['-p', nodeDir]);
+      mkdirSync(nodeDir);
       nodes.push(
         await startServer(
-          ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '15000',
+          ['--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '15000',
             '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--dir', nodeDir],
           nodeDir,
           port,

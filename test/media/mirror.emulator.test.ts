@@ -19,6 +19,7 @@ import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer } from '../helpers/feed-server.js';
 import { fakeImage, startPhotoHost, type PhotoHost } from '../helpers/photo-host.js';
 import { startS3Server, type TestS3 } from '../helpers/s3-server.js';
+import { startResoServer } from '../helpers/reso-server.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
 import { COLUMNS, row, type Row } from '../sync/helpers/feed.js';
 
@@ -345,5 +346,30 @@ describe('media mirror', () => {
     expect(report.media).toBeUndefined();
     expect(await imagesOf('MLS0001')).toEqual([host.url('/n/1')]);
     expect(host.total()).toBe(before);
+  });
+
+  it('a record a RESO server\'s paging missed (asked for by key before a delete) keeps its mirrored photos', async () => {
+    host.set('/r/1', { kind: 'image', body: fakeImage('jpeg', 'r1') });
+    const records = ['K-1', 'K-2', 'K-3', 'K-4'].map((k, i) => ({
+      ListingKey: k, ListingId: `L-${i + 1}`, ModificationTimestamp: `2025-01-01T00:0${i}:00Z`, StandardStatus: 'Active', PropertyType: 'Residential', ListPrice: 300_000 + i,
+      City: 'Austin', BedroomsTotal: 3, BathroomsTotalDecimal: 2, LivingArea: 1500, YearBuilt: 2000, Media: [{ MediaKey: `m-${k}`, MediaURL: host.url('/r/1'), MediaCategory: 'Photo', Order: 1 }],
+    }));
+    // storage order with the highest key last on the first page: a pull by key misses K-3
+    const reso = await startResoServer({ records: [records[0]!, records[1]!, records[3]!, records[2]!], order: 'storage', maxPageSize: 3 });
+    reso.order = 'honour';
+    try {
+      const feed = feedConfig({ source: { kind: 'reso', url: reso.url, maxPageSize: 3, retries: 0 }, mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } } });
+      const first = await sync({ feed, full: true });
+      expect(first.counts.created).toBe(4);
+      const mirrored = await imagesOf('L-3');
+      expect(mirrored?.[0]).toMatch(new RegExp(`^${PUBLIC}/`));
+      reso.order = 'storage';
+      const report = await sync({ feed, full: true });
+      expect(report.message).toMatch(/missed 1 record that it still has \(L-3\)/);
+      expect(report.counts.deleted).toBe(0);
+      expect(await imagesOf('L-3')).toEqual(mirrored);
+    } finally {
+      await reso.close();
+    }
   });
 });

@@ -3,11 +3,12 @@
 // no command a cluster refuses is used, and exactly one topology is configured.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { parseDocument } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { RedisConfig } from '../../src/config/schema.js';
 import { ConfigError } from '../../src/errors.js';
-import { describeRedis, redisSettingsOf } from '../../src/queue/connection.js';
+import { createRedis, describeRedis, redisSettingsOf } from '../../src/queue/connection.js';
 import { hashTagOf, keyRoot, keysOf, lockWaitersKey } from '../../src/redis/keys.js';
 
 const SRC = join(import.meta.dirname, '../../src');
@@ -85,5 +86,42 @@ describe('redis config', () => {
     expect(describeRedis(sentinel)).toBe('sentinel mymaster at s1:26379');
     expect(redisSettingsOf(cluster, '/').prefix).toBe('{feedsync}');
     expect(redisSettingsOf(sentinel, '/').prefix).toBe('feedsync');
+  });
+});
+
+describe('connection options per topology', () => {
+  // the client is made (it starts connecting to nothing) and dropped: only its options are read
+  const optionsOf = (config: unknown) => {
+    const client = createRedis(redisSettingsOf(RedisConfig.parse(config), '/'), { purpose: 'command' });
+    client.on('error', () => {});
+    client.disconnect();
+    return client.options as Record<string, unknown>;
+  };
+
+  it('Sentinel with TLS: TLS to the primary (ioredis needs enableTLSForSentinelMode for it) and to the Sentinels unless sentinel.tls is false', () => {
+    const sentinel = { name: 'm', sentinels: ['127.0.0.1:1'], password: 'pw-123456', sentinelPassword: 'spw-123456' };
+    const withTls = optionsOf({ sentinel, tls: { rejectUnauthorized: false } });
+    expect(withTls).toMatchObject({ name: 'm', password: 'pw-123456', sentinelPassword: 'spw-123456', enableTLSForSentinelMode: true, tls: { rejectUnauthorized: false }, sentinelTLS: { rejectUnauthorized: false } });
+    const sentinelsPlain = optionsOf({ sentinel: { ...sentinel, tls: false }, tls: { rejectUnauthorized: false } });
+    expect(sentinelsPlain).toMatchObject({ enableTLSForSentinelMode: true });
+    expect(sentinelsPlain.sentinelTLS).toBeUndefined();
+    const plain = optionsOf({ sentinel });
+    expect(plain.enableTLSForSentinelMode).toBeFalsy();
+    expect(plain.tls).toBeUndefined();
+  });
+
+  it('one Redis: the keys override the URL\'s user and password; rediss:// turns TLS on', () => {
+    expect(optionsOf({ url: 'rediss://u1:p1@127.0.0.1:1/2', username: 'u2', password: 'p2-123456' })).toMatchObject({ host: '127.0.0.1', port: 1, db: 2, username: 'u2', password: 'p2-123456', tls: { rejectUnauthorized: true } });
+    expect(optionsOf({ url: 'redis://u1:p1-123456@127.0.0.1:1' })).toMatchObject({ username: 'u1', password: 'p1-123456' });
+    expect(optionsOf({ url: 'redis://127.0.0.1:1' }).tls).toBeUndefined();
+  });
+});
+
+describe('docs/redis.md', () => {
+  it('each topology example is a valid redis section', () => {
+    const text = readFileSync(join(import.meta.dirname, '../../docs/redis.md'), 'utf8');
+    const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => parseDocument(m[1]!).toJS() as { redis?: unknown });
+    const sections = blocks.map((b) => RedisConfig.parse(b.redis));
+    expect(sections.map((r) => (r.cluster ? 'cluster' : r.sentinel ? 'sentinel' : 'url'))).toEqual(['url', 'cluster', 'sentinel']);
   });
 });
