@@ -138,26 +138,44 @@ export interface EmulatorSync {
   closeAfterTest<T extends Closable>(server: T): T;
 }
 
+export interface EmulatorSyncOptions {
+  /** one SyncEnv and an emulator never reset, for the whole file: tests that go on from each other's state (CLI runs) */
+  perFile?: boolean;
+  /** the emulator's options */
+  emulator?: Parameters<typeof startTestEmulator>[0];
+  /** hands the emulator and the env to the file, for files that keep them in variables: before each test, or once (perFile) */
+  onEach?: (te: TestEmulator, env: SyncEnv) => void;
+}
+
 /**
  * The file's emulator (started once) and a fresh SyncEnv per test, the emulator reset between
- * tests. `onEach` hands both to the file before each test, for files that keep them in variables.
+ * tests; with `perFile`, one SyncEnv for the file and no reset. Everything is closed after.
  */
-export function useEmulatorSync(onEach?: (te: TestEmulator, env: SyncEnv) => void): EmulatorSync {
+export function useEmulatorSync(options: EmulatorSyncOptions | EmulatorSyncOptions['onEach'] = {}): EmulatorSync {
+  const { perFile = false, emulator, onEach } = typeof options === 'function' ? { onEach: options } : options;
   let te: TestEmulator | undefined;
   let env: SyncEnv | undefined;
   const started: Closable[] = [];
-  beforeAll(async () => {
-    te = await startTestEmulator();
-  });
-  afterAll(() => te?.close());
-  beforeEach(async () => {
-    await te?.reset();
+  const fresh = async () => {
     env = await createSyncEnv();
     if (te) onEach?.(te, env);
+  };
+  beforeAll(async () => {
+    te = await startTestEmulator(emulator);
+    if (perFile) await fresh();
+  });
+  afterAll(async () => {
+    await te?.close();
+    if (perFile) await env?.cleanup();
+  });
+  beforeEach(async () => {
+    if (perFile) return;
+    await te?.reset();
+    await fresh();
   });
   afterEach(async () => {
     await Promise.all(started.splice(0).map((s) => s.close()));
-    await env?.cleanup();
+    if (!perFile) await env?.cleanup();
   });
   const ready = <T>(v: T | undefined, what: string): T => {
     if (v === undefined) throw new Error(`${what} is set up in the vitest hooks: use it inside a test`);
