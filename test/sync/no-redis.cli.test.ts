@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { requireRedis } from '../../src/state/redis-required.js';
 import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { csv, homesConfigYaml, row, rows, SN, useEmulatorSync } from './helpers/feed.js';
+import { apiYaml, csv, homesConfigYaml, row, rows, SN, useEmulatorSync } from './helpers/feed.js';
 
 let closedPort: number;
 const sync = useEmulatorSync({ perFile: true, emulator: { chatbots: [SN] } });
@@ -71,10 +71,7 @@ describe('feedsync sync with Redis configured and unreachable', () => {
     await writeFile(
       config,
       [
-        'api:',
-        `  baseUrl: ${sync.te().url}`,
-        `  secretKey: ${TEST_SECRET_KEY}`,
-        `  sessionKey: ${TEST_SESSION_KEY}`,
+        ...apiYaml(sync.te().url),
         'redis:',
         `  url: redis://127.0.0.1:${closedPort}`,
         'chatbots:',

@@ -4,9 +4,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { COLUMNS, rows, SN, type Row, useEmulatorSync } from './helpers/feed.js';
+import { apiYaml, COLUMNS, rows, SN, type Row, useEmulatorSync } from './helpers/feed.js';
 
 let config: string;
 
@@ -29,10 +28,7 @@ beforeAll(async () => {
   await writeFile(
     config,
     [
-      'api:',
-      `  baseUrl: ${sync.te().url}`,
-      `  secretKey: ${TEST_SECRET_KEY}`,
-      `  sessionKey: ${TEST_SESSION_KEY}`,
+      ...apiYaml(sync.te().url),
       'feeds:',
       '  - name: homes',
       `    chatbot: ${SN}`,

@@ -10,7 +10,7 @@ import { createMemoryStore } from '../../../src/state/memory-store.js';
 import type { KvStore } from '../../../src/state/kv-store.js';
 import { syncFeed, type SyncDeps, type SyncOptions } from '../../../src/sync/index.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../../helpers/emulator.js';
 
 export const SN = 'SN-SYNC';
 
@@ -106,13 +106,15 @@ export async function requests(te: TestEmulator, endpoint: 'RealEstateCreate' | 
 
 export const total = (byStatus: Record<string, number>) => Object.values(byStatus).reduce((a, b) => a + b, 0);
 
+/** The `api:` lines of a test config against `url` (the test emulator's keys unless given). */
+export function apiYaml(url: string, keys = { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }): string[] {
+  return ['api:', `  baseUrl: ${url}`, `  secretKey: ${keys.secretKey}`, `  sessionKey: ${keys.sessionKey}`];
+}
+
 /** A config file for `feedsync sync` over `homes.csv` (the test columns mapped one to one) against `url`. */
 export function homesConfigYaml(url: string, keys: { secretKey: string; sessionKey: string }, opts: { deletes: string; top?: string[] }): string {
   return [
-    'api:',
-    `  baseUrl: ${url}`,
-    `  secretKey: ${keys.secretKey}`,
-    `  sessionKey: ${keys.sessionKey}`,
+    ...apiYaml(url, keys),
     '  ratePerSecond: 1000',
     ...(opts.top ?? []),
     'feeds:',
