@@ -1,7 +1,13 @@
 // The alert rules, pure: a feed's alert state and what its last run showed in, the conditions that
 // hold now and the notices to send out. A condition alerts once when it starts to hold, and once
 // ("resolved") when it stops: never again while it holds, so a failing feed makes no storm.
+import { excerpt } from '../errors.js';
 import type { AlertRules } from './config-schema.js';
+
+/** Feed text in an alert (a run's message, a value) is an excerpt: an alert, a webhook and /status stay small. */
+const clip = (text: string) => String(excerpt(text));
+/** The first items of a list, each an excerpt, and how many more. */
+const firstOf = (items: readonly string[], n = 10) => `${items.slice(0, n).map(clip).join(', ')}${items.length > n ? `, and ${items.length - n} more` : ''}`;
 
 export type Condition = 'guard' | 'failing' | 'rejected' | 'dropped' | 'stale' | 'unmapped' | 'chat';
 
@@ -21,6 +27,8 @@ export interface RunObservation {
   mode?: 'full' | 'incremental';
   /** false: the feed was not read whole, so its valid count says nothing about the feed's size */
   complete?: boolean;
+  /** false: a run that read no feed (`feedsync undo`): the feed's own conditions stay as they were */
+  feedRead?: boolean;
 }
 
 export interface AlertState {
@@ -43,6 +51,9 @@ export interface Notice {
 
 export const emptyState = (): AlertState => ({ streak: 0, open: {} });
 
+/** what only a run that read the feed can say */
+const FEED_CONDITIONS = ['rejected', 'dropped', 'unmapped'] as const satisfies readonly Condition[];
+
 /** outcomes that count toward `failing`, whatever the cause (an authentication refused ends `failed`) */
 const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error', 'failed']);
 
@@ -53,17 +64,25 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
   next.streak = FAILED.has(run.outcome) ? state.streak + 1 : run.outcome === 'ok' ? 0 : state.streak;
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
-  if (rules.guard && run.outcome === 'guard') holding.set('guard', `a delete guard held deletes back: ${run.message ?? 'see the run'}`);
+  const message = run.message === undefined ? undefined : String(excerpt(run.message, 200));
+  if (rules.guard && run.outcome === 'guard') holding.set('guard', `a delete guard held deletes back: ${message ?? 'see the run'}`);
   if (next.streak >= rules.failedRuns) {
-    holding.set('failing', `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${run.message ? `: ${run.message}` : ''})`);
+    holding.set('failing', `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${message ? `: ${message}` : ''})`);
   }
-  if (run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
+  const feedRead = run.feedRead !== false;
+  if (!feedRead) {
+    for (const c of FEED_CONDITIONS) {
+      const open = state.open[c];
+      if (open) holding.set(c, open.message);
+    }
+  }
+  if (feedRead && run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
     holding.set('rejected', `${run.rejected} of ${run.records} records rejected (${pct(run.rejected / run.records)} > ${pct(rules.rejectedFraction)})`);
   }
   // only a run that read its feed whole says how many valid records it has, and only to a run of its
   // own kind (an incremental pull reads what changed, a full pull everything)
   const mode = run.mode ?? 'full';
-  const readFeed = (run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard') && run.complete !== false;
+  const readFeed = feedRead && (run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard') && run.complete !== false;
   const reference = state.lastGoodValidByMode?.[mode] ?? (mode === 'full' ? state.lastGoodValid : undefined);
   if (reference !== undefined && reference > 0 && readFeed) {
     const drop = (reference - run.valid) / reference;
@@ -71,14 +90,13 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
       holding.set('dropped', `valid records fell from ${reference} (last good ${run.mode ? `${mode} ` : ''}run) to ${run.valid} (−${pct(drop)} > ${pct(rules.validDropFraction)})`);
     }
   } else if (state.open.dropped) holding.set('dropped', state.open.dropped.message); // nothing to compare: as it was
-  if (rules.unmappedValues && run.unmapped.length) {
-    const shown = run.unmapped.slice(0, 10).join(', ');
-    holding.set('unmapped', `lookup values no map covers: ${shown}${run.unmapped.length > 10 ? `, and ${run.unmapped.length - 10} more` : ''}`);
+  if (feedRead && rules.unmappedValues && run.unmapped.length) {
+    holding.set('unmapped', `lookup values no map covers: ${firstOf(run.unmapped)}`);
   }
   if (rules.chatCheck && run.chat && run.chat.answerable < run.chat.asked) {
-    holding.set('chat', `the chatbot could not answer about ${run.chat.missing.join(', ')} (answerable ${run.chat.answerable}/${run.chat.asked})`);
+    holding.set('chat', `the chatbot could not answer about ${firstOf(run.chat.missing)} (answerable ${run.chat.answerable}/${run.chat.asked})`);
   }
-  if (run.outcome === 'ok') {
+  if (run.outcome === 'ok' && feedRead) {
     next.lastOkAt = run.at;
     // a good run that dropped sharply is not the new reference: the drop would clear itself
     if (!holding.has('dropped') && run.complete !== false) {
@@ -87,7 +105,7 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
     }
   }
   // staleness ends with a good run; any other run leaves it as it was
-  if (state.open.stale && run.outcome !== 'ok') holding.set('stale', state.open.stale.message);
+  if (state.open.stale && (run.outcome !== 'ok' || !feedRead)) holding.set('stale', state.open.stale.message);
   return { state: next, holding };
 }
 

@@ -7,10 +7,12 @@ import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { recordForegroundRun } from '../queue/history.js';
 import { QUEUE_NAMES } from '../queue/names.js';
+import { redisSettings } from '../queue/connection.js';
 import { dirname, join } from 'node:path';
 import type { FeedConfig } from '../config/schema.js';
 import { causeMessage } from '../errors.js';
 import { maskDeep } from '../secrets.js';
+import { boundReport } from '../queue/report-size.js';
 import { acquireForegroundLock, type TargetLock } from '../queue/target-lock.js';
 import { runFeed, type FeedRunReport } from '../runs/run-feed.js';
 import { stateDir } from '../runtime.js';
@@ -68,7 +70,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
         try {
           lock = await acquireForegroundLock({
             chatbot: feed.chatbot,
-            ...(redis && loaded.config.redis && { redis: { connection: redis, prefix: loaded.config.redis.prefix } }),
+            ...(redis && loaded.config.redis && { redis: { connection: redis, prefix: redisSettings(loaded).prefix } }),
             lockDir: redis ? join(stateDir(loaded), 'locks') : join(dirname(store.location), 'locks'),
             waitMs: feed.deadlineMinutes * 60_000,
             signal: stop.signal,
@@ -92,21 +94,27 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           const report = await runLocked(feed, async (signal) =>
             runFeed(
               feed,
-              { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal, calls, onProgress: progress.onProgress, budgets, echoFiles },
+              { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal, calls, onProgress: progress.onProgress, budgets, echoFiles, media: loaded.config.media },
               { dryRun: opts.dryRun, force: opts.force, full: opts.full },
               { config: loaded, changeLog },
             ),
           );
           progress.clear();
           reports.push(report);
-          // With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`).
+          // With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`);
+          // a record Redis refused is said below the report (this process ends: it cannot write it later).
+          let historyProblem: string | undefined;
           if (redis && loaded.config.redis) {
-            await recordForegroundRun(redis, loaded.config.redis.prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).catch(
-              (err: unknown) => logger.warn({ err }, 'run history could not be saved'),
+            historyProblem = await recordForegroundRun(redis, redisSettings(loaded).prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).then(
+              () => undefined,
+              (err: unknown) => {
+                logger.warn({ err }, 'run history could not be saved');
+                return `  run history: not recorded in Redis (${causeMessage(err)}); \`feedsync runs\` will not list this run\n`;
+              },
             );
           }
           const changes = 'runId' in report ? `  changes: feedsync runs show ${report.runId} --config ${opts.config}\n` : '';
-          if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}\n`);
+          if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}${historyProblem ?? ''}\n`);
         }
       } finally {
         progress.clear();
@@ -118,7 +126,9 @@ export async function run(opts: SyncCliOptions): Promise<number> {
     { onCall: calls.onCall, noRedis: opts.redis === false },
   );
   // each report masked by its feed's secrets: one feed's token never masks another feed's report
-  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports: reports.map((r) => maskDeep(r, r.feed)) }, '');
+  // bounded as the stored reports are (first items of each list, an `omitted` count): 1M rejected
+  // records still print one document
+  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports: reports.map((r) => maskDeep(boundReport(r), r.feed)) }, '');
   return exitStatus(reports);
 }
 

@@ -27,6 +27,8 @@ const location = {
   /** extra request headers (values may use ${ENV}); for http(s) and reso */
   headers: z.record(z.string(), z.string()).default({}),
   bearerToken: z.string().optional().describe('sent as Authorization: Bearer <token>'),
+  /** headers of photo downloads (media.mirror), sent to the photo's own origin only */
+  mediaHeaders: z.record(z.string(), z.string()).optional().describe('headers of photo downloads (media.mirror); values may use ${ENV}, masked in every output'),
   // bounded: Node's timers make anything above 2^31-1 ms a 1 ms timeout
   timeoutMs: z
     .number()
@@ -55,6 +57,9 @@ export const CsvSource = z.strictObject({
   delimiter: z.string().min(1).default(','),
   quote: z.string().length(1).default('"'),
   encoding: z.enum(['utf8', 'latin1', 'windows-1252']).default('utf8'),
+  // a quote never closed, or a header of a million columns, would otherwise be held whole
+  maxRecordBytes: z.number().int().min(1024).default(1 << 20).describe('most bytes of one row (a quote never closed ends the read here)'),
+  maxColumns: z.number().int().min(1).default(10_000).describe('most columns of a row'),
 });
 
 export const XmlSource = z.strictObject({

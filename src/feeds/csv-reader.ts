@@ -12,7 +12,7 @@ import iconv from 'iconv-lite';
 import { hash } from 'node:crypto';
 import { once } from 'node:events';
 import { FeedReadError, RecordParseError } from '../errors.js';
-import { CsvScanner, fastPathReads, type Handover } from './csv-scan.js';
+import { CsvScanner, fastPathReads, MAX_HELD, type Handover } from './csv-scan.js';
 import { itemsOf, type BatchedItems } from './item-batches.js';
 import type { FeedItem } from './types.js';
 
@@ -21,6 +21,10 @@ export interface CsvOptions {
   delimiter: string;
   quote: string;
   encoding: 'utf8' | 'latin1' | 'windows-1252';
+  /** most bytes (characters, decoded from another encoding) of one row: a longer one ends the read with a FeedReadError naming its line */
+  maxRecordBytes?: number;
+  /** most columns of a row: more end the read with a FeedReadError naming its line */
+  maxColumns?: number;
   /** told the header (trimmed, as the records' data are keyed) once it is read, before any record */
   onHeader?: (header: readonly string[]) => void;
 }
@@ -36,7 +40,7 @@ export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { f
  */
 async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, fastPath: boolean): AsyncIterable<FeedItem[]> {
   const file = opts.label;
-  const rows = new CsvRows(file, opts.onHeader);
+  const rows = new CsvRows(file, { maxColumns: opts.maxColumns ?? CSV_LIMIT_DEFAULTS.maxColumns, maxRecordBytes: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes }, opts.onHeader);
   const scanner = fastPath && fastPathReads(opts.delimiter, opts.quote) ? new CsvScanner(opts.delimiter, opts.quote, rows.row) : undefined;
   let parser: CsvParser | undefined = scanner ? undefined : csvParser(opts, rows, 0);
   // csv-parse reads on from where the fast path stopped, a piece at a time as the chunks came
@@ -80,10 +84,15 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, f
   yield* rows.end(endsInLineBreak, parser?.failed && asFatal(parser.failed, file));
 }
 
+export const CSV_LIMIT_DEFAULTS = { maxRecordBytes: 1 << 20, maxColumns: 10_000 } as const;
+
 /** csv-parse with the reader's options, handing its rows and errors to `rows`; `emptyLinesOffset`: see Handover */
 function csvParser(opts: CsvOptions, rows: CsvRows, emptyLinesOffset: number) {
   const parser = parse({
     bom: true,
+    // csv-parse counts a row's characters; past the cap it reports CSV_MAX_RECORD_SIZE through on_skip
+    // and leaves the rest of its chunk unread: on_skip throws, which ends the parse with that error
+    max_record_size: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes,
     delimiter: opts.delimiter,
     quote: opts.quote,
     relax_quotes: false,
@@ -98,6 +107,7 @@ function csvParser(opts: CsvOptions, rows: CsvRows, emptyLinesOffset: number) {
       return null;
     },
     on_skip: (err: CsvError | undefined) => {
+      if (err?.code === 'CSV_MAX_RECORD_SIZE') throw rows.tooLong(undefined, err);
       if (err) rows.skip(err);
       return undefined;
     },
@@ -146,15 +156,36 @@ class CsvRows {
   private drift = 0;
   private fatal: FeedReadError | undefined;
 
+  /**
+   * Rows longer than the fast path holds reach csv-parse, which enforces maxRecordBytes; a smaller
+   * cap is checked here, on the rows the fast path read whole.
+   */
+  private readonly checkSize: boolean;
+
   constructor(
     private readonly file: string,
+    private readonly caps: { maxColumns: number; maxRecordBytes: number },
     private readonly onHeader?: (header: readonly string[]) => void,
-  ) {}
+  ) {
+    this.checkSize = caps.maxRecordBytes < MAX_HELD;
+  }
 
   /** a row read, with csv-parse's `lines` and `empty_lines` where it ends */
   readonly row = (fields: string[], lines: number, emptyLines: number): void => {
     const { file } = this;
     const line = this.startLine(lines, emptyLines, fields);
+    if (fields.length > this.caps.maxColumns) {
+      throw new FeedReadError(
+        `line ${line} has ${fields.length} columns, more than source.maxColumns (${this.caps.maxColumns}): the file is not the feed's CSV, or raise the cap`,
+        { file, line },
+        false,
+      );
+    }
+    if (this.checkSize) {
+      let size = 0;
+      for (const f of fields) size += f.length;
+      if (size > this.caps.maxRecordBytes) throw this.tooLong(line);
+    }
     const header = this.header;
     if (!header) {
       this.header = fields.map((h) => h.trim());
@@ -189,6 +220,16 @@ class CsvRows {
     this.lastEnd = typeof err.lines === 'number' ? err.lines - this.drift : line;
     const position = { file, line, index: this.index++ };
     this.pending.push({ kind: 'error', position, error: new RecordParseError(err.message.replace(/^Invalid [^:]*: /, ''), { file, line, record: position.index }) });
+  }
+
+  /** a row (by default the one after the last read) is longer than the cap: the read ends, naming its line */
+  tooLong(line = this.lastEnd + 1, err?: CsvError): FeedReadError {
+    return new FeedReadError(
+      `the row starting on line ${line} is longer than source.maxRecordBytes (${this.caps.maxRecordBytes} bytes): a quote never closed, or rows without line endings`,
+      { file: this.file, line },
+      false,
+      err && { cause: err },
+    );
   }
 
   take(): FeedItem[] {

@@ -14,7 +14,7 @@ const CR = 13;
 /** csv-parse's escape character inside quoted fields, whatever the quote */
 const ESC = 34;
 /** a row still unfinished past this many bytes (or characters) goes to csv-parse: bounded memory, no rescans */
-const MAX_HELD = 1 << 20;
+export const MAX_HELD = 1 << 20;
 
 /** a row read: its fields, and csv-parse's `lines` and `empty_lines` counts when it ends */
 export type RowSink = (fields: string[], lines: number, emptyLines: number) => void;

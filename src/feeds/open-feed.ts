@@ -11,7 +11,7 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
   const { label, bytes } = openSource(source, ctx);
   const items =
     source.kind === 'csv'
-      ? readCsv(bytes, { label, delimiter: source.delimiter, quote: source.quote, encoding: source.encoding })
+      ? readCsv(bytes, { label, delimiter: source.delimiter, quote: source.quote, encoding: source.encoding, maxRecordBytes: source.maxRecordBytes, maxColumns: source.maxColumns })
       : readXml(bytes, { label, recordPath: source.recordPath, encoding: source.encoding });
   return { items, mode: 'full', mark: undefined };
 }

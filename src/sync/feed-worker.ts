@@ -97,9 +97,9 @@ async function read(task: FeedRead, c: Current, out: NonNullable<typeof parentPo
   try {
     const compiled = compileMapping(task.mapping);
     const { label, bytes } = openFileSource(task.source, { baseDir: task.baseDir });
-    const { delimiter, quote, encoding } = task.source;
+    const { delimiter, quote, encoding, maxRecordBytes, maxColumns } = task.source;
     const onHeader = (header: readonly string[]) => post({ id: c.id, header: [...header] });
-    for await (const item of readCsv(bytes, { label, delimiter, quote, encoding, onHeader })) {
+    for await (const item of readCsv(bytes, { label, delimiter, quote, encoding, maxRecordBytes, maxColumns, onHeader })) {
       if (item.kind === 'record' && item.text?.startsWith('c')) batch.record(item.text, compiled.keyOf(item.data, task.keyBy), item.position);
       else batch.other(wireItem(item));
       if (batch.full) {

@@ -3,6 +3,7 @@
 import { describeFieldChange } from '../format/change.js';
 import { formatPosition } from '../feeds/position.js';
 import { table } from '../format/table.js';
+import { formatMediaReport } from '../media/report.js';
 import type { SyncReport } from './report.js';
 
 const SHOWN = 20;
@@ -41,6 +42,7 @@ export function formatSyncReport(r: SyncReport): string {
   if (!r.remote.complete) lines.push(`  remote listings not all paged: ${r.remote.problem ?? 'unknown'}`);
   if (r.guard.outcome === 'forced') lines.push(`  guard overridden by --force: ${r.guard.reasons.join('; ')}`);
   if (r.message) lines.push(`  ${r.message}`);
+  if (r.media) lines.push(...formatMediaReport(r.media));
 
   section(lines, 'failures', r.failures, (f) => `${f.op} ${f.key}: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
   section(lines, 'rejected records', r.rejected, (x) => {

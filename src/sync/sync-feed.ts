@@ -16,6 +16,7 @@ import type { Logger } from '../log.js';
 import { mapItem } from '../mapping/map-feed.js';
 import { compileMapping } from '../mapping/index.js';
 import { createUnmappedTally } from '../mapping/unmapped.js';
+import { createMediaStep, loadMediaState, mirrorOf, type MediaConfig, type MediaReport, type MediaStep } from '../media/index.js';
 import type { KvStore } from '../state/kv-store.js';
 import { commitChanges, emptyChanges, loadChatbotState, loadStamps, otherKeyNeeded, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
 import { recordText, stampOf, stampSeed } from './record-stamp.js';
@@ -23,6 +24,7 @@ import type { RemoteIndex } from './remote-index.js';
 import { authFailure } from './auth.js';
 import { createFeedCollector } from './desired.js';
 import { createChange, deleteChange, rejectChange, updateChange, withheldChange, type ChangeSink } from './changes.js';
+import { createBeforeCapture } from './capture-before.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { createPendingWindow } from './pending.js';
@@ -62,6 +64,10 @@ export interface SyncDeps {
   changes?: ChangeSink;
   /** where the page echo is kept between processes (a CLI run; a worker remembers in memory) */
   echoFiles?: EchoFiles;
+  /** with `changes`: bytes of whole listings (before each update and delete, for undo) the run may keep */
+  maxWholeBytes?: number;
+  /** the config's `media`: with media.mirror set, the feed's photos are mirrored to the bucket (src/media/) */
+  media?: MediaConfig;
 }
 
 export interface SyncOptions {
@@ -76,10 +82,15 @@ export interface SyncOptions {
   threadMinBytes?: number;
 }
 
+/** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
+const DEFAULT_WHOLE_BYTES = 8 << 20;
+
 /** Listings read but not yet planned: a key repeated within this many records is written once. */
 const PENDING_WINDOW = 1000;
 /** Records of recurring keys held until the feed ends (past it they are planned at once). */
 const MAX_HELD = 10_000;
+/** Mapped listings whose photos are mirrored together (media mirror), before they are planned in feed order. */
+const MEDIA_BATCH = 64;
 
 export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport> {
   const startedAt = new Date();
@@ -127,14 +138,22 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     },
   });
   // record stamps (record-stamp.ts), unless a compared field reads the clock
-  const seed = compiled.clockFields.every((f) => ignore.has(f)) ? stampSeed({ mapping: feed.mapping, chatbot: feed.chatbot, keyBy: feed.keyBy, ignore }) : undefined;
+  const mirror = mirrorOf(deps.media, feed);
+  const seed = compiled.clockFields.every((f) => ignore.has(f))
+    ? stampSeed({ mapping: feed.mapping, chatbot: feed.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) })
+    : undefined;
+  let mediaReport: MediaReport | undefined;
   // A large CSV file is read by a thread of its own from now on, ahead of the planning (feed-thread.ts).
   const thread = await openFeedThread(feed.source, { baseDir: deps.baseDir, mapping: feed.mapping, keyBy: feed.keyBy, signal, ...(opts.threadMinBytes !== undefined && { minBytes: opts.threadMinBytes }) });
   try {
     // The sync state is read while the chatbot's listings are paged (paging leaves the main thread
     // idle between pages; the caller's chatbot lock keeps other runs from writing it meanwhile). A
     // run whose paging fails ends with that failure, so a read failure then has nothing to add.
-    const stateRead = Promise.all([loadChatbotState(store, feed.chatbot, writers), seed === undefined ? new Map<string, string>() : loadStamps(store, feed.name)]);
+    const stateRead = Promise.all([
+      loadChatbotState(store, feed.chatbot, writers),
+      seed === undefined ? new Map<string, string>() : loadStamps(store, feed.name),
+      mirror ? loadMediaState(store, mirror.namespaces) : undefined,
+    ]);
     stateRead.catch(() => undefined);
     let remote: RemoteSide & { byKey: RemoteIndex };
     try {
@@ -159,7 +178,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     }
     timings.remoteMs = ms();
 
-    const [state, storedStamps] = await stateRead;
+    const [state, storedStamps, mediaState] = await stateRead;
     let stamps = storedStamps;
     const own = state.feeds.get(feed.name)!;
     // this feed's fingerprints go into the remote index (asked only of keys the chatbot holds)
@@ -172,6 +191,11 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
 
     const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
 
+    // the media mirror step: mapped listings' Images become the bucket's URLs before they are planned
+    const media: MediaStep | undefined =
+      mirror && mediaState && createMediaStep({ feed: feed.name, source: feed.source, ...mirror, state: mediaState, dryRun: Boolean(opts.dryRun), signal, logger, budgets: deps.budgets });
+    /** keys whose photos were not all mirrored this run: not stamped, so the next run maps them (and retries the photos) */
+    const photosMissing: string[] = [];
     const opened = thread ?? openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
     pullMode = () => opened.mode;
     let feedDone = false;
@@ -213,7 +237,13 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       const mapped = mapCounted(item);
       // the same record under the same mapping, valid when its stamp was stored
       if (mapped.kind !== 'listing') throw new Error(`${feed.name}: ${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
-      return { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
+      const entry: DesiredListing = { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
+      // its photos were mirrored when its stamp was stored: rewritten from what the mirror knows
+      if (media && !media.rewriteKnown({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })) {
+        entry.text = undefined;
+        photosMissing.push(entry.key);
+      }
+      return entry;
     };
     const plan = (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
       // in step since the last run: unchanged, unless an earlier record of its key was written in this run
@@ -252,6 +282,33 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       } else tally.unchanged++;
       return undefined;
     };
+    /** read entries waiting for the media step, in feed order (remembered ones too, so the order holds) */
+    let awaitingPhotos: Array<{ entry: DesiredListing | RememberedListing; item: FeedItem }> = [];
+    function* planOne(entry: DesiredListing | RememberedListing): Generator<Job> {
+      const ready = pending.push(entry);
+      if (ready) {
+        const job = plan(ready, false);
+        if (job) yield job;
+      }
+    }
+    /** the waiting entries' photos mirrored, then each planned */
+    async function* withPhotos(step: MediaStep): AsyncGenerator<Job> {
+      const batch = awaitingPhotos;
+      awaitingPhotos = [];
+      await mirrorPhotos(step, batch);
+      for (const { entry } of batch) yield* planOne(entry);
+    }
+    /** the photos of mapped entries mirrored (a listing whose photos were not all mirrored is not stamped) */
+    async function mirrorPhotos(step: MediaStep, batch: Array<{ entry: DesiredListing | RememberedListing; item: FeedItem }>): Promise<void> {
+      const mapped = batch.filter((b): b is { entry: DesiredListing; item: FeedItem } => 'listing' in b.entry);
+      const complete = await step.mirror(mapped.map(({ entry, item }) => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })));
+      complete.forEach((ok, i) => {
+        if (ok) return;
+        const { entry } = mapped[i]!;
+        entry.text = undefined;
+        photosMissing.push(entry.key);
+      });
+    }
     async function* writes(): AsyncGenerator<Job> {
       try {
         // (a batch at a time where the reader has them: no promise per record)
@@ -260,17 +317,29 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
             const entry = read(item);
             if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
             if (!entry) continue;
-            const ready = pending.push(entry);
-            if (ready) {
-              const job = plan(ready, false);
-              if (job) yield job;
+            if (!media) {
+              yield* planOne(entry);
+              continue;
             }
+            awaitingPhotos.push({ entry, item });
+            if (awaitingPhotos.length >= MEDIA_BATCH) yield* withPhotos(media);
           }
         }
+        if (media && awaitingPhotos.length) yield* withPhotos(media);
       } catch (err) {
         feedAuth = authFailure(err, feed.name);
         collector.fail(err);
         if (feedAuth) return;
+        // what was read before the failure is still written (with the photos it has)
+        if (awaitingPhotos.length && !signal.aborted) {
+          for (const { entry, item } of awaitingPhotos.splice(0)) {
+            if ('listing' in entry && media?.rewriteKnown({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined }) === false) {
+              entry.text = undefined;
+              photosMissing.push(entry.key);
+            }
+            yield* planOne(entry);
+          }
+        }
       }
       for (const ready of pending.drain()) {
         const job = plan(ready, false);
@@ -300,6 +369,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       signal,
       onProgress: ({ done }) => progress('write', done),
       changes: deps.changes,
+      ...(deps.changes && !opts.dryRun && { before: createBeforeCapture({ api, store, feed: feed.name, serialNumber: feed.chatbot, keyBy: feed.keyBy, ignore, maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES, signal }) }),
     });
     if (opts.dryRun) {
       for await (const _ of writes());
@@ -329,13 +399,19 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       lookup: opened.lookup,
       sources: keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']),
       keyOf: (data) => compiled.keyOf(data, feed.keyBy),
-      limit: opts.force ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
+      // past deletes.maxCount the guard holds every delete anyway, unless forced or a grace period
+      // leaves fewer to delete (then every absence is confirmed, within source.maxPages requests)
+      limit: opts.force || feed.deletes.graceHours > 0 ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
       keyRule: `the mapping of ${feed.keyBy === 'URL' ? 'Url' : 'MLSNumber'} (feeds[${feed.name}].mapping.fields)`,
       take: async (items) => {
+        const entries = items.flatMap((item) => {
+          const entry = read(item);
+          return entry ? [{ entry, item }] : [];
+        });
+        if (media) await mirrorPhotos(media, entries);
         const jobs = function* () {
-          for (const item of items) {
-            const entry = read(item);
-            const job = entry && plan(entry, false);
+          for (const { entry } of entries) {
+            const job = plan(entry, false);
             if (job) yield job;
           }
         };
@@ -376,6 +452,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, unchangedByStamp: tally.unchangedByStamp, duplicates: tally.duplicates };
 
     if (opts.dryRun) {
+      if (media) mediaReport = (await media.finish({ deletedKeys: guard.allowed.map((d) => d.key), unwrittenKeys: new Set(), now: now() })).report;
       const shown = [...guard.allowed, ...guard.withheld];
       view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
       const planned = { creates: tally.creates, updates: tally.updates, deletes: guard.allowed };
@@ -397,7 +474,13 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
     changes.fingerprints.delete = exec.deletedKeys;
     changes.stamps.set = [...tally.recordStamps, ...exec.stamped];
-    changes.stamps.delete = exec.deletedKeys;
+    changes.stamps.delete = [...exec.deletedKeys, ...photosMissing];
+    if (media) {
+      const done = await media.finish({ deletedKeys: exec.deletedKeys, unwrittenKeys: new Set(exec.failures.map((f) => f.key)), now: now() });
+      changes.extra = done.changes;
+      mediaReport = done.report;
+    }
+    changes.unlisted = { set: exec.unlisted, delete: exec.deletedKeys };
     changes.missingSince.set = guard.marks.set;
     changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
     if (outcome === 'ok' && opened.mark !== undefined) changes.mark = opened.mark;
@@ -478,6 +561,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       },
       remote: r.remote,
       ...(r.dry && { plan: view }),
+      ...(mediaReport && { media: mediaReport }),
       stateLocation: store.location,
       timings,
       durationMs: ms(),

@@ -73,7 +73,7 @@ describe('readCsv', () => {
     const { silentLogger } = await import('../../src/log.js');
     const { fileURLToPath } = await import('node:url');
     const baseDir = fileURLToPath(new URL('../../fixtures', import.meta.url));
-    const feed = openFeed('cp', { kind: 'csv', path: 'feeds/cp1252-sample.csv', encoding: 'windows-1252', delimiter: ',', quote: '"', headers: {}, timeoutMs: 1000, retries: 0 }, { baseDir, logger: silentLogger });
+    const feed = openFeed('cp', { kind: 'csv', path: 'feeds/cp1252-sample.csv', encoding: 'windows-1252', delimiter: ',', quote: '"', maxRecordBytes: 1 << 20, maxColumns: 10_000, headers: {}, timeoutMs: 1000, retries: 0 }, { baseDir, logger: silentLogger });
     const { items, error } = await collectUntilError(feed.items);
     expect(error).toBeUndefined();
     expect(items.map((i) => i.kind === 'record' && i.data.Remarks)).toEqual([

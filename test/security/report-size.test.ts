@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/log.js';
 import { closeQueues, createProcessor, createQueues, enqueueJob, startWorkers, waitForJob, type JobDefinition, type RunReport } from '../../src/queue/index.js';
 import { listRuns } from '../../src/queue/history.js';
 import type { TestEmulator } from '../helpers/emulator.js';
-import { dropPrefix, loadedConfig, processorDeps, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
+import { dropPrefix, loadedConfig, processorDeps, redisAt, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { csv, rows, type SyncEnv, useEmulatorSync } from '../sync/helpers/feed.js';
 
 let te: TestEmulator;
@@ -23,7 +23,13 @@ describe('reports stay small', () => {
   it('a 100 MB bad price is reported as an excerpt', async () => {
     const text = csv(rows(3)).replace('301000', '9'.repeat(100 * 1024 * 1024));
     await writeFile(join(env.dir, 'feed.csv'), text);
-    const report = await env.sync(te);
+    // by default a 100 MB row is past source.maxRecordBytes (1 MiB): the read fails, naming the line
+    const refused = await env.sync(te);
+    expect(refused.source.complete).toBe(false);
+    expect(refused.source.error).toMatch(/line 2 is longer than source\.maxRecordBytes/);
+    expect(await te.listings('SN-SYNC')).toHaveLength(0);
+    // a feed that allows such rows: the value is rejected and reported as an excerpt
+    const report = await env.sync(te, env.feed({ source: { kind: 'csv', path: 'feed.csv', maxRecordBytes: 128 * 1024 * 1024 } }));
     expect(report.counts).toMatchObject({ created: 2, rejected: 1 });
     const json = JSON.stringify(report);
     expect(json.length).toBeLessThan(64 * 1024);
@@ -48,7 +54,7 @@ describe('reports stay small', () => {
     };
     const config = loadedConfig(`api: { baseUrl: "http://127.0.0.1:1", secretKey: k, sessionKey: s }\n`);
     const workers = startWorkers(queues, { sync: createProcessor(huge, processorDeps(redis, prefix, config)) }, {
-      redisUrl: REDIS_URL, prefix, concurrency: 1, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger,
+      redis: redisAt(prefix), concurrency: 1, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger,
     });
     try {
       for (let i = 0; i < 2; i++) {

@@ -3,9 +3,12 @@
 // whether it is paused or running now, and the alert conditions open for it.
 import type { FeedConfig } from '../../config/schema.js';
 import { loadAlertState } from '../../alerts/index.js';
+import { excerpt } from '../../errors.js';
+import { boundReport } from '../../queue/report-size.js';
 import type { ChangeLog, RunEntry } from '../../history/change-log.js';
 import type { Queues } from '../../queue/index.js';
 import type { KvStore } from '../../state/kv-store.js';
+import type { UndoReport } from '../../undo/report.js';
 
 export interface StatusDeps {
   feeds: readonly FeedConfig[];
@@ -18,6 +21,15 @@ export interface StatusDeps {
   pausedFeeds?: () => Promise<ReadonlySet<string>>;
   /** runs per chart */
   runsShown?: number;
+  /** the run page's "undo this run" action (the worker wires it: a dry run, and a queued undo job) */
+  undo?: {
+    plan(runId: string): Promise<UndoReport>;
+    enqueue(runId: string, force: boolean): Promise<{ jobId: string }>;
+  };
+  /** a login is configured (ui-auth.ts): the page may offer actions; without one it shows the command */
+  canAct?: boolean;
+  /** the worker's config file, for the commands the page shows */
+  configFile?: string;
   now?: () => Date;
 }
 
@@ -45,7 +57,8 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
   const feeds = await Promise.all(
     deps.feeds.map(async (f): Promise<FeedStatus> => {
       // dry runs change nothing: the page shows what the chatbot went through
-      const runs = (await deps.changeLog.runs(f.name, shown * 3)).filter((r) => !r.dryRun).slice(0, shown);
+      // each run bounded as the stored reports are (lists cut with an `omitted` count, strings excerpted)
+      const runs = (await deps.changeLog.runs(f.name, shown * 3)).filter((r) => !r.dryRun).slice(0, shown).map((r) => boundReport(r));
       const lastOk = runs.find((r) => r.outcome === 'ok');
       const ageMs = lastOk ? now.getTime() - new Date(lastOk.finishedAt).getTime() : undefined;
       const scheduler = f.schedule ? await deps.queues.sync.getJobScheduler(`sync:${f.name}`) : undefined;
@@ -62,7 +75,8 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
         ...(scheduler?.next && { next: new Date(scheduler.next).toISOString() }),
         ...(f.schedule && { schedule: `${f.schedule.cron}${f.schedule.tz ? ` (${f.schedule.tz})` : ''}` }),
         state: paused.has(f.name) ? 'paused' : running.has(f.name) ? 'running' : 'idle',
-        alerts: Object.entries(alertState?.open ?? {}).map(([condition, v]) => ({ condition, message: v!.message, since: v!.since })),
+        // an alert state written before alert messages were bounded may hold a long one
+        alerts: Object.entries(alertState?.open ?? {}).map(([condition, v]) => ({ condition, message: String(excerpt(v!.message, 500)), since: v!.since })),
       };
     }),
   );
