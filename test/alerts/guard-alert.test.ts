@@ -6,34 +6,29 @@ import { createHmac } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { createSyncEnv, csv, homesConfigYaml, rows, SN, type SyncEnv } from '../sync/helpers/feed.js';
+import { csv, homesConfigYaml, rows, SN, useEmulatorSync } from '../sync/helpers/feed.js';
 import { startHttpReceiver } from './receivers.js';
 
-let te: TestEmulator;
-let env: SyncEnv;
 let hook: Awaited<ReturnType<typeof startHttpReceiver>>;
 let config: string;
 const SECRET = 'whsec-guard-test-9f2';
 
+const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
-  te = await startTestEmulator();
-  env = await createSyncEnv();
   hook = await startHttpReceiver();
-  config = join(env.dir, 'feedsync.yaml');
+  config = join(sync.env().dir, 'feedsync.yaml');
   const top = ['alerts:', '  channels:', `    - { kind: webhook, url: "${hook.url}/alerts", secret: ${SECRET} }`];
-  await writeFile(config, homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3 }', top }));
+  await writeFile(config, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3 }', top }));
 });
 afterAll(async () => {
-  await te.close();
   await hook.close();
-  await env.cleanup();
 });
 
 describe('alert on a tripped guard', () => {
   it('one guard alert while the guard holds, one "resolved" after the fix', async () => {
-    const homes = join(env.dir, 'homes.csv');
+    const homes = join(sync.env().dir, 'homes.csv');
     await writeFile(homes, csv(rows(10)));
     expect((await feedsync(['sync', '--config', config])).code).toBe(0);
     expect(hook.received).toHaveLength(0);
@@ -44,7 +39,7 @@ describe('alert on a tripped guard', () => {
     expect(tripped.code).toBe(3);
     const again = await feedsync(['sync', '--config', config]);
     expect(again.code).toBe(3);
-    expect((await te.listings(SN)).length).toBe(10); // nothing deleted
+    expect((await sync.te().listings(SN)).length).toBe(10); // nothing deleted
     // the truncated feed also dropped the valid records by half: that rule fires beside the guard, once too
     const seen = () => hook.received.map((r) => JSON.parse(r.body) as { condition: string; status: string });
     expect(seen().map((a) => `${a.status} ${a.condition}`).sort()).toEqual(['firing dropped', 'firing guard']);

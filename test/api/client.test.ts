@@ -1,6 +1,5 @@
 // The client against the emulator over real HTTP: every endpoint, and every way a call can fail.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startHostile } from '../helpers/hostile-server.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ListingCreate, ListingUpdate } from '../../src/listing/schema.js';
 import { validateListing } from '../../src/listing/validate.js';
@@ -297,21 +296,8 @@ describe('client: failures', () => {
 type Handler = (req: import('node:http').IncomingMessage, body: string, res: import('node:http').ServerResponse) => void;
 
 export async function rawServer(handler: Handler): Promise<{ url: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => handler(req, body, res));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((r) => {
-        server.close(() => r());
-        server.closeAllConnections();
-      }),
-  };
+  const server = await startHostile((req, res) => handler(req, req.body, res));
+  return { url: server.origin, close: server.close };
 }
 
 export function envelope(res: import('node:http').ServerResponse, code: number, data: unknown, message = ''): void {

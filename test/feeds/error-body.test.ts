@@ -1,13 +1,12 @@
 // Refusal bodies as a person reads them: decoded (gzip, deflate, br, or gzip by its magic bytes),
 // capped, the OData error.message shown, never raw bytes.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FeedReadError } from '../../src/errors.js';
 import { errorBodyMessage } from '../../src/feeds/error-body.js';
 import { FeedSource, openFeed } from '../../src/feeds/index.js';
 import { silentLogger } from '../../src/log.js';
+import { useHostileServers } from '../helpers/hostile-server.js';
 import { collectUntilError } from './helpers.js';
 
 const odata = (message: string) => Buffer.from(JSON.stringify({ error: { code: '400', message } }));
@@ -37,15 +36,13 @@ describe('errorBodyMessage', () => {
 });
 
 describe('a refused RESO request over HTTP', () => {
-  let server: Server | undefined;
-  afterEach(() => new Promise<void>((r) => (server ? (server.closeAllConnections(), server.close(() => r())) : r())));
+  const hostile = useHostileServers();
 
   it('reports the gzip-compressed OData message, not its bytes (MLS Grid answers every refusal gzipped)', async () => {
-    server = createServer((_req, res) => {
+    const server = await hostile((_req, res) => {
       res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(odata("Invalid $filter: ListPrice is not searchable")));
     });
-    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v2`;
+    const url = `${server.origin}/v2`;
     const source = FeedSource.parse({ kind: 'reso', url, paging: 'nextLink', retries: 0, timeoutMs: 2000 });
     const { error } = await collectUntilError(openFeed('f', source, { baseDir: '/', logger: silentLogger }).items);
     expect(error).toBeInstanceOf(FeedReadError);

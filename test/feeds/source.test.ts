@@ -1,6 +1,5 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -8,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FeedReadError } from '../../src/errors.js';
 import { FeedSource, openFeed } from '../../src/feeds/index.js';
 import { silentLogger } from '../../src/log.js';
+import { useHostileServers } from '../helpers/hostile-server.js';
 import { collectUntilError } from './helpers.js';
 
 const CSV = 'MLS,Price\nA1,100\nA2,200\n';
@@ -16,11 +16,9 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((c) => c()));
 });
 
-async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
-  const server: Server = createServer(handler);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(() => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const hostile = useHostileServers();
+async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  return (await hostile((req, res) => handler(req, res))).origin;
 }
 
 function open(source: Record<string, unknown>, baseDir = '/') {

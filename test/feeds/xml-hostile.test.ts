@@ -3,8 +3,6 @@
 // gone); nothing in a record expands or fetches an entity, nests without bound or reaches a
 // prototype; a huge construct outside the records is skipped in linear time and bounded memory.
 import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
@@ -12,6 +10,7 @@ import { FeedReadError } from '../../src/errors.js';
 import { readXml } from '../../src/feeds/xml-reader.js';
 import { createXmlScanner } from '../../src/feeds/xml-scanner.js';
 import { compileMapping, mapFeed, type MappedItem } from '../../src/mapping/index.js';
+import { startHostile } from '../helpers/hostile-server.js';
 import { chunks, collect, collectUntilError } from './helpers.js';
 
 const opts = { label: 'feed.xml', recordPath: 'Listings.Listing' };
@@ -69,12 +68,11 @@ describe('a malformed XML record', () => {
 
   it('holding a DOCTYPE with an external entity is rejected; the entity is neither expanded nor fetched, here or before the root', async () => {
     let requests = 0;
-    const server = createServer((_req, res) => {
+    const server = await startHostile((_req, res) => {
       requests++;
       res.end('<Listing><MlsNumber>INJECTED</MlsNumber></Listing>');
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/e.xml`;
+    const url = `${server.origin}/e.xml`;
     try {
       const xml =
         `<?xml version="1.0"?>\n<!DOCTYPE Listings [ <!ENTITY top SYSTEM "${url}"> ]>\n<Listings>\n` +
@@ -90,7 +88,7 @@ describe('a malformed XML record', () => {
       expect(bad.kind === 'error' && bad.data).toEqual({ MlsNumber: 'K2', ListingDescription: '&xxe;' });
       expect(requests).toBe(0);
     } finally {
-      server.close();
+      await server.close();
     }
   });
 

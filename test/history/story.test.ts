@@ -4,27 +4,22 @@
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { dropPrefix, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { feedsync } from '../settings/run-cli.js';
-import { createSyncEnv, csv, homesConfigYaml, rows, SN, type SyncEnv } from '../sync/helpers/feed.js';
+import { csv, homesConfigYaml, rows, SN, useEmulatorSync } from '../sync/helpers/feed.js';
 
-let te: TestEmulator;
-let env: SyncEnv;
 let config: string;
 const prefix = uniquePrefix();
 const redis = testRedis();
 
+const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
-  te = await startTestEmulator();
-  env = await createSyncEnv();
-  config = join(env.dir, 'feedsync.yaml');
+  config = join(sync.env().dir, 'feedsync.yaml');
   const top = [`redis: { url: "${REDIS_URL}", prefix: ${prefix} }`];
-  await writeFile(config, homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3 }', top }));
+  await writeFile(config, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3 }', top }));
 });
 afterAll(async () => {
-  await te.close();
-  await env.cleanup();
   await dropPrefix(redis, prefix);
   await redis.quit();
 });
@@ -33,7 +28,7 @@ const runIdOf = (stderr: string) => /runs show (\S+)/.exec(stderr)?.[1];
 
 describe('history and runs show after real runs', () => {
   it('tell the story of a price change and of a delete', async () => {
-    const homes = join(env.dir, 'homes.csv');
+    const homes = join(sync.env().dir, 'homes.csv');
     await writeFile(homes, csv(rows(10)));
     const first = await feedsync(['sync', '--config', config]);
     expect(first.code).toBe(0);

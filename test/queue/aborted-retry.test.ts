@@ -3,13 +3,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { startWorker } from '../../src/cli/worker.js';
 import { silentLogger } from '../../src/log.js';
-import { closeQueues, createQueues, enqueueJob, listRuns } from '../../src/queue/index.js';
+import { closeQueues, createQueues, enqueueJob } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { csv, rows } from '../sync/helpers/feed.js';
-import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
+import { dropPrefix, expectAbortedAndRetried, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
 
 describe('an aborted sync is retried', () => {
   it('the real listing-sync job, stopped by a shutdown past its deadline, reports aborted and is retried', async () => {
@@ -38,12 +38,7 @@ feeds:
       await until('the job to be active', async () => (await queues.sync.getJobState(jobId)) === 'active');
       await worker.close();
 
-      const [run] = await listRuns(redis, prefix, { feed: 'slow', limit: 1 });
-      expect(run).toMatchObject({ jobId, outcome: 'aborted' });
-      expect((run!.report as { retryable?: boolean }).retryable).toBe(true);
-      const job = await queues.sync.getJob(jobId);
-      expect(await job!.getState()).toMatch(/^(delayed|wait)$/);
-      expect(job!.attemptsMade).toBe(1);
+      await expectAbortedAndRetried(redis, queues, prefix, jobId, 'aborted');
     } finally {
       await closeQueues(queues);
       await dropPrefix(redis, prefix);

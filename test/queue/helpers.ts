@@ -6,7 +6,8 @@ import { parseConfig } from '../../src/config/load.js';
 import { RedisConfig, type LoadedConfig } from '../../src/config/schema.js';
 import { redisSettingsOf, type RedisSettings } from '../../src/queue/connection.js';
 import { silentLogger } from '../../src/log.js';
-import type { JobRuntime, ProcessorDeps } from '../../src/queue/index.js';
+import { expect } from 'vitest';
+import { listRuns, type JobRuntime, type ProcessorDeps, type Queues, type RunRecord } from '../../src/queue/index.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -69,4 +70,18 @@ export function deferred<T = void>() {
   let resolve!: (v: T) => void;
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
+}
+
+/**
+ * A job a worker's shutdown aborted, as it must be left: its run recorded with `outcome` and
+ * retryable, the job back in line (delayed or waiting) with the one attempt it made. Returns the run.
+ */
+export async function expectAbortedAndRetried(redis: Redis, queues: Queues, prefix: string, jobId: string, outcome: string): Promise<RunRecord> {
+  const [run] = await listRuns(redis, prefix, { feed: 'slow', limit: 1 });
+  expect(run).toMatchObject({ jobId, outcome });
+  expect((run!.report as { retryable?: boolean }).retryable).toBe(true);
+  const job = await queues.sync.getJob(jobId);
+  expect(await job!.getState()).toMatch(/^(delayed|wait)$/);
+  expect(job!.attemptsMade).toBe(1);
+  return run!;
 }

@@ -145,7 +145,8 @@ describe('queue', () => {
     gate.resolve();
     const done = await waitForJob(redis, queues, 'sync', third.jobId);
     expect(done.state).toBe('completed');
-    await new Promise((r) => setTimeout(r, 500));
+    // no job is left that could run the feed a third time
+    expect(await queues.sync.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children')).toEqual({ wait: 0, active: 0, delayed: 0, prioritized: 0, 'waiting-children': 0 });
     expect(runs).toHaveLength(2);
     expect(maxInFlight).toBe(1);
     const history = await listRuns(redis, prefix, { feed: 'austin', limit: 10 });

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startWorker } from '../../src/cli/worker.js';
 import { silentLogger } from '../../src/log.js';
-import { closeQueues, createQueues, enqueueJob, listRuns, type JobDefinition } from '../../src/queue/index.js';
+import { closeQueues, createQueues, enqueueJob, type JobDefinition } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
-import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
+import { dropPrefix, expectAbortedAndRetried, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
 
 const slowSync: JobDefinition<{ feed: string }> = {
   name: 'listing-sync',
@@ -37,13 +37,8 @@ worker: { shutdownTimeoutMs: 300 }
       await until('the job to be active', async () => (await queues.sync.getJobState(jobId)) === 'active');
       await worker.close();
 
-      const [run] = await listRuns(redis, prefix, { feed: 'slow', limit: 1 });
-      expect(run).toMatchObject({ jobId, outcome: 'error' });
-      expect(run!.summary).toMatch(/abort/i);
-      expect((run!.report as { retryable?: boolean }).retryable).toBe(true);
-      const job = await queues.sync.getJob(jobId);
-      expect(await job!.getState()).toMatch(/^(delayed|wait)$/);
-      expect(job!.attemptsMade).toBe(1);
+      const run = await expectAbortedAndRetried(redis, queues, prefix, jobId, 'error');
+      expect(run.summary).toMatch(/abort/i);
     } finally {
       await closeQueues(queues);
       await dropPrefix(redis, prefix);

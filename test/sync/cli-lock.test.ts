@@ -5,28 +5,21 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/queue/target-lock.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { createSyncEnv, csv, homesConfigYaml, rows, SN, type SyncEnv } from './helpers/feed.js';
+import { csv, homesConfigYaml, rows, SN, useEmulatorSync } from './helpers/feed.js';
 
-let te: TestEmulator;
-let env: SyncEnv;
+const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
-  te = await startTestEmulator();
-  env = await createSyncEnv();
-  await writeFile(join(env.dir, 'homes.csv'), csv(rows(4)));
+  await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(4)));
 });
-afterAll(async () => {
-  await te.close();
-  await rm(env.dir, { recursive: true, force: true });
-});
-beforeEach(() => te.reset());
+beforeEach(() => sync.te().reset());
 
 const configWith = async (name: string, extra: string[]) => {
-  const file = join(env.dir, name);
-  const yaml = homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: extra }).replace(
+  const file = join(sync.env().dir, name);
+  const yaml = homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: extra }).replace(
     '    source: { kind: csv, path: homes.csv }',
     '    source: { kind: csv, path: homes.csv }\n    deadlineMinutes: 0.1',
   );
@@ -37,7 +30,7 @@ const configWith = async (name: string, extra: string[]) => {
 describe('feedsync sync takes the chatbot lock', () => {
   it('without Redis: waits on the lock file a live process holds, then reports the feed failed and writes nothing', async () => {
     const config = await configWith('file.yaml', []);
-    const lockDir = join(env.dir, '.feedsync', 'locks');
+    const lockDir = join(sync.env().dir, '.feedsync', 'locks');
     await mkdir(lockDir, { recursive: true });
     const lockFile = join(lockDir, `${chatbotLockName({ chatbot: SN }, 'sync').replace(/[^A-Za-z0-9._-]/g, '_')}.lock`);
     await writeFile(lockFile, JSON.stringify({ pid: process.pid, owner: 'another run', at: new Date().toISOString() }));
@@ -46,12 +39,12 @@ describe('feedsync sync takes the chatbot lock', () => {
     const { reports } = JSON.parse(held.stdout);
     expect(reports[0]).toMatchObject({ feed: 'homes', outcome: 'failed' });
     expect(reports[0].message).toContain('being synced by another process');
-    expect(await te.listings(SN)).toHaveLength(0);
+    expect(await sync.te().listings(SN)).toHaveLength(0);
 
     await rm(lockFile);
     const free = await feedsync(['sync', '--config', config, '--json']);
     expect(JSON.parse(free.stdout).reports[0].outcome).toBe('ok');
-    expect(await te.listings(SN)).toHaveLength(4);
+    expect(await sync.te().listings(SN)).toHaveLength(4);
   });
 
   it('with Redis: the same lock the worker jobs take', async () => {
@@ -63,7 +56,7 @@ describe('feedsync sync takes the chatbot lock', () => {
       expect(job).toBeDefined();
       const held = await feedsync(['sync', '--config', config, '--json']);
       expect(JSON.parse(held.stdout).reports[0]).toMatchObject({ outcome: 'failed' });
-      expect(await te.listings(SN)).toHaveLength(0);
+      expect(await sync.te().listings(SN)).toHaveLength(0);
       await job!.release();
       const free = await feedsync(['sync', '--config', config, '--json']);
       expect(JSON.parse(free.stdout).reports[0].outcome).toBe('ok');
@@ -77,7 +70,7 @@ describe('feedsync sync takes the chatbot lock', () => {
 
 describe('--json prints exactly one document', () => {
   it('a config error is { "error": ... } on stdout, exit 2', async () => {
-    const bad = join(env.dir, 'bad.yaml');
+    const bad = join(sync.env().dir, 'bad.yaml');
     await writeFile(bad, 'api: { baseUrl: 12 }\nfeeds: []\n');
     const run = await feedsync(['sync', '--config', bad, '--json']);
     expect(run.code).toBe(2);

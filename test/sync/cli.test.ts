@@ -1,37 +1,30 @@
 // `feedsync sync` as a user runs it: a child process against the emulator over HTTP, the config and
 // the CSV feed in a temp dir, state in .feedsync/state.json beside the config.
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { createSyncEnv, csv, homesConfigYaml, rows, SN, type SyncEnv } from './helpers/feed.js';
+import { csv, homesConfigYaml, rows, SN, useEmulatorSync } from './helpers/feed.js';
 
-let te: TestEmulator;
-let env: SyncEnv;
 let config: string;
+const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
-  te = await startTestEmulator();
-  env = await createSyncEnv();
-  config = join(env.dir, 'feedsync.yaml');
-  await writeFile(config, homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3, batchSize: 2 }' }));
-});
-afterAll(async () => {
-  await te.close();
-  await rm(env.dir, { recursive: true, force: true });
+  config = join(sync.env().dir, 'feedsync.yaml');
+  await writeFile(config, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3, batchSize: 2 }' }));
 });
 
 describe('feedsync sync', () => {
   it('syncs, prints one JSON document with --json, and keeps state beside the config', async () => {
-    await writeFile(join(env.dir, 'homes.csv'), csv(rows(12)));
+    await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(12)));
     const run = await feedsync(['sync', '--config', config, '--json']);
     expect(run.code).toBe(0);
     const { reports } = JSON.parse(run.stdout);
     expect(reports).toHaveLength(1);
-    expect(reports[0]).toMatchObject({ feed: 'homes', outcome: 'ok', counts: { created: 12 }, stateLocation: join(env.dir, '.feedsync', 'state.json') });
-    const state = JSON.parse(await readFile(join(env.dir, '.feedsync', 'state.json'), 'utf8'));
+    expect(reports[0]).toMatchObject({ feed: 'homes', outcome: 'ok', counts: { created: 12 }, stateLocation: join(sync.env().dir, '.feedsync', 'state.json') });
+    const state = JSON.parse(await readFile(join(sync.env().dir, '.feedsync', 'state.json'), 'utf8'));
     expect(Object.keys(state['fp:homes'])).toHaveLength(12);
-    expect((await te.listings(SN)).length).toBe(12);
+    expect((await sync.te().listings(SN)).length).toBe(12);
   });
 
   it('a rerun in a new process takes the listings it paged last time from the page echo file', async () => {
@@ -39,49 +32,49 @@ describe('feedsync sync', () => {
     const first = await again(); // pages the 12 listings created above, decoding them, and keeps them in a file
     expect(first).toMatchObject({ outcome: 'ok', counts: { unchanged: 12 } });
     expect(first.remote.recalled ?? 0).toBe(0);
-    expect(await readdir(join(env.dir, '.feedsync', 'page-echo'))).toHaveLength(1);
+    expect(await readdir(join(sync.env().dir, '.feedsync', 'page-echo'))).toHaveLength(1);
     const second = await again();
     expect(second).toMatchObject({ outcome: 'ok', counts: { unchanged: 12 }, remote: { recalled: 12 } });
   });
 
   it('prints the plan on a dry run as a table on stderr, and writes nothing', async () => {
-    await writeFile(join(env.dir, 'homes.csv'), csv(rows(11).map((r, i) => (i === 0 ? { ...r, SalePrice: 5 } : r))));
+    await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(11).map((r, i) => (i === 0 ? { ...r, SalePrice: 5 } : r))));
     const run = await feedsync(['sync', '--config', config, '--dry-run']);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('');
     expect(run.stderr).toContain('DRY RUN');
     expect(run.stderr).toContain('~ MLS0001: SalePrice 301000 → 5');
     expect(run.stderr).toContain('- MLS0012 (absent)');
-    expect((await te.listings(SN)).find((l) => l.MLSNumber === 'MLS0001')?.SalePrice).toBe(301000);
+    expect((await sync.te().listings(SN)).find((l) => l.MLSNumber === 'MLS0001')?.SalePrice).toBe(301000);
   });
 
   it('exits 3 when a guard holds deletes back, naming what it would delete', async () => {
-    await writeFile(join(env.dir, 'homes.csv'), csv(rows(2)));
+    await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(2)));
     const run = await feedsync(['sync', '--config', config]);
     expect(run.code).toBe(3);
     expect(run.stderr).toContain('would have deleted 10 listing(s)');
     expect(run.stderr).toContain('--force');
-    expect((await te.listings(SN)).length).toBe(12);
+    expect((await sync.te().listings(SN)).length).toBe(12);
     const forced = await feedsync(['sync', '--config', config, '--force', '--json']);
     expect(forced.code).toBe(0);
     expect(JSON.parse(forced.stdout).reports[0].counts.deleted).toBe(10);
   });
 
   it('exits 4 when a record has no key: the valid listings are written, the feed was not read whole', async () => {
-    await writeFile(join(env.dir, 'homes.csv'), csv([...rows(3), { ...rows(4)[3], MLSNumber: '' }]));
+    await writeFile(join(sync.env().dir, 'homes.csv'), csv([...rows(3), { ...rows(4)[3], MLSNumber: '' }]));
     const run = await feedsync(['sync', '--config', config, '--json']);
     expect(run.code).toBe(4);
     expect(JSON.parse(run.stdout).reports[0]).toMatchObject({ outcome: 'partial', source: { complete: false }, counts: { created: 1 } });
-    expect((await te.listings(SN)).map((l) => l.MLSNumber).sort()).toEqual(['MLS0001', 'MLS0002', 'MLS0003']);
+    expect((await sync.te().listings(SN)).map((l) => l.MLSNumber).sort()).toEqual(['MLS0001', 'MLS0002', 'MLS0003']);
   });
 
   it('exits 1 when the service refuses the credentials, naming the key to check', async () => {
-    const refused = join(env.dir, 'refused.yaml');
-    await writeFile(refused, homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: 'not-the-session-key' }, { deletes: '{ maxFraction: 0.3 }' }));
+    const refused = join(sync.env().dir, 'refused.yaml');
+    await writeFile(refused, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: 'not-the-session-key' }, { deletes: '{ maxFraction: 0.3 }' }));
     const run = await feedsync(['sync', '--config', refused]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('api.sessionKey');
-    expect((await te.listings(SN)).length).toBe(3);
+    expect((await sync.te().listings(SN)).length).toBe(3);
   });
 
   it('exits 2 for an unknown --feed and lists the known ones', async () => {

@@ -6,13 +6,13 @@
 // (20 s), so a run that waited for the heartbeat would report the chatbot busy. It converges: the
 // chatbot holds the feed's listings, each once.
 import { execFileSync, spawn } from 'node:child_process';
-import { readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { createSyncEnv, csv, homesConfigYaml, requests, rows, SN, total, type SyncEnv } from './helpers/feed.js';
+import { csv, homesConfigYaml, requests, rows, SN, total, useEmulatorSync } from './helpers/feed.js';
 
 const BIN = join(import.meta.dirname, '../../bin/feedsync.js');
 const FEED = 120;
@@ -27,16 +27,7 @@ function canUnshare(): boolean {
   }
 }
 
-let te: TestEmulator;
-let env: SyncEnv;
-beforeAll(async () => {
-  te = await startTestEmulator({ chatbots: [SN] });
-  env = await createSyncEnv();
-});
-afterAll(async () => {
-  await te.close();
-  await rm(env.dir, { recursive: true, force: true });
-});
+const sync = useEmulatorSync({ perFile: true, emulator: { chatbots: [SN] } });
 
 /** `feedsync` as PID 1 of a new PID namespace; it dies with `unshare` (--kill-child). */
 function inContainer(args: string[]) {
@@ -48,29 +39,29 @@ function inContainer(args: string[]) {
 
 describe.runIf(canUnshare())('a run killed as PID 1 in a container', () => {
   it('leaves locks naming PID 1; the next container run takes them at once and converges with no duplicate', async () => {
-    const config = join(env.dir, 'feedsync.yaml');
-    const yaml = homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: ['  concurrency: 2'] })
+    const config = join(sync.env().dir, 'feedsync.yaml');
+    const yaml = homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: ['  concurrency: 2'] })
       .replace('    source: { kind: csv, path: homes.csv }', '    source: { kind: csv, path: homes.csv }\n    deadlineMinutes: 0.1');
     await writeFile(config, yaml);
-    await writeFile(join(env.dir, 'homes.csv'), csv(rows(FEED)));
+    await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(FEED)));
 
-    te.emulator.configure({ latencyMs: 30 });
+    sync.te().emulator.configure({ latencyMs: 30 });
     const first = inContainer(['sync', '--config', config]);
     let stderr = '';
     first.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<NodeJS.Signals | null>((resolve) => first.on('exit', (_code, signal) => resolve(signal)));
     // kill it in the middle of its writes
-    while (total(await requests(te, 'RealEstateCreate')) < 10) {
+    while (total(await requests(sync.te(), 'RealEstateCreate')) < 10) {
       if (first.exitCode !== null) throw new Error(`the first run ended before it was killed: ${stderr}`);
       await new Promise((r) => setTimeout(r, 20));
     }
     first.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
-    te.emulator.configure({ latencyMs: 0 });
-    const written = (await te.listings(SN)).length;
+    sync.te().emulator.configure({ latencyMs: 0 });
+    const written = (await sync.te().listings(SN)).length;
     expect(written).toBeGreaterThan(0);
     expect(written).toBeLessThan(FEED);
-    const locks = await readdir(join(env.dir, '.feedsync', 'locks'));
+    const locks = await readdir(join(sync.env().dir, '.feedsync', 'locks'));
     expect(locks.filter((f) => f.endsWith('.lock'))).toHaveLength(1); // the chatbot's lock, left behind
 
     const second = inContainer(['sync', '--config', config, '--json']);
@@ -82,11 +73,11 @@ describe.runIf(canUnshare())('a run killed as PID 1 in a container', () => {
     expect(code, err).toBe(0);
     expect(JSON.parse(out).reports[0]).toMatchObject({ outcome: 'ok' });
 
-    const listings = await te.listings(SN);
+    const listings = await sync.te().listings(SN);
     const keys = listings.map((l) => (l as { MLSNumber?: string }).MLSNumber);
     expect(listings).toHaveLength(FEED);
     expect(new Set(keys).size).toBe(FEED);
-    expect(existsSync(join(env.dir, '.feedsync', 'locks', locks[0]!))).toBe(false); // released at the end
+    expect(existsSync(join(sync.env().dir, '.feedsync', 'locks', locks[0]!))).toBe(false); // released at the end
 
     // and a plain rerun (not in a container) finds nothing to do
     const rerun = await feedsync(['sync', '--config', config, '--json']);

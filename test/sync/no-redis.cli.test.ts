@@ -4,26 +4,19 @@
 // file on purpose and says in its report that it was not coordinated with the workers.
 import { createServer, type Server } from 'node:net';
 import { existsSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { requireRedis } from '../../src/state/redis-required.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { createSyncEnv, csv, homesConfigYaml, row, rows, SN, type SyncEnv } from './helpers/feed.js';
+import { apiYaml, csv, homesConfigYaml, row, rows, SN, useEmulatorSync } from './helpers/feed.js';
 
-let te: TestEmulator;
-let env: SyncEnv;
 let closedPort: number;
+const sync = useEmulatorSync({ perFile: true, emulator: { chatbots: [SN] } });
 beforeAll(async () => {
-  te = await startTestEmulator({ chatbots: [SN] });
-  env = await createSyncEnv();
   closedPort = await freePort();
-});
-afterAll(async () => {
-  await te.close();
-  await rm(env.dir, { recursive: true, force: true });
 });
 
 /** A port nothing listens on: taken from the OS, then closed. */
@@ -37,10 +30,10 @@ async function freePort(): Promise<number> {
 
 describe('feedsync sync with Redis configured and unreachable', () => {
   it('refuses (exit 1, Redis and the cause named, nothing written); --no-redis runs and says it was uncoordinated', async () => {
-    const config = join(env.dir, 'feedsync.yaml');
+    const config = join(sync.env().dir, 'feedsync.yaml');
     const redisLines = ['redis:', `  url: redis://:hunter2-pass@127.0.0.1:${closedPort}`, '  prefix: fstest-noredis'];
-    await writeFile(config, homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: redisLines }));
-    await writeFile(join(env.dir, 'homes.csv'), csv(rows(4)));
+    await writeFile(config, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: redisLines }));
+    await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(4)));
 
     const refused = await feedsync(['sync', '--config', config, '--json']);
     expect(refused.code).toBe(1);
@@ -50,8 +43,8 @@ describe('feedsync sync with Redis configured and unreachable', () => {
     expect(doc.error.message).toContain('ECONNREFUSED');
     expect(doc.error.message).toContain('--no-redis');
     expect(refused.stdout + refused.stderr).not.toContain('hunter2-pass');
-    expect(await te.listings(SN)).toHaveLength(0);
-    expect(existsSync(join(env.dir, '.feedsync'))).toBe(false); // no state file, no lock file, no echo
+    expect(await sync.te().listings(SN)).toHaveLength(0);
+    expect(existsSync(join(sync.env().dir, '.feedsync'))).toBe(false); // no state file, no lock file, no echo
 
     const alone = await feedsync(['sync', '--config', config, '--no-redis', '--json']);
     expect(alone.code).toBe(0);
@@ -62,26 +55,23 @@ describe('feedsync sync with Redis configured and unreachable', () => {
     expect(text.stderr).toContain('not coordinated with the workers');
 
     // a change in the feed, Redis still away: refused again, the listings and the state file unchanged
-    await writeFile(join(env.dir, 'homes.csv'), csv([...rows(3), row(9)]));
-    const stateFile = join(env.dir, '.feedsync', 'state.json');
+    await writeFile(join(sync.env().dir, 'homes.csv'), csv([...rows(3), row(9)]));
+    const stateFile = join(sync.env().dir, '.feedsync', 'state.json');
     const stateBefore = await readFile(stateFile, 'utf8');
-    const listingsBefore = await te.listings(SN);
+    const listingsBefore = await sync.te().listings(SN);
     const again = await feedsync(['sync', '--config', config]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('does not answer');
-    expect(await te.listings(SN)).toEqual(listingsBefore);
+    expect(await sync.te().listings(SN)).toEqual(listingsBefore);
     expect(await readFile(stateFile, 'utf8')).toBe(stateBefore);
   });
 
   it('settings refuses the same way, and runs with --no-redis', async () => {
-    const config = join(env.dir, 'settings.yaml');
+    const config = join(sync.env().dir, 'settings.yaml');
     await writeFile(
       config,
       [
-        'api:',
-        `  baseUrl: ${te.url}`,
-        `  secretKey: ${TEST_SECRET_KEY}`,
-        `  sessionKey: ${TEST_SESSION_KEY}`,
+        ...apiYaml(sync.te().url),
         'redis:',
         `  url: redis://127.0.0.1:${closedPort}`,
         'chatbots:',
@@ -89,11 +79,11 @@ describe('feedsync sync with Redis configured and unreachable', () => {
         '    settings: { Name: Homes bot }',
       ].join('\n'),
     );
-    const before = (await te.stats()).total;
+    const before = (await sync.te().stats()).total;
     const refused = await feedsync(['settings', '--config', config, '--json']);
     expect(refused.code, refused.stderr).toBe(1);
     expect(JSON.parse(refused.stdout).error.code).toBe('REDIS_UNAVAILABLE');
-    expect((await te.stats()).total).toBe(before); // not one call to the service
+    expect((await sync.te().stats()).total).toBe(before); // not one call to the service
     const alone = await feedsync(['settings', '--config', config, '--no-redis', '--json']);
     expect(alone.code, alone.stderr).toBe(0);
     expect(JSON.parse(alone.stdout).uncoordinated).toMatch(/not coordinated/);

@@ -1,15 +1,12 @@
 // The report's words, as a person reads them from the CLI: a record's place (line and record number
 // for XML, ListingKey and ListingId for RESO), "is missing" for a missing field, the same rejected
 // count from `sync` and `feed preview`, and a network error said once.
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { feedsync } from '../settings/run-cli.js';
-import { COLUMNS, createSyncEnv, rows, SN, type Row, type SyncEnv } from './helpers/feed.js';
+import { apiYaml, COLUMNS, rows, SN, type Row, useEmulatorSync } from './helpers/feed.js';
 
-let te: TestEmulator;
-let env: SyncEnv;
 let config: string;
 
 function xml(data: Row[]): string {
@@ -17,25 +14,21 @@ function xml(data: Row[]): string {
   return `<?xml version="1.0"?>\n<Listings>\n${data.map(record).join('\n')}\n  <Listing><MLSNumber>MLS0099</MLSNumber><Status>Active</Sta></Listing>\n</Listings>\n`;
 }
 
+const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
-  te = await startTestEmulator();
-  env = await createSyncEnv();
   const data = rows(3);
   delete data[1]!.Status;
-  await writeFile(join(env.dir, 'homes.xml'), xml(data));
+  await writeFile(join(sync.env().dir, 'homes.xml'), xml(data));
   // three RESO records from the sample replay
   const pages = JSON.parse(await readFile(join(import.meta.dirname, '../../fixtures/feeds/reso-pages.json'), 'utf8'));
   const value = pages[0].value.slice(0, 3);
   delete value[1].ListPrice;
-  await writeFile(join(env.dir, 'reso.json'), JSON.stringify([{ ...pages[0], value, '@odata.nextLink': undefined }]));
-  config = join(env.dir, 'feedsync.yaml');
+  await writeFile(join(sync.env().dir, 'reso.json'), JSON.stringify([{ ...pages[0], value, '@odata.nextLink': undefined }]));
+  config = join(sync.env().dir, 'feedsync.yaml');
   await writeFile(
     config,
     [
-      'api:',
-      `  baseUrl: ${te.url}`,
-      `  secretKey: ${TEST_SECRET_KEY}`,
-      `  sessionKey: ${TEST_SESSION_KEY}`,
+      ...apiYaml(sync.te().url),
       'feeds:',
       '  - name: homes',
       `    chatbot: ${SN}`,
@@ -54,10 +47,6 @@ beforeAll(async () => {
   );
 });
 
-afterAll(async () => {
-  await te.close();
-  await rm(env.dir, { recursive: true, force: true });
-});
 
 describe('report words', () => {
   it('an XML record: its line and record number; a missing field "is missing"', async () => {
@@ -82,7 +71,7 @@ describe('report words', () => {
   });
 
   it('a network error says what failed once', async () => {
-    const down = join(env.dir, 'down.yaml');
+    const down = join(sync.env().dir, 'down.yaml');
     await writeFile(down, ['api: { baseUrl: "http://127.0.0.1:1", secretKey: k-secret-9, sessionKey: k-session-9, retries: 0 }', 'chatbots: [{ serialNumber: SN-1, settings: { Name: X } }]'].join('\n'));
     const r = await feedsync(['settings', '--config', down]);
     expect(r.stderr).toContain('/chat/Chatbot/Edit: network error: connect ECONNREFUSED 127.0.0.1:1\n');

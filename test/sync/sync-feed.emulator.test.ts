@@ -1,13 +1,12 @@
 // The listing sync end to end over HTTP against the emulator: feeds are CSV files in a temp dir,
 // outcomes are read back from /__emulator/listings and /__emulator/stats.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatbotApi } from '../../src/api/types.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startHostile, type HostileServer } from '../helpers/hostile-server.js';
 import { requests, row, rows, SN, total, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 import { formatSyncReport } from '../../src/sync/report-format.js';
 import type { ListingChange } from '../../src/sync/changes.js';
@@ -269,17 +268,16 @@ describe('syncFeed against the emulator', () => {
 });
 
 describe('delete guards', () => {
-  let feedServer: Server;
+  let feedServer: HostileServer;
   let feedUrl: string;
   beforeAll(async () => {
-    feedServer = createServer((_req, res) => {
+    feedServer = await startHostile((_req, res) => {
       res.writeHead(500, { 'content-type': 'text/plain' });
       res.end('feed store down');
     });
-    await new Promise<void>((r) => feedServer.listen(0, '127.0.0.1', r));
-    feedUrl = `http://127.0.0.1:${(feedServer.address() as AddressInfo).port}/feed.csv`;
+    feedUrl = `${feedServer.origin}/feed.csv`;
   });
-  afterAll(() => new Promise<void>((r) => feedServer.close(() => r())));
+  afterAll(() => feedServer.close());
 
   const seed = async () => {
     await env.writeFeed(rows(8));

@@ -11,7 +11,7 @@ import type { KvStore } from '../../../src/state/kv-store.js';
 import { syncFeed, type SyncDeps, type SyncOptions } from '../../../src/sync/index.js';
 import type { ChangeSink } from '../../../src/sync/changes.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { startTestEmulator, type TestEmulator } from '../../helpers/emulator.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../../helpers/emulator.js';
 
 export const SN = 'SN-SYNC';
 
@@ -108,13 +108,15 @@ export async function requests(te: TestEmulator, endpoint: 'RealEstateCreate' | 
 
 export const total = (byStatus: Record<string, number>) => Object.values(byStatus).reduce((a, b) => a + b, 0);
 
+/** The `api:` lines of a test config against `url` (the test emulator's keys unless given). */
+export function apiYaml(url: string, keys = { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }): string[] {
+  return ['api:', `  baseUrl: ${url}`, `  secretKey: ${keys.secretKey}`, `  sessionKey: ${keys.sessionKey}`];
+}
+
 /** A config file for `feedsync sync` over `homes.csv` (the test columns mapped one to one) against `url`. */
 export function homesConfigYaml(url: string, keys: { secretKey: string; sessionKey: string }, opts: { deletes: string; top?: string[] }): string {
   return [
-    'api:',
-    `  baseUrl: ${url}`,
-    `  secretKey: ${keys.secretKey}`,
-    `  sessionKey: ${keys.sessionKey}`,
+    ...apiYaml(url, keys),
     '  ratePerSecond: 1000',
     ...(opts.top ?? []),
     'feeds:',
@@ -140,26 +142,44 @@ export interface EmulatorSync {
   closeAfterTest<T extends Closable>(server: T): T;
 }
 
+export interface EmulatorSyncOptions {
+  /** one SyncEnv and an emulator never reset, for the whole file: tests that go on from each other's state (CLI runs) */
+  perFile?: boolean;
+  /** the emulator's options */
+  emulator?: Parameters<typeof startTestEmulator>[0];
+  /** hands the emulator and the env to the file, for files that keep them in variables: before each test, or once (perFile) */
+  onEach?: (te: TestEmulator, env: SyncEnv) => void;
+}
+
 /**
  * The file's emulator (started once) and a fresh SyncEnv per test, the emulator reset between
- * tests. `onEach` hands both to the file before each test, for files that keep them in variables.
+ * tests; with `perFile`, one SyncEnv for the file and no reset. Everything is closed after.
  */
-export function useEmulatorSync(onEach?: (te: TestEmulator, env: SyncEnv) => void): EmulatorSync {
+export function useEmulatorSync(options: EmulatorSyncOptions | EmulatorSyncOptions['onEach'] = {}): EmulatorSync {
+  const { perFile = false, emulator, onEach } = typeof options === 'function' ? { onEach: options } : options;
   let te: TestEmulator | undefined;
   let env: SyncEnv | undefined;
   const started: Closable[] = [];
-  beforeAll(async () => {
-    te = await startTestEmulator();
-  });
-  afterAll(() => te?.close());
-  beforeEach(async () => {
-    await te?.reset();
+  const fresh = async () => {
     env = await createSyncEnv();
     if (te) onEach?.(te, env);
+  };
+  beforeAll(async () => {
+    te = await startTestEmulator(emulator);
+    if (perFile) await fresh();
+  });
+  afterAll(async () => {
+    await te?.close();
+    if (perFile) await env?.cleanup();
+  });
+  beforeEach(async () => {
+    if (perFile) return;
+    await te?.reset();
+    await fresh();
   });
   afterEach(async () => {
     await Promise.all(started.splice(0).map((s) => s.close()));
-    await env?.cleanup();
+    if (!perFile) await env?.cleanup();
   });
   const ready = <T>(v: T | undefined, what: string): T => {
     if (v === undefined) throw new Error(`${what} is set up in the vitest hooks: use it inside a test`);
