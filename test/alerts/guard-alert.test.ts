@@ -54,7 +54,7 @@ describe('alert on a tripped guard', () => {
     expect(seen().map((a) => `${a.status} ${a.condition}`).sort()).toEqual(['firing dropped', 'firing guard', 'resolved dropped', 'resolved guard']);
 
     const [firing, resolved] = hook.received.filter((r) => JSON.parse(r.body).condition === 'guard').map((r) => {
-      expect(r.headers['x-feedsync-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(r.body).digest('hex')}`);
+      expect(r.headers['x-feedsync-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(`${r.headers['x-feedsync-timestamp']}.${r.body}`).digest('hex')}`);
       return JSON.parse(r.body);
     });
     expect(firing).toMatchObject({ type: 'feedsync.alert', status: 'firing', condition: 'guard', feed: 'homes', chatbot: SN });
