@@ -1,7 +1,39 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx, so a clone works without a build step;
-// `npm run build` emits dist/ for images that prefer plain JavaScript.
-import { register } from 'tsx/esm/api';
+// Runs the compiled JavaScript in dist/ when it is there and was built from the sources as they are
+// (an image or an installed package ships no src/; a clone after `npm run build`), else the
+// TypeScript sources through tsx (a dev dependency): a clone works without a build step, and an
+// edit made after a build never runs stale.
+import { existsSync, readdirSync, statSync } from 'node:fs';
 
-register();
-await import('../src/cli.ts');
+const root = new URL('../', import.meta.url);
+const built = new URL('dist/src/cli.js', root);
+
+if (existsSync(built) && !newerSourceThan(statSync(built).mtimeMs)) {
+  await import(built.href);
+} else {
+  let tsx;
+  try {
+    tsx = await import('tsx/esm/api');
+  } catch {
+    process.stderr.write(
+      'feedsync: no build to run and no tsx to run the sources: `npm run build` writes dist/, ' +
+        'or `npm install` (with the dev dependencies) installs tsx.\n',
+    );
+    process.exit(1);
+  }
+  tsx.register();
+  await import('../src/cli.ts');
+}
+
+/** Whether a file under src/ or jobs/ (code, or a template `init` copies) changed after `builtAt`. */
+function newerSourceThan(builtAt) {
+  const walk = (dir) => {
+    if (!existsSync(dir)) return false;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = new URL(entry.name + (entry.isDirectory() ? '/' : ''), dir);
+      if (entry.isDirectory() ? walk(path) : statSync(path).mtimeMs > builtAt) return true;
+    }
+    return false;
+  };
+  return walk(new URL('src/', root)) || walk(new URL('jobs/', root));
+}

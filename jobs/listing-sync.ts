@@ -37,6 +37,7 @@ export const listingSync: JobDefinition<ListingSyncPayload, FeedRunReport> = {
         signal: ctx.signal,
         calls: ctx.calls,
         budgets: ctx.runtime.budgets,
+        media: ctx.config.config.media,
       },
       { dryRun: p.dryRun, force: p.force, full: p.full, attempt: ctx.attempt },
       { config: ctx.config, changeLog: ctx.runtime.changeLog, job: { jobId: ctx.jobId, attempt: ctx.attempt.made } },

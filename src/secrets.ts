@@ -93,7 +93,7 @@ export function registerUrlSecrets(url: string | undefined): void {
 }
 
 /** Names of config keys whose string values are credentials (secretKey, bearerToken, clientSecret, ...). */
-const SECRET_KEY_NAME = /secret|token|password|passwd|sessionkey|apikey|api_key|credential/i;
+const SECRET_KEY_NAME = /secret|token|password|passwd|sessionkey|apikey|api_key|accesskey|credential/i;
 
 /**
  * Registers every secret of a parsed config (or any plain value): values under secret-named keys,
@@ -113,7 +113,7 @@ export function registerSecretsIn(value: unknown, key = ''): void {
   }
   if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      if (/^headers$/i.test(k) && v && typeof v === 'object') {
+      if (/^(media)?headers$/i.test(k) && v && typeof v === 'object') {
         for (const h of Object.values(v)) if (typeof h === 'string') registerSecret(h);
       } else {
         registerSecretsIn(v, k);

@@ -24,14 +24,20 @@ export interface RunObservation {
   /** lookup values no map covered, "Field: value" */
   unmapped: string[];
   chat?: { asked: number; answerable: number; missing: string[] };
+  /** what the run read: everything (full) or what changed since its mark (incremental); valid counts compare within one kind */
+  mode?: 'full' | 'incremental';
+  /** false: the feed was not read whole, so its valid count says nothing about the feed's size */
+  complete?: boolean;
 }
 
 export interface AlertState {
   /** failed or unavailable runs in a row */
   streak: number;
   lastOkAt?: string;
-  /** valid records of the last good run */
+  /** valid records of the last good run (of a run whose kind was not known: read as a full one) */
   lastGoodValid?: number;
+  /** valid records of the last good run of each kind: a run is compared with one of its own kind */
+  lastGoodValidByMode?: Partial<Record<'full' | 'incremental', number>>;
   /** `clear`: when the open condition was last seen not holding (it resolves once clear long enough) */
   open: Partial<Record<Condition, { since: string; message: string; clear?: string }>>;
   /** conditions holding but not yet open: runs in a row they held */
@@ -47,7 +53,8 @@ export interface Notice {
 
 export const emptyState = (): AlertState => ({ streak: 0, open: {} });
 
-const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error']);
+/** outcomes that count toward `failing`, whatever the cause (an authentication refused ends `failed`) */
+const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error', 'failed']);
 
 /** The state after a run, and the conditions that hold after it (stale aside: see staleness). */
 export function afterRun(state: AlertState, run: RunObservation, rules: AlertRules): { state: AlertState; holding: Map<Condition, string> } {
@@ -64,14 +71,17 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
   if (run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
     holding.set('rejected', `${run.rejected} of ${run.records} records rejected (${pct(run.rejected / run.records)} > ${pct(rules.rejectedFraction)})`);
   }
-  // only a run that read its feed says how many valid records it has
-  const readFeed = run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard';
-  if (state.lastGoodValid !== undefined && state.lastGoodValid > 0 && readFeed) {
-    const drop = (state.lastGoodValid - run.valid) / state.lastGoodValid;
+  // only a run that read its feed whole says how many valid records it has, and only to a run of its
+  // own kind (an incremental pull reads what changed, a full pull everything)
+  const mode = run.mode ?? 'full';
+  const readFeed = (run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard') && run.complete !== false;
+  const reference = state.lastGoodValidByMode?.[mode] ?? (mode === 'full' ? state.lastGoodValid : undefined);
+  if (reference !== undefined && reference > 0 && readFeed) {
+    const drop = (reference - run.valid) / reference;
     if (drop > rules.validDropFraction) {
-      holding.set('dropped', `valid records fell from ${state.lastGoodValid} (last good run) to ${run.valid} (−${pct(drop)} > ${pct(rules.validDropFraction)})`);
+      holding.set('dropped', `valid records fell from ${reference} (last good ${run.mode ? `${mode} ` : ''}run) to ${run.valid} (−${pct(drop)} > ${pct(rules.validDropFraction)})`);
     }
-  }
+  } else if (state.open.dropped) holding.set('dropped', state.open.dropped.message); // nothing to compare: as it was
   if (rules.unmappedValues && run.unmapped.length) {
     holding.set('unmapped', `lookup values no map covers: ${firstOf(run.unmapped)}`);
   }
@@ -81,7 +91,10 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
   if (run.outcome === 'ok') {
     next.lastOkAt = run.at;
     // a good run that dropped sharply is not the new reference: the drop would clear itself
-    if (!holding.has('dropped')) next.lastGoodValid = run.valid;
+    if (!holding.has('dropped') && run.complete !== false) {
+      if (mode === 'full') next.lastGoodValid = run.valid;
+      next.lastGoodValidByMode = { ...state.lastGoodValidByMode, [mode]: run.valid };
+    }
   }
   // staleness ends with a good run; any other run leaves it as it was
   if (state.open.stale && run.outcome !== 'ok') holding.set('stale', state.open.stale.message);

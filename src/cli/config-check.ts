@@ -7,6 +7,7 @@ import { loadConfigWithLines } from '../config/load.js';
 import type { LineOf } from '../config/issues.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
+import { describeVendor } from '../feeds/vendors/describe.js';
 import { checkSettings, formatSettingsIssue } from '../settings/index.js';
 import { printJson } from './exit.js';
 
@@ -20,12 +21,23 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
     api: { baseUrl: config.api.baseUrl, concurrency: config.api.concurrency, ratePerSecond: config.api.ratePerSecond },
     redis: config.redis ? { url: config.redis.url.replace(/\/\/[^@/]*@/, '//***@') } : null,
     chatbots: config.chatbots.map((c) => ({ serialNumber: c.serialNumber, settings: Object.keys(c.settings ?? {}).length, smoke: Boolean(c.smoke) })),
-    feeds: config.feeds.map((f) => ({ name: f.name, chatbot: f.chatbot, kind: f.source.kind, keyBy: f.keyBy, deletes: f.deletes.mode, schedule: f.schedule?.cron ?? null })),
+    feeds: config.feeds.map((f) => ({
+      name: f.name,
+      chatbot: f.chatbot,
+      kind: f.source.kind,
+      keyBy: f.keyBy,
+      deletes: f.deletes.mode,
+      schedule: f.schedule?.cron ?? null,
+      ...(f.source.kind === 'reso' && { vendor: describeVendor(f.source) }),
+    })),
   };
   if (opts.json) printJson({ ok: true, ...summary });
   else {
     process.stderr.write(`config ${file} is valid: ${summary.feeds.length} feed(s), ${summary.chatbots.length} chatbot(s), api ${summary.api.baseUrl}\n`);
-    for (const f of summary.feeds) process.stderr.write(`  feed ${f.name} (${f.kind}) → ${f.chatbot}, key ${f.keyBy}, deletes ${f.deletes}${f.schedule ? `, cron ${f.schedule}` : ''}\n`);
+    for (const f of summary.feeds) {
+      process.stderr.write(`  feed ${f.name} (${f.kind}) → ${f.chatbot}, key ${f.keyBy}, deletes ${f.deletes}${f.schedule ? `, cron ${f.schedule}` : ''}\n`);
+      if (f.vendor) process.stderr.write(`    ${f.vendor}\n`);
+    }
   }
   return 0;
 }

@@ -2,15 +2,18 @@
 // written (a RESO feed is pulled whole: no mark is handed in, and readers never write state).
 // Prints the first mapped listings, every rejected record with its place and reasons, counts, and
 // what to fix before a sync: keys seen twice, rejections by reason, lookup values no map covers.
+// Exit status as a sync's: 1 when the read failed before a record (a 401, a 5xx), 4 when it broke
+// off after some (partial), 0 when the feed was read whole.
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError, formatIssue, type FeedReadError } from '../errors.js';
 import { formatPosition } from '../feeds/position.js';
 import { openFeed } from '../feeds/index.js';
+import { describeVendor } from '../feeds/vendors/describe.js';
 import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
 import { createFindings } from '../mapping/feed-findings.js';
-import { printJson } from './exit.js';
+import { EXIT, printJson } from './exit.js';
 
 interface Options {
   config: string;
@@ -32,6 +35,7 @@ export async function run(opts: Options): Promise<number> {
   const skipped: Array<{ position: string; key?: string; reason: string }> = [];
   const removed: Array<{ position: string; key?: string }> = [];
   const parseErrors: Array<{ position: string; message: string }> = [];
+  const replacedValues = new Map<string, number>();
   let incomplete: FeedReadError | undefined;
   const findings = createFindings();
   const mapping = compileMapping(feed.mapping, { onUnmapped: findings.onUnmapped });
@@ -52,6 +56,7 @@ export async function run(opts: Options): Promise<number> {
     switch (item.kind) {
       case 'listing':
         counts.valid++;
+        for (const f of item.replaced ?? []) replacedValues.set(f, (replacedValues.get(f) ?? 0) + 1);
         if (listings.length < limit) listings.push({ key: item.key, position, listing: item.listing });
         break;
       case 'rejected':
@@ -77,17 +82,22 @@ export async function run(opts: Options): Promise<number> {
   }
 
   const source = feed.source.path ?? feed.source.url;
+  const vendor = feed.source.kind === 'reso' ? describeVendor(feed.source) : undefined;
   const found = findings.result();
   if (opts.json) {
     printJson({
       feed: feed.name, chatbot: feed.chatbot, kind: feed.source.kind, source, keyBy: feed.keyBy, mode: opened.mode,
+      ...(vendor && { vendor }), valuesReplaced: Object.fromEntries(replacedValues), ...(opened.stats && { requests: opened.stats.requests, pages: opened.stats.pages, warnings: opened.stats.warnings }),
       complete: !incomplete, ...(incomplete && { error: incomplete.message }),
       counts, listings, rejected, skipped, removed, parseErrors, ...found,
     });
-    return 0;
+    return exit();
   }
   const out = (s = '') => process.stdout.write(`${s}\n`);
   out(`feed ${feed.name} (${feed.source.kind}, ${source}) → ${feed.chatbot}, key ${feed.keyBy}`);
+  if (vendor) out(vendor);
+  if (opened.stats) out(`read: ${opened.stats.pages} pages, ${opened.stats.requests} requests`);
+  for (const w of opened.stats?.warnings ?? []) out(`warning: ${w}`);
   out();
   out(`first ${listings.length} of ${counts.valid} mapped listing(s):`);
   for (const l of listings) out(`  ${l.position}  ${l.key}\n    ${JSON.stringify(l.listing)}`);
@@ -101,6 +111,7 @@ export async function run(opts: Options): Promise<number> {
       ...(found.keysSeenTwice.count > found.keysSeenTwice.keys.length ? [`  … and ${found.keysSeenTwice.count - found.keysSeenTwice.keys.length} more key(s)`] : []),
     ],
   );
+  section('values replaced by their rule\'s default (onInvalid: default)', [...replacedValues].map(([f, n]) => `  ${f} × ${n}`));
   section('rejections by reason', found.rejectionReasons.map((r) => `  ${String(r.records).padStart(6)}  ${r.reason}`));
   section(
     'lookup values no map covers (add them to the field\'s map, or "*")',
@@ -114,7 +125,12 @@ export async function run(opts: Options): Promise<number> {
   out('counts');
   for (const [name, n] of rows) out(`  ${name.padEnd(20)}${String(n).padStart(8)}`);
   if (incomplete) out(`\nthe feed could not be read whole: ${incomplete.message}`);
-  return 0;
+  return exit();
+
+  function exit(): number {
+    if (!incomplete) return EXIT.ok;
+    return counts.records > 0 ? EXIT.partial : EXIT.failed;
+  }
 
   function section(title: string, lines: string[]) {
     if (!lines.length) return;

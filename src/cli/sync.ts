@@ -93,7 +93,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           const report = await runLocked(feed, async (signal) =>
             runFeed(
               feed,
-              { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal, calls, onProgress: progress.onProgress, budgets, echoFiles },
+              { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api, signal, calls, onProgress: progress.onProgress, budgets, echoFiles, media: loaded.config.media },
               { dryRun: opts.dryRun, force: opts.force, full: opts.full },
               { config: loaded, changeLog },
             ),

@@ -5,6 +5,7 @@ import { AlertsConfig } from '../alerts/config-schema.js';
 import { AskRequest, ChatbotSettings } from '../api/schemas.js';
 import { FeedSource } from '../feeds/config-schema.js';
 import { LISTING_FIELDS } from '../listing/schema.js';
+import { FeedMediaConfig, MediaConfig } from '../media/config-schema.js';
 import { MappingConfig } from '../mapping/config-schema.js';
 import { PRESETS } from '../mapping/presets/registry.js';
 import { CronPattern, intervalUnder, TimeZone } from './cron.js';
@@ -101,6 +102,7 @@ export const FeedConfig = z.preprocess(presetIgnore, z.strictObject({
   ignore: z.array(listingField).default([]).describe("fields that alone never cause an update (default: the preset's derived fields, e.g. DaysOnMarket)"),
   schedule: ScheduleConfig.optional(),
   deadlineMinutes: z.number().positive().max(1440).default(120).describe('a run of this feed stops (outcome aborted, retried) after this long'),
+  media: FeedMediaConfig.prefault({}).describe("this feed's photos (media.mirror)"),
 }).superRefine((feed, ctx) => {
   if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
     ctx.addIssue({
@@ -154,6 +156,7 @@ export const Config = z
       })
       .prefault({})
       .describe('the per-listing change log read by `feedsync history` and `runs show`'),
+    media: MediaConfig.prefault({}).describe('listing photos mirrored to S3-compatible storage (docs/media.md)'),
     alerts: AlertsConfig.prefault({}).describe('where alerts go and the rules that raise them'),
     chatCheck: z
       .strictObject({

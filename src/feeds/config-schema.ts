@@ -27,6 +27,8 @@ const location = {
   /** extra request headers (values may use ${ENV}); for http(s) and reso */
   headers: z.record(z.string(), z.string()).default({}),
   bearerToken: z.string().optional().describe('sent as Authorization: Bearer <token>'),
+  /** headers of photo downloads (media.mirror), sent to the photo's own origin only */
+  mediaHeaders: z.record(z.string(), z.string()).optional().describe('headers of photo downloads (media.mirror); values may use ${ENV}, masked in every output'),
   // bounded: Node's timers make anything above 2^31-1 ms a 1 ms timeout
   timeoutMs: z
     .number()

@@ -25,6 +25,8 @@ import { errorBodyMessage, readErrorBody } from './error-body.js';
 export interface RequestBudget {
   beforeRequest(signal?: AbortSignal): Promise<void>;
   onResponse(status: number, headers: { get(name: string): string | null }): Promise<void>;
+  /** bytes of a response body as received (before gunzip), for a bytes-per-hour limit */
+  onBytes?(n: number): void;
 }
 
 export interface HttpGetOptions extends ExpansionLimits {
@@ -155,13 +157,20 @@ async function follow(
 
 function decodedBody(res: BoundedResponse, opts: HttpGetOptions, place: { file: string }): AsyncIterable<Buffer> {
   const encoding = (res.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
-  const raw = guardBody(res.body, opts, place);
+  const raw = guardBody(countBytes(res.body, opts.budget), opts, place);
   if (encoding === 'identity' || encoding === '') return raw;
   if (encoding === 'gzip' || encoding === 'x-gzip') return boundedGunzip(raw, opts, place.file, res.cancel);
   res.cancel();
   return (async function* () {
     throw new FeedReadError(`the server sent Content-Encoding: ${encoding}, which feedsync does not decode (it asks for gzip)`, place, false);
   })();
+}
+
+async function* countBytes(body: AsyncIterable<Buffer>, budget: RequestBudget | undefined): AsyncIterable<Buffer> {
+  for await (const c of body) {
+    budget?.onBytes?.(c.length);
+    yield c;
+  }
 }
 
 /** Errors of the raw body become FeedReadError (or AbortedError) that name the feed and the bound. */

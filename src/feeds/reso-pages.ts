@@ -5,7 +5,7 @@
 // the credential to fix.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { AbortedError, causeMessage, FeedReadError } from '../errors.js';
+import { AbortedError, causeMessage, FeedReadError, formatPlace } from '../errors.js';
 import type { ResoSource } from './config-schema.js';
 import { displayUrl, httpGet } from './http.js';
 import { oauth2TokenSource, type TokenSource } from './oauth2.js';
@@ -77,7 +77,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           const credentialKey = tokens ? 'source.auth (clientId, clientSecret, scope)' : 'source.bearerToken';
           throw new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, { cause: err, status: 401, credentialKey });
         }
-        if (!(err instanceof PageBodyError) || attempt >= source.retries) throw err;
+        if (!(err instanceof PageBodyError) || attempt >= source.retries) throw onPage(err, place, source.retries);
         ctx.logger.warn({ url: place.file, page: what, attempt: attempt + 1 }, `RESO page unreadable, asking for it again: ${err.message}`);
         await sleep(backoff * 2 ** attempt, undefined, { signal: ctx.signal }).catch((e) => {
           throw new AbortedError(`GET ${place.file}`, e);
@@ -95,6 +95,20 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
       return serverTime;
     },
   };
+}
+
+/** An error of the HTTP layer, which knows the URL only, said of the page it was reading ("page 2"). */
+function onPage(err: unknown, place: { file: string; record: string }, retries: number): unknown {
+  if (!(err instanceof FeedReadError) || err.place.record !== undefined) return err;
+  const prefix = `${formatPlace(err.place)}: `;
+  const reason = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  const tries = err.retryable && retries > 0 ? ` (after ${retries} ${retries === 1 ? 'retry' : 'retries'})` : '';
+  return new FeedReadError(`the server answered ${reason}${tries}`, place, err.retryable, {
+    cause: err,
+    ...(err.status !== undefined && { status: err.status }),
+    ...(err.retryAt && { retryAt: err.retryAt }),
+    ...(err.credentialKey && { credentialKey: err.credentialKey }),
+  });
 }
 
 /** A page body that broke off or does not parse: asking for the page again can help. */

@@ -18,6 +18,13 @@
 // and, with keyset paging, the one empty page that ends it. The reader never writes state: the sync
 // hands in the stored mark (FeedContext.mark) and stores OpenedFeed.mark after a successful run.
 //
+// What the pages say is checked (issue 22): in a keyset pull every record must come in the pull's
+// order, after the last one read (a server that ignores $orderby is noticed on the page where it
+// shows, and the pull stops there, not read whole). An incremental pull paged by $skip nextLinks asks
+// each next page one record early and expects the last record read again: when it is not, records
+// before it left the result and the page shifted, so the mark moves no further than that record. A
+// full pull's absences are confirmed by the sync through `lookup` (reso-confirm.ts) before deletes.
+//
 // `path` replays saved pages instead (reso-replay.ts); the mark then is the latest usable timestamp
 // replayed, and an incremental replay drops records older than the stored mark.
 import { z } from 'zod';
@@ -25,7 +32,8 @@ import { causeMessage, FeedReadError, RecordParseError } from '../errors.js';
 import type { ResoSource } from './config-schema.js';
 import { displayUrl } from './http.js';
 import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
-import { afterFilter, isTimestampLiteral, laterOf, pageSize, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
+import { afterFilter, isTimestampLiteral, laterOf, orderBy, pageSize, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
+import { resoLookup } from './reso-confirm.js';
 import type { VendorProfile } from './vendors/profile.js';
 import { vendorProfile } from './vendors/registry.js';
 import { replayPages } from './reso-replay.js';
@@ -56,6 +64,10 @@ interface PullState {
   pages: number;
   /** the last record read, in the pull's order (an incremental pull cut short by top resumes after it) */
   lastTs?: string;
+  /** an incremental $skip page shifted: everything before this record's timestamp was read */
+  shiftedAt?: string;
+  /** how the pull paged in the end (a refused keyset query turns into nextLink paging) */
+  paging?: Paging;
 }
 
 export function openReso(feedName: string, source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): OpenedResoFeed {
@@ -87,9 +99,8 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
             continue;
           }
           const record = raw as Record<string, unknown>;
-          const key = record[source.keyField];
-          const id = key === undefined || key === null ? undefined : String(key);
-          const at = { ...position, ...(id !== undefined && { id, ids: recordIds(record, source.keyField, id) }) };
+          const item = itemOf(record, source.keyField, position);
+          const id = item.position.id;
           if (!client) {
             // a replay is filtered here as a server would filter it (ge: the mark's own timestamp again)
             const t = Date.parse(String(record[TS]));
@@ -103,7 +114,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
               stats.keysSeenTwiceCount++;
             } else seen.add(id);
           }
-          yield record.MlgCanView === false ? { kind: 'removed', position: at, data: record } : { kind: 'record', position: at, data: record };
+          yield item;
         }
       }
     } finally {
@@ -122,11 +133,18 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
       // incremental, cut short: everything before the last record read was read; resume from it
       state.mark = stored && { ...stored, ts: laterOf(stored.ts, usableTimestamp(state.lastTs, now))! };
     }
+    if (stored && state.shiftedAt !== undefined) {
+      // a page shifted: the next pull starts from the last record known to have everything before it read
+      const ts = laterOf(stored.ts, usableTimestamp(state.shiftedAt, now))!;
+      state.mark = { ...stored, ts: state.mark && Date.parse(state.mark.ts) < Date.parse(ts) ? state.mark.ts : ts };
+      ctx.logger.warn({ feed: feedName, file: label, mark: state.mark.ts }, `a $skip page shifted during the incremental pull (records before it left the result): the next pull asks again from ${state.mark.ts}`);
+    }
     complete = true;
   }
 
   return {
     items: items(),
+    ...(client && { lookup: resoLookup(source, { client, label, paging: () => pagingAdvice(source, state.paging), nextLink: nextLinkUrl, itemOf: (record, index) => itemOf(record, source.keyField, { file: label, index }) }) }),
     /** 'incremental' only once a stored mark was found; the first pull of an incremental feed is full */
     get mode() {
       return mode;
@@ -172,6 +190,9 @@ async function* livePages(source: ResoSource, client: PageClient, stored: Mark |
     queryUrl(base, source.resource, pullQuery(source, profile, { full: !stored, since, after, order: paging === 'keyset' ? order : undefined, remaining, select }));
   const origin = new URL(base).origin;
   const asked = new Set<string>();
+  const inOrder = pageOrder(order, source.keyField);
+  /** incremental $skip paging: the record the next page is asked to start with again */
+  let overlap: Record<string, unknown> | undefined;
   const seen = { ts: undefined as string | undefined, photos: undefined as string | undefined };
   let read = 0;
   let url = query(undefined, source.top);
@@ -198,7 +219,15 @@ async function* livePages(source: ResoSource, client: PageClient, stored: Mark |
         throw err;
       }
       state.pages = n;
-      const value = source.top !== undefined && read + page.value.length > source.top ? page.value.slice(0, source.top - read) : page.value;
+      state.paging = paging;
+      if (overlap) {
+        if (sameRecord(page.value[0], overlap, source.keyField)) page.value.shift();
+        else state.shiftedAt ??= overlap[TS] as string;
+        overlap = undefined;
+      }
+      let value = source.top !== undefined && read + page.value.length > source.top ? page.value.slice(0, source.top - read) : page.value;
+      const disorder = paging === 'keyset' ? inOrder(value) : undefined;
+      if (disorder) value = value.slice(0, disorder.at); // the records before it were asked for and came in order
       read += value.length;
       for (const v of value) {
         if (v === null || typeof v !== 'object' || Array.isArray(v)) continue;
@@ -209,6 +238,13 @@ async function* livePages(source: ResoSource, client: PageClient, stored: Mark |
       const last = lastRecord(value);
       if (last && isTimestampLiteral(last[TS])) state.lastTs = last[TS];
       yield value;
+      if (disorder) {
+        throw new FeedReadError(
+          `${disorder.what}: the server ignores $orderby=${orderBy(order, source.keyField)}, so paging by key would skip records; the pull stopped here and is not complete (${disorder.advice})`,
+          where,
+          false,
+        );
+      }
       if (source.top !== undefined && read >= source.top) {
         state.capped = true;
         return;
@@ -226,6 +262,11 @@ async function* livePages(source: ResoSource, client: PageClient, stored: Mark |
         const next = page['@odata.nextLink'];
         if (!next) return;
         url = nextLinkUrl(next, url, origin, where);
+        const early = order === 'time' && last ? oneEarlier(url) : undefined;
+        if (early) {
+          url = early;
+          overlap = last;
+        }
       }
     }
   } finally {
@@ -262,6 +303,68 @@ function refusal(err: unknown): string {
   return m.length > 300 ? `${m.slice(0, 300)}…` : m;
 }
 
+/** A $skip nextLink asked one record early ($top one more), or undefined when it has no $skip to move. */
+function oneEarlier(url: string): string | undefined {
+  const u = new URL(url);
+  const skip = Number(u.searchParams.get('$skip'));
+  if (!u.searchParams.has('$skip') || !Number.isInteger(skip) || skip < 1) return undefined;
+  u.searchParams.set('$skip', String(skip - 1));
+  const top = Number(u.searchParams.get('$top'));
+  if (u.searchParams.has('$top') && Number.isInteger(top)) u.searchParams.set('$top', String(top + 1));
+  return u.toString();
+}
+
+function sameRecord(a: unknown, b: Record<string, unknown>, keyField: string): boolean {
+  if (a === null || typeof a !== 'object' || Array.isArray(a)) return false;
+  const r = a as Record<string, unknown>;
+  return r[keyField] === b[keyField] && r[TS] === b[TS];
+}
+
+/**
+ * Whether each record of a keyset page comes after the one before it (across pages), in the pull's
+ * order: by key, or by (ModificationTimestamp, key). Text keys may be ordered by code unit or, as a
+ * case-insensitive collation does (SQL Server's default), by their folded form: either order is
+ * accepted as long as the pull keeps to it; a record that breaks both is the server ignoring $orderby.
+ * A key equal to the one before is a repeat, not disorder: the sync's read-whole check takes it.
+ */
+function pageOrder(order: 'key' | 'time', keyField: string): (value: unknown[]) => { at: number; what: string; advice: string } | undefined {
+  let prev: Record<string, unknown> | undefined;
+  const ways = { exact: true, folded: true };
+  const show = (x: Record<string, unknown>) => (order === 'key' ? JSON.stringify(x[keyField]) : `${JSON.stringify(x[keyField])} (${String(x[TS])})`);
+  return (value) => {
+    for (let i = 0; i < value.length; i++) {
+      const r = value[i];
+      if (r === null || typeof r !== 'object' || Array.isArray(r)) continue;
+      const rec = r as Record<string, unknown>;
+      if (prev) {
+        const byTime = order === 'time' ? Date.parse(String(rec[TS])) - Date.parse(String(prev[TS])) : 0;
+        let broken = byTime < 0 || Number.isNaN(byTime);
+        if (!broken && byTime === 0) {
+          ways.exact &&= compareKeys(prev[keyField], rec[keyField], false) <= 0;
+          ways.folded &&= compareKeys(prev[keyField], rec[keyField], true) <= 0;
+          broken = !ways.exact && !ways.folded;
+        }
+        if (broken) {
+          return {
+            at: i,
+            what: `record ${show(rec)} came after ${show(prev)}, out of order`,
+            advice: order === 'key' ? 'set source.paging: nextLink for this server' : 'set source.paging: nextLink for this server, or incremental: false',
+          };
+        }
+      }
+      prev = rec;
+    }
+    return undefined;
+  };
+}
+
+function compareKeys(a: unknown, b: unknown, folded: boolean): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const x = folded ? String(a).toLowerCase() : String(a);
+  const y = folded ? String(b).toLowerCase() : String(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 /** A nextLink is followed on the configured origin only, over http(s): the feed's credentials go with it. */
 function nextLinkUrl(next: string, current: string, origin: string, where: { file: string; record: string }): string {
   let url: URL;
@@ -289,6 +392,23 @@ function lastRecord(value: unknown[]): Record<string, unknown> | undefined {
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
   }
   return undefined;
+}
+
+/** A record of a page as the sync takes it: removed when the vendor says it may not be shown (MlgCanView: false). */
+function itemOf(record: Record<string, unknown>, keyField: string, position: { file: string; index: number }): FeedItem {
+  const key = record[keyField];
+  const id = key === undefined || key === null ? undefined : String(key);
+  const at = { ...position, ...(id !== undefined && { id, ids: recordIds(record, keyField, id) }) };
+  return record.MlgCanView === false ? { kind: 'removed', position: at, data: record } : { kind: 'record', position: at, data: record };
+}
+
+/** The paging a pull used, and what to set when it missed records the server still has. */
+function pagingAdvice(source: ResoSource, paging: Paging | undefined): { used: string; advice: string } {
+  const profile = vendorProfile(source.vendor);
+  if ((paging ?? source.paging) === 'keyset') return { used: 'source.paging: keyset', advice: 'set source.paging: nextLink if the server does not order by source.keyField' };
+  const used = 'source.paging: nextLink ($skip links)';
+  if (!profile.orderby) return { used, advice: `the ${profile.name} profile pages by nextLink only, so a pull's absences are always asked for by key` };
+  return { used, advice: 'set source.paging: keyset if the server honours $orderby and $filter on source.keyField, so a change during the pull cannot shift its pages' };
 }
 
 /** The key and, when the record has one, its ListingId: the two names a person looks a listing up by. */

@@ -29,8 +29,57 @@ export function sourceBudget(source: FeedSource, ctx: Pick<FeedContext, 'budgets
     .join('\n');
   const client = 'auth' in source && source.auth ? `${source.auth.tokenUrl} ${source.auth.clientId}` : '';
   const key = credentialKey('feed', origin, source.bearerToken ?? '', auth, client);
-  const budget = (ctx.budgets ?? processBudgets).budget(key, source.limits ?? {}, { label: `feed source ${origin}`, maxWaitMs: SOURCE_MAX_WAIT_MS });
-  return requestBudget(budget);
+  const { bytesPerHour, ...requests } = source.limits ?? {};
+  const budget = (ctx.budgets ?? processBudgets).budget(key, requests, { label: `feed source ${origin}`, maxWaitMs: SOURCE_MAX_WAIT_MS });
+  const paced = requestBudget(budget);
+  return bytesPerHour ? withByteLimit(paced, byteWindow(key, bytesPerHour), `feed source ${origin}`) : paced;
+}
+
+/** Bytes read in the current clock hour, per credential, in this process. */
+interface ByteWindow {
+  limit: number;
+  hour: number;
+  bytes: number;
+}
+const byteWindows = new Map<string, ByteWindow>();
+
+function byteWindow(key: string, limit: number): ByteWindow {
+  let w = byteWindows.get(key);
+  if (!w) byteWindows.set(key, (w = { limit, hour: 0, bytes: 0 }));
+  w.limit = Math.min(w.limit, limit);
+  return w;
+}
+
+/**
+ * A bytes-per-hour limit (MLS Grid: 4 GB an hour) over a request budget: bytes are counted as they
+ * arrive, and once the hour's are spent no request is made until the next clock hour: the read stops
+ * with a retryable error saying when. Counted in this process only (docs/vendors.md).
+ */
+export function withByteLimit(inner: RequestBudget, w: ByteWindow, label: string, now: () => number = Date.now): RequestBudget {
+  const roll = () => {
+    const hour = Math.floor(now() / 3_600_000);
+    if (hour !== w.hour) Object.assign(w, { hour, bytes: 0 });
+  };
+  return {
+    async beforeRequest(signal) {
+      roll();
+      if (w.bytes >= w.limit) {
+        const resetAt = new Date((w.hour + 1) * 3_600_000);
+        throw new FeedReadError(
+          `${label}: ${w.bytes} bytes read this hour, source.limits.bytesPerHour is ${w.limit}; the read stops here (nothing is deleted) and is retried at ${resetAt.toISOString()}`,
+          { file: label },
+          true,
+          { retryAt: resetAt },
+        );
+      }
+      await inner.beforeRequest(signal);
+    },
+    onResponse: (status, headers) => inner.onResponse(status, headers),
+    onBytes(n) {
+      roll();
+      w.bytes += n;
+    },
+  };
 }
 
 export function requestBudget(budget: Budget, now: () => number = Date.now): RequestBudget {

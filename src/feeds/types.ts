@@ -47,6 +47,23 @@ export interface FeedContext {
   budgets?: Budgets;
 }
 
+/** The records a source holds whose `field` is one of `values`. */
+export interface KeyAsk {
+  field: string;
+  values: string[];
+}
+
+/**
+ * Asking a source again about keys its pull lacked (a live RESO pull): absence from a pull is
+ * evidence, not proof (FIELD-NOTES.md). CSV and XML files are read whole and have none.
+ */
+export interface KeyLookup {
+  /** the paging the pull used and what to set if it missed records, for the report */
+  readonly paging: { used: string; advice: string };
+  /** the records the source holds now, within the feed's own filter, a request's answer at a time */
+  find(asks: readonly KeyAsk[]): AsyncIterable<FeedItem[]>;
+}
+
 export interface OpenedFeed {
   /** the records, and (readers that make them a chunk at a time) the same a batch at a time: read one or the other */
   items: AsyncIterable<FeedItem> & { readonly batches?: AsyncIterable<FeedItem[]> };
@@ -67,6 +84,8 @@ export interface OpenedFeed {
    * the report can say what the pull covered; undefined for a full pull.
    */
   readonly since?: string;
+  /** the source can be asked for particular records (live RESO pulls) */
+  readonly lookup?: KeyLookup;
   /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
   readonly stats?: SourceReadStats;
 }

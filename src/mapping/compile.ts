@@ -46,6 +46,8 @@ export interface CompiledMapping {
   rules: Partial<Record<ListingField, FieldRuleObject>>;
   /** fields whose rule reads the clock (days-since): the same record maps them differently from one run to the next */
   clockFields: ListingField[];
+  /** `onInvalid: default`: the value that replaces a field's value when it breaks the rules */
+  replacements: ReadonlyMap<ListingField, unknown>;
 }
 
 const NUMERIC_FIELDS = new Set<string>([
@@ -92,8 +94,15 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
     URL: rules.Url ? valueGetter('Url', rules.Url, { now }) : () => defaults.Url,
   };
 
+  const replacements = new Map<ListingField, unknown>();
+  for (const [field, rule] of Object.entries(rules) as [ListingField, FieldRuleObject][]) {
+    const value = rule.default ?? defaults[field];
+    if (rule.onInvalid === 'default' && value !== undefined) replacements.set(field, value);
+  }
+
   return {
     rules,
+    replacements,
     clockFields: (Object.entries(rules) as [ListingField, FieldRuleObject | undefined][]).filter(([, r]) => r?.transform?.some((t) => CLOCK_TRANSFORMS.has(t.name))).map(([f]) => f),
     map(record, serialNumber) {
       const candidate: Record<string, unknown> = { SerialNumber: serialNumber };
@@ -169,7 +178,7 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
   const source = unit?.source ?? compileSource(rule);
   const list = rule.list ? compileList(rule.list) : undefined;
   const transforms: Transform[] = (rule.transform ?? []).map((t) => compileTransform(t, hooks.now));
-  const explicitNumber = (rule.transform ?? []).some((t) => ['number', 'integer', 'money', 'days-since'].includes(t.name));
+  const explicitNumber = (rule.transform ?? []).some((t) => ['number', 'integer', 'money', 'days-since', 'round', 'floor', 'ceil'].includes(t.name));
   // A plain `Bedrooms: Beds` rule still yields a number: numeric fields get the number transform implied.
   if (NUMERIC_FIELDS.has(field) && !explicitNumber && !rule.map) transforms.push(compileTransform({ name: 'number' }, hooks.now));
   const skip = rule.skip ? new Set(rule.skip.map(foldLookup)) : undefined;

@@ -20,6 +20,9 @@ export const TRANSFORM_NAMES = [
   'uppercase',
   'days-since',
   'words',
+  'round',
+  'floor',
+  'ceil',
 ] as const;
 export type TransformName = (typeof TRANSFORM_NAMES)[number];
 
@@ -95,6 +98,10 @@ export const FieldRuleObject = z
       .optional()
       .describe('keep the value only when these listing fields (as mapped) have one of these values, e.g. { SaleType: for_rent }'),
     default: fieldValue.optional().describe('value when the source has none'),
+    onInvalid: z
+      .enum(['reject', 'default'])
+      .optional()
+      .describe('reject (the default): a value that breaks the rules rejects the record; default: the rule\'s default (or the feed\'s defaults) replaces it, counted in the report'),
   })
   .superRefine((rule, ctx) => {
     if (!rule.map) return;
@@ -144,7 +151,8 @@ function suggest(key: string): string {
   return near ? ` (did you mean ${near}?)` : '';
 }
 
-export const MappingConfig = z.strictObject({
+export const MappingConfig = z
+  .strictObject({
   preset: z
     .enum(PRESET_NAMES, { error: (iss) => `unknown preset ${JSON.stringify(iss.input)}; known: ${PRESET_NAMES.join(', ')}` })
     .optional()
@@ -155,5 +163,11 @@ export const MappingConfig = z.strictObject({
     .union([z.array(z.string().min(1)), z.record(z.string(), z.string().min(1))])
     .default([])
     .describe('source paths copied into ExtensionColumn as {Key, value}: a list (Key = path) or Key → path'),
-});
+  })
+  .superRefine((m, ctx) => {
+    for (const [field, rule] of Object.entries(m.fields) as [string, FieldRuleObject | null][]) {
+      if (rule?.onInvalid !== 'default' || rule.default !== undefined || (m.defaults as Record<string, unknown>)[field] !== undefined) continue;
+      ctx.addIssue({ code: 'custom', path: ['fields', field, 'onInvalid'], message: `onInvalid: default needs a value to put in: set fields.${field}.default or defaults.${field}` });
+    }
+  });
 export type MappingConfig = z.infer<typeof MappingConfig>;

@@ -4,6 +4,7 @@ import type { FeedItem } from '../feeds/types.js';
 import { validateListing } from '../listing/validate.js';
 import { compileMapping, type CompiledMapping } from './compile.js';
 import type { MappingConfig } from './config-schema.js';
+import type { ListingField } from '../listing/schema.js';
 import type { MapContext, MappedItem } from './types.js';
 
 export type { MappedItem, MapContext } from './types.js';
@@ -40,13 +41,26 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
   }
   if (item.kind === 'removed') return withKey({ kind: 'removed', position }, compiled.keyOf(item.data, ctx.keyBy));
 
-  const { candidate, issues, skip } = compiled.map(item.data, ctx.serialNumber);
+  const mapped = compiled.map(item.data, ctx.serialNumber);
+  let { candidate, issues } = mapped;
   const key = keyOf(candidate, ctx.keyBy);
-  if (skip !== undefined) return withKey({ kind: 'skipped', position, reason: skip }, key);
-  const v = validateListing(candidate);
+  if (mapped.skip !== undefined) return withKey({ kind: 'skipped', position, reason: mapped.skip }, key);
+  let v = validateListing(candidate);
+  let replaced: ListingField[] | undefined;
+  if (!(v.ok && issues.length === 0) && compiled.replacements.size) {
+    // onInvalid: default: the rule's default stands in for a value that breaks the rules, counted
+    const bad = new Set([...issues.map((i) => i.field), ...(v.ok ? [] : v.issues.map((i) => i.field))]);
+    replaced = [...compiled.replacements.keys()].filter((f) => bad.has(f));
+    if (replaced.length) {
+      candidate = { ...candidate };
+      for (const f of replaced) candidate[f] = compiled.replacements.get(f);
+      issues = issues.filter((i) => !replaced!.includes(i.field as ListingField));
+      v = validateListing(candidate);
+    }
+  }
   if (v.ok && issues.length === 0) {
     const k = keyOf(v.listing, ctx.keyBy);
-    return { kind: 'listing', position, key: k!, listing: v.listing };
+    return { kind: 'listing', position, key: k!, listing: v.listing, ...(replaced?.length && { replaced }) };
   }
   // a field whose transform failed is also missing from the candidate: keep the transform's reason only
   const failed = new Set(issues.map((i) => i.field));

@@ -46,12 +46,21 @@ const FACTORIES: Record<TransformName, (spec: TransformSpec, now: () => Date) =>
     };
   },
   words: () => (v) => (typeof v === 'string' ? displayWords(v) : v),
+  // a decimal where the listing wants a whole number (RESO's GarageSpaces 2.5)
+  round: (spec) => rounder(Math.round, spec),
+  floor: (spec) => rounder(Math.floor, spec),
+  ceil: (spec) => rounder(Math.ceil, spec),
   'days-since': (_spec, now) => (v) => {
     const t = Date.parse(String(v));
     if (Number.isNaN(t)) throw new TransformFailure('days-since: not a date');
     return Math.max(0, Math.floor((now().getTime() - t) / 86_400_000));
   },
 };
+
+function rounder(fn: (n: number) => number, spec: TransformSpec): Transform {
+  const parse = numberParser(spec.locale, spec.name);
+  return (v) => fn(parse(v) as number);
+}
 
 const TRUE = new Set(['true', 'yes', 'y', '1', 't']);
 const FALSE = new Set(['false', 'no', 'n', '0', 'f']);

@@ -1,10 +1,11 @@
 // What the mapper hands on: one item per feed item, in feed order.
 import type { RecordParseError, ValidationIssue } from '../errors.js';
 import type { RecordPosition } from '../feeds/types.js';
-import type { ListingCreate } from '../listing/schema.js';
+import type { ListingCreate, ListingField } from '../listing/schema.js';
 
 export type MappedItem =
-  | { kind: 'listing'; position: RecordPosition; key: string; listing: ListingCreate }
+  /** `replaced`: fields whose value broke the rules and was replaced by the rule's default (onInvalid: default) */
+  | { kind: 'listing'; position: RecordPosition; key: string; listing: ListingCreate; replaced?: ListingField[] }
   /** the record broke the spec's rules; every issue is kept, and the key when it could be read */
   | { kind: 'rejected'; position: RecordPosition; key?: string; issues: ValidationIssue[] }
   /** left out of the feed on purpose (off-market status etc.): mirror mode removes it remotely */

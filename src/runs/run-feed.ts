@@ -5,6 +5,7 @@ import type { LoadedConfig } from '../config/schema.js';
 import type { FeedConfig } from '../config/schema.js';
 import { alertAfterRun, type RunObservation } from '../alerts/index.js';
 import { causeMessage } from '../errors.js';
+import { mediaCounts } from '../media/report.js';
 import { chatCheck, type ChatCheckResult } from '../smoke/chat-check.js';
 import type { ListingChange } from '../sync/changes.js';
 import type { ChangeLog, RunEntry } from '../history/change-log.js';
@@ -85,6 +86,8 @@ export function observationOf(r: SyncReport, runId: string): RunObservation {
     valid: r.counts.valid,
     rejected: r.counts.rejected,
     unmapped: (r.unmapped ?? []).map((u) => `${u.field}: ${JSON.stringify(u.value)}`),
+    mode: r.source.mode,
+    complete: r.source.complete,
   };
 }
 
@@ -96,6 +99,6 @@ export function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'f
     outcome: r.outcome,
     summary: r.summary,
     ...(r.message && { message: r.message }),
-    counts: { ...r.counts },
+    counts: { ...r.counts, ...(r.media && !r.dryRun && mediaCounts(r.media)) },
   };
 }

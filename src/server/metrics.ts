@@ -21,6 +21,14 @@ export function createMetrics(queues: Queues, opts: { defaultMetrics?: boolean }
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const runs = new Counter({ name: 'feedsync_runs_total', help: 'finished runs (each attempt) by job and outcome', labelNames: ['job', 'outcome'], registers: [registry] });
   const listings = new Counter({ name: 'feedsync_listings_total', help: 'listings written by syncs, by feed and operation', labelNames: ['feed', 'op'], registers: [registry] });
+  const photos = new Counter({
+    name: 'feedsync_photos_total',
+    help: 'listing photos of mirrored feeds (media.mirror) by feed and outcome: downloaded, reused (stored before), failed (left out, retried next run)',
+    labelNames: ['feed', 'outcome'],
+    registers: [registry],
+  });
+  const photoBytes = new Counter({ name: 'feedsync_photo_bytes_total', help: 'bytes of photos downloaded and stored, by feed', labelNames: ['feed'], registers: [registry] });
+  const photoDeletes = new Counter({ name: 'feedsync_photo_objects_deleted_total', help: 'unused photo objects deleted from the bucket, by feed', labelNames: ['feed'], registers: [registry] });
   const lastSuccess = new Gauge({
     name: 'feedsync_feed_last_success_timestamp_seconds',
     help: 'when each feed last synced successfully (unix seconds): alert on time() minus this',
@@ -67,6 +75,12 @@ export function createMetrics(queues: Queues, opts: { defaultMetrics?: boolean }
         const n = r.counts[op];
         if (typeof n === 'number' && n > 0) listings.inc({ feed: r.feed, op }, n);
       }
+      const m = photoFigures(report);
+      if (m) {
+        for (const outcome of ['downloaded', 'reused', 'failed'] as const) photos.inc({ feed: r.feed, outcome }, m[outcome]);
+        photoBytes.inc({ feed: r.feed }, m.bytes);
+        photoDeletes.inc({ feed: r.feed }, m.deleted);
+      }
       if (report.outcome === 'ok') lastSuccess.set({ feed: r.feed }, Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000);
     },
     recallLastSuccess: async (feeds, changeLog) => {
@@ -78,4 +92,16 @@ export function createMetrics(queues: Queues, opts: { defaultMetrics?: boolean }
       }
     },
   };
+}
+
+/** The media figures of a run report (a sync of a mirrored feed), checked rather than assumed: reports come back from Redis as JSON. */
+function photoFigures(report: unknown): Record<'downloaded' | 'reused' | 'failed' | 'bytes' | 'deleted', number> | undefined {
+  const media = report && typeof report === 'object' && 'media' in report ? report.media : undefined;
+  if (!media || typeof media !== 'object') return undefined;
+  const out = { downloaded: 0, reused: 0, failed: 0, bytes: 0, deleted: 0 };
+  for (const k of Object.keys(out) as Array<keyof typeof out>) {
+    const v: unknown = (media as Record<string, unknown>)[k];
+    if (typeof v === 'number' && v >= 0) out[k] = v;
+  }
+  return out;
 }

@@ -15,7 +15,12 @@ export type ListingChange =
   /** withheld: the guard held it back (nothing deleted); dry runs record what they would do */
   | { op: 'delete'; key: string; reason: DeleteReason; deleteKey?: string; withheld?: boolean }
   | { op: 'reject'; key?: string; place: string; reasons: string[] }
-  | { op: 'fail'; key: string; attempted: 'create' | 'update' | 'delete'; reason: string; retryable: boolean };
+  | { op: 'fail'; key: string; attempted: 'create' | 'update' | 'delete'; reason: string; retryable: boolean }
+  /**
+   * One entry for a whole run whose read was not whole (failed, capped, missed records): its `count`
+   * deletes were withheld. One entry, not one per listing, so such runs do not bury real history.
+   */
+  | { op: 'withheld'; key?: undefined; count: number; reason: string };
 
 /** Where a sync reports each change as it is made (or, in a dry run, planned). */
 export type ChangeSink = (change: ListingChange) => void;
@@ -43,6 +48,8 @@ export const deleteChange = (d: Pick<PlannedDelete, 'key' | 'reason' | 'deleteKe
   ...(d.reason === 'duplicate' && { deleteKey: d.deleteKey }),
   ...(withheld && { withheld }),
 });
+
+export const withheldChange = (count: number, why: string): ListingChange => ({ op: 'withheld', count, reason: `deletes withheld: read not whole (${why})` });
 
 export function rejectChange(r: RejectedRecord): ListingChange {
   const p = r.position;
@@ -77,5 +84,7 @@ export function describeChange(c: ListingChange, dryRun = false): string {
       return `! ${c.key ?? '(no key)'} rejected at ${c.place}: ${c.reasons.join('; ')}`;
     case 'fail':
       return `x ${c.key} ${c.attempted} failed: ${c.reason}${c.retryable ? ' (transient)' : ''}`;
+    case 'withheld':
+      return `- ${c.count} listing(s) absent from the feed kept: ${c.reason}`;
   }
 }

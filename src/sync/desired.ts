@@ -32,7 +32,16 @@ export interface FeedCollector {
 /** How many reasons for "not read whole" the report names (the count says how many there were). */
 const SHOWN_REASONS = 3;
 
-export function createFeedCollector(mode: DesiredSide['mode']): FeedCollector {
+export interface CollectorOptions {
+  /**
+   * Whether a record listed twice in one pull means the source shifted (default: always). Only a
+   * key-ordered full pull says so; in an incremental (time, key) pull a repeat is the record's later
+   * version, changed while the pull ran (the later record wins, as for any repeated key).
+   */
+  repeatIsShift?: () => boolean;
+}
+
+export function createFeedCollector(mode: DesiredSide['mode'], options: CollectorOptions = {}): FeedCollector {
   const side: FeedSide = {
     listings: new Set(),
     protectedKeys: new Set(),
@@ -59,11 +68,13 @@ export function createFeedCollector(mode: DesiredSide['mode']): FeedCollector {
   const record = (position: Position, key: string | undefined) => {
     side.counts.records++;
     const id = position.id;
+    let laterVersion = false;
     if (id !== undefined) {
-      if (ids.has(id)) incomplete(`${where(position)}: record ${id} came twice in one pull (the source shifted while it was read)`);
-      else ids.add(id);
+      if (!ids.has(id)) ids.add(id);
+      else if (options.repeatIsShift?.() ?? true) incomplete(`${where(position)}: record ${id} came twice in one pull (the source shifted while it was read)`);
+      else laterVersion = true;
     }
-    if (key !== undefined && forget(key)) side.feedDuplicates.push({ key, position });
+    if (key !== undefined && forget(key) && !laterVersion) side.feedDuplicates.push({ key, position });
   };
   const valid = (key: string) => {
     side.listings.add(key);

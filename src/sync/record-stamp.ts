@@ -28,6 +28,8 @@ export interface StampSeedInput {
   chatbot: string;
   keyBy: string;
   ignore: Iterable<string>;
+  /** the media mirror's identity (bucket, public URL), when the feed's photos are mirrored: Images depend on it */
+  media?: string;
 }
 
 /**
@@ -38,7 +40,7 @@ const STAMP_VERSION = 3;
 
 /** The mapping's identity, the start of every stamp of a feed's run (27 base64url characters). */
 export function stampSeed(input: StampSeedInput): string {
-  const config = JSON.stringify([STAMP_VERSION, input.mapping, input.chatbot, input.keyBy, [...input.ignore].sort()]);
+  const config = JSON.stringify([STAMP_VERSION, input.mapping, input.chatbot, input.keyBy, [...input.ignore].sort(), ...(input.media === undefined ? [] : [input.media])]);
   return hash('sha1', codeIdentity(['../mapping', '../listing']) + config, 'base64url');
 }
 

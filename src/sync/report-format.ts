@@ -3,6 +3,7 @@
 import { describeFieldChange } from '../format/change.js';
 import { formatPosition } from '../feeds/position.js';
 import { table } from '../format/table.js';
+import { formatMediaReport } from '../media/report.js';
 import type { SyncReport } from './report.js';
 
 const SHOWN = 20;
@@ -34,12 +35,14 @@ export function formatSyncReport(r: SyncReport): string {
   if (r.source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${r.source.since ?? 'the last successful sync'}`);
   if (r.source.requests !== undefined) lines.push(`  source: ${r.source.pages ?? 0} pages, ${r.source.requests} requests`);
   for (const w of r.source.warnings ?? []) lines.push(`  source warning: ${w}`);
+  if (r.valuesReplaced?.length) lines.push(`  values replaced: ${r.valuesReplaced.map((v) => `${v.field} × ${v.count}`).join(', ')}`);
   // the message says it already when the read is why nothing was deleted
   const readError = r.source.error ?? 'unknown error';
   if (!r.source.complete && !r.message?.includes(readError)) lines.push(`  feed not read whole: ${readError}`);
   if (!r.remote.complete) lines.push(`  remote listings not all paged: ${r.remote.problem ?? 'unknown'}`);
   if (r.guard.outcome === 'forced') lines.push(`  guard overridden by --force: ${r.guard.reasons.join('; ')}`);
   if (r.message) lines.push(`  ${r.message}`);
+  if (r.media) lines.push(...formatMediaReport(r.media));
 
   section(lines, 'failures', r.failures, (f) => `${f.op} ${f.key}: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
   section(lines, 'rejected records', r.rejected, (x) => {

@@ -5,6 +5,7 @@ import type { EndpointName } from '../api/schemas.js';
 import type { FieldChange } from '../listing/canonical.js';
 import type { ItemFailure } from './execute.js';
 import type { GuardDecision } from './guards.js';
+import type { MediaReport } from '../media/report.js';
 import type { DeleteReason, FeedDuplicate, RejectedRecord } from './plan-types.js';
 
 /** failed: the feed's run could not be done (auth refused, an endless list, ...): see message */
@@ -60,6 +61,8 @@ export interface SyncReport {
   feedDuplicates: FeedDuplicate[];
   /** lookup values that no `map` of the mapping covers (they passed through as they were), most seen first */
   unmapped: Array<{ field: string; value: string; count: number }>;
+  /** values that broke a rule with `onInvalid: default` and were replaced by its default, per listing field, most first */
+  valuesReplaced?: Array<{ field: string; count: number }>;
   guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
   /** `since`: an incremental pull asked only for what changed after this time */
   /** `pages`, `requests`: what reading a remote source took (RESO); `warnings`: what it did differently from the config */
@@ -67,6 +70,8 @@ export interface SyncReport {
   /** `recalled`: listings whose rows came from the last paging's memory: this process's, or its echo file (page-echo.ts) */
   remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string; recalled?: number };
   plan?: PlanView;
+  /** the media mirror (media.mirror): photos downloaded, reused, failed, objects deleted */
+  media?: MediaReport;
   stateLocation: string;
   /** when the remote side was paged, the feed read (and its writes sent), the deletes planned and sent (ms from the start) */
   timings: { remoteMs: number; feedMs: number; planMs: number; executeMs: number };
@@ -85,13 +90,15 @@ export function callsBetween(before: CallCounts | undefined, after: CallCounts |
 
 export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: number; max: number }): string {
   const c = r.counts;
+  const m = r.media;
+  const photos = !m ? '' : m.dry ? `; photos: would download ${m.dry.download}, delete ${m.dry.delete}` : `; photos: ${m.downloaded} downloaded, ${m.reused} reused, ${m.failed} failed${m.storageError ? ' (storage could not be used)' : ''}`;
   const tail = `in ${r.durationMs} ms${attempt ? ` (attempt ${attempt.made}/${attempt.max})` : ''}`;
   if (r.dryRun) {
-    return `dry run ${r.feed} → ${r.chatbot}: would create ${c.created}, update ${c.updated}, delete ${c.deleted + c.duplicatesRemoved}; ${c.unchanged} unchanged, ${c.rejected} rejected; nothing written ${tail}`;
+    return `dry run ${r.feed} → ${r.chatbot}: would create ${c.created}, update ${c.updated}, delete ${c.deleted + c.duplicatesRemoved}; ${c.unchanged} unchanged, ${c.rejected} rejected${photos}; nothing written ${tail}`;
   }
   const dup = c.duplicatesRemoved ? `, ${c.duplicatesRemoved} duplicates removed` : '';
   const verdict = r.outcome === 'ok' ? '' : ` — ${r.outcome}`;
-  return `synced ${r.feed} → ${r.chatbot}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed ${tail}${verdict}`;
+  return `synced ${r.feed} → ${r.chatbot}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed${photos} ${tail}${verdict}`;
 }
 
 /**

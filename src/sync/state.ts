@@ -51,6 +51,8 @@ export interface FeedStateChanges {
   mark?: string;
   /** keys repeated in this run's read (set), and those that no longer are (delete) */
   recurring?: { set: string[]; delete: string[] };
+  /** state of a step of the run kept beside the sync's (the media mirror's), committed in the same apply */
+  extra?: StateChange[];
 }
 
 export async function loadChatbotState(store: KvStore, chatbot: string, feeds: readonly ChatbotFeed[]): Promise<ChatbotState> {
@@ -87,6 +89,7 @@ export async function commitChanges(store: KvStore, changes: FeedStateChanges): 
   ];
   if (changes.mark !== undefined) ops.push({ ns: MARK_NAMESPACE, set: [[changes.feed, changes.mark]], delete: [] });
   if (changes.recurring) ops.push({ ns: recurringNamespace(changes.feed), set: changes.recurring.set.map((k) => [k, '1'] as [string, string]), delete: changes.recurring.delete });
+  for (const op of changes.extra ?? []) ops.push({ ns: op.ns, set: [...(op.set ?? [])], delete: [...(op.delete ?? [])] });
   const needed = ops.filter((op) => op.set.length > 0 || op.delete.length > 0);
   if (needed.length) await store.apply(needed);
 }

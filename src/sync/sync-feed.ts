@@ -16,17 +16,20 @@ import type { Logger } from '../log.js';
 import { mapItem } from '../mapping/map-feed.js';
 import { compileMapping } from '../mapping/index.js';
 import { createUnmappedTally } from '../mapping/unmapped.js';
+import { createMediaStep, loadMediaState, mirrorOf, type MediaConfig, type MediaReport, type MediaStep } from '../media/index.js';
 import type { KvStore } from '../state/kv-store.js';
 import { commitChanges, emptyChanges, loadChatbotState, loadStamps, otherKeyNeeded, ownedByOtherFeeds, type ChatbotFeed } from './state.js';
 import { recordText, stampOf, stampSeed } from './record-stamp.js';
 import type { RemoteIndex } from './remote-index.js';
 import { authFailure } from './auth.js';
 import { createFeedCollector } from './desired.js';
-import { createChange, deleteChange, rejectChange, updateChange, type ChangeSink } from './changes.js';
+import { createChange, deleteChange, rejectChange, updateChange, withheldChange, type ChangeSink } from './changes.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { createPendingWindow } from './pending.js';
 import { planAgain, planDeletes, planListing } from './plan.js';
+import { confirmAbsences, type AbsenceResult } from './confirm-absent.js';
+import { keySources } from '../mapping/key-sources.js';
 import type { DesiredListing, PlannedDelete, PlanOptions, RememberedListing, RemoteSide } from './plan-types.js';
 import { fetchRemote } from './remote.js';
 import { openFeedThread, ThreadRecord } from './feed-thread.js';
@@ -60,6 +63,8 @@ export interface SyncDeps {
   changes?: ChangeSink;
   /** where the page echo is kept between processes (a CLI run; a worker remembers in memory) */
   echoFiles?: EchoFiles;
+  /** the config's `media`: with media.mirror set, the feed's photos are mirrored to the bucket (src/media/) */
+  media?: MediaConfig;
 }
 
 export interface SyncOptions {
@@ -78,6 +83,8 @@ export interface SyncOptions {
 const PENDING_WINDOW = 1000;
 /** Records of recurring keys held until the feed ends (past it they are planned at once). */
 const MAX_HELD = 10_000;
+/** Mapped listings whose photos are mirrored together (media mirror), before they are planned in feed order. */
+const MEDIA_BATCH = 64;
 
 export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport> {
   const startedAt = new Date();
@@ -102,12 +109,15 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   let writeTotal: number | undefined;
   const progress = (phase: SyncProgress['phase'], done: number) =>
     deps.onProgress?.({ feed: feed.name, phase, done, ...(phase === 'write' && writeTotal !== undefined && { total: writeTotal }) });
-  const collector = createFeedCollector('full');
+  /** the pull's mode once known: a record listed twice is a shift in a full pull, a later version in an incremental one */
+  let pullMode = (): 'full' | 'incremental' => 'full';
+  const collector = createFeedCollector('full', { repeatIsShift: () => pullMode() === 'full' });
   const tally = { creates: 0, updates: 0, unchanged: 0, recordFingerprints: [] as Array<[string, string]>, recordStamps: [] as Array<[string, string]>, unchangedByStamp: 0, duplicates: 0, duplicateDeletes: [] as PlannedDelete[] };
   const view: PlanView = { creates: [], updates: [], deletes: [] };
   /** an incremental pull: the time it asked changes from, for the report (read with the mode) */
   let since: string | undefined;
   let readStats: SourceReadStats | undefined;
+  const replacedValues = new Map<string, number>();
   const unmapped = createUnmappedTally();
 
   // The remote side first: each feed record is then planned (and written) as it is read, so the
@@ -122,14 +132,22 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     },
   });
   // record stamps (record-stamp.ts), unless a compared field reads the clock
-  const seed = compiled.clockFields.every((f) => ignore.has(f)) ? stampSeed({ mapping: feed.mapping, chatbot: feed.chatbot, keyBy: feed.keyBy, ignore }) : undefined;
+  const mirror = mirrorOf(deps.media, feed);
+  const seed = compiled.clockFields.every((f) => ignore.has(f))
+    ? stampSeed({ mapping: feed.mapping, chatbot: feed.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) })
+    : undefined;
+  let mediaReport: MediaReport | undefined;
   // A large CSV file is read by a thread of its own from now on, ahead of the planning (feed-thread.ts).
   const thread = await openFeedThread(feed.source, { baseDir: deps.baseDir, mapping: feed.mapping, keyBy: feed.keyBy, signal, ...(opts.threadMinBytes !== undefined && { minBytes: opts.threadMinBytes }) });
   try {
     // The sync state is read while the chatbot's listings are paged (paging leaves the main thread
     // idle between pages; the caller's chatbot lock keeps other runs from writing it meanwhile). A
     // run whose paging fails ends with that failure, so a read failure then has nothing to add.
-    const stateRead = Promise.all([loadChatbotState(store, feed.chatbot, writers), seed === undefined ? new Map<string, string>() : loadStamps(store, feed.name)]);
+    const stateRead = Promise.all([
+      loadChatbotState(store, feed.chatbot, writers),
+      seed === undefined ? new Map<string, string>() : loadStamps(store, feed.name),
+      mirror ? loadMediaState(store, mirror.namespaces) : undefined,
+    ]);
     stateRead.catch(() => undefined);
     let remote: RemoteSide & { byKey: RemoteIndex };
     try {
@@ -154,7 +172,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     }
     timings.remoteMs = ms();
 
-    const [state, storedStamps] = await stateRead;
+    const [state, storedStamps, mediaState] = await stateRead;
     let stamps = storedStamps;
     const own = state.feeds.get(feed.name)!;
     // this feed's fingerprints go into the remote index (asked only of keys the chatbot holds)
@@ -167,7 +185,13 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
 
     const ctx = { serialNumber: feed.chatbot, keyBy: feed.keyBy };
 
+    // the media mirror step: mapped listings' Images become the bucket's URLs before they are planned
+    const media: MediaStep | undefined =
+      mirror && mediaState && createMediaStep({ feed: feed.name, source: feed.source, ...mirror, state: mediaState, dryRun: Boolean(opts.dryRun), signal, logger, budgets: deps.budgets });
+    /** keys whose photos were not all mirrored this run: not stamped, so the next run maps them (and retries the photos) */
+    const photosMissing: string[] = [];
     const opened = thread ?? openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger, signal, full: opts.full, budgets: deps.budgets, ...(own.mark !== undefined && { mark: own.mark }) });
+    pullMode = () => opened.mode;
     let feedDone = false;
     /** the feed server refused our credentials: the run fails, nothing more is asked of anyone */
     let feedAuth: string | undefined;
@@ -181,9 +205,15 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       const copy = remote.byKey.stampInputs(key);
       return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
     };
+    /** one feed item mapped; a value replaced by its rule's default (onInvalid: default) is counted */
+    const mapCounted = (item: FeedItem) => {
+      const mapped = mapItem(item, compiled, ctx);
+      if (mapped.kind === 'listing' && mapped.replaced) for (const f of mapped.replaced) replacedValues.set(f, (replacedValues.get(f) ?? 0) + 1);
+      return mapped;
+    };
     /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
     const read = (item: FeedItem): DesiredListing | RememberedListing | undefined => {
-      if (seed === undefined || item.kind !== 'record') return collector.add(mapItem(item, compiled, ctx));
+      if (seed === undefined || item.kind !== 'record') return collector.add(mapCounted(item));
       const text = recordText(item);
       // (the feed thread read the key where it read the record)
       const key = item instanceof ThreadRecord ? item.key : compiled.keyOf(item.data, feed.keyBy);
@@ -193,15 +223,21 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         return entry;
       }
       const before = unmappedSeen;
-      const entry = collector.add(mapItem(item, compiled, ctx));
+      const entry = collector.add(mapCounted(item));
       if (entry && unmappedSeen === before) entry.text = text;
       return entry;
     };
     const expand = (item: FeedItem, text: string): DesiredListing => {
-      const mapped = mapItem(item, compiled, ctx);
+      const mapped = mapCounted(item);
       // the same record under the same mapping, valid when its stamp was stored
       if (mapped.kind !== 'listing') throw new Error(`${feed.name}: ${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
-      return { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
+      const entry: DesiredListing = { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
+      // its photos were mirrored when its stamp was stored: rewritten from what the mirror knows
+      if (media && !media.rewriteKnown({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })) {
+        entry.text = undefined;
+        photosMissing.push(entry.key);
+      }
+      return entry;
     };
     const plan = (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
       // in step since the last run: unchanged, unless an earlier record of its key was written in this run
@@ -240,6 +276,29 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       } else tally.unchanged++;
       return undefined;
     };
+    /** read entries waiting for the media step, in feed order (remembered ones too, so the order holds) */
+    let awaitingPhotos: Array<{ entry: DesiredListing | RememberedListing; item: FeedItem }> = [];
+    function* planOne(entry: DesiredListing | RememberedListing): Generator<Job> {
+      const ready = pending.push(entry);
+      if (ready) {
+        const job = plan(ready, false);
+        if (job) yield job;
+      }
+    }
+    /** the waiting entries' photos mirrored, then each planned */
+    async function* withPhotos(): AsyncGenerator<Job> {
+      const batch = awaitingPhotos;
+      awaitingPhotos = [];
+      const mapped = batch.filter((b): b is { entry: DesiredListing; item: FeedItem } => 'listing' in b.entry);
+      const complete = await media!.mirror(mapped.map(({ entry, item }) => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })));
+      complete.forEach((ok, i) => {
+        if (ok) return;
+        const { entry } = mapped[i]!;
+        entry.text = undefined;
+        photosMissing.push(entry.key);
+      });
+      for (const { entry } of batch) yield* planOne(entry);
+    }
     async function* writes(): AsyncGenerator<Job> {
       try {
         // (a batch at a time where the reader has them: no promise per record)
@@ -248,17 +307,29 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
             const entry = read(item);
             if (collector.side.counts.records % 1000 === 0) progress('feed', collector.side.counts.records);
             if (!entry) continue;
-            const ready = pending.push(entry);
-            if (ready) {
-              const job = plan(ready, false);
-              if (job) yield job;
+            if (!media) {
+              yield* planOne(entry);
+              continue;
             }
+            awaitingPhotos.push({ entry, item });
+            if (awaitingPhotos.length >= MEDIA_BATCH) yield* withPhotos();
           }
         }
+        if (awaitingPhotos.length) yield* withPhotos();
       } catch (err) {
         feedAuth = authFailure(err, feed.name);
         collector.fail(err);
         if (feedAuth) return;
+        // what was read before the failure is still written (with the photos it has)
+        if (awaitingPhotos.length && !signal.aborted) {
+          for (const { entry, item } of awaitingPhotos.splice(0)) {
+            if ('listing' in entry && media?.rewriteKnown({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined }) === false) {
+              entry.text = undefined;
+              photosMissing.push(entry.key);
+            }
+            yield* planOne(entry);
+          }
+        }
       }
       for (const ready of pending.drain()) {
         const job = plan(ready, false);
@@ -309,7 +380,34 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     }
 
     const rest = planDeletes(remote, desired, planOptions);
-    const plannedDeletes = [...tally.duplicateDeletes, ...rest.deletes];
+    // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
+    // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
+    const confirmable = desired.mode === 'full' && desired.complete && remote.complete && !executor.result.stopped && !feedAuth;
+    const absences: AbsenceResult = !confirmable ? { deletes: rest.deletes, asked: 0 } : await confirmAbsences({
+      deletes: rest.deletes,
+      lookup: opened.lookup,
+      sources: keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']),
+      keyOf: (data) => compiled.keyOf(data, feed.keyBy),
+      limit: opts.force ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
+      keyRule: `the mapping of ${feed.keyBy === 'URL' ? 'Url' : 'MLSNumber'} (feeds[${feed.name}].mapping.fields)`,
+      take: async (items) => {
+        const jobs = function* () {
+          for (const item of items) {
+            const entry = read(item);
+            const job = entry && plan(entry, false);
+            if (job) yield job;
+          }
+        };
+        if (opts.dryRun || executor.result.stopped || feedAuth) for (const _ of jobs());
+        else await executor.run(jobs());
+      },
+      holds: (key) => desired.listings.has(key) || desired.protectedKeys.has(key),
+    });
+    if (absences.problem) {
+      desired.complete = false;
+      desired.readError = absences.problem;
+    }
+    const plannedDeletes = [...tally.duplicateDeletes, ...absences.deletes];
     const guard = evaluateGuards({
       plan: { deletes: plannedDeletes },
       deletes: feed.deletes,
@@ -320,19 +418,29 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       missingSince,
     });
     timings.planMs = ms();
+    /** the read (feed or chatbot list) was not whole: the run is failed or partial, never a guard, whatever the guard says */
+    const readWhole = desired.complete && remote.complete;
     if (deps.changes) {
       for (const r of desired.rejected) deps.changes(rejectChange(r));
-      for (const d of guard.withheld) deps.changes(deleteChange(d, true));
+      // a read that was not whole withholds every delete: one entry for the run, not one per listing
+      if (!readWhole && guard.withheld.length) deps.changes(withheldChange(guard.withheld.length, desired.readError ?? remote.problem ?? 'the chatbot\'s listings could not all be paged'));
+      else for (const d of guard.withheld) deps.changes(deleteChange(d, true));
       if (opts.dryRun) for (const d of guard.allowed) deps.changes(deleteChange(d));
+    }
+    if (absences.missed) {
+      // the deletes the source confirmed go on; the pull itself is not called whole (no mark is stored)
+      desired.complete = false;
+      desired.readError = absences.missed;
     }
     const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, unchangedByStamp: tally.unchangedByStamp, duplicates: tally.duplicates };
 
     if (opts.dryRun) {
+      if (media) mediaReport = (await media.finish({ deletedKeys: guard.allowed.map((d) => d.key), unwrittenKeys: new Set(), now: now() })).report;
       const shown = [...guard.allowed, ...guard.withheld];
       view.deletes = shown.map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
       const planned = { creates: tally.creates, updates: tally.updates, deletes: guard.allowed };
-      const outcome = runOutcome({ stopped: feedAuth ? 'failed' : undefined, guard, failures: 0, complete: desired.complete });
-      return finish({ outcome, message: feedAuth ?? guard.message ?? readMessage(desired.readError), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
+      const outcome = runOutcome({ stopped: feedAuth ? 'failed' : undefined, guard, failures: 0, readWhole, missed: Boolean(absences.missed), records: desired.counts.records });
+      return finish({ outcome, message: feedAuth ?? runMessage(readWhole, guard, desired.readError, remote, absences.missed), remote: remoteInfo(remote), count: remote.count, guard, counted, planned, dry: true });
     }
 
     const exec = executor.result;
@@ -343,13 +451,18 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     }
     timings.executeMs = ms();
 
-    const outcome = runOutcome({ stopped: exec.stopped ?? (feedAuth ? 'failed' : undefined), guard, failures: exec.failures.length, complete: desired.complete });
-    const message = (deadline.aborted ? deadlineMessage() : (exec.stopReason ?? feedAuth)) ?? guard.message ?? readMessage(desired.readError);
+    const outcome = runOutcome({ stopped: exec.stopped ?? (feedAuth ? 'failed' : undefined), guard, failures: exec.failures.length, readWhole, missed: Boolean(absences.missed), records: desired.counts.records });
+    const message = (deadline.aborted ? deadlineMessage() : (exec.stopReason ?? feedAuth)) ?? runMessage(readWhole, guard, desired.readError, remote, absences.missed);
     const changes = emptyChanges(feed.name);
     changes.fingerprints.set = [...tally.recordFingerprints, ...exec.written];
     changes.fingerprints.delete = exec.deletedKeys;
     changes.stamps.set = [...tally.recordStamps, ...exec.stamped];
-    changes.stamps.delete = exec.deletedKeys;
+    changes.stamps.delete = [...exec.deletedKeys, ...photosMissing];
+    if (media) {
+      const done = await media.finish({ deletedKeys: exec.deletedKeys, unwrittenKeys: new Set(exec.failures.map((f) => f.key)), now: now() });
+      changes.extra = done.changes;
+      mediaReport = done.report;
+    }
     changes.missingSince.set = guard.marks.set;
     changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
     if (outcome === 'ok' && opened.mark !== undefined) changes.mark = opened.mark;
@@ -377,8 +490,9 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
     const { calls, retries } = callsBetween(callsBefore, deps.calls?.snapshot());
     const failures = e?.failures ?? [];
     // an interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this one wrote
+    // (a read that failed with a transient answer, a 5xx, may succeed on a rerun even when nothing of it could be used)
     const retryable =
-      r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && (failures.some((f) => f.retryable) || Boolean(desired.readErrorRetryable)));
+      r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && failures.some((f) => f.retryable)) || Boolean(desired.readErrorRetryable);
     const base: Omit<SyncReport, 'summary'> = {
       feed: feed.name,
       chatbot: feed.chatbot,
@@ -419,6 +533,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
         waiting: g?.waiting.length ?? 0,
       },
       unmapped: unmapped.list(),
+      ...(replacedValues.size && { valuesReplaced: [...replacedValues].map(([field, count]) => ({ field, count })).sort((a, b) => b.count - a.count) }),
       source: {
         mode: desired.mode,
         ...(since !== undefined && { since }),
@@ -428,6 +543,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       },
       remote: r.remote,
       ...(r.dry && { plan: view }),
+      ...(mediaReport && { media: mediaReport }),
       stateLocation: store.location,
       timings,
       durationMs: ms(),
@@ -441,15 +557,24 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
   }
 }
 
-/** One verdict for the dry run and the real run: the dry run reports what the real run would. */
-function runOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; complete: boolean }): SyncOutcome {
+/**
+ * One verdict for the dry run and the real run: the dry run reports what the real run would. A read
+ * that was not whole is `failed` when nothing of the feed could be used, else `partial`: never
+ * `guard`, which says the feed shrank.
+ */
+function runOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; readWhole: boolean; missed: boolean; records: number }): SyncOutcome {
   if (r.stopped) return r.stopped;
+  if (!r.readWhole) return r.records > 0 ? 'partial' : 'failed';
   if (r.guard.outcome === 'tripped') return 'guard';
-  return r.failures > 0 || !r.complete ? 'partial' : 'ok';
+  return r.failures > 0 || r.missed ? 'partial' : 'ok';
 }
 
-function readMessage(readError: string | undefined): string | undefined {
-  return readError && `the feed was not read whole, so nothing was deleted: ${readError}`;
+/** What a person reads first: why the read was not whole (the server's answer, the page), else the guard's word. */
+function runMessage(readWhole: boolean, guard: GuardDecision, readError: string | undefined, remote: RemoteSide, missed: string | undefined): string | undefined {
+  if (readWhole) return [missed, guard.message].filter(Boolean).join('; ') || undefined;
+  const held = guard.withheld.length ? `${guard.withheld.length} delete(s) withheld` : 'nothing was deleted';
+  if (readError) return `the feed was not read whole, so ${held}: ${readError}`;
+  return `the chatbot's listings could not all be paged, so ${held}: ${remote.problem ?? 'incomplete'}`;
 }
 
 function remoteInfo(remote: RemoteSide): SyncReport['remote'] {

@@ -79,6 +79,22 @@ describe('alert rules (defaults)', () => {
     expect(state.lastGoodValid).toBe(95);
   });
 
+  it('runs that end failed (an authentication refused among them) raise `failing` after the configured count', () => {
+    const refused = { outcome: 'failed', message: 'the RESO server refused the bearer token of source.bearerToken (HTTP 401)', valid: 0, records: 0 };
+    const { notices } = play([run(refused), run(refused), run(refused), run(refused), run()]);
+    expect(notices).toEqual([[], [], ['firing failing'], [], ['resolved failing']]);
+  });
+
+  it('valid records compare like with like: an incremental run with the last good incremental run, a full run with the last full one; a read not whole with none', () => {
+    const full = (valid: number, patch: Partial<RunObservation> = {}) => run({ mode: 'full', complete: true, valid, records: valid, ...patch });
+    const inc = (valid: number) => run({ mode: 'incremental', complete: true, valid, records: valid });
+    const { notices, state } = play([full(463), inc(0), inc(12), full(460), full(120, { outcome: 'partial', complete: false }), inc(2), full(200)]);
+    expect(notices).toEqual([[], [], [], [], [], ['firing dropped'], []]);
+    expect(state.lastGoodValidByMode).toEqual({ full: 460, incremental: 12 });
+    const again = play([full(463), full(200), inc(5), full(450)]);
+    expect(again.notices).toEqual([[], ['firing dropped'], [], ['resolved dropped']]);
+  });
+
   it('unmapped lookup values and a failed chat check', () => {
     const { notices } = play([
       run({ unmapped: ['Status: "Under Review"'] }),

@@ -1,10 +1,15 @@
 // The browser tests drive Debian's Chromium through playwright-core (no browser download). Without
-// it they stop at once, saying what is missing and how to get it.
+// one they are skipped (find-chromium.ts); where they must run and it is missing, they stop at once,
+// saying what is missing and how to get it.
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
+import { browserPlan } from './find-chromium.js';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const plan = browserPlan();
+export const CHROMIUM = plan.path;
+/** false where no Chromium is found and none is required: `describe.skipIf(!BROWSER_TESTS_RUN)` */
+export const BROWSER_TESTS_RUN = plan.run;
 /** Screenshots kept as test artifacts (git-ignored). */
 export const ARTIFACTS = process.env.SCREENSHOT_DIR ?? fileURLToPath(new URL('../artifacts', import.meta.url));
 

@@ -7,7 +7,7 @@ import { startWorker, type RunningWorker } from '../../src/cli/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { closeQueues, createQueues, enqueueJob, waitForJob, type JobDefinition, type Queues } from '../../src/queue/index.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
-import { ARTIFACTS, launchChromium, requireChromium } from './chromium.js';
+import { ARTIFACTS, BROWSER_TESTS_RUN, launchChromium, requireChromium } from './chromium.js';
 
 
 const fakeSync: JobDefinition<{ feed: string }> = {
@@ -23,7 +23,7 @@ const fakeSync: JobDefinition<{ feed: string }> = {
   }),
 };
 
-describe('queue UI', () => {
+describe.skipIf(!BROWSER_TESTS_RUN)('queue UI', () => {
   const prefix = uniquePrefix();
   const redis = testRedis();
   let worker: RunningWorker;

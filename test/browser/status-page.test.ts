@@ -13,9 +13,9 @@ import { pauseFeeds, resumeFeeds } from '../../src/queue/control.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { createSyncEnv, csv, homesConfigYaml, rows, type SyncEnv } from '../sync/helpers/feed.js';
-import { ARTIFACTS, launchChromium, requireChromium } from './chromium.js';
+import { ARTIFACTS, BROWSER_TESTS_RUN, launchChromium, requireChromium } from './chromium.js';
 
-describe('status page', () => {
+describe.skipIf(!BROWSER_TESTS_RUN)('status page', () => {
   const prefix = uniquePrefix();
   const redis = testRedis();
   let te: TestEmulator;

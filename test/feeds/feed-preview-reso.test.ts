@@ -37,9 +37,9 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function preview(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function preview(args: string[], config = join(dir, 'feedsync.yaml')): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/feedsync.js', 'feed', 'preview', '--config', join(dir, 'feedsync.yaml'), '--feed', 'mls', ...args], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, ['bin/feedsync.js', 'feed', 'preview', '--config', config, '--feed', 'mls', ...args], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn' } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -70,5 +70,23 @@ describe('feed preview warns before a sync', () => {
     expect(r.stdout).toMatch(/keys seen more than once \(a sync keeps the later record\) \(2\):\n  DUP-\d ×2: /);
     expect(r.stdout).toContain('rejections by reason (2):\n       3  Status must be one of Active, PreOnMarket, Sold');
     expect(r.stdout).toContain('       3  Status: "Contingent"');
+  }, 60_000);
+
+  it.each([
+    ['a 401 before any record', { token: 'the-right-token' }, 1, /HTTP 401/],
+    ['a 500 from page 2 on', { failPages: { from: 2, status: 500 } }, 4, /page 2: the server answered HTTP 500/],
+  ] as const)('exits non-zero when the read failed: %s', async (_what, opts, status, message) => {
+    const failing = await startResoServer({ records: generateResoRecords(10, { seed: 5 }), maxPageSize: 4, ...opts });
+    try {
+      const config = join(dir, `failing-${status}.yaml`);
+      await writeFile(config, `api: { baseUrl: embedded, secretKey: preview-secret-key-1, sessionKey: preview-session-key-2 }\nfeeds:\n  - name: mls\n    chatbot: SN-1\n    source: { kind: reso, url: "${failing.url}", retries: 0 }\n    mapping: { preset: reso, fields: { Url: { template: "https://broker.test/l/{ListingKey}" } } }\n`);
+      const r = await preview(['--json'], config);
+      expect(r.status).toBe(status);
+      const doc = JSON.parse(r.stdout);
+      expect(doc.complete).toBe(false);
+      expect(doc.error).toMatch(message);
+    } finally {
+      await failing.close();
+    }
   }, 60_000);
 });

@@ -9,6 +9,15 @@
 // - a static bearer token, or OAuth2 client credentials (`oauth`): POST /token, tokens that expire;
 // - quota headers (Minute-Quota-Limit, Hour-Quota-Limit, Hour-Quota-ResetTime) and a 429 past the minute quota;
 // - every request counted; hooks to change records before a page, rewrite nextLinks, break a body.
+//
+// And the way real servers sometimes misbehave (issue 22; FIELD-NOTES.md "Servers do not always do
+// what the query asks"), each an option of this one server:
+// - `order: 'storage'`: `$orderby` ignored, records served in the order they are stored (`records` as
+//   given, a touched or added record at the end), as some servers, proxies and vendor changes do;
+// - `order: 'scramble'`: `$orderby` ignored, every answer in another (seeded) order;
+// - `failPages: { from, status }`: every page request from the `from`-th on (1-based; the one-record
+//   "where does the server stand" requests, `$orderby ... desc`, are not pages) is answered `status`;
+// - `refuseOrderby`: a 400 (gzipped OData error) to any `$orderby`, as nextLink-only servers answer.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -42,7 +51,17 @@ export interface ResoServerOptions {
   nextLink?: (made: string | undefined, n: number) => string | undefined;
   /** send half the body of these data requests (1-based), then drop the connection */
   brokenBodies?: number[];
+  /** honour `$orderby` (default); or ignore it: serve the storage order, or a new seeded order per request */
+  order?: ServerOrder;
+  /** the seed of `order: 'scramble'` */
+  seed?: number;
+  /** answer every page request from the `from`-th on (1-based) with `status` */
+  failPages?: { from: number; status: number };
+  /** refuse any `$orderby` with a 400 and a gzipped OData error (as servers that page by nextLink only do) */
+  refuseOrderby?: boolean;
 }
+
+export type ServerOrder = 'honour' | 'storage' | 'scramble';
 
 export interface ResoRequest {
   url: string;
@@ -77,6 +96,10 @@ export interface ResoServer {
   revokeTokens(): void;
   /** as the option: settable while the server runs (n counts data requests from the start) */
   beforePage?: (n: number, server: ResoServer) => void;
+  /** as the option: settable while the server runs (a proxy or a vendor change can make any server ignore $orderby) */
+  order: ServerOrder;
+  /** page requests answered so far or refused by `failPages` (requests with `$orderby ... desc` aside) */
+  readonly pages: number;
   close(): Promise<void>;
 }
 
@@ -85,7 +108,18 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
   const spelling = opts.spelling ?? 'display';
   const cmpOpts = { textTimestamps: opts.textTimestamps };
   const byTimeAndKey = compileOrderBy(`ModificationTimestamp,${keyField}`, cmpOpts);
-  let records = [...opts.records].sort(byTimeAndKey);
+  // stored as given by a server that ignores $orderby: its answers show the storage order
+  const stored = (rows: Row[]) => (opts.order === 'storage' || opts.order === 'scramble' ? [...rows] : [...rows].sort(byTimeAndKey));
+  let records = stored(opts.records);
+  let pages = 0;
+  let seed = opts.seed ?? 1;
+  const random = () => {
+    // mulberry32: the same scramble for the same seed
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
   const requests: ResoRequest[] = [];
   const tokenRequests: Record<string, string>[] = [];
   const failures = [...(opts.failFirst ?? [])];
@@ -120,6 +154,11 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     };
     const failure = failures.shift();
     if (failure) return send(failure, { error: { code: String(failure), message: 'try later' } });
+    if (!log.orderby?.endsWith(' desc')) pages++;
+    if (opts.failPages && !log.orderby?.endsWith(' desc') && pages >= opts.failPages.from) {
+      const status = opts.failPages.status;
+      return send(status, { error: { code: String(status), message: status === 400 ? 'The query specified in the URI is not valid.' : 'An error has occurred.' } });
+    }
     if (opts.quota) {
       const now = Date.now();
       while (recent.length && recent[0]! < now - 60_000) recent.shift();
@@ -129,6 +168,11 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     server.beforePage?.(n, server);
     if (!authorized(req.headers.authorization)) return send(401, { error: { code: '401', message: 'invalid or expired token' } });
     if (!url.pathname.endsWith('/Property')) return send(404, { error: { message: `no resource ${url.pathname}` } });
+    if (opts.refuseOrderby && q.has('$orderby')) {
+      log.status = 400;
+      const body = gzipSync(JSON.stringify({ error: { code: '400', message: 'The query option $orderby is not supported' } }));
+      return void res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(body);
+    }
 
     let rows: Row[];
     let page: Row[];
@@ -138,7 +182,14 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       const filter = q.get('$filter');
       if (filter) rows = rows.filter(compileFilter(filter, { ...cmpOpts, known }));
       const orderby = q.get('$orderby');
-      if (orderby) rows.sort(compileOrderBy(orderby, { ...cmpOpts, known }));
+      if (orderby) compileOrderBy(orderby, { ...cmpOpts, known }); // checked (a 400 for an unknown field) whatever the order served
+      if (orderby && server.order === 'honour') rows.sort(compileOrderBy(orderby, { ...cmpOpts, known }));
+      if (server.order === 'scramble') {
+        for (let i = rows.length - 1; i > 0; i--) {
+          const j = Math.floor(random() * (i + 1));
+          [rows[i], rows[j]] = [rows[j]!, rows[i]!];
+        }
+      }
       const skip = Number(q.get('$skip') ?? 0);
       const top = q.has('$top') ? Number(q.get('$top')) : undefined;
       const asked = Number(/odata\.maxpagesize=(\d+)/.exec(log.prefer ?? '')?.[1] ?? opts.maxPageSize ?? 100);
@@ -224,7 +275,11 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       return records;
     },
     set records(next: Row[]) {
-      records = [...next].sort(byTimeAndKey);
+      records = stored(next);
+    },
+    order: opts.order ?? 'honour',
+    get pages() {
+      return pages;
     },
     touch(key, fields = {}) {
       const at = records.findIndex((r) => r[keyField] === key);
@@ -232,7 +287,8 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       const latest = Math.max(...records.map((r) => Date.parse(String(r.ModificationTimestamp))).filter(Number.isFinite));
       // a change is stamped by the server's clock, and after every stamp it holds (a Date header is never before it)
       const touched = { ...records[at], ModificationTimestamp: new Date(Math.max(latest + 1, Date.now())).toISOString(), ...fields };
-      server.records = [...records.slice(0, at), touched, ...records.slice(at + 1)];
+      // (a server that ignores $orderby stores the new version where updates go: at the end)
+      server.records = opts.order === 'storage' || opts.order === 'scramble' ? [...records.slice(0, at), ...records.slice(at + 1), touched] : [...records.slice(0, at), touched, ...records.slice(at + 1)];
       return touched;
     },
     remove(key) {

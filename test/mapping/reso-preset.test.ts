@@ -76,13 +76,30 @@ describe.each<Spelling>(['display', 'enum'])('reso preset, lookups spelled as %s
     expect(sqmLiving).toMatchObject({ AreaUnit: 'Square Meters', BuildingArea: 100, LotArea: 100 });
   });
 
-  it('a LotSizeArea without LotSizeUnits falls back to LotSizeSquareFeet; in an unknown unit with nothing else it is rejected', () => {
+  it('a LotSizeArea without LotSizeUnits falls back to LotSizeSquareFeet; in an unknown unit with nothing else it is rejected, or replaced by the default with onInvalid: default (the preset\'s)', () => {
     expect(listing(map(record({ LotSizeArea: 999, LotSizeSquareFeet: 6000 }), spelling)).LotArea).toBe(6000);
-    const bad = map(record({ LotSizeArea: 3, LotSizeUnits: 'Hectares', LotSizeSquareFeet: null }), spelling);
+    const replaced = map(record({ LotSizeArea: 3, LotSizeUnits: 'Hectares', LotSizeSquareFeet: null }), spelling);
+    expect(replaced).toMatchObject({ kind: 'listing', replaced: ['LotArea'], listing: { LotArea: 0 } });
+    const strict = compileMapping(MappingConfig.parse({ ...mapping, fields: { ...mapping.fields, LotArea: { ...mapping.fields.LotArea, from: ['LotSizeArea', 'LotSizeSquareFeet', 'LotSizeAcres'], unit: { from: { LotSizeArea: 'LotSizeUnits', LotSizeSquareFeet: 'sqft', LotSizeAcres: 'acres' }, to: 'AreaUnit' }, onInvalid: 'reject' } } }));
+    const bad = map(record({ LotSizeArea: 3, LotSizeUnits: 'Hectares', LotSizeSquareFeet: null }), spelling, strict);
     expect(bad.kind).toBe('rejected');
     expect(bad.kind === 'rejected' && bad.issues.map((i) => `${i.field}: ${i.rule}`)).toEqual([
       'LotArea: LotSizeUnits "Hectares" is not an area unit (Square Feet, Square Meters, Acres)',
     ]);
+  });
+
+  it('junk in DaysOnMarket, GarageSpaces and LotSizeArea (the RESO reference server\'s) is replaced by 0 and named, not the listing lost', () => {
+    const junk = map(record({ DaysOnMarket: 72_725, ParkingTotal: null, GarageSpaces: 510864656077.79, LotSizeSquareFeet: null, LotSizeArea: 3e15, LotSizeUnits: 'Square Feet' }), spelling);
+    expect(junk).toMatchObject({ kind: 'listing', listing: { DaysOnMarket: 0, ParkingSpots: 0, LotArea: 0 } });
+    expect(junk.kind === 'listing' && [...junk.replaced!].sort()).toEqual(['DaysOnMarket', 'LotArea', 'ParkingSpots']);
+    // the other fields keep today's rule: junk there still rejects the record
+    expect(map(record({ BedroomsTotal: 9_999_999 }), spelling).kind).toBe('rejected');
+  });
+
+  it('GarageSpaces 2.5 is a legitimate decimal: floored to whole spaces, nothing replaced', () => {
+    const item = map(record({ ParkingTotal: null, GarageSpaces: 2.5 }), spelling);
+    expect(item).toMatchObject({ kind: 'listing', listing: { ParkingSpots: 2 } });
+    expect(item.kind === 'listing' && item.replaced).toBeUndefined();
   });
 
   it('Images are the photos of Media, in Order; floor plans, videos, documents and logos are left out', () => {

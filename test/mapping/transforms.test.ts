@@ -55,3 +55,24 @@ describe('transforms', () => {
     expect(() => unitConverter('sqm', 'sqft')('100')).toThrow(TransformFailure);
   });
 });
+
+describe('round, floor, ceil', () => {
+  it('make a decimal whole, from numbers and number text', async () => {
+    const { compileTransform } = await import('../../src/mapping/transforms.js');
+    const now = () => new Date();
+    expect(compileTransform({ name: 'round' }, now)(2.5)).toBe(3);
+    expect(compileTransform({ name: 'floor' }, now)('2.5')).toBe(2);
+    expect(compileTransform({ name: 'ceil' }, now)('1,200.1')).toBe(1201);
+    expect(() => compileTransform({ name: 'round' }, now)('two')).toThrow(/round: not a number/);
+  });
+});
+
+describe('onInvalid in config', () => {
+  it('onInvalid: default without a default to put in is a config error naming both keys', async () => {
+    const { MappingConfig } = await import('../../src/mapping/config-schema.js');
+    const r = MappingConfig.safeParse({ fields: { ParkingSpots: { from: 'Garage', onInvalid: 'default' } } });
+    expect(r.success).toBe(false);
+    expect(r.error!.issues[0]!.message).toBe('onInvalid: default needs a value to put in: set fields.ParkingSpots.default or defaults.ParkingSpots');
+    expect(MappingConfig.safeParse({ fields: { ParkingSpots: { from: 'Garage', onInvalid: 'default' } }, defaults: { ParkingSpots: 0 } }).success).toBe(true);
+  });
+});

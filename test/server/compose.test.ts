@@ -46,15 +46,25 @@ describe('docker compose', () => {
     expect(text).toContain('command: ["worker", "--config", "/config/feedsync.yaml", "--port", "9464"]');
   });
 
-  it('builds from a Dockerfile that copies what the command needs', () => {
+  it('builds dist/ in a first stage and runs it from a runtime stage with no compiler', () => {
     const dockerfile = readFileSync(`${REPO}/Dockerfile`, 'utf8');
+    const [build, runtime] = dockerfile.split(/^(?=FROM )/m).filter((s) => s.startsWith('FROM'));
     // a current LTS (not Node 20, past its end of life), pinned to a patch release
-    expect(dockerfile).toMatch(/^FROM node:(22|24)\.\d+\.\d+-bookworm-slim$/m);
-    expect(dockerfile).toMatch(/^HEALTHCHECK .*\n?.*\/healthz/m);
-    for (const dir of ['bin', 'src', 'jobs', 'fixtures']) expect(dockerfile).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
-    expect(dockerfile).toContain('ENTRYPOINT ["node", "bin/feedsync.js"]');
-    // tsx runs the sources: it must survive `npm ci --omit=dev`.
-    expect(JSON.parse(readFileSync(`${REPO}/package.json`, 'utf8')).dependencies.tsx).toBeDefined();
+    for (const stage of [build, runtime]) expect(stage).toMatch(/^FROM node:(22|24)\.\d+\.\d+-bookworm-slim\b/);
+    expect(build).toMatch(/^RUN npm ci /m);
+    expect(build).toMatch(/^RUN npm run build$/m);
+    for (const dir of ['src', 'jobs', 'scripts']) expect(build).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
+    // the runtime: production dependencies, the compiled code and what the command reads; no sources
+    expect(runtime).toMatch(/^RUN npm ci --omit=dev /m);
+    expect(runtime).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
+    for (const dir of ['bin', 'fixtures']) expect(runtime).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
+    expect(runtime).not.toMatch(/^COPY (src|jobs) /m);
+    expect(runtime).toMatch(/^HEALTHCHECK .*\n?.*\/healthz/m);
+    expect(runtime).toContain('ENTRYPOINT ["node", "bin/feedsync.js"]');
+    // what --omit=dev leaves out is never needed at run time: tsx and typescript are dev dependencies
+    const { dependencies, devDependencies } = JSON.parse(readFileSync(`${REPO}/package.json`, 'utf8'));
+    expect(Object.keys(dependencies)).not.toContain('tsx');
+    expect(Object.keys(devDependencies)).toEqual(expect.arrayContaining(['tsx', 'typescript']));
   });
 
   it('the sample config points at the emulator service and the redis service', () => {

@@ -43,8 +43,8 @@ describe('unmapped values and alerts keep excerpts', () => {
   it('a 200 KB unmapped value is kept as 80 characters and its length, in the tally and the alert', () => {
     const tally = createUnmappedTally();
     const long = 'Q'.repeat(200_000);
-    tally.add({ field: 'PropertyType', from: 'Type', value: long });
-    tally.add({ field: 'PropertyType', from: 'Type', value: long });
+    tally.add({ field: 'PropertyType', from: 'PropertyType', value: long });
+    tally.add({ field: 'PropertyType', from: 'PropertyType', value: long });
     const [u] = tally.list();
     expect(u).toEqual({ field: 'PropertyType', value: `${'Q'.repeat(80)}… (200000 chars)`, count: 2 });
     const values = Array.from({ length: 12 }, (_, i) => `PropertyType: ${String(i).repeat(100_000)}`);

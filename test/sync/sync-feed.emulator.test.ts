@@ -302,24 +302,26 @@ describe('delete guards', () => {
     expect((await te.listings(SN)).length).toBe(0);
   });
 
-  it('trips on a truncated feed, and still writes what it read', async () => {
+  it('holds deletes back on a truncated feed, and still writes what it read: partial, not guard (the feed did not shrink)', async () => {
     await seed();
     const text = (await import('./helpers/feed.js')).csv([...rows(5).map((r, i) => (i === 0 ? { ...r, SalePrice: 5 } : r))]);
     await env.writeFeed(text + 'MLS0006,"https://homes.test/l/6,for_sale,Act');
     const report = await env.sync(te);
-    expect(report.outcome).toBe('guard');
+    expect(report.outcome).toBe('partial');
     expect(report.source.complete).toBe(false);
     expect(report.counts).toMatchObject({ updated: 1, deleted: 0 });
     expect(report.guard.reasons.join()).toContain('not read whole');
     expect((await te.listings(SN)).length).toBe(8);
   });
 
-  it('trips on a feed whose server answers HTTP 500', async () => {
+  it('holds deletes back on a feed whose server answers HTTP 500: failed (nothing could be used), not guard, and a rerun may help', async () => {
     await seed();
     const feed = env.feed({ source: { kind: 'csv', url: feedUrl, retries: 0 } });
     const report = await env.sync(te, feed);
-    expect(report.outcome).toBe('guard');
+    expect(report.outcome).toBe('failed');
     expect(report.source.error).toContain('500');
+    expect(report.message).toContain('HTTP 500');
+    expect(report.message).not.toMatch(/maxFraction/);
     expect(report.retryable).toBe(true);
     expect((await te.listings(SN)).length).toBe(8);
     expect(total(await requests(te, 'RealEstateDelete'))).toBe(0);

@@ -42,6 +42,11 @@ export interface VendorProfile {
   sinceLagMinutes?: number;
   /** most `or` terms one `$filter` may hold (a confirm query that asks for keys); undefined: no documented limit */
   maxOrTerms?: number;
+  /**
+   * Photo downloads (media mirror) must carry the source's access token (source.bearerToken) as their
+   * User-Agent; a configured source.mediaHeaders User-Agent still wins.
+   */
+  mediaUserAgent?: 'accessToken';
   /** documentation the rules come from */
   sources: readonly string[];
 }

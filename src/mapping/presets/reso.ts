@@ -28,6 +28,10 @@
 // Url: the Data Dictionary has no listing URL; give one per feed, e.g.
 //   fields: { Url: { template: "https://broker.test/l/{ListingId}" } }
 // ParkingSpots defaults to 0 and DaysOnMarket to 0 when the record has none (both are required).
+// Real MLS data carries junk there (DaysOnMarket 72,725, GarageSpaces 510864656077.79, LotSizeArea
+// 3e15 on the RESO reference server): DaysOnMarket, ParkingSpots and LotArea take `onInvalid:
+// default`, so such a value becomes 0, counted in the report, rather than costing the listing.
+// ParkingTotal and GarageSpaces are decimals in RESO (2.5 happens): floored to whole spaces.
 // DaysOnMarket grows every day: it is ignored for change detection unless the feed sets `ignore`.
 import { definePreset } from './define.js';
 
@@ -66,11 +70,13 @@ export const resoPreset = definePreset({
     LotArea: {
       from: ['LotSizeArea', 'LotSizeSquareFeet', 'LotSizeAcres'],
       unit: { from: { LotSizeArea: 'LotSizeUnits', LotSizeSquareFeet: 'sqft', LotSizeAcres: 'acres' }, to: 'AreaUnit' },
+      default: 0,
+      onInvalid: 'default',
     },
     AreaUnit: { from: 'LivingAreaUnits', map: RESO_AREA_UNIT_MAP, default: 'Square Feet' },
     YearBuilt: { from: 'YearBuilt', transform: 'integer' },
-    DaysOnMarket: { from: ['DaysOnMarket', 'CumulativeDaysOnMarket'], default: 0 },
-    ParkingSpots: { from: ['ParkingTotal', 'GarageSpaces'], default: 0 },
+    DaysOnMarket: { from: ['DaysOnMarket', 'CumulativeDaysOnMarket'], default: 0, onInvalid: 'default' },
+    ParkingSpots: { from: ['ParkingTotal', 'GarageSpaces'], transform: 'floor', default: 0, onInvalid: 'default' },
     Address: { from: 'UnparsedAddress', template: '{StreetNumber} {StreetName} {StreetSuffix}' },
     City: 'City',
     State: 'StateOrProvince',

@@ -1,0 +1,89 @@
+// Asking a RESO server for particular records by key, to confirm the absences of a full pull before
+// anything is deleted for them (issue 22): a server that ignores $orderby, scrambles its answers, or
+// pages with $skip while records are deleted can leave records out of a pull that it still has.
+//
+// Keys go out as `$filter=(<vendor term>) and (<the feed's filter>) and (Field eq 'a' or Field eq 'b'
+// or …)` (reso-query.ts keyFilters: the vendor profile's required term, its searchable fields and its
+// `or` limit) with the feed's $select and $expand, batched so that no URL is longer than MAX_URL
+// characters (IIS, behind many RESO servers, refuses a query string past 2,048 bytes by default).
+// `eq … or` rather than `in`: `in` is OData 4.01, which not every RESO server speaks. A field the
+// vendor does not let a filter name is not asked (when no field can be, the confirmation fails).
+// Requests go through the feed's page client,
+// so they count against the source's request budget (source.limits) and carry its credentials; an
+// answer's own @odata.nextLink is followed on the feed's origin. All of it is bounded by
+// source.maxPages requests: past that the confirmation fails, and a failed confirmation deletes nothing.
+import { FeedReadError } from '../errors.js';
+import type { ResoSource } from './config-schema.js';
+import type { PageClient } from './reso-pages.js';
+import { keyFilters, pageSize, queryUrl, TS } from './reso-query.js';
+import type { FeedItem, KeyAsk, KeyLookup } from './types.js';
+import { vendorProfile } from './vendors/registry.js';
+
+/** The longest URL a confirmation sends (one key longer than that still goes, alone). */
+export const MAX_URL = 2048;
+
+export interface LookupDeps {
+  client: PageClient;
+  /** the pull's label for positions (the feed URL without its query) */
+  label: string;
+  /** how the pull paged, and what a person should set when it missed records (asked once the pull is read) */
+  paging(): KeyLookup['paging'];
+  /** an @odata.nextLink, checked as the pull checks it (origin, protocol), made absolute */
+  nextLink(next: string, current: string, origin: string, where: { file: string; record: string }): string;
+  /** the record's item, as the pull yields it (removed when MlgCanView is false) */
+  itemOf(record: Record<string, unknown>, index: number): FeedItem;
+}
+
+export function resoLookup(source: ResoSource, deps: LookupDeps): KeyLookup {
+  const profile = vendorProfile(source.vendor);
+  const origin = new URL(source.url!).origin;
+  return {
+    get paging() {
+      return deps.paging();
+    },
+    async *find(asks) {
+      let requests = 0;
+      let index = 0;
+      const searchable = asks.filter((a) => keyFilters(profile, a.field, [], source) !== undefined);
+      if (searchable.length === 0) {
+        throw new FeedReadError(`the ${profile.name} profile lets no filter name ${asks.map((a) => a.field).join(' or ')}, so absences cannot be asked for by key`, { file: deps.label }, false);
+      }
+      const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...searchable.map((a) => a.field)])] : undefined;
+      const top = profile.pageSizeBy === 'top' ? pageSize(source, profile) : undefined;
+      const url = (field: string, values: string[]) => queryUrl(source.url!, source.resource, { filter: keyFilters(profile, field, values, source)![0], top, select, expandMedia: source.expandMedia });
+      for (const [field, values] of batches(searchable, url, profile.maxOrTerms ?? 50)) {
+        let next: string | undefined = url(field, values);
+        while (next) {
+          requests++;
+          const what = `confirmation request ${requests}`;
+          if (requests > source.maxPages) {
+            throw new FeedReadError(`confirming the pull's absences would take more than source.maxPages (${source.maxPages}) requests; nothing absent is deleted`, { file: deps.label, record: what }, false);
+          }
+          const page = await deps.client.get(next, what);
+          const items: FeedItem[] = [];
+          for (const raw of page.value) {
+            if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) items.push(deps.itemOf(raw as Record<string, unknown>, index++));
+          }
+          yield items;
+          const link = page['@odata.nextLink'];
+          next = link ? deps.nextLink(link, next, origin, { file: deps.label, record: what }) : undefined;
+        }
+      }
+    },
+  };
+}
+
+/** The values of each ask in groups of at most `maxTerms` whose URL stays within MAX_URL. */
+export function* batches(asks: readonly KeyAsk[], url: (field: string, values: string[]) => string, maxTerms = Number.POSITIVE_INFINITY): Generator<[string, string[]]> {
+  for (const ask of asks) {
+    let batch: string[] = [];
+    for (const value of ask.values) {
+      if (batch.length && (batch.length >= maxTerms || url(ask.field, [...batch, value]).length > MAX_URL)) {
+        yield [ask.field, batch];
+        batch = [];
+      }
+      batch.push(value);
+    }
+    if (batch.length) yield [ask.field, batch];
+  }
+}
