@@ -81,6 +81,17 @@ program
   .action((opts) => run(() => import('./cli/sync.js'), opts));
 
 program
+  .command('undo')
+  .description('put a chatbot back as it was before a run, listing for listing, from the change log')
+  .argument('<run>', 'run id (printed after each sync, listed by `runs`)')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--dry-run', 'print the plan (creates, updates old → new, deletes, conflicts), write nothing')
+  .option('--force', 'revert conflicts too, and undo what can be when the change log did not keep all of the run')
+  .option('--json', 'one JSON report on stdout')
+  .addHelpText('after', `\n${exitHelp()}\n  (undo: 3 the change log did not keep all of the run and nothing was done; 4 conflicts left alone or writes failed)`)
+  .action((runId, opts) => run(() => import('./cli/undo.js'), { ...opts, run: runId }));
+
+program
   .command('settings')
   .description("push each chatbot's settings from config (Edit)")
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
@@ -109,7 +120,8 @@ program
 program
   .command('enqueue')
   .description('ops rerun through the queue: prints the job id')
-  .argument('<job>', 'sync | settings | smoke')
+  .argument('<job>', 'sync | settings | smoke | undo')
+  .argument('[run]', 'undo: the run to undo')
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .option('--feed <name>', 'feed to sync (repeatable; default all)', collect)
   .option('--chatbot <sn>', 'chatbot for settings or smoke (repeatable; default all)', collect)
@@ -120,7 +132,7 @@ program
   .option('--timeout <seconds>', 'with --wait: give up waiting after this long (exit 1; the job goes on)', num)
   .option('--json', 'one JSON document on stdout')
   .addHelpText('after', `\nWith --wait, the job's status:\n${exitHelp()}`)
-  .action((job, opts) => run(() => import('./cli/enqueue.js'), { ...opts, job }));
+  .action((job, runId, opts) => run(() => import('./cli/enqueue.js'), { ...opts, job, ...(runId !== undefined && { run: runId }) }));
 
 program
   .command('cancel')
@@ -203,6 +215,14 @@ feed
   .option('--key <key>', 'explain one listing: source record → mapped listing → what the chatbot holds (asks the API)')
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => (opts.key === undefined ? import('./cli/feed-preview.js') : import('./cli/feed-explain.js')), opts));
+
+feed
+  .command('probe')
+  .description('RESO: a few small requests saying what the server accepts, and the source settings to use')
+  .requiredOption('--feed <name>', 'feed name from config')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--json', 'one JSON document on stdout')
+  .action((opts) => run(() => import('./cli/feed-probe.js'), opts));
 
 const config = program.command('config').description('work with the config file');
 config

@@ -240,17 +240,46 @@ export class StartupError extends FeedsyncError {
  */
 export class RedisUnavailableError extends FeedsyncError {
   readonly code = 'REDIS_UNAVAILABLE';
-  readonly retryable = true;
+  readonly retryable: boolean;
   constructor(
     readonly redis: string,
     readonly detail: string,
     options?: { cause?: unknown },
   ) {
+    const refused = refusedCredentials(detail);
     super(
-      `Redis ${redis} is configured but does not answer (${detail}); nothing was run and nothing written. ` +
-        'Fix Redis (or redis.url), or run with --no-redis to use the state file alone, uncoordinated with the workers',
+      refused
+        ? `Redis ${redis} refuses the user name or password (${refused}); nothing was run and nothing written. ` +
+            'Put the user and password Redis expects in redis.url (redis://user:password@host:port, or ${REDIS_URL} from the environment), ' +
+            'or run with --no-redis to use the state file alone, uncoordinated with the workers'
+        : `Redis ${redis} is configured but does not answer (${detail}); nothing was run and nothing written. ` +
+            'Fix Redis (or redis.url), or run with --no-redis to use the state file alone, uncoordinated with the workers',
       options,
     );
+    this.retryable = !refused; // the same password is refused again
+  }
+}
+
+/** Redis's own words when it refused the credentials (WRONGPASS, NOAUTH, an AUTH error), else undefined. */
+function refusedCredentials(detail: string): string | undefined {
+  return /(WRONGPASS|NOAUTH|ERR AUTH)[^;]*/.exec(detail)?.[0].trim().replace(/\.$/, '');
+}
+
+/**
+ * Something outside the code stops the command, and a person can fix it: a state file that is not
+ * JSON, a file that cannot be read or written, a port in use. The message is one paragraph: the
+ * thing, what is wrong, what to do, and (where it costs something) what doing it costs.
+ */
+export class EnvironmentError extends FeedsyncError {
+  readonly code = 'ENVIRONMENT';
+  readonly retryable = false;
+  constructor(
+    readonly subject: string,
+    problem: string,
+    remedy: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${subject} ${problem}. ${remedy}.`, options);
   }
 }
 

@@ -3,7 +3,6 @@
 // Redis that does not answer fails the command; else, or with `--no-redis`, a state file beside the
 // config). Everything here is closed by `close()`.
 import { dirname, join, resolve } from 'node:path';
-import { Redis } from 'ioredis';
 import { createApiClient } from './api/client.js';
 import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
@@ -17,6 +16,7 @@ import type { ChangeLog } from './history/change-log.js';
 import { createFileChangeLog } from './history/file-change-log.js';
 import { createRedisChangeLog } from './history/redis-change-log.js';
 import { createRedisStore } from './state/redis-store.js';
+import { createRedis, redisSettings, type RedisClient } from './queue/connection.js';
 import { redactUrl, requireRedis } from './state/redis-required.js';
 
 export interface Runtime {
@@ -29,7 +29,7 @@ export interface Runtime {
   budgets: Budgets;
   emulator?: RunningEmulator;
   /** the Redis the state lives in, when it does (foreground runs record their history there too) */
-  redis?: Redis;
+  redis?: RedisClient;
   /** set when `redis` is configured but the run keeps its state in the file (`--no-redis`): what to say in its report */
   uncoordinated?: string;
   close(): Promise<void>;
@@ -39,7 +39,7 @@ export interface RuntimeOptions {
   logger: Logger;
   onCall?: (event: ApiCallEvent) => void;
   /** a connection the caller owns (the worker's); otherwise one is opened from `redis.url` */
-  redis?: Redis;
+  redis?: RedisClient;
   /** `--no-redis`: the state file even when `redis` is configured (a run the workers do not see) */
   noRedis?: boolean;
   /** the command writes no state (smoke, feed explain): a configured Redis that does not answer is warned about, not refused */
@@ -91,7 +91,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
     }
 
     // Budgets live where the state does: a Redis shared by every worker and CLI run on it.
-    const budgets = createBudgets(redis && config.redis ? redisBackend(redis, config.redis.prefix) : memoryBackend());
+    const budgets = createBudgets(redis && config.redis ? redisBackend(redis, redisSettings(loaded).prefix) : memoryBackend());
     const api = createApiClient({
       baseUrl,
       secretKey: config.api.secretKey,
@@ -105,7 +105,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 
     const limits = config.changeLog;
     const changeLog = redis && config.redis
-      ? createRedisChangeLog(redis, config.redis.prefix, limits)
+      ? createRedisChangeLog(redis, redisSettings(loaded).prefix, limits)
       : await createFileChangeLog(changeLogFile(store.location), limits);
     closers.push(() => changeLog.close());
     return {
@@ -127,17 +127,18 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
   }
 }
 
-async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: Redis }> {
+async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: RedisClient }> {
   const { config } = loaded;
   const fileStore = async () => ({ store: await createFileStore(stateFile(loaded)) });
   if (!config.redis || opts.noRedis) return fileStore();
-  const prefix = config.redis.prefix;
-  if (opts.redis) return { store: createRedisStore(opts.redis, prefix), redis: opts.redis };
+  const settings = redisSettings(loaded);
+  const { prefix, where } = settings;
+  if (opts.redis) return { store: createRedisStore(opts.redis, prefix, where), redis: opts.redis };
 
-  const redis = new Redis(config.redis.url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: () => null });
+  const redis = createRedis(settings, { name: 'feedsync-command', purpose: 'command' });
   redis.on('error', () => {}); // reported through requireRedis(); ioredis would print it otherwise
   try {
-    await requireRedis(redis, config.redis.url); // no Redis, no run: throws before anything is written
+    await requireRedis(redis, where); // no Redis, no run: throws before anything is written
   } catch (err) {
     // a command that writes no state (smoke, feed explain) goes on without Redis's shared budgets
     if (!opts.redisOptional) throw err;
@@ -148,7 +149,7 @@ async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Ar
   closers.push(async () => {
     await redis.quit().catch(() => redis.disconnect());
   });
-  return { store: createRedisStore(redis, prefix), redis };
+  return { store: createRedisStore(redis, prefix, where), redis };
 }
 
 export { redactUrl };

@@ -28,6 +28,8 @@ export interface RunObservation {
   mode?: 'full' | 'incremental';
   /** false: the feed was not read whole, so its valid count says nothing about the feed's size */
   complete?: boolean;
+  /** false: a run that read no feed (`feedsync undo`): the feed's own conditions stay as they were */
+  feedRead?: boolean;
 }
 
 export interface AlertState {
@@ -53,6 +55,9 @@ export interface Notice {
 
 export const emptyState = (): AlertState => ({ streak: 0, open: {} });
 
+/** what only a run that read the feed can say */
+const FEED_CONDITIONS = ['rejected', 'dropped', 'unmapped'] as const satisfies readonly Condition[];
+
 /** outcomes that count toward `failing`, whatever the cause (an authentication refused ends `failed`) */
 const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error', 'failed']);
 
@@ -68,13 +73,20 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
   if (next.streak >= rules.failedRuns) {
     holding.set('failing', `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${message ? `: ${message}` : ''})`);
   }
-  if (run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
+  const feedRead = run.feedRead !== false;
+  if (!feedRead) {
+    for (const c of FEED_CONDITIONS) {
+      const open = state.open[c];
+      if (open) holding.set(c, open.message);
+    }
+  }
+  if (feedRead && run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
     holding.set('rejected', `${run.rejected} of ${run.records} records rejected (${pct(run.rejected / run.records)} > ${pct(rules.rejectedFraction)})`);
   }
   // only a run that read its feed whole says how many valid records it has, and only to a run of its
   // own kind (an incremental pull reads what changed, a full pull everything)
   const mode = run.mode ?? 'full';
-  const readFeed = (run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard') && run.complete !== false;
+  const readFeed = feedRead && (run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard') && run.complete !== false;
   const reference = state.lastGoodValidByMode?.[mode] ?? (mode === 'full' ? state.lastGoodValid : undefined);
   if (reference !== undefined && reference > 0 && readFeed) {
     const drop = (reference - run.valid) / reference;
@@ -82,13 +94,13 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
       holding.set('dropped', `valid records fell from ${reference} (last good ${run.mode ? `${mode} ` : ''}run) to ${run.valid} (−${pct(drop)} > ${pct(rules.validDropFraction)})`);
     }
   } else if (state.open.dropped) holding.set('dropped', state.open.dropped.message); // nothing to compare: as it was
-  if (rules.unmappedValues && run.unmapped.length) {
+  if (feedRead && rules.unmappedValues && run.unmapped.length) {
     holding.set('unmapped', `lookup values no map covers: ${firstOf(run.unmapped)}`);
   }
   if (rules.chatCheck && run.chat && run.chat.answerable < run.chat.asked) {
     holding.set('chat', `the chatbot could not answer about ${firstOf(run.chat.missing)} (answerable ${run.chat.answerable}/${run.chat.asked})`);
   }
-  if (run.outcome === 'ok') {
+  if (run.outcome === 'ok' && feedRead) {
     next.lastOkAt = run.at;
     // a good run that dropped sharply is not the new reference: the drop would clear itself
     if (!holding.has('dropped') && run.complete !== false) {
@@ -97,7 +109,7 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
     }
   }
   // staleness ends with a good run; any other run leaves it as it was
-  if (state.open.stale && run.outcome !== 'ok') holding.set('stale', state.open.stale.message);
+  if (state.open.stale && (run.outcome !== 'ok' || !feedRead)) holding.set('stale', state.open.stale.message);
   return { state: next, holding };
 }
 

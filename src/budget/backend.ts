@@ -12,7 +12,8 @@
 // script takes the pause check, the lease and every sliding window at once (all or nothing), one
 // settles them when the answer comes; an hour or day window adds its own ask.
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/client.js';
+import { keysOf } from '../redis/keys.js';
 import type { WindowName } from './limits.js';
 
 /** A budget's "paused until": set on a 429/503 with Retry-After; every process waits it out. */
@@ -153,9 +154,9 @@ return 1`;
 /** The record is kept a while after the pause ends, so `runs`/tests can still see what happened. */
 const PAUSE_KEEP_MS = 10 * 60_000;
 
-export function redisBackend(redis: Redis, prefix: string): BudgetBackend {
+export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend {
   const limiters = new Map<string, RateLimiterRedis>();
-  const k = (key: string, part: string) => `${prefix}:budget:${key}:${part}`;
+  const k = keysOf(prefix).budget;
   const limiter = (key: string, window: WindowName, durationSec: number) => {
     const id = `${key}:${window}:${durationSec}`;
     let l = limiters.get(id);

@@ -9,6 +9,7 @@ import type { LoadedConfig } from '../config/schema.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { describeVendor } from '../feeds/vendors/describe.js';
 import { checkSettings, formatSettingsIssue } from '../settings/index.js';
+import { describeRedis } from '../queue/connection.js';
 import { printJson } from './exit.js';
 
 export async function run(opts: { config: string; json?: boolean }): Promise<number> {
@@ -19,7 +20,7 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
   const summary = {
     file,
     api: { baseUrl: config.api.baseUrl, concurrency: config.api.concurrency, ratePerSecond: config.api.ratePerSecond },
-    redis: config.redis ? { url: config.redis.url.replace(/\/\/[^@/]*@/, '//***@') } : null,
+    redis: config.redis ? { where: describeRedis(config.redis), ...(config.redis.url && { url: config.redis.url.replace(/\/\/[^@/]*@/, '//***@') }) } : null,
     chatbots: config.chatbots.map((c) => ({ serialNumber: c.serialNumber, settings: Object.keys(c.settings ?? {}).length, smoke: Boolean(c.smoke) })),
     feeds: config.feeds.map((f) => ({
       name: f.name,

@@ -1,6 +1,6 @@
 // `feedsync emulator`: the local Chatbot Service, until SIGINT/SIGTERM.
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError, EnvironmentError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { startEmulator, type Fault, type StreamFraming } from '../emulator/index.js';
 
@@ -54,6 +54,9 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
     sessionKey: opts.sessionKey,
     dataFile: opts.dataFile ? resolve(opts.dataFile) : undefined,
     logger,
+  }).catch((err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    throw new EnvironmentError(`Port ${opts.port} on ${opts.host}`, 'is in use by another program (EADDRINUSE)', 'Stop what listens there (another emulator?), or give another with --port (0: any free port)', { cause: err });
   });
 
   // What a config's smoke needs (chatbots[].smoke.sessionId), made at start: a fresh emulator answers it.

@@ -1,4 +1,4 @@
-// `feedsync enqueue sync|settings|smoke`: ops reruns through the queue. Prints each job id on
+// `feedsync enqueue sync|settings|smoke`, `feedsync enqueue undo RUN`: ops reruns through the queue. Prints each job id on
 // stdout; with --wait, waits for each job and prints its report, exiting as the report says.
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
@@ -17,9 +17,14 @@ import {
 import { EXIT, exitForOutcome, printJson, worstExit } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
+import type { LoadedConfig } from '../config/schema.js';
+import { openChangeLog } from '../history/open.js';
+import { findUndoTarget } from '../undo/undo-run.js';
 
 export interface EnqueueOptions {
   job: string;
+  /** undo: the run to undo */
+  run?: string;
   config: string;
   feed?: string[];
   chatbot?: string[];
@@ -43,7 +48,7 @@ export async function run(opts: EnqueueOptions): Promise<number> {
   const kind = jobKind(opts.job);
   if (opts.timeout !== undefined && !(opts.timeout > 0)) throw new ConfigError('--timeout must be a positive number of seconds');
   const loaded = await loadConfig(opts.config);
-  const planned = plan(kind, loaded.config, opts, loaded.file);
+  const planned = kind === 'undo' ? await planUndo(loaded, opts) : plan(kind, loaded.config, opts, loaded.file);
   const { redis, prefix, where, close } = await openOpsRedis(loaded, 'feedsync-enqueue');
   const queues = createQueues(redis, prefix);
   try {
@@ -104,8 +109,22 @@ export async function run(opts: EnqueueOptions): Promise<number> {
 }
 
 function jobKind(job: string): JobKind {
-  if (job === 'sync' || job === 'settings' || job === 'smoke') return job;
-  throw new ConfigError(`unknown job "${job}": use sync, settings or smoke`);
+  if (job === 'sync' || job === 'settings' || job === 'smoke' || job === 'undo') return job;
+  throw new ConfigError(`unknown job "${job}": use sync, settings, smoke or undo RUN`);
+}
+
+/** An undo job: the run's feed and chatbot come from the change log (the job's lock and history are the chatbot's). */
+async function planUndo(loaded: LoadedConfig, opts: EnqueueOptions): Promise<Planned[]> {
+  if (!opts.run) throw new ConfigError('enqueue undo needs the run to undo: `feedsync enqueue undo RUN` (`feedsync runs` lists them)');
+  if (opts.feed?.length || opts.chatbot?.length || opts.full) throw new ConfigError('enqueue undo takes a run id, not --feed, --chatbot or --full');
+  const log = await openChangeLog(loaded);
+  try {
+    const { feed } = await findUndoTarget(log, loaded, opts.run);
+    const flags = { ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.force ? { force: true } : {}) };
+    return [{ target: { feed: feed.name, chatbot: feed.chatbot }, key: `undo:${opts.run}${opts.dryRun ? ':dry' : ''}`, data: { run: opts.run, feed: feed.name, chatbot: feed.chatbot, ...flags } }];
+  } finally {
+    await log.close();
+  }
 }
 
 function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string): Planned[] {
@@ -156,5 +175,6 @@ async function format(kind: JobKind, report: unknown): Promise<string> {
   if ((report as { outcome?: unknown }).outcome === 'error') return String((report as { summary?: unknown }).summary ?? '');
   if (kind === 'sync') return (await import('../sync/report-format.js')).formatSyncReport(report as never);
   if (kind === 'settings') return (await import('../settings/index.js')).formatSettingsReport(report as never);
+  if (kind === 'undo') return (await import('../undo/index.js')).formatUndoReport(report as never);
   return (await import('../smoke/index.js')).formatSmokeReport(report as never);
 }

@@ -10,6 +10,7 @@
 import { ConfigError, FeedsyncError, GuardError } from '../errors.js';
 import { redactSecrets } from '../log.js';
 import { maskDeep } from '../secrets.js';
+import { isSystemError, systemProblem, systemSubject } from '../system-error.js';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, guard: 3, partial: 4 } as const;
 export type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
@@ -52,15 +53,20 @@ export function exitHelp(): string {
   return [`Exit status (several feeds: the most serious wins, in the order ${SEVERITY.join(', ')}):`, ...EXIT_TABLE.map((e) => `  ${e.status}  ${e.meaning}`)].join('\n');
 }
 
-/** Print an error for a person on stderr: its message, code and whether a rerun can help. */
+/**
+ * Print an error for a person on stderr: its message, code and whether a rerun can help. A stack
+ * trace only for what is a defect of the code: an error of the operating system (a file, a disk, a
+ * port) is said in words, with what to do.
+ */
 export function printError(err: unknown): void {
-  if (err instanceof FeedsyncError) {
-    const hint = err.retryable ? ' (transient: a rerun may succeed)' : '';
-    process.stderr.write(redactSecrets(`feedsync: ${err.message}${hint}\n`));
-  } else {
-    const e = err as Error;
-    process.stderr.write(redactSecrets(`feedsync: ${e?.stack ?? String(err)}\n`));
-  }
+  process.stderr.write(redactSecrets(`feedsync: ${errorText(err)}\n`));
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof FeedsyncError) return `${err.message}${err.retryable ? ' (transient: a rerun may succeed)' : ''}`;
+  const why = isSystemError(err) ? systemProblem(err) : undefined;
+  if (isSystemError(err) && why) return `${systemSubject(err) ?? `a ${err.syscall ?? 'system'} call`} ${why.problem}. ${why.remedy}. (${err.message})`;
+  return err instanceof Error ? (err.stack ?? err.message) : String(err);
 }
 
 /**

@@ -4,6 +4,7 @@
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError } from '../errors.js';
+import { shownEntry } from '../history/change-log.js';
 import { openChangeLog } from '../history/open.js';
 import { describeChange } from '../sync/changes.js';
 import { EXIT, printJson } from './exit.js';
@@ -24,7 +25,7 @@ export async function run(opts: HistoryOptions): Promise<number> {
   try {
     const entries = await log.history(feed!.name, opts.key.trim(), opts.limit);
     if (opts.json) {
-      printJson({ feed: feed!.name, key: opts.key.trim(), changes: entries });
+      printJson({ feed: feed!.name, key: opts.key.trim(), changes: entries.map(shownEntry) });
       return EXIT.ok;
     }
     const out: string[] = [`history of ${feed!.keyBy} ${opts.key.trim()} in feed ${feed!.name} → ${feed!.chatbot} (newest first)`];

@@ -1,27 +1,25 @@
 // The Redis of the ops commands (runs, cancel, pause, resume, enqueue): the config's (or REDIS_URL,
 // or the local default), checked to answer, so a Redis that is down is one clear error, not a hang.
-import type { Redis } from 'ioredis';
 import type { LoadedConfig } from '../config/schema.js';
 import { NetworkError } from '../errors.js';
-import { closeRedis, createRedis, redisSettings } from '../queue/index.js';
+import { closeRedis, createRedis, redisSettings, type RedisClient } from '../queue/index.js';
 import { within } from '../queue/deadline.js';
-import { redactUrl } from '../runtime.js';
 
 const ANSWER_MS = 5000;
 
 export interface OpsRedis {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
-  /** the URL without its password, for messages */
+  /** the Redis without its password, for messages */
   where: string;
   from: 'config' | 'REDIS_URL' | 'default';
   close(): Promise<void>;
 }
 
 export async function openOpsRedis(loaded: LoadedConfig, name: string): Promise<OpsRedis> {
-  const { url, prefix, from } = redisSettings(loaded);
-  const where = redactUrl(url);
-  const redis = createRedis(url, { name });
+  const settings = redisSettings(loaded);
+  const { prefix, from, where } = settings;
+  const redis = createRedis(settings, { name });
   redis.on('error', () => {}); // a Redis that does not answer is reported below, once
   const answered = await within(redis.ping().then(() => true, () => false), ANSWER_MS, false);
   if (!answered) {

@@ -2,6 +2,7 @@
 // (or, a dry run, planned), listing by listing; `--json` prints { run, changes }.
 import { loadConfig } from '../config/load.js';
 import { ConfigError } from '../errors.js';
+import { shownEntry } from '../history/change-log.js';
 import { openChangeLog } from '../history/open.js';
 import { describeChange } from '../sync/changes.js';
 import { EXIT, printJson } from './exit.js';
@@ -27,7 +28,7 @@ export async function run(opts: RunsShowOptions): Promise<number> {
       );
     }
     if (opts.json) {
-      printJson({ run, changes });
+      printJson({ run, changes: changes.map(shownEntry) });
       return EXIT.ok;
     }
     const out: string[] = [];
@@ -37,6 +38,8 @@ export async function run(opts: RunsShowOptions): Promise<number> {
         `  ${run.startedAt.replace('T', ' ').slice(0, 19)} UTC, ${run.durationMs} ms`,
         `  ${run.summary}`,
       );
+      if (run.undoOf) out.push(`  an undo of run ${run.undoOf}`);
+      if (run.wholes) out.push(`  kept for undo: ${run.wholes.kept} whole listing(s), ${run.wholes.bytes} bytes${run.wholes.notKept ? `; ${run.wholes.notKept} not kept (\`feedsync undo ${run.runId} --dry-run\` names them)` : ''}`);
       if (run.message) out.push(`  ${run.message}`);
       if (run.chat) out.push(`  chat check: answerable ${run.chat.answerable}/${run.chat.asked}${run.chat.missing.length ? ` — not answered: ${run.chat.missing.join(', ')}` : ''}`);
     }

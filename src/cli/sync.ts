@@ -7,6 +7,7 @@ import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { recordForegroundRun } from '../queue/history.js';
 import { QUEUE_NAMES } from '../queue/names.js';
+import { redisSettings } from '../queue/connection.js';
 import { dirname, join } from 'node:path';
 import type { FeedConfig } from '../config/schema.js';
 import { causeMessage } from '../errors.js';
@@ -69,7 +70,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
         try {
           lock = await acquireForegroundLock({
             chatbot: feed.chatbot,
-            ...(redis && loaded.config.redis && { redis: { connection: redis, prefix: loaded.config.redis.prefix } }),
+            ...(redis && loaded.config.redis && { redis: { connection: redis, prefix: redisSettings(loaded).prefix } }),
             lockDir: redis ? join(stateDir(loaded), 'locks') : join(dirname(store.location), 'locks'),
             waitMs: feed.deadlineMinutes * 60_000,
             signal: stop.signal,
@@ -100,14 +101,20 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           );
           progress.clear();
           reports.push(report);
-          // With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`).
+          // With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`);
+          // a record Redis refused is said below the report (this process ends: it cannot write it later).
+          let historyProblem: string | undefined;
           if (redis && loaded.config.redis) {
-            await recordForegroundRun(redis, loaded.config.redis.prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).catch(
-              (err: unknown) => logger.warn({ err }, 'run history could not be saved'),
+            historyProblem = await recordForegroundRun(redis, redisSettings(loaded).prefix, loaded.config.worker.historySize, QUEUE_NAMES.sync, { feed: feed.name, chatbot: feed.chatbot }, report).then(
+              () => undefined,
+              (err: unknown) => {
+                logger.warn({ err }, 'run history could not be saved');
+                return `  run history: not recorded in Redis (${causeMessage(err)}); \`feedsync runs\` will not list this run\n`;
+              },
             );
           }
           const changes = 'runId' in report ? `  changes: feedsync runs show ${report.runId} --config ${opts.config}\n` : '';
-          if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}\n`);
+          if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}${historyProblem ?? ''}\n`);
         }
       } finally {
         progress.clear();

@@ -16,6 +16,7 @@ import {
   createProcessor,
   createQueues,
   createRedis,
+  enqueueJob,
   redisSettings,
   forwardCallToJob,
   plannedSchedules,
@@ -24,7 +25,7 @@ import {
   type JobDefinition,
   type JobKind,
 } from '../queue/index.js';
-import { createRuntime, redactUrl } from '../runtime.js';
+import { createRuntime } from '../runtime.js';
 import { StartupError } from '../errors.js';
 import { within } from '../queue/deadline.js';
 import { createApp, createMetrics } from '../server/index.js';
@@ -32,6 +33,8 @@ import { allowedHosts } from '../server/http-guard.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
 import { checkStaleness } from '../alerts/index.js';
 import { ALL, pausedFeeds } from '../queue/control.js';
+import type { StatusDeps } from '../server/status/status-data.js';
+import { findUndoTarget, undoRun } from '../undo/index.js';
 
 const STALE_CHECK_MS = 5 * 60_000;
 
@@ -90,8 +93,9 @@ async function start(
 ): Promise<RunningWorker> {
   const { logger } = opts;
   const settings = loaded.config.worker;
-  const { url, prefix } = redisSettings(loaded);
-  const redis = createRedis(url, { name: 'feedsync-worker' });
+  const redisAt = redisSettings(loaded);
+  const { prefix, where } = redisAt;
+  const redis = createRedis(redisAt, { name: 'feedsync-worker' });
   closers.push(() => closeRedis(redis));
   let lastRedisError = '';
   redis.on('error', (err) => {
@@ -101,7 +105,7 @@ async function start(
   const answered = await within(redis.ping().then(() => true, () => false), REDIS_START_MS, false);
   if (!answered) {
     throw new StartupError(
-      `Redis ${redactUrl(url)} does not answer within ${REDIS_START_MS / 1000} s${lastRedisError ? ` (${lastRedisError})` : ''}; check redis.url or REDIS_URL, and that Redis is running`,
+      `Redis ${where} does not answer within ${REDIS_START_MS / 1000} s${lastRedisError ? ` (${lastRedisError})` : ''}; check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running`,
     );
   }
   await checkEvictionPolicy(redis, logger);
@@ -110,7 +114,7 @@ async function start(
   closers.push(() => closeQueues(queues));
   const metrics = createMetrics(queues);
   // Jobs keep their state in Redis (shared by every worker), whatever the config says about state.
-  const withRedis: LoadedConfig = { ...loaded, config: { ...loaded.config, redis: { url, prefix } } };
+  const withRedis: LoadedConfig = { ...loaded, config: { ...loaded.config, redis: redisAt.config } };
   const runtime = await createRuntime(withRedis, {
     logger,
     redis,
@@ -141,8 +145,7 @@ async function start(
   }
   await applySchedules(queues, plannedSchedules(loaded.config, QUEUE_NAMES), logger);
   const workers = startWorkers(queues, processors, {
-    redisUrl: url,
-    prefix,
+    redis: redisAt,
     concurrency: settings.concurrency,
     lockDurationMs: settings.lockDurationMs,
     stalledIntervalMs: settings.stalledIntervalMs,
@@ -163,7 +166,15 @@ async function start(
   staleTimer.unref();
   closers.push(() => clearInterval(staleTimer));
 
-  const status = {
+  const status: StatusDeps = {
+    configFile: loaded.file,
+    undo: {
+      plan: (runId) => undoRun(runId, { api: runtime.api, store: runtime.store, changeLog: runtime.changeLog, config: withRedis, logger }, { dryRun: true }),
+      enqueue: async (runId, force) => {
+        const { feed } = await findUndoTarget(runtime.changeLog, withRedis, runId);
+        return enqueueJob(redis, queues, 'undo', `undo:${runId}`, { run: runId, feed: feed.name, chatbot: feed.chatbot, ...(force && { force: true }) });
+      },
+    },
     feeds: loaded.config.feeds,
     changeLog: runtime.changeLog,
     queues,
@@ -188,7 +199,7 @@ async function start(
   await once(server, 'listening'); // rejects on 'error' (EADDRINUSE): startWorker closes the rest
   const port = (server.address() as AddressInfo).port;
   logger.info(
-    { port, host: settings.host, redis: redactUrl(url), prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES), ui: admin ? 'admin login' : 'read-only' },
+    { port, host: settings.host, redis: where, prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES), ui: admin ? 'admin login' : 'read-only' },
     `worker ready: http://${displayHost(settings.host)}:${port}/ui (queue UI, ${admin ? 'actions behind the admin login' : `read-only; ${UI_ADMIN_HINT}`}), /metrics, /healthz`,
   );
 

@@ -58,6 +58,8 @@ function sentence(issue: z.core.$ZodIssue, path: string, value: unknown): string
       return `${name} must be ${op} ${bound} (got ${show(value)})`;
     }
     case 'invalid_format':
+      // a pattern the schema explained itself (`redis.sentinel.sentinels`: host:port) says so
+      if (issue.format === 'regex' && !isDefaultMessage(issue.message)) return custom(name, issue.message, value);
       if (issue.format === 'url') return `${name} must be an absolute URL like https://example.com/feed.xml (got ${show(value)})`;
       return `${name} must be ${issue.format} (got ${show(value)})`;
     default:

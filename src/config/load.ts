@@ -89,11 +89,17 @@ function firstAliasLine(doc: Document.Parsed, lines: LineCounter): number | unde
 function yamlIssue(err: { message: string; code: string; linePos?: [{ line: number; col: number }, ...unknown[]] }, source: string): ConfigIssue {
   const pos = err.linePos?.[0];
   const what = (err.message.split('\n')[0] ?? err.message).replace(/ at line \d+, column \d+:?$/, '');
-  const indent = /INDENT|MISSING_CHAR|IMPLICIT_KEY|TAB_AS_INDENT|UNEXPECTED_TOKEN/.test(err.code)
-    ? '; check the indentation of this line against the lines above it (spaces only)'
-    : '';
-  if (!pos) return { path: '', message: `${lower(what)}${indent}` };
   const all = source.split(/\r?\n/);
+  const line = pos ? all[pos.line - 1] : undefined;
+  // an unquoted ${VAR} in a flow map ({ … }) opens a nested map there: the fix is quotes, not indentation
+  const hint =
+    line !== undefined && UNQUOTED_VAR.test(line)
+      ? `; an unquoted \${VAR} inside a { … } or [ … ] is read as YAML, not as text: quote the value, e.g. clientId: "\${MLS_CLIENT_ID}"`
+      : /INDENT|MISSING_CHAR|IMPLICIT_KEY|TAB_AS_INDENT|UNEXPECTED_TOKEN/.test(err.code)
+        ? '; check the indentation of this line against the lines above it (spaces only)'
+        : '';
+  const indent = hint;
+  if (!pos) return { path: '', message: `${lower(what)}${indent}` };
   const width = String(pos.line).length;
   const excerpt = [pos.line - 1, pos.line]
     .filter((n) => n >= 1 && n <= all.length)
@@ -101,6 +107,9 @@ function yamlIssue(err: { message: string; code: string; linePos?: [{ line: numb
   excerpt.push(`    ${' '.repeat(width)} | ${' '.repeat(Math.max(0, pos.col - 1))}^`);
   return { path: '', line: pos.line, message: `column ${pos.col}: ${lower(what)}${indent}\n${excerpt.join('\n')}` };
 }
+
+/** `${` after a key's colon, a comma or a bracket, not inside quotes */
+const UNQUOTED_VAR = /(^|[\s:,{[])\$\{/;
 
 const lower = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
 

@@ -8,8 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../errors.js';
 import { boundedRequest, RequestStopped } from '../net/request.js';
-import { forgetSecret, registerSecret, tokenLike } from '../secrets.js';
+import { forgetSecret, maskSecrets, registerSecret, tokenLike } from '../secrets.js';
 import type { OAuth2Auth } from './config-schema.js';
+import { errorBodyMessage } from './error-body.js';
 
 const TokenAnswer = z.looseObject({
   access_token: z.string().min(1),
@@ -156,7 +157,8 @@ async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOpt
           { status: response.status },
         );
       }
-      const text = await response.text();
+      const raw = await response.bytes();
+      const text = raw.toString('utf8');
       if (response.status >= 200 && response.status < 300) {
         const parsed = TokenAnswer.safeParse(safeJson(text));
         if (!parsed.success) throw new FeedReadError(`the token endpoint's answer has no access_token (${credential})`, place, false);
@@ -167,8 +169,10 @@ async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOpt
         return { token, renewAt, expiresAt: Math.max(renewAt, now + lifeMs) };
       }
       const retryable = isRetryableStatus(response.status);
+      // what the endpoint said (OAuth2 error / error_description), decoded and capped, masked
+      const said = errorBodyMessage(raw, response.headers.get('content-encoding'));
       failure = new FeedReadError(
-        `the token endpoint refused ${credential}: HTTP ${response.status}${retryable ? '' : '; check feeds[].source.auth (clientId, clientSecret, scope)'}`,
+        `the token endpoint refused ${credential}: HTTP ${response.status}${retryable ? '' : '; check feeds[].source.auth (clientId, clientSecret, scope)'}${said ? `; it said: ${maskSecrets(said)}` : ''}`,
         place,
         retryable,
         { status: response.status, ...(!retryable && { credentialKey: 'source.auth (clientId, clientSecret, scope)' }) },

@@ -57,7 +57,7 @@ export function resoLookup(source: ResoSource, deps: LookupDeps): KeyLookup {
           requests++;
           const what = `confirmation request ${requests}`;
           if (requests > source.maxPages) {
-            throw new FeedReadError(`confirming the pull's absences would take more than source.maxPages (${source.maxPages}) requests; nothing absent is deleted`, { file: deps.label, record: what }, false);
+            throw new FeedReadError(`confirming the pull's absences would take more than source.maxPages (${source.maxPages}) requests, so they are not confirmed`, { file: deps.label, record: what }, false);
           }
           const page = await deps.client.get(next, what);
           const items: FeedItem[] = [];

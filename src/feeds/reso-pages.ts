@@ -25,6 +25,8 @@ export interface PageClient {
   readonly requests: number;
   /** the server's clock (epoch ms) by the Date header of its first answer, when it sent one */
   readonly serverTime: number | undefined;
+  /** the headers of the last page answered (feed probe reads compression and quota headers) */
+  readonly lastHeaders: Headers | undefined;
 }
 
 export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number; scope?: string } = {}): PageClient {
@@ -37,6 +39,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
   const credential = tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined);
   let requests = 0;
   let serverTime: number | undefined;
+  let lastHeaders: Headers | undefined;
   const budget = sourceBudget(source, ctx);
 
   async function get(url: string, what: string): Promise<Page> {
@@ -58,6 +61,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           backoffMs: options.backoffMs,
           budget,
         });
+        lastHeaders = response.headers;
         if (serverTime === undefined) {
           const date = Date.parse(response.headers.get('date') ?? '');
           if (Number.isFinite(date)) serverTime = date;
@@ -93,6 +97,9 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
     },
     get serverTime() {
       return serverTime;
+    },
+    get lastHeaders() {
+      return lastHeaders;
     },
   };
 }

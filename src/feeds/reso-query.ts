@@ -139,10 +139,6 @@ export function orderBy(order: 'key' | 'time', keyField: string): string {
   return order === 'key' ? keyField : `${TS},${keyField}`;
 }
 
-/** Where the server stands now: its latest (non-future) value of `field`, one record. */
-export function headQuery(field: string, userFilter: string | undefined, nowIso: string): QueryParts {
-  return { filter: and(userFilter, `${field} le ${nowIso}`), orderby: `${field} desc`, top: 1 };
-}
 
 export function isTimestampLiteral(value: unknown): value is string {
   return typeof value === 'string' && ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));

@@ -250,7 +250,7 @@ async function* livePages(source: ResoSource, client: PageClient, stored: Mark |
         return;
       }
       if (paging === 'keyset') {
-        if (value.length === 0 || lastPage(page, source, profile, source.top === undefined ? undefined : source.top - (read - value.length))) return;
+        if (value.length === 0 || lastPage(page, source, profile, source.top === undefined ? undefined : source.top - (read - value.length), order)) return;
         if (!last || last[source.keyField] === undefined || last[source.keyField] === null) {
           throw new FeedReadError(`the last record of page ${n} has no ${source.keyField}: keyset paging cannot go on after it (set source.keyField)`, where, false);
         }
@@ -280,12 +280,15 @@ async function* livePages(source: ResoSource, client: PageClient, stored: Mark |
 
 /**
  * A keyset page that ends the pull without asking for an empty one after it: shorter than the page
- * size asked, where the vendor documents `$top` as the page size, or, by the standard, shorter than
- * `Prefer: odata.maxpagesize` and without a nextLink (the server says nothing more matches).
+ * size asked, where the vendor documents `$top` as the page size; or, by the standard, in an
+ * incremental pull, a page without a nextLink (and shorter than `maxPageSize` where one is asked). A full pull of
+ * the standard profile still asks for the empty page: a server that caps pages without saying so
+ * would otherwise end it early and make it look complete (deletes follow a complete full pull),
+ * while an incremental pull ended early only moves its mark less far (records come in time order).
  */
-function lastPage(page: Page, source: ResoSource, profile: VendorProfile, remaining: number | undefined): boolean {
+function lastPage(page: Page, source: ResoSource, profile: VendorProfile, remaining: number | undefined, order: 'key' | 'time'): boolean {
   if (profile.pageSizeBy === 'top') return page.value.length < Math.min(pageSize(source, profile), remaining ?? Infinity);
-  return source.maxPageSize !== undefined && page.value.length < source.maxPageSize && !page['@odata.nextLink'];
+  return order === 'time' && !page['@odata.nextLink'] && (source.maxPageSize === undefined || page.value.length < source.maxPageSize);
 }
 
 function earlierOf(a: string | undefined, bound: string): string | undefined {

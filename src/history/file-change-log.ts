@@ -22,7 +22,7 @@ export async function createFileChangeLog(path: string, limits: ChangeLogLimits 
 
   const write = (lines: Line[]) =>
     serial(async () => {
-      await appendFile(path, lines.map((l) => JSON.stringify(maskDeep(l, 'c' in l ? l.c.feed : l.r.feed)) + '\n').join(''));
+      await appendFile(path, lines.map((l) => JSON.stringify(masked(l)) + '\n').join(''));
       await trimIfNeeded(path, maxBytes, limits.retentionDays);
     });
 
@@ -98,6 +98,14 @@ async function readHead(path: string): Promise<Line | undefined> {
     return parseLine(text);
   }
   return undefined;
+}
+
+/** the line's values masked of secrets; a packed whole listing (compressed bytes, undo) as it is */
+function masked(l: Line): Line {
+  if (!('c' in l) || !('before' in l.c.change) || l.c.change.before === undefined) return maskDeep(l, 'c' in l ? l.c.feed : l.r.feed);
+  const { before, ...change } = l.c.change;
+  const m = maskDeep({ c: { ...l.c, change } }, l.c.feed);
+  return { c: { ...m.c, change: { ...m.c.change, before } as ChangeEntry['change'] } };
 }
 
 function atOf(l: Line): string | undefined {

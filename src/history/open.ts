@@ -1,8 +1,8 @@
 // The change log as the reading commands (`history`, `runs show`) open it, without the API: Redis
 // when the config has `redis`, else the file beside the state file — where `sync` wrote it.
 import type { LoadedConfig } from '../config/schema.js';
-import { closeRedis, createRedis } from '../queue/connection.js';
-import { changeLogFile, redactUrl, stateFile } from '../runtime.js';
+import { closeRedis, createRedis, redisSettings } from '../queue/connection.js';
+import { changeLogFile, stateFile } from '../runtime.js';
 import { NetworkError } from '../errors.js';
 import type { ChangeLog } from './change-log.js';
 import { createFileChangeLog } from './file-change-log.js';
@@ -11,7 +11,8 @@ import { createRedisChangeLog } from './redis-change-log.js';
 export async function openChangeLog(loaded: LoadedConfig): Promise<ChangeLog> {
   const { config } = loaded;
   if (!config.redis) return createFileChangeLog(changeLogFile(stateFile(loaded)), config.changeLog);
-  const redis = createRedis(config.redis.url, { name: 'feedsync-history' });
+  const settings = redisSettings(loaded);
+  const redis = createRedis(settings, { name: 'feedsync-history', purpose: 'command' });
   redis.on('error', () => {}); // reported below
   try {
     await Promise.race([
@@ -20,8 +21,8 @@ export async function openChangeLog(loaded: LoadedConfig): Promise<ChangeLog> {
     ]);
   } catch (err) {
     await closeRedis(redis);
-    throw new NetworkError(`the change log in Redis at ${redactUrl(config.redis.url)} (start Redis, or fix redis.url)`, err);
+    throw new NetworkError(`the change log in Redis at ${settings.where} (start Redis, or fix the config's redis)`, err);
   }
-  const log = createRedisChangeLog(redis, config.redis.prefix, config.changeLog);
+  const log = createRedisChangeLog(redis, settings.prefix, config.changeLog);
   return { ...log, close: async () => closeRedis(redis) };
 }

@@ -1,35 +1,54 @@
 // The change log in Redis. Per feed a stream of every change (XADD MAXLEN ~ maxPerFeed, and trimmed
 // by MINID to retentionDays): `history` reads it newest first. Per run a list of its changes and a
 // record of the run, both expiring after retentionDays: `runs show`. Per feed (and for all) a list of
-// the newest runs, LTRIMmed. Every text stored is masked of secrets first.
-import type { Redis } from 'ioredis';
+// the newest runs, LTRIMmed. Every value stored is masked of secrets first.
+// Whole listings (undo) are kept apart, once: per run a hash key → the packed listing before the
+// run's first write of that key (the entries say `before: "@"`), expiring with the run; per feed the
+// runs that kept some, with their bytes: past maxWholeBytesPerFeed the oldest runs' are dropped
+// (their entries then read as not kept). Packed listings are compressed bytes, not text: not masked.
+import type { RedisClient } from '../redis/client.js';
+import { keysOf } from '../redis/keys.js';
 import { maskDeep } from '../secrets.js';
 import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits, type RunEntry } from './change-log.js';
 
 const RUNS_KEPT = 1000;
 const SCAN_CHUNK = 1000;
 
-export function createRedisChangeLog(redis: Redis, prefix: string, limits: ChangeLogLimits = DEFAULT_LIMITS): ChangeLog {
-  const feedStream = (feed: string) => `${prefix}:changes:feed:${feed}`;
-  const runList = (runId: string) => `${prefix}:changes:run:${runId}`;
-  const runInfo = (runId: string) => `${prefix}:changes:runinfo:${runId}`;
-  const runsOf = (feed: string | undefined) => (feed ? `${prefix}:changes:runs:${feed}` : `${prefix}:changes:runs`);
+export function createRedisChangeLog(redis: RedisClient, prefix: string, limits: ChangeLogLimits = DEFAULT_LIMITS): ChangeLog {
+  const keys = keysOf(prefix);
+  const feedStream = keys.changesOfFeed;
+  const runList = keys.changesOfRun;
+  const runInfo = keys.runInfo;
+  const runsOf = keys.changeRuns;
+  const wholeOf = keys.wholeOfRun;
+  const wholeRuns = keys.wholeRuns;
+  const wholeBytes = keys.wholeBytes;
+  const maxWholePerFeed = limits.maxWholeBytesPerFeed ?? DEFAULT_LIMITS.maxWholeBytesPerFeed;
   const ttl = Math.max(1, Math.round(limits.retentionDays * 86_400));
   const cutoffId = () => `${Date.now() - ttl * 1000}-0`;
 
   return {
-    location: `redis ${prefix}:changes:*`,
+    location: `redis ${keys.changesPattern}`,
     async append(entries) {
       if (!entries.length) return;
       const multi = redis.multi();
       const feeds = new Set<string>();
+      const wholeRunIds = new Set<string>();
       for (const e of entries) {
-        const json = JSON.stringify(maskDeep(e, e.feed)); // values masked, never the serialized text
+        const before = 'before' in e.change ? e.change.before : undefined;
+        if (before) {
+          multi.hsetnx(wholeOf(e.runId), e.change.key!, before);
+          multi.hincrby(wholeBytes(e.feed), e.runId, before.length);
+          wholeRunIds.add(e.runId);
+        }
+        // values masked, never the serialized text
+        const json = JSON.stringify(maskDeep(before ? { ...e, change: { ...e.change, before: KEPT_APART } } : e, e.feed));
         multi.xadd(feedStream(e.feed), 'MAXLEN', '~', limits.maxPerFeed, '*', 'e', json);
         multi.rpush(runList(e.runId), json);
         feeds.add(e.feed);
       }
       for (const runId of new Set(entries.map((e) => e.runId))) multi.expire(runList(runId), ttl);
+      for (const runId of wholeRunIds) multi.expire(wholeOf(runId), ttl);
       for (const feed of feeds) multi.xtrim(feedStream(feed), 'MINID', '~', cutoffId());
       await multi.exec();
     },
@@ -37,11 +56,14 @@ export function createRedisChangeLog(redis: Redis, prefix: string, limits: Chang
       const json = JSON.stringify(maskDeep(run, run.feed));
       const multi = redis.multi().set(runInfo(run.runId), json, 'EX', ttl).expire(runList(run.runId), ttl);
       for (const key of [runsOf(run.feed), runsOf(undefined)]) multi.lpush(key, json).ltrim(key, 0, RUNS_KEPT - 1);
+      if (run.wholes?.kept) multi.expire(wholeOf(run.runId), ttl).rpush(wholeRuns(run.feed), run.runId).expire(wholeRuns(run.feed), ttl).expire(wholeBytes(run.feed), ttl);
       await multi.exec();
+      if (run.wholes?.kept) await boundWholes(run.feed);
     },
     async run(runId, limit) {
-      const [info, raw] = await Promise.all([redis.get(runInfo(runId)), redis.lrange(runList(runId), 0, limit - 1)]);
-      return { run: info ? parse<RunEntry>(info) : undefined, changes: raw.flatMap((l) => parseList<ChangeEntry>(l)) };
+      const [info, raw, wholes] = await Promise.all([redis.get(runInfo(runId)), redis.lrange(runList(runId), 0, limit - 1), redis.hgetall(wholeOf(runId))]);
+      const changes = raw.flatMap((l) => parseList<ChangeEntry>(l));
+      return { run: info ? parse<RunEntry>(info) : undefined, changes: attachWholes(changes, new Map(Object.entries(wholes))) };
     },
     async history(feed, key, limit) {
       // newest first, a chunk at a time, until enough are found or the stream (bounded) ends
@@ -64,6 +86,43 @@ export function createRedisChangeLog(redis: Redis, prefix: string, limits: Chang
     },
     close: async () => {},
   };
+
+  /** The feed's runs' whole listings within maxWholeBytesPerFeed: the oldest runs' are dropped first. */
+  async function boundWholes(feed: string): Promise<void> {
+    const runIds = await redis.lrange(wholeRuns(feed), 0, -1);
+    const sizes = runIds.length ? await redis.hmget(wholeBytes(feed), ...runIds) : [];
+    let total = sizes.reduce((n, b) => n + Number(b ?? 0), 0);
+    let drop = 0;
+    while (total > maxWholePerFeed && drop < runIds.length - 1) total -= Number(sizes[drop++] ?? 0);
+    if (!drop) return;
+    const gone = runIds.slice(0, drop);
+    await redis
+      .multi()
+      .del(...gone.map(wholeOf))
+      .hdel(wholeBytes(feed), ...gone)
+      .ltrim(wholeRuns(feed), drop, -1)
+      .exec();
+  }
+}
+
+/** What an entry holds in place of a whole listing kept apart (the run's whole hash). */
+const KEPT_APART = '@';
+
+/** Each key's whole listing back on the first of the run's changes that kept it apart; the others say where it is. */
+function attachWholes(changes: ChangeEntry[], wholes: ReadonlyMap<string, string>): ChangeEntry[] {
+  const used = new Set<string>();
+  return changes.map((e) => {
+    const c = e.change;
+    if (!('before' in c) || c.before !== KEPT_APART) return e;
+    const { before: _marker, ...rest } = c;
+    const whole = used.has(c.key) ? undefined : wholes.get(c.key);
+    used.add(c.key);
+    if (whole !== undefined) return { ...e, change: { ...rest, before: whole } };
+    const beforeMissing = wholes.has(c.key)
+      ? 'kept with the first change of this key in the run'
+      : 'trimmed: the whole listings of this run were dropped (changeLog.maxWholeBytesPerFeed, or retention)';
+    return { ...e, change: { ...rest, beforeMissing } };
+  });
 }
 
 function parse<T>(text: string): T | undefined {

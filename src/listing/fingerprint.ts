@@ -180,6 +180,29 @@ function pairs(json: string): Map<ListingField, CanonicalValue | Elided> {
 
 const pieceHash = (piece: string) => hash('sha1', piece, 'base64url');
 
+/** One field's value in a compared JSON or a kept one (undefined when unset, or kept as its hash only). */
+export function keptField(json: string, field: ListingField): CanonicalValue {
+  const v = pairs(json).get(field);
+  return isElided(v) ? undefined : v;
+}
+
+/**
+ * A listing's listed fields in the kept form (nothing ignored; long values as their hash): equal to
+ * the kept form of a list item (comparedOfListItem with keep) exactly when the service holds that
+ * listing. What the change log keeps of a write (`after`), so a later change on the service is seen
+ * and named field by field.
+ */
+export function keptOfListing(listing: ListingCreate): string {
+  return comparedJson((f, kind) => canonicalValue(kind, listing[f]), NO_FIELDS, true).kept!;
+}
+
+/** The fields whose values differ between two kept (or compared) forms. */
+export function keptFieldsDiffer(a: string, b: string): ListingField[] {
+  const x = pairs(a);
+  const y = pairs(b);
+  return COMPARED_FIELDS.filter((f) => JSON.stringify(x.get(f)) !== JSON.stringify(y.get(f)));
+}
+
 /**
  * The JSON the comparison hash is taken of: [name, value] of each compared field that has a value.
  * With `keep`, also the kept form (long values as their hash: KEPT_CHARS), built in the same pass.

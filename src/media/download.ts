@@ -1,9 +1,9 @@
 // One photo download over the bounded transport (net/request.ts): a total deadline (media.timeoutMs,
-// body included), a byte cap (media.maxBytes, counted while streaming), the source's request budget
-// (source.limits) before every request, redirects followed within the photo's own origin only (the
-// headers therefore never reach another origin), and the body taken only if its first bytes are an
-// image. A photo that cannot be had is a value (PhotoFailure), never a thrown error: the listing goes
-// on without it. Only the run's own abort is thrown.
+// body included), a byte cap (media.maxBytes, counted while streaming), the source's budget
+// (source.limits: requests before each one, bytes as they come), redirects followed within the
+// photo's own origin only (the headers therefore never reach another origin), and the body taken
+// only if its first bytes are an image. A photo that cannot be had is a value (PhotoFailure), never
+// a thrown error: the listing goes on without it. Only the run's own abort is thrown.
 import { STATUS_CODES } from 'node:http';
 import { AbortedError, causeMessage } from '../errors.js';
 import { displayUrl, type RequestBudget } from '../feeds/http.js';
@@ -79,6 +79,7 @@ async function readImage(res: BoundedResponse, opts: PhotoDownloadOptions): Prom
   let size = 0;
   let type: ImageType | undefined;
   for await (const chunk of res.body) {
+    opts.budget?.onBytes?.(chunk.length);
     chunks.push(chunk);
     size += chunk.length;
     if (type === undefined && size >= SNIFF_BYTES) {

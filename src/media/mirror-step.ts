@@ -99,8 +99,11 @@ export function createMediaStep(opts: MediaStepOptions): MediaStep {
           await (await bucket()).put(object, got.bytes, got.type.contentType, opts.signal);
         } catch (err) {
           if (opts.signal?.aborted) throw err;
-          report.storageError ??= err instanceof Error ? err.message : String(err);
-          opts.logger.warn({ feed: opts.feed }, `photo storage could not be used; this run stores no more photos: ${report.storageError}`);
+          // said once: the uploads in flight beside this one fail the same way
+          if (report.storageError === undefined) {
+            report.storageError = err instanceof Error ? err.message : String(err);
+            opts.logger.warn({ feed: opts.feed }, `photo storage could not be used; this run stores no more photos: ${report.storageError}`);
+          }
           return { failure: STORAGE_DOWN };
         }
         knownObjects.add(object);

@@ -1,18 +1,178 @@
-import { Redis } from 'ioredis';
-import type { LoadedConfig } from '../config/schema.js';
+// The Redis connections of feedsync, whatever the topology the config names: one Redis (`redis.url`),
+// a Redis Cluster (`redis.cluster`) or a primary with replicas behind Sentinel (`redis.sentinel`),
+// each optionally over TLS (`rediss://`, `redis.tls`) with an ACL user. Every connection is made
+// here, from one RedisSettings; every key is named in src/redis/keys.ts from its root.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { ConnectionOptions } from 'node:tls';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { DEFAULT_REDIS_URL, type LoadedConfig, type RedisConfig } from '../config/schema.js';
+import { keyRoot, keysOf, type Keys, type Topology } from '../redis/keys.js';
+import { maskUrl } from '../secrets.js';
 import { within } from './deadline.js';
 import { DEFAULT_PREFIX } from './names.js';
+import type { RedisClient } from '../redis/client.js';
 
-/**
- * A Redis connection for BullMQ. Workers block on Redis and must not give up on a command while
- * Redis is away, hence `maxRetriesPerRequest: null` (BullMQ refuses a worker connection without it).
- */
-export function createRedis(url: string, opts: { name?: string } = {}): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, connectionName: opts.name, lazyConnect: false });
+export type { RedisClient };
+
+export interface RedisSettings {
+  config: RedisConfig;
+  topology: Topology;
+  /** the root of every key (the prefix; `{prefix}` on a cluster): BullMQ's prefix and keys.ts's */
+  prefix: string;
+  keys: Keys;
+  /** where, for messages: no password, no user */
+  where: string;
+  from: 'config' | 'REDIS_URL' | 'default';
+  /** the config's folder: `redis.tls.ca` is relative to it */
+  dir: string;
+}
+
+/** Redis of the worker, the commands and the runtime: the config's, else REDIS_URL, else the local default (`from` says which). */
+export function redisSettings(loaded: LoadedConfig): RedisSettings {
+  const configured = loaded.config.redis;
+  const envUrl = process.env.REDIS_URL || undefined;
+  const config: RedisConfig = configured ?? { url: envUrl ?? DEFAULT_REDIS_URL, prefix: DEFAULT_PREFIX };
+  return redisSettingsOf(config, loaded.dir, configured ? 'config' : envUrl ? 'REDIS_URL' : 'default');
+}
+
+/** The settings of a parsed `redis` section. */
+export function redisSettingsOf(config: RedisConfig, dir: string, from: RedisSettings['from'] = 'config'): RedisSettings {
+  const topology: Topology = config.cluster ? 'cluster' : config.sentinel ? 'sentinel' : 'single';
+  const prefix = keyRoot(config.prefix, topology);
+  return { config, topology, prefix, keys: keysOf(prefix), where: describeRedis(config), from, dir };
+}
+
+/** The topology and its addresses as they may be shown: never a password, never a user. */
+export function describeRedis(config: RedisConfig): string {
+  const tls = config.tls ? ' (TLS)' : '';
+  if (config.cluster) return `cluster ${config.cluster.map(maskUrl).join(', ')}${tls}`;
+  if (config.sentinel) return `sentinel ${config.sentinel.name} at ${config.sentinel.sentinels.join(', ')}${tls}`;
+  return `${maskUrl(config.url ?? DEFAULT_REDIS_URL)}${tls}`;
+}
+
+export interface ConnectOptions {
+  /** CLIENT SETNAME: who this connection is in CLIENT LIST */
+  name?: string;
+  /**
+   * 'worker' (the default): a command waits through any outage (BullMQ requires
+   * `maxRetriesPerRequest: null` of the connections its workers block on). 'command': a command
+   * fails after about 20 s of reconnecting, so a one-shot command ends with an error, not a hang.
+   */
+  purpose?: 'worker' | 'command';
+}
+
+/** The ioredis settings of one URL: host, port, db, the ACL user and TLS. */
+interface Endpoint {
+  host: string;
+  port: number;
+  db: number;
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+function endpointOf(url: string): Endpoint {
+  const u = new URL(url);
+  const decode = (s: string) => (s ? decodeURIComponent(s) : undefined);
+  return {
+    host: u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
+    port: Number(u.port || 6379),
+    db: Number(u.pathname.slice(1) || 0),
+    username: decode(u.username),
+    password: decode(u.password),
+    tls: u.protocol === 'rediss:',
+  };
+}
+
+function tlsOptions(settings: RedisSettings, urlTls: boolean): ConnectionOptions | undefined {
+  const { tls } = settings.config;
+  if (!tls && !urlTls) return undefined;
+  return {
+    ...(tls?.ca && { ca: readFileSync(resolve(settings.dir, tls.ca)) }),
+    rejectUnauthorized: tls?.rejectUnauthorized ?? true,
+  };
+}
+
+function retryOptions(purpose: ConnectOptions['purpose']): Pick<RedisOptions, 'maxRetriesPerRequest' | 'retryStrategy'> {
+  // reconnect quickly at first (a failover takes a few seconds), then every second, without end
+  const retryStrategy = (attempt: number) => Math.min(attempt * 100, 1000);
+  return { retryStrategy, maxRetriesPerRequest: purpose === 'command' ? 20 : null };
+}
+
+/** A connection to the configured Redis (any topology); the caller closes it (closeRedis). */
+export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}): RedisClient {
+  const { config } = settings;
+  const common: RedisOptions = { connectionName: opts.name, ...retryOptions(opts.purpose) };
+  if (config.cluster) {
+    const nodes = config.cluster.map(endpointOf);
+    const first = nodes[0]!;
+    const tls = tlsOptions(settings, nodes.some((n) => n.tls));
+    const clusterOptions: ClusterOptions = {
+      redisOptions: {
+        ...common,
+        username: config.username ?? first.username,
+        password: config.password ?? first.password,
+        tls,
+      },
+      // Over TLS the nodes are reached by the names the cluster announces, so that their certificates
+      // (issued for names, as on ElastiCache) can be checked: ioredis's README, "AWS ElastiCache
+      // Clusters with TLS", asks for a lookup that keeps the name.
+      ...(tls && { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) }),
+      clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      // a node restarting or a slot moving answers CLUSTERDOWN/TRYAGAIN for a moment: wait it out
+      retryDelayOnClusterDown: 200,
+      retryDelayOnTryAgain: 200,
+      retryDelayOnFailover: 200,
+      maxRedirections: opts.purpose === 'command' ? 64 : 1000,
+    };
+    return new Cluster(
+      nodes.map((n) => ({ host: n.host, port: n.port })),
+      clusterOptions,
+    );
+  }
+  if (config.sentinel) {
+    const s = config.sentinel;
+    const tls = tlsOptions(settings, false);
+    const sentinelTls = s.tls ?? tls !== undefined;
+    // ioredis speaks TLS to the primary only with enableTLSForSentinelMode (and `tls`), and to the
+    // Sentinels with `sentinelTLS` (SentinelConnector: connectToSentinel, connect)
+    return new Redis({
+      ...common,
+      sentinels: s.sentinels.map((hp) => {
+        const at = hp.lastIndexOf(':');
+        return { host: hp.slice(0, at), port: Number(hp.slice(at + 1)) };
+      }),
+      name: s.name,
+      username: config.username,
+      password: s.password ?? config.password,
+      sentinelUsername: s.sentinelUsername,
+      sentinelPassword: s.sentinelPassword,
+      ...(tls && { tls, enableTLSForSentinelMode: true }),
+      ...(sentinelTls && { sentinelTLS: tls ?? {} }),
+      sentinelRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
+      // A primary that died: the connection drops and the reconnect asks the Sentinels, who name the
+      // promoted replica once it is promoted. A primary demoted on purpose (SENTINEL FAILOVER, a
+      // managed service's switch) stays up as a replica and answers writes with READONLY: reconnect
+      // (asking the Sentinels again) and resend the command. ioredis's `failoverDetector` is left off:
+      // its listener is async and a connection closed while it subscribes rejects with no handler.
+      reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
+    });
+  }
+  const e = endpointOf(config.url ?? DEFAULT_REDIS_URL);
+  return new Redis({
+    ...common,
+    host: e.host,
+    port: e.port,
+    db: e.db,
+    username: config.username ?? e.username,
+    password: config.password ?? e.password,
+    tls: tlsOptions(settings, e.tls),
+  });
 }
 
 /** Close a connection: QUIT when it answers, else drop it, so a dead Redis never hangs a shutdown. */
-export async function closeRedis(redis: Redis, timeoutMs = 1000): Promise<void> {
+export async function closeRedis(redis: RedisClient, timeoutMs = 1000): Promise<void> {
   if (redis.status === 'end') return;
   const quit = redis.quit().then(
     () => undefined,
@@ -20,12 +180,4 @@ export async function closeRedis(redis: Redis, timeoutMs = 1000): Promise<void> 
   );
   await within(quit, timeoutMs, undefined);
   redis.disconnect();
-}
-
-/** Redis of the worker and the ops commands: the config's, else REDIS_URL, else the local default (`from` says which). */
-export function redisSettings(loaded: LoadedConfig): { url: string; prefix: string; from: 'config' | 'REDIS_URL' | 'default' } {
-  const prefix = loaded.config.redis?.prefix ?? DEFAULT_PREFIX;
-  if (loaded.config.redis) return { url: loaded.config.redis.url, prefix, from: 'config' };
-  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, prefix, from: 'REDIS_URL' };
-  return { url: 'redis://127.0.0.1:6379', prefix, from: 'default' };
 }

@@ -6,7 +6,8 @@
 //   CANCEL_POLL_MS and aborts the job's signal. The sync then starts no new call, waits for the
 //   calls in flight and records what they wrote, and the run ends `cancelled`.
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
+import { keysOf } from '../redis/keys.js';
+import type { RedisClient } from './connection.js';
 import type { RunTarget } from './job-definition.js';
 
 export const CANCEL_POLL_MS = 500;
@@ -14,8 +15,8 @@ export const CANCEL_POLL_MS = 500;
 const CANCEL_TTL_MS = 10 * 60_000;
 export const ALL = '*';
 
-const pausedKey = (prefix: string) => `${prefix}:paused`;
-const cancelKey = (prefix: string, jobId: string) => `${prefix}:cancel:${jobId}`;
+const pausedKey = (prefix: string) => keysOf(prefix).paused;
+const cancelKey = (prefix: string, jobId: string) => keysOf(prefix).cancel(jobId);
 
 export interface Paused {
   /** feed name (or ALL) → ISO time it was paused */
@@ -27,31 +28,31 @@ export function operator(): string {
   return `${process.env.USER ?? process.env.USERNAME ?? 'someone'}@${hostname()}`;
 }
 
-export async function pauseFeeds(redis: Redis, prefix: string, feeds: string[] | typeof ALL): Promise<void> {
+export async function pauseFeeds(redis: RedisClient, prefix: string, feeds: string[] | typeof ALL): Promise<void> {
   const at = new Date().toISOString();
   const names = feeds === ALL ? [ALL] : feeds;
   await redis.hset(pausedKey(prefix), Object.fromEntries(names.map((n) => [n, at])));
 }
 
 /** `ALL` resumes everything: the all-schedules pause and every feed's own. */
-export async function resumeFeeds(redis: Redis, prefix: string, feeds: string[] | typeof ALL): Promise<void> {
+export async function resumeFeeds(redis: RedisClient, prefix: string, feeds: string[] | typeof ALL): Promise<void> {
   if (feeds === ALL) await redis.del(pausedKey(prefix));
   else if (feeds.length) await redis.hdel(pausedKey(prefix), ...feeds);
 }
 
-export async function pausedFeeds(redis: Redis, prefix: string): Promise<Paused> {
+export async function pausedFeeds(redis: RedisClient, prefix: string): Promise<Paused> {
   return { since: new Map(Object.entries(await redis.hgetall(pausedKey(prefix)))) };
 }
 
 /** Why a scheduled run of `target` must not start ("paused since …"), or undefined. */
-export async function pausedFor(redis: Redis, prefix: string, target: RunTarget): Promise<string | undefined> {
+export async function pausedFor(redis: RedisClient, prefix: string, target: RunTarget): Promise<string | undefined> {
   const [all, feed] = await redis.hmget(pausedKey(prefix), ALL, target.feed ?? '\0');
   if (feed) return `feed ${target.feed} is paused since ${feed}`;
   if (all) return `every schedule is paused since ${all}`;
   return undefined;
 }
 
-export async function requestCancel(redis: Redis, prefix: string, jobId: string, by: string): Promise<void> {
+export async function requestCancel(redis: RedisClient, prefix: string, jobId: string, by: string): Promise<void> {
   await redis.set(cancelKey(prefix, jobId), JSON.stringify({ by, at: new Date().toISOString() }), 'PX', CANCEL_TTL_MS);
 }
 
@@ -70,7 +71,7 @@ export interface CancelWatch {
 }
 
 /** This process's running jobs, looked up together every CANCEL_POLL_MS (one MGET) while any runs. */
-export function createCancelWatcher(redis: Redis, prefix: string, onError: (err: unknown) => void = () => {}) {
+export function createCancelWatcher(redis: RedisClient, prefix: string, onError: (err: unknown) => void = () => {}) {
   const running = new Map<string, AbortController>();
   let timer: NodeJS.Timeout | undefined;
   const poll = async () => {

@@ -5,7 +5,7 @@
 // retained completed job still has) lets `--wait` follow a rerun that does not exist yet.
 import { randomUUID } from 'node:crypto';
 import { Job, QueueEvents } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { closeRedis } from './connection.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
@@ -21,7 +21,7 @@ export function dedupKey(kind: JobKind, target: string): string {
   return `${kind}-${target}`;
 }
 
-export async function enqueueJob(redis: Redis, queues: Queues, kind: JobKind, target: string, data: Record<string, unknown>): Promise<Enqueued> {
+export async function enqueueJob(redis: RedisClient, queues: Queues, kind: JobKind, target: string, data: Record<string, unknown>): Promise<Enqueued> {
   const queue = queues[kind];
   const key = dedupKey(kind, target);
   const jobId = `${key}-${randomUUID()}`.replace(/:/g, '_');
@@ -41,13 +41,15 @@ export type Finished = { state: 'completed'; returnvalue: unknown } | { state: '
  * yet (a rerun stored behind an active run), so events are watched from before the first look, and
  * a slow poll covers an event missed while Redis was away.
  */
-export async function waitForJob(redis: Redis, queues: Queues, kind: JobKind, jobId: string, signal?: AbortSignal): Promise<Finished> {
+export async function waitForJob(redis: RedisClient, queues: Queues, kind: JobKind, jobId: string, signal?: AbortSignal): Promise<Finished> {
   const queue = queues[kind];
   // A connection of its own: QueueEvents blocks on it; BullMQ leaves a passed-in connection open.
   const connection = redis.duplicate();
+  connection.on('error', () => {}); // an outage shows as a late answer; the slow poll covers missed events
   const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix, lastEventId: '$' });
   let poll: NodeJS.Timeout | undefined;
   try {
+    events.on('error', () => {});
     await events.waitUntilReady();
     return await new Promise<Finished>((resolve, reject) => {
       const check = () =>

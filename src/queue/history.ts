@@ -1,6 +1,7 @@
 // Run history: the last N reports per feed and per chatbot, newest first, one Redis list each
 // (LPUSH + LTRIM), under the prefix. `feedsync runs` reads it.
-import type { Redis } from 'ioredis';
+import { keysOf } from '../redis/keys.js';
+import type { RedisClient } from './connection.js';
 import { z } from 'zod';
 import { maskDeep } from '../secrets.js';
 import { boundReport } from './report-size.js';
@@ -21,9 +22,9 @@ export const RunRecord = z.object({
 export type RunRecord = z.infer<typeof RunRecord>;
 
 
-const feedKey = (prefix: string, feed: string) => `${prefix}:runs:feed:${feed}`;
-const chatbotKey = (prefix: string, sn: string) => `${prefix}:runs:chatbot:${sn}`;
-const allKey = (prefix: string) => `${prefix}:runs:all`;
+const feedKey = (prefix: string, feed: string) => keysOf(prefix).runsOfFeed(feed);
+const chatbotKey = (prefix: string, sn: string) => keysOf(prefix).runsOfChatbot(sn);
+const allKey = (prefix: string) => keysOf(prefix).runsAll;
 
 /** Keys a run is recorded under: its feed, else its chatbot, and the all-runs list. */
 function keysFor(prefix: string, target: RunTarget): string[] {
@@ -33,34 +34,105 @@ function keysFor(prefix: string, target: RunTarget): string[] {
   return keys;
 }
 
-export async function recordRun(
-  redis: Redis,
-  prefix: string,
-  size: number,
-  run: Omit<RunRecord, 'at' | 'outcome' | 'summary' | 'report'> & { report: RunReport },
-): Promise<RunRecord> {
-  const record: RunRecord = {
-    at: new Date().toISOString(),
-    ...run,
-    outcome: run.report.outcome,
-    summary: run.report.summary,
-  };
+export type RunToRecord = Omit<RunRecord, 'at' | 'outcome' | 'summary' | 'report'> & { report: RunReport };
+
+/** The record of a run, stamped now. */
+export function runRecord(run: RunToRecord): RunRecord {
+  return { at: new Date().toISOString(), ...run, outcome: run.report.outcome, summary: run.report.summary };
+}
+
+/** Store a record in its target's list and the all-runs list (one MULTI: one slot on a cluster). */
+export async function saveRunRecord(redis: RedisClient, prefix: string, size: number, record: RunRecord): Promise<void> {
   // what is stored is what may be shown: masked, every secret by value
-  const json = JSON.stringify(maskDeep(boundReport(record), run.feed));
+  const json = JSON.stringify(maskDeep(boundReport(record), record.feed));
   const multi = redis.multi();
-  for (const key of keysFor(prefix, run)) multi.lpush(key, json).ltrim(key, 0, size - 1);
-  await multi.exec();
+  for (const key of keysFor(prefix, record)) multi.lpush(key, json).ltrim(key, 0, size - 1);
+  const results = await multi.exec();
+  const failed = results?.find(([err]) => err)?.[0];
+  if (!results || failed) throw new Error(`run history in Redis: the record of ${record.jobId} was not written${failed ? `: ${failed.message}` : ''}`);
+}
+
+export async function recordRun(redis: RedisClient, prefix: string, size: number, run: RunToRecord): Promise<RunRecord> {
+  const record = runRecord(run);
+  await saveRunRecord(redis, prefix, size, record);
   return record;
 }
 
+/** Records a writer keeps while Redis refuses them; past this the oldest is logged whole and counted. */
+export const HISTORY_KEPT_MAX = 1000;
+const HISTORY_RETRY_MS = 2000;
+
+export interface HistoryWriter {
+  /** 'kept' when Redis refused it: it is written later, before the next record or on a timer */
+  record(record: RunRecord): Promise<'written' | 'kept'>;
+  /** records waiting to be written */
+  readonly pending: number;
+  /** records given up on (more than HISTORY_KEPT_MAX waiting): each was logged whole */
+  readonly lost: number;
+}
+
+/**
+ * The worker's run history writes: a record Redis refuses (an outage longer than a command waits,
+ * a write refused during a failover) is kept in memory and written again, oldest first, before the
+ * next record and every few seconds, so a run's history is written late rather than never. What a
+ * long outage piles up past HISTORY_KEPT_MAX is logged whole (the log keeps it) and counted.
+ */
+export function createHistoryWriter(
+  save: (record: RunRecord) => Promise<void>,
+  opts: { onKept?: (record: RunRecord, err: unknown) => void; onLost?: (record: RunRecord) => void; retryMs?: number; max?: number } = {},
+): HistoryWriter {
+  const waiting: RunRecord[] = [];
+  let lost = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let chain: Promise<boolean> = Promise.resolve(true);
+  const drain = (): Promise<boolean> =>
+    (chain = chain.then(async () => {
+      while (waiting.length) {
+        try {
+          await save(waiting[0]!);
+        } catch (err) {
+          opts.onKept?.(waiting[0]!, err);
+          schedule();
+          return false;
+        }
+        waiting.shift();
+      }
+      return true;
+    }));
+  const schedule = () => {
+    if (timer) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void drain();
+    }, opts.retryMs ?? HISTORY_RETRY_MS);
+    timer.unref();
+  };
+  return {
+    async record(record) {
+      waiting.push(record);
+      if (waiting.length > (opts.max ?? HISTORY_KEPT_MAX)) {
+        lost++;
+        opts.onLost?.(waiting.shift()!);
+      }
+      return (await drain()) ? 'written' : 'kept';
+    },
+    get pending() {
+      return waiting.length;
+    },
+    get lost() {
+      return lost;
+    },
+  };
+}
+
 /** A run made outside the queue (`feedsync sync` in the foreground), recorded like a queued one. */
-export function recordForegroundRun(redis: Redis, prefix: string, size: number, job: string, target: RunTarget, report: RunReport): Promise<RunRecord> {
+export function recordForegroundRun(redis: RedisClient, prefix: string, size: number, job: string, target: RunTarget, report: RunReport): Promise<RunRecord> {
   const jobId = `foreground-${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}-${process.pid}`;
   return recordRun(redis, prefix, size, { jobId, job, queue: 'foreground', attempt: { made: 1, max: 1 }, ...target, report });
 }
 
 /** The newest `limit` runs of a feed, a chatbot, or (neither) of every target. */
-export async function listRuns(redis: Redis, prefix: string, filter: RunTarget & { limit: number }): Promise<RunRecord[]> {
+export async function listRuns(redis: RedisClient, prefix: string, filter: RunTarget & { limit: number }): Promise<RunRecord[]> {
   const key = filter.feed ? feedKey(prefix, filter.feed) : filter.chatbot ? chatbotKey(prefix, filter.chatbot) : allKey(prefix);
   const raw = await redis.lrange(key, 0, filter.limit - 1);
   return raw.flatMap((line) => {
@@ -70,7 +142,7 @@ export async function listRuns(redis: Redis, prefix: string, filter: RunTarget &
 }
 
 /** The recorded run of one job (its last attempt), for `enqueue --wait` on a failed job. */
-export async function findRun(redis: Redis, prefix: string, target: RunTarget, jobId: string): Promise<RunRecord | undefined> {
+export async function findRun(redis: RedisClient, prefix: string, target: RunTarget, jobId: string): Promise<RunRecord | undefined> {
   const runs = await listRuns(redis, prefix, { ...target, limit: 1000 });
   return runs.find((r) => r.jobId === jobId);
 }

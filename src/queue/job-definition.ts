@@ -55,6 +55,8 @@ export interface JobDefinition<P = unknown, R extends RunReport = RunReport> {
   target(payload: P, config: LoadedConfig): RunTarget;
   /** at most one run per target at a time, across every worker */
   exclusive?: boolean;
+  /** with exclusive: the kind whose lock it shares (an undo takes the chatbot's sync lock); default its own */
+  lockKind?: JobKind;
   /** the processor logs the run's summary line itself (the queue then logs only a retry/fail decision) */
   logsSummary?: boolean;
   process(payload: P, ctx: JobContext): Promise<R>;

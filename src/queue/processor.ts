@@ -1,7 +1,7 @@
 // Turns a job definition into a BullMQ processor: parse the payload, take the target's lock, run,
 // record the report in history, and tell BullMQ whether to retry (retry-policy.ts).
 import { DelayedError, Queue, UnrecoverableError, type Job, type Processor } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';
@@ -9,7 +9,7 @@ import { FeedsyncError, GuardError } from '../errors.js';
 import { withCallCounter } from './call-scope.js';
 import type { Logger } from '../log.js';
 import { maskDeep, maskError } from '../secrets.js';
-import { recordRun } from './history.js';
+import { createHistoryWriter, runRecord, saveRunRecord } from './history.js';
 import { boundReport } from './report-size.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { reportError, toJobError, verdictFor } from './retry-policy.js';
@@ -19,7 +19,7 @@ import { acquireTargetLock, chatbotLockName, freeIfHolderGone, lockFreedWhileMov
 export interface ProcessorDeps {
   config: LoadedConfig;
   runtime: JobRuntime;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   logger: Logger;
   historySize: number;
@@ -38,6 +38,10 @@ export interface ProcessorDeps {
 
 export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>, deps: ProcessorDeps): Processor {
   const waiters = lockWaiters(deps);
+  const history = createHistoryWriter((r) => saveRunRecord(deps.redis, deps.prefix, deps.historySize, r), {
+    onKept: (r, err) => deps.logger.warn({ err, jobId: r.jobId, feed: r.feed, chatbot: r.chatbot }, 'run history could not be saved yet; kept, written again when Redis answers'),
+    onLost: (r) => deps.logger.error({ record: r }, 'run history: too many records waiting for Redis; this one is given up (here whole)'),
+  });
   return async (job: Job, token?: string, signal?: AbortSignal) => {
     const jobId = job.id ?? '?';
     const parsed = def.payload.safeParse(job.data);
@@ -67,7 +71,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       }
     }
 
-    const lockName = chatbotLockName(target, def.kind);
+    const lockName = chatbotLockName(target, def.lockKind ?? def.kind);
     const lockKey = targetLockKey(deps.prefix, lockName);
     const take = () => acquireTargetLock(deps.redis, lockKey, jobId, deps.lockTtlMs, waiters(job.queueName));
     // a holder found gone (a run killed as PID 1 of its container, a reused PID): its lock is freed now, not at its expiry
@@ -89,10 +93,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     };
     const signals = [signal, lock?.lost, cancel?.signal].filter((s): s is AbortSignal => s !== undefined);
     const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
-    const record = (report: RunReport) =>
-      recordRun(deps.redis, deps.prefix, deps.historySize, { jobId, job: def.name, queue: job.queueName, attempt, ...target, report }).catch(
-        (err: unknown) => logger.error({ err }, 'run history could not be saved'),
-      );
+    const record = (report: RunReport) => history.record(runRecord({ jobId, job: def.name, queue: job.queueName, attempt, ...target, report }));
     try {
       let report: RunReport;
       try {
@@ -154,6 +155,7 @@ function lockWaiters(deps: ProcessorDeps): (queueName: string) => LockWaiters {
     let w = made.get(queueName);
     if (w) return w;
     const queue = new Queue(queueName, { connection: deps.redis, prefix: deps.prefix });
+    queue.on('error', () => {}); // the processor's connection: its owner (the worker) reports its errors
     w = {
       // a waiter rechecks at least once a backstop delay, so the line need not outlive a few of them
       ttlMs: Math.max(60_000, deps.busyDelayMs * 4),

@@ -1,7 +1,7 @@
 // One BullMQ queue per job kind, with the job options every job gets: three attempts with
 // exponential backoff for transient failures, and bounded completed/failed sets.
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import { JOB_KINDS, QUEUE_NAMES, type JobKind } from './names.js';
 
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
@@ -13,9 +13,16 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
 
 export type Queues = Record<JobKind, Queue>;
 
-export function createQueues(connection: Redis, prefix: string, jobOptions: JobsOptions = {}): Queues {
-  const make = (kind: JobKind) =>
-    new Queue(QUEUE_NAMES[kind], { connection, prefix, defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...jobOptions } });
+/**
+ * `onError`: a queue repeats its connection's errors (Redis away, a failover); whoever owns the
+ * connection reports those already, so by default they are not printed a second time per queue.
+ */
+export function createQueues(connection: RedisClient, prefix: string, jobOptions: JobsOptions = {}, onError: (err: Error) => void = () => {}): Queues {
+  const make = (kind: JobKind) => {
+    const queue = new Queue(QUEUE_NAMES[kind], { connection, prefix, defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...jobOptions } });
+    queue.on('error', onError);
+    return queue;
+  };
   return Object.fromEntries(JOB_KINDS.map((k) => [k, make(k)])) as Queues;
 }
 

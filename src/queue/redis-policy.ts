@@ -1,9 +1,9 @@
 // BullMQ's keys must never be evicted: a Redis with an LRU policy silently loses jobs under memory
 // pressure. Warn at start; a managed Redis may refuse CONFIG, which is not an error.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 import type { Logger } from '../log.js';
 
-export async function checkEvictionPolicy(redis: Redis, logger: Logger): Promise<string | undefined> {
+export async function checkEvictionPolicy(redis: RedisClient, logger: Logger): Promise<string | undefined> {
   let policy: string | undefined;
   try {
     const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];

@@ -17,7 +17,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import { keysOf, lockHolderKey, lockWaitersKey } from '../redis/keys.js';
+import type { RedisClient } from './connection.js';
 import { lockFile } from '../state/file-lock.js';
 import { holderGone, holdingHere, newHolder, parseHolder } from '../state/lock-holder.js';
 
@@ -83,22 +84,22 @@ export function chatbotLockName(target: { feed?: string; chatbot?: string }, kin
 }
 
 export function targetLockKey(prefix: string, target: string): string {
-  return `${prefix}:lock:${target}`;
+  return keysOf(prefix).lock(target);
 }
 
 function waitersKey(lockKey: string): string {
-  return `${lockKey}:waiters`;
+  return lockWaitersKey(lockKey);
 }
 
 function holderKey(lockKey: string): string {
-  return `${lockKey}:holder`;
+  return lockHolderKey(lockKey);
 }
 
 /**
  * Take the lock for `owner` (a job id), or return undefined when another job holds it; with
  * `waiters`, a busy lock puts the owner in line and the release wakes the oldest in line.
  */
-export async function acquireTargetLock(redis: Redis, key: string, owner: string, ttlMs: number, waiters?: LockWaiters): Promise<TargetLock | undefined> {
+export async function acquireTargetLock(redis: RedisClient, key: string, owner: string, ttlMs: number, waiters?: LockWaiters): Promise<TargetLock | undefined> {
   const holder = JSON.stringify({ ...newHolder(owner), owner });
   const got = await redis.eval(ACQUIRE, 3, key, waitersKey(key), holderKey(key), owner, String(ttlMs), String(waiters?.ttlMs ?? 0), holder);
   if (got !== 1) return undefined;
@@ -132,7 +133,7 @@ export async function acquireTargetLock(redis: Redis, key: string, owner: string
 }
 
 /** Wake the oldest waiter that is delayed; the ones passed over are not (they recheck by themselves). */
-async function wakeNext(redis: Redis, key: string, waiters: LockWaiters): Promise<void> {
+async function wakeNext(redis: RedisClient, key: string, waiters: LockWaiters): Promise<void> {
   for (;;) {
     const [owner] = await redis.zpopmin(waitersKey(key));
     if (owner === undefined || (await waiters.wake(owner))) return;
@@ -143,7 +144,7 @@ async function wakeNext(redis: Redis, key: string, waiters: LockWaiters): Promis
  * Free the lock when its holder record shows the holder gone (lock-holder.ts): why, when it did.
  * Only the lock of that very owner is deleted, so a holder that took it meanwhile keeps it.
  */
-export async function freeIfHolderGone(redis: Redis, key: string): Promise<string | undefined> {
+export async function freeIfHolderGone(redis: RedisClient, key: string): Promise<string | undefined> {
   const text = await redis.get(holderKey(key));
   const holder = text === null ? undefined : parseHolder(text);
   const reason = holder && holderGone(holder);
@@ -155,14 +156,14 @@ export async function freeIfHolderGone(redis: Redis, key: string): Promise<strin
  * Called by a waiter once it is delayed: true when the lock was freed meanwhile (wake it yourself:
  * the release may have passed it over while it was still moving), else it is back in line.
  */
-export async function lockFreedWhileMoving(redis: Redis, key: string, owner: string, waiters: Pick<LockWaiters, 'ttlMs'>): Promise<boolean> {
+export async function lockFreedWhileMoving(redis: RedisClient, key: string, owner: string, waiters: Pick<LockWaiters, 'ttlMs'>): Promise<boolean> {
   return (await redis.eval(STILL_BUSY, 2, key, waitersKey(key), owner, String(waiters.ttlMs))) === 1;
 }
 
 export interface ForegroundLockOptions {
   chatbot: string;
   /** the Redis the state lives in (with its key prefix), when it does */
-  redis?: { connection: Redis; prefix: string };
+  redis?: { connection: RedisClient; prefix: string };
   /** else a lock file here (beside the state file) */
   lockDir: string;
   /** how long to wait while another process syncs the chatbot */

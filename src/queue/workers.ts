@@ -3,14 +3,13 @@
 // shutdown with a deadline of its own (worker.close() waits for running jobs without limit).
 import { Worker, type Processor } from 'bullmq';
 import type { Logger } from '../log.js';
-import { closeRedis, createRedis } from './connection.js';
+import { closeRedis, createRedis, type RedisSettings } from './connection.js';
 import { within } from './deadline.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
 
 export interface WorkerSettings {
-  redisUrl: string;
-  prefix: string;
+  redis: RedisSettings;
   concurrency: number;
   lockDurationMs: number;
   stalledIntervalMs: number;
@@ -45,7 +44,8 @@ export function startWorkers(queues: Queues, processors: Partial<Record<JobKind,
   let closing = false;
 
   const create = (kind: JobKind, processor: Processor): Slot => {
-    const connection = createRedis(settings.redisUrl, { name: `feedsync-worker-${kind}` });
+    const connection = createRedis(settings.redis, { name: `feedsync-worker-${kind}` });
+    connection.on('error', () => {}); // reported once, through the worker's 'error' event below
     const slot = { kind, closeConnection: () => closeRedis(connection), lastStart: Date.now(), busy: 0 } as Slot;
     // Counted around the processor itself: a job moved to delayed emits neither completed nor failed.
     const counted: Processor = async (job, token, signal) => {
@@ -59,7 +59,7 @@ export function startWorkers(queues: Queues, processors: Partial<Record<JobKind,
     };
     const worker = new Worker(queues[kind].name, counted, {
       connection,
-      prefix: settings.prefix,
+      prefix: settings.redis.keys.bullPrefix,
       concurrency: settings.concurrency,
       lockDuration: settings.lockDurationMs,
       stalledInterval: settings.stalledIntervalMs,

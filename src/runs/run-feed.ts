@@ -20,7 +20,21 @@ export interface RunFeedContext {
   job?: { jobId: string; attempt: number };
 }
 
-export type FeedRunReport = SyncReport & { runId: string; chat?: ChatCheckResult };
+export type FeedRunReport = SyncReport & {
+  runId: string;
+  chat?: ChatCheckResult;
+  /** what the change log kept of the run: changes recorded and dropped (maxPerRun, maxBytesPerRun), whole listings kept for undo */
+  changeLog?: Pick<RunEntry, 'recorded' | 'dropped' | 'wholes'>;
+};
+
+/** The report's words when the change log did not keep the whole run (undo then cannot restore all of it). */
+export function changeLogTrimmed(entry: Pick<RunEntry, 'dropped' | 'wholes'>): string | undefined {
+  const parts = [
+    entry.dropped ? `${entry.dropped} change(s) past changeLog.maxPerRun/maxBytesPerRun not kept` : '',
+    entry.wholes?.notKept ? `${entry.wholes.notKept} listing(s) not kept whole for undo (changeLog.maxWholeBytesPerRun, or not readable)` : '',
+  ].filter(Boolean);
+  return parts.length ? `change log trimmed: ${parts.join('; ')}` : undefined;
+}
 
 export async function runFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, ctx: RunFeedContext): Promise<FeedRunReport> {
   const runId = newRunId(ctx.job);
@@ -29,7 +43,7 @@ export async function runFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOption
     createChangeRecorder(
       ctx.changeLog,
       { runId, ...(ctx.job && { jobId: ctx.job.jobId }), feed: feed.name, chatbot: feed.chatbot, dryRun: Boolean(opts.dryRun) },
-      { maxPerRun: ctx.config.config.changeLog.maxPerRun, logger: deps.logger },
+      { maxPerRun: ctx.config.config.changeLog.maxPerRun, maxBytesPerRun: ctx.config.config.changeLog.maxBytesPerRun, logger: deps.logger },
     );
   const alert = (observation: RunObservation) =>
     opts.dryRun
@@ -45,7 +59,7 @@ export async function runFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOption
   };
   let report: SyncReport;
   try {
-    report = await syncFeed(feed, { ...deps, changes: sink }, opts);
+    report = await syncFeed(feed, { ...deps, changes: sink, maxWholeBytes: ctx.config.config.changeLog.maxWholeBytesPerRun }, opts);
   } catch (err) {
     // a run that could not even report (authentication refused, config the feed cannot use) still counts as failed
     const at = new Date().toISOString();
@@ -55,9 +69,14 @@ export async function runFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOption
   const chat = opts.dryRun ? undefined : await runChatCheck(feed, deps, ctx, report, recent);
   if (chat) report = { ...report, summary: `${report.summary}; chat check: answerable ${chat.answerable}/${chat.asked}${chat.missing.length ? ` (not answered: ${chat.missing.join(', ')})` : ''}` };
   const chatSummary = chat && { asked: chat.asked, answerable: chat.answerable, missing: chat.missing };
-  await recorder?.finish({ ...runEntryOf(report), ...(chatSummary && { chat: chatSummary }) });
+  const entry = await recorder?.finish({ ...runEntryOf(report), ...(chatSummary && { chat: chatSummary }) });
+  // what the change log could not keep (Redis away at the end of the run too, a byte budget) is said in the report
+  const unrecorded = recorder?.unrecorded();
+  if (unrecorded) report = { ...report, summary: `${report.summary}; ${unrecorded}` };
+  const trimmed = entry && changeLogTrimmed(entry);
+  if (trimmed) report = { ...report, summary: `${report.summary}; ${trimmed}` };
   await alert({ ...observationOf(report, runId), ...(chatSummary && { chat: chatSummary }) });
-  return { ...report, runId, ...(chat && { chat }) };
+  return { ...report, runId, ...(chat && { chat }), ...(entry && { changeLog: { recorded: entry.recorded, dropped: entry.dropped, ...(entry.wholes && { wholes: entry.wholes }) } }) };
 }
 
 const RECENT_KEPT = 50;

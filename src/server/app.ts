@@ -48,7 +48,7 @@ export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMe
   app.use(UI_PATH, uiGuard(deps.admin), board.getRouter());
 
   // the status page follows the queue UI's rule: open to read without admin access, else behind it
-  if (deps.status) app.use(STATUS_PATH, uiGuard(deps.admin), statusRouter(deps.status));
+  if (deps.status) app.use(STATUS_PATH, uiGuard(deps.admin), statusRouter({ ...deps.status, canAct: Boolean(deps.admin) }));
 
   app.get('/', (_req, res) => res.redirect(UI_PATH));
   return app;

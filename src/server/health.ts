@@ -1,10 +1,10 @@
 // /healthz: Redis answers a PING within a short time and every worker runs. Anything else is 503,
 // so an orchestrator restarts a worker that cannot do its work.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../queue/connection.js';
 import { within } from '../queue/deadline.js';
 
 export interface HealthDeps {
-  redis: Redis;
+  redis: RedisClient;
   workersRunning(): boolean;
   timeoutMs?: number;
 }
@@ -21,7 +21,7 @@ export async function checkHealth(deps: HealthDeps): Promise<Health> {
   return { ok: redis === 'ok' && workers === 'running', redis, workers };
 }
 
-async function pingWithin(redis: Redis, ms: number): Promise<string> {
+async function pingWithin(redis: RedisClient, ms: number): Promise<string> {
   // ioredis queues commands while reconnecting; without a deadline a ping would wait forever.
   if (redis.status !== 'ready') return `not connected (${redis.status})`;
   return within(

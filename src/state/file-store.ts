@@ -6,6 +6,8 @@
 import { hash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import writeFileAtomic from 'write-file-atomic';
+import { EnvironmentError, FeedsyncError } from '../errors.js';
+import { isSystemError, systemProblem } from '../system-error.js';
 import { lockFile } from './file-lock.js';
 import type { KvStore, StateChange } from './kv-store.js';
 
@@ -20,7 +22,7 @@ export async function createFileStore(path: string): Promise<KvStore> {
   let queue: Promise<unknown> = Promise.resolve();
   const write = (changes: readonly StateChange[], holds?: (data: StateFile) => boolean): Promise<boolean> => {
     // one write at a time in this process; a failed one does not stop the next
-    const run = queue.catch(() => {}).then(() => writeLocked(path, cache, changes, holds));
+    const run = queue.catch(() => {}).then(() => writeLocked(path, cache, changes, holds).catch((err: unknown) => Promise.reject(unwritable(path, err))));
     queue = run;
     return run;
   };
@@ -164,16 +166,49 @@ async function readState(path: string): Promise<Buffer | undefined> {
     return await readFile(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new Error(`state file ${path} cannot be read: ${(err as Error).message}`, { cause: err });
+    const why = isSystemError(err) ? systemProblem(err) : undefined;
+    throw new EnvironmentError(
+      `The state file ${path}`,
+      `cannot be read: it ${why?.problem ?? (err as Error).message}`,
+      `${why?.remedy ?? 'Make it readable'}, or set state.file to another path (a new file costs what moving this one aside does: ${FRESH_STATE_COST})`,
+      { cause: err },
+    );
   }
 }
 
+/** What a run without the state file's contents does: nothing is lost on the chatbot, some work is done again. */
+const FRESH_STATE_COST =
+  'the next run compares every listing by the fields the list returns and rewrites nothing that matches, ' +
+  'maps every record once more, pulls incremental RESO feeds in full once, starts grace periods anew and pushes settings again';
+
 function parseState(path: string, bytes: Buffer): StateFile {
+  let data: unknown;
   try {
-    const data: unknown = JSON.parse(bytes.toString('utf8'));
-    if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new Error('not a JSON object');
-    return data as StateFile;
+    data = JSON.parse(bytes.toString('utf8'));
   } catch (err) {
-    throw new Error(`state file ${path} is not valid JSON (${(err as Error).message}): fix or remove it`, { cause: err });
+    throw notJson(path, bytes, (err as Error).message, err);
   }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw notJson(path, bytes, 'it is not a JSON object');
+  return data as StateFile;
+}
+
+function notJson(path: string, bytes: Buffer, detail: string, cause?: unknown): EnvironmentError {
+  return new EnvironmentError(
+    `The state file ${path}`,
+    `is not valid JSON (${detail}; ${bytes.length} bytes): it was cut short (a full disk, a copy that did not finish) or edited by hand`,
+    `Restore it from a backup, or move it aside (mv ${path} ${path}.bad) and run again. Moving it aside costs no listing: ${FRESH_STATE_COST}`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/** A write that failed for a reason outside the code, said so; any other failure as it is. */
+function unwritable(path: string, err: unknown): unknown {
+  if (err instanceof FeedsyncError || !isSystemError(err)) return err;
+  const why = systemProblem(err);
+  return new EnvironmentError(
+    `The state file ${path}`,
+    `was not written: ${err.path && err.path !== path ? `${err.path} ` : 'it '}${why?.problem ?? err.message}`,
+    `${why?.remedy ?? 'Fix what kept it from being written'}. What this run wrote is on the chatbot; what it learned (fingerprints, record stamps, marks) is not kept, so the next run does some work again and rewrites nothing that matches`,
+    { cause: err },
+  );
 }

@@ -2,18 +2,19 @@
 // Redis answers. Falling back to the state file would run beside the workers that hold the
 // chatbot's lock in Redis, on a state they never see: the chatbot written twice. The wait is bounded:
 // a partition or a full `maxclients` fails the command in seconds, naming Redis and the cause.
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/client.js';
 import { RedisUnavailableError } from '../errors.js';
 
 /** How long a command waits for the configured Redis to answer before it refuses to run. */
 export const REDIS_ANSWER_MS = 5000;
 
 /**
- * Resolve once `redis` answers a PING, or throw RedisUnavailableError (naming `url` without its
+ * Resolve once `redis` answers a PING, or throw RedisUnavailableError (naming `url` (or the
+ * topology's description) without its
  * password, and the cause) after `waitMs`. Connects a lazy connection first. On failure the
  * connection is dropped: nothing may be written through it afterwards.
  */
-export async function requireRedis(redis: Redis, url: string, waitMs = REDIS_ANSWER_MS): Promise<void> {
+export async function requireRedis(redis: RedisClient, url: string, waitMs = REDIS_ANSWER_MS): Promise<void> {
   let lastError: unknown;
   const onError = (err: unknown) => {
     lastError = err;

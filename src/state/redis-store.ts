@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/client.js';
+import { keysOf } from '../redis/keys.js';
 import type { KvStore, StateChange } from './kv-store.js';
 
 const CHUNK = 1000;
@@ -14,10 +15,14 @@ end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1`;
 
-/** State in Redis: one hash per namespace under `prefix`. The connection is the caller's to close. */
-export function createRedisStore(redis: Redis, prefix = 'feedsync'): KvStore {
-  const key = (ns: string) => `${prefix}:state:${ns}`;
-  const { host, port } = redis.options;
+/**
+ * State in Redis: one hash per namespace under `prefix` (the key root: hash-tagged on a cluster, so
+ * that a commit's MULTI over several namespaces is one slot). The connection is the caller's to close.
+ * `where` names the Redis in the report.
+ */
+export function createRedisStore(redis: RedisClient, prefix = 'feedsync', where = 'redis'): KvStore {
+  const keys = keysOf(prefix);
+  const key = keys.state;
   const apply = async (changes: readonly StateChange[]) => {
     const tx = redis.multi();
     let queued = 0;
@@ -50,11 +55,11 @@ export function createRedisStore(redis: Redis, prefix = 'feedsync'): KvStore {
     const results = await tx.exec();
     // EXEC runs every queued command; one that failed (wrong type) is reported, not hidden
     const failed = results?.find(([err]) => err);
-    if (!results) throw new Error(`state in Redis (${prefix}:state:*) was not written: the transaction was discarded`);
-    if (failed) throw new Error(`state in Redis (${prefix}:state:*): a write failed: ${failed[0]!.message}`);
+    if (!results) throw new Error(`state in Redis (${keys.statePattern}) was not written: the transaction was discarded`);
+    if (failed) throw new Error(`state in Redis (${keys.statePattern}): a write failed: ${failed[0]!.message}`);
   };
   return {
-    location: `redis://${host ?? '127.0.0.1'}:${port ?? 6379} (${prefix}:state:*)`,
+    location: `${where} (${keys.statePattern})`,
     getAll: async (ns) => new Map(Object.entries(await redis.hgetall(key(ns)))),
     get: async (ns, k) => (await redis.hget(key(ns), k)) ?? undefined,
     set: (ns, entries) => apply([{ ns, set: entries }]),

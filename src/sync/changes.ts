@@ -9,11 +9,22 @@ import type { DeleteReason, PlannedCreate, PlannedDelete, PlannedUpdate, Rejecte
 /** The few fields that say which listing it is and what it costs, kept with a create. */
 export type Headline = Partial<Pick<ListingCreate, 'Address' | 'City' | 'SalePrice' | 'RentPrice' | 'Status' | 'SaleType' | 'MLSNumber' | 'Url'>>;
 
+/**
+ * What a write keeps for `feedsync undo` (capture-before.ts): `before` the listing as the service
+ * held it just before (packed whole), or `beforeMissing` why it was not kept; `after` the
+ * comparison hash of what was written (a later change on the service shows as a different hash).
+ */
+export interface Undoable {
+  before?: string;
+  beforeMissing?: string;
+  after?: string;
+}
+
 export type ListingChange =
-  | { op: 'create'; key: string; headline: Headline }
-  | { op: 'update'; key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[]; headline?: Headline }
+  | ({ op: 'create'; key: string; headline: Headline } & Pick<Undoable, 'after'>)
+  | ({ op: 'update'; key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[]; headline?: Headline } & Undoable)
   /** withheld: the guard held it back (nothing deleted); dry runs record what they would do */
-  | { op: 'delete'; key: string; reason: DeleteReason; deleteKey?: string; withheld?: boolean }
+  | ({ op: 'delete'; key: string; reason: DeleteReason; deleteKey?: string; withheld?: boolean } & Omit<Undoable, 'after'>)
   | { op: 'reject'; key?: string; place: string; reasons: string[] }
   | { op: 'fail'; key: string; attempted: 'create' | 'update' | 'delete'; reason: string; retryable: boolean }
   /**
@@ -62,6 +73,7 @@ const REASONS: Record<DeleteReason, string> = {
   removed: 'the source marks it removed',
   skipped: 'the mapping skips it (off-market)',
   duplicate: 'an extra copy of the key',
+  undone: 'feedsync undo: the undone run created it',
 };
 
 /** One line for a person: `~ ATX1 SalePrice 450000 → 465000`. */

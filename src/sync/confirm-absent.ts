@@ -19,7 +19,7 @@ export interface AbsenceInput {
   sources: KeySource[] | undefined;
   /** the listing key a source record maps to */
   keyOf(data: Record<string, unknown>): string | undefined;
-  /** most keys worth asking: past it the delete guard holds every delete anyway (deletes.maxCount, unless forced) */
+  /** most keys worth asking: past it the delete guard holds every delete anyway (deletes.maxCount, unless forced or in grace) */
   limit: number;
   /** maps and plans (in a real run, writes) records the source still has */
   take(items: FeedItem[]): Promise<void>;
@@ -34,7 +34,7 @@ export interface AbsenceResult {
   deletes: PlannedDelete[];
   /** the paging missed records the source still has: why the pull is not called whole */
   missed?: string;
-  /** the absences could not be confirmed: nothing absent may be deleted */
+  /** the absences could not be confirmed: nothing may be deleted this run */
   problem?: string;
   /** keys asked of the source */
   asked: number;
@@ -47,7 +47,7 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
   const deletes = [...input.deletes];
   if (!input.lookup || absent.length === 0 || absent.length > input.limit) return { deletes, asked: 0 };
   if (!input.sources) {
-    return { deletes, asked: 0, problem: `absences cannot be confirmed with the source: ${input.keyRule} is not a plain source field or a one-field template, so it cannot be asked for by key; nothing absent is deleted` };
+    return { deletes, asked: 0, problem: `absences cannot be confirmed with the source: ${input.keyRule} is not a plain source field or a one-field template, so it cannot be asked for by key; nothing is deleted this run` };
   }
   const wanted = new Set(absent);
   const asks = input.sources.map((s) => ({ field: s.field, values: absent.map((k) => s.valueOf(k)).filter((v): v is string => v !== undefined) })).filter((a) => a.values.length);
@@ -61,7 +61,7 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
       }
     }
   } catch (err) {
-    return { deletes, asked: absent.length, problem: `the pull's ${absent.length} absence(s) could not be confirmed with the source (${causeMessage(err)}); nothing absent is deleted` };
+    return { deletes, asked: absent.length, problem: `the pull's ${absent.length} absence(s) could not be confirmed with the source (${causeMessage(err)}); nothing is deleted this run` };
   }
   if (found.size === 0) return { deletes, asked: absent.length };
   await input.take([...found.values()]);

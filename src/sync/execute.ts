@@ -18,6 +18,9 @@ import { ApiError, authStatus, causeMessage, isRetryable } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { KeyType } from '../listing/schema.js';
 import { authFailure } from './auth.js';
+import { keptOfListing } from '../listing/fingerprint.js';
+import { unlistedOf } from '../listing/whole.js';
+import type { BeforeCapture, Captured } from './capture-before.js';
 import { createChange, deleteChange, updateChange, type ChangeSink } from './changes.js';
 import { createOnce } from './create-once.js';
 import type { KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate, SyncPlan } from './plan-types.js';
@@ -39,6 +42,8 @@ export interface ExecuteDeps {
   onProgress?: (p: { done: number }) => void;
   /** told of each write made and each item that failed (the change log) */
   changes?: ChangeSink;
+  /** keeps each listing as it was before an update or delete, for undo (with the change log) */
+  before?: BeforeCapture;
 }
 
 export interface ItemFailure {
@@ -67,6 +72,8 @@ export interface ExecutionResult {
   stamped: Array<[string, string]>;
   /** feed keys deleted (their fingerprints go) */
   deletedKeys: string[];
+  /** key → the unlisted fields (JSON) of every successful write: what undo completes a listing with */
+  unlisted: Array<[string, string]>;
   stopped?: 'aborted' | 'unavailable' | 'failed';
   stopReason?: string;
 }
@@ -115,6 +122,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     written: [],
     stamped: [],
     deletedKeys: [],
+    unlisted: [],
   };
   const threshold = deps.breakerThreshold ?? 10;
   let consecutive = 0;
@@ -149,6 +157,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
 
   const wrote = (w: PlannedCreate) => {
     result.written.push([w.key, w.fingerprint]);
+    result.unlisted.push([w.key, JSON.stringify(unlistedOf(w.listing))]);
     if (w.stamp !== undefined) result.stamped.push([w.key, w.stamp]);
   };
 
@@ -169,7 +178,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     try {
       await create(c);
       result.created++;
-      deps.changes?.(createChange(c));
+      deps.changes?.({ ...createChange(c), ...(deps.before && { after: keptOfListing(c.listing) }) });
       succeeded();
     } catch (err) {
       failed(c.key, 'create', err);
@@ -178,16 +187,19 @@ export function createExecutor(deps: ExecuteDeps): Executor {
 
   const runUpdate = async (u: PlannedUpdate) => {
     try {
+      // (a later record of a key this run wrote has no remote copy of its own: its first change kept the listing)
+      const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing.MLSNumber, u.listing) : undefined;
+      const after = deps.before && { after: keptOfListing(u.listing) };
       const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy });
       if (n === 0) {
         await create(u);
         result.updatesRecreated++;
         result.created++;
-        deps.changes?.(createChange(u));
+        deps.changes?.({ ...createChange(u), ...after });
       } else {
         wrote(u);
         result.updated++;
-        deps.changes?.(updateChange(u));
+        deps.changes?.({ ...updateChange(u), ...before, ...after });
       }
       succeeded();
     } catch (err) {
@@ -195,7 +207,18 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     }
   };
 
-  const runDeletes = async (batch: PlannedDelete[], keyType: KeyType): Promise<void> => {
+  /** the listings a batch deletes, as they are before (duplicate copies are not kept: undo never recreates them) */
+  const captureDeletes = async (batch: PlannedDelete[]): Promise<Map<string, Captured>> => {
+    const out = new Map<string, Captured>();
+    if (!deps.before) return out;
+    for (const d of batch) {
+      if (d.reason === 'duplicate' || deps.signal?.aborted) continue;
+      out.set(d.key, await deps.before.take(d.key, d.remoteIds[0], d.mlsNumber));
+    }
+    return out;
+  };
+
+  const runDeletes = async (batch: PlannedDelete[], keyType: KeyType, befores: ReadonlyMap<string, Captured>): Promise<void> => {
     const label = (d: PlannedDelete) => (d.reason === 'duplicate' ? `${d.key} (ID ${d.deleteKey})` : d.key);
     try {
       const { SuccessCount } = await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType });
@@ -209,7 +232,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
         return;
       }
       for (const d of batch) {
-        deps.changes?.(deleteChange(d));
+        deps.changes?.({ ...deleteChange(d), ...befores.get(d.key) });
         if (d.reason === 'duplicate') result.duplicatesRemoved++;
         else {
           result.deleted++;
@@ -224,13 +247,13 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       }
       // Rejected for good: one bad key spoils the batch. Halve until it stands alone.
       const mid = Math.ceil(batch.length / 2);
-      await runDeletes(batch.slice(0, mid), keyType);
-      await runDeletes(batch.slice(mid), keyType);
+      await runDeletes(batch.slice(0, mid), keyType, befores);
+      await runDeletes(batch.slice(mid), keyType, befores);
     }
   };
 
-  const runJob = (job: Job) =>
-    job.kind === 'create' ? runCreate(job.create) : job.kind === 'update' ? runUpdate(job.update) : runDeletes(job.batch, job.keyType);
+  const runJob = async (job: Job) =>
+    job.kind === 'create' ? runCreate(job.create) : job.kind === 'update' ? runUpdate(job.update) : runDeletes(job.batch, job.keyType, await captureDeletes(job.batch));
 
   return {
     result,

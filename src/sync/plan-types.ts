@@ -116,7 +116,8 @@ export interface PlannedUpdate extends PlannedCreate {
   changes: FieldChange[];
 }
 
-export type DeleteReason = 'absent' | 'removed' | 'skipped' | 'duplicate';
+/** undone: `feedsync undo` deletes a listing the undone run created */
+export type DeleteReason = 'absent' | 'removed' | 'skipped' | 'duplicate' | 'undone';
 
 export interface PlannedDelete {
   /** the feed's key of the listing */
@@ -126,6 +127,8 @@ export interface PlannedDelete {
   deleteKey: string;
   keyType: KeyType;
   remoteIds: number[];
+  /** the remote copy's MLSNumber when the feed is keyed by URL (undo reads the listing back by it) */
+  mlsNumber?: string;
 }
 
 export interface DuplicateGroup {

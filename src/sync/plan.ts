@@ -12,7 +12,7 @@
 //   another feed of the same chatbot wrote (several feeds may fill one chatbot).
 // planListing decides one feed listing and planDeletes the rest, so a sync can stream the feed
 // through planListing without holding it; planSync is the two over a whole feed held in memory.
-import { comparedChanges, listingHashes, storedFingerprintStatus } from '../listing/fingerprint.js';
+import { comparedChanges, keptField, listingHashes, storedFingerprintStatus } from '../listing/fingerprint.js';
 import type {
   DesiredListing,
   DesiredSide,
@@ -100,7 +100,8 @@ export function planDeletes(
       out.otherFeeds++;
       continue;
     }
-    out.deletes.push({ key, reason: gone ?? 'absent', deleteKey: key, keyType: options.keyBy, remoteIds: copies.map((c) => c.id) });
+    const mlsNumber = options.keyBy === 'URL' && copies[0]?.compared !== undefined ? keptField(copies[0].compared, 'MLSNumber') : undefined;
+    out.deletes.push({ key, reason: gone ?? 'absent', deleteKey: key, keyType: options.keyBy, remoteIds: copies.map((c) => c.id), ...(typeof mlsNumber === 'string' && { mlsNumber }) });
   }
   return out;
 }

@@ -11,6 +11,8 @@ export const fingerprintNamespace = (feed: string) => `fp:${feed}`;
 export const missingNamespace = (feed: string) => `missing:${feed}`;
 /** key → the stamp of the record that left its listing in step (record-stamp.ts) */
 export const stampNamespace = (feed: string) => `stamp:${feed}`;
+/** key → the fields the list does not return (Location, AreaUnit) as last written, JSON: what the change log's whole listings are completed with (undo) */
+export const unlistedNamespace = (feed: string) => `unlisted:${feed}`;
 /** keys the feed listed more than once in its last full read: held to its end on the next run */
 export const recurringNamespace = (feed: string) => `recur:${feed}`;
 /** feed name → the mark its reader reached in the last successful run */
@@ -47,6 +49,8 @@ export interface FeedStateChanges {
   fingerprints: { set: Array<[string, string]>; delete: string[] };
   stamps: { set: Array<[string, string]>; delete: string[] };
   missingSince: { set: Array<[string, string]>; delete: string[] };
+  /** the unlisted fields of each listing written (unlistedNamespace) */
+  unlisted?: { set: Array<[string, string]>; delete: string[] };
   /** the new mark, when the run earned it (read whole, outcome ok) */
   mark?: string;
   /** keys repeated in this run's read (set), and those that no longer are (delete) */
@@ -87,6 +91,7 @@ export async function commitChanges(store: KvStore, changes: FeedStateChanges): 
     { ns: stampNamespace(changes.feed), set: changes.stamps.set, delete: changes.stamps.delete },
     { ns: missingNamespace(changes.feed), set: changes.missingSince.set, delete: changes.missingSince.delete },
   ];
+  if (changes.unlisted) ops.push({ ns: unlistedNamespace(changes.feed), set: changes.unlisted.set, delete: changes.unlisted.delete });
   if (changes.mark !== undefined) ops.push({ ns: MARK_NAMESPACE, set: [[changes.feed, changes.mark]], delete: [] });
   if (changes.recurring) ops.push({ ns: recurringNamespace(changes.feed), set: changes.recurring.set.map((k) => [k, '1'] as [string, string]), delete: changes.recurring.delete });
   for (const op of changes.extra ?? []) ops.push({ ns: op.ns, set: [...(op.set ?? [])], delete: [...(op.delete ?? [])] });

@@ -24,6 +24,7 @@ import type { RemoteIndex } from './remote-index.js';
 import { authFailure } from './auth.js';
 import { createFeedCollector } from './desired.js';
 import { createChange, deleteChange, rejectChange, updateChange, withheldChange, type ChangeSink } from './changes.js';
+import { createBeforeCapture } from './capture-before.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from './execute.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { createPendingWindow } from './pending.js';
@@ -63,6 +64,8 @@ export interface SyncDeps {
   changes?: ChangeSink;
   /** where the page echo is kept between processes (a CLI run; a worker remembers in memory) */
   echoFiles?: EchoFiles;
+  /** with `changes`: bytes of whole listings (before each update and delete, for undo) the run may keep */
+  maxWholeBytes?: number;
   /** the config's `media`: with media.mirror set, the feed's photos are mirrored to the bucket (src/media/) */
   media?: MediaConfig;
 }
@@ -78,6 +81,9 @@ export interface SyncOptions {
   /** CSV files of at least this many bytes are read by a thread of their own (default THREAD_MIN_BYTES; tests) */
   threadMinBytes?: number;
 }
+
+/** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
+const DEFAULT_WHOLE_BYTES = 8 << 20;
 
 /** Listings read but not yet planned: a key repeated within this many records is written once. */
 const PENDING_WINDOW = 1000;
@@ -286,18 +292,22 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       }
     }
     /** the waiting entries' photos mirrored, then each planned */
-    async function* withPhotos(): AsyncGenerator<Job> {
+    async function* withPhotos(step: MediaStep): AsyncGenerator<Job> {
       const batch = awaitingPhotos;
       awaitingPhotos = [];
+      await mirrorPhotos(step, batch);
+      for (const { entry } of batch) yield* planOne(entry);
+    }
+    /** the photos of mapped entries mirrored (a listing whose photos were not all mirrored is not stamped) */
+    async function mirrorPhotos(step: MediaStep, batch: Array<{ entry: DesiredListing | RememberedListing; item: FeedItem }>): Promise<void> {
       const mapped = batch.filter((b): b is { entry: DesiredListing; item: FeedItem } => 'listing' in b.entry);
-      const complete = await media!.mirror(mapped.map(({ entry, item }) => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })));
+      const complete = await step.mirror(mapped.map(({ entry, item }) => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined })));
       complete.forEach((ok, i) => {
         if (ok) return;
         const { entry } = mapped[i]!;
         entry.text = undefined;
         photosMissing.push(entry.key);
       });
-      for (const { entry } of batch) yield* planOne(entry);
     }
     async function* writes(): AsyncGenerator<Job> {
       try {
@@ -312,10 +322,10 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
               continue;
             }
             awaitingPhotos.push({ entry, item });
-            if (awaitingPhotos.length >= MEDIA_BATCH) yield* withPhotos();
+            if (awaitingPhotos.length >= MEDIA_BATCH) yield* withPhotos(media);
           }
         }
-        if (awaitingPhotos.length) yield* withPhotos();
+        if (media && awaitingPhotos.length) yield* withPhotos(media);
       } catch (err) {
         feedAuth = authFailure(err, feed.name);
         collector.fail(err);
@@ -359,6 +369,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       signal,
       onProgress: ({ done }) => progress('write', done),
       changes: deps.changes,
+      ...(deps.changes && !opts.dryRun && { before: createBeforeCapture({ api, store, feed: feed.name, serialNumber: feed.chatbot, keyBy: feed.keyBy, ignore, maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES, signal }) }),
     });
     if (opts.dryRun) {
       for await (const _ of writes());
@@ -388,13 +399,19 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       lookup: opened.lookup,
       sources: keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']),
       keyOf: (data) => compiled.keyOf(data, feed.keyBy),
-      limit: opts.force ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
+      // past deletes.maxCount the guard holds every delete anyway, unless forced or a grace period
+      // leaves fewer to delete (then every absence is confirmed, within source.maxPages requests)
+      limit: opts.force || feed.deletes.graceHours > 0 ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
       keyRule: `the mapping of ${feed.keyBy === 'URL' ? 'Url' : 'MLSNumber'} (feeds[${feed.name}].mapping.fields)`,
       take: async (items) => {
+        const entries = items.flatMap((item) => {
+          const entry = read(item);
+          return entry ? [{ entry, item }] : [];
+        });
+        if (media) await mirrorPhotos(media, entries);
         const jobs = function* () {
-          for (const item of items) {
-            const entry = read(item);
-            const job = entry && plan(entry, false);
+          for (const { entry } of entries) {
+            const job = plan(entry, false);
             if (job) yield job;
           }
         };
@@ -463,6 +480,7 @@ export async function syncFeed(feed: FeedConfig, deps: SyncDeps, opts: SyncOptio
       changes.extra = done.changes;
       mediaReport = done.report;
     }
+    changes.unlisted = { set: exec.unlisted, delete: exec.deletedKeys };
     changes.missingSince.set = guard.marks.set;
     changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => missingSince.has(k))];
     if (outcome === 'ok' && opened.mark !== undefined) changes.mark = opened.mark;

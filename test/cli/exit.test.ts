@@ -1,8 +1,8 @@
 // Exit statuses: each outcome's status, the most serious of several, and the README's table is the
 // one `--help` prints.
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
-import { EXIT, EXIT_TABLE, exitForOutcome, exitHelp, SEVERITY, worstExit } from '../../src/cli/exit.js';
+import { describe, expect, it, vi } from 'vitest';
+import { EXIT, EXIT_TABLE, exitForOutcome, exitHelp, printError, SEVERITY, worstExit } from '../../src/cli/exit.js';
 
 describe('exit statuses', () => {
   it('maps each run outcome to its status', () => {
@@ -28,5 +28,18 @@ describe('exit statuses', () => {
       expect(exitHelp()).toContain(`${status}  ${meaning}`);
     }
     expect(readme).toContain(`the order **${SEVERITY.join(', ')}**`);
+  });
+
+  it('prints an error of the operating system in words with what to do, never as a stack trace', () => {
+    const err = Object.assign(new Error("EROFS: read-only file system, open '/srv/feedsync/changes.jsonl'"), { code: 'EROFS', syscall: 'open', path: '/srv/feedsync/changes.jsonl' });
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      printError(err);
+      expect(String(write.mock.calls[0]?.[0])).toBe(
+        "feedsync: /srv/feedsync/changes.jsonl is on a read-only file system (EROFS). Point the config at a writable place (in a container: a mounted volume). (EROFS: read-only file system, open '/srv/feedsync/changes.jsonl')\n",
+      );
+    } finally {
+      write.mockRestore();
+    }
   });
 });

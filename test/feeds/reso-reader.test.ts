@@ -55,16 +55,36 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
     expect(error).toBeUndefined();
     expect(items).toHaveLength(23);
     expect(new Set(items.map((i) => i.position.id)).size).toBe(23);
-    // five pages of 5 or fewer, the last short and without a nextLink: the data pages alone, no request for the mark
-    expect(s.requests).toHaveLength(5);
-    expect(feed.stats.requests).toBe(5);
+    // five pages of 5 or fewer, then the empty page after the last key (a full pull of the standard
+    // profile asks for it: a short page proves nothing there); no request of its own for the mark
+    expect(s.requests).toHaveLength(6);
+    expect(feed.stats.requests).toBe(6);
     expect(s.requests.every((r) => r.authorization === 'Bearer tok-123456' && r.prefer === 'odata.maxpagesize=10')).toBe(true);
-    expect(dataRequests(s).map((r) => r.orderby)).toEqual(Array(5).fill('ListingKey'));
+    expect(dataRequests(s).map((r) => r.orderby)).toEqual(Array(6).fill('ListingKey'));
     expect(dataRequests(s)[1]!.filter).toBe(`ListingKey gt '${items[4]!.position.id}'`);
     expect(s.requests[0]!.url).toContain('$expand=Media');
     expect(feed.mode).toBe('full'); // incremental, but no mark yet: everything was pulled
     const statuses = items.map((i) => (i.kind === 'record' ? String(i.data.StandardStatus) : ''));
     expect(statuses.some((v) => v.includes(' '))).toBe(spelling === 'display');
+  });
+
+  it('a no-change incremental pull is one request, with or without maxPageSize', async () => {
+    const s = await server({ records: [record('A', T1), record('B', T2)], spelling });
+    const first = await pull(s.url, undefined);
+    for (const extra of [{}, { maxPageSize: 50 }]) {
+      const again = await pull(s.url, first.feed.mark, extra);
+      expect(again.feed.mode).toBe('incremental');
+      expect(again.keys).toEqual(['B']); // the record at the mark's own timestamp (ge)
+      expect(again.feed.stats.requests).toBe(1);
+    }
+  });
+
+  it('a full pull against a server that caps pages silently and sends no nextLink still reads every record (it asks for the empty page)', async () => {
+    const s = await server({ records: generateResoRecords(12, { seed: 6 }), spelling, maxPageSize: 5, nextLink: () => undefined });
+    const { items, error, feed } = await pull(s.url, undefined, { maxPageSize: 10 }, true);
+    expect(error).toBeUndefined();
+    expect(items).toHaveLength(12);
+    expect(feed.stats.requests).toBe(4); // 5 + 5 + 2, and the empty page
   });
 
   it('loses no record when records change and disappear between the pages of a full pull', async () => {
@@ -177,8 +197,8 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
     expect(JSON.parse(first.feed.mark!)).toEqual({ ts: T2, photos: T2 });
     s.records = [record('A', T1, { PhotosChangeTimestamp: T3 }), record('B', T2, { PhotosChangeTimestamp: T2 })];
     const second = await pull(s.url, first.feed.mark);
-    expect(dataRequests(s).at(-2)!.filter).toBe(`ModificationTimestamp ge ${T2} or PhotosChangeTimestamp ge ${T2}`);
-    expect(second.feed.stats.requests).toBe(2); // one page and the empty one after it
+    expect(dataRequests(s).at(-1)!.filter).toBe(`ModificationTimestamp ge ${T2} or PhotosChangeTimestamp ge ${T2}`);
+    expect(second.feed.stats.requests).toBe(1); // one page, without a nextLink: nothing more changed
     expect(second.keys).toEqual(['A', 'B']);
     expect(JSON.parse(second.feed.mark!)).toEqual({ ts: T2, photos: T3 });
   });
@@ -302,6 +322,7 @@ describe('RESO reader: auth', () => {
     const s = await server({ records: [record('A', T1)], oauth: { ...oauth, ttlSeconds: 3600 } });
     const { error } = await pull(s.url, undefined, auth(s, { clientSecret: 'wrong-secret-value' }));
     expect(error!.message).toMatch(/token endpoint refused OAuth2 client "feedsync-client".*HTTP 401; check feeds\[\]\.source\.auth/);
+    expect(error!.message).toContain('it said: invalid_client'); // the endpoint's own words, decoded
     expect(error!.message).not.toContain('wrong-secret-value');
     expect(s.requests).toHaveLength(0);
   });

@@ -10,6 +10,8 @@ export class ODataSyntaxError extends Error {}
 
 interface CompareOptions {
   textTimestamps?: boolean;
+  /** text compares case-insensitively (SQL Server's default collation), in $filter and $orderby alike */
+  caseInsensitive?: boolean;
   /** fields the server knows: a filter on any other is a 400, as on a real server */
   known?: (field: string) => boolean;
 }
@@ -132,7 +134,7 @@ export function compareValues(a: unknown, b: unknown, opts: CompareOptions = {})
     if (!Number.isNaN(d)) return d; // a stamp that does not parse ("0000-00-00T00:00:00Z") compares as text
   }
   if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const x = String(a), y = String(b);
+  const x = opts.caseInsensitive ? String(a).toLowerCase() : String(a), y = opts.caseInsensitive ? String(b).toLowerCase() : String(b);
   return x < y ? -1 : x > y ? 1 : 0;
 }
 

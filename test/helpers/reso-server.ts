@@ -41,6 +41,8 @@ export interface ResoServerOptions {
   failFirst?: number[];
   /** compare timestamps as text, as some servers do */
   textTimestamps?: boolean;
+  /** compare text case-insensitively in $filter and $orderby (a SQL Server's default collation) */
+  caseInsensitive?: boolean;
   /** fields a filter may name besides those the records carry (a field the server has, always empty) */
   fields?: string[];
   /** send quota headers; past `perMinute` data requests in a minute, 429 with Retry-After */
@@ -106,7 +108,7 @@ export interface ResoServer {
 export async function startResoServer(opts: ResoServerOptions): Promise<ResoServer> {
   const keyField = opts.keyField ?? 'ListingKey';
   const spelling = opts.spelling ?? 'display';
-  const cmpOpts = { textTimestamps: opts.textTimestamps };
+  const cmpOpts = { textTimestamps: opts.textTimestamps, caseInsensitive: opts.caseInsensitive };
   const byTimeAndKey = compileOrderBy(`ModificationTimestamp,${keyField}`, cmpOpts);
   // stored as given by a server that ignores $orderby: its answers show the storage order
   const stored = (rows: Row[]) => (opts.order === 'storage' || opts.order === 'scramble' ? [...rows] : [...rows].sort(byTimeAndKey));

@@ -36,6 +36,8 @@ export interface VendorServerOptions {
   oauth?: { clientId: string; clientSecret: string };
   /** MLS Grid: the OriginatingSystemName of the records */
   originatingSystem?: string;
+  /** a test of other rules may lift the vendor's request rate (never the profile tests) */
+  perSecond?: number;
 }
 
 export interface VendorRequest {
@@ -156,7 +158,7 @@ function rules(o: VendorServerOptions): Rules {
 }
 
 export async function startVendorServer(o: VendorServerOptions): Promise<VendorServer> {
-  const r = rules(o);
+  const r = { ...rules(o), ...(o.perSecond !== undefined && { perSecond: o.perSecond }) };
   const byOrder = compileOrderBy(r.order);
   let records = [...o.records];
   const requests: VendorRequest[] = [];

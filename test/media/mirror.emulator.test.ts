@@ -3,7 +3,7 @@
 // where they land: the bucket's objects and their bytes, the listings' Images on the emulator, the
 // photo host's request counts.
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -16,8 +16,10 @@ import type { KvStore } from '../../src/state/kv-store.js';
 import { syncFeed, type SyncOptions } from '../../src/sync/index.js';
 import { formatSyncReport } from '../../src/sync/report-format.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startFeedServer } from '../helpers/feed-server.js';
 import { fakeImage, startPhotoHost, type PhotoHost } from '../helpers/photo-host.js';
 import { startS3Server, type TestS3 } from '../helpers/s3-server.js';
+import { startResoServer } from '../helpers/reso-server.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
 import { COLUMNS, row, type Row } from '../sync/helpers/feed.js';
 
@@ -50,9 +52,10 @@ type Listing = Row & { Images?: string[] };
 const listing = (i: number, photos: string[]): Listing => ({ ...row(i), Images: photos.map((p) => host.url(p)) });
 
 async function writeFeed(listings: Listing[]): Promise<void> {
-  const columns = [...COLUMNS, 'Images'] as const;
+  const columns = [...COLUMNS, 'Images', 'ListDate'] as const;
   const cell = (v: unknown) => (v === undefined ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
-  const lines = listings.map((l) => columns.map((c) => cell(c === 'Images' ? l.Images?.join(',') : l[c])).join(','));
+  const value = (l: Listing, c: (typeof columns)[number]) => (c === 'Images' ? l.Images?.join(',') : c === 'ListDate' ? '2026-01-15' : l[c]);
+  const lines = listings.map((l) => columns.map((c) => cell(value(l, c))).join(','));
   await writeFile(join(dir, 'feed.csv'), [columns.join(','), ...lines].join('\n') + '\n');
 }
 
@@ -114,6 +117,35 @@ describe('media mirror', () => {
     expect(rerun.counts).toMatchObject({ created: 0, updated: 0, unchanged: 2 });
     expect(rerun.media).toMatchObject({ downloaded: 0, failed: 0 });
     expect(rerun.summary).toContain('photos: 0 downloaded');
+  });
+
+  it('stores a photo larger than one part (8 MiB) as a multipart upload, byte for byte', async () => {
+    const big = fakeImage('jpeg', 'big', 9 * 1024 * 1024 + 17);
+    host.set('/big/1', { kind: 'image', body: big });
+    await writeFeed([listing(1, ['/big/1'])]);
+    const report = await sync({ media: mediaConfig({ maxBytes: 10 * 1024 * 1024, timeoutMs: 20_000 }) });
+    expect(report.media).toMatchObject({ downloaded: 1, bytes: big.length, failed: 0 });
+    const objects = await s3.objects();
+    expect(objects.get(`listings/photo-feed/${sha256(big)}.jpg`)?.body.equals(big)).toBe(true);
+  });
+
+  it('a rerun that maps every record again (no stamps: a field reads the clock) downloads nothing and writes no state', async () => {
+    host.set('/k/1', { kind: 'image', body: fakeImage('jpeg', 'k1') });
+    host.set('/k/2', { kind: 'image', body: fakeImage('jpeg', 'k2') });
+    await writeFeed([listing(1, ['/k/1', '/k/2']), listing(2, ['/k/2'])]);
+    const base = feedConfig();
+    const feed = feedConfig({ mapping: { fields: { ...base.mapping.fields, DaysOnMarket: { from: 'ListDate', transform: 'days-since' } } } });
+    const now = () => new Date('2026-02-01T12:00:00Z');
+    await sync({ feed, now });
+    const applies: unknown[] = [];
+    const inner = store;
+    store = { location: inner.location, getAll: (ns) => inner.getAll(ns), get: (ns, k) => inner.get(ns, k), set: (ns, e) => inner.set(ns, e), delete: (ns, k) => inner.delete(ns, k), swap: (ns, k, a, b) => inner.swap(ns, k, a, b), close: () => inner.close(), apply: (c) => (applies.push(c), inner.apply(c)) };
+    const before = host.total();
+    const rerun = await sync({ feed, now });
+    expect(rerun.counts).toMatchObject({ unchanged: 2, unchangedByStamp: 0, updated: 0 });
+    expect(rerun.media).toMatchObject({ downloaded: 0, reused: 3, failed: 0 });
+    expect(host.total()).toBe(before);
+    expect(applies).toEqual([]);
   });
 
   it('downloads a changed photo once and leaves the listing\'s other photos alone', async () => {
@@ -223,6 +255,23 @@ describe('media mirror', () => {
     expect(await s3.keys()).toHaveLength(2);
   });
 
+  it('photo downloads spend the source\'s budget (source.limits): past it, the photo waits for the next run', async () => {
+    await writeFeed([listing(1, ['/b/1', '/b/2'])]);
+    for (const p of ['/b/1', '/b/2']) host.set(p, { kind: 'image', body: fakeImage('jpeg', p) });
+    const served = await startFeedServer({ status: 200, body: await readFile(join(dir, 'feed.csv')) });
+    try {
+      // a day's budget of two requests: the feed's GET and one photo
+      const feed = feedConfig({ source: { kind: 'csv', url: served.url, limits: { perDay: 2 } } });
+      const report = await sync({ feed });
+      expect(report.counts.created).toBe(1);
+      expect(report.media).toMatchObject({ downloaded: 1, failed: 1 });
+      expect(report.media?.failures[0]?.reason).toMatch(/perDay|per day|budget/i);
+      expect(host.count('/b/1') + host.count('/b/2')).toBe(1);
+    } finally {
+      await served.close();
+    }
+  });
+
   it('follows a redirect within the photo host and refuses one to another origin, sending it nothing', async () => {
     const other = await startPhotoHost();
     try {
@@ -297,5 +346,30 @@ describe('media mirror', () => {
     expect(report.media).toBeUndefined();
     expect(await imagesOf('MLS0001')).toEqual([host.url('/n/1')]);
     expect(host.total()).toBe(before);
+  });
+
+  it('a record a RESO server\'s paging missed (asked for by key before a delete) keeps its mirrored photos', async () => {
+    host.set('/r/1', { kind: 'image', body: fakeImage('jpeg', 'r1') });
+    const records = ['K-1', 'K-2', 'K-3', 'K-4'].map((k, i) => ({
+      ListingKey: k, ListingId: `L-${i + 1}`, ModificationTimestamp: `2025-01-01T00:0${i}:00Z`, StandardStatus: 'Active', PropertyType: 'Residential', ListPrice: 300_000 + i,
+      City: 'Austin', BedroomsTotal: 3, BathroomsTotalDecimal: 2, LivingArea: 1500, YearBuilt: 2000, Media: [{ MediaKey: `m-${k}`, MediaURL: host.url('/r/1'), MediaCategory: 'Photo', Order: 1 }],
+    }));
+    // storage order with the highest key last on the first page: a pull by key misses K-3
+    const reso = await startResoServer({ records: [records[0]!, records[1]!, records[3]!, records[2]!], order: 'storage', maxPageSize: 3 });
+    reso.order = 'honour';
+    try {
+      const feed = feedConfig({ source: { kind: 'reso', url: reso.url, maxPageSize: 3, retries: 0 }, mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } } });
+      const first = await sync({ feed, full: true });
+      expect(first.counts.created).toBe(4);
+      const mirrored = await imagesOf('L-3');
+      expect(mirrored?.[0]).toMatch(new RegExp(`^${PUBLIC}/`));
+      reso.order = 'storage';
+      const report = await sync({ feed, full: true });
+      expect(report.message).toMatch(/missed 1 record that it still has \(L-3\)/);
+      expect(report.counts.deleted).toBe(0);
+      expect(await imagesOf('L-3')).toEqual(mirrored);
+    } finally {
+      await reso.close();
+    }
   });
 });

@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../src/config/load.js';
-import type { LoadedConfig } from '../../src/config/schema.js';
+import { RedisConfig, type LoadedConfig } from '../../src/config/schema.js';
+import { redisSettingsOf, type RedisSettings } from '../../src/queue/connection.js';
 import { silentLogger } from '../../src/log.js';
 import type { JobRuntime, ProcessorDeps } from '../../src/queue/index.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
@@ -12,6 +13,11 @@ export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export function uniquePrefix(): string {
   return `fstest-${randomUUID().slice(0, 8)}`;
+}
+
+/** The shared test Redis under a prefix, as the worker's settings name it. */
+export function redisAt(prefix: string, url = REDIS_URL): RedisSettings {
+  return redisSettingsOf(RedisConfig.parse({ url, prefix }), '/tmp');
 }
 
 export function testRedis(): Redis {

@@ -21,7 +21,7 @@ import {
   type RunReport,
   type WorkerSet,
 } from '../../src/queue/index.js';
-import { deferred, dropPrefix, loadedConfig, processorDeps, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
+import { deferred, dropPrefix, loadedConfig, processorDeps, redisAt, testRedis, uniquePrefix, until } from './helpers.js';
 
 const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-wake-5f1c, sessionKey: ss-test-wake-9b2e }\n`;
 const CHATBOT = 'SN-SHARED';
@@ -59,7 +59,7 @@ function syncDef(process: (p: Payload) => Promise<RunReport>): JobDefinition<Pay
 
 function start(def: JobDefinition<Payload>, extra: Partial<ProcessorDeps>, concurrency = 2): void {
   const processor = createProcessor(def, processorDeps(redis, prefix, loadedConfig(API), extra));
-  const settings = { redisUrl: REDIS_URL, prefix, concurrency, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger };
+  const settings = { redis: redisAt(prefix), concurrency, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger };
   workers.push(startWorkers(queues, { sync: processor }, settings));
 }
 

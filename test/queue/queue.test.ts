@@ -21,7 +21,7 @@ import {
   type WorkerSet,
 } from '../../src/queue/index.js';
 import { GuardError } from '../../src/errors.js';
-import { deferred, dropPrefix, feedsYaml, loadedConfig, processorDeps, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
+import { deferred, dropPrefix, feedsYaml, loadedConfig, processorDeps, redisAt, testRedis, uniquePrefix, until } from './helpers.js';
 
 const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-queue-5f1c, sessionKey: ss-test-queue-9b2e }\n`;
 
@@ -61,8 +61,7 @@ const ok = (feed: string): RunReport => ({ outcome: 'ok', summary: `synced ${fee
 function start(def: JobDefinition<Payload>, yaml = API, concurrency = 2, watchdogMs = 60_000) {
   const config = loadedConfig(yaml);
   workers = startWorkers(queues, { sync: createProcessor(def, processorDeps(redis, prefix, config)) }, {
-    redisUrl: REDIS_URL,
-    prefix,
+    redis: redisAt(prefix),
     concurrency,
     lockDurationMs: 5000,
     stalledIntervalMs: 5000,
@@ -243,7 +242,7 @@ describe('queue', () => {
   it('history keeps the last N runs per feed', async () => {
     const config = loadedConfig(API);
     const process = createProcessor(syncDef(async (p) => ok(p.feed)), processorDeps(redis, prefix, config, { historySize: 3 }));
-    workers = startWorkers(queues, { sync: process }, { redisUrl: REDIS_URL, prefix, concurrency: 1, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger });
+    workers = startWorkers(queues, { sync: process }, { redis: redisAt(prefix), concurrency: 1, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger });
     for (let i = 0; i < 5; i++) {
       const { jobId } = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
       await waitForJob(redis, queues, 'sync', jobId);

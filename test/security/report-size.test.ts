@@ -9,7 +9,7 @@ import { silentLogger } from '../../src/log.js';
 import { closeQueues, createProcessor, createQueues, enqueueJob, startWorkers, waitForJob, type JobDefinition, type RunReport } from '../../src/queue/index.js';
 import { listRuns } from '../../src/queue/history.js';
 import type { TestEmulator } from '../helpers/emulator.js';
-import { dropPrefix, loadedConfig, processorDeps, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
+import { dropPrefix, loadedConfig, processorDeps, redisAt, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { csv, rows, type SyncEnv, useEmulatorSync } from '../sync/helpers/feed.js';
 
 let te: TestEmulator;
@@ -54,7 +54,7 @@ describe('reports stay small', () => {
     };
     const config = loadedConfig(`api: { baseUrl: "http://127.0.0.1:1", secretKey: k, sessionKey: s }\n`);
     const workers = startWorkers(queues, { sync: createProcessor(huge, processorDeps(redis, prefix, config)) }, {
-      redisUrl: REDIS_URL, prefix, concurrency: 1, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger,
+      redis: redisAt(prefix), concurrency: 1, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger,
     });
     try {
       for (let i = 0; i < 2; i++) {

@@ -51,7 +51,7 @@ describe('feedsync worker that cannot start', () => {
     const r = await feedsync(['worker', '--config', file]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      'feedsync: worker cannot start: Redis redis://127.0.0.1:1 does not answer within 10 s (connect ECONNREFUSED 127.0.0.1:1); check redis.url or REDIS_URL, and that Redis is running (transient: a rerun may succeed)\n',
+      'feedsync: worker cannot start: Redis redis://127.0.0.1:1 does not answer within 10 s (connect ECONNREFUSED 127.0.0.1:1); check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running (transient: a rerun may succeed)\n',
     );
   }, 60_000);
 });

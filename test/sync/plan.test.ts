@@ -120,7 +120,7 @@ describe('planSync', () => {
       opts({ keyBy: 'URL' }),
     );
     expect(plan.creates.map((c) => c.key)).toEqual(['https://x/a2']);
-    expect(plan.deletes).toEqual([{ key: 'https://x/a', reason: 'absent', deleteKey: 'https://x/a', keyType: 'URL', remoteIds: [1] }]);
+    expect(plan.deletes).toEqual([{ key: 'https://x/a', reason: 'absent', deleteKey: 'https://x/a', keyType: 'URL', remoteIds: [1], mlsNumber: 'A' }]); // (a URL-keyed delete carries the copy's MLSNumber: undo reads it back by it)
   });
 
   it('decides the same by hash when the remote canonical form is not kept (a real run)', () => {

@@ -38,14 +38,14 @@ function records(n: number): Record<string, unknown>[] {
 /** Changes made before a pull, in the past (the mark never passes the server's clock at the pull's start, less a second). */
 const changedAt = (i: number) => new Date(Date.UTC(2025, 1, 1, 0, i)).toISOString();
 
-function feedOf(server: ResoServer, source: Record<string, unknown> = {}) {
+function feedOf(server: ResoServer, source: Record<string, unknown> = {}, deletes: Record<string, unknown> = {}) {
   return FeedConfig.parse({
     name: 'mls',
     chatbot: SN,
     source: { kind: 'reso', url: server.url, maxPageSize: PAGE, retries: 0, timeoutMs: 5000, photosTimestampField: null, ...source },
     mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
     // no limit hides a wrong delete here: the guard's fraction is not what keeps the listings
-    deletes: { maxFraction: 1, maxCount: 10_000 },
+    deletes: { maxFraction: 1, maxCount: 10_000, ...deletes },
   });
 }
 
@@ -296,5 +296,17 @@ describe('the confirmation itself', () => {
     expect(report.plan?.deletes).toEqual([]);
     expect(report.outcome).toBe('partial');
     expect(report.message).toMatch(/missed 7 records that it still has/);
+  });
+
+  it('more absences than deletes.maxCount are not asked for: the guard holds them (exit 3), as for any feed that shrank', async () => {
+    const data = records(12);
+    const server = await seeded(data);
+    server.records = server.records.slice(0, 4);
+    const asked = server.requests.length;
+    const report = await env.sync(te, feedOf(server, {}, { maxCount: 5 }), { full: true });
+    expect(server.requests.slice(asked).some((r) => r.filter?.includes(' eq '))).toBe(false);
+    expect(report.outcome).toBe('guard');
+    expect(exitForOutcome(report.outcome)).toBe(3);
+    expect(await held()).toHaveLength(12);
   });
 });

@@ -8,6 +8,7 @@ import { boundReport } from '../../queue/report-size.js';
 import type { ChangeLog, RunEntry } from '../../history/change-log.js';
 import type { Queues } from '../../queue/index.js';
 import type { KvStore } from '../../state/kv-store.js';
+import type { UndoReport } from '../../undo/report.js';
 
 export interface StatusDeps {
   feeds: readonly FeedConfig[];
@@ -20,6 +21,15 @@ export interface StatusDeps {
   pausedFeeds?: () => Promise<ReadonlySet<string>>;
   /** runs per chart */
   runsShown?: number;
+  /** the run page's "undo this run" action (the worker wires it: a dry run, and a queued undo job) */
+  undo?: {
+    plan(runId: string): Promise<UndoReport>;
+    enqueue(runId: string, force: boolean): Promise<{ jobId: string }>;
+  };
+  /** a login is configured (ui-auth.ts): the page may offer actions; without one it shows the command */
+  canAct?: boolean;
+  /** the worker's config file, for the commands the page shows */
+  configFile?: string;
   now?: () => Date;
 }
 

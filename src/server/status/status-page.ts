@@ -3,6 +3,7 @@
 // changes. The pages refresh themselves every minute.
 import type { ChangeEntry, RunEntry } from '../../history/change-log.js';
 import { describeChange } from '../../sync/changes.js';
+import { formatUndoReport, type UndoReport } from '../../undo/report.js';
 import { formatMs, runChart, SERIES } from './chart.js';
 import { escapeHtml as h, page } from './html.js';
 import type { FeedStatus } from './status-data.js';
@@ -63,7 +64,50 @@ ${sections.join('\n')}`,
   );
 }
 
-export function renderRun(runId: string, run: RunEntry | undefined, changes: ChangeEntry[], limit: number): string {
+/** The commands that undo a run from a shell (what the page shows without a login). */
+export function undoCommands(runId: string, configFile = 'feedsync.yaml'): string[] {
+  return [`feedsync undo ${runId} --dry-run --config ${configFile}`, `feedsync undo ${runId} --config ${configFile}`];
+}
+
+/** The run page's "undo this run": a link to the plan (with a login), else the commands. */
+function undoSection(runId: string, undo: { canAct: boolean; command: string[] }): string {
+  if (undo.canAct) return `<h2>undo this run</h2><p><a class="undo" href="${runPath(runId)}/undo">undo this run…</a> (shows what it would do first)</p>`;
+  return `<h2>undo this run</h2><p>No login is configured for this page (<code>FEEDSYNC_UI_TOKEN</code>, or <code>FEEDSYNC_UI_USER</code> and <code>FEEDSYNC_UI_PASSWORD</code>), so it offers no actions. From a shell:</p>
+<pre class="undo-command">${undo.command.map(h).join('\n')}</pre>`;
+}
+
+/** The undo's dry-run plan, and the form that queues it. */
+export function renderUndoPlan(plan: UndoReport): string {
+  const runId = plan.undoOf;
+  const nothing = plan.counts.deleted + plan.counts.updated + plan.counts.created === 0 && plan.counts.conflicts === 0;
+  return page(
+    `feedsync undo ${runId}`,
+    `<p><a href="${runPath(runId)}">← run ${h(runId)}</a></p>
+<h1>undo run ${h(runId)}</h1>
+<p>What the undo would do now (a dry run; nothing has been written):</p>
+<pre class="undo-plan">${h(formatUndoReport(plan))}</pre>
+${
+  nothing
+    ? '<p>Nothing to undo.</p>'
+    : `<form method="post" action="${runPath(runId)}/undo">
+<input type="hidden" name="confirm" value="${h(runId)}">
+${plan.counts.conflicts || plan.counts.cannot ? `<p><label><input type="checkbox" name="force"> --force: revert the conflicts too${plan.counts.cannot ? ', and undo the rest of a run the change log did not keep whole' : ''}</label></p>` : ''}
+<p><button type="submit">undo run ${h(runId)}</button> (queued as a job: it takes the chatbot's lock like a sync)</p>
+</form>`
+}`,
+  );
+}
+
+export function renderUndoQueued(runId: string, jobId: string, force: boolean): string {
+  return page(
+    `feedsync undo ${runId} queued`,
+    `<p><a href="/status">← status</a></p>
+<h1>undo of run ${h(runId)} queued</h1>
+<p class="undo-queued">job <code>${h(jobId)}</code>${force ? ' (--force)' : ''} on queue listing-undo: its run appears on the status page when it ends; the queue UI shows it meanwhile (<a href="/ui">/ui</a>).</p>`,
+  );
+}
+
+export function renderRun(runId: string, run: RunEntry | undefined, changes: ChangeEntry[], limit: number, undo?: { canAct: boolean; command: string[] }): string {
   const head = run
     ? `<h1>run ${h(run.runId)}</h1>
 <p>${run.dryRun ? 'dry run of ' : ''}<a href="/status#chart-${h(run.feed)}">${h(run.feed)}</a> → ${h(run.chatbot)}: <span class="outcome ${h(run.outcome)}">${h(run.outcome)}</span>, ${h(when(run.startedAt))} UTC, ${h(formatMs(run.durationMs))}${run.jobId ? `, job ${h(run.jobId)}` : ''}</p>
@@ -76,7 +120,7 @@ export function renderRun(runId: string, run: RunEntry | undefined, changes: Cha
     `<p><a href="/status">← status</a></p>${head}
 <h2>changes (${total}${run?.dropped ? `, and ${run.dropped} not kept` : ''})</h2>
 <ul class="changes">${changes.map((e) => `<li class="${e.change.op}">${h(describeChange(e.change, e.dryRun))}</li>`).join('')}</ul>${more}
-<p><small>showing at most ${limit}; <code>feedsync runs show ${h(runId)}</code> prints the same.</small></p>`,
+<p><small>showing at most ${limit}; <code>feedsync runs show ${h(runId)}</code> prints the same.</small></p>${undo ? undoSection(runId, undo) : ''}`,
   );
 }
 

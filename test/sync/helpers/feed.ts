@@ -45,9 +45,10 @@ export function row(i: number, patch: Row = {}): Row {
 
 export const rows = (n: number, from = 1) => Array.from({ length: n }, (_, i) => row(from + i));
 
-export function csv(data: Row[]): string {
+/** the rows as CSV, with the test columns (or `columns`: COLUMNS and more) */
+export function csv<R extends Row>(data: R[], columns: ReadonlyArray<keyof R & string> = COLUMNS): string {
   const cell = (v: unknown) => (v === undefined ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
-  return [COLUMNS.join(','), ...data.map((r) => COLUMNS.map((c) => cell(r[c])).join(','))].join('\n') + '\n';
+  return [columns.join(','), ...data.map((r) => columns.map((c) => cell(r[c])).join(','))].join('\n') + '\n';
 }
 
 export interface SyncEnv {

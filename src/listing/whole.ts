@@ -1,0 +1,69 @@
+// A whole listing as the change log keeps it, so that `feedsync undo` can put it back: the listing
+// read back from the service (a RealEstateList item, every field the list returns, as the service
+// holds it) plus the fields the list does not return (Location, AreaUnit), which only the last
+// write knows. Packed as deflated JSON in base64: a listing of ~1 KB takes a few hundred bytes.
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import type { ListingCreate, ListItem } from './schema.js';
+
+/** The fields the list does not return, as the last write sent them (kept beside the fingerprint). */
+export type UnlistedValues = Partial<Pick<ListingCreate, 'Location' | 'AreaUnit'>>;
+
+export function unlistedOf(listing: ListingCreate): UnlistedValues {
+  return { ...(listing.Location !== undefined && { Location: listing.Location }), ...(listing.AreaUnit !== undefined && { AreaUnit: listing.AreaUnit }) };
+}
+
+const TEXT = ['PropertyType', 'SaleType', 'Status', 'CurrencySymbol', 'State', 'City', 'Address', 'ZIP', 'Url', 'Tours', 'MLSNumber', 'Description', 'SpaceType'] as const;
+const NUMBER = ['Bathrooms', 'Bedrooms', 'YearBuilt', 'DaysOnMarket', 'LotArea', 'BuildingArea', 'ParkingSpots', 'RentPrice', 'DepositFee', 'SalePrice', 'UnitAreaPrice', 'ZestimatePrice', 'HOAMonth'] as const;
+
+/**
+ * The listing a list item and the remembered unlisted values stand for: the body a create (or an
+ * update) must send for the service to hold it again. Text as the service holds it (not tidied),
+ * numbers parsed, "" and a 0 coordinate as unset, Images and ExtensionColumn from their JSON.
+ * Not validated here: the caller sends it, and the service (or the emulator) judges it.
+ */
+export function listingFromListItem(item: ListItem, serialNumber: string, unlisted: UnlistedValues): ListingCreate {
+  const out: Record<string, unknown> = { SerialNumber: serialNumber };
+  const raw = item as unknown as Record<string, unknown>;
+  for (const f of TEXT) if (typeof raw[f] === 'string' && raw[f] !== '') out[f] = raw[f];
+  for (const f of NUMBER) {
+    const v = raw[f];
+    if (typeof v === 'number') out[f] = v;
+    else if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) out[f] = Number(v);
+  }
+  // the price that applies to the SaleType, when the service answered only Price
+  const price = item.SaleType === 'for_rent' ? 'RentPrice' : item.SaleType === 'for_sale' ? 'SalePrice' : undefined;
+  if (price && out[price] === undefined && item.Price.trim() !== '' && Number.isFinite(Number(item.Price))) out[price] = Number(item.Price);
+  if (item.LATITUDE) out.Latitude = item.LATITUDE;
+  if (item.LONGITUDE) out.Longitude = item.LONGITUDE;
+  const images = jsonArray(item.Images);
+  if (images?.length) out.Images = images;
+  const extension = jsonArray(item.ExtensionColumn);
+  if (extension?.length) out.ExtensionColumn = extension;
+  Object.assign(out, unlisted);
+  return out as ListingCreate;
+}
+
+function jsonArray(s: string): unknown[] | undefined {
+  if (!s.trim().startsWith('[')) return undefined;
+  try {
+    const v: unknown = JSON.parse(s);
+    return Array.isArray(v) ? v : undefined;
+  } catch {
+    return undefined; // not the JSON form: left out (the undo names what it could not restore)
+  }
+}
+
+/** A listing packed for the change log: deflated JSON, base64. */
+export function packListing(listing: ListingCreate): string {
+  return deflateRawSync(Buffer.from(JSON.stringify(listing), 'utf8')).toString('base64');
+}
+
+/** A listing packed by packListing; undefined when the text is not one (a torn or foreign entry). */
+export function unpackListing(packed: string): ListingCreate | undefined {
+  try {
+    const v: unknown = JSON.parse(inflateRawSync(Buffer.from(packed, 'base64'), { maxOutputLength: 4 << 20 }).toString('utf8'));
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as ListingCreate) : undefined;
+  } catch {
+    return undefined;
+  }
+}

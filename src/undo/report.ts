@@ -1,0 +1,71 @@
+// The report of one `feedsync undo`: plain JSON (the CLI's --json, the job's return value, run
+// history) and the table a person reads, in the sync report's words (create, update old → new,
+// delete), with the conflicts and what cannot be undone. Lists are bounded (first SHOWN, and the
+// number left out).
+import { describeFieldChange } from '../format/change.js';
+import type { FieldChange } from '../listing/canonical.js';
+import type { ItemFailure } from '../sync/execute.js';
+import type { UndoConflict } from './plan-undo.js';
+
+/** guard: the change log did not keep all of the run and --force was not given: nothing was done */
+export type UndoOutcome = 'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'failed';
+
+export interface UndoReport {
+  /** this undo's own run id (it can be undone in turn) */
+  runId: string;
+  /** the run undone */
+  undoOf: string;
+  feed: string;
+  chatbot: string;
+  outcome: UndoOutcome;
+  retryable: boolean;
+  dryRun: boolean;
+  force: boolean;
+  message?: string;
+  counts: { deleted: number; updated: number; created: number; unchanged: number; conflicts: number; cannot: number; failed: number; duplicatesNotRecreated: number };
+  plan: {
+    creates: string[];
+    updates: Array<{ key: string; changes: FieldChange[] }>;
+    deletes: string[];
+    /** how many of each list were left out of the report */
+    omitted?: number;
+  };
+  conflicts: UndoConflict[];
+  cannot: Array<{ key?: string; reason: string }>;
+  failures: ItemFailure[];
+  calls: number;
+  summary: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+}
+
+/** Most entries of each list a report carries. */
+export const SHOWN = 200;
+
+export function formatUndoReport(r: UndoReport): string {
+  const would = r.dryRun ? 'would ' : '';
+  const lines = [`${r.summary}`];
+  if (r.message) lines.push(`  ${r.message}`);
+  for (const k of r.plan.creates) lines.push(`  + ${k} ${would}create again (as it was before ${r.undoOf})`);
+  for (const u of r.plan.updates) {
+    const what = u.changes.length ? u.changes.map((c) => `${c.field} ${describeFieldChange(c.old, c.new, c.oldNotKept)}`).join('; ') : 'fields the list does not return';
+    lines.push(`  ~ ${u.key} ${would}update back: ${what}`);
+  }
+  for (const k of r.plan.deletes) lines.push(`  - ${k} ${would}delete (${r.undoOf} created it)`);
+  if (r.plan.omitted) lines.push(`  … and ${r.plan.omitted} more (--json for the first ${SHOWN} of each)`);
+  for (const c of r.conflicts) lines.push(`  ! ${c.key} conflict${c.forced ? ' (forced: reverted anyway)' : ' (left alone; --force to revert it)'}: ${c.reason}`);
+  for (const c of r.cannot) lines.push(`  ? ${c.key ?? '(run)'} cannot be undone: ${c.reason}`);
+  for (const f of r.failures) lines.push(`  x ${f.key} ${f.op} failed: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export function summaryOf(r: Omit<UndoReport, 'summary'>): string {
+  const c = r.counts;
+  const verb = r.dryRun ? 'would undo' : 'undid';
+  const parts = [`${c.deleted} deleted`, `${c.updated} updated back`, `${c.created} created again`, `${c.unchanged} already as before`];
+  if (c.conflicts) parts.push(`${c.conflicts} conflict(s)`);
+  if (c.cannot) parts.push(`${c.cannot} cannot be undone`);
+  if (c.failed) parts.push(`${c.failed} failed`);
+  return `${verb} run ${r.undoOf} of ${r.feed} → ${r.chatbot}: ${parts.join(', ')} (${r.outcome}${r.dryRun ? ', dry run' : ''}) in ${r.durationMs} ms`;
+}

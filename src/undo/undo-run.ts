@@ -1,0 +1,237 @@
+// `feedsync undo RUN`, as the command and the worker run it (the caller holds the chatbot's lock, the
+// same one a sync takes): read the run's changes from the change log, the later runs' writes, and the
+// chatbot's listings now; plan (plan-undo.ts); then, unless a dry run, write through the sync's
+// executor (the api client's budget and concurrency, its retries and breaker), recording every write
+// in the change log as a run of its own (with the listing before each, so an undo can be undone),
+// commit the sync state as if the undone run had not happened, and raise alerts by the usual rules.
+import type { CallCounter } from '../api/call-counter.js';
+import type { ChatbotApi } from '../api/types.js';
+import { alertAfterRun } from '../alerts/index.js';
+import type { FeedConfig, LoadedConfig } from '../config/schema.js';
+import { AbortedError, causeMessage, ConfigError, isRetryable } from '../errors.js';
+import type { ChangeEntry, ChangeLog, RunEntry } from '../history/change-log.js';
+import { createChangeRecorder, newRunId } from '../history/recorder.js';
+import { fingerprintListing, keptField } from '../listing/fingerprint.js';
+import type { Logger } from '../log.js';
+import type { KvStore } from '../state/kv-store.js';
+import { createBeforeCapture } from '../sync/capture-before.js';
+import { createExecutor, deleteJobs, type ExecutionResult, type Job } from '../sync/execute.js';
+import type { PlannedDelete } from '../sync/plan-types.js';
+import { fetchRemote } from '../sync/remote.js';
+import { commitChanges, emptyChanges } from '../sync/state.js';
+import { planUndo, type CurrentCopy, type UndoPlan } from './plan-undo.js';
+import { SHOWN, summaryOf, type UndoOutcome, type UndoReport } from './report.js';
+
+export interface UndoDeps {
+  api: ChatbotApi;
+  store: KvStore;
+  changeLog: ChangeLog;
+  config: LoadedConfig;
+  logger: Logger;
+  signal?: AbortSignal;
+  calls?: CallCounter;
+}
+
+export interface UndoOptions {
+  dryRun?: boolean;
+  force?: boolean;
+  /** the queue job, when a worker runs it */
+  job?: { jobId: string; attempt: number };
+}
+
+/** Later runs looked at for writes to the same keys (newest first, of every feed of the chatbot). */
+const LATER_RUNS = 500;
+
+/** The run and its feed, or a ConfigError a person can act on. */
+export async function findUndoTarget(changeLog: ChangeLog, config: LoadedConfig, runId: string): Promise<{ run: RunEntry; changes: ChangeEntry[]; feed: FeedConfig }> {
+  const { run, changes } = await changeLog.run(runId, config.config.changeLog.maxPerRun);
+  const kept = `${changeLog.location}; runs are kept ${config.config.changeLog.retentionDays} days (changeLog.retentionDays)`;
+  if (!run) throw new ConfigError(`no run ${JSON.stringify(runId)} in the change log (${kept}): \`feedsync runs\` lists the runs it has; a run past retention cannot be undone`);
+  if (run.dryRun) throw new ConfigError(`run ${runId} was a dry run: it wrote nothing, there is nothing to undo`);
+  const feed = config.config.feeds.find((f) => f.name === run.feed);
+  if (!feed) throw new ConfigError(`run ${runId} synced feed ${run.feed}, which is not in ${config.file} any more: undo needs its chatbot and keyBy`, config.file);
+  return { run, changes, feed };
+}
+
+export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions = {}): Promise<UndoReport> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const callsBefore = deps.calls?.snapshot().total ?? 0;
+  const { config } = deps.config;
+  const { run, changes, feed } = await findUndoTarget(deps.changeLog, deps.config, runId);
+  const ownRunId = newRunId(opts.job);
+  const logger = deps.logger.child({ feed: feed.name, chatbot: feed.chatbot, undo: runId });
+  const signal = deps.signal;
+  const base = { runId: ownRunId, undoOf: runId, feed: feed.name, chatbot: feed.chatbot, dryRun: Boolean(opts.dryRun), force: Boolean(opts.force) };
+
+  const finish = (r: { outcome: UndoOutcome; message?: string; plan?: UndoPlan; exec?: ExecutionResult }): UndoReport => {
+    const p = r.plan;
+    const actions = p?.actions ?? [];
+    const pick = <K extends string>(kind: K) => actions.filter((a) => a.kind === kind);
+    const creates = pick('create').map((a) => a.key);
+    const updates = pick('update').flatMap((a) => (a.kind === 'update' ? [{ key: a.key, changes: a.changes }] : []));
+    const deletes = pick('delete').map((a) => a.key);
+    const omitted = Math.max(0, creates.length - SHOWN) + Math.max(0, updates.length - SHOWN) + Math.max(0, deletes.length - SHOWN);
+    const e = r.exec;
+    const out: Omit<UndoReport, 'summary'> = {
+      ...base,
+      outcome: r.outcome,
+      retryable: r.outcome === 'unavailable' || r.outcome === 'aborted' || Boolean(e?.failures.some((f) => f.retryable)),
+      ...(r.message && { message: r.message }),
+      counts: {
+        deleted: e ? e.deleted : opts.dryRun ? deletes.length : 0,
+        updated: e ? e.updated : opts.dryRun ? updates.length : 0,
+        created: e ? e.created : opts.dryRun ? creates.length : 0,
+        unchanged: p?.unchanged ?? 0,
+        conflicts: p?.conflicts.length ?? 0,
+        cannot: p?.cannot.length ?? 0,
+        failed: e?.failures.length ?? 0,
+        duplicatesNotRecreated: p?.notUndone.duplicates ?? 0,
+      },
+      plan: { creates: creates.slice(0, SHOWN), updates: updates.slice(0, SHOWN), deletes: deletes.slice(0, SHOWN), ...(omitted && { omitted }) },
+      conflicts: (p?.conflicts ?? []).slice(0, SHOWN),
+      cannot: (p?.cannot ?? []).slice(0, SHOWN),
+      failures: (e?.failures ?? []).slice(0, SHOWN),
+      calls: (deps.calls?.snapshot().total ?? 0) - callsBefore,
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      durationMs: Math.round(performance.now() - t0),
+    };
+    const report = { ...out, summary: summaryOf(out) };
+    logger.info({ outcome: report.outcome }, report.summary);
+    return report;
+  };
+
+  // what the chatbot holds now, every listed field in the kept form (nothing ignored)
+  let remote;
+  try {
+    remote = await fetchRemote(deps.api, {
+      serialNumber: feed.chatbot,
+      keyBy: feed.keyBy,
+      pageSize: config.api.pageSize,
+      maxPages: config.api.maxPages,
+      concurrency: config.api.concurrency,
+      keepCompared: true,
+      echoRows: 0,
+      ...(signal && { signal }),
+    });
+  } catch (err) {
+    const outcome: UndoOutcome = err instanceof AbortedError || signal?.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
+    return record(finish({ outcome, message: `the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written` }));
+  }
+  if (!remote.complete) {
+    return record(finish({ outcome: 'unavailable', message: `the chatbot's listings could not be paged whole (${remote.problem ?? 'unstable paging'}): conflicts cannot be told; nothing was written` }));
+  }
+  const current = (key: string): CurrentCopy[] =>
+    (remote.byKey.get(key) ?? []).map((c) => {
+      const mls = c.compared === undefined ? undefined : keptField(c.compared, 'MLSNumber');
+      return { id: c.id, kept: c.compared ?? '', ...(typeof mls === 'string' && { mlsNumber: mls }) };
+    });
+  const plan = planUndo({ run, changes, laterWrites: await laterWrites(deps.changeLog, run, config.changeLog.maxPerRun), current, force: Boolean(opts.force) });
+  const trimmed = plan.cannot.length > 0;
+  const trimmedMessage = `the change log did not keep all of run ${runId}: ${plan.cannot.length} part(s) cannot be undone (listed below)`;
+  if (opts.dryRun) {
+    return finish({ outcome: trimmed && !opts.force ? 'guard' : 'ok', plan, ...(trimmed && { message: opts.force ? `${trimmedMessage}; with --force the rest would be undone` : `${trimmedMessage}; without --force nothing would be done` }) });
+  }
+  if (trimmed && !opts.force) return record(finish({ outcome: 'guard', plan, message: `${trimmedMessage}; nothing was done (--force undoes the rest)` }));
+
+  // the undo's own writes go to the change log like a sync's, with the listing before each
+  const recorder = createChangeRecorder(
+    deps.changeLog,
+    { runId: ownRunId, ...(opts.job && { jobId: opts.job.jobId }), feed: feed.name, chatbot: feed.chatbot, dryRun: false, undoOf: runId },
+    { maxPerRun: config.changeLog.maxPerRun, maxBytesPerRun: config.changeLog.maxBytesPerRun, logger },
+  );
+  const ignore: ReadonlySet<string> = new Set(feed.ignore);
+  const executor = createExecutor({
+    api: deps.api,
+    serialNumber: feed.chatbot,
+    keyBy: feed.keyBy,
+    concurrency: config.api.concurrency,
+    batchSize: feed.deletes.batchSize,
+    retries: config.api.retries,
+    logger,
+    feed: feed.name,
+    ...(signal && { signal }),
+    changes: recorder.sink,
+    before: createBeforeCapture({ api: deps.api, store: deps.store, feed: feed.name, serialNumber: feed.chatbot, keyBy: feed.keyBy, ignore, maxBytes: config.changeLog.maxWholeBytesPerRun, ...(signal && { signal }) }),
+  });
+  await executor.run(writeJobs(plan, ignore));
+  if (!executor.result.stopped) await executor.run(deleteJobs(deletesOf(plan, feed), feed.deletes.batchSize));
+  const exec = executor.result;
+  await commitChanges(deps.store, stateAfterUndo(feed.name, exec));
+
+  const left = plan.conflicts.filter((c) => !c.forced).length;
+  const outcome: UndoOutcome = exec.stopped ?? (exec.failures.length || left || trimmed ? 'partial' : 'ok');
+  const message =
+    exec.stopReason ??
+    [left ? `${left} conflict(s) left alone (--force reverts them)` : '', trimmed ? `${trimmedMessage}; the rest was undone (--force)` : ''].filter(Boolean).join('; ');
+  const report = finish({ outcome, plan, exec, ...(message && { message }) });
+  await recorder.finish({ startedAt: report.startedAt, finishedAt: report.finishedAt, durationMs: report.durationMs, outcome: report.outcome, summary: report.summary, ...(report.message && { message: report.message }), counts: { ...report.counts } });
+  return record(report);
+
+  /** alerts by the same rules as a sync (an undo reads no feed: the feed's own conditions stay as they were) */
+  async function record(report: UndoReport): Promise<UndoReport> {
+    if (opts.dryRun) return report;
+    await alertAfterRun(
+      deps.store,
+      config.alerts,
+      { feed: feed.name, chatbot: feed.chatbot },
+      { runId: report.runId, at: report.finishedAt, outcome: report.outcome, ...(report.message && { message: report.message }), records: 0, valid: 0, rejected: 0, unmapped: [], feedRead: false },
+      logger,
+    ).catch((err: Error) => logger.warn({ err: err.message }, 'alert rules could not be checked'));
+    return report;
+  }
+}
+
+function* writeJobs(plan: UndoPlan, ignore: ReadonlySet<string>): Generator<Job> {
+  for (const a of plan.actions) {
+    if (a.kind === 'create') yield { kind: 'create', create: { key: a.key, listing: a.before, fingerprint: fingerprintListing(a.before, ignore) } };
+    else if (a.kind === 'update') {
+      yield { kind: 'update', update: { key: a.key, listing: a.before, fingerprint: fingerprintListing(a.before, ignore), remoteId: a.remoteId, reason: a.changes.length ? 'fields' : 'unlisted', changes: a.changes } };
+    }
+  }
+}
+
+function deletesOf(plan: UndoPlan, feed: FeedConfig): PlannedDelete[] {
+  return plan.actions.flatMap((a) =>
+    a.kind === 'delete' ? [{ key: a.key, reason: 'undone' as const, deleteKey: a.key, keyType: feed.keyBy, remoteIds: a.remoteIds, ...(a.mlsNumber !== undefined && { mlsNumber: a.mlsNumber }) }] : [],
+  );
+}
+
+/**
+ * The sync state as if the undone run had not happened, for the keys the undo wrote: a listing put
+ * back has the fingerprint and unlisted fields of what was put back; one deleted has none. Stamps
+ * and first-missing marks of those keys go: the next sync maps their records again and, finding
+ * them in step, writes nothing and records new stamps.
+ */
+function stateAfterUndo(feed: string, exec: ExecutionResult) {
+  const changes = emptyChanges(feed);
+  const touched = [...exec.written.map(([k]) => k), ...exec.deletedKeys];
+  changes.fingerprints.set = exec.written;
+  changes.fingerprints.delete = exec.deletedKeys;
+  changes.unlisted = { set: exec.unlisted, delete: exec.deletedKeys };
+  changes.stamps.delete = touched;
+  changes.missingSince.delete = touched;
+  return changes;
+}
+
+/** key → the first later run (of any feed of the chatbot) that wrote it, as a person reads it */
+async function laterWrites(log: ChangeLog, run: RunEntry, maxPerRun: number): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const runs = await log.runs(undefined, LATER_RUNS);
+  const at = runs.findIndex((r) => r.runId === run.runId);
+  // (an earlier undo of this same run is not a later change: what it put back reads as already back)
+  const later = (at >= 0 ? runs.slice(0, at) : runs.filter((r) => r.finishedAt > run.finishedAt)).filter(
+    (r) => r.chatbot === run.chatbot && !r.dryRun && r.runId !== run.runId && r.undoOf !== run.runId,
+  );
+  // oldest first: each key names the first run after the undone one that wrote it
+  for (const r of later.reverse()) {
+    const { changes } = await log.run(r.runId, maxPerRun);
+    for (const { change: c } of changes) {
+      if ((c.op === 'create' || c.op === 'update' || c.op === 'delete') && !(c.op === 'delete' && c.withheld) && !out.has(c.key)) {
+        out.set(c.key, `run ${r.runId}${r.undoOf ? ` (an undo of ${r.undoOf})` : ''} of ${r.feed} at ${r.finishedAt} made a ${c.op}`);
+      }
+    }
+  }
+  return out;
+}

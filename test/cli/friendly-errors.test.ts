@@ -1,0 +1,109 @@
+// What a person can fix is said in one paragraph, never a stack trace: the thing, what is wrong, what
+// to do, and what doing it costs. A state file that is not JSON, one that cannot be read or written,
+// a port in use, a Redis that refuses the password.
+import { once } from 'node:events';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { EnvironmentError } from '../../src/errors.js';
+import { createFileStore } from '../../src/state/file-store.js';
+import { feedsync } from '../settings/run-cli.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+/** A config that would sync a two-row feed into the embedded emulator, with `extra` YAML lines. */
+async function setup(extra: string[] = []): Promise<{ dir: string; config: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-friendly-'));
+  dirs.push(dir);
+  await writeFile(join(dir, 'homes.csv'), 'MLSNumber,City\nM1,Austin\nM2,Austin\n');
+  const config = join(dir, 'feedsync.yaml');
+  await writeFile(
+    config,
+    [
+      'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }',
+      ...extra,
+      'chatbots: [{ serialNumber: SN-F }]',
+      'feeds:',
+      '  - { name: homes, chatbot: SN-F, source: { kind: csv, path: homes.csv }, mapping: { fields: { MLSNumber: MLSNumber, City: City } } }',
+    ].join('\n'),
+  );
+  return { dir, config };
+}
+
+/** One paragraph on stderr, starting `feedsync: `, with no stack frame. */
+function paragraph(stderr: string): string {
+  const lines = stderr.trimEnd().split('\n');
+  expect(lines, stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^feedsync: /);
+  expect(stderr).not.toMatch(/^\s+at /m);
+  return lines[0]!;
+}
+
+describe('errors a person can fix', () => {
+  it('a state file that is not valid JSON: the file, what is wrong, restore or move aside, and what that costs', async () => {
+    const { dir, config } = await setup();
+    const state = join(dir, '.feedsync', 'state.json');
+    await mkdir(join(dir, '.feedsync'));
+    await writeFile(state, '{"fp:homes":{"M1":"abc'); // cut short by a full disk
+    const r = await feedsync(['sync', '--config', config]);
+    expect(r.code).toBe(1);
+    const text = paragraph(r.stderr);
+    expect(text).toContain(`The state file ${state} is not valid JSON`);
+    expect(text).toContain('Restore it from a backup, or move it aside');
+    expect(text).toContain('rewrites nothing that matches');
+  });
+
+  it('a state file that cannot be read names it, why, and what to do', async () => {
+    const { dir, config } = await setup(['state: { file: state-folder }']);
+    await mkdir(join(dir, 'state-folder'));
+    const r = await feedsync(['sync', '--config', config]);
+    expect(r.code).toBe(1);
+    const text = paragraph(r.stderr);
+    expect(text).toContain(`The state file ${join(dir, 'state-folder')} cannot be read: it is a folder where a file was expected (EISDIR)`);
+    expect(text).toContain('set state.file to another path');
+  });
+
+  it('a state file that cannot be written: what the run wrote stays, what it learned is not kept', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-friendly-'));
+    dirs.push(dir);
+    const store = await createFileStore(join(dir, 'gone', 'state.json'));
+    await writeFile(join(dir, 'gone'), 'a file where the state folder was');
+    const err = await store.set('fp:homes', [['M1', 'abc']]).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(EnvironmentError);
+    expect((err as Error).message).toMatch(/^The state file .*state\.json was not written: .*a part of its path is a file where a folder is needed/);
+    expect((err as Error).message).toContain('What this run wrote is on the chatbot');
+  });
+
+  it('a port in use: which, and how to choose another', async () => {
+    const taken = createServer().listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const r = await feedsync(['emulator', '--port', String(port)]);
+      expect(r.code).toBe(1);
+      expect(paragraph(r.stderr)).toBe(
+        `feedsync: Port ${port} on 127.0.0.1 is in use by another program (EADDRINUSE). Stop what listens there (another emulator?), or give another with --port (0: any free port).`,
+      );
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('a Redis that refuses the password: nothing run, where to put the right one', async () => {
+    const redis = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    redis.username = 'feedsync-no-such-user';
+    redis.password = 'not-the-password';
+    const { config } = await setup([`redis: { url: "${redis.href}", prefix: feedsync-friendly }`]);
+    const r = await feedsync(['sync', '--config', config]);
+    expect(r.code).toBe(1);
+    const text = paragraph(r.stderr);
+    expect(text).toContain('refuses the user name or password (WRONGPASS');
+    expect(text).toContain('nothing was run and nothing written');
+    expect(text).not.toContain('not-the-password');
+  });
+});

@@ -1,0 +1,53 @@
+// `feed probe`: a few small requests against servers that accept different things; the settings it
+// points to; a vendor profile is only asked what it would send (no refusal from the MLS Grid server).
+import { afterEach, describe, expect, it } from 'vitest';
+import { generateResoRecords } from '../../fixtures/generate.js';
+import type { ResoSource } from '../../src/feeds/config-schema.js';
+import { FeedSource } from '../../src/feeds/index.js';
+import { probeLines, probeReso } from '../../src/feeds/reso-probe.js';
+import { silentLogger } from '../../src/log.js';
+import { startResoServer } from '../helpers/reso-server.js';
+import { startVendorServer } from '../helpers/vendor-server.js';
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((c) => c()));
+});
+const reso = (raw: Record<string, unknown>) => FeedSource.parse({ kind: 'reso', retries: 0, ...raw }) as ResoSource;
+const ctx = { baseDir: '/', logger: silentLogger };
+
+describe('feed probe', () => {
+  it('a standard server: keyset accepted, its page-size cap found, gzip and quota headers seen', async () => {
+    const s = await startResoServer({ records: generateResoRecords(150, { seed: 2 }), maxPageSize: 100, gzip: true, quota: { perMinute: 600, perHour: 7200 } });
+    closers.push(() => s.close());
+    const r = await probeReso(reso({ url: s.url }), ctx);
+    expect(r.results.every((x) => x.ok)).toBe(true);
+    expect(r.settings).toMatchObject({ paging: 'keyset', maxPageSize: 100, expandMedia: true, select: true });
+    expect(r.differences).toEqual(['maxPageSize: 100 (the server sent 100 of 1000 with a nextLink)']);
+    expect(r.compression).toBe('gzip');
+    expect(r.quotaHeaders).toEqual(['hour-quota-limit', 'hour-quota-resettime', 'minute-quota-limit']);
+    expect(r.requests).toBeLessThanOrEqual(7);
+    expect(s.requests).toHaveLength(r.requests);
+  });
+
+  it('a server refusing $orderby: nextLink paging is what to set, and the refusal is shown readably', async () => {
+    const s = await startResoServer({ records: generateResoRecords(20, { seed: 2 }), refuseOrderby: true });
+    closers.push(() => s.close());
+    const r = await probeReso(reso({ url: s.url }), ctx);
+    expect(r.results.find((x) => x.what === '$orderby=ListingKey')).toMatchObject({ ok: false, detail: expect.stringContaining('The query option $orderby is not supported') });
+    expect(r.settings.paging).toBe('nextLink');
+    expect(probeLines(r).join('\n')).toContain('paging: nextLink (the source says keyset)');
+  });
+
+  it('vendor mlsgrid: asks only what the profile sends, and confirms it', async () => {
+    const records = generateResoRecords(20, { seed: 2 }).map((x) => ({ ...x, OriginatingSystemName: 'actris' }));
+    const s = await startVendorServer({ vendor: 'mlsgrid', records, token: 'tok-probe-1', originatingSystem: 'actris' });
+    closers.push(() => s.close());
+    const r = await probeReso(reso({ vendor: 'mlsgrid', url: s.url, bearerToken: 'tok-probe-1', originatingSystem: 'actris' }), ctx);
+    expect(s.refused).toEqual([]);
+    expect(s.tooMany).toEqual([]);
+    expect(r.differences).toEqual([]);
+    expect(r.compression).toBe('gzip');
+    expect(probeLines(r).at(-1)).toBe("the source's settings fit what the server accepts (vendor mlsgrid: paging nextLink, maxPageSize 1000)");
+  });
+});

@@ -1,0 +1,73 @@
+// The bad-export story of issue 27, as files and configs: a good feed of homes (with descriptions and
+// the unlisted Location), and the vendor's broken export of it: every price ×10 on a quarter of the
+// listings, the Location (a field the list does not return) changed on two, a tenth of the rows
+// missing, two rows new. Configs for `feedsync` over it against the emulator, with or without Redis.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { withRuntime } from '../../src/cli/with-runtime.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { StoredListing } from '../../src/emulator/state.js';
+import { runFeed, type FeedRunReport } from '../../src/runs/run-feed.js';
+import { feedsOfChatbot, type SyncOptions } from '../../src/sync/index.js';
+import { undoRun, type UndoOptions, type UndoReport } from '../../src/undo/index.js';
+import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { COLUMNS, csv, homesConfigYaml, row, type Row } from '../sync/helpers/feed.js';
+
+const HEADER = [...COLUMNS, 'Description'] as const;
+type StoryRow = Row & { Description?: string };
+
+/** a description a few hundred characters long (kept whole by undo, cut to an excerpt in the diff) */
+const description = (i: number) => `Home ${i}: ${'bright rooms, a quiet street and a garden. '.repeat(8)}`.trim();
+
+export const goodRows = (n = 20): StoryRow[] => Array.from({ length: n }, (_, k) => ({ ...row(k + 1), Description: description(k + 1) }));
+
+/** the broken export: prices ×10 on rows 1–5, Location changed on 6–7, rows 19–20 missing, rows 21–22 new */
+export function badRows(): StoryRow[] {
+  return [
+    ...goodRows(18).map((r, k) => (k < 5 ? { ...r, SalePrice: Number(r.SalePrice) * 10 } : k < 7 ? { ...r, Location: 'Somewhere Else' } : r)),
+    { ...row(21), Description: description(21) },
+    { ...row(22), Description: description(22) },
+  ];
+}
+
+export const storyCsv = (rows: StoryRow[]) => csv(rows, HEADER);
+
+export interface Story {
+  dir: string;
+  config: string;
+  writeFeed(rows: StoryRow[]): Promise<void>;
+}
+
+/** a config over homes.csv (+ Description) in a fresh folder; `top` adds top-level YAML lines (redis, changeLog) */
+export async function createStory(url: string, top: string[] = []): Promise<Story> {
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-undo-'));
+  const config = join(dir, 'feedsync.yaml');
+  const yaml = homesConfigYaml(url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3 }', top }) + '\n        Description: Description\n';
+  await writeFile(config, yaml);
+  return { dir, config, writeFeed: (rows) => writeFile(join(dir, 'homes.csv'), storyCsv(rows)) };
+}
+
+/** the chatbot's listings as the emulator stores them, IDs aside, by MLSNumber, keys sorted: equal means byte-equal */
+export function listingsAsText(listings: readonly StoredListing[]): string[] {
+  return listings
+    .map(({ ID: _id, ...rest }) => JSON.stringify(Object.fromEntries(Object.entries(rest).sort(([a], [b]) => a.localeCompare(b)))))
+    .sort();
+}
+
+/** the run id a `feedsync sync` printed */
+export const runIdOf = (stderr: string) => /runs show (\S+)/.exec(stderr)?.[1];
+/** the run id a `feedsync undo` printed for itself */
+export const undoRunIdOf = (stderr: string) => /this undo is run (\S+)/.exec(stderr)?.[1];
+
+/** `feedsync sync` and `feedsync undo` in this process (the lock aside: the CLI test takes it), over real HTTP */
+export async function inProcess<T>(config: string, fn: (ops: { sync(opts?: SyncOptions): Promise<FeedRunReport>; undo(runId: string, opts?: UndoOptions): Promise<UndoReport> }) => Promise<T>): Promise<T> {
+  const loaded = await loadConfig(config);
+  return withRuntime(loaded, async ({ api, store, changeLog }, logger) => {
+    const feed = loaded.config.feeds[0]!;
+    return fn({
+      sync: (opts = {}) => runFeed(feed, { api, store, chatbotFeeds: feedsOfChatbot(loaded.config.feeds, feed.chatbot), logger, baseDir: loaded.dir, apiConfig: loaded.config.api }, opts, { config: loaded, changeLog }),
+      undo: (runId, opts = {}) => undoRun(runId, { api, store, changeLog, config: loaded, logger }, opts),
+    });
+  });
+}
