@@ -42,6 +42,8 @@ export interface RuntimeOptions {
   redis?: RedisClient;
   /** `--no-redis`: the state file even when `redis` is configured (a run the workers do not see) */
   noRedis?: boolean;
+  /** the command writes no state (smoke, feed explain): a configured Redis that does not answer is warned about, not refused */
+  redisOptional?: boolean;
 }
 
 /** Folder beside the config where the embedded emulator and the state file keep their data. */
@@ -135,7 +137,15 @@ async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Ar
 
   const redis = createRedis(settings, { name: 'feedsync-command', purpose: 'command' });
   redis.on('error', () => {}); // reported through requireRedis(); ioredis would print it otherwise
-  await requireRedis(redis, where); // no Redis, no run: throws before anything is written
+  try {
+    await requireRedis(redis, where); // no Redis, no run: throws before anything is written
+  } catch (err) {
+    // a command that writes no state (smoke, feed explain) goes on without Redis's shared budgets
+    if (!opts.redisOptional) throw err;
+    const local = await fileStore();
+    opts.logger.warn({ err: (err as Error).message }, 'Redis does not answer; request budgets count this process only');
+    return local;
+  }
   closers.push(async () => {
     await redis.quit().catch(() => redis.disconnect());
   });

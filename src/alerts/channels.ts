@@ -2,6 +2,12 @@
 // incoming webhook, or e-mail over SMTP (nodemailer). Each send has a deadline and follows no
 // redirect; a channel that fails is logged and the others still get the alert. Every text sent is
 // masked of secrets first, and the channels' own secrets are registered so no log shows them.
+// - Webhook: X-Feedsync-Timestamp (Unix seconds) and X-Feedsync-Signature: sha256=<hex HMAC-SHA256
+//   of "<timestamp>.<body>">, so a receiver can refuse a replayed body (an old timestamp).
+// - Slack: `&`, `<` and `>` escaped as Slack documents (https://api.slack.com/reference/surfaces/
+//   formatting#escaping), and the alert's message, which carries feed text, in a code span: a value
+//   `<!channel>` or `<https://evil.test|click>` reaches the channel as text, never as a ping or a link.
+// - E-mail: with smtp.user set, STARTTLS is required (requireTLS): the password never goes in clear.
 import { createHmac } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Logger } from '../log.js';
@@ -20,6 +26,7 @@ export interface Alert extends Notice {
 }
 
 export const SIGNATURE_HEADER = 'x-feedsync-signature';
+export const TIMESTAMP_HEADER = 'x-feedsync-timestamp';
 const TIMEOUT_MS = 10_000;
 
 export function registerChannelSecrets(channels: readonly AlertChannel[]): void {
@@ -30,8 +37,20 @@ export function registerChannelSecrets(channels: readonly AlertChannel[]): void 
   }
 }
 
-export function signBody(body: string, secret: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+/** The signature of a webhook body sent at `timestamp` (Unix seconds): both are signed, so neither can be replayed alone. */
+export function signBody(body: string, secret: string, timestamp: number): string {
+  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+/** Slack's control characters as the entities Slack documents; nothing else is encoded. */
+export function slackEscape(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** The Slack text of an alert: feed text in a code span (its backticks turned into ʼ so the span cannot be closed early). */
+export function slackText(a: Alert): string {
+  const message = a.message.replace(/`/g, 'ʼ').replace(/\s+/g, ' ');
+  return slackEscape(redactSecrets(`${alertTitle(a)} — \`${message}\` (chatbot ${a.chatbot}${a.runId ? `, run ${a.runId}` : ''}, since ${a.since}). ${a.hint}`));
 }
 
 export function alertTitle(a: Alert): string {
@@ -61,16 +80,18 @@ async function sendOne(c: AlertChannel, alert: Alert): Promise<void> {
   switch (c.kind) {
     case 'webhook': {
       const body = JSON.stringify(maskDeep({ type: 'feedsync.alert', ...alert, text: alertText(alert) }, alert.feed));
-      return post(c.url, body, { [SIGNATURE_HEADER]: signBody(body, c.secret) });
+      const timestamp = Math.floor(Date.now() / 1000);
+      return post(c.url, body, { [TIMESTAMP_HEADER]: String(timestamp), [SIGNATURE_HEADER]: signBody(body, c.secret, timestamp) });
     }
     case 'slack':
-      return post(c.url, JSON.stringify({ text: alertText(alert) }), {});
+      return post(c.url, JSON.stringify({ text: slackText(alert) }), {});
     case 'email': {
       const transport = nodemailer.createTransport({
         host: c.smtp.host,
         port: c.smtp.port,
         secure: c.smtp.secure,
-        ...(c.smtp.user && { auth: { user: c.smtp.user, pass: c.smtp.pass ?? '' } }),
+        // with credentials, STARTTLS or nothing: a server that offers no TLS never gets the password
+        ...(c.smtp.user && { auth: { user: c.smtp.user, pass: c.smtp.pass ?? '' }, requireTLS: true }),
         connectionTimeout: TIMEOUT_MS,
         greetingTimeout: TIMEOUT_MS,
         socketTimeout: TIMEOUT_MS,

@@ -65,7 +65,7 @@ export async function alertAfterRun(
 ): Promise<Notice[]> {
   const notices = await updateAlertState(store, target.feed, (before) => {
     const { state, holding } = afterRun(before, run, config.rules);
-    return { ...transitions(state, holding, now), store: true };
+    return { ...transitions(state, holding, now, config.rules), store: true };
   });
   await deliver(config, target, notices, logger, now, run.runId);
   return notices;
@@ -76,12 +76,11 @@ export async function checkStaleness(store: KvStore, config: AlertsConfig, targe
   const all: Notice[] = [];
   for (const target of targets) {
     const notices = await updateAlertState(store, target.feed, (before) => {
-      const holding = new Map<Condition, string>(Object.entries(before.open).map(([c, v]) => [c as Condition, v!.message]));
+      const holding = new Map<Condition, string>();
       const stale = staleness(before, config.rules, now, since);
       if (stale) holding.set('stale', stale);
-      else holding.delete('stale');
-      const next = transitions(before, holding, now);
-      return { ...next, store: next.notices.length > 0 };
+      const next = transitions(before, holding, now, { ...config.rules, only: ['stale'] });
+      return { ...next, store: JSON.stringify(next.state) !== JSON.stringify(before) };
     });
     if (!notices.length) continue;
     await deliver(config, target, notices, logger, now);

@@ -1,6 +1,7 @@
 // The alert rules, pure: a feed's alert state and what its last run showed in, the conditions that
-// hold now and the notices to send out. A condition alerts once when it starts to hold, and once
-// ("resolved") when it stops: never again while it holds, so a failing feed makes no storm.
+// hold now and the notices to send out. A condition alerts once when it has held for `openAfterRuns`
+// runs in a row, and once ("resolved") when it has stayed clear for `closeAfterMinutes`: never again
+// while it holds, and a flapping feed (bad, good, bad) neither alerts nor resolves on every run.
 import { excerpt } from '../errors.js';
 import type { AlertRules } from './config-schema.js';
 
@@ -39,7 +40,10 @@ export interface AlertState {
   lastGoodValid?: number;
   /** valid records of the last good run of each kind: a run is compared with one of its own kind */
   lastGoodValidByMode?: Partial<Record<'full' | 'incremental', number>>;
-  open: Partial<Record<Condition, { since: string; message: string }>>;
+  /** `clear`: when the open condition was last seen not holding (it resolves once clear long enough) */
+  open: Partial<Record<Condition, { since: string; message: string; clear?: string }>>;
+  /** conditions holding but not yet open: runs in a row they held */
+  pending?: Partial<Record<Condition, number>>;
 }
 
 export interface Notice {
@@ -120,21 +124,52 @@ export function staleness(state: AlertState, rules: AlertRules, now: Date, since
     : `no successful sync in ${hours.toFixed(1)} h since ${last} (alert after ${rules.staleHours} h)`;
 }
 
-/** The notices that turn `holding` into the open set: new conditions fire, gone ones resolve. */
-export function transitions(state: AlertState, holding: Map<Condition, string>, now: Date): { state: AlertState; notices: Notice[] } {
+export interface Hysteresis {
+  openAfterRuns: number;
+  closeAfterMinutes: number;
+  /** the conditions this observation is about (the staleness timer: `stale` alone); default all */
+  only?: readonly Condition[];
+}
+
+/**
+ * The notices that turn `holding` into the open set: a condition fires once it held `openAfterRuns`
+ * observations in a row, and an open one resolves once it has been clear for `closeAfterMinutes`
+ * ("stale", a time already waited out, both at once).
+ */
+export function transitions(state: AlertState, holding: Map<Condition, string>, now: Date, h: Hysteresis = { openAfterRuns: 1, closeAfterMinutes: 0 }): { state: AlertState; notices: Notice[] } {
   const open = { ...state.open };
+  const pending = { ...state.pending };
   const notices: Notice[] = [];
   const at = now.toISOString();
+  const inScope = (c: Condition) => !h.only || h.only.includes(c);
   for (const [condition, message] of holding) {
-    if (open[condition]) continue;
+    if (!inScope(condition)) continue;
+    const was = open[condition];
+    if (was) {
+      if (was.clear) open[condition] = { since: was.since, message: was.message }; // holds again: not clear any more
+      continue;
+    }
+    const runs = (pending[condition] ?? 0) + 1;
+    if (runs < h.openAfterRuns && condition !== 'stale') {
+      pending[condition] = runs;
+      continue;
+    }
+    delete pending[condition];
     open[condition] = { since: at, message };
     notices.push({ status: 'firing', condition, message, since: at });
   }
+  for (const condition of Object.keys(pending) as Condition[]) if (inScope(condition) && !holding.has(condition)) delete pending[condition];
   for (const condition of Object.keys(open) as Condition[]) {
-    if (holding.has(condition)) continue;
+    if (!inScope(condition) || holding.has(condition)) continue;
     const was = open[condition]!;
+    const clear = was.clear ?? at;
+    // staleness is measured in hours already, and ended by a good run: it resolves at once
+    if (condition !== 'stale' && now.getTime() - new Date(clear).getTime() < h.closeAfterMinutes * 60_000) {
+      open[condition] = { ...was, clear };
+      continue;
+    }
     delete open[condition];
     notices.push({ status: 'resolved', condition, message: `resolved: ${was.message}`, since: was.since });
   }
-  return { state: { ...state, open }, notices };
+  return { state: { ...state, open, ...(Object.keys(pending).length ? { pending } : { pending: undefined }) }, notices };
 }

@@ -56,7 +56,7 @@ export async function run(opts: Options): Promise<number> {
       for (const item of page.items) if (remoteKey(item, feed!.keyBy) === key) remote.push(item);
     }
     return explain(feed!, key, found, remote);
-  });
+  }, { redisOptional: true }); // reads only: it runs when Redis does not answer
   if (opts.json) printJson(explanation);
   else process.stdout.write(formatExplanation(explanation));
   return EXIT.ok;

@@ -1,8 +1,10 @@
 // `feedsync init`: writes a commented starter config (and a three-listing sample CSV it reads) that
 // works as it is against the embedded emulator, so `feedsync sync` right after shows a whole run.
-// Never overwrites a file unless --force.
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+// Never overwrites a file unless --force, and never writes through a symbolic link (a link planted
+// where the config or the sample feed goes would have init write wherever it points): each file is
+// opened with exclusive create (O_EXCL), or with --force O_NOFOLLOW, and a linked folder is refused.
+import { constants, existsSync } from 'node:fs';
+import { lstat, mkdir, open, readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { EXIT } from './exit.js';
@@ -21,12 +23,13 @@ export async function run(opts: InitOptions): Promise<number> {
     throw new ConfigError(`${file} exists already; give another --config path, or --force to overwrite it`, file);
   }
   await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, await readFile(new URL('starter.yaml', TEMPLATES), 'utf8'));
+  await writeNew(file, await readFile(new URL('starter.yaml', TEMPLATES), 'utf8'), Boolean(opts.force));
   const wrote = [file];
   // The sample feed is written only when missing: a feed of your own is never replaced.
-  if (!existsSync(feedFile)) {
+  if (!(await linkOrFile(feedFile))) {
+    await refuseLink(dirname(feedFile));
     await mkdir(dirname(feedFile), { recursive: true });
-    await writeFile(feedFile, await readFile(new URL('listings.csv', TEMPLATES), 'utf8'));
+    await writeNew(feedFile, await readFile(new URL('listings.csv', TEMPLATES), 'utf8'), false);
     wrote.push(feedFile);
   }
   const rel = relative(process.cwd(), file) || file;
@@ -44,4 +47,36 @@ export async function run(opts: InitOptions): Promise<number> {
     ].join('\n'),
   );
   return EXIT.ok;
+}
+
+/** Whether anything is at `path`, a dangling link included (existsSync follows links). */
+async function linkOrFile(path: string): Promise<boolean> {
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function refuseLink(path: string): Promise<void> {
+  const st = await lstat(path).catch(() => undefined);
+  if (st?.isSymbolicLink()) throw new ConfigError(`${path} is a symbolic link; feedsync init does not write through links: remove it or choose another --config path`, path);
+}
+
+/** Write `text` to a new file (O_EXCL), or with `force` over a regular file (O_NOFOLLOW): never through a link. */
+async function writeNew(path: string, text: string, force: boolean): Promise<void> {
+  await refuseLink(path);
+  const flags = constants.O_WRONLY | constants.O_CREAT | (force ? constants.O_TRUNC | constants.O_NOFOLLOW : constants.O_EXCL);
+  let fh;
+  try {
+    fh = await open(path, flags, 0o644);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ELOOP') throw new ConfigError(`${path} appeared meanwhile or is a link; feedsync init writes only new files (or --force over a regular file)`, path);
+    throw err;
+  }
+  try {
+    await fh.writeFile(text);
+  } finally {
+    await fh.close();
+  }
 }

@@ -8,10 +8,10 @@ import { createRuntime, type Runtime } from '../runtime.js';
 export async function withRuntime<T>(
   loaded: LoadedConfig,
   fn: (runtime: Runtime, logger: Logger) => Promise<T>,
-  opts: { onCall?: (event: ApiCallEvent) => void; noRedis?: boolean } = {},
+  opts: { onCall?: (event: ApiCallEvent) => void; noRedis?: boolean; redisOptional?: boolean } = {},
 ): Promise<T> {
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
-  const runtime = await createRuntime(loaded, { logger, onCall: opts.onCall, noRedis: opts.noRedis });
+  const runtime = await createRuntime(loaded, { logger, onCall: opts.onCall, noRedis: opts.noRedis, redisOptional: opts.redisOptional });
   try {
     return await fn(runtime, logger);
   } finally {

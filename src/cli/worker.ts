@@ -29,6 +29,7 @@ import { createRuntime } from '../runtime.js';
 import { StartupError } from '../errors.js';
 import { within } from '../queue/deadline.js';
 import { createApp, createMetrics } from '../server/index.js';
+import { allowedHosts } from '../server/http-guard.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
 import { checkStaleness } from '../alerts/index.js';
 import { ALL, pausedFeeds } from '../queue/control.js';
@@ -189,7 +190,8 @@ async function start(
   // the last good sync of each feed survives a restart of the worker: read back from the change log
   void metrics.recallLastSuccess(loaded.config.feeds.map((f) => f.name), runtime.changeLog).catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
   const admin = uiAdminFromEnv();
-  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status, admin });
+  const hosts = allowedHosts(loaded.config.worker.host, loaded.config.worker.allowedHosts);
+  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status, admin, hosts });
   const server: Server = app.listen(opts.port ?? settings.port, settings.host);
   closers.push(() => {
     server.close();

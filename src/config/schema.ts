@@ -205,6 +205,10 @@ export const Config = z
           .min(1)
           .default('127.0.0.1')
           .describe('address the worker\'s HTTP face listens on; 0.0.0.0 for every interface (containers)'),
+        allowedHosts: z
+          .array(z.string().min(1))
+          .default([])
+          .describe('Host names the worker\'s pages answer besides localhost, 127.0.0.1, ::1 and worker.host (DNS rebinding guard)'),
         historySize: z.number().int().min(1).max(10_000).default(50),
         watchdogSeconds: z.number().int().positive().max(86_400).default(300),
         shutdownTimeoutMs: durationMs(30_000, HOUR_MS),

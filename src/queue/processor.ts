@@ -14,7 +14,7 @@ import { boundReport } from './report-size.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { reportError, toJobError, verdictFor } from './retry-policy.js';
 import { CancelRequest, pausedFor, type CancelWatcher } from './control.js';
-import { acquireTargetLock, chatbotLockName, lockFreedWhileMoving, targetLockKey, type LockWaiters } from './target-lock.js';
+import { acquireTargetLock, chatbotLockName, freeIfHolderGone, lockFreedWhileMoving, targetLockKey, type LockWaiters } from './target-lock.js';
 
 export interface ProcessorDeps {
   config: LoadedConfig;
@@ -73,7 +73,9 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
 
     const lockName = chatbotLockName(target, def.lockKind ?? def.kind);
     const lockKey = targetLockKey(deps.prefix, lockName);
-    const lock = def.exclusive ? await acquireTargetLock(deps.redis, lockKey, jobId, deps.lockTtlMs, waiters(job.queueName)) : undefined;
+    const take = () => acquireTargetLock(deps.redis, lockKey, jobId, deps.lockTtlMs, waiters(job.queueName));
+    // a holder found gone (a run killed as PID 1 of its container, a reused PID): its lock is freed now, not at its expiry
+    const lock = def.exclusive ? ((await take()) ?? ((await freeIfHolderGone(deps.redis, lockKey)) ? await take() : undefined)) : undefined;
     if (def.exclusive && !lock) {
       // Another job of this target runs: wait behind it (its release wakes this job), never beside
       // it, never dropped.

@@ -5,6 +5,7 @@ import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express } from 'express';
 import type { Queues } from '../queue/index.js';
 import { checkHealth, type HealthDeps } from './health.js';
+import { allowedHosts, httpGuard } from './http-guard.js';
 import { uiGuard, type UiAdmin } from './ui-auth.js';
 import type { WorkerMetrics } from './metrics.js';
 import { statusRouter } from './status/routes.js';
@@ -14,10 +15,14 @@ import { STATUS_PATH } from './status/status-page.js';
 export const UI_PATH = '/ui';
 
 
-/** `admin`: who may act in the queue UI (ui-auth.ts); without it the UI is read-only. /healthz and /metrics stay open. */
-export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; status?: StatusDeps; admin?: UiAdmin }): Express {
+/**
+ * `admin`: who may act in the queue UI (ui-auth.ts); without it the UI is read-only. /healthz and
+ * /metrics stay open. `hosts`: the Host names answered (http-guard.ts); default the local ones.
+ */
+export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; status?: StatusDeps; admin?: UiAdmin; hosts?: readonly string[] }): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.use(httpGuard(deps.hosts ?? allowedHosts('127.0.0.1')));
 
   app.get('/healthz', async (_req, res) => {
     const health = await checkHealth(deps);

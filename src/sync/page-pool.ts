@@ -106,12 +106,14 @@ export function openPagePool(poolOpts: PagePoolOptions = {}): PagePool {
       }
       const slot: Slot = { worker, ready: false, ending: false, pending: new Map() };
       slots.add(slot);
-      worker.unref();
       worker.on('message', (reply: PageReply) => onReply(slot, reply));
       // an uncaught error in the worker (then its exit), a reply that could not be read, an exit
       worker.on('error', () => drop(slot, true));
       worker.on('messageerror', () => drop(slot, true));
       worker.on('exit', () => drop(slot, !slot.ending));
+      // unref after the listeners: a listener added later may ref the worker's port again, and an
+      // idle pool would then keep a finished command alive until its idle timeout (30 s)
+      worker.unref();
     }
   };
 

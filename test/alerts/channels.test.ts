@@ -3,7 +3,7 @@
 // channel does not keep the others from their alert; no secret is in anything sent.
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendAlert, SIGNATURE_HEADER, type Alert } from '../../src/alerts/channels.js';
+import { sendAlert, SIGNATURE_HEADER, slackText, TIMESTAMP_HEADER, type Alert } from '../../src/alerts/channels.js';
 import { AlertsConfig } from '../../src/alerts/config-schema.js';
 import { registerSecret, silentLogger } from '../../src/log.js';
 import { startHttpReceiver, startSmtpReceiver } from './receivers.js';
@@ -32,20 +32,24 @@ describe('alert channels', () => {
       channels: [
         { kind: 'webhook', url: `${http.url}/hook`, secret: 'whsec-0123456789' },
         { kind: 'slack', url: `${http.url}/services/T000/B000/XXXXSLACKTOKEN` },
-        { kind: 'email', smtp: { host: '127.0.0.1', port: smtp.port, user: 'ops', pass: 'smtp-pass-1234' }, from: 'feedsync@example.com', to: ['oncall@example.com'] },
+        { kind: 'email', smtp: { host: '127.0.0.1', port: smtp.port }, from: 'feedsync@example.com', to: ['oncall@example.com'] },
       ],
     });
+    const before = Math.floor(Date.now() / 1000);
     expect(await sendAlert(config.channels, alert, silentLogger)).toBe(3);
 
     const hook = http.received.find((r) => r.path === '/hook')!;
-    const expected = `sha256=${createHmac('sha256', 'whsec-0123456789').update(hook.body).digest('hex')}`;
+    // the timestamp is signed with the body: a replayed body carries an old timestamp, or a wrong signature
+    const timestamp = Number(hook.headers[TIMESTAMP_HEADER]);
+    expect(timestamp).toBeGreaterThanOrEqual(before);
+    const expected = `sha256=${createHmac('sha256', 'whsec-0123456789').update(`${timestamp}.${hook.body}`).digest('hex')}`;
     expect(hook.headers[SIGNATURE_HEADER]).toBe(expected);
     expect(hook.headers['content-type']).toBe('application/json');
     const doc = JSON.parse(hook.body);
     expect(doc).toMatchObject({ type: 'feedsync.alert', status: 'firing', condition: 'guard', feed: 'austin', runId: 'run-1' });
 
     const slack = http.received.find((r) => r.path.startsWith('/services/'))!;
-    expect(JSON.parse(slack.body).text).toMatch(/^\[feedsync\] ALERT austin: guard — a delete guard held deletes back/);
+    expect(JSON.parse(slack.body).text).toMatch(/^\[feedsync\] ALERT austin: guard — `a delete guard held deletes back/);
 
     expect(smtp.messages).toHaveLength(1);
     expect(smtp.messages[0]!.to).toEqual(['oncall@example.com']);
@@ -56,6 +60,28 @@ describe('alert channels', () => {
       expect(text).not.toContain(API_SECRET);
       expect(text).toContain('[REDACTED]');
     }
+  });
+
+  it('with smtp.user set, a server offering no STARTTLS never gets the password: the e-mail fails', async () => {
+    const config = AlertsConfig.parse({
+      channels: [{ kind: 'email', smtp: { host: '127.0.0.1', port: smtp.port, user: 'ops', pass: 'smtp-pass-1234' }, from: 'feedsync@example.com', to: ['oncall@example.com'] }],
+    });
+    const sent = smtp.messages.length;
+    expect(await sendAlert(config.channels, alert, silentLogger)).toBe(0);
+    expect(smtp.messages).toHaveLength(sent);
+    expect(smtp.auths).toEqual([]);
+  });
+
+  it('Slack: a feed value `<!channel>` or a disguised link reaches the channel as text, in a code span', async () => {
+    const hostile: Alert = { ...alert, condition: 'unmapped', message: 'lookup values no map covers: PropertyType: "<!channel> & <https://evil.test|click to fix the feed>", Status: "`x`"' };
+    const config = AlertsConfig.parse({ channels: [{ kind: 'slack', url: `${http.url}/services/T1/B1/SLACKESCAPE` }] });
+    expect(await sendAlert(config.channels, hostile, silentLogger)).toBe(1);
+    const text: string = JSON.parse(http.received.find((r) => r.path === '/services/T1/B1/SLACKESCAPE')!.body).text;
+    expect(text).toBe(slackText(hostile));
+    expect(text).not.toMatch(/[<>]/);
+    expect(text).toContain('&lt;!channel&gt; &amp; &lt;https://evil.test|click to fix the feed&gt;');
+    // one code span around the message: the feed's own backticks cannot close it
+    expect(text).toMatch(/— `lookup values no map covers: [^`]*ʼxʼ[^`]*` \(chatbot SN-1/);
   });
 
   it('a channel that fails is logged; the others still get the alert', async () => {

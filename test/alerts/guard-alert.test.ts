@@ -19,7 +19,8 @@ const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
   hook = await startHttpReceiver();
   config = join(sync.env().dir, 'feedsync.yaml');
-  const top = ['alerts:', '  channels:', `    - { kind: webhook, url: "${hook.url}/alerts", secret: ${SECRET} }`];
+  // resolved on the first good run (by default an alert resolves once clear for 60 minutes: rules.test.ts)
+  const top = ['alerts:', '  rules: { closeAfterMinutes: 0 }', '  channels:', `    - { kind: webhook, url: "${hook.url}/alerts", secret: ${SECRET} }`];
   await writeFile(config, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3 }', top }));
 });
 afterAll(async () => {
@@ -49,7 +50,7 @@ describe('alert on a tripped guard', () => {
     expect(seen().map((a) => `${a.status} ${a.condition}`).sort()).toEqual(['firing dropped', 'firing guard', 'resolved dropped', 'resolved guard']);
 
     const [firing, resolved] = hook.received.filter((r) => JSON.parse(r.body).condition === 'guard').map((r) => {
-      expect(r.headers['x-feedsync-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(r.body).digest('hex')}`);
+      expect(r.headers['x-feedsync-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(`${r.headers['x-feedsync-timestamp']}.${r.body}`).digest('hex')}`);
       return JSON.parse(r.body);
     });
     expect(firing).toMatchObject({ type: 'feedsync.alert', status: 'firing', condition: 'guard', feed: 'homes', chatbot: SN });

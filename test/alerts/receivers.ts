@@ -30,10 +30,17 @@ export async function startHttpReceiver(status = 200) {
 
 export async function startSmtpReceiver() {
   const messages: Array<{ from: string; to: string[]; data: string }> = [];
+  /** users that authenticated (their password reached this server) */
+  const auths: string[] = [];
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
-    onAuth: (auth, _session, cb) => cb(null, { user: auth.username }),
+    // without TLS smtp-server refuses AUTH unless allowInsecureAuth: allowed, so a client that would send it in clear is seen
+    allowInsecureAuth: true,
+    onAuth: (auth, _session, cb) => {
+      auths.push(auth.username ?? '');
+      cb(null, { user: auth.username });
+    },
     onData(stream, session, cb) {
       let data = '';
       stream.on('data', (c: Buffer) => (data += c.toString('utf8')));
@@ -48,5 +55,5 @@ export async function startSmtpReceiver() {
   server.listen(0, '127.0.0.1');
   await once(server.server, 'listening');
   const { port } = server.server.address() as AddressInfo;
-  return { port, messages, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return { port, messages, auths, close: () => new Promise<void>((r) => server.close(() => r())) };
 }

@@ -24,7 +24,38 @@ function play(runs: RunObservation[], start: AlertState = emptyState()) {
 
 describe('alert rules (defaults)', () => {
   it('has a default for every rule', () => {
-    expect(rules).toEqual({ guard: true, failedRuns: 3, rejectedFraction: 0.1, validDropFraction: 0.3, staleHours: 36, unmappedValues: true, chatCheck: true });
+    expect(rules).toEqual({ guard: true, failedRuns: 3, rejectedFraction: 0.1, validDropFraction: 0.3, staleHours: 36, unmappedValues: true, chatCheck: true, openAfterRuns: 1, closeAfterMinutes: 60 });
+  });
+
+  it('a flapping feed (bad, good, bad, ...) alerts once and resolves once it has stayed clear for closeAfterMinutes', () => {
+    const bad = run({ rejected: 50 });
+    const good = run();
+    let state = emptyState();
+    const seen: string[] = [];
+    const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
+    // a run every 15 minutes: bad, good, bad, good, bad, then good for an hour and more
+    const runs: Array<[RunObservation, number]> = [[bad, 0], [good, 15], [bad, 30], [good, 45], [bad, 60], [good, 75], [good, 90], [good, 105], [good, 120], [good, 135]];
+    for (const [r, minutes] of runs) {
+      const a = afterRun(state, r, rules);
+      const t = transitions(a.state, a.holding, at(minutes), rules);
+      state = t.state;
+      seen.push(...t.notices.map((n) => `${minutes} ${n.status} ${n.condition}`));
+    }
+    expect(seen).toEqual(['0 firing rejected', '135 resolved rejected']);
+  });
+
+  it('openAfterRuns: a condition alerts only once it held that many runs in a row', () => {
+    const strict = AlertRules.parse({ openAfterRuns: 2, closeAfterMinutes: 0 });
+    const bad = run({ rejected: 50 });
+    let state = emptyState();
+    const seen: string[] = [];
+    for (const [i, r] of [bad, run(), bad, run(), bad, bad, run()].entries()) {
+      const a = afterRun(state, r, strict);
+      const t = transitions(a.state, a.holding, t0, strict);
+      state = t.state;
+      seen.push(...t.notices.map((n) => `${i} ${n.status}`));
+    }
+    expect(seen).toEqual(['5 firing', '6 resolved']);
   });
 
   it('a guard trip alerts once while it holds, and resolves on the next run without one', () => {

@@ -1,5 +1,6 @@
 // The worker's HTTP face, with the worker started in-process and an injected sync job:
 // /healthz follows Redis, /metrics counts a finished sync, its listings and its API calls.
+import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startWorker, type RunningWorker } from '../../src/cli/worker.js';
@@ -50,6 +51,18 @@ async function worker(loaded: ReturnType<typeof config>): Promise<RunningWorker>
   cleanups.push(() => w.close());
   return w;
 }
+
+/** A GET with its own Host header (fetch sends the URL's), as a page on another name would send it. */
+const getAs = (port: number, path: string, host: string) =>
+  new Promise<{ status: number; headers: Record<string, unknown>; text: string }>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
+      let text = '';
+      res.on('data', (d: Buffer) => (text += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 
 const get = async (port: number, path: string) => {
   const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(10_000) });
@@ -109,5 +122,29 @@ describe('worker HTTP', () => {
     expect(text).toMatch(/feedsync_api_call_duration_seconds_count\{endpoint="list",outcome="ok"\} 1\n/);
     expect(text).toContain('feedsync_queue_jobs{queue="listing-sync",state="completed"} 1');
     expect(text).toContain('feedsync_queue_jobs{queue="settings-push",state="wait"} 0');
+  });
+
+  it('answers its pages only to configured Host names (DNS rebinding), and forbids framing', async () => {
+    const prefix = uniquePrefix();
+    const redis = testRedis();
+    cleanups.push(async () => {
+      await dropPrefix(redis, prefix);
+      await redis.quit();
+    });
+    const emu = await emulator();
+    const w = await worker(config(emu.url, REDIS_URL, prefix));
+    const rebound = await getAs(w.port, '/status', 'evil.test:9464');
+    expect(rebound.status).toBe(421);
+    expect(rebound.text).not.toContain('austin');
+    expect(rebound.text).toContain('worker.allowedHosts');
+    expect((await getAs(w.port, '/ui', 'evil.test')).status).toBe(421);
+    for (const host of [`localhost:${w.port}`, `127.0.0.1:${w.port}`, `[::1]:${w.port}`]) {
+      const ok = await getAs(w.port, '/status', host);
+      expect(ok.status, host).toBe(200);
+      expect(ok.headers['x-frame-options']).toBe('DENY');
+      expect(ok.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);
+    }
+    // probes and scrapers address the worker by IP or service name
+    expect((await getAs(w.port, '/healthz', 'worker:9464')).status).toBe(200);
   });
 });

@@ -39,7 +39,7 @@ describe('feedsync sync with Redis configured and unreachable', () => {
     expect(refused.code).toBe(1);
     const doc = JSON.parse(refused.stdout);
     expect(doc.error.code).toBe('REDIS_UNAVAILABLE');
-    expect(doc.error.message).toContain(`Redis redis://***@127.0.0.1:${closedPort}`);
+    expect(doc.error.message).toContain(`127.0.0.1:${closedPort}`);
     expect(doc.error.message).toContain('ECONNREFUSED');
     expect(doc.error.message).toContain('--no-redis');
     expect(refused.stdout + refused.stderr).not.toContain('hunter2-pass');
