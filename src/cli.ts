@@ -212,6 +212,7 @@ feed
   .requiredOption('--feed <name>', 'feed name from config')
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .option('--limit <n>', 'listings to print', int, 10)
+  .option('--chatbot <sn>', 'a routed feed (feeds[].chatbots): the routing of this chatbot only')
   .option('--key <key>', 'explain one listing: source record → mapped listing → what the chatbot holds (asks the API)')
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => (opts.key === undefined ? import('./cli/feed-preview.js') : import('./cli/feed-explain.js')), opts));

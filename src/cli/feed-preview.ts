@@ -14,6 +14,9 @@ import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
 import { createFindings } from '../mapping/feed-findings.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
+import type { FeedConfig } from '../config/schema.js';
+import type { FeedItem } from '../feeds/types.js';
+import { lanesOf } from '../sync/lanes.js';
 import { EXIT, printJson } from './exit.js';
 
 interface Options {
@@ -21,6 +24,8 @@ interface Options {
   feed: string;
   limit?: number;
   json?: boolean;
+  /** a routed feed (feeds[].chatbots): the routing of this chatbot only */
+  chatbot?: string;
 }
 
 export async function run(opts: Options): Promise<number> {
@@ -30,6 +35,7 @@ export async function run(opts: Options): Promise<number> {
   const limit = opts.limit ?? 10;
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const opened = openFeed(feed.name, feed.source, { baseDir: loaded.dir, logger, full: true });
+  const routing = routingTally(feed, opts.chatbot);
   const counts = { records: 0, valid: 0, rejected: 0, skipped: 0, removed: 0, parseErrors: 0 };
   const listings: Array<{ key: string; position: string; listing: unknown }> = [];
   const rejected: Array<{ position: string; key?: string; issues: string[] }> = [];
@@ -42,7 +48,7 @@ export async function run(opts: Options): Promise<number> {
   const mapping = compileMapping(feed.mapping, { onUnmapped: findings.onUnmapped });
 
   try {
-    for await (const item of mapFeed(opened.items, mapping, { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy })) {
+    for await (const item of mapFeed(routing.tally(opened.items), mapping, { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy })) {
       counts.records++;
       tally(item);
     }
@@ -90,12 +96,18 @@ export async function run(opts: Options): Promise<number> {
       feed: feed.name, chatbot: feed.chatbot, kind: feed.source.kind, source, keyBy: feed.keyBy, mode: opened.mode,
       ...(vendor && { vendor }), valuesReplaced: Object.fromEntries(replacedValues), ...(opened.stats && { requests: opened.stats.requests, pages: opened.stats.pages, warnings: opened.stats.warnings }),
       complete: !incomplete, ...(incomplete && { error: incomplete.message }),
-      counts, listings, rejected, skipped, removed, parseErrors, ...found,
+      counts, listings, rejected, skipped, removed, parseErrors, ...found, ...(feed.chatbots && { routing: routing.result() }),
     });
     return exit();
   }
   const out = (s = '') => process.stdout.write(`${s}\n`);
-  out(`feed ${feed.name} (${feed.source.kind}, ${source}) → ${feed.chatbot}, key ${feed.keyBy}`);
+  out(`feed ${feed.name} (${feed.source.kind}, ${source}) → ${chatbotsOf(feed).join(', ')}, key ${feed.keyBy}`);
+  if (feed.chatbots) {
+    const r = routing.result();
+    out('routing (records each chatbot takes by its where):');
+    for (const c of r.chatbots) out(`  ${c.serialNumber.padEnd(24)}${String(c.records).padStart(8)}`);
+    out(`  ${'routed nowhere'.padEnd(24)}${String(r.routedNowhere).padStart(8)}`);
+  }
   if (vendor) out(vendor);
   if (opened.stats) out(`read: ${opened.stats.pages} pages, ${opened.stats.requests} requests`);
   for (const w of opened.stats?.warnings ?? []) out(`warning: ${w}`);
@@ -142,3 +154,30 @@ export async function run(opts: Options): Promise<number> {
 }
 
 const place = formatPosition;
+
+/**
+ * The records each chatbot of a routed feed takes (lanes.ts: its where), counted as they are read;
+ * `only`: that chatbot alone is shown (a serial number the feed does not route to is a usage error).
+ */
+function routingTally(feed: FeedConfig, only: string | undefined) {
+  const lanes = lanesOf(feed);
+  if (only !== undefined && !lanes.some((l) => l.chatbot === only)) throw new ConfigError(`feed ${feed.name} does not write into chatbot ${only}: it writes into ${chatbotsOf(feed).join(', ')}`);
+  const counts = new Map(lanes.map((l) => [l.chatbot, 0]));
+  let nowhere = 0;
+  return {
+    async *tally(items: AsyncIterable<FeedItem>): AsyncGenerator<FeedItem> {
+      for await (const item of items) {
+        if (feed.chatbots && item.kind === 'record') {
+          const to = lanes.filter((l) => !l.route || l.route(item.data));
+          for (const l of to) counts.set(l.chatbot, counts.get(l.chatbot)! + 1);
+          if (to.length === 0) nowhere++;
+        }
+        yield item;
+      }
+    },
+    result: () => ({
+      chatbots: [...counts].filter(([sn]) => only === undefined || sn === only).map(([serialNumber, records]) => ({ serialNumber, records })),
+      routedNowhere: nowhere,
+    }),
+  };
+}
