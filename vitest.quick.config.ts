@@ -10,9 +10,7 @@ import base from './vitest.config.js';
 const STARTS_PROCESSES = /run-cli\.js|use-deployment|worker-process|child_process|chromium\.js|redis-server/;
 
 function testFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : [],
-  );
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : []));
 }
 
 export default mergeConfig(

@@ -16,8 +16,7 @@ if (existsSync(built) && !newerSourceThan(statSync(built).mtimeMs)) {
     tsx = await import('tsx/esm/api');
   } catch {
     process.stderr.write(
-      'feedsync: no build to run and no tsx to run the sources: `npm run build` writes dist/, ' +
-        'or `npm install` (with the dev dependencies) installs tsx.\n',
+      'feedsync: no build to run and no tsx to run the sources: `npm run build` writes dist/, ' + 'or `npm install` (with the dev dependencies) installs tsx.\n',
     );
     process.exit(1);
   }

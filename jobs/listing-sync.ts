@@ -71,7 +71,6 @@ export const listingSync: JobDefinition<ListingSyncPayload, ListingSyncReport> =
   exclusive: true,
   logsSummary: true,
   // the lock is the chatbot's (queue/target-lock.ts): a feed's first chatbot
-  target: (p, config) =>
-    p.feed !== undefined ? { feed: p.feed, chatbot: chatbotsOf(selectFeeds(config.config.feeds, [p.feed], config.file)[0]!)[0]! } : { chatbot: p.chatbot! },
+  target: (p, config) => (p.feed !== undefined ? { feed: p.feed, chatbot: chatbotsOf(selectFeeds(config.config.feeds, [p.feed], config.file)[0]!)[0]! } : { chatbot: p.chatbot! }),
   process,
 };

@@ -42,7 +42,8 @@ const num = (value: string) => {
   return n;
 };
 const CONFIG_HELP = 'config file (YAML or JSON)';
-const NO_REDIS_HELP = 'run on the state file even though `redis` is configured (not coordinated with workers); without it, a configured Redis that does not answer fails the command';
+const NO_REDIS_HELP =
+  'run on the state file even though `redis` is configured (not coordinated with workers); without it, a configured Redis that does not answer fails the command';
 
 async function run(load: () => Promise<{ run: (opts: never) => Promise<number> }>, opts: unknown): Promise<void> {
   try {

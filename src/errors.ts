@@ -47,12 +47,7 @@ export class ApiError extends FeedsyncError {
     readonly apiMessage: string | undefined,
     options?: { cause?: unknown; retryable?: boolean },
   ) {
-    super(
-      `${endpoint} failed: HTTP ${httpStatus}` +
-        (apiCode !== undefined ? `, Code ${apiCode}` : '') +
-        (apiMessage ? `: ${apiMessage}` : ''),
-      options,
-    );
+    super(`${endpoint} failed: HTTP ${httpStatus}` + (apiCode !== undefined ? `, Code ${apiCode}` : '') + (apiMessage ? `: ${apiMessage}` : ''), options);
     this.retryable = options?.retryable ?? isRetryableStatus(effectiveStatus(httpStatus, apiCode));
   }
 }
@@ -341,7 +336,13 @@ function effectiveStatus(httpStatus: number, apiCode: number | undefined): numbe
 /** 401 or 403 when the error is the API or a feed server refusing our credentials; else undefined. */
 export function authStatus(err: unknown): 401 | 403 | undefined {
   const status =
-    err instanceof ApiError ? effectiveStatus(err.httpStatus, err.apiCode) : err instanceof ResponseFormatError ? err.httpStatus : err instanceof FeedReadError ? err.status : undefined;
+    err instanceof ApiError
+      ? effectiveStatus(err.httpStatus, err.apiCode)
+      : err instanceof ResponseFormatError
+        ? err.httpStatus
+        : err instanceof FeedReadError
+          ? err.status
+          : undefined;
   return status === 401 || status === 403 ? status : undefined;
 }
 

@@ -31,9 +31,7 @@ const REDACT_PATHS = [
   '*.headers["chatrobot-sessionkey"]',
 ];
 
-export function createLogger(
-  options: { level?: string; destination?: NodeJS.WritableStream | number; pretty?: boolean } = {},
-): Logger {
+export function createLogger(options: { level?: string; destination?: NodeJS.WritableStream | number; pretty?: boolean } = {}): Logger {
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
   const pretty = options.pretty ?? (options.destination === undefined && wantsPretty(process.stderr, process.env.LOG_FORMAT));
   return pino(

@@ -62,8 +62,7 @@ export function changeLogFile(stateFilePath: string): string {
 }
 
 /** What a `--no-redis` run says in its report. */
-export const UNCOORDINATED =
-  'run with --no-redis: state from the state file, not Redis; not coordinated with the workers (their locks and state were not consulted)';
+export const UNCOORDINATED = 'run with --no-redis: state from the state file, not Redis; not coordinated with the workers (their locks and state were not consulted)';
 
 export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions): Promise<Runtime> {
   const { config } = loaded;
@@ -104,9 +103,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
     });
 
     const limits = config.changeLog;
-    const changeLog = redis && config.redis
-      ? createRedisChangeLog(redis, redisSettings(loaded).prefix, limits)
-      : await createFileChangeLog(changeLogFile(store.location), limits);
+    const changeLog = redis && config.redis ? createRedisChangeLog(redis, redisSettings(loaded).prefix, limits) : await createFileChangeLog(changeLogFile(store.location), limits);
     closers.push(() => changeLog.close());
     return {
       api,

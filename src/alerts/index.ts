@@ -41,11 +41,7 @@ const MAX_SWAPS = 10;
  * meanwhile (else read again and decide again). The notices returned are those of the decision that
  * was stored: with several workers, each transition is announced by exactly one of them.
  */
-async function updateAlertState(
-  store: KvStore,
-  feed: string,
-  decide: (before: AlertState) => { state: AlertState; notices: Notice[]; store: boolean },
-): Promise<Notice[]> {
+async function updateAlertState(store: KvStore, feed: string, decide: (before: AlertState) => { state: AlertState; notices: Notice[]; store: boolean }): Promise<Notice[]> {
   for (let i = 0; i < MAX_SWAPS; i++) {
     const raw = await store.get(ALERT_NAMESPACE, feed);
     const { state, notices, store: changed } = decide(parseAlertState(raw));
@@ -55,14 +51,7 @@ async function updateAlertState(
   throw new Error(`the alert state of feed ${feed} kept changing under this worker (${MAX_SWAPS} tries); its notices were not sent`);
 }
 
-export async function alertAfterRun(
-  store: KvStore,
-  config: AlertsConfig,
-  target: Target,
-  run: RunObservation,
-  logger: Logger,
-  now = new Date(),
-): Promise<Notice[]> {
+export async function alertAfterRun(store: KvStore, config: AlertsConfig, target: Target, run: RunObservation, logger: Logger, now = new Date()): Promise<Notice[]> {
   const notices = await updateAlertState(store, target.feed, (before) => {
     const { state, holding } = afterRun(before, run, config.rules);
     return { ...transitions(state, holding, now, config.rules), store: true };

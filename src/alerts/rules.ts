@@ -136,7 +136,12 @@ export interface Hysteresis {
  * observations in a row, and an open one resolves once it has been clear for `closeAfterMinutes`
  * ("stale", a time already waited out, both at once).
  */
-export function transitions(state: AlertState, holding: Map<Condition, string>, now: Date, h: Hysteresis = { openAfterRuns: 1, closeAfterMinutes: 0 }): { state: AlertState; notices: Notice[] } {
+export function transitions(
+  state: AlertState,
+  holding: Map<Condition, string>,
+  now: Date,
+  h: Hysteresis = { openAfterRuns: 1, closeAfterMinutes: 0 },
+): { state: AlertState; notices: Notice[] } {
   const open = { ...state.open };
   const pending = { ...state.pending };
   const notices: Notice[] = [];

@@ -44,8 +44,7 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
   registerSecret(opts.sessionKey);
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
   const policy = retryPolicy(opts.retry);
-  const budget =
-    opts.budget ?? localApiBudget({ baseUrl, secretKey: opts.secretKey, ratePerSecond: opts.ratePerSecond, concurrency: opts.concurrency });
+  const budget = opts.budget ?? localApiBudget({ baseUrl, secretKey: opts.secretKey, ratePerSecond: opts.ratePerSecond, concurrency: opts.concurrency });
   const transport: ApiTransport = {
     dispatcher: keepAliveAgent(),
     timeoutMs: opts.timeoutMs,

@@ -43,7 +43,7 @@ export function cutListPage(status: number, body: Uint8Array): ListPageCut | und
   if (!emptied || emptied.List.length !== 0) return undefined;
   const starts: number[] = [];
   const ends: number[] = [];
-  for (let at = first; at < close; ) {
+  for (let at = first; at < close;) {
     const next = bytes.indexOf(BETWEEN, at);
     const end = next < 0 || next + 1 >= close ? close : next + 1;
     starts.push(at);

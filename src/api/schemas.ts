@@ -31,7 +31,10 @@ export const Envelope = z.object({
   Version: z.string(),
   Success: z.boolean(),
   Code: z.number().int(),
-  Message: z.string().nullable().transform((m) => m ?? ''),
+  Message: z
+    .string()
+    .nullable()
+    .transform((m) => m ?? ''),
 });
 export type Envelope = z.infer<typeof Envelope>;
 
@@ -135,9 +138,7 @@ export const StreamFinal = z.object({
 export type StreamFinal = z.infer<typeof StreamFinal>;
 
 /** What `askStream` yields: fragments, then exactly one final object. */
-export type StreamEvent =
-  | { type: 'fragment'; content: string }
-  | ({ type: 'final' } & StreamFinal);
+export type StreamEvent = { type: 'fragment'; content: string } | ({ type: 'final' } & StreamFinal);
 
 // ---- Listings ----------------------------------------------------------------------------------
 

@@ -77,7 +77,7 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
 
   /** the pause, the lease and the sliding windows, taken together; waits while any is short */
   async function takeShared(req: TakeRequest, limitOfWindow: Map<WindowName, number>, signal: AbortSignal | undefined): Promise<void> {
-    for (let poll = 2; ; ) {
+    for (let poll = 2; ;) {
       const r = await backend.take(key, req);
       if (r.ok) return;
       if (r.reason === 'lease') {

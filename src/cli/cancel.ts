@@ -39,7 +39,13 @@ export async function run(opts: CancelOptions): Promise<number> {
         const done = await waitForJob(redis, queues, 'sync', job.id!, deadline).catch(() => undefined);
         const worker = job.processedBy;
         if (!done) {
-          results.push({ feed, jobId: job.id, worker, outcome: 'still-running', summary: `feed ${feed}: job ${job.id} still runs ${opts.timeout} s after the cancel; its worker may be busy or gone (a dead worker's job stops when its lock expires)` });
+          results.push({
+            feed,
+            jobId: job.id,
+            worker,
+            outcome: 'still-running',
+            summary: `feed ${feed}: job ${job.id} still runs ${opts.timeout} s after the cancel; its worker may be busy or gone (a dead worker's job stops when its lock expires)`,
+          });
           continue;
         }
         const report = done.state === 'completed' ? (done.returnvalue as { outcome?: string; summary?: string } | undefined) : undefined;

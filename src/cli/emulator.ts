@@ -26,7 +26,10 @@ const FAULTS: readonly Fault[] = ['500', '503', '429', 'drop'];
 const FRAMINGS: readonly StreamFraming[] = ['sse', 'lines', 'concat'];
 
 export async function run(opts: EmulatorCliOptions): Promise<number> {
-  const faults = opts.faults.split(',').map((f) => f.trim()).filter(Boolean);
+  const faults = opts.faults
+    .split(',')
+    .map((f) => f.trim())
+    .filter(Boolean);
   const bad = faults.filter((f) => !FAULTS.includes(f as Fault));
   if (bad.length) throw new ConfigError(`--faults: unknown fault ${bad.join(', ')}; use ${FAULTS.join(',')}`);
   if (!FRAMINGS.includes(opts.streamFraming as StreamFraming)) {
@@ -49,14 +52,22 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
     streamFraming: opts.streamFraming as StreamFraming,
     streamDelayMs: opts.streamDelayMs,
     seed: opts.seed,
-    chatbots: opts.chatbots?.split(',').map((s) => s.trim()).filter(Boolean),
+    chatbots: opts.chatbots
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     secretKey: opts.secretKey,
     sessionKey: opts.sessionKey,
     dataFile: opts.dataFile ? resolve(opts.dataFile) : undefined,
     logger,
   }).catch((err: unknown) => {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    throw new EnvironmentError(`Port ${opts.port} on ${opts.host}`, 'is in use by another program (EADDRINUSE)', 'Stop what listens there (another emulator?), or give another with --port (0: any free port)', { cause: err });
+    throw new EnvironmentError(
+      `Port ${opts.port} on ${opts.host}`,
+      'is in use by another program (EADDRINUSE)',
+      'Stop what listens there (another emulator?), or give another with --port (0: any free port)',
+      { cause: err },
+    );
   });
 
   // What a config's smoke needs (chatbots[].smoke.sessionId), made at start: a fresh emulator answers it.
@@ -64,8 +75,7 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
 
   // The emulator's keys are its own development keys, shown so a person can curl it; a key that came
   // from the environment may be a real one, so only its presence is told.
-  const shown = (flag: string | undefined, envName: string, fallback: string) =>
-    flag || (process.env[envName] ? `(from ${envName})` : fallback);
+  const shown = (flag: string | undefined, envName: string, fallback: string) => flag || (process.env[envName] ? `(from ${envName})` : fallback);
   process.stderr.write(
     [
       `feedsync emulator listening on ${emulator.url}`,

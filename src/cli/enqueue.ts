@@ -3,17 +3,7 @@
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
-import {
-  closeQueues,
-  createQueues,
-  enqueueJob,
-  findRun,
-  QUEUE_NAMES,
-  waitForJob,
-  type Enqueued,
-  type JobKind,
-  type RunTarget,
-} from '../queue/index.js';
+import { closeQueues, createQueues, enqueueJob, findRun, QUEUE_NAMES, waitForJob, type Enqueued, type JobKind, type RunTarget } from '../queue/index.js';
 import { EXIT, exitForOutcome, printJson, worstExit } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
@@ -122,7 +112,13 @@ async function planUndo(loaded: LoadedConfig, opts: EnqueueOptions): Promise<Pla
   try {
     const { feed } = await findUndoTarget(log, loaded, opts.run);
     const flags = { ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.force ? { force: true } : {}) };
-    return [{ target: { feed: feed.name, chatbot: feed.chatbot }, key: `undo:${opts.run}${opts.dryRun ? ':dry' : ''}`, data: { run: opts.run, feed: feed.name, chatbot: feed.chatbot, ...flags } }];
+    return [
+      {
+        target: { feed: feed.name, chatbot: feed.chatbot },
+        key: `undo:${opts.run}${opts.dryRun ? ':dry' : ''}`,
+        data: { run: opts.run, feed: feed.name, chatbot: feed.chatbot, ...flags },
+      },
+    ];
   } finally {
     await log.close();
   }
@@ -136,12 +132,20 @@ function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string)
       const chatbots = opts.chatbot.filter((sn) => config.feeds.some((f) => chatbotsOf(f).includes(sn)));
       const unknown = opts.chatbot.filter((sn) => !chatbots.includes(sn));
       if (unknown.length) throw new ConfigError(`no feed of ${file} writes into chatbot ${unknown.join(', ')}`, file);
-      return chatbots.map((sn) => ({ target: { chatbot: sn }, key: opts.full ? `chatbot:${sn}:full` : `chatbot:${sn}`, data: { chatbot: sn, ...flags, ...(opts.full && { full: true }) } }));
+      return chatbots.map((sn) => ({
+        target: { chatbot: sn },
+        key: opts.full ? `chatbot:${sn}:full` : `chatbot:${sn}`,
+        data: { chatbot: sn, ...flags, ...(opts.full && { full: true }) },
+      }));
     }
     const feeds = selectFeeds(config.feeds, opts.feed, file).filter((f) => !opts.chatbot?.length || chatbotsOf(f).some((sn) => opts.chatbot!.includes(sn)));
     if (!feeds.length) throw new ConfigError(`no feed to sync in ${file}`, file);
     // a full pull never joins a waiting incremental one (it would lose `full`): its own dedup key
-    return feeds.map((f) => ({ target: { feed: f.name, chatbot: chatbotsOf(f)[0]! }, key: opts.full ? `${f.name}:full` : f.name, data: { feed: f.name, ...flags, ...(opts.full && { full: true }) } }));
+    return feeds.map((f) => ({
+      target: { feed: f.name, chatbot: chatbotsOf(f)[0]! },
+      key: opts.full ? `${f.name}:full` : f.name,
+      data: { feed: f.name, ...flags, ...(opts.full && { full: true }) },
+    }));
   }
   if (opts.full) throw new ConfigError(`--full is for sync (a full pull of an incremental RESO feed)`);
   if (opts.feed?.length) throw new ConfigError(`--feed is for sync; ${kind} takes --chatbot`);

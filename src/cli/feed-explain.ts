@@ -49,14 +49,24 @@ export async function run(opts: Options): Promise<number> {
   const loaded = await loadConfig(opts.config);
   const [feed] = selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
   const key = opts.key.trim();
-  const explanation = await withRuntime(loaded, async ({ api }, logger) => {
-    const found = await findInFeed(feed!, key, loaded.dir, logger);
-    const remote: ListItem[] = [];
-    for await (const page of remotePages(api, { serialNumber: chatbotsOf(feed!)[0]!, keyBy: feed!.keyBy, pageSize: loaded.config.api.pageSize, concurrency: loaded.config.api.concurrency, ignore: new Set() })) {
-      for (const item of page.items) if (remoteKey(item, feed!.keyBy) === key) remote.push(item);
-    }
-    return explain(feed!, key, found, remote);
-  }, { redisOptional: true }); // reads only: it runs when Redis does not answer
+  const explanation = await withRuntime(
+    loaded,
+    async ({ api }, logger) => {
+      const found = await findInFeed(feed!, key, loaded.dir, logger);
+      const remote: ListItem[] = [];
+      for await (const page of remotePages(api, {
+        serialNumber: chatbotsOf(feed!)[0]!,
+        keyBy: feed!.keyBy,
+        pageSize: loaded.config.api.pageSize,
+        concurrency: loaded.config.api.concurrency,
+        ignore: new Set(),
+      })) {
+        for (const item of page.items) if (remoteKey(item, feed!.keyBy) === key) remote.push(item);
+      }
+      return explain(feed!, key, found, remote);
+    },
+    { redisOptional: true },
+  ); // reads only: it runs when Redis does not answer
   if (opts.json) printJson(explanation);
   else process.stdout.write(formatExplanation(explanation));
   return EXIT.ok;
@@ -120,7 +130,8 @@ export function explain(feed: FeedConfig, key: string, found: Found | undefined,
 
 function verdictOf(feed: FeedConfig, mapped: Explanation['mapped'], remote: ListItem[], changes: FieldChange[]): string {
   const held = remote.length > 0;
-  const dup = remote.length > 1 ? ` The chatbot holds ${remote.length} copies: ${feed.deletes.mode === 'mirror' ? 'a sync deletes the extra ones' : 'deletes.mode keep leaves them'}.` : '';
+  const dup =
+    remote.length > 1 ? ` The chatbot holds ${remote.length} copies: ${feed.deletes.mode === 'mirror' ? 'a sync deletes the extra ones' : 'deletes.mode keep leaves them'}.` : '';
   const gone = (why: string) =>
     !held
       ? `${why}; the chatbot does not hold it either: nothing to do.`
@@ -131,7 +142,11 @@ function verdictOf(feed: FeedConfig, mapped: Explanation['mapped'], remote: List
   switch (mapped.kind) {
     case 'listing':
       if (!held) return 'the chatbot does not hold it: a sync creates it.' + dup;
-      return (changes.length ? `a sync updates it (${changes.length} field(s) differ).` : 'the chatbot holds it as the feed has it: a sync leaves it (a change to Location or AreaUnit alone shows only through the sync state).') + dup;
+      return (
+        (changes.length
+          ? `a sync updates it (${changes.length} field(s) differ).`
+          : 'the chatbot holds it as the feed has it: a sync leaves it (a change to Location or AreaUnit alone shows only through the sync state).') + dup
+      );
     case 'rejected':
     case 'error':
       return `the record is rejected, so it is never sent; ${held ? 'the chatbot keeps what it holds for this key' : 'the chatbot does not hold it'}. Fix the feed or the mapping.`;

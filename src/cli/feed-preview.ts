@@ -93,10 +93,25 @@ export async function run(opts: Options): Promise<number> {
   const found = findings.result();
   if (opts.json) {
     printJson({
-      feed: feed.name, chatbot: feed.chatbot, kind: feed.source.kind, source, keyBy: feed.keyBy, mode: opened.mode,
-      ...(vendor && { vendor }), valuesReplaced: Object.fromEntries(replacedValues), ...(opened.stats && { requests: opened.stats.requests, pages: opened.stats.pages, warnings: opened.stats.warnings }),
-      complete: !incomplete, ...(incomplete && { error: incomplete.message }),
-      counts, listings, rejected, skipped, removed, parseErrors, ...found, ...(feed.chatbots && { routing: routing.result() }),
+      feed: feed.name,
+      chatbot: feed.chatbot,
+      kind: feed.source.kind,
+      source,
+      keyBy: feed.keyBy,
+      mode: opened.mode,
+      ...(vendor && { vendor }),
+      valuesReplaced: Object.fromEntries(replacedValues),
+      ...(opened.stats && { requests: opened.stats.requests, pages: opened.stats.pages, warnings: opened.stats.warnings }),
+      complete: !incomplete,
+      ...(incomplete && { error: incomplete.message }),
+      counts,
+      listings,
+      rejected,
+      skipped,
+      removed,
+      parseErrors,
+      ...found,
+      ...(feed.chatbots && { routing: routing.result() }),
     });
     return exit();
   }
@@ -114,26 +129,42 @@ export async function run(opts: Options): Promise<number> {
   out();
   out(`first ${listings.length} of ${counts.valid} mapped listing(s):`);
   for (const l of listings) out(`  ${l.position}  ${l.key}\n    ${JSON.stringify(l.listing)}`);
-  section('rejected', rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`));
-  section('skipped', skipped.map((s) => `  ${s.position}${s.key ? `  ${s.key}` : ''}: ${s.reason}`));
-  section('removed', removed.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}`));
   section(
-    'keys seen more than once (a sync keeps the later record)',
-    [
-      ...found.keysSeenTwice.keys.map((k) => `  ${k.key} ×${k.times}: ${k.places.join(', ')}`),
-      ...(found.keysSeenTwice.count > found.keysSeenTwice.keys.length ? [`  … and ${found.keysSeenTwice.count - found.keysSeenTwice.keys.length} more key(s)`] : []),
-    ],
+    'rejected',
+    rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`),
   );
-  section('values replaced by their rule\'s default (onInvalid: default)', [...replacedValues].map(([f, n]) => `  ${f} × ${n}`));
-  section('rejections by reason', found.rejectionReasons.map((r) => `  ${String(r.records).padStart(6)}  ${r.reason}`));
+  section(
+    'skipped',
+    skipped.map((s) => `  ${s.position}${s.key ? `  ${s.key}` : ''}: ${s.reason}`),
+  );
+  section(
+    'removed',
+    removed.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}`),
+  );
+  section('keys seen more than once (a sync keeps the later record)', [
+    ...found.keysSeenTwice.keys.map((k) => `  ${k.key} ×${k.times}: ${k.places.join(', ')}`),
+    ...(found.keysSeenTwice.count > found.keysSeenTwice.keys.length ? [`  … and ${found.keysSeenTwice.count - found.keysSeenTwice.keys.length} more key(s)`] : []),
+  ]);
+  section(
+    "values replaced by their rule's default (onInvalid: default)",
+    [...replacedValues].map(([f, n]) => `  ${f} × ${n}`),
+  );
+  section(
+    'rejections by reason',
+    found.rejectionReasons.map((r) => `  ${String(r.records).padStart(6)}  ${r.reason}`),
+  );
   section(
     'lookup values no map covers (add them to the field\'s map, or "*")',
     found.unmapped.map((u) => `  ${String(u.count).padStart(6)}  ${u.field}: ${JSON.stringify(u.value)}`),
   );
   out();
   const rows: [string, number][] = [
-    ['records', counts.records], ['valid', counts.valid], ['rejected', counts.rejected],
-    ['skipped', counts.skipped], ['removed', counts.removed], ['of which unreadable', counts.parseErrors],
+    ['records', counts.records],
+    ['valid', counts.valid],
+    ['rejected', counts.rejected],
+    ['skipped', counts.skipped],
+    ['removed', counts.removed],
+    ['of which unreadable', counts.parseErrors],
   ];
   out('counts');
   for (const [name, n] of rows) out(`  ${name.padEnd(20)}${String(n).padStart(8)}`);
@@ -161,7 +192,8 @@ const place = formatPosition;
  */
 function routingTally(feed: FeedConfig, only: string | undefined) {
   const lanes = lanesOf(feed);
-  if (only !== undefined && !lanes.some((l) => l.chatbot === only)) throw new ConfigError(`feed ${feed.name} does not write into chatbot ${only}: it writes into ${chatbotsOf(feed).join(', ')}`);
+  if (only !== undefined && !lanes.some((l) => l.chatbot === only))
+    throw new ConfigError(`feed ${feed.name} does not write into chatbot ${only}: it writes into ${chatbotsOf(feed).join(', ')}`);
   const counts = new Map(lanes.map((l) => [l.chatbot, 0]));
   let nowhere = 0;
   return {

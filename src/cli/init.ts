@@ -71,7 +71,8 @@ async function writeNew(path: string, text: string, force: boolean): Promise<voi
     fh = await open(path, flags, 0o644);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST' || code === 'ELOOP') throw new ConfigError(`${path} appeared meanwhile or is a link; feedsync init writes only new files (or --force over a regular file)`, path);
+    if (code === 'EEXIST' || code === 'ELOOP')
+      throw new ConfigError(`${path} appeared meanwhile or is a link; feedsync init writes only new files (or --force over a regular file)`, path);
     throw err;
   }
   try {

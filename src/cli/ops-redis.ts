@@ -21,7 +21,14 @@ export async function openOpsRedis(loaded: LoadedConfig, name: string): Promise<
   const { prefix, from, where } = settings;
   const redis = createRedis(settings, { name });
   redis.on('error', () => {}); // a Redis that does not answer is reported below, once
-  const answered = await within(redis.ping().then(() => true, () => false), ANSWER_MS, false);
+  const answered = await within(
+    redis.ping().then(
+      () => true,
+      () => false,
+    ),
+    ANSWER_MS,
+    false,
+  );
   if (!answered) {
     await closeRedis(redis);
     throw new NetworkError(`Redis ${where}`, new Error(`no answer within ${ANSWER_MS / 1000} s; is Redis running there?`));

@@ -39,9 +39,13 @@ export async function run(opts: RunsShowOptions): Promise<number> {
         `  ${run.summary}`,
       );
       if (run.undoOf) out.push(`  an undo of run ${run.undoOf}`);
-      if (run.wholes) out.push(`  kept for undo: ${run.wholes.kept} whole listing(s), ${run.wholes.bytes} bytes${run.wholes.notKept ? `; ${run.wholes.notKept} not kept (\`feedsync undo ${run.runId} --dry-run\` names them)` : ''}`);
+      if (run.wholes)
+        out.push(
+          `  kept for undo: ${run.wholes.kept} whole listing(s), ${run.wholes.bytes} bytes${run.wholes.notKept ? `; ${run.wholes.notKept} not kept (\`feedsync undo ${run.runId} --dry-run\` names them)` : ''}`,
+        );
       if (run.message) out.push(`  ${run.message}`);
-      if (run.chat) out.push(`  chat check: answerable ${run.chat.answerable}/${run.chat.asked}${run.chat.missing.length ? ` — not answered: ${run.chat.missing.join(', ')}` : ''}`);
+      if (run.chat)
+        out.push(`  chat check: answerable ${run.chat.answerable}/${run.chat.asked}${run.chat.missing.length ? ` — not answered: ${run.chat.missing.join(', ')}` : ''}`);
     }
     const total = run?.recorded ?? changes.length;
     out.push(`  changes (${total}${run?.dropped ? `, and ${run.dropped} past changeLog.maxPerRun not kept` : ''}):`);

@@ -26,9 +26,7 @@ export async function run(opts: RunsOptions): Promise<number> {
   const { redis, prefix, where, from, close } = await openOpsRedis(loaded, 'feedsync-runs');
   if (from !== 'config') {
     const why = from === 'REDIS_URL' ? 'from REDIS_URL' : 'the default, as REDIS_URL is not set either';
-    process.stderr.write(
-      `feedsync: ${opts.config} has no redis section: reading run history from ${where} (${why}); foreground syncs with this config record none\n`,
-    );
+    process.stderr.write(`feedsync: ${opts.config} has no redis section: reading run history from ${where} (${why}); foreground syncs with this config record none\n`);
   }
   try {
     const runs = await listRuns(redis, prefix, { feed: opts.feed, chatbot: opts.chatbot, limit: opts.limit });

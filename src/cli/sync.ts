@@ -67,7 +67,20 @@ export async function run(opts: SyncCliOptions): Promise<number> {
               if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}${history ?? ''}\n`);
             },
           },
-          { api, store, configFeeds: loaded.config.feeds, logger, baseDir: loaded.dir, apiConfig: loaded.config.api, calls, onProgress: progress.onProgress, budgets, echoFiles, media: loaded.config.media, ...(redis && { redis }) },
+          {
+            api,
+            store,
+            configFeeds: loaded.config.feeds,
+            logger,
+            baseDir: loaded.dir,
+            apiConfig: loaded.config.api,
+            calls,
+            onProgress: progress.onProgress,
+            budgets,
+            echoFiles,
+            media: loaded.config.media,
+            ...(redis && { redis }),
+          },
         );
       } finally {
         progress.clear();

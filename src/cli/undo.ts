@@ -65,9 +65,14 @@ export async function run(opts: UndoCliOptions): Promise<number> {
           await lock.release().catch(() => {});
         }
         if (redis && loaded.config.redis) {
-          await recordForegroundRun(redis, loaded.config.redis.prefix, loaded.config.worker.historySize, QUEUE_NAMES.undo, { feed: feed.name, chatbot: feed.chatbot }, report).catch((err: unknown) =>
-            logger.warn({ err }, 'run history could not be saved'),
-          );
+          await recordForegroundRun(
+            redis,
+            loaded.config.redis.prefix,
+            loaded.config.worker.historySize,
+            QUEUE_NAMES.undo,
+            { feed: feed.name, chatbot: feed.chatbot },
+            report,
+          ).catch((err: unknown) => logger.warn({ err }, 'run history could not be saved'));
         }
         return report;
       } finally {
@@ -80,7 +85,8 @@ export async function run(opts: UndoCliOptions): Promise<number> {
   if (opts.json) printJson({ report });
   else {
     process.stderr.write(formatUndoReport(report));
-    if (!report.dryRun && report.outcome !== 'guard') process.stderr.write(`  this undo is run ${report.runId}: \`feedsync undo ${report.runId} --config ${opts.config}\` undoes it\n`);
+    if (!report.dryRun && report.outcome !== 'guard')
+      process.stderr.write(`  this undo is run ${report.runId}: \`feedsync undo ${report.runId} --config ${opts.config}\` undoes it\n`);
   }
   return exitForOutcome(report.outcome);
 }

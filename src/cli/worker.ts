@@ -69,10 +69,7 @@ const REDIS_START_MS = 10_000;
  * A worker that cannot start (Redis does not answer, the port is taken) closes what it had opened
  * and throws a StartupError naming the cause and the fix, so the process exits instead of hanging.
  */
-export async function startWorker(
-  loaded: LoadedConfig,
-  opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, JobDefinition<never>>> },
-): Promise<RunningWorker> {
+export async function startWorker(loaded: LoadedConfig, opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, JobDefinition<never>>> }): Promise<RunningWorker> {
   const closers: Array<() => unknown> = [];
   const closeAll = async () => {
     for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => {});
@@ -103,7 +100,14 @@ async function start(
     lastRedisError = err.message;
     logger.warn({ err: err.message }, 'redis connection error');
   });
-  const answered = await within(redis.ping().then(() => true, () => false), REDIS_START_MS, false);
+  const answered = await within(
+    redis.ping().then(
+      () => true,
+      () => false,
+    ),
+    REDIS_START_MS,
+    false,
+  );
   if (!answered) {
     throw new StartupError(
       `Redis ${where} does not answer within ${REDIS_START_MS / 1000} s${lastRedisError ? ` (${lastRedisError})` : ''}; check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running`,
@@ -160,9 +164,7 @@ async function start(
   const watchedSince = new Date().toISOString();
   const feedTargets = loaded.config.feeds.map((f) => ({ feed: f.name, chatbot: chatbotsOf(f).join(', ') }));
   const staleTimer = setInterval(() => {
-    checkStaleness(runtime.store, loaded.config.alerts, feedTargets, watchedSince, logger).catch((err: Error) =>
-      logger.warn({ err: err.message }, 'staleness check failed'),
-    );
+    checkStaleness(runtime.store, loaded.config.alerts, feedTargets, watchedSince, logger).catch((err: Error) => logger.warn({ err: err.message }, 'staleness check failed'));
   }, STALE_CHECK_MS);
   staleTimer.unref();
   closers.push(() => clearInterval(staleTimer));
@@ -188,7 +190,12 @@ async function start(
     },
   };
   // the last good sync of each feed survives a restart of the worker: read back from the change log
-  void metrics.recallLastSuccess(loaded.config.feeds.map((f) => f.name), runtime.changeLog).catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
+  void metrics
+    .recallLastSuccess(
+      loaded.config.feeds.map((f) => f.name),
+      runtime.changeLog,
+    )
+    .catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
   const admin = uiAdminFromEnv();
   const hosts = allowedHosts(loaded.config.worker.host, loaded.config.worker.allowedHosts);
   const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status, admin, hosts });
@@ -220,7 +227,8 @@ function startupError(err: unknown, loaded: LoadedConfig, portOption: number | u
   if (err instanceof StartupError) return err;
   const code = (err as NodeJS.ErrnoException).code;
   const port = portOption ?? loaded.config.worker.port;
-  if (code === 'EADDRINUSE') return new StartupError(`port ${port} is in use (EADDRINUSE); stop what listens there, or set worker.port or --port`, { cause: err, retryable: false });
+  if (code === 'EADDRINUSE')
+    return new StartupError(`port ${port} is in use (EADDRINUSE); stop what listens there, or set worker.port or --port`, { cause: err, retryable: false });
   if (code === 'EACCES') return new StartupError(`port ${port} needs privileges (EACCES); use a port above 1023 in worker.port or --port`, { cause: err, retryable: false });
   return new StartupError(err instanceof Error ? err.message : String(err), { cause: err });
 }

@@ -5,7 +5,6 @@ import type { ConfigIssue } from '../errors.js';
 import { nearest } from '../format/nearest.js';
 import { keysAt } from './schema-keys.js';
 
-
 export type LineOf = (path: ReadonlyArray<PropertyKey>) => number | undefined;
 
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {

@@ -101,9 +101,7 @@ function yamlIssue(err: { message: string; code: string; linePos?: [{ line: numb
   const indent = hint;
   if (!pos) return { path: '', message: `${lower(what)}${indent}` };
   const width = String(pos.line).length;
-  const excerpt = [pos.line - 1, pos.line]
-    .filter((n) => n >= 1 && n <= all.length)
-    .map((n) => `    ${String(n).padStart(width)} | ${all[n - 1]}`);
+  const excerpt = [pos.line - 1, pos.line].filter((n) => n >= 1 && n <= all.length).map((n) => `    ${String(n).padStart(width)} | ${all[n - 1]}`);
   excerpt.push(`    ${' '.repeat(width)} | ${' '.repeat(Math.max(0, pos.col - 1))}^`);
   return { path: '', line: pos.line, message: `column ${pos.col}: ${lower(what)}${indent}\n${excerpt.join('\n')}` };
 }
@@ -131,7 +129,11 @@ function interpolate(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv
       if (v !== undefined && v !== '') return v;
       if (fallback !== undefined) return fallback;
       const where = formatPath(path);
-      ctx.missing.push({ path: where, line: ctx.lineOf(path), message: `${where}: environment variable ${name} is not set; set it, or write \${${name}:-default} for a value that is not secret` });
+      ctx.missing.push({
+        path: where,
+        line: ctx.lineOf(path),
+        message: `${where}: environment variable ${name} is not set; set it, or write \${${name}:-default} for a value that is not secret`,
+      });
       return '';
     });
     if (WHOLE_REF.test(value)) {

@@ -47,7 +47,9 @@ export function schemaAt(schema: z.ZodType, path: ReadonlyArray<PropertyKey>): z
     } else if (def.type === 'record') {
       cur = def.valueType as z.ZodType;
     } else {
-      cur = shapes(s).map((shape) => shape[String(key)]).find(Boolean);
+      cur = shapes(s)
+        .map((shape) => shape[String(key)])
+        .find(Boolean);
     }
   }
   return cur;

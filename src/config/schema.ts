@@ -81,7 +81,11 @@ export const RedisConfig = z
   .superRefine((r, ctx) => {
     const given = (['url', 'cluster', 'sentinel'] as const).filter((k) => r[k] !== undefined);
     if (given.length > 1) {
-      ctx.addIssue({ code: 'custom', path: [given[1]!], message: `give one of redis.url, redis.cluster, redis.sentinel (this config has ${given.map((k) => `redis.${k}`).join(' and ')})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [given[1]!],
+        message: `give one of redis.url, redis.cluster, redis.sentinel (this config has ${given.map((k) => `redis.${k}`).join(' and ')})`,
+      });
     }
     r.cluster?.forEach((u, i) => {
       if (/^rediss?:\/\/[^/]+\/(\d+)/.exec(u)?.[1] && !/\/0\/?$/.test(u)) {
@@ -121,7 +125,12 @@ export const DeletesConfig = z.strictObject({
     .default(0.25)
     .describe('most of the remote listings one run may delete'),
   maxCount: z.number().int().min(0).default(500),
-  graceHours: z.number().min(0).max(24 * 366).default(0).describe('delete only after missing from the feed this long'),
+  graceHours: z
+    .number()
+    .min(0)
+    .max(24 * 366)
+    .default(0)
+    .describe('delete only after missing from the feed this long'),
   batchSize: z.number().int().min(1).max(1000).default(100),
 });
 export type DeletesConfig = z.infer<typeof DeletesConfig>;
@@ -149,46 +158,47 @@ export const FeedRoute = z.strictObject({
     .describe('source field (dotted path) → the values a record must hold to go to this chatbot, compared as map compares'),
 });
 
-export const FeedConfig = z.preprocess(presetIgnore, z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, . _ - only'),
-  chatbot: z.string().min(1).optional().describe('serialNumber of the chatbot the listings belong to (or chatbots)'),
-  chatbots: z
-    .array(FeedRoute)
-    .min(1)
-    .optional()
-    .describe('instead of chatbot: the chatbots the records are routed to, each with its where (no where: every record)'),
-  keyBy: z.enum(['MLSNumber', 'URL']).default('MLSNumber'),
-  source: FeedSource,
-  mapping: MappingConfig.prefault({}),
-  deletes: DeletesConfig.prefault({}),
-  ignore: z.array(listingField).default([]).describe("fields that alone never cause an update (default: the preset's derived fields, e.g. DaysOnMarket)"),
-  schedule: ScheduleConfig.optional(),
-  deadlineMinutes: z.number().positive().max(1440).default(120).describe('a run of this feed stops (outcome aborted, retried) after this long'),
-  media: FeedMediaConfig.prefault({}).describe("this feed's photos (media.mirror)"),
-}).superRefine((feed, ctx) => {
-  if ((feed.chatbot === undefined) === (feed.chatbots === undefined)) {
-    ctx.addIssue({
-      code: 'custom',
-      path: feed.chatbot === undefined ? ['chatbot'] : ['chatbots'],
-      message:
-        feed.chatbot === undefined
-          ? 'is required, or chatbots (records routed to several chatbots by where)'
-          : 'both chatbot and chatbots are set; use chatbot for one chatbot that takes every record, or chatbots to route records by where',
-    });
-  }
-  const sns = new Set<string>();
-  feed.chatbots?.forEach((c, i) => {
-    if (sns.has(c.serialNumber)) ctx.addIssue({ code: 'custom', path: ['chatbots', i, 'serialNumber'], message: `chatbot ${c.serialNumber} is listed twice` });
-    sns.add(c.serialNumber);
-  });
-  if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['schedule', 'full'],
-      message: 'is for incremental RESO feeds (source.kind: reso, source.incremental: true); this feed is always read in full by schedule.cron',
-    });
-  }
-}));
+export const FeedConfig = z.preprocess(
+  presetIgnore,
+  z
+    .strictObject({
+      name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, . _ - only'),
+      chatbot: z.string().min(1).optional().describe('serialNumber of the chatbot the listings belong to (or chatbots)'),
+      chatbots: z.array(FeedRoute).min(1).optional().describe('instead of chatbot: the chatbots the records are routed to, each with its where (no where: every record)'),
+      keyBy: z.enum(['MLSNumber', 'URL']).default('MLSNumber'),
+      source: FeedSource,
+      mapping: MappingConfig.prefault({}),
+      deletes: DeletesConfig.prefault({}),
+      ignore: z.array(listingField).default([]).describe("fields that alone never cause an update (default: the preset's derived fields, e.g. DaysOnMarket)"),
+      schedule: ScheduleConfig.optional(),
+      deadlineMinutes: z.number().positive().max(1440).default(120).describe('a run of this feed stops (outcome aborted, retried) after this long'),
+      media: FeedMediaConfig.prefault({}).describe("this feed's photos (media.mirror)"),
+    })
+    .superRefine((feed, ctx) => {
+      if ((feed.chatbot === undefined) === (feed.chatbots === undefined)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: feed.chatbot === undefined ? ['chatbot'] : ['chatbots'],
+          message:
+            feed.chatbot === undefined
+              ? 'is required, or chatbots (records routed to several chatbots by where)'
+              : 'both chatbot and chatbots are set; use chatbot for one chatbot that takes every record, or chatbots to route records by where',
+        });
+      }
+      const sns = new Set<string>();
+      feed.chatbots?.forEach((c, i) => {
+        if (sns.has(c.serialNumber)) ctx.addIssue({ code: 'custom', path: ['chatbots', i, 'serialNumber'], message: `chatbot ${c.serialNumber} is listed twice` });
+        sns.add(c.serialNumber);
+      });
+      if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schedule', 'full'],
+          message: 'is for incremental RESO feeds (source.kind: reso, source.incremental: true); this feed is always read in full by schedule.cron',
+        });
+      }
+    }),
+);
 export type FeedConfig = z.infer<typeof FeedConfig>;
 
 export const Config = z
@@ -200,28 +210,18 @@ export const Config = z
     worker: z
       .strictObject({
         port: z.number().int().min(0).max(65535).default(9464),
-        host: z
-          .string()
-          .min(1)
-          .default('127.0.0.1')
-          .describe('address the worker\'s HTTP face listens on; 0.0.0.0 for every interface (containers)'),
+        host: z.string().min(1).default('127.0.0.1').describe("address the worker's HTTP face listens on; 0.0.0.0 for every interface (containers)"),
         allowedHosts: z
           .array(z.string().min(1))
           .default([])
-          .describe('Host names the worker\'s pages answer besides localhost, 127.0.0.1, ::1 and worker.host (DNS rebinding guard)'),
+          .describe("Host names the worker's pages answer besides localhost, 127.0.0.1, ::1 and worker.host (DNS rebinding guard)"),
         historySize: z.number().int().min(1).max(10_000).default(50),
         watchdogSeconds: z.number().int().positive().max(86_400).default(300),
         shutdownTimeoutMs: durationMs(30_000, HOUR_MS),
         concurrency: z.number().int().min(1).max(64).default(2).describe('jobs of one queue a worker process runs at once'),
-        lockDurationMs: durationMs(30_000, HOUR_MS).describe('BullMQ job lock; a dead worker\'s job is recovered after it'),
+        lockDurationMs: durationMs(30_000, HOUR_MS).describe("BullMQ job lock; a dead worker's job is recovered after it"),
         stalledIntervalMs: durationMs(30_000, HOUR_MS).describe('how often workers look for stalled jobs'),
-        minScheduleIntervalSeconds: z
-          .number()
-          .int()
-          .min(1)
-          .max(86_400)
-          .default(60)
-          .describe('a schedule that runs more often than this is refused'),
+        minScheduleIntervalSeconds: z.number().int().min(1).max(86_400).default(60).describe('a schedule that runs more often than this is refused'),
       })
       .prefault({}),
     state: z.strictObject({ file: z.string().optional() }).optional().describe('state file when no redis'),
@@ -230,9 +230,24 @@ export const Config = z
         retentionDays: z.number().positive().default(30).describe('changes older than this are dropped'),
         maxPerFeed: z.number().int().min(100).default(100_000).describe('most changes kept per feed (Redis) / sizes the file'),
         maxPerRun: z.number().int().min(1).default(50_000).describe('most changes recorded for one run; the rest are counted'),
-        maxBytesPerRun: z.number().int().min(65_536).default(6 << 20).describe('most bytes of changes (JSON, long values as excerpts) recorded for one run; the rest are counted'),
-        maxWholeBytesPerRun: z.number().int().min(0).default(6 << 20).describe('most bytes of whole listings (compressed, kept before each update and delete so `feedsync undo` can restore them) one run keeps'),
-        maxWholeBytesPerFeed: z.number().int().min(0).default(64 << 20).describe("most bytes of whole listings kept per feed across its runs (Redis); the oldest runs' go first"),
+        maxBytesPerRun: z
+          .number()
+          .int()
+          .min(65_536)
+          .default(6 << 20)
+          .describe('most bytes of changes (JSON, long values as excerpts) recorded for one run; the rest are counted'),
+        maxWholeBytesPerRun: z
+          .number()
+          .int()
+          .min(0)
+          .default(6 << 20)
+          .describe('most bytes of whole listings (compressed, kept before each update and delete so `feedsync undo` can restore them) one run keeps'),
+        maxWholeBytesPerFeed: z
+          .number()
+          .int()
+          .min(0)
+          .default(64 << 20)
+          .describe("most bytes of whole listings kept per feed across its runs (Redis); the oldest runs' go first"),
       })
       .prefault({})
       .describe('the per-listing change log read by `feedsync history` and `runs show`'),

@@ -15,13 +15,9 @@ export function selectChatbots(chatbots: readonly ChatbotConfig[], only: readonl
   const known = chatbots.map((c) => c.serialNumber);
   const unknown = only.filter((sn) => !known.includes(sn));
   if (unknown.length) {
-    throw new ConfigError(
-      `unknown chatbot ${unknown.join(', ')}: the config has ${known.length ? known.join(', ') : 'no chatbots'}`,
-    );
+    throw new ConfigError(`unknown chatbot ${unknown.join(', ')}: the config has ${known.length ? known.join(', ') : 'no chatbots'}`);
   }
-  return chatbots
-    .map((chatbot, index) => ({ chatbot, index }))
-    .filter(({ chatbot }) => only.length === 0 || only.includes(chatbot.serialNumber));
+  return chatbots.map((chatbot, index) => ({ chatbot, index })).filter(({ chatbot }) => only.length === 0 || only.includes(chatbot.serialNumber));
 }
 
 /**

@@ -49,7 +49,11 @@ export function handleAdmin(ctx: AdminContext, method: string, url: URL, body: u
     case 'POST /__emulator/hide': {
       // the chatbot "forgets" these listings in its answers (they stay listed): what the chat check must catch
       const parsed = HideRequest.safeParse(body);
-      if (!parsed.success) return { status: 400, body: { error: `expected {serialNumber, keys: [MLS number or URL, ...]}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ')}` } };
+      if (!parsed.success)
+        return {
+          status: 400,
+          body: { error: `expected {serialNumber, keys: [MLS number or URL, ...]}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ')}` },
+        };
       const { serialNumber, keys } = parsed.data;
       if (keys.length) ctx.state.hidden.set(serialNumber, new Set(keys));
       else ctx.state.hidden.delete(serialNumber);

@@ -7,17 +7,7 @@
 // - ClientAsk over the rate limit (RateLimitCount asks within RateLimitTime seconds, per session) answers
 //   normally with RateLimitMessage as content and noAnswer true; over the monthly MessageLimit it
 //   fails with Code 403.
-import type {
-  AskRequest,
-  ChatbotSettings,
-  DeleteRequest,
-  EditSettingsRequest,
-  ListingCreate,
-  ListingUpdate,
-  ListItem,
-  ListRequest,
-  StreamFinal,
-} from '../api/schemas.js';
+import type { AskRequest, ChatbotSettings, DeleteRequest, EditSettingsRequest, ListingCreate, ListingUpdate, ListItem, ListRequest, StreamFinal } from '../api/schemas.js';
 import type { KeyType } from '../listing/schema.js';
 import { composeAnswer, fragmentsOf, tokenCount } from './answer.js';
 import type { ChatbotListings } from './chatbot-listings.js';
@@ -92,7 +82,13 @@ export function list(ctx: EndpointContext, req: ListRequest): Reply {
   const start = ((req.PageNumber ?? 1) - 1) * size;
   const city = req.CityName?.trim().toLowerCase();
   if (!city && !req.SaleType && !req.MLSNumber) {
-    return { kind: 'json', json: `{"List":[${stored.slice(start, start + size).map(listItemJson).join(',')}],"VirtualCount":${stored.size}}` };
+    return {
+      kind: 'json',
+      json: `{"List":[${stored
+        .slice(start, start + size)
+        .map(listItemJson)
+        .join(',')}],"VirtualCount":${stored.size}}`,
+    };
   }
   const candidates = req.MLSNumber ? stored.withKey('MLSNumber', req.MLSNumber) : stored.inOrder();
   const items: ListItem[] = [];

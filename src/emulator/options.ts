@@ -46,8 +46,7 @@ export interface RunningEmulator {
   close(): Promise<void>;
 }
 
-export type ResolvedOptions = Required<Omit<EmulatorOptions, 'chatbots' | 'dataFile' | 'logger'>> &
-  Pick<EmulatorOptions, 'chatbots' | 'dataFile' | 'logger'>;
+export type ResolvedOptions = Required<Omit<EmulatorOptions, 'chatbots' | 'dataFile' | 'logger'>> & Pick<EmulatorOptions, 'chatbots' | 'dataFile' | 'logger'>;
 
 export const DEV_SECRET_KEY = 'dev-secret-key';
 export const DEV_SESSION_KEY = 'dev-session-key';

@@ -6,16 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
-import {
-  AskRequest,
-  DeleteRequest,
-  EditSettingsRequest,
-  ENDPOINTS,
-  ListingCreate,
-  ListingUpdate,
-  ListRequest,
-  type EndpointName,
-} from '../api/schemas.js';
+import { AskRequest, DeleteRequest, EditSettingsRequest, ENDPOINTS, ListingCreate, ListingUpdate, ListRequest, type EndpointName } from '../api/schemas.js';
 import { zodIssues } from '../api/zod-issues.js';
 import type { ValidationIssue } from '../errors.js';
 import { handleAdmin } from './admin.js';
@@ -140,7 +131,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
 
     if (path.startsWith(ADMIN_PREFIX)) {
       if (!adminAllowed(req, opts.host, opts.secretKey)) {
-        const text = JSON.stringify({ error: `the emulator listens on ${opts.host}, not on loopback: its ${ADMIN_PREFIX} paths need its secret key in an Authorization or X-Emulator-Key header` });
+        const text = JSON.stringify({
+          error: `the emulator listens on ${opts.host}, not on loopback: its ${ADMIN_PREFIX} paths need its secret key in an Authorization or X-Emulator-Key header`,
+        });
         res.writeHead(401, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
         res.end(text);
         return;

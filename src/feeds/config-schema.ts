@@ -10,12 +10,7 @@ export const SourceLimits = z
     perMinute: z.number().int().positive().optional(),
     perHour: z.number().int().positive().optional(),
     perDay: z.number().int().positive().optional(),
-    bytesPerHour: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .describe('most response bytes (as received) a source may read in an hour, counted in this process (MLS Grid: 4 GB)'),
+    bytesPerHour: z.number().int().positive().optional().describe('most response bytes (as received) a source may read in an hour, counted in this process (MLS Grid: 4 GB)'),
   })
   .describe('requests per second/minute/hour/day (and bytes per hour) allowed for this source credential');
 export type SourceLimits = z.infer<typeof SourceLimits>;
@@ -30,19 +25,8 @@ const location = {
   /** headers of photo downloads (media.mirror), sent to the photo's own origin only */
   mediaHeaders: z.record(z.string(), z.string()).optional().describe('headers of photo downloads (media.mirror); values may use ${ENV}, masked in every output'),
   // bounded: Node's timers make anything above 2^31-1 ms a 1 ms timeout
-  timeoutMs: z
-    .number()
-    .int()
-    .min(1)
-    .max(3_600_000)
-    .default(600_000)
-    .describe('total deadline of one request: the response and its whole body (not an idle timeout)'),
-  maxBytes: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe('most bytes a feed (or one RESO page) may have, after gunzip (default 4 GiB)'),
+  timeoutMs: z.number().int().min(1).max(3_600_000).default(600_000).describe('total deadline of one request: the response and its whole body (not an idle timeout)'),
+  maxBytes: z.number().int().positive().optional().describe('most bytes a feed (or one RESO page) may have, after gunzip (default 4 GiB)'),
   maxCompressionRatio: z.number().positive().optional().describe('a gzip feed expanding more than this many times is refused as a bomb (default 200)'),
   retries: z.number().int().min(0).max(20).default(3),
   /** gzip: by Content-Encoding/Content-Type header or a .gz name unless forced */
@@ -58,7 +42,12 @@ export const CsvSource = z.strictObject({
   quote: z.string().length(1).default('"'),
   encoding: z.enum(['utf8', 'latin1', 'windows-1252']).default('utf8'),
   // a quote never closed, or a header of a million columns, would otherwise be held whole
-  maxRecordBytes: z.number().int().min(1024).default(1 << 20).describe('most bytes of one row (a quote never closed ends the read here)'),
+  maxRecordBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(1 << 20)
+    .describe('most bytes of one row (a quote never closed ends the read here)'),
   maxColumns: z.number().int().min(1).default(10_000).describe('most columns of a row'),
 });
 
@@ -84,15 +73,8 @@ export type OAuth2Auth = z.infer<typeof OAuth2Auth>;
 export const ResoSource = z
   .strictObject({
     kind: z.literal('reso'),
-    vendor: z
-      .enum(VENDOR_NAMES)
-      .default('reso')
-      .describe('mlsgrid | trestle | bridge | spark: the vendor\'s documented rules and defaults (docs/vendors.md); reso: the standard'),
-    originatingSystem: z
-      .string()
-      .min(1)
-      .optional()
-      .describe("MLS Grid: the MLS's OriginatingSystemName (e.g. actris), put in every $filter; required with vendor: mlsgrid"),
+    vendor: z.enum(VENDOR_NAMES).default('reso').describe("mlsgrid | trestle | bridge | spark: the vendor's documented rules and defaults (docs/vendors.md); reso: the standard"),
+    originatingSystem: z.string().min(1).optional().describe("MLS Grid: the MLS's OriginatingSystemName (e.g. actris), put in every $filter; required with vendor: mlsgrid"),
     ...location,
     auth: OAuth2Auth.optional().describe('OAuth2 client credentials; a long-lived token goes in bearerToken instead'),
     resource: z.string().default('Property'),
@@ -113,10 +95,17 @@ export const ResoSource = z
     paging: z
       .enum(['keyset', 'nextLink'])
       .default('keyset')
-      .describe('keyset: each page asks for the records after the last one read (by key in full pulls), so a change during the pull cannot shift a record out; nextLink: follow the server\'s @odata.nextLink'),
+      .describe(
+        "keyset: each page asks for the records after the last one read (by key in full pulls), so a change during the pull cannot shift a record out; nextLink: follow the server's @odata.nextLink",
+      ),
     maxPages: z.number().int().positive().default(10_000).describe('most pages one pull reads; past it the read is incomplete'),
     maxPageRecords: z.number().int().positive().default(10_000).describe('most records one page may hold; a larger page is an error'),
-    maxPageBytes: z.number().int().positive().default(256 * 1024 ** 2).describe('most bytes one page may hold'),
+    maxPageBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * 1024 ** 2)
+      .describe('most bytes one page may hold'),
   })
   .refine((s) => !(s.auth && s.bearerToken), { message: 'give either auth (OAuth2) or bearerToken, not both', path: ['auth'] });
 

@@ -40,7 +40,11 @@ export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { f
  */
 async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, fastPath: boolean): AsyncIterable<FeedItem[]> {
   const file = opts.label;
-  const rows = new CsvRows(file, { maxColumns: opts.maxColumns ?? CSV_LIMIT_DEFAULTS.maxColumns, maxRecordBytes: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes }, opts.onHeader);
+  const rows = new CsvRows(
+    file,
+    { maxColumns: opts.maxColumns ?? CSV_LIMIT_DEFAULTS.maxColumns, maxRecordBytes: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes },
+    opts.onHeader,
+  );
   const scanner = fastPath && fastPathReads(opts.delimiter, opts.quote) ? new CsvScanner(opts.delimiter, opts.quote, rows.row) : undefined;
   let parser: CsvParser | undefined = scanner ? undefined : csvParser(opts, rows, 0);
   // csv-parse reads on from where the fast path stopped, a piece at a time as the chunks came
@@ -213,7 +217,11 @@ class CsvRows {
   skip(err: CsvError): void {
     const { file } = this;
     if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
-      this.fatal ??= new FeedReadError(`a quoted field opened on or after line ${this.lastEnd + 1} is never closed: the file is truncated or misquoted`, { file, line: this.lastEnd + 1 }, false);
+      this.fatal ??= new FeedReadError(
+        `a quoted field opened on or after line ${this.lastEnd + 1} is never closed: the file is truncated or misquoted`,
+        { file, line: this.lastEnd + 1 },
+        false,
+      );
       return;
     }
     const line = this.lastEnd + 1;

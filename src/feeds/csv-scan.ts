@@ -61,7 +61,11 @@ export class CsvScanner {
    */
   private readonly lookahead: number;
 
-  constructor(delimiter: string, quote: string, private readonly sink: RowSink) {
+  constructor(
+    delimiter: string,
+    quote: string,
+    private readonly sink: RowSink,
+  ) {
     this.scan = new RowScan(delimiter.charCodeAt(0), quote.charCodeAt(0));
     this.lookahead = Math.max(2, Buffer.byteLength(delimiter), Buffer.byteLength(quote));
   }

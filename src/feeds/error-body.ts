@@ -81,7 +81,12 @@ function odataMessage(text: string): string | undefined {
   const err = o.error;
   if (err && typeof err === 'object') {
     const e = err as Record<string, unknown>;
-    const message = typeof e.message === 'string' ? e.message : typeof (e.message as Record<string, unknown>)?.value === 'string' ? String((e.message as Record<string, unknown>).value) : undefined;
+    const message =
+      typeof e.message === 'string'
+        ? e.message
+        : typeof (e.message as Record<string, unknown>)?.value === 'string'
+          ? String((e.message as Record<string, unknown>).value)
+          : undefined;
     // a code that is not the HTTP status again names the vendor's own error
     if (message) return typeof e.code === 'string' && /\D/.test(e.code) && !message.includes(e.code) ? `${message} (code ${e.code})` : message;
   }

@@ -5,6 +5,11 @@ import type { RecordPosition } from './types.js';
 
 export function formatPosition(p: RecordPosition): string {
   const at = p.line !== undefined ? `${p.file}:${p.line}` : p.file;
-  const ids = p.ids && Object.keys(p.ids).length ? Object.entries(p.ids).map(([k, v]) => `${k} ${v}`).join(', ') : p.id;
+  const ids =
+    p.ids && Object.keys(p.ids).length
+      ? Object.entries(p.ids)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')
+      : p.id;
   return `${at}, record ${p.index}${ids ? ` (${ids})` : ''}`;
 }

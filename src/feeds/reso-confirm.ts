@@ -46,18 +46,27 @@ export function resoLookup(source: ResoSource, deps: LookupDeps): KeyLookup {
       let index = 0;
       const searchable = asks.filter((a) => keyFilters(profile, a.field, [], source) !== undefined);
       if (searchable.length === 0) {
-        throw new FeedReadError(`the ${profile.name} profile lets no filter name ${asks.map((a) => a.field).join(' or ')}, so absences cannot be asked for by key`, { file: deps.label }, false);
+        throw new FeedReadError(
+          `the ${profile.name} profile lets no filter name ${asks.map((a) => a.field).join(' or ')}, so absences cannot be asked for by key`,
+          { file: deps.label },
+          false,
+        );
       }
       const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...searchable.map((a) => a.field)])] : undefined;
       const top = profile.pageSizeBy === 'top' ? pageSize(source, profile) : undefined;
-      const url = (field: string, values: string[]) => queryUrl(source.url!, source.resource, { filter: keyFilters(profile, field, values, source)![0], top, select, expandMedia: source.expandMedia });
+      const url = (field: string, values: string[]) =>
+        queryUrl(source.url!, source.resource, { filter: keyFilters(profile, field, values, source)![0], top, select, expandMedia: source.expandMedia });
       for (const [field, values] of batches(searchable, url, profile.maxOrTerms ?? 50)) {
         let next: string | undefined = url(field, values);
         while (next) {
           requests++;
           const what = `confirmation request ${requests}`;
           if (requests > source.maxPages) {
-            throw new FeedReadError(`confirming the pull's absences would take more than source.maxPages (${source.maxPages}) requests, so they are not confirmed`, { file: deps.label, record: what }, false);
+            throw new FeedReadError(
+              `confirming the pull's absences would take more than source.maxPages (${source.maxPages}) requests, so they are not confirmed`,
+              { file: deps.label, record: what },
+              false,
+            );
           }
           const page = await deps.client.get(next, what);
           const items: FeedItem[] = [];

@@ -34,7 +34,13 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
   if (source.maxPageSize) headers.prefer = `odata.maxpagesize=${source.maxPageSize}`;
   const backoff = options.backoffMs ?? 500;
   const tokens: TokenSource | undefined = source.auth
-    ? oauth2TokenSource(source.auth, { ...(options.scope !== undefined && { scope: options.scope }), timeoutMs: source.timeoutMs, retries: source.retries, signal: ctx.signal, backoffMs: options.backoffMs })
+    ? oauth2TokenSource(source.auth, {
+        ...(options.scope !== undefined && { scope: options.scope }),
+        timeoutMs: source.timeoutMs,
+        retries: source.retries,
+        signal: ctx.signal,
+        backoffMs: options.backoffMs,
+      })
     : undefined;
   const credential = tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined);
   let requests = 0;
@@ -76,7 +82,11 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
             attempt--;
             continue;
           }
-          const fix = tokens ? 'check source.auth (clientId, clientSecret, scope) and the client\'s rights' : credential ? 'check source.bearerToken' : 'the server wants credentials: set source.auth or source.bearerToken';
+          const fix = tokens
+            ? "check source.auth (clientId, clientSecret, scope) and the client's rights"
+            : credential
+              ? 'check source.bearerToken'
+              : 'the server wants credentials: set source.auth or source.bearerToken';
           const refused = credential ? `refused ${credential}${refreshed ? ', even with a fresh token' : ''}` : 'asks for credentials';
           const credentialKey = tokens ? 'source.auth (clientId, clientSecret, scope)' : 'source.bearerToken';
           throw new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, { cause: err, status: 401, credentialKey });

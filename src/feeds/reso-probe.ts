@@ -65,7 +65,14 @@ export async function probeReso(source: ResoSource, ctx: FeedContext, options: {
   let keyset = false;
   if (profile.orderby) {
     const ordered = await ask(`$orderby=${source.keyField}`, { filter: base, orderby: source.keyField, ...one });
-    const after = key === undefined ? undefined : await ask(`$filter=${source.keyField} gt ${keyLiteral(key)} with $orderby`, { filter: and(base, `${source.keyField} gt ${keyLiteral(key)}`), orderby: source.keyField, ...one });
+    const after =
+      key === undefined
+        ? undefined
+        : await ask(`$filter=${source.keyField} gt ${keyLiteral(key)} with $orderby`, {
+            filter: and(base, `${source.keyField} gt ${keyLiteral(key)}`),
+            orderby: source.keyField,
+            ...one,
+          });
     keyset = Boolean(ordered && after);
   }
   if (typeof ts === 'string') await ask(`$filter=${TS} ${profile.since} ${ts}`, { filter: and(base, `${TS} ${profile.since} ${ts}`), ...one });
@@ -108,4 +115,3 @@ export function probeLines(r: ProbeReport): string[] {
       : `the source's settings fit what the server accepts (vendor ${r.vendor}: paging ${r.settings.paging}${r.settings.maxPageSize ? `, maxPageSize ${r.settings.maxPageSize}` : ''})`,
   ];
 }
-

@@ -123,7 +123,16 @@ export function keyFilters(profile: VendorProfile, keyField: string, keys: reado
   const vendorTerm = required ? `${profile.requiredFilter!.field} eq ${keyLiteral(required)}` : undefined;
   const out: string[] = [];
   for (let i = 0; i < keys.length; i += per) {
-    out.push(and(vendorTerm, source?.filter, keys.slice(i, i + per).map((k) => `${keyField} eq ${keyLiteral(k)}`).join(' or '))!);
+    out.push(
+      and(
+        vendorTerm,
+        source?.filter,
+        keys
+          .slice(i, i + per)
+          .map((k) => `${keyField} eq ${keyLiteral(k)}`)
+          .join(' or '),
+      )!,
+    );
   }
   return out;
 }
@@ -138,7 +147,6 @@ export function afterFilter(order: 'key' | 'time', keyField: string, last: { key
 export function orderBy(order: 'key' | 'time', keyField: string): string {
   return order === 'key' ? keyField : `${TS},${keyField}`;
 }
-
 
 export function isTimestampLiteral(value: unknown): value is string {
   return typeof value === 'string' && ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));

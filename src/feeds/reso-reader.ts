@@ -137,14 +137,25 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
       // a page shifted: the next pull starts from the last record known to have everything before it read
       const ts = laterOf(stored.ts, usableTimestamp(state.shiftedAt, now))!;
       state.mark = { ...stored, ts: state.mark && Date.parse(state.mark.ts) < Date.parse(ts) ? state.mark.ts : ts };
-      ctx.logger.warn({ feed: feedName, file: label, mark: state.mark.ts }, `a $skip page shifted during the incremental pull (records before it left the result): the next pull asks again from ${state.mark.ts}`);
+      ctx.logger.warn(
+        { feed: feedName, file: label, mark: state.mark.ts },
+        `a $skip page shifted during the incremental pull (records before it left the result): the next pull asks again from ${state.mark.ts}`,
+      );
     }
     complete = true;
   }
 
   return {
     items: items(),
-    ...(client && { lookup: resoLookup(source, { client, label, paging: () => pagingAdvice(source, state.paging), nextLink: nextLinkUrl, itemOf: (record, index) => itemOf(record, source.keyField, { file: label, index }) }) }),
+    ...(client && {
+      lookup: resoLookup(source, {
+        client,
+        label,
+        paging: () => pagingAdvice(source, state.paging),
+        nextLink: nextLinkUrl,
+        itemOf: (record, index) => itemOf(record, source.keyField, { file: label, index }),
+      }),
+    }),
     /** 'incremental' only once a stored mark was found; the first pull of an incremental feed is full */
     get mode() {
       return mode;
@@ -178,7 +189,15 @@ type Paging = 'keyset' | 'nextLink';
  * after the server's clock when the pull began (the Date of its first answer, less a second), so a
  * record changed during the pull is read again by the next one rather than lost.
  */
-async function* livePages(source: ResoSource, client: PageClient, stored: Mark | undefined, state: PullState, now: number, stats: ResoReadStats, ctx: FeedContext): AsyncIterable<unknown[]> {
+async function* livePages(
+  source: ResoSource,
+  client: PageClient,
+  stored: Mark | undefined,
+  state: PullState,
+  now: number,
+  stats: ResoReadStats,
+  ctx: FeedContext,
+): AsyncIterable<unknown[]> {
   const base = source.url!;
   const profile = vendorProfile(source.vendor);
   const photos = source.photosTimestampField && stored?.photos ? source.photosTimestampField : null;
@@ -200,7 +219,8 @@ async function* livePages(source: ResoSource, client: PageClient, stored: Mark |
     for (let n = 1; ; n++) {
       const where = { file: displayUrl(url), record: `page ${n}` };
       if (n > source.maxPages) throw new FeedReadError(`more than source.maxPages (${source.maxPages}) pages: the pull stopped there and is not complete`, where, false);
-      if (asked.has(url)) throw new FeedReadError(`page ${n} would ask for an earlier page again (${displayUrl(url)}): the server's paging loops; the pull is not complete`, where, false);
+      if (asked.has(url))
+        throw new FeedReadError(`page ${n} would ask for an earlier page again (${displayUrl(url)}): the server's paging loops; the pull is not complete`, where, false);
       asked.add(url);
       let page: Page;
       try {

@@ -12,7 +12,10 @@ export async function* replayPages(path: string, ctx: Pick<FeedContext, 'baseDir
   let files: string[];
   try {
     files = (await stat(full)).isDirectory()
-      ? (await readdir(full)).filter((f) => f.endsWith('.json')).sort().map((f) => join(full, f))
+      ? (await readdir(full))
+          .filter((f) => f.endsWith('.json'))
+          .sort()
+          .map((f) => join(full, f))
       : [full];
   } catch (err) {
     throw new FeedReadError(`cannot open the saved RESO pages (${full}): ${causeMessage(err)}`, { file: label }, false, { cause: err });

@@ -107,7 +107,10 @@ export function requestBudget(budget: Budget, now: () => number = Date.now): Req
       if (minute) await budget.learnLimit('perMinute', minute);
       if (hour) await budget.learnLimit('perHour', hour);
       // A quota the server says is spent: wait for its reset rather than be refused (or suspended).
-      for (const [window, label] of [['minute', 'Minute'], ['hour', 'Hour']] as const) {
+      for (const [window, label] of [
+        ['minute', 'Minute'],
+        ['hour', 'Hour'],
+      ] as const) {
         if (count(headers.get(`${window}-quota-available`)) !== 0) continue;
         const reset = resetTime(headers.get(`${window}-quota-resettime`), now());
         if (reset !== undefined && reset > now()) await budget.pauseUntil(reset, `${label}-Quota-Available: 0`);

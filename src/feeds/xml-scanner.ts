@@ -319,7 +319,8 @@ export function createXmlScanner(opts: ScannerOptions): XmlScanner {
       return;
     }
     if (selfClosing) return;
-    if (stack.length >= maxOuterDepth) throw new FeedReadError(`elements nested deeper than ${maxOuterDepth} levels around line ${lineAt(base + lt)}: the document is malformed`, { file }, false);
+    if (stack.length >= maxOuterDepth)
+      throw new FeedReadError(`elements nested deeper than ${maxOuterDepth} levels around line ${lineAt(base + lt)}: the document is malformed`, { file }, false);
     stack.push(name);
   };
 
@@ -472,10 +473,18 @@ export function createXmlScanner(opts: ScannerOptions): XmlScanner {
       pos = 0;
     }
     if (frames.length && base - recordStart > maxRecord) {
-      throw new FeedReadError(`the <${recordTag}> record starting on line ${recordLine} is longer than ${maxRecord} characters: the document is malformed`, { file, line: recordLine }, false);
+      throw new FeedReadError(
+        `the <${recordTag}> record starting on line ${recordLine} is longer than ${maxRecord} characters: the document is malformed`,
+        { file, line: recordLine },
+        false,
+      );
     }
     if (buf.length > maxMarkup) {
-      throw new FeedReadError(`markup longer than ${maxMarkup} characters starting on line ${lineAt(base)} (${JSON.stringify(buf.slice(0, 40))}…): the document is malformed`, { file, line: lineAt(base) }, false);
+      throw new FeedReadError(
+        `markup longer than ${maxMarkup} characters starting on line ${lineAt(base)} (${JSON.stringify(buf.slice(0, 40))}…): the document is malformed`,
+        { file, line: lineAt(base) },
+        false,
+      );
     }
   };
 
@@ -495,7 +504,11 @@ export function createXmlScanner(opts: ScannerOptions): XmlScanner {
       const open = frames.length ? frames[0]!.name : stack[0];
       if (open !== undefined || pending !== NONE || buf.indexOf('<', pos) >= 0) {
         const what = open !== undefined ? `</${open}>` : 'its last tag';
-        throw new FeedReadError(`the document ends before ${what} closes: it is truncated`, { file, line: lineAt(base + buf.length), record: frames.length ? 'last' : undefined }, false);
+        throw new FeedReadError(
+          `the document ends before ${what} closes: it is truncated`,
+          { file, line: lineAt(base + buf.length), record: frames.length ? 'last' : undefined },
+          false,
+        );
       }
       return done;
     },
@@ -542,4 +555,3 @@ function declarationEnd(buf: string, lt: number): number {
   const close = buf.indexOf(']', bracket);
   return close < 0 ? -1 : buf.indexOf('>', close);
 }
-

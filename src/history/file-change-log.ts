@@ -71,7 +71,7 @@ export async function createFileChangeLog(path: string, limits: ChangeLogLimits 
 async function trimIfNeeded(path: string, maxBytes: number, retentionDays: number): Promise<void> {
   const { size } = await stat(path);
   const cutoff = new Date(Date.now() - retentionDays * 86_400_000).toISOString();
-  const head = size > 0 ? (await readHead(path)) : undefined;
+  const head = size > 0 ? await readHead(path) : undefined;
   const oldest = head && atOf(head);
   if (size <= maxBytes && (!oldest || oldest >= cutoff)) return;
   const lines = (await readFile(path, 'utf8')).split('\n').filter(Boolean);
@@ -87,7 +87,13 @@ async function trimIfNeeded(path: string, maxBytes: number, retentionDays: numbe
     kept.push(text);
   }
   const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, kept.reverse().map((l) => l + '\n').join(''));
+  await writeFile(
+    tmp,
+    kept
+      .reverse()
+      .map((l) => l + '\n')
+      .join(''),
+  );
   await rename(tmp, path);
 }
 

@@ -15,10 +15,7 @@ export async function openChangeLog(loaded: LoadedConfig): Promise<ChangeLog> {
   const redis = createRedis(settings, { name: 'feedsync-history', purpose: 'command' });
   redis.on('error', () => {}); // reported below
   try {
-    await Promise.race([
-      redis.ping(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('no answer within 3 s')), 3000).unref()),
-    ]);
+    await Promise.race([redis.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer within 3 s')), 3000).unref())]);
   } catch (err) {
     await closeRedis(redis);
     throw new NetworkError(`the change log in Redis at ${settings.where} (start Redis, or fix the config's redis)`, err);

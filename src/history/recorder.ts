@@ -53,7 +53,10 @@ export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxP
       log.append(batch).catch((err: Error) => {
         failed ??= err.message;
         unwritten.push(batch);
-        opts.logger.warn({ err: err.message, changeLog: log.location, kept: batch.length }, 'the change log could not be written; the changes are kept and written again at the end of the run');
+        opts.logger.warn(
+          { err: err.message, changeLog: log.location, kept: batch.length },
+          'the change log could not be written; the changes are kept and written again at the end of the run',
+        );
       }),
     );
   };
@@ -95,7 +98,13 @@ export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxP
       const saved = await log.finishRun(entry).then(
         () => true,
         // once more: a failover in progress is usually over after a moment
-        () => new Promise((r) => setTimeout(r, RETRY_MS)).then(() => log.finishRun(entry)).then(() => true, (err: Error) => (failed = err.message, false)),
+        () =>
+          new Promise((r) => setTimeout(r, RETRY_MS))
+            .then(() => log.finishRun(entry))
+            .then(
+              () => true,
+              (err: Error) => ((failed = err.message), false),
+            ),
       );
       if (!saved) opts.logger.warn({ err: failed, runId: meta.runId }, 'the run could not be recorded in the change log');
       runNotRecorded = !saved;
@@ -125,7 +134,10 @@ async function writeAgain(log: ChangeLog, batches: ChangeEntry[][], onError: (er
 /** A run id a person can type: the job's id and attempt, or the time of a command-line run. */
 export function newRunId(job?: { jobId: string; attempt: number }): string {
   if (job) return `${job.jobId}.${job.attempt}`;
-  const t = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const t = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${t}-${Math.random().toString(36).slice(2, 6)}`;
 }
 

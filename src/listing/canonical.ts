@@ -81,9 +81,7 @@ export const UNLISTED_FIELDS: readonly ListingField[] = ['SerialNumber', 'Locati
 export const ALL_FIELDS: readonly ListingField[] = Object.keys(FIELD_KINDS) as ListingField[];
 
 /** The fields compared between a feed listing and a list item, in the spec's order. */
-export const COMPARED_FIELDS: readonly ListingField[] = (Object.keys(FIELD_KINDS) as ListingField[]).filter(
-  (f) => !UNLISTED_FIELDS.includes(f),
-);
+export const COMPARED_FIELDS: readonly ListingField[] = (Object.keys(FIELD_KINDS) as ListingField[]).filter((f) => !UNLISTED_FIELDS.includes(f));
 
 /** The canonical form of a listing as it will be sent (every field, including unlisted ones). */
 export function canonicalFromListing(listing: ListingCreate, fields: readonly ListingField[] = COMPARED_FIELDS): CanonicalListing {
@@ -126,11 +124,7 @@ export function listItemReader(item: ListItem): (f: ListingField, kind: Kind) =>
 }
 
 /** The fields whose canonical values differ, except `ignore`d ones. Compares COMPARED_FIELDS only. */
-export function diffCanonical(
-  desired: CanonicalListing,
-  remote: CanonicalListing,
-  ignore: ReadonlySet<string> = new Set(),
-): FieldChange[] {
+export function diffCanonical(desired: CanonicalListing, remote: CanonicalListing, ignore: ReadonlySet<string> = new Set()): FieldChange[] {
   const changes: FieldChange[] = [];
   for (const f of COMPARED_FIELDS) {
     if (ignore.has(f)) continue;

@@ -12,13 +12,24 @@
 // with the function of its version (storedFingerprintStatus) and, when the listing is the same,
 // re-recorded in the current version: a change of format never rewrites every listing.
 import { hash } from 'node:crypto';
-import { ALL_FIELDS, canonicalFromListing, canonicalValue, listItemReader, COMPARED_FIELDS, FIELD_KINDS, UNLISTED_FIELDS, type CanonicalListing, type CanonicalValue, type FieldChange } from './canonical.js';
+import {
+  ALL_FIELDS,
+  canonicalFromListing,
+  canonicalValue,
+  listItemReader,
+  COMPARED_FIELDS,
+  FIELD_KINDS,
+  UNLISTED_FIELDS,
+  type CanonicalListing,
+  type CanonicalValue,
+  type FieldChange,
+} from './canonical.js';
 import type { ListingCreate, ListingField, ListItem } from './schema.js';
 
 const NO_FIELDS: ReadonlySet<string> = new Set();
 export const FINGERPRINT_PREFIX = '2.';
 // the kept form names the fields present by a 32-bit mask (comparedJson)
-if (COMPARED_FIELDS.length > 32) throw new Error('more than 32 compared fields: widen the kept form\'s mask');
+if (COMPARED_FIELDS.length > 32) throw new Error("more than 32 compared fields: widen the kept form's mask");
 /** per compared field: its name as JSON, whether it is a coordinate, its kind */
 const COMPARED_JSON = COMPARED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KINDS[f] === 'coordinate', FIELD_KINDS[f]] as const);
 const UNLISTED_JSON = UNLISTED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KINDS[f]] as const);
@@ -93,7 +104,10 @@ const V2_FORM = /^2\.[A-Za-z0-9_-]{26}[AEIMQUYcgkosw048]$/;
 export function readFingerprintV2Reference(fp: string, out: Uint8Array, at: number): boolean {
   if (fp.length !== V2_CHARS || !fp.startsWith(FINGERPRINT_PREFIX)) return false;
   const view = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
-  return view.write(fp.slice(FINGERPRINT_PREFIX.length), at, FINGERPRINT_BYTES, 'base64url') === FINGERPRINT_BYTES && FINGERPRINT_PREFIX + view.toString('base64url', at, at + FINGERPRINT_BYTES) === fp;
+  return (
+    view.write(fp.slice(FINGERPRINT_PREFIX.length), at, FINGERPRINT_BYTES, 'base64url') === FINGERPRINT_BYTES &&
+    FINGERPRINT_PREFIX + view.toString('base64url', at, at + FINGERPRINT_BYTES) === fp
+  );
 }
 
 export function fingerprintListing(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): string {
@@ -207,7 +221,11 @@ export function keptFieldsDiffer(a: string, b: string): ListingField[] {
  * The JSON the comparison hash is taken of: [name, value] of each compared field that has a value.
  * With `keep`, also the kept form (long values as their hash: KEPT_CHARS), built in the same pass.
  */
-function comparedJson(value: (f: ListingField, kind: (typeof FIELD_KINDS)[ListingField]) => CanonicalValue, ignore: ReadonlySet<string>, keep = false): { json: string; kept?: string } {
+function comparedJson(
+  value: (f: ListingField, kind: (typeof FIELD_KINDS)[ListingField]) => CanonicalValue,
+  ignore: ReadonlySet<string>,
+  keep = false,
+): { json: string; kept?: string } {
   const skip = ignore.size > 0;
   let json = '[';
   // the kept form: [mask of the fields present (bit = place in COMPARED_FIELDS), their values in

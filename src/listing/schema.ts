@@ -66,19 +66,21 @@ export function parsesAsWebUrl(v: string): boolean {
 
 /** U+FFFD: bytes that were not valid in the encoding they were read with. A key with one is not the key that was sent. */
 export const isIntactKey = (v: string) => !v.includes('\uFFFD');
-const KEY_RULE = 'contains U+FFFD (bytes invalid in the feed\'s encoding): the key is not what the feed sent; fix source.encoding or the feed';
+const KEY_RULE = "contains U+FFFD (bytes invalid in the feed's encoding): the key is not what the feed sent; fix source.encoding or the feed";
 
 const CONTROL_RULE = 'must not contain control or bidirectional-override characters';
 const shortText = () =>
-  z.string().max(LIMITS.shortText, `must be at most ${LIMITS.shortText} characters`).refine((v) => !CONTROL_CHARS.test(v), CONTROL_RULE);
+  z
+    .string()
+    .max(LIMITS.shortText, `must be at most ${LIMITS.shortText} characters`)
+    .refine((v) => !CONTROL_CHARS.test(v), CONTROL_RULE);
 const longText = () =>
   z
     .string()
     .max(LIMITS.longText, `must be at most ${LIMITS.longText} characters`)
     .refine((v) => !CONTROL_CHARS_LONG.test(v), `${CONTROL_RULE} (newlines and tabs are allowed)`);
 const text = () => z.string().trim().min(1, 'must not be empty').pipe(shortText());
-const webUrl = () =>
-  z.string().trim().min(1, 'must not be empty').pipe(z.string().refine(isWebUrl, 'must be an http(s) URL (no javascript:, data: or other schemes)'));
+const webUrl = () => z.string().trim().min(1, 'must not be empty').pipe(z.string().refine(isWebUrl, 'must be an http(s) URL (no javascript:, data: or other schemes)'));
 const count = (max: number) => z.number().int('must be a whole number').nonnegative().max(max);
 const amount = (max: number) => z.number().finite().nonnegative().max(max);
 

@@ -9,7 +9,22 @@
 import type { z } from 'zod';
 import type { ValidationIssue } from '../errors.js';
 import { excerpt } from '../errors.js';
-import { AREA_UNITS, isIntactKey, isLongText, isShortText, isWebUrl, KEY_TYPES, LIMITS, LISTING_FIELDS, ListingCreate, SALE_TYPES, SPACE_TYPES, STATUSES, TOURS, type ListingUpdate } from './schema.js';
+import {
+  AREA_UNITS,
+  isIntactKey,
+  isLongText,
+  isShortText,
+  isWebUrl,
+  KEY_TYPES,
+  LIMITS,
+  LISTING_FIELDS,
+  ListingCreate,
+  SALE_TYPES,
+  SPACE_TYPES,
+  STATUSES,
+  TOURS,
+  type ListingUpdate,
+} from './schema.js';
 
 export type ValidationResult = { ok: true; listing: ListingCreate } | { ok: false; issues: ValidationIssue[] };
 
@@ -45,8 +60,14 @@ const text: Check = (v) => trimmed(v) && isShortText(v);
 const webUrl: Check = (v) => trimmed(v) && isWebUrl(v);
 const anyText: Check = (v) => typeof v === 'string' && isShortText(v);
 const longText: Check = (v) => typeof v === 'string' && isLongText(v);
-const range = (min: number, max: number): Check => (v) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
-const count = (max: number): Check => (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= max;
+const range =
+  (min: number, max: number): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+const count =
+  (max: number): Check =>
+  (v) =>
+    Number.isInteger(v) && (v as number) >= 0 && (v as number) <= max;
 const oneOf = (values: readonly string[]): Check => {
   const set = new Set<unknown>(values);
   return (v) => set.has(v);
@@ -170,7 +191,10 @@ function ruleText(iss: z.core.$ZodIssue, value: unknown): string {
 }
 
 function joinPath(path: ReadonlyArray<PropertyKey>): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  return path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');
 }
 
 function valueAt(root: unknown, path: ReadonlyArray<PropertyKey>): unknown {

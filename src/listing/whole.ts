@@ -13,7 +13,21 @@ export function unlistedOf(listing: ListingCreate): UnlistedValues {
 }
 
 const TEXT = ['PropertyType', 'SaleType', 'Status', 'CurrencySymbol', 'State', 'City', 'Address', 'ZIP', 'Url', 'Tours', 'MLSNumber', 'Description', 'SpaceType'] as const;
-const NUMBER = ['Bathrooms', 'Bedrooms', 'YearBuilt', 'DaysOnMarket', 'LotArea', 'BuildingArea', 'ParkingSpots', 'RentPrice', 'DepositFee', 'SalePrice', 'UnitAreaPrice', 'ZestimatePrice', 'HOAMonth'] as const;
+const NUMBER = [
+  'Bathrooms',
+  'Bedrooms',
+  'YearBuilt',
+  'DaysOnMarket',
+  'LotArea',
+  'BuildingArea',
+  'ParkingSpots',
+  'RentPrice',
+  'DepositFee',
+  'SalePrice',
+  'UnitAreaPrice',
+  'ZestimatePrice',
+  'HOAMonth',
+] as const;
 
 /**
  * The listing a list item and the remembered unlisted values stand for: the body a create (or an

@@ -51,8 +51,21 @@ export interface CompiledMapping {
 }
 
 const NUMERIC_FIELDS = new Set<string>([
-  'Bedrooms', 'Bathrooms', 'YearBuilt', 'DaysOnMarket', 'LotArea', 'BuildingArea', 'ParkingSpots',
-  'Latitude', 'Longitude', 'SalePrice', 'UnitAreaPrice', 'HOAMonth', 'ZestimatePrice', 'RentPrice', 'DepositFee',
+  'Bedrooms',
+  'Bathrooms',
+  'YearBuilt',
+  'DaysOnMarket',
+  'LotArea',
+  'BuildingArea',
+  'ParkingSpots',
+  'Latitude',
+  'Longitude',
+  'SalePrice',
+  'UnitAreaPrice',
+  'HOAMonth',
+  'ZestimatePrice',
+  'RentPrice',
+  'DepositFee',
 ]);
 
 type FieldFn = (record: Record<string, unknown>, out: Record<string, unknown>, result: Working) => void;
@@ -80,10 +93,13 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
   }
   const extension = compileExtension(config.extension, preset?.extension);
   if (extension) {
-    steps.push(['ExtensionColumn', (record, out) => {
-      const entries = extension(record);
-      if (entries.length) out.ExtensionColumn = [...((out.ExtensionColumn as unknown[] | undefined) ?? []), ...entries];
-    }]);
+    steps.push([
+      'ExtensionColumn',
+      (record, out) => {
+        const entries = extension(record);
+        if (entries.length) out.ExtensionColumn = [...((out.ExtensionColumn as unknown[] | undefined) ?? []), ...entries];
+      },
+    ]);
   }
   const order = (f: ListingField) => LISTING_FIELDS.indexOf(f);
   // a stable sort keeps an ExtensionColumn rule before the extension entries
@@ -103,7 +119,9 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
   return {
     rules,
     replacements,
-    clockFields: (Object.entries(rules) as [ListingField, FieldRuleObject | undefined][]).filter(([, r]) => r?.transform?.some((t) => CLOCK_TRANSFORMS.has(t.name))).map(([f]) => f),
+    clockFields: (Object.entries(rules) as [ListingField, FieldRuleObject | undefined][])
+      .filter(([, r]) => r?.transform?.some((t) => CLOCK_TRANSFORMS.has(t.name)))
+      .map(([f]) => f),
     map(record, serialNumber) {
       const candidate: Record<string, unknown> = { SerialNumber: serialNumber };
       const result: Working = { candidate, issues: [], after: [] };
@@ -184,8 +202,7 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
   const skip = rule.skip ? new Set(rule.skip.map(foldLookup)) : undefined;
   const map = rule.map ? compileValueMap(rule.map, hooks.onUnmapped && ((value) => hooks.onUnmapped!({ field, from: label, value }))) : undefined;
   const dflt = rule.default ?? fallback;
-  const shape =
-    field === 'Images' ? toList : field === 'ExtensionColumn' ? (v: unknown) => v : NUMERIC_FIELDS.has(field) ? toScalar : toText;
+  const shape = field === 'Images' ? toList : field === 'ExtensionColumn' ? (v: unknown) => v : NUMERIC_FIELDS.has(field) ? toScalar : toText;
   const set = propertyWriter(field);
 
   const general: FieldFn = (record, out, result) => {
@@ -337,7 +354,10 @@ function compileList(spec: ListRule): Transform {
         const n = Number(orderBy(e));
         return isEmpty(orderBy(e)) || Number.isNaN(n) ? Number.POSITIVE_INFINITY : n;
       };
-      elements = elements.map((e, i) => ({ e, i, r: rank(e) })).sort((a, b) => a.r - b.r || a.i - b.i).map((x) => x.e);
+      elements = elements
+        .map((e, i) => ({ e, i, r: rank(e) }))
+        .sort((a, b) => a.r - b.r || a.i - b.i)
+        .map((x) => x.e);
     }
     if (!pick) return elements;
     return elements.flatMap((e) => {
@@ -388,7 +408,10 @@ function compileValueMap(map: Record<string, string | number | boolean>, onUnmap
 
 function toList(v: unknown): unknown {
   if (Array.isArray(v)) return v.filter((x) => !isEmpty(x)).map((x) => String(x).trim());
-  return String(v).split(',').map((x) => x.trim()).filter((x) => x !== '');
+  return String(v)
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
 }
 
 /** Text fields take numbers as text: a RESO PostalCode or MLS number may come as a JSON number. */

@@ -9,21 +9,7 @@ import { foldLookup } from './lookup.js';
 export const PRESET_NAMES = ['reso', 'zillow', 'listhub'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
-export const TRANSFORM_NAMES = [
-  'trim',
-  'number',
-  'integer',
-  'money',
-  'boolean',
-  'split',
-  'lowercase',
-  'uppercase',
-  'days-since',
-  'words',
-  'round',
-  'floor',
-  'ceil',
-] as const;
+export const TRANSFORM_NAMES = ['trim', 'number', 'integer', 'money', 'boolean', 'split', 'lowercase', 'uppercase', 'days-since', 'words', 'round', 'floor', 'ceil'] as const;
 export type TransformName = (typeof TRANSFORM_NAMES)[number];
 
 const TransformNameSchema = z.enum(TRANSFORM_NAMES, {
@@ -50,16 +36,13 @@ const fieldValue = z.union([scalar, z.array(z.string())]);
 /** A unit name (sqft, sqm, acres), or the source path of a field that names the unit ("LotSizeUnits"). */
 const unitSource = z.string().min(1);
 
-export const UnitRule = z
-  .strictObject({
-    from: z
-      .union([unitSource, z.record(z.string().min(1), unitSource)])
-      .describe('unit of the source value: sqft | sqm | acres, a source path naming it (LotSizeUnits), or source path → either, for a rule with several `from`s'),
-    to: z
-      .union([z.enum(AREA_UNIT_NAMES), z.literal('AreaUnit')])
-      .describe('sqft | sqm | acres, or AreaUnit: the unit the listing\'s own AreaUnit names'),
-    default: z.enum(AREA_UNIT_NAMES).optional().describe('unit when the field naming it is empty'),
-  });
+export const UnitRule = z.strictObject({
+  from: z
+    .union([unitSource, z.record(z.string().min(1), unitSource)])
+    .describe('unit of the source value: sqft | sqm | acres, a source path naming it (LotSizeUnits), or source path → either, for a rule with several `from`s'),
+  to: z.union([z.enum(AREA_UNIT_NAMES), z.literal('AreaUnit')]).describe("sqft | sqm | acres, or AreaUnit: the unit the listing's own AreaUnit names"),
+  default: z.enum(AREA_UNIT_NAMES).optional().describe('unit when the field naming it is empty'),
+});
 export type UnitRule = z.infer<typeof UnitRule>;
 
 /** Element filter of `list.where`: element path → accepted values ("" for empty, "image/*" for a prefix). */
@@ -101,7 +84,7 @@ export const FieldRuleObject = z
     onInvalid: z
       .enum(['reject', 'default'])
       .optional()
-      .describe('reject (the default): a value that breaks the rules rejects the record; default: the rule\'s default (or the feed\'s defaults) replaces it, counted in the report'),
+      .describe("reject (the default): a value that breaks the rules rejects the record; default: the rule's default (or the feed's defaults) replaces it, counted in the report"),
   })
   .superRefine((rule, ctx) => {
     if (!rule.map) return;
@@ -134,10 +117,7 @@ function listingFieldKeys<T extends z.ZodType>(value: T) {
     if ((MAPPABLE_FIELDS as string[]).includes(k)) return;
     ctx.addIssue({
       code: 'custom',
-      message:
-        k === 'SerialNumber'
-          ? "SerialNumber is the feed's chatbot; it cannot be mapped"
-          : `not a listing field${suggest(k)}; fields are ${MAPPABLE_FIELDS.join(', ')}`,
+      message: k === 'SerialNumber' ? "SerialNumber is the feed's chatbot; it cannot be mapped" : `not a listing field${suggest(k)}; fields are ${MAPPABLE_FIELDS.join(', ')}`,
     });
   });
   return z.record(key, value, {
@@ -153,21 +133,25 @@ function suggest(key: string): string {
 
 export const MappingConfig = z
   .strictObject({
-  preset: z
-    .enum(PRESET_NAMES, { error: (iss) => `unknown preset ${JSON.stringify(iss.input)}; known: ${PRESET_NAMES.join(', ')}` })
-    .optional()
-    .describe('field rules for a known feed format; `fields` override them one by one'),
-  fields: listingFieldKeys(FieldRule).default({}).describe('listing field → rule'),
-  defaults: listingFieldKeys(fieldValue).default({}).describe('listing field → value used when the rule yields nothing'),
-  extension: z
-    .union([z.array(z.string().min(1)), z.record(z.string(), z.string().min(1))])
-    .default([])
-    .describe('source paths copied into ExtensionColumn as {Key, value}: a list (Key = path) or Key → path'),
+    preset: z
+      .enum(PRESET_NAMES, { error: (iss) => `unknown preset ${JSON.stringify(iss.input)}; known: ${PRESET_NAMES.join(', ')}` })
+      .optional()
+      .describe('field rules for a known feed format; `fields` override them one by one'),
+    fields: listingFieldKeys(FieldRule).default({}).describe('listing field → rule'),
+    defaults: listingFieldKeys(fieldValue).default({}).describe('listing field → value used when the rule yields nothing'),
+    extension: z
+      .union([z.array(z.string().min(1)), z.record(z.string(), z.string().min(1))])
+      .default([])
+      .describe('source paths copied into ExtensionColumn as {Key, value}: a list (Key = path) or Key → path'),
   })
   .superRefine((m, ctx) => {
     for (const [field, rule] of Object.entries(m.fields) as [string, FieldRuleObject | null][]) {
       if (rule?.onInvalid !== 'default' || rule.default !== undefined || (m.defaults as Record<string, unknown>)[field] !== undefined) continue;
-      ctx.addIssue({ code: 'custom', path: ['fields', field, 'onInvalid'], message: `onInvalid: default needs a value to put in: set fields.${field}.default or defaults.${field}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fields', field, 'onInvalid'],
+        message: `onInvalid: default needs a value to put in: set fields.${field}.default or defaults.${field}`,
+      });
     }
   });
 export type MappingConfig = z.infer<typeof MappingConfig>;

@@ -41,7 +41,10 @@ export function createFindings() {
       const keys = [...repeated].map(([key, places]) => ({ key, times: places.length, places: places.slice(0, 5) }));
       return {
         keysSeenTwice: { count: keys.length, keys: keys.sort((a, b) => b.times - a.times).slice(0, LISTED) },
-        rejectionReasons: [...reasons].map(([reason, records]) => ({ reason, records })).sort((a, b) => b.records - a.records).slice(0, LISTED),
+        rejectionReasons: [...reasons]
+          .map(([reason, records]) => ({ reason, records }))
+          .sort((a, b) => b.records - a.records)
+          .slice(0, LISTED),
         unmapped: unmapped.list(),
       };
     },

@@ -26,7 +26,11 @@ export function keySources(rule: FieldRuleObject | undefined): KeySource[] | und
     if (parts.length !== 3) return undefined;
     const [before, field, after] = [parts[0]!, parts[1]!.trim(), parts[2]!];
     if (!FIELD.test(field)) return undefined;
-    out.push({ field, valueOf: (key) => (key.startsWith(before) && key.endsWith(after) && key.length > before.length + after.length ? key.slice(before.length, key.length - after.length) : undefined) });
+    out.push({
+      field,
+      valueOf: (key) =>
+        key.startsWith(before) && key.endsWith(after) && key.length > before.length + after.length ? key.slice(before.length, key.length - after.length) : undefined,
+    });
   }
   return out.length ? out : undefined;
 }

@@ -4,7 +4,9 @@
 
 /** The loose form of a lookup value: lower case, without spaces, underscores or hyphens. */
 export function foldLookup(value: unknown): string {
-  return String(value).toLowerCase().replace(/[\s_-]+/g, '');
+  return String(value)
+    .toLowerCase()
+    .replace(/[\s_-]+/g, '');
 }
 
 /** An OData enum member name in its display form: SingleFamilyResidence → Single Family Residence. */
@@ -20,9 +22,20 @@ export function displayWords(value: string): string {
 export type AreaUnitName = 'sqft' | 'sqm' | 'acres';
 
 const AREA_UNIT_SPELLINGS: Record<string, AreaUnitName> = {
-  sqft: 'sqft', squarefeet: 'sqft', squarefoot: 'sqft', sf: 'sqft', ft2: 'sqft',
-  sqm: 'sqm', squaremeters: 'sqm', squaremeter: 'sqm', squaremetres: 'sqm', squaremetre: 'sqm', m2: 'sqm',
-  acres: 'acres', acre: 'acres', ac: 'acres',
+  sqft: 'sqft',
+  squarefeet: 'sqft',
+  squarefoot: 'sqft',
+  sf: 'sqft',
+  ft2: 'sqft',
+  sqm: 'sqm',
+  squaremeters: 'sqm',
+  squaremeter: 'sqm',
+  squaremetres: 'sqm',
+  squaremetre: 'sqm',
+  m2: 'sqm',
+  acres: 'acres',
+  acre: 'acres',
+  ac: 'acres',
 };
 
 /** "Square Feet", "SquareFeet", "sqft", "Acres", "Square Meters" … as a unit; undefined when unknown. */

@@ -9,11 +9,7 @@ import type { MapContext, MappedItem } from './types.js';
 
 export type { MappedItem, MapContext } from './types.js';
 
-export function mapFeed(
-  items: AsyncIterable<FeedItem>,
-  mapping: MappingConfig | CompiledMapping,
-  ctx: MapContext,
-): AsyncIterable<MappedItem> {
+export function mapFeed(items: AsyncIterable<FeedItem>, mapping: MappingConfig | CompiledMapping, ctx: MapContext): AsyncIterable<MappedItem> {
   const compiled = 'map' in mapping && typeof mapping.map === 'function' ? (mapping as CompiledMapping) : compileMapping(mapping as MappingConfig);
   // a plain iterator rather than an async generator: one promise per item, not several (hot path)
   return {

@@ -37,12 +37,17 @@ export const MediaConfig = z.strictObject({
     .default(MEDIA_DEFAULTS.maxBytes)
     .describe('most bytes of one photo; a larger one is left out'),
   timeoutMs: z.number().int().min(1).max(3_600_000).default(MEDIA_DEFAULTS.timeoutMs).describe('total deadline of one photo download, body included'),
-  graceHours: z.number().min(0).max(24 * 366).default(MEDIA_DEFAULTS.graceHours).describe('an object no listing uses is deleted after this long'),
+  graceHours: z
+    .number()
+    .min(0)
+    .max(24 * 366)
+    .default(MEDIA_DEFAULTS.graceHours)
+    .describe('an object no listing uses is deleted after this long'),
   deleteBatchSize: z.number().int().min(1).max(1000).default(MEDIA_DEFAULTS.deleteBatchSize).describe('objects per DeleteObjects request'),
 });
 export type MediaConfig = z.infer<typeof MediaConfig>;
 
 export const FeedMediaConfig = z.strictObject({
-  mirror: z.boolean().default(true).describe('false: this feed\'s photos keep their source URLs even when media.mirror is set'),
+  mirror: z.boolean().default(true).describe("false: this feed's photos keep their source URLs even when media.mirror is set"),
 });
 export type FeedMediaConfig = z.infer<typeof FeedMediaConfig>;

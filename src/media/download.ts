@@ -61,13 +61,21 @@ async function follow(start: URL, opts: PhotoDownloadOptions): Promise<BoundedRe
   let url = start;
   for (let hop = 0; ; hop++) {
     await opts.budget?.beforeRequest(opts.signal);
-    const res = await boundedRequest({ method: 'GET', url: url.toString(), headers: { accept: 'image/*', ...opts.headers }, deadlineMs: opts.timeoutMs, maxBytes: opts.maxBytes, signal: opts.signal });
+    const res = await boundedRequest({
+      method: 'GET',
+      url: url.toString(),
+      headers: { accept: 'image/*', ...opts.headers },
+      deadlineMs: opts.timeoutMs,
+      maxBytes: opts.maxBytes,
+      signal: opts.signal,
+    });
     await opts.budget?.onResponse(res.status, res.headers);
     const location = res.headers.get('location');
     if (res.status < 300 || res.status >= 400 || res.status === 304 || !location) return res;
     res.cancel();
     const next = new URL(location, url);
-    if (next.origin !== start.origin) return `HTTP ${res.status} redirect to another origin (${displayUrl(next.toString())}) refused: photos are followed within their own host only`;
+    if (next.origin !== start.origin)
+      return `HTTP ${res.status} redirect to another origin (${displayUrl(next.toString())}) refused: photos are followed within their own host only`;
     if (hop >= maxRedirects) return `more than ${maxRedirects} redirects`;
     url = next;
   }

@@ -42,7 +42,9 @@ export function formatMediaReport(m: MediaReport, shown = 20): string[] {
     for (const u of m.dry.downloads.slice(0, shown)) lines.push(`    would download ${u}`);
     for (const k of m.dry.deletes.slice(0, shown)) lines.push(`    would delete ${k}`);
   } else {
-    lines.push(`  photos: ${m.downloaded} downloaded (${m.bytes} bytes), ${m.reused} reused, ${m.failed} failed; ${m.deleted} unused objects deleted, ${m.waitingGrace} waiting media.graceHours`);
+    lines.push(
+      `  photos: ${m.downloaded} downloaded (${m.bytes} bytes), ${m.reused} reused, ${m.failed} failed; ${m.deleted} unused objects deleted, ${m.waitingGrace} waiting media.graceHours`,
+    );
   }
   if (m.storageError) lines.push(`  photo storage could not be used, so no new photo was stored this run: ${m.storageError}`);
   const failures = m.failures.filter((f) => !m.storageError || f.reason !== STORAGE_DOWN);

@@ -30,10 +30,7 @@ export class RequestStopped extends Error {
     readonly limit: number,
     cause?: unknown,
   ) {
-    super(
-      reason === 'deadline' ? `no complete response within ${limit} ms` : reason === 'too-large' ? `the response body exceeds ${limit} bytes` : 'aborted',
-      { cause },
-    );
+    super(reason === 'deadline' ? `no complete response within ${limit} ms` : reason === 'too-large' ? `the response body exceeds ${limit} bytes` : 'aborted', { cause });
     this.name = 'RequestStopped';
   }
 }

@@ -8,10 +8,13 @@ export function sleep(ms: number, signal: AbortSignal | undefined, what: string)
       clearTimeout(timer);
       reject(new AbortedError(what, signal?.reason));
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -107,7 +107,10 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
   if (config.cluster) {
     const nodes = config.cluster.map(endpointOf);
     const first = nodes[0]!;
-    const tls = tlsOptions(settings, nodes.some((n) => n.tls));
+    const tls = tlsOptions(
+      settings,
+      nodes.some((n) => n.tls),
+    );
     const clusterOptions: ClusterOptions = {
       redisOptions: {
         ...common,

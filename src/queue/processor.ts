@@ -98,7 +98,9 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       let report: RunReport;
       try {
         const calls = createCallCounter();
-        report = await withCallCounter(calls, () => def.process(payload, { config: deps.config, runtime: deps.runtime, logger: jobLogger, signal: jobSignal, jobId, attempt, calls }));
+        report = await withCallCounter(calls, () =>
+          def.process(payload, { config: deps.config, runtime: deps.runtime, logger: jobLogger, signal: jobSignal, jobId, attempt, calls }),
+        );
       } catch (err) {
         if (cancel?.signal.aborted) {
           const report = cancelled({ outcome: 'error', summary: err instanceof Error ? err.message : String(err) });

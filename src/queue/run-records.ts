@@ -21,7 +21,6 @@ export const RunRecord = z.object({
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 
-
 const feedKey = (prefix: string, feed: string) => keysOf(prefix).runsOfFeed(feed);
 const chatbotKey = (prefix: string, sn: string) => keysOf(prefix).runsOfChatbot(sn);
 const allKey = (prefix: string) => keysOf(prefix).runsAll;

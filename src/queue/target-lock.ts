@@ -107,19 +107,22 @@ export async function acquireTargetLock(redis: RedisClient, key: string, owner: 
   const lost = new AbortController();
   lost.signal.addEventListener('abort', () => holdingHere(owner, false), { once: true });
   let renewedAt = Date.now();
-  const timer = setInterval(() => {
-    // No answer for a whole TTL (Redis unreachable, commands queued): the lock may have expired and
-    // been taken. Stop before the next write rather than wait for Redis to say so.
-    if (Date.now() - renewedAt >= ttlMs) lost.abort(new Error(`lock ${key} lost: not renewed for ${ttlMs} ms`));
-    if (lost.signal.aborted) return clearInterval(timer);
-    redis.eval(RENEW, 2, key, holderKey(key), owner, String(ttlMs)).then(
-      (ok) => {
-        if (ok === 1) renewedAt = Date.now();
-        else lost.abort(new Error(`lock ${key} lost: another holder has it or it expired`));
-      },
-      (err: unknown) => lost.abort(new Error(`lock ${key} lost: renewal failed (${err instanceof Error ? err.message : String(err)})`)),
-    );
-  }, Math.max(100, Math.floor(ttlMs / 3)));
+  const timer = setInterval(
+    () => {
+      // No answer for a whole TTL (Redis unreachable, commands queued): the lock may have expired and
+      // been taken. Stop before the next write rather than wait for Redis to say so.
+      if (Date.now() - renewedAt >= ttlMs) lost.abort(new Error(`lock ${key} lost: not renewed for ${ttlMs} ms`));
+      if (lost.signal.aborted) return clearInterval(timer);
+      redis.eval(RENEW, 2, key, holderKey(key), owner, String(ttlMs)).then(
+        (ok) => {
+          if (ok === 1) renewedAt = Date.now();
+          else lost.abort(new Error(`lock ${key} lost: another holder has it or it expired`));
+        },
+        (err: unknown) => lost.abort(new Error(`lock ${key} lost: renewal failed (${err instanceof Error ? err.message : String(err)})`)),
+      );
+    },
+    Math.max(100, Math.floor(ttlMs / 3)),
+  );
   timer.unref();
   return {
     lost: lost.signal,

@@ -77,28 +77,31 @@ export function startWorkers(queues: Queues, processors: Partial<Record<JobKind,
 
   for (const [kind, processor] of Object.entries(processors) as Array<[JobKind, Processor]>) slots.set(kind, create(kind, processor));
 
-  const watchdog = setInterval(() => {
-    void (async () => {
-      for (const slot of slots.values()) {
-        if (closing) return;
-        const idleFor = Date.now() - slot.lastStart;
-        if (slot.busy > 0 || idleFor < settings.watchdogMs) continue;
-        const counts = await queues[slot.kind].getJobCounts('wait', 'prioritized');
-        if ((counts.wait ?? 0) + (counts.prioritized ?? 0) === 0) {
-          slot.lastStart = Date.now();
-          continue;
+  const watchdog = setInterval(
+    () => {
+      void (async () => {
+        for (const slot of slots.values()) {
+          if (closing) return;
+          const idleFor = Date.now() - slot.lastStart;
+          if (slot.busy > 0 || idleFor < settings.watchdogMs) continue;
+          const counts = await queues[slot.kind].getJobCounts('wait', 'prioritized');
+          if ((counts.wait ?? 0) + (counts.prioritized ?? 0) === 0) {
+            slot.lastStart = Date.now();
+            continue;
+          }
+          logger.warn({ queue: slot.worker.name, idleMs: idleFor, waiting: counts }, 'worker took no job while jobs wait; recreating it');
+          const processor = processors[slot.kind];
+          if (!processor) continue;
+          restarts++;
+          const old = slot;
+          slots.set(slot.kind, create(slot.kind, processor));
+          await withDeadline(old.worker.close(true), 5000).catch(() => undefined);
+          await old.closeConnection();
         }
-        logger.warn({ queue: slot.worker.name, idleMs: idleFor, waiting: counts }, 'worker took no job while jobs wait; recreating it');
-        const processor = processors[slot.kind];
-        if (!processor) continue;
-        restarts++;
-        const old = slot;
-        slots.set(slot.kind, create(slot.kind, processor));
-        await withDeadline(old.worker.close(true), 5000).catch(() => undefined);
-        await old.closeConnection();
-      }
-    })().catch((err: unknown) => logger.warn({ err }, 'watchdog check failed'));
-  }, Math.max(1000, Math.min(settings.watchdogMs / 2, 30_000)));
+      })().catch((err: unknown) => logger.warn({ err }, 'watchdog check failed'));
+    },
+    Math.max(1000, Math.min(settings.watchdogMs / 2, 30_000)),
+  );
   watchdog.unref();
 
   return {
@@ -127,5 +130,9 @@ export function startWorkers(queues: Queues, processors: Partial<Record<JobKind,
 
 /** true when `p` settled before the deadline */
 function withDeadline(p: Promise<unknown>, ms: number): Promise<boolean> {
-  return within(p.then(() => true), ms, false);
+  return within(
+    p.then(() => true),
+    ms,
+    false,
+  );
 }

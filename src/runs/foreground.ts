@@ -89,7 +89,8 @@ async function lockChatbots(lanes: readonly Lane[], run: ForegroundRun, deps: Fo
         signal: run.signal,
       });
       if (lock) held.push(lock);
-      else refused.set(chatbot, `chatbot ${chatbot} is being synced by another process (a worker job or another \`feedsync sync\`); nothing was done, try again when it has finished`);
+      else
+        refused.set(chatbot, `chatbot ${chatbot} is being synced by another process (a worker job or another \`feedsync sync\`); nothing was done, try again when it has finished`);
     } catch (err) {
       refused.set(chatbot, `the lock of chatbot ${chatbot} could not be taken: ${causeMessage(err)}`);
     }
@@ -103,7 +104,14 @@ async function lockChatbots(lanes: readonly Lane[], run: ForegroundRun, deps: Fo
  */
 async function recordHistory(report: SyncReport, config: LoadedConfig, deps: ForegroundDeps): Promise<string | undefined> {
   if (!deps.redis || !config.config.redis) return undefined;
-  return recordForegroundRun(deps.redis, redisSettings(config).prefix, config.config.worker.historySize, QUEUE_NAMES.sync, { feed: report.feed, chatbot: report.chatbot }, report).then(
+  return recordForegroundRun(
+    deps.redis,
+    redisSettings(config).prefix,
+    config.config.worker.historySize,
+    QUEUE_NAMES.sync,
+    { feed: report.feed, chatbot: report.chatbot },
+    report,
+  ).then(
     () => undefined,
     (err: unknown) => {
       deps.logger.warn({ err }, 'run history could not be saved');

@@ -60,7 +60,8 @@ export async function runLanes(lanes: readonly Lane[], deps: Omit<SyncDeps, 'cha
   } catch (err) {
     // a run that could not even report (authentication refused, config the feed cannot use) still counts as failed
     const at = new Date().toISOString();
-    for (const lane of lanes) await alert(lane, { runId: extras.get(lane)!.runId, at, outcome: 'error', message: causeMessage(err), records: 0, valid: 0, rejected: 0, unmapped: [] });
+    for (const lane of lanes)
+      await alert(lane, { runId: extras.get(lane)!.runId, at, outcome: 'error', message: causeMessage(err), records: 0, valid: 0, rejected: 0, unmapped: [] });
     throw err;
   }
   const out: FeedRunReport[] = [];
@@ -68,7 +69,11 @@ export async function runLanes(lanes: readonly Lane[], deps: Omit<SyncDeps, 'cha
     const x = extras.get(lane)!;
     let report = reports[i]!;
     const chat = opts.dryRun ? undefined : await runChatCheck(lane, deps, ctx, report, x.recent);
-    if (chat) report = { ...report, summary: `${report.summary}; chat check: answerable ${chat.answerable}/${chat.asked}${chat.missing.length ? ` (not answered: ${chat.missing.join(', ')})` : ''}` };
+    if (chat)
+      report = {
+        ...report,
+        summary: `${report.summary}; chat check: answerable ${chat.answerable}/${chat.asked}${chat.missing.length ? ` (not answered: ${chat.missing.join(', ')})` : ''}`,
+      };
     const chatSummary = chat && { asked: chat.asked, answerable: chat.answerable, missing: chat.missing };
     const entry = await x.recorder?.finish({ ...runEntryOf(report), ...(chatSummary && { chat: chatSummary }) });
     // what the change log could not keep (Redis away at the end of the run too, a byte budget) is said in the report
@@ -77,7 +82,12 @@ export async function runLanes(lanes: readonly Lane[], deps: Omit<SyncDeps, 'cha
     const trimmed = entry && changeLogTrimmed(entry);
     if (trimmed) report = { ...report, summary: `${report.summary}; ${trimmed}` };
     await alert(lane, { ...observationOf(report, x.runId), ...(chatSummary && { chat: chatSummary }) });
-    out.push({ ...report, runId: x.runId, ...(chat && { chat }), ...(entry && { changeLog: { recorded: entry.recorded, dropped: entry.dropped, ...(entry.wholes && { wholes: entry.wholes }) } }) });
+    out.push({
+      ...report,
+      runId: x.runId,
+      ...(chat && { chat }),
+      ...(entry && { changeLog: { recorded: entry.recorded, dropped: entry.dropped, ...(entry.wholes && { wholes: entry.wholes }) } }),
+    });
   }
   return out;
 }
@@ -113,7 +123,8 @@ async function runChatCheck(lane: Lane, deps: Omit<SyncDeps, 'changes'>, ctx: Ru
   }
   const result = await chatCheck(deps.api, recent, { sessionId, listings: cfg.listings, signal: deps.signal });
   if (result.asked === 0) return undefined;
-  for (const r of result.results.filter((x) => !x.ok)) deps.logger.warn({ feed: feed.name, key: r.key, question: r.question }, `chat check: the chatbot cannot answer about ${r.key}: ${r.reason}`);
+  for (const r of result.results.filter((x) => !x.ok))
+    deps.logger.warn({ feed: feed.name, key: r.key, question: r.question }, `chat check: the chatbot cannot answer about ${r.key}: ${r.reason}`);
   return result;
 }
 

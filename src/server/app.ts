@@ -14,7 +14,6 @@ import { STATUS_PATH } from './status/status-page.js';
 
 export const UI_PATH = '/ui';
 
-
 /**
  * `admin`: who may act in the queue UI (ui-auth.ts); without it the UI is read-only. /healthz and
  * /metrics stay open. `hosts`: the Host names answered (http-guard.ts); default the local ones.
@@ -34,7 +33,10 @@ export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMe
       const body = await deps.metrics.registry.metrics();
       res.type(deps.metrics.registry.contentType).send(body);
     } catch (err) {
-      res.status(503).type('text/plain').send(`metrics unavailable: ${(err as Error).message}\n`);
+      res
+        .status(503)
+        .type('text/plain')
+        .send(`metrics unavailable: ${(err as Error).message}\n`);
     }
   });
 

@@ -25,7 +25,10 @@ async function pingWithin(redis: RedisClient, ms: number): Promise<string> {
   // ioredis queues commands while reconnecting; without a deadline a ping would wait forever.
   if (redis.status !== 'ready') return `not connected (${redis.status})`;
   return within(
-    redis.ping().then(() => 'ok', (err: Error) => err.message),
+    redis.ping().then(
+      () => 'ok',
+      (err: Error) => err.message,
+    ),
     ms,
     `no answer within ${ms} ms`,
   );

@@ -28,7 +28,12 @@ export function createMetrics(queues: Queues, opts: { defaultMetrics?: boolean }
     registers: [registry],
   });
   const photoBytes = new Counter({ name: 'feedsync_photo_bytes_total', help: 'bytes of photos downloaded and stored, by feed', labelNames: ['feed'], registers: [registry] });
-  const photoDeletes = new Counter({ name: 'feedsync_photo_objects_deleted_total', help: 'unused photo objects deleted from the bucket, by feed', labelNames: ['feed'], registers: [registry] });
+  const photoDeletes = new Counter({
+    name: 'feedsync_photo_objects_deleted_total',
+    help: 'unused photo objects deleted from the bucket, by feed',
+    labelNames: ['feed'],
+    registers: [registry],
+  });
   const lastSuccess = new Gauge({
     name: 'feedsync_feed_last_success_timestamp_seconds',
     help: 'when each feed last synced successfully (unix seconds): alert on time() minus this',

@@ -13,7 +13,7 @@ export interface UiAdmin {
   password?: string;
 }
 
-export const UI_ADMIN_HINT = 'set FEEDSYNC_UI_TOKEN, or FEEDSYNC_UI_USER and FEEDSYNC_UI_PASSWORD, in the worker\'s environment to enable the queue UI\'s actions';
+export const UI_ADMIN_HINT = "set FEEDSYNC_UI_TOKEN, or FEEDSYNC_UI_USER and FEEDSYNC_UI_PASSWORD, in the worker's environment to enable the queue UI's actions";
 
 /** Admin access from the environment, or undefined (read-only UI). Its values are registered as secrets. */
 export function uiAdminFromEnv(env: NodeJS.ProcessEnv = process.env): UiAdmin | undefined {

@@ -20,4 +20,3 @@ function detailOf(r: SettingsReport['chatbots'][number]): string {
   if (r.issues) return `${r.issues.length} problem(s), nothing sent`;
   return r.fields.join(', ');
 }
-

@@ -15,10 +15,8 @@ const isUrl = (v: string) => {
   return (protocol === 'https:' || protocol === 'http:') && hostname.includes('.');
 };
 
-const email = (field: z.ZodOptional<z.ZodString>) =>
-  field.refine((v) => v === undefined || EMAIL.test(v), 'must be an e-mail address like name@example.com');
-const url = (field: z.ZodOptional<z.ZodString>) =>
-  field.refine((v) => v === undefined || isUrl(v), 'must be an absolute http(s) URL like https://example.com/page');
+const email = (field: z.ZodOptional<z.ZodString>) => field.refine((v) => v === undefined || EMAIL.test(v), 'must be an e-mail address like name@example.com');
+const url = (field: z.ZodOptional<z.ZodString>) => field.refine((v) => v === undefined || isUrl(v), 'must be an absolute http(s) URL like https://example.com/page');
 const positive = (field: z.ZodOptional<z.ZodNumber>) => field.refine((v) => v === undefined || v > 0, 'must be a positive integer');
 
 const language = shape.AIResponseLanguage.superRefine((v, ctx) => {

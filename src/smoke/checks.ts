@@ -13,15 +13,25 @@ export function answerChecks(prefix: 'ask' | 'stream', answer: AnswerSeen, suffi
     check(`${prefix}.content`, answer.content.trim().length > 0, answer.content.trim() ? `${answer.content.length} characters` : 'the answer is empty'),
   ];
   if (answer.noAnswer !== undefined) {
-    checks.push(check(`${prefix}.noAnswer`, !answer.noAnswer, answer.noAnswer ? `noAnswer is true: the chatbot had no answer (it said ${JSON.stringify(tail(answer.content))})` : 'noAnswer is false'));
+    checks.push(
+      check(
+        `${prefix}.noAnswer`,
+        !answer.noAnswer,
+        answer.noAnswer ? `noAnswer is true: the chatbot had no answer (it said ${JSON.stringify(tail(answer.content))})` : 'noAnswer is false',
+      ),
+    );
   }
   if (suffix !== undefined && suffix.trim()) {
     const ok = answer.content.trimEnd().endsWith(suffix.trim());
     checks.push(
-      check(`${prefix}.suffix`, ok, ok
-        ? `ends with ${JSON.stringify(suffix)}`
-        : // the spec has no way to read a session's chatbot: this chatbot's AnswerSuffix is how its answers are told apart
-          `AnswerSuffix ${JSON.stringify(suffix)} missing at the end of ${JSON.stringify(tail(answer.content))}; push the settings (feedsync settings), and check that smoke.sessionId is a session of this chatbot, not another's`),
+      check(
+        `${prefix}.suffix`,
+        ok,
+        ok
+          ? `ends with ${JSON.stringify(suffix)}`
+          : // the spec has no way to read a session's chatbot: this chatbot's AnswerSuffix is how its answers are told apart
+            `AnswerSuffix ${JSON.stringify(suffix)} missing at the end of ${JSON.stringify(tail(answer.content))}; push the settings (feedsync settings), and check that smoke.sessionId is a session of this chatbot, not another's`,
+      ),
     );
   }
   checks.push(check(`${prefix}.totalToken`, answer.tokens > 0, `${answer.tokens} token(s)`));

@@ -104,9 +104,7 @@ function buildReport(results: ChatbotSmokeResult[], started: Date, signal: Abort
   const failed = results.filter((r) => !r.ok);
   const passed = results.length - failed.length;
   const why = failed.length ? ` (${failed.map((r) => `${r.serialNumber} ${r.reason}`).join('; ')})` : '';
-  const summary = results.length
-    ? `smoke: ${passed} passed, ${failed.length} failed${why} in ${durationMs} ms`
-    : 'smoke: no chatbot has a smoke message in config';
+  const summary = results.length ? `smoke: ${passed} passed, ${failed.length} failed${why} in ${durationMs} ms` : 'smoke: no chatbot has a smoke message in config';
   return {
     kind: 'smoke',
     outcome: signal?.aborted ? 'aborted' : failed.length ? 'failed' : 'ok',

@@ -37,7 +37,9 @@ export function createEchoFiles(dir: string, logger: Logger): EchoFileStore {
       // in use: not stale (a generation unchanged since is not written again); a file that cannot be
       // touched is still read
       const now = new Date();
-      await utimes(file, now, now).catch((err: unknown) => logger.warn({ err, file }, `the page echo file could not be touched: it may be removed as unused after ${STALE_DAYS} days`));
+      await utimes(file, now, now).catch((err: unknown) =>
+        logger.warn({ err, file }, `the page echo file could not be touched: it may be removed as unused after ${STALE_DAYS} days`),
+      );
       return bytes;
     },
     async write(name, bytes) {

@@ -45,11 +45,7 @@ export async function tryLockFile(path: string, what: string, timing: FileLockTi
 }
 
 /** Take the lock, polling every `pollMs` while a live holder has it, until `waitMs` have passed. */
-export async function lockFile(
-  path: string,
-  what: string,
-  opts: FileLockTiming & { waitMs: number; pollMs?: number; signal?: AbortSignal },
-): Promise<FileLock | undefined> {
+export async function lockFile(path: string, what: string, opts: FileLockTiming & { waitMs: number; pollMs?: number; signal?: AbortSignal }): Promise<FileLock | undefined> {
   const until = Date.now() + opts.waitMs;
   for (;;) {
     const lock = await tryLockFile(path, what, opts);

@@ -38,10 +38,11 @@ export async function createFileStore(path: string): Promise<KvStore> {
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
     apply,
     swap: (ns, key, expected, next) => write([{ ns, set: [[key, next]] }], (data) => ownValue(data[ns], key) === expected),
-    close: () => queue.then(
-      () => {},
-      () => {},
-    ),
+    close: () =>
+      queue.then(
+        () => {},
+        () => {},
+      ),
   };
 }
 

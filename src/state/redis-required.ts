@@ -25,10 +25,13 @@ export async function requireRedis(redis: RedisClient, url: string, waitMs = RED
     timer = setTimeout(() => reject(new Error(`no answer within ${waitMs} ms`)), waitMs);
   });
   try {
-    await Promise.race([(async () => {
-      if (redis.status === 'wait') await redis.connect();
-      await redis.ping();
-    })(), late]);
+    await Promise.race([
+      (async () => {
+        if (redis.status === 'wait') await redis.connect();
+        await redis.ping();
+      })(),
+      late,
+    ]);
   } catch (err) {
     redis.disconnect();
     const cause = lastError ?? err;

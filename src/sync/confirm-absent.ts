@@ -47,7 +47,11 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
   const deletes = [...input.deletes];
   if (!input.lookup || absent.length === 0 || absent.length > input.limit) return { deletes, asked: 0 };
   if (!input.sources) {
-    return { deletes, asked: 0, problem: `absences cannot be confirmed with the source: ${input.keyRule} is not a plain source field or a one-field template, so it cannot be asked for by key; nothing is deleted this run` };
+    return {
+      deletes,
+      asked: 0,
+      problem: `absences cannot be confirmed with the source: ${input.keyRule} is not a plain source field or a one-field template, so it cannot be asked for by key; nothing is deleted this run`,
+    };
   }
   const wanted = new Set(absent);
   const asks = input.sources.map((s) => ({ field: s.field, values: absent.map((k) => s.valueOf(k)).filter((v): v is string => v !== undefined) })).filter((a) => a.values.length);
@@ -61,7 +65,11 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
       }
     }
   } catch (err) {
-    return { deletes, asked: absent.length, problem: `the pull's ${absent.length} absence(s) could not be confirmed with the source (${causeMessage(err)}); nothing is deleted this run` };
+    return {
+      deletes,
+      asked: absent.length,
+      problem: `the pull's ${absent.length} absence(s) could not be confirmed with the source (${causeMessage(err)}); nothing is deleted this run`,
+    };
   }
   if (found.size === 0) return { deletes, asked: absent.length };
   await input.take([...found.values()]);

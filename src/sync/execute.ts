@@ -79,10 +79,7 @@ export interface ExecutionResult {
 }
 
 /** One unit of work: a create, an update, or a batch of deletes of one KeyType. */
-export type Job =
-  | { kind: 'create'; create: PlannedCreate }
-  | { kind: 'update'; update: PlannedUpdate }
-  | { kind: 'delete'; keyType: KeyType; batch: PlannedDelete[] };
+export type Job = { kind: 'create'; create: PlannedCreate } | { kind: 'update'; update: PlannedUpdate } | { kind: 'delete'; keyType: KeyType; batch: PlannedDelete[] };
 
 /** One lane's writes (sync-run.ts): its results, its breaker, its auth stop. */
 export interface Executor {

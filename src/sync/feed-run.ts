@@ -35,14 +35,30 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
     const paged = run.paged.get(l)!;
     ctx.timings.set(l, { remoteMs: paged.remoteMs, feedMs: 0, planMs: 0, executeMs: 0 });
     // a lane whose chatbot could not be paged ends here, with the paging's failure
-    if (!paged.ok) ctx.report(l, { outcome: paged.outcome, message: paged.message, remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: paged.problem }, count: 0, desired: createFeedCollector('full').side, source: {} });
+    if (!paged.ok)
+      ctx.report(l, {
+        outcome: paged.outcome,
+        message: paged.message,
+        remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: paged.problem },
+        count: 0,
+        desired: createFeedCollector('full').side,
+        source: {},
+      });
     else live.push(setUpLane(l, paged, ctx));
   }
   if (live.length === 0) return;
   ctx.media = await mediaStepOf(feed, deps, opts, ctx);
 
   const opened: OpenedFeed =
-    thread ?? openFeed(feed.name, feed.source, { baseDir: deps.baseDir, logger: ctx.logger, signal: ctx.clock.signal, full: opts.full, budgets: deps.budgets, ...markOf(live.map((l) => l.own.mark)) });
+    thread ??
+    openFeed(feed.name, feed.source, {
+      baseDir: deps.baseDir,
+      logger: ctx.logger,
+      signal: ctx.clock.signal,
+      full: opts.full,
+      budgets: deps.budgets,
+      ...markOf(live.map((l) => l.own.mark)),
+    });
   ctx.opened = opened;
   const read = readFeed({
     feedName: feed.name,
@@ -158,7 +174,9 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext): LiveLan
     map: (item) => ctx.map(item, l.chatbot),
     dryRun: Boolean(opts.dryRun),
     pullMode: () => ctx.opened?.mode ?? 'full',
-    ...(mirror && { rewriteKnown: (entry, item) => ctx.media?.rewriteKnown({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined }) ?? true }),
+    ...(mirror && {
+      rewriteKnown: (entry, item) => ctx.media?.rewriteKnown({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined }) ?? true,
+    }),
     ...(changes && { changes }),
   });
   const executor = createExecutor({
@@ -173,7 +191,19 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext): LiveLan
     signal: ctx.clock.signal,
     onProgress: ({ done }) => ctx.progress('write', done),
     ...(changes && { changes }),
-    ...(changes && !opts.dryRun && { before: createBeforeCapture({ api: deps.api, store: deps.store, feed: l.id, serialNumber: l.chatbot, keyBy: feed.keyBy, ignore, maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES, signal: ctx.clock.signal }) }),
+    ...(changes &&
+      !opts.dryRun && {
+        before: createBeforeCapture({
+          api: deps.api,
+          store: deps.store,
+          feed: l.id,
+          serialNumber: l.chatbot,
+          keyBy: feed.keyBy,
+          ignore,
+          maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES,
+          signal: ctx.clock.signal,
+        }),
+      }),
   });
   return { lane: l, planner, executor, remote, paged, own, missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(), planOptions };
 }
@@ -183,7 +213,16 @@ async function mediaStepOf(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, 
   const mirror = mirrorOf(deps.media, feed);
   if (!mirror) return undefined;
   const state = await loadMediaState(deps.store, mirror.namespaces);
-  return createMediaStep({ feed: feed.name, source: feed.source, ...mirror, state, dryRun: Boolean(opts.dryRun), signal: ctx.clock.signal, logger: ctx.logger, budgets: deps.budgets });
+  return createMediaStep({
+    feed: feed.name,
+    source: feed.source,
+    ...mirror,
+    state,
+    dryRun: Boolean(opts.dryRun),
+    signal: ctx.clock.signal,
+    logger: ctx.logger,
+    budgets: deps.budgets,
+  });
 }
 
 function markOf(marks: ReadonlyArray<string | undefined>): { mark?: string } {

@@ -49,8 +49,7 @@ export type WireItem =
 
 /** What ended the read, as it crosses: the reader's FeedReadError, or anything else (a defect). */
 export type WireFailure =
-  | { kind: 'feed'; reason: string; place: ErrorPlace; retryable: boolean; status?: number; retryAt?: string; credentialKey?: string }
-  | { kind: 'crash'; message: string };
+  { kind: 'feed'; reason: string; place: ErrorPlace; retryable: boolean; status?: number; retryAt?: string; credentialKey?: string } | { kind: 'crash'; message: string };
 
 /** What the worker answers, per read: the header, batches, then its end: read whole, failed, or stopped when told. */
 export type FeedWorkerMessage = { id: number } & ({ header: string[] } | { batch: FeedBatch } | { end: 'read' | 'stopped' } | { failed: WireFailure });

@@ -81,9 +81,7 @@ export function evaluateGuards(input: GuardInput): GuardDecision {
   if (listings > deletes.maxCount) reasons.push(`${listings} deletes exceed deletes.maxCount ${deletes.maxCount}`);
   const fraction = remote.count > 0 ? listings / remote.count : 1;
   if (fraction > deletes.maxFraction) {
-    reasons.push(
-      `${listings} of ${remote.count} remote listings (${percent(fraction)}) exceed deletes.maxFraction ${percent(deletes.maxFraction)}`,
-    );
+    reasons.push(`${listings} of ${remote.count} remote listings (${percent(fraction)}) exceed deletes.maxFraction ${percent(deletes.maxFraction)}`);
   }
 
   if (reasons.length === 0) return { outcome: 'passed', allowed: candidates, withheld: [], waiting, reasons, marks };

@@ -53,8 +53,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
   const failures = e?.failures ?? [];
   // an interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this one wrote
   // (a read that failed with a transient answer, a 5xx, may succeed on a rerun even when nothing of it could be used)
-  const retryable =
-    r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && failures.some((f) => f.retryable)) || Boolean(desired.readErrorRetryable);
+  const retryable = r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && failures.some((f) => f.retryable)) || Boolean(desired.readErrorRetryable);
   const base: Omit<SyncReport, 'summary'> = {
     feed: r.feed,
     chatbot: r.chatbot,

@@ -96,7 +96,8 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
   if (changes) {
     for (const r of desired.rejected) changes(rejectChange(r));
     // a read that was not whole withholds every delete: one entry for the run, not one per listing
-    if (!readWhole && guard.withheld.length) changes(withheldChange(guard.withheld.length, desired.readError ?? paged.remote.problem ?? "the chatbot's listings could not all be paged"));
+    if (!readWhole && guard.withheld.length)
+      changes(withheldChange(guard.withheld.length, desired.readError ?? paged.remote.problem ?? "the chatbot's listings could not all be paged"));
     else for (const d of guard.withheld) changes(deleteChange(d, true));
     if (opts.dryRun) for (const d of guard.allowed) changes(deleteChange(d));
   }
@@ -106,7 +107,13 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
     desired.readError = absences.missed;
   }
   const { tally } = planner;
-  const counted = { protected: rest.protectedKeys.length, otherFeeds: rest.otherFeeds, unchanged: tally.unchanged, unchangedByStamp: tally.unchangedByStamp, duplicates: tally.duplicates };
+  const counted = {
+    protected: rest.protectedKeys.length,
+    otherFeeds: rest.otherFeeds,
+    unchanged: tally.unchanged,
+    unchangedByStamp: tally.unchangedByStamp,
+    duplicates: tally.duplicates,
+  };
   const verdict = { guard, readWhole, missed: Boolean(absences.missed), records: desired.counts.records };
   const common = {
     remote: remoteInfo(paged.remote),
@@ -122,7 +129,14 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
     planner.view.deletes = [...guard.allowed, ...guard.withheld].map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
     const outcome = laneOutcome({ ...verdict, stopped: read.auth ? 'failed' : undefined, failures: 0 });
     const message = read.auth ?? runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed);
-    ctx.report(l.lane, { ...common, outcome, ...(message && { message }), planned: { creates: tally.creates, updates: tally.updates, deletes: guard.allowed }, view: planner.view, ...(media && { media }) });
+    ctx.report(l.lane, {
+      ...common,
+      outcome,
+      ...(message && { message }),
+      planned: { creates: tally.creates, updates: tally.updates, deletes: guard.allowed },
+      view: planner.view,
+      ...(media && { media }),
+    });
     return;
   }
   const exec = executor.result;
@@ -133,7 +147,7 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
   }
   t.executeMs = run.ms();
   const outcome = laneOutcome({ ...verdict, stopped: exec.stopped ?? (read.auth ? 'failed' : undefined), failures: exec.failures.length });
-  const message = (ctx.clock.message() ?? exec.stopReason ?? read.auth) ?? runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed);
+  const message = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed);
   const media = await finishMedia(ctx);
   await commitLane(ctx.deps.store, {
     id: l.lane.id,

@@ -66,7 +66,8 @@ export async function pageChatbot(input: PageChatbotInput): Promise<PagedChatbot
   } catch (err) {
     const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
     const deadline = input.deadlineMessage();
-    const message = authFailure(err, lanes[0]!.feed.name) ?? `${deadline ? `${deadline}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
+    const message =
+      authFailure(err, lanes[0]!.feed.name) ?? `${deadline ? `${deadline}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
     return { ok: false, outcome, message, problem: causeMessage(err) };
   }
   const [state, stamps] = await stateRead;

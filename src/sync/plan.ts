@@ -13,17 +13,7 @@
 // planListing decides one feed listing and planDeletes the rest, so a sync streams the feed
 // through planListing without holding it (lane-plan.ts) and plans the deletes once it has been read.
 import { comparedChanges, keptField, listingHashes, storedFingerprintStatus } from '../listing/fingerprint.js';
-import type {
-  DesiredListing,
-  DesiredSide,
-  DuplicateGroup,
-  PlannedCreate,
-  PlannedDelete,
-  PlannedUpdate,
-  PlanOptions,
-  RemoteListing,
-  RemoteSide,
-} from './plan-types.js';
+import type { DesiredListing, DesiredSide, DuplicateGroup, PlannedCreate, PlannedDelete, PlannedUpdate, PlanOptions, RemoteListing, RemoteSide } from './plan-types.js';
 
 export interface ListingDecision {
   create?: PlannedCreate;
@@ -61,8 +51,7 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
   if (!kept.same) {
     const old = kept.copy.compared;
     decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: old === undefined ? [] : comparedChanges(compared, old) };
-  }
-  else if (was === 'differs') decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [] };
+  } else if (was === 'differs') decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [] };
   // none yet, or one of an older version for the same content: recorded, nothing written
   else if (was !== 'same') decision.recordFingerprint = fingerprint;
   return decision;
@@ -100,7 +89,14 @@ export function planDeletes(
       continue;
     }
     const mlsNumber = options.keyBy === 'URL' && copies[0]?.compared !== undefined ? keptField(copies[0].compared, 'MLSNumber') : undefined;
-    out.deletes.push({ key, reason: gone ?? 'absent', deleteKey: key, keyType: options.keyBy, remoteIds: copies.map((c) => c.id), ...(typeof mlsNumber === 'string' && { mlsNumber }) });
+    out.deletes.push({
+      key,
+      reason: gone ?? 'absent',
+      deleteKey: key,
+      keyType: options.keyBy,
+      remoteIds: copies.map((c) => c.id),
+      ...(typeof mlsNumber === 'string' && { mlsNumber }),
+    });
   }
   return out;
 }

@@ -11,10 +11,7 @@ export interface ProgressLine {
 
 const UNITS: Record<SyncProgress['phase'], string> = { feed: 'records read', write: 'writes done' };
 
-export function createProgressLine(
-  stream: { isTTY?: boolean } = process.stderr,
-  opts: { everyMs?: number; line?: StatusLine; now?: () => number } = {},
-): ProgressLine {
+export function createProgressLine(stream: { isTTY?: boolean } = process.stderr, opts: { everyMs?: number; line?: StatusLine; now?: () => number } = {}): ProgressLine {
   if (!stream.isTTY) return { onProgress: () => {}, clear: () => {} };
   const everyMs = opts.everyMs ?? 250;
   const line = opts.line ?? stderrLine;

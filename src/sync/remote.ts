@@ -83,8 +83,7 @@ const listRequest = (opts: RemoteOptions, pageNumber: number, pageSize: number) 
 async function* pass<P extends Counted>(load: (pageNumber: number, pageSize: number) => Promise<P>, opts: RemoteOptions): AsyncGenerator<Paged<P>> {
   const limit = pLimit(Math.max(1, opts.concurrency));
   const maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
-  const fetchPage = (pageNumber: number, pageSize: number): Promise<Paged<P>> =>
-    limit(async () => ({ ...(await load(pageNumber, pageSize)), pageNumber, pageSize }));
+  const fetchPage = (pageNumber: number, pageSize: number): Promise<Paged<P>> => limit(async () => ({ ...(await load(pageNumber, pageSize)), pageNumber, pageSize }));
   const first = await fetchPage(1, opts.pageSize);
   yield first;
   const got = first.length;
@@ -114,7 +113,10 @@ async function* pass<P extends Counted>(load: (pageNumber: number, pageSize: num
     limit.clearQueue();
     await Promise.allSettled(ahead.values());
   }
-  if (!ended) throw new PagingError(`the list of chatbot ${opts.serialNumber} did not end within api.maxPages (${maxPages}) pages of ${size}: a list that never ends, or a chatbot with more than ${maxPages * size} listings (then raise api.maxPages or api.pageSize)`);
+  if (!ended)
+    throw new PagingError(
+      `the list of chatbot ${opts.serialNumber} did not end within api.maxPages (${maxPages}) pages of ${size}: a list that never ends, or a chatbot with more than ${maxPages * size} listings (then raise api.maxPages or api.pageSize)`,
+    );
 }
 
 /** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */
@@ -147,7 +149,9 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
       const fresh = index.addRows(page.rows, round);
       // (the index is dropped with the error: that the page went in first does not matter)
       if (page.length > 0 && fresh === 0) {
-        throw new PagingError(`page ${page.pageNumber} of chatbot ${opts.serialNumber}'s list repeats listings already seen on earlier pages: the service does not page (PageNumber ignored?)`);
+        throw new PagingError(
+          `page ${page.pageNumber} of chatbot ${opts.serialNumber}'s list repeats listings already seen on earlier pages: the service does not page (PageNumber ignored?)`,
+        );
       }
       roundCount += fresh;
     }
@@ -156,10 +160,7 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
       problem = undefined;
       break;
     }
-    problem =
-      counts.size > 1
-        ? `VirtualCount changed while paging (${[...counts].join(', ')})`
-        : `${roundCount} distinct listings paged but VirtualCount is ${virtualCount}`;
+    problem = counts.size > 1 ? `VirtualCount changed while paging (${[...counts].join(', ')})` : `${roundCount} distinct listings paged but VirtualCount is ${virtualCount}`;
   }
   // A consistent pass stands alone; after inconsistent ones, the union is the best knowledge there is.
   index.finish(problem ? undefined : round);
@@ -181,7 +182,12 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
  * from the page echo where it knows the page's listings, else decoded by the pool (once there is
  * one) or on this thread, and remembered; else through listListings.
  */
-function rowPages(api: ChatbotApi, opts: RemoteOptions, pool: () => PagePool | undefined, echo: PageEcho): (pageNumber: number, pageSize: number) => Promise<DecodedPage & Counted> {
+function rowPages(
+  api: ChatbotApi,
+  opts: RemoteOptions,
+  pool: () => PagePool | undefined,
+  echo: PageEcho,
+): (pageNumber: number, pageSize: number) => Promise<DecodedPage & Counted> {
   const decoder: ListPageDecoder<DecodedPage> = {
     raw: async (res) => {
       const known = echo.recall(res);

@@ -23,7 +23,7 @@ export function formatSyncReport(r: SyncReport): string {
         ['removed', String(c.removed), `duplicates ${verb}removed`, String(c.duplicatesRemoved)],
         ['keys twice in feed', String(c.feedDuplicates), 'unchanged', String(c.unchanged)],
         ['kept (rejected)', String(c.protected), 'failed', String(c.failed)],
-        ['waiting grace period', String(c.waitingGrace), 'other feeds\' listings', String(c.otherFeeds)],
+        ['waiting grace period', String(c.waitingGrace), "other feeds' listings", String(c.otherFeeds)],
       ],
     ).map((l) => `  ${l}`),
   );
@@ -60,9 +60,7 @@ export function formatSyncReport(r: SyncReport): string {
         : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldNotKept)}`).join('; ')}`,
     );
     const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
-    section(lines, `would delete${held}`, r.plan.deletes, (d) =>
-      d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`,
-    );
+    section(lines, `would delete${held}`, r.plan.deletes, (d) => (d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`));
   }
   lines.push(`  state: ${r.stateLocation}`);
   lines.push(r.summary);

@@ -93,7 +93,11 @@ export function callsBetween(before: CallCounts | undefined, after: CallCounts |
 export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: number; max: number }): string {
   const c = r.counts;
   const m = r.media;
-  const photos = !m ? '' : m.dry ? `; photos: would download ${m.dry.download}, delete ${m.dry.delete}` : `; photos: ${m.downloaded} downloaded, ${m.reused} reused, ${m.failed} failed${m.storageError ? ' (storage could not be used)' : ''}`;
+  const photos = !m
+    ? ''
+    : m.dry
+      ? `; photos: would download ${m.dry.download}, delete ${m.dry.delete}`
+      : `; photos: ${m.downloaded} downloaded, ${m.reused} reused, ${m.failed} failed${m.storageError ? ' (storage could not be used)' : ''}`;
   const tail = `in ${r.durationMs} ms${attempt ? ` (attempt ${attempt.made}/${attempt.max})` : ''}`;
   if (r.dryRun) {
     return `dry run ${r.feed} → ${r.chatbot}: would create ${c.created}, update ${c.updated}, delete ${c.deleted + c.duplicatesRemoved}; ${c.unchanged} unchanged, ${c.rejected} rejected${photos}; nothing written ${tail}`;
@@ -109,7 +113,25 @@ export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: nu
  */
 export function failedReport(r: { feed: string; chatbot: string; message: string; stateLocation: string; dryRun?: boolean; retryable?: boolean }): SyncReport {
   const now = new Date().toISOString();
-  const zero = { feedRecords: 0, valid: 0, rejected: 0, skipped: 0, removed: 0, feedDuplicates: 0, remote: 0, created: 0, updated: 0, deleted: 0, unchanged: 0, unchangedByStamp: 0, duplicatesRemoved: 0, failed: 0, protected: 0, otherFeeds: 0, waitingGrace: 0 };
+  const zero = {
+    feedRecords: 0,
+    valid: 0,
+    rejected: 0,
+    skipped: 0,
+    removed: 0,
+    feedDuplicates: 0,
+    remote: 0,
+    created: 0,
+    updated: 0,
+    deleted: 0,
+    unchanged: 0,
+    unchangedByStamp: 0,
+    duplicatesRemoved: 0,
+    failed: 0,
+    protected: 0,
+    otherFeeds: 0,
+    waitingGrace: 0,
+  };
   const { calls } = callsBetween(undefined, undefined);
   return {
     feed: r.feed,

@@ -97,7 +97,17 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
   } finally {
     for (const t of threads.values()) await t?.close();
   }
-  return lanes.map((l) => run.reports.get(l) ?? failedReport({ feed: l.feed.name, chatbot: l.chatbot, message: 'the run ended before this lane was reported', stateLocation: deps.store.location, ...(opts.dryRun && { dryRun: true }) }));
+  return lanes.map(
+    (l) =>
+      run.reports.get(l) ??
+      failedReport({
+        feed: l.feed.name,
+        chatbot: l.chatbot,
+        message: 'the run ended before this lane was reported',
+        stateLocation: deps.store.location,
+        ...(opts.dryRun && { dryRun: true }),
+      }),
+  );
 }
 
 export interface Run {
@@ -137,7 +147,13 @@ function startRun(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions): Ru
 }
 
 async function openThread(feed: FeedConfig, deps: SyncDeps, signal: AbortSignal, opts: SyncOptions): Promise<FeedThread | undefined> {
-  return openFeedThread(feed.source, { baseDir: deps.baseDir, mapping: feed.mapping, keyBy: feed.keyBy, signal, ...(opts.threadMinBytes !== undefined && { minBytes: opts.threadMinBytes }) });
+  return openFeedThread(feed.source, {
+    baseDir: deps.baseDir,
+    mapping: feed.mapping,
+    keyBy: feed.keyBy,
+    signal,
+    ...(opts.threadMinBytes !== undefined && { minBytes: opts.threadMinBytes }),
+  });
 }
 
 /** Step page for the lanes of one chatbot that share row options. */

@@ -65,7 +65,9 @@ type Write = Extract<ListingChange, { op: 'create' | 'update' | 'delete' }>;
 export function planUndo(input: UndoInput): UndoPlan {
   const plan: UndoPlan = { actions: [], conflicts: [], cannot: [], unchanged: 0, notUndone: { duplicates: 0, withheld: 0, failed: 0 } };
   if (input.run.dropped > 0) {
-    plan.cannot.push({ reason: `${input.run.dropped} change(s) of run ${input.run.runId} were counted but not kept by the change log (changeLog.maxPerRun / maxBytesPerRun): they cannot be undone` });
+    plan.cannot.push({
+      reason: `${input.run.dropped} change(s) of run ${input.run.runId} were counted but not kept by the change log (changeLog.maxPerRun / maxBytesPerRun): they cannot be undone`,
+    });
   }
   for (const [key, { first, last }] of writesByKey(input.changes, plan)) {
     const action = revert(key, first, last, input.current(key), plan);

@@ -43,7 +43,11 @@ export interface UndoOptions {
 const LATER_RUNS = 500;
 
 /** The run and its feed, or a ConfigError a person can act on. */
-export async function findUndoTarget(changeLog: ChangeLog, config: LoadedConfig, runId: string): Promise<{ run: RunEntry; changes: ChangeEntry[]; feed: FeedConfig & { chatbot: string } }> {
+export async function findUndoTarget(
+  changeLog: ChangeLog,
+  config: LoadedConfig,
+  runId: string,
+): Promise<{ run: RunEntry; changes: ChangeEntry[]; feed: FeedConfig & { chatbot: string } }> {
   const { run, changes } = await changeLog.run(runId, config.config.changeLog.maxPerRun);
   const kept = `${changeLog.location}; runs are kept ${config.config.changeLog.retentionDays} days (changeLog.retentionDays)`;
   if (!run) throw new ConfigError(`no run ${JSON.stringify(runId)} in the change log (${kept}): \`feedsync runs\` lists the runs it has; a run past retention cannot be undone`);
@@ -121,7 +125,12 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
     return record(finish({ outcome, message: `the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written` }));
   }
   if (!remote.complete) {
-    return record(finish({ outcome: 'unavailable', message: `the chatbot's listings could not be paged whole (${remote.problem ?? 'unstable paging'}): conflicts cannot be told; nothing was written` }));
+    return record(
+      finish({
+        outcome: 'unavailable',
+        message: `the chatbot's listings could not be paged whole (${remote.problem ?? 'unstable paging'}): conflicts cannot be told; nothing was written`,
+      }),
+    );
   }
   const current = (key: string): CurrentCopy[] =>
     (remote.byKey.get(key) ?? []).map((c) => {
@@ -132,7 +141,11 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
   const trimmed = plan.cannot.length > 0;
   const trimmedMessage = `the change log did not keep all of run ${runId}: ${plan.cannot.length} part(s) cannot be undone (listed below)`;
   if (opts.dryRun) {
-    return finish({ outcome: trimmed && !opts.force ? 'guard' : 'ok', plan, ...(trimmed && { message: opts.force ? `${trimmedMessage}; with --force the rest would be undone` : `${trimmedMessage}; without --force nothing would be done` }) });
+    return finish({
+      outcome: trimmed && !opts.force ? 'guard' : 'ok',
+      plan,
+      ...(trimmed && { message: opts.force ? `${trimmedMessage}; with --force the rest would be undone` : `${trimmedMessage}; without --force nothing would be done` }),
+    });
   }
   if (trimmed && !opts.force) return record(finish({ outcome: 'guard', plan, message: `${trimmedMessage}; nothing was done (--force undoes the rest)` }));
 
@@ -154,7 +167,16 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
     feed: feed.name,
     ...(signal && { signal }),
     changes: recorder.sink,
-    before: createBeforeCapture({ api: deps.api, store: deps.store, feed: feed.name, serialNumber: feed.chatbot, keyBy: feed.keyBy, ignore, maxBytes: config.changeLog.maxWholeBytesPerRun, ...(signal && { signal }) }),
+    before: createBeforeCapture({
+      api: deps.api,
+      store: deps.store,
+      feed: feed.name,
+      serialNumber: feed.chatbot,
+      keyBy: feed.keyBy,
+      ignore,
+      maxBytes: config.changeLog.maxWholeBytesPerRun,
+      ...(signal && { signal }),
+    }),
   });
   await executor.run(writeJobs(plan, ignore));
   if (!executor.result.stopped) await executor.run(deleteJobs(deletesOf(plan, feed), feed.deletes.batchSize));
@@ -167,7 +189,15 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
     exec.stopReason ??
     [left ? `${left} conflict(s) left alone (--force reverts them)` : '', trimmed ? `${trimmedMessage}; the rest was undone (--force)` : ''].filter(Boolean).join('; ');
   const report = finish({ outcome, plan, exec, ...(message && { message }) });
-  await recorder.finish({ startedAt: report.startedAt, finishedAt: report.finishedAt, durationMs: report.durationMs, outcome: report.outcome, summary: report.summary, ...(report.message && { message: report.message }), counts: { ...report.counts } });
+  await recorder.finish({
+    startedAt: report.startedAt,
+    finishedAt: report.finishedAt,
+    durationMs: report.durationMs,
+    outcome: report.outcome,
+    summary: report.summary,
+    ...(report.message && { message: report.message }),
+    counts: { ...report.counts },
+  });
   return record(report);
 
   /** alerts by the same rules as a sync (an undo reads no feed: the feed's own conditions stay as they were) */
@@ -177,7 +207,17 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
       deps.store,
       config.alerts,
       { feed: feed.name, chatbot: feed.chatbot },
-      { runId: report.runId, at: report.finishedAt, outcome: report.outcome, ...(report.message && { message: report.message }), records: 0, valid: 0, rejected: 0, unmapped: [], feedRead: false },
+      {
+        runId: report.runId,
+        at: report.finishedAt,
+        outcome: report.outcome,
+        ...(report.message && { message: report.message }),
+        records: 0,
+        valid: 0,
+        rejected: 0,
+        unmapped: [],
+        feedRead: false,
+      },
       logger,
     ).catch((err: Error) => logger.warn({ err: err.message }, 'alert rules could not be checked'));
     return report;
@@ -188,14 +228,26 @@ function* writeJobs(plan: UndoPlan, ignore: ReadonlySet<string>): Generator<Job>
   for (const a of plan.actions) {
     if (a.kind === 'create') yield { kind: 'create', create: { key: a.key, listing: a.before, fingerprint: fingerprintListing(a.before, ignore) } };
     else if (a.kind === 'update') {
-      yield { kind: 'update', update: { key: a.key, listing: a.before, fingerprint: fingerprintListing(a.before, ignore), remoteId: a.remoteId, reason: a.changes.length ? 'fields' : 'unlisted', changes: a.changes } };
+      yield {
+        kind: 'update',
+        update: {
+          key: a.key,
+          listing: a.before,
+          fingerprint: fingerprintListing(a.before, ignore),
+          remoteId: a.remoteId,
+          reason: a.changes.length ? 'fields' : 'unlisted',
+          changes: a.changes,
+        },
+      };
     }
   }
 }
 
 function deletesOf(plan: UndoPlan, feed: FeedConfig): PlannedDelete[] {
   return plan.actions.flatMap((a) =>
-    a.kind === 'delete' ? [{ key: a.key, reason: 'undone' as const, deleteKey: a.key, keyType: feed.keyBy, remoteIds: a.remoteIds, ...(a.mlsNumber !== undefined && { mlsNumber: a.mlsNumber }) }] : [],
+    a.kind === 'delete'
+      ? [{ key: a.key, reason: 'undone' as const, deleteKey: a.key, keyType: feed.keyBy, remoteIds: a.remoteIds, ...(a.mlsNumber !== undefined && { mlsNumber: a.mlsNumber }) }]
+      : [],
   );
 }
 

@@ -21,8 +21,15 @@ afterAll(async () => {
 
 const API_SECRET = 'sk-alert-test-51ab77c';
 const alert: Alert = {
-  status: 'firing', condition: 'guard', feed: 'austin', chatbot: 'SN-1', runId: 'run-1', at: '2026-11-22T10:00:00Z', since: '2026-11-22T10:00:00Z',
-  message: `a delete guard held deletes back: would have deleted 149 listing(s); key ${API_SECRET}`, hint: 'Details: feedsync runs show run-1',
+  status: 'firing',
+  condition: 'guard',
+  feed: 'austin',
+  chatbot: 'SN-1',
+  runId: 'run-1',
+  at: '2026-11-22T10:00:00Z',
+  since: '2026-11-22T10:00:00Z',
+  message: `a delete guard held deletes back: would have deleted 149 listing(s); key ${API_SECRET}`,
+  hint: 'Details: feedsync runs show run-1',
 };
 
 describe('alert channels', () => {
@@ -73,7 +80,11 @@ describe('alert channels', () => {
   });
 
   it('Slack: a feed value `<!channel>` or a disguised link reaches the channel as text, in a code span', async () => {
-    const hostile: Alert = { ...alert, condition: 'unmapped', message: 'lookup values no map covers: PropertyType: "<!channel> & <https://evil.test|click to fix the feed>", Status: "`x`"' };
+    const hostile: Alert = {
+      ...alert,
+      condition: 'unmapped',
+      message: 'lookup values no map covers: PropertyType: "<!channel> & <https://evil.test|click to fix the feed>", Status: "`x`"',
+    };
     const config = AlertsConfig.parse({ channels: [{ kind: 'slack', url: `${http.url}/services/T1/B1/SLACKESCAPE` }] });
     expect(await sendAlert(config.channels, hostile, silentLogger)).toBe(1);
     const text: string = JSON.parse(http.received.find((r) => r.path === '/services/T1/B1/SLACKESCAPE')!.body).text;

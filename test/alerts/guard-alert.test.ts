@@ -43,16 +43,26 @@ describe('alert on a tripped guard', () => {
     expect((await sync.te().listings(SN)).length).toBe(10); // nothing deleted
     // the truncated feed also dropped the valid records by half: that rule fires beside the guard, once too
     const seen = () => hook.received.map((r) => JSON.parse(r.body) as { condition: string; status: string });
-    expect(seen().map((a) => `${a.status} ${a.condition}`).sort()).toEqual(['firing dropped', 'firing guard']);
+    expect(
+      seen()
+        .map((a) => `${a.status} ${a.condition}`)
+        .sort(),
+    ).toEqual(['firing dropped', 'firing guard']);
 
     await writeFile(homes, csv(rows(10)));
     expect((await feedsync(['sync', '--config', config])).code).toBe(0);
-    expect(seen().map((a) => `${a.status} ${a.condition}`).sort()).toEqual(['firing dropped', 'firing guard', 'resolved dropped', 'resolved guard']);
+    expect(
+      seen()
+        .map((a) => `${a.status} ${a.condition}`)
+        .sort(),
+    ).toEqual(['firing dropped', 'firing guard', 'resolved dropped', 'resolved guard']);
 
-    const [firing, resolved] = hook.received.filter((r) => JSON.parse(r.body).condition === 'guard').map((r) => {
-      expect(r.headers['x-feedsync-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(`${r.headers['x-feedsync-timestamp']}.${r.body}`).digest('hex')}`);
-      return JSON.parse(r.body);
-    });
+    const [firing, resolved] = hook.received
+      .filter((r) => JSON.parse(r.body).condition === 'guard')
+      .map((r) => {
+        expect(r.headers['x-feedsync-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(`${r.headers['x-feedsync-timestamp']}.${r.body}`).digest('hex')}`);
+        return JSON.parse(r.body);
+      });
     expect(firing).toMatchObject({ type: 'feedsync.alert', status: 'firing', condition: 'guard', feed: 'homes', chatbot: SN });
     expect(firing.message).toContain('exceed deletes.maxFraction');
     expect(firing.hint).toContain(`feedsync runs show ${firing.runId}`);

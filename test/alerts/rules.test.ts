@@ -7,7 +7,14 @@ import { afterRun, emptyState, staleness, transitions, type AlertState, type Run
 const rules = AlertRules.parse({});
 const t0 = new Date('2026-11-22T10:00:00Z');
 const run = (patch: Partial<RunObservation> = {}): RunObservation => ({
-  runId: 'r', at: t0.toISOString(), outcome: 'ok', records: 100, valid: 100, rejected: 0, unmapped: [], ...patch,
+  runId: 'r',
+  at: t0.toISOString(),
+  outcome: 'ok',
+  records: 100,
+  valid: 100,
+  rejected: 0,
+  unmapped: [],
+  ...patch,
 });
 
 function play(runs: RunObservation[], start: AlertState = emptyState()) {
@@ -24,7 +31,17 @@ function play(runs: RunObservation[], start: AlertState = emptyState()) {
 
 describe('alert rules (defaults)', () => {
   it('has a default for every rule', () => {
-    expect(rules).toEqual({ guard: true, failedRuns: 3, rejectedFraction: 0.1, validDropFraction: 0.3, staleHours: 36, unmappedValues: true, chatCheck: true, openAfterRuns: 1, closeAfterMinutes: 60 });
+    expect(rules).toEqual({
+      guard: true,
+      failedRuns: 3,
+      rejectedFraction: 0.1,
+      validDropFraction: 0.3,
+      staleHours: 36,
+      unmappedValues: true,
+      chatCheck: true,
+      openAfterRuns: 1,
+      closeAfterMinutes: 60,
+    });
   });
 
   it('a flapping feed (bad, good, bad, ...) alerts once and resolves once it has stayed clear for closeAfterMinutes', () => {
@@ -34,7 +51,18 @@ describe('alert rules (defaults)', () => {
     const seen: string[] = [];
     const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
     // a run every 15 minutes: bad, good, bad, good, bad, then good for an hour and more
-    const runs: Array<[RunObservation, number]> = [[bad, 0], [good, 15], [bad, 30], [good, 45], [bad, 60], [good, 75], [good, 90], [good, 105], [good, 120], [good, 135]];
+    const runs: Array<[RunObservation, number]> = [
+      [bad, 0],
+      [good, 15],
+      [bad, 30],
+      [good, 45],
+      [bad, 60],
+      [good, 75],
+      [good, 90],
+      [good, 105],
+      [good, 120],
+      [good, 135],
+    ];
     for (const [r, minutes] of runs) {
       const a = afterRun(state, r, rules);
       const t = transitions(a.state, a.holding, at(minutes), rules);

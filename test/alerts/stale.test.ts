@@ -58,16 +58,22 @@ describe('staleness alerts from several workers', () => {
     const hook = await startHttpReceiver();
     try {
       const config = AlertsConfig.parse({ channels: [{ kind: 'webhook', url: hook.url, secret: 'whsec-stale-1234' }], rules: { staleHours: 24 } });
-      const targets = [{ feed: 'austin', chatbot: 'SN-1' }, { feed: 'dallas', chatbot: 'SN-1' }];
+      const targets = [
+        { feed: 'austin', chatbot: 'SN-1' },
+        { feed: 'dallas', chatbot: 'SN-1' },
+      ];
       const t0 = new Date('2026-11-20T00:00:00Z');
       const at = (h: number) => new Date(t0.getTime() + h * 3_600_000);
-      for (const t of targets) await alertAfterRun(stores[0]!, config, t, { runId: 'r1', at: t0.toISOString(), outcome: 'ok', records: 1, valid: 1, rejected: 0, unmapped: [] }, silentLogger, t0);
+      for (const t of targets)
+        await alertAfterRun(stores[0]!, config, t, { runId: 'r1', at: t0.toISOString(), outcome: 'ok', records: 1, valid: 1, rejected: 0, unmapped: [] }, silentLogger, t0);
       await Promise.all(stores.map((s) => checkStaleness(s, config, targets, t0.toISOString(), silentLogger, at(25))));
       await Promise.all(stores.map((s) => checkStaleness(s, config, targets, t0.toISOString(), silentLogger, at(26))));
-      return hook.received.map((r) => {
-        const body = JSON.parse(r.body) as { status: string; feed: string };
-        return `${body.status} ${body.feed}`;
-      }).sort();
+      return hook.received
+        .map((r) => {
+          const body = JSON.parse(r.body) as { status: string; feed: string };
+          return `${body.status} ${body.feed}`;
+        })
+        .sort();
     } finally {
       await hook.close();
     }

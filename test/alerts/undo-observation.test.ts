@@ -7,7 +7,16 @@ import { afterRun, emptyState, transitions, type RunObservation } from '../../sr
 
 const rules = AlertRules.parse({});
 const t0 = new Date('2026-11-25T10:00:00Z');
-const run = (patch: Partial<RunObservation> = {}): RunObservation => ({ runId: 'r', at: t0.toISOString(), outcome: 'ok', records: 100, valid: 100, rejected: 0, unmapped: [], ...patch });
+const run = (patch: Partial<RunObservation> = {}): RunObservation => ({
+  runId: 'r',
+  at: t0.toISOString(),
+  outcome: 'ok',
+  records: 100,
+  valid: 100,
+  rejected: 0,
+  unmapped: [],
+  ...patch,
+});
 
 it('an undo keeps the feed’s open conditions and its references, and still counts toward failing and guard', () => {
   const sync = afterRun(emptyState(), run({ rejected: 50, unmapped: ['Status: Gone'] }), rules);

@@ -5,15 +5,7 @@ import { ListingCreate, ListingUpdate } from '../../src/listing/schema.js';
 import { validateListing } from '../../src/listing/validate.js';
 import { createApiClient } from '../../src/api/client.js';
 import type { ApiCallEvent } from '../../src/api/types.js';
-import {
-  AbortedError,
-  ApiError,
-  NetworkError,
-  RateLimitedError,
-  ResponseFormatError,
-  TimeoutError,
-  ValidationError,
-} from '../../src/errors.js';
+import { AbortedError, ApiError, NetworkError, RateLimitedError, ResponseFormatError, TimeoutError, ValidationError } from '../../src/errors.js';
 import { sampleListing, startTestEmulator, TEST_SECRET_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { failure } from '../helpers/failure.js';
 
@@ -31,7 +23,6 @@ function recorder() {
   const calls: ApiCallEvent[] = [];
   return { calls, onCall: (e: ApiCallEvent) => calls.push(e) };
 }
-
 
 describe('client: every endpoint', () => {
   it('creates, lists, updates, deletes listings and the emulator stores what was sent', async () => {
@@ -68,7 +59,10 @@ describe('client: every endpoint', () => {
     for await (const e of t.api.askStream({ sessionID, content: 'Any 3 bedroom homes in Austin?' })) events.push(e);
     const final = events.at(-1);
     expect(final?.type).toBe('final');
-    const text = events.filter((e) => e.type === 'fragment').map((e) => (e as { content: string }).content).join('');
+    const text = events
+      .filter((e) => e.type === 'fragment')
+      .map((e) => (e as { content: string }).content)
+      .join('');
     expect(final).toMatchObject({ Answer: text });
     expect(text).toBe(answer.content);
   });
@@ -135,7 +129,10 @@ describe('client: requests are checked before sending', () => {
       const raw = sampleListing({ MLSNumber: ' RAW ' });
       await t.api.createListing(raw);
       expect(parsed(raw)).toBe(1);
-      expect((await t.listings('SN-1')).map((l) => [l.MLSNumber, l.SalePrice])).toEqual([['V1', 1], ['RAW', expect.any(Number)]]);
+      expect((await t.listings('SN-1')).map((l) => [l.MLSNumber, l.SalePrice])).toEqual([
+        ['V1', 1],
+        ['RAW', expect.any(Number)],
+      ]);
     } finally {
       parse.mockRestore();
       parseUpdate.mockRestore();
@@ -171,7 +168,10 @@ describe('client: failures', () => {
     const { calls, onCall } = recorder();
     const id = await t.client({ onCall }).createListing(sampleListing());
     expect(id).toMatch(/^\d+$/);
-    expect(calls.map((c) => [c.outcome, c.httpStatus])).toEqual([['retry', 429], ['ok', 200]]);
+    expect(calls.map((c) => [c.outcome, c.httpStatus])).toEqual([
+      ['retry', 429],
+      ['ok', 200],
+    ]);
     expect(calls[0]!.retryDelayMs).toBe(1000); // Retry-After: 1, not the 1-10 ms backoff of the test client
     expect((await t.stats()).requests['/chat/Chatbot/RealEstateCreate']).toEqual({ '429': 1, '200': 1 });
     expect(await t.listings('SN-1')).toHaveLength(1);
@@ -229,7 +229,10 @@ describe('client: failures', () => {
     t.emulator.configure({ errorsAs200: true, nextFaults: ['503'] });
     const { calls, onCall } = recorder();
     await t.client({ onCall }).listListings({ SerialNumber: 'SN-1' });
-    expect(calls.map((c) => [c.httpStatus, c.apiCode, c.outcome])).toEqual([[200, 503, 'retry'], [200, 200, 'ok']]);
+    expect(calls.map((c) => [c.httpStatus, c.apiCode, c.outcome])).toEqual([
+      [200, 503, 'retry'],
+      [200, 200, 'ok'],
+    ]);
 
     const err = await failure(t.client({ secretKey: 'nope-nope' }).createListing(sampleListing()));
     expect(err).toBeInstanceOf(ApiError);

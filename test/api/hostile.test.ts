@@ -9,7 +9,6 @@ import { failure } from '../helpers/failure.js';
 
 const hostile = useHostileServers();
 
-
 describe('api transport: bounded bytes', () => {
   it('a 500 MB envelope fails the call at the byte cap, in bounded memory (child process)', async () => {
     const s = await hostile((_req, res, sent) => hugeEnvelope(res, 500 * 1024 * 1024, sent));
@@ -56,9 +55,11 @@ describe('api transport: a total deadline', () => {
   it('a streamed answer that drips is cut at timeoutMs too (the deadline holds while reading the stream)', async () => {
     const s = await hostile((_req, res, sent) => drip(res, 1500, 40, sent, { 'content-type': 'text/event-stream' }));
     const api = createApiClient({ baseUrl: s.url, secretKey: 'k', sessionKey: 's', timeoutMs: 2000, retry: { retries: 0 } });
-    const err = await failure((async () => {
-      for await (const _e of api.askStream({ sessionID: 1, content: 'hi' })) void _e;
-    })());
+    const err = await failure(
+      (async () => {
+        for await (const _e of api.askStream({ sessionID: 1, content: 'hi' })) void _e;
+      })(),
+    );
     expect(err).toBeInstanceOf(TimeoutError);
     expect(s.bytesSent()).toBeLessThanOrEqual(3);
   });

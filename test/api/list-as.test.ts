@@ -100,7 +100,7 @@ describe('listListingsAs', () => {
     expect(calls).toHaveLength(0);
   });
 
-  it('a failure of the caller\'s own decoding is its error, once: not a network error, not retried', async () => {
+  it("a failure of the caller's own decoding is its error, once: not a network error, not retried", async () => {
     const { calls, onCall } = recorder();
     const broken: ListPageDecoder<never> = {
       raw: async () => undefined,

@@ -32,7 +32,7 @@ describe('quickListData', () => {
     expect(JSON.stringify(quickListData(page))).toBe(JSON.stringify(ListData.parse(page)));
   });
 
-  it('never accepts what zod rejects, and gives zod\'s output (members and order) when it accepts', () => {
+  it("never accepts what zod rejects, and gives zod's output (members and order) when it accepts", () => {
     fc.assert(
       fc.property(
         fc.array(fc.tuple(fc.integer({ min: 1, max: 1000 }), fc.option(mutation, { nil: undefined })), { maxLength: 5 }),

@@ -39,9 +39,11 @@ const description = fc.array(fc.oneof(tricky, fc.string({ maxLength: 6 })), { ma
 const layouts: Record<string, (items: ListItem[], virtualCount: number) => string> = {
   compact: (items, virtualCount) => JSON.stringify(envelope({ List: items, VirtualCount: virtualCount })),
   indented: (items, virtualCount) => JSON.stringify(envelope({ List: items, VirtualCount: virtualCount }), null, 1),
-  spaced: (items, virtualCount) => `{"Data":{"List":[${items.map((i) => JSON.stringify(i)).join(', ')}],"VirtualCount":${virtualCount}},"Version":"1.0","Success":true,"Code":200,"Message":null}`,
+  spaced: (items, virtualCount) =>
+    `{"Data":{"List":[${items.map((i) => JSON.stringify(i)).join(', ')}],"VirtualCount":${virtualCount}},"Version":"1.0","Success":true,"Code":200,"Message":null}`,
   'data last': (items, virtualCount) => JSON.stringify({ Version: '1.0', Success: true, Code: 200, Message: null, Data: { List: items, VirtualCount: virtualCount } }),
-  'two Lists': (items, virtualCount) => `{"Data":{"List":[${items.map((i) => JSON.stringify(i)).join(',')}],"VirtualCount":${virtualCount},"List":[]},"Version":"1.0","Success":true,"Code":200,"Message":null}`,
+  'two Lists': (items, virtualCount) =>
+    `{"Data":{"List":[${items.map((i) => JSON.stringify(i)).join(',')}],"VirtualCount":${virtualCount},"List":[]},"Version":"1.0","Success":true,"Code":200,"Message":null}`,
   'List in Message': (items, virtualCount) => JSON.stringify({ Message: '"List":[', Data: { List: items, VirtualCount: virtualCount }, Version: '1.0', Success: true, Code: 200 }),
   'Version after, with }]': (items, virtualCount) => JSON.stringify({ Data: { List: items, VirtualCount: virtualCount }, Success: true, Code: 200, Message: null, Version: 'x}]' }),
 };

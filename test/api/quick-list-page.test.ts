@@ -62,7 +62,7 @@ describe('quickListPage', () => {
     }
   });
 
-  it('never takes a response the client refuses, and gives the client\'s data when it takes one', () => {
+  it("never takes a response the client refuses, and gives the client's data when it takes one", () => {
     fc.assert(
       fc.property(fc.constantFrom(200, 201, 299, 300, 429, 500), envelopeMutation, fc.array(fc.integer({ min: 1, max: 500 }), { maxLength: 4 }), (status, mutate, ids) => {
         const env = okEnvelope({ List: ids.map(item), VirtualCount: ids.length });

@@ -11,9 +11,7 @@ const objects = [
 const framings: Record<string, string> = {
   sse: objects.map((o) => `data: ${JSON.stringify(o)}\n\n`).join(''),
   'sse with comments, event/id lines, CRLF and [DONE]':
-    ': keep-alive\r\n\r\n' +
-    objects.map((o, i) => `event: message\r\nid: ${i}\r\ndata:${JSON.stringify(o)}\r\n\r\n`).join('') +
-    'data: [DONE]\r\n\r\n',
+    ': keep-alive\r\n\r\n' + objects.map((o, i) => `event: message\r\nid: ${i}\r\ndata:${JSON.stringify(o)}\r\n\r\n`).join('') + 'data: [DONE]\r\n\r\n',
   lines: objects.map((o) => JSON.stringify(o) + '\n').join(''),
   concat: objects.map((o) => JSON.stringify(o)).join(''),
   'pretty-printed objects back to back': objects.map((o) => JSON.stringify(o, null, 2)).join('\n'),

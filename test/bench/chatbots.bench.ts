@@ -63,7 +63,15 @@ async function main(): Promise<void> {
   try {
     // fan-out: agent i % CHATBOTS
     const data = rows(RECORDS);
-    const body = [`${COLUMNS.join(',')},Agent`, ...csv(data).trimEnd().split('\n').slice(1).map((l, i) => `${l},agent-${i % CHATBOTS}`)].join('\n') + '\n';
+    const body =
+      [
+        `${COLUMNS.join(',')},Agent`,
+        ...csv(data)
+          .trimEnd()
+          .split('\n')
+          .slice(1)
+          .map((l, i) => `${l},agent-${i % CHATBOTS}`),
+      ].join('\n') + '\n';
     const server = await startFeedServer({ status: 200, body });
     const fanout = FeedConfig.parse({
       name: 'brokerage',

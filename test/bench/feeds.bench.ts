@@ -151,7 +151,16 @@ async function main() {
   process.stdout.write('\n');
   const head = ['case', 'records', 'seconds', 'records/s', 'CPU-s', 'records/CPU-s', 'peak RSS MB', 'note'];
   const num = (n: number) => Math.round(n).toLocaleString('en-US');
-  const table = rows.map((r) => [r.case, String(r.records), r.seconds.toFixed(2), num(r.perSecond), r.cpuSeconds.toFixed(2), num(r.perCpuSecond), r.peakRssMb.toFixed(0), r.note ?? '']);
+  const table = rows.map((r) => [
+    r.case,
+    String(r.records),
+    r.seconds.toFixed(2),
+    num(r.perSecond),
+    r.cpuSeconds.toFixed(2),
+    num(r.perCpuSecond),
+    r.peakRssMb.toFixed(0),
+    r.note ?? '',
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((t) => t[i]!.length)));
   const line = (cols: string[]) => cols.map((c, i) => (i === 0 || i === head.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   process.stdout.write(`${line(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);

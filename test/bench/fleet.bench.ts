@@ -88,11 +88,23 @@ async function main(): Promise<void> {
     clearInterval(sampler);
     const wallMs = Date.now() - startedAt;
     const log = (await requestLog({ url: emuUrl })).filter((r) => r.at >= startedAt && r.path.startsWith('/chat/'));
-    ticks.push({ workers: workers.length, label, wallMs, calls: (await total()) - before, busiestSecond: busiestWindow(log.map((r) => r.at), 1000), peakRssMb: peaks });
+    ticks.push({
+      workers: workers.length,
+      label,
+      wallMs,
+      calls: (await total()) - before,
+      busiestSecond: busiestWindow(
+        log.map((r) => r.at),
+        1000,
+      ),
+      peakRssMb: peaks,
+    });
     const t = ticks.at(-1)!;
     process.stdout.write(
       `${label.padEnd(34)} ${String(workers.length)} worker(s)  ${(wallMs / 1000).toFixed(1).padStart(6)} s  ` +
-        `${Math.round((FEEDS * LISTINGS) / (wallMs / 1000)).toLocaleString('en-US').padStart(8)} listings/s  ` +
+        `${Math.round((FEEDS * LISTINGS) / (wallMs / 1000))
+          .toLocaleString('en-US')
+          .padStart(8)} listings/s  ` +
         `${t.calls.toLocaleString('en-US').padStart(7)} calls  busiest second ${t.busiestSecond}/${RATE}  ` +
         `peak RSS ${t.peakRssMb.map((m) => `${Math.round(m)} MB`).join(', ')}\n`,
     );
@@ -100,7 +112,9 @@ async function main(): Promise<void> {
   }
 
   try {
-    process.stdout.write(`${FEEDS} feeds on ${CHATBOTS} chatbots, ${LISTINGS.toLocaleString('en-US')} listings each; api.ratePerSecond ${RATE}, api.concurrency ${API_CONCURRENCY} (shared), worker.concurrency ${WORKER_CONCURRENCY}, emulator ${LATENCY_MS} ms/request\n`);
+    process.stdout.write(
+      `${FEEDS} feeds on ${CHATBOTS} chatbots, ${LISTINGS.toLocaleString('en-US')} listings each; api.ratePerSecond ${RATE}, api.concurrency ${API_CONCURRENCY} (shared), worker.concurrency ${WORKER_CONCURRENCY}, emulator ${LATENCY_MS} ms/request\n`,
+    );
     workers.push(...(await Promise.all([spawnWorker(file), spawnWorker(file), spawnWorker(file)])));
     await tick('tick 1: first sync (all created)');
     await tick('tick 2: no change');
@@ -130,11 +144,15 @@ async function main(): Promise<void> {
     const three = ticks.filter((t) => t.workers === 3 && t.label.includes('no change'));
     const one = ticks.filter((t) => t.workers === 1);
     const mean = (ts: Tick[]) => ts.reduce((a, t) => a + t.wallMs, 0) / ts.length;
-    process.stdout.write(`\nno-change tick: 1 worker ${(mean(one) / 1000).toFixed(1)} s, 3 workers ${(mean(three) / 1000).toFixed(1)} s: one worker / three = ${(mean(one) / mean(three)).toFixed(2)}×\n`);
+    process.stdout.write(
+      `\nno-change tick: 1 worker ${(mean(one) / 1000).toFixed(1)} s, 3 workers ${(mean(three) / 1000).toFixed(1)} s: one worker / three = ${(mean(one) / mean(three)).toFixed(2)}×\n`,
+    );
     const [t2, t3] = three;
     if (t2 && t3) {
       const growth = Math.max(...t3.peakRssMb) / Math.max(...t2.peakRssMb);
-      process.stdout.write(`worker memory across no-change ticks: peak ${Math.round(Math.max(...t2.peakRssMb))} → ${Math.round(Math.max(...t3.peakRssMb))} MB (×${growth.toFixed(2)})\n`);
+      process.stdout.write(
+        `worker memory across no-change ticks: peak ${Math.round(Math.max(...t2.peakRssMb))} → ${Math.round(Math.max(...t3.peakRssMb))} MB (×${growth.toFixed(2)})\n`,
+      );
       if (growth > 1.25) fail(`worker peak RSS grew ×${growth.toFixed(2)} between identical ticks`);
     }
     process.stdout.write(problems ? `\n${problems} problem(s)\n` : '\nevery feed synced once per tick, no chatbot synced twice at once, the rate budget held\n');

@@ -49,10 +49,7 @@ const PAGE_SIZE = 100;
 const BATCH_SIZE = 100;
 const CHANGED = 0.01;
 const REMOVED = 0.002;
-const SIZES = [
-  ...(process.env.BENCH_SYNC_SIZES ?? '10000,100000').split(',').map(Number),
-  ...(process.env.BENCH_SYNC_1M === '1' ? [1_000_000] : []),
-];
+const SIZES = [...(process.env.BENCH_SYNC_SIZES ?? '10000,100000').split(',').map(Number), ...(process.env.BENCH_SYNC_1M === '1' ? [1_000_000] : [])];
 const PEERS = process.env.BENCH_PEERS !== '0';
 const SEED_AT = Number(process.env.BENCH_SEED_AT ?? 1_000_000);
 const SEED_LATENCY_MS = Number(process.env.BENCH_SEED_LATENCY_MS ?? 0);
@@ -136,7 +133,15 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       deletes: { mode: 'mirror', maxFraction: 0.05, maxCount: 10_000, batchSize: BATCH_SIZE },
       schedule: undefined,
     });
-    const apiConfig = ApiConfig.parse({ baseUrl: url, secretKey: 'bench-secret', sessionKey: 'bench-session', concurrency: CONCURRENCY, ratePerSecond: 10_000, pageSize: PAGE_SIZE, retries: 2 });
+    const apiConfig = ApiConfig.parse({
+      baseUrl: url,
+      secretKey: 'bench-secret',
+      sessionKey: 'bench-session',
+      concurrency: CONCURRENCY,
+      ratePerSecond: 10_000,
+      pageSize: PAGE_SIZE,
+      retries: 2,
+    });
     const store = await createFileStore(join(dir, 'state.json'));
     const changeLog = await createFileChangeLog(join(dir, 'changes.jsonl'));
     const kept = n - Math.round(n * REMOVED);
@@ -146,8 +151,20 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
     const pages = (remote: number) => Math.floor(remote / PAGE_SIZE) + 1;
     const seeding = n >= SEED_AT;
     const scenarios = [
-      { scenario: seeding ? `first sync (seeding at ${SEED_LATENCY_MS} ms)` : 'first sync', rows: n, changeRate: 0, minimum: pages(0) + n, latencyMs: seeding ? SEED_LATENCY_MS : LATENCY_MS },
-      { scenario: `rerun, ${CHANGED * 100}% changed, ${REMOVED * 100}% removed`, rows: kept, changeRate: CHANGED, minimum: pages(n) + changed + Math.ceil((n - kept) / BATCH_SIZE), latencyMs: LATENCY_MS },
+      {
+        scenario: seeding ? `first sync (seeding at ${SEED_LATENCY_MS} ms)` : 'first sync',
+        rows: n,
+        changeRate: 0,
+        minimum: pages(0) + n,
+        latencyMs: seeding ? SEED_LATENCY_MS : LATENCY_MS,
+      },
+      {
+        scenario: `rerun, ${CHANGED * 100}% changed, ${REMOVED * 100}% removed`,
+        rows: kept,
+        changeRate: CHANGED,
+        minimum: pages(n) + changed + Math.ceil((n - kept) / BATCH_SIZE),
+        latencyMs: LATENCY_MS,
+      },
       { scenario: NO_CHANGE, rows: kept, changeRate: CHANGED, minimum: pages(kept), latencyMs: LATENCY_MS },
       // (past ECHO_ROWS nothing is remembered, in memory or in files: the rerun above is the figure)
       ...(n <= ECHO_ROWS ? [{ scenario: NEW_PROCESS, rows: kept, changeRate: CHANGED, minimum: pages(kept), latencyMs: LATENCY_MS, newProcess: true }] : []),
@@ -155,7 +172,16 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
     const echoFiles = createEchoFiles(join(dir, 'page-echo'), silentLogger);
     const out: Row[] = [];
     const client = (onCall: ReturnType<typeof createCallCounter>['onCall']) =>
-      createApiClient({ baseUrl: url, secretKey: apiConfig.secretKey, sessionKey: apiConfig.sessionKey, timeoutMs: 30_000, retry: { retries: 2 }, ratePerSecond: apiConfig.ratePerSecond, concurrency: CONCURRENCY, onCall });
+      createApiClient({
+        baseUrl: url,
+        secretKey: apiConfig.secretKey,
+        sessionKey: apiConfig.sessionKey,
+        timeoutMs: 30_000,
+        retry: { retries: 2 },
+        ratePerSecond: apiConfig.ratePerSecond,
+        concurrency: CONCURRENCY,
+        onCall,
+      });
     for (const s of scenarios) {
       await writeFeed(join(dir, 'feed.csv'), generateCsv(s.rows, { changeRate: s.changeRate, changeSeed: 2 }));
       emulator.send({ latencyMs: s.latencyMs });
@@ -167,13 +193,22 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       const t0 = performance.now();
       const c0 = process.cpuUsage();
       if (s.newProcess) forgetEchoes();
-      const report = (await runLanes(lanesOf(feed), { api, store, configFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, calls, echoFiles }, {}, { config: demo, changeLog }))[0]!;
+      const report = (
+        await runLanes(lanesOf(feed), { api, store, configFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, calls, echoFiles }, {}, { config: demo, changeLog })
+      )[0]!;
       await echoFiles.settled(); // (as the CLI does before it exits)
       const wallMs = Math.round(performance.now() - t0);
       const cpuMs = cpuSince(c0);
       const emulatorCpuMs = (await emulatorCpu(emulator)) - e0;
       await profile?.(`sync-${n}-${s.scenario.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`);
-      if (process.env.BENCH_DEBUG) { const m = process.memoryUsage(); globalThis.gc?.(); const g = process.memoryUsage(); process.stderr.write(`${s.scenario}: rss ${m.rss >> 20} heap ${m.heapUsed >> 20}/${m.heapTotal >> 20} ext ${m.external >> 20} ab ${m.arrayBuffers >> 20}; after gc heap ${g.heapUsed >> 20} rss ${g.rss >> 20} cpu ${JSON.stringify(process.cpuUsage())}\n`); }
+      if (process.env.BENCH_DEBUG) {
+        const m = process.memoryUsage();
+        globalThis.gc?.();
+        const g = process.memoryUsage();
+        process.stderr.write(
+          `${s.scenario}: rss ${m.rss >> 20} heap ${m.heapUsed >> 20}/${m.heapTotal >> 20} ext ${m.external >> 20} ab ${m.arrayBuffers >> 20}; after gc heap ${g.heapUsed >> 20} rss ${g.rss >> 20} cpu ${JSON.stringify(process.cpuUsage())}\n`,
+        );
+      }
       if (report.outcome !== 'ok') throw new Error(`${s.scenario}: ${report.summary} ${report.message ?? ''}`);
       const total = report.calls.total;
       out.push({
@@ -277,7 +312,23 @@ function cpuSince(start: NodeJS.CpuUsage): number {
 }
 
 function print(rows: Row[]): void {
-  const head = ['listings', 'tool', 'scenario', 'API calls', 'minimum', 'retries', 'wall ms', 'bound ms', 'wall/bound', 'CPU ms', 'emulator CPU ms', 'paging ms', 'feed + writes ms', 'peak RSS MB', 'result'];
+  const head = [
+    'listings',
+    'tool',
+    'scenario',
+    'API calls',
+    'minimum',
+    'retries',
+    'wall ms',
+    'bound ms',
+    'wall/bound',
+    'CPU ms',
+    'emulator CPU ms',
+    'paging ms',
+    'feed + writes ms',
+    'peak RSS MB',
+    'result',
+  ];
   const body = rows.map((r) => {
     const target = r.scenario === NO_CHANGE || r.scenario === NEW_PROCESS ? 2 : 1.25;
     return [
@@ -289,7 +340,11 @@ function print(rows: Row[]): void {
       String(r.retries),
       String(r.wallMs),
       String(r.boundMs),
-      r.boundMs === 0 ? '(seeding)' : r.tool === FEEDSYNC ? `${(r.wallMs / r.boundMs).toFixed(2)}${r.wallMs <= target * r.boundMs ? ' ✓' : ' ✗'}` : (r.wallMs / r.boundMs).toFixed(2),
+      r.boundMs === 0
+        ? '(seeding)'
+        : r.tool === FEEDSYNC
+          ? `${(r.wallMs / r.boundMs).toFixed(2)}${r.wallMs <= target * r.boundMs ? ' ✓' : ' ✗'}`
+          : (r.wallMs / r.boundMs).toFixed(2),
       String(r.cpuMs),
       r.emulatorCpuMs === undefined ? '' : String(r.emulatorCpuMs),
       r.pagingMs === undefined ? '' : String(r.pagingMs),
@@ -321,7 +376,9 @@ function peerSummary(rows: Row[]): string[] {
   for (const r of rows.filter((x) => x.tool !== FEEDSYNC)) {
     const ours = rows.find((x) => x.tool === FEEDSYNC && x.n === r.n && x.scenario === r.scenario);
     if (!ours) continue;
-    out.push(`${r.n} listings, ${r.scenario}: feedsync ${ours.calls} calls in ${ours.wallMs} ms; "${r.tool}" ${r.calls} calls (${(r.calls / ours.calls).toFixed(1)}×) in ${r.wallMs} ms (${(r.wallMs / ours.wallMs).toFixed(1)}× feedsync's time)`);
+    out.push(
+      `${r.n} listings, ${r.scenario}: feedsync ${ours.calls} calls in ${ours.wallMs} ms; "${r.tool}" ${r.calls} calls (${(r.calls / ours.calls).toFixed(1)}×) in ${r.wallMs} ms (${(r.wallMs / ours.wallMs).toFixed(1)}× feedsync's time)`,
+    );
   }
   return out.length ? ['feedsync beside the naive scripts (same emulator, feed and concurrency):', ...out, ''] : [];
 }

@@ -15,9 +15,7 @@ export const ARTIFACTS = process.env.SCREENSHOT_DIR ?? fileURLToPath(new URL('..
 
 export function requireChromium(): void {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `the browser tests need Chromium at ${CHROMIUM}: install it with \`apt-get install chromium\` (.ci/run does), or set CHROMIUM_PATH`,
-    );
+    throw new Error(`the browser tests need Chromium at ${CHROMIUM}: install it with \`apt-get install chromium\` (.ci/run does), or set CHROMIUM_PATH`);
   }
 }
 

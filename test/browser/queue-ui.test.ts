@@ -9,7 +9,6 @@ import { closeQueues, createQueues, enqueueJob, waitForJob, type JobDefinition, 
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { ARTIFACTS, BROWSER_TESTS_RUN, launchChromium, requireChromium } from './chromium.js';
 
-
 const fakeSync: JobDefinition<{ feed: string }> = {
   name: 'listing-sync',
   kind: 'sync',
@@ -68,7 +67,10 @@ feeds:
       await page.getByText(name, { exact: true }).first().waitFor({ state: 'visible', timeout: 15_000 });
     }
     // The overview cards (one per queue, with its job count) replace the loading placeholder.
-    await page.getByText(/^\d+ Jobs?$/).nth(2).waitFor({ timeout: 15_000 });
+    await page
+      .getByText(/^\d+ Jobs?$/)
+      .nth(2)
+      .waitFor({ timeout: 15_000 });
     await page.screenshot({ path: `${ARTIFACTS}/feedsync-ui-queues.png` });
 
     // Into the sync queue's completed jobs, then the job itself.

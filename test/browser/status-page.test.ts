@@ -33,10 +33,14 @@ describe.skipIf(!BROWSER_TESTS_RUN)('status page', () => {
     requireChromium();
     te = await startTestEmulator();
     env = await createSyncEnv();
-    const yaml = homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, {
-      deletes: '{ maxFraction: 0.3 }',
-      top: [`redis: { url: "${REDIS_URL}", prefix: ${prefix} }`, 'worker: { shutdownTimeoutMs: 2000 }'],
-    }).replace('    source: { kind: csv, path: homes.csv }', '    source: { kind: csv, path: homes.csv }\n    schedule: { cron: "0 2 * * *", tz: UTC }');
+    const yaml = homesConfigYaml(
+      te.url,
+      { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
+      {
+        deletes: '{ maxFraction: 0.3 }',
+        top: [`redis: { url: "${REDIS_URL}", prefix: ${prefix} }`, 'worker: { shutdownTimeoutMs: 2000 }'],
+      },
+    ).replace('    source: { kind: csv, path: homes.csv }', '    source: { kind: csv, path: homes.csv }\n    schedule: { cron: "0 2 * * *", tz: UTC }');
     worker = await startWorker(loadedConfig(yaml, env.dir), { port: 0, logger: silentLogger });
     queues = createQueues(redis, prefix);
 

@@ -24,7 +24,7 @@ describe.each([
   ['memory', () => memoryBackend()],
   ['redis', () => redisBackend(redis, prefix)],
 ] as Array<[string, () => BudgetBackend]>)('budget on %s', (_name, backend) => {
-  it('lets a window\'s requests through, then makes the next wait; an abort ends the wait', async () => {
+  it("lets a window's requests through, then makes the next wait; an abort ends the wait", async () => {
     const b = createBudget(backend(), credentialKey('t', String(Math.random())), { perSecond: 2 }, opts);
     (await b.acquire()).release();
     (await b.acquire()).release();

@@ -31,7 +31,11 @@ describe('exit statuses', () => {
   });
 
   it('prints an error of the operating system in words with what to do, never as a stack trace', () => {
-    const err = Object.assign(new Error("EROFS: read-only file system, open '/srv/feedsync/changes.jsonl'"), { code: 'EROFS', syscall: 'open', path: '/srv/feedsync/changes.jsonl' });
+    const err = Object.assign(new Error("EROFS: read-only file system, open '/srv/feedsync/changes.jsonl'"), {
+      code: 'EROFS',
+      syscall: 'open',
+      path: '/srv/feedsync/changes.jsonl',
+    });
     const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
       printError(err);

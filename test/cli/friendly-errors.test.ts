@@ -73,7 +73,10 @@ describe('errors a person can fix', () => {
     dirs.push(dir);
     const store = await createFileStore(join(dir, 'gone', 'state.json'));
     await writeFile(join(dir, 'gone'), 'a file where the state folder was');
-    const err = await store.set('fp:homes', [['M1', 'abc']]).then(() => undefined, (e: unknown) => e);
+    const err = await store.set('fp:homes', [['M1', 'abc']]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(EnvironmentError);
     expect((err as Error).message).toMatch(/^The state file .*state\.json was not written: .*a part of its path is a file where a folder is needed/);
     expect((err as Error).message).toContain('What this run wrote is on the chatbot');

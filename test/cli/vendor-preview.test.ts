@@ -15,7 +15,11 @@ let server: VendorServer;
 let dir: string;
 
 beforeAll(async () => {
-  const records = generateResoRecords(30, { seed: 9 }).map((r, i) => ({ ...r, OriginatingSystemName: 'actris', ...(i < 4 && { DaysOnMarket: 72_725, ParkingTotal: 510864656077.79 }) }));
+  const records = generateResoRecords(30, { seed: 9 }).map((r, i) => ({
+    ...r,
+    OriginatingSystemName: 'actris',
+    ...(i < 4 && { DaysOnMarket: 72_725, ParkingTotal: 510864656077.79 }),
+  }));
   server = await startVendorServer({ vendor: 'mlsgrid', records, token: 'mlsgrid-token-1', originatingSystem: 'actris' });
   dir = await mkdtemp(join(tmpdir(), 'feedsync-vendor-'));
   await writeFile(
@@ -54,7 +58,7 @@ function cli(args: string[]): Promise<{ status: number | null; stdout: string; s
 }
 
 describe('vendor mlsgrid in the CLI', () => {
-  it('config check and feed preview show the profile\'s rules; the preview reads with no refusal and names replaced values', async () => {
+  it("config check and feed preview show the profile's rules; the preview reads with no refusal and names replaced values", async () => {
     const check = await cli(['config', 'check']);
     expect(check.status).toBe(0);
     expect(check.stderr).toContain("vendor mlsgrid (MLS Grid API 2.0): paging nextLink, no $orderby, $top 1000 a page, every $filter: OriginatingSystemName eq 'actris'");

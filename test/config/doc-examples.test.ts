@@ -9,7 +9,12 @@ import { ConfigError } from '../../src/errors.js';
 import { FeedSource } from '../../src/feeds/index.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const files = ['README.md', ...readdirSync(`${root}docs`).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const files = [
+  'README.md',
+  ...readdirSync(`${root}docs`)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 function yamlBlocks(file: string): Array<{ line: number; text: string }> {
   const lines = readFileSync(`${root}${file}`, 'utf8').split('\n');

@@ -124,9 +124,7 @@ describe('config check: every mistake named with its line and fix', () => {
     const text = GOOD.replace('AIResponseLanguage: English', 'AIResponseLanguage: Englsh');
     const r = await check(text);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(
-      `${r.file}:${lineOf(text, 'Englsh')}: chatbots[0].settings.AIResponseLanguage: is not a language name; did you mean "English"? (got "Englsh")`,
-    );
+    expect(r.stderr).toContain(`${r.file}:${lineOf(text, 'Englsh')}: chatbots[0].settings.AIResponseLanguage: is not a language name; did you mean "English"? (got "Englsh")`);
   });
 
   it('a cron the scheduler refuses and an unknown time zone, with their lines', async () => {
@@ -160,7 +158,13 @@ describe('config check: every mistake named with its line and fix', () => {
 
   it('a YAML alias bomb is a config error (exit 2), not a crash', async () => {
     const levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-    for (const [prev, name] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e'], ['e', 'f']] as const) {
+    for (const [prev, name] of [
+      ['a', 'b'],
+      ['b', 'c'],
+      ['c', 'd'],
+      ['d', 'e'],
+      ['e', 'f'],
+    ] as const) {
       levels.push(`${name}: &${name} [${Array(9).fill(`*${prev}`).join(',')}]`);
     }
     const text = `${GOOD}x:\n${levels.map((l) => `  ${l}`).join('\n')}\n`;
@@ -179,7 +183,9 @@ describe('config check: every mistake named with its line and fix', () => {
   it('a feed file that does not exist is reported', async () => {
     const r = await check(GOOD, ENV, { feedFile: false });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${r.file}:${lineOf(GOOD, 'austin.csv')}: feeds[0].source.path: austin.csv does not exist (looked for ${join(r.file, '..', 'austin.csv')}; a relative path is relative to the config file's folder)`);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(GOOD, 'austin.csv')}: feeds[0].source.path: austin.csv does not exist (looked for ${join(r.file, '..', 'austin.csv')}; a relative path is relative to the config file's folder)`,
+    );
   });
 
   it('a config file that does not exist says where it looked', async () => {

@@ -77,8 +77,20 @@ describe('feedsync emulator', () => {
 
 function listing() {
   return {
-    SerialNumber: 'SN-1', SaleType: 'for_sale', Status: 'Active', CurrencySymbol: '$', PropertyType: 'Condo', Bedrooms: 1,
-    Bathrooms: 1, Url: 'https://example.com/x', MLSNumber: 'X', YearBuilt: 2001, DaysOnMarket: 1, LotArea: 0,
-    BuildingArea: 700, AreaUnit: 'Square Feet', ParkingSpots: 0,
+    SerialNumber: 'SN-1',
+    SaleType: 'for_sale',
+    Status: 'Active',
+    CurrencySymbol: '$',
+    PropertyType: 'Condo',
+    Bedrooms: 1,
+    Bathrooms: 1,
+    Url: 'https://example.com/x',
+    MLSNumber: 'X',
+    YearBuilt: 2001,
+    DaysOnMarket: 1,
+    LotArea: 0,
+    BuildingArea: 700,
+    AreaUnit: 'Square Feet',
+    ParkingSpots: 0,
   };
 }

@@ -103,10 +103,16 @@ describe('emulator: admin paths', () => {
     const t = await emulator({});
     await t.api.createListing(sampleListing({ MLSNumber: 'B' }));
     await t.api.createListing(sampleListing({ MLSNumber: 'A' }));
-    await t.client({ sessionKey: 'wrong-key-0000' }).listListings({ SerialNumber: 'SN-1' }).catch(() => undefined);
+    await t
+      .client({ sessionKey: 'wrong-key-0000' })
+      .listListings({ SerialNumber: 'SN-1' })
+      .catch(() => undefined);
     const listed = (await (await fetch(`${t.url}/__emulator/listings?serialNumber=SN-1`)).json()) as any;
     expect(listed.serialNumber).toBe('SN-1');
-    expect(listed.listings.map((l: { MLSNumber: string; ID: number }) => [l.ID, l.MLSNumber])).toEqual([[1, 'B'], [2, 'A']]);
+    expect(listed.listings.map((l: { MLSNumber: string; ID: number }) => [l.ID, l.MLSNumber])).toEqual([
+      [1, 'B'],
+      [2, 'A'],
+    ]);
     expect(await t.stats()).toEqual({
       requests: { [ENDPOINTS.create]: { '200': 2 }, [ENDPOINTS.list]: { '401': 1 } },
       total: 3,

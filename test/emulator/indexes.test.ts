@@ -53,11 +53,15 @@ async function expectIndexesAgree(t: TestEmulator, mlsNumbers: string[]) {
 }
 
 describe('emulator list pages', () => {
-  it('are, byte for byte, the envelope of each stored listing as a list item, after updates too (each item\'s JSON is kept)', async () => {
+  it("are, byte for byte, the envelope of each stored listing as a list item, after updates too (each item's JSON is kept)", async () => {
     const t = await emulator();
     for (let i = 0; i < 5; i++) await t.api.createListing(sampleListing({ MLSNumber: `M${i}`, Description: `“${i}” ü \\ "q"`, Images: [`https://i/${i}.jpg`] }));
     const page = async () => {
-      const res = await fetch(t.url + ENDPOINTS.list, { method: 'POST', headers: { 'content-type': 'application/json', 'chatrobot-sessionkey': TEST_SESSION_KEY }, body: JSON.stringify({ SerialNumber: 'SN-1', PageNumber: 1, PageSize: 4 }) });
+      const res = await fetch(t.url + ENDPOINTS.list, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'chatrobot-sessionkey': TEST_SESSION_KEY },
+        body: JSON.stringify({ SerialNumber: 'SN-1', PageNumber: 1, PageSize: 4 }),
+      });
       return res.text();
     };
     const expected = async () => {
@@ -190,9 +194,7 @@ describe('emulator latency', () => {
     const added = vi.spyOn(EventTarget.prototype, 'addEventListener');
     try {
       const t = await emulator({ latencyMs: 30 });
-      const answers = await Promise.all(
-        Array.from({ length: 25 }, () => rawPost(t.url + ENDPOINTS.list, { SerialNumber: 'SN-1' }, { 'chatrobot-sessionkey': TEST_SESSION_KEY })),
-      );
+      const answers = await Promise.all(Array.from({ length: 25 }, () => rawPost(t.url + ENDPOINTS.list, { SerialNumber: 'SN-1' }, { 'chatrobot-sessionkey': TEST_SESSION_KEY })));
       expect(answers.map((a) => a.status)).toEqual(Array(25).fill(200));
       // fetch gives each client request a signal of its own; the emulator's waits all share one
       const adds = new Map<AbortSignal, number>();

@@ -91,7 +91,9 @@ describe('emulator: update and delete', () => {
     const body = (over: Record<string, unknown>) => sampleListing({ MLSNumber: 'M0', Url: 'https://example.com/l/0', ...over });
     expect(await t.api.updateListing({ ...body({ Description: 'by id' }), Key: id0!, KeyType: 'NewOaks' })).toBe(1);
     expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M1', Url: 'https://example.com/l/1', Description: 'by mls' }), Key: 'M1', KeyType: 'MLSNumber' })).toBe(1);
-    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M2', Url: 'https://example.com/l/2', Description: 'by url' }), Key: 'https://example.com/l/2', KeyType: 'URL' })).toBe(1);
+    expect(
+      await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M2', Url: 'https://example.com/l/2', Description: 'by url' }), Key: 'https://example.com/l/2', KeyType: 'URL' }),
+    ).toBe(1);
     expect((await t.listings('SN-1')).map((l) => l.Description)).toEqual(['by id', 'by mls', 'by url']);
     expect(await t.api.updateListing({ ...body({}), Key: '999', KeyType: 'NewOaks' })).toBe(0);
     expect(await t.api.updateListing({ ...body({}), Key: 'not-a-number', KeyType: 'NewOaks' })).toBe(0);

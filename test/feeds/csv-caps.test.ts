@@ -58,7 +58,9 @@ describe('CSV caps in bounded memory (child process, 64 MB heap cap, 128 MB of i
   ] as const)('%s (fast path: %s): a read error naming the line, after a few MB of input, RSS bounded', async (shape, fastPath) => {
     const out = await runProbe({ kind: 'csv', shape, megabytes: 128, fastPath }, 120_000, ['--max-old-space-size=64']);
     expect(out.error?.name, JSON.stringify(out)).toBe('FeedReadError');
-    expect(out.error!.message).toMatch(shape === 'unclosed-quote' ? /row starting on line 3 is longer than source\.maxRecordBytes/ : /row starting on line 1 is longer|line 1 has \d+ columns/);
+    expect(out.error!.message).toMatch(
+      shape === 'unclosed-quote' ? /row starting on line 3 is longer than source\.maxRecordBytes/ : /row starting on line 1 is longer|line 1 has \d+ columns/,
+    );
     const taken = Number(/bytes taken (\d+)/.exec(out.error!.message)?.[1]);
     expect(taken).toBeLessThan(8 * 1024 * 1024); // of 128 MB: the reader stopped at the cap
     expect(out.peakRssMb).toBeLessThan(250);

@@ -49,9 +49,7 @@ const ending = fc.constantFrom('\r\n', '\n', '\r');
 /** CSV text over the options' delimiter and quote: mostly well formed, with the odd things csv-parse must see */
 function csvText(d: string, q: string): fc.Arbitrary<string> {
   const plain = fc.array(fc.constantFrom('a', 'B', '1', ' ', 'é', '€', '“', '-', ''), { maxLength: 5 }).map((a) => a.join(''));
-  const inQuotes = fc
-    .array(fc.constantFrom('x', ' ', d, q + q, '\r\n', '\n', '\r', 'é', '"', "'", ''), { maxLength: 6 })
-    .map((a) => q + a.join('') + q);
+  const inQuotes = fc.array(fc.constantFrom('x', ' ', d, q + q, '\r\n', '\n', '\r', 'é', '"', "'", ''), { maxLength: 6 }).map((a) => q + a.join('') + q);
   const odd = fc.constantFrom(q, `a${q}b`, `${q}x${q}y`, `${q}x`, '"', "'", '\ufeff', '\u0000', `${q}${q}${q}`, `${q}x${q} `);
   const field = fc.oneof({ weight: 8, arbitrary: plain }, { weight: 5, arbitrary: inQuotes }, { weight: 1, arbitrary: odd });
   const row = (n: number) => fc.array(field, { minLength: n, maxLength: n }).map((fs) => fs.join(d));
@@ -60,10 +58,12 @@ function csvText(d: string, q: string): fc.Arbitrary<string> {
     const header = fc.oneof({ weight: 6, arbitrary: fc.constant(Array.from({ length: n }, (_, i) => `h${i}`).join(d)) }, { weight: 1, arbitrary: row(n) });
     const someRow = fc.oneof({ weight: 5, arbitrary: row(n) }, { weight: 1, arbitrary: anyRow });
     const line = fc.oneof({ weight: 10, arbitrary: fc.tuple(someRow, ending).map(([r, e]) => r + e) }, { weight: 1, arbitrary: ending });
-    const tail = fc.oneof({ weight: 4, arbitrary: fc.constant('') }, { weight: 2, arbitrary: someRow }, { weight: 1, arbitrary: fc.constantFrom(`${q}open`, q, `${q}x`, `x${d}${q}y\r\n`) });
-    return fc
-      .tuple(fc.boolean(), header, ending, fc.array(line, { maxLength: 10 }), tail)
-      .map(([bom, h, e, lines, end]) => (bom ? '\ufeff' : '') + h + e + lines.join('') + end);
+    const tail = fc.oneof(
+      { weight: 4, arbitrary: fc.constant('') },
+      { weight: 2, arbitrary: someRow },
+      { weight: 1, arbitrary: fc.constantFrom(`${q}open`, q, `${q}x`, `x${d}${q}y\r\n`) },
+    );
+    return fc.tuple(fc.boolean(), header, ending, fc.array(line, { maxLength: 10 }), tail).map(([bom, h, e, lines, end]) => (bom ? '\ufeff' : '') + h + e + lines.join('') + end);
   });
 }
 
@@ -87,7 +87,10 @@ function bytesOf(text: string, encoding: CsvOptions['encoding'], junk: [number, 
   return Buffer.concat(parts);
 }
 
-const junk = fc.oneof({ weight: 6, arbitrary: fc.constant<[number, number][]>([]) }, { weight: 1, arbitrary: fc.array(fc.tuple(fc.nat(), fc.constantFrom(0xff, 0xfe, 0xc3, 0xe2, 0x80)), { maxLength: 2 }) });
+const junk = fc.oneof(
+  { weight: 6, arbitrary: fc.constant<[number, number][]>([]) },
+  { weight: 1, arbitrary: fc.array(fc.tuple(fc.nat(), fc.constantFrom(0xff, 0xfe, 0xc3, 0xe2, 0x80)), { maxLength: 2 }) },
+);
 const cuts = fc.array(fc.nat(), { maxLength: 8 });
 
 /** the two readers agree on files of `text`, in any options, with the odd bad byte, cut anywhere */
@@ -134,8 +137,19 @@ describe('the CSV fast path agrees with csv-parse', () => {
     const at = Array.from({ length: 40 }, (_, i) => i * 65_536 + 3);
     const opts = { label: 'feed.csv', delimiter: ',', quote: '"', encoding: 'utf8' as const, maxRecordBytes: 2_000_000 };
     const { fast, reference } = await both(Buffer.from(text), at, opts);
-    expect(fast).toEqual(await both(Buffer.from(text), Array.from({ length: 3000 }, (_, i) => i * 1000 + 1), opts).then((r) => r.fast));
-    expect(fast.items.map((i) => [i.kind, i.position.line])).toEqual([['record', 2], ['record', 3], ['record', 5], ['error', 6]]);
+    expect(fast).toEqual(
+      await both(
+        Buffer.from(text),
+        Array.from({ length: 3000 }, (_, i) => i * 1000 + 1),
+        opts,
+      ).then((r) => r.fast),
+    );
+    expect(fast.items.map((i) => [i.kind, i.position.line])).toEqual([
+      ['record', 2],
+      ['record', 3],
+      ['record', 5],
+      ['error', 6],
+    ]);
     expect(fast).toEqual(reference);
   });
 });

@@ -24,7 +24,12 @@ describe('readCsv', () => {
   it('reports a row with the wrong column count as an error with its line, and reads on', async () => {
     const { items, error } = await read('a,b\n1,2\n3,4,5\n6\n7,8\n');
     expect(error).toBeUndefined();
-    expect(items.map((i) => [i.kind, i.position.line])).toEqual([['record', 2], ['error', 3], ['error', 4], ['record', 5]]);
+    expect(items.map((i) => [i.kind, i.position.line])).toEqual([
+      ['record', 2],
+      ['error', 3],
+      ['error', 4],
+      ['record', 5],
+    ]);
     const bad = items[1]!;
     expect(bad.kind === 'error' && bad.error).toBeInstanceOf(RecordParseError);
     expect(bad.kind === 'error' && bad.error.message).toBe('feed.csv:3, record 1: expected 2 columns as in the header, got 3');
@@ -33,7 +38,11 @@ describe('readCsv', () => {
   it('reports a quote inside an unquoted field as a row error and reads on', async () => {
     const { items, error } = await read('a,b\n1,2\n3,ab"c\n4,5\n');
     expect(error).toBeUndefined();
-    expect(items.map((i) => [i.kind, i.position.line])).toEqual([['record', 2], ['error', 3], ['record', 4]]);
+    expect(items.map((i) => [i.kind, i.position.line])).toEqual([
+      ['record', 2],
+      ['error', 3],
+      ['record', 4],
+    ]);
   });
 
   it('throws FeedReadError for a quote left open at the end (a truncated file), after the rows it could read', async () => {
@@ -73,7 +82,22 @@ describe('readCsv', () => {
     const { silentLogger } = await import('../../src/log.js');
     const { fileURLToPath } = await import('node:url');
     const baseDir = fileURLToPath(new URL('../../fixtures', import.meta.url));
-    const feed = openFeed('cp', { kind: 'csv', path: 'feeds/cp1252-sample.csv', encoding: 'windows-1252', delimiter: ',', quote: '"', maxRecordBytes: 1 << 20, maxColumns: 10_000, headers: {}, timeoutMs: 1000, retries: 0 }, { baseDir, logger: silentLogger });
+    const feed = openFeed(
+      'cp',
+      {
+        kind: 'csv',
+        path: 'feeds/cp1252-sample.csv',
+        encoding: 'windows-1252',
+        delimiter: ',',
+        quote: '"',
+        maxRecordBytes: 1 << 20,
+        maxColumns: 10_000,
+        headers: {},
+        timeoutMs: 1000,
+        retries: 0,
+      },
+      { baseDir, logger: silentLogger },
+    );
     const { items, error } = await collectUntilError(feed.items);
     expect(error).toBeUndefined();
     expect(items.map((i) => i.kind === 'record' && i.data.Remarks)).toEqual([

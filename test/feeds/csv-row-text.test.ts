@@ -12,12 +12,18 @@ const field = fc.oneof(fc.string(), fc.constantFrom('\u001f', 'a\u001fb', '"', '
 describe('rowText', () => {
   it('gives equal text only to equal rows under equal headers', () => {
     fc.assert(
-      fc.property(fc.array(fc.string(), { minLength: 1, maxLength: 3 }), fc.array(field, { maxLength: 4 }), fc.array(field, { maxLength: 4 }), fc.boolean(), (header, a, b, sameHeader) => {
-        const id = headerIdentity(header);
-        const other = sameHeader ? id : headerIdentity([...header, 'extra']);
-        const same = rowText(id, a) === rowText(other, b);
-        expect(same).toBe(sameHeader && JSON.stringify(a) === JSON.stringify(b));
-      }),
+      fc.property(
+        fc.array(fc.string(), { minLength: 1, maxLength: 3 }),
+        fc.array(field, { maxLength: 4 }),
+        fc.array(field, { maxLength: 4 }),
+        fc.boolean(),
+        (header, a, b, sameHeader) => {
+          const id = headerIdentity(header);
+          const other = sameHeader ? id : headerIdentity([...header, 'extra']);
+          const same = rowText(id, a) === rowText(other, b);
+          expect(same).toBe(sameHeader && JSON.stringify(a) === JSON.stringify(b));
+        },
+      ),
       { numRuns: 3000 },
     );
   });

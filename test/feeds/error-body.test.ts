@@ -40,7 +40,7 @@ describe('a refused RESO request over HTTP', () => {
 
   it('reports the gzip-compressed OData message, not its bytes (MLS Grid answers every refusal gzipped)', async () => {
     const server = await hostile((_req, res) => {
-      res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(odata("Invalid $filter: ListPrice is not searchable")));
+      res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(odata('Invalid $filter: ListPrice is not searchable')));
     });
     const url = `${server.origin}/v2`;
     const source = FeedSource.parse({ kind: 'reso', url, paging: 'nextLink', retries: 0, timeoutMs: 2000 });

@@ -39,7 +39,10 @@ afterAll(async () => {
 
 function preview(args: string[], config = join(dir, 'feedsync.yaml')): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/feedsync.js', 'feed', 'preview', '--config', config, '--feed', 'mls', ...args], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, ['bin/feedsync.js', 'feed', 'preview', '--config', config, '--feed', 'mls', ...args], {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -56,7 +59,10 @@ describe('feed preview warns before a sync', () => {
     expect(doc.complete).toBe(true);
     expect(doc.counts).toMatchObject({ records: 20, rejected: 4, valid: 16 });
     expect(doc.keysSeenTwice.count).toBe(2);
-    expect(doc.keysSeenTwice.keys.map((k: { key: string; times: number }) => [k.key, k.times]).sort()).toEqual([['DUP-1', 2], ['DUP-2', 2]]);
+    expect(doc.keysSeenTwice.keys.map((k: { key: string; times: number }) => [k.key, k.times]).sort()).toEqual([
+      ['DUP-1', 2],
+      ['DUP-2', 2],
+    ]);
     expect(doc.rejectionReasons).toEqual([
       { reason: 'Status must be one of Active, PreOnMarket, Sold', records: 3 },
       { reason: expect.stringMatching(/^Bedrooms /), records: 1 },
@@ -75,18 +81,25 @@ describe('feed preview warns before a sync', () => {
   it.each([
     ['a 401 before any record', { token: 'the-right-token' }, 1, /HTTP 401/],
     ['a 500 from page 2 on', { failPages: { from: 2, status: 500 } }, 4, /page 2: the server answered HTTP 500/],
-  ] as const)('exits non-zero when the read failed: %s', async (_what, opts, status, message) => {
-    const failing = await startResoServer({ records: generateResoRecords(10, { seed: 5 }), maxPageSize: 4, ...opts });
-    try {
-      const config = join(dir, `failing-${status}.yaml`);
-      await writeFile(config, `api: { baseUrl: embedded, secretKey: preview-secret-key-1, sessionKey: preview-session-key-2 }\nfeeds:\n  - name: mls\n    chatbot: SN-1\n    source: { kind: reso, url: "${failing.url}", retries: 0 }\n    mapping: { preset: reso, fields: { Url: { template: "https://broker.test/l/{ListingKey}" } } }\n`);
-      const r = await preview(['--json'], config);
-      expect(r.status).toBe(status);
-      const doc = JSON.parse(r.stdout);
-      expect(doc.complete).toBe(false);
-      expect(doc.error).toMatch(message);
-    } finally {
-      await failing.close();
-    }
-  }, 60_000);
+  ] as const)(
+    'exits non-zero when the read failed: %s',
+    async (_what, opts, status, message) => {
+      const failing = await startResoServer({ records: generateResoRecords(10, { seed: 5 }), maxPageSize: 4, ...opts });
+      try {
+        const config = join(dir, `failing-${status}.yaml`);
+        await writeFile(
+          config,
+          `api: { baseUrl: embedded, secretKey: preview-secret-key-1, sessionKey: preview-session-key-2 }\nfeeds:\n  - name: mls\n    chatbot: SN-1\n    source: { kind: reso, url: "${failing.url}", retries: 0 }\n    mapping: { preset: reso, fields: { Url: { template: "https://broker.test/l/{ListingKey}" } } }\n`,
+        );
+        const r = await preview(['--json'], config);
+        expect(r.status).toBe(status);
+        const doc = JSON.parse(r.stdout);
+        expect(doc.complete).toBe(false);
+        expect(doc.error).toMatch(message);
+      } finally {
+        await failing.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -6,7 +6,11 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function preview(args: string[]) {
-  const r = spawnSync(process.execPath, ['bin/feedsync.js', 'feed', 'preview', '--config', 'fixtures/demo.yaml', ...args], { cwd: root, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'warn' } });
+  const r = spawnSync(process.execPath, ['bin/feedsync.js', 'feed', 'preview', '--config', 'fixtures/demo.yaml', ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -16,19 +20,23 @@ describe('feedsync feed preview', () => {
     ['zillow-xml', { records: 250, valid: 245, rejected: 4, skipped: 1, removed: 0, parseErrors: 1 }],
     ['listhub-xml', { records: 250, valid: 245, rejected: 4, skipped: 1, removed: 0, parseErrors: 1 }],
     ['reso-replay', { records: 240, valid: 232, rejected: 2, skipped: 4, removed: 2, parseErrors: 0 }],
-  ])('--json on %s: one document with counts, rejected records with place and reasons', (feed, counts) => {
-    const r = preview(['--feed', feed, '--json', '--limit', '2']);
-    expect(r.status).toBe(0);
-    const doc = JSON.parse(r.stdout);
-    expect(doc.counts).toEqual(counts);
-    expect(doc.complete).toBe(true);
-    expect(doc.listings).toHaveLength(2);
-    expect(doc.rejected).toHaveLength(counts.rejected);
-    for (const rej of doc.rejected) {
-      expect(rej.position).toMatch(/^feeds\//);
-      expect(rej.issues.length).toBeGreaterThan(0);
-    }
-  }, 60_000);
+  ])(
+    '--json on %s: one document with counts, rejected records with place and reasons',
+    (feed, counts) => {
+      const r = preview(['--feed', feed, '--json', '--limit', '2']);
+      expect(r.status).toBe(0);
+      const doc = JSON.parse(r.stdout);
+      expect(doc.counts).toEqual(counts);
+      expect(doc.complete).toBe(true);
+      expect(doc.listings).toHaveLength(2);
+      expect(doc.rejected).toHaveLength(counts.rejected);
+      for (const rej of doc.rejected) {
+        expect(rej.position).toMatch(/^feeds\//);
+        expect(rej.issues.length).toBeGreaterThan(0);
+      }
+    },
+    60_000,
+  );
 
   it('prints a readable report, exit 0 with rejected rows', () => {
     const r = preview(['--feed', 'austin-csv', '--limit', '1']);

@@ -26,7 +26,6 @@ async function drain(source: Record<string, unknown>): Promise<number> {
   return n;
 }
 
-
 function open(source: Record<string, unknown>, ctx: Partial<FeedContext> = {}) {
   return openFeed('f', FeedSource.parse({ kind: 'csv', retries: 0, timeoutMs: 5000, ...source }), {
     baseDir: '/',

@@ -24,6 +24,10 @@ describe('confirmation batches', () => {
   it('a key too long for any URL still goes, alone', () => {
     const long = 'K'.repeat(MAX_URL);
     const url = (field: string, values: string[]) => queryUrl('https://mls.example/odata', 'Property', { filter: values.map((v) => `${field} eq '${v}'`).join(' or ') });
-    expect([...batches([{ field: 'ListingKey', values: ['A', long, 'B'] }], url)]).toEqual([['ListingKey', ['A']], ['ListingKey', [long]], ['ListingKey', ['B']]]);
+    expect([...batches([{ field: 'ListingKey', values: ['A', long, 'B'] }], url)]).toEqual([
+      ['ListingKey', ['A']],
+      ['ListingKey', [long]],
+      ['ListingKey', ['B']],
+    ]);
   });
 });

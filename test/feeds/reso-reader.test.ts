@@ -106,7 +106,7 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
     expect(read).toEqual(keys); // each key exactly once, none skipped
   });
 
-  it('an incremental pull reads what changed since the mark, including a record written later with the mark\'s exact timestamp and a lower key', async () => {
+  it("an incremental pull reads what changed since the mark, including a record written later with the mark's exact timestamp and a lower key", async () => {
     const s = await server({ records: [record('A', T1), record('B', T2), record('C', T2), record('D', T2)], spelling, maxPageSize: 2 });
     const first = await pull(s.url, undefined);
     expect(first.keys).toEqual(['A', 'B', 'C', 'D']);
@@ -215,7 +215,7 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
 describe('RESO reader: paging by nextLink, bounded', () => {
   const nextLink = { paging: 'nextLink' };
 
-  it('follows the server\'s nextLinks in order', async () => {
+  it("follows the server's nextLinks in order", async () => {
     const s = await server({ records: generateResoRecords(7, { seed: 1 }), maxPageSize: 3 });
     const { keys, error } = await pull(s.url, undefined, nextLink, true);
     expect(error).toBeUndefined();
@@ -299,7 +299,12 @@ describe('RESO reader: auth', () => {
 
   it('a 401 (a revoked token) gets one fresh token and the same page again', async () => {
     // revoked just before page 2 is answered: page 1 passed, page 2 gets a 401
-    const s = await server({ records: generateResoRecords(6, { seed: 1 }), maxPageSize: 3, oauth: { ...oauth, ttlSeconds: 3600 }, beforePage: (n, srv) => n === 2 && srv.revokeTokens() });
+    const s = await server({
+      records: generateResoRecords(6, { seed: 1 }),
+      maxPageSize: 3,
+      oauth: { ...oauth, ttlSeconds: 3600 },
+      beforePage: (n, srv) => n === 2 && srv.revokeTokens(),
+    });
     const { keys, error } = await pull(s.url, undefined, auth(s), true);
     expect(error).toBeUndefined();
     expect(keys).toHaveLength(6);
@@ -350,7 +355,10 @@ describe('RESO reader: the rest', () => {
   it('turns MlgCanView: false into a removed item', async () => {
     const s = await server({ records: [record('A', T1), record('B', T2, { MlgCanView: false })] });
     const { items } = await pull(s.url, undefined);
-    expect(items.map((i) => [i.kind, i.position.id])).toEqual([['record', 'A'], ['removed', 'B']]);
+    expect(items.map((i) => [i.kind, i.position.id])).toEqual([
+      ['record', 'A'],
+      ['removed', 'B'],
+    ]);
   });
 
   it('reads gzip-encoded pages', async () => {
@@ -374,7 +382,10 @@ describe('RESO reader: the rest', () => {
     const items = await collect(first.items);
     expect(items).toHaveLength(240);
     expect(items.filter((i) => i.kind === 'removed')).toHaveLength(2);
-    const latest = items.map((i) => (i.kind === 'error' ? '' : String(i.data?.ModificationTimestamp))).sort().at(-1)!;
+    const latest = items
+      .map((i) => (i.kind === 'error' ? '' : String(i.data?.ModificationTimestamp)))
+      .sort()
+      .at(-1)!;
     const again = openFeed('replay', src, { baseDir, logger: silentLogger, mark: first.mark! });
     const replayed = await collect(again.items);
     expect(replayed.length).toBeGreaterThan(0);

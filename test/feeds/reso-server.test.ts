@@ -26,7 +26,11 @@ describe('the test OData server', () => {
   });
 
   it('serves lookups as OData member names in enum mode, filters and orders, and pages with $skip over records as they are now', async () => {
-    server = await startResoServer({ records: [rec('B', '2025-01-02T00:00:00Z'), rec('A', '2025-01-01T00:00:00Z'), rec('C', '2025-01-03T00:00:00Z')], spelling: 'enum', maxPageSize: 1 });
+    server = await startResoServer({
+      records: [rec('B', '2025-01-02T00:00:00Z'), rec('A', '2025-01-01T00:00:00Z'), rec('C', '2025-01-03T00:00:00Z')],
+      spelling: 'enum',
+      maxPageSize: 1,
+    });
     const q = encodeURIComponent("ModificationTimestamp ge 2025-01-02T00:00:00.000Z and StandardStatus eq 'ComingSoon'");
     const first = await page(`${server.url}/Property?$filter=${q}&$orderby=ListingKey%20desc`);
     expect(first.value.map((r) => [r.ListingKey, r.StandardStatus])).toEqual([['C', 'ComingSoon']]);

@@ -26,8 +26,7 @@ afterEach(async () => {
   await env.cleanup();
 });
 
-const urlFeed = (limits: string, token: string) =>
-  env.feed({ source: { kind: 'csv', url: `${mls.url}/feed.csv`, bearerToken: token, limits: JSON.parse(limits) } });
+const urlFeed = (limits: string, token: string) => env.feed({ source: { kind: 'csv', url: `${mls.url}/feed.csv`, bearerToken: token, limits: JSON.parse(limits) } });
 
 describe('feed source budget in a sync', () => {
   it('a spent daily budget stops the read: incomplete, no deletes, says when it resets, retry after it', async () => {

@@ -38,9 +38,15 @@ describe('vendor profiles in config', () => {
   it('mlsgrid without originatingSystem, with a filter on a field it cannot search, or keyset paging: errors naming the key', () => {
     expect(issues({ vendor: 'mlsgrid', bearerToken: 't' })).toEqual([expect.stringMatching(/^originatingSystem: vendor mlsgrid needs source.originatingSystem/)]);
     const bad = issues({ vendor: 'mlsgrid', bearerToken: 't', originatingSystem: 'actris', filter: "City eq 'Austin' and StandardStatus eq 'Active'" });
-    expect(bad).toEqual([expect.stringMatching(/^filter: vendor mlsgrid cannot filter on City: its searchable fields are ModificationTimestamp, OriginatingSystemName, StandardStatus, ListingId, MlgCanView, PhotosChangeTimestamp/)]);
+    expect(bad).toEqual([
+      expect.stringMatching(
+        /^filter: vendor mlsgrid cannot filter on City: its searchable fields are ModificationTimestamp, OriginatingSystemName, StandardStatus, ListingId, MlgCanView, PhotosChangeTimestamp/,
+      ),
+    ]);
     expect(issues({ vendor: 'mlsgrid', bearerToken: 't', originatingSystem: 'actris', paging: 'keyset' })).toEqual([expect.stringMatching(/^paging: .*refuses \$orderby/)]);
-    expect(issues({ vendor: 'mlsgrid', bearerToken: 't', originatingSystem: 'actris', maxPageSize: 5000 })).toEqual([expect.stringMatching(/^maxPageSize: .*at most 1000 records a page with \$expand/)]);
+    expect(issues({ vendor: 'mlsgrid', bearerToken: 't', originatingSystem: 'actris', maxPageSize: 5000 })).toEqual([
+      expect.stringMatching(/^maxPageSize: .*at most 1000 records a page with \$expand/),
+    ]);
     expect(issues({ vendor: 'mlsgrid', bearerToken: 't', originatingSystem: 'actris', maxPageSize: 5000, expandMedia: false })).toEqual([]);
   });
 
@@ -55,7 +61,12 @@ describe('vendor profiles in config', () => {
   });
 
   it('filterFields finds compared and function fields, never text inside literals', () => {
-    expect(filterFields("City eq 'a eq b' and contains(PublicRemarks,'pool') or (ListPrice gt 5 and not MlgCanView eq false)")).toEqual(['City', 'ListPrice', 'MlgCanView', 'PublicRemarks']);
+    expect(filterFields("City eq 'a eq b' and contains(PublicRemarks,'pool') or (ListPrice gt 5 and not MlgCanView eq false)")).toEqual([
+      'City',
+      'ListPrice',
+      'MlgCanView',
+      'PublicRemarks',
+    ]);
   });
 });
 
@@ -74,7 +85,7 @@ describe('queries by profile', () => {
     expect(pullQuery(s, VENDORS.reso, { full: true, order: 'key', remaining: 50 })).toMatchObject({ orderby: 'ListingKey', top: 50, filter: undefined });
   });
 
-  it('confirm queries ask for keys within the vendor\'s or-limit, and not at all on a field it cannot search', () => {
+  it("confirm queries ask for keys within the vendor's or-limit, and not at all on a field it cannot search", () => {
     expect(keyFilters(VENDORS.mlsgrid, 'ListingKey', ['a'], mls)).toBeUndefined();
     const byId = keyFilters(VENDORS.mlsgrid, 'ListingId', ['1', '2', '3', '4', '5', '6'], mls)!;
     expect(byId).toHaveLength(2);
@@ -92,7 +103,7 @@ describe('queries by profile', () => {
 });
 
 describe('limits.bytesPerHour', () => {
-  it('stops the read once the hour\'s bytes are spent, retryable at the next hour, and nothing more is asked', async () => {
+  it("stops the read once the hour's bytes are spent, retryable at the next hour, and nothing more is asked", async () => {
     const { startResoServer } = await import('../helpers/reso-server.js');
     const { generateResoRecords } = await import('../../fixtures/generate.js');
     const { openReso } = await import('../../src/feeds/reso-reader.js');

@@ -19,7 +19,10 @@ async function server(vendor: VendorServerName, perSecond?: number) {
 }
 
 /** GET with exactly these headers; the body gunzipped when it came gzipped. */
-function get(url: string, headers: Record<string, string> = { authorization: 'Bearer tok', 'accept-encoding': 'gzip' }): Promise<{ status: number; body: string; encoding?: string }> {
+function get(
+  url: string,
+  headers: Record<string, string> = { authorization: 'Bearer tok', 'accept-encoding': 'gzip' },
+): Promise<{ status: number; body: string; encoding?: string }> {
   return new Promise((resolve, reject) => {
     request(url, { headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -71,7 +74,7 @@ describe('the MLS Grid test server', () => {
   });
 });
 
-describe('the other vendors\' test servers', () => {
+describe("the other vendors' test servers", () => {
   it('trestle: OAuth2 tokens only, $top at most 1000, quota headers', async () => {
     const s = await server('trestle');
     expect((await get(q(s, '$top=1'))).status).toBe(401);

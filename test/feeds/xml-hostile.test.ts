@@ -24,7 +24,6 @@ async function mapped(xml: string, size = 7): Promise<MappedItem[]> {
   return collect(mapFeed(readXml(chunks(xml, size), opts), compileMapping(feed.mapping), { serialNumber: 'SN', keyBy: 'MLSNumber' }));
 }
 
-
 describe('a malformed XML record', () => {
   it('with a stray "<" or "&" is one error at its line, with its key read before or after the mistake', async () => {
     const xml = doc(
@@ -97,7 +96,12 @@ describe('a malformed XML record', () => {
     const xml = doc(listing('K1', nest(99)), listing('K2', nest(100)), listing('K3', nest(1_000_000)), listing('K4'));
     const { items, error } = await collectUntilError(readXml(chunks(xml, 65536), opts));
     expect(error).toBeUndefined();
-    expect(items.map((i) => [i.kind, i.position.line])).toEqual([['record', 3], ['error', 4], ['error', 5], ['record', 6]]);
+    expect(items.map((i) => [i.kind, i.position.line])).toEqual([
+      ['record', 3],
+      ['error', 4],
+      ['error', 5],
+      ['record', 6],
+    ]);
     expect(items[1]!.kind === 'error' && items[1]!.error.message).toMatch(/elements nested deeper than 100 levels \(line 4\)$/);
     expect(items[2]!.kind === 'error' && items[2]!.data?.MlsNumber).toBe('K3');
   });
@@ -121,7 +125,11 @@ describe('bounded XML reading', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const { items, peakRssMb } = JSON.parse(r.stdout) as { items: unknown[]; peakRssMb: number };
-    expect(items).toEqual([[3, 'A1'], [4, 'A2'], [26_214_405, 'A3']]);
+    expect(items).toEqual([
+      [3, 'A1'],
+      [4, 'A2'],
+      [26_214_405, 'A3'],
+    ]);
     // reading it whole took 2.5 GB before; the process itself is about 60-90 MB
     expect(peakRssMb).toBeLessThan(200);
   }, 130_000);

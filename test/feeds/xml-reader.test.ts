@@ -28,7 +28,11 @@ describe('readXml', () => {
   it('yields one record per element with nested elements, attributes, arrays, CDATA and leading zeros kept', async () => {
     const { items, error } = await read(DOC);
     expect(error).toBeUndefined();
-    expect(items.map((i) => [i.kind, i.position.index])).toEqual([['record', 0], ['record', 1], ['record', 2]]);
+    expect(items.map((i) => [i.kind, i.position.index])).toEqual([
+      ['record', 0],
+      ['record', 1],
+      ['record', 2],
+    ]);
     const first = items[0]!.kind === 'record' ? items[0]!.data : {};
     expect(first).toMatchObject({
       '@_id': '1',

@@ -29,15 +29,26 @@ const cdata = fc.array(fc.constantFrom('x', '<b>', '&', ' ', '] ', '>'), { maxLe
 const attrs = fc.uniqueArray(fc.tuple(fc.constantFrom('id', 'x', 'commons:y'), text), { selector: (t) => t[0], maxLength: 2 });
 
 const element: fc.Memo<string> = fc.memo((depth) => {
-  const leafContent = fc.oneof(text, fc.tuple(text, cdata, text).map((t) => t.join('')));
-  const content = depth <= 1 ? leafContent : fc.oneof(leafContent, fc.array(element(depth - 1), { minLength: 1, maxLength: 4 }).map((kids) => kids.join('\n ')));
+  const leafContent = fc.oneof(
+    text,
+    fc.tuple(text, cdata, text).map((t) => t.join('')),
+  );
+  const content =
+    depth <= 1
+      ? leafContent
+      : fc.oneof(
+          leafContent,
+          fc.array(element(depth - 1), { minLength: 1, maxLength: 4 }).map((kids) => kids.join('\n ')),
+        );
   return fc.tuple(name, attrs, content, fc.boolean()).map(([n, as, c, selfClose]) => {
     const a = as.map(([k, v]) => ` ${k}="${v.replace(/"/g, '&quot;')}"`).join('');
     return selfClose && c === '' ? `<${n}${a}/>` : `<${n}${a}>${c}</${n}>`;
   });
 });
 
-const record = fc.tuple(attrs, fc.array(element(3), { maxLength: 5 })).map(([as, kids]) => `<Listing${as.map(([k, v]) => ` ${k}="${v.replace(/"/g, '&quot;')}"`).join('')}>\n  ${kids.join('\n  ')}\n</Listing>`);
+const record = fc
+  .tuple(attrs, fc.array(element(3), { maxLength: 5 }))
+  .map(([as, kids]) => `<Listing${as.map(([k, v]) => ` ${k}="${v.replace(/"/g, '&quot;')}"`).join('')}>\n  ${kids.join('\n  ')}\n</Listing>`);
 
 function scan(doc: string, cuts: number[]): ScannedRecord[] {
   const s = createXmlScanner({ recordPath: 'Listings.Listing', label: 'x' });

@@ -33,7 +33,7 @@ function tokenize(text: string): Token[] {
       i++;
       for (;;) {
         if (i >= text.length) throw new ODataSyntaxError('unterminated string literal');
-        if (text[i] === "'" && text[i + 1] === "'") (s += "'"), (i += 2);
+        if (text[i] === "'" && text[i + 1] === "'") ((s += "'"), (i += 2));
         else if (text[i] === "'") break;
         else s += text[i++];
       }
@@ -59,7 +59,8 @@ export function compileFilter(text: string, opts: CompareOptions = {}): Predicat
     let left = and();
     while (peekWord() === 'or') {
       pos++;
-      const l = left, r = and();
+      const l = left,
+        r = and();
       left = (row) => l(row) || r(row);
     }
     return left;
@@ -68,7 +69,8 @@ export function compileFilter(text: string, opts: CompareOptions = {}): Predicat
     let left = not();
     while (peekWord() === 'and') {
       pos++;
-      const l = left, r = not();
+      const l = left,
+        r = not();
       left = (row) => l(row) && r(row);
     }
     return left;
@@ -116,13 +118,20 @@ function parseWord(w: string): unknown {
 
 function comparison(op: string): (c: number | undefined, a: unknown, b: unknown) => boolean {
   switch (op) {
-    case 'eq': return (c, a, b) => (a === null || a === undefined || b === null ? (a ?? null) === b : c === 0);
-    case 'ne': return (c, a, b) => (a === null || a === undefined || b === null ? (a ?? null) !== b : c !== 0);
-    case 'gt': return (c) => c !== undefined && c > 0;
-    case 'ge': return (c) => c !== undefined && c >= 0;
-    case 'lt': return (c) => c !== undefined && c < 0;
-    case 'le': return (c) => c !== undefined && c <= 0;
-    default: throw new ODataSyntaxError(`unknown operator ${op}`);
+    case 'eq':
+      return (c, a, b) => (a === null || a === undefined || b === null ? (a ?? null) === b : c === 0);
+    case 'ne':
+      return (c, a, b) => (a === null || a === undefined || b === null ? (a ?? null) !== b : c !== 0);
+    case 'gt':
+      return (c) => c !== undefined && c > 0;
+    case 'ge':
+      return (c) => c !== undefined && c >= 0;
+    case 'lt':
+      return (c) => c !== undefined && c < 0;
+    case 'le':
+      return (c) => c !== undefined && c <= 0;
+    default:
+      throw new ODataSyntaxError(`unknown operator ${op}`);
   }
 }
 
@@ -134,7 +143,8 @@ export function compareValues(a: unknown, b: unknown, opts: CompareOptions = {})
     if (!Number.isNaN(d)) return d; // a stamp that does not parse ("0000-00-00T00:00:00Z") compares as text
   }
   if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const x = opts.caseInsensitive ? String(a).toLowerCase() : String(a), y = opts.caseInsensitive ? String(b).toLowerCase() : String(b);
+  const x = opts.caseInsensitive ? String(a).toLowerCase() : String(a),
+    y = opts.caseInsensitive ? String(b).toLowerCase() : String(b);
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
@@ -148,7 +158,8 @@ export function compileOrderBy(text: string, opts: CompareOptions = {}): (a: Row
   });
   return (a, b) => {
     for (const { field, sign } of keys) {
-      const x = a[field], y = b[field];
+      const x = a[field],
+        y = b[field];
       const c = x === y ? 0 : x === null || x === undefined ? -1 : y === null || y === undefined ? 1 : compareValues(x, y, opts)!;
       if (c) return c * sign;
     }

@@ -95,8 +95,28 @@ export async function startCluster(): Promise<TestCluster> {
       mkdirSync(nodeDir);
       nodes.push(
         await startServer(
-          ['--port', String(port), '--cluster-port', String(busPort), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '15000',
-            '--appendonly', 'yes', '--appendfsync', 'always', '--save', '', '--dir', nodeDir],
+          [
+            '--port',
+            String(port),
+            '--cluster-port',
+            String(busPort),
+            '--bind',
+            '127.0.0.1',
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-node-timeout',
+            '15000',
+            '--appendonly',
+            'yes',
+            '--appendfsync',
+            'always',
+            '--save',
+            '',
+            '--dir',
+            nodeDir,
+          ],
           nodeDir,
           port,
         ),
@@ -152,7 +172,25 @@ export async function startSentinel(): Promise<TestSentinel> {
     started.push(primary);
     const rPort = await freePort();
     const replica = await startServer(
-      ['--port', String(rPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--dbfilename', 'r.rdb', '--replicaof', '127.0.0.1', String(pPort), '--repl-diskless-load', 'swapdb'],
+      [
+        '--port',
+        String(rPort),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--dbfilename',
+        'r.rdb',
+        '--replicaof',
+        '127.0.0.1',
+        String(pPort),
+        '--repl-diskless-load',
+        'swapdb',
+      ],
       dir,
       rPort,
     );
@@ -186,7 +224,10 @@ export async function startSentinel(): Promise<TestSentinel> {
       primaryPort,
       failover: async () => {
         await primary.kill();
-        await poll('the Sentinel to promote the replica', async () => (await primaryPort()) === rPort && (await ask(rPort, async (r) => (await r.info('replication')).includes('role:master'))));
+        await poll(
+          'the Sentinel to promote the replica',
+          async () => (await primaryPort()) === rPort && (await ask(rPort, async (r) => (await r.info('replication')).includes('role:master'))),
+        );
       },
       stop: async () => {
         for (const s of started) await s.kill();
@@ -234,8 +275,30 @@ export async function startTlsRedis(): Promise<TestTlsRedis> {
   const password = 'tls-acl-pass-7f3k2';
   writeFileSync(f('users.acl'), `user default off\nuser ${username} on >${password} ~fst* +@all -@dangerous +info +config|get\n`);
   const server = await startServer(
-    ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', f('server.pem'), '--tls-key-file', f('server.key'), '--tls-ca-cert-file', f('ca.pem'),
-      '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', dir, '--aclfile', f('users.acl')],
+    [
+      '--port',
+      '0',
+      '--tls-port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--tls-cert-file',
+      f('server.pem'),
+      '--tls-key-file',
+      f('server.key'),
+      '--tls-ca-cert-file',
+      f('ca.pem'),
+      '--tls-auth-clients',
+      'no',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--aclfile',
+      f('users.acl'),
+    ],
     dir,
     port,
   );

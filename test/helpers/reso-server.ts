@@ -208,7 +208,10 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       if (err instanceof ODataSyntaxError) return send(400, { error: { code: '400', message: err.message } });
       throw err;
     }
-    const select = q.get('$select')?.split(',').map((s) => s.trim());
+    const select = q
+      .get('$select')
+      ?.split(',')
+      .map((s) => s.trim());
     const expand = /(^|,)\s*Media\b/.test(q.get('$expand') ?? '');
     const value = page.map((r) => shape(r, select, expand));
     nextLink = opts.nextLink ? opts.nextLink(nextLink, n) : nextLink;
@@ -249,7 +252,8 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     const form = Object.fromEntries(new URLSearchParams(text));
     tokenRequests.push(form);
     const o = opts.oauth;
-    const ok = o && form.grant_type === 'client_credentials' && form.client_id === o.clientId && form.client_secret === o.clientSecret && (o.scope === undefined || form.scope === o.scope);
+    const ok =
+      o && form.grant_type === 'client_credentials' && form.client_id === o.clientId && form.client_secret === o.clientSecret && (o.scope === undefined || form.scope === o.scope);
     if (!ok) {
       res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client' }));
       return;
@@ -290,7 +294,10 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       // a change is stamped by the server's clock, and after every stamp it holds (a Date header is never before it)
       const touched = { ...records[at], ModificationTimestamp: new Date(Math.max(latest + 1, Date.now())).toISOString(), ...fields };
       // (a server that ignores $orderby stores the new version where updates go: at the end)
-      server.records = opts.order === 'storage' || opts.order === 'scramble' ? [...records.slice(0, at), ...records.slice(at + 1), touched] : [...records.slice(0, at), touched, ...records.slice(at + 1)];
+      server.records =
+        opts.order === 'storage' || opts.order === 'scramble'
+          ? [...records.slice(0, at), ...records.slice(at + 1), touched]
+          : [...records.slice(0, at), touched, ...records.slice(at + 1)];
       return touched;
     },
     remove(key) {

@@ -31,7 +31,14 @@ const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().r
 
 async function main(probe: Probe): Promise<unknown> {
   if (probe.kind === 'api') {
-    const api = createApiClient({ baseUrl: probe.url, secretKey: 'k', sessionKey: 's', timeoutMs: probe.timeoutMs, maxResponseBytes: probe.maxResponseBytes, retry: { retries: 0 } });
+    const api = createApiClient({
+      baseUrl: probe.url,
+      secretKey: 'k',
+      sessionKey: 's',
+      timeoutMs: probe.timeoutMs,
+      maxResponseBytes: probe.maxResponseBytes,
+      retry: { retries: 0 },
+    });
     return api.listListings({ SerialNumber: 'SN-1' });
   }
   if (probe.kind === 'csv') {

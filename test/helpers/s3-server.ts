@@ -75,7 +75,11 @@ export async function startS3Server(opts: { accessKeyId?: string; secretAccessKe
       const out = new Map<string, StoredObject>();
       for (const key of await keys()) {
         const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-        out.set(key, { body: Buffer.from(await got.Body!.transformToByteArray()), ...(got.ContentType && { contentType: got.ContentType }), ...(got.CacheControl && { cacheControl: got.CacheControl }) });
+        out.set(key, {
+          body: Buffer.from(await got.Body!.transformToByteArray()),
+          ...(got.ContentType && { contentType: got.ContentType }),
+          ...(got.CacheControl && { cacheControl: got.CacheControl }),
+        });
       }
       return out;
     },

@@ -67,7 +67,10 @@ export interface VendorServer {
 }
 
 class Refusal extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -219,7 +222,10 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
         next.searchParams.set(r.skipParam, String(skip + page.length));
         nextLink = next.toString();
       }
-      const select = q.get('$select')?.split(',').map((s) => s.trim());
+      const select = q
+        .get('$select')
+        ?.split(',')
+        .map((s) => s.trim());
       const expand = (q.get('$expand') ?? '').split(',').map((s) => s.trim());
       value = page.map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => (k === 'Media' ? expand.includes('Media') : !select || select.includes(k)))));
     } catch (err) {
@@ -245,7 +251,13 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
     let text = '';
     for await (const chunk of req) text += chunk;
     const form = Object.fromEntries(new URLSearchParams(text));
-    const ok = o.oauth && o.vendor === 'trestle' && form.grant_type === 'client_credentials' && form.client_id === o.oauth.clientId && form.client_secret === o.oauth.clientSecret && form.scope === 'api';
+    const ok =
+      o.oauth &&
+      o.vendor === 'trestle' &&
+      form.grant_type === 'client_credentials' &&
+      form.client_id === o.oauth.clientId &&
+      form.client_secret === o.oauth.clientSecret &&
+      form.scope === 'api';
     if (!ok) return void res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client' }));
     const access = `trestle-${Math.random().toString(36).slice(2)}`;
     tokens.add(access);

@@ -59,10 +59,42 @@ it(`one run changing ${N} descriptions of ${CHARS} characters adds under 20 MB o
   const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 8, pageSize: 100 });
   const log = createRedisChangeLog(redis, prefix, DEFAULT_LIMITS);
   const run = async (runId: string, descriptions: (i: number) => string) => {
-    await env.writeFeed(csv(Array.from({ length: N }, (_, i) => ({ ...row(i + 1), Description: descriptions(i) })), columns));
-    const recorder = createChangeRecorder(log, { runId, feed: feed.name, chatbot: SN, dryRun: false }, { maxPerRun: DEFAULT_LIMITS.maxPerRun, maxBytesPerRun: DEFAULT_LIMITS.maxBytesPerRun, logger: silentLogger });
-    const report = await syncFeed(feed, { api: te.client(), store: env.store, configFeeds: [feed], logger: silentLogger, baseDir: env.dir, apiConfig, changes: recorder.sink, maxWholeBytes: DEFAULT_LIMITS.maxWholeBytesPerRun }, {});
-    return { report, entry: await recorder.finish({ startedAt: report.startedAt, finishedAt: report.finishedAt, durationMs: report.durationMs, outcome: report.outcome, summary: report.summary, counts: { ...report.counts } }) };
+    await env.writeFeed(
+      csv(
+        Array.from({ length: N }, (_, i) => ({ ...row(i + 1), Description: descriptions(i) })),
+        columns,
+      ),
+    );
+    const recorder = createChangeRecorder(
+      log,
+      { runId, feed: feed.name, chatbot: SN, dryRun: false },
+      { maxPerRun: DEFAULT_LIMITS.maxPerRun, maxBytesPerRun: DEFAULT_LIMITS.maxBytesPerRun, logger: silentLogger },
+    );
+    const report = await syncFeed(
+      feed,
+      {
+        api: te.client(),
+        store: env.store,
+        configFeeds: [feed],
+        logger: silentLogger,
+        baseDir: env.dir,
+        apiConfig,
+        changes: recorder.sink,
+        maxWholeBytes: DEFAULT_LIMITS.maxWholeBytesPerRun,
+      },
+      {},
+    );
+    return {
+      report,
+      entry: await recorder.finish({
+        startedAt: report.startedAt,
+        finishedAt: report.finishedAt,
+        durationMs: report.durationMs,
+        outcome: report.outcome,
+        summary: report.summary,
+        counts: { ...report.counts },
+      }),
+    };
   };
   const first = await run('first', () => text(CHARS));
   expect(first.report.counts.created).toBe(N);
@@ -71,7 +103,9 @@ it(`one run changing ${N} descriptions of ${CHARS} characters adds under 20 MB o
   const second = await run('second', () => text(CHARS));
   expect(second.report.counts.updated).toBe(N);
   const added = (await changeLogBytes()) - before;
-  console.log(`change log: one run of ${N} × ${CHARS}-character description changes added ${(added / 1e6).toFixed(1)} MB to Redis (${second.entry.recorded} changes kept, ${second.entry.dropped} dropped; whole listings: ${second.entry.wholes?.kept} kept, ${((second.entry.wholes?.bytes ?? 0) / 1e6).toFixed(1)} MB, ${second.entry.wholes?.notKept} not kept)`);
+  console.log(
+    `change log: one run of ${N} × ${CHARS}-character description changes added ${(added / 1e6).toFixed(1)} MB to Redis (${second.entry.recorded} changes kept, ${second.entry.dropped} dropped; whole listings: ${second.entry.wholes?.kept} kept, ${((second.entry.wholes?.bytes ?? 0) / 1e6).toFixed(1)} MB, ${second.entry.wholes?.notKept} not kept)`,
+  );
   expect(added).toBeLessThan(20e6);
   // what 5,000 such changes add at most: their entries, and whole listings within their budget
   const wholeBytes = second.entry.wholes?.bytes ?? 0;

@@ -22,18 +22,31 @@ afterAll(async () => {
 const limits = { retentionDays: 30, maxPerFeed: 100, maxPerRun: 1000 };
 
 const stores: Array<[string, () => Promise<ChangeLog>]> = [
-  ['redis', async () => {
-    const prefix = uniquePrefix();
-    prefixes.push(prefix);
-    return createRedisChangeLog(redis, prefix, limits);
-  }],
+  [
+    'redis',
+    async () => {
+      const prefix = uniquePrefix();
+      prefixes.push(prefix);
+      return createRedisChangeLog(redis, prefix, limits);
+    },
+  ],
   ['file', async () => createFileChangeLog(join(await mkdtemp(join(tmpdir(), 'changes-')), 'changes.jsonl'), limits)],
 ];
 
 const entry = (runId: string, change: ListingChange, at = new Date().toISOString()): ChangeEntry => ({ runId, at, feed: 'f1', chatbot: 'SN-1', dryRun: false, change });
 const runOf = (runId: string, outcome = 'ok'): RunEntry => ({
-  runId, feed: 'f1', chatbot: 'SN-1', dryRun: false, startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(),
-  durationMs: 12, outcome, summary: `synced f1: ${outcome}`, counts: { created: 1 }, recorded: 1, dropped: 0,
+  runId,
+  feed: 'f1',
+  chatbot: 'SN-1',
+  dryRun: false,
+  startedAt: new Date().toISOString(),
+  finishedAt: new Date().toISOString(),
+  durationMs: 12,
+  outcome,
+  summary: `synced f1: ${outcome}`,
+  counts: { created: 1 },
+  recorded: 1,
+  dropped: 0,
 });
 
 describe.each(stores)('change log in %s', (_name, open) => {
@@ -52,7 +65,10 @@ describe.each(stores)('change log in %s', (_name, open) => {
     await log.finishRun(runOf('r2'));
 
     const a1 = await log.history('f1', 'A1', 10);
-    expect(a1.map((e) => [e.runId, e.change.op])).toEqual([['r2', 'update'], ['r1', 'create']]);
+    expect(a1.map((e) => [e.runId, e.change.op])).toEqual([
+      ['r2', 'update'],
+      ['r1', 'create'],
+    ]);
     expect(a1[0]!.change).toMatchObject({ changes: [{ field: 'SalePrice', old: '450000', new: '465000' }] });
     expect((await log.history('f1', 'B2', 10)).map((e) => e.change.op)).toEqual(['delete', 'create']);
     expect(await log.history('f1', 'A1', 1)).toHaveLength(1);

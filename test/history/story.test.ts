@@ -75,7 +75,11 @@ describe('history and runs show after real runs', () => {
 
     const json = JSON.parse((await feedsync(['runs', 'show', realRun, '--config', config, '--json'])).stdout);
     expect(json.run).toMatchObject({ runId: realRun, feed: 'homes', outcome: 'ok', counts: { updated: 1, deleted: 1, rejected: 1 } });
-    expect(json.changes.map((e: { change: { op: string; key: string } }) => `${e.change.op} ${e.change.key}`).sort()).toEqual(['delete MLS0007', 'reject MLS0009', 'update MLS0003']);
+    expect(json.changes.map((e: { change: { op: string; key: string } }) => `${e.change.op} ${e.change.key}`).sort()).toEqual([
+      'delete MLS0007',
+      'reject MLS0009',
+      'update MLS0003',
+    ]);
 
     const unknown = await feedsync(['runs', 'show', 'no-such-run', '--config', config]);
     expect(unknown.code).toBe(2);

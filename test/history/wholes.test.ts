@@ -22,7 +22,18 @@ const entry = (runId: string, key: string, before: string): ChangeEntry => ({
   change: { op: 'update', key, reason: 'fields', changes: [], before },
 });
 const run = (runId: string, bytes: number): RunEntry => ({
-  runId, feed: 'f', chatbot: 'SN', dryRun: false, startedAt: '', finishedAt: new Date().toISOString(), durationMs: 1, outcome: 'ok', summary: '', counts: {}, recorded: 2, dropped: 0,
+  runId,
+  feed: 'f',
+  chatbot: 'SN',
+  dryRun: false,
+  startedAt: '',
+  finishedAt: new Date().toISOString(),
+  durationMs: 1,
+  outcome: 'ok',
+  summary: '',
+  counts: {},
+  recorded: 2,
+  dropped: 0,
   wholes: { kept: 2, bytes, notKept: 0 },
 });
 

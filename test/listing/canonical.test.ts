@@ -28,9 +28,7 @@ describe('canonical comparison', () => {
     const close = listItem(1, l, { LATITUDE: 30.2672004 });
     const far = listItem(1, l, { LATITUDE: 30.2682 });
     expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(close))).toEqual([]);
-    expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(far))).toEqual([
-      { field: 'Latitude', old: 30.2682, new: 30.2672 },
-    ]);
+    expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(far))).toEqual([{ field: 'Latitude', old: 30.2682, new: 30.2672 }]);
   });
 
   it('reports a changed price and a dropped image, old and new', () => {
@@ -43,7 +41,13 @@ describe('canonical comparison', () => {
   });
 
   it('parses Images and ExtensionColumn from their other string forms', () => {
-    const l = listing('A1', { Images: ['a.jpg', 'b.jpg'], ExtensionColumn: [{ Key: 'Pool', value: 'yes' }, { Key: 'View', value: 'lake' }] });
+    const l = listing('A1', {
+      Images: ['a.jpg', 'b.jpg'],
+      ExtensionColumn: [
+        { Key: 'Pool', value: 'yes' },
+        { Key: 'View', value: 'lake' },
+      ],
+    });
     const comma = listItem(1, l, { Images: 'a.jpg, b.jpg', ExtensionColumn: '{"Pool":"yes","View":"lake"}' });
     const pairs = listItem(1, l, { ExtensionColumn: 'Pool:yes;View:lake' });
     expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(comma))).toEqual([]);
@@ -66,9 +70,7 @@ describe('canonical comparison', () => {
 
   it('keeps a non-numeric string apart from any number', () => {
     const l = listing('A1');
-    expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(listItem(1, l, { Bedrooms: 'three' })))).toEqual([
-      { field: 'Bedrooms', old: 'three', new: 3 },
-    ]);
+    expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(listItem(1, l, { Bedrooms: 'three' })))).toEqual([{ field: 'Bedrooms', old: 'three', new: 3 }]);
   });
 });
 

@@ -18,20 +18,52 @@ const key = fc.tuple(edgy, fc.stringMatching(/^[A-Z0-9]{1,8}$/), edgy).map(([a, 
 
 /** URLs made mostly of the pieces where URL parsing fails or changes its mind: ports, users, IPv4 forms, punycode, odd characters */
 const SCHEMES = ['http://', 'https://', 'HTTPS://', 'hTTp://', 'http:/', 'http:', 'ftp://', 'javascript:', '', ' http://'];
-const HOST_PIECES = ['a', 'Z', 'x', '0', '9', '1', '255', '256', '-', '_', '.', '..', 'xn--', 'XN--', 'xn--nxasmq6b', '0x', '0X1f', 'e', 'é', '@', ':', ':80', ':99999', '%41', '[', '::1]', ' ', '\u0000', '\u00a0'];
+const HOST_PIECES = [
+  'a',
+  'Z',
+  'x',
+  '0',
+  '9',
+  '1',
+  '255',
+  '256',
+  '-',
+  '_',
+  '.',
+  '..',
+  'xn--',
+  'XN--',
+  'xn--nxasmq6b',
+  '0x',
+  '0X1f',
+  'e',
+  'é',
+  '@',
+  ':',
+  ':80',
+  ':99999',
+  '%41',
+  '[',
+  '::1]',
+  ' ',
+  '\u0000',
+  '\u00a0',
+];
 const REST_PIECES = ['/', '?', '#', '\\', 'a', '1', '.jpg', '..', '%', '%zz', '@', ':', ' ', '\t', '\u0000', '\u007f', 'é', '\u202e', '\ufffd', '"', '<', '~'];
 const urlLike = fc
-  .tuple(
-    fc.constantFrom(...SCHEMES),
-    fc.array(fc.constantFrom(...HOST_PIECES), { maxLength: 6 }),
-    fc.array(fc.constantFrom(...REST_PIECES), { maxLength: 6 }),
-  )
+  .tuple(fc.constantFrom(...SCHEMES), fc.array(fc.constantFrom(...HOST_PIECES), { maxLength: 6 }), fc.array(fc.constantFrom(...REST_PIECES), { maxLength: 6 }))
   .map(([scheme, host, rest]) => scheme + host.join('') + rest.join(''));
 
 /** stored fingerprints: version-2 ones of random bytes, then with a character changed, added or dropped */
 const B64 = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=. é'];
 const fingerprintLike = fc
-  .tuple(fc.uint8Array({ minLength: 20, maxLength: 20 }), fc.nat(40), fc.constantFrom(...B64), fc.constantFrom('set', 'insert', 'drop', 'none'), fc.constantFrom('2.', '1.', '2', ''))
+  .tuple(
+    fc.uint8Array({ minLength: 20, maxLength: 20 }),
+    fc.nat(40),
+    fc.constantFrom(...B64),
+    fc.constantFrom('set', 'insert', 'drop', 'none'),
+    fc.constantFrom('2.', '1.', '2', ''),
+  )
   .map(([bytes, at, c, how, prefix]) => {
     const s = Buffer.from(bytes).toString('base64url').split('');
     if (how === 'set') s[at % s.length] = c;

@@ -4,10 +4,28 @@ import { ListingCreate, ListingUpdate } from '../../src/listing/schema.js';
 import { quickAccept, quickAcceptUpdate, validateListing } from '../../src/listing/validate.js';
 
 const good = {
-  SerialNumber: 'SN-1', SaleType: 'for_sale', Status: 'Active', CurrencySymbol: '$', PropertyType: 'Condo', Bedrooms: 2,
-  Bathrooms: 1.5, Url: 'https://x.test/1', MLSNumber: 'M1', YearBuilt: 1990, DaysOnMarket: 3, LotArea: 0, BuildingArea: 900,
-  AreaUnit: 'Square Feet', Images: ['https://x.test/a.jpg'], ParkingSpots: 1, Description: ' spaced ', ExtensionColumn: [{ Key: 'k', value: 'v' }],
-  City: 'Austin', Latitude: 30.2, Longitude: -97.7, SalePrice: 250000,
+  SerialNumber: 'SN-1',
+  SaleType: 'for_sale',
+  Status: 'Active',
+  CurrencySymbol: '$',
+  PropertyType: 'Condo',
+  Bedrooms: 2,
+  Bathrooms: 1.5,
+  Url: 'https://x.test/1',
+  MLSNumber: 'M1',
+  YearBuilt: 1990,
+  DaysOnMarket: 3,
+  LotArea: 0,
+  BuildingArea: 900,
+  AreaUnit: 'Square Feet',
+  Images: ['https://x.test/a.jpg'],
+  ParkingSpots: 1,
+  Description: ' spaced ',
+  ExtensionColumn: [{ Key: 'k', value: 'v' }],
+  City: 'Austin',
+  Latitude: 30.2,
+  Longitude: -97.7,
+  SalePrice: 250000,
 };
 
 describe('validateListing', () => {
@@ -17,23 +35,35 @@ describe('validateListing', () => {
   });
 
   it('reports every issue with field, value and rule, not only the first', () => {
-    const r = validateListing({ ...good, Status: 'Pending', Bedrooms: -1, YearBuilt: 19.5, Url: '  ', MLSNumber: undefined, Extra: 1, Latitude: 91, ExtensionColumn: [{ Key: 'k' }] });
+    const r = validateListing({
+      ...good,
+      Status: 'Pending',
+      Bedrooms: -1,
+      YearBuilt: 19.5,
+      Url: '  ',
+      MLSNumber: undefined,
+      Extra: 1,
+      Latitude: 91,
+      ExtensionColumn: [{ Key: 'k' }],
+    });
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.issues).toEqual(expect.arrayContaining([
-      { field: 'Status', value: 'Pending', rule: 'must be one of Active, PreOnMarket, Sold' },
-      { field: 'Bedrooms', value: -1, rule: 'must be at least 0' },
-      { field: 'YearBuilt', value: 19.5, rule: 'must be a whole number' },
-      { field: 'Url', value: '  ', rule: 'must not be empty' },
-      { field: 'MLSNumber', value: undefined, rule: 'is required' },
-      { field: 'Latitude', value: 91, rule: 'must be at most 90' },
-      { field: 'ExtensionColumn[0].value', value: undefined, rule: 'is required' },
-      { field: 'Extra', value: 1, rule: 'is not a field of the spec' },
-    ]));
+    expect(r.issues).toEqual(
+      expect.arrayContaining([
+        { field: 'Status', value: 'Pending', rule: 'must be one of Active, PreOnMarket, Sold' },
+        { field: 'Bedrooms', value: -1, rule: 'must be at least 0' },
+        { field: 'YearBuilt', value: 19.5, rule: 'must be a whole number' },
+        { field: 'Url', value: '  ', rule: 'must not be empty' },
+        { field: 'MLSNumber', value: undefined, rule: 'is required' },
+        { field: 'Latitude', value: 91, rule: 'must be at most 90' },
+        { field: 'ExtensionColumn[0].value', value: undefined, rule: 'is required' },
+        { field: 'Extra', value: 1, rule: 'is not a field of the spec' },
+      ]),
+    );
     expect(r.issues).toHaveLength(8);
   });
 
-  it('quickAccept (and quickAcceptUpdate) never accept what zod rejects, and give zod\'s output when they accept', () => {
+  it("quickAccept (and quickAcceptUpdate) never accept what zod rejects, and give zod's output when they accept", () => {
     const r = rng(42);
     const variants: Array<(c: Record<string, unknown>) => void> = [
       (c) => (c.Status = ['Active', 'Sold', 'Gone', 'active'][Math.floor(r() * 4)]),

@@ -26,31 +26,41 @@ function issues(text: string): string {
 
 describe('mapping config', () => {
   it('names an unknown preset, transform and listing field with their line and path', () => {
-    const msg = issues(config(`      preset: zilow
+    const msg = issues(
+      config(`      preset: zilow
       fields:
         Bedroms: Beds
-        Bathrooms: { from: Baths, transform: [number, nope] }`));
+        Bathrooms: { from: Baths, transform: [number, nope] }`),
+    );
     expect(msg).toContain('feedsync.yaml:10: feeds[0].mapping.preset "zilow" must be one of reso, zillow, listhub (did you mean zillow?)');
     expect(msg).toContain('feedsync.yaml:12: feeds[0].mapping.fields.Bedroms: not a listing field (did you mean Bedrooms?)');
-    expect(msg).toContain('feedsync.yaml:13: feeds[0].mapping.fields.Bathrooms.transform[1].name "nope" must be one of trim, number, integer, money, boolean, split, lowercase, uppercase, days-since');
+    expect(msg).toContain(
+      'feedsync.yaml:13: feeds[0].mapping.fields.Bathrooms.transform[1].name "nope" must be one of trim, number, integer, money, boolean, split, lowercase, uppercase, days-since',
+    );
   });
 
   it('refuses SerialNumber and unknown rule keys', () => {
-    const msg = issues(config(`      fields:
+    const msg = issues(
+      config(`      fields:
         SerialNumber: X
-        City: { form: Town }`));
+        City: { form: Town }`),
+    );
     expect(msg).toContain("feeds[0].mapping.fields.SerialNumber: SerialNumber is the feed's chatbot");
     expect(msg).toContain('feeds[0].mapping.fields.City.form is not a known key; did you mean from?');
   });
 
   it('accepts the shorthand, lists, transform arguments and defaults', () => {
-    const cfg = parseConfig(config(`      preset: reso
+    const cfg = parseConfig(
+      config(`      preset: reso
       fields:
         City: Town
         Images: { from: [Photos, Pics], transform: { name: split, separator: "|" } }
         Description: null
       defaults: { CurrencySymbol: "€", AreaUnit: Square Meters }
-      extension: [Foo.Bar]`), 'feedsync.yaml', {});
+      extension: [Foo.Bar]`),
+      'feedsync.yaml',
+      {},
+    );
     expect(cfg.feeds[0]!.mapping).toEqual({
       preset: 'reso',
       fields: { City: { from: 'Town' }, Images: { from: ['Photos', 'Pics'], transform: [{ name: 'split', separator: '|' }] }, Description: null },

@@ -8,7 +8,10 @@ const asked = (rule: unknown, key: string) => keySources(FieldRuleObject.parse(r
 
 describe('keySources', () => {
   it('the RESO preset: ListingId, then ListingKey (the first non-empty wins, so both are asked)', () => {
-    expect(keySources(PRESETS.reso!.fields!.MLSNumber)?.map((s) => [s.field, s.valueOf('ATX1')])).toEqual([['ListingId', 'ATX1'], ['ListingKey', 'ATX1']]);
+    expect(keySources(PRESETS.reso!.fields!.MLSNumber)?.map((s) => [s.field, s.valueOf('ATX1')])).toEqual([
+      ['ListingId', 'ATX1'],
+      ['ListingKey', 'ATX1'],
+    ]);
   });
 
   it('a one-field template is read backwards; a key it could not have made asks nothing', () => {

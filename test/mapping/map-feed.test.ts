@@ -4,8 +4,21 @@ import type { FeedItem } from '../../src/feeds/index.js';
 import { compileMapping, mapFeed, MappingConfig, type MappedItem } from '../../src/mapping/index.js';
 
 const base = {
-  MLS: 'A-1', Type: 'Condo', Sale: 'S', State: 'Active', Beds: '3', Baths: '2.5', Year: '1999', Dom: '12', Lot: '500',
-  Area: '120', Park: '1', Pics: 'https://p.test/a.jpg;https://p.test/b.jpg', Price: '$350,000', Zip: '01234', City: ' Austin ',
+  MLS: 'A-1',
+  Type: 'Condo',
+  Sale: 'S',
+  State: 'Active',
+  Beds: '3',
+  Baths: '2.5',
+  Year: '1999',
+  Dom: '12',
+  Lot: '500',
+  Area: '120',
+  Park: '1',
+  Pics: 'https://p.test/a.jpg;https://p.test/b.jpg',
+  Price: '$350,000',
+  Zip: '01234',
+  City: ' Austin ',
 };
 
 const mapping = MappingConfig.parse({
@@ -49,14 +62,32 @@ describe('mapFeed', () => {
       position: { file: 'f.csv', line: 2, index: 0 },
       key: 'A-1',
       listing: {
-        SerialNumber: 'SN-1', SaleType: 'for_sale', Status: 'Active', CurrencySymbol: '$', PropertyType: 'Condo', Bedrooms: 3,
-        Bathrooms: 2.5, Url: 'https://broker.test/l/A-1', MLSNumber: 'A-1', YearBuilt: 1999, DaysOnMarket: 12, LotArea: 5381.96,
-        BuildingArea: 120, AreaUnit: 'Square Feet', Images: ['https://p.test/a.jpg', 'https://p.test/b.jpg'], ParkingSpots: 1,
-        ExtensionColumn: [{ Key: 'SourceType', value: 'Condo' }], City: 'Austin', ZIP: '01234', SalePrice: 350000,
+        SerialNumber: 'SN-1',
+        SaleType: 'for_sale',
+        Status: 'Active',
+        CurrencySymbol: '$',
+        PropertyType: 'Condo',
+        Bedrooms: 3,
+        Bathrooms: 2.5,
+        Url: 'https://broker.test/l/A-1',
+        MLSNumber: 'A-1',
+        YearBuilt: 1999,
+        DaysOnMarket: 12,
+        LotArea: 5381.96,
+        BuildingArea: 120,
+        AreaUnit: 'Square Feet',
+        Images: ['https://p.test/a.jpg', 'https://p.test/b.jpg'],
+        ParkingSpots: 1,
+        ExtensionColumn: [{ Key: 'SourceType', value: 'Condo' }],
+        City: 'Austin',
+        ZIP: '01234',
+        SalePrice: 350000,
       },
     });
     // the listing's keys come in the spec's order (what zod would give)
-    expect(Object.keys((item as { listing: object }).listing)).toEqual(Object.keys((item as { listing: object }).listing).sort((a, b) => FIELD_ORDER.indexOf(a) - FIELD_ORDER.indexOf(b)));
+    expect(Object.keys((item as { listing: object }).listing)).toEqual(
+      Object.keys((item as { listing: object }).listing).sort((a, b) => FIELD_ORDER.indexOf(a) - FIELD_ORDER.indexOf(b)),
+    );
   });
 
   it('keys by URL when asked', async () => {
@@ -105,11 +136,14 @@ describe('mapFeed', () => {
 
   it('reads nested paths, attribute text and repeated elements', async () => {
     const m = compileMapping(MappingConfig.parse({ preset: 'zillow' }), { now: () => new Date('2025-01-11') });
-    const { candidate } = m.map({
-      Location: { StreetAddress: '1 Oak', Zip: '00501' },
-      ListingDetails: { Price: { '#text': '1,000', '@_currency': 'USD' }, DateListed: '2025-01-01' },
-      Pictures: { Picture: [{ PictureUrl: 'p1' }, { PictureUrl: 'p2' }] },
-    }, 'SN');
+    const { candidate } = m.map(
+      {
+        Location: { StreetAddress: '1 Oak', Zip: '00501' },
+        ListingDetails: { Price: { '#text': '1,000', '@_currency': 'USD' }, DateListed: '2025-01-01' },
+        Pictures: { Picture: [{ PictureUrl: 'p1' }, { PictureUrl: 'p2' }] },
+      },
+      'SN',
+    );
     expect(candidate).toMatchObject({ Address: '1 Oak', ZIP: '00501', SalePrice: 1000, Images: ['p1', 'p2'], DaysOnMarket: 10 });
   });
 
@@ -121,4 +155,32 @@ describe('mapFeed', () => {
   });
 });
 
-const FIELD_ORDER = ['SerialNumber', 'SaleType', 'Status', 'CurrencySymbol', 'PropertyType', 'Bedrooms', 'Bathrooms', 'Url', 'MLSNumber', 'YearBuilt', 'DaysOnMarket', 'LotArea', 'BuildingArea', 'AreaUnit', 'Images', 'Tours', 'ParkingSpots', 'Description', 'ExtensionColumn', 'Location', 'Address', 'City', 'State', 'ZIP', 'Latitude', 'Longitude', 'SalePrice'];
+const FIELD_ORDER = [
+  'SerialNumber',
+  'SaleType',
+  'Status',
+  'CurrencySymbol',
+  'PropertyType',
+  'Bedrooms',
+  'Bathrooms',
+  'Url',
+  'MLSNumber',
+  'YearBuilt',
+  'DaysOnMarket',
+  'LotArea',
+  'BuildingArea',
+  'AreaUnit',
+  'Images',
+  'Tours',
+  'ParkingSpots',
+  'Description',
+  'ExtensionColumn',
+  'Location',
+  'Address',
+  'City',
+  'State',
+  'ZIP',
+  'Latitude',
+  'Longitude',
+  'SalePrice',
+];

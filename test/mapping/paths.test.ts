@@ -19,15 +19,11 @@ function recordFor(segments: string[]): fc.Arbitrary<Record<string, unknown>> {
       { weight: 2, arbitrary: fc.array(tie('value'), { maxLength: 3 }) },
     ),
     // own properties whatever the name (`__proto__` included), as a reader builds them
-    object: fc
-      .array(fc.tuple(name, tie('value')), { maxLength: 5, depthIdentifier: 'record' })
-      .map((entries) => Object.fromEntries(entries) as Record<string, unknown>),
+    object: fc.array(fc.tuple(name, tie('value')), { maxLength: 5, depthIdentifier: 'record' }).map((entries) => Object.fromEntries(entries) as Record<string, unknown>),
   })).object;
 }
 
-const pathAndRecord = fc
-  .array(fc.constantFrom(...NAMES), { minLength: 2, maxLength: 4 })
-  .chain((segments) => fc.tuple(fc.constant(segments.join('.')), recordFor(segments)));
+const pathAndRecord = fc.array(fc.constantFrom(...NAMES), { minLength: 2, maxLength: 4 }).chain((segments) => fc.tuple(fc.constant(segments.join('.')), recordFor(segments)));
 
 describe('compilePath', () => {
   it("a nested path's fast getter gives what the reference walk gives", () => {

@@ -33,7 +33,10 @@ function summary(items: MappedItem[]) {
       key: 'key' in i ? i.key : undefined,
       why: i.kind === 'rejected' ? i.issues.map((x) => `${x.field}: ${x.rule}`) : i.kind === 'skipped' ? i.reason : i.kind === 'error' ? i.error.message : undefined,
     }));
-  const listings = items.filter((i) => i.kind === 'listing').slice(0, 2).map((i) => i.kind === 'listing' && i.listing);
+  const listings = items
+    .filter((i) => i.kind === 'listing')
+    .slice(0, 2)
+    .map((i) => i.kind === 'listing' && i.listing);
   return { counts, others, listings };
 }
 
@@ -42,7 +45,13 @@ describe('presets and the sample feeds', () => {
     const s = summary(await mapDemoFeed('austin-csv'));
     expect(s.counts).toEqual({ listing: 293, error: 2, rejected: 4, skipped: 1 });
     expect(s.others.map((o) => [o.kind, o.at])).toEqual([
-      ['error', 20], ['rejected', 45], ['rejected', 76], ['rejected', 102], ['skipped', 153], ['rejected', 204], ['error', 253],
+      ['error', 20],
+      ['rejected', 45],
+      ['rejected', 76],
+      ['rejected', 102],
+      ['skipped', 153],
+      ['rejected', 204],
+      ['error', 253],
     ]);
     expect(s).toMatchSnapshot();
   });
@@ -50,7 +59,13 @@ describe('presets and the sample feeds', () => {
   it('zillow.xml (zillow preset)', async () => {
     const s = summary(await mapDemoFeed('zillow-xml'));
     expect(s.counts).toEqual({ listing: 245, error: 1, rejected: 3, skipped: 1 });
-    expect(s.others.map((o) => [o.kind, o.at])).toEqual([['error', 10], ['skipped', 30], ['rejected', 55], ['rejected', 80], ['rejected', 120]]);
+    expect(s.others.map((o) => [o.kind, o.at])).toEqual([
+      ['error', 10],
+      ['skipped', 30],
+      ['rejected', 55],
+      ['rejected', 80],
+      ['rejected', 120],
+    ]);
     expect(s).toMatchSnapshot();
   });
 
@@ -64,7 +79,13 @@ describe('presets and the sample feeds', () => {
     const items = await mapDemoFeed('listhub-xml');
     const s = summary(items);
     expect(s.counts).toEqual({ listing: 245, error: 1, rejected: 3, skipped: 1 });
-    expect(s.others.map((o) => [o.kind, o.at])).toEqual([['skipped', 7], ['rejected', 21], ['error', 64], ['rejected', 90], ['rejected', 140]]);
+    expect(s.others.map((o) => [o.kind, o.at])).toEqual([
+      ['skipped', 7],
+      ['rejected', 21],
+      ['error', 64],
+      ['rejected', 90],
+      ['rejected', 140],
+    ]);
     const accented = items.find((i) => i.kind === 'listing' && i.listing.MLSNumber === 'LH1000003');
     expect(accented?.kind === 'listing' && accented.listing.Description).toMatch(/^Café-style façade, piñata-ready yard\. /);
     expect(s).toMatchSnapshot();
@@ -81,7 +102,7 @@ describe('presets and the sample feeds', () => {
     ]);
     expect(s.others.filter((o) => o.kind === 'removed').map((o) => o.key)).toEqual(['RES1000025', 'RES1000099']);
     // Media came reversed in the pages: the images are in Order
-    expect(s.listings[0] && s.listings[0].Images).toEqual([...(s.listings[0] ? s.listings[0].Images ?? [] : [])].sort());
+    expect(s.listings[0] && s.listings[0].Images).toEqual([...(s.listings[0] ? (s.listings[0].Images ?? []) : [])].sort());
     expect(s).toMatchSnapshot();
   });
 

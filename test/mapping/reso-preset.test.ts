@@ -11,10 +11,21 @@ const mapping = MappingConfig.parse({ preset: 'reso', fields: { Url: { template:
 
 function record(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    ListingKey: 'K1', ListingId: 'M1', ModificationTimestamp: '2025-03-01T10:00:00.000Z',
-    StandardStatus: 'Active', PropertyType: 'Residential', PropertySubType: 'Single Family Residence',
-    ListPrice: 450000, BedroomsTotal: 3, BathroomsTotalDecimal: 2, LivingArea: 1850, LotSizeSquareFeet: 6000,
-    YearBuilt: 1999, DaysOnMarket: 12, ParkingTotal: 2, City: 'Austin',
+    ListingKey: 'K1',
+    ListingId: 'M1',
+    ModificationTimestamp: '2025-03-01T10:00:00.000Z',
+    StandardStatus: 'Active',
+    PropertyType: 'Residential',
+    PropertySubType: 'Single Family Residence',
+    ListPrice: 450000,
+    BedroomsTotal: 3,
+    BathroomsTotalDecimal: 2,
+    LivingArea: 1850,
+    LotSizeSquareFeet: 6000,
+    YearBuilt: 1999,
+    DaysOnMarket: 12,
+    ParkingTotal: 2,
+    City: 'Austin',
     ...extra,
   };
 }
@@ -76,11 +87,24 @@ describe.each<Spelling>(['display', 'enum'])('reso preset, lookups spelled as %s
     expect(sqmLiving).toMatchObject({ AreaUnit: 'Square Meters', BuildingArea: 100, LotArea: 100 });
   });
 
-  it('a LotSizeArea without LotSizeUnits falls back to LotSizeSquareFeet; in an unknown unit with nothing else it is rejected, or replaced by the default with onInvalid: default (the preset\'s)', () => {
+  it("a LotSizeArea without LotSizeUnits falls back to LotSizeSquareFeet; in an unknown unit with nothing else it is rejected, or replaced by the default with onInvalid: default (the preset's)", () => {
     expect(listing(map(record({ LotSizeArea: 999, LotSizeSquareFeet: 6000 }), spelling)).LotArea).toBe(6000);
     const replaced = map(record({ LotSizeArea: 3, LotSizeUnits: 'Hectares', LotSizeSquareFeet: null }), spelling);
     expect(replaced).toMatchObject({ kind: 'listing', replaced: ['LotArea'], listing: { LotArea: 0 } });
-    const strict = compileMapping(MappingConfig.parse({ ...mapping, fields: { ...mapping.fields, LotArea: { ...mapping.fields.LotArea, from: ['LotSizeArea', 'LotSizeSquareFeet', 'LotSizeAcres'], unit: { from: { LotSizeArea: 'LotSizeUnits', LotSizeSquareFeet: 'sqft', LotSizeAcres: 'acres' }, to: 'AreaUnit' }, onInvalid: 'reject' } } }));
+    const strict = compileMapping(
+      MappingConfig.parse({
+        ...mapping,
+        fields: {
+          ...mapping.fields,
+          LotArea: {
+            ...mapping.fields.LotArea,
+            from: ['LotSizeArea', 'LotSizeSquareFeet', 'LotSizeAcres'],
+            unit: { from: { LotSizeArea: 'LotSizeUnits', LotSizeSquareFeet: 'sqft', LotSizeAcres: 'acres' }, to: 'AreaUnit' },
+            onInvalid: 'reject',
+          },
+        },
+      }),
+    );
     const bad = map(record({ LotSizeArea: 3, LotSizeUnits: 'Hectares', LotSizeSquareFeet: null }), spelling, strict);
     expect(bad.kind).toBe('rejected');
     expect(bad.kind === 'rejected' && bad.issues.map((i) => `${i.field}: ${i.rule}`)).toEqual([
@@ -88,8 +112,11 @@ describe.each<Spelling>(['display', 'enum'])('reso preset, lookups spelled as %s
     ]);
   });
 
-  it('junk in DaysOnMarket, GarageSpaces and LotSizeArea (the RESO reference server\'s) is replaced by 0 and named, not the listing lost', () => {
-    const junk = map(record({ DaysOnMarket: 72_725, ParkingTotal: null, GarageSpaces: 510864656077.79, LotSizeSquareFeet: null, LotSizeArea: 3e15, LotSizeUnits: 'Square Feet' }), spelling);
+  it("junk in DaysOnMarket, GarageSpaces and LotSizeArea (the RESO reference server's) is replaced by 0 and named, not the listing lost", () => {
+    const junk = map(
+      record({ DaysOnMarket: 72_725, ParkingTotal: null, GarageSpaces: 510864656077.79, LotSizeSquareFeet: null, LotSizeArea: 3e15, LotSizeUnits: 'Square Feet' }),
+      spelling,
+    );
     expect(junk).toMatchObject({ kind: 'listing', listing: { DaysOnMarket: 0, ParkingSpots: 0, LotArea: 0 } });
     expect(junk.kind === 'listing' && [...junk.replaced!].sort()).toEqual(['DaysOnMarket', 'LotArea', 'ParkingSpots']);
     // the other fields keep today's rule: junk there still rejects the record
@@ -142,8 +169,7 @@ describe('value maps', () => {
 });
 
 describe('derived fields', () => {
-  const feed = (extra: Record<string, unknown>) =>
-    FeedConfig.parse({ name: 'f', chatbot: 'SN', source: { kind: 'reso', url: 'https://mls.test/odata' }, ...extra });
+  const feed = (extra: Record<string, unknown>) => FeedConfig.parse({ name: 'f', chatbot: 'SN', source: { kind: 'reso', url: 'https://mls.test/odata' }, ...extra });
 
   it('the presets ignore DaysOnMarket for change detection unless the feed says otherwise', () => {
     for (const preset of ['reso', 'zillow', 'listhub']) expect(feed({ mapping: { preset } }).ignore).toEqual(['DaysOnMarket']);

@@ -19,7 +19,11 @@ let host: PhotoHost;
 let dir: string;
 
 beforeAll(async () => {
-  [te, s3, host] = await Promise.all([startTestEmulator(), startS3Server({ accessKeyId: 'AKIACLISECRETID00042', secretAccessKey: 'cli-secret-access-key-f00d' }), startPhotoHost()]);
+  [te, s3, host] = await Promise.all([
+    startTestEmulator(),
+    startS3Server({ accessKeyId: 'AKIACLISECRETID00042', secretAccessKey: 'cli-secret-access-key-f00d' }),
+    startPhotoHost(),
+  ]);
   dir = await mkdtemp(join(tmpdir(), 'feedsync-media-cli-'));
   host.requireUserAgent = MEDIA_TOKEN;
   host.set('/c/1.jpg', { kind: 'image', body: fakeImage('jpeg', 'c1') });

@@ -72,7 +72,16 @@ function feedConfig(patch: Record<string, unknown> = {}): FeedConfig {
 
 function mediaConfig(patch: Record<string, unknown> = {}): MediaConfig {
   return MediaConfig.parse({
-    mirror: { endpoint: s3.endpoint, region: 'us-east-1', bucket: s3.bucket, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true, publicBaseUrl: PUBLIC, prefix: 'listings/' },
+    mirror: {
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      bucket: s3.bucket,
+      accessKeyId: s3.accessKeyId,
+      secretAccessKey: s3.secretAccessKey,
+      forcePathStyle: true,
+      publicBaseUrl: PUBLIC,
+      prefix: 'listings/',
+    },
     maxBytes: 1024 * 1024,
     timeoutMs: 1500,
     ...patch,
@@ -139,7 +148,16 @@ describe('media mirror', () => {
     await sync({ feed, now });
     const applies: unknown[] = [];
     const inner = store;
-    store = { location: inner.location, getAll: (ns) => inner.getAll(ns), get: (ns, k) => inner.get(ns, k), set: (ns, e) => inner.set(ns, e), delete: (ns, k) => inner.delete(ns, k), swap: (ns, k, a, b) => inner.swap(ns, k, a, b), close: () => inner.close(), apply: (c) => (applies.push(c), inner.apply(c)) };
+    store = {
+      location: inner.location,
+      getAll: (ns) => inner.getAll(ns),
+      get: (ns, k) => inner.get(ns, k),
+      set: (ns, e) => inner.set(ns, e),
+      delete: (ns, k) => inner.delete(ns, k),
+      swap: (ns, k, a, b) => inner.swap(ns, k, a, b),
+      close: () => inner.close(),
+      apply: (c) => (applies.push(c), inner.apply(c)),
+    };
     const before = host.total();
     const rerun = await sync({ feed, now });
     expect(rerun.counts).toMatchObject({ unchanged: 2, unchangedByStamp: 0, updated: 0 });
@@ -148,7 +166,7 @@ describe('media mirror', () => {
     expect(applies).toEqual([]);
   });
 
-  it('downloads a changed photo once and leaves the listing\'s other photos alone', async () => {
+  it("downloads a changed photo once and leaves the listing's other photos alone", async () => {
     host.set('/q/1', { kind: 'image', body: fakeImage('jpeg', 'q1') });
     host.set('/q/2', { kind: 'image', body: fakeImage('jpeg', 'q2') });
     host.set('/q/3', { kind: 'image', body: fakeImage('gif', 'q3') });
@@ -255,7 +273,7 @@ describe('media mirror', () => {
     expect(await s3.keys()).toHaveLength(2);
   });
 
-  it('photo downloads spend the source\'s budget (source.limits): past it, the photo waits for the next run', async () => {
+  it("photo downloads spend the source's budget (source.limits): past it, the photo waits for the next run", async () => {
     await writeFeed([listing(1, ['/b/1', '/b/2'])]);
     for (const p of ['/b/1', '/b/2']) host.set(p, { kind: 'image', body: fakeImage('jpeg', p) });
     const served = await startFeedServer({ status: 200, body: await readFile(join(dir, 'feed.csv')) });
@@ -295,8 +313,19 @@ describe('media mirror', () => {
     const TOKEN = 'mlsgrid-token-abc123';
     host.requireUserAgent = TOKEN;
     for (const p of ['/m/1', '/m/2']) host.set(p, { kind: 'image', body: fakeImage('jpeg', p) });
-    const photo = (n: number, sig: string, modified: string) => ({ MediaKey: `MK-${n}`, MediaURL: `${host.url(`/m/${n}`)}?sig=${sig}`, MediaModificationTimestamp: modified, Order: n, MediaCategory: 'Photo' });
-    const records = generateResoRecords(1, { seed: 29 }).map((r) => ({ ...r, OriginatingSystemName: 'actris', MlgCanView: true, Media: [photo(2, 'a', '2026-01-01T00:00:00Z'), photo(1, 'a', '2026-01-01T00:00:00Z')] }));
+    const photo = (n: number, sig: string, modified: string) => ({
+      MediaKey: `MK-${n}`,
+      MediaURL: `${host.url(`/m/${n}`)}?sig=${sig}`,
+      MediaModificationTimestamp: modified,
+      Order: n,
+      MediaCategory: 'Photo',
+    });
+    const records = generateResoRecords(1, { seed: 29 }).map((r) => ({
+      ...r,
+      OriginatingSystemName: 'actris',
+      MlgCanView: true,
+      Media: [photo(2, 'a', '2026-01-01T00:00:00Z'), photo(1, 'a', '2026-01-01T00:00:00Z')],
+    }));
     const mls = await startVendorServer({ vendor: 'mlsgrid', records, token: TOKEN, originatingSystem: 'actris' });
     try {
       const feed = FeedConfig.parse({
@@ -339,7 +368,7 @@ describe('media mirror', () => {
     expect(report.counts.created).toBe(1);
   });
 
-  it('feeds[].media.mirror: false leaves a feed\'s photos as they are', async () => {
+  it("feeds[].media.mirror: false leaves a feed's photos as they are", async () => {
     await writeFeed([listing(1, ['/n/1'])]);
     const before = host.total();
     const report = await sync({ feed: feedConfig({ media: { mirror: false } }) });
@@ -348,17 +377,30 @@ describe('media mirror', () => {
     expect(host.total()).toBe(before);
   });
 
-  it('a record a RESO server\'s paging missed (asked for by key before a delete) keeps its mirrored photos', async () => {
+  it("a record a RESO server's paging missed (asked for by key before a delete) keeps its mirrored photos", async () => {
     host.set('/r/1', { kind: 'image', body: fakeImage('jpeg', 'r1') });
     const records = ['K-1', 'K-2', 'K-3', 'K-4'].map((k, i) => ({
-      ListingKey: k, ListingId: `L-${i + 1}`, ModificationTimestamp: `2025-01-01T00:0${i}:00Z`, StandardStatus: 'Active', PropertyType: 'Residential', ListPrice: 300_000 + i,
-      City: 'Austin', BedroomsTotal: 3, BathroomsTotalDecimal: 2, LivingArea: 1500, YearBuilt: 2000, Media: [{ MediaKey: `m-${k}`, MediaURL: host.url('/r/1'), MediaCategory: 'Photo', Order: 1 }],
+      ListingKey: k,
+      ListingId: `L-${i + 1}`,
+      ModificationTimestamp: `2025-01-01T00:0${i}:00Z`,
+      StandardStatus: 'Active',
+      PropertyType: 'Residential',
+      ListPrice: 300_000 + i,
+      City: 'Austin',
+      BedroomsTotal: 3,
+      BathroomsTotalDecimal: 2,
+      LivingArea: 1500,
+      YearBuilt: 2000,
+      Media: [{ MediaKey: `m-${k}`, MediaURL: host.url('/r/1'), MediaCategory: 'Photo', Order: 1 }],
     }));
     // storage order with the highest key last on the first page: a pull by key misses K-3
     const reso = await startResoServer({ records: [records[0]!, records[1]!, records[3]!, records[2]!], order: 'storage', maxPageSize: 3 });
     reso.order = 'honour';
     try {
-      const feed = feedConfig({ source: { kind: 'reso', url: reso.url, maxPageSize: 3, retries: 0 }, mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } } });
+      const feed = feedConfig({
+        source: { kind: 'reso', url: reso.url, maxPageSize: 3, retries: 0 },
+        mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+      });
       const first = await sync({ feed, full: true });
       expect(first.counts.created).toBe(4);
       const mirrored = await imagesOf('L-3');

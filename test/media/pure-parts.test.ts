@@ -49,7 +49,7 @@ describe('photoSources', () => {
     expect(resigned[0]!.url).toBe('https://m.test/1?sig=B');
   });
 
-  it('is the URL otherwise, in the listing\'s order', () => {
+  it("is the URL otherwise, in the listing's order", () => {
     const s = photoSources(['https://p.test/b.jpg', 'https://p.test/a.jpg'], { Photos: 'x' });
     expect(s.map((p) => p.url)).toEqual(['https://p.test/b.jpg', 'https://p.test/a.jpg']);
     expect(photoSources(['https://p.test/a.jpg'], undefined)[0]!.id).toBe(s[1]!.id);
@@ -65,7 +65,10 @@ describe('mediaHeaders', () => {
   });
 
   it('configured mediaHeaders win over the profile, whatever their case; other vendors add nothing', () => {
-    expect(mediaHeaders(source({ vendor: 'mlsgrid', originatingSystem: 'actris', mediaHeaders: { 'User-Agent': 'mine', 'X-Key': 'k' } }))).toEqual({ 'user-agent': 'mine', 'x-key': 'k' });
+    expect(mediaHeaders(source({ vendor: 'mlsgrid', originatingSystem: 'actris', mediaHeaders: { 'User-Agent': 'mine', 'X-Key': 'k' } }))).toEqual({
+      'user-agent': 'mine',
+      'x-key': 'k',
+    });
     expect(mediaHeaders(source({ vendor: 'bridge' }))).toEqual({});
     expect(mediaHeaders(source({}))).toEqual({});
   });
@@ -84,8 +87,21 @@ describe('photo figures', () => {
     expect(text).toContain('feedsync_photo_objects_deleted_total{feed="f1"} 2');
   });
 
-  it('show on the status page beside the last run\'s counts', () => {
-    const last = { runId: 'r1', feed: 'f1', chatbot: 'SN', dryRun: false, startedAt: '2026-11-25T08:00:00Z', finishedAt: '2026-11-25T08:01:00Z', durationMs: 60_000, outcome: 'ok', summary: 's', counts: { created: 1, ...mediaCounts(media) }, recorded: 0, dropped: 0 };
+  it("show on the status page beside the last run's counts", () => {
+    const last = {
+      runId: 'r1',
+      feed: 'f1',
+      chatbot: 'SN',
+      dryRun: false,
+      startedAt: '2026-11-25T08:00:00Z',
+      finishedAt: '2026-11-25T08:01:00Z',
+      durationMs: 60_000,
+      outcome: 'ok',
+      summary: 's',
+      counts: { created: 1, ...mediaCounts(media) },
+      recorded: 0,
+      dropped: 0,
+    };
     const html = renderStatus({ at: '2026-11-25T09:00:00Z', staleHours: 36, feeds: [{ feed: 'f1', chatbot: 'SN', runs: [last], last, stale: false, state: 'idle', alerts: [] }] });
     expect(html).toContain('photos 3 downloaded / 5 reused / 1 failed');
   });

@@ -39,6 +39,10 @@ describe('a sync job for a chatbot', () => {
     expect((await listed()) - before).toBe(5);
     const report = done.returnvalue as { outcome: string; lanes?: Array<{ feed: string; outcome: string; counts: { unchanged: number } }> };
     expect(report.outcome).toBe('ok');
-    expect(report.lanes?.map((l) => [l.feed, l.outcome, l.counts.unchanged])).toEqual([['f0', 'ok', 30], ['f1', 'ok', 30], ['f2', 'ok', 30]]);
+    expect(report.lanes?.map((l) => [l.feed, l.outcome, l.counts.unchanged])).toEqual([
+      ['f0', 'ok', 30],
+      ['f1', 'ok', 30],
+      ['f2', 'ok', 30],
+    ]);
   }, 60_000);
 });

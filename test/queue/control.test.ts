@@ -72,7 +72,10 @@ describe('operator controls', () => {
 
   it('pause --all skips every scheduled run', async () => {
     d.emu = await startTestEmulator();
-    const file = await deploy([{ name: 'a', chatbot: 'SN-A', rows: 1, schedule: '* * * * * *' }, { name: 'b', chatbot: 'SN-B', rows: 1, schedule: '* * * * * *' }]);
+    const file = await deploy([
+      { name: 'a', chatbot: 'SN-A', rows: 1, schedule: '* * * * * *' },
+      { name: 'b', chatbot: 'SN-B', rows: 1, schedule: '* * * * * *' },
+    ]);
     expect((await feedsync(['pause', '--all', '--config', file])).code).toBe(0);
     await d.start(file);
     await until('ticks of both', async () => (await d.queues.sync.getJobCounts('completed')).completed! >= 4);

@@ -49,7 +49,9 @@ ${f.schedule ? `    schedule: { cron: "${f.schedule}" }\n` : ''}`);
     file,
     `api: { baseUrl: "${o.apiUrl}", secretKey: ${o.secretKey}, sessionKey: ${o.sessionKey}${o.api ? `, ${o.api}` : ''} }
 redis: { url: "${REDIS_URL}", prefix: ${o.prefix} }
-worker: { ${Object.entries(worker).map(([k, v]) => `${k}: ${v}`).join(', ')} }
+worker: { ${Object.entries(worker)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ')} }
 feeds:
 ${parts.join('')}`,
   );

@@ -36,9 +36,7 @@ export async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
 }
 
 export function feedsYaml(names: string[], extra = ''): string {
-  return names
-    .map((n) => `  - name: ${n}\n    chatbot: SN-${n}\n    source: { kind: csv, path: feeds/${n}.csv }\n${extra}`)
-    .join('');
+  return names.map((n) => `  - name: ${n}\n    chatbot: SN-${n}\n    source: { kind: csv, path: feeds/${n}.csv }\n${extra}`).join('');
 }
 
 export function loadedConfig(yaml: string, dir = '/tmp'): LoadedConfig {

@@ -34,7 +34,12 @@ describe('a feed source credential shared by three worker processes', () => {
       expect([...mls.suspended]).toEqual([]);
       expect(mls.log.map((r) => r.status).every((s) => s === 200)).toBe(true);
       expect(mls.log).toHaveLength(12);
-      expect(busiestWindow(mls.log.map((r) => r.at), 1000)).toBeLessThanOrEqual(2);
+      expect(
+        busiestWindow(
+          mls.log.map((r) => r.at),
+          1000,
+        ),
+      ).toBeLessThanOrEqual(2);
       for (const f of feeds) expect(await d.emu.listings(f.chatbot)).toHaveLength(2);
       // all three took part
       for (const w of d.workers) expect(w.logs()).toMatch(/"msg":"synced m\d+/);

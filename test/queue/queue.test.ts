@@ -60,21 +60,28 @@ const ok = (feed: string): RunReport => ({ outcome: 'ok', summary: `synced ${fee
 
 function start(def: JobDefinition<Payload>, yaml = API, concurrency = 2, watchdogMs = 60_000) {
   const config = loadedConfig(yaml);
-  workers = startWorkers(queues, { sync: createProcessor(def, processorDeps(redis, prefix, config)) }, {
-    redis: redisAt(prefix),
-    concurrency,
-    lockDurationMs: 5000,
-    stalledIntervalMs: 5000,
-    watchdogMs,
-    logger: silentLogger,
-  });
+  workers = startWorkers(
+    queues,
+    { sync: createProcessor(def, processorDeps(redis, prefix, config)) },
+    {
+      redis: redisAt(prefix),
+      concurrency,
+      lockDurationMs: 5000,
+      stalledIntervalMs: 5000,
+      watchdogMs,
+      logger: silentLogger,
+    },
+  );
   return config;
 }
 
 describe('queue', () => {
   it('a schedule from config fires and runs a sync, and history keeps its report', async () => {
     const yaml = `${API}worker: { minScheduleIntervalSeconds: 1 }\nfeeds:\n${feedsYaml(['austin'], '    schedule: { cron: "* * * * * *", tz: America/Chicago }\n')}`;
-    const config = start(syncDef(async (p) => ok(p.feed)), yaml);
+    const config = start(
+      syncDef(async (p) => ok(p.feed)),
+      yaml,
+    );
     const changes = await applySchedules(queues, plannedSchedules(config.config, QUEUE_NAMES), silentLogger);
     expect(changes.upserted).toEqual(['sync:austin']);
     const runs = await until('a scheduled run', async () => {
@@ -106,7 +113,9 @@ describe('queue', () => {
   });
 
   it('removes schedulers no longer in config and keeps the others', async () => {
-    const two = loadedConfig(`${API}feeds:\n${feedsYaml(['a', 'b'], '    schedule: { cron: "0 2 * * *" }\n')}chatbots:\n  - serialNumber: SN-1\n    schedule: { smoke: "*/5 * * * *" }\n`);
+    const two = loadedConfig(
+      `${API}feeds:\n${feedsYaml(['a', 'b'], '    schedule: { cron: "0 2 * * *" }\n')}chatbots:\n  - serialNumber: SN-1\n    schedule: { smoke: "*/5 * * * *" }\n`,
+    );
     await applySchedules(queues, plannedSchedules(two.config, QUEUE_NAMES), silentLogger);
     expect((await queues.sync.getJobSchedulers()).map((s) => s.key).sort()).toEqual(['sync:a', 'sync:b']);
     expect((await queues.smoke.getJobSchedulers()).map((s) => s.key)).toEqual(['smoke:SN-1']);
@@ -146,7 +155,13 @@ describe('queue', () => {
     const done = await waitForJob(redis, queues, 'sync', third.jobId);
     expect(done.state).toBe('completed');
     // no job is left that could run the feed a third time
-    expect(await queues.sync.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children')).toEqual({ wait: 0, active: 0, delayed: 0, prioritized: 0, 'waiting-children': 0 });
+    expect(await queues.sync.getJobCounts('wait', 'active', 'delayed', 'prioritized', 'waiting-children')).toEqual({
+      wait: 0,
+      active: 0,
+      delayed: 0,
+      prioritized: 0,
+      'waiting-children': 0,
+    });
     expect(runs).toHaveLength(2);
     expect(maxInFlight).toBe(1);
     const history = await listRuns(redis, prefix, { feed: 'austin', limit: 10 });
@@ -242,8 +257,15 @@ describe('queue', () => {
 
   it('history keeps the last N runs per feed', async () => {
     const config = loadedConfig(API);
-    const process = createProcessor(syncDef(async (p) => ok(p.feed)), processorDeps(redis, prefix, config, { historySize: 3 }));
-    workers = startWorkers(queues, { sync: process }, { redis: redisAt(prefix), concurrency: 1, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger });
+    const process = createProcessor(
+      syncDef(async (p) => ok(p.feed)),
+      processorDeps(redis, prefix, config, { historySize: 3 }),
+    );
+    workers = startWorkers(
+      queues,
+      { sync: process },
+      { redis: redisAt(prefix), concurrency: 1, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger },
+    );
     for (let i = 0; i < 5; i++) {
       const { jobId } = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
       await waitForJob(redis, queues, 'sync', jobId);
@@ -253,7 +275,12 @@ describe('queue', () => {
 
   it('the watchdog recreates a worker that stopped taking jobs while jobs wait, and the job runs', async () => {
     const ran: string[] = [];
-    start(syncDef(async (p) => (ran.push(p.feed), ok(p.feed))), API, 1, 1000);
+    start(
+      syncDef(async (p) => (ran.push(p.feed), ok(p.feed))),
+      API,
+      1,
+      1000,
+    );
     const stuck = workers!.worker('sync')!;
     // A worker that no longer fetches (as seen after a Redis outage): paused behind our back.
     await stuck.pause(true);
@@ -264,4 +291,3 @@ describe('queue', () => {
     expect(ran).toEqual(['austin']);
   });
 });
-

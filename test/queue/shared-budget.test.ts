@@ -42,9 +42,14 @@ describe('the Chatbot Service budget across three worker processes', () => {
     const calls = log.filter((r) => r.path.startsWith('/chat/'));
     expect(calls.length).toBeGreaterThanOrEqual(6 * 31);
     // budget plus its burst (one second's worth)
-    expect(busiestWindow(calls.map((r) => r.at), 1000)).toBeLessThanOrEqual(2 * RATE);
+    expect(
+      busiestWindow(
+        calls.map((r) => r.at),
+        1000,
+      ),
+    ).toBeLessThanOrEqual(2 * RATE);
 
-    const limited = calls.filter((r) => r.status === "429");
+    const limited = calls.filter((r) => r.status === '429');
     expect(limited).toHaveLength(1);
     const [pauseKey] = await d.redis.keys(`${d.prefix}:budget:*:pause`);
     expect(pauseKey).toBeDefined();

@@ -47,4 +47,3 @@ export function useDeployment(): Deployment {
   });
   return d;
 }
-

@@ -60,14 +60,23 @@ describe('Redis Cluster', () => {
       // is on the node that serves {prefix}, and there are keys of each kind. The jobs' API budget
       // logs expire a second after their last call, so one take of a minute's window is made here
       // (the same script the jobs' calls ran: a pause, the leases and a log, at once).
-      expect(await redisBackend(d.ops, d.settings.prefix).take('api:test', { id: 'c1', lease: { limit: 2, ttlMs: 60_000 }, sliding: [{ window: 'perMinute', points: 10, durationSec: 60 }] })).toEqual({ ok: true });
+      expect(
+        await redisBackend(d.ops, d.settings.prefix).take('api:test', {
+          id: 'c1',
+          lease: { limit: 2, ttlMs: 60_000 },
+          sliding: [{ window: 'perMinute', points: 10, durationSec: 60 }],
+        }),
+      ).toEqual({ ok: true });
       const owner = await cluster.nodeOf(d.settings.prefix);
       const byNode = await keysByNode(d);
       const ours = [...byNode].flatMap(([port, keys]) => keys.filter((k) => k.includes(prefix)).map((k) => ({ port, k })));
       expect(ours.filter((x) => x.port !== owner.port)).toEqual([]);
       expect(new Set(ours.map((x) => hashTagOf(x.k)))).toEqual(new Set([prefix]));
       for (const kind of [':listing-sync:', ':runs:all', ':changes:feed:', ':state:fp:', ':state:alerts', ':budget:', ':settings-push:', ':message-smoke:']) {
-        expect(ours.some((x) => x.k.includes(kind)), `a key with ${kind}`).toBe(true);
+        expect(
+          ours.some((x) => x.k.includes(kind)),
+          `a key with ${kind}`,
+        ).toBe(true);
       }
       // `feedsync runs`: the run history of the feed and of the chatbot
       const runs = await listRuns(d.ops, d.settings.prefix, { feed: FEED, limit: 10 });
@@ -82,10 +91,7 @@ describe('Redis Cluster', () => {
       // two commands as a user runs them on the cluster config: `runs show` (the change log's
       // connection, as `history`), and a foreground `sync` (its state, the chatbot lock, its budgets
       // and its run history on the cluster): it finds nothing to do and is recorded beside the jobs
-      const [showCli, syncCli] = await Promise.all([
-        feedsync(['runs', 'show', run!.runId, '--config', d.file, '--json']),
-        feedsync(['sync', '--config', d.file, '--json']),
-      ]);
+      const [showCli, syncCli] = await Promise.all([feedsync(['runs', 'show', run!.runId, '--config', d.file, '--json']), feedsync(['sync', '--config', d.file, '--json'])]);
       expect(JSON.parse(showCli.stdout).changes).toHaveLength(6);
       expect(syncCli.code).toBe(0);
       expect(JSON.parse(syncCli.stdout).reports[0]).toMatchObject({ outcome: 'ok', counts: { created: 0, updated: 0, deleted: 0 } });
@@ -101,7 +107,6 @@ describe('Redis Cluster', () => {
       expect(await status.text()).toContain(FEED);
       const health = await fetch(`http://127.0.0.1:${w.port}/healthz`);
       expect(await health.json()).toEqual({ ok: true, redis: 'ok', workers: 'running' });
-
     } finally {
       await d.close();
     }

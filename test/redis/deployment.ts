@@ -78,7 +78,13 @@ export async function deploy(emu: TestEmulator, redis: string[], opts: { rows?: 
   d.ops = createRedis(d.settings, { name: 'feedsync-test-ops' });
   d.ops.on('error', () => {});
   d.queues = createQueues(d.ops, d.settings.prefix);
-  d.startWorker = async () => (d.worker = await startWorker(d.loaded, { port: 0, logger: process.env.TOPO_LOG ? (await import('../../src/log.js')).createLogger({ level: 'debug', destination: (await import('node:fs')).createWriteStream(process.env.TOPO_LOG), pretty: false }) : silentLogger }));
+  d.startWorker = async () =>
+    (d.worker = await startWorker(d.loaded, {
+      port: 0,
+      logger: process.env.TOPO_LOG
+        ? (await import('../../src/log.js')).createLogger({ level: 'debug', destination: (await import('node:fs')).createWriteStream(process.env.TOPO_LOG), pretty: false })
+        : silentLogger,
+    }));
   d.run = async (kind, data, target) => {
     const { jobId } = await enqueueJob(d.ops, d.queues, kind, target, data);
     return { jobId, ...(await waitForJob(d.ops, d.queues, kind, jobId)) };

@@ -25,9 +25,23 @@ function everyKey(root: string): string[] {
   const lock = k.lock('chatbot:SN-1:sync');
   return [
     `${k.bullPrefix}:listing-sync:wait`,
-    k.paused, k.cancel('job-1'), k.runsAll, k.runsOfFeed('austin'), k.runsOfChatbot('SN-1'), lock, lockWaitersKey(lock),
-    k.state('fp:austin'), k.state('reso-hwm'), k.state('alerts'), k.budget('api:abc', 'perSecond-log'), k.budget('api:abc', 'pause'),
-    k.changesOfFeed('austin'), k.changesOfRun('r1'), k.runInfo('r1'), k.changeRuns('austin'), k.changeRuns(undefined),
+    k.paused,
+    k.cancel('job-1'),
+    k.runsAll,
+    k.runsOfFeed('austin'),
+    k.runsOfChatbot('SN-1'),
+    lock,
+    lockWaitersKey(lock),
+    k.state('fp:austin'),
+    k.state('reso-hwm'),
+    k.state('alerts'),
+    k.budget('api:abc', 'perSecond-log'),
+    k.budget('api:abc', 'pause'),
+    k.changesOfFeed('austin'),
+    k.changesOfRun('r1'),
+    k.runInfo('r1'),
+    k.changeRuns('austin'),
+    k.changeRuns(undefined),
   ];
 }
 
@@ -101,7 +115,14 @@ describe('connection options per topology', () => {
   it('Sentinel with TLS: TLS to the primary (ioredis needs enableTLSForSentinelMode for it) and to the Sentinels unless sentinel.tls is false', () => {
     const sentinel = { name: 'm', sentinels: ['127.0.0.1:1'], password: 'pw-123456', sentinelPassword: 'spw-123456' };
     const withTls = optionsOf({ sentinel, tls: { rejectUnauthorized: false } });
-    expect(withTls).toMatchObject({ name: 'm', password: 'pw-123456', sentinelPassword: 'spw-123456', enableTLSForSentinelMode: true, tls: { rejectUnauthorized: false }, sentinelTLS: { rejectUnauthorized: false } });
+    expect(withTls).toMatchObject({
+      name: 'm',
+      password: 'pw-123456',
+      sentinelPassword: 'spw-123456',
+      enableTLSForSentinelMode: true,
+      tls: { rejectUnauthorized: false },
+      sentinelTLS: { rejectUnauthorized: false },
+    });
     const sentinelsPlain = optionsOf({ sentinel: { ...sentinel, tls: false }, tls: { rejectUnauthorized: false } });
     expect(sentinelsPlain).toMatchObject({ enableTLSForSentinelMode: true });
     expect(sentinelsPlain.sentinelTLS).toBeUndefined();
@@ -110,8 +131,15 @@ describe('connection options per topology', () => {
     expect(plain.tls).toBeUndefined();
   });
 
-  it('one Redis: the keys override the URL\'s user and password; rediss:// turns TLS on', () => {
-    expect(optionsOf({ url: 'rediss://u1:p1@127.0.0.1:1/2', username: 'u2', password: 'p2-123456' })).toMatchObject({ host: '127.0.0.1', port: 1, db: 2, username: 'u2', password: 'p2-123456', tls: { rejectUnauthorized: true } });
+  it("one Redis: the keys override the URL's user and password; rediss:// turns TLS on", () => {
+    expect(optionsOf({ url: 'rediss://u1:p1@127.0.0.1:1/2', username: 'u2', password: 'p2-123456' })).toMatchObject({
+      host: '127.0.0.1',
+      port: 1,
+      db: 2,
+      username: 'u2',
+      password: 'p2-123456',
+      tls: { rejectUnauthorized: true },
+    });
     expect(optionsOf({ url: 'redis://u1:p1-123456@127.0.0.1:1' })).toMatchObject({ username: 'u1', password: 'p1-123456' });
     expect(optionsOf({ url: 'redis://127.0.0.1:1' }).tls).toBeUndefined();
   });

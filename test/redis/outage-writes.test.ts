@@ -9,7 +9,8 @@ import { silentLogger } from '../../src/log.js';
 import { createHistoryWriter, runRecord, type RunRecord } from '../../src/queue/run-records.js';
 import { until } from '../queue/helpers.js';
 
-const rec = (jobId: string): RunRecord => runRecord({ jobId, job: 'listing-sync', queue: 'listing-sync', attempt: { made: 1, max: 3 }, feed: 'homes', report: { outcome: 'ok', summary: jobId } });
+const rec = (jobId: string): RunRecord =>
+  runRecord({ jobId, job: 'listing-sync', queue: 'listing-sync', attempt: { made: 1, max: 3 }, feed: 'homes', report: { outcome: 'ok', summary: jobId } });
 
 /** A store that refuses every write while `down` is true. */
 function flaky() {
@@ -60,7 +61,7 @@ describe('change log during an outage', () => {
     const l: ChangeLog = {
       location: 'test',
       append: async (entries) => {
-        if (refuse(calls++)) throw new Error('READONLY You can\'t write against a read only replica.');
+        if (refuse(calls++)) throw new Error("READONLY You can't write against a read only replica.");
         appended.push(...entries);
       },
       finishRun: async (r) => void runs.push(r),

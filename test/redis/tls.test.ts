@@ -51,7 +51,17 @@ describe.skipIf(!tls)('Redis over TLS with an ACL user', () => {
       const client = createRedis(redisSettingsOf(RedisConfig.parse(config), '/'), { purpose: 'command' });
       // the first answer: PONG, or the first connection error (ioredis retries after it)
       const refused = new Promise<string>((resolve) => client.on('error', (err: Error) => resolve(err.message)));
-      const pong = await within(Promise.race([client.ping().then(() => 'PONG', (err: Error) => err.message), refused]), 5000, 'no answer');
+      const pong = await within(
+        Promise.race([
+          client.ping().then(
+            () => 'PONG',
+            (err: Error) => err.message,
+          ),
+          refused,
+        ]),
+        5000,
+        'no answer',
+      );
       await closeRedis(client);
       return pong;
     };

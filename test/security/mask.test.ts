@@ -28,9 +28,7 @@ describe('maskSecrets', () => {
   });
 
   it('shows URLs without userinfo and with secret query values masked', () => {
-    expect(maskUrl('https://someone:pw-url-6@h.test/feed?access_token=abc123xyz&page=2&api_key=zz')).toBe(
-      'https://h.test/feed?access_token=[REDACTED]&page=2&api_key=[REDACTED]',
-    );
+    expect(maskUrl('https://someone:pw-url-6@h.test/feed?access_token=abc123xyz&page=2&api_key=zz')).toBe('https://h.test/feed?access_token=[REDACTED]&page=2&api_key=[REDACTED]');
   });
 
   it('masks strings deep inside a report, keeping its structure', () => {

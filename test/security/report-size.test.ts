@@ -53,9 +53,18 @@ describe('reports stay small', () => {
       }),
     };
     const config = loadedConfig(`api: { baseUrl: "http://127.0.0.1:1", secretKey: k, sessionKey: s }\n`);
-    const workers = startWorkers(queues, { sync: createProcessor(huge, processorDeps(redis, prefix, config)) }, {
-      redis: redisAt(prefix), concurrency: 1, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger,
-    });
+    const workers = startWorkers(
+      queues,
+      { sync: createProcessor(huge, processorDeps(redis, prefix, config)) },
+      {
+        redis: redisAt(prefix),
+        concurrency: 1,
+        lockDurationMs: 5000,
+        stalledIntervalMs: 5000,
+        watchdogMs: 60_000,
+        logger: silentLogger,
+      },
+    );
     try {
       for (let i = 0; i < 2; i++) {
         const { jobId } = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });

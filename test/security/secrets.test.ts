@@ -176,7 +176,12 @@ async function dumpKey(redis: Redis, key: string): Promise<string> {
   const type = await redis.type(key);
   if (type === 'string') return (await redis.getBuffer(key))?.toString('latin1') ?? '';
   if (type === 'list') return (await redis.lrangeBuffer(key, 0, -1)).map((b) => b.toString('latin1')).join('\n');
-  if (type === 'hash') return (await redis.hgetallBuffer(key)) ? Object.entries(await redis.hgetallBuffer(key)).map(([k, v]) => `${k}=${v.toString('latin1')}`).join('\n') : '';
+  if (type === 'hash')
+    return (await redis.hgetallBuffer(key))
+      ? Object.entries(await redis.hgetallBuffer(key))
+          .map(([k, v]) => `${k}=${v.toString('latin1')}`)
+          .join('\n')
+      : '';
   if (type === 'set') return (await redis.smembersBuffer(key)).map((b) => b.toString('latin1')).join('\n');
   if (type === 'zset') return (await redis.zrange(key, 0, -1)).join('\n');
   if (type === 'stream') return JSON.stringify(await redis.xrange(key, '-', '+'));

@@ -21,7 +21,23 @@ useEmulatorSync((t, e) => {
 
 describe('what is read is what was sent', () => {
   it('a key with U+FFFD is refused by the rule (MLSNumber and Url), naming the encoding', () => {
-    const r = validateListing({ SerialNumber: 'SN', SaleType: 'for_sale', Status: 'Active', CurrencySymbol: '$', PropertyType: 'Condo', Bedrooms: 1, Bathrooms: 1, Url: 'https://x.test/\uFFFD', MLSNumber: 'M\uFFFD1', YearBuilt: 1990, DaysOnMarket: 1, LotArea: 1, BuildingArea: 1, AreaUnit: 'Square Feet', ParkingSpots: 0 });
+    const r = validateListing({
+      SerialNumber: 'SN',
+      SaleType: 'for_sale',
+      Status: 'Active',
+      CurrencySymbol: '$',
+      PropertyType: 'Condo',
+      Bedrooms: 1,
+      Bathrooms: 1,
+      Url: 'https://x.test/\uFFFD',
+      MLSNumber: 'M\uFFFD1',
+      YearBuilt: 1990,
+      DaysOnMarket: 1,
+      LotArea: 1,
+      BuildingArea: 1,
+      AreaUnit: 'Square Feet',
+      ParkingSpots: 0,
+    });
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.issues.map((i) => i.field)).toEqual(['Url', 'MLSNumber']);

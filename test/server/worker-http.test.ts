@@ -36,7 +36,14 @@ const fakeSync: JobDefinition<Payload> = {
   target: (p) => ({ feed: p.feed, chatbot: 'SN-1' }),
   process: async (p, ctx): Promise<RunReport & { feed: string; finishedAt: string; counts: Record<string, number> }> => {
     await ctx.runtime.api.listListings({ SerialNumber: 'SN-1', PageNumber: 1, PageSize: 10 }, { signal: ctx.signal });
-    return { outcome: 'ok', summary: `synced ${p.feed}`, retryable: false, feed: p.feed, finishedAt: new Date().toISOString(), counts: { created: 2, updated: 1, deleted: 3, failed: 0 } };
+    return {
+      outcome: 'ok',
+      summary: `synced ${p.feed}`,
+      retryable: false,
+      feed: p.feed,
+      finishedAt: new Date().toISOString(),
+      counts: { created: 2, updated: 1, deleted: 3, failed: 0 },
+    };
   },
 };
 

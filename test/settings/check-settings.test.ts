@@ -88,9 +88,7 @@ describe('checkSettings', () => {
 
   it('wants AIResponseLanguage as a full language name, and suggests one for a code', () => {
     expect(problems({ AIResponseLanguage: 'en' })).toEqual([`${P}.AIResponseLanguage: must be a full language name, not a code: write "English" (got "en")`]);
-    expect(problems({ AIResponseLanguage: 'es-MX' })).toEqual([
-      `${P}.AIResponseLanguage: must be a full language name, not a code: write "Mexican Spanish" (got "es-MX")`,
-    ]);
+    expect(problems({ AIResponseLanguage: 'es-MX' })).toEqual([`${P}.AIResponseLanguage: must be a full language name, not a code: write "Mexican Spanish" (got "es-MX")`]);
     expect(problems({ AIResponseLanguage: 'Klingonese' })).toEqual([
       `${P}.AIResponseLanguage: must be a full language name in English, like "English" or "Spanish" (got "Klingonese")`,
     ]);
@@ -105,7 +103,16 @@ describe('checkSettings', () => {
 
   it('reports every problem at once', () => {
     const issues = checkSettings(
-      { ChatBubbleColor: 'red', TalkToHumanEmail: 'nobody', FacebookUrl: 'fb', MessageLimit: -3, RateLimitTime: 0, AIResponseLanguage: 'de', VerifyDomain: 'no', Temperature: 'hot' },
+      {
+        ChatBubbleColor: 'red',
+        TalkToHumanEmail: 'nobody',
+        FacebookUrl: 'fb',
+        MessageLimit: -3,
+        RateLimitTime: 0,
+        AIResponseLanguage: 'de',
+        VerifyDomain: 'no',
+        Temperature: 'hot',
+      },
       P,
     );
     expect(issues.map((i) => i.field.slice(P.length + 1)).sort()).toEqual(

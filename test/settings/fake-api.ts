@@ -8,14 +8,16 @@ export interface FakeApi extends ChatbotApi {
   streams: AskRequest[];
 }
 
-export function fakeApi(behaviour: {
-  editData?: number;
-  editError?: Error;
-  answer?: Partial<AskAnswer>;
-  askError?: Error;
-  stream?: StreamEvent[];
-  streamError?: Error;
-} = {}): FakeApi {
+export function fakeApi(
+  behaviour: {
+    editData?: number;
+    editError?: Error;
+    answer?: Partial<AskAnswer>;
+    askError?: Error;
+    stream?: StreamEvent[];
+    streamError?: Error;
+  } = {},
+): FakeApi {
   const api: FakeApi = {
     edits: [],
     asks: [],

@@ -97,7 +97,9 @@ describe('runSmoke against the emulator', () => {
     const report = await smoke([{ ...oak, smoke: { ...oak.smoke!, sessionId: other } }]);
     expect(failed(report)).toContain('ask.suffix');
     const detail = report.chatbots[0]?.checks.find((c) => c.name === 'ask.suffix')?.detail;
-    expect(detail).toMatch(/AnswerSuffix " -- Oak Realty" missing at the end of .*; push the settings \(feedsync settings\), and check that smoke\.sessionId is a session of this chatbot, not another's$/);
+    expect(detail).toMatch(
+      /AnswerSuffix " -- Oak Realty" missing at the end of .*; push the settings \(feedsync settings\), and check that smoke\.sessionId is a session of this chatbot, not another's$/,
+    );
   });
 
   it('fails on a stream that breaks off before its final object', async () => {

@@ -20,8 +20,14 @@ describe('runSmoke', () => {
     expect(report.chatbots).toHaveLength(1);
     expect(result?.ok).toBe(true);
     expect(result?.checks.map((c) => c.name)).toEqual([
-      'ask.success', 'ask.content', 'ask.noAnswer', 'ask.totalToken',
-      'stream.success', 'stream.content', 'stream.totalToken', 'stream.join',
+      'ask.success',
+      'ask.content',
+      'ask.noAnswer',
+      'ask.totalToken',
+      'stream.success',
+      'stream.content',
+      'stream.totalToken',
+      'stream.join',
     ]);
     expect(result?.firstFragmentMs).toBeTypeOf('number');
     expect(result?.streamMs).toBeTypeOf('number');
@@ -58,7 +64,9 @@ describe('runSmoke', () => {
     const withSuffix: ChatbotConfig = { ...oak, settings: { AnswerSuffix: ' -- Oak Realty' } };
     const missing = await runSmoke([withSuffix], { api: fakeApi(), logger: silentLogger });
     expect(failedChecks(missing)).toEqual(['ask.suffix', 'stream.suffix']);
-    expect(missing.chatbots[0]?.reason).toBe('ask.suffix: AnswerSuffix " -- Oak Realty" missing at the end of "Three homes match."; push the settings (feedsync settings), and check that smoke.sessionId is a session of this chatbot, not another\'s');
+    expect(missing.chatbots[0]?.reason).toBe(
+      'ask.suffix: AnswerSuffix " -- Oak Realty" missing at the end of "Three homes match."; push the settings (feedsync settings), and check that smoke.sessionId is a session of this chatbot, not another\'s',
+    );
     const answer = 'Three homes match. -- Oak Realty';
     const present = await runSmoke([withSuffix], {
       api: fakeApi({

@@ -22,7 +22,13 @@ describe('file store', () => {
     const path = join(dir, 'state.json');
     const store = await createFileStore(path);
     await store.apply([
-      { ns: 'fp:a', set: [['K1', 'f1'], ['__proto__', 'f2']] },
+      {
+        ns: 'fp:a',
+        set: [
+          ['K1', 'f1'],
+          ['__proto__', 'f2'],
+        ],
+      },
       { ns: 'missing:a', set: [['K9', '2026-01-01T00:00:00Z']] },
     ]);
     expect(JSON.parse(await readFile(path, 'utf8'))).toEqual({ 'fp:a': { K1: 'f1', ['__proto__']: 'f2' }, 'missing:a': { K9: '2026-01-01T00:00:00Z' } });
@@ -54,7 +60,10 @@ describe('file store', () => {
     const path = join(dir, 'state.json');
     const one = await createFileStore(path);
     const two = await createFileStore(path);
-    await two.apply([{ ns: 'fp:a', set: [['K1', 'f1']] }, { ns: 'missing:a', set: [['K1', 't1']] }]);
+    await two.apply([
+      { ns: 'fp:a', set: [['K1', 'f1']] },
+      { ns: 'missing:a', set: [['K1', 't1']] },
+    ]);
     const parse = vi.spyOn(JSON, 'parse');
     try {
       for (const ns of ['fp:a', 'missing:a', 'recur:a', 'fp:b']) await one.getAll(ns);
@@ -72,7 +81,12 @@ describe('file store reads', () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
     dirs.push(dir);
     const store = await createFileStore(join(dir, 'state.json'));
-    const entries: [string, string][] = [['K1', 'a'], ['__proto__', 'b'], ['constructor', 'c'], ['', 'd']];
+    const entries: [string, string][] = [
+      ['K1', 'a'],
+      ['__proto__', 'b'],
+      ['constructor', 'c'],
+      ['', 'd'],
+    ];
     await store.set('fp:a', entries);
     const view = await store.getAll('fp:a');
     expect(view.size).toBe(4);
@@ -98,7 +112,11 @@ describe('file store writes', () => {
     const path = join(dir, 'state.json');
     const store = await createFileStore(path);
     const big = Array.from({ length: 500 }, (_, i): [string, string] => [`K${i}`, `fingerprint "${i}" ü`]);
-    await store.apply([{ ns: 'fp:a', set: big }, { ns: '__proto__', set: [['x', 'y']] }, { ns: 'alerts', set: [['a', '{}']] }]);
+    await store.apply([
+      { ns: 'fp:a', set: big },
+      { ns: '__proto__', set: [['x', 'y']] },
+      { ns: 'alerts', set: [['a', '{}']] },
+    ]);
     const stringify = vi.spyOn(JSON, 'stringify');
     try {
       for (let run = 0; run < 3; run++) await store.set('alerts', [['a', `{"run":${run}}`]]);
@@ -180,4 +198,3 @@ describe('swap: set a key only if it holds what the caller read', () => {
     await store.close();
   });
 });
-

@@ -48,7 +48,11 @@ describe('unmapped values and alerts keep excerpts', () => {
     const [u] = tally.list();
     expect(u).toEqual({ field: 'PropertyType', value: `${'Q'.repeat(80)}… (200000 chars)`, count: 2 });
     const values = Array.from({ length: 12 }, (_, i) => `PropertyType: ${String(i).repeat(100_000)}`);
-    const { holding } = afterRun(emptyState(), { runId: 'r', at: '2026-01-01T00:00:00Z', outcome: 'ok', records: 1, valid: 1, rejected: 0, unmapped: values, message: 'm'.repeat(1_000_000) }, AlertRules.parse({}));
+    const { holding } = afterRun(
+      emptyState(),
+      { runId: 'r', at: '2026-01-01T00:00:00Z', outcome: 'ok', records: 1, valid: 1, rejected: 0, unmapped: values, message: 'm'.repeat(1_000_000) },
+      AlertRules.parse({}),
+    );
     const message = holding.get('unmapped')!;
     expect(message.length).toBeLessThan(2000);
     expect(message).toMatch(/and 2 more$/);

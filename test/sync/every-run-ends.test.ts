@@ -65,9 +65,16 @@ describe('a sync against an endless list', () => {
     const s = await startListServer({ serialNumber: 'SN-SYNC', count: 0, virtualCount: 1e9, endless: true });
     servers.push(s);
     await env.writeFeed(rows(3));
-    const report = await env.sync({ url: s.url, client: (o = {}) => createApiClient({ baseUrl: s.url, secretKey: 'k', sessionKey: 's', timeoutMs: 5000, ...o, retry: { retries: 0 } }) } as unknown as TestEmulator, env.feed(), {
-      api: { maxPages: 20, pageSize: 10 },
-    });
+    const report = await env.sync(
+      {
+        url: s.url,
+        client: (o = {}) => createApiClient({ baseUrl: s.url, secretKey: 'k', sessionKey: 's', timeoutMs: 5000, ...o, retry: { retries: 0 } }),
+      } as unknown as TestEmulator,
+      env.feed(),
+      {
+        api: { maxPages: 20, pageSize: 10 },
+      },
+    );
     expect(report.outcome).toBe('failed');
     expect(report.retryable).toBe(false);
     expect(report.message).toMatch(/api\.maxPages \(20\)/);

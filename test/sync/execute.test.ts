@@ -85,10 +85,7 @@ describe('executePlan', () => {
     const fake = createFakeApi();
     const ac = new AbortController();
     const creates = Array.from({ length: 10 }, (_, i) => create(`K${i}`));
-    const r = await executePlan(
-      { creates, updates: [], deletes: [] },
-      deps(fake.api, { concurrency: 2, signal: ac.signal, onProgress: ({ done }) => done === 3 && ac.abort() }),
-    );
+    const r = await executePlan({ creates, updates: [], deletes: [] }, deps(fake.api, { concurrency: 2, signal: ac.signal, onProgress: ({ done }) => done === 3 && ac.abort() }));
     expect(r.stopped).toBe('aborted');
     expect(r.created).toBe(fake.listings.size);
     expect(r.created).toBeGreaterThanOrEqual(3);

@@ -132,7 +132,15 @@ describe('feed thread', () => {
     await writeFile(join(dir, 'f.csv'), 'MLS\nA1\n');
     const entry = new URL(`../helpers/faulty-feed-worker.ts?mode=${mode}`, import.meta.url);
     const aborted = new AbortController();
-    const thread = (await openFeedThread(CsvSource.parse({ kind: 'csv', path: 'f.csv' }), { baseDir: dir, mapping, keyBy: 'MLSNumber', minBytes: 0, entry, stopWaitMs: 100, signal: aborted.signal }))!;
+    const thread = (await openFeedThread(CsvSource.parse({ kind: 'csv', path: 'f.csv' }), {
+      baseDir: dir,
+      mapping,
+      keyBy: 'MLSNumber',
+      minBytes: 0,
+      entry,
+      stopWaitMs: 100,
+      signal: aborted.signal,
+    }))!;
     const read = collectUntilError(thread.items);
     // a worker that hangs is left by the run's deadline (its signal), then ended
     if (mode === 'hang') setTimeout(() => aborted.abort(), 300);

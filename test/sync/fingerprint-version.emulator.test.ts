@@ -39,7 +39,10 @@ describe('fingerprint versions', () => {
 
     // state as the previous version left it; listing 7's Location (not returned by the list) changed since
     const old = await listings();
-    await env.store.set(ns, old.map((l) => [l.MLSNumber, fingerprintV1(l)] as const));
+    await env.store.set(
+      ns,
+      old.map((l) => [l.MLSNumber, fingerprintV1(l)] as const),
+    );
     await env.writeFeed(rows(30).map((r, i) => (i === 6 ? row(7, { Location: 'North' }) : r)));
     const before = await writes();
 

@@ -4,7 +4,17 @@ import type { PlannedDelete } from '../../src/sync/plan-types.js';
 import type { SyncPlan } from './helpers/whole-plan.js';
 
 const del = (key: string, reason: PlannedDelete['reason'] = 'absent'): PlannedDelete => ({ key, reason, deleteKey: key, keyType: 'MLSNumber', remoteIds: [1] });
-const plan = (deletes: PlannedDelete[]): SyncPlan => ({ keyBy: 'MLSNumber', creates: [], updates: [], deletes, unchanged: 0, recordFingerprints: [], duplicates: [], protectedKeys: [], otherFeeds: 0 });
+const plan = (deletes: PlannedDelete[]): SyncPlan => ({
+  keyBy: 'MLSNumber',
+  creates: [],
+  updates: [],
+  deletes,
+  unchanged: 0,
+  recordFingerprints: [],
+  duplicates: [],
+  protectedKeys: [],
+  otherFeeds: 0,
+});
 const NOW = new Date('2024-05-01T12:00:00Z');
 
 const input = (deletes: PlannedDelete[], patch: Partial<GuardInput> = {}): GuardInput => ({
@@ -49,13 +59,18 @@ describe('evaluateGuards', () => {
   });
 
   it('lets --force lift the count and fraction limits and the empty-feed check', () => {
-    const d = evaluateGuards(input([del('A'), del('B'), del('C')], { force: true, deletes: { maxFraction: 0.01, maxCount: 1, graceHours: 0 }, feed: { complete: true, mode: 'full', valid: 0 } }));
+    const d = evaluateGuards(
+      input([del('A'), del('B'), del('C')], { force: true, deletes: { maxFraction: 0.01, maxCount: 1, graceHours: 0 }, feed: { complete: true, mode: 'full', valid: 0 } }),
+    );
     expect(d.outcome).toBe('forced');
     expect(d.allowed).toHaveLength(3);
   });
 
   it('never lets --force delete after an incomplete read of the feed or of the remote side', () => {
-    for (const patch of [{ feed: { complete: false, readError: 'HTTP 401', mode: 'full' as const, valid: 90 } }, { remote: { count: 100, complete: false, problem: 'VirtualCount lies' } }]) {
+    for (const patch of [
+      { feed: { complete: false, readError: 'HTTP 401', mode: 'full' as const, valid: 90 } },
+      { remote: { count: 100, complete: false, problem: 'VirtualCount lies' } },
+    ]) {
       const d = evaluateGuards(input([del('A')], { force: true, ...patch }));
       expect(d.outcome).toBe('tripped');
       expect(d.allowed).toEqual([]);

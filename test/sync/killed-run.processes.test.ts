@@ -40,8 +40,10 @@ function inContainer(args: string[]) {
 describe.runIf(canUnshare())('a run killed as PID 1 in a container', () => {
   it('leaves locks naming PID 1; the next container run takes them at once and converges with no duplicate', async () => {
     const config = join(sync.env().dir, 'feedsync.yaml');
-    const yaml = homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: ['  concurrency: 2'] })
-      .replace('    source: { kind: csv, path: homes.csv }', '    source: { kind: csv, path: homes.csv }\n    deadlineMinutes: 0.1');
+    const yaml = homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: ['  concurrency: 2'] }).replace(
+      '    source: { kind: csv, path: homes.csv }',
+      '    source: { kind: csv, path: homes.csv }\n    deadlineMinutes: 0.1',
+    );
     await writeFile(config, yaml);
     await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(FEED)));
 

@@ -70,14 +70,7 @@ describe('feedsync sync with Redis configured and unreachable', () => {
     const config = join(sync.env().dir, 'settings.yaml');
     await writeFile(
       config,
-      [
-        ...apiYaml(sync.te().url),
-        'redis:',
-        `  url: redis://127.0.0.1:${closedPort}`,
-        'chatbots:',
-        `  - serialNumber: ${SN}`,
-        '    settings: { Name: Homes bot }',
-      ].join('\n'),
+      [...apiYaml(sync.te().url), 'redis:', `  url: redis://127.0.0.1:${closedPort}`, 'chatbots:', `  - serialNumber: ${SN}`, '    settings: { Name: Homes bot }'].join('\n'),
     );
     const before = (await sync.te().stats()).total;
     const refused = await feedsync(['settings', '--config', config, '--json']);

@@ -43,7 +43,15 @@ function contents(index: RemoteIndex) {
   return [...index].map(([key, copies]) => [key, copies.map((c) => ({ id: c.id, otherKey: c.otherKey, hash: Buffer.from(c.hash).toString('hex'), compared: c.compared }))]);
 }
 
-const opts = (o: Partial<RemoteOptions> = {}): RemoteOptions => ({ serialNumber: 'SN-ECHO', keyBy: 'MLSNumber', keepCompared: true, keepOtherKey: true, pageSize: 10, concurrency: 3, ...o });
+const opts = (o: Partial<RemoteOptions> = {}): RemoteOptions => ({
+  serialNumber: 'SN-ECHO',
+  keyBy: 'MLSNumber',
+  keepCompared: true,
+  keepOtherKey: true,
+  pageSize: 10,
+  concurrency: 3,
+  ...o,
+});
 /** the client without listListingsAs: every page parsed whole by the client (nothing recalled, nothing remembered) */
 const plain = (api: ChatbotApi): ChatbotApi => ({ ...api, listListingsAs: undefined });
 
@@ -174,7 +182,12 @@ describe('page echo files', () => {
   it('ignores a file whose checksum holds but whose rows are not whole', () => {
     const name = 'n';
     const opts = { keyBy: 'MLSNumber' as const };
-    const page = (n: number, o: Partial<RemoteRows> = {}): RemoteRows => ({ ids: new Float64Array(n), keys: Array.from({ length: n }, (_, i) => `K${i}`), hashes: new Uint8Array(20 * n), ...o });
+    const page = (n: number, o: Partial<RemoteRows> = {}): RemoteRows => ({
+      ids: new Float64Array(n),
+      keys: Array.from({ length: n }, (_, i) => `K${i}`),
+      hashes: new Uint8Array(20 * n),
+      ...o,
+    });
     const generation = (pages: RemoteRows[], byHash: Map<string, number>, answers = new Map([['200:x', { page: 0, virtualCount: 2 }]])): Generation => ({
       pages,
       pageItems: [],
@@ -184,15 +197,34 @@ describe('page echo files', () => {
     });
     const read = (pages: RemoteRows[], byHash: Map<string, number>, o: { keepCompared?: boolean; limit?: number; answers?: Generation['answers'] } = {}) =>
       readGeneration(name, { ...opts, ...o }, o.limit ?? 10, generationBytes(name, generation(pages, byHash, o.answers)));
-    const places = new Map([['a', 0], ['b', 1]]);
+    const places = new Map([
+      ['a', 0],
+      ['b', 1],
+    ]);
     // whole: read back, each page's item hashes rebuilt from byHash
     expect(read([page(2)], places)).toMatchObject({ rows: 2, pageItems: [['a', 'b']], answers: new Map([['200:x', { page: 0, virtualCount: 2 }]]) });
-    expect(read([page(2)], new Map([['a', 0], ['b', 0]]))).toBeUndefined(); // two hashes at one place: a row without its own
+    expect(
+      read(
+        [page(2)],
+        new Map([
+          ['a', 0],
+          ['b', 0],
+        ]),
+      ),
+    ).toBeUndefined(); // two hashes at one place: a row without its own
     expect(read([page(2)], places, { answers: new Map([['200:x', { page: 1, virtualCount: 2 }]]) })).toBeUndefined(); // an answer of a page not there
     expect(read([page(2)], places, { answers: new Map([['200:x', { page: 0, virtualCount: -1 }]]) })).toBeUndefined();
     expect(read([page(2, { keys: ['K0'] })], places)).toBeUndefined(); // a key short
     expect(read([page(2, { hashes: new Uint8Array(20) })], places)).toBeUndefined(); // a hash short
-    expect(read([page(2)], new Map([['a', 0], ['b', 2]]))).toBeUndefined(); // a place past the page
+    expect(
+      read(
+        [page(2)],
+        new Map([
+          ['a', 0],
+          ['b', 2],
+        ]),
+      ),
+    ).toBeUndefined(); // a place past the page
     expect(read([page(2)], places, { keepCompared: true })).toBeUndefined(); // the options kept compared JSON: these rows have none
     expect(read([page(2)], places, { limit: 1 })).toBeUndefined(); // more rows than this process remembers
     expect(readGeneration('other', opts, 10, generationBytes(name, generation([page(2)], places)))).toBeUndefined();

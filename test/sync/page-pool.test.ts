@@ -88,7 +88,12 @@ describe('page pool', () => {
   it.each(variants)('a page decoded in a worker gives the rows this thread gives (%o)', async (o) => {
     const pool = await loadedPool();
     try {
-      for (const [page, size] of [[1, 100], [2, 25], [9, 7], [99, 10]] as const) {
+      for (const [page, size] of [
+        [1, 100],
+        [2, 25],
+        [9, 7],
+        [99, 10],
+      ] as const) {
         const res = await rawPage(page, size);
         const data = readEnvelope(ENDPOINTS.list, { status: res.status, headers: new Headers(), text: Buffer.from(res.bytes).toString('utf8') }, ListData, quickListData);
         const { itemHashes, pageHash: answer, ...decoded } = (await pool.decode(res, o)) ?? {};

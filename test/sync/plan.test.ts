@@ -14,12 +14,10 @@ const opts = (patch: Partial<PlanOptions> = {}): PlanOptions => ({
 
 describe('planSync', () => {
   it('creates, updates with changed fields, deletes the absent and counts the unchanged', () => {
-    const a = listing('A'), b = listing('B', { SalePrice: 400000 }), c = listing('C');
-    const plan = planSync(
-      desiredSide([a, b, c]),
-      remoteSide([listItem(1, a), listItem(2, listing('B')), listItem(3, listing('Z'))]),
-      opts(),
-    );
+    const a = listing('A'),
+      b = listing('B', { SalePrice: 400000 }),
+      c = listing('C');
+    const plan = planSync(desiredSide([a, b, c]), remoteSide([listItem(1, a), listItem(2, listing('B')), listItem(3, listing('Z'))]), opts());
     expect(plan.creates.map((x) => x.key)).toEqual(['C']);
     expect(plan.updates).toMatchObject([{ key: 'B', remoteId: 2, reason: 'fields', changes: [{ field: 'SalePrice', old: 350000, new: 400000 }] }]);
     expect(plan.deletes).toEqual([{ key: 'Z', reason: 'absent', deleteKey: 'Z', keyType: 'MLSNumber', remoteIds: [3] }]);
@@ -50,11 +48,7 @@ describe('planSync', () => {
 
   it('keeps the copy matching the feed and deletes the other copies by NewOaks ID', () => {
     const a = listing('A');
-    const plan = planSync(
-      desiredSide([a]),
-      remoteSide([listItem(4, listing('A', { SalePrice: 1 })), listItem(7, a), listItem(9, listing('A', { SalePrice: 2 }))]),
-      opts(),
-    );
+    const plan = planSync(desiredSide([a]), remoteSide([listItem(4, listing('A', { SalePrice: 1 })), listItem(7, a), listItem(9, listing('A', { SalePrice: 2 }))]), opts());
     expect(plan.duplicates).toEqual([{ key: 'A', keepId: 7, extraIds: [4, 9] }]);
     expect(plan.deletes).toEqual([
       { key: 'A', reason: 'duplicate', deleteKey: '4', keyType: 'NewOaks', remoteIds: [4] },
@@ -65,11 +59,7 @@ describe('planSync', () => {
   });
 
   it('keeps the newest copy when none matches, and updates it', () => {
-    const plan = planSync(
-      desiredSide([listing('A', { SalePrice: 5 })]),
-      remoteSide([listItem(4, listing('A')), listItem(9, listing('A'))]),
-      opts(),
-    );
+    const plan = planSync(desiredSide([listing('A', { SalePrice: 5 })]), remoteSide([listItem(4, listing('A')), listItem(9, listing('A'))]), opts());
     expect(plan.duplicates).toEqual([{ key: 'A', keepId: 9, extraIds: [4] }]);
     expect(plan.updates).toMatchObject([{ key: 'A', remoteId: 9 }]);
   });
@@ -82,21 +72,13 @@ describe('planSync', () => {
   });
 
   it('protects the remote listing of a rejected record with a readable key', () => {
-    const plan = planSync(
-      desiredSide([], { protectedKeys: new Set(['P']) }),
-      remoteSide([listItem(1, listing('P')), listItem(2, listing('Q'))]),
-      opts(),
-    );
+    const plan = planSync(desiredSide([], { protectedKeys: new Set(['P']) }), remoteSide([listItem(1, listing('P')), listItem(2, listing('Q'))]), opts());
     expect(plan.protectedKeys).toEqual(['P']);
     expect(plan.deletes.map((d) => d.key)).toEqual(['Q']);
   });
 
   it('never deletes a listing another feed of the chatbot wrote', () => {
-    const plan = planSync(
-      desiredSide([]),
-      remoteSide([listItem(1, listing('OTHER')), listItem(2, listing('MINE'))]),
-      opts({ ownedElsewhere: (r) => r.key === 'OTHER' }),
-    );
+    const plan = planSync(desiredSide([]), remoteSide([listItem(1, listing('OTHER')), listItem(2, listing('MINE'))]), opts({ ownedElsewhere: (r) => r.key === 'OTHER' }));
     expect(plan.deletes.map((d) => d.key)).toEqual(['MINE']);
     expect(plan.otherFeeds).toBe(1);
   });
@@ -104,11 +86,20 @@ describe('planSync', () => {
   it('in an incremental feed deletes only the keys marked removed or skipped', () => {
     const a = listing('A');
     const plan = planSync(
-      desiredSide([a], { mode: 'incremental', goneKeys: new Map([['R', 'removed'], ['S', 'skipped']]) }),
+      desiredSide([a], {
+        mode: 'incremental',
+        goneKeys: new Map([
+          ['R', 'removed'],
+          ['S', 'skipped'],
+        ]),
+      }),
       remoteSide([listItem(1, a), listItem(2, listing('R')), listItem(3, listing('S')), listItem(4, listing('T'))]),
       opts(),
     );
-    expect(plan.deletes.map((d) => [d.key, d.reason])).toEqual([['R', 'removed'], ['S', 'skipped']]);
+    expect(plan.deletes.map((d) => [d.key, d.reason])).toEqual([
+      ['R', 'removed'],
+      ['S', 'skipped'],
+    ]);
   });
 
   it('keys by URL: creates, deletes and updates by the listing Url', () => {
@@ -124,13 +115,12 @@ describe('planSync', () => {
   });
 
   it('decides the same by hash when the remote canonical form is not kept (a real run)', () => {
-    const a = listing('A'), b = listing('B', { SalePrice: 400000, DaysOnMarket: 9 }), c = listing('C', { DaysOnMarket: 30 });
-    const remote = remoteSide(
-      [listItem(1, a), listItem(2, listing('B')), listItem(3, listing('C')), listItem(4, listing('A', { SalePrice: 1 }))],
-      'MLSNumber',
-      false,
-      ['DaysOnMarket'],
-    );
+    const a = listing('A'),
+      b = listing('B', { SalePrice: 400000, DaysOnMarket: 9 }),
+      c = listing('C', { DaysOnMarket: 30 });
+    const remote = remoteSide([listItem(1, a), listItem(2, listing('B')), listItem(3, listing('C')), listItem(4, listing('A', { SalePrice: 1 }))], 'MLSNumber', false, [
+      'DaysOnMarket',
+    ]);
     const plan = planSync(desiredSide([a, b, c]), remote, opts({ ignore: new Set(['DaysOnMarket']) }));
     expect(plan.updates).toMatchObject([{ key: 'B', remoteId: 2, reason: 'fields', changes: [] }]);
     expect(plan.unchanged).toBe(2);

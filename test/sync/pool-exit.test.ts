@@ -7,8 +7,11 @@ import { describe, expect, it } from 'vitest';
 describe('an idle page pool does not keep the process alive', () => {
   it('the child exits by itself with its pool loaded and never closed', async () => {
     const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'pool-exit.child.ts')], { timeout: 60_000, killSignal: 'SIGKILL' }, (_err, stdout, stderr) =>
-        resolve({ code: child.exitCode, stdout, stderr }),
+      const child = execFile(
+        process.execPath,
+        ['--import', 'tsx', join(import.meta.dirname, 'pool-exit.child.ts')],
+        { timeout: 60_000, killSignal: 'SIGKILL' },
+        (_err, stdout, stderr) => resolve({ code: child.exitCode, stdout, stderr }),
       );
     });
     // killed at the 60 s timeout (well past a normal exit), the code would be null

@@ -34,7 +34,7 @@ describe('stampOf', () => {
     expect(stampOf(seed, 'bc', h, 'a')).not.toBe(stampOf(seed, 'c', h, 'ab'));
   });
 
-  it('takes a reader\'s text, else the data as JSON, in a form no reader gives', () => {
+  it("takes a reader's text, else the data as JSON, in a form no reader gives", () => {
     expect(recordText({ data: { a: '1' }, text: 'cXYZ' })).toBe('cXYZ');
     expect(recordText({ data: { a: '1' } })).toBe('{{"a":"1"}');
   });

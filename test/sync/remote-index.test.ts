@@ -17,35 +17,51 @@ const item = fc.record({ id: fc.integer({ min: 1, max: 3_000_000_000 }), key: ke
 describe('RemoteIndex', () => {
   it('holds the same copies, in ID order, as grouping the items by key', () => {
     fc.assert(
-      fc.property(fc.array(item, { maxLength: 40 }), fc.boolean(), fc.constantFrom<'MLSNumber' | 'URL'>('MLSNumber', 'URL'), fc.option(fc.constantFrom(1, 2), { nil: undefined }), (items, keep, keyBy, round) => {
-        const index = new RemoteIndex({ keepCompared: keep, keepOtherKey: true });
-        // the plain rule: the last reading of an ID wins; kept are the rows of `round` (or all)
-        const latest = new Map<number, { row: ReturnType<typeof toRemote>; round: number }>();
-        for (const it of items) {
-          const l = listing(it.key.trim() || 'X', { MLSNumber: it.key, Url: `https://x/${it.key.trim()}`, SalePrice: it.price });
-          const row = toRemote(listItem(it.id, l, { MLSNumber: it.key, Url: it.key.trim() ? `https://x/${it.key.trim()}` : '' }), { keyBy, keepCompared: keep, keepOtherKey: true });
-          index.add(row, it.round);
-          latest.set(it.id, { row, round: it.round });
-        }
-        index.finish(round);
-        const kept = [...latest.values()].filter((x) => round === undefined || x.round === round).sort((a, b) => a.row.id - b.row.id);
-        const plain = new Map<string, Array<ReturnType<typeof toRemote>>>();
-        for (const { row } of kept) if (row.key !== '') plain.set(row.key, [...(plain.get(row.key) ?? []), row]);
-        expect(index.count).toBe(kept.length);
-        expect([...index.keys()].sort()).toEqual([...plain.keys()].sort());
-        for (const [key, rows] of plain) {
-          const got = index.get(key)!;
-          expect(got.map((r) => [r.id, r.key, r.otherKey, Buffer.from(r.hash).toString('hex'), r.compared])).toEqual(
-            rows.map((r) => [r.id, r.key, r.otherKey, Buffer.from(r.hash).toString('hex'), r.compared]),
-          );
-        }
-      }),
+      fc.property(
+        fc.array(item, { maxLength: 40 }),
+        fc.boolean(),
+        fc.constantFrom<'MLSNumber' | 'URL'>('MLSNumber', 'URL'),
+        fc.option(fc.constantFrom(1, 2), { nil: undefined }),
+        (items, keep, keyBy, round) => {
+          const index = new RemoteIndex({ keepCompared: keep, keepOtherKey: true });
+          // the plain rule: the last reading of an ID wins; kept are the rows of `round` (or all)
+          const latest = new Map<number, { row: ReturnType<typeof toRemote>; round: number }>();
+          for (const it of items) {
+            const l = listing(it.key.trim() || 'X', { MLSNumber: it.key, Url: `https://x/${it.key.trim()}`, SalePrice: it.price });
+            const row = toRemote(listItem(it.id, l, { MLSNumber: it.key, Url: it.key.trim() ? `https://x/${it.key.trim()}` : '' }), {
+              keyBy,
+              keepCompared: keep,
+              keepOtherKey: true,
+            });
+            index.add(row, it.round);
+            latest.set(it.id, { row, round: it.round });
+          }
+          index.finish(round);
+          const kept = [...latest.values()].filter((x) => round === undefined || x.round === round).sort((a, b) => a.row.id - b.row.id);
+          const plain = new Map<string, Array<ReturnType<typeof toRemote>>>();
+          for (const { row } of kept) if (row.key !== '') plain.set(row.key, [...(plain.get(row.key) ?? []), row]);
+          expect(index.count).toBe(kept.length);
+          expect([...index.keys()].sort()).toEqual([...plain.keys()].sort());
+          for (const [key, rows] of plain) {
+            const got = index.get(key)!;
+            expect(got.map((r) => [r.id, r.key, r.otherKey, Buffer.from(r.hash).toString('hex'), r.compared])).toEqual(
+              rows.map((r) => [r.id, r.key, r.otherKey, Buffer.from(r.hash).toString('hex'), r.compared]),
+            );
+          }
+        },
+      ),
     );
   });
 
   it('gives back every stored fingerprint of a key it holds, of any version', () => {
     const index = new RemoteIndex();
-    for (const [id, key] of [[1, 'A'], [2, 'B'], [3, 'C'], [4, 'D']] as const) index.add(toRemote(listItem(id, listing(key)), { keyBy: 'MLSNumber' }), 1);
+    for (const [id, key] of [
+      [1, 'A'],
+      [2, 'B'],
+      [3, 'C'],
+      [4, 'D'],
+    ] as const)
+      index.add(toRemote(listItem(id, listing(key)), { keyBy: 'MLSNumber' }), 1);
     index.finish(1);
     const stored = new Map([
       ['A', fingerprintListing(listing('A'))],
@@ -63,7 +79,16 @@ describe('RemoteIndex', () => {
 
   it('gives a stamp check what get and fingerprints.get give: the same stamp, for a key with one copy and a fingerprint only', () => {
     const index = new RemoteIndex();
-    for (const [id, key] of [[1, 'A'], [2, 'B'], [3, 'C'], [4, 'D'], [5, 'DUP'], [6, 'DUP'], [7, 'E']] as const) index.add(toRemote(listItem(id, listing(key)), { keyBy: 'MLSNumber' }), 1);
+    for (const [id, key] of [
+      [1, 'A'],
+      [2, 'B'],
+      [3, 'C'],
+      [4, 'D'],
+      [5, 'DUP'],
+      [6, 'DUP'],
+      [7, 'E'],
+    ] as const)
+      index.add(toRemote(listItem(id, listing(key)), { keyBy: 'MLSNumber' }), 1);
     index.finish(1);
     const v2 = fingerprintListing(listing('A'));
     const stored = new Map([
@@ -124,7 +149,19 @@ describe('comparedChanges', () => {
 });
 
 describe('comparedOfListItem', () => {
-  const text = fc.constantFrom('', ' ', '350000', '350,000', '2.50', 'abc', ' a  b ', '["https://i/1"," https://i/2 "]', 'https://i/1,https://i/2', '[{"Key":"k","value":"v"}]', 'k:v;x:y');
+  const text = fc.constantFrom(
+    '',
+    ' ',
+    '350000',
+    '350,000',
+    '2.50',
+    'abc',
+    ' a  b ',
+    '["https://i/1"," https://i/2 "]',
+    'https://i/1,https://i/2',
+    '[{"Key":"k","value":"v"}]',
+    'k:v;x:y',
+  );
   const patch = fc.record(
     {
       SaleType: fc.constantFrom('for_sale', 'for_rent', 'other', ''),

@@ -10,7 +10,10 @@ import { apiYaml, COLUMNS, rows, SN, type Row, useEmulatorSync } from './helpers
 let config: string;
 
 function xml(data: Row[]): string {
-  const record = (r: Row) => `  <Listing>\n${COLUMNS.filter((c) => r[c] !== undefined).map((c) => `    <${c}>${r[c]}</${c}>`).join('\n')}\n  </Listing>`;
+  const record = (r: Row) =>
+    `  <Listing>\n${COLUMNS.filter((c) => r[c] !== undefined)
+      .map((c) => `    <${c}>${r[c]}</${c}>`)
+      .join('\n')}\n  </Listing>`;
   return `<?xml version="1.0"?>\n<Listings>\n${data.map(record).join('\n')}\n  <Listing><MLSNumber>MLS0099</MLSNumber><Status>Active</Sta></Listing>\n</Listings>\n`;
 }
 
@@ -47,7 +50,6 @@ beforeAll(async () => {
   );
 });
 
-
 describe('report words', () => {
   it('an XML record: its line and record number; a missing field "is missing"', async () => {
     const sync = await feedsync(['sync', '--config', config, '--feed', 'homes', '--dry-run']);
@@ -72,7 +74,12 @@ describe('report words', () => {
 
   it('a network error says what failed once', async () => {
     const down = join(sync.env().dir, 'down.yaml');
-    await writeFile(down, ['api: { baseUrl: "http://127.0.0.1:1", secretKey: k-secret-9, sessionKey: k-session-9, retries: 0 }', 'chatbots: [{ serialNumber: SN-1, settings: { Name: X } }]'].join('\n'));
+    await writeFile(
+      down,
+      ['api: { baseUrl: "http://127.0.0.1:1", secretKey: k-secret-9, sessionKey: k-session-9, retries: 0 }', 'chatbots: [{ serialNumber: SN-1, settings: { Name: X } }]'].join(
+        '\n',
+      ),
+    );
     const r = await feedsync(['settings', '--config', down]);
     expect(r.stderr).toContain('/chat/Chatbot/Edit: network error: connect ECONNREFUSED 127.0.0.1:1\n');
     expect(r.stderr.match(/ECONNREFUSED/g)).toHaveLength(1);

@@ -31,7 +31,9 @@ describe('a generic server that refuses $orderby', () => {
     const s = emulator.closeAfterTest(await startResoServer({ records: generateResoRecords(50, { seed: 8 }), maxPageSize: 20, refuseOrderby: true }));
     const first = await env.sync(te, feedFor(s.url));
     expect(first.outcome, first.message).toBe('ok');
-    expect(first.source.warnings).toEqual([expect.stringMatching(/refused the keyset query \(.*HTTP 400 Bad Request: The query option \$orderby is not supported\).*paging: nextLink/)]);
+    expect(first.source.warnings).toEqual([
+      expect.stringMatching(/refused the keyset query \(.*HTTP 400 Bad Request: The query option \$orderby is not supported\).*paging: nextLink/),
+    ]);
     expect((await te.listings(SN)).length).toBe(onMarket(s.records));
     expect(s.requests.map((r) => r.status)).toEqual([400, 200, 200, 200]);
     expect(first.source).toMatchObject({ pages: 3, requests: 4 });

@@ -96,7 +96,9 @@ describe('a server that ignores $orderby', () => {
     // (its answer pages by nextLink, which is followed: 18 records, 5 a page)
     expect(asked).toHaveLength(4);
     for (const r of asked) expect(`${server.origin}${r.url}`.length).toBeLessThanOrEqual(2048);
-    expect([...new Set(asked.flatMap((r) => r.filter!.match(/ListingId eq '[^']+'/g) ?? []))].sort()).toEqual(data.slice(4, 22).map((r) => `ListingId eq '${String(r.ListingId)}'`));
+    expect([...new Set(asked.flatMap((r) => r.filter!.match(/ListingId eq '[^']+'/g) ?? []))].sort()).toEqual(
+      data.slice(4, 22).map((r) => `ListingId eq '${String(r.ListingId)}'`),
+    );
     await followingFullPull(server);
   });
 
@@ -158,7 +160,12 @@ describe('$skip paging (nextLink) with a hard delete during the pull', () => {
     const asked = server.requests.filter((r) => r.filter?.includes("ListingId eq 'L-06'"));
     expect(asked).toHaveLength(1);
     await followingFullPull(server, { paging: 'nextLink' }, 1);
-    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).filter((id) => id !== 'L-02').sort());
+    expect(await held()).toEqual(
+      data
+        .map((r) => String(r.ListingId))
+        .filter((id) => id !== 'L-02')
+        .sort(),
+    );
   });
 
   it('incremental: the change the shift hid is not lost: the mark stays before it and the next pull brings it', async () => {
@@ -182,7 +189,12 @@ describe('$skip paging (nextLink) with a hard delete during the pull', () => {
     const full = await env.sync(te, feedOf(server, { paging: 'nextLink', incremental: true }), { full: true });
     expect(full.counts.created).toBe(0);
     expect(full.counts.deleted).toBe(1); // K-05, confirmed gone
-    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).filter((id) => id !== 'L-05').sort());
+    expect(await held()).toEqual(
+      data
+        .map((r) => String(r.ListingId))
+        .filter((id) => id !== 'L-05')
+        .sort(),
+    );
   });
 });
 
@@ -209,25 +221,28 @@ describe('an incremental pull with a record changed again during it', () => {
 });
 
 describe('a server that fails from page 2 on', () => {
-  it.each([500, 400])('HTTP %i: nothing deleted, outcome partial (exit 4), never guard; the message names the answer and the page; one change-log entry for the run', async (status) => {
-    const data = records(17);
-    const server = await seeded(data);
-    const changes: ListingChange[] = [];
-    const start = server.pages;
-    const failing = emulator.closeAfterTest(await startResoServer({ records: server.records, maxPageSize: PAGE, failPages: { from: 2, status } }));
-    expect(start).toBeGreaterThan(0);
-    const report = await env.sync(te, feedOf(failing), { full: true, changes: (c) => changes.push(c) });
-    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).sort());
-    expect(report.outcome).toBe('partial');
-    expect(exitForOutcome(report.outcome)).toBe(4);
-    expect(report.message).toContain(`HTTP ${status}`);
-    expect(report.message).toMatch(/page 2/);
-    expect(report.message).not.toMatch(/maxFraction/);
-    expect(changes.filter((c) => c.op === 'delete')).toEqual([]);
-    const run = changes.filter((c) => c.op === 'withheld');
-    expect(run).toEqual([{ op: 'withheld', count: 12, reason: expect.stringMatching(/read not whole/) }]);
-    await followingFullPull(server);
-  });
+  it.each([500, 400])(
+    'HTTP %i: nothing deleted, outcome partial (exit 4), never guard; the message names the answer and the page; one change-log entry for the run',
+    async (status) => {
+      const data = records(17);
+      const server = await seeded(data);
+      const changes: ListingChange[] = [];
+      const start = server.pages;
+      const failing = emulator.closeAfterTest(await startResoServer({ records: server.records, maxPageSize: PAGE, failPages: { from: 2, status } }));
+      expect(start).toBeGreaterThan(0);
+      const report = await env.sync(te, feedOf(failing), { full: true, changes: (c) => changes.push(c) });
+      expect(await held()).toEqual(data.map((r) => String(r.ListingId)).sort());
+      expect(report.outcome).toBe('partial');
+      expect(exitForOutcome(report.outcome)).toBe(4);
+      expect(report.message).toContain(`HTTP ${status}`);
+      expect(report.message).toMatch(/page 2/);
+      expect(report.message).not.toMatch(/maxFraction/);
+      expect(changes.filter((c) => c.op === 'delete')).toEqual([]);
+      const run = changes.filter((c) => c.op === 'withheld');
+      expect(run).toEqual([{ op: 'withheld', count: 12, reason: expect.stringMatching(/read not whole/) }]);
+      await followingFullPull(server);
+    },
+  );
 
   it('a full pull capped by source.top: one change-log entry for the run, not one per listing kept', async () => {
     const data = records(17);
@@ -237,7 +252,9 @@ describe('a server that fails from page 2 on', () => {
     expect(await held()).toHaveLength(17);
     expect(report.outcome).toBe('partial');
     expect(changes.filter((c) => c.op === 'delete')).toEqual([]);
-    expect(changes.filter((c) => c.op === 'withheld')).toEqual([{ op: 'withheld', count: 11, reason: expect.stringMatching(/^deletes withheld: read not whole \(.*source\.top = 6/) }]);
+    expect(changes.filter((c) => c.op === 'withheld')).toEqual([
+      { op: 'withheld', count: 11, reason: expect.stringMatching(/^deletes withheld: read not whole \(.*source\.top = 6/) },
+    ]);
   });
 
   it('HTTP 500 on the first page: nothing could be used, outcome failed (exit 1)', async () => {
@@ -263,7 +280,12 @@ describe('the confirmation itself', () => {
     server.remove('K-05');
     server.records = server.records.map((r) => (r.ListingKey === 'K-06' ? { ...r, StandardStatus: 'Withdrawn' } : r.ListingKey === 'K-07' ? { ...r, MlgCanView: false } : r));
     const report = await env.sync(te, feedOf(server), { full: true });
-    expect(await held()).toEqual(data.map((r) => String(r.ListingId)).filter((id) => !['L-05', 'L-06', 'L-07'].includes(id)).sort());
+    expect(await held()).toEqual(
+      data
+        .map((r) => String(r.ListingId))
+        .filter((id) => !['L-05', 'L-06', 'L-07'].includes(id))
+        .sort(),
+    );
     expect(report.counts.deleted).toBe(3);
     expect(report.outcome).toBe('partial');
     expect(report.message).toMatch(/the server's paging missed 4 records that it still has \(L-08, L-09, L-10, L-11\)/);

@@ -48,13 +48,16 @@ function startRecords(): Record<string, unknown>[] {
 
 const byKey = (records: Record<string, unknown>[]) => [...records].sort((a, b) => String(a.ListingKey).localeCompare(String(b.ListingKey)));
 const onMarketIds = (records: Record<string, unknown>[]) =>
-  records.filter((r) => !OFF_MARKET.has(String(r.StandardStatus)) && r.MlgCanView !== false).map((r) => String(r.ListingId)).sort();
+  records
+    .filter((r) => !OFF_MARKET.has(String(r.StandardStatus)) && r.MlgCanView !== false)
+    .map((r) => String(r.ListingId))
+    .sort();
 /** ListPrice as the listing holds it: RentPrice for a lease, SalePrice for a sale */
 const price = (l: { SalePrice?: number; RentPrice?: number } | undefined) => l?.SalePrice ?? l?.RentPrice;
 const held = async () => new Map((await te.listings(SN)).map((l) => [l.MLSNumber, l]));
 
 describe.each<Spelling>(['display', 'enum'])('RESO replication, lookups spelled as %s', (spelling) => {
-  it('a full pull with records changing mid-pull, then an incremental pull: exactly the server\'s on-market records, nothing unchanged deleted', async () => {
+  it("a full pull with records changing mid-pull, then an incremental pull: exactly the server's on-market records, nothing unchanged deleted", async () => {
     const records = startRecords();
     const ordered = byKey(records);
     const key = (i: number) => String(ordered[i]!.ListingKey);
@@ -102,7 +105,9 @@ describe.each<Spelling>(['display', 'enum'])('RESO replication, lookups spelled 
     const photo = 'https://media.test/new-photo.jpg';
     const k3 = s.records.find((r) => r.ListingKey === key(3))!;
     s.records = s.records.map((r) =>
-      r === k3 ? { ...r, PhotosChangeTimestamp: new Date().toISOString(), Media: [...(r.Media as object[]), { MediaKey: 'new', MediaURL: photo, MediaCategory: 'Photo', Order: 0 }] } : r,
+      r === k3
+        ? { ...r, PhotosChangeTimestamp: new Date().toISOString(), Media: [...(r.Media as object[]), { MediaKey: 'new', MediaURL: photo, MediaCategory: 'Photo', Order: 0 }] }
+        : r,
     );
     const incremental = await env.sync(te, feed);
     expect(incremental.outcome).toBe('ok');
@@ -160,11 +165,14 @@ describe('a RESO-named CSV export with OData lookup spellings', () => {
     const fromCsv = await mapAll({ kind: 'csv', path: 'export.csv' });
     const fromPages = await mapAll({ kind: 'reso', url: server.url, expandMedia: false });
 
-    const rejected = (items: MappedItem[]) => items.filter((i) => i.kind === 'rejected').map((i) => ('key' in i ? i.key : undefined)).sort();
+    const rejected = (items: MappedItem[]) =>
+      items
+        .filter((i) => i.kind === 'rejected')
+        .map((i) => ('key' in i ? i.key : undefined))
+        .sort();
     expect(rejected(fromCsv)).toEqual([String(records[4]!.ListingId), String(records[9]!.ListingId)].sort());
     expect(rejected(fromPages)).toEqual(rejected(fromCsv));
-    const listings = (items: MappedItem[]) =>
-      new Map(items.flatMap((i) => (i.kind === 'listing' ? [[i.key, i.listing] as const] : [])));
+    const listings = (items: MappedItem[]) => new Map(items.flatMap((i) => (i.kind === 'listing' ? [[i.key, i.listing] as const] : [])));
     const csvListings = listings(fromCsv);
     expect(csvListings.size).toBe(28);
     expect(listings(fromPages)).toEqual(csvListings);

@@ -73,7 +73,11 @@ describe('one feed routed to several chatbots', () => {
     ]);
     const reports = await run(te, [feed]);
     expect(server.requests).toBe(1);
-    expect(reports.map((r) => [r.chatbot, r.outcome])).toEqual([['SN-ANN', 'ok'], ['SN-BOB', 'ok'], ['SN-OFFICE', 'ok']]);
+    expect(reports.map((r) => [r.chatbot, r.outcome])).toEqual([
+      ['SN-ANN', 'ok'],
+      ['SN-BOB', 'ok'],
+      ['SN-OFFICE', 'ok'],
+    ]);
     expect(await held(te, 'SN-ANN')).toEqual(mls(1, 3));
     expect(await held(te, 'SN-BOB')).toEqual(mls(2, 4));
     expect(await held(te, 'SN-OFFICE')).toEqual(mls(1, 2, 3, 4, 5));
@@ -108,7 +112,11 @@ describe('one feed routed to several chatbots', () => {
       ]);
       const reports = await run(only, [feed]);
       expect(server.requests).toBe(1);
-      expect(reports.map((r) => [r.chatbot, r.outcome])).toEqual([['SN-ANN', 'ok'], ['SN-GONE', 'failed'], ['SN-OFFICE', 'ok']]);
+      expect(reports.map((r) => [r.chatbot, r.outcome])).toEqual([
+        ['SN-ANN', 'ok'],
+        ['SN-GONE', 'failed'],
+        ['SN-OFFICE', 'ok'],
+      ]);
       expect(reports[1]!.message).toContain('could not be paged');
       expect(await held(only, 'SN-ANN')).toEqual(mls(1, 3));
       expect(await held(only, 'SN-OFFICE')).toEqual(mls(1, 2, 3, 4));
@@ -127,26 +135,42 @@ describe('several feeds of one chatbot run together', () => {
     const sn = 'SN-THREE';
     const feeds = [0, 1, 2].map((f) => {
       const name = `part-${f}.csv`;
-      return { name, feed: FeedConfig.parse({ name: `part-${f}`, chatbot: sn, source: { kind: 'csv', path: name }, mapping, deletes: { maxFraction: 1, batchSize: 10 } }), data: rows(30, 1 + f * 30) };
+      return {
+        name,
+        feed: FeedConfig.parse({ name: `part-${f}`, chatbot: sn, source: { kind: 'csv', path: name }, mapping, deletes: { maxFraction: 1, batchSize: 10 } }),
+        data: rows(30, 1 + f * 30),
+      };
     });
     for (const f of feeds) await env.writeFeed(f.data, f.name);
-    const first = await run(te, feeds.map((f) => f.feed));
+    const first = await run(
+      te,
+      feeds.map((f) => f.feed),
+    );
     expect(first.map((r) => r.counts.created)).toEqual([30, 30, 30]);
 
     const listed = async () => total(await requests(te, 'RealEstateList'));
     const before = await listed();
-    const rerun = await run(te, feeds.map((f) => f.feed));
+    const rerun = await run(
+      te,
+      feeds.map((f) => f.feed),
+    );
     // 90 listings at 20 a page: pages 1-5, the fifth short; once for the three feeds, not three times
     expect((await listed()) - before).toBe(5);
-    expect(rerun.map((r) => [r.outcome, r.counts.unchanged, r.counts.created + r.counts.updated + r.counts.deleted])).toEqual([['ok', 30, 0], ['ok', 30, 0], ['ok', 30, 0]]);
+    expect(rerun.map((r) => [r.outcome, r.counts.unchanged, r.counts.created + r.counts.updated + r.counts.deleted])).toEqual([
+      ['ok', 30, 0],
+      ['ok', 30, 0],
+      ['ok', 30, 0],
+    ]);
 
     // the middle feed drops a record: only it deletes, and only its own listing
     await env.writeFeed(feeds[1]!.data.slice(1), feeds[1]!.name);
-    const dropped = await run(te, feeds.map((f) => f.feed));
+    const dropped = await run(
+      te,
+      feeds.map((f) => f.feed),
+    );
     expect(dropped.map((r) => r.counts.deleted)).toEqual([0, 1, 0]);
     // the listings of the other two feeds, left alone by each
     expect(dropped.map((r) => r.counts.otherFeeds)).toEqual([60, 60, 60]);
     expect((await te.listings(sn)).length).toBe(89);
   });
 });
-

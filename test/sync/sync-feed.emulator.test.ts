@@ -153,7 +153,14 @@ describe('syncFeed against the emulator', () => {
     expect(report.counts).toMatchObject({ updated: 2, unchanged: 4 });
     const updates = changes.filter((c) => c.op === 'update').sort((a, b) => a.key.localeCompare(b.key));
     expect(updates).toMatchObject([
-      { key: 'MLS0001', reason: 'fields', changes: [{ field: 'City', old: 'Austin', new: 'Round Rock' }, { field: 'SalePrice', old: 301000, new: 123456 }] },
+      {
+        key: 'MLS0001',
+        reason: 'fields',
+        changes: [
+          { field: 'City', old: 'Austin', new: 'Round Rock' },
+          { field: 'SalePrice', old: 301000, new: 123456 },
+        ],
+      },
       { key: 'MLS0003', reason: 'fields', changes: [{ field: 'Bedrooms', old: 4, new: 9 }] },
     ]);
     expect((await te.listings(SN)).find((l) => l.MLSNumber === 'MLS0001')?.SalePrice).toBe(123456);
@@ -381,8 +388,6 @@ describe('a faulty service', () => {
 });
 
 const capture = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/feeds/reso-pages.json');
-
-
 
 const resoFeed = () =>
   FeedConfig.parse({

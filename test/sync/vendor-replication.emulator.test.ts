@@ -36,7 +36,10 @@ function sourceFor(vendor: VendorServerName, s: VendorServer): Record<string, un
 }
 
 const onMarket = (records: Record<string, unknown>[]) =>
-  records.filter((r) => !OFF_MARKET.has(String(r.StandardStatus)) && r.MlgCanView !== false).map((r) => String(r.ListingId)).sort();
+  records
+    .filter((r) => !OFF_MARKET.has(String(r.StandardStatus)) && r.MlgCanView !== false)
+    .map((r) => String(r.ListingId))
+    .sort();
 const held = async () => new Map((await te.listings(SN)).map((l) => [l.MLSNumber, l]));
 
 describe.each<VendorServerName>(['mlsgrid', 'trestle', 'bridge', 'spark'])('vendor %s', (vendor) => {

@@ -43,16 +43,15 @@ export interface Story {
 export async function createStory(url: string, top: string[] = []): Promise<Story> {
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-undo-'));
   const config = join(dir, 'feedsync.yaml');
-  const yaml = homesConfigYaml(url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3 }', top }) + '\n        Description: Description\n';
+  const yaml =
+    homesConfigYaml(url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3 }', top }) + '\n        Description: Description\n';
   await writeFile(config, yaml);
   return { dir, config, writeFeed: (rows) => writeFile(join(dir, 'homes.csv'), storyCsv(rows)) };
 }
 
 /** the chatbot's listings as the emulator stores them, IDs aside, by MLSNumber, keys sorted: equal means byte-equal */
 export function listingsAsText(listings: readonly StoredListing[]): string[] {
-  return listings
-    .map(({ ID: _id, ...rest }) => JSON.stringify(Object.fromEntries(Object.entries(rest).sort(([a], [b]) => a.localeCompare(b)))))
-    .sort();
+  return listings.map(({ ID: _id, ...rest }) => JSON.stringify(Object.fromEntries(Object.entries(rest).sort(([a], [b]) => a.localeCompare(b))))).sort();
 }
 
 /** the run id a `feedsync sync` printed */
@@ -61,12 +60,21 @@ export const runIdOf = (stderr: string) => /runs show (\S+)/.exec(stderr)?.[1];
 export const undoRunIdOf = (stderr: string) => /this undo is run (\S+)/.exec(stderr)?.[1];
 
 /** `feedsync sync` and `feedsync undo` in this process (the lock aside: the CLI test takes it), over real HTTP */
-export async function inProcess<T>(config: string, fn: (ops: { sync(opts?: SyncOptions): Promise<FeedRunReport>; undo(runId: string, opts?: UndoOptions): Promise<UndoReport> }) => Promise<T>): Promise<T> {
+export async function inProcess<T>(
+  config: string,
+  fn: (ops: { sync(opts?: SyncOptions): Promise<FeedRunReport>; undo(runId: string, opts?: UndoOptions): Promise<UndoReport> }) => Promise<T>,
+): Promise<T> {
   const loaded = await loadConfig(config);
   return withRuntime(loaded, async ({ api, store, changeLog }, logger) => {
     const feed = loaded.config.feeds[0]!;
     return fn({
-      sync: async (opts = {}) => (await runLanes(lanesOf(feed), { api, store, configFeeds: loaded.config.feeds, logger, baseDir: loaded.dir, apiConfig: loaded.config.api }, opts, { config: loaded, changeLog }))[0]!,
+      sync: async (opts = {}) =>
+        (
+          await runLanes(lanesOf(feed), { api, store, configFeeds: loaded.config.feeds, logger, baseDir: loaded.dir, apiConfig: loaded.config.api }, opts, {
+            config: loaded,
+            changeLog,
+          })
+        )[0]!,
       undo: (runId, opts = {}) => undoRun(runId, { api, store, changeLog, config: loaded, logger }, opts),
     });
   });

@@ -10,7 +10,13 @@ import { sampleListing } from '../helpers/emulator.js';
 const listing = (key: string, patch: Record<string, unknown> = {}) => sampleListing({ MLSNumber: key, ...patch });
 const e = (change: ListingChange, dryRun = false): ChangeEntry => ({ runId: 'R', at: '', feed: 'f', chatbot: 'SN', dryRun, change });
 const plan = (changes: ListingChange[], current: Record<string, CurrentCopy[]> = {}, opts: { dropped?: number; later?: Record<string, string>; force?: boolean } = {}) =>
-  planUndo({ run: { runId: 'R', dropped: opts.dropped ?? 0 }, changes: changes.map((c) => e(c)), laterWrites: new Map(Object.entries(opts.later ?? {})), current: (k) => current[k] ?? [], force: Boolean(opts.force) });
+  planUndo({
+    run: { runId: 'R', dropped: opts.dropped ?? 0 },
+    changes: changes.map((c) => e(c)),
+    laterWrites: new Map(Object.entries(opts.later ?? {})),
+    current: (k) => current[k] ?? [],
+    force: Boolean(opts.force),
+  });
 const copy = (id: number, l: ReturnType<typeof listing>): CurrentCopy => ({ id, kept: keptOfListing(l) });
 
 describe('planUndo', () => {
@@ -30,13 +36,23 @@ describe('planUndo', () => {
       ],
       { N: [copy(5, listing('N'))], A: [copy(1, a2)] },
     );
-    expect(p.actions.map((x) => [x.kind, x.key])).toEqual([['delete', 'N'], ['update', 'A'], ['create', 'D']]);
+    expect(p.actions.map((x) => [x.kind, x.key])).toEqual([
+      ['delete', 'N'],
+      ['update', 'A'],
+      ['create', 'D'],
+    ]);
     expect(p.actions[1]).toMatchObject({ remoteId: 1, changes: [{ field: 'SalePrice', old: 999 }] });
     expect(p).toMatchObject({ unchanged: 1, conflicts: [], cannot: [], notUndone: { duplicates: 1, withheld: 1, failed: 1 } });
   });
 
   it('nets a key the run wrote twice: created then updated is deleted', () => {
-    const p = plan([{ op: 'create', key: 'N', headline: {}, after: keptOfListing(a) }, { op: 'update', key: 'N', reason: 'unlisted', changes: [], after: keptOfListing(a2) }], { N: [copy(3, a2)] });
+    const p = plan(
+      [
+        { op: 'create', key: 'N', headline: {}, after: keptOfListing(a) },
+        { op: 'update', key: 'N', reason: 'unlisted', changes: [], after: keptOfListing(a2) },
+      ],
+      { N: [copy(3, a2)] },
+    );
     expect(p.actions).toEqual([{ kind: 'delete', key: 'N', remoteIds: [3] }]);
   });
 
@@ -47,7 +63,12 @@ describe('planUndo', () => {
       { op: 'delete', key: 'D', reason: 'absent', before: packListing(listing('D')) },
       { op: 'create', key: 'N', headline: {}, after: keptOfListing(listing('N')) },
     ];
-    const current = { A: [copy(1, a2)], B: [copy(2, listing('B', { Bedrooms: 7 }))], D: [copy(4, listing('D', { Bedrooms: 7 }))], N: [copy(5, listing('N')), copy(6, listing('N'))] };
+    const current = {
+      A: [copy(1, a2)],
+      B: [copy(2, listing('B', { Bedrooms: 7 }))],
+      D: [copy(4, listing('D', { Bedrooms: 7 }))],
+      N: [copy(5, listing('N')), copy(6, listing('N'))],
+    };
     const p = plan(changes, current, { later: { A: 'run S of f at T made a update' } });
     expect(p.actions).toEqual([]);
     expect(p.conflicts).toEqual([

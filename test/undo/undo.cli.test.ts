@@ -129,7 +129,9 @@ describe('undoRun', () => {
 
       const undo = await ops.undo(bad);
       expect(undo.outcome).toBe('partial');
-      expect(undo.conflicts).toEqual([{ key: 'MLS0002', action: 'update', reason: expect.stringMatching(new RegExp(`^changed by a later run: run ${later.runId} of homes at \\S+ made a update$`)) }]);
+      expect(undo.conflicts).toEqual([
+        { key: 'MLS0002', action: 'update', reason: expect.stringMatching(new RegExp(`^changed by a later run: run ${later.runId} of homes at \\S+ made a update$`)) },
+      ]);
       const byKey = new Map((await te.listings(SN)).map((l) => [l.MLSNumber, l]));
       expect(byKey.get('MLS0002')?.SalePrice).toBe(999); // left as the later run wrote it
       expect(byKey.get('MLS0001')?.SalePrice).toBe(301000); // the rest reverted
@@ -183,7 +185,10 @@ describe('undoRun', () => {
       const undo = await ops.undo(bad);
       expect(undo.outcome).toBe('guard');
       expect(undo.message).toContain('nothing was done (--force undoes the rest)');
-      expect(undo.cannot).toContainEqual({ key: 'MLS0001', reason: expect.stringMatching(/^its listing before the update was not kept: the run's whole listings passed changeLog.maxWholeBytesPerRun/) });
+      expect(undo.cannot).toContainEqual({
+        key: 'MLS0001',
+        reason: expect.stringMatching(/^its listing before the update was not kept: the run's whole listings passed changeLog.maxWholeBytesPerRun/),
+      });
       expect(undo.cannot).toContainEqual({ key: 'MLS0019', reason: expect.stringMatching(/^its listing before the delete was not kept/) });
       expect(await writes()).toBe(writesBefore); // nothing written
 

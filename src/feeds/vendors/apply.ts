@@ -43,7 +43,10 @@ export function checkVendorRules(s: ResoSource): VendorIssue[] {
     }
   }
   if (p.requiredFilter && !s[p.requiredFilter.sourceKey] && !s.path) {
-    issues.push({ path: [p.requiredFilter.sourceKey], message: `vendor ${p.name} needs source.${p.requiredFilter.sourceKey}: every request filters on ${p.requiredFilter.field} eq '<name>' (e.g. actris, mred, nwmls)` });
+    issues.push({
+      path: [p.requiredFilter.sourceKey],
+      message: `vendor ${p.name} needs source.${p.requiredFilter.sourceKey}: every request filters on ${p.requiredFilter.field} eq '<name>' (e.g. actris, mred, nwmls)`,
+    });
   }
   if (p.searchable && s.filter) {
     const bad = filterFields(s.filter).filter((f) => !p.searchable!.includes(f));
@@ -56,7 +59,10 @@ export function checkVendorRules(s: ResoSource): VendorIssue[] {
   }
   const cap = s.expandMedia && p.maxPageSizeWithExpand ? p.maxPageSizeWithExpand : p.maxPageSize;
   if (s.maxPageSize !== undefined && s.maxPageSize > cap && p.name !== 'reso') {
-    issues.push({ path: ['maxPageSize'], message: `vendor ${p.name} sends at most ${cap} records a page${s.expandMedia && p.maxPageSizeWithExpand ? ' with $expand' : ''}: set maxPageSize to ${cap} or less` });
+    issues.push({
+      path: ['maxPageSize'],
+      message: `vendor ${p.name} sends at most ${cap} records a page${s.expandMedia && p.maxPageSizeWithExpand ? ' with $expand' : ''}: set maxPageSize to ${cap} or less`,
+    });
   }
   return issues;
 }

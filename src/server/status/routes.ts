@@ -15,7 +15,10 @@ export function statusRouter(deps: StatusDeps): Router {
     try {
       res.type('html').send(renderStatus(await gatherStatus(deps)));
     } catch (err) {
-      res.status(503).type('text/plain').send(redactSecrets(`status unavailable: ${(err as Error).message}\n`));
+      res
+        .status(503)
+        .type('text/plain')
+        .send(redactSecrets(`status unavailable: ${(err as Error).message}\n`));
     }
   });
   router.get('/runs/:runId', async (req, res) => {
@@ -23,33 +26,45 @@ export function statusRouter(deps: StatusDeps): Router {
       const runId = req.params.runId;
       const { run, changes } = await deps.changeLog.run(runId, RUN_CHANGES_SHOWN);
       const undo = run && !run.dryRun ? { canAct: Boolean(deps.canAct && deps.undo), command: undoCommands(runId, deps.configFile) } : undefined;
-      res.status(run || changes.length ? 200 : 404).type('html').send(renderRun(runId, run, changes, RUN_CHANGES_SHOWN, undo));
+      res
+        .status(run || changes.length ? 200 : 404)
+        .type('html')
+        .send(renderRun(runId, run, changes, RUN_CHANGES_SHOWN, undo));
     } catch (err) {
-      res.status(503).type('text/plain').send(redactSecrets(`run unavailable: ${(err as Error).message}\n`));
+      res
+        .status(503)
+        .type('text/plain')
+        .send(redactSecrets(`run unavailable: ${(err as Error).message}\n`));
     }
   });
   // (uiGuard in front: with a login configured every request here is authenticated; without one a POST is refused)
   router.get('/runs/:runId/undo', async (req, res) => {
     const runId = req.params.runId;
     if (!deps.canAct || !deps.undo) {
-      res.status(403).type('text/plain').send(`no login is configured for the worker's UI, so it offers no actions: run\n  ${undoCommands(runId, deps.configFile).join('\n  ')}\n`);
+      res
+        .status(403)
+        .type('text/plain')
+        .send(`no login is configured for the worker's UI, so it offers no actions: run\n  ${undoCommands(runId, deps.configFile).join('\n  ')}\n`);
       return;
     }
     try {
       res.type('html').send(renderUndoPlan(await deps.undo.plan(runId)));
     } catch (err) {
-      res.status(400).type('text/plain').send(redactSecrets(`the undo of run ${runId} cannot be planned: ${causeMessage(err)}\n`));
+      res
+        .status(400)
+        .type('text/plain')
+        .send(redactSecrets(`the undo of run ${runId} cannot be planned: ${causeMessage(err)}\n`));
     }
   });
   router.post('/runs/:runId/undo', express.urlencoded({ extended: false, limit: '4kb' }), async (req, res) => {
     const runId = req.params.runId;
     if (!deps.canAct || !deps.undo) {
-      res.status(403).type('text/plain').send('no login is configured for the worker\'s UI: it offers no actions\n');
+      res.status(403).type('text/plain').send("no login is configured for the worker's UI: it offers no actions\n");
       return;
     }
     // a form of this page only: a cross-site POST riding the browser's login is refused
     if (!sameOrigin(req)) {
-      res.status(403).type('text/plain').send('refused: the undo form must be sent from this worker\'s own page\n');
+      res.status(403).type('text/plain').send("refused: the undo form must be sent from this worker's own page\n");
       return;
     }
     const body = (req.body ?? {}) as Record<string, unknown>;
@@ -61,7 +76,10 @@ export function statusRouter(deps: StatusDeps): Router {
       const { jobId } = await deps.undo.enqueue(runId, body.force === 'on');
       res.type('html').send(renderUndoQueued(runId, jobId, body.force === 'on'));
     } catch (err) {
-      res.status(400).type('text/plain').send(redactSecrets(`the undo of run ${runId} could not be queued: ${causeMessage(err)}\n`));
+      res
+        .status(400)
+        .type('text/plain')
+        .send(redactSecrets(`the undo of run ${runId} could not be queued: ${causeMessage(err)}\n`));
     }
   });
   return router;

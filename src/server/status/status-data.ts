@@ -59,7 +59,10 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
     deps.feeds.map(async (f): Promise<FeedStatus> => {
       // dry runs change nothing: the page shows what the chatbot went through
       // each run bounded as the stored reports are (lists cut with an `omitted` count, strings excerpted)
-      const runs = (await deps.changeLog.runs(f.name, shown * 3)).filter((r) => !r.dryRun).slice(0, shown).map((r) => boundReport(r));
+      const runs = (await deps.changeLog.runs(f.name, shown * 3))
+        .filter((r) => !r.dryRun)
+        .slice(0, shown)
+        .map((r) => boundReport(r));
       const lastOk = runs.find((r) => r.outcome === 'ok');
       const ageMs = lastOk ? now.getTime() - new Date(lastOk.finishedAt).getTime() : undefined;
       const scheduler = f.schedule ? await deps.queues.sync.getJobScheduler(`sync:${f.name}`) : undefined;

@@ -14,9 +14,17 @@ export const runPath = (runId: string) => `${STATUS_PATH}/runs/${encodeURICompon
 export function renderStatus(status: { at: string; staleHours: number; feeds: FeedStatus[] }): string {
   const rows = status.feeds.map((f) => {
     const l = f.last;
-    const photos = l?.counts.photosDownloaded === undefined ? '' : `<br><small class="photos">photos ${l.counts.photosDownloaded} downloaded / ${l.counts.photosReused ?? 0} reused / ${l.counts.photosFailed ?? 0} failed</small>`;
+    const photos =
+      l?.counts.photosDownloaded === undefined
+        ? ''
+        : `<br><small class="photos">photos ${l.counts.photosDownloaded} downloaded / ${l.counts.photosReused ?? 0} reused / ${l.counts.photosFailed ?? 0} failed</small>`;
     const counts = l ? `${l.counts.created ?? 0} / ${l.counts.updated ?? 0} / ${l.counts.deleted ?? 0} / ${l.counts.rejected ?? 0}${photos}` : '';
-    const fresh = f.ageMs === undefined ? (f.runs.length ? '<span class="stale">never synced successfully</span>' : 'no runs yet') : `<span class="${f.stale ? 'stale' : 'fresh'}">${h(ago(f.ageMs))} ago</span>`;
+    const fresh =
+      f.ageMs === undefined
+        ? f.runs.length
+          ? '<span class="stale">never synced successfully</span>'
+          : 'no runs yet'
+        : `<span class="${f.stale ? 'stale' : 'fresh'}">${h(ago(f.ageMs))} ago</span>`;
     return `<tr id="feed-${h(f.feed)}" data-feed="${h(f.feed)}">
 <td><a href="#chart-${h(f.feed)}">${h(f.feed)}</a><br><small>${h(f.chatbot)}</small></td>
 <td>${l ? `<span class="outcome ${h(l.outcome)}">${h(l.outcome)}</span> <a href="${runPath(l.runId)}">${h(when(l.finishedAt))}</a>` : '—'}</td>

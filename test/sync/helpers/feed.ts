@@ -16,8 +16,23 @@ import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator
 export const SN = 'SN-SYNC';
 
 export const COLUMNS = [
-  'MLSNumber', 'Url', 'SaleType', 'Status', 'CurrencySymbol', 'PropertyType', 'Bedrooms', 'Bathrooms', 'YearBuilt',
-  'DaysOnMarket', 'LotArea', 'BuildingArea', 'AreaUnit', 'ParkingSpots', 'City', 'SalePrice', 'Location',
+  'MLSNumber',
+  'Url',
+  'SaleType',
+  'Status',
+  'CurrencySymbol',
+  'PropertyType',
+  'Bedrooms',
+  'Bathrooms',
+  'YearBuilt',
+  'DaysOnMarket',
+  'LotArea',
+  'BuildingArea',
+  'AreaUnit',
+  'ParkingSpots',
+  'City',
+  'SalePrice',
+  'Location',
 ] as const;
 export type Row = Partial<Record<(typeof COLUMNS)[number], string | number>>;
 
@@ -91,7 +106,18 @@ export async function createSyncEnv(): Promise<SyncEnv> {
       const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 3, ...apiPatch });
       return syncFeed(
         feed,
-        { api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }), store, configFeeds, logger: silentLogger, baseDir: dir, apiConfig, calls, signal, onProgress, changes },
+        {
+          api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }),
+          store,
+          configFeeds,
+          logger: silentLogger,
+          baseDir: dir,
+          apiConfig,
+          calls,
+          signal,
+          onProgress,
+          changes,
+        },
         syncOpts,
       );
     },
