@@ -70,7 +70,9 @@ export const listingSync: JobDefinition<ListingSyncPayload, ListingSyncReport> =
   payload: ListingSyncPayload,
   exclusive: true,
   logsSummary: true,
-  // the lock is the chatbot's (queue/target-lock.ts): a feed's first chatbot
+  // the locks: every chatbot the job's lanes write into (queue/target-lock.ts), all held before it runs
+  chatbots: (p, config) => lanesOfJob(p, config).map((l) => l.chatbot),
+  // for the run history and logs: the feed, under its first chatbot
   target: (p, config) => (p.feed !== undefined ? { feed: p.feed, chatbot: chatbotsOf(selectFeeds(config.config.feeds, [p.feed], config.file)[0]!)[0]! } : { chatbot: p.chatbot! }),
   process,
 };

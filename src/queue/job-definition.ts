@@ -55,6 +55,11 @@ export interface JobDefinition<P = unknown, R extends RunReport = RunReport> {
   target(payload: P, config: LoadedConfig): RunTarget;
   /** at most one run per target at a time, across every worker */
   exclusive?: boolean;
+  /**
+   * with exclusive: the chatbots the job writes into (a routed feed: each of its chatbots), whose
+   * locks it takes, all of them, before it runs; default the target's lock alone
+   */
+  chatbots?(payload: P, config: LoadedConfig): string[];
   /** with exclusive: the kind whose lock it shares (an undo takes the chatbot's sync lock); default its own */
   lockKind?: JobKind;
   /** the processor logs the run's summary line itself (the queue then logs only a retry/fail decision) */

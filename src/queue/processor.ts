@@ -14,7 +14,17 @@ import { boundReport } from './report-size.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { reportError, toJobError, verdictFor } from './retry-policy.js';
 import { CancelRequest, pausedFor, type CancelWatcher } from './control.js';
-import { acquireTargetLock, chatbotLockName, freeIfHolderGone, lockFreedWhileMoving, targetLockKey, type LockWaiters } from './target-lock.js';
+import {
+  acquireTargetLock,
+  chatbotLockName,
+  freeIfHolderGone,
+  lockChatbots,
+  lockFreedWhileMoving,
+  releaseAll,
+  targetLockKey,
+  type LockWaiters,
+  type TargetLock,
+} from './target-lock.js';
 
 export interface ProcessorDeps {
   config: LoadedConfig;
@@ -51,8 +61,10 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     }
     const payload = parsed.data;
     let target: RunTarget;
+    let chatbots: string[];
     try {
       target = def.target(payload, deps.config);
+      chatbots = def.chatbots?.(payload, deps.config) ?? (target.chatbot !== undefined ? [target.chatbot] : []);
     } catch (err) {
       throw toJobError(err);
     }
@@ -71,17 +83,13 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       }
     }
 
-    const lockName = chatbotLockName(target, def.lockKind ?? def.kind);
-    const lockKey = targetLockKey(deps.prefix, lockName);
-    const take = () => acquireTargetLock(deps.redis, lockKey, jobId, deps.lockTtlMs, waiters(job.queueName));
-    // a holder found gone (a run killed as PID 1 of its container, a reused PID): its lock is freed now, not at its expiry
-    const lock = def.exclusive ? ((await take()) ?? ((await freeIfHolderGone(deps.redis, lockKey)) ? await take() : undefined)) : undefined;
-    if (def.exclusive && !lock) {
-      // Another job of this target runs: wait behind it (its release wakes this job), never beside
-      // it, never dropped.
-      logger.info({ backstopMs: deps.busyDelayMs }, `${lockName} is busy with another job; job waits for it`);
+    const locks = def.exclusive ? await takeLocks(deps, job, target, chatbots, def.lockKind ?? def.kind, waiters(job.queueName)) : { held: [] };
+    if (locks.busy) {
+      // Another job (or a foreground run) of this target or of one of its chatbots runs: wait behind
+      // it holding no lock (its release wakes this job), never beside it, never dropped.
+      logger.info({ backstopMs: deps.busyDelayMs, lock: locks.busy.name }, `${locks.busy.name} is busy with another job; job waits for it`);
       await job.moveToDelayed(Date.now() + deps.busyDelayMs, token);
-      if (await lockFreedWhileMoving(deps.redis, lockKey, jobId, waiters(job.queueName))) await job.promote().catch(() => undefined);
+      if (await lockFreedWhileMoving(deps.redis, locks.busy.key, jobId, waiters(job.queueName))) await job.promote().catch(() => undefined);
       throw new DelayedError();
     }
 
@@ -91,7 +99,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       const by = reason instanceof CancelRequest ? reason.by : 'an operator';
       return { ...report, outcome: 'cancelled', retryable: false, retryAt: undefined, summary: `${def.name} ${describe(target)} cancelled by ${by}: ${report.summary}` };
     };
-    const signals = [signal, lock?.lost, cancel?.signal].filter((s): s is AbortSignal => s !== undefined);
+    const signals = [signal, ...locks.held.map((l) => l.lost), cancel?.signal].filter((s): s is AbortSignal => s !== undefined);
     const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
     const record = (report: RunReport) => history.record(runRecord({ jobId, job: def.name, queue: job.queueName, attempt, ...target, report }));
     try {
@@ -142,9 +150,40 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       return maskDeep(boundReport(report), target.feed);
     } finally {
       cancel?.done();
-      await lock?.release().catch((err: unknown) => logger.warn({ err }, 'lock release failed; it expires by itself'));
+      await releaseAll(locks.held, (err) => logger.warn({ err }, 'lock release failed; it expires by itself'));
     }
   };
+}
+
+/**
+ * The locks an exclusive job runs under: the lock of every chatbot it writes into (def.chatbots: a
+ * routed feed writes into several; default the target's), all or none, taken in the order a foreground run takes them
+ * (lockChatbots); a target with no chatbot: its own lock. `busy`: the lock that was not free.
+ */
+async function takeLocks(
+  deps: ProcessorDeps,
+  job: Job,
+  target: RunTarget,
+  chatbots: readonly string[],
+  kind: string,
+  waiters: LockWaiters,
+): Promise<{ held: TargetLock[]; busy?: { name: string; key: string } }> {
+  const jobId = job.id ?? '?';
+  const lockOf = (t: RunTarget) => {
+    const name = chatbotLockName(t, kind);
+    return { name, key: targetLockKey(deps.prefix, name) };
+  };
+  const take = (key: string) => acquireTargetLock(deps.redis, key, jobId, deps.lockTtlMs, waiters);
+  // a holder found gone (a run killed as PID 1 of its container, a reused PID): its lock is freed now, not at its expiry
+  const takeOrFree = async (key: string) => (await take(key)) ?? ((await freeIfHolderGone(deps.redis, key)) ? await take(key) : undefined);
+  if (chatbots.length === 0) {
+    const own = lockOf(target);
+    const lock = await takeOrFree(own.key);
+    return lock ? { held: [lock] } : { held: [], busy: own };
+  }
+  const { held, refused } = await lockChatbots(chatbots, (chatbot) => takeOrFree(lockOf({ chatbot }).key), { allOrNone: true });
+  const [busy] = refused.keys();
+  return busy === undefined ? { held } : { held, busy: lockOf({ chatbot: busy }) };
 }
 
 /**

@@ -83,6 +83,47 @@ export function chatbotLockName(target: { feed?: string; chatbot?: string }, kin
   return target.chatbot !== undefined ? `chatbot:${target.chatbot}:${kind}` : `feed:${target.feed ?? '-'}:${kind}`;
 }
 
+/**
+ * The locks of several chatbots, taken one by one in serial-number order, so two runs over
+ * overlapping chatbots never hold one each and wait for the other. `take` gives a chatbot's lock,
+ * undefined when it is busy (it may wait first, as a foreground run does). `allOrNone` (a queued
+ * job): at the first chatbot refused, the locks taken are released and the taking stops, so the
+ * caller waits holding nothing; else the others are still taken (a foreground run goes on without
+ * that chatbot; an error taking one is then thrown, after the release). `refused`: each chatbot
+ * not locked, with the error that refused it, if one did.
+ */
+export async function lockChatbots(
+  chatbots: Iterable<string>,
+  take: (chatbot: string) => Promise<TargetLock | undefined>,
+  opts: { allOrNone?: boolean } = {},
+): Promise<{ held: TargetLock[]; refused: Map<string, { error?: unknown }> }> {
+  const held: TargetLock[] = [];
+  const refused = new Map<string, { error?: unknown }>();
+  for (const chatbot of [...new Set(chatbots)].sort()) {
+    const lock = await take(chatbot).catch((error: unknown) => {
+      refused.set(chatbot, { error });
+      return undefined;
+    });
+    if (lock) {
+      held.push(lock);
+      continue;
+    }
+    const why = refused.get(chatbot) ?? {};
+    refused.set(chatbot, why);
+    if (!opts.allOrNone) continue;
+    await releaseAll(held.splice(0));
+    // a lock that could not even be asked for (Redis refused): the caller's error, as with one lock
+    if ('error' in why) throw why.error;
+    break;
+  }
+  return { held, refused };
+}
+
+/** Release each lock; one that fails is left to expire (its renewal has stopped), the others are still released. */
+export async function releaseAll(locks: readonly TargetLock[], onError?: (err: unknown) => void): Promise<void> {
+  for (const lock of locks) await lock.release().catch((err: unknown) => onError?.(err));
+}
+
 export function targetLockKey(prefix: string, target: string): string {
   return keysOf(prefix).lock(target);
 }
@@ -104,8 +145,14 @@ export async function acquireTargetLock(redis: RedisClient, key: string, owner: 
   const got = await redis.eval(ACQUIRE, 3, key, waitersKey(key), holderKey(key), owner, String(ttlMs), String(waiters?.ttlMs ?? 0), holder);
   if (got !== 1) return undefined;
   holdingHere(owner, true);
+  // once per hold, whether it ends lost or released (an owner may hold several locks: counted)
+  let here = true;
+  const leave = () => {
+    if (here) holdingHere(owner, false);
+    here = false;
+  };
   const lost = new AbortController();
-  lost.signal.addEventListener('abort', () => holdingHere(owner, false), { once: true });
+  lost.signal.addEventListener('abort', leave, { once: true });
   let renewedAt = Date.now();
   const timer = setInterval(
     () => {
@@ -128,7 +175,7 @@ export async function acquireTargetLock(redis: RedisClient, key: string, owner: 
     lost: lost.signal,
     release: async () => {
       clearInterval(timer);
-      holdingHere(owner, false);
+      leave();
       await redis.eval(RELEASE, 2, key, holderKey(key), owner);
       if (waiters) await wakeNext(redis, key, waiters);
     },

@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import { recordForegroundRun } from '../queue/run-records.js';
 import { QUEUE_NAMES } from '../queue/names.js';
 import { redisSettings } from '../queue/connection.js';
-import { acquireForegroundLock, type TargetLock } from '../queue/target-lock.js';
+import { acquireForegroundLock, lockChatbots, type TargetLock } from '../queue/target-lock.js';
 import { stateDir } from '../runtime.js';
 import { failedReport, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
 import { runGroups } from './run-groups.js';
@@ -49,7 +49,7 @@ async function runGroup(lanes: readonly Lane[], run: ForegroundRun, deps: Foregr
   const { store } = deps;
   const failed = (lane: Lane, message: string) => failedReport({ feed: lane.feed.name, chatbot: lane.chatbot, message, stateLocation: store.location, dryRun: run.opts.dryRun });
   // a dry run writes nothing: it needs no lock, and never waits behind a run
-  const locks = run.opts.dryRun ? { held: [] as TargetLock[], refused: new Map<string, string>() } : await lockChatbots(lanes, run, deps);
+  const locks = run.opts.dryRun ? { held: [] as TargetLock[], refused: new Map<string, string>() } : await lockGroup(lanes, run, deps);
   try {
     const runnable = lanes.filter((l) => !locks.refused.has(l.chatbot));
     const signal = AbortSignal.any([run.signal, ...locks.held.map((l) => l.lost)]);
@@ -69,33 +69,28 @@ async function runGroup(lanes: readonly Lane[], run: ForegroundRun, deps: Foregr
 }
 
 /**
- * The lock of each chatbot of the group, in serial-number order (two runs over overlapping
- * chatbots never hold one each and wait for the other), waiting up to the longest deadline of
- * its lanes' feeds for a run elsewhere to finish.
+ * The lock of each chatbot of the group (queue/target-lock.ts lockChatbots: in serial-number order,
+ * as a worker job takes them), waiting up to the longest deadline of its lanes' feeds for a run
+ * elsewhere to finish.
  */
-async function lockChatbots(lanes: readonly Lane[], run: ForegroundRun, deps: ForegroundDeps): Promise<{ held: TargetLock[]; refused: Map<string, string> }> {
-  const held: TargetLock[] = [];
-  const refused = new Map<string, string>();
+async function lockGroup(lanes: readonly Lane[], run: ForegroundRun, deps: ForegroundDeps): Promise<{ held: TargetLock[]; refused: Map<string, string> }> {
   const { config } = run;
-  const chatbots = [...new Set(lanes.map((l) => l.chatbot))].sort();
-  for (const chatbot of chatbots) {
-    const waitMs = Math.max(...lanes.filter((l) => l.chatbot === chatbot).map((l) => l.feed.deadlineMinutes)) * 60_000;
-    try {
-      const lock = await acquireForegroundLock({
+  const { held, refused } = await lockChatbots(
+    lanes.map((l) => l.chatbot),
+    (chatbot) =>
+      acquireForegroundLock({
         chatbot,
         ...(deps.redis && config.config.redis && { redis: { connection: deps.redis, prefix: redisSettings(config).prefix } }),
         lockDir: deps.redis ? join(stateDir(config), 'locks') : join(dirname(deps.store.location), 'locks'),
-        waitMs,
+        waitMs: Math.max(...lanes.filter((l) => l.chatbot === chatbot).map((l) => l.feed.deadlineMinutes)) * 60_000,
         signal: run.signal,
-      });
-      if (lock) held.push(lock);
-      else
-        refused.set(chatbot, `chatbot ${chatbot} is being synced by another process (a worker job or another \`feedsync sync\`); nothing was done, try again when it has finished`);
-    } catch (err) {
-      refused.set(chatbot, `the lock of chatbot ${chatbot} could not be taken: ${causeMessage(err)}`);
-    }
-  }
-  return { held, refused };
+      }),
+  );
+  const why = (chatbot: string, r: { error?: unknown }) =>
+    !('error' in r)
+      ? `chatbot ${chatbot} is being synced by another process (a worker job or another \`feedsync sync\`); nothing was done, try again when it has finished`
+      : `the lock of chatbot ${chatbot} could not be taken: ${causeMessage(r.error)}`;
+  return { held, refused: new Map([...refused].map(([chatbot, r]) => [chatbot, why(chatbot, r)])) };
 }
 
 /**

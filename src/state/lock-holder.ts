@@ -30,11 +30,16 @@ export interface LockHolder {
   at: string;
 }
 
-/** Owners this process holds right now: a lock naming this PID and one of these is alive. */
-const heldHere = new Set<string>();
+/**
+ * Owners this process holds right now, with how many locks each: a lock naming this PID and one of
+ * these is alive. Counted: a job holds the locks of every chatbot it writes into under one owner,
+ * and releasing one of them must not make the others look abandoned.
+ */
+const heldHere = new Map<string, number>();
 
 export function holdingHere(owner: string, held: boolean): void {
-  if (held) heldHere.add(owner);
+  const n = (heldHere.get(owner) ?? 0) + (held ? 1 : -1);
+  if (n > 0) heldHere.set(owner, n);
   else heldHere.delete(owner);
 }
 
