@@ -1,4 +1,4 @@
-// Turns a job definition into a BullMQ processor: parse the payload, take the target's lock, run,
+// Turns a job definition into a BullMQ processor: parse the payload, take the locks of its chatbots (or its target's), run,
 // record the report in history, and tell BullMQ whether to retry (retry-policy.ts).
 import { DelayedError, Queue, UnrecoverableError, type Job, type Processor } from 'bullmq';
 import type { RedisClient } from './connection.js';
