@@ -106,7 +106,7 @@ describe.skipIf(!BROWSER_TESTS_RUN)('status page', () => {
     await page.waitForURL(/\/status\/runs\//);
     const changes = await page.locator('ul.changes li').allInnerTexts();
     expect(changes).toEqual(expect.arrayContaining(['~ MLS0003 update: SalePrice 303000 → 333333', '- MLS0007 delete (no longer in the feed)']));
-    expect(await page.locator('h2').innerText()).toBe('changes (2)');
+    expect(await page.locator('h2').first().innerText()).toBe('changes (2)');
     await page.screenshot({ path: `${ARTIFACTS}/feedsync-status-run.png`, fullPage: true });
 
     const missing = await page.goto(`http://127.0.0.1:${worker.port}/status/runs/no-such-run`);
