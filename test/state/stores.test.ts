@@ -1,6 +1,6 @@
 // The stores' one atomic write (apply): the file store replaces the file whole and survives a
 // failed write; the Redis store applies a run's changes in one transaction.
-import { mkdir, mkdtemp, readFile, rm, rmdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, rmdir, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -73,6 +73,31 @@ describe('file store', () => {
     } finally {
       parse.mockRestore();
     }
+  });
+});
+
+describe('file store: reads of the same file', () => {
+  it('reads the file once while it stays the same file (device, inode, size, mtime), and again after any change', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+    dirs.push(dir);
+    const path = join(dir, 'state.json');
+    const one = await createFileStore(path);
+    const two = await createFileStore(path);
+    await two.apply([{ ns: 'fp:a', set: [['K1', 'f1']] }]);
+    const t = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000); // whole seconds: utimes restores it exactly
+    await utimes(path, t, t);
+    expect(await one.get('fp:a', 'K1')).toBe('f1');
+    // new bytes under the same identity (an edit in place with the time put back): not read again,
+    // which is what spares a run's per-listing reads the whole file each
+    await writeFile(path, (await readFile(path, 'utf8')).replace('"f1"', '"f9"'));
+    await utimes(path, t, t);
+    expect(await one.get('fp:a', 'K1')).toBe('f1');
+    // the same edit with a new time, as any edit has: read again
+    await utimes(path, t, new Date(t.getTime() + 5_000));
+    expect(await one.get('fp:a', 'K1')).toBe('f9');
+    // another process's write (write-file-atomic: a new file renamed into place, same size): read again
+    await two.apply([{ ns: 'fp:a', set: [['K1', 'f2']] }]);
+    expect(await one.get('fp:a', 'K1')).toBe('f2');
   });
 });
 
