@@ -1,33 +1,64 @@
-// Sync one feed to its chatbots, or (payload `chatbot`: `enqueue sync --chatbot SN`) every feed of
-// one chatbot, its list paged once for all of them. The reports are the job's return value (one
-// per lane, the worst outcome leads); a guard trip or a config error fails the job without retry,
-// a transient failure (report.retryable) is retried with backoff, a partial run (some items failed)
+// Sync one feed to its chatbots; or (payload `feeds`: a scheduler's group of feeds due together,
+// src/queue/schedules.ts) several feeds; or (payload `chatbot`: `enqueue sync --chatbot SN`) every
+// feed of one chatbot: each chatbot's list paged once for all of the job's feeds. The reports are
+// the job's return value (one per lane, the worst outcome leads); the run history and metrics keep
+// a row per feed (historyRows). A guard trip or a config error fails the job without retry, a
+// transient failure (report.retryable) is retried with backoff, a partial run (some items failed)
 // completes: see src/queue/retry-policy.ts. The run itself is runs/run-lanes.ts, as for the CLI.
 import { z } from 'zod';
 import { selectFeeds } from '../src/config/select.js';
-import type { LoadedConfig } from '../src/config/schema.js';
+import type { FeedConfig, LoadedConfig } from '../src/config/schema.js';
 import { ConfigError } from '../src/errors.js';
-import type { JobContext, JobDefinition } from '../src/queue/index.js';
+import type { JobContext, JobDefinition, RunReport, RunTarget } from '../src/queue/index.js';
 import { runLanes, type FeedRunReport } from '../src/runs/run-lanes.js';
 import { chatbotsOf, lanesOf, type Lane } from '../src/sync/index.js';
 
 export const ListingSyncPayload = z
   .strictObject({
     feed: z.string().min(1).optional(),
+    feeds: z.array(z.string().min(1)).min(1).optional(),
     chatbot: z.string().min(1).optional(),
     dryRun: z.boolean().optional(),
     force: z.boolean().optional(),
     full: z.boolean().optional(),
   })
-  .refine((p) => (p.feed === undefined) !== (p.chatbot === undefined), { message: 'names exactly one of feed and chatbot' });
+  .refine((p) => [p.feed, p.feeds, p.chatbot].filter((x) => x !== undefined).length === 1, { message: 'names exactly one of feed, feeds and chatbot' });
 export type ListingSyncPayload = z.infer<typeof ListingSyncPayload>;
 
-/** The lanes a job runs: the feed's (into each of its chatbots), or every lane into the chatbot. */
+/** The lanes a job runs: its feeds' (each into each of its chatbots), or every lane into the chatbot. */
 export function lanesOfJob(p: ListingSyncPayload, loaded: LoadedConfig): Lane[] {
-  if (p.feed !== undefined) return selectFeeds(loaded.config.feeds, [p.feed], loaded.file).flatMap(lanesOf);
+  if (p.chatbot === undefined) return feedsOfJob(p, loaded).flatMap(lanesOf);
   const lanes = loaded.config.feeds.flatMap(lanesOf).filter((l) => l.chatbot === p.chatbot);
   if (lanes.length === 0) throw new ConfigError(`no feed of ${loaded.file} writes into chatbot ${p.chatbot}`);
   return lanes;
+}
+
+/** The feeds a job runs, in config order. */
+export function feedsOfJob(p: ListingSyncPayload, loaded: LoadedConfig): FeedConfig[] {
+  if (p.chatbot !== undefined) return loaded.config.feeds.filter((f) => chatbotsOf(f).includes(p.chatbot!));
+  return selectFeeds(loaded.config.feeds, p.feeds ?? [p.feed!], loaded.file);
+}
+
+/**
+ * The run history's rows of a job, one per feed, each as a run of that feed alone would record it:
+ * the feed's lane report, or its lanes' (a routed feed); a report that is not the lanes' (the job
+ * failed before they reported) is recorded under each feed of the job.
+ */
+export function historyRows(p: ListingSyncPayload, report: RunReport, loaded: LoadedConfig): Array<{ target: RunTarget; report: RunReport }> {
+  const feeds = feedsOfJob(p, loaded);
+  const lanes = lanesOfReport(report);
+  return feeds.flatMap((f) => {
+    const target = { feed: f.name, chatbot: chatbotsOf(f)[0]! };
+    if (!lanes) return [{ target, report }];
+    const own = lanes.filter((l) => l.feed === f.name);
+    return own.length ? [{ target, report: jobReport(own) }] : [];
+  });
+}
+
+function lanesOfReport(report: RunReport): FeedRunReport[] | undefined {
+  if ('lanes' in report && Array.isArray(report.lanes)) return report.lanes as FeedRunReport[];
+  if ('feed' in report && 'counts' in report) return [report as FeedRunReport];
+  return undefined;
 }
 
 /** One report for the job: the lanes' reports, the worst outcome first (it decides retry or not). */
@@ -72,7 +103,17 @@ export const listingSync: JobDefinition<ListingSyncPayload, ListingSyncReport> =
   logsSummary: true,
   // the locks: every chatbot the job's lanes write into (queue/target-lock.ts), all held before it runs
   chatbots: (p, config) => lanesOfJob(p, config).map((l) => l.chatbot),
-  // for the run history and logs: the feed, under its first chatbot
-  target: (p, config) => (p.feed !== undefined ? { feed: p.feed, chatbot: chatbotsOf(selectFeeds(config.config.feeds, [p.feed], config.file)[0]!)[0]! } : { chatbot: p.chatbot! }),
+  // for logs: the feed, under its first chatbot; a group's feeds; the chatbot
+  target: (p, config) => {
+    if (p.chatbot !== undefined) return { chatbot: p.chatbot };
+    const feeds = feedsOfJob(p, config);
+    return feeds.length === 1 ? { feed: feeds[0]!.name, chatbot: chatbotsOf(feeds[0]!)[0]! } : { feeds: feeds.map((f) => f.name) };
+  },
+  // a scheduled group's feeds are each paused on their own: the job runs the others
+  pausable: {
+    feeds: (p) => p.feeds ?? [],
+    without: (p, paused) => ({ ...p, feeds: p.feeds?.filter((f) => !paused.includes(f)) }),
+  },
+  historyRows,
   process,
 };

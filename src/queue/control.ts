@@ -1,6 +1,7 @@
 // Operator controls that reach every worker through Redis, from any machine:
 // - pause/resume: a hash of paused feeds (`*` = all schedules); a scheduled run of a paused target
-//   starts nothing (the processor asks `pausedFor` before it takes the lock). Runs asked for by
+//   starts nothing (the processor asks `pausedFor` before it takes the lock); a scheduled run of a
+//   group of feeds (queue/schedules.ts) runs those not paused (`pausedAmong`). Runs asked for by
 //   hand (`enqueue`) still run: the operator asked for them.
 // - cancel: a key per job to cancel; each worker looks for its running jobs' keys every
 //   CANCEL_POLL_MS and aborts the job's signal. The sync then starts no new call, waits for the
@@ -50,6 +51,13 @@ export async function pausedFor(redis: RedisClient, prefix: string, target: RunT
   if (feed) return `feed ${target.feed} is paused since ${feed}`;
   if (all) return `every schedule is paused since ${all}`;
   return undefined;
+}
+
+/** Which of `feeds` are paused on their own, each with why ("feed … is paused since …"). */
+export async function pausedAmong(redis: RedisClient, prefix: string, feeds: readonly string[]): Promise<Map<string, string>> {
+  if (!feeds.length) return new Map();
+  const since = await redis.hmget(pausedKey(prefix), ...feeds);
+  return new Map(feeds.flatMap((f, i) => (since[i] ? [[f, `feed ${f} is paused since ${since[i]}`] as const] : [])));
 }
 
 export async function requestCancel(redis: RedisClient, prefix: string, jobId: string, by: string): Promise<void> {

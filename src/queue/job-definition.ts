@@ -24,6 +24,8 @@ export interface RunReport {
 export interface RunTarget {
   feed?: string;
   chatbot?: string;
+  /** a job of several feeds (a scheduler's group): logs name them; its history is one row per feed (historyRows) */
+  feeds?: string[];
 }
 
 export interface JobRuntime {
@@ -62,6 +64,16 @@ export interface JobDefinition<P = unknown, R extends RunReport = RunReport> {
   chatbots?(payload: P, config: LoadedConfig): string[];
   /** with exclusive: the kind whose lock it shares (an undo takes the chatbot's sync lock); default its own */
   lockKind?: JobKind;
+  /**
+   * a scheduled job of several feeds, each paused on its own (control.ts): `feeds` are the payload's,
+   * `without` the payload of the unpaused ones; all paused, the run is skipped as a paused feed's is
+   */
+  pausable?: { feeds(payload: P): string[]; without(payload: P, paused: readonly string[]): P };
+  /**
+   * the run history's rows of a run, each under its own target, and one metrics observation each
+   * (a job of several feeds: one per feed); default one row under the job's target
+   */
+  historyRows?(payload: P, report: RunReport, config: LoadedConfig): Array<{ target: RunTarget; report: RunReport }>;
   /** the processor logs the run's summary line itself (the queue then logs only a retry/fail decision) */
   logsSummary?: boolean;
   process(payload: P, ctx: JobContext): Promise<R>;

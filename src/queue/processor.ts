@@ -13,7 +13,7 @@ import { createHistoryWriter, runRecord, saveRunRecord } from './run-records.js'
 import { boundReport } from './report-size.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { reportError, toJobError, verdictFor } from './retry-policy.js';
-import { CancelRequest, pausedFor, type CancelWatcher } from './control.js';
+import { CancelRequest, pausedAmong, pausedFor, type CancelWatcher } from './control.js';
 import {
   acquireTargetLock,
   chatbotLockName,
@@ -59,27 +59,35 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       const issues = parsed.error.issues.map((i) => `${formatPath(i.path) || '(root)'}: ${i.message}`).join('; ');
       throw new UnrecoverableError(`job ${def.name} ${jobId}: payload invalid: ${issues}`);
     }
-    const payload = parsed.data;
-    let target: RunTarget;
-    let chatbots: string[];
-    try {
-      target = def.target(payload, deps.config);
-      chatbots = def.chatbots?.(payload, deps.config) ?? (target.chatbot !== undefined ? [target.chatbot] : []);
-    } catch (err) {
-      throw toJobError(err);
-    }
+    let payload = parsed.data;
+    const resolve = (p: P): { target: RunTarget; chatbots: string[] } => {
+      try {
+        const target = def.target(p, deps.config);
+        return { target, chatbots: def.chatbots?.(p, deps.config) ?? (target.chatbot !== undefined ? [target.chatbot] : []) };
+      } catch (err) {
+        throw toJobError(err);
+      }
+    };
+    let { target, chatbots } = resolve(payload);
     // The job's own code scopes its lines by feed or chatbot (syncFeed, pushSettings do), so it gets
     // the job scope alone; the target is added here only for the lines this wrapper writes.
     const jobLogger = deps.logger.child({ job: def.name, jobId });
-    const logger = jobLogger.child({ ...target });
+    let logger = jobLogger.child({ ...target });
     const attempt = { made: job.attemptsMade + 1, max: job.opts.attempts ?? 1 };
 
-    // A scheduler's run of a paused feed (or of anything while all are paused) starts nothing.
+    // A scheduler's run of a paused feed (or of anything while all are paused) starts nothing; a
+    // scheduler's run of several feeds runs those not paused.
     if (job.repeatJobKey || jobId.startsWith('repeat:')) {
-      const paused = await pausedFor(deps.redis, deps.prefix, target);
+      const { paused, each } = await scheduledPause(deps, def.pausable?.feeds(payload) ?? [], target);
       if (paused) {
         logger.info({ outcome: 'paused' }, `${def.name} ${describe(target)}: ${paused}; scheduled run skipped`);
         return { outcome: 'paused', summary: `${paused}: scheduled run skipped (feedsync resume to start again)` } satisfies RunReport;
+      }
+      if (each.size) {
+        for (const why of each.values()) logger.info({ outcome: 'paused' }, `${def.name} ${describe(target)}: ${why}; skipped in this scheduled run`);
+        payload = def.pausable!.without(payload, [...each.keys()]);
+        ({ target, chatbots } = resolve(payload));
+        logger = jobLogger.child({ ...target });
       }
     }
 
@@ -94,14 +102,21 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     }
 
     const cancel = deps.cancels?.watch(jobId);
-    const cancelled = (report: RunReport): RunReport => {
+    const cancelled = (report: RunReport, about: RunTarget = target): RunReport => {
       const reason: unknown = cancel?.signal.reason;
       const by = reason instanceof CancelRequest ? reason.by : 'an operator';
-      return { ...report, outcome: 'cancelled', retryable: false, retryAt: undefined, summary: `${def.name} ${describe(target)} cancelled by ${by}: ${report.summary}` };
+      return { ...report, outcome: 'cancelled', retryable: false, retryAt: undefined, summary: `${def.name} ${describe(about)} cancelled by ${by}: ${report.summary}` };
     };
     const signals = [signal, ...locks.held.map((l) => l.lost), cancel?.signal].filter((s): s is AbortSignal => s !== undefined);
     const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
-    const record = (report: RunReport) => history.record(runRecord({ jobId, job: def.name, queue: job.queueName, attempt, ...target, report }));
+    // the run's history rows (a job of several feeds: one per feed), each also one metrics observation
+    const record = async (report: RunReport, as: (r: RunReport, about: RunTarget) => RunReport = (r) => r) => {
+      for (const row of def.historyRows?.(payload, report, deps.config) ?? [{ target, report }]) {
+        const rowReport = as(row.report, row.target);
+        await history.record(runRecord({ jobId, job: def.name, queue: job.queueName, attempt, ...row.target, report: rowReport }));
+        deps.onRun?.({ job: def.name, target: row.target, report: rowReport, jobId });
+      }
+    };
     try {
       let report: RunReport;
       try {
@@ -111,9 +126,9 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
         );
       } catch (err) {
         if (cancel?.signal.aborted) {
-          const report = cancelled({ outcome: 'error', summary: err instanceof Error ? err.message : String(err) });
-          await record(report);
-          deps.onRun?.({ job: def.name, target, report, jobId });
+          const error: RunReport = { outcome: 'error', summary: err instanceof Error ? err.message : String(err) };
+          await record(error, cancelled);
+          const report = cancelled(error);
           logger.warn({ outcome: report.outcome }, report.summary);
           return report;
         }
@@ -125,14 +140,14 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
           retryable: !(jobErr instanceof UnrecoverableError),
         };
         await record(failed);
-        deps.onRun?.({ job: def.name, target, report: failed, jobId });
         logger.error({ err, attempt: `${attempt.made}/${attempt.max}`, retry: failed.retryable }, failed.summary);
         // BullMQ stores the message and stack in Redis (failedReason, stacktrace) and the UI shows them
         throw maskError(jobErr);
       }
-      if (cancel?.signal.aborted) report = cancelled(report);
-      await record(report);
-      deps.onRun?.({ job: def.name, target, report, jobId });
+      if (cancel?.signal.aborted) {
+        await record(report, cancelled);
+        report = cancelled(report);
+      } else await record(report);
       const verdict = verdictFor(report);
       const retryAt = verdict === 'retry' && report.retryAt ? Date.parse(report.retryAt) : NaN;
       if (retryAt > Date.now()) {
@@ -153,6 +168,16 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       await releaseAll(locks.held, (err) => logger.warn({ err }, 'lock release failed; it expires by itself'));
     }
   };
+}
+
+/**
+ * What keeps a scheduler's run from starting: `paused`, why it starts nothing (its feed, or each of
+ * its feeds, paused; every schedule paused); else `each`, those of its feeds paused on their own.
+ */
+async function scheduledPause(deps: ProcessorDeps, feeds: readonly string[], target: RunTarget): Promise<{ paused?: string; each: Map<string, string> }> {
+  const each = await pausedAmong(deps.redis, deps.prefix, feeds);
+  const paused = (await pausedFor(deps.redis, deps.prefix, target)) ?? (feeds.length && each.size === feeds.length ? [...each.values()].join('; ') : undefined);
+  return { ...(paused && { paused }), each };
 }
 
 /**
@@ -215,5 +240,5 @@ function lockWaiters(deps: ProcessorDeps): (queueName: string) => LockWaiters {
 }
 
 function describe(target: RunTarget): string {
-  return target.feed ?? target.chatbot ?? '';
+  return target.feed ?? (target.feeds ? `feeds ${target.feeds.join(', ')}` : (target.chatbot ?? ''));
 }

@@ -1,7 +1,15 @@
-// Job schedulers from config: one per feed with `schedule`, one per chatbot and job with a cron in
-// `chatbots[].schedule`. Upserted when a worker starts; those no longer in config are removed, so
-// the config file stays the one source of truth for what runs when.
-import type { Config } from '../config/schema.js';
+// Job schedulers from config: one per group of feeds due together (below), one per chatbot and job
+// with a cron in `chatbots[].schedule`. Upserted when a worker starts; those no longer in config are
+// removed, so the config file stays the one source of truth for what runs when.
+//
+// Feeds due together: feeds whose `schedule.cron` and `schedule.tz` are written alike (spaces
+// aside) and that share a chatbot, directly or through other such feeds, get one scheduler whose
+// job runs them all (jobs/listing-sync.ts, payload `feeds`): each chatbot is paged once a tick for
+// all of its feeds, as `feedsync sync` pages it. `schedule.full` groups the same way among the
+// feeds whose full pulls are due together; a full pull stays a pull of the feeds whose
+// `schedule.full` it is. A feed alone keeps its scheduler `sync:<feed>`.
+import { chatbotsOf } from '../config/feed-chatbots.js';
+import type { Config, FeedConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
@@ -15,18 +23,77 @@ export interface PlannedSchedule {
   data: Record<string, unknown>;
 }
 
+/** One sync scheduler: the feeds it runs (config order), when, and whether as a full pull. */
+export interface SyncSchedule {
+  id: string;
+  feeds: string[];
+  pattern: string;
+  tz?: string;
+  full: boolean;
+}
+
 /**
- * Every scheduler the config asks for. Ids are stable: `sync:<feed>`, `sync-full:<feed>` (the full
- * pull of an incremental RESO feed, `schedule.full`), `settings:<sn>`, `smoke:<sn>`.
+ * The sync schedulers of these feeds, grouped as said at the top. Ids are stable: `sync:<feed>` and
+ * `sync-full:<feed>` for a feed alone, `sync:<a>+<b>+…` and `sync-full:<a>+<b>+…` for a group
+ * (its feeds' names sorted; `+` is not a feed name's character), so a scheduler changes only when
+ * its group does.
+ */
+export function syncSchedules(feeds: readonly FeedConfig[]): SyncSchedule[] {
+  const buckets = new Map<string, { pattern: string; tz?: string; full: boolean; feeds: FeedConfig[] }>();
+  const add = (feed: FeedConfig, pattern: string, full: boolean) => {
+    const tz = feed.schedule?.tz;
+    const key = JSON.stringify([full, pattern.trim().split(/\s+/).join(' '), tz ?? '']);
+    const bucket = buckets.get(key) ?? { pattern, ...(tz && { tz }), full, feeds: [] };
+    bucket.feeds.push(feed);
+    buckets.set(key, bucket);
+  };
+  for (const feed of feeds) {
+    if (!feed.schedule) continue;
+    add(feed, feed.schedule.cron, false);
+    if (feed.schedule.full) add(feed, feed.schedule.full, true);
+  }
+  const out: SyncSchedule[] = [];
+  for (const bucket of buckets.values()) {
+    for (const group of sharingAChatbot(bucket.feeds)) {
+      const names = group.map((f) => f.name);
+      const id = `${bucket.full ? 'sync-full' : 'sync'}:${[...names].sort().join('+')}`;
+      out.push({ id, feeds: names, pattern: bucket.pattern, ...(bucket.tz && { tz: bucket.tz }), full: bucket.full });
+    }
+  }
+  return out;
+}
+
+/** The feeds split into groups that share a chatbot, directly or through other feeds of the group; config order kept. */
+function sharingAChatbot(feeds: readonly FeedConfig[]): FeedConfig[][] {
+  let groups: Array<{ feeds: FeedConfig[]; chatbots: Set<string> }> = [];
+  for (const feed of feeds) {
+    const own = chatbotsOf(feed);
+    const touching = groups.filter((g) => own.some((sn) => g.chatbots.has(sn)));
+    const merged = { feeds: [...touching.flatMap((g) => g.feeds), feed], chatbots: new Set([...touching.flatMap((g) => [...g.chatbots]), ...own]) };
+    groups = [...groups.filter((g) => !touching.includes(g)), merged];
+  }
+  const order = new Map(feeds.map((f, i) => [f, i]));
+  return groups.map((g) => g.feeds.sort((a, b) => order.get(a)! - order.get(b)!)).sort((a, b) => order.get(a[0]!)! - order.get(b[0]!)!);
+}
+
+/** The scheduler of each scheduled feed's regular syncs (`schedule.cron`), by feed name. */
+export function syncSchedulerOf(feeds: readonly FeedConfig[]): Map<string, string> {
+  return new Map(
+    syncSchedules(feeds)
+      .filter((s) => !s.full)
+      .flatMap((s) => s.feeds.map((f) => [f, s.id] as const)),
+  );
+}
+
+/**
+ * Every scheduler the config asks for: the sync schedulers (syncSchedules), `settings:<sn>` and
+ * `smoke:<sn>`. A sync scheduler's job names its feed (`feed`), or its group's (`feeds`).
  */
 export function plannedSchedules(config: Config, names: Record<JobKind, string>): PlannedSchedule[] {
   const out: PlannedSchedule[] = [];
-  for (const feed of config.feeds) {
-    if (!feed.schedule) continue;
-    out.push({ kind: 'sync', id: `sync:${feed.name}`, pattern: feed.schedule.cron, tz: feed.schedule.tz, name: names.sync, data: { feed: feed.name } });
-    if (feed.schedule.full) {
-      out.push({ kind: 'sync', id: `sync-full:${feed.name}`, pattern: feed.schedule.full, tz: feed.schedule.tz, name: names.sync, data: { feed: feed.name, full: true } });
-    }
+  for (const s of syncSchedules(config.feeds)) {
+    const data = { ...(s.feeds.length === 1 ? { feed: s.feeds[0] } : { feeds: s.feeds }), ...(s.full && { full: true }) };
+    out.push({ kind: 'sync', id: s.id, pattern: s.pattern, ...(s.tz && { tz: s.tz }), name: names.sync, data });
   }
   for (const bot of config.chatbots) {
     for (const kind of ['settings', 'smoke'] as const) {

@@ -73,20 +73,21 @@ export function createMetrics(queues: Queues, opts: { defaultMetrics?: boolean }
     onCall: (e) => calls.observe({ endpoint: e.endpoint, outcome: e.outcome }, e.durationMs / 1000),
     onRun: ({ job, report }) => {
       runs.inc({ job, outcome: report.outcome });
-      const r = report as { counts?: Record<string, unknown>; dryRun?: boolean; feed?: unknown; finishedAt?: unknown };
+      const r = report as { counts?: unknown; dryRun?: boolean; feed?: unknown; finishedAt?: unknown; lanes?: unknown };
       if (!r.counts || r.dryRun || typeof r.feed !== 'string') return;
-      ensureFeed(r.feed);
-      for (const op of LISTING_COUNTS) {
-        const n = r.counts[op];
-        if (typeof n === 'number' && n > 0) listings.inc({ feed: r.feed, op }, n);
+      const feed = r.feed;
+      ensureFeed(feed);
+      // a feed routed to several chatbots: its report leads with one lane's; each lane counts
+      for (const lane of Array.isArray(r.lanes) ? (r.lanes as unknown[]) : [report]) {
+        const counts = (lane as { counts?: Record<string, unknown> }).counts ?? {};
+        for (const op of LISTING_COUNTS) listings.inc({ feed, op }, positive(counts[op]));
+        const m = photoFigures(lane);
+        if (!m) continue;
+        for (const outcome of ['downloaded', 'reused', 'failed'] as const) photos.inc({ feed, outcome }, m[outcome]);
+        photoBytes.inc({ feed }, m.bytes);
+        photoDeletes.inc({ feed }, m.deleted);
       }
-      const m = photoFigures(report);
-      if (m) {
-        for (const outcome of ['downloaded', 'reused', 'failed'] as const) photos.inc({ feed: r.feed, outcome }, m[outcome]);
-        photoBytes.inc({ feed: r.feed }, m.bytes);
-        photoDeletes.inc({ feed: r.feed }, m.deleted);
-      }
-      if (report.outcome === 'ok') lastSuccess.set({ feed: r.feed }, Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000);
+      if (report.outcome === 'ok') lastSuccess.set({ feed }, Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000);
     },
     recallLastSuccess: async (feeds, changeLog) => {
       for (const feed of feeds) {
@@ -98,6 +99,8 @@ export function createMetrics(queues: Queues, opts: { defaultMetrics?: boolean }
     },
   };
 }
+
+const positive = (n: unknown): number => (typeof n === 'number' && n > 0 ? n : 0);
 
 /** The media figures of a run report (a sync of a mirrored feed), checked rather than assumed: reports come back from Redis as JSON. */
 function photoFigures(report: unknown): Record<'downloaded' | 'reused' | 'failed' | 'bytes' | 'deleted', number> | undefined {

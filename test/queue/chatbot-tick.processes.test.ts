@@ -1,7 +1,8 @@
 // A worker tick that finds several feeds of one chatbot due (issue 26): three feeds of one chatbot
 // on the same cron, in a real worker process on real Redis. The scheduler's due job is promoted (the
 // tick, now rather than at its cron time); the chatbot's list is paged once for the three feeds (the
-// emulator counts list calls), each feed keeps its own listings, run history, metrics and pause.
+// emulator counts list calls), each feed keeps its own listings, run history, metrics, status
+// page row and pause.
 import { describe, expect, it } from 'vitest';
 import { listRuns, pauseFeeds, type RunRecord } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
@@ -17,7 +18,7 @@ const CRON = '0 0 1 1 *';
 const SN = 'SN-TICK';
 
 describe('a worker tick that finds three feeds of one chatbot due', () => {
-  it('pages the chatbot once for the three, and keeps history, metrics and pause per feed', async () => {
+  it('pages the chatbot once for the three, and keeps history, metrics, status and pause per feed', async () => {
     d.emu = await startTestEmulator();
     const feeds = [0, 1, 2].map((i) => ({ name: `f${i}`, chatbot: SN, rows: 30, from: 1 + i * 30, schedule: CRON }));
     const file = await writeDeployment([...feeds, { name: 'other', chatbot: 'SN-OTHER', rows: 2, from: 901, schedule: CRON }], {
@@ -67,6 +68,14 @@ describe('a worker tick that finds three feeds of one chatbot due', () => {
     // per-feed metrics: each feed's created listings under its own label
     const metrics = await (await fetch(`http://127.0.0.1:${worker.port}/metrics`)).text();
     for (const f of ['f0', 'f1', 'f2']) expect(metrics).toContain(`feedsync_listings_total{feed="${f}",op="created"} 30`);
+
+    // the status page: each feed's next run is its group's scheduler's
+    const status = await (await fetch(`http://127.0.0.1:${worker.port}/status`)).text();
+    const schedulers = new Map((await d.queues.sync.getJobSchedulers()).map((s) => [s.key, s.next]));
+    expect([...schedulers.keys()].sort()).toEqual(['sync:f0+f1+f2', 'sync:other']);
+    const next = (id: string) => new Date(schedulers.get(id)!).toISOString().replace('T', ' ').slice(0, 19);
+    for (const [f, id] of [...['f0', 'f1', 'f2'].map((f) => [f, 'sync:f0+f1+f2']), ['other', 'sync:other']])
+      expect(status.split(`<tr id="feed-${f}"`)[1]?.split('</tr>')[0]).toContain(`<td>${next(id!)}</td>`);
 
     // a paused feed is skipped within its group's tick; the others run, the chatbot paged once
     await pauseFeeds(d.redis, d.prefix, ['f1']);
