@@ -140,10 +140,14 @@ export async function listRuns(redis: RedisClient, prefix: string, filter: RunTa
   });
 }
 
-/** The recorded run of one job (its last attempt), for `enqueue --wait` on a failed job. */
+/**
+ * The recorded run of one job (its last attempt), for `enqueue --wait` on a failed job: in its
+ * target's list, else in the all-runs list (a job of several feeds records a row per feed).
+ */
 export async function findRun(redis: RedisClient, prefix: string, target: RunTarget, jobId: string): Promise<RunRecord | undefined> {
-  const runs = await listRuns(redis, prefix, { ...target, limit: 1000 });
-  return runs.find((r) => r.jobId === jobId);
+  const own = (await listRuns(redis, prefix, { ...target, limit: 1000 })).find((r) => r.jobId === jobId);
+  if (own || (!target.feed && !target.chatbot)) return own;
+  return (await listRuns(redis, prefix, { limit: 1000 })).find((r) => r.jobId === jobId);
 }
 
 function safeJson(text: string): unknown {

@@ -1,8 +1,8 @@
 // `enqueue sync --chatbot SN` in a real worker process on real Redis (issue 26): one job runs every
 // feed of the chatbot, its list paged once for all of them (the emulator counts list calls), one
-// report per feed in the job's return value.
+// report per feed in the job's return value, one row per feed in the run history.
 import { describe, expect, it } from 'vitest';
-import { enqueueJob, waitForJob } from '../../src/queue/index.js';
+import { enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { requests, total } from '../sync/helpers/feed.js';
 import { writeDeployment } from './deploy.js';
@@ -44,5 +44,11 @@ describe('a sync job for a chatbot', () => {
       ['f1', 'ok', 30],
       ['f2', 'ok', 30],
     ]);
+    // the run history keeps a row per feed, each its own feed's report
+    for (const f of ['f0', 'f1', 'f2']) {
+      const [row] = await listRuns(d.redis, d.prefix, { feed: f, limit: 5 });
+      expect(row).toMatchObject({ jobId: rerun.jobId, feed: f, chatbot: sn, outcome: 'ok' });
+      expect((row!.report as { feed: string; counts: { unchanged: number } }).counts.unchanged).toBe(30);
+    }
   }, 60_000);
 });

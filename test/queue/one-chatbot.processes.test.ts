@@ -1,5 +1,7 @@
 // Invariant 4 with two real worker processes and the real Redis: two feeds of one chatbot, both
-// scheduled on the same second, 20 rounds. The chatbot's lock keeps them from running at once, and
+// scheduled on the same second, 20 rounds. Their crons are written differently, so each has its own
+// scheduler and job (crons written alike would share one job: chatbot-tick.processes.test.ts), and
+// the two jobs race for the chatbot. The chatbot's lock keeps them from running at once, and
 // each feed leaves the other's listings alone (the writers come from the config, the state is
 // loaded and committed under the lock): every listing of both feeds is there once, none was ever
 // deleted.
@@ -22,12 +24,12 @@ describe('two feeds of one chatbot on two worker processes', () => {
     const mapping = `{ fields: { ${COLUMNS.map((c) => `${c}: ${c}`).join(', ')} } }`;
     await writeFile(join(d.dir, 'a.csv'), csv(rows(12, 1)));
     await writeFile(join(d.dir, 'b.csv'), csv(rows(12, 501)));
-    const feed = (name: string) => `  - name: ${name}
+    const feed = (name: string, cron: string) => `  - name: ${name}
     chatbot: SN-SHARED
     source: { kind: csv, path: ${name}.csv }
     mapping: ${mapping}
     deletes: { maxFraction: 1 }
-    schedule: { cron: "* * * * * *" }
+    schedule: { cron: "${cron}" }
 `;
     const file = join(d.dir, 'feedsync.yaml');
     await writeFile(
@@ -36,7 +38,7 @@ describe('two feeds of one chatbot on two worker processes', () => {
 redis: { url: "${REDIS_URL}", prefix: ${d.prefix} }
 worker: { lockDurationMs: 2000, stalledIntervalMs: 1000, shutdownTimeoutMs: 3000, concurrency: 2, watchdogSeconds: 60, minScheduleIntervalSeconds: 1 }
 feeds:
-${feed('a')}${feed('b')}`,
+${feed('a', '* * * * * *')}${feed('b', '*/1 * * * * *')}`,
     );
     await d.start(file);
     await d.start(file);

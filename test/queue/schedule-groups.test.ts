@@ -1,0 +1,118 @@
+// Feeds due together that share a chatbot get one scheduler (src/queue/schedules.ts): which feeds
+// group, the schedulers' ids and job data, full pulls, and applySchedules moving a deployment from
+// one scheduler per feed to the groups (real Redis).
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ListingSyncPayload } from '../../jobs/listing-sync.js';
+import { silentLogger } from '../../src/log.js';
+import { applySchedules, closeQueues, createQueues, plannedSchedules, QUEUE_NAMES, syncSchedulerOf, type Queues } from '../../src/queue/index.js';
+import { dropPrefix, loadedConfig, testRedis, uniquePrefix } from './helpers.js';
+
+const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-queue-5f1c, sessionKey: ss-test-queue-9b2e }\n`;
+
+interface F {
+  name: string;
+  /** one chatbot, or several (a routed feed) */
+  to: string | string[];
+  cron: string;
+  tz?: string;
+  full?: string;
+}
+
+function config(feeds: F[]) {
+  const yaml = feeds
+    .map((f) => {
+      const to = typeof f.to === 'string' ? `    chatbot: ${f.to}\n` : `    chatbots: [${f.to.map((sn) => `{ serialNumber: ${sn} }`).join(', ')}]\n`;
+      const source = f.full ? `{ kind: reso, url: "https://mls.test/odata", incremental: true }` : `{ kind: csv, path: feeds/${f.name}.csv }`;
+      const schedule = `{ cron: "${f.cron}"${f.tz ? `, tz: ${f.tz}` : ''}${f.full ? `, full: "${f.full}"` : ''} }`;
+      return `  - name: ${f.name}\n${to}    source: ${source}\n    schedule: ${schedule}\n`;
+    })
+    .join('');
+  return loadedConfig(`${API}feeds:\n${yaml}`).config;
+}
+
+const planned = (feeds: F[]) => plannedSchedules(config(feeds), QUEUE_NAMES).map((s) => [s.id, s.pattern, s.tz, s.data]);
+
+describe('sync schedulers of feeds due together', () => {
+  it('one per group of feeds with the same cron and tz that share a chatbot, through routed feeds too', () => {
+    const feeds: F[] = [
+      { name: 'b', to: 'SN-A', cron: '*/15 * * * *' },
+      { name: 'a', to: 'SN-A', cron: '*/15  *  * * *' }, // spaces aside, the same cron
+      { name: 'routed', to: ['SN-A', 'SN-B'], cron: '*/15 * * * *' },
+      { name: 'c', to: 'SN-B', cron: '*/15 * * * *' }, // joined to a and b through `routed`
+      { name: 'hourly', to: 'SN-A', cron: '0 * * * *' }, // another cron: alone
+      { name: 'chicago', to: 'SN-A', cron: '*/15 * * * *', tz: 'America/Chicago' }, // another tz: alone
+      { name: 'elsewhere', to: 'SN-C', cron: '*/15 * * * *' }, // no chatbot shared: alone
+    ];
+    expect(planned(feeds)).toEqual([
+      // the id names the group's feeds sorted; the job runs them in config order
+      ['sync:a+b+c+routed', '*/15 * * * *', undefined, { feeds: ['b', 'a', 'routed', 'c'] }],
+      ['sync:elsewhere', '*/15 * * * *', undefined, { feed: 'elsewhere' }],
+      ['sync:hourly', '0 * * * *', undefined, { feed: 'hourly' }],
+      ['sync:chicago', '*/15 * * * *', 'America/Chicago', { feed: 'chicago' }],
+    ]);
+    const of = syncSchedulerOf(config(feeds).feeds);
+    expect([of.get('a'), of.get('c'), of.get('hourly'), of.get('elsewhere')]).toEqual(['sync:a+b+c+routed', 'sync:a+b+c+routed', 'sync:hourly', 'sync:elsewhere']);
+  });
+
+  it('full pulls group among the feeds whose schedule.full is due together, and run as full pulls of those alone', () => {
+    const feeds: F[] = [
+      { name: 'r1', to: 'SN-R', cron: '*/15 * * * *', full: '0 3 * * 0' },
+      { name: 'r2', to: 'SN-R', cron: '*/15 * * * *', full: '0 3 * * 0' },
+      { name: 'r3', to: 'SN-R', cron: '*/15 * * * *', full: '0 4 * * 0' },
+    ];
+    expect(planned(feeds)).toEqual([
+      ['sync:r1+r2+r3', '*/15 * * * *', undefined, { feeds: ['r1', 'r2', 'r3'] }],
+      ['sync-full:r1+r2', '0 3 * * 0', undefined, { feeds: ['r1', 'r2'], full: true }],
+      ['sync-full:r3', '0 4 * * 0', undefined, { feed: 'r3', full: true }],
+    ]);
+  });
+
+  it('a group job names its feeds: exactly one of feed, feeds and chatbot', () => {
+    expect(ListingSyncPayload.safeParse({ feeds: ['a', 'b'] }).success).toBe(true);
+    expect(ListingSyncPayload.safeParse({ feeds: ['a'], feed: 'a' }).success).toBe(false);
+    expect(ListingSyncPayload.safeParse({ feeds: [] }).success).toBe(false);
+  });
+});
+
+describe('applySchedules with groups (real Redis)', () => {
+  let redis: Redis;
+  let prefix: string;
+  let queues: Queues;
+  beforeEach(() => {
+    redis = testRedis();
+    prefix = uniquePrefix();
+    queues = createQueues(redis, prefix, {});
+  });
+  afterEach(async () => {
+    await closeQueues(queues);
+    await dropPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it('replaces the schedulers of feeds that now run together, keeps a feed alone on its own id, and back', async () => {
+    const keys = async () => (await queues.sync.getJobSchedulers()).map((s) => [s.key, s.template?.data]).sort();
+    const apart: F[] = [
+      { name: 'a', to: 'SN-A', cron: '0 2 * * *' },
+      { name: 'b', to: 'SN-A', cron: '0 3 * * *' },
+      { name: 'c', to: 'SN-C', cron: '0 2 * * *' },
+    ];
+    await applySchedules(queues, plannedSchedules(config(apart), QUEUE_NAMES), silentLogger);
+    expect(await keys()).toEqual([
+      ['sync:a', { feed: 'a' }],
+      ['sync:b', { feed: 'b' }],
+      ['sync:c', { feed: 'c' }],
+    ]);
+    // b moves to a's cron: a and b share one scheduler; c, alone, keeps its own
+    const together = apart.map((f) => (f.name === 'b' ? { ...f, cron: '0 2 * * *' } : f));
+    const changes = await applySchedules(queues, plannedSchedules(config(together), QUEUE_NAMES), silentLogger);
+    expect(changes.removed.sort()).toEqual(['sync:a', 'sync:b']);
+    expect(await keys()).toEqual([
+      ['sync:a+b', { feeds: ['a', 'b'] }],
+      ['sync:c', { feed: 'c' }],
+    ]);
+    // and back apart
+    await applySchedules(queues, plannedSchedules(config(apart), QUEUE_NAMES), silentLogger);
+    expect((await keys()).map(([k]) => k)).toEqual(['sync:a', 'sync:b', 'sync:c']);
+  });
+});
