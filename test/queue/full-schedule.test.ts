@@ -1,30 +1,15 @@
 // schedule.full: an incremental RESO feed's second cron, a full pull on the queue (real Redis).
-import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { applySchedules, closeQueues, createQueues, plannedSchedules, QUEUE_NAMES, type Queues } from '../../src/queue/index.js';
+import { applySchedules, plannedSchedules, QUEUE_NAMES } from '../../src/queue/index.js';
 import { silentLogger } from '../../src/log.js';
-import { dropPrefix, loadedConfig, testRedis, uniquePrefix } from './helpers.js';
+import { loadedConfig, useQueues } from './helpers.js';
 
 const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-queue-5f1c, sessionKey: ss-test-queue-9b2e }\n`;
 const resoFeed = (schedule: string, incremental = true) =>
   `${API}feeds:\n  - name: mls\n    chatbot: SN-1\n    source: { kind: reso, url: "https://mls.test/odata", incremental: ${incremental} }\n    schedule: ${schedule}\n`;
 
-let redis: Redis;
-let prefix: string;
-let queues: Queues;
-
-beforeEach(() => {
-  redis = testRedis();
-  prefix = uniquePrefix();
-  queues = createQueues(redis, prefix, {});
-});
-
-afterEach(async () => {
-  await closeQueues(queues);
-  await dropPrefix(redis, prefix);
-  await redis.quit();
-});
+const q = useQueues();
 
 describe('schedule.full', () => {
   it('adds a second scheduler that runs the feed as a full pull', async () => {
@@ -34,15 +19,15 @@ describe('schedule.full', () => {
       ['sync:mls', '*/15 * * * *', 'America/Chicago', { feed: 'mls' }],
       ['sync-full:mls', '0 3 * * 0', 'America/Chicago', { feed: 'mls', full: true }],
     ]);
-    await applySchedules(queues, planned, silentLogger);
-    const schedulers = await queues.sync.getJobSchedulers();
+    await applySchedules(q.queues, planned, silentLogger);
+    const schedulers = await q.queues.sync.getJobSchedulers();
     expect(schedulers.map((s) => [s.key, s.pattern, s.template?.data]).sort()).toEqual([
       ['sync-full:mls', '0 3 * * 0', { feed: 'mls', full: true }],
       ['sync:mls', '*/15 * * * *', { feed: 'mls' }],
     ]);
     // dropped from config: the full scheduler goes with it
-    await applySchedules(queues, plannedSchedules(loadedConfig(resoFeed('{ cron: "*/15 * * * *" }')).config, QUEUE_NAMES), silentLogger);
-    expect((await queues.sync.getJobSchedulers()).map((s) => s.key)).toEqual(['sync:mls']);
+    await applySchedules(q.queues, plannedSchedules(loadedConfig(resoFeed('{ cron: "*/15 * * * *" }')).config, QUEUE_NAMES), silentLogger);
+    expect((await q.queues.sync.getJobSchedulers()).map((s) => s.key)).toEqual(['sync:mls']);
   });
 
   it('is refused on a feed that is always read in full, and when it runs too often', () => {

@@ -6,8 +6,8 @@ import { parseConfig } from '../../src/config/load.js';
 import { RedisConfig, type LoadedConfig } from '../../src/config/schema.js';
 import { redisSettingsOf, type RedisSettings } from '../../src/queue/connection.js';
 import { silentLogger } from '../../src/log.js';
-import { expect } from 'vitest';
-import { listRuns, type JobRuntime, type ProcessorDeps, type Queues, type RunRecord } from '../../src/queue/index.js';
+import { afterEach, beforeEach, expect } from 'vitest';
+import { closeQueues, createQueues, listRuns, type JobRuntime, type ProcessorDeps, type Queues, type RunRecord } from '../../src/queue/index.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -82,4 +82,20 @@ export async function expectAbortedAndRetried(redis: Redis, queues: Queues, pref
   expect(await job!.getState()).toMatch(/^(delayed|wait)$/);
   expect(job!.attemptsMade).toBe(1);
   return run!;
+}
+
+/** A unique prefix and its queues on the real Redis for each test of the file (vitest hooks), dropped after. */
+export function useQueues(): { redis: Redis; prefix: string; queues: Queues } {
+  const q = {} as { redis: Redis; prefix: string; queues: Queues };
+  beforeEach(() => {
+    q.redis = testRedis();
+    q.prefix = uniquePrefix();
+    q.queues = createQueues(q.redis, q.prefix, {});
+  });
+  afterEach(async () => {
+    await closeQueues(q.queues);
+    await dropPrefix(q.redis, q.prefix);
+    await q.redis.quit();
+  });
+  return q;
 }

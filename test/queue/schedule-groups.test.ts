@@ -1,12 +1,11 @@
 // Feeds due together that share a chatbot get one scheduler (src/queue/schedules.ts): which feeds
 // group, the schedulers' ids and job data, full pulls, and applySchedules moving a deployment from
 // one scheduler per feed to the groups (real Redis).
-import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ListingSyncPayload } from '../../jobs/listing-sync.js';
 import { silentLogger } from '../../src/log.js';
-import { applySchedules, closeQueues, createQueues, plannedSchedules, QUEUE_NAMES, syncSchedulerOf, type Queues } from '../../src/queue/index.js';
-import { dropPrefix, loadedConfig, testRedis, uniquePrefix } from './helpers.js';
+import { applySchedules, plannedSchedules, QUEUE_NAMES, syncSchedulerOf } from '../../src/queue/index.js';
+import { loadedConfig, useQueues } from './helpers.js';
 
 const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-queue-5f1c, sessionKey: ss-test-queue-9b2e }\n`;
 
@@ -76,28 +75,16 @@ describe('sync schedulers of feeds due together', () => {
 });
 
 describe('applySchedules with groups (real Redis)', () => {
-  let redis: Redis;
-  let prefix: string;
-  let queues: Queues;
-  beforeEach(() => {
-    redis = testRedis();
-    prefix = uniquePrefix();
-    queues = createQueues(redis, prefix, {});
-  });
-  afterEach(async () => {
-    await closeQueues(queues);
-    await dropPrefix(redis, prefix);
-    await redis.quit();
-  });
+  const q = useQueues();
 
   it('replaces the schedulers of feeds that now run together, keeps a feed alone on its own id, and back', async () => {
-    const keys = async () => (await queues.sync.getJobSchedulers()).map((s) => [s.key, s.template?.data]).sort();
+    const keys = async () => (await q.queues.sync.getJobSchedulers()).map((s) => [s.key, s.template?.data]).sort();
     const apart: F[] = [
       { name: 'a', to: 'SN-A', cron: '0 2 * * *' },
       { name: 'b', to: 'SN-A', cron: '0 3 * * *' },
       { name: 'c', to: 'SN-C', cron: '0 2 * * *' },
     ];
-    await applySchedules(queues, plannedSchedules(config(apart), QUEUE_NAMES), silentLogger);
+    await applySchedules(q.queues, plannedSchedules(config(apart), QUEUE_NAMES), silentLogger);
     expect(await keys()).toEqual([
       ['sync:a', { feed: 'a' }],
       ['sync:b', { feed: 'b' }],
@@ -105,14 +92,14 @@ describe('applySchedules with groups (real Redis)', () => {
     ]);
     // b moves to a's cron: a and b share one scheduler; c, alone, keeps its own
     const together = apart.map((f) => (f.name === 'b' ? { ...f, cron: '0 2 * * *' } : f));
-    const changes = await applySchedules(queues, plannedSchedules(config(together), QUEUE_NAMES), silentLogger);
+    const changes = await applySchedules(q.queues, plannedSchedules(config(together), QUEUE_NAMES), silentLogger);
     expect(changes.removed.sort()).toEqual(['sync:a', 'sync:b']);
     expect(await keys()).toEqual([
       ['sync:a+b', { feeds: ['a', 'b'] }],
       ['sync:c', { feed: 'c' }],
     ]);
     // and back apart
-    await applySchedules(queues, plannedSchedules(config(apart), QUEUE_NAMES), silentLogger);
+    await applySchedules(q.queues, plannedSchedules(config(apart), QUEUE_NAMES), silentLogger);
     expect((await keys()).map(([k]) => k)).toEqual(['sync:a', 'sync:b', 'sync:c']);
   });
 });
