@@ -1,20 +1,27 @@
 // The chatbot as the unit (issue 26), over real HTTP: one feed routed to several chatbots by
 // `where` is pulled once (a feed server counts the requests) and each chatbot holds exactly what
-// its where selects; an agent change moves a listing; a chatbot that cannot be synced fails alone;
+// its where selects; an agent change moves a listing; a chatbot that cannot be synced fails alone,
+// and of an incremental RESO feed, a chatbot whose writes fail keeps its mark and gets what it
+// missed next run;
 // three feeds of one chatbot run together page its list once (the emulator counts list calls).
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { generateResoRecords } from '../../fixtures/generate.js';
 import { createCallCounter } from '../../src/api/call-counter.js';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
-import { fingerprintNamespace } from '../../src/sync/state.js';
+import { fingerprintNamespace, MARK_NAMESPACE } from '../../src/sync/state.js';
 import { lanesOf, runSync, type SyncReport } from '../../src/sync/index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
+import { startResoServer } from '../helpers/reso-server.js';
 import { COLUMNS, csv, requests, row, rows, total, useEmulatorSync, type Row, type SyncEnv } from './helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
-useEmulatorSync((t, e) => {
+const emulator = useEmulatorSync((t, e) => {
   te = t;
   env = e;
 });
@@ -129,6 +136,111 @@ describe('one feed routed to several chatbots', () => {
     }
   });
 });
+
+describe('an incremental RESO feed routed to several chatbots, one of whose writes fail', () => {
+  it("keeps that chatbot's mark where it was while the others' advance, and the next run gives it what it missed", async () => {
+    const reso = emulator.closeAfterTest(await startResoServer({ records: generateResoRecords(12, { seed: 26 }), maxPageSize: 5 }));
+    const feed = FeedConfig.parse({
+      name: 'mls',
+      chatbots: [{ serialNumber: 'SN-A' }, { serialNumber: 'SN-FAIL' }, { serialNumber: 'SN-B' }],
+      source: { kind: 'reso', url: reso.url, incremental: true, retries: 1, timeoutMs: 10_000 },
+      mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+    });
+    const marks = async () => {
+      const all = await env.store.getAll(MARK_NAMESPACE);
+      return Object.fromEntries(['SN-A', 'SN-FAIL', 'SN-B'].map((sn) => [sn, all.get(`mls>${sn}`)]));
+    };
+    const prices = async (sn: string) => Object.fromEntries((await te.listings(sn)).map((l) => [l.MLSNumber, l.SalePrice ?? l.RentPrice]));
+
+    // a full pull into the three: one mark each, the same
+    const first = await run(te, [feed]);
+    expect(first.map((r) => [r.chatbot, r.outcome, r.source.mode])).toEqual([
+      ['SN-A', 'ok', 'full'],
+      ['SN-FAIL', 'ok', 'full'],
+      ['SN-B', 'ok', 'full'],
+    ]);
+    const m1 = await marks();
+    expect(m1['SN-A']).toBeDefined();
+    expect(new Set(Object.values(m1)).size).toBe(1);
+    const before = await prices('SN-FAIL');
+    expect(Object.keys(before).length).toBeGreaterThan(0);
+
+    // two listings change, a month apart (so the healthy chatbots' next mark is past the first change);
+    // the run goes through a proxy that refuses SN-FAIL's writes
+    const changed = Object.keys(before).slice(0, 2);
+    for (const [i, id] of changed.entries()) {
+      const rec = reso.records.find((r) => String(r.ListingId) === id)!;
+      reso.touch(String(rec.ListingKey), { ListPrice: 1_000_000 + i, ModificationTimestamp: `2025-0${6 + i}-01T00:00:00.000Z` });
+    }
+    const proxy = emulator.closeAfterTest(await refusingWritesOf(te.url, 'SN-FAIL'));
+    const second = await run({ ...te, url: proxy.url, client: (o) => te.client({ ...o, baseUrl: proxy.url }) }, [feed]);
+    expect(second.map((r) => [r.chatbot, r.source.mode])).toEqual([
+      ['SN-A', 'incremental'],
+      ['SN-FAIL', 'incremental'],
+      ['SN-B', 'incremental'],
+    ]);
+    expect(second.map((r) => r.outcome === 'ok')).toEqual([true, false, true]);
+    expect(proxy.refused).toBeGreaterThan(0);
+    expect([second[0]!.counts.updated, second[2]!.counts.updated]).toEqual([2, 2]);
+    // the healthy chatbots' marks advanced past the first change; the failed one's is intact, and it holds the old prices
+    const m2 = await marks();
+    expect(m2['SN-FAIL']).toBe(m1['SN-FAIL']);
+    expect(m2['SN-A']).toBe(JSON.stringify({ ts: '2025-07-01T00:00:00.000Z' }));
+    expect(m2['SN-B']).toBe(m2['SN-A']);
+    expect(await prices('SN-FAIL')).toEqual(before);
+    for (const id of changed) expect((await prices('SN-A'))[id]).toBeGreaterThanOrEqual(1_000_000);
+
+    // the next run reads from the oldest mark (SN-FAIL's): it gets both changes; the others have them already
+    const third = await run(te, [feed]);
+    expect(third.map((r) => [r.chatbot, r.outcome, r.source.mode, r.counts.updated])).toEqual([
+      ['SN-A', 'ok', 'incremental', 0],
+      ['SN-FAIL', 'ok', 'incremental', 2],
+      ['SN-B', 'ok', 'incremental', 0],
+    ]);
+    expect(await prices('SN-FAIL')).toEqual(await prices('SN-A'));
+    const m3 = await marks();
+    expect(new Set(Object.values(m3))).toEqual(new Set([m2['SN-A']]));
+  });
+});
+
+/**
+ * An HTTP proxy to the emulator that answers 503 to every listing write (create, update, delete)
+ * for one serial number and forwards everything else: that chatbot's writes fail, its list pages.
+ */
+async function refusingWritesOf(target: string, serialNumber: string): Promise<{ url: string; refused: number; close(): Promise<void> }> {
+  const state = { refused: 0 };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (/RealEstate(Create|Update|Delete)$/.test(req.url ?? '') && body.toString().includes(`"${serialNumber}"`)) {
+        state.refused++;
+        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `writes into ${serialNumber} refused by the test` }));
+        return;
+      }
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>;
+      fetch(target + req.url, { method: req.method, headers, ...(body.length && { body }) }).then(
+        async (answer) => {
+          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await answer.arrayBuffer()));
+        },
+        (err: Error) => res.writeHead(502).end(err.message),
+      );
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get refused() {
+      return state.refused;
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
 
 describe('several feeds of one chatbot run together', () => {
   it('page its list once: a no-change rerun of three feeds makes one paging of list calls, and each feed deletes only its own', async () => {
