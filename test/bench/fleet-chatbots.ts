@@ -10,7 +10,8 @@
 //               feed: list calls = each chatbot's pages once
 // Printed per run: wall (the process, start-up included) and the sync's span (first lane's start to
 // last lane's end, from the reports), list calls and all calls beside their minimum (list pages +
-// changed writes), the per-lane report calls summed, feed pulls beside their minimum, peak RSS.
+// changed writes), the lanes' report calls summed (they add up to all calls), feed pulls beside
+// their minimum, peak RSS.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -124,6 +125,7 @@ async function measure(emu: Emulator, file: string, pulls: () => number, label: 
   };
   if (run.list !== run.listMin) problems.push(`list calls ${run.list}, minimum ${run.listMin}`);
   if (run.all !== run.allMin) problems.push(`calls ${run.all}, minimum ${run.allMin}`);
+  if (run.laneCalls !== run.all) problems.push(`the lanes' reports count ${run.laneCalls} calls, the run made ${run.all}`);
   if (run.pulls !== run.pullsMin) problems.push(`feed pulls ${run.pulls}, one per feed: ${run.pullsMin}`);
   const n = (x: number) => x.toLocaleString('en-US');
   process.stdout.write(
