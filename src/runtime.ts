@@ -2,7 +2,7 @@
 // emulator behind it when `api.baseUrl: embedded`), and the state store (Redis when configured: a
 // Redis that does not answer fails the command; else, or with `--no-redis`, a state file beside the
 // config). Everything here is closed by `close()`.
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createApiClient } from './api/client.js';
 import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
@@ -16,8 +16,12 @@ import type { ChangeLog } from './history/change-log.js';
 import { createFileChangeLog } from './history/file-change-log.js';
 import { createRedisChangeLog } from './history/redis-change-log.js';
 import { createRedisStore } from './state/redis-store.js';
-import { createRedis, redisSettings, type RedisClient } from './queue/connection.js';
+import { changeLogFile, stateDir, stateFile } from './state/paths.js';
+import { createRedis, redisSettings, type RedisClient } from './redis/connection.js';
 import { redactUrl, requireRedis } from './state/redis-required.js';
+
+// where the state lives: named here too, for the commands that open a runtime
+export { changeLogFile, stateDir, stateFile };
 
 export interface Runtime {
   api: ChatbotApi;
@@ -44,21 +48,6 @@ export interface RuntimeOptions {
   noRedis?: boolean;
   /** the command writes no state (smoke, feed explain): a configured Redis that does not answer is warned about, not refused */
   redisOptional?: boolean;
-}
-
-/** Folder beside the config where the embedded emulator and the state file keep their data. */
-export function stateDir(loaded: LoadedConfig): string {
-  return join(loaded.dir, '.feedsync');
-}
-
-/** The state file of runs without Redis: `state.file`, else .feedsync/state.json beside the config. */
-export function stateFile(loaded: LoadedConfig): string {
-  return loaded.config.state?.file ? resolve(loaded.dir, loaded.config.state.file) : join(stateDir(loaded), 'state.json');
-}
-
-/** The change log file of runs without Redis: beside the state file. */
-export function changeLogFile(stateFilePath: string): string {
-  return join(dirname(stateFilePath), 'changes.jsonl');
 }
 
 /** What a `--no-redis` run says in its report. */

@@ -3,7 +3,7 @@
 import type { LoadedConfig } from '../config/schema.js';
 import { NetworkError } from '../errors.js';
 import { closeRedis, createRedis, redisSettings, type RedisClient } from '../queue/index.js';
-import { within } from '../queue/deadline.js';
+import { within } from '../redis/deadline.js';
 
 const ANSWER_MS = 5000;
 

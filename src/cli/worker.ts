@@ -27,7 +27,7 @@ import {
 } from '../queue/index.js';
 import { createRuntime } from '../runtime.js';
 import { StartupError } from '../errors.js';
-import { within } from '../queue/deadline.js';
+import { within } from '../redis/deadline.js';
 import { createApp, createMetrics } from '../server/index.js';
 import { allowedHosts } from '../server/http-guard.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';

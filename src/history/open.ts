@@ -1,8 +1,8 @@
 // The change log as the reading commands (`history`, `runs show`) open it, without the API: Redis
 // when the config has `redis`, else the file beside the state file — where `sync` wrote it.
 import type { LoadedConfig } from '../config/schema.js';
-import { closeRedis, createRedis, redisSettings } from '../queue/connection.js';
-import { changeLogFile, stateFile } from '../runtime.js';
+import { closeRedis, createRedis, redisSettings } from '../redis/connection.js';
+import { changeLogFile, stateFile } from '../state/paths.js';
 import { NetworkError } from '../errors.js';
 import type { ChangeLog } from './change-log.js';
 import { createFileChangeLog } from './file-change-log.js';

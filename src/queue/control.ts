@@ -8,7 +8,7 @@
 //   calls in flight and records what they wrote, and the run ends `cancelled`.
 import { hostname } from 'node:os';
 import { keysOf } from '../redis/keys.js';
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { RunTarget } from './job-definition.js';
 
 export const CANCEL_POLL_MS = 500;

@@ -5,8 +5,8 @@
 // retained completed job still has) lets `--wait` follow a rerun that does not exist yet.
 import { randomUUID } from 'node:crypto';
 import { Job, QueueEvents } from 'bullmq';
-import type { RedisClient } from './connection.js';
-import { closeRedis } from './connection.js';
+import type { RedisClient } from '../redis/connection.js';
+import { closeRedis } from '../redis/connection.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
 

@@ -11,5 +11,3 @@ export type JobKind = keyof typeof QUEUE_NAMES;
 export type QueueName = (typeof QUEUE_NAMES)[JobKind];
 
 export const JOB_KINDS = Object.keys(QUEUE_NAMES) as JobKind[];
-
-export const DEFAULT_PREFIX = 'feedsync';

@@ -1,7 +1,7 @@
 // Turns a job definition into a BullMQ processor: parse the payload, take the locks of its chatbots (or its target's), run,
 // record the report in history, and tell BullMQ whether to retry (retry-policy.ts).
 import { DelayedError, Queue, UnrecoverableError, type Job, type Processor } from 'bullmq';
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';

@@ -1,7 +1,7 @@
 // One BullMQ queue per job kind, with the job options every job gets: three attempts with
 // exponential backoff for transient failures, and bounded completed/failed sets.
 import { Queue, type JobsOptions } from 'bullmq';
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import { JOB_KINDS, QUEUE_NAMES, type JobKind } from './names.js';
 
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {

@@ -1,6 +1,6 @@
 // BullMQ's keys must never be evicted: a Redis with an LRU policy silently loses jobs under memory
 // pressure. Warn at start; a managed Redis may refuse CONFIG, which is not an error.
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { Logger } from '../log.js';
 
 export async function checkEvictionPolicy(redis: RedisClient, logger: Logger): Promise<string | undefined> {

@@ -1,7 +1,7 @@
 // Run history: the last N reports per feed and per chatbot, newest first, one Redis list each
 // (LPUSH + LTRIM), under the prefix. `feedsync runs` reads it.
 import { keysOf } from '../redis/keys.js';
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import { z } from 'zod';
 import { maskDeep } from '../secrets.js';
 import { boundReport } from './report-size.js';

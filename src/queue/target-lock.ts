@@ -18,7 +18,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keysOf, lockHolderKey, lockWaitersKey } from '../redis/keys.js';
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import { lockFile } from '../state/file-lock.js';
 import { holderGone, holdingHere, newHolder, parseHolder } from '../state/lock-holder.js';
 

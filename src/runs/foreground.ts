@@ -4,13 +4,13 @@
 // and, with Redis, recorded in the run history beside the queued runs. A chatbot whose lock
 // cannot be taken gets failed reports for its lanes; the rest of its group runs without it.
 import { dirname, join } from 'node:path';
-import type { RedisClient } from '../queue/connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { causeMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { recordForegroundRun } from '../queue/run-records.js';
 import { QUEUE_NAMES } from '../queue/names.js';
-import { redisSettings } from '../queue/connection.js';
+import { redisSettings } from '../redis/connection.js';
 import { acquireForegroundLock, lockChatbots, type TargetLock } from '../queue/target-lock.js';
 import { stateDir } from '../runtime.js';
 import { failedReport, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';

@@ -1,7 +1,7 @@
 // /healthz: Redis answers a PING within a short time and every worker runs. Anything else is 503,
 // so an orchestrator restarts a worker that cannot do its work.
-import type { RedisClient } from '../queue/connection.js';
-import { within } from '../queue/deadline.js';
+import type { RedisClient } from '../redis/connection.js';
+import { within } from '../redis/deadline.js';
 
 export interface HealthDeps {
   redis: RedisClient;

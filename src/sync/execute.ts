@@ -13,6 +13,7 @@
 // - The first 401/403 ends the run 'failed' at once, naming the config key to fix (auth.ts).
 // - `signal` aborts the run: no new call is started, calls in flight are waited for (their outcome
 //   is known and reported), and the run ends 'aborted'.
+import { callsAs } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
 import { ApiError, authStatus, causeMessage, isRetryable } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -27,6 +28,8 @@ import type { KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate } from './plan-
 
 export interface ExecuteDeps {
   api: ChatbotApi;
+  /** the calls of this executor's jobs (read-backs included) are counted for this scope (the lane's id: call-counter.ts callsAs) */
+  callScope?: string;
   serialNumber: string;
   keyBy: KeyBy;
   concurrency: number;
@@ -252,7 +255,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
   const executor: Executor = {
     result,
     async runOne(job) {
-      await runJob(job);
+      await (deps.callScope === undefined ? runJob(job) : callsAs(deps.callScope, () => runJob(job)));
       deps.onProgress?.({ done: ++done });
     },
     settle() {

@@ -128,11 +128,12 @@ function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: R
         laneReport(
           {
             ...r,
+            remote: { ...r.remote, ...(run.paged.get(l) && run.paged.get(l)!.countedIn !== l.id && { pagingCountedIn: run.paged.get(l)!.countedIn }) },
             feed: feed.name,
             chatbot: l.chatbot,
             unmapped: unmapped.list(),
             ...(replaced.size && { valuesReplaced: [...replaced].map(([field, count]) => ({ field, count })).sort((a, b) => b.count - a.count) }),
-            calls: { before: run.callsBefore, after: deps.calls?.snapshot() },
+            calls: { before: run.callsBefore.get(l), after: deps.calls?.snapshot(l.id) },
             stateLocation: deps.store.location,
             timings: ctx.timings.get(l) ?? { remoteMs: 0, feedMs: 0, planMs: 0, executeMs: 0 },
             startedAt: run.startedAt,
@@ -181,6 +182,7 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext): LiveLan
   });
   const executor = createExecutor({
     api: deps.api,
+    callScope: l.id,
     serialNumber: l.chatbot,
     keyBy: feed.keyBy,
     concurrency: deps.apiConfig.concurrency,

@@ -2,7 +2,9 @@
 // lane no longer has (or that its records mark gone) are planned for deletion (plan.ts), a full
 // pull's absences are confirmed with the source (confirm-absent.ts), then the delete guards decide
 // which may go now (guards.ts). A lane deletes only its own listings: a copy another lane of the
-// chatbot wrote is left alone (ownedElsewhere), whatever this feed says.
+// chatbot wrote is left alone (ownedElsewhere), whatever this feed says. A routed lane whose where
+// selected no record of a feed that yielded listings is not an empty feed: its deletes go within
+// deletes.maxFraction / maxCount (docs/configuration.md, feeds[].chatbots).
 import type { DeletesConfig } from '../config/schema.js';
 import type { AbsenceResult } from './confirm-absent.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
@@ -19,6 +21,11 @@ export interface LaneGuardInput {
   force: boolean;
   now: Date;
   missingSince: ReadonlyMap<string, string>;
+  /**
+   * valid listings the feed yielded for any of its lanes: a routed lane's own may be none (no record
+   * matched its where) while the feed is not empty; the empty-feed guard looks at the feed's
+   */
+  feedValid: number;
   /** asks the source whether the absent keys are really gone (a full pull read whole, writes not stopped); none: absence suffices */
   confirm?: (deletes: readonly PlannedDelete[]) => Promise<AbsenceResult>;
 }
@@ -41,7 +48,7 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
     plan: { deletes: [...input.duplicateDeletes, ...absences.deletes] },
     deletes: input.deletes,
     remote: { count: remote.count, complete: remote.complete, ...(remote.problem !== undefined && { problem: remote.problem }) },
-    feed: { complete: desired.complete, ...(desired.readError !== undefined && { readError: desired.readError }), mode: desired.mode, valid: desired.counts.valid },
+    feed: { complete: desired.complete, ...(desired.readError !== undefined && { readError: desired.readError }), mode: desired.mode, valid: input.feedValid },
     force: input.force,
     now: input.now,
     missingSince: input.missingSince,

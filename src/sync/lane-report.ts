@@ -130,9 +130,19 @@ export function laneOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; fa
   return r.failures > 0 || r.missed ? 'partial' : 'ok';
 }
 
-/** What a person reads first: why the read was not whole (the server's answer, the page), else the guard's word. */
-export function runMessage(readWhole: boolean, guard: GuardDecision, readError: string | undefined, remote: RemoteSide, missed: string | undefined): string | undefined {
-  if (readWhole) return [missed, guard.message].filter(Boolean).join('; ') || undefined;
+/**
+ * What a person reads first: why the read was not whole (the server's answer, the page), else what
+ * the confirmation missed, that the lane's where took no record (`unmatched`) and the guard's word.
+ */
+export function runMessage(
+  readWhole: boolean,
+  guard: GuardDecision,
+  readError: string | undefined,
+  remote: RemoteSide,
+  missed: string | undefined,
+  unmatched?: string,
+): string | undefined {
+  if (readWhole) return [missed, unmatched, guard.message].filter(Boolean).join('; ') || undefined;
   const held = guard.withheld.length ? `${guard.withheld.length} delete(s) withheld` : 'nothing was deleted';
   if (readError) return `the feed was not read whole, so ${held}: ${readError}`;
   return `the chatbot's listings could not all be paged, so ${held}: ${remote.problem ?? 'incomplete'}`;

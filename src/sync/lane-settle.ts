@@ -83,6 +83,7 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
     desired,
     planOptions: l.planOptions,
     duplicateDeletes: planner.tally.duplicateDeletes,
+    feedValid: ctx.lanes.reduce((n, x) => n + x.planner.collector.side.counts.valid, 0),
     deletes: feed.deletes,
     force: Boolean(opts.force),
     now: nowOf(opts),
@@ -114,6 +115,9 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
     unchangedByStamp: tally.unchangedByStamp,
     duplicates: tally.duplicates,
   };
+  // a routed lane that took no record of a feed that had some: its chatbot's listings of the feed go (within the guards), and the report says why
+  const unmatched =
+    l.lane.route && desired.counts.records === 0 && read.records > 0 ? `none of the feed's ${read.records} records matched chatbot ${l.lane.chatbot}'s where` : undefined;
   const verdict = { guard, readWhole, missed: Boolean(absences.missed), records: desired.counts.records };
   const common = {
     remote: remoteInfo(paged.remote),
@@ -128,7 +132,7 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
     const media = ctx.last && ctx.media ? (await ctx.media.finish({ deletedKeys: guard.allowed.map((d) => d.key), unwrittenKeys: new Set(), now: nowOf(opts) })).report : undefined;
     planner.view.deletes = [...guard.allowed, ...guard.withheld].map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
     const outcome = laneOutcome({ ...verdict, stopped: read.auth ? 'failed' : undefined, failures: 0 });
-    const message = read.auth ?? runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed);
+    const message = read.auth ?? runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed, unmatched);
     ctx.report(l.lane, {
       ...common,
       outcome,
@@ -147,7 +151,7 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
   }
   t.executeMs = run.ms();
   const outcome = laneOutcome({ ...verdict, stopped: exec.stopped ?? (read.auth ? 'failed' : undefined), failures: exec.failures.length });
-  const message = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed);
+  const message = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed, unmatched);
   const media = await finishMedia(ctx);
   await commitLane(ctx.deps.store, {
     id: l.lane.id,

@@ -31,7 +31,8 @@ export function formatSyncReport(r: SyncReport): string {
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
-  lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}`);
+  const paging = r.remote.pagingCountedIn ? `; the chatbot's paging (shared) is counted in ${r.remote.pagingCountedIn}'s` : '';
+  lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}${paging}`);
   if (r.source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${r.source.since ?? 'the last successful sync'}`);
   if (r.source.requests !== undefined) lines.push(`  source: ${r.source.pages ?? 0} pages, ${r.source.requests} requests`);
   for (const w of r.source.warnings ?? []) lines.push(`  source warning: ${w}`);

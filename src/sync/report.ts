@@ -56,6 +56,11 @@ export interface SyncReport {
   /** what went wrong as a whole, for a person: guard message, service down, feed unreadable */
   message?: string;
   counts: SyncCounts;
+  /**
+   * the calls this lane made: its writes, the read-backs before them (undo), and its chatbot's
+   * paging when it is the first lane of that chatbot in the run (the others name that lane:
+   * remote.pagingCountedIn), so the lanes' reports add up to the run's calls
+   */
   calls: { byEndpoint: Record<EndpointName, number>; total: number };
   retries: number;
   failures: ItemFailure[];
@@ -70,7 +75,8 @@ export interface SyncReport {
   /** `pages`, `requests`: what reading a remote source took (RESO); `warnings`: what it did differently from the config */
   source: { mode: 'full' | 'incremental'; since?: string; complete: boolean; error?: string; pages?: number; requests?: number; warnings?: string[] };
   /** `recalled`: listings whose rows came from the last paging's memory: this process's, or its echo file (page-echo.ts) */
-  remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string; recalled?: number };
+  /** `pagingCountedIn`: the lane whose report counts the calls of this chatbot's paging, shared with it (not this one) */
+  remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string; recalled?: number; pagingCountedIn?: string };
   plan?: PlanView;
   /** the media mirror (media.mirror): photos downloaded, reused, failed, objects deleted */
   media?: MediaReport;

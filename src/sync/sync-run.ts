@@ -11,7 +11,7 @@
 // A lane that fails (paging, auth, breaker, guard) ends alone: the other lanes of its feed and of
 // its chatbot go on. The caller holds the lock of every chatbot of the run.
 import { setMaxListeners } from 'node:events';
-import type { CallCounter } from '../api/call-counter.js';
+import { callsAs, type CallCounter, type CallCounts } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
 import type { Budgets } from '../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../config/schema.js';
@@ -113,9 +113,10 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
 export interface Run {
   startedAt: Date;
   ms(): number;
-  callsBefore: ReturnType<CallCounter['snapshot']> | undefined;
+  /** each lane's calls before the run (the counter may have counted earlier runs) */
+  callsBefore: Map<Lane, CallCounts | undefined>;
   clock(feed: FeedConfig): FeedClock;
-  paged: Map<Lane, PagedChatbot & { remoteMs: number }>;
+  paged: Map<Lane, Paged>;
   reports: Map<Lane, SyncReport>;
 }
 
@@ -143,7 +144,8 @@ function startRun(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions): Ru
     return c;
   };
   void opts;
-  return { startedAt: new Date(), ms: () => Math.round(performance.now() - t0), callsBefore: deps.calls?.snapshot(), clock, paged: new Map(), reports: new Map() };
+  const callsBefore = new Map(lanes.map((l) => [l, deps.calls?.snapshot(l.id)]));
+  return { startedAt: new Date(), ms: () => Math.round(performance.now() - t0), callsBefore, clock, paged: new Map(), reports: new Map() };
 }
 
 async function openThread(feed: FeedConfig, deps: SyncDeps, signal: AbortSignal, opts: SyncOptions): Promise<FeedThread | undefined> {
@@ -156,27 +158,35 @@ async function openThread(feed: FeedConfig, deps: SyncDeps, signal: AbortSignal,
   });
 }
 
-/** Step page for the lanes of one chatbot that share row options. */
-async function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run): Promise<PagedChatbot & { remoteMs: number }> {
+/** A chatbot's paging as its lanes see it; `countedIn`: the lane whose report counts its calls. */
+export type Paged = PagedChatbot & { remoteMs: number; countedIn: string };
+
+/**
+ * Step page for the lanes of one chatbot that share row options. The paging's calls are counted in
+ * the report of the group's first lane (the others name it: remote.pagingCountedIn).
+ */
+async function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run): Promise<Paged> {
   const first = its[0]!;
   // the paging serves every lane of the group: it ends with the latest of their deadlines
   const longest = its.reduce((a, b) => (b.feed.deadlineMinutes > a.feed.deadlineMinutes ? b : a)).feed;
   const clock = run.clock(longest);
-  const paged = await pageChatbot({
-    api: deps.api,
-    store: deps.store,
-    apiConfig: deps.apiConfig,
-    chatbot: first.chatbot,
-    lanes: its,
-    writers: withLanes(writersOf(deps.configFeeds, first.chatbot), its),
-    stamped: new Set(its.filter(stamped).map((l) => l.id)),
-    // the change log names each changed field old → new, in real runs too
-    keepCompared: Boolean(opts.dryRun || its.some((l) => deps.changes?.(l))),
-    ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
-    signal: clock.signal,
-    deadlineMessage: clock.message,
-  });
-  return { ...paged, remoteMs: run.ms() };
+  const paged = await callsAs(first.id, () =>
+    pageChatbot({
+      api: deps.api,
+      store: deps.store,
+      apiConfig: deps.apiConfig,
+      chatbot: first.chatbot,
+      lanes: its,
+      writers: withLanes(writersOf(deps.configFeeds, first.chatbot), its),
+      stamped: new Set(its.filter(stamped).map((l) => l.id)),
+      // the change log names each changed field old → new, in real runs too
+      keepCompared: Boolean(opts.dryRun || its.some((l) => deps.changes?.(l))),
+      ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
+      signal: clock.signal,
+      deadlineMessage: clock.message,
+    }),
+  );
+  return { ...paged, remoteMs: run.ms(), countedIn: first.id };
 }
 
 /** The config's writers of the chatbot, and the run's lanes (a feed run from outside the config: tests, previews). */

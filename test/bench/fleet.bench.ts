@@ -1,14 +1,23 @@
-// Hundreds of feeds on a few workers (issue 11): FEEDS feeds (default 300) on CHATBOTS chatbots (30),
-// LISTINGS listings each (1,000), synced by three `feedsync worker` processes against the emulator
-// (its own process, 2 ms a request) and one shared Redis; then the same by one worker. Each tick
-// enqueues every feed once, as a schedule tick does, and waits for all.
-//   tick 1 (3 workers): first sync, every listing created
-//   ticks 2-3 (3 workers) and 4-5 (1 worker): nothing changed, every feed read and compared
-// Checks: every feed ran once a tick, no chatbot was synced by two runs at once (report times), the
-// busiest second of service calls stayed within api.ratePerSecond (the emulator's request log), and
-// prints listings/s, calls, peak RSS per worker per tick and the ratio of one worker to three.
+// The fleet: many feeds and chatbots against one emulator (its own process, 2 ms a request). Three
+// cases, in this order (BENCH_FLEET_CASES, default `fanout,many,workers`):
+//   fanout, many: the chatbot as the unit of sync (issue 26), run as `feedsync sync` runs them
+//     (fleet-chatbots.ts): one feed routed to 50 chatbots by agent (one pull a run, calls = the
+//     chatbots' pages + changed writes), and 10 feeds per chatbot (list calls = each chatbot's pages
+//     once). List calls, all calls and feed pulls beside their minimum, wall, peak RSS.
+//   workers: hundreds of feeds on a few workers (issue 11): FEEDS feeds (default 300) on CHATBOTS
+//     chatbots (30), LISTINGS listings each (1,000), synced by three `feedsync worker` processes and
+//     one shared Redis; then the same by one worker. Each tick enqueues every feed once (a job per
+//     feed), as a schedule tick does, and waits for all.
+//       tick 1 (3 workers): first sync, every listing created
+//       ticks 2-3 (3 workers) and 4-5 (1 worker): nothing changed, every feed read and compared
+//     Checks: every feed ran once a tick, no chatbot was synced by two runs at once (report times),
+//     the busiest second of service calls stayed within api.ratePerSecond (the emulator's request
+//     log); prints listings/s, calls, list calls beside their minimum (each chatbot's pages once; a
+//     job per feed pages its chatbot once per feed), peak RSS per worker per tick and the ratio of
+//     one worker to three.
 //   npm run bench -- fleet
 //   BENCH_FLEET_FEEDS=60 BENCH_FLEET_LISTINGS=200 npm run bench -- fleet     (a smaller fleet)
+//   BENCH_FLEET_CASES=fanout,many BENCH_FANOUT_RECORDS=2000 BENCH_FANOUT_CHATBOTS=10 BENCH_MANY_FEEDS=3 BENCH_MANY_CHATBOTS=4 npm run bench -- fleet
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -19,6 +28,7 @@ import { closeQueues, createQueues, enqueueJob, listRuns, waitForJob } from '../
 import { busiestWindow, requestLog, writeDeployment } from '../queue/deploy.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { spawnWorker, type WorkerProcess } from '../queue/worker-process.js';
+import { fanOut, manyFeeds, pagesOf, stats, type CliRun, type Emulator } from './fleet-chatbots.js';
 
 const FEEDS = Number(process.env.BENCH_FLEET_FEEDS ?? 300);
 const CHATBOTS = Math.min(FEEDS, Number(process.env.BENCH_FLEET_CHATBOTS ?? 30));
@@ -27,12 +37,15 @@ const RATE = Number(process.env.BENCH_FLEET_RATE ?? 2000);
 const API_CONCURRENCY = 24;
 const WORKER_CONCURRENCY = 4;
 const LATENCY_MS = 2;
+const CASES = (process.env.BENCH_FLEET_CASES ?? 'fanout,many,workers').split(',');
 
 interface Tick {
   workers: number;
   label: string;
   wallMs: number;
   calls: number;
+  list: number;
+  listMin: number;
   busiestSecond: number;
   peakRssMb: number[];
 }
@@ -47,9 +60,8 @@ function rssMb(pid: number | undefined): number {
   }
 }
 
-async function main(): Promise<void> {
-  const emuProc = fork(fileURLToPath(new URL('./sync-emulator.ts', import.meta.url)), [String(LATENCY_MS)], { execArgv: ['--import', 'tsx'] });
-  const emuUrl = await new Promise<string>((resolve) => emuProc.once('message', (m: { url: string }) => resolve(m.url)));
+/** The worker case: FEEDS feeds enqueued a job each per tick on three workers, then one; returns its problems. */
+async function workersCase(emuUrl: string): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-fleet-'));
   const prefix = uniquePrefix();
   const redis = testRedis();
@@ -71,10 +83,12 @@ async function main(): Promise<void> {
     problems++;
     process.stdout.write(`PROBLEM: ${msg}\n`);
   };
-  const total = async () => ((await (await fetch(`${emuUrl}/__emulator/stats`)).json()) as { total: number }).total;
+  // each chatbot's pages once: its listings once every feed of it has synced (the first tick pages empty chatbots: a page each)
+  const perChatbot = Array.from({ length: CHATBOTS }, (_, c) => feeds.filter((f) => f.chatbot === `SN-${c}`).length * LISTINGS);
+  const listMin = (first: boolean) => (first ? CHATBOTS : perChatbot.reduce((n, k) => n + pagesOf(k), 0));
 
-  async function tick(label: string): Promise<void> {
-    const before = await total();
+  async function tick(label: string, first = false): Promise<void> {
+    const before = await stats({ url: emuUrl });
     const startedAt = Date.now();
     const peaks = workers.map(() => 0);
     const sampler = setInterval(() => workers.forEach((w, i) => (peaks[i] = Math.max(peaks[i]!, rssMb(w.proc.pid)))), 250);
@@ -88,11 +102,14 @@ async function main(): Promise<void> {
     clearInterval(sampler);
     const wallMs = Date.now() - startedAt;
     const log = (await requestLog({ url: emuUrl })).filter((r) => r.at >= startedAt && r.path.startsWith('/chat/'));
+    const after = await stats({ url: emuUrl });
     ticks.push({
       workers: workers.length,
       label,
       wallMs,
-      calls: (await total()) - before,
+      calls: after.all - before.all,
+      list: after.list - before.list,
+      listMin: listMin(first),
       busiestSecond: busiestWindow(
         log.map((r) => r.at),
         1000,
@@ -105,7 +122,7 @@ async function main(): Promise<void> {
         `${Math.round((FEEDS * LISTINGS) / (wallMs / 1000))
           .toLocaleString('en-US')
           .padStart(8)} listings/s  ` +
-        `${t.calls.toLocaleString('en-US').padStart(7)} calls  busiest second ${t.busiestSecond}/${RATE}  ` +
+        `${t.calls.toLocaleString('en-US').padStart(7)} calls  list calls ${t.list.toLocaleString('en-US')} (minimum ${t.listMin.toLocaleString('en-US')})  busiest second ${t.busiestSecond}/${RATE}  ` +
         `peak RSS ${t.peakRssMb.map((m) => `${Math.round(m)} MB`).join(', ')}\n`,
     );
     if (t.busiestSecond > RATE) fail(`${label}: ${t.busiestSecond} calls in one second, budget ${RATE}`);
@@ -113,10 +130,10 @@ async function main(): Promise<void> {
 
   try {
     process.stdout.write(
-      `${FEEDS} feeds on ${CHATBOTS} chatbots, ${LISTINGS.toLocaleString('en-US')} listings each; api.ratePerSecond ${RATE}, api.concurrency ${API_CONCURRENCY} (shared), worker.concurrency ${WORKER_CONCURRENCY}, emulator ${LATENCY_MS} ms/request\n`,
+      `\nworkers: ${FEEDS} feeds on ${CHATBOTS} chatbots, ${LISTINGS.toLocaleString('en-US')} listings each; api.ratePerSecond ${RATE}, api.concurrency ${API_CONCURRENCY} (shared), worker.concurrency ${WORKER_CONCURRENCY}, emulator ${LATENCY_MS} ms/request\n`,
     );
     workers.push(...(await Promise.all([spawnWorker(file), spawnWorker(file), spawnWorker(file)])));
-    await tick('tick 1: first sync (all created)');
+    await tick('tick 1: first sync (all created)', true);
     await tick('tick 2: no change');
     await tick('tick 3: no change');
     for (const w of workers.splice(0)) await w.kill('SIGTERM');
@@ -155,15 +172,31 @@ async function main(): Promise<void> {
       );
       if (growth > 1.25) fail(`worker peak RSS grew ×${growth.toFixed(2)} between identical ticks`);
     }
-    process.stdout.write(problems ? `\n${problems} problem(s)\n` : '\nevery feed synced once per tick, no chatbot synced twice at once, the rate budget held\n');
-    process.exitCode = problems ? 1 : 0;
+    if (!problems) process.stdout.write('every feed synced once per tick, no chatbot synced twice at once, the rate budget held\n');
+    return problems;
   } finally {
     for (const w of workers) await w.kill('SIGTERM');
     await closeQueues(queues);
     await dropPrefix(redis, prefix);
     await redis.quit();
-    emuProc.disconnect();
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const emuProc = fork(fileURLToPath(new URL('./sync-emulator.ts', import.meta.url)), [String(LATENCY_MS)], { execArgv: ['--import', 'tsx'] });
+  const emu: Emulator = { url: await new Promise<string>((resolve) => emuProc.once('message', (m: { url: string }) => resolve(m.url))) };
+  let problems = 0;
+  const count = (runs: CliRun[]) => (problems += runs.reduce((n, r) => n + r.problems.length, 0));
+  try {
+    process.stdout.write(`emulator ${LATENCY_MS} ms/request, its own process\n`);
+    if (CASES.includes('fanout')) count(await fanOut(emu));
+    if (CASES.includes('many')) count(await manyFeeds(emu));
+    if (CASES.includes('workers')) problems += await workersCase(emu.url);
+    process.stdout.write(problems ? `\n${problems} problem(s)\n` : '\nno problems\n');
+    process.exitCode = problems ? 1 : 0;
+  } finally {
+    emuProc.disconnect();
   }
 }
 

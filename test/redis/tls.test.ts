@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisConfig } from '../../src/config/schema.js';
 import { closeRedis, createRedis, listRuns, redisSettingsOf } from '../../src/queue/index.js';
-import { within } from '../../src/queue/deadline.js';
+import { within } from '../../src/redis/deadline.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { redisHasTls, startTlsRedis, type TestTlsRedis } from '../helpers/redis-topology.js';
 import { feedsync } from '../settings/run-cli.js';

@@ -6,12 +6,11 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { DEFAULT_REDIS_URL, type LoadedConfig, type RedisConfig } from '../config/schema.js';
-import { keyRoot, keysOf, type Keys, type Topology } from '../redis/keys.js';
 import { maskUrl } from '../secrets.js';
+import type { RedisClient } from './client.js';
+import { DEFAULT_PREFIX, DEFAULT_REDIS_URL, type RedisConfig } from './config-schema.js';
 import { within } from './deadline.js';
-import { DEFAULT_PREFIX } from './names.js';
-import type { RedisClient } from '../redis/client.js';
+import { keyRoot, keysOf, type Keys, type Topology } from './keys.js';
 
 export type { RedisClient };
 
@@ -28,8 +27,14 @@ export interface RedisSettings {
   dir: string;
 }
 
+/** Of a loaded config (config/schema.ts LoadedConfig): its `redis` section and its folder. */
+export interface RedisOfConfig {
+  config: { redis?: RedisConfig };
+  dir: string;
+}
+
 /** Redis of the worker, the commands and the runtime: the config's, else REDIS_URL, else the local default (`from` says which). */
-export function redisSettings(loaded: LoadedConfig): RedisSettings {
+export function redisSettings(loaded: RedisOfConfig): RedisSettings {
   const configured = loaded.config.redis;
   const envUrl = process.env.REDIS_URL || undefined;
   const config: RedisConfig = configured ?? { url: envUrl ?? DEFAULT_REDIS_URL, prefix: DEFAULT_PREFIX };
