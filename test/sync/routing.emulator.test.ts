@@ -285,4 +285,30 @@ describe('several feeds of one chatbot run together', () => {
     expect(dropped.map((r) => r.counts.otherFeeds)).toEqual([60, 60, 60]);
     expect((await te.listings(sn)).length).toBe(89);
   });
+
+  it('one feed whose source fails does not stop the others, and its listings are left alone', async () => {
+    const sn = 'SN-ONE-FAILS';
+    const server = await startFeedServer({ status: 200, body: csv(rows(10, 101)) });
+    servers.push(server);
+    await env.writeFeed(rows(10, 1), 'first.csv');
+    await env.writeFeed(rows(10, 201), 'third.csv');
+    const feeds = [
+      FeedConfig.parse({ name: 'first', chatbot: sn, source: { kind: 'csv', path: 'first.csv' }, mapping }),
+      FeedConfig.parse({ name: 'served', chatbot: sn, source: { kind: 'csv', url: server.url, retries: 0 }, mapping }),
+      FeedConfig.parse({ name: 'third', chatbot: sn, source: { kind: 'csv', path: 'third.csv' }, mapping }),
+    ];
+    expect((await run(te, feeds)).map((r) => r.outcome)).toEqual(['ok', 'ok', 'ok']);
+
+    // the served feed's source breaks; the two others change
+    server.answer = { status: 500, body: 'down' };
+    await env.writeFeed(rows(11, 1), 'first.csv');
+    await env.writeFeed(rows(11, 201), 'third.csv');
+    const reports = await run(te, feeds);
+    expect(reports.map((r) => [r.feed, r.outcome === 'ok', r.counts.created, r.counts.deleted])).toEqual([
+      ['first', true, 1, 0],
+      ['served', false, 0, 0],
+      ['third', true, 1, 0],
+    ]);
+    expect((await te.listings(sn)).length).toBe(32);
+  });
 });
