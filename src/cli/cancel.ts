@@ -1,11 +1,12 @@
-// `feedsync cancel --feed NAME`: stop a running sync of a feed, on whichever worker holds it. The
+// `feedsync cancel --feed NAME`: stop a running sync of a feed, on whichever worker holds it (a job
+// that runs the feed with others, a scheduler's group or `enqueue sync --chatbot`, is stopped whole). The
 // worker sees the request within a second (control.ts), the sync starts no new call, waits for the
 // calls in flight and records what they wrote, and the run ends `cancelled`. Waits for that (up to
 // --timeout seconds) and prints the run's summary.
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError } from '../errors.js';
-import { closeQueues, createQueues, operator, requestCancel, waitForJob } from '../queue/index.js';
+import { closeQueues, createQueues, feedsOfSyncJob, operator, requestCancel, waitForJob } from '../queue/index.js';
 import { EXIT, printJson } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
 
@@ -28,7 +29,8 @@ export async function run(opts: CancelOptions): Promise<number> {
   try {
     const active = await queues.sync.getActive();
     for (const feed of feeds) {
-      const jobs = active.filter((j) => (j.data as { feed?: unknown }).feed === feed && j.id);
+      // the feed's own job, or a job running it with others (a group's scheduled run, `--chatbot`): that whole job is cancelled
+      const jobs = active.filter((j) => j.id && feedsOfSyncJob(j.data, loaded.config.feeds).includes(feed));
       if (!jobs.length) {
         results.push({ feed, outcome: 'not-running', summary: `feed ${feed} has no running sync in ${where} (prefix ${prefix}); nothing to cancel` });
         continue;

@@ -7,6 +7,8 @@
 //   CANCEL_POLL_MS and aborts the job's signal. The sync then starts no new call, waits for the
 //   calls in flight and records what they wrote, and the run ends `cancelled`.
 import { hostname } from 'node:os';
+import { chatbotsOf } from '../config/feed-chatbots.js';
+import type { FeedConfig } from '../config/schema.js';
 import { keysOf } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { RunTarget } from './job-definition.js';
@@ -58,6 +60,19 @@ export async function pausedAmong(redis: RedisClient, prefix: string, feeds: rea
   if (!feeds.length) return new Map();
   const since = await redis.hmget(pausedKey(prefix), ...feeds);
   return new Map(feeds.flatMap((f, i) => (since[i] ? [[f, `feed ${f} is paused since ${since[i]}`] as const] : [])));
+}
+
+/**
+ * The feeds a sync job runs, from its data: its `feed`, its group's `feeds` (a scheduler of feeds due
+ * together, schedules.ts), or every feed of its `chatbot` (`enqueue sync --chatbot`).
+ */
+export function feedsOfSyncJob(data: unknown, feeds: readonly Pick<FeedConfig, 'name' | 'chatbot' | 'chatbots'>[]): string[] {
+  const d = (data ?? {}) as { feed?: unknown; feeds?: unknown; chatbot?: unknown };
+  if (typeof d.feed === 'string') return [d.feed];
+  if (Array.isArray(d.feeds)) return d.feeds.filter((f): f is string => typeof f === 'string');
+  const sn = d.chatbot;
+  if (typeof sn === 'string') return feeds.filter((f) => chatbotsOf(f).includes(sn)).map((f) => f.name);
+  return [];
 }
 
 export async function requestCancel(redis: RedisClient, prefix: string, jobId: string, by: string): Promise<void> {

@@ -48,6 +48,29 @@ describe('operator controls', () => {
     expect(await d.emu.listings('SN-C')).toHaveLength(120);
   }, 90_000);
 
+  it('cancel --feed stops the job that runs the feed with others (a scheduler group): each feed of it ends cancelled', async () => {
+    d.emu = await startTestEmulator({ latencyMs: 80 });
+    const file = await deploy([
+      { name: 'g1', chatbot: 'SN-G', rows: 60 },
+      { name: 'g2', chatbot: 'SN-G', rows: 60, from: 101 },
+    ]);
+    await d.start(file);
+    // the job a scheduler of the two feeds adds
+    const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'group', { feeds: ['g1', 'g2'] });
+    await until('the sync to be under way', async () => (await d.emu!.listings('SN-G')).length >= 5);
+
+    const out = await feedsync(['cancel', '--feed', 'g2', '--config', file, '--timeout', '30']);
+    expect(out.stderr).toMatch(/^cancelled: listing-sync feeds g1, g2 cancelled by /m);
+    expect(out.code).toBe(0);
+    expect(await waitForJob(d.redis, d.queues, 'sync', jobId)).toMatchObject({ state: 'completed', returnvalue: { outcome: 'cancelled' } });
+    for (const feed of ['g1', 'g2']) {
+      const [recorded] = await listRuns(d.redis, d.prefix, { feed, limit: 1 });
+      expect(recorded).toMatchObject({ jobId, feed, outcome: 'cancelled' });
+      expect(recorded!.summary).toMatch(new RegExp(`^listing-sync ${feed} cancelled by `));
+    }
+    expect((await d.emu.listings('SN-G')).length).toBeLessThan(120);
+  }, 90_000);
+
   it('pause keeps a schedule from starting runs (runs shows it), resume lets it run again', async () => {
     d.emu = await startTestEmulator();
     const file = await deploy([{ name: 'tick', chatbot: 'SN-T', rows: 3, schedule: '* * * * * *' }]);

@@ -6,7 +6,7 @@ import { loadAlertState } from '../../alerts/index.js';
 import { excerpt } from '../../errors.js';
 import { boundReport } from '../../queue/report-size.js';
 import type { ChangeLog, RunEntry } from '../../history/change-log.js';
-import { syncSchedulerOf, type Queues } from '../../queue/index.js';
+import { feedsOfSyncJob, syncSchedulerOf, type Queues } from '../../queue/index.js';
 import type { KvStore } from '../../state/kv-store.js';
 import { chatbotsOf } from '../../config/feed-chatbots.js';
 import type { UndoReport } from '../../undo/report.js';
@@ -54,7 +54,7 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
   const now = deps.now?.() ?? new Date();
   const shown = deps.runsShown ?? 20;
   const [active, paused] = await Promise.all([deps.queues.sync.getJobs(['active'], 0, 200), deps.pausedFeeds?.() ?? Promise.resolve(new Set<string>())]);
-  const running = new Set(active.flatMap((j) => feedsOfJobData(j?.data, deps.feeds)));
+  const running = new Set(active.flatMap((j) => feedsOfSyncJob(j?.data, deps.feeds)));
   // a feed's scheduler: its own, or its group's (queue/schedules.ts)
   const schedulers = syncSchedulerOf(deps.feeds);
   const feeds = await Promise.all(
@@ -88,13 +88,4 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
     }),
   );
   return { at: now.toISOString(), staleHours: deps.staleHours, feeds };
-}
-
-/** The feeds a sync job runs, from its data: `feed`, a group's `feeds`, or every feed of its `chatbot`. */
-function feedsOfJobData(data: unknown, feeds: readonly FeedConfig[]): string[] {
-  const d = (data ?? {}) as { feed?: unknown; feeds?: unknown; chatbot?: unknown };
-  if (typeof d.feed === 'string') return [d.feed];
-  if (Array.isArray(d.feeds)) return d.feeds.filter((f): f is string => typeof f === 'string');
-  if (typeof d.chatbot === 'string') return feeds.filter((f) => chatbotsOf(f).includes(d.chatbot as string)).map((f) => f.name);
-  return [];
 }
