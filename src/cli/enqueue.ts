@@ -1,9 +1,10 @@
 // `feedsync enqueue sync|settings|smoke`, `feedsync enqueue undo RUN`: ops reruns through the queue. Prints each job id on
-// stdout; with --wait, waits for each job and prints its report, exiting as the report says.
+// stdout; with --wait, waits for each job and prints its report, exiting as the report says. The
+// selected feeds that share a chatbot are one sync job (each chatbot paged once), as `feedsync sync` runs them.
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
-import { closeQueues, createQueues, enqueueJob, findRun, QUEUE_NAMES, waitForJob, type Enqueued, type JobKind, type RunTarget } from '../queue/index.js';
+import { closeQueues, createQueues, enqueueJob, feedsSharingAChatbot, findRun, QUEUE_NAMES, waitForJob, type Enqueued, type JobKind, type RunTarget } from '../queue/index.js';
 import { EXIT, exitForOutcome, printJson, worstExit } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
@@ -140,12 +141,19 @@ function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string)
     }
     const feeds = selectFeeds(config.feeds, opts.feed, file).filter((f) => !opts.chatbot?.length || chatbotsOf(f).some((sn) => opts.chatbot!.includes(sn)));
     if (!feeds.length) throw new ConfigError(`no feed to sync in ${file}`, file);
-    // a full pull never joins a waiting incremental one (it would lose `full`): its own dedup key
-    return feeds.map((f) => ({
-      target: { feed: f.name, chatbot: chatbotsOf(f)[0]! },
-      key: opts.full ? `${f.name}:full` : f.name,
-      data: { feed: f.name, ...flags, ...(opts.full && { full: true }) },
-    }));
+    // feeds that share a chatbot: one job, the chatbot paged once for all of them (as `feedsync sync`
+    // and a scheduler's group run them); a full pull never joins a waiting incremental one (it would
+    // lose `full`): its own dedup key
+    return feedsSharingAChatbot(feeds).map((group): Planned => {
+      const names = group.map((f) => f.name);
+      const one = names.length === 1;
+      const key = one ? names[0]! : `feeds:${[...names].sort().join('+')}`;
+      return {
+        target: one ? { feed: names[0]!, chatbot: chatbotsOf(group[0]!)[0]! } : { feeds: names },
+        key: opts.full ? `${key}:full` : key,
+        data: { ...(one ? { feed: names[0] } : { feeds: names }), ...flags, ...(opts.full && { full: true }) },
+      };
+    });
   }
   if (opts.full) throw new ConfigError(`--full is for sync (a full pull of an incremental RESO feed)`);
   if (opts.feed?.length) throw new ConfigError(`--feed is for sync; ${kind} takes --chatbot`);
@@ -185,7 +193,12 @@ async function formatReport(kind: JobKind, report: unknown): Promise<string> {
 async function format(kind: JobKind, report: unknown): Promise<string> {
   // A thrown error's report (outcome 'error') has only a summary.
   if ((report as { outcome?: unknown }).outcome === 'error') return String((report as { summary?: unknown }).summary ?? '');
-  if (kind === 'sync') return (await import('../sync/report-format.js')).formatSyncReport(report as never);
+  if (kind === 'sync') {
+    // a job of several lanes (feeds run together, a routed feed): each lane's report
+    const { formatSyncReport } = await import('../sync/report-format.js');
+    const lanes = (report as { lanes?: unknown }).lanes;
+    return (Array.isArray(lanes) ? lanes : [report]).map((r) => formatSyncReport(r as never)).join('\n');
+  }
   if (kind === 'settings') return (await import('../settings/index.js')).formatSettingsReport(report as never);
   if (kind === 'undo') return (await import('../undo/index.js')).formatUndoReport(report as never);
   return (await import('../smoke/index.js')).formatSmokeReport(report as never);

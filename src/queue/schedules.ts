@@ -54,7 +54,7 @@ export function syncSchedules(feeds: readonly FeedConfig[]): SyncSchedule[] {
   }
   const out: SyncSchedule[] = [];
   for (const bucket of buckets.values()) {
-    for (const group of sharingAChatbot(bucket.feeds)) {
+    for (const group of feedsSharingAChatbot(bucket.feeds)) {
       const names = group.map((f) => f.name);
       const id = `${bucket.full ? 'sync-full' : 'sync'}:${[...names].sort().join('+')}`;
       out.push({ id, feeds: names, pattern: bucket.pattern, ...(bucket.tz && { tz: bucket.tz }), full: bucket.full });
@@ -63,8 +63,11 @@ export function syncSchedules(feeds: readonly FeedConfig[]): SyncSchedule[] {
   return out;
 }
 
-/** The feeds split into groups that share a chatbot, directly or through other feeds of the group; config order kept. */
-function sharingAChatbot(feeds: readonly FeedConfig[]): FeedConfig[][] {
+/**
+ * The feeds split into groups that share a chatbot, directly or through other feeds of the group
+ * (what one run of them pages once per chatbot); config order kept.
+ */
+export function feedsSharingAChatbot(feeds: readonly FeedConfig[]): FeedConfig[][] {
   let groups: Array<{ feeds: FeedConfig[]; chatbots: Set<string> }> = [];
   for (const feed of feeds) {
     const own = chatbotsOf(feed);

@@ -1,10 +1,12 @@
 // `enqueue sync --chatbot SN` in a real worker process on real Redis (issue 26): one job runs every
 // feed of the chatbot, its list paged once for all of them (the emulator counts list calls), one
-// report per feed in the job's return value, one row per feed in the run history.
+// report per feed in the job's return value, one row per feed in the run history; and `enqueue sync`
+// of every feed makes one job of the feeds that share a chatbot.
 import { describe, expect, it } from 'vitest';
 import { enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { requests, total } from '../sync/helpers/feed.js';
+import { feedsync } from '../settings/run-cli.js';
 import { writeDeployment } from './deploy.js';
 import { useDeployment } from './use-deployment.js';
 
@@ -51,4 +53,32 @@ describe('a sync job for a chatbot', () => {
       expect((row!.report as { feed: string; counts: { unchanged: number } }).counts.unchanged).toBe(30);
     }
   }, 60_000);
+
+  it('`enqueue sync` of every feed: the feeds that share a chatbot are one job, the chatbot paged once; --wait prints each feed', async () => {
+    d.emu = await startTestEmulator();
+    const file = await writeDeployment(
+      [
+        { name: 'e0', chatbot: 'SN-E', rows: 25, from: 1 },
+        { name: 'e1', chatbot: 'SN-E', rows: 25, from: 31 },
+        { name: 'solo', chatbot: 'SN-S', rows: 2, from: 901 },
+      ],
+      { dir: d.dir, prefix: d.prefix, apiUrl: d.emu.url, secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY, api: 'pageSize: 20' },
+    );
+    await d.start(file);
+    const enqueue = () => feedsync(['enqueue', 'sync', '--wait', '--timeout', '60', '--config', file]);
+    const first = await enqueue();
+    expect(first.code).toBe(0);
+    // two jobs: the two feeds of SN-E together, and solo
+    expect(first.stdout.trim().split('\n')).toHaveLength(2);
+    expect(await d.emu.listings('SN-E')).toHaveLength(50);
+
+    const listed = async () => total(await requests(d.emu!, 'RealEstateList'));
+    const before = await listed();
+    const again = await enqueue();
+    expect(again.code).toBe(0);
+    // 50 listings at 20 a page: three list calls (the third short) for the two feeds; one for solo
+    expect((await listed()) - before).toBe(3 + 1);
+    for (const f of ['e0 → chatbot SN-E', 'e1 → chatbot SN-E', 'solo → chatbot SN-S']) expect(again.stderr).toContain(`feed ${f}: ok`);
+    for (const f of ['e0', 'e1']) expect((await listRuns(d.redis, d.prefix, { feed: f, limit: 5 })).map((r) => r.outcome)).toEqual(['ok', 'ok']);
+  }, 90_000);
 });
