@@ -16,7 +16,10 @@ export interface WorkerMetrics {
 
 const LISTING_COUNTS = ['created', 'updated', 'deleted', 'failed'] as const;
 
-export function createMetrics(queues: Queues, opts: { defaultMetrics?: boolean } = {}): WorkerMetrics {
+/** the queues whose depths are read at scrape time (the worker's: `Queues`) */
+type CountedQueues = Readonly<Record<string, Pick<Queues[keyof Queues], 'name' | 'getJobCounts'>>>;
+
+export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: boolean } = {}): WorkerMetrics {
   const registry = new Registry();
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const runs = new Counter({ name: 'feedsync_runs_total', help: 'finished runs (each attempt) by job and outcome', labelNames: ['job', 'outcome'], registers: [registry] });
