@@ -15,7 +15,8 @@ describe('metrics of a routed feed run', () => {
       counts: { created, updated, deleted: 0, failed: 0 },
     });
     const lanes = [lane('SN-A', 2, 1), lane('SN-B', 3, 0), lane('SN-C', 0, 4)];
-    metrics.onRun({ job: 'listing-sync', report: { ...lanes[0]!, lanes } });
+    const report = { ...lanes[0]!, lanes };
+    metrics.onRun({ job: 'listing-sync', report });
     const text = await metrics.registry.metrics();
     expect(text).toContain('feedsync_listings_total{feed="brokerage",op="created"} 5');
     expect(text).toContain('feedsync_listings_total{feed="brokerage",op="updated"} 5');
