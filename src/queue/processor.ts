@@ -59,37 +59,11 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       const issues = parsed.error.issues.map((i) => `${formatPath(i.path) || '(root)'}: ${i.message}`).join('; ');
       throw new UnrecoverableError(`job ${def.name} ${jobId}: payload invalid: ${issues}`);
     }
-    let payload = parsed.data;
-    const resolve = (p: P): { target: RunTarget; chatbots: string[] } => {
-      try {
-        const target = def.target(p, deps.config);
-        return { target, chatbots: def.chatbots?.(p, deps.config) ?? (target.chatbot !== undefined ? [target.chatbot] : []) };
-      } catch (err) {
-        throw toJobError(err);
-      }
-    };
-    let { target, chatbots } = resolve(payload);
-    // The job's own code scopes its lines by feed or chatbot (syncFeed, pushSettings do), so it gets
-    // the job scope alone; the target is added here only for the lines this wrapper writes.
     const jobLogger = deps.logger.child({ job: def.name, jobId });
-    let logger = jobLogger.child({ ...target });
     const attempt = { made: job.attemptsMade + 1, max: job.opts.attempts ?? 1 };
-
-    // A scheduler's run of a paused feed (or of anything while all are paused) starts nothing; a
-    // scheduler's run of several feeds runs those not paused.
-    if (job.repeatJobKey || jobId.startsWith('repeat:')) {
-      const { paused, each } = await scheduledPause(deps, def.pausable?.feeds(payload) ?? [], target);
-      if (paused) {
-        logger.info({ outcome: 'paused' }, `${def.name} ${describe(target)}: ${paused}; scheduled run skipped`);
-        return { outcome: 'paused', summary: `${paused}: scheduled run skipped (feedsync resume to start again)` } satisfies RunReport;
-      }
-      if (each.size) {
-        for (const why of each.values()) logger.info({ outcome: 'paused' }, `${def.name} ${describe(target)}: ${why}; skipped in this scheduled run`);
-        payload = def.pausable!.without(payload, [...each.keys()]);
-        ({ target, chatbots } = resolve(payload));
-        logger = jobLogger.child({ ...target });
-      }
-    }
+    const prepared = await prepareRun(def, deps, parsed.data, jobLogger, Boolean(job.repeatJobKey || jobId.startsWith('repeat:')));
+    if ('skipped' in prepared) return prepared.skipped;
+    const { payload, target, chatbots, logger } = prepared;
 
     const locks = def.exclusive ? await takeLocks(deps, job, target, chatbots, def.lockKind ?? def.kind, waiters(job.queueName)) : { held: [] };
     if (locks.busy) {
@@ -168,6 +142,40 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       await releaseAll(locks.held, (err) => logger.warn({ err }, 'lock release failed; it expires by itself'));
     }
   };
+}
+
+/**
+ * The run of a job: its payload, target, the chatbots it locks and the logger of this wrapper's lines
+ * (the job's own code scopes its lines by feed or chatbot, as syncFeed and pushSettings do, so it
+ * gets the job scope alone). A scheduler's run of a paused feed (or of anything while all are
+ * paused) starts nothing (`skipped`); a scheduler's run of several feeds runs those not paused.
+ */
+async function prepareRun<P>(
+  def: JobDefinition<P, RunReport>,
+  deps: ProcessorDeps,
+  payload: P,
+  jobLogger: Logger,
+  scheduled: boolean,
+): Promise<{ payload: P; target: RunTarget; chatbots: string[]; logger: Logger } | { skipped: RunReport }> {
+  const resolve = (p: P) => {
+    try {
+      const target = def.target(p, deps.config);
+      const chatbots = def.chatbots?.(p, deps.config) ?? (target.chatbot !== undefined ? [target.chatbot] : []);
+      return { payload: p, target, chatbots, logger: jobLogger.child({ ...target }) };
+    } catch (err) {
+      throw toJobError(err);
+    }
+  };
+  const run = resolve(payload);
+  if (!scheduled) return run;
+  const { paused, each } = await scheduledPause(deps, def.pausable?.feeds(payload) ?? [], run.target);
+  if (paused) {
+    run.logger.info({ outcome: 'paused' }, `${def.name} ${describe(run.target)}: ${paused}; scheduled run skipped`);
+    return { skipped: { outcome: 'paused', summary: `${paused}: scheduled run skipped (feedsync resume to start again)` } };
+  }
+  if (!each.size || !def.pausable) return run;
+  for (const why of each.values()) run.logger.info({ outcome: 'paused' }, `${def.name} ${describe(run.target)}: ${why}; skipped in this scheduled run`);
+  return resolve(def.pausable.without(payload, [...each.keys()]));
 }
 
 /**
