@@ -2,7 +2,7 @@
 // group, the schedulers' ids and job data, full pulls, and applySchedules moving a deployment from
 // one scheduler per feed to the groups (real Redis).
 import { describe, expect, it } from 'vitest';
-import { ListingSyncPayload } from '../../jobs/listing-sync.js';
+import { listingSync, ListingSyncPayload } from '../../jobs/listing-sync.js';
 import { silentLogger } from '../../src/log.js';
 import { applySchedules, plannedSchedules, QUEUE_NAMES, syncSchedulerOf } from '../../src/queue/index.js';
 import { loadedConfig, useQueues } from './helpers.js';
@@ -64,6 +64,29 @@ describe('sync schedulers of feeds due together', () => {
       ['sync:r1+r2+r3', '*/15 * * * *', undefined, { feeds: ['r1', 'r2', 'r3'] }],
       ['sync-full:r1+r2', '0 3 * * 0', undefined, { feeds: ['r1', 'r2'], full: true }],
       ['sync-full:r3', '0 4 * * 0', undefined, { feed: 'r3', full: true }],
+    ]);
+  });
+
+  it("a group's job locks every chatbot its feeds write into, and records a row per feed", () => {
+    const loaded = {
+      config: config([
+        { name: 'a', to: 'SN-A', cron: '0 2 * * *' },
+        { name: 'routed', to: ['SN-A', 'SN-B'], cron: '0 2 * * *' },
+        { name: 'c', to: 'SN-B', cron: '0 2 * * *' },
+      ]),
+      file: '/tmp/test.yaml',
+      dir: '/tmp',
+    };
+    const [group] = plannedSchedules(loaded.config, QUEUE_NAMES);
+    const payload = ListingSyncPayload.parse(group!.data);
+    expect([...new Set(listingSync.chatbots!(payload, loaded))].sort()).toEqual(['SN-A', 'SN-B']);
+    expect(listingSync.target(payload, loaded)).toEqual({ feeds: ['a', 'routed', 'c'] });
+    // a failure before any lane reported: the same report under each feed, each under its first chatbot
+    const rows = listingSync.historyRows!(payload, { outcome: 'error', summary: 'down' }, loaded);
+    expect(rows.map((r) => r.target)).toEqual([
+      { feed: 'a', chatbot: 'SN-A' },
+      { feed: 'routed', chatbot: 'SN-A' },
+      { feed: 'c', chatbot: 'SN-B' },
     ]);
   });
 
