@@ -16,10 +16,14 @@ const d = useDeployment();
 const deploy = (feeds: Parameters<typeof writeDeployment>[0], api = 'concurrency: 2, retries: 2') =>
   writeDeployment(feeds, { dir: d.dir, prefix: d.prefix, apiUrl: d.emu!.url, secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY, api });
 
+// A sync that lasts 12 s at least (120 writes at 10 a second), whatever the machine's load: the
+// `feedsync cancel` process (a node start) must reach it while it runs.
+const SLOW_API = 'concurrency: 2, retries: 2, ratePerSecond: 10';
+
 describe('operator controls', () => {
   it('cancel stops a sync running on a worker process: it ends cancelled, nothing half-written, a rerun completes it', async () => {
     d.emu = await startTestEmulator({ latencyMs: 80 });
-    const file = await deploy([{ name: 'big', chatbot: 'SN-C', rows: 120 }]);
+    const file = await deploy([{ name: 'big', chatbot: 'SN-C', rows: 120 }], SLOW_API);
     await d.start(file);
     const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'big', { feed: 'big' });
     await until('the sync to be under way', async () => (await d.emu!.listings('SN-C')).length >= 5);
@@ -50,10 +54,13 @@ describe('operator controls', () => {
 
   it('cancel --feed stops the job that runs the feed with others (a scheduler group): each feed of it ends cancelled', async () => {
     d.emu = await startTestEmulator({ latencyMs: 80 });
-    const file = await deploy([
-      { name: 'g1', chatbot: 'SN-G', rows: 60 },
-      { name: 'g2', chatbot: 'SN-G', rows: 60, from: 101 },
-    ]);
+    const file = await deploy(
+      [
+        { name: 'g1', chatbot: 'SN-G', rows: 60 },
+        { name: 'g2', chatbot: 'SN-G', rows: 60, from: 101 },
+      ],
+      SLOW_API,
+    );
     await d.start(file);
     // the job a scheduler of the two feeds adds
     const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'group', { feeds: ['g1', 'g2'] });
