@@ -6,15 +6,16 @@
 //     once). List calls, all calls and feed pulls beside their minimum, wall, peak RSS.
 //   workers: hundreds of feeds on a few workers (issue 11): FEEDS feeds (default 300) on CHATBOTS
 //     chatbots (30), LISTINGS listings each (1,000), synced by three `feedsync worker` processes and
-//     one shared Redis; then the same by one worker. Each tick enqueues every feed once (a job per
-//     feed), as a schedule tick does, and waits for all.
+//     one shared Redis; then the same by one worker. Every feed has the same cron (one that does
+//     not fire during the bench), so a tick is the jobs the worker's schedulers add when it comes
+//     (queue/schedules.ts syncSchedules: one job per chatbot, running its feeds); each tick
+//     enqueues those and waits for all.
 //       tick 1 (3 workers): first sync, every listing created
 //       ticks 2-3 (3 workers) and 4-5 (1 worker): nothing changed, every feed read and compared
 //     Checks: every feed ran once a tick, no chatbot was synced by two runs at once (report times),
 //     the busiest second of service calls stayed within api.ratePerSecond (the emulator's request
-//     log); prints listings/s, calls, list calls beside their minimum (each chatbot's pages once; a
-//     job per feed pages its chatbot once per feed), peak RSS per worker per tick and the ratio of
-//     one worker to three.
+//     log); prints listings/s, calls, list calls beside their minimum (each chatbot's pages once),
+//     peak RSS per worker per tick and the ratio of one worker to three.
 //   npm run bench -- fleet
 //   BENCH_FLEET_FEEDS=60 BENCH_FLEET_LISTINGS=200 npm run bench -- fleet     (a smaller fleet)
 //   BENCH_FLEET_CASES=fanout,many BENCH_FANOUT_RECORDS=2000 BENCH_FANOUT_CHATBOTS=10 BENCH_MANY_FEEDS=3 BENCH_MANY_CHATBOTS=4 npm run bench -- fleet
@@ -24,7 +25,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config/load.js';
 import { closeQueues, createQueues, enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
+import { syncSchedules } from '../../src/queue/schedules.js';
 import { busiestWindow, requestLog, writeDeployment } from '../queue/deploy.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { spawnWorker, type WorkerProcess } from '../queue/worker-process.js';
@@ -66,7 +69,14 @@ async function workersCase(emuUrl: string): Promise<number> {
   const prefix = uniquePrefix();
   const redis = testRedis();
   const queues = createQueues(redis, prefix);
-  const feeds = Array.from({ length: FEEDS }, (_, i) => ({ name: `feed${i}`, chatbot: `SN-${i % CHATBOTS}`, rows: LISTINGS, from: 1 + Math.floor(i / CHATBOTS) * LISTINGS }));
+  // every feed on one cron that does not fire while the bench runs: the ticks below are its jobs
+  const feeds = Array.from({ length: FEEDS }, (_, i) => ({
+    name: `feed${i}`,
+    chatbot: `SN-${i % CHATBOTS}`,
+    rows: LISTINGS,
+    from: 1 + Math.floor(i / CHATBOTS) * LISTINGS,
+    schedule: '0 0 1 1 *',
+  }));
   const file = await writeDeployment(feeds, {
     dir,
     prefix,
@@ -76,6 +86,8 @@ async function workersCase(emuUrl: string): Promise<number> {
     api: `ratePerSecond: ${RATE}, concurrency: ${API_CONCURRENCY}, retries: 4, pageSize: 100`,
     worker: { concurrency: WORKER_CONCURRENCY, historySize: 20, lockDurationMs: 2000, stalledIntervalMs: 5000, shutdownTimeoutMs: 30_000 },
   });
+  // what the workers' schedulers add when the cron comes: a job per group of feeds sharing a chatbot
+  const due = syncSchedules((await loadConfig(file)).config.feeds);
   const workers: WorkerProcess[] = [];
   const ticks: Tick[] = [];
   let problems = 0;
@@ -93,11 +105,11 @@ async function workersCase(emuUrl: string): Promise<number> {
     const peaks = workers.map(() => 0);
     const sampler = setInterval(() => workers.forEach((w, i) => (peaks[i] = Math.max(peaks[i]!, rssMb(w.proc.pid)))), 250);
     const jobs = [];
-    for (const f of feeds) jobs.push({ feed: f.name, ...(await enqueueJob(redis, queues, 'sync', f.name, { feed: f.name })) });
+    for (const s of due) jobs.push({ id: s.id, ...(await enqueueJob(redis, queues, 'sync', s.id, { feeds: s.feeds })) });
     for (const j of jobs) {
       const done = await waitForJob(redis, queues, 'sync', j.jobId);
       const outcome = done.state === 'completed' ? (done.returnvalue as { outcome?: string }).outcome : done.state;
-      if (outcome !== 'ok') fail(`${label}: ${j.feed} ended ${outcome}`);
+      if (outcome !== 'ok') fail(`${label}: ${j.id} ended ${outcome}`);
     }
     clearInterval(sampler);
     const wallMs = Date.now() - startedAt;
@@ -141,20 +153,23 @@ async function workersCase(emuUrl: string): Promise<number> {
     await tick('tick 4: no change');
     await tick('tick 5: no change');
 
-    // Every feed ran once a tick; no two runs of one chatbot overlapped in time.
-    const byChatbot = new Map<string, Array<[number, number]>>();
+    // Every feed ran once a tick; no two jobs writing into one chatbot overlapped in time (the feeds
+    // of one job run together: a job's span is from its first feed's start to its last one's end).
+    const byChatbot = new Map<string, Map<string, [number, number]>>();
     for (const f of feeds) {
       const runs = await listRuns(redis, prefix, { feed: f.name, limit: 20 });
       if (runs.length !== ticks.length) fail(`${f.name} ran ${runs.length} times in ${ticks.length} ticks`);
       for (const r of runs) {
         const rep = r.report as { startedAt?: string; finishedAt?: string };
         if (!rep.startedAt || !rep.finishedAt) continue;
-        const list = byChatbot.get(f.chatbot) ?? [];
-        list.push([Date.parse(rep.startedAt), Date.parse(rep.finishedAt)]);
-        byChatbot.set(f.chatbot, list);
+        const jobs = byChatbot.get(f.chatbot) ?? new Map<string, [number, number]>();
+        const [start, end] = jobs.get(r.jobId) ?? [Infinity, -Infinity];
+        jobs.set(r.jobId, [Math.min(start, Date.parse(rep.startedAt)), Math.max(end, Date.parse(rep.finishedAt))]);
+        byChatbot.set(f.chatbot, jobs);
       }
     }
-    for (const [sn, spans] of byChatbot) {
+    for (const [sn, jobs] of byChatbot) {
+      const spans = [...jobs.values()];
       spans.sort((a, b) => a[0] - b[0]);
       for (let i = 1; i < spans.length; i++) if (spans[i]![0] < spans[i - 1]![1]) fail(`chatbot ${sn}: two runs overlapped`);
     }
