@@ -16,6 +16,7 @@ import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
 import { createBeforeCapture } from '../sync/capture-before.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from '../sync/execute.js';
+import { laneId } from '../sync/lanes.js';
 import type { PlannedDelete } from '../sync/plan-types.js';
 import { fetchRemote } from '../sync/remote.js';
 import { commitChanges, emptyChanges } from '../sync/state.js';
@@ -47,15 +48,16 @@ export async function findUndoTarget(
   changeLog: ChangeLog,
   config: LoadedConfig,
   runId: string,
-): Promise<{ run: RunEntry; changes: ChangeEntry[]; feed: FeedConfig & { chatbot: string } }> {
+): Promise<{ run: RunEntry; changes: ChangeEntry[]; feed: FeedConfig & { chatbot: string }; lane: string }> {
   const { run, changes } = await changeLog.run(runId, config.config.changeLog.maxPerRun);
   const kept = `${changeLog.location}; runs are kept ${config.config.changeLog.retentionDays} days (changeLog.retentionDays)`;
   if (!run) throw new ConfigError(`no run ${JSON.stringify(runId)} in the change log (${kept}): \`feedsync runs\` lists the runs it has; a run past retention cannot be undone`);
   if (run.dryRun) throw new ConfigError(`run ${runId} was a dry run: it wrote nothing, there is nothing to undo`);
   const feed = config.config.feeds.find((f) => f.name === run.feed);
   if (!feed) throw new ConfigError(`run ${runId} synced feed ${run.feed}, which is not in ${config.file} any more: undo needs its chatbot and keyBy`, config.file);
-  // the chatbot the run wrote into (a routed feed writes into several: the run was one of them)
-  return { run, changes, feed: { ...feed, chatbot: run.chatbot } };
+  // the chatbot the run wrote into (a routed feed writes into several: the run was one of them), and
+  // the name its lane's sync state goes under (sync/lanes.ts)
+  return { run, changes, feed: { ...feed, chatbot: run.chatbot }, lane: feed.chatbots ? laneId(feed.name, run.chatbot) : feed.name };
 }
 
 export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions = {}): Promise<UndoReport> {
@@ -63,7 +65,7 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
   const t0 = performance.now();
   const callsBefore = deps.calls?.snapshot().total ?? 0;
   const { config } = deps.config;
-  const { run, changes, feed } = await findUndoTarget(deps.changeLog, deps.config, runId);
+  const { run, changes, feed, lane } = await findUndoTarget(deps.changeLog, deps.config, runId);
   const ownRunId = newRunId(opts.job);
   const logger = deps.logger.child({ feed: feed.name, chatbot: feed.chatbot, undo: runId });
   const signal = deps.signal;
@@ -170,7 +172,7 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
     before: createBeforeCapture({
       api: deps.api,
       store: deps.store,
-      feed: feed.name,
+      feed: lane,
       serialNumber: feed.chatbot,
       keyBy: feed.keyBy,
       ignore,
@@ -181,7 +183,7 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
   await executor.run(writeJobs(plan, ignore));
   if (!executor.result.stopped) await executor.run(deleteJobs(deletesOf(plan, feed), feed.deletes.batchSize));
   const exec = executor.result;
-  await commitChanges(deps.store, stateAfterUndo(feed.name, exec));
+  await commitChanges(deps.store, stateAfterUndo(lane, exec));
 
   const left = plan.conflicts.filter((c) => !c.forced).length;
   const outcome: UndoOutcome = exec.stopped ?? (exec.failures.length || left || trimmed ? 'partial' : 'ok');
@@ -257,8 +259,8 @@ function deletesOf(plan: UndoPlan, feed: FeedConfig): PlannedDelete[] {
  * and first-missing marks of those keys go: the next sync maps their records again and, finding
  * them in step, writes nothing and records new stamps.
  */
-function stateAfterUndo(feed: string, exec: ExecutionResult) {
-  const changes = emptyChanges(feed);
+function stateAfterUndo(lane: string, exec: ExecutionResult) {
+  const changes = emptyChanges(lane);
   const touched = [...exec.written.map(([k]) => k), ...exec.deletedKeys];
   changes.fingerprints.set = exec.written;
   changes.fingerprints.delete = exec.deletedKeys;
