@@ -32,91 +32,128 @@ export async function run(opts: Options): Promise<number> {
   const loaded = await loadConfig(opts.config);
   const [feed] = selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
   if (!feed) throw new ConfigError(`no feed to preview in ${loaded.file}`, loaded.file);
-  const limit = opts.limit ?? 10;
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const opened = openFeed(feed.name, feed.source, { baseDir: loaded.dir, logger, full: true });
   const routing = routingTally(feed, opts.chatbot);
-  const counts = { records: 0, valid: 0, rejected: 0, skipped: 0, removed: 0, parseErrors: 0 };
-  const listings: Array<{ key: string; position: string; listing: unknown }> = [];
-  const rejected: Array<{ position: string; key?: string; issues: string[] }> = [];
-  const skipped: Array<{ position: string; key?: string; reason: string }> = [];
-  const removed: Array<{ position: string; key?: string }> = [];
-  const parseErrors: Array<{ position: string; message: string }> = [];
-  const replacedValues = new Map<string, number>();
-  let incomplete: FeedReadError | undefined;
+  const preview = await readPreview(feed, opened, routing, opts.limit ?? 10);
+  if (opts.json) printJson(previewJson(feed, opened, routing, preview));
+  else printPreview(feed, opened, routing, preview);
+  if (!preview.incomplete) return EXIT.ok;
+  return preview.counts.records > 0 ? EXIT.partial : EXIT.failed;
+}
+
+/** What reading and mapping the feed found: counts, the first listings, every record not taken, and what to fix. */
+interface Preview {
+  counts: { records: number; valid: number; rejected: number; skipped: number; removed: number; parseErrors: number };
+  listings: Array<{ key: string; position: string; listing: unknown }>;
+  rejected: Array<{ position: string; key?: string; issues: string[] }>;
+  skipped: Array<{ position: string; key?: string; reason: string }>;
+  removed: Array<{ position: string; key?: string }>;
+  parseErrors: Array<{ position: string; message: string }>;
+  replacedValues: Map<string, number>;
+  incomplete: FeedReadError | undefined;
+  found: ReturnType<ReturnType<typeof createFindings>['result']>;
+}
+
+type Opened = ReturnType<typeof openFeed>;
+type Routing = ReturnType<typeof routingTally>;
+
+/** The feed read and mapped to its end (or to the read error that broke it off), each item tallied. */
+async function readPreview(feed: FeedConfig, opened: Opened, routing: Routing, limit: number): Promise<Preview> {
+  const p: Omit<Preview, 'found'> = {
+    counts: { records: 0, valid: 0, rejected: 0, skipped: 0, removed: 0, parseErrors: 0 },
+    listings: [],
+    rejected: [],
+    skipped: [],
+    removed: [],
+    parseErrors: [],
+    replacedValues: new Map(),
+    incomplete: undefined,
+  };
   const findings = createFindings();
   const mapping = compileMapping(feed.mapping, { onUnmapped: findings.onUnmapped });
-
   try {
     for await (const item of mapFeed(routing.tally(opened.items), mapping, { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy })) {
-      counts.records++;
-      tally(item);
+      p.counts.records++;
+      const position = place(item.position);
+      findings.add(item, position);
+      tally(p, item, position, limit);
     }
   } catch (err) {
     if ((err as { code?: string }).code !== 'FEED_READ') throw err;
-    incomplete = err as FeedReadError;
+    p.incomplete = err as FeedReadError;
   }
+  return { ...p, found: findings.result() };
+}
 
-  function tally(item: MappedItem) {
-    const position = place(item.position);
-    findings.add(item, position);
-    switch (item.kind) {
-      case 'listing':
-        counts.valid++;
-        for (const f of item.replaced ?? []) replacedValues.set(f, (replacedValues.get(f) ?? 0) + 1);
-        if (listings.length < limit) listings.push({ key: item.key, position, listing: item.listing });
-        break;
-      case 'rejected':
-        counts.rejected++;
-        rejected.push({ position, key: item.key, issues: item.issues.map(formatIssue) });
-        break;
-      case 'skipped':
-        counts.skipped++;
-        skipped.push({ position, key: item.key, reason: item.reason });
-        break;
-      case 'removed':
-        counts.removed++;
-        removed.push({ position, key: item.key });
-        break;
-      case 'error':
-        // as the sync counts it: a record that cannot be read is a rejected record (parseErrors says how many of them)
-        counts.rejected++;
-        counts.parseErrors++;
-        parseErrors.push({ position, message: item.error.message });
-        rejected.push({ position, key: item.key, issues: [item.error.reason] });
-        break;
-    }
+function tally(p: Omit<Preview, 'found'>, item: MappedItem, position: string, limit: number): void {
+  const { counts } = p;
+  switch (item.kind) {
+    case 'listing':
+      counts.valid++;
+      for (const f of item.replaced ?? []) p.replacedValues.set(f, (p.replacedValues.get(f) ?? 0) + 1);
+      if (p.listings.length < limit) p.listings.push({ key: item.key, position, listing: item.listing });
+      break;
+    case 'rejected':
+      counts.rejected++;
+      p.rejected.push({ position, key: item.key, issues: item.issues.map(formatIssue) });
+      break;
+    case 'skipped':
+      counts.skipped++;
+      p.skipped.push({ position, key: item.key, reason: item.reason });
+      break;
+    case 'removed':
+      counts.removed++;
+      p.removed.push({ position, key: item.key });
+      break;
+    case 'error':
+      // as the sync counts it: a record that cannot be read is a rejected record (parseErrors says how many of them)
+      counts.rejected++;
+      counts.parseErrors++;
+      p.parseErrors.push({ position, message: item.error.message });
+      p.rejected.push({ position, key: item.key, issues: [item.error.reason] });
+      break;
   }
+}
 
-  const source = feed.source.path ?? feed.source.url;
+function previewJson(feed: FeedConfig, opened: Opened, routing: Routing, p: Preview): unknown {
   const vendor = feed.source.kind === 'reso' ? describeVendor(feed.source) : undefined;
-  const found = findings.result();
-  if (opts.json) {
-    printJson({
-      feed: feed.name,
-      chatbot: feed.chatbot,
-      kind: feed.source.kind,
-      source,
-      keyBy: feed.keyBy,
-      mode: opened.mode,
-      ...(vendor && { vendor }),
-      valuesReplaced: Object.fromEntries(replacedValues),
-      ...(opened.stats && { requests: opened.stats.requests, pages: opened.stats.pages, warnings: opened.stats.warnings }),
-      complete: !incomplete,
-      ...(incomplete && { error: incomplete.message }),
-      counts,
-      listings,
-      rejected,
-      skipped,
-      removed,
-      parseErrors,
-      ...found,
-      ...(feed.chatbots && { routing: routing.result() }),
-    });
-    return exit();
-  }
-  const out = (s = '') => process.stdout.write(`${s}\n`);
-  out(`feed ${feed.name} (${feed.source.kind}, ${source}) → ${chatbotsOf(feed).join(', ')}, key ${feed.keyBy}`);
+  return {
+    feed: feed.name,
+    chatbot: feed.chatbot,
+    kind: feed.source.kind,
+    source: feed.source.path ?? feed.source.url,
+    keyBy: feed.keyBy,
+    mode: opened.mode,
+    ...(vendor && { vendor }),
+    valuesReplaced: Object.fromEntries(p.replacedValues),
+    ...(opened.stats && { requests: opened.stats.requests, pages: opened.stats.pages, warnings: opened.stats.warnings }),
+    complete: !p.incomplete,
+    ...(p.incomplete && { error: p.incomplete.message }),
+    counts: p.counts,
+    listings: p.listings,
+    rejected: p.rejected,
+    skipped: p.skipped,
+    removed: p.removed,
+    parseErrors: p.parseErrors,
+    ...p.found,
+    ...(feed.chatbots && { routing: routing.result() }),
+  };
+}
+
+const out = (s = '') => process.stdout.write(`${s}\n`);
+
+function section(title: string, lines: string[]): void {
+  if (!lines.length) return;
+  out();
+  out(`${title} (${lines.length}):`);
+  for (const l of lines) out(l);
+}
+
+function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Preview): void {
+  const { counts, found } = p;
+  const vendor = feed.source.kind === 'reso' ? describeVendor(feed.source) : undefined;
+  out(`feed ${feed.name} (${feed.source.kind}, ${feed.source.path ?? feed.source.url}) → ${chatbotsOf(feed).join(', ')}, key ${feed.keyBy}`);
   if (feed.chatbots) {
     const r = routing.result();
     out('routing (records each chatbot takes by its where):');
@@ -127,19 +164,19 @@ export async function run(opts: Options): Promise<number> {
   if (opened.stats) out(`read: ${opened.stats.pages} pages, ${opened.stats.requests} requests`);
   for (const w of opened.stats?.warnings ?? []) out(`warning: ${w}`);
   out();
-  out(`first ${listings.length} of ${counts.valid} mapped listing(s):`);
-  for (const l of listings) out(`  ${l.position}  ${l.key}\n    ${JSON.stringify(l.listing)}`);
+  out(`first ${p.listings.length} of ${counts.valid} mapped listing(s):`);
+  for (const l of p.listings) out(`  ${l.position}  ${l.key}\n    ${JSON.stringify(l.listing)}`);
   section(
     'rejected',
-    rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`),
+    p.rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`),
   );
   section(
     'skipped',
-    skipped.map((s) => `  ${s.position}${s.key ? `  ${s.key}` : ''}: ${s.reason}`),
+    p.skipped.map((s) => `  ${s.position}${s.key ? `  ${s.key}` : ''}: ${s.reason}`),
   );
   section(
     'removed',
-    removed.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}`),
+    p.removed.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}`),
   );
   section('keys seen more than once (a sync keeps the later record)', [
     ...found.keysSeenTwice.keys.map((k) => `  ${k.key} ×${k.times}: ${k.places.join(', ')}`),
@@ -147,7 +184,7 @@ export async function run(opts: Options): Promise<number> {
   ]);
   section(
     "values replaced by their rule's default (onInvalid: default)",
-    [...replacedValues].map(([f, n]) => `  ${f} × ${n}`),
+    [...p.replacedValues].map(([f, n]) => `  ${f} × ${n}`),
   );
   section(
     'rejections by reason',
@@ -168,20 +205,7 @@ export async function run(opts: Options): Promise<number> {
   ];
   out('counts');
   for (const [name, n] of rows) out(`  ${name.padEnd(20)}${String(n).padStart(8)}`);
-  if (incomplete) out(`\nthe feed could not be read whole: ${incomplete.message}`);
-  return exit();
-
-  function exit(): number {
-    if (!incomplete) return EXIT.ok;
-    return counts.records > 0 ? EXIT.partial : EXIT.failed;
-  }
-
-  function section(title: string, lines: string[]) {
-    if (!lines.length) return;
-    out();
-    out(`${title} (${lines.length}):`);
-    for (const l of lines) out(l);
-  }
+  if (p.incomplete) out(`\nthe feed could not be read whole: ${p.incomplete.message}`);
 }
 
 const place = formatPosition;

@@ -107,150 +107,14 @@ export function* deleteJobs(deletes: readonly PlannedDelete[], batchSize: number
 }
 
 export function createExecutor(deps: ExecuteDeps): Executor {
-  const result: ExecutionResult = {
-    created: 0,
-    updated: 0,
-    deleted: 0,
-    duplicatesRemoved: 0,
-    updatesRecreated: 0,
-    createsFound: 0,
-    createResends: 0,
-    failures: [],
-    written: [],
-    stamped: [],
-    deletedKeys: [],
-    unlisted: [],
-  };
-  const threshold = deps.breakerThreshold ?? 10;
-  let consecutive = 0;
+  const result = emptyResult();
+  const calls = callOutcomes(deps, result);
+  const writes = listingWrites(deps, result, calls);
+  const deletes = deleteBatches(deps, result, calls);
   let done = 0;
 
-  const succeeded = () => {
-    consecutive = 0;
-  };
-  /** one call failed: the breaker and the auth stop look at calls, not at the keys a call carried */
-  const callFailed = (err: unknown) => {
-    const auth = authFailure(err, deps.feed ?? '?');
-    if (auth && result.stopped !== 'failed') {
-      result.stopped = 'failed';
-      result.stopReason = auth;
-      return;
-    }
-    if (!isRetryable(err)) return;
-    if (++consecutive >= threshold && !result.stopped) {
-      result.stopped = 'unavailable';
-      result.stopReason = `the service looks down: ${consecutive} calls in a row failed after retries (last: ${causeMessage(err)})`;
-    }
-  };
-  const itemFailed = (key: string, op: ItemFailure['op'], reason: string, retryable: boolean) => {
-    result.failures.push({ key, op, reason, retryable });
-    deps.changes?.({ op: 'fail', key, attempted: op, reason, retryable });
-    deps.logger.warn({ key, op, err: reason }, `${op} ${key} failed`);
-  };
-  const failed = (key: string, op: ItemFailure['op'], err: unknown) => {
-    itemFailed(key, op, causeMessage(err), isRetryable(err));
-    callFailed(err);
-  };
-
-  const wrote = (w: PlannedCreate) => {
-    result.written.push([w.key, w.fingerprint]);
-    result.unlisted.push([w.key, JSON.stringify(unlistedOf(w.listing))]);
-    if (w.stamp !== undefined) result.stamped.push([w.key, w.stamp]);
-  };
-
-  const create = async (c: PlannedCreate) => {
-    const how = await createOnce(deps.api, c.listing, {
-      keyBy: deps.keyBy,
-      key: c.key,
-      retries: deps.retries,
-      baseDelayMs: deps.retryBaseDelayMs,
-      signal: deps.signal,
-      onResend: () => result.createResends++,
-    });
-    if (how === 'found') result.createsFound++;
-    wrote(c);
-  };
-
-  const runCreate = async (c: PlannedCreate) => {
-    try {
-      await create(c);
-      result.created++;
-      deps.changes?.({ ...createChange(c), ...(deps.before && { after: keptOfListing(c.listing) }) });
-      succeeded();
-    } catch (err) {
-      failed(c.key, 'create', err);
-    }
-  };
-
-  const runUpdate = async (u: PlannedUpdate) => {
-    try {
-      // (a later record of a key this run wrote has no remote copy of its own: its first change kept the listing)
-      const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing.MLSNumber, u.listing) : undefined;
-      const after = deps.before && { after: keptOfListing(u.listing) };
-      const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy });
-      if (n === 0) {
-        await create(u);
-        result.updatesRecreated++;
-        result.created++;
-        deps.changes?.({ ...createChange(u), ...after });
-      } else {
-        wrote(u);
-        result.updated++;
-        deps.changes?.({ ...updateChange(u), ...before, ...after });
-      }
-      succeeded();
-    } catch (err) {
-      failed(u.key, 'update', err);
-    }
-  };
-
-  /** the listings a batch deletes, as they are before (duplicate copies are not kept: undo never recreates them) */
-  const captureDeletes = async (batch: PlannedDelete[]): Promise<Map<string, Captured>> => {
-    const out = new Map<string, Captured>();
-    if (!deps.before) return out;
-    for (const d of batch) {
-      if (d.reason === 'duplicate' || deps.signal?.aborted) continue;
-      out.set(d.key, await deps.before.take(d.key, d.remoteIds[0], d.mlsNumber));
-    }
-    return out;
-  };
-
-  const runDeletes = async (batch: PlannedDelete[], keyType: KeyType, befores: ReadonlyMap<string, Captured>): Promise<void> => {
-    const label = (d: PlannedDelete) => (d.reason === 'duplicate' ? `${d.key} (ID ${d.deleteKey})` : d.key);
-    try {
-      const { SuccessCount } = await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType });
-      succeeded();
-      // listings the batch should remove: a key may stand for several copies; a copy counts once
-      const expected = batch.reduce((n, d) => n + Math.max(1, d.remoteIds.length), 0);
-      if (SuccessCount < expected) {
-        // which keys stayed is not said: none of the batch is confirmed (each keeps its fingerprint)
-        const reason = `the service answered SuccessCount ${SuccessCount} for ${expected} listing(s) in this batch: not confirmed deleted`;
-        for (const d of batch) itemFailed(label(d), 'delete', reason, false);
-        return;
-      }
-      for (const d of batch) {
-        deps.changes?.({ ...deleteChange(d), ...befores.get(d.key) });
-        if (d.reason === 'duplicate') result.duplicatesRemoved++;
-        else {
-          result.deleted++;
-          result.deletedKeys.push(d.key);
-        }
-      }
-    } catch (err) {
-      if (batch.length === 1 || !perRecordRejection(err) || deps.signal?.aborted || result.stopped) {
-        for (const d of batch) itemFailed(label(d), 'delete', causeMessage(err), isRetryable(err));
-        callFailed(err);
-        return;
-      }
-      // Rejected for good: one bad key spoils the batch. Halve until it stands alone.
-      const mid = Math.ceil(batch.length / 2);
-      await runDeletes(batch.slice(0, mid), keyType, befores);
-      await runDeletes(batch.slice(mid), keyType, befores);
-    }
-  };
-
   const runJob = async (job: Job) =>
-    job.kind === 'create' ? runCreate(job.create) : job.kind === 'update' ? runUpdate(job.update) : runDeletes(job.batch, job.keyType, await captureDeletes(job.batch));
+    job.kind === 'create' ? writes.create(job.create) : job.kind === 'update' ? writes.update(job.update) : deletes.run(job.batch, job.keyType, await deletes.capture(job.batch));
 
   const executor: Executor = {
     result,
@@ -271,6 +135,170 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     },
   };
   return executor;
+}
+
+function emptyResult(): ExecutionResult {
+  return {
+    created: 0,
+    updated: 0,
+    deleted: 0,
+    duplicatesRemoved: 0,
+    updatesRecreated: 0,
+    createsFound: 0,
+    createResends: 0,
+    failures: [],
+    written: [],
+    stamped: [],
+    deletedKeys: [],
+    unlisted: [],
+  };
+}
+
+/** How calls end, for the breaker and the auth stop (they look at calls, not at the keys a call carried), and items that failed. */
+interface CallOutcomes {
+  succeeded(): void;
+  /** one call failed: the breaker counts it, an auth refusal stops the lane */
+  callFailed(err: unknown): void;
+  itemFailed(key: string, op: ItemFailure['op'], reason: string, retryable: boolean): void;
+  /** the item and its call failed */
+  failed(key: string, op: ItemFailure['op'], err: unknown): void;
+}
+
+function callOutcomes(deps: ExecuteDeps, result: ExecutionResult): CallOutcomes {
+  const threshold = deps.breakerThreshold ?? 10;
+  let consecutive = 0;
+  const o: CallOutcomes = {
+    succeeded: () => {
+      consecutive = 0;
+    },
+    callFailed: (err) => {
+      const auth = authFailure(err, deps.feed ?? '?');
+      if (auth && result.stopped !== 'failed') {
+        result.stopped = 'failed';
+        result.stopReason = auth;
+        return;
+      }
+      if (!isRetryable(err)) return;
+      if (++consecutive >= threshold && !result.stopped) {
+        result.stopped = 'unavailable';
+        result.stopReason = `the service looks down: ${consecutive} calls in a row failed after retries (last: ${causeMessage(err)})`;
+      }
+    },
+    itemFailed: (key, op, reason, retryable) => {
+      result.failures.push({ key, op, reason, retryable });
+      deps.changes?.({ op: 'fail', key, attempted: op, reason, retryable });
+      deps.logger.warn({ key, op, err: reason }, `${op} ${key} failed`);
+    },
+    failed: (key, op, err) => {
+      o.itemFailed(key, op, causeMessage(err), isRetryable(err));
+      o.callFailed(err);
+    },
+  };
+  return o;
+}
+
+/** Creates (through createOnce) and updates (an update that finds nothing becomes a create). */
+function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes) {
+  const wrote = (w: PlannedCreate) => {
+    result.written.push([w.key, w.fingerprint]);
+    result.unlisted.push([w.key, JSON.stringify(unlistedOf(w.listing))]);
+    if (w.stamp !== undefined) result.stamped.push([w.key, w.stamp]);
+  };
+  const send = async (c: PlannedCreate) => {
+    const how = await createOnce(deps.api, c.listing, {
+      keyBy: deps.keyBy,
+      key: c.key,
+      retries: deps.retries,
+      baseDelayMs: deps.retryBaseDelayMs,
+      signal: deps.signal,
+      onResend: () => result.createResends++,
+    });
+    if (how === 'found') result.createsFound++;
+    wrote(c);
+  };
+  return {
+    async create(c: PlannedCreate) {
+      try {
+        await send(c);
+        result.created++;
+        deps.changes?.({ ...createChange(c), ...(deps.before && { after: keptOfListing(c.listing) }) });
+        calls.succeeded();
+      } catch (err) {
+        calls.failed(c.key, 'create', err);
+      }
+    },
+    async update(u: PlannedUpdate) {
+      try {
+        // (a later record of a key this run wrote has no remote copy of its own: its first change kept the listing)
+        const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing.MLSNumber, u.listing) : undefined;
+        const after = deps.before && { after: keptOfListing(u.listing) };
+        const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy });
+        if (n === 0) {
+          await send(u);
+          result.updatesRecreated++;
+          result.created++;
+          deps.changes?.({ ...createChange(u), ...after });
+        } else {
+          wrote(u);
+          result.updated++;
+          deps.changes?.({ ...updateChange(u), ...before, ...after });
+        }
+        calls.succeeded();
+      } catch (err) {
+        calls.failed(u.key, 'update', err);
+      }
+    },
+  };
+}
+
+/** Delete batches: the listings kept before (undo), SuccessCount reconciled, a batch rejected for one key halved until it stands alone. */
+function deleteBatches(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes) {
+  const label = (d: PlannedDelete) => (d.reason === 'duplicate' ? `${d.key} (ID ${d.deleteKey})` : d.key);
+  const batches = {
+    /** the listings a batch deletes, as they are before (duplicate copies are not kept: undo never recreates them) */
+    async capture(batch: PlannedDelete[]): Promise<Map<string, Captured>> {
+      const out = new Map<string, Captured>();
+      if (!deps.before) return out;
+      for (const d of batch) {
+        if (d.reason === 'duplicate' || deps.signal?.aborted) continue;
+        out.set(d.key, await deps.before.take(d.key, d.remoteIds[0], d.mlsNumber));
+      }
+      return out;
+    },
+    async run(batch: PlannedDelete[], keyType: KeyType, befores: ReadonlyMap<string, Captured>): Promise<void> {
+      try {
+        const { SuccessCount } = await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType });
+        calls.succeeded();
+        // listings the batch should remove: a key may stand for several copies; a copy counts once
+        const expected = batch.reduce((n, d) => n + Math.max(1, d.remoteIds.length), 0);
+        if (SuccessCount < expected) {
+          // which keys stayed is not said: none of the batch is confirmed (each keeps its fingerprint)
+          const reason = `the service answered SuccessCount ${SuccessCount} for ${expected} listing(s) in this batch: not confirmed deleted`;
+          for (const d of batch) calls.itemFailed(label(d), 'delete', reason, false);
+          return;
+        }
+        for (const d of batch) {
+          deps.changes?.({ ...deleteChange(d), ...befores.get(d.key) });
+          if (d.reason === 'duplicate') result.duplicatesRemoved++;
+          else {
+            result.deleted++;
+            result.deletedKeys.push(d.key);
+          }
+        }
+      } catch (err) {
+        if (batch.length === 1 || !perRecordRejection(err) || deps.signal?.aborted || result.stopped) {
+          for (const d of batch) calls.itemFailed(label(d), 'delete', causeMessage(err), isRetryable(err));
+          calls.callFailed(err);
+          return;
+        }
+        // Rejected for good: one bad key spoils the batch. Halve until it stands alone.
+        const mid = Math.ceil(batch.length / 2);
+        await batches.run(batch.slice(0, mid), keyType, befores);
+        await batches.run(batch.slice(mid), keyType, befores);
+      }
+    },
+  };
+  return batches;
 }
 
 /** A job and the lane's executor that carries it out (several lanes share one pool: sync-run.ts). */

@@ -91,100 +91,24 @@ export interface LanePlanner {
 }
 
 export function createLanePlanner(input: LanePlannerInput): LanePlanner {
-  const { remote, planOptions, seed } = input;
-  let stamps = input.stamps;
-  const collector = createFeedCollector('full', { repeatIsShift: () => input.pullMode() === 'full' });
-  const photosMissing: string[] = [];
-  const tally: LaneTally = { creates: 0, updates: 0, unchanged: 0, unchangedByStamp: 0, duplicates: 0, recordFingerprints: [], recordStamps: [], duplicateDeletes: [] };
-  const view: PlanView = { creates: [], updates: [], deletes: [] };
+  const st: PlanState = {
+    input,
+    stamps: input.stamps,
+    collector: createFeedCollector('full', { repeatIsShift: () => input.pullMode() === 'full' }),
+    tally: { creates: 0, updates: 0, unchanged: 0, unchangedByStamp: 0, duplicates: 0, recordFingerprints: [], recordStamps: [], duplicateDeletes: [] },
+    view: { creates: [], updates: [], deletes: [] },
+    sent: new Set(),
+    photosMissing: [],
+  };
   const pending = createPendingWindow<DesiredListing | RememberedListing>({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: input.knownRecurring });
-  /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
-  const sent = new Set<string>();
-
-  /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
-  const inStepSince = (seed: string, key: string, text: string): boolean => {
-    const stored = stamps.get(key);
-    if (stored === undefined || sent.has(key)) return false;
-    const copy = remote.stampInputs(key);
-    return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
-  };
-  /** the feed's mapping of the record, as this lane's chatbot receives it */
-  const ours = (m: MappedItem): MappedItem =>
-    m.kind === 'listing' && m.listing.SerialNumber !== input.chatbot ? { ...m, listing: { ...m.listing, SerialNumber: input.chatbot } } : m;
-  /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
-  const read = (item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined => {
-    if (seed === undefined || item.kind !== 'record') return collector.add(ours(map().item));
-    const text = recordText(item);
-    // (the feed thread read the key where it read the record)
-    const key = item instanceof ThreadRecord ? item.key : input.keyOf(item);
-    if (key !== undefined && inStepSince(seed, key, text)) {
-      const entry: RememberedListing = { key, position: item.position, item, text };
-      collector.addRemembered(entry);
-      return entry;
-    }
-    const mapped = map();
-    const entry = collector.add(ours(mapped.item));
-    if (entry && mapped.clean) entry.text = text;
-    return entry;
-  };
-  /** a remembered record planned after all (an earlier record of its key was written in this run) */
-  const expand = (item: FeedItem, text: string): DesiredListing => {
-    const mapped = ours(input.map(item));
-    // the same record under the same mapping, valid when its stamp was stored
-    if (mapped.kind !== 'listing') throw new Error(`${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
-    const entry: DesiredListing = { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
-    // its photos were mirrored when its stamp was stored: rewritten from what the mirror knows
-    if (input.rewriteKnown && !input.rewriteKnown(entry, item)) unstamp(entry);
-    return entry;
-  };
-  const unstamp = (entry: DesiredListing) => {
-    entry.text = undefined;
-    photosMissing.push(entry.key);
-  };
-  const plan = (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
-    // in step since the last run: unchanged, unless an earlier record of its key was written in this run
-    if ('item' in next && !sent.has(next.key)) {
-      tally.unchanged++;
-      tally.unchangedByStamp++;
-      return undefined;
-    }
-    const entry = 'item' in next ? expand(next.item, next.text) : next;
-    const copies = remote.get(entry.key);
-    const d = sent.has(entry.key) ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
-    if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
-    if (seed !== undefined && entry.text !== undefined) {
-      const stamp = stampOf(seed, entry.text, d.inStep.hash, d.inStep.fingerprint);
-      if (d.create) d.create.stamp = stamp;
-      else if (d.update) d.update.stamp = stamp;
-      else if (stamps.get(entry.key) !== stamp) tally.recordStamps.push([entry.key, stamp]);
-    }
-    // a late record's key was planned already, its remote copies with it
-    if (!late) {
-      if (d.duplicates) tally.duplicates++;
-      tally.duplicateDeletes.push(...d.duplicateDeletes);
-    }
-    if (d.create) {
-      tally.creates++;
-      sent.add(entry.key);
-      if (!input.dryRun) return { kind: 'create', create: d.create };
-      view.creates.push(d.create.key);
-      input.changes?.(createChange(d.create));
-    } else if (d.update) {
-      tally.updates++;
-      sent.add(entry.key);
-      if (!input.dryRun) return { kind: 'update', update: d.update };
-      view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
-      input.changes?.(updateChange(d.update));
-    } else tally.unchanged++;
-    return undefined;
-  };
-
+  const { read, unstamp, expand } = readStep(st);
+  const plan = diffStep(st, expand);
   return {
-    collector,
-    tally,
-    view,
+    collector: st.collector,
+    tally: st.tally,
+    view: st.view,
     pending,
-    photosMissing,
+    photosMissing: st.photosMissing,
     read,
     unstamp,
     push(entry) {
@@ -208,7 +132,112 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
       }
     },
     done() {
-      stamps = new Map();
+      st.stamps = new Map();
     },
+  };
+}
+
+/** What a lane's reading and diffing share. */
+interface PlanState {
+  input: LanePlannerInput;
+  /** the stamps stored by the last run (let go when planning is over) */
+  stamps: ReadonlyMap<string, string>;
+  collector: FeedCollector;
+  tally: LaneTally;
+  view: PlanView;
+  /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
+  sent: Set<string>;
+  photosMissing: string[];
+}
+
+/** Reading a record: mapped, unless its stamp shows it in step (then remembered, not mapped). */
+function readStep(st: PlanState) {
+  const { input, collector } = st;
+  const { remote, seed } = input;
+  /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
+  const inStepSince = (seed: string, key: string, text: string): boolean => {
+    const stored = st.stamps.get(key);
+    if (stored === undefined || st.sent.has(key)) return false;
+    const copy = remote.stampInputs(key);
+    return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
+  };
+  /** the feed's mapping of the record, as this lane's chatbot receives it */
+  const ours = (m: MappedItem): MappedItem =>
+    m.kind === 'listing' && m.listing.SerialNumber !== input.chatbot ? { ...m, listing: { ...m.listing, SerialNumber: input.chatbot } } : m;
+  const unstamp = (entry: DesiredListing) => {
+    entry.text = undefined;
+    st.photosMissing.push(entry.key);
+  };
+  return {
+    unstamp,
+    /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
+    read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined {
+      if (seed === undefined || item.kind !== 'record') return collector.add(ours(map().item));
+      const text = recordText(item);
+      // (the feed thread read the key where it read the record)
+      const key = item instanceof ThreadRecord ? item.key : input.keyOf(item);
+      if (key !== undefined && inStepSince(seed, key, text)) {
+        const entry: RememberedListing = { key, position: item.position, item, text };
+        collector.addRemembered(entry);
+        return entry;
+      }
+      const mapped = map();
+      const entry = collector.add(ours(mapped.item));
+      if (entry && mapped.clean) entry.text = text;
+      return entry;
+    },
+    /** a remembered record planned after all (an earlier record of its key was written in this run) */
+    expand(item: FeedItem, text: string): DesiredListing {
+      const mapped = ours(input.map(item));
+      // the same record under the same mapping, valid when its stamp was stored
+      if (mapped.kind !== 'listing') throw new Error(`${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
+      const entry: DesiredListing = { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
+      // its photos were mirrored when its stamp was stored: rewritten from what the mirror knows
+      if (input.rewriteKnown && !input.rewriteKnown(entry, item)) unstamp(entry);
+      return entry;
+    },
+  };
+}
+
+/** Diffing a listing out of the pending window against the chatbot's copies (plan.ts): the job it needs, if any. */
+function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => DesiredListing) {
+  const { input, tally, view, sent } = st;
+  const { remote, planOptions, seed } = input;
+  return (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
+    // in step since the last run: unchanged, unless an earlier record of its key was written in this run
+    if ('item' in next && !sent.has(next.key)) {
+      tally.unchanged++;
+      tally.unchangedByStamp++;
+      return undefined;
+    }
+    const entry = 'item' in next ? expand(next.item, next.text) : next;
+    const copies = remote.get(entry.key);
+    const d = sent.has(entry.key) ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
+    if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
+    if (seed !== undefined && entry.text !== undefined) {
+      const stamp = stampOf(seed, entry.text, d.inStep.hash, d.inStep.fingerprint);
+      if (d.create) d.create.stamp = stamp;
+      else if (d.update) d.update.stamp = stamp;
+      else if (st.stamps.get(entry.key) !== stamp) tally.recordStamps.push([entry.key, stamp]);
+    }
+    // a late record's key was planned already, its remote copies with it
+    if (!late) {
+      if (d.duplicates) tally.duplicates++;
+      tally.duplicateDeletes.push(...d.duplicateDeletes);
+    }
+    if (d.create) {
+      tally.creates++;
+      sent.add(entry.key);
+      if (!input.dryRun) return { kind: 'create', create: d.create };
+      view.creates.push(d.create.key);
+      input.changes?.(createChange(d.create));
+    } else if (d.update) {
+      tally.updates++;
+      sent.add(entry.key);
+      if (!input.dryRun) return { kind: 'update', update: d.update };
+      view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
+      input.changes?.(updateChange(d.update));
+    } else tally.unchanged++;
+    return undefined;
   };
 }

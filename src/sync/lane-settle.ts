@@ -10,8 +10,9 @@ import type { MappedItem } from '../mapping/types.js';
 import type { MediaReport, MediaStep } from '../media/index.js';
 import { deleteChange, rejectChange, withheldChange } from './changes.js';
 import { confirmAbsences, type AbsenceResult } from './confirm-absent.js';
-import { deleteJobs, runPool } from './execute.js';
+import { deleteJobs, runPool, type ExecutionResult } from './execute.js';
 import { commitLane } from './lane-commit.js';
+import type { GuardDecision } from './guards.js';
 import { guardLane } from './lane-guard.js';
 import type { LanePlanner } from './lane-plan.js';
 import { laneOutcome, remoteInfo, runMessage, type LaneReportInput } from './lane-report.js';
@@ -62,9 +63,75 @@ export interface SettleContext extends FeedContext {
 }
 
 export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void> {
+  const { planner, paged } = l;
+  const { opts, read } = ctx;
+  const { desired, rest, absences, guard } = await guardStep(l, ctx);
+  /** the read (feed or chatbot list) was not whole: the run is failed or partial, never a guard, whatever the guard says */
+  const readWhole = desired.complete && paged.remote.complete;
+  tellGuard(l, ctx, guard, readWhole);
+  if (absences.missed) {
+    // the deletes the source confirmed go on; the pull itself is not called whole (no mark is stored)
+    desired.complete = false;
+    desired.readError = absences.missed;
+  }
+  const { tally } = planner;
+  // a routed lane that took no record of a feed that had some: its chatbot's listings of the feed go (within the guards), and the report says why
+  const unmatched =
+    l.lane.route && desired.counts.records === 0 && read.records > 0 ? `none of the feed's ${read.records} records matched chatbot ${l.lane.chatbot}'s where` : undefined;
+  const verdict = { guard, readWhole, missed: Boolean(absences.missed), records: desired.counts.records };
+  const message = () => runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed, unmatched);
+  const common = {
+    remote: remoteInfo(paged.remote),
+    count: paged.remote.count,
+    desired,
+    guard,
+    counted: {
+      protected: rest.protectedKeys.length,
+      otherFeeds: rest.otherFeeds,
+      unchanged: tally.unchanged,
+      unchangedByStamp: tally.unchangedByStamp,
+      duplicates: tally.duplicates,
+    },
+    source: { ...(ctx.opened.since !== undefined && { since: ctx.opened.since }), ...(ctx.opened.stats && { stats: ctx.opened.stats }) },
+    ...(read.routedNowhere > 0 && { routedNowhere: read.routedNowhere }),
+  };
+  if (opts.dryRun) {
+    const media = ctx.last && ctx.media ? (await ctx.media.finish({ deletedKeys: guard.allowed.map((d) => d.key), unwrittenKeys: new Set(), now: nowOf(opts) })).report : undefined;
+    planner.view.deletes = [...guard.allowed, ...guard.withheld].map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
+    const outcome = laneOutcome({ ...verdict, stopped: read.auth ? 'failed' : undefined, failures: 0 });
+    const said = read.auth ?? message();
+    ctx.report(l.lane, {
+      ...common,
+      outcome,
+      ...(said && { message: said }),
+      planned: { creates: tally.creates, updates: tally.updates, deletes: guard.allowed },
+      view: planner.view,
+      ...(media && { media }),
+    });
+    return;
+  }
+  const exec = await deleteStep(l, ctx, guard);
+  const outcome = laneOutcome({ ...verdict, stopped: exec.stopped ?? (read.auth ? 'failed' : undefined), failures: exec.failures.length });
+  const said = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? message();
+  const media = await finishMedia(ctx);
+  await commitLane(ctx.deps.store, {
+    id: l.lane.id,
+    tally,
+    exec,
+    guard,
+    missingSince: l.missingSince,
+    unstamped: planner.photosMissing,
+    ...(media && { extra: media.changes }),
+    ...(outcome === 'ok' && ctx.opened.mark !== undefined && { mark: ctx.opened.mark }),
+    ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
+  });
+  ctx.report(l.lane, { ...common, outcome, ...(said && { message: said }), exec, ...(media && { media: media.report }) });
+}
+
+/** Step guard: the lane's writes settled, its desired side as read, its deletes planned, confirmed with the source and guarded. */
+async function guardStep(l: LiveLane, ctx: SettleContext) {
   const { planner, executor, remote, paged } = l;
   const { feed, opts, read, opened, run } = ctx;
-  const t = ctx.timings.get(l.lane)!;
   executor.settle();
   remote.dropFingerprints(); // not needed past planning
   planner.done();
@@ -78,7 +145,7 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
   // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
   // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
   const confirmable = desired.mode === 'full' && desired.complete && paged.remote.complete && !executor.result.stopped && !read.auth;
-  const { rest, absences, guard } = await guardLane({
+  const guarded = await guardLane({
     remote: paged.remote,
     desired,
     planOptions: l.planOptions,
@@ -90,81 +157,34 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
     missingSince: l.missingSince,
     ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx) }),
   });
-  t.planMs = run.ms();
-  /** the read (feed or chatbot list) was not whole: the run is failed or partial, never a guard, whatever the guard says */
-  const readWhole = desired.complete && paged.remote.complete;
+  ctx.timings.get(l.lane)!.planMs = run.ms();
+  return { desired, ...guarded };
+}
+
+/** The lane's change log told of its rejected records and of the deletes the guard withheld (a dry run: of those it would make). */
+function tellGuard(l: LiveLane, ctx: SettleContext, guard: GuardDecision, readWhole: boolean): void {
   const changes = ctx.deps.changes?.(l.lane);
-  if (changes) {
-    for (const r of desired.rejected) changes(rejectChange(r));
-    // a read that was not whole withholds every delete: one entry for the run, not one per listing
-    if (!readWhole && guard.withheld.length)
-      changes(withheldChange(guard.withheld.length, desired.readError ?? paged.remote.problem ?? "the chatbot's listings could not all be paged"));
-    else for (const d of guard.withheld) changes(deleteChange(d, true));
-    if (opts.dryRun) for (const d of guard.allowed) changes(deleteChange(d));
-  }
-  if (absences.missed) {
-    // the deletes the source confirmed go on; the pull itself is not called whole (no mark is stored)
-    desired.complete = false;
-    desired.readError = absences.missed;
-  }
-  const { tally } = planner;
-  const counted = {
-    protected: rest.protectedKeys.length,
-    otherFeeds: rest.otherFeeds,
-    unchanged: tally.unchanged,
-    unchangedByStamp: tally.unchangedByStamp,
-    duplicates: tally.duplicates,
-  };
-  // a routed lane that took no record of a feed that had some: its chatbot's listings of the feed go (within the guards), and the report says why
-  const unmatched =
-    l.lane.route && desired.counts.records === 0 && read.records > 0 ? `none of the feed's ${read.records} records matched chatbot ${l.lane.chatbot}'s where` : undefined;
-  const verdict = { guard, readWhole, missed: Boolean(absences.missed), records: desired.counts.records };
-  const common = {
-    remote: remoteInfo(paged.remote),
-    count: paged.remote.count,
-    desired,
-    guard,
-    counted,
-    source: { ...(opened.since !== undefined && { since: opened.since }), ...(opened.stats && { stats: opened.stats }) },
-    ...(read.routedNowhere > 0 && { routedNowhere: read.routedNowhere }),
-  };
-  if (opts.dryRun) {
-    const media = ctx.last && ctx.media ? (await ctx.media.finish({ deletedKeys: guard.allowed.map((d) => d.key), unwrittenKeys: new Set(), now: nowOf(opts) })).report : undefined;
-    planner.view.deletes = [...guard.allowed, ...guard.withheld].map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
-    const outcome = laneOutcome({ ...verdict, stopped: read.auth ? 'failed' : undefined, failures: 0 });
-    const message = read.auth ?? runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed, unmatched);
-    ctx.report(l.lane, {
-      ...common,
-      outcome,
-      ...(message && { message }),
-      planned: { creates: tally.creates, updates: tally.updates, deletes: guard.allowed },
-      view: planner.view,
-      ...(media && { media }),
-    });
-    return;
-  }
+  if (!changes) return;
+  const desired = l.planner.collector.side;
+  for (const r of desired.rejected) changes(rejectChange(r));
+  // a read that was not whole withholds every delete: one entry for the run, not one per listing
+  if (!readWhole && guard.withheld.length)
+    changes(withheldChange(guard.withheld.length, desired.readError ?? l.paged.remote.problem ?? "the chatbot's listings could not all be paged"));
+  else for (const d of guard.withheld) changes(deleteChange(d, true));
+  if (ctx.opts.dryRun) for (const d of guard.allowed) changes(deleteChange(d));
+}
+
+/** Step deletes: the allowed delete batches, unless the lane's writes stopped or the feed refused us. */
+async function deleteStep(l: LiveLane, ctx: SettleContext, guard: GuardDecision): Promise<ExecutionResult> {
+  const { executor } = l;
   const exec = executor.result;
-  if (!exec.stopped && !read.auth && guard.allowed.length) {
-    const batches = [...deleteJobs(guard.allowed, feed.deletes.batchSize)];
+  if (!exec.stopped && !ctx.read.auth && guard.allowed.length) {
+    const batches = [...deleteJobs(guard.allowed, ctx.feed.deletes.batchSize)];
     ctx.writeTotal = (ctx.writeTotal ?? 0) + batches.length;
     await executor.run(batches);
   }
-  t.executeMs = run.ms();
-  const outcome = laneOutcome({ ...verdict, stopped: exec.stopped ?? (read.auth ? 'failed' : undefined), failures: exec.failures.length });
-  const message = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed, unmatched);
-  const media = await finishMedia(ctx);
-  await commitLane(ctx.deps.store, {
-    id: l.lane.id,
-    tally,
-    exec,
-    guard,
-    missingSince: l.missingSince,
-    unstamped: planner.photosMissing,
-    ...(media && { extra: media.changes }),
-    ...(outcome === 'ok' && opened.mark !== undefined && { mark: opened.mark }),
-    ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
-  });
-  ctx.report(l.lane, { ...common, outcome, ...(message && { message }), exec, ...(media && { media: media.report }) });
+  ctx.timings.get(l.lane)!.executeMs = ctx.run.ms();
+  return exec;
 }
 
 /**

@@ -16,6 +16,7 @@ import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
 import { createBeforeCapture } from '../sync/capture-before.js';
 import { createExecutor, deleteJobs, type ExecutionResult, type Job } from '../sync/execute.js';
+import { laneId } from '../sync/lanes.js';
 import type { PlannedDelete } from '../sync/plan-types.js';
 import { fetchRemote } from '../sync/remote.js';
 import { commitChanges, emptyChanges } from '../sync/state.js';
@@ -47,67 +48,83 @@ export async function findUndoTarget(
   changeLog: ChangeLog,
   config: LoadedConfig,
   runId: string,
-): Promise<{ run: RunEntry; changes: ChangeEntry[]; feed: FeedConfig & { chatbot: string } }> {
+): Promise<{ run: RunEntry; changes: ChangeEntry[]; feed: FeedConfig & { chatbot: string }; lane: string }> {
   const { run, changes } = await changeLog.run(runId, config.config.changeLog.maxPerRun);
   const kept = `${changeLog.location}; runs are kept ${config.config.changeLog.retentionDays} days (changeLog.retentionDays)`;
   if (!run) throw new ConfigError(`no run ${JSON.stringify(runId)} in the change log (${kept}): \`feedsync runs\` lists the runs it has; a run past retention cannot be undone`);
   if (run.dryRun) throw new ConfigError(`run ${runId} was a dry run: it wrote nothing, there is nothing to undo`);
   const feed = config.config.feeds.find((f) => f.name === run.feed);
   if (!feed) throw new ConfigError(`run ${runId} synced feed ${run.feed}, which is not in ${config.file} any more: undo needs its chatbot and keyBy`, config.file);
-  // the chatbot the run wrote into (a routed feed writes into several: the run was one of them)
-  return { run, changes, feed: { ...feed, chatbot: run.chatbot } };
+  // the chatbot the run wrote into (a routed feed writes into several: the run was one of them), and
+  // the name its lane's sync state goes under (sync/lanes.ts)
+  return { run, changes, feed: { ...feed, chatbot: run.chatbot }, lane: feed.chatbots ? laneId(feed.name, run.chatbot) : feed.name };
+}
+
+/** What every step of one undo knows: the run undone, its feed and lane, the report's frame. */
+interface Undo {
+  runId: string;
+  deps: UndoDeps;
+  opts: UndoOptions;
+  config: LoadedConfig['config'];
+  run: RunEntry;
+  changes: ChangeEntry[];
+  feed: FeedConfig & { chatbot: string };
+  /** the name the lane's sync state goes under */
+  lane: string;
+  logger: Logger;
+  base: Pick<UndoReport, 'runId' | 'undoOf' | 'feed' | 'chatbot' | 'dryRun' | 'force'>;
+  startedAt: Date;
+  t0: number;
+  callsBefore: number;
+}
+
+/** What an undo ends with, for its report. */
+interface Ending {
+  outcome: UndoOutcome;
+  message?: string;
+  plan?: UndoPlan;
+  exec?: ExecutionResult;
 }
 
 export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions = {}): Promise<UndoReport> {
+  const u = await startUndo(runId, deps, opts);
+  const current = await pageChatbot(u);
+  if ('failed' in current) return alerted(u, finish(u, current.failed));
+  const plan = planUndo({
+    run: u.run,
+    changes: u.changes,
+    laterWrites: await laterWrites(deps.changeLog, u.run, u.config.changeLog.maxPerRun),
+    current,
+    force: Boolean(opts.force),
+  });
+  const trimmed = plan.cannot.length > 0;
+  const trimmedMessage = `the change log did not keep all of run ${runId}: ${plan.cannot.length} part(s) cannot be undone (listed below)`;
+  if (opts.dryRun) {
+    return finish(u, {
+      outcome: trimmed && !opts.force ? 'guard' : 'ok',
+      plan,
+      ...(trimmed && { message: opts.force ? `${trimmedMessage}; with --force the rest would be undone` : `${trimmedMessage}; without --force nothing would be done` }),
+    });
+  }
+  if (trimmed && !opts.force) return alerted(u, finish(u, { outcome: 'guard', plan, message: `${trimmedMessage}; nothing was done (--force undoes the rest)` }));
+  return alerted(u, await writeUndo(u, plan, trimmed ? trimmedMessage : undefined));
+}
+
+/** Step find: the run, its feed and lane, and the report's frame. */
+async function startUndo(runId: string, deps: UndoDeps, opts: UndoOptions): Promise<Undo> {
   const startedAt = new Date();
   const t0 = performance.now();
   const callsBefore = deps.calls?.snapshot().total ?? 0;
-  const { config } = deps.config;
-  const { run, changes, feed } = await findUndoTarget(deps.changeLog, deps.config, runId);
-  const ownRunId = newRunId(opts.job);
+  const { run, changes, feed, lane } = await findUndoTarget(deps.changeLog, deps.config, runId);
+  const base = { runId: newRunId(opts.job), undoOf: runId, feed: feed.name, chatbot: feed.chatbot, dryRun: Boolean(opts.dryRun), force: Boolean(opts.force) };
   const logger = deps.logger.child({ feed: feed.name, chatbot: feed.chatbot, undo: runId });
+  return { runId, deps, opts, config: deps.config.config, run, changes, feed, lane, logger, base, startedAt, t0, callsBefore };
+}
+
+/** Step page: what the chatbot holds now, every listed field in the kept form (nothing ignored); or why it could not be told. */
+async function pageChatbot(u: Undo): Promise<((key: string) => CurrentCopy[]) | { failed: Ending }> {
+  const { deps, feed, config } = u;
   const signal = deps.signal;
-  const base = { runId: ownRunId, undoOf: runId, feed: feed.name, chatbot: feed.chatbot, dryRun: Boolean(opts.dryRun), force: Boolean(opts.force) };
-
-  const finish = (r: { outcome: UndoOutcome; message?: string; plan?: UndoPlan; exec?: ExecutionResult }): UndoReport => {
-    const p = r.plan;
-    const actions = p?.actions ?? [];
-    const pick = <K extends string>(kind: K) => actions.filter((a) => a.kind === kind);
-    const creates = pick('create').map((a) => a.key);
-    const updates = pick('update').flatMap((a) => (a.kind === 'update' ? [{ key: a.key, changes: a.changes }] : []));
-    const deletes = pick('delete').map((a) => a.key);
-    const omitted = Math.max(0, creates.length - SHOWN) + Math.max(0, updates.length - SHOWN) + Math.max(0, deletes.length - SHOWN);
-    const e = r.exec;
-    const out: Omit<UndoReport, 'summary'> = {
-      ...base,
-      outcome: r.outcome,
-      retryable: r.outcome === 'unavailable' || r.outcome === 'aborted' || Boolean(e?.failures.some((f) => f.retryable)),
-      ...(r.message && { message: r.message }),
-      counts: {
-        deleted: e ? e.deleted : opts.dryRun ? deletes.length : 0,
-        updated: e ? e.updated : opts.dryRun ? updates.length : 0,
-        created: e ? e.created : opts.dryRun ? creates.length : 0,
-        unchanged: p?.unchanged ?? 0,
-        conflicts: p?.conflicts.length ?? 0,
-        cannot: p?.cannot.length ?? 0,
-        failed: e?.failures.length ?? 0,
-        duplicatesNotRecreated: p?.notUndone.duplicates ?? 0,
-      },
-      plan: { creates: creates.slice(0, SHOWN), updates: updates.slice(0, SHOWN), deletes: deletes.slice(0, SHOWN), ...(omitted && { omitted }) },
-      conflicts: (p?.conflicts ?? []).slice(0, SHOWN),
-      cannot: (p?.cannot ?? []).slice(0, SHOWN),
-      failures: (e?.failures ?? []).slice(0, SHOWN),
-      calls: (deps.calls?.snapshot().total ?? 0) - callsBefore,
-      startedAt: startedAt.toISOString(),
-      finishedAt: new Date().toISOString(),
-      durationMs: Math.round(performance.now() - t0),
-    };
-    const report = { ...out, summary: summaryOf(out) };
-    logger.info({ outcome: report.outcome }, report.summary);
-    return report;
-  };
-
-  // what the chatbot holds now, every listed field in the kept form (nothing ignored)
   let remote;
   try {
     remote = await fetchRemote(deps.api, {
@@ -122,37 +139,31 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
     });
   } catch (err) {
     const outcome: UndoOutcome = err instanceof AbortedError || signal?.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
-    return record(finish({ outcome, message: `the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written` }));
+    return { failed: { outcome, message: `the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written` } };
   }
   if (!remote.complete) {
-    return record(
-      finish({
-        outcome: 'unavailable',
-        message: `the chatbot's listings could not be paged whole (${remote.problem ?? 'unstable paging'}): conflicts cannot be told; nothing was written`,
-      }),
-    );
+    const message = `the chatbot's listings could not be paged whole (${remote.problem ?? 'unstable paging'}): conflicts cannot be told; nothing was written`;
+    return { failed: { outcome: 'unavailable', message } };
   }
-  const current = (key: string): CurrentCopy[] =>
-    (remote.byKey.get(key) ?? []).map((c) => {
+  const byKey = remote.byKey;
+  return (key) =>
+    (byKey.get(key) ?? []).map((c) => {
       const mls = c.compared === undefined ? undefined : keptField(c.compared, 'MLSNumber');
       return { id: c.id, kept: c.compared ?? '', ...(typeof mls === 'string' && { mlsNumber: mls }) };
     });
-  const plan = planUndo({ run, changes, laterWrites: await laterWrites(deps.changeLog, run, config.changeLog.maxPerRun), current, force: Boolean(opts.force) });
-  const trimmed = plan.cannot.length > 0;
-  const trimmedMessage = `the change log did not keep all of run ${runId}: ${plan.cannot.length} part(s) cannot be undone (listed below)`;
-  if (opts.dryRun) {
-    return finish({
-      outcome: trimmed && !opts.force ? 'guard' : 'ok',
-      plan,
-      ...(trimmed && { message: opts.force ? `${trimmedMessage}; with --force the rest would be undone` : `${trimmedMessage}; without --force nothing would be done` }),
-    });
-  }
-  if (trimmed && !opts.force) return record(finish({ outcome: 'guard', plan, message: `${trimmedMessage}; nothing was done (--force undoes the rest)` }));
+}
 
-  // the undo's own writes go to the change log like a sync's, with the listing before each
+/**
+ * Step write: the plan through the sync's executor, each write recorded in the change log as a run
+ * of its own (with the listing before each, so an undo can be undone), then the lane's sync state
+ * as if the undone run had not happened. `trimmed`: what the change log did not keep (--force).
+ */
+async function writeUndo(u: Undo, plan: UndoPlan, trimmed: string | undefined): Promise<UndoReport> {
+  const { deps, opts, config, feed, logger } = u;
+  const signal = deps.signal;
   const recorder = createChangeRecorder(
     deps.changeLog,
-    { runId: ownRunId, ...(opts.job && { jobId: opts.job.jobId }), feed: feed.name, chatbot: feed.chatbot, dryRun: false, undoOf: runId },
+    { runId: u.base.runId, ...(opts.job && { jobId: opts.job.jobId }), feed: feed.name, chatbot: feed.chatbot, dryRun: false, undoOf: u.runId },
     { maxPerRun: config.changeLog.maxPerRun, maxBytesPerRun: config.changeLog.maxBytesPerRun, logger },
   );
   const ignore: ReadonlySet<string> = new Set(feed.ignore);
@@ -170,7 +181,7 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
     before: createBeforeCapture({
       api: deps.api,
       store: deps.store,
-      feed: feed.name,
+      feed: u.lane,
       serialNumber: feed.chatbot,
       keyBy: feed.keyBy,
       ignore,
@@ -181,14 +192,13 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
   await executor.run(writeJobs(plan, ignore));
   if (!executor.result.stopped) await executor.run(deleteJobs(deletesOf(plan, feed), feed.deletes.batchSize));
   const exec = executor.result;
-  await commitChanges(deps.store, stateAfterUndo(feed.name, exec));
+  await commitChanges(deps.store, stateAfterUndo(u.lane, exec));
 
   const left = plan.conflicts.filter((c) => !c.forced).length;
   const outcome: UndoOutcome = exec.stopped ?? (exec.failures.length || left || trimmed ? 'partial' : 'ok');
   const message =
-    exec.stopReason ??
-    [left ? `${left} conflict(s) left alone (--force reverts them)` : '', trimmed ? `${trimmedMessage}; the rest was undone (--force)` : ''].filter(Boolean).join('; ');
-  const report = finish({ outcome, plan, exec, ...(message && { message }) });
+    exec.stopReason ?? [left ? `${left} conflict(s) left alone (--force reverts them)` : '', trimmed ? `${trimmed}; the rest was undone (--force)` : ''].filter(Boolean).join('; ');
+  const report = finish(u, { outcome, plan, exec, ...(message && { message }) });
   await recorder.finish({
     startedAt: report.startedAt,
     finishedAt: report.finishedAt,
@@ -198,30 +208,71 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
     ...(report.message && { message: report.message }),
     counts: { ...report.counts },
   });
-  return record(report);
+  return report;
+}
 
-  /** alerts by the same rules as a sync (an undo reads no feed: the feed's own conditions stay as they were) */
-  async function record(report: UndoReport): Promise<UndoReport> {
-    if (opts.dryRun) return report;
-    await alertAfterRun(
-      deps.store,
-      config.alerts,
-      { feed: feed.name, chatbot: feed.chatbot },
-      {
-        runId: report.runId,
-        at: report.finishedAt,
-        outcome: report.outcome,
-        ...(report.message && { message: report.message }),
-        records: 0,
-        valid: 0,
-        rejected: 0,
-        unmapped: [],
-        feedRead: false,
-      },
-      logger,
-    ).catch((err: Error) => logger.warn({ err: err.message }, 'alert rules could not be checked'));
-    return report;
-  }
+/** Step report: the undo's report (a dry run's counts are what it would do) and its summary line in the log. */
+function finish(u: Undo, r: Ending): UndoReport {
+  const { opts, deps } = u;
+  const p = r.plan;
+  const actions = p?.actions ?? [];
+  const pick = <K extends string>(kind: K) => actions.filter((a) => a.kind === kind);
+  const creates = pick('create').map((a) => a.key);
+  const updates = pick('update').flatMap((a) => (a.kind === 'update' ? [{ key: a.key, changes: a.changes }] : []));
+  const deletes = pick('delete').map((a) => a.key);
+  const omitted = Math.max(0, creates.length - SHOWN) + Math.max(0, updates.length - SHOWN) + Math.max(0, deletes.length - SHOWN);
+  const e = r.exec;
+  const out: Omit<UndoReport, 'summary'> = {
+    ...u.base,
+    outcome: r.outcome,
+    retryable: r.outcome === 'unavailable' || r.outcome === 'aborted' || Boolean(e?.failures.some((f) => f.retryable)),
+    ...(r.message && { message: r.message }),
+    counts: {
+      deleted: e ? e.deleted : opts.dryRun ? deletes.length : 0,
+      updated: e ? e.updated : opts.dryRun ? updates.length : 0,
+      created: e ? e.created : opts.dryRun ? creates.length : 0,
+      unchanged: p?.unchanged ?? 0,
+      conflicts: p?.conflicts.length ?? 0,
+      cannot: p?.cannot.length ?? 0,
+      failed: e?.failures.length ?? 0,
+      duplicatesNotRecreated: p?.notUndone.duplicates ?? 0,
+    },
+    plan: { creates: creates.slice(0, SHOWN), updates: updates.slice(0, SHOWN), deletes: deletes.slice(0, SHOWN), ...(omitted && { omitted }) },
+    conflicts: (p?.conflicts ?? []).slice(0, SHOWN),
+    cannot: (p?.cannot ?? []).slice(0, SHOWN),
+    failures: (e?.failures ?? []).slice(0, SHOWN),
+    calls: (deps.calls?.snapshot().total ?? 0) - u.callsBefore,
+    startedAt: u.startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    durationMs: Math.round(performance.now() - u.t0),
+  };
+  const report = { ...out, summary: summaryOf(out) };
+  u.logger.info({ outcome: report.outcome }, report.summary);
+  return report;
+}
+
+/** Alerts by the same rules as a sync, after a real undo (an undo reads no feed: the feed's own conditions stay as they were). */
+async function alerted(u: Undo, report: UndoReport): Promise<UndoReport> {
+  if (u.opts.dryRun) return report;
+  const { feed, logger } = u;
+  await alertAfterRun(
+    u.deps.store,
+    u.config.alerts,
+    { feed: feed.name, chatbot: feed.chatbot },
+    {
+      runId: report.runId,
+      at: report.finishedAt,
+      outcome: report.outcome,
+      ...(report.message && { message: report.message }),
+      records: 0,
+      valid: 0,
+      rejected: 0,
+      unmapped: [],
+      feedRead: false,
+    },
+    logger,
+  ).catch((err: Error) => logger.warn({ err: err.message }, 'alert rules could not be checked'));
+  return report;
 }
 
 function* writeJobs(plan: UndoPlan, ignore: ReadonlySet<string>): Generator<Job> {
@@ -257,8 +308,8 @@ function deletesOf(plan: UndoPlan, feed: FeedConfig): PlannedDelete[] {
  * and first-missing marks of those keys go: the next sync maps their records again and, finding
  * them in step, writes nothing and records new stamps.
  */
-function stateAfterUndo(feed: string, exec: ExecutionResult) {
-  const changes = emptyChanges(feed);
+function stateAfterUndo(lane: string, exec: ExecutionResult) {
+  const changes = emptyChanges(lane);
   const touched = [...exec.written.map(([k]) => k), ...exec.deletedKeys];
   changes.fingerprints.set = exec.written;
   changes.fingerprints.delete = exec.deletedKeys;

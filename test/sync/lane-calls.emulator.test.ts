@@ -3,13 +3,12 @@
 // run; the other lanes of a chatbot say which lane's report holds the shared paging. The lanes'
 // reports add up to the run's calls (the emulator's count).
 import { describe, expect, it } from 'vitest';
-import { createCallCounter } from '../../src/api/call-counter.js';
-import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
-import { silentLogger } from '../../src/log.js';
-import { formatSyncReport, lanesOf, runSync, type SyncReport } from '../../src/sync/index.js';
+import { FeedConfig } from '../../src/config/schema.js';
+import { formatSyncReport, type SyncReport } from '../../src/sync/index.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer } from '../helpers/feed-server.js';
-import { COLUMNS, csv, row, rows, useEmulatorSync, type SyncEnv } from './helpers/feed.js';
+import { row, rows, useEmulatorSync, type SyncEnv } from './helpers/feed.js';
+import { agentCsv, annBobFeed, MAPPING, runLanesOf } from './helpers/routed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -17,40 +16,14 @@ const { closeAfterTest } = useEmulatorSync((t, e) => {
   te = t;
   env = e;
 });
-const mapping = { fields: Object.fromEntries(COLUMNS.map((c) => [c, c])) };
-
-async function run(feeds: FeedConfig[]): Promise<{ reports: SyncReport[]; calls: number }> {
-  const calls = createCallCounter();
-  const before = (await te.stats()).total;
-  const reports = await runSync(feeds.flatMap(lanesOf), {
-    api: te.client({ onCall: calls.onCall, retry: { retries: 1 } }),
-    store: env.store,
-    configFeeds: feeds,
-    logger: silentLogger,
-    baseDir: env.dir,
-    apiConfig: ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 1 }),
-    calls,
-    changes: () => () => {},
-  });
-  return { reports, calls: (await te.stats()).total - before };
-}
+const run = (feeds: FeedConfig[]) => runLanesOf(te, env, feeds, { changes: true });
 
 const byEndpoint = (r: SyncReport) => Object.fromEntries(Object.entries(r.calls.byEndpoint).filter(([, n]) => n > 0));
 
 describe("a lane's report counts its own calls", () => {
   it('a feed routed to two chatbots: each lane its own paging and writes', async () => {
-    const lines = csv(rows(5)).trimEnd().split('\n');
-    const body = [`${lines[0]},Agent`, ...lines.slice(1).map((l, i) => `${l},${i < 3 ? 'ann' : 'bob'}`)].join('\n') + '\n';
-    const server = closeAfterTest(await startFeedServer({ status: 200, body }));
-    const feed = FeedConfig.parse({
-      name: 'brokerage',
-      chatbots: [
-        { serialNumber: 'SN-ANN', where: { Agent: ['ann'] } },
-        { serialNumber: 'SN-BOB', where: { Agent: ['bob'] } },
-      ],
-      source: { kind: 'csv', url: server.url },
-      mapping,
-    });
+    const server = closeAfterTest(await startFeedServer({ status: 200, body: agentCsv(['ann', 'ann', 'ann', 'bob', 'bob']) }));
+    const feed = annBobFeed(server.url);
     const { reports, calls } = await run([feed]);
     expect(reports.map((r) => [r.chatbot, r.outcome, byEndpoint(r), r.calls.total])).toEqual([
       ['SN-ANN', 'ok', { list: 1, create: 3 }, 4],
@@ -62,7 +35,7 @@ describe("a lane's report counts its own calls", () => {
   it("two feeds of one chatbot: the shared paging in the first lane's report, each lane's writes and read-backs in its own", async () => {
     await env.writeFeed(rows(3), 'a.csv');
     await env.writeFeed(rows(2, 101), 'b.csv');
-    const feeds = ['a', 'b'].map((n) => FeedConfig.parse({ name: `feed-${n}`, chatbot: 'SN-ONE', source: { kind: 'csv', path: `${n}.csv` }, mapping }));
+    const feeds = ['a', 'b'].map((n) => FeedConfig.parse({ name: `feed-${n}`, chatbot: 'SN-ONE', source: { kind: 'csv', path: `${n}.csv` }, mapping: MAPPING }));
     const first = await run(feeds);
     expect(first.reports.map((r) => [r.feed, byEndpoint(r), r.remote.pagingCountedIn])).toEqual([
       ['feed-a', { list: 1, create: 3 }, undefined],

@@ -4,13 +4,12 @@
 // and the report says that no record matched its where. A feed whose records match no chatbot at
 // all is another matter: every lane's deletes are held, as for an empty feed.
 import { describe, expect, it } from 'vitest';
-import { createCallCounter } from '../../src/api/call-counter.js';
-import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
-import { silentLogger } from '../../src/log.js';
-import { formatSyncReport, lanesOf, runSync, type SyncReport } from '../../src/sync/index.js';
+import { formatSyncReport, type SyncReport } from '../../src/sync/index.js';
+import type { FeedConfig } from '../../src/config/schema.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer } from '../helpers/feed-server.js';
-import { COLUMNS, csv, rows, useEmulatorSync, type SyncEnv } from './helpers/feed.js';
+import { useEmulatorSync, type SyncEnv } from './helpers/feed.js';
+import { agentCsv, annBobFeed, runLanesOf } from './helpers/routed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -18,40 +17,11 @@ const { closeAfterTest } = useEmulatorSync((t, e) => {
   te = t;
   env = e;
 });
-const mapping = { fields: Object.fromEntries(COLUMNS.map((c) => [c, c])) };
-
-/** rows 1..n, row i's agent agents[i - 1] */
-function agentCsv(agents: string[]): string {
-  const lines = csv(rows(agents.length)).trimEnd().split('\n');
-  return [`${lines[0]},Agent`, ...lines.slice(1).map((l, i) => `${l},${agents[i]}`)].join('\n') + '\n';
-}
-
-async function run(feed: FeedConfig): Promise<SyncReport[]> {
-  const calls = createCallCounter();
-  return runSync(lanesOf(feed), {
-    api: te.client({ onCall: calls.onCall, retry: { retries: 1 } }),
-    store: env.store,
-    configFeeds: [feed],
-    logger: silentLogger,
-    baseDir: env.dir,
-    apiConfig: ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 1 }),
-    calls,
-  });
-}
+const run = async (feed: FeedConfig): Promise<SyncReport[]> => (await runLanesOf(te, env, [feed])).reports;
 
 async function routed(agents: string[], deletes: Record<string, number>) {
   const server = closeAfterTest(await startFeedServer({ status: 200, body: agentCsv(agents) }));
-  const feed = FeedConfig.parse({
-    name: 'brokerage',
-    chatbots: [
-      { serialNumber: 'SN-ANN', where: { Agent: ['ann'] } },
-      { serialNumber: 'SN-BOB', where: { Agent: ['bob'] } },
-    ],
-    source: { kind: 'csv', url: server.url },
-    mapping,
-    deletes,
-  });
-  return { server, feed };
+  return { server, feed: annBobFeed(server.url, deletes) };
 }
 
 const held = async (sn: string) => (await te.listings(sn)).length;
