@@ -7,18 +7,20 @@
 // - the sha1 of its compared JSON (fingerprint.ts), 20 bytes;
 // - with `keepCompared` (dry runs and the change log, which name each change old → new) its
 //   compared JSON in the kept form (values without field names, long ones as their hash: about
-//   300 B a listing), as UTF-8 in off-heap slabs (no per-string header, not traced by the GC),
-//   parsed again only for a listing that differs;
+//   300 B a listing), as UTF-8 off the heap (no per-string header, not traced by the GC): the
+//   page's own bytes (RemoteRows.compared), referenced, not copied (the page echo holds the same
+//   pages: one copy between them), parsed again only for a listing that differs;
 // - the fingerprint this feed stored for the key (state.ts), 20 bytes, folded in here so a run
 //   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
 import type { RemoteListing } from './plan-types.js';
 import { FINGERPRINT_PREFIX, fingerprintBytes, fingerprintBytesV2, readFingerprintV2 } from '../listing/fingerprint.js';
-import { comparedAt, HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
+import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
 
 export type { RemoteRow } from './remote-rows.js';
-const SLAB = 8 << 20;
 const NONE = -1;
+
+type Compared = NonNullable<RemoteRows['compared']>;
 
 /** What planning reads of the remote side: a Map<string, RemoteListing[]> is one too (tests). */
 export interface RemoteCopies {
@@ -36,8 +38,8 @@ export class RemoteIndex implements RemoteCopies {
   #rounds = new Uint8Array(1024);
   #keys: string[] = [];
   #otherKeys: Array<string | undefined> | undefined;
-  /** compared JSON: slab number, offset and byte length per row (keepCompared) */
-  #compared: { slabs: Buffer[]; at: Int32Array; off: Int32Array; len: Int32Array; used: number } | undefined;
+  /** compared JSON (keepCompared): the pages' own, and per row its page (NONE: none) and row in it */
+  #compared: { pages: Compared[]; page: Int32Array; row: Int32Array } | undefined;
   /** row of an ID, while paging: a listing seen again (a later pass) replaces its row */
   #rowOfId: Map<number, number> | undefined = new Map();
   #first = new Map<string, number>();
@@ -51,26 +53,32 @@ export class RemoteIndex implements RemoteCopies {
 
   constructor(readonly opts: { keepCompared?: boolean; keepOtherKey?: boolean } = {}) {
     if (opts.keepOtherKey) this.#otherKeys = [];
-    if (opts.keepCompared) this.#compared = { slabs: [], at: new Int32Array(1024), off: new Int32Array(1024), len: new Int32Array(1024), used: SLAB };
+    if (opts.keepCompared) this.#compared = { pages: [], page: new Int32Array(1024).fill(NONE), row: new Int32Array(1024) };
   }
 
   /** Adds (or, for an ID seen before, replaces) one listing read in pass `round`. */
   add(row: RemoteRow, round: number): void {
-    this.#put(row.id, row.key, row.otherKey, row.hash, 0, row.compared === undefined ? undefined : Buffer.from(row.compared), round);
+    const utf8 = row.compared === undefined ? undefined : new Uint8Array(Buffer.from(row.compared));
+    this.#put(row.id, row.key, row.otherKey, row.hash, 0, utf8 && this.#page({ utf8, ends: Uint32Array.of(utf8.byteLength) }), 0, round);
   }
 
   /** add() of each row of a page, in order; returns how many of their IDs were new to pass `round`. */
   addRows(rows: RemoteRows, round: number): number {
     let fresh = 0;
-    const c = rows.compared;
+    const page = rows.compared && this.#page(rows.compared);
     for (let i = 0; i < rows.ids.length; i++) {
-      fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, c && comparedAt(c, i), round);
+      fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, page, i, round);
     }
     return fresh;
   }
 
-  /** `compared`: the kept compared JSON as UTF-8. Returns 1 when `id` is new to pass `round`, else 0. */
-  #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, compared: Uint8Array | undefined, round: number): number {
+  /** a page's compared JSONs, kept (when the index keeps them): its number */
+  #page(compared: Compared): number | undefined {
+    return this.#compared && this.#compared.pages.push(compared) - 1;
+  }
+
+  /** `page`, `row`: where the kept compared JSON is (#page). Returns 1 when `id` is new to pass `round`, else 0. */
+  #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, page: number | undefined, row: number, round: number): number {
     if (!this.#rowOfId) throw new Error('RemoteIndex.add after finish');
     let r = this.#rowOfId.get(id);
     const fresh = r === undefined || this.#rounds[r] !== round ? 1 : 0;
@@ -84,7 +92,10 @@ export class RemoteIndex implements RemoteCopies {
     this.#rounds[r] = round;
     this.#keys[r] = key;
     if (this.#otherKeys) this.#otherKeys[r] = otherKey;
-    if (this.#compared && compared !== undefined) this.#putCompared(r, compared);
+    if (this.#compared) {
+      this.#compared.page[r] = page ?? NONE;
+      this.#compared.row[r] = row;
+    }
     return fresh;
   }
 
@@ -215,32 +226,20 @@ export class RemoteIndex implements RemoteCopies {
     this.#rounds = grown(this.#rounds, new Uint8Array(size));
     const c = this.#compared;
     if (c) {
-      c.at = grown(c.at, new Int32Array(size));
-      c.off = grown(c.off, new Int32Array(size));
-      c.len = grown(c.len, new Int32Array(size));
+      c.page = grown(c.page, new Int32Array(size).fill(NONE));
+      c.row = grown(c.row, new Int32Array(size));
     }
-  }
-
-  #putCompared(r: number, json: Uint8Array): void {
-    const c = this.#compared!;
-    const bytes = json.byteLength;
-    if (c.used + bytes > SLAB || c.slabs.length === 0) {
-      // a listing past the slab size (long texts, many images) gets a slab of its own
-      c.slabs.push(Buffer.allocUnsafeSlow(Math.max(SLAB, bytes)));
-      c.used = 0;
-    }
-    const slab = c.slabs.length - 1;
-    c.slabs[slab]!.set(json, c.used);
-    c.at[r] = slab;
-    c.off[r] = c.used;
-    c.len[r] = bytes;
-    c.used += bytes;
   }
 
   #readCompared(r: number): string | undefined {
     const c = this.#compared;
-    if (!c || c.len[r] === 0) return undefined;
-    return c.slabs[c.at[r]!]!.toString('utf8', c.off[r], c.off[r]! + c.len[r]!);
+    const page = c && c.page[r]! !== NONE ? c.pages[c.page[r]!]! : undefined;
+    if (!page) return undefined;
+    const i = c!.row[r]!;
+    const from = i === 0 ? 0 : page.ends[i - 1]!;
+    const to = page.ends[i]!;
+    // ('' is "none", as a row without one)
+    return to === from ? undefined : Buffer.from(page.utf8.buffer, page.utf8.byteOffset + from, to - from).toString('utf8');
   }
 }
 
