@@ -9,18 +9,19 @@
 //   compared JSON in the kept form (values without field names, long ones as their hash: about
 //   300 B a listing), as UTF-8 off the heap (no per-string header, not traced by the GC): the
 //   page's own bytes (RemoteRows.compared), referenced, not copied (the page echo holds the same
-//   pages: one copy between them), parsed again only for a listing that differs;
+//   pages: one copy between them), past ECHO_ROWS rows in a temporary file (compared-store.ts),
+//   read again only for a listing that differs;
 // - the fingerprint this feed stored for the key (state.ts), 20 bytes, folded in here so a run
 //   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
 import type { RemoteListing } from './plan-types.js';
 import { FINGERPRINT_PREFIX, fingerprintBytes, fingerprintBytesV2, readFingerprintV2 } from '../listing/fingerprint.js';
+import { ComparedStore } from './compared-store.js';
+import { ECHO_ROWS } from './page-echo.js';
 import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
 
 export type { RemoteRow } from './remote-rows.js';
 const NONE = -1;
-
-type Compared = NonNullable<RemoteRows['compared']>;
 
 /** What planning reads of the remote side: a Map<string, RemoteListing[]> is one too (tests). */
 export interface RemoteCopies {
@@ -39,7 +40,7 @@ export class RemoteIndex implements RemoteCopies {
   #keys: string[] = [];
   #otherKeys: Array<string | undefined> | undefined;
   /** compared JSON (keepCompared): the pages' own, and per row its page (NONE: none) and row in it */
-  #compared: { pages: Compared[]; page: Int32Array; row: Int32Array } | undefined;
+  #compared: { pages: ComparedStore; page: Int32Array; row: Int32Array } | undefined;
   /** row of an ID, while paging: a listing seen again (a later pass) replaces its row */
   #rowOfId: Map<number, number> | undefined = new Map();
   #first = new Map<string, number>();
@@ -51,9 +52,19 @@ export class RemoteIndex implements RemoteCopies {
   /** rows in the index (listings with an empty key aside are still counted in `count`) */
   count = 0;
 
-  constructor(readonly opts: { keepCompared?: boolean; keepOtherKey?: boolean } = {}) {
+  constructor(
+    readonly opts: {
+      keepCompared?: boolean;
+      keepOtherKey?: boolean;
+      /** rows whose compared JSON stays in memory; past them it goes to a file (default ECHO_ROWS: compared-store.ts) */
+      comparedInMemory?: number;
+      /** where that file is made (default the system's temporary folder) */
+      spillDir?: string;
+    } = {},
+  ) {
     if (opts.keepOtherKey) this.#otherKeys = [];
-    if (opts.keepCompared) this.#compared = { pages: [], page: new Int32Array(1024).fill(NONE), row: new Int32Array(1024) };
+    if (opts.keepCompared)
+      this.#compared = { pages: new ComparedStore(opts.comparedInMemory ?? ECHO_ROWS, opts.spillDir), page: new Int32Array(1024).fill(NONE), row: new Int32Array(1024) };
   }
 
   /** Adds (or, for an ID seen before, replaces) one listing read in pass `round`. */
@@ -73,8 +84,18 @@ export class RemoteIndex implements RemoteCopies {
   }
 
   /** a page's compared JSONs, kept (when the index keeps them): its number */
-  #page(compared: Compared): number | undefined {
-    return this.#compared && this.#compared.pages.push(compared) - 1;
+  #page(compared: NonNullable<RemoteRows['compared']>): number | undefined {
+    return this.#compared?.pages.add(compared);
+  }
+
+  /** compared JSONs kept in a file (pages; tests) */
+  get spilledPages(): number {
+    return this.#compared?.pages.spilled ?? 0;
+  }
+
+  /** The run is done with the index: the file of compared JSON is closed (idempotent; the index is not read after). */
+  close(): void {
+    this.#compared?.pages.close();
   }
 
   /** `page`, `row`: where the kept compared JSON is (#page). Returns 1 when `id` is new to pass `round`, else 0. */
@@ -233,13 +254,7 @@ export class RemoteIndex implements RemoteCopies {
 
   #readCompared(r: number): string | undefined {
     const c = this.#compared;
-    const page = c && c.page[r]! !== NONE ? c.pages[c.page[r]!]! : undefined;
-    if (!page) return undefined;
-    const i = c!.row[r]!;
-    const from = i === 0 ? 0 : page.ends[i - 1]!;
-    const to = page.ends[i]!;
-    // ('' is "none", as a row without one)
-    return to === from ? undefined : Buffer.from(page.utf8.buffer, page.utf8.byteOffset + from, to - from).toString('utf8');
+    return c && c.page[r]! !== NONE ? c.pages.read(c.page[r]!, c.row[r]!) : undefined;
   }
 }
 

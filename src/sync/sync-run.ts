@@ -91,14 +91,20 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
     const paged = await pageGroup(its, deps, opts, run);
     for (const l of its) run.paged.set(l, paged);
   }
-  for (const [, its] of feeds) {
-    // a large CSV file whose records will mostly be mapped is read by a thread of its own, beside the planning (feed-thread.ts)
-    const thread = opts.threadAlways || mostlyMapped(its.map((l) => stampCounts(l, run))) ? await openThread(its[0]!.feed, deps, run.clock(its[0]!.feed).signal, opts) : undefined;
-    try {
-      await runFeed(its, thread, deps, opts, run);
-    } finally {
-      await thread?.close();
+  try {
+    for (const [, its] of feeds) {
+      // a large CSV file whose records will mostly be mapped is read by a thread of its own, beside the planning (feed-thread.ts)
+      const thread =
+        opts.threadAlways || mostlyMapped(its.map((l) => stampCounts(l, run))) ? await openThread(its[0]!.feed, deps, run.clock(its[0]!.feed).signal, opts) : undefined;
+      try {
+        await runFeed(its, thread, deps, opts, run);
+      } finally {
+        await thread?.close();
+      }
     }
+  } finally {
+    // every lane is settled: each chatbot's index lets go of its file of compared JSON (compared-store.ts)
+    for (const paged of new Set(run.paged.values())) if (paged.ok) paged.remote.byKey.close();
   }
   return lanes.map(
     (l) =>
