@@ -7,17 +7,20 @@
 // - the sha1 of its compared JSON (fingerprint.ts), 20 bytes;
 // - with `keepCompared` (dry runs and the change log, which name each change old → new) its
 //   compared JSON in the kept form (values without field names, long ones as their hash: about
-//   300 B a listing), as UTF-8 in off-heap slabs (no per-string header, not traced by the GC),
-//   parsed again only for a listing that differs;
+//   300 B a listing), as UTF-8 off the heap (no per-string header, not traced by the GC): the
+//   page's own bytes (RemoteRows.compared), referenced, not copied (the page echo holds the same
+//   pages: one copy between them), past ECHO_ROWS rows in a temporary file (compared-store.ts),
+//   read again only for a listing that differs;
 // - the fingerprint this feed stored for the key (state.ts), 20 bytes, folded in here so a run
 //   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
 import type { RemoteListing } from './plan-types.js';
 import { FINGERPRINT_PREFIX, fingerprintBytes, fingerprintBytesV2, readFingerprintV2 } from '../listing/fingerprint.js';
-import { comparedAt, HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
+import { ComparedStore } from './compared-store.js';
+import { ECHO_ROWS } from './page-echo.js';
+import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
 
 export type { RemoteRow } from './remote-rows.js';
-const SLAB = 8 << 20;
 const NONE = -1;
 
 /** What planning reads of the remote side: a Map<string, RemoteListing[]> is one too (tests). */
@@ -36,8 +39,8 @@ export class RemoteIndex implements RemoteCopies {
   #rounds = new Uint8Array(1024);
   #keys: string[] = [];
   #otherKeys: Array<string | undefined> | undefined;
-  /** compared JSON: slab number, offset and byte length per row (keepCompared) */
-  #compared: { slabs: Buffer[]; at: Int32Array; off: Int32Array; len: Int32Array; used: number } | undefined;
+  /** compared JSON (keepCompared): the pages' own, and per row its page (NONE: none) and row in it */
+  #compared: { pages: ComparedStore; page: Int32Array; row: Int32Array } | undefined;
   /** row of an ID, while paging: a listing seen again (a later pass) replaces its row */
   #rowOfId: Map<number, number> | undefined = new Map();
   #first = new Map<string, number>();
@@ -49,28 +52,54 @@ export class RemoteIndex implements RemoteCopies {
   /** rows in the index (listings with an empty key aside are still counted in `count`) */
   count = 0;
 
-  constructor(readonly opts: { keepCompared?: boolean; keepOtherKey?: boolean } = {}) {
+  constructor(
+    readonly opts: {
+      keepCompared?: boolean;
+      keepOtherKey?: boolean;
+      /** rows whose compared JSON stays in memory; past them it goes to a file (default ECHO_ROWS: compared-store.ts) */
+      comparedInMemory?: number;
+      /** where that file is made (default the system's temporary folder) */
+      spillDir?: string;
+    } = {},
+  ) {
     if (opts.keepOtherKey) this.#otherKeys = [];
-    if (opts.keepCompared) this.#compared = { slabs: [], at: new Int32Array(1024), off: new Int32Array(1024), len: new Int32Array(1024), used: SLAB };
+    if (opts.keepCompared)
+      this.#compared = { pages: new ComparedStore(opts.comparedInMemory ?? ECHO_ROWS, opts.spillDir), page: new Int32Array(1024).fill(NONE), row: new Int32Array(1024) };
   }
 
   /** Adds (or, for an ID seen before, replaces) one listing read in pass `round`. */
   add(row: RemoteRow, round: number): void {
-    this.#put(row.id, row.key, row.otherKey, row.hash, 0, row.compared === undefined ? undefined : Buffer.from(row.compared), round);
+    const utf8 = row.compared === undefined ? undefined : new Uint8Array(Buffer.from(row.compared));
+    this.#put(row.id, row.key, row.otherKey, row.hash, 0, utf8 && this.#page({ utf8, ends: Uint32Array.of(utf8.byteLength) }), 0, round);
   }
 
   /** add() of each row of a page, in order; returns how many of their IDs were new to pass `round`. */
   addRows(rows: RemoteRows, round: number): number {
     let fresh = 0;
-    const c = rows.compared;
+    const page = rows.compared && this.#page(rows.compared);
     for (let i = 0; i < rows.ids.length; i++) {
-      fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, c && comparedAt(c, i), round);
+      fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, page, i, round);
     }
     return fresh;
   }
 
-  /** `compared`: the kept compared JSON as UTF-8. Returns 1 when `id` is new to pass `round`, else 0. */
-  #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, compared: Uint8Array | undefined, round: number): number {
+  /** a page's compared JSONs, kept (when the index keeps them): its number */
+  #page(compared: NonNullable<RemoteRows['compared']>): number | undefined {
+    return this.#compared?.pages.add(compared);
+  }
+
+  /** compared JSONs kept in a file (pages; tests) */
+  get spilledPages(): number {
+    return this.#compared?.pages.spilled ?? 0;
+  }
+
+  /** The run is done with the index: the file of compared JSON is closed (idempotent; the index is not read after). */
+  close(): void {
+    this.#compared?.pages.close();
+  }
+
+  /** `page`, `row`: where the kept compared JSON is (#page). Returns 1 when `id` is new to pass `round`, else 0. */
+  #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, page: number | undefined, row: number, round: number): number {
     if (!this.#rowOfId) throw new Error('RemoteIndex.add after finish');
     let r = this.#rowOfId.get(id);
     const fresh = r === undefined || this.#rounds[r] !== round ? 1 : 0;
@@ -84,7 +113,10 @@ export class RemoteIndex implements RemoteCopies {
     this.#rounds[r] = round;
     this.#keys[r] = key;
     if (this.#otherKeys) this.#otherKeys[r] = otherKey;
-    if (this.#compared && compared !== undefined) this.#putCompared(r, compared);
+    if (this.#compared) {
+      this.#compared.page[r] = page ?? NONE;
+      this.#compared.row[r] = row;
+    }
     return fresh;
   }
 
@@ -215,32 +247,14 @@ export class RemoteIndex implements RemoteCopies {
     this.#rounds = grown(this.#rounds, new Uint8Array(size));
     const c = this.#compared;
     if (c) {
-      c.at = grown(c.at, new Int32Array(size));
-      c.off = grown(c.off, new Int32Array(size));
-      c.len = grown(c.len, new Int32Array(size));
+      c.page = grown(c.page, new Int32Array(size).fill(NONE));
+      c.row = grown(c.row, new Int32Array(size));
     }
-  }
-
-  #putCompared(r: number, json: Uint8Array): void {
-    const c = this.#compared!;
-    const bytes = json.byteLength;
-    if (c.used + bytes > SLAB || c.slabs.length === 0) {
-      // a listing past the slab size (long texts, many images) gets a slab of its own
-      c.slabs.push(Buffer.allocUnsafeSlow(Math.max(SLAB, bytes)));
-      c.used = 0;
-    }
-    const slab = c.slabs.length - 1;
-    c.slabs[slab]!.set(json, c.used);
-    c.at[r] = slab;
-    c.off[r] = c.used;
-    c.len[r] = bytes;
-    c.used += bytes;
   }
 
   #readCompared(r: number): string | undefined {
     const c = this.#compared;
-    if (!c || c.len[r] === 0) return undefined;
-    return c.slabs[c.at[r]!]!.toString('utf8', c.off[r], c.off[r]! + c.len[r]!);
+    return c && c.page[r]! !== NONE ? c.pages.read(c.page[r]!, c.row[r]!) : undefined;
   }
 }
 

@@ -137,30 +137,35 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
   let virtualCount = 0;
   let problem: string | undefined;
   let round = 0;
-  while (round < maxRounds) {
-    round++;
-    roundCount = 0;
-    const counts = new Set<number>();
-    for await (const page of pass(load, opts)) {
-      pages++;
-      counts.add(page.virtualCount);
-      // the pages after the first are asked for once it is taken: the pool is there for them
-      if (pages === 1 && api.listListingsAs && !opts.signal?.aborted && Math.ceil(page.virtualCount / page.pageSize) >= poolFrom) poolWanted = true;
-      const fresh = index.addRows(page.rows, round);
-      // (the index is dropped with the error: that the page went in first does not matter)
-      if (page.length > 0 && fresh === 0) {
-        throw new PagingError(
-          `page ${page.pageNumber} of chatbot ${opts.serialNumber}'s list repeats listings already seen on earlier pages: the service does not page (PageNumber ignored?)`,
-        );
+  try {
+    while (round < maxRounds) {
+      round++;
+      roundCount = 0;
+      const counts = new Set<number>();
+      for await (const page of pass(load, opts)) {
+        pages++;
+        counts.add(page.virtualCount);
+        // the pages after the first are asked for once it is taken: the pool is there for them
+        if (pages === 1 && api.listListingsAs && !opts.signal?.aborted && Math.ceil(page.virtualCount / page.pageSize) >= poolFrom) poolWanted = true;
+        const fresh = index.addRows(page.rows, round);
+        // (the index is dropped with the error: that the page went in first does not matter)
+        if (page.length > 0 && fresh === 0) {
+          throw new PagingError(
+            `page ${page.pageNumber} of chatbot ${opts.serialNumber}'s list repeats listings already seen on earlier pages: the service does not page (PageNumber ignored?)`,
+          );
+        }
+        roundCount += fresh;
       }
-      roundCount += fresh;
+      virtualCount = Math.max(...counts);
+      if (counts.size === 1 && roundCount === virtualCount) {
+        problem = undefined;
+        break;
+      }
+      problem = counts.size > 1 ? `VirtualCount changed while paging (${[...counts].join(', ')})` : `${roundCount} distinct listings paged but VirtualCount is ${virtualCount}`;
     }
-    virtualCount = Math.max(...counts);
-    if (counts.size === 1 && roundCount === virtualCount) {
-      problem = undefined;
-      break;
-    }
-    problem = counts.size > 1 ? `VirtualCount changed while paging (${[...counts].join(', ')})` : `${roundCount} distinct listings paged but VirtualCount is ${virtualCount}`;
+  } catch (err) {
+    index.close(); // dropped with the error: its file of compared JSON (compared-store.ts) closed now
+    throw err;
   }
   // A consistent pass stands alone; after inconsistent ones, the union is the best knowledge there is.
   index.finish(problem ? undefined : round);

@@ -16,8 +16,8 @@ const writeCounts = async () => {
   return { create: total(await requests(te, 'RealEstateCreate')), update: total(await requests(te, 'RealEstateUpdate')), delete: total(await requests(te, 'RealEstateDelete')) };
 };
 
-/** Runs `feed`, returning its report and the writes it made (`threadMinBytes: 0`: the feed read by its thread, feed-thread.ts). */
-async function run(feed?: FeedConfig, opts: { full?: boolean; threadMinBytes?: number } = {}) {
+/** Runs `feed`, returning its report and the writes it made (`THREADED`: the feed read by its thread, feed-thread.ts, stamps or not). */
+async function run(feed?: FeedConfig, opts: { full?: boolean; threadMinBytes?: number; threadAlways?: boolean } = {}) {
   const before = await writeCounts();
   const report = await sync.env().sync(sync.te(), feed, opts);
   const after = await writeCounts();
@@ -28,7 +28,7 @@ async function run(feed?: FeedConfig, opts: { full?: boolean; threadMinBytes?: n
  * The run `change` leads to, with the stamps as stored and with none (the full rule), from the
  * same state: the chatbot's listings and the stored state are put back between the two.
  */
-async function bothWays(change: () => Promise<void>, feed?: FeedConfig, stampedOpts: { threadMinBytes?: number } = {}) {
+async function bothWays(change: () => Promise<void>, feed?: FeedConfig, stampedOpts: { threadMinBytes?: number; threadAlways?: boolean } = {}) {
   const [te, env] = [sync.te(), sync.env()];
   const listings = await te.listings(SN);
   const ns = [fingerprintNamespace('test-feed'), stampNamespace('test-feed')];
@@ -51,6 +51,9 @@ async function bothWays(change: () => Promise<void>, feed?: FeedConfig, stampedO
   return { stamped, full };
 }
 
+/** the feed read by its thread (a rerun's records in step by their stamps would otherwise be read here: sync-run.ts, mostlyMapped) */
+const THREADED = { threadMinBytes: 0, threadAlways: true };
+
 const EDITS: Array<[string, (rs: Row[]) => Row[]]> = [
   ['a changed record', (rs) => rs.map((r, i) => (i === 3 ? { ...r, SalePrice: 1 } : r))],
   ['a record repeated with another price (the later one wins)', (rs) => [...rs, { ...rs[2]!, SalePrice: 7 }]],
@@ -72,16 +75,16 @@ describe('record stamps', () => {
     expect(again.writes).toEqual({ create: 0, update: 0, delete: 0 });
     expect(again.report.counts).toMatchObject({ unchanged: 40, unchangedByStamp: 40 });
     // the feed read by its thread: the same stamps, so the same rerun
-    const threaded = await run(undefined, { threadMinBytes: 0 });
+    const threaded = await run(undefined, THREADED);
     expect(applied).toBe(0);
     expect(threaded.writes).toEqual({ create: 0, update: 0, delete: 0 });
     expect(threaded.report.counts).toMatchObject({ unchanged: 40, unchangedByStamp: 40 });
   });
 
-  it.each<[string, (rs: Row[]) => Row[], string, { threadMinBytes?: number }]>(
+  it.each<[string, (rs: Row[]) => Row[], string, { threadMinBytes?: number; threadAlways?: boolean }]>(
     EDITS.flatMap(([name, edit]) => [
       [name, edit, 'read here', {}],
-      [name, edit, 'read by the feed thread', { threadMinBytes: 0 }],
+      [name, edit, 'read by the feed thread', THREADED],
     ]),
   )('%s: the same writes with stamps as without (%s)', async (_name, edit, _how, how) => {
     const env = sync.env();

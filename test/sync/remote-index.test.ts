@@ -22,8 +22,10 @@ describe('RemoteIndex', () => {
         fc.boolean(),
         fc.constantFrom<'MLSNumber' | 'URL'>('MLSNumber', 'URL'),
         fc.option(fc.constantFrom(1, 2), { nil: undefined }),
-        (items, keep, keyBy, round) => {
-          const index = new RemoteIndex({ keepCompared: keep, keepOtherKey: true });
+        // rows whose compared JSON stays in memory (the rest goes to a file: compared-store.ts)
+        fc.integer({ min: 0, max: 45 }),
+        (items, keep, keyBy, round, inMemory) => {
+          const index = new RemoteIndex({ keepCompared: keep, keepOtherKey: true, comparedInMemory: inMemory });
           // the plain rule: the last reading of an ID wins; kept are the rows of `round` (or all)
           const latest = new Map<number, { row: ReturnType<typeof toRemote>; round: number }>();
           for (const it of items) {
@@ -48,6 +50,8 @@ describe('RemoteIndex', () => {
               rows.map((r) => [r.id, r.key, r.otherKey, Buffer.from(r.hash).toString('hex'), r.compared]),
             );
           }
+          expect(index.spilledPages).toBe(keep ? Math.max(0, items.length - inMemory) : 0);
+          index.close();
         },
       ),
     );
