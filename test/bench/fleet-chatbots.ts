@@ -11,7 +11,7 @@
 // Printed per run: wall (the process, start-up included) and the sync's span (first lane's start to
 // last lane's end, from the reports), list calls and all calls beside their minimum (list pages +
 // changed writes), the lanes' report calls summed (they add up to all calls), feed pulls beside
-// their minimum, peak RSS.
+// their minimum, peak RSS. BENCH_PROF=dir: a CPU profile of each `feedsync sync` process, written into dir.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -84,7 +84,8 @@ async function startFeeds(bodies: Map<string, string>): Promise<{ url: (name: st
 async function runCli(file: string): Promise<{ status: number | null; reports: SyncReport[]; peakRssMb: number; wallMs: number; stderr: string }> {
   const peakFile = `${file}.peak-rss`;
   const t0 = performance.now();
-  const child = spawn(process.execPath, ['--import', PEAK_RSS, CLI, 'sync', '--config', file, '--json'], {
+  const prof = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : [];
+  const child = spawn(process.execPath, [...prof, '--import', PEAK_RSS, CLI, 'sync', '--config', file, '--json'], {
     env: { ...process.env, BENCH_PEAK_RSS_FILE: peakFile, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
