@@ -1,5 +1,7 @@
-// Alerts around a feed's runs: after each real run the rules are checked against the feed's alert
-// state (kept in the state store, namespace `alerts`, one JSON value per feed), the notices that
+// Alerts around a feed's runs: after each real run the rules are checked against the alert state of
+// the run's lane (kept in the state store, namespace `alerts`, one JSON value per lane: the feed's
+// name, or `feed>serialNumber` for each chatbot of a routed feed, so one chatbot's good runs never
+// reset another's failing streak or close its alerts), the notices that
 // follow are sent to every channel, and the new state is saved. `checkStaleness` does the same for
 // "no successful sync for H hours", from the worker's timer.
 import type { Logger } from '../log.js';
@@ -16,10 +18,15 @@ export const ALERT_NAMESPACE = 'alerts';
 interface Target {
   feed: string;
   chatbot: string;
+  /** the name the alert state goes under (sync/lanes.ts, the lane's id); the feed's name when not given */
+  lane?: string;
 }
 
-export async function loadAlertState(store: KvStore, feed: string): Promise<AlertState> {
-  return parseAlertState(await store.get(ALERT_NAMESPACE, feed));
+const stateName = (t: Target) => t.lane ?? t.feed;
+
+/** The alert state of a lane (its id: the feed's name, or `feed>serialNumber` for a routed feed's chatbot). */
+export async function loadAlertState(store: KvStore, lane: string): Promise<AlertState> {
+  return parseAlertState(await store.get(ALERT_NAMESPACE, lane));
 }
 
 function parseAlertState(raw: string | undefined): AlertState {
@@ -41,18 +48,18 @@ const MAX_SWAPS = 10;
  * meanwhile (else read again and decide again). The notices returned are those of the decision that
  * was stored: with several workers, each transition is announced by exactly one of them.
  */
-async function updateAlertState(store: KvStore, feed: string, decide: (before: AlertState) => { state: AlertState; notices: Notice[]; store: boolean }): Promise<Notice[]> {
+async function updateAlertState(store: KvStore, lane: string, decide: (before: AlertState) => { state: AlertState; notices: Notice[]; store: boolean }): Promise<Notice[]> {
   for (let i = 0; i < MAX_SWAPS; i++) {
-    const raw = await store.get(ALERT_NAMESPACE, feed);
+    const raw = await store.get(ALERT_NAMESPACE, lane);
     const { state, notices, store: changed } = decide(parseAlertState(raw));
     if (!changed) return notices;
-    if (await store.swap(ALERT_NAMESPACE, feed, raw, JSON.stringify(state))) return notices;
+    if (await store.swap(ALERT_NAMESPACE, lane, raw, JSON.stringify(state))) return notices;
   }
-  throw new Error(`the alert state of feed ${feed} kept changing under this worker (${MAX_SWAPS} tries); its notices were not sent`);
+  throw new Error(`the alert state of ${lane} kept changing under this worker (${MAX_SWAPS} tries); its notices were not sent`);
 }
 
 export async function alertAfterRun(store: KvStore, config: AlertsConfig, target: Target, run: RunObservation, logger: Logger, now = new Date()): Promise<Notice[]> {
-  const notices = await updateAlertState(store, target.feed, (before) => {
+  const notices = await updateAlertState(store, stateName(target), (before) => {
     const { state, holding } = afterRun(before, run, config.rules);
     return { ...transitions(state, holding, now, config.rules), store: true };
   });
@@ -60,11 +67,11 @@ export async function alertAfterRun(store: KvStore, config: AlertsConfig, target
   return notices;
 }
 
-/** "No successful sync for staleHours": checked for each feed, alerting and resolving like the rest. */
+/** "No successful sync for staleHours": checked for each lane, alerting and resolving like the rest. */
 export async function checkStaleness(store: KvStore, config: AlertsConfig, targets: readonly Target[], since: string, logger: Logger, now = new Date()): Promise<Notice[]> {
   const all: Notice[] = [];
   for (const target of targets) {
-    const notices = await updateAlertState(store, target.feed, (before) => {
+    const notices = await updateAlertState(store, stateName(target), (before) => {
       const holding = new Map<Condition, string>();
       const stale = staleness(before, config.rules, now, since);
       if (stale) holding.set('stale', stale);

@@ -33,7 +33,7 @@ import { allowedHosts } from '../server/http-guard.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
 import { checkStaleness } from '../alerts/index.js';
 import { ALL, pausedFeeds } from '../queue/control.js';
-import { chatbotsOf } from '../config/feed-chatbots.js';
+import { lanesOf } from '../sync/lanes.js';
 import type { StatusDeps } from '../server/status/status-data.js';
 import { findUndoTarget, undoRun } from '../undo/index.js';
 
@@ -162,7 +162,7 @@ async function start(
   // "no successful sync for H hours" needs no run to happen: checked on a timer (every worker does
   // it; the alert state in Redis makes each condition alert once).
   const watchedSince = new Date().toISOString();
-  const feedTargets = loaded.config.feeds.map((f) => ({ feed: f.name, chatbot: chatbotsOf(f).join(', ') }));
+  const feedTargets = loaded.config.feeds.flatMap(lanesOf).map((l) => ({ feed: l.feed.name, chatbot: l.chatbot, lane: l.id }));
   const staleTimer = setInterval(() => {
     checkStaleness(runtime.store, loaded.config.alerts, feedTargets, watchedSince, logger).catch((err: Error) => logger.warn({ err: err.message }, 'staleness check failed'));
   }, STALE_CHECK_MS);

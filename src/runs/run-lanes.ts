@@ -51,7 +51,7 @@ export async function runLanes(lanes: readonly Lane[], deps: Omit<SyncDeps, 'cha
   const alert = (lane: Lane, observation: RunObservation) =>
     opts.dryRun
       ? undefined
-      : alertAfterRun(deps.store, ctx.config.config.alerts, { feed: lane.feed.name, chatbot: lane.chatbot }, observation, deps.logger).catch((err: Error) =>
+      : alertAfterRun(deps.store, ctx.config.config.alerts, { feed: lane.feed.name, chatbot: lane.chatbot, lane: lane.id }, observation, deps.logger).catch((err: Error) =>
           deps.logger.warn({ err: err.message, feed: lane.feed.name }, 'alert rules could not be checked'),
         );
   let reports: SyncReport[];

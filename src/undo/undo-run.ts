@@ -258,7 +258,7 @@ async function alerted(u: Undo, report: UndoReport): Promise<UndoReport> {
   await alertAfterRun(
     u.deps.store,
     u.config.alerts,
-    { feed: feed.name, chatbot: feed.chatbot },
+    { feed: feed.name, chatbot: feed.chatbot, lane: u.lane },
     {
       runId: report.runId,
       at: report.finishedAt,

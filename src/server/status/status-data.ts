@@ -9,6 +9,7 @@ import type { ChangeLog, RunEntry } from '../../history/change-log.js';
 import { feedsOfSyncJob, syncSchedulerOf, type Queues } from '../../queue/index.js';
 import type { KvStore } from '../../state/kv-store.js';
 import { chatbotsOf } from '../../config/feed-chatbots.js';
+import { lanesOf } from '../../sync/lanes.js';
 import type { UndoReport } from '../../undo/report.js';
 
 export interface StatusDeps {
@@ -47,7 +48,8 @@ export interface FeedStatus {
   next?: string;
   schedule?: string;
   state: 'paused' | 'running' | 'idle';
-  alerts: Array<{ condition: string; message: string; since: string }>;
+  /** open alerts; `chatbot` names the chatbot of a routed feed whose alert it is (each keeps its own) */
+  alerts: Array<{ condition: string; chatbot?: string; message: string; since: string }>;
 }
 
 export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; staleHours: number; feeds: FeedStatus[] }> {
@@ -69,7 +71,7 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
       const ageMs = lastOk ? now.getTime() - new Date(lastOk.finishedAt).getTime() : undefined;
       const schedulerId = schedulers.get(f.name);
       const scheduler = schedulerId ? await deps.queues.sync.getJobScheduler(schedulerId) : undefined;
-      const alertState = deps.store ? await loadAlertState(deps.store, f.name) : undefined;
+      const alerts = await openAlerts(f, deps.store);
       return {
         feed: f.name,
         chatbot: chatbotsOf(f).join(', '),
@@ -82,10 +84,27 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
         ...(scheduler?.next && { next: new Date(scheduler.next).toISOString() }),
         ...(f.schedule && { schedule: `${f.schedule.cron}${f.schedule.tz ? ` (${f.schedule.tz})` : ''}` }),
         state: paused.has(f.name) ? 'paused' : running.has(f.name) ? 'running' : 'idle',
-        // an alert state written before alert messages were bounded may hold a long one
-        alerts: Object.entries(alertState?.open ?? {}).map(([condition, v]) => ({ condition, message: String(excerpt(v!.message, 500)), since: v!.since })),
+        alerts,
       };
     }),
   );
   return { at: now.toISOString(), staleHours: deps.staleHours, feeds };
+}
+
+/** The alerts open for the feed: its lane's, or each of its chatbots' for a routed feed. */
+async function openAlerts(feed: FeedConfig, store: KvStore | undefined): Promise<FeedStatus['alerts']> {
+  if (!store) return [];
+  const routed = feed.chatbots !== undefined;
+  const perLane = await Promise.all(
+    lanesOf(feed).map(async (lane) =>
+      Object.entries((await loadAlertState(store, lane.id)).open).map(([condition, v]) => ({
+        condition,
+        ...(routed && { chatbot: lane.chatbot }),
+        // an alert state written before alert messages were bounded may hold a long one
+        message: String(excerpt(v!.message, 500)),
+        since: v!.since,
+      })),
+    ),
+  );
+  return perLane.flat();
 }

@@ -33,7 +33,7 @@ export function renderStatus(status: { at: string; staleHours: number; feeds: Fe
 <td class="freshness">${fresh}</td>
 <td>${f.next ? h(when(f.next)) : f.schedule ? h(f.schedule) : '<small>not scheduled</small>'}</td>
 <td><span class="state ${f.state}">${f.state}</span></td>
-<td>${f.alerts.map((a) => `<div class="alert" title="since ${h(a.since)}">${h(a.condition)}: ${h(a.message)}</div>`).join('')}</td>
+<td>${f.alerts.map((a) => `<div class="alert" title="since ${h(a.since)}">${a.chatbot ? `${h(a.chatbot)} ` : ''}${h(a.condition)}: ${h(a.message)}</div>`).join('')}</td>
 </tr>`;
   });
   const legend = `<p class="legend">${SERIES.map((s) => `<span><i style="background:${s.color}"></i>${s.key}</span>`).join('')}<span><i style="background:#6a1b9a;height:2px"></i>duration</span></p>`;
