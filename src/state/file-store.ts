@@ -103,6 +103,9 @@ interface ParsedState {
  * time in ns (a write replaces the file by rename, so a new inode; an edit in place changes the
  * time). A run's per-listing reads (undo's read-back of 1,166 listings in a 100k state) read and
  * hashed the whole file each time: that rerun took 30.7 s, 10.9 s with this check (npm run bench).
+ * Only a file at least SETTLED_MS old when it was stat'ed is known so: the kernel stamps mtime
+ * from a coarse clock and soon hands a freed inode out again, so two writes within one tick can
+ * leave the same identity ("racy git"); a write after a file was that old has a later mtime.
  */
 function lastParsed(path: string): ParsedState {
   let last: { digest: string; data: StateFile; file?: string } | undefined;
@@ -111,12 +114,13 @@ function lastParsed(path: string): ParsedState {
       // the identity is taken before the bytes: a file replaced in between is read again next time
       const file = await fileIdentity(path);
       if (file === undefined) return {};
-      if (file !== '' && last?.file === file) return last.data;
+      if (file.settled && last?.file === file.id) return last.data;
       const bytes = await readState(path);
       if (bytes === undefined) return {};
       const digest = hash('sha1', bytes, 'base64');
       if (last?.digest !== digest) last = { digest, data: parseState(path, bytes) };
-      last.file = file;
+      if (file.settled) last.file = file.id;
+      else delete last.file;
       return last.data;
     },
     wrote(bytes, data) {
@@ -126,14 +130,20 @@ function lastParsed(path: string): ParsedState {
   };
 }
 
-/** device, inode, size and mtime (ns) of the file; undefined when there is none, '' when it cannot be stat'ed (it is read, and the read says why) */
-async function fileIdentity(path: string): Promise<string | undefined> {
+/** How old a file must be for its identity to tell it apart from any later write (far above an mtime tick). */
+const SETTLED_MS = 1000;
+
+/**
+ * device, inode, size and mtime (ns) of the file, and whether it was SETTLED_MS old; undefined when
+ * there is none, not settled when it cannot be stat'ed (it is read, and the read says why)
+ */
+async function fileIdentity(path: string): Promise<{ id: string; settled: boolean } | undefined> {
   try {
     const s = await stat(path, { bigint: true });
-    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`;
+    return { id: `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`, settled: Date.now() - Number(s.mtimeNs / 1_000_000n) >= SETTLED_MS };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    return '';
+    return { id: '', settled: false };
   }
 }
 

@@ -101,6 +101,29 @@ describe('file store: reads of the same file', () => {
   });
 });
 
+describe('file store: a file written within the last second', () => {
+  it('is read again: two writes in one clock tick can leave the same device, inode, size and mtime', async () => {
+    // The kernel stamps mtime from a coarse clock (a few ms a tick), and a renamed-away file's inode
+    // is soon handed out again: two writes in one tick can look like one file. An edit in place
+    // with the time put back stands in for that second write.
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+    dirs.push(dir);
+    const path = join(dir, 'state.json');
+    const one = await createFileStore(path);
+    const two = await createFileStore(path);
+    await two.apply([{ ns: 'alerts', set: [['feed', 'v1']] }]);
+    const t = new Date(Math.floor(Date.now() / 1000) * 1000 + 1000); // a fresh file (just written), whole seconds
+    await utimes(path, t, t);
+    expect(await one.get('alerts', 'feed')).toBe('v1');
+    await writeFile(path, (await readFile(path, 'utf8')).replace('"v1"', '"v2"'));
+    await utimes(path, t, t);
+    expect(await one.get('alerts', 'feed')).toBe('v2');
+    // and a compare-and-swap decides on the file as it is
+    expect(await one.swap('alerts', 'feed', 'v1', 'v3')).toBe(false);
+    expect(await one.swap('alerts', 'feed', 'v2', 'v3')).toBe(true);
+  });
+});
+
 describe('file store reads', () => {
   it('reads a namespace as a Map would hold it, any key a key like any other', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
