@@ -14,10 +14,9 @@ import { gatherStatus } from '../../src/server/status/status-data.js';
 import { createFileStore } from '../../src/state/file-store.js';
 import { changeLogFile, stateFile } from '../../src/state/paths.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
-import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { COLUMNS, useEmulatorSync } from '../sync/helpers/feed.js';
-import { agentCsv } from '../sync/helpers/routed.js';
+import { useEmulatorSync } from '../sync/helpers/feed.js';
+import { agentCsv, annBobConfigYaml } from '../sync/helpers/routed.js';
 import { startHttpReceiver } from './receivers.js';
 
 let hook: Awaited<ReturnType<typeof startHttpReceiver>>;
@@ -27,30 +26,8 @@ const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
   hook = await startHttpReceiver();
   config = join(sync.env().dir, 'feedsync.yaml');
-  await writeFile(
-    config,
-    [
-      'api:',
-      `  baseUrl: ${sync.te().url}`,
-      `  secretKey: ${TEST_SECRET_KEY}`,
-      `  sessionKey: ${TEST_SESSION_KEY}`,
-      '  ratePerSecond: 1000',
-      'alerts:',
-      '  rules: { openAfterRuns: 2, closeAfterMinutes: 0 }',
-      '  channels:',
-      `    - { kind: webhook, url: "${hook.url}/alerts", secret: whsec-routed-7d1 }`,
-      'feeds:',
-      '  - name: brokerage',
-      '    chatbots:',
-      '      - { serialNumber: SN-ANN, where: { Agent: [ann] } }',
-      '      - { serialNumber: SN-BOB, where: { Agent: [bob] } }',
-      '    source: { kind: csv, path: homes.csv }',
-      '    deletes: { maxFraction: 0.3 }',
-      '    mapping:',
-      '      fields:',
-      ...COLUMNS.map((c) => `        ${c}: ${c}`),
-    ].join('\n'),
-  );
+  const top = ['alerts:', '  rules: { openAfterRuns: 2, closeAfterMinutes: 0 }', '  channels:', `    - { kind: webhook, url: "${hook.url}/alerts", secret: whsec-routed-7d1 }`];
+  await writeFile(config, annBobConfigYaml(sync.te().url, { name: 'brokerage', top }));
 });
 afterAll(async () => {
   await hook.close();

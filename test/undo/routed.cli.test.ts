@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FeedRunReport } from '../../src/runs/run-lanes.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { apiYaml, COLUMNS, csv } from '../sync/helpers/feed.js';
+import { COLUMNS, csv } from '../sync/helpers/feed.js';
+import { annBobConfigYaml } from '../sync/helpers/routed.js';
 import { badRows, goodRows, listingsAsText } from './helpers.js';
 
 let te: TestEmulator;
@@ -38,23 +39,7 @@ describe('feedsync undo of one lane of a routed run', () => {
   it("puts that chatbot back and leaves the feed's other chatbot and its lane untouched", { timeout: 120_000 }, async () => {
     dir = await mkdtemp(join(tmpdir(), 'feedsync-undo-routed-'));
     const config = join(dir, 'feedsync.yaml');
-    await writeFile(
-      config,
-      [
-        ...apiYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }),
-        '  ratePerSecond: 1000',
-        'feeds:',
-        '  - name: homes',
-        '    chatbots:',
-        '      - { serialNumber: SN-ANN, where: { Agent: [ann] } }',
-        '      - { serialNumber: SN-BOB, where: { Agent: [bob] } }',
-        '    source: { kind: csv, path: homes.csv }',
-        '    deletes: { maxFraction: 0.3 }',
-        '    mapping:',
-        '      fields:',
-        ...[...COLUMNS, 'Description'].map((c) => `        ${c}: ${c}`),
-      ].join('\n') + '\n',
-    );
+    await writeFile(config, annBobConfigYaml(te.url, { name: 'homes', columns: [...COLUMNS, 'Description'] }));
     const write = (rows: ReturnType<typeof goodRows>) => writeFile(join(dir!, 'homes.csv'), csv(withAgents(rows), HEADER));
 
     await write(goodRows());

@@ -6,7 +6,7 @@ import { ApiConfig, FeedConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/log.js';
 import { lanesOf, runSync, type SyncReport } from '../../../src/sync/index.js';
 import type { TestEmulator } from '../../helpers/emulator.js';
-import { COLUMNS, csv, rows, type SyncEnv } from './feed.js';
+import { apiYaml, COLUMNS, csv, rows, type SyncEnv } from './feed.js';
 
 export const MAPPING = { fields: Object.fromEntries(COLUMNS.map((c) => [c, c])) };
 
@@ -45,4 +45,29 @@ export async function runLanesOf(te: TestEmulator, env: SyncEnv, feeds: FeedConf
     ...(opts.changes && { changes: () => () => {} }),
   });
   return { reports, calls: (await te.stats()).total - before };
+}
+
+/**
+ * A config file's text for the CLI: feed `name` (homes.csv beside it) routed to SN-ANN and SN-BOB
+ * by agent, deletes held past 30%; `top`: sections between the api and the feeds; `columns`: mapped
+ * as they are named.
+ */
+export function annBobConfigYaml(url: string, opts: { name: string; top?: string[]; columns?: readonly string[] }): string {
+  return (
+    [
+      ...apiYaml(url),
+      '  ratePerSecond: 1000',
+      ...(opts.top ?? []),
+      'feeds:',
+      `  - name: ${opts.name}`,
+      '    chatbots:',
+      '      - { serialNumber: SN-ANN, where: { Agent: [ann] } }',
+      '      - { serialNumber: SN-BOB, where: { Agent: [bob] } }',
+      '    source: { kind: csv, path: homes.csv }',
+      '    deletes: { maxFraction: 0.3 }',
+      '    mapping:',
+      '      fields:',
+      ...(opts.columns ?? COLUMNS).map((c) => `        ${c}: ${c}`),
+    ].join('\n') + '\n'
+  );
 }
