@@ -2,7 +2,8 @@
 // routed to SN-ANN and SN-BOB by agent. Bob's listings vanish from the export, so SN-BOB's delete
 // guard holds run after run while SN-ANN syncs fine. With `openAfterRuns: 2` the guard alerts on
 // the second run, for SN-BOB only: SN-ANN's good runs must not reset SN-BOB's count (they did when
-// the alert state was kept per feed), and the status page's data names SN-BOB with it. Real syncs
+// the alert state was kept per feed), and the status page has a row per chatbot, SN-BOB's with
+// its guard and SN-ANN's without. Real syncs
 // through the CLI against the emulator; a webhook receiver started here gets the alerts.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -34,7 +35,7 @@ afterAll(async () => {
 });
 
 describe('alerts of a routed feed', () => {
-  it("a chatbot's guard alerts after openAfterRuns of its own runs, whatever its sibling chatbot's runs did; the status page shows it for that chatbot", async () => {
+  it("a chatbot's guard alerts after openAfterRuns of its own runs, whatever its sibling chatbot's runs did; the status page has a row per chatbot", async () => {
     const homes = join(sync.env().dir, 'homes.csv');
     const agents = ['ann', 'ann', 'ann', 'ann', 'ann', 'bob', 'bob', 'bob', 'bob', 'bob'];
     await writeFile(homes, agentCsv(agents));
@@ -51,7 +52,7 @@ describe('alerts of a routed feed', () => {
     expect(seen.map((a) => `${a.status} ${a.condition} ${a.chatbot}`).sort()).toEqual(['firing dropped SN-BOB', 'firing guard SN-BOB']);
     expect(seen[0]).toMatchObject({ feed: 'brokerage' });
 
-    // the status page's row of the feed: the open alert is SN-BOB's
+    // the status page's rows of the feed
     const loaded = await loadConfig(config);
     const redis = testRedis();
     const prefix = uniquePrefix();
@@ -65,7 +66,12 @@ describe('alerts of a routed feed', () => {
         store: await createFileStore(path),
         staleHours: 24,
       });
-      expect(status.feeds[0]!.alerts.map((a) => `${a.chatbot} ${a.condition}`).sort()).toEqual(['SN-BOB dropped', 'SN-BOB guard']);
+      // a row per chatbot, each with its own runs and alerts
+      const rows = status.feeds.map((f) => ({ lane: f.lane, chatbot: f.chatbot, runs: f.runs.length, last: f.last?.outcome, alerts: f.alerts.map((a) => a.condition).sort() }));
+      expect(rows).toEqual([
+        { lane: 'brokerage>SN-ANN', chatbot: 'SN-ANN', runs: 3, last: 'ok', alerts: [] },
+        { lane: 'brokerage>SN-BOB', chatbot: 'SN-BOB', runs: 3, last: 'guard', alerts: ['dropped', 'guard'] },
+      ]);
     } finally {
       await closeQueues(queues);
       await dropPrefix(redis, prefix);

@@ -102,7 +102,11 @@ describe('photo figures', () => {
       recorded: 0,
       dropped: 0,
     };
-    const html = renderStatus({ at: '2026-11-25T09:00:00Z', staleHours: 36, feeds: [{ feed: 'f1', chatbot: 'SN', runs: [last], last, stale: false, state: 'idle', alerts: [] }] });
+    const html = renderStatus({
+      at: '2026-11-25T09:00:00Z',
+      staleHours: 36,
+      feeds: [{ feed: 'f1', lane: 'f1', chatbot: 'SN', runs: [last], last, stale: false, state: 'idle', alerts: [] }],
+    });
     expect(html).toContain('photos 3 downloaded / 5 reused / 1 failed');
   });
 });

@@ -1,6 +1,7 @@
-// What the status page shows, gathered as plain data: per feed its last runs (from the change log),
-// its next scheduled run (the queue's job scheduler), freshness against alerts.rules.staleHours,
-// whether it is paused or running now, and the alert conditions open for it.
+// What the status page shows, gathered as plain data: per feed (per chatbot of a routed feed) its
+// last runs (from the change log), its next scheduled run (the queue's job scheduler), freshness
+// against alerts.rules.staleHours, whether it is paused or running now, and the alert conditions
+// open for it.
 import type { FeedConfig } from '../../config/schema.js';
 import { loadAlertState } from '../../alerts/index.js';
 import { excerpt } from '../../errors.js';
@@ -8,7 +9,6 @@ import { boundReport } from '../../queue/report-size.js';
 import type { ChangeLog, RunEntry } from '../../history/change-log.js';
 import { feedsOfSyncJob, syncSchedulerOf, type Queues } from '../../queue/index.js';
 import type { KvStore } from '../../state/kv-store.js';
-import { chatbotsOf } from '../../config/feed-chatbots.js';
 import { lanesOf } from '../../sync/lanes.js';
 import type { UndoReport } from '../../undo/report.js';
 
@@ -35,8 +35,11 @@ export interface StatusDeps {
   now?: () => Date;
 }
 
+/** A row of the page: a feed into its chatbot, or one chatbot of a routed feed. */
 export interface FeedStatus {
   feed: string;
+  /** the row's name (sync/lanes.ts, the lane's id): the feed's, or `feed>serialNumber` of a routed feed */
+  lane: string;
   chatbot: string;
   /** newest first, real runs only */
   runs: RunEntry[];
@@ -48,9 +51,11 @@ export interface FeedStatus {
   next?: string;
   schedule?: string;
   state: 'paused' | 'running' | 'idle';
-  /** open alerts; `chatbot` names the chatbot of a routed feed whose alert it is (each keeps its own) */
-  alerts: Array<{ condition: string; chatbot?: string; message: string; since: string }>;
+  alerts: Array<{ condition: string; message: string; since: string }>;
 }
+
+/** Runs read from the change log for one feed at most, whatever its chatbots (each shows `runsShown`). */
+const MAX_RUNS_READ = 2000;
 
 export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; staleHours: number; feeds: FeedStatus[] }> {
   const now = deps.now?.() ?? new Date();
@@ -60,51 +65,52 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
   // a feed's scheduler: its own, or its group's (queue/schedules.ts)
   const schedulers = syncSchedulerOf(deps.feeds);
   const feeds = await Promise.all(
-    deps.feeds.map(async (f): Promise<FeedStatus> => {
+    deps.feeds.map(async (f): Promise<FeedStatus[]> => {
+      const lanes = lanesOf(f);
       // dry runs change nothing: the page shows what the chatbot went through
-      // each run bounded as the stored reports are (lists cut with an `omitted` count, strings excerpted)
-      const runs = (await deps.changeLog.runs(f.name, shown * 3))
-        .filter((r) => !r.dryRun)
-        .slice(0, shown)
-        .map((r) => boundReport(r));
-      const lastOk = runs.find((r) => r.outcome === 'ok');
-      const ageMs = lastOk ? now.getTime() - new Date(lastOk.finishedAt).getTime() : undefined;
+      const runs = (await deps.changeLog.runs(f.name, Math.min(shown * 3 * lanes.length, MAX_RUNS_READ))).filter((r) => !r.dryRun);
       const schedulerId = schedulers.get(f.name);
       const scheduler = schedulerId ? await deps.queues.sync.getJobScheduler(schedulerId) : undefined;
-      const alerts = await openAlerts(f, deps.store);
-      return {
-        feed: f.name,
-        chatbot: chatbotsOf(f).join(', '),
-        runs,
-        ...(runs[0] && { last: runs[0] }),
-        ...(lastOk && { lastOk }),
-        ...(ageMs !== undefined && { ageMs }),
-        // never synced counts as stale once it has a schedule: nothing good has happened yet
-        stale: ageMs === undefined ? runs.length > 0 : ageMs > deps.staleHours * 3_600_000,
+      const feedWide = {
         ...(scheduler?.next && { next: new Date(scheduler.next).toISOString() }),
         ...(f.schedule && { schedule: `${f.schedule.cron}${f.schedule.tz ? ` (${f.schedule.tz})` : ''}` }),
-        state: paused.has(f.name) ? 'paused' : running.has(f.name) ? 'running' : 'idle',
-        alerts,
+        state: paused.has(f.name) ? ('paused' as const) : running.has(f.name) ? ('running' as const) : ('idle' as const),
       };
+      // a routed feed: a row per chatbot, with that chatbot's runs and alerts
+      const routed = f.chatbots !== undefined;
+      return Promise.all(
+        lanes.map(async (lane): Promise<FeedStatus> => {
+          // each run bounded as the stored reports are (lists cut with an `omitted` count, strings excerpted)
+          const own = (routed ? runs.filter((r) => r.chatbot === lane.chatbot) : runs).slice(0, shown).map((r) => boundReport(r));
+          const lastOk = own.find((r) => r.outcome === 'ok');
+          const ageMs = lastOk ? now.getTime() - new Date(lastOk.finishedAt).getTime() : undefined;
+          return {
+            feed: f.name,
+            lane: lane.id,
+            chatbot: lane.chatbot,
+            runs: own,
+            ...(own[0] && { last: own[0] }),
+            ...(lastOk && { lastOk }),
+            ...(ageMs !== undefined && { ageMs }),
+            // never synced counts as stale once it has a schedule: nothing good has happened yet
+            stale: ageMs === undefined ? own.length > 0 : ageMs > deps.staleHours * 3_600_000,
+            ...feedWide,
+            alerts: await openAlerts(lane.id, deps.store),
+          };
+        }),
+      );
     }),
-  );
+  ).then((rows) => rows.flat());
   return { at: now.toISOString(), staleHours: deps.staleHours, feeds };
 }
 
-/** The alerts open for the feed: its lane's, or each of its chatbots' for a routed feed. */
-async function openAlerts(feed: FeedConfig, store: KvStore | undefined): Promise<FeedStatus['alerts']> {
+/** The alerts open for a lane (a feed into a chatbot: alerts/index.ts keeps a state per lane). */
+async function openAlerts(lane: string, store: KvStore | undefined): Promise<FeedStatus['alerts']> {
   if (!store) return [];
-  const routed = feed.chatbots !== undefined;
-  const perLane = await Promise.all(
-    lanesOf(feed).map(async (lane) =>
-      Object.entries((await loadAlertState(store, lane.id)).open).map(([condition, v]) => ({
-        condition,
-        ...(routed && { chatbot: lane.chatbot }),
-        // an alert state written before alert messages were bounded may hold a long one
-        message: String(excerpt(v!.message, 500)),
-        since: v!.since,
-      })),
-    ),
-  );
-  return perLane.flat();
+  return Object.entries((await loadAlertState(store, lane)).open).map(([condition, v]) => ({
+    condition,
+    // an alert state written before alert messages were bounded may hold a long one
+    message: String(excerpt(v!.message, 500)),
+    since: v!.since,
+  }));
 }

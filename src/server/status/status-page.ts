@@ -25,15 +25,15 @@ export function renderStatus(status: { at: string; staleHours: number; feeds: Fe
           ? '<span class="stale">never synced successfully</span>'
           : 'no runs yet'
         : `<span class="${f.stale ? 'stale' : 'fresh'}">${h(ago(f.ageMs))} ago</span>`;
-    return `<tr id="feed-${h(f.feed)}" data-feed="${h(f.feed)}">
-<td><a href="#chart-${h(f.feed)}">${h(f.feed)}</a><br><small>${h(f.chatbot)}</small></td>
+    return `<tr id="feed-${h(f.lane)}" data-feed="${h(f.feed)}">
+<td><a href="#chart-${h(f.lane)}">${h(f.feed)}</a><br><small>${h(f.chatbot)}</small></td>
 <td>${l ? `<span class="outcome ${h(l.outcome)}">${h(l.outcome)}</span> <a href="${runPath(l.runId)}">${h(when(l.finishedAt))}</a>` : '—'}</td>
 <td class="num">${counts}</td>
 <td class="num">${l ? h(formatMs(l.durationMs)) : ''}</td>
 <td class="freshness">${fresh}</td>
 <td>${f.next ? h(when(f.next)) : f.schedule ? h(f.schedule) : '<small>not scheduled</small>'}</td>
 <td><span class="state ${f.state}">${f.state}</span></td>
-<td>${f.alerts.map((a) => `<div class="alert" title="since ${h(a.since)}">${a.chatbot ? `${h(a.chatbot)} ` : ''}${h(a.condition)}: ${h(a.message)}</div>`).join('')}</td>
+<td>${f.alerts.map((a) => `<div class="alert" title="since ${h(a.since)}">${h(a.condition)}: ${h(a.message)}</div>`).join('')}</td>
 </tr>`;
   });
   const legend = `<p class="legend">${SERIES.map((s) => `<span><i style="background:${s.color}"></i>${s.key}</span>`).join('')}<span><i style="background:#6a1b9a;height:2px"></i>duration</span></p>`;
@@ -57,7 +57,7 @@ export function renderStatus(status: { at: string; staleHours: number; feeds: Fe
           `<tr><td><a href="${runPath(r.runId)}">${h(when(r.finishedAt))}</a></td><td><span class="outcome ${h(r.outcome)}">${h(r.outcome)}</span></td><td>${h(r.summary)}</td>${r.chat ? `<td>answerable ${r.chat.answerable}/${r.chat.asked}</td>` : '<td></td>'}</tr>`,
       )
       .join('');
-    return `<section id="chart-${h(f.feed)}"><h2>${h(f.feed)} → ${h(f.chatbot)}</h2>${chart}
+    return `<section id="chart-${h(f.lane)}"><h2>${h(f.feed)} → ${h(f.chatbot)}</h2>${chart}
 <table class="runs"><tr><th>finished (UTC)</th><th>outcome</th><th>summary</th><th>chat check</th></tr>${runs || '<tr><td colspan="4">no runs recorded</td></tr>'}</table></section>`;
   });
   return page(
