@@ -240,7 +240,10 @@ function pageRows(p: unknown, opts: RowOptions): RemoteRows | undefined {
   if (!isRecord(p) || !(p.ids instanceof Float64Array) || !(p.hashes instanceof Uint8Array) || !isStrings(p.keys)) return undefined;
   const n = p.ids.length;
   if (p.keys.length !== n || p.hashes.length !== n * HASH_BYTES) return undefined;
-  const rows: RemoteRows = { ids: new Float64Array(p.ids), keys: p.keys, hashes: new Uint8Array(p.hashes) };
+  const ids = view(p.ids, Float64Array);
+  const hashes = view(p.hashes, Uint8Array);
+  if (!ids || !hashes) return undefined;
+  const rows: RemoteRows = { ids, keys: p.keys, hashes };
   if (opts.keepOtherKey) {
     if (!isStrings(p.otherKeys) || p.otherKeys.length !== n) return undefined;
     rows.otherKeys = p.otherKeys;
@@ -254,9 +257,26 @@ function pageRows(p: unknown, opts: RowOptions): RemoteRows | undefined {
       last = end;
     }
     if (last !== c.utf8.length) return undefined;
-    rows.compared = { utf8: new Uint8Array(c.utf8), ends: new Uint32Array(c.ends) };
+    const utf8 = view(c.utf8, Uint8Array);
+    const ends = view(c.ends, Uint32Array);
+    if (!utf8 || !ends) return undefined;
+    rows.compared = { utf8, ends };
   } else if (p.compared !== undefined) return undefined;
   return rows;
+}
+
+/**
+ * The same bytes as a view of their ArrayBuffer, not a copy: a generation read back keeps the
+ * file's bytes (the deserializer's views into them) rather than copying each page, so reading a
+ * generation never holds the file and a copy of it at once (about 50 MB each at 100k listings
+ * with the change log). Rows are never changed once made.
+ */
+function view<T extends Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer> | Uint32Array<ArrayBuffer>>(
+  a: ArrayBufferView,
+  of: new (buffer: ArrayBuffer, byteOffset: number, length: number) => T,
+): T | undefined {
+  const per = 'BYTES_PER_ELEMENT' in a && typeof a.BYTES_PER_ELEMENT === 'number' ? a.BYTES_PER_ELEMENT : 1;
+  return a.buffer instanceof ArrayBuffer ? new of(a.buffer, a.byteOffset, a.byteLength / per) : undefined;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;

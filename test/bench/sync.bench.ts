@@ -322,7 +322,7 @@ function sampleMemory(): () => string {
     }
   }, 20);
   timer.unref();
-  const mb = (b: number) => b >> 20;
+  const mb = (b: number) => Math.round(b / 2 ** 20);
   return () => {
     globalThis.gc?.();
     const g = process.memoryUsage();
