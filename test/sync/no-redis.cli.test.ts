@@ -64,7 +64,8 @@ describe('feedsync sync with Redis configured and unreachable', () => {
     expect(again.stderr).toContain('does not answer');
     expect(await sync.te().listings(SN)).toEqual(listingsBefore);
     expect(await readFile(stateFile, 'utf8')).toBe(stateBefore);
-  });
+    // four CLI processes, two of them waiting out the 5 s Redis wait: 20 s on an idle machine
+  }, 90_000);
 
   it('settings refuses the same way, and runs with --no-redis', async () => {
     const config = join(sync.env().dir, 'settings.yaml');
