@@ -4,10 +4,9 @@
 // of every feed makes one job of the feeds that share a chatbot.
 import { describe, expect, it } from 'vitest';
 import { enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { startTestEmulator } from '../helpers/emulator.js';
 import { requests, total } from '../sync/helpers/feed.js';
 import { feedsync } from '../settings/run-cli.js';
-import { writeDeployment } from './deploy.js';
 import { useDeployment } from './use-deployment.js';
 
 const d = useDeployment();
@@ -17,14 +16,7 @@ describe('a sync job for a chatbot', () => {
     d.emu = await startTestEmulator();
     const sn = 'SN-JOB';
     const feeds = [0, 1, 2].map((i) => ({ name: `f${i}`, chatbot: sn, rows: 30, from: 1 + i * 30 }));
-    const file = await writeDeployment([...feeds, { name: 'other', chatbot: 'SN-OTHER', rows: 2 }], {
-      dir: d.dir,
-      prefix: d.prefix,
-      apiUrl: d.emu.url,
-      secretKey: TEST_SECRET_KEY,
-      sessionKey: TEST_SESSION_KEY,
-      api: 'pageSize: 20',
-    });
+    const file = await d.deploy([...feeds, { name: 'other', chatbot: 'SN-OTHER', rows: 2 }], { api: 'pageSize: 20' });
     await d.start(file);
     const first = await enqueueJob(d.redis, d.queues, 'sync', `chatbot:${sn}`, { chatbot: sn });
     expect((await waitForJob(d.redis, d.queues, 'sync', first.jobId)).state).toBe('completed');
@@ -56,13 +48,13 @@ describe('a sync job for a chatbot', () => {
 
   it('`enqueue sync` of every feed: the feeds that share a chatbot are one job, the chatbot paged once; --wait prints each feed', async () => {
     d.emu = await startTestEmulator();
-    const file = await writeDeployment(
+    const file = await d.deploy(
       [
         { name: 'e0', chatbot: 'SN-E', rows: 25, from: 1 },
         { name: 'e1', chatbot: 'SN-E', rows: 25, from: 31 },
         { name: 'solo', chatbot: 'SN-S', rows: 2, from: 901 },
       ],
-      { dir: d.dir, prefix: d.prefix, apiUrl: d.emu.url, secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY, api: 'pageSize: 20' },
+      { api: 'pageSize: 20' },
     );
     await d.start(file);
     const enqueue = () => feedsync(['enqueue', 'sync', '--wait', '--timeout', '60', '--config', file]);

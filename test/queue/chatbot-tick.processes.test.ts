@@ -5,9 +5,8 @@
 // page row and pause.
 import { describe, expect, it } from 'vitest';
 import { listRuns, pauseFeeds, type RunRecord } from '../../src/queue/index.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { startTestEmulator } from '../helpers/emulator.js';
 import { requests, rows, total } from '../sync/helpers/feed.js';
-import { writeDeployment } from './deploy.js';
 import { until } from './helpers.js';
 import { useDeployment } from './use-deployment.js';
 
@@ -21,14 +20,7 @@ describe('a worker tick that finds three feeds of one chatbot due', () => {
   it('pages the chatbot once for the three, and keeps history, metrics, status and pause per feed', async () => {
     d.emu = await startTestEmulator();
     const feeds = [0, 1, 2].map((i) => ({ name: `f${i}`, chatbot: SN, rows: 30, from: 1 + i * 30, schedule: CRON }));
-    const file = await writeDeployment([...feeds, { name: 'other', chatbot: 'SN-OTHER', rows: 2, from: 901, schedule: CRON }], {
-      dir: d.dir,
-      prefix: d.prefix,
-      apiUrl: d.emu.url,
-      secretKey: TEST_SECRET_KEY,
-      sessionKey: TEST_SESSION_KEY,
-      api: 'pageSize: 20',
-    });
+    const file = await d.deploy([...feeds, { name: 'other', chatbot: 'SN-OTHER', rows: 2, from: 901, schedule: CRON }], { api: 'pageSize: 20' });
     const worker = await d.start(file);
     const runsOf = async (feed: string) => listRuns(d.redis, d.prefix, { feed, limit: 50 });
     const listed = async () => total(await requests(d.emu!, 'RealEstateList'));

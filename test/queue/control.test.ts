@@ -4,17 +4,15 @@
 // `enqueue --wait` says when no worker consumes the queue and gives up after --timeout.
 import { describe, expect, it } from 'vitest';
 import { enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { startTestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
 import { row } from '../sync/helpers/feed.js';
-import { writeDeployment } from './deploy.js';
 import { useDeployment } from './use-deployment.js';
 import { until } from './helpers.js';
 
 const d = useDeployment();
 
-const deploy = (feeds: Parameters<typeof writeDeployment>[0], api = 'concurrency: 2, retries: 2') =>
-  writeDeployment(feeds, { dir: d.dir, prefix: d.prefix, apiUrl: d.emu!.url, secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY, api });
+const deploy = (feeds: Parameters<typeof d.deploy>[0], api = 'concurrency: 2, retries: 2') => d.deploy(feeds, { api });
 
 // A sync that lasts 12 s at least (120 writes at 10 a second), whatever the machine's load: the
 // `feedsync cancel` process (a node start) must reach it while it runs.

@@ -3,10 +3,10 @@
 // is shared through Redis, so the token is never suspended and every feed is read.
 import { describe, expect, it } from 'vitest';
 import { enqueueJob, waitForJob } from '../../src/queue/index.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { startTestEmulator } from '../helpers/emulator.js';
 import { startFakeMls, type FakeMls } from '../helpers/fake-mls.js';
 import { csv, rows } from '../sync/helpers/feed.js';
-import { busiestWindow, writeDeployment } from './deploy.js';
+import { busiestWindow } from './deploy.js';
 import { useDeployment } from './use-deployment.js';
 
 const d = useDeployment();
@@ -24,7 +24,7 @@ describe('a feed source credential shared by three worker processes', () => {
         url: `${mls!.url}/feeds/m${i}.csv`,
         sourceExtra: 'bearerToken: mls-token-1, limits: { perSecond: 2, perHour: 7200, perDay: 40000 }',
       }));
-      const file = await writeDeployment(feeds, { dir: d.dir, prefix: d.prefix, apiUrl: d.emu.url, secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY });
+      const file = await d.deploy(feeds);
       await Promise.all([d.start(file), d.start(file), d.start(file)]);
       const jobs = [];
       for (const f of feeds) jobs.push(await enqueueJob(d.redis, d.queues, 'sync', f.name, { feed: f.name }));

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PauseRecord } from '../../src/budget/index.js';
 import { enqueueJob, waitForJob } from '../../src/queue/index.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
-import { busiestWindow, requestLog, writeDeployment } from './deploy.js';
+import { startTestEmulator } from '../helpers/emulator.js';
+import { busiestWindow, requestLog } from './deploy.js';
 import { useDeployment } from './use-deployment.js';
 import { until } from './helpers.js';
 
@@ -19,14 +19,7 @@ describe('the Chatbot Service budget across three worker processes', () => {
     const CONCURRENCY = 3;
     const emu = (d.emu = await startTestEmulator({ latencyMs: 5 }));
     const feeds = Array.from({ length: 6 }, (_, i) => ({ name: `f${i}`, chatbot: `SN-B${i}`, rows: 30 }));
-    const file = await writeDeployment(feeds, {
-      dir: d.dir,
-      prefix: d.prefix,
-      apiUrl: emu.url,
-      secretKey: TEST_SECRET_KEY,
-      sessionKey: TEST_SESSION_KEY,
-      api: `ratePerSecond: ${RATE}, concurrency: ${CONCURRENCY}, retries: 4`,
-    });
+    const file = await d.deploy(feeds, { api: `ratePerSecond: ${RATE}, concurrency: ${CONCURRENCY}, retries: 4` });
     const workers = await Promise.all([d.start(file), d.start(file), d.start(file)]);
     const jobs = [];
     for (const f of feeds) jobs.push(await enqueueJob(d.redis, d.queues, 'sync', f.name, { feed: f.name }));

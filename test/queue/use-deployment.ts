@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach } from 'vitest';
 import { closeQueues, createQueues, type Queues } from '../../src/queue/index.js';
-import type { TestEmulator } from '../helpers/emulator.js';
+import { TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { writeDeployment, type DeployFeed, type DeployOptions } from './deploy.js';
 import { dropPrefix, testRedis, uniquePrefix } from './helpers.js';
 import { spawnWorker, type WorkerProcess } from './worker-process.js';
 
@@ -21,6 +22,8 @@ export interface Deployment {
   workers: WorkerProcess[];
   emu?: TestEmulator;
   start(file: string): Promise<WorkerProcess>;
+  /** the config of `feeds` in this deployment (its folder, prefix and emulator, the test keys); its path */
+  deploy(feeds: DeployFeed[], extra?: Pick<DeployOptions, 'api' | 'worker'>): Promise<string>;
 }
 
 export function useDeployment(): Deployment {
@@ -29,6 +32,10 @@ export function useDeployment(): Deployment {
     const w = await spawnWorker(file);
     d.workers.push(w);
     return w;
+  };
+  d.deploy = (feeds, extra = {}) => {
+    if (!d.emu) throw new Error('deploy: set d.emu (the emulator the config points at) first');
+    return writeDeployment(feeds, { dir: d.dir, prefix: d.prefix, apiUrl: d.emu.url, secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY, ...extra });
   };
   beforeEach(async () => {
     d.dir = await mkdtemp(join(tmpdir(), 'feedsync-deploy-'));
