@@ -3,19 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import { AlertRules } from '../../src/alerts/config-schema.js';
 import { afterRun, emptyState, staleness, transitions, type AlertState, type RunObservation } from '../../src/alerts/rules.js';
+import { observationAt } from './observation.js';
 
 const rules = AlertRules.parse({});
 const t0 = new Date('2026-11-22T10:00:00Z');
-const run = (patch: Partial<RunObservation> = {}): RunObservation => ({
-  runId: 'r',
-  at: t0.toISOString(),
-  outcome: 'ok',
-  records: 100,
-  valid: 100,
-  rejected: 0,
-  unmapped: [],
-  ...patch,
-});
+const run = observationAt(t0);
 
 function play(runs: RunObservation[], start: AlertState = emptyState()) {
   let state = start;

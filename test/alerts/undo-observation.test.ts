@@ -3,20 +3,12 @@
 // neither the last good sync nor the valid-count reference.
 import { expect, it } from 'vitest';
 import { AlertRules } from '../../src/alerts/config-schema.js';
-import { afterRun, emptyState, transitions, type RunObservation } from '../../src/alerts/rules.js';
+import { afterRun, emptyState, transitions } from '../../src/alerts/rules.js';
+import { observationAt } from './observation.js';
 
 const rules = AlertRules.parse({});
 const t0 = new Date('2026-11-25T10:00:00Z');
-const run = (patch: Partial<RunObservation> = {}): RunObservation => ({
-  runId: 'r',
-  at: t0.toISOString(),
-  outcome: 'ok',
-  records: 100,
-  valid: 100,
-  rejected: 0,
-  unmapped: [],
-  ...patch,
-});
+const run = observationAt(t0);
 
 it('an undo keeps the feed’s open conditions and its references, and still counts toward failing and guard', () => {
   const sync = afterRun(emptyState(), run({ rejected: 50, unmapped: ['Status: Gone'] }), rules);
