@@ -13,6 +13,7 @@
 // - The first 401/403 ends the run 'failed' at once, naming the config key to fix (auth.ts).
 // - `signal` aborts the run: no new call is started, calls in flight are waited for (their outcome
 //   is known and reported), and the run ends 'aborted'.
+import { Entries } from './entries.js';
 import { callsAs } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
 import { ApiError, authStatus, causeMessage, isRetryable } from '../errors.js';
@@ -70,13 +71,13 @@ export interface ExecutionResult {
   createResends: number;
   failures: ItemFailure[];
   /** key → fingerprint of every successful write */
-  written: Array<[string, string]>;
+  written: Entries;
   /** key → stamp of every successful write planned with one (record-stamp.ts) */
-  stamped: Array<[string, string]>;
+  stamped: Entries;
   /** feed keys deleted (their fingerprints go) */
   deletedKeys: string[];
   /** key → the unlisted fields (JSON) of every successful write: what undo completes a listing with */
-  unlisted: Array<[string, string]>;
+  unlisted: Entries;
   stopped?: 'aborted' | 'unavailable' | 'failed';
   stopReason?: string;
 }
@@ -147,10 +148,10 @@ function emptyResult(): ExecutionResult {
     createsFound: 0,
     createResends: 0,
     failures: [],
-    written: [],
-    stamped: [],
+    written: new Entries(),
+    stamped: new Entries(),
     deletedKeys: [],
-    unlisted: [],
+    unlisted: new Entries(),
   };
 }
 
@@ -199,10 +200,11 @@ function callOutcomes(deps: ExecuteDeps, result: ExecutionResult): CallOutcomes 
 
 /** Creates (through createOnce) and updates (an update that finds nothing becomes a create). */
 function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes) {
+  const unlisted = sameStrings();
   const wrote = (w: PlannedCreate) => {
-    result.written.push([w.key, w.fingerprint]);
-    result.unlisted.push([w.key, JSON.stringify(unlistedOf(w.listing))]);
-    if (w.stamp !== undefined) result.stamped.push([w.key, w.stamp]);
+    result.written.push(w.key, w.fingerprint);
+    result.unlisted.push(w.key, unlisted(JSON.stringify(unlistedOf(w.listing))));
+    if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
   };
   const send = async (c: PlannedCreate) => {
     const how = await createOnce(deps.api, c.listing, {
@@ -359,3 +361,19 @@ export function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K
   }
   return out;
 }
+
+/**
+ * One string for each value met again: most listings of a feed have the same unlisted fields
+ * (`{"AreaUnit":"Square Feet"}`), and a first sync of a million keeps one each until its commit
+ * (about 47 MB as a million copies). Bounded: past SAME_STRINGS distinct values, new ones are kept as they come.
+ */
+function sameStrings(): (s: string) => string {
+  const seen = new Map<string, string>();
+  return (s) => {
+    const known = seen.get(s);
+    if (known !== undefined) return known;
+    if (seen.size < SAME_STRINGS) seen.set(s, s);
+    return s;
+  };
+}
+const SAME_STRINGS = 1000;

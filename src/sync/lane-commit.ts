@@ -29,9 +29,9 @@ export interface LaneCommitInput {
 export function laneChanges(input: LaneCommitInput): FeedStateChanges {
   const { exec, guard } = input;
   const changes = emptyChanges(input.id);
-  changes.fingerprints.set = [...input.tally.recordFingerprints, ...exec.written];
+  changes.fingerprints.set = input.tally.recordFingerprints.concat(exec.written);
   changes.fingerprints.delete = exec.deletedKeys;
-  changes.stamps.set = [...input.tally.recordStamps, ...exec.stamped];
+  changes.stamps.set = input.tally.recordStamps.concat(exec.stamped);
   changes.stamps.delete = [...exec.deletedKeys, ...(input.unstamped ?? [])];
   if (input.extra) changes.extra = input.extra;
   // the unlisted fields of what was written (undo restores them)

@@ -5,6 +5,7 @@
 // A dry run records what it would write instead of returning jobs. What the lane learns here
 // (counts, fingerprints to record, stamps, duplicate deletes) is read by the guard, commit and
 // report steps.
+import { Entries } from './entries.js';
 import type { FeedItem } from '../feeds/types.js';
 import type { MappedItem } from '../mapping/types.js';
 import { createChange, updateChange, type ChangeSink } from './changes.js';
@@ -36,9 +37,9 @@ export interface LaneTally {
   unchangedByStamp: number;
   duplicates: number;
   /** key → fingerprint of listings in step that had none stored (recorded, nothing written) */
-  recordFingerprints: Array<[string, string]>;
+  recordFingerprints: Entries;
   /** key → stamp of listings in step whose stamp was not the stored one */
-  recordStamps: Array<[string, string]>;
+  recordStamps: Entries;
   duplicateDeletes: PlannedDelete[];
 }
 
@@ -95,7 +96,7 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
     input,
     stamps: input.stamps,
     collector: createFeedCollector('full', { repeatIsShift: () => input.pullMode() === 'full' }),
-    tally: { creates: 0, updates: 0, unchanged: 0, unchangedByStamp: 0, duplicates: 0, recordFingerprints: [], recordStamps: [], duplicateDeletes: [] },
+    tally: { creates: 0, updates: 0, unchanged: 0, unchangedByStamp: 0, duplicates: 0, recordFingerprints: new Entries(), recordStamps: new Entries(), duplicateDeletes: [] },
     view: { creates: [], updates: [], deletes: [] },
     sent: new Set(),
     photosMissing: [],
@@ -213,12 +214,12 @@ function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => Desir
     const entry = 'item' in next ? expand(next.item, next.text) : next;
     const copies = remote.get(entry.key);
     const d = sent.has(entry.key) ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
-    if (d.recordFingerprint) tally.recordFingerprints.push([entry.key, d.recordFingerprint]);
+    if (d.recordFingerprint) tally.recordFingerprints.push(entry.key, d.recordFingerprint);
     if (seed !== undefined && entry.text !== undefined) {
       const stamp = stampOf(seed, entry.text, d.inStep.hash, d.inStep.fingerprint);
       if (d.create) d.create.stamp = stamp;
       else if (d.update) d.update.stamp = stamp;
-      else if (st.stamps.get(entry.key) !== stamp) tally.recordStamps.push([entry.key, stamp]);
+      else if (st.stamps.get(entry.key) !== stamp) tally.recordStamps.push(entry.key, stamp);
     }
     // a late record's key was planned already, its remote copies with it
     if (!late) {

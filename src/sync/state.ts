@@ -43,14 +43,17 @@ export interface ChatbotState {
   feeds: Map<string, FeedState>;
 }
 
+/** key → value pairs to set: an array of them, or the run's columns of them (Entries) */
+export type Pairs = Iterable<readonly [string, string]> & { readonly length: number };
+
 /** What one run changes in its feed's state; committed in one apply. */
 export interface FeedStateChanges {
   feed: string;
-  fingerprints: { set: Array<[string, string]>; delete: string[] };
-  stamps: { set: Array<[string, string]>; delete: string[] };
-  missingSince: { set: Array<[string, string]>; delete: string[] };
+  fingerprints: { set: Pairs; delete: string[] };
+  stamps: { set: Pairs; delete: string[] };
+  missingSince: { set: Pairs; delete: string[] };
   /** the unlisted fields of each listing written (unlistedNamespace) */
-  unlisted?: { set: Array<[string, string]>; delete: string[] };
+  unlisted?: { set: Pairs; delete: string[] };
   /** the new mark, when the run earned it (read whole, outcome ok) */
   mark?: string;
   /** keys repeated in this run's read (set), and those that no longer are (delete) */
@@ -86,7 +89,7 @@ export function loadStamps(store: KvStore, feed: string): Promise<ReadonlyMap<st
 
 /** The run's changes, all or nothing; a run that changed nothing (a no-change rerun) writes nothing. */
 export async function commitChanges(store: KvStore, changes: FeedStateChanges): Promise<void> {
-  const ops: Array<StateChange & { set: ReadonlyArray<readonly [string, string]>; delete: readonly string[] }> = [
+  const ops: Array<StateChange & { set: Pairs; delete: readonly string[] }> = [
     { ns: fingerprintNamespace(changes.feed), set: changes.fingerprints.set, delete: changes.fingerprints.delete },
     { ns: stampNamespace(changes.feed), set: changes.stamps.set, delete: changes.stamps.delete },
     { ns: missingNamespace(changes.feed), set: changes.missingSince.set, delete: changes.missingSince.delete },

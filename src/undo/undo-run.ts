@@ -310,7 +310,7 @@ function deletesOf(plan: UndoPlan, feed: FeedConfig): PlannedDelete[] {
  */
 function stateAfterUndo(lane: string, exec: ExecutionResult) {
   const changes = emptyChanges(lane);
-  const touched = [...exec.written.map(([k]) => k), ...exec.deletedKeys];
+  const touched = [...exec.written.keys(), ...exec.deletedKeys];
   changes.fingerprints.set = exec.written;
   changes.fingerprints.delete = exec.deletedKeys;
   changes.unlisted = { set: exec.unlisted, delete: exec.deletedKeys };

@@ -47,7 +47,7 @@ describe('executePlan', () => {
     const r = await executePlan({ creates: [], updates: [u], deletes: [] }, deps(fake.api));
     expect(r).toMatchObject({ created: 1, updated: 0, updatesRecreated: 1 });
     expect([...fake.listings.values()].map((l) => l.MLSNumber)).toEqual(['A']);
-    expect(r.written).toEqual([['A', u.fingerprint]]);
+    expect([...r.written]).toEqual([['A', u.fingerprint]]);
   });
 
   it('deletes in batches and isolates a key the service rejects', async () => {
