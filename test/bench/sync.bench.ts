@@ -16,6 +16,9 @@
 // At 1M listings the first sync only seeds the chatbot: it runs with the emulator at
 // BENCH_SEED_LATENCY_MS (default 0) and its wall/bound is not judged; the reruns run at 20 ms.
 // The runs' heap: node's default; BENCH_HEAP_MB sets --max-old-space-size (then the targets are not judged).
+// The runs' code: compiled JavaScript, as an image or `npm run build` runs it (bin/feedsync.js runs
+// dist/ when it is built), built once into a temporary folder; BENCH_TSX=1 runs the TypeScript
+// sources through tsx instead, as a clone without a build does (its loader costs RSS of its own).
 //
 //   npm run bench -- sync                  sizes 10k (with the naive peers) and 100k, each in a child process
 //   BENCH_SYNC_SIZES=20000,100000          other sizes; the peers run at the smallest
@@ -23,13 +26,14 @@
 //   BENCH_SYNC_1M=1                        also 1,000,000 listings in one chatbot (seeded at 0 ms latency, then reruns at 20 ms)
 //   BENCH_SEED_AT=200000                   sizes from which the first sync seeds at BENCH_SEED_LATENCY_MS (default 1,000,000)
 //   BENCH_PROF=dir                         a CPU profile of each feedsync run, dir/sync-<listings>-<scenario>.cpuprofile (slower)
+//   BENCH_TSX=1                            the feedsync runs through tsx (the sources), not compiled
 //   BENCH_DEBUG=1                          each feedsync run's memory (sampled every 20 ms: at the peak, and after a collection) on stderr
 //   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateCsv, generateListings, writeFeed } from '../../fixtures/generate.js';
 import { createApiClient } from '../../src/api/client.js';
@@ -60,6 +64,9 @@ const SEED_LATENCY_MS = Number(process.env.BENCH_SEED_LATENCY_MS ?? 0);
 const HEAP_MB = process.env.BENCH_HEAP_MB;
 const RSS_TARGET_MB = (n: number): number | undefined => (HEAP_MB ? undefined : n >= 1_000_000 ? 1536 : n >= 100_000 ? 400 : undefined);
 const here = fileURLToPath(import.meta.url);
+const TSX = process.env.BENCH_TSX === '1';
+/** the compiled bench (BENCH_BUILT, set by the top process for the sizes' processes), or undefined: through tsx */
+const BUILT = process.env.BENCH_BUILT;
 
 const FEEDSYNC = 'feedsync';
 const NO_CHANGE = 'rerun, no change';
@@ -95,6 +102,8 @@ interface Row {
 interface ScenarioTask {
   n: number;
   url: string;
+  /** the repository (the demo config is read from it) */
+  root: string;
   dir: string;
   scenario: string;
   minimum: number;
@@ -113,11 +122,13 @@ if (process.argv[2] === 'run') {
 } else {
   const rows: Row[] = [];
   const smallest = Math.min(...SIZES);
+  const build = TSX ? undefined : await buildBench();
   for (const n of SIZES) {
     const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', here, 'run', String(n), ...(PEERS && n === smallest ? ['peers'] : [])], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
       maxBuffer: 1 << 24,
+      env: { ...process.env, ...(build && { BENCH_BUILT: build.bench }) },
     });
     if (r.status !== 0) {
       // the other sizes' figures are still printed; the bench fails at the end
@@ -128,11 +139,31 @@ if (process.argv[2] === 'run') {
     rows.push(...(JSON.parse(r.stdout.trim().split('\n').pop()!) as Row[]));
   }
   print(rows);
+  if (build) await rm(build.dir, { recursive: true, force: true });
+}
+
+/**
+ * The project compiled (tsc, as `npm run build` does, with the tests and the fixtures it imports)
+ * into a temporary folder whose node_modules is the repository's: the compiled sync.bench.js.
+ */
+async function buildBench(): Promise<{ dir: string; bench: string }> {
+  const root = repoRoot();
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-bench-build-'));
+  const tsc = join(root, 'node_modules/typescript/bin/tsc');
+  const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', dir, '--noEmit', 'false'], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`the bench's build failed (tsc exit ${r.status})`);
+  await symlink(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return { dir, bench: join(dir, 'test/bench/sync.bench.js') };
+}
+
+/** the repository: two folders up from this file, its TypeScript source (the compiled copy is told it) */
+function repoRoot(): string {
+  return resolve(dirname(here), '../..');
 }
 
 /** The feed, the API settings and the config of every run of the bench (its own and the peers'). */
-async function benchSetup(url: string) {
-  const demo = await loadConfig(join(here, '../../../fixtures/demo.yaml'));
+async function benchSetup(url: string, root: string) {
+  const demo = await loadConfig(join(root, 'fixtures/demo.yaml'));
   const austin = demo.config.feeds.find((f) => f.name === 'austin-csv')!;
   const feed = FeedConfig.parse({
     ...austin,
@@ -174,7 +205,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
   });
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-bench-'));
   try {
-    const { feed, client } = await benchSetup(url);
+    const { feed, client } = await benchSetup(url, repoRoot());
     const kept = n - Math.round(n * REMOVED);
     const changed = countChanged(kept);
     // paging reads until a short page (VirtualCount is only a hint), so a list that fills its last
@@ -206,12 +237,16 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       await writeFeed(join(dir, 'feed.csv'), generateCsv(s.rows, { changeRate: s.changeRate, changeSeed: 2 }));
       emulator.send({ latencyMs: s.latencyMs });
       const e0 = await emulatorCpu(emulator);
-      const task: ScenarioTask = { n, url, dir, scenario: s.scenario, minimum: s.minimum, latencyMs: s.latencyMs, runs: s.runs };
-      const r = spawnSync(process.execPath, [...(HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : []), '--expose-gc', '--import', 'tsx', here, 'scenario', JSON.stringify(task)], {
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'inherit'],
-        maxBuffer: 1 << 24,
-      });
+      const task: ScenarioTask = { n, url, root: repoRoot(), dir, scenario: s.scenario, minimum: s.minimum, latencyMs: s.latencyMs, runs: s.runs };
+      const r = spawnSync(
+        process.execPath,
+        [...(HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : []), '--expose-gc', ...(BUILT ? [BUILT] : ['--import', 'tsx', here]), 'scenario', JSON.stringify(task)],
+        {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'inherit'],
+          maxBuffer: 1 << 24,
+        },
+      );
       if (r.status !== 0) throw new Error(`${n} listings, ${s.scenario}: the run's process failed (exit ${r.status}, signal ${r.signal})`);
       const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Row;
       // (the emulator's CPU over the process: over both runs of the worker row)
@@ -255,7 +290,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
  * process's.
  */
 async function runScenario(t: ScenarioTask): Promise<Row> {
-  const { demo, feed, apiConfig, client } = await benchSetup(t.url);
+  const { demo, feed, apiConfig, client } = await benchSetup(t.url, t.root);
   const store = await createFileStore(join(t.dir, 'state.json'));
   const changeLog = await createFileChangeLog(join(t.dir, 'changes.jsonl'));
   // (a queue worker keeps the page echo in memory only: jobs/listing-sync.ts gives no files)
@@ -427,7 +462,7 @@ function print(rows: Row[]): void {
       `sync: emulator in a child process with ${LATENCY_MS} ms latency a request; concurrency ${CONCURRENCY} (the peers too), PageSize ${PAGE_SIZE}, delete batches of ${BATCH_SIZE}`,
       `ratePerSecond 10,000 (16 × 1000 ms / 20 ms = 800 calls/s at most) so the token bucket does not dominate; bound = calls × latency / concurrency; CPU ms = this process; emulator CPU ms = the emulator's process (both share this machine's ${availableParallelism()} cores)`,
       `targets (feedsync): calls = minimum (list pages + changed writes + delete batches); wall ≤ 1.25 × bound (no-change rerun ≤ 2 × bound); peak RSS < 400 MB at 100k, < 1,536 MB (1.5 GB) at 1M, with node's default heap settings${HEAP_MB ? ` (not judged: BENCH_HEAP_MB=${HEAP_MB})` : ''}`,
-      `each feedsync row is a new process, as a cron \`feedsync sync\` runs (the page echo read back from the files the run before left, up to ${ECHO_ROWS.toLocaleString('en-US')} listings), its peak RSS its own; "${WORKER}": a no-change rerun run twice in one process as a queue worker runs it (the page echo in memory, no files), the second's figures, the peak over both`,
+      `each feedsync row is a new process, as a cron \`feedsync sync\` runs (the page echo read back from the files the run before left, up to ${ECHO_ROWS.toLocaleString('en-US')} listings), its peak RSS its own, running ${TSX ? 'the TypeScript sources through tsx (BENCH_TSX=1)' : 'the code compiled by tsc, as an image or `npm run build` runs it'}; "${WORKER}": a no-change rerun run twice in one process as a queue worker runs it (the page echo in memory, no files), the second's figures, the peak over both`,
       '',
       line(head),
       ...body.map(line),
