@@ -11,7 +11,7 @@ import { EnvironmentError, FeedsyncError } from '../errors.js';
 import { isSystemError, systemProblem } from '../system-error.js';
 import { lockFile } from './file-lock.js';
 import type { KvStore, StateChange } from './kv-store.js';
-import { StateBytes, type Namespace, type StateProblem } from './state-bytes.js';
+import { ownValue, StateBytes, type Namespace, type StateProblem } from './state-bytes.js';
 
 /** How long a write waits for another process's write to the same file. */
 const WRITE_WAIT_MS = 30_000;
@@ -158,15 +158,6 @@ class NamespaceView implements ReadonlyMap<string, string> {
     const space = this.space;
     for (const key of Object.keys(space)) fn.call(thisArg, space[key]!, key, this);
   }
-}
-
-/**
- * A key's value, never one inherited from Object.prototype (a key may be any string): values are
- * strings, and nothing Object.prototype holds is one, so one lookup tells (a rerun makes 100k).
- */
-function ownValue(space: Namespace | undefined, key: string): string | undefined {
-  const value: unknown = space?.[key];
-  return typeof value === 'string' ? value : undefined;
 }
 
 /** The state file's bytes, or undefined when there is none yet. */

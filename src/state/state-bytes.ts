@@ -59,17 +59,25 @@ export class StateBytes {
   }
 
   /**
-   * The state with `changes` applied: the namespaces they touch copied and changed (null-prototype:
+   * The state with `changes` applied: the namespaces they change copied and changed (null-prototype:
    * a key "__proto__" is a key like any other), the rest kept as their bytes and parsed objects.
+   * A namespace is copied on its first real change only: a lane commits each namespace it keeps,
+   * on a rerun mostly with nothing in it, and a namespace not yet read is then not even parsed.
    */
   changed(changes: readonly StateChange[]): StateBytes {
     const spaces = new Map<string, Record<string, string>>();
+    const current = (ns: string) => spaces.get(ns) ?? this.namespace(ns);
+    const writable = (ns: string): Record<string, string> => {
+      const m: Record<string, string> = spaces.get(ns) ?? Object.assign(Object.create(null), this.namespace(ns));
+      spaces.set(ns, m);
+      return m;
+    };
     for (const c of changes) {
-      const m = spaces.get(c.ns) ?? Object.assign(Object.create(null), this.namespace(c.ns));
-      spaces.set(c.ns, m);
-      for (const [k, v] of c.set ?? []) m[k] = v;
-      for (const k of c.delete ?? []) delete m[k];
+      if (!this.ranges.has(c.ns)) writable(c.ns); // a namespace named is in the file from then on, if only as {}
+      for (const [k, v] of c.set ?? []) if (ownValue(current(c.ns), k) !== v) writable(c.ns)[k] = v;
+      for (const k of c.delete ?? []) if (ownValue(current(c.ns), k) !== undefined) delete writable(c.ns)[k];
     }
+    if (spaces.size === 0) return this;
     const parsed = new Map(this.#parsed);
     for (const [ns, m] of spaces) parsed.set(ns, m);
     const { bytes, ranges } = this.#assembled(spaces);
@@ -98,4 +106,13 @@ export class StateBytes {
     pieces.push(end);
     return { bytes: Buffer.concat(pieces, length + end.length), ranges };
   }
+}
+
+/**
+ * A key's value, never one inherited from Object.prototype (a key may be any string): values are
+ * strings, and nothing Object.prototype holds is one, so one lookup tells (a rerun makes 100k).
+ */
+export function ownValue(space: Namespace | undefined, key: string): string | undefined {
+  const value: unknown = space?.[key];
+  return typeof value === 'string' ? value : undefined;
 }
