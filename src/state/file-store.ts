@@ -1,8 +1,9 @@
 // State in one JSON file beside the config, for runs without Redis. Every read reads the file (so a
-// process sees what another one committed; it is parsed again only when its bytes changed); every
-// write takes the file's lock (`<file>.lock`), reads the file again, applies the change and
-// replaces the file atomically (write-file-atomic: a temporary file, fsync, rename). A failed write
-// leaves the old file and fails only itself.
+// process sees what another one committed; it is checked again only when its bytes changed, and
+// each namespace parsed only when asked for: state-bytes.ts); every write takes the file's lock
+// (`<file>.lock`), reads the file again, applies the change and replaces the file atomically
+// (write-file-atomic: a temporary file, fsync, rename). A failed write leaves the old file and
+// fails only itself.
 import { hash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import writeFileAtomic from 'write-file-atomic';
@@ -10,8 +11,7 @@ import { EnvironmentError, FeedsyncError } from '../errors.js';
 import { isSystemError, systemProblem } from '../system-error.js';
 import { lockFile } from './file-lock.js';
 import type { KvStore, StateChange } from './kv-store.js';
-
-type StateFile = Record<string, Record<string, string>>;
+import { ownValue, StateBytes, type Namespace, type StateProblem } from './state-bytes.js';
 
 /** How long a write waits for another process's write to the same file. */
 const WRITE_WAIT_MS = 30_000;
@@ -20,7 +20,7 @@ export async function createFileStore(path: string): Promise<KvStore> {
   const cache = lastParsed(path);
   await cache.read(); // an unreadable state file is reported now, not halfway through a run
   let queue: Promise<unknown> = Promise.resolve();
-  const write = (changes: readonly StateChange[], holds?: (data: StateFile) => boolean): Promise<boolean> => {
+  const write = (changes: readonly StateChange[], holds?: (state: StateBytes) => boolean): Promise<boolean> => {
     // one write at a time in this process; a failed one does not stop the next
     const run = queue.catch(() => {}).then(() => writeLocked(path, cache, changes, holds).catch((err: unknown) => Promise.reject(unwritable(path, err))));
     queue = run;
@@ -29,7 +29,7 @@ export async function createFileStore(path: string): Promise<KvStore> {
   const apply = async (changes: readonly StateChange[]): Promise<void> => {
     await write(changes);
   };
-  const space = async (ns: string) => (await cache.read())[ns] ?? {};
+  const space = async (ns: string) => (await cache.read()).namespace(ns) ?? NO_ENTRIES;
   return {
     location: path,
     getAll: async (ns) => new NamespaceView(await space(ns)),
@@ -37,7 +37,7 @@ export async function createFileStore(path: string): Promise<KvStore> {
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
     apply,
-    swap: (ns, key, expected, next) => write([{ ns, set: [[key, next]] }], (data) => ownValue(data[ns], key) === expected),
+    swap: (ns, key, expected, next) => write([{ ns, set: [[key, next]] }], (state) => ownValue(state.namespace(ns), key) === expected),
     close: () =>
       queue.then(
         () => {},
@@ -47,56 +47,30 @@ export async function createFileStore(path: string): Promise<KvStore> {
 }
 
 /** Apply `changes` under the file's lock, when `holds` (checked on the file as it is then) allows. */
-async function writeLocked(path: string, cache: ParsedState, changes: readonly StateChange[], holds?: (data: StateFile) => boolean): Promise<boolean> {
+async function writeLocked(path: string, cache: ParsedState, changes: readonly StateChange[], holds?: (state: StateBytes) => boolean): Promise<boolean> {
   const lock = await lockFile(`${path}.lock`, 'state write', { waitMs: WRITE_WAIT_MS, pollMs: 20 });
   if (!lock) throw new Error(`state file ${path} was not written: another process held ${path}.lock for ${WRITE_WAIT_MS / 1000} s`);
   try {
-    // the parsed file is shared with reads: changed namespaces are copied, never written into
-    // (null-prototype: a namespace named "__proto__" is a namespace like any other)
-    const data: StateFile = Object.assign(Object.create(null), await cache.read());
-    if (holds && !holds(data)) return false;
-    for (const c of changes) {
-      // a null-prototype copy: a listing key "__proto__" is a key like any other
-      const m: Record<string, string> = Object.assign(Object.create(null), data[c.ns]);
-      data[c.ns] = m;
-      for (const [k, v] of c.set ?? []) m[k] = v;
-      for (const k of c.delete ?? []) delete m[k];
-    }
-    const bytes = Buffer.from(stateJson(data));
-    await writeFileAtomic(path, bytes, { fsync: true });
-    cache.wrote(bytes, data);
+    const state = await cache.read();
+    if (holds && !holds(state)) return false;
+    // the state read is shared with reads: changed namespaces are copied, never written into
+    const next = state.changed(changes);
+    await writeFileAtomic(path, next.bytes, { fsync: true });
+    cache.wrote(next);
     return true;
   } finally {
     await lock.release();
   }
 }
 
-/**
- * The JSON of each namespace this process wrote, by the namespace's object: a write copies only the
- * namespaces it changes, so the others (a feed's 100k fingerprints beside the one alert state a
- * run changes) are not serialized again on every write.
- */
-const namespaceJson = new WeakMap<Record<string, string>, string>();
-
-/** JSON.stringify(data), each unchanged namespace's JSON taken from namespaceJson. */
-function stateJson(data: StateFile): string {
-  let out = '';
-  for (const [ns, space] of Object.entries(data)) {
-    let json = namespaceJson.get(space);
-    if (json === undefined) namespaceJson.set(space, (json = JSON.stringify(space)));
-    out += (out === '' ? '{' : ',') + JSON.stringify(ns) + ':' + json;
-  }
-  return out === '' ? '{}' : out + '}';
-}
-
 interface ParsedState {
-  read(): Promise<StateFile>;
-  /** this process wrote `bytes` (the JSON of `data`): a read that finds them needs no parse */
-  wrote(bytes: Buffer, data: StateFile): void;
+  read(): Promise<StateBytes>;
+  /** this process wrote `state` (its bytes): a read that finds them needs no scan, and keeps what it parsed */
+  wrote(state: StateBytes): void;
 }
 
 /**
- * Reads of the state file, parsed again only when its bytes changed: a run reads several
+ * Reads of the state file, checked (and its namespaces parsed) again only when its bytes changed: a run reads several
  * namespaces of every feed of its chatbot (30 reads for ten feeds), and a state file of a million
  * fingerprints takes a second or more to parse, against a few tens of ms to read and hash.
  * Not even read again while the file is the same file: same device, inode, size and modification
@@ -108,24 +82,24 @@ interface ParsedState {
  * leave the same identity ("racy git"); a write after a file was that old has a later mtime.
  */
 function lastParsed(path: string): ParsedState {
-  let last: { digest: string; data: StateFile; file?: string } | undefined;
+  let last: { digest: string; state: StateBytes; file?: string } | undefined;
   return {
     async read() {
       // the identity is taken before the bytes: a file replaced in between is read again next time
       const file = await fileIdentity(path);
-      if (file === undefined) return {};
-      if (file.settled && last?.file === file.id) return last.data;
+      if (file === undefined) return StateBytes.empty();
+      if (file.settled && last?.file === file.id) return last.state;
       const bytes = await readState(path);
-      if (bytes === undefined) return {};
+      if (bytes === undefined) return StateBytes.empty();
       const digest = hash('sha1', bytes, 'base64');
-      if (last?.digest !== digest) last = { digest, data: parseState(path, bytes) };
+      if (last?.digest !== digest) last = { digest, state: checkedState(path, bytes) };
       if (file.settled) last.file = file.id;
       else delete last.file;
-      return last.data;
+      return last.state;
     },
-    wrote(bytes, data) {
+    wrote(state) {
       // the file written is not stat'ed here: the next read takes its identity (and finds the digest)
-      last = { digest: hash('sha1', bytes, 'base64'), data };
+      last = { digest: hash('sha1', state.bytes, 'base64'), state };
     },
   };
 }
@@ -147,6 +121,9 @@ async function fileIdentity(path: string): Promise<{ id: string; settled: boolea
   }
 }
 
+/** A namespace the file does not have. */
+const NO_ENTRIES: Namespace = Object.freeze(Object.create(null));
+
 /**
  * A namespace of the parsed file as a ReadonlyMap, without copying it: a feed's 100k fingerprints
  * and stamps are read on every run, and a Map of each cost more than the rest of reading them. The
@@ -154,7 +131,7 @@ async function fileIdentity(path: string): Promise<{ id: string; settled: boolea
  */
 class NamespaceView implements ReadonlyMap<string, string> {
   #size: number | undefined;
-  constructor(readonly space: Readonly<Record<string, string>>) {}
+  constructor(readonly space: Namespace) {}
   get(key: string): string | undefined {
     return ownValue(this.space, key);
   }
@@ -183,15 +160,6 @@ class NamespaceView implements ReadonlyMap<string, string> {
   }
 }
 
-/**
- * A key's value, never one inherited from Object.prototype (a key may be any string): values are
- * strings, and nothing Object.prototype holds is one, so one lookup tells (a rerun makes 100k).
- */
-function ownValue(space: Readonly<Record<string, string>> | undefined, key: string): string | undefined {
-  const value: unknown = space?.[key];
-  return typeof value === 'string' ? value : undefined;
-}
-
 /** The state file's bytes, or undefined when there is none yet. */
 async function readState(path: string): Promise<Buffer | undefined> {
   try {
@@ -213,23 +181,18 @@ const FRESH_STATE_COST =
   'the next run compares every listing by the fields the list returns and rewrites nothing that matches, ' +
   'maps every record once more, pulls incremental RESO feeds in full once, starts grace periods anew and pushes settings again';
 
-function parseState(path: string, bytes: Buffer): StateFile {
-  let data: unknown;
-  try {
-    data = JSON.parse(bytes.toString('utf8'));
-  } catch (err) {
-    throw notJson(path, bytes, (err as Error).message, err);
-  }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw notJson(path, bytes, 'it is not a JSON object');
-  return data as StateFile;
+function checkedState(path: string, bytes: Buffer): StateBytes {
+  const state = StateBytes.read(bytes);
+  if (state instanceof StateBytes) return state;
+  throw notJson(path, bytes, state);
 }
 
-function notJson(path: string, bytes: Buffer, detail: string, cause?: unknown): EnvironmentError {
+function notJson(path: string, bytes: Buffer, { problem, offset, json }: StateProblem): EnvironmentError {
+  const what = json ? "is JSON but not feedsync's state" : 'is not valid JSON';
   return new EnvironmentError(
     `The state file ${path}`,
-    `is not valid JSON (${detail}; ${bytes.length} bytes): it was cut short (a full disk, a copy that did not finish) or edited by hand`,
+    `${what} (${problem} at byte ${offset}; ${bytes.length} bytes): it was cut short (a full disk, a copy that did not finish) or edited by hand`,
     `Restore it from a backup, or move it aside (mv ${path} ${path}.bad) and run again. Moving it aside costs no listing: ${FRESH_STATE_COST}`,
-    cause === undefined ? undefined : { cause },
   );
 }
 

@@ -54,7 +54,7 @@ describe('file store', () => {
     expect(new Map(await one.getAll('fp:b'))).toEqual(new Map([['K2', 'f2']]));
     expect(new Map(await two.getAll('fp:a'))).toEqual(new Map([['K1', 'f1']]));
   });
-  it('parses the file again only when its bytes changed (a run reads many namespaces)', async () => {
+  it('parses each namespace once, and again only when the bytes changed (a run reads many namespaces)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
     dirs.push(dir);
     const path = join(dir, 'state.json');
@@ -66,8 +66,8 @@ describe('file store', () => {
     ]);
     const parse = vi.spyOn(JSON, 'parse');
     try {
-      for (const ns of ['fp:a', 'missing:a', 'recur:a', 'fp:b']) await one.getAll(ns);
-      expect(parse).toHaveBeenCalledTimes(1);
+      for (let round = 0; round < 3; round++) for (const ns of ['fp:a', 'missing:a', 'recur:a', 'fp:b']) await one.getAll(ns);
+      expect(parse).toHaveBeenCalledTimes(2); // fp:a and missing:a, once each (the file has no others)
       await two.apply([{ ns: 'fp:a', set: [['K1', 'f2']] }]); // same size, new bytes
       expect(await one.get('fp:a', 'K1')).toBe('f2');
     } finally {
@@ -178,6 +178,68 @@ describe('file store writes', () => {
     expect(JSON.parse(text)).toEqual(expected);
     expect(text).toBe(JSON.stringify(JSON.parse(text)));
     await store.close();
+  });
+});
+
+describe('file store: namespaces parsed when asked for, written back as they were', () => {
+  // hand-written: odd spacing, escapes, a key given twice; each namespace's value bytes stay as they are
+  const unread = '{ "K1" :\t"{\\"AreaUnit\\":\\"Square Feet\\"}" ,\n "K\\u00fc": "x" }';
+  const text = `\n{ "fp:a"  : {"K1":"f1",\r\n "K2":  "f2"},\n\t"unlisted:a":${unread} ,"alerts":{"old":"1"}, "alerts" : { "a" : "v0" }\n}\n`;
+
+  it('writes one namespace and leaves the bytes of every other as they were, parsing none it was not asked for', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+    dirs.push(dir);
+    const path = join(dir, 'state.json');
+    await writeFile(path, text);
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const store = await createFileStore(path);
+      expect(await store.get('alerts', 'a')).toBe('v0'); // the last of the two
+      await store.set('alerts', [['a', 'v1']]);
+      await store.apply([
+        { ns: 'fp:a', set: [], delete: [] },
+        { ns: 'unlisted:a', set: [], delete: [] }, // what a rerun's commit holds: nothing to change
+      ]);
+      await store.close();
+      const parsedText = parse.mock.calls.map(([arg]) => arg).join('\n');
+      expect(parsedText).not.toContain('AreaUnit');
+      expect(parsedText).not.toContain('f1');
+    } finally {
+      parse.mockRestore();
+    }
+    // the top level as JSON.stringify writes it, in JSON.parse's order; the namespaces not changed verbatim
+    expect(await readFile(path, 'utf8')).toBe(`{"fp:a":{"K1":"f1",\r\n "K2":  "f2"},"unlisted:a":${unread},"alerts":{"a":"v1"}}`);
+    // and read back (a new process: nothing cached) as written
+    const again = await createFileStore(path);
+    expect(new Map(await again.getAll('unlisted:a'))).toEqual(
+      new Map([
+        ['K1', '{"AreaUnit":"Square Feet"}'],
+        ['Kü', 'x'],
+      ]),
+    );
+  });
+
+  it('keeps what it parsed and the new bytes after a write: a later change writes the unchanged namespaces as they were', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+    dirs.push(dir);
+    const path = join(dir, 'state.json');
+    await writeFile(path, text);
+    const store = await createFileStore(path);
+    const fp = await store.getAll('fp:a');
+    await store.set('fp:a', [['K3', 'f3']]);
+    await store.set('alerts', [['a', 'v2']]);
+    expect(await readFile(path, 'utf8')).toBe(`{"fp:a":{"K1":"f1","K2":"f2","K3":"f3"},"unlisted:a":${unread},"alerts":{"a":"v2"}}`);
+    expect([fp.size, (await store.getAll('fp:a')).size, await store.get('alerts', 'a')]).toEqual([2, 3, 'v2']);
+  });
+
+  it('says at which byte a state file stops being JSON, or what it holds that is not a namespace', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+    dirs.push(dir);
+    const path = join(dir, 'state.json');
+    await writeFile(path, '{"fp:a":{"K1":"f1",}}');
+    await expect(createFileStore(path)).rejects.toThrow(/is not valid JSON \('\}' where a member name \(a string in double quotes\) was expected at byte 19; 21 bytes\)/);
+    await writeFile(path, '{"fp:a":{"K1":"f1"},"alerts":{"a":1}}');
+    await expect(createFileStore(path)).rejects.toThrow(/is JSON but not feedsync's state \(the value of "alerts" is not an object of strings at byte 29;/);
   });
 });
 
