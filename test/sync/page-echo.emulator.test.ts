@@ -12,7 +12,7 @@ import type { ChatbotApi } from '../../src/api/types.js';
 import { silentLogger } from '../../src/log.js';
 import { createEchoFiles } from '../../src/state/echo-files.js';
 import type { RawBody } from '../../src/api/types.js';
-import { decodePage } from '../../src/sync/page-decode.js';
+import { comparedOfPageRow, decodePage } from '../../src/sync/page-decode.js';
 import { forgetEchoes, generationBytes, pageEcho, readGeneration, type Generation } from '../../src/sync/page-echo.js';
 import type { RemoteRows } from '../../src/sync/remote-rows.js';
 import { fetchRemote, type RemoteOptions } from '../../src/sync/remote.js';
@@ -105,20 +105,35 @@ describe('page echo', () => {
     await first.finish();
     const second = await pageEcho('SN-WHOLE', o);
     const whole = second.recall(res!)!;
-    // the very rows remembered: not cut again, no item hashed or copied
-    expect(whole.rows).toBe(decoded.rows);
+    // the rows remembered, without their compared JSON: that is read from the answer the page carries
+    const { compared, ...remembered } = decoded.rows;
+    expect(compared).toBeDefined();
+    expect(whole.rows).toEqual(remembered);
+    expect(whole.raw).toBe(res);
     expect(whole).toMatchObject({ virtualCount: decoded.virtualCount, itemHashes: decoded.itemHashes, pageHash: decoded.pageHash });
     expect(second.recalled).toBe(10);
+    // the very rows remembered: not cut again, no item hashed or copied
+    expect(second.recall(res!)!.rows).toBe(whole.rows);
+    expect(second.recalled).toBe(20);
     // another VirtualCount in the envelope: another answer, so the page is cut and its items recalled one by one
     const text = Buffer.from(res!.bytes).toString('utf8');
     expect(text).toContain(`"VirtualCount":${decoded.virtualCount}`);
     const shifted = { status: res!.status, bytes: Buffer.from(text.replace(`"VirtualCount":${decoded.virtualCount}`, `"VirtualCount":${decoded.virtualCount + 1}`)) };
     const cut = second.recall(shifted)!;
-    expect(cut.rows).not.toBe(decoded.rows);
-    expect(cut.rows).toEqual(decoded.rows);
+    expect(cut.rows).not.toBe(whole.rows);
+    expect(cut.rows).toEqual(remembered);
+    expect(cut.raw).toBe(shifted);
     expect(cut.virtualCount).toBe(decoded.virtualCount + 1);
-    expect(cut.rows).toEqual(decodePage(shifted.status, shifted.bytes, o)!.rows);
-    expect(second.recalled).toBe(20);
+    const { compared: shiftedCompared, ...shiftedRows } = decodePage(shifted.status, shifted.bytes, o)!.rows;
+    expect(cut.rows).toEqual(shiftedRows);
+    // each row's compared JSON read from the page's bytes is the one decoding gave that row
+    const n = decoded.rows.ids.length;
+    const comparedOf = (c: NonNullable<RemoteRows['compared']>, i: number) => Buffer.from(c.utf8.subarray(i ? c.ends[i - 1] : 0, c.ends[i])).toString();
+    for (let i = 0; i < n; i++) {
+      expect(comparedOfPageRow(res!.status, res!.bytes, i, o)).toBe(comparedOf(compared!, i));
+      expect(comparedOfPageRow(shifted.status, shifted.bytes, i, o)).toBe(comparedOf(shiftedCompared!, i));
+    }
+    expect(second.recalled).toBe(30);
     await second.finish();
     forgetEchoes();
   });
@@ -162,11 +177,11 @@ describe('page echo files', () => {
       await files.settled();
       const [name] = await readdir(dir);
       const bytes = await readFile(join(dir, name!));
-      // one letter changed in a listing's kept compared JSON
+      // one letter changed in a listing's key
       const altered = Buffer.from(bytes);
-      const at = altered.indexOf('Home');
+      const at = altered.indexOf('E17');
       expect(at).toBeGreaterThan(0);
-      altered[at] = 'N'.charCodeAt(0);
+      altered[at] = 'F'.charCodeAt(0);
       await writeFile(join(dir, name!), altered);
       forgetEchoes();
       expect((await expectSameAsPlain({ echoFiles: files })).recalled).toBe(0);
@@ -225,7 +240,9 @@ describe('page echo files', () => {
         ]),
       ),
     ).toBeUndefined(); // a place past the page
-    expect(read([page(2)], places, { keepCompared: true })).toBeUndefined(); // the options kept compared JSON: these rows have none
+    // rows never hold compared JSON (the options may keep it: rows are read alike)
+    expect(read([page(2)], places, { keepCompared: true })).toMatchObject({ rows: 2 });
+    expect(read([page(2, { compared: { utf8: new Uint8Array(2), ends: Uint32Array.of(1, 2) } })], places)).toBeUndefined();
     expect(read([page(2)], places, { limit: 1 })).toBeUndefined(); // more rows than this process remembers
     expect(readGeneration('other', opts, 10, generationBytes(name, generation([page(2)], places)))).toBeUndefined();
     expect(readGeneration(name, opts, 10, Buffer.from('short'))).toBeUndefined();
