@@ -10,7 +10,9 @@
 // whole list is paged again (a few rounds at most); after that the side is marked incomplete,
 // which blocks every delete of the run.
 // A large list's pages are decoded in worker threads (page-pool.ts) when the client can hand over a
-// page's body (listListingsAs); the rows are the same either way (rowsOf).
+// page's body (listListingsAs); the rows are the same either way (rowsOf). With keepCompared, a
+// decoded page's rows carry their compared JSON and a page the echo recalled carries its answer
+// instead (DecodedPage.raw); either goes to the index's temporary file (compared-store.ts).
 import pLimit from 'p-limit';
 import type { ListData } from '../api/schemas.js';
 import type { ChatbotApi, ListPageDecoder } from '../api/types.js';
