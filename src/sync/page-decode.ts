@@ -3,11 +3,16 @@
 // the page can be cut into its items' bytes (cutListPage), the items are parsed one by one and each
 // one's bytes hashed, so the page echo (page-echo.ts) can know them again on the next run; else the
 // page is parsed whole. The rows are rowsOf(page's List) either way.
+// A page the echo recalls keeps no compared JSON in its rows: it is read from the page's own bytes
+// when asked for (comparedOfPageRow), by the same cut and the same toRemote, so it is the string
+// decoding gave. Row i is item i on every path that makes a cut page's rows (rowsOf of the items in
+// order here; the echo's RowsBuilder loop in item order; a whole answer's rows made from the same bytes).
 import { hash } from 'node:crypto';
 import { quickListPage } from '../api/envelope.js';
 import { cutListPage, parseListItem, type ListPageCut } from '../api/list-page-cut.js';
+import type { RawBody } from '../api/types.js';
 import type { ListItem } from '../listing/schema.js';
-import { rowsOf, type RemoteRows, type RowOptions } from './remote-rows.js';
+import { rowsOf, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
 
 export interface DecodedPage {
   rows: RemoteRows;
@@ -16,6 +21,11 @@ export interface DecodedPage {
   itemHashes?: string[];
   /** when the page was cut: its identity as an answer (pageHash), so the page echo can know it again whole */
   pageHash?: string;
+  /**
+   * a page recalled from the page echo while compared JSON is kept: its rows have none, it is read
+   * from this answer (comparedOfPageRow) where a row is asked for
+   */
+  raw?: RawBody;
 }
 
 export function decodePage(status: number, body: Uint8Array, opts: RowOptions): DecodedPage | undefined {
@@ -25,6 +35,18 @@ export function decodePage(status: number, body: Uint8Array, opts: RowOptions): 
   // Buffer's decoding, as the client's res.text(): a BOM stays and fails the JSON, as it would there
   const list = quickListPage(status, Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
   return list && { rows: rowsOf(list.List, opts), virtualCount: list.VirtualCount };
+}
+
+/**
+ * Row `row`'s kept compared JSON of a page whose rows were made from its cut (decodePage's first path,
+ * or the page echo): item `row` parsed again, through toRemote as decoding does.
+ */
+export function comparedOfPageRow(status: number, body: Uint8Array, row: number, opts: RowOptions): string | undefined {
+  const cut = cutListPage(status, body);
+  const item = cut && row < cut.starts.length ? parseListItem(body, cut, row) : undefined;
+  // (the same bytes cut and parsed when the rows were made: only a bug gets here)
+  if (!item) throw new Error(`the compared JSON of row ${row} cannot be read again from its page's bytes: they no longer cut into that item`);
+  return toRemote(item, opts).compared;
 }
 
 /** every item of a cut page, parsed; undefined if one is not a plain list item (then the cut was wrong) */

@@ -7,6 +7,11 @@
 // copied; else the page is decoded as before (a worker thread) and its rows remembered. A page
 // whose whole answer was seen before (the same status and body bytes: pageHash) is taken whole,
 // its rows as remembered, without being cut or its items hashed: an unchanged list's rerun.
+// A row remembered is the listing's ID, key(s) and comparison hash, never its compared JSON (about
+// 300 B a listing, read for a few listings a run): with keepCompared, a recalled page carries its
+// own answer (DecodedPage.raw), and the index reads a row's compared JSON from those bytes when
+// asked (compared-store.ts, page-decode.ts comparedOfPageRow). So the memory, the files and their
+// names are the same whether the run keeps compared JSON or not.
 // Bounded: one generation per chatbot and row options (the rows of its last paging; a listing not
 // seen again is forgotten), ECHO_ROWS rows in the process at most (the chatbots paged longest ago
 // are forgotten first; a chatbot larger than that is not remembered at all).
@@ -17,16 +22,13 @@
 // the listing's bytes give, so a file in doubt is ignored, never trusted.
 import { hash } from 'node:crypto';
 import { DefaultSerializer, deserialize } from 'node:v8';
-import { cutListPage, parseListItem } from '../api/list-page-cut.js';
+import { cutListPage, parseListItem, type ListPageCut } from '../api/list-page-cut.js';
 import { codeIdentity } from './code-identity.js';
 import type { RawBody } from '../api/types.js';
 import { itemHash, pageHash, type DecodedPage } from './page-decode.js';
 import { HASH_BYTES, RowsBuilder, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
 
-/**
- * Rows remembered in a process, over every chatbot: about 150 B a row, plus its kept compared JSON
- * (about 300 B) when the run keeps them (the change log, dry runs): 200k rows ≈ 30 to 90 MB.
- */
+/** Rows remembered in a process, over every chatbot: about 150 B a row, so 200k rows ≈ 30 MB. */
 export const ECHO_ROWS = 200_000;
 /** a row's place in a generation: page × ROW_SPAN + row (a page of 8 MiB holds far fewer rows) */
 const ROW_SPAN = 2 ** 21;
@@ -80,7 +82,7 @@ export interface EchoFiles {
  * written to when the paging finishes.
  */
 export async function pageEcho(serialNumber: string, opts: RowOptions, limit = ECHO_ROWS, files?: EchoFiles): Promise<PageEcho> {
-  const name = JSON.stringify([serialNumber, opts.keyBy, [...(opts.ignore ?? [])].sort(), Boolean(opts.keepCompared), Boolean(opts.keepOtherKey)]);
+  const name = JSON.stringify([serialNumber, opts.keyBy, [...(opts.ignore ?? [])].sort(), Boolean(opts.keepOtherKey)]);
   // limit 0: this paging neither recalls nor remembers, and leaves the memory as it is
   const known = limit > 0 ? (generations.get(name) ?? (files && readGeneration(name, opts, limit, await files.read(name)))) : undefined;
   let next: Generation | undefined = limit > 0 ? { pages: [], pageItems: [], byHash: new Map(), answers: new Map(), rows: 0 } : undefined;
@@ -93,7 +95,7 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
       outgrown = true;
       return;
     }
-    const at = next.pages.push(rows) - 1;
+    const at = next.pages.push(remembered(rows)) - 1;
     next.pageItems.push(hashes);
     for (let i = 0; i < hashes.length; i++) next.byHash.set(hashes[i]!, at * ROW_SPAN + i);
     if (answer !== undefined) next.answers.set(answer, { page: at, virtualCount });
@@ -111,7 +113,7 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
         const itemHashes = known.pageItems[whole.page]!;
         recalled += itemHashes.length;
         remember(rows, itemHashes, answer, whole.virtualCount);
-        return { rows, virtualCount: whole.virtualCount, itemHashes, pageHash: answer };
+        return { rows, virtualCount: whole.virtualCount, itemHashes, pageHash: answer, ...carried(opts, res) };
       }
       const cut = cutListPage(res.status, res.bytes);
       if (!cut) return undefined;
@@ -125,19 +127,10 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
         // too much of it is new: decoded whole (where its items are hashed again), so stop hashing here
         if (places[i]! < 0 && ++unknown * 4 > n) return undefined;
       }
-      const rows = new RowsBuilder(n, opts);
-      for (let i = 0; i < places.length; i++) {
-        const place = places[i]!;
-        if (place >= 0) {
-          rows.copy(known.pages[Math.floor(place / ROW_SPAN)]!, place % ROW_SPAN);
-          recalled++;
-          continue;
-        }
-        const item = parseListItem(res.bytes, cut, i);
-        if (!item) return undefined; // the cut was wrong: the page is decoded whole
-        rows.put(toRemote(item, opts));
-      }
-      const page = { rows: rows.done(), virtualCount: cut.virtualCount, itemHashes: hashes, pageHash: answer };
+      const rows = pageRowsFrom(known, res.bytes, cut, places, opts);
+      if (!rows) return undefined; // the cut was wrong: the page is decoded whole
+      recalled += rows.copied;
+      const page = { rows: rows.rows, virtualCount: cut.virtualCount, itemHashes: hashes, pageHash: answer, ...carried(opts, res) };
       remember(page.rows, hashes, answer, cut.virtualCount);
       return page;
     },
@@ -167,13 +160,48 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
   };
 }
 
+/**
+ * A cut page's rows, row i from item i in order (so the compared JSON read from the page's bytes for
+ * row i is item i's): the remembered ones (`places`, -1: not known) copied, the others parsed. No
+ * compared JSON is kept (the page carries its answer instead: carried). Undefined if an item does
+ * not parse (the cut was wrong).
+ */
+function pageRowsFrom(known: Generation, body: Uint8Array, cut: ListPageCut, places: readonly number[], opts: RowOptions): { rows: RemoteRows; copied: number } | undefined {
+  const rowOpts: RowOptions = { ...opts, keepCompared: false };
+  const rows = new RowsBuilder(places.length, rowOpts);
+  let copied = 0;
+  for (let i = 0; i < places.length; i++) {
+    const place = places[i]!;
+    if (place >= 0) {
+      rows.copy(known.pages[Math.floor(place / ROW_SPAN)]!, place % ROW_SPAN);
+      copied++;
+      continue;
+    }
+    const item = parseListItem(body, cut, i);
+    if (!item) return undefined;
+    rows.put(toRemote(item, rowOpts));
+  }
+  return { rows: rows.done(), copied };
+}
+
+/** with keepCompared, a recalled page carries its answer: its rows' compared JSON is read from it (page-decode.ts comparedOfPageRow) */
+function carried(opts: RowOptions, res: RawBody): Pick<DecodedPage, 'raw'> {
+  return opts.keepCompared ? { raw: res } : {};
+}
+
+/** `rows` as a generation holds them: without compared JSON (the arrays shared, not copied) */
+function remembered(rows: RemoteRows): RemoteRows {
+  const { ids, keys, otherKeys, hashes } = rows;
+  return { ids, keys, hashes, ...(otherKeys && { otherKeys }) };
+}
+
 /** Forget every generation this process holds (what a new process starts with). */
 export function forgetEchoes(): void {
   generations.clear();
 }
 
-/** Bump when what a generation file holds changes shape (2: the pages' whole answers). */
-const FILE_FORMAT = 2;
+/** Bump when what a generation file holds changes shape (2: the pages' whole answers; 3: no compared JSON, a name without keepCompared). */
+const FILE_FORMAT = 3;
 /** what makes a row from a listing's bytes: the page cut, the row and the hashes of listing/ */
 const ROWS_CODE = ['../api/list-page-cut', '../sync/remote-rows', '../sync/page-decode', '../listing'];
 
@@ -248,30 +276,17 @@ function pageRows(p: unknown, opts: RowOptions): RemoteRows | undefined {
     if (!isStrings(p.otherKeys) || p.otherKeys.length !== n) return undefined;
     rows.otherKeys = p.otherKeys;
   } else if (p.otherKeys !== undefined) return undefined;
-  if (opts.keepCompared) {
-    const c = p.compared;
-    if (!isRecord(c) || !(c.utf8 instanceof Uint8Array) || !(c.ends instanceof Uint32Array) || c.ends.length !== n) return undefined;
-    let last = 0;
-    for (const end of c.ends) {
-      if (end < last) return undefined;
-      last = end;
-    }
-    if (last !== c.utf8.length) return undefined;
-    const utf8 = view(c.utf8, Uint8Array);
-    const ends = view(c.ends, Uint32Array);
-    if (!utf8 || !ends) return undefined;
-    rows.compared = { utf8, ends };
-  } else if (p.compared !== undefined) return undefined;
+  // (rows remembered never hold compared JSON)
+  if (p.compared !== undefined) return undefined;
   return rows;
 }
 
 /**
  * The same bytes as a view of their ArrayBuffer, not a copy: a generation read back keeps the
  * file's bytes (the deserializer's views into them) rather than copying each page, so reading a
- * generation never holds the file and a copy of it at once (about 50 MB each at 100k listings
- * with the change log). Rows are never changed once made.
+ * generation never holds the file and a copy of it at once. Rows are never changed once made.
  */
-function view<T extends Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer> | Uint32Array<ArrayBuffer>>(
+function view<T extends Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer>>(
   a: ArrayBufferView,
   of: new (buffer: ArrayBuffer, byteOffset: number, length: number) => T,
 ): T | undefined {

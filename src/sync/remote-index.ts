@@ -5,19 +5,19 @@
 // - its key: the Map's key string, shared by every copy of the key; the key by the other field
 //   (URL when keyed by MLSNumber, and back) only when another feed of the chatbot keys by it;
 // - the sha1 of its compared JSON (fingerprint.ts), 20 bytes;
-// - with `keepCompared` (dry runs and the change log, which name each change old → new) its
-//   compared JSON in the kept form (values without field names, long ones as their hash: about
-//   300 B a listing), as UTF-8 off the heap (no per-string header, not traced by the GC): the
-//   page's own bytes (RemoteRows.compared), referenced, not copied (the page echo holds the same
-//   pages: one copy between them), past ECHO_ROWS rows in a temporary file (compared-store.ts),
-//   read again only for a listing that differs;
+// - with `keepCompared` (dry runs and the change log, which name each change old → new) where its
+//   compared JSON in the kept form is (values without field names, long ones as their hash: about
+//   300 B a listing): a page and a row of a temporary file (compared-store.ts), read again only for
+//   a listing that differs or a URL-keyed delete. A decoded page gives its rows' compared JSON
+//   (RemoteRows.compared); a page the page echo recalled gives its raw answer, from which a row's
+//   compared JSON is derived when read (page-decode.ts comparedOfPageRow);
 // - the fingerprint this feed stored for the key (state.ts), 20 bytes, folded in here so a run
 //   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
 import type { RemoteListing } from './plan-types.js';
 import { FINGERPRINT_PREFIX, fingerprintBytes, fingerprintBytesV2, readFingerprintV2 } from '../listing/fingerprint.js';
-import { ComparedStore } from './compared-store.js';
-import { ECHO_ROWS } from './page-echo.js';
+import type { RawBody } from '../api/types.js';
+import { ComparedStore, type RawRowReader } from './compared-store.js';
 import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
 
 export type { RemoteRow } from './remote-rows.js';
@@ -56,36 +56,52 @@ export class RemoteIndex implements RemoteCopies {
     readonly opts: {
       keepCompared?: boolean;
       keepOtherKey?: boolean;
-      /** rows whose compared JSON stays in memory; past them it goes to a file (default ECHO_ROWS: compared-store.ts) */
+      /** rows whose compared JSON stays in memory; past them it goes to a file (default 0: compared-store.ts; tests) */
       comparedInMemory?: number;
+      /** how a row of a raw page (addRows with `raw`) becomes its compared JSON (page-decode.ts comparedOfPageRow with the paging's row options) */
+      readRaw?: RawRowReader;
       /** where that file is made (default the system's temporary folder) */
       spillDir?: string;
     } = {},
   ) {
     if (opts.keepOtherKey) this.#otherKeys = [];
     if (opts.keepCompared)
-      this.#compared = { pages: new ComparedStore(opts.comparedInMemory ?? ECHO_ROWS, opts.spillDir), page: new Int32Array(1024).fill(NONE), row: new Int32Array(1024) };
+      this.#compared = {
+        pages: new ComparedStore({
+          memoryRows: opts.comparedInMemory ?? 0,
+          ...(opts.spillDir !== undefined && { dir: opts.spillDir }),
+          ...(opts.readRaw && { readRaw: opts.readRaw }),
+        }),
+        page: new Int32Array(1024).fill(NONE),
+        row: new Int32Array(1024),
+      };
   }
 
   /** Adds (or, for an ID seen before, replaces) one listing read in pass `round`. */
   add(row: RemoteRow, round: number): void {
     const utf8 = row.compared === undefined ? undefined : new Uint8Array(Buffer.from(row.compared));
-    this.#put(row.id, row.key, row.otherKey, row.hash, 0, utf8 && this.#page({ utf8, ends: Uint32Array.of(utf8.byteLength) }), 0, round);
+    this.#put(row.id, row.key, row.otherKey, row.hash, 0, utf8 && this.#compared?.pages.add({ utf8, ends: Uint32Array.of(utf8.byteLength) }), 0, round);
   }
 
-  /** add() of each row of a page, in order; returns how many of their IDs were new to pass `round`. */
-  addRows(rows: RemoteRows, round: number): number {
+  /**
+   * add() of each row of a page, in order; returns how many of their IDs were new to pass `round`.
+   * `raw`: the page's answer, where rows without compared JSON (the page echo's) have it read from.
+   */
+  addRows(rows: RemoteRows, round: number, raw?: RawBody): number {
     let fresh = 0;
-    const page = rows.compared && this.#page(rows.compared);
+    const page = this.#page(rows, raw);
     for (let i = 0; i < rows.ids.length; i++) {
       fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, page, i, round);
     }
     return fresh;
   }
 
-  /** a page's compared JSONs, kept (when the index keeps them): its number */
-  #page(compared: NonNullable<RemoteRows['compared']>): number | undefined {
-    return this.#compared?.pages.add(compared);
+  /** a page's compared JSONs, or its answer, kept (when the index keeps them): its number */
+  #page(rows: RemoteRows, raw: RawBody | undefined): number | undefined {
+    const store = this.#compared?.pages;
+    if (!store) return undefined;
+    if (rows.compared) return store.add(rows.compared);
+    return raw && store.addRaw(raw.status, raw.bytes, rows.ids.length);
   }
 
   /** compared JSONs kept in a file (pages; tests) */

@@ -1,7 +1,9 @@
 // What paging keeps of each remote listing (a row): its ID, its key (and the key by the other field),
 // the comparison hash of its listed fields and, for dry runs and the change log, the kept compared
 // JSON. A page's rows come in columns (RemoteRows), made by one function (rowsOf) whether the page
-// is decoded on the main thread or in a worker (page-pool.ts), so both give the same rows.
+// is decoded on the main thread or in a worker (page-pool.ts), so both give the same rows. A page
+// the page echo recalls is built from remembered rows (RowsBuilder.copy), which keep no compared
+// JSON: it is read from the page's bytes when needed (page-decode.ts comparedOfPageRow).
 import { comparedOfListItem } from '../listing/fingerprint.js';
 import type { ListItem } from '../listing/schema.js';
 import type { KeyBy } from './plan-types.js';
@@ -69,17 +71,17 @@ export function rowsOf(items: readonly ListItem[], opts: RowOptions): RemoteRows
 
 /**
  * A page's rows, built one row at a time: from a list item (put) or copied from another page's rows
- * (copy: a listing the page echo remembers, page-echo.ts).
+ * (copy: a listing the page echo remembers, page-echo.ts; such a page keeps no compared JSON).
  */
 export class RowsBuilder {
   readonly #rows: RemoteRows;
-  readonly #compared: Array<string | Uint8Array> | undefined;
+  readonly #compared: string[] | undefined;
   #at = 0;
 
   constructor(n: number, opts: RowOptions) {
     this.#rows = { ids: new Float64Array(n), keys: new Array<string>(n), hashes: new Uint8Array(n * HASH_BYTES) };
     if (opts.keepOtherKey) this.#rows.otherKeys = new Array<string>(n);
-    this.#compared = opts.keepCompared ? new Array<string | Uint8Array>(n) : undefined;
+    this.#compared = opts.keepCompared ? new Array<string>(n) : undefined;
   }
 
   put(row: RemoteRow): void {
@@ -92,14 +94,14 @@ export class RowsBuilder {
     if (this.#compared) this.#compared[i] = row.compared ?? '';
   }
 
-  /** row `j` of `from`, rows made with the same options */
+  /** row `j` of `from`: rows made with the same options, none of them keeping compared JSON (a page echo's: page-echo.ts) */
   copy(from: RemoteRows, j: number): void {
+    if (this.#compared) throw new Error('RowsBuilder.copy: a page echo row has no compared JSON to copy; build the page without keepCompared');
     const i = this.#at++;
     this.#rows.ids[i] = from.ids[j]!;
     this.#rows.keys[i] = from.keys[j]!;
     this.#rows.hashes.set(from.hashes.subarray(j * HASH_BYTES, (j + 1) * HASH_BYTES), i * HASH_BYTES);
     if (this.#rows.otherKeys) this.#rows.otherKeys[i] = from.otherKeys?.[j] ?? '';
-    if (this.#compared) this.#compared[i] = from.compared ? comparedAt(from.compared, j) : '';
   }
 
   done(): RemoteRows {
@@ -109,25 +111,12 @@ export class RowsBuilder {
   }
 }
 
-/** row `i`'s kept compared JSON (UTF-8) of a page's rows made with keepCompared */
-export function comparedAt(compared: NonNullable<RemoteRows['compared']>, i: number): Uint8Array {
-  return compared.utf8.subarray(i === 0 ? 0 : compared.ends[i - 1], compared.ends[i]);
-}
-
-function packed(pieces: ReadonlyArray<string | Uint8Array>): { utf8: Uint8Array<ArrayBuffer>; ends: Uint32Array<ArrayBuffer> } {
+function packed(pieces: readonly string[]): { utf8: Uint8Array<ArrayBuffer>; ends: Uint32Array<ArrayBuffer> } {
   const ends = new Uint32Array(pieces.length);
   let total = 0;
-  for (let i = 0; i < pieces.length; i++) {
-    const p = pieces[i]!;
-    ends[i] = total += typeof p === 'string' ? Buffer.byteLength(p) : p.byteLength;
-  }
+  for (let i = 0; i < pieces.length; i++) ends[i] = total += Buffer.byteLength(pieces[i]!);
   const utf8 = new Uint8Array(total);
   const out = Buffer.from(utf8.buffer);
-  for (let i = 0; i < pieces.length; i++) {
-    const p = pieces[i]!;
-    const at = i === 0 ? 0 : ends[i - 1]!;
-    if (typeof p === 'string') out.write(p, at, 'utf8');
-    else out.set(p, at);
-  }
+  for (let i = 0; i < pieces.length; i++) out.write(pieces[i]!, i === 0 ? 0 : ends[i - 1]!, 'utf8');
   return { utf8, ends };
 }

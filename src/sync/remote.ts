@@ -10,13 +10,15 @@
 // whole list is paged again (a few rounds at most); after that the side is marked incomplete,
 // which blocks every delete of the run.
 // A large list's pages are decoded in worker threads (page-pool.ts) when the client can hand over a
-// page's body (listListingsAs); the rows are the same either way (rowsOf).
+// page's body (listListingsAs); the rows are the same either way (rowsOf). With keepCompared, a
+// decoded page's rows carry their compared JSON and a page the echo recalled carries its answer
+// instead (DecodedPage.raw); either goes to the index's temporary file (compared-store.ts).
 import pLimit from 'p-limit';
 import type { ListData } from '../api/schemas.js';
 import type { ChatbotApi, ListPageDecoder } from '../api/types.js';
 import { PagingError } from '../errors.js';
 import type { ListItem } from '../listing/schema.js';
-import { decodePage, type DecodedPage } from './page-decode.js';
+import { comparedOfPageRow, decodePage, type DecodedPage } from './page-decode.js';
 import { pageEcho, type EchoFiles, type PageEcho } from './page-echo.js';
 import { sharedPagePool, type PagePool } from './page-pool.js';
 import type { RemoteSide } from './plan-types.js';
@@ -122,7 +124,12 @@ async function* pass<P extends Counted>(load: (pageNumber: number, pageSize: num
 /** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */
 export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise<RemoteSide & { byKey: RemoteIndex }> {
   const maxRounds = opts.maxRounds ?? 3;
-  const index = new RemoteIndex({ keepCompared: opts.keepCompared, keepOtherKey: opts.keepOtherKey });
+  const index = new RemoteIndex({
+    keepCompared: opts.keepCompared,
+    keepOtherKey: opts.keepOtherKey,
+    // a page the echo recalled keeps its answer rather than compared JSON: read as decoding reads it
+    readRaw: (status, body, row) => comparedOfPageRow(status, body, row, opts),
+  });
   /**
    * decodes pages from the first one's answer on, when the list is long enough for it; its workers
    * are started by the first page the page echo does not know (a rerun it knows whole starts none)
@@ -147,7 +154,7 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
         counts.add(page.virtualCount);
         // the pages after the first are asked for once it is taken: the pool is there for them
         if (pages === 1 && api.listListingsAs && !opts.signal?.aborted && Math.ceil(page.virtualCount / page.pageSize) >= poolFrom) poolWanted = true;
-        const fresh = index.addRows(page.rows, round);
+        const fresh = index.addRows(page.rows, round, page.raw);
         // (the index is dropped with the error: that the page went in first does not matter)
         if (page.length > 0 && fresh === 0) {
           throw new PagingError(

@@ -3,7 +3,9 @@
 // with no memory gives (every listing decoded), whatever changed in between: listings updated,
 // deleted and created, pages shifted. Row options that differ are not mixed; the limit holds. Kept
 // in files, a generation serves the next process; a file in doubt (altered, of another chatbot or
-// shape) is ignored, and the paging decodes every page.
+// shape) is ignored, and the paging decodes every page. The echo keeps no compared JSON: a recalled
+// page's is read from its bytes, and what the change log names (an update's fields old → new, a
+// URL-keyed delete's MLSNumber) is the same whether the page was recalled or decoded.
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,10 +14,12 @@ import type { ChatbotApi } from '../../src/api/types.js';
 import { silentLogger } from '../../src/log.js';
 import { createEchoFiles } from '../../src/state/echo-files.js';
 import type { RawBody } from '../../src/api/types.js';
-import { decodePage } from '../../src/sync/page-decode.js';
+import { comparedOfPageRow, decodePage } from '../../src/sync/page-decode.js';
 import { forgetEchoes, generationBytes, pageEcho, readGeneration, type Generation } from '../../src/sync/page-echo.js';
 import type { RemoteRows } from '../../src/sync/remote-rows.js';
 import { fetchRemote, type RemoteOptions } from '../../src/sync/remote.js';
+import { planDeletes, planListing } from '../../src/sync/plan.js';
+import type { RemoteSide } from '../../src/sync/plan-types.js';
 import type { RemoteIndex } from '../../src/sync/remote-index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { listing } from './helpers/listings.js';
@@ -105,20 +109,35 @@ describe('page echo', () => {
     await first.finish();
     const second = await pageEcho('SN-WHOLE', o);
     const whole = second.recall(res!)!;
-    // the very rows remembered: not cut again, no item hashed or copied
-    expect(whole.rows).toBe(decoded.rows);
+    // the rows remembered, without their compared JSON: that is read from the answer the page carries
+    const { compared, ...remembered } = decoded.rows;
+    expect(compared).toBeDefined();
+    expect(whole.rows).toEqual(remembered);
+    expect(whole.raw).toBe(res);
     expect(whole).toMatchObject({ virtualCount: decoded.virtualCount, itemHashes: decoded.itemHashes, pageHash: decoded.pageHash });
     expect(second.recalled).toBe(10);
+    // the very rows remembered: not cut again, no item hashed or copied
+    expect(second.recall(res!)!.rows).toBe(whole.rows);
+    expect(second.recalled).toBe(20);
     // another VirtualCount in the envelope: another answer, so the page is cut and its items recalled one by one
     const text = Buffer.from(res!.bytes).toString('utf8');
     expect(text).toContain(`"VirtualCount":${decoded.virtualCount}`);
     const shifted = { status: res!.status, bytes: Buffer.from(text.replace(`"VirtualCount":${decoded.virtualCount}`, `"VirtualCount":${decoded.virtualCount + 1}`)) };
     const cut = second.recall(shifted)!;
-    expect(cut.rows).not.toBe(decoded.rows);
-    expect(cut.rows).toEqual(decoded.rows);
+    expect(cut.rows).not.toBe(whole.rows);
+    expect(cut.rows).toEqual(remembered);
+    expect(cut.raw).toBe(shifted);
     expect(cut.virtualCount).toBe(decoded.virtualCount + 1);
-    expect(cut.rows).toEqual(decodePage(shifted.status, shifted.bytes, o)!.rows);
-    expect(second.recalled).toBe(20);
+    const { compared: shiftedCompared, ...shiftedRows } = decodePage(shifted.status, shifted.bytes, o)!.rows;
+    expect(cut.rows).toEqual(shiftedRows);
+    // each row's compared JSON read from the page's bytes is the one decoding gave that row
+    const n = decoded.rows.ids.length;
+    const comparedOf = (c: NonNullable<RemoteRows['compared']>, i: number) => Buffer.from(c.utf8.subarray(i ? c.ends[i - 1] : 0, c.ends[i])).toString();
+    for (let i = 0; i < n; i++) {
+      expect(comparedOfPageRow(res!.status, res!.bytes, i, o)).toBe(comparedOf(compared!, i));
+      expect(comparedOfPageRow(shifted.status, shifted.bytes, i, o)).toBe(comparedOf(shiftedCompared!, i));
+    }
+    expect(second.recalled).toBe(30);
     await second.finish();
     forgetEchoes();
   });
@@ -162,11 +181,11 @@ describe('page echo files', () => {
       await files.settled();
       const [name] = await readdir(dir);
       const bytes = await readFile(join(dir, name!));
-      // one letter changed in a listing's kept compared JSON
+      // one letter changed in a listing's key
       const altered = Buffer.from(bytes);
-      const at = altered.indexOf('Home');
+      const at = altered.indexOf('E17');
       expect(at).toBeGreaterThan(0);
-      altered[at] = 'N'.charCodeAt(0);
+      altered[at] = 'F'.charCodeAt(0);
       await writeFile(join(dir, name!), altered);
       forgetEchoes();
       expect((await expectSameAsPlain({ echoFiles: files })).recalled).toBe(0);
@@ -225,9 +244,81 @@ describe('page echo files', () => {
         ]),
       ),
     ).toBeUndefined(); // a place past the page
-    expect(read([page(2)], places, { keepCompared: true })).toBeUndefined(); // the options kept compared JSON: these rows have none
+    // rows never hold compared JSON (the options may keep it: rows are read alike)
+    expect(read([page(2)], places, { keepCompared: true })).toMatchObject({ rows: 2 });
+    expect(read([page(2, { compared: { utf8: new Uint8Array(2), ends: Uint32Array.of(1, 2) } })], places)).toBeUndefined();
     expect(read([page(2)], places, { limit: 1 })).toBeUndefined(); // more rows than this process remembers
     expect(readGeneration('other', opts, 10, generationBytes(name, generation([page(2)], places)))).toBeUndefined();
     expect(readGeneration(name, opts, 10, Buffer.from('short'))).toBeUndefined();
   });
+});
+
+const CMP = 40;
+const cmpKey = (keyBy: 'MLSNumber' | 'URL', i: number) => (keyBy === 'URL' ? `https://example.com/C${i}` : `C${i}`);
+/** listing C`i` as the chatbot holds it, and (`changed`) as the feed has it now: C7's price and every other listing's bedrooms */
+const cmpListing = (i: number, changed = false) =>
+  listing(`C${i}`, {
+    SerialNumber: 'SN-CMP',
+    Description: i % 3 ? `Home “${i}” },{ with }] in it ✓` : undefined,
+    ExtensionColumn: i % 4 ? undefined : [{ Key: 'pool', value: 'yes' }],
+    Bathrooms: 2 + (i % 4) * 0.25,
+    ...(changed && (i === 7 ? { SalePrice: 1 } : { Bedrooms: 4 })),
+  });
+
+/**
+ * What planning reads of the kept compared JSON, from a remote side: the fields each update names
+ * old → new (what the change log records), and the MLSNumber each URL-keyed delete carries (C11
+ * and C32 gone from the feed).
+ */
+function comparedReads(remote: RemoteSide, keyBy: 'MLSNumber' | 'URL') {
+  const options = { keyBy, deletesMode: 'mirror' as const, ignore: new Set<string>(), fingerprints: new Map<string, string>() };
+  const kept = Array.from({ length: CMP }, (_, i) => i).filter((i) => i !== 11 && i !== 32);
+  const updates = kept.map((i) => {
+    const key = cmpKey(keyBy, i);
+    return [key, planListing({ key, listing: cmpListing(i, true), position: { file: 'f', index: i } }, remote.byKey.get(key), options).update?.changes];
+  });
+  const listings = new Set(kept.map((i) => cmpKey(keyBy, i)));
+  const deletes = planDeletes(remote, { listings, protectedKeys: new Set(), goneKeys: new Map(), mode: 'full' }, options).deletes;
+  return { updates, deletes: deletes.map((d) => [d.key, d.mlsNumber]).sort() };
+}
+
+describe('compared JSON of recalled pages', () => {
+  beforeAll(async () => {
+    for (let i = 0; i < CMP; i++) await t.api.createListing(cmpListing(i));
+  });
+
+  for (const keyBy of ['MLSNumber', 'URL'] as const) {
+    it(`names the same changes and deletes (${keyBy}) whether pages were decoded, recalled in this process or from a file`, async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'echo-compared-'));
+      const files = createEchoFiles(dir, silentLogger);
+      try {
+        forgetEchoes();
+        const o = opts({ serialNumber: 'SN-CMP', keyBy, echoFiles: files });
+        const decoded = await fetchRemote(t.api, o);
+        expect(decoded.recalled).toBe(0);
+        const reads = comparedReads(decoded, keyBy);
+        // the rule held to is not empty: C7's price, every other kept listing's bedrooms; deletes by URL carry their MLSNumber
+        expect(reads.updates.find(([k]) => k === cmpKey(keyBy, 7))?.[1]).toEqual([{ field: 'SalePrice', old: 350000, new: 1 }]);
+        expect(reads.updates.find(([k]) => k === cmpKey(keyBy, 8))?.[1]).toEqual([{ field: 'Bedrooms', old: 3, new: 4 }]);
+        expect(reads.updates.every(([, c]) => Array.isArray(c) && c.length === 1)).toBe(true);
+        expect(reads.deletes).toEqual([
+          [cmpKey(keyBy, 11), keyBy === 'URL' ? 'C11' : undefined],
+          [cmpKey(keyBy, 32), keyBy === 'URL' ? 'C32' : undefined],
+        ]);
+        const inProcess = await fetchRemote(t.api, o);
+        expect(inProcess.recalled).toBe(CMP);
+        expect(comparedReads(inProcess, keyBy)).toEqual(reads);
+        await files.settled();
+        forgetEchoes(); // a new process: the generation read from its file
+        const fromFile = await fetchRemote(t.api, o);
+        expect(fromFile.recalled).toBe(CMP);
+        expect(comparedReads(fromFile, keyBy)).toEqual(reads);
+        for (const r of [decoded, inProcess, fromFile]) r.byKey.close();
+      } finally {
+        await files.settled();
+        forgetEchoes();
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
