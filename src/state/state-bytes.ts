@@ -1,7 +1,8 @@
 // The state file's contents as its bytes and where each namespace lies in them: a namespace is
-// parsed on first use only (a run reads a feed's fingerprints and stamps in bulk, its `unlisted:`
-// namespace a few keys at a time or not at all, and a million entries parse in about a second),
-// and a write serializes only the namespaces it changes, copying the others' bytes as they are.
+// parsed on first use only (a run reads a feed's fingerprints and stamps in bulk, and a million
+// entries parse in about a second), or indexed when asked for single keys (its `unlisted:`
+// namespace a few keys at a time or not at all); a write merges the bytes of the namespaces it
+// changes with the changes, and copies the others' bytes as they are.
 import { scanMembers, type ValueRange } from './json-namespaces.js';
 import { NamespaceIndex } from './namespace-index.js';
 import { byNamespace, effectsOf, merged, type Effects, type MergedNamespace } from './namespace-merge.js';
