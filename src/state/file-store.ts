@@ -33,11 +33,11 @@ export async function createFileStore(path: string): Promise<KvStore> {
   return {
     location: path,
     getAll: async (ns) => new NamespaceView(await space(ns)),
-    get: async (ns, key) => (await space(ns))[key],
+    get: async (ns, key) => (await cache.read()).value(ns, key),
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
     apply,
-    swap: (ns, key, expected, next) => write([{ ns, set: [[key, next]] }], (state) => ownValue(state.namespace(ns), key) === expected),
+    swap: (ns, key, expected, next) => write([{ ns, set: [[key, next]] }], (state) => state.value(ns, key) === expected),
     close: () =>
       queue.then(
         () => {},

@@ -32,6 +32,37 @@ export function scanMembers(bytes: Buffer): MembersScan {
   }
 }
 
+/**
+ * Each member of one object, given as its bytes (a namespace's range: from its '{' to its '}'),
+ * already judged valid by scanMembers, so nothing is checked again: where the member starts (its
+ * key's opening quote), its key as JSON.parse decodes it, and its value's range. A key given twice
+ * is visited twice, in the order written.
+ */
+export function walkMembers(b: Buffer, visit: (memberStart: number, key: string, valueStart: number, valueEnd: number) => void): void {
+  let i = skipSpace(b, 1);
+  if (at(b, i) === CLOSE_OBJECT) return;
+  for (;;) {
+    const keyEnd = skipString(b, i);
+    const start = skipSpace(b, skipColon(b, keyEnd));
+    const end = skipValue(b, start);
+    visit(i, decodeString(b, i, keyEnd), start, end);
+    i = skipSpace(b, end);
+    if (at(b, i) === CLOSE_OBJECT) return;
+    i = skipSpace(b, i + 1);
+  }
+}
+
+/** The key of the member that starts at `memberStart` (its opening quote), in bytes valid as walkMembers takes them. */
+export function memberKey(b: Buffer, memberStart: number): string {
+  return decodeString(b, memberStart, skipString(b, memberStart));
+}
+
+/** The range of the value of the member that starts at `memberStart`, in bytes valid as walkMembers takes them. */
+export function memberValue(b: Buffer, memberStart: number): { start: number; end: number } {
+  const start = skipSpace(b, skipColon(b, skipString(b, memberStart)));
+  return { start, end: skipValue(b, start) };
+}
+
 class JsonProblem extends Error {
   constructor(
     readonly offset: number,
@@ -60,7 +91,7 @@ function topMembers(b: Buffer): Map<string, ValueRange> {
   for (;;) {
     if (at(b, i) !== QUOTE) throw unexpected(b, i, 'a member name (a string in double quotes)');
     const keyEnd = skipString(b, i);
-    const key = decodeKey(b, i, keyEnd);
+    const key = decodeString(b, i, keyEnd);
     const start = skipSpace(b, skipColon(b, keyEnd));
     const value = skipNamespace(b, start);
     // a key given twice keeps its first place and takes the last value, as in JSON.parse (and a Map)
@@ -241,10 +272,13 @@ function isHexDigit(c: number): boolean {
   return isDigit(c) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66);
 }
 
-/** A key as JSON.parse decodes it (a range between ASCII quotes decodes as it does within the whole). */
-function decodeKey(b: Buffer, start: number, end: number): string {
+/**
+ * A string (a key, or a namespace's value) as JSON.parse decodes it, from its opening quote to just
+ * past its closing one: a range between ASCII quotes decodes as it does within the whole.
+ */
+export function decodeString(b: Buffer, start: number, end: number): string {
   const text = b.toString('utf8', start, end);
-  // escapes are rare in keys; JSON.parse decodes them (\u surrogates included) exactly as it would
+  // escapes are rare; JSON.parse decodes them (\u surrogates included) exactly as it would
   return text.includes('\\') ? (JSON.parse(text) as string) : text.slice(1, -1);
 }
 

@@ -1,8 +1,11 @@
 // The state file's contents as its bytes and where each namespace lies in them: a namespace is
-// parsed on first use only (a run reads a feed's fingerprints and stamps in bulk, its `unlisted:`
-// namespace a few keys at a time or not at all, and a million entries parse in about a second),
-// and a write serializes only the namespaces it changes, copying the others' bytes as they are.
+// parsed on first use only (a run reads a feed's fingerprints and stamps in bulk, and a million
+// entries parse in about a second), or indexed when asked for single keys (its `unlisted:`
+// namespace a few keys at a time or not at all); a write merges the bytes of the namespaces it
+// changes with the changes, and copies the others' bytes as they are.
 import { scanMembers, type ValueRange } from './json-namespaces.js';
+import { NamespaceIndex } from './namespace-index.js';
+import { byNamespace, effectsOf, merged, type Effects, type MergedNamespace } from './namespace-merge.js';
 import type { StateChange } from './kv-store.js';
 
 /** A namespace as read: never changed in place (a write copies the ones it changes). */
@@ -17,20 +20,24 @@ export interface StateProblem {
 }
 
 export class StateBytes {
-  /** the namespaces parsed so far (by JSON.parse of their range, or as a write made them) */
+  /** the namespaces parsed so far (by JSON.parse of their range, or small ones as a write made them) */
   readonly #parsed: Map<string, Namespace>;
+  /** the namespaces indexed so far (offsets within their range, so they hold wherever a later file puts them) */
+  readonly #indexed: Map<string, NamespaceIndex>;
 
   private constructor(
     readonly bytes: Buffer,
     readonly ranges: ReadonlyMap<string, ValueRange>,
     parsed: Map<string, Namespace>,
+    indexed: Map<string, NamespaceIndex>,
   ) {
     this.#parsed = parsed;
+    this.#indexed = indexed;
   }
 
   /** No file yet. */
   static empty(): StateBytes {
-    return new StateBytes(Buffer.from('{}'), new Map(), new Map());
+    return new StateBytes(Buffer.from('{}'), new Map(), new Map(), new Map());
   }
 
   /** The file's bytes checked whole (JSON.parse's verdict), each namespace an object of strings; nothing parsed yet. */
@@ -42,70 +49,119 @@ export class StateBytes {
       // reads back as nonsense (a string's characters as keys) or values typed wrong
       if (!range.stringsOnly) return { offset: range.start, problem: `the value of ${JSON.stringify(ns)} is not an object of strings`, json: true };
     }
-    return new StateBytes(bytes, scan.members, new Map());
+    return new StateBytes(bytes, scan.members, new Map(), new Map());
   }
 
   /** The namespace's entries, parsed on first use; undefined when the file has none. */
   namespace(ns: string): Namespace | undefined {
     let space = this.#parsed.get(ns);
     if (space === undefined) {
-      const range = this.ranges.get(ns);
-      if (range === undefined) return undefined;
+      const bytes = this.#bytesOf(ns);
+      if (bytes === undefined) return undefined;
       // read() checked that the range is an object whose every value is a string
-      space = JSON.parse(this.bytes.toString('utf8', range.start, range.end)) as Namespace;
+      space = JSON.parse(bytes.toString('utf8')) as Namespace;
       this.#parsed.set(ns, space);
     }
     return space;
   }
 
   /**
-   * The state with `changes` applied: the namespaces they change copied and changed (null-prototype:
-   * a key "__proto__" is a key like any other), the rest kept as their bytes and parsed objects.
-   * A namespace is copied on its first real change only: a lane commits each namespace it keeps,
-   * on a rerun mostly with nothing in it, and a namespace not yet read is then not even parsed.
+   * One key's value: from the parsed namespace if it was parsed, else from its bytes through an
+   * index made on first use (a rerun asks `unlisted:` of a million entries for ~10k keys: parsing
+   * it held ~95 MB, the index holds ~16 MB).
    */
-  changed(changes: readonly StateChange[]): StateBytes {
-    const spaces = new Map<string, Record<string, string>>();
-    const current = (ns: string) => spaces.get(ns) ?? this.namespace(ns);
-    const writable = (ns: string): Record<string, string> => {
-      const m: Record<string, string> = spaces.get(ns) ?? Object.assign(Object.create(null), this.namespace(ns));
-      spaces.set(ns, m);
-      return m;
-    };
-    for (const c of changes) {
-      if (!this.ranges.has(c.ns)) writable(c.ns); // a namespace named is in the file from then on, if only as {}
-      for (const [k, v] of c.set ?? []) if (ownValue(current(c.ns), k) !== v) writable(c.ns)[k] = v;
-      for (const k of c.delete ?? []) if (ownValue(current(c.ns), k) !== undefined) delete writable(c.ns)[k];
-    }
-    if (spaces.size === 0) return this;
-    const parsed = new Map(this.#parsed);
-    for (const [ns, m] of spaces) parsed.set(ns, m);
-    const { bytes, ranges } = this.#assembled(spaces);
-    return new StateBytes(bytes, ranges, parsed);
+  value(ns: string, key: string): string | undefined {
+    const space = this.#parsed.get(ns);
+    if (space !== undefined) return ownValue(space, key);
+    const bytes = this.#bytesOf(ns);
+    return bytes === undefined ? undefined : this.#index(ns, bytes).value(bytes, key);
   }
 
-  /** The file from pieces: a changed namespace's JSON, every other one's bytes verbatim (never one string of the whole). */
-  #assembled(changed: ReadonlyMap<string, Namespace>): { bytes: Buffer; ranges: Map<string, ValueRange> } {
+  /**
+   * The state with `changes` applied: a changed namespace's bytes merged from its old bytes and the
+   * changes (namespace-merge.ts), the rest kept as their bytes. A namespace whose changes leave it
+   * as it was (a rerun's commit names each namespace a lane keeps, mostly with nothing in it) is
+   * kept as it is, and one not yet read is then not even indexed.
+   */
+  changed(changes: readonly StateChange[]): StateBytes {
+    const spaces = new Map<string, MergedNamespace>();
+    const parsed = new Map(this.#parsed);
+    const indexed = new Map(this.#indexed);
+    for (const [ns, group] of byNamespace(changes)) {
+      const effects = effectsOf(group);
+      const bytes = this.#bytesOf(ns);
+      if (bytes !== undefined && !this.#changes(ns, effects)) continue;
+      const space = merged(bytes === undefined ? undefined : { bytes, index: this.#index(ns, bytes) }, effects);
+      spaces.set(ns, space);
+      indexed.delete(ns);
+      const small = space.size < SMALL && (bytes === undefined || this.#parsed.has(ns)) ? applied(this.namespace(ns), effects) : undefined;
+      if (small === undefined) parsed.delete(ns);
+      else parsed.set(ns, small);
+    }
+    if (spaces.size === 0) return this;
+    const { bytes, ranges } = this.#assembled(spaces);
+    return new StateBytes(bytes, ranges, parsed, indexed);
+  }
+
+  /** Whether the effects change the namespace (a set to another value, or a delete of a key it has). */
+  #changes(ns: string, effects: Effects): boolean {
+    for (const [k, v] of effects) if (this.value(ns, k) !== v) return true;
+    return false;
+  }
+
+  #bytesOf(ns: string): Buffer | undefined {
+    const range = this.ranges.get(ns);
+    return range === undefined ? undefined : this.bytes.subarray(range.start, range.end);
+  }
+
+  #index(ns: string, bytes: Buffer): NamespaceIndex {
+    let index = this.#indexed.get(ns);
+    if (index === undefined) {
+      index = NamespaceIndex.of(bytes);
+      this.#indexed.set(ns, index);
+    }
+    return index;
+  }
+
+  /** The file from pieces: a changed namespace's merged pieces, every other one's bytes verbatim (never one string of the whole). */
+  #assembled(changed: ReadonlyMap<string, MergedNamespace>): { bytes: Buffer; ranges: Map<string, ValueRange> } {
     const pieces: Buffer[] = [];
     const ranges = new Map<string, ValueRange>();
     let length = 0;
-    const put = (ns: string, value: Buffer) => {
+    const put = (ns: string, value: readonly Buffer[], valueLength: number) => {
       const name = Buffer.from((length === 0 ? '{' : ',') + JSON.stringify(ns) + ':');
       const start = length + name.length;
-      pieces.push(name, value);
-      length = start + value.length;
+      pieces.push(name, ...value);
+      length = start + valueLength;
       ranges.set(ns, { start, end: length, stringsOnly: true });
     };
-    const json = (space: Namespace) => Buffer.from(JSON.stringify(space));
     for (const [ns, range] of this.ranges) {
       const space = changed.get(ns);
-      put(ns, space === undefined ? this.bytes.subarray(range.start, range.end) : json(space));
+      if (space === undefined) put(ns, [this.bytes.subarray(range.start, range.end)], range.end - range.start);
+      else put(ns, space.pieces, space.length);
     }
-    for (const [ns, space] of changed) if (!this.ranges.has(ns)) put(ns, json(space));
+    for (const [ns, space] of changed) if (!this.ranges.has(ns)) put(ns, space.pieces, space.length);
     const end = Buffer.from(length === 0 ? '{}' : '}');
     pieces.push(end);
     return { bytes: Buffer.concat(pieces, length + end.length), ranges };
   }
+}
+
+/**
+ * Below this many entries a changed namespace stays parsed after a write, made as the write made it
+ * (the alerts, marks and settings namespaces of a few entries, read again and again, cost ~1 MB at
+ * most); a larger one is dropped (~100 B an entry: 100 MB at a million) and parsed again if asked.
+ */
+const SMALL = 10_000;
+
+/** The parsed namespace with the effects applied, as a new object (null-prototype: "__proto__" is a key like any other). */
+function applied(space: Namespace | undefined, effects: Effects): Namespace {
+  const next: Record<string, string> = Object.assign(Object.create(null), space);
+  for (const [k, v] of effects) {
+    if (v === undefined) delete next[k];
+    else next[k] = v;
+  }
+  return next;
 }
 
 /**
