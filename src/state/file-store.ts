@@ -11,7 +11,7 @@ import { EnvironmentError, FeedsyncError } from '../errors.js';
 import { isSystemError, systemProblem } from '../system-error.js';
 import { lockFile } from './file-lock.js';
 import type { KvStore, StateChange } from './kv-store.js';
-import { ownValue, StateBytes, type Namespace, type StateProblem } from './state-bytes.js';
+import { StateBytes, type StateProblem } from './state-bytes.js';
 
 /** How long a write waits for another process's write to the same file. */
 const WRITE_WAIT_MS = 30_000;
@@ -29,10 +29,9 @@ export async function createFileStore(path: string): Promise<KvStore> {
   const apply = async (changes: readonly StateChange[]): Promise<void> => {
     await write(changes);
   };
-  const space = async (ns: string) => (await cache.read()).namespace(ns) ?? NO_ENTRIES;
   return {
     location: path,
-    getAll: async (ns) => new NamespaceView(await space(ns)),
+    getAll: async (ns) => (await cache.read()).entries(ns) ?? NO_ENTRIES,
     get: async (ns, key) => (await cache.read()).value(ns, key),
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
@@ -122,43 +121,7 @@ async function fileIdentity(path: string): Promise<{ id: string; settled: boolea
 }
 
 /** A namespace the file does not have. */
-const NO_ENTRIES: Namespace = Object.freeze(Object.create(null));
-
-/**
- * A namespace of the parsed file as a ReadonlyMap, without copying it: a feed's 100k fingerprints
- * and stamps are read on every run, and a Map of each cost more than the rest of reading them. The
- * parsed namespaces are never changed (a write copies the ones it changes).
- */
-class NamespaceView implements ReadonlyMap<string, string> {
-  #size: number | undefined;
-  constructor(readonly space: Namespace) {}
-  get(key: string): string | undefined {
-    return ownValue(this.space, key);
-  }
-  has(key: string): boolean {
-    return Object.hasOwn(this.space, key);
-  }
-  get size(): number {
-    return (this.#size ??= Object.keys(this.space).length);
-  }
-  *entries(): MapIterator<[string, string]> {
-    for (const key of Object.keys(this.space)) yield [key, this.space[key]!];
-  }
-  *keys(): MapIterator<string> {
-    yield* Object.keys(this.space);
-  }
-  *values(): MapIterator<string> {
-    for (const key of Object.keys(this.space)) yield this.space[key]!;
-  }
-  [Symbol.iterator](): MapIterator<[string, string]> {
-    return this.entries();
-  }
-  forEach(fn: (value: string, key: string, map: ReadonlyMap<string, string>) => void, thisArg?: unknown): void {
-    // (a plain loop, no generator: a rerun walks a feed's 100k fingerprints with it)
-    const space = this.space;
-    for (const key of Object.keys(space)) fn.call(thisArg, space[key]!, key, this);
-  }
-}
+const NO_ENTRIES: ReadonlyMap<string, string> = new Map();
 
 /** The state file's bytes, or undefined when there is none yet. */
 async function readState(path: string): Promise<Buffer | undefined> {

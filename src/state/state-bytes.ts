@@ -1,15 +1,13 @@
-// The state file's contents as its bytes and where each namespace lies in them: a namespace is
-// parsed on first use only (a run reads a feed's fingerprints and stamps in bulk, and a million
-// entries parse in about a second), or indexed when asked for single keys (its `unlisted:`
-// namespace a few keys at a time or not at all); a write merges the bytes of the namespaces it
-// changes with the changes, and copies the others' bytes as they are.
+// The state file's contents as its bytes and where each namespace lies in them. A namespace is
+// never parsed into an object: it is indexed on first use (namespace-index.ts) and read from its
+// bytes, whole (a run reads a feed's fingerprints and stamps: namespace-entries.ts) or one key at a
+// time (its `unlisted:` namespace, a few keys or none); a write merges the bytes of the namespaces
+// it changes with the changes, and copies the others' bytes as they are.
 import { scanMembers, type ValueRange } from './json-namespaces.js';
+import { NamespaceEntries } from './namespace-entries.js';
 import { NamespaceIndex } from './namespace-index.js';
 import { byNamespace, effectsOf, merged, type Effects, type MergedNamespace } from './namespace-merge.js';
 import type { StateChange } from './kv-store.js';
-
-/** A namespace as read: never changed in place (a write copies the ones it changes). */
-export type Namespace = Readonly<Record<string, string>>;
 
 /** What makes bytes unusable as a state file, and at which byte. */
 export interface StateProblem {
@@ -20,24 +18,20 @@ export interface StateProblem {
 }
 
 export class StateBytes {
-  /** the namespaces parsed so far (by JSON.parse of their range, or small ones as a write made them) */
-  readonly #parsed: Map<string, Namespace>;
   /** the namespaces indexed so far (offsets within their range, so they hold wherever a later file puts them) */
   readonly #indexed: Map<string, NamespaceIndex>;
 
   private constructor(
     readonly bytes: Buffer,
     readonly ranges: ReadonlyMap<string, ValueRange>,
-    parsed: Map<string, Namespace>,
     indexed: Map<string, NamespaceIndex>,
   ) {
-    this.#parsed = parsed;
     this.#indexed = indexed;
   }
 
   /** No file yet. */
   static empty(): StateBytes {
-    return new StateBytes(Buffer.from('{}'), new Map(), new Map(), new Map());
+    return new StateBytes(Buffer.from('{}'), new Map(), new Map());
   }
 
   /** The file's bytes checked whole (JSON.parse's verdict), each namespace an object of strings; nothing parsed yet. */
@@ -49,32 +43,18 @@ export class StateBytes {
       // reads back as nonsense (a string's characters as keys) or values typed wrong
       if (!range.stringsOnly) return { offset: range.start, problem: `the value of ${JSON.stringify(ns)} is not an object of strings`, json: true };
     }
-    return new StateBytes(bytes, scan.members, new Map(), new Map());
+    return new StateBytes(bytes, scan.members, new Map());
   }
 
-  /** The namespace's entries, parsed on first use; undefined when the file has none. */
-  namespace(ns: string): Namespace | undefined {
-    let space = this.#parsed.get(ns);
-    if (space === undefined) {
-      const bytes = this.#bytesOf(ns);
-      if (bytes === undefined) return undefined;
-      // read() checked that the range is an object whose every value is a string
-      space = JSON.parse(bytes.toString('utf8')) as Namespace;
-      this.#parsed.set(ns, space);
-    }
-    return space;
-  }
-
-  /**
-   * One key's value: from the parsed namespace if it was parsed, else from its bytes through an
-   * index made on first use (a rerun asks `unlisted:` of a million entries for ~10k keys: parsing
-   * it held ~95 MB, the index holds ~16 MB).
-   */
-  value(ns: string, key: string): string | undefined {
-    const space = this.#parsed.get(ns);
-    if (space !== undefined) return ownValue(space, key);
+  /** The namespace's entries, read from its bytes (indexed on first use); undefined when the file has none. */
+  entries(ns: string): NamespaceEntries | undefined {
     const bytes = this.#bytesOf(ns);
-    return bytes === undefined ? undefined : this.#index(ns, bytes).value(bytes, key);
+    return bytes === undefined ? undefined : new NamespaceEntries(bytes, this.#index(ns, bytes));
+  }
+
+  /** One key's value, from the namespace's bytes through its index. */
+  value(ns: string, key: string): string | undefined {
+    return this.entries(ns)?.get(key);
   }
 
   /**
@@ -85,7 +65,6 @@ export class StateBytes {
    */
   changed(changes: readonly StateChange[]): StateBytes {
     const spaces = new Map<string, MergedNamespace>();
-    const parsed = new Map(this.#parsed);
     const indexed = new Map(this.#indexed);
     for (const [ns, group] of byNamespace(changes)) {
       const effects = effectsOf(group);
@@ -94,13 +73,10 @@ export class StateBytes {
       const space = merged(bytes === undefined ? undefined : { bytes, index: this.#index(ns, bytes) }, effects);
       spaces.set(ns, space);
       indexed.delete(ns);
-      const small = space.size < SMALL && (bytes === undefined || this.#parsed.has(ns)) ? applied(this.namespace(ns), effects) : undefined;
-      if (small === undefined) parsed.delete(ns);
-      else parsed.set(ns, small);
     }
     if (spaces.size === 0) return this;
     const { bytes, ranges } = this.#assembled(spaces);
-    return new StateBytes(bytes, ranges, parsed, indexed);
+    return new StateBytes(bytes, ranges, indexed);
   }
 
   /** Whether the effects change the namespace (a set to another value, or a delete of a key it has). */
@@ -145,30 +121,4 @@ export class StateBytes {
     pieces.push(end);
     return { bytes: Buffer.concat(pieces, length + end.length), ranges };
   }
-}
-
-/**
- * Below this many entries a changed namespace stays parsed after a write, made as the write made it
- * (the alerts, marks and settings namespaces of a few entries, read again and again, cost ~1 MB at
- * most); a larger one is dropped (~100 B an entry: 100 MB at a million) and parsed again if asked.
- */
-const SMALL = 10_000;
-
-/** The parsed namespace with the effects applied, as a new object (null-prototype: "__proto__" is a key like any other). */
-function applied(space: Namespace | undefined, effects: Effects): Namespace {
-  const next: Record<string, string> = Object.assign(Object.create(null), space);
-  for (const [k, v] of effects) {
-    if (v === undefined) delete next[k];
-    else next[k] = v;
-  }
-  return next;
-}
-
-/**
- * A key's value, never one inherited from Object.prototype (a key may be any string): values are
- * strings, and nothing Object.prototype holds is one, so one lookup tells (a rerun makes 100k).
- */
-export function ownValue(space: Namespace | undefined, key: string): string | undefined {
-  const value: unknown = space?.[key];
-  return typeof value === 'string' ? value : undefined;
 }

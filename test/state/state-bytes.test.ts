@@ -70,8 +70,8 @@ describe('StateBytes.changed: a changed namespace merged from its bytes', () => 
     fc.assert(
       fc.property(document, fc.array(change, { maxLength: 5 }), fc.subarray(['fp:a', 'unlisted:a']), (text, changes, read) => {
         const before = stateOf(text);
-        // some namespaces parsed before the write (a run reads fp: and stamp: whole), others not
-        for (const n of read) before.namespace(n);
+        // some namespaces read (indexed) before the write (a run reads fp: and stamp: whole), others not
+        for (const n of read) before.entries(n)?.size;
         const old = JSON.parse(text) as Record<string, Space>;
         const expected = plain(old, changes);
         const after = before.changed(changes);
@@ -84,7 +84,10 @@ describe('StateBytes.changed: a changed namespace merged from its bytes', () => 
           else expect(new Set(writtenKeys(after, n)).size, n).toBe(writtenKeys(after, n).length);
           // what the new state answers, parsed or not, is what its bytes say
           for (const [k, v] of sorted(expected[n])) expect(after.value(n, k)).toBe(v);
-          expect(sorted(after.namespace(n))).toEqual(sorted(expected[n]));
+          // read whole: each key once, with its last value
+          const whole = [...(after.entries(n) ?? [])];
+          expect(whole.length).toBe(new Set(whole.map(([k]) => k)).size);
+          expect(sorted(Object.fromEntries(whole))).toEqual(sorted(expected[n]));
         }
         const same = Object.keys(expected).every((n) => n in old && JSON.stringify(sorted(old[n])) === JSON.stringify(sorted(expected[n])));
         if (same) expect(after).toBe(before);
@@ -93,13 +96,17 @@ describe('StateBytes.changed: a changed namespace merged from its bytes', () => 
     );
   });
 
-  it('answers a key of a namespace not parsed from its bytes, as JSON.parse would (the last of a key given twice)', () => {
+  it('answers a key, and the whole namespace, from its bytes as JSON.parse would (the last of a key given twice)', () => {
     fc.assert(
       fc.property(document, fc.array(key, { maxLength: 10 }), (text, keys) => {
         const state = stateOf(text);
         const old = JSON.parse(text) as Record<string, Space>;
         for (const n of ['fp:a', 'unlisted:a', 'none']) {
           for (const k of keys) expect(state.value(n, k)).toBe(old[n] && Object.hasOwn(old[n], k) ? old[n][k] : undefined);
+          // and read whole (getAll): JSON.parse's entries, each key once
+          const whole = [...(state.entries(n) ?? [])];
+          expect(whole.length).toBe(Object.keys(old[n] ?? {}).length);
+          expect(sorted(Object.fromEntries(whole))).toEqual(sorted(old[n]));
         }
       }),
       { numRuns: 1000 },
