@@ -148,8 +148,8 @@ function emptyResult(): ExecutionResult {
     createsFound: 0,
     createResends: 0,
     failures: [],
-    written: new Entries(),
-    stamped: new Entries(),
+    written: new Entries({ digests: true }),
+    stamped: new Entries({ digests: true }),
     deletedKeys: [],
     unlisted: new Entries(),
   };

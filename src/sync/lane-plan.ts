@@ -96,7 +96,7 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
     input,
     stamps: input.stamps,
     collector: createFeedCollector('full', { repeatIsShift: () => input.pullMode() === 'full' }),
-    tally: { creates: 0, updates: 0, unchanged: 0, unchangedByStamp: 0, duplicates: 0, recordFingerprints: new Entries(), recordStamps: new Entries(), duplicateDeletes: [] },
+    tally: { creates: 0, updates: 0, unchanged: 0, unchangedByStamp: 0, duplicates: 0, recordFingerprints: new Entries({ digests: true }), recordStamps: new Entries({ digests: true }), duplicateDeletes: [] },
     view: { creates: [], updates: [], deletes: [] },
     sent: new Set(),
     photosMissing: [],
