@@ -15,11 +15,16 @@ afterAll(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
 });
 
+/** a state file's path in a new folder of its own (removed after the tests) */
+async function statePath(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
+  dirs.push(dir);
+  return join(dir, 'state.json');
+}
+
 describe('file store', () => {
   it('applies changes to several namespaces in one write, and a failed write does not poison the next', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
-    dirs.push(dir);
-    const path = join(dir, 'state.json');
+    const path = await statePath();
     const store = await createFileStore(path);
     await store.apply([
       {
@@ -44,9 +49,7 @@ describe('file store', () => {
   });
 
   it('sees what another process committed (every read reads the file)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
-    dirs.push(dir);
-    const path = join(dir, 'state.json');
+    const path = await statePath();
     const one = await createFileStore(path);
     const two = await createFileStore(path);
     await one.apply([{ ns: 'fp:a', set: [['K1', 'f1']] }]);
@@ -55,9 +58,7 @@ describe('file store', () => {
     expect(new Map(await two.getAll('fp:a'))).toEqual(new Map([['K1', 'f1']]));
   });
   it('reads namespaces from the bytes, parsing none, and sees a change another process made (a run reads many namespaces)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
-    dirs.push(dir);
-    const path = join(dir, 'state.json');
+    const path = await statePath();
     const one = await createFileStore(path);
     const two = await createFileStore(path);
     await two.apply([
@@ -79,9 +80,7 @@ describe('file store', () => {
 
 describe('file store: reads of the same file', () => {
   it('reads the file once while it stays the same file (device, inode, size, mtime), and again after any change', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
-    dirs.push(dir);
-    const path = join(dir, 'state.json');
+    const path = await statePath();
     const one = await createFileStore(path);
     const two = await createFileStore(path);
     await two.apply([{ ns: 'fp:a', set: [['K1', 'f1']] }]);
@@ -107,9 +106,7 @@ describe('file store: a file written within the last second', () => {
     // The kernel stamps mtime from a coarse clock (a few ms a tick), and a renamed-away file's inode
     // is soon handed out again: two writes in one tick can look like one file. An edit in place
     // with the time put back stands in for that second write.
-    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
-    dirs.push(dir);
-    const path = join(dir, 'state.json');
+    const path = await statePath();
     const one = await createFileStore(path);
     const two = await createFileStore(path);
     await two.apply([{ ns: 'alerts', set: [['feed', 'v1']] }]);
@@ -127,9 +124,7 @@ describe('file store: a file written within the last second', () => {
 
 describe('file store reads', () => {
   it('reads a namespace as a Map would hold it, any key a key like any other', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
-    dirs.push(dir);
-    const store = await createFileStore(join(dir, 'state.json'));
+    const store = await createFileStore(await statePath());
     const entries: [string, string][] = [
       ['K1', 'a'],
       ['__proto__', 'b'],
@@ -156,9 +151,7 @@ describe('file store reads', () => {
 
 describe('file store writes', () => {
   it('writes the whole state as JSON.stringify would, serializing only the namespaces a write changed', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
-    dirs.push(dir);
-    const path = join(dir, 'state.json');
+    const path = await statePath();
     const store = await createFileStore(path);
     const big = Array.from({ length: 500 }, (_, i): [string, string] => [`K${i}`, `fingerprint "${i}" ü`]);
     await store.apply([
@@ -188,9 +181,7 @@ describe('file store: namespaces parsed when asked for, written back as they wer
   const text = `\n{ "fp:a"  : {"K1":"f1",\r\n "K2":  "f2"},\n\t"unlisted:a":${unread} ,"alerts":{"old":"1"}, "alerts" : { "a" : "v0" }\n}\n`;
 
   it('writes one namespace and leaves the bytes of every other as they were, parsing none it was not asked for', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
-    dirs.push(dir);
-    const path = join(dir, 'state.json');
+    const path = await statePath();
     await writeFile(path, text);
     const parse = vi.spyOn(JSON, 'parse');
     try {
@@ -221,9 +212,7 @@ describe('file store: namespaces parsed when asked for, written back as they wer
   });
 
   it('keeps the new bytes after a write: a later change writes the unchanged namespaces, and the unchanged members of a changed one, as they were', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
-    dirs.push(dir);
-    const path = join(dir, 'state.json');
+    const path = await statePath();
     await writeFile(path, text);
     const store = await createFileStore(path);
     const fp = await store.getAll('fp:a');
@@ -235,9 +224,7 @@ describe('file store: namespaces parsed when asked for, written back as they wer
   });
 
   it('says at which byte a state file stops being JSON, or what it holds that is not a namespace', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
-    dirs.push(dir);
-    const path = join(dir, 'state.json');
+    const path = await statePath();
     await writeFile(path, '{"fp:a":{"K1":"f1",}}');
     await expect(createFileStore(path)).rejects.toThrow(/is not valid JSON \('\}' where a member name \(a string in double quotes\) was expected at byte 19; 21 bytes\)/);
     await writeFile(path, '{"fp:a":{"K1":"f1"},"alerts":{"a":1}}');
@@ -291,9 +278,7 @@ describe('swap: set a key only if it holds what the caller read', () => {
     [
       'file',
       async () => {
-        const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-'));
-        dirs.push(dir);
-        return createFileStore(join(dir, 'state.json'));
+        return createFileStore(await statePath());
       },
     ],
   ];
