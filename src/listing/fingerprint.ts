@@ -92,13 +92,21 @@ export function fingerprintBytesV2(sha1: Uint8Array): Uint8Array {
  * that decode to 20 bytes and encode back to it); if so its 20 bytes are written to out[at...].
  */
 export function readFingerprintV2(fp: string, out: Uint8Array, at: number): boolean {
+  return fp.startsWith(FINGERPRINT_PREFIX) && readSha1Base64url(fp.slice(FINGERPRINT_PREFIX.length), out, at);
+}
+
+/**
+ * Whether `text` is the base64url of 20 bytes in its one encoding (a fingerprint past its "2.", a
+ * record stamp); if so the bytes are written to out[at...].
+ */
+export function readSha1Base64url(text: string, out: Uint8Array, at: number): boolean {
   // the one encoding, without encoding the bytes back: 26 base64url characters, then one whose two
   // low bits (past the 160th) are zero
-  if (!V2_FORM.test(fp)) return false;
+  if (!SHA1_FORM.test(text)) return false;
   const view = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
-  return view.write(fp.slice(FINGERPRINT_PREFIX.length), at, FINGERPRINT_BYTES, 'base64url') === FINGERPRINT_BYTES;
+  return view.write(text, at, FINGERPRINT_BYTES, 'base64url') === FINGERPRINT_BYTES;
 }
-const V2_FORM = /^2\.[A-Za-z0-9_-]{26}[AEIMQUYcgkosw048]$/;
+const SHA1_FORM = /^[A-Za-z0-9_-]{26}[AEIMQUYcgkosw048]$/;
 
 /** readFingerprintV2's rule as it was first written (the bytes encoded back), kept to test the regex against */
 export function readFingerprintV2Reference(fp: string, out: Uint8Array, at: number): boolean {

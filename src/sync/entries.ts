@@ -8,8 +8,8 @@
 // written out again as that same string when the pairs are read: a million stamps and a million
 // fingerprints (two Entries, their keys' strings aside) held 223 MB of heap as strings, 62 MB so
 // (node 20, heap and array buffers after a collection). Any other value is kept as it is.
-const DIGEST = /^(2\.)?[A-Za-z0-9_-]{26}[AEIMQUYcgkosw048]$/;
-const DIGEST_BYTES = 20;
+import { FINGERPRINT_BYTES as DIGEST_BYTES, FINGERPRINT_PREFIX, readFingerprintV2, readSha1Base64url } from '../listing/fingerprint.js';
+
 /** the tag before a packed value's bytes: none (the value is in `#others`), or its prefix */
 const OTHER = 0;
 const BARE = 1;
@@ -40,14 +40,12 @@ export class Entries implements Iterable<[string, string]> {
     }
     const at = i * (1 + DIGEST_BYTES);
     if (at + 1 + DIGEST_BYTES > this.#packed.length) this.#packed = grown(this.#packed);
-    const m = DIGEST.exec(value);
-    if (m === null) {
+    if (readFingerprintV2(value, this.#packed, at + 1)) this.#packed[at] = V2;
+    else if (readSha1Base64url(value, this.#packed, at + 1)) this.#packed[at] = BARE;
+    else {
       this.#packed[at] = OTHER;
       this.#others[i] = value;
-      return;
     }
-    this.#packed[at] = m[1] === undefined ? BARE : V2;
-    this.#packed.write(m[1] === undefined ? value : value.slice(2), at + 1, DIGEST_BYTES, 'base64url');
   }
 
   get length(): number {
@@ -64,7 +62,7 @@ export class Entries implements Iterable<[string, string]> {
     const at = i * (1 + DIGEST_BYTES);
     if (!packed || packed[at] === OTHER) return this.#others[i]!;
     const digest = packed.toString('base64url', at + 1, at + 1 + DIGEST_BYTES);
-    return packed[at] === V2 ? '2.' + digest : digest;
+    return packed[at] === V2 ? FINGERPRINT_PREFIX + digest : digest;
   }
 
   /** these pairs, then `other`'s: one of them when the other has none (a first sync's million written), else new columns packed as these are */
