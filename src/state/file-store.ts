@@ -1,6 +1,6 @@
 // State in one JSON file beside the config, for runs without Redis. Every read reads the file (so a
 // process sees what another one committed; it is checked again only when its bytes changed, and
-// each namespace parsed only when asked for: state-bytes.ts); every write takes the file's lock
+// each namespace indexed only when asked for, never parsed: state-bytes.ts); every write takes the file's lock
 // (`<file>.lock`), reads the file again, applies the change and replaces the file atomically
 // (write-file-atomic: a temporary file, fsync, rename). A failed write leaves the old file and
 // fails only itself.
@@ -17,7 +17,7 @@ import { StateBytes, type StateProblem } from './state-bytes.js';
 const WRITE_WAIT_MS = 30_000;
 
 export async function createFileStore(path: string): Promise<KvStore> {
-  const cache = lastParsed(path);
+  const cache = lastRead(path);
   await cache.read(); // an unreadable state file is reported now, not halfway through a run
   let queue: Promise<unknown> = Promise.resolve();
   const write = (changes: readonly StateChange[], holds?: (state: StateBytes) => boolean): Promise<boolean> => {
@@ -46,7 +46,7 @@ export async function createFileStore(path: string): Promise<KvStore> {
 }
 
 /** Apply `changes` under the file's lock, when `holds` (checked on the file as it is then) allows. */
-async function writeLocked(path: string, cache: ParsedState, changes: readonly StateChange[], holds?: (state: StateBytes) => boolean): Promise<boolean> {
+async function writeLocked(path: string, cache: StateCache, changes: readonly StateChange[], holds?: (state: StateBytes) => boolean): Promise<boolean> {
   const lock = await lockFile(`${path}.lock`, 'state write', { waitMs: WRITE_WAIT_MS, pollMs: 20 });
   if (!lock) throw new Error(`state file ${path} was not written: another process held ${path}.lock for ${WRITE_WAIT_MS / 1000} s`);
   try {
@@ -62,16 +62,17 @@ async function writeLocked(path: string, cache: ParsedState, changes: readonly S
   }
 }
 
-interface ParsedState {
+interface StateCache {
   read(): Promise<StateBytes>;
-  /** this process wrote `state` (its bytes): a read that finds them needs no scan, and keeps what it parsed */
+  /** this process wrote `state` (its bytes): a read that finds them needs no scan, and keeps the indexes it made */
   wrote(state: StateBytes): void;
 }
 
 /**
- * Reads of the state file, checked (and its namespaces parsed) again only when its bytes changed: a run reads several
- * namespaces of every feed of its chatbot (30 reads for ten feeds), and a state file of a million
- * fingerprints takes a second or more to parse, against a few tens of ms to read and hash.
+ * Reads of the state file, checked (and its namespaces indexed) again only when its bytes changed: a
+ * run reads several namespaces of every feed of its chatbot (30 reads for ten feeds), and a state
+ * file of a million fingerprints takes a second or more to check and index, against a few tens of
+ * ms to read and hash.
  * Not even read again while the file is the same file: same device, inode, size and modification
  * time in ns (a write replaces the file by rename, so a new inode; an edit in place changes the
  * time). A run's per-listing reads (undo's read-back of 1,166 listings in a 100k state) read and
@@ -80,7 +81,7 @@ interface ParsedState {
  * from a coarse clock and soon hands a freed inode out again, so two writes within one tick can
  * leave the same identity ("racy git"); a write after a file was that old has a later mtime.
  */
-function lastParsed(path: string): ParsedState {
+function lastRead(path: string): StateCache {
   let last: { digest: string; state: StateBytes; file?: string } | undefined;
   return {
     async read() {
