@@ -120,6 +120,8 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
     pending: createPendingWindow<DesiredListing | RememberedListing>({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: input.knownRecurring }),
   };
   const pending = st.pending;
+  /** what left the window (or was held) and waits to be planned */
+  const queue: Array<DesiredListing | RememberedListing> = [];
   const { read, unstamp, expand } = readStep(st);
   const plan = diffStep(st, expand);
   return {
@@ -139,13 +141,16 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
       return entry && this.push(entry);
     },
     *drain() {
-      for (const ready of pending.drain()) {
+      // (taken from the queue one at a time: a run that stops pulling jobs leaves the rest there, counted unplanned)
+      queue.push(...pending.drain());
+      for (let ready = queue.shift(); ready; ready = queue.shift()) {
         const job = plan(ready, false);
         if (job) yield job;
       }
     },
     *held() {
-      for (const entry of pending.held()) {
+      queue.push(...pending.held());
+      for (let entry = queue.shift(); entry; entry = queue.shift()) {
         const job = plan(entry, pending.planned(entry.key));
         if (job) yield job;
       }
@@ -153,7 +158,7 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
     done() {
       st.stamps = new Map();
       // what still waits was never planned (the run stopped first): counted, then let go
-      const left = new Set([...pending.drain(), ...pending.held()].map((e) => e.key));
+      const left = new Set([...queue.splice(0), ...pending.drain(), ...pending.held()].map((e) => e.key));
       for (const key of left) if (st.collector.side.listings.has(key)) st.tally.unplanned++;
     },
     written: st.sent,

@@ -99,7 +99,7 @@ describe('a key whose later record is off the market (CSV)', () => {
     expect(again.counts).toMatchObject({ created: 0, updated: 0, deleted: 0 });
     addsUp(again);
     expect(await writes()).toEqual(before);
-  });
+  }, 90_000);
 });
 
 describe('RESO, the stock preset keyed by ListingId: two records share a ListingId', () => {
