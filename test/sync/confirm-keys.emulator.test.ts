@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import type { ResoSource } from '../../src/feeds/config-schema.js';
-import { openReso } from '../../src/feeds/reso-reader.js';
+import { openReso } from '../../src/feeds/reso/reso-reader.js';
 import type { FeedItem } from '../../src/feeds/types.js';
 import { silentLogger } from '../../src/log.js';
 import type { TestEmulator } from '../helpers/emulator.js';

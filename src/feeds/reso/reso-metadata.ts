@@ -7,7 +7,7 @@
 //
 // The CSDL is scanned, not parsed into a tree: only the start tags of Schema, EntityType, Property
 // and EntitySet are read (a `$metadata` of the whole Data Dictionary is several MB), in one pass.
-import { FeedReadError } from '../errors.js';
+import { FeedReadError } from '../../errors.js';
 import type { PageClient } from './reso-pages.js';
 
 export interface ResoMetadata {
