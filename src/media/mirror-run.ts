@@ -4,7 +4,7 @@
 // report it fills. One record per run, made by createMediaStep and passed to each part.
 import type { Budgets } from '../budget/budget.js';
 import type { FeedSource } from '../feeds/config-schema.js';
-import { displayUrl } from '../feeds/http.js';
+import { displayUrl } from '../feeds/source/http.js';
 import type { Logger } from '../log.js';
 import type { InternalAllowance } from './address-guard.js';
 import type { MediaConfig, MediaMirrorConfig } from './config-schema.js';

@@ -4,8 +4,8 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import { mediaCredentials } from '../feeds/media-headers.js';
-import { displayUrl } from '../feeds/http.js';
-import { sourceBudget } from '../feeds/source-budget.js';
+import { displayUrl } from '../feeds/source/http.js';
+import { sourceBudget } from '../feeds/source/source-budget.js';
 import { downloadPhoto, type PhotoDownload } from './download.js';
 import type { MirrorRun } from './mirror-run.js';
 import { photoAgent } from './photo-agent.js';

@@ -1,8 +1,8 @@
 // The confirmation queries' batching: every key asked once, no URL past MAX_URL, no more `or` terms
 // than the vendor allows.
 import { describe, expect, it } from 'vitest';
-import { batches, MAX_URL } from '../../src/feeds/reso-confirm.js';
-import { keyFilters, queryUrl } from '../../src/feeds/reso-query.js';
+import { batches, MAX_URL } from '../../src/feeds/reso/reso-confirm.js';
+import { keyFilters, queryUrl } from '../../src/feeds/reso/reso-query.js';
 import { vendorProfile } from '../../src/feeds/vendors/registry.js';
 
 const keys = Array.from({ length: 300 }, (_, i) => `LISTING-${String(i).padStart(6, '0')}-${'x'.repeat(i % 40)}`);

@@ -12,8 +12,8 @@
 //
 // A vendor profile (vendors/) bends this: no `$orderby` (nextLink paging), `$top` as the page size,
 // a filter term every request carries, `gt` instead of `ge`, only some fields searchable.
-import type { ResoSource } from './config-schema.js';
-import type { VendorProfile } from './vendors/profile.js';
+import type { ResoSource } from '../config-schema.js';
+import type { VendorProfile } from '../vendors/profile.js';
 
 export const TS = 'ModificationTimestamp';
 

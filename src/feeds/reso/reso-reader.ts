@@ -28,16 +28,16 @@
 // `path` replays saved pages instead (reso-replay.ts); the mark then is the latest usable timestamp
 // replayed, and an incremental replay drops records older than the stored mark.
 import { z } from 'zod';
-import { causeMessage, FeedReadError, RecordParseError } from '../errors.js';
-import type { ResoSource } from './config-schema.js';
-import { displayUrl } from './http.js';
+import { causeMessage, FeedReadError, RecordParseError } from '../../errors.js';
+import type { ResoSource } from '../config-schema.js';
+import { displayUrl } from '../source/http.js';
 import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
 import { afterFilter, isTimestampLiteral, laterOf, orderBy, pageSize, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
 import { resoLookup } from './reso-confirm.js';
-import type { VendorProfile } from './vendors/profile.js';
-import { vendorProfile } from './vendors/registry.js';
+import type { VendorProfile } from '../vendors/profile.js';
+import { vendorProfile } from '../vendors/registry.js';
 import { replayPages } from './reso-replay.js';
-import type { FeedContext, FeedItem, OpenedFeed, SourceReadStats } from './types.js';
+import type { FeedContext, FeedItem, OpenedFeed, SourceReadStats } from '../types.js';
 
 const Mark = z.object({ ts: z.string().refine(isTimestampLiteral, 'not an ISO timestamp'), photos: z.string().refine(isTimestampLiteral).optional() });
 type Mark = z.infer<typeof Mark>;

@@ -5,12 +5,12 @@
 // the credential to fix.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { AbortedError, causeMessage, FeedReadError, formatPlace } from '../errors.js';
-import type { ResoSource } from './config-schema.js';
-import { displayUrl, httpGet } from './http.js';
+import { AbortedError, causeMessage, FeedReadError, formatPlace } from '../../errors.js';
+import type { ResoSource } from '../config-schema.js';
+import { displayUrl, httpGet } from '../source/http.js';
 import { oauth2TokenSource, type TokenSource } from './oauth2.js';
-import { sourceBudget } from './source-budget.js';
-import type { FeedContext } from './types.js';
+import { sourceBudget } from '../source/source-budget.js';
+import type { FeedContext } from '../types.js';
 
 const Page = z.looseObject({
   value: z.array(z.unknown()),

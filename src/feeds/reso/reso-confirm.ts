@@ -12,12 +12,12 @@
 // so they count against the source's request budget (source.limits) and carry its credentials; an
 // answer's own @odata.nextLink is followed on the feed's origin. All of it is bounded by
 // source.maxPages requests: past that the confirmation fails, and a failed confirmation deletes nothing.
-import { FeedReadError } from '../errors.js';
-import type { ResoSource } from './config-schema.js';
+import { FeedReadError } from '../../errors.js';
+import type { ResoSource } from '../config-schema.js';
 import type { PageClient } from './reso-pages.js';
 import { keyFilters, pageSize, queryUrl, TS } from './reso-query.js';
-import type { FeedItem, KeyAsk, KeyLookup } from './types.js';
-import { vendorProfile } from './vendors/registry.js';
+import type { FeedItem, KeyAsk, KeyLookup } from '../types.js';
+import { vendorProfile } from '../vendors/registry.js';
 
 /** The longest URL a confirmation sends (one key longer than that still goes, alone). */
 export const MAX_URL = 2048;
