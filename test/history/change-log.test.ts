@@ -9,7 +9,7 @@ import { createFileChangeLog } from '../../src/history/file-change-log.js';
 import { createChangeRecorder } from '../../src/history/recorder.js';
 import { createRedisChangeLog } from '../../src/history/redis-change-log.js';
 import { registerSecret, silentLogger } from '../../src/log.js';
-import type { ListingChange } from '../../src/sync/changes.js';
+import type { ListingChange } from '../../src/sync/report/changes.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 
 const redis = testRedis();

@@ -3,7 +3,7 @@
 // leave in the same order, the same are held, drained and called recurring.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createPendingWindow, type PendingWindow } from '../../src/sync/pending.js';
+import { createPendingWindow, type PendingWindow } from '../../src/sync/plan/pending.js';
 
 interface E {
   key: string;
