@@ -149,7 +149,7 @@ export interface ConfigIssue {
 }
 
 /** `feedsync.yaml:40: feeds[0].keyby is not a known key; did you mean keyBy?` */
-export function formatConfigIssue(issue: ConfigIssue, file = 'config'): string {
+function formatConfigIssue(issue: ConfigIssue, file = 'config'): string {
   const where = issue.line !== undefined ? `${file}:${issue.line}` : file;
   // A message that already starts with its path reads as a sentence; others are "path: message".
   const text = !issue.path || issue.message.startsWith(issue.path) ? issue.message : `${issue.path}: ${issue.message}`;

@@ -51,7 +51,7 @@ export interface RuntimeOptions {
 }
 
 /** What a `--no-redis` run says in its report. */
-export const UNCOORDINATED = 'run with --no-redis: state from the state file, not Redis; not coordinated with the workers (their locks and state were not consulted)';
+const UNCOORDINATED = 'run with --no-redis: state from the state file, not Redis; not coordinated with the workers (their locks and state were not consulted)';
 
 export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions): Promise<Runtime> {
   const { config } = loaded;

@@ -8,7 +8,7 @@ import { closeRedis } from './connection.js';
 import { RedisUnavailableError, type RedisUse } from '../errors.js';
 
 /** How long a command waits for Redis to answer before it refuses to run. */
-export const REDIS_ANSWER_MS = 5000;
+const REDIS_ANSWER_MS = 5000;
 
 export interface RequireRedisOptions {
   /** what the caller does with Redis: it picks the fix the error names */
