@@ -59,8 +59,10 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
   try {
     for await (const items of input.lookup.find(asks)) {
       for (const item of items) {
-        if (item.kind === 'error') continue;
-        const key = input.keyOf(item.data);
+        // (a record the source has but could not give whole still holds its key: it is kept, not deleted)
+        const data = item.data;
+        if (data === undefined) continue;
+        const key = input.keyOf(data);
         if (key !== undefined && wanted.has(key) && !found.has(key)) found.set(key, item);
       }
     }
