@@ -26,7 +26,7 @@ describe('feed probe', () => {
     expect(r.differences).toEqual(['maxPageSize: 100 (the server sent 100 of 1000 with a nextLink)']);
     expect(r.compression).toBe('gzip');
     expect(r.quotaHeaders).toEqual(['hour-quota-limit', 'hour-quota-resettime', 'minute-quota-limit']);
-    expect(r.requests).toBeLessThanOrEqual(7);
+    expect(r.requests).toBeLessThanOrEqual(8);
     expect(s.requests).toHaveLength(r.requests);
   });
 
@@ -34,9 +34,22 @@ describe('feed probe', () => {
     const s = await startResoServer({ records: generateResoRecords(20, { seed: 2 }), refuseOrderby: true });
     closers.push(() => s.close());
     const r = await probeReso(reso({ url: s.url }), ctx);
-    expect(r.results.find((x) => x.what === '$orderby=ListingKey')).toMatchObject({ ok: false, detail: expect.stringContaining('The query option $orderby is not supported') });
+    expect(r.results.find((x) => x.what === '$orderby=ListingKey (5 records)')).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('The query option $orderby is not supported'),
+    });
     expect(r.settings.paging).toBe('nextLink');
     expect(probeLines(r).join('\n')).toContain('paging: nextLink (the source says keyset)');
+  });
+
+  it('a key-sorted server that ignores $orderby (issue 35): several records asked both ways show it; nextLink paging is what to set', async () => {
+    const s = await startResoServer({ records: generateResoRecords(20, { seed: 2 }), order: 'key' });
+    closers.push(() => s.close());
+    const r = await probeReso(reso({ url: s.url }), ctx);
+    expect(r.results.find((x) => x.what === '$orderby=ListingKey')).toMatchObject({ ok: false, detail: expect.stringContaining('the server ignores $orderby') });
+    expect(r.settings.paging).toBe('nextLink');
+    expect(probeLines(r).join('\n')).toContain('paging: nextLink (the source says keyset)');
+    expect(probeLines(r).join('\n')).not.toContain("the source's settings fit");
   });
 
   it('vendor mlsgrid: asks only what the profile sends, and confirms it', async () => {

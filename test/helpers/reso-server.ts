@@ -17,7 +17,13 @@
 // - `order: 'scramble'`: `$orderby` ignored, every answer in another (seeded) order;
 // - `failPages: { from, status }`: every page request from the `from`-th on (1-based; the one-record
 //   "where does the server stand" requests, `$orderby ... desc`, are not pages) is answered `status`;
-// - `refuseOrderby`: a 400 (gzipped OData error) to any `$orderby`, as nextLink-only servers answer.
+// - `refuseOrderby`: a 400 (gzipped OData error) to any `$orderby`, as nextLink-only servers answer;
+// - `order: 'key'`: `$orderby` ignored, every answer in key order (key-sorted storage, issue 35): a
+//   time-filtered answer can then look time-ordered page by page while a keyset cursor jumps past
+//   earlier changes.
+// `$count=true` answers `@odata.count`, the number of records the filter matches (OData 4.0 Part 2,
+// 11.2.5.5 System Query Option $count; the RESO Web API Core 2.0 is a profile of OData 4.0, RCP-37),
+// unless `noCount`: then it is ignored, as some servers do.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -62,6 +68,8 @@ export interface ResoServerOptions {
   failPages?: { from: number; status: number };
   /** refuse any `$orderby` with a 400 and a gzipped OData error (as servers that page by nextLink only do) */
   refuseOrderby?: boolean;
+  /** ignore `$count=true` (no `@odata.count` in the answer) */
+  noCount?: boolean;
   /**
    * Edm types of fields, as `$metadata` says (others: Edm.String, numbers Edm.Decimal, the timestamp
    * Edm.DateTimeOffset); a numeric field compared with a quoted literal is a 400 (ASP.NET OData's words)
@@ -71,7 +79,7 @@ export interface ResoServerOptions {
   metadata?: boolean;
 }
 
-export type ServerOrder = 'honour' | 'storage' | 'scramble';
+export type ServerOrder = 'honour' | 'storage' | 'scramble' | 'key';
 
 export interface ResoRequest {
   url: string;
@@ -190,6 +198,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     let rows: Row[];
     let page: Row[];
     let nextLink: string | undefined;
+    let count: number | undefined;
     try {
       rows = records.map((r) => inSpelling(r, spelling));
       const filter = q.get('$filter');
@@ -197,6 +206,8 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       const orderby = q.get('$orderby');
       if (orderby) compileOrderBy(orderby, { ...cmpOpts, known }); // checked (a 400 for an unknown field) whatever the order served
       if (orderby && server.order === 'honour') rows.sort(compileOrderBy(orderby, { ...cmpOpts, known }));
+      if (server.order === 'key') rows.sort(compileOrderBy(keyField, cmpOpts));
+      if (q.get('$count') === 'true' && !opts.noCount) count = rows.length;
       if (server.order === 'scramble') {
         for (let i = rows.length - 1; i > 0; i--) {
           const j = Math.floor(random() * (i + 1));
@@ -226,7 +237,12 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     const expand = /(^|,)\s*Media\b/.test(q.get('$expand') ?? '');
     const value = page.map((r) => shape(r, select, expand));
     nextLink = opts.nextLink ? opts.nextLink(nextLink, n) : nextLink;
-    const body = { '@odata.context': `${origin}/reso/odata/$metadata#Property`, value, ...(nextLink && { '@odata.nextLink': nextLink }) };
+    const body = {
+      '@odata.context': `${origin}/reso/odata/$metadata#Property`,
+      ...(count !== undefined && { '@odata.count': count }),
+      value,
+      ...(nextLink && { '@odata.nextLink': nextLink }),
+    };
     let bytes = Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { 'content-type': 'application/json', ...quotaHeaders() };
     if (opts.gzip && /gzip/.test(log.acceptEncoding ?? '')) {

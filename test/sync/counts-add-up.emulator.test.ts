@@ -4,12 +4,12 @@
 // is produced over real HTTP (the emulator, a RESO test server) and its report checked; a run
 // whose confirmation recovers records plans them (they were left waiting in the pending window).
 import { describe, expect, it } from 'vitest';
-import { generateResoRecords } from '../../fixtures/generate.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import { validFromWrites, type SyncReport } from '../../src/sync/report/report.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { row, rows, SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
+import { keyedResoRecords } from './helpers/reso-records.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -24,19 +24,7 @@ function addsUp(r: SyncReport): void {
   seen.add(r.dryRun ? 'dry run' : r.outcome);
 }
 
-const OFF = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold', 'Closed']);
-function resoRecords(n: number): Record<string, unknown>[] {
-  return generateResoRecords(n * 3, { seed: 35 })
-    .filter((r) => r.MlgCanView !== false && !OFF.has(String(r.StandardStatus)))
-    .slice(0, n)
-    .map((r, i) => ({
-      ...r,
-      ListingKey: `K-${String(i + 1).padStart(2, '0')}`,
-      ListingId: `L-${String(i + 1).padStart(2, '0')}`,
-      ModificationTimestamp: new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString(),
-      PropertyType: 'Residential',
-    }));
-}
+const resoRecords = (n: number) => keyedResoRecords(n, 35);
 const resoFeed = (server: ResoServer, source: Record<string, unknown> = {}) =>
   FeedConfig.parse({
     name: 'mls',

@@ -4,7 +4,6 @@
 // server behaving), then the hostile run, then: zero live listings deleted (the emulator's stored
 // listings), the run's outcome and exit status, and a following full pull that creates nothing.
 import { describe, expect, it } from 'vitest';
-import { generateResoRecords } from '../../fixtures/generate.js';
 import { exitForOutcome } from '../../src/cli/exit.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import type { ListingChange } from '../../src/sync/report/changes.js';
@@ -12,6 +11,7 @@ import type { SyncReport } from '../../src/sync/index.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer, type ResoServer, type ResoServerOptions } from '../helpers/reso-server.js';
 import { requests, SN, type SyncEnv, total, useEmulatorSync } from './helpers/feed.js';
+import { keyedResoRecords } from './helpers/reso-records.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -21,19 +21,8 @@ const emulator = useEmulatorSync((t, e) => {
 });
 
 const PAGE = 5;
-const OFF_MARKET = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold', 'Closed']);
-
 /** `n` on-market records, keys K-01… in key order, ListingId L-01… (the chatbot's MLSNumber). */
-function records(n: number): Record<string, unknown>[] {
-  const base = generateResoRecords(n * 3, { seed: 22 }).filter((r) => r.MlgCanView !== false && !OFF_MARKET.has(String(r.StandardStatus)));
-  return base.slice(0, n).map((r, i) => ({
-    ...r,
-    ListingKey: `K-${String(i + 1).padStart(2, '0')}`,
-    ListingId: `L-${String(i + 1).padStart(2, '0')}`,
-    ModificationTimestamp: new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString(),
-    PropertyType: 'Residential',
-  }));
-}
+const records = (n: number) => keyedResoRecords(n, 22);
 
 /** Changes made before a pull, in the past (the mark never passes the server's clock at the pull's start, less a second). */
 const changedAt = (i: number) => new Date(Date.UTC(2025, 1, 1, 0, i)).toISOString();

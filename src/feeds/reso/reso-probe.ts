@@ -31,6 +31,20 @@ export interface ProbeReport {
 }
 
 const QUOTA = /quota|ratelimit|rate-limit|retry-after/i;
+/** records asked each way to see whether the server orders by the key */
+const ORDER_PROBE = 5;
+
+/** Whether the records' keys come in `dir` order (1 ascending, -1 descending), by code unit or case-folded. */
+function inOrder(value: unknown[], keyField: string, dir: 1 | -1): boolean {
+  const keys = value.map((v) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[keyField] : undefined)).filter((k) => k !== undefined && k !== null);
+  const cmp = (a: unknown, b: unknown, fold: boolean): number => {
+    if (typeof a === 'number' && typeof b === 'number') return a - b;
+    const [x, y] = fold ? [String(a).toLowerCase(), String(b).toLowerCase()] : [String(a), String(b)];
+    return x < y ? -1 : x === y ? 0 : 1;
+  };
+  const monotone = (fold: boolean) => keys.every((k, i) => i === 0 || cmp(keys[i - 1], k, fold) * dir <= 0);
+  return monotone(false) || monotone(true);
+}
 
 export async function probeReso(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): Promise<ProbeReport> {
   if (!source.url) throw new FeedReadError('feed probe asks a live server: this source replays a file (path)', { file: source.path ?? '' }, false);
@@ -64,7 +78,18 @@ export async function probeReso(source: ResoSource, ctx: FeedContext, options: {
   const ts = record?.[TS];
   let keyset = false;
   if (profile.orderby) {
-    const ordered = await ask(`$orderby=${source.keyField}`, { filter: base, orderby: source.keyField, ...one });
+    // several records each way: one record cannot be out of order, and a key-sorted server that ignores $orderby looks right ascending
+    const several = { top: ORDER_PROBE };
+    const up = await ask(`$orderby=${source.keyField} (${ORDER_PROBE} records)`, { filter: base, orderby: source.keyField, ...several });
+    const down = up && (await ask(`$orderby=${source.keyField} desc (${ORDER_PROBE} records)`, { filter: base, orderby: `${source.keyField} desc`, ...several }));
+    const honoured = up && down && inOrder(up.value, source.keyField, 1) && inOrder(down.value, source.keyField, -1);
+    if (up && down && !honoured)
+      results.push({
+        what: `$orderby=${source.keyField}`,
+        ok: false,
+        detail: `the server ignores $orderby: ${ORDER_PROBE} records asked ascending and descending by ${source.keyField} did not come in that order`,
+      });
+    const ordered = honoured ? up : undefined;
     const after =
       key === undefined
         ? undefined

@@ -34,13 +34,23 @@ import { displayUrl } from '../source/http.js';
 import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
 import { afterFilter, isTimestampLiteral, laterOf, orderBy, pageSize, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
 import { resoLookup } from './reso-confirm.js';
+import { proveWindow } from './reso-proof.js';
 import { readMetadata } from './reso-metadata.js';
 import type { VendorProfile } from '../vendors/profile.js';
 import { vendorProfile } from '../vendors/registry.js';
 import { replayPages } from './reso-replay.js';
 import type { FeedContext, FeedItem, KeyLookup, OpenedFeed, SourceReadStats } from '../types.js';
 
-const Mark = z.object({ ts: z.string().refine(isTimestampLiteral, 'not an ISO timestamp'), photos: z.string().refine(isTimestampLiteral).optional() });
+/**
+ * The mark: where the next incremental pull starts, and `paging: 'nextLink'` once a keyset pull
+ * could not prove it read its window (the server ignores $orderby, or does not answer $count):
+ * learned once, the next incremental pulls page by nextLink from the fixed mark.
+ */
+const Mark = z.object({
+  ts: z.string().refine(isTimestampLiteral, 'not an ISO timestamp'),
+  photos: z.string().refine(isTimestampLiteral).optional(),
+  paging: z.literal('nextLink').optional(),
+});
 type Mark = z.infer<typeof Mark>;
 
 /** How many keys seen twice a read lists by name (the count is exact). */
@@ -69,6 +79,8 @@ interface PullState {
   shiftedAt?: string;
   /** how the pull paged in the end (a refused keyset query turns into nextLink paging) */
   paging?: Paging;
+  /** an incremental keyset pull that could not prove it read its window: the mark stays, and learns nextLink paging */
+  unproven?: boolean;
 }
 
 export function openReso(feedName: string, source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): OpenedResoFeed {
@@ -143,6 +155,8 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
         `a $skip page shifted during the incremental pull (records before it left the result): the next pull asks again from ${state.mark.ts}`,
       );
     }
+    // what a pull learned of the server's paging outlives a full pull
+    if (state.mark && !stored && source.incremental && readMark(ctx, feedName, label)?.paging === 'nextLink') state.mark = { ...state.mark, paging: 'nextLink' };
     complete = true;
   }
 
@@ -256,6 +270,20 @@ async function* livePages(
   const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...(photos ? [photos] : [])])] : undefined;
   const order = stored ? 'time' : 'key';
   let paging: Paging = source.paging === 'keyset' && profile.orderby ? 'keyset' : 'nextLink';
+  if (paging === 'keyset' && stored?.paging === 'nextLink') {
+    paging = 'nextLink';
+    const warning = `this incremental pull pages by @odata.nextLink: the server was found to ignore $orderby (an earlier pull could not prove it read its window by keyset); set source.paging: nextLink to say so`;
+    stats.warnings.push(warning);
+    ctx.logger.warn({ paging }, warning);
+  }
+  /** incremental keyset: the latest timestamp read of each key, for the proof (reso-proof.ts) */
+  const readTs = order === 'time' && paging === 'keyset' ? new Map<string, string>() : undefined;
+  const unproven = (why: string) => {
+    state.unproven = true;
+    const warning = `${why}; the mark stays at ${stored!.ts} and the next incremental pulls page by @odata.nextLink from it (set source.paging: nextLink for this server)`;
+    stats.warnings.push(warning);
+    ctx.logger.warn({ paging: 'nextLink' }, warning);
+  };
   const query = (after: string | undefined, remaining: number | undefined) =>
     queryUrl(base, source.resource, pullQuery(source, profile, { full: !stored, since, after, order: paging === 'keyset' ? order : undefined, remaining, select }));
   const origin = new URL(base).origin;
@@ -267,7 +295,7 @@ async function* livePages(
   let read = 0;
   let url = query(undefined, source.top);
   try {
-    for (let n = 1; ; n++) {
+    pull: for (let n = 1; ; n++) {
       const where = { file: displayUrl(url), record: `page ${n}` };
       if (n > source.maxPages) throw new FeedReadError(`more than source.maxPages (${source.maxPages}) pages: the pull stopped there and is not complete`, where, false);
       if (asked.has(url))
@@ -305,10 +333,16 @@ async function* livePages(
         const r = v as Record<string, unknown>;
         seen.ts = laterOf(seen.ts, usableTimestamp(r[TS], now));
         if (source.photosTimestampField) seen.photos = laterOf(seen.photos, usableTimestamp(r[source.photosTimestampField], now));
+        if (readTs && isTimestampLiteral(r[TS]) && r[source.keyField] != null) readTs.set(String(r[source.keyField]), r[TS]);
       }
       const last = lastRecord(value);
       if (last && isTimestampLiteral(last[TS])) state.lastTs = last[TS];
       yield value;
+      if (disorder && readTs) {
+        // an incremental pull stops there, keeps its mark, and learns: the next pages by nextLink
+        unproven(`${disorder.what}: the server ignores $orderby=${orderBy(order, source.keyField)}`);
+        break pull;
+      }
       if (disorder) {
         throw new FeedReadError(
           `${disorder.what}: the server ignores $orderby=${orderBy(order, source.keyField)}, so paging by key would skip records; the pull stopped here and is not complete (${disorder.advice})`,
@@ -321,7 +355,21 @@ async function* livePages(
         return;
       }
       if (paging === 'keyset') {
-        if (value.length === 0 || lastPage(page, source, profile, source.top === undefined ? undefined : source.top - (read - value.length), order)) return;
+        if (value.length === 0 || lastPage(page, source, profile, source.top === undefined ? undefined : source.top - (read - value.length), order)) {
+          // a cursor moved (more than one page): what the pull read is proved before its mark moves
+          if (readTs && n > 1) {
+            const proof = await proveWindow({
+              client,
+              base,
+              resource: source.resource,
+              filter: pullQuery(source, profile, { full: false, since }).filter,
+              end: windowEnd()!,
+              read: readTs,
+            });
+            if (!proof.proven) unproven(proof.why);
+          }
+          break pull;
+        }
         if (!last || last[source.keyField] === undefined || last[source.keyField] === null) {
           throw new FeedReadError(`the last record of page ${n} has no ${source.keyField}: keyset paging cannot go on after it (set source.keyField)`, where, false);
         }
@@ -341,11 +389,23 @@ async function* livePages(
       }
     }
   } finally {
-    // the server's clock when the pull began bounds the mark (our clock when the server sends no Date)
-    const bound = new Date((client.serverTime ?? now) - 1000).toISOString();
-    const ts = laterOf(stored?.ts, earlierOf(seen.ts, bound));
-    const photosTs = laterOf(stored?.photos, earlierOf(seen.photos, bound));
-    state.mark = ts ? { ts, ...(photosTs && { photos: photosTs }) } : undefined;
+    // the server's clock when the pull began bounds the mark
+    const ts = windowEnd();
+    const photosTs = laterOf(stored?.photos, earlierOf(seen.photos, serverBound()));
+    const learned = state.unproven || stored?.paging === 'nextLink';
+    state.mark = state.unproven
+      ? { ...stored!, paging: 'nextLink' }
+      : ts
+        ? { ts, ...(photosTs && { photos: photosTs }), ...(learned && { paging: 'nextLink' as const }) }
+        : undefined;
+  }
+  /** the server's clock when the pull began, less a second (our clock when the server sends no Date) */
+  function serverBound(): string {
+    return new Date((client.serverTime ?? now) - 1000).toISOString();
+  }
+  /** the mark this pull would move to: the latest timestamp read, within the bound; the end of the window it claims */
+  function windowEnd(): string | undefined {
+    return laterOf(stored?.ts, earlierOf(seen.ts, serverBound()));
   }
 }
 
