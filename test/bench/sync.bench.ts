@@ -291,7 +291,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
  */
 async function runScenario(t: ScenarioTask): Promise<Row> {
   const { demo, feed, apiConfig, client } = await benchSetup(t.url, t.root);
-  const store = await createFileStore(join(t.dir, 'state.json'));
+  const store = await createFileStore(join(t.dir, 'state.lmdb'));
   const changeLog = await createFileChangeLog(join(t.dir, 'changes.jsonl'));
   // (a queue worker keeps the page echo in memory only: jobs/listing-sync.ts gives no files)
   const echoFiles = t.runs > 1 ? undefined : createEchoFiles(join(t.dir, 'page-echo'), silentLogger);
