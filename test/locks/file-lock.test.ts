@@ -8,9 +8,9 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acquireForegroundLock, acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/queue/target-lock.js';
-import { lockHolder, tryLockFile } from '../../src/state/file-lock.js';
-import { holderGone, newHolder, processStartTime, type LockHolder } from '../../src/state/lock-holder.js';
+import { acquireForegroundLock, acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
+import { lockHolder, tryLockFile } from '../../src/locks/file-lock.js';
+import { holderGone, newHolder, processStartTime, type LockHolder } from '../../src/locks/lock-holder.js';
 
 let dir: string;
 let child: ChildProcess;
