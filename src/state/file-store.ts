@@ -19,8 +19,6 @@ import { StoredEntries } from './stored-entries.js';
 /** The store's layout; a store of a later one is refused, an earlier one upgraded when there is one. */
 export const SCHEMA_VERSION = 1;
 const SCHEMA_KEY = 'schema';
-/** meta key of a namespace's entry count */
-const sizeKey = (ns: string) => `size\0${ns}`;
 
 /** The state file store, with what `feedsync state export|import` needs beside KvStore. */
 export interface FileStore extends KvStore {
@@ -49,7 +47,8 @@ export async function createFileStore(path: string): Promise<FileStore> {
     await root.close();
     throw err;
   }
-  const count = (ns: string) => Number(file.meta.get(sizeKey(ns)) ?? 0);
+  // (counted when asked, by LMDB's walk of the range's keys: a kept count cost every set a lookup)
+  const count = (ns: string) => file.db.getKeysCount(rangeOf(ns));
   const apply = async (changes: readonly StateChange[]) => writeState(file, () => changes.forEach((c) => applyChange(file, c)));
   let closed: Promise<void> | undefined;
   return {
@@ -65,7 +64,7 @@ export async function createFileStore(path: string): Promise<FileStore> {
         applyChange(file, { ns, set: [[key, next]] });
         return true;
       }),
-    namespaces: () => [...file.meta.getRange({ start: sizeKey(''), end: 'size\x01' })].map(({ key, value }) => [key.slice(sizeKey('').length), Number(value)]),
+    namespaces: () => namespacesOf(file).map((ns) => [ns, count(ns)]),
     entries: (ns) => new StoredEntries(file.db, ns, () => count(ns)),
     replace: async (state) => writeState(file, () => putAll(file, state, { clear: true })),
     close: () => (closed ??= root.close()),
@@ -155,30 +154,32 @@ function read(file: StoreFile, ns: string, key: string): string | undefined {
   return stored === undefined ? undefined : valueOf(slot, start, stored);
 }
 
-/** Sets, then deletes, of one namespace, its count kept (within a write). */
+/** Sets, then deletes, of one namespace (within a write). */
 function applyChange(file: StoreFile, change: StateChange): void {
   const { db } = file;
   const { start } = rangeOf(change.ns);
-  let added = 0;
   for (const [key, value] of change.set ?? []) {
     const slot = slotOf(start, key);
-    if (!db.doesExist(slot)) added++;
     db.putSync(slot, storedValue(slot, start, key, value));
   }
-  for (const key of change.delete ?? []) if (db.removeSync(slotOf(start, key))) added--;
-  if (added !== 0) {
-    const size = Number(file.meta.get(sizeKey(change.ns)) ?? 0) + added;
-    if (size > 0) file.meta.putSync(sizeKey(change.ns), String(size));
-    else file.meta.removeSync(sizeKey(change.ns));
+  for (const key of change.delete ?? []) db.removeSync(slotOf(start, key));
+}
+
+/** The namespaces that hold entries, in key order: one seek a namespace, past its range. */
+function namespacesOf(file: StoreFile): string[] {
+  const out: string[] = [];
+  for (let start = ''; ;) {
+    const [first] = file.db.getKeys({ start, limit: 1 });
+    if (first === undefined) return out;
+    const ns = first.slice(0, first.indexOf('\0'));
+    out.push(ns);
+    start = rangeOf(ns).end;
   }
 }
 
 /** Every namespace of `state` written (after all others are removed, with `clear`), within a write. */
 function putAll(file: StoreFile, state: ReadonlyMap<string, Iterable<readonly [string, string]>>, extra: { clear?: boolean; meta?: Record<string, string> }): void {
-  if (extra.clear) {
-    file.db.clearSync();
-    for (const key of [...file.meta.getKeys({ start: sizeKey(''), end: 'size\x01' })]) file.meta.removeSync(key);
-  }
+  if (extra.clear) file.db.clearSync();
   for (const [ns, entries] of state) applyChange(file, { ns, set: entries });
   for (const [key, value] of Object.entries(extra.meta ?? {})) file.meta.putSync(key, value);
 }
