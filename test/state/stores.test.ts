@@ -1,6 +1,7 @@
 // The stores' one atomic write (apply): the file store's is one LMDB transaction, undone whole when
 // it fails; the Redis store applies a run's changes in one transaction. (Kills and processes:
 // store-processes.test.ts.)
+import '../setup/needs-redis.js';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
