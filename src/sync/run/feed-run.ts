@@ -5,7 +5,9 @@
 import type { FeedConfig } from '../../config/schema.js';
 import { openFeed } from '../../feeds/index.js';
 import { oldestMark } from '../../feeds/marks.js';
-import type { OpenedFeed } from '../../feeds/types.js';
+import type { OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
+import type { CompiledMapping } from '../../mapping/compile.js';
+import { keySources } from '../../mapping/key-sources.js';
 import { compileMapping } from '../../mapping/index.js';
 import { mapItem } from '../../mapping/map-feed.js';
 import { createUnmappedTally } from '../../mapping/unmapped.js';
@@ -60,6 +62,7 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       full: opts.full,
       budgets: deps.budgets,
       ...markOf(live.map((l) => l.own.mark)),
+      ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
     });
   const after = await readAndWrite(ctx, opened, live, media);
   for (const [i, l] of live.entries()) {
@@ -229,6 +232,16 @@ async function mediaStepOf(ctx: FeedContext): Promise<MediaStep | undefined> {
     logger: ctx.logger,
     budgets: deps.budgets,
   });
+}
+
+/** What a keys-only reconcile asks of the sync: the key's source fields, a key row's listing key, and whether a lane holds a key. */
+function reconcileAsk(feed: FeedConfig, compiled: CompiledMapping, live: readonly LiveLane[]): ReconcileAsk {
+  const sources = keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']);
+  return {
+    keyFields: sources?.map((s) => s.field) ?? [],
+    keyOf: (data) => compiled.keyOf(data, feed.keyBy),
+    holds: (key) => live.some((l) => l.remote.has(key)),
+  };
 }
 
 function markOf(marks: ReadonlyArray<string | undefined>): { mark?: string } {
