@@ -1,6 +1,7 @@
 // Opens a feed from its config: the reader for its kind over its source.
 import type { FeedSource } from './config-schema.js';
 import { readCsv } from './csv-reader.js';
+import { readMits } from './mits/mits-reader.js';
 import { openReso } from './reso-reader.js';
 import { openSource } from './source.js';
 import type { FeedContext, OpenedFeed } from './types.js';
@@ -12,6 +13,8 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
   const items =
     source.kind === 'csv'
       ? readCsv(bytes, { label, delimiter: source.delimiter, quote: source.quote, encoding: source.encoding, maxRecordBytes: source.maxRecordBytes, maxColumns: source.maxColumns })
-      : readXml(bytes, { label, recordPath: source.recordPath, encoding: source.encoding });
+      : source.kind === 'mits'
+        ? readMits(bytes, { label, recordPath: source.recordPath, recordPer: source.recordPer, encoding: source.encoding, maxPropertyChars: source.maxPropertyChars })
+        : readXml(bytes, { label, recordPath: source.recordPath, encoding: source.encoding });
   return { items, mode: 'full', mark: undefined };
 }

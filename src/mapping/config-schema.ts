@@ -6,7 +6,7 @@ import { nearest } from '../format/nearest.js';
 import { LISTING_FIELDS, type ListingField } from '../listing/schema.js';
 import { foldLookup } from './lookup.js';
 
-export const PRESET_NAMES = ['reso', 'zillow', 'listhub'] as const;
+export const PRESET_NAMES = ['reso', 'zillow', 'listhub', 'mits', 'hotpads'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
 export const TRANSFORM_NAMES = ['trim', 'number', 'integer', 'money', 'boolean', 'split', 'lowercase', 'uppercase', 'days-since', 'words', 'round', 'floor', 'ceil'] as const;

@@ -134,6 +134,13 @@ export async function requests(te: TestEmulator, endpoint: 'RealEstateCreate' | 
 
 export const total = (byStatus: Record<string, number>) => Object.values(byStatus).reduce((a, b) => a + b, 0);
 
+/** Create, update and delete requests the emulator has answered so far, whatever their status. */
+export const writeCounts = async (te: TestEmulator) => ({
+  create: total(await requests(te, 'RealEstateCreate')),
+  update: total(await requests(te, 'RealEstateUpdate')),
+  delete: total(await requests(te, 'RealEstateDelete')),
+});
+
 /** The `api:` lines of a test config against `url` (the test emulator's keys unless given). */
 export function apiYaml(url: string, keys = { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }): string[] {
   return ['api:', `  baseUrl: ${url}`, `  secretKey: ${keys.secretKey}`, `  sessionKey: ${keys.sessionKey}`];
