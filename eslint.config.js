@@ -8,10 +8,10 @@ import tseslint from 'typescript-eslint';
 /** Folders of src/ from the bottom up; a folder may import its own layer and the ones below. */
 const LAYERS = [
   // base: no knowledge of runs, queues or commands
-  ['net', 'redis', 'listing', 'format', 'api', 'budget', 'feeds', 'mapping', 'media', 'state', 'emulator'],
+  ['net', 'redis', 'locks', 'listing', 'format', 'api', 'budget', 'feeds', 'mapping', 'media', 'state', 'emulator'],
   // orchestration, and what is made of it: the config (its schema composes the parts'), alerts,
   // the change log (it records the sync's changes) and the queue
-  ['config', 'sync', 'settings', 'smoke', 'alerts', 'history', 'queue', 'undo'],
+  ['config', 'sync', 'settings', 'smoke', 'alerts', 'change-log', 'queue', 'undo'],
   // running work as commands and jobs do; the worker's HTTP face
   ['runs', 'server'],
   // entry points
@@ -23,7 +23,7 @@ const above = (i) => LAYERS.slice(i + 1).flat();
  * Folders of one layer that one of them must not import back: the other way round is the one that
  * holds (api takes budgets; queue's jobs name the change log's type; listing is below the readers).
  */
-const NOT_BACK = { budget: ['api'], listing: ['api', 'feeds', 'mapping'], history: ['queue'] };
+const NOT_BACK = { budget: ['api'], listing: ['api', 'feeds', 'mapping'], 'change-log': ['queue'] };
 /** src/runtime.ts builds what a command runs with (the API client, store, change log): the runs layer's, not below it. */
 const RUNTIME = ['../runtime.js', '../../runtime.js'];
 const forbid = (folders) => [...new Set(folders)].flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../../../${f}/*`]);

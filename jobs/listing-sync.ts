@@ -101,7 +101,7 @@ export const listingSync: JobDefinition<ListingSyncPayload, ListingSyncReport> =
   payload: ListingSyncPayload,
   exclusive: true,
   logsSummary: true,
-  // the locks: every chatbot the job's lanes write into (queue/target-lock.ts), all held before it runs
+  // the locks: every chatbot the job's lanes write into (locks/target-lock.ts), all held before it runs
   chatbots: (p, config) => lanesOfJob(p, config).map((l) => l.chatbot),
   // for logs: the feed, under its first chatbot; a group's feeds; the chatbot
   target: (p, config) => {

@@ -12,13 +12,13 @@ import { startEmulator, type RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
 import { createFileStore } from './state/file-store.js';
 import type { KvStore } from './state/kv-store.js';
-import type { ChangeLog } from './history/change-log.js';
-import { createFileChangeLog } from './history/file-change-log.js';
-import { createRedisChangeLog } from './history/redis-change-log.js';
+import type { ChangeLog } from './change-log/change-log.js';
+import { createFileChangeLog } from './change-log/file-change-log.js';
+import { createRedisChangeLog } from './change-log/redis-change-log.js';
 import { createRedisStore } from './state/redis-store.js';
 import { changeLogFile, stateDir, stateFile } from './state/paths.js';
 import { createRedis, redisSettings, type RedisClient } from './redis/connection.js';
-import { redactUrl, requireRedis } from './state/redis-required.js';
+import { redactUrl, requireRedis } from './redis/require-redis.js';
 
 // where the state lives: named here too, for the commands that open a runtime
 export { changeLogFile, stateDir, stateFile };

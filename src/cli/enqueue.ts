@@ -10,7 +10,7 @@ import { openOpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { LoadedConfig } from '../config/schema.js';
-import { openChangeLog } from '../history/open.js';
+import { openChangeLog } from '../change-log/open.js';
 import { findUndoTarget } from '../undo/undo-run.js';
 
 export interface EnqueueOptions {

@@ -1,11 +1,11 @@
 // Opens a feed from its config: the reader for its kind over its source.
 import type { FeedSource } from './config-schema.js';
-import { readCsv } from './csv-reader.js';
+import { readCsv } from './csv/csv-reader.js';
 import { readMits } from './mits/mits-reader.js';
-import { openReso } from './reso-reader.js';
-import { openSource } from './source.js';
+import { openReso } from './reso/reso-reader.js';
+import { openSource } from './source/source.js';
 import type { FeedContext, OpenedFeed } from './types.js';
-import { readXml } from './xml-reader.js';
+import { readXml } from './xml/xml-reader.js';
 
 export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext): OpenedFeed {
   if (source.kind === 'reso') return openReso(feedName, source, ctx);

@@ -6,7 +6,7 @@
 // a thrown error: the listing goes on without it. Only the run's own abort is thrown.
 import { STATUS_CODES } from 'node:http';
 import { AbortedError, causeMessage } from '../errors.js';
-import { displayUrl, type RequestBudget } from '../feeds/http.js';
+import { displayUrl, type RequestBudget } from '../feeds/source/http.js';
 import { boundedRequest, RequestStopped, type BoundedResponse } from '../net/request.js';
 import { maskSecrets } from '../secrets.js';
 import { imageTypeOf, SNIFF_BYTES, type ImageType } from './image-type.js';

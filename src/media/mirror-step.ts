@@ -8,10 +8,10 @@
 import { createHash } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { Budgets } from '../budget/budget.js';
-import { displayUrl } from '../feeds/http.js';
+import { displayUrl } from '../feeds/source/http.js';
 import type { FeedSource } from '../feeds/config-schema.js';
 import { mediaHeaders } from '../feeds/media-headers.js';
-import { sourceBudget } from '../feeds/source-budget.js';
+import { sourceBudget } from '../feeds/source/source-budget.js';
 import type { Logger } from '../log.js';
 import type { StateChange } from '../state/kv-store.js';
 import type { MediaConfig, MediaMirrorConfig } from './config-schema.js';

@@ -24,7 +24,7 @@ import {
   targetLockKey,
   type LockWaiters,
   type TargetLock,
-} from './target-lock.js';
+} from '../locks/target-lock.js';
 
 export interface ProcessorDeps {
   config: LoadedConfig;

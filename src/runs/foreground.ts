@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import { recordForegroundRun } from '../queue/run-records.js';
 import { QUEUE_NAMES } from '../queue/names.js';
 import { redisSettings } from '../redis/connection.js';
-import { acquireForegroundLock, lockChatbots, type TargetLock } from '../queue/target-lock.js';
+import { acquireForegroundLock, lockChatbots, type TargetLock } from '../locks/target-lock.js';
 import { stateDir } from '../runtime.js';
 import { failedReport, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
 import { runGroups } from './run-groups.js';
@@ -69,7 +69,7 @@ async function runGroup(lanes: readonly Lane[], run: ForegroundRun, deps: Foregr
 }
 
 /**
- * The lock of each chatbot of the group (queue/target-lock.ts lockChatbots: in serial-number order,
+ * The lock of each chatbot of the group (locks/target-lock.ts lockChatbots: in serial-number order,
  * as a worker job takes them), waiting up to the longest deadline of its lanes' feeds for a run
  * elsewhere to finish.
  */

@@ -9,7 +9,7 @@ import { readFile, stat } from 'node:fs/promises';
 import writeFileAtomic from 'write-file-atomic';
 import { EnvironmentError, FeedsyncError } from '../errors.js';
 import { isSystemError, systemProblem } from '../system-error.js';
-import { lockFile } from './file-lock.js';
+import { lockFile } from '../locks/file-lock.js';
 import type { KvStore, StateChange } from './kv-store.js';
 import { StateBytes, type StateProblem } from './state-bytes.js';
 

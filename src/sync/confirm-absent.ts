@@ -1,6 +1,6 @@
 // The "confirm absences" step of a sync (issue 22), between planning and the delete guard: before a
 // listing is deleted because a full pull of a source that can be asked again (a live RESO pull) did
-// not have its key, the source is asked for exactly those keys (feeds/reso-confirm.ts). A key the
+// not have its key, the source is asked for exactly those keys (feeds/reso/reso-confirm.ts). A key the
 // source still has is not deleted: its record is mapped and planned like any record read (created or
 // updated; an off-market or removed record stays a delete), and the run says that the paging missed
 // it. Only keys the source confirms absent (or off the market) stay deletes. A confirmation that
@@ -59,8 +59,10 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
   try {
     for await (const items of input.lookup.find(asks)) {
       for (const item of items) {
-        if (item.kind === 'error') continue;
-        const key = input.keyOf(item.data);
+        // (a record the source has but could not give whole still holds its key: it is kept, not deleted)
+        const data = item.data;
+        if (data === undefined) continue;
+        const key = input.keyOf(data);
         if (key !== undefined && wanted.has(key) && !found.has(key)) found.set(key, item);
       }
     }

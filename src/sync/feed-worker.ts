@@ -7,8 +7,8 @@
 import { parentPort } from 'node:worker_threads';
 import { FeedReadError, formatPlace, RecordParseError, type ErrorPlace } from '../errors.js';
 import type { CsvSource } from '../feeds/config-schema.js';
-import { readCsv } from '../feeds/csv-reader.js';
-import { openFileSource } from '../feeds/file-source.js';
+import { readCsv } from '../feeds/csv/csv-reader.js';
+import { openFileSource } from '../feeds/source/file-source.js';
 import type { FeedItem, RecordPosition } from '../feeds/types.js';
 import { compileMapping } from '../mapping/compile.js';
 import type { MappingConfig } from '../mapping/config-schema.js';

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { createFileChangeLog } from '../../src/history/file-change-log.js';
+import { createFileChangeLog } from '../../src/change-log/file-change-log.js';
 import { closeQueues, createQueues } from '../../src/queue/index.js';
 import { gatherStatus } from '../../src/server/status/status-data.js';
 import { createFileStore } from '../../src/state/file-store.js';

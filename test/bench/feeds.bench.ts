@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { generateCsv, generateXml, writeFeed } from '../../fixtures/generate.js';
 import { loadConfig } from '../../src/config/load.js';
 import { openFeed } from '../../src/feeds/index.js';
-import { readXml } from '../../src/feeds/xml-reader.js';
+import { readXml } from '../../src/feeds/xml/xml-reader.js';
 import { silentLogger } from '../../src/log.js';
 import { compileMapping, mapFeed } from '../../src/mapping/index.js';
 

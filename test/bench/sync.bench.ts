@@ -43,7 +43,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { createFileStore } from '../../src/state/file-store.js';
-import { createFileChangeLog } from '../../src/history/file-change-log.js';
+import { createFileChangeLog } from '../../src/change-log/file-change-log.js';
 import { runLanes } from '../../src/runs/run-lanes.js';
 import { lanesOf } from '../../src/sync/index.js';
 import { createEchoFiles } from '../../src/state/echo-files.js';

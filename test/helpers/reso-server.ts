@@ -21,6 +21,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { csdl, fieldTypes } from './csdl.js';
 import { compileFilter, compileOrderBy, ODataSyntaxError, type Row } from './odata-filter.js';
 import { inSpelling, type Spelling } from './reso-spelling.js';
 
@@ -61,6 +62,13 @@ export interface ResoServerOptions {
   failPages?: { from: number; status: number };
   /** refuse any `$orderby` with a 400 and a gzipped OData error (as servers that page by nextLink only do) */
   refuseOrderby?: boolean;
+  /**
+   * Edm types of fields, as `$metadata` says (others: Edm.String, numbers Edm.Decimal, the timestamp
+   * Edm.DateTimeOffset); a numeric field compared with a quoted literal is a 400 (ASP.NET OData's words)
+   */
+  types?: Record<string, string>;
+  /** serve `$metadata` (default), or answer it 404 as some servers do */
+  metadata?: boolean;
 }
 
 export type ServerOrder = 'honour' | 'storage' | 'scramble';
@@ -102,6 +110,8 @@ export interface ResoServer {
   order: ServerOrder;
   /** page requests answered so far or refused by `failPages` (requests with `$orderby ... desc` aside) */
   readonly pages: number;
+  /** `$metadata` requests (not in `requests`) */
+  readonly metadataRequests: number;
   close(): Promise<void>;
 }
 
@@ -148,6 +158,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       acceptEncoding: req.headers['accept-encoding'] as string | undefined,
       status: 200,
     };
+    if (url.pathname.endsWith('/$metadata')) return metadata(req, res);
     requests.push(log);
     const n = requests.length;
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -182,7 +193,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     try {
       rows = records.map((r) => inSpelling(r, spelling));
       const filter = q.get('$filter');
-      if (filter) rows = rows.filter(compileFilter(filter, { ...cmpOpts, known }));
+      if (filter) rows = rows.filter(compileFilter(filter, { ...cmpOpts, known, types: (f) => opts.types?.[f] }));
       const orderby = q.get('$orderby');
       if (orderby) compileOrderBy(orderby, { ...cmpOpts, known }); // checked (a 400 for an unknown field) whatever the order served
       if (orderby && server.order === 'honour') rows.sort(compileOrderBy(orderby, { ...cmpOpts, known }));
@@ -228,6 +239,15 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       return;
     }
     res.writeHead(200, headers).end(bytes);
+  }
+
+  let metadataRequests = 0;
+  /** the service's CSDL: the Property entity type of the fields the records carry, typed by `types` */
+  function metadata(req: IncomingMessage, res: ServerResponse) {
+    metadataRequests++;
+    if (!authorized(req.headers.authorization)) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"unauthorized"}}');
+    if (opts.metadata === false) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no $metadata"}}');
+    res.writeHead(200, { 'content-type': 'application/xml' }).end(csdl({ Property: { key: keyField, fields: fieldTypes(records, opts.types) } }));
   }
 
   function quotaHeaders(): Record<string, string> {
@@ -286,6 +306,9 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     order: opts.order ?? 'honour',
     get pages() {
       return pages;
+    },
+    get metadataRequests() {
+      return metadataRequests;
     },
     touch(key, fields = {}) {
       const at = records.findIndex((r) => r[keyField] === key);

@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { readMits } from '../../src/feeds/mits/mits-reader.js';
-import { readXml } from '../../src/feeds/xml-reader.js';
+import { readXml } from '../../src/feeds/xml/xml-reader.js';
 import { MappingConfig } from '../../src/mapping/config-schema.js';
 import { mapFeed, type MappedItem } from '../../src/mapping/index.js';
 

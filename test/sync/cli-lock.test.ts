@@ -6,7 +6,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/queue/target-lock.js';
+import { acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
 import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
 import { csv, homesConfigYaml, rows, SN, useEmulatorSync } from './helpers/feed.js';

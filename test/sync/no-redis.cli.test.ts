@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { requireRedis } from '../../src/state/redis-required.js';
+import { requireRedis } from '../../src/redis/require-redis.js';
 import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
 import { apiYaml, csv, homesConfigYaml, row, rows, SN, useEmulatorSync } from './helpers/feed.js';

@@ -1,4 +1,4 @@
-// Reading the elements of one scanned MITS <Property> (the scanner's shape, feeds/xml-scanner.ts:
+// Reading the elements of one scanned MITS <Property> (the scanner's shape, feeds/xml/xml-scanner.ts:
 // text as a string, attributes as "@_Name", repeated children as a list, an element with
 // attributes and text keeps the text under "#text"). Names match on their local part too, so a feed
 // that writes `MITS:UnitRent` (ResMan's GetMarketing4_0 prefixes unit fields) reads as `UnitRent`.

@@ -1,7 +1,7 @@
 // MITS 4.x ILS feed (PhysicalProperty → Property → Floorplan*, ILS_Unit*, File*) → one record per
 // ILS_Unit (or per Floorplan), each carrying its property's and floorplan's fields (join.ts).
 //
-// Streamed as the XML feeds are (xml-scanner.ts, the declared encoding honoured): each <Property>
+// Streamed as the XML feeds are (xml/xml-scanner.ts, the declared encoding honoured): each <Property>
 // is built whole, joined, and dropped before the next, so memory holds one property — bounded by
 // `maxPropertyChars` (default 16M characters; a larger property fails the read, naming its line) —
 // and time is linear in the document.
@@ -12,8 +12,8 @@
 import { RecordParseError } from '../../errors.js';
 import { itemsOf, type BatchedItems } from '../item-batches.js';
 import type { FeedItem } from '../types.js';
-import { decodeDeclared } from '../xml-reader.js';
-import { createXmlScanner, type ScannedRecord } from '../xml-scanner.js';
+import { decodeDeclared } from '../xml/xml-reader.js';
+import { createXmlScanner, type ScannedRecord } from '../xml/xml-scanner.js';
 import { joinProperty, type RecordPer } from './join.js';
 
 export interface MitsOptions {

@@ -22,6 +22,8 @@ export const mlsgrid: VendorProfile = {
   fullFilter: 'MlgCanView eq true',
   since: 'gt',
   maxOrTerms: 5,
+  // ListingKey is not among the searchable fields: a feed keyed by it is confirmed through ListingId
+  confirmBy: 'ListingId',
   // "requests to download the expanded media using the provided Media URL MUST include a HTTP User-Agent
   // header [whose] value MUST be the Oauth 2 access token" (from 1 June 2026: Changes to MLS Grid Media Access)
   mediaUserAgent: 'accessToken',

@@ -40,6 +40,12 @@ export interface VendorProfile {
   since: 'gt' | 'ge';
   /** minutes the mark is moved back before an incremental pull asks from it (server-side caching) */
   sinceLagMinutes?: number;
+  /**
+   * The searchable field a record is asked for by when the listing key's own field is not searchable
+   * (MLS Grid: ListingKey is not, ListingId is): the confirmation then finds the keys in a keys-only
+   * read (`$select` of the key field and this one) and asks for the records still there by this field.
+   */
+  confirmBy?: string;
   /** most `or` terms one `$filter` may hold (a confirm query that asks for keys); undefined: no documented limit */
   maxOrTerms?: number;
   /**

@@ -6,7 +6,7 @@ import type { FeedConfig } from '../../config/schema.js';
 import { loadAlertState } from '../../alerts/index.js';
 import { excerpt } from '../../errors.js';
 import { boundReport } from '../../queue/report-size.js';
-import type { ChangeLog, RunEntry } from '../../history/change-log.js';
+import type { ChangeLog, RunEntry } from '../../change-log/change-log.js';
 import { feedsOfSyncJob, syncSchedulerOf, type Queues } from '../../queue/index.js';
 import type { KvStore } from '../../state/kv-store.js';
 import { lanesOf } from '../../sync/lanes.js';

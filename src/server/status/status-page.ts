@@ -1,7 +1,7 @@
 // The status page and a run's page, rendered on the server (readable with JavaScript off): every
 // feed's last run, next run, freshness and state, a chart of its last runs, links to each run's
 // changes. The pages refresh themselves every minute.
-import type { ChangeEntry, RunEntry } from '../../history/change-log.js';
+import type { ChangeEntry, RunEntry } from '../../change-log/change-log.js';
 import { describeChange } from '../../sync/changes.js';
 import { formatUndoReport, type UndoReport } from '../../undo/report.js';
 import { formatMs, runChart, SERIES } from './chart.js';

@@ -12,8 +12,9 @@
 //
 // A vendor profile (vendors/) bends this: no `$orderby` (nextLink paging), `$top` as the page size,
 // a filter term every request carries, `gt` instead of `ge`, only some fields searchable.
-import type { ResoSource } from './config-schema.js';
-import type { VendorProfile } from './vendors/profile.js';
+import type { ResoSource } from '../config-schema.js';
+import { typedLiteral } from './reso-metadata.js';
+import type { VendorProfile } from '../vendors/profile.js';
 
 export const TS = 'ModificationTimestamp';
 
@@ -115,8 +116,9 @@ export function pullQuery(source: ResoSource, profile: VendorProfile, q: PullQue
 /**
  * `$filter`s that ask the server for these keys (a confirm-before-delete query), in as many
  * queries as the vendor's `or` limit needs; undefined when the vendor cannot filter on the key field.
+ * A text key goes as the field's Edm `type` says (`$metadata`: Edm.Int64 bare); untyped, quoted.
  */
-export function keyFilters(profile: VendorProfile, keyField: string, keys: readonly unknown[], source?: ResoSource): string[] | undefined {
+export function keyFilters(profile: VendorProfile, keyField: string, keys: readonly unknown[], source?: ResoSource, type?: string): string[] | undefined {
   if (profile.searchable && !profile.searchable.includes(keyField)) return undefined;
   const per = profile.maxOrTerms ?? 50;
   const required = profile.requiredFilter && source?.[profile.requiredFilter.sourceKey];
@@ -129,7 +131,7 @@ export function keyFilters(profile: VendorProfile, keyField: string, keys: reado
         source?.filter,
         keys
           .slice(i, i + per)
-          .map((k) => `${keyField} eq ${keyLiteral(k)}`)
+          .map((k) => `${keyField} eq ${typeof k === 'string' ? (typedLiteral(k, type) ?? keyLiteral(k)) : keyLiteral(k)}`)
           .join(' or '),
       )!,
     );

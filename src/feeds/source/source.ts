@@ -2,12 +2,12 @@
 // gunzipped when the file is .gz, the server says application/gzip, or config says gzip: true, always
 // within source.maxBytes and source.maxCompressionRatio (a Content-Encoding: gzip body is decoded,
 // within the same bounds, by http.ts).
-import type { FeedSource } from './config-schema.js';
+import type { FeedSource } from '../config-schema.js';
 import { boundedGunzip } from './decompress.js';
 import { openFileSource } from './file-source.js';
 import { displayUrl, httpGet } from './http.js';
 import { sourceBudget } from './source-budget.js';
-import type { FeedContext } from './types.js';
+import type { FeedContext } from '../types.js';
 
 export interface OpenedSource {
   /** printable name: the path as configured, or the URL without its query */

@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
-import { DEFAULT_LIMITS } from '../../src/history/change-log.js';
-import { createChangeRecorder } from '../../src/history/recorder.js';
-import { createRedisChangeLog } from '../../src/history/redis-change-log.js';
+import { DEFAULT_LIMITS } from '../../src/change-log/change-log.js';
+import { createChangeRecorder } from '../../src/change-log/recorder.js';
+import { createRedisChangeLog } from '../../src/change-log/redis-change-log.js';
 import { silentLogger } from '../../src/log.js';
 import { syncFeed } from '../../src/sync/index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';

@@ -5,9 +5,9 @@
 // mapping can still read its key); the records after it are read as usual.
 import iconv from 'iconv-lite';
 import { StringDecoder } from 'node:string_decoder';
-import { FeedReadError, RecordParseError } from '../errors.js';
-import { itemsOf, type BatchedItems } from './item-batches.js';
-import type { FeedItem } from './types.js';
+import { FeedReadError, RecordParseError } from '../../errors.js';
+import { itemsOf, type BatchedItems } from '../item-batches.js';
+import type { FeedItem } from '../types.js';
 import { createXmlScanner, type ScannedRecord } from './xml-scanner.js';
 
 export { decodeXmlText } from './xml-scanner.js';

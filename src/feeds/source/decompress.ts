@@ -4,7 +4,7 @@
 // 10 GiB of zeros ends after a few MB with a FeedReadError saying which bound it hit.
 import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { AbortedError, causeMessage, FeedReadError } from '../errors.js';
+import { AbortedError, causeMessage, FeedReadError } from '../../errors.js';
 
 export interface ExpansionLimits {
   /** most bytes the feed may have, after decompression */

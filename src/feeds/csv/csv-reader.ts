@@ -11,10 +11,10 @@ import { parse, type CsvError } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { hash } from 'node:crypto';
 import { once } from 'node:events';
-import { FeedReadError, RecordParseError } from '../errors.js';
+import { FeedReadError, RecordParseError } from '../../errors.js';
 import { CsvScanner, fastPathReads, MAX_HELD, type Handover } from './csv-scan.js';
-import { itemsOf, type BatchedItems } from './item-batches.js';
-import type { FeedItem } from './types.js';
+import { itemsOf, type BatchedItems } from '../item-batches.js';
+import type { FeedItem } from '../types.js';
 
 export interface CsvOptions {
   label: string;

@@ -2,8 +2,8 @@
 // and within maxWholeBytesPerFeed across a feed's runs: past it the oldest runs' are dropped, and
 // their changes then say so.
 import { afterAll, expect, it } from 'vitest';
-import { shownEntry, type ChangeEntry, type RunEntry } from '../../src/history/change-log.js';
-import { createRedisChangeLog } from '../../src/history/redis-change-log.js';
+import { shownEntry, type ChangeEntry, type RunEntry } from '../../src/change-log/change-log.js';
+import { createRedisChangeLog } from '../../src/change-log/redis-change-log.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 
 const redis = testRedis();

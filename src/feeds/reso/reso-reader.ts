@@ -28,16 +28,17 @@
 // `path` replays saved pages instead (reso-replay.ts); the mark then is the latest usable timestamp
 // replayed, and an incremental replay drops records older than the stored mark.
 import { z } from 'zod';
-import { causeMessage, FeedReadError, RecordParseError } from '../errors.js';
-import type { ResoSource } from './config-schema.js';
-import { displayUrl } from './http.js';
+import { causeMessage, FeedReadError, RecordParseError } from '../../errors.js';
+import type { ResoSource } from '../config-schema.js';
+import { displayUrl } from '../source/http.js';
 import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
 import { afterFilter, isTimestampLiteral, laterOf, orderBy, pageSize, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
 import { resoLookup } from './reso-confirm.js';
-import type { VendorProfile } from './vendors/profile.js';
-import { vendorProfile } from './vendors/registry.js';
+import { readMetadata } from './reso-metadata.js';
+import type { VendorProfile } from '../vendors/profile.js';
+import { vendorProfile } from '../vendors/registry.js';
 import { replayPages } from './reso-replay.js';
-import type { FeedContext, FeedItem, OpenedFeed, SourceReadStats } from './types.js';
+import type { FeedContext, FeedItem, KeyLookup, OpenedFeed, SourceReadStats } from '../types.js';
 
 const Mark = z.object({ ts: z.string().refine(isTimestampLiteral, 'not an ISO timestamp'), photos: z.string().refine(isTimestampLiteral).optional() });
 type Mark = z.infer<typeof Mark>;
@@ -148,13 +149,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
   return {
     items: items(),
     ...(client && {
-      lookup: resoLookup(source, {
-        client,
-        label,
-        paging: () => pagingAdvice(source, state.paging),
-        nextLink: nextLinkUrl,
-        itemOf: (record, index) => itemOf(record, source.keyField, { file: label, index }),
-      }),
+      lookup: liveLookup(feedName, source, client, { label, state, stats, ctx, options }),
     }),
     /** 'incremental' only once a stored mark was found; the first pull of an incremental feed is full */
     get mode() {
@@ -168,6 +163,62 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
     },
     stats,
   };
+}
+
+/** The live pull's lookup (reso-confirm.ts): the pull's client, its paging, its $metadata read once, keys-only reads. */
+function liveLookup(
+  feedName: string,
+  source: ResoSource,
+  client: PageClient,
+  pull: { label: string; state: PullState; stats: ResoReadStats; ctx: FeedContext; options: { backoffMs?: number } },
+): KeyLookup {
+  const { label, state, stats, ctx, options } = pull;
+  return resoLookup(source, {
+    client,
+    label,
+    paging: () => pagingAdvice(source, state.paging),
+    nextLink: nextLinkUrl,
+    itemOf: (record, index) => itemOf(record, source.keyField, { file: label, index }),
+    fieldTypes: once(async () => {
+      try {
+        return (await readMetadata(client, source.url!, source.resource)).sets.get(source.resource);
+      } catch (err) {
+        const warning = `the server's $metadata could not be read (${causeMessage(err)}): keys are asked for quoted, as text`;
+        stats.warnings.push(warning);
+        ctx.logger.warn({ feed: feedName, file: label }, warning);
+        return undefined;
+      }
+    }),
+    keysOnly: (fields) => keysOnlyPages(source, ctx, fields, { ...options, scope: feedName, warnings: stats.warnings }),
+  });
+}
+
+/** The first call's promise, for every call. */
+function once<T>(f: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= f());
+}
+
+/**
+ * A keys-only read: every record the feed's filter selects (a full pull's query: the vendor's terms,
+ * `source.filter`, MLS Grid's `MlgCanView eq true`) with `fields`, the key and ModificationTimestamp
+ * only, paged as a full pull is (keyset by key, or nextLink), on pages as large as the vendor allows
+ * without `$expand`, and bounded as a pull is (source.maxPages). About 100 bytes a record against
+ * 5–30 KB for a whole one.
+ */
+export async function* keysOnlyPages(
+  source: ResoSource,
+  ctx: FeedContext,
+  fields: readonly string[],
+  options: { backoffMs?: number; scope?: string; warnings?: string[] } = {},
+): AsyncIterable<Array<Record<string, unknown>>> {
+  const profile = vendorProfile(source.vendor);
+  const keys: ResoSource = { ...source, select: [...fields], expandMedia: false, top: undefined, maxPageSize: Math.min(profile.maxPageSize, source.maxPageRecords) };
+  const client = resoPageClient(keys, ctx, options);
+  const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false, warnings: options.warnings ?? [] };
+  for await (const value of livePages(keys, client, undefined, { capped: false, pages: 0 }, Date.now(), stats, ctx)) {
+    yield value.filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v));
+  }
 }
 
 function readMark(ctx: FeedContext, feedName: string, label: string): Mark | undefined {

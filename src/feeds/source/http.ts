@@ -7,11 +7,11 @@
 // replay records already handed on).
 import { STATUS_CODES } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../errors.js';
-import type { Logger } from '../log.js';
-import { boundedRequest, RequestStopped, type BoundedResponse } from '../net/request.js';
-import { parseRetryAfter } from '../net/retry-after.js';
-import { maskSecrets, maskUrl, registerHeaderSecrets, registerSecret, registerUrlSecrets } from '../secrets.js';
+import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { boundedRequest, RequestStopped, type BoundedResponse } from '../../net/request.js';
+import { parseRetryAfter } from '../../net/retry-after.js';
+import { maskSecrets, maskUrl, registerHeaderSecrets, registerSecret, registerUrlSecrets } from '../../secrets.js';
 import { boundedGunzip, type ExpansionLimits } from './decompress.js';
 import { errorBodyMessage, readErrorBody } from './error-body.js';
 

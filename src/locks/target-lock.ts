@@ -19,8 +19,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keysOf, lockHolderKey, lockWaitersKey } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
-import { lockFile } from '../state/file-lock.js';
-import { holderGone, holdingHere, newHolder, parseHolder } from '../state/lock-holder.js';
+import { lockFile } from './file-lock.js';
+import { holderGone, holdingHere, newHolder, parseHolder } from './lock-holder.js';
 
 // KEYS: lock, waiters, holder; ARGV: owner, ttl ms, waiters' ttl ms (0: do not wait in line, poll), holder record
 const ACQUIRE = `

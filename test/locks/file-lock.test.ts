@@ -8,10 +8,10 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acquireForegroundLock, acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/queue/target-lock.js';
-import { lockHolder, tryLockFile } from '../../src/state/file-lock.js';
+import { acquireForegroundLock, acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
+import { lockHolder, tryLockFile } from '../../src/locks/file-lock.js';
 import { createFileStore } from '../../src/state/file-store.js';
-import { holderGone, newHolder, processStartTime, type LockHolder } from '../../src/state/lock-holder.js';
+import { holderGone, newHolder, processStartTime, type LockHolder } from '../../src/locks/lock-holder.js';
 
 let dir: string;
 let child: ChildProcess;

@@ -6,11 +6,11 @@
 // redirect followed.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../errors.js';
-import { boundedRequest, RequestStopped } from '../net/request.js';
-import { forgetSecret, maskSecrets, registerSecret, tokenLike } from '../secrets.js';
-import type { OAuth2Auth } from './config-schema.js';
-import { errorBodyMessage } from './error-body.js';
+import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../../errors.js';
+import { boundedRequest, RequestStopped } from '../../net/request.js';
+import { forgetSecret, maskSecrets, registerSecret, tokenLike } from '../../secrets.js';
+import type { OAuth2Auth } from '../config-schema.js';
+import { errorBodyMessage } from '../source/error-body.js';
 
 const TokenAnswer = z.looseObject({
   access_token: z.string().min(1),

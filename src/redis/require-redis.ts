@@ -2,7 +2,7 @@
 // Redis answers. Falling back to the state file would run beside the workers that hold the
 // chatbot's lock in Redis, on a state they never see: the chatbot written twice. The wait is bounded:
 // a partition or a full `maxclients` fails the command in seconds, naming Redis and the cause.
-import type { RedisClient } from '../redis/client.js';
+import type { RedisClient } from './client.js';
 import { RedisUnavailableError } from '../errors.js';
 
 /** How long a command waits for the configured Redis to answer before it refuses to run. */

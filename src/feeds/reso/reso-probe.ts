@@ -3,12 +3,12 @@
 // (the page-size probe asks the key field alone), all through the source's budget. A vendor profile
 // is only asked what it would send (never what its documentation says it refuses: a refusal may
 // count against the token); the standard profile is asked everything.
-import { causeMessage, FeedReadError } from '../errors.js';
-import type { ResoSource } from './config-schema.js';
+import { causeMessage, FeedReadError } from '../../errors.js';
+import type { ResoSource } from '../config-schema.js';
 import { resoPageClient, type Page } from './reso-pages.js';
 import { and, keyLiteral, pageSize, queryUrl, TS, type QueryParts } from './reso-query.js';
-import type { FeedContext } from './types.js';
-import { vendorProfile } from './vendors/registry.js';
+import type { FeedContext } from '../types.js';
+import { vendorProfile } from '../vendors/registry.js';
 
 export interface ProbeResult {
   /** what was asked, e.g. "$orderby=ListingKey" */

@@ -2,10 +2,10 @@
 // of page files (read in name order).
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { causeMessage, FeedReadError } from '../errors.js';
+import { causeMessage, FeedReadError } from '../../errors.js';
 import { checkPage } from './reso-pages.js';
-import { feedPath } from './source.js';
-import type { FeedContext } from './types.js';
+import { feedPath } from '../source/source.js';
+import type { FeedContext } from '../types.js';
 
 export async function* replayPages(path: string, ctx: Pick<FeedContext, 'baseDir'>, label: string, maxRecords: number): AsyncIterable<unknown[]> {
   const full = feedPath(ctx, path);

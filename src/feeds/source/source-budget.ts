@@ -4,12 +4,12 @@
 // The server's quota headers tighten the limits at run time, and a 429/503 Retry-After pauses every
 // process on the credential. A wait too long to make (a spent hourly or daily budget) stops the read
 // with a retryable FeedReadError that says when the budget resets (`retryAt`).
-import { parseRetryAfter } from '../api/retry.js';
-import { createBudgets, credentialKey, memoryBackend, type Budget, type Permit } from '../budget/index.js';
-import { BudgetExhaustedError, FeedReadError } from '../errors.js';
-import type { FeedSource } from './config-schema.js';
+import { parseRetryAfter } from '../../api/retry.js';
+import { createBudgets, credentialKey, memoryBackend, type Budget, type Permit } from '../../budget/index.js';
+import { BudgetExhaustedError, FeedReadError } from '../../errors.js';
+import type { FeedSource } from '../config-schema.js';
 import type { RequestBudget } from './http.js';
-import type { FeedContext } from './types.js';
+import type { FeedContext } from '../types.js';
 
 /** Waits up to this long for a window to refill (a minute window always); longer stops the read. */
 export const SOURCE_MAX_WAIT_MS = 70_000;

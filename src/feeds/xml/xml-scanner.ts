@@ -23,7 +23,7 @@
 //     as written (a DOCTYPE entity is never expanded, an external one never fetched); CDATA is text.
 // Names are kept as written, namespace prefix included (`commons:City`): the mapping's paths match
 // on the local name when the exact name is absent.
-import { FeedReadError } from '../errors.js';
+import { FeedReadError } from '../../errors.js';
 
 export interface ScannedRecord {
   /** 1-based line of the record's start tag */

@@ -5,12 +5,12 @@
 // the credential to fix.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { AbortedError, causeMessage, FeedReadError, formatPlace } from '../errors.js';
-import type { ResoSource } from './config-schema.js';
-import { displayUrl, httpGet } from './http.js';
+import { AbortedError, causeMessage, FeedReadError, formatPlace } from '../../errors.js';
+import type { ResoSource } from '../config-schema.js';
+import { displayUrl, httpGet } from '../source/http.js';
 import { oauth2TokenSource, type TokenSource } from './oauth2.js';
-import { sourceBudget } from './source-budget.js';
-import type { FeedContext } from './types.js';
+import { sourceBudget } from '../source/source-budget.js';
+import type { FeedContext } from '../types.js';
 
 const Page = z.looseObject({
   value: z.array(z.unknown()),
@@ -21,6 +21,8 @@ export type Page = z.infer<typeof Page>;
 export interface PageClient {
   /** the page at `url`; `what` names it in errors ("page 3") */
   get(url: string, what: string): Promise<Page>;
+  /** a document that is not a page (the service's `$metadata`), as text, within source.maxPageBytes */
+  text(url: string, what: string): Promise<string>;
   /** requests made so far (page requests, retries included) */
   readonly requests: number;
   /** the server's clock (epoch ms) by the Date header of its first answer, when it sent one */
@@ -48,7 +50,11 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
   let lastHeaders: Headers | undefined;
   const budget = sourceBudget(source, ctx);
 
-  async function get(url: string, what: string): Promise<Page> {
+  const get = (url: string, what: string): Promise<Page> => fetchAs(url, what, headers, (text, place) => parsePage(text, place, source.maxPageRecords));
+  const text = (url: string, what: string): Promise<string> => fetchAs(url, what, { ...headers, accept: 'application/xml' }, (t) => t);
+
+  /** the answer at `url` read whole, then parsed (an unreadable body, or a page that is not JSON, is asked for again) */
+  async function fetchAs<T>(url: string, what: string, headers: Record<string, string>, parse: (text: string, place: { file: string; record: string }) => T): Promise<T> {
     const place = { file: displayUrl(url), record: what };
     let refreshed = false;
     for (let attempt = 0; ; attempt++) {
@@ -72,7 +78,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           const date = Date.parse(response.headers.get('date') ?? '');
           if (Number.isFinite(date)) serverTime = date;
         }
-        return parsePage(await readCapped(body, cancel, source.maxPageBytes, place), place, source.maxPageRecords);
+        return parse(await readCapped(body, cancel, source.maxPageBytes, place), place);
       } catch (err) {
         if (err instanceof FeedReadError && err.status === 401) {
           if (tokens && token && !refreshed) {
@@ -102,6 +108,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
 
   return {
     get,
+    text,
     get requests() {
       return requests;
     },

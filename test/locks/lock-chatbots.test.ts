@@ -1,9 +1,9 @@
-// lockChatbots (queue/target-lock.ts), the one way a foreground run and a worker job take the locks
+// lockChatbots (locks/target-lock.ts), the one way a foreground run and a worker job take the locks
 // of several chatbots: serial-number order, all or none for a job, and the owner count that keeps
 // a job's other locks alive when one is released. Pure: fake locks, no Redis.
 import { describe, expect, it } from 'vitest';
-import { lockChatbots, type TargetLock } from '../../src/queue/target-lock.js';
-import { holderGone, holdingHere, newHolder } from '../../src/state/lock-holder.js';
+import { lockChatbots, type TargetLock } from '../../src/locks/target-lock.js';
+import { holderGone, holdingHere, newHolder } from '../../src/locks/lock-holder.js';
 
 function fakeLocks(busy: ReadonlySet<string>, failing?: string) {
   const taken: string[] = [];

@@ -4,8 +4,8 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
-import { AbortedError, causeMessage, FeedReadError } from '../errors.js';
-import type { FeedSource } from './config-schema.js';
+import { AbortedError, causeMessage, FeedReadError } from '../../errors.js';
+import type { FeedSource } from '../config-schema.js';
 import { boundedGunzip } from './decompress.js';
 
 /** A configured feed path as a file path: relative ones are relative to the config's folder. */
