@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { applyVendorDefaults, checkVendorRules } from './vendors/apply.js';
 import { VENDOR_NAMES } from './vendors/profile.js';
+import { vendorProfile } from './vendors/registry.js';
 
 /** Documented budgets: MLS Grid 2/s, 7200/hour, 40000/day; Trestle 180/minute, 7200/hour (docs/configuration.md). */
 export const SourceLimits = z
@@ -22,8 +23,15 @@ const location = {
   /** extra request headers (values may use ${ENV}); for http(s) and reso */
   headers: z.record(z.string(), z.string()).default({}),
   bearerToken: z.string().optional().describe('sent as Authorization: Bearer <token>'),
-  /** headers of photo downloads (media.mirror), sent to the photo's own origin only */
-  mediaHeaders: z.record(z.string(), z.string()).optional().describe('headers of photo downloads (media.mirror); values may use ${ENV}, masked in every output'),
+  /** headers of photo downloads (media.mirror), sent only over https to the hosts mediaHosts names */
+  mediaHeaders: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('headers of photo downloads (media.mirror), sent only over https to mediaHosts; values may use ${ENV}, masked in every output'),
+  mediaHosts: z
+    .array(z.string().regex(/^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/, 'a host name, e.g. photos.example.com'))
+    .optional()
+    .describe("the photo hosts mediaHeaders (and the vendor's media token) are sent to, over https only; beside the vendor profile's own"),
   // bounded: Node's timers make anything above 2^31-1 ms a 1 ms timeout
   timeoutMs: z.number().int().min(1).max(3_600_000).default(600_000).describe('total deadline of one request: the response and its whole body (not an idle timeout)'),
   maxBytes: z.number().int().positive().optional().describe('most bytes a feed (or one RESO page) may have, after gunzip (default 4 GiB)'),
@@ -137,6 +145,12 @@ export const FeedSource = z
   .preprocess(applyVendorDefaults, z.discriminatedUnion('kind', [CsvSource, XmlSource, MitsSource, ResoSource]))
   .refine((s) => Boolean(s.path) !== Boolean(s.url), { message: 'give exactly one of path or url' })
   .superRefine((s, ctx) => {
+    if (s.mediaHeaders && Object.keys(s.mediaHeaders).length > 0 && !s.mediaHosts?.length && !(s.kind === 'reso' && vendorProfile(s.vendor).mediaHosts?.length))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mediaHosts'],
+        message: 'is required with mediaHeaders: the photo hosts these headers may be sent to (over https only), e.g. mediaHosts: [photos.example.com]',
+      });
     if (s.kind !== 'reso') return;
     for (const issue of checkVendorRules(s)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   });

@@ -68,10 +68,12 @@ export function rejectChange(r: RejectedRecord): ListingChange {
   return { op: 'reject', ...(r.key && { key: r.key }), place, reasons: r.reasons };
 }
 
-const REASONS: Record<DeleteReason, string> = {
+/** (entries logged before the reason was named off-market say `skipped`) */
+const REASONS: Record<DeleteReason, string> & Record<string, string | undefined> = {
   absent: 'no longer in the feed',
   removed: 'the source marks it removed',
-  skipped: 'the mapping skips it (off-market)',
+  'off-market': 'its last record is off the market (the mapping skips it)',
+  skipped: 'its last record is off the market (the mapping skips it)',
   duplicate: 'an extra copy of the key',
   moved: "its record no longer matches this chatbot's where (routed elsewhere)",
   undone: 'feedsync undo: the undone run created it',
@@ -92,7 +94,7 @@ export function describeChange(c: ListingChange, dryRun = false): string {
         ? `~ ${c.key} ${would}update: a field the list does not return (Location, AreaUnit, …) changed since the last write`
         : `~ ${c.key} ${would}update: ${c.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldNotKept)}`).join('; ')}`;
     case 'delete':
-      return `- ${c.key} ${c.withheld ? 'delete held back by the guard' : `${would}delete`} (${REASONS[c.reason]}${c.deleteKey ? `, ID ${c.deleteKey}` : ''})`;
+      return `- ${c.key} ${c.withheld ? 'delete held back by the guard' : `${would}delete`} (${REASONS[c.reason] ?? c.reason}${c.deleteKey ? `, ID ${c.deleteKey}` : ''})`;
     case 'reject':
       return `! ${c.key ?? '(no key)'} rejected at ${c.place}: ${c.reasons.join('; ')}`;
     case 'fail':

@@ -113,7 +113,7 @@ export function createFeedCollector(mode: DesiredSide['mode'], options: Collecto
         }
         case 'skipped':
           side.counts.skipped++;
-          if (key !== undefined) side.goneKeys.set(key, 'skipped');
+          if (key !== undefined) side.goneKeys.set(key, 'off-market');
           break;
         case 'removed':
           side.counts.removed++;

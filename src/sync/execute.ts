@@ -25,7 +25,7 @@ import { unlistedOf } from '../listing/whole.js';
 import type { BeforeCapture, Captured } from './capture-before.js';
 import { createChange, deleteChange, updateChange, type ChangeSink } from './changes.js';
 import { createOnce } from './create-once.js';
-import type { KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate } from './plan-types.js';
+import type { DeleteReason, KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate } from './plan-types.js';
 
 export interface ExecuteDeps {
   api: ChatbotApi;
@@ -76,6 +76,8 @@ export interface ExecutionResult {
   stamped: Entries;
   /** feed keys deleted (their fingerprints go) */
   deletedKeys: string[];
+  /** the deleted ones by why they went (absent, off-market, removed, moved, …) */
+  deletedByReason: Partial<Record<DeleteReason, number>>;
   /** key → the unlisted fields (JSON) of every successful write: what undo completes a listing with */
   unlisted: Entries;
   stopped?: 'aborted' | 'unavailable' | 'failed';
@@ -151,6 +153,7 @@ function emptyResult(): ExecutionResult {
     written: new Entries({ digests: true }),
     stamped: new Entries({ digests: true }),
     deletedKeys: [],
+    deletedByReason: {},
     unlisted: new Entries(),
   };
 }
@@ -285,6 +288,7 @@ function deleteBatches(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
           else {
             result.deleted++;
             result.deletedKeys.push(d.key);
+            result.deletedByReason[d.reason] = (result.deletedByReason[d.reason] ?? 0) + 1;
           }
         }
       } catch (err) {

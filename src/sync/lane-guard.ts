@@ -15,6 +15,8 @@ export interface LaneGuardInput {
   remote: RemoteSide;
   desired: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode' | 'complete' | 'counts'> & { listings: { has(key: string): boolean }; readError?: string };
   planOptions: PlanOptions;
+  /** keys this run wrote: a later record of one may have taken it away (plan.ts, planDeletes) */
+  written?: { has(key: string): boolean };
   /** extra copies of keys the feed holds, found while planning (plan.ts, planListing) */
   duplicateDeletes: readonly PlannedDelete[];
   deletes: Pick<DeletesConfig, 'maxFraction' | 'maxCount' | 'graceHours'>;
@@ -38,7 +40,8 @@ export interface LaneGuardResult {
 
 export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult> {
   const { remote, desired } = input;
-  const rest = planDeletes(remote, desired, input.planOptions);
+  const { listings, protectedKeys, goneKeys, mode } = desired;
+  const rest = planDeletes(remote, { listings, protectedKeys, goneKeys, mode, ...(input.written && { written: input.written }) }, input.planOptions);
   const absences: AbsenceResult = input.confirm ? await input.confirm(rest.deletes) : { deletes: rest.deletes, asked: 0 };
   if (absences.problem) {
     desired.complete = false;

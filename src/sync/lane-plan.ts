@@ -36,6 +36,10 @@ export interface LaneTally {
   unchanged: number;
   unchangedByStamp: number;
   duplicates: number;
+  /** second (or later) writes of a key in this run: a record of it came again after its first was planned */
+  rewritten: number;
+  /** valid listings never planned: the run stopped before they left the pending window (set when planning is over) */
+  unplanned: number;
   /** key → fingerprint of listings in step that had none stored (recorded, nothing written) */
   recordFingerprints: Entries;
   /** key → stamp of listings in step whose stamp was not the stored one */
@@ -89,6 +93,8 @@ export interface LanePlanner {
   held(): Generator<Job>;
   /** planning is over: what it held for it is let go */
   done(): void;
+  /** keys this run planned a create or update for (a later record of one may still take it away: planDeletes) */
+  readonly written: ReadonlySet<string>;
 }
 
 export function createLanePlanner(input: LanePlannerInput): LanePlanner {
@@ -102,6 +108,8 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
       unchanged: 0,
       unchangedByStamp: 0,
       duplicates: 0,
+      rewritten: 0,
+      unplanned: 0,
       recordFingerprints: new Entries({ digests: true }),
       recordStamps: new Entries({ digests: true }),
       duplicateDeletes: [],
@@ -109,8 +117,11 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
     view: { creates: [], updates: [], deletes: [] },
     sent: new Set(),
     photosMissing: [],
+    pending: createPendingWindow<DesiredListing | RememberedListing>({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: input.knownRecurring }),
   };
-  const pending = createPendingWindow<DesiredListing | RememberedListing>({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: input.knownRecurring });
+  const pending = st.pending;
+  /** what left the window (or was held) and waits to be planned */
+  const queue: Array<DesiredListing | RememberedListing> = [];
   const { read, unstamp, expand } = readStep(st);
   const plan = diffStep(st, expand);
   return {
@@ -130,20 +141,27 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
       return entry && this.push(entry);
     },
     *drain() {
-      for (const ready of pending.drain()) {
+      // (taken from the queue one at a time: a run that stops pulling jobs leaves the rest there, counted unplanned)
+      queue.push(...pending.drain());
+      for (let ready = queue.shift(); ready; ready = queue.shift()) {
         const job = plan(ready, false);
         if (job) yield job;
       }
     },
     *held() {
-      for (const entry of pending.held()) {
+      queue.push(...pending.held());
+      for (let entry = queue.shift(); entry; entry = queue.shift()) {
         const job = plan(entry, pending.planned(entry.key));
         if (job) yield job;
       }
     },
     done() {
       st.stamps = new Map();
+      // what still waits was never planned (the run stopped first): counted, then let go
+      const left = new Set([...queue.splice(0), ...pending.drain(), ...pending.held()].map((e) => e.key));
+      for (const key of left) if (st.collector.side.listings.has(key)) st.tally.unplanned++;
     },
+    written: st.sent,
   };
 }
 
@@ -158,6 +176,7 @@ interface PlanState {
   /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
   sent: Set<string>;
   photosMissing: string[];
+  pending: PendingWindow<DesiredListing | RememberedListing>;
 }
 
 /** Reading a record: mapped, unless its stamp shows it in step (then remembered, not mapped). */
@@ -174,6 +193,12 @@ function readStep(st: PlanState) {
   /** the feed's mapping of the record, as this lane's chatbot receives it */
   const ours = (m: MappedItem): MappedItem =>
     m.kind === 'listing' && m.listing.SerialNumber !== input.chatbot ? { ...m, listing: { ...m.listing, SerialNumber: input.chatbot } } : m;
+  /** a mapped item counted; a record of a key that is no listing withdraws what waits of the key (the later record decides) */
+  const added = (m: MappedItem): DesiredListing | undefined => {
+    const entry = collector.add(ours(m));
+    if (!entry && m.key !== undefined) st.pending.withdraw(m.key);
+    return entry;
+  };
   const unstamp = (entry: DesiredListing) => {
     entry.text = undefined;
     st.photosMissing.push(entry.key);
@@ -182,7 +207,7 @@ function readStep(st: PlanState) {
     unstamp,
     /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
     read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined {
-      if (seed === undefined || item.kind !== 'record') return collector.add(ours(map().item));
+      if (seed === undefined || item.kind !== 'record') return added(map().item);
       const text = recordText(item);
       // (the feed thread read the key where it read the record)
       const key = item instanceof ThreadRecord ? item.key : input.keyOf(item);
@@ -192,7 +217,7 @@ function readStep(st: PlanState) {
         return entry;
       }
       const mapped = map();
-      const entry = collector.add(ours(mapped.item));
+      const entry = added(mapped.item);
       if (entry && mapped.clean) entry.text = text;
       return entry;
     },
@@ -213,7 +238,10 @@ function readStep(st: PlanState) {
 function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => DesiredListing) {
   const { input, tally, view, sent } = st;
   const { remote, planOptions, seed } = input;
+  const { side } = st.collector;
   return (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
+    // a later record of the key took the listing away (off the market, removed, rejected): the later record decides
+    if (!side.listings.has(next.key)) return undefined;
     // in step since the last run: unchanged, unless an earlier record of its key was written in this run
     if ('item' in next && !sent.has(next.key)) {
       tally.unchanged++;
@@ -222,7 +250,9 @@ function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => Desir
     }
     const entry = 'item' in next ? expand(next.item, next.text) : next;
     const copies = remote.get(entry.key);
-    const d = sent.has(entry.key) ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
+    const again = sent.has(entry.key);
+    const d = again ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
+    if (again) tally.rewritten++;
     if (d.recordFingerprint) tally.recordFingerprints.push(entry.key, d.recordFingerprint);
     if (seed !== undefined && entry.text !== undefined) {
       const stamp = stampOf(seed, entry.text, d.inStep.hash, d.inStep.fingerprint);

@@ -7,8 +7,8 @@ import type { Logger } from '../log.js';
 import type { FeedSide } from './desired.js';
 import type { ExecutionResult } from './execute.js';
 import type { GuardDecision } from './guards.js';
-import type { PlannedDelete, RemoteSide } from './plan-types.js';
-import { callsBetween, summaryLine, type PlanView, type SyncOutcome, type SyncReport } from './report.js';
+import type { DeleteReason, PlannedDelete, RemoteSide } from './plan-types.js';
+import { callsBetween, summaryLine, type PlanView, type SyncCounts, type SyncOutcome, type SyncReport } from './report.js';
 
 export interface LaneCounted {
   protected: number;
@@ -16,6 +16,9 @@ export interface LaneCounted {
   unchanged: number;
   unchangedByStamp: number;
   duplicates: number;
+  rewritten: number;
+  unplanned: number;
+  writtenThenGone: number;
 }
 
 export interface LaneReportInput {
@@ -33,6 +36,8 @@ export interface LaneReportInput {
   planned?: { creates: number; updates: number; deletes: PlannedDelete[] };
   view?: PlanView;
   exec?: ExecutionResult;
+  /** creates and updates the lane planned (a real run: unwritten = planned − created − updated) */
+  writes?: { planned: number };
   /** records of the feed no lane took (routing) */
   routedNowhere?: number;
   unmapped: SyncReport['unmapped'];
@@ -81,7 +86,9 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
       otherFeeds: r.counted?.otherFeeds ?? 0,
       waitingGrace: g?.waiting.length ?? 0,
       ...(r.routedNowhere !== undefined && { routedNowhere: r.routedNowhere }),
+      ...otherCounts(r),
     },
+    ...deletedByReason(r),
     calls,
     retries: retries + (e?.createResends ?? 0),
     failures,
@@ -116,6 +123,25 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
   // info even when not ok: the report carries the detail, and the CLI prints it as a table
   logger.info({ outcome: r.outcome, ...(r.message && { detail: r.message }) }, report.summary);
   return report;
+}
+
+/** The counts beside created/updated/unchanged that make `valid` add up (report.ts, validFromWrites), each only when not 0. */
+function otherCounts(r: LaneReportInput): Partial<SyncCounts> {
+  const { exec: e, planned: p, counted: c } = r;
+  const unwritten = e && !p ? (r.writes?.planned ?? 0) - e.created - e.updated : 0;
+  const out: Partial<SyncCounts> = {};
+  if (unwritten) out.unwritten = unwritten;
+  if (c?.unplanned) out.unplanned = c.unplanned;
+  if (c?.rewritten) out.rewritten = c.rewritten;
+  if (c?.writtenThenGone) out.writtenThenGone = c.writtenThenGone;
+  return out;
+}
+
+/** The deletes made (a dry run: planned) by reason, duplicates aside; none when nothing was deleted. */
+function deletedByReason(r: LaneReportInput): Pick<SyncReport, 'deletedByReason'> {
+  const byReason: Partial<Record<DeleteReason, number>> = { ...r.exec?.deletedByReason };
+  for (const d of r.planned?.deletes ?? []) if (d.reason !== 'duplicate') byReason[d.reason] = (byReason[d.reason] ?? 0) + 1;
+  return Object.keys(byReason).length ? { deletedByReason: byReason } : {};
 }
 
 /**

@@ -13,6 +13,11 @@ export interface PendingWindow<T extends { key: string }> {
   drain(): T[];
   /** the feed ended and the window was drained: the held ones (latest record per key) */
   held(): T[];
+  /**
+   * a later record of `key` is no listing (off the market, removed, rejected): its waiting entry goes
+   * (the later record decides), and a key pushed before is recurring (held from its first record next run)
+   */
+  withdraw(key: string): void;
   /** whether a record of `key` left the window already (was planned) */
   planned(key: string): boolean;
   /** keys seen more than once in this run (stored for the next run) */
@@ -43,6 +48,10 @@ export function createPendingWindow<T extends { key: string }>(opts: { size: num
       const oldest = window.shift()!;
       left.add(oldest.key);
       return oldest;
+    },
+    withdraw(key) {
+      const waited = window.delete(key);
+      if (late.delete(key) || waited || left.has(key)) recurring.add(key);
     },
     drain() {
       return window.clear();

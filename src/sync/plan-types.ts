@@ -52,8 +52,8 @@ export interface DesiredSide {
   listings: Map<string, DesiredListing>;
   /** keys of records rejected by validation: their remote listing is left as it is */
   protectedKeys: Set<string>;
-  /** keys the feed marks as gone: removed (RESO MlgCanView false) or skipped (off-market) */
-  goneKeys: Map<string, 'removed' | 'skipped' | 'moved'>;
+  /** keys whose last record says the listing is not to be shown: the reason the delete carries */
+  goneKeys: Map<string, GoneReason>;
   rejected: RejectedRecord[];
   feedDuplicates: FeedDuplicate[];
   mode: 'full' | 'incremental';
@@ -116,8 +116,17 @@ export interface PlannedUpdate extends PlannedCreate {
   changes: FieldChange[];
 }
 
-/** moved: a routed record that no longer matches the chatbot's where (lanes.ts); undone: `feedsync undo` deletes a listing the undone run created */
-export type DeleteReason = 'absent' | 'removed' | 'skipped' | 'duplicate' | 'moved' | 'undone';
+/**
+ * Why a key's last record takes its listing away, whatever order its records came in and whether
+ * the chatbot held it before (a delete planned for it is not an absence: it is sent without asking
+ * the source again). off-market: the mapping's `skip` (an off-market status); removed: the source's
+ * own word (RESO MlgCanView: false); moved: a routed record that no longer matches the chatbot's
+ * where (lanes.ts).
+ */
+export type GoneReason = 'off-market' | 'removed' | 'moved';
+
+/** absent: a full pull lacked the key; duplicate: an extra copy of a key; undone: `feedsync undo` deletes a listing the undone run created */
+export type DeleteReason = 'absent' | GoneReason | 'duplicate' | 'undone';
 
 export interface PlannedDelete {
   /** the feed's key of the listing */

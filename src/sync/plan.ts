@@ -4,8 +4,9 @@
 //   the list fields agree but the fingerprint of the last write differs (a field the list does not
 //   return changed); a listing with no fingerprint yet and equal list fields is unchanged, and its
 //   fingerprint is recorded without a write;
-// - delete (mirror mode only): a remote key the feed no longer has (a full feed), or one the feed
-//   marks removed/skipped (either mode of feed); deleted by the feed's key (KeyType = keyBy);
+// - delete (mirror mode only): a remote key the feed no longer has (a full feed), or one whose last
+//   record marks it gone (off-market, removed, moved: either mode of feed; one this run wrote from an
+//   earlier record too); deleted by the feed's key (KeyType = keyBy), the reason on the delete;
 // - duplicates: a key the service holds more than once. The copy that matches the feed (else the
 //   newest ID) is kept; in mirror mode the others are deleted by their NewOaks ID;
 // - a key whose feed record was rejected keeps its remote listing untouched, and so does a listing
@@ -63,10 +64,14 @@ export interface DeleteDecision {
   otherFeeds: number;
 }
 
-/** The remote listings the feed no longer has (or marks gone), once the whole feed has been seen. */
+/**
+ * The remote listings the feed no longer has (or marks gone), once the whole feed has been seen; and
+ * a listing this run wrote (`written`) before a later record of its key took it away (a create the
+ * chatbot's list, paged before the run, does not show).
+ */
 export function planDeletes(
   remote: RemoteSide,
-  feed: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode'> & { listings: { has(key: string): boolean } },
+  feed: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode'> & { listings: { has(key: string): boolean }; written?: { has(key: string): boolean } },
   options: PlanOptions,
 ): DeleteDecision {
   const out: DeleteDecision = { deletes: [], protectedKeys: [], otherFeeds: 0 };
@@ -97,6 +102,11 @@ export function planDeletes(
       remoteIds: copies.map((c) => c.id),
       ...(typeof mlsNumber === 'string' && { mlsNumber }),
     });
+  }
+  if (feed.written) {
+    for (const [key, reason] of feed.goneKeys) {
+      if (!remote.byKey.has(key) && feed.written.has(key)) out.deletes.push({ key, reason, deleteKey: key, keyType: options.keyBy, remoteIds: [] });
+    }
   }
   return out;
 }

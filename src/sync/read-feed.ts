@@ -166,6 +166,9 @@ export function readFeed(input: ReadFeedInput): FeedRead {
       // (the media mirror's photos first, as for any record read)
       if (media) await mirrorPhotos(media, entries);
       for (const { entry } of entries) yield* pushed(l, entry);
+      // planned now, not left waiting in the window: the feed's end has passed
+      for (const job of l.planner.drain()) yield { executor: l.executor, job };
+      for (const job of l.planner.held()) yield { executor: l.executor, job };
     },
     get done() {
       return state.done;

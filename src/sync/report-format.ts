@@ -32,6 +32,17 @@ export function formatSyncReport(r: SyncReport): string {
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
   const paging = r.remote.pagingCountedIn ? `; the chatbot's paging (shared) is counted in ${r.remote.pagingCountedIn}'s` : '';
+  const byReason = Object.entries(r.deletedByReason ?? {}).map(([k, n]) => `${k} ${n}`);
+  if (byReason.length) lines.push(`  ${verb}deleted by reason: ${byReason.join(', ')}`);
+  const others = (
+    [
+      ['unwritten', c.unwritten],
+      ['unplanned', c.unplanned],
+      ['rewritten', c.rewritten],
+      ['written then gone', c.writtenThenGone],
+    ] as const
+  ).filter(([, n]) => n);
+  if (others.length) lines.push(`  valid ${c.valid} = created + updated + unchanged, with ${others.map(([k, n]) => `${k} ${n}`).join(', ')}`);
   lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}${paging}`);
   if (r.source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${r.source.since ?? 'the last successful sync'}`);
   if (r.source.requests !== undefined) lines.push(`  source: ${r.source.pages ?? 0} pages, ${r.source.requests} requests`);

@@ -35,6 +35,22 @@ export interface SyncCounts {
   waitingGrace: number;
   /** a routed feed (feeds[].chatbots): records whose fields matched no chatbot's where (not rejected) */
   routedNowhere?: number;
+  /**
+   * The rest of `valid = created + updated + unchanged + unwritten + unplanned − rewritten −
+   * writtenThenGone` (validCounts checks it): writes planned but not made (failed, or the writes
+   * stopped); valid listings never planned (the run stopped first); second writes of one key (a
+   * record of it came again after the first was planned); keys written before a later record of
+   * theirs took the listing away (deleted, off-market or removed, in the same run). Set when not 0.
+   */
+  unwritten?: number;
+  unplanned?: number;
+  rewritten?: number;
+  writtenThenGone?: number;
+}
+
+/** What `valid` should be, from the write counts and the others (SyncCounts): every report's valid equals it. */
+export function validFromWrites(c: SyncCounts): number {
+  return c.created + c.updated + c.unchanged + (c.unwritten ?? 0) + (c.unplanned ?? 0) - (c.rewritten ?? 0) - (c.writtenThenGone ?? 0);
 }
 
 /** What a dry run would do (also the plan the executor carried out). */
@@ -56,6 +72,8 @@ export interface SyncReport {
   /** what went wrong as a whole, for a person: guard message, service down, feed unreadable */
   message?: string;
   counts: SyncCounts;
+  /** counts.deleted (duplicates aside) by why they went: absent from a full pull, off-market, removed by the source, moved; a dry run: would go */
+  deletedByReason?: Partial<Record<DeleteReason, number>>;
   /**
    * the calls this lane made: its writes, the read-backs before them (undo), and its chatbot's
    * paging when it is the first lane of that chatbot in the run (the others name that lane:

@@ -53,6 +53,8 @@ export interface VendorProfile {
    * User-Agent; a configured source.mediaHeaders User-Agent still wins.
    */
   mediaUserAgent?: 'accessToken';
+  /** the vendor's media hosts: the only hosts (over https) its photo credentials are sent to */
+  mediaHosts?: readonly string[];
   /** documentation the rules come from */
   sources: readonly string[];
 }

@@ -134,7 +134,7 @@ export async function requests(te: TestEmulator, endpoint: 'RealEstateCreate' | 
 
 export const total = (byStatus: Record<string, number>) => Object.values(byStatus).reduce((a, b) => a + b, 0);
 
-/** Create, update and delete requests the emulator has answered so far, whatever their status. */
+/** The write requests the emulator has answered so far, any status: a run that writes nothing leaves them as they were. */
 export const writeCounts = async (te: TestEmulator) => ({
   create: total(await requests(te, 'RealEstateCreate')),
   update: total(await requests(te, 'RealEstateUpdate')),
