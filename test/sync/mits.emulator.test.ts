@@ -98,6 +98,20 @@ describe('a MITS feed synced with the mits preset', () => {
     expect({ create: w.create - before.create, update: w.update - before.update, delete: w.delete - before.delete }).toEqual({ create: 0, update: 1, delete: 1 });
   });
 
+  it('a unit or a whole property missing from the next full feed is removed, as any absence is', async () => {
+    const model = mitsModel({ properties: 3, unitsPerProperty: 12 });
+    const server = await serve(model);
+    await env.sync(te, feed(server));
+    const gone = model[2]!;
+    const dropped = model[0]!.units.find((u) => u.leased === 'available')!;
+    const next = model.slice(0, 2).map((p, i) => (i === 0 ? { ...p, units: p.units.filter((u) => u !== dropped) } : p));
+    server.answer = { status: 200, body: [...renderMits(next)].join(''), contentType: 'application/xml' };
+    const report = await env.sync(te, feed(server));
+    expect(report.outcome).toBe('ok');
+    expect(report.counts).toMatchObject({ created: 0, updated: 0, deleted: listed([gone]).length + 1 });
+    expect((await te.listings(SN)).map((l) => l.MLSNumber).sort()).toEqual(listed(next));
+  });
+
   it('per floorplan: one listing per floorplan with an available unit, its count and rent range', async () => {
     const model = mitsModel({ properties: 2, unitsPerProperty: 12 });
     // every unit of P100's Studio leased: that floorplan is not listed
