@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { CanonicalValue, FieldChange } from '../listing/canonical.js';
-import type { ChangeSink, ListingChange } from '../sync/changes.js';
+import type { ChangeSink, ListingChange } from '../sync/report/changes.js';
 import { EXCERPT_CHARS, VALUE_CHARS, type ChangeEntry, type ChangeLog, type RunEntry } from './change-log.js';
 
 const BATCH = 500;
@@ -142,7 +142,7 @@ export function newRunId(job?: { jobId: string; attempt: number }): string {
 }
 
 /** A change with every value longer than VALUE_CHARS (as JSON) cut to an excerpt, its sha1 and length. */
-export function boundChange(change: ListingChange): ListingChange {
+function boundChange(change: ListingChange): ListingChange {
   if (change.op !== 'update' || !change.changes.some(isLong)) return change;
   return { ...change, changes: change.changes.map(boundFieldChange) };
 }

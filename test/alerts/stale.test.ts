@@ -1,6 +1,7 @@
 // "No successful sync for H hours" from the worker's timer: one alert when it starts to hold, none
 // on the next checks, "resolved" with the next good run; with several workers checking the same
 // state at once, still one alert.
+import '../setup/needs-redis.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

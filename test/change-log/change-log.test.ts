@@ -1,5 +1,6 @@
 // The change log's two stores (Redis, and the file beside the state) answer the same questions the
 // same way, stay bounded, and never keep a secret; the recorder caps a run and batches its writes.
+import '../setup/needs-redis.js';
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { createFileChangeLog } from '../../src/change-log/file-change-log.js';
 import { createChangeRecorder } from '../../src/change-log/recorder.js';
 import { createRedisChangeLog } from '../../src/change-log/redis-change-log.js';
 import { registerSecret, silentLogger } from '../../src/log.js';
-import type { ListingChange } from '../../src/sync/changes.js';
+import type { ListingChange } from '../../src/sync/report/changes.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 
 const redis = testRedis();

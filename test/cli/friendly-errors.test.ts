@@ -1,6 +1,7 @@
 // What a person can fix is said in one paragraph, never a stack trace: the thing, what is wrong, what
 // to do, and what doing it costs. A state file that is not JSON, one that cannot be read or written,
 // a port in use, a Redis that refuses the password.
+import '../setup/needs-redis.js';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';

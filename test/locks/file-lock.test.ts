@@ -2,6 +2,7 @@
 // a dead PID, a PID now another process, a PID equal to the caller's own, another boot of the same
 // host, or a heartbeat older than the bound; a live holder elsewhere keeps it while it beats. The
 // same holder record guards the Redis lock of a foreground run.
+import '../setup/needs-redis.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';

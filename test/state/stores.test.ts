@@ -1,5 +1,6 @@
 // The stores' one atomic write (apply): the file store replaces the file whole and survives a
 // failed write; the Redis store applies a run's changes in one transaction.
+import '../setup/needs-redis.js';
 import { mkdir, mkdtemp, readFile, rm, rmdir, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { FeedConfig } from '../../src/config/schema.js';
-import { validFromWrites, type SyncReport } from '../../src/sync/report.js';
+import { validFromWrites, type SyncReport } from '../../src/sync/report/report.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { row, rows, SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';

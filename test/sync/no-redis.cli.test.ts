@@ -2,6 +2,7 @@
 // `feedsync settings` end failed (exit 1), naming Redis and the cause, having written nothing (the
 // emulator's listings, the state file and its folder as they were). `--no-redis` runs on the state
 // file on purpose and says in its report that it was not coordinated with the workers.
+import '../setup/needs-redis.js';
 import { createServer, type Server } from 'node:net';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -91,9 +92,9 @@ describe('requireRedis', () => {
     const { port } = silent.address() as { port: number };
     const redis = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
     try {
-      await expect(requireRedis(redis, `redis://127.0.0.1:${port}`, 200)).rejects.toMatchObject({
+      await expect(requireRedis(redis, `redis://127.0.0.1:${port}`, { waitMs: 200 })).rejects.toMatchObject({
         code: 'REDIS_UNAVAILABLE',
-        message: expect.stringContaining('no answer within 200 ms'),
+        message: expect.stringContaining('waited 200 ms'),
       });
     } finally {
       silent.close();

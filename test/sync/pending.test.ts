@@ -4,7 +4,7 @@
 // is no listing withdraws what waits of it).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createPendingWindow, type PendingWindow } from '../../src/sync/pending.js';
+import { createPendingWindow, type PendingWindow } from '../../src/sync/plan/pending.js';
 
 interface E {
   key: string;
