@@ -2,6 +2,7 @@
 // of a live RESO source reads keys only (reso/reso-reconcile.ts); a file, or a replay, is read whole.
 import type { FeedSource } from './config-schema.js';
 import { readCsv } from './csv/csv-reader.js';
+import { readMits } from './mits/mits-reader.js';
 import { openReso } from './reso/reso-reader.js';
 import { openResoChanges } from './reso/reso-events.js';
 import { openResoReconcile } from './reso/reso-reconcile.js';
@@ -18,6 +19,8 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
   const items =
     source.kind === 'csv'
       ? readCsv(bytes, { label, delimiter: source.delimiter, quote: source.quote, encoding: source.encoding, maxRecordBytes: source.maxRecordBytes, maxColumns: source.maxColumns })
-      : readXml(bytes, { label, recordPath: source.recordPath, encoding: source.encoding });
+      : source.kind === 'mits'
+        ? readMits(bytes, { label, recordPath: source.recordPath, recordPer: source.recordPer, encoding: source.encoding, maxPropertyChars: source.maxPropertyChars })
+        : readXml(bytes, { label, recordPath: source.recordPath, encoding: source.encoding });
   return { items, mode: 'full', mark: undefined };
 }

@@ -16,6 +16,8 @@ export interface RecordPosition {
   id?: string;
   /** the ids a person looks a record up by, in order, e.g. { ListingKey: 'K1000045', ListingId: 'RES1000045' } */
   ids?: Record<string, string>;
+  /** how a reader that joins elements made this record, in words (MITS: its property, floorplan and unit); feed preview shows it */
+  join?: string;
 }
 
 export type FeedItem =
