@@ -24,6 +24,14 @@
 // `$count=true` answers `@odata.count`, the number of records the filter matches (OData 4.0 Part 2,
 // 11.2.5.5 System Query Option $count; the RESO Web API Core 2.0 is a profile of OData 4.0, RCP-37),
 // unless `noCount`: then it is ignored, as some servers do.
+//
+// `entityEvents` keeps the RESO EntityEvent log of RCP-027 v2.0.2, ratified December 2023
+// (https://transport.reso.org/proposals/entity-events.html, and the Data Dictionary's EntityEvent
+// resource): an append-only log whose EntityEventSequence is a logical timestamp (Int64, positive,
+// rising; not contiguous), with the ResourceName and ResourceRecordKey of the record created,
+// updated or deleted (ResourceRecordUrl optional); no event type and no payload, so a consumer
+// fetches the record by key and infers a delete when it is not returned. `types` and `$metadata`:
+// OData 4.0 CSDL, as test/helpers/csdl.ts writes it.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
