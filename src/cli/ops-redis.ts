@@ -16,7 +16,7 @@ export interface OpsRedis {
   close(): Promise<void>;
 }
 
-export async function openOpsRedis(loaded: LoadedConfig, name: string): Promise<OpsRedis> {
+export async function openOpsRedis(loaded: LoadedConfig, name: string, answerMs = ANSWER_MS): Promise<OpsRedis> {
   const settings = redisSettings(loaded);
   const { prefix, from, where } = settings;
   const redis = createRedis(settings, { name });
@@ -26,12 +26,12 @@ export async function openOpsRedis(loaded: LoadedConfig, name: string): Promise<
       () => true,
       () => false,
     ),
-    ANSWER_MS,
+    answerMs,
     false,
   );
   if (!answered) {
     await closeRedis(redis);
-    throw new NetworkError(`Redis ${where}`, new Error(`no answer within ${ANSWER_MS / 1000} s; is Redis running there?`));
+    throw new NetworkError(`Redis ${where}`, new Error(`no answer within ${answerMs / 1000} s; is Redis running there?`));
   }
   return { redis, prefix, where, from, close: () => closeRedis(redis) };
 }
