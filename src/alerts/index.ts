@@ -18,7 +18,7 @@ export const ALERT_NAMESPACE = 'alerts';
 interface Target {
   feed: string;
   chatbot: string;
-  /** the name the alert state goes under (sync/lanes.ts, the lane's id); the feed's name when not given */
+  /** the name the alert state goes under (sync/read/lanes.ts, the lane's id); the feed's name when not given */
   lane?: string;
 }
 

@@ -14,7 +14,7 @@ import type { ListItem } from '../listing/schema.js';
 import { compileMapping, type MappedItem } from '../mapping/index.js';
 import { mapItem } from '../mapping/map-feed.js';
 import type { Logger } from '../log.js';
-import { remoteKey, remotePages } from '../sync/remote.js';
+import { remoteKey, remotePages } from '../sync/remote/remote.js';
 import { EXIT, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';

@@ -16,7 +16,7 @@ import { createFindings } from '../mapping/feed-findings.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { FeedConfig } from '../config/schema.js';
 import type { FeedItem } from '../feeds/types.js';
-import { lanesOf } from '../sync/lanes.js';
+import { lanesOf } from '../sync/read/lanes.js';
 import { EXIT, printJson } from './exit.js';
 
 interface Options {

@@ -12,7 +12,7 @@ import { boundReport } from '../queue/report-size.js';
 import { stateDir } from '../runtime.js';
 import { createEchoFiles } from '../state/echo-files.js';
 import { formatSyncReport, lanesOf, type SyncReport } from '../sync/index.js';
-import { createProgressLine } from '../sync/progress.js';
+import { createProgressLine } from '../sync/report/progress.js';
 import { exitForOutcome, printJson, worstExit } from './exit.js';
 import { workersBesideWarning } from './workers-beside.js';
 import { withRuntime } from './with-runtime.js';

@@ -84,7 +84,7 @@ export const FieldRuleObject = z
     onInvalid: z
       .enum(['reject', 'default'])
       .optional()
-      .describe("reject (the default): a value that breaks the rules rejects the record; default: the rule's default (or the feed's defaults) replaces it, counted in the report"),
+      .describe("reject (the default): a value that breaks the rules rejects the record; default: the rule's next source with a usable value, else the rule's default (or the feed's defaults) replaces it, counted in the report"),
   })
   .superRefine((rule, ctx) => {
     if (!rule.map) return;

@@ -14,7 +14,7 @@ import { comparedChanges, keptFieldsDiffer, keptOfListing, listingHashes } from 
 import type { FieldChange } from '../listing/canonical.js';
 import type { ListingCreate } from '../listing/schema.js';
 import { unpackListing } from '../listing/whole.js';
-import type { ListingChange } from '../sync/changes.js';
+import type { ListingChange } from '../sync/report/changes.js';
 
 /** A listing the service holds now: its ID and listed fields in the kept form. */
 export interface CurrentCopy {

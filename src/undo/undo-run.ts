@@ -14,12 +14,12 @@ import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
 import { fingerprintListing, keptField } from '../listing/fingerprint.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
-import { createBeforeCapture } from '../sync/capture-before.js';
-import { createExecutor, deleteJobs, type ExecutionResult, type Job } from '../sync/execute.js';
-import { laneId } from '../sync/lanes.js';
-import type { PlannedDelete } from '../sync/plan-types.js';
-import { fetchRemote } from '../sync/remote.js';
-import { commitChanges, emptyChanges } from '../sync/state.js';
+import { createBeforeCapture } from '../sync/write/capture-before.js';
+import { createExecutor, deleteJobs, type ExecutionResult, type Job } from '../sync/write/execute.js';
+import { laneId } from '../sync/read/lanes.js';
+import type { PlannedDelete } from '../sync/plan/plan-types.js';
+import { fetchRemote } from '../sync/remote/remote.js';
+import { commitChanges, emptyChanges } from '../sync/settle/state.js';
 import { planUndo, type CurrentCopy, type UndoPlan } from './plan-undo.js';
 import { SHOWN, summaryOf, type UndoOutcome, type UndoReport } from './report.js';
 
@@ -56,7 +56,7 @@ export async function findUndoTarget(
   const feed = config.config.feeds.find((f) => f.name === run.feed);
   if (!feed) throw new ConfigError(`run ${runId} synced feed ${run.feed}, which is not in ${config.file} any more: undo needs its chatbot and keyBy`, config.file);
   // the chatbot the run wrote into (a routed feed writes into several: the run was one of them), and
-  // the name its lane's sync state goes under (sync/lanes.ts)
+  // the name its lane's sync state goes under (sync/read/lanes.ts)
   return { run, changes, feed: { ...feed, chatbot: run.chatbot }, lane: feed.chatbots ? laneId(feed.name, run.chatbot) : feed.name };
 }
 

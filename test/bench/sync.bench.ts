@@ -47,7 +47,7 @@ import { createFileChangeLog } from '../../src/change-log/file-change-log.js';
 import { runLanes } from '../../src/runs/run-lanes.js';
 import { lanesOf } from '../../src/sync/index.js';
 import { createEchoFiles } from '../../src/state/echo-files.js';
-import { ECHO_ROWS } from '../../src/sync/page-echo.js';
+import { ECHO_ROWS } from '../../src/sync/remote/page-echo.js';
 import { recreatePeer, upsertPeer, type PeerCounts } from './naive-peers.js';
 
 const LATENCY_MS = 20;

@@ -14,7 +14,7 @@ import { MediaConfig } from '../../src/media/index.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 import type { KvStore } from '../../src/state/kv-store.js';
 import { syncFeed, type SyncOptions } from '../../src/sync/index.js';
-import { formatSyncReport } from '../../src/sync/report-format.js';
+import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer } from '../helpers/feed-server.js';
 import { fakeImage, startPhotoHost, type PhotoHost } from '../helpers/photo-host.js';

@@ -8,8 +8,8 @@ import { FeedConfig } from '../../src/config/schema.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startHostile, type HostileServer } from '../helpers/hostile-server.js';
 import { requests, row, rows, SN, total, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
-import { formatSyncReport } from '../../src/sync/report-format.js';
-import type { ListingChange } from '../../src/sync/changes.js';
+import { formatSyncReport } from '../../src/sync/report/report-format.js';
+import type { ListingChange } from '../../src/sync/report/changes.js';
 
 let te: TestEmulator;
 let env: SyncEnv;

@@ -1,6 +1,6 @@
 // A feed's bytes from a local file (relative to the config's folder), gunzipped when asked, within
 // source.maxBytes and source.maxCompressionRatio; its read errors as FeedReadError. Apart from
-// source.ts so that a reader on another thread (sync/feed-worker.ts) loads no HTTP client.
+// source.ts so that a reader on another thread (sync/read/feed-worker.ts) loads no HTTP client.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';

@@ -1,0 +1,231 @@
+// A lane once its feed has been read (feed-run.ts): the steps guard (lane-guard.ts, with the
+// source asked about a full pull's absences), the delete batches, commit (lane-commit.ts) and
+// report (lane-report.ts), each lane on its own: one lane's guard or failure leaves the others be.
+import type { FeedConfig } from '../../config/schema.js';
+import type { FeedItem, OpenedFeed } from '../../feeds/types.js';
+import type { Logger } from '../../log.js';
+import type { CompiledMapping } from '../../mapping/compile.js';
+import { keySources } from '../../mapping/key-sources.js';
+import type { MappedItem } from '../../mapping/types.js';
+import type { MediaReport, MediaStep } from '../../media/index.js';
+import { deleteChange, rejectChange, withheldChange } from '../report/changes.js';
+import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js';
+import { deleteJobs, runPool, type ExecutionResult } from '../write/execute.js';
+import { commitLane } from '../settle/lane-commit.js';
+import type { GuardDecision } from '../settle/guards.js';
+import { guardLane } from '../settle/lane-guard.js';
+import type { LanePlanner } from '../plan/lane-plan.js';
+import { laneOutcome, remoteInfo, runMessage, type LaneReportInput } from '../report/lane-report.js';
+import type { Lane } from '../read/lanes.js';
+import type { PagedChatbot } from '../remote/page-chatbot.js';
+import type { PlannedDelete, PlanOptions } from '../plan/plan-types.js';
+import type { FeedRead, ReadingLane } from '../read/read-feed.js';
+import type { FeedState } from '../settle/state.js';
+import type { FeedClock, Run, SyncDeps, SyncOptions } from './sync-run.js';
+
+/** A lane whose chatbot was paged: it reads, plans and writes. */
+export interface LiveLane extends ReadingLane {
+  planner: LanePlanner;
+  paged: Extract<PagedChatbot, { ok: true }>;
+  own: FeedState;
+  missingSince: ReadonlyMap<string, string>;
+  planOptions: PlanOptions;
+}
+
+type ReportFields = Omit<LaneReportInput, 'feed' | 'chatbot' | 'unmapped' | 'calls' | 'stateLocation' | 'timings' | 'startedAt' | 'durationMs' | 'attempt'>;
+
+/** What the lanes of one feed share in a run. */
+export interface FeedContext {
+  feed: FeedConfig;
+  deps: SyncDeps;
+  opts: SyncOptions;
+  run: Run;
+  clock: FeedClock;
+  logger: Logger;
+  compiled: CompiledMapping;
+  unmappedSeen: number;
+  map(item: FeedItem, chatbot: string): MappedItem;
+  media?: MediaStep | undefined;
+  opened?: OpenedFeed;
+  timings: Map<Lane, LaneReportInput['timings']>;
+  writeTotal: number | undefined;
+  feedMs: number;
+  progress(phase: 'feed' | 'write', done: number): void;
+  report(lane: Lane, r: ReportFields): void;
+}
+
+export interface SettleContext extends FeedContext {
+  read: FeedRead;
+  opened: OpenedFeed;
+  /** the feed's last lane: the media mirror finishes with it */
+  last: boolean;
+  lanes: readonly LiveLane[];
+}
+
+export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void> {
+  const { planner, paged } = l;
+  const { opts, read } = ctx;
+  const { desired, rest, absences, guard } = await guardStep(l, ctx);
+  /** the read (feed or chatbot list) was not whole: the run is failed or partial, never a guard, whatever the guard says */
+  const readWhole = desired.complete && paged.remote.complete;
+  tellGuard(l, ctx, guard, readWhole);
+  if (absences.missed) {
+    // the deletes the source confirmed go on; the pull itself is not called whole (no mark is stored)
+    desired.complete = false;
+    desired.readError = absences.missed;
+  }
+  const { tally } = planner;
+  // a routed lane that took no record of a feed that had some: its chatbot's listings of the feed go (within the guards), and the report says why
+  const unmatched =
+    l.lane.route && desired.counts.records === 0 && read.records > 0 ? `none of the feed's ${read.records} records matched chatbot ${l.lane.chatbot}'s where` : undefined;
+  const verdict = { guard, readWhole, missed: Boolean(absences.missed), records: desired.counts.records };
+  const message = () => runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed, unmatched);
+  const common = {
+    remote: remoteInfo(paged.remote),
+    count: paged.remote.count,
+    desired,
+    guard,
+    counted: {
+      protected: rest.protectedKeys.length,
+      otherFeeds: rest.otherFeeds,
+      unchanged: tally.unchanged,
+      unchangedByStamp: tally.unchangedByStamp,
+      duplicates: tally.duplicates,
+      rewritten: tally.rewritten,
+      unplanned: tally.unplanned,
+      writtenThenGone: [...planner.written].filter((k) => !desired.listings.has(k)).length,
+    },
+    writes: { planned: tally.creates + tally.updates },
+    source: { ...(ctx.opened.since !== undefined && { since: ctx.opened.since }), ...(ctx.opened.stats && { stats: ctx.opened.stats }) },
+    ...(read.routedNowhere > 0 && { routedNowhere: read.routedNowhere }),
+  };
+  if (opts.dryRun) {
+    const media = ctx.last && ctx.media ? (await ctx.media.finish({ deletedKeys: guard.allowed.map((d) => d.key), unwrittenKeys: new Set(), now: nowOf(opts) })).report : undefined;
+    planner.view.deletes = [...guard.allowed, ...guard.withheld].map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
+    const outcome = laneOutcome({ ...verdict, stopped: read.auth ? 'failed' : undefined, failures: 0 });
+    const said = read.auth ?? message();
+    ctx.report(l.lane, {
+      ...common,
+      outcome,
+      ...(said && { message: said }),
+      planned: { creates: tally.creates, updates: tally.updates, deletes: guard.allowed },
+      view: planner.view,
+      ...(media && { media }),
+    });
+    return;
+  }
+  const exec = await deleteStep(l, ctx, guard);
+  const outcome = laneOutcome({ ...verdict, stopped: exec.stopped ?? (read.auth ? 'failed' : undefined), failures: exec.failures.length });
+  const said = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? message();
+  const media = await finishMedia(ctx);
+  await commitLane(ctx.deps.store, {
+    id: l.lane.id,
+    tally,
+    exec,
+    guard,
+    missingSince: l.missingSince,
+    unstamped: planner.photosMissing,
+    ...(media && { extra: media.changes }),
+    ...(outcome === 'ok' && ctx.opened.mark !== undefined && { mark: ctx.opened.mark }),
+    ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
+  });
+  ctx.report(l.lane, { ...common, outcome, ...(said && { message: said }), exec, ...(media && { media: media.report }) });
+}
+
+/** Step guard: the lane's writes settled, its desired side as read, its deletes planned, confirmed with the source and guarded. */
+async function guardStep(l: LiveLane, ctx: SettleContext) {
+  const { planner, executor, remote, paged } = l;
+  const { feed, opts, read, opened, run } = ctx;
+  executor.settle();
+  remote.dropFingerprints(); // not needed past planning
+  planner.done();
+  const desired = planner.collector.side;
+  // Read only now: an incremental RESO feed with no stored mark turns into a full pull once read.
+  desired.mode = opened.mode;
+  if (!read.done) {
+    desired.complete = false;
+    desired.readError ??= 'the run stopped before the feed was read whole';
+  }
+  // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
+  // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
+  const confirmable = desired.mode === 'full' && desired.complete && paged.remote.complete && !executor.result.stopped && !read.auth;
+  const guarded = await guardLane({
+    remote: paged.remote,
+    desired,
+    planOptions: l.planOptions,
+    duplicateDeletes: planner.tally.duplicateDeletes,
+    written: planner.written,
+    feedValid: ctx.lanes.reduce((n, x) => n + x.planner.collector.side.counts.valid, 0),
+    deletes: feed.deletes,
+    force: Boolean(opts.force),
+    now: nowOf(opts),
+    missingSince: l.missingSince,
+    ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx) }),
+  });
+  ctx.timings.get(l.lane)!.planMs = run.ms();
+  return { desired, ...guarded };
+}
+
+/** The lane's change log told of its rejected records and of the deletes the guard withheld (a dry run: of those it would make). */
+function tellGuard(l: LiveLane, ctx: SettleContext, guard: GuardDecision, readWhole: boolean): void {
+  const changes = ctx.deps.changes?.(l.lane);
+  if (!changes) return;
+  const desired = l.planner.collector.side;
+  for (const r of desired.rejected) changes(rejectChange(r));
+  // a read that was not whole withholds every delete: one entry for the run, not one per listing
+  if (!readWhole && guard.withheld.length)
+    changes(withheldChange(guard.withheld.length, desired.readError ?? l.paged.remote.problem ?? "the chatbot's listings could not all be paged"));
+  else for (const d of guard.withheld) changes(deleteChange(d, true));
+  if (ctx.opts.dryRun) for (const d of guard.allowed) changes(deleteChange(d));
+}
+
+/** Step deletes: the allowed delete batches, unless the lane's writes stopped or the feed refused us. */
+async function deleteStep(l: LiveLane, ctx: SettleContext, guard: GuardDecision): Promise<ExecutionResult> {
+  const { executor } = l;
+  const exec = executor.result;
+  if (!exec.stopped && !ctx.read.auth && guard.allowed.length) {
+    const batches = [...deleteJobs(guard.allowed, ctx.feed.deletes.batchSize)];
+    ctx.writeTotal = (ctx.writeTotal ?? 0) + batches.length;
+    await executor.run(batches);
+  }
+  ctx.timings.get(l.lane)!.executeMs = ctx.run.ms();
+  return exec;
+}
+
+/**
+ * The media mirror's end, with the feed's last lane: its photo state, and what it deletes from the
+ * bucket. A photo goes with its listing only when the feed's one lane deleted it: with several
+ * lanes, another chatbot may still show it.
+ */
+async function finishMedia(ctx: SettleContext): Promise<{ changes: NonNullable<Parameters<typeof commitLane>[1]['extra']>; report: MediaReport } | undefined> {
+  if (!ctx.last || !ctx.media) return undefined;
+  const deletedKeys = ctx.lanes.length === 1 ? ctx.lanes[0]!.executor.result.deletedKeys : [];
+  const unwrittenKeys = new Set(ctx.lanes.flatMap((l) => l.executor.result.failures.map((f) => f.key)));
+  return ctx.media.finish({ deletedKeys, unwrittenKeys, now: nowOf(ctx.opts) });
+}
+
+/** Asks the source about the lane's absent keys; records it still has are planned (and written) through the lane. */
+function confirm(l: LiveLane, deletes: readonly PlannedDelete[], ctx: SettleContext): Promise<AbsenceResult> {
+  const { feed, opts, read, opened, compiled } = ctx;
+  const desired = l.planner.collector.side;
+  const keyField = feed.keyBy === 'URL' ? 'Url' : 'MLSNumber';
+  return confirmAbsences({
+    deletes,
+    lookup: opened.lookup,
+    sources: keySources(compiled.rules[keyField]),
+    keyOf: (data) => compiled.keyOf(data, feed.keyBy),
+    // past deletes.maxCount the guard holds every delete anyway, unless forced or a grace period
+    // leaves fewer to delete (then every absence is confirmed, within source.maxPages requests)
+    limit: opts.force || feed.deletes.graceHours > 0 ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
+    keyRule: `the mapping of ${keyField} (feeds[${feed.name}].mapping.fields)`,
+    take: async (items) => {
+      const jobs = read.again(l, items);
+      if (opts.dryRun || l.executor.result.stopped || read.auth) for await (const _ of jobs);
+      else await runPool(jobs, { concurrency: ctx.deps.apiConfig.concurrency, signal: ctx.clock.signal });
+    },
+    holds: (key) => desired.listings.has(key) || desired.protectedKeys.has(key),
+  });
+}
+
+/** The run's clock (tests of the grace periods set it). */
+const nowOf = (opts: SyncOptions): Date => (opts.now ?? (() => new Date()))();
