@@ -226,6 +226,19 @@ feed
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => import('./cli/feed-probe.js'), opts));
 
+const state = program.command('state').description('the state file of runs without Redis (state.file) as JSON: export it, edit it, import it');
+for (const action of ['export', 'import'] as const) {
+  state
+    .command(action)
+    .description(
+      action === 'export' ? 'write the state as one JSON document to FILE, or stdout' : 'replace the whole state with the JSON document in FILE, or stdin (as export writes it)',
+    )
+    .argument('[file]', action === 'export' ? 'where to write it (default, or -: stdout)' : 'where to read it (default, or -: stdin)')
+    .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+    .option('--no-redis', 'with `redis` configured: work on the state file all the same (the state of --no-redis runs)')
+    .action((file, opts) => run(() => import('./cli/state.js'), { ...opts, action, file }));
+}
+
 const config = program.command('config').description('work with the config file');
 config
   .command('check')

@@ -13,7 +13,7 @@ import { afterRun, emptyState, staleness, transitions, type AlertState, type Con
 export type { AlertsConfig } from './config-schema.js';
 export type { Notice, RunObservation, Condition, AlertState } from './rules.js';
 
-export const ALERT_NAMESPACE = 'alerts';
+const ALERT_NAMESPACE = 'alerts';
 
 interface Target {
   feed: string;

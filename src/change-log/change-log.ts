@@ -93,7 +93,3 @@ export function shownEntry(e: ChangeEntry): ChangeEntry | (Omit<ChangeEntry, 'ch
   const { before, ...rest } = c;
   return { ...e, change: { ...rest, beforeBytes: before.length } };
 }
-
-export function keyOfChange(c: ListingChange): string | undefined {
-  return c.key;
-}

@@ -3,7 +3,7 @@
 import type { LoadedConfig } from '../config/schema.js';
 import { closeRedis, createRedis, redisSettings } from '../redis/connection.js';
 import { changeLogFile, stateFile } from '../state/paths.js';
-import { NetworkError } from '../errors.js';
+import { requireRedis } from '../redis/require-redis.js';
 import type { ChangeLog } from './change-log.js';
 import { createFileChangeLog } from './file-change-log.js';
 import { createRedisChangeLog } from './redis-change-log.js';
@@ -13,13 +13,8 @@ export async function openChangeLog(loaded: LoadedConfig): Promise<ChangeLog> {
   if (!config.redis) return createFileChangeLog(changeLogFile(stateFile(loaded)), config.changeLog);
   const settings = redisSettings(loaded);
   const redis = createRedis(settings, { name: 'feedsync-history', purpose: 'command' });
-  redis.on('error', () => {}); // reported below
-  try {
-    await Promise.race([redis.ping(), new Promise((_, reject) => setTimeout(() => reject(new Error('no answer within 3 s')), 3000).unref())]);
-  } catch (err) {
-    await closeRedis(redis);
-    throw new NetworkError(`the change log in Redis at ${settings.where} (start Redis, or fix the config's redis)`, err);
-  }
+  redis.on('error', () => {}); // reported through requireRedis()
+  await requireRedis(redis, settings.where, { use: 'read' });
   const log = createRedisChangeLog(redis, settings.prefix, config.changeLog);
   return { ...log, close: async () => closeRedis(redis) };
 }

@@ -142,7 +142,7 @@ export function newRunId(job?: { jobId: string; attempt: number }): string {
 }
 
 /** A change with every value longer than VALUE_CHARS (as JSON) cut to an excerpt, its sha1 and length. */
-export function boundChange(change: ListingChange): ListingChange {
+function boundChange(change: ListingChange): ListingChange {
   if (change.op !== 'update' || !change.changes.some(isLong)) return change;
   return { ...change, changes: change.changes.map(boundFieldChange) };
 }

@@ -157,7 +157,7 @@ function verdictOf(feed: FeedConfig, mapped: Explanation['mapped'], remote: List
   }
 }
 
-export function formatExplanation(e: Explanation): string {
+function formatExplanation(e: Explanation): string {
   const out: string[] = [`listing ${e.keyBy} ${e.key} of feed ${e.feed} → chatbot ${e.chatbot}`, ''];
   out.push(`1. source record${e.source ? ` (${e.source.position})` : ''}:`);
   if (!e.source) out.push('   not in the feed');

@@ -1,11 +1,8 @@
 // The Redis of the ops commands (runs, cancel, pause, resume, enqueue): the config's (or REDIS_URL,
 // or the local default), checked to answer, so a Redis that is down is one clear error, not a hang.
 import type { LoadedConfig } from '../config/schema.js';
-import { NetworkError } from '../errors.js';
 import { closeRedis, createRedis, redisSettings, type RedisClient } from '../queue/index.js';
-import { within } from '../redis/deadline.js';
-
-const ANSWER_MS = 5000;
+import { requireRedis } from '../redis/require-redis.js';
 
 export interface OpsRedis {
   redis: RedisClient;
@@ -16,22 +13,12 @@ export interface OpsRedis {
   close(): Promise<void>;
 }
 
-export async function openOpsRedis(loaded: LoadedConfig, name: string, answerMs = ANSWER_MS): Promise<OpsRedis> {
+/** `waitMs`: how long Redis has to answer (default: requireRedis's) */
+export async function openOpsRedis(loaded: LoadedConfig, name: string, waitMs?: number): Promise<OpsRedis> {
   const settings = redisSettings(loaded);
   const { prefix, from, where } = settings;
   const redis = createRedis(settings, { name });
-  redis.on('error', () => {}); // a Redis that does not answer is reported below, once
-  const answered = await within(
-    redis.ping().then(
-      () => true,
-      () => false,
-    ),
-    answerMs,
-    false,
-  );
-  if (!answered) {
-    await closeRedis(redis);
-    throw new NetworkError(`Redis ${where}`, new Error(`no answer within ${answerMs / 1000} s; is Redis running there?`));
-  }
+  redis.on('error', () => {}); // a Redis that does not answer is reported by requireRedis, once
+  await requireRedis(redis, where, { use: 'read', ...(waitMs !== undefined && { waitMs }) });
   return { redis, prefix, where, from, close: () => closeRedis(redis) };
 }

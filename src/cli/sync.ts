@@ -103,6 +103,6 @@ export async function run(opts: SyncCliOptions): Promise<number> {
 }
 
 /** The most serious of the runs' statuses (src/cli/exit.ts says the order and why). */
-export function exitStatus(reports: readonly SyncReport[]): number {
+function exitStatus(reports: readonly SyncReport[]): number {
   return worstExit(reports.map((r) => exitForOutcome(r.outcome)));
 }

@@ -43,7 +43,7 @@ export const ApiConfig = z.strictObject({
 });
 export type ApiConfig = z.infer<typeof ApiConfig>;
 
-export const SmokeConfig = z.strictObject({
+const SmokeConfig = z.strictObject({
   sessionId: z.number().int(),
   message: z.string().min(1),
   stream: z.boolean().default(true).describe('also check the streamed form'),
@@ -81,7 +81,7 @@ export const DeletesConfig = z.strictObject({
 });
 export type DeletesConfig = z.infer<typeof DeletesConfig>;
 
-export const ScheduleConfig = z.strictObject({
+const ScheduleConfig = z.strictObject({
   cron: CronPattern,
   tz: TimeZone.optional(),
   full: CronPattern.optional().describe('incremental RESO feeds: a second cron for a full pull (hard deletes, records that left the filter, anything an incremental pull missed)'),
@@ -96,7 +96,7 @@ function presetIgnore(raw: unknown): unknown {
 }
 
 /** feeds[].chatbots[]: a chatbot and the records it takes (mapping/where.ts) */
-export const FeedRoute = z.strictObject({
+const FeedRoute = z.strictObject({
   serialNumber: z.string().min(1),
   where: z
     .record(z.string().min(1), z.array(z.union([z.string(), z.number(), z.boolean()])).min(1))

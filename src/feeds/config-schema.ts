@@ -59,7 +59,7 @@ export const CsvSource = z.strictObject({
   maxColumns: z.number().int().min(1).default(10_000).describe('most columns of a row'),
 });
 
-export const XmlSource = z.strictObject({
+const XmlSource = z.strictObject({
   kind: z.literal('xml'),
   ...location,
   /** dotted path of the repeating record element, e.g. Listings.Listing */

@@ -84,32 +84,33 @@ export function chatbotLockName(target: { feed?: string; chatbot?: string }, kin
 }
 
 /**
- * The locks of several chatbots, taken one by one in serial-number order, so two runs over
- * overlapping chatbots never hold one each and wait for the other. `take` gives a chatbot's lock,
- * undefined when it is busy (it may wait first, as a foreground run does). `allOrNone` (a queued
- * job): at the first chatbot refused, the locks taken are released and the taking stops, so the
- * caller waits holding nothing; else the others are still taken (a foreground run goes on without
- * that chatbot; an error taking one is then thrown, after the release). `refused`: each chatbot
- * not locked, with the error that refused it, if one did.
+ * The one way a run takes its locks (chatbotLockName: the lock of each chatbot it writes into, or
+ * its feed's), one or several: one by one in name order (serial-number order for chatbots), so two
+ * runs over overlapping chatbots never hold one each and wait for the other. `take` gives the lock
+ * of a name, undefined when it is busy (it may wait first, as a foreground run does). `allOrNone`
+ * (a queued job): at the first lock refused, the locks taken are released and the taking stops,
+ * so the caller waits holding nothing; else the others are still taken (a foreground run goes on
+ * without that chatbot; an error taking one is then thrown, after the release). `refused`: each
+ * name not locked, with the error that refused it, if one did.
  */
 export async function lockChatbots(
-  chatbots: Iterable<string>,
-  take: (chatbot: string) => Promise<TargetLock | undefined>,
+  names: Iterable<string>,
+  take: (name: string) => Promise<TargetLock | undefined>,
   opts: { allOrNone?: boolean } = {},
 ): Promise<{ held: TargetLock[]; refused: Map<string, { error?: unknown }> }> {
   const held: TargetLock[] = [];
   const refused = new Map<string, { error?: unknown }>();
-  for (const chatbot of [...new Set(chatbots)].sort()) {
-    const lock = await take(chatbot).catch((error: unknown) => {
-      refused.set(chatbot, { error });
+  for (const name of [...new Set(names)].sort()) {
+    const lock = await take(name).catch((error: unknown) => {
+      refused.set(name, { error });
       return undefined;
     });
     if (lock) {
       held.push(lock);
       continue;
     }
-    const why = refused.get(chatbot) ?? {};
-    refused.set(chatbot, why);
+    const why = refused.get(name) ?? {};
+    refused.set(name, why);
     if (!opts.allOrNone) continue;
     await releaseAll(held.splice(0));
     // a lock that could not even be asked for (Redis refused): the caller's error, as with one lock

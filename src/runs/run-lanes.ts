@@ -29,7 +29,7 @@ export type FeedRunReport = SyncReport & {
 };
 
 /** The report's words when the change log did not keep the whole run (undo then cannot restore all of it). */
-export function changeLogTrimmed(entry: Pick<RunEntry, 'dropped' | 'wholes'>): string | undefined {
+function changeLogTrimmed(entry: Pick<RunEntry, 'dropped' | 'wholes'>): string | undefined {
   const parts = [
     entry.dropped ? `${entry.dropped} change(s) past changeLog.maxPerRun/maxBytesPerRun not kept` : '',
     entry.wholes?.notKept ? `${entry.wholes.notKept} listing(s) not kept whole for undo (changeLog.maxWholeBytesPerRun, or not readable)` : '',
@@ -128,7 +128,7 @@ async function runChatCheck(lane: Lane, deps: Omit<SyncDeps, 'changes'>, ctx: Ru
   return result;
 }
 
-export function observationOf(r: SyncReport, runId: string): RunObservation {
+function observationOf(r: SyncReport, runId: string): RunObservation {
   return {
     runId,
     at: r.finishedAt,
@@ -143,7 +143,7 @@ export function observationOf(r: SyncReport, runId: string): RunObservation {
   };
 }
 
-export function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'feed' | 'chatbot' | 'dryRun' | 'recorded' | 'dropped'> {
+function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'feed' | 'chatbot' | 'dryRun' | 'recorded' | 'dropped'> {
   return {
     startedAt: r.startedAt,
     finishedAt: r.finishedAt,

@@ -5,6 +5,7 @@
 // the alert state was kept per feed), and the status page has a row per chatbot, SN-BOB's with
 // its guard and SN-ANN's without. Real syncs
 // through the CLI against the emulator; a webhook receiver started here gets the alerts.
+import '../setup/needs-redis.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

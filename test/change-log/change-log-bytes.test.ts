@@ -3,6 +3,7 @@
 // twice). Here the same run, against the emulator over HTTP with the change log in a real Redis,
 // adds under 20 MB: long values are kept as an excerpt, a sha1 and a length, and the whole
 // listings kept for undo stay within changeLog.maxWholeBytesPerRun (the rest are named as not kept).
+import '../setup/needs-redis.js';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';

@@ -1,5 +1,6 @@
 // The change log's two stores (Redis, and the file beside the state) answer the same questions the
 // same way, stay bounded, and never keep a secret; the recorder caps a run and batches its writes.
+import '../setup/needs-redis.js';
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,6 +1,7 @@
 // The change log end to end, as a person uses it: real syncs (CLI, state and change log in Redis)
 // against the emulator, then `history` and `runs show` tell the story of a listing whose price
 // changed and of one that was deleted, the dry run in the same format as the real run.
+import '../setup/needs-redis.js';
 import { join } from 'node:path';
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

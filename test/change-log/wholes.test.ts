@@ -1,6 +1,7 @@
 // Whole listings (undo) in the Redis change log: kept apart from the entries, once per key and run,
 // and within maxWholeBytesPerFeed across a feed's runs: past it the oldest runs' are dropped, and
 // their changes then say so.
+import '../setup/needs-redis.js';
 import { afterAll, expect, it } from 'vitest';
 import { shownEntry, type ChangeEntry, type RunEntry } from '../../src/change-log/change-log.js';
 import { createRedisChangeLog } from '../../src/change-log/redis-change-log.js';

@@ -4,6 +4,7 @@
 // PID namespace, another boot id on the same host name, a record without them) keeps the lock while
 // its heartbeat moves, judged by the reader's own clock. The same holder rules guard the Redis lock
 // of a foreground run.
+import '../setup/needs-redis.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
@@ -12,7 +13,6 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireForegroundLock, acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
 import { lockHolder, tryLockFile } from '../../src/locks/file-lock.js';
-import { createFileStore } from '../../src/state/file-store.js';
 import { holderGone, newHolder, processStartTime, type LockHolder } from '../../src/locks/lock-holder.js';
 
 let dir: string;
@@ -90,14 +90,6 @@ describe('a lock file is stale when its holder is gone', () => {
     await new Promise((resolve) => lock.lost.addEventListener('abort', resolve));
     await lock.release();
     expect(JSON.parse(await readFile(path, 'utf8')).what).toBe('someone'); // release leaves another's file alone
-  });
-
-  it("a leftover state.json.lock of a killed process of this PID namespace does not hold up the state file's writes", async () => {
-    const path = join(dir, 'state.json');
-    await writeFile(`${path}.lock`, JSON.stringify({ ...newHolder('killed run'), pid: 2 ** 22 + 9 }));
-    const store = await createFileStore(path);
-    await store.set('ns', [['k', 'v']]);
-    expect(await store.get('ns', 'k')).toBe('v');
   });
 
   it('holderGone names the reason, and finds nothing where PIDs do not compare', () => {

@@ -1,6 +1,7 @@
 // Feeds due together that share a chatbot get one scheduler (src/queue/schedules.ts): which feeds
 // group, the schedulers' ids and job data, full pulls, and applySchedules moving a deployment from
 // one scheduler per feed to the groups (real Redis).
+import '../setup/needs-redis.js';
 import { describe, expect, it } from 'vitest';
 import { listingSync, ListingSyncPayload } from '../../jobs/listing-sync.js';
 import { silentLogger } from '../../src/log.js';

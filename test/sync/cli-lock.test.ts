@@ -2,6 +2,7 @@
 // Redis lock when Redis holds the state, a lock file otherwise — and waits behind a run that holds
 // it (here: up to the feed's deadline, then it reports the feed failed and writes nothing).
 // Invariant 7: --json prints exactly one document, a config error included.
+import '../setup/needs-redis.js';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';

@@ -88,7 +88,7 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, f
   yield* rows.end(endsInLineBreak, parser?.failed && asFatal(parser.failed, file));
 }
 
-export const CSV_LIMIT_DEFAULTS = { maxRecordBytes: 1 << 20, maxColumns: 10_000 } as const;
+const CSV_LIMIT_DEFAULTS = { maxRecordBytes: 1 << 20, maxColumns: 10_000 } as const;
 
 /** csv-parse with the reader's options, handing its rows and errors to `rows`; `emptyLinesOffset`: see Handover */
 function csvParser(opts: CsvOptions, rows: CsvRows, emptyLinesOffset: number) {

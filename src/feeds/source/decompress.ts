@@ -13,7 +13,7 @@ export interface ExpansionLimits {
   maxCompressionRatio?: number;
 }
 
-export const EXPANSION_DEFAULTS = { maxBytes: 4 * 1024 ** 3, maxCompressionRatio: 200 } as const;
+const EXPANSION_DEFAULTS = { maxBytes: 4 * 1024 ** 3, maxCompressionRatio: 200 } as const;
 /** the ratio is judged only past this much output: a 1 KB gzip of 300 KB is no bomb */
 const RATIO_FLOOR_BYTES = 16 * 1024 * 1024;
 

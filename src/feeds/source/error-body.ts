@@ -5,9 +5,9 @@
 import { brotliDecompressSync, constants, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 
 /** Most bytes of an error body read from the wire, and kept after decoding. */
-export const ERROR_BODY_BYTES = 64 * 1024;
+const ERROR_BODY_BYTES = 64 * 1024;
 /** Most characters of it shown. */
-export const ERROR_TEXT_CHARS = 300;
+const ERROR_TEXT_CHARS = 300;
 
 /** Reads at most ERROR_BODY_BYTES of `body`, then drops the rest. */
 export async function readErrorBody(body: AsyncIterable<Buffer>, cancel: () => void): Promise<Buffer> {

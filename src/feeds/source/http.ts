@@ -46,7 +46,7 @@ export interface HttpGetOptions extends ExpansionLimits {
   budget?: RequestBudget;
 }
 
-export const FEED_LIMIT_DEFAULTS = {
+const FEED_LIMIT_DEFAULTS = {
   timeoutMs: 600_000,
   maxBytes: 4 * 1024 ** 3,
   maxCompressionRatio: 200,

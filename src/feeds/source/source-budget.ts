@@ -12,7 +12,7 @@ import type { RequestBudget } from './http.js';
 import type { FeedContext } from '../types.js';
 
 /** Waits up to this long for a window to refill (a minute window always); longer stops the read. */
-export const SOURCE_MAX_WAIT_MS = 70_000;
+const SOURCE_MAX_WAIT_MS = 70_000;
 
 /** Budgets of this process, for a reader given none (a test, a preview): limits still hold here. */
 const processBudgets = createBudgets(memoryBackend());
@@ -55,7 +55,7 @@ function byteWindow(key: string, limit: number): ByteWindow {
  * arrive, and once the hour's are spent no request is made until the next clock hour: the read stops
  * with a retryable error saying when. Counted in this process only (docs/vendors.md).
  */
-export function withByteLimit(inner: RequestBudget, w: ByteWindow, label: string, now: () => number = Date.now): RequestBudget {
+function withByteLimit(inner: RequestBudget, w: ByteWindow, label: string, now: () => number = Date.now): RequestBudget {
   const roll = () => {
     const hour = Math.floor(now() / 3_600_000);
     if (hour !== w.hour) Object.assign(w, { hour, bytes: 0 });

@@ -44,17 +44,14 @@ export const RESO_STATUS_MAP = {
   Closed: 'Sold',
 } as const;
 
-export const RESO_OFF_MARKET = ['Expired', 'Withdrawn', 'Canceled', 'Cancelled', 'Delete', 'Incomplete', 'Hold'];
+const RESO_OFF_MARKET = ['Expired', 'Withdrawn', 'Canceled', 'Cancelled', 'Delete', 'Incomplete', 'Hold'];
 
-export const RESO_LEASE_TYPES = { 'Residential Lease': 'for_rent', 'Commercial Lease': 'for_rent', '*': 'for_sale' } as const;
+const RESO_LEASE_TYPES = { 'Residential Lease': 'for_rent', 'Commercial Lease': 'for_rent', '*': 'for_sale' } as const;
 
 /** LivingAreaUnits → AreaUnit: an area in acres is converted, so it is stated in square feet. */
-export const RESO_AREA_UNIT_MAP = { 'Square Feet': 'Square Feet', 'Square Meters': 'Square Meters', Acres: 'Square Feet' } as const;
+const RESO_AREA_UNIT_MAP = { 'Square Feet': 'Square Feet', 'Square Meters': 'Square Meters', Acres: 'Square Feet' } as const;
 
-export const RESO_PHOTO_MEDIA: Record<string, string | string[]>[] = [
-  { MediaCategory: 'Photo' },
-  { MediaCategory: '', MediaType: ['image/*', 'jpeg', 'jpg', 'png', 'gif', 'webp'] },
-];
+const RESO_PHOTO_MEDIA: Record<string, string | string[]>[] = [{ MediaCategory: 'Photo' }, { MediaCategory: '', MediaType: ['image/*', 'jpeg', 'jpg', 'png', 'gif', 'webp'] }];
 
 export const resoPreset = definePreset({
   fields: {

@@ -9,7 +9,7 @@ import { escapeHtml as h, page } from './html.js';
 import type { FeedStatus } from './status-data.js';
 
 export const STATUS_PATH = '/status';
-export const runPath = (runId: string) => `${STATUS_PATH}/runs/${encodeURIComponent(runId)}`;
+const runPath = (runId: string) => `${STATUS_PATH}/runs/${encodeURIComponent(runId)}`;
 
 export function renderStatus(status: { at: string; staleHours: number; feeds: FeedStatus[] }): string {
   const rows = status.feeds.map((f) => {
