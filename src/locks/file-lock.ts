@@ -151,9 +151,15 @@ function held(path: string, me: LockHolder, checkMs: number): FileLock {
     await writeFile(tmp, JSON.stringify({ owner: me.owner, beat: ++beats }));
     await rename(tmp, beatPath(path));
   };
+  // one beat at a time: a slow disk must not have two beats race for the beat file
+  let beating = false;
   const timer = setInterval(() => {
     if (lost.signal.aborted) return clearInterval(timer);
-    void beat().catch((err: unknown) => lost.abort(err));
+    if (beating) return;
+    beating = true;
+    void beat()
+      .catch((err: unknown) => lost.abort(err))
+      .finally(() => (beating = false));
   }, checkMs);
   timer.unref();
   return {

@@ -81,9 +81,10 @@ describe('a lock file is stale when its holder is gone', () => {
     const record = JSON.parse(await readFile(path, 'utf8')) as LockHolder;
     await writeFile(`${path}.tmp`, JSON.stringify({ ...record, pidNs: 'pid:[4026530000]' }));
     await rename(`${path}.tmp`, path); // whole, as a lock file always is: the holder's beat never reads half of it
-    for (let i = 0; i < 10; i++) {
-      expect(await tryLockFile(path, 'test', { staleMs: 150 })).toBeUndefined();
-      await new Promise((r) => setTimeout(r, 60));
+    // looked at for three times the bound: the beats (every 20 ms) keep moving
+    for (let i = 0; i < 15; i++) {
+      expect(await tryLockFile(path, 'test', { staleMs: 500 })).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 100));
     }
     expect(lock.lost.aborted).toBe(false);
     await writeFile(path, JSON.stringify({ ...newHolder('someone'), pid: child.pid }));
