@@ -8,7 +8,7 @@ import type { CompiledMapping } from '../../mapping/compile.js';
 import { keySources } from '../../mapping/key-sources.js';
 import type { MappedItem } from '../../mapping/types.js';
 import type { MediaReport, MediaStep } from '../../media/index.js';
-import { deleteChange, rejectChange, withheldChange } from '../report/changes.js';
+import { deleteChange, withheldChange } from '../report/changes.js';
 import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js';
 import { deleteJobs, runPool, type ExecutionResult } from '../write/execute.js';
 import { commitLane } from '../settle/lane-commit.js';
@@ -166,12 +166,11 @@ async function guardStep(l: LiveLane, ctx: SettleContext) {
   return { desired, ...guarded };
 }
 
-/** The lane's change log told of its rejected records and of the deletes the guard withheld (a dry run: of those it would make). */
+/** The lane's change log told of the deletes the guard withheld (a dry run: of those it would make); its rejected records went as they were read. */
 function tellGuard(l: LiveLane, ctx: SettleContext, guard: GuardDecision, readWhole: boolean): void {
   const changes = ctx.deps.changes?.(l.lane);
   if (!changes) return;
   const desired = l.planner.collector.side;
-  for (const r of desired.rejected) changes(rejectChange(r));
   // a read that was not whole withholds every delete: one entry for the run, not one per listing
   if (!readWhole && guard.withheld.length)
     changes(withheldChange(guard.withheld.length, desired.readError ?? l.paged.remote.problem ?? "the chatbot's listings could not all be paged"));
