@@ -68,6 +68,25 @@ const XmlSource = z.strictObject({
   encoding: z.string().min(1).optional(),
 });
 
+/** MITS 4.x ILS XML (apartment communities): one record per unit, or per floorplan (docs/configuration.md, "Rentals"). */
+export const MitsSource = z.strictObject({
+  kind: z.literal('mits'),
+  ...location,
+  recordPer: z
+    .enum(['unit', 'floorplan'])
+    .default('unit')
+    .describe('unit: a record per ILS_Unit, with its property and floorplan; floorplan: a record per Floorplan, with its property and the count of its available units'),
+  recordPath: z.string().min(1).default('PhysicalProperty.Property').describe('dotted path of the property element'),
+  encoding: z.string().min(1).optional(),
+  maxPropertyChars: z
+    .number()
+    .int()
+    .min(1024)
+    .max(512 * 1024 ** 2)
+    .default(16 * 1024 ** 2)
+    .describe('most characters of one <Property>, its floorplans and units included; a larger one fails the read, naming its line'),
+});
+
 /** OAuth2 client credentials (Trestle / CoreLogic): a token from `tokenUrl`, cached until shortly before it expires. */
 export const OAuth2Auth = z.strictObject({
   kind: z.literal('oauth2'),
@@ -120,9 +139,10 @@ export const ResoSource = z
 export type CsvSource = z.infer<typeof CsvSource>;
 export type XmlSource = z.infer<typeof XmlSource>;
 export type ResoSource = z.infer<typeof ResoSource>;
+export type MitsSource = z.infer<typeof MitsSource>;
 
 export const FeedSource = z
-  .preprocess(applyVendorDefaults, z.discriminatedUnion('kind', [CsvSource, XmlSource, ResoSource]))
+  .preprocess(applyVendorDefaults, z.discriminatedUnion('kind', [CsvSource, XmlSource, MitsSource, ResoSource]))
   .refine((s) => Boolean(s.path) !== Boolean(s.url), { message: 'give exactly one of path or url' })
   .superRefine((s, ctx) => {
     if (s.mediaHeaders && Object.keys(s.mediaHeaders).length > 0 && !s.mediaHosts?.length && !(s.kind === 'reso' && vendorProfile(s.vendor).mediaHosts?.length))
