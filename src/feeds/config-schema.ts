@@ -3,18 +3,9 @@ import { z } from 'zod';
 import { applyVendorDefaults, checkVendorRules } from './vendors/apply.js';
 import { VENDOR_NAMES } from './vendors/profile.js';
 import { vendorProfile } from './vendors/registry.js';
+import { SourceLimits } from './source-limits.js';
 
-/** Documented budgets: MLS Grid 2/s, 7200/hour, 40000/day; Trestle 180/minute, 7200/hour (docs/configuration.md). */
-export const SourceLimits = z
-  .strictObject({
-    perSecond: z.number().positive().optional(),
-    perMinute: z.number().int().positive().optional(),
-    perHour: z.number().int().positive().optional(),
-    perDay: z.number().int().positive().optional(),
-    bytesPerHour: z.number().int().positive().optional().describe('most response bytes (as received) a source may read in an hour, counted in this process (MLS Grid: 4 GB)'),
-  })
-  .describe('requests per second/minute/hour/day (and bytes per hour) allowed for this source credential');
-export type SourceLimits = z.infer<typeof SourceLimits>;
+export { SourceLimits } from './source-limits.js';
 
 const location = {
   /** a local file, relative to the config file's folder */
