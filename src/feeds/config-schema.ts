@@ -104,6 +104,12 @@ export const ResoSource = z
     /** pull only records modified since the last successful run (high-water mark kept per feed) */
     incremental: z.boolean().default(false),
     keyField: z.string().default('ListingKey'),
+    changes: z
+      .enum(['timestamps', 'entityEvent'])
+      .default('timestamps')
+      .describe(
+        "incremental feeds: how changes are found. timestamps: ModificationTimestamp from the mark; entityEvent: the server's EntityEvent log (RESO RCP-027) from the sequence stored, each changed record fetched by key",
+      ),
     photosTimestampField: z
       .string()
       .min(1)

@@ -116,5 +116,7 @@ export interface SourceReadStats {
   bytes?: number;
   /** a keys-only reconcile: keys read, and records fetched by key */
   reconcile?: { keys: number; fetched: number };
+  /** an EntityEvent poll: events read, distinct keys of the resource, records fetched by key, keys gone */
+  events?: { read: number; keys: number; fetched: number; gone: number };
   warnings: string[];
 }

@@ -93,6 +93,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
     retries: retries + (e?.createResends ?? 0),
     failures,
     rejected: desired.rejected,
+    ...(desired.counts.rejected > desired.rejected.length && { omitted: { rejected: desired.counts.rejected - desired.rejected.length } }),
     feedDuplicates: desired.feedDuplicates,
     guard: {
       outcome: g?.outcome ?? 'none',
@@ -113,6 +114,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
         requests: stats.requests,
         ...(stats.bytes !== undefined && { bytes: stats.bytes }),
         ...(stats.reconcile && { reconcile: { ...stats.reconcile } }),
+        ...(stats.events && { events: { ...stats.events } }),
         ...(stats.warnings.length && { warnings: [...stats.warnings] }),
       }),
     },

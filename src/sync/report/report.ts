@@ -82,7 +82,10 @@ export interface SyncReport {
   calls: { byEndpoint: Record<EndpointName, number>; total: number };
   retries: number;
   failures: ItemFailure[];
+  /** the first rejected records; `omitted.rejected` counts the rest (the change log has each) */
   rejected: RejectedRecord[];
+  /** how many items of a list were left out (a stored or printed report is bounded: queue/report-size.ts adds to it) */
+  omitted?: Record<string, number>;
   feedDuplicates: FeedDuplicate[];
   /** lookup values that no `map` of the mapping covers (they passed through as they were), most seen first */
   unmapped: Array<{ field: string; value: string; count: number }>;
@@ -102,6 +105,8 @@ export interface SyncReport {
     bytes?: number;
     /** a keys-only reconcile (`--reconcile`): keys read, records fetched by key */
     reconcile?: { keys: number; fetched: number };
+    /** an EntityEvent poll (`source.changes: entityEvent`): events read, keys named, records fetched by key, keys gone */
+    events?: { read: number; keys: number; fetched: number; gone: number };
     warnings?: string[];
   };
   /** `recalled`: listings whose rows came from the last paging's memory: this process's, or its echo file (page-echo.ts) */
