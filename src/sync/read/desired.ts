@@ -90,36 +90,12 @@ export function createFeedCollector(mode: DesiredSide['mode'], options: Collecto
       valid(entry.key);
     },
     add(item) {
-      const key = item.key;
-      record(item.position, key);
-      switch (item.kind) {
-        case 'listing':
-          valid(item.key);
-          return { key: item.key, listing: item.listing, position: item.position };
-        case 'rejected':
-          side.counts.rejected++;
-          side.rejected.push({ position: item.position, ...(key !== undefined && { key }), reasons: item.issues.map(formatIssue) });
-          if (key !== undefined) protect(key);
-          else incomplete(`${where(item.position)}: a record was rejected and its key could not be read`);
-          break;
-        case 'error': {
-          side.counts.rejected++;
-          const reason = withoutPlace(item.error.message, formatPlace(item.error.place));
-          side.rejected.push({ position: item.position, ...(key !== undefined && { key }), reasons: [reason] });
-          if (key !== undefined) protect(key);
-          if (key === undefined) incomplete(`${where(item.position)}: a record could not be read and its key is unknown (${reason})`);
-          else if (!item.standalone) incomplete(`${where(item.position)}: record ${key} could not be read whole (${reason})`);
-          break;
-        }
-        case 'skipped':
-          side.counts.skipped++;
-          if (key !== undefined) side.goneKeys.set(key, 'off-market');
-          break;
-        case 'removed':
-          side.counts.removed++;
-          if (key !== undefined) side.goneKeys.set(key, 'removed');
-          break;
+      record(item.position, item.key);
+      if (item.kind === 'listing') {
+        valid(item.key);
+        return { key: item.key, listing: item.listing, position: item.position };
       }
+      notListed(side, item, { protect, incomplete });
       side.counts.valid = side.listings.size;
       return undefined;
     },
@@ -146,4 +122,34 @@ function where(p: Position): string {
 /** The report prints the record's place beside its reasons: drop the copy the message starts with. */
 function withoutPlace(message: string, place: string): string {
   return message.startsWith(`${place}: `) ? message.slice(place.length + 2) : message;
+}
+
+/** A record that is no listing, on the feed side: rejected or unreadable (its key protected), or gone (off-market, removed). */
+function notListed(side: FeedSide, item: Exclude<MappedItem, { kind: 'listing' }>, on: { protect(key: string): void; incomplete(reason: string): void }): void {
+  const key = item.key;
+  switch (item.kind) {
+    case 'rejected':
+      side.counts.rejected++;
+      side.rejected.push({ position: item.position, ...(key !== undefined && { key }), reasons: item.issues.map(formatIssue) });
+      if (key !== undefined) on.protect(key);
+      else on.incomplete(`${where(item.position)}: a record was rejected and its key could not be read`);
+      break;
+    case 'error': {
+      side.counts.rejected++;
+      const reason = withoutPlace(item.error.message, formatPlace(item.error.place));
+      side.rejected.push({ position: item.position, ...(key !== undefined && { key }), reasons: [reason] });
+      if (key !== undefined) on.protect(key);
+      if (key === undefined) on.incomplete(`${where(item.position)}: a record could not be read and its key is unknown (${reason})`);
+      else if (!item.standalone) on.incomplete(`${where(item.position)}: record ${key} could not be read whole (${reason})`);
+      break;
+    }
+    case 'skipped':
+      side.counts.skipped++;
+      if (key !== undefined) side.goneKeys.set(key, 'off-market');
+      break;
+    case 'removed':
+      side.counts.removed++;
+      if (key !== undefined) side.goneKeys.set(key, 'removed');
+      break;
+  }
 }
