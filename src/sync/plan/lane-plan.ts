@@ -8,7 +8,7 @@
 import { Entries } from '../write/entries.js';
 import type { FeedItem } from '../../feeds/types.js';
 import type { MappedItem } from '../../mapping/types.js';
-import { createChange, updateChange, type ChangeSink } from '../report/changes.js';
+import { createChange, rejectChange, updateChange, type ChangeSink } from '../report/changes.js';
 import { createFeedCollector, type FeedCollector } from '../read/desired.js';
 import { writeJob, type Job } from '../write/execute.js';
 import { ThreadRecord } from '../read/feed-thread.js';
@@ -101,7 +101,7 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
   const st: PlanState = {
     input,
     stamps: input.stamps,
-    collector: createFeedCollector('full', { repeatIsShift: () => input.pullMode() === 'full' }),
+    collector: createFeedCollector('full', { repeatIsShift: () => input.pullMode() === 'full', onRejected: (r) => input.changes?.(rejectChange(r)) }),
     tally: {
       creates: 0,
       updates: 0,
