@@ -217,24 +217,26 @@ function feedThread(slot: Slot, read: FeedRead, signal: AbortSignal | undefined,
     // kept for the next read when it answered (a worker that fails or hangs is not)
     giveBack(slot, answered);
   }
-  async function* batches(): AsyncGenerator<FeedItem[]> {
-    let build: ((fields: string[]) => Record<string, string>) | undefined;
-    try {
-      for (;;) {
-        const m = await next();
-        if ('header' in m) build = recordBuilder(m.header);
-        else if ('end' in m) return;
-        else if ('failed' in m) throw failureOf(m.failed);
-        else {
-          worker.postMessage({ took: 1, id: read.id } satisfies FeedWorkerTask);
-          yield batchItems(m.batch, file, build);
-        }
+  return { items: itemsOf(threadBatches(slot, read, next, close)), mode: 'full', mark: undefined, close };
+}
+
+/** The read's items as its worker sends them, a batch at a time, each one taken said back (the worker keeps AHEAD in flight); closed at the end. */
+async function* threadBatches(slot: Slot, read: FeedRead, next: () => Promise<FeedWorkerMessage>, close: () => Promise<void>): AsyncGenerator<FeedItem[]> {
+  let build: ((fields: string[]) => Record<string, string>) | undefined;
+  try {
+    for (;;) {
+      const m = await next();
+      if ('header' in m) build = recordBuilder(m.header);
+      else if ('end' in m) return;
+      else if ('failed' in m) throw failureOf(m.failed);
+      else {
+        slot.worker.postMessage({ took: 1, id: read.id } satisfies FeedWorkerTask);
+        yield batchItems(m.batch, read.source.path, build);
       }
-    } finally {
-      await close();
     }
+  } finally {
+    await close();
   }
-  return { items: itemsOf(batches()), mode: 'full', mark: undefined, close };
 }
 
 function batchItems(b: FeedBatch, file: string, build: ((fields: string[]) => Record<string, string>) | undefined): FeedItem[] {
