@@ -115,7 +115,11 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 
 async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: RedisClient }> {
   const { config } = loaded;
-  const fileStore = async () => ({ store: await createFileStore(stateFile(loaded)) });
+  const fileStore = async () => {
+    const store = await createFileStore(stateFile(loaded));
+    closers.push(() => store.close());
+    return { store };
+  };
   if (!config.redis || opts.noRedis) return fileStore();
   const settings = redisSettings(loaded);
   const { prefix, where } = settings;

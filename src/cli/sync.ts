@@ -22,6 +22,7 @@ export interface SyncCliOptions {
   dryRun?: boolean;
   force?: boolean;
   full?: boolean;
+  reconcile?: boolean;
   json?: boolean;
   /** false with `--no-redis` (commander's negated option) */
   redis?: boolean;
@@ -57,7 +58,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           {
             config: loaded,
             lanes: feeds.flatMap(lanesOf),
-            opts: { dryRun: opts.dryRun, force: opts.force, full: opts.full },
+            opts: { dryRun: opts.dryRun, force: opts.force, full: opts.full, reconcile: opts.reconcile },
             ...(changeLog && { changeLog }),
             signal: stop.signal,
             onReport: (report, history) => {

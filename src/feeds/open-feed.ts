@@ -1,13 +1,15 @@
-// Opens a feed from its config: the reader for its kind over its source.
+// Opens a feed from its config: the reader for its kind over its source. A reconcile (ctx.reconcile)
+// of a live RESO source reads keys only (reso/reso-reconcile.ts); a file, or a replay, is read whole.
 import type { FeedSource } from './config-schema.js';
 import { readCsv } from './csv/csv-reader.js';
 import { openReso } from './reso/reso-reader.js';
+import { openResoReconcile } from './reso/reso-reconcile.js';
 import { openSource } from './source/source.js';
 import type { FeedContext, OpenedFeed } from './types.js';
 import { readXml } from './xml/xml-reader.js';
 
 export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext): OpenedFeed {
-  if (source.kind === 'reso') return openReso(feedName, source, ctx);
+  if (source.kind === 'reso') return ctx.reconcile && source.url ? openResoReconcile(feedName, source, ctx, ctx.reconcile) : openReso(feedName, source, ctx);
   const { label, bytes } = openSource(source, ctx);
   const items =
     source.kind === 'csv'

@@ -139,7 +139,8 @@ function observationOf(r: SyncReport, runId: string): RunObservation {
     rejected: r.counts.rejected,
     unmapped: (r.unmapped ?? []).map((u) => `${u.field}: ${JSON.stringify(u.value)}`),
     mode: r.source.mode,
-    complete: r.source.complete,
+    // (a reconcile reads the records of changed keys only: its valid count says nothing of the feed's size)
+    complete: r.source.complete && !r.source.reconcile,
   };
 }
 

@@ -93,7 +93,7 @@ describe('staleness alerts from several workers', () => {
   it('state file: a feed going stale is announced once, not once per process', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-alerts-'));
     dirs.push(dir);
-    const stores = await Promise.all([0, 1, 2].map(() => createFileStore(join(dir, 'state.json'))));
+    const stores = await Promise.all([0, 1, 2].map(() => createFileStore(join(dir, 'state.lmdb'))));
     expect(await threeWorkersCheck(stores)).toEqual(['firing austin', 'firing dallas']);
   });
 });

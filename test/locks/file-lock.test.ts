@@ -11,7 +11,6 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireForegroundLock, acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
 import { lockHolder, tryLockFile } from '../../src/locks/file-lock.js';
-import { createFileStore } from '../../src/state/file-store.js';
 import { holderGone, newHolder, processStartTime, type LockHolder } from '../../src/locks/lock-holder.js';
 
 let dir: string;
@@ -77,14 +76,6 @@ describe('a lock file is stale when its holder is gone', () => {
     await new Promise((resolve) => lock.lost.addEventListener('abort', resolve));
     await lock.release();
     expect(JSON.parse(await readFile(path, 'utf8')).what).toBe('someone'); // release leaves another's file alone
-  });
-
-  it("a leftover state.json.lock naming this process's PID does not hold up the state file's writes", async () => {
-    const path = join(dir, 'state.json');
-    await writeFile(`${path}.lock`, JSON.stringify({ pid: process.pid, owner: 'killed run', at: '2026-01-01T00:00:00Z' }));
-    const store = await createFileStore(path);
-    await store.set('ns', [['k', 'v']]);
-    expect(await store.get('ns', 'k')).toBe('v');
   });
 
   it('holderGone names the reason', () => {

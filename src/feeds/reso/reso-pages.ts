@@ -25,6 +25,8 @@ export interface PageClient {
   text(url: string, what: string): Promise<string>;
   /** requests made so far (page requests, retries included) */
   readonly requests: number;
+  /** bytes of the answers read whole so far (after gunzip) */
+  readonly bytes: number;
   /** the server's clock (epoch ms) by the Date header of its first answer, when it sent one */
   readonly serverTime: number | undefined;
   /** the headers of the last page answered (feed probe reads compression and quota headers) */
@@ -46,6 +48,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
     : undefined;
   const credential = tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined);
   let requests = 0;
+  let bytes = 0;
   let serverTime: number | undefined;
   let lastHeaders: Headers | undefined;
   const budget = sourceBudget(source, ctx);
@@ -78,7 +81,9 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           const date = Date.parse(response.headers.get('date') ?? '');
           if (Number.isFinite(date)) serverTime = date;
         }
-        return parse(await readCapped(body, cancel, source.maxPageBytes, place), place);
+        const text = await readCapped(body, cancel, source.maxPageBytes, place);
+        bytes += Buffer.byteLength(text);
+        return parse(text, place);
       } catch (err) {
         if (err instanceof FeedReadError && err.status === 401) {
           if (tokens && token && !refreshed) {
@@ -111,6 +116,9 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
     text,
     get requests() {
       return requests;
+    },
+    get bytes() {
+      return bytes;
     },
     get serverTime() {
       return serverTime;

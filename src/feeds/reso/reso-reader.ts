@@ -57,6 +57,8 @@ export interface ResoReadStats extends SourceReadStats {
 
 export interface OpenedResoFeed extends OpenedFeed {
   readonly stats: ResoReadStats;
+  /** the live pull's page client (its requests and bytes), none for a replay */
+  readonly client?: PageClient;
 }
 
 interface PullState {
@@ -121,6 +123,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
     } finally {
       stats.pages = state.pages;
       stats.requests = client?.requests ?? 0;
+      if (client) stats.bytes = client.bytes;
       stats.capped = state.capped;
     }
     if (state.capped && mode === 'full') {
@@ -162,6 +165,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
       return mode === 'incremental' ? since : undefined;
     },
     stats,
+    ...(client && { client }),
   };
 }
 
@@ -210,18 +214,24 @@ export async function* keysOnlyPages(
   source: ResoSource,
   ctx: FeedContext,
   fields: readonly string[],
-  options: { backoffMs?: number; scope?: string; warnings?: string[] } = {},
+  options: { backoffMs?: number; scope?: string; warnings?: string[]; onClient?: (client: PageClient) => void } = {},
 ): AsyncIterable<Array<Record<string, unknown>>> {
-  const profile = vendorProfile(source.vendor);
-  const keys: ResoSource = { ...source, select: [...fields], expandMedia: false, top: undefined, maxPageSize: Math.min(profile.maxPageSize, source.maxPageRecords) };
+  const keys = keysOnlySource(source);
   const client = resoPageClient(keys, ctx, options);
+  options.onClient?.(client);
   const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false, warnings: options.warnings ?? [] };
-  for await (const value of livePages(keys, client, undefined, { capped: false, pages: 0 }, Date.now(), stats, ctx)) {
+  for await (const value of livePages({ ...keys, select: [...fields] }, client, undefined, { capped: false, pages: 0 }, Date.now(), stats, ctx)) {
     yield value.filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v));
   }
 }
 
-function readMark(ctx: FeedContext, feedName: string, label: string): Mark | undefined {
+/** The source as a keys-only read asks it: no `$expand`, no cap on the total, the vendor's largest page. */
+function keysOnlySource(source: ResoSource): ResoSource {
+  const profile = vendorProfile(source.vendor);
+  return { ...source, expandMedia: false, top: undefined, maxPageSize: Math.min(profile.maxPageSize, source.maxPageRecords) };
+}
+
+export function readMark(ctx: FeedContext, feedName: string, label: string): Mark | undefined {
   if (ctx.mark === undefined) return undefined;
   try {
     return Mark.parse(JSON.parse(ctx.mark));

@@ -71,7 +71,11 @@ export interface DeleteDecision {
  */
 export function planDeletes(
   remote: RemoteSide,
-  feed: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode'> & { listings: { has(key: string): boolean }; written?: { has(key: string): boolean } },
+  feed: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode'> & {
+    listings: { has(key: string): boolean };
+    written?: { has(key: string): boolean };
+    present?: { has(key: string): boolean };
+  },
   options: PlanOptions,
 ): DeleteDecision {
   const out: DeleteDecision = { deletes: [], protectedKeys: [], otherFeeds: 0 };
@@ -81,7 +85,8 @@ export function planDeletes(
   }
   // keys first: the copies are looked up (made, from a RemoteIndex) only for keys the feed lacks
   for (const key of remote.byKey.keys()) {
-    if (feed.listings.has(key)) continue;
+    // (present: a reconcile found the key unchanged on the source without reading its record)
+    if (feed.listings.has(key) || feed.present?.has(key)) continue;
     const copies = remote.byKey.get(key)!;
     if (feed.protectedKeys.has(key)) {
       out.protectedKeys.push(key);

@@ -90,8 +90,20 @@ export interface SyncReport {
   valuesReplaced?: Array<{ field: string; count: number }>;
   guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
   /** `since`: an incremental pull asked only for what changed after this time */
-  /** `pages`, `requests`: what reading a remote source took (RESO); `warnings`: what it did differently from the config */
-  source: { mode: 'full' | 'incremental'; since?: string; complete: boolean; error?: string; pages?: number; requests?: number; warnings?: string[] };
+  /** `pages`, `requests`, `bytes`: what reading a remote source took (RESO); `warnings`: what it did differently from the config */
+  source: {
+    mode: 'full' | 'incremental';
+    since?: string;
+    complete: boolean;
+    error?: string;
+    pages?: number;
+    requests?: number;
+    /** bytes of the source's answers (after gunzip) */
+    bytes?: number;
+    /** a keys-only reconcile (`--reconcile`): keys read, records fetched by key */
+    reconcile?: { keys: number; fetched: number };
+    warnings?: string[];
+  };
   /** `recalled`: listings whose rows came from the last paging's memory: this process's, or its echo file (page-echo.ts) */
   /** `pagingCountedIn`: the lane whose report counts the calls of this chatbot's paging, shared with it (not this one) */
   remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string; recalled?: number; pagingCountedIn?: string };

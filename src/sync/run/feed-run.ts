@@ -5,7 +5,9 @@
 import type { FeedConfig } from '../../config/schema.js';
 import { openFeed } from '../../feeds/index.js';
 import { oldestMark } from '../../feeds/marks.js';
-import type { FeedItem, OpenedFeed } from '../../feeds/types.js';
+import type { FeedItem, OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
+import type { CompiledMapping } from '../../mapping/compile.js';
+import { keySources } from '../../mapping/key-sources.js';
 import { compileMapping } from '../../mapping/index.js';
 import { mapItem } from '../../mapping/map-feed.js';
 import type { MappedItem } from '../../mapping/types.js';
@@ -58,6 +60,7 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       full: opts.full,
       budgets: deps.budgets,
       ...markOf(live.map((l) => l.own.mark)),
+      ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
     });
   ctx.opened = opened;
   const read = readFeed({
@@ -225,6 +228,16 @@ async function mediaStepOf(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, 
     logger: ctx.logger,
     budgets: deps.budgets,
   });
+}
+
+/** What a keys-only reconcile asks of the sync: the key's source fields, a key row's listing key, and whether a lane holds a key. */
+function reconcileAsk(feed: FeedConfig, compiled: CompiledMapping, live: readonly LiveLane[]): ReconcileAsk {
+  const sources = keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']);
+  return {
+    keyFields: sources?.map((s) => s.field) ?? [],
+    keyOf: (data) => compiled.keyOf(data, feed.keyBy),
+    holds: (key) => live.some((l) => l.remote.has(key)),
+  };
 }
 
 function markOf(marks: ReadonlyArray<string | undefined>): { mark?: string } {

@@ -155,7 +155,9 @@ async function guardStep(l: LiveLane, ctx: SettleContext) {
     planOptions: l.planOptions,
     duplicateDeletes: planner.tally.duplicateDeletes,
     written: planner.written,
-    feedValid: ctx.lanes.reduce((n, x) => n + x.planner.collector.side.counts.valid, 0),
+    // (a reconcile's unchanged keys are valid listings the feed holds: a reconcile that fetched nothing is not an empty feed)
+    feedValid: ctx.lanes.reduce((n, x) => n + x.planner.collector.side.counts.valid, 0) + (opened.present?.size ?? 0),
+    ...(opened.present && { present: opened.present }),
     deletes: feed.deletes,
     force: Boolean(opts.force),
     now: nowOf(opts),

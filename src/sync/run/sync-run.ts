@@ -66,6 +66,8 @@ export interface SyncOptions {
   force?: boolean;
   /** RESO: a full pull instead of an incremental one */
   full?: boolean;
+  /** RESO: a keys-only reconcile instead of a pull (feeds/reso/reso-reconcile.ts); files are read whole as ever */
+  reconcile?: boolean;
   attempt?: { made: number; max: number };
   /** for tests of the grace period */
   now?: () => Date;

@@ -14,6 +14,8 @@ import type { DesiredSide, PlannedDelete, PlanOptions, RemoteSide } from '../pla
 export interface LaneGuardInput {
   remote: RemoteSide;
   desired: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode' | 'complete' | 'counts'> & { listings: { has(key: string): boolean }; readError?: string };
+  /** a reconcile's keys the source holds unchanged (OpenedFeed.present): not absent */
+  present?: { has(key: string): boolean };
   planOptions: PlanOptions;
   /** keys this run wrote: a later record of one may have taken it away (plan.ts, planDeletes) */
   written?: { has(key: string): boolean };
@@ -41,7 +43,11 @@ export interface LaneGuardResult {
 export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult> {
   const { remote, desired } = input;
   const { listings, protectedKeys, goneKeys, mode } = desired;
-  const rest = planDeletes(remote, { listings, protectedKeys, goneKeys, mode, ...(input.written && { written: input.written }) }, input.planOptions);
+  const rest = planDeletes(
+    remote,
+    { listings, protectedKeys, goneKeys, mode, ...(input.written && { written: input.written }), ...(input.present && { present: input.present }) },
+    input.planOptions,
+  );
   const absences: AbsenceResult = input.confirm ? await input.confirm(rest.deletes) : { deletes: rest.deletes, asked: 0 };
   if (absences.problem) {
     desired.complete = false;
