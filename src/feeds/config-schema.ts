@@ -3,18 +3,9 @@ import { z } from 'zod';
 import { applyVendorDefaults, checkVendorRules } from './vendors/apply.js';
 import { VENDOR_NAMES } from './vendors/profile.js';
 import { vendorProfile } from './vendors/registry.js';
+import { SourceLimits } from './source-limits.js';
 
-/** Documented budgets: MLS Grid 2/s, 7200/hour, 40000/day; Trestle 180/minute, 7200/hour (docs/configuration.md). */
-export const SourceLimits = z
-  .strictObject({
-    perSecond: z.number().positive().optional(),
-    perMinute: z.number().int().positive().optional(),
-    perHour: z.number().int().positive().optional(),
-    perDay: z.number().int().positive().optional(),
-    bytesPerHour: z.number().int().positive().optional().describe('most response bytes (as received) a source may read in an hour, counted in this process (MLS Grid: 4 GB)'),
-  })
-  .describe('requests per second/minute/hour/day (and bytes per hour) allowed for this source credential');
-export type SourceLimits = z.infer<typeof SourceLimits>;
+export { SourceLimits } from './source-limits.js';
 
 const location = {
   /** a local file, relative to the config file's folder */
@@ -68,6 +59,25 @@ const XmlSource = z.strictObject({
   encoding: z.string().min(1).optional(),
 });
 
+/** MITS 4.x ILS XML (apartment communities): one record per unit, or per floorplan (docs/configuration.md, "Rentals"). */
+export const MitsSource = z.strictObject({
+  kind: z.literal('mits'),
+  ...location,
+  recordPer: z
+    .enum(['unit', 'floorplan'])
+    .default('unit')
+    .describe('unit: a record per ILS_Unit, with its property and floorplan; floorplan: a record per Floorplan, with its property and the count of its available units'),
+  recordPath: z.string().min(1).default('PhysicalProperty.Property').describe('dotted path of the property element'),
+  encoding: z.string().min(1).optional(),
+  maxPropertyChars: z
+    .number()
+    .int()
+    .min(1024)
+    .max(512 * 1024 ** 2)
+    .default(16 * 1024 ** 2)
+    .describe('most characters of one <Property>, its floorplans and units included; a larger one fails the read, naming its line'),
+});
+
 /** OAuth2 client credentials (Trestle / CoreLogic): a token from `tokenUrl`, cached until shortly before it expires. */
 export const OAuth2Auth = z.strictObject({
   kind: z.literal('oauth2'),
@@ -94,6 +104,12 @@ export const ResoSource = z
     /** pull only records modified since the last successful run (high-water mark kept per feed) */
     incremental: z.boolean().default(false),
     keyField: z.string().default('ListingKey'),
+    changes: z
+      .enum(['timestamps', 'entityEvent'])
+      .default('timestamps')
+      .describe(
+        "incremental feeds: how changes are found. timestamps: ModificationTimestamp from the mark; entityEvent: the server's EntityEvent log (RESO RCP-027) from the sequence stored, each changed record fetched by key",
+      ),
     photosTimestampField: z
       .string()
       .min(1)
@@ -120,9 +136,10 @@ export const ResoSource = z
 export type CsvSource = z.infer<typeof CsvSource>;
 export type XmlSource = z.infer<typeof XmlSource>;
 export type ResoSource = z.infer<typeof ResoSource>;
+export type MitsSource = z.infer<typeof MitsSource>;
 
 export const FeedSource = z
-  .preprocess(applyVendorDefaults, z.discriminatedUnion('kind', [CsvSource, XmlSource, ResoSource]))
+  .preprocess(applyVendorDefaults, z.discriminatedUnion('kind', [CsvSource, XmlSource, MitsSource, ResoSource]))
   .refine((s) => Boolean(s.path) !== Boolean(s.url), { message: 'give exactly one of path or url' })
   .superRefine((s, ctx) => {
     if (s.mediaHeaders && Object.keys(s.mediaHeaders).length > 0 && !s.mediaHosts?.length && !(s.kind === 'reso' && vendorProfile(s.vendor).mediaHosts?.length))

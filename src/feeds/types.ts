@@ -16,6 +16,8 @@ export interface RecordPosition {
   id?: string;
   /** the ids a person looks a record up by, in order, e.g. { ListingKey: 'K1000045', ListingId: 'RES1000045' } */
   ids?: Record<string, string>;
+  /** how a reader that joins elements made this record, in words (MITS: its property, floorplan and unit); feed preview shows it */
+  join?: string;
 }
 
 export type FeedItem =
@@ -114,5 +116,7 @@ export interface SourceReadStats {
   bytes?: number;
   /** a keys-only reconcile: keys read, and records fetched by key */
   reconcile?: { keys: number; fetched: number };
+  /** an EntityEvent poll: events read, distinct keys of the resource, records fetched by key, keys gone */
+  events?: { read: number; keys: number; fetched: number; gone: number };
   warnings: string[];
 }

@@ -6,7 +6,7 @@ import { nearest } from '../format/nearest.js';
 import { LISTING_FIELDS, type ListingField } from '../listing/schema.js';
 import { foldLookup } from './lookup.js';
 
-const PRESET_NAMES = ['reso', 'zillow', 'listhub'] as const;
+const PRESET_NAMES = ['reso', 'zillow', 'listhub', 'mits', 'hotpads'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
 const TRANSFORM_NAMES = ['trim', 'number', 'integer', 'money', 'boolean', 'split', 'lowercase', 'uppercase', 'days-since', 'words', 'round', 'floor', 'ceil'] as const;
@@ -84,7 +84,9 @@ export const FieldRuleObject = z
     onInvalid: z
       .enum(['reject', 'default'])
       .optional()
-      .describe("reject (the default): a value that breaks the rules rejects the record; default: the rule's next source with a usable value, else the rule's default (or the feed's defaults) replaces it, counted in the report"),
+      .describe(
+        "reject (the default): a value that breaks the rules rejects the record; default: the rule's next source with a usable value, else the rule's default (or the feed's defaults) replaces it, counted in the report",
+      ),
   })
   .superRefine((rule, ctx) => {
     if (!rule.map) return;

@@ -1,5 +1,6 @@
 export { syncFeed } from './run/sync-feed.js';
-export { runSync, type SyncDeps, type SyncOptions, type SyncProgress } from './run/sync-run.js';
+export { runSync } from './run/sync-run.js';
+export type { SyncDeps, SyncOptions, SyncProgress } from './run/context.js';
 export { lanesOf, chatbotsOf, writersOf, laneId, type Lane } from './read/lanes.js';
 export type { SyncReport, SyncOutcome, SyncCounts, PlanView } from './report/report.js';
 export { failedReport } from './report/report.js';

@@ -54,7 +54,7 @@ export interface QueryParts {
 }
 
 /** The resource's URL: the service root and the resource, or `base` itself when it already ends with the resource. */
-function resourceUrl(base: string, resource: string): string {
+export function resourceUrl(base: string, resource: string): string {
   const root = base.replace(/\/+$/, '');
   return root.endsWith(`/${resource}`) ? root : `${root}/${resource}`;
 }

@@ -1,7 +1,7 @@
 // What a RESO vendor requires of a client, as plain data (docs/vendors.md cites the vendor's own
 // documentation for every value). The reader and the query builder consult it; config applies its
 // `defaults` under the user's own keys (any key can still be overridden), and checks its rules.
-import type { SourceLimits } from '../config-schema.js';
+import type { SourceLimits } from '../source-limits.js';
 
 export const VENDOR_NAMES = ['reso', 'mlsgrid', 'trestle', 'bridge', 'spark'] as const;
 export type VendorName = (typeof VENDOR_NAMES)[number];

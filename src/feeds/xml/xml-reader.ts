@@ -46,7 +46,7 @@ async function* readXmlBatches(bytes: AsyncIterable<Buffer>, opts: XmlOptions): 
 }
 
 /** Decode bytes to text in the document's encoding: BOM, then the XML declaration, else UTF-8. */
-async function* decodeDeclared(bytes: AsyncIterable<Buffer>, file: string, forced?: string): AsyncIterable<string> {
+export async function* decodeDeclared(bytes: AsyncIterable<Buffer>, file: string, forced?: string): AsyncIterable<string> {
   let head: Buffer = Buffer.alloc(0);
   let decode: ((b: Buffer) => string) | undefined;
   let finish: () => string = () => '';

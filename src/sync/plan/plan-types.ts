@@ -2,7 +2,6 @@
 // so a plan can be printed (dry run), snapshotted in tests and handed to the executor.
 import type { FeedItem } from '../../feeds/types.js';
 import type { FieldChange } from '../../listing/canonical.js';
-import type { RemoteCopies } from '../remote/remote-index.js';
 import type { KeyType, ListingCreate } from '../../listing/schema.js';
 
 /** Where a record sits in its feed (structurally the feeds module's RecordPosition). */
@@ -75,6 +74,15 @@ export interface RemoteListing {
 }
 
 /** Every listing the chatbot holds, as the list endpoint gave it. */
+/** What planning reads of the remote side: the chatbot's RemoteIndex (remote/remote-index.ts); a Map<string, RemoteListing[]> is one too (tests). */
+export interface RemoteCopies {
+  get(key: string): readonly RemoteListing[] | undefined;
+  has(key: string): boolean;
+  keys(): IterableIterator<string>;
+  [Symbol.iterator](): IterableIterator<[string, readonly RemoteListing[]]>;
+  readonly size: number;
+}
+
 export interface RemoteSide {
   /** key → its copies, lowest ID first (a RemoteIndex in a sync) */
   byKey: RemoteCopies;

@@ -22,6 +22,8 @@
 import { hash } from 'node:crypto';
 import { fingerprintBytes } from '../../listing/fingerprint.js';
 import { codeIdentity } from '../util/code-identity.js';
+import { compileMapping } from '../../mapping/index.js';
+import type { Lane } from '../read/lanes.js';
 
 export interface StampSeedInput {
   mapping: unknown;
@@ -71,3 +73,9 @@ export function stampOf(seed: string, text: string, comparedHash: Uint8Array, fi
 }
 /** a stamp's input, reused (a rerun takes 100k stamps; hash() copies what it reads); a longer record gets its own */
 const scratch = Buffer.allocUnsafe(16 * 1024);
+
+/** Whether the lane's records get stamps: not when a compared field reads the clock (its value changes every run). */
+export function stamped(lane: Pick<Lane, 'feed'>): boolean {
+  const ignore = new Set(lane.feed.ignore);
+  return compileMapping(lane.feed.mapping).clockFields.every((f) => ignore.has(f));
+}

@@ -14,7 +14,7 @@
 // - the fingerprint this feed stored for the key (state.ts), 20 bytes, folded in here so a run
 //   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
-import type { RemoteListing } from '../plan/plan-types.js';
+import type { RemoteCopies, RemoteListing } from '../plan/plan-types.js';
 import { FINGERPRINT_PREFIX, fingerprintBytes, fingerprintBytesV2, readFingerprintV2 } from '../../listing/fingerprint.js';
 import type { RawBody } from '../../api/types.js';
 import { ComparedStore, type RawRowReader } from './compared-store.js';
@@ -22,15 +22,6 @@ import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-ro
 
 export type { RemoteRow } from './remote-rows.js';
 const NONE = -1;
-
-/** What planning reads of the remote side: a Map<string, RemoteListing[]> is one too (tests). */
-export interface RemoteCopies {
-  get(key: string): readonly RemoteListing[] | undefined;
-  has(key: string): boolean;
-  keys(): IterableIterator<string>;
-  [Symbol.iterator](): IterableIterator<[string, readonly RemoteListing[]]>;
-  readonly size: number;
-}
 
 export class RemoteIndex implements RemoteCopies {
   #rows = 0;

@@ -113,6 +113,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
         requests: stats.requests,
         ...(stats.bytes !== undefined && { bytes: stats.bytes }),
         ...(stats.reconcile && { reconcile: { ...stats.reconcile } }),
+        ...(stats.events && { events: { ...stats.events } }),
         ...(stats.warnings.length && { warnings: [...stats.warnings] }),
       }),
     },

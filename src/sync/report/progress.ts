@@ -2,7 +2,15 @@
 // and cleared when the run ends. Nothing at all when stderr is not a TTY (logs, CI, pipes). It shows
 // done/total where the total is known (delete batches, writes once the feed is read) and a rate.
 import { stderrLine, type StatusLine } from '../../terminal.js';
-import type { SyncProgress } from '../run/sync-feed.js';
+
+/** Where a run is, for the progress line (SyncDeps.onProgress). */
+export interface SyncProgress {
+  feed: string;
+  phase: 'feed' | 'write';
+  done: number;
+  /** how many there will be, once known (the progress line shows done/total) */
+  total?: number;
+}
 
 export interface ProgressLine {
   onProgress(p: SyncProgress): void;

@@ -45,6 +45,8 @@ export function formatSyncReport(r: SyncReport): string {
   if (others.length) lines.push(`  valid ${c.valid} = created + updated + unchanged, with ${others.map(([k, n]) => `${k} ${n}`).join(', ')}`);
   lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}${paging}`);
   if (r.source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${r.source.since ?? 'the last successful sync'}`);
+  const e = r.source.events;
+  if (e) lines.push(`  EntityEvent: ${e.read} events read, ${e.keys} keys, ${e.fetched} records fetched by key, ${e.gone} gone`);
   if (r.source.reconcile) lines.push(`  reconcile: ${r.source.reconcile.keys} keys read, ${r.source.reconcile.fetched} records fetched by key`);
   if (r.source.requests !== undefined)
     lines.push(`  source: ${r.source.pages ?? 0} pages, ${r.source.requests} requests${r.source.bytes !== undefined ? `, ${r.source.bytes} bytes` : ''}`);

@@ -5,26 +5,26 @@
 import type { FeedConfig } from '../../config/schema.js';
 import { openFeed } from '../../feeds/index.js';
 import { oldestMark } from '../../feeds/marks.js';
-import type { FeedItem, OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
+import type { OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { keySources } from '../../mapping/key-sources.js';
 import { compileMapping } from '../../mapping/index.js';
 import { mapItem } from '../../mapping/map-feed.js';
-import type { MappedItem } from '../../mapping/types.js';
 import { createUnmappedTally } from '../../mapping/unmapped.js';
 import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
-import { createBeforeCapture } from '../write/capture-before.js';
-import { createFeedCollector } from '../read/desired.js';
-import { createExecutor, runPool } from '../write/execute.js';
-import type { FeedThread } from '../read/feed-thread.js';
 import { createLanePlanner } from '../plan/lane-plan.js';
-import { laneReport, type LaneReportInput } from '../report/lane-report.js';
-import { settleLane, type FeedContext, type LiveLane } from './lane-settle.js';
+import { stampSeed, stamped } from '../plan/record-stamp.js';
+import { createFeedCollector } from '../read/desired.js';
+import type { FeedThread } from '../read/feed-thread.js';
 import type { Lane } from '../read/lanes.js';
 import { heldJobs, readFeed } from '../read/read-feed.js';
-import { stampSeed } from '../plan/record-stamp.js';
+import { laneReport, type LaneReportInput } from '../report/lane-report.js';
 import { ownedByOtherFeeds } from '../settle/state.js';
-import { stamped, type Run, type SyncDeps, type SyncOptions } from './sync-run.js';
+import { createBeforeCapture } from '../write/capture-before.js';
+import { createExecutor } from '../write/execute.js';
+import { runPool } from '../write/pool.js';
+import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, SyncOptions } from './context.js';
+import { settleLane } from './lane-settle.js';
 
 /** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
 const DEFAULT_WHOLE_BYTES = 8 << 20;
@@ -32,26 +32,28 @@ const DEFAULT_WHOLE_BYTES = 8 << 20;
 export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undefined, deps: SyncDeps, opts: SyncOptions, run: Run): Promise<void> {
   const feed = lanes[0]!.feed;
   const ctx = feedContext(feed, deps, opts, run);
-  const live: LiveLane[] = [];
+  const paged: Array<[Lane, LiveLane['paged']]> = [];
   for (const l of lanes) {
-    const paged = run.paged.get(l)!;
-    ctx.timings.set(l, { remoteMs: paged.remoteMs, feedMs: 0, planMs: 0, executeMs: 0 });
+    const p = run.paged.get(l)!;
     // a lane whose chatbot could not be paged ends here, with the paging's failure
-    if (!paged.ok)
+    if (!p.ok)
       ctx.report(l, {
-        outcome: paged.outcome,
-        message: paged.message,
-        remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: paged.problem },
+        outcome: p.outcome,
+        message: p.message,
+        remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: p.problem },
         count: 0,
         desired: createFeedCollector('full').side,
         source: {},
+        timings: { remoteMs: p.remoteMs, feedMs: 0, planMs: 0, executeMs: 0 },
       });
-    else live.push(setUpLane(l, paged, ctx));
+    else paged.push([l, p]);
   }
-  if (live.length === 0) return;
-  ctx.media = await mediaStepOf(feed, deps, opts, ctx);
-
-  const opened: OpenedFeed =
+  if (paged.length === 0) return;
+  const media = await mediaStepOf(ctx);
+  // (the feed is opened once its lanes are set up: its mark is the oldest of theirs)
+  let opened: OpenedFeed | undefined;
+  const live = paged.map(([l, p]) => setUpLane(l, p, ctx, { media, pullMode: () => opened?.mode ?? 'full' }));
+  opened =
     thread ??
     openFeed(feed.name, feed.source, {
       baseDir: deps.baseDir,
@@ -62,21 +64,31 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       ...markOf(live.map((l) => l.own.mark)),
       ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
     });
-  ctx.opened = opened;
+  const after = await readAndWrite(ctx, opened, live, media);
+  for (const [i, l] of live.entries()) {
+    // the media mirror's state and report go with the feed's last lane, once every lane has written
+    await settleLane(l, ctx, after, i === live.length - 1);
+  }
+}
+
+/** Steps read, plan and write: the feed read once and routed to its lanes, their jobs through one pool. */
+async function readAndWrite(ctx: FeedContext, opened: OpenedFeed, live: readonly LiveLane[], media: MediaStep | undefined): Promise<AfterRead> {
+  const { feed, deps, opts, run } = ctx;
+  let feedMs = 0;
   const read = readFeed({
     feedName: feed.name,
     opened,
     lanes: live,
     compiled: ctx.compiled,
     keyBy: feed.keyBy,
-    unmappedSeen: () => ctx.unmappedSeen,
+    unmappedSeen: ctx.unmappedSeen,
     map: (item) => ctx.map(item, live[0]!.lane.chatbot),
-    ...(ctx.media && { media: ctx.media }),
+    ...(media && { media }),
     signal: ctx.clock.signal,
     onRecords: (n) => ctx.progress('feed', n),
     onEnd: () => {
-      ctx.writeTotal = live.reduce((n, l) => n + l.planner.tally.creates + l.planner.tally.updates, 0);
-      ctx.feedMs = run.ms();
+      ctx.addWrites(live.reduce((n, l) => n + l.planner.tally.creates + l.planner.tally.updates, 0));
+      feedMs = run.ms();
     },
   });
   const pool = { concurrency: deps.apiConfig.concurrency, signal: ctx.clock.signal, allStopped: () => live.every((l) => l.executor.result.stopped) };
@@ -87,71 +99,62 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
     await runPool(read.jobs, pool);
     if (!read.auth) await runPool(heldJobs(live), pool);
   }
-  // (the same object: what a lane's settling adds to the write total is what the progress line shows)
-  const settling = Object.assign(ctx, { read, opened, last: false, lanes: live });
-  for (const [i, l] of live.entries()) {
-    ctx.timings.get(l.lane)!.feedMs = ctx.feedMs;
-    // the media mirror's state and report go with the feed's last lane, once every lane has written
-    settling.last = i === live.length - 1;
-    await settleLane(l, settling);
-  }
+  return { read, opened, media, lanes: live, feedMs };
 }
 
 /** What every lane of the feed shares: the mapping, the clock, the tallies of the read, the report's frame. */
 function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: Run): FeedContext {
   const unmapped = createUnmappedTally();
   const replaced = new Map<string, number>();
-  const ctx: FeedContext = {
+  let unmappedSeen = 0;
+  let writeTotal: number | undefined;
+  const compiled = compileMapping(feed.mapping, {
+    onUnmapped: (u) => {
+      unmappedSeen++;
+      unmapped.add(u);
+    },
+  });
+  const logger = deps.logger.child({ feed: feed.name });
+  return {
     feed,
     deps,
     opts,
     run,
     clock: run.clock(feed),
-    logger: deps.logger.child({ feed: feed.name }),
-    unmappedSeen: 0,
-    compiled: compileMapping(feed.mapping, {
-      onUnmapped: (u) => {
-        ctx.unmappedSeen++;
-        unmapped.add(u);
-      },
-    }),
-    /** one feed item mapped; a value replaced by its rule's default (onInvalid: default) is counted */
-    map: (item: FeedItem, chatbot: string): MappedItem => {
-      const mapped = mapItem(item, ctx.compiled, { serialNumber: chatbot, keyBy: feed.keyBy });
+    logger,
+    compiled,
+    unmappedSeen: () => unmappedSeen,
+    map: (item, chatbot) => {
+      const mapped = mapItem(item, compiled, { serialNumber: chatbot, keyBy: feed.keyBy });
       if (mapped.kind === 'listing' && mapped.replaced) for (const f of mapped.replaced) replaced.set(f, (replaced.get(f) ?? 0) + 1);
       return mapped;
     },
-    timings: new Map(),
-    writeTotal: undefined,
-    feedMs: 0,
-    progress: (phase, done) => deps.onProgress?.({ feed: feed.name, phase, done, ...(phase === 'write' && ctx.writeTotal !== undefined && { total: ctx.writeTotal }) }),
-    report: (l, r) =>
-      run.reports.set(
-        l,
-        laneReport(
-          {
-            ...r,
-            remote: { ...r.remote, ...(run.paged.get(l) && run.paged.get(l)!.countedIn !== l.id && { pagingCountedIn: run.paged.get(l)!.countedIn }) },
-            feed: feed.name,
-            chatbot: l.chatbot,
-            unmapped: unmapped.list(),
-            ...(replaced.size && { valuesReplaced: [...replaced].map(([field, count]) => ({ field, count })).sort((a, b) => b.count - a.count) }),
-            calls: { before: run.callsBefore.get(l), after: deps.calls?.snapshot(l.id) },
-            stateLocation: deps.store.location,
-            timings: ctx.timings.get(l) ?? { remoteMs: 0, feedMs: 0, planMs: 0, executeMs: 0 },
-            startedAt: run.startedAt,
-            durationMs: run.ms(),
-            ...(opts.attempt && { attempt: opts.attempt }),
-          } satisfies LaneReportInput,
-          ctx.logger.child({ chatbot: l.chatbot }),
-        ),
-      ),
+    progress: (phase, done) => deps.onProgress?.({ feed: feed.name, phase, done, ...(phase === 'write' && writeTotal !== undefined && { total: writeTotal }) }),
+    addWrites: (n) => {
+      writeTotal = (writeTotal ?? 0) + n;
+    },
+    report: (l, r) => {
+      const paged = run.paged.get(l);
+      const input: LaneReportInput = {
+        ...r,
+        remote: { ...r.remote, ...(paged && paged.countedIn !== l.id && { pagingCountedIn: paged.countedIn }) },
+        feed: feed.name,
+        chatbot: l.chatbot,
+        unmapped: unmapped.list(),
+        ...(replaced.size && { valuesReplaced: [...replaced].map(([field, count]) => ({ field, count })).sort((a, b) => b.count - a.count) }),
+        calls: { before: run.callsBefore.get(l), after: deps.calls?.snapshot(l.id) },
+        stateLocation: deps.store.location,
+        startedAt: run.startedAt,
+        durationMs: run.ms(),
+        ...(opts.attempt && { attempt: opts.attempt }),
+      };
+      run.reports.set(l, laneReport(input, logger.child({ chatbot: l.chatbot })));
+    },
   };
-  return ctx;
 }
 
 /** The plan step's setup for one lane: its fingerprints into its chatbot's index, its planner and its executor. */
-function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext): LiveLane {
+function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext, read: { media: MediaStep | undefined; pullMode: () => OpenedFeed['mode'] }): LiveLane {
   const { feed, deps, opts } = ctx;
   const own = paged.state.feeds.get(l.id)!;
   const remote = paged.remote.byKey;
@@ -177,9 +180,9 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext): LiveLan
     keyOf: (item) => ctx.compiled.keyOf(item.data, feed.keyBy),
     map: (item) => ctx.map(item, l.chatbot),
     dryRun: Boolean(opts.dryRun),
-    pullMode: () => ctx.opened?.mode ?? 'full',
+    pullMode: read.pullMode,
     ...(mirror && {
-      rewriteKnown: (entry, item) => ctx.media?.rewriteKnown({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined }) ?? true,
+      rewriteKnown: (entry, item) => read.media?.rewriteKnown({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined }) ?? true,
     }),
     ...(changes && { changes }),
   });
@@ -214,7 +217,8 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext): LiveLan
 }
 
 /** The media mirror step of the feed (src/media/), when media.mirror is set and the feed does not opt out. */
-async function mediaStepOf(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, ctx: FeedContext): Promise<MediaStep | undefined> {
+async function mediaStepOf(ctx: FeedContext): Promise<MediaStep | undefined> {
+  const { feed, deps, opts } = ctx;
   const mirror = mirrorOf(deps.media, feed);
   if (!mirror) return undefined;
   const state = await loadMediaState(deps.store, mirror.namespaces);

@@ -1,86 +1,75 @@
 // A lane once its feed has been read (feed-run.ts): the steps guard (lane-guard.ts, with the
 // source asked about a full pull's absences), the delete batches, commit (lane-commit.ts) and
 // report (lane-report.ts), each lane on its own: one lane's guard or failure leaves the others be.
-import type { FeedConfig } from '../../config/schema.js';
-import type { FeedItem, OpenedFeed } from '../../feeds/types.js';
-import type { Logger } from '../../log.js';
-import type { CompiledMapping } from '../../mapping/compile.js';
 import { keySources } from '../../mapping/key-sources.js';
-import type { MappedItem } from '../../mapping/types.js';
-import type { MediaReport, MediaStep } from '../../media/index.js';
+import type { MediaReport } from '../../media/index.js';
+import type { PlannedDelete } from '../plan/plan-types.js';
 import { deleteChange, rejectChange, withheldChange } from '../report/changes.js';
+import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js';
-import { deleteJobs, runPool, type ExecutionResult } from '../write/execute.js';
-import { commitLane } from '../settle/lane-commit.js';
 import type { GuardDecision } from '../settle/guards.js';
+import { commitLane } from '../settle/lane-commit.js';
 import { guardLane } from '../settle/lane-guard.js';
-import type { LanePlanner } from '../plan/lane-plan.js';
-import { laneOutcome, remoteInfo, runMessage, type LaneReportInput } from '../report/lane-report.js';
-import type { Lane } from '../read/lanes.js';
-import type { PagedChatbot } from '../remote/page-chatbot.js';
-import type { PlannedDelete, PlanOptions } from '../plan/plan-types.js';
-import type { FeedRead, ReadingLane } from '../read/read-feed.js';
-import type { FeedState } from '../settle/state.js';
-import type { FeedClock, Run, SyncDeps, SyncOptions } from './sync-run.js';
+import { deleteJobs, type ExecutionResult } from '../write/execute.js';
+import { runPool } from '../write/pool.js';
+import type { AfterRead, FeedContext, LaneReportFields, LiveLane, SyncOptions } from './context.js';
 
-/** A lane whose chatbot was paged: it reads, plans and writes. */
-export interface LiveLane extends ReadingLane {
-  planner: LanePlanner;
-  paged: Extract<PagedChatbot, { ok: true }>;
-  own: FeedState;
-  missingSince: ReadonlyMap<string, string>;
-  planOptions: PlanOptions;
-}
-
-type ReportFields = Omit<LaneReportInput, 'feed' | 'chatbot' | 'unmapped' | 'calls' | 'stateLocation' | 'timings' | 'startedAt' | 'durationMs' | 'attempt'>;
-
-/** What the lanes of one feed share in a run. */
-export interface FeedContext {
-  feed: FeedConfig;
-  deps: SyncDeps;
-  opts: SyncOptions;
-  run: Run;
-  clock: FeedClock;
-  logger: Logger;
-  compiled: CompiledMapping;
-  unmappedSeen: number;
-  map(item: FeedItem, chatbot: string): MappedItem;
-  media?: MediaStep | undefined;
-  opened?: OpenedFeed;
-  timings: Map<Lane, LaneReportInput['timings']>;
-  writeTotal: number | undefined;
-  feedMs: number;
-  progress(phase: 'feed' | 'write', done: number): void;
-  report(lane: Lane, r: ReportFields): void;
-}
-
-export interface SettleContext extends FeedContext {
-  read: FeedRead;
-  opened: OpenedFeed;
-  /** the feed's last lane: the media mirror finishes with it */
-  last: boolean;
-  lanes: readonly LiveLane[];
-}
-
-export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void> {
-  const { planner, paged } = l;
-  const { opts, read } = ctx;
-  const { desired, rest, absences, guard } = await guardStep(l, ctx);
-  /** the read (feed or chatbot list) was not whole: the run is failed or partial, never a guard, whatever the guard says */
-  const readWhole = desired.complete && paged.remote.complete;
-  tellGuard(l, ctx, guard, readWhole);
-  if (absences.missed) {
-    // the deletes the source confirmed go on; the pull itself is not called whole (no mark is stored)
-    desired.complete = false;
-    desired.readError = absences.missed;
+/** Settles one lane of a read feed; `last`: the feed's last lane (the media mirror finishes with it). */
+export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead, last: boolean): Promise<void> {
+  const { planner } = l;
+  const { opts, run } = ctx;
+  const { read } = after;
+  const guarded = await guardStep(l, ctx, after);
+  const { guard } = guarded;
+  const planMs = run.ms();
+  const common = commonReport(l, after, guarded);
+  const timings = { remoteMs: l.paged.remoteMs, feedMs: after.feedMs, planMs, executeMs: 0 };
+  if (opts.dryRun) {
+    const media = last && after.media ? (await after.media.finish({ deletedKeys: guard.allowed.map((d) => d.key), unwrittenKeys: new Set(), now: nowOf(opts) })).report : undefined;
+    planner.view.deletes = [...guard.allowed, ...guard.withheld].map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
+    const outcome = laneOutcome({ ...common.verdict, stopped: read.auth ? 'failed' : undefined, failures: 0 });
+    const said = read.auth ?? common.message();
+    ctx.report(l.lane, {
+      ...common.fields,
+      outcome,
+      ...(said && { message: said }),
+      planned: { creates: planner.tally.creates, updates: planner.tally.updates, deletes: guard.allowed },
+      view: planner.view,
+      timings,
+      ...(media && { media }),
+    });
+    return;
   }
+  const exec = await deleteStep(l, ctx, after, guard);
+  timings.executeMs = run.ms();
+  const outcome = laneOutcome({ ...common.verdict, stopped: exec.stopped ?? (read.auth ? 'failed' : undefined), failures: exec.failures.length });
+  const said = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? common.message();
+  const media = last ? await finishMedia(after, nowOf(opts)) : undefined;
+  await commitLane(ctx.deps.store, {
+    id: l.lane.id,
+    tally: planner.tally,
+    exec,
+    guard,
+    missingSince: l.missingSince,
+    unstamped: planner.photosMissing,
+    ...(media && { extra: media.changes }),
+    ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),
+    ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
+  });
+  ctx.report(l.lane, { ...common.fields, outcome, ...(said && { message: said }), exec, timings, ...(media && { media: media.report }) });
+}
+
+type Guarded = Awaited<ReturnType<typeof guardStep>>;
+
+/** What the lane's report says in a dry run and a real run alike, and the verdict its outcome rests on. */
+function commonReport(l: LiveLane, after: AfterRead, { desired, rest, absences, guard, readWhole }: Guarded) {
+  const { planner, paged } = l;
+  const { read, opened } = after;
   const { tally } = planner;
   // a routed lane that took no record of a feed that had some: its chatbot's listings of the feed go (within the guards), and the report says why
   const unmatched =
     l.lane.route && desired.counts.records === 0 && read.records > 0 ? `none of the feed's ${read.records} records matched chatbot ${l.lane.chatbot}'s where` : undefined;
-  const verdict = { guard, readWhole, missed: Boolean(absences.missed), records: desired.counts.records };
-  const message = () => runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed, unmatched);
-  const common = {
+  const fields = {
     remote: remoteInfo(paged.remote),
     count: paged.remote.count,
     desired,
@@ -96,46 +85,21 @@ export async function settleLane(l: LiveLane, ctx: SettleContext): Promise<void>
       writtenThenGone: [...planner.written].filter((k) => !desired.listings.has(k)).length,
     },
     writes: { planned: tally.creates + tally.updates },
-    source: { ...(ctx.opened.since !== undefined && { since: ctx.opened.since }), ...(ctx.opened.stats && { stats: ctx.opened.stats }) },
+    source: { ...(opened.since !== undefined && { since: opened.since }), ...(opened.stats && { stats: opened.stats }) },
     ...(read.routedNowhere > 0 && { routedNowhere: read.routedNowhere }),
+  } satisfies Partial<LaneReportFields>;
+  return {
+    fields,
+    verdict: { guard, readWhole, missed: Boolean(absences.missed), records: desired.counts.records },
+    message: () => runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed, unmatched),
   };
-  if (opts.dryRun) {
-    const media = ctx.last && ctx.media ? (await ctx.media.finish({ deletedKeys: guard.allowed.map((d) => d.key), unwrittenKeys: new Set(), now: nowOf(opts) })).report : undefined;
-    planner.view.deletes = [...guard.allowed, ...guard.withheld].map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
-    const outcome = laneOutcome({ ...verdict, stopped: read.auth ? 'failed' : undefined, failures: 0 });
-    const said = read.auth ?? message();
-    ctx.report(l.lane, {
-      ...common,
-      outcome,
-      ...(said && { message: said }),
-      planned: { creates: tally.creates, updates: tally.updates, deletes: guard.allowed },
-      view: planner.view,
-      ...(media && { media }),
-    });
-    return;
-  }
-  const exec = await deleteStep(l, ctx, guard);
-  const outcome = laneOutcome({ ...verdict, stopped: exec.stopped ?? (read.auth ? 'failed' : undefined), failures: exec.failures.length });
-  const said = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? message();
-  const media = await finishMedia(ctx);
-  await commitLane(ctx.deps.store, {
-    id: l.lane.id,
-    tally,
-    exec,
-    guard,
-    missingSince: l.missingSince,
-    unstamped: planner.photosMissing,
-    ...(media && { extra: media.changes }),
-    ...(outcome === 'ok' && ctx.opened.mark !== undefined && { mark: ctx.opened.mark }),
-    ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
-  });
-  ctx.report(l.lane, { ...common, outcome, ...(said && { message: said }), exec, ...(media && { media: media.report }) });
 }
 
 /** Step guard: the lane's writes settled, its desired side as read, its deletes planned, confirmed with the source and guarded. */
-async function guardStep(l: LiveLane, ctx: SettleContext) {
+async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
   const { planner, executor, remote, paged } = l;
-  const { feed, opts, read, opened, run } = ctx;
+  const { feed, opts } = ctx;
+  const { read, opened } = after;
   executor.settle();
   remote.dropFingerprints(); // not needed past planning
   planner.done();
@@ -156,20 +120,27 @@ async function guardStep(l: LiveLane, ctx: SettleContext) {
     duplicateDeletes: planner.tally.duplicateDeletes,
     written: planner.written,
     // (a reconcile's unchanged keys are valid listings the feed holds: a reconcile that fetched nothing is not an empty feed)
-    feedValid: ctx.lanes.reduce((n, x) => n + x.planner.collector.side.counts.valid, 0) + (opened.present?.size ?? 0),
+    feedValid: after.lanes.reduce((n, x) => n + x.planner.collector.side.counts.valid, 0) + (opened.present?.size ?? 0),
     ...(opened.present && { present: opened.present }),
     deletes: feed.deletes,
     force: Boolean(opts.force),
     now: nowOf(opts),
     missingSince: l.missingSince,
-    ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx) }),
+    ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx, after) }),
   });
-  ctx.timings.get(l.lane)!.planMs = run.ms();
-  return { desired, ...guarded };
+  /** the read (feed or chatbot list) was not whole: the run is failed or partial, never a guard, whatever the guard says */
+  const readWhole = desired.complete && paged.remote.complete;
+  tellGuard(l, ctx, guarded.guard, readWhole);
+  if (guarded.absences.missed) {
+    // the deletes the source confirmed go on; the pull itself is not called whole (no mark is stored)
+    desired.complete = false;
+    desired.readError = guarded.absences.missed;
+  }
+  return { desired, readWhole, ...guarded };
 }
 
 /** The lane's change log told of its rejected records and of the deletes the guard withheld (a dry run: of those it would make). */
-function tellGuard(l: LiveLane, ctx: SettleContext, guard: GuardDecision, readWhole: boolean): void {
+function tellGuard(l: LiveLane, ctx: FeedContext, guard: GuardDecision, readWhole: boolean): void {
   const changes = ctx.deps.changes?.(l.lane);
   if (!changes) return;
   const desired = l.planner.collector.side;
@@ -182,15 +153,14 @@ function tellGuard(l: LiveLane, ctx: SettleContext, guard: GuardDecision, readWh
 }
 
 /** Step deletes: the allowed delete batches, unless the lane's writes stopped or the feed refused us. */
-async function deleteStep(l: LiveLane, ctx: SettleContext, guard: GuardDecision): Promise<ExecutionResult> {
+async function deleteStep(l: LiveLane, ctx: FeedContext, after: AfterRead, guard: GuardDecision): Promise<ExecutionResult> {
   const { executor } = l;
   const exec = executor.result;
-  if (!exec.stopped && !ctx.read.auth && guard.allowed.length) {
+  if (!exec.stopped && !after.read.auth && guard.allowed.length) {
     const batches = [...deleteJobs(guard.allowed, ctx.feed.deletes.batchSize)];
-    ctx.writeTotal = (ctx.writeTotal ?? 0) + batches.length;
+    ctx.addWrites(batches.length);
     await executor.run(batches);
   }
-  ctx.timings.get(l.lane)!.executeMs = ctx.run.ms();
   return exec;
 }
 
@@ -199,16 +169,17 @@ async function deleteStep(l: LiveLane, ctx: SettleContext, guard: GuardDecision)
  * bucket. A photo goes with its listing only when the feed's one lane deleted it: with several
  * lanes, another chatbot may still show it.
  */
-async function finishMedia(ctx: SettleContext): Promise<{ changes: NonNullable<Parameters<typeof commitLane>[1]['extra']>; report: MediaReport } | undefined> {
-  if (!ctx.last || !ctx.media) return undefined;
-  const deletedKeys = ctx.lanes.length === 1 ? ctx.lanes[0]!.executor.result.deletedKeys : [];
-  const unwrittenKeys = new Set(ctx.lanes.flatMap((l) => l.executor.result.failures.map((f) => f.key)));
-  return ctx.media.finish({ deletedKeys, unwrittenKeys, now: nowOf(ctx.opts) });
+async function finishMedia(after: AfterRead, now: Date): Promise<{ changes: NonNullable<Parameters<typeof commitLane>[1]['extra']>; report: MediaReport } | undefined> {
+  if (!after.media) return undefined;
+  const deletedKeys = after.lanes.length === 1 ? after.lanes[0]!.executor.result.deletedKeys : [];
+  const unwrittenKeys = new Set(after.lanes.flatMap((l) => l.executor.result.failures.map((f) => f.key)));
+  return after.media.finish({ deletedKeys, unwrittenKeys, now });
 }
 
 /** Asks the source about the lane's absent keys; records it still has are planned (and written) through the lane. */
-function confirm(l: LiveLane, deletes: readonly PlannedDelete[], ctx: SettleContext): Promise<AbsenceResult> {
-  const { feed, opts, read, opened, compiled } = ctx;
+function confirm(l: LiveLane, deletes: readonly PlannedDelete[], ctx: FeedContext, after: AfterRead): Promise<AbsenceResult> {
+  const { feed, opts, compiled } = ctx;
+  const { read, opened } = after;
   const desired = l.planner.collector.side;
   const keyField = feed.keyBy === 'URL' ? 'Url' : 'MLSNumber';
   return confirmAbsences({

@@ -4,9 +4,8 @@ import type { FeedConfig } from '../../config/schema.js';
 import type { ChangeSink } from '../report/changes.js';
 import { lanesOf } from '../read/lanes.js';
 import type { SyncReport } from '../report/report.js';
-import { runSync, type SyncDeps, type SyncOptions } from './sync-run.js';
-
-export type { SyncDeps, SyncOptions, SyncProgress } from './sync-run.js';
+import type { SyncDeps, SyncOptions } from './context.js';
+import { runSync } from './sync-run.js';
 
 export async function syncFeed(feed: FeedConfig, deps: Omit<SyncDeps, 'changes'> & { changes?: ChangeSink }, opts: SyncOptions = {}): Promise<SyncReport> {
   const lanes = lanesOf(feed);

@@ -11,78 +11,16 @@
 // A lane that fails (paging, auth, breaker, guard) ends alone: the other lanes of its feed and of
 // its chatbot go on. The caller holds the lock of every chatbot of the run.
 import { setMaxListeners } from 'node:events';
-import { callsAs, type CallCounter, type CallCounts } from '../../api/call-counter.js';
-import type { ChatbotApi } from '../../api/types.js';
-import type { Budgets } from '../../budget/budget.js';
-import type { ApiConfig, FeedConfig } from '../../config/schema.js';
-import type { Logger } from '../../log.js';
-import { compileMapping } from '../../mapping/index.js';
-import type { MediaConfig } from '../../media/index.js';
-import type { KvStore } from '../../state/kv-store.js';
-import type { ChangeSink } from '../report/changes.js';
-import { groupBy } from '../write/execute.js';
+import { callsAs } from '../../api/call-counter.js';
+import type { FeedConfig } from '../../config/schema.js';
+import { stamped } from '../plan/record-stamp.js';
 import { openFeedThread, type FeedThread } from '../read/feed-thread.js';
-import { runFeed } from './feed-run.js';
 import { writersOf, type Lane } from '../read/lanes.js';
-import type { EchoFiles } from '../remote/page-echo.js';
-import { pageChatbot, type PagedChatbot } from '../remote/page-chatbot.js';
+import { pageChatbot } from '../remote/page-chatbot.js';
 import { failedReport, type SyncReport } from '../report/report.js';
-
-export interface SyncProgress {
-  feed: string;
-  phase: 'feed' | 'write';
-  done: number;
-  /** how many there will be, once known (the progress line shows done/total) */
-  total?: number;
-}
-
-export interface SyncDeps {
-  api: ChatbotApi;
-  store: KvStore;
-  /** every feed of the config: the writers of each chatbot are found among them (their listings are left alone) */
-  configFeeds: ReadonlyArray<Pick<FeedConfig, 'name' | 'keyBy' | 'chatbot' | 'chatbots'>>;
-  logger: Logger;
-  /** folder relative feed paths resolve against (the config file's) */
-  baseDir: string;
-  apiConfig: ApiConfig;
-  signal?: AbortSignal;
-  /** counts this run's API calls for the report (fed by the client's onCall) */
-  calls?: CallCounter;
-  onProgress?: (p: SyncProgress) => void;
-  /** feed source request budgets (source.limits), shared through Redis in a worker */
-  budgets?: Budgets;
-  /** each lane's change log: told of every write (or, in a dry run, planned write), rejected record and held-back delete */
-  changes?: (lane: Lane) => ChangeSink | undefined;
-  /** where the page echo is kept between processes (a CLI run; a worker remembers in memory) */
-  echoFiles?: EchoFiles;
-  /** with `changes`: bytes of whole listings (before each update and delete, for undo) the run may keep */
-  maxWholeBytes?: number;
-  /** the config's `media`: with media.mirror set, the feed's photos are mirrored to the bucket (src/media/) */
-  media?: MediaConfig;
-}
-
-export interface SyncOptions {
-  dryRun?: boolean;
-  force?: boolean;
-  /** RESO: a full pull instead of an incremental one */
-  full?: boolean;
-  /** RESO: a keys-only reconcile instead of a pull (feeds/reso/reso-reconcile.ts); files are read whole as ever */
-  reconcile?: boolean;
-  attempt?: { made: number; max: number };
-  /** for tests of the grace period */
-  now?: () => Date;
-  /** CSV files of at least this many bytes are read by a thread of their own (default THREAD_MIN_BYTES; tests) */
-  threadMinBytes?: number;
-  /** such a file is read by its thread even when its records are mostly in step by their stamps (mostlyMapped; tests) */
-  threadAlways?: boolean;
-}
-
-/** A feed's own deadline (feeds[].deadlineMinutes), joined with the caller's signal. */
-export interface FeedClock {
-  signal: AbortSignal;
-  deadline: AbortSignal;
-  message(): string | undefined;
-}
+import { groupBy } from '../util/collections.js';
+import type { FeedClock, Paged, Run, SyncDeps, SyncOptions } from './context.js';
+import { runFeed } from './feed-run.js';
 
 /** Runs the lanes; one report per lane, in the order given. */
 export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport[]> {
@@ -119,16 +57,6 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
         ...(opts.dryRun && { dryRun: true }),
       }),
   );
-}
-
-export interface Run {
-  startedAt: Date;
-  ms(): number;
-  /** each lane's calls before the run (the counter may have counted earlier runs) */
-  callsBefore: Map<Lane, CallCounts | undefined>;
-  clock(feed: FeedConfig): FeedClock;
-  paged: Map<Lane, Paged>;
-  reports: Map<Lane, SyncReport>;
 }
 
 function startRun(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions): Run {
@@ -193,9 +121,6 @@ function stampCounts(l: Lane, run: Run): { stamps: number; written: number } {
   return { stamps: paged.stamps.get(l.id)?.size ?? 0, written: paged.state.feeds.get(l.id)?.fingerprints.size ?? 0 };
 }
 
-/** A chatbot's paging as its lanes see it; `countedIn`: the lane whose report counts its calls. */
-export type Paged = PagedChatbot & { remoteMs: number; countedIn: string };
-
 /**
  * Step page for the lanes of one chatbot that share row options. The paging's calls are counted in
  * the report of the group's first lane (the others name it: remote.pagingCountedIn).
@@ -228,10 +153,4 @@ async function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions
 function withLanes(writers: ReturnType<typeof writersOf>, lanes: readonly Lane[]) {
   const missing = lanes.filter((l) => !writers.some((w) => w.name === l.id)).map((l) => ({ name: l.id, keyBy: l.feed.keyBy }));
   return [...writers, ...missing];
-}
-
-/** Record stamps, unless a compared field reads the clock (record-stamp.ts). */
-export function stamped(lane: Lane): boolean {
-  const ignore = new Set(lane.feed.ignore);
-  return compileMapping(lane.feed.mapping).clockFields.every((f) => ignore.has(f));
 }

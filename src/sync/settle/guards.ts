@@ -15,6 +15,11 @@
 //   - a full feed yielded no valid listing at all;
 //   - more than deletes.maxCount listings would go;
 //   - more than deletes.maxFraction of the remote listings would go.
+// Every delete reason counts toward maxCount and maxFraction: 'absent' (a full pull's or a keys-only
+// reconcile's absence, confirmed with the source), 'removed' (the source says the record is gone:
+// MLS Grid's MlgCanView false, or an EntityEvent whose key the source no longer returns), 'off-market',
+// 'moved' and 'duplicate'. A reason that must not count (a removal by a display rule) is to be
+// named here when it is added.
 // Creates and updates are not guarded: they only ever write what the feed says.
 import type { DeletesConfig } from '../../config/schema.js';
 import type { PlannedDelete } from '../plan/plan-types.js';

@@ -25,6 +25,8 @@ import { unlistedOf } from '../../listing/whole.js';
 import type { BeforeCapture, Captured } from './capture-before.js';
 import { createChange, deleteChange, updateChange, type ChangeSink } from '../report/changes.js';
 import { createOnce } from './create-once.js';
+import { runPool, type PoolJob } from './pool.js';
+import { chunk, groupBy } from '../util/collections.js';
 import type { DeleteReason, KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate } from '../plan/plan-types.js';
 
 export interface ExecuteDeps {
@@ -308,36 +310,8 @@ function deleteBatches(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
 }
 
 /** A job and the lane's executor that carries it out (several lanes share one pool: sync-run.ts). */
-export interface LaneJob {
-  executor: Executor;
-  job: Job;
-}
-
-/**
- * Runs jobs `concurrency` at a time from one iterator: a streamed source is read only as fast as
- * calls are made. A job of a stopped executor is skipped (its lane is over; the others go on);
- * the pool ends when the source does, when every executor seen has stopped and none other may come
- * (`allStopped`), or when `signal` aborts.
- */
-export async function runPool(jobs: AsyncIterable<LaneJob> | Iterable<LaneJob>, opts: { concurrency: number; signal?: AbortSignal; allStopped?: () => boolean }): Promise<void> {
-  const it = Symbol.asyncIterator in jobs ? jobs[Symbol.asyncIterator]() : (jobs as Iterable<LaneJob>)[Symbol.iterator]();
-  let exhausted = false;
-  let last: Executor | undefined;
-  const over = () => exhausted || opts.signal?.aborted || (opts.allStopped ? opts.allStopped() : Boolean(last?.result.stopped));
-  const worker = async () => {
-    while (!over()) {
-      const next = await it.next();
-      if (next.done) {
-        exhausted = true;
-        return;
-      }
-      last = next.value.executor;
-      if (!last.result.stopped) await last.runOne(next.value.job);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, worker));
-  if (!exhausted) await it.return?.();
-}
+/** A job and the lane's executor that runs it (the write pool: pool.ts). */
+export type LaneJob = PoolJob<Job>;
 
 async function* mapJobs(jobs: AsyncIterable<Job> | Iterable<Job>, executor: Executor): AsyncGenerator<LaneJob> {
   for await (const job of jobs) yield { executor, job };
@@ -348,22 +322,6 @@ function perRecordRejection(err: unknown): boolean {
   if (!(err instanceof ApiError) || err.retryable || authStatus(err) !== undefined) return false;
   const status = err.httpStatus >= 200 && err.httpStatus < 300 && err.apiCode !== undefined ? err.apiCode : err.httpStatus;
   return status >= 400 && status < 500;
-}
-
-export function chunk<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
-export function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
-  const out = new Map<K, T[]>();
-  for (const item of items) {
-    const list = out.get(keyOf(item));
-    if (list) list.push(item);
-    else out.set(keyOf(item), [item]);
-  }
-  return out;
 }
 
 /**
