@@ -15,10 +15,11 @@ function isElement(v: unknown): v is Element {
 /** The value of a child by name (exact, else by local name), as stored: a string, an element or a list. */
 function raw(el: unknown, name: string): unknown {
   if (!isElement(el)) return undefined;
+  // names asked for are MITS element names, never a name the prototype has
   const v = el[name];
-  if (v !== undefined && Object.hasOwn(el, name)) return v;
+  if (v !== undefined) return v;
   for (const key in el) {
-    if (key.endsWith(`:${name}`)) return el[key];
+    if (key.length > name.length && key.charCodeAt(key.length - name.length - 1) === 58 && key.endsWith(name)) return el[key];
   }
   return undefined;
 }
@@ -48,6 +49,7 @@ export function textOf(v: unknown): string | undefined {
 
 /** The text of the first child of that name, following a dotted path (`PropertyID.MarketingName`). */
 export function text(el: unknown, path: string): string | undefined {
+  if (path.indexOf('.') < 0) return textOf(child(el, path));
   let node: unknown = el;
   for (const seg of path.split('.')) {
     node = child(node, seg);

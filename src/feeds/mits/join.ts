@@ -65,15 +65,14 @@ function unitRecord(pid: string | undefined, where: string, property: ReturnType
   const date = unit.availability === 'on_notice' ? (unit.fields.VacateDate ?? unit.fields.MadeReadyDate) : (unit.fields.MadeReadyDate ?? unit.fields.VacateDate);
   const photos = joinPhotos([unit.fields.Photos, plan?.fields.Photos, property.fields.Photos]);
   const dropped = unit.photosDropped + (plan?.photosDropped ?? 0) + property.photosDropped;
-  const data: Fields = {
-    ...(pid !== undefined && uid !== undefined && { Key: `${pid}-${uid}` }),
-    Availability: unit.availability,
-    ...(date !== undefined && { AvailableDate: date }),
-    ...(photos.length && { Photos: photos }),
-    Property: property.fields,
-    ...(plan && { Floorplan: plan.fields }),
-    Unit: unit.fields,
-  };
+  const data: Fields = {};
+  if (pid !== undefined && uid !== undefined) data.Key = `${pid}-${uid}`;
+  data.Availability = unit.availability;
+  if (date !== undefined) data.AvailableDate = date;
+  if (photos.length) data.Photos = photos;
+  data.Property = property.fields;
+  if (plan) data.Floorplan = plan.fields;
+  data.Unit = unit.fields;
   const ids: Record<string, string> = {};
   if (pid !== undefined) ids.PropertyID = pid;
   if (uid !== undefined) ids.UnitID = uid;

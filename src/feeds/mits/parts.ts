@@ -43,10 +43,11 @@ function addressOf(owner: unknown): Fields | undefined {
   return Object.keys(out).length ? out : undefined;
 }
 
-/** Drop absent fields, so a record holds only what the feed gave (and reads the same every run). */
+/** Only the fields the feed gave, so a record reads the same every run (built anew: no deletes, objects stay in V8's fast mode). */
 function defined(fields: Fields): Fields {
-  for (const k of Object.keys(fields)) if (fields[k] === undefined) delete fields[k];
-  return fields;
+  const out: Fields = {};
+  for (const k in fields) if (fields[k] !== undefined) out[k] = fields[k];
+  return out;
 }
 
 export interface PropertyParts {

@@ -54,25 +54,25 @@ export function readUnit(ils: Element): UnitParts {
   const { availability, decidedBy } = decide(leased, vacancy, occupancy, vacate);
   const photos = photosOf(ils, /^(photo|image)$/i);
   const unitAddress = elements(unit, 'Address')[0];
-  const fields: Fields = {
-    ID: attr(ils, 'IDValue') ?? attr(child(unit, 'Identification'), 'IDValue') ?? text(unit, 'MarketingName'),
-    MarketingName: text(unit, 'MarketingName'),
-    Bedrooms: unitText(ils, unit, 'UnitBedrooms'),
-    Bathrooms: unitText(ils, unit, 'UnitBathrooms'),
-    SquareFeet: unitText(ils, unit, 'MinSquareFeet') ?? unitText(ils, unit, 'MaxSquareFeet'),
-    UnitRent: amount(unitText(ils, unit, 'UnitRent')),
-    MarketRent: amount(unitText(ils, unit, 'MarketRent')) ?? amount(attr(child(ils, 'EffectiveRent'), 'Min')),
-    Deposit: depositOf(ils),
-    LeasedStatus: leased,
-    OccupancyStatus: occupancy,
-    VacancyClass: vacancy,
-    VacateDate: vacate,
-    MadeReadyDate: ready,
-    Website: text(ils, 'WebSite') ?? text(ils, 'Website') ?? text(unit, 'WebSite'),
-    Address: unitAddress && text(unitAddress, 'AddressLine1'),
-    Photos: photos.urls.length ? photos.urls : undefined,
-  };
-  for (const k of Object.keys(fields)) if (fields[k] === undefined) delete fields[k];
+  // only what the feed gave, set in one order (no deletes: objects stay in V8's fast mode)
+  const fields: Fields = {};
+  const put = (k: string, v: unknown) => v !== undefined && (fields[k] = v);
+  put('ID', attr(ils, 'IDValue') ?? attr(child(unit, 'Identification'), 'IDValue') ?? text(unit, 'MarketingName'));
+  put('MarketingName', text(unit, 'MarketingName'));
+  put('Bedrooms', unitText(ils, unit, 'UnitBedrooms'));
+  put('Bathrooms', unitText(ils, unit, 'UnitBathrooms'));
+  put('SquareFeet', unitText(ils, unit, 'MinSquareFeet') ?? unitText(ils, unit, 'MaxSquareFeet'));
+  put('UnitRent', amount(unitText(ils, unit, 'UnitRent')));
+  put('MarketRent', amount(unitText(ils, unit, 'MarketRent')) ?? amount(attr(child(ils, 'EffectiveRent'), 'Min')));
+  put('Deposit', depositOf(ils));
+  put('LeasedStatus', leased);
+  put('OccupancyStatus', occupancy);
+  put('VacancyClass', vacancy);
+  put('VacateDate', vacate);
+  put('MadeReadyDate', ready);
+  put('Website', text(ils, 'WebSite') ?? text(ils, 'Website') ?? text(unit, 'WebSite'));
+  put('Address', unitAddress && text(unitAddress, 'AddressLine1'));
+  if (photos.urls.length) fields.Photos = photos.urls;
   return { fields, floorplan: floorplanRef(ils, unit), availability, decidedBy, photosDropped: photos.dropped };
 }
 
