@@ -56,7 +56,7 @@ export default tseslint.config(
   {
     languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
     rules: {
-      // a long function is a place to look, not an error (STYLE.md: small functions)
+      // a long function is a place to look, not an error (small functions: see docs/design.md)
       'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
       // TypeScript checks these itself (strict), and better
       'no-undef': 'off',

@@ -71,7 +71,7 @@ export function tokenLike(value: string): boolean {
  * whitespace, not a piece of a literal (true, false, null), not a piece of a number.
  */
 function safeInText(secret: string): boolean {
-  if (/["\\{}\[\]:,\s]/.test(secret)) return false;
+  if (/["\\{}[\]:,\s]/.test(secret)) return false;
   if (['true', 'false', 'null'].some((lit) => lit.includes(secret))) return false;
   return !/^[0-9.eE+-]+$/.test(secret);
 }

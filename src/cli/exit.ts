@@ -1,4 +1,4 @@
-// Exit status (DESIGN.md), the same for `sync`, `enqueue --wait` and `undo`:
+// Exit status (docs/contracts.md, "Exit statuses"), the same for `sync`, `enqueue --wait` and `undo`:
 //   0 ok; 1 failed (the feed or the service could not be used; nothing or little was written);
 //   2 usage or config error; 3 a delete guard held deletes back; 4 partial (the feed was not read
 //   whole or some writes failed; deletes withheld).

@@ -1,4 +1,4 @@
-// The feedsync.yaml contract (DESIGN.md, "Config"). One schema, with defaults and descriptions,
+// The feedsync.yaml contract (docs/contracts.md, "The config file"). One schema, with defaults and descriptions,
 // parsed once at start.
 import { z } from 'zod';
 import { AlertsConfig } from '../alerts/config-schema.js';

@@ -1,4 +1,4 @@
-// The emulator's own paths under /__emulator/: what tests need and nothing else (DESIGN.md). They are
+// The emulator's own paths under /__emulator/: what tests need and nothing else (docs/contracts.md, "The emulator"). They are
 // plain JSON (no envelope), need no key, and never get injected faults.
 import { z } from 'zod';
 import type { EmulatorState } from './state.js';

@@ -1,4 +1,4 @@
-// The emulator's knobs (contract in the engineers' contracts; DESIGN.md "The emulator").
+// The emulator's knobs (docs/contracts.md, "The emulator").
 import type { Logger } from '../log.js';
 
 export type Fault = '500' | '503' | '429' | 'drop';

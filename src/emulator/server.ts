@@ -41,7 +41,7 @@ const ROUTES = new Map<string, Route>(
   ).map((r) => [ENDPOINTS[r.name], r]),
 );
 
-/** Spec, Authentication: create/update/delete accept either header (DESIGN.md, open points). */
+/** Spec, Authentication: create/update/delete accept either header (docs/contracts.md, open points). */
 /** On loopback the admin paths are open (tests, the embedded emulator); on any other address they need the key. */
 export function adminAllowed(req: IncomingMessage, host: string, secretKey: string): boolean {
   if (isLoopback(host)) return true;

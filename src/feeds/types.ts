@@ -69,7 +69,7 @@ export interface KeyAsk {
 
 /**
  * Asking a source again about keys its pull lacked (a live RESO pull): absence from a pull is
- * evidence, not proof (FIELD-NOTES.md). CSV and XML files are read whole and have none.
+ * evidence, not proof (docs/reso-paging.md). CSV and XML files are read whole and have none.
  */
 export interface KeyLookup {
   /** the paging the pull used and what to set if it missed records, for the report */

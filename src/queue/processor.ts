@@ -54,14 +54,9 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
   });
   return async (job: Job, token?: string, signal?: AbortSignal) => {
     const jobId = job.id ?? '?';
-    const parsed = def.payload.safeParse(job.data);
-    if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${formatPath(i.path) || '(root)'}: ${i.message}`).join('; ');
-      throw new UnrecoverableError(`job ${def.name} ${jobId}: payload invalid: ${issues}`);
-    }
     const jobLogger = deps.logger.child({ job: def.name, jobId });
     const attempt = { made: job.attemptsMade + 1, max: job.opts.attempts ?? 1 };
-    const prepared = await prepareRun(def, deps, parsed.data, jobLogger, Boolean(job.repeatJobKey || jobId.startsWith('repeat:')));
+    const prepared = await prepareRun(def, deps, payloadOf(def, job, jobId), jobLogger, Boolean(job.repeatJobKey || jobId.startsWith('repeat:')));
     if ('skipped' in prepared) return prepared.skipped;
     const { payload, target, chatbots, logger } = prepared;
 
@@ -122,26 +117,49 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
         await record(report, cancelled);
         report = cancelled(report);
       } else await record(report);
-      const verdict = verdictFor(report);
-      const retryAt = verdict === 'retry' && report.retryAt ? Date.parse(report.retryAt) : NaN;
-      if (retryAt > Date.now()) {
-        // A spent budget: try again once it resets; a backoff retry before that would fail for sure.
-        logger.warn({ outcome: report.outcome, retryAt: report.retryAt }, `${def.name} ${describe(target)}: retried at ${report.retryAt}, when the request budget resets`);
-        await job.moveToDelayed(retryAt, token);
-        throw new DelayedError();
-      }
-      // One summary line per run: the job's own, or this one.
-      const decision = verdict === 'done' ? '' : verdict === 'retry' && attempt.made < attempt.max ? 'will retry' : 'job failed, no retry';
-      if (!def.logsSummary) logger[verdict === 'done' ? 'info' : 'warn']({ outcome: report.outcome }, decision ? `${report.summary} — ${decision}` : report.summary);
-      else if (decision) logger.warn({ outcome: report.outcome, attempt: `${attempt.made}/${attempt.max}` }, `${def.name} ${describe(target)}: ${decision}`);
-      if (verdict !== 'done') throw maskError(reportError(report, verdict));
-      // the return value is stored in Redis and shown by the queue UI and `enqueue --wait`
-      return maskDeep(boundReport(report), target.feed);
+      return await settle(def, job, token, report, { target, attempt, logger });
     } finally {
       cancel?.done();
       await releaseAll(locks.held, (err) => logger.warn({ err }, 'lock release failed; it expires by itself'));
     }
   };
+}
+
+/** The job's payload as its definition's schema parses it; a payload that does not parse can never run. */
+function payloadOf<P>(def: JobDefinition<P, RunReport>, job: Job, jobId: string): P {
+  const parsed = def.payload.safeParse(job.data);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${formatPath(i.path) || '(root)'}: ${i.message}`).join('; ');
+  throw new UnrecoverableError(`job ${def.name} ${jobId}: payload invalid: ${issues}`);
+}
+
+/**
+ * What a finished run's report makes of the job: delayed until a spent budget resets, failed (to be
+ * retried or not), or done with the report as its return value; and the run's one summary line.
+ */
+async function settle<P>(
+  def: JobDefinition<P, RunReport>,
+  job: Job,
+  token: string | undefined,
+  report: RunReport,
+  run: { target: RunTarget; attempt: { made: number; max: number }; logger: Logger },
+): Promise<RunReport> {
+  const { target, attempt, logger } = run;
+  const verdict = verdictFor(report);
+  const retryAt = verdict === 'retry' && report.retryAt ? Date.parse(report.retryAt) : NaN;
+  if (retryAt > Date.now()) {
+    // A spent budget: try again once it resets; a backoff retry before that would fail for sure.
+    logger.warn({ outcome: report.outcome, retryAt: report.retryAt }, `${def.name} ${describe(target)}: retried at ${report.retryAt}, when the request budget resets`);
+    await job.moveToDelayed(retryAt, token);
+    throw new DelayedError();
+  }
+  // One summary line per run: the job's own, or this one.
+  const decision = verdict === 'done' ? '' : verdict === 'retry' && attempt.made < attempt.max ? 'will retry' : 'job failed, no retry';
+  if (!def.logsSummary) logger[verdict === 'done' ? 'info' : 'warn']({ outcome: report.outcome }, decision ? `${report.summary} — ${decision}` : report.summary);
+  else if (decision) logger.warn({ outcome: report.outcome, attempt: `${attempt.made}/${attempt.max}` }, `${def.name} ${describe(target)}: ${decision}`);
+  if (verdict !== 'done') throw maskError(reportError(report, verdict));
+  // the return value is stored in Redis and shown by the queue UI and `enqueue --wait`
+  return maskDeep(boundReport(report), target.feed);
 }
 
 /**

@@ -33,8 +33,40 @@ interface Slot {
   kind: JobKind;
   worker: Worker;
   closeConnection: () => Promise<void>;
-  lastStart: number;
-  busy: number;
+  /** when the worker last started a job, and how many it runs now */
+  activity: { lastStart: number; busy: number };
+}
+
+/** One queue's BullMQ worker on a connection of its own, its jobs counted around the processor. */
+function createSlot(kind: JobKind, processor: Processor, queues: Queues, settings: WorkerSettings): Slot {
+  const connection = createRedis(settings.redis, { name: `feedsync-worker-${kind}` });
+  connection.on('error', () => {}); // reported once, through the worker's 'error' event below
+  const activity = { lastStart: Date.now(), busy: 0 };
+  // Counted around the processor itself: a job moved to delayed emits neither completed nor failed.
+  const counted: Processor = async (job, token, signal) => {
+    activity.lastStart = Date.now();
+    activity.busy++;
+    try {
+      return await processor(job, token, signal);
+    } finally {
+      activity.busy--;
+    }
+  };
+  const worker = new Worker(queues[kind].name, counted, {
+    connection,
+    prefix: settings.redis.keys.bullPrefix,
+    concurrency: settings.concurrency,
+    lockDuration: settings.lockDurationMs,
+    stalledInterval: settings.stalledIntervalMs,
+    maxStalledCount: 1,
+  });
+  // BullMQ stops renewing a lock it cannot extend; the job must stop too, or a second worker
+  // that recovers it as stalled would run beside this one.
+  worker.on('lockRenewalFailed', (ids: string[]) => {
+    for (const id of ids) worker.cancelJob(id, 'job lock lost');
+  });
+  worker.on('error', (err) => settings.logger.error({ err, queue: worker.name }, 'worker error'));
+  return { kind, worker, closeConnection: () => closeRedis(connection), activity };
 }
 
 export function startWorkers(queues: Queues, processors: Partial<Record<JobKind, Processor>>, settings: WorkerSettings): WorkerSet {
@@ -43,37 +75,7 @@ export function startWorkers(queues: Queues, processors: Partial<Record<JobKind,
   let restarts = 0;
   let closing = false;
 
-  const create = (kind: JobKind, processor: Processor): Slot => {
-    const connection = createRedis(settings.redis, { name: `feedsync-worker-${kind}` });
-    connection.on('error', () => {}); // reported once, through the worker's 'error' event below
-    const slot = { kind, closeConnection: () => closeRedis(connection), lastStart: Date.now(), busy: 0 } as Slot;
-    // Counted around the processor itself: a job moved to delayed emits neither completed nor failed.
-    const counted: Processor = async (job, token, signal) => {
-      slot.lastStart = Date.now();
-      slot.busy++;
-      try {
-        return await processor(job, token, signal);
-      } finally {
-        slot.busy--;
-      }
-    };
-    const worker = new Worker(queues[kind].name, counted, {
-      connection,
-      prefix: settings.redis.keys.bullPrefix,
-      concurrency: settings.concurrency,
-      lockDuration: settings.lockDurationMs,
-      stalledInterval: settings.stalledIntervalMs,
-      maxStalledCount: 1,
-    });
-    slot.worker = worker;
-    // BullMQ stops renewing a lock it cannot extend; the job must stop too, or a second worker
-    // that recovers it as stalled would run beside this one.
-    worker.on('lockRenewalFailed', (ids: string[]) => {
-      for (const id of ids) worker.cancelJob(id, 'job lock lost');
-    });
-    worker.on('error', (err) => logger.error({ err, queue: worker.name }, 'worker error'));
-    return slot;
-  };
+  const create = (kind: JobKind, processor: Processor): Slot => createSlot(kind, processor, queues, settings);
 
   for (const [kind, processor] of Object.entries(processors) as Array<[JobKind, Processor]>) slots.set(kind, create(kind, processor));
 
@@ -82,11 +84,11 @@ export function startWorkers(queues: Queues, processors: Partial<Record<JobKind,
       void (async () => {
         for (const slot of slots.values()) {
           if (closing) return;
-          const idleFor = Date.now() - slot.lastStart;
-          if (slot.busy > 0 || idleFor < settings.watchdogMs) continue;
+          const idleFor = Date.now() - slot.activity.lastStart;
+          if (slot.activity.busy > 0 || idleFor < settings.watchdogMs) continue;
           const counts = await queues[slot.kind].getJobCounts('wait', 'prioritized');
           if ((counts.wait ?? 0) + (counts.prioritized ?? 0) === 0) {
-            slot.lastStart = Date.now();
+            slot.activity.lastStart = Date.now();
             continue;
           }
           logger.warn({ queue: slot.worker.name, idleMs: idleFor, waiting: counts }, 'worker took no job while jobs wait; recreating it');

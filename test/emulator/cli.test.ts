@@ -44,7 +44,7 @@ describe('feedsync emulator', () => {
     const second = await startCli(['--chatbots', 'SN-1', '--data-file', file]);
     try {
       const page = await rawPost(second.url + ENDPOINTS.list, { SerialNumber: 'SN-1', PageSize: 10 }, { 'chatrobot-sessionkey': 'dev-session-key' });
-      expect(page.body.Data.List.map((l: { MLSNumber: string }) => l.MLSNumber)).toEqual(['KEPT']);
+      expect(page.body.Data?.List?.map((l) => l.MLSNumber)).toEqual(['KEPT']);
     } finally {
       expect(await second.stop()).toBe(0);
     }
@@ -63,8 +63,8 @@ describe('feedsync emulator', () => {
         expect(created.body).toMatchObject({ Success: true, Code: 200 });
       }
       const page = await rawPost(url + ENDPOINTS.list, { SerialNumber: 'SN-1', PageSize: 10 }, { 'chatrobot-sessionkey': 'dev-session-key' });
-      expect(page.body.Data.VirtualCount).toBe(2);
-      expect(page.body.Data.List).toHaveLength(1); // --max-page-size 1
+      expect(page.body.Data?.VirtualCount).toBe(2);
+      expect(page.body.Data?.List).toHaveLength(1); // --max-page-size 1
       const unknown = await rawPost(url + ENDPOINTS.create, { ...listing(), SerialNumber: 'SN-2' }, auth);
       expect(unknown.status).toBe(404);
     } finally {

@@ -107,9 +107,9 @@ describe('emulator: admin paths', () => {
       .client({ sessionKey: 'wrong-key-0000' })
       .listListings({ SerialNumber: 'SN-1' })
       .catch(() => undefined);
-    const listed = (await (await fetch(`${t.url}/__emulator/listings?serialNumber=SN-1`)).json()) as any;
+    const listed = (await (await fetch(`${t.url}/__emulator/listings?serialNumber=SN-1`)).json()) as { serialNumber: string; listings: Array<{ MLSNumber: string; ID: number }> };
     expect(listed.serialNumber).toBe('SN-1');
-    expect(listed.listings.map((l: { MLSNumber: string; ID: number }) => [l.ID, l.MLSNumber])).toEqual([
+    expect(listed.listings.map((l) => [l.ID, l.MLSNumber])).toEqual([
       [1, 'B'],
       [2, 'A'],
     ]);

@@ -24,9 +24,9 @@ const validBodies: Record<EndpointName, unknown> = {
 };
 const rightHeader = (name: EndpointName) => (name === 'list' ? SESSION : AUTH);
 
-function expectEnvelope(body: any, code: number) {
+function expectEnvelope(body: unknown, code: number) {
   expect(body).toMatchObject({ Version: '1.0', Success: code === 200, Code: code });
-  expect(typeof body.Message).toBe('string');
+  expect(typeof (body as { Message?: unknown }).Message).toBe('string');
   expect(body).toHaveProperty('Data');
 }
 

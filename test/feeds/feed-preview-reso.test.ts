@@ -73,7 +73,7 @@ describe('feed preview warns before a sync', () => {
   it('prints the same as sections a person reads', async () => {
     const r = await preview(['--limit', '1']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/keys seen more than once \(a sync keeps the later record\) \(2\):\n  DUP-\d ×2: /);
+    expect(r.stdout).toMatch(/keys seen more than once \(a sync keeps the later record\) \(2\):\n {2}DUP-\d ×2: /);
     expect(r.stdout).toContain('rejections by reason (2):\n       3  Status must be one of Active, PreOnMarket, Sold');
     expect(r.stdout).toContain('       3  Status: "Contingent"');
   }, 60_000);

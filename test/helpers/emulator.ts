@@ -1,6 +1,7 @@
 // Starts an emulator on a free port with a client built for it (fast retries), for integration tests.
 import { createApiClient } from '../../src/api/client.js';
 import type { ApiClientOptions, ChatbotApi } from '../../src/api/types.js';
+import type { ListingCreate } from '../../src/listing/schema.js';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/index.js';
 import type { StoredListing } from '../../src/emulator/chatbot-listings.js';
 
@@ -32,14 +33,15 @@ export async function startTestEmulator(opts: EmulatorOptions = {}): Promise<Tes
       ...overrides,
       retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 10, ...overrides.retry },
     });
-  const admin = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+  // the emulator's admin answers, typed as its admin.ts writes them (a test of admin.ts checks them)
+  const admin = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
     const res = await fetch(url + path, {
       method,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${await res.text()}`);
-    return res.json() as Promise<any>;
+    return (await res.json()) as T;
   };
   return {
     emulator,
@@ -47,15 +49,15 @@ export async function startTestEmulator(opts: EmulatorOptions = {}): Promise<Tes
     api: client(),
     client,
     stats: () => admin('GET', '/__emulator/stats'),
-    listings: async (sn) => (await admin('GET', `/__emulator/listings?serialNumber=${encodeURIComponent(sn)}`)).listings,
-    session: async (sn) => (await admin('POST', '/__emulator/sessions', { serialNumber: sn })).sessionID,
-    reset: async () => void (await admin('POST', '/__emulator/reset')),
+    listings: async (sn) => (await admin<{ listings: StoredListing[] }>('GET', `/__emulator/listings?serialNumber=${encodeURIComponent(sn)}`)).listings,
+    session: async (sn) => (await admin<{ sessionID: number }>('POST', '/__emulator/sessions', { serialNumber: sn })).sessionID,
+    reset: async () => void (await admin<unknown>('POST', '/__emulator/reset')),
     close: () => emulator.close(),
   };
 }
 
 /** A listing that passes the create schema; override what a test cares about. */
-export function sampleListing(overrides: Record<string, unknown> = {}): any {
+export function sampleListing(overrides: Record<string, unknown> = {}): ListingCreate {
   return {
     SerialNumber: 'SN-1',
     SaleType: 'for_sale',

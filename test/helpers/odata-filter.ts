@@ -31,15 +31,21 @@ function tokenize(text: string): Token[] {
   while (i < text.length) {
     const c = text[i]!;
     if (/\s/.test(c)) i++;
-    else if (c === '(') (out.push({ kind: 'open' }), i++);
-    else if (c === ')') (out.push({ kind: 'close' }), i++);
-    else if (c === "'") {
+    else if (c === '(') {
+      out.push({ kind: 'open' });
+      i++;
+    } else if (c === ')') {
+      out.push({ kind: 'close' });
+      i++;
+    } else if (c === "'") {
       let s = '';
       i++;
       for (;;) {
         if (i >= text.length) throw new ODataSyntaxError('unterminated string literal');
-        if (text[i] === "'" && text[i + 1] === "'") ((s += "'"), (i += 2));
-        else if (text[i] === "'") break;
+        if (text[i] === "'" && text[i + 1] === "'") {
+          s += "'";
+          i += 2;
+        } else if (text[i] === "'") break;
         else s += text[i++];
       }
       i++;

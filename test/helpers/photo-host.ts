@@ -1,5 +1,5 @@
 // A photo host for the media mirror's tests, strict where real ones are: like MLS Grid's media host
-// since 1 June 2026 (FIELD-NOTES.md), it can demand a User-Agent (any other: 403). Each path serves
+// since 1 June 2026 (docs/vendors.md, MLS Grid), it can demand a User-Agent (any other: 403). Each path serves
 // what the test set: an image, a non-image, an oversized body, a slow one that never completes, a
 // 404, or a redirect. It counts requests per path and keeps the headers each request came with.
 // Listens on 127.0.0.1 (or the address given), port 0; close() drops hanging connections too.

@@ -10,8 +10,8 @@
 // - quota headers (Minute-Quota-Limit, Hour-Quota-Limit, Hour-Quota-ResetTime) and a 429 past the minute quota;
 // - every request counted; hooks to change records before a page, rewrite nextLinks, break a body.
 //
-// And the way real servers sometimes misbehave (issue 22; FIELD-NOTES.md "Servers do not always do
-// what the query asks"), each an option of this one server:
+// And the way real servers sometimes misbehave (issue 22; docs/reso-paging.md, "What real servers
+// do"), each an option of this one server:
 // - `order: 'storage'`: `$orderby` ignored, records served in the order they are stored (`records` as
 //   given, a touched or added record at the end), as some servers, proxies and vendor changes do;
 // - `order: 'scramble'`: `$orderby` ignored, every answer in another (seeded) order;

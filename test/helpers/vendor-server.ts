@@ -216,7 +216,7 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
       const filterText = q.get('$filter');
       const predicate = filterText ? compileFilter(filterText, { known: (f) => (fields.push(f), known(f)) }) : undefined;
       r.check(q, req, fields);
-      let rows = predicate ? records.filter(predicate) : [...records];
+      const rows = predicate ? records.filter(predicate) : [...records];
       rows.sort(q.get('$orderby') ? compileOrderBy(q.get('$orderby')!, { known }) : byOrder);
       const prefer = /odata\.maxpagesize=(\d+)/.exec(String(req.headers.prefer ?? ''))?.[1];
       const size = r.pageSize(q, prefer ? Number(prefer) : undefined);

@@ -30,7 +30,7 @@ const CHATBOT = 'SN-SHARED';
 let redis: Redis;
 let prefix: string;
 let queues: Queues;
-let workers: WorkerSet[] = [];
+const workers: WorkerSet[] = [];
 
 beforeEach(() => {
   redis = testRedis();

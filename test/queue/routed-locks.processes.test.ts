@@ -1,4 +1,4 @@
-// One sync per chatbot at a time across all processes (DESIGN.md), for a routed feed run as a
+// One sync per chatbot at a time across all processes (docs/contracts.md, "Invariants"), for a routed feed run as a
 // worker job: the job writes into every chatbot of `feeds[].chatbots`, so it must hold the lock of
 // each, not only its first chatbot's. Here another process (this test, as a foreground
 // `feedsync sync` would) holds the lock of the feed's SECOND chatbot: the worker's job must write

@@ -1,7 +1,7 @@
 // Issue 35, point 3: `onInvalid: default` tries the rule's next source before its default. The
 // stock `reso` preset reads LotArea from LotSizeArea, else LotSizeSquareFeet (else LotSizeAcres), and
 // DaysOnMarket from DaysOnMarket, else CumulativeDaysOnMarket; real servers carry junk in the first
-// (LotSizeArea 3e15, DaysOnMarket 72,725 on the RESO reference server, FIELD-NOTES.md). Over real
+// (LotSizeArea 3e15, DaysOnMarket 72,725 on the RESO reference server). Over real
 // HTTP against a RESO test server: the usable second source is what the chatbot gets, only a
 // listing with no usable source at all gets the default, "values replaced" counts only those, and a
 // second run writes nothing.

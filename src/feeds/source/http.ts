@@ -161,9 +161,12 @@ function decodedBody(res: BoundedResponse, opts: HttpGetOptions, place: { file: 
   if (encoding === 'identity' || encoding === '') return raw;
   if (encoding === 'gzip' || encoding === 'x-gzip') return boundedGunzip(raw, opts, place.file, res.cancel);
   res.cancel();
-  return (async function* () {
-    throw new FeedReadError(`the server sent Content-Encoding: ${encoding}, which feedsync does not decode (it asks for gzip)`, place, false);
-  })();
+  return failing(new FeedReadError(`the server sent Content-Encoding: ${encoding}, which feedsync does not decode (it asks for gzip)`, place, false));
+}
+
+/** A body whose first read fails with `err`: the error reaches the reader where a body's would. */
+function failing(err: Error): AsyncIterable<Buffer> {
+  return { [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(err) }) };
 }
 
 async function* countBytes(body: AsyncIterable<Buffer>, budget: RequestBudget | undefined): AsyncIterable<Buffer> {

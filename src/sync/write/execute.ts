@@ -93,7 +93,7 @@ export type Job = { kind: 'create'; create: PlannedCreate } | { kind: 'update'; 
 export interface Executor {
   /** Runs the jobs, `concurrency` at a time; resolves when all started ones are done or the run stops. */
   run(jobs: AsyncIterable<Job> | Iterable<Job>): Promise<void>;
-  /** One job, now (the caller's pool keeps `concurrency` of them in flight: write.ts) */
+  /** One job, now (the caller's pool keeps `concurrency` of them in flight: runPool, pool.ts) */
   runOne(job: Job): Promise<void>;
   /** After a pool ended: a run whose signal was aborted ends 'aborted' (unless it stopped otherwise). */
   settle(): void;
