@@ -2,7 +2,7 @@
 // RESO RCP-027 describes it (test/helpers/reso-server.ts `entityEvents`: EntityEventSequence rising
 // with gaps, ResourceName, ResourceRecordKey, no event type and no payload; a delete is inferred when
 // the record's key is asked for and not returned). Sources: RESO RCP-027 (EntityEvent resource,
-// ratified December 2023), FIELD-NOTES.md "Change feeds".
+// ratified December 2023); docs/reso-paging.md "Change feeds".
 import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { FeedConfig } from '../../src/config/schema.js';

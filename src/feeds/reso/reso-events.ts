@@ -1,4 +1,4 @@
-// RESO EntityEvent (RCP-027, ratified December 2023; FIELD-NOTES.md "Change feeds"), with
+// RESO EntityEvent (RCP-027, ratified December 2023; docs/reso-paging.md "Change feeds"), with
 // `source.changes: entityEvent`: the server's log of which records changed, read instead of a pull.
 // An event is `EntityEventSequence` (int64, only increases; gaps are legal), `ResourceName`,
 // `ResourceRecordKey` (and an optional `ResourceRecordUrl`): no event type, no payload. So:
