@@ -9,6 +9,8 @@ import { foldLookup, parseAreaUnit, type AreaUnitName } from './lookup.js';
 import { compilePath, isEmpty, type Getter } from './paths.js';
 import { PRESETS } from './presets/registry.js';
 import { CLOCK_TRANSFORMS, compileTransform, convertArea, TransformFailure, type Transform } from './transforms.js';
+import type { DisplayRules } from './display-config.js';
+import { compileDisplay, type DisplayEvaluator } from './display-rules.js';
 
 export interface MapResult {
   /** the listing as mapped, before validation (SerialNumber included) */
@@ -31,6 +33,8 @@ export interface CompileOptions {
   now?: () => Date;
   /** told of every value a `map` does not cover (feed preview counts them) */
   onUnmapped?: (u: UnmappedValue) => void;
+  /** the feed's display rules (display-config.ts): applied to each record before and after it is mapped (map-feed.ts) */
+  display?: DisplayRules;
 }
 
 /** MapResult while a record is mapped: steps that need the whole listing (units, `when`) run last. */
@@ -48,6 +52,10 @@ export interface CompiledMapping {
   clockFields: ListingField[];
   /** `onInvalid: default`: the value that replaces a field's value when it breaks the rules */
   replacements: ReadonlyMap<ListingField, unknown>;
+  /** the feed's display rules as a function of a record; none when they do nothing (internal, no attribution) */
+  display?: DisplayEvaluator;
+  /** the purpose the display rules were compiled for (internal when none were given) */
+  purpose: DisplayRules['purpose'];
 }
 
 const NUMERIC_FIELDS = new Set<string>([
@@ -116,9 +124,12 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
     if (rule.onInvalid === 'default' && value !== undefined) replacements.set(field, value);
   }
 
+  const display = options.display ? compileDisplay(options.display, now) : undefined;
   return {
     rules,
     replacements,
+    ...(display && { display }),
+    purpose: options.display?.purpose ?? 'internal',
     clockFields: (Object.entries(rules) as [ListingField, FieldRuleObject | undefined][])
       .filter(([, r]) => r?.transform?.some((t) => CLOCK_TRANSFORMS.has(t.name)))
       .map(([f]) => f),
