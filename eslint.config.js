@@ -1,17 +1,19 @@
 // `npm run lint`: the layers' import direction (docs/design.md, "The layers and what may import
-// what") as no-restricted-imports zones, a warning for long functions, and typescript-eslint's
+// what") as no-restricted-imports zones, no import cycle in src/ and jobs/ (import-x/no-cycle, type
+// imports included), sync/'s steps never importing its run, a warning for long functions, and typescript-eslint's
 // recommended rules where they hold today. Formatting is prettier's (.prettierrc.json), checked by
 // `npm run format:check` (part of lint once the tree has been formatted once).
 import js from '@eslint/js';
+import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /** Folders of src/ from the bottom up; a folder may import its own layer and the ones below. */
 const LAYERS = [
   // base: no knowledge of runs, queues or commands
-  ['net', 'redis', 'listing', 'format', 'api', 'budget', 'feeds', 'mapping', 'media', 'state', 'emulator'],
+  ['net', 'redis', 'locks', 'listing', 'format', 'api', 'budget', 'feeds', 'mapping', 'media', 'state', 'emulator'],
   // orchestration, and what is made of it: the config (its schema composes the parts'), alerts,
   // the change log (it records the sync's changes) and the queue
-  ['config', 'sync', 'settings', 'smoke', 'alerts', 'history', 'queue', 'undo'],
+  ['config', 'sync', 'settings', 'smoke', 'alerts', 'change-log', 'queue', 'undo'],
   // running work as commands and jobs do; the worker's HTTP face
   ['runs', 'server'],
   // entry points
@@ -23,7 +25,7 @@ const above = (i) => LAYERS.slice(i + 1).flat();
  * Folders of one layer that one of them must not import back: the other way round is the one that
  * holds (api takes budgets; queue's jobs name the change log's type; listing is below the readers).
  */
-const NOT_BACK = { budget: ['api'], listing: ['api', 'feeds', 'mapping'], history: ['queue'] };
+const NOT_BACK = { budget: ['api'], listing: ['api', 'feeds', 'mapping'], 'change-log': ['queue'] };
 /** src/runtime.ts builds what a command runs with (the API client, store, change log): the runs layer's, not below it. */
 const RUNTIME = ['../runtime.js', '../../runtime.js'];
 const forbid = (folders) => [...new Set(folders)].flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../../../${f}/*`]);
@@ -75,6 +77,35 @@ export default tseslint.config(
     },
   },
   ...layerRules,
+  {
+    // no file imports one that imports it back, however far round (docs/design.md, "The layers")
+    files: ['src/**/*.ts', 'jobs/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/extensions': ['.ts', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } })],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
+  {
+    // sync/'s steps are called by its run (sync/run/) with what they need, and never import it
+    files: ['src/sync/*/**/*.ts'],
+    ignores: ['src/sync/run/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...forbid(LAYERS.slice(2).flat()), '../run/*', '../../run/*', '../../jobs/*', '../../../jobs/*', ...RUNTIME, '../../../runtime.js'],
+              message: 'a step of sync/ does not import sync/run/ (nor anything above sync/): the run calls the step with what it needs; see docs/design.md, "Where a change goes"',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     // tests and benchmarks: long describe blocks are the norm
     files: ['test/**/*.ts'],

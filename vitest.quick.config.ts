@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { defineConfig, mergeConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
-const STARTS_PROCESSES = /run-cli\.js|use-deployment|worker-process|child_process|chromium\.js|redis-server/;
+const STARTS_PROCESSES = /run-cli\.js|use-deployment|worker-process|child_process|chromium\.js|redis-server|redis-topology/;
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : []));

@@ -21,6 +21,7 @@ export const ListingSyncPayload = z
     dryRun: z.boolean().optional(),
     force: z.boolean().optional(),
     full: z.boolean().optional(),
+    reconcile: z.boolean().optional(),
   })
   .refine((p) => [p.feed, p.feeds, p.chatbot].filter((x) => x !== undefined).length === 1, { message: 'names exactly one of feed, feeds and chatbot' });
 export type ListingSyncPayload = z.infer<typeof ListingSyncPayload>;
@@ -89,7 +90,7 @@ async function process(p: ListingSyncPayload, ctx: JobContext): Promise<ListingS
       ...(ctx.runtime.budgets && { budgets: ctx.runtime.budgets }),
       media: ctx.config.config.media,
     },
-    { dryRun: p.dryRun, force: p.force, full: p.full, attempt: ctx.attempt },
+    { dryRun: p.dryRun, force: p.force, full: p.full, reconcile: p.reconcile, attempt: ctx.attempt },
     { config: ctx.config, ...(ctx.runtime.changeLog && { changeLog: ctx.runtime.changeLog }), job: { jobId: ctx.jobId, attempt: ctx.attempt.made } },
   );
   return jobReport(reports);
@@ -101,7 +102,7 @@ export const listingSync: JobDefinition<ListingSyncPayload, ListingSyncReport> =
   payload: ListingSyncPayload,
   exclusive: true,
   logsSummary: true,
-  // the locks: every chatbot the job's lanes write into (queue/target-lock.ts), all held before it runs
+  // the locks: every chatbot the job's lanes write into (locks/target-lock.ts), all held before it runs
   chatbots: (p, config) => lanesOfJob(p, config).map((l) => l.chatbot),
   // for logs: the feed, under its first chatbot; a group's feeds; the chatbot
   target: (p, config) => {

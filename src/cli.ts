@@ -76,6 +76,7 @@ program
   .option('--dry-run', 'print the plan, write nothing')
   .option('--force', 'lift the delete limits (maxCount, maxFraction, empty feed); never deletes after an incomplete read')
   .option('--full', 'RESO feeds: a full pull instead of an incremental one')
+  .option('--reconcile', 'RESO feeds: a keys-only reconcile: deletes what the server no longer has, fetches what changed by key')
   .option('--no-redis', NO_REDIS_HELP)
   .option('--json', 'one JSON report on stdout')
   .addHelpText('after', `\n${exitHelp()}`)
@@ -129,6 +130,7 @@ program
   .option('--dry-run', 'sync/settings: plan only')
   .option('--force', 'override guards / push unchanged settings')
   .option('--full', 'sync: a full pull of an incremental RESO feed')
+  .option('--reconcile', 'sync: a keys-only reconcile of a RESO feed')
   .option('--wait', 'wait for the job and print its report')
   .option('--timeout <seconds>', 'with --wait: give up waiting after this long (exit 1; the job goes on)', num)
   .option('--json', 'one JSON document on stdout')
@@ -225,6 +227,19 @@ feed
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => import('./cli/feed-probe.js'), opts));
+
+const state = program.command('state').description('the state file of runs without Redis (state.file) as JSON: export it, edit it, import it');
+for (const action of ['export', 'import'] as const) {
+  state
+    .command(action)
+    .description(
+      action === 'export' ? 'write the state as one JSON document to FILE, or stdout' : 'replace the whole state with the JSON document in FILE, or stdin (as export writes it)',
+    )
+    .argument('[file]', action === 'export' ? 'where to write it (default, or -: stdout)' : 'where to read it (default, or -: stdin)')
+    .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+    .option('--no-redis', 'with `redis` configured: work on the state file all the same (the state of --no-redis runs)')
+    .action((file, opts) => run(() => import('./cli/state.js'), { ...opts, action, file }));
+}
 
 const config = program.command('config').description('work with the config file');
 config

@@ -149,7 +149,7 @@ export interface ConfigIssue {
 }
 
 /** `feedsync.yaml:40: feeds[0].keyby is not a known key; did you mean keyBy?` */
-export function formatConfigIssue(issue: ConfigIssue, file = 'config'): string {
+function formatConfigIssue(issue: ConfigIssue, file = 'config'): string {
   const where = issue.line !== undefined ? `${file}:${issue.line}` : file;
   // A message that already starts with its path reads as a sentence; others are "path: message".
   const text = !issue.path || issue.message.startsWith(issue.path) ? issue.message : `${issue.path}: ${issue.message}`;
@@ -229,9 +229,33 @@ export class StartupError extends FeedsyncError {
 }
 
 /**
- * Redis is configured but did not answer within the bounded wait: the command refuses to run (a
- * run beside the workers, on a state file they do not see, would write the chatbot twice).
- * `--no-redis` runs on the state file alone, on purpose. Exit status 1; a rerun may succeed.
+ * What a caller does with Redis, for the fix an unanswered Redis names: `state`, a command that
+ * keeps its state there (sync, settings, undo: `--no-redis` runs on the state file instead);
+ * `read`, a command that reads or enqueues (runs, cancel, pause, history); `worker`, a starting worker.
+ */
+export type RedisUse = 'state' | 'read' | 'worker';
+
+const REDIS_FIX: Record<RedisUse, { fix: string; credentials: string }> = {
+  state: {
+    fix: 'nothing was run and nothing written. Fix Redis (or redis.url), or run with --no-redis to use the state file alone, uncoordinated with the workers',
+    credentials:
+      '; nothing was run and nothing written. Put the user and password Redis expects in redis.url (redis://user:password@host:port, or ${REDIS_URL} from the environment), or run with --no-redis to use the state file alone, uncoordinated with the workers',
+  },
+  read: {
+    fix: 'start Redis there, or fix redis in the config (or REDIS_URL)',
+    credentials: '; put the user and password Redis expects in redis.url (redis://user:password@host:port) or REDIS_URL',
+  },
+  worker: {
+    fix: 'check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running',
+    credentials: '; put the user and password Redis expects in redis.url (redis://user:password@host:port) or REDIS_URL',
+  },
+};
+
+/**
+ * Redis did not answer within the bounded wait (redis/require-redis.ts, the one wait for it). For a
+ * command that keeps state there, the command refuses to run (a run beside the workers, on a state
+ * file they do not see, would write the chatbot twice); `--no-redis` runs on the state file alone,
+ * on purpose. Exit status 1; a rerun may succeed, unless Redis refused the credentials.
  */
 export class RedisUnavailableError extends FeedsyncError {
   readonly code = 'REDIS_UNAVAILABLE';
@@ -239,17 +263,16 @@ export class RedisUnavailableError extends FeedsyncError {
   constructor(
     readonly redis: string,
     readonly detail: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; use?: RedisUse },
   ) {
     const refused = refusedCredentials(detail);
+    const use = options?.use ?? 'state';
+    const { fix, credentials } = REDIS_FIX[use];
     super(
       refused
-        ? `Redis ${redis} refuses the user name or password (${refused}); nothing was run and nothing written. ` +
-            'Put the user and password Redis expects in redis.url (redis://user:password@host:port, or ${REDIS_URL} from the environment), ' +
-            'or run with --no-redis to use the state file alone, uncoordinated with the workers'
-        : `Redis ${redis} is configured but does not answer (${detail}); nothing was run and nothing written. ` +
-            'Fix Redis (or redis.url), or run with --no-redis to use the state file alone, uncoordinated with the workers',
-      options,
+        ? `Redis ${redis} refuses the user name or password (${refused})${credentials}`
+        : `Redis ${redis} ${use === 'state' ? 'is configured but does not answer' : 'does not answer'} (${detail}); ${fix}`,
+      { cause: options?.cause },
     );
     this.retryable = !refused; // the same password is refused again
   }

@@ -12,13 +12,13 @@ import { startEmulator, type RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
 import { createFileStore } from './state/file-store.js';
 import type { KvStore } from './state/kv-store.js';
-import type { ChangeLog } from './history/change-log.js';
-import { createFileChangeLog } from './history/file-change-log.js';
-import { createRedisChangeLog } from './history/redis-change-log.js';
+import type { ChangeLog } from './change-log/change-log.js';
+import { createFileChangeLog } from './change-log/file-change-log.js';
+import { createRedisChangeLog } from './change-log/redis-change-log.js';
 import { createRedisStore } from './state/redis-store.js';
 import { changeLogFile, stateDir, stateFile } from './state/paths.js';
-import { createRedis, redisSettings, type RedisClient } from './redis/connection.js';
-import { redactUrl, requireRedis } from './state/redis-required.js';
+import { closeRedis, createRedis, redisSettings, type RedisClient } from './redis/connection.js';
+import { requireRedis } from './redis/require-redis.js';
 
 // where the state lives: named here too, for the commands that open a runtime
 export { changeLogFile, stateDir, stateFile };
@@ -51,7 +51,7 @@ export interface RuntimeOptions {
 }
 
 /** What a `--no-redis` run says in its report. */
-export const UNCOORDINATED = 'run with --no-redis: state from the state file, not Redis; not coordinated with the workers (their locks and state were not consulted)';
+const UNCOORDINATED = 'run with --no-redis: state from the state file, not Redis; not coordinated with the workers (their locks and state were not consulted)';
 
 export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions): Promise<Runtime> {
   const { config } = loaded;
@@ -115,7 +115,11 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 
 async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: RedisClient }> {
   const { config } = loaded;
-  const fileStore = async () => ({ store: await createFileStore(stateFile(loaded)) });
+  const fileStore = async () => {
+    const store = await createFileStore(stateFile(loaded));
+    closers.push(() => store.close());
+    return { store };
+  };
   if (!config.redis || opts.noRedis) return fileStore();
   const settings = redisSettings(loaded);
   const { prefix, where } = settings;
@@ -132,10 +136,6 @@ async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Ar
     opts.logger.warn({ err: (err as Error).message }, 'Redis does not answer; request budgets count this process only');
     return local;
   }
-  closers.push(async () => {
-    await redis.quit().catch(() => redis.disconnect());
-  });
+  closers.push(() => closeRedis(redis));
   return { store: createRedisStore(redis, prefix, where), redis };
 }
-
-export { redactUrl };

@@ -10,7 +10,7 @@
 // structure (maskText). A secret may belong to a scope (a feed): a server-issued token masks the
 // outputs of its own feed, never another feed's.
 
-export const MASK = '[REDACTED]';
+const MASK = '[REDACTED]';
 
 /** '' is every scope's: configured secrets; other keys are scopes (feed names) */
 const secrets = new Map<string, Set<string>>([['', new Set()]]);

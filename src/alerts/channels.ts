@@ -38,12 +38,12 @@ export function registerChannelSecrets(channels: readonly AlertChannel[]): void 
 }
 
 /** The signature of a webhook body sent at `timestamp` (Unix seconds): both are signed, so neither can be replayed alone. */
-export function signBody(body: string, secret: string, timestamp: number): string {
+function signBody(body: string, secret: string, timestamp: number): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
 /** Slack's control characters as the entities Slack documents; nothing else is encoded. */
-export function slackEscape(text: string): string {
+function slackEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
@@ -53,11 +53,11 @@ export function slackText(a: Alert): string {
   return slackEscape(redactSecrets(`${alertTitle(a)} — \`${message}\` (chatbot ${a.chatbot}${a.runId ? `, run ${a.runId}` : ''}, since ${a.since}). ${a.hint}`));
 }
 
-export function alertTitle(a: Alert): string {
+function alertTitle(a: Alert): string {
   return `[feedsync] ${a.status === 'firing' ? 'ALERT' : 'RESOLVED'} ${a.feed}: ${a.condition}`;
 }
 
-export function alertText(a: Alert): string {
+function alertText(a: Alert): string {
   return redactSecrets(`${alertTitle(a)} — ${a.message} (chatbot ${a.chatbot}${a.runId ? `, run ${a.runId}` : ''}, since ${a.since}). ${a.hint}`);
 }
 

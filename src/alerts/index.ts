@@ -13,12 +13,12 @@ import { afterRun, emptyState, staleness, transitions, type AlertState, type Con
 export type { AlertsConfig } from './config-schema.js';
 export type { Notice, RunObservation, Condition, AlertState } from './rules.js';
 
-export const ALERT_NAMESPACE = 'alerts';
+const ALERT_NAMESPACE = 'alerts';
 
 interface Target {
   feed: string;
   chatbot: string;
-  /** the name the alert state goes under (sync/lanes.ts, the lane's id); the feed's name when not given */
+  /** the name the alert state goes under (sync/read/lanes.ts, the lane's id); the feed's name when not given */
   lane?: string;
 }
 

@@ -1,5 +1,5 @@
 // A list page's body cut into the bytes of its items, without parsing them: what lets a rerun know a
-// listing it has seen by the hash of its bytes (sync/page-echo.ts) and parse only the others.
+// listing it has seen by the hash of its bytes (sync/remote/page-echo.ts) and parse only the others.
 // A cut is taken only where it is provably the parse's: the body with its List emptied (the bytes
 // before the List's first item, then those after its last) must be a successful list page
 // (quickListPage) with an empty List, no `"List"` may follow the items, and each item's bytes must

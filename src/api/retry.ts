@@ -5,7 +5,7 @@
 import { isRetryable, RateLimitedError } from '../errors.js';
 import type { RetryPolicy } from './types.js';
 
-export const DEFAULT_RETRY: RetryPolicy = { retries: 4, baseDelayMs: 200, maxDelayMs: 10_000 };
+const DEFAULT_RETRY: RetryPolicy = { retries: 4, baseDelayMs: 200, maxDelayMs: 10_000 };
 export const MAX_RETRY_AFTER_MS = 60_000;
 
 export function retryPolicy(partial: Partial<RetryPolicy> | undefined): RetryPolicy {

@@ -95,7 +95,7 @@ export const EditSettingsData = z.number().int();
 
 // ---- Message a chatbot -------------------------------------------------------------------------
 
-export const CHAT_ASK_TYPES = ['Text', 'Audio', 'Image', 'Video'] as const;
+const CHAT_ASK_TYPES = ['Text', 'Audio', 'Image', 'Video'] as const;
 
 export const AskRequest = z
   .strictObject({

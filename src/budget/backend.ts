@@ -30,7 +30,7 @@ export type ConsumeResult = { ok: true } | { ok: false; waitMs: number };
 
 /** The windows kept as sliding logs (exact), and their safety margin over the window. */
 export const SLIDING_WINDOWS: ReadonlySet<WindowName> = new Set(['perSecond', 'perMinute']);
-export const SLIDING_MARGIN = 1.1;
+const SLIDING_MARGIN = 1.1;
 
 /** What one call takes at once: a slot in flight and a request of every sliding window. */
 export interface TakeRequest {

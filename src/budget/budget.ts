@@ -41,7 +41,7 @@ export interface BudgetOptions {
 }
 
 /** A lease outlives a process by at most this long; held leases are renewed a third of it. */
-export const LEASE_TTL_MS = 30_000;
+const LEASE_TTL_MS = 30_000;
 const LEARNED_TTL_MS = 24 * 3600_000;
 const LEARNED_REFRESH_MS = 10_000;
 

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 export const WINDOWS = ['perDay', 'perHour', 'perMinute', 'perSecond'] as const;
 export type WindowName = (typeof WINDOWS)[number];
 
-export const WINDOW_SECONDS: Record<WindowName, number> = { perSecond: 1, perMinute: 60, perHour: 3600, perDay: 86_400 };
+const WINDOW_SECONDS: Record<WindowName, number> = { perSecond: 1, perMinute: 60, perHour: 3600, perDay: 86_400 };
 
 export interface BudgetLimits {
   perSecond?: number;

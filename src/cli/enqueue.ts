@@ -10,7 +10,7 @@ import { openOpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { LoadedConfig } from '../config/schema.js';
-import { openChangeLog } from '../history/open.js';
+import { openChangeLog } from '../change-log/open.js';
 import { findUndoTarget } from '../undo/undo-run.js';
 
 export interface EnqueueOptions {
@@ -24,6 +24,8 @@ export interface EnqueueOptions {
   force?: boolean;
   /** sync: a full pull of an incremental RESO feed */
   full?: boolean;
+  /** sync: a keys-only reconcile of a RESO feed */
+  reconcile?: boolean;
   wait?: boolean;
   /** with wait: seconds to wait at most (the job goes on) */
   timeout?: number;
@@ -108,7 +110,7 @@ function jobKind(job: string): JobKind {
 /** An undo job: the run's feed and chatbot come from the change log (the job's lock and history are the chatbot's). */
 async function planUndo(loaded: LoadedConfig, opts: EnqueueOptions): Promise<Planned[]> {
   if (!opts.run) throw new ConfigError('enqueue undo needs the run to undo: `feedsync enqueue undo RUN` (`feedsync runs` lists them)');
-  if (opts.feed?.length || opts.chatbot?.length || opts.full) throw new ConfigError('enqueue undo takes a run id, not --feed, --chatbot or --full');
+  if (opts.feed?.length || opts.chatbot?.length || opts.full || opts.reconcile) throw new ConfigError('enqueue undo takes a run id, not --feed, --chatbot, --full or --reconcile');
   const log = await openChangeLog(loaded);
   try {
     const { feed } = await findUndoTarget(log, loaded, opts.run);
@@ -125,9 +127,18 @@ async function planUndo(loaded: LoadedConfig, opts: EnqueueOptions): Promise<Pla
   }
 }
 
+/** A sync job's kind of read: a full pull or a reconcile never joins a waiting job of another kind (it would lose its flag): its own dedup key. */
+function readKind(opts: EnqueueOptions): { suffix: string; data: { full?: true; reconcile?: true } } {
+  if (opts.full && opts.reconcile) throw new ConfigError('give --full or --reconcile, not both: a full pull already finds what a reconcile finds');
+  if (opts.full) return { suffix: ':full', data: { full: true } };
+  if (opts.reconcile) return { suffix: ':reconcile', data: { reconcile: true } };
+  return { suffix: '', data: {} };
+}
+
 function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string): Planned[] {
   const flags = { ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.force ? { force: true } : {}) };
   if (kind === 'sync') {
+    const read = readKind(opts);
     // --chatbot alone: one job per chatbot, its list paged once for all its feeds (jobs/listing-sync.ts)
     if (opts.chatbot?.length && !opts.feed?.length) {
       const chatbots = opts.chatbot.filter((sn) => config.feeds.some((f) => chatbotsOf(f).includes(sn)));
@@ -135,27 +146,26 @@ function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string)
       if (unknown.length) throw new ConfigError(`no feed of ${file} writes into chatbot ${unknown.join(', ')}`, file);
       return chatbots.map((sn) => ({
         target: { chatbot: sn },
-        key: opts.full ? `chatbot:${sn}:full` : `chatbot:${sn}`,
-        data: { chatbot: sn, ...flags, ...(opts.full && { full: true }) },
+        key: `chatbot:${sn}${read.suffix}`,
+        data: { chatbot: sn, ...flags, ...read.data },
       }));
     }
     const feeds = selectFeeds(config.feeds, opts.feed, file).filter((f) => !opts.chatbot?.length || chatbotsOf(f).some((sn) => opts.chatbot!.includes(sn)));
     if (!feeds.length) throw new ConfigError(`no feed to sync in ${file}`, file);
     // feeds that share a chatbot: one job, the chatbot paged once for all of them (as `feedsync sync`
-    // and a scheduler's group run them); a full pull never joins a waiting incremental one (it would
-    // lose `full`): its own dedup key
+    // and a scheduler's group run them); a full pull or a reconcile has its own dedup key (readKind)
     return feedsSharingAChatbot(feeds).map((group): Planned => {
       const names = group.map((f) => f.name);
       const one = names.length === 1;
       const key = one ? names[0]! : `feeds:${[...names].sort().join('+')}`;
       return {
         target: one ? { feed: names[0]!, chatbot: chatbotsOf(group[0]!)[0]! } : { feeds: names },
-        key: opts.full ? `${key}:full` : key,
-        data: { ...(one ? { feed: names[0] } : { feeds: names }), ...flags, ...(opts.full && { full: true }) },
+        key: `${key}${read.suffix}`,
+        data: { ...(one ? { feed: names[0] } : { feeds: names }), ...flags, ...read.data },
       };
     });
   }
-  if (opts.full) throw new ConfigError(`--full is for sync (a full pull of an incremental RESO feed)`);
+  if (opts.full || opts.reconcile) throw new ConfigError(`--${opts.full ? 'full' : 'reconcile'} is for sync (a full pull or a keys-only reconcile of a RESO feed)`);
   if (opts.feed?.length) throw new ConfigError(`--feed is for sync; ${kind} takes --chatbot`);
   const has = (c: Config['chatbots'][number]) => (kind === 'settings' ? Boolean(c.settings) : Boolean(c.smoke));
   const named = selectChatbots(config.chatbots, opts.chatbot).map(({ chatbot }) => chatbot);
@@ -195,7 +205,7 @@ async function format(kind: JobKind, report: unknown): Promise<string> {
   if ((report as { outcome?: unknown }).outcome === 'error') return String((report as { summary?: unknown }).summary ?? '');
   if (kind === 'sync') {
     // a job of several lanes (feeds run together, a routed feed): each lane's report
-    const { formatSyncReport } = await import('../sync/report-format.js');
+    const { formatSyncReport } = await import('../sync/report/report-format.js');
     const lanes = (report as { lanes?: unknown }).lanes;
     return (Array.isArray(lanes) ? lanes : [report]).map((r) => formatSyncReport(r as never)).join('\n');
   }

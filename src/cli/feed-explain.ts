@@ -14,7 +14,7 @@ import type { ListItem } from '../listing/schema.js';
 import { compileMapping, type MappedItem } from '../mapping/index.js';
 import { mapItem } from '../mapping/map-feed.js';
 import type { Logger } from '../log.js';
-import { remoteKey, remotePages } from '../sync/remote.js';
+import { remoteKey, remotePages } from '../sync/remote/remote.js';
 import { EXIT, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
@@ -157,7 +157,7 @@ function verdictOf(feed: FeedConfig, mapped: Explanation['mapped'], remote: List
   }
 }
 
-export function formatExplanation(e: Explanation): string {
+function formatExplanation(e: Explanation): string {
   const out: string[] = [`listing ${e.keyBy} ${e.key} of feed ${e.feed} → chatbot ${e.chatbot}`, ''];
   out.push(`1. source record${e.source ? ` (${e.source.position})` : ''}:`);
   if (!e.source) out.push('   not in the feed');

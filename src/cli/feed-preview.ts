@@ -16,7 +16,7 @@ import { createFindings } from '../mapping/feed-findings.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { FeedConfig } from '../config/schema.js';
 import type { FeedItem } from '../feeds/types.js';
-import { lanesOf } from '../sync/lanes.js';
+import { lanesOf } from '../sync/read/lanes.js';
 import { EXIT, printJson } from './exit.js';
 
 interface Options {
@@ -45,9 +45,9 @@ export async function run(opts: Options): Promise<number> {
 /** What reading and mapping the feed found: counts, the first listings, every record not taken, and what to fix. */
 interface Preview {
   counts: { records: number; valid: number; rejected: number; skipped: number; removed: number; parseErrors: number };
-  listings: Array<{ key: string; position: string; listing: unknown }>;
-  rejected: Array<{ position: string; key?: string; issues: string[] }>;
-  skipped: Array<{ position: string; key?: string; reason: string }>;
+  listings: Array<{ key: string; position: string; join?: string; listing: unknown }>;
+  rejected: Array<{ position: string; key?: string; join?: string; issues: string[] }>;
+  skipped: Array<{ position: string; key?: string; join?: string; reason: string }>;
   removed: Array<{ position: string; key?: string }>;
   parseErrors: Array<{ position: string; message: string }>;
   replacedValues: Map<string, number>;
@@ -92,15 +92,15 @@ function tally(p: Omit<Preview, 'found'>, item: MappedItem, position: string, li
     case 'listing':
       counts.valid++;
       for (const f of item.replaced ?? []) p.replacedValues.set(f, (p.replacedValues.get(f) ?? 0) + 1);
-      if (p.listings.length < limit) p.listings.push({ key: item.key, position, listing: item.listing });
+      if (p.listings.length < limit) p.listings.push({ key: item.key, position, ...joinOf(item), listing: item.listing });
       break;
     case 'rejected':
       counts.rejected++;
-      p.rejected.push({ position, key: item.key, issues: item.issues.map(formatIssue) });
+      p.rejected.push({ position, key: item.key, ...joinOf(item), issues: item.issues.map(formatIssue) });
       break;
     case 'skipped':
       counts.skipped++;
-      p.skipped.push({ position, key: item.key, reason: item.reason });
+      p.skipped.push({ position, key: item.key, ...joinOf(item), reason: item.reason });
       break;
     case 'removed':
       counts.removed++;
@@ -111,10 +111,16 @@ function tally(p: Omit<Preview, 'found'>, item: MappedItem, position: string, li
       counts.rejected++;
       counts.parseErrors++;
       p.parseErrors.push({ position, message: item.error.message });
-      p.rejected.push({ position, key: item.key, issues: [item.error.reason] });
+      p.rejected.push({ position, key: item.key, ...joinOf(item), issues: [item.error.reason] });
       break;
   }
 }
+
+/** How a joining reader (MITS) made the record, when it says. */
+const joinOf = (item: MappedItem) => (item.position.join === undefined ? {} : { join: item.position.join });
+
+/** The join line under a record, when it has one. */
+const joinLine = (r: { join?: string }) => (r.join === undefined ? '' : `\n    join: ${r.join}`);
 
 function previewJson(feed: FeedConfig, opened: Opened, routing: Routing, p: Preview): unknown {
   const vendor = feed.source.kind === 'reso' ? describeVendor(feed.source) : undefined;
@@ -165,14 +171,14 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
   for (const w of opened.stats?.warnings ?? []) out(`warning: ${w}`);
   out();
   out(`first ${p.listings.length} of ${counts.valid} mapped listing(s):`);
-  for (const l of p.listings) out(`  ${l.position}  ${l.key}\n    ${JSON.stringify(l.listing)}`);
+  for (const l of p.listings) out(`  ${l.position}  ${l.key}${joinLine(l)}\n    ${JSON.stringify(l.listing)}`);
   section(
     'rejected',
-    p.rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`),
+    p.rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}${joinLine(r)}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`),
   );
   section(
     'skipped',
-    p.skipped.map((s) => `  ${s.position}${s.key ? `  ${s.key}` : ''}: ${s.reason}`),
+    p.skipped.map((s) => `  ${s.position}${s.key ? `  ${s.key}` : ''}: ${s.reason}${joinLine(s)}`),
   );
   section(
     'removed',

@@ -4,7 +4,7 @@
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError } from '../errors.js';
-import { probeLines, probeReso } from '../feeds/reso-probe.js';
+import { probeLines, probeReso } from '../feeds/reso/reso-probe.js';
 import { describeVendor } from '../feeds/vendors/describe.js';
 import { createLogger } from '../log.js';
 import { printJson } from './exit.js';

@@ -4,9 +4,9 @@
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError } from '../errors.js';
-import { shownEntry } from '../history/change-log.js';
-import { openChangeLog } from '../history/open.js';
-import { describeChange } from '../sync/changes.js';
+import { shownEntry } from '../change-log/change-log.js';
+import { openChangeLog } from '../change-log/open.js';
+import { describeChange } from '../sync/report/changes.js';
 import { EXIT, printJson } from './exit.js';
 
 export interface HistoryOptions {

@@ -1,11 +1,8 @@
 // The Redis of the ops commands (runs, cancel, pause, resume, enqueue): the config's (or REDIS_URL,
 // or the local default), checked to answer, so a Redis that is down is one clear error, not a hang.
 import type { LoadedConfig } from '../config/schema.js';
-import { NetworkError } from '../errors.js';
 import { closeRedis, createRedis, redisSettings, type RedisClient } from '../queue/index.js';
-import { within } from '../redis/deadline.js';
-
-const ANSWER_MS = 5000;
+import { requireRedis } from '../redis/require-redis.js';
 
 export interface OpsRedis {
   redis: RedisClient;
@@ -20,18 +17,7 @@ export async function openOpsRedis(loaded: LoadedConfig, name: string): Promise<
   const settings = redisSettings(loaded);
   const { prefix, from, where } = settings;
   const redis = createRedis(settings, { name });
-  redis.on('error', () => {}); // a Redis that does not answer is reported below, once
-  const answered = await within(
-    redis.ping().then(
-      () => true,
-      () => false,
-    ),
-    ANSWER_MS,
-    false,
-  );
-  if (!answered) {
-    await closeRedis(redis);
-    throw new NetworkError(`Redis ${where}`, new Error(`no answer within ${ANSWER_MS / 1000} s; is Redis running there?`));
-  }
+  redis.on('error', () => {}); // a Redis that does not answer is reported by requireRedis, once
+  await requireRedis(redis, where, { use: 'read' });
   return { redis, prefix, where, from, close: () => closeRedis(redis) };
 }

@@ -2,9 +2,9 @@
 // (or, a dry run, planned), listing by listing; `--json` prints { run, changes }.
 import { loadConfig } from '../config/load.js';
 import { ConfigError } from '../errors.js';
-import { shownEntry } from '../history/change-log.js';
-import { openChangeLog } from '../history/open.js';
-import { describeChange } from '../sync/changes.js';
+import { shownEntry } from '../change-log/change-log.js';
+import { openChangeLog } from '../change-log/open.js';
+import { describeChange } from '../sync/report/changes.js';
 import { EXIT, printJson } from './exit.js';
 
 export interface RunsShowOptions {

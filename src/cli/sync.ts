@@ -12,7 +12,7 @@ import { boundReport } from '../queue/report-size.js';
 import { stateDir } from '../runtime.js';
 import { createEchoFiles } from '../state/echo-files.js';
 import { formatSyncReport, lanesOf, type SyncReport } from '../sync/index.js';
-import { createProgressLine } from '../sync/progress.js';
+import { createProgressLine } from '../sync/report/progress.js';
 import { exitForOutcome, printJson, worstExit } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 
@@ -22,6 +22,7 @@ export interface SyncCliOptions {
   dryRun?: boolean;
   force?: boolean;
   full?: boolean;
+  reconcile?: boolean;
   json?: boolean;
   /** false with `--no-redis` (commander's negated option) */
   redis?: boolean;
@@ -57,7 +58,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           {
             config: loaded,
             lanes: feeds.flatMap(lanesOf),
-            opts: { dryRun: opts.dryRun, force: opts.force, full: opts.full },
+            opts: { dryRun: opts.dryRun, force: opts.force, full: opts.full, reconcile: opts.reconcile },
             ...(changeLog && { changeLog }),
             signal: stop.signal,
             onReport: (report, history) => {
@@ -99,6 +100,6 @@ export async function run(opts: SyncCliOptions): Promise<number> {
 }
 
 /** The most serious of the runs' statuses (src/cli/exit.ts says the order and why). */
-export function exitStatus(reports: readonly SyncReport[]): number {
+function exitStatus(reports: readonly SyncReport[]): number {
   return worstExit(reports.map((r) => exitForOutcome(r.outcome)));
 }

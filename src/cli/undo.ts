@@ -12,7 +12,7 @@ import { loadConfig } from '../config/load.js';
 import { causeMessage } from '../errors.js';
 import { recordForegroundRun } from '../queue/run-records.js';
 import { QUEUE_NAMES } from '../queue/names.js';
-import { acquireForegroundLock } from '../queue/target-lock.js';
+import { acquireForegroundLock } from '../locks/target-lock.js';
 import { stateDir } from '../runtime.js';
 import { findUndoTarget, formatUndoReport, undoRun, type UndoReport } from '../undo/index.js';
 import { exitForOutcome, printJson } from './exit.js';

@@ -26,14 +26,14 @@ import {
   type JobKind,
 } from '../queue/index.js';
 import { createRuntime } from '../runtime.js';
-import { StartupError } from '../errors.js';
-import { within } from '../redis/deadline.js';
+import { RedisUnavailableError, StartupError } from '../errors.js';
+import { requireRedis } from '../redis/require-redis.js';
 import { createApp, createMetrics } from '../server/index.js';
 import { allowedHosts } from '../server/http-guard.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
 import { checkStaleness } from '../alerts/index.js';
 import { ALL, pausedFeeds } from '../queue/control.js';
-import { lanesOf } from '../sync/lanes.js';
+import { lanesOf } from '../sync/read/lanes.js';
 import type { StatusDeps } from '../server/status/status-data.js';
 import { findUndoTarget, undoRun } from '../undo/index.js';
 
@@ -61,7 +61,7 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-/** How long a starting worker waits for Redis to answer before it gives up with a message. */
+/** How long a starting worker waits for Redis: longer than a command, as a worker may start beside its Redis (compose). */
 const REDIS_START_MS = 10_000;
 
 /**
@@ -95,24 +95,8 @@ async function start(
   const { prefix, where } = redisAt;
   const redis = createRedis(redisAt, { name: 'feedsync-worker' });
   closers.push(() => closeRedis(redis));
-  let lastRedisError = '';
-  redis.on('error', (err) => {
-    lastRedisError = err.message;
-    logger.warn({ err: err.message }, 'redis connection error');
-  });
-  const answered = await within(
-    redis.ping().then(
-      () => true,
-      () => false,
-    ),
-    REDIS_START_MS,
-    false,
-  );
-  if (!answered) {
-    throw new StartupError(
-      `Redis ${where} does not answer within ${REDIS_START_MS / 1000} s${lastRedisError ? ` (${lastRedisError})` : ''}; check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running`,
-    );
-  }
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  await requireRedis(redis, where, { use: 'worker', waitMs: REDIS_START_MS });
   await checkEvictionPolicy(redis, logger);
 
   const queues = createQueues(redis, prefix);
@@ -225,6 +209,7 @@ function displayHost(host: string): string {
 
 function startupError(err: unknown, loaded: LoadedConfig, portOption: number | undefined): StartupError {
   if (err instanceof StartupError) return err;
+  if (err instanceof RedisUnavailableError) return new StartupError(err.message, { cause: err, retryable: err.retryable });
   const code = (err as NodeJS.ErrnoException).code;
   const port = portOption ?? loaded.config.worker.port;
   if (code === 'EADDRINUSE')

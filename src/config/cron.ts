@@ -30,7 +30,7 @@ export const TimeZone = z.string().superRefine((tz, ctx) => {
   ctx.addIssue({ code: 'custom', message: `"${tz}" is not a time zone${near ? `; did you mean ${near}?` : '; use an IANA name like America/Chicago or UTC'}` });
 });
 
-export function isTimeZone(tz: string): boolean {
+function isTimeZone(tz: string): boolean {
   return knownZone(tz);
 }
 

@@ -1,4 +1,4 @@
-// The chatbots a feed writes into: its `chatbot`, or each of its `chatbots` (routing, sync/lanes.ts).
+// The chatbots a feed writes into: its `chatbot`, or each of its `chatbots` (routing, sync/read/lanes.ts).
 import type { FeedConfig } from './schema.js';
 
 export function chatbotsOf(feed: Pick<FeedConfig, 'chatbot' | 'chatbots'>): string[] {

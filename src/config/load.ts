@@ -12,7 +12,7 @@ import { Config, type LoadedConfig } from './schema.js';
 
 export { formatPath };
 
-export const DEFAULT_CONFIG_FILE = 'feedsync.yaml';
+const DEFAULT_CONFIG_FILE = 'feedsync.yaml';
 
 /** Most alias expansions a config may make: a few anchors are a convenience, a billion laughs is an attack. */
 const MAX_ALIAS_COUNT = 100;

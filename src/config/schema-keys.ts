@@ -36,7 +36,7 @@ function shapes(schema: z.ZodType): Array<Record<string, z.ZodType>> {
 }
 
 /** The schema found at `path` (array indexes step into the element), or undefined. */
-export function schemaAt(schema: z.ZodType, path: ReadonlyArray<PropertyKey>): z.ZodType | undefined {
+function schemaAt(schema: z.ZodType, path: ReadonlyArray<PropertyKey>): z.ZodType | undefined {
   let cur: z.ZodType | undefined = schema;
   for (const key of path) {
     if (!cur) return undefined;

@@ -45,7 +45,7 @@ export const ApiConfig = z.strictObject({
 });
 export type ApiConfig = z.infer<typeof ApiConfig>;
 
-export const SmokeConfig = z.strictObject({
+const SmokeConfig = z.strictObject({
   sessionId: z.number().int(),
   message: z.string().min(1),
   stream: z.boolean().default(true).describe('also check the streamed form'),
@@ -83,10 +83,13 @@ export const DeletesConfig = z.strictObject({
 });
 export type DeletesConfig = z.infer<typeof DeletesConfig>;
 
-export const ScheduleConfig = z.strictObject({
+const ScheduleConfig = z.strictObject({
   cron: CronPattern,
   tz: TimeZone.optional(),
   full: CronPattern.optional().describe('incremental RESO feeds: a second cron for a full pull (hard deletes, records that left the filter, anything an incremental pull missed)'),
+  reconcileCron: CronPattern.optional().describe(
+    'live RESO feeds: a cron for a keys-only reconcile (hard deletes and records that left the filter, for a tenth of a full pull\'s bytes or less; e.g. "15 * * * *", hourly)',
+  ),
 });
 
 /** A feed without its own `ignore` takes its preset's derived fields (DaysOnMarket): `ignore: []` turns that off. */
@@ -98,7 +101,7 @@ function presetIgnore(raw: unknown): unknown {
 }
 
 /** feeds[].chatbots[]: a chatbot and the records it takes (mapping/where.ts) */
-export const FeedRoute = z.strictObject({
+const FeedRoute = z.strictObject({
   serialNumber: z.string().min(1),
   where: z
     .record(z.string().min(1), z.array(z.union([z.string(), z.number(), z.boolean()])).min(1))
@@ -140,6 +143,13 @@ export const FeedConfig = z.preprocess(
         if (sns.has(c.serialNumber)) ctx.addIssue({ code: 'custom', path: ['chatbots', i, 'serialNumber'], message: `chatbot ${c.serialNumber} is listed twice` });
         sns.add(c.serialNumber);
       });
+      if (feed.schedule?.reconcileCron && !(feed.source.kind === 'reso' && feed.source.url)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schedule', 'reconcileCron'],
+          message: 'is for live RESO feeds (source.kind: reso with a url); a file is read whole by schedule.cron, which finds what a reconcile finds',
+        });
+      }
       if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
         ctx.addIssue({
           code: 'custom',
@@ -260,7 +270,7 @@ function fractionMessage(input: unknown): string {
 }
 
 type ConfigShape = {
-  feeds: Array<{ schedule?: { cron: string; tz?: string; full?: string } }>;
+  feeds: Array<{ schedule?: { cron: string; tz?: string; full?: string; reconcileCron?: string } }>;
   chatbots: Array<{ schedule?: { settings?: string; smoke?: string; tz?: string } }>;
   worker: { minScheduleIntervalSeconds: number };
 };
@@ -286,6 +296,7 @@ function checkScheduleIntervals(cfg: ConfigShape, ctx: z.RefinementCtx): void {
   cfg.feeds.forEach((f, i) => {
     check(f.schedule?.cron, f.schedule?.tz, ['feeds', i, 'schedule', 'cron']);
     check(f.schedule?.full, f.schedule?.tz, ['feeds', i, 'schedule', 'full']);
+    check(f.schedule?.reconcileCron, f.schedule?.tz, ['feeds', i, 'schedule', 'reconcileCron']);
   });
   cfg.chatbots.forEach((c, i) => {
     check(c.schedule?.settings, c.schedule?.tz, ['chatbots', i, 'schedule', 'settings']);

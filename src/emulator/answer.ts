@@ -1,7 +1,7 @@
 // The emulated chatbot's answer: deterministic, drawn from the chatbot's listings. It picks up a
 // bedroom count ("3 bedroom", "3bd"), a city named in the question and for sale / for rent, and
 // lists the matches; a question with none of those gets a summary of what the chatbot holds.
-import type { StoredListing } from './state.js';
+import type { StoredListing } from './chatbot-listings.js';
 
 export interface ComposedAnswer {
   text: string;

@@ -2,7 +2,10 @@
 // list page or keyed update/delete: by ID (in insertion order, which is ID order because IDs only
 // grow), by position in ID order (so an unfiltered page is a slice), and by MLSNumber and Url (the
 // service may hold duplicates of a key, so each maps to a set of IDs).
-import type { StoredListing } from './state.js';
+import type { ListingCreate } from '../api/schemas.js';
+
+/** A listing as the emulated service holds it: what was created, and its ID. */
+export type StoredListing = ListingCreate & { ID: number };
 
 const INDEXED = ['MLSNumber', 'Url'] as const;
 export type IndexedField = (typeof INDEXED)[number];

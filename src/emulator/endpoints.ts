@@ -10,10 +10,10 @@
 import type { AskRequest, ChatbotSettings, DeleteRequest, EditSettingsRequest, ListingCreate, ListingUpdate, ListItem, ListRequest, StreamFinal } from '../api/schemas.js';
 import type { KeyType } from '../listing/schema.js';
 import { composeAnswer, fragmentsOf, tokenCount } from './answer.js';
-import type { ChatbotListings } from './chatbot-listings.js';
+import type { ChatbotListings, StoredListing } from './chatbot-listings.js';
 import { listItemJson, toListItem } from './list-item.js';
 import type { ResolvedOptions } from './options.js';
-import type { EmulatorState, StoredListing } from './state.js';
+import type { EmulatorState } from './state.js';
 
 export type Reply =
   | { kind: 'data'; data: unknown }

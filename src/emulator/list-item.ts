@@ -4,7 +4,7 @@
 // Decisions where the spec is silent: Images is a JSON array of URLs as a string ('["a.jpg"]'), and
 // ExtensionColumn a JSON array of {Key, value} as a string; both are "" when unset or empty.
 import type { ListItem } from '../api/schemas.js';
-import type { StoredListing } from './state.js';
+import type { StoredListing } from './chatbot-listings.js';
 
 const str = (v: string | number | undefined): string => (v === undefined ? '' : String(v));
 const list = (v: unknown[] | undefined): string => (v && v.length ? JSON.stringify(v) : '');

@@ -48,7 +48,7 @@ export function adminAllowed(req: IncomingMessage, host: string, secretKey: stri
   return req.headers.authorization === secretKey || req.headers['x-emulator-key'] === secretKey;
 }
 
-export function isLoopback(host: string): boolean {
+function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 

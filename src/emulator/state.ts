@@ -1,9 +1,7 @@
 // What the emulated service holds: listings per chatbot (integer IDs), chatbot settings, chat
 // sessions and message counts. Plain data, so it can be saved to and loaded from a JSON file.
-import type { ChatbotSettings, ListingCreate } from '../api/schemas.js';
-import { ChatbotListings } from './chatbot-listings.js';
-
-export type StoredListing = ListingCreate & { ID: number };
+import type { ChatbotSettings } from '../api/schemas.js';
+import { ChatbotListings, type StoredListing } from './chatbot-listings.js';
 
 export interface Session {
   serialNumber: string;

@@ -6,7 +6,7 @@ export interface LoggedRequest {
 }
 
 /** The request log keeps the newest this many (a long-running emulator stays bounded). */
-export const REQUEST_LOG_SIZE = 100_000;
+const REQUEST_LOG_SIZE = 100_000;
 
 /**
  * Request counts per path and HTTP status (or "dropped"), for GET /__emulator/stats, and the log of

@@ -2,18 +2,10 @@
 import { z } from 'zod';
 import { applyVendorDefaults, checkVendorRules } from './vendors/apply.js';
 import { VENDOR_NAMES } from './vendors/profile.js';
+import { vendorProfile } from './vendors/registry.js';
+import { SourceLimits } from './source-limits.js';
 
-/** Documented budgets: MLS Grid 2/s, 7200/hour, 40000/day; Trestle 180/minute, 7200/hour (docs/configuration.md). */
-export const SourceLimits = z
-  .strictObject({
-    perSecond: z.number().positive().optional(),
-    perMinute: z.number().int().positive().optional(),
-    perHour: z.number().int().positive().optional(),
-    perDay: z.number().int().positive().optional(),
-    bytesPerHour: z.number().int().positive().optional().describe('most response bytes (as received) a source may read in an hour, counted in this process (MLS Grid: 4 GB)'),
-  })
-  .describe('requests per second/minute/hour/day (and bytes per hour) allowed for this source credential');
-export type SourceLimits = z.infer<typeof SourceLimits>;
+export { SourceLimits } from './source-limits.js';
 
 const location = {
   /** a local file, relative to the config file's folder */
@@ -22,8 +14,15 @@ const location = {
   /** extra request headers (values may use ${ENV}); for http(s) and reso */
   headers: z.record(z.string(), z.string()).default({}),
   bearerToken: z.string().optional().describe('sent as Authorization: Bearer <token>'),
-  /** headers of photo downloads (media.mirror), sent to the photo's own origin only */
-  mediaHeaders: z.record(z.string(), z.string()).optional().describe('headers of photo downloads (media.mirror); values may use ${ENV}, masked in every output'),
+  /** headers of photo downloads (media.mirror), sent only over https to the hosts mediaHosts names */
+  mediaHeaders: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('headers of photo downloads (media.mirror), sent only over https to mediaHosts; values may use ${ENV}, masked in every output'),
+  mediaHosts: z
+    .array(z.string().regex(/^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/, 'a host name, e.g. photos.example.com'))
+    .optional()
+    .describe("the photo hosts mediaHeaders (and the vendor's media token) are sent to, over https only; beside the vendor profile's own"),
   // bounded: Node's timers make anything above 2^31-1 ms a 1 ms timeout
   timeoutMs: z.number().int().min(1).max(3_600_000).default(600_000).describe('total deadline of one request: the response and its whole body (not an idle timeout)'),
   maxBytes: z.number().int().positive().optional().describe('most bytes a feed (or one RESO page) may have, after gunzip (default 4 GiB)'),
@@ -51,13 +50,32 @@ export const CsvSource = z.strictObject({
   maxColumns: z.number().int().min(1).default(10_000).describe('most columns of a row'),
 });
 
-export const XmlSource = z.strictObject({
+const XmlSource = z.strictObject({
   kind: z.literal('xml'),
   ...location,
   /** dotted path of the repeating record element, e.g. Listings.Listing */
   recordPath: z.string().min(1).default('Listings.Listing'),
   /** overrides the encoding the document declares in <?xml ... encoding="..."?> */
   encoding: z.string().min(1).optional(),
+});
+
+/** MITS 4.x ILS XML (apartment communities): one record per unit, or per floorplan (docs/configuration.md, "Rentals"). */
+export const MitsSource = z.strictObject({
+  kind: z.literal('mits'),
+  ...location,
+  recordPer: z
+    .enum(['unit', 'floorplan'])
+    .default('unit')
+    .describe('unit: a record per ILS_Unit, with its property and floorplan; floorplan: a record per Floorplan, with its property and the count of its available units'),
+  recordPath: z.string().min(1).default('PhysicalProperty.Property').describe('dotted path of the property element'),
+  encoding: z.string().min(1).optional(),
+  maxPropertyChars: z
+    .number()
+    .int()
+    .min(1024)
+    .max(512 * 1024 ** 2)
+    .default(16 * 1024 ** 2)
+    .describe('most characters of one <Property>, its floorplans and units included; a larger one fails the read, naming its line'),
 });
 
 /** OAuth2 client credentials (Trestle / CoreLogic): a token from `tokenUrl`, cached until shortly before it expires. */
@@ -86,6 +104,12 @@ export const ResoSource = z
     /** pull only records modified since the last successful run (high-water mark kept per feed) */
     incremental: z.boolean().default(false),
     keyField: z.string().default('ListingKey'),
+    changes: z
+      .enum(['timestamps', 'entityEvent'])
+      .default('timestamps')
+      .describe(
+        "incremental feeds: how changes are found. timestamps: ModificationTimestamp from the mark; entityEvent: the server's EntityEvent log (RESO RCP-027) from the sequence stored, each changed record fetched by key",
+      ),
     photosTimestampField: z
       .string()
       .min(1)
@@ -112,11 +136,18 @@ export const ResoSource = z
 export type CsvSource = z.infer<typeof CsvSource>;
 export type XmlSource = z.infer<typeof XmlSource>;
 export type ResoSource = z.infer<typeof ResoSource>;
+export type MitsSource = z.infer<typeof MitsSource>;
 
 export const FeedSource = z
-  .preprocess(applyVendorDefaults, z.discriminatedUnion('kind', [CsvSource, XmlSource, ResoSource]))
+  .preprocess(applyVendorDefaults, z.discriminatedUnion('kind', [CsvSource, XmlSource, MitsSource, ResoSource]))
   .refine((s) => Boolean(s.path) !== Boolean(s.url), { message: 'give exactly one of path or url' })
   .superRefine((s, ctx) => {
+    if (s.mediaHeaders && Object.keys(s.mediaHeaders).length > 0 && !s.mediaHosts?.length && !(s.kind === 'reso' && vendorProfile(s.vendor).mediaHosts?.length))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mediaHosts'],
+        message: 'is required with mediaHeaders: the photo hosts these headers may be sent to (over https only), e.g. mediaHosts: [photos.example.com]',
+      });
     if (s.kind !== 'reso') return;
     for (const issue of checkVendorRules(s)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   });

@@ -1,4 +1,4 @@
-// The mark a feed read shared by several lanes starts from (sync/read-feed.ts): the oldest of
+// The mark a feed read shared by several lanes starts from (sync/read/read-feed.ts): the oldest of
 // theirs, so a lane that missed changes (its run failed) gets them again; a lane with none, or a
 // mark that does not read as the RESO reader's ({ ts }), means a full pull.
 export function oldestMark(marks: ReadonlyArray<string | undefined>): string | undefined {

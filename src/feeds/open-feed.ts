@@ -1,17 +1,26 @@
-// Opens a feed from its config: the reader for its kind over its source.
+// Opens a feed from its config: the reader for its kind over its source. A reconcile (ctx.reconcile)
+// of a live RESO source reads keys only (reso/reso-reconcile.ts); a file, or a replay, is read whole.
 import type { FeedSource } from './config-schema.js';
-import { readCsv } from './csv-reader.js';
-import { openReso } from './reso-reader.js';
-import { openSource } from './source.js';
+import { readCsv } from './csv/csv-reader.js';
+import { readMits } from './mits/mits-reader.js';
+import { openReso } from './reso/reso-reader.js';
+import { openResoChanges } from './reso/reso-events.js';
+import { openResoReconcile } from './reso/reso-reconcile.js';
+import { openSource } from './source/source.js';
 import type { FeedContext, OpenedFeed } from './types.js';
-import { readXml } from './xml-reader.js';
+import { readXml } from './xml/xml-reader.js';
 
 export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext): OpenedFeed {
-  if (source.kind === 'reso') return openReso(feedName, source, ctx);
+  if (source.kind === 'reso') {
+    if (ctx.reconcile && source.url) return openResoReconcile(feedName, source, ctx, ctx.reconcile);
+    return source.changes === 'entityEvent' && source.url ? openResoChanges(feedName, source, ctx) : openReso(feedName, source, ctx);
+  }
   const { label, bytes } = openSource(source, ctx);
   const items =
     source.kind === 'csv'
       ? readCsv(bytes, { label, delimiter: source.delimiter, quote: source.quote, encoding: source.encoding, maxRecordBytes: source.maxRecordBytes, maxColumns: source.maxColumns })
-      : readXml(bytes, { label, recordPath: source.recordPath, encoding: source.encoding });
+      : source.kind === 'mits'
+        ? readMits(bytes, { label, recordPath: source.recordPath, recordPer: source.recordPer, encoding: source.encoding, maxPropertyChars: source.maxPropertyChars })
+        : readXml(bytes, { label, recordPath: source.recordPath, encoding: source.encoding });
   return { items, mode: 'full', mark: undefined };
 }

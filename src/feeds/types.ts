@@ -16,6 +16,8 @@ export interface RecordPosition {
   id?: string;
   /** the ids a person looks a record up by, in order, e.g. { ListingKey: 'K1000045', ListingId: 'RES1000045' } */
   ids?: Record<string, string>;
+  /** how a reader that joins elements made this record, in words (MITS: its property, floorplan and unit); feed preview shows it */
+  join?: string;
 }
 
 export type FeedItem =
@@ -45,6 +47,18 @@ export interface FeedContext {
   full?: boolean;
   /** request budgets per credential (source.limits), shared through Redis in a worker; none: this process's */
   budgets?: Budgets;
+  /** a keys-only reconcile instead of a pull (live RESO sources; files are read whole anyway) */
+  reconcile?: ReconcileAsk;
+}
+
+/** What a keys-only reconcile needs of the sync: how a key row maps to a listing key, and what the chatbot holds. */
+export interface ReconcileAsk {
+  /** the source fields the listing key is read from (mapping/key-sources.ts), asked beside the key */
+  keyFields: readonly string[];
+  /** the listing key of a key row */
+  keyOf(data: Record<string, unknown>): string | undefined;
+  /** a lane of the feed holds this listing key (with no mark, a key not held is fetched as new) */
+  holds(key: string): boolean;
 }
 
 /** The records a source holds whose `field` is one of `values`. */
@@ -86,6 +100,11 @@ export interface OpenedFeed {
   readonly since?: string;
   /** the source can be asked for particular records (live RESO pulls) */
   readonly lookup?: KeyLookup;
+  /**
+   * A keys-only reconcile: the listing keys the source holds unchanged, whose records were not read.
+   * They are not absent: their listings stay as they are. (Mode is 'full': any other key is absent.)
+   */
+  readonly present?: ReadonlySet<string>;
   /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
   readonly stats?: SourceReadStats;
 }
@@ -93,5 +112,11 @@ export interface OpenedFeed {
 export interface SourceReadStats {
   pages: number;
   requests: number;
+  /** bytes of the answers read (after gunzip), where the reader counts them (RESO) */
+  bytes?: number;
+  /** a keys-only reconcile: keys read, and records fetched by key */
+  reconcile?: { keys: number; fetched: number };
+  /** an EntityEvent poll: events read, distinct keys of the resource, records fetched by key, keys gone */
+  events?: { read: number; keys: number; fetched: number; gone: number };
   warnings: string[];
 }

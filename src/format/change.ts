@@ -8,7 +8,7 @@ const MAX_CHARS = 60;
 const CONTEXT = 20;
 
 /** A value as it is shown: text and other JSON values quoted as JSON, unset as "(unset)". */
-export function renderValue(v: unknown): string {
+function renderValue(v: unknown): string {
   if (v === undefined || v === '') return '(unset)';
   return JSON.stringify(v) ?? String(v);
 }

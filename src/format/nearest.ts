@@ -16,7 +16,7 @@ export function nearest(word: string, candidates: Iterable<string>, maxDistance 
 }
 
 /** Levenshtein distance, two rows at a time. */
-export function distance(a: string, b: string): number {
+function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];

@@ -32,9 +32,9 @@ export const LIMITS = {
 } as const;
 
 /** C0 controls, DEL, C1 controls and the bidirectional overrides/isolates (RLO, LRO, ...). */
-export const CONTROL_CHARS = /[\u0000-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+const CONTROL_CHARS = /[\u0000-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
 /** The same, but newline, carriage return and tab are allowed (descriptions, long text). */
-export const CONTROL_CHARS_LONG = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+const CONTROL_CHARS_LONG = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
 
 export const isShortText = (v: string) => v.length <= LIMITS.shortText && !CONTROL_CHARS.test(v);
 export const isLongText = (v: string) => v.length <= LIMITS.longText && !CONTROL_CHARS_LONG.test(v);
@@ -88,7 +88,7 @@ export const ExtensionEntry = z.strictObject({ Key: shortText(), value: longText
 export type ExtensionEntry = z.infer<typeof ExtensionEntry>;
 
 /** Fields shared by create and update (the create column of the spec's listing table). */
-export const listingShape = {
+const listingShape = {
   SerialNumber: text(),
   SaleType,
   Status,

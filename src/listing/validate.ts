@@ -162,7 +162,7 @@ export function quickAcceptUpdate(candidate: unknown): ListingUpdate | undefined
   return listing && { ...listing, Key: Key as string, KeyType: keyType as ListingUpdate['KeyType'] };
 }
 
-export function toValidationIssues(error: z.ZodError, candidate: unknown): ValidationIssue[] {
+function toValidationIssues(error: z.ZodError, candidate: unknown): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   for (const iss of error.issues) {
     if (iss.code === 'unrecognized_keys') {

@@ -56,6 +56,13 @@ export interface CompiledMapping {
   display?: DisplayEvaluator;
   /** the purpose the display rules were compiled for (internal when none were given) */
   purpose: DisplayRules['purpose'];
+  /**
+   * `onInvalid: default` with several sources: the field's value from each source alone, in the
+   * rule's order (the template last), each through the rule's pipeline against the listing mapped
+   * so far; undefined where that source is empty or its value fails a transform. Tried before the
+   * default (map-feed.ts).
+   */
+  sourceValues(field: ListingField, record: Record<string, unknown>, candidate: Readonly<Record<string, unknown>>): Iterable<unknown>;
 }
 
 const NUMERIC_FIELDS = new Set<string>([
@@ -125,11 +132,21 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
   }
 
   const display = options.display ? compileDisplay(options.display, now) : undefined;
+  const alone = alternateSources(rules, replacements, hooks);
   return {
     rules,
     replacements,
     ...(display && { display }),
     purpose: options.display?.purpose ?? 'internal',
+    *sourceValues(field, record, candidate) {
+      for (const fn of alone.get(field) ?? []) {
+        const out: Record<string, unknown> = { ...candidate };
+        delete out[field];
+        const result: Working = { candidate: out, issues: [], after: [] };
+        fn(record, out, result);
+        yield result.issues.length || result.skip !== undefined ? undefined : out[field];
+      }
+    },
     clockFields: (Object.entries(rules) as [ListingField, FieldRuleObject | undefined][])
       .filter(([, r]) => r?.transform?.some((t) => CLOCK_TRANSFORMS.has(t.name)))
       .map(([f]) => f),
@@ -150,6 +167,22 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
       }
     },
   };
+}
+
+/** Each source of an `onInvalid: default` rule with more than one, compiled alone (no default: an empty source gives nothing). */
+function alternateSources(rules: Partial<Record<ListingField, FieldRuleObject>>, replacements: ReadonlyMap<ListingField, unknown>, hooks: Hooks): Map<ListingField, FieldFn[]> {
+  const out = new Map<ListingField, FieldFn[]>();
+  for (const field of replacements.keys()) {
+    const rule = rules[field]!;
+    const froms = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
+    const alone = [...froms.map((from) => ({ ...rule, from, template: undefined })), ...(rule.template ? [{ ...rule, from: undefined }] : [])];
+    if (alone.length > 1)
+      out.set(
+        field,
+        alone.map((r) => compileValue(field, { ...r, default: undefined }, undefined, hooks)),
+      );
+  }
+  return out;
 }
 
 function compileSource(rule: FieldRuleObject): Getter | undefined {

@@ -6,10 +6,10 @@ import { nearest } from '../format/nearest.js';
 import { LISTING_FIELDS, type ListingField } from '../listing/schema.js';
 import { foldLookup } from './lookup.js';
 
-export const PRESET_NAMES = ['reso', 'zillow', 'listhub'] as const;
+const PRESET_NAMES = ['reso', 'zillow', 'listhub', 'mits', 'hotpads'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
-export const TRANSFORM_NAMES = ['trim', 'number', 'integer', 'money', 'boolean', 'split', 'lowercase', 'uppercase', 'days-since', 'words', 'round', 'floor', 'ceil'] as const;
+const TRANSFORM_NAMES = ['trim', 'number', 'integer', 'money', 'boolean', 'split', 'lowercase', 'uppercase', 'days-since', 'words', 'round', 'floor', 'ceil'] as const;
 export type TransformName = (typeof TRANSFORM_NAMES)[number];
 
 const TransformNameSchema = z.enum(TRANSFORM_NAMES, {
@@ -84,7 +84,9 @@ export const FieldRuleObject = z
     onInvalid: z
       .enum(['reject', 'default'])
       .optional()
-      .describe("reject (the default): a value that breaks the rules rejects the record; default: the rule's default (or the feed's defaults) replaces it, counted in the report"),
+      .describe(
+        "reject (the default): a value that breaks the rules rejects the record; default: the rule's next source with a usable value, else the rule's default (or the feed's defaults) replaces it, counted in the report",
+      ),
   })
   .superRefine((rule, ctx) => {
     if (!rule.map) return;
@@ -105,11 +107,11 @@ export const FieldRuleObject = z
 export type FieldRuleObject = z.infer<typeof FieldRuleObject>;
 
 /** `"SourcePath"` is short for `{ from: SourcePath }`; `null` removes a preset's rule. */
-export const FieldRule = z.preprocess((v) => (typeof v === 'string' ? { from: v } : v), FieldRuleObject.nullable());
+const FieldRule = z.preprocess((v) => (typeof v === 'string' ? { from: v } : v), FieldRuleObject.nullable());
 export type FieldRule = z.infer<typeof FieldRule>;
 
 /** Listing fields a mapping may fill: every field of the spec but SerialNumber (the feed's chatbot). */
-export const MAPPABLE_FIELDS = LISTING_FIELDS.filter((f) => f !== 'SerialNumber');
+const MAPPABLE_FIELDS = LISTING_FIELDS.filter((f) => f !== 'SerialNumber');
 
 /** A record keyed by listing fields; an unknown key is an issue at its own path (fields.Bedroms). */
 function listingFieldKeys<T extends z.ZodType>(value: T) {

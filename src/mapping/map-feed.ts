@@ -56,13 +56,21 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
   let v = validateListing(candidate);
   let replaced: ListingField[] | undefined;
   if (!(v.ok && issues.length === 0) && compiled.replacements.size) {
-    // onInvalid: default: the rule's default stands in for a value that breaks the rules, counted
+    // onInvalid: default: the rule's next source that holds a usable value, else its default (counted)
     const bad = new Set([...issues.map((i) => i.field), ...(v.ok ? [] : v.issues.map((i) => i.field))]);
-    replaced = [...compiled.replacements.keys()].filter((f) => bad.has(f));
-    if (replaced.length) {
+    const invalid = [...compiled.replacements.keys()].filter((f) => bad.has(f));
+    if (invalid.length) {
       candidate = { ...candidate };
-      for (const f of replaced) candidate[f] = compiled.replacements.get(f);
-      issues = issues.filter((i) => !replaced!.includes(i.field as ListingField));
+      replaced = [];
+      for (const f of invalid) {
+        const usable = usableSource(compiled, f, item.data, candidate);
+        if (usable.found) candidate[f] = usable.value;
+        else {
+          candidate[f] = compiled.replacements.get(f);
+          replaced.push(f);
+        }
+      }
+      issues = issues.filter((i) => !invalid.includes(i.field as ListingField));
       v = validateListing(candidate);
     }
   }
@@ -87,6 +95,16 @@ function shownAs(candidate: Record<string, unknown>, verdict: Extract<DisplayVer
 function shownBy(verdict: DisplayVerdict): ShownBy | undefined {
   if (verdict.kind !== 'shown' || (!verdict.addressWithheld && verdict.until === undefined)) return undefined;
   return { ...(verdict.addressWithheld && { addressWithheld: true }), ...(verdict.until !== undefined && { until: verdict.until }) };
+}
+
+/** The first value of the field's sources, one by one, with which the listing breaks no rule of that field. */
+function usableSource(compiled: CompiledMapping, field: ListingField, record: Record<string, unknown>, candidate: Record<string, unknown>): { found: boolean; value?: unknown } {
+  for (const value of compiled.sourceValues(field, record, candidate)) {
+    if (value === undefined) continue;
+    const v = validateListing({ ...candidate, [field]: value });
+    if (v.ok || !v.issues.some((i) => i.field === field)) return { found: true, value };
+  }
+  return { found: false };
 }
 
 function keyOf(listing: Record<string, unknown>, keyBy: MapContext['keyBy']): string | undefined {

@@ -5,7 +5,7 @@
 export type Getter = (record: Record<string, unknown>) => unknown;
 
 /** fast-xml-parser puts the text of an element that also has attributes under this name. */
-export const TEXT_KEY = '#text';
+const TEXT_KEY = '#text';
 
 /**
  * A getter for `path`. `fastPath: false` gives the reference walk alone, the rule the fast getter

@@ -1,6 +1,7 @@
 // The `media` part of the config (docs/media.md): where listing photos are mirrored to (any
 // S3-compatible bucket) and the bounds of the photo downloads; `feeds[].media` turns it off for a feed.
 import { z } from 'zod';
+import { allowanceEntryError } from './address-guard.js';
 
 export const MEDIA_DEFAULTS = {
   maxBytes: 25 * 1024 ** 2,
@@ -49,5 +50,14 @@ export type MediaConfig = z.infer<typeof MediaConfig>;
 
 export const FeedMediaConfig = z.strictObject({
   mirror: z.boolean().default(true).describe("false: this feed's photos keep their source URLs even when media.mirror is set"),
+  allowInternal: z
+    .array(
+      z.string().superRefine((entry, ctx) => {
+        const why = allowanceEntryError(entry);
+        if (why) ctx.addIssue({ code: 'custom', message: why });
+      }),
+    )
+    .default([])
+    .describe('photo hosts (names) or address ranges (CIDR) that are not public but may be downloaded from: an internal photo host; every other internal address is refused'),
 });
 export type FeedMediaConfig = z.infer<typeof FeedMediaConfig>;

@@ -1,19 +1,26 @@
 // One photo download over the bounded transport (net/request.ts): a total deadline (media.timeoutMs,
 // body included), a byte cap (media.maxBytes, counted while streaming), the source's budget
-// (source.limits: requests before each one, bytes as they come), redirects followed within the
-// photo's own origin only (the headers therefore never reach another origin), and the body taken
-// only if its first bytes are an image. A photo that cannot be had is a value (PhotoFailure), never
-// a thrown error: the listing goes on without it. Only the run's own abort is thrown.
+// (source.limits: requests before each one, bytes as they come), connections only to public
+// addresses (photo-agent.ts: resolved and checked here, connected to as checked; an IP literal
+// checked before the request), redirects followed by hand, at most MAX_REDIRECTS, each hop checked
+// the same way; the feed's photo credentials only on an https hop to a host they are for
+// (feeds/media-headers.ts), every other hop bare; and the body taken only if the whole of it is one
+// image (image-check.ts). A photo that cannot be had is a value (PhotoFailure), never a thrown
+// error: the listing goes on without it. Only the run's own abort is thrown.
 import { STATUS_CODES } from 'node:http';
 import { AbortedError, causeMessage } from '../errors.js';
-import { displayUrl, type RequestBudget } from '../feeds/http.js';
+import { displayUrl, type RequestBudget } from '../feeds/source/http.js';
+import { credentialsFor, type MediaCredentials } from '../feeds/media-headers.js';
 import { boundedRequest, RequestStopped, type BoundedResponse } from '../net/request.js';
 import { maskSecrets } from '../secrets.js';
-import { imageTypeOf, SNIFF_BYTES, type ImageType } from './image-type.js';
+import { checkImage, type CheckedImage } from './image-check.js';
+import { imageTypeOf, SNIFF_BYTES } from './image-type.js';
+import { literalRefusal, refusalIn, type PhotoAgent } from './photo-agent.js';
 
 export interface PhotoDownloadOptions {
-  /** sent to the photo's origin (and to a redirect within it), nowhere else */
-  headers: Record<string, string>;
+  credentials: MediaCredentials;
+  /** the feed run's connections (public addresses only, or what media.allowInternal allows) */
+  agent: PhotoAgent;
   timeoutMs: number;
   maxBytes: number;
   maxRedirects?: number;
@@ -22,7 +29,7 @@ export interface PhotoDownloadOptions {
   budget?: RequestBudget;
 }
 
-export type PhotoDownload = { ok: true; bytes: Buffer; type: ImageType } | PhotoFailure;
+export type PhotoDownload = ({ ok: true; bytes: Buffer } & CheckedImage) | PhotoFailure;
 export interface PhotoFailure {
   ok: false;
   reason: string;
@@ -38,7 +45,6 @@ export async function downloadPhoto(url: string, opts: PhotoDownloadOptions): Pr
   } catch {
     return fail('not a URL');
   }
-  if (start.protocol !== 'http:' && start.protocol !== 'https:') return fail(`${start.protocol} URLs are not downloaded (http and https only)`);
   try {
     const res = await follow(start, opts);
     if (typeof res === 'string') return fail(res);
@@ -49,62 +55,71 @@ export async function downloadPhoto(url: string, opts: PhotoDownloadOptions): Pr
     return await readImage(res, opts);
   } catch (err) {
     if (opts.signal?.aborted) throw new AbortedError(`GET ${displayUrl(url)}`, err);
+    const refused = refusalIn(err);
+    if (refused) return fail(refused.message);
     if (err instanceof RequestStopped && err.reason === 'too-large') return fail(`larger than media.maxBytes (${opts.maxBytes} bytes)`);
     if (err instanceof RequestStopped && err.reason === 'deadline') return fail(`not complete within media.timeoutMs (${opts.timeoutMs} ms)`);
     return fail(causeMessage(err));
   }
 }
 
-/** The GET and its redirects; a string is why a redirect was refused. */
+/** The GET and its redirects; a string is why a hop was refused (before anything was sent to it). */
 async function follow(start: URL, opts: PhotoDownloadOptions): Promise<BoundedResponse | string> {
   const maxRedirects = opts.maxRedirects ?? MAX_REDIRECTS;
   let url = start;
   for (let hop = 0; ; hop++) {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${url.protocol} URLs are not downloaded (http and https only)`;
+    const literal = literalRefusal(url, opts.agent.allow);
+    if (literal) return `refused: ${url.hostname}: ${literal}`;
     await opts.budget?.beforeRequest(opts.signal);
     const res = await boundedRequest({
       method: 'GET',
       url: url.toString(),
-      headers: { accept: 'image/*', ...opts.headers },
+      headers: { accept: 'image/*', ...credentialsFor(url, opts.credentials) },
       deadlineMs: opts.timeoutMs,
       maxBytes: opts.maxBytes,
       signal: opts.signal,
+      dispatcher: opts.agent.agent,
     });
     await opts.budget?.onResponse(res.status, res.headers);
     const location = res.headers.get('location');
     if (res.status < 300 || res.status >= 400 || res.status === 304 || !location) return res;
     res.cancel();
-    const next = new URL(location, url);
-    if (next.origin !== start.origin)
-      return `HTTP ${res.status} redirect to another origin (${displayUrl(next.toString())}) refused: photos are followed within their own host only`;
     if (hop >= maxRedirects) return `more than ${maxRedirects} redirects`;
-    url = next;
+    try {
+      url = new URL(location, url);
+    } catch {
+      return `HTTP ${res.status} redirect to something that is not a URL`;
+    }
   }
 }
 
-/** The whole body (within maxBytes), if its first bytes are an image. */
+/** The whole body (within maxBytes), if it is one whole image. */
 async function readImage(res: BoundedResponse, opts: PhotoDownloadOptions): Promise<PhotoDownload> {
   const chunks: Buffer[] = [];
   let size = 0;
-  let type: ImageType | undefined;
+  let sniffed = false;
   for await (const chunk of res.body) {
     opts.budget?.onBytes?.(chunk.length);
     chunks.push(chunk);
     size += chunk.length;
-    if (type === undefined && size >= SNIFF_BYTES) {
-      type = imageTypeOf(Buffer.concat(chunks));
-      if (!type) return notAnImage(res, Buffer.concat(chunks));
+    if (!sniffed && size >= SNIFF_BYTES) {
+      sniffed = true;
+      const head = Buffer.concat(chunks);
+      if (!imageTypeOf(head)) return notAnImage(res, head);
     }
   }
   const bytes = Buffer.concat(chunks, size);
-  type ??= imageTypeOf(bytes);
-  if (!type) return notAnImage(res, bytes);
+  const checked = checkImage(bytes);
+  if (!checked.ok) return notAnImage(res, bytes, checked.reason);
   if (opts.signal?.aborted) throw new AbortedError('photo download', opts.signal.reason);
-  return { ok: true, bytes, type };
+  return { ok: true, bytes, ...checked.image };
 }
 
-function notAnImage(res: BoundedResponse, head: Buffer): PhotoFailure {
+function notAnImage(res: BoundedResponse, head: Buffer, why?: string): PhotoFailure {
   res.cancel();
+  if (why) return { ok: false, reason: `not an image: ${why}` };
   const declared = res.headers.get('content-type');
-  const shown = head.length === 0 ? 'an empty body' : `first bytes ${head.subarray(0, 8).toString('hex')}`;
-  return { ok: false, reason: `not an image (JPEG, PNG, GIF, WebP or AVIF): ${shown}${declared ? `, Content-Type ${declared}` : ''}` };
+  const shown = head.length === 0 ? 'an empty body' : 'its first bytes are no image type';
+  return { ok: false, reason: `not an image (JPEG, PNG, GIF, WebP or AVIF): ${shown}${declared ? `; the server called it ${maskSecrets(declared)}` : ''}` };
 }

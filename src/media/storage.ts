@@ -16,7 +16,7 @@ export interface MediaStorage {
 }
 
 /** Served for a year and never revalidated: an object's key is its content's hash, so it never changes. */
-export const CACHE_CONTROL = 'public, max-age=31536000, immutable';
+const CACHE_CONTROL = 'public, max-age=31536000, immutable';
 const PART_BYTES = 8 * 1024 * 1024;
 /** total deadline of one S3 request (the SDK's per-attempt socket timeout) */
 const REQUEST_TIMEOUT_MS = 60_000;

@@ -13,7 +13,7 @@ import { keysOf } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { RunTarget } from './job-definition.js';
 
-export const CANCEL_POLL_MS = 500;
+const CANCEL_POLL_MS = 500;
 /** a cancel request outlives the job it names by at most this long */
 const CANCEL_TTL_MS = 10 * 60_000;
 export const ALL = '*';

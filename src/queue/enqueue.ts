@@ -17,7 +17,7 @@ export interface Enqueued {
   status: 'queued' | 'after-active' | 'joined';
 }
 
-export function dedupKey(kind: JobKind, target: string): string {
+function dedupKey(kind: JobKind, target: string): string {
   return `${kind}-${target}`;
 }
 

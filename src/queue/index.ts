@@ -3,7 +3,7 @@ export * from '../redis/connection.js';
 export * from './job-definition.js';
 export * from './retry-policy.js';
 export * from './run-records.js';
-export * from './target-lock.js';
+export * from '../locks/target-lock.js';
 export * from './processor.js';
 export * from './queues.js';
 export * from './schedules.js';

@@ -7,7 +7,7 @@ import type { Budgets } from '../budget/budget.js';
 import type { LoadedConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
-import type { ChangeLog } from '../history/change-log.js';
+import type { ChangeLog } from '../change-log/change-log.js';
 import type { JobKind } from './names.js';
 
 /** The common face of the sync, settings and smoke reports. */

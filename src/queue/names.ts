@@ -8,6 +8,5 @@ export const QUEUE_NAMES = {
 } as const;
 
 export type JobKind = keyof typeof QUEUE_NAMES;
-export type QueueName = (typeof QUEUE_NAMES)[JobKind];
 
 export const JOB_KINDS = Object.keys(QUEUE_NAMES) as JobKind[];

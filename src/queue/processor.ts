@@ -24,7 +24,7 @@ import {
   targetLockKey,
   type LockWaiters,
   type TargetLock,
-} from './target-lock.js';
+} from '../locks/target-lock.js';
 
 export interface ProcessorDeps {
   config: LoadedConfig;
@@ -191,7 +191,7 @@ async function scheduledPause(deps: ProcessorDeps, feeds: readonly string[], tar
 /**
  * The locks an exclusive job runs under: the lock of every chatbot it writes into (def.chatbots: a
  * routed feed writes into several; default the target's), all or none, taken in the order a foreground run takes them
- * (lockChatbots); a target with no chatbot: its own lock. `busy`: the lock that was not free.
+ * (lockChatbots); a target with no chatbot: its feed's lock, the same way. `busy`: the lock that was not free.
  */
 async function takeLocks(
   deps: ProcessorDeps,
@@ -202,21 +202,13 @@ async function takeLocks(
   waiters: LockWaiters,
 ): Promise<{ held: TargetLock[]; busy?: { name: string; key: string } }> {
   const jobId = job.id ?? '?';
-  const lockOf = (t: RunTarget) => {
-    const name = chatbotLockName(t, kind);
-    return { name, key: targetLockKey(deps.prefix, name) };
-  };
   const take = (key: string) => acquireTargetLock(deps.redis, key, jobId, deps.lockTtlMs, waiters);
   // a holder found gone (a run killed as PID 1 of its container, a reused PID): its lock is freed now, not at its expiry
   const takeOrFree = async (key: string) => (await take(key)) ?? ((await freeIfHolderGone(deps.redis, key)) ? await take(key) : undefined);
-  if (chatbots.length === 0) {
-    const own = lockOf(target);
-    const lock = await takeOrFree(own.key);
-    return lock ? { held: [lock] } : { held: [], busy: own };
-  }
-  const { held, refused } = await lockChatbots(chatbots, (chatbot) => takeOrFree(lockOf({ chatbot }).key), { allOrNone: true });
+  const names = chatbots.length ? chatbots.map((chatbot) => chatbotLockName({ chatbot }, kind)) : [chatbotLockName(target, kind)];
+  const { held, refused } = await lockChatbots(names, (name) => takeOrFree(targetLockKey(deps.prefix, name)), { allOrNone: true });
   const [busy] = refused.keys();
-  return busy === undefined ? { held } : { held, busy: lockOf({ chatbot: busy }) };
+  return busy === undefined ? { held } : { held, busy: { name: busy, key: targetLockKey(deps.prefix, busy) } };
 }
 
 /**

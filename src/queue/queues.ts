@@ -4,7 +4,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
 import { JOB_KINDS, QUEUE_NAMES, type JobKind } from './names.js';
 
-export const DEFAULT_JOB_OPTIONS: JobsOptions = {
+const DEFAULT_JOB_OPTIONS: JobsOptions = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 5_000 },
   removeOnComplete: { count: 200, age: 7 * 24 * 3600 },

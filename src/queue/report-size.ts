@@ -5,7 +5,7 @@
 import { excerpt } from '../errors.js';
 
 export const REPORT_LIST_ITEMS = 50;
-export const REPORT_STRING_CHARS = 2000;
+const REPORT_STRING_CHARS = 2000;
 
 export function boundReport<T>(report: T): T {
   return bound(report, 0) as T;

@@ -51,14 +51,14 @@ export async function saveRunRecord(redis: RedisClient, prefix: string, size: nu
   if (!results || failed) throw new Error(`run history in Redis: the record of ${record.jobId} was not written${failed ? `: ${failed.message}` : ''}`);
 }
 
-export async function recordRun(redis: RedisClient, prefix: string, size: number, run: RunToRecord): Promise<RunRecord> {
+async function recordRun(redis: RedisClient, prefix: string, size: number, run: RunToRecord): Promise<RunRecord> {
   const record = runRecord(run);
   await saveRunRecord(redis, prefix, size, record);
   return record;
 }
 
 /** Records a writer keeps while Redis refuses them; past this the oldest is logged whole and counted. */
-export const HISTORY_KEPT_MAX = 1000;
+const HISTORY_KEPT_MAX = 1000;
 const HISTORY_RETRY_MS = 2000;
 
 export interface HistoryWriter {

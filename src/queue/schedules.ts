@@ -7,7 +7,8 @@
 // job runs them all (jobs/listing-sync.ts, payload `feeds`): each chatbot is paged once a tick for
 // all of its feeds, as `feedsync sync` pages it. `schedule.full` groups the same way among the
 // feeds whose full pulls are due together; a full pull stays a pull of the feeds whose
-// `schedule.full` it is. A feed alone keeps its scheduler `sync:<feed>`.
+// `schedule.full` it is; `schedule.reconcileCron` likewise, for keys-only reconciles. A feed alone
+// keeps its scheduler `sync:<feed>`.
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { Config, FeedConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
@@ -23,41 +24,47 @@ export interface PlannedSchedule {
   data: Record<string, unknown>;
 }
 
-/** One sync scheduler: the feeds it runs (config order), when, and whether as a full pull. */
+/** How a scheduler's sync reads its feeds: as configured (`schedule.cron`), a full pull (`schedule.full`), a keys-only reconcile (`schedule.reconcileCron`). */
+export type ScheduledRead = 'sync' | 'full' | 'reconcile';
+
+/** One sync scheduler: the feeds it runs (config order), when, and how it reads them. */
 export interface SyncSchedule {
   id: string;
   feeds: string[];
   pattern: string;
   tz?: string;
-  full: boolean;
+  read: ScheduledRead;
 }
 
+const ID_PREFIX: Record<ScheduledRead, string> = { sync: 'sync', full: 'sync-full', reconcile: 'sync-reconcile' };
+
 /**
- * The sync schedulers of these feeds, grouped as said at the top. Ids are stable: `sync:<feed>` and
- * `sync-full:<feed>` for a feed alone, `sync:<a>+<b>+…` and `sync-full:<a>+<b>+…` for a group
+ * The sync schedulers of these feeds, grouped as said at the top. Ids are stable: `sync:<feed>`,
+ * `sync-full:<feed>` and `sync-reconcile:<feed>` for a feed alone, `sync:<a>+<b>+…` (and so on) for a group
  * (its feeds' names sorted; `+` is not a feed name's character), so a scheduler changes only when
  * its group does.
  */
 export function syncSchedules(feeds: readonly FeedConfig[]): SyncSchedule[] {
-  const buckets = new Map<string, { pattern: string; tz?: string; full: boolean; feeds: FeedConfig[] }>();
-  const add = (feed: FeedConfig, pattern: string, full: boolean) => {
+  const buckets = new Map<string, { pattern: string; tz?: string; read: ScheduledRead; feeds: FeedConfig[] }>();
+  const add = (feed: FeedConfig, pattern: string, read: ScheduledRead) => {
     const tz = feed.schedule?.tz;
-    const key = JSON.stringify([full, pattern.trim().split(/\s+/).join(' '), tz ?? '']);
-    const bucket = buckets.get(key) ?? { pattern, ...(tz && { tz }), full, feeds: [] };
+    const key = JSON.stringify([read, pattern.trim().split(/\s+/).join(' '), tz ?? '']);
+    const bucket = buckets.get(key) ?? { pattern, ...(tz && { tz }), read, feeds: [] };
     bucket.feeds.push(feed);
     buckets.set(key, bucket);
   };
   for (const feed of feeds) {
     if (!feed.schedule) continue;
-    add(feed, feed.schedule.cron, false);
-    if (feed.schedule.full) add(feed, feed.schedule.full, true);
+    add(feed, feed.schedule.cron, 'sync');
+    if (feed.schedule.full) add(feed, feed.schedule.full, 'full');
+    if (feed.schedule.reconcileCron) add(feed, feed.schedule.reconcileCron, 'reconcile');
   }
   const out: SyncSchedule[] = [];
   for (const bucket of buckets.values()) {
     for (const group of feedsSharingAChatbot(bucket.feeds)) {
       const names = group.map((f) => f.name);
-      const id = `${bucket.full ? 'sync-full' : 'sync'}:${[...names].sort().join('+')}`;
-      out.push({ id, feeds: names, pattern: bucket.pattern, ...(bucket.tz && { tz: bucket.tz }), full: bucket.full });
+      const id = `${ID_PREFIX[bucket.read]}:${[...names].sort().join('+')}`;
+      out.push({ id, feeds: names, pattern: bucket.pattern, ...(bucket.tz && { tz: bucket.tz }), read: bucket.read });
     }
   }
   return out;
@@ -83,7 +90,7 @@ export function feedsSharingAChatbot(feeds: readonly FeedConfig[]): FeedConfig[]
 export function syncSchedulerOf(feeds: readonly FeedConfig[]): Map<string, string> {
   return new Map(
     syncSchedules(feeds)
-      .filter((s) => !s.full)
+      .filter((s) => s.read === 'sync')
       .flatMap((s) => s.feeds.map((f) => [f, s.id] as const)),
   );
 }
@@ -95,7 +102,7 @@ export function syncSchedulerOf(feeds: readonly FeedConfig[]): Map<string, strin
 export function plannedSchedules(config: Config, names: Record<JobKind, string>): PlannedSchedule[] {
   const out: PlannedSchedule[] = [];
   for (const s of syncSchedules(config.feeds)) {
-    const data = { ...(s.feeds.length === 1 ? { feed: s.feeds[0] } : { feeds: s.feeds }), ...(s.full && { full: true }) };
+    const data = { ...(s.feeds.length === 1 ? { feed: s.feeds[0] } : { feeds: s.feeds }), ...(s.read !== 'sync' && { [s.read]: true }) };
     out.push({ kind: 'sync', id: s.id, pattern: s.pattern, ...(s.tz && { tz: s.tz }), name: names.sync, data });
   }
   for (const bot of config.chatbots) {

@@ -11,7 +11,7 @@ import type { Logger } from '../log.js';
 import { recordForegroundRun } from '../queue/run-records.js';
 import { QUEUE_NAMES } from '../queue/names.js';
 import { redisSettings } from '../redis/connection.js';
-import { acquireForegroundLock, lockChatbots, type TargetLock } from '../queue/target-lock.js';
+import { acquireForegroundLock, chatbotLockName, lockChatbots, type TargetLock } from '../locks/target-lock.js';
 import { stateDir } from '../runtime.js';
 import { failedReport, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
 import { runGroups } from './run-groups.js';
@@ -69,28 +69,28 @@ async function runGroup(lanes: readonly Lane[], run: ForegroundRun, deps: Foregr
 }
 
 /**
- * The lock of each chatbot of the group (queue/target-lock.ts lockChatbots: in serial-number order,
+ * The lock of each chatbot of the group (locks/target-lock.ts lockChatbots: in serial-number order,
  * as a worker job takes them), waiting up to the longest deadline of its lanes' feeds for a run
  * elsewhere to finish.
  */
 async function lockGroup(lanes: readonly Lane[], run: ForegroundRun, deps: ForegroundDeps): Promise<{ held: TargetLock[]; refused: Map<string, string> }> {
   const { config } = run;
-  const { held, refused } = await lockChatbots(
-    lanes.map((l) => l.chatbot),
-    (chatbot) =>
-      acquireForegroundLock({
-        chatbot,
-        ...(deps.redis && config.config.redis && { redis: { connection: deps.redis, prefix: redisSettings(config).prefix } }),
-        lockDir: deps.redis ? join(stateDir(config), 'locks') : join(dirname(deps.store.location), 'locks'),
-        waitMs: Math.max(...lanes.filter((l) => l.chatbot === chatbot).map((l) => l.feed.deadlineMinutes)) * 60_000,
-        signal: run.signal,
-      }),
-  );
+  const chatbotOf = new Map(lanes.map((l) => [chatbotLockName({ chatbot: l.chatbot }, 'sync'), l.chatbot]));
+  const { held, refused } = await lockChatbots(chatbotOf.keys(), (name) => {
+    const chatbot = chatbotOf.get(name)!;
+    return acquireForegroundLock({
+      chatbot,
+      ...(deps.redis && config.config.redis && { redis: { connection: deps.redis, prefix: redisSettings(config).prefix } }),
+      lockDir: deps.redis ? join(stateDir(config), 'locks') : join(dirname(deps.store.location), 'locks'),
+      waitMs: Math.max(...lanes.filter((l) => l.chatbot === chatbot).map((l) => l.feed.deadlineMinutes)) * 60_000,
+      signal: run.signal,
+    });
+  });
   const why = (chatbot: string, r: { error?: unknown }) =>
     !('error' in r)
       ? `chatbot ${chatbot} is being synced by another process (a worker job or another \`feedsync sync\`); nothing was done, try again when it has finished`
       : `the lock of chatbot ${chatbot} could not be taken: ${causeMessage(r.error)}`;
-  return { held, refused: new Map([...refused].map(([chatbot, r]) => [chatbot, why(chatbot, r)])) };
+  return { held, refused: new Map([...refused].map(([name, r]) => [chatbotOf.get(name)!, why(chatbotOf.get(name)!, r)])) };
 }
 
 /**

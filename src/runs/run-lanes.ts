@@ -8,9 +8,9 @@ import { alertAfterRun, type RunObservation } from '../alerts/index.js';
 import { causeMessage } from '../errors.js';
 import { mediaCounts } from '../media/report.js';
 import { chatCheck, type ChatCheckResult } from '../smoke/chat-check.js';
-import type { ListingChange } from '../sync/changes.js';
-import type { ChangeLog, RunEntry } from '../history/change-log.js';
-import { createChangeRecorder, newRunId } from '../history/recorder.js';
+import type { ListingChange } from '../sync/report/changes.js';
+import type { ChangeLog, RunEntry } from '../change-log/change-log.js';
+import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
 import { runSync, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
 
 export interface RunContext {
@@ -29,7 +29,7 @@ export type FeedRunReport = SyncReport & {
 };
 
 /** The report's words when the change log did not keep the whole run (undo then cannot restore all of it). */
-export function changeLogTrimmed(entry: Pick<RunEntry, 'dropped' | 'wholes'>): string | undefined {
+function changeLogTrimmed(entry: Pick<RunEntry, 'dropped' | 'wholes'>): string | undefined {
   const parts = [
     entry.dropped ? `${entry.dropped} change(s) past changeLog.maxPerRun/maxBytesPerRun not kept` : '',
     entry.wholes?.notKept ? `${entry.wholes.notKept} listing(s) not kept whole for undo (changeLog.maxWholeBytesPerRun, or not readable)` : '',
@@ -128,7 +128,7 @@ async function runChatCheck(lane: Lane, deps: Omit<SyncDeps, 'changes'>, ctx: Ru
   return result;
 }
 
-export function observationOf(r: SyncReport, runId: string): RunObservation {
+function observationOf(r: SyncReport, runId: string): RunObservation {
   return {
     runId,
     at: r.finishedAt,
@@ -139,11 +139,12 @@ export function observationOf(r: SyncReport, runId: string): RunObservation {
     rejected: r.counts.rejected,
     unmapped: (r.unmapped ?? []).map((u) => `${u.field}: ${JSON.stringify(u.value)}`),
     mode: r.source.mode,
-    complete: r.source.complete,
+    // (a reconcile reads the records of changed keys only: its valid count says nothing of the feed's size)
+    complete: r.source.complete && !r.source.reconcile,
   };
 }
 
-export function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'feed' | 'chatbot' | 'dryRun' | 'recorded' | 'dropped'> {
+function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'feed' | 'chatbot' | 'dryRun' | 'recorded' | 'dropped'> {
   return {
     startedAt: r.startedAt,
     finishedAt: r.finishedAt,

@@ -12,7 +12,7 @@ import { statusRouter } from './status/routes.js';
 import type { StatusDeps } from './status/status-data.js';
 import { STATUS_PATH } from './status/status-page.js';
 
-export const UI_PATH = '/ui';
+const UI_PATH = '/ui';
 
 /**
  * `admin`: who may act in the queue UI (ui-auth.ts); without it the UI is read-only. /healthz and

@@ -11,7 +11,7 @@ import type { NextFunction, Request, Response } from 'express';
 const ALWAYS = ['localhost', '127.0.0.1', '::1'];
 const ANY_HOST_PATHS = new Set(['/healthz', '/metrics']);
 
-export const CONTENT_SECURITY_POLICY = [
+const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline' https://fonts.googleapis.com",
@@ -30,7 +30,7 @@ export function allowedHosts(listenHost: string, configured: readonly string[] =
 }
 
 /** The name of a Host header without its port (`[::1]:9464` → `::1`). */
-export function hostName(header: string | undefined): string | undefined {
+function hostName(header: string | undefined): string | undefined {
   if (!header) return undefined;
   const h = header.trim().toLowerCase();
   if (h.startsWith('[')) return h.slice(1, h.indexOf(']') > 0 ? h.indexOf(']') : undefined);

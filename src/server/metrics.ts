@@ -4,7 +4,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ApiCallEvent } from '../api/types.js';
 import type { Queues, RunReport } from '../queue/index.js';
-import type { ChangeLog } from '../history/change-log.js';
+import type { ChangeLog } from '../change-log/change-log.js';
 
 export interface WorkerMetrics {
   registry: Registry;

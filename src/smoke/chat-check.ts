@@ -4,7 +4,7 @@
 // alerts; a listing the chatbot cannot answer about is named.
 import type { ChatbotApi } from '../api/types.js';
 import { causeMessage } from '../errors.js';
-import type { Headline, ListingChange } from '../sync/changes.js';
+import type { Headline, ListingChange } from '../sync/report/changes.js';
 
 export interface ChatCheckResult {
   asked: number;
@@ -21,7 +21,7 @@ export interface ChatCheckOptions {
 }
 
 /** Listings worth asking about: created or updated in this run, with an address or a price to look for. */
-export function pickListings(changes: readonly ListingChange[], n: number): Array<{ key: string; headline: Headline }> {
+function pickListings(changes: readonly ListingChange[], n: number): Array<{ key: string; headline: Headline }> {
   const out: Array<{ key: string; headline: Headline }> = [];
   const seen = new Set<string>();
   for (const c of changes) {
@@ -35,7 +35,7 @@ export function pickListings(changes: readonly ListingChange[], n: number): Arra
   return out;
 }
 
-export function questionFor(key: string, h: Headline): string {
+function questionFor(key: string, h: Headline): string {
   const where = h.Address ? ` at ${h.Address}${h.City ? `, ${h.City}` : ''}` : '';
   return `What can you tell me about the listing MLS ${h.MLSNumber ?? key}${where}? What is its price?`;
 }

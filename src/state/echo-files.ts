@@ -1,4 +1,4 @@
-// The page echo's generations (sync/page-echo.ts) in files, one per chatbot and row options, so a
+// The page echo's generations (sync/remote/page-echo.ts) in files, one per chatbot and row options, so a
 // process that pages once and exits (`feedsync sync` from cron) starts where the last one ended.
 // A cache: a file that cannot be read or written costs the next paging its speed, nothing else, so
 // failures are logged as warnings and the run goes on. Files are replaced atomically; files not

@@ -1,163 +1,187 @@
-// State in one JSON file beside the config, for runs without Redis. Every read reads the file (so a
-// process sees what another one committed; it is checked again only when its bytes changed, and
-// each namespace indexed only when asked for, never parsed: state-bytes.ts); every write takes the file's lock
-// (`<file>.lock`), reads the file again, applies the change and replaces the file atomically
-// (write-file-atomic: a temporary file, fsync, rename). A failed write leaves the old file and
-// fails only itself.
-import { hash } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
-import writeFileAtomic from 'write-file-atomic';
+// State of runs without Redis in one LMDB file beside the config (`.feedsync/state.lmdb`, with its
+// `state.lmdb-lock`), through the `lmdb` package (docs/design.md, "state store"). Each namespace is a
+// range of keys (store-keys.ts); a read reads the file as it is (mapped into memory, nothing parsed:
+// stored-entries.ts); a write is one LMDB transaction, flushed to disk before it returns, that
+// touches only the keys it changes. LMDB's own lock serializes writers across processes, and its
+// copy-on-write pages leave the old state or the new one after a crash or a kill, never a mix.
+// The store keeps its schema version; a state file of the former format (`state.json`) is imported
+// once, when the store is opened (state-json.ts).
+import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { open, type Database, type RootDatabase } from 'lmdb';
 import { EnvironmentError, FeedsyncError } from '../errors.js';
 import { isSystemError, systemProblem } from '../system-error.js';
-import { lockFile } from './file-lock.js';
 import type { KvStore, StateChange } from './kv-store.js';
-import { StateBytes, type StateProblem } from './state-bytes.js';
+import { FRESH_STATE_COST, importLegacyState } from './legacy-state.js';
+import { rangeOf, slotOf, storedValue, valueOf } from './store-keys.js';
+import { StoredEntries } from './stored-entries.js';
 
-/** How long a write waits for another process's write to the same file. */
-const WRITE_WAIT_MS = 30_000;
+/** The store's layout; a store of a later one is refused, an earlier one upgraded when there is one. */
+export const SCHEMA_VERSION = 1;
+const SCHEMA_KEY = 'schema';
 
-export async function createFileStore(path: string): Promise<KvStore> {
-  const cache = lastRead(path);
-  await cache.read(); // an unreadable state file is reported now, not halfway through a run
-  let queue: Promise<unknown> = Promise.resolve();
-  const write = (changes: readonly StateChange[], holds?: (state: StateBytes) => boolean): Promise<boolean> => {
-    // one write at a time in this process; a failed one does not stop the next
-    const run = queue.catch(() => {}).then(() => writeLocked(path, cache, changes, holds).catch((err: unknown) => Promise.reject(unwritable(path, err))));
-    queue = run;
-    return run;
-  };
-  const apply = async (changes: readonly StateChange[]): Promise<void> => {
-    await write(changes);
-  };
+/** The state file store, with what `feedsync state export|import` needs beside KvStore. */
+export interface FileStore extends KvStore {
+  /** the namespaces that hold entries, and how many each */
+  namespaces(): Array<[string, number]>;
+  /** every entry of a namespace (export) */
+  entries(ns: string): Iterable<[string, string]>;
+  /** the whole state replaced by `state`, in one transaction (import) */
+  replace(state: ReadonlyMap<string, Iterable<readonly [string, string]>>): Promise<void>;
+}
+
+/** The pieces of an open store, for the functions that write it. */
+interface StoreFile {
+  path: string;
+  db: Database<string, string>;
+  meta: Database<string, string>;
+}
+
+export async function createFileStore(path: string): Promise<FileStore> {
+  const root = openFile(path);
+  const file: StoreFile = { path, db: root.openDB({ name: 'state', encoding: 'string' }), meta: root.openDB({ name: 'meta', encoding: 'string' }) };
+  try {
+    checkSchema(file);
+    await importLegacyState(file, (state, extra) => writeState(file, () => putAll(file, state, extra)));
+  } catch (err) {
+    await root.close();
+    throw err;
+  }
+  // (counted when asked, by LMDB's walk of the range's keys: a kept count cost every set a lookup)
+  const count = (ns: string) => file.db.getKeysCount(rangeOf(ns));
+  const apply = async (changes: readonly StateChange[]) => writeState(file, () => changes.forEach((c) => applyChange(file, c)));
+  let closed: Promise<void> | undefined;
   return {
     location: path,
-    getAll: async (ns) => (await cache.read()).entries(ns) ?? NO_ENTRIES,
-    get: async (ns, key) => (await cache.read()).value(ns, key),
+    getAll: async (ns) => new StoredEntries(file.db, ns, () => count(ns)),
+    get: async (ns, key) => read(file, ns, key),
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
     apply,
-    swap: (ns, key, expected, next) => write([{ ns, set: [[key, next]] }], (state) => state.value(ns, key) === expected),
-    close: () =>
-      queue.then(
-        () => {},
-        () => {},
-      ),
+    swap: async (ns, key, expected, next) =>
+      writeState(file, () => {
+        if (read(file, ns, key) !== expected) return false;
+        applyChange(file, { ns, set: [[key, next]] });
+        return true;
+      }),
+    namespaces: () => namespacesOf(file).map((ns) => [ns, count(ns)]),
+    entries: (ns) => new StoredEntries(file.db, ns, () => count(ns)),
+    replace: async (state) => writeState(file, () => putAll(file, state, { clear: true })),
+    close: () => (closed ??= root.close()),
   };
 }
 
-/** Apply `changes` under the file's lock, when `holds` (checked on the file as it is then) allows. */
-async function writeLocked(path: string, cache: StateCache, changes: readonly StateChange[], holds?: (state: StateBytes) => boolean): Promise<boolean> {
-  const lock = await lockFile(`${path}.lock`, 'state write', { waitMs: WRITE_WAIT_MS, pollMs: 20 });
-  if (!lock) throw new Error(`state file ${path} was not written: another process held ${path}.lock for ${WRITE_WAIT_MS / 1000} s`);
+/** The LMDB environment of the state file, with its folder made; an error a person can act on when it cannot be. */
+function openFile(path: string): RootDatabase<string, string> {
   try {
-    const state = await cache.read();
-    if (holds && !holds(state)) return false;
-    // the state read is shared with reads: changed namespaces are copied, never written into
-    const next = state.changed(changes);
-    await writeFileAtomic(path, next.bytes, { fsync: true });
-    cache.wrote(next);
-    return true;
-  } finally {
-    await lock.release();
-  }
-}
-
-interface StateCache {
-  read(): Promise<StateBytes>;
-  /** this process wrote `state` (its bytes): a read that finds them needs no scan, and keeps the indexes it made */
-  wrote(state: StateBytes): void;
-}
-
-/**
- * Reads of the state file, checked (and its namespaces indexed) again only when its bytes changed: a
- * run reads several namespaces of every feed of its chatbot (30 reads for ten feeds), and a state
- * file of a million fingerprints takes a second or more to check and index, against a few tens of
- * ms to read and hash.
- * Not even read again while the file is the same file: same device, inode, size and modification
- * time in ns (a write replaces the file by rename, so a new inode; an edit in place changes the
- * time). A run's per-listing reads (undo's read-back of 1,166 listings in a 100k state) read and
- * hashed the whole file each time: that rerun took 30.7 s, 10.9 s with this check (npm run bench).
- * Only a file at least SETTLED_MS old when it was stat'ed is known so: the kernel stamps mtime
- * from a coarse clock and soon hands a freed inode out again, so two writes within one tick can
- * leave the same identity ("racy git"); a write after a file was that old has a later mtime.
- */
-function lastRead(path: string): StateCache {
-  let last: { digest: string; state: StateBytes; file?: string } | undefined;
-  return {
-    async read() {
-      // the identity is taken before the bytes: a file replaced in between is read again next time
-      const file = await fileIdentity(path);
-      if (file === undefined) return StateBytes.empty();
-      if (file.settled && last?.file === file.id) return last.state;
-      const bytes = await readState(path);
-      if (bytes === undefined) return StateBytes.empty();
-      const digest = hash('sha1', bytes, 'base64');
-      if (last?.digest !== digest) last = { digest, state: checkedState(path, bytes) };
-      if (file.settled) last.file = file.id;
-      else delete last.file;
-      return last.state;
-    },
-    wrote(state) {
-      // the file written is not stat'ed here: the next read takes its identity (and finds the digest)
-      last = { digest: hash('sha1', state.bytes, 'base64'), state };
-    },
-  };
-}
-
-/** How old a file must be for its identity to tell it apart from any later write (far above an mtime tick). */
-const SETTLED_MS = 1000;
-
-/**
- * device, inode, size and mtime (ns) of the file, and whether it was SETTLED_MS old; undefined when
- * there is none, not settled when it cannot be stat'ed (it is read, and the read says why)
- */
-async function fileIdentity(path: string): Promise<{ id: string; settled: boolean } | undefined> {
-  try {
-    const s = await stat(path, { bigint: true });
-    return { id: `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}`, settled: Date.now() - Number(s.mtimeNs / 1_000_000n) >= SETTLED_MS };
+    mkdirSync(dirname(path), { recursive: true });
+    checkLmdbFile(path);
+    // every commit flushed before it returns (no overlapping sync): a run's state is on disk when it says so;
+    // the path is the file itself whatever its name (noSubdir), its lock file `<path>-lock` beside it
+    return open<string, string>({ path, noSubdir: true, maxDbs: 2, overlappingSync: false, compression: false, encoding: 'string' });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    return { id: '', settled: false };
-  }
-}
-
-/** A namespace the file does not have. */
-const NO_ENTRIES: ReadonlyMap<string, string> = new Map();
-
-/** The state file's bytes, or undefined when there is none yet. */
-async function readState(path: string): Promise<Buffer | undefined> {
-  try {
-    return await readFile(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (err instanceof FeedsyncError) throw err;
     const why = isSystemError(err) ? systemProblem(err) : undefined;
     throw new EnvironmentError(
       `The state file ${path}`,
-      `cannot be read: it ${why?.problem ?? (err as Error).message}`,
-      `${why?.remedy ?? 'Make it readable'}, or set state.file to another path (a new file costs what moving this one aside does: ${FRESH_STATE_COST})`,
+      `cannot be opened: ${why ? `it ${why.problem}` : (err as Error).message}`,
+      `${why?.remedy ?? 'Make it readable and writable, or move it aside'}, or set state.file to another path (a new state costs what moving this one aside does: ${FRESH_STATE_COST})`,
       { cause: err },
     );
   }
 }
 
-/** What a run without the state file's contents does: nothing is lost on the chatbot, some work is done again. */
-const FRESH_STATE_COST =
-  'the next run compares every listing by the fields the list returns and rewrites nothing that matches, ' +
-  'maps every record once more, pulls incremental RESO feeds in full once, starts grace periods anew and pushes settings again';
+/** LMDB's meta page: its magic number, after the page header, in the file's first page. */
+const LMDB_MAGIC = 0xbeefc0de;
+const MAGIC_AT = 24;
 
-function checkedState(path: string, bytes: Buffer): StateBytes {
-  const state = StateBytes.read(bytes);
-  if (state instanceof StateBytes) return state;
-  throw notJson(path, bytes, state);
+/**
+ * A file that is there and is not an LMDB environment is refused before LMDB maps it: LMDB trusts
+ * the file it opens, and the process would crash (a JSON file put in its place, a file of another program).
+ */
+function checkLmdbFile(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  try {
+    const { size } = fstatSync(fd);
+    if (size === 0) return; // made by an open that ended before its first write: LMDB starts it anew
+    const head = Buffer.alloc(MAGIC_AT + 4);
+    const read = readSync(fd, head, 0, head.length, 0);
+    if (read === head.length && head.readUInt32LE(MAGIC_AT) === LMDB_MAGIC) return;
+  } finally {
+    closeSync(fd);
+  }
+  throw new EnvironmentError(
+    `The state file ${path}`,
+    'is not a state store (an LMDB file): another file took its place',
+    `Move it aside (mv ${path} ${path}.bad) and run again, or set state.file to another path; a state document of export goes in with feedsync state import. A new state costs this: ${FRESH_STATE_COST}`,
+  );
 }
 
-function notJson(path: string, bytes: Buffer, { problem, offset, json }: StateProblem): EnvironmentError {
-  const what = json ? "is JSON but not feedsync's state" : 'is not valid JSON';
-  return new EnvironmentError(
-    `The state file ${path}`,
-    `${what} (${problem} at byte ${offset}; ${bytes.length} bytes): it was cut short (a full disk, a copy that did not finish) or edited by hand`,
-    `Restore it from a backup, or move it aside (mv ${path} ${path}.bad) and run again. Moving it aside costs no listing: ${FRESH_STATE_COST}`,
-  );
+function checkSchema(file: StoreFile): void {
+  const stored = file.meta.get(SCHEMA_KEY);
+  if (stored === undefined) return; // a new store: the first write (or the import) records it
+  if (Number(stored) > SCHEMA_VERSION) {
+    throw new EnvironmentError(
+      `The state file ${file.path}`,
+      `was written by a later feedsync (its schema is version ${stored}; this one reads version ${SCHEMA_VERSION})`,
+      'Run the feedsync that wrote it, or move the file aside and run again: ' + FRESH_STATE_COST,
+    );
+  }
+}
+
+/** A write: one transaction, committed and flushed when it returns; one that throws leaves the store as it was. */
+function writeState<T>(file: StoreFile, write: () => T): T {
+  try {
+    return file.db.transactionSync(() => {
+      if (file.meta.get(SCHEMA_KEY) === undefined) file.meta.putSync(SCHEMA_KEY, String(SCHEMA_VERSION));
+      return write();
+    });
+  } catch (err) {
+    throw unwritable(file.path, err);
+  }
+}
+
+function read(file: StoreFile, ns: string, key: string): string | undefined {
+  const { start } = rangeOf(ns);
+  const slot = slotOf(start, key);
+  const stored = file.db.get(slot);
+  return stored === undefined ? undefined : valueOf(slot, start, stored);
+}
+
+/** Sets, then deletes, of one namespace (within a write). */
+function applyChange(file: StoreFile, change: StateChange): void {
+  const { db } = file;
+  const { start } = rangeOf(change.ns);
+  for (const [key, value] of change.set ?? []) {
+    const slot = slotOf(start, key);
+    db.putSync(slot, storedValue(slot, start, key, value));
+  }
+  for (const key of change.delete ?? []) db.removeSync(slotOf(start, key));
+}
+
+/** The namespaces that hold entries, in key order: one seek a namespace, past its range. */
+function namespacesOf(file: StoreFile): string[] {
+  const out: string[] = [];
+  for (let start = ''; ;) {
+    const [first] = file.db.getKeys({ start, limit: 1 });
+    if (first === undefined) return out;
+    const ns = first.slice(0, first.indexOf('\0'));
+    out.push(ns);
+    start = rangeOf(ns).end;
+  }
+}
+
+/** Every namespace of `state` written (after all others are removed, with `clear`), within a write. */
+function putAll(file: StoreFile, state: ReadonlyMap<string, Iterable<readonly [string, string]>>, extra: { clear?: boolean; meta?: Record<string, string> }): void {
+  if (extra.clear) file.db.clearSync();
+  for (const [ns, entries] of state) applyChange(file, { ns, set: entries });
+  for (const [key, value] of Object.entries(extra.meta ?? {})) file.meta.putSync(key, value);
 }
 
 /** A write that failed for a reason outside the code, said so; any other failure as it is. */

@@ -13,9 +13,16 @@ export function stateDir(loaded: ConfigPlace): string {
   return join(loaded.dir, '.feedsync');
 }
 
-/** The state file of runs without Redis: `state.file`, else .feedsync/state.json beside the config. */
+/**
+ * The state store of runs without Redis (file-store.ts): `state.file`, else .feedsync/state.lmdb
+ * beside the config. A `state.file` ending in `.json` (the former format's file) names the store
+ * beside it ending in `.lmdb`, into which that file is imported once.
+ */
 export function stateFile(loaded: ConfigPlace): string {
-  return loaded.config.state?.file ? resolve(loaded.dir, loaded.config.state.file) : join(stateDir(loaded), 'state.json');
+  const file = loaded.config.state?.file;
+  if (!file) return join(stateDir(loaded), 'state.lmdb');
+  const path = resolve(loaded.dir, file);
+  return path.endsWith('.json') ? `${path.slice(0, -'.json'.length)}.lmdb` : path;
 }
 
 /** The change log file of runs without Redis: beside the state file. */

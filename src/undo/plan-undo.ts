@@ -9,12 +9,12 @@
 //   (changed there, gone, copied, or back after a delete). Left alone and named, unless forced.
 // - cannot: a key whose listing before the run was not kept (trimmed by a byte budget, retention,
 //   or never read back), and changes the change log counted but did not keep.
-import type { ChangeEntry, RunEntry } from '../history/change-log.js';
+import type { ChangeEntry, RunEntry } from '../change-log/change-log.js';
 import { comparedChanges, keptFieldsDiffer, keptOfListing, listingHashes } from '../listing/fingerprint.js';
 import type { FieldChange } from '../listing/canonical.js';
 import type { ListingCreate } from '../listing/schema.js';
 import { unpackListing } from '../listing/whole.js';
-import type { ListingChange } from '../sync/changes.js';
+import type { ListingChange } from '../sync/report/changes.js';
 
 /** A listing the service holds now: its ID and listed fields in the kept form. */
 export interface CurrentCopy {

@@ -4,7 +4,7 @@
 // number left out).
 import { describeFieldChange } from '../format/change.js';
 import type { FieldChange } from '../listing/canonical.js';
-import type { ItemFailure } from '../sync/execute.js';
+import type { ItemFailure } from '../sync/write/execute.js';
 import type { UndoConflict } from './plan-undo.js';
 
 /** guard: the change log did not keep all of the run and --force was not given: nothing was done */
@@ -33,6 +33,12 @@ export interface UndoReport {
   conflicts: UndoConflict[];
   cannot: Array<{ key?: string; reason: string }>;
   failures: ItemFailure[];
+  /**
+   * What the next pulls of the feed do with the undone changes (the feed mark is left as it was): an
+   * incremental pull reads only what changed after the mark, so it does not redo them; a full pull
+   * (every pull of a feed that is not incremental) redoes whatever the feed still says.
+   */
+  next: { incremental?: string; full: string };
   calls: number;
   summary: string;
   startedAt: string;
@@ -57,6 +63,8 @@ export function formatUndoReport(r: UndoReport): string {
   for (const c of r.conflicts) lines.push(`  ! ${c.key} conflict${c.forced ? ' (forced: reverted anyway)' : ' (left alone; --force to revert it)'}: ${c.reason}`);
   for (const c of r.cannot) lines.push(`  ? ${c.key ?? '(run)'} cannot be undone: ${c.reason}`);
   for (const f of r.failures) lines.push(`  x ${f.key} ${f.op} failed: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
+  if (r.next.incremental) lines.push(`  next: ${r.next.incremental}`);
+  lines.push(`  next: ${r.next.full}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -68,4 +76,15 @@ export function summaryOf(r: Omit<UndoReport, 'summary'>): string {
   if (c.cannot) parts.push(`${c.cannot} cannot be undone`);
   if (c.failed) parts.push(`${c.failed} failed`);
   return `${verb} run ${r.undoOf} of ${r.feed} → ${r.chatbot}: ${parts.join(', ')} (${r.outcome}${r.dryRun ? ', dry run' : ''}) in ${r.durationMs} ms`;
+}
+
+/** What the next pulls will do with `undone` changes (report.next): `mark` is the lane's stored mark (RESO), when the feed is incremental. */
+export function nextPulls(feed: string, undone: number, incremental: { mark: string | undefined } | undefined): UndoReport['next'] {
+  const keep = `; to keep the undo, fix the feed or pause it (feedsync pause --feed ${feed})`;
+  if (!incremental) return { full: `the next sync reads the feed whole and redoes what the feed still says: up to ${undone} change(s) undone${keep}` };
+  const after = incremental.mark === undefined ? 'the stored mark' : incremental.mark;
+  return {
+    incremental: `the next incremental pull reads only records changed from ${after} on: it does not redo the ${undone} change(s) undone, except for a record stamped from then on or changed again (synced as usual)`,
+    full: `the next full pull (feedsync sync --full, or schedule.full) reads every record and redoes what the feed still says: up to ${undone} change(s) undone${keep}`,
+  };
 }

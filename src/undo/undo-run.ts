@@ -9,19 +9,19 @@ import type { ChatbotApi } from '../api/types.js';
 import { alertAfterRun } from '../alerts/index.js';
 import type { FeedConfig, LoadedConfig } from '../config/schema.js';
 import { AbortedError, causeMessage, ConfigError, isRetryable } from '../errors.js';
-import type { ChangeEntry, ChangeLog, RunEntry } from '../history/change-log.js';
-import { createChangeRecorder, newRunId } from '../history/recorder.js';
+import type { ChangeEntry, ChangeLog, RunEntry } from '../change-log/change-log.js';
+import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
 import { fingerprintListing, keptField } from '../listing/fingerprint.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
-import { createBeforeCapture } from '../sync/capture-before.js';
-import { createExecutor, deleteJobs, type ExecutionResult, type Job } from '../sync/execute.js';
-import { laneId } from '../sync/lanes.js';
-import type { PlannedDelete } from '../sync/plan-types.js';
-import { fetchRemote } from '../sync/remote.js';
-import { commitChanges, emptyChanges } from '../sync/state.js';
+import { createBeforeCapture } from '../sync/write/capture-before.js';
+import { createExecutor, deleteJobs, type ExecutionResult, type Job } from '../sync/write/execute.js';
+import { laneId } from '../sync/read/lanes.js';
+import type { PlannedDelete } from '../sync/plan/plan-types.js';
+import { fetchRemote } from '../sync/remote/remote.js';
+import { commitChanges, emptyChanges, MARK_NAMESPACE } from '../sync/settle/state.js';
 import { planUndo, type CurrentCopy, type UndoPlan } from './plan-undo.js';
-import { SHOWN, summaryOf, type UndoOutcome, type UndoReport } from './report.js';
+import { nextPulls, SHOWN, summaryOf, type UndoOutcome, type UndoReport } from './report.js';
 
 export interface UndoDeps {
   api: ChatbotApi;
@@ -56,7 +56,7 @@ export async function findUndoTarget(
   const feed = config.config.feeds.find((f) => f.name === run.feed);
   if (!feed) throw new ConfigError(`run ${runId} synced feed ${run.feed}, which is not in ${config.file} any more: undo needs its chatbot and keyBy`, config.file);
   // the chatbot the run wrote into (a routed feed writes into several: the run was one of them), and
-  // the name its lane's sync state goes under (sync/lanes.ts)
+  // the name its lane's sync state goes under (sync/read/lanes.ts)
   return { run, changes, feed: { ...feed, chatbot: run.chatbot }, lane: feed.chatbots ? laneId(feed.name, run.chatbot) : feed.name };
 }
 
@@ -73,6 +73,8 @@ interface Undo {
   lane: string;
   logger: Logger;
   base: Pick<UndoReport, 'runId' | 'undoOf' | 'feed' | 'chatbot' | 'dryRun' | 'force'>;
+  /** the feed pulls incrementally: the lane's stored mark, where the next incremental pull starts */
+  incremental?: { mark: string | undefined };
   startedAt: Date;
   t0: number;
   callsBefore: number;
@@ -118,7 +120,19 @@ async function startUndo(runId: string, deps: UndoDeps, opts: UndoOptions): Prom
   const { run, changes, feed, lane } = await findUndoTarget(deps.changeLog, deps.config, runId);
   const base = { runId: newRunId(opts.job), undoOf: runId, feed: feed.name, chatbot: feed.chatbot, dryRun: Boolean(opts.dryRun), force: Boolean(opts.force) };
   const logger = deps.logger.child({ feed: feed.name, chatbot: feed.chatbot, undo: runId });
-  return { runId, deps, opts, config: deps.config.config, run, changes, feed, lane, logger, base, startedAt, t0, callsBefore };
+  const incremental = feed.source.kind === 'reso' && feed.source.incremental ? { mark: markTime(await deps.store.get(MARK_NAMESPACE, lane)) } : undefined;
+  return { runId, deps, opts, config: deps.config.config, run, changes, feed, lane, logger, base, startedAt, t0, callsBefore, ...(incremental && { incremental }) };
+}
+
+/** The time a stored RESO mark names (`{"ts": …}`), or undefined when there is none to read. */
+function markTime(mark: string | undefined): string | undefined {
+  if (mark === undefined) return undefined;
+  try {
+    const ts: unknown = (JSON.parse(mark) as { ts?: unknown }).ts;
+    return typeof ts === 'string' ? ts : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Step page: what the chatbot holds now, every listed field in the kept form (nothing ignored); or why it could not be told. */
@@ -222,6 +236,7 @@ function finish(u: Undo, r: Ending): UndoReport {
   const deletes = pick('delete').map((a) => a.key);
   const omitted = Math.max(0, creates.length - SHOWN) + Math.max(0, updates.length - SHOWN) + Math.max(0, deletes.length - SHOWN);
   const e = r.exec;
+  const undone = e ? e.deleted + e.updated + e.created : creates.length + updates.length + deletes.length;
   const out: Omit<UndoReport, 'summary'> = {
     ...u.base,
     outcome: r.outcome,
@@ -241,6 +256,7 @@ function finish(u: Undo, r: Ending): UndoReport {
     conflicts: (p?.conflicts ?? []).slice(0, SHOWN),
     cannot: (p?.cannot ?? []).slice(0, SHOWN),
     failures: (e?.failures ?? []).slice(0, SHOWN),
+    next: nextPulls(u.feed.name, undone, u.incremental),
     calls: (deps.calls?.snapshot().total ?? 0) - u.callsBefore,
     startedAt: u.startedAt.toISOString(),
     finishedAt: new Date().toISOString(),

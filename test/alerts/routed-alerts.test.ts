@@ -5,11 +5,12 @@
 // the alert state was kept per feed), and the status page has a row per chatbot, SN-BOB's with
 // its guard and SN-ANN's without. Real syncs
 // through the CLI against the emulator; a webhook receiver started here gets the alerts.
+import '../setup/needs-redis.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { createFileChangeLog } from '../../src/history/file-change-log.js';
+import { createFileChangeLog } from '../../src/change-log/file-change-log.js';
 import { closeQueues, createQueues } from '../../src/queue/index.js';
 import { gatherStatus } from '../../src/server/status/status-data.js';
 import { createFileStore } from '../../src/state/file-store.js';

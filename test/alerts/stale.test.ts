@@ -1,6 +1,7 @@
 // "No successful sync for H hours" from the worker's timer: one alert when it starts to hold, none
 // on the next checks, "resolved" with the next good run; with several workers checking the same
 // state at once, still one alert.
+import '../setup/needs-redis.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,7 +93,7 @@ describe('staleness alerts from several workers', () => {
   it('state file: a feed going stale is announced once, not once per process', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-alerts-'));
     dirs.push(dir);
-    const stores = await Promise.all([0, 1, 2].map(() => createFileStore(join(dir, 'state.json'))));
+    const stores = await Promise.all([0, 1, 2].map(() => createFileStore(join(dir, 'state.lmdb'))));
     expect(await threeWorkersCheck(stores)).toEqual(['firing austin', 'firing dallas']);
   });
 });

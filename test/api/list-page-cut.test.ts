@@ -9,8 +9,8 @@ import { quickListPage } from '../../src/api/envelope.js';
 import { cutListPage, parseListItem } from '../../src/api/list-page-cut.js';
 import { toListItem } from '../../src/emulator/list-item.js';
 import type { ListItem } from '../../src/listing/schema.js';
-import { decodePage } from '../../src/sync/page-decode.js';
-import { rowsOf } from '../../src/sync/remote-rows.js';
+import { decodePage } from '../../src/sync/remote/page-decode.js';
+import { rowsOf } from '../../src/sync/remote/remote-rows.js';
 import { listing } from '../sync/helpers/listings.js';
 
 const item = (id: number, Description: string, ExtensionColumn = ''): ListItem => ({ ...toListItem({ ...listing(`M${id}`, { Description }), ID: id }), ExtensionColumn });

@@ -3,7 +3,11 @@
 // saxes streaming), each case the median of BENCH_REPEAT runs (default 3).
 //   targets: CSV pipeline >= 50% of bare csv-parse; XML pipeline >= 50% of bare saxes;
 //            XML peak RSS < 300 MB on a 1 GB feed
+// MITS: records/s of the MITS reader (a record per ILS_Unit, joined to its property and floorplan)
+// and of read + map + validate with the mits preset, beside bare saxes on the same generated
+// 100k-unit file (fixtures/generate-mits.ts; BENCH_MITS_UNITS=N changes 100k).
 //   BENCH_XML_1GB=1 also runs the 1 GB XML feed (generation takes a while); BENCH_FEED_N=N changes 200k.
+//   BENCH_FEED_CASES=csv,xml,mits runs only those (default: all).
 import { parse } from 'csv-parse';
 import { SaxesParser } from 'saxes';
 import { createReadStream } from 'node:fs';
@@ -12,13 +16,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generateCsv, generateXml, writeFeed } from '../../fixtures/generate.js';
+import { mitsModel, renderMits } from '../../fixtures/generate-mits.js';
+import { readMits } from '../../src/feeds/mits/mits-reader.js';
+import { MappingConfig } from '../../src/mapping/config-schema.js';
 import { loadConfig } from '../../src/config/load.js';
 import { openFeed } from '../../src/feeds/index.js';
-import { readXml } from '../../src/feeds/xml-reader.js';
+import { readXml } from '../../src/feeds/xml/xml-reader.js';
 import { silentLogger } from '../../src/log.js';
 import { compileMapping, mapFeed } from '../../src/mapping/index.js';
 
 const N = Number(process.env.BENCH_FEED_N ?? 200_000);
+const MITS_UNITS = Number(process.env.BENCH_MITS_UNITS ?? 100_000);
+const CASES = new Set((process.env.BENCH_FEED_CASES ?? 'csv,xml,mits').split(','));
 const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 3));
 const demo = fileURLToPath(new URL('../../fixtures/demo.yaml', import.meta.url));
 
@@ -108,28 +117,80 @@ async function pipeline(feedName: string, path: string, dir: string): Promise<nu
   return n;
 }
 
+/** The MITS reader alone: unit records built and joined, not mapped. */
+async function ourMitsReader(file: string): Promise<number> {
+  let n = 0;
+  for await (const item of readMits(createReadStream(file, { highWaterMark: 256 * 1024 }), { label: file, recordPer: 'unit' })) {
+    if (item.kind === 'record') n++;
+  }
+  return n;
+}
+
+/** Read + map + validate with the mits preset: every unit record mapped (available ones listed, the others skipped). */
+async function mitsPipeline(file: string): Promise<number> {
+  const mapping = compileMapping(MappingConfig.parse({ preset: 'mits' }));
+  let n = 0;
+  let bad = 0;
+  for await (const item of mapFeed(readMits(createReadStream(file, { highWaterMark: 256 * 1024 }), { label: file, recordPer: 'unit' }), mapping, {
+    serialNumber: 'SN-BENCH',
+    keyBy: 'MLSNumber',
+  })) {
+    n++;
+    if (item.kind !== 'listing' && item.kind !== 'skipped') bad++;
+  }
+  if (bad) throw new Error(`mits: ${bad} of ${n} generated unit records were neither listed nor skipped`);
+  return n;
+}
+
+async function mitsCases(dir: string): Promise<Row[]> {
+  const file = join(dir, 'mits.xml');
+  const perProperty = 200;
+  const model = mitsModel({ seed: 7, properties: Math.ceil(MITS_UNITS / perProperty), unitsPerProperty: perProperty });
+  const bytes = await writeFeed(file, renderMits(model, 5));
+  process.stdout.write(`  mits ${(bytes / 1e6).toFixed(0)} MB: ${model.length} properties, ${model.length * perProperty} units\n`);
+  const units = model.length * perProperty;
+  // saxes counts the root's children (properties): its rate is stated per unit of the same file
+  const bare = await measure('mits: bare saxes streaming', () => bareSaxes(file));
+  Object.assign(bare, { records: units, perSecond: units / bare.seconds, perCpuSecond: units / bare.cpuSeconds, note: 'the same file, its units over saxes time' });
+  const reader = await measure('mits: our reader (unit records joined)', () => ourMitsReader(file));
+  reader.note = `${ratio(reader, bare)} of bare saxes`;
+  const pipe = await measure('mits: read + map + validate (preset mits)', () => mitsPipeline(file));
+  pipe.note = `${ratio(pipe, bare)} of bare saxes`;
+  return [bare, reader, pipe];
+}
+
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-bench-'));
   const rows: Row[] = [];
   try {
-    const csv = join(dir, 'listings.csv');
-    const xml = join(dir, 'zillow.xml');
-    process.stdout.write(`generating ${N} listings as CSV and Zillow XML in ${dir}\n`);
-    const csvBytes = await writeFeed(csv, generateCsv(N, { seed: 7 }));
-    const xmlBytes = await writeFeed(xml, generateXml(N, { format: 'zillow', seed: 7 }));
-    process.stdout.write(`  csv ${(csvBytes / 1e6).toFixed(0)} MB, xml ${(xmlBytes / 1e6).toFixed(0)} MB\n`);
+    if (CASES.has('csv')) {
+      const csv = join(dir, 'listings.csv');
+      process.stdout.write(`generating ${N} listings as CSV in ${dir}\n`);
+      const csvBytes = await writeFeed(csv, generateCsv(N, { seed: 7 }));
+      process.stdout.write(`  csv ${(csvBytes / 1e6).toFixed(0)} MB\n`);
+      const bare = await measure('csv: bare csv-parse (columns: true)', () => bareCsv(csv));
+      const pipe = await measure('csv: read + map + validate', () => pipeline('austin-csv', csv, dir));
+      pipe.note = `${ratio(pipe, bare)} of bare csv-parse (target >= 50%)`;
+      rows.push(bare, pipe);
+    }
 
-    const bare = await measure('csv: bare csv-parse (columns: true)', () => bareCsv(csv));
-    const pipe = await measure('csv: read + map + validate', () => pipeline('austin-csv', csv, dir));
-    pipe.note = `${ratio(pipe, bare)} of bare csv-parse (target >= 50%)`;
-    rows.push(bare, pipe);
+    if (CASES.has('xml')) {
+      const xml = join(dir, 'zillow.xml');
+      process.stdout.write(`generating ${N} listings as Zillow XML in ${dir}\n`);
+      const xmlBytes = await writeFeed(xml, generateXml(N, { format: 'zillow', seed: 7 }));
+      process.stdout.write(`  xml ${(xmlBytes / 1e6).toFixed(0)} MB\n`);
+      const bareX = await measure('xml: bare saxes streaming', () => bareSaxes(xml));
+      const readerX = await measure('xml: our reader alone (records built)', () => ourXmlReader(xml));
+      readerX.note = `${ratio(readerX, bareX)} of bare saxes`;
+      const pipeX = await measure('xml: read + map + validate', () => pipeline('zillow-xml', xml, dir));
+      pipeX.note = `${ratio(pipeX, bareX)} of bare saxes (target >= 50%)`;
+      rows.push(bareX, readerX, pipeX);
+    }
 
-    const bareX = await measure('xml: bare saxes streaming', () => bareSaxes(xml));
-    const readerX = await measure('xml: our reader alone (records built)', () => ourXmlReader(xml));
-    readerX.note = `${ratio(readerX, bareX)} of bare saxes`;
-    const pipeX = await measure('xml: read + map + validate', () => pipeline('zillow-xml', xml, dir));
-    pipeX.note = `${ratio(pipeX, bareX)} of bare saxes (target >= 50%)`;
-    rows.push(bareX, readerX, pipeX);
+    if (CASES.has('mits')) {
+      process.stdout.write(`generating a MITS feed of ${MITS_UNITS} units in ${dir}\n`);
+      rows.push(...(await mitsCases(dir)));
+    }
 
     if (process.env.BENCH_XML_1GB === '1') {
       const big = join(dir, 'zillow-1gb.xml');

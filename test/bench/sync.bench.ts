@@ -43,11 +43,12 @@ import { loadConfig } from '../../src/config/load.js';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { createFileStore } from '../../src/state/file-store.js';
-import { createFileChangeLog } from '../../src/history/file-change-log.js';
+import type { KvStore } from '../../src/state/kv-store.js';
+import { createFileChangeLog } from '../../src/change-log/file-change-log.js';
 import { runLanes } from '../../src/runs/run-lanes.js';
 import { lanesOf } from '../../src/sync/index.js';
 import { createEchoFiles } from '../../src/state/echo-files.js';
-import { ECHO_ROWS } from '../../src/sync/page-echo.js';
+import { ECHO_ROWS } from '../../src/sync/remote/page-echo.js';
 import { recreatePeer, upsertPeer, type PeerCounts } from './naive-peers.js';
 
 const LATENCY_MS = 20;
@@ -95,6 +96,8 @@ interface Row {
   streamMs?: number;
   /** feedsync: the peak RSS of the run's process (its threads included), since the process started */
   rssMb?: number;
+  /** feedsync: the run's state commits (KvStore.apply of the state store): their time and the entries they set or deleted */
+  commit?: { ms: number; entries: number };
   counts: string;
 }
 
@@ -291,7 +294,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
  */
 async function runScenario(t: ScenarioTask): Promise<Row> {
   const { demo, feed, apiConfig, client } = await benchSetup(t.url, t.root);
-  const store = await createFileStore(join(t.dir, 'state.json'));
+  const store = timedCommits(await createFileStore(join(t.dir, 'state.lmdb')));
   const changeLog = await createFileChangeLog(join(t.dir, 'changes.jsonl'));
   // (a queue worker keeps the page echo in memory only: jobs/listing-sync.ts gives no files)
   const echoFiles = t.runs > 1 ? undefined : createEchoFiles(join(t.dir, 'page-echo'), silentLogger);
@@ -300,6 +303,7 @@ async function runScenario(t: ScenarioTask): Promise<Row> {
   for (let run = 1; run <= t.runs; run++) {
     const calls = createCallCounter();
     const api = client(calls.onCall);
+    store.commits = { ms: 0, entries: 0 };
     const profile = await startProfile();
     const t0 = performance.now();
     const c0 = process.cpuUsage();
@@ -332,12 +336,31 @@ async function runScenario(t: ScenarioTask): Promise<Row> {
       pagingMs: report.timings.remoteMs,
       streamMs: report.timings.feedMs - report.timings.remoteMs,
       rssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      commit: { ms: Math.round(store.commits.ms), entries: store.commits.entries },
       counts: `${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged (${report.counts.unchangedByStamp} by stamp), ${report.remote.recalled ?? 0} recalled`,
     };
   }
   await changeLog.close();
   await store.close();
   return row!;
+}
+
+/** The store with the time of its applies (a run's state commits) and the entries they set or delete summed in `commits`. */
+function timedCommits(store: KvStore): KvStore & { commits: { ms: number; entries: number } } {
+  const timed = { ...store, commits: { ms: 0, entries: 0 } };
+  timed.apply = async (changes) => {
+    const t0 = performance.now();
+    await store.apply(changes);
+    timed.commits.ms += performance.now() - t0;
+    for (const c of changes) timed.commits.entries += sizeOf(c.set) + sizeOf(c.delete);
+  };
+  return timed;
+}
+
+/** how many pairs or keys a change holds (the sync's are arrays or columns with a length) */
+function sizeOf(items: Iterable<unknown> | undefined): number {
+  if (items === undefined) return 0;
+  return 'length' in items && typeof items.length === 'number' ? items.length : [...items].length;
 }
 
 /**
@@ -429,6 +452,7 @@ function print(rows: Row[]): void {
     'paging ms',
     'feed + writes ms',
     'peak RSS MB',
+    'state commit ms (entries)',
     'result',
   ];
   const body = rows.map((r) => {
@@ -452,6 +476,7 @@ function print(rows: Row[]): void {
       r.pagingMs === undefined ? '' : String(r.pagingMs),
       r.streamMs === undefined ? '' : String(r.streamMs),
       rssCell(r),
+      r.commit === undefined ? '' : `${r.commit.ms} (${r.commit.entries})`,
       r.counts,
     ];
   });

@@ -1,5 +1,6 @@
 // The queue UI in a real browser: headless Chromium (Debian's package) opens /ui, sees the three
 // queues, and opens the finished sync job with its report.
+import '../setup/needs-redis.js';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';

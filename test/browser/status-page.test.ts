@@ -2,6 +2,7 @@
 // through its queue against the emulator — a first sync, then a price change and a listing gone —
 // and /status shows the feed's last run, counts, freshness, next run and state, a chart of its
 // runs, and links to each run's changes, which tell the story of both listings.
+import '../setup/needs-redis.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';

@@ -2,6 +2,7 @@
 // UI's login (FEEDSYNC_UI_TOKEN): a worker runs the good feed and the bad export through its queue;
 // the bad run's page links to the undo's dry-run plan, whose form queues the undo; the job puts the
 // chatbot back as it was before the bad run.
+import '../setup/needs-redis.js';
 import { rm } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';

@@ -2,6 +2,7 @@
 // calls in flight bounded across "processes" (two Budget objects on one Redis), a dead process's
 // lease expires, a pause set by one is waited out by the other, a learned limit tightens the
 // configured one, and a wait past maxWaitMs is a BudgetExhaustedError saying when it resets.
+import '../setup/needs-redis.js';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBudget, createBudgets, credentialKey, memoryBackend, redisBackend, windowShape, type BudgetBackend } from '../../src/budget/index.js';

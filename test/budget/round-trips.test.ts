@@ -1,6 +1,7 @@
 // How many Redis round trips a budgeted call costs: every Chatbot Service call of every worker asks
 // the shared budget, so its Redis traffic is per call. Counted at the connection (every command
 // ioredis sends), over calls that never wait (a wait adds the asks it takes, by design).
+import '../setup/needs-redis.js';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiBudget } from '../../src/api/rate-limiter.js';

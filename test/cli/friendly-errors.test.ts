@@ -1,6 +1,7 @@
 // What a person can fix is said in one paragraph, never a stack trace: the thing, what is wrong, what
-// to do, and what doing it costs. A state file that is not JSON, one that cannot be read or written,
+// to do, and what doing it costs. A state file that is not JSON or not a state store, one that cannot be opened,
 // a port in use, a Redis that refuses the password.
+import '../setup/needs-redis.js';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
@@ -45,7 +46,7 @@ function paragraph(stderr: string): string {
 }
 
 describe('errors a person can fix', () => {
-  it('a state file that is not valid JSON: the file, what is wrong, restore or move aside, and what that costs', async () => {
+  it('a state file of the former format that is not valid JSON: the file, what is wrong, restore or move aside, and what that costs', async () => {
     const { dir, config } = await setup();
     const state = join(dir, '.feedsync', 'state.json');
     await mkdir(join(dir, '.feedsync'));
@@ -58,28 +59,35 @@ describe('errors a person can fix', () => {
     expect(text).toContain('rewrites nothing that matches');
   });
 
-  it('a state file that cannot be read names it, why, and what to do', async () => {
+  it('a state file that cannot be opened names it, why, and what to do', async () => {
     const { dir, config } = await setup(['state: { file: state-folder }']);
     await mkdir(join(dir, 'state-folder'));
     const r = await feedsync(['sync', '--config', config]);
     expect(r.code).toBe(1);
     const text = paragraph(r.stderr);
-    expect(text).toContain(`The state file ${join(dir, 'state-folder')} cannot be read: it is a folder where a file was expected (EISDIR)`);
+    expect(text).toContain(`The state file ${join(dir, 'state-folder')} cannot be opened: it is a folder where a file was expected (EISDIR)`);
     expect(text).toContain('set state.file to another path');
   });
 
-  it('a state file that cannot be written: what the run wrote stays, what it learned is not kept', async () => {
+  it("a file in the state file's place that is not a state store is refused before it is opened (LMDB would crash on it)", async () => {
+    const { dir, config } = await setup(['state: { file: state.lmdb }']);
+    await writeFile(join(dir, 'state.lmdb'), JSON.stringify({ 'fp:homes': { M1: 'x'.repeat(20_000) } }));
+    const r = await feedsync(['sync', '--config', config]);
+    expect(r.code).toBe(1);
+    const text = paragraph(r.stderr);
+    expect(text).toContain(`The state file ${join(dir, 'state.lmdb')} is not a state store (an LMDB file): another file took its place. Move it aside`);
+  });
+
+  it('a state file whose folder cannot be made: the part of the path in the way', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-friendly-'));
     dirs.push(dir);
-    const store = await createFileStore(join(dir, 'gone', 'state.json'));
-    await writeFile(join(dir, 'gone'), 'a file where the state folder was');
-    const err = await store.set('fp:homes', [['M1', 'abc']]).then(
+    await writeFile(join(dir, 'gone'), 'a file where the state folder should be');
+    const err = await createFileStore(join(dir, 'gone', 'state.lmdb')).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(EnvironmentError);
-    expect((err as Error).message).toMatch(/^The state file .*state\.json was not written: .*a part of its path is a file where a folder is needed/);
-    expect((err as Error).message).toContain('What this run wrote is on the chatbot');
+    expect((err as Error).message).toMatch(/^The state file .*state\.lmdb cannot be opened: it cannot be made: a part of its path is a file where a folder is needed/);
   });
 
   it('a port in use: which, and how to choose another', async () => {

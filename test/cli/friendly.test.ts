@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { createLogger, wantsPretty } from '../../src/log.js';
-import { createProgressLine, progressText } from '../../src/sync/progress.js';
+import { createProgressLine, progressText } from '../../src/sync/report/progress.js';
 import { createStatusLine } from '../../src/terminal.js';
 import { feedsync } from '../settings/run-cli.js';
 

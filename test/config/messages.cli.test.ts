@@ -83,7 +83,7 @@ describe('config check: every mistake named with its line and fix', () => {
     const text = GOOD.replace('kind: csv', 'kind: tsv');
     const r = await check(text);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${r.file}:${lineOf(text, 'kind: tsv')}: feeds[0].source.kind "tsv" must be one of csv, xml, reso (did you mean csv?)`);
+    expect(r.stderr).toContain(`${r.file}:${lineOf(text, 'kind: tsv')}: feeds[0].source.kind "tsv" must be one of csv, xml, mits, reso (did you mean csv?)`);
   });
 
   it('a YAML indentation mistake is one message with its line and a caret', async () => {

@@ -11,7 +11,7 @@ import { ENDPOINTS } from '../../src/api/schemas.js';
 import { ChatbotListings } from '../../src/emulator/chatbot-listings.js';
 import { toListItem } from '../../src/emulator/list-item.js';
 import { mulberry32 } from '../../src/emulator/prng.js';
-import type { StoredListing } from '../../src/emulator/state.js';
+import type { StoredListing } from '../../src/emulator/chatbot-listings.js';
 import { sampleListing, startTestEmulator, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { rawPost } from '../helpers/raw-post.js';
 

@@ -4,7 +4,7 @@
 // before it is built into records. Memory is measured in a child process with a 64 MB heap cap (what
 // csv-parse holds off-heap shows in its RSS all the same), against generated input of 128 MB.
 import { describe, expect, it } from 'vitest';
-import { readCsv } from '../../src/feeds/csv-reader.js';
+import { readCsv } from '../../src/feeds/csv/csv-reader.js';
 import { FeedReadError } from '../../src/errors.js';
 import { runProbe } from '../helpers/child-probe.js';
 import { collectUntilError } from './helpers.js';

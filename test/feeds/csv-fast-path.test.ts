@@ -1,4 +1,4 @@
-// The CSV reader's fast path (src/feeds/csv-scan.ts) agrees with the rule it speeds up: on generated
+// The CSV reader's fast path (src/feeds/csv/csv-scan.ts) agrees with the rule it speeds up: on generated
 // CSV — quotes, doubled quotes, delimiters and line endings inside quotes, \r\n, \n and bare \r mixed,
 // empty lines, wrong column counts, stray and unclosed quotes, BOMs, bytes that are not UTF-8, other
 // encodings — cut into chunks anywhere (inside a \r\n, a quoted field, a character), the reader gives
@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
-import { readCsv, type CsvOptions } from '../../src/feeds/csv-reader.js';
+import { readCsv, type CsvOptions } from '../../src/feeds/csv/csv-reader.js';
 import type { FeedItem } from '../../src/feeds/index.js';
 import { collectUntilError } from './helpers.js';
 

@@ -1,7 +1,7 @@
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
 import { FeedReadError, RecordParseError } from '../../src/errors.js';
-import { readCsv, type CsvOptions } from '../../src/feeds/csv-reader.js';
+import { readCsv, type CsvOptions } from '../../src/feeds/csv/csv-reader.js';
 import { chunks, collectUntilError } from './helpers.js';
 
 const opts: CsvOptions = { label: 'feed.csv', delimiter: ',', quote: '"', encoding: 'utf8' };

@@ -3,7 +3,7 @@
 // text), and a different header must give a different text for the same fields.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { headerIdentity, readCsv, rowFields, rowText } from '../../src/feeds/csv-reader.js';
+import { headerIdentity, readCsv, rowFields, rowText } from '../../src/feeds/csv/csv-reader.js';
 import type { FeedItem } from '../../src/feeds/index.js';
 import { chunks, collectUntilError } from './helpers.js';
 

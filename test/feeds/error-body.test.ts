@@ -3,7 +3,7 @@
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { FeedReadError } from '../../src/errors.js';
-import { errorBodyMessage } from '../../src/feeds/error-body.js';
+import { errorBodyMessage } from '../../src/feeds/source/error-body.js';
 import { FeedSource, openFeed } from '../../src/feeds/index.js';
 import { silentLogger } from '../../src/log.js';
 import { useHostileServers } from '../helpers/hostile-server.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createBudgets, memoryBackend, type Budgets } from '../../src/budget/index.js';
 import { FeedReadError } from '../../src/errors.js';
 import { FeedSource, openFeed } from '../../src/feeds/index.js';
-import { openSource } from '../../src/feeds/source.js';
+import { openSource } from '../../src/feeds/source/source.js';
 import type { FeedContext } from '../../src/feeds/types.js';
 import { silentLogger } from '../../src/log.js';
 import { runProbe } from '../helpers/child-probe.js';

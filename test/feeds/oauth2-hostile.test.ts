@@ -2,7 +2,7 @@
 // redirect is refused by name (the client secret never reaches another origin), a huge or endless
 // answer fails at the cap, and a server that drips its answer fails at the deadline.
 import { afterEach, describe, expect, it } from 'vitest';
-import { clearTokenCache, oauth2TokenSource } from '../../src/feeds/oauth2.js';
+import { clearTokenCache, oauth2TokenSource } from '../../src/feeds/reso/oauth2.js';
 import { failure } from '../helpers/failure.js';
 import { drip, pump, redirect, useHostileServers } from '../helpers/hostile-server.js';
 

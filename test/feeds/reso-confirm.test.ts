@@ -1,9 +1,10 @@
 // The confirmation queries' batching: every key asked once, no URL past MAX_URL, no more `or` terms
 // than the vendor allows.
 import { describe, expect, it } from 'vitest';
-import { batches, MAX_URL } from '../../src/feeds/reso-confirm.js';
-import { keyFilters, queryUrl } from '../../src/feeds/reso-query.js';
+import { batches, MAX_URL } from '../../src/feeds/reso/reso-confirm.js';
+import { keyFilters, queryUrl } from '../../src/feeds/reso/reso-query.js';
 import { vendorProfile } from '../../src/feeds/vendors/registry.js';
+import { parseMetadata, typedLiteral } from '../../src/feeds/reso/reso-metadata.js';
 
 const keys = Array.from({ length: 300 }, (_, i) => `LISTING-${String(i).padStart(6, '0')}-${'x'.repeat(i % 40)}`);
 
@@ -29,5 +30,38 @@ describe('confirmation batches', () => {
       ['ListingKey', [long]],
       ['ListingKey', ['B']],
     ]);
+  });
+});
+
+describe('$metadata types (issue 38)', () => {
+  const xml = (props: string) =>
+    `<?xml version="1.0"?><edmx:Edmx Version="4.0" xmlns:edmx="http://docs.oasis-open.org/odata/ns/edmx"><edmx:DataServices>` +
+    `<Schema Namespace="org.reso.metadata" xmlns="http://docs.oasis-open.org/odata/ns/edm"><EntityType Name="Property"><Key><PropertyRef Name="ListingKey"/></Key>${props}</EntityType>` +
+    `<EntityType Name="EntityEvent"><Property Name='EntityEventSequence' Type='Edm.Int64' /></EntityType>` +
+    `<EntityContainer Name="Default"><EntitySet Name="Property" EntityType="org.reso.metadata.Property"/><EntitySet Name="EntityEvent" EntityType="org.reso.metadata.EntityEvent"/></EntityContainer></Schema></edmx:DataServices></edmx:Edmx>`;
+
+  it('reads each entity set’s field types, attributes in any order and quoting', () => {
+    const m = parseMetadata(xml(`<Property Type="Edm.Int64" Name="ListingKey" Nullable="false"/><Property Name="ListingId" Type="Edm.String" MaxLength="255"/>`));
+    expect(m.sets.get('Property')).toEqual(
+      new Map([
+        ['ListingKey', 'Edm.Int64'],
+        ['ListingId', 'Edm.String'],
+      ]),
+    );
+    expect(m.sets.get('EntityEvent')?.get('EntityEventSequence')).toBe('Edm.Int64');
+  });
+
+  it('is not fooled by a document that is not CSDL', () => {
+    expect(() => parseMetadata('{"value":[]}')).toThrow(/not an OData \$metadata document/);
+  });
+
+  it('a key goes as its field is typed; a value the type cannot hold is not asked', () => {
+    expect(typedLiteral('12', 'Edm.Int64')).toBe('12');
+    expect(typedLiteral('A-1', 'Edm.Int64')).toBeUndefined();
+    expect(typedLiteral('12.5', 'Edm.Decimal')).toBe('12.5');
+    expect(typedLiteral("O'Hare", 'Edm.String')).toBe("'O''Hare'");
+    expect(typedLiteral('12', undefined)).toBe("'12'");
+    const profile = vendorProfile('reso');
+    expect(keyFilters(profile, 'ListingKey', ['12', '13'], undefined, 'Edm.Int64')).toEqual(['ListingKey eq 12 or ListingKey eq 13']);
   });
 });

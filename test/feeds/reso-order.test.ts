@@ -3,7 +3,7 @@
 // order too, not an error.
 import { afterEach, describe, expect, it } from 'vitest';
 import { FeedSource } from '../../src/feeds/index.js';
-import { openReso } from '../../src/feeds/reso-reader.js';
+import { openReso } from '../../src/feeds/reso/reso-reader.js';
 import { silentLogger } from '../../src/log.js';
 import { startResoServer, type ResoServer, type ResoServerOptions } from '../helpers/reso-server.js';
 import { collectUntilError } from './helpers.js';

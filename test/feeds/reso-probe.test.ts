@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import type { ResoSource } from '../../src/feeds/config-schema.js';
 import { FeedSource } from '../../src/feeds/index.js';
-import { probeLines, probeReso } from '../../src/feeds/reso-probe.js';
+import { probeLines, probeReso } from '../../src/feeds/reso/reso-probe.js';
 import { silentLogger } from '../../src/log.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { startVendorServer } from '../helpers/vendor-server.js';

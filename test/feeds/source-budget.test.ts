@@ -3,7 +3,7 @@
 // the configured limits; Retry-After from the source pauses the credential.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBudgets, credentialKey, memoryBackend } from '../../src/budget/index.js';
-import { resetTime, requestBudget } from '../../src/feeds/source-budget.js';
+import { resetTime, requestBudget } from '../../src/feeds/source/source-budget.js';
 import { FeedReadError } from '../../src/errors.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startFakeMls, type FakeMls } from '../helpers/fake-mls.js';

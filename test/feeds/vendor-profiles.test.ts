@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { FeedSource } from '../../src/feeds/index.js';
 import type { ResoSource } from '../../src/feeds/config-schema.js';
-import { keyFilters, pullQuery, queryUrl } from '../../src/feeds/reso-query.js';
+import { keyFilters, pullQuery, queryUrl } from '../../src/feeds/reso/reso-query.js';
 import { describeVendor } from '../../src/feeds/vendors/describe.js';
 import { filterFields } from '../../src/feeds/vendors/filter-fields.js';
 import { VENDORS } from '../../src/feeds/vendors/registry.js';
@@ -106,7 +106,7 @@ describe('limits.bytesPerHour', () => {
   it("stops the read once the hour's bytes are spent, retryable at the next hour, and nothing more is asked", async () => {
     const { startResoServer } = await import('../helpers/reso-server.js');
     const { generateResoRecords } = await import('../../fixtures/generate.js');
-    const { openReso } = await import('../../src/feeds/reso-reader.js');
+    const { openReso } = await import('../../src/feeds/reso/reso-reader.js');
     const { silentLogger } = await import('../../src/log.js');
     const { collectUntilError } = await import('./helpers.js');
     const s = await startResoServer({ records: generateResoRecords(30, { seed: 4 }), maxPageSize: 10 });

@@ -2,7 +2,7 @@
 // comment, 50 MB of blank text and a 20 MB processing instruction, streamed in 64 KB chunks, and
 // prints the records read and the peak RSS. Run with a small heap: buffering any of these whole
 // runs it out of memory.
-import { readXml } from '../../src/feeds/xml-reader.js';
+import { readXml } from '../../src/feeds/xml/xml-reader.js';
 
 const MB = 1024 * 1024;
 const piece = (s: string) => s.repeat(Math.ceil(65536 / s.length)).slice(0, 65536);

@@ -1,7 +1,7 @@
 // Child process of xml-hostile.test.ts: reads a 120 MB XML feed (100k records with a 1 KB
 // description each) and keeps every record's key, as the sync does, then prints the heap in use.
 // A key that were a view of the text it was read from would keep all 120 MB alive.
-import { readXml } from '../../src/feeds/xml-reader.js';
+import { readXml } from '../../src/feeds/xml/xml-reader.js';
 
 const description = 'A long description of a house with a garden. '.repeat(25);
 async function* feed(): AsyncIterable<Buffer> {

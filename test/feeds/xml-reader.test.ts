@@ -1,8 +1,8 @@
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
 import { FeedReadError } from '../../src/errors.js';
-import { readXml } from '../../src/feeds/xml-reader.js';
-import { createXmlScanner } from '../../src/feeds/xml-scanner.js';
+import { readXml } from '../../src/feeds/xml/xml-reader.js';
+import { createXmlScanner } from '../../src/feeds/xml/xml-scanner.js';
 import { chunks, collectUntilError } from './helpers.js';
 
 const opts = { label: 'feed.xml', recordPath: 'Listings.Listing' };

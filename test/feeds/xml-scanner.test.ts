@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { createXmlScanner, decodeXmlText, type ScannedRecord } from '../../src/feeds/xml-scanner.js';
+import { createXmlScanner, decodeXmlText, type ScannedRecord } from '../../src/feeds/xml/xml-scanner.js';
 
 const oracle = new XMLParser({
   ignoreAttributes: false,

@@ -2,7 +2,7 @@
 import { createApiClient } from '../../src/api/client.js';
 import type { ApiClientOptions, ChatbotApi } from '../../src/api/types.js';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/index.js';
-import type { StoredListing } from '../../src/emulator/state.js';
+import type { StoredListing } from '../../src/emulator/chatbot-listings.js';
 
 export const TEST_SECRET_KEY = 'test-secret-key-0123';
 export const TEST_SESSION_KEY = 'test-session-key-4567';

@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toListItem } from '../../src/emulator/list-item.js';
-import type { StoredListing } from '../../src/emulator/state.js';
+import type { StoredListing } from '../../src/emulator/chatbot-listings.js';
 import { sampleListing } from './emulator.js';
 
 export interface ListServerOptions {

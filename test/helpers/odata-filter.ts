@@ -14,7 +14,12 @@ interface CompareOptions {
   caseInsensitive?: boolean;
   /** fields the server knows: a filter on any other is a 400, as on a real server */
   known?: (field: string) => boolean;
+  /** a field's Edm type by the server's $metadata: a numeric field compared with a quoted literal is a 400, as on a real server */
+  types?: (field: string) => string | undefined;
 }
+
+const NUMERIC = /^Edm\.(Int16|Int32|Int64|Byte|SByte|Decimal|Double|Single)$/;
+const OPERATOR_KIND: Record<string, string> = { eq: 'Equal', ne: 'NotEqual', gt: 'GreaterThan', ge: 'GreaterThanOrEqual', lt: 'LessThan', le: 'LessThanOrEqual' };
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -98,6 +103,13 @@ export function compileFilter(text: string, opts: CompareOptions = {}): Predicat
       throw new ODataSyntaxError(`expected <field> <op> <value> at token ${pos - 3}`);
     }
     if (opts.known && !opts.known(field.value)) throw new ODataSyntaxError(`Could not find a property named '${field.value}'`);
+    const type = opts.types?.(field.value);
+    if (type && NUMERIC.test(type) && literal.kind === 'string') {
+      // (ASP.NET OData's words, behind many RESO servers)
+      throw new ODataSyntaxError(
+        `A binary operator with incompatible types was detected. Found operand types '${type}' and 'Edm.String' for operator kind '${OPERATOR_KIND[op.value.toLowerCase()] ?? op.value}'.`,
+      );
+    }
     const value = literal.kind === 'string' ? literal.value : literal.kind === 'word' ? parseWord(literal.value) : undefined;
     const cmp = comparison(op.value.toLowerCase());
     return (row) => cmp(compareValues(row[field.value], value, opts), row[field.value], value);

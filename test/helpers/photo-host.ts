@@ -2,9 +2,12 @@
 // since 1 June 2026 (FIELD-NOTES.md), it can demand a User-Agent (any other: 403). Each path serves
 // what the test set: an image, a non-image, an oversized body, a slow one that never completes, a
 // 404, or a redirect. It counts requests per path and keeps the headers each request came with.
-// Listens on 127.0.0.1, port 0; close() drops hanging connections too.
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+// Listens on 127.0.0.1 (or the address given), port 0; close() drops hanging connections too.
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { testImage, type ImageKind } from './test-images.js';
 
 export type PhotoAnswer =
   | { kind: 'image'; body: Buffer; contentType?: string }
@@ -30,23 +33,34 @@ export interface PhotoHost {
   close(): Promise<void>;
 }
 
-/** An image with the magic bytes of its type and a body of its own (`tag` makes it unique). */
-export function fakeImage(type: 'jpeg' | 'png' | 'gif' | 'webp' | 'avif', tag: string, size = 300): Buffer {
-  const head = {
-    jpeg: Buffer.from([0xff, 0xd8, 0xff, 0xe0]),
-    png: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    gif: Buffer.from('GIF89a', 'latin1'),
-    webp: Buffer.concat([Buffer.from('RIFF', 'latin1'), Buffer.from([0, 0, 0, 0]), Buffer.from('WEBPVP8 ', 'latin1')]),
-    avif: Buffer.concat([Buffer.from([0, 0, 0, 0x1c]), Buffer.from('ftypavif\0\0\0\0avifmif1miaf', 'latin1')]),
-  }[type];
-  const fill = Buffer.alloc(Math.max(0, size - head.length), `${tag}|`);
-  return Buffer.concat([head, fill]);
+/** A whole image of its type (test-images.ts) whose bytes are its own (`tag`), about `size` bytes. */
+export function fakeImage(type: ImageKind, tag: string, size = 300): Buffer {
+  return testImage(type, tag, size);
 }
 
-export async function startPhotoHost(): Promise<PhotoHost> {
+/** The test CA (test/helpers/tls/ca.pem) a child process trusts through NODE_EXTRA_CA_CERTS. */
+export const TEST_CA = new URL('./tls/ca.pem', import.meta.url).pathname;
+
+export interface PhotoHostOptions {
+  /** where it listens (default 127.0.0.1; 127.0.0.2 and the like are other loopback addresses on Linux) */
+  address?: string;
+  /** https with the test certificate (tls/host.pem: localhost, photos.test, 127.0.0.1, 127.0.0.2; signed by TEST_CA) */
+  tls?: boolean;
+  /** the host name its URLs carry (default: the address) */
+  name?: string;
+  /** default 0: any free port */
+  port?: number;
+}
+
+export async function startPhotoHost(opts: PhotoHostOptions = {}): Promise<PhotoHost> {
+  const address = opts.address ?? '127.0.0.1';
+  const serve = (listener: RequestListener): Server =>
+    opts.tls
+      ? createTlsServer({ key: readFileSync(new URL('./tls/host.key', import.meta.url)), cert: readFileSync(new URL('./tls/host.pem', import.meta.url)) }, listener)
+      : createServer(listener);
   const answers = new Map<string, PhotoAnswer>();
   const counts = new Map<string, number>();
-  const server: Server = createServer((req, res) => {
+  const server: Server = serve((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     counts.set(path, (counts.get(path) ?? 0) + 1);
     host.seen.push({ path, headers: req.headers });
@@ -86,8 +100,9 @@ export async function startPhotoHost(): Promise<PhotoHost> {
       }
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, address, resolve));
+  const name = opts.name ?? (address.includes(':') ? `[${address}]` : address);
+  const origin = `${opts.tls ? 'https' : 'http'}://${name}:${(server.address() as AddressInfo).port}`;
   const host: PhotoHost = {
     origin,
     url: (path) => origin + path,

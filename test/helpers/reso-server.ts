@@ -21,6 +21,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { csdl, fieldTypes } from './csdl.js';
 import { compileFilter, compileOrderBy, ODataSyntaxError, type Row } from './odata-filter.js';
 import { inSpelling, type Spelling } from './reso-spelling.js';
 
@@ -61,6 +62,20 @@ export interface ResoServerOptions {
   failPages?: { from: number; status: number };
   /** refuse any `$orderby` with a 400 and a gzipped OData error (as servers that page by nextLink only do) */
   refuseOrderby?: boolean;
+  /**
+   * Edm types of fields, as `$metadata` says (others: Edm.String, numbers Edm.Decimal, the timestamp
+   * Edm.DateTimeOffset); a numeric field compared with a quoted literal is a 400 (ASP.NET OData's words)
+   */
+  types?: Record<string, string>;
+  /** serve `$metadata` (default), or answer it 404 as some servers do */
+  metadata?: boolean;
+  /**
+   * Keep an EntityEvent log (RESO RCP-027): every touch, remove and `event(key)` appends one event
+   * (EntityEventSequence, ResourceName, ResourceRecordKey; no type, no payload), the sequence rising
+   * with gaps (every third event skips one); served at `/EntityEvent` with $filter, $orderby, $top
+   * and nextLinks, and named in $metadata.
+   */
+  entityEvents?: boolean;
 }
 
 export type ServerOrder = 'honour' | 'storage' | 'scramble';
@@ -102,6 +117,12 @@ export interface ResoServer {
   order: ServerOrder;
   /** page requests answered so far or refused by `failPages` (requests with `$orderby ... desc` aside) */
   readonly pages: number;
+  /** `$metadata` requests (not in `requests`) */
+  readonly metadataRequests: number;
+  /** the EntityEvent log (entityEvents) */
+  events: Row[];
+  /** log an event for a record (a change the server makes without a new ModificationTimestamp, such as lost visibility) */
+  event(key: string, resource?: string): void;
   close(): Promise<void>;
 }
 
@@ -148,6 +169,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       acceptEncoding: req.headers['accept-encoding'] as string | undefined,
       status: 200,
     };
+    if (url.pathname.endsWith('/$metadata')) return metadata(req, res);
     requests.push(log);
     const n = requests.length;
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -169,6 +191,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     }
     server.beforePage?.(n, server);
     if (!authorized(req.headers.authorization)) return send(401, { error: { code: '401', message: 'invalid or expired token' } });
+    if (opts.entityEvents && url.pathname.endsWith('/EntityEvent')) return eventPage(url, q, send);
     if (!url.pathname.endsWith('/Property')) return send(404, { error: { message: `no resource ${url.pathname}` } });
     if (opts.refuseOrderby && q.has('$orderby')) {
       log.status = 400;
@@ -182,7 +205,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     try {
       rows = records.map((r) => inSpelling(r, spelling));
       const filter = q.get('$filter');
-      if (filter) rows = rows.filter(compileFilter(filter, { ...cmpOpts, known }));
+      if (filter) rows = rows.filter(compileFilter(filter, { ...cmpOpts, known, types: (f) => opts.types?.[f] }));
       const orderby = q.get('$orderby');
       if (orderby) compileOrderBy(orderby, { ...cmpOpts, known }); // checked (a 400 for an unknown field) whatever the order served
       if (orderby && server.order === 'honour') rows.sort(compileOrderBy(orderby, { ...cmpOpts, known }));
@@ -228,6 +251,52 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       return;
     }
     res.writeHead(200, headers).end(bytes);
+  }
+
+  let sequence = 100;
+  const events: Row[] = [];
+  const logEvent = (key: unknown, resource = 'Property') => {
+    sequence += events.length % 3 === 2 ? 2 : 1; // gaps are legal
+    events.push({ EntityEventSequence: sequence, ResourceName: resource, ResourceRecordKey: key });
+  };
+  /** a page of the EntityEvent log: filtered, ordered, paged by $skip nextLinks */
+  function eventPage(url: URL, q: URLSearchParams, send: (status: number, body: unknown) => void) {
+    const known = (f: string) => ['EntityEventSequence', 'ResourceName', 'ResourceRecordKey', 'ResourceRecordUrl'].includes(f);
+    try {
+      let rows = [...events];
+      const filter = q.get('$filter');
+      if (filter) rows = rows.filter(compileFilter(filter, { known }));
+      rows.sort(compileOrderBy(q.get('$orderby') ?? 'EntityEventSequence', { known }));
+      const skip = Number(q.get('$skip') ?? 0);
+      const size = Math.min(q.has('$top') ? Number(q.get('$top')) : Infinity, opts.maxPageSize ?? 100);
+      const page = rows.slice(skip, skip + size);
+      const next = new URL(url);
+      next.searchParams.set('$skip', String(skip + page.length));
+      const more = skip + page.length < rows.length && !q.has('$top');
+      send(200, { value: page, ...(more && { '@odata.nextLink': next.toString() }) });
+    } catch (err) {
+      if (err instanceof ODataSyntaxError) return send(400, { error: { code: '400', message: err.message } });
+      throw err;
+    }
+  }
+
+  let metadataRequests = 0;
+  /** the service's CSDL: the Property entity type of the fields the records carry, typed by `types` */
+  function metadata(req: IncomingMessage, res: ServerResponse) {
+    metadataRequests++;
+    if (!authorized(req.headers.authorization)) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"unauthorized"}}');
+    if (opts.metadata === false) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no $metadata"}}');
+    const eventFields = new Map([
+      ['EntityEventSequence', 'Edm.Int64'],
+      ['ResourceName', 'Edm.String'],
+      ['ResourceRecordKey', 'Edm.String'],
+      ['ResourceRecordUrl', 'Edm.String'],
+    ]);
+    const sets = {
+      Property: { key: keyField, fields: fieldTypes(records, opts.types) },
+      ...(opts.entityEvents && { EntityEvent: { key: 'EntityEventSequence', fields: eventFields } }),
+    };
+    res.writeHead(200, { 'content-type': 'application/xml' }).end(csdl(sets));
   }
 
   function quotaHeaders(): Record<string, string> {
@@ -287,6 +356,11 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     get pages() {
       return pages;
     },
+    get metadataRequests() {
+      return metadataRequests;
+    },
+    events,
+    event: (key, resource) => logEvent(key, resource),
     touch(key, fields = {}) {
       const at = records.findIndex((r) => r[keyField] === key);
       if (at < 0) throw new Error(`no record ${key}`);
@@ -298,10 +372,12 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
         opts.order === 'storage' || opts.order === 'scramble'
           ? [...records.slice(0, at), ...records.slice(at + 1), touched]
           : [...records.slice(0, at), touched, ...records.slice(at + 1)];
+      if (opts.entityEvents) logEvent(key);
       return touched;
     },
     remove(key) {
       records = records.filter((r) => r[keyField] !== key);
+      if (opts.entityEvents) logEvent(key);
     },
     revokeTokens() {
       tokens.clear();

@@ -2,10 +2,10 @@
 // read against a hostile server and prints { error, peakRssMb } as one JSON line, so a test can
 // assert on peak memory without the test runner's own heap in the figure.
 import { createApiClient } from '../../src/api/client.js';
-import { openSource } from '../../src/feeds/source.js';
+import { openSource } from '../../src/feeds/source/source.js';
 import { FeedSource } from '../../src/feeds/config-schema.js';
 import { silentLogger } from '../../src/log.js';
-import { readCsv } from '../../src/feeds/csv-reader.js';
+import { readCsv } from '../../src/feeds/csv/csv-reader.js';
 
 type Probe =
   | { kind: 'api'; url: string; timeoutMs: number; maxResponseBytes?: number }

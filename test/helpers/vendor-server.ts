@@ -23,6 +23,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { csdl, fieldTypes } from './csdl.js';
 import { compileFilter, compileOrderBy, ODataSyntaxError, type Row } from './odata-filter.js';
 
 export type VendorServerName = 'mlsgrid' | 'trestle' | 'bridge' | 'spark';
@@ -202,6 +203,10 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
       recent.push(now);
     }
     if (!authorized(req.headers.authorization)) return refuse(401, 'invalid or expired token');
+    if (url.pathname === `${r.root}/$metadata`) {
+      log.status = 200;
+      return void res.writeHead(200, { 'content-type': 'application/xml' }).end(csdl({ Property: { key: 'ListingKey', fields: fieldTypes(records) } }));
+    }
     if (url.pathname !== `${r.root}/Property`) return refuse(404, `no resource ${url.pathname}`);
     const q = url.searchParams;
     let value: Row[];

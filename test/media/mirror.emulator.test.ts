@@ -14,7 +14,7 @@ import { MediaConfig } from '../../src/media/index.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 import type { KvStore } from '../../src/state/kv-store.js';
 import { syncFeed, type SyncOptions } from '../../src/sync/index.js';
-import { formatSyncReport } from '../../src/sync/report-format.js';
+import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer } from '../helpers/feed-server.js';
 import { fakeImage, startPhotoHost, type PhotoHost } from '../helpers/photo-host.js';
@@ -66,6 +66,8 @@ function feedConfig(patch: Record<string, unknown> = {}): FeedConfig {
     source: { kind: 'csv', path: 'feed.csv' },
     mapping: { fields: Object.fromEntries([...COLUMNS, 'Images'].map((c) => [c, c])) },
     deletes: { maxFraction: 1 },
+    // the photo host of these tests listens on 127.0.0.1, an internal address: allowed here by name
+    media: { allowInternal: ['127.0.0.1'] },
     ...patch,
   });
 }
@@ -290,7 +292,7 @@ describe('media mirror', () => {
     }
   });
 
-  it('follows a redirect within the photo host and refuses one to another origin, sending it nothing', async () => {
+  it('follows a redirect to another allowed host, each hop checked, and sends credentials over plain http to nobody', async () => {
     const other = await startPhotoHost();
     try {
       other.set('/x', { kind: 'image', body: fakeImage('jpeg', 'x') });
@@ -299,19 +301,19 @@ describe('media mirror', () => {
       host.set('/r/away', { kind: 'redirect', location: other.url('/x') });
       await writeFeed([listing(1, ['/r/same', '/r/away'])]);
       const feed = feedConfig();
-      const report = await sync({ feed: { ...feed, source: { ...feed.source, mediaHeaders: { 'X-Media-Token': 'media-header-secret-55' } } } });
-      expect(report.media).toMatchObject({ downloaded: 1, failed: 1 });
-      expect(report.media?.failures[0]?.reason).toMatch(/redirect to another origin .* refused/);
-      expect(other.total()).toBe(0);
-      expect(host.seen.find((s) => s.path === '/r/target')?.headers['x-media-token']).toBe('media-header-secret-55');
+      const source = { ...feed.source, mediaHeaders: { 'X-Media-Token': 'media-header-secret-55' }, mediaHosts: ['127.0.0.1'] };
+      const report = await sync({ feed: { ...feed, source } });
+      expect(report.media).toMatchObject({ downloaded: 2, failed: 0 });
+      expect(other.count('/x')).toBe(1);
+      // the host is named, but over http: the header goes nowhere
+      expect([...host.seen, ...other.seen].map((s) => s.headers['x-media-token'])).toEqual([undefined, undefined, undefined, undefined]);
     } finally {
       await other.close();
     }
   });
 
-  it('mlsgrid: sends the access token as the User-Agent; a re-signed MediaURL of the same MediaKey is not fetched again, a new MediaModificationTimestamp is', async () => {
+  it('mlsgrid: the access token goes to no host but its media host (http://127.0.0.1 is fetched bare); a re-signed MediaURL of the same MediaKey is not fetched again, a new MediaModificationTimestamp is', async () => {
     const TOKEN = 'mlsgrid-token-abc123';
-    host.requireUserAgent = TOKEN;
     for (const p of ['/m/1', '/m/2']) host.set(p, { kind: 'image', body: fakeImage('jpeg', p) });
     const photo = (n: number, sig: string, modified: string) => ({
       MediaKey: `MK-${n}`,
@@ -333,12 +335,14 @@ describe('media mirror', () => {
         chatbot: SN,
         source: { kind: 'reso', vendor: 'mlsgrid', url: mls.url, bearerToken: TOKEN, originatingSystem: 'actris' },
         mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+        media: { allowInternal: ['127.0.0.1'] },
       });
       const key = String(mls.records[0]!.ListingKey);
       const first = await sync({ feed });
       expect(first.outcome, first.message).toBe('ok');
       expect(first.media).toMatchObject({ downloaded: 2, failed: 0 });
-      expect(host.seen.filter((r) => r.path.startsWith('/m/')).map((r) => r.headers['user-agent'])).toEqual([TOKEN, TOKEN]);
+      expect(host.seen.filter((r) => r.path.startsWith('/m/')).map((r) => r.headers['user-agent'])).toEqual([undefined, undefined]);
+      expect(JSON.stringify(host.seen)).not.toContain(TOKEN);
       const [held] = await te.listings(SN);
       expect(held?.Images).toEqual([1, 2].map((n) => `${PUBLIC}/listings/mls-photos/${sha256(fakeImage('jpeg', `/m/${n}`))}.jpg`));
 
@@ -412,6 +416,49 @@ describe('media mirror', () => {
       expect(await imagesOf('L-3')).toEqual(mirrored);
     } finally {
       await reso.close();
+    }
+  });
+});
+
+describe('photo URLs that name an internal address', () => {
+  it('are refused in every spelling and through every redirect: the internal hosts receive no request, the bucket gets nothing', async () => {
+    const inner = await startPhotoHost({ address: '127.0.0.2' });
+    // a photo host the feed allows (media.allowInternal) that redirects to the others
+    const relay = await startPhotoHost({ address: '127.0.0.3' });
+    try {
+      const secret = fakeImage('png', 'internal only');
+      for (const h of [inner, host]) h.set('/secret', { kind: 'image', body: secret });
+      const innerPort = new URL(inner.origin).port;
+      const hostPort = new URL(host.origin).port;
+      const direct = [
+        ...['127.0.0.2', '2130706434', '0177.0.0.2', '0x7f.0.0.2', '0x7f000002', '127.2', '[::ffff:127.0.0.2]', '[::ffff:7f00:2]', '[::127.0.0.2]'].map(
+          (h) => `http://${h}:${innerPort}/secret`,
+        ),
+        ...['127.0.0.1', 'localhost', '2130706433', '127.1', '0', '[::ffff:127.0.0.1]'].map((h) => `http://${h}:${hostPort}/secret`),
+      ];
+      direct.forEach((url, i) => relay.set(`/hop/${i}`, { kind: 'redirect', location: url }));
+      relay.set('/hop/twice', { kind: 'redirect', location: relay.url('/hop/0') });
+      const viaRelay = [...direct.map((_, i) => relay.url(`/hop/${i}`)), relay.url('/hop/twice')];
+      await writeFile(
+        join(dir, 'feed.csv'),
+        [[...COLUMNS, 'Images'].join(','), ...[direct, viaRelay].map((urls, i) => [...COLUMNS.map((c) => String(row(i + 1)[c] ?? '')), `"${urls.join(',')}"`].join(','))].join(
+          '\n',
+        ) + '\n',
+      );
+      const hostBefore = host.total();
+      const report = await sync({ feed: feedConfig({ media: { allowInternal: ['127.0.0.3'] } }) });
+
+      expect(report.outcome).toBe('ok');
+      expect(report.counts.created).toBe(2);
+      expect([inner.total(), host.total() - hostBefore]).toEqual([0, 0]);
+      expect(relay.total()).toBe(viaRelay.length + 1);
+      expect(await s3.keys()).toEqual([]);
+      expect(report.media).toMatchObject({ downloaded: 0, failed: direct.length + viaRelay.length });
+      for (const f of report.media!.failures) expect(f.reason, f.url).toMatch(/^refused: .* is an? \S+ address, not a public one/);
+      expect(JSON.stringify(report)).not.toContain('internal only');
+      expect(await imagesOf('MLS0001')).toBeUndefined();
+    } finally {
+      await Promise.all([inner.close(), relay.close()]);
     }
   });
 });

@@ -2,7 +2,7 @@
 // headers of photo downloads (the mlsgrid profile's User-Agent), and where its figures show up
 // (run history counts, metrics, the status page).
 import { describe, expect, it } from 'vitest';
-import { mediaHeaders } from '../../src/feeds/media-headers.js';
+import { credentialsFor, mediaCredentials } from '../../src/feeds/media-headers.js';
 import { FeedSource } from '../../src/feeds/config-schema.js';
 import { imageTypeOf } from '../../src/media/image-type.js';
 import { photoSources } from '../../src/media/photo-sources.js';
@@ -57,20 +57,27 @@ describe('photoSources', () => {
   });
 });
 
-describe('mediaHeaders', () => {
+describe('mediaCredentials', () => {
   const source = (extra: Record<string, unknown>) => FeedSource.parse({ kind: 'reso', url: 'https://api.mlsgrid.test/v2', bearerToken: 'tok-123', ...extra });
+  const sent = (url: string, extra: Record<string, unknown>) => credentialsFor(new URL(url), mediaCredentials(source(extra)));
+  const mlsgrid = { vendor: 'mlsgrid', originatingSystem: 'actris' };
 
-  it('mlsgrid: the access token is the User-Agent', () => {
-    expect(mediaHeaders(source({ vendor: 'mlsgrid', originatingSystem: 'actris' }))).toEqual({ 'user-agent': 'tok-123' });
+  it("mlsgrid: the access token is the User-Agent, over https to the profile's media host only", () => {
+    expect(sent('https://media.mlsgrid.com/token=abc/1.jpg', mlsgrid)).toEqual({ 'user-agent': 'tok-123' });
+    expect(sent('https://MEDIA.MLSGRID.COM/1.jpg', mlsgrid)).toEqual({ 'user-agent': 'tok-123' });
+    expect(sent('http://media.mlsgrid.com/1.jpg', mlsgrid)).toEqual({});
+    expect(sent('https://media.mlsgrid.com.evil.test/1.jpg', mlsgrid)).toEqual({});
+    expect(sent('https://photos.broker.test/1.jpg', mlsgrid)).toEqual({});
   });
 
-  it('configured mediaHeaders win over the profile, whatever their case; other vendors add nothing', () => {
-    expect(mediaHeaders(source({ vendor: 'mlsgrid', originatingSystem: 'actris', mediaHeaders: { 'User-Agent': 'mine', 'X-Key': 'k' } }))).toEqual({
-      'user-agent': 'mine',
-      'x-key': 'k',
-    });
-    expect(mediaHeaders(source({ vendor: 'bridge' }))).toEqual({});
-    expect(mediaHeaders(source({}))).toEqual({});
+  it('configured mediaHeaders win over the profile, whatever their case, and go to mediaHosts (https) besides the profile host', () => {
+    const extra = { ...mlsgrid, mediaHeaders: { 'User-Agent': 'mine', 'X-Key': 'k' }, mediaHosts: ['Photos.Broker.test'] };
+    expect(sent('https://photos.broker.test/1.jpg', extra)).toEqual({ 'user-agent': 'mine', 'x-key': 'k' });
+    expect(sent('https://media.mlsgrid.com/1.jpg', extra)).toEqual({ 'user-agent': 'mine', 'x-key': 'k' });
+    expect(sent('http://photos.broker.test/1.jpg', extra)).toEqual({});
+    expect(sent('https://other.test/1.jpg', extra)).toEqual({});
+    expect(mediaCredentials(source({ vendor: 'bridge' })).headers).toEqual({});
+    expect(mediaCredentials(source({})).hosts.size).toBe(0);
   });
 });
 
@@ -116,7 +123,7 @@ describe('media credentials', () => {
     const config = Config.parse({
       api: { baseUrl: 'embedded', secretKey: 'sk-1', sessionKey: 'ss-1' },
       media: { mirror: { region: 'auto', bucket: 'b', accessKeyId: 'AKIAMASKME0000000001', secretAccessKey: 'mask-me-secret-0001', publicBaseUrl: 'https://cdn.test' } },
-      feeds: [{ name: 'f', chatbot: 'SN', source: { kind: 'csv', path: 'f.csv', mediaHeaders: { 'X-Photo-Key': 'mask-me-header-0001' } } }],
+      feeds: [{ name: 'f', chatbot: 'SN', source: { kind: 'csv', path: 'f.csv', mediaHeaders: { 'X-Photo-Key': 'mask-me-header-0001' }, mediaHosts: ['photos.test'] } }],
     });
     registerSecretsIn(config);
     const text = maskSecrets('AKIAMASKME0000000001 mask-me-secret-0001 mask-me-header-0001');

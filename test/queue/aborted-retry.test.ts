@@ -1,5 +1,6 @@
 // Invariant 5 with the real listing-sync job: a sync aborted by a shutdown past its deadline reports
 // `aborted`, retryable, and the job goes back to be retried (never failed for good).
+import '../setup/needs-redis.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

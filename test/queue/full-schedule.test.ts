@@ -1,4 +1,5 @@
 // schedule.full: an incremental RESO feed's second cron, a full pull on the queue (real Redis).
+import '../setup/needs-redis.js';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { applySchedules, plannedSchedules, QUEUE_NAMES } from '../../src/queue/index.js';

@@ -1,6 +1,7 @@
 // Jobs waiting for their chatbot's lock, on the real Redis with real BullMQ workers: a release wakes
 // the next waiter (it does not sit out its delay), and waiting, for the lock or for a spent budget,
 // costs none of the job's retry attempts.
+import '../setup/needs-redis.js';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';

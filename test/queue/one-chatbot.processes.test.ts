@@ -5,6 +5,7 @@
 // each feed leaves the other's listings alone (the writers come from the config, the state is
 // loaded and committed under the lock): every listing of both feeds is there once, none was ever
 // deleted.
+import '../setup/needs-redis.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

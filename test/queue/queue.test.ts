@@ -1,5 +1,6 @@
 // The queue machinery on the real Redis with injected job definitions (no API, no feeds): schedules,
 // reruns while a run is active, retries and no-retries, history, scheduler removal.
+import '../setup/needs-redis.js';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';

@@ -4,6 +4,7 @@
 // `feedsync sync` would) holds the lock of the feed's SECOND chatbot: the worker's job must write
 // into neither chatbot while it is held (it waits, delayed), and completes once it is released,
 // each key created once in each chatbot.
+import '../setup/needs-redis.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

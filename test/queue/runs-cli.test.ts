@@ -1,6 +1,7 @@
 // `feedsync runs` as a user runs it: a foreground sync with Redis is in the history like a queued
 // one; without a redis section it says which Redis it read; an unknown feed is exit 2 with the
 // message `sync` and `feed preview` give.
+import '../setup/needs-redis.js';
 import { randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

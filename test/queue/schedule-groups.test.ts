@@ -1,6 +1,7 @@
 // Feeds due together that share a chatbot get one scheduler (src/queue/schedules.ts): which feeds
 // group, the schedulers' ids and job data, full pulls, and applySchedules moving a deployment from
 // one scheduler per feed to the groups (real Redis).
+import '../setup/needs-redis.js';
 import { describe, expect, it } from 'vitest';
 import { listingSync, ListingSyncPayload } from '../../jobs/listing-sync.js';
 import { silentLogger } from '../../src/log.js';
@@ -16,14 +17,15 @@ interface F {
   cron: string;
   tz?: string;
   full?: string;
+  reconcile?: string;
 }
 
 function config(feeds: F[]) {
   const yaml = feeds
     .map((f) => {
       const to = typeof f.to === 'string' ? `    chatbot: ${f.to}\n` : `    chatbots: [${f.to.map((sn) => `{ serialNumber: ${sn} }`).join(', ')}]\n`;
-      const source = f.full ? `{ kind: reso, url: "https://mls.test/odata", incremental: true }` : `{ kind: csv, path: feeds/${f.name}.csv }`;
-      const schedule = `{ cron: "${f.cron}"${f.tz ? `, tz: ${f.tz}` : ''}${f.full ? `, full: "${f.full}"` : ''} }`;
+      const source = f.full || f.reconcile ? `{ kind: reso, url: "https://mls.test/odata", incremental: true }` : `{ kind: csv, path: feeds/${f.name}.csv }`;
+      const schedule = `{ cron: "${f.cron}"${f.tz ? `, tz: ${f.tz}` : ''}${f.full ? `, full: "${f.full}"` : ''}${f.reconcile ? `, reconcileCron: "${f.reconcile}"` : ''} }`;
       return `  - name: ${f.name}\n${to}    source: ${source}\n    schedule: ${schedule}\n`;
     })
     .join('');
@@ -65,6 +67,18 @@ describe('sync schedulers of feeds due together', () => {
       ['sync-full:r1+r2', '0 3 * * 0', undefined, { feeds: ['r1', 'r2'], full: true }],
       ['sync-full:r3', '0 4 * * 0', undefined, { feed: 'r3', full: true }],
     ]);
+  });
+
+  it('keys-only reconciles (schedule.reconcileCron) group the same way, and their jobs ask for a reconcile', () => {
+    const feeds: F[] = [
+      { name: 'r1', to: 'SN-R', cron: '*/15 * * * *', reconcile: '15 * * * *' },
+      { name: 'r2', to: 'SN-R', cron: '*/15 * * * *', reconcile: '15 * * * *', full: '0 3 * * 0' },
+    ];
+    const all = planned(feeds);
+    expect(all).toContainEqual(['sync-reconcile:r1+r2', '15 * * * *', undefined, { feeds: ['r1', 'r2'], reconcile: true }]);
+    expect(all).toContainEqual(['sync-full:r2', '0 3 * * 0', undefined, { feed: 'r2', full: true }]);
+    expect(ListingSyncPayload.parse({ feeds: ['r1', 'r2'], reconcile: true }).reconcile).toBe(true);
+    expect(syncSchedulerOf(config(feeds).feeds).get('r1')).toBe('sync:r1+r2');
   });
 
   it("a group's job locks every chatbot its feeds write into, and records a row per feed", () => {

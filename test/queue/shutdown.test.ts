@@ -1,5 +1,6 @@
 // Shutdown with a deadline: a job still running when it passes is aborted through its AbortSignal,
 // which reaches the in-flight HTTP call, and the job goes back to be retried (not lost, not failed).
+import '../setup/needs-redis.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startWorker } from '../../src/cli/worker.js';

@@ -1,6 +1,7 @@
 // Worker processes (`node bin/feedsync.js worker`) against a test emulator and the real Redis:
 // a schedule fires a real sync; a worker SIGKILLed mid-sync has its job taken over by another after
 // the stall interval with no duplicate on the remote; two workers share ten feeds, each run once.
+import '../setup/needs-redis.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

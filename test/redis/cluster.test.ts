@@ -4,7 +4,7 @@
 // goes on through a restart of the node that holds that slot.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisBackend } from '../../src/budget/backend.js';
-import { createRedisChangeLog } from '../../src/history/redis-change-log.js';
+import { createRedisChangeLog } from '../../src/change-log/redis-change-log.js';
 import { ALL, listRuns, pausedFeeds, pauseFeeds, requestCancel, resumeFeeds } from '../../src/queue/index.js';
 import { hashTagOf } from '../../src/redis/keys.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';

@@ -3,8 +3,8 @@
 // recorder keeps a refused batch and writes it again at the end of the run, and what still cannot
 // be written is counted and said in the run's report.
 import { describe, expect, it } from 'vitest';
-import type { ChangeEntry, ChangeLog, RunEntry } from '../../src/history/change-log.js';
-import { createChangeRecorder } from '../../src/history/recorder.js';
+import type { ChangeEntry, ChangeLog, RunEntry } from '../../src/change-log/change-log.js';
+import { createChangeRecorder } from '../../src/change-log/recorder.js';
 import { silentLogger } from '../../src/log.js';
 import { createHistoryWriter, runRecord, type RunRecord } from '../../src/queue/run-records.js';
 import { until } from '../queue/helpers.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
-import { clearTokenCache, oauth2TokenSource } from '../../src/feeds/oauth2.js';
+import { clearTokenCache, oauth2TokenSource } from '../../src/feeds/reso/oauth2.js';
 import { clearSecrets, maskDeep, maskSecrets, maskText, registerSecret, registerSecretsIn } from '../../src/secrets.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 

@@ -1,5 +1,6 @@
 // Reports stay small (issue 9.5): a 100 MB bad price yields a report of a few KB, and two worker runs
 // whose reports list 100k rejected records leave Redis small (history and job return values capped).
+import '../setup/needs-redis.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';

@@ -4,6 +4,7 @@
 // failures (a 401 and a 503 whose bodies echo the request headers), config check, a worker with
 // enqueue --wait and runs --json all run as a user runs them; every output, and every Redis key and
 // value under the test's prefix, is searched for each secret.
+import '../setup/needs-redis.js';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,7 @@
 // docker-compose.yml and the Dockerfile (no Docker engine here: their shape is checked by parsing),
 // and the stack as compose runs it, without Docker: `feedsync emulator` and `feedsync worker
 // --config fixtures/compose.yaml` as processes, then the ops commands a person would type.
+import '../setup/needs-redis.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

@@ -2,6 +2,7 @@
 // the unauthenticated POST that once forced a sync (deleting 18 of 20 listings past the guard) is
 // refused — the listings are all still there. With admin access from the environment, the UI asks for
 // it and then acts. /healthz and /metrics stay open.
+import '../setup/needs-redis.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';

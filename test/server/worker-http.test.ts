@@ -1,5 +1,6 @@
 // The worker's HTTP face, with the worker started in-process and an injected sync job:
 // /healthz follows Redis, /metrics counts a finished sync, its listings and its API calls.
+import '../setup/needs-redis.js';
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';

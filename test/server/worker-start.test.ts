@@ -1,5 +1,6 @@
 // A worker that cannot start says why and exits non-zero, instead of hanging half-started (compose
 // would show it running, never healthy).
+import '../setup/needs-redis.js';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -51,7 +52,7 @@ describe('feedsync worker that cannot start', () => {
     const r = await feedsync(['worker', '--config', file]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      'feedsync: worker cannot start: Redis redis://127.0.0.1:1 does not answer within 10 s (connect ECONNREFUSED 127.0.0.1:1); check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running (transient: a rerun may succeed)\n',
+      'feedsync: worker cannot start: Redis redis://127.0.0.1:1 does not answer (waited 10 s; connect ECONNREFUSED 127.0.0.1:1); check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running (transient: a rerun may succeed)\n',
     );
   }, 60_000);
 });

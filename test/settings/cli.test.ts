@@ -1,6 +1,5 @@
 // `feedsync settings` as a user runs it: a child process against the emulator over HTTP.
-import { readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { feedsync, writeTestConfig } from './run-cli.js';
@@ -40,7 +39,7 @@ describe('feedsync settings', () => {
     expect(first.stdout).toBe('');
     expect(first.stderr).toMatch(/SN-OAK\s+pushed/);
     expect(first.stderr).toMatch(/settings: 1 pushed, 0 unchanged, 0 invalid, 0 failed in \d+ ms/);
-    const state = JSON.parse(await readFile(join(dir, '.feedsync', 'state.json'), 'utf8'));
+    const state = JSON.parse((await feedsync(['state', 'export', '--config', config])).stdout);
     expect(Object.keys(state['settings-hash'])).toEqual(['SN-OAK']);
     const second = await feedsync(['settings', '--config', config, '--chatbot', 'SN-OAK', '--json']);
     expect(JSON.parse(second.stdout).chatbots[0].status).toBe('unchanged');

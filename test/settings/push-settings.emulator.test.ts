@@ -1,4 +1,5 @@
 // Settings push against the emulator over HTTP: what it applies, what it counts, what is skipped.
+import '../setup/needs-redis.js';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,6 @@
-// The preflight of `npm test`: without Redis the suite stops at once with one line saying how to
-// start it, instead of minutes of ioredis reconnect errors.
+// The preflight of the tests: without Redis a file that needs it fails at once, in one line saying
+// how to start it (instead of minutes of ioredis reconnect errors); a file that does not need it runs.
+import './needs-redis.js';
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
@@ -18,20 +19,22 @@ async function closedPort(): Promise<number> {
 }
 
 describe('test preflight', () => {
-  it('fails in one line naming the URL and how to start Redis when nothing answers', async () => {
+  it('with no Redis answering, a file that needs Redis fails in one line naming the URL and how to start one, and a file that does not passes', async () => {
     const port = await closedPort();
-    const script = "import('./test/setup/preflight.ts').then((m) => m.default())";
-    const err = await run(process.execPath, ['--import', 'tsx', '-e', script], {
-      env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}` },
+    const out = await run(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--config', 'test/setup/fixtures/vitest.config.ts'], {
+      env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}`, NO_COLOR: '1', CI: '1' },
     }).then(
       () => undefined,
-      (e: { code: number; stderr: string }) => e,
+      (e: { code: number; stdout: string; stderr: string }) => e,
     );
-    expect(err?.code).toBe(1);
-    const lines = err!.stderr.split('\n').filter((l) => l.trim());
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(`feedsync tests need Redis at redis://127.0.0.1:${port}`);
+    expect(out?.code).toBe(1);
+    const text = `${out!.stdout}\n${out!.stderr}`;
+    const lines = text.split('\n').filter((l) => l.includes('this test file needs Redis'));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines[0]).toContain(`this test file needs Redis at redis://127.0.0.1:${port} (connect ECONNREFUSED`);
     expect(lines[0]).toContain('redis-server --daemonize yes');
+    expect(text).toMatch(/Test Files\s+1 failed \| 1 passed/);
+    expect(text).toMatch(/Tests\s+1 passed/);
   });
 
   it('passes when Redis answers', async () => {

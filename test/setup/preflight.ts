@@ -1,21 +1,33 @@
-// vitest globalSetup: the suite needs Redis (queues, run history, state). Without it every Redis
-// test would sit through ioredis reconnects until its timeout; say so once, in one line, and stop.
-// Without a Chromium the browser tests are skipped: say that once too, with how to run them.
+// vitest globalSetup: asks Redis once whether it answers and hands the answer to the test files
+// (vitest's provide/inject); only a file that uses Redis acts on it, by importing needs-redis.ts,
+// which fails that file in one line saying how to start Redis, instead of minutes of ioredis
+// reconnects. Files that never touch Redis run without one. Without a Chromium the browser tests
+// are skipped: said here once, with how to run them.
 import { Socket } from 'node:net';
+import type { TestProject } from 'vitest/node';
 import { browserPlan } from '../browser/find-chromium.js';
+import { maskUrl } from '../../src/secrets.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** '' when the test Redis answers, else the one line a file that needs Redis fails with */
+    redisProblem: string;
+  }
+}
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const HOW = 'start one with `redis-server --daemonize yes` or `docker run -d -p 6379:6379 redis:7-alpine`, or set REDIS_URL';
 
-export default async function preflight(): Promise<void> {
+export default async function preflight(project: TestProject): Promise<void> {
   const problem = await pingRedis(REDIS_URL, 2000);
-  if (problem === undefined) {
-    const { skipped } = browserPlan();
-    if (skipped) process.stderr.write(`\nfeedsync: ${skipped}\n\n`);
-    return;
-  }
-  process.stderr.write(`\nfeedsync tests need Redis at ${redactUrl(REDIS_URL)} (${problem}): ${HOW}.\n\n`);
-  process.exit(1);
+  project.provide('redisProblem', problem === undefined ? '' : redisNeeded(REDIS_URL, problem));
+  const { skipped } = browserPlan();
+  if (skipped) process.stderr.write(`\nfeedsync: ${skipped}\n\n`);
+}
+
+/** The one line a test file that needs Redis fails with when Redis does not answer. */
+export function redisNeeded(url: string, problem: string): string {
+  return `this test file needs Redis at ${maskUrl(url)} (${problem}): ${HOW}`;
 }
 
 /** undefined when Redis answers PING within `ms`, else what went wrong. */
@@ -41,8 +53,4 @@ export function pingRedis(url: string, ms: number): Promise<string | undefined> 
     });
     socket.connect(port, host, () => socket.write('PING\r\n'));
   });
-}
-
-function redactUrl(url: string): string {
-  return url.replace(/\/\/([^@/]*)@/, '//***@');
 }

@@ -2,11 +2,12 @@
 // Redis lock when Redis holds the state, a lock file otherwise — and waits behind a run that holds
 // it (here: up to the feed's deadline, then it reports the feed failed and writes nothing).
 // Invariant 7: --json prints exactly one document, a config error included.
+import '../setup/needs-redis.js';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/queue/target-lock.js';
+import { acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
 import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
 import { csv, homesConfigYaml, rows, SN, useEmulatorSync } from './helpers/feed.js';

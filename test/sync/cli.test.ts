@@ -1,6 +1,6 @@
 // `feedsync sync` as a user runs it: a child process against the emulator over HTTP, the config and
-// the CSV feed in a temp dir, state in .feedsync/state.json beside the config.
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+// the CSV feed in a temp dir, state in .feedsync/state.lmdb beside the config.
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
@@ -21,8 +21,8 @@ describe('feedsync sync', () => {
     expect(run.code).toBe(0);
     const { reports } = JSON.parse(run.stdout);
     expect(reports).toHaveLength(1);
-    expect(reports[0]).toMatchObject({ feed: 'homes', outcome: 'ok', counts: { created: 12 }, stateLocation: join(sync.env().dir, '.feedsync', 'state.json') });
-    const state = JSON.parse(await readFile(join(sync.env().dir, '.feedsync', 'state.json'), 'utf8'));
+    expect(reports[0]).toMatchObject({ feed: 'homes', outcome: 'ok', counts: { created: 12 }, stateLocation: join(sync.env().dir, '.feedsync', 'state.lmdb') });
+    const state = JSON.parse((await feedsync(['state', 'export', '--config', config])).stdout);
     expect(Object.keys(state['fp:homes'])).toHaveLength(12);
     expect((await sync.te().listings(SN)).length).toBe(12);
   });

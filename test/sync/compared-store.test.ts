@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ComparedStore } from '../../src/sync/compared-store.js';
+import { ComparedStore } from '../../src/sync/remote/compared-store.js';
 
 /** a page's compared JSONs as RemoteRows keep them ('' is "none") */
 function page(rows: readonly string[]) {

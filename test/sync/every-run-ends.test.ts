@@ -2,7 +2,7 @@
 // server that lies about VirtualCount, never ends or ignores PageNumber; a run past its deadline.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/client.js';
-import { fetchRemote } from '../../src/sync/remote.js';
+import { fetchRemote } from '../../src/sync/remote/remote.js';
 import { ApiConfig } from '../../src/config/schema.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startListServer, type ListServer } from '../helpers/list-server.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { fingerprintListing } from '../../src/listing/fingerprint.js';
 import { silentLogger } from '../../src/log.js';
-import type { ExecuteDeps } from '../../src/sync/execute.js';
+import type { ExecuteDeps } from '../../src/sync/write/execute.js';
 import { executePlan } from './helpers/whole-plan.js';
-import type { PlannedDelete } from '../../src/sync/plan-types.js';
+import type { PlannedDelete } from '../../src/sync/plan/plan-types.js';
 import { createFakeApi } from './helpers/fake-api.js';
 import { listing } from './helpers/listings.js';
 

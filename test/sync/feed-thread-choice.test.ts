@@ -1,7 +1,7 @@
 // When a feed is read by a thread of its own (sync-run.ts, mostlyMapped): only when most of its
 // records will be mapped, judged by its lanes' stored record stamps against the listings they wrote.
 import { describe, expect, it } from 'vitest';
-import { mostlyMapped } from '../../src/sync/sync-run.js';
+import { mostlyMapped } from '../../src/sync/run/sync-run.js';
 
 describe('mostlyMapped', () => {
   it('a first sync (nothing written yet) maps every record', () => {

@@ -14,7 +14,7 @@ import { openFeed, type FeedItem } from '../../src/feeds/index.js';
 import { silentLogger } from '../../src/log.js';
 import { compileMapping } from '../../src/mapping/index.js';
 import { MappingConfig } from '../../src/mapping/config-schema.js';
-import { idleFeedWorkers, openFeedThread, ThreadRecord } from '../../src/sync/feed-thread.js';
+import { idleFeedWorkers, openFeedThread, ThreadRecord } from '../../src/sync/read/feed-thread.js';
 import { collectUntilError } from '../feeds/helpers.js';
 
 let dir: string;

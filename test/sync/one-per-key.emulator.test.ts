@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
-import { requests, row, rows, SN, type SyncEnv, total, useEmulatorSync } from './helpers/feed.js';
+import { row, rows, SN, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -14,11 +14,7 @@ const emulator = useEmulatorSync((t, e) => {
   env = e;
 });
 
-const writes = async () => ({
-  create: total(await requests(te, 'RealEstateCreate')),
-  update: total(await requests(te, 'RealEstateUpdate')),
-  delete: total(await requests(te, 'RealEstateDelete')),
-});
+const writes = () => writeCounts(te);
 const copiesOf = async (key: string) => (await te.listings(SN)).filter((l) => l.MLSNumber === key);
 
 describe('a key the feed repeats', () => {

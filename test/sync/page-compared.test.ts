@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { COMPARED_FIELDS } from '../../src/listing/canonical.js';
 import { toListItem } from '../../src/emulator/list-item.js';
 import type { ListItem } from '../../src/listing/schema.js';
-import { ComparedStore } from '../../src/sync/compared-store.js';
-import { comparedOfPageRow, decodePage } from '../../src/sync/page-decode.js';
-import type { RemoteRows, RowOptions } from '../../src/sync/remote-rows.js';
+import { ComparedStore } from '../../src/sync/remote/compared-store.js';
+import { comparedOfPageRow, decodePage } from '../../src/sync/remote/page-decode.js';
+import type { RemoteRows, RowOptions } from '../../src/sync/remote/remote-rows.js';
 import { listing } from './helpers/listings.js';
 
 const envelope = (List: ListItem[], VirtualCount: number) => JSON.stringify({ Data: { List, VirtualCount }, Version: '1.0', Success: true, Code: 200, Message: null });

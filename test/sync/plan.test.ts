@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fingerprintListing } from '../../src/listing/fingerprint.js';
 import { planSync } from './helpers/whole-plan.js';
-import type { PlanOptions } from '../../src/sync/plan-types.js';
+import type { PlanOptions } from '../../src/sync/plan/plan-types.js';
 import { desiredSide, listing, listItem, remoteSide } from './helpers/listings.js';
 
 const opts = (patch: Partial<PlanOptions> = {}): PlanOptions => ({
@@ -83,14 +83,14 @@ describe('planSync', () => {
     expect(plan.otherFeeds).toBe(1);
   });
 
-  it('in an incremental feed deletes only the keys marked removed or skipped', () => {
+  it('in an incremental feed deletes only the keys marked removed or off-market', () => {
     const a = listing('A');
     const plan = planSync(
       desiredSide([a], {
         mode: 'incremental',
         goneKeys: new Map([
           ['R', 'removed'],
-          ['S', 'skipped'],
+          ['S', 'off-market'],
         ]),
       }),
       remoteSide([listItem(1, a), listItem(2, listing('R')), listItem(3, listing('S')), listItem(4, listing('T'))]),
@@ -98,7 +98,7 @@ describe('planSync', () => {
     );
     expect(plan.deletes.map((d) => [d.key, d.reason])).toEqual([
       ['R', 'removed'],
-      ['S', 'skipped'],
+      ['S', 'off-market'],
     ]);
   });
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { FeedConfig } from '../../src/config/schema.js';
 import type { SyncReport } from '../../src/sync/index.js';
-import { formatSyncReport } from '../../src/sync/report-format.js';
+import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer } from '../helpers/feed-server.js';
 import { startResoServer } from '../helpers/reso-server.js';

@@ -1,4 +1,4 @@
-// Record stamps (src/sync/record-stamp.ts): a rerun does not map a record whose stamp shows it in
+// Record stamps (src/sync/plan/record-stamp.ts): a rerun does not map a record whose stamp shows it in
 // step since the last run, and the shortcut never hides a write the full rule would make. Each case
 // runs the same feed twice more: once with the stamps stored, once with them removed (the full
 // rule), against the same chatbot state, and both must write the same. Over HTTP to the emulator.
@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { FeedConfig } from '../../src/config/schema.js';
-import { fingerprintNamespace, stampNamespace } from '../../src/sync/state.js';
+import { fingerprintNamespace, stampNamespace } from '../../src/sync/settle/state.js';
 import { requests, row, rows, SN, total, useEmulatorSync, type Row } from './helpers/feed.js';
 
 const sync = useEmulatorSync();

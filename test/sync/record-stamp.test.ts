@@ -5,7 +5,7 @@ import { hash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fingerprintBytes } from '../../src/listing/fingerprint.js';
-import { recordText, stampOf } from '../../src/sync/record-stamp.js';
+import { recordText, stampOf } from '../../src/sync/plan/record-stamp.js';
 
 function reference(seed: string, text: string, comparedHash: Uint8Array, fingerprint: string): string {
   const fp = fingerprintBytes(fingerprint);

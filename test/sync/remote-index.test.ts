@@ -5,10 +5,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalFromListing, canonicalFromListItem, diffCanonical } from '../../src/listing/canonical.js';
 import { comparedOf, comparedOfListItem, comparedChanges, KEPT_CHARS, fingerprintListing, fingerprintV1, listingHashes } from '../../src/listing/fingerprint.js';
-import { RemoteIndex } from '../../src/sync/remote-index.js';
-import { describeChange } from '../../src/sync/changes.js';
-import { toRemote } from '../../src/sync/remote.js';
-import { stampOf } from '../../src/sync/record-stamp.js';
+import { RemoteIndex } from '../../src/sync/remote/remote-index.js';
+import { describeChange } from '../../src/sync/report/changes.js';
+import { toRemote } from '../../src/sync/remote/remote.js';
+import { stampOf } from '../../src/sync/plan/record-stamp.js';
 import { listing, listItem } from './helpers/listings.js';
 
 const keys = fc.constantFrom('A', 'B', 'C', ' D ', '', 'E');

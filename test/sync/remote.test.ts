@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fetchRemote } from '../../src/sync/remote.js';
+import { fetchRemote } from '../../src/sync/remote/remote.js';
 import { createFakeApi } from './helpers/fake-api.js';
 import { listing } from './helpers/listings.js';
 

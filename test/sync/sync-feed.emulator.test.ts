@@ -7,9 +7,9 @@ import type { ChatbotApi } from '../../src/api/types.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startHostile, type HostileServer } from '../helpers/hostile-server.js';
-import { requests, row, rows, SN, total, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
-import { formatSyncReport } from '../../src/sync/report-format.js';
-import type { ListingChange } from '../../src/sync/changes.js';
+import { requests, row, rows, SN, total, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
+import { formatSyncReport } from '../../src/sync/report/report-format.js';
+import type { ListingChange } from '../../src/sync/report/changes.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -19,11 +19,7 @@ useEmulatorSync((t, e) => {
 });
 
 const mlsNumbers = async () => (await te.listings(SN)).map((l) => l.MLSNumber).sort();
-const writes = async () => ({
-  create: total(await requests(te, 'RealEstateCreate')),
-  update: total(await requests(te, 'RealEstateUpdate')),
-  delete: total(await requests(te, 'RealEstateDelete')),
-});
+const writes = () => writeCounts(te);
 
 describe('syncFeed against the emulator', () => {
   it('creates every valid listing on the first sync and reports the rejected record with its line', async () => {

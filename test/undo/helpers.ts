@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withRuntime } from '../../src/cli/with-runtime.js';
 import { loadConfig } from '../../src/config/load.js';
-import type { StoredListing } from '../../src/emulator/state.js';
+import type { StoredListing } from '../../src/emulator/chatbot-listings.js';
 import { runLanes, type FeedRunReport } from '../../src/runs/run-lanes.js';
 import { lanesOf, type SyncOptions } from '../../src/sync/index.js';
 import { undoRun, type UndoOptions, type UndoReport } from '../../src/undo/index.js';

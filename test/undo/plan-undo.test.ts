@@ -1,9 +1,9 @@
 // planUndo: what undoing a run takes, from its changes, the later runs' writes and the service now.
 import { describe, expect, it } from 'vitest';
-import type { ChangeEntry } from '../../src/history/change-log.js';
+import type { ChangeEntry } from '../../src/change-log/change-log.js';
 import { keptOfListing } from '../../src/listing/fingerprint.js';
 import { packListing } from '../../src/listing/whole.js';
-import type { ListingChange } from '../../src/sync/changes.js';
+import type { ListingChange } from '../../src/sync/report/changes.js';
 import { planUndo, type CurrentCopy } from '../../src/undo/plan-undo.js';
 import { sampleListing } from '../helpers/emulator.js';
 

@@ -3,6 +3,7 @@
 // to byte-equal listings (IDs aside), and a rerun of the good feed then writes nothing; conflicts
 // (a later run, a change on the service) are named and left alone unless forced; an undo is undone;
 // a run whose whole listings were not kept is refused unless forced.
+import '../setup/needs-redis.js';
 import { rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

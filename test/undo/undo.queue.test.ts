@@ -1,6 +1,7 @@
 // `feedsync enqueue undo RUN --wait`: the undo runs on a worker (its own queue, the chatbot's sync
 // lock), goes into run history, and puts the chatbot back. Without a login configured for the UI,
 // the status page's run shows the undo commands and refuses the action.
+import '../setup/needs-redis.js';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startWorker, type RunningWorker } from '../../src/cli/worker.js';

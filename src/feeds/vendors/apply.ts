@@ -1,6 +1,5 @@
 // A vendor profile applied to a `source` of config: its defaults under the user's keys (before the
 // schema fills its own defaults), then its rules checked on the parsed source. Pure.
-import type { ResoSource } from '../config-schema.js';
 import { filterFields } from './filter-fields.js';
 import { VENDOR_NAMES, type VendorName } from './profile.js';
 import { VENDORS } from './registry.js';
@@ -25,8 +24,20 @@ export interface VendorIssue {
   message: string;
 }
 
+/** What checkVendorRules reads of a parsed RESO source (config-schema.ts's ResoSource, which composes these rules). */
+export interface VendorRuleInput {
+  vendor: VendorName;
+  url?: string | undefined;
+  path?: string | undefined;
+  originatingSystem?: string | undefined;
+  filter?: string | undefined;
+  paging: 'keyset' | 'nextLink';
+  expandMedia: boolean;
+  maxPageSize?: number | undefined;
+}
+
 /** What the source asks that its vendor refuses (or that no server can be asked), as config errors. */
-export function checkVendorRules(s: ResoSource): VendorIssue[] {
+export function checkVendorRules(s: VendorRuleInput): VendorIssue[] {
   const issues: VendorIssue[] = [];
   const p = VENDORS[s.vendor];
   if (s.url) {

@@ -1,7 +1,7 @@
 // One line saying what a RESO source will send, by its vendor profile and its own keys:
 // "vendor mlsgrid (MLS Grid API 2.0): paging nextLink, no $orderby, $top 1000 a page, …". Pure.
 import type { ResoSource } from '../config-schema.js';
-import { pageSize } from '../reso-query.js';
+import { pageSize } from '../reso/reso-query.js';
 import { VENDORS } from './registry.js';
 
 export function describeVendor(s: ResoSource): string {

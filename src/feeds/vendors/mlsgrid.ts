@@ -22,8 +22,12 @@ export const mlsgrid: VendorProfile = {
   fullFilter: 'MlgCanView eq true',
   since: 'gt',
   maxOrTerms: 5,
+  // ListingKey is not among the searchable fields: a feed keyed by it is confirmed through ListingId
+  confirmBy: 'ListingId',
   // "requests to download the expanded media using the provided Media URL MUST include a HTTP User-Agent
   // header [whose] value MUST be the Oauth 2 access token" (from 1 June 2026: Changes to MLS Grid Media Access)
   mediaUserAgent: 'accessToken',
+  // the host of the MediaURLs MLS Grid's records carry (https://media.mlsgrid.com/token=…/…); the token goes nowhere else
+  mediaHosts: ['media.mlsgrid.com'],
   sources: ['https://docs.mlsgrid.com/api-documentation/api-version-2.0', 'https://docs.mlsgrid.com/', 'https://docs.mlsgrid.com/releases/changes-to-mls-grid-media-access'],
 };

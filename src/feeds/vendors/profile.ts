@@ -1,7 +1,7 @@
 // What a RESO vendor requires of a client, as plain data (docs/vendors.md cites the vendor's own
 // documentation for every value). The reader and the query builder consult it; config applies its
 // `defaults` under the user's own keys (any key can still be overridden), and checks its rules.
-import type { SourceLimits } from '../config-schema.js';
+import type { SourceLimits } from '../source-limits.js';
 
 export const VENDOR_NAMES = ['reso', 'mlsgrid', 'trestle', 'bridge', 'spark'] as const;
 export type VendorName = (typeof VENDOR_NAMES)[number];
@@ -40,6 +40,12 @@ export interface VendorProfile {
   since: 'gt' | 'ge';
   /** minutes the mark is moved back before an incremental pull asks from it (server-side caching) */
   sinceLagMinutes?: number;
+  /**
+   * The searchable field a record is asked for by when the listing key's own field is not searchable
+   * (MLS Grid: ListingKey is not, ListingId is): the confirmation then finds the keys in a keys-only
+   * read (`$select` of the key field and this one) and asks for the records still there by this field.
+   */
+  confirmBy?: string;
   /** most `or` terms one `$filter` may hold (a confirm query that asks for keys); undefined: no documented limit */
   maxOrTerms?: number;
   /**
@@ -47,6 +53,8 @@ export interface VendorProfile {
    * User-Agent; a configured source.mediaHeaders User-Agent still wins.
    */
   mediaUserAgent?: 'accessToken';
+  /** the vendor's media hosts: the only hosts (over https) its photo credentials are sent to */
+  mediaHosts?: readonly string[];
   /** documentation the rules come from */
   sources: readonly string[];
 }

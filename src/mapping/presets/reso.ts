@@ -30,7 +30,8 @@
 // ParkingSpots defaults to 0 and DaysOnMarket to 0 when the record has none (both are required).
 // Real MLS data carries junk there (DaysOnMarket 72,725, GarageSpaces 510864656077.79, LotSizeArea
 // 3e15 on the RESO reference server): DaysOnMarket, ParkingSpots and LotArea take `onInvalid:
-// default`, so such a value becomes 0, counted in the report, rather than costing the listing.
+// default`, so such a value gives way to the rule's next usable source (LotSizeSquareFeet,
+// CumulativeDaysOnMarket), else to 0, counted in the report, rather than costing the listing.
 // ParkingTotal and GarageSpaces are decimals in RESO (2.5 happens): floored to whole spaces.
 // DaysOnMarket grows every day: it is ignored for change detection unless the feed sets `ignore`.
 import { definePreset } from './define.js';
@@ -43,17 +44,14 @@ export const RESO_STATUS_MAP = {
   Closed: 'Sold',
 } as const;
 
-export const RESO_OFF_MARKET = ['Expired', 'Withdrawn', 'Canceled', 'Cancelled', 'Delete', 'Incomplete', 'Hold'];
+const RESO_OFF_MARKET = ['Expired', 'Withdrawn', 'Canceled', 'Cancelled', 'Delete', 'Incomplete', 'Hold'];
 
-export const RESO_LEASE_TYPES = { 'Residential Lease': 'for_rent', 'Commercial Lease': 'for_rent', '*': 'for_sale' } as const;
+const RESO_LEASE_TYPES = { 'Residential Lease': 'for_rent', 'Commercial Lease': 'for_rent', '*': 'for_sale' } as const;
 
 /** LivingAreaUnits → AreaUnit: an area in acres is converted, so it is stated in square feet. */
-export const RESO_AREA_UNIT_MAP = { 'Square Feet': 'Square Feet', 'Square Meters': 'Square Meters', Acres: 'Square Feet' } as const;
+const RESO_AREA_UNIT_MAP = { 'Square Feet': 'Square Feet', 'Square Meters': 'Square Meters', Acres: 'Square Feet' } as const;
 
-export const RESO_PHOTO_MEDIA: Record<string, string | string[]>[] = [
-  { MediaCategory: 'Photo' },
-  { MediaCategory: '', MediaType: ['image/*', 'jpeg', 'jpg', 'png', 'gif', 'webp'] },
-];
+const RESO_PHOTO_MEDIA: Record<string, string | string[]>[] = [{ MediaCategory: 'Photo' }, { MediaCategory: '', MediaType: ['image/*', 'jpeg', 'jpg', 'png', 'gif', 'webp'] }];
 
 export const resoPreset = definePreset({
   fields: {

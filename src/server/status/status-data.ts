@@ -6,10 +6,10 @@ import type { FeedConfig } from '../../config/schema.js';
 import { loadAlertState } from '../../alerts/index.js';
 import { excerpt } from '../../errors.js';
 import { boundReport } from '../../queue/report-size.js';
-import type { ChangeLog, RunEntry } from '../../history/change-log.js';
+import type { ChangeLog, RunEntry } from '../../change-log/change-log.js';
 import { feedsOfSyncJob, syncSchedulerOf, type Queues } from '../../queue/index.js';
 import type { KvStore } from '../../state/kv-store.js';
-import { lanesOf } from '../../sync/lanes.js';
+import { lanesOf } from '../../sync/read/lanes.js';
 import type { UndoReport } from '../../undo/report.js';
 
 export interface StatusDeps {
@@ -38,7 +38,7 @@ export interface StatusDeps {
 /** A row of the page: a feed into its chatbot, or one chatbot of a routed feed. */
 export interface FeedStatus {
   feed: string;
-  /** the row's name (sync/lanes.ts, the lane's id): the feed's, or `feed>serialNumber` of a routed feed */
+  /** the row's name (sync/read/lanes.ts, the lane's id): the feed's, or `feed>serialNumber` of a routed feed */
   lane: string;
   chatbot: string;
   /** newest first, real runs only */

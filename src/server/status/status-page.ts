@@ -1,15 +1,15 @@
 // The status page and a run's page, rendered on the server (readable with JavaScript off): every
 // feed's last run, next run, freshness and state, a chart of its last runs, links to each run's
 // changes. The pages refresh themselves every minute.
-import type { ChangeEntry, RunEntry } from '../../history/change-log.js';
-import { describeChange } from '../../sync/changes.js';
+import type { ChangeEntry, RunEntry } from '../../change-log/change-log.js';
+import { describeChange } from '../../sync/report/changes.js';
 import { formatUndoReport, type UndoReport } from '../../undo/report.js';
 import { formatMs, runChart, SERIES } from './chart.js';
 import { escapeHtml as h, page } from './html.js';
 import type { FeedStatus } from './status-data.js';
 
 export const STATUS_PATH = '/status';
-export const runPath = (runId: string) => `${STATUS_PATH}/runs/${encodeURIComponent(runId)}`;
+const runPath = (runId: string) => `${STATUS_PATH}/runs/${encodeURIComponent(runId)}`;
 
 export function renderStatus(status: { at: string; staleHours: number; feeds: FeedStatus[] }): string {
   const rows = status.feeds.map((f) => {

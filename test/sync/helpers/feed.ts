@@ -9,7 +9,7 @@ import { silentLogger } from '../../../src/log.js';
 import { createMemoryStore } from '../../../src/state/memory-store.js';
 import type { KvStore } from '../../../src/state/kv-store.js';
 import { syncFeed, type SyncDeps, type SyncOptions } from '../../../src/sync/index.js';
-import type { ChangeSink } from '../../../src/sync/changes.js';
+import type { ChangeSink } from '../../../src/sync/report/changes.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../../helpers/emulator.js';
 
@@ -133,6 +133,13 @@ export async function requests(te: TestEmulator, endpoint: 'RealEstateCreate' | 
 }
 
 export const total = (byStatus: Record<string, number>) => Object.values(byStatus).reduce((a, b) => a + b, 0);
+
+/** The write requests the emulator has answered so far, any status: a run that writes nothing leaves them as they were. */
+export const writeCounts = async (te: TestEmulator) => ({
+  create: total(await requests(te, 'RealEstateCreate')),
+  update: total(await requests(te, 'RealEstateUpdate')),
+  delete: total(await requests(te, 'RealEstateDelete')),
+});
 
 /** The `api:` lines of a test config against `url` (the test emulator's keys unless given). */
 export function apiYaml(url: string, keys = { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }): string[] {

@@ -1,9 +1,9 @@
 // Listings, list items and feed/remote sides for unit tests of the sync.
 import { toListItem } from '../../../src/emulator/list-item.js';
 import type { ListingCreate, ListItem } from '../../../src/listing/schema.js';
-import type { DesiredSide, RemoteSide } from '../../../src/sync/plan-types.js';
-import { RemoteIndex } from '../../../src/sync/remote-index.js';
-import { toRemote } from '../../../src/sync/remote.js';
+import type { DesiredSide, RemoteSide } from '../../../src/sync/plan/plan-types.js';
+import { RemoteIndex } from '../../../src/sync/remote/remote-index.js';
+import { toRemote } from '../../../src/sync/remote/remote.js';
 
 export function listing(mls: string, patch: Partial<ListingCreate> = {}): ListingCreate {
   return {

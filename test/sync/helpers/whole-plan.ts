@@ -1,9 +1,9 @@
 // A whole feed planned and executed in memory, from the steps the sync streams (plan.ts's
 // planListing and planDeletes, execute.ts's executor): the unit tests state a plan's rules on a
 // handful of listings at once. The sync itself never holds a plan whole (lane-plan.ts).
-import { createExecutor, deleteJobs, writeJobs, type ExecuteDeps, type ExecutionResult } from '../../../src/sync/execute.js';
-import { planDeletes, planListing } from '../../../src/sync/plan.js';
-import type { DesiredSide, DuplicateGroup, KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate, PlanOptions, RemoteSide } from '../../../src/sync/plan-types.js';
+import { createExecutor, deleteJobs, writeJobs, type ExecuteDeps, type ExecutionResult } from '../../../src/sync/write/execute.js';
+import { planDeletes, planListing } from '../../../src/sync/plan/plan.js';
+import type { DesiredSide, DuplicateGroup, KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate, PlanOptions, RemoteSide } from '../../../src/sync/plan/plan-types.js';
 
 export interface SyncPlan {
   keyBy: KeyBy;

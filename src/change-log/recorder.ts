@@ -1,0 +1,172 @@
+// Feeds a change log from a running sync: the sync calls the sink for each change (synchronously),
+// the recorder buffers them and appends in batches, at most maxPerRun changes and maxBytesPerRun
+// bytes a run (the rest are counted). A value longer than VALUE_CHARS is kept as an excerpt, its
+// sha1 and its length (boundChange): enough to show and detect a change, never the 20,000
+// characters of a description twice. Whole listings (undo) are bounded where they are read back
+// (capture-before.ts) and counted here. A failing change log never fails the sync: the error is
+// logged and the run record says so.
+import { createHash } from 'node:crypto';
+import type { Logger } from '../log.js';
+import type { CanonicalValue, FieldChange } from '../listing/canonical.js';
+import type { ChangeSink, ListingChange } from '../sync/report/changes.js';
+import { EXCERPT_CHARS, VALUE_CHARS, type ChangeEntry, type ChangeLog, type RunEntry } from './change-log.js';
+
+const BATCH = 500;
+
+export interface RunMeta {
+  runId: string;
+  jobId?: string;
+  feed: string;
+  chatbot: string;
+  dryRun: boolean;
+  /** an undo run: the run it undid */
+  undoOf?: string;
+}
+
+export interface ChangeRecorder {
+  sink: ChangeSink;
+  /** what the change log could not keep of this run (after finish): for the run's report, or undefined */
+  unrecorded(): string | undefined;
+  /** flushes what is buffered and records the run */
+  finish(run: Omit<RunEntry, keyof RunMeta | 'recorded' | 'dropped' | 'wholes'>): Promise<RunEntry>;
+}
+
+export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxPerRun: number; maxBytesPerRun?: number; logger: Logger }): ChangeRecorder {
+  let buffer: ChangeEntry[] = [];
+  let recorded = 0;
+  let dropped = 0;
+  let bytes = 0;
+  const wholes = { kept: 0, bytes: 0, notKept: 0 };
+  const maxBytes = opts.maxBytesPerRun ?? Infinity;
+  let failed: string | undefined;
+  let pending: Promise<void> = Promise.resolve();
+  // batches the change log refused (Redis away, a failover): kept, and written again at the end
+  let unwritten: ChangeEntry[][] = [];
+  let lost = 0;
+  let runNotRecorded = false;
+
+  const flush = () => {
+    const batch = buffer;
+    buffer = [];
+    if (!batch.length) return;
+    pending = pending.then(() =>
+      log.append(batch).catch((err: Error) => {
+        failed ??= err.message;
+        unwritten.push(batch);
+        opts.logger.warn(
+          { err: err.message, changeLog: log.location, kept: batch.length },
+          'the change log could not be written; the changes are kept and written again at the end of the run',
+        );
+      }),
+    );
+  };
+
+  return {
+    sink(raw) {
+      const change = boundChange(raw);
+      const before = 'before' in change ? change.before : undefined;
+      if ('beforeMissing' in change && change.beforeMissing) wholes.notKept++;
+      // (whole listings are bounded by their own budget: only the entry's own bytes count here)
+      const size = JSON.stringify(change).length - (before?.length ?? 0);
+      if (recorded >= opts.maxPerRun || bytes + size > maxBytes) {
+        dropped++;
+        if (before) wholes.notKept++;
+        return;
+      }
+      recorded++;
+      bytes += size;
+      if (before) {
+        wholes.kept++;
+        wholes.bytes += before.length;
+      }
+      buffer.push({ runId: meta.runId, at: new Date().toISOString(), feed: meta.feed, chatbot: meta.chatbot, dryRun: meta.dryRun, change });
+      if (buffer.length >= BATCH) flush();
+    },
+    async finish(run) {
+      flush();
+      await pending;
+      lost = await writeAgain(log, unwritten, (err) => (failed = err.message));
+      unwritten = [];
+      const entry: RunEntry = {
+        ...meta,
+        ...run,
+        recorded: recorded - lost,
+        dropped,
+        ...(wholes.kept + wholes.notKept > 0 && { wholes }),
+        ...(lost > 0 && { message: [run.message, `change log incomplete: ${lost} change(s) not recorded (${failed})`].filter(Boolean).join('; ') }),
+      };
+      const saved = await log.finishRun(entry).then(
+        () => true,
+        // once more: a failover in progress is usually over after a moment
+        () =>
+          new Promise((r) => setTimeout(r, RETRY_MS))
+            .then(() => log.finishRun(entry))
+            .then(
+              () => true,
+              (err: Error) => ((failed = err.message), false),
+            ),
+      );
+      if (!saved) opts.logger.warn({ err: failed, runId: meta.runId }, 'the run could not be recorded in the change log');
+      runNotRecorded = !saved;
+      return entry;
+    },
+    unrecorded() {
+      const parts = [lost > 0 && `${lost} change(s) not recorded`, runNotRecorded && 'the run not recorded'].filter(Boolean);
+      return parts.length ? `change log incomplete: ${parts.join(', ')} (${failed})` : undefined;
+    },
+  };
+}
+
+const RETRY_MS = 1000;
+
+/** Append the kept batches again, in order; the number of changes that still could not be written. */
+async function writeAgain(log: ChangeLog, batches: ChangeEntry[][], onError: (err: Error) => void): Promise<number> {
+  let lost = 0;
+  for (const batch of batches) {
+    await log.append(batch).catch((err: Error) => {
+      onError(err);
+      lost += batch.length;
+    });
+  }
+  return lost;
+}
+
+/** A run id a person can type: the job's id and attempt, or the time of a command-line run. */
+export function newRunId(job?: { jobId: string; attempt: number }): string {
+  if (job) return `${job.jobId}.${job.attempt}`;
+  const t = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return `${t}-${Math.random().toString(36).slice(2, 6)}`;
+}
+
+/** A change with every value longer than VALUE_CHARS (as JSON) cut to an excerpt, its sha1 and length. */
+function boundChange(change: ListingChange): ListingChange {
+  if (change.op !== 'update' || !change.changes.some(isLong)) return change;
+  return { ...change, changes: change.changes.map(boundFieldChange) };
+}
+
+const tooLong = (v: CanonicalValue) => v !== undefined && (typeof v === 'number' ? false : JSON.stringify(v).length > VALUE_CHARS);
+const isLong = (c: FieldChange) => tooLong(c.old) || tooLong(c.new);
+
+function boundFieldChange(c: FieldChange): FieldChange {
+  if (!isLong(c)) return c;
+  const out: FieldChange = { ...c };
+  if (tooLong(c.old)) {
+    const cut = cutValue(c.old);
+    out.old = cut.excerpt;
+    out.cut = { ...out.cut, old: cut.of };
+  }
+  if (tooLong(c.new)) {
+    const cut = cutValue(c.new);
+    out.new = cut.excerpt;
+    out.cut = { ...out.cut, new: cut.of };
+  }
+  return out;
+}
+
+function cutValue(v: CanonicalValue): { excerpt: string; of: { sha1: string; length: number } } {
+  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  return { excerpt: `${text.slice(0, EXCERPT_CHARS)}…`, of: { sha1: createHash('sha1').update(text).digest('base64url'), length: text.length } };
+}

@@ -1,0 +1,353 @@
+// CSV feed → records keyed by the header row. Bytes in other encodings are decoded before parsing
+// (windows-1252 differs from latin1 in 0x80–0x9F: € and curly quotes). A row with the wrong number
+// of columns, or a quoting error inside one row, is a per-row error with its line (and, for the
+// former, the fields it has, so the key can be read); the parser resynchronises and the rest go on.
+// A row with the wrong column count stands alone (`standalone`) unless it looks like rows run
+// together or the file ends inside it (truncated): those may hide other records. A quote still open at the end (a truncated file) means the
+// feed cannot be read whole: FeedReadError.
+// csv-parse is the rule; a fast path (csv-scan.ts, several times faster) reads the well-formed rows
+// and hands over to csv-parse at the first row it is not sure of (test/feeds/csv-fast-path.test.ts).
+import { parse, type CsvError } from 'csv-parse';
+import iconv from 'iconv-lite';
+import { hash } from 'node:crypto';
+import { once } from 'node:events';
+import { FeedReadError, RecordParseError } from '../../errors.js';
+import { CsvScanner, fastPathReads, MAX_HELD, type Handover } from './csv-scan.js';
+import { itemsOf, type BatchedItems } from '../item-batches.js';
+import type { FeedItem } from '../types.js';
+
+export interface CsvOptions {
+  label: string;
+  delimiter: string;
+  quote: string;
+  encoding: 'utf8' | 'latin1' | 'windows-1252';
+  /** most bytes (characters, decoded from another encoding) of one row: a longer one ends the read with a FeedReadError naming its line */
+  maxRecordBytes?: number;
+  /** most columns of a row: more end the read with a FeedReadError naming its line */
+  maxColumns?: number;
+  /** told the header (trimmed, as the records' data are keyed) once it is read, before any record */
+  onHeader?: (header: readonly string[]) => void;
+}
+
+export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { fastPath?: boolean } = {}): BatchedItems<FeedItem> {
+  return itemsOf(readCsvBatches(bytes, opts, how.fastPath ?? true));
+}
+
+/**
+ * Rows are read by the fast path (csv-scan.ts) while they are well formed, by csv-parse from the first
+ * one that is not (or from the start: `fastPath: false`, the reference the fast path is tested against).
+ * Both hand their rows to the one `CsvRows`.
+ */
+async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, fastPath: boolean): AsyncIterable<FeedItem[]> {
+  const file = opts.label;
+  const rows = new CsvRows(
+    file,
+    { maxColumns: opts.maxColumns ?? CSV_LIMIT_DEFAULTS.maxColumns, maxRecordBytes: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes },
+    opts.onHeader,
+  );
+  const scanner = fastPath && fastPathReads(opts.delimiter, opts.quote) ? new CsvScanner(opts.delimiter, opts.quote, rows.row) : undefined;
+  let parser: CsvParser | undefined = scanner ? undefined : csvParser(opts, rows, 0);
+  // csv-parse reads on from where the fast path stopped, a piece at a time as the chunks came
+  async function* handOver(to: Handover | undefined): AsyncIterable<FeedItem[]> {
+    if (!to) return;
+    parser = csvParser(opts, rows, to.emptyLinesOffset);
+    if (to.lead) await write(parser, to.lead);
+    for (const piece of to.rest) {
+      yield taken();
+      await write(parser, piece);
+    }
+  }
+  // the rows read so far, or the error that ends the file (csv-parse stops at it)
+  const taken = () => {
+    if (parser?.failed) throw asFatal(parser.failed, file);
+    return rows.take();
+  };
+
+  const input = opts.encoding === 'utf8' ? bytes : decode(bytes, opts.encoding);
+  let endsInLineBreak = true;
+  for await (const chunk of input) {
+    if (chunk.length) {
+      const last = typeof chunk === 'string' ? chunk.charCodeAt(chunk.length - 1) : chunk[chunk.length - 1];
+      endsInLineBreak = last === 0x0a || last === 0x0d;
+    }
+    if (parser) await write(parser, chunk);
+    else if (scanner) yield* handOver(scanner.push(chunk));
+    yield taken();
+  }
+  if (scanner && !parser) {
+    yield* handOver(scanner.drain());
+    yield taken();
+  }
+  // The rows read at the end stay in `rows` (the last may be marked cut short); rows csv-parse reads
+  // before its end, when the fast path hands over now, do not.
+  if (scanner && !parser) {
+    yield* handOver(scanner.end());
+    if (parser) yield taken();
+  }
+  if (parser) await parser.finish();
+  yield* rows.end(endsInLineBreak, parser?.failed && asFatal(parser.failed, file));
+}
+
+const CSV_LIMIT_DEFAULTS = { maxRecordBytes: 1 << 20, maxColumns: 10_000 } as const;
+
+/** csv-parse with the reader's options, handing its rows and errors to `rows`; `emptyLinesOffset`: see Handover */
+function csvParser(opts: CsvOptions, rows: CsvRows, emptyLinesOffset: number) {
+  const parser = parse({
+    bom: true,
+    // csv-parse counts a row's characters; past the cap it reports CSV_MAX_RECORD_SIZE through on_skip
+    // and leaves the rest of its chunk unread: on_skip throws, which ends the parse with that error
+    max_record_size: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes,
+    delimiter: opts.delimiter,
+    quote: opts.quote,
+    relax_quotes: false,
+    relax_column_count: true,
+    // every line ending, mixed as they come: a file whose rows end in \n and then in a bare \r
+    // (a feed pasted together) must not read as one long row
+    record_delimiter: ['\r\n', '\n', '\r'],
+    skip_empty_lines: true,
+    skip_records_with_error: true,
+    on_record: (fields: string[], info) => {
+      rows.row(fields, info.lines, info.empty_lines - emptyLinesOffset);
+      return null;
+    },
+    on_skip: (err: CsvError | undefined) => {
+      if (err?.code === 'CSV_MAX_RECORD_SIZE') throw rows.tooLong(undefined, err);
+      if (err) rows.skip(err);
+      return undefined;
+    },
+  });
+  const state: { failed?: Error } = {};
+  parser.on('error', (err) => (state.failed = err));
+  // Nothing is pushed to the readable side (on_record returns null); keep it flowing anyway.
+  parser.resume();
+  return {
+    get failed() {
+      return state.failed;
+    },
+    write: (chunk: Buffer | string) => parser.write(chunk),
+    once: (event: 'drain') => once(parser, event),
+    finish: async () => {
+      parser.end();
+      await new Promise<void>((resolve) => {
+        if (parser.writableFinished) resolve();
+        else {
+          parser.once('finish', resolve);
+          parser.once('error', () => resolve());
+        }
+      });
+    },
+  };
+}
+
+type CsvParser = ReturnType<typeof csvParser>;
+
+async function write(parser: CsvParser, chunk: Buffer | string): Promise<void> {
+  if (!parser.write(chunk)) await parser.once('drain');
+}
+
+/** The rows of one file, from the fast path or csv-parse: header, records, per-row errors, the line each starts on. */
+class CsvRows {
+  private pending: FeedItem[] = [];
+  private header: string[] | undefined;
+  private build: (fields: string[]) => Record<string, string> = () => ({});
+  /** the header's identity, the start of every row's text (rowText) */
+  private headerId = '';
+  private index = 0;
+  // the line a record starts on: csv-parse reports the line it ends on, and counts skipped empty lines
+  private lastEnd = 0;
+  private lastEmpty = 0;
+  // csv-parse counts a CRLF inside a quoted field as two lines; `drift` takes the extra ones back out
+  private drift = 0;
+  private fatal: FeedReadError | undefined;
+
+  /**
+   * Rows longer than the fast path holds reach csv-parse, which enforces maxRecordBytes; a smaller
+   * cap is checked here, on the rows the fast path read whole.
+   */
+  private readonly checkSize: boolean;
+
+  constructor(
+    private readonly file: string,
+    private readonly caps: { maxColumns: number; maxRecordBytes: number },
+    private readonly onHeader?: (header: readonly string[]) => void,
+  ) {
+    this.checkSize = caps.maxRecordBytes < MAX_HELD;
+  }
+
+  /** a row read, with csv-parse's `lines` and `empty_lines` where it ends */
+  readonly row = (fields: string[], lines: number, emptyLines: number): void => {
+    const { file } = this;
+    const line = this.startLine(lines, emptyLines, fields);
+    if (fields.length > this.caps.maxColumns) {
+      throw new FeedReadError(
+        `line ${line} has ${fields.length} columns, more than source.maxColumns (${this.caps.maxColumns}): the file is not the feed's CSV, or raise the cap`,
+        { file, line },
+        false,
+      );
+    }
+    if (this.checkSize) {
+      let size = 0;
+      for (const f of fields) size += f.length;
+      if (size > this.caps.maxRecordBytes) throw this.tooLong(line);
+    }
+    const header = this.header;
+    if (!header) {
+      this.header = fields.map((h) => h.trim());
+      checkHeader(this.header, file);
+      this.build = recordBuilder(this.header);
+      this.headerId = headerIdentity(this.header);
+      this.onHeader?.(this.header);
+      return;
+    }
+    const position = { file, line, index: this.index++ };
+    if (fields.length !== header.length) {
+      // The fields read still name the key, so its listing is kept. The row stands alone when a
+      // line ending closed it and it is not rows run together (those have about twice the
+      // columns); the last row of a file that ends mid-row was cut short (see the end).
+      const error = new RecordParseError(`expected ${header.length} columns as in the header, got ${fields.length}`, { file, line, record: position.index });
+      const data = this.build(header.map((_, i) => fields[i] ?? ''));
+      const standalone = fields.length < 2 * header.length - 1;
+      this.pending.push({ kind: 'error', position, error, data, ...(standalone && { standalone }) });
+      return;
+    }
+    this.pending.push({ kind: 'record', position, data: this.build(fields), text: rowText(this.headerId, fields) });
+  };
+
+  /** a row csv-parse could not read */
+  skip(err: CsvError): void {
+    const { file } = this;
+    if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
+      this.fatal ??= new FeedReadError(
+        `a quoted field opened on or after line ${this.lastEnd + 1} is never closed: the file is truncated or misquoted`,
+        { file, line: this.lastEnd + 1 },
+        false,
+      );
+      return;
+    }
+    const line = this.lastEnd + 1;
+    this.lastEnd = typeof err.lines === 'number' ? err.lines - this.drift : line;
+    const position = { file, line, index: this.index++ };
+    this.pending.push({ kind: 'error', position, error: new RecordParseError(err.message.replace(/^Invalid [^:]*: /, ''), { file, line, record: position.index }) });
+  }
+
+  /** a row (by default the one after the last read) is longer than the cap: the read ends, naming its line */
+  tooLong(line = this.lastEnd + 1, err?: CsvError): FeedReadError {
+    return new FeedReadError(
+      `the row starting on line ${line} is longer than source.maxRecordBytes (${this.caps.maxRecordBytes} bytes): a quote never closed, or rows without line endings`,
+      { file: this.file, line },
+      false,
+      err && { cause: err },
+    );
+  }
+
+  take(): FeedItem[] {
+    const out = this.pending;
+    this.pending = [];
+    return out;
+  }
+
+  /** the items still held, then the error that ends the file, if any (`failed`: csv-parse's, first) */
+  *end(endsInLineBreak: boolean, failed: FeedReadError | undefined): Iterable<FeedItem[]> {
+    const { file } = this;
+    // A file that stops mid-row was cut (a truncated download): its last row is not a row of the feed.
+    const lastItem = this.pending.at(-1);
+    if (!endsInLineBreak && lastItem?.kind === 'error') {
+      lastItem.error = new RecordParseError(`${lastItem.error.message.replace(/^.*?: /, '')}: the file ends in this row (truncated?)`, lastItem.error.place);
+      delete lastItem.standalone;
+    }
+    if (this.pending.length) yield this.take();
+    if (failed) throw failed;
+    if (this.fatal) throw this.fatal;
+    if (!this.header) throw new FeedReadError('the file is empty: no header row', { file }, false);
+  }
+
+  private startLine(lines: number, emptyLines: number, fields: string[]): number {
+    const start = this.lastEnd + 1 + (emptyLines - this.lastEmpty);
+    if (lines - this.drift > start) {
+      for (const f of fields) if (f.includes('\r\n')) this.drift += f.split('\r\n').length - 1;
+    }
+    this.lastEnd = lines - this.drift;
+    this.lastEmpty = emptyLines;
+    return start;
+  }
+}
+
+/** Two columns of one name would make one silently overwrite the other: the whole file is refused. */
+function checkHeader(header: string[], file: string): void {
+  const seen = new Map<string, number>();
+  header.forEach((name, i) => {
+    const first = seen.get(name);
+    if (first !== undefined) {
+      throw new FeedReadError(
+        `the header names column ${JSON.stringify(name)} twice (columns ${first + 1} and ${i + 1}); rename one so each column has its own name`,
+        { file, line: 1 },
+        false,
+      );
+    }
+    seen.set(name, i);
+  });
+}
+
+/** The header as the rows' data are built from it (trimmed), as a short string: sha1 of its JSON. */
+export function headerIdentity(header: readonly string[]): string {
+  return hash('sha1', JSON.stringify(header), 'base64url');
+}
+
+const UNIT = '\u001f';
+
+/**
+ * A row's text (FeedItem.text): the header's identity and the row's fields, which together make its
+ * data. Joined by the unit separator when no field holds one (one join, no escaping: cut at its
+ * separators, the text gives the fields back), else as JSON; the first character tells the two apart.
+ */
+export function rowText(headerId: string, fields: readonly string[]): string {
+  // (no fields joins as one empty field does)
+  if (fields.length === 0) return `C${headerId}[]`;
+  for (const f of fields) if (f.includes(UNIT)) return `C${headerId}${JSON.stringify(fields)}`;
+  return `c${headerId}${UNIT}${fields.join(UNIT)}`;
+}
+
+/**
+ * The fields a row's text holds (rowText the other way round), when it is the joined form (`c`);
+ * undefined for the JSON form, which is rare (a field holding the unit separator, or no fields).
+ */
+export function rowFields(text: string): string[] | undefined {
+  if (text.charCodeAt(0) !== 0x63 /* c */) return undefined;
+  const at = text.indexOf(UNIT);
+  return at < 0 ? undefined : text.slice(at + 1).split(UNIT);
+}
+
+/**
+ * fields → record object. Generated as one object literal from the header, so every record of the
+ * feed shares one hidden class with in-object properties, and the mapping's property reads stay
+ * monomorphic (a record built key by key ends up a dictionary: several times slower to read).
+ * Keys are JSON-quoted; a header naming __proto__ takes the plain loop (a literal would set the prototype).
+ */
+export function recordBuilder(header: string[]): (fields: string[]) => Record<string, string> {
+  if (header.includes('__proto__')) {
+    return (fields) => {
+      const data: Record<string, string> = Object.create(null);
+      for (let i = 0; i < header.length; i++) data[header[i]!] = fields[i]!;
+      return data;
+    };
+  }
+  const body = header.map((h, i) => `${JSON.stringify(h)}: f[${i}]`).join(', ');
+  return new Function('f', `return { ${body} };`) as (fields: string[]) => Record<string, string>;
+}
+
+function asFatal(err: Error, file: string): FeedReadError {
+  if (err instanceof FeedReadError) return err; // ours, thrown from on_record (a duplicate column name)
+  const lines: unknown = (err as CsvError).lines;
+  const line = typeof lines === 'number' ? lines : undefined;
+  return new FeedReadError(`CSV cannot be parsed: ${err.message}`, { file, line }, false, { cause: err });
+}
+
+async function* decode(bytes: AsyncIterable<Buffer>, encoding: string): AsyncIterable<string> {
+  const decoder = iconv.getDecoder(encoding);
+  for await (const chunk of bytes) {
+    const s = decoder.write(chunk);
+    if (s) yield s;
+  }
+  const rest = decoder.end();
+  if (rest) yield rest;
+}

@@ -1,0 +1,185 @@
+// One OData page of a RESO server, fetched whole before any record of it is handed on, so a page
+// whose body breaks off (or is not JSON) is simply asked for again: nothing is replayed. Bounded: a
+// page's bytes and records are capped. Auth: a static bearer token, or OAuth2 client credentials
+// with one token refresh on a 401; a 401 that a fresh token does not cure fails the read, naming
+// the credential to fix.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { AbortedError, causeMessage, FeedReadError, formatPlace } from '../../errors.js';
+import type { ResoSource } from '../config-schema.js';
+import { displayUrl, httpGet } from '../source/http.js';
+import { oauth2TokenSource, type TokenSource } from './oauth2.js';
+import { sourceBudget } from '../source/source-budget.js';
+import type { FeedContext } from '../types.js';
+
+const Page = z.looseObject({
+  value: z.array(z.unknown()),
+  '@odata.nextLink': z.string().optional(),
+});
+export type Page = z.infer<typeof Page>;
+
+export interface PageClient {
+  /** the page at `url`; `what` names it in errors ("page 3") */
+  get(url: string, what: string): Promise<Page>;
+  /** a document that is not a page (the service's `$metadata`), as text, within source.maxPageBytes */
+  text(url: string, what: string): Promise<string>;
+  /** requests made so far (page requests, retries included) */
+  readonly requests: number;
+  /** bytes of the answers read whole so far (after gunzip) */
+  readonly bytes: number;
+  /** the server's clock (epoch ms) by the Date header of its first answer, when it sent one */
+  readonly serverTime: number | undefined;
+  /** the headers of the last page answered (feed probe reads compression and quota headers) */
+  readonly lastHeaders: Headers | undefined;
+}
+
+export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number; scope?: string } = {}): PageClient {
+  const headers: Record<string, string> = { accept: 'application/json', ...source.headers };
+  if (source.maxPageSize) headers.prefer = `odata.maxpagesize=${source.maxPageSize}`;
+  const backoff = options.backoffMs ?? 500;
+  const tokens: TokenSource | undefined = source.auth
+    ? oauth2TokenSource(source.auth, {
+        ...(options.scope !== undefined && { scope: options.scope }),
+        timeoutMs: source.timeoutMs,
+        retries: source.retries,
+        signal: ctx.signal,
+        backoffMs: options.backoffMs,
+      })
+    : undefined;
+  const credential = tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined);
+  let requests = 0;
+  let bytes = 0;
+  let serverTime: number | undefined;
+  let lastHeaders: Headers | undefined;
+  const budget = sourceBudget(source, ctx);
+
+  const get = (url: string, what: string): Promise<Page> => fetchAs(url, what, headers, (text, place) => parsePage(text, place, source.maxPageRecords));
+  const text = (url: string, what: string): Promise<string> => fetchAs(url, what, { ...headers, accept: 'application/xml' }, (t) => t);
+
+  /** the answer at `url` read whole, then parsed (an unreadable body, or a page that is not JSON, is asked for again) */
+  async function fetchAs<T>(url: string, what: string, headers: Record<string, string>, parse: (text: string, place: { file: string; record: string }) => T): Promise<T> {
+    const place = { file: displayUrl(url), record: what };
+    let refreshed = false;
+    for (let attempt = 0; ; attempt++) {
+      const token = tokens ? await tokens.token() : source.bearerToken;
+      requests++;
+      try {
+        const { body, cancel, response } = await httpGet(url, {
+          headers,
+          bearerToken: token,
+          tokenIssued: tokens !== undefined,
+          timeoutMs: source.timeoutMs,
+          retries: source.retries,
+          maxCompressionRatio: source.maxCompressionRatio,
+          signal: ctx.signal,
+          logger: ctx.logger,
+          backoffMs: options.backoffMs,
+          budget,
+        });
+        lastHeaders = response.headers;
+        if (serverTime === undefined) {
+          const date = Date.parse(response.headers.get('date') ?? '');
+          if (Number.isFinite(date)) serverTime = date;
+        }
+        const text = await readCapped(body, cancel, source.maxPageBytes, place);
+        bytes += Buffer.byteLength(text);
+        return parse(text, place);
+      } catch (err) {
+        if (err instanceof FeedReadError && err.status === 401) {
+          if (tokens && token && !refreshed) {
+            // an expired or revoked token: one fresh token, then the same page again
+            tokens.refused(token);
+            refreshed = true;
+            attempt--;
+            continue;
+          }
+          const fix = tokens
+            ? "check source.auth (clientId, clientSecret, scope) and the client's rights"
+            : credential
+              ? 'check source.bearerToken'
+              : 'the server wants credentials: set source.auth or source.bearerToken';
+          const refused = credential ? `refused ${credential}${refreshed ? ', even with a fresh token' : ''}` : 'asks for credentials';
+          const credentialKey = tokens ? 'source.auth (clientId, clientSecret, scope)' : 'source.bearerToken';
+          throw new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, { cause: err, status: 401, credentialKey });
+        }
+        if (!(err instanceof PageBodyError) || attempt >= source.retries) throw onPage(err, place, source.retries);
+        ctx.logger.warn({ url: place.file, page: what, attempt: attempt + 1 }, `RESO page unreadable, asking for it again: ${err.message}`);
+        await sleep(backoff * 2 ** attempt, undefined, { signal: ctx.signal }).catch((e) => {
+          throw new AbortedError(`GET ${place.file}`, e);
+        });
+      }
+    }
+  }
+
+  return {
+    get,
+    text,
+    get requests() {
+      return requests;
+    },
+    get bytes() {
+      return bytes;
+    },
+    get serverTime() {
+      return serverTime;
+    },
+    get lastHeaders() {
+      return lastHeaders;
+    },
+  };
+}
+
+/** An error of the HTTP layer, which knows the URL only, said of the page it was reading ("page 2"). */
+function onPage(err: unknown, place: { file: string; record: string }, retries: number): unknown {
+  if (!(err instanceof FeedReadError) || err.place.record !== undefined) return err;
+  const prefix = `${formatPlace(err.place)}: `;
+  const reason = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  const tries = err.retryable && retries > 0 ? ` (after ${retries} ${retries === 1 ? 'retry' : 'retries'})` : '';
+  return new FeedReadError(`the server answered ${reason}${tries}`, place, err.retryable, {
+    cause: err,
+    ...(err.status !== undefined && { status: err.status }),
+    ...(err.retryAt && { retryAt: err.retryAt }),
+    ...(err.credentialKey && { credentialKey: err.credentialKey }),
+  });
+}
+
+/** A page body that broke off or does not parse: asking for the page again can help. */
+class PageBodyError extends FeedReadError {}
+
+async function readCapped(body: AsyncIterable<Uint8Array>, cancel: () => void, max: number, place: { file: string; record: string }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const c of body) {
+      size += c.byteLength;
+      if (size > max) {
+        cancel();
+        throw new FeedReadError(`the page is larger than source.maxPageBytes (${max} bytes)`, place, false);
+      }
+      chunks.push(Buffer.from(c));
+    }
+  } catch (err) {
+    if (err instanceof FeedReadError && err.retryable) throw new PageBodyError(causeMessage(err), place, true, { cause: err });
+    throw err;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parsePage(text: string, place: { file: string; record: string }, maxRecords: number): Page {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new PageBodyError(`the page is not JSON (${causeMessage(err)}); it starts ${JSON.stringify(text.slice(0, 80))}`, place, true, { cause: err });
+  }
+  return checkPage(json, place, maxRecords);
+}
+
+export function checkPage(json: unknown, place: { file: string; record?: string }, maxRecords: number): Page {
+  const r = Page.safeParse(json);
+  if (!r.success) throw new FeedReadError('not an OData page: expected { "value": [...] }', place, false);
+  if (r.data.value.length > maxRecords) {
+    throw new FeedReadError(`the page holds ${r.data.value.length} records, more than source.maxPageRecords (${maxRecords})`, place, false);
+  }
+  return r.data;
+}

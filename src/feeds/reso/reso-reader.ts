@@ -1,0 +1,504 @@
+// RESO Web API (OData JSON) feed. The pull pages by keyset (reso-query.ts): by key for a full pull,
+// by (ModificationTimestamp, key) from the mark for an incremental one, so records changed during the
+// pull cannot tear it; or, with `paging: nextLink`, by the server's own @odata.nextLink, followed on
+// the configured origin only, never twice to one URL. Every pull is bounded: source.maxPages pages,
+// source.maxPageRecords records and source.maxPageBytes bytes a page, source.top records in all.
+//
+// The vendor profile (source.vendor, vendors/) says how the server wants to be asked: `$orderby` or
+// not, `$top` as the page size, a filter term on every request, `gt` or `ge` from the mark. A generic
+// server that refuses the keyset query on the first page is paged by nextLink instead, once, with a
+// warning (stats.warnings).
+//
+// The mark (what the next incremental pull starts from) comes from the records received, with no
+// request of its own: their latest ModificationTimestamp (and the photos' own timestamp where the
+// records carry one), but never after the server's clock when the pull began (the Date of its first
+// answer, less a second) nor after ours. A record changed during the pull is thus read again by the
+// next one rather than lost, and a record stamped in the future, or a timestamp that does not parse,
+// never becomes the mark. A no-change incremental pull is one request; a full pull its data pages
+// and, with keyset paging, the one empty page that ends it. The reader never writes state: the sync
+// hands in the stored mark (FeedContext.mark) and stores OpenedFeed.mark after a successful run.
+//
+// What the pages say is checked (issue 22): in a keyset pull every record must come in the pull's
+// order, after the last one read (a server that ignores $orderby is noticed on the page where it
+// shows, and the pull stops there, not read whole). An incremental pull paged by $skip nextLinks asks
+// each next page one record early and expects the last record read again: when it is not, records
+// before it left the result and the page shifted, so the mark moves no further than that record. A
+// full pull's absences are confirmed by the sync through `lookup` (reso-confirm.ts) before deletes.
+//
+// `path` replays saved pages instead (reso-replay.ts); the mark then is the latest usable timestamp
+// replayed, and an incremental replay drops records older than the stored mark.
+import { z } from 'zod';
+import { causeMessage, FeedReadError, RecordParseError } from '../../errors.js';
+import type { ResoSource } from '../config-schema.js';
+import { displayUrl } from '../source/http.js';
+import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
+import { afterFilter, isTimestampLiteral, laterOf, orderBy, pageSize, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
+import { resoLookup } from './reso-confirm.js';
+import { readMetadata } from './reso-metadata.js';
+import type { VendorProfile } from '../vendors/profile.js';
+import { vendorProfile } from '../vendors/registry.js';
+import { replayPages } from './reso-replay.js';
+import type { FeedContext, FeedItem, KeyLookup, OpenedFeed, SourceReadStats } from '../types.js';
+
+const Mark = z.object({ ts: z.string().refine(isTimestampLiteral, 'not an ISO timestamp'), photos: z.string().refine(isTimestampLiteral).optional() });
+type Mark = z.infer<typeof Mark>;
+
+/** How many keys seen twice a read lists by name (the count is exact). */
+const SEEN_TWICE_LISTED = 100;
+
+/** What one RESO pull saw, for `feed preview` and the report. */
+export interface ResoReadStats extends SourceReadStats {
+  /** keys (source.keyField) that came twice in this pull, the first 100 */
+  keysSeenTwice: string[];
+  keysSeenTwiceCount: number;
+  /** the pull stopped at source.top */
+  capped: boolean;
+}
+
+export interface OpenedResoFeed extends OpenedFeed {
+  readonly stats: ResoReadStats;
+  /** the live pull's page client (its requests and bytes), none for a replay */
+  readonly client?: PageClient;
+}
+
+interface PullState {
+  mark?: Mark;
+  capped: boolean;
+  pages: number;
+  /** the last record read, in the pull's order (an incremental pull cut short by top resumes after it) */
+  lastTs?: string;
+  /** an incremental $skip page shifted: everything before this record's timestamp was read */
+  shiftedAt?: string;
+  /** how the pull paged in the end (a refused keyset query turns into nextLink paging) */
+  paging?: Paging;
+}
+
+export function openReso(feedName: string, source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): OpenedResoFeed {
+  const label = source.path ?? displayUrl(source.url!);
+  const wantIncremental = source.incremental && !ctx.full;
+  let mode: OpenedFeed['mode'] = wantIncremental ? 'incremental' : 'full';
+  let complete = false;
+  let since: string | undefined;
+  const state: PullState = { capped: false, pages: 0 };
+  const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false, warnings: [] };
+  const client = source.path ? undefined : resoPageClient(source, ctx, { ...options, scope: feedName });
+
+  async function* items(): AsyncIterable<FeedItem> {
+    const stored = wantIncremental ? readMark(ctx, feedName, label) : undefined;
+    if (!stored) mode = 'full';
+    since = stored?.ts;
+    const now = Date.now();
+    const seen = new Set<string>();
+    let index = 0;
+    const pages = client ? livePages(source, client, stored, state, now, stats, ctx) : replayPages(source.path!, ctx, label, source.maxPageRecords);
+    if (!client) state.mark = stored;
+    try {
+      for await (const value of pages) {
+        for (const raw of value) {
+          const position = { file: label, index: index++ };
+          if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+            const error = new RecordParseError('a value of the page is not an object', { file: label, record: position.index });
+            yield { kind: 'error', position, error, standalone: true };
+            continue;
+          }
+          const record = raw as Record<string, unknown>;
+          const item = itemOf(record, source.keyField, position);
+          const id = item.position.id;
+          if (!client) {
+            // a replay is filtered here as a server would filter it (ge: the mark's own timestamp again)
+            const t = Date.parse(String(record[TS]));
+            if (stored && !(t >= Date.parse(stored.ts))) continue;
+            const ts = usableTimestamp(record[TS], now);
+            if (ts) state.mark = { ts: laterOf(state.mark?.ts, ts)! };
+          }
+          if (id !== undefined) {
+            if (seen.has(id)) {
+              if (stats.keysSeenTwice.length < SEEN_TWICE_LISTED) stats.keysSeenTwice.push(id);
+              stats.keysSeenTwiceCount++;
+            } else seen.add(id);
+          }
+          yield item;
+        }
+      }
+    } finally {
+      stats.pages = state.pages;
+      stats.requests = client?.requests ?? 0;
+      if (client) stats.bytes = client.bytes;
+      stats.capped = state.capped;
+    }
+    if (state.capped && mode === 'full') {
+      throw new FeedReadError(
+        `stopped after source.top = ${source.top} records: top is a total, not a page size (that is maxPageSize), so this full pull is not complete and nothing is deleted`,
+        { file: label },
+        false,
+      );
+    }
+    if (state.capped) {
+      // incremental, cut short: everything before the last record read was read; resume from it
+      state.mark = stored && { ...stored, ts: laterOf(stored.ts, usableTimestamp(state.lastTs, now))! };
+    }
+    if (stored && state.shiftedAt !== undefined) {
+      // a page shifted: the next pull starts from the last record known to have everything before it read
+      const ts = laterOf(stored.ts, usableTimestamp(state.shiftedAt, now))!;
+      state.mark = { ...stored, ts: state.mark && Date.parse(state.mark.ts) < Date.parse(ts) ? state.mark.ts : ts };
+      ctx.logger.warn(
+        { feed: feedName, file: label, mark: state.mark.ts },
+        `a $skip page shifted during the incremental pull (records before it left the result): the next pull asks again from ${state.mark.ts}`,
+      );
+    }
+    complete = true;
+  }
+
+  return {
+    items: items(),
+    ...(client && {
+      lookup: liveLookup(feedName, source, client, { label, state, stats, ctx, options }),
+    }),
+    /** 'incremental' only once a stored mark was found; the first pull of an incremental feed is full */
+    get mode() {
+      return mode;
+    },
+    get mark() {
+      return complete && state.mark ? JSON.stringify(state.mark) : undefined;
+    },
+    get since() {
+      return mode === 'incremental' ? since : undefined;
+    },
+    stats,
+    ...(client && { client }),
+  };
+}
+
+/** The live pull's lookup (reso-confirm.ts): the pull's client, its paging, its $metadata read once, keys-only reads. */
+function liveLookup(
+  feedName: string,
+  source: ResoSource,
+  client: PageClient,
+  pull: { label: string; state: PullState; stats: ResoReadStats; ctx: FeedContext; options: { backoffMs?: number } },
+): KeyLookup {
+  const { label, state, stats, ctx, options } = pull;
+  return resoLookup(source, {
+    client,
+    label,
+    paging: () => pagingAdvice(source, state.paging),
+    nextLink: nextLinkUrl,
+    itemOf: (record, index) => itemOf(record, source.keyField, { file: label, index }),
+    fieldTypes: once(async () => {
+      try {
+        return (await readMetadata(client, source.url!, source.resource)).sets.get(source.resource);
+      } catch (err) {
+        const warning = `the server's $metadata could not be read (${causeMessage(err)}): keys are asked for quoted, as text`;
+        stats.warnings.push(warning);
+        ctx.logger.warn({ feed: feedName, file: label }, warning);
+        return undefined;
+      }
+    }),
+    keysOnly: (fields) => keysOnlyPages(source, ctx, fields, { ...options, scope: feedName, warnings: stats.warnings }),
+  });
+}
+
+/** The first call's promise, for every call. */
+function once<T>(f: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= f());
+}
+
+/**
+ * A keys-only read: every record the feed's filter selects (a full pull's query: the vendor's terms,
+ * `source.filter`, MLS Grid's `MlgCanView eq true`) with `fields`, the key and ModificationTimestamp
+ * only, paged as a full pull is (keyset by key, or nextLink), on pages as large as the vendor allows
+ * without `$expand`, and bounded as a pull is (source.maxPages). About 100 bytes a record against
+ * 5–30 KB for a whole one.
+ */
+export async function* keysOnlyPages(
+  source: ResoSource,
+  ctx: FeedContext,
+  fields: readonly string[],
+  options: { backoffMs?: number; scope?: string; warnings?: string[]; onClient?: (client: PageClient) => void } = {},
+): AsyncIterable<Array<Record<string, unknown>>> {
+  const keys = keysOnlySource(source);
+  const client = resoPageClient(keys, ctx, options);
+  options.onClient?.(client);
+  const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false, warnings: options.warnings ?? [] };
+  for await (const value of livePages({ ...keys, select: [...fields] }, client, undefined, { capped: false, pages: 0 }, Date.now(), stats, ctx)) {
+    yield value.filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v));
+  }
+}
+
+/** The source as a keys-only read asks it: no `$expand`, no cap on the total, the vendor's largest page. */
+function keysOnlySource(source: ResoSource): ResoSource {
+  const profile = vendorProfile(source.vendor);
+  return { ...source, expandMedia: false, top: undefined, maxPageSize: Math.min(profile.maxPageSize, source.maxPageRecords) };
+}
+
+export function readMark(ctx: FeedContext, feedName: string, label: string): Mark | undefined {
+  if (ctx.mark === undefined) return undefined;
+  try {
+    return Mark.parse(JSON.parse(ctx.mark));
+  } catch (err) {
+    ctx.logger.warn({ feed: feedName, file: label }, `stored RESO high-water mark is unreadable (${causeMessage(err)}); pulling everything`);
+    return undefined;
+  }
+}
+
+/** How a live pull is asked: keyset (by key, or by time from the mark) or the server's nextLinks. */
+type Paging = 'keyset' | 'nextLink';
+
+/**
+ * The pages of a live pull, keyset or nextLink as the source and its vendor say. The mark comes from
+ * the records received (no request of its own): their latest usable ModificationTimestamp, but not
+ * after the server's clock when the pull began (the Date of its first answer, less a second), so a
+ * record changed during the pull is read again by the next one rather than lost.
+ */
+async function* livePages(
+  source: ResoSource,
+  client: PageClient,
+  stored: Mark | undefined,
+  state: PullState,
+  now: number,
+  stats: ResoReadStats,
+  ctx: FeedContext,
+): AsyncIterable<unknown[]> {
+  const base = source.url!;
+  const profile = vendorProfile(source.vendor);
+  const photos = source.photosTimestampField && stored?.photos ? source.photosTimestampField : null;
+  const since = stored ? sinceFilter(stored, photos, profile.since, profile.sinceLagMinutes) : undefined;
+  const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...(photos ? [photos] : [])])] : undefined;
+  const order = stored ? 'time' : 'key';
+  let paging: Paging = source.paging === 'keyset' && profile.orderby ? 'keyset' : 'nextLink';
+  const query = (after: string | undefined, remaining: number | undefined) =>
+    queryUrl(base, source.resource, pullQuery(source, profile, { full: !stored, since, after, order: paging === 'keyset' ? order : undefined, remaining, select }));
+  const origin = new URL(base).origin;
+  const asked = new Set<string>();
+  const inOrder = pageOrder(order, source.keyField);
+  /** incremental $skip paging: the record the next page is asked to start with again */
+  let overlap: Record<string, unknown> | undefined;
+  const seen = { ts: undefined as string | undefined, photos: undefined as string | undefined };
+  let read = 0;
+  let url = query(undefined, source.top);
+  try {
+    for (let n = 1; ; n++) {
+      const where = { file: displayUrl(url), record: `page ${n}` };
+      if (n > source.maxPages) throw new FeedReadError(`more than source.maxPages (${source.maxPages}) pages: the pull stopped there and is not complete`, where, false);
+      if (asked.has(url))
+        throw new FeedReadError(`page ${n} would ask for an earlier page again (${displayUrl(url)}): the server's paging loops; the pull is not complete`, where, false);
+      asked.add(url);
+      let page: Page;
+      try {
+        page = await client.get(url, `page ${n}`);
+      } catch (err) {
+        if (n === 1 && paging === 'keyset' && refusesKeyset(err, source.keyField)) {
+          // once: the server refused the keyset query (its $orderby or a field); the server's own paging instead
+          const warning = `the server refused the keyset query (${refusal(err)}); this pull pages by @odata.nextLink instead (set paging: nextLink to ask that way from the start)`;
+          stats.warnings.push(warning);
+          ctx.logger.warn({ url: where.file, paging: 'nextLink' }, warning);
+          paging = 'nextLink';
+          url = query(undefined, source.top);
+          n = 0;
+          continue;
+        }
+        throw err;
+      }
+      state.pages = n;
+      state.paging = paging;
+      if (overlap) {
+        if (sameRecord(page.value[0], overlap, source.keyField)) page.value.shift();
+        else state.shiftedAt ??= overlap[TS] as string;
+        overlap = undefined;
+      }
+      let value = source.top !== undefined && read + page.value.length > source.top ? page.value.slice(0, source.top - read) : page.value;
+      const disorder = paging === 'keyset' ? inOrder(value) : undefined;
+      if (disorder) value = value.slice(0, disorder.at); // the records before it were asked for and came in order
+      read += value.length;
+      for (const v of value) {
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) continue;
+        const r = v as Record<string, unknown>;
+        seen.ts = laterOf(seen.ts, usableTimestamp(r[TS], now));
+        if (source.photosTimestampField) seen.photos = laterOf(seen.photos, usableTimestamp(r[source.photosTimestampField], now));
+      }
+      const last = lastRecord(value);
+      if (last && isTimestampLiteral(last[TS])) state.lastTs = last[TS];
+      yield value;
+      if (disorder) {
+        throw new FeedReadError(
+          `${disorder.what}: the server ignores $orderby=${orderBy(order, source.keyField)}, so paging by key would skip records; the pull stopped here and is not complete (${disorder.advice})`,
+          where,
+          false,
+        );
+      }
+      if (source.top !== undefined && read >= source.top) {
+        state.capped = true;
+        return;
+      }
+      if (paging === 'keyset') {
+        if (value.length === 0 || lastPage(page, source, profile, source.top === undefined ? undefined : source.top - (read - value.length), order)) return;
+        if (!last || last[source.keyField] === undefined || last[source.keyField] === null) {
+          throw new FeedReadError(`the last record of page ${n} has no ${source.keyField}: keyset paging cannot go on after it (set source.keyField)`, where, false);
+        }
+        if (order === 'time' && !isTimestampLiteral(last[TS])) {
+          throw new FeedReadError(`the last record of page ${n} has ${TS} ${JSON.stringify(last[TS])}, not a timestamp: keyset paging cannot go on after it`, where, false);
+        }
+        url = query(afterFilter(order, source.keyField, { key: last[source.keyField], ts: last[TS] as string | undefined }), source.top && source.top - read);
+      } else {
+        const next = page['@odata.nextLink'];
+        if (!next) return;
+        url = nextLinkUrl(next, url, origin, where);
+        const early = order === 'time' && last ? oneEarlier(url) : undefined;
+        if (early) {
+          url = early;
+          overlap = last;
+        }
+      }
+    }
+  } finally {
+    // the server's clock when the pull began bounds the mark (our clock when the server sends no Date)
+    const bound = new Date((client.serverTime ?? now) - 1000).toISOString();
+    const ts = laterOf(stored?.ts, earlierOf(seen.ts, bound));
+    const photosTs = laterOf(stored?.photos, earlierOf(seen.photos, bound));
+    state.mark = ts ? { ts, ...(photosTs && { photos: photosTs }) } : undefined;
+  }
+}
+
+/**
+ * A keyset page that ends the pull without asking for an empty one after it: shorter than the page
+ * size asked, where the vendor documents `$top` as the page size; or, by the standard, in an
+ * incremental pull, a page without a nextLink (and shorter than `maxPageSize` where one is asked). A full pull of
+ * the standard profile still asks for the empty page: a server that caps pages without saying so
+ * would otherwise end it early and make it look complete (deletes follow a complete full pull),
+ * while an incremental pull ended early only moves its mark less far (records come in time order).
+ */
+function lastPage(page: Page, source: ResoSource, profile: VendorProfile, remaining: number | undefined, order: 'key' | 'time'): boolean {
+  if (profile.pageSizeBy === 'top') return page.value.length < Math.min(pageSize(source, profile), remaining ?? Infinity);
+  return order === 'time' && !page['@odata.nextLink'] && (source.maxPageSize === undefined || page.value.length < source.maxPageSize);
+}
+
+function earlierOf(a: string | undefined, bound: string): string | undefined {
+  return a === undefined ? undefined : Date.parse(a) > Date.parse(bound) ? bound : a;
+}
+
+/** A 400 naming $orderby, the key or ModificationTimestamp: the server will not be asked by keyset. */
+function refusesKeyset(err: unknown, keyField: string): boolean {
+  if (!(err instanceof FeedReadError) || err.status !== 400) return false;
+  return /orderby/i.test(err.message) || err.message.includes(keyField) || err.message.includes(TS);
+}
+
+function refusal(err: unknown): string {
+  const m = err instanceof FeedReadError ? err.message : String(err);
+  return m.length > 300 ? `${m.slice(0, 300)}…` : m;
+}
+
+/** A $skip nextLink asked one record early ($top one more), or undefined when it has no $skip to move. */
+function oneEarlier(url: string): string | undefined {
+  const u = new URL(url);
+  const skip = Number(u.searchParams.get('$skip'));
+  if (!u.searchParams.has('$skip') || !Number.isInteger(skip) || skip < 1) return undefined;
+  u.searchParams.set('$skip', String(skip - 1));
+  const top = Number(u.searchParams.get('$top'));
+  if (u.searchParams.has('$top') && Number.isInteger(top)) u.searchParams.set('$top', String(top + 1));
+  return u.toString();
+}
+
+function sameRecord(a: unknown, b: Record<string, unknown>, keyField: string): boolean {
+  if (a === null || typeof a !== 'object' || Array.isArray(a)) return false;
+  const r = a as Record<string, unknown>;
+  return r[keyField] === b[keyField] && r[TS] === b[TS];
+}
+
+/**
+ * Whether each record of a keyset page comes after the one before it (across pages), in the pull's
+ * order: by key, or by (ModificationTimestamp, key). Text keys may be ordered by code unit or, as a
+ * case-insensitive collation does (SQL Server's default), by their folded form: either order is
+ * accepted as long as the pull keeps to it; a record that breaks both is the server ignoring $orderby.
+ * A key equal to the one before is a repeat, not disorder: the sync's read-whole check takes it.
+ */
+function pageOrder(order: 'key' | 'time', keyField: string): (value: unknown[]) => { at: number; what: string; advice: string } | undefined {
+  let prev: Record<string, unknown> | undefined;
+  const ways = { exact: true, folded: true };
+  const show = (x: Record<string, unknown>) => (order === 'key' ? JSON.stringify(x[keyField]) : `${JSON.stringify(x[keyField])} (${String(x[TS])})`);
+  return (value) => {
+    for (let i = 0; i < value.length; i++) {
+      const r = value[i];
+      if (r === null || typeof r !== 'object' || Array.isArray(r)) continue;
+      const rec = r as Record<string, unknown>;
+      if (prev) {
+        const byTime = order === 'time' ? Date.parse(String(rec[TS])) - Date.parse(String(prev[TS])) : 0;
+        let broken = byTime < 0 || Number.isNaN(byTime);
+        if (!broken && byTime === 0) {
+          ways.exact &&= compareKeys(prev[keyField], rec[keyField], false) <= 0;
+          ways.folded &&= compareKeys(prev[keyField], rec[keyField], true) <= 0;
+          broken = !ways.exact && !ways.folded;
+        }
+        if (broken) {
+          return {
+            at: i,
+            what: `record ${show(rec)} came after ${show(prev)}, out of order`,
+            advice: order === 'key' ? 'set source.paging: nextLink for this server' : 'set source.paging: nextLink for this server, or incremental: false',
+          };
+        }
+      }
+      prev = rec;
+    }
+    return undefined;
+  };
+}
+
+function compareKeys(a: unknown, b: unknown, folded: boolean): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const x = folded ? String(a).toLowerCase() : String(a);
+  const y = folded ? String(b).toLowerCase() : String(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** A nextLink is followed on the configured origin only, over http(s): the feed's credentials go with it. */
+function nextLinkUrl(next: string, current: string, origin: string, where: { file: string; record: string }): string {
+  let url: URL;
+  try {
+    url = new URL(next, current);
+  } catch {
+    throw new FeedReadError(`the @odata.nextLink ${JSON.stringify(next.slice(0, 200))} is not a URL; the pull is not complete`, where, false);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new FeedReadError(`the @odata.nextLink is a ${url.protocol} URL: only http(s) is followed; the pull is not complete`, where, false);
+  }
+  if (url.origin !== origin) {
+    throw new FeedReadError(
+      `the @odata.nextLink leads to another origin (${url.origin}); the feed's credentials never leave ${origin}, so it is not followed and the pull is not complete`,
+      where,
+      false,
+    );
+  }
+  return url.toString();
+}
+
+function lastRecord(value: unknown[]): Record<string, unknown> | undefined {
+  for (let i = value.length - 1; i >= 0; i--) {
+    const v = value[i];
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
+  }
+  return undefined;
+}
+
+/** A record of a page as the sync takes it: removed when the vendor says it may not be shown (MlgCanView: false). */
+function itemOf(record: Record<string, unknown>, keyField: string, position: { file: string; index: number }): FeedItem {
+  const key = record[keyField];
+  const id = key === undefined || key === null ? undefined : String(key);
+  const at = { ...position, ...(id !== undefined && { id, ids: recordIds(record, keyField, id) }) };
+  return record.MlgCanView === false ? { kind: 'removed', position: at, data: record } : { kind: 'record', position: at, data: record };
+}
+
+/** The paging a pull used, and what to set when it missed records the server still has. */
+function pagingAdvice(source: ResoSource, paging: Paging | undefined): { used: string; advice: string } {
+  const profile = vendorProfile(source.vendor);
+  if ((paging ?? source.paging) === 'keyset') return { used: 'source.paging: keyset', advice: 'set source.paging: nextLink if the server does not order by source.keyField' };
+  const used = 'source.paging: nextLink ($skip links)';
+  if (!profile.orderby) return { used, advice: `the ${profile.name} profile pages by nextLink only, so a pull's absences are always asked for by key` };
+  return { used, advice: 'set source.paging: keyset if the server honours $orderby and $filter on source.keyField, so a change during the pull cannot shift its pages' };
+}
+
+/** The key and, when the record has one, its ListingId: the two names a person looks a listing up by. */
+function recordIds(record: Record<string, unknown>, keyField: string, id: string): Record<string, string> {
+  const listingId = record.ListingId;
+  const ids: Record<string, string> = { [keyField]: id };
+  if (keyField !== 'ListingId' && (typeof listingId === 'string' || typeof listingId === 'number')) ids.ListingId = String(listingId);
+  return ids;
+}

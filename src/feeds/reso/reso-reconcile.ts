@@ -1,0 +1,119 @@
+// A keys-only reconcile of a live RESO feed (issue 38): what a full pull learns about deletions, for
+// a tenth of its bytes or less. The server is asked for every record the feed's filter selects with
+// the key fields and ModificationTimestamp only (reso-reader.ts keysOnlyPages: `$select`, no
+// `$expand`, the vendor's rules and its largest page). Then:
+// - a key newer than the mark the sync hands in (FeedContext.mark: changed since the last sync), or,
+//   with no mark, a key the chatbot does not hold, is fetched by key (the confirmation's lookup,
+//   reso-confirm.ts: batched within the URL and `or` limits, typed by $metadata, bounded by
+//   source.maxPages) and yielded like any record read; one the server no longer returns is absent;
+// - every other key is `present`: the source holds it unchanged, so its listing stays as it is and
+//   no record body is read for it;
+// - a key the chatbot holds that is neither read nor present is absent: the sync confirms it with the
+//   source (the existing confirmation) and deletes it under the guards, as after a full pull.
+// Requests: ceil(keys / page size) for the keys, plus the fetches. With a stored mark, every change
+// up to the keys read has then been applied, so the mark moves to their latest ModificationTimestamp
+// (never past the server's clock when the read began, less a second, as a pull's); without one, none.
+import { FeedReadError } from '../../errors.js';
+import type { ResoSource } from '../config-schema.js';
+import { displayUrl } from '../source/http.js';
+import type { FeedContext, FeedItem, OpenedFeed, ReconcileAsk, SourceReadStats } from '../types.js';
+import { vendorProfile } from '../vendors/registry.js';
+import type { PageClient } from './reso-pages.js';
+import { laterOf, TS, usableTimestamp } from './reso-query.js';
+import { keysOnlyPages, openReso, readMark } from './reso-reader.js';
+
+export function openResoReconcile(feedName: string, source: ResoSource, ctx: FeedContext, ask: ReconcileAsk, options: { backoffMs?: number } = {}): OpenedFeed {
+  const label = displayUrl(source.url!);
+  // (its items are never read: its lookup, on its client, fetches records by key)
+  const base = openReso(feedName, source, ctx, options);
+  const present = new Set<string>();
+  let keysClient: PageClient | undefined;
+  let reached: string | undefined;
+  // (read when reported: the confirmation's requests, after the read, are the lookup's too)
+  const requests = () => (keysClient?.requests ?? 0) + (base.client?.requests ?? 0);
+  const stats: SourceReadStats = {
+    get pages() {
+      return requests();
+    },
+    get requests() {
+      return requests();
+    },
+    get bytes() {
+      return (keysClient?.bytes ?? 0) + (base.client?.bytes ?? 0);
+    },
+    warnings: [],
+    reconcile: { keys: 0, fetched: 0 },
+  };
+
+  async function* items(): AsyncIterable<FeedItem> {
+    if (ask.keyFields.length === 0) {
+      throw new FeedReadError(
+        'a reconcile reads keys only, and the listing key is not mapped from plain source fields (or a one-field template), so a key row cannot name its listing',
+        { file: label },
+        false,
+      );
+    }
+    const by = fetchField(source, label);
+    const mark = readMark(ctx, feedName, label);
+    const since = mark === undefined ? undefined : Date.parse(mark.ts);
+    /** value of `by` → listing key, of the keys to fetch */
+    const wanted = new Map<string, string>();
+    const now = Date.now();
+    let latest: string | undefined;
+    {
+      const fields = [...new Set([source.keyField, by, ...ask.keyFields, TS])];
+      for await (const rows of keysOnlyPages(source, ctx, fields, { ...options, scope: feedName, warnings: stats.warnings, onClient: (c) => (keysClient = c) })) {
+        for (const row of rows) {
+          stats.reconcile!.keys++;
+          const key = ask.keyOf(row);
+          if (key === undefined) continue;
+          present.add(key);
+          const t = Date.parse(String(row[TS]));
+          latest = laterOf(latest, usableTimestamp(row[TS], now));
+          const changed = since === undefined ? !ask.holds(key) : !(t <= since);
+          const value = row[by];
+          // (a record without a value to be asked by stays as it is: present, never deleted)
+          if (changed && (typeof value === 'string' || typeof value === 'number')) wanted.set(String(value), key);
+        }
+      }
+      const fetched = new Set<string>();
+      if (wanted.size) {
+        for await (const batch of base.lookup!.find([{ field: by, values: [...wanted.keys()] }])) {
+          for (const item of batch) {
+            const key = item.data === undefined ? undefined : ask.keyOf(item.data);
+            if (key !== undefined) fetched.add(key);
+            stats.reconcile!.fetched++;
+            yield item;
+          }
+        }
+      }
+      // read as present, then not returned by key: gone since, absent like any key the server lacks
+      for (const key of wanted.values()) if (!fetched.has(key)) present.delete(key);
+    }
+    if (mark && latest) {
+      const bound = new Date((keysClient?.serverTime ?? now) - 1000).toISOString();
+      reached = JSON.stringify({ ...mark, ts: laterOf(mark.ts, Date.parse(latest) > Date.parse(bound) ? bound : latest) });
+    }
+  }
+
+  return {
+    items: items(),
+    mode: 'full',
+    /** read whole, from a stored mark: the latest change applied */
+    get mark() {
+      return reached;
+    },
+    present,
+    ...(base.lookup && { lookup: base.lookup }),
+    stats,
+  };
+}
+
+/** The field records are fetched by: the key field where the vendor can filter on it, else the profile's confirmBy. */
+function fetchField(source: ResoSource, label: string): string {
+  const profile = vendorProfile(source.vendor);
+  const searchable = (f: string) => !profile.searchable || profile.searchable.includes(f);
+  if (searchable(source.keyField)) return source.keyField;
+  if (profile.confirmBy && searchable(profile.confirmBy)) return profile.confirmBy;
+  throw new FeedReadError(`a reconcile fetches changed records by key, and the ${profile.name} profile lets no filter name ${source.keyField}`, { file: label }, false);
+}

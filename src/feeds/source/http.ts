@@ -1,0 +1,207 @@
+// GET a feed (or a RESO page) over undici with every bound a hostile server needs: a total deadline
+// per request (timeoutMs: headers and the whole body), a cap on the bytes read and on what a gzip
+// body may expand to, and redirects followed within the origin only — or to another origin when the
+// feed has no credential or header configured at all, so a bearer token or custom header never
+// leaves its origin. Retries with backoff (network errors, 5xx, 408, 429 with Retry-After) happen
+// before the body is read; a body that breaks midway is the caller's FeedReadError (restarting would
+// replay records already handed on).
+import { STATUS_CODES } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { boundedRequest, RequestStopped, type BoundedResponse } from '../../net/request.js';
+import { parseRetryAfter } from '../../net/retry-after.js';
+import { maskSecrets, maskUrl, registerHeaderSecrets, registerSecret, registerUrlSecrets } from '../../secrets.js';
+import { boundedGunzip, type ExpansionLimits } from './decompress.js';
+import { errorBodyMessage, readErrorBody } from './error-body.js';
+
+/**
+ * Paces requests to a source's request budget (source.limits, shared per credential; see
+ * source-budget.ts): awaited before every request (each attempt, each redirect hop), told every
+ * response's status and headers (quota headers, Retry-After) before its body is read.
+ * beforeRequest may throw a retryable FeedReadError with `retryAt` when the budget is spent for
+ * longer than a read can wait.
+ */
+export interface RequestBudget {
+  beforeRequest(signal?: AbortSignal): Promise<void>;
+  onResponse(status: number, headers: { get(name: string): string | null }): Promise<void>;
+  /** bytes of a response body as received (before gunzip), for a bytes-per-hour limit */
+  onBytes?(n: number): void;
+}
+
+export interface HttpGetOptions extends ExpansionLimits {
+  headers?: Record<string, string>;
+  bearerToken?: string;
+  /** the bearer token came from a token endpoint: its source registered it as a secret, when it looks like one (oauth2.ts) */
+  tokenIssued?: boolean;
+  /** total deadline of one request: response headers and the whole body */
+  timeoutMs: number;
+  retries: number;
+  signal?: AbortSignal;
+  logger?: Logger;
+  /** base delay of the exponential backoff (tests make it small) */
+  backoffMs?: number;
+  /** most redirects followed (each within the origin, or to anywhere without credentials) */
+  maxRedirects?: number;
+  budget?: RequestBudget;
+}
+
+const FEED_LIMIT_DEFAULTS = {
+  timeoutMs: 600_000,
+  maxBytes: 4 * 1024 ** 3,
+  maxCompressionRatio: 200,
+  maxRedirects: 5,
+} as const;
+
+/** a longer Retry-After is not waited for in-process */
+const MAX_RETRY_AFTER_MS = 60_000;
+
+export interface HttpBody {
+  response: { status: number; headers: Headers; url: string };
+  /** the body, gunzipped when the server says Content-Encoding: gzip, within the byte caps */
+  body: AsyncIterable<Buffer>;
+  /** drop the connection (a consumer that stops before the end of the body) */
+  cancel(): void;
+}
+
+/** The URL as it may be printed: no userinfo, no query string (tokens sometimes travel in queries). */
+export function displayUrl(url: string): string {
+  const u = new URL(maskUrl(url));
+  return `${u.origin}${u.pathname}`;
+}
+
+export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Promise<HttpBody> {
+  if (!opts.tokenIssued) registerSecret(opts.bearerToken);
+  registerHeaderSecrets(opts.headers);
+  registerUrlSecrets(configuredUrl);
+  const { url, basic } = splitUserinfo(configuredUrl);
+  const configured: Record<string, string> = { ...opts.headers };
+  if (basic) configured.authorization = basic;
+  if (opts.bearerToken) configured.authorization = `Bearer ${opts.bearerToken}`;
+  const hasCredentials = Object.keys(configured).length > 0;
+  const place = { file: displayUrl(url) };
+  const backoff = opts.backoffMs ?? 500;
+  for (let attempt = 0; ; attempt++) {
+    if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, opts.signal.reason);
+    let retryAfterMs: number | undefined;
+    let failure: FeedReadError;
+    try {
+      const { res, finalUrl } = await follow(url, configured, hasCredentials, opts, place);
+      if (res.status >= 200 && res.status < 300) {
+        return { response: { status: res.status, headers: res.headers, url: finalUrl }, body: decodedBody(res, opts, place), cancel: res.cancel };
+      }
+      const message = errorBodyMessage(await readErrorBody(res.body, res.cancel), res.headers.get('content-encoding'));
+      const after = parseRetryAfter(res.headers.get('retry-after'));
+      retryAfterMs = after === undefined ? undefined : Math.min(after, MAX_RETRY_AFTER_MS);
+      const shown = message && maskSecrets(message);
+      failure = new FeedReadError(`HTTP ${res.status} ${STATUS_CODES[res.status] ?? ''}${shown ? `: ${shown}` : ''}`, place, isRetryableStatus(res.status), { status: res.status });
+    } catch (err) {
+      if (err instanceof FeedReadError && !err.retryable) throw err;
+      if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, err);
+      failure = err instanceof FeedReadError ? err : transportFailure(err, opts, place, 'response');
+    }
+    if (!failure.retryable || attempt >= opts.retries) throw failure;
+    const delay = retryAfterMs ?? backoff * 2 ** attempt * (0.75 + Math.random() * 0.5);
+    opts.logger?.warn({ url: place.file, attempt: attempt + 1, delayMs: Math.round(delay) }, `feed GET failed, retrying: ${failure.message}`);
+    await sleep(delay, undefined, { signal: opts.signal }).catch((err) => {
+      throw new AbortedError(`GET ${place.file}`, err);
+    });
+  }
+}
+
+/** One GET and the redirects after it, each hop checked before anything is sent to it. */
+async function follow(
+  start: string,
+  configured: Record<string, string>,
+  hasCredentials: boolean,
+  opts: HttpGetOptions,
+  place: { file: string },
+): Promise<{ res: BoundedResponse; finalUrl: string }> {
+  const origin = new URL(start).origin;
+  const maxRedirects = opts.maxRedirects ?? FEED_LIMIT_DEFAULTS.maxRedirects;
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    const sameOrigin = new URL(url).origin === origin;
+    const headers: Record<string, string> = { 'accept-encoding': 'gzip', ...(sameOrigin ? configured : {}) };
+    await opts.budget?.beforeRequest(opts.signal);
+    const res = await boundedRequest({
+      method: 'GET',
+      url,
+      headers,
+      deadlineMs: opts.timeoutMs,
+      maxBytes: opts.maxBytes ?? FEED_LIMIT_DEFAULTS.maxBytes,
+      signal: opts.signal,
+    });
+    await opts.budget?.onResponse(res.status, res.headers);
+    const location = res.headers.get('location');
+    if (res.status < 300 || res.status >= 400 || res.status === 304 || !location) return { res, finalUrl: url };
+    res.cancel();
+    const next = new URL(location, url);
+    const shown = displayUrl(next.toString());
+    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+      throw new FeedReadError(`HTTP ${res.status} redirect to ${next.protocol} refused: feeds are read over http(s) only`, place, false);
+    }
+    if (next.origin !== origin && hasCredentials) {
+      throw new FeedReadError(
+        `HTTP ${res.status} redirect to another origin (${shown}) refused: the feed has credentials or headers configured, ` +
+          'and they are never sent to another origin; configure the final URL instead',
+        place,
+        false,
+      );
+    }
+    if (hop >= maxRedirects) throw new FeedReadError(`more than ${maxRedirects} redirects (last to ${shown})`, place, false);
+    opts.logger?.debug({ from: displayUrl(url), to: shown, status: res.status }, 'feed redirect followed');
+    url = next.toString();
+  }
+}
+
+function decodedBody(res: BoundedResponse, opts: HttpGetOptions, place: { file: string }): AsyncIterable<Buffer> {
+  const encoding = (res.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
+  const raw = guardBody(countBytes(res.body, opts.budget), opts, place);
+  if (encoding === 'identity' || encoding === '') return raw;
+  if (encoding === 'gzip' || encoding === 'x-gzip') return boundedGunzip(raw, opts, place.file, res.cancel);
+  res.cancel();
+  return (async function* () {
+    throw new FeedReadError(`the server sent Content-Encoding: ${encoding}, which feedsync does not decode (it asks for gzip)`, place, false);
+  })();
+}
+
+async function* countBytes(body: AsyncIterable<Buffer>, budget: RequestBudget | undefined): AsyncIterable<Buffer> {
+  for await (const c of body) {
+    budget?.onBytes?.(c.length);
+    yield c;
+  }
+}
+
+/** Errors of the raw body become FeedReadError (or AbortedError) that name the feed and the bound. */
+async function* guardBody(body: AsyncIterable<Buffer>, opts: HttpGetOptions, place: { file: string }): AsyncIterable<Buffer> {
+  try {
+    yield* body;
+  } catch (err) {
+    if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, err);
+    throw transportFailure(err, opts, place, 'body');
+  }
+}
+
+function transportFailure(err: unknown, opts: HttpGetOptions, place: { file: string }, stage: 'response' | 'body'): FeedReadError {
+  if (err instanceof RequestStopped && err.reason === 'too-large') {
+    return new FeedReadError(`the response is larger than source.maxBytes (${err.limit} bytes); reading stopped there`, place, false, { cause: err });
+  }
+  if (err instanceof RequestStopped && err.reason === 'deadline') {
+    const what = stage === 'body' ? 'the response body was not complete' : 'no response';
+    return new FeedReadError(`${what} within ${opts.timeoutMs} ms (source.timeoutMs, a total deadline per request)`, place, true, { cause: err });
+  }
+  const why = stage === 'body' ? `the response body broke off: ${causeMessage(err)}` : `network error: ${causeMessage(err)}`;
+  return new FeedReadError(maskSecrets(why), place, true, { cause: err });
+}
+
+/** A URL's userinfo becomes a Basic Authorization header (and leaves the URL). */
+function splitUserinfo(url: string): { url: string; basic?: string } {
+  const u = new URL(url);
+  if (!u.username && !u.password) return { url };
+  const basic = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+  registerSecret(basic);
+  u.username = '';
+  u.password = '';
+  return { url: u.toString(), basic };
+}

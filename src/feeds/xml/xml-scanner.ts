@@ -1,0 +1,557 @@
+// Builds the repeating record elements of an XML document (e.g. `Listings.Listing`) from a stream of
+// text, in one pass: each chunk is tokenized with indexOf (the fast way through a JS string) and the
+// record's elements are built into plain objects as their tags are seen. Memory holds the record
+// being built plus the one construct cut by a chunk boundary; time is linear in the input: a search
+// that ran off the end of a chunk resumes where it stopped, never from the construct's start.
+//
+// Why not saxes driving the builder: saxes is as fast a tokenizer but cannot contain a bad record.
+// A stray `&` makes it read an entity name up to the next `;`, records later (or never: an unbounded
+// buffer); a wrong close tag pops its whole element stack; both swallow the good records after it.
+// Here a record is a unit: a problem inside it (a stray `<` or `&`, a wrong close tag, a DOCTYPE,
+// nesting past `maxDepth`, an element named `__proto__`) makes that record an error, the record is
+// still built as well as it can be read (so its key can be read and it is not taken for gone), and
+// the next record starts clean.
+//
+// The record's shape is fast-xml-parser's (the shape the presets and the tests were written
+// against, and test/feeds/xml-reader.test.ts compares the two on generated records):
+//   - an element with neither attributes nor children is its text, trimmed ('' when empty);
+//     attribute values are trimmed too;
+//   - otherwise an object: attributes as "@_name", child elements by name (a list when repeated),
+//     and its own non-blank text under "#text";
+//   - every value a string: MLS numbers and ZIP codes keep their leading zeros;
+//   - the five predefined entities and character references are decoded; any other `&name;` is left
+//     as written (a DOCTYPE entity is never expanded, an external one never fetched); CDATA is text.
+// Names are kept as written, namespace prefix included (`commons:City`): the mapping's paths match
+// on the local name when the exact name is absent.
+import { FeedReadError } from '../../errors.js';
+
+export interface ScannedRecord {
+  /** 1-based line of the record's start tag */
+  line: number;
+  /** the record; for a record with `error`, what could be read of it */
+  data: Record<string, unknown>;
+  /** why the record is malformed: its first problem, with the line it is on */
+  error?: string;
+}
+
+export interface XmlScanner {
+  /** feed the next piece of text; returns the records it completed */
+  push(text: string): ScannedRecord[];
+  /** the document is over: throws FeedReadError when it ended before the root element closed */
+  end(): ScannedRecord[];
+}
+
+export interface ScannerOptions {
+  /** `Listings.Listing`: the last segment is the record element, the earlier ones its ancestors */
+  recordPath: string;
+  /** name for messages */
+  label: string;
+  /** a record longer than this is an error of the document (default 32M characters) */
+  maxRecordChars?: number;
+  /** a tag, DOCTYPE or other markup longer than this is an error of the document (default 4M characters) */
+  maxMarkupChars?: number;
+  /** elements nested deeper than this inside a record make it malformed (default 100) */
+  maxDepth?: number;
+  /** elements nested deeper than this outside records make the document malformed (default 1000) */
+  maxOuterDepth?: number;
+}
+
+/** One open element of the record being built. */
+interface Frame {
+  name: string;
+  /** attributes and children; undefined while it has neither */
+  obj: Record<string, unknown> | undefined;
+  /** decoded text so far */
+  text: string;
+  /** raw text of the current text node, decoded and trimmed at the next markup */
+  raw: string;
+  /** not built: below the depth limit or under a forbidden name */
+  skip: boolean;
+}
+
+const LT = 60;
+const GT = 62;
+const BANG = 33;
+const QMARK = 63;
+const SLASH = 47;
+const DQ = 34;
+const SQ = 39;
+const EQ = 61;
+
+/** what a skipped construct is waiting for, when it runs past the end of the buffered text */
+type Pending = 0 | 1 | 2 | 3;
+const NONE = 0;
+const COMMENT = 1;
+const CDATA = 2;
+const PI = 3;
+const TERMINATOR = ['', '-->', ']]>', '?>'] as const;
+
+const PREDEFINED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+/** an entity or character reference at a given index (sticky) */
+const REFERENCE = /&(?:#x([0-9a-fA-F]+)|#([0-9]+)|([A-Za-z_:][\w.:\u00B7-\uFFFF-]*));/y;
+
+/**
+ * Decode the predefined entities and character references of raw XML text; other `&name;` are kept
+ * as written. Calls `stray` with the index of an `&` that starts no reference at all.
+ */
+export function decodeXmlText(value: string, stray?: (at: number) => void): string {
+  let amp = value.indexOf('&');
+  if (amp < 0) return value;
+  let out = '';
+  let from = 0;
+  while (amp >= 0) {
+    REFERENCE.lastIndex = amp;
+    const m = REFERENCE.exec(value);
+    if (!m) {
+      stray?.(amp);
+      amp = value.indexOf('&', amp + 1);
+      continue;
+    }
+    const [whole, hex, dec, name] = m;
+    let decoded: string | undefined;
+    if (name !== undefined) decoded = PREDEFINED[name];
+    else {
+      const code = hex !== undefined ? parseInt(hex, 16) : Number(dec);
+      if (code > 0 && code <= 0x10ffff) decoded = String.fromCodePoint(code);
+    }
+    if (decoded !== undefined) {
+      out += value.slice(from, amp) + decoded;
+      from = amp + whole.length;
+    }
+    amp = value.indexOf('&', amp + whole.length);
+  }
+  return out + value.slice(from);
+}
+
+export function createXmlScanner(opts: ScannerOptions): XmlScanner {
+  const segments = opts.recordPath.split('.');
+  const recordTag = segments[segments.length - 1]!;
+  const ancestors = segments.slice(0, -1);
+  const maxRecord = opts.maxRecordChars ?? 32 * 1024 * 1024;
+  const maxMarkup = opts.maxMarkupChars ?? 4 * 1024 * 1024;
+  const maxDepth = opts.maxDepth ?? 100;
+  const maxOuterDepth = opts.maxOuterDepth ?? 1000;
+  const file = opts.label;
+
+  /** unconsumed text; buf[0] is at absolute offset `base` of the document */
+  let buf = '';
+  let base = 0;
+  let pos = 0;
+  /** a comment, CDATA section or processing instruction not yet closed when the buffer ran out */
+  let pending: Pending = NONE;
+  /** CDATA text of the record collected while `pending === CDATA` */
+  let cdata = '';
+  /** open elements outside records */
+  const stack: string[] = [];
+  /** open elements of the record being built; frames[0] is the record */
+  const frames: Frame[] = [];
+  let recordLine = 0;
+  let recordStart = 0;
+  let recordError: string | undefined;
+  let rootSeen = false;
+  let out: ScannedRecord[] = [];
+
+  // line counting, lazily: lines are counted up to `lineOff` (absolute), `nlAt` is the next newline
+  // at or after it when known; every newline is found once, whatever asks for lines
+  let lineNo = 1;
+  let lineOff = 0;
+  let nlAt = -1;
+  const lineAt = (abs: number): number => {
+    for (;;) {
+      if (nlAt < 0) {
+        const i = buf.indexOf('\n', lineOff - base);
+        if (i < 0) {
+          lineOff = Math.max(lineOff, base + buf.length);
+          return lineNo;
+        }
+        nlAt = base + i;
+      }
+      if (nlAt >= abs) {
+        lineOff = Math.max(lineOff, abs);
+        return lineNo;
+      }
+      lineNo++;
+      lineOff = nlAt + 1;
+      nlAt = -1;
+    }
+  };
+
+  const fail = (message: string, at: number) => {
+    recordError ??= `${message} (line ${lineAt(base + at)})`;
+  };
+
+  const ancestorsMatch = () => {
+    if (ancestors.length > stack.length) return false;
+    const off = stack.length - ancestors.length;
+    for (let i = 0; i < ancestors.length; i++) if (stack[off + i] !== ancestors[i]) return false;
+    return true;
+  };
+
+  // Element names repeat: a small cache hands out one string per name, so a start tag costs a
+  // comparison, not a copy, and property stores get a key V8 has already internalized. Entries are
+  // copies (Object.keys gives the internalized key), never slices that would keep a chunk alive.
+  const names: string[] = new Array<string>(1024).fill('');
+  const nameAt = (from: number, to: number): string => {
+    const len = to - from;
+    const h = (buf.charCodeAt(from) * 31 + buf.charCodeAt(to - 1) * 7 + len) & 1023;
+    const cached = names[h]!;
+    if (cached.length === len && buf.startsWith(cached, from)) return cached;
+    return (names[h] = Object.keys({ [buf.slice(from, to)]: 0 })[0]!);
+  };
+
+  const newFrame = (name: string, skip: boolean): Frame => ({ name, obj: undefined, text: '', raw: '', skip });
+
+  /** Move the frame's raw text into its decoded text: one text node, trimmed (as fast-xml-parser's trimValues). */
+  const flush = (f: Frame, at: number) => {
+    const piece = own(f.raw.trim());
+    f.raw = '';
+    if (piece) f.text += decodeXmlText(piece, () => fail('a stray "&" (write &amp;)', at));
+  };
+
+  /** A whole text node, buf[from, to): trimmed, then decoded (fast-xml-parser's order), without copying blank text. */
+  const textNode = (f: Frame, from: number, to: number) => {
+    let a = from;
+    while (a < to && buf.charCodeAt(a) <= 32) a++;
+    if (a === to) return;
+    let b = to;
+    while (buf.charCodeAt(b - 1) <= 32) b--;
+    let piece = own(buf.slice(a, b));
+    if (piece.indexOf('&') >= 0) piece = decodeXmlText(piece, () => fail('a stray "&" (write &amp;)', a));
+    f.text = f.text ? f.text + piece : piece;
+  };
+
+  /** the value an element stands for, once closed */
+  const valueOf = (f: Frame, at: number): unknown => {
+    if (f.raw) flush(f, at);
+    const text = f.text;
+    if (f.obj === undefined) return text;
+    if (text !== '') f.obj['#text'] = text;
+    return f.obj;
+  };
+
+  const addChild = (parent: Frame, name: string, value: unknown) => {
+    const obj = (parent.obj ??= {});
+    const had = obj[name];
+    // `constructor`, `toString`...: a name the prototype has is not a repeat (`__proto__` never gets here)
+    if (had === undefined || !Object.hasOwn(obj, name)) obj[name] = value;
+    else if (Array.isArray(had)) had.push(value);
+    else obj[name] = [had, value];
+  };
+
+  /** Close the top frame of the record; emit the record when it was the record element. */
+  const closeFrame = (at: number) => {
+    const f = frames.pop()!;
+    if (frames.length === 0) {
+      const value = valueOf(f, at);
+      const data = typeof value === 'string' ? { '#text': value } : (value as Record<string, unknown>);
+      out.push(recordError === undefined ? { line: recordLine, data } : { line: recordLine, data, error: recordError });
+      recordError = undefined;
+      return;
+    }
+    const parent = frames[frames.length - 1]!;
+    if (!f.skip && !parent.skip) addChild(parent, f.name, valueOf(f, at));
+  };
+
+  /** Parse the attributes of a start tag, buf[from, to), onto the frame. */
+  const attributes = (f: Frame, from: number, to: number) => {
+    let i = from;
+    for (;;) {
+      while (i < to && buf.charCodeAt(i) <= 32) i++;
+      if (i >= to) return;
+      const nameStart = i;
+      while (i < to) {
+        const c = buf.charCodeAt(i);
+        if (c <= 32 || c === EQ || c === DQ || c === SQ) break;
+        i++;
+      }
+      const name = buf.slice(nameStart, i);
+      while (i < to && buf.charCodeAt(i) <= 32) i++;
+      if (buf.charCodeAt(i) !== EQ || i >= to) return fail(`attribute ${name} of <${f.name}> has no value`, nameStart);
+      i++;
+      while (i < to && buf.charCodeAt(i) <= 32) i++;
+      const q = buf.charCodeAt(i);
+      if ((q !== DQ && q !== SQ) || i >= to) return fail(`attribute ${name} of <${f.name}> is not quoted`, nameStart);
+      const close = buf.indexOf(q === DQ ? '"' : "'", i + 1);
+      if (close < 0 || close >= to) return fail(`attribute ${name} of <${f.name}> has no closing quote`, nameStart);
+      const raw = own(buf.slice(i + 1, close));
+      i = close + 1;
+      if (raw.indexOf('<') >= 0) fail(`attribute ${name} of <${f.name}> holds a "<"`, nameStart);
+      if (f.skip) continue;
+      const obj = (f.obj ??= {});
+      const key = `@_${name}`;
+      if (key in obj) fail(`attribute ${name} of <${f.name}> is repeated`, nameStart);
+      obj[key] = decodeXmlText(raw, () => fail(`a stray "&" in attribute ${name} (write &amp;)`, nameStart)).trim();
+    }
+  };
+
+  const openTag = (name: string, lt: number, attrsFrom: number, attrsTo: number, selfClosing: boolean) => {
+    rootSeen = true;
+    if (frames.length) {
+      if (name === recordTag) {
+        // a record element cannot hold one of its own name: the previous one was never closed
+        fail(`<${recordTag}> opens before the record's </${recordTag}>`, lt);
+        while (frames.length) closeFrame(lt);
+      } else {
+        const parent = frames[frames.length - 1]!;
+        let skip = parent.skip;
+        if (!skip && frames.length >= maxDepth) {
+          fail(`elements nested deeper than ${maxDepth} levels`, lt);
+          skip = true;
+        }
+        if (!skip && name === '__proto__') {
+          fail('an element named __proto__', lt);
+          skip = true;
+        }
+        const f = newFrame(name, skip);
+        if (attrsTo > attrsFrom) attributes(f, attrsFrom, attrsTo);
+        frames.push(f);
+        if (selfClosing) closeFrame(lt);
+        return;
+      }
+    }
+    if (name === recordTag && ancestorsMatch()) {
+      recordLine = lineAt(base + lt);
+      recordStart = base + lt;
+      const f = newFrame(name, false);
+      frames.push(f);
+      if (attrsTo > attrsFrom) attributes(f, attrsFrom, attrsTo);
+      if (selfClosing) closeFrame(lt);
+      return;
+    }
+    if (selfClosing) return;
+    if (stack.length >= maxOuterDepth)
+      throw new FeedReadError(`elements nested deeper than ${maxOuterDepth} levels around line ${lineAt(base + lt)}: the document is malformed`, { file }, false);
+    stack.push(name);
+  };
+
+  const closeTag = (name: string, lt: number) => {
+    if (frames.length) {
+      let i = frames.length - 1;
+      while (i >= 0 && frames[i]!.name !== name) i--;
+      if (i === frames.length - 1) return closeFrame(lt);
+      if (i >= 0) {
+        fail(`</${name}> closes <${frames[frames.length - 1]!.name}>`, lt);
+        while (frames.length > i) closeFrame(lt);
+        return;
+      }
+      if (stack.lastIndexOf(name) < 0) {
+        // most likely a misspelt close tag: it closes the innermost element, and what follows lands where it belongs
+        fail(`</${name}> where </${frames[frames.length - 1]!.name}> was expected`, lt);
+        return closeFrame(lt);
+      }
+      // an ancestor closes: the record's own close tag is missing
+      fail(`</${name}> comes before the record's </${recordTag}>`, lt);
+      while (frames.length) closeFrame(lt);
+    }
+    const i = stack.lastIndexOf(name);
+    // a close tag that closes nothing outside records changes nothing we read
+    if (i >= 0) stack.length = i;
+  };
+
+  /** Text of the record, raw: decoded at the end of its text node. */
+  const addText = (from: number, to: number) => {
+    const f = frames[frames.length - 1];
+    if (f !== undefined && !f.skip) f.raw += buf.slice(from, to);
+  };
+
+  const cdataText = (s: string) => {
+    const f = frames[frames.length - 1];
+    if (f === undefined || f.skip) return;
+    if (f.raw) flush(f, pos);
+    f.text += own(s);
+  };
+
+  /** Continue a comment, CDATA section or PI that ran past the buffer; false while it still does. */
+  const resume = (): boolean => {
+    const term = TERMINATOR[pending];
+    const end = buf.indexOf(term, pos);
+    if (end < 0) {
+      // keep the last characters: the terminator may be cut by the chunk boundary
+      const keep = Math.max(pos, buf.length - (term.length - 1));
+      if (pending === CDATA && frames.length) cdata += buf.slice(pos, keep);
+      pos = keep;
+      return false;
+    }
+    if (pending === CDATA && frames.length) {
+      cdataText(cdata + buf.slice(pos, end));
+      cdata = '';
+    }
+    pos = end + term.length;
+    pending = NONE;
+    return true;
+  };
+
+  /** Enter a construct that ends at a terminator, at `from` (just past its opening). */
+  const skipTo = (kind: Pending, from: number): boolean => {
+    pending = kind;
+    pos = from;
+    return resume();
+  };
+
+  /** Tokenize what is buffered; stops at a construct that is not complete yet. */
+  const scan = () => {
+    for (;;) {
+      if (pending !== NONE && !resume()) return;
+      const lt = buf.indexOf('<', pos);
+      const f = frames[frames.length - 1];
+      if (f !== undefined) {
+        const end = lt < 0 ? buf.length : lt;
+        // a text node cut by the end of the buffer is collected raw, and finished at the next markup
+        if (lt < 0 || f.raw) addText(pos, end);
+        else if (end > pos && !f.skip) textNode(f, pos, end);
+        if (lt >= 0 && f.raw) flush(f, lt);
+      }
+      if (lt < 0) return void (pos = buf.length);
+      pos = lt;
+      if (lt + 1 >= buf.length) return;
+      const c = buf.charCodeAt(lt + 1);
+      if (c === SLASH) {
+        const gt = buf.indexOf('>', lt + 2);
+        if (gt < 0) return;
+        pos = gt + 1;
+        // the usual case without a copy of the name: `</Name>` closing the innermost element
+        const top = frames[frames.length - 1];
+        if (top !== undefined && gt - lt - 2 === top.name.length && buf.startsWith(top.name, lt + 2)) closeFrame(lt);
+        else closeTag(buf.slice(lt + 2, gt).trim(), lt);
+      } else if (c === BANG) {
+        if (!markup(lt)) return;
+      } else if (c === QMARK) {
+        // processing instructions (the XML declaration among them) carry nothing we read
+        if (!skipTo(PI, lt + 2)) return;
+      } else if (isNameStart(c)) {
+        let nameEnd = lt + 2;
+        for (; nameEnd < buf.length; nameEnd++) {
+          const ch = buf.charCodeAt(nameEnd);
+          if (ch <= 32 || ch === GT || ch === SLASH || ch === LT) break;
+        }
+        if (nameEnd >= buf.length) return;
+        if (buf.charCodeAt(nameEnd) === GT) {
+          // `<Name>`: the usual case, no attributes to look through
+          pos = nameEnd + 1;
+          openTag(nameAt(lt + 1, nameEnd), lt, nameEnd, nameEnd, false);
+          continue;
+        }
+        const end = tagEnd(buf, nameEnd);
+        if (end < 0) return;
+        const broken = buf.charCodeAt(end) === LT;
+        if (broken && frames.length) fail('a start tag without its ">"', lt);
+        pos = broken ? end : end + 1;
+        const selfClosing = !broken && buf.charCodeAt(end - 1) === SLASH;
+        openTag(nameAt(lt + 1, nameEnd), lt, nameEnd, selfClosing ? end - 1 : end, selfClosing);
+      } else {
+        // `<` followed by neither a name, `/`, `!` nor `?`: not markup; inside a record a mistake
+        if (frames.length) {
+          fail('a stray "<" (write &lt;)', lt);
+          addText(lt, lt + 1);
+        }
+        pos = lt + 1;
+      }
+    }
+  };
+
+  /** `<!--`, `<![CDATA[`, `<!DOCTYPE` and other declarations at `lt`; false when more text is needed. */
+  const markup = (lt: number): boolean => {
+    if (buf.startsWith('<!--', lt)) return skipTo(COMMENT, lt + 4);
+    if (buf.startsWith('<![CDATA[', lt)) return skipTo(CDATA, lt + 9);
+    const head = buf.slice(lt, lt + 9);
+    if (head.length < 9 && ('<![CDATA['.startsWith(head) || '<!--'.startsWith(head) || '<!DOCTYPE'.startsWith(head))) return false;
+    const gt = declarationEnd(buf, lt);
+    if (gt < 0) return false;
+    if (frames.length) {
+      fail(head === '<!DOCTYPE' ? 'a DOCTYPE inside the record (entities are never expanded or fetched)' : 'a markup declaration inside the record', lt);
+    }
+    pos = gt + 1;
+    return true;
+  };
+
+  /** Drop what is consumed; refuse constructs and records past their caps. */
+  const compact = () => {
+    if (pos > 0) {
+      lineAt(base + pos);
+      buf = buf.slice(pos);
+      base += pos;
+      pos = 0;
+    }
+    if (frames.length && base - recordStart > maxRecord) {
+      throw new FeedReadError(
+        `the <${recordTag}> record starting on line ${recordLine} is longer than ${maxRecord} characters: the document is malformed`,
+        { file, line: recordLine },
+        false,
+      );
+    }
+    if (buf.length > maxMarkup) {
+      throw new FeedReadError(
+        `markup longer than ${maxMarkup} characters starting on line ${lineAt(base)} (${JSON.stringify(buf.slice(0, 40))}…): the document is malformed`,
+        { file, line: lineAt(base) },
+        false,
+      );
+    }
+  };
+
+  return {
+    push(text) {
+      buf = buf.length ? buf + text : text;
+      scan();
+      compact();
+      const done = out;
+      out = [];
+      return done;
+    },
+    end() {
+      const done = out;
+      out = [];
+      if (!rootSeen) throw new FeedReadError('the document holds no XML elements', { file }, false);
+      const open = frames.length ? frames[0]!.name : stack[0];
+      if (open !== undefined || pending !== NONE || buf.indexOf('<', pos) >= 0) {
+        const what = open !== undefined ? `</${open}>` : 'its last tag';
+        throw new FeedReadError(
+          `the document ends before ${what} closes: it is truncated`,
+          { file, line: lineAt(base + buf.length), record: frames.length ? 'last' : undefined },
+          false,
+        );
+      }
+      return done;
+    },
+  };
+}
+
+/**
+ * A copy of a slice of the buffered text that does not keep the text alive. V8 makes a slice of 13
+ * characters or more a view of its parent: a key kept by the sync would pin its whole 64 KB+ chunk,
+ * and 100k keys the whole document. A cons string sliced is flattened first, into a string of its own.
+ */
+function own(slice: string): string {
+  return slice.length < 13 ? slice : (' ' + slice).slice(1);
+}
+
+function isNameStart(c: number): boolean {
+  // ASCII letters, `_`, `:`, and anything past ASCII (XML allows most of it)
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c === 58 || c > 127;
+}
+
+/**
+ * Index of the `>` ending a start tag, skipping `>` inside quoted attribute values; -1 if not
+ * buffered yet. A `<` (never allowed in a tag, quoted or not) ends a broken tag: its index is
+ * returned, so an unclosed quote cannot run on into the records after it.
+ */
+function tagEnd(buf: string, from: number): number {
+  let q = 0;
+  for (let j = from; j < buf.length; j++) {
+    const ch = buf.charCodeAt(j);
+    if (ch === LT) return j;
+    if (q) {
+      if (ch === q) q = 0;
+    } else if (ch === GT) return j;
+    else if (ch === DQ || ch === SQ) q = ch;
+  }
+  return -1;
+}
+
+/** End of `<!DOCTYPE ... [ internal subset ] >`. */
+function declarationEnd(buf: string, lt: number): number {
+  const gt = buf.indexOf('>', lt);
+  const bracket = buf.indexOf('[', lt);
+  if (bracket < 0 || (gt >= 0 && gt < bracket)) return gt;
+  const close = buf.indexOf(']', bracket);
+  return close < 0 ? -1 : buf.indexOf('>', close);
+}

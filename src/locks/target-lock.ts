@@ -1,0 +1,251 @@
+// At most one run per chatbot and kind of work across every process: the feeds of one chatbot share
+// its listings and its sync state, so two of them never sync at once (nor a worker job and a
+// foreground `feedsync sync`, which takes the same lock). Deduplication keeps ops reruns to one
+// active and one waiting job per feed, but a job scheduler's jobs cannot carry deduplication
+// (BullMQ omits it from scheduler templates), so a scheduled sync and a rerun could still meet.
+// The lock holds the job id, expires unless renewed (a SIGKILLed worker frees it after `ttlMs`: the
+// renewal is the holder's heartbeat), and the same job taking over after a stall may reclaim it.
+// Beside it, with the same expiry, a holder record says which process holds it (lock-holder.ts:
+// host, boot, PID namespace, process start time): a foreground run that finds the lock held by a
+// process that is gone (a run killed as PID 1 in a container, a reused PID) takes it at once
+// instead of waiting out the expiry.
+// A job that finds the lock busy joins its waiters (a sorted set beside the lock, oldest first), in
+// the same script that found it busy, so no release can slip between the two; the release wakes the
+// oldest waiter still delayed. The job's own delay stays as the backstop (a holder that died, a wake
+// that raced the job's move to delayed).
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { keysOf, lockHolderKey, lockWaitersKey } from '../redis/keys.js';
+import type { RedisClient } from '../redis/connection.js';
+import { lockFile } from './file-lock.js';
+import { holderGone, holdingHere, newHolder, parseHolder } from './lock-holder.js';
+
+// KEYS: lock, waiters, holder; ARGV: owner, ttl ms, waiters' ttl ms (0: do not wait in line, poll), holder record
+const ACQUIRE = `
+local cur = redis.call('GET', KEYS[1])
+if cur == false or cur == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[2])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return 1
+end
+if tonumber(ARGV[3]) > 0 then
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[2], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+end
+return 0`;
+
+// KEYS: lock, waiters; ARGV: owner, waiters' ttl ms. After the waiter moved to delayed: 1 when the
+// lock was freed meanwhile (its release may have found the job not yet delayed), else back in line.
+const STILL_BUSY = `
+local cur = redis.call('GET', KEYS[1])
+if cur == false or cur == ARGV[1] then return 1 end
+local t = redis.call('TIME')
+redis.call('ZADD', KEYS[2], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 0`;
+
+// KEYS: lock, holder
+const RENEW = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0`;
+
+// KEYS: lock, holder. Also frees the lock of a holder found gone (ARGV[1]: its owner), and only it.
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[2])
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
+
+/** How a job waits in line for a lock; without it, a caller polls (foreground `feedsync sync`). */
+export interface LockWaiters {
+  /** how long the line outlives its last joiner (longer than a waiter's backstop delay) */
+  ttlMs: number;
+  /** move a waiting job up now; false when it is not waiting (gone, running, not yet delayed) */
+  wake(owner: string): Promise<boolean>;
+}
+
+export interface TargetLock {
+  /** the job holding the lock lost it (Redis gone, or it expired): stop writing */
+  readonly lost: AbortSignal;
+  release(): Promise<void>;
+}
+
+/** The lock of a run: its chatbot's for this kind of work (a target with no chatbot: its feed). */
+export function chatbotLockName(target: { feed?: string; chatbot?: string }, kind: string): string {
+  return target.chatbot !== undefined ? `chatbot:${target.chatbot}:${kind}` : `feed:${target.feed ?? '-'}:${kind}`;
+}
+
+/**
+ * The one way a run takes its locks (chatbotLockName: the lock of each chatbot it writes into, or
+ * its feed's), one or several: one by one in name order (serial-number order for chatbots), so two
+ * runs over overlapping chatbots never hold one each and wait for the other. `take` gives the lock
+ * of a name, undefined when it is busy (it may wait first, as a foreground run does). `allOrNone`
+ * (a queued job): at the first lock refused, the locks taken are released and the taking stops,
+ * so the caller waits holding nothing; else the others are still taken (a foreground run goes on
+ * without that chatbot; an error taking one is then thrown, after the release). `refused`: each
+ * name not locked, with the error that refused it, if one did.
+ */
+export async function lockChatbots(
+  names: Iterable<string>,
+  take: (name: string) => Promise<TargetLock | undefined>,
+  opts: { allOrNone?: boolean } = {},
+): Promise<{ held: TargetLock[]; refused: Map<string, { error?: unknown }> }> {
+  const held: TargetLock[] = [];
+  const refused = new Map<string, { error?: unknown }>();
+  for (const name of [...new Set(names)].sort()) {
+    const lock = await take(name).catch((error: unknown) => {
+      refused.set(name, { error });
+      return undefined;
+    });
+    if (lock) {
+      held.push(lock);
+      continue;
+    }
+    const why = refused.get(name) ?? {};
+    refused.set(name, why);
+    if (!opts.allOrNone) continue;
+    await releaseAll(held.splice(0));
+    // a lock that could not even be asked for (Redis refused): the caller's error, as with one lock
+    if ('error' in why) throw why.error;
+    break;
+  }
+  return { held, refused };
+}
+
+/** Release each lock; one that fails is left to expire (its renewal has stopped), the others are still released. */
+export async function releaseAll(locks: readonly TargetLock[], onError?: (err: unknown) => void): Promise<void> {
+  for (const lock of locks) await lock.release().catch((err: unknown) => onError?.(err));
+}
+
+export function targetLockKey(prefix: string, target: string): string {
+  return keysOf(prefix).lock(target);
+}
+
+function waitersKey(lockKey: string): string {
+  return lockWaitersKey(lockKey);
+}
+
+function holderKey(lockKey: string): string {
+  return lockHolderKey(lockKey);
+}
+
+/**
+ * Take the lock for `owner` (a job id), or return undefined when another job holds it; with
+ * `waiters`, a busy lock puts the owner in line and the release wakes the oldest in line.
+ */
+export async function acquireTargetLock(redis: RedisClient, key: string, owner: string, ttlMs: number, waiters?: LockWaiters): Promise<TargetLock | undefined> {
+  const holder = JSON.stringify({ ...newHolder(owner), owner });
+  const got = await redis.eval(ACQUIRE, 3, key, waitersKey(key), holderKey(key), owner, String(ttlMs), String(waiters?.ttlMs ?? 0), holder);
+  if (got !== 1) return undefined;
+  holdingHere(owner, true);
+  // once per hold, whether it ends lost or released (an owner may hold several locks: counted)
+  let here = true;
+  const leave = () => {
+    if (here) holdingHere(owner, false);
+    here = false;
+  };
+  const lost = new AbortController();
+  lost.signal.addEventListener('abort', leave, { once: true });
+  let renewedAt = Date.now();
+  const timer = setInterval(
+    () => {
+      // No answer for a whole TTL (Redis unreachable, commands queued): the lock may have expired and
+      // been taken. Stop before the next write rather than wait for Redis to say so.
+      if (Date.now() - renewedAt >= ttlMs) lost.abort(new Error(`lock ${key} lost: not renewed for ${ttlMs} ms`));
+      if (lost.signal.aborted) return clearInterval(timer);
+      redis.eval(RENEW, 2, key, holderKey(key), owner, String(ttlMs)).then(
+        (ok) => {
+          if (ok === 1) renewedAt = Date.now();
+          else lost.abort(new Error(`lock ${key} lost: another holder has it or it expired`));
+        },
+        (err: unknown) => lost.abort(new Error(`lock ${key} lost: renewal failed (${err instanceof Error ? err.message : String(err)})`)),
+      );
+    },
+    Math.max(100, Math.floor(ttlMs / 3)),
+  );
+  timer.unref();
+  return {
+    lost: lost.signal,
+    release: async () => {
+      clearInterval(timer);
+      leave();
+      await redis.eval(RELEASE, 2, key, holderKey(key), owner);
+      if (waiters) await wakeNext(redis, key, waiters);
+    },
+  };
+}
+
+/** Wake the oldest waiter that is delayed; the ones passed over are not (they recheck by themselves). */
+async function wakeNext(redis: RedisClient, key: string, waiters: LockWaiters): Promise<void> {
+  for (;;) {
+    const [owner] = await redis.zpopmin(waitersKey(key));
+    if (owner === undefined || (await waiters.wake(owner))) return;
+  }
+}
+
+/**
+ * Free the lock when its holder record shows the holder gone (lock-holder.ts): why, when it did.
+ * Only the lock of that very owner is deleted, so a holder that took it meanwhile keeps it.
+ */
+export async function freeIfHolderGone(redis: RedisClient, key: string): Promise<string | undefined> {
+  const text = await redis.get(holderKey(key));
+  const holder = text === null ? undefined : parseHolder(text);
+  const reason = holder && holderGone(holder);
+  if (!holder || !reason) return undefined;
+  return (await redis.eval(RELEASE, 2, key, holderKey(key), holder.owner)) === 1 ? reason : undefined;
+}
+
+/**
+ * Called by a waiter once it is delayed: true when the lock was freed meanwhile (wake it yourself:
+ * the release may have passed it over while it was still moving), else it is back in line.
+ */
+export async function lockFreedWhileMoving(redis: RedisClient, key: string, owner: string, waiters: Pick<LockWaiters, 'ttlMs'>): Promise<boolean> {
+  return (await redis.eval(STILL_BUSY, 2, key, waitersKey(key), owner, String(waiters.ttlMs))) === 1;
+}
+
+export interface ForegroundLockOptions {
+  chatbot: string;
+  /** the Redis the state lives in (with its key prefix), when it does */
+  redis?: { connection: RedisClient; prefix: string };
+  /** else a lock file here (beside the state file) */
+  lockDir: string;
+  /** how long to wait while another process syncs the chatbot */
+  waitMs: number;
+  ttlMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * The lock a foreground `feedsync sync` takes around one feed: the workers' Redis lock of the
+ * chatbot when Redis holds the state, else a lock file. Waits while another run holds it;
+ * undefined when it is still held after `waitMs`.
+ */
+export async function acquireForegroundLock(opts: ForegroundLockOptions): Promise<TargetLock | undefined> {
+  const name = chatbotLockName({ chatbot: opts.chatbot }, 'sync');
+  if (!opts.redis) {
+    const file = await lockFile(join(opts.lockDir, `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.lock`), `feedsync sync ${opts.chatbot}`, {
+      waitMs: opts.waitMs,
+      pollMs: 250,
+      ...(opts.signal && { signal: opts.signal }),
+    });
+    return file && { lost: file.lost, release: file.release };
+  }
+  const key = targetLockKey(opts.redis.prefix, name);
+  const owner = `cli:${hostname()}:${process.pid}:${randomUUID()}`;
+  const until = Date.now() + opts.waitMs;
+  for (;;) {
+    const lock = await acquireTargetLock(opts.redis.connection, key, owner, opts.ttlMs ?? 30_000);
+    if (lock || opts.signal?.aborted) return lock;
+    if (await freeIfHolderGone(opts.redis.connection, key)) continue;
+    if (Date.now() >= until) return undefined;
+    await sleep(Math.min(500, Math.max(1, until - Date.now())), undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
+  }
+}

@@ -1,0 +1,48 @@
+// How a namespace's key is a key of the state store's LMDB database (file-store.ts): `<ns>\0K<key>`,
+// so a namespace is one range of keys. A key LMDB cannot hold as it is — longer than its key limit
+// (1,978 bytes), or not well-formed UTF-16 (a lone surrogate, which UTF-8 cannot carry) — is kept
+// under `<ns>\0H<sha-256 of its JSON>`, its value then the JSON [key, value]. Keys come from feeds:
+// any string is a key like any other, and no two keys share a slot.
+import { createHash } from 'node:crypto';
+
+/** Bytes of a slot (namespace, separator, tag and key) kept as they are; well below LMDB's 1,978. */
+const MAX_SLOT_BYTES = 1500;
+const PLAIN = 'K';
+const HASHED = 'H';
+/** (with the u flag a surrogate pair is one code point: this finds only a lone one) */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/** The first key of a namespace's range and the first one past it. */
+export function rangeOf(ns: string): { start: string; end: string } {
+  if (ns.includes('\0') || LONE_SURROGATE.test(ns)) throw new Error(`a state namespace must be well-formed text without NUL: ${JSON.stringify(ns)}`);
+  return { start: `${ns}\0`, end: `${ns}\x01` };
+}
+
+/** Where `key` of a namespace is kept, its range's start given (rangeOf). */
+export function slotOf(start: string, key: string): string {
+  const plain = start + PLAIN + key;
+  if (!LONE_SURROGATE.test(key) && Buffer.byteLength(plain) <= MAX_SLOT_BYTES) return plain;
+  return start + HASHED + createHash('sha256').update(JSON.stringify(key)).digest('base64url');
+}
+
+/** The value stored in a slot for `key` → `value`. */
+export function storedValue(slot: string, start: string, key: string, value: string): string {
+  return slot.charAt(start.length) === HASHED ? JSON.stringify([key, value]) : value;
+}
+
+/** The value of `key` from what its slot holds. */
+export function valueOf(slot: string, start: string, stored: string): string {
+  return slot.charAt(start.length) === HASHED ? hashedEntry(stored)[1] : stored;
+}
+
+/** The key and value a slot of the range holds. */
+export function entryOf(slot: string, start: string, stored: string): [string, string] {
+  if (slot.charAt(start.length) === HASHED) return hashedEntry(stored);
+  return [slot.slice(start.length + 1), stored];
+}
+
+function hashedEntry(stored: string): [string, string] {
+  const pair: unknown = JSON.parse(stored);
+  if (Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && typeof pair[1] === 'string') return [pair[0], pair[1]];
+  throw new Error(`the state store holds a hashed key's entry that is not [key, value]: ${stored.slice(0, 200)}`);
+}

@@ -1,0 +1,283 @@
+// Step "plan" of a lane (docs/design.md): each record routed to the lane becomes a write job, or
+// nothing. A record whose stamp shows it in step since the last run is not mapped at all
+// (record-stamp.ts); any other is mapped (once for all the feed's lanes: read-feed.ts), waits in
+// the pending window (one write per key), and is planned against the chatbot's copies (plan.ts).
+// A dry run records what it would write instead of returning jobs. What the lane learns here
+// (counts, fingerprints to record, stamps, duplicate deletes) is read by the guard, commit and
+// report steps.
+import { Entries } from '../write/entries.js';
+import type { FeedItem } from '../../feeds/types.js';
+import type { MappedItem } from '../../mapping/types.js';
+import { createChange, updateChange, type ChangeSink } from '../report/changes.js';
+import { createFeedCollector, type FeedCollector } from '../read/desired.js';
+import type { Job } from '../write/execute.js';
+import { ThreadRecord } from '../read/feed-thread.js';
+import { createPendingWindow, type PendingWindow } from './pending.js';
+import { planAgain, planListing } from './plan.js';
+import type { DesiredListing, PlannedDelete, PlanOptions, RememberedListing } from './plan-types.js';
+import { recordText, stampOf } from './record-stamp.js';
+import type { RemoteIndex } from '../remote/remote-index.js';
+import type { PlanView } from '../report/report.js';
+
+/** Listings read but not yet planned: a key repeated within this many records is written once. */
+export const PENDING_WINDOW = 1000;
+/** Records of recurring keys held until the feed ends (past it they are planned at once). */
+export const MAX_HELD = 10_000;
+
+/** A record mapped once for every lane of its feed; `clean`: no unmapped value met (it may get a stamp). */
+export interface Mapped {
+  item: MappedItem;
+  clean: boolean;
+}
+
+export interface LaneTally {
+  creates: number;
+  updates: number;
+  unchanged: number;
+  unchangedByStamp: number;
+  duplicates: number;
+  /** second (or later) writes of a key in this run: a record of it came again after its first was planned */
+  rewritten: number;
+  /** valid listings never planned: the run stopped before they left the pending window (set when planning is over) */
+  unplanned: number;
+  /** key → fingerprint of listings in step that had none stored (recorded, nothing written) */
+  recordFingerprints: Entries;
+  /** key → stamp of listings in step whose stamp was not the stored one */
+  recordStamps: Entries;
+  duplicateDeletes: PlannedDelete[];
+}
+
+export interface LanePlannerInput {
+  chatbot: string;
+  keyBy: PlanOptions['keyBy'];
+  remote: RemoteIndex;
+  planOptions: PlanOptions;
+  /** the lane's record stamp seed; undefined: no stamps (a compared field reads the clock) */
+  seed: string | undefined;
+  stamps: ReadonlyMap<string, string>;
+  knownRecurring: ReadonlySet<string>;
+  /** reads the record's key where the feed's mapping would (for a record not mapped) */
+  keyOf(item: FeedItem & { kind: 'record' }): string | undefined;
+  /** maps a record again (a remembered one that must be planned after all) */
+  map(item: FeedItem): MappedItem;
+  dryRun: boolean;
+  changes?: ChangeSink;
+  /** the pull's mode once known: a record listed twice is a shift in a full pull, a later version in an incremental one */
+  pullMode(): 'full' | 'incremental';
+  /**
+   * the media mirror (src/media/): a remembered record planned after all gets its photos' mirrored
+   * URLs from what the mirror knows; false when it does not know them all
+   */
+  rewriteKnown?(entry: DesiredListing, item: FeedItem): boolean;
+}
+
+export interface LanePlanner {
+  collector: FeedCollector;
+  tally: LaneTally;
+  /** a dry run: what it would write */
+  view: PlanView;
+  pending: PendingWindow<DesiredListing | RememberedListing>;
+  /** keys whose photos were not all mirrored this run: not stamped, so the next run maps them (and retries the photos) */
+  photosMissing: string[];
+  /** one record routed to the lane: the job it needs now, if any */
+  take(item: FeedItem, map: () => Mapped): Job | undefined;
+  /** take in two halves, for a step between them (the media mirror): the record read (mapped unless in step)... */
+  read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined;
+  /** ...and planned (through the pending window) */
+  push(entry: DesiredListing | RememberedListing): Job | undefined;
+  /** a listing whose photos were not all mirrored: no stamp, so the next run maps it again */
+  unstamp(entry: DesiredListing): void;
+  /** the feed ended: what still waits in the window */
+  drain(): Generator<Job>;
+  /** the held records (keys that recur): planned once every earlier write has finished */
+  held(): Generator<Job>;
+  /** planning is over: what it held for it is let go */
+  done(): void;
+  /** keys this run planned a create or update for (a later record of one may still take it away: planDeletes) */
+  readonly written: ReadonlySet<string>;
+}
+
+export function createLanePlanner(input: LanePlannerInput): LanePlanner {
+  const st: PlanState = {
+    input,
+    stamps: input.stamps,
+    collector: createFeedCollector('full', { repeatIsShift: () => input.pullMode() === 'full' }),
+    tally: {
+      creates: 0,
+      updates: 0,
+      unchanged: 0,
+      unchangedByStamp: 0,
+      duplicates: 0,
+      rewritten: 0,
+      unplanned: 0,
+      recordFingerprints: new Entries({ digests: true }),
+      recordStamps: new Entries({ digests: true }),
+      duplicateDeletes: [],
+    },
+    view: { creates: [], updates: [], deletes: [] },
+    sent: new Set(),
+    photosMissing: [],
+    pending: createPendingWindow<DesiredListing | RememberedListing>({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: input.knownRecurring }),
+  };
+  const pending = st.pending;
+  /** what left the window (or was held) and waits to be planned */
+  const queue: Array<DesiredListing | RememberedListing> = [];
+  const { read, unstamp, expand } = readStep(st);
+  const plan = diffStep(st, expand);
+  return {
+    collector: st.collector,
+    tally: st.tally,
+    view: st.view,
+    pending,
+    photosMissing: st.photosMissing,
+    read,
+    unstamp,
+    push(entry) {
+      const ready = pending.push(entry);
+      return ready && plan(ready, false);
+    },
+    take(item, map) {
+      const entry = read(item, map);
+      return entry && this.push(entry);
+    },
+    *drain() {
+      // (taken from the queue one at a time: a run that stops pulling jobs leaves the rest there, counted unplanned)
+      queue.push(...pending.drain());
+      for (let ready = queue.shift(); ready; ready = queue.shift()) {
+        const job = plan(ready, false);
+        if (job) yield job;
+      }
+    },
+    *held() {
+      queue.push(...pending.held());
+      for (let entry = queue.shift(); entry; entry = queue.shift()) {
+        const job = plan(entry, pending.planned(entry.key));
+        if (job) yield job;
+      }
+    },
+    done() {
+      st.stamps = new Map();
+      // what still waits was never planned (the run stopped first): counted, then let go
+      const left = new Set([...queue.splice(0), ...pending.drain(), ...pending.held()].map((e) => e.key));
+      for (const key of left) if (st.collector.side.listings.has(key)) st.tally.unplanned++;
+    },
+    written: st.sent,
+  };
+}
+
+/** What a lane's reading and diffing share. */
+interface PlanState {
+  input: LanePlannerInput;
+  /** the stamps stored by the last run (let go when planning is over) */
+  stamps: ReadonlyMap<string, string>;
+  collector: FeedCollector;
+  tally: LaneTally;
+  view: PlanView;
+  /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
+  sent: Set<string>;
+  photosMissing: string[];
+  pending: PendingWindow<DesiredListing | RememberedListing>;
+}
+
+/** Reading a record: mapped, unless its stamp shows it in step (then remembered, not mapped). */
+function readStep(st: PlanState) {
+  const { input, collector } = st;
+  const { remote, seed } = input;
+  /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
+  const inStepSince = (seed: string, key: string, text: string): boolean => {
+    const stored = st.stamps.get(key);
+    if (stored === undefined || st.sent.has(key)) return false;
+    const copy = remote.stampInputs(key);
+    return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
+  };
+  /** the feed's mapping of the record, as this lane's chatbot receives it */
+  const ours = (m: MappedItem): MappedItem =>
+    m.kind === 'listing' && m.listing.SerialNumber !== input.chatbot ? { ...m, listing: { ...m.listing, SerialNumber: input.chatbot } } : m;
+  /** a mapped item counted; a record of a key that is no listing withdraws what waits of the key (the later record decides) */
+  const added = (m: MappedItem): DesiredListing | undefined => {
+    const entry = collector.add(ours(m));
+    if (!entry && m.key !== undefined) st.pending.withdraw(m.key);
+    return entry;
+  };
+  const unstamp = (entry: DesiredListing) => {
+    entry.text = undefined;
+    st.photosMissing.push(entry.key);
+  };
+  return {
+    unstamp,
+    /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
+    read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined {
+      if (seed === undefined || item.kind !== 'record') return added(map().item);
+      const text = recordText(item);
+      // (the feed thread read the key where it read the record)
+      const key = item instanceof ThreadRecord ? item.key : input.keyOf(item);
+      if (key !== undefined && inStepSince(seed, key, text)) {
+        const entry: RememberedListing = { key, position: item.position, item, text };
+        collector.addRemembered(entry);
+        return entry;
+      }
+      const mapped = map();
+      const entry = added(mapped.item);
+      if (entry && mapped.clean) entry.text = text;
+      return entry;
+    },
+    /** a remembered record planned after all (an earlier record of its key was written in this run) */
+    expand(item: FeedItem, text: string): DesiredListing {
+      const mapped = ours(input.map(item));
+      // the same record under the same mapping, valid when its stamp was stored
+      if (mapped.kind !== 'listing') throw new Error(`${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
+      const entry: DesiredListing = { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
+      // its photos were mirrored when its stamp was stored: rewritten from what the mirror knows
+      if (input.rewriteKnown && !input.rewriteKnown(entry, item)) unstamp(entry);
+      return entry;
+    },
+  };
+}
+
+/** Diffing a listing out of the pending window against the chatbot's copies (plan.ts): the job it needs, if any. */
+function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => DesiredListing) {
+  const { input, tally, view, sent } = st;
+  const { remote, planOptions, seed } = input;
+  const { side } = st.collector;
+  return (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
+    // a later record of the key took the listing away (off the market, removed, rejected): the later record decides
+    if (!side.listings.has(next.key)) return undefined;
+    // in step since the last run: unchanged, unless an earlier record of its key was written in this run
+    if ('item' in next && !sent.has(next.key)) {
+      tally.unchanged++;
+      tally.unchangedByStamp++;
+      return undefined;
+    }
+    const entry = 'item' in next ? expand(next.item, next.text) : next;
+    const copies = remote.get(entry.key);
+    const again = sent.has(entry.key);
+    const d = again ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
+    if (again) tally.rewritten++;
+    if (d.recordFingerprint) tally.recordFingerprints.push(entry.key, d.recordFingerprint);
+    if (seed !== undefined && entry.text !== undefined) {
+      const stamp = stampOf(seed, entry.text, d.inStep.hash, d.inStep.fingerprint);
+      if (d.create) d.create.stamp = stamp;
+      else if (d.update) d.update.stamp = stamp;
+      else if (st.stamps.get(entry.key) !== stamp) tally.recordStamps.push(entry.key, stamp);
+    }
+    // a late record's key was planned already, its remote copies with it
+    if (!late) {
+      if (d.duplicates) tally.duplicates++;
+      tally.duplicateDeletes.push(...d.duplicateDeletes);
+    }
+    if (d.create) {
+      tally.creates++;
+      sent.add(entry.key);
+      if (!input.dryRun) return { kind: 'create', create: d.create };
+      view.creates.push(d.create.key);
+      input.changes?.(createChange(d.create));
+    } else if (d.update) {
+      tally.updates++;
+      sent.add(entry.key);
+      if (!input.dryRun) return { kind: 'update', update: d.update };
+      view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
+      input.changes?.(updateChange(d.update));
+    } else tally.unchanged++;
+    return undefined;
+  };
+}

@@ -1,0 +1,155 @@
+// The data planning works on and returns: the feed side, the remote side and the plan. Plain data,
+// so a plan can be printed (dry run), snapshotted in tests and handed to the executor.
+import type { FeedItem } from '../../feeds/types.js';
+import type { FieldChange } from '../../listing/canonical.js';
+import type { KeyType, ListingCreate } from '../../listing/schema.js';
+
+/** Where a record sits in its feed (structurally the feeds module's RecordPosition). */
+export interface Position {
+  file: string;
+  line?: number;
+  index: number;
+  id?: string;
+}
+
+export type KeyBy = 'MLSNumber' | 'URL';
+
+export interface DesiredListing {
+  key: string;
+  listing: ListingCreate;
+  position: Position;
+  /** the record as read (recordText, record-stamp.ts), when the run keeps stamps */
+  text?: string;
+}
+
+/**
+ * A record whose stamp matched (record-stamp.ts): unchanged on both sides since the last run, so it
+ * was not mapped. It keeps the record as read (`item`, `text`) to be mapped after all, for the one
+ * case that needs its listing: an earlier record of its key was written in this run.
+ */
+export interface RememberedListing {
+  key: string;
+  position: Position;
+  item: FeedItem;
+  text: string;
+}
+
+export interface RejectedRecord {
+  position: Position;
+  key?: string;
+  reasons: string[];
+}
+
+export interface FeedDuplicate {
+  key: string;
+  /** the record that won (the later one) */
+  position: Position;
+}
+
+/** Everything read from the feed, keyed by the feed's key. */
+export interface DesiredSide {
+  listings: Map<string, DesiredListing>;
+  /** keys of records rejected by validation: their remote listing is left as it is */
+  protectedKeys: Set<string>;
+  /** keys whose last record says the listing is not to be shown: the reason the delete carries */
+  goneKeys: Map<string, GoneReason>;
+  rejected: RejectedRecord[];
+  feedDuplicates: FeedDuplicate[];
+  mode: 'full' | 'incremental';
+  /** false when the feed could not be read whole: what was read is kept, deletes are blocked */
+  complete: boolean;
+  readError?: string;
+  counts: { records: number; valid: number; rejected: number; skipped: number; removed: number };
+}
+
+export interface RemoteListing {
+  id: number;
+  key: string;
+  /** its key by the other field (URL when keyed by MLSNumber, and back): kept when another feed of the chatbot keys by it */
+  otherKey?: string;
+  /** comparedOf(...).hash of the listed fields, the feed's `ignore`d ones aside (the same set planSync is given) */
+  hash: Uint8Array;
+  /** its compared JSON in the kept form (comparedOfListItem): for dry runs and the change log, which name each change old → new */
+  readonly compared?: string;
+}
+
+/** Every listing the chatbot holds, as the list endpoint gave it. */
+/** What planning reads of the remote side: the chatbot's RemoteIndex (remote/remote-index.ts); a Map<string, RemoteListing[]> is one too (tests). */
+export interface RemoteCopies {
+  get(key: string): readonly RemoteListing[] | undefined;
+  has(key: string): boolean;
+  keys(): IterableIterator<string>;
+  [Symbol.iterator](): IterableIterator<[string, readonly RemoteListing[]]>;
+  readonly size: number;
+}
+
+export interface RemoteSide {
+  /** key → its copies, lowest ID first (a RemoteIndex in a sync) */
+  byKey: RemoteCopies;
+  /** distinct listings seen */
+  count: number;
+  virtualCount: number;
+  /** false when paging could not be made to agree with VirtualCount: deletes are blocked */
+  complete: boolean;
+  problem?: string;
+  pages: number;
+  rounds: number;
+  /** listings whose rows came from the last paging's memory (page-echo.ts), not decoded again */
+  recalled?: number;
+}
+
+export interface PlanOptions {
+  keyBy: KeyBy;
+  deletesMode: 'mirror' | 'keep';
+  /** fields that alone never cause an update (the feed's `ignore`) */
+  ignore: ReadonlySet<string>;
+  /** key → fingerprint of the last successful write (asked only of keys the chatbot holds) */
+  fingerprints: { get(key: string): string | undefined };
+  /** true for a remote listing another feed of the same chatbot wrote: never deleted by this one */
+  ownedElsewhere?: (remote: RemoteListing) => boolean;
+}
+
+export interface PlannedCreate {
+  key: string;
+  listing: ListingCreate;
+  fingerprint: string;
+  /** stored with the fingerprint once written (record-stamp.ts) */
+  stamp?: string;
+}
+
+export interface PlannedUpdate extends PlannedCreate {
+  remoteId: number;
+  /** 'fields': list fields differ (see changes); 'unlisted': only the fingerprint differs */
+  reason: 'fields' | 'unlisted';
+  changes: FieldChange[];
+}
+
+/**
+ * Why a key's last record takes its listing away, whatever order its records came in and whether
+ * the chatbot held it before (a delete planned for it is not an absence: it is sent without asking
+ * the source again). off-market: the mapping's `skip` (an off-market status); removed: the source's
+ * own word (RESO MlgCanView: false); moved: a routed record that no longer matches the chatbot's
+ * where (lanes.ts).
+ */
+export type GoneReason = 'off-market' | 'removed' | 'moved';
+
+/** absent: a full pull lacked the key; duplicate: an extra copy of a key; undone: `feedsync undo` deletes a listing the undone run created */
+export type DeleteReason = 'absent' | GoneReason | 'duplicate' | 'undone';
+
+export interface PlannedDelete {
+  /** the feed's key of the listing */
+  key: string;
+  reason: DeleteReason;
+  /** what is sent in Keys: the feed key, or the NewOaks ID of one duplicate copy */
+  deleteKey: string;
+  keyType: KeyType;
+  remoteIds: number[];
+  /** the remote copy's MLSNumber when the feed is keyed by URL (undo reads the listing back by it) */
+  mlsNumber?: string;
+}
+
+export interface DuplicateGroup {
+  key: string;
+  keepId: number;
+  extraIds: number[];
+}

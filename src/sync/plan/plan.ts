@@ -1,0 +1,129 @@
+// The diff of a feed against the chatbot's listings: pure, no I/O. What it decides:
+// - create: a feed key the service does not hold;
+// - update: both hold it and a listed field differs (changes old → new, `ignore`d fields aside), or
+//   the list fields agree but the fingerprint of the last write differs (a field the list does not
+//   return changed); a listing with no fingerprint yet and equal list fields is unchanged, and its
+//   fingerprint is recorded without a write;
+// - delete (mirror mode only): a remote key the feed no longer has (a full feed), or one whose last
+//   record marks it gone (off-market, removed, moved: either mode of feed; one this run wrote from an
+//   earlier record too); deleted by the feed's key (KeyType = keyBy), the reason on the delete;
+// - duplicates: a key the service holds more than once. The copy that matches the feed (else the
+//   newest ID) is kept; in mirror mode the others are deleted by their NewOaks ID;
+// - a key whose feed record was rejected keeps its remote listing untouched, and so does a listing
+//   another feed of the same chatbot wrote (several feeds may fill one chatbot).
+// planListing decides one feed listing and planDeletes the rest, so a sync streams the feed
+// through planListing without holding it (lane-plan.ts) and plans the deletes once it has been read.
+import { comparedChanges, keptField, listingHashes, storedFingerprintStatus } from '../../listing/fingerprint.js';
+import type { DesiredListing, DesiredSide, DuplicateGroup, PlannedCreate, PlannedDelete, PlannedUpdate, PlanOptions, RemoteListing, RemoteSide } from './plan-types.js';
+
+export interface ListingDecision {
+  create?: PlannedCreate;
+  update?: PlannedUpdate;
+  /** unchanged with no fingerprint yet, or one of an older version: record this one, write nothing */
+  recordFingerprint?: string;
+  duplicates?: DuplicateGroup;
+  /** the extra copies to delete by NewOaks ID (mirror mode) */
+  duplicateDeletes: PlannedDelete[];
+  /** the listing's fingerprint and comparison hash, as the copy holds them once in step (what a stamp is taken of) */
+  inStep: { fingerprint: string; hash: Uint8Array };
+}
+
+export function planListing(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
+  const { key, listing } = entry;
+  const { ignore } = options;
+  // both hashes from one serialization of the listing
+  const { fingerprint, hash, compared } = listingHashes(listing, ignore);
+  const inStep = { fingerprint, hash };
+  if (!copies?.length) return { create: { key, listing, fingerprint }, duplicateDeletes: [], inStep };
+  // The hashes tell whether anything listed differs (one rule, dry run or not); with the remote
+  // compared JSON at hand (dry runs, change log) the changed fields are named old → new.
+  const same = copies.find((c) => hash.equals(c.hash));
+  const kept = { copy: same ?? copies.reduce((a, b) => (b.id > a.id ? b : a)), same: same !== undefined };
+  const decision: ListingDecision = { duplicateDeletes: [], inStep };
+  const extras = copies.filter((c) => c !== kept.copy && !options.ownedElsewhere?.(c));
+  if (extras.length) {
+    decision.duplicates = { key, keepId: kept.copy.id, extraIds: extras.map((c) => c.id) };
+    if (options.deletesMode === 'mirror') {
+      decision.duplicateDeletes = extras.map((c) => ({ key, reason: 'duplicate', deleteKey: String(c.id), keyType: 'NewOaks', remoteIds: [c.id] }));
+    }
+  }
+  const stored = options.fingerprints.get(key);
+  const was = stored === undefined ? undefined : storedFingerprintStatus(stored, fingerprint, listing, ignore);
+  if (!kept.same) {
+    const old = kept.copy.compared;
+    decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: old === undefined ? [] : comparedChanges(compared, old) };
+  } else if (was === 'differs') decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [] };
+  // none yet, or one of an older version for the same content: recorded, nothing written
+  else if (was !== 'same') decision.recordFingerprint = fingerprint;
+  return decision;
+}
+
+export interface DeleteDecision {
+  deletes: PlannedDelete[];
+  protectedKeys: string[];
+  otherFeeds: number;
+}
+
+/**
+ * The remote listings the feed no longer has (or marks gone), once the whole feed has been seen; and
+ * a listing this run wrote (`written`) before a later record of its key took it away (a create the
+ * chatbot's list, paged before the run, does not show).
+ */
+export function planDeletes(
+  remote: RemoteSide,
+  feed: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode'> & {
+    listings: { has(key: string): boolean };
+    written?: { has(key: string): boolean };
+    present?: { has(key: string): boolean };
+  },
+  options: PlanOptions,
+): DeleteDecision {
+  const out: DeleteDecision = { deletes: [], protectedKeys: [], otherFeeds: 0 };
+  if (options.deletesMode !== 'mirror') {
+    for (const key of remote.byKey.keys()) if (!feed.listings.has(key) && feed.protectedKeys.has(key)) out.protectedKeys.push(key);
+    return out;
+  }
+  // keys first: the copies are looked up (made, from a RemoteIndex) only for keys the feed lacks
+  for (const key of remote.byKey.keys()) {
+    // (present: a reconcile found the key unchanged on the source without reading its record)
+    if (feed.listings.has(key) || feed.present?.has(key)) continue;
+    const copies = remote.byKey.get(key)!;
+    if (feed.protectedKeys.has(key)) {
+      out.protectedKeys.push(key);
+      continue;
+    }
+    const gone = feed.goneKeys.get(key);
+    if (!gone && feed.mode !== 'full') continue;
+    if (options.ownedElsewhere && copies.every(options.ownedElsewhere)) {
+      out.otherFeeds++;
+      continue;
+    }
+    const mlsNumber = options.keyBy === 'URL' && copies[0]?.compared !== undefined ? keptField(copies[0].compared, 'MLSNumber') : undefined;
+    out.deletes.push({
+      key,
+      reason: gone ?? 'absent',
+      deleteKey: key,
+      keyType: options.keyBy,
+      remoteIds: copies.map((c) => c.id),
+      ...(typeof mlsNumber === 'string' && { mlsNumber }),
+    });
+  }
+  if (feed.written) {
+    for (const [key, reason] of feed.goneKeys) {
+      if (!remote.byKey.has(key) && feed.written.has(key)) out.deletes.push({ key, reason, deleteKey: key, keyType: options.keyBy, remoteIds: [] });
+    }
+  }
+  return out;
+}
+
+/**
+ * A later record of a key this run already planned a write for (the service holds, or is being
+ * sent, the earlier record): an update by key, never a second create. The list snapshot predates
+ * that write, so no field diff can be named.
+ */
+export function planAgain(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
+  const { key, listing } = entry;
+  const { fingerprint, hash } = listingHashes(listing, options.ignore);
+  const remoteId = copies?.length ? Math.max(...copies.map((c) => c.id)) : 0;
+  return { update: { key, listing, fingerprint, remoteId, reason: 'unlisted', changes: [] }, duplicateDeletes: [], inStep: { fingerprint, hash } };
+}

@@ -1,0 +1,81 @@
+// Record stamps: how a rerun tells, without mapping a record, that nothing about its listing changed.
+//
+// A stamp is the sha1 of what the decision "unchanged" rests on: the mapping's identity (the seed),
+// the record as read (its text: the reader's FeedItem.text, else its data as JSON), the comparison
+// hash the chatbot's copy had and the fingerprint stored for the key. After a run has left a
+// listing in step (written it, or found it unchanged), the sync stores stamp(seed, text, hash of
+// what it wrote, fingerprint of what it wrote). On the next run, a record whose stamp, taken with
+// the remote copy's hash as paged now and the fingerprint stored now, equals the stored one is the
+// same record, mapped the same way, against a copy that still holds what was written: the full rule
+// (plan.ts) would find it unchanged, so it is not mapped, validated or hashed. Anything else (a
+// changed record, a copy edited behind our back, a changed mapping, config or feedsync version)
+// gives another stamp, and the record takes the full path. A stamp never decides a write; it only
+// skips work whose outcome it proves.
+//
+// The mapping's identity covers what mapping a record depends on besides the record: the mapping
+// config, the chatbot and key field, the feed's `ignore`, and the code that maps, validates and
+// hashes (the bytes of src/mapping and src/listing as installed), so an upgrade that changes how a
+// record maps re-maps every record once. A mapping that reads the clock (days-since) maps a record
+// differently from one run to the next: no stamps then.
+//
+// One hash a record: the stamp's input is laid out in a reused buffer, never as strings joined.
+import { hash } from 'node:crypto';
+import { fingerprintBytes } from '../../listing/fingerprint.js';
+import { codeIdentity } from '../util/code-identity.js';
+import { compileMapping } from '../../mapping/index.js';
+import type { Lane } from '../read/lanes.js';
+
+export interface StampSeedInput {
+  mapping: unknown;
+  chatbot: string;
+  keyBy: string;
+  ignore: Iterable<string>;
+  /** the media mirror's identity (bucket, public URL), when the feed's photos are mirrored: Images depend on it */
+  media?: string;
+}
+
+/**
+ * Bump when what a stamp covers changes shape (2: the fingerprint as its bytes, fingerprintBytes;
+ * 3: the seed and the record's text in the stamp itself, no digest between).
+ */
+const STAMP_VERSION = 3;
+
+/** The mapping's identity, the start of every stamp of a feed's run (27 base64url characters). */
+export function stampSeed(input: StampSeedInput): string {
+  const config = JSON.stringify([STAMP_VERSION, input.mapping, input.chatbot, input.keyBy, [...input.ignore].sort(), ...(input.media === undefined ? [] : [input.media])]);
+  return hash('sha1', codeIdentity(['mapping', 'listing']) + config, 'base64url');
+}
+
+/** The record as read, as the stamp takes it: the reader's text, else its data as JSON (tagged apart from any reader's form). */
+export function recordText(item: { data: Record<string, unknown>; text?: string }): string {
+  return item.text ?? `{${JSON.stringify(item.data)}`;
+}
+
+/**
+ * The stamp of a record (its text, recordText) against a copy's comparison hash and a stored
+ * fingerprint: as stored, or as its bytes (fingerprintBytes; the remote index holds a version-2 one
+ * so), the same stamp either way. The input is the seed, the hash, the fingerprint's length and
+ * bytes, then the text: each part is read back from the front alone, so no two inputs run together.
+ */
+export function stampOf(seed: string, text: string, comparedHash: Uint8Array, fingerprint: string | Uint8Array): string {
+  const fp = typeof fingerprint === 'string' ? fingerprintBytes(fingerprint) : fingerprint;
+  const head = seed.length + comparedHash.byteLength + 4 + fp.byteLength;
+  // a UTF-16 code unit is at most 3 bytes of UTF-8
+  const most = head + 3 * text.length;
+  const input = most <= scratch.byteLength ? scratch : Buffer.allocUnsafe(most);
+  let at = input.write(seed, 0, 'latin1');
+  input.set(comparedHash, at);
+  at = input.writeUInt32BE(fp.byteLength, at + comparedHash.byteLength);
+  input.set(fp, at);
+  at += fp.byteLength;
+  at += input.write(text, at, 'utf8');
+  return hash('sha1', input.subarray(0, at), 'base64url');
+}
+/** a stamp's input, reused (a rerun takes 100k stamps; hash() copies what it reads); a longer record gets its own */
+const scratch = Buffer.allocUnsafe(16 * 1024);
+
+/** Whether the lane's records get stamps: not when a compared field reads the clock (its value changes every run). */
+export function stamped(lane: Pick<Lane, 'feed'>): boolean {
+  const ignore = new Set(lane.feed.ignore);
+  return compileMapping(lane.feed.mapping).clockFields.every((f) => ignore.has(f));
+}

@@ -1,0 +1,149 @@
+// The feed side of a sync, gathered one mapped item at a time: counts, rejected records, the keys
+// seen (to know what the feed no longer has), without holding the listings themselves, which go
+// on to be planned and written as they are read. A key met twice is reported, and the later
+// record wins.
+//
+// "Read whole" (the condition for any delete) is decided here, whatever reader produced the items.
+// The feed is NOT read whole when:
+//   - the reader stopped with an error (FeedReadError, 401, truncated document) or was aborted;
+//   - a record could not be parsed and its key could not be read (its listing might be any);
+//   - a record could not be parsed and the reader does not vouch that it stood alone (a row cut
+//     short, rows run together: other records may be hidden in it);
+//   - a record was rejected by validation and its key could not be read;
+//   - the reader listed one record (its own id, e.g. RESO ListingKey) twice in one pull: the
+//     source shifted while it was read, so others may have been skipped.
+// A key that could be read from a broken or rejected record keeps its remote listing (protected).
+import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../../errors.js';
+import type { MappedItem } from '../../mapping/types.js';
+import type { DesiredListing, DesiredSide, Position, RememberedListing } from '../plan/plan-types.js';
+
+export type FeedSide = Omit<DesiredSide, 'listings'> & { listings: Set<string>; readErrorRetryable?: boolean; readError?: string; readErrorRetryAt?: string };
+
+export interface FeedCollector {
+  side: FeedSide;
+  /** counts the item; a valid listing comes back to be planned */
+  add(item: MappedItem): DesiredListing | undefined;
+  /** counts a record whose stamp matched (a valid listing, not mapped) */
+  addRemembered(entry: RememberedListing): void;
+  /** a record of `key` went to another chatbot (routing): a copy this chatbot holds goes */
+  movedAway(key: string): void;
+  /** the feed stopped: a FeedReadError or an abort marks it incomplete, anything else is thrown */
+  fail(err: unknown): void;
+}
+
+/** How many reasons for "not read whole" the report names (the count says how many there were). */
+const SHOWN_REASONS = 3;
+
+export interface CollectorOptions {
+  /**
+   * Whether a record listed twice in one pull means the source shifted (default: always). Only a
+   * key-ordered full pull says so; in an incremental (time, key) pull a repeat is the record's later
+   * version, changed while the pull ran (the later record wins, as for any repeated key).
+   */
+  repeatIsShift?: () => boolean;
+}
+
+export function createFeedCollector(mode: DesiredSide['mode'], options: CollectorOptions = {}): FeedCollector {
+  const side: FeedSide = {
+    listings: new Set(),
+    protectedKeys: new Set(),
+    goneKeys: new Map(),
+    rejected: [],
+    feedDuplicates: [],
+    mode,
+    complete: true,
+    counts: { records: 0, valid: 0, rejected: 0, skipped: 0, removed: 0 },
+  };
+  const ids = new Set<string>();
+  const reasons: string[] = [];
+  let unread = 0;
+  const incomplete = (reason: string) => {
+    side.complete = false;
+    unread++;
+    if (reasons.length < SHOWN_REASONS) reasons.push(reason);
+    side.readError = reasons.join('; ') + (unread > reasons.length ? `; and ${unread - reasons.length} more` : '');
+  };
+  const forget = (key: string) => side.listings.delete(key) || side.protectedKeys.delete(key) || side.goneKeys.delete(key);
+  const protect = (key: string) => side.protectedKeys.add(key);
+
+  /** every record, whatever became of it: counted, its reader id and its key checked for repeats */
+  const record = (position: Position, key: string | undefined) => {
+    side.counts.records++;
+    const id = position.id;
+    let laterVersion = false;
+    if (id !== undefined) {
+      if (!ids.has(id)) ids.add(id);
+      else if (options.repeatIsShift?.() ?? true) incomplete(`${where(position)}: record ${id} came twice in one pull (the source shifted while it was read)`);
+      else laterVersion = true;
+    }
+    if (key !== undefined && forget(key) && !laterVersion) side.feedDuplicates.push({ key, position });
+  };
+  const valid = (key: string) => {
+    side.listings.add(key);
+    side.counts.valid = side.listings.size;
+  };
+
+  return {
+    side,
+    addRemembered(entry) {
+      record(entry.position, entry.key);
+      valid(entry.key);
+    },
+    add(item) {
+      const key = item.key;
+      record(item.position, key);
+      switch (item.kind) {
+        case 'listing':
+          valid(item.key);
+          return { key: item.key, listing: item.listing, position: item.position };
+        case 'rejected':
+          side.counts.rejected++;
+          side.rejected.push({ position: item.position, ...(key !== undefined && { key }), reasons: item.issues.map(formatIssue) });
+          if (key !== undefined) protect(key);
+          else incomplete(`${where(item.position)}: a record was rejected and its key could not be read`);
+          break;
+        case 'error': {
+          side.counts.rejected++;
+          const reason = withoutPlace(item.error.message, formatPlace(item.error.place));
+          side.rejected.push({ position: item.position, ...(key !== undefined && { key }), reasons: [reason] });
+          if (key !== undefined) protect(key);
+          if (key === undefined) incomplete(`${where(item.position)}: a record could not be read and its key is unknown (${reason})`);
+          else if (!item.standalone) incomplete(`${where(item.position)}: record ${key} could not be read whole (${reason})`);
+          break;
+        }
+        case 'skipped':
+          side.counts.skipped++;
+          if (key !== undefined) side.goneKeys.set(key, 'off-market');
+          break;
+        case 'removed':
+          side.counts.removed++;
+          if (key !== undefined) side.goneKeys.set(key, 'removed');
+          break;
+      }
+      side.counts.valid = side.listings.size;
+      return undefined;
+    },
+    movedAway(key) {
+      if (!side.listings.has(key) && !side.protectedKeys.has(key)) side.goneKeys.set(key, 'moved');
+    },
+    fail(err) {
+      if (!(err instanceof FeedReadError) && !(err instanceof AbortedError)) throw err;
+      // the reader's own error leads: it is why the read stopped
+      reasons.unshift(err.message);
+      unread++;
+      side.complete = false;
+      side.readError = reasons.slice(0, SHOWN_REASONS).join('; ') + (unread > SHOWN_REASONS ? `; and ${unread - SHOWN_REASONS} more` : '');
+      side.readErrorRetryable = err instanceof FeedReadError && err.retryable;
+      if (err instanceof FeedReadError && err.retryAt) side.readErrorRetryAt = err.retryAt.toISOString();
+    },
+  };
+}
+
+function where(p: Position): string {
+  return p.line !== undefined ? `${p.file}:${p.line}` : `${p.file} record ${p.index}`;
+}
+
+/** The report prints the record's place beside its reasons: drop the copy the message starts with. */
+function withoutPlace(message: string, place: string): string {
+  return message.startsWith(`${place}: `) ? message.slice(place.length + 2) : message;
+}

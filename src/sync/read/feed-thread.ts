@@ -1,0 +1,269 @@
+// A large CSV feed file read on a thread of its own (feed-worker.ts), so that parsing it does not
+// wait for the thread that pages the chatbot's listings and plans: the read starts with the run,
+// goes ahead while the pages come (at most AHEAD batches), and goes on beside the planning. A
+// worker serves one read at a time and is kept for the process's next one (loading one costs
+// 0.3 s of CPU built, more through tsx); unused for IDLE_MS, it ends, and idle it keeps no process alive. The
+// items are the ones readCsv gives on this thread (test/sync/feed-thread.test.ts): each record of
+// the joined text form comes as its text and listing key, its data rebuilt from the text only
+// when asked for (a rerun's record whose stamp matches is never mapped, so never rebuilt).
+// Only files: a URL's bytes stay with the main thread's budgets, retries and logs, and a download
+// must not stall while the run pages. A file below THREAD_MIN_BYTES is read on this thread: loading
+// a worker costs more than parsing it.
+import { stat } from 'node:fs/promises';
+import type { Worker } from 'node:worker_threads';
+import { AbortedError, FeedReadError, RecordParseError } from '../../errors.js';
+import type { FeedSource } from '../../feeds/config-schema.js';
+import { recordBuilder, rowFields } from '../../feeds/csv/csv-reader.js';
+import { itemsOf } from '../../feeds/item-batches.js';
+import { feedPath } from '../../feeds/source/file-source.js';
+import type { FeedItem, OpenedFeed, RecordPosition } from '../../feeds/types.js';
+import type { MappingConfig } from '../../mapping/config-schema.js';
+import type { FeedBatch, FeedRead, FeedWorkerMessage, FeedWorkerTask, WireFailure, WireItem } from './feed-worker.js';
+import { startWorker, workerEntry } from '../util/worker-start.js';
+
+/** 4 MiB: about 10k listings of a typical export */
+export const THREAD_MIN_BYTES = 4 * 1024 * 1024;
+/** batches the worker may read ahead of the planning (16k records: a few MB) */
+const AHEAD = 16;
+const BATCH_SIZE = 1000;
+
+export interface FeedThreadOptions {
+  baseDir: string;
+  mapping: MappingConfig;
+  keyBy: 'MLSNumber' | 'URL';
+  signal?: AbortSignal;
+  /** files smaller than this are read on the caller's thread (default THREAD_MIN_BYTES) */
+  minBytes?: number;
+  /** the worker module (tests; a read on one gets a worker of its own, not kept) */
+  entry?: URL;
+  /** a worker that has not ended a read this long after being told to stop is ended (default STOP_WAIT_MS; tests) */
+  stopWaitMs?: number;
+}
+
+export interface FeedThread extends OpenedFeed {
+  /** ends the worker (at once if the items were not read to their end) */
+  close(): Promise<void>;
+}
+
+/**
+ * A record read by the worker: its text and key as the worker found them, its data (the record
+ * builder's object for the header and the text's fields) made on first use.
+ */
+export class ThreadRecord {
+  readonly kind = 'record';
+  #data: Record<string, string> | undefined;
+  readonly #build: (fields: string[]) => Record<string, string>;
+  constructor(
+    readonly position: RecordPosition,
+    readonly text: string,
+    /** the listing key, as the feed's mapping reads it from the data (CompiledMapping.keyOf) */
+    readonly key: string | undefined,
+    build: (fields: string[]) => Record<string, string>,
+  ) {
+    this.#build = build;
+  }
+  get data(): Record<string, string> {
+    if (this.#data) return this.#data;
+    const fields = rowFields(this.text);
+    if (!fields) throw new Error(`${this.position.file}:${this.position.line}: a record from the feed thread without its fields`);
+    return (this.#data = this.#build(fields));
+  }
+}
+
+/** The feed read by a worker, when it is a CSV file of at least `minBytes`; else undefined (read it on this thread). */
+export async function openFeedThread(source: FeedSource, o: FeedThreadOptions): Promise<FeedThread | undefined> {
+  if (source.kind !== 'csv' || !source.path) return undefined;
+  let size: number;
+  try {
+    size = (await stat(feedPath(o, source.path))).size;
+  } catch {
+    return undefined; // the reader on this thread says what is wrong with it, as it always has
+  }
+  if (size < (o.minBytes ?? THREAD_MIN_BYTES)) return undefined;
+  const read: FeedRead = { id: nextRead++, source: { ...source, path: source.path }, baseDir: o.baseDir, mapping: o.mapping, keyBy: o.keyBy, ahead: AHEAD, batchSize: BATCH_SIZE };
+  return feedThread(takeWorker(o.entry), read, o.signal, o.stopWaitMs ?? STOP_WAIT_MS);
+}
+
+/** a worker that has not ended a read this long after being told to stop is ended */
+const STOP_WAIT_MS = 5_000;
+const IDLE_MS = 30_000;
+
+interface Slot {
+  worker: Worker;
+  /** it exited (failed, or ended): never given a read again */
+  gone: boolean;
+  /** started on a module of the caller's (tests): ended after its read */
+  own: boolean;
+  idleTimer?: NodeJS.Timeout;
+}
+
+/** workers waiting for a read, the process's */
+const idle: Slot[] = [];
+let nextRead = 1;
+
+/** workers kept for the next read (tests, diagnostics) */
+export function idleFeedWorkers(): number {
+  return idle.length;
+}
+
+function takeWorker(entry: URL | undefined): Slot {
+  const kept = entry ? undefined : idle.pop();
+  if (kept) {
+    clearTimeout(kept.idleTimer);
+    kept.worker.ref();
+    return kept;
+  }
+  const slot: Slot = { worker: startWorker(entry ?? workerEntry('feed-worker', import.meta.url)), gone: false, own: entry !== undefined };
+  slot.worker.once('exit', () => {
+    slot.gone = true;
+    leaveIdle(slot);
+  });
+  return slot;
+}
+
+function leaveIdle(slot: Slot): void {
+  const at = idle.indexOf(slot);
+  if (at >= 0) idle.splice(at, 1);
+}
+
+function giveBack(slot: Slot, keep: boolean): void {
+  if (slot.gone) return;
+  if (!keep || slot.own) {
+    void slot.worker.terminate();
+    return;
+  }
+  slot.worker.unref();
+  slot.idleTimer = setTimeout(() => {
+    leaveIdle(slot);
+    void slot.worker.terminate();
+  }, IDLE_MS);
+  slot.idleTimer.unref();
+  idle.push(slot);
+}
+
+function feedThread(slot: Slot, read: FeedRead, signal: AbortSignal | undefined, stopWaitMs: number): FeedThread {
+  const { worker } = slot;
+  const file = read.source.path;
+  const queue: FeedWorkerMessage[] = [];
+  let notify: (() => void) | undefined;
+  /** why the items end early: the worker failed or stopped, or the run was aborted */
+  let stopped: Error | undefined;
+  /** the worker is done with this read (it said so, or it is gone, or it did not answer a stop in time) */
+  let done = false;
+  /** it said so: it can take the next read */
+  let answered = false;
+  let whenDone: (() => void) | undefined;
+  const wake = () => {
+    notify?.();
+    notify = undefined;
+  };
+  const onMessage = (m: FeedWorkerMessage) => {
+    if (m.id !== read.id) return;
+    if ('end' in m || 'failed' in m) {
+      answered = true;
+      finished();
+    }
+    queue.push(m);
+    wake();
+  };
+  const onError = (err: Error) => {
+    stopped ??= new Error(`the feed thread reading ${file} failed: ${err.message}`, { cause: err });
+    wake();
+  };
+  const onExit = (code: number) => {
+    stopped ??= new Error(`the feed thread reading ${file} stopped (exit code ${code}) before the feed was read`);
+    finished();
+    wake();
+  };
+  const onAbort = () => {
+    stopped ??= new AbortedError(`reading ${file}`);
+    wake();
+  };
+  const finished = () => {
+    done = true;
+    whenDone?.();
+  };
+  worker.on('message', onMessage);
+  worker.on('error', onError);
+  worker.on('exit', onExit);
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  worker.postMessage({ read } satisfies FeedWorkerTask);
+
+  const next = async (): Promise<FeedWorkerMessage> => {
+    for (;;) {
+      if (stopped) throw stopped;
+      const m = queue.shift();
+      if (m) return m;
+      await new Promise<void>((resolve) => (notify = resolve));
+    }
+  };
+  let closed: Promise<void> | undefined;
+  const close = () => (closed ??= closing());
+  async function closing(): Promise<void> {
+    signal?.removeEventListener('abort', onAbort);
+    if (!done) {
+      worker.postMessage({ stop: read.id } satisfies FeedWorkerTask);
+      const timer = setTimeout(finished, stopWaitMs);
+      await new Promise<void>((resolve) => {
+        whenDone = resolve;
+        if (done) resolve();
+      });
+      clearTimeout(timer);
+    }
+    worker.off('message', onMessage);
+    worker.off('error', onError);
+    worker.off('exit', onExit);
+    // kept for the next read when it answered (a worker that fails or hangs is not)
+    giveBack(slot, answered);
+  }
+  async function* batches(): AsyncGenerator<FeedItem[]> {
+    let build: ((fields: string[]) => Record<string, string>) | undefined;
+    try {
+      for (;;) {
+        const m = await next();
+        if ('header' in m) build = recordBuilder(m.header);
+        else if ('end' in m) return;
+        else if ('failed' in m) throw failureOf(m.failed);
+        else {
+          worker.postMessage({ took: 1, id: read.id } satisfies FeedWorkerTask);
+          yield batchItems(m.batch, file, build);
+        }
+      }
+    } finally {
+      await close();
+    }
+  }
+  return { items: itemsOf(batches()), mode: 'full', mark: undefined, close };
+}
+
+function batchItems(b: FeedBatch, file: string, build: ((fields: string[]) => Record<string, string>) | undefined): FeedItem[] {
+  const out = new Array<FeedItem>(b.kinds.length);
+  let r = 0;
+  let o = 0;
+  for (let i = 0; i < b.kinds.length; i++) {
+    if (b.kinds[i] === 1) {
+      out[i] = itemOf(b.others[o++]!);
+      continue;
+    }
+    if (!build) throw new Error(`the feed thread reading ${file} sent a record before the header`);
+    const line = b.lines[r]!;
+    out[i] = new ThreadRecord({ file, ...(line >= 0 && { line }), index: b.indexes[r]! }, b.texts[r]!, b.keys[r], build);
+    r++;
+  }
+  return out;
+}
+
+function itemOf(w: WireItem): FeedItem {
+  if (w.kind !== 'error') return w;
+  return { ...w, error: new RecordParseError(w.error.reason, w.error.place) };
+}
+
+function failureOf(f: WireFailure): Error {
+  if (f.kind === 'crash') return new Error(`the feed thread failed: ${f.message}`);
+  return new FeedReadError(f.reason, f.place, f.retryable, {
+    ...(f.status !== undefined && { status: f.status }),
+    ...(f.retryAt !== undefined && { retryAt: new Date(f.retryAt) }),
+    ...(f.credentialKey !== undefined && { credentialKey: f.credentialKey }),
+  });
+}

@@ -1,0 +1,194 @@
+// Steps "read" and "route" of a feed (docs/design.md): the feed is read once, whatever the number
+// of its lanes, and each record goes to the lanes whose `where` it matches (all of them for a
+// feed with one chatbot). A record is mapped at most once, the first time a lane needs it; a
+// lane whose stamp shows the record in step never asks. The lanes' jobs come out as one stream
+// for the write pool (execute.ts, runPool). A record no lane takes is counted "routed nowhere";
+// a lane whose chatbot holds a record that now goes elsewhere deletes its copy (an agent change).
+import { inBatches } from '../../feeds/item-batches.js';
+import type { FeedItem, OpenedFeed } from '../../feeds/types.js';
+import type { CompiledMapping } from '../../mapping/compile.js';
+import type { MappedItem } from '../../mapping/types.js';
+import { authFailure } from '../util/auth.js';
+import type { Executor, LaneJob } from '../write/execute.js';
+import type { Lane } from './lanes.js';
+import type { LanePlanner, Mapped } from '../plan/lane-plan.js';
+import type { RemoteIndex } from '../remote/remote-index.js';
+import type { MediaStep, MirrorEntry } from '../../media/index.js';
+import type { DesiredListing, RememberedListing } from '../plan/plan-types.js';
+
+const mirrorEntry = (entry: DesiredListing, item: FeedItem): MirrorEntry => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined });
+
+/** A lane as the read step feeds it. */
+export interface ReadingLane {
+  lane: Lane;
+  planner: LanePlanner;
+  executor: Executor;
+  remote: RemoteIndex;
+}
+
+export interface FeedRead {
+  /** the write jobs of every lane, in the order the records came */
+  jobs: AsyncGenerator<LaneJob>;
+  /** records read again after the feed ended (absences confirmed with the source), through the lane alone */
+  again(lane: ReadingLane, items: readonly FeedItem[]): AsyncGenerator<LaneJob>;
+  /** read to its end (known once `jobs` ended) */
+  readonly done: boolean;
+  /** the feed server refused our credentials: every lane fails, nothing more is asked of anyone */
+  readonly auth: string | undefined;
+  readonly routedNowhere: number;
+  readonly records: number;
+}
+
+export interface ReadFeedInput {
+  feedName: string;
+  opened: OpenedFeed;
+  lanes: readonly ReadingLane[];
+  compiled: CompiledMapping;
+  keyBy: 'MLSNumber' | 'URL';
+  /** how many unmapped values the mapping met so far (a record that meets one gets no stamp) */
+  unmappedSeen(): number;
+  onRecords?(records: number): void;
+  /** the feed was read to its end and every record planned (writes may still be in flight) */
+  onEnd?(): void;
+  /** maps a record (the feed's compiled mapping, counting what it replaced) */
+  map(item: FeedItem): MappedItem;
+  /** the media mirror (src/media/), between mapping and planning: listings wait in batches for their photos */
+  media?: MediaStep;
+  signal: AbortSignal;
+}
+
+/** Mapped listings whose photos are mirrored together (media mirror), before they are planned in feed order. */
+export const MEDIA_BATCH = 64;
+
+/** A read entry of a lane waiting for the media step. */
+interface Awaiting {
+  lane: ReadingLane;
+  entry: DesiredListing | RememberedListing;
+  item: FeedItem;
+}
+
+export function readFeed(input: ReadFeedInput): FeedRead {
+  const { opened, lanes, compiled, keyBy, media } = input;
+  const routed = lanes.some((l) => l.lane.route !== undefined);
+  const state = { done: false, auth: undefined as string | undefined, routedNowhere: 0, records: 0 };
+  // (mapped for the first lane's chatbot by input.map; each lane's planner sets its own SerialNumber)
+  const mapOnce = (item: FeedItem): Mapped => {
+    const before = input.unmappedSeen();
+    const mapped: MappedItem = input.map(item);
+    return { item: mapped, clean: input.unmappedSeen() === before };
+  };
+  let awaiting: Awaiting[] = [];
+  /** the waiting entries' photos mirrored, then each planned */
+  async function* withPhotos(step: MediaStep): AsyncGenerator<LaneJob> {
+    const batch = awaiting;
+    awaiting = [];
+    await mirrorPhotos(step, batch);
+    for (const { lane, entry } of batch) yield* pushed(lane, entry);
+  }
+  /** the photos of mapped entries mirrored (a listing whose photos were not all mirrored is not stamped) */
+  async function mirrorPhotos(step: MediaStep, batch: readonly Awaiting[]): Promise<void> {
+    const mapped = batch.filter((b): b is Awaiting & { entry: DesiredListing } => 'listing' in b.entry);
+    const complete = await step.mirror(mapped.map(({ entry, item }) => mirrorEntry(entry, item)));
+    complete.forEach((ok, i) => {
+      if (!ok) mapped[i]!.lane.planner.unstamp(mapped[i]!.entry);
+    });
+  }
+  function* pushed(l: ReadingLane, entry: DesiredListing | RememberedListing): Generator<LaneJob> {
+    const job = l.planner.push(entry);
+    if (job) yield { executor: l.executor, job };
+  }
+  /** what was read before a failure is still written, with the photos the mirror knows */
+  function* salvage(): Generator<LaneJob> {
+    if (!media || input.signal.aborted) return;
+    for (const { lane, entry, item } of awaiting.splice(0)) {
+      if ('listing' in entry && !media.rewriteKnown(mirrorEntry(entry, item))) lane.planner.unstamp(entry);
+      yield* pushed(lane, entry);
+    }
+  }
+  /** one record to each lane it goes to: the jobs that come of it */
+  function* route(item: FeedItem): Generator<LaneJob> {
+    let memo: Mapped | undefined;
+    const map = () => (memo ??= mapOnce(item));
+    let taken = false;
+    for (const l of lanes) {
+      // records only are routed: a removal or a broken record goes to every lane (each acts on its own copy)
+      if (!routes(l, item)) {
+        if (item.kind === 'record') movedAway(l, item);
+        continue;
+      }
+      taken = true;
+      if (!media) {
+        const job = l.planner.take(item, map);
+        if (job) yield { executor: l.executor, job };
+        continue;
+      }
+      const entry = l.planner.read(item, map);
+      if (entry) awaiting.push({ lane: l, entry, item });
+    }
+    if (!taken) state.routedNowhere++;
+  }
+  const routes = (l: ReadingLane, item: FeedItem) => !(routed && item.kind === 'record' && l.lane.route && !l.lane.route(item.data));
+  /** a record this lane does not take: a copy its chatbot holds went elsewhere */
+  const movedAway = (l: ReadingLane, item: FeedItem & { kind: 'record' }) => {
+    const key = compiled.keyOf(item.data, keyBy);
+    if (key !== undefined && l.remote.has(key)) l.planner.collector.movedAway(key);
+  };
+  async function* jobs(): AsyncGenerator<LaneJob> {
+    try {
+      // (a batch at a time where the reader has them: no promise per record)
+      for await (const batch of inBatches(opened.items)) {
+        for (const item of batch) {
+          if (++state.records % 1000 === 0) input.onRecords?.(state.records);
+          yield* route(item);
+          if (media && awaiting.length >= MEDIA_BATCH) yield* withPhotos(media);
+        }
+      }
+      if (media && awaiting.length) yield* withPhotos(media);
+    } catch (err) {
+      state.auth = authFailure(err, input.feedName);
+      for (const l of lanes) l.planner.collector.fail(err);
+      if (state.auth) return;
+      yield* salvage();
+    }
+    for (const l of lanes) for (const job of l.planner.drain()) yield { executor: l.executor, job };
+    state.done = true;
+    input.onEnd?.();
+  }
+  return {
+    jobs: jobs(),
+    async *again(l, items) {
+      const entries = items.flatMap((item) => {
+        if (!routes(l, item)) return [];
+        let memo: Mapped | undefined;
+        const entry = l.planner.read(item, () => (memo ??= mapOnce(item)));
+        return entry ? [{ lane: l, entry, item }] : [];
+      });
+      // (the media mirror's photos first, as for any record read)
+      if (media) await mirrorPhotos(media, entries);
+      for (const { entry } of entries) yield* pushed(l, entry);
+      // planned now, not left waiting in the window: the feed's end has passed
+      for (const job of l.planner.drain()) yield { executor: l.executor, job };
+      for (const job of l.planner.held()) yield { executor: l.executor, job };
+    },
+    get done() {
+      return state.done;
+    },
+    get auth() {
+      return state.auth;
+    },
+    get routedNowhere() {
+      return state.routedNowhere;
+    },
+    get records() {
+      return state.records;
+    },
+  };
+}
+
+/** The lanes' held records (keys that recur), once every earlier write has finished. */
+export function* heldJobs(lanes: readonly ReadingLane[]): Generator<LaneJob> {
+  for (const l of lanes) {
+    if (l.executor.result.stopped) continue;
+    for (const job of l.planner.held()) yield { executor: l.executor, job };
+  }
+}

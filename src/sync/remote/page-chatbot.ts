@@ -1,0 +1,75 @@
+// Step "page" of a chatbot run (docs/design.md): the chatbot's listings, paged once for every lane
+// of the run that writes into it (remote.ts), and its sync state read meanwhile (paging leaves the
+// main thread idle between pages; the caller's chatbot lock keeps other runs from writing it).
+// A paging that fails ends every lane of the chatbot with the failure; the other chatbots go on.
+import type { ChatbotApi } from '../../api/types.js';
+import type { ApiConfig } from '../../config/schema.js';
+import { AbortedError, causeMessage, isRetryable } from '../../errors.js';
+import type { KvStore } from '../../state/kv-store.js';
+import { authFailure } from '../util/auth.js';
+import type { Lane } from '../read/lanes.js';
+import type { EchoFiles } from './page-echo.js';
+import type { RemoteSide } from '../plan/plan-types.js';
+import type { RemoteIndex } from './remote-index.js';
+import { fetchRemote } from './remote.js';
+import type { SyncOutcome } from '../report/report.js';
+import { loadChatbotState, loadStamps, type ChatbotFeed, type ChatbotState } from '../settle/state.js';
+
+export type ChatbotRemote = RemoteSide & { byKey: RemoteIndex };
+
+export type PagedChatbot =
+  | { ok: true; remote: ChatbotRemote; state: ChatbotState; stamps: Map<string, ReadonlyMap<string, string>> }
+  | { ok: false; outcome: SyncOutcome; message: string; problem: string };
+
+export interface PageChatbotInput {
+  api: ChatbotApi;
+  store: KvStore;
+  apiConfig: ApiConfig;
+  chatbot: string;
+  /** the run's lanes into this chatbot */
+  lanes: readonly Lane[];
+  /** every lane of the config into this chatbot: the others' listings are left alone */
+  writers: readonly ChatbotFeed[];
+  /** lanes whose records are stamped (their stored stamps are read) */
+  stamped: ReadonlySet<string>;
+  /** keep each listing's compared JSON (a dry run, a change log: changed fields named old → new) */
+  keepCompared: boolean;
+  echoFiles?: EchoFiles;
+  signal: AbortSignal;
+  /** what went wrong, said for a person, when the signal was the run's deadline */
+  deadlineMessage(): string | undefined;
+}
+
+export async function pageChatbot(input: PageChatbotInput): Promise<PagedChatbot> {
+  const { store, chatbot, lanes, writers, signal } = input;
+  const stateRead = Promise.all([
+    loadChatbotState(store, chatbot, writers),
+    Promise.all(lanes.map(async (l) => [l.id, input.stamped.has(l.id) ? await loadStamps(store, l.id) : new Map<string, string>()] as const)),
+  ]);
+  // a run whose paging fails ends with that failure, so a read failure then has nothing to add
+  stateRead.catch(() => undefined);
+  let remote: ChatbotRemote;
+  try {
+    remote = await fetchRemote(input.api, {
+      serialNumber: chatbot,
+      // the remote side is keyed as the run's first lane keys (planning reads the other key when a lane keys by it)
+      keyBy: lanes[0]!.feed.keyBy,
+      pageSize: input.apiConfig.pageSize,
+      maxPages: input.apiConfig.maxPages,
+      concurrency: input.apiConfig.concurrency,
+      signal,
+      ignore: new Set(lanes[0]!.feed.ignore),
+      keepCompared: input.keepCompared,
+      keepOtherKey: writers.some((w) => w.keyBy !== lanes[0]!.feed.keyBy),
+      ...(input.echoFiles && { echoFiles: input.echoFiles }),
+    });
+  } catch (err) {
+    const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
+    const deadline = input.deadlineMessage();
+    const message =
+      authFailure(err, lanes[0]!.feed.name) ?? `${deadline ? `${deadline}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
+    return { ok: false, outcome, message, problem: causeMessage(err) };
+  }
+  const [state, stamps] = await stateRead;
+  return { ok: true, remote, state, stamps: new Map(stamps) };
+}

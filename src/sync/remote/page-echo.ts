@@ -1,0 +1,298 @@
+// What a process remembers of a chatbot's listings from its last paging, so the next one (tonight's
+// rerun on the same worker) does not parse and hash again the listings that come back unchanged:
+// each remote listing's row (remote-rows.ts) by the sha1 of its bytes in the list page. A row is a
+// function of those bytes and the row options alone, so a remembered one is the row the listing
+// would give (content-addressed: never stale, only missing). A page is cut into its items' bytes
+// (cutListPage); when at most a quarter of them are unknown, those are parsed here and the rest
+// copied; else the page is decoded as before (a worker thread) and its rows remembered. A page
+// whose whole answer was seen before (the same status and body bytes: pageHash) is taken whole,
+// its rows as remembered, without being cut or its items hashed: an unchanged list's rerun.
+// A row remembered is the listing's ID, key(s) and comparison hash, never its compared JSON (about
+// 300 B a listing, read for a few listings a run): with keepCompared, a recalled page carries its
+// own answer (DecodedPage.raw), and the index reads a row's compared JSON from those bytes when
+// asked (compared-store.ts, page-decode.ts comparedOfPageRow). So the memory, the files and their
+// names are the same whether the run keeps compared JSON or not.
+// Bounded: one generation per chatbot and row options (the rows of its last paging; a listing not
+// seen again is forgotten), ECHO_ROWS rows in the process at most (the chatbots paged longest ago
+// are forgotten first; a chatbot larger than that is not remembered at all).
+// A process that pages once and exits (`feedsync sync` from cron) starts with nothing remembered:
+// given `EchoFiles`, a generation is also kept in a file and read back by the next process. What is
+// read back is used only if its checksum, format and code identity (the code that makes rows and
+// cuts pages) are the ones of this process, and its shape is whole: a row recalled must be the row
+// the listing's bytes give, so a file in doubt is ignored, never trusted.
+import { hash } from 'node:crypto';
+import { DefaultSerializer, deserialize } from 'node:v8';
+import { cutListPage, parseListItem, type ListPageCut } from '../../api/list-page-cut.js';
+import { codeIdentity } from '../util/code-identity.js';
+import type { RawBody } from '../../api/types.js';
+import { itemHash, pageHash, type DecodedPage } from './page-decode.js';
+import { HASH_BYTES, RowsBuilder, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
+
+/** Rows remembered in a process, over every chatbot: about 150 B a row, so 200k rows ≈ 30 MB. */
+export const ECHO_ROWS = 200_000;
+/** a row's place in a generation: page × ROW_SPAN + row (a page of 8 MiB holds far fewer rows) */
+const ROW_SPAN = 2 ** 21;
+
+export interface Generation {
+  pages: RemoteRows[];
+  /** the item hashes of each page, row by row (byHash the other way round) */
+  pageItems: string[][];
+  byHash: Map<string, number>;
+  /** pages by their whole answer (pageHash), with the VirtualCount it gave */
+  answers: Map<string, Answer>;
+  rows: number;
+}
+
+interface Answer {
+  page: number;
+  virtualCount: number;
+}
+
+/** by chatbot and row options, least recently finished first */
+const generations = new Map<string, Generation>();
+
+export interface PageEcho {
+  /**
+   * The page's rows from what the last paging remembered, its unknown items (a quarter at most)
+   * parsed; undefined when the page is not cut, or more of it is unknown (decode it, then remember).
+   */
+  recall(res: RawBody): DecodedPage | undefined;
+  /** rows decoded elsewhere, with the hashes of their items' bytes */
+  remember(page: DecodedPage): void;
+  /** paging is over: what it remembered is the next paging's memory (within the limit), and written to the files */
+  finish(): Promise<void>;
+  /** rows taken from memory so far */
+  readonly recalled: number;
+}
+
+/**
+ * Where generations are kept between processes, by name (the chatbot and row options, as JSON). The
+ * edge that implements it (state/echo-files.ts) reports its own failures: a generation not read or
+ * not written only costs the next paging its speed.
+ */
+export interface EchoFiles {
+  read(name: string): Promise<Uint8Array | undefined>;
+  /** may return before the bytes are on disk (the edge queues them; the paging goes on) */
+  write(name: string, bytes: Uint8Array): Promise<void>;
+}
+
+/**
+ * The page echo of one paging of `serialNumber`'s list with these row options; `limit`: rows the
+ * process remembers; `files`: where a generation is read from when this process has none, and
+ * written to when the paging finishes.
+ */
+export async function pageEcho(serialNumber: string, opts: RowOptions, limit = ECHO_ROWS, files?: EchoFiles): Promise<PageEcho> {
+  const name = JSON.stringify([serialNumber, opts.keyBy, [...(opts.ignore ?? [])].sort(), Boolean(opts.keepOtherKey)]);
+  // limit 0: this paging neither recalls nor remembers, and leaves the memory as it is
+  const known = limit > 0 ? (generations.get(name) ?? (files && readGeneration(name, opts, limit, await files.read(name)))) : undefined;
+  let next: Generation | undefined = limit > 0 ? { pages: [], pageItems: [], byHash: new Map(), answers: new Map(), rows: 0 } : undefined;
+  let outgrown = false;
+  let recalled = 0;
+  const remember = (rows: RemoteRows, hashes: string[], answer: string | undefined, virtualCount: number) => {
+    if (!next) return;
+    if (next.rows + hashes.length > limit) {
+      next = undefined; // too large to remember: forgotten at finish
+      outgrown = true;
+      return;
+    }
+    const at = next.pages.push(remembered(rows)) - 1;
+    next.pageItems.push(hashes);
+    for (let i = 0; i < hashes.length; i++) next.byHash.set(hashes[i]!, at * ROW_SPAN + i);
+    if (answer !== undefined) next.answers.set(answer, { page: at, virtualCount });
+    next.rows += hashes.length;
+  };
+  return {
+    recall(res) {
+      if (!known) return undefined;
+      // (hashed whether or not it is known: a page not known now is remembered by it for the next paging)
+      const answer = pageHash(res.status, res.bytes);
+      const whole = known.answers.get(answer);
+      if (whole) {
+        // the answer seen before, byte for byte: its rows are the ones it gave then (rows are never changed once made)
+        const rows = known.pages[whole.page]!;
+        const itemHashes = known.pageItems[whole.page]!;
+        recalled += itemHashes.length;
+        remember(rows, itemHashes, answer, whole.virtualCount);
+        return { rows, virtualCount: whole.virtualCount, itemHashes, pageHash: answer, ...carried(opts, res) };
+      }
+      const cut = cutListPage(res.status, res.bytes);
+      if (!cut) return undefined;
+      const n = cut.starts.length;
+      const hashes = new Array<string>(n);
+      const places = new Array<number>(n);
+      let unknown = 0;
+      for (let i = 0; i < n; i++) {
+        hashes[i] = itemHash(res.bytes, cut, i);
+        places[i] = known.byHash.get(hashes[i]!) ?? -1;
+        // too much of it is new: decoded whole (where its items are hashed again), so stop hashing here
+        if (places[i]! < 0 && ++unknown * 4 > n) return undefined;
+      }
+      const rows = pageRowsFrom(known, res.bytes, cut, places, opts);
+      if (!rows) return undefined; // the cut was wrong: the page is decoded whole
+      recalled += rows.copied;
+      const page = { rows: rows.rows, virtualCount: cut.virtualCount, itemHashes: hashes, pageHash: answer, ...carried(opts, res) };
+      remember(page.rows, hashes, answer, cut.virtualCount);
+      return page;
+    },
+    remember(page) {
+      if (page.itemHashes) remember(page.rows, page.itemHashes, page.pageHash, page.virtualCount);
+    },
+    async finish() {
+      if (outgrown) generations.delete(name);
+      // a paging that learned nothing (every page parsed by the client) leaves the memory as it is
+      if (!next || next.rows === 0) return;
+      generations.delete(name); // re-set: the most recently finished last
+      generations.set(name, next);
+      // every row came from the one read (the same listings, unchanged): the file holds it already
+      const same = known !== undefined && recalled === next.rows && known.rows === next.rows;
+      if (files && !same) await files.write(name, generationBytes(name, next));
+      let total = 0;
+      for (const g of generations.values()) total += g.rows;
+      for (const [other, g] of generations) {
+        if (total <= limit) break;
+        generations.delete(other);
+        total -= g.rows;
+      }
+    },
+    get recalled() {
+      return recalled;
+    },
+  };
+}
+
+/**
+ * A cut page's rows, row i from item i in order (so the compared JSON read from the page's bytes for
+ * row i is item i's): the remembered ones (`places`, -1: not known) copied, the others parsed. No
+ * compared JSON is kept (the page carries its answer instead: carried). Undefined if an item does
+ * not parse (the cut was wrong).
+ */
+function pageRowsFrom(known: Generation, body: Uint8Array, cut: ListPageCut, places: readonly number[], opts: RowOptions): { rows: RemoteRows; copied: number } | undefined {
+  const rowOpts: RowOptions = { ...opts, keepCompared: false };
+  const rows = new RowsBuilder(places.length, rowOpts);
+  let copied = 0;
+  for (let i = 0; i < places.length; i++) {
+    const place = places[i]!;
+    if (place >= 0) {
+      rows.copy(known.pages[Math.floor(place / ROW_SPAN)]!, place % ROW_SPAN);
+      copied++;
+      continue;
+    }
+    const item = parseListItem(body, cut, i);
+    if (!item) return undefined;
+    rows.put(toRemote(item, rowOpts));
+  }
+  return { rows: rows.done(), copied };
+}
+
+/** with keepCompared, a recalled page carries its answer: its rows' compared JSON is read from it (page-decode.ts comparedOfPageRow) */
+function carried(opts: RowOptions, res: RawBody): Pick<DecodedPage, 'raw'> {
+  return opts.keepCompared ? { raw: res } : {};
+}
+
+/** `rows` as a generation holds them: without compared JSON (the arrays shared, not copied) */
+function remembered(rows: RemoteRows): RemoteRows {
+  const { ids, keys, otherKeys, hashes } = rows;
+  return { ids, keys, hashes, ...(otherKeys && { otherKeys }) };
+}
+
+/** Forget every generation this process holds (what a new process starts with). */
+export function forgetEchoes(): void {
+  generations.clear();
+}
+
+/** Bump when what a generation file holds changes shape (2: the pages' whole answers; 3: no compared JSON, a name without keepCompared). */
+const FILE_FORMAT = 3;
+/** what makes a row from a listing's bytes: the page cut, the row and the hashes of listing/ */
+const ROWS_CODE = ['api/list-page-cut', 'sync/remote/remote-rows', 'sync/remote/page-decode', 'listing'];
+
+/** A generation as a file: the sha1 of the rest, then its v8 serialization with the format and the code's identity. */
+export function generationBytes(name: string, g: Generation): Uint8Array {
+  // serialize() as it does it, behind 20 bytes the sha1 then fills in: no copy of the whole to put the hash before it
+  const ser = new DefaultSerializer();
+  ser.writeRawBytes(Buffer.alloc(SHA1_BYTES));
+  ser.writeHeader();
+  // (pageItems is byHash the other way round: rebuilt when read)
+  ser.writeValue({ format: FILE_FORMAT, code: codeIdentity(ROWS_CODE), name, pages: g.pages, byHash: g.byHash, answers: g.answers, rows: g.rows });
+  const file = ser.releaseBuffer();
+  file.set(hash('sha1', file.subarray(SHA1_BYTES), 'buffer'));
+  return file;
+}
+const SHA1_BYTES = 20;
+
+/** A generation read back, if it is whole, of this format and code, for this name and these options, and within the limit. */
+export function readGeneration(name: string, opts: RowOptions, limit: number, bytes: Uint8Array | undefined): Generation | undefined {
+  if (!bytes || bytes.byteLength <= 20) return undefined;
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const body = buf.subarray(20);
+  if (!hash('sha1', body, 'buffer').equals(buf.subarray(0, 20))) return undefined;
+  let v: unknown;
+  try {
+    v = deserialize(body);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(v) || v.format !== FILE_FORMAT || v.code !== codeIdentity(ROWS_CODE) || v.name !== name || !Array.isArray(v.pages)) return undefined;
+  const { byHash, rows, answers } = v;
+  if (typeof rows !== 'number' || rows > limit || !(byHash instanceof Map) || byHash.size !== rows || !(answers instanceof Map)) return undefined;
+  const pages: RemoteRows[] = [];
+  for (const p of v.pages) {
+    const page = pageRows(p, opts);
+    if (!page) return undefined;
+    pages.push(page);
+  }
+  if (pages.reduce((sum, p) => sum + p.ids.length, 0) !== rows) return undefined;
+  const places = new Map<string, number>();
+  const pageItems = pages.map((p) => new Array<string>(p.ids.length));
+  for (const [h, place] of byHash) {
+    if (typeof h !== 'string' || typeof place !== 'number' || !Number.isInteger(place) || place < 0) return undefined;
+    const items = pageItems[Math.floor(place / ROW_SPAN)];
+    // (a place taken twice would leave another row without its hash)
+    if (!items || place % ROW_SPAN >= items.length || items[place % ROW_SPAN] !== undefined) return undefined;
+    items[place % ROW_SPAN] = h;
+    places.set(h, place);
+  }
+  // so every row has its item's hash: byHash holds as many as there are rows, each at a place of its own
+  const known = new Map<string, Answer>();
+  for (const [h, a] of answers) {
+    if (typeof h !== 'string' || !isRecord(a)) return undefined;
+    const { page, virtualCount } = a;
+    if (typeof page !== 'number' || !Number.isInteger(page) || page < 0 || page >= pages.length) return undefined;
+    if (typeof virtualCount !== 'number' || !Number.isInteger(virtualCount) || virtualCount < 0) return undefined;
+    known.set(h, { page, virtualCount });
+  }
+  return { pages, pageItems, byHash: places, answers: known, rows };
+}
+
+/** `p` as a page's rows made with these options, if it is one whole */
+function pageRows(p: unknown, opts: RowOptions): RemoteRows | undefined {
+  if (!isRecord(p) || !(p.ids instanceof Float64Array) || !(p.hashes instanceof Uint8Array) || !isStrings(p.keys)) return undefined;
+  const n = p.ids.length;
+  if (p.keys.length !== n || p.hashes.length !== n * HASH_BYTES) return undefined;
+  const ids = view(p.ids, Float64Array);
+  const hashes = view(p.hashes, Uint8Array);
+  if (!ids || !hashes) return undefined;
+  const rows: RemoteRows = { ids, keys: p.keys, hashes };
+  if (opts.keepOtherKey) {
+    if (!isStrings(p.otherKeys) || p.otherKeys.length !== n) return undefined;
+    rows.otherKeys = p.otherKeys;
+  } else if (p.otherKeys !== undefined) return undefined;
+  // (rows remembered never hold compared JSON)
+  if (p.compared !== undefined) return undefined;
+  return rows;
+}
+
+/**
+ * The same bytes as a view of their ArrayBuffer, not a copy: a generation read back keeps the
+ * file's bytes (the deserializer's views into them) rather than copying each page, so reading a
+ * generation never holds the file and a copy of it at once. Rows are never changed once made.
+ */
+function view<T extends Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer>>(
+  a: ArrayBufferView,
+  of: new (buffer: ArrayBuffer, byteOffset: number, length: number) => T,
+): T | undefined {
+  const per = 'BYTES_PER_ELEMENT' in a && typeof a.BYTES_PER_ELEMENT === 'number' ? a.BYTES_PER_ELEMENT : 1;
+  return a.buffer instanceof ArrayBuffer ? new of(a.buffer, a.byteOffset, a.byteLength / per) : undefined;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((k) => typeof k === 'string');

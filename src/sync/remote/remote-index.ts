@@ -1,0 +1,275 @@
+// The chatbot's listings as a sync keeps them while the feed streams by. Per listing only what
+// planning needs, in columns (typed arrays) rather than an object per listing, so that a million
+// listings cost tens of MB rather than a GB:
+// - its NewOaks ID (Float64Array: an integer, maybe past 2^31);
+// - its key: the Map's key string, shared by every copy of the key; the key by the other field
+//   (URL when keyed by MLSNumber, and back) only when another feed of the chatbot keys by it;
+// - the sha1 of its compared JSON (fingerprint.ts), 20 bytes;
+// - with `keepCompared` (dry runs and the change log, which name each change old → new) where its
+//   compared JSON in the kept form is (values without field names, long ones as their hash: about
+//   300 B a listing): a page and a row of a temporary file (compared-store.ts), read again only for
+//   a listing that differs or a URL-keyed delete. A decoded page gives its rows' compared JSON
+//   (RemoteRows.compared); a page the page echo recalled gives its raw answer, from which a row's
+//   compared JSON is derived when read (page-decode.ts comparedOfPageRow);
+// - the fingerprint this feed stored for the key (state.ts), 20 bytes, folded in here so a run
+//   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
+// RemoteListing objects are made on demand, one key at a time (get / iteration).
+import type { RemoteCopies, RemoteListing } from '../plan/plan-types.js';
+import { FINGERPRINT_PREFIX, fingerprintBytes, fingerprintBytesV2, readFingerprintV2 } from '../../listing/fingerprint.js';
+import type { RawBody } from '../../api/types.js';
+import { ComparedStore, type RawRowReader } from './compared-store.js';
+import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
+
+export type { RemoteRow } from './remote-rows.js';
+const NONE = -1;
+
+export class RemoteIndex implements RemoteCopies {
+  #rows = 0;
+  #ids = new Float64Array(1024);
+  #hashes = new Uint8Array(1024 * HASH);
+  #rounds = new Uint8Array(1024);
+  #keys: string[] = [];
+  #otherKeys: Array<string | undefined> | undefined;
+  /** compared JSON (keepCompared): the pages' own, and per row its page (NONE: none) and row in it */
+  #compared: { pages: ComparedStore; page: Int32Array; row: Int32Array } | undefined;
+  /** row of an ID, while paging: a listing seen again (a later pass) replaces its row */
+  #rowOfId: Map<number, number> | undefined = new Map();
+  #first = new Map<string, number>();
+  #next = new Int32Array(0);
+  /** this feed's stored fingerprint per first row of a key: 1 = version-2 bytes in #fp, 2 = other (in #legacyFp) */
+  #fpKind: Uint8Array | undefined;
+  #fp: Uint8Array | undefined;
+  #legacyFp = new Map<string, string>();
+  /** rows in the index (listings with an empty key aside are still counted in `count`) */
+  count = 0;
+
+  constructor(
+    readonly opts: {
+      keepCompared?: boolean;
+      keepOtherKey?: boolean;
+      /** rows whose compared JSON stays in memory; past them it goes to a file (default 0: compared-store.ts; tests) */
+      comparedInMemory?: number;
+      /** how a row of a raw page (addRows with `raw`) becomes its compared JSON (page-decode.ts comparedOfPageRow with the paging's row options) */
+      readRaw?: RawRowReader;
+      /** where that file is made (default the system's temporary folder) */
+      spillDir?: string;
+    } = {},
+  ) {
+    if (opts.keepOtherKey) this.#otherKeys = [];
+    if (opts.keepCompared)
+      this.#compared = {
+        pages: new ComparedStore({
+          memoryRows: opts.comparedInMemory ?? 0,
+          ...(opts.spillDir !== undefined && { dir: opts.spillDir }),
+          ...(opts.readRaw && { readRaw: opts.readRaw }),
+        }),
+        page: new Int32Array(1024).fill(NONE),
+        row: new Int32Array(1024),
+      };
+  }
+
+  /** Adds (or, for an ID seen before, replaces) one listing read in pass `round`. */
+  add(row: RemoteRow, round: number): void {
+    const utf8 = row.compared === undefined ? undefined : new Uint8Array(Buffer.from(row.compared));
+    this.#put(row.id, row.key, row.otherKey, row.hash, 0, utf8 && this.#compared?.pages.add({ utf8, ends: Uint32Array.of(utf8.byteLength) }), 0, round);
+  }
+
+  /**
+   * add() of each row of a page, in order; returns how many of their IDs were new to pass `round`.
+   * `raw`: the page's answer, where rows without compared JSON (the page echo's) have it read from.
+   */
+  addRows(rows: RemoteRows, round: number, raw?: RawBody): number {
+    let fresh = 0;
+    const page = this.#page(rows, raw);
+    for (let i = 0; i < rows.ids.length; i++) {
+      fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, page, i, round);
+    }
+    return fresh;
+  }
+
+  /** a page's compared JSONs, or its answer, kept (when the index keeps them): its number */
+  #page(rows: RemoteRows, raw: RawBody | undefined): number | undefined {
+    const store = this.#compared?.pages;
+    if (!store) return undefined;
+    if (rows.compared) return store.add(rows.compared);
+    return raw && store.addRaw(raw.status, raw.bytes, rows.ids.length);
+  }
+
+  /** compared JSONs kept in a file (pages; tests) */
+  get spilledPages(): number {
+    return this.#compared?.pages.spilled ?? 0;
+  }
+
+  /** The run is done with the index: the file of compared JSON is closed (idempotent; the index is not read after). */
+  close(): void {
+    this.#compared?.pages.close();
+  }
+
+  /** `page`, `row`: where the kept compared JSON is (#page). Returns 1 when `id` is new to pass `round`, else 0. */
+  #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, page: number | undefined, row: number, round: number): number {
+    if (!this.#rowOfId) throw new Error('RemoteIndex.add after finish');
+    let r = this.#rowOfId.get(id);
+    const fresh = r === undefined || this.#rounds[r] !== round ? 1 : 0;
+    if (r === undefined) {
+      r = this.#rows++;
+      this.#grow(this.#rows);
+      this.#rowOfId.set(id, r);
+    }
+    this.#ids[r] = id;
+    this.#hashes.set(hashes.subarray(at, at + HASH), r * HASH);
+    this.#rounds[r] = round;
+    this.#keys[r] = key;
+    if (this.#otherKeys) this.#otherKeys[r] = otherKey;
+    if (this.#compared) {
+      this.#compared.page[r] = page ?? NONE;
+      this.#compared.row[r] = row;
+    }
+    return fresh;
+  }
+
+  /**
+   * Paging is over: keeps every row (`round` undefined: the union of the passes) or those seen in
+   * pass `round`, links the copies of each key in ID order, and frees what paging alone needed.
+   */
+  finish(round?: number): this {
+    const keep: number[] = [];
+    for (let r = 0; r < this.#rows; r++) if (round === undefined || this.#rounds[r] === round) keep.push(r);
+    const ids = this.#ids;
+    let sorted = true;
+    for (let i = 1; i < keep.length && sorted; i++) sorted = ids[keep[i - 1]!]! < ids[keep[i]!]!;
+    if (!sorted) keep.sort((a, b) => ids[a]! - ids[b]!);
+    this.#next = new Int32Array(this.#rows).fill(NONE);
+    const tail = new Map<string, number>();
+    for (const r of keep) {
+      const key = this.#keys[r]!;
+      if (key === '') continue; // nothing to match it by: left alone
+      const last = tail.get(key);
+      if (last === undefined) this.#first.set(key, r);
+      else this.#next[last] = r;
+      tail.set(key, r);
+    }
+    this.count = keep.length;
+    this.#rowOfId = undefined;
+    this.#keys = [];
+    this.#rounds = new Uint8Array(0);
+    return this;
+  }
+
+  get size(): number {
+    return this.#first.size;
+  }
+
+  has(key: string): boolean {
+    return this.#first.has(key);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.#first.keys();
+  }
+
+  get(key: string): RemoteListing[] | undefined {
+    let r = this.#first.get(key);
+    if (r === undefined) return undefined;
+    const out: RemoteListing[] = [];
+    for (; r !== NONE; r = this.#next[r]!) out.push(this.#listing(r, key));
+    return out;
+  }
+
+  *[Symbol.iterator](): IterableIterator<[string, RemoteListing[]]> {
+    for (const key of this.#first.keys()) yield [key, this.get(key)!];
+  }
+
+  /** Folds in the fingerprints this feed stored (key → fingerprint); keys the chatbot does not hold are not kept. */
+  attachFingerprints(stored: ReadonlyMap<string, string>): void {
+    const rows = this.#next.length;
+    this.#fpKind = new Uint8Array(rows);
+    this.#fp = new Uint8Array(rows * HASH);
+    const fps = this.#fp;
+    const kinds = this.#fpKind;
+    // (forEach: the stored state's own walk, cheaper than its iterator)
+    stored.forEach((fp, key) => {
+      const r = this.#first.get(key);
+      if (r === undefined) return;
+      // version 2 as its 20 bytes; anything else is kept as it is
+      if (readFingerprintV2(fp, fps, r * HASH)) {
+        kinds[r] = 1;
+        return;
+      }
+      kinds[r] = 2;
+      this.#legacyFp.set(key, fp);
+    });
+  }
+
+  /** The fingerprints attached, as planning reads them (key → stored fingerprint). */
+  readonly fingerprints = {
+    get: (key: string): string | undefined => {
+      const r = this.#first.get(key);
+      const kind = r === undefined ? 0 : (this.#fpKind?.[r] ?? 0);
+      if (kind === 1) return encodeFp(this.#fp!, r!);
+      return kind === 2 ? this.#legacyFp.get(key) : undefined;
+    },
+  };
+
+  /**
+   * What a record stamp is checked against (record-stamp.ts): the comparison hash of the key's one
+   * copy and this feed's stored fingerprint, as fingerprintBytes gives it; undefined when the key
+   * has no copy or several, or no fingerprint. (The same as get(key) and fingerprints.get(key),
+   * without making a RemoteListing and a fingerprint string per record of a rerun.)
+   */
+  stampInputs(key: string): { hash: Uint8Array; fingerprint: Uint8Array } | undefined {
+    const r = this.#first.get(key);
+    if (r === undefined || this.#next[r] !== NONE) return undefined;
+    const kind = this.#fpKind?.[r] ?? 0;
+    if (kind === 0) return undefined;
+    const hash = this.#hashes.subarray(r * HASH, r * HASH + HASH);
+    return { hash, fingerprint: kind === 1 ? fingerprintBytesV2(this.#fp!.subarray(r * HASH, r * HASH + HASH)) : fingerprintBytes(this.#legacyFp.get(key)!) };
+  }
+
+  /** Planning is over: the fingerprints are not needed any more. */
+  dropFingerprints(): void {
+    this.#fpKind = undefined;
+    this.#fp = undefined;
+    this.#legacyFp.clear();
+  }
+
+  #listing(r: number, key: string): RemoteListing {
+    const index = this;
+    return {
+      id: this.#ids[r]!,
+      key,
+      ...(this.#otherKeys && { otherKey: this.#otherKeys[r] }),
+      hash: this.#hashes.subarray(r * HASH, r * HASH + HASH),
+      // read (and decoded) only for a listing that differs
+      get compared() {
+        return index.#readCompared(r);
+      },
+    };
+  }
+
+  #grow(rows: number): void {
+    if (rows <= this.#ids.length) return;
+    const size = this.#ids.length * 2;
+    this.#ids = grown(this.#ids, new Float64Array(size));
+    this.#hashes = grown(this.#hashes, new Uint8Array(size * HASH));
+    this.#rounds = grown(this.#rounds, new Uint8Array(size));
+    const c = this.#compared;
+    if (c) {
+      c.page = grown(c.page, new Int32Array(size).fill(NONE));
+      c.row = grown(c.row, new Int32Array(size));
+    }
+  }
+
+  #readCompared(r: number): string | undefined {
+    const c = this.#compared;
+    return c && c.page[r]! !== NONE ? c.pages.read(c.page[r]!, c.row[r]!) : undefined;
+  }
+}
+
+function grown<T extends Float64Array | Uint8Array | Int32Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
+}
+
+function encodeFp(fp: Uint8Array, r: number): string {
+  return FINGERPRINT_PREFIX + Buffer.from(fp.buffer, fp.byteOffset + r * HASH, HASH).toString('base64url');
+}

@@ -1,0 +1,218 @@
+// The remote side of a sync: every listing the chatbot holds, from every page of RealEstateList.
+// Pages are read until a short one (fewer items than the page size): VirtualCount never sizes
+// anything, it is only a hint of how many pages to ask for at once (at most `concurrency`, through
+// p-limit) and a check afterwards. A server that caps PageSize answers fewer items than asked while
+// VirtualCount says there are more: paging goes on with the size it gave. Every loop ends: at most
+// `maxPages` pages a pass (then PagingError), a page that repeats listings already seen in the pass
+// is a PagingError (a server that ignores PageNumber), and `signal` carries the run's deadline.
+// A listing created or deleted while paging shifts the pages under us, so the pass is checked: the
+// distinct IDs seen must equal VirtualCount, and every page must agree on VirtualCount. If not, the
+// whole list is paged again (a few rounds at most); after that the side is marked incomplete,
+// which blocks every delete of the run.
+// A large list's pages are decoded in worker threads (page-pool.ts) when the client can hand over a
+// page's body (listListingsAs); the rows are the same either way (rowsOf). With keepCompared, a
+// decoded page's rows carry their compared JSON and a page the echo recalled carries its answer
+// instead (DecodedPage.raw); either goes to the index's temporary file (compared-store.ts).
+import pLimit from 'p-limit';
+import type { ListData } from '../../api/schemas.js';
+import type { ChatbotApi, ListPageDecoder } from '../../api/types.js';
+import { PagingError } from '../../errors.js';
+import type { ListItem } from '../../listing/schema.js';
+import { comparedOfPageRow, decodePage, type DecodedPage } from './page-decode.js';
+import { pageEcho, type EchoFiles, type PageEcho } from './page-echo.js';
+import { sharedPagePool, type PagePool } from './page-pool.js';
+import type { RemoteSide } from '../plan/plan-types.js';
+import { RemoteIndex } from './remote-index.js';
+import { rowsOf, type RowOptions } from './remote-rows.js';
+
+export { remoteKey, toRemote } from './remote-rows.js';
+
+export interface RemoteOptions extends RowOptions {
+  serialNumber: string;
+  pageSize: number;
+  /** list pages in flight at once */
+  concurrency: number;
+  /** most pages one pass may read (api.maxPages) */
+  maxPages?: number;
+  signal?: AbortSignal;
+  /** passes over the list before giving up on a consistent view (default 3) */
+  maxRounds?: number;
+  /**
+   * worker threads that decode pages (a client with listListingsAs): `pool` (default the process's,
+   * sharedPagePool), used for a list of `minPages` pages or more (by the first page's VirtualCount;
+   * default MIN_POOL_PAGES), as loading a worker costs more than decoding a few pages.
+   */
+  threads?: { minPages?: number; pool?: PagePool };
+  /** rows the process remembers for the next paging (page-echo.ts; default ECHO_ROWS, 0: none) */
+  echoRows?: number;
+  /** where the page echo is kept between processes (a CLI run); none: this process's memory only */
+  echoFiles?: EchoFiles;
+}
+
+/** 10 million listings at the default PageSize of 100: past any real chatbot, yet an endless list still ends */
+export const DEFAULT_MAX_PAGES = 100_000;
+
+/** a list of fewer pages is decoded on this thread alone (a worker takes ~0.1-0.3 s to load) */
+export const MIN_POOL_PAGES = 30;
+
+export interface RemotePage {
+  pageNumber: number;
+  pageSize: number;
+  items: ListItem[];
+  virtualCount: number;
+}
+
+/** What paging needs of a page, whatever it holds: its listings' count and the VirtualCount it gave. */
+interface Counted {
+  virtualCount: number;
+  length: number;
+}
+
+type Paged<P> = P & { pageNumber: number; pageSize: number };
+
+/** One pass over the pages of the list, in page order, until a short page. */
+export async function* remotePages(api: ChatbotApi, opts: RemoteOptions): AsyncGenerator<RemotePage> {
+  const load = async (pageNumber: number, pageSize: number) => {
+    const data = await api.listListings(listRequest(opts, pageNumber, pageSize), { signal: opts.signal });
+    return { items: data.List, virtualCount: data.VirtualCount, length: data.List.length };
+  };
+  for await (const { pageNumber, pageSize, items, virtualCount } of pass(load, opts)) yield { pageNumber, pageSize, items, virtualCount };
+}
+
+const listRequest = (opts: RemoteOptions, pageNumber: number, pageSize: number) => ({ SerialNumber: opts.serialNumber, PageNumber: pageNumber, PageSize: pageSize });
+
+/** One pass over the pages, each read by `load`, in page order, until a short page. */
+async function* pass<P extends Counted>(load: (pageNumber: number, pageSize: number) => Promise<P>, opts: RemoteOptions): AsyncGenerator<Paged<P>> {
+  const limit = pLimit(Math.max(1, opts.concurrency));
+  const maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
+  const fetchPage = (pageNumber: number, pageSize: number): Promise<Paged<P>> => limit(async () => ({ ...(await load(pageNumber, pageSize)), pageNumber, pageSize }));
+  const first = await fetchPage(1, opts.pageSize);
+  yield first;
+  const got = first.length;
+  const size = got > 0 && got < opts.pageSize && first.virtualCount > got ? got : opts.pageSize;
+  if (got < size) return;
+  // pages VirtualCount leads us to expect are asked for together; past them, one at a time
+  const expected = Math.min(maxPages, Math.ceil(first.virtualCount / size));
+  const ahead = new Map<number, Promise<Paged<P>>>();
+  let next = 2;
+  let ended = false;
+  try {
+    for (;;) {
+      while (!ended && next <= maxPages && ahead.size < Math.max(1, opts.concurrency) && (next <= expected || ahead.size === 0)) {
+        const p = fetchPage(next, size);
+        p.catch(() => {}); // awaited below in order; a failure is rethrown there
+        ahead.set(next++, p);
+      }
+      const [n, pending] = ahead.entries().next().value ?? [];
+      if (n === undefined || !pending) break;
+      const page = await pending;
+      ahead.delete(n);
+      yield page;
+      if (page.length < size) ended = true;
+    }
+  } finally {
+    // a failure or an early stop: let the calls in flight settle, none is left behind
+    limit.clearQueue();
+    await Promise.allSettled(ahead.values());
+  }
+  if (!ended)
+    throw new PagingError(
+      `the list of chatbot ${opts.serialNumber} did not end within api.maxPages (${maxPages}) pages of ${size}: a list that never ends, or a chatbot with more than ${maxPages * size} listings (then raise api.maxPages or api.pageSize)`,
+    );
+}
+
+/** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */
+export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise<RemoteSide & { byKey: RemoteIndex }> {
+  const maxRounds = opts.maxRounds ?? 3;
+  const index = new RemoteIndex({
+    keepCompared: opts.keepCompared,
+    keepOtherKey: opts.keepOtherKey,
+    // a page the echo recalled keeps its answer rather than compared JSON: read as decoding reads it
+    readRaw: (status, body, row) => comparedOfPageRow(status, body, row, opts),
+  });
+  /**
+   * decodes pages from the first one's answer on, when the list is long enough for it; its workers
+   * are started by the first page the page echo does not know (a rerun it knows whole starts none)
+   */
+  let poolWanted = false;
+  let pool: PagePool | undefined;
+  const echo = await pageEcho(opts.serialNumber, opts, opts.echoRows, opts.echoFiles);
+  const load = rowPages(api, opts, () => (poolWanted ? (pool ??= opts.threads?.pool ?? sharedPagePool()) : undefined), echo);
+  const poolFrom = Math.max(1, opts.threads?.minPages ?? MIN_POOL_PAGES);
+  let pages = 0;
+  let roundCount = 0;
+  let virtualCount = 0;
+  let problem: string | undefined;
+  let round = 0;
+  try {
+    while (round < maxRounds) {
+      round++;
+      roundCount = 0;
+      const counts = new Set<number>();
+      for await (const page of pass(load, opts)) {
+        pages++;
+        counts.add(page.virtualCount);
+        // the pages after the first are asked for once it is taken: the pool is there for them
+        if (pages === 1 && api.listListingsAs && !opts.signal?.aborted && Math.ceil(page.virtualCount / page.pageSize) >= poolFrom) poolWanted = true;
+        const fresh = index.addRows(page.rows, round, page.raw);
+        // (the index is dropped with the error: that the page went in first does not matter)
+        if (page.length > 0 && fresh === 0) {
+          throw new PagingError(
+            `page ${page.pageNumber} of chatbot ${opts.serialNumber}'s list repeats listings already seen on earlier pages: the service does not page (PageNumber ignored?)`,
+          );
+        }
+        roundCount += fresh;
+      }
+      virtualCount = Math.max(...counts);
+      if (counts.size === 1 && roundCount === virtualCount) {
+        problem = undefined;
+        break;
+      }
+      problem = counts.size > 1 ? `VirtualCount changed while paging (${[...counts].join(', ')})` : `${roundCount} distinct listings paged but VirtualCount is ${virtualCount}`;
+    }
+  } catch (err) {
+    index.close(); // dropped with the error: its file of compared JSON (compared-store.ts) closed now
+    throw err;
+  }
+  // A consistent pass stands alone; after inconsistent ones, the union is the best knowledge there is.
+  index.finish(problem ? undefined : round);
+  await echo.finish();
+  return {
+    byKey: index,
+    count: index.count,
+    virtualCount,
+    complete: problem === undefined,
+    ...(problem && { problem: `${problem}, after ${round} passes` }),
+    pages,
+    rounds: round,
+    recalled: echo.recalled,
+  };
+}
+
+/**
+ * How fetchRemote reads a page: as rows (rowsOf). Through listListingsAs when the client has it:
+ * from the page echo where it knows the page's listings, else decoded by the pool (once there is
+ * one) or on this thread, and remembered; else through listListings.
+ */
+function rowPages(
+  api: ChatbotApi,
+  opts: RemoteOptions,
+  pool: () => PagePool | undefined,
+  echo: PageEcho,
+): (pageNumber: number, pageSize: number) => Promise<DecodedPage & Counted> {
+  const decoder: ListPageDecoder<DecodedPage> = {
+    raw: async (res) => {
+      const known = echo.recall(res);
+      if (known) return known;
+      const page = (await pool()?.decode(res, opts, opts.signal)) ?? decodePage(res.status, res.bytes, opts);
+      if (page) echo.remember(page);
+      return page;
+    },
+    data: (data: ListData) => ({ rows: rowsOf(data.List, opts), virtualCount: data.VirtualCount }),
+  };
+  const counted = (page: DecodedPage) => ({ ...page, length: page.rows.ids.length });
+  const call = { signal: opts.signal };
+  const listAs = api.listListingsAs?.bind(api);
+  if (listAs) return async (n, size) => counted(await listAs(listRequest(opts, n, size), decoder, call));
+  return async (n, size) => counted(decoder.data(await api.listListings(listRequest(opts, n, size), call)));
+}

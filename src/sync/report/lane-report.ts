@@ -1,0 +1,193 @@
+// Step "report" of a lane (docs/design.md): the lane's SyncReport (report.ts) from what its steps
+// learned, and its one summary line in the log. One verdict for the dry run and the real run: the
+// dry run reports what the real run would.
+import type { CallCounts } from '../../api/call-counter.js';
+import type { SourceReadStats } from '../../feeds/types.js';
+import type { Logger } from '../../log.js';
+import type { FeedSide } from '../read/desired.js';
+import type { ExecutionResult } from '../write/execute.js';
+import type { GuardDecision } from '../settle/guards.js';
+import type { DeleteReason, PlannedDelete, RemoteSide } from '../plan/plan-types.js';
+import { callsBetween, summaryLine, type PlanView, type SyncCounts, type SyncOutcome, type SyncReport } from './report.js';
+
+export interface LaneCounted {
+  protected: number;
+  otherFeeds: number;
+  unchanged: number;
+  unchangedByStamp: number;
+  duplicates: number;
+  rewritten: number;
+  unplanned: number;
+  writtenThenGone: number;
+}
+
+export interface LaneReportInput {
+  feed: string;
+  chatbot: string;
+  outcome: SyncOutcome;
+  message?: string;
+  remote: SyncReport['remote'];
+  count: number;
+  desired: FeedSide;
+  source: { since?: string; stats?: SourceReadStats };
+  guard?: GuardDecision;
+  counted?: LaneCounted;
+  /** a dry run: what would be written */
+  planned?: { creates: number; updates: number; deletes: PlannedDelete[] };
+  view?: PlanView;
+  exec?: ExecutionResult;
+  /** creates and updates the lane planned (a real run: unwritten = planned − created − updated) */
+  writes?: { planned: number };
+  /** records of the feed no lane took (routing) */
+  routedNowhere?: number;
+  unmapped: SyncReport['unmapped'];
+  valuesReplaced?: SyncReport['valuesReplaced'];
+  media?: SyncReport['media'];
+  calls: { before?: CallCounts; after?: CallCounts };
+  stateLocation: string;
+  timings: SyncReport['timings'];
+  startedAt: Date;
+  durationMs: number;
+  attempt?: { made: number; max: number };
+}
+
+export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
+  const { exec: e, guard: g, planned: p, desired } = r;
+  const stats = r.source.stats;
+  const { calls, retries } = callsBetween(r.calls.before, r.calls.after);
+  const failures = e?.failures ?? [];
+  // an interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this one wrote
+  // (a read that failed with a transient answer, a 5xx, may succeed on a rerun even when nothing of it could be used)
+  const retryable = r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && failures.some((f) => f.retryable)) || Boolean(desired.readErrorRetryable);
+  const base: Omit<SyncReport, 'summary'> = {
+    feed: r.feed,
+    chatbot: r.chatbot,
+    outcome: r.outcome,
+    retryable,
+    ...(retryable && desired.readErrorRetryAt && { retryAt: desired.readErrorRetryAt }),
+    dryRun: Boolean(p),
+    ...(r.message && { message: r.message }),
+    counts: {
+      feedRecords: desired.counts.records,
+      valid: desired.counts.valid,
+      rejected: desired.counts.rejected,
+      skipped: desired.counts.skipped,
+      removed: desired.counts.removed,
+      feedDuplicates: desired.feedDuplicates.length,
+      remote: r.count,
+      created: p ? p.creates : (e?.created ?? 0),
+      updated: p ? p.updates : (e?.updated ?? 0),
+      deleted: p ? p.deletes.filter((d) => d.reason !== 'duplicate').length : (e?.deleted ?? 0),
+      unchanged: r.counted?.unchanged ?? 0,
+      unchangedByStamp: r.counted?.unchangedByStamp ?? 0,
+      duplicatesRemoved: p ? p.deletes.filter((d) => d.reason === 'duplicate').length : (e?.duplicatesRemoved ?? 0),
+      failed: failures.length,
+      protected: r.counted?.protected ?? 0,
+      otherFeeds: r.counted?.otherFeeds ?? 0,
+      waitingGrace: g?.waiting.length ?? 0,
+      ...(r.routedNowhere !== undefined && { routedNowhere: r.routedNowhere }),
+      ...otherCounts(r),
+    },
+    ...deletedByReason(r),
+    calls,
+    retries: retries + (e?.createResends ?? 0),
+    failures,
+    rejected: desired.rejected,
+    feedDuplicates: desired.feedDuplicates,
+    guard: {
+      outcome: g?.outcome ?? 'none',
+      reasons: g?.reasons ?? [],
+      ...(g?.message && { message: g.message }),
+      withheld: g?.withheld.length ?? 0,
+      waiting: g?.waiting.length ?? 0,
+    },
+    unmapped: r.unmapped,
+    ...(r.valuesReplaced?.length && { valuesReplaced: r.valuesReplaced }),
+    source: {
+      mode: desired.mode,
+      ...(r.source.since !== undefined && { since: r.source.since }),
+      complete: desired.complete,
+      ...(desired.readError && { error: desired.readError }),
+      ...(stats && {
+        pages: stats.pages,
+        requests: stats.requests,
+        ...(stats.bytes !== undefined && { bytes: stats.bytes }),
+        ...(stats.reconcile && { reconcile: { ...stats.reconcile } }),
+        ...(stats.events && { events: { ...stats.events } }),
+        ...(stats.warnings.length && { warnings: [...stats.warnings] }),
+      }),
+    },
+    remote: r.remote,
+    ...(p && r.view && { plan: r.view }),
+    ...(r.media && { media: r.media }),
+    stateLocation: r.stateLocation,
+    timings: r.timings,
+    durationMs: r.durationMs,
+    startedAt: r.startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+  };
+  const report: SyncReport = { ...base, summary: summaryLine(base, r.attempt) };
+  // info even when not ok: the report carries the detail, and the CLI prints it as a table
+  logger.info({ outcome: r.outcome, ...(r.message && { detail: r.message }) }, report.summary);
+  return report;
+}
+
+/** The counts beside created/updated/unchanged that make `valid` add up (report.ts, validFromWrites), each only when not 0. */
+function otherCounts(r: LaneReportInput): Partial<SyncCounts> {
+  const { exec: e, planned: p, counted: c } = r;
+  const unwritten = e && !p ? (r.writes?.planned ?? 0) - e.created - e.updated : 0;
+  const out: Partial<SyncCounts> = {};
+  if (unwritten) out.unwritten = unwritten;
+  if (c?.unplanned) out.unplanned = c.unplanned;
+  if (c?.rewritten) out.rewritten = c.rewritten;
+  if (c?.writtenThenGone) out.writtenThenGone = c.writtenThenGone;
+  return out;
+}
+
+/** The deletes made (a dry run: planned) by reason, duplicates aside; none when nothing was deleted. */
+function deletedByReason(r: LaneReportInput): Pick<SyncReport, 'deletedByReason'> {
+  const byReason: Partial<Record<DeleteReason, number>> = { ...r.exec?.deletedByReason };
+  for (const d of r.planned?.deletes ?? []) if (d.reason !== 'duplicate') byReason[d.reason] = (byReason[d.reason] ?? 0) + 1;
+  return Object.keys(byReason).length ? { deletedByReason: byReason } : {};
+}
+
+/**
+ * One verdict for the dry run and the real run: the dry run reports what the real run would. A read
+ * that was not whole is `failed` when nothing of the feed could be used, else `partial`: never
+ * `guard`, which says the feed shrank.
+ */
+export function laneOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; readWhole: boolean; missed: boolean; records: number }): SyncOutcome {
+  if (r.stopped) return r.stopped;
+  if (!r.readWhole) return r.records > 0 ? 'partial' : 'failed';
+  if (r.guard.outcome === 'tripped') return 'guard';
+  return r.failures > 0 || r.missed ? 'partial' : 'ok';
+}
+
+/**
+ * What a person reads first: why the read was not whole (the server's answer, the page), else what
+ * the confirmation missed, that the lane's where took no record (`unmatched`) and the guard's word.
+ */
+export function runMessage(
+  readWhole: boolean,
+  guard: GuardDecision,
+  readError: string | undefined,
+  remote: RemoteSide,
+  missed: string | undefined,
+  unmatched?: string,
+): string | undefined {
+  if (readWhole) return [missed, unmatched, guard.message].filter(Boolean).join('; ') || undefined;
+  const held = guard.withheld.length ? `${guard.withheld.length} delete(s) withheld` : 'nothing was deleted';
+  if (readError) return `the feed was not read whole, so ${held}: ${readError}`;
+  return `the chatbot's listings could not all be paged, so ${held}: ${remote.problem ?? 'incomplete'}`;
+}
+
+export function remoteInfo(remote: RemoteSide): SyncReport['remote'] {
+  return {
+    complete: remote.complete,
+    pages: remote.pages,
+    rounds: remote.rounds,
+    virtualCount: remote.virtualCount,
+    ...(remote.recalled && { recalled: remote.recalled }),
+    ...(remote.problem && { problem: remote.problem }),
+  };
+}

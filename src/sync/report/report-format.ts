@@ -1,0 +1,93 @@
+// The sync report for people (stderr): counts, calls, failures, rejected records (the first few;
+// --json keeps all), the guard, and for a dry run what would change per listing, old → new.
+import { describeFieldChange } from '../../format/change.js';
+import { formatPosition } from '../../feeds/position.js';
+import { table } from '../../format/table.js';
+import { formatMediaReport } from '../../media/report.js';
+import type { SyncReport } from './report.js';
+
+const SHOWN = 20;
+
+export function formatSyncReport(r: SyncReport): string {
+  const c = r.counts;
+  const lines: string[] = [`${r.dryRun ? 'DRY RUN — nothing written. ' : ''}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}`];
+  const verb = r.dryRun ? 'would be ' : '';
+  lines.push(
+    ...table(
+      ['feed', '', 'chatbot', ''],
+      [
+        ['records', String(c.feedRecords), 'remote listings', String(c.remote)],
+        ['valid', String(c.valid), `${verb}created`, String(c.created)],
+        ['rejected', String(c.rejected), `${verb}updated`, String(c.updated)],
+        ['skipped', String(c.skipped), `${verb}deleted`, String(c.deleted)],
+        ['removed', String(c.removed), `duplicates ${verb}removed`, String(c.duplicatesRemoved)],
+        ['keys twice in feed', String(c.feedDuplicates), 'unchanged', String(c.unchanged)],
+        ['kept (rejected)', String(c.protected), 'failed', String(c.failed)],
+        ['waiting grace period', String(c.waitingGrace), "other feeds' listings", String(c.otherFeeds)],
+      ],
+    ).map((l) => `  ${l}`),
+  );
+  const calls = Object.entries(r.calls.byEndpoint)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  const paging = r.remote.pagingCountedIn ? `; the chatbot's paging (shared) is counted in ${r.remote.pagingCountedIn}'s` : '';
+  const byReason = Object.entries(r.deletedByReason ?? {}).map(([k, n]) => `${k} ${n}`);
+  if (byReason.length) lines.push(`  ${verb}deleted by reason: ${byReason.join(', ')}`);
+  const others = (
+    [
+      ['unwritten', c.unwritten],
+      ['unplanned', c.unplanned],
+      ['rewritten', c.rewritten],
+      ['written then gone', c.writtenThenGone],
+    ] as const
+  ).filter(([, n]) => n);
+  if (others.length) lines.push(`  valid ${c.valid} = created + updated + unchanged, with ${others.map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}${paging}`);
+  if (r.source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${r.source.since ?? 'the last successful sync'}`);
+  const e = r.source.events;
+  if (e) lines.push(`  EntityEvent: ${e.read} events read, ${e.keys} keys, ${e.fetched} records fetched by key, ${e.gone} gone`);
+  if (r.source.reconcile) lines.push(`  reconcile: ${r.source.reconcile.keys} keys read, ${r.source.reconcile.fetched} records fetched by key`);
+  if (r.source.requests !== undefined)
+    lines.push(`  source: ${r.source.pages ?? 0} pages, ${r.source.requests} requests${r.source.bytes !== undefined ? `, ${r.source.bytes} bytes` : ''}`);
+  for (const w of r.source.warnings ?? []) lines.push(`  source warning: ${w}`);
+  if (r.valuesReplaced?.length) lines.push(`  values replaced: ${r.valuesReplaced.map((v) => `${v.field} × ${v.count}`).join(', ')}`);
+  // the message says it already when the read is why nothing was deleted
+  const readError = r.source.error ?? 'unknown error';
+  if (!r.source.complete && !r.message?.includes(readError)) lines.push(`  feed not read whole: ${readError}`);
+  if (!r.remote.complete) lines.push(`  remote listings not all paged: ${r.remote.problem ?? 'unknown'}`);
+  if (r.guard.outcome === 'forced') lines.push(`  guard overridden by --force: ${r.guard.reasons.join('; ')}`);
+  if (r.message) lines.push(`  ${r.message}`);
+  if (r.media) lines.push(...formatMediaReport(r.media));
+
+  section(lines, 'failures', r.failures, (f) => `${f.op} ${f.key}: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
+  section(lines, 'rejected records', r.rejected, (x) => {
+    const where = place(x.position);
+    // a RESO record's place names its ListingId already
+    return `${where}${x.key && !where.includes(x.key) ? ` (${x.key})` : ''}: ${x.reasons.join('; ')}`;
+  });
+  section(lines, 'lookup values no map covers (passed through as they are)', r.unmapped ?? [], (u) => `${u.field}: ${JSON.stringify(u.value)} × ${u.count}`);
+  section(lines, 'keys twice in the feed (the later record wins)', r.feedDuplicates, (d) => `${d.key} again at ${place(d.position)}`);
+  if (r.plan) {
+    section(lines, 'would create', r.plan.creates, (k) => `+ ${k}`);
+    section(lines, 'would update', r.plan.updates, (u) =>
+      u.reason === 'unlisted'
+        ? `~ ${u.key}: a field the list does not return (Location, AreaUnit, …) changed since the last write`
+        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldNotKept)}`).join('; ')}`,
+    );
+    const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
+    section(lines, `would delete${held}`, r.plan.deletes, (d) => (d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`));
+  }
+  lines.push(`  state: ${r.stateLocation}`);
+  lines.push(r.summary);
+  return lines.join('\n') + '\n';
+}
+
+function section<T>(lines: string[], title: string, items: readonly T[], line: (item: T) => string): void {
+  if (!items.length) return;
+  lines.push(`  ${title} (${items.length}):`);
+  for (const item of items.slice(0, SHOWN)) lines.push(`    ${line(item)}`);
+  if (items.length > SHOWN) lines.push(`    … ${items.length - SHOWN} more (--json lists all)`);
+}
+
+const place = formatPosition;

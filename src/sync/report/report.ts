@@ -1,0 +1,198 @@
+// The report of one feed sync: plain JSON, the job's return value, the CLI's --json output and
+// what report-format.ts prints for people.
+import type { CallCounts } from '../../api/call-counter.js';
+import type { EndpointName } from '../../api/schemas.js';
+import type { FieldChange } from '../../listing/canonical.js';
+import type { ItemFailure } from '../write/execute.js';
+import type { GuardDecision } from '../settle/guards.js';
+import type { MediaReport } from '../../media/report.js';
+import type { DeleteReason, FeedDuplicate, RejectedRecord } from '../plan/plan-types.js';
+
+/** failed: the feed's run could not be done (auth refused, an endless list, ...): see message */
+export type SyncOutcome = 'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'failed';
+
+export interface SyncCounts {
+  feedRecords: number;
+  valid: number;
+  rejected: number;
+  skipped: number;
+  removed: number;
+  feedDuplicates: number;
+  remote: number;
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+  /** of the unchanged: records whose stamp showed them in step, so they were not mapped (record-stamp.ts) */
+  unchangedByStamp: number;
+  duplicatesRemoved: number;
+  failed: number;
+  /** remote listings kept as they are because their feed record was rejected */
+  protected: number;
+  /** remote listings absent from this feed that another feed of the chatbot wrote: left alone */
+  otherFeeds: number;
+  /** absent listings waiting out deletes.graceHours */
+  waitingGrace: number;
+  /** a routed feed (feeds[].chatbots): records whose fields matched no chatbot's where (not rejected) */
+  routedNowhere?: number;
+  /**
+   * The rest of `valid = created + updated + unchanged + unwritten + unplanned − rewritten −
+   * writtenThenGone` (validCounts checks it): writes planned but not made (failed, or the writes
+   * stopped); valid listings never planned (the run stopped first); second writes of one key (a
+   * record of it came again after the first was planned); keys written before a later record of
+   * theirs took the listing away (deleted, off-market or removed, in the same run). Set when not 0.
+   */
+  unwritten?: number;
+  unplanned?: number;
+  rewritten?: number;
+  writtenThenGone?: number;
+}
+
+/** What `valid` should be, from the write counts and the others (SyncCounts): every report's valid equals it. */
+export function validFromWrites(c: SyncCounts): number {
+  return c.created + c.updated + c.unchanged + (c.unwritten ?? 0) + (c.unplanned ?? 0) - (c.rewritten ?? 0) - (c.writtenThenGone ?? 0);
+}
+
+/** What a dry run would do (also the plan the executor carried out). */
+export interface PlanView {
+  creates: string[];
+  updates: Array<{ key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[] }>;
+  deletes: Array<{ key: string; reason: DeleteReason; keyType: string; deleteKey: string }>;
+}
+
+export interface SyncReport {
+  feed: string;
+  chatbot: string;
+  outcome: SyncOutcome;
+  /** a rerun (a job retry) may succeed where this run did not */
+  retryable: boolean;
+  /** ISO time before which a rerun cannot succeed: the feed source's request budget resets then */
+  retryAt?: string;
+  dryRun: boolean;
+  /** what went wrong as a whole, for a person: guard message, service down, feed unreadable */
+  message?: string;
+  counts: SyncCounts;
+  /** counts.deleted (duplicates aside) by why they went: absent from a full pull, off-market, removed by the source, moved; a dry run: would go */
+  deletedByReason?: Partial<Record<DeleteReason, number>>;
+  /**
+   * the calls this lane made: its writes, the read-backs before them (undo), and its chatbot's
+   * paging when it is the first lane of that chatbot in the run (the others name that lane:
+   * remote.pagingCountedIn), so the lanes' reports add up to the run's calls
+   */
+  calls: { byEndpoint: Record<EndpointName, number>; total: number };
+  retries: number;
+  failures: ItemFailure[];
+  rejected: RejectedRecord[];
+  feedDuplicates: FeedDuplicate[];
+  /** lookup values that no `map` of the mapping covers (they passed through as they were), most seen first */
+  unmapped: Array<{ field: string; value: string; count: number }>;
+  /** values that broke a rule with `onInvalid: default` and were replaced by its default, per listing field, most first */
+  valuesReplaced?: Array<{ field: string; count: number }>;
+  guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
+  /** `since`: an incremental pull asked only for what changed after this time */
+  /** `pages`, `requests`, `bytes`: what reading a remote source took (RESO); `warnings`: what it did differently from the config */
+  source: {
+    mode: 'full' | 'incremental';
+    since?: string;
+    complete: boolean;
+    error?: string;
+    pages?: number;
+    requests?: number;
+    /** bytes of the source's answers (after gunzip) */
+    bytes?: number;
+    /** a keys-only reconcile (`--reconcile`): keys read, records fetched by key */
+    reconcile?: { keys: number; fetched: number };
+    /** an EntityEvent poll (`source.changes: entityEvent`): events read, keys named, records fetched by key, keys gone */
+    events?: { read: number; keys: number; fetched: number; gone: number };
+    warnings?: string[];
+  };
+  /** `recalled`: listings whose rows came from the last paging's memory: this process's, or its echo file (page-echo.ts) */
+  /** `pagingCountedIn`: the lane whose report counts the calls of this chatbot's paging, shared with it (not this one) */
+  remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string; recalled?: number; pagingCountedIn?: string };
+  plan?: PlanView;
+  /** the media mirror (media.mirror): photos downloaded, reused, failed, objects deleted */
+  media?: MediaReport;
+  stateLocation: string;
+  /** when the remote side was paged, the feed read (and its writes sent), the deletes planned and sent (ms from the start) */
+  timings: { remoteMs: number; feedMs: number; planMs: number; executeMs: number };
+  durationMs: number;
+  summary: string;
+  startedAt: string;
+  finishedAt: string;
+}
+
+export function callsBetween(before: CallCounts | undefined, after: CallCounts | undefined): { calls: SyncReport['calls']; retries: number } {
+  const byEndpoint = { edit: 0, ask: 0, create: 0, update: 0, list: 0, delete: 0 } as Record<EndpointName, number>;
+  if (!after) return { calls: { byEndpoint, total: 0 }, retries: 0 };
+  for (const k of Object.keys(byEndpoint) as EndpointName[]) byEndpoint[k] = after.byEndpoint[k] - (before?.byEndpoint[k] ?? 0);
+  return { calls: { byEndpoint, total: after.total - (before?.total ?? 0) }, retries: after.retries - (before?.retries ?? 0) };
+}
+
+export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: number; max: number }): string {
+  const c = r.counts;
+  const m = r.media;
+  const photos = !m
+    ? ''
+    : m.dry
+      ? `; photos: would download ${m.dry.download}, delete ${m.dry.delete}`
+      : `; photos: ${m.downloaded} downloaded, ${m.reused} reused, ${m.failed} failed${m.storageError ? ' (storage could not be used)' : ''}`;
+  const tail = `in ${r.durationMs} ms${attempt ? ` (attempt ${attempt.made}/${attempt.max})` : ''}`;
+  if (r.dryRun) {
+    return `dry run ${r.feed} → ${r.chatbot}: would create ${c.created}, update ${c.updated}, delete ${c.deleted + c.duplicatesRemoved}; ${c.unchanged} unchanged, ${c.rejected} rejected${photos}; nothing written ${tail}`;
+  }
+  const dup = c.duplicatesRemoved ? `, ${c.duplicatesRemoved} duplicates removed` : '';
+  const verdict = r.outcome === 'ok' ? '' : ` — ${r.outcome}`;
+  return `synced ${r.feed} → ${r.chatbot}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed${photos} ${tail}${verdict}`;
+}
+
+/**
+ * The report of a feed whose run could not start or broke off with an error the sync does not
+ * know (a lock held elsewhere, a bug): outcome `failed`, nothing counted. The other feeds go on.
+ */
+export function failedReport(r: { feed: string; chatbot: string; message: string; stateLocation: string; dryRun?: boolean; retryable?: boolean }): SyncReport {
+  const now = new Date().toISOString();
+  const zero = {
+    feedRecords: 0,
+    valid: 0,
+    rejected: 0,
+    skipped: 0,
+    removed: 0,
+    feedDuplicates: 0,
+    remote: 0,
+    created: 0,
+    updated: 0,
+    deleted: 0,
+    unchanged: 0,
+    unchangedByStamp: 0,
+    duplicatesRemoved: 0,
+    failed: 0,
+    protected: 0,
+    otherFeeds: 0,
+    waitingGrace: 0,
+  };
+  const { calls } = callsBetween(undefined, undefined);
+  return {
+    feed: r.feed,
+    chatbot: r.chatbot,
+    outcome: 'failed',
+    retryable: Boolean(r.retryable),
+    dryRun: Boolean(r.dryRun),
+    message: r.message,
+    counts: zero,
+    calls,
+    retries: 0,
+    failures: [],
+    rejected: [],
+    feedDuplicates: [],
+    unmapped: [],
+    guard: { outcome: 'none', reasons: [], withheld: 0, waiting: 0 },
+    source: { mode: 'full', complete: false, error: r.message },
+    remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0 },
+    stateLocation: r.stateLocation,
+    timings: { remoteMs: 0, feedMs: 0, planMs: 0, executeMs: 0 },
+    durationMs: 0,
+    summary: `sync ${r.feed} → ${r.chatbot} failed: ${r.message}`,
+    startedAt: now,
+    finishedAt: now,
+  };
+}

@@ -1,0 +1,134 @@
+// The run's context, in one place: what a run is given (SyncDeps, SyncOptions), what it holds while
+// it goes (Run: the clock, each lane's paging and report), and what the lanes of one feed share
+// (FeedContext, built once by feed-run.ts and never written after). The files of run/ pass it
+// down; the steps (remote/, read/, plan/, write/, settle/, report/) never see it: each is called
+// with the parts it needs and returns what it learned.
+import type { CallCounter, CallCounts } from '../../api/call-counter.js';
+import type { ChatbotApi } from '../../api/types.js';
+import type { Budgets } from '../../budget/budget.js';
+import type { ApiConfig, FeedConfig } from '../../config/schema.js';
+import type { FeedItem, OpenedFeed } from '../../feeds/types.js';
+import type { Logger } from '../../log.js';
+import type { CompiledMapping } from '../../mapping/compile.js';
+import type { MappedItem } from '../../mapping/types.js';
+import type { MediaConfig, MediaStep } from '../../media/index.js';
+import type { KvStore } from '../../state/kv-store.js';
+import type { PlanOptions } from '../plan/plan-types.js';
+import type { LanePlanner } from '../plan/lane-plan.js';
+import type { Lane } from '../read/lanes.js';
+import type { FeedRead, ReadingLane } from '../read/read-feed.js';
+import type { EchoFiles } from '../remote/page-echo.js';
+import type { PagedChatbot } from '../remote/page-chatbot.js';
+import type { ChangeSink } from '../report/changes.js';
+import type { LaneReportInput } from '../report/lane-report.js';
+import type { SyncProgress } from '../report/progress.js';
+import type { SyncReport } from '../report/report.js';
+import type { FeedState } from '../settle/state.js';
+
+export type { SyncProgress } from '../report/progress.js';
+
+export interface SyncDeps {
+  api: ChatbotApi;
+  store: KvStore;
+  /** every feed of the config: the writers of each chatbot are found among them (their listings are left alone) */
+  configFeeds: ReadonlyArray<Pick<FeedConfig, 'name' | 'keyBy' | 'chatbot' | 'chatbots'>>;
+  logger: Logger;
+  /** folder relative feed paths resolve against (the config file's) */
+  baseDir: string;
+  apiConfig: ApiConfig;
+  signal?: AbortSignal;
+  /** counts this run's API calls for the report (fed by the client's onCall) */
+  calls?: CallCounter;
+  onProgress?: (p: SyncProgress) => void;
+  /** feed source request budgets (source.limits), shared through Redis in a worker */
+  budgets?: Budgets;
+  /** each lane's change log: told of every write (or, in a dry run, planned write), rejected record and held-back delete */
+  changes?: (lane: Lane) => ChangeSink | undefined;
+  /** where the page echo is kept between processes (a CLI run; a worker remembers in memory) */
+  echoFiles?: EchoFiles;
+  /** with `changes`: bytes of whole listings (before each update and delete, for undo) the run may keep */
+  maxWholeBytes?: number;
+  /** the config's `media`: with media.mirror set, the feed's photos are mirrored to the bucket (src/media/) */
+  media?: MediaConfig;
+}
+
+export interface SyncOptions {
+  dryRun?: boolean;
+  force?: boolean;
+  /** RESO: a full pull instead of an incremental one */
+  full?: boolean;
+  /** RESO: a keys-only reconcile instead of a pull (feeds/reso/reso-reconcile.ts); files are read whole as ever */
+  reconcile?: boolean;
+  attempt?: { made: number; max: number };
+  /** for tests of the grace period */
+  now?: () => Date;
+  /** CSV files of at least this many bytes are read by a thread of their own (default THREAD_MIN_BYTES; tests) */
+  threadMinBytes?: number;
+  /** such a file is read by its thread even when its records are mostly in step by their stamps (mostlyMapped; tests) */
+  threadAlways?: boolean;
+}
+
+/** A feed's own deadline (feeds[].deadlineMinutes), joined with the caller's signal. */
+export interface FeedClock {
+  signal: AbortSignal;
+  deadline: AbortSignal;
+  message(): string | undefined;
+}
+
+/** A chatbot's paging as its lanes see it; `countedIn`: the lane whose report counts its calls. */
+export type Paged = PagedChatbot & { remoteMs: number; countedIn: string };
+
+/** One run (sync-run.ts): its clock, and per lane its chatbot's paging and, at the end, its report. */
+export interface Run {
+  startedAt: Date;
+  ms(): number;
+  /** each lane's calls before the run (the counter may have counted earlier runs) */
+  callsBefore: Map<Lane, CallCounts | undefined>;
+  clock(feed: FeedConfig): FeedClock;
+  paged: Map<Lane, Paged>;
+  reports: Map<Lane, SyncReport>;
+}
+
+/** A lane whose chatbot was paged: it reads, plans and writes. */
+export interface LiveLane extends ReadingLane {
+  planner: LanePlanner;
+  paged: Extract<Paged, { ok: true }>;
+  own: FeedState;
+  missingSince: ReadonlyMap<string, string>;
+  planOptions: PlanOptions;
+}
+
+/** What a lane's report says that its feed's context does not fill in. */
+export type LaneReportFields = Omit<LaneReportInput, 'feed' | 'chatbot' | 'unmapped' | 'calls' | 'stateLocation' | 'startedAt' | 'durationMs' | 'attempt'>;
+
+/** What the lanes of one feed share in a run: built once before the read (feed-run.ts), not written after. */
+export interface FeedContext {
+  readonly feed: FeedConfig;
+  readonly deps: SyncDeps;
+  readonly opts: SyncOptions;
+  readonly run: Run;
+  readonly clock: FeedClock;
+  readonly logger: Logger;
+  readonly compiled: CompiledMapping;
+  /** how many unmapped values the mapping has met so far (a record that meets one gets no stamp) */
+  unmappedSeen(): number;
+  /** one feed item mapped for the chatbot; a value replaced by its rule's default (onInvalid: default) is counted */
+  map(item: FeedItem, chatbot: string): MappedItem;
+  /** the progress line (SyncDeps.onProgress): records read, writes done */
+  progress(phase: 'feed' | 'write', done: number): void;
+  /** writes the progress line counts toward: the planned creates and updates once the feed is read, then each lane's delete batches */
+  addWrites(n: number): void;
+  /** the lane's report, into the run's reports */
+  report(lane: Lane, r: LaneReportFields): void;
+}
+
+/** What the read of a feed learned (feed-run.ts), for settling each of its lanes (lane-settle.ts). */
+export interface AfterRead {
+  read: FeedRead;
+  opened: OpenedFeed;
+  /** the media mirror of the feed, when media.mirror is set */
+  media: MediaStep | undefined;
+  lanes: readonly LiveLane[];
+  /** ms into the run when the feed had been read */
+  feedMs: number;
+}

@@ -1,0 +1,250 @@
+// One feed of a run (sync-run.ts), read once through every lane out of it: the lanes are set up
+// against their chatbot's paging (plan step, lane-plan.ts), the feed is read and routed
+// (read-feed.ts) with the media mirror between mapping and planning, the write jobs go through one
+// pool, and each lane is then settled on its own (lane-settle.ts: guard, deletes, commit, report).
+import type { FeedConfig } from '../../config/schema.js';
+import { openFeed } from '../../feeds/index.js';
+import { oldestMark } from '../../feeds/marks.js';
+import type { OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
+import type { CompiledMapping } from '../../mapping/compile.js';
+import { keySources } from '../../mapping/key-sources.js';
+import { compileMapping } from '../../mapping/index.js';
+import { mapItem } from '../../mapping/map-feed.js';
+import { createUnmappedTally } from '../../mapping/unmapped.js';
+import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
+import { createLanePlanner } from '../plan/lane-plan.js';
+import { stampSeed, stamped } from '../plan/record-stamp.js';
+import { createFeedCollector } from '../read/desired.js';
+import type { FeedThread } from '../read/feed-thread.js';
+import type { Lane } from '../read/lanes.js';
+import { heldJobs, readFeed } from '../read/read-feed.js';
+import { laneReport, type LaneReportInput } from '../report/lane-report.js';
+import { ownedByOtherFeeds } from '../settle/state.js';
+import { createBeforeCapture } from '../write/capture-before.js';
+import { createExecutor } from '../write/execute.js';
+import { runPool } from '../write/pool.js';
+import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, SyncOptions } from './context.js';
+import { settleLane } from './lane-settle.js';
+
+/** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
+const DEFAULT_WHOLE_BYTES = 8 << 20;
+
+export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undefined, deps: SyncDeps, opts: SyncOptions, run: Run): Promise<void> {
+  const feed = lanes[0]!.feed;
+  const ctx = feedContext(feed, deps, opts, run);
+  const paged: Array<[Lane, LiveLane['paged']]> = [];
+  for (const l of lanes) {
+    const p = run.paged.get(l)!;
+    // a lane whose chatbot could not be paged ends here, with the paging's failure
+    if (!p.ok)
+      ctx.report(l, {
+        outcome: p.outcome,
+        message: p.message,
+        remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: p.problem },
+        count: 0,
+        desired: createFeedCollector('full').side,
+        source: {},
+        timings: { remoteMs: p.remoteMs, feedMs: 0, planMs: 0, executeMs: 0 },
+      });
+    else paged.push([l, p]);
+  }
+  if (paged.length === 0) return;
+  const media = await mediaStepOf(ctx);
+  // (the feed is opened once its lanes are set up: its mark is the oldest of theirs)
+  let opened: OpenedFeed | undefined;
+  const live = paged.map(([l, p]) => setUpLane(l, p, ctx, { media, pullMode: () => opened?.mode ?? 'full' }));
+  opened =
+    thread ??
+    openFeed(feed.name, feed.source, {
+      baseDir: deps.baseDir,
+      logger: ctx.logger,
+      signal: ctx.clock.signal,
+      full: opts.full,
+      budgets: deps.budgets,
+      ...markOf(live.map((l) => l.own.mark)),
+      ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
+    });
+  const after = await readAndWrite(ctx, opened, live, media);
+  for (const [i, l] of live.entries()) {
+    // the media mirror's state and report go with the feed's last lane, once every lane has written
+    await settleLane(l, ctx, after, i === live.length - 1);
+  }
+}
+
+/** Steps read, plan and write: the feed read once and routed to its lanes, their jobs through one pool. */
+async function readAndWrite(ctx: FeedContext, opened: OpenedFeed, live: readonly LiveLane[], media: MediaStep | undefined): Promise<AfterRead> {
+  const { feed, deps, opts, run } = ctx;
+  let feedMs = 0;
+  const read = readFeed({
+    feedName: feed.name,
+    opened,
+    lanes: live,
+    compiled: ctx.compiled,
+    keyBy: feed.keyBy,
+    unmappedSeen: ctx.unmappedSeen,
+    map: (item) => ctx.map(item, live[0]!.lane.chatbot),
+    ...(media && { media }),
+    signal: ctx.clock.signal,
+    onRecords: (n) => ctx.progress('feed', n),
+    onEnd: () => {
+      ctx.addWrites(live.reduce((n, l) => n + l.planner.tally.creates + l.planner.tally.updates, 0));
+      feedMs = run.ms();
+    },
+  });
+  const pool = { concurrency: deps.apiConfig.concurrency, signal: ctx.clock.signal, allStopped: () => live.every((l) => l.executor.result.stopped) };
+  if (opts.dryRun) {
+    for await (const _ of read.jobs);
+    if (!read.auth) for (const _ of heldJobs(live));
+  } else {
+    await runPool(read.jobs, pool);
+    if (!read.auth) await runPool(heldJobs(live), pool);
+  }
+  return { read, opened, media, lanes: live, feedMs };
+}
+
+/** What every lane of the feed shares: the mapping, the clock, the tallies of the read, the report's frame. */
+function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: Run): FeedContext {
+  const unmapped = createUnmappedTally();
+  const replaced = new Map<string, number>();
+  let unmappedSeen = 0;
+  let writeTotal: number | undefined;
+  const compiled = compileMapping(feed.mapping, {
+    onUnmapped: (u) => {
+      unmappedSeen++;
+      unmapped.add(u);
+    },
+  });
+  const logger = deps.logger.child({ feed: feed.name });
+  return {
+    feed,
+    deps,
+    opts,
+    run,
+    clock: run.clock(feed),
+    logger,
+    compiled,
+    unmappedSeen: () => unmappedSeen,
+    map: (item, chatbot) => {
+      const mapped = mapItem(item, compiled, { serialNumber: chatbot, keyBy: feed.keyBy });
+      if (mapped.kind === 'listing' && mapped.replaced) for (const f of mapped.replaced) replaced.set(f, (replaced.get(f) ?? 0) + 1);
+      return mapped;
+    },
+    progress: (phase, done) => deps.onProgress?.({ feed: feed.name, phase, done, ...(phase === 'write' && writeTotal !== undefined && { total: writeTotal }) }),
+    addWrites: (n) => {
+      writeTotal = (writeTotal ?? 0) + n;
+    },
+    report: (l, r) => {
+      const paged = run.paged.get(l);
+      const input: LaneReportInput = {
+        ...r,
+        remote: { ...r.remote, ...(paged && paged.countedIn !== l.id && { pagingCountedIn: paged.countedIn }) },
+        feed: feed.name,
+        chatbot: l.chatbot,
+        unmapped: unmapped.list(),
+        ...(replaced.size && { valuesReplaced: [...replaced].map(([field, count]) => ({ field, count })).sort((a, b) => b.count - a.count) }),
+        calls: { before: run.callsBefore.get(l), after: deps.calls?.snapshot(l.id) },
+        stateLocation: deps.store.location,
+        startedAt: run.startedAt,
+        durationMs: run.ms(),
+        ...(opts.attempt && { attempt: opts.attempt }),
+      };
+      run.reports.set(l, laneReport(input, logger.child({ chatbot: l.chatbot })));
+    },
+  };
+}
+
+/** The plan step's setup for one lane: its fingerprints into its chatbot's index, its planner and its executor. */
+function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext, read: { media: MediaStep | undefined; pullMode: () => OpenedFeed['mode'] }): LiveLane {
+  const { feed, deps, opts } = ctx;
+  const own = paged.state.feeds.get(l.id)!;
+  const remote = paged.remote.byKey;
+  // this lane's fingerprints go into the chatbot's index (asked only of keys the chatbot holds)
+  remote.attachFingerprints(own.fingerprints);
+  // (what was read is not held past here, unless other writers of the chatbot need it to know
+  // which listings are this lane's: their deletes leave those alone)
+  if (paged.state.feeds.size === 1) own.fingerprints = new Map();
+  const ignore: ReadonlySet<string> = new Set(feed.ignore);
+  const planOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints: remote.fingerprints, ownedElsewhere: ownedByOtherFeeds(paged.state, l.id) };
+  const changes = deps.changes?.(l);
+  const mirror = mirrorOf(deps.media, feed);
+  // record stamps (record-stamp.ts), unless a compared field reads the clock
+  const seed = stamped(l) ? stampSeed({ mapping: feed.mapping, chatbot: l.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) }) : undefined;
+  const planner = createLanePlanner({
+    chatbot: l.chatbot,
+    keyBy: feed.keyBy,
+    remote,
+    planOptions,
+    seed,
+    stamps: paged.stamps.get(l.id) ?? new Map(),
+    knownRecurring: own.recurring,
+    keyOf: (item) => ctx.compiled.keyOf(item.data, feed.keyBy),
+    map: (item) => ctx.map(item, l.chatbot),
+    dryRun: Boolean(opts.dryRun),
+    pullMode: read.pullMode,
+    ...(mirror && {
+      rewriteKnown: (entry, item) => read.media?.rewriteKnown({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined }) ?? true,
+    }),
+    ...(changes && { changes }),
+  });
+  const executor = createExecutor({
+    api: deps.api,
+    callScope: l.id,
+    serialNumber: l.chatbot,
+    keyBy: feed.keyBy,
+    concurrency: deps.apiConfig.concurrency,
+    batchSize: feed.deletes.batchSize,
+    retries: deps.apiConfig.retries,
+    logger: ctx.logger.child({ chatbot: l.chatbot }),
+    feed: feed.name,
+    signal: ctx.clock.signal,
+    onProgress: ({ done }) => ctx.progress('write', done),
+    ...(changes && { changes }),
+    ...(changes &&
+      !opts.dryRun && {
+        before: createBeforeCapture({
+          api: deps.api,
+          store: deps.store,
+          feed: l.id,
+          serialNumber: l.chatbot,
+          keyBy: feed.keyBy,
+          ignore,
+          maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES,
+          signal: ctx.clock.signal,
+        }),
+      }),
+  });
+  return { lane: l, planner, executor, remote, paged, own, missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(), planOptions };
+}
+
+/** The media mirror step of the feed (src/media/), when media.mirror is set and the feed does not opt out. */
+async function mediaStepOf(ctx: FeedContext): Promise<MediaStep | undefined> {
+  const { feed, deps, opts } = ctx;
+  const mirror = mirrorOf(deps.media, feed);
+  if (!mirror) return undefined;
+  const state = await loadMediaState(deps.store, mirror.namespaces);
+  return createMediaStep({
+    feed: feed.name,
+    source: feed.source,
+    ...mirror,
+    state,
+    dryRun: Boolean(opts.dryRun),
+    signal: ctx.clock.signal,
+    logger: ctx.logger,
+    budgets: deps.budgets,
+  });
+}
+
+/** What a keys-only reconcile asks of the sync: the key's source fields, a key row's listing key, and whether a lane holds a key. */
+function reconcileAsk(feed: FeedConfig, compiled: CompiledMapping, live: readonly LiveLane[]): ReconcileAsk {
+  const sources = keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']);
+  return {
+    keyFields: sources?.map((s) => s.field) ?? [],
+    keyOf: (data) => compiled.keyOf(data, feed.keyBy),
+    holds: (key) => live.some((l) => l.remote.has(key)),
+  };
+}
+
+function markOf(marks: ReadonlyArray<string | undefined>): { mark?: string } {
+  const mark = oldestMark(marks);
+  return mark === undefined ? {} : { mark };
+}

@@ -1,0 +1,156 @@
+// One sync run (docs/design.md, "The flow of one run"): lanes (a feed writing into a chatbot,
+// lanes.ts) grouped by chatbot and by feed, so that each chatbot is paged once for every lane
+// into it, and each feed is read once for every lane out of it. The steps, each a file:
+//   page     page-chatbot.ts   each chatbot's listings, once, and its sync state
+//   read     read-feed.ts      each feed, once; each record routed to its lanes, mapped at most once
+//   plan     lane-plan.ts      per lane: stamp check, pending window, diff against the chatbot's copies
+//   write    execute.ts        one pool of `api.concurrency` calls for the lanes of the feed
+//   guard    lane-guard.ts     per lane: the deletes it may make
+//   commit   lane-commit.ts    per lane: its state, atomically, after its writes
+//   report   lane-report.ts    per lane: its report
+// A lane that fails (paging, auth, breaker, guard) ends alone: the other lanes of its feed and of
+// its chatbot go on. The caller holds the lock of every chatbot of the run.
+import { setMaxListeners } from 'node:events';
+import { callsAs } from '../../api/call-counter.js';
+import type { FeedConfig } from '../../config/schema.js';
+import { stamped } from '../plan/record-stamp.js';
+import { openFeedThread, type FeedThread } from '../read/feed-thread.js';
+import { writersOf, type Lane } from '../read/lanes.js';
+import { pageChatbot } from '../remote/page-chatbot.js';
+import { failedReport, type SyncReport } from '../report/report.js';
+import { groupBy } from '../util/collections.js';
+import type { FeedClock, Paged, Run, SyncDeps, SyncOptions } from './context.js';
+import { runFeed } from './feed-run.js';
+
+/** Runs the lanes; one report per lane, in the order given. */
+export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport[]> {
+  const run = startRun(lanes, deps, opts);
+  const feeds = groupBy(lanes, (l) => l.feed.name);
+  // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them)
+  for (const [, its] of groupBy(lanes, (l) => `${l.chatbot}\n${l.feed.keyBy}\n${[...l.feed.ignore].sort().join(',')}`)) {
+    const paged = await pageGroup(its, deps, opts, run);
+    for (const l of its) run.paged.set(l, paged);
+  }
+  try {
+    for (const [, its] of feeds) {
+      // a large CSV file whose records will mostly be mapped is read by a thread of its own, beside the planning (feed-thread.ts)
+      const thread =
+        opts.threadAlways || mostlyMapped(its.map((l) => stampCounts(l, run))) ? await openThread(its[0]!.feed, deps, run.clock(its[0]!.feed).signal, opts) : undefined;
+      try {
+        await runFeed(its, thread, deps, opts, run);
+      } finally {
+        await thread?.close();
+      }
+    }
+  } finally {
+    // every lane is settled: each chatbot's index lets go of its file of compared JSON (compared-store.ts)
+    for (const paged of new Set(run.paged.values())) if (paged.ok) paged.remote.byKey.close();
+  }
+  return lanes.map(
+    (l) =>
+      run.reports.get(l) ??
+      failedReport({
+        feed: l.feed.name,
+        chatbot: l.chatbot,
+        message: 'the run ended before this lane was reported',
+        stateLocation: deps.store.location,
+        ...(opts.dryRun && { dryRun: true }),
+      }),
+  );
+}
+
+function startRun(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions): Run {
+  const t0 = performance.now();
+  const clocks = new Map<string, FeedClock>();
+  // every call in flight listens on the signal (list pages, writes, their backoff sleeps):
+  // api.concurrency of them at once is the design, not a leak, so Node's warning past 10 listeners would only alarm ops
+  const listeners = Math.max(10, 4 * deps.apiConfig.concurrency + 10) * Math.max(1, lanes.length);
+  const clock = (feed: FeedConfig): FeedClock => {
+    let c = clocks.get(feed.name);
+    if (c) return c;
+    const deadline = AbortSignal.timeout(feed.deadlineMinutes * 60_000);
+    const signal = deps.signal ? AbortSignal.any([deps.signal, deadline]) : deadline;
+    setMaxListeners(listeners, signal);
+    c = {
+      signal,
+      deadline,
+      message: () =>
+        deadline.aborted
+          ? `the run passed its deadline (deadlineMinutes ${feed.deadlineMinutes} of feed ${feed.name}): calls in flight were finished, nothing new was sent; the next run goes on from what was written`
+          : undefined,
+    };
+    clocks.set(feed.name, c);
+    return c;
+  };
+  void opts;
+  const callsBefore = new Map(lanes.map((l) => [l, deps.calls?.snapshot(l.id)]));
+  return { startedAt: new Date(), ms: () => Math.round(performance.now() - t0), callsBefore, clock, paged: new Map(), reports: new Map() };
+}
+
+async function openThread(feed: FeedConfig, deps: SyncDeps, signal: AbortSignal, opts: SyncOptions): Promise<FeedThread | undefined> {
+  return openFeedThread(feed.source, {
+    baseDir: deps.baseDir,
+    mapping: feed.mapping,
+    keyBy: feed.keyBy,
+    signal,
+    ...(opts.threadMinBytes !== undefined && { minBytes: opts.threadMinBytes }),
+  });
+}
+
+/**
+ * Whether the feed's records will mostly be mapped: its lanes hold record stamps for fewer than
+ * half of the listings they wrote (a first sync, a feed whose mapping reads the clock). Only then
+ * does a feed thread earn its place: it takes the file's parsing off the thread that maps. A rerun
+ * whose records are in step by their stamps maps almost none; there the thread bought no time
+ * and cost about 150 MB of RSS and 2 s of CPU (a 100k no-change rerun, docs/benchmarks.md).
+ */
+export function mostlyMapped(lanes: ReadonlyArray<{ stamps: number; written: number }>): boolean {
+  let stamps = 0;
+  let written = 0;
+  for (const l of lanes) {
+    stamps += l.stamps;
+    written += l.written;
+  }
+  return written === 0 || stamps * 2 < written;
+}
+
+/** A lane's stored record stamps and fingerprints (the listings it wrote), as its paging read them (none for a lane not paged). */
+function stampCounts(l: Lane, run: Run): { stamps: number; written: number } {
+  const paged = run.paged.get(l);
+  if (!paged?.ok) return { stamps: 0, written: 0 };
+  return { stamps: paged.stamps.get(l.id)?.size ?? 0, written: paged.state.feeds.get(l.id)?.fingerprints.size ?? 0 };
+}
+
+/**
+ * Step page for the lanes of one chatbot that share row options. The paging's calls are counted in
+ * the report of the group's first lane (the others name it: remote.pagingCountedIn).
+ */
+async function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run): Promise<Paged> {
+  const first = its[0]!;
+  // the paging serves every lane of the group: it ends with the latest of their deadlines
+  const longest = its.reduce((a, b) => (b.feed.deadlineMinutes > a.feed.deadlineMinutes ? b : a)).feed;
+  const clock = run.clock(longest);
+  const paged = await callsAs(first.id, () =>
+    pageChatbot({
+      api: deps.api,
+      store: deps.store,
+      apiConfig: deps.apiConfig,
+      chatbot: first.chatbot,
+      lanes: its,
+      writers: withLanes(writersOf(deps.configFeeds, first.chatbot), its),
+      stamped: new Set(its.filter(stamped).map((l) => l.id)),
+      // the change log names each changed field old → new, in real runs too
+      keepCompared: Boolean(opts.dryRun || its.some((l) => deps.changes?.(l))),
+      ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
+      signal: clock.signal,
+      deadlineMessage: clock.message,
+    }),
+  );
+  return { ...paged, remoteMs: run.ms(), countedIn: first.id };
+}
+
+/** The config's writers of the chatbot, and the run's lanes (a feed run from outside the config: tests, previews). */
+function withLanes(writers: ReturnType<typeof writersOf>, lanes: readonly Lane[]) {
+  const missing = lanes.filter((l) => !writers.some((w) => w.name === l.id)).map((l) => ({ name: l.id, keyBy: l.feed.keyBy }));
+  return [...writers, ...missing];
+}

@@ -1,0 +1,105 @@
+// The delete guards: pure, no I/O. Given a plan, decide which deletes may be sent.
+//
+// Grace period first (deletes.graceHours): a listing absent from a full feed is deleted only once
+// it has been missing that long. Its first-missing time is kept per key (store namespace
+// `missing:<feed>`); a key that comes back loses its mark. Removed records and duplicate copies are
+// deleted at once. `--force` does not shorten the grace period: it is a policy, not a safety check.
+//
+// Then the safety checks, each of which withholds every delete of the run when it trips. Two are
+// about knowing, and nothing overrides them: a listing is deleted only when the feed was read whole
+// and positively lacks its key.
+//   - the feed was not read whole (read error, truncated row, a record whose key could not be read,
+//     a record listed twice in one pull);
+//   - the remote side could not be paged completely.
+// Three are limits, which `--force` lifts (the run then reports guard outcome 'forced'):
+//   - a full feed yielded no valid listing at all;
+//   - more than deletes.maxCount listings would go;
+//   - more than deletes.maxFraction of the remote listings would go.
+// Every delete reason counts toward maxCount and maxFraction: 'absent' (a full pull's or a keys-only
+// reconcile's absence, confirmed with the source), 'removed' (the source says the record is gone:
+// MLS Grid's MlgCanView false, or an EntityEvent whose key the source no longer returns), 'off-market',
+// 'moved' and 'duplicate'. A reason that must not count (a removal by a display rule) is to be
+// named here when it is added.
+// Creates and updates are not guarded: they only ever write what the feed says.
+import type { DeletesConfig } from '../../config/schema.js';
+import type { PlannedDelete } from '../plan/plan-types.js';
+
+export interface GuardInput {
+  plan: { deletes: readonly PlannedDelete[] };
+  deletes: Pick<DeletesConfig, 'maxFraction' | 'maxCount' | 'graceHours'>;
+  remote: { count: number; complete: boolean; problem?: string };
+  feed: { complete: boolean; readError?: string; mode: 'full' | 'incremental'; valid: number };
+  force: boolean;
+  now: Date;
+  /** key → ISO time the key was first found missing */
+  missingSince: ReadonlyMap<string, string>;
+}
+
+export interface GuardDecision {
+  /** none: nothing to delete; passed: checks passed; tripped: deletes withheld; forced: checks overridden */
+  outcome: 'none' | 'passed' | 'tripped' | 'forced';
+  allowed: PlannedDelete[];
+  withheld: PlannedDelete[];
+  /** absent listings still inside their grace period */
+  waiting: PlannedDelete[];
+  reasons: string[];
+  message?: string;
+  /** first-missing marks to record, and marks to drop (the key is back or gone from the service) */
+  marks: { set: Array<[string, string]>; clear: string[] };
+}
+
+const SHOWN_KEYS = 5;
+
+export function evaluateGuards(input: GuardInput): GuardDecision {
+  const { plan, deletes, remote, feed, force, now, missingSince } = input;
+  const graceMs = deletes.graceHours * 3_600_000;
+  const readable = feed.complete && remote.complete;
+
+  const candidates: PlannedDelete[] = [];
+  const waiting: PlannedDelete[] = [];
+  const set: Array<[string, string]> = [];
+  const absent = new Set<string>();
+  for (const d of plan.deletes) {
+    if (d.reason !== 'absent' || graceMs === 0) {
+      candidates.push(d);
+      continue;
+    }
+    absent.add(d.key);
+    const since = missingSince.get(d.key);
+    if (since === undefined) {
+      if (readable) set.push([d.key, now.toISOString()]);
+      waiting.push(d);
+    } else if (now.getTime() - Date.parse(since) >= graceMs) candidates.push(d);
+    else waiting.push(d);
+  }
+  const clear = readable ? [...missingSince.keys()].filter((k) => !absent.has(k)) : [];
+  const marks = { set, clear };
+
+  if (candidates.length === 0) return { outcome: 'none', allowed: [], withheld: [], waiting, reasons: [], marks };
+
+  const listings = candidates.reduce((n, d) => n + Math.max(1, d.remoteIds.length), 0);
+  const blockers: string[] = [];
+  if (!feed.complete) blockers.push(`the feed was not read whole (${feed.readError ?? 'read error'})`);
+  if (!remote.complete) blockers.push(`the chatbot's listings could not all be paged (${remote.problem ?? 'incomplete'})`);
+  const reasons: string[] = [...blockers];
+  if (feed.mode === 'full' && feed.valid === 0) reasons.push('the feed yielded no valid listing');
+  if (listings > deletes.maxCount) reasons.push(`${listings} deletes exceed deletes.maxCount ${deletes.maxCount}`);
+  const fraction = remote.count > 0 ? listings / remote.count : 1;
+  if (fraction > deletes.maxFraction) {
+    reasons.push(`${listings} of ${remote.count} remote listings (${percent(fraction)}) exceed deletes.maxFraction ${percent(deletes.maxFraction)}`);
+  }
+
+  if (reasons.length === 0) return { outcome: 'passed', allowed: candidates, withheld: [], waiting, reasons, marks };
+  if (force && blockers.length === 0) return { outcome: 'forced', allowed: candidates, withheld: [], waiting, reasons, marks };
+  const keys = candidates.slice(0, SHOWN_KEYS).map((d) => d.key);
+  const more = candidates.length > SHOWN_KEYS ? `, … ${candidates.length - SHOWN_KEYS} more` : '';
+  const next = blockers.length
+    ? '--force does not delete after an incomplete read: fix what kept the read from finishing and rerun.'
+    : 'Check the feed, run with --dry-run to see the plan, or rerun with --force to delete anyway.';
+  const message = `delete guard: would have deleted ${listings} listing(s) (${keys.join(', ')}${more}) but ${reasons.join('; ')}. Nothing was deleted. ${next}`;
+  return { outcome: 'tripped', allowed: [], withheld: candidates, waiting, reasons, message, marks };
+}
+
+function percent(f: number): string {
+  return `${Math.round(f * 1000) / 10}%`;
+}

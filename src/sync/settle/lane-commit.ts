@@ -1,0 +1,49 @@
+// Step "commit" of a lane (docs/design.md): what the lane's run changed in its state, in one
+// atomic apply after the writes it describes (state.ts): fingerprints and stamps of what was
+// written or found in step, the grace period's first-missing marks, the feed mark (only when the
+// run ended ok: a lane that failed reads again from its old mark next run), and the keys that
+// recur in the feed. A dry run commits nothing.
+import type { KvStore } from '../../state/kv-store.js';
+import type { ExecutionResult } from '../write/execute.js';
+import type { GuardDecision } from './guards.js';
+import type { LaneTally } from '../plan/lane-plan.js';
+import { commitChanges, emptyChanges, type FeedStateChanges } from './state.js';
+
+export interface LaneCommitInput {
+  /** the lane's state name (lanes.ts) */
+  id: string;
+  tally: Pick<LaneTally, 'recordFingerprints' | 'recordStamps'>;
+  exec: Pick<ExecutionResult, 'written' | 'stamped' | 'deletedKeys' | 'unlisted'>;
+  guard: Pick<GuardDecision, 'marks'>;
+  missingSince: ReadonlyMap<string, string>;
+  /** the mark the reader reached, when the lane earned it */
+  mark?: string;
+  /** keys whose photos were not all mirrored: their stamps go, so the next run maps them again */
+  unstamped?: readonly string[];
+  /** other state written in the same apply (the media mirror's) */
+  extra?: FeedStateChanges['extra'];
+  /** the feed was read to its end: the recurring keys are known */
+  recurring?: { now: ReadonlySet<string>; before: ReadonlySet<string> };
+}
+
+export function laneChanges(input: LaneCommitInput): FeedStateChanges {
+  const { exec, guard } = input;
+  const changes = emptyChanges(input.id);
+  changes.fingerprints.set = input.tally.recordFingerprints.concat(exec.written);
+  changes.fingerprints.delete = exec.deletedKeys;
+  changes.stamps.set = input.tally.recordStamps.concat(exec.stamped);
+  changes.stamps.delete = [...exec.deletedKeys, ...(input.unstamped ?? [])];
+  if (input.extra) changes.extra = input.extra;
+  // the unlisted fields of what was written (undo restores them)
+  changes.unlisted = { set: exec.unlisted, delete: exec.deletedKeys };
+  changes.missingSince.set = guard.marks.set;
+  changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => input.missingSince.has(k))];
+  if (input.mark !== undefined) changes.mark = input.mark;
+  const r = input.recurring;
+  if (r) changes.recurring = { set: [...r.now].filter((k) => !r.before.has(k)), delete: [...r.before].filter((k) => !r.now.has(k)) };
+  return changes;
+}
+
+export function commitLane(store: KvStore, input: LaneCommitInput): Promise<void> {
+  return commitChanges(store, laneChanges(input));
+}

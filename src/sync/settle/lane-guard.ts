@@ -1,0 +1,66 @@
+// Step "guard" of a lane (docs/design.md): once its feed has been read, the remote listings the
+// lane no longer has (or that its records mark gone) are planned for deletion (plan.ts), a full
+// pull's absences are confirmed with the source (confirm-absent.ts), then the delete guards decide
+// which may go now (guards.ts). A lane deletes only its own listings: a copy another lane of the
+// chatbot wrote is left alone (ownedElsewhere), whatever this feed says. A routed lane whose where
+// selected no record of a feed that yielded listings is not an empty feed: its deletes go within
+// deletes.maxFraction / maxCount (docs/configuration.md, feeds[].chatbots).
+import type { DeletesConfig } from '../../config/schema.js';
+import type { AbsenceResult } from './confirm-absent.js';
+import { evaluateGuards, type GuardDecision } from './guards.js';
+import { planDeletes, type DeleteDecision } from '../plan/plan.js';
+import type { DesiredSide, PlannedDelete, PlanOptions, RemoteSide } from '../plan/plan-types.js';
+
+export interface LaneGuardInput {
+  remote: RemoteSide;
+  desired: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode' | 'complete' | 'counts'> & { listings: { has(key: string): boolean }; readError?: string };
+  /** a reconcile's keys the source holds unchanged (OpenedFeed.present): not absent */
+  present?: { has(key: string): boolean };
+  planOptions: PlanOptions;
+  /** keys this run wrote: a later record of one may have taken it away (plan.ts, planDeletes) */
+  written?: { has(key: string): boolean };
+  /** extra copies of keys the feed holds, found while planning (plan.ts, planListing) */
+  duplicateDeletes: readonly PlannedDelete[];
+  deletes: Pick<DeletesConfig, 'maxFraction' | 'maxCount' | 'graceHours'>;
+  force: boolean;
+  now: Date;
+  missingSince: ReadonlyMap<string, string>;
+  /**
+   * valid listings the feed yielded for any of its lanes: a routed lane's own may be none (no record
+   * matched its where) while the feed is not empty; the empty-feed guard looks at the feed's
+   */
+  feedValid: number;
+  /** asks the source whether the absent keys are really gone (a full pull read whole, writes not stopped); none: absence suffices */
+  confirm?: (deletes: readonly PlannedDelete[]) => Promise<AbsenceResult>;
+}
+
+export interface LaneGuardResult {
+  rest: DeleteDecision;
+  absences: AbsenceResult;
+  guard: GuardDecision;
+}
+
+export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult> {
+  const { remote, desired } = input;
+  const { listings, protectedKeys, goneKeys, mode } = desired;
+  const rest = planDeletes(
+    remote,
+    { listings, protectedKeys, goneKeys, mode, ...(input.written && { written: input.written }), ...(input.present && { present: input.present }) },
+    input.planOptions,
+  );
+  const absences: AbsenceResult = input.confirm ? await input.confirm(rest.deletes) : { deletes: rest.deletes, asked: 0 };
+  if (absences.problem) {
+    desired.complete = false;
+    desired.readError = absences.problem;
+  }
+  const guard = evaluateGuards({
+    plan: { deletes: [...input.duplicateDeletes, ...absences.deletes] },
+    deletes: input.deletes,
+    remote: { count: remote.count, complete: remote.complete, ...(remote.problem !== undefined && { problem: remote.problem }) },
+    feed: { complete: desired.complete, ...(desired.readError !== undefined && { readError: desired.readError }), mode: desired.mode, valid: input.feedValid },
+    force: input.force,
+    now: input.now,
+    missingSince: input.missingSince,
+  });
+  return { rest, absences, guard };
+}

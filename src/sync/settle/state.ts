@@ -1,0 +1,119 @@
+// The sync's own state of one chatbot: for each feed writing to it (from the config, not from
+// state, so a feed removed from the config stops shielding its listings), the fingerprints of
+// what it last wrote, the first-missing marks of the grace period, and its feed mark (RESO
+// high-water mark). Loaded once at the start of a run, under the chatbot's lock; the run's changes
+// are committed once, atomically, after the writes they describe (KvStore.apply). Readers never
+// touch it: they take the mark in and hand the new one back.
+import type { KvStore, StateChange } from '../../state/kv-store.js';
+import type { KeyBy, RemoteListing } from '../plan/plan-types.js';
+
+export const fingerprintNamespace = (feed: string) => `fp:${feed}`;
+export const missingNamespace = (feed: string) => `missing:${feed}`;
+/** key → the stamp of the record that left its listing in step (record-stamp.ts) */
+export const stampNamespace = (feed: string) => `stamp:${feed}`;
+/** key → the fields the list does not return (Location, AreaUnit) as last written, JSON: what the change log's whole listings are completed with (undo) */
+export const unlistedNamespace = (feed: string) => `unlisted:${feed}`;
+/** keys the feed listed more than once in its last full read: held to its end on the next run */
+export const recurringNamespace = (feed: string) => `recur:${feed}`;
+/** feed name → the mark its reader reached in the last successful run */
+export const MARK_NAMESPACE = 'reso-hwm';
+
+/** A feed writing to the chatbot, as the config names it. */
+export interface ChatbotFeed {
+  name: string;
+  keyBy: KeyBy;
+}
+
+export interface FeedState {
+  name: string;
+  keyBy: KeyBy;
+  /** key → fingerprint of the last successful write */
+  fingerprints: ReadonlyMap<string, string>;
+  /** key → ISO time the key was first found missing */
+  missingSince: ReadonlyMap<string, string>;
+  /** keys the feed repeated in its last run */
+  recurring: Set<string>;
+  mark?: string;
+}
+
+export interface ChatbotState {
+  chatbot: string;
+  location: string;
+  /** every feed of the chatbot in the config, by name */
+  feeds: Map<string, FeedState>;
+}
+
+/** key → value pairs to set: an array of them, or the run's columns of them (Entries) */
+export type Pairs = Iterable<readonly [string, string]> & { readonly length: number };
+
+/** What one run changes in its feed's state; committed in one apply. */
+export interface FeedStateChanges {
+  feed: string;
+  fingerprints: { set: Pairs; delete: string[] };
+  stamps: { set: Pairs; delete: string[] };
+  missingSince: { set: Pairs; delete: string[] };
+  /** the unlisted fields of each listing written (unlistedNamespace) */
+  unlisted?: { set: Pairs; delete: string[] };
+  /** the new mark, when the run earned it (read whole, outcome ok) */
+  mark?: string;
+  /** keys repeated in this run's read (set), and those that no longer are (delete) */
+  recurring?: { set: string[]; delete: string[] };
+  /** state of a step of the run kept beside the sync's (the media mirror's), committed in the same apply */
+  extra?: StateChange[];
+}
+
+export async function loadChatbotState(store: KvStore, chatbot: string, feeds: readonly ChatbotFeed[]): Promise<ChatbotState> {
+  const state: ChatbotState = { chatbot, location: store.location, feeds: new Map() };
+  const marks = await store.getAll(MARK_NAMESPACE);
+  for (const f of feeds) {
+    state.feeds.set(f.name, {
+      name: f.name,
+      keyBy: f.keyBy,
+      fingerprints: await store.getAll(fingerprintNamespace(f.name)),
+      missingSince: await store.getAll(missingNamespace(f.name)),
+      recurring: new Set((await store.getAll(recurringNamespace(f.name))).keys()),
+      ...(marks.has(f.name) && { mark: marks.get(f.name) }),
+    });
+  }
+  return state;
+}
+
+export function emptyChanges(feed: string): FeedStateChanges {
+  return { feed, fingerprints: { set: [], delete: [] }, stamps: { set: [], delete: [] }, missingSince: { set: [], delete: [] } };
+}
+
+/** The stamps of a feed's records (only the running feed reads them). */
+export function loadStamps(store: KvStore, feed: string): Promise<ReadonlyMap<string, string>> {
+  return store.getAll(stampNamespace(feed));
+}
+
+/** The run's changes, all or nothing; a run that changed nothing (a no-change rerun) writes nothing. */
+export async function commitChanges(store: KvStore, changes: FeedStateChanges): Promise<void> {
+  const ops: Array<StateChange & { set: Pairs; delete: readonly string[] }> = [
+    { ns: fingerprintNamespace(changes.feed), set: changes.fingerprints.set, delete: changes.fingerprints.delete },
+    { ns: stampNamespace(changes.feed), set: changes.stamps.set, delete: changes.stamps.delete },
+    { ns: missingNamespace(changes.feed), set: changes.missingSince.set, delete: changes.missingSince.delete },
+  ];
+  if (changes.unlisted) ops.push({ ns: unlistedNamespace(changes.feed), set: changes.unlisted.set, delete: changes.unlisted.delete });
+  if (changes.mark !== undefined) ops.push({ ns: MARK_NAMESPACE, set: [[changes.feed, changes.mark]], delete: [] });
+  if (changes.recurring) ops.push({ ns: recurringNamespace(changes.feed), set: changes.recurring.set.map((k) => [k, '1'] as [string, string]), delete: changes.recurring.delete });
+  for (const op of changes.extra ?? []) ops.push({ ns: op.ns, set: [...(op.set ?? [])], delete: [...(op.delete ?? [])] });
+  const needed = ops.filter((op) => op.set.length > 0 || op.delete.length > 0);
+  if (needed.length) await store.apply(needed);
+}
+
+/**
+ * Answers whether a remote listing belongs to another feed of the chatbot (that feed's
+ * fingerprints hold its key); undefined when the feed has the chatbot to itself.
+ */
+export function ownedByOtherFeeds(state: ChatbotState, feed: string): ((r: RemoteListing) => boolean) | undefined {
+  const keyBy = state.feeds.get(feed)?.keyBy;
+  const others = [...state.feeds.values()].filter((f) => f.name !== feed);
+  if (others.length === 0) return undefined;
+  return (r) => others.some((o) => o.fingerprints.has((o.keyBy === keyBy ? r.key : r.otherKey) ?? ''));
+}
+
+/** Whether a feed of the chatbot other than `feed` keys by the other field (the remote side then keeps both keys). */
+export function otherKeyNeeded(feeds: readonly ChatbotFeed[], feed: ChatbotFeed): boolean {
+  return feeds.some((f) => f.name !== feed.name && f.keyBy !== feed.keyBy);
+}

@@ -1,0 +1,341 @@
+// Carries out a plan: creates, updates and delete batches, `concurrency` calls in flight at once
+// (the client's token bucket paces them to ratePerSecond). One failed item never stops the others.
+// - An update answering 0 found nothing to update (deleted behind our back): it becomes a create.
+// - Creates go through createOnce (check before resending, so a lost answer makes no duplicate).
+// - Deletes go in batches of `batchSize` through Keys, one KeyType a batch; a batch the service
+//   rejects with a per-record 4xx is split in halves until the bad key stands alone and is
+//   reported (never on 401/403/5xx: every half would fail alike). SuccessCount reconciles a batch:
+//   when the service deleted fewer listings than the batch holds, its keys are reported as not
+//   confirmed and keep their fingerprints, not counted as deleted.
+// - A circuit breaker: `breakerThreshold` calls in a row failing with a retryable error (after
+//   the client's retries) mean the service is down; no new call is made and the run ends
+//   'unavailable'. Calls are counted, not keys: a failed batch of 100 is one failure.
+// - The first 401/403 ends the run 'failed' at once, naming the config key to fix (auth.ts).
+// - `signal` aborts the run: no new call is started, calls in flight are waited for (their outcome
+//   is known and reported), and the run ends 'aborted'.
+import { Entries } from './entries.js';
+import { callsAs } from '../../api/call-counter.js';
+import type { ChatbotApi } from '../../api/types.js';
+import { ApiError, authStatus, causeMessage, isRetryable } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { KeyType } from '../../listing/schema.js';
+import { authFailure } from '../util/auth.js';
+import { keptOfListing } from '../../listing/fingerprint.js';
+import { unlistedOf } from '../../listing/whole.js';
+import type { BeforeCapture, Captured } from './capture-before.js';
+import { createChange, deleteChange, updateChange, type ChangeSink } from '../report/changes.js';
+import { createOnce } from './create-once.js';
+import { runPool, type PoolJob } from './pool.js';
+import { chunk, groupBy } from '../util/collections.js';
+import type { DeleteReason, KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate } from '../plan/plan-types.js';
+
+export interface ExecuteDeps {
+  api: ChatbotApi;
+  /** the calls of this executor's jobs (read-backs included) are counted for this scope (the lane's id: call-counter.ts callsAs) */
+  callScope?: string;
+  serialNumber: string;
+  keyBy: KeyBy;
+  concurrency: number;
+  batchSize: number;
+  /** the client's retries: createOnce retries as many times */
+  retries: number;
+  retryBaseDelayMs?: number;
+  breakerThreshold?: number;
+  logger: Logger;
+  /** the feed's name, for the config key an auth failure names */
+  feed?: string;
+  signal?: AbortSignal;
+  onProgress?: (p: { done: number }) => void;
+  /** told of each write made and each item that failed (the change log) */
+  changes?: ChangeSink;
+  /** keeps each listing as it was before an update or delete, for undo (with the change log) */
+  before?: BeforeCapture;
+}
+
+export interface ItemFailure {
+  key: string;
+  op: 'create' | 'update' | 'delete';
+  reason: string;
+  retryable: boolean;
+}
+
+export interface ExecutionResult {
+  created: number;
+  updated: number;
+  /** listings deleted because the feed no longer has them (or marks them removed) */
+  deleted: number;
+  duplicatesRemoved: number;
+  /** updates that answered 0 and were created instead */
+  updatesRecreated: number;
+  /** creates whose answer was lost and that the list showed had been made */
+  createsFound: number;
+  /** creates sent again after a lost answer or a 429 (sent with retry: false, so not the client's retries) */
+  createResends: number;
+  failures: ItemFailure[];
+  /** key → fingerprint of every successful write */
+  written: Entries;
+  /** key → stamp of every successful write planned with one (record-stamp.ts) */
+  stamped: Entries;
+  /** feed keys deleted (their fingerprints go) */
+  deletedKeys: string[];
+  /** the deleted ones by why they went (absent, off-market, removed, moved, …) */
+  deletedByReason: Partial<Record<DeleteReason, number>>;
+  /** key → the unlisted fields (JSON) of every successful write: what undo completes a listing with */
+  unlisted: Entries;
+  stopped?: 'aborted' | 'unavailable' | 'failed';
+  stopReason?: string;
+}
+
+/** One unit of work: a create, an update, or a batch of deletes of one KeyType. */
+export type Job = { kind: 'create'; create: PlannedCreate } | { kind: 'update'; update: PlannedUpdate } | { kind: 'delete'; keyType: KeyType; batch: PlannedDelete[] };
+
+/** One lane's writes (sync-run.ts): its results, its breaker, its auth stop. */
+export interface Executor {
+  /** Runs the jobs, `concurrency` at a time; resolves when all started ones are done or the run stops. */
+  run(jobs: AsyncIterable<Job> | Iterable<Job>): Promise<void>;
+  /** One job, now (the caller's pool keeps `concurrency` of them in flight: write.ts) */
+  runOne(job: Job): Promise<void>;
+  /** After a pool ended: a run whose signal was aborted ends 'aborted' (unless it stopped otherwise). */
+  settle(): void;
+  result: ExecutionResult;
+}
+
+export function* writeJobs(plan: { creates: readonly PlannedCreate[]; updates: readonly PlannedUpdate[] }): Generator<Job> {
+  for (const create of plan.creates) yield { kind: 'create', create };
+  for (const update of plan.updates) yield { kind: 'update', update };
+}
+
+export function* deleteJobs(deletes: readonly PlannedDelete[], batchSize: number): Generator<Job> {
+  for (const [keyType, group] of groupBy(deletes, (d) => d.keyType)) {
+    for (const batch of chunk(group, batchSize)) yield { kind: 'delete', keyType, batch };
+  }
+}
+
+export function createExecutor(deps: ExecuteDeps): Executor {
+  const result = emptyResult();
+  const calls = callOutcomes(deps, result);
+  const writes = listingWrites(deps, result, calls);
+  const deletes = deleteBatches(deps, result, calls);
+  let done = 0;
+
+  const runJob = async (job: Job) =>
+    job.kind === 'create' ? writes.create(job.create) : job.kind === 'update' ? writes.update(job.update) : deletes.run(job.batch, job.keyType, await deletes.capture(job.batch));
+
+  const executor: Executor = {
+    result,
+    async runOne(job) {
+      await (deps.callScope === undefined ? runJob(job) : callsAs(deps.callScope, () => runJob(job)));
+      deps.onProgress?.({ done: ++done });
+    },
+    settle() {
+      // The source may have ended because of the abort (a feed reader that heard the signal).
+      if (deps.signal?.aborted && !result.stopped) {
+        result.stopped = 'aborted';
+        result.stopReason = 'stopped by a signal: calls in flight were finished, nothing new was sent';
+      }
+    },
+    async run(jobs) {
+      await runPool(mapJobs(jobs, executor), { concurrency: deps.concurrency, ...(deps.signal && { signal: deps.signal }) });
+      executor.settle();
+    },
+  };
+  return executor;
+}
+
+function emptyResult(): ExecutionResult {
+  return {
+    created: 0,
+    updated: 0,
+    deleted: 0,
+    duplicatesRemoved: 0,
+    updatesRecreated: 0,
+    createsFound: 0,
+    createResends: 0,
+    failures: [],
+    written: new Entries({ digests: true }),
+    stamped: new Entries({ digests: true }),
+    deletedKeys: [],
+    deletedByReason: {},
+    unlisted: new Entries(),
+  };
+}
+
+/** How calls end, for the breaker and the auth stop (they look at calls, not at the keys a call carried), and items that failed. */
+interface CallOutcomes {
+  succeeded(): void;
+  /** one call failed: the breaker counts it, an auth refusal stops the lane */
+  callFailed(err: unknown): void;
+  itemFailed(key: string, op: ItemFailure['op'], reason: string, retryable: boolean): void;
+  /** the item and its call failed */
+  failed(key: string, op: ItemFailure['op'], err: unknown): void;
+}
+
+function callOutcomes(deps: ExecuteDeps, result: ExecutionResult): CallOutcomes {
+  const threshold = deps.breakerThreshold ?? 10;
+  let consecutive = 0;
+  const o: CallOutcomes = {
+    succeeded: () => {
+      consecutive = 0;
+    },
+    callFailed: (err) => {
+      const auth = authFailure(err, deps.feed ?? '?');
+      if (auth && result.stopped !== 'failed') {
+        result.stopped = 'failed';
+        result.stopReason = auth;
+        return;
+      }
+      if (!isRetryable(err)) return;
+      if (++consecutive >= threshold && !result.stopped) {
+        result.stopped = 'unavailable';
+        result.stopReason = `the service looks down: ${consecutive} calls in a row failed after retries (last: ${causeMessage(err)})`;
+      }
+    },
+    itemFailed: (key, op, reason, retryable) => {
+      result.failures.push({ key, op, reason, retryable });
+      deps.changes?.({ op: 'fail', key, attempted: op, reason, retryable });
+      deps.logger.warn({ key, op, err: reason }, `${op} ${key} failed`);
+    },
+    failed: (key, op, err) => {
+      o.itemFailed(key, op, causeMessage(err), isRetryable(err));
+      o.callFailed(err);
+    },
+  };
+  return o;
+}
+
+/** Creates (through createOnce) and updates (an update that finds nothing becomes a create). */
+function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes) {
+  const unlisted = sameStrings();
+  const wrote = (w: PlannedCreate) => {
+    result.written.push(w.key, w.fingerprint);
+    result.unlisted.push(w.key, unlisted(JSON.stringify(unlistedOf(w.listing))));
+    if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
+  };
+  const send = async (c: PlannedCreate) => {
+    const how = await createOnce(deps.api, c.listing, {
+      keyBy: deps.keyBy,
+      key: c.key,
+      retries: deps.retries,
+      baseDelayMs: deps.retryBaseDelayMs,
+      signal: deps.signal,
+      onResend: () => result.createResends++,
+    });
+    if (how === 'found') result.createsFound++;
+    wrote(c);
+  };
+  return {
+    async create(c: PlannedCreate) {
+      try {
+        await send(c);
+        result.created++;
+        deps.changes?.({ ...createChange(c), ...(deps.before && { after: keptOfListing(c.listing) }) });
+        calls.succeeded();
+      } catch (err) {
+        calls.failed(c.key, 'create', err);
+      }
+    },
+    async update(u: PlannedUpdate) {
+      try {
+        // (a later record of a key this run wrote has no remote copy of its own: its first change kept the listing)
+        const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing.MLSNumber, u.listing) : undefined;
+        const after = deps.before && { after: keptOfListing(u.listing) };
+        const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy });
+        if (n === 0) {
+          await send(u);
+          result.updatesRecreated++;
+          result.created++;
+          deps.changes?.({ ...createChange(u), ...after });
+        } else {
+          wrote(u);
+          result.updated++;
+          deps.changes?.({ ...updateChange(u), ...before, ...after });
+        }
+        calls.succeeded();
+      } catch (err) {
+        calls.failed(u.key, 'update', err);
+      }
+    },
+  };
+}
+
+/** Delete batches: the listings kept before (undo), SuccessCount reconciled, a batch rejected for one key halved until it stands alone. */
+function deleteBatches(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes) {
+  const label = (d: PlannedDelete) => (d.reason === 'duplicate' ? `${d.key} (ID ${d.deleteKey})` : d.key);
+  const batches = {
+    /** the listings a batch deletes, as they are before (duplicate copies are not kept: undo never recreates them) */
+    async capture(batch: PlannedDelete[]): Promise<Map<string, Captured>> {
+      const out = new Map<string, Captured>();
+      if (!deps.before) return out;
+      for (const d of batch) {
+        if (d.reason === 'duplicate' || deps.signal?.aborted) continue;
+        out.set(d.key, await deps.before.take(d.key, d.remoteIds[0], d.mlsNumber));
+      }
+      return out;
+    },
+    async run(batch: PlannedDelete[], keyType: KeyType, befores: ReadonlyMap<string, Captured>): Promise<void> {
+      try {
+        const { SuccessCount } = await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType });
+        calls.succeeded();
+        // listings the batch should remove: a key may stand for several copies; a copy counts once
+        const expected = batch.reduce((n, d) => n + Math.max(1, d.remoteIds.length), 0);
+        if (SuccessCount < expected) {
+          // which keys stayed is not said: none of the batch is confirmed (each keeps its fingerprint)
+          const reason = `the service answered SuccessCount ${SuccessCount} for ${expected} listing(s) in this batch: not confirmed deleted`;
+          for (const d of batch) calls.itemFailed(label(d), 'delete', reason, false);
+          return;
+        }
+        for (const d of batch) {
+          deps.changes?.({ ...deleteChange(d), ...befores.get(d.key) });
+          if (d.reason === 'duplicate') result.duplicatesRemoved++;
+          else {
+            result.deleted++;
+            result.deletedKeys.push(d.key);
+            result.deletedByReason[d.reason] = (result.deletedByReason[d.reason] ?? 0) + 1;
+          }
+        }
+      } catch (err) {
+        if (batch.length === 1 || !perRecordRejection(err) || deps.signal?.aborted || result.stopped) {
+          for (const d of batch) calls.itemFailed(label(d), 'delete', causeMessage(err), isRetryable(err));
+          calls.callFailed(err);
+          return;
+        }
+        // Rejected for good: one bad key spoils the batch. Halve until it stands alone.
+        const mid = Math.ceil(batch.length / 2);
+        await batches.run(batch.slice(0, mid), keyType, befores);
+        await batches.run(batch.slice(mid), keyType, befores);
+      }
+    },
+  };
+  return batches;
+}
+
+/** A job and the lane's executor that carries it out (several lanes share one pool: sync-run.ts). */
+/** A job and the lane's executor that runs it (the write pool: pool.ts). */
+export type LaneJob = PoolJob<Job>;
+
+async function* mapJobs(jobs: AsyncIterable<Job> | Iterable<Job>, executor: Executor): AsyncGenerator<LaneJob> {
+  for await (const job of jobs) yield { executor, job };
+}
+
+/** A 4xx that one record of a batch can cause (a bad key): worth isolating by halving the batch. */
+function perRecordRejection(err: unknown): boolean {
+  if (!(err instanceof ApiError) || err.retryable || authStatus(err) !== undefined) return false;
+  const status = err.httpStatus >= 200 && err.httpStatus < 300 && err.apiCode !== undefined ? err.apiCode : err.httpStatus;
+  return status >= 400 && status < 500;
+}
+
+/**
+ * One string for each value met again: most listings of a feed have the same unlisted fields
+ * (`{"AreaUnit":"Square Feet"}`), and a first sync of a million keeps one each until its commit
+ * (about 47 MB as a million copies). Bounded: past SAME_STRINGS distinct values, new ones are kept as they come.
+ */
+function sameStrings(): (s: string) => string {
+  const seen = new Map<string, string>();
+  return (s) => {
+    const known = seen.get(s);
+    if (known !== undefined) return known;
+    if (seen.size < SAME_STRINGS) seen.set(s, s);
+    return s;
+  };
+}
+const SAME_STRINGS = 1000;

@@ -1,0 +1,65 @@
+// `feedsync state export|import`: the state store as one JSON document, for people. A state.json of
+// the former format (written by the JSON store at b1b5025) is imported when the store is first
+// opened; export writes it back as it was; an edited document imported replaces the state whole.
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { feedsync } from '../settings/run-cli.js';
+
+const FORMER = fileURLToPath(new URL('../state/fixtures/state-b1b5025.json', import.meta.url));
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+async function setup(extra: string[] = []): Promise<{ dir: string; config: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-cli-'));
+  dirs.push(dir);
+  const config = join(dir, 'feedsync.yaml');
+  await writeFile(config, ['api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }', ...extra, 'chatbots: [{ serialNumber: SN-F }]'].join('\n'));
+  return { dir, config };
+}
+
+describe('feedsync state export | import', () => {
+  it('exports the state imported from a former state.json, and imports an edited document in its place', async () => {
+    const { dir, config } = await setup();
+    const former = await readFile(FORMER, 'utf8');
+    await mkdir(join(dir, '.feedsync'));
+    await writeFile(join(dir, '.feedsync', 'state.json'), former);
+
+    const exported = await feedsync(['state', 'export', '--config', config]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(JSON.parse(exported.stdout)).toEqual(JSON.parse(former));
+    expect(exported.stderr).toContain(`exported 8 namespaces, 11 entries from ${join(dir, '.feedsync', 'state.lmdb')}`);
+    expect((await readdir(join(dir, '.feedsync'))).sort()).toEqual(['state.json.migrated', 'state.lmdb', 'state.lmdb-lock']);
+
+    const edited = JSON.parse(former) as Record<string, Record<string, string>>;
+    delete edited['fp:homes']!['K1'];
+    delete edited['alerts'];
+    edited['missing:homes'] = { K9: '2026-11-20T00:00:00.000Z' };
+    await writeFile(join(dir, 'edited.json'), JSON.stringify(edited));
+    const imported = await feedsync(['state', 'import', join(dir, 'edited.json'), '--config', config]);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stderr).toContain('imported 7 namespaces, 9 entries');
+    expect((await feedsync(['state', 'export', join(dir, 'out.json'), '--config', config])).code).toBe(0);
+    expect(JSON.parse(await readFile(join(dir, 'out.json'), 'utf8'))).toEqual(edited);
+
+    // a document that is not the state's shape changes nothing
+    await writeFile(join(dir, 'bad.json'), '{"fp:homes":{"K1":1}}');
+    const bad = await feedsync(['state', 'import', join(dir, 'bad.json'), '--config', config]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(`The state document ${join(dir, 'bad.json')} is JSON but not feedsync state ("fp:homes" → "K1" is not a string)`);
+    expect(JSON.parse((await feedsync(['state', 'export', '--config', config])).stdout)).toEqual(edited);
+  }, 180_000);
+
+  it('with redis configured, works on the state file only when asked (--no-redis)', async () => {
+    const { config } = await setup(['redis: { url: "redis://127.0.0.1:9" }']);
+    const refused = await feedsync(['state', 'export', '--config', config]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('this config keeps its state in Redis');
+    const asked = await feedsync(['state', 'export', '--config', config, '--no-redis']);
+    expect([asked.code, JSON.parse(asked.stdout)]).toEqual([0, {}]);
+  }, 120_000);
+});

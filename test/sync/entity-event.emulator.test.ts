@@ -1,0 +1,129 @@
+// Issue 38, point 2: `source.changes: entityEvent` against a RESO server keeping an EntityEvent log as
+// RESO RCP-027 describes it (test/helpers/reso-server.ts `entityEvents`: EntityEventSequence rising
+// with gaps, ResourceName, ResourceRecordKey, no event type and no payload; a delete is inferred when
+// the record's key is asked for and not returned). Sources: RESO RCP-027 (EntityEvent resource,
+// ratified December 2023), FIELD-NOTES.md "Change feeds".
+import { describe, expect, it } from 'vitest';
+import { generateResoRecords } from '../../fixtures/generate.js';
+import { FeedConfig } from '../../src/config/schema.js';
+import type { TestEmulator } from '../helpers/emulator.js';
+import { startResoServer } from '../helpers/reso-server.js';
+import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
+
+let te: TestEmulator;
+let env: SyncEnv;
+const emulator = useEmulatorSync((t, e) => {
+  te = t;
+  env = e;
+});
+
+const OFF_MARKET = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold', 'Closed']);
+
+function records(n: number): Record<string, unknown>[] {
+  const base = generateResoRecords(n * 3, { seed: 382 }).filter((r) => r.MlgCanView !== false && !OFF_MARKET.has(String(r.StandardStatus)));
+  return base.slice(0, n).map((r, i) => ({
+    ...r,
+    ListingKey: `K-${String(i + 1).padStart(2, '0')}`,
+    ModificationTimestamp: new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString(),
+    PropertyType: 'Residential',
+  }));
+}
+
+const held = async () => new Map((await te.listings(SN)).map((l) => [String(l.MLSNumber), l]));
+
+describe('source.changes: entityEvent', () => {
+  it('the first pull starts the log at the sequence read before it; then a no-change poll is one request, and a change, a hard delete and lost visibility arrive with one poll and one fetch', async () => {
+    const data = records(30);
+    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }));
+    // events before the first pull: the pull reads those records anyway
+    server.event('K-01');
+    server.event('K-02');
+    server.event('K-03');
+    const feed = FeedConfig.parse({
+      name: 'mls',
+      chatbot: SN,
+      source: {
+        kind: 'reso',
+        url: server.url,
+        incremental: true,
+        changes: 'entityEvent',
+        filter: "PropertyType eq 'Residential'",
+        retries: 0,
+        timeoutMs: 10_000,
+        photosTimestampField: null,
+      },
+      mapping: { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } },
+      deletes: { maxFraction: 0.5, maxCount: 100 },
+    });
+    const first = await env.sync(te, feed);
+    expect(first.outcome, first.message).toBe('ok');
+    expect(first.source.mode).toBe('full');
+    expect((await held()).size).toBe(30);
+
+    const quiet = await env.sync(te, feed);
+    expect(quiet.outcome, quiet.message).toBe('ok');
+    expect(quiet.source.mode).toBe('incremental');
+    expect(quiet.source.requests).toBe(1);
+    expect(quiet.source.events).toEqual({ read: 0, keys: 0, fetched: 0, gone: 0 });
+    expect(quiet.counts.created + quiet.counts.updated + quiet.counts.deleted).toBe(0);
+
+    server.touch('K-05', { ListPrice: 555_555 });
+    server.touch('K-05', { ListPrice: 555_556 }); // twice: one key, fetched once
+    server.remove('K-07');
+    server.records = server.records.map((r) => (r.ListingKey === 'K-09' ? { ...r, PropertyType: 'Land' } : r));
+    server.event('K-09');
+    const before = server.requests.length;
+    const changed = await env.sync(te, feed);
+    expect(changed.outcome, changed.message).toBe('ok');
+    expect(changed.counts.updated).toBe(1);
+    expect(changed.counts.deleted).toBe(2);
+    expect(changed.source.events).toEqual({ read: 4, keys: 3, fetched: 1, gone: 2 });
+    const now = await held();
+    expect(now.get('K-05')!.SalePrice).toBe(555_556);
+    expect(now.has('K-07')).toBe(false);
+    expect(now.has('K-09')).toBe(false);
+    // one poll, one fetch of the three keys: no pull
+    const asked = server.requests.slice(before).map((r) => decodeURIComponent(r.url).split('?')[0]!.split('/').pop());
+    expect(asked).toEqual(['EntityEvent', 'Property']);
+    expect(server.requests.slice(before).some((r) => r.filter?.includes('ModificationTimestamp'))).toBe(false);
+
+    // the mark moved past those events: the next poll finds nothing
+    const after = await env.sync(te, feed);
+    expect(after.source.events).toEqual({ read: 0, keys: 0, fetched: 0, gone: 0 });
+    expect(after.source.requests).toBe(1);
+  });
+
+  it('a run whose commit fails after its writes keeps the old sequence: the next poll replays the events, and no listing is doubled', async () => {
+    const data = records(12);
+    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }));
+    const feed = FeedConfig.parse({
+      name: 'mls',
+      chatbot: SN,
+      source: { kind: 'reso', url: server.url, incremental: true, changes: 'entityEvent', retries: 0, timeoutMs: 10_000, photosTimestampField: null },
+      mapping: { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } },
+      deletes: { maxFraction: 0.5, maxCount: 100 },
+    });
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    const template = server.records[0]!;
+    server.records = [...server.records, { ...template, ListingKey: 'K-NEW', ModificationTimestamp: new Date().toISOString() }];
+    server.event('K-NEW');
+    server.touch('K-03', { ListPrice: 333_333 });
+
+    // the writes go out, then the state's commit fails (as a process killed between them leaves it)
+    const apply = env.store.apply.bind(env.store);
+    env.store.apply = async () => {
+      throw new Error('killed before the commit');
+    };
+    await env.sync(te, feed).catch(() => undefined);
+    env.store.apply = apply;
+    expect((await held()).has('K-NEW')).toBe(true);
+
+    const replay = await env.sync(te, feed);
+    expect(replay.outcome, replay.message).toBe('ok');
+    expect(replay.source.events?.keys).toBe(2);
+    expect(replay.counts.created).toBe(0);
+    const listings = await te.listings(SN);
+    expect(listings.filter((l) => l.MLSNumber === 'K-NEW')).toHaveLength(1);
+    expect(listings).toHaveLength(13);
+  });
+});
