@@ -13,11 +13,12 @@ export interface OpsRedis {
   close(): Promise<void>;
 }
 
-export async function openOpsRedis(loaded: LoadedConfig, name: string): Promise<OpsRedis> {
+/** `waitMs`: how long Redis has to answer (default: requireRedis's) */
+export async function openOpsRedis(loaded: LoadedConfig, name: string, waitMs?: number): Promise<OpsRedis> {
   const settings = redisSettings(loaded);
   const { prefix, from, where } = settings;
   const redis = createRedis(settings, { name });
   redis.on('error', () => {}); // a Redis that does not answer is reported by requireRedis, once
-  await requireRedis(redis, where, { use: 'read' });
+  await requireRedis(redis, where, { use: 'read', ...(waitMs !== undefined && { waitMs }) });
   return { redis, prefix, where, from, close: () => closeRedis(redis) };
 }

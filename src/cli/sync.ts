@@ -14,6 +14,7 @@ import { createEchoFiles } from '../state/echo-files.js';
 import { formatSyncReport, lanesOf, type SyncReport } from '../sync/index.js';
 import { createProgressLine } from '../sync/report/progress.js';
 import { exitForOutcome, printJson, worstExit } from './exit.js';
+import { workersBesideWarning } from './workers-beside.js';
 import { withRuntime } from './with-runtime.js';
 
 export interface SyncCliOptions {
@@ -45,7 +46,10 @@ export async function run(opts: SyncCliOptions): Promise<number> {
     loaded,
     async ({ api, store, changeLog, redis, budgets, ...runtime }, logger) => {
       uncoordinated = runtime.uncoordinated;
-      if (uncoordinated && !opts.json) process.stderr.write(`feedsync: ${uncoordinated}\n`);
+      // beside running workers a --no-redis run warns in words, --json or not; else the note of the text report
+      const warning = uncoordinated ? await workersBesideWarning(loaded) : undefined;
+      if (warning) process.stderr.write(`feedsync: ${warning}\n`);
+      else if (uncoordinated && !opts.json) process.stderr.write(`feedsync: ${uncoordinated}\n`);
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       // this process pages each chatbot once: what the last run's paging learned is read from files

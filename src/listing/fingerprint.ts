@@ -129,6 +129,7 @@ export function fingerprintListing(listing: ListingCreate, ignore: ReadonlySet<s
 export function storedFingerprintStatus(stored: string, current: string, listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): 'same' | 'differs' | 'older' {
   if (stored === current) return 'same';
   if (stored.startsWith(FINGERPRINT_PREFIX)) return 'differs';
+  // (remove in 0.3.0 with fingerprintV1: then a fingerprint without the prefix simply differs)
   return fingerprintV1(listing, ignore) === stored ? 'older' : 'differs';
 }
 
@@ -255,7 +256,11 @@ function comparedJson(
   return keep ? { json, kept: `[${mask >>> 0}${kept}]` } : { json };
 }
 
-/** Version 1 (unversioned): sha1 of [key, value] pairs of every field, sorted by name. Kept to read old state. */
+/**
+ * Version 1 (unversioned): sha1 of [key, value] pairs of every field, sorted by name. Kept one release
+ * to read state written before version 2 (a rerun records the current fingerprint without a write: 'older').
+ * @deprecated Remove in 0.3.0, with storedFingerprintStatus's 'older' and its test (test/sync/fingerprint-version.emulator.test.ts).
+ */
 const SORTED_FIELDS = [...ALL_FIELDS].sort().map((f) => [f, JSON.stringify(f)] as const);
 export function fingerprintV1(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): string {
   const canonical = canonicalFromListing(listing, ALL_FIELDS);

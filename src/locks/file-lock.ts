@@ -1,13 +1,18 @@
 // A lock held by a file: for processes sharing a folder, without Redis. The file is created whole
 // (written beside it, then hard-linked into place, which fails when it exists), so a reader never
 // sees it half-written. It names its holder (lock-holder.ts: unique owner id, host, boot, PID
-// namespace, process start time), and its mtime is the holder's heartbeat, refreshed every
-// `checkMs` while held. A taker finds it stale when the holder is gone (a dead or reused PID, its
-// own PID, another boot) or its heartbeat is older than `staleMs`, and moves it aside to take it.
-// A holder whose file no longer names it (removed by hand, or taken as stale) sees `lost` fire.
-import { mkdir, link, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+// namespace, process start time). The holder's heartbeat is a counter it advances every `checkMs`
+// in a file beside the lock (`<lock>.beat`, replaced whole), and a reader judges it by its own
+// monotonic clock: the heartbeat is stale once the reader has seen the same lock and the same beat
+// for `staleMs` of its own time. No two clocks are compared (a host whose clock runs ahead, on a
+// shared volume, sees the same beats as any other). A taker finds the lock stale when the holder is
+// certainly gone (lock-holder.ts: only where PIDs compare) or its heartbeat is stale, and moves it
+// aside to take it. A holder whose file no longer names it (removed by hand, or taken as stale)
+// sees `lost` fire.
+import { mkdir, link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { holderGone, holdingHere, newHolder, parseHolder, type LockHolder } from './lock-holder.js';
 
@@ -21,7 +26,7 @@ export interface FileLock {
 export interface FileLockTiming {
   /** how often a holder refreshes its heartbeat and checks that the file still names it */
   checkMs?: number;
-  /** a lock whose heartbeat is older than this is stale, whoever holds it (a holder on another host, a frozen one) */
+  /** a lock whose heartbeat this process has seen standing still this long (its own clock) is stale, whoever holds it */
   staleMs?: number;
 }
 
@@ -30,7 +35,7 @@ const STALE_MS = 20_000;
 /** a file that is not a holder record (written by hand, a disk that lost it) is stale after this */
 const UNREADABLE_GRACE_MS = 2000;
 
-/** Take the lock, or undefined when a live holder has it. */
+/** Take the lock, or undefined when a live holder has it (a heartbeat is judged over calls: lockFile polls). */
 export async function tryLockFile(path: string, what: string, timing: FileLockTiming = {}): Promise<FileLock | undefined> {
   await mkdir(dirname(path), { recursive: true });
   const me = newHolder(what);
@@ -38,7 +43,8 @@ export async function tryLockFile(path: string, what: string, timing: FileLockTi
     if (await create(path, me)) return held(path, me, timing.checkMs ?? CHECK_MS);
     const found = await readLock(path);
     if (found === 'absent') continue;
-    if (!isStale(found, timing.staleMs ?? STALE_MS)) return undefined;
+    if (!isStale(path, found, timing.staleMs ?? STALE_MS)) return undefined;
+    watched.delete(path);
     await moveAside(path, found);
   }
   return undefined;
@@ -57,7 +63,7 @@ export async function lockFile(path: string, what: string, opts: FileLockTiming 
 /** Who holds the lock, when a live holder does. */
 export async function lockHolder(path: string, staleMs = STALE_MS): Promise<LockHolder | undefined> {
   const found = await readLock(path);
-  return found !== 'absent' && found.holder && !isStale(found, staleMs) ? found.holder : undefined;
+  return found !== 'absent' && found.holder && !isStale(path, found, staleMs) ? found.holder : undefined;
 }
 
 /** Create the lock file with its content in one step: false when it exists. */
@@ -78,24 +84,39 @@ async function create(path: string, me: LockHolder): Promise<boolean> {
 
 interface Found {
   holder?: LockHolder;
-  heartbeatMs: number;
+  /** the lock's text and its beat: the heartbeat moved when this changed */
+  seen: string;
 }
+
+const beatPath = (path: string) => `${path}.beat`;
 
 async function readLock(path: string): Promise<Found | 'absent'> {
   try {
-    const [text, st] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
+    const [text, beat] = await Promise.all([readFile(path, 'utf8'), readFile(beatPath(path), 'utf8').catch(() => '')]);
     const holder = parseHolder(text);
-    return { ...(holder && { holder }), heartbeatMs: st.mtimeMs };
+    return { ...(holder && { holder }), seen: `${text}\n${beat}` };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
     throw err;
   }
 }
 
-function isStale(found: Found, staleMs: number): boolean {
-  const age = Date.now() - found.heartbeatMs;
-  if (!found.holder) return age > UNREADABLE_GRACE_MS;
-  return age > staleMs || holderGone(found.holder) !== undefined;
+/** Per lock path this process looks at: what it last saw there and since when (its monotonic clock). */
+const watched = new Map<string, { seen: string; since: number }>();
+
+/** How long (ms of this process's monotonic clock) `path` has shown the same lock and beat. */
+function standingStillMs(path: string, found: Found): number {
+  const now = performance.now();
+  const last = watched.get(path);
+  if (last?.seen === found.seen) return now - last.since;
+  watched.set(path, { seen: found.seen, since: now });
+  return 0;
+}
+
+function isStale(path: string, found: Found, staleMs: number): boolean {
+  const still = standingStillMs(path, found);
+  if (!found.holder) return still > UNREADABLE_GRACE_MS;
+  return still > staleMs || holderGone(found.holder) !== undefined;
 }
 
 /**
@@ -119,18 +140,26 @@ async function moveAside(path: string, judged: Found): Promise<void> {
 
 function held(path: string, me: LockHolder, checkMs: number): FileLock {
   const lost = new AbortController();
+  let beats = 0;
   const beat = async () => {
     const found = await readLock(path);
     if (found === 'absent' || found.holder?.owner !== me.owner) {
       lost.abort(new Error(`lock file ${path} no longer names this process`));
       return;
     }
-    const now = new Date();
-    await utimes(path, now, now);
+    const tmp = `${beatPath(path)}.${me.owner}.tmp`;
+    await writeFile(tmp, JSON.stringify({ owner: me.owner, beat: ++beats }));
+    await rename(tmp, beatPath(path));
   };
+  // one beat at a time: a slow disk must not have two beats race for the beat file
+  let beating = false;
   const timer = setInterval(() => {
     if (lost.signal.aborted) return clearInterval(timer);
-    void beat().catch((err: unknown) => lost.abort(err));
+    if (beating) return;
+    beating = true;
+    void beat()
+      .catch((err: unknown) => lost.abort(err))
+      .finally(() => (beating = false));
   }, checkMs);
   timer.unref();
   return {
@@ -140,7 +169,10 @@ function held(path: string, me: LockHolder, checkMs: number): FileLock {
       clearInterval(timer);
       holdingHere(me.owner, false);
       const found = await readLock(path).catch(() => 'absent' as const);
-      if (found !== 'absent' && found.holder?.owner === me.owner) await unlink(path).catch(() => {});
+      if (found !== 'absent' && found.holder?.owner === me.owner) {
+        await unlink(beatPath(path)).catch(() => {});
+        await unlink(path).catch(() => {});
+      }
     },
   };
 }

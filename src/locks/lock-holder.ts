@@ -1,15 +1,14 @@
-// Who holds a lock, and whether that holder is gone. A PID alone cannot say: in a container the
-// run is PID 1, and PID 1 of the next container is the next run itself; on a busy host a PID is
-// reused by another process. So a holder records a unique id, its host, the kernel's boot id, its
-// PID namespace and its process start time (Linux /proc; elsewhere what is known), and it is gone
-// when any of these shows it:
-// - its host rebooted (same host name, another boot id);
-// - it lives where this process can see its PID (same boot, same PID namespace) and that PID is
-//   dead, or belongs to a process started at another time (reused);
-// - on the same host, its PID is this process's own (and not a lock this process holds): the PID
-//   of a previous container's run, or of a process that has died.
-// A holder elsewhere (another host, another PID namespace) is judged by its heartbeat alone: the
-// lock's owner refreshes it while it holds the lock, and it is stale once older than a bound.
+// Who holds a lock, and whether that holder is certainly gone. A PID alone cannot say: in a
+// container the run is PID 1, and PID 1 of another container on the same host (docker --network
+// host, Kubernetes hostNetwork: one host name) is another live run; on a busy host a PID is reused
+// by another process. So a holder records a unique id, its host, the kernel's boot id, its PID
+// namespace and its process start time (Linux /proc; elsewhere what is known). Its PID says
+// something only where this process sees the same PIDs: the same running kernel (same boot id) and
+// the same PID namespace (same /proc/self/ns/pid inode). There, the holder is gone when its PID is
+// dead, belongs to a process started at another time (reused), or is this process's own (and not a
+// lock this process holds). Anywhere else it is judged by its heartbeat alone (the file lock's beat,
+// the Redis lock's expiry): another boot id proves nothing, since another machine with the same host
+// name (and, from a cloned image, the same /etc/machine-id) looks exactly like a reboot.
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -76,17 +75,16 @@ function selfIdentity(): Identity {
 }
 
 /**
- * Why `holder` is gone (a reason for the log), or undefined when it may be alive: it then holds
- * the lock until its heartbeat is older than the caller's bound.
+ * Why `holder` is certainly gone (a reason for the log), or undefined when it may be alive: it then
+ * holds the lock until its heartbeat stops for the caller's bound (or its Redis lock expires).
  */
 export function holderGone(holder: Pick<LockHolder, 'owner' | 'pid' | 'host' | 'bootId' | 'pidNs' | 'startTime'>): string | undefined {
-  const self = selfIdentity();
   if (heldHere.has(holder.owner)) return undefined;
-  if (holder.host !== self.host) return undefined;
-  if (holder.bootId && self.bootId && holder.bootId !== self.bootId) return `its host ${holder.host} rebooted since`;
-  if (holder.pid === process.pid) return `it names PID ${holder.pid}, this process's own`;
-  const sameNs = holder.pidNs !== undefined && holder.pidNs === self.pidNs;
-  if (!sameNs) return undefined;
+  const self = selfIdentity();
+  // PIDs compare only under one running kernel and in one PID namespace; nothing else is provably local
+  const samePids = holder.host === self.host && holder.bootId !== undefined && holder.bootId === self.bootId && holder.pidNs !== undefined && holder.pidNs === self.pidNs;
+  if (!samePids) return undefined;
+  if (holder.pid === process.pid) return `it names PID ${holder.pid} of this PID namespace and boot, this process's own`;
   if (!alive(holder.pid)) return `its process ${holder.pid} is gone`;
   const startTime = processStartTime(holder.pid);
   if (holder.startTime && startTime && startTime !== holder.startTime) return `PID ${holder.pid} is now another process`;

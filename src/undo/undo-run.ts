@@ -15,9 +15,9 @@ import { fingerprintListing, keptField } from '../listing/fingerprint.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
 import { createBeforeCapture } from '../sync/write/capture-before.js';
-import { createExecutor, deleteJobs, type ExecutionResult, type Job } from '../sync/write/execute.js';
+import { createExecutor, deleteJobs, writeJobs, type ExecutionResult } from '../sync/write/execute.js';
 import { laneId } from '../sync/read/lanes.js';
-import type { PlannedDelete } from '../sync/plan/plan-types.js';
+import type { PlannedCreate, PlannedDelete, PlannedUpdate } from '../sync/plan/plan-types.js';
 import { fetchRemote } from '../sync/remote/remote.js';
 import { commitChanges, emptyChanges, MARK_NAMESPACE } from '../sync/settle/state.js';
 import { planUndo, type CurrentCopy, type UndoPlan } from './plan-undo.js';
@@ -203,7 +203,7 @@ async function writeUndo(u: Undo, plan: UndoPlan, trimmed: string | undefined): 
       ...(signal && { signal }),
     }),
   });
-  await executor.run(writeJobs(plan, ignore));
+  await executor.run(writeJobs(writesOf(plan, ignore)));
   if (!executor.result.stopped) await executor.run(deleteJobs(deletesOf(plan, feed), feed.deletes.batchSize));
   const exec = executor.result;
   await commitChanges(deps.store, stateAfterUndo(u.lane, exec));
@@ -291,21 +291,13 @@ async function alerted(u: Undo, report: UndoReport): Promise<UndoReport> {
   return report;
 }
 
-function* writeJobs(plan: UndoPlan, ignore: ReadonlySet<string>): Generator<Job> {
+/** The undo's creates and updates, in the plan's order: each listing as it was before the run. */
+function* writesOf(plan: UndoPlan, ignore: ReadonlySet<string>): Generator<PlannedCreate | PlannedUpdate> {
   for (const a of plan.actions) {
-    if (a.kind === 'create') yield { kind: 'create', create: { key: a.key, listing: a.before, fingerprint: fingerprintListing(a.before, ignore) } };
+    if (a.kind === 'create') yield { key: a.key, listing: a.before, fingerprint: fingerprintListing(a.before, ignore) };
     else if (a.kind === 'update') {
-      yield {
-        kind: 'update',
-        update: {
-          key: a.key,
-          listing: a.before,
-          fingerprint: fingerprintListing(a.before, ignore),
-          remoteId: a.remoteId,
-          reason: a.changes.length ? 'fields' : 'unlisted',
-          changes: a.changes,
-        },
-      };
+      const changes = a.changes;
+      yield { key: a.key, listing: a.before, fingerprint: fingerprintListing(a.before, ignore), remoteId: a.remoteId, reason: changes.length ? 'fields' : 'unlisted', changes };
     }
   }
 }

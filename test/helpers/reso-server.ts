@@ -18,6 +18,14 @@
 // - `failPages: { from, status }`: every page request from the `from`-th on (1-based; the one-record
 //   "where does the server stand" requests, `$orderby ... desc`, are not pages) is answered `status`;
 // - `refuseOrderby`: a 400 (gzipped OData error) to any `$orderby`, as nextLink-only servers answer.
+//
+// `entityEvents` keeps the RESO EntityEvent log of RCP-027 v2.0.2, ratified December 2023
+// (https://transport.reso.org/proposals/entity-events.html, and the Data Dictionary's EntityEvent
+// resource): an append-only log whose EntityEventSequence is a logical timestamp (Int64, positive,
+// rising; not contiguous), with the ResourceName and ResourceRecordKey of the record created,
+// updated or deleted (ResourceRecordUrl optional); no event type and no payload, so a consumer
+// fetches the record by key and infers a delete when it is not returned. `types` and `$metadata`:
+// OData 4.0 CSDL, as test/helpers/csdl.ts writes it.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';

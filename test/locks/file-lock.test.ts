@@ -1,10 +1,12 @@
-// Locks that know their holder (issue 23): a lock file is stale when its holder is gone by any of
-// a dead PID, a PID now another process, a PID equal to the caller's own, another boot of the same
-// host, or a heartbeat older than the bound; a live holder elsewhere keeps it while it beats. The
-// same holder record guards the Redis lock of a foreground run.
+// Locks that know their holder: a lock file is taken at once only when its holder is certainly gone,
+// which PIDs can show only in this PID namespace under this running kernel (same boot id): a dead
+// PID, a PID now another process, a PID equal to the caller's own. A holder anywhere else (another
+// PID namespace, another boot id on the same host name, a record without them) keeps the lock while
+// its heartbeat moves, judged by the reader's own clock. The same holder rules guard the Redis lock
+// of a foreground run.
 import '../setup/needs-redis.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -44,8 +46,7 @@ describe('a lock file is stale when its holder is gone', () => {
   it.each<[string, () => Partial<LockHolder>]>([
     ['a dead PID', () => ({ pid: 2 ** 22 + 7 })],
     ['a PID now another process (other start time)', () => ({ startTime: '1' })],
-    ["the caller's own PID (a container's PID 1 after a restart)", () => ({ pid: process.pid })],
-    ['another boot of this host', () => ({ bootId: '00000000-0000-4000-8000-000000000000' })],
+    ["the caller's own PID in its own PID namespace and boot (a killed run's leftover)", () => ({ pid: process.pid })],
   ])('%s: taken at once', async (_, patch) => {
     const path = await leftover(patch());
     const lock = await tryLockFile(path, 'test');
@@ -54,34 +55,50 @@ describe('a lock file is stale when its holder is gone', () => {
     await lock!.release();
   });
 
-  it('a holder on another host: kept while its heartbeat is fresh, taken once it is older than the bound', async () => {
-    const path = await leftover({ host: 'elsewhere', pid: process.pid });
-    expect(await tryLockFile(path, 'test', { staleMs: 60_000 })).toBeUndefined();
-    const old = new Date(Date.now() - 61_000);
-    await utimes(path, old, old);
-    const lock = await tryLockFile(path, 'test', { staleMs: 60_000 });
+  it.each<[string, () => Partial<LockHolder>]>([
+    ["the caller's own PID in another PID namespace (PID 1 of another container, same host name)", () => ({ pid: process.pid, pidNs: 'pid:[4026530000]' })],
+    [
+      "the caller's own PID under another boot id, same host name (another machine of a cloned image)",
+      () => ({ pid: process.pid, bootId: '00000000-0000-4000-8000-000000000000' }),
+    ],
+    ['a dead PID under another boot id', () => ({ pid: 2 ** 22 + 7, bootId: '00000000-0000-4000-8000-000000000000' })],
+    ['a record without boot id or PID namespace', () => ({ pid: process.pid, bootId: undefined, pidNs: undefined })],
+  ])('%s: kept until its heartbeat stands still for the bound, by the taker’s own clock', async (_, patch) => {
+    const path = await leftover(patch());
+    expect(await tryLockFile(path, 'test', { staleMs: 1500 })).toBeUndefined();
+    expect(await tryLockFile(path, 'test', { staleMs: 1500 })).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 1600));
+    const lock = await tryLockFile(path, 'test', { staleMs: 1500 });
     expect(lock).toBeDefined();
     await lock!.release();
   });
 
-  it('a holder refreshes its heartbeat while it holds the lock, and learns when the file is taken from it', async () => {
+  it('a holder that beats keeps it from a taker with a short bound; when the file is taken from it, it learns so', async () => {
     const path = join(dir, 'beat.lock');
     const lock = (await tryLockFile(path, 'test', { checkMs: 20 }))!;
-    const old = new Date(Date.now() - 60_000);
-    await utimes(path, old, old);
-    while ((await stat(path)).mtimeMs < Date.now() - 30_000) await new Promise((r) => setTimeout(r, 10));
-    // this process holds it: its own PID does not make it stale to another taker here
-    expect(await tryLockFile(path, 'test')).toBeUndefined();
+    // as another process would see it: another PID namespace, so only the heartbeat speaks
+    const record = JSON.parse(await readFile(path, 'utf8')) as LockHolder;
+    await writeFile(`${path}.tmp`, JSON.stringify({ ...record, pidNs: 'pid:[4026530000]' }));
+    await rename(`${path}.tmp`, path); // whole, as a lock file always is: the holder's beat never reads half of it
+    // looked at for three times the bound: the beats (every 20 ms) keep moving
+    for (let i = 0; i < 15; i++) {
+      expect(await tryLockFile(path, 'test', { staleMs: 500 })).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(lock.lost.aborted).toBe(false);
     await writeFile(path, JSON.stringify({ ...newHolder('someone'), pid: child.pid }));
-    await new Promise((resolve) => lock.lost.addEventListener('abort', resolve));
+    await new Promise((resolve) => (lock.lost.aborted ? resolve(undefined) : lock.lost.addEventListener('abort', resolve)));
     await lock.release();
     expect(JSON.parse(await readFile(path, 'utf8')).what).toBe('someone'); // release leaves another's file alone
   });
 
-  it('holderGone names the reason', () => {
+  it('holderGone names the reason, and finds nothing where PIDs do not compare', () => {
     const me = newHolder('x');
     expect(holderGone({ ...me, pid: process.pid, owner: 'not mine' })).toMatch(/this process's own/);
     expect(holderGone(me)).toMatch(/this process's own/); // a record not taken through a lock of this process
+    expect(holderGone({ ...me, bootId: 'another-boot' })).toBeUndefined();
+    expect(holderGone({ ...me, pidNs: 'pid:[1]' })).toBeUndefined();
+    expect(holderGone({ ...me, host: 'elsewhere', pid: 2 ** 22 + 7 })).toBeUndefined();
   });
 });
 
@@ -108,5 +125,15 @@ describe('the Redis lock of a foreground run', () => {
     await redis.set(`${key}:holder`, JSON.stringify({ ...newHolder('job-1'), owner: 'job-1', pid: child.pid, startTime: processStartTime(child.pid!) }), 'PX', 60_000);
     expect(await acquireForegroundLock({ chatbot: 'SN-H', redis: { connection: redis, prefix }, lockDir: dir, waitMs: 0 })).toBeUndefined();
     await job.release();
+  });
+
+  it("a holder under another boot id or in another PID namespace is left to the lock's expiry, even naming this PID", async () => {
+    for (const patch of [{ bootId: '00000000-0000-4000-8000-000000000000' }, { pidNs: 'pid:[4026530000]' }]) {
+      await redis.set(key, 'cli:other', 'PX', 60_000);
+      await redis.set(`${key}:holder`, JSON.stringify({ ...newHolder('other'), owner: 'cli:other', pid: process.pid, ...patch }), 'PX', 60_000);
+      expect(await acquireForegroundLock({ chatbot: 'SN-H', redis: { connection: redis, prefix }, lockDir: dir, waitMs: 0 })).toBeUndefined();
+      expect(await redis.get(key)).toBe('cli:other');
+      await redis.del(key, `${key}:holder`);
+    }
   });
 });

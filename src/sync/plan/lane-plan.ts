@@ -8,9 +8,9 @@
 import { Entries } from '../write/entries.js';
 import type { FeedItem } from '../../feeds/types.js';
 import type { MappedItem } from '../../mapping/types.js';
-import { createChange, updateChange, type ChangeSink } from '../report/changes.js';
+import { createChange, rejectChange, updateChange, type ChangeSink } from '../report/changes.js';
 import { createFeedCollector, type FeedCollector } from '../read/desired.js';
-import type { Job } from '../write/execute.js';
+import { writeJob, type Job } from '../write/execute.js';
 import { ThreadRecord } from '../read/feed-thread.js';
 import { createPendingWindow, type PendingWindow } from './pending.js';
 import { planAgain, planListing } from './plan.js';
@@ -101,7 +101,7 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
   const st: PlanState = {
     input,
     stamps: input.stamps,
-    collector: createFeedCollector('full', { repeatIsShift: () => input.pullMode() === 'full' }),
+    collector: createFeedCollector('full', { repeatIsShift: () => input.pullMode() === 'full', onRejected: (r) => input.changes?.(rejectChange(r)) }),
     tally: {
       creates: 0,
       updates: 0,
@@ -268,13 +268,13 @@ function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => Desir
     if (d.create) {
       tally.creates++;
       sent.add(entry.key);
-      if (!input.dryRun) return { kind: 'create', create: d.create };
+      if (!input.dryRun) return writeJob(d.create);
       view.creates.push(d.create.key);
       input.changes?.(createChange(d.create));
     } else if (d.update) {
       tally.updates++;
       sent.add(entry.key);
-      if (!input.dryRun) return { kind: 'update', update: d.update };
+      if (!input.dryRun) return writeJob(d.update);
       view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
       input.changes?.(updateChange(d.update));
     } else tally.unchanged++;

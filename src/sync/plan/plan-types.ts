@@ -53,6 +53,7 @@ export interface DesiredSide {
   protectedKeys: Set<string>;
   /** keys whose last record says the listing is not to be shown: the reason the delete carries */
   goneKeys: Map<string, GoneReason>;
+  /** the first rejected records (read/desired.ts KEPT_REJECTED); counts.rejected has them all */
   rejected: RejectedRecord[];
   feedDuplicates: FeedDuplicate[];
   mode: 'full' | 'incremental';

@@ -1,6 +1,9 @@
 // The feed side of a sync, gathered one mapped item at a time: counts, rejected records, the keys
 // seen (to know what the feed no longer has), without holding the listings themselves, which go
-// on to be planned and written as they are read. A key met twice is reported, and the later
+// on to be planned and written as they are read. A rejected record goes to `onRejected` (the change
+// log) as it is read; the side keeps only the first KEPT_REJECTED for the report, and counts the
+// rest (`counts.rejected`): a feed of a million rejected records holds what a feed of a million
+// valid ones does (their keys), not a million reasons. A key met twice is reported, and the later
 // record wins.
 //
 // "Read whole" (the condition for any delete) is decided here, whatever reader produced the items.
@@ -15,7 +18,7 @@
 // A key that could be read from a broken or rejected record keeps its remote listing (protected).
 import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../../errors.js';
 import type { MappedItem } from '../../mapping/types.js';
-import type { DesiredListing, DesiredSide, Position, RememberedListing } from '../plan/plan-types.js';
+import type { DesiredListing, DesiredSide, Position, RejectedRecord, RememberedListing } from '../plan/plan-types.js';
 
 export type FeedSide = Omit<DesiredSide, 'listings'> & { listings: Set<string>; readErrorRetryable?: boolean; readError?: string; readErrorRetryAt?: string };
 
@@ -33,6 +36,8 @@ export interface FeedCollector {
 
 /** How many reasons for "not read whole" the report names (the count says how many there were). */
 const SHOWN_REASONS = 3;
+/** Rejected records the side keeps for the report (a stored report keeps 50, a printed one fewer); counts.rejected has them all. */
+export const KEPT_REJECTED = 100;
 
 export interface CollectorOptions {
   /**
@@ -41,6 +46,8 @@ export interface CollectorOptions {
    * version, changed while the pull ran (the later record wins, as for any repeated key).
    */
   repeatIsShift?: () => boolean;
+  /** each rejected record, as it is read (the change log's sink) */
+  onRejected?: (r: RejectedRecord) => void;
 }
 
 export function createFeedCollector(mode: DesiredSide['mode'], options: CollectorOptions = {}): FeedCollector {
@@ -62,6 +69,11 @@ export function createFeedCollector(mode: DesiredSide['mode'], options: Collecto
     unread++;
     if (reasons.length < SHOWN_REASONS) reasons.push(reason);
     side.readError = reasons.join('; ') + (unread > reasons.length ? `; and ${unread - reasons.length} more` : '');
+  };
+  const reject = (r: RejectedRecord) => {
+    side.counts.rejected++;
+    if (side.rejected.length < KEPT_REJECTED) side.rejected.push(r);
+    options.onRejected?.(r);
   };
   const forget = (key: string) => side.listings.delete(key) || side.protectedKeys.delete(key) || side.goneKeys.delete(key);
   const protect = (key: string) => side.protectedKeys.add(key);
@@ -97,15 +109,13 @@ export function createFeedCollector(mode: DesiredSide['mode'], options: Collecto
           valid(item.key);
           return { key: item.key, listing: item.listing, position: item.position };
         case 'rejected':
-          side.counts.rejected++;
-          side.rejected.push({ position: item.position, ...(key !== undefined && { key }), reasons: item.issues.map(formatIssue) });
+          reject({ position: item.position, ...(key !== undefined && { key }), reasons: item.issues.map(formatIssue) });
           if (key !== undefined) protect(key);
           else incomplete(`${where(item.position)}: a record was rejected and its key could not be read`);
           break;
         case 'error': {
-          side.counts.rejected++;
           const reason = withoutPlace(item.error.message, formatPlace(item.error.place));
-          side.rejected.push({ position: item.position, ...(key !== undefined && { key }), reasons: [reason] });
+          reject({ position: item.position, ...(key !== undefined && { key }), reasons: [reason] });
           if (key !== undefined) protect(key);
           if (key === undefined) incomplete(`${where(item.position)}: a record could not be read and its key is unknown (${reason})`);
           else if (!item.standalone) incomplete(`${where(item.position)}: record ${key} could not be read whole (${reason})`);

@@ -93,6 +93,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
     retries: retries + (e?.createResends ?? 0),
     failures,
     rejected: desired.rejected,
+    ...(desired.counts.rejected > desired.rejected.length && { omitted: { rejected: desired.counts.rejected - desired.rejected.length } }),
     feedDuplicates: desired.feedDuplicates,
     guard: {
       outcome: g?.outcome ?? 'none',

@@ -61,11 +61,17 @@ export function formatSyncReport(r: SyncReport): string {
   if (r.media) lines.push(...formatMediaReport(r.media));
 
   section(lines, 'failures', r.failures, (f) => `${f.op} ${f.key}: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
-  section(lines, 'rejected records', r.rejected, (x) => {
-    const where = place(x.position);
-    // a RESO record's place names its ListingId already
-    return `${where}${x.key && !where.includes(x.key) ? ` (${x.key})` : ''}: ${x.reasons.join('; ')}`;
-  });
+  section(
+    lines,
+    'rejected records',
+    r.rejected,
+    (x) => {
+      const where = place(x.position);
+      // a RESO record's place names its ListingId already
+      return `${where}${x.key && !where.includes(x.key) ? ` (${x.key})` : ''}: ${x.reasons.join('; ')}`;
+    },
+    Math.max(r.counts.rejected, r.rejected.length),
+  );
   section(lines, 'lookup values no map covers (passed through as they are)', r.unmapped ?? [], (u) => `${u.field}: ${JSON.stringify(u.value)} × ${u.count}`);
   section(lines, 'keys twice in the feed (the later record wins)', r.feedDuplicates, (d) => `${d.key} again at ${place(d.position)}`);
   if (r.plan) {
@@ -83,11 +89,12 @@ export function formatSyncReport(r: SyncReport): string {
   return lines.join('\n') + '\n';
 }
 
-function section<T>(lines: string[], title: string, items: readonly T[], line: (item: T) => string): void {
+/** `total`: how many there were, when `items` holds the first of them only (rejected records) */
+function section<T>(lines: string[], title: string, items: readonly T[], line: (item: T) => string, total = items.length): void {
   if (!items.length) return;
-  lines.push(`  ${title} (${items.length}):`);
+  lines.push(`  ${title} (${total}):`);
   for (const item of items.slice(0, SHOWN)) lines.push(`    ${line(item)}`);
-  if (items.length > SHOWN) lines.push(`    … ${items.length - SHOWN} more (--json lists all)`);
+  if (total > SHOWN) lines.push(`    … ${total - SHOWN} more (${total > items.length ? 'the change log has each: feedsync history' : '--json lists all'})`);
 }
 
 const place = formatPosition;

@@ -82,7 +82,10 @@ export interface SyncReport {
   calls: { byEndpoint: Record<EndpointName, number>; total: number };
   retries: number;
   failures: ItemFailure[];
+  /** the first rejected records; `omitted.rejected` counts the rest (the change log has each) */
   rejected: RejectedRecord[];
+  /** how many items of a list were left out (a stored or printed report is bounded: queue/report-size.ts adds to it) */
+  omitted?: Record<string, number>;
   feedDuplicates: FeedDuplicate[];
   /** lookup values that no `map` of the mapping covers (they passed through as they were), most seen first */
   unmapped: Array<{ field: string; value: string; count: number }>;

@@ -4,7 +4,7 @@
 import { keySources } from '../../mapping/key-sources.js';
 import type { MediaReport } from '../../media/index.js';
 import type { PlannedDelete } from '../plan/plan-types.js';
-import { deleteChange, rejectChange, withheldChange } from '../report/changes.js';
+import { deleteChange, withheldChange } from '../report/changes.js';
 import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js';
 import type { GuardDecision } from '../settle/guards.js';
@@ -139,12 +139,11 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
   return { desired, readWhole, ...guarded };
 }
 
-/** The lane's change log told of its rejected records and of the deletes the guard withheld (a dry run: of those it would make). */
+/** The lane's change log told of the deletes the guard withheld (a dry run: of those it would make); its rejected records went as they were read. */
 function tellGuard(l: LiveLane, ctx: FeedContext, guard: GuardDecision, readWhole: boolean): void {
   const changes = ctx.deps.changes?.(l.lane);
   if (!changes) return;
   const desired = l.planner.collector.side;
-  for (const r of desired.rejected) changes(rejectChange(r));
   // a read that was not whole withholds every delete: one entry for the run, not one per listing
   if (!readWhole && guard.withheld.length)
     changes(withheldChange(guard.withheld.length, desired.readError ?? l.paged.remote.problem ?? "the chatbot's listings could not all be paged"));

@@ -100,9 +100,14 @@ export interface Executor {
   result: ExecutionResult;
 }
 
-export function* writeJobs(plan: { creates: readonly PlannedCreate[]; updates: readonly PlannedUpdate[] }): Generator<Job> {
-  for (const create of plan.creates) yield { kind: 'create', create };
-  for (const update of plan.updates) yield { kind: 'update', update };
+/** The write job of a planned create or update (an update names the remote listing it rewrites): the one builder of the lane's planner, undo and tests. */
+export function writeJob(w: PlannedCreate | PlannedUpdate): Job {
+  return 'remoteId' in w ? { kind: 'update', update: w } : { kind: 'create', create: w };
+}
+
+/** The write jobs of planned creates and updates, in the order given. */
+export function* writeJobs(writes: Iterable<PlannedCreate | PlannedUpdate>): Generator<Job> {
+  for (const w of writes) yield writeJob(w);
 }
 
 export function* deleteJobs(deletes: readonly PlannedDelete[], batchSize: number): Generator<Job> {

@@ -39,7 +39,7 @@ export function planSync(desired: DesiredSide, remote: RemoteSide, options: Plan
 /** Writes first, then the delete batches, as a lane's run sends them. */
 export async function executePlan(plan: { creates: PlannedCreate[]; updates: PlannedUpdate[]; deletes: PlannedDelete[] }, deps: ExecuteDeps): Promise<ExecutionResult> {
   const executor = createExecutor(deps);
-  await executor.run(writeJobs(plan));
+  await executor.run(writeJobs([...plan.creates, ...plan.updates]));
   await executor.run(deleteJobs(plan.deletes, deps.batchSize));
   return executor.result;
 }
