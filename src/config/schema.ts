@@ -7,6 +7,8 @@ import { FeedSource } from '../feeds/config-schema.js';
 import { LISTING_FIELDS } from '../listing/schema.js';
 import { FeedMediaConfig, MediaConfig } from '../media/config-schema.js';
 import { MappingConfig } from '../mapping/config-schema.js';
+import { DisplayConfig, resolveDisplay } from '../mapping/display-config.js';
+import { restrictedReads } from '../mapping/restricted-fields.js';
 import { PRESETS } from '../mapping/presets/registry.js';
 import { CronPattern, intervalUnder, TimeZone } from './cron.js';
 import { RedisConfig } from '../redis/config-schema.js';
@@ -122,8 +124,10 @@ export const FeedConfig = z.preprocess(
       schedule: ScheduleConfig.optional(),
       deadlineMinutes: z.number().positive().max(1440).default(120).describe('a run of this feed stops (outcome aborted, retried) after this long'),
       media: FeedMediaConfig.prefault({}).describe("this feed's photos (media.mirror)"),
+      display: DisplayConfig.optional().describe('what the MLS allows the chatbot to show: purpose, statuses, sold window, attribution, restricted fields (docs/display-rules.md)'),
     })
     .superRefine((feed, ctx) => {
+      checkRestricted(feed, ctx);
       if ((feed.chatbot === undefined) === (feed.chatbots === undefined)) {
         ctx.addIssue({
           code: 'custom',
@@ -153,9 +157,25 @@ export const FeedConfig = z.preprocess(
           message: 'is for incremental RESO feeds (source.kind: reso, source.incremental: true); this feed is always read in full by schedule.cron',
         });
       }
-    }),
+    })
+    // the display rules with the purpose's defaults, resolved once here (idx for RESO sources, internal for files)
+    .transform((feed) => ({ ...feed, display: resolveDisplay(feed.display, feed.source.kind) })),
 );
 export type FeedConfig = z.infer<typeof FeedConfig>;
+
+/** A mapping of an idx or vow feed (or any feed with `display.withhold`) that reads a restricted field: an issue naming the field and the rule. */
+function checkRestricted(feed: { mapping: MappingConfig; display?: DisplayConfig; source: { kind: string } }, ctx: z.RefinementCtx): void {
+  const display = resolveDisplay(feed.display, feed.source.kind);
+  for (const read of restrictedReads(feed.mapping, display)) {
+    const why = read.why === 'display.withhold' ? 'listed in display.withhold' : `restricted: ${read.why} (docs/display-rules.md)`;
+    const purpose = display.purpose === 'internal' ? 'this feed' : `a display.purpose ${display.purpose} feed`;
+    ctx.addIssue({
+      code: 'custom',
+      path: read.path,
+      message: `${read.rule} reads ${read.field}${read.source === read.field ? '' : ` (${read.source})`}, ${why}; ${purpose} never sends it: take it out of the rule${display.purpose === 'internal' ? '' : ', or set display.purpose: internal for a back-office chatbot that may show it'}`,
+    });
+  }
+}
 
 export const Config = z
   .strictObject({

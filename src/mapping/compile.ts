@@ -9,6 +9,8 @@ import { foldLookup, parseAreaUnit, type AreaUnitName } from './lookup.js';
 import { compilePath, isEmpty, type Getter } from './paths.js';
 import { PRESETS } from './presets/registry.js';
 import { CLOCK_TRANSFORMS, compileTransform, convertArea, TransformFailure, type Transform } from './transforms.js';
+import type { DisplayRules } from './display-config.js';
+import { compileDisplay, type DisplayEvaluator } from './display-rules.js';
 
 export interface MapResult {
   /** the listing as mapped, before validation (SerialNumber included) */
@@ -31,6 +33,8 @@ export interface CompileOptions {
   now?: () => Date;
   /** told of every value a `map` does not cover (feed preview counts them) */
   onUnmapped?: (u: UnmappedValue) => void;
+  /** the feed's display rules (display-config.ts): applied to each record before and after it is mapped (map-feed.ts) */
+  display?: DisplayRules;
 }
 
 /** MapResult while a record is mapped: steps that need the whole listing (units, `when`) run last. */
@@ -48,6 +52,10 @@ export interface CompiledMapping {
   clockFields: ListingField[];
   /** `onInvalid: default`: the value that replaces a field's value when it breaks the rules */
   replacements: ReadonlyMap<ListingField, unknown>;
+  /** the feed's display rules as a function of a record; none when they do nothing (internal, no attribution) */
+  display?: DisplayEvaluator;
+  /** the purpose the display rules were compiled for (internal when none were given) */
+  purpose: DisplayRules['purpose'];
   /**
    * `onInvalid: default` with several sources: the field's value from each source alone, in the
    * rule's order (the template last), each through the rule's pipeline against the listing mapped
@@ -123,10 +131,13 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
     if (rule.onInvalid === 'default' && value !== undefined) replacements.set(field, value);
   }
 
+  const display = options.display ? compileDisplay(options.display, now) : undefined;
   const alone = alternateSources(rules, replacements, hooks);
   return {
     rules,
     replacements,
+    ...(display && { display }),
+    purpose: options.display?.purpose ?? 'internal',
     *sourceValues(field, record, candidate) {
       for (const fn of alone.get(field) ?? []) {
         const out: Record<string, unknown> = { ...candidate };

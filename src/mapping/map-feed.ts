@@ -5,7 +5,8 @@ import { validateListing } from '../listing/validate.js';
 import { compileMapping, type CompiledMapping } from './compile.js';
 import type { MappingConfig } from './config-schema.js';
 import type { ListingField } from '../listing/schema.js';
-import type { MapContext, MappedItem } from './types.js';
+import type { MapContext, MappedItem, ShownBy } from './types.js';
+import { ADDRESS_FIELDS, type DisplayVerdict } from './display-rules.js';
 
 export type { MappedItem, MapContext } from './types.js';
 
@@ -35,12 +36,23 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
     const error: MappedItem = { kind: 'error', position, error: item.error, ...(item.standalone && { standalone: true }) };
     return item.data === undefined ? error : withKey(error, compiled.keyOf(item.data, ctx.keyBy));
   }
-  if (item.kind === 'removed') return withKey({ kind: 'removed', position }, compiled.keyOf(item.data, ctx.keyBy));
+  if (item.kind === 'removed') {
+    const key = compiled.keyOf(item.data, ctx.keyBy);
+    // MLS Grid's MlgCanView false: under display rules, a removal by that rule
+    if (compiled.purpose !== 'internal') return withKey({ kind: 'skipped', position, reason: 'MlgCanView is false', rule: 'MlgCanView' }, key);
+    return withKey({ kind: 'removed', position }, key);
+  }
 
+  const verdict = compiled.display?.(item.data);
+  if (verdict?.kind === 'hidden') return withKey({ kind: 'skipped', position, reason: verdict.reason, rule: verdict.rule }, compiled.keyOf(item.data, ctx.keyBy));
+  if (verdict?.kind === 'held') {
+    return withKey({ kind: 'rejected', position, issues: [{ field: 'ExtensionColumn', value: undefined, rule: verdict.reason }] }, compiled.keyOf(item.data, ctx.keyBy));
+  }
   const mapped = compiled.map(item.data, ctx.serialNumber);
   let { candidate, issues } = mapped;
   const key = keyOf(candidate, ctx.keyBy);
   if (mapped.skip !== undefined) return withKey({ kind: 'skipped', position, reason: mapped.skip }, key);
+  if (verdict) candidate = shownAs(candidate, verdict);
   let v = validateListing(candidate);
   let replaced: ListingField[] | undefined;
   if (!(v.ok && issues.length === 0) && compiled.replacements.size) {
@@ -64,12 +76,25 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
   }
   if (v.ok && issues.length === 0) {
     const k = keyOf(v.listing, ctx.keyBy);
-    return { kind: 'listing', position, key: k!, listing: v.listing, ...(replaced?.length && { replaced }) };
+    const shown = verdict && shownBy(verdict);
+    return { kind: 'listing', position, key: k!, listing: v.listing, ...(replaced?.length && { replaced }), ...(shown && { shown }) };
   }
   // a field whose transform failed is also missing from the candidate: keep the transform's reason only
   const failed = new Set(issues.map((i) => i.field));
   const all = [...issues, ...(v.ok ? [] : v.issues.filter((i) => !failed.has(i.field)))];
   return withKey({ kind: 'rejected', position, issues: all }, key);
+}
+
+/** A listing as the display rules let it be shown: its address withheld, the attribution and disclaimer in ExtensionColumn. */
+function shownAs(candidate: Record<string, unknown>, verdict: Extract<DisplayVerdict, { kind: 'shown' }>): Record<string, unknown> {
+  if (verdict.addressWithheld) for (const f of ADDRESS_FIELDS) delete candidate[f];
+  if (verdict.extension.length) candidate.ExtensionColumn = [...((candidate.ExtensionColumn as unknown[] | undefined) ?? []), ...verdict.extension];
+  return candidate;
+}
+
+function shownBy(verdict: DisplayVerdict): ShownBy | undefined {
+  if (verdict.kind !== 'shown' || (!verdict.addressWithheld && verdict.until === undefined)) return undefined;
+  return { ...(verdict.addressWithheld && { addressWithheld: true }), ...(verdict.until !== undefined && { until: verdict.until }) };
 }
 
 /** The first value of the field's sources, one by one, with which the listing breaks no rule of that field. */

@@ -2,14 +2,24 @@
 import type { RecordParseError, ValidationIssue } from '../errors.js';
 import type { RecordPosition } from '../feeds/types.js';
 import type { ListingCreate, ListingField } from '../listing/schema.js';
+import type { HideRule } from './display-config.js';
+
+/** What the display rules did to a listing shown: its address withheld; a Closed listing's window end (ISO) */
+export interface ShownBy {
+  addressWithheld?: true;
+  until?: string;
+}
 
 export type MappedItem =
   /** `replaced`: fields whose value broke the rules and was replaced by the rule's default (onInvalid: default) */
-  | { kind: 'listing'; position: RecordPosition; key: string; listing: ListingCreate; replaced?: ListingField[] }
+  | { kind: 'listing'; position: RecordPosition; key: string; listing: ListingCreate; replaced?: ListingField[]; shown?: ShownBy }
   /** the record broke the spec's rules; every issue is kept, and the key when it could be read */
   | { kind: 'rejected'; position: RecordPosition; key?: string; issues: ValidationIssue[] }
-  /** left out of the feed on purpose (off-market status etc.): mirror mode removes it remotely */
-  | { kind: 'skipped'; position: RecordPosition; key?: string; reason: string }
+  /**
+   * left out of the feed on purpose (off-market status etc.): mirror mode removes it remotely; `rule`:
+   * a display rule hides it (display-rules.ts), removed from the chatbot at once whatever deletes.mode says
+   */
+  | { kind: 'skipped'; position: RecordPosition; key?: string; reason: string; rule?: HideRule }
   /** the source says the listing is gone (RESO MlgCanView: false) */
   | { kind: 'removed'; position: RecordPosition; key?: string }
   /** a record that could not be parsed; the key when it could be read from what was; `standalone` as the reader said (feeds/types.ts) */

@@ -1,0 +1,141 @@
+// The display rules of a feed (display-config.ts), applied to one source record: pure, no I/O, the
+// clock passed in. A record is
+// - hidden by a rule: the seller opted out of internet display (InternetEntireListingDisplayYN
+//   false), the listing broker does not take part in IDX (IDXParticipationYN false, idx only), MLS
+//   Grid says it may not be shown (MlgCanView false), its StandardStatus is not among
+//   `display.statuses`, or it is Closed past its sold window (CloseDate + soldDays);
+// - held back: the attribution names a field the record lacks (a listing is never shown without it);
+// - or shown, with its address withheld when InternetAddressDisplayYN is false, and the attribution
+//   and disclaimer rendered for ExtensionColumn. A Closed listing shown has the time its window ends.
+// `internal` applies no rule: only the attribution and disclaimer, when given.
+// Flags are read as MLSs send them: booleans, Y/N, Yes/No, true/false, 1/0. An absent flag hides
+// nothing; a flag with any other value hides the listing (it cannot be shown to be allowed).
+import type { ExtensionEntry } from '../listing/schema.js';
+import { ATTRIBUTION_KEY, DISCLAIMER_KEY, templateFields, type DisplayRules, type HideRule, type RuleField } from './display-config.js';
+import { foldLookup } from './lookup.js';
+import { compilePath, isEmpty, type Getter } from './paths.js';
+
+export type DisplayVerdict =
+  /** `until`: a Closed listing's window ends then (ISO): the next run after it removes the listing */
+  { kind: 'shown'; addressWithheld: boolean; extension: ExtensionEntry[]; until?: string } | { kind: 'hidden'; rule: HideRule; reason: string } | { kind: 'held'; reason: string };
+
+export type DisplayEvaluator = (record: Record<string, unknown>) => DisplayVerdict;
+
+/** Listing fields that hold the street address or pin the property on a map: left out when the seller withholds the address. */
+export const ADDRESS_FIELDS = ['Address', 'Location', 'Latitude', 'Longitude'] as const;
+
+const DAY_MS = 86_400_000;
+
+/** A flag's value: true, false, or undefined when the record has none; 'unreadable' for anything else. */
+export function readFlag(v: unknown): boolean | undefined | 'unreadable' {
+  if (isEmpty(v)) return undefined;
+  const x = Array.isArray(v) ? v[0] : v;
+  if (typeof x === 'boolean') return x;
+  if (typeof x === 'number') return x === 1 ? true : x === 0 ? false : 'unreadable';
+  if (typeof x !== 'string') return 'unreadable';
+  const s = x.trim().toLowerCase();
+  if (s === 'y' || s === 'yes' || s === 'true' || s === '1') return true;
+  if (s === 'n' || s === 'no' || s === 'false' || s === '0') return false;
+  return 'unreadable';
+}
+
+/** How a rule is named in reports and counts: "InternetEntireListingDisplayYN false", "sold past 30 days". */
+export function ruleLabel(rule: HideRule, soldDays?: number): string {
+  if (rule === 'StandardStatus') return 'status not shown';
+  if (rule === 'sold-window') return soldDays === undefined ? 'sold past its window' : `sold past ${soldDays} days`;
+  return `${rule} false`;
+}
+
+/** The evaluator of a feed's rules; undefined when they do nothing (internal, no attribution or disclaimer), so mapping is as it was. */
+export function compileDisplay(rules: DisplayRules, now: () => Date = () => new Date()): DisplayEvaluator | undefined {
+  const render = compileRender(rules);
+  if (rules.purpose === 'internal') {
+    if (!render) return undefined;
+    return (record) => {
+      const r = render(record);
+      return typeof r === 'string' ? { kind: 'held', reason: r } : { kind: 'shown', addressWithheld: false, extension: r };
+    };
+  }
+  const get = Object.fromEntries(Object.entries(rules.fields).map(([rule, path]) => [rule, compilePath(path)])) as Record<RuleField, Getter>;
+  const flagRules: HideRule[] = ['MlgCanView', 'InternetEntireListingDisplayYN', ...(rules.purpose === 'idx' ? (['IDXParticipationYN'] as const) : [])];
+  const statuses = new Set(rules.statuses.map(foldLookup));
+  const closed = foldLookup('Closed');
+  return (record) => {
+    for (const rule of flagRules) {
+      const field = rule as RuleField;
+      const flag = readFlag(get[field](record));
+      if (flag === false) return { kind: 'hidden', rule, reason: `${rules.fields[field]} is false` };
+      if (flag === 'unreadable') return { kind: 'hidden', rule, reason: `${rules.fields[field]} is ${excerpt(get[field](record))}, not Y/N, 1/0 or a boolean` };
+    }
+    const status = get.StandardStatus(record);
+    const folded = isEmpty(status) ? '' : foldLookup(Array.isArray(status) ? status[0] : status);
+    if (!statuses.has(folded)) {
+      const what = folded === '' ? `${rules.fields.StandardStatus} is empty` : `${rules.fields.StandardStatus} ${excerpt(status)} is not among display.statuses`;
+      return { kind: 'hidden', rule: 'StandardStatus', reason: what };
+    }
+    let until: string | undefined;
+    if (folded === closed) {
+      const window = soldWindow(rules, get.CloseDate(record), now());
+      if (typeof window !== 'number') return { kind: 'hidden', rule: 'sold-window', reason: window.reason };
+      until = new Date(window).toISOString();
+    }
+    const r = render ? render(record) : [];
+    if (typeof r === 'string') return { kind: 'held', reason: r };
+    // a flag that does not read as allowed withholds the address (an unreadable one too)
+    const address = readFlag(get.InternetAddressDisplayYN(record));
+    const addressWithheld = address === false || address === 'unreadable';
+    return { kind: 'shown', addressWithheld, extension: r, ...(until !== undefined && { until }) };
+  };
+}
+
+/** The end of a Closed listing's window (epoch ms), or why it is not shown. */
+function soldWindow(rules: DisplayRules, closeDate: unknown, now: Date): number | { reason: string } {
+  const field = rules.fields.CloseDate;
+  if (rules.soldDays === 0) return { reason: `Closed, and display.soldDays is 0 (sold listings are not shown)` };
+  if (isEmpty(closeDate)) return { reason: `Closed without ${field}: its sold window cannot be told` };
+  const at = Date.parse(String(Array.isArray(closeDate) ? closeDate[0] : closeDate).trim());
+  if (!Number.isFinite(at)) return { reason: `${field} ${excerpt(closeDate)} is not a date` };
+  const until = at + rules.soldDays * DAY_MS;
+  if (now.getTime() >= until) return { reason: `closed ${new Date(at).toISOString().slice(0, 10)}, more than ${rules.soldDays} days ago` };
+  return until;
+}
+
+/** The attribution and disclaimer of a record as ExtensionColumn entries, or why the record is held back. */
+function compileRender(rules: DisplayRules): ((record: Record<string, unknown>) => ExtensionEntry[] | string) | undefined {
+  const { attribution, disclaimer } = rules;
+  if (attribution === undefined && disclaimer === undefined) return undefined;
+  const parts = attribution === undefined ? [] : attribution.split(/\{([^{}]+)\}/).map((p, i) => (i % 2 ? { field: p.trim(), get: compilePath(p.trim()) } : p));
+  const named = attribution === undefined ? [] : templateFields(attribution);
+  return (record) => {
+    const out: ExtensionEntry[] = [];
+    if (attribution !== undefined) {
+      let text = '';
+      for (const part of parts) {
+        if (typeof part === 'string') {
+          text += part;
+          continue;
+        }
+        const v = textOf(part.get(record));
+        if (v === undefined)
+          return `display.attribution names ${part.field}, which this record lacks: held back (a listing is never shown without its attribution; fields named: ${named.join(', ')})`;
+        text += v;
+      }
+      out.push({ Key: ATTRIBUTION_KEY, value: text });
+    }
+    if (disclaimer !== undefined) out.push({ Key: DISCLAIMER_KEY, value: disclaimer });
+    return out;
+  };
+}
+
+function textOf(v: unknown): string | undefined {
+  if (isEmpty(v)) return undefined;
+  const list = Array.isArray(v) ? v : [v];
+  const texts = list.filter((x) => typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean').map((x) => String(x).trim());
+  const text = texts.filter((t) => t !== '').join(', ');
+  return text === '' ? undefined : text;
+}
+
+function excerpt(v: unknown): string {
+  const s = JSON.stringify(Array.isArray(v) ? v[0] : v) ?? String(v);
+  return s.length > 80 ? `${s.slice(0, 77)}…` : s;
+}
