@@ -157,9 +157,7 @@ export const FeedConfig = z.preprocess(
           message: 'is for incremental RESO feeds (source.kind: reso, source.incremental: true); this feed is always read in full by schedule.cron',
         });
       }
-    })
-    // the display rules with the purpose's defaults, resolved once here (idx for RESO sources, internal for files)
-    .transform((feed) => ({ ...feed, display: resolveDisplay(feed.display, feed.source.kind) })),
+    }),
 );
 export type FeedConfig = z.infer<typeof FeedConfig>;
 

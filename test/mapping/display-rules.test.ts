@@ -104,10 +104,15 @@ describe('display rules of an idx feed', () => {
 describe('display at config load', () => {
   const feed = (over: Record<string, unknown>) => ({ name: 'f', chatbot: 'SN-1', source: { kind: 'reso', url: 'https://mls.test/odata' }, mapping: { preset: 'reso' }, ...over });
 
+  const resolved = (given: Record<string, unknown>) => {
+    const parsed = FeedConfig.parse(given);
+    return resolveDisplay(parsed.display, parsed.source.kind);
+  };
+
   it('defaults: idx for RESO sources, internal for CSV and XML', () => {
-    expect(FeedConfig.parse(feed({})).display).toMatchObject({ purpose: 'idx', soldDays: 0, attribution: 'Listing courtesy of {ListOfficeName}' });
-    expect(FeedConfig.parse(feed({ source: { kind: 'csv', path: 'x.csv' } })).display).toMatchObject({ purpose: 'internal' });
-    expect(FeedConfig.parse(feed({ source: { kind: 'csv', path: 'x.csv' } })).display.attribution).toBeUndefined();
+    expect(resolved(feed({}))).toMatchObject({ purpose: 'idx', soldDays: 0, attribution: 'Listing courtesy of {ListOfficeName}' });
+    expect(resolved(feed({ source: { kind: 'csv', path: 'x.csv' } }))).toMatchObject({ purpose: 'internal' });
+    expect(resolved(feed({ source: { kind: 'csv', path: 'x.csv' } })).attribution).toBeUndefined();
   });
 
   it.each([
