@@ -46,7 +46,10 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
   const verdict = compiled.display?.(item.data);
   if (verdict?.kind === 'hidden') return withKey({ kind: 'skipped', position, reason: verdict.reason, rule: verdict.rule }, compiled.keyOf(item.data, ctx.keyBy));
   if (verdict?.kind === 'held') {
-    return withKey({ kind: 'rejected', position, issues: [{ field: 'ExtensionColumn', value: undefined, rule: verdict.reason }] }, compiled.keyOf(item.data, ctx.keyBy));
+    return withKey(
+      { kind: 'rejected', position, issues: [{ field: 'ExtensionColumn', value: undefined, rule: verdict.reason }], held: true },
+      compiled.keyOf(item.data, ctx.keyBy),
+    );
   }
   const mapped = compiled.map(item.data, ctx.serialNumber);
   let { candidate, issues } = mapped;

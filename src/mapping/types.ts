@@ -13,8 +13,8 @@ export interface ShownBy {
 export type MappedItem =
   /** `replaced`: fields whose value broke the rules and was replaced by the rule's default (onInvalid: default) */
   | { kind: 'listing'; position: RecordPosition; key: string; listing: ListingCreate; replaced?: ListingField[]; shown?: ShownBy }
-  /** the record broke the spec's rules; every issue is kept, and the key when it could be read */
-  | { kind: 'rejected'; position: RecordPosition; key?: string; issues: ValidationIssue[] }
+  /** the record broke the spec's rules; every issue is kept, and the key when it could be read; `held`: the display rules held it back (its attribution names a field it lacks) */
+  | { kind: 'rejected'; position: RecordPosition; key?: string; issues: ValidationIssue[]; held?: true }
   /**
    * left out of the feed on purpose (off-market status etc.): mirror mode removes it remotely; `rule`:
    * a display rule hides it (display-rules.ts), removed from the chatbot at once whatever deletes.mode says

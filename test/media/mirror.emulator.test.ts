@@ -388,6 +388,7 @@ describe('media mirror', () => {
       ListingId: `L-${i + 1}`,
       ModificationTimestamp: `2025-01-01T00:0${i}:00Z`,
       StandardStatus: 'Active',
+      ListOfficeName: 'Hill Country Realty',
       PropertyType: 'Residential',
       ListPrice: 300_000 + i,
       City: 'Austin',

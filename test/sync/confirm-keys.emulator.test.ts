@@ -17,6 +17,7 @@ import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
+import { NOT_SHOWN } from './helpers/reso-records.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -25,7 +26,8 @@ const emulator = useEmulatorSync((t, e) => {
   env = e;
 });
 
-const OFF_MARKET = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold', 'Closed']);
+// (what an idx feed, a RESO feed's default, does not show)
+const OFF_MARKET = NOT_SHOWN;
 const TOKEN = 'grid-token-38';
 
 /** `n` on-market records, ListingKey 1001… as numbers (an Int64 key), ListingId L-1… */

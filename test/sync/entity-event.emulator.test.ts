@@ -9,6 +9,7 @@ import { FeedConfig } from '../../src/config/schema.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
+import { NOT_SHOWN } from './helpers/reso-records.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -17,7 +18,8 @@ const emulator = useEmulatorSync((t, e) => {
   env = e;
 });
 
-const OFF_MARKET = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold', 'Closed']);
+// (what an idx feed, a RESO feed's default, does not show)
+const OFF_MARKET = NOT_SHOWN;
 
 function records(n: number): Record<string, unknown>[] {
   const base = generateResoRecords(n * 3, { seed: 382 }).filter((r) => r.MlgCanView !== false && !OFF_MARKET.has(String(r.StandardStatus)));

@@ -8,6 +8,7 @@ import { FeedConfig } from '../../src/config/schema.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
+import { NOT_SHOWN } from './helpers/reso-records.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -23,7 +24,8 @@ const feedFor = (url: string, extra: Record<string, unknown> = {}) =>
     source: { kind: 'reso', url, incremental: true, maxPageSize: 20, retries: 0, ...extra },
     mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
   });
-const OFF = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold']);
+// (what an idx feed, a RESO feed's default, does not show)
+const OFF = NOT_SHOWN;
 const onMarket = (records: Record<string, unknown>[]) => records.filter((r) => !OFF.has(String(r.StandardStatus))).length;
 
 describe('a generic server that refuses $orderby', () => {

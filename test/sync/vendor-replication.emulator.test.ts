@@ -9,6 +9,7 @@ import { FeedConfig } from '../../src/config/schema.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startVendorServer, type VendorServer, type VendorServerName } from '../helpers/vendor-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
+import { NOT_SHOWN } from './helpers/reso-records.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -18,7 +19,8 @@ const emulator = useEmulatorSync((t, e) => {
 });
 
 const N = 2000;
-const OFF_MARKET = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold']);
+// (what an idx feed, a RESO feed's default, does not show)
+const OFF_MARKET = NOT_SHOWN;
 const TOKEN = 'vendor-token-7f3a9';
 const OAUTH = { clientId: 'trestle-client', clientSecret: 'trestle-secret-4411' };
 

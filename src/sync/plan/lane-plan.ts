@@ -55,6 +55,10 @@ export interface LanePlannerInput {
   /** the lane's record stamp seed; undefined: no stamps (a compared field reads the clock) */
   seed: string | undefined;
   stamps: ReadonlyMap<string, string>;
+  /** key → when its sold window ends (display.soldDays), as the last run stored it */
+  soldUntil?: ReadonlyMap<string, string>;
+  /** the run's clock: a record whose sold window has ended is mapped (judged again), whatever its stamp */
+  now?: () => Date;
   knownRecurring: ReadonlySet<string>;
   /** reads the record's key where the feed's mapping would (for a record not mapped) */
   keyOf(item: FeedItem & { kind: 'record' }): string | undefined;
@@ -101,7 +105,11 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
   const st: PlanState = {
     input,
     stamps: input.stamps,
-    collector: createFeedCollector('full', { repeatIsShift: () => input.pullMode() === 'full', onRejected: (r) => input.changes?.(rejectChange(r)) }),
+    collector: createFeedCollector('full', {
+      repeatIsShift: () => input.pullMode() === 'full',
+      onRejected: (r) => input.changes?.(rejectChange(r)),
+      ...(input.soldUntil && { soldUntil: input.soldUntil }),
+    }),
     tally: {
       creates: 0,
       updates: 0,
@@ -184,9 +192,15 @@ function readStep(st: PlanState) {
   const { input, collector } = st;
   const { remote, seed } = input;
   /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
+  const now = input.now ?? (() => new Date());
+  /** a Closed listing whose sold window has ended since it was stamped: its record is judged again */
+  const windowEnded = (key: string): boolean => {
+    const until = input.soldUntil?.get(key);
+    return until !== undefined && Date.parse(until) <= now().getTime();
+  };
   const inStepSince = (seed: string, key: string, text: string): boolean => {
     const stored = st.stamps.get(key);
-    if (stored === undefined || st.sent.has(key)) return false;
+    if (stored === undefined || st.sent.has(key) || windowEnded(key)) return false;
     const copy = remote.stampInputs(key);
     return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
   };

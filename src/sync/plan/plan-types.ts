@@ -3,6 +3,7 @@
 import type { FeedItem } from '../../feeds/types.js';
 import type { FieldChange } from '../../listing/canonical.js';
 import type { KeyType, ListingCreate } from '../../listing/schema.js';
+import { HIDE_RULES, type HideRule } from '../../mapping/display-config.js';
 
 /** Where a record sits in its feed (structurally the feeds module's RecordPosition). */
 export interface Position {
@@ -61,6 +62,20 @@ export interface DesiredSide {
   complete: boolean;
   readError?: string;
   counts: { records: number; valid: number; rejected: number; skipped: number; removed: number };
+  /** what the feed's display rules did to the records mapped (docs/display-rules.md) */
+  display: DisplayTally;
+}
+
+/**
+ * The display rules' work in a run: records each rule hid (every record read: a hidden record is
+ * never stamped, so it is judged every run), listings shown with their address withheld and records
+ * held back for want of their attribution (of the records mapped: a record in step by its stamp is
+ * not mapped again), and keys whose sold window ended while the source did not send them again.
+ */
+export interface DisplayTally {
+  hidden: Partial<Record<HideRule, number>>;
+  addressWithheld: number;
+  held: number;
 }
 
 export interface RemoteListing {
@@ -126,13 +141,28 @@ export interface PlannedUpdate extends PlannedCreate {
 }
 
 /**
+ * A removal by a display rule (docs/display-rules.md), named by the rule: `rule:InternetEntireListingDisplayYN`,
+ * `rule:sold-window`. The record itself says the listing may not be shown: planned in either
+ * deletes.mode, sent at once, not counted toward the delete limits (settle/guards.ts).
+ */
+export type RuleReason = `rule:${HideRule}`;
+
+/**
  * Why a key's last record takes its listing away, whatever order its records came in and whether
  * the chatbot held it before (a delete planned for it is not an absence: it is sent without asking
  * the source again). off-market: the mapping's `skip` (an off-market status); removed: the source's
- * own word (RESO MlgCanView: false); moved: a routed record that no longer matches the chatbot's
- * where (lanes.ts).
+ * own word (RESO MlgCanView: false on a feed of purpose internal, an EntityEvent key the source no
+ * longer returns); moved: a routed record that no longer matches the chatbot's where (lanes.ts);
+ * `rule:<name>`: a display rule hides it (RuleReason).
  */
-export type GoneReason = 'off-market' | 'removed' | 'moved';
+export type GoneReason = 'off-market' | 'removed' | 'moved' | RuleReason;
+
+export const ruleReason = (rule: HideRule): RuleReason => `rule:${rule}`;
+
+/** The display rule of a delete reason, when it is a removal by one. */
+export function ruleOf(reason: string): HideRule | undefined {
+  return reason.startsWith('rule:') ? HIDE_RULES.find((r) => r === reason.slice(5)) : undefined;
+}
 
 /** absent: a full pull lacked the key; duplicate: an extra copy of a key; undone: `feedsync undo` deletes a listing the undone run created */
 export type DeleteReason = 'absent' | GoneReason | 'duplicate' | 'undone';

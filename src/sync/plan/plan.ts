@@ -6,7 +6,8 @@
 //   fingerprint is recorded without a write;
 // - delete (mirror mode only): a remote key the feed no longer has (a full feed), or one whose last
 //   record marks it gone (off-market, removed, moved: either mode of feed; one this run wrote from an
-//   earlier record too); deleted by the feed's key (KeyType = keyBy), the reason on the delete;
+//   earlier record too); deleted by the feed's key (KeyType = keyBy), the reason on the delete. A
+//   display rule's removal (`rule:<name>`) is planned in keep mode too;
 // - duplicates: a key the service holds more than once. The copy that matches the feed (else the
 //   newest ID) is kept; in mirror mode the others are deleted by their NewOaks ID;
 // - a key whose feed record was rejected keeps its remote listing untouched, and so does a listing
@@ -14,7 +15,18 @@
 // planListing decides one feed listing and planDeletes the rest, so a sync streams the feed
 // through planListing without holding it (lane-plan.ts) and plans the deletes once it has been read.
 import { comparedChanges, keptField, listingHashes, storedFingerprintStatus } from '../../listing/fingerprint.js';
-import type { DesiredListing, DesiredSide, DuplicateGroup, PlannedCreate, PlannedDelete, PlannedUpdate, PlanOptions, RemoteListing, RemoteSide } from './plan-types.js';
+import {
+  ruleOf,
+  type DesiredListing,
+  type DesiredSide,
+  type DuplicateGroup,
+  type PlannedCreate,
+  type PlannedDelete,
+  type PlannedUpdate,
+  type PlanOptions,
+  type RemoteListing,
+  type RemoteSide,
+} from './plan-types.js';
 
 export interface ListingDecision {
   create?: PlannedCreate;
@@ -79,21 +91,22 @@ export function planDeletes(
   options: PlanOptions,
 ): DeleteDecision {
   const out: DeleteDecision = { deletes: [], protectedKeys: [], otherFeeds: 0 };
-  if (options.deletesMode !== 'mirror') {
-    for (const key of remote.byKey.keys()) if (!feed.listings.has(key) && feed.protectedKeys.has(key)) out.protectedKeys.push(key);
-    return out;
-  }
+  // keep mode deletes nothing the feed lacks or marks gone, but a display rule's removal (the MLS
+  // does not allow the listing shown, whatever the mode): `goes` says which reasons it plans
+  const mirror = options.deletesMode === 'mirror';
+  const goes = (reason: string | undefined): reason is string => reason !== undefined && (mirror || ruleOf(reason) !== undefined);
   // keys first: the copies are looked up (made, from a RemoteIndex) only for keys the feed lacks
   for (const key of remote.byKey.keys()) {
     // (present: a reconcile found the key unchanged on the source without reading its record)
     if (feed.listings.has(key) || feed.present?.has(key)) continue;
-    const copies = remote.byKey.get(key)!;
     if (feed.protectedKeys.has(key)) {
       out.protectedKeys.push(key);
       continue;
     }
     const gone = feed.goneKeys.get(key);
+    if (!mirror && !goes(gone)) continue;
     if (!gone && feed.mode !== 'full') continue;
+    const copies = remote.byKey.get(key)!;
     if (options.ownedElsewhere && copies.every(options.ownedElsewhere)) {
       out.otherFeeds++;
       continue;
@@ -110,7 +123,7 @@ export function planDeletes(
   }
   if (feed.written) {
     for (const [key, reason] of feed.goneKeys) {
-      if (!remote.byKey.has(key) && feed.written.has(key)) out.deletes.push({ key, reason, deleteKey: key, keyType: options.keyBy, remoteIds: [] });
+      if (goes(reason) && !remote.byKey.has(key) && feed.written.has(key)) out.deletes.push({ key, reason, deleteKey: key, keyType: options.keyBy, remoteIds: [] });
     }
   }
   return out;

@@ -18,9 +18,16 @@
 // A key that could be read from a broken or rejected record keeps its remote listing (protected).
 import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../../errors.js';
 import type { MappedItem } from '../../mapping/types.js';
-import type { DesiredListing, DesiredSide, Position, RejectedRecord, RememberedListing } from '../plan/plan-types.js';
+import { ruleReason, type DesiredListing, type DesiredSide, type Position, type RejectedRecord, type RememberedListing } from '../plan/plan-types.js';
 
-export type FeedSide = Omit<DesiredSide, 'listings'> & { listings: Set<string>; readErrorRetryable?: boolean; readError?: string; readErrorRetryAt?: string };
+export type FeedSide = Omit<DesiredSide, 'listings'> & {
+  listings: Set<string>;
+  readErrorRetryable?: boolean;
+  readError?: string;
+  readErrorRetryAt?: string;
+  /** sold windows (display.soldDays) to store: key → when it ends, for the Closed listings shown; keys that no longer have one */
+  soldUntil: { set: Map<string, string>; clear: Set<string> };
+};
 
 export interface FeedCollector {
   side: FeedSide;
@@ -48,6 +55,8 @@ export interface CollectorOptions {
   repeatIsShift?: () => boolean;
   /** each rejected record, as it is read (the change log's sink) */
   onRejected?: (r: RejectedRecord) => void;
+  /** keys whose sold window is stored (state.ts soldWindowNamespace): a record of one that no longer has a window clears it */
+  soldUntil?: { has(key: string): boolean };
 }
 
 export function createFeedCollector(mode: DesiredSide['mode'], options: CollectorOptions = {}): FeedCollector {
@@ -60,6 +69,8 @@ export function createFeedCollector(mode: DesiredSide['mode'], options: Collecto
     mode,
     complete: true,
     counts: { records: 0, valid: 0, rejected: 0, skipped: 0, removed: 0 },
+    display: { hidden: {}, addressWithheld: 0, held: 0 },
+    soldUntil: { set: new Map(), clear: new Set() },
   };
   const ids = new Set<string>();
   const reasons: string[] = [];
@@ -94,6 +105,14 @@ export function createFeedCollector(mode: DesiredSide['mode'], options: Collecto
     side.listings.add(key);
     side.counts.valid = side.listings.size;
   };
+  /** a key's sold window as its last record says: `until` for a Closed listing shown, none for anything else mapped */
+  const window = (key: string, until: string | undefined) => {
+    const { set, clear } = side.soldUntil;
+    if (until !== undefined) {
+      set.set(key, until);
+      clear.delete(key);
+    } else if (set.delete(key) || options.soldUntil?.has(key)) clear.add(key);
+  };
 
   return {
     side,
@@ -107,8 +126,11 @@ export function createFeedCollector(mode: DesiredSide['mode'], options: Collecto
       switch (item.kind) {
         case 'listing':
           valid(item.key);
+          if (item.shown?.addressWithheld) side.display.addressWithheld++;
+          window(item.key, item.shown?.until);
           return { key: item.key, listing: item.listing, position: item.position };
         case 'rejected':
+          if (item.held) side.display.held++;
           reject({ position: item.position, ...(key !== undefined && { key }), reasons: item.issues.map(formatIssue) });
           if (key !== undefined) protect(key);
           else incomplete(`${where(item.position)}: a record was rejected and its key could not be read`);
@@ -123,11 +145,15 @@ export function createFeedCollector(mode: DesiredSide['mode'], options: Collecto
         }
         case 'skipped':
           side.counts.skipped++;
-          if (key !== undefined) side.goneKeys.set(key, 'off-market');
+          // a display rule's removal carries the rule's name (plan-types.ts, RuleReason)
+          if (item.rule) side.display.hidden[item.rule] = (side.display.hidden[item.rule] ?? 0) + 1;
+          if (key !== undefined) side.goneKeys.set(key, item.rule ? ruleReason(item.rule) : 'off-market');
+          if (key !== undefined) window(key, undefined);
           break;
         case 'removed':
           side.counts.removed++;
           if (key !== undefined) side.goneKeys.set(key, 'removed');
+          if (key !== undefined) window(key, undefined);
           break;
       }
       side.counts.valid = side.listings.size;

@@ -4,7 +4,8 @@ import { describeFieldChange } from '../../format/change.js';
 import { formatPosition } from '../../feeds/position.js';
 import type { FieldChange } from '../../listing/canonical.js';
 import type { ListingCreate } from '../../listing/schema.js';
-import type { DeleteReason, PlannedCreate, PlannedDelete, PlannedUpdate, RejectedRecord } from '../plan/plan-types.js';
+import { ruleLabel } from '../../mapping/display-rules.js';
+import { ruleOf, type DeleteReason, type PlannedCreate, type PlannedDelete, type PlannedUpdate, type RejectedRecord, type RuleReason } from '../plan/plan-types.js';
 
 /** The few fields that say which listing it is and what it costs, kept with a create. */
 export type Headline = Partial<Pick<ListingCreate, 'Address' | 'City' | 'SalePrice' | 'RentPrice' | 'Status' | 'SaleType' | 'MLSNumber' | 'Url'>>;
@@ -69,7 +70,7 @@ export function rejectChange(r: RejectedRecord): ListingChange {
 }
 
 /** (entries logged before the reason was named off-market say `skipped`) */
-const REASONS: Record<DeleteReason, string> & Record<string, string | undefined> = {
+const REASONS: Record<Exclude<DeleteReason, RuleReason>, string> & Record<string, string | undefined> = {
   absent: 'no longer in the feed',
   removed: 'the source marks it removed',
   'off-market': 'its last record is off the market (the mapping skips it)',
@@ -78,6 +79,13 @@ const REASONS: Record<DeleteReason, string> & Record<string, string | undefined>
   moved: "its record no longer matches this chatbot's where (routed elsewhere)",
   undone: 'feedsync undo: the undone run created it',
 };
+
+/** Why a listing went, for a person: "no longer in the feed", "display rule: InternetEntireListingDisplayYN false". */
+export function deleteReasonText(reason: string): string {
+  const rule = ruleOf(reason);
+  if (rule) return `display rule: ${ruleLabel(rule)}`;
+  return REASONS[reason] ?? reason;
+}
 
 /** One line for a person: `~ ATX1 SalePrice 450000 → 465000`. */
 export function describeChange(c: ListingChange, dryRun = false): string {
@@ -94,7 +102,7 @@ export function describeChange(c: ListingChange, dryRun = false): string {
         ? `~ ${c.key} ${would}update: a field the list does not return (Location, AreaUnit, …) changed since the last write`
         : `~ ${c.key} ${would}update: ${c.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldNotKept)}`).join('; ')}`;
     case 'delete':
-      return `- ${c.key} ${c.withheld ? 'delete held back by the guard' : `${would}delete`} (${REASONS[c.reason] ?? c.reason}${c.deleteKey ? `, ID ${c.deleteKey}` : ''})`;
+      return `- ${c.key} ${c.withheld ? 'delete held back by the guard' : `${would}delete`} (${deleteReasonText(c.reason)}${c.deleteKey ? `, ID ${c.deleteKey}` : ''})`;
     case 'reject':
       return `! ${c.key ?? '(no key)'} rejected at ${c.place}: ${c.reasons.join('; ')}`;
     case 'fail':

@@ -5,6 +5,7 @@ import type { CallCounts } from '../../api/call-counter.js';
 import type { SourceReadStats } from '../../feeds/types.js';
 import type { Logger } from '../../log.js';
 import type { FeedSide } from '../read/desired.js';
+import type { DisplayRules } from '../../mapping/display-config.js';
 import type { ExecutionResult } from '../write/execute.js';
 import type { GuardDecision } from '../settle/guards.js';
 import type { DeleteReason, PlannedDelete, RemoteSide } from '../plan/plan-types.js';
@@ -42,6 +43,8 @@ export interface LaneReportInput {
   routedNowhere?: number;
   unmapped: SyncReport['unmapped'];
   valuesReplaced?: SyncReport['valuesReplaced'];
+  /** the feed's display rules, as resolved (the report names its purpose and sold window) */
+  displayRules?: Pick<DisplayRules, 'purpose' | 'soldDays'>;
   media?: SyncReport['media'];
   calls: { before?: CallCounts; after?: CallCounts };
   stateLocation: string;
@@ -102,6 +105,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
       withheld: g?.withheld.length ?? 0,
       waiting: g?.waiting.length ?? 0,
     },
+    ...displayOf(r),
     unmapped: r.unmapped,
     ...(r.valuesReplaced?.length && { valuesReplaced: r.valuesReplaced }),
     source: {
@@ -143,6 +147,15 @@ function otherCounts(r: LaneReportInput): Partial<SyncCounts> {
   if (c?.rewritten) out.rewritten = c.rewritten;
   if (c?.writtenThenGone) out.writtenThenGone = c.writtenThenGone;
   return out;
+}
+
+/** What the display rules did, for an idx or vow feed or when they did anything. */
+function displayOf(r: LaneReportInput): Pick<SyncReport, 'display'> {
+  const d = r.desired.display;
+  const rules = r.displayRules ?? { purpose: 'internal', soldDays: 0 };
+  const any = d.addressWithheld > 0 || d.held > 0 || Object.values(d.hidden).some((n) => n > 0);
+  if (rules.purpose === 'internal' && !any) return {};
+  return { display: { purpose: rules.purpose, soldDays: rules.soldDays, hidden: { ...d.hidden }, addressWithheld: d.addressWithheld, held: d.held } };
 }
 
 /** The deletes made (a dry run: planned) by reason, duplicates aside; none when nothing was deleted. */

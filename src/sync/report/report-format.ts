@@ -3,8 +3,9 @@
 import { describeFieldChange } from '../../format/change.js';
 import { formatPosition } from '../../feeds/position.js';
 import { table } from '../../format/table.js';
+import { deleteReasonText } from './changes.js';
 import { formatMediaReport } from '../../media/report.js';
-import type { SyncReport } from './report.js';
+import { displayLine, type SyncReport } from './report.js';
 
 const SHOWN = 20;
 
@@ -44,13 +45,9 @@ export function formatSyncReport(r: SyncReport): string {
   ).filter(([, n]) => n);
   if (others.length) lines.push(`  valid ${c.valid} = created + updated + unchanged, with ${others.map(([k, n]) => `${k} ${n}`).join(', ')}`);
   lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}${paging}`);
-  if (r.source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${r.source.since ?? 'the last successful sync'}`);
-  const e = r.source.events;
-  if (e) lines.push(`  EntityEvent: ${e.read} events read, ${e.keys} keys, ${e.fetched} records fetched by key, ${e.gone} gone`);
-  if (r.source.reconcile) lines.push(`  reconcile: ${r.source.reconcile.keys} keys read, ${r.source.reconcile.fetched} records fetched by key`);
-  if (r.source.requests !== undefined)
-    lines.push(`  source: ${r.source.pages ?? 0} pages, ${r.source.requests} requests${r.source.bytes !== undefined ? `, ${r.source.bytes} bytes` : ''}`);
-  for (const w of r.source.warnings ?? []) lines.push(`  source warning: ${w}`);
+  lines.push(...sourceLines(r.source));
+  const shown = r.display && displayLine(r.display);
+  if (r.display) lines.push(`  display rules (${r.display.purpose}): ${shown || 'every listing shown as it is'}`);
   if (r.valuesReplaced?.length) lines.push(`  values replaced: ${r.valuesReplaced.map((v) => `${v.field} × ${v.count}`).join(', ')}`);
   // the message says it already when the read is why nothing was deleted
   const readError = r.source.error ?? 'unknown error';
@@ -82,11 +79,25 @@ export function formatSyncReport(r: SyncReport): string {
         : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldNotKept)}`).join('; ')}`,
     );
     const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
-    section(lines, `would delete${held}`, r.plan.deletes, (d) => (d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`));
+    section(lines, `would delete${held}`, r.plan.deletes, (d) =>
+      d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${deleteReasonText(d.reason)})`,
+    );
   }
   lines.push(`  state: ${r.stateLocation}`);
   lines.push(r.summary);
   return lines.join('\n') + '\n';
+}
+
+/** How the feed was read: the pull, the change feed or reconcile, what it cost, what the source did differently. */
+function sourceLines(source: SyncReport['source']): string[] {
+  const lines: string[] = [];
+  if (source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${source.since ?? 'the last successful sync'}`);
+  const e = source.events;
+  if (e) lines.push(`  EntityEvent: ${e.read} events read, ${e.keys} keys, ${e.fetched} records fetched by key, ${e.gone} gone`);
+  if (source.reconcile) lines.push(`  reconcile: ${source.reconcile.keys} keys read, ${source.reconcile.fetched} records fetched by key`);
+  if (source.requests !== undefined) lines.push(`  source: ${source.pages ?? 0} pages, ${source.requests} requests${source.bytes !== undefined ? `, ${source.bytes} bytes` : ''}`);
+  for (const w of source.warnings ?? []) lines.push(`  source warning: ${w}`);
+  return lines;
 }
 
 /** `total`: how many there were, when `items` holds the first of them only (rejected records) */

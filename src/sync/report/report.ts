@@ -7,6 +7,8 @@ import type { ItemFailure } from '../write/execute.js';
 import type { GuardDecision } from '../settle/guards.js';
 import type { MediaReport } from '../../media/report.js';
 import type { DeleteReason, FeedDuplicate, RejectedRecord } from '../plan/plan-types.js';
+import { HIDE_RULES, type HideRule, type Purpose } from '../../mapping/display-config.js';
+import { ruleLabel } from '../../mapping/display-rules.js';
 
 /** failed: the feed's run could not be done (auth refused, an endless list, ...): see message */
 export type SyncOutcome = 'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'failed';
@@ -53,6 +55,28 @@ export function validFromWrites(c: SyncCounts): number {
   return c.created + c.updated + c.unchanged + (c.unwritten ?? 0) + (c.unplanned ?? 0) - (c.rewritten ?? 0) - (c.writtenThenGone ?? 0);
 }
 
+export interface DisplaySummary {
+  purpose: Purpose;
+  soldDays: number;
+  hidden: Partial<Record<HideRule, number>>;
+  addressWithheld: number;
+  held: number;
+}
+
+/** "not shown: InternetEntireListingDisplayYN false × 12, sold past 30 days × 4; address withheld × 30" (empty when nothing) */
+export function displayLine(d: DisplaySummary): string {
+  const hidden = Object.entries(d.hidden).flatMap(([rule, n]) => {
+    const r = HIDE_RULES.find((x) => x === rule);
+    return r && n ? [`${ruleLabel(r, d.soldDays)} × ${n}`] : [];
+  });
+  const parts = [
+    ...(hidden.length ? [`not shown: ${hidden.join(', ')}`] : []),
+    ...(d.addressWithheld ? [`address withheld × ${d.addressWithheld}`] : []),
+    ...(d.held ? [`held back without their attribution × ${d.held}`] : []),
+  ];
+  return parts.join('; ');
+}
+
 /** What a dry run would do (also the plan the executor carried out). */
 export interface PlanView {
   creates: string[];
@@ -87,6 +111,14 @@ export interface SyncReport {
   /** how many items of a list were left out (a stored or printed report is bounded: queue/report-size.ts adds to it) */
   omitted?: Record<string, number>;
   feedDuplicates: FeedDuplicate[];
+  /**
+   * what the feed's display rules did (docs/display-rules.md): records each rule kept off the chatbot
+   * (removed from it when it held them: deletedByReason `rule:<name>`), listings shown with their
+   * address withheld and records held back for want of their attribution (these two of the records
+   * mapped this run: one in step by its stamp is not mapped again). Set for an idx or vow feed, or
+   * when a count is not 0.
+   */
+  display?: DisplaySummary;
   /** lookup values that no `map` of the mapping covers (they passed through as they were), most seen first */
   unmapped: Array<{ field: string; value: string; count: number }>;
   /** values that broke a rule with `onInvalid: default` and were replaced by its default, per listing field, most first */

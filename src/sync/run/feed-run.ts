@@ -9,6 +9,7 @@ import type { OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { keySources } from '../../mapping/key-sources.js';
 import { compileMapping } from '../../mapping/index.js';
+import { resolveDisplay } from '../../mapping/display-config.js';
 import { mapItem } from '../../mapping/map-feed.js';
 import { createUnmappedTally } from '../../mapping/unmapped.js';
 import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
@@ -108,7 +109,11 @@ function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: R
   const replaced = new Map<string, number>();
   let unmappedSeen = 0;
   let writeTotal: number | undefined;
+  const display = resolveDisplay(feed.display, feed.source.kind);
   const compiled = compileMapping(feed.mapping, {
+    // the feed's display rules (docs/display-rules.md), judged against the run's clock
+    display,
+    ...(opts.now && { now: opts.now }),
     onUnmapped: (u) => {
       unmappedSeen++;
       unmapped.add(u);
@@ -141,6 +146,7 @@ function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: R
         feed: feed.name,
         chatbot: l.chatbot,
         unmapped: unmapped.list(),
+        displayRules: display,
         ...(replaced.size && { valuesReplaced: [...replaced].map(([field, count]) => ({ field, count })).sort((a, b) => b.count - a.count) }),
         calls: { before: run.callsBefore.get(l), after: deps.calls?.snapshot(l.id) },
         stateLocation: deps.store.location,
@@ -168,7 +174,9 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext, read: { 
   const changes = deps.changes?.(l);
   const mirror = mirrorOf(deps.media, feed);
   // record stamps (record-stamp.ts), unless a compared field reads the clock
-  const seed = stamped(l) ? stampSeed({ mapping: feed.mapping, chatbot: l.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) }) : undefined;
+  // (the display rules decide what a record becomes as the mapping does: they are part of its identity)
+  const mapping = { mapping: feed.mapping, display: resolveDisplay(feed.display, feed.source.kind) };
+  const seed = stamped(l) ? stampSeed({ mapping, chatbot: l.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) }) : undefined;
   const planner = createLanePlanner({
     chatbot: l.chatbot,
     keyBy: feed.keyBy,
@@ -176,6 +184,8 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext, read: { 
     planOptions,
     seed,
     stamps: paged.stamps.get(l.id) ?? new Map(),
+    soldUntil: own.soldUntil,
+    ...(opts.now && { now: opts.now }),
     knownRecurring: own.recurring,
     keyOf: (item) => ctx.compiled.keyOf(item.data, feed.keyBy),
     map: (item) => ctx.map(item, l.chatbot),

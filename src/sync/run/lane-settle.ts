@@ -10,6 +10,7 @@ import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js
 import type { GuardDecision } from '../settle/guards.js';
 import { commitLane } from '../settle/lane-commit.js';
 import { guardLane } from '../settle/lane-guard.js';
+import { soldWindowsDue } from '../settle/sold-window.js';
 import { deleteJobs, type ExecutionResult } from '../write/execute.js';
 import { runPool } from '../write/pool.js';
 import type { AfterRead, FeedContext, LaneReportFields, LiveLane, SyncOptions } from './context.js';
@@ -55,6 +56,7 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
     ...(media && { extra: media.changes }),
     ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
+    soldUntil: { ...planner.collector.side.soldUntil, stored: l.own.soldUntil },
   });
   ctx.report(l.lane, { ...common.fields, outcome, ...(said && { message: said }), exec, timings, ...(media && { media: media.report }) });
 }
@@ -110,6 +112,8 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     desired.complete = false;
     desired.readError ??= 'the run stopped before the feed was read whole';
   }
+  // sold windows that ended for listings the source did not send again (sold-window.ts)
+  soldWindowsDue(l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey);
   // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
   // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
   const confirmable = desired.mode === 'full' && desired.complete && paged.remote.complete && !executor.result.stopped && !read.auth;

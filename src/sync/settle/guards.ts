@@ -15,14 +15,18 @@
 //   - a full feed yielded no valid listing at all;
 //   - more than deletes.maxCount listings would go;
 //   - more than deletes.maxFraction of the remote listings would go.
-// Every delete reason counts toward maxCount and maxFraction: 'absent' (a full pull's or a keys-only
+// These delete reasons count toward maxCount and maxFraction: 'absent' (a full pull's or a keys-only
 // reconcile's absence, confirmed with the source), 'removed' (the source says the record is gone:
-// MLS Grid's MlgCanView false, or an EntityEvent whose key the source no longer returns), 'off-market',
-// 'moved' and 'duplicate'. A reason that must not count (a removal by a display rule) is to be
-// named here when it is added.
+// MLS Grid's MlgCanView false on a feed of purpose internal, or an EntityEvent whose key the source
+// no longer returns), 'off-market', 'moved' and 'duplicate'.
+// One does not: a removal by a display rule (`rule:<name>`, plan-types.ts RuleReason; docs/display-rules.md).
+// The record itself, read this run, says the MLS does not allow the listing shown, so it is neither
+// an inference from absence nor a guess: it is sent at once, is not counted toward the limits, and
+// is not withheld by anything that trips them or by a read that was not whole (what was not read
+// cannot have hidden anything; what was read says so itself).
 // Creates and updates are not guarded: they only ever write what the feed says.
 import type { DeletesConfig } from '../../config/schema.js';
-import type { PlannedDelete } from '../plan/plan-types.js';
+import { ruleOf, type PlannedDelete } from '../plan/plan-types.js';
 
 export interface GuardInput {
   plan: { deletes: readonly PlannedDelete[] };
@@ -51,6 +55,14 @@ export interface GuardDecision {
 const SHOWN_KEYS = 5;
 
 export function evaluateGuards(input: GuardInput): GuardDecision {
+  const byRule = input.plan.deletes.filter((d) => ruleOf(d.reason) !== undefined);
+  if (byRule.length === 0) return guardDeletes(input);
+  // a display rule's removals go whatever the rest decides (see the header)
+  const rest = guardDeletes({ ...input, plan: { deletes: input.plan.deletes.filter((d) => ruleOf(d.reason) === undefined) } });
+  return { ...rest, outcome: rest.outcome === 'none' ? 'passed' : rest.outcome, allowed: [...byRule, ...rest.allowed] };
+}
+
+function guardDeletes(input: GuardInput): GuardDecision {
   const { plan, deletes, remote, feed, force, now, missingSince } = input;
   const graceMs = deletes.graceHours * 3_600_000;
   const readable = feed.complete && remote.complete;

@@ -1,6 +1,6 @@
 // Step "commit" of a lane (docs/design.md): what the lane's run changed in its state, in one
 // atomic apply after the writes it describes (state.ts): fingerprints and stamps of what was
-// written or found in step, the grace period's first-missing marks, the feed mark (only when the
+// written or found in step, the grace period's first-missing marks, the sold windows, the feed mark (only when the
 // run ended ok: a lane that failed reads again from its old mark next run), and the keys that
 // recur in the feed. A dry run commits nothing.
 import type { KvStore } from '../../state/kv-store.js';
@@ -22,6 +22,8 @@ export interface LaneCommitInput {
   unstamped?: readonly string[];
   /** other state written in the same apply (the media mirror's) */
   extra?: FeedStateChanges['extra'];
+  /** sold windows (display.soldDays) the run found: to store, to clear; and those stored before (a deleted key's goes) */
+  soldUntil?: { set: ReadonlyMap<string, string>; clear: ReadonlySet<string>; stored: ReadonlyMap<string, string> };
   /** the feed was read to its end: the recurring keys are known */
   recurring?: { now: ReadonlySet<string>; before: ReadonlySet<string> };
 }
@@ -38,6 +40,11 @@ export function laneChanges(input: LaneCommitInput): FeedStateChanges {
   changes.unlisted = { set: exec.unlisted, delete: exec.deletedKeys };
   changes.missingSince.set = guard.marks.set;
   changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => input.missingSince.has(k))];
+  const w = input.soldUntil;
+  if (w) {
+    const gone = exec.deletedKeys.filter((k) => w.stored.has(k) && !w.set.has(k) && !w.clear.has(k));
+    changes.soldUntil = { set: [...w.set], delete: [...w.clear, ...gone] };
+  }
   if (input.mark !== undefined) changes.mark = input.mark;
   const r = input.recurring;
   if (r) changes.recurring = { set: [...r.now].filter((k) => !r.before.has(k)), delete: [...r.before].filter((k) => !r.now.has(k)) };

@@ -1,7 +1,7 @@
 // The sync's own state of one chatbot: for each feed writing to it (from the config, not from
 // state, so a feed removed from the config stops shielding its listings), the fingerprints of
-// what it last wrote, the first-missing marks of the grace period, and its feed mark (RESO
-// high-water mark). Loaded once at the start of a run, under the chatbot's lock; the run's changes
+// what it last wrote, the first-missing marks of the grace period, the end of each shown sold
+// listing's window, and its feed mark (RESO high-water mark). Loaded once at the start of a run, under the chatbot's lock; the run's changes
 // are committed once, atomically, after the writes they describe (KvStore.apply). Readers never
 // touch it: they take the mark in and hand the new one back.
 import type { KvStore, StateChange } from '../../state/kv-store.js';
@@ -15,6 +15,8 @@ export const stampNamespace = (feed: string) => `stamp:${feed}`;
 export const unlistedNamespace = (feed: string) => `unlisted:${feed}`;
 /** keys the feed listed more than once in its last full read: held to its end on the next run */
 export const recurringNamespace = (feed: string) => `recur:${feed}`;
+/** key → when a Closed listing's sold window ends (ISO; display.soldDays): a run after it removes the listing, read again or not (sold-window.ts) */
+export const soldWindowNamespace = (feed: string) => `until:${feed}`;
 /** feed name → the mark its reader reached in the last successful run */
 export const MARK_NAMESPACE = 'reso-hwm';
 
@@ -33,6 +35,8 @@ export interface FeedState {
   missingSince: ReadonlyMap<string, string>;
   /** keys the feed repeated in its last run */
   recurring: Set<string>;
+  /** key → when its sold window ends (soldWindowNamespace) */
+  soldUntil: ReadonlyMap<string, string>;
   mark?: string;
 }
 
@@ -56,6 +60,8 @@ export interface FeedStateChanges {
   unlisted?: { set: Pairs; delete: string[] };
   /** the new mark, when the run earned it (read whole, outcome ok) */
   mark?: string;
+  /** when each Closed listing shown now stops being shown (soldWindowNamespace) */
+  soldUntil?: { set: Pairs; delete: string[] };
   /** keys repeated in this run's read (set), and those that no longer are (delete) */
   recurring?: { set: string[]; delete: string[] };
   /** state of a step of the run kept beside the sync's (the media mirror's), committed in the same apply */
@@ -72,6 +78,7 @@ export async function loadChatbotState(store: KvStore, chatbot: string, feeds: r
       fingerprints: await store.getAll(fingerprintNamespace(f.name)),
       missingSince: await store.getAll(missingNamespace(f.name)),
       recurring: new Set((await store.getAll(recurringNamespace(f.name))).keys()),
+      soldUntil: await store.getAll(soldWindowNamespace(f.name)),
       ...(marks.has(f.name) && { mark: marks.get(f.name) }),
     });
   }
@@ -95,6 +102,7 @@ export async function commitChanges(store: KvStore, changes: FeedStateChanges): 
     { ns: missingNamespace(changes.feed), set: changes.missingSince.set, delete: changes.missingSince.delete },
   ];
   if (changes.unlisted) ops.push({ ns: unlistedNamespace(changes.feed), set: changes.unlisted.set, delete: changes.unlisted.delete });
+  if (changes.soldUntil) ops.push({ ns: soldWindowNamespace(changes.feed), set: changes.soldUntil.set, delete: changes.soldUntil.delete });
   if (changes.mark !== undefined) ops.push({ ns: MARK_NAMESPACE, set: [[changes.feed, changes.mark]], delete: [] });
   if (changes.recurring) ops.push({ ns: recurringNamespace(changes.feed), set: changes.recurring.set.map((k) => [k, '1'] as [string, string]), delete: changes.recurring.delete });
   for (const op of changes.extra ?? []) ops.push({ ns: op.ns, set: [...(op.set ?? [])], delete: [...(op.delete ?? [])] });

@@ -44,6 +44,7 @@ export function desiredSide(listings: ListingCreate[], patch: Partial<DesiredSid
     mode: 'full',
     complete: true,
     counts: { records: listings.length, valid: listings.length, rejected: 0, skipped: 0, removed: 0 },
+    display: { hidden: {}, addressWithheld: 0, held: 0 },
     ...patch,
   };
 }

@@ -1,12 +1,17 @@
-// RESO records for the sync tests against test/helpers/reso-server.ts: `n` on-market records (the
-// generator's, off-market and MlgCanView: false left out), keys K-01… in key order, ListingId L-01…
-// (the chatbot's MLSNumber), one a minute from 2025-01-01 in the same order.
+// RESO records for the sync tests against test/helpers/reso-server.ts: `n` records a RESO feed
+// shows (the generator's, those its display rules keep off left out), keys K-01… in key order,
+// ListingId L-01… (the chatbot's MLSNumber), one a minute from 2025-01-01 in the same order.
 import { generateResoRecords } from '../../../fixtures/generate.js';
 
-const OFF_MARKET = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold', 'Closed']);
+/**
+ * StandardStatus values a RESO feed does not show by default (display.purpose idx,
+ * docs/display-rules.md): the off-market ones (the reso preset skips them), Closed (display.soldDays
+ * 0) and Coming Soon (not among the default display.statuses).
+ */
+export const NOT_SHOWN = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold', 'Closed', 'Coming Soon']);
 
 export function keyedResoRecords(n: number, seed: number): Record<string, unknown>[] {
-  const base = generateResoRecords(n * 3, { seed }).filter((r) => r.MlgCanView !== false && !OFF_MARKET.has(String(r.StandardStatus)));
+  const base = generateResoRecords(n * 3, { seed }).filter((r) => r.MlgCanView !== false && !NOT_SHOWN.has(String(r.StandardStatus)));
   return base.slice(0, n).map((r, i) => ({
     ...r,
     ListingKey: `K-${String(i + 1).padStart(2, '0')}`,
