@@ -33,6 +33,8 @@ export interface EmulatorOptions {
   dataFile?: string;
   answerMode?: AnswerMode;
   logger?: Logger;
+  /** told of every request as it arrives: its path and body as received (tests assert on what was sent) */
+  onRequest?: (request: { path: string; body: string }) => void;
 }
 
 export interface RunningEmulator {
@@ -46,7 +48,8 @@ export interface RunningEmulator {
   close(): Promise<void>;
 }
 
-export type ResolvedOptions = Required<Omit<EmulatorOptions, 'chatbots' | 'dataFile' | 'logger'>> & Pick<EmulatorOptions, 'chatbots' | 'dataFile' | 'logger'>;
+export type ResolvedOptions = Required<Omit<EmulatorOptions, 'chatbots' | 'dataFile' | 'logger' | 'onRequest'>> &
+  Pick<EmulatorOptions, 'chatbots' | 'dataFile' | 'logger' | 'onRequest'>;
 
 export const DEV_SECRET_KEY = 'dev-secret-key';
 export const DEV_SESSION_KEY = 'dev-session-key';

@@ -128,6 +128,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     const url = new URL(req.url ?? '/', 'http://emulator');
     const path = url.pathname;
     const raw = await readBody(req);
+    opts.onRequest?.({ path, body: raw.text });
 
     if (path.startsWith(ADMIN_PREFIX)) {
       if (!adminAllowed(req, opts.host, opts.secretKey)) {

@@ -1,0 +1,180 @@
+// The display rules of a RESO feed (docs/display-rules.md), end to end over HTTP: records served by
+// a RESO test server with the flags set (test/helpers/flagged-reso.ts), synced into the emulator,
+// what the emulator holds and every request body it received looked at.
+import { describe, expect, it } from 'vitest';
+import { FeedConfig } from '../../src/config/schema.js';
+import { describeChange, type ListingChange } from '../../src/sync/report/changes.js';
+import { formatSyncReport } from '../../src/sync/report/report-format.js';
+import type { TestEmulator } from '../helpers/emulator.js';
+import { flaggedRecord, SECRET_MARK } from '../helpers/flagged-reso.js';
+import { startResoServer } from '../helpers/reso-server.js';
+import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
+
+const bodies: Array<{ path: string; body: string }> = [];
+let te: TestEmulator;
+let env: SyncEnv;
+const emulator = useEmulatorSync({
+  emulator: { onRequest: (r) => bodies.push(r) },
+  onEach: (t, e) => {
+    te = t;
+    env = e;
+    bodies.length = 0;
+  },
+});
+
+function resoFeed(url: string, patch: Record<string, unknown> = {}): FeedConfig {
+  return FeedConfig.parse({
+    name: 'mls',
+    chatbot: SN,
+    source: { kind: 'reso', url, incremental: true, maxPageSize: 50, retries: 0 },
+    mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+    deletes: { maxFraction: 0.25 },
+    ...patch,
+  });
+}
+
+const held = async () => new Map((await te.listings(SN)).map((l) => [l.MLSNumber, l]));
+const extension = (l: { ExtensionColumn?: Array<{ Key: string; value: string }> } | undefined) => new Map((l?.ExtensionColumn ?? []).map((e) => [e.Key, e.value]));
+/** every write the emulator received, as sent */
+const writes = () => bodies.filter((b) => /RealEstate(Create|Update|Delete)$/.test(b.path));
+
+describe('display rules of an idx feed (a RESO source, no display set)', () => {
+  it('one run: each rule hides its records, the address is withheld, every listing carries its attribution, no restricted value is sent', async () => {
+    const records = [
+      flaggedRecord(1),
+      flaggedRecord(2),
+      flaggedRecord(3, { InternetEntireListingDisplayYN: false }),
+      flaggedRecord(4, { IDXParticipationYN: 'N' }),
+      flaggedRecord(5, { InternetAddressDisplayYN: '0' }),
+      flaggedRecord(6, { StandardStatus: 'Coming Soon' }),
+      flaggedRecord(7, { StandardStatus: 'Closed', CloseDate: '2025-01-02' }),
+      flaggedRecord(8, { ListOfficeName: null }),
+      flaggedRecord(9, { MlgCanView: false }),
+    ];
+    const s = emulator.closeAfterTest(await startResoServer({ records }));
+    const report = await env.sync(te, resoFeed(s.url));
+    expect(report.outcome, report.message).toBe('ok');
+
+    const now = await held();
+    expect([...now.keys()].sort()).toEqual(['FL-01', 'FL-02', 'FL-05']);
+    for (const l of now.values()) expect(extension(l).get('Attribution')).toBe('Listing courtesy of Hill Country Realty');
+    const withheld = now.get('FL-05')!;
+    expect([withheld.Address, withheld.Location, withheld.Latitude, withheld.Longitude]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(withheld.City).toBe('Austin');
+    expect(now.get('FL-01')!.Address).toBe('101 Oak Street');
+
+    expect(report.display).toEqual({
+      purpose: 'idx',
+      soldDays: 0,
+      hidden: { InternetEntireListingDisplayYN: 1, IDXParticipationYN: 1, StandardStatus: 1, 'sold-window': 1, MlgCanView: 1 },
+      addressWithheld: 1,
+      held: 1,
+    });
+    expect(report.rejected.map((r) => [r.key, r.reasons.join()])).toEqual([['FL-08', expect.stringMatching(/display\.attribution names ListOfficeName/)]]);
+    expect(formatSyncReport(report)).toMatch(
+      /display rules \(idx\): not shown: .*InternetEntireListingDisplayYN false × 1.*; address withheld × 1; held back without their attribution × 1/,
+    );
+
+    // no restricted value in any request the chatbot service received, and no street address of the withheld one
+    expect(writes().length).toBe(3);
+    for (const b of bodies) {
+      expect(b.body).not.toContain(SECRET_MARK);
+      expect(b.body).not.toContain('105 Oak Street');
+    }
+  });
+
+  it('a flag that flips to false on the server removes the listing on the next incremental pull, by that rule; the address flag clears the address', async () => {
+    const s = emulator.closeAfterTest(await startResoServer({ records: [1, 2, 3, 4].map((i) => flaggedRecord(i)) }));
+    const feed = resoFeed(s.url);
+    expect((await env.sync(te, feed)).counts.created).toBe(4);
+
+    s.touch('F-01', { InternetEntireListingDisplayYN: 'N' });
+    s.touch('F-02', { IDXParticipationYN: false });
+    s.touch('F-03', { InternetAddressDisplayYN: false });
+    const changes: ListingChange[] = [];
+    const report = await env.sync(te, feed, { changes: (c) => changes.push(c) });
+    expect(report.outcome, report.message).toBe('ok');
+    expect(report.source.mode).toBe('incremental');
+    const now = await held();
+    expect([...now.keys()].sort()).toEqual(['FL-03', 'FL-04']);
+    expect(now.get('FL-03')!.Address).toBeUndefined();
+    expect(now.get('FL-03')!.Latitude).toBeUndefined();
+    expect(extension(now.get('FL-03')).get('Attribution')).toBe('Listing courtesy of Hill Country Realty');
+    // 2 of 4 listings (50%) removed by rule, past deletes.maxFraction 0.25: not held back
+    expect(report.guard.outcome).toBe('passed');
+    expect(report.deletedByReason).toEqual({ 'rule:InternetEntireListingDisplayYN': 1, 'rule:IDXParticipationYN': 1 });
+    // the change log (runs show, history) names the rule
+    const said = changes.filter((c) => c.op === 'delete').map((c) => describeChange(c));
+    expect(said.sort()).toEqual(['- FL-01 delete (display rule: InternetEntireListingDisplayYN false)', '- FL-02 delete (display rule: IDXParticipationYN false)']);
+    for (const b of bodies) expect(b.body).not.toContain(SECRET_MARK);
+  });
+
+  it('removals by rule are not counted toward deletes.maxFraction, while the same share of absences trips the guard', async () => {
+    const records = Array.from({ length: 10 }, (_, i) => flaggedRecord(i + 1));
+    const s = emulator.closeAfterTest(await startResoServer({ records }));
+    const feed = resoFeed(s.url);
+    await env.sync(te, feed);
+    // 6 of 10 hidden by the seller's opt-out: removed at once, the run ok
+    for (let i = 1; i <= 6; i++) s.touch(`F-${String(i).padStart(2, '0')}`, { InternetEntireListingDisplayYN: false });
+    const byRule = await env.sync(te, feed);
+    expect(byRule.outcome, byRule.message).toBe('ok');
+    expect(byRule.counts.deleted).toBe(6);
+    expect((await held()).size).toBe(4);
+
+    // the same share gone from a full pull (hard-deleted at the source): the guard holds every delete
+    const s2 = emulator.closeAfterTest(await startResoServer({ records: Array.from({ length: 10 }, (_, i) => flaggedRecord(i + 21)) }));
+    const other = resoFeed(s2.url, { name: 'mls-2' });
+    await env.sync(te, other, { configFeeds: [feed, other] });
+    for (let i = 21; i <= 26; i++) s2.remove(`F-${i}`);
+    const absent = await env.sync(te, other, { full: true, configFeeds: [feed, other] });
+    expect(absent.outcome).toBe('guard');
+    expect(absent.guard.outcome).toBe('tripped');
+    expect(absent.counts.deleted).toBe(0);
+    expect([...(await held()).keys()].filter((k) => k >= 'FL-21').length).toBe(10);
+  });
+
+  it('deletes.mode keep removes a listing a rule hides (and only those)', async () => {
+    const s = emulator.closeAfterTest(await startResoServer({ records: [1, 2, 3].map((i) => flaggedRecord(i)) }));
+    const feed = resoFeed(s.url, { deletes: { mode: 'keep' } });
+    await env.sync(te, feed);
+    s.touch('F-01', { MlgCanView: false });
+    s.touch('F-02', { StandardStatus: 'Withdrawn' });
+    s.remove('F-03');
+    const report = await env.sync(te, feed, { full: true });
+    expect(report.outcome, report.message).toBe('ok');
+    expect(report.deletedByReason).toEqual({ 'rule:MlgCanView': 1, 'rule:StandardStatus': 1 });
+    expect([...(await held()).keys()]).toEqual(['FL-03']);
+  });
+});
+
+describe('the sold window (display.soldDays), with a fixed clock', () => {
+  const at = (iso: string) => () => new Date(iso);
+
+  it.each([
+    ['an incremental pull that brings nothing new', false],
+    ['a full pull of records unchanged (in step by their stamps)', true],
+  ])('a Closed listing is shown until CloseDate + soldDays, then removed by the next run: %s', async (_what, full) => {
+    const records = [flaggedRecord(1), flaggedRecord(2, { StandardStatus: 'Closed', CloseDate: '2025-03-01' })];
+    const s = emulator.closeAfterTest(await startResoServer({ records }));
+    const feed = resoFeed(s.url, { display: { soldDays: 30 } });
+
+    const first = await env.sync(te, feed, { now: at('2025-03-10T12:00:00Z') });
+    expect(first.counts.created).toBe(2);
+    expect((await held()).get('FL-02')!.Status).toBe('Sold');
+
+    const inside = await env.sync(te, feed, { now: at('2025-03-30T12:00:00Z'), full });
+    expect(inside.counts.deleted).toBe(0);
+    if (full) expect(inside.counts.unchangedByStamp).toBe(2);
+
+    const past = await env.sync(te, feed, { now: at('2025-04-01T00:00:00Z'), full });
+    expect(past.outcome, past.message).toBe('ok');
+    expect(past.source.mode).toBe(full ? 'full' : 'incremental');
+    expect(past.deletedByReason).toEqual({ 'rule:sold-window': 1 });
+    expect(past.display?.hidden).toEqual({ 'sold-window': 1 });
+    expect([...(await held()).keys()]).toEqual(['FL-01']);
+
+    // and it stays gone: the next run plans nothing
+    const after = await env.sync(te, feed, { now: at('2025-04-02T00:00:00Z'), full });
+    expect([after.counts.created, after.counts.updated, after.counts.deleted]).toEqual([0, 0, 0]);
+  });
+});
