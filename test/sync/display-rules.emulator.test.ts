@@ -1,6 +1,8 @@
 // The display rules of a RESO feed (docs/display-rules.md), end to end over HTTP: records served by
 // a RESO test server with the flags set (test/helpers/flagged-reso.ts), synced into the emulator,
 // what the emulator holds and every request body it received looked at.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FeedConfig } from '../../src/config/schema.js';
 import { describeChange, type ListingChange } from '../../src/sync/report/changes.js';
@@ -8,7 +10,7 @@ import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { flaggedRecord, SECRET_MARK } from '../helpers/flagged-reso.js';
 import { startResoServer } from '../helpers/reso-server.js';
-import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
+import { COLUMNS, createSyncEnv, csv, row, type Row, SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 
 const bodies: Array<{ path: string; body: string }> = [];
 let te: TestEmulator;
@@ -176,5 +178,68 @@ describe('the sold window (display.soldDays), with a fixed clock', () => {
     // and it stays gone: the next run plans nothing
     const after = await env.sync(te, feed, { now: at('2025-04-02T00:00:00Z'), full });
     expect([after.counts.created, after.counts.updated, after.counts.deleted]).toEqual([0, 0, 0]);
+  });
+});
+
+describe('a CSV feed with display rules: read on this thread and on a feed thread, the same', () => {
+  const columns = [...COLUMNS, 'Address', 'StandardStatus', 'InternetEntireListingDisplayYN', 'InternetAddressDisplayYN', 'ListOfficeName', 'PrivateRemarks'] as const;
+  type FlaggedRow = Row & Partial<Record<(typeof columns)[number], string | number>>;
+  const flagged = (i: number, patch: FlaggedRow = {}): FlaggedRow => ({
+    ...row(i),
+    Address: `${i} Elm Street`,
+    StandardStatus: 'Active',
+    InternetEntireListingDisplayYN: 'Y',
+    InternetAddressDisplayYN: 'Y',
+    ListOfficeName: 'Lone Star Homes',
+    PrivateRemarks: `${SECRET_MARK}${i}`,
+    ...patch,
+  });
+  const data = [
+    flagged(1),
+    flagged(2, { InternetEntireListingDisplayYN: 'N' }),
+    flagged(3, { InternetAddressDisplayYN: 'N' }),
+    flagged(4, { StandardStatus: 'Expired' }),
+    flagged(5, { ListOfficeName: '' }),
+    flagged(6),
+  ];
+
+  it('the same listings, counts and removals whichever thread parses the file', async () => {
+    const outcomes = [];
+    for (const threaded of [false, true]) {
+      await te.reset();
+      const e = await createSyncEnv();
+      try {
+        await writeFile(join(e.dir, 'feed.csv'), csv(data, columns));
+        const feed = e.feed({
+          display: { purpose: 'idx' },
+          mapping: { fields: Object.fromEntries([...COLUMNS, 'Address'].map((c) => [c, c])) },
+        });
+        const threads = threaded ? { threadMinBytes: 0, threadAlways: true } : { threadMinBytes: Number.MAX_SAFE_INTEGER };
+        const first = await e.sync(te, feed, threads);
+        // the seller opts out of row 6 afterwards: the next run removes it by that rule
+        await writeFile(join(e.dir, 'feed.csv'), csv([...data.slice(0, 5), flagged(6, { InternetEntireListingDisplayYN: 'N' })], columns));
+        const second = await e.sync(te, feed, threads);
+        const listings = (await te.listings(SN)).map((l) => ({
+          key: l.MLSNumber,
+          address: l.Address ?? null,
+          location: l.Location ?? null,
+          attribution: extension(l).get('Attribution'),
+        }));
+        outcomes.push({
+          first: [first.counts.created, first.display],
+          second: [second.deletedByReason, second.counts.deleted],
+          listings: listings.sort((a, b) => a.key.localeCompare(b.key)),
+        });
+      } finally {
+        await e.cleanup();
+      }
+    }
+    expect(outcomes[0]!.listings).toEqual([
+      { key: 'MLS0001', address: '1 Elm Street', location: 'Central', attribution: 'Listing courtesy of Lone Star Homes' },
+      { key: 'MLS0003', address: null, location: null, attribution: 'Listing courtesy of Lone Star Homes' },
+    ]);
+    expect(outcomes[0]!.second).toEqual([{ 'rule:InternetEntireListingDisplayYN': 1 }, 1]);
+    expect(outcomes[1]).toEqual(outcomes[0]);
+    for (const b of bodies) expect(b.body).not.toContain(SECRET_MARK);
   });
 });
