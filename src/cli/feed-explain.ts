@@ -12,6 +12,7 @@ import { openFeed, type FeedItem } from '../feeds/index.js';
 import { ALL_FIELDS, canonicalFromListing, canonicalFromListItem, diffCanonical, type FieldChange } from '../listing/canonical.js';
 import type { ListItem } from '../listing/schema.js';
 import { compileMapping, type MappedItem } from '../mapping/index.js';
+import { resolveDisplay, type HideRule } from '../mapping/display-config.js';
 import { mapItem } from '../mapping/map-feed.js';
 import type { Logger } from '../log.js';
 import { remoteKey, remotePages } from '../sync/remote/remote.js';
@@ -36,7 +37,8 @@ export interface Explanation {
   mapped?:
     | { kind: 'listing'; listing: Record<string, unknown> }
     | { kind: 'rejected'; reasons: string[] }
-    | { kind: 'skipped'; reason: string }
+    /** `rule`: a display rule hides it (docs/display-rules.md) */
+    | { kind: 'skipped'; reason: string; rule?: HideRule }
     | { kind: 'removed' }
     | { kind: 'error'; reason: string };
   /** every copy the chatbot holds of this key */
@@ -81,7 +83,7 @@ interface Found {
 /** The feed's last record with this key: by its mapped key, or (a record too broken to map) by its raw key column. */
 async function findInFeed(feed: FeedConfig, key: string, baseDir: string, logger: Logger): Promise<Found | undefined> {
   const opened = openFeed(feed.name, feed.source, { baseDir, logger, full: true });
-  const compiled = compileMapping(feed.mapping);
+  const compiled = compileMapping(feed.mapping, { display: resolveDisplay(feed.display, feed.source.kind) });
   const ctx = { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy };
   let found: Found | undefined;
   for await (const item of opened.items) {
@@ -104,7 +106,7 @@ export function explain(feed: FeedConfig, key: string, found: Found | undefined,
         : m.kind === 'rejected'
           ? { kind: 'rejected', reasons: m.issues.map(formatIssue) }
           : m.kind === 'skipped'
-            ? { kind: 'skipped', reason: m.reason }
+            ? { kind: 'skipped', reason: m.reason, ...(m.rule && { rule: m.rule }) }
             : m.kind === 'removed'
               ? { kind: 'removed' }
               : { kind: 'error', reason: m.error.message };
@@ -151,6 +153,8 @@ function verdictOf(feed: FeedConfig, mapped: Explanation['mapped'], remote: List
     case 'error':
       return `the record is rejected, so it is never sent; ${held ? 'the chatbot keeps what it holds for this key' : 'the chatbot does not hold it'}. Fix the feed or the mapping.`;
     case 'skipped':
+      if (mapped.rule)
+        return `display rule ${mapped.rule} hides it (${mapped.reason}); ${held ? 'a sync removes it from the chatbot at once, whatever deletes.mode says (a removal by rule)' : 'the chatbot does not hold it: a sync does not create it'}.`;
       return gone(`the mapping skips it (${mapped.reason})`);
     case 'removed':
       return gone('the source marks it removed');
@@ -169,7 +173,7 @@ function formatExplanation(e: Explanation): string {
   if (!e.mapped) out.push('   (no record to map)');
   else if (e.mapped.kind === 'listing') out.push(...fields(e.mapped.listing));
   else if (e.mapped.kind === 'rejected') out.push('   rejected:', ...e.mapped.reasons.map((r) => `     - ${r}`));
-  else if (e.mapped.kind === 'skipped') out.push(`   skipped: ${e.mapped.reason}`);
+  else if (e.mapped.kind === 'skipped') out.push(`   ${e.mapped.rule ? `not shown (display rule ${e.mapped.rule})` : 'skipped'}: ${e.mapped.reason}`);
   else if (e.mapped.kind === 'removed') out.push('   removed by the source');
   else out.push(`   unreadable: ${e.mapped.reason}`);
   out.push('', '3. what the chatbot holds:');

@@ -1,7 +1,8 @@
 // `feedsync feed preview --feed NAME`: read and map one feed with no API and no state read or
 // written (a RESO feed is pulled whole: no mark is handed in, and readers never write state).
-// Prints the first mapped listings, every rejected record with its place and reasons, counts, and
-// what to fix before a sync: keys seen twice, rejections by reason, lookup values no map covers.
+// Prints the first mapped listings (each with the display rules that shaped it), every rejected
+// record with its place and reasons, every record a display rule hides and by which rule, counts,
+// and what to fix before a sync: keys seen twice, rejections by reason, lookup values no map covers.
 // Exit status as a sync's: 1 when the read failed before a record (a 401, a 5xx), 4 when it broke
 // off after some (partial), 0 when the feed was read whole.
 import { loadConfig } from '../config/load.js';
@@ -12,6 +13,8 @@ import { openFeed } from '../feeds/index.js';
 import { describeVendor } from '../feeds/vendors/describe.js';
 import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
+import { ATTRIBUTION_KEY, DISCLAIMER_KEY, resolveDisplay, type HideRule, type Purpose } from '../mapping/display-config.js';
+import { displayLine } from '../sync/report/report.js';
 import { createFindings } from '../mapping/feed-findings.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { FeedConfig } from '../config/schema.js';
@@ -45,9 +48,14 @@ export async function run(opts: Options): Promise<number> {
 /** What reading and mapping the feed found: counts, the first listings, every record not taken, and what to fix. */
 interface Preview {
   counts: { records: number; valid: number; rejected: number; skipped: number; removed: number; parseErrors: number };
-  listings: Array<{ key: string; position: string; join?: string; listing: unknown }>;
-  rejected: Array<{ position: string; key?: string; join?: string; issues: string[] }>;
-  skipped: Array<{ position: string; key?: string; join?: string; reason: string }>;
+  /** `rules`: what the display rules did to the listing (docs/display-rules.md) */
+  listings: Array<{ key: string; position: string; join?: string; listing: unknown; rules?: string[] }>;
+  /** `held`: the display rules held it back (its attribution names a field it lacks) */
+  rejected: Array<{ position: string; key?: string; join?: string; issues: string[]; held?: true }>;
+  /** `rule`: the display rule that hides it (a sync removes it from the chatbot by that rule) */
+  skipped: Array<{ position: string; key?: string; join?: string; reason: string; rule?: HideRule }>;
+  /** the feed's display rules and what they did to every record (not only the listings shown above) */
+  display: { purpose: Purpose; soldDays: number; hidden: Partial<Record<HideRule, number>>; addressWithheld: number; held: number };
   removed: Array<{ position: string; key?: string }>;
   parseErrors: Array<{ position: string; message: string }>;
   replacedValues: Map<string, number>;
@@ -60,6 +68,7 @@ type Routing = ReturnType<typeof routingTally>;
 
 /** The feed read and mapped to its end (or to the read error that broke it off), each item tallied. */
 async function readPreview(feed: FeedConfig, opened: Opened, routing: Routing, limit: number): Promise<Preview> {
+  const rules = resolveDisplay(feed.display, feed.source.kind);
   const p: Omit<Preview, 'found'> = {
     counts: { records: 0, valid: 0, rejected: 0, skipped: 0, removed: 0, parseErrors: 0 },
     listings: [],
@@ -69,9 +78,10 @@ async function readPreview(feed: FeedConfig, opened: Opened, routing: Routing, l
     parseErrors: [],
     replacedValues: new Map(),
     incomplete: undefined,
+    display: { purpose: rules.purpose, soldDays: rules.soldDays, hidden: {}, addressWithheld: 0, held: 0 },
   };
   const findings = createFindings();
-  const mapping = compileMapping(feed.mapping, { onUnmapped: findings.onUnmapped });
+  const mapping = compileMapping(feed.mapping, { onUnmapped: findings.onUnmapped, display: rules });
   try {
     for await (const item of mapFeed(routing.tally(opened.items), mapping, { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy })) {
       p.counts.records++;
@@ -89,18 +99,29 @@ async function readPreview(feed: FeedConfig, opened: Opened, routing: Routing, l
 function tally(p: Omit<Preview, 'found'>, item: MappedItem, position: string, limit: number): void {
   const { counts } = p;
   switch (item.kind) {
-    case 'listing':
+    case 'listing': {
       counts.valid++;
       for (const f of item.replaced ?? []) p.replacedValues.set(f, (p.replacedValues.get(f) ?? 0) + 1);
-      if (p.listings.length < limit) p.listings.push({ key: item.key, position, ...joinOf(item), listing: item.listing });
+      if (item.shown?.addressWithheld) p.display.addressWithheld++;
+      const rules = shownRules(item);
+      if (p.listings.length < limit) p.listings.push({ key: item.key, position, ...joinOf(item), listing: item.listing, ...(rules.length && { rules }) });
       break;
+    }
     case 'rejected':
       counts.rejected++;
-      p.rejected.push({ position, key: item.key, ...joinOf(item), issues: item.issues.map(formatIssue) });
+      if (item.held) p.display.held++;
+      p.rejected.push({ position, key: item.key, ...joinOf(item), issues: item.issues.map(formatIssue), ...(item.held && { held: item.held }) });
       break;
     case 'skipped':
       counts.skipped++;
-      p.skipped.push({ position, key: item.key, ...joinOf(item), reason: item.reason });
+      if (item.rule) p.display.hidden[item.rule] = (p.display.hidden[item.rule] ?? 0) + 1;
+      p.skipped.push({
+        position,
+        key: item.key,
+        ...joinOf(item),
+        reason: item.rule ? `${item.reason} (display rule ${item.rule})` : item.reason,
+        ...(item.rule && { rule: item.rule }),
+      });
       break;
     case 'removed':
       counts.removed++;
@@ -114,6 +135,17 @@ function tally(p: Omit<Preview, 'found'>, item: MappedItem, position: string, li
       p.rejected.push({ position, key: item.key, ...joinOf(item), issues: [item.error.reason] });
       break;
   }
+}
+
+/** What the display rules did to a listing shown: its address withheld, its sold window, its attribution and disclaimer. */
+function shownRules(item: Extract<MappedItem, { kind: 'listing' }>): string[] {
+  const keys = new Set((item.listing.ExtensionColumn ?? []).map((e) => e.Key));
+  return [
+    ...(item.shown?.addressWithheld ? ['address withheld (InternetAddressDisplayYN)'] : []),
+    ...(item.shown?.until ? [`sold window ends ${item.shown.until}`] : []),
+    ...(keys.has(ATTRIBUTION_KEY) ? ['attribution'] : []),
+    ...(keys.has(DISCLAIMER_KEY) ? ['disclaimer'] : []),
+  ];
 }
 
 /** How a joining reader (MITS) made the record, when it says. */
@@ -137,6 +169,7 @@ function previewJson(feed: FeedConfig, opened: Opened, routing: Routing, p: Prev
     complete: !p.incomplete,
     ...(p.incomplete && { error: p.incomplete.message }),
     counts: p.counts,
+    display: p.display,
     listings: p.listings,
     rejected: p.rejected,
     skipped: p.skipped,
@@ -171,7 +204,7 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
   for (const w of opened.stats?.warnings ?? []) out(`warning: ${w}`);
   out();
   out(`first ${p.listings.length} of ${counts.valid} mapped listing(s):`);
-  for (const l of p.listings) out(`  ${l.position}  ${l.key}${joinLine(l)}\n    ${JSON.stringify(l.listing)}`);
+  for (const l of p.listings) out(`  ${l.position}  ${l.key}${l.rules ? `  [${l.rules.join('; ')}]` : ''}${joinLine(l)}\n    ${JSON.stringify(l.listing)}`);
   section(
     'rejected',
     p.rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}${joinLine(r)}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`),
@@ -200,6 +233,9 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
     'lookup values no map covers (add them to the field\'s map, or "*")',
     found.unmapped.map((u) => `  ${String(u.count).padStart(6)}  ${u.field}: ${JSON.stringify(u.value)}`),
   );
+  const d = p.display;
+  out();
+  out(`display rules (${d.purpose}, docs/display-rules.md): ${displayLine(d) || (d.purpose === 'internal' ? 'none apply' : 'every listing shown as it is')}`);
   out();
   const rows: [string, number][] = [
     ['records', counts.records],

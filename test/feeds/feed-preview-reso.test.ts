@@ -28,7 +28,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'feedsync-preview-'));
   await writeFile(
     join(dir, 'feedsync.yaml'),
-    `api: { baseUrl: embedded, secretKey: preview-secret-key-1, sessionKey: preview-session-key-2 }\nfeeds:\n  - name: mls\n    chatbot: SN-1\n    source: { kind: reso, url: "${server.url}", incremental: true }\n    mapping: { preset: reso, fields: { Url: { template: "https://broker.test/l/{ListingKey}" } } }\n`,
+    `api: { baseUrl: embedded, secretKey: preview-secret-key-1, sessionKey: preview-session-key-2 }\nfeeds:\n  - name: mls\n    chatbot: SN-1\n    source: { kind: reso, url: "${server.url}", incremental: true }\n    mapping: { preset: reso, fields: { Url: { template: "https://broker.test/l/{ListingKey}" } } }\n    display: { statuses: [Active, Active Under Contract, Contingent] }\n`,
   );
 });
 

@@ -67,7 +67,8 @@ export interface DisplaySummary {
 export function displayLine(d: DisplaySummary): string {
   const hidden = Object.entries(d.hidden).flatMap(([rule, n]) => {
     const r = HIDE_RULES.find((x) => x === rule);
-    return r && n ? [`${ruleLabel(r, d.soldDays)} × ${n}`] : [];
+    if (!r || !n) return [];
+    return [`${r === 'sold-window' && d.soldDays === 0 ? 'sold (display.soldDays 0)' : ruleLabel(r, d.soldDays)} × ${n}`];
   });
   const parts = [
     ...(hidden.length ? [`not shown: ${hidden.join(', ')}`] : []),
