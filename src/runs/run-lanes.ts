@@ -12,6 +12,7 @@ import type { ListingChange } from '../sync/report/changes.js';
 import type { ChangeLog, RunEntry } from '../change-log/change-log.js';
 import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
 import { runSync, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
+import { displayCounts } from '../sync/report/report.js';
 
 export interface RunContext {
   config: LoadedConfig;
@@ -144,7 +145,8 @@ function observationOf(r: SyncReport, runId: string): RunObservation {
   };
 }
 
-function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'feed' | 'chatbot' | 'dryRun' | 'recorded' | 'dropped'> {
+/** A lane's report as its change log's run entry records it (the status page and `feedsync runs` read it). */
+export function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'feed' | 'chatbot' | 'dryRun' | 'recorded' | 'dropped'> {
   return {
     startedAt: r.startedAt,
     finishedAt: r.finishedAt,
@@ -152,6 +154,6 @@ function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'feed' | 
     outcome: r.outcome,
     summary: r.summary,
     ...(r.message && { message: r.message }),
-    counts: { ...r.counts, ...(r.media && !r.dryRun && mediaCounts(r.media)) },
+    counts: { ...r.counts, ...(r.media && !r.dryRun && mediaCounts(r.media)), ...(r.display && displayCounts(r.display)) },
   };
 }

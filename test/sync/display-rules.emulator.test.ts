@@ -5,6 +5,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FeedConfig } from '../../src/config/schema.js';
+import { runEntryOf } from '../../src/runs/run-lanes.js';
+import { renderStatus } from '../../src/server/status/status-page.js';
 import { describeChange, type ListingChange } from '../../src/sync/report/changes.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import type { TestEmulator } from '../helpers/emulator.js';
@@ -75,6 +77,16 @@ describe('display rules of an idx feed (a RESO source, no display set)', () => {
     expect(report.rejected.map((r) => [r.key, r.reasons.join()])).toEqual([['FL-08', expect.stringMatching(/display\.attribution names ListOfficeName/)]]);
     expect(formatSyncReport(report)).toMatch(
       /display rules \(idx\): not shown: .*InternetEntireListingDisplayYN false × 1.*; address withheld × 1; held back without their attribution × 1/,
+    );
+    // the status page shows them, from the run's entry in the change log
+    const last = { runId: 'r1', feed: 'mls', chatbot: SN, dryRun: false, recorded: 0, dropped: 0, ...runEntryOf(report) };
+    const html = renderStatus({
+      at: report.finishedAt,
+      staleHours: 36,
+      feeds: [{ feed: 'mls', lane: 'mls', chatbot: SN, runs: [last], last, stale: false, state: 'idle', alerts: [] }],
+    });
+    expect(html).toMatch(
+      /<small class="display">display rules: not shown: .*IDXParticipationYN false × 1.*; address withheld × 1; held back without their attribution × 1<\/small>/,
     );
 
     // no restricted value in any request the chatbot service received, and no street address of the withheld one

@@ -3,6 +3,7 @@
 // changes. The pages refresh themselves every minute.
 import type { ChangeEntry, RunEntry } from '../../change-log/change-log.js';
 import { describeChange } from '../../sync/report/changes.js';
+import { displayCountsLine } from '../../sync/report/report.js';
 import { formatUndoReport, type UndoReport } from '../../undo/report.js';
 import { formatMs, runChart, SERIES } from './chart.js';
 import { escapeHtml as h, page } from './html.js';
@@ -18,7 +19,10 @@ export function renderStatus(status: { at: string; staleHours: number; feeds: Fe
       l?.counts.photosDownloaded === undefined
         ? ''
         : `<br><small class="photos">photos ${l.counts.photosDownloaded} downloaded / ${l.counts.photosReused ?? 0} reused / ${l.counts.photosFailed ?? 0} failed</small>`;
-    const counts = l ? `${l.counts.created ?? 0} / ${l.counts.updated ?? 0} / ${l.counts.deleted ?? 0} / ${l.counts.rejected ?? 0}${photos}` : '';
+    // what the feed's display rules did in that run (docs/display-rules.md)
+    const shown = l ? displayCountsLine(l.counts) : '';
+    const display = shown ? `<br><small class="display">display rules: ${h(shown)}</small>` : '';
+    const counts = l ? `${l.counts.created ?? 0} / ${l.counts.updated ?? 0} / ${l.counts.deleted ?? 0} / ${l.counts.rejected ?? 0}${photos}${display}` : '';
     const fresh =
       f.ageMs === undefined
         ? f.runs.length

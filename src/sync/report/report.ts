@@ -64,7 +64,7 @@ export interface DisplaySummary {
 }
 
 /** "not shown: InternetEntireListingDisplayYN false × 12, sold past 30 days × 4; address withheld × 30" (empty when nothing) */
-export function displayLine(d: DisplaySummary): string {
+export function displayLine(d: Pick<DisplaySummary, 'hidden' | 'addressWithheld' | 'held'> & { soldDays?: number }): string {
   const hidden = Object.entries(d.hidden).flatMap(([rule, n]) => {
     const r = HIDE_RULES.find((x) => x === rule);
     if (!r || !n) return [];
@@ -76,6 +76,22 @@ export function displayLine(d: DisplaySummary): string {
     ...(d.held ? [`held back without their attribution × ${d.held}`] : []),
   ];
   return parts.join('; ');
+}
+
+/** The display counts as flat run counts (the change log's RunEntry.counts, the status page): `notShown:<rule>`, `addressWithheld`, `heldBack`; none when all are 0. */
+export function displayCounts(d: DisplaySummary): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [rule, n] of Object.entries(d.hidden)) if (n) out[`notShown:${rule}`] = n;
+  if (d.addressWithheld) out.addressWithheld = d.addressWithheld;
+  if (d.held) out.heldBack = d.held;
+  return out;
+}
+
+/** The display counts of a run entry (displayCounts) read back, for a person: "not shown: InternetEntireListingDisplayYN false × 3; address withheld × 1". */
+export function displayCountsLine(counts: Readonly<Record<string, number | undefined>>): string {
+  const hidden: DisplaySummary['hidden'] = {};
+  for (const r of HIDE_RULES) if (counts[`notShown:${r}`]) hidden[r] = counts[`notShown:${r}`];
+  return displayLine({ hidden, addressWithheld: counts.addressWithheld ?? 0, held: counts.heldBack ?? 0 });
 }
 
 /** What a dry run would do (also the plan the executor carried out). */
