@@ -6,7 +6,7 @@ import { compileMapping, type CompiledMapping } from './compile.js';
 import type { MappingConfig } from './config-schema.js';
 import type { ListingField } from '../listing/schema.js';
 import type { MapContext, MappedItem, ShownBy } from './types.js';
-import { ADDRESS_FIELDS, type DisplayVerdict } from './display-rules.js';
+import { ADDRESS_FIELDS, readFlag, type DisplayVerdict } from './display-rules.js';
 
 export type { MappedItem, MapContext } from './types.js';
 
@@ -38,8 +38,10 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
   }
   if (item.kind === 'removed') {
     const key = compiled.keyOf(item.data, ctx.keyBy);
-    // MLS Grid's MlgCanView false: under display rules, a removal by that rule
-    if (compiled.purpose !== 'internal') return withKey({ kind: 'skipped', position, reason: 'MlgCanView is false', rule: 'MlgCanView' }, key);
+    // MLS Grid's MlgCanView false: under display rules, a removal by that rule; a record the source
+    // no longer returns (an EntityEvent's key, reso-events.ts) stays the source's word, 'removed'
+    if (compiled.purpose !== 'internal' && readFlag(item.data.MlgCanView) === false)
+      return withKey({ kind: 'skipped', position, reason: 'MlgCanView is false', rule: 'MlgCanView' }, key);
     return withKey({ kind: 'removed', position }, key);
   }
 

@@ -79,6 +79,9 @@ describe('source.changes: entityEvent', () => {
     expect(changed.outcome, changed.message).toBe('ok');
     expect(changed.counts.updated).toBe(1);
     expect(changed.counts.deleted).toBe(2);
+    // a key the source no longer returns is the source's word, 'removed' (counted toward the delete
+    // limits), not a display rule's removal, even on an idx feed (docs/display-rules.md)
+    expect(changed.deletedByReason).toEqual({ removed: 2 });
     expect(changed.source.events).toEqual({ read: 4, keys: 3, fetched: 1, gone: 2 });
     const now = await held();
     expect(now.get('K-05')!.SalePrice).toBe(555_556);
