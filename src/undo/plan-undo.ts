@@ -4,7 +4,8 @@
 // the run left (absent after a delete; the listed fields it wrote, in the kept form, otherwise).
 // - revert: a key the run created is deleted (unless gone already); one it updated or deleted is
 //   put back whole (an update, or a create when it is gone); one already back as it was is left. Duplicate removals,
-//   deletes the guard held back, failed writes and dry runs wrote nothing and are not undone.
+//   deletes the guard held back, failed writes and dry runs wrote nothing and are not undone; nor is
+//   a removal by a display rule (docs/display-rules.md): the MLS does not allow that listing shown.
 // - conflict: a later run wrote the key, or the service's current listing is not what the run left
 //   (changed there, gone, copied, or back after a delete). Left alone and named, unless forced.
 // - cannot: a key whose listing before the run was not kept (trimmed by a byte budget, retention,
@@ -15,6 +16,7 @@ import type { FieldChange } from '../listing/canonical.js';
 import type { ListingCreate } from '../listing/schema.js';
 import { unpackListing } from '../listing/whole.js';
 import type { ListingChange } from '../sync/report/changes.js';
+import { ruleOf } from '../sync/plan/plan-types.js';
 
 /** A listing the service holds now: its ID and listed fields in the kept form. */
 export interface CurrentCopy {
@@ -46,8 +48,8 @@ export interface UndoPlan {
   cannot: Array<{ key?: string; reason: string }>;
   /** keys already as they were before the run (created by it and gone; put back already) */
   unchanged: number;
-  /** writes of the run that are not undone: duplicate copies removed, deletes held back, failed writes */
-  notUndone: { duplicates: number; withheld: number; failed: number };
+  /** writes of the run that are not undone: duplicate copies removed, deletes held back, failed writes, removals by a display rule */
+  notUndone: { duplicates: number; withheld: number; failed: number; byRule: number };
 }
 
 export interface UndoInput {
@@ -63,7 +65,7 @@ export interface UndoInput {
 type Write = Extract<ListingChange, { op: 'create' | 'update' | 'delete' }>;
 
 export function planUndo(input: UndoInput): UndoPlan {
-  const plan: UndoPlan = { actions: [], conflicts: [], cannot: [], unchanged: 0, notUndone: { duplicates: 0, withheld: 0, failed: 0 } };
+  const plan: UndoPlan = { actions: [], conflicts: [], cannot: [], unchanged: 0, notUndone: { duplicates: 0, withheld: 0, failed: 0, byRule: 0 } };
   if (input.run.dropped > 0) {
     plan.cannot.push({
       reason: `${input.run.dropped} change(s) of run ${input.run.runId} were counted but not kept by the change log (changeLog.maxPerRun / maxBytesPerRun): they cannot be undone`,
@@ -97,6 +99,11 @@ function writesByKey(changes: readonly ChangeEntry[], plan: UndoPlan): Map<strin
     // an extra copy the run removed is not brought back (its key's listing stays)
     if (c.op === 'delete' && c.reason === 'duplicate') {
       plan.notUndone.duplicates++;
+      continue;
+    }
+    // a listing a display rule removed is not shown again: the MLS does not allow it
+    if (c.op === 'delete' && ruleOf(c.reason)) {
+      plan.notUndone.byRule++;
       continue;
     }
     const seen = out.get(c.key);

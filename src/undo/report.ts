@@ -22,7 +22,17 @@ export interface UndoReport {
   dryRun: boolean;
   force: boolean;
   message?: string;
-  counts: { deleted: number; updated: number; created: number; unchanged: number; conflicts: number; cannot: number; failed: number; duplicatesNotRecreated: number };
+  counts: {
+    deleted: number;
+    updated: number;
+    created: number;
+    unchanged: number;
+    conflicts: number;
+    cannot: number;
+    failed: number;
+    duplicatesNotRecreated: number;
+    removedByRuleNotRecreated: number;
+  };
   plan: {
     creates: string[];
     updates: Array<{ key: string; changes: FieldChange[] }>;
@@ -75,6 +85,7 @@ export function summaryOf(r: Omit<UndoReport, 'summary'>): string {
   if (c.conflicts) parts.push(`${c.conflicts} conflict(s)`);
   if (c.cannot) parts.push(`${c.cannot} cannot be undone`);
   if (c.failed) parts.push(`${c.failed} failed`);
+  if (c.removedByRuleNotRecreated) parts.push(`${c.removedByRuleNotRecreated} removed by a display rule not put back (the MLS does not allow them shown)`);
   return `${verb} run ${r.undoOf} of ${r.feed} → ${r.chatbot}: ${parts.join(', ')} (${r.outcome}${r.dryRun ? ', dry run' : ''}) in ${r.durationMs} ms`;
 }
 

@@ -251,6 +251,7 @@ function finish(u: Undo, r: Ending): UndoReport {
       cannot: p?.cannot.length ?? 0,
       failed: e?.failures.length ?? 0,
       duplicatesNotRecreated: p?.notUndone.duplicates ?? 0,
+      removedByRuleNotRecreated: p?.notUndone.byRule ?? 0,
     },
     plan: { creates: creates.slice(0, SHOWN), updates: updates.slice(0, SHOWN), deletes: deletes.slice(0, SHOWN), ...(omitted && { omitted }) },
     conflicts: (p?.conflicts ?? []).slice(0, SHOWN),

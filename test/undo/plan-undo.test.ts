@@ -30,6 +30,7 @@ describe('planUndo', () => {
         { op: 'update', key: 'A', reason: 'fields', changes: [], before: packListing(a), after: keptOfListing(a2) },
         { op: 'delete', key: 'D', reason: 'absent', before: packListing(listing('D')) },
         { op: 'delete', key: 'X', reason: 'duplicate', deleteKey: '7' },
+        { op: 'delete', key: 'R', reason: 'rule:InternetEntireListingDisplayYN', before: packListing(listing('R')) },
         { op: 'delete', key: 'W', reason: 'absent', withheld: true },
         { op: 'fail', key: 'F', attempted: 'update', reason: 'HTTP 500', retryable: true },
         { op: 'create', key: 'G', headline: {}, after: keptOfListing(listing('G')) },
@@ -42,7 +43,7 @@ describe('planUndo', () => {
       ['create', 'D'],
     ]);
     expect(p.actions[1]).toMatchObject({ remoteId: 1, changes: [{ field: 'SalePrice', old: 999 }] });
-    expect(p).toMatchObject({ unchanged: 1, conflicts: [], cannot: [], notUndone: { duplicates: 1, withheld: 1, failed: 1 } });
+    expect(p).toMatchObject({ unchanged: 1, conflicts: [], cannot: [], notUndone: { duplicates: 1, withheld: 1, failed: 1, byRule: 1 } });
   });
 
   it('nets a key the run wrote twice: created then updated is deleted', () => {
