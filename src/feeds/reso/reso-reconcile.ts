@@ -29,15 +29,16 @@ export function openResoReconcile(feedName: string, source: ResoSource, ctx: Fee
   const present = new Set<string>();
   let keysClient: PageClient | undefined;
   let reached: string | undefined;
-  // (read when reported: the confirmation's requests, after the read, are the lookup's too)
-  const requests = () => (keysClient?.requests ?? 0) + (base.client?.requests ?? 0);
+  // (read when reported: the confirmation's requests, after the read, are in the read's tally too)
+  const tally = base.client!.tally;
   const stats: SourceReadStats = {
     get pages() {
-      return requests();
+      return tally.total;
     },
     get requests() {
-      return requests();
+      return tally.total;
     },
+    tally,
     get bytes() {
       return (keysClient?.bytes ?? 0) + (base.client?.bytes ?? 0);
     },
@@ -62,7 +63,7 @@ export function openResoReconcile(feedName: string, source: ResoSource, ctx: Fee
     let latest: string | undefined;
     {
       const fields = [...new Set([source.keyField, by, ...ask.keyFields, TS])];
-      for await (const rows of keysOnlyPages(source, ctx, fields, { ...options, scope: feedName, warnings: stats.warnings, onClient: (c) => (keysClient = c) })) {
+      for await (const rows of keysOnlyPages(source, ctx, fields, { ...options, scope: feedName, warnings: stats.warnings, tally, onClient: (c) => (keysClient = c) })) {
         for (const row of rows) {
           stats.reconcile!.keys++;
           const key = ask.keyOf(row);
