@@ -4,7 +4,7 @@
 //
 // Keys go out as `$filter=(<vendor term>) and (<the feed's filter>) and (Field eq 'a' or Field eq 'b'
 // or …)` (reso-query.ts keyFilters: the vendor profile's required term, its searchable fields and its
-// `or` limit) with the feed's $select and $expand, batched so that no URL is longer than MAX_URL
+// `or` limit) with the feed's $select and $expand, batched so that no URL, as sent (percent-encoded), is longer than MAX_URL
 // characters (IIS, behind many RESO servers, refuses a query string past 2,048 bytes by default).
 // `eq … or` rather than `in`: `in` is OData 4.01, which not every RESO server speaks. Keys go as the
 // server's `$metadata` types the field (read once; `Edm.Int64` bare: a server answers a quoted number

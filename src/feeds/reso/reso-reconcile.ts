@@ -5,7 +5,8 @@
 // - a key newer than the mark the sync hands in (FeedContext.mark: changed since the last sync), or,
 //   with no mark, a key the chatbot does not hold, is fetched by key (the confirmation's lookup,
 //   reso-confirm.ts: batched within the URL and `or` limits, typed by $metadata, bounded by
-//   source.maxPages) and yielded like any record read; one the server no longer returns is absent;
+//   source.maxPages) and yielded like any record read, so its record decides (one now off the market
+//   deletes its listing, as a pull's would: it is not `present`); one the server no longer returns is absent;
 // - every other key is `present`: the source holds it unchanged, so its listing stays as it is and
 //   no record body is read for it;
 // - a key the chatbot holds that is neither read nor present is absent: the sync confirms it with the
@@ -77,19 +78,17 @@ export function openResoReconcile(feedName: string, source: ResoSource, ctx: Fee
           if (changed && (typeof value === 'string' || typeof value === 'number')) wanted.set(String(value), key);
         }
       }
-      const fetched = new Set<string>();
       if (wanted.size) {
         for await (const batch of base.lookup!.find([{ field: by, values: [...wanted.keys()] }])) {
           for (const item of batch) {
-            const key = item.data === undefined ? undefined : ask.keyOf(item.data);
-            if (key !== undefined) fetched.add(key);
             stats.reconcile!.fetched++;
             yield item;
           }
         }
       }
-      // read as present, then not returned by key: gone since, absent like any key the server lacks
-      for (const key of wanted.values()) if (!fetched.has(key)) present.delete(key);
+      // a key fetched is not `present`: its record decides, as a pull's would (one now off the market
+      // deletes its listing); one not returned by key is gone since, absent like any key the server lacks
+      for (const key of wanted.values()) present.delete(key);
     }
     if (mark && latest) {
       const bound = new Date((keysClient?.serverTime ?? now) - 1000).toISOString();
