@@ -161,6 +161,33 @@ describe('display rules of an idx feed (a RESO source, no display set)', () => {
   });
 });
 
+describe('display settings: a local flag name, a disclaimer, purpose vow', () => {
+  it('MLS Grid\'s Actris IDX opt-in (ACT_IDXOptInYN "1"/"0") read through display.flags; the disclaimer on every listing', async () => {
+    const records = [
+      flaggedRecord(1, { IDXParticipationYN: undefined, ACT_IDXOptInYN: '1' }),
+      flaggedRecord(2, { IDXParticipationYN: undefined, ACT_IDXOptInYN: '0' }),
+      // the standard field is not read once flags names another
+      flaggedRecord(3, { IDXParticipationYN: false, ACT_IDXOptInYN: '1' }),
+    ];
+    const s = emulator.closeAfterTest(await startResoServer({ records }));
+    const disclaimer = 'Information deemed reliable but not guaranteed.';
+    const report = await env.sync(te, resoFeed(s.url, { display: { flags: { IDXParticipationYN: 'ACT_IDXOptInYN' }, disclaimer } }));
+    expect(report.outcome, report.message).toBe('ok');
+    const now = await held();
+    expect([...now.keys()].sort()).toEqual(['FL-01', 'FL-03']);
+    for (const l of now.values()) expect(Object.fromEntries(extension(l))).toMatchObject({ Attribution: 'Listing courtesy of Hill Country Realty', Disclaimer: disclaimer });
+    expect(report.display?.hidden).toEqual({ IDXParticipationYN: 1 });
+  });
+
+  it('purpose vow shows a listing outside the IDX (IDXParticipationYN false), and hides one the seller keeps off the internet', async () => {
+    const records = [flaggedRecord(1, { IDXParticipationYN: false }), flaggedRecord(2, { InternetEntireListingDisplayYN: false })];
+    const s = emulator.closeAfterTest(await startResoServer({ records }));
+    const report = await env.sync(te, resoFeed(s.url, { display: { purpose: 'vow' } }));
+    expect([...(await held()).keys()]).toEqual(['FL-01']);
+    expect(report.display).toMatchObject({ purpose: 'vow', hidden: { InternetEntireListingDisplayYN: 1 } });
+  });
+});
+
 describe('the sold window (display.soldDays), with a fixed clock', () => {
   const at = (iso: string) => () => new Date(iso);
 

@@ -99,4 +99,24 @@ describe('evaluateGuards', () => {
     const d = evaluateGuards(input([del('A')], { deletes: { maxFraction: 1, maxCount: 9, graceHours: 1 }, feed: { complete: false, mode: 'full', valid: 5 } }));
     expect(d.marks).toEqual({ set: [], clear: [] });
   });
+
+  it('a removal by a display rule is not counted toward the limits and goes whatever holds the rest (docs/display-rules.md)', () => {
+    const byRule = Array.from({ length: 60 }, (_, i) => del(`R${i}`, 'rule:InternetEntireListingDisplayYN'));
+    // 60% of the remote listings removed by rule: passed
+    const ruled = evaluateGuards(input(byRule));
+    expect(ruled.outcome).toBe('passed');
+    expect(ruled.allowed).toHaveLength(60);
+    // the same share absent: tripped, nothing allowed
+    const absent = evaluateGuards(input(Array.from({ length: 60 }, (_, i) => del(`A${i}`))));
+    expect(absent.outcome).toBe('tripped');
+    expect(absent.allowed).toEqual([]);
+    // both: the absences are held, the rule's removals go; a read that was not whole holds the absences only
+    for (const patch of [{}, { feed: { complete: false, readError: 'cut off', mode: 'full' as const, valid: 90 } }]) {
+      const both = evaluateGuards(input([...byRule, del('A1'), del('A2'), ...Array.from({ length: 30 }, (_, i) => del(`B${i}`))], patch));
+      expect(both.outcome).toBe('tripped');
+      expect(both.allowed.map((d) => d.reason)).toEqual(byRule.map(() => 'rule:InternetEntireListingDisplayYN'));
+      expect(both.withheld).toHaveLength(32);
+      expect(both.message).toMatch(/60 removal\(s\) by a display rule went: they are not held/);
+    }
+  });
 });

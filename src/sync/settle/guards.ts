@@ -59,7 +59,8 @@ export function evaluateGuards(input: GuardInput): GuardDecision {
   if (byRule.length === 0) return guardDeletes(input);
   // a display rule's removals go whatever the rest decides (see the header)
   const rest = guardDeletes({ ...input, plan: { deletes: input.plan.deletes.filter((d) => ruleOf(d.reason) === undefined) } });
-  return { ...rest, outcome: rest.outcome === 'none' ? 'passed' : rest.outcome, allowed: [...byRule, ...rest.allowed] };
+  const message = rest.message && `${rest.message} (${byRule.length} removal(s) by a display rule went: they are not held.)`;
+  return { ...rest, outcome: rest.outcome === 'none' ? 'passed' : rest.outcome, allowed: [...byRule, ...rest.allowed], ...(message && { message }) };
 }
 
 function guardDeletes(input: GuardInput): GuardDecision {
