@@ -11,6 +11,8 @@ import { PRESETS } from './presets/registry.js';
 import { CLOCK_TRANSFORMS, compileTransform, convertArea, TransformFailure, type Transform } from './transforms.js';
 import type { DisplayRules } from './display-config.js';
 import { compileDisplay, type DisplayEvaluator } from './display-rules.js';
+import { compileExtensionSource, extensionPaths, type ExtensionSource } from './extension-source.js';
+import { restrictedOf } from './restricted-fields.js';
 
 export interface MapResult {
   /** the listing as mapped, before validation (SerialNumber included) */
@@ -106,7 +108,7 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
   for (const [field, value] of Object.entries(defaults) as [ListingField, unknown][]) {
     if (!(field in rules)) steps.push([field, (_r, out) => void (out[field] = value)]);
   }
-  const extension = compileExtension(config.extension, preset?.extension);
+  const extension = compileExtension(config.extension, preset?.extension, options.display ? restrictedOf(options.display) : new Map());
   if (extension) {
     steps.push([
       'ExtensionColumn',
@@ -471,14 +473,23 @@ function toScalar(v: unknown): unknown {
 
 function compileExtension(
   config: MappingConfig['extension'],
-  presetExtension: Record<string, string> | undefined,
+  presetExtension: Record<string, ExtensionSource> | undefined,
+  restricted: ReadonlyMap<string, string>,
 ): ((record: Record<string, unknown>) => { Key: string; value: string }[]) | undefined {
   const pairs: [string, string][] = Array.isArray(config) ? config.map((p) => [p, p]) : Object.entries(config);
-  const all = [...Object.entries(presetExtension ?? {}), ...pairs];
-  if (!all.length) return undefined;
-  const getters = all.map(([key, path]) => [key, compilePath(path)] as const);
+  // a preset's entry that reads a restricted field is left out (the feed's own are a config error: restricted-fields.ts)
+  const allowed = Object.entries(presetExtension ?? {}).filter(([, source]) =>
+    extensionPaths(source).every((p) => p.split('.').every((seg) => !restricted.has(seg.trim().toLowerCase()))),
+  );
+  const fromPreset = allowed.map(([Key, source]) => [Key, compileExtensionSource(source)] as const);
+  if (!fromPreset.length && !pairs.length) return undefined;
+  const getters = pairs.map(([key, path]) => [key, compilePath(path)] as const);
   return (record) => {
     const out: { Key: string; value: string }[] = [];
+    for (const [Key, get] of fromPreset) {
+      const value = get(record);
+      if (value !== undefined) out.push({ Key, value });
+    }
     for (const [Key, get] of getters) {
       const v = get(record);
       if (isEmpty(v)) continue;

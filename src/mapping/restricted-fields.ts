@@ -2,7 +2,8 @@
 // fields meant for agents and brokers, not consumers; docs/display-rules.md cites each group) and a
 // feed's own `display.withhold`. A mapping that reads one (a preset's or a field's rule, `extension`,
 // the attribution template) is a config error naming the field and the rule, so no restricted
-// value is ever put in a listing.
+// value is ever put in a listing. A preset's ExtensionColumn entry that reads one (the agent's
+// email a feed withholds) is not an error: it is left out of the feed's listings (compile.ts).
 import type { DisplayRules } from './display-config.js';
 import { templateFields } from './display-config.js';
 import type { FieldRuleObject, MappingConfig } from './config-schema.js';
@@ -70,7 +71,6 @@ export function restrictedReads(mapping: MappingConfig, display: Pick<DisplayRul
   for (const [field, rule] of Object.entries(mapping.fields) as [string, FieldRuleObject | null][]) {
     if (rule) for (const source of ruleSources(rule)) check(source, ['mapping', 'fields', field], `mapping.fields.${field}`);
   }
-  for (const [key, source] of Object.entries(preset?.extension ?? {})) check(source, ['mapping', 'preset'], `the ${mapping.preset} preset's extension ${key}`);
   const extension: [string, string][] = Array.isArray(mapping.extension) ? mapping.extension.map((p) => [p, p]) : Object.entries(mapping.extension);
   extension.forEach(([key, source], i) => check(source, ['mapping', 'extension', Array.isArray(mapping.extension) ? i : key], `mapping.extension ${key}`));
   if (display.attribution !== undefined) for (const source of templateFields(display.attribution)) check(source, ['display', 'attribution'], 'display.attribution');

@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { ListingField } from '../../listing/schema.js';
 import { FieldRuleObject } from '../config-schema.js';
+import type { ExtensionSource } from '../extension-source.js';
 
 export interface Preset {
   fields: Partial<Record<ListingField, FieldRuleObject>>;
   defaults: Partial<Record<ListingField, unknown>>;
-  /** ExtensionColumn Key → source path */
-  extension?: Record<string, string>;
+  /** ExtensionColumn Key → where its value comes from (extension-source.ts); an entry that reads a field the feed's display rules restrict is left out */
+  extension?: Record<string, ExtensionSource>;
   /** fields derived from the clock (DaysOnMarket): ignored for change detection unless a feed sets `ignore` */
   ignore: ListingField[];
 }
@@ -15,7 +16,7 @@ export interface Preset {
 export function definePreset(p: {
   fields: Partial<Record<ListingField, string | z.input<typeof FieldRuleObject>>>;
   defaults?: Partial<Record<ListingField, unknown>>;
-  extension?: Record<string, string>;
+  extension?: Record<string, ExtensionSource>;
   ignore?: ListingField[];
 }): Preset {
   const fields: Preset['fields'] = {};

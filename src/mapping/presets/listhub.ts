@@ -6,6 +6,11 @@
 // Cancelled, Expired, Withdrawn → skipped (off the market).
 // SaleType: ListingCategory Lease or Rent → for_rent, else for_sale.
 // LivingArea and LotSize are square feet.
+// Agent and office (ExtensionColumn, the reso preset's Keys): the first ListingParticipants
+// Participant is the listing agent — ListAgentName (FirstName LastName), ListAgentPhone
+// (PrimaryContactPhone, else OfficePhone), ListAgentEmail (Email); ListOfficeName (Offices.Office.Name,
+// else Brokerage.Name), ListOfficePhone (Offices.Office.PhoneNumber, else Brokerage.Phone),
+// ListOfficeEmail (Brokerage.Email).
 import { definePreset } from './define.js';
 
 export const listhubPreset = definePreset({
@@ -37,7 +42,15 @@ export const listhubPreset = definePreset({
     Images: 'Photos.Photo.MediaURL',
   },
   defaults: { CurrencySymbol: '$', AreaUnit: 'Square Feet' },
-  extension: { ListingKey: 'ListingKey' },
+  extension: {
+    ListingKey: 'ListingKey',
+    ListAgentName: { join: ['ListingParticipants.Participant.FirstName', 'ListingParticipants.Participant.LastName'] },
+    ListAgentPhone: { first: ['ListingParticipants.Participant.PrimaryContactPhone', 'ListingParticipants.Participant.OfficePhone'] },
+    ListAgentEmail: 'ListingParticipants.Participant.Email',
+    ListOfficeName: { first: ['Offices.Office.Name', 'Brokerage.Name'] },
+    ListOfficePhone: { first: ['Offices.Office.PhoneNumber', 'Brokerage.Phone'] },
+    ListOfficeEmail: 'Brokerage.Email',
+  },
   // DaysOnMarket is derived from the list date: it changes every day, so it alone never updates a listing
   ignore: ['DaysOnMarket'],
 });

@@ -34,7 +34,12 @@
 // CumulativeDaysOnMarket), else to 0, counted in the report, rather than costing the listing.
 // ParkingTotal and GarageSpaces are decimals in RESO (2.5 happens): floored to whole spaces.
 // DaysOnMarket grows every day: it is ignored for change detection unless the feed sets `ignore`.
+// Agent and office (ExtensionColumn, RESO_AGENT_EXTENSION): the list agent's and co-list agent's
+// name (FullName, else First Last), phone (PreferredPhone, else DirectPhone) and email, the list
+// and co-list office's name, phone and email; an entry the record has no value for is left out.
+// Each is the agent's public contact, none in the restricted list (restricted-fields.ts).
 import { definePreset } from './define.js';
+import type { ExtensionSource } from '../extension-source.js';
 
 export const RESO_STATUS_MAP = {
   Active: 'Active',
@@ -52,6 +57,20 @@ const RESO_LEASE_TYPES = { 'Residential Lease': 'for_rent', 'Commercial Lease': 
 const RESO_AREA_UNIT_MAP = { 'Square Feet': 'Square Feet', 'Square Meters': 'Square Meters', Acres: 'Square Feet' } as const;
 
 const RESO_PHOTO_MEDIA: Record<string, string | string[]>[] = [{ MediaCategory: 'Photo' }, { MediaCategory: '', MediaType: ['image/*', 'jpeg', 'jpg', 'png', 'gif', 'webp'] }];
+
+/** The agent and office entries of a RESO Property record (ListAgent…, CoListAgent…, ListOffice…, CoListOffice…). */
+function agentEntries(agent: 'ListAgent' | 'CoListAgent', office: 'ListOffice' | 'CoListOffice'): Record<string, ExtensionSource> {
+  return {
+    [`${agent}Name`]: { first: [`${agent}FullName`, { join: [`${agent}FirstName`, `${agent}LastName`] }] },
+    [`${agent}Phone`]: { first: [`${agent}PreferredPhone`, `${agent}DirectPhone`] },
+    [`${agent}Email`]: `${agent}Email`,
+    [`${office}Name`]: `${office}Name`,
+    [`${office}Phone`]: `${office}Phone`,
+    [`${office}Email`]: `${office}Email`,
+  };
+}
+
+export const RESO_AGENT_EXTENSION: Record<string, ExtensionSource> = { ...agentEntries('ListAgent', 'ListOffice'), ...agentEntries('CoListAgent', 'CoListOffice') };
 
 export const resoPreset = definePreset({
   fields: {
@@ -86,5 +105,6 @@ export const resoPreset = definePreset({
     HOAMonth: 'AssociationFee',
   },
   defaults: { CurrencySymbol: '$' },
+  extension: RESO_AGENT_EXTENSION,
   ignore: ['DaysOnMarket'],
 });

@@ -6,6 +6,10 @@
 // SaleType: Status "For Rent" → for_rent, else for_sale.
 // BasicDetails.LotSize is in acres in ZIF; it is converted to square feet (AreaUnit Square Feet).
 // DaysOnMarket: days since ListingDetails.DateListed, 0 when absent.
+// Agent and office (ExtensionColumn, the reso preset's Keys): ListAgentName (Agent.FirstName
+// LastName), ListAgentPhone (Agent.MobilePhoneLineNumber, else OfficeLineNumber), ListAgentEmail
+// (Agent.EmailAddress), ListOfficeName (Office.BrokerageName), ListOfficePhone (Office.BrokerPhone),
+// ListOfficeEmail (Office.BrokerEmail).
 import { definePreset } from './define.js';
 
 export const zillowPreset = definePreset({
@@ -37,6 +41,14 @@ export const zillowPreset = definePreset({
     Images: 'Pictures.Picture.PictureUrl',
   },
   defaults: { CurrencySymbol: '$', AreaUnit: 'Square Feet' },
+  extension: {
+    ListAgentName: { join: ['Agent.FirstName', 'Agent.LastName'] },
+    ListAgentPhone: { first: ['Agent.MobilePhoneLineNumber', 'Agent.OfficeLineNumber'] },
+    ListAgentEmail: 'Agent.EmailAddress',
+    ListOfficeName: 'Office.BrokerageName',
+    ListOfficePhone: 'Office.BrokerPhone',
+    ListOfficeEmail: 'Office.BrokerEmail',
+  },
   // DaysOnMarket is derived from the list date: it changes every day, so it alone never updates a listing
   ignore: ['DaysOnMarket'],
 });
