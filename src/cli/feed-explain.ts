@@ -19,6 +19,7 @@ import { remoteKey, remotePages } from '../sync/remote/remote.js';
 import { EXIT, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
+import { openHouseMapping } from '../feeds/reso/reso-related.js';
 
 interface Options {
   config: string;
@@ -83,7 +84,7 @@ interface Found {
 /** The feed's last record with this key: by its mapped key, or (a record too broken to map) by its raw key column. */
 async function findInFeed(feed: FeedConfig, key: string, baseDir: string, logger: Logger): Promise<Found | undefined> {
   const opened = openFeed(feed.name, feed.source, { baseDir, logger, full: true });
-  const compiled = compileMapping(feed.mapping, { display: resolveDisplay(feed.display, feed.source.kind) });
+  const compiled = compileMapping(feed.mapping, { display: resolveDisplay(feed.display, feed.source.kind), openHouses: openHouseMapping(feed.source) });
   const ctx = { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy };
   let found: Found | undefined;
   for await (const item of opened.items) {

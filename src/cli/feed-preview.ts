@@ -22,6 +22,7 @@ import type { FeedConfig } from '../config/schema.js';
 import type { FeedItem, SourceReadStats } from '../feeds/types.js';
 import { lanesOf } from '../sync/read/lanes.js';
 import { EXIT, printJson } from './exit.js';
+import { openHouseMapping } from '../feeds/reso/reso-related.js';
 
 interface Options {
   config: string;
@@ -82,7 +83,7 @@ async function readPreview(feed: FeedConfig, opened: Opened, routing: Routing, l
     display: { purpose: rules.purpose, soldDays: rules.soldDays, hidden: {}, addressWithheld: 0, held: 0 },
   };
   const findings = createFindings();
-  const mapping = compileMapping(feed.mapping, { onUnmapped: findings.onUnmapped, display: rules });
+  const mapping = compileMapping(feed.mapping, { onUnmapped: findings.onUnmapped, display: rules, openHouses: openHouseMapping(feed.source) });
   try {
     for await (const item of mapFeed(routing.tally(opened.items), mapping, { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy })) {
       p.counts.records++;

@@ -101,6 +101,15 @@ export const ResoSource = z
     filter: z.string().optional(),
     select: z.array(z.string()).optional(),
     expandMedia: z.boolean().default(true),
+    expandOpenHouse: z
+      .boolean()
+      .default(false)
+      .describe('$expand=OpenHouse (Trestle and RESO servers that offer it): the upcoming open houses give Tours OpenHouse and an ExtensionColumn entry OpenHouses'),
+    timeZone: z
+      .string()
+      .refine((tz) => isTimeZone(tz), { message: 'must be an IANA time zone name, e.g. America/Chicago' })
+      .default('UTC')
+      .describe("the MLS's IANA time zone: open house dates and times are written in it"),
     /** pull only records modified since the last successful run (high-water mark kept per feed) */
     incremental: z.boolean().default(false),
     keyField: z.string().default('ListingKey'),
@@ -152,3 +161,13 @@ export const FeedSource = z
     for (const issue of checkVendorRules(s)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   });
 export type FeedSource = z.infer<typeof FeedSource>;
+
+/** Whether Intl knows this IANA time zone name. */
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}

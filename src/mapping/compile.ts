@@ -13,6 +13,7 @@ import type { DisplayRules } from './display-config.js';
 import { compileDisplay, type DisplayEvaluator } from './display-rules.js';
 import { compileExtensionSource, extensionPaths, type ExtensionSource } from './extension-source.js';
 import { restrictedOf } from './restricted-fields.js';
+import { compileOpenHouses } from './open-houses.js';
 
 export interface MapResult {
   /** the listing as mapped, before validation (SerialNumber included) */
@@ -37,6 +38,8 @@ export interface CompileOptions {
   onUnmapped?: (u: UnmappedValue) => void;
   /** the feed's display rules (display-config.ts): applied to each record before and after it is mapped (map-feed.ts) */
   display?: DisplayRules;
+  /** the record's expanded open houses (source.expandOpenHouse) become Tours and an ExtensionColumn entry, times in this IANA zone (open-houses.ts) */
+  openHouses?: { timeZone: string };
 }
 
 /** MapResult while a record is mapped: steps that need the whole listing (units, `when`) run last. */
@@ -117,6 +120,11 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
         if (entries.length) out.ExtensionColumn = [...((out.ExtensionColumn as unknown[] | undefined) ?? []), ...entries];
       },
     ]);
+  }
+  if (options.openHouses && preset?.openHouses) {
+    // after the extension step: the agent entries come first
+    const openHouses = compileOpenHouses(preset.openHouses, options.openHouses.timeZone, now);
+    steps.push(['ExtensionColumn', (record, out) => openHouses(record, out)]);
   }
   const order = (f: ListingField) => LISTING_FIELDS.indexOf(f);
   // a stable sort keeps an ExtensionColumn rule before the extension entries

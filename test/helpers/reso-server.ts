@@ -2,7 +2,10 @@
 // not the way our fixtures happen to be:
 // - lookups in either spelling (`spelling: 'enum'` serves OData member names: ActiveUnderContract);
 // - `$filter` (eq ne gt ge lt le, and/or/not, parentheses; a filter on an unknown field is a 400),
-//   `$orderby`, `$select`, `$expand=Media`, `$top` as a total and `Prefer: odata.maxpagesize` as the
+//   `$orderby`, `$select`, `$expand=Media` and `$expand=OpenHouse` (a record's `Media` and `OpenHouse`
+//   lists are sent only when expanded: Trestle expands OpenHouse into Property, its Web API reference,
+//   https://trestle-documentation.corelogic.com/webapi-reference.html; OpenHouse fields OpenHouseStartTime,
+//   OpenHouseEndTime, OpenHouseStatus as the RESO Data Dictionary and Bridge's OpenHouse resource name them), `$top` as a total and `Prefer: odata.maxpagesize` as the
 //   page size (capped by `maxPageSize`), and `@odata.nextLink`s built with `$skip` over the records as
 //   they are when each page is asked for: a record changed between pages shifts the later ones;
 // - timestamps compared as instants, or as text (`textTimestamps`);
@@ -264,7 +267,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       .get('$select')
       ?.split(',')
       .map((s) => s.trim());
-    const expand = /(^|,)\s*Media\b/.test(q.get('$expand') ?? '');
+    const expand = { Media: /(^|,)\s*Media\b/.test(q.get('$expand') ?? ''), OpenHouse: /(^|,)\s*OpenHouse\b/.test(q.get('$expand') ?? '') };
     const value = page.map((r) => shape(r, select, expand));
     nextLink = opts.nextLink ? opts.nextLink(nextLink, n) : nextLink;
     const body = {
@@ -441,10 +444,10 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
   return server;
 }
 
-function shape(r: Row, select: string[] | undefined, expand: boolean): Row {
+function shape(r: Row, select: string[] | undefined, expand: { Media: boolean; OpenHouse: boolean }): Row {
   const out: Row = {};
   for (const [k, v] of Object.entries(r)) {
-    if (k === 'Media' ? !expand : select && !select.includes(k)) continue;
+    if (k === 'Media' || k === 'OpenHouse' ? !expand[k] : select && !select.includes(k)) continue;
     out[k] = v;
   }
   return out;

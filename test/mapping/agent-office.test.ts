@@ -9,17 +9,10 @@ import { compileMapping, MappingConfig } from '../../src/mapping/index.js';
 import { mapItem } from '../../src/mapping/map-feed.js';
 import { restrictedReads } from '../../src/mapping/restricted-fields.js';
 import { chunks, collect } from '../feeds/helpers.js';
+import { RESO_BASE } from './reso-base.js';
 
 const reso = {
-  ListingKey: 'K1',
-  ListingId: 'M1',
-  StandardStatus: 'Active',
-  PropertyType: 'Residential',
-  ListPrice: 450000,
-  BedroomsTotal: 3,
-  BathroomsTotalInteger: 2,
-  LivingArea: 1850,
-  YearBuilt: 1999,
+  ...RESO_BASE,
   City: 'Austin',
   ListAgentKey: 'A1',
   ListAgentFirstName: 'Ann',

@@ -51,6 +51,7 @@ export interface QueryParts {
   top?: number;
   select?: string[];
   expandMedia?: boolean;
+  expandOpenHouse?: boolean;
 }
 
 /** The resource's URL: the service root and the resource, or `base` itself when it already ends with the resource. */
@@ -70,7 +71,8 @@ export function queryUrl(base: string, resource: string, q: QueryParts): string 
   if (q.orderby) params.push(`$orderby=${encodeURIComponent(q.orderby)}`);
   if (q.top !== undefined) params.push(`$top=${q.top}`);
   if (q.select?.length) params.push(`$select=${encodeURIComponent(q.select.join(','))}`);
-  if (q.expandMedia) params.push('$expand=Media');
+  const expand = [...(q.expandMedia ? ['Media'] : []), ...(q.expandOpenHouse ? ['OpenHouse'] : [])];
+  if (expand.length) params.push(`$expand=${expand.join(',')}`);
   return new URL(`${resourceUrl(base, resource)}${params.length ? `?${params.join('&')}` : ''}`).href;
 }
 
@@ -115,6 +117,7 @@ export function pullQuery(source: ResoSource, profile: VendorProfile, q: PullQue
     top,
     select: q.select,
     expandMedia: source.expandMedia,
+    expandOpenHouse: source.expandOpenHouse,
   };
 }
 

@@ -257,7 +257,7 @@ export async function* keysOnlyPages(
 /** The source as a keys-only read asks it: no `$expand`, no cap on the total, the vendor's largest page. */
 function keysOnlySource(source: ResoSource): ResoSource {
   const profile = vendorProfile(source.vendor);
-  return { ...source, expandMedia: false, top: undefined, maxPageSize: Math.min(profile.maxPageSize, source.maxPageRecords) };
+  return { ...source, expandMedia: false, expandOpenHouse: false, top: undefined, maxPageSize: Math.min(profile.maxPageSize, source.maxPageRecords) };
 }
 
 export function readMark(ctx: FeedContext, feedName: string, label: string): Mark | undefined {

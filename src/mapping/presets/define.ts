@@ -8,6 +8,8 @@ export interface Preset {
   defaults: Partial<Record<ListingField, unknown>>;
   /** ExtensionColumn Key → where its value comes from (extension-source.ts); an entry that reads a field the feed's display rules restrict is left out */
   extension?: Record<string, ExtensionSource>;
+  /** the record's path of its expanded OpenHouse records (reso), read when the feed expands them (open-houses.ts) */
+  openHouses?: string;
   /** fields derived from the clock (DaysOnMarket): ignored for change detection unless a feed sets `ignore` */
   ignore: ListingField[];
 }
@@ -17,11 +19,12 @@ export function definePreset(p: {
   fields: Partial<Record<ListingField, string | z.input<typeof FieldRuleObject>>>;
   defaults?: Partial<Record<ListingField, unknown>>;
   extension?: Record<string, ExtensionSource>;
+  openHouses?: string;
   ignore?: ListingField[];
 }): Preset {
   const fields: Preset['fields'] = {};
   for (const [field, rule] of Object.entries(p.fields) as [ListingField, string | z.input<typeof FieldRuleObject>][]) {
     fields[field] = FieldRuleObject.parse(typeof rule === 'string' ? { from: rule } : rule);
   }
-  return { fields, defaults: p.defaults ?? {}, extension: p.extension, ignore: p.ignore ?? [] };
+  return { fields, defaults: p.defaults ?? {}, extension: p.extension, openHouses: p.openHouses, ignore: p.ignore ?? [] };
 }

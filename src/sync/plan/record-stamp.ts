@@ -24,6 +24,7 @@ import { fingerprintBytes } from '../../listing/fingerprint.js';
 import { codeIdentity } from '../util/code-identity.js';
 import { compileMapping } from '../../mapping/index.js';
 import type { Lane } from '../read/lanes.js';
+import { openHouseMapping } from '../../feeds/reso/reso-related.js';
 
 export interface StampSeedInput {
   mapping: unknown;
@@ -74,8 +75,13 @@ export function stampOf(seed: string, text: string, comparedHash: Uint8Array, fi
 /** a stamp's input, reused (a rerun takes 100k stamps; hash() copies what it reads); a longer record gets its own */
 const scratch = Buffer.allocUnsafe(16 * 1024);
 
-/** Whether the lane's records get stamps: not when a compared field reads the clock (its value changes every run). */
+/**
+ * Whether the lane's records get stamps: not when a compared field reads the clock (its value changes
+ * every run), nor when the records carry open houses (one that has ended leaves the listing by the
+ * clock alone: src/mapping/open-houses.ts).
+ */
 export function stamped(lane: Pick<Lane, 'feed'>): boolean {
   const ignore = new Set(lane.feed.ignore);
+  if (openHouseMapping(lane.feed.source)) return false;
   return compileMapping(lane.feed.mapping).clockFields.every((f) => ignore.has(f));
 }

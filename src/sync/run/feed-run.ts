@@ -26,6 +26,7 @@ import { createExecutor } from '../write/execute.js';
 import { runPool } from '../write/pool.js';
 import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, SyncOptions } from './context.js';
 import { settleLane } from './lane-settle.js';
+import { openHouseMapping } from '../../feeds/reso/reso-related.js';
 
 /** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
 const DEFAULT_WHOLE_BYTES = 8 << 20;
@@ -114,6 +115,8 @@ function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: R
     // the feed's display rules (docs/display-rules.md), judged against the run's clock
     display,
     ...(opts.now && { now: opts.now }),
+    // the expanded open houses, judged against the run's clock (a feed with them is not stamped: record-stamp.ts)
+    openHouses: openHouseMapping(feed.source),
     onUnmapped: (u) => {
       unmappedSeen++;
       unmapped.add(u);
