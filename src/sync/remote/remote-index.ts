@@ -233,7 +233,7 @@ export class RemoteIndex implements RemoteCopies {
   }
 
   #listing(r: number, key: string): RemoteListing {
-    const index = this;
+    const readCompared = () => this.#readCompared(r);
     return {
       id: this.#ids[r]!,
       key,
@@ -241,7 +241,7 @@ export class RemoteIndex implements RemoteCopies {
       hash: this.#hashes.subarray(r * HASH, r * HASH + HASH),
       // read (and decoded) only for a listing that differs
       get compared() {
-        return index.#readCompared(r);
+        return readCompared();
       },
     };
   }
