@@ -15,10 +15,11 @@ import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
 import { ATTRIBUTION_KEY, DISCLAIMER_KEY, resolveDisplay, type HideRule, type Purpose } from '../mapping/display-config.js';
 import { displayLine } from '../sync/report/report.js';
+import { requestsLine } from '../sync/report/report-format.js';
 import { createFindings } from '../mapping/feed-findings.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { FeedConfig } from '../config/schema.js';
-import type { FeedItem } from '../feeds/types.js';
+import type { FeedItem, SourceReadStats } from '../feeds/types.js';
 import { lanesOf } from '../sync/read/lanes.js';
 import { EXIT, printJson } from './exit.js';
 
@@ -165,7 +166,7 @@ function previewJson(feed: FeedConfig, opened: Opened, routing: Routing, p: Prev
     mode: opened.mode,
     ...(vendor && { vendor }),
     valuesReplaced: Object.fromEntries(p.replacedValues),
-    ...(opened.stats && { requests: opened.stats.requests, pages: opened.stats.pages, warnings: opened.stats.warnings }),
+    ...(opened.stats && { requests: opened.stats.requests, ...tallyOf(opened.stats), pages: opened.stats.pages, warnings: opened.stats.warnings }),
     complete: !p.incomplete,
     ...(p.incomplete && { error: p.incomplete.message }),
     counts: p.counts,
@@ -200,7 +201,7 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
     out(`  ${'routed nowhere'.padEnd(24)}${String(r.routedNowhere).padStart(8)}`);
   }
   if (vendor) out(vendor);
-  if (opened.stats) out(`read: ${opened.stats.pages} pages, ${opened.stats.requests} requests`);
+  if (opened.stats) out(`read: ${opened.stats.pages} pages, ${requestsLine({ requests: opened.stats.requests, ...tallyOf(opened.stats) })}`);
   for (const w of opened.stats?.warnings ?? []) out(`warning: ${w}`);
   out();
   out(`first ${p.listings.length} of ${counts.valid} mapped listing(s):`);
@@ -278,4 +279,9 @@ function routingTally(feed: FeedConfig, only: string | undefined) {
       routedNowhere: nowhere,
     }),
   };
+}
+
+/** A read's requests by what for, and its token calls (RESO), as the sync report has them. */
+function tallyOf(stats: SourceReadStats): { requestsBy?: Partial<Record<string, number>>; tokenCalls?: number } {
+  return stats.tally ? { requestsBy: { ...stats.tally.by }, tokenCalls: stats.tally.tokenCalls } : {};
 }

@@ -111,7 +111,10 @@ export interface OpenedFeed {
 
 export interface SourceReadStats {
   pages: number;
+  /** every request sent to the source for this read (each retry and redirect hop; token calls aside) */
   requests: number;
+  /** RESO: the same by what they were for, and the OAuth2 token endpoint's calls apart, as they stand (reso-requests.ts) */
+  tally?: { readonly by: Readonly<Partial<Record<string, number>>>; readonly tokenCalls: number };
   /** bytes of the answers read (after gunzip), where the reader counts them (RESO) */
   bytes?: number;
   /** a keys-only reconcile: keys read, and records fetched by key */

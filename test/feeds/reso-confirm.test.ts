@@ -22,6 +22,25 @@ describe('confirmation batches', () => {
     expect(out.length).toBeGreaterThanOrEqual(300 / (profile.maxOrTerms ?? 50));
   });
 
+  it("issue 35: keys with ' are measured as sent — each ' doubled in OData, then %27 on the wire — whatever string the caller builds", () => {
+    const quoted = Array.from({ length: 200 }, (_, i) => `O'Neil's 'Lot' ${i} & é/${"'".repeat(i % 6)}`);
+    // encodeURIComponent leaves ' as it is; the URL parser (undici's) sends it as %27
+    const raw = (field: string, values: string[]) => `https://mls.example/odata/Property?$filter=${encodeURIComponent(keyFilters(vendorProfile('reso'), field, values)![0]!)}`;
+    for (const url of [
+      raw,
+      (field: string, values: string[]) => queryUrl('https://mls.example/odata', 'Property', { filter: keyFilters(vendorProfile('reso'), field, values)![0] }),
+    ]) {
+      const out = [...batches([{ field: 'ListingId', values: quoted }], url, 50)];
+      expect(out.flatMap(([, v]) => v)).toEqual(quoted);
+      const sent = out.map(([field, values]) => new URL(url(field, values)).href.length);
+      expect(Math.max(...sent)).toBeLessThanOrEqual(MAX_URL);
+      expect(Math.max(...sent)).toBeGreaterThan(MAX_URL - 100);
+    }
+    expect(queryUrl('https://mls.example/odata', 'Property', { filter: "ListingId eq 'O''Neil'" })).toBe(
+      'https://mls.example/odata/Property?$filter=ListingId%20eq%20%27O%27%27Neil%27',
+    );
+  });
+
   it('a key too long for any URL still goes, alone', () => {
     const long = 'K'.repeat(MAX_URL);
     const url = (field: string, values: string[]) => queryUrl('https://mls.example/odata', 'Property', { filter: values.map((v) => `${field} eq '${v}'`).join(' or ') });

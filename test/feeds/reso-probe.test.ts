@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import type { ResoSource } from '../../src/feeds/config-schema.js';
 import { FeedSource } from '../../src/feeds/index.js';
+import { clearTokenCache } from '../../src/feeds/reso/oauth2.js';
 import { probeLines, probeReso } from '../../src/feeds/reso/reso-probe.js';
 import { silentLogger } from '../../src/log.js';
 import { startResoServer } from '../helpers/reso-server.js';
@@ -28,6 +29,18 @@ describe('feed probe', () => {
     expect(r.quotaHeaders).toEqual(['hour-quota-limit', 'hour-quota-resettime', 'minute-quota-limit']);
     expect(r.requests).toBeLessThanOrEqual(8);
     expect(s.requests).toHaveLength(r.requests);
+  });
+
+  it('issue 35: its requests are every request the server received (a retry too), and the token calls apart', async () => {
+    clearTokenCache();
+    const oauth = { clientId: 'probe-35', clientSecret: 'probe-secret-35', ttlSeconds: 3600 };
+    const s = await startResoServer({ records: generateResoRecords(20, { seed: 2 }), oauth, failFirst: [503] });
+    closers.push(() => s.close());
+    const auth = { kind: 'oauth2', tokenUrl: s.tokenUrl, clientId: oauth.clientId, clientSecret: oauth.clientSecret };
+    const r = await probeReso(reso({ url: s.url, auth, retries: 1 }), ctx, { backoffMs: 1 });
+    expect(s.tokenRequests).toHaveLength(1);
+    expect({ requests: r.requests, tokenCalls: r.tokenCalls }).toEqual({ requests: s.received - 1, tokenCalls: 1 });
+    expect(probeLines(r).join('\n')).toContain(`; ${s.received - 1} requests, 1 token call`);
   });
 
   it('a server refusing $orderby: nextLink paging is what to set, and the refusal is shown readably', async () => {

@@ -8,7 +8,11 @@
 // - timestamps compared as instants, or as text (`textTimestamps`);
 // - a static bearer token, or OAuth2 client credentials (`oauth`): POST /token, tokens that expire;
 // - quota headers (Minute-Quota-Limit, Hour-Quota-Limit, Hour-Quota-ResetTime) and a 429 past the minute quota;
-// - every request counted; hooks to change records before a page, rewrite nextLinks, break a body.
+// - every request counted (`received`: every HTTP request of any kind, the token's and $metadata's
+//   too); hooks to change records before a page, rewrite nextLinks, break a body;
+// - `maxUrl`: a 414 URI Too Long to any request whose URL (origin, path and query as sent, percent-
+//   encoding included) is longer, as IIS (behind many RESO servers) refuses a query string past its
+//   maxQueryString, 2,048 by default (https://learn.microsoft.com/en-us/iis/configuration/system.webserver/security/requestfiltering/requestlimits/).
 //
 // And the way real servers sometimes misbehave (issue 22; docs/reso-paging.md, "What real servers
 // do"), each an option of this one server:
@@ -92,6 +96,8 @@ export interface ResoServerOptions {
    * and nextLinks, and named in $metadata.
    */
   entityEvents?: boolean;
+  /** answer 414 to a request whose URL (`${origin}${path and query}`, as sent) is longer than this */
+  maxUrl?: number;
 }
 
 export type ServerOrder = 'honour' | 'storage' | 'scramble' | 'key';
@@ -135,6 +141,10 @@ export interface ResoServer {
   readonly pages: number;
   /** `$metadata` requests (not in `requests`) */
   readonly metadataRequests: number;
+  /** every HTTP request received (data, `$metadata`, token, refused or not) */
+  readonly received: number;
+  /** the longest URL received (`${origin}${path and query}`, as sent), in characters */
+  readonly longestUrl: number;
   /** the EntityEvent log (entityEvents) */
   events: Row[];
   /** log an event for a record (a change the server makes without a new ModificationTimestamp, such as lost visibility) */
@@ -357,7 +367,16 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: access, token_type: 'Bearer', expires_in: o.ttlSeconds }));
   }
 
+  let received = 0;
+  let longestUrl = 0;
   const http: Server = createServer((req, res) => {
+    received++;
+    const length = origin.length + (req.url ?? '').length;
+    longestUrl = Math.max(longestUrl, length);
+    if (opts.maxUrl !== undefined && length > opts.maxUrl) {
+      res.writeHead(414, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: '414', message: 'The request URL is too long.' } }));
+      return;
+    }
     handle(req, res).catch((err) => res.writeHead(500).end(String(err)));
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
@@ -382,6 +401,12 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     },
     get metadataRequests() {
       return metadataRequests;
+    },
+    get received() {
+      return received;
+    },
+    get longestUrl() {
+      return longestUrl;
     },
     events,
     event: (key, resource) => logEvent(key, resource),

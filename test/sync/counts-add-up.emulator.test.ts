@@ -25,12 +25,12 @@ function addsUp(r: SyncReport): void {
 }
 
 const resoRecords = (n: number) => keyedResoRecords(n, 35);
-const resoFeed = (server: ResoServer, source: Record<string, unknown> = {}) =>
+const resoFeed = (server: ResoServer, source: Record<string, unknown> = {}, fields: Record<string, unknown> = {}) =>
   FeedConfig.parse({
     name: 'mls',
     chatbot: SN,
     source: { kind: 'reso', url: server.url, maxPageSize: 5, retries: 0, timeoutMs: 5000, photosTimestampField: null, ...source },
-    mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+    mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' }, ...fields } },
     deletes: { maxFraction: 1, maxCount: 10_000 },
   });
 
@@ -92,6 +92,35 @@ describe('valid = created + updated + unchanged + the documented others', () => 
     const f = await env.sync(te, resoFeed(none), { full: true });
     expect(f.outcome).toBe('failed');
     addsUp(f);
+  });
+
+  it('a keys-only reconcile (--reconcile) and an EntityEvent poll (source.changes: entityEvent): a change, a hard delete, a record gone off the market', async () => {
+    const data = resoRecords(20);
+    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 5, entityEvents: true }));
+    // keyed by ListingKey: an EntityEvent names the ListingKey of a record deleted, and nothing more
+    const byKey = { MLSNumber: { from: 'ListingKey' } };
+    const feed = resoFeed(server, { incremental: true }, byKey);
+    addsUp(await env.sync(te, feed));
+    server.touch('K-04', { ListPrice: 222_222 });
+    server.touch('K-05', { StandardStatus: 'Withdrawn' });
+    server.remove('K-11');
+    const reconcile = await env.sync(te, feed, { reconcile: true });
+    expect(reconcile.outcome, reconcile.message).toBe('ok');
+    expect(reconcile.source.reconcile).toMatchObject({ keys: 19, fetched: 2 });
+    expect(reconcile.counts).toMatchObject({ updated: 1, deleted: 2 });
+    addsUp(reconcile);
+    addsUp(await env.sync(te, feed, { reconcile: true, dryRun: true }));
+
+    const events = resoFeed(server, { incremental: true, changes: 'entityEvent' }, byKey);
+    addsUp(await env.sync(te, events, { full: true }));
+    server.touch('K-06', { ListPrice: 333_333 });
+    server.touch('K-07', { StandardStatus: 'Withdrawn' });
+    server.remove('K-12');
+    const poll = await env.sync(te, events);
+    expect(poll.outcome, poll.message).toBe('ok');
+    expect(poll.source.events).toMatchObject({ fetched: 2, gone: 1 });
+    expect(poll.counts).toMatchObject({ updated: 1, deleted: 2 });
+    addsUp(poll);
   });
 
   it('aborted: the run stopped while it wrote', async () => {

@@ -53,6 +53,8 @@ export interface TokenOptions {
   signal?: AbortSignal;
   /** base delay of the backoff between failed token requests (tests make it small) */
   backoffMs?: number;
+  /** told of every call of the token endpoint (each attempt): the run's token calls */
+  onCall?: () => void;
 }
 
 export interface TokenSource {
@@ -138,6 +140,7 @@ async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOpt
     if (opts.signal?.aborted) throw new AbortedError(`token request to ${place.file}`, opts.signal.reason);
     let failure: FeedReadError;
     try {
+      opts.onCall?.();
       const response = await boundedRequest({
         method: 'POST',
         url: auth.tokenUrl,

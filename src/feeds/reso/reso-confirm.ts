@@ -4,7 +4,7 @@
 //
 // Keys go out as `$filter=(<vendor term>) and (<the feed's filter>) and (Field eq 'a' or Field eq 'b'
 // or …)` (reso-query.ts keyFilters: the vendor profile's required term, its searchable fields and its
-// `or` limit) with the feed's $select and $expand, batched so that no URL is longer than MAX_URL
+// `or` limit) with the feed's $select and $expand, batched so that no URL, as sent (percent-encoded), is longer than MAX_URL
 // characters (IIS, behind many RESO servers, refuses a query string past 2,048 bytes by default).
 // `eq … or` rather than `in`: `in` is OData 4.01, which not every RESO server speaks. Keys go as the
 // server's `$metadata` types the field (read once; `Edm.Int64` bare: a server answers a quoted number
@@ -87,7 +87,7 @@ export function resoLookup(source: ResoSource, deps: LookupDeps): KeyLookup {
               false,
             );
           }
-          const page = await deps.client.get(next, what);
+          const page = await deps.client.get(next, what, 'byKey');
           const items: FeedItem[] = [];
           for (const raw of page.value) {
             if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) items.push(deps.itemOf(raw as Record<string, unknown>, index++));
@@ -129,12 +129,12 @@ function unaskable(row: Record<string, unknown>, confirmBy: string, label: strin
   return { kind: 'error', position: { file: label, index }, error, data: row, standalone: true };
 }
 
-/** The values of each ask in groups of at most `maxTerms` whose URL stays within MAX_URL. */
+/** The values of each ask in groups of at most `maxTerms` whose URL, as sent (percent-encoded: queryUrl), stays within MAX_URL. */
 export function* batches(asks: readonly KeyAsk[], url: (field: string, values: string[]) => string, maxTerms = Number.POSITIVE_INFINITY): Generator<[string, string[]]> {
   for (const ask of asks) {
     let batch: string[] = [];
     for (const value of ask.values) {
-      if (batch.length && (batch.length >= maxTerms || url(ask.field, [...batch, value]).length > MAX_URL)) {
+      if (batch.length && (batch.length >= maxTerms || sentLength(url(ask.field, [...batch, value])) > MAX_URL)) {
         yield [ask.field, batch];
         batch = [];
       }
@@ -142,4 +142,9 @@ export function* batches(asks: readonly KeyAsk[], url: (field: string, values: s
     }
     if (batch.length) yield [ask.field, batch];
   }
+}
+
+/** The length of a URL as it goes out (a URL parser percent-encodes what the string left, `'` among it). */
+function sentLength(url: string): number {
+  return new URL(url).href.length;
 }

@@ -80,7 +80,7 @@ export function openResoChanges(feedName: string, source: ResoSource, ctx: FeedC
 /** The log's newest sequence ("0" for an empty log): one request. */
 async function newestSequence(client: PageClient, source: ResoSource): Promise<string> {
   const url = queryUrl(source.url!, EVENT_RESOURCE, { orderby: `${SEQ} desc`, top: 1, select: [SEQ] });
-  const page = await client.get(url, 'the EntityEvent log');
+  const page = await client.get(url, 'the EntityEvent log', 'events');
   const first = page.value[0];
   if (first === undefined) return '0';
   const r = Event.pick({ [SEQ]: true }).safeParse(first);
@@ -93,11 +93,12 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, pull:
   const label = displayUrl(resourceUrl(source.url!, EVENT_RESOURCE));
   const stats: SourceReadStats = {
     get pages() {
-      return client.requests;
+      return client.tally.total;
     },
     get requests() {
-      return client.requests;
+      return client.tally.total;
     },
+    tally: client.tally,
     get bytes() {
       return client.bytes;
     },
@@ -151,7 +152,7 @@ async function pollLog(client: PageClient, source: ResoSource, seq: string, stat
   for (let n = 1; url; n++) {
     const where = { file: label, record: `event page ${n}` };
     if (n > source.maxPages) throw new FeedReadError(`the EntityEvent log has more than source.maxPages (${source.maxPages}) pages from sequence ${seq}`, where, false);
-    const page: Page = await client.get(url, where.record);
+    const page: Page = await client.get(url, where.record, 'events');
     for (const raw of page.value) {
       const r = Event.safeParse(raw);
       if (!r.success) throw new FeedReadError(`an EntityEvent lacks ${SEQ}, ResourceName or ResourceRecordKey: ${JSON.stringify(raw).slice(0, 200)}`, where, false);

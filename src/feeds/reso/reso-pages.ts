@@ -2,13 +2,15 @@
 // whose body breaks off (or is not JSON) is simply asked for again: nothing is replayed. Bounded: a
 // page's bytes and records are capped. Auth: a static bearer token, or OAuth2 client credentials
 // with one token refresh on a 401; a 401 that a fresh token does not cure fails the read, naming
-// the credential to fix.
+// the credential to fix. Every request sent (each retry and redirect hop) and every token call is
+// counted in the read's tally (reso-requests.ts), by what it was for.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AbortedError, causeMessage, FeedReadError, formatPlace } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl, httpGet } from '../source/http.js';
 import { oauth2TokenSource, type TokenSource } from './oauth2.js';
+import { requestTally, type RequestKind, type RequestTally } from './reso-requests.js';
 import { sourceBudget } from '../source/source-budget.js';
 import type { FeedContext } from '../types.js';
 
@@ -19,12 +21,14 @@ const Page = z.looseObject({
 export type Page = z.infer<typeof Page>;
 
 export interface PageClient {
-  /** the page at `url`; `what` names it in errors ("page 3") */
-  get(url: string, what: string): Promise<Page>;
+  /** the page at `url`; `what` names it in errors ("page 3"); `kind` what it is for (the client's kind by default) */
+  get(url: string, what: string, kind?: RequestKind): Promise<Page>;
   /** a document that is not a page (the service's `$metadata`), as text, within source.maxPageBytes */
-  text(url: string, what: string): Promise<string>;
-  /** requests made so far (page requests, retries included) */
+  text(url: string, what: string, kind?: RequestKind): Promise<string>;
+  /** requests this client sent so far (each retry and redirect hop included; token calls not) */
   readonly requests: number;
+  /** the requests and token calls of the whole read, this client's among them */
+  readonly tally: RequestTally;
   /** bytes of the answers read whole so far (after gunzip) */
   readonly bytes: number;
   /** the server's clock (epoch ms) by the Date header of its first answer, when it sent one */
@@ -33,19 +37,24 @@ export interface PageClient {
   readonly lastHeaders: Headers | undefined;
 }
 
-export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number; scope?: string } = {}): PageClient {
+/** An answer's text read as what was asked (a page, a document); `place` names it in errors. */
+type Parse<T> = (text: string, place: { file: string; record: string }) => T;
+
+export interface PageClientOptions {
+  backoffMs?: number;
+  scope?: string;
+  /** the read's tally, shared with its other clients (a new one by default) */
+  tally?: RequestTally;
+  /** what this client's requests are for, unless a call says (default 'pages'; `text` 'metadata') */
+  kind?: RequestKind;
+}
+
+export function resoPageClient(source: ResoSource, ctx: FeedContext, options: PageClientOptions = {}): PageClient {
+  const tally = options.tally ?? requestTally();
   const headers: Record<string, string> = { accept: 'application/json', ...source.headers };
   if (source.maxPageSize) headers.prefer = `odata.maxpagesize=${source.maxPageSize}`;
   const backoff = options.backoffMs ?? 500;
-  const tokens: TokenSource | undefined = source.auth
-    ? oauth2TokenSource(source.auth, {
-        ...(options.scope !== undefined && { scope: options.scope }),
-        timeoutMs: source.timeoutMs,
-        retries: source.retries,
-        signal: ctx.signal,
-        backoffMs: options.backoffMs,
-      })
-    : undefined;
+  const tokens = tokenSource(source, ctx, options, tally);
   const credential = tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined);
   let requests = 0;
   let bytes = 0;
@@ -53,16 +62,20 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
   let lastHeaders: Headers | undefined;
   const budget = sourceBudget(source, ctx);
 
-  const get = (url: string, what: string): Promise<Page> => fetchAs(url, what, headers, (text, place) => parsePage(text, place, source.maxPageRecords));
-  const text = (url: string, what: string): Promise<string> => fetchAs(url, what, { ...headers, accept: 'application/xml' }, (t) => t);
+  const get = (url: string, what: string, kind = options.kind ?? 'pages'): Promise<Page> =>
+    fetchAs(url, what, kind, headers, (text, place) => parsePage(text, place, source.maxPageRecords));
+  const text = (url: string, what: string, kind: RequestKind = 'metadata'): Promise<string> => fetchAs(url, what, kind, { ...headers, accept: 'application/xml' }, (t) => t);
 
   /** the answer at `url` read whole, then parsed (an unreadable body, or a page that is not JSON, is asked for again) */
-  async function fetchAs<T>(url: string, what: string, headers: Record<string, string>, parse: (text: string, place: { file: string; record: string }) => T): Promise<T> {
+  async function fetchAs<T>(url: string, what: string, kind: RequestKind, headers: Record<string, string>, parse: Parse<T>): Promise<T> {
     const place = { file: displayUrl(url), record: what };
+    const onRequest = () => {
+      requests++;
+      tally.sent(kind);
+    };
     let refreshed = false;
     for (let attempt = 0; ; attempt++) {
       const token = tokens ? await tokens.token() : source.bearerToken;
-      requests++;
       try {
         const { body, cancel, response } = await httpGet(url, {
           headers,
@@ -75,6 +88,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
           logger: ctx.logger,
           backoffMs: options.backoffMs,
           budget,
+          onRequest,
         });
         lastHeaders = response.headers;
         if (serverTime === undefined) {
@@ -117,6 +131,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
     get requests() {
       return requests;
     },
+    tally,
     get bytes() {
       return bytes;
     },
@@ -127,6 +142,19 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: { 
       return lastHeaders;
     },
   };
+}
+
+/** The source's OAuth2 tokens (none without source.auth), their calls counted in the read's tally. */
+function tokenSource(source: ResoSource, ctx: FeedContext, options: PageClientOptions, tally: RequestTally): TokenSource | undefined {
+  if (!source.auth) return undefined;
+  return oauth2TokenSource(source.auth, {
+    ...(options.scope !== undefined && { scope: options.scope }),
+    timeoutMs: source.timeoutMs,
+    retries: source.retries,
+    signal: ctx.signal,
+    backoffMs: options.backoffMs,
+    onCall: () => tally.tokenCall(),
+  });
 }
 
 /** An error of the HTTP layer, which knows the URL only, said of the page it was reading ("page 2"). */

@@ -21,7 +21,9 @@ export interface ProbeResult {
 export interface ProbeReport {
   vendor: string;
   results: ProbeResult[];
+  /** every request sent to the server (each retry included), and the OAuth2 token endpoint's calls apart */
   requests: number;
+  tokenCalls: number;
   compression: string;
   quotaHeaders: string[];
   /** the settings the answers point to */
@@ -49,7 +51,7 @@ function inOrder(value: unknown[], keyField: string, dir: 1 | -1): boolean {
 export async function probeReso(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): Promise<ProbeReport> {
   if (!source.url) throw new FeedReadError('feed probe asks a live server: this source replays a file (path)', { file: source.path ?? '' }, false);
   const profile = vendorProfile(source.vendor);
-  const client = resoPageClient({ ...source, retries: Math.min(source.retries, 1), maxPageSize: undefined }, ctx, options);
+  const client = resoPageClient({ ...source, retries: Math.min(source.retries, 1), maxPageSize: undefined }, ctx, { ...options, kind: 'probe' });
   const required = profile.requiredFilter && source[profile.requiredFilter.sourceKey];
   const base = and(required ? `${profile.requiredFilter!.field} eq ${keyLiteral(required)}` : undefined, source.filter);
   const one = { top: 1 };
@@ -123,6 +125,7 @@ export async function probeReso(source: ResoSource, ctx: FeedContext, options: {
     vendor: profile.name,
     results,
     requests: client.requests,
+    tokenCalls: client.tally.tokenCalls,
     compression,
     quotaHeaders: [...quota].sort(),
     settings,
@@ -133,7 +136,7 @@ export async function probeReso(source: ResoSource, ctx: FeedContext, options: {
 export function probeLines(r: ProbeReport): string[] {
   return [
     ...r.results.map((x) => `  ${x.ok ? 'accepted' : 'refused '} ${x.what}: ${x.detail}`),
-    `  compression: ${r.compression}; quota headers: ${r.quotaHeaders.length ? r.quotaHeaders.join(', ') : 'none'}; ${r.requests} requests`,
+    `  compression: ${r.compression}; quota headers: ${r.quotaHeaders.length ? r.quotaHeaders.join(', ') : 'none'}; ${r.requests} requests${r.tokenCalls ? `, ${r.tokenCalls} token call${r.tokenCalls === 1 ? '' : 's'}` : ''}`,
     '',
     r.differences.length
       ? `settings to use (vendor ${r.vendor}):\n${r.differences.map((d) => `  ${d}`).join('\n')}`

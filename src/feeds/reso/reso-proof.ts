@@ -32,7 +32,7 @@ export async function proveWindow(w: WindowInput): Promise<WindowProof> {
   for (const ts of w.read.values()) if (Date.parse(ts) <= end) inWindow++;
   let count: unknown;
   try {
-    count = (await w.client.get(url, 'the count of the window read'))['@odata.count'];
+    count = (await w.client.get(url, 'the count of the window read', 'proof'))['@odata.count'];
   } catch (err) {
     return { proven: false, why: `the server refused $count over the window this pull read (${causeMessage(err)})` };
   }

@@ -59,6 +59,11 @@ export function resourceUrl(base: string, resource: string): string {
   return root.endsWith(`/${resource}`) ? root : `${root}/${resource}`;
 }
 
+/**
+ * The query's URL exactly as it is sent: normalised as a URL parser (undici's, the WHATWG one) sends
+ * it, so `'` — which encodeURIComponent leaves, and an OData literal doubles (`O''Neil`) — is `%27`
+ * here too, and a length measured on it (reso-confirm.ts MAX_URL) is the length on the wire.
+ */
 export function queryUrl(base: string, resource: string, q: QueryParts): string {
   const params: string[] = [];
   if (q.filter) params.push(`$filter=${encodeURIComponent(q.filter)}`);
@@ -66,7 +71,7 @@ export function queryUrl(base: string, resource: string, q: QueryParts): string 
   if (q.top !== undefined) params.push(`$top=${q.top}`);
   if (q.select?.length) params.push(`$select=${encodeURIComponent(q.select.join(','))}`);
   if (q.expandMedia) params.push('$expand=Media');
-  return `${resourceUrl(base, resource)}${params.length ? `?${params.join('&')}` : ''}`;
+  return new URL(`${resourceUrl(base, resource)}${params.length ? `?${params.join('&')}` : ''}`).href;
 }
 
 /**

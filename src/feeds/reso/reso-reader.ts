@@ -35,6 +35,7 @@ import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
 import { afterFilter, isTimestampLiteral, laterOf, orderBy, pageSize, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
 import { resoLookup } from './reso-confirm.js';
 import { proveWindow } from './reso-proof.js';
+import type { RequestTally } from './reso-requests.js';
 import { readMetadata } from './reso-metadata.js';
 import type { VendorProfile } from '../vendors/profile.js';
 import { vendorProfile } from '../vendors/registry.js';
@@ -92,8 +93,8 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
   let complete = false;
   let since: string | undefined;
   const state: PullState = { capped: false, pages: 0 };
-  const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false, warnings: [] };
   const client = source.path ? undefined : resoPageClient(source, ctx, { ...options, scope: feedName });
+  const stats = readStats(client);
 
   async function* items(): AsyncIterable<FeedItem> {
     const stored = wantIncremental ? readMark(ctx, feedName, label) : undefined;
@@ -134,7 +135,6 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
       }
     } finally {
       stats.pages = state.pages;
-      stats.requests = client?.requests ?? 0;
       if (client) stats.bytes = client.bytes;
       stats.capped = state.capped;
     }
@@ -183,6 +183,21 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
   };
 }
 
+/** A pull's stats; its requests as they stand when read (the confirmation's come after the pull: reso-requests.ts). */
+function readStats(client: PageClient | undefined): ResoReadStats {
+  return {
+    pages: 0,
+    get requests() {
+      return client?.tally.total ?? 0;
+    },
+    ...(client && { tally: client.tally }),
+    keysSeenTwice: [],
+    keysSeenTwiceCount: 0,
+    capped: false,
+    warnings: [],
+  };
+}
+
 /** The live pull's lookup (reso-confirm.ts): the pull's client, its paging, its $metadata read once, keys-only reads. */
 function liveLookup(
   feedName: string,
@@ -207,7 +222,7 @@ function liveLookup(
         return undefined;
       }
     }),
-    keysOnly: (fields) => keysOnlyPages(source, ctx, fields, { ...options, scope: feedName, warnings: stats.warnings }),
+    keysOnly: (fields) => keysOnlyPages(source, ctx, fields, { ...options, scope: feedName, warnings: stats.warnings, tally: client.tally }),
   });
 }
 
@@ -228,10 +243,10 @@ export async function* keysOnlyPages(
   source: ResoSource,
   ctx: FeedContext,
   fields: readonly string[],
-  options: { backoffMs?: number; scope?: string; warnings?: string[]; onClient?: (client: PageClient) => void } = {},
+  options: { backoffMs?: number; scope?: string; warnings?: string[]; tally?: RequestTally; onClient?: (client: PageClient) => void } = {},
 ): AsyncIterable<Array<Record<string, unknown>>> {
   const keys = keysOnlySource(source);
-  const client = resoPageClient(keys, ctx, options);
+  const client = resoPageClient(keys, ctx, { ...options, kind: 'keys' });
   options.onClient?.(client);
   const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false, warnings: options.warnings ?? [] };
   for await (const value of livePages({ ...keys, select: [...fields] }, client, undefined, { capped: false, pages: 0 }, Date.now(), stats, ctx)) {

@@ -5,7 +5,8 @@
 // - a key newer than the mark the sync hands in (FeedContext.mark: changed since the last sync), or,
 //   with no mark, a key the chatbot does not hold, is fetched by key (the confirmation's lookup,
 //   reso-confirm.ts: batched within the URL and `or` limits, typed by $metadata, bounded by
-//   source.maxPages) and yielded like any record read; one the server no longer returns is absent;
+//   source.maxPages) and yielded like any record read, so its record decides (one now off the market
+//   deletes its listing, as a pull's would: it is not `present`); one the server no longer returns is absent;
 // - every other key is `present`: the source holds it unchanged, so its listing stays as it is and
 //   no record body is read for it;
 // - a key the chatbot holds that is neither read nor present is absent: the sync confirms it with the
@@ -29,15 +30,16 @@ export function openResoReconcile(feedName: string, source: ResoSource, ctx: Fee
   const present = new Set<string>();
   let keysClient: PageClient | undefined;
   let reached: string | undefined;
-  // (read when reported: the confirmation's requests, after the read, are the lookup's too)
-  const requests = () => (keysClient?.requests ?? 0) + (base.client?.requests ?? 0);
+  // (read when reported: the confirmation's requests, after the read, are in the read's tally too)
+  const tally = base.client!.tally;
   const stats: SourceReadStats = {
     get pages() {
-      return requests();
+      return tally.total;
     },
     get requests() {
-      return requests();
+      return tally.total;
     },
+    tally,
     get bytes() {
       return (keysClient?.bytes ?? 0) + (base.client?.bytes ?? 0);
     },
@@ -62,7 +64,7 @@ export function openResoReconcile(feedName: string, source: ResoSource, ctx: Fee
     let latest: string | undefined;
     {
       const fields = [...new Set([source.keyField, by, ...ask.keyFields, TS])];
-      for await (const rows of keysOnlyPages(source, ctx, fields, { ...options, scope: feedName, warnings: stats.warnings, onClient: (c) => (keysClient = c) })) {
+      for await (const rows of keysOnlyPages(source, ctx, fields, { ...options, scope: feedName, warnings: stats.warnings, tally, onClient: (c) => (keysClient = c) })) {
         for (const row of rows) {
           stats.reconcile!.keys++;
           const key = ask.keyOf(row);
@@ -76,19 +78,17 @@ export function openResoReconcile(feedName: string, source: ResoSource, ctx: Fee
           if (changed && (typeof value === 'string' || typeof value === 'number')) wanted.set(String(value), key);
         }
       }
-      const fetched = new Set<string>();
       if (wanted.size) {
         for await (const batch of base.lookup!.find([{ field: by, values: [...wanted.keys()] }])) {
           for (const item of batch) {
-            const key = item.data === undefined ? undefined : ask.keyOf(item.data);
-            if (key !== undefined) fetched.add(key);
             stats.reconcile!.fetched++;
             yield item;
           }
         }
       }
-      // read as present, then not returned by key: gone since, absent like any key the server lacks
-      for (const key of wanted.values()) if (!fetched.has(key)) present.delete(key);
+      // a key fetched is not `present`: its record decides, as a pull's would (one now off the market
+      // deletes its listing); one not returned by key is gone since, absent like any key the server lacks
+      for (const key of wanted.values()) present.delete(key);
     }
     if (mark && latest) {
       const bound = new Date((keysClient?.serverTime ?? now) - 1000).toISOString();

@@ -44,6 +44,8 @@ export interface HttpGetOptions extends ExpansionLimits {
   /** most redirects followed (each within the origin, or to anywhere without credentials) */
   maxRedirects?: number;
   budget?: RequestBudget;
+  /** told of every request as it is sent (each attempt, each redirect hop): the run's request count */
+  onRequest?: () => void;
 }
 
 const FEED_LIMIT_DEFAULTS = {
@@ -124,6 +126,7 @@ async function follow(
     const sameOrigin = new URL(url).origin === origin;
     const headers: Record<string, string> = { 'accept-encoding': 'gzip', ...(sameOrigin ? configured : {}) };
     await opts.budget?.beforeRequest(opts.signal);
+    opts.onRequest?.();
     const res = await boundedRequest({
       method: 'GET',
       url,

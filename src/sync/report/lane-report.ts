@@ -116,6 +116,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
       ...(stats && {
         pages: stats.pages,
         requests: stats.requests,
+        ...(stats.tally && { requestsBy: { ...stats.tally.by }, tokenCalls: stats.tally.tokenCalls }),
         ...(stats.bytes !== undefined && { bytes: stats.bytes }),
         ...(stats.reconcile && { reconcile: { ...stats.reconcile } }),
         ...(stats.events && { events: { ...stats.events } }),

@@ -95,9 +95,20 @@ function sourceLines(source: SyncReport['source']): string[] {
   const e = source.events;
   if (e) lines.push(`  EntityEvent: ${e.read} events read, ${e.keys} keys, ${e.fetched} records fetched by key, ${e.gone} gone`);
   if (source.reconcile) lines.push(`  reconcile: ${source.reconcile.keys} keys read, ${source.reconcile.fetched} records fetched by key`);
-  if (source.requests !== undefined) lines.push(`  source: ${source.pages ?? 0} pages, ${source.requests} requests${source.bytes !== undefined ? `, ${source.bytes} bytes` : ''}`);
+  if (source.requests !== undefined) lines.push(`  source: ${source.pages ?? 0} pages, ${requestsLine(source)}${source.bytes !== undefined ? `, ${source.bytes} bytes` : ''}`);
   for (const w of source.warnings ?? []) lines.push(`  source warning: ${w}`);
   return lines;
+}
+
+/** What each kind of source request is called in the text report. */
+const REQUEST_KINDS: Record<string, string> = { pages: 'pages', proof: 'proof', metadata: '$metadata', byKey: 'by key', keys: 'keys-only', events: 'EntityEvent log' };
+
+/** "16 requests (3 pages, 1 $metadata, 12 by key), 1 token call": every request made for the feed, by what for; token calls apart. */
+export function requestsLine(source: Pick<SyncReport['source'], 'requests' | 'requestsBy' | 'tokenCalls'>): string {
+  const by = Object.entries(source.requestsBy ?? {}).filter((e): e is [string, number] => Boolean(e[1]));
+  const parts = by.map(([kind, n]) => `${n} ${REQUEST_KINDS[kind] ?? kind}`);
+  const tokens = source.tokenCalls ? `, ${source.tokenCalls} token call${source.tokenCalls === 1 ? '' : 's'}` : '';
+  return `${source.requests ?? 0} requests${parts.length ? ` (${parts.join(', ')})` : ''}${tokens}`;
 }
 
 /** `total`: how many there were, when `items` holds the first of them only (rejected records) */

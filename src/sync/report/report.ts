@@ -142,7 +142,12 @@ export interface SyncReport {
   valuesReplaced?: Array<{ field: string; count: number }>;
   guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
   /** `since`: an incremental pull asked only for what changed after this time */
-  /** `pages`, `requests`, `bytes`: what reading a remote source took (RESO); `warnings`: what it did differently from the config */
+  /**
+   * `pages`, `requests`, `bytes`: what reading a remote source took (RESO): `requests` every request
+   * sent to it for this run (each retry and redirect hop; the confirmation's, the proof's too),
+   * `requestsBy` the same by what they were for, `tokenCalls` the OAuth2 token endpoint's calls apart;
+   * `warnings`: what it did differently from the config
+   */
   source: {
     mode: 'full' | 'incremental';
     since?: string;
@@ -150,6 +155,9 @@ export interface SyncReport {
     error?: string;
     pages?: number;
     requests?: number;
+    /** pages, byKey (confirmation, reconcile and EntityEvent fetches), keys (keys-only reads), proof, metadata, events (the EntityEvent log): kinds sent only */
+    requestsBy?: Partial<Record<string, number>>;
+    tokenCalls?: number;
     /** bytes of the source's answers (after gunzip) */
     bytes?: number;
     /** a keys-only reconcile (`--reconcile`): keys read, records fetched by key */

@@ -1,0 +1,42 @@
+// Every request made for one feed's read, by what it was for, and the OAuth2 token endpoint's calls
+// apart (issue 35): shared by every page client of the read (the pull's, a keys-only read's), so the
+// report's `source.requests` is what the server received — each page, each retry and redirect hop,
+// `$metadata`, the keyset proof's `$count`, the requests by key (a confirmation's, a reconcile's or an
+// EntityEvent poll's fetch), the keys-only reads, the EntityEvent log — and `tokenCalls` what the
+// token endpoint received (a cached token costs none).
+
+/** What a request to the source was for (the report's `source.requestsBy`). */
+export type RequestKind = 'pages' | 'byKey' | 'keys' | 'proof' | 'metadata' | 'events' | 'probe';
+
+export interface RequestTally {
+  /** requests sent to the source (token calls aside) */
+  readonly total: number;
+  /** the same, by what they were for (kinds never asked are absent) */
+  readonly by: Readonly<Partial<Record<RequestKind, number>>>;
+  /** calls of the OAuth2 token endpoint (each attempt) */
+  readonly tokenCalls: number;
+  sent(kind: RequestKind): void;
+  tokenCall(): void;
+}
+
+export function requestTally(): RequestTally {
+  const by: Partial<Record<RequestKind, number>> = {};
+  let total = 0;
+  let tokenCalls = 0;
+  return {
+    get total() {
+      return total;
+    },
+    by,
+    get tokenCalls() {
+      return tokenCalls;
+    },
+    sent(kind) {
+      total++;
+      by[kind] = (by[kind] ?? 0) + 1;
+    },
+    tokenCall() {
+      tokenCalls++;
+    },
+  };
+}
