@@ -38,16 +38,22 @@ describe('npm run build', () => {
     expect((await readdir(work)).sort()).toEqual(['feeds', 'feedsync.yaml']);
   });
 
-  it('runs the sources through tsx instead once a source is newer than the build, saying so in one line, and runs them right', async () => {
+  it('runs the sources through tsx instead once a source is newer than the build, and runs them right; a terminal is told in one line', async () => {
     // the repository's sources, copied after the build: newer than it
     await cp(join(root, 'src'), join(pkg, 'src'), { recursive: true });
+    const cli = join(pkg, 'bin/feedsync.js');
     const built = await run(process.execPath, [join(pkg, 'dist/src/cli.js'), '--version'], { cwd: work });
-    const r = await run(process.execPath, [join(pkg, 'bin/feedsync.js'), '--version'], { cwd: work });
+    const r = await run(process.execPath, [cli, '--version'], { cwd: work });
     expect(r.stdout).toBe(built.stdout);
-    expect(r.stderr).toBe('feedsync: src/ is newer than dist/: running the sources through tsx (slower to start; `npm run build` rebuilds dist/)\n');
+    expect(r.stderr).toBe(''); // not a terminal: stderr is the command's own (JSON log lines)
+    // on a terminal (script(1) gives the command one), one line says why the start is slower
+    const tty = await run('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} --version`, '/dev/null'], { cwd: work });
+    expect(tty.stdout.replace(/\r/g, '')).toBe(
+      'feedsync: src/ is newer than dist/: running the sources through tsx (slower to start; `npm run build` rebuilds dist/)\n' + built.stdout,
+    );
     // what runs is the sources: a change there shows
     await writeFile(join(pkg, 'src/cli.ts'), "const from: string = 'the sources';\nprocess.stdout.write(from);\n");
-    expect((await run(process.execPath, [join(pkg, 'bin/feedsync.js')], { cwd: work })).stdout).toBe('the sources');
+    expect((await run(process.execPath, [cli], { cwd: work })).stdout).toBe('the sources');
   });
 });
 
