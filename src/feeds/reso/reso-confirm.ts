@@ -73,7 +73,13 @@ export function resoLookup(source: ResoSource, deps: LookupDeps): KeyLookup {
       const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...asks.map((a) => a.field)])] : undefined;
       const top = profile.pageSizeBy === 'top' ? pageSize(source, profile) : undefined;
       const url = (field: string, values: string[]) =>
-        queryUrl(source.url!, source.resource, { filter: keyFilters(profile, field, values, source, types.get(field))![0], top, select, expandMedia: source.expandMedia, expandOpenHouse: source.expandOpenHouse });
+        queryUrl(source.url!, source.resource, {
+          filter: keyFilters(profile, field, values, source, types.get(field))![0],
+          top,
+          select,
+          expandMedia: source.expandMedia,
+          expandOpenHouse: source.expandOpenHouse,
+        });
       let requests = 0;
       for (const [field, values] of batches(asks, url, profile.maxOrTerms ?? 50)) {
         let next: string | undefined = url(field, values);
