@@ -239,3 +239,35 @@ describe('a purged log', () => {
     });
   }
 });
+
+describe('a gone key under the reso preset (MLSNumber from ListingId, else ListingKey)', () => {
+  it("names no listing: the event's ListingKey is not the listing's key (another listing's ListingId may equal it), so nothing is deleted by the event; the next reconcile removes it", async () => {
+    const data = records(10).map((r, i) => ({ ...r, ListingId: `L-${String(i + 1).padStart(2, '0')}` }));
+    // K-02's ListingId is the ListingKey of K-01: the listing the event would name is another's
+    data[1] = { ...data[1]!, ListingId: 'K-01' };
+    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }));
+    const feed = FeedConfig.parse({
+      name: 'mls',
+      chatbot: SN,
+      source: { kind: 'reso', url: server.url, incremental: true, changes: 'entityEvent', retries: 0, timeoutMs: 10_000, photosTimestampField: null },
+      mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingKey}' } } },
+      deletes: { maxFraction: 0.5, maxCount: 100 },
+    });
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    expect([...(await held()).keys()].sort()).toEqual(['K-01', 'L-01', 'L-03', 'L-04', 'L-05', 'L-06', 'L-07', 'L-08', 'L-09', 'L-10']);
+    server.remove('K-01'); // the record whose listing is L-01
+    const run = await env.sync(te, feed);
+    expect(run.outcome, run.message).toBe('ok');
+    expect(run.counts.deleted).toBe(0);
+    expect(run.source.events).toMatchObject({ keys: 1, fetched: 0, gone: 1, unnamed: 1 });
+    expect((run.source.warnings ?? []).join('\n')).toMatch(/1 key\(s\) the EntityEvent log says are gone name no listing/);
+    const now = await held();
+    expect(now.has('K-01')).toBe(true); // K-02's listing, still on the server
+    // the reconcile finds L-01 absent, confirms it and deletes it
+    const reconcile = await env.sync(te, feed, { reconcile: true });
+    expect(reconcile.outcome, reconcile.message).toBe('ok');
+    expect(reconcile.deletedByReason).toEqual({ absent: 1 });
+    expect((await held()).has('L-01')).toBe(false);
+    expect((await held()).size).toBe(9);
+  });
+});
