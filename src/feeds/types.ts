@@ -122,6 +122,6 @@ export interface SourceReadStats {
   /** a keys-only reconcile: keys read, and records fetched by key */
   reconcile?: { keys: number; fetched: number };
   /** an EntityEvent poll: events read, distinct keys of the resource, records fetched by key, keys gone */
-  events?: { read: number; keys: number; fetched: number; gone: number; media?: number; purged?: string };
+  events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string };
   warnings: string[];
 }

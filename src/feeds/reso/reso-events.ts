@@ -197,10 +197,18 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
         }
       }
     }
+    const named = keyNamesListing(source, ctx);
     for (const key of keys) {
       if (fetched.has(key)) continue;
       stats.events!.gone++;
-      yield { kind: 'removed', position: { file: label, index: index++, id: key }, data: { [source.keyField]: key } };
+      if (named) yield { kind: 'removed', position: { file: label, index: index++, id: key }, data: { [source.keyField]: key } };
+      else stats.events!.unnamed = (stats.events!.unnamed ?? 0) + 1;
+    }
+    if (stats.events!.unnamed) {
+      const fields = ctx.reconcileFallback!.keyFields.join(', ');
+      const warning = `${stats.events!.unnamed} key(s) the EntityEvent log says are gone name no listing: the listing key is read from ${fields}, and only ${source.keyField} is known of a record no longer returned (another listing's key may equal it): left to the next reconcile (schedule.reconcileCron, sync --reconcile), which deletes them under the guards`;
+      own.push(warning);
+      ctx.logger.warn({ feed: feedName }, warning);
     }
   }
 
@@ -253,6 +261,17 @@ function eventStats(client: PageClient, pull: EventRun['pull'], own: string[], i
     },
     events: { read: 0, keys: 0, fetched: 0, gone: 0 },
   };
+}
+
+/**
+ * Whether a key of the source (source.keyField) is the listing key: the listing key is read from that
+ * field alone. Under the reso preset (MLSNumber from ListingId, else ListingKey) it is not: a record no
+ * longer returned cannot say its ListingId, and a listing whose ListingId equals the ListingKey is
+ * another record's. Without the sync's word (no reconcileFallback: a preview), the key field is taken.
+ */
+function keyNamesListing(source: ResoSource, ctx: FeedContext): boolean {
+  const fields = ctx.reconcileFallback?.keyFields;
+  return fields === undefined || (fields.length === 1 && fields[0] === source.keyField);
 }
 
 interface Polled {
