@@ -6,9 +6,10 @@
 FROM node:24.11.1-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# (npm ci runs the prepare script, scripts/build.js --prepare: with no src/ yet it builds nothing)
+COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts ./scripts
 COPY src ./src
 COPY jobs ./jobs
 RUN npm run build
@@ -17,6 +18,8 @@ FROM node:24.11.1-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
+# (the prepare script, without typescript here, builds nothing: dist/ comes from the first stage)
+COPY scripts/build.js ./scripts/build.js
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY --from=build /app/dist ./dist

@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // Runs the compiled JavaScript in dist/ when it is there and was built from the sources as they are
-// (an image or an installed package ships no src/; a clone after `npm run build`), else the
-// TypeScript sources through tsx (a dev dependency): a clone works without a build step, and an
-// edit made after a build never runs stale.
+// (an image or an installed package ships no src/; a clone, built at `npm ci`/`npm install` by the
+// prepare script), else the TypeScript sources through tsx (a dev dependency): an edit made after a
+// build never runs stale. A build older than the sources says so in one line on a terminal's stderr.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 
 const root = new URL('../', import.meta.url);
 const built = new URL('dist/src/cli.js', root);
+const isBuilt = existsSync(built);
 
-if (existsSync(built) && !newerSourceThan(statSync(built).mtimeMs)) {
+if (isBuilt && !newerSourceThan(statSync(built).mtimeMs)) {
   await import(built.href);
 } else {
   let tsx;
@@ -20,6 +21,9 @@ if (existsSync(built) && !newerSourceThan(statSync(built).mtimeMs)) {
     );
     process.exit(1);
   }
+  // (to a person at a terminal: elsewhere stderr carries JSON log lines, or exactly what a command prints)
+  if (isBuilt && process.stderr.isTTY)
+    process.stderr.write(`feedsync: src/ is newer than dist/: running the sources through tsx (slower to start; \`npm run build\` rebuilds dist/)\n`);
   tsx.register();
   await import('../src/cli.ts');
 }

@@ -49,6 +49,7 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
   let tail: Promise<void> = Promise.resolve();
   let learned: Partial<Record<WindowName, number>> = {};
   let learnedAt = -Infinity;
+  const parts: BudgetParts = { backend, key, opts };
 
   /** This process's queue of waiters: the caller's turn, or AbortedError. */
   async function turn(signal: AbortSignal | undefined): Promise<() => void> {
@@ -75,56 +76,6 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
     return heard === undefined ? configured : Math.min(configured, heard);
   }
 
-  /** the pause, the lease and the sliding windows, taken together; waits while any is short */
-  async function takeShared(req: TakeRequest, limitOfWindow: Map<WindowName, number>, signal: AbortSignal | undefined): Promise<void> {
-    for (let poll = 2; ;) {
-      const r = await backend.take(key, req);
-      if (r.ok) return;
-      if (r.reason === 'lease') {
-        // a slot frees when a call ends, which no one announces: poll, soon at first
-        await sleep(poll + Math.random() * poll, signal, opts.label);
-        poll = Math.min(25, poll * 2);
-        continue;
-      }
-      if (r.waitMs > opts.maxWaitMs) {
-        if (r.reason === 'paused') throw new BudgetExhaustedError(opts.label, new Date(r.pause.until), `paused: ${r.pause.reason}`);
-        throw windowSpent(r.window, limitOfWindow.get(r.window), r.waitMs);
-      }
-      // a little jitter: the processes waiting on one window do not all ask at the same millisecond
-      await sleep(r.waitMs + Math.random() * 10, signal, opts.label);
-    }
-  }
-
-  function windowSpent(w: WindowName, limit: number | undefined, waitMs: number): BudgetExhaustedError {
-    return new BudgetExhaustedError(opts.label, new Date(Date.now() + waitMs), `${limit ?? '?'} requests ${w.replace('per', 'per ').toLowerCase()}`);
-  }
-
-  /** a request of fixed window `w` (hour, day) */
-  async function takeFixed(w: WindowName, limit: number, signal: AbortSignal | undefined): Promise<void> {
-    const { points, durationSec } = windowShape(w, limit);
-    for (;;) {
-      const r = await backend.consume(key, w, points, durationSec);
-      if (r.ok) return;
-      if (r.waitMs > opts.maxWaitMs) throw windowSpent(w, limit, r.waitMs);
-      await sleep(r.waitMs + Math.random() * 10, signal, opts.label);
-    }
-  }
-
-  function permit(req: TakeRequest): Permit {
-    const renew = req.lease ? setInterval(() => void backend.renewLease(key, req.id, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3) : undefined;
-    renew?.unref();
-    let released = false;
-    return {
-      release() {
-        if (released) return;
-        released = true;
-        clearInterval(renew);
-        // Failing here is harmless: a lease expires by itself, an entry keeps its first stamp.
-        void backend.settle(key, req).catch(() => {});
-      },
-    };
-  }
-
   return {
     key,
     limits,
@@ -142,14 +93,14 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
           ...(limits.concurrency && { lease: { limit: limits.concurrency, ttlMs: LEASE_TTL_MS } }),
           sliding: [...windows].filter(([w]) => SLIDING_WINDOWS.has(w)).map(([w, limit]) => ({ window: w, ...windowShape(w, limit) })),
         };
-        await takeShared(req, windows, signal);
+        await takeShared(parts, req, windows, signal);
         try {
-          for (const [w, limit] of windows) if (!SLIDING_WINDOWS.has(w)) await takeFixed(w, limit, signal);
+          for (const [w, limit] of windows) if (!SLIDING_WINDOWS.has(w)) await takeFixed(parts, w, limit, signal);
         } catch (err) {
           void backend.settle(key, req).catch(() => {});
           throw err;
         }
-        return permit(req);
+        return permit(parts, req);
       } finally {
         done();
       }
@@ -161,6 +112,65 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
       await backend.learn(key, w, limit, LEARNED_TTL_MS);
     },
     pause: () => backend.readPause(key),
+  };
+}
+
+/** What the waiting steps of one budget share: where they ask, for which credential, named how. */
+interface BudgetParts {
+  backend: BudgetBackend;
+  key: string;
+  opts: BudgetOptions;
+}
+
+/** the pause, the lease and the sliding windows, taken together; waits while any is short */
+async function takeShared(b: BudgetParts, req: TakeRequest, limitOfWindow: Map<WindowName, number>, signal: AbortSignal | undefined): Promise<void> {
+  const { backend, key, opts } = b;
+  for (let poll = 2; ;) {
+    const r = await backend.take(key, req);
+    if (r.ok) return;
+    if (r.reason === 'lease') {
+      // a slot frees when a call ends, which no one announces: poll, soon at first
+      await sleep(poll + Math.random() * poll, signal, opts.label);
+      poll = Math.min(25, poll * 2);
+      continue;
+    }
+    if (r.waitMs > opts.maxWaitMs) {
+      if (r.reason === 'paused') throw new BudgetExhaustedError(opts.label, new Date(r.pause.until), `paused: ${r.pause.reason}`);
+      throw windowSpent(opts, r.window, limitOfWindow.get(r.window), r.waitMs);
+    }
+    // a little jitter: the processes waiting on one window do not all ask at the same millisecond
+    await sleep(r.waitMs + Math.random() * 10, signal, opts.label);
+  }
+}
+
+function windowSpent(opts: BudgetOptions, w: WindowName, limit: number | undefined, waitMs: number): BudgetExhaustedError {
+  return new BudgetExhaustedError(opts.label, new Date(Date.now() + waitMs), `${limit ?? '?'} requests ${w.replace('per', 'per ').toLowerCase()}`);
+}
+
+/** a request of fixed window `w` (hour, day) */
+async function takeFixed(b: BudgetParts, w: WindowName, limit: number, signal: AbortSignal | undefined): Promise<void> {
+  const { backend, key, opts } = b;
+  const { points, durationSec } = windowShape(w, limit);
+  for (;;) {
+    const r = await backend.consume(key, w, points, durationSec);
+    if (r.ok) return;
+    if (r.waitMs > opts.maxWaitMs) throw windowSpent(opts, w, limit, r.waitMs);
+    await sleep(r.waitMs + Math.random() * 10, signal, opts.label);
+  }
+}
+
+function permit({ backend, key }: BudgetParts, req: TakeRequest): Permit {
+  const renew = req.lease ? setInterval(() => void backend.renewLease(key, req.id, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3) : undefined;
+  renew?.unref();
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      clearInterval(renew);
+      // Failing here is harmless: a lease expires by itself, an entry keeps its first stamp.
+      void backend.settle(key, req).catch(() => {});
+    },
   };
 }
 

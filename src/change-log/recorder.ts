@@ -2,7 +2,7 @@
 // the recorder buffers them and appends in batches, at most maxPerRun changes and maxBytesPerRun
 // bytes a run (the rest are counted). A value longer than VALUE_CHARS is kept as an excerpt, its
 // sha1 and its length (boundChange): enough to show and detect a change, never the 20,000
-// characters of a description twice. Whole listings (undo) are bounded where they are read back
+// characters of a description twice. Whole listings (undo) are bounded where they are taken
 // (capture-before.ts) and counted here. A failing change log never fails the sync: the error is
 // logged and the run record says so.
 import { createHash } from 'node:crypto';

@@ -14,95 +14,104 @@ import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits,
 const RUNS_KEPT = 1000;
 const SCAN_CHUNK = 1000;
 
+/** What every part of one Redis change log shares. */
+interface LogParts {
+  redis: RedisClient;
+  keys: ReturnType<typeof keysOf>;
+  limits: ChangeLogLimits;
+  /** seconds a run's records live (retentionDays) */
+  ttl: number;
+}
+
 export function createRedisChangeLog(redis: RedisClient, prefix: string, limits: ChangeLogLimits = DEFAULT_LIMITS): ChangeLog {
   const keys = keysOf(prefix);
-  const feedStream = keys.changesOfFeed;
-  const runList = keys.changesOfRun;
-  const runInfo = keys.runInfo;
-  const runsOf = keys.changeRuns;
-  const wholeOf = keys.wholeOfRun;
-  const wholeRuns = keys.wholeRuns;
-  const wholeBytes = keys.wholeBytes;
-  const maxWholePerFeed = limits.maxWholeBytesPerFeed ?? DEFAULT_LIMITS.maxWholeBytesPerFeed;
+  const { changesOfRun: runList, runInfo, changeRuns: runsOf, wholeOfRun: wholeOf, wholeRuns, wholeBytes } = keys;
   const ttl = Math.max(1, Math.round(limits.retentionDays * 86_400));
-  const cutoffId = () => `${Date.now() - ttl * 1000}-0`;
+  const log: LogParts = { redis, keys, limits, ttl };
 
   return {
     location: `redis ${keys.changesPattern}`,
-    async append(entries) {
-      if (!entries.length) return;
-      const multi = redis.multi();
-      const feeds = new Set<string>();
-      const wholeRunIds = new Set<string>();
-      for (const e of entries) {
-        const before = 'before' in e.change ? e.change.before : undefined;
-        if (before) {
-          multi.hsetnx(wholeOf(e.runId), e.change.key!, before);
-          multi.hincrby(wholeBytes(e.feed), e.runId, before.length);
-          wholeRunIds.add(e.runId);
-        }
-        // values masked, never the serialized text
-        const json = JSON.stringify(maskDeep(before ? { ...e, change: { ...e.change, before: KEPT_APART } } : e, e.feed));
-        multi.xadd(feedStream(e.feed), 'MAXLEN', '~', limits.maxPerFeed, '*', 'e', json);
-        multi.rpush(runList(e.runId), json);
-        feeds.add(e.feed);
-      }
-      for (const runId of new Set(entries.map((e) => e.runId))) multi.expire(runList(runId), ttl);
-      for (const runId of wholeRunIds) multi.expire(wholeOf(runId), ttl);
-      for (const feed of feeds) multi.xtrim(feedStream(feed), 'MINID', '~', cutoffId());
-      await multi.exec();
-    },
+    append: (entries) => appendEntries(log, entries),
     async finishRun(run) {
       const json = JSON.stringify(maskDeep(run, run.feed));
       const multi = redis.multi().set(runInfo(run.runId), json, 'EX', ttl).expire(runList(run.runId), ttl);
       for (const key of [runsOf(run.feed), runsOf(undefined)]) multi.lpush(key, json).ltrim(key, 0, RUNS_KEPT - 1);
       if (run.wholes?.kept) multi.expire(wholeOf(run.runId), ttl).rpush(wholeRuns(run.feed), run.runId).expire(wholeRuns(run.feed), ttl).expire(wholeBytes(run.feed), ttl);
       await multi.exec();
-      if (run.wholes?.kept) await boundWholes(run.feed);
+      if (run.wholes?.kept) await boundWholes(log, run.feed);
     },
     async run(runId, limit) {
       const [info, raw, wholes] = await Promise.all([redis.get(runInfo(runId)), redis.lrange(runList(runId), 0, limit - 1), redis.hgetall(wholeOf(runId))]);
       const changes = raw.flatMap((l) => parseList<ChangeEntry>(l));
       return { run: info ? parse<RunEntry>(info) : undefined, changes: attachWholes(changes, new Map(Object.entries(wholes))) };
     },
-    async history(feed, key, limit) {
-      // newest first, a chunk at a time, until enough are found or the stream (bounded) ends
-      const out: ChangeEntry[] = [];
-      let end = '+';
-      for (;;) {
-        const chunk = (await redis.xrevrange(feedStream(feed), end, '-', 'COUNT', SCAN_CHUNK)) as Array<[string, string[]]>;
-        for (const [, fields] of chunk) {
-          const e = parse<ChangeEntry>(fields[1] ?? '');
-          if (e?.change.key === key) out.push(e);
-          if (out.length >= limit) return out;
-        }
-        if (chunk.length < SCAN_CHUNK) return out;
-        end = `(${chunk[chunk.length - 1]![0]}`;
-      }
-    },
+    history: (feed, key, limit) => historyOf(log, feed, key, limit),
     async runs(feed, limit) {
       const raw = await redis.lrange(runsOf(feed), 0, limit - 1);
       return raw.flatMap((l) => parseList<RunEntry>(l));
     },
     close: async () => {},
   };
+}
 
-  /** The feed's runs' whole listings within maxWholeBytesPerFeed: the oldest runs' are dropped first. */
-  async function boundWholes(feed: string): Promise<void> {
-    const runIds = await redis.lrange(wholeRuns(feed), 0, -1);
-    const sizes = runIds.length ? await redis.hmget(wholeBytes(feed), ...runIds) : [];
-    let total = sizes.reduce((n, b) => n + Number(b ?? 0), 0);
-    let drop = 0;
-    while (total > maxWholePerFeed && drop < runIds.length - 1) total -= Number(sizes[drop++] ?? 0);
-    if (!drop) return;
-    const gone = runIds.slice(0, drop);
-    await redis
-      .multi()
-      .del(...gone.map(wholeOf))
-      .hdel(wholeBytes(feed), ...gone)
-      .ltrim(wholeRuns(feed), drop, -1)
-      .exec();
+/** The entries into the feed's stream and their runs' lists, their whole listings kept apart, in one MULTI. */
+async function appendEntries({ redis, keys, limits, ttl }: LogParts, entries: readonly ChangeEntry[]): Promise<void> {
+  if (!entries.length) return;
+  const multi = redis.multi();
+  const feeds = new Set<string>();
+  const wholeRunIds = new Set<string>();
+  for (const e of entries) {
+    const before = 'before' in e.change ? e.change.before : undefined;
+    if (before) {
+      multi.hsetnx(keys.wholeOfRun(e.runId), e.change.key!, before);
+      multi.hincrby(keys.wholeBytes(e.feed), e.runId, before.length);
+      wholeRunIds.add(e.runId);
+    }
+    // values masked, never the serialized text
+    const json = JSON.stringify(maskDeep(before ? { ...e, change: { ...e.change, before: KEPT_APART } } : e, e.feed));
+    multi.xadd(keys.changesOfFeed(e.feed), 'MAXLEN', '~', limits.maxPerFeed, '*', 'e', json);
+    multi.rpush(keys.changesOfRun(e.runId), json);
+    feeds.add(e.feed);
   }
+  for (const runId of new Set(entries.map((e) => e.runId))) multi.expire(keys.changesOfRun(runId), ttl);
+  for (const runId of wholeRunIds) multi.expire(keys.wholeOfRun(runId), ttl);
+  const cutoffId = `${Date.now() - ttl * 1000}-0`;
+  for (const feed of feeds) multi.xtrim(keys.changesOfFeed(feed), 'MINID', '~', cutoffId);
+  await multi.exec();
+}
+
+/** A key's changes in the feed's stream, newest first, a chunk at a time, until enough are found or the stream (bounded) ends. */
+async function historyOf({ redis, keys }: LogParts, feed: string, key: string, limit: number): Promise<ChangeEntry[]> {
+  const out: ChangeEntry[] = [];
+  let end = '+';
+  for (;;) {
+    const chunk = (await redis.xrevrange(keys.changesOfFeed(feed), end, '-', 'COUNT', SCAN_CHUNK)) as Array<[string, string[]]>;
+    for (const [, fields] of chunk) {
+      const e = parse<ChangeEntry>(fields[1] ?? '');
+      if (e?.change.key === key) out.push(e);
+      if (out.length >= limit) return out;
+    }
+    if (chunk.length < SCAN_CHUNK) return out;
+    end = `(${chunk[chunk.length - 1]![0]}`;
+  }
+}
+
+/** The feed's runs' whole listings within maxWholeBytesPerFeed: the oldest runs' are dropped first. */
+async function boundWholes({ redis, keys, limits }: LogParts, feed: string): Promise<void> {
+  const maxWholePerFeed = limits.maxWholeBytesPerFeed ?? DEFAULT_LIMITS.maxWholeBytesPerFeed;
+  const runIds = await redis.lrange(keys.wholeRuns(feed), 0, -1);
+  const sizes = runIds.length ? await redis.hmget(keys.wholeBytes(feed), ...runIds) : [];
+  let total = sizes.reduce((n, b) => n + Number(b ?? 0), 0);
+  let drop = 0;
+  while (total > maxWholePerFeed && drop < runIds.length - 1) total -= Number(sizes[drop++] ?? 0);
+  if (!drop) return;
+  const gone = runIds.slice(0, drop);
+  await redis
+    .multi()
+    .del(...gone.map(keys.wholeOfRun))
+    .hdel(keys.wholeBytes(feed), ...gone)
+    .ltrim(keys.wholeRuns(feed), drop, -1)
+    .exec();
 }
 
 /** What an entry holds in place of a whole listing kept apart (the run's whole hash). */

@@ -8,8 +8,7 @@
 // not get through: look at the feed or rerun); 3 means everything was written and only deletes
 // wait for a decision (--force or a fix at the source).
 import { ConfigError, FeedsyncError, GuardError } from '../errors.js';
-import { redactSecrets } from '../log.js';
-import { maskDeep } from '../secrets.js';
+import { maskDeep, maskSecrets as redactSecrets } from '../secrets.js';
 import { isSystemError, systemProblem, systemSubject } from '../system-error.js';
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, guard: 3, partial: 4 } as const;

@@ -205,7 +205,7 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
   for (const w of opened.stats?.warnings ?? []) out(`warning: ${w}`);
   out();
   out(`first ${p.listings.length} of ${counts.valid} mapped listing(s):`);
-  for (const l of p.listings) out(`  ${l.position}  ${l.key}${l.rules ? `  [${l.rules.join('; ')}]` : ''}${joinLine(l)}\n    ${JSON.stringify(l.listing)}`);
+  for (const l of p.listings) out(`  ${l.position}  ${l.key}${joinLine(l)}${l.rules ? `\n    display rules: ${l.rules.join('; ')}` : ''}\n    ${JSON.stringify(l.listing)}`);
   section(
     'rejected',
     p.rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}${joinLine(r)}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`),

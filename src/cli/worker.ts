@@ -24,8 +24,11 @@ import {
   startWorkers,
   type JobDefinition,
   type JobKind,
+  type ProcessorDeps,
+  type Queues,
+  type RedisClient,
 } from '../queue/index.js';
-import { createRuntime } from '../runtime.js';
+import { createRuntime, type Runtime } from '../runtime.js';
 import { RedisUnavailableError, StartupError } from '../errors.js';
 import { requireRedis } from '../redis/require-redis.js';
 import { createApp, createMetrics } from '../server/index.js';
@@ -116,22 +119,7 @@ async function start(
 
   // Loaded here, not at the top: a test that injects its own jobs does not load sync/settings/smoke.
   const jobs = opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
-  const processors: Partial<Record<JobKind, Processor>> = {};
-  const cancels = createCancelWatcher(redis, prefix, (err) => logger.warn({ err }, 'looking for cancel requests failed; trying again'));
-  for (const [kind, def] of Object.entries(jobs) as Array<[JobKind, JobDefinition<never>]>) {
-    processors[kind] = createProcessor(def, {
-      cancels,
-      config: withRedis,
-      runtime,
-      redis,
-      prefix,
-      logger,
-      historySize: settings.historySize,
-      lockTtlMs: settings.lockDurationMs,
-      busyDelayMs: Math.min(5000, Math.max(250, Math.floor(settings.lockDurationMs / 4))),
-      onRun: metrics.onRun,
-    });
-  }
+  const processors = buildProcessors(jobs, { redis, prefix, logger, runtime, config: withRedis, onRun: metrics.onRun });
   await applySchedules(queues, plannedSchedules(loaded.config, QUEUE_NAMES), logger);
   const workers = startWorkers(queues, processors, {
     redis: redisAt,
@@ -142,18 +130,82 @@ async function start(
     logger,
   });
   closers.push(() => workers.close(settings.shutdownTimeoutMs));
+  closers.push(watchStaleness(loaded, runtime, logger));
 
-  // "no successful sync for H hours" needs no run to happen: checked on a timer (every worker does
-  // it; the alert state in Redis makes each condition alert once).
+  const status = statusDeps(loaded, withRedis, runtime, { redis, queues, prefix, logger });
+  // the last good sync of each feed survives a restart of the worker: read back from the change log
+  void metrics
+    .recallLastSuccess(
+      loaded.config.feeds.map((f) => f.name),
+      runtime.changeLog,
+    )
+    .catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
+  const admin = uiAdminFromEnv();
+  const hosts = allowedHosts(loaded.config.worker.host, loaded.config.worker.allowedHosts);
+  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status, admin, hosts });
+  const port = await listen(app, opts.port ?? settings.port, settings.host, closers);
+  logger.info(
+    { port, host: settings.host, redis: where, prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES), ui: admin ? 'admin login' : 'read-only' },
+    `worker ready: http://${displayHost(settings.host)}:${port}/ui (queue UI, ${admin ? 'actions behind the admin login' : `read-only; ${UI_ADMIN_HINT}`}), /metrics, /healthz`,
+  );
+
+  return {
+    port,
+    prefix,
+    close: closeAll,
+  };
+}
+
+/** What the worker's job processors share. */
+interface ProcessorParts {
+  redis: RedisClient;
+  prefix: string;
+  logger: Logger;
+  runtime: Runtime;
+  config: LoadedConfig;
+  onRun: ProcessorDeps['onRun'];
+}
+
+/** One processor per job kind, all watching one cancel-request feed. */
+function buildProcessors(jobs: Partial<Record<JobKind, JobDefinition<never>>>, p: ProcessorParts): Partial<Record<JobKind, Processor>> {
+  const settings = p.config.config.worker;
+  const processors: Partial<Record<JobKind, Processor>> = {};
+  const cancels = createCancelWatcher(p.redis, p.prefix, (err) => p.logger.warn({ err }, 'looking for cancel requests failed; trying again'));
+  for (const [kind, def] of Object.entries(jobs) as Array<[JobKind, JobDefinition<never>]>) {
+    processors[kind] = createProcessor(def, {
+      cancels,
+      config: p.config,
+      runtime: p.runtime,
+      redis: p.redis,
+      prefix: p.prefix,
+      logger: p.logger,
+      historySize: settings.historySize,
+      lockTtlMs: settings.lockDurationMs,
+      busyDelayMs: Math.min(5000, Math.max(250, Math.floor(settings.lockDurationMs / 4))),
+      onRun: p.onRun,
+    });
+  }
+  return processors;
+}
+
+/**
+ * "no successful sync for H hours" needs no run to happen: checked on a timer (every worker does
+ * it; the alert state in Redis makes each condition alert once). Returns what stops it.
+ */
+function watchStaleness(loaded: LoadedConfig, runtime: Runtime, logger: Logger): () => void {
   const watchedSince = new Date().toISOString();
   const feedTargets = loaded.config.feeds.flatMap(lanesOf).map((l) => ({ feed: l.feed.name, chatbot: l.chatbot, lane: l.id }));
   const staleTimer = setInterval(() => {
     checkStaleness(runtime.store, loaded.config.alerts, feedTargets, watchedSince, logger).catch((err: Error) => logger.warn({ err: err.message }, 'staleness check failed'));
   }, STALE_CHECK_MS);
   staleTimer.unref();
-  closers.push(() => clearInterval(staleTimer));
+  return () => clearInterval(staleTimer);
+}
 
-  const status: StatusDeps = {
+/** What the status pages read: the feeds, their runs and pauses, and undo (planned, or queued as a job). */
+function statusDeps(loaded: LoadedConfig, withRedis: LoadedConfig, runtime: Runtime, q: { redis: RedisClient; queues: Queues; prefix: string; logger: Logger }): StatusDeps {
+  const { redis, queues, prefix, logger } = q;
+  return {
     configFile: loaded.file,
     undo: {
       plan: (runId) => undoRun(runId, { api: runtime.api, store: runtime.store, changeLog: runtime.changeLog, config: withRedis, logger }, { dryRun: true }),
@@ -173,33 +225,17 @@ async function start(
       return new Set(since.has(ALL) ? loaded.config.feeds.map((f) => f.name) : since.keys());
     },
   };
-  // the last good sync of each feed survives a restart of the worker: read back from the change log
-  void metrics
-    .recallLastSuccess(
-      loaded.config.feeds.map((f) => f.name),
-      runtime.changeLog,
-    )
-    .catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
-  const admin = uiAdminFromEnv();
-  const hosts = allowedHosts(loaded.config.worker.host, loaded.config.worker.allowedHosts);
-  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status, admin, hosts });
-  const server: Server = app.listen(opts.port ?? settings.port, settings.host);
+}
+
+/** The HTTP server listening; rejects on 'error' (EADDRINUSE), and startWorker closes the rest. */
+async function listen(app: ReturnType<typeof createApp>, port: number, host: string, closers: Array<() => unknown>): Promise<number> {
+  const server: Server = app.listen(port, host);
   closers.push(() => {
     server.close();
     server.closeAllConnections();
   });
-  await once(server, 'listening'); // rejects on 'error' (EADDRINUSE): startWorker closes the rest
-  const port = (server.address() as AddressInfo).port;
-  logger.info(
-    { port, host: settings.host, redis: where, prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES), ui: admin ? 'admin login' : 'read-only' },
-    `worker ready: http://${displayHost(settings.host)}:${port}/ui (queue UI, ${admin ? 'actions behind the admin login' : `read-only; ${UI_ADMIN_HINT}`}), /metrics, /healthz`,
-  );
-
-  return {
-    port,
-    prefix,
-    close: closeAll,
-  };
+  await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
 }
 
 function displayHost(host: string): string {

@@ -1,6 +1,6 @@
 // A whole listing as the change log keeps it, so that `feedsync undo` can put it back: the listing
-// read back from the service (a RealEstateList item, every field the list returns, as the service
-// holds it) plus the fields the list does not return (Location, AreaUnit), which only the last
+// as the run's paging read it from the service (a RealEstateList item, every field the list returns,
+// as the service holds it) plus the fields the list does not return (Location, AreaUnit), which only the last
 // write knows. Packed as deflated JSON in base64: a listing of ~1 KB takes a few hundred bytes.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { ListingCreate, ListItem } from './schema.js';

@@ -36,7 +36,10 @@ export function createRedisStore(redis: RedisClient, prefix = 'feedsync', where 
           batch = [];
         }
       }
-      if (batch.length) (tx.hset(key(c.ns), ...batch), queued++);
+      if (batch.length) {
+        tx.hset(key(c.ns), ...batch);
+        queued++;
+      }
       let keys: string[] = [];
       for (const k of c.delete ?? []) {
         keys.push(k);
@@ -46,7 +49,10 @@ export function createRedisStore(redis: RedisClient, prefix = 'feedsync', where 
           keys = [];
         }
       }
-      if (keys.length) (tx.hdel(key(c.ns), ...keys), queued++);
+      if (keys.length) {
+        tx.hdel(key(c.ns), ...keys);
+        queued++;
+      }
     }
     if (queued === 0) {
       tx.discard();

@@ -9,7 +9,7 @@
 // - conflict: a later run wrote the key, or the service's current listing is not what the run left
 //   (changed there, gone, copied, or back after a delete). Left alone and named, unless forced.
 // - cannot: a key whose listing before the run was not kept (trimmed by a byte budget, retention,
-//   or never read back), and changes the change log counted but did not keep.
+//   or not among its run's pages), and changes the change log counted but did not keep.
 import type { ChangeEntry, RunEntry } from '../change-log/change-log.js';
 import { comparedChanges, keptFieldsDiffer, keptOfListing, listingHashes } from '../listing/fingerprint.js';
 import type { FieldChange } from '../listing/canonical.js';

@@ -14,7 +14,7 @@ import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
 import { fingerprintListing, keptField } from '../listing/fingerprint.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
-import { createBeforeCapture } from '../sync/write/capture-before.js';
+import { createBeforeCapture, type PagedItems } from '../sync/write/capture-before.js';
 import { createExecutor, deleteJobs, writeJobs, type ExecutionResult } from '../sync/write/execute.js';
 import { laneId } from '../sync/read/lanes.js';
 import type { PlannedCreate, PlannedDelete, PlannedUpdate } from '../sync/plan/plan-types.js';
@@ -90,8 +90,9 @@ interface Ending {
 
 export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions = {}): Promise<UndoReport> {
   const u = await startUndo(runId, deps, opts);
-  const current = await pageChatbot(u);
-  if ('failed' in current) return alerted(u, finish(u, current.failed));
+  const paging = await pageChatbot(u);
+  if ('failed' in paging) return alerted(u, finish(u, paging.failed));
+  const { current, paged } = paging;
   const plan = planUndo({
     run: u.run,
     changes: u.changes,
@@ -109,7 +110,7 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
     });
   }
   if (trimmed && !opts.force) return alerted(u, finish(u, { outcome: 'guard', plan, message: `${trimmedMessage}; nothing was done (--force undoes the rest)` }));
-  return alerted(u, await writeUndo(u, plan, trimmed ? trimmedMessage : undefined));
+  return alerted(u, await writeUndo(u, plan, paged, trimmed ? trimmedMessage : undefined));
 }
 
 /** Step find: the run, its feed and lane, and the report's frame. */
@@ -135,8 +136,11 @@ function markTime(mark: string | undefined): string | undefined {
   }
 }
 
-/** Step page: what the chatbot holds now, every listed field in the kept form (nothing ignored); or why it could not be told. */
-async function pageChatbot(u: Undo): Promise<((key: string) => CurrentCopy[]) | { failed: Ending }> {
+/**
+ * Step page: what the chatbot holds now, every listed field in the kept form (nothing ignored), and
+ * each listing whole (the listing before each undo write, for the change log); or why it could not be told.
+ */
+async function pageChatbot(u: Undo): Promise<{ current: (key: string) => CurrentCopy[]; paged: PagedItems } | { failed: Ending }> {
   const { deps, feed, config } = u;
   const signal = deps.signal;
   let remote;
@@ -160,11 +164,12 @@ async function pageChatbot(u: Undo): Promise<((key: string) => CurrentCopy[]) | 
     return { failed: { outcome: 'unavailable', message } };
   }
   const byKey = remote.byKey;
-  return (key) =>
+  const current = (key: string): CurrentCopy[] =>
     (byKey.get(key) ?? []).map((c) => {
       const mls = c.compared === undefined ? undefined : keptField(c.compared, 'MLSNumber');
       return { id: c.id, kept: c.compared ?? '', ...(typeof mls === 'string' && { mlsNumber: mls }) };
     });
+  return { current, paged: byKey };
 }
 
 /**
@@ -172,7 +177,7 @@ async function pageChatbot(u: Undo): Promise<((key: string) => CurrentCopy[]) | 
  * of its own (with the listing before each, so an undo can be undone), then the lane's sync state
  * as if the undone run had not happened. `trimmed`: what the change log did not keep (--force).
  */
-async function writeUndo(u: Undo, plan: UndoPlan, trimmed: string | undefined): Promise<UndoReport> {
+async function writeUndo(u: Undo, plan: UndoPlan, paged: PagedItems, trimmed: string | undefined): Promise<UndoReport> {
   const { deps, opts, config, feed, logger } = u;
   const signal = deps.signal;
   const recorder = createChangeRecorder(
@@ -193,14 +198,13 @@ async function writeUndo(u: Undo, plan: UndoPlan, trimmed: string | undefined): 
     ...(signal && { signal }),
     changes: recorder.sink,
     before: createBeforeCapture({
-      api: deps.api,
+      paged,
       store: deps.store,
       feed: u.lane,
       serialNumber: feed.chatbot,
       keyBy: feed.keyBy,
       ignore,
       maxBytes: config.changeLog.maxWholeBytesPerRun,
-      ...(signal && { signal }),
     }),
   });
   await executor.run(writeJobs(writesOf(plan, ignore)));

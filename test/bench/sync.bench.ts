@@ -74,6 +74,7 @@ const NO_CHANGE = 'rerun, no change';
 const WORKER = 'rerun, no change, 2nd in one process (worker)';
 const UPSERT = 'per record: list, update or create';
 const RECREATE = 'delete all, recreate';
+const BARE = 'bare paging client (new process)';
 
 interface Row {
   n: number;
@@ -98,6 +99,8 @@ interface Row {
   rssMb?: number;
   /** feedsync: the run's state commits (KvStore.apply of the state store): their time and the entries they set or deleted */
   commit?: { ms: number; entries: number };
+  /** the whole process, its start included: wall from spawn to exit, CPU since it started (feedsync rows and the bare paging client) */
+  process?: { wallMs: number; cpuMs: number };
   counts: string;
 }
 
@@ -241,6 +244,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       emulator.send({ latencyMs: s.latencyMs });
       const e0 = await emulatorCpu(emulator);
       const task: ScenarioTask = { n, url, root: repoRoot(), dir, scenario: s.scenario, minimum: s.minimum, latencyMs: s.latencyMs, runs: s.runs };
+      const p0 = performance.now();
       const r = spawnSync(
         process.execPath,
         [...(HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : []), '--expose-gc', ...(BUILT ? [BUILT] : ['--import', 'tsx', here]), 'scenario', JSON.stringify(task)],
@@ -251,9 +255,11 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
         },
       );
       if (r.status !== 0) throw new Error(`${n} listings, ${s.scenario}: the run's process failed (exit ${r.status}, signal ${r.signal})`);
+      const procWallMs = Math.round(performance.now() - p0);
       const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Row;
       // (the emulator's CPU over the process: over both runs of the worker row)
-      out.push({ ...row, emulatorCpuMs: (await emulatorCpu(emulator)) - e0 });
+      out.push({ ...row, emulatorCpuMs: (await emulatorCpu(emulator)) - e0, ...(row.process && { process: { ...row.process, wallMs: procWallMs } }) });
+      if (s.scenario === NO_CHANGE) out.push(await barePaging(emulator, n, url, s.latencyMs));
       if (!peers || s.runs > 1) continue;
       for (const [tool, chatbot, run] of [
         [UPSERT, 'SN-PEER-UPSERT', (a: ChatbotApi, f: FeedConfig) => upsertPeer(a, f, dir, CONCURRENCY)],
@@ -285,6 +291,36 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
     emulator.disconnect();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The no-change rerun's reference: a bare client (bare-pager.mjs) paging the same list from a new
+ * process, its start included: its wall from spawn to exit, its process's CPU.
+ */
+async function barePaging(emulator: ChildProcess, n: number, url: string, latencyMs: number): Promise<Row> {
+  const e0 = await emulatorCpu(emulator);
+  const p0 = performance.now();
+  const r = spawnSync(process.execPath, [join(dirname(here), 'bare-pager.mjs'), url, 'SN-BENCH', 'bench-session', String(PAGE_SIZE), String(CONCURRENCY)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const wallMs = Math.round(performance.now() - p0);
+  if (r.status !== 0) throw new Error(`the bare paging client failed (exit ${r.status})`);
+  const got = JSON.parse(r.stdout.trim()) as { listings: number; pages: number; cpuMs: number };
+  return {
+    n,
+    tool: BARE,
+    scenario: NO_CHANGE,
+    calls: got.pages,
+    retries: 0,
+    wallMs,
+    cpuMs: got.cpuMs,
+    process: { wallMs, cpuMs: got.cpuMs },
+    emulatorCpuMs: (await emulatorCpu(emulator)) - e0,
+    boundMs: bound(got.pages, latencyMs),
+    latencyMs,
+    counts: `${got.listings} listings paged`,
+  };
 }
 
 /**
@@ -337,6 +373,8 @@ async function runScenario(t: ScenarioTask): Promise<Row> {
       streamMs: report.timings.feedMs - report.timings.remoteMs,
       rssMb: Math.round(process.resourceUsage().maxRSS / 1024),
       commit: { ms: Math.round(store.commits.ms), entries: store.commits.entries },
+      // (the process's CPU since it started; its wall is measured by the parent, spawn to exit)
+      process: { wallMs: 0, cpuMs: cpuSince({ user: 0, system: 0 }) },
       counts: `${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged (${report.counts.unchangedByStamp} by stamp), ${report.remote.recalled ?? 0} recalled`,
     };
   }
@@ -492,6 +530,7 @@ function print(rows: Row[]): void {
       line(head),
       ...body.map(line),
       '',
+      ...bareSummary(rows),
       ...peerSummary(rows),
     ].join('\n'),
   );
@@ -502,6 +541,22 @@ function rssCell(r: Row): string {
   if (r.rssMb === undefined) return '';
   const target = RSS_TARGET_MB(r.n);
   return target === undefined ? String(r.rssMb) : `${r.rssMb} (< ${target})${r.rssMb < target ? ' ✓' : ' ✗'}`;
+}
+
+/** The no-change rerun against the bare paging client, whole processes (start included), as ratios within this run. */
+function bareSummary(rows: Row[]): string[] {
+  const out: string[] = [];
+  for (const bare of rows.filter((x) => x.tool === BARE)) {
+    const ours = rows.find((x) => x.tool === FEEDSYNC && x.n === bare.n && x.scenario === NO_CHANGE);
+    if (!ours?.process || !bare.process) continue;
+    const wall = ours.process.wallMs / bare.process.wallMs;
+    const cpu = ours.process.cpuMs / bare.process.cpuMs;
+    const perListing = (ms: number) => `${((ms * 1000) / bare.n).toFixed(1)} µs`;
+    out.push(
+      `${bare.n} listings, ${NO_CHANGE}, whole processes: feedsync ${ours.process.wallMs} ms wall, ${ours.process.cpuMs} ms CPU (${perListing(ours.process.cpuMs)} a listing); bare paging client ${bare.process.wallMs} ms, ${bare.process.cpuMs} ms CPU (${perListing(bare.process.cpuMs)}): ${wall.toFixed(2)}× its wall (target ≤ 1.5×)${wall <= 1.5 ? ' ✓' : ' ✗'}, ${cpu.toFixed(2)}× its CPU (target ≤ 2×)${cpu <= 2 ? ' ✓' : ' ✗'}`,
+    );
+  }
+  return out.length ? ['feedsync beside a bare client paging the same list (bare-pager.mjs: fetch + JSON.parse, a new process, its start included):', ...out, ''] : [];
 }
 
 /** feedsync against each peer, per scenario, as ratios within this run. */

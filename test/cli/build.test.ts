@@ -3,7 +3,7 @@
 // folder given), so the repository's dist/ is never rebuilt under other tests' feet; the one
 // repository dist/ is what bin/feedsync.js would choose, and a stale one is never chosen.
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -38,10 +38,40 @@ describe('npm run build', () => {
     expect((await readdir(work)).sort()).toEqual(['feeds', 'feedsync.yaml']);
   });
 
-  it('runs the sources through tsx instead once a source is newer than the build', async () => {
-    await mkdir(join(pkg, 'src'));
+  it('runs the sources through tsx instead once a source is newer than the build, and runs them right; a terminal is told in one line', async () => {
+    // the repository's sources, copied after the build: newer than it
+    await cp(join(root, 'src'), join(pkg, 'src'), { recursive: true });
+    const cli = join(pkg, 'bin/feedsync.js');
+    const built = await run(process.execPath, [join(pkg, 'dist/src/cli.js'), '--version'], { cwd: work });
+    const r = await run(process.execPath, [cli, '--version'], { cwd: work });
+    expect(r.stdout).toBe(built.stdout);
+    expect(r.stderr).toBe(''); // not a terminal: stderr is the command's own (JSON log lines)
+    // on a terminal (script(1) gives the command one), one line says why the start is slower
+    const tty = await run('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} --version`, '/dev/null'], { cwd: work });
+    expect(tty.stdout.replace(/\r/g, '')).toBe(
+      'feedsync: src/ is newer than dist/: running the sources through tsx (slower to start; `npm run build` rebuilds dist/)\n' + built.stdout,
+    );
+    // what runs is the sources: a change there shows
     await writeFile(join(pkg, 'src/cli.ts'), "const from: string = 'the sources';\nprocess.stdout.write(from);\n");
-    const r = await run(process.execPath, [join(pkg, 'bin/feedsync.js')], { cwd: work });
-    expect(r.stdout).toBe('the sources');
+    expect((await run(process.execPath, [cli], { cwd: work })).stdout).toBe('the sources');
+  });
+});
+
+describe('npm ci builds dist/ (the prepare script)', () => {
+  it('package.json runs the build at install, and it builds nothing, saying why, where there are no sources', async () => {
+    const { scripts } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8'));
+    expect(scripts.prepare).toBe('node scripts/build.js --prepare');
+    // an image's first stage installs before its sources are copied: no src/ next to scripts/
+    const bare = await mkdtemp(join(tmpdir(), 'feedsync-prepare-'));
+    try {
+      await mkdir(join(bare, 'scripts'));
+      await copyFile(join(root, 'scripts/build.js'), join(bare, 'scripts/build.js'));
+      await symlink(join(root, 'node_modules'), join(bare, 'node_modules'));
+      const r = await run(process.execPath, [join(bare, 'scripts/build.js'), '--prepare'], { cwd: bare });
+      expect(r.stderr).toBe('feedsync prepare: dist/ not built: no src/ to build\n');
+      expect(await readdir(bare)).not.toContain('dist');
+    } finally {
+      await rm(bare, { recursive: true, force: true });
+    }
   });
 });

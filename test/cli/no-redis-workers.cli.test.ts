@@ -1,6 +1,7 @@
 // `feedsync sync --no-redis` beside a running `feedsync worker` (a real worker process on the
 // config's Redis): the run takes neither the workers' locks nor their state, so it warns on stderr,
 // once, in words, with --json as without; with no worker running it gives only its usual note.
+import '../setup/needs-redis.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

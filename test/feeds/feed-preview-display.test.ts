@@ -69,7 +69,7 @@ describe('feed preview shows the display rules', () => {
   it('prints the rules beside each listing and record, and the counts', async () => {
     const r = await cli(['--limit', '5']);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/FL-03 {2}\[address withheld \(InternetAddressDisplayYN\); attribution\]/);
+    expect(r.stdout).toMatch(/FL-03\n {4}display rules: address withheld \(InternetAddressDisplayYN\); attribution\n/);
     expect(r.stdout).toMatch(/FL-02: InternetEntireListingDisplayYN is false \(display rule InternetEntireListingDisplayYN\)/);
     expect(r.stdout).toContain(
       'display rules (idx, docs/display-rules.md): not shown: InternetEntireListingDisplayYN false × 1, sold (display.soldDays 0) × 1; address withheld × 1; held back without their attribution × 1',

@@ -9,6 +9,7 @@
 // Each ends with every key on the emulator exactly once (with the holder rules of before, the second
 // run freed the live lock and created the listings a second time). Needs root and util-linux's
 // unshare for the first two (skipped, and said, without them).
+import '../setup/needs-redis.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

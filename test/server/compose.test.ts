@@ -57,6 +57,12 @@ describe('docker compose', () => {
     for (const dir of ['src', 'jobs', 'scripts']) expect(build).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
     // the runtime: production dependencies, the compiled code and what the command reads; no sources
     expect(runtime).toMatch(/^RUN npm ci --omit=dev /m);
+    // npm ci runs the prepare script (scripts/build.js --prepare): the script is there before it, in both stages
+    for (const stage of [build ?? '', runtime ?? '']) {
+      const script = stage.search(/^COPY scripts(\/build\.js)? \.\/scripts/m);
+      expect(script).toBeGreaterThanOrEqual(0);
+      expect(script).toBeLessThan(stage.search(/^RUN npm ci /m));
+    }
     expect(runtime).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
     for (const dir of ['bin', 'fixtures']) expect(runtime).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
     expect(runtime).not.toMatch(/^COPY (src|jobs) /m);

@@ -161,6 +161,23 @@ describe('display rules of an idx feed (a RESO source, no display set)', () => {
   });
 });
 
+describe('a record the paging missed, asked for by key before a delete', () => {
+  it('comes back hidden by a rule: removed at once by that rule, not held as an absence in its grace period', async () => {
+    const records = [1, 2, 3, 4].map((i) => flaggedRecord(i, { ListingKey: `K-${i}` }));
+    // stored with the highest key last on the first page: a keyset pull that ignores $orderby misses K-3
+    const s = emulator.closeAfterTest(await startResoServer({ records: [records[0]!, records[1]!, records[3]!, records[2]!], order: 'storage', maxPageSize: 3 }));
+    s.order = 'honour';
+    const feed = resoFeed(s.url, { source: { kind: 'reso', url: s.url, maxPageSize: 3, retries: 0 }, deletes: { maxFraction: 0.5, graceHours: 24 } });
+    expect((await env.sync(te, feed, { full: true })).counts.created).toBe(4);
+    s.order = 'storage';
+    s.records = s.records.map((r) => (r.ListingKey === 'K-3' ? { ...r, InternetEntireListingDisplayYN: false } : r));
+    const report = await env.sync(te, feed, { full: true });
+    expect(report.deletedByReason).toEqual({ 'rule:InternetEntireListingDisplayYN': 1 });
+    expect(report.counts.waitingGrace).toBe(0);
+    expect([...(await held()).keys()].sort()).toEqual(['FL-01', 'FL-02', 'FL-04']);
+  });
+});
+
 describe('display settings: a local flag name, a disclaimer, purpose vow', () => {
   it('MLS Grid\'s Actris IDX opt-in (ACT_IDXOptInYN "1"/"0") read through display.flags; the disclaimer on every listing', async () => {
     const records = [

@@ -119,6 +119,26 @@ describe('undoRun', () => {
     return { before, bad: bad.runId };
   }
 
+  it('a 1% rerun reads no listing back (its list calls are its pages) and its undo restores every field', async () => {
+    const s = await story();
+    await inProcess(s.config, async (ops) => {
+      const good = goodRows(100);
+      await s.writeFeed(good);
+      expect((await ops.sync()).outcome).toBe('ok');
+      const before = listingsAsText(await te.listings(SN));
+      // one listing changed in listed fields and in Location (which the list does not return), one gone
+      await s.writeFeed(good.slice(0, 99).map((r, k) => (k === 0 ? { ...r, SalePrice: Number(r.SalePrice) * 10, Location: 'Somewhere Else', Description: 'changed' } : r)));
+      const lists = total(await requests(te, 'RealEstateList'));
+      const rerun = await ops.sync();
+      expect(rerun.counts).toMatchObject({ updated: 1, deleted: 1, created: 0 });
+      // the minimum: the paging's pages and nothing else (no read-back of the listing before each change)
+      expect(total(await requests(te, 'RealEstateList')) - lists).toBe(rerun.remote.pages);
+      const undo = await ops.undo(rerun.runId);
+      expect(undo).toMatchObject({ outcome: 'ok', counts: { updated: 1, created: 1, deleted: 0 } });
+      expect(listingsAsText(await te.listings(SN))).toEqual(before);
+    });
+  });
+
   it('leaves a listing a later run changed as a conflict, and reverts it with --force', async () => {
     const s = await story();
     await inProcess(s.config, async (ops) => {

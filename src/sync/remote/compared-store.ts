@@ -14,12 +14,16 @@
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ListItem } from '../../listing/schema.js';
 import type { RemoteRows } from './remote-rows.js';
 
 export type Compared = NonNullable<RemoteRows['compared']>;
 
 /** row `row`'s kept compared JSON, from the status and body of the page it was paged in */
 export type RawRowReader = (status: number, body: Uint8Array, row: number) => string | undefined;
+
+/** row `row`'s list item, every field as the list gave it, from the status and body of its page */
+export type RawItemReader = (status: number, body: Uint8Array, row: number) => ListItem;
 
 export interface ComparedStoreOptions {
   /** rows kept in memory before pages go to the file (default 0: every page in the file; tests) */
@@ -28,6 +32,8 @@ export interface ComparedStoreOptions {
   dir?: string;
   /** how a raw page's row is read (needed by addRaw) */
   readRaw?: RawRowReader;
+  /** how a raw page's row is read as its whole list item (item) */
+  readItem?: RawItemReader;
 }
 
 /** a store dropped without close() (a caller that pages and lets the index go) closes its file when collected */
@@ -54,6 +60,7 @@ export class ComparedStore {
   readonly #memoryRows: number;
   readonly #dir: string;
   readonly #readRaw: RawRowReader | undefined;
+  readonly #readItem: RawItemReader | undefined;
   #rows = 0;
   #fd: number | undefined;
   #size = 0;
@@ -64,6 +71,7 @@ export class ComparedStore {
     this.#memoryRows = opts.memoryRows ?? 0;
     this.#dir = opts.dir ?? tmpdir();
     this.#readRaw = opts.readRaw;
+    this.#readItem = opts.readItem;
   }
 
   /** a page's compared JSONs: its number */
@@ -86,6 +94,13 @@ export class ComparedStore {
     if (to === from) return undefined;
     const bytes = this.#bytes(p, from, to - from);
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  }
+
+  /** row `row` of page `page` as its whole list item; undefined for a page kept by its compared JSONs (or a store without readItem) */
+  item(page: number, row: number): ListItem | undefined {
+    const p = this.#pages[page]!;
+    if (p.ends || !this.#readItem) return undefined;
+    return this.#readItem(p.status, this.#bytes(p, 0, p.size), row);
   }
 
   /** pages whose bytes are in the file (tests) */

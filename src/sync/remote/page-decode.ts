@@ -38,15 +38,27 @@ export function decodePage(status: number, body: Uint8Array, opts: RowOptions): 
 }
 
 /**
- * Row `row`'s kept compared JSON of a page whose rows were made from its cut (decodePage's first path,
- * or the page echo): item `row` parsed again, through toRemote as decoding does.
+ * Row `row`'s kept compared JSON of a page kept by its answer (a page the page echo recalled, or any
+ * page while the whole listings are kept: remote.ts): item `row` read again (listItemOfPageRow),
+ * through toRemote as decoding does.
  */
 export function comparedOfPageRow(status: number, body: Uint8Array, row: number, opts: RowOptions): string | undefined {
+  return toRemote(listItemOfPageRow(status, body, row), { ...opts, keepCompared: true }).compared;
+}
+
+/**
+ * Item `row` of a page by its answer, every field as the list gave it: from its cut when it cuts (row
+ * i is item i there), else from the page parsed whole (row i is List[i] there) — the two ways
+ * decodePage makes rows. Throws for a row the page does not hold (only a bug gets here).
+ */
+export function listItemOfPageRow(status: number, body: Uint8Array, row: number): ListItem {
   const cut = cutListPage(status, body);
-  const item = cut && row < cut.starts.length ? parseListItem(body, cut, row) : undefined;
-  // (the same bytes cut and parsed when the rows were made: only a bug gets here)
-  if (!item) throw new Error(`the compared JSON of row ${row} cannot be read again from its page's bytes: they no longer cut into that item`);
-  return toRemote(item, opts).compared;
+  const fromCut = cut && row < cut.starts.length ? parseListItem(body, cut, row) : undefined;
+  // (a page that does not cut, or whose cut does not parse, is decoded whole: the same order)
+  const item = fromCut ?? quickListPage(status, Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'))?.List[row];
+  // (the same bytes the rows were made from: only a bug gets here)
+  if (!item) throw new Error(`row ${row} cannot be read again from its page's bytes: they no longer hold that item`);
+  return item;
 }
 
 /** every item of a cut page, parsed; undefined if one is not a plain list item (then the cut was wrong) */

@@ -17,7 +17,8 @@
 import type { RemoteCopies, RemoteListing } from '../plan/plan-types.js';
 import { FINGERPRINT_PREFIX, fingerprintBytes, fingerprintBytesV2, readFingerprintV2 } from '../../listing/fingerprint.js';
 import type { RawBody } from '../../api/types.js';
-import { ComparedStore, type RawRowReader } from './compared-store.js';
+import type { ListItem } from '../../listing/schema.js';
+import { ComparedStore, type RawItemReader, type RawRowReader } from './compared-store.js';
 import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
 
 export type { RemoteRow } from './remote-rows.js';
@@ -51,6 +52,8 @@ export class RemoteIndex implements RemoteCopies {
       comparedInMemory?: number;
       /** how a row of a raw page (addRows with `raw`) becomes its compared JSON (page-decode.ts comparedOfPageRow with the paging's row options) */
       readRaw?: RawRowReader;
+      /** how a row of a raw page becomes its whole list item (page-decode.ts listItemOfPageRow): item() */
+      readItem?: RawItemReader;
       /** where that file is made (default the system's temporary folder) */
       spillDir?: string;
     } = {},
@@ -62,6 +65,7 @@ export class RemoteIndex implements RemoteCopies {
           memoryRows: opts.comparedInMemory ?? 0,
           ...(opts.spillDir !== undefined && { dir: opts.spillDir }),
           ...(opts.readRaw && { readRaw: opts.readRaw }),
+          ...(opts.readItem && { readItem: opts.readItem }),
         }),
         page: new Int32Array(1024).fill(NONE),
         row: new Int32Array(1024),
@@ -198,6 +202,20 @@ export class RemoteIndex implements RemoteCopies {
       kinds[r] = 2;
       this.#legacyFp.set(key, fp);
     });
+  }
+
+  /**
+   * The copy of `key` with ID `id` (else the key's first copy) as paging read it, every field the list
+   * returned: read again from its page's answer (kept when paging keeps the whole pages: remote.ts).
+   * Undefined when the index does not hold the key or kept no answer for its page.
+   */
+  item(key: string, id?: number): ListItem | undefined {
+    const c = this.#compared;
+    const first = this.#first.get(key);
+    if (!c || first === undefined) return undefined;
+    let r = first;
+    for (let s = first; s !== NONE; s = this.#next[s]!) if (this.#ids[s] === id) r = s;
+    return c.page[r]! === NONE ? undefined : c.pages.item(c.page[r]!, c.row[r]!);
   }
 
   /** The fingerprints attached, as planning reads them (key → stored fingerprint). */

@@ -10,15 +10,17 @@
 // whole list is paged again (a few rounds at most); after that the side is marked incomplete,
 // which blocks every delete of the run.
 // A large list's pages are decoded in worker threads (page-pool.ts) when the client can hand over a
-// page's body (listListingsAs); the rows are the same either way (rowsOf). With keepCompared, a
-// decoded page's rows carry their compared JSON and a page the echo recalled carries its answer
-// instead (DecodedPage.raw); either goes to the index's temporary file (compared-store.ts).
+// page's body (listListingsAs); the rows are the same either way (rowsOf). With keepCompared, every
+// page carries its answer (DecodedPage.raw; a client without listListingsAs: its List as an answer)
+// to the index's temporary file (compared-store.ts), from which a row's compared JSON and its whole
+// list item (the listing before a change, for undo: capture-before.ts) are read when asked for;
+// decoding makes no compared JSON then (the workers neither).
 import pLimit from 'p-limit';
 import type { ListData } from '../../api/schemas.js';
 import type { ChatbotApi, ListPageDecoder } from '../../api/types.js';
 import { PagingError } from '../../errors.js';
 import type { ListItem } from '../../listing/schema.js';
-import { comparedOfPageRow, decodePage, type DecodedPage } from './page-decode.js';
+import { comparedOfPageRow, decodePage, listItemOfPageRow, type DecodedPage } from './page-decode.js';
 import { pageEcho, type EchoFiles, type PageEcho } from './page-echo.js';
 import { sharedPagePool, type PagePool } from './page-pool.js';
 import type { RemoteSide } from '../plan/plan-types.js';
@@ -127,8 +129,9 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
   const index = new RemoteIndex({
     keepCompared: opts.keepCompared,
     keepOtherKey: opts.keepOtherKey,
-    // a page the echo recalled keeps its answer rather than compared JSON: read as decoding reads it
+    // a page is kept by its answer (rowPages): a row's compared JSON read as decoding reads it, and its whole item
     readRaw: (status, body, row) => comparedOfPageRow(status, body, row, opts),
+    readItem: listItemOfPageRow,
   });
   /**
    * decodes pages from the first one's answer on, when the list is long enough for it; its workers
@@ -200,19 +203,30 @@ function rowPages(
   pool: () => PagePool | undefined,
   echo: PageEcho,
 ): (pageNumber: number, pageSize: number) => Promise<DecodedPage & Counted> {
+  // with keepCompared every page is kept by its answer, so its rows need no compared JSON of their own
+  const rowOpts: RowOptions = opts.keepCompared ? { ...opts, keepCompared: false } : opts;
   const decoder: ListPageDecoder<DecodedPage> = {
     raw: async (res) => {
       const known = echo.recall(res);
       if (known) return known;
-      const page = (await pool()?.decode(res, opts, opts.signal)) ?? decodePage(res.status, res.bytes, opts);
+      const page = (await pool()?.decode(res, rowOpts, opts.signal)) ?? decodePage(res.status, res.bytes, rowOpts);
       if (page) echo.remember(page);
-      return page;
+      return page && opts.keepCompared ? { ...page, raw: res } : page;
     },
-    data: (data: ListData) => ({ rows: rowsOf(data.List, opts), virtualCount: data.VirtualCount }),
+    data: (data: ListData) => ({
+      rows: rowsOf(data.List, rowOpts),
+      virtualCount: data.VirtualCount,
+      ...(opts.keepCompared && { raw: { status: 200, bytes: Buffer.from(JSON.stringify(answerOf(data))) } }),
+    }),
   };
   const counted = (page: DecodedPage) => ({ ...page, length: page.rows.ids.length });
   const call = { signal: opts.signal };
   const listAs = api.listListingsAs?.bind(api);
   if (listAs) return async (n, size) => counted(await listAs(listRequest(opts, n, size), decoder, call));
   return async (n, size) => counted(decoder.data(await api.listListings(listRequest(opts, n, size), call)));
+}
+
+/** a list page the client gave parsed, as the service's answer (the envelope quickListPage reads) */
+function answerOf(data: ListData): unknown {
+  return { Success: true, Code: 200, Version: '', Message: null, Data: data };
 }

@@ -3,7 +3,6 @@
 import { describeFieldChange } from '../../format/change.js';
 import { formatPosition } from '../../feeds/position.js';
 import { table } from '../../format/table.js';
-import { deleteReasonText } from './changes.js';
 import { formatMediaReport } from '../../media/report.js';
 import { displayLine, type SyncReport } from './report.js';
 
@@ -79,9 +78,7 @@ export function formatSyncReport(r: SyncReport): string {
         : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldNotKept)}`).join('; ')}`,
     );
     const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
-    section(lines, `would delete${held}`, r.plan.deletes, (d) =>
-      d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${deleteReasonText(d.reason)})`,
-    );
+    section(lines, `would delete${held}`, r.plan.deletes, (d) => (d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`));
   }
   lines.push(`  state: ${r.stateLocation}`);
   lines.push(r.summary);

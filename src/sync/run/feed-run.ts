@@ -213,14 +213,13 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext, read: { 
     ...(changes &&
       !opts.dryRun && {
         before: createBeforeCapture({
-          api: deps.api,
+          paged: remote,
           store: deps.store,
           feed: l.id,
           serialNumber: l.chatbot,
           keyBy: feed.keyBy,
           ignore,
           maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES,
-          signal: ctx.clock.signal,
         }),
       }),
   });

@@ -3,7 +3,7 @@
 // report (lane-report.ts), each lane on its own: one lane's guard or failure leaves the others be.
 import { keySources } from '../../mapping/key-sources.js';
 import type { MediaReport } from '../../media/index.js';
-import type { PlannedDelete } from '../plan/plan-types.js';
+import { ruleOf, type PlannedDelete } from '../plan/plan-types.js';
 import { deleteChange, withheldChange } from '../report/changes.js';
 import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js';
@@ -200,6 +200,11 @@ function confirm(l: LiveLane, deletes: readonly PlannedDelete[], ctx: FeedContex
       else await runPool(jobs, { concurrency: ctx.deps.apiConfig.concurrency, signal: ctx.clock.signal });
     },
     holds: (key) => desired.listings.has(key) || desired.protectedKeys.has(key),
+    // a record that came back hidden by a display rule is that rule's removal, not an absence
+    goneAs: (key) => {
+      const gone = desired.goneKeys.get(key);
+      return gone !== undefined && ruleOf(gone) ? gone : undefined;
+    },
   });
 }
 

@@ -2,7 +2,8 @@
 // listing is deleted because a full pull of a source that can be asked again (a live RESO pull) did
 // not have its key, the source is asked for exactly those keys (feeds/reso/reso-confirm.ts). A key the
 // source still has is not deleted: its record is mapped and planned like any record read (created or
-// updated; an off-market or removed record stays a delete), and the run says that the paging missed
+// updated; an off-market or removed record stays a delete, one a display rule hides goes as that
+// rule's removal: goneAs), and the run says that the paging missed
 // it. Only keys the source confirms absent (or off the market) stay deletes. A confirmation that
 // fails withholds every delete of the run. CSV and XML files are read whole: absence there suffices.
 import { causeMessage } from '../../errors.js';
@@ -25,6 +26,8 @@ export interface AbsenceInput {
   take(items: FeedItem[]): Promise<void>;
   /** whether the feed side now holds the key as on the market (a listing, or a record kept as rejected) */
   holds(key: string): boolean;
+  /** the reason the feed side now gives a key whose record came back and is not held, when it is not an absence (a display rule's removal) */
+  goneAs?(key: string): PlannedDelete['reason'] | undefined;
   /** where the key mapping is configured, for the message when it cannot be read backwards */
   keyRule: string;
 }
@@ -77,8 +80,13 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
   await input.take([...found.values()]);
   const kept = [...found.keys()].filter((k) => input.holds(k));
   const keptSet = new Set(kept);
+  // a record that came back and is not held goes for its own record's reason, where it gives one
+  const reasonOf = (d: PlannedDelete): PlannedDelete => {
+    const gone = d.reason === 'absent' && found.has(d.key) ? input.goneAs?.(d.key) : undefined;
+    return gone === undefined ? d : { ...d, reason: gone };
+  };
   return {
-    deletes: deletes.filter((d) => !(d.reason === 'absent' && keptSet.has(d.key))),
+    deletes: deletes.filter((d) => !(d.reason === 'absent' && keptSet.has(d.key))).map(reasonOf),
     asked: absent.length,
     ...(kept.length && { missed: missedMessage(kept, input.lookup.paging) }),
   };

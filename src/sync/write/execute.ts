@@ -242,7 +242,7 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
     async update(u: PlannedUpdate) {
       try {
         // (a later record of a key this run wrote has no remote copy of its own: its first change kept the listing)
-        const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing.MLSNumber, u.listing) : undefined;
+        const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing) : undefined;
         const after = deps.before && { after: keptOfListing(u.listing) };
         const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy });
         if (n === 0) {
@@ -273,7 +273,7 @@ function deleteBatches(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
       if (!deps.before) return out;
       for (const d of batch) {
         if (d.reason === 'duplicate' || deps.signal?.aborted) continue;
-        out.set(d.key, await deps.before.take(d.key, d.remoteIds[0], d.mlsNumber));
+        out.set(d.key, await deps.before.take(d.key, d.remoteIds[0]));
       }
       return out;
     },

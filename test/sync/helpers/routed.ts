@@ -30,7 +30,7 @@ export function annBobFeed(url: string, deletes: Record<string, number> = {}): F
   });
 }
 
-/** runSync of the feeds' lanes; `changes`: a change sink per lane (so updates and deletes are read back first, for undo) */
+/** runSync of the feeds' lanes; `changes`: a change sink per lane (so the listing before each update and delete is kept, for undo) */
 export async function runLanesOf(te: TestEmulator, env: SyncEnv, feeds: FeedConfig[], opts: { changes?: boolean } = {}): Promise<{ reports: SyncReport[]; calls: number }> {
   const calls = createCallCounter();
   const before = (await te.stats()).total;

@@ -1,0 +1,45 @@
+// The bench's reference for a no-change rerun (sync.bench.ts): the least a client can do to read a
+// chatbot's whole list, as a new process (its start included in its time). Plain JavaScript, no
+// dependency: Node's fetch, `concurrency` pages in flight in page order (the sync's paging: the
+// first page, then as many as its VirtualCount leads to expect, until a short page), each page's
+// body parsed with JSON.parse and its items counted. No checks, no retries, no state: the floor.
+// The request is the spec's (docs: ../shared/spec/chatbot-service-api.md, RealEstateList: POST with
+// SerialNumber, PageNumber, PageSize; the session key in the ChatRobot-SessionKey header).
+//
+//   node test/bench/bare-pager.mjs URL SERIAL SESSION_KEY PAGE_SIZE CONCURRENCY   prints {"listings","pages","cpuMs"}
+// (cpuMs: the process's CPU since it started, its start included)
+const [url, serial, sessionKey, pageSizeArg, concurrencyArg] = process.argv.slice(2);
+const pageSize = Number(pageSizeArg);
+const concurrency = Number(concurrencyArg);
+
+async function page(n) {
+  const res = await fetch(`${url}/chat/Chatbot/RealEstateList`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', 'chatrobot-sessionkey': sessionKey },
+    body: JSON.stringify({ SerialNumber: serial, PageNumber: n, PageSize: pageSize }),
+  });
+  const body = JSON.parse(await res.text());
+  if (!body.Success) throw new Error(`page ${n}: ${res.status} ${body.Message}`);
+  return { items: body.Data.List.length, virtualCount: body.Data.VirtualCount };
+}
+
+const first = await page(1);
+let listings = first.items;
+let pages = 1;
+if (first.items === pageSize) {
+  const expected = Math.ceil(first.virtualCount / pageSize);
+  let next = 2;
+  let ended = false;
+  const ahead = new Map();
+  while (!ended || ahead.size > 0) {
+    while (!ended && ahead.size < concurrency && (next <= expected || ahead.size === 0)) ahead.set(next, page(next++));
+    const [n, pending] = ahead.entries().next().value;
+    const p = await pending;
+    ahead.delete(n);
+    pages++;
+    listings += p.items;
+    if (p.items < pageSize) ended = true;
+  }
+}
+const cpu = process.cpuUsage();
+process.stdout.write(JSON.stringify({ listings, pages, cpuMs: Math.round((cpu.user + cpu.system) / 1000) }) + '\n');
