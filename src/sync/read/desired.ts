@@ -16,6 +16,11 @@
 //   - the reader listed one record (its own id, e.g. RESO ListingKey) twice in one pull: the
 //     source shifted while it was read, so others may have been skipped.
 // A key that could be read from a broken or rejected record keeps its remote listing (protected).
+//
+// What the feed's display rules did is counted here too (side.display: the records each rule hid,
+// addresses withheld, records held back), a hidden record's key goes with its rule's reason
+// (`rule:<name>`), and the sold windows of the Closed listings shown are noted to be stored
+// (side.soldUntil; settle/sold-window.ts).
 import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../../errors.js';
 import type { MappedItem } from '../../mapping/types.js';
 import { ruleReason, type DesiredListing, type DesiredSide, type Position, type RejectedRecord, type RememberedListing } from '../plan/plan-types.js';
@@ -60,7 +65,30 @@ export interface CollectorOptions {
 }
 
 export function createFeedCollector(mode: DesiredSide['mode'], options: CollectorOptions = {}): FeedCollector {
-  const side: FeedSide = {
+  const side = emptySide(mode);
+  const notWhole = notWholeReasons(side);
+  const keys = keyBook(side, options, notWhole.add);
+  return {
+    side,
+    addRemembered(entry) {
+      keys.record(entry.position, entry.key);
+      keys.valid(entry.key);
+    },
+    add(item) {
+      keys.record(item.position, item.key);
+      const desired = item.kind === 'listing' ? keys.listing(item) : sideOnly(item, side, keys, notWhole.add);
+      side.counts.valid = side.listings.size;
+      return desired;
+    },
+    movedAway(key) {
+      if (!side.listings.has(key) && !side.protectedKeys.has(key)) side.goneKeys.set(key, 'moved');
+    },
+    fail: notWhole.stopped,
+  };
+}
+
+function emptySide(mode: DesiredSide['mode']): FeedSide {
+  return {
     listings: new Set(),
     protectedKeys: new Set(),
     goneKeys: new Map(),
@@ -72,35 +100,39 @@ export function createFeedCollector(mode: DesiredSide['mode'], options: Collecto
     display: { hidden: {}, addressWithheld: 0, held: 0 },
     soldUntil: { set: new Map(), clear: new Set() },
   };
-  const ids = new Set<string>();
+}
+
+/** Why the feed is not read whole: the side marked incomplete, the first reasons named, the rest counted. */
+function notWholeReasons(side: FeedSide) {
   const reasons: string[] = [];
   let unread = 0;
-  const incomplete = (reason: string) => {
-    side.complete = false;
-    unread++;
-    if (reasons.length < SHOWN_REASONS) reasons.push(reason);
-    side.readError = reasons.join('; ') + (unread > reasons.length ? `; and ${unread - reasons.length} more` : '');
+  return {
+    add(reason: string): void {
+      side.complete = false;
+      unread++;
+      if (reasons.length < SHOWN_REASONS) reasons.push(reason);
+      side.readError = reasons.join('; ') + (unread > reasons.length ? `; and ${unread - reasons.length} more` : '');
+    },
+    /** the feed stopped: a FeedReadError or an abort marks it incomplete, anything else is thrown */
+    stopped(err: unknown): void {
+      if (!(err instanceof FeedReadError) && !(err instanceof AbortedError)) throw err;
+      // the reader's own error leads: it is why the read stopped
+      reasons.unshift(err.message);
+      unread++;
+      side.complete = false;
+      side.readError = reasons.slice(0, SHOWN_REASONS).join('; ') + (unread > SHOWN_REASONS ? `; and ${unread - SHOWN_REASONS} more` : '');
+      side.readErrorRetryable = err instanceof FeedReadError && err.retryable;
+      if (err instanceof FeedReadError && err.retryAt) side.readErrorRetryAt = err.retryAt.toISOString();
+    },
   };
-  const reject = (r: RejectedRecord) => {
-    side.counts.rejected++;
-    if (side.rejected.length < KEPT_REJECTED) side.rejected.push(r);
-    options.onRejected?.(r);
-  };
-  const forget = (key: string) => side.listings.delete(key) || side.protectedKeys.delete(key) || side.goneKeys.delete(key);
-  const protect = (key: string) => side.protectedKeys.add(key);
+}
 
-  /** every record, whatever became of it: counted, its reader id and its key checked for repeats */
-  const record = (position: Position, key: string | undefined) => {
-    side.counts.records++;
-    const id = position.id;
-    let laterVersion = false;
-    if (id !== undefined) {
-      if (!ids.has(id)) ids.add(id);
-      else if (options.repeatIsShift?.() ?? true) incomplete(`${where(position)}: record ${id} came twice in one pull (the source shifted while it was read)`);
-      else laterVersion = true;
-    }
-    if (key !== undefined && forget(key) && !laterVersion) side.feedDuplicates.push({ key, position });
-  };
+type KeyBook = ReturnType<typeof keyBook>;
+
+/** The side's keys: each record counted and checked for repeats, a key kept as valid, protected, rejected or given a sold window. */
+function keyBook(side: FeedSide, options: CollectorOptions, incomplete: (reason: string) => void) {
+  const ids = new Set<string>();
+  const forget = (key: string) => side.listings.delete(key) || side.protectedKeys.delete(key) || side.goneKeys.delete(key);
   const valid = (key: string) => {
     side.listings.add(key);
     side.counts.valid = side.listings.size;
@@ -113,66 +145,66 @@ export function createFeedCollector(mode: DesiredSide['mode'], options: Collecto
       clear.delete(key);
     } else if (set.delete(key) || options.soldUntil?.has(key)) clear.add(key);
   };
-
   return {
-    side,
-    addRemembered(entry) {
-      record(entry.position, entry.key);
-      valid(entry.key);
-    },
-    add(item) {
-      const key = item.key;
-      record(item.position, key);
-      switch (item.kind) {
-        case 'listing':
-          valid(item.key);
-          if (item.shown?.addressWithheld) side.display.addressWithheld++;
-          window(item.key, item.shown?.until);
-          return { key: item.key, listing: item.listing, position: item.position };
-        case 'rejected':
-          if (item.held) side.display.held++;
-          reject({ position: item.position, ...(key !== undefined && { key }), reasons: item.issues.map(formatIssue) });
-          if (key !== undefined) protect(key);
-          else incomplete(`${where(item.position)}: a record was rejected and its key could not be read`);
-          break;
-        case 'error': {
-          const reason = withoutPlace(item.error.message, formatPlace(item.error.place));
-          reject({ position: item.position, ...(key !== undefined && { key }), reasons: [reason] });
-          if (key !== undefined) protect(key);
-          if (key === undefined) incomplete(`${where(item.position)}: a record could not be read and its key is unknown (${reason})`);
-          else if (!item.standalone) incomplete(`${where(item.position)}: record ${key} could not be read whole (${reason})`);
-          break;
-        }
-        case 'skipped':
-          side.counts.skipped++;
-          // a display rule's removal carries the rule's name (plan-types.ts, RuleReason)
-          if (item.rule) side.display.hidden[item.rule] = (side.display.hidden[item.rule] ?? 0) + 1;
-          if (key !== undefined) side.goneKeys.set(key, item.rule ? ruleReason(item.rule) : 'off-market');
-          if (key !== undefined) window(key, undefined);
-          break;
-        case 'removed':
-          side.counts.removed++;
-          if (key !== undefined) side.goneKeys.set(key, 'removed');
-          if (key !== undefined) window(key, undefined);
-          break;
+    valid,
+    window,
+    /** every record, whatever became of it: counted, its reader id and its key checked for repeats */
+    record(position: Position, key: string | undefined): void {
+      side.counts.records++;
+      const id = position.id;
+      let laterVersion = false;
+      if (id !== undefined) {
+        if (!ids.has(id)) ids.add(id);
+        else if (options.repeatIsShift?.() ?? true) incomplete(`${where(position)}: record ${id} came twice in one pull (the source shifted while it was read)`);
+        else laterVersion = true;
       }
-      side.counts.valid = side.listings.size;
-      return undefined;
+      if (key !== undefined && forget(key) && !laterVersion) side.feedDuplicates.push({ key, position });
     },
-    movedAway(key) {
-      if (!side.listings.has(key) && !side.protectedKeys.has(key)) side.goneKeys.set(key, 'moved');
+    listing(item: MappedItem & { kind: 'listing' }): DesiredListing {
+      valid(item.key);
+      if (item.shown?.addressWithheld) side.display.addressWithheld++;
+      window(item.key, item.shown?.until);
+      return { key: item.key, listing: item.listing, position: item.position };
     },
-    fail(err) {
-      if (!(err instanceof FeedReadError) && !(err instanceof AbortedError)) throw err;
-      // the reader's own error leads: it is why the read stopped
-      reasons.unshift(err.message);
-      unread++;
-      side.complete = false;
-      side.readError = reasons.slice(0, SHOWN_REASONS).join('; ') + (unread > SHOWN_REASONS ? `; and ${unread - SHOWN_REASONS} more` : '');
-      side.readErrorRetryable = err instanceof FeedReadError && err.retryable;
-      if (err instanceof FeedReadError && err.retryAt) side.readErrorRetryAt = err.retryAt.toISOString();
+    reject(r: RejectedRecord): void {
+      side.counts.rejected++;
+      if (side.rejected.length < KEPT_REJECTED) side.rejected.push(r);
+      options.onRejected?.(r);
+      if (r.key !== undefined) side.protectedKeys.add(r.key);
     },
   };
+}
+
+/** An item that is no listing to plan: it counts on the side, and may leave the feed not read whole. */
+function sideOnly(item: Exclude<MappedItem, { kind: 'listing' }>, side: FeedSide, keys: KeyBook, incomplete: (reason: string) => void): undefined {
+  const key = item.key;
+  switch (item.kind) {
+    case 'rejected':
+      if (item.held) side.display.held++;
+      keys.reject({ position: item.position, ...(key !== undefined && { key }), reasons: item.issues.map(formatIssue) });
+      if (key === undefined) incomplete(`${where(item.position)}: a record was rejected and its key could not be read`);
+      break;
+    case 'error': {
+      const reason = withoutPlace(item.error.message, formatPlace(item.error.place));
+      keys.reject({ position: item.position, ...(key !== undefined && { key }), reasons: [reason] });
+      if (key === undefined) incomplete(`${where(item.position)}: a record could not be read and its key is unknown (${reason})`);
+      else if (!item.standalone) incomplete(`${where(item.position)}: record ${key} could not be read whole (${reason})`);
+      break;
+    }
+    case 'skipped':
+      side.counts.skipped++;
+      // a display rule's removal carries the rule's name (plan-types.ts, RuleReason)
+      if (item.rule) side.display.hidden[item.rule] = (side.display.hidden[item.rule] ?? 0) + 1;
+      if (key !== undefined) side.goneKeys.set(key, item.rule ? ruleReason(item.rule) : 'off-market');
+      if (key !== undefined) keys.window(key, undefined);
+      break;
+    case 'removed':
+      side.counts.removed++;
+      if (key !== undefined) side.goneKeys.set(key, 'removed');
+      if (key !== undefined) keys.window(key, undefined);
+      break;
+  }
+  return undefined;
 }
 
 function where(p: Position): string {

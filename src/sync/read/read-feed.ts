@@ -68,71 +68,30 @@ interface Awaiting {
 }
 
 export function readFeed(input: ReadFeedInput): FeedRead {
-  const { opened, lanes, compiled, keyBy, media } = input;
-  const routed = lanes.some((l) => l.lane.route !== undefined);
+  const { opened, lanes, media } = input;
   const state = { done: false, auth: undefined as string | undefined, routedNowhere: 0, records: 0 };
-  // (mapped for the first lane's chatbot by input.map; each lane's planner sets its own SerialNumber)
-  const mapOnce = (item: FeedItem): Mapped => {
-    const before = input.unmappedSeen();
-    const mapped: MappedItem = input.map(item);
-    return { item: mapped, clean: input.unmappedSeen() === before };
-  };
-  let awaiting: Awaiting[] = [];
-  /** the waiting entries' photos mirrored, then each planned */
-  async function* withPhotos(step: MediaStep): AsyncGenerator<LaneJob> {
-    const batch = awaiting;
-    awaiting = [];
-    await mirrorPhotos(step, batch);
-    for (const { lane, entry } of batch) yield* pushed(lane, entry);
-  }
-  /** the photos of mapped entries mirrored (a listing whose photos were not all mirrored is not stamped) */
-  async function mirrorPhotos(step: MediaStep, batch: readonly Awaiting[]): Promise<void> {
-    const mapped = batch.filter((b): b is Awaiting & { entry: DesiredListing } => 'listing' in b.entry);
-    const complete = await step.mirror(mapped.map(({ entry, item }) => mirrorEntry(entry, item)));
-    complete.forEach((ok, i) => {
-      if (!ok) mapped[i]!.lane.planner.unstamp(mapped[i]!.entry);
-    });
-  }
-  function* pushed(l: ReadingLane, entry: DesiredListing | RememberedListing): Generator<LaneJob> {
-    const job = l.planner.push(entry);
-    if (job) yield { executor: l.executor, job };
-  }
-  /** what was read before a failure is still written, with the photos the mirror knows */
-  function* salvage(): Generator<LaneJob> {
-    if (!media || input.signal.aborted) return;
-    for (const { lane, entry, item } of awaiting.splice(0)) {
-      if ('listing' in entry && !media.rewriteKnown(mirrorEntry(entry, item))) lane.planner.unstamp(entry);
-      yield* pushed(lane, entry);
-    }
-  }
-  /** one record to each lane it goes to: the jobs that come of it */
+  const mapOnce = mapperOf(input);
+  const routes = routesOf(lanes);
+  const waiting: Awaiting[] = [];
+  /** one record to each lane it goes to: the jobs that come of it (with the media step: its entries wait) */
   function* route(item: FeedItem): Generator<LaneJob> {
-    let memo: Mapped | undefined;
-    const map = () => (memo ??= mapOnce(item));
+    const map = once(mapOnce, item);
     let taken = false;
     for (const l of lanes) {
       // records only are routed: a removal or a broken record goes to every lane (each acts on its own copy)
       if (!routes(l, item)) {
-        if (item.kind === 'record') movedAway(l, item);
+        if (item.kind === 'record') movedAway(l, item, input);
         continue;
       }
       taken = true;
-      if (!media) {
-        const job = l.planner.take(item, map);
-        if (job) yield { executor: l.executor, job };
-        continue;
+      if (!media) yield* jobOf(l, l.planner.take(item, map));
+      else {
+        const entry = l.planner.read(item, map);
+        if (entry) waiting.push({ lane: l, entry, item });
       }
-      const entry = l.planner.read(item, map);
-      if (entry) awaiting.push({ lane: l, entry, item });
     }
     if (!taken) state.routedNowhere++;
   }
-  const routes = (l: ReadingLane, item: FeedItem) => !(routed && item.kind === 'record' && l.lane.route && !l.lane.route(item.data));
-  /** a record this lane does not take: a copy its chatbot holds went elsewhere */
-  const movedAway = (l: ReadingLane, item: FeedItem & { kind: 'record' }) => {
-    const key = compiled.keyOf(item.data, keyBy);
-    if (key !== undefined && l.remote.has(key)) l.planner.collector.movedAway(key);
-  };
   async function* jobs(): AsyncGenerator<LaneJob> {
     try {
       // (a batch at a time where the reader has them: no promise per record)
@@ -140,36 +99,23 @@ export function readFeed(input: ReadFeedInput): FeedRead {
         for (const item of batch) {
           if (++state.records % 1000 === 0) input.onRecords?.(state.records);
           yield* route(item);
-          if (media && awaiting.length >= MEDIA_BATCH) yield* withPhotos(media);
+          if (media && waiting.length >= MEDIA_BATCH) yield* withPhotos(media, waiting.splice(0));
         }
       }
-      if (media && awaiting.length) yield* withPhotos(media);
+      if (media && waiting.length) yield* withPhotos(media, waiting.splice(0));
     } catch (err) {
       state.auth = authFailure(err, input.feedName);
       for (const l of lanes) l.planner.collector.fail(err);
       if (state.auth) return;
-      yield* salvage();
+      if (media && !input.signal.aborted) yield* salvage(media, waiting.splice(0));
     }
-    for (const l of lanes) for (const job of l.planner.drain()) yield { executor: l.executor, job };
+    for (const l of lanes) yield* drained(l);
     state.done = true;
     input.onEnd?.();
   }
   return {
     jobs: jobs(),
-    async *again(l, items) {
-      const entries = items.flatMap((item) => {
-        if (!routes(l, item)) return [];
-        let memo: Mapped | undefined;
-        const entry = l.planner.read(item, () => (memo ??= mapOnce(item)));
-        return entry ? [{ lane: l, entry, item }] : [];
-      });
-      // (the media mirror's photos first, as for any record read)
-      if (media) await mirrorPhotos(media, entries);
-      for (const { entry } of entries) yield* pushed(l, entry);
-      // planned now, not left waiting in the window: the feed's end has passed
-      for (const job of l.planner.drain()) yield { executor: l.executor, job };
-      for (const job of l.planner.held()) yield { executor: l.executor, job };
-    },
+    again: (l, items) => readAgain(l, items, routes, mapOnce, media),
     get done() {
       return state.done;
     },
@@ -183,6 +129,91 @@ export function readFeed(input: ReadFeedInput): FeedRead {
       return state.records;
     },
   };
+}
+
+type MapOnce = (item: FeedItem) => Mapped;
+
+/** A record mapped (for the first lane's chatbot by input.map; each lane's planner sets its own SerialNumber), and whether it met no unmapped value. */
+function mapperOf(input: ReadFeedInput): MapOnce {
+  return (item) => {
+    const before = input.unmappedSeen();
+    const mapped: MappedItem = input.map(item);
+    return { item: mapped, clean: input.unmappedSeen() === before };
+  };
+}
+
+/** The record's mapping, done the first time a lane asks for it. */
+function once(mapOnce: MapOnce, item: FeedItem): () => Mapped {
+  let memo: Mapped | undefined;
+  return () => (memo ??= mapOnce(item));
+}
+
+/** Whether a lane takes an item: a record goes where its lane's `where` matches, anything else everywhere. */
+function routesOf(lanes: readonly ReadingLane[]): (l: ReadingLane, item: FeedItem) => boolean {
+  const routed = lanes.some((l) => l.lane.route !== undefined);
+  return (l, item) => !(routed && item.kind === 'record' && l.lane.route && !l.lane.route(item.data));
+}
+
+/** A record this lane does not take: a copy its chatbot holds went elsewhere. */
+function movedAway(l: ReadingLane, item: FeedItem & { kind: 'record' }, input: ReadFeedInput): void {
+  const key = input.compiled.keyOf(item.data, input.keyBy);
+  if (key !== undefined && l.remote.has(key)) l.planner.collector.movedAway(key);
+}
+
+function* jobOf(l: ReadingLane, job: LaneJob['job'] | undefined): Generator<LaneJob> {
+  if (job) yield { executor: l.executor, job };
+}
+
+function* pushed(l: ReadingLane, entry: DesiredListing | RememberedListing): Generator<LaneJob> {
+  yield* jobOf(l, l.planner.push(entry));
+}
+
+/** The lane's planned jobs still in its window. */
+function* drained(l: ReadingLane): Generator<LaneJob> {
+  for (const job of l.planner.drain()) yield { executor: l.executor, job };
+}
+
+/** The waiting entries' photos mirrored, then each planned. */
+async function* withPhotos(step: MediaStep, batch: readonly Awaiting[]): AsyncGenerator<LaneJob> {
+  await mirrorPhotos(step, batch);
+  for (const { lane, entry } of batch) yield* pushed(lane, entry);
+}
+
+/** The photos of mapped entries mirrored (a listing whose photos were not all mirrored is not stamped). */
+async function mirrorPhotos(step: MediaStep, batch: readonly Awaiting[]): Promise<void> {
+  const mapped = batch.filter((b): b is Awaiting & { entry: DesiredListing } => 'listing' in b.entry);
+  const complete = await step.mirror(mapped.map(({ entry, item }) => mirrorEntry(entry, item)));
+  complete.forEach((ok, i) => {
+    if (!ok) mapped[i]!.lane.planner.unstamp(mapped[i]!.entry);
+  });
+}
+
+/** What was read before a failure is still written, with the photos the mirror knows. */
+function* salvage(media: MediaStep, batch: readonly Awaiting[]): Generator<LaneJob> {
+  for (const { lane, entry, item } of batch) {
+    if ('listing' in entry && !media.rewriteKnown(mirrorEntry(entry, item))) lane.planner.unstamp(entry);
+    yield* pushed(lane, entry);
+  }
+}
+
+/** Records read again after the feed ended, through one lane: planned at once, not left waiting in the window (the feed's end has passed). */
+async function* readAgain(
+  l: ReadingLane,
+  items: readonly FeedItem[],
+  routes: ReturnType<typeof routesOf>,
+  mapOnce: MapOnce,
+  media: MediaStep | undefined,
+): AsyncGenerator<LaneJob> {
+  const entries = items.flatMap((item) => {
+    if (!routes(l, item)) return [];
+    const entry = l.planner.read(item, once(mapOnce, item));
+    return entry ? [{ lane: l, entry, item }] : [];
+  });
+  // (the media mirror's photos first, as for any record read)
+  if (media) await mirrorPhotos(media, entries);
+  for (const { entry } of entries) yield* pushed(l, entry);
+  yield* drained(l);
+  for (const job of l.planner.held()) yield { executor: l.executor, job };
 }
 
 /** The lanes' held records (keys that recur), once every earlier write has finished. */

@@ -86,10 +86,11 @@ interface Slot {
 
 export function openPagePool(poolOpts: PagePoolOptions = {}): PagePool {
   const size = poolOpts.size ?? decodeThreads();
+  const entry = poolOpts.entry ?? workerEntry('page-worker', import.meta.url);
   const slots = new Set<Slot>();
   /** pages no worker has taken yet */
   const queue: Task[] = [];
-  let stealing = false;
+  const stealLater = mainThreadTakes(queue);
   let closed = false;
   let failures = 0;
   let nextId = 0;
@@ -97,81 +98,24 @@ export function openPagePool(poolOpts: PagePoolOptions = {}): PagePool {
 
   const start = () => {
     while (!closed && failures < MAX_FAILURES && slots.size < size) {
-      let worker: Worker;
-      try {
-        worker = startWorker(poolOpts.entry ?? workerEntry('page-worker', import.meta.url));
-      } catch {
-        failures = MAX_FAILURES; // no worker can start here (tsx not found): every page is decoded by the caller
-        return;
-      }
-      const slot: Slot = { worker, ready: false, ending: false, pending: new Map() };
-      slots.add(slot);
-      worker.on('message', (reply: PageReply) => onReply(slot, reply));
-      // an uncaught error in the worker (then its exit), a reply that could not be read, an exit
-      worker.on('error', () => drop(slot, true));
-      worker.on('messageerror', () => drop(slot, true));
-      worker.on('exit', () => drop(slot, !slot.ending));
-      // unref after the listeners: a listener added later may ref the worker's port again, and an
-      // idle pool would then keep a finished command alive until its idle timeout (30 s)
-      worker.unref();
+      const slot = startSlot(entry, { reply: onReply, drop });
+      // no worker can start here (tsx not found): every page is decoded by the caller
+      if (!slot) failures = MAX_FAILURES;
+      else slots.add(slot);
     }
   };
-
   const onReply = (slot: Slot, reply: PageReply) => {
-    if ('ready' in reply) {
-      slot.ready = true;
-      pump();
-      idleLater();
-      return;
-    }
-    const answer = slot.pending.get(reply.id);
-    slot.pending.delete(reply.id);
-    if (slot.pending.size === 0) {
-      clearTimeout(slot.stall);
-      slot.worker.unref();
-    } else watch(slot);
-    answer?.(reply.page);
-    pump();
+    if ('ready' in reply) slot.ready = true;
+    else answerReply(slot, reply, watch);
+    handOut(slots, queue, watch);
     idleLater(); // (an answer after its caller aborted arms it only here)
   };
-
-  /** hands queued pages to loaded workers with room */
-  const pump = () => {
-    for (const slot of slots) {
-      while (slot.ready && slot.pending.size < PER_WORKER && queue.length > 0) {
-        const task = queue.shift()!;
-        slot.pending.set(task.id, task.answer);
-        // a worker with work keeps the process alive until it answers, or is dropped
-        if (slot.pending.size === 1) {
-          slot.worker.ref();
-          watch(slot);
-        }
-        slot.worker.postMessage(task.message);
-      }
-    }
-  };
-
-  // The main thread takes a queued page itself when it has nothing else to do: setImmediate runs
-  // after the I/O that is ready (the calls come first), one page a turn of the event loop.
-  const steal = () => {
-    stealing = false;
-    queue.shift()?.answer(undefined);
-    if (queue.length > 0) stealLater();
-  };
-  const stealLater = () => {
-    if (stealing) return;
-    stealing = true;
-    setImmediate(steal);
-  };
-
   const watch = (slot: Slot) => {
     clearTimeout(slot.stall);
     slot.stall = setTimeout(() => drop(slot, true), poolOpts.stallMs ?? STALL_MS);
   };
-
   const busy = () => queue.length + [...slots].reduce((n, s) => n + s.pending.size, 0);
   const ready = () => [...slots].filter((s) => s.ready).length;
-
   /** no page for idleMs: the workers end (and start again on the next page) */
   const idleLater = () => {
     clearTimeout(idle);
@@ -181,46 +125,25 @@ export function openPagePool(poolOpts: PagePoolOptions = {}): PagePool {
     }, poolOpts.idleMs ?? IDLE_MS);
     idle.unref();
   };
-
   function drop(slot: Slot, failed: boolean): void {
     clearTimeout(slot.stall);
     if (!slots.delete(slot)) return;
     if (failed) failures++;
-    slot.ending = true;
-    for (const answer of slot.pending.values()) answer(undefined);
-    slot.pending.clear();
-    void slot.worker.terminate();
+    endSlot(slot);
     if (ready() === 0) for (const task of queue.splice(0)) task.answer(undefined);
   }
 
   start();
-
   return {
     decode(res, opts, signal) {
       clearTimeout(idle);
       if (slots.size === 0) start(); // idled out (or failed): back for the pages to come
       if (closed || signal?.aborted || ready() === 0) return Promise.resolve(undefined);
-      return new Promise((resolve) => {
-        let done = false;
-        const answer = (page: DecodedPage | undefined) => {
-          if (done) return;
-          done = true;
-          signal?.removeEventListener('abort', onAbort);
-          resolve(page);
-          idleLater();
-        };
-        const id = nextId++;
-        const task: Task = { id, message: { id, status: res.status, bytes: res.bytes, opts: workerOpts(opts) }, answer };
-        const onAbort = () => {
-          const at = queue.indexOf(task);
-          if (at >= 0) queue.splice(at, 1);
-          answer(undefined);
-        };
-        signal?.addEventListener('abort', onAbort, { once: true });
-        queue.push(task);
-        pump();
-        if (queue.length > 0) stealLater();
-      });
+      const id = nextId++;
+      const page = queued(queue, { id, status: res.status, bytes: res.bytes, opts: workerOpts(opts) }, signal, idleLater);
+      handOut(slots, queue, watch);
+      if (queue.length > 0) stealLater();
+      return page;
     },
     async close() {
       closed = true;
@@ -240,6 +163,102 @@ export function openPagePool(poolOpts: PagePoolOptions = {}): PagePool {
       return busy();
     },
   };
+}
+
+/** A worker on `entry` in a slot, its events to the pool; undefined when no worker can start. */
+function startSlot(entry: URL, on: { reply(slot: Slot, reply: PageReply): void; drop(slot: Slot, failed: boolean): void }): Slot | undefined {
+  let worker: Worker;
+  try {
+    worker = startWorker(entry);
+  } catch {
+    return undefined;
+  }
+  const slot: Slot = { worker, ready: false, ending: false, pending: new Map() };
+  worker.on('message', (reply: PageReply) => on.reply(slot, reply));
+  // an uncaught error in the worker (then its exit), a reply that could not be read, an exit
+  worker.on('error', () => on.drop(slot, true));
+  worker.on('messageerror', () => on.drop(slot, true));
+  worker.on('exit', () => on.drop(slot, !slot.ending));
+  // unref after the listeners: a listener added later may ref the worker's port again, and an
+  // idle pool would then keep a finished command alive until its idle timeout (30 s)
+  worker.unref();
+  return slot;
+}
+
+/** A slot the pool no longer holds: its pages answered undefined, its worker ended. */
+function endSlot(slot: Slot): void {
+  slot.ending = true;
+  for (const answer of slot.pending.values()) answer(undefined);
+  slot.pending.clear();
+  void slot.worker.terminate();
+}
+
+/** A worker's answer to one of its pages: the page answered, the stall watch re-armed or (no page left) the worker unref'd. */
+function answerReply(slot: Slot, reply: Exclude<PageReply, { ready: true }>, watch: (slot: Slot) => void): void {
+  const answer = slot.pending.get(reply.id);
+  slot.pending.delete(reply.id);
+  if (slot.pending.size === 0) {
+    clearTimeout(slot.stall);
+    slot.worker.unref();
+  } else watch(slot);
+  answer?.(reply.page);
+}
+
+/** Hands queued pages to loaded workers with room. */
+function handOut(slots: ReadonlySet<Slot>, queue: Task[], watch: (slot: Slot) => void): void {
+  for (const slot of slots) {
+    while (slot.ready && slot.pending.size < PER_WORKER && queue.length > 0) {
+      const task = queue.shift()!;
+      slot.pending.set(task.id, task.answer);
+      // a worker with work keeps the process alive until it answers, or is dropped
+      if (slot.pending.size === 1) {
+        slot.worker.ref();
+        watch(slot);
+      }
+      slot.worker.postMessage(task.message);
+    }
+  }
+}
+
+/** A page put in the queue: its answer (once), undefined when `signal` aborts first; `settled` after it. */
+function queued(queue: Task[], message: PageTask, signal: AbortSignal | undefined, settled: () => void): Promise<DecodedPage | undefined> {
+  return new Promise((resolve) => {
+    let done = false;
+    const answer = (page: DecodedPage | undefined) => {
+      if (done) return;
+      done = true;
+      signal?.removeEventListener('abort', onAbort);
+      resolve(page);
+      settled();
+    };
+    const task: Task = { id: message.id, message, answer };
+    const onAbort = () => {
+      const at = queue.indexOf(task);
+      if (at >= 0) queue.splice(at, 1);
+      answer(undefined);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    queue.push(task);
+  });
+}
+
+/**
+ * The main thread takes a queued page itself when it has nothing else to do: setImmediate runs
+ * after the I/O that is ready (the calls come first), one page a turn of the event loop.
+ */
+function mainThreadTakes(queue: Task[]): () => void {
+  let stealing = false;
+  const steal = () => {
+    stealing = false;
+    queue.shift()?.answer(undefined);
+    if (queue.length > 0) stealLater();
+  };
+  const stealLater = () => {
+    if (stealing) return;
+    stealing = true;
+    setImmediate(steal);
+  };
+  return stealLater;
 }
 
 /** the row options as they cross to a worker (a Set does not cross as itself) */

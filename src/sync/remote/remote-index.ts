@@ -251,7 +251,7 @@ export class RemoteIndex implements RemoteCopies {
   }
 
   #listing(r: number, key: string): RemoteListing {
-    const index = this;
+    const readCompared = () => this.#readCompared(r);
     return {
       id: this.#ids[r]!,
       key,
@@ -259,7 +259,7 @@ export class RemoteIndex implements RemoteCopies {
       hash: this.#hashes.subarray(r * HASH, r * HASH + HASH),
       // read (and decoded) only for a listing that differs
       get compared() {
-        return index.#readCompared(r);
+        return readCompared();
       },
     };
   }

@@ -52,9 +52,9 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
   if (paged.length === 0) return;
   const media = await mediaStepOf(ctx);
   // (the feed is opened once its lanes are set up: its mark is the oldest of theirs)
-  let opened: OpenedFeed | undefined;
-  const live = paged.map(([l, p]) => setUpLane(l, p, ctx, { media, pullMode: () => opened?.mode ?? 'full' }));
-  opened =
+  const feedOf: { opened?: OpenedFeed } = {};
+  const live = paged.map(([l, p]) => setUpLane(l, p, ctx, { media, pullMode: () => feedOf.opened?.mode ?? 'full' }));
+  const opened =
     thread ??
     openFeed(feed.name, feed.source, {
       baseDir: deps.baseDir,
@@ -65,6 +65,7 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       ...markOf(live.map((l) => l.own.mark)),
       ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
     });
+  feedOf.opened = opened;
   const after = await readAndWrite(ctx, opened, live, media);
   for (const [i, l] of live.entries()) {
     // the media mirror's state and report go with the feed's last lane, once every lane has written
