@@ -354,7 +354,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       const next = new URL(url);
       next.searchParams.set('$skip', String(skip + page.length));
       const more = skip + page.length < rows.length;
-      send(200, { value: page.map((m) => shape(m, select, false)), ...(more && { '@odata.nextLink': next.toString() }) });
+      send(200, { value: page.map((m) => shape(m, select, { Media: false, OpenHouse: false })), ...(more && { '@odata.nextLink': next.toString() }) });
     } catch (err) {
       if (err instanceof ODataSyntaxError) return send(400, { error: { code: '400', message: err.message } });
       throw err;
