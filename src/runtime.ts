@@ -116,7 +116,10 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: RedisClient }> {
   const { config } = loaded;
   const fileStore = async () => {
-    const store = await createFileStore(stateFile(loaded));
+    // the state file is open in one process at a time (state/open-lock.ts): wait for another run
+    // as long as a run waits for its chatbot's lock (the longest deadline of the config's feeds)
+    const deadlines = config.feeds.map((f) => f.deadlineMinutes * 60_000);
+    const store = await createFileStore(stateFile(loaded), deadlines.length ? { waitMs: Math.max(...deadlines) } : {});
     closers.push(() => store.close());
     return { store };
   };

@@ -4,12 +4,19 @@
 //   false), the listing broker does not take part in IDX (IDXParticipationYN false, idx only), MLS
 //   Grid says it may not be shown (MlgCanView false), its StandardStatus is not among
 //   `display.statuses`, or it is Closed past its sold window (CloseDate + soldDays);
-// - held back: the attribution names a field the record lacks (a listing is never shown without it);
+// - held back: the attribution names a field the record lacks (a listing is never shown without it),
+//   or a rule cannot read its value (an unreadable flag, no StandardStatus, a status that is neither
+//   a Data Dictionary value nor among display.statuses). Only a value the record states removes a
+//   listing by a rule, because such removals are sent at once and no delete limit holds them: a vendor
+//   that stops sending StandardStatus, or a `flags` entry naming the wrong field, would otherwise
+//   empty the chatbot. A held record is rejected, so the chatbot keeps what it had and the report
+//   names the field;
 // - or shown, with its address withheld when InternetAddressDisplayYN is false, and the attribution
 //   and disclaimer rendered for ExtensionColumn. A Closed listing shown has the time its window ends.
 // `internal` applies no rule: only the attribution and disclaimer, when given.
 // Flags are read as MLSs send them: booleans, Y/N, Yes/No, true/false, 1/0. An absent flag hides
-// nothing; a flag with any other value hides the listing (it cannot be shown to be allowed).
+// nothing; a flag with any other value holds the record back (it cannot be shown to be allowed,
+// nor to be forbidden).
 import type { ExtensionEntry } from '../listing/schema.js';
 import { ATTRIBUTION_KEY, DISCLAIMER_KEY, templateFields, type DisplayRules, type HideRule, type RuleField } from './display-config.js';
 import { foldLookup } from './lookup.js';
@@ -17,7 +24,9 @@ import { compilePath, isEmpty, type Getter } from './paths.js';
 
 export type DisplayVerdict =
   /** `until`: a Closed listing's window ends then (ISO): the next run after it removes the listing */
-  { kind: 'shown'; addressWithheld: boolean; extension: ExtensionEntry[]; until?: string } | { kind: 'hidden'; rule: HideRule; reason: string } | { kind: 'held'; reason: string };
+  | { kind: 'shown'; addressWithheld: boolean; extension: ExtensionEntry[]; until?: string }
+  | { kind: 'hidden'; rule: HideRule; reason: string }
+  | { kind: 'held'; reason: string; field?: string };
 
 export type DisplayEvaluator = (record: Record<string, unknown>) => DisplayVerdict;
 
@@ -65,13 +74,15 @@ export function compileDisplay(rules: DisplayRules, now: () => Date = () => new 
       const field = rule as RuleField;
       const flag = readFlag(get[field](record));
       if (flag === false) return { kind: 'hidden', rule, reason: `${rules.fields[field]} is false` };
-      if (flag === 'unreadable') return { kind: 'hidden', rule, reason: `${rules.fields[field]} is ${excerpt(get[field](record))}, not Y/N, 1/0 or a boolean` };
+      if (flag === 'unreadable') return held(rules.fields[field], `${rules.fields[field]} is ${excerpt(get[field](record))}, not Y/N, 1/0 or a boolean: held back`);
     }
     const status = get.StandardStatus(record);
     const folded = isEmpty(status) ? '' : foldLookup(Array.isArray(status) ? status[0] : status);
     if (!statuses.has(folded)) {
-      const what = folded === '' ? `${rules.fields.StandardStatus} is empty` : `${rules.fields.StandardStatus} ${excerpt(status)} is not among display.statuses`;
-      return { kind: 'hidden', rule: 'StandardStatus', reason: what };
+      const field = rules.fields.StandardStatus;
+      if (folded === '') return held(field, `${field} is empty: the display rules cannot tell whether it may be shown: held back`);
+      if (!STANDARD_STATUSES.has(folded)) return held(field, `${field} ${excerpt(status)} is neither a StandardStatus value nor among display.statuses: held back`);
+      return { kind: 'hidden', rule: 'StandardStatus', reason: `${field} ${excerpt(status)} is not among display.statuses` };
     }
     let until: string | undefined;
     if (folded === closed) {
@@ -87,6 +98,13 @@ export function compileDisplay(rules: DisplayRules, now: () => Date = () => new 
     return { kind: 'shown', addressWithheld, extension: r, ...(until !== undefined && { until }) };
   };
 }
+
+/** The RESO Data Dictionary's StandardStatus values (folded): a value outside them is not one the record states. */
+const STANDARD_STATUSES = new Set(
+  ['Active', 'Active Under Contract', 'Canceled', 'Closed', 'Coming Soon', 'Delete', 'Expired', 'Hold', 'Incomplete', 'Pending', 'Withdrawn'].map(foldLookup),
+);
+
+const held = (field: string, reason: string): DisplayVerdict => ({ kind: 'held', reason, field });
 
 /** The end of a Closed listing's window (epoch ms), or why it is not shown. */
 function soldWindow(rules: DisplayRules, closeDate: unknown, now: Date): number | { reason: string } {

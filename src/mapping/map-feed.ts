@@ -49,7 +49,7 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
   if (verdict?.kind === 'hidden') return withKey({ kind: 'skipped', position, reason: verdict.reason, rule: verdict.rule }, compiled.keyOf(item.data, ctx.keyBy));
   if (verdict?.kind === 'held') {
     return withKey(
-      { kind: 'rejected', position, issues: [{ field: 'ExtensionColumn', value: undefined, rule: verdict.reason }], held: true },
+      { kind: 'rejected', position, issues: [{ field: verdict.field ?? 'ExtensionColumn', value: undefined, rule: verdict.reason }], held: true },
       compiled.keyOf(item.data, ctx.keyBy),
     );
   }

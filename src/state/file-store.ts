@@ -5,7 +5,9 @@
 // touches only the keys it changes. LMDB's own lock serializes writers across processes, and its
 // copy-on-write pages leave the old state or the new one after a crash or a kill, never a mix.
 // The store keeps its schema version; a state file of the former format (`state.json`) is imported
-// once, when the store is opened (state-json.ts).
+// once, when the store is opened (state-json.ts). The file is open in one process at a time
+// (open-lock.ts: LMDB's own locks cannot tell apart processes of two PID namespaces); an open
+// waits while another process has it open, and a store whose hold was taken from it writes nothing.
 import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -13,6 +15,7 @@ import { EnvironmentError, FeedsyncError } from '../errors.js';
 import { isSystemError, systemProblem } from '../system-error.js';
 import type { KvStore, StateChange } from './kv-store.js';
 import { FRESH_STATE_COST, importLegacyState } from './legacy-state.js';
+import { holdOpen, type OpenLock } from './open-lock.js';
 import { rangeOf, slotOf, storedValue, valueOf } from './store-keys.js';
 import { StoredEntries } from './stored-entries.js';
 
@@ -35,16 +38,33 @@ interface StoreFile {
   path: string;
   db: Database<string, string>;
   meta: Database<string, string>;
+  /** this process's hold of the file (open-lock.ts) */
+  hold: OpenLock;
 }
 
-export async function createFileStore(path: string): Promise<FileStore> {
-  const root = openFile(path);
-  const file: StoreFile = { path, db: root.openDB({ name: 'state', encoding: 'string' }), meta: root.openDB({ name: 'meta', encoding: 'string' }) };
+export interface FileStoreOptions {
+  /** how long the open waits while another process has the file open (open-lock.ts OPEN_WAIT_MS) */
+  waitMs?: number;
+}
+
+export async function createFileStore(path: string, opts: FileStoreOptions = {}): Promise<FileStore> {
+  const hold = await holdOpen(path, opts.waitMs).catch((err: unknown) => {
+    throw unopenable(path, err);
+  });
+  let root: RootDatabase<string, string>;
+  try {
+    root = openFile(path);
+  } catch (err) {
+    await hold.release();
+    throw err;
+  }
+  const file: StoreFile = { path, hold, db: root.openDB({ name: 'state', encoding: 'string' }), meta: root.openDB({ name: 'meta', encoding: 'string' }) };
+  const closeAll = () => root.close().finally(() => hold.release());
   try {
     checkSchema(file);
     await importLegacyState(file, (state, extra) => writeState(file, () => putAll(file, state, extra)));
   } catch (err) {
-    await root.close();
+    await closeAll();
     throw err;
   }
   // (counted when asked, by LMDB's walk of the range's keys: a kept count cost every set a lookup)
@@ -67,7 +87,7 @@ export async function createFileStore(path: string): Promise<FileStore> {
     namespaces: () => namespacesOf(file).map((ns) => [ns, count(ns)]),
     entries: (ns) => new StoredEntries(file.db, ns, () => count(ns)),
     replace: async (state) => writeState(file, () => putAll(file, state, { clear: true })),
-    close: () => (closed ??= root.close()),
+    close: () => (closed ??= closeAll()),
   };
 }
 
@@ -80,15 +100,20 @@ function openFile(path: string): RootDatabase<string, string> {
     // the path is the file itself whatever its name (noSubdir), its lock file `<path>-lock` beside it
     return open<string, string>({ path, noSubdir: true, maxDbs: 2, overlappingSync: false, compression: false, encoding: 'string' });
   } catch (err) {
-    if (err instanceof FeedsyncError) throw err;
-    const why = isSystemError(err) ? systemProblem(err) : undefined;
-    throw new EnvironmentError(
-      `The state file ${path}`,
-      `cannot be opened: ${why ? `it ${why.problem}` : (err as Error).message}`,
-      `${why?.remedy ?? 'Make it readable and writable, or move it aside'}, or set state.file to another path (a new state costs what moving this one aside does: ${FRESH_STATE_COST})`,
-      { cause: err },
-    );
+    throw unopenable(path, err);
   }
+}
+
+/** Why the state file cannot be opened, for a person: a feedsync error as it is, a system error said so. */
+function unopenable(path: string, err: unknown): unknown {
+  if (err instanceof FeedsyncError) return err;
+  const why = isSystemError(err) ? systemProblem(err) : undefined;
+  return new EnvironmentError(
+    `The state file ${path}`,
+    `cannot be opened: ${why ? `it ${why.problem}` : (err as Error).message}`,
+    `${why?.remedy ?? 'Make it readable and writable, or move it aside'}, or set state.file to another path (a new state costs what moving this one aside does: ${FRESH_STATE_COST})`,
+    { cause: err },
+  );
 }
 
 /** LMDB's meta page: its magic number, after the page header, in the file's first page. */
@@ -137,6 +162,13 @@ function checkSchema(file: StoreFile): void {
 
 /** A write: one transaction, committed and flushed when it returns; one that throws leaves the store as it was. */
 function writeState<T>(file: StoreFile, write: () => T): T {
+  if (file.hold.lost.aborted) {
+    throw new EnvironmentError(
+      `The state file ${file.path}`,
+      'was not written: this process no longer holds it open (another process took it, judging this one gone: it stood still past its heartbeat, or its lock file was removed)',
+      'Run again. What this run wrote is on the chatbot; what it learned is not kept, so the next run does some work again and rewrites nothing that matches',
+    );
+  }
   try {
     return file.db.transactionSync(() => {
       if (file.meta.get(SCHEMA_KEY) === undefined) file.meta.putSync(SCHEMA_KEY, String(SCHEMA_VERSION));

@@ -3,7 +3,7 @@
 // a port in use, a Redis that refuses the password.
 import '../setup/needs-redis.js';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,6 +76,32 @@ describe('errors a person can fix', () => {
     expect(r.code).toBe(1);
     const text = paragraph(r.stderr);
     expect(text).toContain(`The state file ${join(dir, 'state.lmdb')} is not a state store (an LMDB file): another file took its place. Move it aside`);
+  });
+
+  // KNOWN DEFECT, kept failing on purpose (it.fails turns red the day it passes): a state file cut
+  // short crashes the process (SIGBUS: LMDB reads a page past the end of the mapped file). Comparing
+  // the file's size with the newest meta page's last page (mm_last_pg) is not a sound check: a valid
+  // file can end short of it (pages allocated and freed within a commit are not written; the SIGKILL
+  // test of store-processes.test.ts left a valid store 3 pages short), and a check of the pages the
+  // trees reach means reading the whole file at every open.
+  it.fails('a state file cut short (a copy or a full disk) is refused before LMDB maps it (reading past its end crashed the process: SIGBUS)', async () => {
+    const { dir, config } = await setup(['state: { file: state.lmdb }']);
+    const path = join(dir, 'state.lmdb');
+    const store = await createFileStore(path);
+    for (let b = 0; b < 5; b++)
+      await store.set(
+        'fp:homes',
+        Array.from({ length: 20_000 }, (_, i) => [`K${b}-${i}`, 'x'.repeat(40)] as const),
+      );
+    await store.close();
+    const { size } = await stat(path);
+    await truncate(path, Math.floor(size / 2));
+    const r = await feedsync(['sync', '--config', config]);
+    expect(r.code).toBe(1);
+    const text = paragraph(r.stderr);
+    expect(text).toContain(`The state file ${path} is cut short: it holds ${Math.floor(size / 2)} bytes of the ${size} its last commit wrote`);
+    expect(text).toContain('Restore it from a backup');
+    expect(text).toContain('rewrites nothing that matches');
   });
 
   it('a state file whose folder cannot be made: the part of the path in the way', async () => {

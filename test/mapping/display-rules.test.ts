@@ -27,6 +27,17 @@ const ruleOf = (m: MappedItem) => (m.kind === 'skipped' ? m.rule : undefined);
 
 describe('display rules of an idx feed', () => {
   it.each([
+    ['StandardStatus', { StandardStatus: null }],
+    ['StandardStatus', { StandardStatus: 'Actve' }],
+    ['InternetEntireListingDisplayYN', { InternetEntireListingDisplayYN: 'maybe' }],
+    ['IDXParticipationYN', { IDXParticipationYN: 7 }],
+  ])('holds back, never hides, a record whose %s it cannot read: a removal by rule is not held by any limit', (field, fields) => {
+    const m = mapWith(undefined, record(fields));
+    expect(m.kind).toBe('rejected');
+    expect(m.kind === 'rejected' && m.issues.map((i) => i.field)).toEqual([field]);
+  });
+
+  it.each([
     ['InternetEntireListingDisplayYN', { InternetEntireListingDisplayYN: false }],
     ['InternetEntireListingDisplayYN', { InternetEntireListingDisplayYN: 'N' }],
     ['IDXParticipationYN', { IDXParticipationYN: '0' }],

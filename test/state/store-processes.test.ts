@@ -1,7 +1,8 @@
 // The file state store across processes: a process killed (SIGKILL) at a random point of its
-// commits leaves the old state or the new one, never a mix, and every commit it reported; two
-// processes writing one state file are serialized by the store's own locking (LMDB's writer lock),
-// so no compare-and-swap of one is lost to the other.
+// commits leaves the old state or the new one, never a mix, and every commit it reported (and its
+// hold of the file is freed: a later open goes on); two processes writing one state file are
+// serialized by the store's own locking (the file is open in one process at a time: open-lock.ts),
+// so no compare-and-swap of one is lost to the other; an open that waits too long says who holds it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -83,4 +84,27 @@ describe('file store: processes', () => {
     expect([await store.get('count', 'n'), (await store.getAll('rounds')).size]).toEqual([String(2 * rounds), 2 * rounds]);
     await store.close();
   }, 120_000);
+
+  it('an open waits while another process has the file open, then says which process holds it', async () => {
+    const path = await statePath();
+    const w = writer(['commits', path, '10']);
+    try {
+      await w.next();
+      const err = await createFileStore(path, { waitMs: 600 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((err as Error).message).toMatch(
+        new RegExp(
+          `^The state file .*state\\.lmdb is held open by PID ${w.child.pid} on .* \\(.*state\\.lmdb\\.open\\.lock\\), still after 1 s\\. Run again once that run has ended`,
+        ),
+      );
+    } finally {
+      w.child.kill('SIGKILL');
+      await w.exited;
+    }
+    const store = await createFileStore(path, { waitMs: 600 }); // the killed holder is gone: freed at once
+    expect(Number(await store.get('gen', 'gen'))).toBeGreaterThan(0);
+    await store.close();
+  }, 60_000);
 });

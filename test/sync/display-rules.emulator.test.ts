@@ -147,6 +147,28 @@ describe('display rules of an idx feed (a RESO source, no display set)', () => {
     expect([...(await held()).keys()].filter((k) => k >= 'FL-21').length).toBe(10);
   });
 
+  it('a rule that cannot read its value hides nothing: a record without StandardStatus or with an unreadable flag is held back, and nothing is deleted', async () => {
+    // a vendor that stops sending StandardStatus, or a flags entry naming the wrong field, must not
+    // empty the chatbot through removals that no limit holds: the record does not say it may not be shown
+    const s = emulator.closeAfterTest(await startResoServer({ records: Array.from({ length: 10 }, (_, i) => flaggedRecord(i + 1)) }));
+    const feed = resoFeed(s.url);
+    await env.sync(te, feed);
+    const before = await held();
+    expect(before.size).toBe(10);
+    for (let i = 1; i <= 6; i++) s.touch(`F-${String(i).padStart(2, '0')}`, { StandardStatus: null });
+    s.touch('F-07', { StandardStatus: 'Actve' });
+    s.touch('F-08', { InternetEntireListingDisplayYN: 'maybe' });
+    const report = await env.sync(te, feed, { full: true });
+    expect(report.counts.deleted).toBe(0);
+    expect(report.deletedByReason ?? {}).toEqual({});
+    expect(report.counts.rejected).toBe(8);
+    expect([...(await held()).keys()]).toEqual([...before.keys()]);
+    // a value the record states is still a removal by its rule
+    s.touch('F-09', { StandardStatus: 'Expired' });
+    const stated = await env.sync(te, feed, { full: true });
+    expect(stated.deletedByReason).toEqual({ 'rule:StandardStatus': 1 });
+  });
+
   it('deletes.mode keep removes a listing a rule hides (and only those)', async () => {
     const s = emulator.closeAfterTest(await startResoServer({ records: [1, 2, 3].map((i) => flaggedRecord(i)) }));
     const feed = resoFeed(s.url, { deletes: { mode: 'keep' } });

@@ -191,13 +191,13 @@ interface PlanState {
 function readStep(st: PlanState) {
   const { input, collector } = st;
   const { remote, seed } = input;
-  /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
   const now = input.now ?? (() => new Date());
   /** a Closed listing whose sold window has ended since it was stamped: its record is judged again */
   const windowEnded = (key: string): boolean => {
     const until = input.soldUntil?.get(key);
     return until !== undefined && Date.parse(until) <= now().getTime();
   };
+  /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
   const inStepSince = (seed: string, key: string, text: string): boolean => {
     const stored = st.stamps.get(key);
     if (stored === undefined || st.sent.has(key) || windowEnded(key)) return false;

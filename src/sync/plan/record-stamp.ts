@@ -13,10 +13,11 @@
 // skips work whose outcome it proves.
 //
 // The mapping's identity covers what mapping a record depends on besides the record: the mapping
-// config, the chatbot and key field, the feed's `ignore`, and the code that maps, validates and
+// config and the feed's display rules (as resolved), the chatbot and key field, the feed's `ignore`, and the code that maps, validates and
 // hashes (the bytes of src/mapping and src/listing as installed), so an upgrade that changes how a
 // record maps re-maps every record once. A mapping that reads the clock (days-since) maps a record
-// differently from one run to the next: no stamps then.
+// differently from one run to the next: no stamps then. (A sold window that ends is the clock's
+// too: lane-plan.ts maps a record whose stored window has ended, whatever its stamp.)
 //
 // One hash a record: the stamp's input is laid out in a reused buffer, never as strings joined.
 import { hash } from 'node:crypto';

@@ -16,6 +16,11 @@
 //   - the reader listed one record (its own id, e.g. RESO ListingKey) twice in one pull: the
 //     source shifted while it was read, so others may have been skipped.
 // A key that could be read from a broken or rejected record keeps its remote listing (protected).
+//
+// What the feed's display rules did is counted here too (side.display: the records each rule hid,
+// addresses withheld, records held back), a hidden record's key goes with its rule's reason
+// (`rule:<name>`), and the sold windows of the Closed listings shown are noted to be stored
+// (side.soldUntil; settle/sold-window.ts).
 import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../../errors.js';
 import type { MappedItem } from '../../mapping/types.js';
 import { ruleReason, type DesiredListing, type DesiredSide, type Position, type RejectedRecord, type RememberedListing } from '../plan/plan-types.js';
