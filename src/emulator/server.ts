@@ -13,7 +13,7 @@ import { handleAdmin } from './admin.js';
 import * as ops from './endpoints.js';
 import { envelopeJson, failure, type EndpointContext, type Reply } from './endpoints.js';
 import { createFaultPicker } from './faults.js';
-import { resolveOptions, withoutUndefined, type EmulatorOptions, type RunningEmulator } from './options.js';
+import { resolveOptions, withoutUndefined, type EmulatorOptions, type ResolvedOptions, type RunningEmulator } from './options.js';
 import { createSaver, loadState } from './persistence.js';
 import { EmulatorState } from './state.js';
 import { RequestStats } from './stats.js';
@@ -69,131 +69,31 @@ const AUTH_MESSAGE: Record<EndpointName, string> = {
   list: 'missing or wrong chatrobot-sessionkey header',
 };
 
+/** What one running emulator's request handling shares. */
+interface Emulator {
+  opts: ResolvedOptions;
+  /** the logger it started with */
+  log: ResolvedOptions['logger'];
+  state: EmulatorState;
+  stats: RequestStats;
+  faults: ReturnType<typeof createFaultPicker>;
+  /** aborted on close: every latency or stream wait in flight ends */
+  lifetime: AbortController;
+  saver: ReturnType<typeof createSaver>;
+  ctx: EndpointContext;
+  /** when each request arrived, for the request log (the answer may come after latency) */
+  arrivals: WeakMap<ServerResponse, number>;
+  createSession(serialNumber: string, sessionID?: number): number;
+}
+
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
-  const opts = resolveOptions(options);
-  const state = new EmulatorState();
-  if (opts.dataFile) await loadState(opts.dataFile, state);
-  const stats = new RequestStats();
-  const faults = createFaultPicker(opts);
-  const lifetime = new AbortController();
-  // Every latency or stream wait in flight holds one abort listener on this signal (node removes it
-  // when the wait ends), so the count is the number of requests in flight, not a leak; without this,
-  // more than 10 at once print MaxListenersExceededWarning.
-  setMaxListeners(0, lifetime.signal);
-  const log = opts.logger;
-  const saver = createSaver(opts.dataFile, state, (err) => log?.error({ err }, 'emulator: saving the data file failed'));
-  const ctx: EndpointContext = { state, opts, changed: saver.changed, now: Date.now };
-  // when each request arrived, for the request log (the answer may come after latency)
-  const arrivals = new WeakMap<ServerResponse, number>();
-
-  function createSession(serialNumber: string, sessionID?: number): number {
-    const id = sessionID ?? state.nextSessionId++;
-    if (id >= state.nextSessionId) state.nextSessionId = id + 1;
-    state.sessions.set(id, { serialNumber, asks: state.sessions.get(id)?.asks ?? [] });
-    saver.changed();
-    return id;
-  }
-
-  function sendEnvelope(res: ServerResponse, path: string, reply: Exclude<Reply, { kind: 'stream' }>, headers: Record<string, string> = {}): void {
-    const code = reply.kind === 'error' ? reply.code : 200;
-    const status = opts.errorsAs200 ? 200 : code;
-    const body = envelopeJson(reply);
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
-    res.end(body);
-    stats.record(path, String(status), arrivals.get(res));
-    log?.debug({ path, status, code }, 'emulator answered');
-  }
-
-  async function sendStream(res: ServerResponse, path: string, reply: Extract<Reply, { kind: 'stream' }>): Promise<void> {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-    stats.record(path, '200', arrivals.get(res));
-    const frame = (obj: unknown) => {
-      const json = JSON.stringify(obj);
-      if (opts.streamFraming === 'sse') return `data: ${json}\n\n`;
-      return opts.streamFraming === 'lines' ? `${json}\n` : json;
-    };
-    const broken = opts.answerMode === 'broken-stream';
-    const fragments = broken ? reply.fragments.slice(0, Math.ceil(reply.fragments.length / 2)) : reply.fragments;
-    for (const content of fragments) {
-      if (res.destroyed) return;
-      res.write(frame({ content }));
-      if (opts.streamDelayMs > 0) await delay(opts.streamDelayMs, undefined, { signal: lifetime.signal });
-    }
-    if (!broken) res.write(frame(reply.final));
-    res.end();
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    arrivals.set(res, Date.now());
-    const url = new URL(req.url ?? '/', 'http://emulator');
-    const path = url.pathname;
-    const raw = await readBody(req);
-    opts.onRequest?.({ path, body: raw.text });
-
-    if (path.startsWith(ADMIN_PREFIX)) {
-      if (!adminAllowed(req, opts.host, opts.secretKey)) {
-        const text = JSON.stringify({
-          error: `the emulator listens on ${opts.host}, not on loopback: its ${ADMIN_PREFIX} paths need its secret key in an Authorization or X-Emulator-Key header`,
-        });
-        res.writeHead(401, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-        res.end(text);
-        return;
-      }
-      let body: unknown;
-      try {
-        body = raw.text ? JSON.parse(raw.text) : undefined;
-      } catch {
-        body = raw.text;
-      }
-      const reply = handleAdmin({ state, stats, chatbots: opts.chatbots, createSession, changed: saver.changed }, req.method ?? 'GET', url, body);
-      const text = JSON.stringify(reply.body);
-      res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-      res.end(text);
-      return;
-    }
-
-    if (opts.latencyMs > 0) await delay(opts.latencyMs, undefined, { signal: lifetime.signal });
-    const fault = faults.next();
-    if (fault === 'drop') {
-      stats.record(path, 'dropped', arrivals.get(res));
-      req.socket.destroy();
-      return;
-    }
-    if (fault === '429') {
-      return sendEnvelope(res, path, failure(429, 'too many requests (injected fault)'), { 'retry-after': String(opts.retryAfterSeconds) });
-    }
-    if (fault) return sendEnvelope(res, path, failure(Number(fault), `injected fault ${fault}`));
-
-    const route = ROUTES.get(path);
-    if (!route) return sendEnvelope(res, path, failure(404, `no endpoint ${path}; the endpoints are ${[...ROUTES.keys()].join(', ')}`));
-    if (req.method !== 'POST') return sendEnvelope(res, path, failure(405, `${req.method} is not allowed; use POST`), { allow: 'POST' });
-    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== 'application/json') return sendEnvelope(res, path, failure(415, 'Content-Type must be application/json'));
-    if (!authorized(route, req, opts)) return sendEnvelope(res, path, failure(401, AUTH_MESSAGE[route.name]));
-    if (raw.tooLarge) return sendEnvelope(res, path, failure(413, `the body is larger than ${MAX_BODY_BYTES} bytes`));
-
-    let json: unknown;
-    try {
-      json = JSON.parse(raw.text);
-    } catch (err) {
-      return sendEnvelope(res, path, failure(400, `the body is not valid JSON: ${(err as Error).message}`));
-    }
-    const parsed = route.schema.safeParse(json);
-    if (!parsed.success) {
-      return sendEnvelope(res, path, failure(400, `invalid request: ${zodIssues(parsed.error, json).map(describeIssue).join('; ')}`));
-    }
-    const body = parsed.data as never;
-    const serialNumber = route.serialNumber(body);
-    const reply = (serialNumber !== undefined && ops.unknownChatbot(ctx, serialNumber)) || route.run(ctx, body);
-    if (reply.kind === 'stream') return sendStream(res, path, reply);
-    return sendEnvelope(res, path, reply);
-  }
-
+  const e = await createEmulator(options);
+  const { opts, lifetime, saver } = e;
   const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => {
+    handle(e, req, res).catch((err: unknown) => {
       if (lifetime.signal.aborted) return res.destroy();
-      log?.error({ err }, 'emulator: request failed');
-      if (!res.headersSent) sendEnvelope(res, new URL(req.url ?? '/', 'http://emulator').pathname, failure(500, 'emulator error'));
+      e.log?.error({ err }, 'emulator: request failed');
+      if (!res.headersSent) sendEnvelope(e, res, new URL(req.url ?? '/', 'http://emulator').pathname, failure(500, 'emulator error'));
       else res.destroy();
     });
   });
@@ -213,9 +113,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     configure(patch) {
       Object.assign(opts, withoutUndefined(patch));
       if (patch.nextFaults) opts.nextFaults = [...patch.nextFaults];
-      if (patch.seed !== undefined) faults.reseed(patch.seed);
+      if (patch.seed !== undefined) e.faults.reseed(patch.seed);
     },
-    createSession,
+    createSession: e.createSession,
     async close() {
       lifetime.abort();
       await new Promise<void>((resolve) => {
@@ -225,6 +125,138 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
       await saver.flush();
     },
   };
+}
+
+/** The emulator's state (from its data file, if any), options, faults and saver. */
+async function createEmulator(options: EmulatorOptions): Promise<Emulator> {
+  const opts = resolveOptions(options);
+  const state = new EmulatorState();
+  if (opts.dataFile) await loadState(opts.dataFile, state);
+  const lifetime = new AbortController();
+  // Every latency or stream wait in flight holds one abort listener on this signal (node removes it
+  // when the wait ends), so the count is the number of requests in flight, not a leak; without this,
+  // more than 10 at once print MaxListenersExceededWarning.
+  setMaxListeners(0, lifetime.signal);
+  const log = opts.logger;
+  const saver = createSaver(opts.dataFile, state, (err) => log?.error({ err }, 'emulator: saving the data file failed'));
+  const createSession = (serialNumber: string, sessionID?: number): number => {
+    const id = sessionID ?? state.nextSessionId++;
+    if (id >= state.nextSessionId) state.nextSessionId = id + 1;
+    state.sessions.set(id, { serialNumber, asks: state.sessions.get(id)?.asks ?? [] });
+    saver.changed();
+    return id;
+  };
+  return {
+    opts,
+    log,
+    state,
+    stats: new RequestStats(),
+    faults: createFaultPicker(opts),
+    lifetime,
+    saver,
+    ctx: { state, opts, changed: saver.changed, now: Date.now },
+    arrivals: new WeakMap(),
+    createSession,
+  };
+}
+
+function sendEnvelope(e: Emulator, res: ServerResponse, path: string, reply: Exclude<Reply, { kind: 'stream' }>, headers: Record<string, string> = {}): void {
+  const code = reply.kind === 'error' ? reply.code : 200;
+  const status = e.opts.errorsAs200 ? 200 : code;
+  const body = envelopeJson(reply);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+  e.stats.record(path, String(status), e.arrivals.get(res));
+  e.log?.debug({ path, status, code }, 'emulator answered');
+}
+
+async function sendStream(e: Emulator, res: ServerResponse, path: string, reply: Extract<Reply, { kind: 'stream' }>): Promise<void> {
+  const { opts } = e;
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  e.stats.record(path, '200', e.arrivals.get(res));
+  const frame = (obj: unknown) => {
+    const json = JSON.stringify(obj);
+    if (opts.streamFraming === 'sse') return `data: ${json}\n\n`;
+    return opts.streamFraming === 'lines' ? `${json}\n` : json;
+  };
+  const broken = opts.answerMode === 'broken-stream';
+  const fragments = broken ? reply.fragments.slice(0, Math.ceil(reply.fragments.length / 2)) : reply.fragments;
+  for (const content of fragments) {
+    if (res.destroyed) return;
+    res.write(frame({ content }));
+    if (opts.streamDelayMs > 0) await delay(opts.streamDelayMs, undefined, { signal: e.lifetime.signal });
+  }
+  if (!broken) res.write(frame(reply.final));
+  res.end();
+}
+
+async function handle(e: Emulator, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  e.arrivals.set(res, Date.now());
+  const url = new URL(req.url ?? '/', 'http://emulator');
+  const raw = await readBody(req);
+  e.opts.onRequest?.({ path: url.pathname, body: raw.text });
+  if (url.pathname.startsWith(ADMIN_PREFIX)) return handleAdminPath(e, req, res, url, raw.text);
+  return handleEndpoint(e, req, res, url.pathname, raw);
+}
+
+/** The /__emulator/ paths: open on loopback, behind the secret key elsewhere; JSON in and out, no envelope. */
+function handleAdminPath(e: Emulator, req: IncomingMessage, res: ServerResponse, url: URL, raw: string): void {
+  const { opts } = e;
+  if (!adminAllowed(req, opts.host, opts.secretKey)) {
+    const text = JSON.stringify({
+      error: `the emulator listens on ${opts.host}, not on loopback: its ${ADMIN_PREFIX} paths need its secret key in an Authorization or X-Emulator-Key header`,
+    });
+    res.writeHead(401, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+    return;
+  }
+  let body: unknown;
+  try {
+    body = raw ? JSON.parse(raw) : undefined;
+  } catch {
+    body = raw;
+  }
+  const reply = handleAdmin({ state: e.state, stats: e.stats, chatbots: opts.chatbots, createSession: e.createSession, changed: e.saver.changed }, req.method ?? 'GET', url, body);
+  const text = JSON.stringify(reply.body);
+  res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** An API endpoint: latency and faults first, then the checks of method, type, auth, size and body, then the operation. */
+async function handleEndpoint(e: Emulator, req: IncomingMessage, res: ServerResponse, path: string, raw: { text: string; tooLarge: boolean }): Promise<void> {
+  const { opts } = e;
+  const fail = (code: number, message: string, headers?: Record<string, string>) => sendEnvelope(e, res, path, failure(code, message), headers);
+  if (opts.latencyMs > 0) await delay(opts.latencyMs, undefined, { signal: e.lifetime.signal });
+  const fault = e.faults.next();
+  if (fault === 'drop') {
+    e.stats.record(path, 'dropped', e.arrivals.get(res));
+    req.socket.destroy();
+    return;
+  }
+  if (fault === '429') return fail(429, 'too many requests (injected fault)', { 'retry-after': String(opts.retryAfterSeconds) });
+  if (fault) return fail(Number(fault), `injected fault ${fault}`);
+
+  const route = ROUTES.get(path);
+  if (!route) return fail(404, `no endpoint ${path}; the endpoints are ${[...ROUTES.keys()].join(', ')}`);
+  if (req.method !== 'POST') return fail(405, `${req.method} is not allowed; use POST`, { allow: 'POST' });
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') return fail(415, 'Content-Type must be application/json');
+  if (!authorized(route, req, opts)) return fail(401, AUTH_MESSAGE[route.name]);
+  if (raw.tooLarge) return fail(413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
+
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.text);
+  } catch (err) {
+    return fail(400, `the body is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = route.schema.safeParse(json);
+  if (!parsed.success) return fail(400, `invalid request: ${zodIssues(parsed.error, json).map(describeIssue).join('; ')}`);
+  const body = parsed.data as never;
+  const serialNumber = route.serialNumber(body);
+  const reply = (serialNumber !== undefined && ops.unknownChatbot(e.ctx, serialNumber)) || route.run(e.ctx, body);
+  if (reply.kind === 'stream') return sendStream(e, res, path, reply);
+  return sendEnvelope(e, res, path, reply);
 }
 
 function describeIssue(i: ValidationIssue): string {

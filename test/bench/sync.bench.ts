@@ -562,7 +562,7 @@ function bareSummary(rows: Row[]): string[] {
 /** feedsync against each peer, per scenario, as ratios within this run. */
 function peerSummary(rows: Row[]): string[] {
   const out: string[] = [];
-  for (const r of rows.filter((x) => x.tool !== FEEDSYNC)) {
+  for (const r of rows.filter((x) => x.tool !== FEEDSYNC && x.tool !== BARE)) {
     const ours = rows.find((x) => x.tool === FEEDSYNC && x.n === r.n && x.scenario === r.scenario);
     if (!ours) continue;
     out.push(

@@ -91,10 +91,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: Pa
           onRequest,
         });
         lastHeaders = response.headers;
-        if (serverTime === undefined) {
-          const date = Date.parse(response.headers.get('date') ?? '');
-          if (Number.isFinite(date)) serverTime = date;
-        }
+        serverTime ??= serverDate(response.headers);
         const text = await readCapped(body, cancel, source.maxPageBytes, place);
         bytes += Buffer.byteLength(text);
         return parse(text, place);
@@ -107,14 +104,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: Pa
             attempt--;
             continue;
           }
-          const fix = tokens
-            ? "check source.auth (clientId, clientSecret, scope) and the client's rights"
-            : credential
-              ? 'check source.bearerToken'
-              : 'the server wants credentials: set source.auth or source.bearerToken';
-          const refused = credential ? `refused ${credential}${refreshed ? ', even with a fresh token' : ''}` : 'asks for credentials';
-          const credentialKey = tokens ? 'source.auth (clientId, clientSecret, scope)' : 'source.bearerToken';
-          throw new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, { cause: err, status: 401, credentialKey });
+          throw unauthorized(err, place, { tokens, credential, refreshed });
         }
         if (!(err instanceof PageBodyError) || attempt >= source.retries) throw onPage(err, place, source.retries);
         ctx.logger.warn({ url: place.file, page: what, attempt: attempt + 1 }, `RESO page unreadable, asking for it again: ${err.message}`);
@@ -142,6 +132,29 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: Pa
       return lastHeaders;
     },
   };
+}
+
+/** The server's clock by an answer's Date header, when it sent one. */
+function serverDate(headers: Headers): number | undefined {
+  const date = Date.parse(headers.get('date') ?? '');
+  return Number.isFinite(date) ? date : undefined;
+}
+
+/** A 401 that a fresh token did not cure (or with no token to refresh): the read fails, naming the credential to fix. */
+function unauthorized(
+  err: FeedReadError,
+  place: { file: string; record: string },
+  auth: { tokens: TokenSource | undefined; credential: string | undefined; refreshed: boolean },
+): FeedReadError {
+  const { tokens, credential, refreshed } = auth;
+  const fix = tokens
+    ? "check source.auth (clientId, clientSecret, scope) and the client's rights"
+    : credential
+      ? 'check source.bearerToken'
+      : 'the server wants credentials: set source.auth or source.bearerToken';
+  const refused = credential ? `refused ${credential}${refreshed ? ', even with a fresh token' : ''}` : 'asks for credentials';
+  const credentialKey = tokens ? 'source.auth (clientId, clientSecret, scope)' : 'source.bearerToken';
+  return new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, { cause: err, status: 401, credentialKey });
 }
 
 /** The source's OAuth2 tokens (none without source.auth), their calls counted in the read's tally. */

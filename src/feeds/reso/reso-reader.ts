@@ -138,28 +138,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
       if (client) stats.bytes = client.bytes;
       stats.capped = state.capped;
     }
-    if (state.capped && mode === 'full') {
-      throw new FeedReadError(
-        `stopped after source.top = ${source.top} records: top is a total, not a page size (that is maxPageSize), so this full pull is not complete and nothing is deleted`,
-        { file: label },
-        false,
-      );
-    }
-    if (state.capped) {
-      // incremental, cut short: everything before the last record read was read; resume from it
-      state.mark = stored && { ...stored, ts: laterOf(stored.ts, usableTimestamp(state.lastTs, now))! };
-    }
-    if (stored && state.shiftedAt !== undefined) {
-      // a page shifted: the next pull starts from the last record known to have everything before it read
-      const ts = laterOf(stored.ts, usableTimestamp(state.shiftedAt, now))!;
-      state.mark = { ...stored, ts: state.mark && Date.parse(state.mark.ts) < Date.parse(ts) ? state.mark.ts : ts };
-      ctx.logger.warn(
-        { feed: feedName, file: label, mark: state.mark.ts },
-        `a $skip page shifted during the incremental pull (records before it left the result): the next pull asks again from ${state.mark.ts}`,
-      );
-    }
-    // what a pull learned of the server's paging outlives a full pull
-    if (state.mark && !stored && source.incremental && readMark(ctx, feedName, label)?.paging === 'nextLink') state.mark = { ...state.mark, paging: 'nextLink' };
+    settleMark({ feedName, source, ctx, label, state, stored, now, full: mode === 'full' });
     complete = true;
   }
 
@@ -181,6 +160,37 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
     stats,
     ...(client && { client }),
   };
+}
+
+/**
+ * The pull's mark once its records are read: a full pull cut short by top fails (nothing deleted);
+ * an incremental one cut short, or one whose $skip page shifted, resumes from what it knows it read;
+ * what the pull learned of the server's paging outlives a full pull.
+ */
+function settleMark(pull: { feedName: string; source: ResoSource; ctx: FeedContext; label: string; state: PullState; stored: Mark | undefined; now: number; full: boolean }): void {
+  const { feedName, source, ctx, label, state, stored, now, full } = pull;
+  if (state.capped && full) {
+    throw new FeedReadError(
+      `stopped after source.top = ${source.top} records: top is a total, not a page size (that is maxPageSize), so this full pull is not complete and nothing is deleted`,
+      { file: label },
+      false,
+    );
+  }
+  if (state.capped) {
+    // incremental, cut short: everything before the last record read was read; resume from it
+    state.mark = stored && { ...stored, ts: laterOf(stored.ts, usableTimestamp(state.lastTs, now))! };
+  }
+  if (stored && state.shiftedAt !== undefined) {
+    // a page shifted: the next pull starts from the last record known to have everything before it read
+    const ts = laterOf(stored.ts, usableTimestamp(state.shiftedAt, now))!;
+    state.mark = { ...stored, ts: state.mark && Date.parse(state.mark.ts) < Date.parse(ts) ? state.mark.ts : ts };
+    ctx.logger.warn(
+      { feed: feedName, file: label, mark: state.mark.ts },
+      `a $skip page shifted during the incremental pull (records before it left the result): the next pull asks again from ${state.mark.ts}`,
+    );
+  }
+  // what a pull learned of the server's paging outlives a full pull
+  if (state.mark && !stored && source.incremental && readMark(ctx, feedName, label)?.paging === 'nextLink') state.mark = { ...state.mark, paging: 'nextLink' };
 }
 
 /** A pull's stats; its requests as they stand when read (the confirmation's come after the pull: reso-requests.ts). */
@@ -288,6 +298,77 @@ async function* livePages(
   stats: ResoReadStats,
   ctx: FeedContext,
 ): AsyncIterable<unknown[]> {
+  const p = planPull({ source, client, stored, state, now, stats, ctx });
+  try {
+    for (let n = 1; ; n++) {
+      const where = { file: displayUrl(p.url), record: `page ${n}` };
+      if (n > source.maxPages) throw new FeedReadError(`more than source.maxPages (${source.maxPages}) pages: the pull stopped there and is not complete`, where, false);
+      if (p.asked.has(p.url))
+        throw new FeedReadError(`page ${n} would ask for an earlier page again (${displayUrl(p.url)}): the server's paging loops; the pull is not complete`, where, false);
+      p.asked.add(p.url);
+      const page = await askPage(p, n, where);
+      if (!page) {
+        n = 0; // the keyset query refused: the first page again, by nextLink
+        continue;
+      }
+      state.pages = n;
+      state.paging = p.paging;
+      const { value, disorder, last } = takeRecords(p, page);
+      yield value;
+      if (disorder && p.readTs) {
+        // an incremental pull stops there, keeps its mark, and learns: the next pages by nextLink
+        unproven(p, `${disorder.what}: the server ignores $orderby=${orderBy(p.order, source.keyField)}`);
+        return;
+      }
+      if (disorder) {
+        throw new FeedReadError(
+          `${disorder.what}: the server ignores $orderby=${orderBy(p.order, source.keyField)}, so paging by key would skip records; the pull stopped here and is not complete (${disorder.advice})`,
+          where,
+          false,
+        );
+      }
+      if (source.top !== undefined && p.read >= source.top) {
+        state.capped = true;
+        return;
+      }
+      if (!(await advance(p, page, value, last, n, where))) return;
+    }
+  } finally {
+    settleLiveMark(p);
+  }
+}
+
+/** One live pull as it goes: what it asks, how it pages, what it has read. */
+interface LivePull {
+  source: ResoSource;
+  client: PageClient;
+  stored: Mark | undefined;
+  state: PullState;
+  now: number;
+  stats: ResoReadStats;
+  ctx: FeedContext;
+  profile: VendorProfile;
+  since: string | undefined;
+  order: 'time' | 'key';
+  paging: Paging;
+  /** incremental keyset: the latest timestamp read of each key, for the proof (reso-proof.ts) */
+  readTs: Map<string, string> | undefined;
+  /** the URL of a page for the cursor `after`, `remaining` records at most */
+  query(after: string | undefined, remaining: number | undefined): string;
+  origin: string;
+  asked: Set<string>;
+  inOrder: ReturnType<typeof pageOrder>;
+  /** incremental $skip paging: the record the next page is asked to start with again */
+  overlap: Record<string, unknown> | undefined;
+  /** the latest usable timestamps read (records, photos) */
+  seen: { ts: string | undefined; photos: string | undefined };
+  read: number;
+  url: string;
+}
+
+/** The pull's query (filter, select, order) and paging, as the source, its vendor and the mark say. */
+function planPull(pull: Pick<LivePull, 'source' | 'client' | 'stored' | 'state' | 'now' | 'stats' | 'ctx'>): LivePull {
+  const { source, stored, stats, ctx } = pull;
   const base = source.url!;
   const profile = vendorProfile(source.vendor);
   const photos = source.photosTimestampField && stored?.photos ? source.photosTimestampField : null;
@@ -301,137 +382,137 @@ async function* livePages(
     stats.warnings.push(warning);
     ctx.logger.warn({ paging }, warning);
   }
-  /** incremental keyset: the latest timestamp read of each key, for the proof (reso-proof.ts) */
-  const readTs = order === 'time' && paging === 'keyset' ? new Map<string, string>() : undefined;
-  const unproven = (why: string) => {
-    state.unproven = true;
-    const warning = `${why}; the mark stays at ${stored!.ts} and the next incremental pulls page by @odata.nextLink from it (set source.paging: nextLink for this server)`;
-    stats.warnings.push(warning);
-    ctx.logger.warn({ paging: 'nextLink' }, warning);
+  const p: LivePull = {
+    ...pull,
+    profile,
+    since,
+    order,
+    paging,
+    readTs: order === 'time' && paging === 'keyset' ? new Map<string, string>() : undefined,
+    query: (after, remaining) =>
+      queryUrl(base, source.resource, pullQuery(source, profile, { full: !stored, since, after, order: p.paging === 'keyset' ? order : undefined, remaining, select })),
+    origin: new URL(base).origin,
+    asked: new Set<string>(),
+    inOrder: pageOrder(order, source.keyField),
+    overlap: undefined,
+    seen: { ts: undefined, photos: undefined },
+    read: 0,
+    url: '',
   };
-  const query = (after: string | undefined, remaining: number | undefined) =>
-    queryUrl(base, source.resource, pullQuery(source, profile, { full: !stored, since, after, order: paging === 'keyset' ? order : undefined, remaining, select }));
-  const origin = new URL(base).origin;
-  const asked = new Set<string>();
-  const inOrder = pageOrder(order, source.keyField);
-  /** incremental $skip paging: the record the next page is asked to start with again */
-  let overlap: Record<string, unknown> | undefined;
-  const seen = { ts: undefined as string | undefined, photos: undefined as string | undefined };
-  let read = 0;
-  let url = query(undefined, source.top);
+  p.url = p.query(undefined, source.top);
+  return p;
+}
+
+/** The page at p.url; undefined when the server refused the keyset query on the first page (p then pages by nextLink). */
+async function askPage(p: LivePull, n: number, where: { file: string; record: string }): Promise<Page | undefined> {
   try {
-    pull: for (let n = 1; ; n++) {
-      const where = { file: displayUrl(url), record: `page ${n}` };
-      if (n > source.maxPages) throw new FeedReadError(`more than source.maxPages (${source.maxPages}) pages: the pull stopped there and is not complete`, where, false);
-      if (asked.has(url))
-        throw new FeedReadError(`page ${n} would ask for an earlier page again (${displayUrl(url)}): the server's paging loops; the pull is not complete`, where, false);
-      asked.add(url);
-      let page: Page;
-      try {
-        page = await client.get(url, `page ${n}`);
-      } catch (err) {
-        if (n === 1 && paging === 'keyset' && refusesKeyset(err, source.keyField)) {
-          // once: the server refused the keyset query (its $orderby or a field); the server's own paging instead
-          const warning = `the server refused the keyset query (${refusal(err)}); this pull pages by @odata.nextLink instead (set paging: nextLink to ask that way from the start)`;
-          stats.warnings.push(warning);
-          ctx.logger.warn({ url: where.file, paging: 'nextLink' }, warning);
-          paging = 'nextLink';
-          url = query(undefined, source.top);
-          n = 0;
-          continue;
-        }
-        throw err;
-      }
-      state.pages = n;
-      state.paging = paging;
-      if (overlap) {
-        if (sameRecord(page.value[0], overlap, source.keyField)) page.value.shift();
-        else state.shiftedAt ??= overlap[TS] as string;
-        overlap = undefined;
-      }
-      let value = source.top !== undefined && read + page.value.length > source.top ? page.value.slice(0, source.top - read) : page.value;
-      const disorder = paging === 'keyset' ? inOrder(value) : undefined;
-      if (disorder) value = value.slice(0, disorder.at); // the records before it were asked for and came in order
-      read += value.length;
-      for (const v of value) {
-        if (v === null || typeof v !== 'object' || Array.isArray(v)) continue;
-        const r = v as Record<string, unknown>;
-        seen.ts = laterOf(seen.ts, usableTimestamp(r[TS], now));
-        if (source.photosTimestampField) seen.photos = laterOf(seen.photos, usableTimestamp(r[source.photosTimestampField], now));
-        if (readTs && isTimestampLiteral(r[TS]) && r[source.keyField] != null) readTs.set(String(r[source.keyField]), r[TS]);
-      }
-      const last = lastRecord(value);
-      if (last && isTimestampLiteral(last[TS])) state.lastTs = last[TS];
-      yield value;
-      if (disorder && readTs) {
-        // an incremental pull stops there, keeps its mark, and learns: the next pages by nextLink
-        unproven(`${disorder.what}: the server ignores $orderby=${orderBy(order, source.keyField)}`);
-        break pull;
-      }
-      if (disorder) {
-        throw new FeedReadError(
-          `${disorder.what}: the server ignores $orderby=${orderBy(order, source.keyField)}, so paging by key would skip records; the pull stopped here and is not complete (${disorder.advice})`,
-          where,
-          false,
-        );
-      }
-      if (source.top !== undefined && read >= source.top) {
-        state.capped = true;
-        return;
-      }
-      if (paging === 'keyset') {
-        if (value.length === 0 || lastPage(page, source, profile, source.top === undefined ? undefined : source.top - (read - value.length), order)) {
-          // a cursor moved (more than one page): what the pull read is proved before its mark moves
-          if (readTs && n > 1) {
-            const proof = await proveWindow({
-              client,
-              base,
-              resource: source.resource,
-              filter: pullQuery(source, profile, { full: false, since }).filter,
-              end: windowEnd()!,
-              read: readTs,
-            });
-            if (!proof.proven) unproven(proof.why);
-          }
-          break pull;
-        }
-        if (!last || last[source.keyField] === undefined || last[source.keyField] === null) {
-          throw new FeedReadError(`the last record of page ${n} has no ${source.keyField}: keyset paging cannot go on after it (set source.keyField)`, where, false);
-        }
-        if (order === 'time' && !isTimestampLiteral(last[TS])) {
-          throw new FeedReadError(`the last record of page ${n} has ${TS} ${JSON.stringify(last[TS])}, not a timestamp: keyset paging cannot go on after it`, where, false);
-        }
-        url = query(afterFilter(order, source.keyField, { key: last[source.keyField], ts: last[TS] as string | undefined }), source.top && source.top - read);
-      } else {
-        const next = page['@odata.nextLink'];
-        if (!next) return;
-        url = nextLinkUrl(next, url, origin, where);
-        const early = order === 'time' && last ? oneEarlier(url) : undefined;
-        if (early) {
-          url = early;
-          overlap = last;
-        }
-      }
+    return await p.client.get(p.url, `page ${n}`);
+  } catch (err) {
+    if (n === 1 && p.paging === 'keyset' && refusesKeyset(err, p.source.keyField)) {
+      // once: the server refused the keyset query (its $orderby or a field); the server's own paging instead
+      const warning = `the server refused the keyset query (${refusal(err)}); this pull pages by @odata.nextLink instead (set paging: nextLink to ask that way from the start)`;
+      p.stats.warnings.push(warning);
+      p.ctx.logger.warn({ url: where.file, paging: 'nextLink' }, warning);
+      p.paging = 'nextLink';
+      p.url = p.query(undefined, p.source.top);
+      return undefined;
     }
-  } finally {
-    // the server's clock when the pull began bounds the mark
-    const ts = windowEnd();
-    const photosTs = laterOf(stored?.photos, earlierOf(seen.photos, serverBound()));
-    const learned = state.unproven || stored?.paging === 'nextLink';
-    state.mark = state.unproven
-      ? { ...stored!, paging: 'nextLink' }
-      : ts
-        ? { ts, ...(photosTs && { photos: photosTs }), ...(learned && { paging: 'nextLink' as const }) }
-        : undefined;
+    throw err;
   }
-  /** the server's clock when the pull began, less a second (our clock when the server sends no Date) */
-  function serverBound(): string {
-    return new Date((client.serverTime ?? now) - 1000).toISOString();
+}
+
+/** The page's records this pull takes (the overlap dropped, within top, up to a record out of order), and what they say of the mark. */
+function takeRecords(p: LivePull, page: Page): { value: unknown[]; disorder: ReturnType<LivePull['inOrder']>; last: Record<string, unknown> | undefined } {
+  const { source, state } = p;
+  if (p.overlap) {
+    if (sameRecord(page.value[0], p.overlap, source.keyField)) page.value.shift();
+    else state.shiftedAt ??= p.overlap[TS] as string;
+    p.overlap = undefined;
   }
-  /** the mark this pull would move to: the latest timestamp read, within the bound; the end of the window it claims */
-  function windowEnd(): string | undefined {
-    return laterOf(stored?.ts, earlierOf(seen.ts, serverBound()));
+  let value = source.top !== undefined && p.read + page.value.length > source.top ? page.value.slice(0, source.top - p.read) : page.value;
+  const disorder = p.paging === 'keyset' ? p.inOrder(value) : undefined;
+  if (disorder) value = value.slice(0, disorder.at); // the records before it were asked for and came in order
+  p.read += value.length;
+  for (const v of value) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) continue;
+    const r = v as Record<string, unknown>;
+    p.seen.ts = laterOf(p.seen.ts, usableTimestamp(r[TS], p.now));
+    if (source.photosTimestampField) p.seen.photos = laterOf(p.seen.photos, usableTimestamp(r[source.photosTimestampField], p.now));
+    if (p.readTs && isTimestampLiteral(r[TS]) && r[source.keyField] != null) p.readTs.set(String(r[source.keyField]), r[TS]);
   }
+  const last = lastRecord(value);
+  if (last && isTimestampLiteral(last[TS])) state.lastTs = last[TS];
+  return { value, disorder, last };
+}
+
+/** p.url set to the next page's; false when the pull has read everything (a keyset pull's window proved first). */
+async function advance(p: LivePull, page: Page, value: unknown[], last: Record<string, unknown> | undefined, n: number, where: { file: string; record: string }): Promise<boolean> {
+  const { source } = p;
+  if (p.paging === 'keyset') {
+    if (value.length === 0 || lastPage(page, source, p.profile, source.top === undefined ? undefined : source.top - (p.read - value.length), p.order)) {
+      // a cursor moved (more than one page): what the pull read is proved before its mark moves
+      if (p.readTs && n > 1) {
+        const proof = await proveWindow({
+          client: p.client,
+          base: source.url!,
+          resource: source.resource,
+          filter: pullQuery(source, p.profile, { full: false, since: p.since }).filter,
+          end: windowEnd(p)!,
+          read: p.readTs,
+        });
+        if (!proof.proven) unproven(p, proof.why);
+      }
+      return false;
+    }
+    if (!last || last[source.keyField] === undefined || last[source.keyField] === null) {
+      throw new FeedReadError(`the last record of page ${n} has no ${source.keyField}: keyset paging cannot go on after it (set source.keyField)`, where, false);
+    }
+    if (p.order === 'time' && !isTimestampLiteral(last[TS])) {
+      throw new FeedReadError(`the last record of page ${n} has ${TS} ${JSON.stringify(last[TS])}, not a timestamp: keyset paging cannot go on after it`, where, false);
+    }
+    p.url = p.query(afterFilter(p.order, source.keyField, { key: last[source.keyField], ts: last[TS] as string | undefined }), source.top && source.top - p.read);
+    return true;
+  }
+  const next = page['@odata.nextLink'];
+  if (!next) return false;
+  p.url = nextLinkUrl(next, p.url, p.origin, where);
+  const early = p.order === 'time' && last ? oneEarlier(p.url) : undefined;
+  if (early) {
+    p.url = early;
+    p.overlap = last;
+  }
+  return true;
+}
+
+/** An incremental keyset pull that could not prove its window: its mark stays, and it learns nextLink paging. */
+function unproven(p: LivePull, why: string): void {
+  p.state.unproven = true;
+  const warning = `${why}; the mark stays at ${p.stored!.ts} and the next incremental pulls page by @odata.nextLink from it (set source.paging: nextLink for this server)`;
+  p.stats.warnings.push(warning);
+  p.ctx.logger.warn({ paging: 'nextLink' }, warning);
+}
+
+/** The live pull's mark, however it ended: the server's clock when the pull began bounds it. */
+function settleLiveMark(p: LivePull): void {
+  const { state, stored } = p;
+  const ts = windowEnd(p);
+  const photosTs = laterOf(stored?.photos, earlierOf(p.seen.photos, serverBound(p)));
+  const learned = state.unproven || stored?.paging === 'nextLink';
+  state.mark = state.unproven
+    ? { ...stored!, paging: 'nextLink' }
+    : ts
+      ? { ts, ...(photosTs && { photos: photosTs }), ...(learned && { paging: 'nextLink' as const }) }
+      : undefined;
+}
+
+/** the server's clock when the pull began, less a second (our clock when the server sends no Date) */
+function serverBound(p: LivePull): string {
+  return new Date((p.client.serverTime ?? p.now) - 1000).toISOString();
+}
+
+/** the mark this pull would move to: the latest timestamp read, within the bound; the end of the window it claims */
+function windowEnd(p: LivePull): string | undefined {
+  return laterOf(p.stored?.ts, earlierOf(p.seen.ts, serverBound(p)));
 }
 
 /**

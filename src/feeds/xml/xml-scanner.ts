@@ -123,396 +123,428 @@ export function decodeXmlText(value: string, stray?: (at: number) => void): stri
   return out + value.slice(from);
 }
 
+/** The scanner's state: the buffered text and where it is read, the open elements, the record being built. */
+interface Scan {
+  recordTag: string;
+  ancestors: string[];
+  maxRecord: number;
+  maxMarkup: number;
+  maxDepth: number;
+  maxOuterDepth: number;
+  file: string;
+  /** unconsumed text; buf[0] is at absolute offset `base` of the document */
+  buf: string;
+  base: number;
+  pos: number;
+  /** a comment, CDATA section or processing instruction not yet closed when the buffer ran out */
+  pending: Pending;
+  /** CDATA text of the record collected while `pending === CDATA` */
+  cdata: string;
+  /** open elements outside records */
+  stack: string[];
+  /** open elements of the record being built; frames[0] is the record */
+  frames: Frame[];
+  recordLine: number;
+  recordStart: number;
+  recordError: string | undefined;
+  rootSeen: boolean;
+  out: ScannedRecord[];
+  /** lines counted up to `lineOff` (absolute); `nlAt` is the next newline at or after it when known */
+  lineNo: number;
+  lineOff: number;
+  nlAt: number;
+  /** one string per element name (nameAt) */
+  names: string[];
+}
+
 export function createXmlScanner(opts: ScannerOptions): XmlScanner {
   const segments = opts.recordPath.split('.');
-  const recordTag = segments[segments.length - 1]!;
-  const ancestors = segments.slice(0, -1);
-  const maxRecord = opts.maxRecordChars ?? 32 * 1024 * 1024;
-  const maxMarkup = opts.maxMarkupChars ?? 4 * 1024 * 1024;
-  const maxDepth = opts.maxDepth ?? 100;
-  const maxOuterDepth = opts.maxOuterDepth ?? 1000;
-  const file = opts.label;
-
-  /** unconsumed text; buf[0] is at absolute offset `base` of the document */
-  let buf = '';
-  let base = 0;
-  let pos = 0;
-  /** a comment, CDATA section or processing instruction not yet closed when the buffer ran out */
-  let pending: Pending = NONE;
-  /** CDATA text of the record collected while `pending === CDATA` */
-  let cdata = '';
-  /** open elements outside records */
-  const stack: string[] = [];
-  /** open elements of the record being built; frames[0] is the record */
-  const frames: Frame[] = [];
-  let recordLine = 0;
-  let recordStart = 0;
-  let recordError: string | undefined;
-  let rootSeen = false;
-  let out: ScannedRecord[] = [];
-
-  // line counting, lazily: lines are counted up to `lineOff` (absolute), `nlAt` is the next newline
-  // at or after it when known; every newline is found once, whatever asks for lines
-  let lineNo = 1;
-  let lineOff = 0;
-  let nlAt = -1;
-  const lineAt = (abs: number): number => {
-    for (;;) {
-      if (nlAt < 0) {
-        const i = buf.indexOf('\n', lineOff - base);
-        if (i < 0) {
-          lineOff = Math.max(lineOff, base + buf.length);
-          return lineNo;
-        }
-        nlAt = base + i;
-      }
-      if (nlAt >= abs) {
-        lineOff = Math.max(lineOff, abs);
-        return lineNo;
-      }
-      lineNo++;
-      lineOff = nlAt + 1;
-      nlAt = -1;
-    }
+  const s: Scan = {
+    recordTag: segments[segments.length - 1]!,
+    ancestors: segments.slice(0, -1),
+    maxRecord: opts.maxRecordChars ?? 32 * 1024 * 1024,
+    maxMarkup: opts.maxMarkupChars ?? 4 * 1024 * 1024,
+    maxDepth: opts.maxDepth ?? 100,
+    maxOuterDepth: opts.maxOuterDepth ?? 1000,
+    file: opts.label,
+    buf: '',
+    base: 0,
+    pos: 0,
+    pending: NONE,
+    cdata: '',
+    stack: [],
+    frames: [],
+    recordLine: 0,
+    recordStart: 0,
+    recordError: undefined,
+    rootSeen: false,
+    out: [],
+    lineNo: 1,
+    lineOff: 0,
+    nlAt: -1,
+    names: new Array<string>(1024).fill(''),
   };
-
-  const fail = (message: string, at: number) => {
-    recordError ??= `${message} (line ${lineAt(base + at)})`;
-  };
-
-  const ancestorsMatch = () => {
-    if (ancestors.length > stack.length) return false;
-    const off = stack.length - ancestors.length;
-    for (let i = 0; i < ancestors.length; i++) if (stack[off + i] !== ancestors[i]) return false;
-    return true;
-  };
-
-  // Element names repeat: a small cache hands out one string per name, so a start tag costs a
-  // comparison, not a copy, and property stores get a key V8 has already internalized. Entries are
-  // copies (Object.keys gives the internalized key), never slices that would keep a chunk alive.
-  const names: string[] = new Array<string>(1024).fill('');
-  const nameAt = (from: number, to: number): string => {
-    const len = to - from;
-    const h = (buf.charCodeAt(from) * 31 + buf.charCodeAt(to - 1) * 7 + len) & 1023;
-    const cached = names[h]!;
-    if (cached.length === len && buf.startsWith(cached, from)) return cached;
-    return (names[h] = Object.keys({ [buf.slice(from, to)]: 0 })[0]!);
-  };
-
-  const newFrame = (name: string, skip: boolean): Frame => ({ name, obj: undefined, text: '', raw: '', skip });
-
-  /** Move the frame's raw text into its decoded text: one text node, trimmed (as fast-xml-parser's trimValues). */
-  const flush = (f: Frame, at: number) => {
-    const piece = own(f.raw.trim());
-    f.raw = '';
-    if (piece) f.text += decodeXmlText(piece, () => fail('a stray "&" (write &amp;)', at));
-  };
-
-  /** A whole text node, buf[from, to): trimmed, then decoded (fast-xml-parser's order), without copying blank text. */
-  const textNode = (f: Frame, from: number, to: number) => {
-    let a = from;
-    while (a < to && buf.charCodeAt(a) <= 32) a++;
-    if (a === to) return;
-    let b = to;
-    while (buf.charCodeAt(b - 1) <= 32) b--;
-    let piece = own(buf.slice(a, b));
-    if (piece.indexOf('&') >= 0) piece = decodeXmlText(piece, () => fail('a stray "&" (write &amp;)', a));
-    f.text = f.text ? f.text + piece : piece;
-  };
-
-  /** the value an element stands for, once closed */
-  const valueOf = (f: Frame, at: number): unknown => {
-    if (f.raw) flush(f, at);
-    const text = f.text;
-    if (f.obj === undefined) return text;
-    if (text !== '') f.obj['#text'] = text;
-    return f.obj;
-  };
-
-  const addChild = (parent: Frame, name: string, value: unknown) => {
-    const obj = (parent.obj ??= {});
-    const had = obj[name];
-    // `constructor`, `toString`...: a name the prototype has is not a repeat (`__proto__` never gets here)
-    if (had === undefined || !Object.hasOwn(obj, name)) obj[name] = value;
-    else if (Array.isArray(had)) had.push(value);
-    else obj[name] = [had, value];
-  };
-
-  /** Close the top frame of the record; emit the record when it was the record element. */
-  const closeFrame = (at: number) => {
-    const f = frames.pop()!;
-    if (frames.length === 0) {
-      const value = valueOf(f, at);
-      const data = typeof value === 'string' ? { '#text': value } : (value as Record<string, unknown>);
-      out.push(recordError === undefined ? { line: recordLine, data } : { line: recordLine, data, error: recordError });
-      recordError = undefined;
-      return;
-    }
-    const parent = frames[frames.length - 1]!;
-    if (!f.skip && !parent.skip) addChild(parent, f.name, valueOf(f, at));
-  };
-
-  /** Parse the attributes of a start tag, buf[from, to), onto the frame. */
-  const attributes = (f: Frame, from: number, to: number) => {
-    let i = from;
-    for (;;) {
-      while (i < to && buf.charCodeAt(i) <= 32) i++;
-      if (i >= to) return;
-      const nameStart = i;
-      while (i < to) {
-        const c = buf.charCodeAt(i);
-        if (c <= 32 || c === EQ || c === DQ || c === SQ) break;
-        i++;
-      }
-      const name = buf.slice(nameStart, i);
-      while (i < to && buf.charCodeAt(i) <= 32) i++;
-      if (buf.charCodeAt(i) !== EQ || i >= to) return fail(`attribute ${name} of <${f.name}> has no value`, nameStart);
-      i++;
-      while (i < to && buf.charCodeAt(i) <= 32) i++;
-      const q = buf.charCodeAt(i);
-      if ((q !== DQ && q !== SQ) || i >= to) return fail(`attribute ${name} of <${f.name}> is not quoted`, nameStart);
-      const close = buf.indexOf(q === DQ ? '"' : "'", i + 1);
-      if (close < 0 || close >= to) return fail(`attribute ${name} of <${f.name}> has no closing quote`, nameStart);
-      const raw = own(buf.slice(i + 1, close));
-      i = close + 1;
-      if (raw.indexOf('<') >= 0) fail(`attribute ${name} of <${f.name}> holds a "<"`, nameStart);
-      if (f.skip) continue;
-      const obj = (f.obj ??= {});
-      const key = `@_${name}`;
-      if (key in obj) fail(`attribute ${name} of <${f.name}> is repeated`, nameStart);
-      obj[key] = decodeXmlText(raw, () => fail(`a stray "&" in attribute ${name} (write &amp;)`, nameStart)).trim();
-    }
-  };
-
-  const openTag = (name: string, lt: number, attrsFrom: number, attrsTo: number, selfClosing: boolean) => {
-    rootSeen = true;
-    if (frames.length) {
-      if (name === recordTag) {
-        // a record element cannot hold one of its own name: the previous one was never closed
-        fail(`<${recordTag}> opens before the record's </${recordTag}>`, lt);
-        while (frames.length) closeFrame(lt);
-      } else {
-        const parent = frames[frames.length - 1]!;
-        let skip = parent.skip;
-        if (!skip && frames.length >= maxDepth) {
-          fail(`elements nested deeper than ${maxDepth} levels`, lt);
-          skip = true;
-        }
-        if (!skip && name === '__proto__') {
-          fail('an element named __proto__', lt);
-          skip = true;
-        }
-        const f = newFrame(name, skip);
-        if (attrsTo > attrsFrom) attributes(f, attrsFrom, attrsTo);
-        frames.push(f);
-        if (selfClosing) closeFrame(lt);
-        return;
-      }
-    }
-    if (name === recordTag && ancestorsMatch()) {
-      recordLine = lineAt(base + lt);
-      recordStart = base + lt;
-      const f = newFrame(name, false);
-      frames.push(f);
-      if (attrsTo > attrsFrom) attributes(f, attrsFrom, attrsTo);
-      if (selfClosing) closeFrame(lt);
-      return;
-    }
-    if (selfClosing) return;
-    if (stack.length >= maxOuterDepth)
-      throw new FeedReadError(`elements nested deeper than ${maxOuterDepth} levels around line ${lineAt(base + lt)}: the document is malformed`, { file }, false);
-    stack.push(name);
-  };
-
-  const closeTag = (name: string, lt: number) => {
-    if (frames.length) {
-      let i = frames.length - 1;
-      while (i >= 0 && frames[i]!.name !== name) i--;
-      if (i === frames.length - 1) return closeFrame(lt);
-      if (i >= 0) {
-        fail(`</${name}> closes <${frames[frames.length - 1]!.name}>`, lt);
-        while (frames.length > i) closeFrame(lt);
-        return;
-      }
-      if (stack.lastIndexOf(name) < 0) {
-        // most likely a misspelt close tag: it closes the innermost element, and what follows lands where it belongs
-        fail(`</${name}> where </${frames[frames.length - 1]!.name}> was expected`, lt);
-        return closeFrame(lt);
-      }
-      // an ancestor closes: the record's own close tag is missing
-      fail(`</${name}> comes before the record's </${recordTag}>`, lt);
-      while (frames.length) closeFrame(lt);
-    }
-    const i = stack.lastIndexOf(name);
-    // a close tag that closes nothing outside records changes nothing we read
-    if (i >= 0) stack.length = i;
-  };
-
-  /** Text of the record, raw: decoded at the end of its text node. */
-  const addText = (from: number, to: number) => {
-    const f = frames[frames.length - 1];
-    if (f !== undefined && !f.skip) f.raw += buf.slice(from, to);
-  };
-
-  const cdataText = (s: string) => {
-    const f = frames[frames.length - 1];
-    if (f === undefined || f.skip) return;
-    if (f.raw) flush(f, pos);
-    f.text += own(s);
-  };
-
-  /** Continue a comment, CDATA section or PI that ran past the buffer; false while it still does. */
-  const resume = (): boolean => {
-    const term = TERMINATOR[pending];
-    const end = buf.indexOf(term, pos);
-    if (end < 0) {
-      // keep the last characters: the terminator may be cut by the chunk boundary
-      const keep = Math.max(pos, buf.length - (term.length - 1));
-      if (pending === CDATA && frames.length) cdata += buf.slice(pos, keep);
-      pos = keep;
-      return false;
-    }
-    if (pending === CDATA && frames.length) {
-      cdataText(cdata + buf.slice(pos, end));
-      cdata = '';
-    }
-    pos = end + term.length;
-    pending = NONE;
-    return true;
-  };
-
-  /** Enter a construct that ends at a terminator, at `from` (just past its opening). */
-  const skipTo = (kind: Pending, from: number): boolean => {
-    pending = kind;
-    pos = from;
-    return resume();
-  };
-
-  /** Tokenize what is buffered; stops at a construct that is not complete yet. */
-  const scan = () => {
-    for (;;) {
-      if (pending !== NONE && !resume()) return;
-      const lt = buf.indexOf('<', pos);
-      const f = frames[frames.length - 1];
-      if (f !== undefined) {
-        const end = lt < 0 ? buf.length : lt;
-        // a text node cut by the end of the buffer is collected raw, and finished at the next markup
-        if (lt < 0 || f.raw) addText(pos, end);
-        else if (end > pos && !f.skip) textNode(f, pos, end);
-        if (lt >= 0 && f.raw) flush(f, lt);
-      }
-      if (lt < 0) return void (pos = buf.length);
-      pos = lt;
-      if (lt + 1 >= buf.length) return;
-      const c = buf.charCodeAt(lt + 1);
-      if (c === SLASH) {
-        const gt = buf.indexOf('>', lt + 2);
-        if (gt < 0) return;
-        pos = gt + 1;
-        // the usual case without a copy of the name: `</Name>` closing the innermost element
-        const top = frames[frames.length - 1];
-        if (top !== undefined && gt - lt - 2 === top.name.length && buf.startsWith(top.name, lt + 2)) closeFrame(lt);
-        else closeTag(buf.slice(lt + 2, gt).trim(), lt);
-      } else if (c === BANG) {
-        if (!markup(lt)) return;
-      } else if (c === QMARK) {
-        // processing instructions (the XML declaration among them) carry nothing we read
-        if (!skipTo(PI, lt + 2)) return;
-      } else if (isNameStart(c)) {
-        let nameEnd = lt + 2;
-        for (; nameEnd < buf.length; nameEnd++) {
-          const ch = buf.charCodeAt(nameEnd);
-          if (ch <= 32 || ch === GT || ch === SLASH || ch === LT) break;
-        }
-        if (nameEnd >= buf.length) return;
-        if (buf.charCodeAt(nameEnd) === GT) {
-          // `<Name>`: the usual case, no attributes to look through
-          pos = nameEnd + 1;
-          openTag(nameAt(lt + 1, nameEnd), lt, nameEnd, nameEnd, false);
-          continue;
-        }
-        const end = tagEnd(buf, nameEnd);
-        if (end < 0) return;
-        const broken = buf.charCodeAt(end) === LT;
-        if (broken && frames.length) fail('a start tag without its ">"', lt);
-        pos = broken ? end : end + 1;
-        const selfClosing = !broken && buf.charCodeAt(end - 1) === SLASH;
-        openTag(nameAt(lt + 1, nameEnd), lt, nameEnd, selfClosing ? end - 1 : end, selfClosing);
-      } else {
-        // `<` followed by neither a name, `/`, `!` nor `?`: not markup; inside a record a mistake
-        if (frames.length) {
-          fail('a stray "<" (write &lt;)', lt);
-          addText(lt, lt + 1);
-        }
-        pos = lt + 1;
-      }
-    }
-  };
-
-  /** `<!--`, `<![CDATA[`, `<!DOCTYPE` and other declarations at `lt`; false when more text is needed. */
-  const markup = (lt: number): boolean => {
-    if (buf.startsWith('<!--', lt)) return skipTo(COMMENT, lt + 4);
-    if (buf.startsWith('<![CDATA[', lt)) return skipTo(CDATA, lt + 9);
-    const head = buf.slice(lt, lt + 9);
-    if (head.length < 9 && ('<![CDATA['.startsWith(head) || '<!--'.startsWith(head) || '<!DOCTYPE'.startsWith(head))) return false;
-    const gt = declarationEnd(buf, lt);
-    if (gt < 0) return false;
-    if (frames.length) {
-      fail(head === '<!DOCTYPE' ? 'a DOCTYPE inside the record (entities are never expanded or fetched)' : 'a markup declaration inside the record', lt);
-    }
-    pos = gt + 1;
-    return true;
-  };
-
-  /** Drop what is consumed; refuse constructs and records past their caps. */
-  const compact = () => {
-    if (pos > 0) {
-      lineAt(base + pos);
-      buf = buf.slice(pos);
-      base += pos;
-      pos = 0;
-    }
-    if (frames.length && base - recordStart > maxRecord) {
-      throw new FeedReadError(
-        `the <${recordTag}> record starting on line ${recordLine} is longer than ${maxRecord} characters: the document is malformed`,
-        { file, line: recordLine },
-        false,
-      );
-    }
-    if (buf.length > maxMarkup) {
-      throw new FeedReadError(
-        `markup longer than ${maxMarkup} characters starting on line ${lineAt(base)} (${JSON.stringify(buf.slice(0, 40))}…): the document is malformed`,
-        { file, line: lineAt(base) },
-        false,
-      );
-    }
-  };
-
   return {
     push(text) {
-      buf = buf.length ? buf + text : text;
-      scan();
-      compact();
-      const done = out;
-      out = [];
+      s.buf = s.buf.length ? s.buf + text : text;
+      scan(s);
+      compact(s);
+      const done = s.out;
+      s.out = [];
       return done;
     },
-    end() {
-      const done = out;
-      out = [];
-      if (!rootSeen) throw new FeedReadError('the document holds no XML elements', { file }, false);
-      const open = frames.length ? frames[0]!.name : stack[0];
-      if (open !== undefined || pending !== NONE || buf.indexOf('<', pos) >= 0) {
-        const what = open !== undefined ? `</${open}>` : 'its last tag';
-        throw new FeedReadError(
-          `the document ends before ${what} closes: it is truncated`,
-          { file, line: lineAt(base + buf.length), record: frames.length ? 'last' : undefined },
-          false,
-        );
-      }
-      return done;
-    },
+    end: () => endOf(s),
   };
+}
+
+/** The document is over: the records still to hand on, or FeedReadError when it ended before the root element closed. */
+function endOf(s: Scan): ScannedRecord[] {
+  const done = s.out;
+  s.out = [];
+  if (!s.rootSeen) throw new FeedReadError('the document holds no XML elements', { file: s.file }, false);
+  const open = s.frames.length ? s.frames[0]!.name : s.stack[0];
+  if (open !== undefined || s.pending !== NONE || s.buf.indexOf('<', s.pos) >= 0) {
+    const what = open !== undefined ? `</${open}>` : 'its last tag';
+    throw new FeedReadError(
+      `the document ends before ${what} closes: it is truncated`,
+      { file: s.file, line: lineAt(s, s.base + s.buf.length), record: s.frames.length ? 'last' : undefined },
+      false,
+    );
+  }
+  return done;
+}
+
+// line counting, lazily: lines are counted up to `lineOff` (absolute), `nlAt` is the next newline
+// at or after it when known; every newline is found once, whatever asks for lines
+function lineAt(s: Scan, abs: number): number {
+  for (;;) {
+    if (s.nlAt < 0) {
+      const i = s.buf.indexOf('\n', s.lineOff - s.base);
+      if (i < 0) {
+        s.lineOff = Math.max(s.lineOff, s.base + s.buf.length);
+        return s.lineNo;
+      }
+      s.nlAt = s.base + i;
+    }
+    if (s.nlAt >= abs) {
+      s.lineOff = Math.max(s.lineOff, abs);
+      return s.lineNo;
+    }
+    s.lineNo++;
+    s.lineOff = s.nlAt + 1;
+    s.nlAt = -1;
+  }
+}
+
+function fail(s: Scan, message: string, at: number) {
+  s.recordError ??= `${message} (line ${lineAt(s, s.base + at)})`;
+}
+
+function ancestorsMatch(s: Scan) {
+  if (s.ancestors.length > s.stack.length) return false;
+  const off = s.stack.length - s.ancestors.length;
+  for (let i = 0; i < s.ancestors.length; i++) if (s.stack[off + i] !== s.ancestors[i]) return false;
+  return true;
+}
+
+// Element names repeat: a small cache hands out one string per name, so a start tag costs a
+// comparison, not a copy, and property stores get a key V8 has already internalized. Entries are
+// copies (Object.keys gives the internalized key), never slices that would keep a chunk alive.
+function nameAt(s: Scan, from: number, to: number): string {
+  const len = to - from;
+  const h = (s.buf.charCodeAt(from) * 31 + s.buf.charCodeAt(to - 1) * 7 + len) & 1023;
+  const cached = s.names[h]!;
+  if (cached.length === len && s.buf.startsWith(cached, from)) return cached;
+  return (s.names[h] = Object.keys({ [s.buf.slice(from, to)]: 0 })[0]!);
+}
+
+const newFrame = (name: string, skip: boolean): Frame => ({ name, obj: undefined, text: '', raw: '', skip });
+
+/** Move the frame's raw text into its decoded text: one text node, trimmed (as fast-xml-parser's trimValues). */
+function flush(s: Scan, f: Frame, at: number) {
+  const piece = own(f.raw.trim());
+  f.raw = '';
+  if (piece) f.text += decodeXmlText(piece, () => fail(s, 'a stray "&" (write &amp;)', at));
+}
+
+/** A whole text node, buf[from, to): trimmed, then decoded (fast-xml-parser's order), without copying blank text. */
+function textNode(s: Scan, f: Frame, from: number, to: number) {
+  let a = from;
+  while (a < to && s.buf.charCodeAt(a) <= 32) a++;
+  if (a === to) return;
+  let b = to;
+  while (s.buf.charCodeAt(b - 1) <= 32) b--;
+  let piece = own(s.buf.slice(a, b));
+  if (piece.indexOf('&') >= 0) piece = decodeXmlText(piece, () => fail(s, 'a stray "&" (write &amp;)', a));
+  f.text = f.text ? f.text + piece : piece;
+}
+
+/** the value an element stands for, once closed */
+function valueOf(s: Scan, f: Frame, at: number): unknown {
+  if (f.raw) flush(s, f, at);
+  const text = f.text;
+  if (f.obj === undefined) return text;
+  if (text !== '') f.obj['#text'] = text;
+  return f.obj;
+}
+
+function addChild(parent: Frame, name: string, value: unknown) {
+  const obj = (parent.obj ??= {});
+  const had = obj[name];
+  // `constructor`, `toString`...: a name the prototype has is not a repeat (`__proto__` never gets here)
+  if (had === undefined || !Object.hasOwn(obj, name)) obj[name] = value;
+  else if (Array.isArray(had)) had.push(value);
+  else obj[name] = [had, value];
+}
+
+/** Close the top frame of the record; emit the record when it was the record element. */
+function closeFrame(s: Scan, at: number) {
+  const f = s.frames.pop()!;
+  if (s.frames.length === 0) {
+    const value = valueOf(s, f, at);
+    const data = typeof value === 'string' ? { '#text': value } : (value as Record<string, unknown>);
+    s.out.push(s.recordError === undefined ? { line: s.recordLine, data } : { line: s.recordLine, data, error: s.recordError });
+    s.recordError = undefined;
+    return;
+  }
+  const parent = s.frames[s.frames.length - 1]!;
+  if (!f.skip && !parent.skip) addChild(parent, f.name, valueOf(s, f, at));
+}
+
+/** Parse the attributes of a start tag, buf[from, to), onto the frame. */
+function attributes(s: Scan, f: Frame, from: number, to: number) {
+  let i = from;
+  for (;;) {
+    while (i < to && s.buf.charCodeAt(i) <= 32) i++;
+    if (i >= to) return;
+    const nameStart = i;
+    while (i < to) {
+      const c = s.buf.charCodeAt(i);
+      if (c <= 32 || c === EQ || c === DQ || c === SQ) break;
+      i++;
+    }
+    const name = s.buf.slice(nameStart, i);
+    while (i < to && s.buf.charCodeAt(i) <= 32) i++;
+    if (s.buf.charCodeAt(i) !== EQ || i >= to) return fail(s, `attribute ${name} of <${f.name}> has no value`, nameStart);
+    i++;
+    while (i < to && s.buf.charCodeAt(i) <= 32) i++;
+    const q = s.buf.charCodeAt(i);
+    if ((q !== DQ && q !== SQ) || i >= to) return fail(s, `attribute ${name} of <${f.name}> is not quoted`, nameStart);
+    const close = s.buf.indexOf(q === DQ ? '"' : "'", i + 1);
+    if (close < 0 || close >= to) return fail(s, `attribute ${name} of <${f.name}> has no closing quote`, nameStart);
+    const raw = own(s.buf.slice(i + 1, close));
+    i = close + 1;
+    if (raw.indexOf('<') >= 0) fail(s, `attribute ${name} of <${f.name}> holds a "<"`, nameStart);
+    if (f.skip) continue;
+    const obj = (f.obj ??= {});
+    const key = `@_${name}`;
+    if (key in obj) fail(s, `attribute ${name} of <${f.name}> is repeated`, nameStart);
+    obj[key] = decodeXmlText(raw, () => fail(s, `a stray "&" in attribute ${name} (write &amp;)`, nameStart)).trim();
+  }
+}
+
+function openTag(s: Scan, name: string, lt: number, attrsFrom: number, attrsTo: number, selfClosing: boolean) {
+  s.rootSeen = true;
+  if (s.frames.length) {
+    if (name === s.recordTag) {
+      // a record element cannot hold one of its own name: the previous one was never closed
+      fail(s, `<${s.recordTag}> opens before the record's </${s.recordTag}>`, lt);
+      while (s.frames.length) closeFrame(s, lt);
+    } else {
+      const parent = s.frames[s.frames.length - 1]!;
+      let skip = parent.skip;
+      if (!skip && s.frames.length >= s.maxDepth) {
+        fail(s, `elements nested deeper than ${s.maxDepth} levels`, lt);
+        skip = true;
+      }
+      if (!skip && name === '__proto__') {
+        fail(s, 'an element named __proto__', lt);
+        skip = true;
+      }
+      const f = newFrame(name, skip);
+      if (attrsTo > attrsFrom) attributes(s, f, attrsFrom, attrsTo);
+      s.frames.push(f);
+      if (selfClosing) closeFrame(s, lt);
+      return;
+    }
+  }
+  if (name === s.recordTag && ancestorsMatch(s)) {
+    s.recordLine = lineAt(s, s.base + lt);
+    s.recordStart = s.base + lt;
+    const f = newFrame(name, false);
+    s.frames.push(f);
+    if (attrsTo > attrsFrom) attributes(s, f, attrsFrom, attrsTo);
+    if (selfClosing) closeFrame(s, lt);
+    return;
+  }
+  if (selfClosing) return;
+  if (s.stack.length >= s.maxOuterDepth)
+    throw new FeedReadError(`elements nested deeper than ${s.maxOuterDepth} levels around line ${lineAt(s, s.base + lt)}: the document is malformed`, { file: s.file }, false);
+  s.stack.push(name);
+}
+
+function closeTag(s: Scan, name: string, lt: number) {
+  if (s.frames.length) {
+    let i = s.frames.length - 1;
+    while (i >= 0 && s.frames[i]!.name !== name) i--;
+    if (i === s.frames.length - 1) return closeFrame(s, lt);
+    if (i >= 0) {
+      fail(s, `</${name}> closes <${s.frames[s.frames.length - 1]!.name}>`, lt);
+      while (s.frames.length > i) closeFrame(s, lt);
+      return;
+    }
+    if (s.stack.lastIndexOf(name) < 0) {
+      // most likely a misspelt close tag: it closes the innermost element, and what follows lands where it belongs
+      fail(s, `</${name}> where </${s.frames[s.frames.length - 1]!.name}> was expected`, lt);
+      return closeFrame(s, lt);
+    }
+    // an ancestor closes: the record's own close tag is missing
+    fail(s, `</${name}> comes before the record's </${s.recordTag}>`, lt);
+    while (s.frames.length) closeFrame(s, lt);
+  }
+  const i = s.stack.lastIndexOf(name);
+  // a close tag that closes nothing outside records changes nothing we read
+  if (i >= 0) s.stack.length = i;
+}
+
+/** Text of the record, raw: decoded at the end of its text node. */
+function addText(s: Scan, from: number, to: number) {
+  const f = s.frames[s.frames.length - 1];
+  if (f !== undefined && !f.skip) f.raw += s.buf.slice(from, to);
+}
+
+function cdataText(s: Scan, text: string) {
+  const f = s.frames[s.frames.length - 1];
+  if (f === undefined || f.skip) return;
+  if (f.raw) flush(s, f, s.pos);
+  f.text += own(text);
+}
+
+/** Continue a comment, CDATA section or PI that ran past the buffer; false while it still does. */
+function resume(s: Scan): boolean {
+  const term = TERMINATOR[s.pending];
+  const end = s.buf.indexOf(term, s.pos);
+  if (end < 0) {
+    // keep the last characters: the terminator may be cut by the chunk boundary
+    const keep = Math.max(s.pos, s.buf.length - (term.length - 1));
+    if (s.pending === CDATA && s.frames.length) s.cdata += s.buf.slice(s.pos, keep);
+    s.pos = keep;
+    return false;
+  }
+  if (s.pending === CDATA && s.frames.length) {
+    cdataText(s, s.cdata + s.buf.slice(s.pos, end));
+    s.cdata = '';
+  }
+  s.pos = end + term.length;
+  s.pending = NONE;
+  return true;
+}
+
+/** Enter a construct that ends at a terminator, at `from` (just past its opening). */
+function skipTo(s: Scan, kind: Pending, from: number): boolean {
+  s.pending = kind;
+  s.pos = from;
+  return resume(s);
+}
+
+/** Tokenize what is buffered; stops at a construct that is not complete yet. */
+function scan(s: Scan) {
+  for (;;) {
+    if (s.pending !== NONE && !resume(s)) return;
+    const lt = s.buf.indexOf('<', s.pos);
+    const f = s.frames[s.frames.length - 1];
+    if (f !== undefined) {
+      const end = lt < 0 ? s.buf.length : lt;
+      // a text node cut by the end of the buffer is collected raw, and finished at the next markup
+      if (lt < 0 || f.raw) addText(s, s.pos, end);
+      else if (end > s.pos && !f.skip) textNode(s, f, s.pos, end);
+      if (lt >= 0 && f.raw) flush(s, f, lt);
+    }
+    if (lt < 0) return void (s.pos = s.buf.length);
+    s.pos = lt;
+    if (lt + 1 >= s.buf.length) return;
+    const c = s.buf.charCodeAt(lt + 1);
+    if (c === SLASH) {
+      const gt = s.buf.indexOf('>', lt + 2);
+      if (gt < 0) return;
+      s.pos = gt + 1;
+      // the usual case without a copy of the name: `</Name>` closing the innermost element
+      const top = s.frames[s.frames.length - 1];
+      if (top !== undefined && gt - lt - 2 === top.name.length && s.buf.startsWith(top.name, lt + 2)) closeFrame(s, lt);
+      else closeTag(s, s.buf.slice(lt + 2, gt).trim(), lt);
+    } else if (c === BANG) {
+      if (!markup(s, lt)) return;
+    } else if (c === QMARK) {
+      // processing instructions (the XML declaration among them) carry nothing we read
+      if (!skipTo(s, PI, lt + 2)) return;
+    } else if (isNameStart(c)) {
+      let nameEnd = lt + 2;
+      for (; nameEnd < s.buf.length; nameEnd++) {
+        const ch = s.buf.charCodeAt(nameEnd);
+        if (ch <= 32 || ch === GT || ch === SLASH || ch === LT) break;
+      }
+      if (nameEnd >= s.buf.length) return;
+      if (s.buf.charCodeAt(nameEnd) === GT) {
+        // `<Name>`: the usual case, no attributes to look through
+        s.pos = nameEnd + 1;
+        openTag(s, nameAt(s, lt + 1, nameEnd), lt, nameEnd, nameEnd, false);
+        continue;
+      }
+      const end = tagEnd(s.buf, nameEnd);
+      if (end < 0) return;
+      const broken = s.buf.charCodeAt(end) === LT;
+      if (broken && s.frames.length) fail(s, 'a start tag without its ">"', lt);
+      s.pos = broken ? end : end + 1;
+      const selfClosing = !broken && s.buf.charCodeAt(end - 1) === SLASH;
+      openTag(s, nameAt(s, lt + 1, nameEnd), lt, nameEnd, selfClosing ? end - 1 : end, selfClosing);
+    } else {
+      // `<` followed by neither a name, `/`, `!` nor `?`: not markup; inside a record a mistake
+      if (s.frames.length) {
+        fail(s, 'a stray "<" (write &lt;)', lt);
+        addText(s, lt, lt + 1);
+      }
+      s.pos = lt + 1;
+    }
+  }
+}
+
+/** `<!--`, `<![CDATA[`, `<!DOCTYPE` and other declarations at `lt`; false when more text is needed. */
+function markup(s: Scan, lt: number): boolean {
+  if (s.buf.startsWith('<!--', lt)) return skipTo(s, COMMENT, lt + 4);
+  if (s.buf.startsWith('<![CDATA[', lt)) return skipTo(s, CDATA, lt + 9);
+  const head = s.buf.slice(lt, lt + 9);
+  if (head.length < 9 && ('<![CDATA['.startsWith(head) || '<!--'.startsWith(head) || '<!DOCTYPE'.startsWith(head))) return false;
+  const gt = declarationEnd(s.buf, lt);
+  if (gt < 0) return false;
+  if (s.frames.length) {
+    fail(s, head === '<!DOCTYPE' ? 'a DOCTYPE inside the record (entities are never expanded or fetched)' : 'a markup declaration inside the record', lt);
+  }
+  s.pos = gt + 1;
+  return true;
+}
+
+/** Drop what is consumed; refuse constructs and records past their caps. */
+function compact(s: Scan) {
+  if (s.pos > 0) {
+    lineAt(s, s.base + s.pos);
+    s.buf = s.buf.slice(s.pos);
+    s.base += s.pos;
+    s.pos = 0;
+  }
+  if (s.frames.length && s.base - s.recordStart > s.maxRecord) {
+    throw new FeedReadError(
+      `the <${s.recordTag}> record starting on line ${s.recordLine} is longer than ${s.maxRecord} characters: the document is malformed`,
+      { file: s.file, line: s.recordLine },
+      false,
+    );
+  }
+  if (s.buf.length > s.maxMarkup) {
+    throw new FeedReadError(
+      `markup longer than ${s.maxMarkup} characters starting on line ${lineAt(s, s.base)} (${JSON.stringify(s.buf.slice(0, 40))}…): the document is malformed`,
+      { file: s.file, line: lineAt(s, s.base) },
+      false,
+    );
+  }
 }
 
 /**
