@@ -105,10 +105,10 @@ export const ResoSource = z
     incremental: z.boolean().default(false),
     keyField: z.string().default('ListingKey'),
     changes: z
-      .enum(['timestamps', 'entityEvent'])
-      .default('timestamps')
+      .enum(['auto', 'timestamps', 'entityEvent'])
+      .default('auto')
       .describe(
-        "incremental feeds: how changes are found. timestamps: ModificationTimestamp from the mark; entityEvent: the server's EntityEvent log (RESO RCP-027) from the sequence stored, each changed record fetched by key",
+        "incremental feeds: how changes are found. timestamps: ModificationTimestamp from the mark; entityEvent: the server's EntityEvent log (RESO RCP-027) from the sequence stored, each changed record fetched by key; auto: entityEvent where the server's $metadata offers the EntityEvent entity set (asked at each full pull), else timestamps",
       ),
     photosTimestampField: z
       .string()

@@ -13,7 +13,8 @@ import { readXml } from './xml/xml-reader.js';
 export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext): OpenedFeed {
   if (source.kind === 'reso') {
     if (ctx.reconcile && source.url) return openResoReconcile(feedName, source, ctx, ctx.reconcile);
-    return source.changes === 'entityEvent' && source.url ? openResoChanges(feedName, source, ctx) : openReso(feedName, source, ctx);
+    const events = source.changes === 'entityEvent' || (source.changes === 'auto' && source.incremental);
+    return events && source.url ? openResoChanges(feedName, source, ctx) : openReso(feedName, source, ctx);
   }
   const { label, bytes } = openSource(source, ctx);
   const items =

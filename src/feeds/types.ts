@@ -49,6 +49,8 @@ export interface FeedContext {
   budgets?: Budgets;
   /** a keys-only reconcile instead of a pull (live RESO sources; files are read whole anyway) */
   reconcile?: ReconcileAsk;
+  /** RESO change log: what a reconcile needs when the log cannot be read from the stored sequence (purged, refused) */
+  reconcileFallback?: ReconcileAsk;
 }
 
 /** What a keys-only reconcile needs of the sync: how a key row maps to a listing key, and what the chatbot holds. */
@@ -120,6 +122,6 @@ export interface SourceReadStats {
   /** a keys-only reconcile: keys read, and records fetched by key */
   reconcile?: { keys: number; fetched: number };
   /** an EntityEvent poll: events read, distinct keys of the resource, records fetched by key, keys gone */
-  events?: { read: number; keys: number; fetched: number; gone: number };
+  events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string };
   warnings: string[];
 }

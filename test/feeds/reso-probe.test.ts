@@ -43,6 +43,28 @@ describe('feed probe', () => {
     expect(probeLines(r).join('\n')).toContain(`; ${s.received - 1} requests, 1 token call`);
   });
 
+  it('issue 38: says how changes are found and why: EntityEvent where $metadata offers it (source.changes auto), else timestamps', async () => {
+    const withLog = await startResoServer({ records: generateResoRecords(20, { seed: 2 }), entityEvents: true });
+    const without = await startResoServer({ records: generateResoRecords(20, { seed: 2 }) });
+    closers.push(
+      () => withLog.close(),
+      () => without.close(),
+    );
+    const a = await probeReso(reso({ url: withLog.url, incremental: true }), ctx);
+    expect(a.changes).toEqual({ used: 'entityEvent', why: "source.changes: auto, and the server's $metadata offers the EntityEvent entity set (RESO RCP-027)" });
+    expect(probeLines(a).join('\n')).toContain('changes found by entityEvent: ');
+    expect(withLog.metadataRequests).toBe(1);
+    const b = await probeReso(reso({ url: without.url, incremental: true }), ctx);
+    expect(b.changes).toEqual({ used: 'timestamps', why: "source.changes: auto, and the server's $metadata has no EntityEvent entity set" });
+    const c = await probeReso(reso({ url: withLog.url, incremental: true, changes: 'timestamps' }), ctx);
+    expect(c.changes).toEqual({ used: 'timestamps', why: 'source.changes: timestamps' });
+    const d = await probeReso(reso({ url: without.url }), ctx);
+    expect(d.changes.used).toBe('timestamps');
+    expect(d.changes.why).toMatch(/source.incremental is false/);
+    // asked only where the answer decides: once for each auto, incremental source
+    expect(withLog.metadataRequests + without.metadataRequests).toBe(2);
+  });
+
   it('a server refusing $orderby: nextLink paging is what to set, and the refusal is shown readably', async () => {
     const s = await startResoServer({ records: generateResoRecords(20, { seed: 2 }), refuseOrderby: true });
     closers.push(() => s.close());

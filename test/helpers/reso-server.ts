@@ -34,8 +34,12 @@
 // resource): an append-only log whose EntityEventSequence is a logical timestamp (Int64, positive,
 // rising; not contiguous), with the ResourceName and ResourceRecordKey of the record created,
 // updated or deleted (ResourceRecordUrl optional); no event type and no payload, so a consumer
-// fetches the record by key and infers a delete when it is not returned. `types` and `$metadata`:
-// OData 4.0 CSDL, as test/helpers/csdl.ts writes it.
+// fetches the record by key and infers a delete when it is not returned. RCP-027 lets a producer
+// purge old events: `purge(upTo)` drops them, and a poll from before the oldest kept is answered with
+// what is left, or refused with `refusePurged` (the RCP names no status: 400 and 410 are both seen).
+// A Media event names a Media record (ResourceName `Media`, ResourceRecordKey its MediaKey); the
+// `/Media` resource (Data Dictionary Media: MediaKey, ResourceName, ResourceRecordKey of the record it
+// belongs to) says which listing. `types` and `$metadata`: OData 4.0 CSDL, as test/helpers/csdl.ts writes it.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -96,6 +100,12 @@ export interface ResoServerOptions {
    * and nextLinks, and named in $metadata.
    */
   entityEvents?: boolean;
+  /**
+   * With entityEvents: how the server answers a poll from a sequence it has purged past (`EntityEventSequence
+   * gt|ge N` with N before the oldest event kept): this status (400, 410: refused), or, by default, the
+   * events it still holds (the client must notice the mark's own event is gone).
+   */
+  refusePurged?: number;
   /** answer 414 to a request whose URL (`${origin}${path and query}`, as sent) is longer than this */
   maxUrl?: number;
 }
@@ -149,6 +159,8 @@ export interface ResoServer {
   events: Row[];
   /** log an event for a record (a change the server makes without a new ModificationTimestamp, such as lost visibility) */
   event(key: string, resource?: string): void;
+  /** drop the log's events up to this sequence, as producers purge old events (RCP-027 lets them) */
+  purge(upTo: number): void;
   close(): Promise<void>;
 }
 
@@ -218,6 +230,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     server.beforePage?.(n, server);
     if (!authorized(req.headers.authorization)) return send(401, { error: { code: '401', message: 'invalid or expired token' } });
     if (opts.entityEvents && url.pathname.endsWith('/EntityEvent')) return eventPage(url, q, send);
+    if (url.pathname.endsWith('/Media')) return mediaPage(url, q, send);
     if (!url.pathname.endsWith('/Property')) return send(404, { error: { message: `no resource ${url.pathname}` } });
     if (opts.refuseOrderby && q.has('$orderby')) {
       log.status = 400;
@@ -293,9 +306,14 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     sequence += events.length % 3 === 2 ? 2 : 1; // gaps are legal
     events.push({ EntityEventSequence: sequence, ResourceName: resource, ResourceRecordKey: key });
   };
+  let purgedTo = 0;
   /** a page of the EntityEvent log: filtered, ordered, paged by $skip nextLinks */
   function eventPage(url: URL, q: URLSearchParams, send: (status: number, body: unknown) => void) {
     const known = (f: string) => ['EntityEventSequence', 'ResourceName', 'ResourceRecordKey', 'ResourceRecordUrl'].includes(f);
+    const from = /EntityEventSequence (?:gt|ge) (\d+)/.exec(q.get('$filter') ?? '');
+    if (opts.refusePurged && from && Number(from[1]) < purgedTo) {
+      return send(opts.refusePurged, { error: { code: String(opts.refusePurged), message: `events up to ${purgedTo} have been purged` } });
+    }
     try {
       let rows = [...events];
       const filter = q.get('$filter');
@@ -308,6 +326,32 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       next.searchParams.set('$skip', String(skip + page.length));
       const more = skip + page.length < rows.length && !q.has('$top');
       send(200, { value: page, ...(more && { '@odata.nextLink': next.toString() }) });
+    } catch (err) {
+      if (err instanceof ODataSyntaxError) return send(400, { error: { code: '400', message: err.message } });
+      throw err;
+    }
+  }
+
+  /**
+   * The Media resource (Data Dictionary): every record's Media, each with the ResourceName and
+   * ResourceRecordKey of the record it belongs to; $filter, $select, paged by $skip nextLinks.
+   */
+  function mediaPage(url: URL, q: URLSearchParams, send: (status: number, body: unknown) => void) {
+    const all = records.flatMap((r) => (Array.isArray(r.Media) ? (r.Media as Row[]) : []).map((m) => ({ ...m, ResourceName: 'Property', ResourceRecordKey: r[keyField] })));
+    const fields = new Set(all.flatMap((m) => Object.keys(m)));
+    try {
+      const filter = q.get('$filter');
+      const rows = filter ? all.filter(compileFilter(filter, { known: (f) => fields.has(f) })) : all;
+      const skip = Number(q.get('$skip') ?? 0);
+      const page = rows.slice(skip, skip + (opts.maxPageSize ?? 100));
+      const select = q
+        .get('$select')
+        ?.split(',')
+        .map((f) => f.trim());
+      const next = new URL(url);
+      next.searchParams.set('$skip', String(skip + page.length));
+      const more = skip + page.length < rows.length;
+      send(200, { value: page.map((m) => shape(m, select, false)), ...(more && { '@odata.nextLink': next.toString() }) });
     } catch (err) {
       if (err instanceof ODataSyntaxError) return send(400, { error: { code: '400', message: err.message } });
       throw err;
@@ -410,6 +454,11 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     },
     events,
     event: (key, resource) => logEvent(key, resource),
+    purge(upTo) {
+      purgedTo = Math.max(purgedTo, upTo + 1);
+      const keep = events.filter((e) => Number(e.EntityEventSequence) > upTo);
+      events.splice(0, events.length, ...keep);
+    },
     touch(key, fields = {}) {
       const at = records.findIndex((r) => r[keyField] === key);
       if (at < 0) throw new Error(`no record ${key}`);

@@ -132,3 +132,142 @@ describe('source.changes: entityEvent', () => {
     expect(listings).toHaveLength(13);
   });
 });
+
+const mapping = { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } };
+const feedOf = (url: string, source: Record<string, unknown> = {}) =>
+  FeedConfig.parse({
+    name: 'mls',
+    chatbot: SN,
+    source: { kind: 'reso', url, incremental: true, retries: 0, timeoutMs: 10_000, photosTimestampField: null, ...source },
+    mapping,
+    deletes: { maxFraction: 0.5, maxCount: 100 },
+  });
+
+describe('source.changes: auto (the default)', () => {
+  it("uses EntityEvent where the server's $metadata offers it: the first pull reads $metadata and the log's newest sequence, then a no-change poll is one request", async () => {
+    const server = emulator.closeAfterTest(await startResoServer({ records: records(12), maxPageSize: 10, entityEvents: true }));
+    server.event('K-01');
+    const feed = feedOf(server.url);
+    expect(feed.source.kind === 'reso' && feed.source.changes).toBe('auto');
+    const first = await env.sync(te, feed);
+    expect(first.outcome, first.message).toBe('ok');
+    expect(first.source.mode).toBe('full');
+    expect(server.metadataRequests).toBe(1);
+    // the newest sequence read before the pull's first page
+    const asked = server.requests.map((r) => decodeURIComponent(r.url).split('?')[0]!.split('/').pop());
+    expect(asked[0]).toBe('EntityEvent');
+    expect(asked.slice(1).every((a) => a === 'Property')).toBe(true);
+
+    const quiet = await env.sync(te, feed);
+    expect(quiet.source.mode).toBe('incremental');
+    expect(quiet.source.requests).toBe(1);
+    expect(quiet.source.events).toEqual({ read: 0, keys: 0, fetched: 0, gone: 0 });
+    server.remove('K-04');
+    const gone = await env.sync(te, feed);
+    expect(gone.deletedByReason).toEqual({ removed: 1 });
+    expect((await held()).has('K-04')).toBe(false);
+  });
+
+  it('goes by timestamps where $metadata has no EntityEvent, and reads $metadata again only at a full pull', async () => {
+    const server = emulator.closeAfterTest(await startResoServer({ records: records(12), maxPageSize: 10 }));
+    const feed = feedOf(server.url);
+    const first = await env.sync(te, feed);
+    expect(first.outcome, first.message).toBe('ok');
+    expect(server.metadataRequests).toBe(1);
+    server.touch('K-03', { ListPrice: 303_303 });
+    const next = await env.sync(te, feed);
+    expect(next.outcome, next.message).toBe('ok');
+    expect(next.source.mode).toBe('incremental');
+    expect(next.source.events).toBeUndefined();
+    expect(next.counts.updated).toBe(1);
+    expect(server.requests.some((r) => r.url.includes('EntityEvent'))).toBe(false);
+    expect(server.metadataRequests).toBe(1);
+  });
+});
+
+describe('a Media event', () => {
+  it("refreshes the listing whose photo it names: the Media record's ResourceRecordKey, that Property fetched by key with its Media", async () => {
+    const data = records(12);
+    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }));
+    const feed = feedOf(server.url, { changes: 'entityEvent' });
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    const target = server.records.find((r) => r.ListingKey === 'K-06')!;
+    const media = (target.Media as Array<Record<string, unknown>>).map((m) => ({ ...m }));
+    const photo = media.find((m) => m.MediaCategory === 'Photo')!;
+    photo.MediaURL = 'https://photos.test/k06-new.jpg';
+    // the photo changed, the Property's ModificationTimestamp did not
+    server.records = server.records.map((r) => (r.ListingKey === 'K-06' ? { ...r, Media: media } : r));
+    server.event(String(photo.MediaKey), 'Media');
+    const before = server.requests.length;
+    const run = await env.sync(te, feed);
+    expect(run.outcome, run.message).toBe('ok');
+    expect(run.counts.updated).toBe(1);
+    expect(run.source.events).toEqual({ read: 1, keys: 1, media: 1, fetched: 1, gone: 0 });
+    expect((await held()).get('K-06')!.Images).toContain('https://photos.test/k06-new.jpg');
+    const asked = server.requests.slice(before).map((r) => decodeURIComponent(r.url).split('?')[0]!.split('/').pop());
+    expect(asked).toEqual(['EntityEvent', 'Media', 'Property']);
+  });
+});
+
+describe('a purged log', () => {
+  for (const refuse of [undefined, 410] as const) {
+    it(`${refuse ? `refused (HTTP ${refuse})` : 'purged silently past the mark'}: a keys-only reconcile runs instead (a hard delete the purge hid is found and deleted), and the log goes on from its newest sequence`, async () => {
+      const server = emulator.closeAfterTest(await startResoServer({ records: records(20), maxPageSize: 10, entityEvents: true, ...(refuse && { refusePurged: refuse }) }));
+      const feed = feedOf(server.url, { changes: 'entityEvent' });
+      server.event('K-01');
+      expect((await env.sync(te, feed)).outcome).toBe('ok');
+      server.remove('K-04');
+      server.touch('K-05', { ListPrice: 505_505 });
+      server.purge(Number(server.events.at(-1)!.EntityEventSequence)); // the log lost those events
+      server.touch('K-06', { ListPrice: 606_606 }); // one it still holds
+      const run = await env.sync(te, feed);
+      expect(run.outcome, run.message).toBe('ok');
+      expect(run.source.events?.purged).toMatch(refuse ? /refused the EntityEvent log from sequence \d+/ : /no longer holds sequence \d+/);
+      expect(run.source.reconcile?.keys).toBe(19);
+      // a reconcile's absence, confirmed with the source: 'absent' (counted toward the delete limits, as 'removed' is)
+      expect(run.deletedByReason).toEqual({ absent: 1 });
+      const now = await held();
+      expect(now.has('K-04')).toBe(false);
+      expect(now.get('K-05')!.SalePrice).toBe(505_505);
+      expect(now.get('K-06')!.SalePrice).toBe(606_606);
+      expect(now.size).toBe(19);
+      // from the newest sequence on: a quiet poll again, one request
+      const quiet = await env.sync(te, feed);
+      expect(quiet.outcome, quiet.message).toBe('ok');
+      expect(quiet.source.events).toEqual({ read: 0, keys: 0, fetched: 0, gone: 0 });
+      expect(quiet.source.requests).toBe(1);
+    });
+  }
+});
+
+describe('a gone key under the reso preset (MLSNumber from ListingId, else ListingKey)', () => {
+  it("names no listing: the event's ListingKey is not the listing's key (another listing's ListingId may equal it), so nothing is deleted by the event; the next reconcile removes it", async () => {
+    const data = records(10).map((r, i) => ({ ...r, ListingId: `L-${String(i + 1).padStart(2, '0')}` }));
+    // K-02's ListingId is the ListingKey of K-01: the listing the event would name is another's
+    data[1] = { ...data[1]!, ListingId: 'K-01' };
+    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }));
+    const feed = FeedConfig.parse({
+      name: 'mls',
+      chatbot: SN,
+      source: { kind: 'reso', url: server.url, incremental: true, changes: 'entityEvent', retries: 0, timeoutMs: 10_000, photosTimestampField: null },
+      mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingKey}' } } },
+      deletes: { maxFraction: 0.5, maxCount: 100 },
+    });
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    expect([...(await held()).keys()].sort()).toEqual(['K-01', 'L-01', 'L-03', 'L-04', 'L-05', 'L-06', 'L-07', 'L-08', 'L-09', 'L-10']);
+    server.remove('K-01'); // the record whose listing is L-01
+    const run = await env.sync(te, feed);
+    expect(run.outcome, run.message).toBe('ok');
+    expect(run.counts.deleted).toBe(0);
+    expect(run.source.events).toMatchObject({ keys: 1, fetched: 0, gone: 1, unnamed: 1 });
+    expect((run.source.warnings ?? []).join('\n')).toMatch(/1 key\(s\) the EntityEvent log says are gone name no listing/);
+    const now = await held();
+    expect(now.has('K-01')).toBe(true); // K-02's listing, still on the server
+    // the reconcile finds L-01 absent, confirms it and deletes it
+    const reconcile = await env.sync(te, feed, { reconcile: true });
+    expect(reconcile.outcome, reconcile.message).toBe('ok');
+    expect(reconcile.deletedByReason).toEqual({ absent: 1 });
+    expect((await held()).has('L-01')).toBe(false);
+    expect((await held()).size).toBe(9);
+  });
+});

@@ -1,29 +1,46 @@
 // RESO EntityEvent (RCP-027, ratified December 2023; docs/reso-paging.md "Change feeds"), with
-// `source.changes: entityEvent`: the server's log of which records changed, read instead of a pull.
+// `source.changes: entityEvent`, or `auto` (the default) where the server's `$metadata` offers the
+// EntityEvent entity set: the server's log of which records changed, read instead of a pull.
 // An event is `EntityEventSequence` (int64, only increases; gaps are legal), `ResourceName`,
 // `ResourceRecordKey` (and an optional `ResourceRecordUrl`): no event type, no payload. So:
-// - the log is polled from the mark: `EntityEvent?$filter=EntityEventSequence gt <mark>&$orderby=
+// - the log is polled from the mark: `EntityEvent?$filter=EntityEventSequence ge <mark>&$orderby=
 //   EntityEventSequence`, following nextLinks on the feed's origin, at most source.maxPages pages;
-//   a no-change poll is one request;
+//   a no-change poll is one request. `ge`: the mark's own event (applied already) must come first,
+//   which shows the log still holds everything after it (producers purge the oldest events);
 // - events are coalesced per (ResourceName, ResourceRecordKey); each changed record of the feed's
 //   resource is fetched by key (the confirmation's lookup, reso-confirm.ts: batched, typed by
 //   $metadata, within the budget) and yielded like any record read: an event is only a hint;
+// - a Media event names a Media record: the Media resource is asked which record it belongs to
+//   (`MediaKey`, its `ResourceName` and `ResourceRecordKey`), and that listing is fetched (with its
+//   Media) like a changed one. A Media record no longer returned names no listing: counted, left to
+//   the next reconcile or full pull;
 // - a key the server no longer returns (404, 400 or an empty answer, as the RCP allows: here an
 //   empty answer to a by-key query) is gone: yielded `removed`, so the sync deletes it under the
-//   guards; only where the listing key is the key field itself (otherwise the listing it names is
-//   unknown: the report says so, and a reconcile or full pull removes it);
+//   guards (counted toward deletes.maxCount/maxFraction); only where the listing key is read from the
+//   key field alone (keyNamesListing). Otherwise — the reso preset's ListingId-else-ListingKey — the
+//   listing it names is unknown (its ListingId went with the record): counted `unnamed`, warned, and
+//   left to the next reconcile, which deletes it as absent, confirmed;
+// - the log read from the mark refused (400, 404, 410) or purged past it (the mark's event gone):
+//   the log's newest sequence is read, then a keys-only reconcile runs (reso-reconcile.ts; it needs
+//   FeedContext.reconcileFallback), and the log goes on from that sequence;
 // - the mark is `{ ts, seq }`: the highest sequence read, handed back to the sync, which stores it
 //   with the lane's commit after the writes, so a crash replays events rather than skipping them.
 // The first pull (no sequence stored) is a pull (reso-reader.ts) that reads the log's newest
-// sequence before it begins, and starts the log there.
+// sequence before it begins, and starts the log there. With `auto`, that pull first reads
+// `$metadata` (shared with the confirmation: read once a run); where it offers no EntityEvent the
+// mark says so (`events: 'none'`) and incremental pulls go by timestamps until the next full pull.
 import { z } from 'zod';
-import { FeedReadError } from '../../errors.js';
+import { causeMessage, FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl } from '../source/http.js';
 import type { FeedContext, FeedItem, OpenedFeed, SourceReadStats } from '../types.js';
+import { readMetadata, type ResoMetadata } from './reso-metadata.js';
 import type { Page, PageClient } from './reso-pages.js';
 import { queryUrl, resourceUrl } from './reso-query.js';
-import { openReso } from './reso-reader.js';
+import { openReso, type ResoOpenOptions } from './reso-reader.js';
+import { openResoReconcile } from './reso-reconcile.js';
+import { requestTally } from './reso-requests.js';
+import { mediaParents } from './reso-media-events.js';
 
 export const EVENT_RESOURCE = 'EntityEvent';
 const SEQ = 'EntityEventSequence';
@@ -35,29 +52,62 @@ const Event = z.looseObject({
 });
 
 const EventMark = z.object({ seq: z.string().regex(/^\d{1,19}$/) });
+const NoEvents = z.object({ events: z.literal('none') });
 
-/** The sequence a stored mark holds, when it holds one. */
-export function storedSequence(mark: string | undefined): string | undefined {
+function parsedMark<T>(mark: string | undefined, schema: z.ZodType<T>): T | undefined {
   if (mark === undefined) return undefined;
   try {
-    const r = EventMark.safeParse(JSON.parse(mark));
-    return r.success ? r.data.seq : undefined;
+    const r = schema.safeParse(JSON.parse(mark));
+    return r.success ? r.data : undefined;
   } catch {
     return undefined;
   }
 }
 
+/** The sequence a stored mark holds, when it holds one. */
+export function storedSequence(mark: string | undefined): string | undefined {
+  return parsedMark(mark, EventMark)?.seq;
+}
+
+/** Which way changes are found, and why: the source's word, or (auto) what the server's $metadata offers. */
+export interface ChangesChoice {
+  used: 'entityEvent' | 'timestamps';
+  why: string;
+}
+
+export async function chooseChanges(source: ResoSource, metadata: () => Promise<ResoMetadata>): Promise<ChangesChoice> {
+  if (source.changes !== 'auto') return { used: source.changes, why: `source.changes: ${source.changes}` };
+  if (!source.incremental) return { used: 'timestamps', why: 'source.incremental is false: every pull is full, no change log is read' };
+  try {
+    const sets = (await metadata()).sets;
+    return sets.has(EVENT_RESOURCE)
+      ? { used: 'entityEvent', why: "source.changes: auto, and the server's $metadata offers the EntityEvent entity set (RESO RCP-027)" }
+      : { used: 'timestamps', why: "source.changes: auto, and the server's $metadata has no EntityEvent entity set" };
+  } catch (err) {
+    return { used: 'timestamps', why: `source.changes: auto, and the server's $metadata could not be read (${causeMessage(err)})` };
+  }
+}
+
 const later = (a: string, b: string) => (BigInt(b) > BigInt(a) ? b : a);
 
-export function openResoChanges(feedName: string, source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): OpenedFeed {
-  const pull = openReso(feedName, source, ctx, options);
+export function openResoChanges(feedName: string, source: ResoSource, ctx: FeedContext, options: ResoOpenOptions = {}): OpenedFeed {
+  const tally = options.tally ?? requestTally();
+  let meta: Promise<ResoMetadata> | undefined;
+  const metadata = () => (meta ??= readMetadata(client, source.url!, source.resource));
+  const opts = { ...options, tally, metadata };
+  const pull = openReso(feedName, source, ctx, opts);
   const client = pull.client!;
   const seq = source.incremental && !ctx.full ? storedSequence(ctx.mark) : undefined;
-  if (seq !== undefined && ctx.mark !== undefined) return eventFeed(feedName, source, ctx, pull, seq);
+  if (seq !== undefined) return eventFeed(feedName, source, ctx, { pull, seq, opts });
   // a pull, with the log's newest sequence read before it begins: the log starts there
   let start: string | undefined;
+  let none = false;
   async function* items(): AsyncIterable<FeedItem> {
-    start = await newestSequence(client, source);
+    const known = source.changes === 'auto' && source.incremental && !ctx.full && parsedMark(ctx.mark, NoEvents) !== undefined;
+    const choice = known ? { used: 'timestamps' as const, why: 'the last full pull found no EntityEvent in $metadata' } : await chooseChanges(source, metadata);
+    ctx.logger.info({ feed: feedName, changes: choice.used }, `changes found by ${choice.used}: ${choice.why}`);
+    if (choice.used === 'entityEvent') start = await newestSequence(client, source);
+    else none = source.changes === 'auto';
     yield* pull.items;
   }
   return {
@@ -67,7 +117,9 @@ export function openResoChanges(feedName: string, source: ResoSource, ctx: FeedC
     },
     get mark() {
       const m = pull.mark;
-      return m !== undefined && start !== undefined ? JSON.stringify({ ...(JSON.parse(m) as object), seq: start }) : m;
+      if (m === undefined) return m;
+      const extra = start !== undefined ? { seq: start } : none ? { events: 'none' } : {};
+      return JSON.stringify({ ...(JSON.parse(m) as object), ...extra });
     },
     get since() {
       return pull.since;
@@ -88,28 +140,50 @@ async function newestSequence(client: PageClient, source: ResoSource): Promise<s
   return String(r.data[SEQ]);
 }
 
-function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, pull: ReturnType<typeof openReso>, seq: string): OpenedFeed {
+/** Answers to a poll from the mark that say the log cannot be read from there (the RCP leaves the status to the server). */
+const REFUSED = new Set([400, 404, 410]);
+
+interface EventRun {
+  pull: ReturnType<typeof openReso>;
+  seq: string;
+  opts: ResoOpenOptions & { tally: NonNullable<ResoOpenOptions['tally']> };
+}
+
+function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: EventRun): OpenedFeed {
+  const { pull, seq } = run;
   const client = pull.client!;
   const label = displayUrl(resourceUrl(source.url!, EVENT_RESOURCE));
-  const stats: SourceReadStats = {
-    get pages() {
-      return client.tally.total;
-    },
-    get requests() {
-      return client.tally.total;
-    },
-    tally: client.tally,
-    get bytes() {
-      return client.bytes;
-    },
-    warnings: [],
-    events: { read: 0, keys: 0, fetched: 0, gone: 0 },
-  };
+  let instead: OpenedFeed | undefined;
+  const own: string[] = [];
+  const stats = eventStats(client, pull, own, () => instead);
   let reached: string | undefined;
   const stored = JSON.parse(ctx.mark!) as Record<string, unknown>;
 
   async function* items(): AsyncIterable<FeedItem> {
-    const { keys, last } = await pollLog(client, source, seq, stats, label);
+    const polled = await pollLog(client, source, seq, stats, label).catch((err: unknown) => {
+      if (err instanceof FeedReadError && err.status !== undefined && REFUSED.has(err.status))
+        return `the server refused the EntityEvent log from sequence ${seq} (${causeMessage(err)})`;
+      throw err;
+    });
+    if (typeof polled === 'string' || !polled.whole) {
+      const why = typeof polled === 'string' ? polled : `the EntityEvent log no longer holds sequence ${seq} (purged past it)`;
+      yield* reconcileInstead(why);
+      return;
+    }
+    const { keys, media, last } = polled;
+    const byMedia = media.size ? await mediaParents(client, source, [...media], label) : new Set<string>();
+    for (const key of byMedia) {
+      if (keys.has(key)) continue;
+      keys.add(key);
+      stats.events!.media = (stats.events!.media ?? 0) + 1;
+    }
+    stats.events!.keys = keys.size;
+    yield* fetchKeys(keys);
+    reached = JSON.stringify({ ...stored, seq: last });
+    ctx.logger.debug({ feed: feedName, seq: last, keys: keys.size }, 'EntityEvent log read');
+  }
+
+  async function* fetchKeys(keys: Set<string>): AsyncIterable<FeedItem> {
     const fetched = new Set<string>();
     let index = 0;
     if (keys.size) {
@@ -123,32 +197,97 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, pull:
         }
       }
     }
+    const named = keyNamesListing(source, ctx);
     for (const key of keys) {
       if (fetched.has(key)) continue;
       stats.events!.gone++;
-      yield { kind: 'removed', position: { file: label, index: index++, id: key }, data: { [source.keyField]: key } };
+      if (named) yield { kind: 'removed', position: { file: label, index: index++, id: key }, data: { [source.keyField]: key } };
+      else stats.events!.unnamed = (stats.events!.unnamed ?? 0) + 1;
     }
-    reached = JSON.stringify({ ...stored, seq: last });
-    ctx.logger.debug({ feed: feedName, seq: last, keys: keys.size }, 'EntityEvent log read');
+    if (stats.events!.unnamed) {
+      const fields = ctx.reconcileFallback!.keyFields.join(', ');
+      const warning = `${stats.events!.unnamed} key(s) the EntityEvent log says are gone name no listing: the listing key is read from ${fields}, and only ${source.keyField} is known of a record no longer returned (another listing's key may equal it): left to the next reconcile (schedule.reconcileCron, sync --reconcile), which deletes them under the guards`;
+      own.push(warning);
+      ctx.logger.warn({ feed: feedName }, warning);
+    }
+  }
+
+  async function* reconcileInstead(why: string): AsyncIterable<FeedItem> {
+    stats.events!.purged = why;
+    ctx.logger.warn({ feed: feedName, seq }, `${why}: a keys-only reconcile runs instead`);
+    if (!ctx.reconcileFallback) throw new FeedReadError(`${why}, and no reconcile can run here: run feedsync sync --reconcile, or --full`, { file: label }, false);
+    // (the newest sequence before the reconcile begins: what changes during it is read from the log next time)
+    const newest = await newestSequence(client, source);
+    instead = openResoReconcile(feedName, source, ctx, ctx.reconcileFallback, run.opts);
+    yield* instead.items;
+    const after = instead.mark === undefined ? stored : (JSON.parse(instead.mark) as Record<string, unknown>);
+    reached = JSON.stringify({ ...after, seq: newest });
   }
 
   return {
     items: items(),
-    mode: 'incremental',
+    get mode() {
+      return instead?.mode ?? 'incremental';
+    },
     get mark() {
       return reached;
+    },
+    get present() {
+      return instead?.present;
     },
     ...(pull.lookup && { lookup: pull.lookup }),
     stats,
   };
 }
 
-/** The log from `seq` on: the keys of the feed's resource it names (coalesced), and the highest sequence read. */
-async function pollLog(client: PageClient, source: ResoSource, seq: string, stats: SourceReadStats, label: string): Promise<{ keys: Set<string>; last: string }> {
-  const keys = new Set<string>();
-  let last = seq;
+/** An event poll's stats: its client's, and a reconcile's when one ran instead. */
+function eventStats(client: PageClient, pull: EventRun['pull'], own: string[], instead: () => OpenedFeed | undefined): SourceReadStats {
+  return {
+    get pages() {
+      return client.tally.total;
+    },
+    get requests() {
+      return client.tally.total;
+    },
+    tally: client.tally,
+    get bytes() {
+      return client.bytes + (instead()?.stats?.bytes ?? 0);
+    },
+    get warnings() {
+      return [...pull.stats.warnings, ...own, ...(instead()?.stats?.warnings ?? [])];
+    },
+    get reconcile() {
+      return instead()?.stats?.reconcile;
+    },
+    events: { read: 0, keys: 0, fetched: 0, gone: 0 },
+  };
+}
+
+/**
+ * Whether a key of the source (source.keyField) is the listing key: the listing key is read from that
+ * field alone. Under the reso preset (MLSNumber from ListingId, else ListingKey) it is not: a record no
+ * longer returned cannot say its ListingId, and a listing whose ListingId equals the ListingKey is
+ * another record's. Without the sync's word (no reconcileFallback: a preview), the key field is taken.
+ */
+function keyNamesListing(source: ResoSource, ctx: FeedContext): boolean {
+  const fields = ctx.reconcileFallback?.keyFields;
+  return fields === undefined || (fields.length === 1 && fields[0] === source.keyField);
+}
+
+interface Polled {
+  /** the log holds the mark's own event (or the mark is "0"): nothing after it was purged */
+  whole: boolean;
+  keys: Set<string>;
+  /** MediaKeys of Media events */
+  media: Set<string>;
+  last: string;
+}
+
+/** The log from `seq` on: the keys of the feed's resource it names (coalesced), Media keys, and the highest sequence read. */
+async function pollLog(client: PageClient, source: ResoSource, seq: string, stats: SourceReadStats, label: string): Promise<Polled> {
+  const out: Polled = { whole: seq === '0', keys: new Set(), media: new Set(), last: seq };
   const origin = new URL(source.url!).origin;
-  let url: string | undefined = queryUrl(source.url!, EVENT_RESOURCE, { filter: `${SEQ} gt ${seq}`, orderby: SEQ });
+  let url: string | undefined = queryUrl(source.url!, EVENT_RESOURCE, { filter: `${SEQ} ${seq === '0' ? 'gt' : 'ge'} ${seq}`, orderby: SEQ });
   for (let n = 1; url; n++) {
     const where = { file: label, record: `event page ${n}` };
     if (n > source.maxPages) throw new FeedReadError(`the EntityEvent log has more than source.maxPages (${source.maxPages}) pages from sequence ${seq}`, where, false);
@@ -156,9 +295,17 @@ async function pollLog(client: PageClient, source: ResoSource, seq: string, stat
     for (const raw of page.value) {
       const r = Event.safeParse(raw);
       if (!r.success) throw new FeedReadError(`an EntityEvent lacks ${SEQ}, ResourceName or ResourceRecordKey: ${JSON.stringify(raw).slice(0, 200)}`, where, false);
+      const at = String(r.data[SEQ]);
+      if (BigInt(at) <= BigInt(seq)) {
+        // the mark's own event, applied already: proof the log was not purged past the mark
+        if (at === seq) out.whole = true;
+        continue;
+      }
+      if (!out.whole) return out;
       stats.events!.read++;
-      last = later(last, String(r.data[SEQ]));
-      if (r.data.ResourceName === source.resource) keys.add(String(r.data.ResourceRecordKey));
+      out.last = later(out.last, at);
+      if (r.data.ResourceName === source.resource) out.keys.add(String(r.data.ResourceRecordKey));
+      else if (r.data.ResourceName === 'Media') out.media.add(String(r.data.ResourceRecordKey));
     }
     const next = page['@odata.nextLink'];
     if (next) {
@@ -167,6 +314,5 @@ async function pollLog(client: PageClient, source: ResoSource, seq: string, stat
       url = u.toString();
     } else url = undefined;
   }
-  stats.events!.keys = keys.size;
-  return { keys, last };
+  return out;
 }

@@ -9,6 +9,8 @@ import { resoPageClient, type Page } from './reso-pages.js';
 import { and, keyLiteral, pageSize, queryUrl, TS, type QueryParts } from './reso-query.js';
 import type { FeedContext } from '../types.js';
 import { vendorProfile } from '../vendors/registry.js';
+import { chooseChanges, type ChangesChoice } from './reso-events.js';
+import { readMetadata } from './reso-metadata.js';
 
 export interface ProbeResult {
   /** what was asked, e.g. "$orderby=ListingKey" */
@@ -30,6 +32,8 @@ export interface ProbeReport {
   settings: { paging: 'keyset' | 'nextLink'; maxPageSize?: number; expandMedia: boolean; select: boolean };
   /** where those differ from the source's */
   differences: string[];
+  /** how an incremental pull finds changes (source.changes; auto: by what the server's $metadata offers), and why */
+  changes: ChangesChoice;
 }
 
 const QUOTA = /quota|ratelimit|rate-limit|retry-after/i;
@@ -130,12 +134,14 @@ export async function probeReso(source: ResoSource, ctx: FeedContext, options: {
     quotaHeaders: [...quota].sort(),
     settings,
     differences,
+    changes: await chooseChanges(source, () => readMetadata(client, source.url!, source.resource)),
   };
 }
 
 export function probeLines(r: ProbeReport): string[] {
   return [
     ...r.results.map((x) => `  ${x.ok ? 'accepted' : 'refused '} ${x.what}: ${x.detail}`),
+    `  changes found by ${r.changes.used}: ${r.changes.why}`,
     `  compression: ${r.compression}; quota headers: ${r.quotaHeaders.length ? r.quotaHeaders.join(', ') : 'none'}; ${r.requests} requests${r.tokenCalls ? `, ${r.tokenCalls} token call${r.tokenCalls === 1 ? '' : 's'}` : ''}`,
     '',
     r.differences.length

@@ -36,7 +36,7 @@ import { afterFilter, isTimestampLiteral, laterOf, orderBy, pageSize, pullQuery,
 import { resoLookup } from './reso-confirm.js';
 import { proveWindow } from './reso-proof.js';
 import type { RequestTally } from './reso-requests.js';
-import { readMetadata } from './reso-metadata.js';
+import { readMetadata, type ResoMetadata } from './reso-metadata.js';
 import type { VendorProfile } from '../vendors/profile.js';
 import { vendorProfile } from '../vendors/registry.js';
 import { replayPages } from './reso-replay.js';
@@ -86,7 +86,14 @@ interface PullState {
   unproven?: boolean;
 }
 
-export function openReso(feedName: string, source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): OpenedResoFeed {
+/** How a pull is opened beside others: a tally shared with them, and the service's `$metadata` read once for all. */
+export interface ResoOpenOptions {
+  backoffMs?: number;
+  tally?: RequestTally;
+  metadata?: () => Promise<ResoMetadata>;
+}
+
+export function openReso(feedName: string, source: ResoSource, ctx: FeedContext, options: ResoOpenOptions = {}): OpenedResoFeed {
   const label = source.path ?? displayUrl(source.url!);
   const wantIncremental = source.incremental && !ctx.full;
   let mode: OpenedFeed['mode'] = wantIncremental ? 'incremental' : 'full';
@@ -213,7 +220,7 @@ function liveLookup(
   feedName: string,
   source: ResoSource,
   client: PageClient,
-  pull: { label: string; state: PullState; stats: ResoReadStats; ctx: FeedContext; options: { backoffMs?: number } },
+  pull: { label: string; state: PullState; stats: ResoReadStats; ctx: FeedContext; options: ResoOpenOptions },
 ): KeyLookup {
   const { label, state, stats, ctx, options } = pull;
   return resoLookup(source, {
@@ -224,7 +231,7 @@ function liveLookup(
     itemOf: (record, index) => itemOf(record, source.keyField, { file: label, index }),
     fieldTypes: once(async () => {
       try {
-        return (await readMetadata(client, source.url!, source.resource)).sets.get(source.resource);
+        return (await (options.metadata ?? (() => readMetadata(client, source.url!, source.resource)))()).sets.get(source.resource);
       } catch (err) {
         const warning = `the server's $metadata could not be read (${causeMessage(err)}): keys are asked for quoted, as text`;
         stats.warnings.push(warning);

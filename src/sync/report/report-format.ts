@@ -90,7 +90,11 @@ function sourceLines(source: SyncReport['source']): string[] {
   const lines: string[] = [];
   if (source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${source.since ?? 'the last successful sync'}`);
   const e = source.events;
-  if (e) lines.push(`  EntityEvent: ${e.read} events read, ${e.keys} keys, ${e.fetched} records fetched by key, ${e.gone} gone`);
+  if (e)
+    lines.push(
+      `  EntityEvent: ${e.read} events read, ${e.keys} keys${e.media ? ` (${e.media} by Media events)` : ''}, ${e.fetched} records fetched by key, ${e.gone} gone${e.unnamed ? ` (${e.unnamed} naming no listing: left to the next reconcile)` : ''}`,
+    );
+  if (e?.purged) lines.push(`  EntityEvent: ${e.purged}: a reconcile ran instead, and the log goes on from its newest event`);
   if (source.reconcile) lines.push(`  reconcile: ${source.reconcile.keys} keys read, ${source.reconcile.fetched} records fetched by key`);
   if (source.requests !== undefined) lines.push(`  source: ${source.pages ?? 0} pages, ${requestsLine(source)}${source.bytes !== undefined ? `, ${source.bytes} bytes` : ''}`);
   for (const w of source.warnings ?? []) lines.push(`  source warning: ${w}`);

@@ -64,6 +64,7 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       budgets: deps.budgets,
       ...markOf(live.map((l) => l.own.mark)),
       ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
+      ...(feed.source.kind === 'reso' && { reconcileFallback: reconcileAsk(feed, ctx.compiled, live) }),
     });
   feedOf.opened = opened;
   const after = await readAndWrite(ctx, opened, live, media);
