@@ -1,6 +1,6 @@
 // `npm run lint`: the layers' import direction (docs/design.md, "The layers and what may import
 // what") as no-restricted-imports zones, no import cycle in src/ and jobs/ (import-x/no-cycle, type
-// imports included), sync/'s steps never importing its run, a warning for long functions, and typescript-eslint's
+// imports included), sync/'s steps never importing its run, sync/ used from outside through its index.ts only, a warning for long functions, and typescript-eslint's
 // recommended rules where they hold today. Formatting is prettier's (.prettierrc.json), checked by
 // `npm run format:check` (part of lint once the tree has been formatted once).
 import js from '@eslint/js';
@@ -30,6 +30,12 @@ const NOT_BACK = { budget: ['api'], listing: ['api', 'feeds', 'mapping'], 'chang
 const RUNTIME = ['../runtime.js', '../../runtime.js'];
 const forbid = (folders) => [...new Set(folders)].flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../../../${f}/*`]);
 
+/** Outside sync/, a sync is used through src/sync/index.ts, never a file of one of its rooms (tests may). */
+const SYNC_FRONT_DOOR = {
+  group: ['./sync/*/**', '../sync/*/**', '../../sync/*/**', '../../../sync/*/**', '../src/sync/*/**', '../../src/sync/*/**'],
+  message: "outside sync/, import a sync's parts from src/sync/index.ts (its front door), not from a room of sync/",
+};
+
 const layerRules = LAYERS.flatMap((folders, i) =>
   folders.map((folder) => ({
     files: [`src/${folder}/**/*.ts`],
@@ -42,6 +48,7 @@ const layerRules = LAYERS.flatMap((folders, i) =>
               group: [...forbid([...above(i), ...(NOT_BACK[folder] ?? [])]), ...(i < 2 ? RUNTIME : []), '../../jobs/*', '../../../jobs/*'],
               message: `src/${folder} is below what it imports here: see docs/design.md, "The layers and what may import what"`,
             },
+            ...(folder === 'sync' ? [] : [SYNC_FRONT_DOOR]),
           ],
         },
       ],
@@ -105,6 +112,11 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // the entry points beside the layers' folders (src/cli.ts, src/runtime.ts, …) and jobs/
+    files: ['src/*.ts', 'jobs/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [SYNC_FRONT_DOOR] }] },
   },
   {
     // tests and benchmarks: long describe blocks are the norm

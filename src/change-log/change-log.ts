@@ -2,7 +2,7 @@
 // retention so it stays bounded. Kept in Redis (streams and lists, trimmed by length and age) or,
 // for runs without Redis, in a JSON-lines file beside the state file. `feedsync history` and
 // `runs show` read it; the status page links to it.
-import type { ListingChange } from '../sync/report/changes.js';
+import type { ListingChange } from '../sync/index.js';
 
 export interface ChangeEntry {
   runId: string;

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { CanonicalValue, FieldChange } from '../listing/canonical.js';
-import type { ChangeSink, ListingChange } from '../sync/report/changes.js';
+import type { ChangeSink, ListingChange } from '../sync/index.js';
 import { EXCERPT_CHARS, VALUE_CHARS, type ChangeEntry, type ChangeLog, type RunEntry } from './change-log.js';
 
 const BATCH = 500;

@@ -205,7 +205,7 @@ async function format(kind: JobKind, report: unknown): Promise<string> {
   if ((report as { outcome?: unknown }).outcome === 'error') return String((report as { summary?: unknown }).summary ?? '');
   if (kind === 'sync') {
     // a job of several lanes (feeds run together, a routed feed): each lane's report
-    const { formatSyncReport } = await import('../sync/report/report-format.js');
+    const { formatSyncReport } = await import('../sync/index.js');
     const lanes = (report as { lanes?: unknown }).lanes;
     return (Array.isArray(lanes) ? lanes : [report]).map((r) => formatSyncReport(r as never)).join('\n');
   }

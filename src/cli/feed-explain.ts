@@ -15,7 +15,7 @@ import { compileMapping, type MappedItem } from '../mapping/index.js';
 import { resolveDisplay, type HideRule } from '../mapping/display-config.js';
 import { mapItem } from '../mapping/map-feed.js';
 import type { Logger } from '../log.js';
-import { remoteKey, remotePages } from '../sync/remote/remote.js';
+import { remoteKey, remotePages } from '../sync/index.js';
 import { EXIT, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';

@@ -14,13 +14,11 @@ import { describeVendor } from '../feeds/vendors/describe.js';
 import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
 import { ATTRIBUTION_KEY, DISCLAIMER_KEY, resolveDisplay, type HideRule, type Purpose } from '../mapping/display-config.js';
-import { displayLine } from '../sync/report/report.js';
-import { requestsLine } from '../sync/report/report-format.js';
+import { displayLine, lanesOf, requestsLine } from '../sync/index.js';
 import { createFindings } from '../mapping/feed-findings.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { FeedConfig } from '../config/schema.js';
 import type { FeedItem, SourceReadStats } from '../feeds/types.js';
-import { lanesOf } from '../sync/read/lanes.js';
 import { EXIT, printJson } from './exit.js';
 import { openHouseMapping } from '../feeds/reso/reso-related.js';
 

@@ -6,7 +6,7 @@ import { selectFeeds } from '../config/select.js';
 import { ConfigError } from '../errors.js';
 import { shownEntry } from '../change-log/change-log.js';
 import { openChangeLog } from '../change-log/open.js';
-import { describeChange } from '../sync/report/changes.js';
+import { describeChange } from '../sync/index.js';
 import { EXIT, printJson } from './exit.js';
 
 export interface HistoryOptions {

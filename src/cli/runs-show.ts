@@ -4,7 +4,7 @@ import { loadConfig } from '../config/load.js';
 import { ConfigError } from '../errors.js';
 import { shownEntry } from '../change-log/change-log.js';
 import { openChangeLog } from '../change-log/open.js';
-import { describeChange } from '../sync/report/changes.js';
+import { describeChange } from '../sync/index.js';
 import { EXIT, printJson } from './exit.js';
 
 export interface RunsShowOptions {

@@ -36,7 +36,7 @@ import { allowedHosts } from '../server/http-guard.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
 import { checkStaleness } from '../alerts/index.js';
 import { ALL, pausedFeeds } from '../queue/control.js';
-import { lanesOf } from '../sync/read/lanes.js';
+import { lanesOf } from '../sync/index.js';
 import type { StatusDeps } from '../server/status/status-data.js';
 import { findUndoTarget, undoRun } from '../undo/index.js';
 

@@ -1,5 +1,5 @@
 // What one feed run's media mirror holds while it runs, shared by its parts (photo-store.ts
-// downloads and stores, mirror-images.ts rewrites Images, mirror-cleanup.ts settles the state):
+// downloads and stores, mirror-step.ts rewrites Images, mirror-cleanup.ts settles the state):
 // the options it was made with, the sources and objects it knows, what each listing uses, the
 // report it fills. One record per run, made by createMediaStep and passed to each part.
 import type { Budgets } from '../budget/budget.js';

@@ -8,11 +8,9 @@ import { alertAfterRun, type RunObservation } from '../alerts/index.js';
 import { causeMessage } from '../errors.js';
 import { mediaCounts } from '../media/report.js';
 import { chatCheck, type ChatCheckResult } from '../smoke/chat-check.js';
-import type { ListingChange } from '../sync/report/changes.js';
+import { displayCounts, type Lane, type ListingChange, runSync, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
 import type { ChangeLog, RunEntry } from '../change-log/change-log.js';
 import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
-import { runSync, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
-import { displayCounts } from '../sync/report/report.js';
 
 export interface RunContext {
   config: LoadedConfig;

@@ -4,7 +4,7 @@
 // alerts; a listing the chatbot cannot answer about is named.
 import type { ChatbotApi } from '../api/types.js';
 import { causeMessage } from '../errors.js';
-import type { Headline, ListingChange } from '../sync/report/changes.js';
+import type { Headline, ListingChange } from '../sync/index.js';
 
 export interface ChatCheckResult {
   asked: number;

@@ -1,10 +1,18 @@
+// sync/'s front door: what the rest of src/ (cli/, runs/, undo/, change-log/, smoke/, server/) and
+// jobs/ use of a sync. They import it from here, never from a room of sync/ (eslint.config.js says
+// so); tests may reach into the rooms.
 export { syncFeed } from './run/sync-feed.js';
 export { runSync } from './run/sync-run.js';
 export type { SyncDeps, SyncOptions, SyncProgress } from './run/context.js';
-export { lanesOf, chatbotsOf, writersOf, laneId, type Lane } from './read/lanes.js';
-export type { SyncReport, SyncOutcome, SyncCounts, PlanView } from './report/report.js';
-export { failedReport } from './report/report.js';
-export { formatSyncReport } from './report/report-format.js';
-export { evaluateGuards } from './settle/guards.js';
-export { fetchRemote } from './remote/remote.js';
-export { fingerprintNamespace, missingNamespace, MARK_NAMESPACE, loadChatbotState, type ChatbotState, type ChatbotFeed } from './settle/state.js';
+export { lanesOf, chatbotsOf, laneId, type Lane } from './read/lanes.js';
+export { ruleOf, type PlannedCreate, type PlannedDelete, type PlannedUpdate } from './plan/plan-types.js';
+export { fetchRemote, remoteKey, remotePages } from './remote/remote.js';
+// undo writes through the sync's own write step (one write-job builder for both)
+export { createBeforeCapture, type PagedItems } from './write/capture-before.js';
+export { createExecutor, deleteJobs, writeJobs, type ExecutionResult, type ItemFailure } from './write/execute.js';
+export { commitChanges, emptyChanges, fingerprintNamespace, MARK_NAMESPACE } from './settle/state.js';
+export type { SyncReport } from './report/report.js';
+export { failedReport, displayCounts, displayCountsLine, displayLine } from './report/report.js';
+export { formatSyncReport, requestsLine } from './report/report-format.js';
+export { describeChange, type ChangeSink, type Headline, type ListingChange } from './report/changes.js';
+export { createProgressLine } from './report/progress.js';

@@ -15,8 +15,7 @@ import { comparedChanges, keptFieldsDiffer, keptOfListing, listingHashes } from 
 import type { FieldChange } from '../listing/canonical.js';
 import type { ListingCreate } from '../listing/schema.js';
 import { unpackListing } from '../listing/whole.js';
-import type { ListingChange } from '../sync/report/changes.js';
-import { ruleOf } from '../sync/plan/plan-types.js';
+import { type ListingChange, ruleOf } from '../sync/index.js';
 
 /** A listing the service holds now: its ID and listed fields in the kept form. */
 export interface CurrentCopy {

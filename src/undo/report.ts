@@ -4,7 +4,7 @@
 // number left out).
 import { describeFieldChange } from '../format/change.js';
 import type { FieldChange } from '../listing/canonical.js';
-import type { ItemFailure } from '../sync/write/execute.js';
+import type { ItemFailure } from '../sync/index.js';
 import type { UndoConflict } from './plan-undo.js';
 
 /** guard: the change log did not keep all of the run and --force was not given: nothing was done */

@@ -14,12 +14,22 @@ import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
 import { fingerprintListing, keptField } from '../listing/fingerprint.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
-import { createBeforeCapture, type PagedItems } from '../sync/write/capture-before.js';
-import { createExecutor, deleteJobs, writeJobs, type ExecutionResult } from '../sync/write/execute.js';
-import { laneId } from '../sync/read/lanes.js';
-import type { PlannedCreate, PlannedDelete, PlannedUpdate } from '../sync/plan/plan-types.js';
-import { fetchRemote } from '../sync/remote/remote.js';
-import { commitChanges, emptyChanges, MARK_NAMESPACE } from '../sync/settle/state.js';
+import {
+  commitChanges,
+  createBeforeCapture,
+  createExecutor,
+  deleteJobs,
+  emptyChanges,
+  type ExecutionResult,
+  fetchRemote,
+  laneId,
+  MARK_NAMESPACE,
+  type PagedItems,
+  type PlannedCreate,
+  type PlannedDelete,
+  type PlannedUpdate,
+  writeJobs,
+} from '../sync/index.js';
 import { planUndo, type CurrentCopy, type UndoPlan } from './plan-undo.js';
 import { nextPulls, SHOWN, summaryOf, type UndoOutcome, type UndoReport } from './report.js';
 

@@ -33,7 +33,7 @@ describe('feedsync state export | import', () => {
     expect(exported.code, exported.stderr).toBe(0);
     expect(JSON.parse(exported.stdout)).toEqual(JSON.parse(former));
     expect(exported.stderr).toContain(`exported 8 namespaces, 11 entries from ${join(dir, '.feedsync', 'state.lmdb')}`);
-    expect((await readdir(join(dir, '.feedsync'))).sort()).toEqual(['state.json.migrated', 'state.lmdb', 'state.lmdb-lock']);
+    expect((await readdir(join(dir, '.feedsync'))).sort()).toEqual(['locks', 'state.json.migrated', 'state.lmdb', 'state.lmdb-lock']);
 
     const edited = JSON.parse(former) as Record<string, Record<string, string>>;
     delete edited['fp:homes']!['K1'];

@@ -9,7 +9,7 @@ import { boundReport } from '../../queue/report-size.js';
 import type { ChangeLog, RunEntry } from '../../change-log/change-log.js';
 import { feedsOfSyncJob, syncSchedulerOf, type Queues } from '../../queue/index.js';
 import type { KvStore } from '../../state/kv-store.js';
-import { lanesOf } from '../../sync/read/lanes.js';
+import { lanesOf } from '../../sync/index.js';
 import type { UndoReport } from '../../undo/report.js';
 
 export interface StatusDeps {

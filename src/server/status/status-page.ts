@@ -2,8 +2,7 @@
 // feed's last run, next run, freshness and state, a chart of its last runs, links to each run's
 // changes. The pages refresh themselves every minute.
 import type { ChangeEntry, RunEntry } from '../../change-log/change-log.js';
-import { describeChange } from '../../sync/report/changes.js';
-import { displayCountsLine } from '../../sync/report/report.js';
+import { describeChange, displayCountsLine } from '../../sync/index.js';
 import { formatUndoReport, type UndoReport } from '../../undo/report.js';
 import { formatMs, runChart, SERIES } from './chart.js';
 import { escapeHtml as h, page } from './html.js';

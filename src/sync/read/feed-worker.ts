@@ -5,7 +5,7 @@
 // the reader of the batches: at most `ahead` batches are sent and not yet taken. It lives on for
 // the next read (the process's next run), and stops a read when told to.
 import { parentPort } from 'node:worker_threads';
-import { FeedReadError, formatPlace, RecordParseError, type ErrorPlace } from '../../errors.js';
+import { FeedReadError, formatPlace, type ErrorPlace } from '../../errors.js';
 import type { CsvSource } from '../../feeds/config-schema.js';
 import { readCsv } from '../../feeds/csv/csv-reader.js';
 import { openFileSource } from '../../feeds/source/file-source.js';
@@ -169,11 +169,6 @@ function wireFailure(err: unknown): WireFailure {
     };
   }
   return { kind: 'crash', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
-}
-
-/** A RecordParseError as it crossed, made again. */
-export function parseErrorOf(e: { reason: string; place: ErrorPlace }): RecordParseError {
-  return new RecordParseError(e.reason, e.place);
 }
 
 // (last: the classes and functions above are defined by then)

@@ -58,7 +58,7 @@ export interface ReadFeedInput {
 }
 
 /** Mapped listings whose photos are mirrored together (media mirror), before they are planned in feed order. */
-export const MEDIA_BATCH = 64;
+const MEDIA_BATCH = 64;
 
 /** A read entry of a lane waiting for the media step. */
 interface Awaiting {

@@ -44,7 +44,7 @@ export interface PagePool {
 }
 
 /** One worker per core past the first (the main thread keeps one), at most 2: past that the calls are the bound. */
-export function decodeThreads(): number {
+function decodeThreads(): number {
   return Math.max(0, Math.min(2, availableParallelism() - 1));
 }
 

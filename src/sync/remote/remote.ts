@@ -52,10 +52,10 @@ export interface RemoteOptions extends RowOptions {
 }
 
 /** 10 million listings at the default PageSize of 100: past any real chatbot, yet an endless list still ends */
-export const DEFAULT_MAX_PAGES = 100_000;
+const DEFAULT_MAX_PAGES = 100_000;
 
 /** a list of fewer pages is decoded on this thread alone (a worker takes ~0.1-0.3 s to load) */
-export const MIN_POOL_PAGES = 30;
+const MIN_POOL_PAGES = 30;
 
 export interface RemotePage {
   pageNumber: number;

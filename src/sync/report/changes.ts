@@ -39,7 +39,7 @@ export type ChangeSink = (change: ListingChange) => void;
 
 const HEADLINE: ReadonlyArray<keyof Headline> = ['MLSNumber', 'Address', 'City', 'SaleType', 'Status', 'SalePrice', 'RentPrice', 'Url'];
 
-export function headlineOf(listing: ListingCreate): Headline {
+function headlineOf(listing: ListingCreate): Headline {
   const out: Record<string, unknown> = {};
   for (const f of HEADLINE) if (listing[f] !== undefined && listing[f] !== '') out[f] = listing[f];
   return out as Headline;

@@ -24,7 +24,7 @@ import { runFeed } from './feed-run.js';
 
 /** Runs the lanes; one report per lane, in the order given. */
 export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport[]> {
-  const run = startRun(lanes, deps, opts);
+  const run = startRun(lanes, deps);
   const feeds = groupBy(lanes, (l) => l.feed.name);
   // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them)
   for (const [, its] of groupBy(lanes, (l) => `${l.chatbot}\n${l.feed.keyBy}\n${[...l.feed.ignore].sort().join(',')}`)) {
@@ -59,7 +59,7 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
   );
 }
 
-function startRun(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions): Run {
+function startRun(lanes: readonly Lane[], deps: SyncDeps): Run {
   const t0 = performance.now();
   const clocks = new Map<string, FeedClock>();
   // every call in flight listens on the signal (list pages, writes, their backoff sleeps):
@@ -82,7 +82,6 @@ function startRun(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions): Ru
     clocks.set(feed.name, c);
     return c;
   };
-  void opts;
   const callsBefore = new Map(lanes.map((l) => [l, deps.calls?.snapshot(l.id)]));
   return { startedAt: new Date(), ms: () => Math.round(performance.now() - t0), callsBefore, clock, paged: new Map(), reports: new Map() };
 }

@@ -92,7 +92,7 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
   };
 }
 
-export function missedMessage(keys: readonly string[], paging: KeyLookup['paging']): string {
+function missedMessage(keys: readonly string[], paging: KeyLookup['paging']): string {
   const n = keys.length;
   const shown = keys.slice(0, SHOWN).join(', ') + (n > SHOWN ? `, … ${n - SHOWN} more` : '');
   return `the server's paging missed ${n} ${n === 1 ? 'record' : 'records'} that it still has (${shown}): asked for by key, ${n === 1 ? 'it was' : 'they were'} synced, not deleted, and the pull is not called whole; paging in use: ${paging.used}; ${paging.advice}`;

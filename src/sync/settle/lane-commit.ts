@@ -28,7 +28,7 @@ export interface LaneCommitInput {
   recurring?: { now: ReadonlySet<string>; before: ReadonlySet<string> };
 }
 
-export function laneChanges(input: LaneCommitInput): FeedStateChanges {
+function laneChanges(input: LaneCommitInput): FeedStateChanges {
   const { exec, guard } = input;
   const changes = emptyChanges(input.id);
   changes.fingerprints.set = input.tally.recordFingerprints.concat(exec.written);

@@ -14,7 +14,7 @@ export const stampNamespace = (feed: string) => `stamp:${feed}`;
 /** key → the fields the list does not return (Location, AreaUnit) as last written, JSON: what the change log's whole listings are completed with (undo) */
 export const unlistedNamespace = (feed: string) => `unlisted:${feed}`;
 /** keys the feed listed more than once in its last full read: held to its end on the next run */
-export const recurringNamespace = (feed: string) => `recur:${feed}`;
+const recurringNamespace = (feed: string) => `recur:${feed}`;
 /** key → when a Closed listing's sold window ends (ISO; display.soldDays): a run after it removes the listing, read again or not (sold-window.ts) */
 export const soldWindowNamespace = (feed: string) => `until:${feed}`;
 /** feed name → the mark its reader reached in the last successful run */
@@ -119,9 +119,4 @@ export function ownedByOtherFeeds(state: ChatbotState, feed: string): ((r: Remot
   const others = [...state.feeds.values()].filter((f) => f.name !== feed);
   if (others.length === 0) return undefined;
   return (r) => others.some((o) => o.fingerprints.has((o.keyBy === keyBy ? r.key : r.otherKey) ?? ''));
-}
-
-/** Whether a feed of the chatbot other than `feed` keys by the other field (the remote side then keeps both keys). */
-export function otherKeyNeeded(feeds: readonly ChatbotFeed[], feed: ChatbotFeed): boolean {
-  return feeds.some((f) => f.name !== feed.name && f.keyBy !== feed.keyBy);
 }
