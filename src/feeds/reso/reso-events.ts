@@ -204,12 +204,7 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
       if (named) yield { kind: 'removed', position: { file: label, index: index++, id: key }, data: { [source.keyField]: key } };
       else stats.events!.unnamed = (stats.events!.unnamed ?? 0) + 1;
     }
-    if (stats.events!.unnamed) {
-      const fields = ctx.reconcileFallback!.keyFields.join(', ');
-      const warning = `${stats.events!.unnamed} key(s) the EntityEvent log says are gone name no listing: the listing key is read from ${fields}, and only ${source.keyField} is known of a record no longer returned (another listing's key may equal it): left to the next reconcile (schedule.reconcileCron, sync --reconcile), which deletes them under the guards`;
-      own.push(warning);
-      ctx.logger.warn({ feed: feedName }, warning);
-    }
+    if (stats.events!.unnamed) warnUnnamed(stats.events!.unnamed, { feedName, source, ctx, own });
   }
 
   async function* reconcileInstead(why: string): AsyncIterable<FeedItem> {
@@ -315,4 +310,12 @@ async function pollLog(client: PageClient, source: ResoSource, seq: string, stat
     } else url = undefined;
   }
   return out;
+}
+
+/** Keys the log says are gone that name no listing (the listing key is read from other fields): left to the next reconcile, said once. */
+function warnUnnamed(unnamed: number, at: { feedName: string; source: ResoSource; ctx: FeedContext; own: string[] }): void {
+  const fields = at.ctx.reconcileFallback!.keyFields.join(', ');
+  const warning = `${unnamed} key(s) the EntityEvent log says are gone name no listing: the listing key is read from ${fields}, and only ${at.source.keyField} is known of a record no longer returned (another listing's key may equal it): left to the next reconcile (schedule.reconcileCron, sync --reconcile), which deletes them under the guards`;
+  at.own.push(warning);
+  at.ctx.logger.warn({ feed: at.feedName }, warning);
 }
