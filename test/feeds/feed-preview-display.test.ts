@@ -1,16 +1,14 @@
 // `feed preview` of a feed with display rules (docs/display-rules.md): per listing, what the rules
 // did to it; per record kept off, the rule that hides it; the counts per rule. `--key` says what a
 // sync does with a listing a rule hides.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flaggedRecord } from '../helpers/flagged-reso.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
+import { feedsync } from '../settings/run-cli.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 let server: ResoServer;
 let dir: string;
 
@@ -35,24 +33,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/feedsync.js', 'feed', 'preview', '--config', join(dir, 'feedsync.yaml'), '--feed', 'mls', ...args], {
-      cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'warn' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+/** `feed preview` of the test feed, as a user runs it (test/settings/run-cli.ts) */
+const cli = (args: string[]) => feedsync(['feed', 'preview', '--config', join(dir, 'feedsync.yaml'), '--feed', 'mls', ...args]);
 
 describe('feed preview shows the display rules', () => {
   it('--json: the rules each listing was shown by, the rule of each record kept off, the counts per rule', async () => {
     const r = await cli(['--json']);
-    expect(r.status, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc.listings.map((l: { key: string; rules?: string[] }) => [l.key, l.rules])).toEqual([
       ['FL-01', ['attribution']],
@@ -68,7 +55,7 @@ describe('feed preview shows the display rules', () => {
 
   it('prints the rules beside each listing and record, and the counts', async () => {
     const r = await cli(['--limit', '5']);
-    expect(r.status, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/FL-03\n {4}display rules: address withheld \(InternetAddressDisplayYN\); attribution\n/);
     expect(r.stdout).toMatch(/FL-02: InternetEntireListingDisplayYN is false \(display rule InternetEntireListingDisplayYN\)/);
     expect(r.stdout).toContain(
@@ -78,7 +65,7 @@ describe('feed preview shows the display rules', () => {
 
   it('--key: a listing a rule hides is named with its rule, and what a sync does', async () => {
     const r = await cli(['--key', 'FL-02']);
-    expect(r.status, r.stderr).toBe(0);
+    expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('not shown (display rule InternetEntireListingDisplayYN): InternetEntireListingDisplayYN is false');
     expect(r.stdout).toMatch(/display rule InternetEntireListingDisplayYN hides it .*the chatbot does not hold it: a sync does not create it/);
   }, 60_000);

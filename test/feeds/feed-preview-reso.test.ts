@@ -1,15 +1,13 @@
 // `feed preview` on a RESO server in enum mode: it warns about keys seen twice, counts records per
 // rejection reason and lists the lookup values no map covers, before any sync.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
+import { feedsync } from '../settings/run-cli.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 let server: ResoServer;
 let dir: string;
 
@@ -37,24 +35,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function preview(args: string[], config = join(dir, 'feedsync.yaml')): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/feedsync.js', 'feed', 'preview', '--config', config, '--feed', 'mls', ...args], {
-      cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'warn' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+/** `feed preview` of the test feed, as a user runs it (test/settings/run-cli.ts) */
+const preview = (args: string[], config = join(dir, 'feedsync.yaml')) => feedsync(['feed', 'preview', '--config', config, '--feed', 'mls', ...args]);
 
 describe('feed preview warns before a sync', () => {
   it('--json: keys seen twice, records per rejection reason, lookup values no map covers', async () => {
     const r = await preview(['--json']);
-    expect(r.status).toBe(0);
+    expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc.complete).toBe(true);
     expect(doc.counts).toMatchObject({ records: 20, rejected: 4, valid: 16 });
@@ -72,7 +59,7 @@ describe('feed preview warns before a sync', () => {
 
   it('prints the same as sections a person reads', async () => {
     const r = await preview(['--limit', '1']);
-    expect(r.status).toBe(0);
+    expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/keys seen more than once \(a sync keeps the later record\) \(2\):\n {2}DUP-\d ×2: /);
     expect(r.stdout).toContain('rejections by reason (2):\n       3  Status must be one of Active, PreOnMarket, Sold');
     expect(r.stdout).toContain('       3  Status: "Contingent"');
@@ -92,7 +79,7 @@ describe('feed preview warns before a sync', () => {
           `api: { baseUrl: embedded, secretKey: preview-secret-key-1, sessionKey: preview-session-key-2 }\nfeeds:\n  - name: mls\n    chatbot: SN-1\n    source: { kind: reso, url: "${failing.url}", retries: 0 }\n    mapping: { preset: reso, fields: { Url: { template: "https://broker.test/l/{ListingKey}" } } }\n`,
         );
         const r = await preview(['--json'], config);
-        expect(r.status).toBe(status);
+        expect(r.code).toBe(status);
         const doc = JSON.parse(r.stdout);
         expect(doc.complete).toBe(false);
         expect(doc.error).toMatch(message);
