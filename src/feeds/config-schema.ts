@@ -105,6 +105,12 @@ export const ResoSource = z
       .boolean()
       .default(false)
       .describe('$expand=OpenHouse (Trestle and RESO servers that offer it): the upcoming open houses give Tours OpenHouse and an ExtensionColumn entry OpenHouses'),
+    related: z
+      .array(z.enum(['Member', 'Office', 'OpenHouse']))
+      .default([])
+      .describe(
+        'related resources replicated beside the records, incrementally by ModificationTimestamp, kept in the state store and joined to their listings. OpenHouse (servers without $expand=OpenHouse: MLS Grid, Bridge, Spark): the upcoming open houses give Tours OpenHouse and an ExtensionColumn entry OpenHouses',
+      ),
     timeZone: z
       .string()
       .refine((tz) => isTimeZone(tz), { message: 'must be an IANA time zone name, e.g. America/Chicago' })
@@ -140,7 +146,15 @@ export const ResoSource = z
       .default(256 * 1024 ** 2)
       .describe('most bytes one page may hold'),
   })
-  .refine((s) => !(s.auth && s.bearerToken), { message: 'give either auth (OAuth2) or bearerToken, not both', path: ['auth'] });
+  .refine((s) => !(s.auth && s.bearerToken), { message: 'give either auth (OAuth2) or bearerToken, not both', path: ['auth'] })
+  .refine((s) => !(s.expandOpenHouse && s.related.includes('OpenHouse')), {
+    message: 'give either expandOpenHouse (the server expands OpenHouse into Property) or related: [OpenHouse] (the OpenHouse resource replicated apart), not both',
+    path: ['related'],
+  })
+  .refine((s) => s.related.every((r) => r === 'OpenHouse'), {
+    message: 'Member and Office are not replicated by this version yet (issue 40, point 2): related takes OpenHouse',
+    path: ['related'],
+  });
 
 export type CsvSource = z.infer<typeof CsvSource>;
 export type XmlSource = z.infer<typeof XmlSource>;

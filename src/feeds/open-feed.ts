@@ -6,6 +6,7 @@ import { readMits } from './mits/mits-reader.js';
 import { openReso } from './reso/reso-reader.js';
 import { openResoChanges } from './reso/reso-events.js';
 import { openResoReconcile } from './reso/reso-reconcile.js';
+import { withOpenHouses } from './reso/reso-open-houses.js';
 import { openSource } from './source/source.js';
 import type { FeedContext, OpenedFeed } from './types.js';
 import { readXml } from './xml/xml-reader.js';
@@ -14,7 +15,9 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
   if (source.kind === 'reso') {
     if (ctx.reconcile && source.url) return openResoReconcile(feedName, source, ctx, ctx.reconcile);
     const events = source.changes === 'entityEvent' || (source.changes === 'auto' && source.incremental);
-    return events && source.url ? openResoChanges(feedName, source, ctx) : openReso(feedName, source, ctx);
+    const opened = events && source.url ? openResoChanges(feedName, source, ctx) : openReso(feedName, source, ctx);
+    // open houses joined, kept and refreshed on every kind of pull (reso/reso-open-houses.ts)
+    return withOpenHouses(source, ctx, opened, opened.client, feedName);
   }
   const { label, bytes } = openSource(source, ctx);
   const items =

@@ -8,6 +8,14 @@
 //   StandardStatus, ListingId, MlgCanView, PhotosChangeTimestamp are searchable; no `$orderby`
 //   (replication pages by @odata.nextLink); `$top` is the page size, at most 5000, 1000 with
 //   `$expand` (Media, Rooms, UnitTypes); 2 requests/s (429 past it); records carry MlgCanView.
+//   With `openHouses`, the OpenHouse resource too (/v2/OpenHouse: MLS Grid serves Property, Member,
+//   Office, OpenHouse and Lookup as resources of their own, OpenHouse not as a Property $expand),
+//   under the same rules, each request counted in the same 2 a second: one OriginatingSystemName
+//   term, only the searchable fields in `$filter` (our reading: the Property list, of which
+//   ModificationTimestamp, OriginatingSystemName and MlgCanView are OpenHouse's), no `$orderby`,
+//   `$top` at most 5000; its records carry MlgCanView (false: to be removed) and, as the RESO Data
+//   Dictionary's OpenHouse resource has them (https://dd.reso.org/DD2.1/Property/OpenHouse/),
+//   OpenHouseKey, ListingKey, ListingId, OpenHouseStartTime, OpenHouseEndTime, OpenHouseStatus.
 // - Trestle WebAPI, https://trestle-documentation.corelogic.com/webapi.html and webapi-at-scale.html:
 //   OAuth2 client credentials at /trestle/oidc/connect/token (scope api); resource under
 //   /trestle/odata; `$top` at most 1000 (400 past it); quota headers on every answer
@@ -39,6 +47,8 @@ export interface VendorServerOptions {
   originatingSystem?: string;
   /** a test of other rules may lift the vendor's request rate (never the profile tests) */
   perSecond?: number;
+  /** the OpenHouse resource's records (served at <root>/OpenHouse under the same rules), when the server has one */
+  openHouses?: Row[];
 }
 
 export interface VendorRequest {
@@ -64,6 +74,9 @@ export interface VendorServer {
   touch(key: string, fields?: Row): void;
   remove(key: string): void;
   add(record: Row): void;
+  /** the OpenHouse resource's records; `touchOpenHouse` changes one (by OpenHouseKey) or adds it, with a ModificationTimestamp of now */
+  readonly openHouses: Row[];
+  touchOpenHouse(key: string, fields: Row): void;
   close(): Promise<void>;
 }
 
@@ -165,12 +178,13 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
   const r = { ...rules(o), ...(o.perSecond !== undefined && { perSecond: o.perSecond }) };
   const byOrder = compileOrderBy(r.order);
   let records = [...o.records];
+  let openHouses = o.openHouses && [...o.openHouses];
   const requests: VendorRequest[] = [];
   const tokens = new Set<string>();
   const recent: number[] = [];
   let origin = '';
 
-  const known = (field: string) => records.some((rec) => field in rec) || MLSGRID_SEARCHABLE.includes(field);
+  const known = (rows: Row[]) => (field: string) => rows.some((rec) => field in rec) || MLSGRID_SEARCHABLE.includes(field);
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', origin);
@@ -207,17 +221,19 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
       log.status = 200;
       return void res.writeHead(200, { 'content-type': 'application/xml' }).end(csdl({ Property: { key: 'ListingKey', fields: fieldTypes(records) } }));
     }
-    if (url.pathname !== `${r.root}/Property`) return refuse(404, `no resource ${url.pathname}`);
+    const resource = url.pathname.slice(r.root.length + 1);
+    const rows0 = resource === 'Property' ? records : resource === 'OpenHouse' ? openHouses : undefined;
+    if (!rows0) return refuse(404, `no resource ${url.pathname}`);
     const q = url.searchParams;
     let value: Row[];
     let nextLink: string | undefined;
     try {
       const fields: string[] = [];
       const filterText = q.get('$filter');
-      const predicate = filterText ? compileFilter(filterText, { known: (f) => (fields.push(f), known(f)) }) : undefined;
+      const predicate = filterText ? compileFilter(filterText, { known: (f) => (fields.push(f), known(rows0)(f)) }) : undefined;
       r.check(q, req, fields);
-      const rows = predicate ? records.filter(predicate) : [...records];
-      rows.sort(q.get('$orderby') ? compileOrderBy(q.get('$orderby')!, { known }) : byOrder);
+      const rows = predicate ? rows0.filter(predicate) : [...rows0];
+      rows.sort(q.get('$orderby') ? compileOrderBy(q.get('$orderby')!, { known: known(rows0) }) : byOrder);
       const prefer = /odata\.maxpagesize=(\d+)/.exec(String(req.headers.prefer ?? ''))?.[1];
       const size = r.pageSize(q, prefer ? Number(prefer) : undefined);
       const skip = Number(q.get(r.skipParam) ?? 0);
@@ -238,7 +254,7 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
       if (err instanceof ODataSyntaxError) return refuse(400, err.message);
       throw err;
     }
-    send(200, { '@odata.context': `${origin}${r.root}/$metadata#Property`, value, ...(nextLink && { '@odata.nextLink': nextLink }) });
+    send(200, { '@odata.context': `${origin}${r.root}/$metadata#${resource}`, value, ...(nextLink && { '@odata.nextLink': nextLink }) });
   }
 
   function quotaHeaders(): Record<string, string> {
@@ -303,6 +319,16 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
     },
     add(record) {
       records.push({ ...record, ModificationTimestamp: new Date().toISOString() });
+    },
+    get openHouses() {
+      return openHouses ?? [];
+    },
+    touchOpenHouse(key, fields) {
+      if (!openHouses) throw new Error('this server has no OpenHouse resource (openHouses)');
+      const at = openHouses.findIndex((oh) => oh.OpenHouseKey === key);
+      const latest = Math.max(0, ...[...records, ...openHouses].map((rec) => Date.parse(String(rec.ModificationTimestamp))).filter(Number.isFinite));
+      const next = { ...(at >= 0 ? openHouses[at] : {}), ...fields, OpenHouseKey: key, ModificationTimestamp: new Date(Math.max(Date.now(), latest + 1)).toISOString() };
+      openHouses = at >= 0 ? openHouses.map((oh, i) => (i === at ? next : oh)) : [...openHouses, next];
     },
     close: () =>
       new Promise<void>((resolve, reject) => {

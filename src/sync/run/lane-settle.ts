@@ -53,8 +53,9 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
     guard,
     missingSince: l.missingSince,
     unstamped: planner.photosMissing,
-    ...(media && { extra: media.changes }),
     ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),
+    // the media mirror's state, and what the reader learned beside its mark (open houses: kept with it)
+    extra: [...(media?.changes ?? []), ...(outcome === 'ok' && after.opened.mark !== undefined ? (after.opened.state ?? []) : [])],
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
     soldUntil: { ...planner.collector.side.soldUntil, stored: l.own.soldUntil },
   });
