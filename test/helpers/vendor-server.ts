@@ -8,14 +8,18 @@
 //   StandardStatus, ListingId, MlgCanView, PhotosChangeTimestamp are searchable; no `$orderby`
 //   (replication pages by @odata.nextLink); `$top` is the page size, at most 5000, 1000 with
 //   `$expand` (Media, Rooms, UnitTypes); 2 requests/s (429 past it); records carry MlgCanView.
-//   With `openHouses`, the OpenHouse resource too (/v2/OpenHouse: MLS Grid serves Property, Member,
-//   Office, OpenHouse and Lookup as resources of their own, OpenHouse not as a Property $expand),
-//   under the same rules, each request counted in the same 2 a second: one OriginatingSystemName
-//   term, only the searchable fields in `$filter` (our reading: the Property list, of which
-//   ModificationTimestamp, OriginatingSystemName and MlgCanView are OpenHouse's), no `$orderby`,
-//   `$top` at most 5000; its records carry MlgCanView (false: to be removed) and, as the RESO Data
-//   Dictionary's OpenHouse resource has them (https://dd.reso.org/DD2.1/Property/OpenHouse/),
-//   OpenHouseKey, ListingKey, ListingId, OpenHouseStartTime, OpenHouseEndTime, OpenHouseStatus.
+//   Member and Office (`related`) are replicated as Property is, under the same rules (the required
+//   OriginatingSystemName term, nextLink paging, $top, the rate): searchable in Member
+//   OriginatingSystemName, ModificationTimestamp, MemberMlsId, MlgCanView; in Office the same with
+//   OfficeMlsId (docs.mlsgrid.com/api-documentation/api-version-2.0, as compiled in
+//   api-evangelist/mls-grid data-model/mls-grid-data-model.yml, which lists for Property also
+//   PropertyType and ListOfficeMlsId but not ListAgentKey); Member records carry MlgCanView (false: to be removed).
+//   OpenHouse (`related`) too: MLS Grid serves it as a resource of its own (/v2/OpenHouse, not a
+//   Property $expand), under the same rules (our reading of its searchable fields:
+//   ModificationTimestamp, OriginatingSystemName, ListingId, MlgCanView); its records carry
+//   MlgCanView (false: to be removed) and, as the RESO Data Dictionary's OpenHouse resource has them
+//   (https://dd.reso.org/DD2.1/Property/OpenHouse/), OpenHouseKey, ListingKey, ListingId,
+//   OpenHouseStartTime, OpenHouseEndTime, OpenHouseStatus.
 // - Trestle WebAPI, https://trestle-documentation.corelogic.com/webapi.html and webapi-at-scale.html:
 //   OAuth2 client credentials at /trestle/oidc/connect/token (scope api); resource under
 //   /trestle/odata; `$top` at most 1000 (400 past it); quota headers on every answer
@@ -47,8 +51,8 @@ export interface VendorServerOptions {
   originatingSystem?: string;
   /** a test of other rules may lift the vendor's request rate (never the profile tests) */
   perSecond?: number;
-  /** the OpenHouse resource's records (served at <root>/OpenHouse under the same rules), when the server has one */
-  openHouses?: Row[];
+  /** the Member, Office and OpenHouse resources (keyed MemberKey, OfficeKey, OpenHouseKey), served with the vendor's rules */
+  related?: Partial<Record<RelatedResource, Row[]>>;
 }
 
 export interface VendorRequest {
@@ -70,13 +74,16 @@ export interface VendorServer {
   readonly refused: VendorRequest[];
   readonly tooMany: VendorRequest[];
   records: Row[];
+  /** the Member and Office records held */
+  related: Record<RelatedResource, Row[]>;
+  /** change a Member or Office record now: fields, and a ModificationTimestamp of the server's clock */
+  touchRelated(resource: RelatedResource, key: string, fields?: Row): void;
+  /** a new record of a related resource, with a ModificationTimestamp of now */
+  addRelated(resource: RelatedResource, record: Row): void;
   /** change a record now: fields, and a ModificationTimestamp of the server's clock */
   touch(key: string, fields?: Row): void;
   remove(key: string): void;
   add(record: Row): void;
-  /** the OpenHouse resource's records; `touchOpenHouse` changes one (by OpenHouseKey) or adds it, with a ModificationTimestamp of now */
-  readonly openHouses: Row[];
-  touchOpenHouse(key: string, fields: Row): void;
   close(): Promise<void>;
 }
 
@@ -92,8 +99,8 @@ class Refusal extends Error {
 interface Rules {
   root: string;
   tokenPath?: string;
-  /** what a request may not ask (throws Refusal) */
-  check(q: URLSearchParams, req: IncomingMessage, fields: string[]): void;
+  /** what a request of `resource` may not ask (throws Refusal) */
+  check(q: URLSearchParams, req: IncomingMessage, fields: string[], resource: string): void;
   /** records a page when the request asks `top` (or nothing) */
   pageSize(q: URLSearchParams, prefer: number | undefined): number;
   /** the default order of answers (the vendor's) */
@@ -106,6 +113,15 @@ interface Rules {
 }
 
 const MLSGRID_SEARCHABLE = ['ModificationTimestamp', 'OriginatingSystemName', 'StandardStatus', 'ListingId', 'MlgCanView', 'PhotosChangeTimestamp'];
+/** MLS Grid's searchable fields by resource (Property's above) */
+const MLSGRID_SEARCHABLE_IN: Record<string, string[]> = {
+  Property: MLSGRID_SEARCHABLE,
+  Member: ['ModificationTimestamp', 'OriginatingSystemName', 'MemberMlsId', 'MlgCanView'],
+  Office: ['ModificationTimestamp', 'OriginatingSystemName', 'OfficeMlsId', 'MlgCanView'],
+  OpenHouse: ['ModificationTimestamp', 'OriginatingSystemName', 'ListingId', 'MlgCanView'],
+};
+const RESOURCE_KEY: Record<string, string> = { Property: 'ListingKey', Member: 'MemberKey', Office: 'OfficeKey', OpenHouse: 'OpenHouseKey' };
+export type RelatedResource = 'Member' | 'Office' | 'OpenHouse';
 
 function rules(o: VendorServerOptions): Rules {
   const top = (q: URLSearchParams) => (q.has('$top') ? Number(q.get('$top')) : undefined);
@@ -113,14 +129,15 @@ function rules(o: VendorServerOptions): Rules {
     case 'mlsgrid':
       return {
         root: '/v2',
-        check(q, _req, fields) {
+        check(q, _req, fields, resource) {
           if (q.has('$orderby')) throw new Refusal(400, 'The $orderby query option is not supported');
           const filter = q.get('$filter') ?? '';
           const systems = filter.match(/OriginatingSystemName eq '([^']*)'/g) ?? [];
           if (systems.length !== 1) throw new Refusal(400, 'The $filter must contain exactly one OriginatingSystemName');
           if (systems[0] !== `OriginatingSystemName eq '${o.originatingSystem}'`) throw new Refusal(400, 'Invalid OriginatingSystemName');
-          const bad = fields.filter((f) => !MLSGRID_SEARCHABLE.includes(f));
-          if (bad.length) throw new Refusal(400, `Invalid field in $filter: ${bad.join(', ')}. Searchable fields: ${MLSGRID_SEARCHABLE.join(', ')}`);
+          const searchable = MLSGRID_SEARCHABLE_IN[resource]!;
+          const bad = fields.filter((f) => !searchable.includes(f));
+          if (bad.length) throw new Refusal(400, `Invalid field in $filter: ${bad.join(', ')}. Searchable fields of ${resource}: ${searchable.join(', ')}`);
           const expand = q.get('$expand');
           if (expand && expand.split(',').some((e) => !['Media', 'Rooms', 'UnitTypes'].includes(e.trim()))) throw new Refusal(400, `Invalid $expand: ${expand}`);
           const t = top(q);
@@ -178,13 +195,14 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
   const r = { ...rules(o), ...(o.perSecond !== undefined && { perSecond: o.perSecond }) };
   const byOrder = compileOrderBy(r.order);
   let records = [...o.records];
-  let openHouses = o.openHouses && [...o.openHouses];
+  const related: Record<RelatedResource, Row[]> = { Member: [...(o.related?.Member ?? [])], Office: [...(o.related?.Office ?? [])], OpenHouse: [...(o.related?.OpenHouse ?? [])] };
+  const rowsOf = (resource: string): Row[] => (resource in related ? related[resource as RelatedResource] : records);
   const requests: VendorRequest[] = [];
   const tokens = new Set<string>();
   const recent: number[] = [];
   let origin = '';
 
-  const known = (rows: Row[]) => (field: string) => rows.some((rec) => field in rec) || MLSGRID_SEARCHABLE.includes(field);
+  const knownIn = (rows: Row[]) => (field: string) => rows.some((rec) => field in rec) || MLSGRID_SEARCHABLE.includes(field);
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', origin);
@@ -222,18 +240,25 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
       return void res.writeHead(200, { 'content-type': 'application/xml' }).end(csdl({ Property: { key: 'ListingKey', fields: fieldTypes(records) } }));
     }
     const resource = url.pathname.slice(r.root.length + 1);
-    const rows0 = resource === 'Property' ? records : resource === 'OpenHouse' ? openHouses : undefined;
-    if (!rows0) return refuse(404, `no resource ${url.pathname}`);
+    if (!(resource in RESOURCE_KEY) || (resource !== 'Property' && !o.related?.[resource as RelatedResource])) return refuse(404, `no resource ${url.pathname}`);
     const q = url.searchParams;
+    const all = rowsOf(resource);
+    const known = knownIn(all);
     let value: Row[];
     let nextLink: string | undefined;
     try {
       const fields: string[] = [];
       const filterText = q.get('$filter');
-      const predicate = filterText ? compileFilter(filterText, { known: (f) => (fields.push(f), known(rows0)(f)) }) : undefined;
-      r.check(q, req, fields);
-      const rows = predicate ? rows0.filter(predicate) : [...rows0];
-      rows.sort(q.get('$orderby') ? compileOrderBy(q.get('$orderby')!, { known: known(rows0) }) : byOrder);
+      const predicate = filterText ? compileFilter(filterText, { known: (f) => (fields.push(f), known(f)) }) : undefined;
+      r.check(q, req, fields, resource);
+      const rows = predicate ? all.filter(predicate) : [...all];
+      rows.sort(
+        q.get('$orderby')
+          ? compileOrderBy(q.get('$orderby')!, { known })
+          : resource === 'Property'
+            ? byOrder
+            : compileOrderBy(r.order.replace('ListingKey', RESOURCE_KEY[resource]!)),
+      );
       const prefer = /odata\.maxpagesize=(\d+)/.exec(String(req.headers.prefer ?? ''))?.[1];
       const size = r.pageSize(q, prefer ? Number(prefer) : undefined);
       const skip = Number(q.get(r.skipParam) ?? 0);
@@ -308,6 +333,19 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
     set records(next: Row[]) {
       records = [...next];
     },
+    related,
+    touchRelated(resource, key, fields = {}) {
+      const rows = related[resource];
+      const at = rows.findIndex((rec) => rec[RESOURCE_KEY[resource]!] === key);
+      if (at < 0) throw new Error(`no ${resource} ${key}`);
+      const latest = Math.max(Date.now(), ...rows.map((rec) => Date.parse(String(rec.ModificationTimestamp)) + 1).filter(Number.isFinite));
+      rows[at] = { ...rows[at], ...fields, ModificationTimestamp: new Date(latest).toISOString() };
+    },
+    addRelated(resource, record) {
+      const rows = related[resource];
+      const latest = Math.max(Date.now(), ...[...records, ...rows].map((rec) => Date.parse(String(rec.ModificationTimestamp)) + 1).filter(Number.isFinite));
+      rows.push({ ...record, ModificationTimestamp: new Date(latest).toISOString() });
+    },
     touch(key, fields = {}) {
       const at = records.findIndex((rec) => rec.ListingKey === key);
       if (at < 0) throw new Error(`no record ${key}`);
@@ -319,16 +357,6 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
     },
     add(record) {
       records.push({ ...record, ModificationTimestamp: new Date().toISOString() });
-    },
-    get openHouses() {
-      return openHouses ?? [];
-    },
-    touchOpenHouse(key, fields) {
-      if (!openHouses) throw new Error('this server has no OpenHouse resource (openHouses)');
-      const at = openHouses.findIndex((oh) => oh.OpenHouseKey === key);
-      const latest = Math.max(0, ...[...records, ...openHouses].map((rec) => Date.parse(String(rec.ModificationTimestamp))).filter(Number.isFinite));
-      const next = { ...(at >= 0 ? openHouses[at] : {}), ...fields, OpenHouseKey: key, ModificationTimestamp: new Date(Math.max(Date.now(), latest + 1)).toISOString() };
-      openHouses = at >= 0 ? openHouses.map((oh, i) => (i === at ? next : oh)) : [...openHouses, next];
     },
     close: () =>
       new Promise<void>((resolve, reject) => {

@@ -71,7 +71,7 @@ describe('open houses from the OpenHouse resource (MLS Grid rules)', () => {
         records,
         token: TOKEN,
         originatingSystem: 'actris',
-        openHouses: [oh('oh-a1', a!, SAT), oh('oh-a2', a!, SUN), oh('oh-c1', c!, SAT)],
+        related: { OpenHouse: [oh('oh-a1', a!, SAT), oh('oh-a2', a!, SUN), oh('oh-c1', c!, SAT)] },
       }),
     );
     const feed = FeedConfig.parse({
@@ -107,9 +107,9 @@ describe('open houses from the OpenHouse resource (MLS Grid rules)', () => {
 
     // in the OpenHouse resource only: one added to b, a's Saturday cancelled, c's gone by MlgCanView
     const property = JSON.stringify(s.records);
-    s.touchOpenHouse('oh-b1', oh('oh-b1', b!, SUN));
-    s.touchOpenHouse('oh-a1', { OpenHouseStatus: 'Cancelled' });
-    s.touchOpenHouse('oh-c1', { MlgCanView: false });
+    s.addRelated('OpenHouse', oh('oh-b1', b!, SUN));
+    s.touchRelated('OpenHouse', 'oh-a1', { OpenHouseStatus: 'Cancelled' });
+    s.touchRelated('OpenHouse', 'oh-c1', { MlgCanView: false });
     const changed = await run(feed, '2026-11-27T14:00:00Z');
     expect(JSON.stringify(s.records)).toBe(property);
     expect(changed.writes).toEqual({ create: 0, update: 3, delete: 0 });

@@ -90,7 +90,7 @@ export async function chooseChanges(source: ResoSource, metadata: () => Promise<
 
 const later = (a: string, b: string) => (BigInt(b) > BigInt(a) ? b : a);
 
-export function openResoChanges(feedName: string, source: ResoSource, ctx: FeedContext, options: ResoOpenOptions = {}): OpenedFeed & { client: PageClient } {
+export function openResoChanges(feedName: string, source: ResoSource, ctx: FeedContext, options: ResoOpenOptions = {}): OpenedFeed {
   const tally = options.tally ?? requestTally();
   let meta: Promise<ResoMetadata> | undefined;
   const metadata = () => (meta ??= readMetadata(client, source.url!, source.resource));
@@ -98,8 +98,7 @@ export function openResoChanges(feedName: string, source: ResoSource, ctx: FeedC
   const pull = openReso(feedName, source, ctx, opts);
   const client = pull.client!;
   const seq = source.incremental && !ctx.full ? storedSequence(ctx.mark) : undefined;
-  // (the client goes with it: the feed's related resources are read through it, in its budget and tally)
-  if (seq !== undefined) return Object.assign(eventFeed(feedName, source, ctx, { pull, seq, opts }), { client });
+  if (seq !== undefined) return eventFeed(feedName, source, ctx, { pull, seq, opts });
   // a pull, with the log's newest sequence read before it begins: the log starts there
   let start: string | undefined;
   let none = false;
@@ -127,7 +126,6 @@ export function openResoChanges(feedName: string, source: ResoSource, ctx: FeedC
     },
     ...(pull.lookup && { lookup: pull.lookup }),
     stats: pull.stats,
-    client,
   };
 }
 
@@ -160,6 +158,7 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
   const stats = eventStats(client, pull, own, () => instead);
   let reached: string | undefined;
   const stored = JSON.parse(ctx.mark!) as Record<string, unknown>;
+
   async function* items(): AsyncIterable<FeedItem> {
     const polled = await pollLog(client, source, seq, stats, label).catch((err: unknown) => {
       if (err instanceof FeedReadError && err.status !== undefined && REFUSED.has(err.status))

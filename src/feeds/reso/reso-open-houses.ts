@@ -27,7 +27,8 @@ import { displayUrl } from '../source/http.js';
 import type { FeedContext, FeedItem, KeyAsk, OpenedFeed } from '../types.js';
 import { vendorProfile } from '../vendors/registry.js';
 import { openHouseBook, type OpenHouseBook } from './open-house-book.js';
-import type { PageClient } from './reso-pages.js';
+import { resoPageClient, type PageClient } from './reso-pages.js';
+import type { RequestTally } from './reso-requests.js';
 import { keyFilters, laterOf, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
 import { openHouseSource } from './reso-related.js';
 
@@ -36,10 +37,12 @@ export const OPEN_HOUSE_RESOURCE = 'OpenHouse';
 export const openHouseNamespace = (feed: string) => `openhouse:${feed}`;
 
 /** The feed with its open houses joined, kept and refreshed; `inner` as it was when the source has none. */
-export function withOpenHouses(source: ResoSource, ctx: FeedContext, inner: OpenedFeed, client: PageClient | undefined, feedName: string): OpenedFeed {
+export function withOpenHouses(feedName: string, source: ResoSource, ctx: FeedContext, inner: OpenedFeed, tally: RequestTally): OpenedFeed {
   const from = openHouseSource(source);
-  if (!from) return inner;
-  const related = from === 'related' && client !== undefined;
+  if (!from || ctx.reconcile) return inner;
+  // (its own page client: the feed's budget, the read's tally; a replay has no OpenHouse resource to ask)
+  const client = from === 'related' && source.url ? resoPageClient(source, ctx, { tally, scope: feedName, kind: 'OpenHouse' }) : undefined;
+  const related = client !== undefined;
   let book: OpenHouseBook | undefined;
   let reached: string | undefined;
   let done = false;
@@ -49,7 +52,7 @@ export function withOpenHouses(source: ResoSource, ctx: FeedContext, inner: Open
     book = openHouseBook(ctx.openHouses ?? new Map(), now);
     const since = related && !ctx.full ? storedSince(ctx.mark) : undefined;
     if (related) {
-      const pulled = await pullOpenHouses(client, source, since);
+      const pulled = await pullOpenHouses(client!, source, since);
       book.apply(pulled.records, since === undefined, source.keyField);
       reached = pulled.mark;
     }
@@ -89,6 +92,9 @@ export function withOpenHouses(source: ResoSource, ctx: FeedContext, inner: Open
     },
     get present() {
       return inner.present;
+    },
+    get roster() {
+      return inner.roster;
     },
     get state() {
       return done && book ? [{ ns: openHouseNamespace(feedName), ...book.changes() }] : undefined;

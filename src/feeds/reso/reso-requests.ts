@@ -5,8 +5,9 @@
 // EntityEvent poll's fetch), the keys-only reads, the EntityEvent log, a related resource's pull (OpenHouse) — and `tokenCalls` what the
 // token endpoint received (a cached token costs none).
 
-/** What a request to the source was for (the report's `source.requestsBy`); a related resource's pull goes by the resource's name. */
-export type RequestKind = 'pages' | 'byKey' | 'keys' | 'proof' | 'metadata' | 'events' | 'probe' | 'OpenHouse';
+/** What a request to the source was for (the report's `source.requestsBy`). */
+/** `Member`, `Office`, `OpenHouse`: the pages of a related resource (source.related), counted apart from the Property's. */
+export type RequestKind = 'pages' | 'byKey' | 'keys' | 'proof' | 'metadata' | 'events' | 'probe' | 'Member' | 'Office' | 'OpenHouse';
 
 export interface RequestTally {
   /** requests sent to the source (token calls aside) */

@@ -109,6 +109,8 @@ const REQUEST_KINDS: Record<string, string> = {
   byKey: 'by key',
   keys: 'keys-only',
   events: 'EntityEvent log',
+  Member: 'Member',
+  Office: 'Office',
   OpenHouse: 'OpenHouse',
 };
 
