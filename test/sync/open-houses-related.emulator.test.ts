@@ -42,6 +42,22 @@ const tours = async () => {
   return Object.fromEntries(held.filter((l) => l.Tours !== undefined).map((l) => [l.MLSNumber, [l.Tours, l.ExtensionColumn?.find((e) => e.Key === 'OpenHouses')?.value]]));
 };
 const mapping = { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } };
+/** an MLS Grid feed with the OpenHouse resource replicated, incrementally, in Chicago's time */
+const mlsGridFeed = (url: string) => ({
+  source: { kind: 'reso', vendor: 'mlsgrid', url, bearerToken: TOKEN, originatingSystem: 'actris', incremental: true, related: ['OpenHouse'], timeZone: 'America/Chicago' },
+  mapping,
+  deletes: { maxFraction: 0.5 },
+});
+/** an OpenHouse record of MLS Grid's for the listing `r` */
+const openHouseOf = (key: string, r: Record<string, unknown>, times: object) => ({
+  OpenHouseKey: key,
+  ListingKey: r.ListingKey,
+  ListingId: r.ListingId,
+  OriginatingSystemName: 'actris',
+  MlgCanView: true,
+  ModificationTimestamp: '2026-11-01T00:00:00Z',
+  ...times,
+});
 
 /** a run and the writes it made */
 async function run(feed: FeedConfig, iso: string): Promise<{ report: SyncReport; writes: { create: number; update: number; delete: number } }> {
@@ -61,15 +77,7 @@ describe('open houses from the OpenHouse resource (MLS Grid rules)', () => {
       MlgCanView: true,
     }));
     const [a, b, c] = records;
-    const oh = (key: string, r: Record<string, unknown>, times: object) => ({
-      OpenHouseKey: key,
-      ListingKey: r.ListingKey,
-      ListingId: r.ListingId,
-      OriginatingSystemName: 'actris',
-      MlgCanView: true,
-      ModificationTimestamp: '2026-11-01T00:00:00Z',
-      ...times,
-    });
+    const oh = openHouseOf;
     const s = emulator.closeAfterTest(
       await startVendorServer({
         vendor: 'mlsgrid',
@@ -82,18 +90,7 @@ describe('open houses from the OpenHouse resource (MLS Grid rules)', () => {
     const feed = FeedConfig.parse({
       name: 'mls',
       chatbot: SN,
-      source: {
-        kind: 'reso',
-        vendor: 'mlsgrid',
-        url: s.url,
-        bearerToken: TOKEN,
-        originatingSystem: 'actris',
-        incremental: true,
-        related: ['OpenHouse'],
-        timeZone: 'America/Chicago',
-      },
-      mapping,
-      deletes: { maxFraction: 0.5 },
+      ...mlsGridFeed(s.url),
     });
     const A = String(a!.ListingId);
     const B = String(b!.ListingId);
@@ -185,15 +182,7 @@ describe('open houses of a routed feed, one chatbot failing', () => {
       MlgCanView: true,
     }));
     const keys = records.map((r) => String(r.ListingKey));
-    const ohOf = (i: number) => ({
-      OpenHouseKey: `oh-${i}`,
-      ListingKey: records[i]!.ListingKey,
-      ListingId: records[i]!.ListingId,
-      OriginatingSystemName: 'actris',
-      MlgCanView: true,
-      ModificationTimestamp: '2026-11-01T00:00:00Z',
-      ...SAT,
-    });
+    const ohOf = (i: number) => openHouseOf(`oh-${i}`, records[i]!, SAT);
     const s = emulator.closeAfterTest(
       await startVendorServer({ vendor: 'mlsgrid', records, token: TOKEN, originatingSystem: 'actris', related: { OpenHouse: [ohOf(0), ohOf(2)] } }),
     );
@@ -203,18 +192,7 @@ describe('open houses of a routed feed, one chatbot failing', () => {
         { serialNumber: 'SN-ONE', where: { ListingKey: keys.slice(0, 2) } },
         { serialNumber: 'SN-TWO', where: { ListingKey: keys.slice(2) } },
       ],
-      source: {
-        kind: 'reso',
-        vendor: 'mlsgrid',
-        url: s.url,
-        bearerToken: TOKEN,
-        originatingSystem: 'actris',
-        incremental: true,
-        related: ['OpenHouse'],
-        timeZone: 'America/Chicago',
-      },
-      mapping,
-      deletes: { maxFraction: 0.5 },
+      ...mlsGridFeed(s.url),
     });
     const sync = async (target: TestEmulator, iso: string): Promise<SyncReport[]> => {
       const calls = createCallCounter();
