@@ -6,7 +6,7 @@
 // token endpoint received (a cached token costs none).
 
 /** What a request to the source was for (the report's `source.requestsBy`). */
-export type RequestKind = 'pages' | 'byKey' | 'keys' | 'proof' | 'metadata' | 'events' | 'probe';
+export type RequestKind = 'pages' | 'byKey' | 'keys' | 'proof' | 'metadata' | 'events' | 'probe' | 'lookups';
 
 export interface RequestTally {
   /** requests sent to the source (token calls aside) */
