@@ -51,6 +51,18 @@ export interface FeedContext {
   reconcile?: ReconcileAsk;
   /** RESO change log: what a reconcile needs when the log cannot be read from the stored sequence (purged, refused) */
   reconcileFallback?: ReconcileAsk;
+  /** RESO source.related: the roster records kept (the sync's state); none: no roster is pulled (feed preview) */
+  roster?: RosterStore;
+}
+
+/** Roster records kept between runs (source.related Member, Office): key → its contact fields as JSON (reso/roster-contacts.ts). */
+export type RosterStore = Readonly<Record<'Member' | 'Office', ReadonlyMap<string, string>>>;
+
+/** What a read learned of one roster resource: contacts to keep, keys to drop. */
+export interface RosterChanges {
+  resource: 'Member' | 'Office';
+  set: ReadonlyMap<string, string>;
+  delete: readonly string[];
 }
 
 /** What a keys-only reconcile needs of the sync: how a key row maps to a listing key, and what the chatbot holds. */
@@ -107,6 +119,8 @@ export interface OpenedFeed {
    * They are not absent: their listings stay as they are. (Mode is 'full': any other key is absent.)
    */
   readonly present?: ReadonlySet<string>;
+  /** RESO source.related: what the read learned of the roster, once the items were read to their end (the sync commits it with the mark) */
+  readonly roster?: readonly RosterChanges[];
   /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
   readonly stats?: SourceReadStats;
 }
