@@ -51,6 +51,18 @@ export interface FeedContext {
   reconcile?: ReconcileAsk;
   /** RESO change log: what a reconcile needs when the log cannot be read from the stored sequence (purged, refused) */
   reconcileFallback?: ReconcileAsk;
+  /** live RESO: the keys pushed events named (RCP-028 webhook), fetched by key instead of a pull (reso/reso-push.ts) */
+  pushed?: PushedKeys;
+}
+
+/** What pushed EntityEvents (RCP-028) named, coalesced: the feed resource's keys, and Media records' keys. */
+export interface PushedKeys {
+  /** ResourceRecordKeys of the feed's resource (source.resource) */
+  keys: readonly string[];
+  /** ResourceRecordKeys of Media events (MediaKeys): their listings are fetched */
+  media: readonly string[];
+  /** events received for them before coalescing (a repeated key counts each time) */
+  events: number;
 }
 
 /** What a keys-only reconcile needs of the sync: how a key row maps to a listing key, and what the chatbot holds. */
@@ -122,6 +134,6 @@ export interface SourceReadStats {
   /** a keys-only reconcile: keys read, and records fetched by key */
   reconcile?: { keys: number; fetched: number };
   /** an EntityEvent poll: events read, distinct keys of the resource, records fetched by key, keys gone */
-  events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string };
+  events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string; pushed?: true };
   warnings: string[];
 }

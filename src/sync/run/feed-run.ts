@@ -65,6 +65,7 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       budgets: deps.budgets,
       ...markOf(live.map((l) => l.own.mark)),
       ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
+      ...(opts.pushed && { pushed: opts.pushed }),
       ...(feed.source.kind === 'reso' && { reconcileFallback: reconcileAsk(feed, ctx.compiled, live) }),
     });
   feedOf.opened = opened;
