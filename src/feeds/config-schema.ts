@@ -105,6 +105,12 @@ export const ResoSource = z
       .boolean()
       .default(false)
       .describe('$expand=OpenHouse (Trestle and RESO servers that offer it): the upcoming open houses give Tours OpenHouse and an ExtensionColumn entry OpenHouses'),
+    related: z
+      .array(z.enum(['Member', 'Office', 'OpenHouse']))
+      .default([])
+      .describe(
+        "related RESO resources replicated beside Property, each incrementally by ModificationTimestamp under the vendor's rules, in the source's budget. Member and Office: kept in the state store; a listing's agent and office contact comes from the current Member/Office record named by ListAgentKey, CoListAgentKey, ListOfficeKey, CoListOfficeKey (else from the Property's own fields), and a changed one re-reads the listings that name it",
+      ),
     timeZone: z
       .string()
       .refine((tz) => isTimeZone(tz), { message: 'must be an IANA time zone name, e.g. America/Chicago' })

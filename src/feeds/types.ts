@@ -53,6 +53,8 @@ export interface FeedContext {
   reconcileFallback?: ReconcileAsk;
   /** live RESO: the keys pushed events named (RCP-028 webhook), fetched by key instead of a pull (reso/reso-push.ts) */
   pushed?: PushedKeys;
+  /** RESO source.related: the roster records kept (the sync's state); none: no roster is pulled (feed preview) */
+  roster?: RosterStore;
 }
 
 /** What pushed EntityEvents (RCP-028) named, coalesced: the feed resource's keys, and Media records' keys. */
@@ -63,6 +65,16 @@ export interface PushedKeys {
   media: readonly string[];
   /** events received for them before coalescing (a repeated key counts each time) */
   events: number;
+}
+
+/** Roster records kept between runs (source.related Member, Office): key → its contact fields as JSON (reso/roster-contacts.ts). */
+export type RosterStore = Readonly<Record<'Member' | 'Office', ReadonlyMap<string, string>>>;
+
+/** What a read learned of one roster resource: contacts to keep, keys to drop. */
+export interface RosterChanges {
+  resource: 'Member' | 'Office';
+  set: ReadonlyMap<string, string>;
+  delete: readonly string[];
 }
 
 /** What a keys-only reconcile needs of the sync: how a key row maps to a listing key, and what the chatbot holds. */
@@ -119,6 +131,8 @@ export interface OpenedFeed {
    * They are not absent: their listings stay as they are. (Mode is 'full': any other key is absent.)
    */
   readonly present?: ReadonlySet<string>;
+  /** RESO source.related: what the read learned of the roster, once the items were read to their end (the sync commits it with the mark) */
+  readonly roster?: readonly RosterChanges[];
   /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
   readonly stats?: SourceReadStats;
 }

@@ -24,6 +24,7 @@ import { openFeed } from '../../src/feeds/index.js';
 import { readXml } from '../../src/feeds/xml/xml-reader.js';
 import { silentLogger } from '../../src/log.js';
 import { compileMapping, mapFeed } from '../../src/mapping/index.js';
+import { mdTable, num, writeMdPart } from './bench-md.js';
 
 const N = Number(process.env.BENCH_FEED_N ?? 200_000);
 const MITS_UNITS = Number(process.env.BENCH_MITS_UNITS ?? 100_000);
@@ -71,6 +72,12 @@ async function measure(name: string, fn: () => Promise<number>, note?: string): 
 /** one case against its reference: by CPU time (wall time on a shared machine measures the neighbours too) */
 function ratio(r: Row, ref: Row): string {
   return `${((r.perCpuSecond / ref.perCpuSecond) * 100).toFixed(0)}% (wall ${((r.perSecond / ref.perSecond) * 100).toFixed(0)}%)`;
+}
+
+/** ratio() of the reference named `of`, against a target share of its CPU rate, judged */
+function judged(r: Row, ref: Row, of: string, target: number): string {
+  const share = r.perCpuSecond / ref.perCpuSecond;
+  return `${ratio(r, ref)} of ${of} (target >= ${target * 100}%) ${share >= target ? '✓' : '✗'}`;
 }
 
 async function bareCsv(file: string): Promise<number> {
@@ -167,15 +174,17 @@ async function mitsCases(dir: string): Promise<Row[]> {
 async function main() {
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-bench-'));
   const rows: Row[] = [];
+  const sizes: string[] = [];
   try {
     if (CASES.has('csv')) {
       const csv = join(dir, 'listings.csv');
       process.stdout.write(`generating ${N} listings as CSV in ${dir}\n`);
       const csvBytes = await writeFeed(csv, generateCsv(N, { seed: 7 }));
       process.stdout.write(`  csv ${(csvBytes / 1e6).toFixed(0)} MB\n`);
+      sizes.push(`CSV ${(csvBytes / 1e6).toFixed(0)} MB`);
       const bare = await measure('csv: bare csv-parse (columns: true)', () => bareCsv(csv));
       const pipe = await measure('csv: read + map + validate', () => pipeline('austin-csv', csv, dir));
-      pipe.note = `${ratio(pipe, bare)} of bare csv-parse (target >= 50%)`;
+      pipe.note = judged(pipe, bare, 'bare csv-parse', 0.5);
       rows.push(bare, pipe);
     }
 
@@ -184,11 +193,12 @@ async function main() {
       process.stdout.write(`generating ${N} listings as Zillow XML in ${dir}\n`);
       const xmlBytes = await writeFeed(xml, generateXml(N, { format: 'zillow', seed: 7 }));
       process.stdout.write(`  xml ${(xmlBytes / 1e6).toFixed(0)} MB\n`);
+      sizes.push(`Zillow-style XML ${(xmlBytes / 1e6).toFixed(0)} MB`);
       const bareX = await measure('xml: bare saxes streaming', () => bareSaxes(xml));
       const readerX = await measure('xml: our reader alone (records built)', () => ourXmlReader(xml));
       readerX.note = `${ratio(readerX, bareX)} of bare saxes`;
       const pipeX = await measure('xml: read + map + validate', () => pipeline('zillow-xml', xml, dir));
-      pipeX.note = `${ratio(pipeX, bareX)} of bare saxes (target >= 50%)`;
+      pipeX.note = judged(pipeX, bareX, 'bare saxes', 0.5);
       rows.push(bareX, readerX, pipeX);
     }
 
@@ -230,6 +240,34 @@ async function main() {
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((t) => t[i]!.length)));
   const line = (cols: string[]) => cols.map((c, i) => (i === 0 || i === head.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   process.stdout.write(`${line(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);
+  writeMdPart(feedsMarkdown(rows, sizes));
+}
+
+/** The feeds' section of docs/benchmarks.md: each case beside its reference (the bare parser on the same file). */
+function feedsMarkdown(rows: readonly Row[], sizes: readonly string[]): string {
+  const table = (of: readonly Row[]) =>
+    mdTable(
+      ['case', 'records/s (wall)', 'records/CPU-s', 'peak RSS', 'vs reference'],
+      of.map((r) => [r.case, num(r.perSecond), num(r.perCpuSecond), `${Math.round(r.peakRssMb)} MB`, r.note ?? 'reference']),
+      new Set([1, 2, 3]),
+    );
+  const mits = rows.filter((r) => r.case.startsWith('mits'));
+  const rest = rows.filter((r) => !r.case.startsWith('mits'));
+  return [
+    '### Feeds',
+    '',
+    `\`test/bench/feeds.bench.ts\`: a generated ${num(N)}-listing feed (${sizes.join(', ') || 'no CSV or XML case run'}), medians of ${REPEAT}; read + map + validate against the bare parser on the same file, by CPU time (wall in brackets). Target: at least 50% of the bare parser's speed.`,
+    '',
+    rest.length ? table(rest) : '(no CSV or XML case run)',
+    ...(mits.length
+      ? [
+          '',
+          `MITS (rentals): a generated MITS feed of ${num(MITS_UNITS)} units (200 units a property, 4 floorplans each), medians of ${REPEAT}. The bare parser and our XML reader count the file's properties; their rows state the same units over their time, so every row compares per unit.`,
+          '',
+          table(mits),
+        ]
+      : []),
+  ].join('\n');
 }
 
 await main();

@@ -32,6 +32,7 @@ import { busiestWindow, requestLog, writeDeployment } from '../queue/deploy.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { spawnWorker, type WorkerProcess } from '../queue/worker-process.js';
 import { fanOut, manyFeeds, pagesOf, stats, type CliRun, type Emulator } from './fleet-chatbots.js';
+import { mdTable, num, sec, writeMdPart } from './bench-md.js';
 
 const FEEDS = Number(process.env.BENCH_FLEET_FEEDS ?? 300);
 const CHATBOTS = Math.min(FEEDS, Number(process.env.BENCH_FLEET_CHATBOTS ?? 30));
@@ -188,6 +189,7 @@ async function workersCase(emuUrl: string): Promise<number> {
       if (growth > 1.25) fail(`worker peak RSS grew ×${growth.toFixed(2)} between identical ticks`);
     }
     if (!problems) process.stdout.write('every feed synced once per tick, no chatbot synced twice at once, the rate budget held\n');
+    writeMdPart(workersMarkdown(ticks, problems, mean(one) / mean(three)));
     return problems;
   } finally {
     for (const w of workers) await w.kill('SIGTERM');
@@ -198,15 +200,67 @@ async function workersCase(emuUrl: string): Promise<number> {
   }
 }
 
+/** The workers' table of docs/benchmarks.md: each tick, its list calls beside their minimum and its busiest second beside the budget. */
+function workersMarkdown(ticks: readonly Tick[], problems: number, oneOverThree: number): string {
+  const rows = ticks.map((t) => [
+    t.label.replace(/^tick (\d+): /, '$1: '),
+    String(t.workers),
+    sec(t.wallMs),
+    num((FEEDS * LISTINGS) / (t.wallMs / 1000)),
+    num(t.calls),
+    `${num(t.list)} (${num(t.listMin)}) ${t.list === t.listMin ? '✓' : '✗'}`,
+    `${num(t.busiestSecond)} ${t.busiestSecond <= RATE ? '✓' : '✗'}`,
+    t.peakRssMb.map((m) => `${Math.round(m)}`).join(', ') + ' MB',
+  ]);
+  return [
+    `**Workers.** ${num(FEEDS)} feeds on ${num(CHATBOTS)} chatbots (${FEEDS / CHATBOTS} feeds a chatbot), ${num(LISTINGS)} listings each, synced by three \`feedsync worker\` processes on one Redis, then by one; ` +
+      `\`api.ratePerSecond\` ${num(RATE)} and \`api.concurrency\` ${API_CONCURRENCY} for the whole deployment, \`worker.concurrency\` ${WORKER_CONCURRENCY}; the emulator at ${LATENCY_MS} ms a request. ` +
+      `A tick enqueues the jobs the workers' schedulers add (one a chatbot) and waits for all. ` +
+      `${problems ? `**${problems} problem(s)** (see the output).` : 'Checked: every feed ran once a tick, no two jobs writing into one chatbot overlapped, the busiest second stayed within the budget, worker peak RSS grew less than 1.25× between identical ticks.'}`,
+    '',
+    mdTable(
+      ['tick', 'workers', 'wall', 'listings/s', 'calls', 'list calls (minimum)', `busiest second (budget ${num(RATE)})`, 'peak RSS per worker'],
+      rows,
+      new Set([1, 2, 3, 4, 5, 6]),
+    ),
+    '',
+    `Mean no-change tick: one worker's wall / three workers' = ${oneOverThree.toFixed(2)}×.`,
+  ].join('\n');
+}
+
+/** The chatbot cases' table of docs/benchmarks.md: each run's calls and pulls beside their minimum. */
+function chatbotsMarkdown(runs: readonly CliRun[]): string {
+  const ok = (got: number, min: number) => `${num(got)} (${num(min)}) ${got === min ? '✓' : '✗'}`;
+  const rows = runs.map((r) => {
+    const [kase, run] = r.label.split(': ');
+    return [kase!, run ?? '', sec(r.wallMs), sec(r.spanMs), ok(r.list, r.listMin), ok(r.all, r.allMin), ok(r.pulls, r.pullsMin), `${Math.round(r.peakRssMb)} MB`];
+  });
+  return [
+    '### Fleet',
+    '',
+    `\`test/bench/fleet.bench.ts\`: the emulator in its own process at ${LATENCY_MS} ms a request, PageSize 100. ` +
+      '**The chatbot as the unit**: each run is `feedsync sync --config … --json` as a process of its own (a first run, then a no-change rerun in a new process); ' +
+      "minimum calls: each chatbot's pages once (an empty chatbot one page) + changed writes; one pull a feed. Wall is the process's, start included; sync is the first lane's start to the last one's end.",
+    '',
+    mdTable(['case', 'run', 'wall', 'sync', 'list calls (minimum)', 'all calls (minimum)', 'feed pulls (minimum)', 'peak RSS'], rows, new Set([2, 3, 4, 5, 6, 7])),
+  ].join('\n');
+}
+
 async function main(): Promise<void> {
   const emuProc = fork(fileURLToPath(new URL('./sync-emulator.ts', import.meta.url)), [String(LATENCY_MS)], { execArgv: ['--import', 'tsx'] });
   const emu: Emulator = { url: await new Promise<string>((resolve) => emuProc.once('message', (m: { url: string }) => resolve(m.url))) };
   let problems = 0;
-  const count = (runs: CliRun[]) => (problems += runs.reduce((n, r) => n + r.problems.length, 0));
+  const count = (runs: CliRun[]) => {
+    problems += runs.reduce((n, r) => n + r.problems.length, 0);
+    return runs;
+  };
   try {
     process.stdout.write(`emulator ${LATENCY_MS} ms/request, its own process\n`);
-    if (CASES.includes('fanout')) count(await fanOut(emu));
-    if (CASES.includes('many')) count(await manyFeeds(emu));
+    const runs: CliRun[] = [];
+    if (CASES.includes('fanout')) runs.push(...count(await fanOut(emu)));
+    if (CASES.includes('many')) runs.push(...count(await manyFeeds(emu)));
+    if (runs.length) writeMdPart(chatbotsMarkdown(runs));
+    else writeMdPart('### Fleet');
     if (CASES.includes('workers')) problems += await workersCase(emu.url);
     process.stdout.write(problems ? `\n${problems} problem(s)\n` : '\nno problems\n');
     process.exitCode = problems ? 1 : 0;

@@ -8,6 +8,12 @@
 //   StandardStatus, ListingId, MlgCanView, PhotosChangeTimestamp are searchable; no `$orderby`
 //   (replication pages by @odata.nextLink); `$top` is the page size, at most 5000, 1000 with
 //   `$expand` (Media, Rooms, UnitTypes); 2 requests/s (429 past it); records carry MlgCanView.
+//   Member and Office (`related`) are replicated as Property is, under the same rules (the required
+//   OriginatingSystemName term, nextLink paging, $top, the rate): searchable in Member
+//   OriginatingSystemName, ModificationTimestamp, MemberMlsId, MlgCanView; in Office the same with
+//   OfficeMlsId (docs.mlsgrid.com/api-documentation/api-version-2.0, as compiled in
+//   api-evangelist/mls-grid data-model/mls-grid-data-model.yml, which lists for Property also
+//   PropertyType and ListOfficeMlsId but not ListAgentKey); Member records carry MlgCanView (false: to be removed).
 // - Trestle WebAPI, https://trestle-documentation.corelogic.com/webapi.html and webapi-at-scale.html:
 //   OAuth2 client credentials at /trestle/oidc/connect/token (scope api); resource under
 //   /trestle/odata; `$top` at most 1000 (400 past it); quota headers on every answer
@@ -39,6 +45,8 @@ export interface VendorServerOptions {
   originatingSystem?: string;
   /** a test of other rules may lift the vendor's request rate (never the profile tests) */
   perSecond?: number;
+  /** the Member and Office resources (keyed MemberKey, OfficeKey), served with the vendor's rules */
+  related?: { Member?: Row[]; Office?: Row[] };
 }
 
 export interface VendorRequest {
@@ -60,6 +68,10 @@ export interface VendorServer {
   readonly refused: VendorRequest[];
   readonly tooMany: VendorRequest[];
   records: Row[];
+  /** the Member and Office records held */
+  related: { Member: Row[]; Office: Row[] };
+  /** change a Member or Office record now: fields, and a ModificationTimestamp of the server's clock */
+  touchRelated(resource: 'Member' | 'Office', key: string, fields?: Row): void;
   /** change a record now: fields, and a ModificationTimestamp of the server's clock */
   touch(key: string, fields?: Row): void;
   remove(key: string): void;
@@ -79,8 +91,8 @@ class Refusal extends Error {
 interface Rules {
   root: string;
   tokenPath?: string;
-  /** what a request may not ask (throws Refusal) */
-  check(q: URLSearchParams, req: IncomingMessage, fields: string[]): void;
+  /** what a request of `resource` may not ask (throws Refusal) */
+  check(q: URLSearchParams, req: IncomingMessage, fields: string[], resource: string): void;
   /** records a page when the request asks `top` (or nothing) */
   pageSize(q: URLSearchParams, prefer: number | undefined): number;
   /** the default order of answers (the vendor's) */
@@ -93,6 +105,13 @@ interface Rules {
 }
 
 const MLSGRID_SEARCHABLE = ['ModificationTimestamp', 'OriginatingSystemName', 'StandardStatus', 'ListingId', 'MlgCanView', 'PhotosChangeTimestamp'];
+/** MLS Grid's searchable fields by resource (Property's above) */
+const MLSGRID_SEARCHABLE_IN: Record<string, string[]> = {
+  Property: MLSGRID_SEARCHABLE,
+  Member: ['ModificationTimestamp', 'OriginatingSystemName', 'MemberMlsId', 'MlgCanView'],
+  Office: ['ModificationTimestamp', 'OriginatingSystemName', 'OfficeMlsId', 'MlgCanView'],
+};
+const RESOURCE_KEY: Record<string, string> = { Property: 'ListingKey', Member: 'MemberKey', Office: 'OfficeKey' };
 
 function rules(o: VendorServerOptions): Rules {
   const top = (q: URLSearchParams) => (q.has('$top') ? Number(q.get('$top')) : undefined);
@@ -100,14 +119,15 @@ function rules(o: VendorServerOptions): Rules {
     case 'mlsgrid':
       return {
         root: '/v2',
-        check(q, _req, fields) {
+        check(q, _req, fields, resource) {
           if (q.has('$orderby')) throw new Refusal(400, 'The $orderby query option is not supported');
           const filter = q.get('$filter') ?? '';
           const systems = filter.match(/OriginatingSystemName eq '([^']*)'/g) ?? [];
           if (systems.length !== 1) throw new Refusal(400, 'The $filter must contain exactly one OriginatingSystemName');
           if (systems[0] !== `OriginatingSystemName eq '${o.originatingSystem}'`) throw new Refusal(400, 'Invalid OriginatingSystemName');
-          const bad = fields.filter((f) => !MLSGRID_SEARCHABLE.includes(f));
-          if (bad.length) throw new Refusal(400, `Invalid field in $filter: ${bad.join(', ')}. Searchable fields: ${MLSGRID_SEARCHABLE.join(', ')}`);
+          const searchable = MLSGRID_SEARCHABLE_IN[resource]!;
+          const bad = fields.filter((f) => !searchable.includes(f));
+          if (bad.length) throw new Refusal(400, `Invalid field in $filter: ${bad.join(', ')}. Searchable fields of ${resource}: ${searchable.join(', ')}`);
           const expand = q.get('$expand');
           if (expand && expand.split(',').some((e) => !['Media', 'Rooms', 'UnitTypes'].includes(e.trim()))) throw new Refusal(400, `Invalid $expand: ${expand}`);
           const t = top(q);
@@ -165,12 +185,14 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
   const r = { ...rules(o), ...(o.perSecond !== undefined && { perSecond: o.perSecond }) };
   const byOrder = compileOrderBy(r.order);
   let records = [...o.records];
+  const related = { Member: [...(o.related?.Member ?? [])], Office: [...(o.related?.Office ?? [])] };
+  const rowsOf = (resource: string): Row[] => (resource === 'Member' || resource === 'Office' ? related[resource] : records);
   const requests: VendorRequest[] = [];
   const tokens = new Set<string>();
   const recent: number[] = [];
   let origin = '';
 
-  const known = (field: string) => records.some((rec) => field in rec) || MLSGRID_SEARCHABLE.includes(field);
+  const knownIn = (rows: Row[]) => (field: string) => rows.some((rec) => field in rec) || MLSGRID_SEARCHABLE.includes(field);
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', origin);
@@ -207,17 +229,26 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
       log.status = 200;
       return void res.writeHead(200, { 'content-type': 'application/xml' }).end(csdl({ Property: { key: 'ListingKey', fields: fieldTypes(records) } }));
     }
-    if (url.pathname !== `${r.root}/Property`) return refuse(404, `no resource ${url.pathname}`);
+    const resource = url.pathname.slice(r.root.length + 1);
+    if (!(resource in RESOURCE_KEY) || (resource !== 'Property' && !o.related?.[resource as 'Member' | 'Office'])) return refuse(404, `no resource ${url.pathname}`);
     const q = url.searchParams;
+    const all = rowsOf(resource);
+    const known = knownIn(all);
     let value: Row[];
     let nextLink: string | undefined;
     try {
       const fields: string[] = [];
       const filterText = q.get('$filter');
       const predicate = filterText ? compileFilter(filterText, { known: (f) => (fields.push(f), known(f)) }) : undefined;
-      r.check(q, req, fields);
-      const rows = predicate ? records.filter(predicate) : [...records];
-      rows.sort(q.get('$orderby') ? compileOrderBy(q.get('$orderby')!, { known }) : byOrder);
+      r.check(q, req, fields, resource);
+      const rows = predicate ? all.filter(predicate) : [...all];
+      rows.sort(
+        q.get('$orderby')
+          ? compileOrderBy(q.get('$orderby')!, { known })
+          : resource === 'Property'
+            ? byOrder
+            : compileOrderBy(r.order.replace('ListingKey', RESOURCE_KEY[resource]!)),
+      );
       const prefer = /odata\.maxpagesize=(\d+)/.exec(String(req.headers.prefer ?? ''))?.[1];
       const size = r.pageSize(q, prefer ? Number(prefer) : undefined);
       const skip = Number(q.get(r.skipParam) ?? 0);
@@ -238,7 +269,7 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
       if (err instanceof ODataSyntaxError) return refuse(400, err.message);
       throw err;
     }
-    send(200, { '@odata.context': `${origin}${r.root}/$metadata#Property`, value, ...(nextLink && { '@odata.nextLink': nextLink }) });
+    send(200, { '@odata.context': `${origin}${r.root}/$metadata#${resource}`, value, ...(nextLink && { '@odata.nextLink': nextLink }) });
   }
 
   function quotaHeaders(): Record<string, string> {
@@ -291,6 +322,14 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
     },
     set records(next: Row[]) {
       records = [...next];
+    },
+    related,
+    touchRelated(resource, key, fields = {}) {
+      const rows = related[resource];
+      const at = rows.findIndex((rec) => rec[RESOURCE_KEY[resource]!] === key);
+      if (at < 0) throw new Error(`no ${resource} ${key}`);
+      const latest = Math.max(Date.now(), ...rows.map((rec) => Date.parse(String(rec.ModificationTimestamp)) + 1).filter(Number.isFinite));
+      rows[at] = { ...rows[at], ...fields, ModificationTimestamp: new Date(latest).toISOString() };
     },
     touch(key, fields = {}) {
       const at = records.findIndex((rec) => rec.ListingKey === key);

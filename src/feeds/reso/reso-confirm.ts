@@ -55,8 +55,11 @@ export function resoLookup(source: ResoSource, deps: LookupDeps): KeyLookup {
       const types = (await deps.fieldTypes()) ?? new Map<string, string>();
       // a value the field's type cannot hold (a key "A-1" of an Edm.Int64 field) is no record's: not asked
       const typed = (a: KeyAsk): KeyAsk => ({ field: a.field, values: a.values.filter((v) => typedLiteral(v, types.get(a.field)) !== undefined) });
-      const asks = wanted.filter((a) => searchable(a.field)).map(typed);
-      const hidden = wanted.filter((a) => !searchable(a.field));
+      // a field the server's $metadata lacks holds no record's value (a server lacking CoListAgentKey): not asked
+      const held = wanted.filter((a) => types.size === 0 || types.has(a.field));
+      if (wanted.length && !held.length) return;
+      const asks = held.filter((a) => searchable(a.field)).map(typed);
+      const hidden = held.filter((a) => !searchable(a.field));
       let index = 0;
       if (hidden.length && profile.confirmBy && searchable(profile.confirmBy)) {
         const { by, unasked } = await byConfirmField(hidden, profile.confirmBy, deps);

@@ -35,7 +35,7 @@ import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
 import { afterFilter, isTimestampLiteral, laterOf, orderBy, pageSize, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
 import { resoLookup } from './reso-confirm.js';
 import { proveWindow } from './reso-proof.js';
-import type { RequestTally } from './reso-requests.js';
+import type { RequestKind, RequestTally } from './reso-requests.js';
 import { readMetadata, type ResoMetadata } from './reso-metadata.js';
 import type { VendorProfile } from '../vendors/profile.js';
 import { vendorProfile } from '../vendors/registry.js';
@@ -91,6 +91,8 @@ export interface ResoOpenOptions {
   backoffMs?: number;
   tally?: RequestTally;
   metadata?: () => Promise<ResoMetadata>;
+  /** what the pull's pages are counted as (a related resource's: its name); 'pages' by default */
+  kind?: RequestKind;
 }
 
 export function openReso(feedName: string, source: ResoSource, ctx: FeedContext, options: ResoOpenOptions = {}): OpenedResoFeed {

@@ -21,9 +21,9 @@ import type { FeedContext, FeedItem, OpenedFeed, ReconcileAsk, SourceReadStats }
 import { vendorProfile } from '../vendors/registry.js';
 import type { PageClient } from './reso-pages.js';
 import { laterOf, TS, usableTimestamp } from './reso-query.js';
-import { keysOnlyPages, openReso, readMark } from './reso-reader.js';
+import { keysOnlyPages, openReso, readMark, type ResoOpenOptions } from './reso-reader.js';
 
-export function openResoReconcile(feedName: string, source: ResoSource, ctx: FeedContext, ask: ReconcileAsk, options: { backoffMs?: number } = {}): OpenedFeed {
+export function openResoReconcile(feedName: string, source: ResoSource, ctx: FeedContext, ask: ReconcileAsk, options: ResoOpenOptions = {}): OpenedFeed {
   const label = displayUrl(source.url!);
   // (its items are never read: its lookup, on its client, fetches records by key)
   const base = openReso(feedName, source, ctx, options);

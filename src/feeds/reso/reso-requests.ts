@@ -6,7 +6,8 @@
 // token endpoint received (a cached token costs none).
 
 /** What a request to the source was for (the report's `source.requestsBy`). */
-export type RequestKind = 'pages' | 'byKey' | 'keys' | 'proof' | 'metadata' | 'events' | 'probe';
+/** `Member`, `Office`: the pages of a related resource (source.related), counted apart from the Property's. */
+export type RequestKind = 'pages' | 'byKey' | 'keys' | 'proof' | 'metadata' | 'events' | 'probe' | 'Member' | 'Office';
 
 export interface RequestTally {
   /** requests sent to the source (token calls aside) */

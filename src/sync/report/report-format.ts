@@ -102,7 +102,16 @@ function sourceLines(source: SyncReport['source']): string[] {
 }
 
 /** What each kind of source request is called in the text report. */
-const REQUEST_KINDS: Record<string, string> = { pages: 'pages', proof: 'proof', metadata: '$metadata', byKey: 'by key', keys: 'keys-only', events: 'EntityEvent log' };
+const REQUEST_KINDS: Record<string, string> = {
+  pages: 'pages',
+  proof: 'proof',
+  metadata: '$metadata',
+  byKey: 'by key',
+  keys: 'keys-only',
+  events: 'EntityEvent log',
+  Member: 'Member',
+  Office: 'Office',
+};
 
 /** "16 requests (3 pages, 1 $metadata, 12 by key), 1 token call": every request made for the feed, by what for; token calls apart. */
 export function requestsLine(source: Pick<SyncReport['source'], 'requests' | 'requestsBy' | 'tokenCalls'>): string {

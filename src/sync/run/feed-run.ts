@@ -20,7 +20,7 @@ import type { FeedThread } from '../read/feed-thread.js';
 import type { Lane } from '../read/lanes.js';
 import { heldJobs, readFeed } from '../read/read-feed.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
-import { ownedByOtherFeeds } from '../settle/state.js';
+import { loadRoster, ownedByOtherFeeds } from '../settle/state.js';
 import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor } from '../write/execute.js';
 import { runPool } from '../write/pool.js';
@@ -67,6 +67,7 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
       ...(opts.pushed && { pushed: opts.pushed }),
       ...(feed.source.kind === 'reso' && { reconcileFallback: reconcileAsk(feed, ctx.compiled, live) }),
+      ...(feed.source.kind === 'reso' && feed.source.related.length > 0 && { roster: await loadRoster(deps.store, feed.name) }),
     });
   feedOf.opened = opened;
   const after = await readAndWrite(ctx, opened, live, media);

@@ -4,6 +4,7 @@
 // listing's window, and its feed mark (RESO high-water mark). Loaded once at the start of a run, under the chatbot's lock; the run's changes
 // are committed once, atomically, after the writes they describe (KvStore.apply). Readers never
 // touch it: they take the mark in and hand the new one back.
+import type { RosterChanges, RosterStore } from '../../feeds/types.js';
 import type { KvStore, StateChange } from '../../state/kv-store.js';
 import type { KeyBy, RemoteListing } from '../plan/plan-types.js';
 
@@ -17,6 +18,8 @@ export const unlistedNamespace = (feed: string) => `unlisted:${feed}`;
 const recurringNamespace = (feed: string) => `recur:${feed}`;
 /** key → when a Closed listing's sold window ends (ISO; display.soldDays): a run after it removes the listing, read again or not (sold-window.ts) */
 export const soldWindowNamespace = (feed: string) => `until:${feed}`;
+/** a RESO feed's roster (source.related): key → the Member's or Office's contact fields, JSON (feeds/reso/reso-roster.ts); one per feed, written by each of its lanes' commits alike */
+export const rosterNamespace = (feed: string, resource: 'Member' | 'Office') => `roster:${resource}:${feed}`;
 /** feed name → the mark its reader reached in the last successful run */
 export const MARK_NAMESPACE = 'reso-hwm';
 
@@ -87,6 +90,16 @@ export async function loadChatbotState(store: KvStore, chatbot: string, feeds: r
 
 export function emptyChanges(feed: string): FeedStateChanges {
   return { feed, fingerprints: { set: [], delete: [] }, stamps: { set: [], delete: [] }, missingSince: { set: [], delete: [] } };
+}
+
+/** The roster records a feed keeps (source.related), as views of the store. */
+export async function loadRoster(store: KvStore, feed: string): Promise<RosterStore> {
+  return { Member: await store.getAll(rosterNamespace(feed, 'Member')), Office: await store.getAll(rosterNamespace(feed, 'Office')) };
+}
+
+/** What a read learned of the roster, as the changes of the lane's commit. */
+export function rosterChanges(feed: string, roster: readonly RosterChanges[] | undefined): StateChange[] {
+  return (roster ?? []).map((c) => ({ ns: rosterNamespace(feed, c.resource), set: [...c.set], delete: [...c.delete] }));
 }
 
 /** The stamps of a feed's records (only the running feed reads them). */
