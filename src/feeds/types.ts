@@ -53,8 +53,8 @@ export interface FeedContext {
   reconcileFallback?: ReconcileAsk;
   /** live RESO: the keys pushed events named (RCP-028 webhook), fetched by key instead of a pull (reso/reso-push.ts) */
   pushed?: PushedKeys;
-  /** RESO source.related: the roster records kept (the sync's state); none: no roster is pulled (feed preview) */
-  roster?: RosterStore;
+  /** RESO source.related: the roster records each lane of the feed keeps (the sync's state); none: no roster is pulled (feed preview) */
+  roster?: readonly RosterStore[];
 }
 
 /** What pushed EntityEvents (RCP-028) named, coalesced: the feed resource's keys, and Media records' keys. */
@@ -67,14 +67,15 @@ export interface PushedKeys {
   events: number;
 }
 
-/** Roster records kept between runs (source.related Member, Office): key → its contact fields as JSON (reso/roster-contacts.ts). */
+/** Roster records one lane keeps between runs (source.related Member, Office): key → its contact fields as JSON (reso/roster-contacts.ts). */
 export type RosterStore = Readonly<Record<'Member' | 'Office', ReadonlyMap<string, string>>>;
 
-/** What a read learned of one roster resource: contacts to keep, keys to drop. */
-export interface RosterChanges {
+/** What a read pulled of one roster resource: each record read (key → contact JSON), the keys it said to remove, and whether it read the resource whole. */
+export interface RosterPull {
   resource: 'Member' | 'Office';
-  set: ReadonlyMap<string, string>;
-  delete: readonly string[];
+  read: ReadonlyMap<string, string>;
+  removed: ReadonlySet<string>;
+  full: boolean;
 }
 
 /** What a keys-only reconcile needs of the sync: how a key row maps to a listing key, and what the chatbot holds. */
@@ -132,7 +133,7 @@ export interface OpenedFeed {
    */
   readonly present?: ReadonlySet<string>;
   /** RESO source.related: what the read learned of the roster, once the items were read to their end (the sync commits it with the mark) */
-  readonly roster?: readonly RosterChanges[];
+  readonly roster?: readonly RosterPull[];
   /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
   readonly stats?: SourceReadStats;
 }
