@@ -90,6 +90,12 @@ const ScheduleConfig = z.strictObject({
   reconcileCron: CronPattern.optional().describe(
     'live RESO feeds: a cron for a keys-only reconcile (hard deletes and records that left the filter, for a tenth of a full pull\'s bytes or less; e.g. "15 * * * *", hourly)',
   ),
+  driftCron: z
+    .union([CronPattern, z.literal(false)])
+    .optional()
+    .describe(
+      'live RESO feeds: when the worker checks the source\'s dictionary against the mapping (feed drift; the server is read at most once a day whatever the cron); default "41 * * * *", hourly; false: never',
+    ),
 });
 
 /** feeds[].push: pushed EntityEvents (RESO RCP-028) at the worker's POST /reso/events/<feed> (server/push-route.ts) */
@@ -116,6 +122,9 @@ const PushConfig = z.strictObject({
   retryAfterSeconds: z.number().int().min(1).max(3600).default(60).describe('the Retry-After of a 429 (push.maxQueued reached)'),
 });
 export type PushConfig = z.infer<typeof PushConfig>;
+
+/** The drift check's tick when a live RESO feed's schedule names none: hourly, so a read due after 24 h waits an hour at most. */
+export const DEFAULT_DRIFT_CRON = '41 * * * *';
 
 /** A feed without its own `ignore` takes its preset's derived fields (DaysOnMarket): `ignore: []` turns that off. */
 function presetIgnore(raw: unknown): unknown {
@@ -182,6 +191,9 @@ export const FeedConfig = z.preprocess(
           path: ['push'],
           message: 'is for live RESO feeds (source.kind: reso with a url): a pushed event names a record, which is fetched from the server by key',
         });
+      }
+      if (feed.schedule?.driftCron && !(feed.source.kind === 'reso' && feed.source.url)) {
+        ctx.addIssue({ code: 'custom', path: ['schedule', 'driftCron'], message: "is for live RESO feeds (source.kind: reso with a url): feed drift reads a server's $metadata" });
       }
       if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
         ctx.addIssue({
@@ -301,7 +313,7 @@ function fractionMessage(input: unknown): string {
 }
 
 type ConfigShape = {
-  feeds: Array<{ schedule?: { cron: string; tz?: string; full?: string; reconcileCron?: string } }>;
+  feeds: Array<{ schedule?: { cron: string; tz?: string; full?: string; reconcileCron?: string; driftCron?: string | false } }>;
   chatbots: Array<{ schedule?: { settings?: string; smoke?: string; tz?: string } }>;
   worker: { minScheduleIntervalSeconds: number };
 };
@@ -328,6 +340,7 @@ function checkScheduleIntervals(cfg: ConfigShape, ctx: z.RefinementCtx): void {
     check(f.schedule?.cron, f.schedule?.tz, ['feeds', i, 'schedule', 'cron']);
     check(f.schedule?.full, f.schedule?.tz, ['feeds', i, 'schedule', 'full']);
     check(f.schedule?.reconcileCron, f.schedule?.tz, ['feeds', i, 'schedule', 'reconcileCron']);
+    check(f.schedule?.driftCron || undefined, f.schedule?.tz, ['feeds', i, 'schedule', 'driftCron']);
   });
   cfg.chatbots.forEach((c, i) => {
     check(c.schedule?.settings, c.schedule?.tz, ['chatbots', i, 'schedule', 'settings']);
