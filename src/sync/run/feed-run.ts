@@ -72,6 +72,7 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       ...(opts.now && { now: opts.now }),
       ...(openHouses && { openHouses: [...openHouses.values()] }),
       ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
+      ...(opts.pushed && { pushed: opts.pushed }),
       ...(feed.source.kind === 'reso' && { reconcileFallback: reconcileAsk(feed, ctx.compiled, live) }),
       ...(rosters && { roster: [...rosters.values()] }),
     });
