@@ -3,6 +3,7 @@
 import type { RecordParseError } from '../errors.js';
 import type { Budgets } from '../budget/budget.js';
 import type { Logger } from '../log.js';
+import type { StateChange } from '../state/kv-store.js';
 
 /** Where a record sits in its feed: file:line for CSV and XML, record index (and id) for XML and RESO. */
 export interface RecordPosition {
@@ -53,6 +54,10 @@ export interface FeedContext {
   reconcileFallback?: ReconcileAsk;
   /** RESO source.related: the roster records each lane of the feed keeps (the sync's state); none: no roster is pulled (feed preview) */
   roster?: readonly RosterStore[];
+  /** the run's clock (open houses shown at it); the machine's by default */
+  now?: () => Date;
+  /** RESO open houses: what the last successful sync stored of each listing's (reso-open-houses.ts), from the sync's state */
+  openHouses?: ReadonlyMap<string, string>;
 }
 
 /** Roster records one lane keeps between runs (source.related Member, Office): key → its contact fields as JSON (reso/roster-contacts.ts). */
@@ -124,6 +129,11 @@ export interface OpenedFeed {
   readonly roster?: readonly RosterPull[];
   /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
   readonly stats?: SourceReadStats;
+  /**
+   * What the reader learned that the sync keeps beside the mark (RESO open houses), once `items`
+   * were read to their end: stored with the mark, in the same apply, when the run earned it.
+   */
+  readonly state?: readonly StateChange[];
 }
 
 export interface SourceReadStats {

@@ -27,6 +27,7 @@ import { runPool } from '../write/pool.js';
 import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, SyncOptions } from './context.js';
 import { settleLane } from './lane-settle.js';
 import { openHouseMapping } from '../../feeds/reso/reso-related.js';
+import { openHouseNamespace } from '../../feeds/reso/reso-open-houses.js';
 
 /** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
 const DEFAULT_WHOLE_BYTES = 8 << 20;
@@ -65,6 +66,8 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       full: opts.full,
       budgets: deps.budgets,
       ...markOf(live.map((l) => l.own.mark)),
+      ...(opts.now && { now: opts.now }),
+      ...(openHouseMapping(feed.source) && { openHouses: await deps.store.getAll(openHouseNamespace(feed.name)) }),
       ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
       ...(feed.source.kind === 'reso' && { reconcileFallback: reconcileAsk(feed, ctx.compiled, live) }),
       ...(rosters && { roster: [...rosters.values()] }),
@@ -182,7 +185,9 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext, read: { 
   const mirror = mirrorOf(deps.media, feed);
   // record stamps (record-stamp.ts), unless a compared field reads the clock
   // (the display rules decide what a record becomes as the mapping does: they are part of its identity)
-  const mapping = { mapping: feed.mapping, display: resolveDisplay(feed.display, feed.source.kind) };
+  // (and the open houses' time zone: their dates and times are written in it)
+  const openHouses = openHouseMapping(feed.source);
+  const mapping = { mapping: feed.mapping, display: resolveDisplay(feed.display, feed.source.kind), ...(openHouses && { openHouses }) };
   const seed = stamped(l) ? stampSeed({ mapping, chatbot: l.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) }) : undefined;
   const planner = createLanePlanner({
     chatbot: l.chatbot,
