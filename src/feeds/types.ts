@@ -3,6 +3,7 @@
 import type { RecordParseError } from '../errors.js';
 import type { Budgets } from '../budget/budget.js';
 import type { Logger } from '../log.js';
+import type { StateChange } from '../state/kv-store.js';
 
 /** Where a record sits in its feed: file:line for CSV and XML, record index (and id) for XML and RESO. */
 export interface RecordPosition {
@@ -51,18 +52,23 @@ export interface FeedContext {
   reconcile?: ReconcileAsk;
   /** RESO change log: what a reconcile needs when the log cannot be read from the stored sequence (purged, refused) */
   reconcileFallback?: ReconcileAsk;
-  /** RESO source.related: the roster records kept (the sync's state); none: no roster is pulled (feed preview) */
-  roster?: RosterStore;
+  /** RESO source.related: the roster records each lane of the feed keeps (the sync's state); none: no roster is pulled (feed preview) */
+  roster?: readonly RosterStore[];
+  /** the run's clock (open houses shown at it); the machine's by default */
+  now?: () => Date;
+  /** RESO open houses: what the last successful sync stored of each listing's (reso-open-houses.ts), from the sync's state */
+  openHouses?: ReadonlyMap<string, string>;
 }
 
-/** Roster records kept between runs (source.related Member, Office): key → its contact fields as JSON (reso/roster-contacts.ts). */
+/** Roster records one lane keeps between runs (source.related Member, Office): key → its contact fields as JSON (reso/roster-contacts.ts). */
 export type RosterStore = Readonly<Record<'Member' | 'Office', ReadonlyMap<string, string>>>;
 
-/** What a read learned of one roster resource: contacts to keep, keys to drop. */
-export interface RosterChanges {
+/** What a read pulled of one roster resource: each record read (key → contact JSON), the keys it said to remove, and whether it read the resource whole. */
+export interface RosterPull {
   resource: 'Member' | 'Office';
-  set: ReadonlyMap<string, string>;
-  delete: readonly string[];
+  read: ReadonlyMap<string, string>;
+  removed: ReadonlySet<string>;
+  full: boolean;
 }
 
 /** What a keys-only reconcile needs of the sync: how a key row maps to a listing key, and what the chatbot holds. */
@@ -120,9 +126,14 @@ export interface OpenedFeed {
    */
   readonly present?: ReadonlySet<string>;
   /** RESO source.related: what the read learned of the roster, once the items were read to their end (the sync commits it with the mark) */
-  readonly roster?: readonly RosterChanges[];
+  readonly roster?: readonly RosterPull[];
   /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
   readonly stats?: SourceReadStats;
+  /**
+   * What the reader learned that the sync keeps beside the mark (RESO open houses), once `items`
+   * were read to their end: stored with the mark, in the same apply, when the run earned it.
+   */
+  readonly state?: readonly StateChange[];
 }
 
 export interface SourceReadStats {

@@ -38,7 +38,7 @@ export interface CompileOptions {
   onUnmapped?: (u: UnmappedValue) => void;
   /** the feed's display rules (display-config.ts): applied to each record before and after it is mapped (map-feed.ts) */
   display?: DisplayRules;
-  /** the record's expanded open houses (source.expandOpenHouse) become Tours and an ExtensionColumn entry, times in this IANA zone (open-houses.ts) */
+  /** the record's open houses (source.expandOpenHouse, or source.related: [OpenHouse]) become Tours and an ExtensionColumn entry, times in this IANA zone (open-houses.ts) */
   openHouses?: { timeZone: string };
 }
 

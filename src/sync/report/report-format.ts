@@ -111,6 +111,7 @@ const REQUEST_KINDS: Record<string, string> = {
   events: 'EntityEvent log',
   Member: 'Member',
   Office: 'Office',
+  OpenHouse: 'OpenHouse',
 };
 
 /** "16 requests (3 pages, 1 $metadata, 12 by key), 1 token call": every request made for the feed, by what for; token calls apart. */

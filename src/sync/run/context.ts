@@ -7,7 +7,7 @@ import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
 import type { Budgets } from '../../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../../config/schema.js';
-import type { FeedItem, OpenedFeed } from '../../feeds/types.js';
+import type { FeedItem, OpenedFeed, RosterStore } from '../../feeds/types.js';
 import type { Logger } from '../../log.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import type { MappedItem } from '../../mapping/types.js';
@@ -131,4 +131,6 @@ export interface AfterRead {
   lanes: readonly LiveLane[];
   /** ms into the run when the feed had been read */
   feedMs: number;
+  /** each lane's copy of the feed's roster, as loaded before the read (source.related) */
+  rosters?: ReadonlyMap<LiveLane, RosterStore>;
 }

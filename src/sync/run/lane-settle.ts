@@ -54,8 +54,11 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
     guard,
     missingSince: l.missingSince,
     unstamped: planner.photosMissing,
-    // the roster the read learned (source.related) goes with the mark it was read to
-    extra: [...(media?.changes ?? []), ...(outcome === 'ok' && after.opened.mark !== undefined ? rosterChanges(ctx.feed.name, after.opened.roster) : [])],
+    // the media mirror's state; what the read learned beside its mark (the roster, source.related; open houses) goes with the mark it was read to
+    extra: [
+      ...(media?.changes ?? []),
+      ...(outcome === 'ok' && after.opened.mark !== undefined ? [...rosterChanges(l.lane.id, after.rosters?.get(l), after.opened.roster), ...(after.opened.state ?? [])] : []),
+    ],
     ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
     soldUntil: { ...planner.collector.side.soldUntil, stored: l.own.soldUntil },
