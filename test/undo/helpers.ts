@@ -57,7 +57,6 @@ export function listingsAsText(listings: readonly StoredListing[]): string[] {
 
 /** the run id a `feedsync sync` printed */
 export const runIdOf = (stderr: string) => /runs show (\S+)/.exec(stderr)?.[1];
-/** the run id a `feedsync undo` printed for itself */
 
 /** `feedsync sync` and `feedsync undo` in this process (the lock aside: the CLI test takes it), over real HTTP */
 export async function inProcess<T>(
