@@ -90,7 +90,16 @@ const ScheduleConfig = z.strictObject({
   reconcileCron: CronPattern.optional().describe(
     'live RESO feeds: a cron for a keys-only reconcile (hard deletes and records that left the filter, for a tenth of a full pull\'s bytes or less; e.g. "15 * * * *", hourly)',
   ),
+  driftCron: z
+    .union([CronPattern, z.literal(false)])
+    .optional()
+    .describe(
+      'live RESO feeds: when the worker checks the source\'s dictionary against the mapping (feed drift; the server is read at most once a day whatever the cron); default "41 * * * *", hourly; false: never',
+    ),
 });
+
+/** The drift check's tick when a live RESO feed's schedule names none: hourly, so a read due after 24 h waits an hour at most. */
+export const DEFAULT_DRIFT_CRON = '41 * * * *';
 
 /** A feed without its own `ignore` takes its preset's derived fields (DaysOnMarket): `ignore: []` turns that off. */
 function presetIgnore(raw: unknown): unknown {
@@ -149,6 +158,9 @@ export const FeedConfig = z.preprocess(
           path: ['schedule', 'reconcileCron'],
           message: 'is for live RESO feeds (source.kind: reso with a url); a file is read whole by schedule.cron, which finds what a reconcile finds',
         });
+      }
+      if (feed.schedule?.driftCron && !(feed.source.kind === 'reso' && feed.source.url)) {
+        ctx.addIssue({ code: 'custom', path: ['schedule', 'driftCron'], message: "is for live RESO feeds (source.kind: reso with a url): feed drift reads a server's $metadata" });
       }
       if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
         ctx.addIssue({
@@ -268,7 +280,7 @@ function fractionMessage(input: unknown): string {
 }
 
 type ConfigShape = {
-  feeds: Array<{ schedule?: { cron: string; tz?: string; full?: string; reconcileCron?: string } }>;
+  feeds: Array<{ schedule?: { cron: string; tz?: string; full?: string; reconcileCron?: string; driftCron?: string | false } }>;
   chatbots: Array<{ schedule?: { settings?: string; smoke?: string; tz?: string } }>;
   worker: { minScheduleIntervalSeconds: number };
 };
@@ -295,6 +307,7 @@ function checkScheduleIntervals(cfg: ConfigShape, ctx: z.RefinementCtx): void {
     check(f.schedule?.cron, f.schedule?.tz, ['feeds', i, 'schedule', 'cron']);
     check(f.schedule?.full, f.schedule?.tz, ['feeds', i, 'schedule', 'full']);
     check(f.schedule?.reconcileCron, f.schedule?.tz, ['feeds', i, 'schedule', 'reconcileCron']);
+    check(f.schedule?.driftCron || undefined, f.schedule?.tz, ['feeds', i, 'schedule', 'driftCron']);
   });
   cfg.chatbots.forEach((c, i) => {
     check(c.schedule?.settings, c.schedule?.tz, ['chatbots', i, 'schedule', 'settings']);
