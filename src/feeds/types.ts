@@ -52,12 +52,24 @@ export interface FeedContext {
   reconcile?: ReconcileAsk;
   /** RESO change log: what a reconcile needs when the log cannot be read from the stored sequence (purged, refused) */
   reconcileFallback?: ReconcileAsk;
+  /** live RESO: the keys pushed events named (RCP-028 webhook), fetched by key instead of a pull (reso/reso-push.ts) */
+  pushed?: PushedKeys;
   /** RESO source.related: the roster records each lane of the feed keeps (the sync's state); none: no roster is pulled (feed preview) */
   roster?: readonly RosterStore[];
   /** the run's clock (open houses shown at it); the machine's by default */
   now?: () => Date;
   /** RESO open houses: what the last successful sync stored of each listing's (reso-open-houses.ts), from the sync's state */
   openHouses?: ReadonlyMap<string, string>;
+}
+
+/** What pushed EntityEvents (RCP-028) named, coalesced: the feed resource's keys, and Media records' keys. */
+export interface PushedKeys {
+  /** ResourceRecordKeys of the feed's resource (source.resource) */
+  keys: readonly string[];
+  /** ResourceRecordKeys of Media events (MediaKeys): their listings are fetched */
+  media: readonly string[];
+  /** events received for them before coalescing (a repeated key counts each time) */
+  events: number;
 }
 
 /** Roster records one lane keeps between runs (source.related Member, Office): key → its contact fields as JSON (reso/roster-contacts.ts). */
@@ -147,6 +159,6 @@ export interface SourceReadStats {
   /** a keys-only reconcile: keys read, and records fetched by key */
   reconcile?: { keys: number; fetched: number };
   /** an EntityEvent poll: events read, distinct keys of the resource, records fetched by key, keys gone */
-  events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string };
+  events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string; pushed?: true };
   warnings: string[];
 }

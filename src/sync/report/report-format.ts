@@ -88,11 +88,11 @@ export function formatSyncReport(r: SyncReport): string {
 /** How the feed was read: the pull, the change feed or reconcile, what it cost, what the source did differently. */
 function sourceLines(source: SyncReport['source']): string[] {
   const lines: string[] = [];
-  if (source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${source.since ?? 'the last successful sync'}`);
   const e = source.events;
+  if (source.mode === 'incremental' && !e?.pushed) lines.push(`  incremental pull: only what changed since ${source.since ?? 'the last successful sync'}`);
   if (e)
     lines.push(
-      `  EntityEvent: ${e.read} events read, ${e.keys} keys${e.media ? ` (${e.media} by Media events)` : ''}, ${e.fetched} records fetched by key, ${e.gone} gone${e.unnamed ? ` (${e.unnamed} naming no listing: left to the next reconcile)` : ''}`,
+      `  ${e.pushed ? 'pushed EntityEvents' : 'EntityEvent'}: ${e.read} events read, ${e.keys} keys${e.media ? ` (${e.media} by Media events)` : ''}, ${e.fetched} records fetched by key, ${e.gone} gone${e.unnamed ? ` (${e.unnamed} naming no listing: left to the next reconcile)` : ''}`,
     );
   if (e?.purged) lines.push(`  EntityEvent: ${e.purged}: a reconcile ran instead, and the log goes on from its newest event`);
   if (source.reconcile) lines.push(`  reconcile: ${source.reconcile.keys} keys read, ${source.reconcile.fetched} records fetched by key`);

@@ -69,6 +69,7 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       ...(opts.now && { now: opts.now }),
       ...(openHouseMapping(feed.source) && { openHouses: await deps.store.getAll(openHouseNamespace(feed.name)) }),
       ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
+      ...(opts.pushed && { pushed: opts.pushed }),
       ...(feed.source.kind === 'reso' && { reconcileFallback: reconcileAsk(feed, ctx.compiled, live) }),
       ...(rosters && { roster: [...rosters.values()] }),
     });
