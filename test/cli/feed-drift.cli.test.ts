@@ -33,7 +33,10 @@ async function configFor(feed: string): Promise<string> {
 const reso = (server: ResoServer) => `  - { name: mls, chatbot: SN-DRIFT, source: { kind: reso, url: "${server.url}", retries: 0 }, mapping: { preset: reso } }`;
 
 describe('feedsync feed drift', () => {
-  it('exit 0 when the mapping matches; the second run within the day reads nothing', async () => {
+  // each case runs the CLI two or three times as a child process: seconds each on a loaded machine
+  const CLI_TIME = { timeout: 120_000 };
+
+  it('exit 0 when the mapping matches; the second run within the day reads nothing', CLI_TIME, async () => {
     const config = await configFor(reso(plain));
     const first = await feedsync(['feed', 'drift', '--feed', 'mls', '--config', config]);
     expect(first.stderr).toBe('');
@@ -47,7 +50,7 @@ describe('feedsync feed drift', () => {
     expect(plain.metadataRequests).toBe(1);
   });
 
-  it('exit 5 when drift is found, naming it', async () => {
+  it('exit 5 when drift is found, naming it', CLI_TIME, async () => {
     const config = await configFor(reso(drifted));
     const r = await feedsync(['feed', 'drift', '--feed', 'mls', '--config', config]);
     expect(r.code).toBe(5);
@@ -59,7 +62,7 @@ describe('feedsync feed drift', () => {
     expect(JSON.parse(json.stdout).findings).toEqual([expect.objectContaining({ kind: 'value', field: 'StandardStatus', value: 'Temporarily Off Market' })]);
   });
 
-  it('exit 2 for a feed that is not a live RESO one, 1 when the server cannot be read', async () => {
+  it('exit 2 for a feed that is not a live RESO one, 1 when the server cannot be read', CLI_TIME, async () => {
     const csv = await configFor('  - { name: mls, chatbot: SN-DRIFT, source: { kind: csv, path: homes.csv }, mapping: { preset: reso } }');
     const usage = await feedsync(['feed', 'drift', '--feed', 'mls', '--config', csv]);
     expect(usage.code).toBe(2);

@@ -150,6 +150,42 @@ describe('the dictionary check against a RESO server whose $metadata and Lookup 
     expect(server.lookupRequests).toBe(0);
   });
 
+  it("a changed OriginatingSystemName: the last records carry another than the feed filters on (from the sync's mark; the check reads no record)", async () => {
+    let t = Date.parse('2026-11-27T03:00:00.000Z');
+    const server = emulator.closeAfterTest(
+      await startResoServer({
+        records: records(5, 43).map((r) => ({ ...r, OriginatingSystemName: 'actris' })),
+        lookups: LOOKUPS,
+        lookupNames: LOOKUP_NAMES,
+        lookupEvery: DAY,
+        clock: () => t,
+      }),
+    );
+    const env = emulator.env();
+    const te = emulator.te();
+    const base = feedOf(server);
+    const feed = { ...base, source: { ...base.source, originatingSystem: 'actris' } };
+    const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger }, now: () => new Date(t) };
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    expect((await checkDrift(feed, deps)).findings).toEqual([]);
+
+    // the MLS renamed itself: the records now carry another name
+    for (const r of [...server.records]) server.touch(String(r.ListingKey), { OriginatingSystemName: 'austin' });
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    const pulled = propertyRequests(server);
+    t += 3_600_000;
+    const r = await checkDrift(feed, deps);
+    expect(r.read).toBe(false);
+    expect(r.findings).toEqual([
+      {
+        kind: 'system',
+        value: 'austin',
+        message: 'the last records carried OriginatingSystemName "austin"; the feed filters on source.originatingSystem "actris"',
+      },
+    ]);
+    expect(propertyRequests(server)).toBe(pulled);
+  });
+
   it("the worker's job reads the source, raises source-drift naming the finding, and reads nothing again the same day", async () => {
     const server = emulator.closeAfterTest(
       await startResoServer({ records: records(5, 42), lookups: [...LOOKUPS, lookup('StandardStatus', 'Auction')], lookupNames: LOOKUP_NAMES, lookupEvery: DAY }),
