@@ -12,6 +12,7 @@ import { createCallCounter } from '../../src/api/call-counter.js';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { lanesOf, runSync, type SyncReport } from '../../src/sync/index.js';
+import { requestsLine } from '../../src/sync/report/report-format.js';
 import { rosterNamespace } from '../../src/sync/settle/state.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startVendorServer, type VendorServer } from '../helpers/vendor-server.js';
@@ -144,6 +145,7 @@ describe('source.related: Member and Office (MLS Grid rules)', () => {
     expect(byResource(s, idle)).toEqual({ Property: 1, Member: 1, Office: 1 });
     expect(third.source.requests).toBe(3);
     expect(third.source.requestsBy).toEqual({ pages: 1, Member: 1, Office: 1 });
+    expect(requestsLine(third.source)).toBe('3 requests (1 pages, 1 Member, 1 Office)');
     expect((await writeCounts(te)).update).toBe(after.update);
 
     // A2 may no longer be shown (MlgCanView false): gone from the store, A2's listings fall back to their own fields
