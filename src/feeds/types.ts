@@ -3,7 +3,6 @@
 import type { RecordParseError } from '../errors.js';
 import type { Budgets } from '../budget/budget.js';
 import type { Logger } from '../log.js';
-import type { StateChange } from '../state/kv-store.js';
 
 /** Where a record sits in its feed: file:line for CSV and XML, record index (and id) for XML and RESO. */
 export interface RecordPosition {
@@ -58,8 +57,8 @@ export interface FeedContext {
   roster?: readonly RosterStore[];
   /** the run's clock (open houses shown at it); the machine's by default */
   now?: () => Date;
-  /** RESO open houses: what the last successful sync stored of each listing's (reso-open-houses.ts), from the sync's state */
-  openHouses?: ReadonlyMap<string, string>;
+  /** RESO open houses: each lane's copy of what its last successful run stored of each listing's (reso-open-houses.ts), from the sync's state */
+  openHouses?: ReadonlyArray<ReadonlyMap<string, string>>;
 }
 
 /** What pushed EntityEvents (RCP-028) named, coalesced: the feed resource's keys, and Media records' keys. */
@@ -142,10 +141,11 @@ export interface OpenedFeed {
   /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
   readonly stats?: SourceReadStats;
   /**
-   * What the reader learned that the sync keeps beside the mark (RESO open houses), once `items`
-   * were read to their end: stored with the mark, in the same apply, when the run earned it.
+   * RESO open houses, once `items` were read to their end: listing key → its entry, for every
+   * listing with open houses shown (reso-open-houses.ts). The sync makes each lane's copy this, with
+   * the lane's mark, when the run earned it.
    */
-  readonly state?: readonly StateChange[];
+  readonly openHouses?: ReadonlyMap<string, string>;
 }
 
 export interface SourceReadStats {

@@ -5,14 +5,19 @@
 //   OriginatingSystemName term, only searchable fields, MlgCanView, 2 requests a second): an open
 //   house added, cancelled by status and by MlgCanView, and ended by the clock, each with no Property
 //   change, updates exactly its listings; a no-change run asks OpenHouse once and writes nothing.
+// - routed to two chatbots, one of whose writes fail on the run an open house is cancelled: that
+//   chatbot's lane keeps its own copy of the open houses (and its mark), so the next run updates it.
 // - `expandOpenHouse` (Trestle-like, test/helpers/reso-server.ts) on incremental and EntityEvent
 //   runs: the last open house ended, the record unchanged and not pulled again: the listing is
 //   updated at the next run, then left alone.
 import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
-import { FeedConfig } from '../../src/config/schema.js';
-import type { SyncReport } from '../../src/sync/index.js';
+import { createCallCounter } from '../../src/api/call-counter.js';
+import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
+import { silentLogger } from '../../src/log.js';
+import { lanesOf, runSync, type SyncReport } from '../../src/sync/index.js';
 import type { TestEmulator } from '../helpers/emulator.js';
+import { refusingWritesOf } from '../helpers/refusing-proxy.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
 import { SN, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
@@ -37,6 +42,22 @@ const tours = async () => {
   return Object.fromEntries(held.filter((l) => l.Tours !== undefined).map((l) => [l.MLSNumber, [l.Tours, l.ExtensionColumn?.find((e) => e.Key === 'OpenHouses')?.value]]));
 };
 const mapping = { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } };
+/** an MLS Grid feed with the OpenHouse resource replicated, incrementally, in Chicago's time */
+const mlsGridFeed = (url: string) => ({
+  source: { kind: 'reso', vendor: 'mlsgrid', url, bearerToken: TOKEN, originatingSystem: 'actris', incremental: true, related: ['OpenHouse'], timeZone: 'America/Chicago' },
+  mapping,
+  deletes: { maxFraction: 0.5 },
+});
+/** an OpenHouse record of MLS Grid's for the listing `r` */
+const openHouseOf = (key: string, r: Record<string, unknown>, times: object) => ({
+  OpenHouseKey: key,
+  ListingKey: r.ListingKey,
+  ListingId: r.ListingId,
+  OriginatingSystemName: 'actris',
+  MlgCanView: true,
+  ModificationTimestamp: '2026-11-01T00:00:00Z',
+  ...times,
+});
 
 /** a run and the writes it made */
 async function run(feed: FeedConfig, iso: string): Promise<{ report: SyncReport; writes: { create: number; update: number; delete: number } }> {
@@ -56,15 +77,7 @@ describe('open houses from the OpenHouse resource (MLS Grid rules)', () => {
       MlgCanView: true,
     }));
     const [a, b, c] = records;
-    const oh = (key: string, r: Record<string, unknown>, times: object) => ({
-      OpenHouseKey: key,
-      ListingKey: r.ListingKey,
-      ListingId: r.ListingId,
-      OriginatingSystemName: 'actris',
-      MlgCanView: true,
-      ModificationTimestamp: '2026-11-01T00:00:00Z',
-      ...times,
-    });
+    const oh = openHouseOf;
     const s = emulator.closeAfterTest(
       await startVendorServer({
         vendor: 'mlsgrid',
@@ -77,18 +90,7 @@ describe('open houses from the OpenHouse resource (MLS Grid rules)', () => {
     const feed = FeedConfig.parse({
       name: 'mls',
       chatbot: SN,
-      source: {
-        kind: 'reso',
-        vendor: 'mlsgrid',
-        url: s.url,
-        bearerToken: TOKEN,
-        originatingSystem: 'actris',
-        incremental: true,
-        related: ['OpenHouse'],
-        timeZone: 'America/Chicago',
-      },
-      mapping,
-      deletes: { maxFraction: 0.5 },
+      ...mlsGridFeed(s.url),
     });
     const A = String(a!.ListingId);
     const B = String(b!.ListingId);
@@ -169,4 +171,54 @@ describe('expanded open houses that end on incremental and EntityEvent runs', ()
     expect(last.writes).toEqual({ create: 0, update: 1, delete: 0 });
     expect(await tours()).toEqual({});
   });
+});
+
+describe('open houses of a routed feed, one chatbot failing', () => {
+  it('a chatbot whose writes failed when an open house was cancelled gets the update next run; the other is not written again', async () => {
+    const records: Record<string, unknown>[] = generateResoRecords(4, { seed: 11 }).map((r) => ({
+      ...r,
+      StandardStatus: 'Active',
+      OriginatingSystemName: 'actris',
+      MlgCanView: true,
+    }));
+    const keys = records.map((r) => String(r.ListingKey));
+    const ohOf = (i: number) => openHouseOf(`oh-${i}`, records[i]!, SAT);
+    const s = emulator.closeAfterTest(
+      await startVendorServer({ vendor: 'mlsgrid', records, token: TOKEN, originatingSystem: 'actris', related: { OpenHouse: [ohOf(0), ohOf(2)] } }),
+    );
+    const feed = FeedConfig.parse({
+      name: 'routed',
+      chatbots: [
+        { serialNumber: 'SN-ONE', where: { ListingKey: keys.slice(0, 2) } },
+        { serialNumber: 'SN-TWO', where: { ListingKey: keys.slice(2) } },
+      ],
+      ...mlsGridFeed(s.url),
+    });
+    const sync = async (target: TestEmulator, iso: string): Promise<SyncReport[]> => {
+      const calls = createCallCounter();
+      const apiConfig = ApiConfig.parse({ baseUrl: target.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 1 });
+      const api = target.client({ onCall: calls.onCall, retry: { retries: 1 } });
+      return runSync(lanesOf(feed), { api, store: env.store, configFeeds: [feed], logger: silentLogger, baseDir: env.dir, apiConfig, calls }, { now: () => new Date(iso) });
+    };
+    const toursIn = async (sn: string) => (await te.listings(sn)).filter((l) => l.Tours !== undefined).map((l) => l.MLSNumber);
+    expect((await sync(te, '2026-11-27T12:00:00Z')).map((r) => r.outcome)).toEqual(['ok', 'ok']);
+    expect([await toursIn('SN-ONE'), await toursIn('SN-TWO')]).toEqual([[String(records[0]!.ListingId)], [String(records[2]!.ListingId)]]);
+
+    // both cancelled in the OpenHouse resource; SN-TWO's writes are refused this run
+    s.touchRelated('OpenHouse', 'oh-0', { OpenHouseStatus: 'Cancelled' });
+    s.touchRelated('OpenHouse', 'oh-2', { OpenHouseStatus: 'Cancelled' });
+    const proxy = emulator.closeAfterTest(await refusingWritesOf(te.url, 'SN-TWO'));
+    const second = await sync({ ...te, url: proxy.url, client: (o) => te.client({ ...o, baseUrl: proxy.url }) }, '2026-11-27T13:00:00Z');
+    expect(second.map((r) => r.outcome === 'ok')).toEqual([true, false]);
+    expect([await toursIn('SN-ONE'), await toursIn('SN-TWO')]).toEqual([[], [String(records[2]!.ListingId)]]);
+
+    // the next run: SN-TWO's copy still holds oh-2, so its listing is fetched and updated; SN-ONE is not written
+    const third = await sync(te, '2026-11-27T14:00:00Z');
+    expect(third.map((r) => [r.chatbot, r.outcome, r.counts.updated])).toEqual([
+      ['SN-ONE', 'ok', 0],
+      ['SN-TWO', 'ok', 1],
+    ]);
+    expect([await toursIn('SN-ONE'), await toursIn('SN-TWO')]).toEqual([[], []]);
+    expect(s.refused).toEqual([]);
+  }, 60_000);
 });

@@ -1,7 +1,9 @@
 // The open houses of a feed's listings as a run sees them (reso-open-houses.ts): what the last
 // successful run stored (per listing, by its key: its ListingId and the open houses shown then), less
 // those that have ended by this run's clock, plus what this run learned (OpenHouse records pulled,
-// expanded lists read). Plain data: the sync loads the stored entries and stores `changes()`.
+// expanded lists read). Each lane of the feed keeps its own copy (a lane whose run failed keeps the
+// old one): the run starts from the first lane's, and a listing is "changed" when what the run ends
+// with differs from any lane's copy. Plain data: the sync loads the copies and stores `final()`.
 import { z } from 'zod';
 import { shownOpenHouse } from '../../mapping/open-houses.js';
 
@@ -25,19 +27,19 @@ export interface OpenHouseBook {
   /** listings whose shown open houses differ from what was stored (changed, cancelled, ended) */
   changed(): string[];
   listingId(key: string): string | undefined;
-  /** what to store */
-  changes(): { set: Array<[string, string]>; delete: string[] };
+  /** what to store: listing key → its entry, for the listings with open houses shown (each lane's copy becomes this) */
+  final(): Map<string, string>;
 }
 
-export function openHouseBook(stored: ReadonlyMap<string, string>, now: Date): OpenHouseBook {
+export function openHouseBook(copies: ReadonlyArray<ReadonlyMap<string, string>>, now: Date): OpenHouseBook {
   const lists = new Map<string, Kept>();
-  /** key → the stored open houses as JSON (compared with what the run ends with) */
-  const before = new Map<string, string>();
+  /** per lane: key → its copy's open houses as JSON (compared with what the run ends with) */
+  const before = copies.map((copy) => new Map([...copy].map(([key, text]) => [key, JSON.stringify(parseKept(text)?.oh ?? text)])));
+  const storedAnywhere = (key: string) => before.some((b) => b.has(key));
   /** OpenHouseKey → the listing it is kept under */
   const where = new Map<string, string>();
-  for (const [key, text] of stored) {
+  for (const [key, text] of copies[0] ?? []) {
     const kept = parseKept(text);
-    before.set(key, kept ? JSON.stringify(kept.oh) : text);
     if (!kept) continue;
     const live = kept.oh.filter((e) => Date.parse(e.e) > now.getTime());
     lists.set(key, { ...kept, oh: live });
@@ -50,7 +52,7 @@ export function openHouseBook(stored: ReadonlyMap<string, string>, now: Date): O
   const put = (key: string, oh: Entry[], id: string | undefined) => {
     const kept = lists.get(key);
     // (a listing with none, and none stored, is not held: the book holds listings with open houses only)
-    if (!oh.length && !before.has(key)) return void lists.delete(key);
+    if (!oh.length && !storedAnywhere(key)) return void lists.delete(key);
     lists.set(key, { ...((id ?? kept?.id) !== undefined && { id: id ?? kept?.id }), oh: oh.sort((a, b) => a.s.localeCompare(b.s)) });
   };
   return {
@@ -96,19 +98,13 @@ export function openHouseBook(stored: ReadonlyMap<string, string>, now: Date): O
       const kept = lists.get(key);
       if (kept) put(key, [], undefined);
     },
-    changed: () => [...new Set([...lists.keys(), ...before.keys()])].filter((k) => JSON.stringify(lists.get(k)?.oh ?? []) !== (before.get(k) ?? '[]')),
-    listingId: (key) => lists.get(key)?.id,
-    changes() {
-      const set: Array<[string, string]> = [];
-      const del: string[] = [];
-      for (const [key, kept] of lists) {
-        if (!kept.oh.length) continue;
-        const text = JSON.stringify(kept);
-        if (stored.get(key) !== text) set.push([key, text]);
-      }
-      for (const key of stored.keys()) if (!lists.get(key)?.oh.length) del.push(key);
-      return { set, delete: del };
+    changed() {
+      const keys = new Set([...lists.keys(), ...before.flatMap((b) => [...b.keys()])]);
+      const now = (k: string) => JSON.stringify(lists.get(k)?.oh ?? []);
+      return [...keys].filter((k) => (before.length ? before : [new Map<string, string>()]).some((b) => (b.get(k) ?? '[]') !== now(k)));
     },
+    listingId: (key) => lists.get(key)?.id,
+    final: () => new Map([...lists].filter(([, kept]) => kept.oh.length > 0).map(([key, kept]) => [key, JSON.stringify(kept)])),
   };
 }
 

@@ -10,8 +10,10 @@
 //
 // What is kept (open-house-book.ts): per listing, by its source key (ListingKey), its open houses
 // shown at the run's clock (not cancelled by status or MlgCanView, not ended), in the state store
-// (namespace openhouse:<feed>). The reader gets them from the sync (FeedContext.openHouses) and hands
-// back the changes (OpenedFeed.state), which the sync stores with the mark after the writes.
+// (namespace openhouse:<lane>, a copy per lane of the feed). The reader gets the copies from the sync
+// (FeedContext.openHouses) and hands back what the run ends with (OpenedFeed.openHouses), which the
+// sync stores in each lane's copy with that lane's mark, after its writes; a lane whose run failed
+// keeps its copy, so its listings that differ from it are fetched again next run.
 //
 // Each record read carries, as `OpenHouse`, the open houses shown at the run's clock: the joined
 // ones, or its expanded list without the cancelled and ended. So a record whose open house ended is
@@ -33,8 +35,6 @@ import { keyFilters, laterOf, pullQuery, queryUrl, sinceFilter, TS, usableTimest
 import { openHouseSource } from './reso-related.js';
 
 export const OPEN_HOUSE_RESOURCE = 'OpenHouse';
-/** the state namespace of a feed's open houses (the sync loads and commits it) */
-export const openHouseNamespace = (feed: string) => `openhouse:${feed}`;
 
 /** The feed with its open houses joined, kept and refreshed; `inner` as it was when the source has none. */
 export function withOpenHouses(feedName: string, source: ResoSource, ctx: FeedContext, inner: OpenedFeed, tally: RequestTally): OpenedFeed {
@@ -49,7 +49,7 @@ export function withOpenHouses(feedName: string, source: ResoSource, ctx: FeedCo
 
   async function* items(): AsyncIterable<FeedItem> {
     const now = ctx.now?.() ?? new Date();
-    book = openHouseBook(ctx.openHouses ?? new Map(), now);
+    book = openHouseBook(ctx.openHouses ?? [], now);
     const since = related && !ctx.full ? storedSince(ctx.mark) : undefined;
     if (related) {
       const pulled = await pullOpenHouses(client!, source, since);
@@ -96,8 +96,8 @@ export function withOpenHouses(feedName: string, source: ResoSource, ctx: FeedCo
     get roster() {
       return inner.roster;
     },
-    get state() {
-      return done && book ? [{ ns: openHouseNamespace(feedName), ...book.changes() }] : undefined;
+    get openHouses() {
+      return done && book ? book.final() : undefined;
     },
   };
 }

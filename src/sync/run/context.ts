@@ -135,4 +135,6 @@ export interface AfterRead {
   feedMs: number;
   /** each lane's copy of the feed's roster, as loaded before the read (source.related) */
   rosters?: ReadonlyMap<LiveLane, RosterStore>;
+  /** each lane's copy of the feed's open houses as loaded (source.related OpenHouse, expandOpenHouse) */
+  openHouses?: ReadonlyMap<LiveLane, ReadonlyMap<string, string>>;
 }

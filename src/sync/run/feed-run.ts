@@ -20,14 +20,13 @@ import type { FeedThread } from '../read/feed-thread.js';
 import type { Lane } from '../read/lanes.js';
 import { heldJobs, readFeed } from '../read/read-feed.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
-import { loadRoster, ownedByOtherFeeds } from '../settle/state.js';
+import { loadRoster, openHouseNamespace, ownedByOtherFeeds } from '../settle/state.js';
 import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor } from '../write/execute.js';
 import { runPool } from '../write/pool.js';
 import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, SyncOptions } from './context.js';
 import { settleLane } from './lane-settle.js';
 import { openHouseMapping } from '../../feeds/reso/reso-related.js';
-import { openHouseNamespace } from '../../feeds/reso/reso-open-houses.js';
 
 /** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
 const DEFAULT_WHOLE_BYTES = 8 << 20;
@@ -57,6 +56,10 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
   const feedOf: { opened?: OpenedFeed } = {};
   const live = paged.map(([l, p]) => setUpLane(l, p, ctx, { media, pullMode: () => feedOf.opened?.mode ?? 'full' }));
   const rosters = await rostersOf(feed, deps, live);
+  // each lane's copy of the feed's open houses (a lane whose run failed kept its own)
+  const openHouses = openHouseMapping(feed.source)
+    ? new Map(await Promise.all(live.map(async (l) => [l, await deps.store.getAll(openHouseNamespace(l.lane.id))] as const)))
+    : undefined;
   const opened =
     thread ??
     openFeed(feed.name, feed.source, {
@@ -67,14 +70,14 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       budgets: deps.budgets,
       ...markOf(live.map((l) => l.own.mark)),
       ...(opts.now && { now: opts.now }),
-      ...(openHouseMapping(feed.source) && { openHouses: await deps.store.getAll(openHouseNamespace(feed.name)) }),
+      ...(openHouses && { openHouses: [...openHouses.values()] }),
       ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
       ...(opts.pushed && { pushed: opts.pushed }),
       ...(feed.source.kind === 'reso' && { reconcileFallback: reconcileAsk(feed, ctx.compiled, live) }),
       ...(rosters && { roster: [...rosters.values()] }),
     });
   feedOf.opened = opened;
-  const after = { ...(await readAndWrite(ctx, opened, live, media)), ...(rosters && { rosters }) };
+  const after = { ...(await readAndWrite(ctx, opened, live, media)), ...(rosters && { rosters }), ...(openHouses && { openHouses }) };
   for (const [i, l] of live.entries()) {
     // the media mirror's state and report go with the feed's last lane, once every lane has written
     await settleLane(l, ctx, after, i === live.length - 1);

@@ -104,6 +104,17 @@ export function rosterChanges(lane: string, copy: RosterStore | undefined, pulle
   return rosterDifference(copy, pulled).map((d) => ({ ns: rosterNamespace(lane, d.resource), set: d.set, delete: d.delete }));
 }
 
+/** listing key → its open houses shown, as the lane's last successful run left them (feeds/reso/reso-open-houses.ts): a copy per lane */
+export const openHouseNamespace = (lane: string) => `openhouse:${lane}`;
+
+/** A lane's copy of the feed's open houses made what the read ended with: entries that differ set, those no longer there deleted. */
+export function openHouseChanges(lane: string, copy: ReadonlyMap<string, string> | undefined, final: ReadonlyMap<string, string> | undefined): StateChange[] {
+  if (!copy || !final) return [];
+  const set = [...final].filter(([key, text]) => copy.get(key) !== text);
+  const del = [...copy.keys()].filter((key) => !final.has(key));
+  return set.length || del.length ? [{ ns: openHouseNamespace(lane), set, delete: del }] : [];
+}
+
 /** The stamps of a feed's records (only the running feed reads them). */
 export function loadStamps(store: KvStore, feed: string): Promise<ReadonlyMap<string, string>> {
   return store.getAll(stampNamespace(feed));
