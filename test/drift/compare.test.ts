@@ -71,4 +71,12 @@ describe('the dictionary check, pure', () => {
     // two new text fields: no telling which one it became
     expect(next.findings.map((f) => f.kind)).toEqual(['gone']);
   });
+
+  it("the Lookup records' OriginatingSystemName changed (MLS Grid filters them on the feed's): a `system` finding", () => {
+    const mapped = mappedFields(MappingConfig.parse({ preset: 'reso' }));
+    const previous = snapshot({ fields: { ListingKey: 'Edm.String' }, systems: ['actris'], valuesFrom: 'Lookup' });
+    const current = snapshot({ readAt: '2026-11-28T00:00:00.000Z', fields: { ListingKey: 'Edm.String' }, systems: [], valuesFrom: 'Lookup' });
+    const { findings } = compareDictionary({ mapped, current, previous, systems: { configured: 'actris', records: 'actris', before: 'actris' } });
+    expect(findings).toEqual([{ kind: 'system', value: '', message: `the Lookup records' OriginatingSystemName changed from "actris" to "(none)"` }]);
+  });
 });
