@@ -13,7 +13,7 @@ const LAYERS = [
   ['net', 'redis', 'locks', 'listing', 'format', 'api', 'budget', 'feeds', 'mapping', 'media', 'state', 'emulator'],
   // orchestration, and what is made of it: the config (its schema composes the parts'), alerts,
   // the change log (it records the sync's changes) and the queue
-  ['config', 'sync', 'settings', 'smoke', 'alerts', 'change-log', 'queue', 'undo'],
+  ['config', 'sync', 'settings', 'smoke', 'alerts', 'change-log', 'queue', 'undo', 'drift'],
   // running work as commands and jobs do; the worker's HTTP face
   ['runs', 'server'],
   // entry points

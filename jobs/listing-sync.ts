@@ -9,7 +9,9 @@ import { z } from 'zod';
 import { selectFeeds } from '../src/config/select.js';
 import type { FeedConfig, LoadedConfig } from '../src/config/schema.js';
 import { ConfigError } from '../src/errors.js';
-import type { JobContext, JobDefinition, RunReport, RunTarget } from '../src/queue/index.js';
+import { UnrecoverableError } from 'bullmq';
+import type { PushedKeys } from '../src/feeds/types.js';
+import { donePushed, redisSettings, takePushed, type JobContext, type JobDefinition, type RunReport, type RunTarget } from '../src/queue/index.js';
 import { runLanes, type FeedRunReport } from '../src/runs/run-lanes.js';
 import { chatbotsOf, lanesOf, type Lane } from '../src/sync/index.js';
 
@@ -22,8 +24,11 @@ export const ListingSyncPayload = z
     force: z.boolean().optional(),
     full: z.boolean().optional(),
     reconcile: z.boolean().optional(),
+    /** a run of pushed events (RCP-028): their generation (src/queue/push-events.ts); with `feed` only */
+    push: z.number().int().nonnegative().optional(),
   })
-  .refine((p) => [p.feed, p.feeds, p.chatbot].filter((x) => x !== undefined).length === 1, { message: 'names exactly one of feed, feeds and chatbot' });
+  .refine((p) => [p.feed, p.feeds, p.chatbot].filter((x) => x !== undefined).length === 1, { message: 'names exactly one of feed, feeds and chatbot' })
+  .refine((p) => p.push === undefined || p.feed !== undefined, { message: 'push names one feed' });
 export type ListingSyncPayload = z.infer<typeof ListingSyncPayload>;
 
 /** The lanes a job runs: its feeds' (each into each of its chatbots), or every lane into the chatbot. */
@@ -75,6 +80,17 @@ function jobReport(reports: FeedRunReport[]): ListingSyncReport {
 }
 
 async function process(p: ListingSyncPayload, ctx: JobContext): Promise<ListingSyncReport> {
+  if (p.push === undefined) return run(p, ctx);
+  // pushed events (RCP-028): those waiting when the job starts, fetched by key; kept for a retry until the run ends without one to come
+  if (!ctx.runtime.redis) throw new UnrecoverableError('a push job needs the Redis its events wait in (feedsync worker)');
+  const { prefix } = redisSettings(ctx.config);
+  const pushed = await takePushed(ctx.runtime.redis, prefix, p.feed!, p.push);
+  const report = await run(p, ctx, pushed);
+  if (report.outcome === 'ok' || !report.retryable) await donePushed(ctx.runtime.redis, prefix, p.feed!, p.push);
+  return report;
+}
+
+async function run(p: ListingSyncPayload, ctx: JobContext, pushed?: PushedKeys): Promise<ListingSyncReport> {
   const lanes = lanesOfJob(p, ctx.config);
   const reports = await runLanes(
     lanes,
@@ -90,7 +106,7 @@ async function process(p: ListingSyncPayload, ctx: JobContext): Promise<ListingS
       ...(ctx.runtime.budgets && { budgets: ctx.runtime.budgets }),
       media: ctx.config.config.media,
     },
-    { dryRun: p.dryRun, force: p.force, full: p.full, reconcile: p.reconcile, attempt: ctx.attempt },
+    { dryRun: p.dryRun, force: p.force, full: p.full, reconcile: p.reconcile, ...(pushed && { pushed }), attempt: ctx.attempt },
     { config: ctx.config, ...(ctx.runtime.changeLog && { changeLog: ctx.runtime.changeLog }), job: { jobId: ctx.jobId, attempt: ctx.attempt.made } },
   );
   return jobReport(reports);

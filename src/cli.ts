@@ -232,6 +232,15 @@ feed
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => import('./cli/feed-probe.js'), opts));
 
+feed
+  .command('drift')
+  .description("RESO: the feed's mapping against the source's $metadata and Lookup resource (read at most once a day); exit 5 on drift")
+  .requiredOption('--feed <name>', 'feed name from config')
+  .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--no-redis', NO_REDIS_HELP)
+  .option('--json', 'one JSON document on stdout')
+  .action((opts) => run(() => import('./cli/feed-drift.js'), opts));
+
 const state = program.command('state').description('the state file of runs without Redis (state.file) as JSON: export it, edit it, import it');
 for (const action of ['export', 'import'] as const) {
   state

@@ -37,6 +37,7 @@ export const AlertRules = z.strictObject({
   staleHours: z.number().positive().default(36).describe('no successful sync for this long'),
   unmappedValues: z.boolean().default(true).describe('lookup values that no map covers appeared'),
   chatCheck: z.boolean().default(true).describe('the chat check found listings the chatbot cannot answer about'),
+  sourceDrift: z.boolean().default(true).describe("the daily dictionary check (feed drift) found a source's fields or lookups moved away from the feed's mapping"),
   // a flapping feed (bad, good, bad...) would otherwise alert and resolve on every run
   openAfterRuns: z.number().int().min(1).default(1).describe('runs in a row a condition must hold before it alerts'),
   closeAfterMinutes: z.number().min(0).default(60).describe('an alert resolves once its condition has stayed clear this long'),

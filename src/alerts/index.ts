@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
 import { sendAlert, registerChannelSecrets, type Alert } from './channels.js';
 import type { AlertsConfig } from './config-schema.js';
+import { excerpt } from '../errors.js';
 import { afterRun, emptyState, staleness, transitions, type AlertState, type Condition, type Notice, type RunObservation } from './rules.js';
 
 export type { AlertsConfig } from './config-schema.js';
@@ -85,7 +86,37 @@ export async function checkStaleness(store: KvStore, config: AlertsConfig, targe
   return all;
 }
 
-async function deliver(config: AlertsConfig, target: Target, notices: Notice[], logger: Logger, now: Date, runId?: string): Promise<void> {
+/** findings an alert names one by one (a webhook and /status stay small); the rest are counted */
+const MAX_NAMED = 20;
+
+/** The alert state of a feed's dictionary check: apart from its lanes' (a run's transitions would resolve it). */
+export const driftAlertLane = (feed: string) => `drift:${feed}`;
+
+/**
+ * The `source-drift` alert of a feed from its dictionary check's findings (src/drift/): fires when
+ * there are some, again when they change, and resolves when a check finds none (after
+ * closeAfterMinutes). Off with `rules.sourceDrift: false`.
+ */
+export async function alertDrift(store: KvStore, config: AlertsConfig, target: Target, findings: readonly string[], logger: Logger, now = new Date()): Promise<Notice[]> {
+  const named = findings.slice(0, MAX_NAMED).map((f) => String(excerpt(f, 400)));
+  const more = findings.length > MAX_NAMED ? `; and ${findings.length - MAX_NAMED} more` : '';
+  const message = findings.length ? `the source's dictionary moved away from the mapping: ${named.join('; ')}${more}` : undefined;
+  const notices = await updateAlertState(store, driftAlertLane(target.feed), (before) => {
+    const holding = new Map<Condition, string>();
+    if (message && config.rules.sourceDrift) holding.set('source-drift', message);
+    const open = before.open['source-drift'];
+    // new findings while it is open: announced again, with what is found now
+    const { 'source-drift': _announced, ...others } = before.open;
+    const from = open && message && open.message !== message ? { ...before, open: others } : before;
+    const next = transitions(from, holding, now, { ...config.rules, openAfterRuns: 1, only: ['source-drift'] });
+    return { ...next, store: JSON.stringify(next.state) !== JSON.stringify(before) };
+  });
+  const hint = `Details: feedsync feed drift --feed ${target.feed}; docs/runbook.md, "A source-drift alert".`;
+  await deliver(config, { ...target, lane: driftAlertLane(target.feed) }, notices, logger, now, undefined, hint);
+  return notices;
+}
+
+async function deliver(config: AlertsConfig, target: Target, notices: Notice[], logger: Logger, now: Date, runId?: string, hint?: string): Promise<void> {
   if (!notices.length) return;
   registerChannelSecrets(config.channels);
   for (const n of notices) {
@@ -94,7 +125,7 @@ async function deliver(config: AlertsConfig, target: Target, notices: Notice[], 
       ...target,
       ...(runId && { runId }),
       at: now.toISOString(),
-      hint: runId ? `Details: feedsync runs show ${runId}; the worker's /status page.` : "Details: the worker's /status page; feedsync runs --feed " + target.feed,
+      hint: hint ?? (runId ? `Details: feedsync runs show ${runId}; the worker's /status page.` : "Details: the worker's /status page; feedsync runs --feed " + target.feed),
     };
     const log = n.status === 'firing' ? logger.warn.bind(logger) : logger.info.bind(logger);
     log({ feed: target.feed, condition: n.condition, status: n.status }, `alert ${n.status}: ${target.feed} ${n.condition}: ${n.message}`);

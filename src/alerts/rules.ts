@@ -10,7 +10,7 @@ const clip = (text: string) => String(excerpt(text));
 /** The first items of a list, each an excerpt, and how many more. */
 const firstOf = (items: readonly string[], n = 10) => `${items.slice(0, n).map(clip).join(', ')}${items.length > n ? `, and ${items.length - n} more` : ''}`;
 
-export type Condition = 'guard' | 'failing' | 'rejected' | 'dropped' | 'stale' | 'unmapped' | 'chat';
+export type Condition = 'guard' | 'failing' | 'rejected' | 'dropped' | 'stale' | 'unmapped' | 'chat' | 'source-drift';
 
 /** What a finished run showed, as the rules need it. */
 export interface RunObservation {

@@ -142,7 +142,8 @@ async function start(
     .catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
   const admin = uiAdminFromEnv();
   const hosts = allowedHosts(loaded.config.worker.host, loaded.config.worker.allowedHosts);
-  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status, admin, hosts });
+  const push = { prefix, feeds: loaded.config.feeds, logger };
+  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status, admin, hosts, push });
   const port = await listen(app, opts.port ?? settings.port, settings.host, closers);
   logger.info(
     { port, host: settings.host, redis: where, prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES), ui: admin ? 'admin login' : 'read-only' },

@@ -90,7 +90,41 @@ const ScheduleConfig = z.strictObject({
   reconcileCron: CronPattern.optional().describe(
     'live RESO feeds: a cron for a keys-only reconcile (hard deletes and records that left the filter, for a tenth of a full pull\'s bytes or less; e.g. "15 * * * *", hourly)',
   ),
+  driftCron: z
+    .union([CronPattern, z.literal(false)])
+    .optional()
+    .describe(
+      'live RESO feeds: when the worker checks the source\'s dictionary against the mapping (feed drift; the server is read at most once a day whatever the cron); default "41 * * * *", hourly; false: never',
+    ),
 });
+
+/** feeds[].push: pushed EntityEvents (RESO RCP-028) at the worker's POST /reso/events/<feed> (server/push-route.ts) */
+const PushConfig = z.strictObject({
+  token: z
+    .string()
+    .min(16, 'is at least 16 characters: a long random value the MLS sends as `Authorization: Bearer <token>` (e.g. ${FEEDSYNC_PUSH_TOKEN})')
+    .describe('the bearer token the MLS sends with each push; from the environment, e.g. ${FEEDSYNC_PUSH_TOKEN} (a secret: masked in every output)'),
+  maxQueued: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(10_000)
+    .describe("most records (distinct keys) waiting for the feed's push job; a push past it is answered 429 with Retry-After, nothing of it kept"),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(64 << 20)
+    .default(1 << 20)
+    .describe('largest push body read; a larger one is answered 413'),
+  coalesceMs: z.number().int().min(0).max(600_000).default(2000).describe('a push job waits this long after the first event it will fetch, so a burst of pushes makes one job'),
+  retryAfterSeconds: z.number().int().min(1).max(3600).default(60).describe('the Retry-After of a 429 (push.maxQueued reached)'),
+});
+export type PushConfig = z.infer<typeof PushConfig>;
+
+/** The drift check's tick when a live RESO feed's schedule names none: hourly, so a read due after 24 h waits an hour at most. */
+export const DEFAULT_DRIFT_CRON = '41 * * * *';
 
 /** A feed without its own `ignore` takes its preset's derived fields (DaysOnMarket): `ignore: []` turns that off. */
 function presetIgnore(raw: unknown): unknown {
@@ -125,6 +159,7 @@ export const FeedConfig = z.preprocess(
       deadlineMinutes: z.number().positive().max(1440).default(120).describe('a run of this feed stops (outcome aborted, retried) after this long'),
       media: FeedMediaConfig.prefault({}).describe("this feed's photos (media.mirror)"),
       display: DisplayConfig.optional().describe('what the MLS allows the chatbot to show: purpose, statuses, sold window, attribution, restricted fields (docs/display-rules.md)'),
+      push: PushConfig.optional().describe("live RESO feeds: EntityEvents the MLS pushes (RCP-028) to the worker's POST /reso/events/<name>, each record fetched by key"),
     })
     .superRefine((feed, ctx) => {
       checkRestricted(feed, ctx);
@@ -149,6 +184,16 @@ export const FeedConfig = z.preprocess(
           path: ['schedule', 'reconcileCron'],
           message: 'is for live RESO feeds (source.kind: reso with a url); a file is read whole by schedule.cron, which finds what a reconcile finds',
         });
+      }
+      if (feed.push && !(feed.source.kind === 'reso' && feed.source.url)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['push'],
+          message: 'is for live RESO feeds (source.kind: reso with a url): a pushed event names a record, which is fetched from the server by key',
+        });
+      }
+      if (feed.schedule?.driftCron && !(feed.source.kind === 'reso' && feed.source.url)) {
+        ctx.addIssue({ code: 'custom', path: ['schedule', 'driftCron'], message: "is for live RESO feeds (source.kind: reso with a url): feed drift reads a server's $metadata" });
       }
       if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
         ctx.addIssue({
@@ -268,7 +313,7 @@ function fractionMessage(input: unknown): string {
 }
 
 type ConfigShape = {
-  feeds: Array<{ schedule?: { cron: string; tz?: string; full?: string; reconcileCron?: string } }>;
+  feeds: Array<{ schedule?: { cron: string; tz?: string; full?: string; reconcileCron?: string; driftCron?: string | false } }>;
   chatbots: Array<{ schedule?: { settings?: string; smoke?: string; tz?: string } }>;
   worker: { minScheduleIntervalSeconds: number };
 };
@@ -295,6 +340,7 @@ function checkScheduleIntervals(cfg: ConfigShape, ctx: z.RefinementCtx): void {
     check(f.schedule?.cron, f.schedule?.tz, ['feeds', i, 'schedule', 'cron']);
     check(f.schedule?.full, f.schedule?.tz, ['feeds', i, 'schedule', 'full']);
     check(f.schedule?.reconcileCron, f.schedule?.tz, ['feeds', i, 'schedule', 'reconcileCron']);
+    check(f.schedule?.driftCron || undefined, f.schedule?.tz, ['feeds', i, 'schedule', 'driftCron']);
   });
   cfg.chatbots.forEach((c, i) => {
     check(c.schedule?.settings, c.schedule?.tz, ['chatbots', i, 'schedule', 'settings']);

@@ -109,7 +109,7 @@ export const ResoSource = z
       .array(z.enum(['Member', 'Office', 'OpenHouse']))
       .default([])
       .describe(
-        "related RESO resources replicated beside Property, each incrementally by ModificationTimestamp under the vendor's rules, in the source's budget. Member and Office: kept in the state store; a listing's agent and office contact comes from the current Member/Office record named by ListAgentKey, CoListAgentKey, ListOfficeKey, CoListOfficeKey (else from the Property's own fields), and a changed one re-reads the listings that name it",
+        "related RESO resources replicated beside Property, each incrementally by ModificationTimestamp under the vendor's rules, in the source's budget, kept in the state store. Member and Office: a listing's agent and office contact comes from the current Member/Office record named by ListAgentKey, CoListAgentKey, ListOfficeKey, CoListOfficeKey (else from the Property's own fields), and a changed one re-reads the listings that name it. OpenHouse (servers without $expand=OpenHouse: MLS Grid, Bridge, Spark): joined by ListingKey, the upcoming open houses give Tours OpenHouse and an ExtensionColumn entry OpenHouses",
       ),
     timeZone: z
       .string()
@@ -146,7 +146,11 @@ export const ResoSource = z
       .default(256 * 1024 ** 2)
       .describe('most bytes one page may hold'),
   })
-  .refine((s) => !(s.auth && s.bearerToken), { message: 'give either auth (OAuth2) or bearerToken, not both', path: ['auth'] });
+  .refine((s) => !(s.auth && s.bearerToken), { message: 'give either auth (OAuth2) or bearerToken, not both', path: ['auth'] })
+  .refine((s) => !(s.expandOpenHouse && s.related.includes('OpenHouse')), {
+    message: 'give either expandOpenHouse (the server expands OpenHouse into Property) or related: [OpenHouse] (the OpenHouse resource replicated apart), not both',
+    path: ['related'],
+  });
 
 export type CsvSource = z.infer<typeof CsvSource>;
 export type XmlSource = z.infer<typeof XmlSource>;

@@ -1,5 +1,6 @@
 // Opens a feed from its config: the reader for its kind over its source. A reconcile (ctx.reconcile)
-// of a live RESO source reads keys only (reso/reso-reconcile.ts); a file, or a replay, is read whole.
+// of a live RESO source reads keys only (reso/reso-reconcile.ts); pushed events (ctx.pushed) fetch
+// the keys they name and nothing else (reso/reso-push.ts); a file, or a replay, is read whole.
 // A RESO source with `related: [Member, Office]` pulls its roster first (reso/reso-roster.ts).
 import type { FeedSource } from './config-schema.js';
 import { readCsv } from './csv/csv-reader.js';
@@ -7,22 +8,26 @@ import { readMits } from './mits/mits-reader.js';
 import { openReso } from './reso/reso-reader.js';
 import { openResoChanges } from './reso/reso-events.js';
 import { openResoReconcile } from './reso/reso-reconcile.js';
+import { openResoPushed } from './reso/reso-push.js';
 import { requestTally } from './reso/reso-requests.js';
 import { openWithRoster } from './reso/reso-roster.js';
+import { withOpenHouses } from './reso/reso-open-houses.js';
 import { openSource } from './source/source.js';
 import type { FeedContext, OpenedFeed } from './types.js';
 import { readXml } from './xml/xml-reader.js';
 
 export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext): OpenedFeed {
   if (source.kind === 'reso') {
-    // one tally for the feed's read: its roster's requests (reso-roster.ts) in it too
+    // one tally for the feed's read: its roster's and open houses' requests (reso-roster.ts, reso-open-houses.ts) in it too
     const tally = requestTally();
     const open = (c: FeedContext): OpenedFeed => {
+      if (c.pushed && source.url) return openResoPushed(feedName, source, c, c.pushed, { tally });
       if (c.reconcile && source.url) return openResoReconcile(feedName, source, c, c.reconcile, { tally });
       const events = source.changes === 'entityEvent' || (source.changes === 'auto' && source.incremental);
       return events && source.url ? openResoChanges(feedName, source, c, { tally }) : openReso(feedName, source, c, { tally });
     };
-    return openWithRoster(feedName, source, ctx, open, tally);
+    // open houses outermost: every record, the roster's re-read ones too, gets them joined
+    return withOpenHouses(feedName, source, ctx, openWithRoster(feedName, source, ctx, open, tally), tally);
   }
   const { label, bytes } = openSource(source, ctx);
   const items =

@@ -51,18 +51,35 @@ export interface FeedContext {
   reconcile?: ReconcileAsk;
   /** RESO change log: what a reconcile needs when the log cannot be read from the stored sequence (purged, refused) */
   reconcileFallback?: ReconcileAsk;
-  /** RESO source.related: the roster records kept (the sync's state); none: no roster is pulled (feed preview) */
-  roster?: RosterStore;
+  /** live RESO: the keys pushed events named (RCP-028 webhook), fetched by key instead of a pull (reso/reso-push.ts) */
+  pushed?: PushedKeys;
+  /** RESO source.related: the roster records each lane of the feed keeps (the sync's state); none: no roster is pulled (feed preview) */
+  roster?: readonly RosterStore[];
+  /** the run's clock (open houses shown at it); the machine's by default */
+  now?: () => Date;
+  /** RESO open houses: each lane's copy of what its last successful run stored of each listing's (reso-open-houses.ts), from the sync's state */
+  openHouses?: ReadonlyArray<ReadonlyMap<string, string>>;
 }
 
-/** Roster records kept between runs (source.related Member, Office): key → its contact fields as JSON (reso/roster-contacts.ts). */
+/** What pushed EntityEvents (RCP-028) named, coalesced: the feed resource's keys, and Media records' keys. */
+export interface PushedKeys {
+  /** ResourceRecordKeys of the feed's resource (source.resource) */
+  keys: readonly string[];
+  /** ResourceRecordKeys of Media events (MediaKeys): their listings are fetched */
+  media: readonly string[];
+  /** events received for them before coalescing (a repeated key counts each time) */
+  events: number;
+}
+
+/** Roster records one lane keeps between runs (source.related Member, Office): key → its contact fields as JSON (reso/roster-contacts.ts). */
 export type RosterStore = Readonly<Record<'Member' | 'Office', ReadonlyMap<string, string>>>;
 
-/** What a read learned of one roster resource: contacts to keep, keys to drop. */
-export interface RosterChanges {
+/** What a read pulled of one roster resource: each record read (key → contact JSON), the keys it said to remove, and whether it read the resource whole. */
+export interface RosterPull {
   resource: 'Member' | 'Office';
-  set: ReadonlyMap<string, string>;
-  delete: readonly string[];
+  read: ReadonlyMap<string, string>;
+  removed: ReadonlySet<string>;
+  full: boolean;
 }
 
 /** What a keys-only reconcile needs of the sync: how a key row maps to a listing key, and what the chatbot holds. */
@@ -120,9 +137,15 @@ export interface OpenedFeed {
    */
   readonly present?: ReadonlySet<string>;
   /** RESO source.related: what the read learned of the roster, once the items were read to their end (the sync commits it with the mark) */
-  readonly roster?: readonly RosterChanges[];
+  readonly roster?: readonly RosterPull[];
   /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
   readonly stats?: SourceReadStats;
+  /**
+   * RESO open houses, once `items` were read to their end: listing key → its entry, for every
+   * listing with open houses shown (reso-open-houses.ts). The sync makes each lane's copy this, with
+   * the lane's mark, when the run earned it.
+   */
+  readonly openHouses?: ReadonlyMap<string, string>;
 }
 
 export interface SourceReadStats {
@@ -136,6 +159,6 @@ export interface SourceReadStats {
   /** a keys-only reconcile: keys read, and records fetched by key */
   reconcile?: { keys: number; fetched: number };
   /** an EntityEvent poll: events read, distinct keys of the resource, records fetched by key, keys gone */
-  events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string };
+  events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string; pushed?: true };
   warnings: string[];
 }

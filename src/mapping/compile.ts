@@ -38,7 +38,7 @@ export interface CompileOptions {
   onUnmapped?: (u: UnmappedValue) => void;
   /** the feed's display rules (display-config.ts): applied to each record before and after it is mapped (map-feed.ts) */
   display?: DisplayRules;
-  /** the record's expanded open houses (source.expandOpenHouse) become Tours and an ExtensionColumn entry, times in this IANA zone (open-houses.ts) */
+  /** the record's open houses (source.expandOpenHouse, or source.related: [OpenHouse]) become Tours and an ExtensionColumn entry, times in this IANA zone (open-houses.ts) */
   openHouses?: { timeZone: string };
 }
 
@@ -91,15 +91,21 @@ const NUMERIC_FIELDS = new Set<string>([
 type FieldFn = (record: Record<string, unknown>, out: Record<string, unknown>, result: Working) => void;
 type Hooks = Required<Pick<CompileOptions, 'now'>> & Pick<CompileOptions, 'onUnmapped'>;
 
-export function compileMapping(config: MappingConfig, options: CompileOptions = {}): CompiledMapping {
-  const now = options.now ?? (() => new Date());
-  const hooks = { now, onUnmapped: options.onUnmapped };
-  const preset = config.preset ? PRESETS[config.preset] : undefined;
-  const rules: Partial<Record<ListingField, FieldRuleObject>> = { ...preset?.fields };
+/** The field rules a mapping applies: its preset's, overlaid by its own (`null` removes one). */
+export function mergedRules(config: MappingConfig): Partial<Record<ListingField, FieldRuleObject>> {
+  const rules: Partial<Record<ListingField, FieldRuleObject>> = { ...(config.preset ? PRESETS[config.preset].fields : undefined) };
   for (const [field, rule] of Object.entries(config.fields) as [ListingField, FieldRuleObject | null][]) {
     if (rule === null) delete rules[field];
     else rules[field] = rule;
   }
+  return rules;
+}
+
+export function compileMapping(config: MappingConfig, options: CompileOptions = {}): CompiledMapping {
+  const now = options.now ?? (() => new Date());
+  const hooks = { now, onUnmapped: options.onUnmapped };
+  const preset = config.preset ? PRESETS[config.preset] : undefined;
+  const rules = mergedRules(config);
   const defaults = { ...preset?.defaults, ...config.defaults } as Record<string, unknown>;
 
   // fields are filled in the spec's order, so the candidate's keys already are in the order the

@@ -12,3 +12,4 @@ export * from './redis-policy.js';
 export * from './enqueue.js';
 export * from './call-scope.js';
 export * from './control.js';
+export * from './push-events.js';

@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
 import type { ChangeLog } from '../change-log/change-log.js';
 import type { JobKind } from './names.js';
+import type { RedisClient } from '../redis/connection.js';
 
 /** The common face of the sync, settings and smoke reports. */
 export interface RunReport {
@@ -35,6 +36,8 @@ export interface JobRuntime {
   budgets?: Budgets;
   /** the per-listing change log (the worker's runtime has one) */
   changeLog?: ChangeLog;
+  /** the Redis the state lives in (the worker's): pushed events wait there (push-events.ts) */
+  redis?: RedisClient;
 }
 
 export interface JobContext {

@@ -5,6 +5,7 @@ export const QUEUE_NAMES = {
   settings: 'settings-push',
   smoke: 'message-smoke',
   undo: 'listing-undo',
+  drift: 'source-drift',
 } as const;
 
 export type JobKind = keyof typeof QUEUE_NAMES;

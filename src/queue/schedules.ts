@@ -1,5 +1,7 @@
 // Job schedulers from config: one per group of feeds due together (below), one per chatbot and job
-// with a cron in `chatbots[].schedule`. Upserted when a worker starts; those no longer in config are
+// with a cron in `chatbots[].schedule`, and `drift:<feed>` for each scheduled live RESO feed (its
+// dictionary check, `schedule.driftCron`, hourly by default; the check reads the server at most
+// once a day, jobs/source-drift.ts). Upserted when a worker starts; those no longer in config are
 // removed, so the config file stays the one source of truth for what runs when.
 //
 // Feeds due together: feeds whose `schedule.cron` and `schedule.tz` are written alike (spaces
@@ -10,7 +12,7 @@
 // `schedule.full` it is; `schedule.reconcileCron` likewise, for keys-only reconciles. A feed alone
 // keeps its scheduler `sync:<feed>`.
 import { chatbotsOf } from '../config/feed-chatbots.js';
-import type { Config, FeedConfig } from '../config/schema.js';
+import { DEFAULT_DRIFT_CRON, type Config, type FeedConfig } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
@@ -104,6 +106,11 @@ export function plannedSchedules(config: Config, names: Record<JobKind, string>)
   for (const s of syncSchedules(config.feeds)) {
     const data = { ...(s.feeds.length === 1 ? { feed: s.feeds[0] } : { feeds: s.feeds }), ...(s.read !== 'sync' && { [s.read]: true }) };
     out.push({ kind: 'sync', id: s.id, pattern: s.pattern, ...(s.tz && { tz: s.tz }), name: names.sync, data });
+  }
+  for (const feed of config.feeds) {
+    const pattern = feed.schedule?.driftCron ?? DEFAULT_DRIFT_CRON;
+    if (!feed.schedule || pattern === false || feed.source.kind !== 'reso' || !feed.source.url) continue;
+    out.push({ kind: 'drift', id: `drift:${feed.name}`, pattern, ...(feed.schedule.tz && { tz: feed.schedule.tz }), name: names.drift, data: { feed: feed.name } });
   }
   for (const bot of config.chatbots) {
     for (const kind of ['settings', 'smoke'] as const) {

@@ -1,4 +1,5 @@
-// The worker's HTTP face: /healthz, /metrics, the queue UI (Bull Board) at /ui and the status page at /status.
+// The worker's HTTP face: /healthz, /metrics, the queue UI (Bull Board) at /ui, the status page at
+// /status, and POST /reso/events/<feed> for feeds with `push` (push-route.ts).
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -7,6 +8,7 @@ import type { Queues } from '../queue/index.js';
 import { checkHealth, type HealthDeps } from './health.js';
 import { allowedHosts, httpGuard } from './http-guard.js';
 import { uiGuard, type UiAdmin } from './ui-auth.js';
+import { pushRouter, type PushDeps } from './push-route.js';
 import type { WorkerMetrics } from './metrics.js';
 import { statusRouter } from './status/routes.js';
 import type { StatusDeps } from './status/status-data.js';
@@ -18,7 +20,9 @@ const UI_PATH = '/ui';
  * `admin`: who may act in the queue UI (ui-auth.ts); without it the UI is read-only. /healthz and
  * /metrics stay open. `hosts`: the Host names answered (http-guard.ts); default the local ones.
  */
-export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; status?: StatusDeps; admin?: UiAdmin; hosts?: readonly string[] }): Express {
+export function createApp(
+  deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; status?: StatusDeps; admin?: UiAdmin; hosts?: readonly string[]; push?: Omit<PushDeps, 'redis' | 'queues'> },
+): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(httpGuard(deps.hosts ?? allowedHosts('127.0.0.1')));
@@ -39,6 +43,9 @@ export function createApp(deps: HealthDeps & { queues: Queues; metrics: WorkerMe
         .send(`metrics unavailable: ${(err as Error).message}\n`);
     }
   });
+
+  // pushed EntityEvents (RCP-028): each feed's own bearer token, not the UI's admin access
+  if (deps.push?.feeds.some((f) => f.push)) app.use(pushRouter({ ...deps.push, redis: deps.redis, queues: deps.queues }));
 
   const board = new ExpressAdapter();
   board.setBasePath(UI_PATH);

@@ -3,13 +3,17 @@
 //   A page on another site whose name resolves to this worker (DNS rebinding) sends its own Host
 //   and is refused (421), so it cannot read /status or the queue UI through a browser on this host.
 //   /healthz and /metrics answer any Host: probes and scrapers address the worker by IP or service
-//   name, and neither shows feed data.
+//   name, and neither shows feed data. So does /reso/events/ (push-route.ts): an MLS posts to the
+//   worker's public name, and every request there needs the feed's bearer token, which a page in a
+//   browser does not have.
 // - Every answer: X-Frame-Options DENY and a Content-Security-Policy (no framing, scripts from this
 //   origin only; the status page and the queue UI use inline styles, the UI Google's fonts).
 import type { NextFunction, Request, Response } from 'express';
 
 const ALWAYS = ['localhost', '127.0.0.1', '::1'];
 const ANY_HOST_PATHS = new Set(['/healthz', '/metrics']);
+/** where pushed EntityEvents are posted (push-route.ts) */
+export const PUSH_PATH = '/reso/events/';
 
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
@@ -44,7 +48,7 @@ export function httpGuard(allowed: readonly string[]) {
     res.set('X-Frame-Options', 'DENY');
     res.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
     res.set('X-Content-Type-Options', 'nosniff');
-    if (ANY_HOST_PATHS.has(req.path)) return next();
+    if (ANY_HOST_PATHS.has(req.path) || req.path.startsWith(PUSH_PATH)) return next();
     const name = hostName(req.headers.host);
     if (name !== undefined && names.has(name)) return next();
     res

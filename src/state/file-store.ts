@@ -8,13 +8,14 @@
 // once, when the store is opened (state-json.ts). The file is open in one process at a time
 // (open-lock.ts: LMDB's own locks cannot tell apart processes of two PID namespaces); an open
 // waits while another process has it open, and a store whose hold was taken from it writes nothing.
-import { closeSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { EnvironmentError, FeedsyncError } from '../errors.js';
 import { isSystemError, systemProblem } from '../system-error.js';
 import type { KvStore, StateChange } from './kv-store.js';
 import { FRESH_STATE_COST, importLegacyState } from './legacy-state.js';
+import { checkStateFile } from './lmdb-header.js';
 import { holdOpen, type OpenLock } from './open-lock.js';
 import { rangeOf, slotOf, storedValue, valueOf } from './store-keys.js';
 import { StoredEntries } from './stored-entries.js';
@@ -95,7 +96,7 @@ export async function createFileStore(path: string, opts: FileStoreOptions = {})
 function openFile(path: string): RootDatabase<string, string> {
   try {
     mkdirSync(dirname(path), { recursive: true });
-    checkLmdbFile(path);
+    checkStateFile(path); // LMDB trusts the file it maps: one cut short or of another program would crash the process
     // every commit flushed before it returns (no overlapping sync): a run's state is on disk when it says so;
     // the path is the file itself whatever its name (noSubdir), its lock file `<path>-lock` beside it
     return open<string, string>({ path, noSubdir: true, maxDbs: 2, overlappingSync: false, compression: false, encoding: 'string' });
@@ -113,38 +114,6 @@ function unopenable(path: string, err: unknown): unknown {
     `cannot be opened: ${why ? `it ${why.problem}` : (err as Error).message}`,
     `${why?.remedy ?? 'Make it readable and writable, or move it aside'}, or set state.file to another path (a new state costs what moving this one aside does: ${FRESH_STATE_COST})`,
     { cause: err },
-  );
-}
-
-/** LMDB's meta page: its magic number, after the page header, in the file's first page. */
-const LMDB_MAGIC = 0xbeefc0de;
-const MAGIC_AT = 24;
-
-/**
- * A file that is there and is not an LMDB environment is refused before LMDB maps it: LMDB trusts
- * the file it opens, and the process would crash (a JSON file put in its place, a file of another program).
- */
-function checkLmdbFile(path: string): void {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
-  }
-  try {
-    const { size } = fstatSync(fd);
-    if (size === 0) return; // made by an open that ended before its first write: LMDB starts it anew
-    const head = Buffer.alloc(MAGIC_AT + 4);
-    const read = readSync(fd, head, 0, head.length, 0);
-    if (read === head.length && head.readUInt32LE(MAGIC_AT) === LMDB_MAGIC) return;
-  } finally {
-    closeSync(fd);
-  }
-  throw new EnvironmentError(
-    `The state file ${path}`,
-    'is not a state store (an LMDB file): another file took its place',
-    `Move it aside (mv ${path} ${path}.bad) and run again, or set state.file to another path; a state document of export goes in with feedsync state import. A new state costs this: ${FRESH_STATE_COST}`,
   );
 }
 

@@ -31,6 +31,7 @@ describe('alert rules (defaults)', () => {
       staleHours: 36,
       unmappedValues: true,
       chatCheck: true,
+      sourceDrift: true,
       openAfterRuns: 1,
       closeAfterMinutes: 60,
     });

@@ -3,8 +3,8 @@
 // dependency: Node's fetch, `concurrency` pages in flight in page order (the sync's paging: the
 // first page, then as many as its VirtualCount leads to expect, until a short page), each page's
 // body parsed with JSON.parse and its items counted. No checks, no retries, no state: the floor.
-// The request is the spec's (docs: ../shared/spec/chatbot-service-api.md, RealEstateList: POST with
-// SerialNumber, PageNumber, PageSize; the session key in the ChatRobot-SessionKey header).
+// The request is the one src/api/schemas.ts gives (RealEstateList, ListRequest: POST with
+// SerialNumber, PageNumber, PageSize; the session key in the ChatRobot-SessionKey header, AUTH_HEADER).
 //
 //   node test/bench/bare-pager.mjs URL SERIAL SESSION_KEY PAGE_SIZE CONCURRENCY   prints {"listings","pages","cpuMs"}
 // (cpuMs: the process's CPU since it started, its start included)

@@ -15,11 +15,20 @@ export function fieldTypes(records: readonly Row[], types: Record<string, string
   return out;
 }
 
-/** An OData CSDL document (OData 4.0 Part 3) of entity sets, each with its key and typed fields. */
-export function csdl(sets: Record<string, { key: string; fields: ReadonlyMap<string, string> }>): string {
+/** A field's Property element; with a lookup list, its `RESO.OData.Metadata.LookupName` annotation (RESO Data Dictionary 2.0, Lookup resource). */
+function property(field: string, type: string, lookup: string | undefined): string {
+  if (lookup === undefined) return `<Property Name="${field}" Type="${type}"/>`;
+  return `<Property Name="${field}" Type="${type}"><Annotation Term="RESO.OData.Metadata.LookupName" String="${lookup}"/></Property>`;
+}
+
+/**
+ * An OData CSDL document (OData 4.0 Part 3) of entity sets, each with its key and typed fields;
+ * `lookups`: field → the name of its list in the Lookup resource, as a string field's annotation.
+ */
+export function csdl(sets: Record<string, { key: string; fields: ReadonlyMap<string, string>; lookups?: ReadonlyMap<string, string> }>): string {
   const types = Object.entries(sets).map(
-    ([name, { key, fields }]) =>
-      `<EntityType Name="${name}"><Key><PropertyRef Name="${key}"/></Key>${[...fields].map(([f, t]) => `<Property Name="${f}" Type="${t}"/>`).join('')}</EntityType>`,
+    ([name, { key, fields, lookups }]) =>
+      `<EntityType Name="${name}"><Key><PropertyRef Name="${key}"/></Key>${[...fields].map(([f, t]) => property(f, t, lookups?.get(f))).join('')}</EntityType>`,
   );
   const container = Object.keys(sets)
     .map((name) => `<EntitySet Name="${name}" EntityType="org.reso.metadata.${name}"/>`)

@@ -43,6 +43,17 @@
 // A Media event names a Media record (ResourceName `Media`, ResourceRecordKey its MediaKey); the
 // `/Media` resource (Data Dictionary Media: MediaKey, ResourceName, ResourceRecordKey of the record it
 // belongs to) says which listing. `types` and `$metadata`: OData 4.0 CSDL, as test/helpers/csdl.ts writes it.
+//
+// `lookups` serves the RESO `Lookup` resource (Data Dictionary 2.0, Lookup resource; RCP-032: one
+// record per value of a list — LookupName, LookupValue, StandardLookupValue, LegacyODataValue),
+// named in `$metadata`, each field of `lookupNames` annotated `RESO.OData.Metadata.LookupName`.
+// MLS Grid moved its enumerations there in March 2022 ("Metadata no longer contains enumerations.
+// Obtain lookups through the Lookup resource": https://docs.mlsgrid.com/releases/reso-enums-to-lookups-transition)
+// and asks that it be read no more than once a day (as a summary of its API v2 puts it; the stored
+// copy of docs.mlsgrid.com found here does not show the sentence): `lookupEvery` enforces that,
+// answering a read begun sooner than that after the last with a 429. `metadataOf` rewrites the
+// Property fields `$metadata` announces (a field renamed there before the records change).
+// Neither is settable by the records: both are settable while the server runs.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -111,6 +122,14 @@ export interface ResoServerOptions {
   refusePurged?: number;
   /** answer 414 to a request whose URL (`${origin}${path and query}`, as sent) is longer than this */
   maxUrl?: number;
+  /** the Lookup resource's records (LookupName, LookupValue, StandardLookupValue, LegacyODataValue, …); none: no Lookup resource */
+  lookups?: Row[];
+  /** field → LookupName: annotated in `$metadata` */
+  lookupNames?: Record<string, string>;
+  /** a Lookup read (its first page) sooner than this many ms after the last one is answered 429 */
+  lookupEvery?: number;
+  /** the server's clock for `lookupEvery` (default Date.now) */
+  clock?: () => number;
 }
 
 export type ServerOrder = 'honour' | 'storage' | 'scramble' | 'key';
@@ -160,6 +179,13 @@ export interface ResoServer {
   readonly longestUrl: number;
   /** the EntityEvent log (entityEvents) */
   events: Row[];
+  /** as the options: settable while the server runs */
+  lookups?: Row[];
+  lookupNames?: Record<string, string>;
+  /** the Property fields `$metadata` announces, from those the records carry */
+  metadataOf?: (fields: Map<string, string>) => Map<string, string>;
+  /** requests of the Lookup resource (every page), answered or refused */
+  readonly lookupRequests: number;
   /** log an event for a record (a change the server makes without a new ModificationTimestamp, such as lost visibility) */
   event(key: string, resource?: string): void;
   /** drop the log's events up to this sequence, as producers purge old events (RCP-027 lets them) */
@@ -211,6 +237,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       status: 200,
     };
     if (url.pathname.endsWith('/$metadata')) return metadata(req, res);
+    if (url.pathname.endsWith('/Lookup')) return lookupPage(req, res, url);
     requests.push(log);
     const n = requests.length;
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -361,6 +388,38 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     }
   }
 
+  let lookupRequests = 0;
+  let lastLookupRead: number | undefined;
+  /** a page of the Lookup resource: $filter, paged by $skip nextLinks; a read begun too soon after the last refused */
+  function lookupPage(req: IncomingMessage, res: ServerResponse, url: URL) {
+    lookupRequests++;
+    const send = (status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (!authorized(req.headers.authorization)) return send(401, { error: { code: '401', message: 'invalid or expired token' } });
+    if (!server.lookups) return send(404, { error: { message: `no resource ${url.pathname}` } });
+    const q = url.searchParams;
+    const now = (opts.clock ?? Date.now)();
+    if (!q.has('$skip')) {
+      if (opts.lookupEvery !== undefined && lastLookupRead !== undefined && now - lastLookupRead < opts.lookupEvery) {
+        return send(429, { error: { code: '429', message: 'the Lookup resource is to be read at most once a day' } });
+      }
+      lastLookupRead = now;
+    }
+    const all = server.lookups;
+    const fields = new Set(['LookupKey', 'LookupName', 'LookupValue', 'StandardLookupValue', 'LegacyODataValue', 'OriginatingSystemName', 'ModificationTimestamp']);
+    try {
+      const filter = q.get('$filter');
+      const rows = filter ? all.filter(compileFilter(filter, { known: (f) => fields.has(f) })) : all;
+      const skip = Number(q.get('$skip') ?? 0);
+      const page = rows.slice(skip, skip + (opts.maxPageSize ?? 100));
+      const next = new URL(url);
+      next.searchParams.set('$skip', String(skip + page.length));
+      send(200, { value: page, ...(skip + page.length < rows.length && { '@odata.nextLink': next.toString() }) });
+    } catch (err) {
+      if (err instanceof ODataSyntaxError) return send(400, { error: { code: '400', message: err.message } });
+      throw err;
+    }
+  }
+
   let metadataRequests = 0;
   /** the service's CSDL: the Property entity type of the fields the records carry, typed by `types` */
   function metadata(req: IncomingMessage, res: ServerResponse) {
@@ -373,9 +432,13 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       ['ResourceRecordKey', 'Edm.String'],
       ['ResourceRecordUrl', 'Edm.String'],
     ]);
+    const derived = fieldTypes(records, opts.types);
+    const fields = server.metadataOf ? server.metadataOf(derived) : derived;
+    const lookupFields = new Map(['LookupKey', 'LookupName', 'LookupValue', 'StandardLookupValue', 'LegacyODataValue', 'ModificationTimestamp'].map((f) => [f, 'Edm.String']));
     const sets = {
-      Property: { key: keyField, fields: fieldTypes(records, opts.types) },
+      Property: { key: keyField, fields, lookups: new Map(Object.entries(server.lookupNames ?? {})) },
       ...(opts.entityEvents && { EntityEvent: { key: 'EntityEventSequence', fields: eventFields } }),
+      ...(server.lookups && { Lookup: { key: 'LookupKey', fields: lookupFields } }),
     };
     res.writeHead(200, { 'content-type': 'application/xml' }).end(csdl(sets));
   }
@@ -454,6 +517,11 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     },
     get longestUrl() {
       return longestUrl;
+    },
+    lookups: opts.lookups,
+    lookupNames: opts.lookupNames,
+    get lookupRequests() {
+      return lookupRequests;
     },
     events,
     event: (key, resource) => logEvent(key, resource),

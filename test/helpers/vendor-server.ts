@@ -14,6 +14,12 @@
 //   OfficeMlsId (docs.mlsgrid.com/api-documentation/api-version-2.0, as compiled in
 //   api-evangelist/mls-grid data-model/mls-grid-data-model.yml, which lists for Property also
 //   PropertyType and ListOfficeMlsId but not ListAgentKey); Member records carry MlgCanView (false: to be removed).
+//   OpenHouse (`related`) too: MLS Grid serves it as a resource of its own (/v2/OpenHouse, not a
+//   Property $expand), under the same rules (our reading of its searchable fields:
+//   ModificationTimestamp, OriginatingSystemName, ListingId, MlgCanView); its records carry
+//   MlgCanView (false: to be removed) and, as the RESO Data Dictionary's OpenHouse resource has them
+//   (https://dd.reso.org/DD2.1/Property/OpenHouse/), OpenHouseKey, ListingKey, ListingId,
+//   OpenHouseStartTime, OpenHouseEndTime, OpenHouseStatus.
 // - Trestle WebAPI, https://trestle-documentation.corelogic.com/webapi.html and webapi-at-scale.html:
 //   OAuth2 client credentials at /trestle/oidc/connect/token (scope api); resource under
 //   /trestle/odata; `$top` at most 1000 (400 past it); quota headers on every answer
@@ -45,8 +51,8 @@ export interface VendorServerOptions {
   originatingSystem?: string;
   /** a test of other rules may lift the vendor's request rate (never the profile tests) */
   perSecond?: number;
-  /** the Member and Office resources (keyed MemberKey, OfficeKey), served with the vendor's rules */
-  related?: { Member?: Row[]; Office?: Row[] };
+  /** the Member, Office and OpenHouse resources (keyed MemberKey, OfficeKey, OpenHouseKey), served with the vendor's rules */
+  related?: Partial<Record<RelatedResource, Row[]>>;
 }
 
 export interface VendorRequest {
@@ -69,9 +75,11 @@ export interface VendorServer {
   readonly tooMany: VendorRequest[];
   records: Row[];
   /** the Member and Office records held */
-  related: { Member: Row[]; Office: Row[] };
+  related: Record<RelatedResource, Row[]>;
   /** change a Member or Office record now: fields, and a ModificationTimestamp of the server's clock */
-  touchRelated(resource: 'Member' | 'Office', key: string, fields?: Row): void;
+  touchRelated(resource: RelatedResource, key: string, fields?: Row): void;
+  /** a new record of a related resource, with a ModificationTimestamp of now */
+  addRelated(resource: RelatedResource, record: Row): void;
   /** change a record now: fields, and a ModificationTimestamp of the server's clock */
   touch(key: string, fields?: Row): void;
   remove(key: string): void;
@@ -110,8 +118,10 @@ const MLSGRID_SEARCHABLE_IN: Record<string, string[]> = {
   Property: MLSGRID_SEARCHABLE,
   Member: ['ModificationTimestamp', 'OriginatingSystemName', 'MemberMlsId', 'MlgCanView'],
   Office: ['ModificationTimestamp', 'OriginatingSystemName', 'OfficeMlsId', 'MlgCanView'],
+  OpenHouse: ['ModificationTimestamp', 'OriginatingSystemName', 'ListingId', 'MlgCanView'],
 };
-const RESOURCE_KEY: Record<string, string> = { Property: 'ListingKey', Member: 'MemberKey', Office: 'OfficeKey' };
+const RESOURCE_KEY: Record<string, string> = { Property: 'ListingKey', Member: 'MemberKey', Office: 'OfficeKey', OpenHouse: 'OpenHouseKey' };
+export type RelatedResource = 'Member' | 'Office' | 'OpenHouse';
 
 function rules(o: VendorServerOptions): Rules {
   const top = (q: URLSearchParams) => (q.has('$top') ? Number(q.get('$top')) : undefined);
@@ -185,8 +195,8 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
   const r = { ...rules(o), ...(o.perSecond !== undefined && { perSecond: o.perSecond }) };
   const byOrder = compileOrderBy(r.order);
   let records = [...o.records];
-  const related = { Member: [...(o.related?.Member ?? [])], Office: [...(o.related?.Office ?? [])] };
-  const rowsOf = (resource: string): Row[] => (resource === 'Member' || resource === 'Office' ? related[resource] : records);
+  const related: Record<RelatedResource, Row[]> = { Member: [...(o.related?.Member ?? [])], Office: [...(o.related?.Office ?? [])], OpenHouse: [...(o.related?.OpenHouse ?? [])] };
+  const rowsOf = (resource: string): Row[] => (resource in related ? related[resource as RelatedResource] : records);
   const requests: VendorRequest[] = [];
   const tokens = new Set<string>();
   const recent: number[] = [];
@@ -230,7 +240,7 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
       return void res.writeHead(200, { 'content-type': 'application/xml' }).end(csdl({ Property: { key: 'ListingKey', fields: fieldTypes(records) } }));
     }
     const resource = url.pathname.slice(r.root.length + 1);
-    if (!(resource in RESOURCE_KEY) || (resource !== 'Property' && !o.related?.[resource as 'Member' | 'Office'])) return refuse(404, `no resource ${url.pathname}`);
+    if (!(resource in RESOURCE_KEY) || (resource !== 'Property' && !o.related?.[resource as RelatedResource])) return refuse(404, `no resource ${url.pathname}`);
     const q = url.searchParams;
     const all = rowsOf(resource);
     const known = knownIn(all);
@@ -330,6 +340,11 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
       if (at < 0) throw new Error(`no ${resource} ${key}`);
       const latest = Math.max(Date.now(), ...rows.map((rec) => Date.parse(String(rec.ModificationTimestamp)) + 1).filter(Number.isFinite));
       rows[at] = { ...rows[at], ...fields, ModificationTimestamp: new Date(latest).toISOString() };
+    },
+    addRelated(resource, record) {
+      const rows = related[resource];
+      const latest = Math.max(Date.now(), ...[...records, ...rows].map((rec) => Date.parse(String(rec.ModificationTimestamp)) + 1).filter(Number.isFinite));
+      rows.push({ ...record, ModificationTimestamp: new Date(latest).toISOString() });
     },
     touch(key, fields = {}) {
       const at = records.findIndex((rec) => rec.ListingKey === key);

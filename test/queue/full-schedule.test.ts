@@ -19,6 +19,8 @@ describe('schedule.full', () => {
     expect(planned.map((p) => [p.id, p.pattern, p.tz, p.data])).toEqual([
       ['sync:mls', '*/15 * * * *', 'America/Chicago', { feed: 'mls' }],
       ['sync-full:mls', '0 3 * * 0', 'America/Chicago', { feed: 'mls', full: true }],
+      // the dictionary check of a live RESO feed (jobs/source-drift.ts): hourly, in the feed's zone
+      ['drift:mls', '41 * * * *', 'America/Chicago', { feed: 'mls' }],
     ]);
     await applySchedules(q.queues, planned, silentLogger);
     const schedulers = await q.queues.sync.getJobSchedulers();

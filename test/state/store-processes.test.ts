@@ -4,12 +4,14 @@
 // serialized by the store's own locking (the file is open in one process at a time: open-lock.ts),
 // so no compare-and-swap of one is lost to the other; an open that waits too long says who holds it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFileStore } from '../../src/state/file-store.js';
+import { judgeLmdbFile } from '../../src/state/lmdb-header.js';
+import { growStore, headerOf } from './lmdb-files.js';
 
 const WRITER = fileURLToPath(new URL('./store-writer.child.ts', import.meta.url));
 const KEYS = 20_000;
@@ -107,4 +109,28 @@ describe('file store: processes', () => {
     expect(Number(await store.get('gen', 'gen'))).toBeGreaterThan(0);
     await store.close();
   }, 60_000);
+
+  it('a state file the header check lets through is one LMDB reads to its end without a crash, cut or not (lmdb-header.ts)', async () => {
+    const path = await statePath();
+    const keys = await growStore(path, 12); // ends short of its last page: the pages past its end are free
+    const whole = await readFile(path);
+    const { pageSize, inUse } = headerOf(whole);
+    expect(whole.length).toBeLessThan(inUse);
+    const verdicts: string[] = [];
+    for (let at = whole.length - 8 * pageSize; at <= whole.length; at += pageSize) {
+      const cut = join(dirname(path), `cut-${at}.lmdb`);
+      await writeFile(cut, whole.subarray(0, at));
+      const verdict = judgeLmdbFile(cut).kind;
+      verdicts.push(verdict);
+      if (verdict !== 'ok') continue;
+      // in a process of its own: reading a page past the end would kill it (SIGBUS), not the test
+      const reader = spawn(process.execPath, ['--import', 'tsx', WRITER, 'read', cut], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      reader.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => reader.on('exit', (c, s) => resolve([c, s])));
+      expect([code, signal, out.trim()], `cut at ${at} of ${whole.length}`).toEqual([0, null, `a ${keys}`]);
+    }
+    expect(verdicts.at(-1)).toBe('ok'); // the file as it is
+    expect(verdicts).toContain('short'); // and cuts that take a page it uses are refused
+  }, 120_000);
 });

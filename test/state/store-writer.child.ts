@@ -1,7 +1,8 @@
 // A process writing the state store, for store-processes.test.ts: `commits FILE N` commits forever,
 // each commit one generation (every key of `a` set to it, `odd` filled or emptied, `gen` set to it)
 // and prints the generation once it is committed; `count FILE ROUNDS NAME` adds one to a counter
-// ROUNDS times by compare-and-swap and records each round under its own key, then prints "done".
+// ROUNDS times by compare-and-swap and records each round under its own key, then prints "done";
+// `read FILE` reads every entry of every namespace and prints each namespace with its count.
 import { createFileStore } from '../../src/state/file-store.js';
 
 const [mode, path, n, name] = process.argv.slice(2);
@@ -26,6 +27,13 @@ if (mode === 'commits') {
     ]);
     process.stdout.write(`${gen}\n`);
   }
+} else if (mode === 'read') {
+  for (const [ns] of store.namespaces()) {
+    let count = 0;
+    for (const [, value] of store.entries(ns)) count += value.length >= 0 ? 1 : 0;
+    process.stdout.write(`${ns} ${count}\n`);
+  }
+  await store.close();
 } else {
   for (let round = 0; round < Number(n); round++) {
     for (;;) {

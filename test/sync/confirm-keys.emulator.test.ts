@@ -7,7 +7,6 @@
 //   at all; it is confirmed through the field the profile names (ListingId), found by a keys-only read.
 // Over real HTTP: test/helpers/reso-server.ts (`types`, its $metadata) and test/helpers/vendor-server.ts.
 import { describe, expect, it } from 'vitest';
-import { generateResoRecords } from '../../fixtures/generate.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import type { ResoSource } from '../../src/feeds/config-schema.js';
 import { openReso } from '../../src/feeds/reso/reso-reader.js';
@@ -17,7 +16,7 @@ import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
-import { NOT_SHOWN } from './helpers/reso-records.js';
+import { keyedResoRecords } from './helpers/reso-records.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -26,23 +25,22 @@ const emulator = useEmulatorSync((t, e) => {
   env = e;
 });
 
-// (what an idx feed, a RESO feed's default, does not show)
-const OFF_MARKET = NOT_SHOWN;
 const TOKEN = 'grid-token-38';
 
 /** `n` on-market records, ListingKey 1001… as numbers (an Int64 key), ListingId L-1… */
 function records(n: number): Record<string, unknown>[] {
-  const base = generateResoRecords(n * 3, { seed: 38 }).filter((r) => r.MlgCanView !== false && !OFF_MARKET.has(String(r.StandardStatus)));
-  return base.slice(0, n).map((r, i) => ({
-    ...r,
-    ListingKey: 1001 + i,
-    ListingId: `L-${i + 1}`,
-    ModificationTimestamp: new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString(),
-    PropertyType: 'Residential',
-    OriginatingSystemName: 'actris',
-    MlgCanView: true,
-  }));
+  return keyedResoRecords(n, 38).map((r, i) => ({ ...r, ListingKey: 1001 + i, ListingId: `L-${i + 1}`, OriginatingSystemName: 'actris', MlgCanView: true }));
 }
+
+/** The feed of the numeric-key tests: keyed by ListingKey, pages of 5, no delete limit that matters. */
+const keyedFeed = (url: string) =>
+  FeedConfig.parse({
+    name: 'mls',
+    chatbot: SN,
+    source: { kind: 'reso', url, maxPageSize: 5, retries: 0, timeoutMs: 5000, photosTimestampField: null },
+    mapping: { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } },
+    deletes: { maxFraction: 1, maxCount: 100 },
+  });
 
 const held = async () => (await te.listings(SN)).map((l) => String(l.MLSNumber)).sort();
 
@@ -50,13 +48,7 @@ describe('a numeric key (Edm.Int64 in $metadata)', () => {
   it('absent keys are asked for bare, as $metadata types them: the hard-deleted listings go, the others stay', async () => {
     const data = records(12);
     const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 5, types: { ListingKey: 'Edm.Int64' } }));
-    const feed = FeedConfig.parse({
-      name: 'mls',
-      chatbot: SN,
-      source: { kind: 'reso', url: server.url, maxPageSize: 5, retries: 0, timeoutMs: 5000, photosTimestampField: null },
-      mapping: { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } },
-      deletes: { maxFraction: 1, maxCount: 100 },
-    });
+    const feed = keyedFeed(server.url);
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     expect(await held()).toHaveLength(12);
 
@@ -82,13 +74,7 @@ describe('a numeric key (Edm.Int64 in $metadata)', () => {
   it('a server without $metadata: the keys go quoted, as before, and the run says why', async () => {
     const data = records(6).map((r) => ({ ...r, ListingKey: `K${String(r.ListingKey)}` }));
     const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 5, metadata: false }));
-    const feed = FeedConfig.parse({
-      name: 'mls',
-      chatbot: SN,
-      source: { kind: 'reso', url: server.url, maxPageSize: 5, retries: 0, timeoutMs: 5000, photosTimestampField: null },
-      mapping: { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } },
-      deletes: { maxFraction: 1, maxCount: 100 },
-    });
+    const feed = keyedFeed(server.url);
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     server.remove('K1002');
     const next = await env.sync(te, feed);

@@ -4,12 +4,11 @@
 // the record's key is asked for and not returned). Sources: RESO RCP-027 (EntityEvent resource,
 // ratified December 2023); docs/reso-paging.md "Change feeds".
 import { describe, expect, it } from 'vitest';
-import { generateResoRecords } from '../../fixtures/generate.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
-import { NOT_SHOWN } from './helpers/reso-records.js';
+import { keyedResoRecords } from './helpers/reso-records.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -18,18 +17,7 @@ const emulator = useEmulatorSync((t, e) => {
   env = e;
 });
 
-// (what an idx feed, a RESO feed's default, does not show)
-const OFF_MARKET = NOT_SHOWN;
-
-function records(n: number): Record<string, unknown>[] {
-  const base = generateResoRecords(n * 3, { seed: 382 }).filter((r) => r.MlgCanView !== false && !OFF_MARKET.has(String(r.StandardStatus)));
-  return base.slice(0, n).map((r, i) => ({
-    ...r,
-    ListingKey: `K-${String(i + 1).padStart(2, '0')}`,
-    ModificationTimestamp: new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString(),
-    PropertyType: 'Residential',
-  }));
-}
+const records = (n: number) => keyedResoRecords(n, 382);
 
 const held = async () => new Map((await te.listings(SN)).map((l) => [String(l.MLSNumber), l]));
 
@@ -242,7 +230,7 @@ describe('a purged log', () => {
 
 describe('a gone key under the reso preset (MLSNumber from ListingId, else ListingKey)', () => {
   it("names no listing: the event's ListingKey is not the listing's key (another listing's ListingId may equal it), so nothing is deleted by the event; the next reconcile removes it", async () => {
-    const data = records(10).map((r, i) => ({ ...r, ListingId: `L-${String(i + 1).padStart(2, '0')}` }));
+    const data = records(10); // ListingId L-01…
     // K-02's ListingId is the ListingKey of K-01: the listing the event would name is another's
     data[1] = { ...data[1]!, ListingId: 'K-01' };
     const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }));

@@ -6,12 +6,11 @@
 // unchanged key, and the reconcile reads at most a tenth of the bytes a full pull of the same feed
 // reads. Over real HTTP (test/helpers/reso-server.ts) into the emulator.
 import { describe, expect, it } from 'vitest';
-import { generateResoRecords } from '../../fixtures/generate.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
-import { NOT_SHOWN } from './helpers/reso-records.js';
+import { keyedResoRecords } from './helpers/reso-records.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -20,21 +19,10 @@ const emulator = useEmulatorSync((t, e) => {
   env = e;
 });
 
-// (what an idx feed, a RESO feed's default, does not show)
-const OFF_MARKET = NOT_SHOWN;
 const N = 1000;
 const PAGE = 100;
-
-function records(n: number): Record<string, unknown>[] {
-  const base = generateResoRecords(n * 3, { seed: 381 }).filter((r) => r.MlgCanView !== false && !OFF_MARKET.has(String(r.StandardStatus)));
-  return base.slice(0, n).map((r, i) => ({
-    ...r,
-    ListingKey: `K-${String(i + 1).padStart(4, '0')}`,
-    ListingId: `L-${String(i + 1).padStart(4, '0')}`,
-    ModificationTimestamp: new Date(Date.UTC(2025, 0, 1, 0, 0, i)).toISOString(),
-    PropertyType: 'Residential',
-  }));
-}
+/** K-0001… and L-0001…, a second apart */
+const records = (n: number) => keyedResoRecords(n, 381, { digits: 4, everyMs: 1000 });
 
 const held = async () => new Map((await te.listings(SN)).map((l) => [String(l.MLSNumber), l]));
 

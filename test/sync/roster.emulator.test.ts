@@ -12,9 +12,11 @@ import { createCallCounter } from '../../src/api/call-counter.js';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { lanesOf, runSync, type SyncReport } from '../../src/sync/index.js';
+import { requestsLine } from '../../src/sync/report/report-format.js';
 import { rosterNamespace } from '../../src/sync/settle/state.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startVendorServer, type VendorServer } from '../helpers/vendor-server.js';
+import { refusingWritesOf } from '../helpers/refusing-proxy.js';
 import { SN, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
 
 let te: TestEmulator;
@@ -143,6 +145,7 @@ describe('source.related: Member and Office (MLS Grid rules)', () => {
     expect(byResource(s, idle)).toEqual({ Property: 1, Member: 1, Office: 1 });
     expect(third.source.requests).toBe(3);
     expect(third.source.requestsBy).toEqual({ pages: 1, Member: 1, Office: 1 });
+    expect(requestsLine(third.source)).toBe('3 requests (1 pages, 1 Member, 1 Office)');
     expect((await writeCounts(te)).update).toBe(after.update);
 
     // A2 may no longer be shown (MlgCanView false): gone from the store, A2's listings fall back to their own fields
@@ -159,7 +162,7 @@ describe('source.related: Member and Office (MLS Grid rules)', () => {
 });
 
 describe('source.related routed by agent key (Trestle rules)', () => {
-  it('where: ListAgentKey keeps routing; a changed office reaches its listings in both chatbots, asked by ListOfficeKey', async () => {
+  it('where: ListAgentKey keeps routing; a renamed office reaches its listings in both chatbots, asked by ListOfficeKey; a chatbot whose writes failed gets it next run', async () => {
     const records = listings();
     const s = emulator.closeAfterTest(await startVendorServer({ vendor: 'trestle', records, oauth: OAUTH, related: { Member: members(), Office: offices() } }));
     const feed = FeedConfig.parse({
@@ -172,11 +175,11 @@ describe('source.related routed by agent key (Trestle rules)', () => {
       mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
       deletes: { maxFraction: 0.5 },
     });
-    const run = async (): Promise<SyncReport[]> => {
+    const run = async (target: TestEmulator = te): Promise<SyncReport[]> => {
       const calls = createCallCounter();
-      const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 1 });
+      const apiConfig = ApiConfig.parse({ baseUrl: target.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 1 });
       return runSync(lanesOf(feed), {
-        api: te.client({ onCall: calls.onCall, retry: { retries: 1 } }),
+        api: target.client({ onCall: calls.onCall, retry: { retries: 1 } }),
         store: env.store,
         configFeeds: [feed],
         logger: silentLogger,
@@ -186,26 +189,37 @@ describe('source.related routed by agent key (Trestle rules)', () => {
       });
     };
     const a1 = records.filter((r) => r.ListAgentKey === 'A1').map((r) => String(r.ListingId));
+    const o2 = new Set(records.filter((r) => r.ListOfficeKey === 'O2').map((r) => String(r.ListingId)));
+    const officesOf = async (sn: string) => Object.fromEntries(Object.entries(await contacts(sn)).map(([mls, c]) => [mls, c.office]));
+    const expected = (held: Record<string, unknown>, name: string) => Object.fromEntries(Object.keys(held).map((mls) => [mls, o2.has(mls) ? name : 'Office O1']));
 
     expect((await run()).map((r) => r.outcome)).toEqual(['ok', 'ok']);
     expect(Object.keys(await contacts('SN-A1')).sort()).toEqual(a1.sort());
     expect(Object.keys(await contacts('SN-REST'))).toHaveLength(9 - a1.length);
     expect(Object.values(await contacts('SN-A1')).every((c) => c.name === 'Agent A1')).toBe(true);
 
+    // O2 renamed in Office only; SN-REST's writes are refused this run
     s.touchRelated('Office', 'O2', { OfficeName: 'Office O2 Renamed' });
     const mark = s.requests.length;
-    const second = await run();
-    expect(
-      second.map((r) => r.outcome),
-      second.map((r) => r.message).join('; '),
-    ).toEqual(['ok', 'ok']);
-    const o2 = new Set(records.filter((r) => r.ListOfficeKey === 'O2').map((r) => String(r.ListingId)));
-    for (const sn of ['SN-A1', 'SN-REST']) {
-      for (const [mls, c] of Object.entries(await contacts(sn))) expect(c.office).toBe(o2.has(mls) ? 'Office O2 Renamed' : 'Office O1');
-    }
-    // Trestle filters on ListOfficeKey: the listings are asked for directly
+    const proxy = emulator.closeAfterTest(await refusingWritesOf(te.url, 'SN-REST'));
+    const second = await run({ ...te, url: proxy.url, client: (o) => te.client({ ...o, baseUrl: proxy.url }) });
+    expect(second.map((r) => r.outcome === 'ok')).toEqual([true, false]);
+    const a1Held = await officesOf('SN-A1');
+    expect(a1Held).toEqual(expected(a1Held, 'Office O2 Renamed'));
+    const restBefore = await officesOf('SN-REST');
+    expect(restBefore).toEqual(expected(restBefore, 'Office O2'));
+    // Trestle filters Property on ListOfficeKey: the listings are asked for directly
     const asked = s.requests.slice(mark).filter((r) => r.url.includes('/Property') && decodeURIComponent(r.url).includes("ListOfficeKey eq 'O2'"));
     expect(asked).toHaveLength(1);
+
+    // the next run reads the roster again from SN-REST's marks: its O2 listings get the new name, SN-A1's nothing more
+    const third = await run();
+    expect(third.map((r) => [r.chatbot, r.outcome, r.counts.updated])).toEqual([
+      ['SN-A1', 'ok', 0],
+      ['SN-REST', 'ok', [...o2].filter((mls) => !a1.includes(mls)).length],
+    ]);
+    const rest = await officesOf('SN-REST');
+    expect(rest).toEqual(expected(rest, 'Office O2 Renamed'));
     expect(s.refused).toEqual([]);
   }, 60_000);
 });

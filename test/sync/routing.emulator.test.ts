@@ -4,9 +4,6 @@
 // and of an incremental RESO feed, a chatbot whose writes fail keeps its mark and gets what it
 // missed next run;
 // three feeds of one chatbot run together page its list once (the emulator counts list calls).
-import { once } from 'node:events';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { createCallCounter } from '../../src/api/call-counter.js';
@@ -17,6 +14,7 @@ import { lanesOf, runSync, type SyncReport } from '../../src/sync/index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';
 import { startResoServer } from '../helpers/reso-server.js';
+import { refusingWritesOf } from '../helpers/refusing-proxy.js';
 import { COLUMNS, csv, requests, row, rows, total, useEmulatorSync, type Row, type SyncEnv } from './helpers/feed.js';
 
 let te: TestEmulator;
@@ -203,45 +201,6 @@ describe('an incremental RESO feed routed to several chatbots, one of whose writ
     expect(new Set(Object.values(m3))).toEqual(new Set([m2['SN-A']]));
   });
 });
-
-/**
- * An HTTP proxy to the emulator that answers 503 to every listing write (create, update, delete)
- * for one serial number and forwards everything else: that chatbot's writes fail, its list pages.
- */
-async function refusingWritesOf(target: string, serialNumber: string): Promise<{ url: string; refused: number; close(): Promise<void> }> {
-  const state = { refused: 0 };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      if (/RealEstate(Create|Update|Delete)$/.test(req.url ?? '') && body.toString().includes(`"${serialNumber}"`)) {
-        state.refused++;
-        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `writes into ${serialNumber} refused by the test` }));
-        return;
-      }
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k))) as Record<string, string>;
-      fetch(target + req.url, { method: req.method, headers, ...(body.length && { body }) }).then(
-        async (answer) => {
-          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await answer.arrayBuffer()));
-        },
-        (err: Error) => res.writeHead(502).end(err.message),
-      );
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    get refused() {
-      return state.refused;
-    },
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    },
-  };
-}
 
 describe('several feeds of one chatbot run together', () => {
   it('page its list once: a no-change rerun of three feeds makes one paging of list calls, and each feed deletes only its own', async () => {

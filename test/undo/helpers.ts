@@ -2,7 +2,7 @@
 // the unlisted Location), and the vendor's broken export of it: every price ×10 on a quarter of the
 // listings, the Location (a field the list does not return) changed on two, a tenth of the rows
 // missing, two rows new. Configs for `feedsync` over it against the emulator, with or without Redis.
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withRuntime } from '../../src/cli/with-runtime.js';
@@ -11,7 +11,8 @@ import type { StoredListing } from '../../src/emulator/chatbot-listings.js';
 import { runLanes, type FeedRunReport } from '../../src/runs/run-lanes.js';
 import { lanesOf, type SyncOptions } from '../../src/sync/index.js';
 import { undoRun, type UndoOptions, type UndoReport } from '../../src/undo/index.js';
-import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { COLUMNS, csv, homesConfigYaml, row, type Row } from '../sync/helpers/feed.js';
 
 const HEADER = [...COLUMNS, 'Description'] as const;
@@ -56,8 +57,6 @@ export function listingsAsText(listings: readonly StoredListing[]): string[] {
 
 /** the run id a `feedsync sync` printed */
 export const runIdOf = (stderr: string) => /runs show (\S+)/.exec(stderr)?.[1];
-/** the run id a `feedsync undo` printed for itself */
-export const undoRunIdOf = (stderr: string) => /this undo is run (\S+)/.exec(stderr)?.[1];
 
 /** `feedsync sync` and `feedsync undo` in this process (the lock aside: the CLI test takes it), over real HTTP */
 export async function inProcess<T>(
@@ -78,4 +77,23 @@ export async function inProcess<T>(
       undo: (runId, opts = {}) => undoRun(runId, { api, store, changeLog, config: loaded, logger }, opts),
     });
   });
+}
+
+/**
+ * The file's emulator, started once, handed to `started` and reset before each test; and a list the
+ * file puts the folders it makes in. Both are closed and removed after the file.
+ */
+export function useUndoEmulator(started: (te: TestEmulator) => void): { dirs: string[] } {
+  let te: TestEmulator | undefined;
+  const dirs: string[] = [];
+  beforeAll(async () => {
+    te = await startTestEmulator();
+    started(te);
+  });
+  afterAll(async () => {
+    await te?.close();
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  });
+  beforeEach(() => te!.reset());
+  return { dirs };
 }

@@ -3,27 +3,19 @@
 // (a RESO test server, the emulator), a run of price changes undone; the next incremental pull
 // leaves the undone prices as they are (it reads only what changed after the mark), the next full
 // pull writes the feed's prices again. A CSV feed is read whole by every sync: the report says so.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { formatUndoReport } from '../../src/undo/index.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { apiYaml, SN } from '../sync/helpers/feed.js';
-import { createStory, goodRows, inProcess } from './helpers.js';
+import { createStory, goodRows, inProcess, useUndoEmulator } from './helpers.js';
 
 let te: TestEmulator;
-const dirs: string[] = [];
-beforeAll(async () => {
-  te = await startTestEmulator();
-});
-afterAll(async () => {
-  await te.close();
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
-beforeEach(() => te.reset());
+const { dirs } = useUndoEmulator((t) => (te = t));
 
 const priceOf = async (id: string) => (await te.listings(SN)).find((l) => l.MLSNumber === id)?.SalePrice;
 

@@ -4,27 +4,18 @@
 // (a later run, a change on the service) are named and left alone unless forced; an undo is undone;
 // a run whose whole listings were not kept is refused unless forced.
 import '../setup/needs-redis.js';
-import { rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { describe, expect, it } from 'vitest';
+import type { TestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
 import { requests, SN, total } from '../sync/helpers/feed.js';
 import type { FeedRunReport } from '../../src/runs/run-lanes.js';
 import type { SyncOptions } from '../../src/sync/index.js';
 import { formatUndoReport } from '../../src/undo/index.js';
-import { badRows, createStory, goodRows, inProcess, listingsAsText, runIdOf, type Story } from './helpers.js';
+import { badRows, createStory, goodRows, inProcess, listingsAsText, runIdOf, type Story, useUndoEmulator } from './helpers.js';
 
 let te: TestEmulator;
-const dirs: string[] = [];
-beforeAll(async () => {
-  te = await startTestEmulator();
-});
-afterAll(async () => {
-  await te.close();
-  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-});
-beforeEach(() => te.reset());
+const { dirs } = useUndoEmulator((t) => (te = t));
 
 async function story(top: string[] = []): Promise<Story> {
   const s = await createStory(te.url, top);

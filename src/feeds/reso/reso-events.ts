@@ -41,15 +41,11 @@ import { openReso, type ResoOpenOptions } from './reso-reader.js';
 import { openResoReconcile } from './reso-reconcile.js';
 import { requestTally } from './reso-requests.js';
 import { mediaParents } from './reso-media-events.js';
+import { fetchKeys } from './reso-fetch-keys.js';
+import { EntityEventRecord, SEQ } from './entity-event.js';
 
 export const EVENT_RESOURCE = 'EntityEvent';
-const SEQ = 'EntityEventSequence';
-
-const Event = z.looseObject({
-  [SEQ]: z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,19}$/)]),
-  ResourceName: z.string().min(1).max(200),
-  ResourceRecordKey: z.union([z.string().min(1).max(2048), z.number()]),
-});
+const Event = EntityEventRecord;
 
 const EventMark = z.object({ seq: z.string().regex(/^\d{1,19}$/) });
 const NoEvents = z.object({ events: z.literal('none') });
@@ -178,33 +174,9 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
       stats.events!.media = (stats.events!.media ?? 0) + 1;
     }
     stats.events!.keys = keys.size;
-    yield* fetchKeys(keys);
+    yield* fetchKeys(keys, { feedName, source, ctx, lookup: pull.lookup!, label, stats: stats.events!, warnings: own, goneBy: 'the EntityEvent log says are gone' });
     reached = JSON.stringify({ ...stored, seq: last });
     ctx.logger.debug({ feed: feedName, seq: last, keys: keys.size }, 'EntityEvent log read');
-  }
-
-  async function* fetchKeys(keys: Set<string>): AsyncIterable<FeedItem> {
-    const fetched = new Set<string>();
-    let index = 0;
-    if (keys.size) {
-      for await (const batch of pull.lookup!.find([{ field: source.keyField, values: [...keys] }])) {
-        for (const item of batch) {
-          const key = item.data?.[source.keyField];
-          if (key !== undefined && key !== null) fetched.add(String(key));
-          stats.events!.fetched++;
-          index++;
-          yield item;
-        }
-      }
-    }
-    const named = keyNamesListing(source, ctx);
-    for (const key of keys) {
-      if (fetched.has(key)) continue;
-      stats.events!.gone++;
-      if (named) yield { kind: 'removed', position: { file: label, index: index++, id: key }, data: { [source.keyField]: key } };
-      else stats.events!.unnamed = (stats.events!.unnamed ?? 0) + 1;
-    }
-    if (stats.events!.unnamed) warnUnnamed(stats.events!.unnamed, { feedName, source, ctx, own });
   }
 
   async function* reconcileInstead(why: string): AsyncIterable<FeedItem> {
@@ -258,17 +230,6 @@ function eventStats(client: PageClient, pull: EventRun['pull'], own: string[], i
   };
 }
 
-/**
- * Whether a key of the source (source.keyField) is the listing key: the listing key is read from that
- * field alone. Under the reso preset (MLSNumber from ListingId, else ListingKey) it is not: a record no
- * longer returned cannot say its ListingId, and a listing whose ListingId equals the ListingKey is
- * another record's. Without the sync's word (no reconcileFallback: a preview), the key field is taken.
- */
-function keyNamesListing(source: ResoSource, ctx: FeedContext): boolean {
-  const fields = ctx.reconcileFallback?.keyFields;
-  return fields === undefined || (fields.length === 1 && fields[0] === source.keyField);
-}
-
 interface Polled {
   /** the log holds the mark's own event (or the mark is "0"): nothing after it was purged */
   whole: boolean;
@@ -310,12 +271,4 @@ async function pollLog(client: PageClient, source: ResoSource, seq: string, stat
     } else url = undefined;
   }
   return out;
-}
-
-/** Keys the log says are gone that name no listing (the listing key is read from other fields): left to the next reconcile, said once. */
-function warnUnnamed(unnamed: number, at: { feedName: string; source: ResoSource; ctx: FeedContext; own: string[] }): void {
-  const fields = at.ctx.reconcileFallback!.keyFields.join(', ');
-  const warning = `${unnamed} key(s) the EntityEvent log says are gone name no listing: the listing key is read from ${fields}, and only ${at.source.keyField} is known of a record no longer returned (another listing's key may equal it): left to the next reconcile (schedule.reconcileCron, sync --reconcile), which deletes them under the guards`;
-  at.own.push(warning);
-  at.ctx.logger.warn({ feed: at.feedName }, warning);
 }

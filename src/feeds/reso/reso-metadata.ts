@@ -5,15 +5,25 @@
 // (`EntityEvent`: RESO RCP-027). Pure but for `readMetadata`, which asks once through the feed's
 // page client (its credentials, budget and byte cap).
 //
-// The CSDL is scanned, not parsed into a tree: only the start tags of Schema, EntityType, Property
-// and EntitySet are read (a `$metadata` of the whole Data Dictionary is several MB), in one pass.
+// The CSDL is scanned, not parsed into a tree: only the start tags of Schema, EntityType, Property,
+// EntitySet, EnumType, Member and Annotation are read (a `$metadata` of the whole Data Dictionary is
+// several MB), in one pass. What a field's lookup is (`feed drift`): a string field's
+// `RESO.OData.Metadata.LookupName` annotation names its list in the Lookup resource (RESO Data
+// Dictionary 2.0, Lookup resource); an enum-typed field's values are its EnumType's members.
 import { FeedReadError } from '../../errors.js';
 import type { PageClient } from './reso-pages.js';
 
 export interface ResoMetadata {
   /** entity set name (Property, EntityEvent, …) → field → Edm type (Edm.String, Edm.Int64, …) */
   sets: ReadonlyMap<string, ReadonlyMap<string, string>>;
+  /** entity set name → field → its `RESO.OData.Metadata.LookupName` annotation (fields without one absent) */
+  lookupNames: ReadonlyMap<string, ReadonlyMap<string, string>>;
+  /** enum type name (unqualified: StandardStatus) → its members' names */
+  enums: ReadonlyMap<string, readonly string[]>;
 }
+
+/** The annotation that ties a string (or string collection) field to its list in the Lookup resource. */
+export const LOOKUP_NAME_TERM = 'RESO.OData.Metadata.LookupName';
 
 /** The service root's `$metadata`: the resource's URL less the resource. */
 export function metadataUrl(base: string, resource: string): string {
@@ -26,7 +36,7 @@ export async function readMetadata(client: PageClient, base: string, resource: s
   return parseMetadata(await client.text(url, '$metadata'), url);
 }
 
-const TAG = /<(\/?)(?:[A-Za-z_][\w.-]*:)?(Schema|EntityType|Property|EntitySet)\b([^>]*)>/g;
+const TAG = /<(\/?)(?:[A-Za-z_][\w.-]*:)?(Schema|EntityType|Property|EntitySet|EnumType|Member|Annotation)\b([^>]*)>/g;
 const ATTR = /([A-Za-z_][\w.-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
 
 function attributes(text: string): Map<string, string> {
@@ -35,41 +45,73 @@ function attributes(text: string): Map<string, string> {
   return out;
 }
 
+/** What the scan holds while it goes: the entity type and field it is in, and what it gathered. */
+interface Scan {
+  namespace: string;
+  types: Map<string, Map<string, string>>;
+  lookups: Map<string, Map<string, string>>;
+  enums: Map<string, string[]>;
+  sets: Array<[string, string]>;
+  entity?: { name: string; fields: Map<string, string>; lookups: Map<string, string> };
+  field?: string;
+  members?: string[];
+}
+
 export function parseMetadata(xml: string, where = '$metadata'): ResoMetadata {
   if (!/<(?:[A-Za-z_][\w.-]*:)?Edmx\b/.test(xml.slice(0, 4096))) {
     throw new FeedReadError(`not an OData $metadata document (no Edmx element); it starts ${JSON.stringify(xml.slice(0, 80))}`, { file: where }, false);
   }
-  const types = new Map<string, Map<string, string>>();
-  const sets: Array<[string, string]> = [];
-  let namespace = '';
-  let current: Map<string, string> | undefined;
+  const scan: Scan = { namespace: '', types: new Map(), lookups: new Map(), enums: new Map(), sets: [] };
   for (const m of xml.matchAll(TAG)) {
     const [, close, tag, rest] = m as unknown as [string, string, string, string];
-    if (close) {
-      if (tag === 'EntityType') current = undefined;
-      continue;
-    }
-    const attrs = attributes(rest);
-    const selfClosing = rest.trimEnd().endsWith('/');
-    if (tag === 'Schema') namespace = attrs.get('Namespace') ?? '';
-    else if (tag === 'EntityType') {
-      const name = attrs.get('Name');
-      if (name === undefined) continue;
-      current = new Map();
-      types.set(`${namespace}.${name}`, current);
-      types.set(name, current);
-      if (selfClosing) current = undefined;
-    } else if (tag === 'Property' && current) {
-      const name = attrs.get('Name');
-      const type = attrs.get('Type');
-      if (name !== undefined && type !== undefined) current.set(name, type);
-    } else if (tag === 'EntitySet') {
-      const name = attrs.get('Name');
-      const type = attrs.get('EntityType');
-      if (name !== undefined && type !== undefined) sets.push([name, type]);
-    }
+    if (close) closeTag(scan, tag);
+    else openTag(scan, tag, attributes(rest), rest.trimEnd().endsWith('/'));
   }
-  return { sets: new Map(sets.map(([name, type]) => [name, types.get(type) ?? types.get(type.split('.').pop()!) ?? new Map()])) };
+  const of = <T>(map: Map<string, T>, type: string) => map.get(type) ?? map.get(type.split('.').pop()!);
+  return {
+    sets: new Map(scan.sets.map(([name, type]) => [name, of(scan.types, type) ?? new Map()])),
+    lookupNames: new Map(scan.sets.map(([name, type]) => [name, of(scan.lookups, type) ?? new Map()])),
+    enums: scan.enums,
+  };
+}
+
+function closeTag(scan: Scan, tag: string): void {
+  if (tag === 'EntityType') scan.entity = undefined;
+  else if (tag === 'Property') scan.field = undefined;
+  else if (tag === 'EnumType') scan.members = undefined;
+}
+
+function openTag(scan: Scan, tag: string, attrs: Map<string, string>, selfClosing: boolean): void {
+  const name = attrs.get('Name');
+  if (tag === 'Schema') scan.namespace = attrs.get('Namespace') ?? '';
+  else if (tag === 'EntityType' && name !== undefined) {
+    const entity = { name, fields: new Map<string, string>(), lookups: new Map<string, string>() };
+    for (const key of [`${scan.namespace}.${name}`, name]) {
+      scan.types.set(key, entity.fields);
+      scan.lookups.set(key, entity.lookups);
+    }
+    scan.entity = selfClosing ? undefined : entity;
+  } else if (tag === 'Property' && scan.entity) {
+    const type = attrs.get('Type');
+    if (name !== undefined && type !== undefined) scan.entity.fields.set(name, type);
+    scan.field = selfClosing ? undefined : name;
+  } else if (tag === 'Annotation' && scan.entity && scan.field !== undefined && attrs.get('Term') === LOOKUP_NAME_TERM) {
+    const lookup = attrs.get('String');
+    if (lookup) scan.entity.lookups.set(scan.field, lookup);
+  } else if (tag === 'EntitySet') {
+    const type = attrs.get('EntityType');
+    if (name !== undefined && type !== undefined) scan.sets.push([name, type]);
+  } else if (tag === 'EnumType' && name !== undefined) {
+    scan.members = [];
+    scan.enums.set(name, scan.members);
+    if (selfClosing) scan.members = undefined;
+  } else if (tag === 'Member' && scan.members && name !== undefined) scan.members.push(name);
+}
+
+/** The enum type a field's Edm type names (org.reso.metadata.enums.StandardStatus, or a Collection of one), unqualified; undefined for Edm types. */
+export function enumTypeOf(type: string): string | undefined {
+  const inner = /^Collection\((.+)\)$/.exec(type)?.[1] ?? type;
+  return inner.startsWith('Edm.') ? undefined : inner.split('.').pop();
 }
 
 const INTEGER = new Set(['Edm.Int16', 'Edm.Int32', 'Edm.Int64', 'Edm.Byte', 'Edm.SByte']);

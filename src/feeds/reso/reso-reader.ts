@@ -51,6 +51,8 @@ const Mark = z.object({
   ts: z.string().refine(isTimestampLiteral, 'not an ISO timestamp'),
   photos: z.string().refine(isTimestampLiteral).optional(),
   paging: z.literal('nextLink').optional(),
+  /** the OriginatingSystemName the pull's last record carried (`feed drift` compares it; MLS Grid's records carry one) */
+  osn: z.string().optional(),
 });
 type Mark = z.infer<typeof Mark>;
 
@@ -112,6 +114,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
     const now = Date.now();
     const seen = new Set<string>();
     let index = 0;
+    let system: string | undefined;
     const pages = client ? livePages(source, client, stored, state, now, stats, ctx) : replayPages(source.path!, ctx, label, source.maxPageRecords);
     if (!client) state.mark = stored;
     try {
@@ -124,6 +127,7 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
             continue;
           }
           const record = raw as Record<string, unknown>;
+          if (typeof record.OriginatingSystemName === 'string') system = record.OriginatingSystemName;
           const item = itemOf(record, source.keyField, position);
           const id = item.position.id;
           if (!client) {
@@ -148,6 +152,8 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
       stats.capped = state.capped;
     }
     settleMark({ feedName, source, ctx, label, state, stored, now, full: mode === 'full' });
+    const osn = system ?? stored?.osn;
+    if (state.mark && osn !== undefined) state.mark = { ...state.mark, osn };
     complete = true;
   }
 
@@ -615,7 +621,7 @@ function compareKeys(a: unknown, b: unknown, folded: boolean): number {
 }
 
 /** A nextLink is followed on the configured origin only, over http(s): the feed's credentials go with it. */
-function nextLinkUrl(next: string, current: string, origin: string, where: { file: string; record: string }): string {
+export function nextLinkUrl(next: string, current: string, origin: string, where: { file: string; record: string }): string {
   let url: URL;
   try {
     url = new URL(next, current);

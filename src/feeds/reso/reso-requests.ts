@@ -2,12 +2,12 @@
 // apart (issue 35): shared by every page client of the read (the pull's, a keys-only read's), so the
 // report's `source.requests` is what the server received — each page, each retry and redirect hop,
 // `$metadata`, the keyset proof's `$count`, the requests by key (a confirmation's, a reconcile's or an
-// EntityEvent poll's fetch), the keys-only reads, the EntityEvent log — and `tokenCalls` what the
+// EntityEvent poll's fetch), the keys-only reads, the EntityEvent log, a related resource's pull (OpenHouse) — and `tokenCalls` what the
 // token endpoint received (a cached token costs none).
 
 /** What a request to the source was for (the report's `source.requestsBy`). */
-/** `Member`, `Office`: the pages of a related resource (source.related), counted apart from the Property's. */
-export type RequestKind = 'pages' | 'byKey' | 'keys' | 'proof' | 'metadata' | 'events' | 'probe' | 'Member' | 'Office';
+/** `Member`, `Office`, `OpenHouse`: the pages of a related resource (source.related), counted apart from the Property's; `lookups`: the Lookup resource's (feed drift). */
+export type RequestKind = 'pages' | 'byKey' | 'keys' | 'proof' | 'metadata' | 'events' | 'probe' | 'Member' | 'Office' | 'OpenHouse' | 'lookups';
 
 export interface RequestTally {
   /** requests sent to the source (token calls aside) */

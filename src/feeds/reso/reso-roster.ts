@@ -5,12 +5,15 @@
 //   its pages are counted as `Member` / `Office` in the read's tally, in the source's shared budget.
 //   A no-change pull is one request; the first pull pages the resource once. Its filter and select
 //   are not the feed's (they name Property fields); a record with MlgCanView false goes from the store;
-// - the records kept are their contact fields only (roster-contacts.ts), in the state store the sync
-//   hands in (FeedContext.roster); the reader hands back what it learned (OpenedFeed.roster: keys to
-//   set and to delete) and the marks inside the feed's own mark (`related`), and the sync commits
-//   both with the lane's commit. A full roster pull deletes every stored key it did not read;
+// - the records kept are their contact fields only (roster-contacts.ts), in the state store, a copy
+//   per lane (FeedContext.roster: each lane's, handed in by the sync); the reader hands back what it
+//   pulled (OpenedFeed.roster) and the marks inside the feed's own mark (`related`), and the sync
+//   commits each lane's difference with that lane's mark: a lane's copy and its roster marks move
+//   together, so a lane whose run failed reads the changes again from its old marks, and its
+//   listings are asked for again. A full roster pull drops every stored key it did not read;
 // - every Property record read is given the current contact of the agents and offices it names;
-// - the listings naming a roster record that changed (or went) in an incremental run are asked for
+// - the listings naming a roster record that changed (its contact differs from a lane's copy) or went,
+//   in an incremental run, are asked for
 //   by ListAgentKey / CoListAgentKey / ListOfficeKey / CoListOfficeKey (the feed's lookup,
 //   reso-confirm.ts: batched within the URL and `or` limits, within source.maxPages and the budget;
 //   where the vendor cannot filter on those fields — MLS Grid — through one keys-only read of the
@@ -21,7 +24,7 @@
 // A reconcile (keys only) and a read with no store handed in (feed preview) pull no roster; the
 // marks stored go on unchanged.
 import type { ResoSource } from '../config-schema.js';
-import type { FeedContext, FeedItem, KeyAsk, OpenedFeed, RosterChanges, RosterStore } from '../types.js';
+import type { FeedContext, FeedItem, KeyAsk, OpenedFeed, RosterPull, RosterStore } from '../types.js';
 import { openReso } from './reso-reader.js';
 import type { RequestTally } from './reso-requests.js';
 import { contactOf, ROSTER_KEY, ROSTER_RESOURCES, ROSTER_ROLES, withContacts, type Contact, type RosterResource } from './roster-contacts.js';
@@ -40,28 +43,29 @@ export function rosterResources(source: ResoSource): RosterResource[] {
 export function openWithRoster(feedName: string, source: ResoSource, ctx: FeedContext, open: (ctx: FeedContext) => OpenedFeed, tally: RequestTally): OpenedFeed {
   const resources = rosterResources(source);
   const stored = storedMarks(ctx.mark);
-  const store = ctx.roster;
-  if (!store || resources.length === 0 || !source.url || ctx.reconcile) return keepingMarks(open(ctx), stored);
+  const stores = ctx.roster;
+  if (!stores || resources.length === 0 || !source.url || ctx.reconcile) return keepingMarks(open(ctx), stored);
+  const copies: readonly RosterStore[] = stores;
   const wholeFeed = !ctx.full && resources.some((r) => stored[r] === undefined);
   const inner = open(wholeFeed ? { ...ctx, full: true } : ctx);
-  const learned: RosterChanges[] = [];
+  const learned: RosterPull[] = [];
   const marks: RelatedMarks = { ...stored };
   let done = false;
 
   async function* items(): AsyncIterable<FeedItem> {
     for (const resource of resources) {
-      const pulled = await pullRoster(feedName, source, ctx, { resource, mark: stored[resource], stored: store![resource], tally });
-      learned.push(pulled.changes);
+      const pulled = await pullRoster(feedName, source, ctx, { resource, mark: stored[resource], tally });
+      learned.push(pulled.pull);
       marks[resource] = pulled.mark;
     }
-    const contact = rosterView(store!, learned);
+    const contact = rosterView(copies, learned);
     const enrich = (item: FeedItem): FeedItem => (item.kind === 'record' ? { ...item, data: withContacts(item.data, new Set(resources), contact) } : item);
     const read = new Set<string>();
     for await (const item of inner.items) {
       if (item.position.id !== undefined) read.add(item.position.id);
       yield enrich(item);
     }
-    const asks = namingAsks(learned);
+    const asks = namingAsks(changedKeys(copies, learned));
     if (inner.mode === 'incremental' && inner.lookup && asks.length) {
       let again = 0;
       for await (const batch of inner.lookup.find(asks)) {
@@ -97,37 +101,49 @@ export function openWithRoster(feedName: string, source: ResoSource, ctx: FeedCo
   };
 }
 
-/** One roster resource pulled from its mark: the contacts to keep and the keys to drop, and the mark reached. */
+/** One roster resource pulled from its mark: each record read (its contact), the keys to remove, and the mark reached. */
 async function pullRoster(
   feedName: string,
   source: ResoSource,
   ctx: FeedContext,
-  pull: { resource: RosterResource; mark: unknown; stored: ReadonlyMap<string, string>; tally: RequestTally },
-): Promise<{ changes: RosterChanges; mark: unknown }> {
-  const { resource, stored } = pull;
+  pull: { resource: RosterResource; mark: unknown; tally: RequestTally },
+): Promise<{ pull: RosterPull; mark: unknown }> {
+  const { resource } = pull;
   const mark = pull.mark === undefined ? undefined : JSON.stringify(pull.mark);
-  const opened = openReso(feedName, rosterSource(source, resource), { ...ctx, ...(mark !== undefined ? { mark } : { mark: undefined }) }, { tally: pull.tally, kind: resource });
-  const set = new Map<string, string>();
-  const gone = new Set<string>();
-  const seen = new Set<string>();
+  const opened = openReso(feedName, rosterSource(source, resource), { ...ctx, mark }, { tally: pull.tally, kind: resource });
+  const read = new Map<string, string>();
+  const removed = new Set<string>();
   for await (const item of opened.items) {
     const key = item.position.id;
     if (key === undefined || item.kind === 'error') continue;
-    seen.add(key);
     if (item.kind === 'removed') {
-      set.delete(key);
-      if (stored.has(key)) gone.add(key);
-      continue;
+      read.delete(key);
+      removed.add(key);
+    } else {
+      removed.delete(key);
+      read.set(key, JSON.stringify(contactOf(resource, item.data)));
     }
-    gone.delete(key);
-    // a record read again (the mark's margin) or changed in fields not kept changes nothing
-    const contact = JSON.stringify(contactOf(resource, item.data));
-    if (stored.get(key) === contact) set.delete(key);
-    else set.set(key, contact);
   }
-  if (opened.mode === 'full') for (const key of stored.keys()) if (!seen.has(key)) gone.add(key);
   const reached = opened.mark === undefined ? (pull.mark ?? FROM_START) : (JSON.parse(opened.mark) as unknown);
-  return { changes: { resource, set, delete: [...gone] }, mark: reached };
+  return { pull: { resource, read, removed, full: opened.mode === 'full' }, mark: reached };
+}
+
+/**
+ * The keys of each resource whose contact the lanes' copies do not all hold: read with another
+ * contact than a copy's, removed while a copy holds it, or (a full pull) held by a copy and not read.
+ * A record read again unchanged (the mark's margin, a change to a field not kept) is none of them.
+ */
+function changedKeys(stores: readonly RosterStore[], learned: readonly RosterPull[]): Map<RosterResource, Set<string>> {
+  const out = new Map<RosterResource, Set<string>>();
+  for (const p of learned) {
+    const keys = new Set<string>();
+    const copies = stores.map((s) => s[p.resource]);
+    for (const [key, contact] of p.read) if (copies.some((c) => c.get(key) !== contact)) keys.add(key);
+    for (const key of p.removed) if (copies.some((c) => c.has(key))) keys.add(key);
+    if (p.full) for (const c of copies) for (const key of c.keys()) if (!p.read.has(key)) keys.add(key);
+    out.set(p.resource, keys);
+  }
+  return out;
 }
 
 /** The source as a roster resource is pulled: its resource and key, at the service root, without the feed's Property filter, select and expands. */
@@ -149,22 +165,22 @@ function rosterSource(source: ResoSource, resource: RosterResource): ResoSource 
   };
 }
 
-/** A roster record's contact now: this run's changes first, then the store. */
-function rosterView(store: RosterStore, learned: readonly RosterChanges[]): (resource: RosterResource, key: string) => Contact | undefined {
-  const gone = new Map(learned.map((c) => [c.resource, new Set(c.delete)]));
+/** A roster record's contact now: this run's pull first, then the first lane's copy that holds it (a record not read is unchanged since the oldest mark). */
+function rosterView(stores: readonly RosterStore[], learned: readonly RosterPull[]): (resource: RosterResource, key: string) => Contact | undefined {
   return (resource, key) => {
-    if (gone.get(resource)?.has(key)) return undefined;
-    const text = learned.find((c) => c.resource === resource)?.set.get(key) ?? store[resource].get(key);
+    const p = learned.find((l) => l.resource === resource);
+    if (p?.removed.has(key)) return undefined;
+    let text = p?.read.get(key);
+    for (let i = 0; text === undefined && i < stores.length; i++) text = stores[i]![resource].get(key);
     return text === undefined ? undefined : (JSON.parse(text) as Contact);
   };
 }
 
 /** The Property fields to ask for the listings naming a changed roster record, and the keys. */
-function namingAsks(learned: readonly RosterChanges[]): KeyAsk[] {
+function namingAsks(changed: ReadonlyMap<RosterResource, ReadonlySet<string>>): KeyAsk[] {
   const asks: KeyAsk[] = [];
   for (const role of ROSTER_ROLES) {
-    const c = learned.find((l) => l.resource === role.resource);
-    const values = c ? [...c.set.keys(), ...c.delete] : [];
+    const values = [...(changed.get(role.resource) ?? [])];
     if (values.length) asks.push({ field: role.keyField, values });
   }
   return asks;

@@ -7,6 +7,8 @@
 // the mapping (the reso preset's agent entries) reads the current contact; where it does not, the
 // Property's own fields stay.
 
+import type { RosterPull, RosterStore } from '../types.js';
+
 export const ROSTER_RESOURCES = ['Member', 'Office'] as const;
 export type RosterResource = (typeof ROSTER_RESOURCES)[number];
 
@@ -76,4 +78,15 @@ export function withContacts(
     }
   }
   return out ?? record;
+}
+
+/** What a lane's copy of the roster takes from a pull: the contacts it does not hold yet, the keys it holds that went. */
+export function rosterDifference(copy: RosterStore, learned: readonly RosterPull[]): Array<{ resource: RosterResource; set: Array<[string, string]>; delete: string[] }> {
+  return learned.map((p) => {
+    const held = copy[p.resource];
+    const set = [...p.read].filter(([key, contact]) => held.get(key) !== contact);
+    const gone = [...p.removed].filter((key) => held.has(key));
+    if (p.full) for (const key of held.keys()) if (!p.read.has(key)) gone.push(key);
+    return { resource: p.resource, set, delete: gone };
+  });
 }

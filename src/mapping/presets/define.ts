@@ -8,7 +8,7 @@ export interface Preset {
   defaults: Partial<Record<ListingField, unknown>>;
   /** ExtensionColumn Key → where its value comes from (extension-source.ts); an entry that reads a field the feed's display rules restrict is left out */
   extension?: Record<string, ExtensionSource>;
-  /** the record's path of its expanded OpenHouse records (reso), read when the feed expands them (open-houses.ts) */
+  /** the record's path of its OpenHouse records (reso: expanded, or joined by the reader from the OpenHouse resource), read when the feed has them (open-houses.ts) */
   openHouses?: string;
   /** fields derived from the clock (DaysOnMarket): ignored for change detection unless a feed sets `ignore` */
   ignore: ListingField[];

@@ -38,8 +38,9 @@
 // name (FullName, else First Last), phone (PreferredPhone, else DirectPhone) and email, the list
 // and co-list office's name, phone and email; an entry the record has no value for is left out.
 // Each is the agent's public contact, none in the restricted list (restricted-fields.ts).
-// Open houses (a source with expandOpenHouse): the upcoming ones of the expanded OpenHouse list give
-// Tours OpenHouse and the entry OpenHouses (src/mapping/open-houses.ts).
+// Open houses (a source with expandOpenHouse, or related: [OpenHouse], whose reader joins them to the
+// record under the same name): the upcoming ones of the OpenHouse list give Tours OpenHouse and the
+// entry OpenHouses (src/mapping/open-houses.ts).
 import { definePreset } from './define.js';
 import type { ExtensionSource } from '../extension-source.js';
 

@@ -25,7 +25,6 @@ import { fingerprintBytes } from '../../listing/fingerprint.js';
 import { codeIdentity } from '../util/code-identity.js';
 import { compileMapping } from '../../mapping/index.js';
 import type { Lane } from '../read/lanes.js';
-import { openHouseMapping } from '../../feeds/reso/reso-related.js';
 
 export interface StampSeedInput {
   mapping: unknown;
@@ -78,11 +77,11 @@ const scratch = Buffer.allocUnsafe(16 * 1024);
 
 /**
  * Whether the lane's records get stamps: not when a compared field reads the clock (its value changes
- * every run), nor when the records carry open houses (one that has ended leaves the listing by the
- * clock alone: src/mapping/open-houses.ts).
+ * every run). Open houses do not stop them: the reader hands on a record with only the open houses
+ * shown at the run's clock, so one that ended makes it another record, and a listing whose stored
+ * open house ended is fetched again although its record did not change (feeds/reso/reso-open-houses.ts).
  */
 export function stamped(lane: Pick<Lane, 'feed'>): boolean {
   const ignore = new Set(lane.feed.ignore);
-  if (openHouseMapping(lane.feed.source)) return false;
   return compileMapping(lane.feed.mapping).clockFields.every((f) => ignore.has(f));
 }

@@ -88,11 +88,11 @@ export function formatSyncReport(r: SyncReport): string {
 /** How the feed was read: the pull, the change feed or reconcile, what it cost, what the source did differently. */
 function sourceLines(source: SyncReport['source']): string[] {
   const lines: string[] = [];
-  if (source.mode === 'incremental') lines.push(`  incremental pull: only what changed since ${source.since ?? 'the last successful sync'}`);
   const e = source.events;
+  if (source.mode === 'incremental' && !e?.pushed) lines.push(`  incremental pull: only what changed since ${source.since ?? 'the last successful sync'}`);
   if (e)
     lines.push(
-      `  EntityEvent: ${e.read} events read, ${e.keys} keys${e.media ? ` (${e.media} by Media events)` : ''}, ${e.fetched} records fetched by key, ${e.gone} gone${e.unnamed ? ` (${e.unnamed} naming no listing: left to the next reconcile)` : ''}`,
+      `  ${e.pushed ? 'pushed EntityEvents' : 'EntityEvent'}: ${e.read} events read, ${e.keys} keys${e.media ? ` (${e.media} by Media events)` : ''}, ${e.fetched} records fetched by key, ${e.gone} gone${e.unnamed ? ` (${e.unnamed} naming no listing: left to the next reconcile)` : ''}`,
     );
   if (e?.purged) lines.push(`  EntityEvent: ${e.purged}: a reconcile ran instead, and the log goes on from its newest event`);
   if (source.reconcile) lines.push(`  reconcile: ${source.reconcile.keys} keys read, ${source.reconcile.fetched} records fetched by key`);
@@ -111,11 +111,16 @@ const REQUEST_KINDS: Record<string, string> = {
   events: 'EntityEvent log',
   Member: 'Member',
   Office: 'Office',
+  OpenHouse: 'OpenHouse',
 };
 
 /** "16 requests (3 pages, 1 $metadata, 12 by key), 1 token call": every request made for the feed, by what for; token calls apart. */
 export function requestsLine(source: Pick<SyncReport['source'], 'requests' | 'requestsBy' | 'tokenCalls'>): string {
-  const by = Object.entries(source.requestsBy ?? {}).filter((e): e is [string, number] => Boolean(e[1]));
+  const order = Object.keys(REQUEST_KINDS);
+  const rank = (kind: string) => (order.includes(kind) ? order.indexOf(kind) : order.length);
+  const by = Object.entries(source.requestsBy ?? {})
+    .filter((e): e is [string, number] => Boolean(e[1]))
+    .sort((a, b) => rank(a[0]) - rank(b[0]));
   const parts = by.map(([kind, n]) => `${n} ${REQUEST_KINDS[kind] ?? kind}`);
   const tokens = source.tokenCalls ? `, ${source.tokenCalls} token call${source.tokenCalls === 1 ? '' : 's'}` : '';
   return `${source.requests ?? 0} requests${parts.length ? ` (${parts.join(', ')})` : ''}${tokens}`;

@@ -162,8 +162,8 @@ export interface SyncReport {
     bytes?: number;
     /** a keys-only reconcile (`--reconcile`): keys read, records fetched by key */
     reconcile?: { keys: number; fetched: number };
-    /** an EntityEvent poll (`source.changes: entityEvent`): events read, keys named, records fetched by key, keys gone */
-    events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string };
+    /** an EntityEvent poll (`source.changes: entityEvent`), or (`pushed`) a run of pushed events (RCP-028, `POST /reso/events/<feed>`): events read, keys named, records fetched by key, keys gone */
+    events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string; pushed?: true };
     warnings?: string[];
   };
   /** `recalled`: listings whose rows came from the last paging's memory: this process's, or its echo file (page-echo.ts) */

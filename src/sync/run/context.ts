@@ -7,7 +7,7 @@ import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
 import type { Budgets } from '../../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../../config/schema.js';
-import type { FeedItem, OpenedFeed } from '../../feeds/types.js';
+import type { FeedItem, OpenedFeed, PushedKeys, RosterStore } from '../../feeds/types.js';
 import type { Logger } from '../../log.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import type { MappedItem } from '../../mapping/types.js';
@@ -59,6 +59,8 @@ export interface SyncOptions {
   full?: boolean;
   /** RESO: a keys-only reconcile instead of a pull (feeds/reso/reso-reconcile.ts); files are read whole as ever */
   reconcile?: boolean;
+  /** live RESO: a run of pushed events (RCP-028): the keys they named fetched by key, no pull (feeds/reso/reso-push.ts) */
+  pushed?: PushedKeys;
   attempt?: { made: number; max: number };
   /** for tests of the grace period */
   now?: () => Date;
@@ -131,4 +133,8 @@ export interface AfterRead {
   lanes: readonly LiveLane[];
   /** ms into the run when the feed had been read */
   feedMs: number;
+  /** each lane's copy of the feed's roster, as loaded before the read (source.related) */
+  rosters?: ReadonlyMap<LiveLane, RosterStore>;
+  /** each lane's copy of the feed's open houses as loaded (source.related OpenHouse, expandOpenHouse) */
+  openHouses?: ReadonlyMap<LiveLane, ReadonlyMap<string, string>>;
 }

@@ -5,7 +5,7 @@
 import type { FeedConfig } from '../../config/schema.js';
 import { openFeed } from '../../feeds/index.js';
 import { oldestMark } from '../../feeds/marks.js';
-import type { OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
+import type { OpenedFeed, ReconcileAsk, RosterStore } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { keySources } from '../../mapping/key-sources.js';
 import { compileMapping } from '../../mapping/index.js';
@@ -20,7 +20,7 @@ import type { FeedThread } from '../read/feed-thread.js';
 import type { Lane } from '../read/lanes.js';
 import { heldJobs, readFeed } from '../read/read-feed.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
-import { loadRoster, ownedByOtherFeeds } from '../settle/state.js';
+import { loadRoster, openHouseNamespace, ownedByOtherFeeds } from '../settle/state.js';
 import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor } from '../write/execute.js';
 import { runPool } from '../write/pool.js';
@@ -55,6 +55,11 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
   // (the feed is opened once its lanes are set up: its mark is the oldest of theirs)
   const feedOf: { opened?: OpenedFeed } = {};
   const live = paged.map(([l, p]) => setUpLane(l, p, ctx, { media, pullMode: () => feedOf.opened?.mode ?? 'full' }));
+  const rosters = await rostersOf(feed, deps, live);
+  // each lane's copy of the feed's open houses (a lane whose run failed kept its own)
+  const openHouses = openHouseMapping(feed.source)
+    ? new Map(await Promise.all(live.map(async (l) => [l, await deps.store.getAll(openHouseNamespace(l.lane.id))] as const)))
+    : undefined;
   const opened =
     thread ??
     openFeed(feed.name, feed.source, {
@@ -64,12 +69,15 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       full: opts.full,
       budgets: deps.budgets,
       ...markOf(live.map((l) => l.own.mark)),
+      ...(opts.now && { now: opts.now }),
+      ...(openHouses && { openHouses: [...openHouses.values()] }),
       ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
+      ...(opts.pushed && { pushed: opts.pushed }),
       ...(feed.source.kind === 'reso' && { reconcileFallback: reconcileAsk(feed, ctx.compiled, live) }),
-      ...(feed.source.kind === 'reso' && feed.source.related.length > 0 && { roster: await loadRoster(deps.store, feed.name) }),
+      ...(rosters && { roster: [...rosters.values()] }),
     });
   feedOf.opened = opened;
-  const after = await readAndWrite(ctx, opened, live, media);
+  const after = { ...(await readAndWrite(ctx, opened, live, media)), ...(rosters && { rosters }), ...(openHouses && { openHouses }) };
   for (const [i, l] of live.entries()) {
     // the media mirror's state and report go with the feed's last lane, once every lane has written
     await settleLane(l, ctx, after, i === live.length - 1);
@@ -181,7 +189,9 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext, read: { 
   const mirror = mirrorOf(deps.media, feed);
   // record stamps (record-stamp.ts), unless a compared field reads the clock
   // (the display rules decide what a record becomes as the mapping does: they are part of its identity)
-  const mapping = { mapping: feed.mapping, display: resolveDisplay(feed.display, feed.source.kind) };
+  // (and the open houses' time zone: their dates and times are written in it)
+  const openHouses = openHouseMapping(feed.source);
+  const mapping = { mapping: feed.mapping, display: resolveDisplay(feed.display, feed.source.kind), ...(openHouses && { openHouses }) };
   const seed = stamped(l) ? stampSeed({ mapping, chatbot: l.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) }) : undefined;
   const planner = createLanePlanner({
     chatbot: l.chatbot,
@@ -229,6 +239,14 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext, read: { 
       }),
   });
   return { lane: l, planner, executor, remote, paged, own, missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(), planOptions };
+}
+
+/** Each lane's copy of the feed's roster (source.related Member, Office), when the feed replicates it. */
+async function rostersOf(feed: FeedConfig, deps: SyncDeps, live: readonly LiveLane[]): Promise<Map<LiveLane, RosterStore> | undefined> {
+  if (feed.source.kind !== 'reso' || !feed.source.related.some((r) => r === 'Member' || r === 'Office')) return undefined;
+  const out = new Map<LiveLane, RosterStore>();
+  for (const l of live) out.set(l, await loadRoster(deps.store, l.lane.id));
+  return out;
 }
 
 /** The media mirror step of the feed (src/media/), when media.mirror is set and the feed does not opt out. */

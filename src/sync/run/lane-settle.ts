@@ -9,7 +9,7 @@ import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js';
 import type { GuardDecision } from '../settle/guards.js';
 import { commitLane } from '../settle/lane-commit.js';
-import { rosterChanges } from '../settle/state.js';
+import { openHouseChanges, rosterChanges } from '../settle/state.js';
 import { guardLane } from '../settle/lane-guard.js';
 import { soldWindowsDue } from '../settle/sold-window.js';
 import { deleteJobs, type ExecutionResult } from '../write/execute.js';
@@ -54,8 +54,13 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
     guard,
     missingSince: l.missingSince,
     unstamped: planner.photosMissing,
-    // the roster the read learned (source.related) goes with the mark it was read to
-    extra: [...(media?.changes ?? []), ...(outcome === 'ok' && after.opened.mark !== undefined ? rosterChanges(ctx.feed.name, after.opened.roster) : [])],
+    // the media mirror's state; what the read learned beside its mark (the roster, source.related; open houses) goes with the mark it was read to
+    extra: [
+      ...(media?.changes ?? []),
+      ...(outcome === 'ok' && after.opened.mark !== undefined
+        ? [...rosterChanges(l.lane.id, after.rosters?.get(l), after.opened.roster), ...openHouseChanges(l.lane.id, after.openHouses?.get(l), after.opened.openHouses)]
+        : []),
+    ],
     ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
     soldUntil: { ...planner.collector.side.soldUntil, stored: l.own.soldUntil },

@@ -76,7 +76,7 @@ export interface SyncEnv {
   sync(
     te: TestEmulator,
     feed?: FeedConfig,
-    opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress'> & { changes?: ChangeSink } & Partial<Pick<SyncDeps, 'configFeeds'>>,
+    opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress' | 'budgets'> & { changes?: ChangeSink } & Partial<Pick<SyncDeps, 'configFeeds'>>,
   ): ReturnType<typeof syncFeed>;
   cleanup(): Promise<void>;
 }
@@ -102,7 +102,7 @@ export async function createSyncEnv(): Promise<SyncEnv> {
       }),
     async sync(te, feed = env.feed(), opts = {}) {
       const calls = createCallCounter();
-      const { api: apiPatch, signal, onProgress, changes, configFeeds = [feed], ...syncOpts } = opts;
+      const { api: apiPatch, signal, onProgress, changes, budgets, configFeeds = [feed], ...syncOpts } = opts;
       const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 3, ...apiPatch });
       return syncFeed(
         feed,
@@ -117,6 +117,7 @@ export async function createSyncEnv(): Promise<SyncEnv> {
           signal,
           onProgress,
           changes,
+          ...(budgets && { budgets }),
         },
         syncOpts,
       );

@@ -1,6 +1,7 @@
 // RESO records for the sync tests against test/helpers/reso-server.ts: `n` records a RESO feed
 // shows (the generator's, those its display rules keep off left out), keys K-01… in key order,
-// ListingId L-01… (the chatbot's MLSNumber), one a minute from 2025-01-01 in the same order.
+// ListingId L-01… (the chatbot's MLSNumber), one a minute from 2025-01-01 in the same order
+// (`digits` and `everyMs` for other widths and steps).
 import { generateResoRecords } from '../../../fixtures/generate.js';
 
 /**
@@ -10,13 +11,13 @@ import { generateResoRecords } from '../../../fixtures/generate.js';
  */
 export const NOT_SHOWN = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold', 'Closed', 'Coming Soon']);
 
-export function keyedResoRecords(n: number, seed: number): Record<string, unknown>[] {
+export function keyedResoRecords(n: number, seed: number, { digits = 2, everyMs = 60_000 } = {}): Record<string, unknown>[] {
   const base = generateResoRecords(n * 3, { seed }).filter((r) => r.MlgCanView !== false && !NOT_SHOWN.has(String(r.StandardStatus)));
   return base.slice(0, n).map((r, i) => ({
     ...r,
-    ListingKey: `K-${String(i + 1).padStart(2, '0')}`,
-    ListingId: `L-${String(i + 1).padStart(2, '0')}`,
-    ModificationTimestamp: new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString(),
+    ListingKey: `K-${String(i + 1).padStart(digits, '0')}`,
+    ListingId: `L-${String(i + 1).padStart(digits, '0')}`,
+    ModificationTimestamp: new Date(Date.UTC(2025, 0, 1) + i * everyMs).toISOString(),
     PropertyType: 'Residential',
   }));
 }

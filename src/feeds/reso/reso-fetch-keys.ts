@@ -1,0 +1,72 @@
+// Records named by change events, fetched from the source by key: the EntityEvent poll's
+// (reso-events.ts, RCP-027) and the webhook push's (reso-push.ts, RCP-028). An event is only a hint:
+// each key is asked of the source (the confirmation's lookup, reso-confirm.ts: batched, typed by
+// $metadata, within the budget and the feed's own filter) and what the source answers is yielded like
+// any record read. A key the source no longer returns (an empty answer to the by-key query, as the
+// RCP allows) is gone: yielded `removed`, so the sync deletes it under the guards; only where the
+// listing key is read from the key field alone (keyNamesListing). Otherwise (the reso preset's
+// ListingId-else-ListingKey) the listing it names is unknown: counted `unnamed`, warned, and left to
+// the next reconcile, which deletes it as absent, confirmed.
+import type { ResoSource } from '../config-schema.js';
+import type { FeedContext, FeedItem, KeyLookup, SourceReadStats } from '../types.js';
+
+export type EventStats = NonNullable<SourceReadStats['events']>;
+
+export interface FetchKeysAt {
+  feedName: string;
+  source: ResoSource;
+  ctx: FeedContext;
+  lookup: KeyLookup;
+  /** the feed's URL as shown (the position of a gone key) */
+  label: string;
+  stats: EventStats;
+  /** the read's own warnings */
+  warnings: string[];
+  /** what says the keys are gone, in the warning: "the EntityEvent log says are gone" */
+  goneBy: string;
+}
+
+/** Each key's record as the source holds it now, then each key it no longer returns as `removed` (or counted `unnamed`). */
+export async function* fetchKeys(keys: ReadonlySet<string>, at: FetchKeysAt): AsyncIterable<FeedItem> {
+  const { source, stats } = at;
+  const fetched = new Set<string>();
+  let index = 0;
+  if (keys.size) {
+    for await (const batch of at.lookup.find([{ field: source.keyField, values: [...keys] }])) {
+      for (const item of batch) {
+        const key = item.data?.[source.keyField];
+        if (key !== undefined && key !== null) fetched.add(String(key));
+        stats.fetched++;
+        index++;
+        yield item;
+      }
+    }
+  }
+  const named = keyNamesListing(source, at.ctx);
+  for (const key of keys) {
+    if (fetched.has(key)) continue;
+    stats.gone++;
+    if (named) yield { kind: 'removed', position: { file: at.label, index: index++, id: key }, data: { [source.keyField]: key } };
+    else stats.unnamed = (stats.unnamed ?? 0) + 1;
+  }
+  if (stats.unnamed) warnUnnamed(stats.unnamed, at);
+}
+
+/**
+ * Whether a key of the source (source.keyField) is the listing key: the listing key is read from that
+ * field alone. Under the reso preset (MLSNumber from ListingId, else ListingKey) it is not: a record no
+ * longer returned cannot say its ListingId, and a listing whose ListingId equals the ListingKey is
+ * another record's. Without the sync's word (no reconcileFallback: a preview), the key field is taken.
+ */
+function keyNamesListing(source: ResoSource, ctx: FeedContext): boolean {
+  const fields = ctx.reconcileFallback?.keyFields;
+  return fields === undefined || (fields.length === 1 && fields[0] === source.keyField);
+}
+
+/** Keys the source says are gone that name no listing (the listing key is read from other fields): left to the next reconcile, said once. */
+function warnUnnamed(unnamed: number, at: FetchKeysAt): void {
+  const fields = at.ctx.reconcileFallback!.keyFields.join(', ');
+  const warning = `${unnamed} key(s) ${at.goneBy} name no listing: the listing key is read from ${fields}, and only ${at.source.keyField} is known of a record no longer returned (another listing's key may equal it): left to the next reconcile (schedule.reconcileCron, sync --reconcile), which deletes them under the guards`;
+  at.warnings.push(warning);
+  at.ctx.logger.warn({ feed: at.feedName }, warning);
+}

@@ -1,0 +1,183 @@
+// Open houses of a RESO feed (issue 40), on every kind of run: full, incremental, EntityEvent.
+//
+// Where they come from: expanded into each Property (`source.expandOpenHouse`, Trestle), or, for
+// servers without that `$expand` (MLS Grid, Bridge, Spark), the OpenHouse resource replicated apart
+// (`source.related: [OpenHouse]`): pulled incrementally by ModificationTimestamp from its own mark
+// (`oh` in the feed's mark), with the vendor's rules (MLS Grid: the OriginatingSystemName term on
+// every request, `MlgCanView eq true` on the first pull, `gt` from the mark), through the feed's
+// page client, so in the source's one budget and tally (requestsBy `OpenHouse`). A no-change pull
+// is one request.
+//
+// What is kept (open-house-book.ts): per listing, by its source key (ListingKey), its open houses
+// shown at the run's clock (not cancelled by status or MlgCanView, not ended), in the state store
+// (namespace openhouse:<lane>, a copy per lane of the feed). The reader gets the copies from the sync
+// (FeedContext.openHouses) and hands back what the run ends with (OpenedFeed.openHouses), which the
+// sync stores in each lane's copy with that lane's mark, after its writes; a lane whose run failed
+// keeps its copy, so its listings that differ from it are fetched again next run.
+//
+// Each record read carries, as `OpenHouse`, the open houses shown at the run's clock: the joined
+// ones, or its expanded list without the cancelled and ended. So a record whose open house ended is
+// another record to its stamp, and is mapped again. A listing whose open houses changed with no
+// Property change — one added, changed or cancelled in the OpenHouse resource, or a stored one that
+// ended by the clock (the window: the end of each stored open house) — and whose record this run did
+// not read (incremental and EntityEvent runs) is fetched by key (the confirmation's lookup,
+// reso-confirm.ts: batched, in the budget; by ListingId where the vendor cannot filter ListingKey)
+// and handed on like any record read. A full pull reads every record, so it fetches none.
+import { FeedReadError } from '../../errors.js';
+import type { ResoSource } from '../config-schema.js';
+import { displayUrl } from '../source/http.js';
+import type { FeedContext, FeedItem, KeyAsk, OpenedFeed } from '../types.js';
+import { vendorProfile } from '../vendors/registry.js';
+import { openHouseBook, type OpenHouseBook } from './open-house-book.js';
+import { resoPageClient, type PageClient } from './reso-pages.js';
+import type { RequestTally } from './reso-requests.js';
+import { keyFilters, laterOf, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
+import { openHouseSource } from './reso-related.js';
+
+export const OPEN_HOUSE_RESOURCE = 'OpenHouse';
+
+/** The feed with its open houses joined, kept and refreshed; `inner` as it was when the source has none. */
+export function withOpenHouses(feedName: string, source: ResoSource, ctx: FeedContext, inner: OpenedFeed, tally: RequestTally): OpenedFeed {
+  const from = openHouseSource(source);
+  if (!from || ctx.reconcile) return inner;
+  // (its own page client: the feed's budget, the read's tally; a replay has no OpenHouse resource to ask)
+  const client = from === 'related' && source.url ? resoPageClient(source, ctx, { tally, scope: feedName, kind: 'OpenHouse' }) : undefined;
+  const related = client !== undefined;
+  let book: OpenHouseBook | undefined;
+  let reached: string | undefined;
+  let done = false;
+
+  async function* items(): AsyncIterable<FeedItem> {
+    const now = ctx.now?.() ?? new Date();
+    book = openHouseBook(ctx.openHouses ?? [], now);
+    const since = related && !ctx.full ? storedSince(ctx.mark) : undefined;
+    if (related) {
+      const pulled = await pullOpenHouses(client!, source, since);
+      book.apply(pulled.records, since === undefined, source.keyField);
+      reached = pulled.mark;
+    }
+    const read = new Set<string>();
+    for await (const item of inner.items) {
+      yield join(item, book, from!, read);
+    }
+    if (inner.mode === 'incremental' && inner.lookup) {
+      const asks = asksFor(
+        source,
+        book.changed().filter((k) => !read.has(k)),
+        book,
+      );
+      if (asks.length) {
+        ctx.logger.debug({ feed: feedName, keys: asks.reduce((n, a) => n + a.values.length, 0) }, 'listings whose open houses changed, fetched by key');
+        for await (const batch of inner.lookup.find(asks)) {
+          for (const item of batch) yield join(item, book, from!, read);
+        }
+      }
+    }
+    done = true;
+  }
+
+  return {
+    ...inner,
+    items: items(),
+    get mode() {
+      return inner.mode;
+    },
+    get mark() {
+      const m = inner.mark;
+      if (m === undefined || !related || reached === undefined) return m;
+      return JSON.stringify({ ...(JSON.parse(m) as object), oh: reached });
+    },
+    get since() {
+      return inner.since;
+    },
+    get present() {
+      return inner.present;
+    },
+    get roster() {
+      return inner.roster;
+    },
+    get openHouses() {
+      return done && book ? book.final() : undefined;
+    },
+  };
+}
+
+/** A record with its open houses as the run's clock shows them (joined, or its expanded list cleaned), learned by the book. */
+function join(item: FeedItem, book: OpenHouseBook, from: 'expand' | 'related', read: Set<string>): FeedItem {
+  const key = item.position.id;
+  if (key === undefined) return item;
+  read.add(key);
+  if (item.kind === 'removed') book.forget(key);
+  if (item.kind !== 'record') return item;
+  const id = item.data.ListingId;
+  const listingId = typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
+  const shown = from === 'related' ? book.shown(key, listingId) : book.learn(key, item.data.OpenHouse, listingId);
+  return { ...item, data: { ...item.data, OpenHouse: shown } };
+}
+
+/** The fetch of listings by key: by ListingId where the vendor cannot filter the key field and the book knows it. */
+function asksFor(source: ResoSource, keys: readonly string[], book: OpenHouseBook): KeyAsk[] {
+  const profile = vendorProfile(source.vendor);
+  const by = profile.confirmBy;
+  if (!keys.length) return [];
+  if (!by || keyFilters(profile, source.keyField, [], source) !== undefined) return [{ field: source.keyField, values: [...keys] }];
+  const ids = keys.map((k) => book.listingId(k));
+  const asks: KeyAsk[] = [{ field: by, values: ids.filter((v): v is string => v !== undefined) }];
+  const rest = keys.filter((_, i) => ids[i] === undefined);
+  if (rest.length) asks.push({ field: source.keyField, values: rest });
+  return asks.filter((a) => a.values.length);
+}
+
+function storedSince(mark: string | undefined): string | undefined {
+  if (mark === undefined) return undefined;
+  try {
+    const oh = (JSON.parse(mark) as { oh?: unknown }).oh;
+    return usableTimestamp(oh, Date.now());
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The OpenHouse records changed since `since` (all of them, when undefined), paged by the server's
+ * nextLink on the feed's origin, at most source.maxPages pages; and the mark they reach: their latest
+ * ModificationTimestamp, never after the server's clock when the read began, less a second.
+ */
+async function pullOpenHouses(client: PageClient, source: ResoSource, since: string | undefined) {
+  const profile = vendorProfile(source.vendor);
+  const oh: ResoSource = { ...source, resource: OPEN_HOUSE_RESOURCE, filter: undefined, select: undefined, expandMedia: false, expandOpenHouse: false, keyField: 'OpenHouseKey' };
+  const sinceTerm = since === undefined ? undefined : sinceFilter({ ts: since }, null, profile.since, profile.sinceLagMinutes);
+  let url: string | undefined = queryUrl(source.url!, OPEN_HOUSE_RESOURCE, pullQuery(oh, profile, { full: since === undefined, since: sinceTerm }));
+  const origin = new URL(source.url!).origin;
+  const bound = Math.min(client.serverTime ?? Date.now(), Date.now()) - 1000;
+  const records: Array<Record<string, unknown>> = [];
+  let mark = since;
+  for (let n = 1; url; n++) {
+    const where: { file: string; record: string } = { file: displayUrl(url), record: `OpenHouse page ${n}` };
+    if (n > source.maxPages) throw new FeedReadError(`the OpenHouse resource has more than source.maxPages (${source.maxPages}) pages to read`, where, false);
+    const page = await client.get(url, where.record, 'OpenHouse');
+    for (const v of page.value) {
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) continue;
+      const r = v as Record<string, unknown>;
+      records.push(r);
+      mark = laterOf(mark, usableTimestamp(r[TS], bound));
+    }
+    const next = page['@odata.nextLink'];
+    url = next ? sameOrigin(next, url, origin, where) : undefined;
+  }
+  // an empty first pull: anything added after it was modified after the server's clock at its start
+  mark ??= new Date(bound).toISOString();
+  return { records, mark };
+}
+
+function sameOrigin(next: string, current: string, origin: string, where: { file: string; record: string }): string {
+  const u = new URL(next, current);
+  if (u.origin !== origin || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
+    throw new FeedReadError(
+      `the OpenHouse @odata.nextLink leads to another origin (${u.origin}); the feed's credentials never leave ${origin}, so it is not followed`,
+      where,
+      false,
+    );
+  }
+  return u.toString();
+}

@@ -1,0 +1,221 @@
+// Issue 40, point 5 over real HTTP: a RESO server (test/helpers/reso-server.ts) whose `$metadata`
+// and Lookup resource change between two reads (a field renamed, a lookup value added), checked by
+// the dictionary check the worker's daily job and `feed drift` run (src/drift/). The check names
+// both, and the `source-drift` alert reaches a webhook, while the listings a sync wrote before and
+// after it are the same and nothing is rejected: the findings come before a sync fails. The server
+// refuses a second Lookup read within 24 h (MLS Grid's rule), and the check, on a fixed clock, sends
+// none: within the day it compares what the last read kept.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alertDrift } from '../../src/alerts/index.js';
+import { AlertsConfig } from '../../src/alerts/config-schema.js';
+import { FeedConfig } from '../../src/config/schema.js';
+import { checkDrift } from '../../src/drift/drift-check.js';
+import { driftLines } from '../../src/cli/feed-drift.js';
+import { silentLogger } from '../../src/log.js';
+import { sourceDrift } from '../../jobs/source-drift.js';
+import { createCallCounter } from '../../src/api/call-counter.js';
+import { startHttpReceiver } from '../alerts/receivers.js';
+import { loadedConfig } from '../queue/helpers.js';
+import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
+import type { Row } from '../helpers/odata-filter.js';
+import { SN, useEmulatorSync } from '../sync/helpers/feed.js';
+import { keyedResoRecords } from '../sync/helpers/reso-records.js';
+
+const DAY = 24 * 3_600_000;
+const emulator = useEmulatorSync();
+let hook: Awaited<ReturnType<typeof startHttpReceiver>>;
+beforeAll(async () => {
+  hook = await startHttpReceiver();
+});
+afterAll(() => hook.close());
+
+/** Lookup records as the Data Dictionary 2.0 Lookup resource has them (MLS Grid's carry their OriginatingSystemName). */
+const lookup = (name: string, value: string, standard = value): Row => ({
+  LookupKey: `${name}-${value}`,
+  LookupName: name,
+  LookupValue: value,
+  StandardLookupValue: standard,
+  LegacyODataValue: value.replace(/\s+/g, ''),
+  OriginatingSystemName: 'testmls',
+});
+const STATUSES = ['Active', 'Active Under Contract', 'Pending', 'Closed', 'Coming Soon', 'Expired', 'Withdrawn', 'Canceled', 'Hold'];
+const LOOKUPS = [...STATUSES.map((s) => lookup('StandardStatus', s)), ...['Square Feet', 'Square Meters', 'Acres'].map((u) => lookup('AreaUnits', u))];
+const LOOKUP_NAMES = { StandardStatus: 'StandardStatus', LivingAreaUnits: 'AreaUnits' };
+
+const feedOf = (server: ResoServer) =>
+  FeedConfig.parse({
+    name: 'mls',
+    chatbot: SN,
+    source: { kind: 'reso', url: server.url, maxPageSize: 50, retries: 0, timeoutMs: 5000, photosTimestampField: null },
+    mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+    deletes: { maxFraction: 1, maxCount: 10_000 },
+  });
+
+/** The server as the MLS announces its change: LivingAreaUnits renamed LivingAreaUnit in $metadata, a new StandardStatus value in Lookup. */
+function drift(server: ResoServer): void {
+  server.metadataOf = (fields) => new Map([...fields].map(([f, t]) => [f === 'LivingAreaUnits' ? 'LivingAreaUnit' : f, t]));
+  server.lookupNames = { StandardStatus: 'StandardStatus', LivingAreaUnit: 'AreaUnits' };
+  server.lookups = [...LOOKUPS, lookup('StandardStatus', 'Active Option Contract', 'Active Under Contract Plus')];
+}
+
+/** records whose LivingAreaUnits the server's $metadata annotates with the AreaUnits lookup */
+const records = (n: number, seed: number) => keyedResoRecords(n, seed).map((r) => ({ ...r, LivingAreaUnits: 'Square Feet' }));
+const byKey = (listings: Array<Record<string, unknown>>) => JSON.stringify([...listings].sort((a, b) => String(a.MLSNumber).localeCompare(String(b.MLSNumber))));
+const propertyRequests = (server: ResoServer) => server.requests.filter((r) => r.url.includes('/Property')).length;
+
+describe('the dictionary check against a RESO server whose $metadata and Lookup change', () => {
+  it('a renamed field and a new lookup value raise source-drift, once a day at most, with no listing lost or rejected', async () => {
+    let t = Date.parse('2026-11-27T03:00:00.000Z');
+    const server = emulator.closeAfterTest(await startResoServer({ records: records(10, 40), lookups: LOOKUPS, lookupNames: LOOKUP_NAMES, lookupEvery: DAY, clock: () => t }));
+    const env = emulator.env();
+    const te = emulator.te();
+    const feed = feedOf(server);
+    const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger }, now: () => new Date(t) };
+    const alerts = AlertsConfig.parse({ channels: [{ kind: 'webhook', url: `${hook.url}/alerts`, secret: 'whsec-drift-1234' }] });
+    const check = async () => {
+      const report = await checkDrift(feed, deps);
+      await alertDrift(
+        env.store,
+        alerts,
+        { feed: 'mls', chatbot: SN },
+        report.findings.map((f) => f.message),
+        silentLogger,
+        new Date(t),
+      );
+      return report;
+    };
+
+    const before = await env.sync(te, feed);
+    expect(before.outcome).toBe('ok');
+    expect(before.counts.created).toBe(10);
+    const listings = byKey(await te.listings(SN));
+    const pulled = propertyRequests(server);
+
+    const first = await check();
+    expect(first).toMatchObject({ read: true, firstRead: true, checked: { values: 'Lookup' }, findings: [] });
+    expect(server.lookupRequests).toBe(1);
+
+    drift(server);
+    t += 3_600_000; // an hour later: the read of the day stands; nothing is sent
+    const sameDay = await check();
+    expect(sameDay).toMatchObject({ read: false, requests: 0, findings: [] });
+    expect(server.lookupRequests).toBe(1);
+    expect(server.metadataRequests).toBe(1);
+    expect(driftLines(sameDay).join('\n')).toMatch(/read at most once a day; next read after 2026-11-28T03:00:00.000Z/);
+
+    t += DAY; // the next day: read again, the change found
+    const next = await check();
+    expect(next.read).toBe(true);
+    expect(server.lookupRequests).toBe(2);
+    expect(next.findings.map((f) => [f.kind, f.field, f.to ?? f.value])).toEqual([
+      ['renamed', 'LivingAreaUnits', 'LivingAreaUnit'],
+      ['value', 'StandardStatus', 'Active Option Contract'],
+    ]);
+    expect(next.findings[0]!.message).toMatch(/^LivingAreaUnits looks renamed to LivingAreaUnit \(the same lookup AreaUnits\)/);
+
+    const delivered = hook.received.map((r) => JSON.parse(r.body) as { condition: string; status: string; message: string; feed: string });
+    expect(delivered.map((a) => `${a.status} ${a.condition} ${a.feed}`)).toEqual(['firing source-drift mls']);
+    expect(delivered[0]!.message).toContain('LivingAreaUnits looks renamed to LivingAreaUnit');
+    expect(delivered[0]!.message).toContain('"Active Option Contract"');
+    // the check read no record of the resource and wrote nothing
+    expect(propertyRequests(server)).toBe(pulled);
+    expect(byKey(await te.listings(SN))).toBe(listings);
+
+    t += 3_600_000; // the alert is not sent again while the findings are the same
+    await check();
+    expect(hook.received).toHaveLength(1);
+
+    const after = await env.sync(te, feed);
+    expect(after.outcome).toBe('ok');
+    expect(after.counts.rejected).toBe(0);
+    expect(byKey(await te.listings(SN))).toBe(listings);
+  });
+
+  it('a server without a Lookup resource: $metadata alone is checked, and the output says so', async () => {
+    let t = Date.parse('2026-11-27T03:00:00.000Z');
+    const server = emulator.closeAfterTest(await startResoServer({ records: records(5, 41), lookupNames: LOOKUP_NAMES }));
+    const env = emulator.env();
+    const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger }, now: () => new Date(t) };
+    const first = await checkDrift(feedOf(server), deps);
+    expect(first).toMatchObject({ read: true, checked: { metadata: true, values: 'none' }, findings: [] });
+    expect(driftLines(first).join('\n')).toMatch(/checked \$metadata only \(the server offers no Lookup resource and no enum types: lookup values not checked\)/);
+    expect(server.lookupRequests).toBe(0);
+
+    server.metadataOf = (fields) => new Map([...fields].filter(([f]) => f !== 'PublicRemarks'));
+    t += DAY;
+    const next = await checkDrift(feedOf(server), deps);
+    expect(next.findings.map((f) => f.message)).toEqual([
+      'PublicRemarks is no longer in the Property entity type (it was at 2026-11-27T03:00:00.000Z); the mapping reads it for Description',
+    ]);
+    expect(server.lookupRequests).toBe(0);
+  });
+
+  it("a changed OriginatingSystemName: the last records carry another than the feed filters on (from the sync's mark; the check reads no record)", async () => {
+    let t = Date.parse('2026-11-27T03:00:00.000Z');
+    const server = emulator.closeAfterTest(
+      await startResoServer({
+        records: records(5, 43).map((r) => ({ ...r, OriginatingSystemName: 'actris' })),
+        lookups: LOOKUPS,
+        lookupNames: LOOKUP_NAMES,
+        lookupEvery: DAY,
+        clock: () => t,
+      }),
+    );
+    const env = emulator.env();
+    const te = emulator.te();
+    const base = feedOf(server);
+    const feed = { ...base, source: { ...base.source, originatingSystem: 'actris' } };
+    const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger }, now: () => new Date(t) };
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    expect((await checkDrift(feed, deps)).findings).toEqual([]);
+
+    // the MLS renamed itself: the records now carry another name
+    for (const r of [...server.records]) server.touch(String(r.ListingKey), { OriginatingSystemName: 'austin' });
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    const pulled = propertyRequests(server);
+    t += 3_600_000;
+    const r = await checkDrift(feed, deps);
+    expect(r.read).toBe(false);
+    expect(r.findings).toEqual([
+      {
+        kind: 'system',
+        value: 'austin',
+        message: 'the last records carried OriginatingSystemName "austin"; the feed filters on source.originatingSystem "actris"',
+      },
+    ]);
+    expect(propertyRequests(server)).toBe(pulled);
+  });
+
+  it("the worker's job reads the source, raises source-drift naming the finding, and reads nothing again the same day", async () => {
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(5, 42), lookups: [...LOOKUPS, lookup('StandardStatus', 'Auction')], lookupNames: LOOKUP_NAMES, lookupEvery: DAY }),
+    );
+    const env = emulator.env();
+    const yaml = [
+      'api: { baseUrl: "http://127.0.0.1:9", secretKey: x, sessionKey: y }',
+      `alerts: { channels: [{ kind: webhook, url: "${hook.url}/job", secret: whsec-drift-job-99 }] }`,
+      'feeds:',
+      `  - { name: mls2, chatbot: ${SN}, source: { kind: reso, url: "${server.url}", retries: 0 }, mapping: { preset: reso }, schedule: { cron: "0 * * * *" } }`,
+    ].join('\n');
+    const config = loadedConfig(yaml, env.dir);
+    const ctx = {
+      config,
+      runtime: { api: emulator.te().client(), store: env.store },
+      logger: silentLogger,
+      signal: new AbortController().signal,
+      jobId: 'drift-1',
+      attempt: { made: 1, max: 1 },
+      calls: createCallCounter(),
+    };
+    const report = await sourceDrift.process({ feed: 'mls2' }, ctx);
+    expect(report.outcome).toBe('drift');
+    expect(report.findings.map((f) => f.value)).toEqual(['Auction']);
+    const job = hook.received.filter((r) => r.path === '/job').map((r) => JSON.parse(r.body) as { condition: string; message: string });
+    expect(job.map((a) => a.condition)).toEqual(['source-drift']);
+    expect(job[0]!.message).toMatch(/StandardStatus value "Auction" \(lookup StandardStatus\) is listed by the server and no map of Status covers it/);
+
+    const again = await sourceDrift.process({ feed: 'mls2' }, ctx);
+    expect(again).toMatchObject({ outcome: 'drift', read: false, requests: 0 });
+    expect(server.lookupRequests).toBe(1);
+  });
+});
