@@ -1,2 +1,2 @@
 export { startEmulator } from './server.js';
-export { DEV_SECRET_KEY, DEV_SESSION_KEY, type AnswerMode, type EmulatorOptions, type Fault, type RunningEmulator, type StreamFraming } from './options.js';
+export type { EmulatorOptions, Fault, RunningEmulator, StreamFraming } from './options.js';

@@ -15,6 +15,19 @@ end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1`;
 
+/** `items` in arrays of at most `size`, read as they come (a change's entries may be a generator). */
+function* inChunks<T>(items: Iterable<T>, size: number): Generator<T[]> {
+  let chunk: T[] = [];
+  for (const item of items) {
+    chunk.push(item);
+    if (chunk.length >= size) {
+      yield chunk;
+      chunk = [];
+    }
+  }
+  if (chunk.length) yield chunk;
+}
+
 /**
  * State in Redis: one hash per namespace under `prefix` (the key root: hash-tagged on a cluster, so
  * that a commit's MULTI over several namespaces is one slot). The connection is the caller's to close.
@@ -27,30 +40,12 @@ export function createRedisStore(redis: RedisClient, prefix = 'feedsync', where 
     const tx = redis.multi();
     let queued = 0;
     for (const c of changes) {
-      let batch: string[] = [];
-      for (const [k, v] of c.set ?? []) {
-        batch.push(k, v);
-        if (batch.length >= CHUNK * 2) {
-          tx.hset(key(c.ns), ...batch);
-          queued++;
-          batch = [];
-        }
-      }
-      if (batch.length) {
-        tx.hset(key(c.ns), ...batch);
+      for (const pairs of inChunks(c.set ?? [], CHUNK)) {
+        tx.hset(key(c.ns), ...pairs.flat());
         queued++;
       }
-      let keys: string[] = [];
-      for (const k of c.delete ?? []) {
-        keys.push(k);
-        if (keys.length >= CHUNK) {
-          tx.hdel(key(c.ns), ...keys);
-          queued++;
-          keys = [];
-        }
-      }
-      if (keys.length) {
-        tx.hdel(key(c.ns), ...keys);
+      for (const fields of inChunks(c.delete ?? [], CHUNK)) {
+        tx.hdel(key(c.ns), ...fields);
         queued++;
       }
     }

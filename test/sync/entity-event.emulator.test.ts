@@ -259,3 +259,25 @@ describe('a gone key under the reso preset (MLSNumber from ListingId, else Listi
     expect((await held()).size).toBe(9);
   });
 });
+
+describe('pushed events (RCP-028) beside the EntityEvent poll', () => {
+  it('a pushed run fetches by key and moves no mark: the next poll reads the same events from the stored sequence, and writes nothing for the record already in step', async () => {
+    const server = emulator.closeAfterTest(await startResoServer({ records: records(10), maxPageSize: 10, entityEvents: true }));
+    const feed = feedOf(server.url, { changes: 'entityEvent' });
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    server.touch('K-04', { ListPrice: 404_404 });
+    const before = server.requests.length;
+    const pushed = await env.sync(te, feed, { pushed: { keys: ['K-04'], media: [], events: 1 } });
+    expect(pushed.outcome, pushed.message).toBe('ok');
+    expect(pushed.counts.updated).toBe(1);
+    expect(pushed.source.events).toEqual({ read: 1, keys: 1, fetched: 1, gone: 0, pushed: true });
+    // no EntityEvent poll and no pull: the by-key fetch alone
+    expect(server.requests.slice(before).map((r) => decodeURIComponent(r.url).split('?')[0]!.split('/').pop())).toEqual(['Property']);
+    expect((await held()).get('K-04')!.SalePrice).toBe(404_404);
+    // the poll goes on from the sequence stored before the push: it reads the event, fetches the record, writes nothing
+    const poll = await env.sync(te, feed);
+    expect(poll.outcome, poll.message).toBe('ok');
+    expect(poll.source.events).toEqual({ read: 1, keys: 1, fetched: 1, gone: 0 });
+    expect(poll.counts.created + poll.counts.updated + poll.counts.deleted).toBe(0);
+  });
+});

@@ -59,13 +59,15 @@ export function openWithRoster(feedName: string, source: ResoSource, ctx: FeedCo
       marks[resource] = pulled.mark;
     }
     const contact = rosterView(copies, learned);
-    const enrich = (item: FeedItem): FeedItem => (item.kind === 'record' ? { ...item, data: withContacts(item.data, new Set(resources), contact) } : item);
+    const named = new Set(resources);
+    const enrich = (item: FeedItem): FeedItem => (item.kind === 'record' ? { ...item, data: withContacts(item.data, named, contact) } : item);
+    const asks = namingAsks(changedKeys(copies, learned));
+    // the keys read, to ask for no listing twice: only where listings will be asked for (an incremental pull; a full one holds every listing)
     const read = new Set<string>();
     for await (const item of inner.items) {
-      if (item.position.id !== undefined) read.add(item.position.id);
+      if (asks.length && inner.mode === 'incremental' && item.position.id !== undefined) read.add(item.position.id);
       yield enrich(item);
     }
-    const asks = namingAsks(changedKeys(copies, learned));
     if (inner.mode === 'incremental' && inner.lookup && asks.length) {
       let again = 0;
       for await (const batch of inner.lookup.find(asks)) {

@@ -10,8 +10,6 @@ import { itemsOf, type BatchedItems } from '../item-batches.js';
 import type { FeedItem } from '../types.js';
 import { createXmlScanner, type ScannedRecord } from './xml-scanner.js';
 
-export { decodeXmlText } from './xml-scanner.js';
-
 export interface XmlOptions {
   label: string;
   recordPath: string;
