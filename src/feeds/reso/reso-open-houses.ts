@@ -41,7 +41,8 @@ export function withOpenHouses(feedName: string, source: ResoSource, ctx: FeedCo
   const from = openHouseSource(source);
   if (!from || ctx.reconcile) return inner;
   // (its own page client: the feed's budget, the read's tally; a replay has no OpenHouse resource to ask)
-  const client = from === 'related' && source.url ? resoPageClient(source, ctx, { tally, scope: feedName, kind: 'OpenHouse' }) : undefined;
+  // (a pushed-events job pulls nothing but the records pushed: it keeps no mark to pull from)
+  const client = from === 'related' && source.url && !ctx.pushed ? resoPageClient(source, ctx, { tally, scope: feedName, kind: 'OpenHouse' }) : undefined;
   const related = client !== undefined;
   let book: OpenHouseBook | undefined;
   let reached: string | undefined;
