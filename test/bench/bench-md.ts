@@ -98,7 +98,7 @@ export async function writeMdBlock(path: string, block: string): Promise<void> {
   const old = await readFile(path, 'utf8').catch(() => undefined);
   // (found by its start: the marker's wording may change)
   const from = old?.indexOf('<!-- bench:begin') ?? -1;
-  const to = old?.indexOf(MD_END) ?? -1;
+  const to = old?.indexOf(MD_END, Math.max(from, 0)) ?? -1;
   if (old === undefined || from < 0 || to < from) {
     await writeFile(path, whole + '\n');
     return;

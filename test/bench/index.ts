@@ -4,7 +4,7 @@
 // header (date, commit, machine, load average) and each bench's tables, between the markers of
 // `path` when it has them (BENCH_MD=docs/benchmarks.md replaces the latest run there), else as a
 // new file.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -27,8 +27,10 @@ let failed = 0;
 for (const file of files) {
   process.stdout.write(`\n=== ${file} ===\n`);
   const env = { ...process.env, ...(parts && { BENCH_MD_PART: join(parts, `${file}.md`) }) };
-  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, file)], { stdio: 'inherit', env });
-  if (r.status !== 0) failed++;
+  // (spawned, not spawnSync: the load average is sampled while the bench runs)
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, file)], { stdio: 'inherit', env });
+  const status = await new Promise<number | null>((done) => child.once('exit', done));
+  if (status !== 0) failed++;
 }
 if (md && parts) {
   const header = mdHeader({

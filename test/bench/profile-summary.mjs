@@ -1,0 +1,65 @@
+// Where a CPU profile's time went (BENCH_PROF=dir writes one per feedsync run of the sync bench):
+// the sampled time summed by function and by file (self time: the function itself, not what it
+// called), and with --callers=REGEX the stacks that lead to the functions whose name or file
+// matches. The profiler samples the main thread by the clock, so on a loaded machine a blocking
+// call (a write, a syscall) counts the time the thread waited too: compare shares within a profile.
+//
+//   node test/bench/profile-summary.mjs FILE.cpuprofile [TOP]              self time by function and file
+//   node test/bench/profile-summary.mjs FILE.cpuprofile --callers=writeSync  the stacks to writeSync
+import { readFileSync } from 'node:fs';
+
+const [file, ...args] = process.argv.slice(2);
+if (!file) {
+  process.stderr.write('usage: node test/bench/profile-summary.mjs FILE.cpuprofile [TOP] [--callers=REGEX]\n');
+  process.exit(2);
+}
+const callers = args.find((a) => a.startsWith('--callers='))?.slice('--callers='.length);
+const top = Number(args.find((a) => /^\d+$/.test(a)) ?? 40);
+const profile = JSON.parse(readFileSync(file, 'utf8'));
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const parent = new Map();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+
+/** sampled µs per node (self), and the total */
+const self = new Map();
+let total = 0;
+profile.samples.forEach((id, i) => {
+  const dt = profile.timeDeltas[i] ?? 0;
+  self.set(id, (self.get(id) ?? 0) + dt);
+  total += dt;
+});
+
+/** a file as the tables name it: from src/ or node_modules/ on, else node's own name */
+const fileOf = (cf) => cf.url.replace(/^.*?\/(src|node_modules|test)\//, '$1/') || `(${cf.functionName})`;
+const nameOf = (cf) => `${cf.functionName || '(anonymous)'} ${fileOf(cf)}:${cf.lineNumber + 1}`;
+const ms = (us) => `${(us / 1000).toFixed(0).padStart(7)} ms ${((100 * us) / total).toFixed(1).padStart(5)}%`;
+
+function show(title, sums, n) {
+  process.stdout.write(`\n== ${title} (of ${(total / 1e6).toFixed(2)} s sampled)\n`);
+  for (const [k, us] of [...sums].sort((a, b) => b[1] - a[1]).slice(0, n)) process.stdout.write(`${ms(us)}  ${k}\n`);
+}
+
+if (callers) {
+  const re = new RegExp(callers);
+  const stacks = new Map();
+  for (const [id, us] of self) {
+    let x = id;
+    while (x !== undefined && !re.test(nameOf(byId.get(x).callFrame))) x = parent.get(x);
+    if (x === undefined) continue;
+    const chain = [];
+    for (let y = x; y !== undefined && chain.length < 8; y = parent.get(y)) chain.push(nameOf(byId.get(y).callFrame));
+    const key = chain.join(' < ');
+    stacks.set(key, (stacks.get(key) ?? 0) + us);
+  }
+  show(`stacks to ${callers} (the time under them)`, stacks, top);
+} else {
+  const fns = new Map();
+  const files = new Map();
+  for (const [id, us] of self) {
+    const cf = byId.get(id).callFrame;
+    fns.set(nameOf(cf), (fns.get(nameOf(cf)) ?? 0) + us);
+    files.set(fileOf(cf), (files.get(fileOf(cf)) ?? 0) + us);
+  }
+  show('self time by function', fns, top);
+  show('self time by file', files, Math.min(top, 30));
+}
