@@ -24,6 +24,7 @@
 // reso-confirm.ts: batched, in the budget; by ListingId where the vendor cannot filter ListingKey)
 // and handed on like any record read. A full pull reads every record, so it fetches none.
 import { FeedReadError } from '../../errors.js';
+import { overlayFeed } from '../feed-overlay.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl } from '../source/http.js';
 import type { FeedContext, FeedItem, KeyAsk, OpenedFeed } from '../types.js';
@@ -77,30 +78,17 @@ export function withOpenHouses(feedName: string, source: ResoSource, ctx: FeedCo
     done = true;
   }
 
-  return {
-    ...inner,
+  return overlayFeed(inner, {
     items: items(),
-    get mode() {
-      return inner.mode;
-    },
     get mark() {
       const m = inner.mark;
       if (m === undefined || !related || reached === undefined) return m;
       return JSON.stringify({ ...(JSON.parse(m) as object), oh: reached });
     },
-    get since() {
-      return inner.since;
-    },
-    get present() {
-      return inner.present;
-    },
-    get roster() {
-      return inner.roster;
-    },
     get openHouses() {
       return done && book ? book.final() : undefined;
     },
-  };
+  });
 }
 
 /** A record with its open houses as the run's clock shows them (joined, or its expanded list cleaned), learned by the book. */

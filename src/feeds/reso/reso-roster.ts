@@ -24,6 +24,7 @@
 // A reconcile (keys only) and a read with no store handed in (feed preview) pull no roster; the
 // marks stored go on unchanged.
 import type { ResoSource } from '../config-schema.js';
+import { overlayFeed } from '../feed-overlay.js';
 import type { FeedContext, FeedItem, KeyAsk, OpenedFeed, RosterPull, RosterStore } from '../types.js';
 import { openReso } from './reso-reader.js';
 import type { RequestTally } from './reso-requests.js';
@@ -84,23 +85,16 @@ export function openWithRoster(feedName: string, source: ResoSource, ctx: FeedCo
     done = true;
   }
 
-  return {
-    ...inner,
+  return overlayFeed(inner, {
     items: items(),
-    get mode() {
-      return inner.mode;
-    },
     get mark() {
       const m = inner.mark;
       return m === undefined || !done ? undefined : withRelated(m, marks);
     },
-    get since() {
-      return inner.since;
-    },
     get roster() {
       return done ? learned : undefined;
     },
-  };
+  });
 }
 
 /** One roster resource pulled from its mark: each record read (its contact), the keys to remove, and the mark reached. */
@@ -211,17 +205,10 @@ function withRelated(mark: string, related: RelatedMarks): string {
 /** A feed read without its roster: the roster marks stored go on in its mark. */
 function keepingMarks(inner: OpenedFeed, stored: RelatedMarks): OpenedFeed {
   if (Object.keys(stored).length === 0) return inner;
-  return {
-    ...inner,
-    get mode() {
-      return inner.mode;
-    },
+  return overlayFeed(inner, {
     get mark() {
       const m = inner.mark;
       return m === undefined ? undefined : withRelated(m, stored);
     },
-    get since() {
-      return inner.since;
-    },
-  };
+  });
 }

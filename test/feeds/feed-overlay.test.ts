@@ -1,0 +1,55 @@
+// overlayFeed (src/feeds/feed-overlay.ts): a wrapper's feed reads every part it does not replace from
+// the inner feed when asked, so a reader's getters (mark, mode, present) are seen as they are after
+// its items were read, through any number of wrappers.
+import { describe, expect, it } from 'vitest';
+import { overlayFeed } from '../../src/feeds/feed-overlay.js';
+import type { FeedItem, OpenedFeed } from '../../src/feeds/types.js';
+
+async function* none(): AsyncIterable<FeedItem> {}
+
+function reader(): { feed: OpenedFeed; finish: () => void } {
+  let done = false;
+  const feed: OpenedFeed = {
+    items: none(),
+    get mode() {
+      return done ? 'full' : 'incremental';
+    },
+    get mark() {
+      return done ? '{"ts":"2026-11-27T00:00:00Z"}' : undefined;
+    },
+    get present() {
+      return done ? new Set(['K1']) : undefined;
+    },
+  };
+  return { feed, finish: () => (done = true) };
+}
+
+describe('overlayFeed', () => {
+  it('reads the parts it does not replace from the inner feed each time they are asked', () => {
+    const { feed, finish } = reader();
+    const wrapped = overlayFeed(feed, {});
+    expect([wrapped.mode, wrapped.mark, wrapped.present]).toEqual(['incremental', undefined, undefined]);
+    finish();
+    expect([wrapped.mode, wrapped.mark, wrapped.present]).toEqual(['full', '{"ts":"2026-11-27T00:00:00Z"}', new Set(['K1'])]);
+  });
+
+  it('keeps its own parts, getters as getters, and passes them on through a second wrapper', () => {
+    const { feed, finish } = reader();
+    let roster = 0;
+    const first = overlayFeed(feed, {
+      get mark() {
+        return feed.mark === undefined ? undefined : `${feed.mark}+roster`;
+      },
+      get roster() {
+        return roster ? [] : undefined;
+      },
+    });
+    const second = overlayFeed(first, { openHouses: new Map([['K1', 'Sat 10-12']]) });
+    finish();
+    roster = 1;
+    expect(second.mark).toBe('{"ts":"2026-11-27T00:00:00Z"}+roster');
+    expect(second.roster).toEqual([]);
+    expect(second.mode).toBe('full');
+    expect(second.openHouses?.get('K1')).toBe('Sat 10-12');
+  });
+});
