@@ -273,10 +273,11 @@ function readStep(st: PlanState) {
     early,
     readEarly(item: FeedItem, key: string): RememberedListing | 'not yet' | 'later' {
       if (seed === undefined || item.kind !== 'record' || !input.storedFingerprint) return 'later';
-      const stored = storedStamp(key);
-      if (stored === undefined) return 'later';
+      // (the paging first: a record read ahead of its key's page is asked again, and only the paging's answer is cheap)
       const copy = remote.pagedCopy(key);
       if (copy === 'not yet' || copy === 'not one') return copy === 'not yet' ? 'not yet' : 'later';
+      const stored = storedStamp(key);
+      if (stored === undefined) return 'later';
       const fingerprint = input.storedFingerprint(key);
       const text = recordText(item);
       if (fingerprint === undefined || stampOf(seed, text, copy.hash, fingerprint) !== stored) return 'later';
