@@ -30,6 +30,8 @@ export class RemoteIndex implements RemoteCopies {
   #ids = new Float64Array(1024);
   #hashes = new Uint8Array(1024 * HASH);
   #rounds = new Uint8Array(1024);
+  /** 1: the row a record was taken against while paging (takeEarly) */
+  #taken = new Uint8Array(1024);
   #keys: string[] = [];
   #otherKeys: Array<string | undefined> | undefined;
   /** compared JSON (keepCompared): the pages' own, and per row its page (NONE: none) and row in it */
@@ -100,17 +102,28 @@ export class RemoteIndex implements RemoteCopies {
   }
 
   /**
-   * While the first pass pages (a feed read beside it: read-feed.ts): the NewOaks ID and comparison
-   * hash of the one copy of `key` paged so far; 'not yet' when none has been; 'not one' when there are several
+   * While the first pass pages (a feed read beside it: read-feed.ts): the row and comparison hash
+   * of the one copy of `key` paged so far; 'not yet' when none has been; 'not one' when there are several
    * or a later pass began (the first pass's rows may then be replaced: only the finished index says).
    * A later page may still bring another copy of the key: severalCopies() names those at the end.
    */
-  pagedCopy(key: string): { id: number; hash: Uint8Array } | 'not yet' | 'not one' {
+  pagedCopy(key: string): { row: number; hash: Uint8Array } | 'not yet' | 'not one' {
     const first = this.#firstPass;
     if (!first || key === '') return 'not one';
     const r = first.get(key);
     if (r === undefined) return 'not yet';
-    return r === SEVERAL ? 'not one' : { id: this.#ids[r]!, hash: this.#hashes.subarray(r * HASH, r * HASH + HASH) };
+    return r === SEVERAL ? 'not one' : { row: r, hash: this.#hashes.subarray(r * HASH, r * HASH + HASH) };
+  }
+
+  /** A record was taken against this row of pagedCopy while paging: takenCopy names it once paging is over. */
+  takeEarly(row: number): void {
+    this.#taken[row] = 1;
+  }
+
+  /** The NewOaks ID of the copy of `key` a record was taken against while paging (takeEarly), once paging is over. */
+  takenCopy(key: string): number | undefined {
+    for (let r = this.#first.get(key) ?? NONE; r !== NONE; r = this.#next[r]!) if (this.#taken[r] === 1) return this.#ids[r];
+    return undefined;
   }
 
   /** The keys of the rows added since the first `row` rows, in the order they came (none once paging is over). */
@@ -335,6 +348,7 @@ export class RemoteIndex implements RemoteCopies {
     this.#ids = grown(this.#ids, new Float64Array(size));
     this.#hashes = grown(this.#hashes, new Uint8Array(size * HASH));
     this.#rounds = grown(this.#rounds, new Uint8Array(size));
+    this.#taken = grown(this.#taken, new Uint8Array(size));
     const c = this.#compared;
     if (c) {
       c.page = grown(c.page, new Int32Array(size).fill(NONE));
