@@ -17,7 +17,7 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 export async function postJson(
   endpoint: string,
-  url: string,
+  url: string | URL,
   headers: Record<string, string>,
   body: unknown,
   transport: ApiTransport,

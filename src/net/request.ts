@@ -4,11 +4,14 @@
 // streaming, so a huge or endless body fails the call instead of filling memory. Redirects are never
 // followed here: a 3xx is handed back, and the caller decides (the API refuses them; feeds follow
 // them within their origin).
+import { EventEmitter } from 'node:events';
+import { finished, type Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 
 export interface BoundedRequest {
   method: 'GET' | 'POST';
-  url: string;
+  /** (a URL parsed once is taken as it is: undici parses text on every call) */
+  url: string | URL;
   headers: Record<string, string>;
   body?: string;
   /** total deadline of the exchange, body included */
@@ -54,11 +57,15 @@ export function keepAliveAgent(connections = 64): Agent {
 }
 
 export async function boundedRequest(req: BoundedRequest): Promise<BoundedResponse> {
-  const controller = new AbortController();
+  // undici takes an EventEmitter as the request's signal ('abort' stops it): one a call costs far
+  // less than an AbortController's EventTarget (an API call makes one a call). The reason is ours
+  // (`stopped`): whatever undici throws after an abort is replaced by it.
+  const abort = new EventEmitter();
   let stopped: RequestStopped | undefined;
   const stop = (why: RequestStopped) => {
-    stopped ??= why;
-    controller.abort(why);
+    if (stopped) return;
+    stopped = why;
+    abort.emit('abort');
   };
   const timer = setTimeout(() => stop(new RequestStopped('deadline', req.deadlineMs)), req.deadlineMs);
   const onCallerAbort = () => stop(new RequestStopped('aborted', 0, req.signal?.reason));
@@ -71,11 +78,13 @@ export async function boundedRequest(req: BoundedRequest): Promise<BoundedRespon
 
   let res: Dispatcher.ResponseData;
   try {
+    // (an emitter has no `aborted` for undici to look at: a call stopped already is not sent)
+    if (stopped) throw stopped;
     res = await request(req.url, {
       method: req.method,
       headers: req.headers,
       body: req.body,
-      signal: controller.signal,
+      signal: abort,
       dispatcher: req.dispatcher,
       // our own deadline covers these; undici's would otherwise fire first with another message
       headersTimeout: req.deadlineMs + 1000,
@@ -106,14 +115,25 @@ export async function boundedRequest(req: BoundedRequest): Promise<BoundedRespon
       if (!stream.destroyed) stream.destroy();
     }
   }
+  // body()'s bounds and ends, without an async iterator and a promise a chunk (every API call reads its body so)
   async function bytes(): Promise<Buffer> {
-    const chunks: Buffer[] = [];
-    for await (const c of body()) chunks.push(c);
-    return Buffer.concat(chunks);
+    try {
+      if (declared > req.maxBytes) throw new RequestStopped('too-large', req.maxBytes);
+      return await readWhole(stream, req.maxBytes);
+    } catch (err) {
+      throw stopped ?? err;
+    } finally {
+      finish();
+      if (!stream.destroyed) stream.destroy();
+    }
   }
+  let headers: Headers | undefined;
   return {
     status: res.statusCode,
-    headers: toHeaders(res.headers),
+    // made when asked: most calls never read a header
+    get headers() {
+      return (headers ??= toHeaders(res.headers));
+    },
     body: body(),
     bytes,
     async text() {
@@ -124,6 +144,20 @@ export async function boundedRequest(req: BoundedRequest): Promise<BoundedRespon
       stream.destroy();
     },
   };
+}
+
+/** A body's chunks joined, failing at more than maxBytes; it ends as a for await over it ends: at its end, its error, or a close before its end. */
+function readWhole(stream: Readable, maxBytes: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let seen = 0;
+    stream.on('data', (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > maxBytes) stream.destroy(new RequestStopped('too-large', maxBytes));
+      else chunks.push(chunk);
+    });
+    finished(stream, (err) => (err ? reject(err) : resolve(Buffer.concat(chunks, seen))));
+  });
 }
 
 function toHeaders(raw: Record<string, string | string[] | undefined>): Headers {
