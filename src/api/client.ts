@@ -65,7 +65,8 @@ async function post<T, S extends z.ZodType>(
 function send<T>(c: Connection, endpoint: EndpointName, body: unknown, call: CallOptions | undefined, read: (res: BoundedResponse) => Promise<T>): Promise<T> {
   const url = endpointUrl(c, endpoint);
   return withRetry(c, endpoint, call, async () => {
-    const res = await postJson(ENDPOINTS[endpoint], url, headers(c, endpoint, 'application/json'), body, c.transport, call?.signal);
+    // (every endpoint but the streamed answer reads its body whole: ask-stream.ts streams it)
+    const res = await postJson(ENDPOINTS[endpoint], url, headers(c, endpoint, 'application/json'), body, c.transport, call?.signal, true);
     return { value: await read(res), httpStatus: res.status };
   });
 }

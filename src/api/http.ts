@@ -22,6 +22,8 @@ export async function postJson(
   body: unknown,
   transport: ApiTransport,
   signal: AbortSignal | undefined,
+  /** the caller reads the body whole, never as a stream (BoundedRequest.whole) */
+  whole = false,
 ): Promise<BoundedResponse> {
   const res = await boundedRequest({
     method: 'POST',
@@ -32,6 +34,7 @@ export async function postJson(
     maxBytes: transport.maxResponseBytes,
     signal,
     dispatcher: transport.dispatcher,
+    whole,
   });
   if (res.status >= 300 && res.status < 400) {
     res.cancel();
