@@ -14,6 +14,24 @@ import { listing, listItem } from './helpers/listings.js';
 const keys = fc.constantFrom('A', 'B', 'C', ' D ', '', 'E');
 const item = fc.record({ id: fc.integer({ min: 1, max: 3_000_000_000 }), key: keys, price: fc.integer({ min: 0, max: 5 }), round: fc.integer({ min: 1, max: 2 }) });
 
+/**
+ * While paging: what pagedCopy says of `key` against the rows added so far (the plain rule): in the
+ * first pass, its one row (ID and hash), 'not yet' with none, 'not one' with several; once a row of
+ * a later pass came (or for the empty key), 'not one' (a row read again under another key may also
+ * make its old key 'not one': never a copy that is not the key's).
+ */
+function seenSoFar(index: RemoteIndex, rows: ReadonlyArray<{ row: ReturnType<typeof toRemote>; round: number }>, key: string): void {
+  const got = index.pagedCopy(key);
+  if (key === '' || rows.some((r) => r.round !== 1)) return expect(got).toBe('not one');
+  const copies = rows.filter((r) => r.row.key === key);
+  // (several copies: 'not one'; one, after a listing left the key: 'not one' too, the plain path judges it)
+  if (got === 'not one') return expect(copies.length !== 1 || rows.some((r) => r.row.key !== key)).toBe(true);
+  if (copies.length === 0) return expect(got).toBe('not yet');
+  expect(copies).toHaveLength(1);
+  expect(got).not.toBe('not yet');
+  if (typeof got !== 'string') expect([got.id, Buffer.from(got.hash).toString('hex')]).toEqual([copies[0]!.row.id, Buffer.from(copies[0]!.row.hash).toString('hex')]);
+}
+
 describe('RemoteIndex', () => {
   it('holds the same copies, in ID order, as grouping the items by key', () => {
     fc.assert(
@@ -37,6 +55,7 @@ describe('RemoteIndex', () => {
             });
             index.add(row, it.round);
             latest.set(it.id, { row, round: it.round });
+            seenSoFar(index, [...latest.values()], it.key);
           }
           index.finish(round);
           const kept = [...latest.values()].filter((x) => round === undefined || x.round === round).sort((a, b) => a.row.id - b.row.id);
@@ -51,6 +70,13 @@ describe('RemoteIndex', () => {
             );
           }
           expect(index.spilledPages).toBe(keep ? Math.max(0, items.length - inMemory) : 0);
+          expect([...index.severalCopies()].sort()).toEqual(
+            [...plain]
+              .filter(([, rows]) => rows.length > 1)
+              .map(([key]) => key)
+              .sort(),
+          );
+          expect(index.pagedCopy(items[0]?.key ?? 'A')).toBe('not one');
           index.close();
         },
       ),

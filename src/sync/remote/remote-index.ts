@@ -157,6 +157,7 @@ export class RemoteIndex implements RemoteCopies {
     if (!this.#rowOfId) throw new Error('RemoteIndex.add after finish');
     let r = this.#rowOfId.get(id);
     const fresh = r === undefined || this.#rounds[r] !== round ? 1 : 0;
+    const keyBefore = r === undefined ? undefined : this.#keys[r];
     if (r === undefined) {
       r = this.#rows++;
       this.#grow(this.#rows);
@@ -166,7 +167,7 @@ export class RemoteIndex implements RemoteCopies {
     this.#hashes.set(hashes.subarray(at, at + HASH), r * HASH);
     this.#rounds[r] = round;
     this.#keys[r] = key;
-    this.#notePass(key, r, round);
+    this.#notePass(key, r, round, keyBefore);
     if (this.#otherKeys) this.#otherKeys[r] = otherKey;
     if (this.#compared) {
       this.#compared.page[r] = page ?? NONE;
@@ -176,13 +177,15 @@ export class RemoteIndex implements RemoteCopies {
   }
 
   /** the first pass's rows by key (pagedCopy); a second pass ends it */
-  #notePass(key: string, r: number, round: number): void {
+  #notePass(key: string, r: number, round: number, keyBefore: string | undefined): void {
     const first = this.#firstPass;
     if (!first) return;
     if (round !== 1) {
       this.#firstPass = undefined;
       return;
     }
+    // (a listing read again under another key: what the pass said of its old key no longer holds)
+    if (keyBefore !== undefined && keyBefore !== key) first.set(keyBefore, SEVERAL);
     const had = first.get(key);
     if (had === undefined || had === r) first.set(key, r);
     else first.set(key, SEVERAL);
