@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalFromListing, canonicalFromListItem, diffCanonical } from '../../src/listing/canonical.js';
-import { comparedOf, comparedOfListItem, comparedChanges, KEPT_CHARS, fingerprintListing, fingerprintV1, listingHashes } from '../../src/listing/fingerprint.js';
+import { comparedOf, comparedOfListItem, comparedChanges, KEPT_CHARS, fingerprintListing, fingerprintV1, keptOfListing, listingHashes } from '../../src/listing/fingerprint.js';
 import { RemoteIndex } from '../../src/sync/remote/remote-index.js';
 import { describeChange } from '../../src/sync/report/changes.js';
 import { toRemote } from '../../src/sync/remote/remote.js';
@@ -192,6 +192,33 @@ describe('comparedChanges', () => {
           slow.map((c) => (long(c.old) ? [c.field, undefined, c.new, true] : [c.field, c.old, c.new, false])),
         );
         expect(named.length === 0).toBe(feed.hash.equals(remote.hash));
+      }),
+    );
+  });
+});
+
+describe('listingHashes with keep (a create: its hashes and its kept form from one pass)', () => {
+  const patch = fc.record(
+    {
+      SalePrice: fc.integer({ min: 0, max: 2_000_000 }),
+      City: fc.constantFrom('Austin', ' Austin ', 'San  Marcos', ''),
+      Description: fc.constantFrom('a', 'b  c', '', 'long '.repeat(60)),
+      Images: fc.constantFrom(0, 1, 2, 30).map((n) => Array.from({ length: n }, (_, i) => `https://i/${i}`)),
+      Latitude: fc.constantFrom(30.25, 30.1234567, 0),
+      Bathrooms: fc.constantFrom(2, 2.5, 2.25),
+      Location: fc.constantFrom('North', ' a  b '),
+    },
+    { requiredKeys: [] },
+  );
+  const ignores = fc.constantFrom(new Set<string>(), new Set(['City', 'Description', 'Location']), new Set(['SalePrice', 'Images']));
+  it('keeps what keptOfListing keeps (ignored fields too), and hashes as without keep', () => {
+    fc.assert(
+      fc.property(patch, ignores, (p, ignore) => {
+        const l = listing('K', p);
+        const fast = listingHashes(l, ignore, true);
+        const plain = listingHashes(l, ignore);
+        expect(fast.kept).toBe(keptOfListing(l));
+        expect({ ...fast, kept: undefined }).toEqual({ ...plain, kept: undefined });
       }),
     );
   });
