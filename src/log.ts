@@ -2,8 +2,9 @@
 // secret fields are redacted by path, and every secret value registered in secrets.ts is replaced
 // wherever it would appear in a line (message, error text, any field): in the values before the
 // line is serialized, and in the serialized line only where masking cannot break its JSON.
+import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import type pinoPrettyModule from 'pino-pretty';
 import { maskDeep, maskSecrets, maskText } from './secrets.js';
 import { stderrLine, type StatusLine } from './terminal.js';
 
@@ -65,6 +66,9 @@ export function wantsPretty(stream: { isTTY?: boolean }, format: string | undefi
 
 /** pino-pretty in-process (no worker thread), written above the progress line so the two never share a line. */
 function prettyDestination(line: StatusLine): pino.DestinationStream {
+  // required here, when pretty output is chosen, not by every process that logs JSON (workers, pipes,
+  // cron): a synchronous require (pino-pretty is CommonJS) keeps createLogger synchronous
+  const pinoPretty: typeof pinoPrettyModule = createRequire(import.meta.url)('pino-pretty');
   const format = pinoPretty.prettyFactory({
     colorize: pinoPretty.isColorSupported && Boolean(process.stderr.isTTY),
     translateTime: 'SYS:HH:MM:ss',

@@ -17,8 +17,8 @@ import { createFileChangeLog } from './change-log/file-change-log.js';
 import { createRedisChangeLog } from './change-log/redis-change-log.js';
 import { createRedisStore } from './state/redis-store.js';
 import { changeLogFile, stateDir, stateFile } from './state/paths.js';
-import { closeRedis, createRedis, redisSettings, type RedisClient } from './redis/connection.js';
-import { requireRedis } from './redis/require-redis.js';
+import type { RedisClient } from './redis/client.js';
+import { redisSettings } from './redis/settings.js';
 
 // where the state lives: named here too, for the commands that open a runtime
 export { changeLogFile, stateDir, stateFile };
@@ -128,6 +128,8 @@ async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Ar
   const { prefix, where } = settings;
   if (opts.redis) return { store: createRedisStore(opts.redis, prefix, where), redis: opts.redis };
 
+  // ioredis is loaded here, when the state is in Redis: a run on the state file never loads it
+  const [{ closeRedis, createRedis }, { requireRedis }] = await Promise.all([import('./redis/connection.js'), import('./redis/require-redis.js')]);
   const redis = createRedis(settings, { name: 'feedsync-command', purpose: 'command' });
   redis.on('error', () => {}); // reported through requireRedis(); ioredis would print it otherwise
   try {

@@ -9,7 +9,6 @@
 //   `<!channel>` or `<https://evil.test|click>` reaches the channel as text, never as a ping or a link.
 // - E-mail: with smtp.user set, STARTTLS is required (requireTLS): the password never goes in clear.
 import { createHmac } from 'node:crypto';
-import nodemailer from 'nodemailer';
 import type { Logger } from '../log.js';
 import { redactSecrets, registerSecret } from '../log.js';
 import { maskDeep } from '../secrets.js';
@@ -86,6 +85,8 @@ async function sendOne(c: AlertChannel, alert: Alert): Promise<void> {
     case 'slack':
       return post(c.url, JSON.stringify({ text: slackText(alert) }), {});
     case 'email': {
+      // loaded when an e-mail is sent, not with every run: nodemailer is a tenth of a second of CPU to import
+      const { default: nodemailer } = await import('nodemailer');
       const transport = nodemailer.createTransport({
         host: c.smtp.host,
         port: c.smtp.port,

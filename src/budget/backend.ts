@@ -11,7 +11,7 @@
 // Leases, the pause and learned limits are small keys beside them. Every call asks Redis twice: one
 // script takes the pause check, the lease and every sliding window at once (all or nothing), one
 // settles them when the answer comes; an hour or day window adds its own ask.
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RedisClient } from '../redis/client.js';
 import { keysOf } from '../redis/keys.js';
 import type { WindowName } from './limits.js';
@@ -74,8 +74,14 @@ export interface BudgetBackend {
  */
 const UNCOUNTED = 2 ** 31;
 
-async function consumeWith(limiter: RateLimiterAbstract, limit: number): Promise<ConsumeResult> {
-  const res: RateLimiterRes = await limiter.consume('n', 1);
+// rate-limiter-flexible is loaded with the first hour or day window a budget counts, not with every
+// run: most budgets have second and minute windows only (the sliding logs), and its import costs
+// more CPU than a small run's calls. One promise, so every limiter comes from the one module.
+let flexible: Promise<typeof import('rate-limiter-flexible')> | undefined;
+const loadFlexible = () => (flexible ??= import('rate-limiter-flexible'));
+
+async function consumeWith(limiter: Promise<RateLimiterAbstract>, limit: number): Promise<ConsumeResult> {
+  const res: RateLimiterRes = await (await limiter).consume('n', 1);
   return res.consumedPoints <= limit ? { ok: true } : { ok: false, waitMs: Math.max(1, res.msBeforeNext) };
 }
 
@@ -155,12 +161,16 @@ return 1`;
 const PAUSE_KEEP_MS = 10 * 60_000;
 
 export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend {
-  const limiters = new Map<string, RateLimiterRedis>();
+  // (promises of limiters: the calls that ask while the module loads share the one limiter)
+  const limiters = new Map<string, Promise<RateLimiterRedis>>();
   const k = keysOf(prefix).budget;
   const limiter = (key: string, window: WindowName, durationSec: number) => {
     const id = `${key}:${window}:${durationSec}`;
     let l = limiters.get(id);
-    if (!l) limiters.set(id, (l = new RateLimiterRedis({ storeClient: redis, keyPrefix: k(key, `${window}-${durationSec}`), points: UNCOUNTED, duration: durationSec })));
+    if (!l) {
+      const options = { storeClient: redis, keyPrefix: k(key, `${window}-${durationSec}`), points: UNCOUNTED, duration: durationSec };
+      limiters.set(id, (l = loadFlexible().then((m) => new m.RateLimiterRedis(options))));
+    }
     return l;
   };
   return {
@@ -193,7 +203,8 @@ export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend 
 }
 
 export function memoryBackend(): BudgetBackend {
-  const limiters = new Map<string, RateLimiterMemory>();
+  // (promises of limiters: the calls that ask while the module loads share the one count)
+  const limiters = new Map<string, Promise<RateLimiterMemory>>();
   // A sliding log as a Map of id -> time: insertion order is time order (an entry is added, and
   // restamped by delete + set, at "now"), so expired entries leave from the front and the size is
   // the count, without a sort or a scan per call.
@@ -205,7 +216,7 @@ export function memoryBackend(): BudgetBackend {
   const limiter = (key: string, window: WindowName, durationSec: number) => {
     const id = `${key}:${window}:${durationSec}`;
     let l = limiters.get(id);
-    if (!l) limiters.set(id, (l = new RateLimiterMemory({ keyPrefix: id, points: UNCOUNTED, duration: durationSec })));
+    if (!l) limiters.set(id, (l = loadFlexible().then((m) => new m.RateLimiterMemory({ keyPrefix: id, points: UNCOUNTED, duration: durationSec }))));
     return l;
   };
   const logOf = (key: string, window: WindowName) => {

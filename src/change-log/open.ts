@@ -1,7 +1,8 @@
 // The change log as the reading commands (`history`, `runs show`) open it, without the API: Redis
 // when the config has `redis`, else the file beside the state file — where `sync` wrote it.
 import type { LoadedConfig } from '../config/schema.js';
-import { closeRedis, createRedis, redisSettings } from '../redis/connection.js';
+import { closeRedis, createRedis } from '../redis/connection.js';
+import { redisSettings } from '../redis/settings.js';
 import { changeLogFile, stateFile } from '../state/paths.js';
 import { requireRedis } from '../redis/require-redis.js';
 import type { ChangeLog } from './change-log.js';

@@ -9,7 +9,7 @@ import type { LoadedConfig } from '../config/schema.js';
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { describeVendor } from '../feeds/vendors/describe.js';
 import { checkSettings, formatSettingsIssue } from '../settings/index.js';
-import { describeRedis } from '../redis/connection.js';
+import { describeRedis } from '../redis/settings.js';
 import { printJson } from './exit.js';
 
 export async function run(opts: { config: string; json?: boolean }): Promise<number> {

@@ -13,7 +13,6 @@ import { stateDir } from '../runtime.js';
 import { createEchoFiles } from '../state/echo-files.js';
 import { createProgressLine, formatSyncReport, lanesOf, type SyncReport } from '../sync/index.js';
 import { exitForOutcome, printJson, worstExit } from './exit.js';
-import { workersBesideWarning } from './workers-beside.js';
 import { withRuntime } from './with-runtime.js';
 
 export interface SyncCliOptions {
@@ -46,7 +45,8 @@ export async function run(opts: SyncCliOptions): Promise<number> {
     async ({ api, store, changeLog, redis, budgets, ...runtime }, logger) => {
       uncoordinated = runtime.uncoordinated;
       // beside running workers a --no-redis run warns in words, --json or not; else the note of the text report
-      const warning = uncoordinated ? await workersBesideWarning(loaded) : undefined;
+      // (asked through BullMQ, loaded only then: a run without Redis configured never loads it)
+      const warning = uncoordinated ? await import('./workers-beside.js').then((m) => m.workersBesideWarning(loaded)) : undefined;
       if (warning) process.stderr.write(`feedsync: ${warning}\n`);
       else if (uncoordinated && !opts.json) process.stderr.write(`feedsync: ${uncoordinated}\n`);
       process.on('SIGINT', onSignal);

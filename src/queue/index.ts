@@ -1,5 +1,6 @@
 export * from './names.js';
 export * from '../redis/connection.js';
+export * from '../redis/settings.js';
 export * from './job-definition.js';
 export * from './retry-policy.js';
 export * from './run-records.js';

@@ -3,7 +3,8 @@
 // shutdown with a deadline of its own (worker.close() waits for running jobs without limit).
 import { Worker, type Processor } from 'bullmq';
 import type { Logger } from '../log.js';
-import { closeRedis, createRedis, type RedisSettings } from '../redis/connection.js';
+import { closeRedis, createRedis } from '../redis/connection.js';
+import type { RedisSettings } from '../redis/settings.js';
 import { within } from '../redis/deadline.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';

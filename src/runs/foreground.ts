@@ -10,7 +10,7 @@ import { causeMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { recordForegroundRun } from '../queue/run-records.js';
 import { QUEUE_NAMES } from '../queue/names.js';
-import { redisSettings } from '../redis/connection.js';
+import { redisSettings } from '../redis/settings.js';
 import { acquireForegroundLock, chatbotLockName, lockChatbots, type TargetLock } from '../locks/target-lock.js';
 import { stateDir } from '../runtime.js';
 import { failedReport, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';

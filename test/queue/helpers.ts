@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../src/config/load.js';
 import { RedisConfig, type LoadedConfig } from '../../src/config/schema.js';
-import { redisSettingsOf, type RedisSettings } from '../../src/redis/connection.js';
+import { redisSettingsOf, type RedisSettings } from '../../src/redis/settings.js';
 import { silentLogger } from '../../src/log.js';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { closeQueues, createQueues, listRuns, type JobRuntime, type ProcessorDeps, type Queues, type RunRecord } from '../../src/queue/index.js';

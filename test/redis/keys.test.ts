@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { RedisConfig } from '../../src/config/schema.js';
 import { ConfigError } from '../../src/errors.js';
-import { createRedis, describeRedis, redisSettingsOf } from '../../src/redis/connection.js';
+import { createRedis } from '../../src/redis/connection.js';
+import { describeRedis, redisSettingsOf } from '../../src/redis/settings.js';
 import { hashTagOf, keyRoot, keysOf, lockWaitersKey } from '../../src/redis/keys.js';
 
 const SRC = join(import.meta.dirname, '../../src');

@@ -1,0 +1,61 @@
+// Issue 39, "a cold start that costs nothing": a run loads only what it uses. `feedsync sync` with
+// no Redis configured loads neither BullMQ nor ioredis (the Redis and queue modules are imported when
+// Redis is configured or a queue command runs), nor nodemailer (imported to send an e-mail alert),
+// pino-pretty (logs to a terminal) or rate-limiter-flexible (an hour or day budget): about half a
+// second of CPU at every start together. The packages the process loads are written by a preloaded
+// hook (test/helpers/loaded-packages.mjs); the same run with `redis` configured and --no-redis, which
+// asks Redis about workers through BullMQ, shows the hook sees them.
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(root, 'bin/feedsync.js');
+const HOOK = join(root, 'test/helpers/loaded-packages.mjs');
+const dir = mkdtempSync(join(tmpdir(), 'feedsync-loads-'));
+for (const f of ['demo.yaml', 'feeds']) cpSync(join(root, 'fixtures', f), join(dir, f), { recursive: true });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const NOT_WITHOUT_REDIS = ['bullmq', 'ioredis', 'nodemailer', 'pino-pretty', 'rate-limiter-flexible'];
+
+/** A dry run of one demo feed as a user starts it (bin/feedsync.js), and the npm packages its process loaded. */
+async function packagesOf(config: string, ...args: string[]): Promise<{ code: number; stderr: string; packages: Set<string> }> {
+  const out = join(dir, `packages-${Math.random().toString(36).slice(2)}.txt`);
+  const argv = ['--import', HOOK, BIN, 'sync', '--config', config, '--feed', 'austin-csv', '--dry-run', '--json', ...args];
+  const env = { ...process.env, FEEDSYNC_TEST_LOADED_PACKAGES: out, LOG_LEVEL: 'warn', LOG_FORMAT: undefined };
+  const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve) => {
+    execFile(process.execPath, argv, { env }, (err, _stdout, stderr) => resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stderr }));
+  });
+  return { code, stderr, packages: new Set(readFileSync(out, 'utf8').split('\n').filter(Boolean)) };
+}
+
+/** A port nothing listens on: taken from the OS, then closed. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('what a run loads', () => {
+  it('feedsync sync without Redis loads no BullMQ, ioredis, nodemailer, pino-pretty or rate-limiter-flexible', async () => {
+    const run = await packagesOf(join(dir, 'demo.yaml'));
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.packages).toContain('zod'); // the hook saw the run's packages
+    expect(NOT_WITHOUT_REDIS.filter((p) => run.packages.has(p))).toEqual([]);
+  });
+
+  it('the hook sees BullMQ and ioredis when a run loads them: --no-redis with Redis configured asks it about workers', async () => {
+    const config = join(dir, 'demo-redis.yaml');
+    writeFileSync(config, `redis:\n  url: redis://127.0.0.1:${await closedPort()}\n${readFileSync(join(dir, 'demo.yaml'), 'utf8')}`);
+    const run = await packagesOf(config, '--no-redis');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.packages).toContain('bullmq');
+    expect(run.packages).toContain('ioredis');
+  });
+});
