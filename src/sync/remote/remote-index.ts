@@ -33,8 +33,15 @@ export class RemoteIndex implements RemoteCopies {
   #otherKeys: Array<string | undefined> | undefined;
   /** compared JSON (keepCompared): the pages' own, and per row its page (NONE: none) and row in it */
   #compared: { pages: ComparedStore; page: Int32Array; row: Int32Array } | undefined;
-  /** row of an ID, while paging: a listing seen again (a later pass) replaces its row */
-  #rowOfId: Map<number, number> | undefined = new Map();
+  /**
+   * row of an ID, while paging: a listing seen again (a later pass) replaces its row. Made only once
+   * an ID comes that is not past every ID before it (a later pass, a list not in ID order): until
+   * then each ID is plainly new, and a list paged once in ID order never builds it.
+   */
+  #rowOfId: Map<number, number> | undefined;
+  /** the largest ID added while #rowOfId is not made */
+  #lastId = -Infinity;
+  #finished = false;
   #first = new Map<string, number>();
   #next = new Int32Array(0);
   /** this feed's stored fingerprint per first row of a key: 1 = version-2 bytes in #fp, 2 = other (in #legacyFp) */
@@ -48,8 +55,8 @@ export class RemoteIndex implements RemoteCopies {
     readonly opts: {
       keepCompared?: boolean;
       keepOtherKey?: boolean;
-      /** rows whose compared JSON stays in memory; past them it goes to a file (default 0: compared-store.ts; tests) */
-      comparedInMemory?: number;
+      /** bytes of pages kept in memory; past them they go to a file (default 0: every page in the file; compared-store.ts) */
+      comparedMemoryBytes?: number;
       /** how a row of a raw page (addRows with `raw`) becomes its compared JSON (page-decode.ts comparedOfPageRow with the paging's row options) */
       readRaw?: RawRowReader;
       /** how a row of a raw page becomes its whole list item (page-decode.ts listItemOfPageRow): item() */
@@ -62,7 +69,7 @@ export class RemoteIndex implements RemoteCopies {
     if (opts.keepCompared)
       this.#compared = {
         pages: new ComparedStore({
-          memoryRows: opts.comparedInMemory ?? 0,
+          memoryBytes: opts.comparedMemoryBytes ?? 0,
           ...(opts.spillDir !== undefined && { dir: opts.spillDir }),
           ...(opts.readRaw && { readRaw: opts.readRaw }),
           ...(opts.readItem && { readItem: opts.readItem }),
@@ -96,7 +103,7 @@ export class RemoteIndex implements RemoteCopies {
     const store = this.#compared?.pages;
     if (!store) return undefined;
     if (rows.compared) return store.add(rows.compared);
-    return raw && store.addRaw(raw.status, raw.bytes, rows.ids.length);
+    return raw && store.addRaw(raw.status, raw.bytes);
   }
 
   /** compared JSONs kept in a file (pages; tests) */
@@ -111,13 +118,15 @@ export class RemoteIndex implements RemoteCopies {
 
   /** `page`, `row`: where the kept compared JSON is (#page). Returns 1 when `id` is new to pass `round`, else 0. */
   #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, page: number | undefined, row: number, round: number): number {
-    if (!this.#rowOfId) throw new Error('RemoteIndex.add after finish');
-    let r = this.#rowOfId.get(id);
+    if (this.#finished) throw new Error('RemoteIndex.add after finish');
+    let r: number | undefined;
+    if (this.#rowOfId === undefined && id > this.#lastId) this.#lastId = id;
+    else r = this.#idRows().get(id);
     const fresh = r === undefined || this.#rounds[r] !== round ? 1 : 0;
     if (r === undefined) {
       r = this.#rows++;
       this.#grow(this.#rows);
-      this.#rowOfId.set(id, r);
+      this.#rowOfId?.set(id, r);
     }
     this.#ids[r] = id;
     this.#hashes.set(hashes.subarray(at, at + HASH), r * HASH);
@@ -129,6 +138,15 @@ export class RemoteIndex implements RemoteCopies {
       this.#compared.row[r] = row;
     }
     return fresh;
+  }
+
+  /** the row of each ID added so far (made the first time it is needed: #rowOfId) */
+  #idRows(): Map<number, number> {
+    if (this.#rowOfId) return this.#rowOfId;
+    const rows = new Map<number, number>();
+    for (let r = 0; r < this.#rows; r++) rows.set(this.#ids[r]!, r);
+    this.#rowOfId = rows;
+    return rows;
   }
 
   /**
@@ -143,16 +161,24 @@ export class RemoteIndex implements RemoteCopies {
     for (let i = 1; i < keep.length && sorted; i++) sorted = ids[keep[i - 1]!]! < ids[keep[i]!]!;
     if (!sorted) keep.sort((a, b) => ids[a]! - ids[b]!);
     this.#next = new Int32Array(this.#rows).fill(NONE);
-    const tail = new Map<string, number>();
+    // the last copy linked of each key, by the key's first row (one map of keys, not two)
+    const tail = new Int32Array(this.#rows);
     for (const r of keep) {
       const key = this.#keys[r]!;
       if (key === '') continue; // nothing to match it by: left alone
-      const last = tail.get(key);
-      if (last === undefined) this.#first.set(key, r);
-      else this.#next[last] = r;
-      tail.set(key, r);
+      const first = this.#first.get(key);
+      if (first === undefined) {
+        this.#first.set(key, r);
+        tail[r] = r;
+      } else {
+        this.#next[tail[first]!] = r;
+        tail[first] = r;
+      }
     }
     this.count = keep.length;
+    this.#finished = true;
+    // (the last pages of compared JSON to their file: the run does not hold them to its end)
+    this.#compared?.pages.flush();
     this.#rowOfId = undefined;
     this.#keys = [];
     this.#rounds = new Uint8Array(0);
