@@ -15,7 +15,7 @@
 //   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
 import type { RemoteCopies, RemoteListing } from '../plan/plan-types.js';
-import { FINGERPRINT_PREFIX, fingerprintBytes, fingerprintBytesV2, readFingerprintV2 } from '../../listing/fingerprint.js';
+import { FINGERPRINT_PREFIX, fingerprintBytes, writeFingerprintBytesV2 } from '../../listing/fingerprint.js';
 import type { RawBody } from '../../api/types.js';
 import type { ListItem } from '../../listing/schema.js';
 import { ComparedStore, type RawItemReader, type RawRowReader } from './compared-store.js';
@@ -23,6 +23,8 @@ import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-ro
 
 export type { RemoteRow } from './remote-rows.js';
 const NONE = -1;
+/** a version-2 fingerprint as fingerprintBytes gives it: its tag, then its 20 bytes */
+const FP = 1 + HASH;
 
 export class RemoteIndex implements RemoteCopies {
   #rows = 0;
@@ -44,7 +46,7 @@ export class RemoteIndex implements RemoteCopies {
   #finished = false;
   #first = new Map<string, number>();
   #next = new Int32Array(0);
-  /** this feed's stored fingerprint per first row of a key: 1 = version-2 bytes in #fp, 2 = other (in #legacyFp) */
+  /** this feed's stored fingerprint per first row of a key: 1 = version-2 in #fp (FP bytes a row, as stampInputs hands it), 2 = other (in #legacyFp) */
   #fpKind: Uint8Array | undefined;
   #fp: Uint8Array | undefined;
   #legacyFp = new Map<string, string>();
@@ -213,7 +215,7 @@ export class RemoteIndex implements RemoteCopies {
   attachFingerprints(stored: ReadonlyMap<string, string>): void {
     const rows = this.#next.length;
     this.#fpKind = new Uint8Array(rows);
-    this.#fp = new Uint8Array(rows * HASH);
+    this.#fp = new Uint8Array(rows * FP);
     const fps = this.#fp;
     const kinds = this.#fpKind;
     // (forEach: the stored state's own walk, cheaper than its iterator)
@@ -221,7 +223,7 @@ export class RemoteIndex implements RemoteCopies {
       const r = this.#first.get(key);
       if (r === undefined) return;
       // version 2 as its 20 bytes; anything else is kept as it is
-      if (readFingerprintV2(fp, fps, r * HASH)) {
+      if (writeFingerprintBytesV2(fp, fps, r * FP)) {
         kinds[r] = 1;
         return;
       }
@@ -266,7 +268,8 @@ export class RemoteIndex implements RemoteCopies {
     const kind = this.#fpKind?.[r] ?? 0;
     if (kind === 0) return undefined;
     const hash = this.#hashes.subarray(r * HASH, r * HASH + HASH);
-    return { hash, fingerprint: kind === 1 ? fingerprintBytesV2(this.#fp!.subarray(r * HASH, r * HASH + HASH)) : fingerprintBytes(this.#legacyFp.get(key)!) };
+    // (a version-2 fingerprint as a view of the bytes attached, tag included: nothing made a record)
+    return { hash, fingerprint: kind === 1 ? this.#fp!.subarray(r * FP, r * FP + FP) : fingerprintBytes(this.#legacyFp.get(key)!) };
   }
 
   /** Planning is over: the fingerprints are not needed any more. */
@@ -315,5 +318,5 @@ function grown<T extends Float64Array | Uint8Array | Int32Array>(from: T, to: T)
 }
 
 function encodeFp(fp: Uint8Array, r: number): string {
-  return FINGERPRINT_PREFIX + Buffer.from(fp.buffer, fp.byteOffset + r * HASH, HASH).toString('base64url');
+  return FINGERPRINT_PREFIX + Buffer.from(fp.buffer, fp.byteOffset + r * FP + 1, HASH).toString('base64url');
 }
