@@ -13,7 +13,7 @@ import { createFeedCollector, type FeedCollector } from '../read/desired.js';
 import { writeJob, type Job } from '../write/execute.js';
 import { ThreadRecord } from '../read/feed-thread.js';
 import { createPendingWindow, type PendingWindow } from './pending.js';
-import { planAgain, planListing } from './plan.js';
+import { duplicatesOf, planAgain, planListing } from './plan.js';
 import type { DesiredListing, PlannedDelete, PlanOptions, RememberedListing } from './plan-types.js';
 import { recordText, stampOf } from './record-stamp.js';
 import type { RemoteIndex } from '../remote/remote-index.js';
@@ -35,6 +35,8 @@ export interface LaneTally {
   updates: number;
   unchanged: number;
   unchangedByStamp: number;
+  /** records readEarly remembered while the chatbot was still paged */
+  besidePaging: number;
   duplicates: number;
   /** second (or later) writes of a key in this run: a record of it came again after its first was planned */
   rewritten: number;
@@ -68,6 +70,8 @@ export interface LanePlannerInput {
   changes?: ChangeSink;
   /** the pull's mode once known: a record listed twice is a shift in a full pull, a later version in an incremental one */
   pullMode(): 'full' | 'incremental';
+  /** the fingerprint this lane stored for a key, as the state holds it (a record read while the chatbot is paged: readEarly) */
+  storedFingerprint?(key: string): string | undefined;
   /**
    * the media mirror (src/media/): a remembered record planned after all gets its photos' mirrored
    * URLs from what the mirror knows; false when it does not know them all
@@ -85,6 +89,20 @@ export interface LanePlanner {
   photosMissing: string[];
   /** one record routed to the lane: the job it needs now, if any */
   take(item: FeedItem, map: () => Mapped): Job | undefined;
+  /**
+   * A record read while the chatbot is still paged (read-feed.ts, whilePaging): remembered when its
+   * stamp shows it in step with the one copy of its key paged so far, as read() would remember it
+   * (the entry comes back, to be pushed); 'not yet' when no copy of its key has been paged yet; 'later' when
+   * only the finished paging can tell (no stamp, a changed record, several copies...): it is read
+   * with read() once paging is over. Nothing is mapped.
+   */
+  readEarly(item: FeedItem, key: string): RememberedListing | 'not yet' | 'later';
+  /**
+   * Paging is over: a key remembered by readEarly that a later page showed held more than once is
+   * judged by the duplicate rule (plan.ts duplicatesOf) against the copy its stamp matched, as
+   * planning it after the paging would have (its other copies deleted in mirror mode).
+   */
+  pagedAfterEarly(): void;
   /** take in two halves, for a step between them (the media mirror): the record read (mapped unless in step)... */
   read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined;
   /** ...and planned (through the pending window) */
@@ -115,6 +133,7 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
       updates: 0,
       unchanged: 0,
       unchangedByStamp: 0,
+      besidePaging: 0,
       duplicates: 0,
       rewritten: 0,
       unplanned: 0,
@@ -130,7 +149,7 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
   const pending = st.pending;
   /** what left the window (or was held) and waits to be planned */
   const queue: Array<DesiredListing | RememberedListing> = [];
-  const { read, unstamp, expand } = readStep(st);
+  const { read, readEarly, early, unstamp, expand } = readStep(st);
   const plan = diffStep(st, expand);
   return {
     collector: st.collector,
@@ -139,6 +158,8 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
     pending,
     photosMissing: st.photosMissing,
     read,
+    readEarly,
+    pagedAfterEarly: () => duplicatesAfterEarly(st, early),
     unstamp,
     push(entry) {
       const ready = pending.push(entry);
@@ -173,6 +194,23 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
   };
 }
 
+/** pagedAfterEarly: each key remembered early that the finished paging holds more than once, by the duplicate rule. */
+function duplicatesAfterEarly(st: PlanState, early: Map<string, number>): void {
+  const { remote, planOptions } = st.input;
+  for (const key of remote.severalCopies()) {
+    const id = early.get(key);
+    if (id === undefined) continue;
+    const copies = remote.get(key)!;
+    const matched = copies.find((c) => c.id === id);
+    if (!matched) continue;
+    const d = duplicatesOf(key, copies, matched.hash, planOptions);
+    if (!d.duplicates) continue;
+    st.tally.duplicates++;
+    st.tally.duplicateDeletes.push(...d.duplicateDeletes);
+  }
+  early.clear();
+}
+
 /** What a lane's reading and diffing share. */
 interface PlanState {
   input: LanePlannerInput;
@@ -197,13 +235,26 @@ function readStep(st: PlanState) {
     const until = input.soldUntil?.get(key);
     return until !== undefined && Date.parse(until) <= now().getTime();
   };
+  /** the stored stamp a record of `key` is checked against; undefined when none may be (none stored, written this run, a sold window ended) */
+  const storedStamp = (key: string): string | undefined => {
+    const stored = st.stamps.get(key);
+    return stored === undefined || st.sent.has(key) || windowEnded(key) ? undefined : stored;
+  };
   /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
   const inStepSince = (seed: string, key: string, text: string): boolean => {
-    const stored = st.stamps.get(key);
-    if (stored === undefined || st.sent.has(key) || windowEnded(key)) return false;
+    const stored = storedStamp(key);
+    if (stored === undefined) return false;
     const copy = remote.stampInputs(key);
     return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
   };
+  /** keys readEarly remembered → the NewOaks ID of the copy their stamp matched (pagedAfterEarly) */
+  const early = new Map<string, number>();
+  const remembered = (item: FeedItem, key: string, text: string): RememberedListing => {
+    const entry: RememberedListing = { key, position: item.position, item, text };
+    collector.addRemembered(entry);
+    return entry;
+  };
+  const keyOfRecord = (item: FeedItem & { kind: 'record' }) => (item instanceof ThreadRecord ? item.key : input.keyOf(item));
   /** the feed's mapping of the record, as this lane's chatbot receives it */
   const ours = (m: MappedItem): MappedItem =>
     m.kind === 'listing' && m.listing.SerialNumber !== input.chatbot ? { ...m, listing: { ...m.listing, SerialNumber: input.chatbot } } : m;
@@ -219,17 +270,28 @@ function readStep(st: PlanState) {
   };
   return {
     unstamp,
+    early,
+    readEarly(item: FeedItem, key: string): RememberedListing | 'not yet' | 'later' {
+      if (seed === undefined || item.kind !== 'record' || !input.storedFingerprint) return 'later';
+      // (the paging first: a record read ahead of its key's page is asked again, and only the paging's answer is cheap)
+      const copy = remote.pagedCopy(key);
+      if (copy === 'not yet' || copy === 'not one') return copy === 'not yet' ? 'not yet' : 'later';
+      const stored = storedStamp(key);
+      if (stored === undefined) return 'later';
+      const fingerprint = input.storedFingerprint(key);
+      const text = recordText(item);
+      if (fingerprint === undefined || stampOf(seed, text, copy.hash, fingerprint) !== stored) return 'later';
+      early.set(key, copy.id);
+      st.tally.besidePaging++;
+      return remembered(item, key, text);
+    },
     /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
     read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined {
       if (seed === undefined || item.kind !== 'record') return added(map().item);
       const text = recordText(item);
       // (the feed thread read the key where it read the record)
-      const key = item instanceof ThreadRecord ? item.key : input.keyOf(item);
-      if (key !== undefined && inStepSince(seed, key, text)) {
-        const entry: RememberedListing = { key, position: item.position, item, text };
-        collector.addRemembered(entry);
-        return entry;
-      }
+      const key = keyOfRecord(item);
+      if (key !== undefined && inStepSince(seed, key, text)) return remembered(item, key, text);
       const mapped = map();
       const entry = added(mapped.item);
       if (entry && mapped.clean) entry.text = text;

@@ -49,16 +49,8 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
   if (!copies?.length) return { create: { key, listing, fingerprint }, duplicateDeletes: [], inStep };
   // The hashes tell whether anything listed differs (one rule, dry run or not); with the remote
   // compared JSON at hand (dry runs, change log) the changed fields are named old → new.
-  const same = copies.find((c) => hash.equals(c.hash));
-  const kept = { copy: same ?? copies.reduce((a, b) => (b.id > a.id ? b : a)), same: same !== undefined };
-  const decision: ListingDecision = { duplicateDeletes: [], inStep };
-  const extras = copies.filter((c) => c !== kept.copy && !options.ownedElsewhere?.(c));
-  if (extras.length) {
-    decision.duplicates = { key, keepId: kept.copy.id, extraIds: extras.map((c) => c.id) };
-    if (options.deletesMode === 'mirror') {
-      decision.duplicateDeletes = extras.map((c) => ({ key, reason: 'duplicate', deleteKey: String(c.id), keyType: 'NewOaks', remoteIds: [c.id] }));
-    }
-  }
+  const { kept, ...dups } = duplicatesOf(key, copies, hash, options);
+  const decision: ListingDecision = { ...dups, inStep };
   const stored = options.fingerprints.get(key);
   const was = stored === undefined ? undefined : storedFingerprintStatus(stored, fingerprint, listing, ignore);
   if (!kept.same) {
@@ -68,6 +60,28 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
   // none yet, or one of an older version for the same content: recorded, nothing written
   else if (was !== 'same') decision.recordFingerprint = fingerprint;
   return decision;
+}
+
+/**
+ * The copies of a key the service holds: the one kept (the first whose comparison hash is `hash`,
+ * the listing's, else the newest ID), and the others as duplicates (deleted by NewOaks ID in
+ * mirror mode; a copy another feed wrote is left alone).
+ */
+export function duplicatesOf(
+  key: string,
+  copies: readonly RemoteListing[],
+  hash: Uint8Array,
+  options: Pick<PlanOptions, 'deletesMode' | 'ownedElsewhere'>,
+): Pick<ListingDecision, 'duplicates' | 'duplicateDeletes'> & { kept: { copy: RemoteListing; same: boolean } } {
+  const same = copies.find((c) => Buffer.compare(hash, c.hash) === 0);
+  const kept = { copy: same ?? copies.reduce((a, b) => (b.id > a.id ? b : a)), same: same !== undefined };
+  const extras = copies.filter((c) => c !== kept.copy && !options.ownedElsewhere?.(c));
+  if (!extras.length) return { kept, duplicateDeletes: [] };
+  return {
+    kept,
+    duplicates: { key, keepId: kept.copy.id, extraIds: extras.map((c) => c.id) },
+    duplicateDeletes: options.deletesMode === 'mirror' ? extras.map((c) => ({ key, reason: 'duplicate', deleteKey: String(c.id), keyType: 'NewOaks', remoteIds: [c.id] })) : [],
+  };
 }
 
 export interface DeleteDecision {

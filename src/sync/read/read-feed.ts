@@ -12,9 +12,11 @@ import { authFailure } from '../util/auth.js';
 import type { Executor, LaneJob } from '../write/execute.js';
 import type { Lane } from './lanes.js';
 import type { LanePlanner, Mapped } from '../plan/lane-plan.js';
+import { readBesidePaging, type Early } from './beside-paging.js';
 import type { RemoteIndex } from '../remote/remote-index.js';
 import type { MediaStep, MirrorEntry } from '../../media/index.js';
 import type { DesiredListing, RememberedListing } from '../plan/plan-types.js';
+import type { PagingSoFar } from './beside-paging.js';
 
 const mirrorEntry = (entry: DesiredListing, item: FeedItem): MirrorEntry => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined });
 
@@ -27,7 +29,18 @@ export interface ReadingLane {
 }
 
 export interface FeedRead {
-  /** the write jobs of every lane, in the order the records came */
+  /**
+   * Reads the feed while its lane's chatbot is still paged (a feed of one lane, every record
+   * stamped): a record in step by its stamp with the one copy of its key paged so far is taken
+   * there and then (remembered, not mapped: LanePlanner.readEarly); any other waits, in its key's
+   * order, for `jobs`, which plans it against the finished paging. Nothing is mapped, planned
+   * against the paging or written before `paging.done`; at most WHILE_PAGING_HELD records wait
+   * (the read pauses until pages come): beside-paging.ts. Returns once paging is done.
+   */
+  whilePaging(paging: PagingSoFar): Promise<void>;
+  /** the read is not wanted after whilePaging (the lane's paging failed): the reader lets go of its source */
+  close(): Promise<void>;
+  /** the write jobs of every lane, in the order the records came (those whilePaging left first) */
   jobs: AsyncGenerator<LaneJob>;
   /** records read again after the feed ended (absences confirmed with the source), through the lane alone */
   again(lane: ReadingLane, items: readonly FeedItem[]): AsyncGenerator<LaneJob>;
@@ -92,12 +105,19 @@ export function readFeed(input: ReadFeedInput): FeedRead {
     }
     if (!taken) state.routedNowhere++;
   }
+  // (a batch at a time where the reader has them: no promise per record)
+  const batches = inBatches(opened.items)[Symbol.asyncIterator]();
+  const early: Early = { held: [], failed: undefined };
+  const counted = () => {
+    if (++state.records % 1000 === 0) input.onRecords?.(state.records);
+  };
   async function* jobs(): AsyncGenerator<LaneJob> {
     try {
-      // (a batch at a time where the reader has them: no promise per record)
-      for await (const batch of inBatches(opened.items)) {
-        for (const item of batch) {
-          if (++state.records % 1000 === 0) input.onRecords?.(state.records);
+      for (const item of early.held.splice(0)) yield* route(item);
+      if (early.failed) throw early.failed.err;
+      for (let next = await batches.next(); !next.done; next = await batches.next()) {
+        for (const item of next.value) {
+          counted();
           yield* route(item);
           if (media && waiting.length >= MEDIA_BATCH) yield* withPhotos(media, waiting.splice(0));
         }
@@ -114,6 +134,14 @@ export function readFeed(input: ReadFeedInput): FeedRead {
     input.onEnd?.();
   }
   return {
+    whilePaging: async (paging) => {
+      if (lanes.length !== 1 || media) throw new Error('whilePaging: a feed of one lane without the media mirror');
+      const lane = lanes[0]!;
+      await readBesidePaging(lane, { ...input, batches, routes: (item) => routes(lane, item), counted }, paging, early);
+    },
+    close: async () => {
+      await batches.return?.();
+    },
     jobs: jobs(),
     again: (l, items) => readAgain(l, items, routes, mapOnce, media),
     get done() {

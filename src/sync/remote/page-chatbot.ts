@@ -40,17 +40,56 @@ export interface PageChatbotInput {
   deadlineMessage(): string | undefined;
 }
 
-export async function pageChatbot(input: PageChatbotInput): Promise<PagedChatbot> {
-  const { store, chatbot, lanes, writers, signal } = input;
-  const stateRead = Promise.all([
+/** A chatbot's sync state, as its paging's lanes read it: the chatbot's state and each lane's stored stamps. */
+export interface ChatbotStateRead {
+  state: ChatbotState;
+  stamps: Map<string, ReadonlyMap<string, string>>;
+}
+
+/**
+ * A paging under way (startPaging): its state read, its index as soon as paging has made it (a feed
+ * read beside the paging asks it what is paged so far: RemoteIndex.pagedCopy), and its end.
+ */
+export interface PagingHandle {
+  state: Promise<ChatbotStateRead>;
+  /** the index paging fills; undefined when paging failed before it had one */
+  index: Promise<RemoteIndex | undefined>;
+  done: Promise<PagedChatbot>;
+}
+
+/**
+ * The chatbot's state read at once, its paging once `after` has settled (the run pages one chatbot
+ * at a time), through `within` (the run's call counting: call-counter.ts callsAs).
+ */
+export function startPaging(
+  input: PageChatbotInput,
+  after: Promise<unknown>,
+  within: (page: () => Promise<PagedChatbot>) => Promise<PagedChatbot> = (page) => page(),
+): PagingHandle {
+  const state = readState(input);
+  let made: (index: RemoteIndex | undefined) => void = () => undefined;
+  const index = new Promise<RemoteIndex | undefined>((resolve) => (made = resolve));
+  const done = after.then(() => within(() => pageChatbot(input, state, made))).finally(() => made(undefined));
+  return { state, index, done };
+}
+
+function readState(input: PageChatbotInput): Promise<ChatbotStateRead> {
+  const { store, chatbot, lanes, writers } = input;
+  const read = Promise.all([
     loadChatbotState(store, chatbot, writers),
     Promise.all(lanes.map(async (l) => [l.id, input.stamped.has(l.id) ? await loadStamps(store, l.id) : new Map<string, string>()] as const)),
-  ]);
+  ]).then(([state, stamps]) => ({ state, stamps: new Map(stamps) }));
   // a run whose paging fails ends with that failure, so a read failure then has nothing to add
-  stateRead.catch(() => undefined);
+  read.catch(() => undefined);
+  return read;
+}
+
+export async function pageChatbot(input: PageChatbotInput, stateRead: Promise<ChatbotStateRead> = readState(input), onIndex?: (index: RemoteIndex) => void): Promise<PagedChatbot> {
+  const { chatbot, lanes, writers, signal } = input;
   let remote: ChatbotRemote;
   try {
     remote = await fetchRemote(input.api, {
+      ...(onIndex && { onIndex }),
       serialNumber: chatbot,
       // the remote side is keyed as the run's first lane keys (planning reads the other key when a lane keys by it)
       keyBy: lanes[0]!.feed.keyBy,
@@ -70,6 +109,6 @@ export async function pageChatbot(input: PageChatbotInput): Promise<PagedChatbot
       authFailure(err, lanes[0]!.feed.name) ?? `${deadline ? `${deadline}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
     return { ok: false, outcome, message, problem: causeMessage(err) };
   }
-  const [state, stamps] = await stateRead;
-  return { ok: true, remote, state, stamps: new Map(stamps) };
+  const { state, stamps } = await stateRead;
+  return { ok: true, remote, state, stamps };
 }

@@ -23,6 +23,7 @@ import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-ro
 
 export type { RemoteRow } from './remote-rows.js';
 const NONE = -1;
+const SEVERAL = -2;
 /** a version-2 fingerprint as fingerprintBytes gives it: its tag, then its 20 bytes */
 const FP = 1 + HASH;
 
@@ -50,6 +51,12 @@ export class RemoteIndex implements RemoteCopies {
   #fpKind: Uint8Array | undefined;
   #fp: Uint8Array | undefined;
   #legacyFp = new Map<string, string>();
+  /** key → its one row paged so far in the first pass (SEVERAL: more than one); dropped by a second pass and by finish */
+  #firstPass: Map<string, number> | undefined = new Map();
+  /** keys with more than one copy, once paging is over */
+  #several: string[] = [];
+  /** who waits for the next page (rowsAdded) */
+  #waiting: Array<() => void> = [];
   /** rows in the index (listings with an empty key aside are still counted in `count`) */
   count = 0;
 
@@ -97,7 +104,41 @@ export class RemoteIndex implements RemoteCopies {
     for (let i = 0; i < rows.ids.length; i++) {
       fresh += this.#put(rows.ids[i]!, rows.keys[i]!, rows.otherKeys?.[i], rows.hashes, i * HASH, page, i, round);
     }
+    this.#wake();
     return fresh;
+  }
+
+  /**
+   * While the first pass pages (a feed read beside it: read-feed.ts): the NewOaks ID and comparison
+   * hash of the one copy of `key` paged so far; 'not yet' when none has been; 'not one' when there are several
+   * or a later pass began (the first pass's rows may then be replaced: only the finished index says).
+   * A later page may still bring another copy of the key: severalCopies() names those at the end.
+   */
+  pagedCopy(key: string): { id: number; hash: Uint8Array } | 'not yet' | 'not one' {
+    const first = this.#firstPass;
+    if (!first || key === '') return 'not one';
+    const r = first.get(key);
+    if (r === undefined) return 'not yet';
+    return r === SEVERAL ? 'not one' : { id: this.#ids[r]!, hash: this.#hashes.subarray(r * HASH, r * HASH + HASH) };
+  }
+
+  /** The keys of the rows added since the first `row` rows, in the order they came (none once paging is over). */
+  keysSince(row: number): readonly string[] {
+    return this.#finished ? [] : this.#keys.slice(row, this.#rows);
+  }
+
+  /** Resolves when the next page's rows are in, or paging ends (finish or close). */
+  rowsAdded(): Promise<void> {
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  /** Keys the chatbot holds more than once (once paging is over). */
+  severalCopies(): readonly string[] {
+    return this.#several;
+  }
+
+  #wake(): void {
+    for (const wake of this.#waiting.splice(0)) wake();
   }
 
   /** a page's compared JSONs, or its answer, kept (when the index keeps them): its number */
@@ -116,6 +157,8 @@ export class RemoteIndex implements RemoteCopies {
   /** The run is done with the index: the file of compared JSON is closed (idempotent; the index is not read after). */
   close(): void {
     this.#compared?.pages.close();
+    this.#firstPass = undefined;
+    this.#wake();
   }
 
   /** `page`, `row`: where the kept compared JSON is (#page). Returns 1 when `id` is new to pass `round`, else 0. */
@@ -134,6 +177,7 @@ export class RemoteIndex implements RemoteCopies {
     this.#hashes.set(hashes.subarray(at, at + HASH), r * HASH);
     this.#rounds[r] = round;
     this.#keys[r] = key;
+    this.#notePass(key, r, round);
     if (this.#otherKeys) this.#otherKeys[r] = otherKey;
     if (this.#compared) {
       this.#compared.page[r] = page ?? NONE;
@@ -149,6 +193,19 @@ export class RemoteIndex implements RemoteCopies {
     for (let r = 0; r < this.#rows; r++) rows.set(this.#ids[r]!, r);
     this.#rowOfId = rows;
     return rows;
+  }
+
+  /** the first pass's rows by key (pagedCopy); a second pass ends it */
+  #notePass(key: string, r: number, round: number): void {
+    const first = this.#firstPass;
+    if (!first) return;
+    if (round !== 1) {
+      this.#firstPass = undefined;
+      return;
+    }
+    const had = first.get(key);
+    if (had === undefined || had === r) first.set(key, r);
+    else first.set(key, SEVERAL);
   }
 
   /**
@@ -174,6 +231,8 @@ export class RemoteIndex implements RemoteCopies {
         tail[r] = r;
       } else {
         this.#next[tail[first]!] = r;
+        // (its second copy: the key is held more than once)
+        if (tail[first] === first) this.#several.push(key);
         tail[first] = r;
       }
     }
@@ -184,6 +243,8 @@ export class RemoteIndex implements RemoteCopies {
     this.#rowOfId = undefined;
     this.#keys = [];
     this.#rounds = new Uint8Array(0);
+    this.#firstPass = undefined;
+    this.#wake();
     return this;
   }
 

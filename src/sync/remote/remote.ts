@@ -133,7 +133,7 @@ async function* pass<P extends Counted>(load: (pageNumber: number, pageSize: num
 }
 
 /** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */
-export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise<RemoteSide & { byKey: RemoteIndex }> {
+export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onIndex?: (index: RemoteIndex) => void }): Promise<RemoteSide & { byKey: RemoteIndex }> {
   const maxRounds = opts.maxRounds ?? 3;
   const index = new RemoteIndex({
     keepCompared: opts.keepCompared,
@@ -143,6 +143,8 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions): Promise
     readRaw: (status, body, row) => comparedOfPageRow(status, body, row, opts),
     readItem: listItemOfPageRow,
   });
+  // (a feed read beside the paging asks it what the first pass has paged so far: RemoteIndex.pagedCopy)
+  opts.onIndex?.(index);
   /**
    * decodes pages from the first one's answer on, when the list is long enough for it; its workers
    * are started by the first page the page echo does not know (a rerun it knows whole starts none)

@@ -16,6 +16,7 @@ export interface LaneCounted {
   otherFeeds: number;
   unchanged: number;
   unchangedByStamp: number;
+  besidePaging: number;
   duplicates: number;
   rewritten: number;
   unplanned: number;
@@ -147,6 +148,7 @@ function otherCounts(r: LaneReportInput): Partial<SyncCounts> {
   if (c?.unplanned) out.unplanned = c.unplanned;
   if (c?.rewritten) out.rewritten = c.rewritten;
   if (c?.writtenThenGone) out.writtenThenGone = c.writtenThenGone;
+  if (c?.besidePaging) out.besidePaging = c.besidePaging;
   return out;
 }
 

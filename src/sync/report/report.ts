@@ -27,6 +27,8 @@ export interface SyncCounts {
   unchanged: number;
   /** of the unchanged: records whose stamp showed them in step, so they were not mapped (record-stamp.ts) */
   unchangedByStamp: number;
+  /** of those: records taken while the chatbot was still being paged (the feed read beside the paging: read-feed.ts); set when not 0 */
+  besidePaging?: number;
   duplicatesRemoved: number;
   failed: number;
   /** remote listings kept as they are because their feed record was rejected */

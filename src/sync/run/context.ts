@@ -68,6 +68,8 @@ export interface SyncOptions {
   threadMinBytes?: number;
   /** such a file is read by its thread even when its records are mostly in step by their stamps (mostlyMapped; tests) */
   threadAlways?: boolean;
+  /** false: the feed is read only once its chatbot is paged, never beside the paging (feed-run.ts readsWhilePaging; tests hold the two ways to one outcome) */
+  besidePaging?: boolean;
 }
 
 /** A feed's own deadline (feeds[].deadlineMinutes), joined with the caller's signal. */

@@ -14,6 +14,9 @@ import { mapItem } from '../../mapping/map-feed.js';
 import { createUnmappedTally } from '../../mapping/unmapped.js';
 import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
 import { createLanePlanner } from '../plan/lane-plan.js';
+import type { ChatbotStateRead, PagingHandle } from '../remote/page-chatbot.js';
+import type { RemoteIndex } from '../remote/remote-index.js';
+import type { FeedRead, ReadingLane } from '../read/read-feed.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
 import { createFeedCollector } from '../read/desired.js';
 import type { FeedThread } from '../read/feed-thread.js';
@@ -31,9 +34,21 @@ import { openHouseMapping } from '../../feeds/reso/reso-related.js';
 /** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
 const DEFAULT_WHOLE_BYTES = 8 << 20;
 
-export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undefined, deps: SyncDeps, opts: SyncOptions, run: Run): Promise<void> {
+/** The run's pagings (sync-run.ts): each lane's, under way, and every one of them done. */
+export interface RunPaging {
+  of(lane: Lane): PagingHandle;
+  /** every chatbot of the run is paged (run.paged holds each lane's): writes may start */
+  all: Promise<void>;
+  /** the feed's records are mostly in step by their stamps: it may be read beside the paging (readsWhilePaging) */
+  readBeside?: boolean;
+}
+
+export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undefined, deps: SyncDeps, opts: SyncOptions, run: Run, paging: RunPaging): Promise<void> {
   const feed = lanes[0]!.feed;
   const ctx = feedContext(feed, deps, opts, run);
+  // a feed of one lane whose records are mostly in step by their stamps is read while its chatbot is paged
+  const early = !thread && paging.readBeside && readsWhilePaging(lanes, ctx) ? await readEarly(lanes[0]!, ctx, paging.of(lanes[0]!)) : undefined;
+  await paging.all;
   const paged: Array<[Lane, LiveLane['paged']]> = [];
   for (const l of lanes) {
     const p = run.paged.get(l)!;
@@ -50,11 +65,19 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       });
     else paged.push([l, p]);
   }
-  if (paged.length === 0) return;
+  if (paged.length === 0) {
+    await early?.read.read.close();
+    return;
+  }
+  if (early) return readAndSettle(ctx, [early.live(paged[0]![1])], early.opened, undefined, early.read);
   const media = await mediaStepOf(ctx);
   // (the feed is opened once its lanes are set up: its mark is the oldest of theirs)
   const feedOf: { opened?: OpenedFeed } = {};
-  const live = paged.map(([l, p]) => setUpLane(l, p, ctx, { media, pullMode: () => feedOf.opened?.mode ?? 'full' }));
+  const live = paged.map(([l, p]) => {
+    const lane = setUpLane(l, { state: p.state, stamps: p.stamps, index: p.remote.byKey }, ctx, { media, pullMode: () => feedOf.opened?.mode ?? 'full' });
+    attachStored(lane, p);
+    return { ...lane, paged: p };
+  });
   const rosters = await rostersOf(feed, deps, live);
   // each lane's copy of the feed's open houses (a lane whose run failed kept its own)
   const openHouses = openHouseMapping(feed.source)
@@ -77,16 +100,34 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
       ...(rosters && { roster: [...rosters.values()] }),
     });
   feedOf.opened = opened;
-  const after = { ...(await readAndWrite(ctx, opened, live, media)), ...(rosters && { rosters }), ...(openHouses && { openHouses }) };
+  await readAndSettle(ctx, live, opened, media, openRead(ctx, opened, live, media), { ...(rosters && { rosters }), ...(openHouses && { openHouses }) });
+}
+
+/** Steps read, plan and write, then each lane settled (guard, deletes, commit, report). */
+async function readAndSettle(
+  ctx: FeedContext,
+  live: readonly LiveLane[],
+  opened: OpenedFeed,
+  media: MediaStep | undefined,
+  read: ReadOpen,
+  related: Pick<AfterRead, 'rosters' | 'openHouses'> = {},
+): Promise<void> {
+  const after = { ...(await readAndWrite(ctx, opened, live, media, read)), ...related };
   for (const [i, l] of live.entries()) {
     // the media mirror's state and report go with the feed's last lane, once every lane has written
     await settleLane(l, ctx, after, i === live.length - 1);
   }
 }
 
-/** Steps read, plan and write: the feed read once and routed to its lanes, their jobs through one pool. */
-async function readAndWrite(ctx: FeedContext, opened: OpenedFeed, live: readonly LiveLane[], media: MediaStep | undefined): Promise<AfterRead> {
-  const { feed, deps, opts, run } = ctx;
+/** A feed's read (read-feed.ts) and when it ended, in ms into the run. */
+interface ReadOpen {
+  read: FeedRead;
+  feedMs(): number;
+}
+
+/** The feed's read, routed to its lanes (each lane's planner, executor and chatbot index, which may still be paged). */
+function openRead(ctx: FeedContext, opened: OpenedFeed, live: readonly ReadingLane[], media: MediaStep | undefined): ReadOpen {
+  const { feed, run } = ctx;
   let feedMs = 0;
   const read = readFeed({
     feedName: feed.name,
@@ -104,6 +145,13 @@ async function readAndWrite(ctx: FeedContext, opened: OpenedFeed, live: readonly
       feedMs = run.ms();
     },
   });
+  return { read, feedMs: () => feedMs };
+}
+
+/** Steps read, plan and write: the feed read once and routed to its lanes, their jobs through one pool. */
+async function readAndWrite(ctx: FeedContext, opened: OpenedFeed, live: readonly LiveLane[], media: MediaStep | undefined, open: ReadOpen): Promise<AfterRead> {
+  const { deps, opts } = ctx;
+  const { read } = open;
   const pool = { concurrency: deps.apiConfig.concurrency, signal: ctx.clock.signal, allStopped: () => live.every((l) => l.executor.result.stopped) };
   if (opts.dryRun) {
     for await (const _ of read.jobs);
@@ -112,7 +160,58 @@ async function readAndWrite(ctx: FeedContext, opened: OpenedFeed, live: readonly
     await runPool(read.jobs, pool);
     if (!read.auth) await runPool(heldJobs(live), pool);
   }
-  return { read, opened, media, lanes: live, feedMs };
+  return { read, opened, media, lanes: live, feedMs: open.feedMs() };
+}
+
+/**
+ * Whether the feed is read while its chatbot is paged (read-feed.ts whilePaging): a feed of one lane,
+ * its records stamped, from a file (a live RESO pull asks the sync what the chatbot holds as it
+ * reads), without the media mirror, related records or a thread of its own (those read as before,
+ * once paging is done).
+ */
+function readsWhilePaging(lanes: readonly Lane[], ctx: FeedContext): boolean {
+  const { feed, deps, opts } = ctx;
+  return opts.besidePaging !== false && lanes.length === 1 && stamped(lanes[0]!) && feed.source.kind !== 'reso' && !mirrorOf(deps.media, feed) && !opts.reconcile && !opts.pushed;
+}
+
+/** The early read of a feed's one lane: its read, begun beside the paging, and the lane once paged. */
+interface EarlyRead {
+  opened: OpenedFeed;
+  read: ReadOpen;
+  live(paged: LiveLane['paged']): LiveLane;
+}
+
+/**
+ * The lane set up on its chatbot's state and the index paging fills, the feed opened and read while
+ * the chatbot is paged. Returns once paging is done (or failed: then the lane is reported failed by
+ * the caller, and what was read is let go).
+ */
+async function readEarly(l: Lane, ctx: FeedContext, paging: PagingHandle): Promise<EarlyRead | undefined> {
+  const { feed, deps, opts } = ctx;
+  const [parts, index] = await Promise.all([paging.state, paging.index]);
+  if (!index) return undefined;
+  const lane = setUpLane(l, { ...parts, index }, ctx, { media: undefined, pullMode: () => opened.mode });
+  const own = lane.own;
+  const opened = openFeed(feed.name, feed.source, {
+    baseDir: deps.baseDir,
+    logger: ctx.logger,
+    signal: ctx.clock.signal,
+    full: opts.full,
+    budgets: deps.budgets,
+    ...markOf([own.mark]),
+    ...(opts.now && { now: opts.now }),
+  });
+  const read = openRead(ctx, opened, [lane], undefined);
+  await read.read.whilePaging({ done: paging.done, rowsAdded: () => index.rowsAdded(), keysSince: (row) => index.keysSince(row) });
+  return {
+    opened,
+    read,
+    live: (paged) => {
+      attachStored(lane, paged);
+      lane.planner.pagedAfterEarly();
+      return { ...lane, paged };
+    },
+  };
 }
 
 /** What every lane of the feed shares: the mapping, the clock, the tallies of the read, the report's frame. */
@@ -173,18 +272,28 @@ function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: R
   };
 }
 
-/** The plan step's setup for one lane: its fingerprints into its chatbot's index, its planner and its executor. */
-function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext, read: { media: MediaStep | undefined; pullMode: () => OpenedFeed['mode'] }): LiveLane {
-  const { feed, deps, opts } = ctx;
-  const own = paged.state.feeds.get(l.id)!;
-  const remote = paged.remote.byKey;
-  // this lane's fingerprints go into the chatbot's index (asked only of keys the chatbot holds)
-  remote.attachFingerprints(own.fingerprints);
+/** What a lane is set up on: its chatbot's state and the index its paging fills (finished or not). */
+interface LaneParts {
+  state: ChatbotStateRead['state'];
+  stamps: ChatbotStateRead['stamps'];
+  index: RemoteIndex;
+}
+
+/** Once its chatbot is paged: the lane's stored fingerprints go into the chatbot's index (asked only of keys the chatbot holds). */
+function attachStored(lane: Omit<LiveLane, 'paged'>, paged: LiveLane['paged']): void {
+  lane.remote.attachFingerprints(lane.own.fingerprints);
   // (what was read is not held past here, unless other writers of the chatbot need it to know
   // which listings are this lane's: their deletes leave those alone)
-  if (paged.state.feeds.size === 1) own.fingerprints = new Map();
+  if (paged.state.feeds.size === 1) lane.own.fingerprints = new Map();
+}
+
+/** The plan step's setup for one lane: its planner and its executor (its fingerprints go into the index once paged: attachStored). */
+function setUpLane(l: Lane, parts: LaneParts, ctx: FeedContext, read: { media: MediaStep | undefined; pullMode: () => OpenedFeed['mode'] }): Omit<LiveLane, 'paged'> {
+  const { feed, deps, opts } = ctx;
+  const own = parts.state.feeds.get(l.id)!;
+  const remote = parts.index;
   const ignore: ReadonlySet<string> = new Set(feed.ignore);
-  const planOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints: remote.fingerprints, ownedElsewhere: ownedByOtherFeeds(paged.state, l.id) };
+  const planOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints: remote.fingerprints, ownedElsewhere: ownedByOtherFeeds(parts.state, l.id) };
   const changes = deps.changes?.(l);
   const mirror = mirrorOf(deps.media, feed);
   // record stamps (record-stamp.ts), unless a compared field reads the clock
@@ -199,7 +308,9 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext, read: { 
     remote,
     planOptions,
     seed,
-    stamps: paged.stamps.get(l.id) ?? new Map(),
+    stamps: parts.stamps.get(l.id) ?? new Map(),
+    // (asked only while the chatbot is paged, before the fingerprints go into its index)
+    storedFingerprint: (key) => own.fingerprints.get(key),
     soldUntil: own.soldUntil,
     ...(opts.now && { now: opts.now }),
     knownRecurring: own.recurring,
@@ -238,7 +349,7 @@ function setUpLane(l: Lane, paged: LiveLane['paged'], ctx: FeedContext, read: { 
         }),
       }),
   });
-  return { lane: l, planner, executor, remote, paged, own, missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(), planOptions };
+  return { lane: l, planner, executor, remote, own, missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(), planOptions };
 }
 
 /** Each lane's copy of the feed's roster (source.related Member, Office), when the feed replicates it. */

@@ -16,33 +16,35 @@ import type { FeedConfig } from '../../config/schema.js';
 import { stamped } from '../plan/record-stamp.js';
 import { openFeedThread, type FeedThread } from '../read/feed-thread.js';
 import { writersOf, type Lane } from '../read/lanes.js';
-import { pageChatbot } from '../remote/page-chatbot.js';
+import { startPaging, type ChatbotStateRead, type PagingHandle } from '../remote/page-chatbot.js';
 import { failedReport, type SyncReport } from '../report/report.js';
 import { groupBy } from '../util/collections.js';
 import type { FeedClock, Paged, Run, SyncDeps, SyncOptions } from './context.js';
-import { runFeed } from './feed-run.js';
+import { runFeed, type RunPaging } from './feed-run.js';
 
 /** Runs the lanes; one report per lane, in the order given. */
 export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport[]> {
   const run = startRun(lanes, deps);
   const feeds = groupBy(lanes, (l) => l.feed.name);
-  // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them)
-  for (const [, its] of groupBy(lanes, (l) => `${l.chatbot}\n${l.feed.keyBy}\n${[...l.feed.ignore].sort().join(',')}`)) {
-    const paged = await pageGroup(its, deps, opts, run);
-    for (const l of its) run.paged.set(l, paged);
-  }
+  // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), one after another;
+  // a feed may be read beside its chatbot's paging (feed-run.ts), and writes start once every chatbot is paged
+  const paging = startPagings(lanes, deps, opts, run);
   try {
     for (const [, its] of feeds) {
+      const states = await Promise.all(its.map((l) => paging.of(l).state));
       // a large CSV file whose records will mostly be mapped is read by a thread of its own, beside the planning (feed-thread.ts)
-      const thread =
-        opts.threadAlways || mostlyMapped(its.map((l) => stampCounts(l, run))) ? await openThread(its[0]!.feed, deps, run.clock(its[0]!.feed).signal, opts) : undefined;
+      const mapped = mostlyMapped(its.map((l, i) => stampCounts(l, states[i]!)));
+      const thread = opts.threadAlways || mapped ? await openThread(its[0]!.feed, deps, run.clock(its[0]!.feed).signal, opts) : undefined;
       try {
-        await runFeed(its, thread, deps, opts, run);
+        // (a feed whose records are mostly in step by their stamps may be read beside its chatbot's paging)
+        await runFeed(its, thread, deps, opts, run, { ...paging, readBeside: !mapped });
       } finally {
         await thread?.close();
       }
     }
   } finally {
+    // (a feed that failed before every chatbot was paged: the paging in flight ends first)
+    await paging.all.catch(() => undefined);
     // every lane is settled: each chatbot's index lets go of its file of compared JSON (compared-store.ts)
     for (const paged of new Set(run.paged.values())) if (paged.ok) paged.remote.byKey.close();
   }
@@ -57,6 +59,18 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
         ...(opts.dryRun && { dryRun: true }),
       }),
   );
+}
+
+/** Every chatbot of the run paged, one group after another; each lane's paging into run.paged as it ends. */
+function startPagings(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run): RunPaging {
+  const of = new Map<Lane, PagingHandle>();
+  let previous: Promise<unknown> = Promise.resolve();
+  for (const [, its] of groupBy(lanes, (l) => `${l.chatbot}\n${l.feed.keyBy}\n${[...l.feed.ignore].sort().join(',')}`)) {
+    const handle = pageGroup(its, deps, opts, run, previous);
+    for (const l of its) of.set(l, handle);
+    previous = handle.done.catch(() => undefined);
+  }
+  return { of: (l) => of.get(l)!, all: previous.then(() => undefined) };
 }
 
 function startRun(lanes: readonly Lane[], deps: SyncDeps): Run {
@@ -113,39 +127,43 @@ export function mostlyMapped(lanes: ReadonlyArray<{ stamps: number; written: num
   return written === 0 || stamps * 2 < written;
 }
 
-/** A lane's stored record stamps and fingerprints (the listings it wrote), as its paging read them (none for a lane not paged). */
-function stampCounts(l: Lane, run: Run): { stamps: number; written: number } {
-  const paged = run.paged.get(l);
-  if (!paged?.ok) return { stamps: 0, written: 0 };
-  return { stamps: paged.stamps.get(l.id)?.size ?? 0, written: paged.state.feeds.get(l.id)?.fingerprints.size ?? 0 };
+/** A lane's stored record stamps and fingerprints (the listings it wrote), as its chatbot's state read them. */
+function stampCounts(l: Lane, read: ChatbotStateRead): { stamps: number; written: number } {
+  return { stamps: read.stamps.get(l.id)?.size ?? 0, written: read.state.feeds.get(l.id)?.fingerprints.size ?? 0 };
 }
 
 /**
- * Step page for the lanes of one chatbot that share row options. The paging's calls are counted in
- * the report of the group's first lane (the others name it: remote.pagingCountedIn).
+ * Step page for the lanes of one chatbot that share row options, once `after` has settled. The
+ * paging's calls are counted in the report of the group's first lane (the others name it:
+ * remote.pagingCountedIn).
  */
-async function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run): Promise<Paged> {
+function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run, after: Promise<unknown>): PagingHandle {
   const first = its[0]!;
   // the paging serves every lane of the group: it ends with the latest of their deadlines
   const longest = its.reduce((a, b) => (b.feed.deadlineMinutes > a.feed.deadlineMinutes ? b : a)).feed;
   const clock = run.clock(longest);
-  const paged = await callsAs(first.id, () =>
-    pageChatbot({
-      api: deps.api,
-      store: deps.store,
-      apiConfig: deps.apiConfig,
-      chatbot: first.chatbot,
-      lanes: its,
-      writers: withLanes(writersOf(deps.configFeeds, first.chatbot), its),
-      stamped: new Set(its.filter(stamped).map((l) => l.id)),
-      // the change log names each changed field old → new, in real runs too
-      keepCompared: Boolean(opts.dryRun || its.some((l) => deps.changes?.(l))),
-      ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
-      signal: clock.signal,
-      deadlineMessage: clock.message,
-    }),
-  );
-  return { ...paged, remoteMs: run.ms(), countedIn: first.id };
+  const input = {
+    api: deps.api,
+    store: deps.store,
+    apiConfig: deps.apiConfig,
+    chatbot: first.chatbot,
+    lanes: its,
+    writers: withLanes(writersOf(deps.configFeeds, first.chatbot), its),
+    stamped: new Set(its.filter(stamped).map((l) => l.id)),
+    // the change log names each changed field old → new, in real runs too
+    keepCompared: Boolean(opts.dryRun || its.some((l) => deps.changes?.(l))),
+    ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
+    signal: clock.signal,
+    deadlineMessage: clock.message,
+  };
+  // (the calls of this paging alone are counted as the first lane's: the pagings run one after another)
+  const handle = startPaging(input, after, (page) => callsAs(first.id, page));
+  const done = handle.done.then((paged): Paged => {
+    const out = { ...paged, remoteMs: run.ms(), countedIn: first.id };
+    for (const l of its) run.paged.set(l, out);
+    return out;
+  });
+  return { ...handle, done };
 }
 
 /** The config's writers of the chatbot, and the run's lanes (a feed run from outside the config: tests, previews). */
