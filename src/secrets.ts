@@ -163,6 +163,26 @@ export function maskText(text: string): string {
 }
 
 /**
+ * Whether serialized JSON may hold a registered secret (configured, or `scope`'s or every scope's)
+ * in one of its strings. false means maskDeep would leave every value as it is, so the text is
+ * already what serializing the masked value gives: a string holding a secret holds it escaped in
+ * the JSON (escaping is character by character), and that escaped form is registered with it
+ * (forms). true may be wrong (a match across a key and a value): mask the value then.
+ */
+export function mayHoldSecret(json: string, scope?: string): boolean {
+  if (count === 0) return false;
+  const pattern = patternFor(scope, false);
+  // (search ignores the pattern's global state)
+  return pattern !== null && json.search(pattern) >= 0;
+}
+
+/** JSON.stringify(maskDeep(value, scope)), serialized once when no secret can be in it (mayHoldSecret). */
+export function maskedJson(value: unknown, scope?: string): string {
+  const text = JSON.stringify(value);
+  return mayHoldSecret(text, scope) ? JSON.stringify(maskDeep(value, scope)) : text;
+}
+
+/**
  * A JSON-like value with every string value masked; keys and other values as they are, so the
  * structure survives even a one-character secret (masking serialized JSON would not). `scope`: the
  * feed the value belongs to (its tokens masked, no other feed's).

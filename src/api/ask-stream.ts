@@ -9,7 +9,7 @@ import { postJson, transportError } from './http.js';
 import { AskRequest, ENDPOINTS, StreamFinal, StreamFragment, type StreamEvent } from './schemas.js';
 import { createStreamParser, StreamSyntaxError } from './stream-parser.js';
 import type { CallOptions } from './types.js';
-import { headers, readText, validate, withRetryHeld, type Connection } from './connection.js';
+import { endpointUrl, headers, readText, validate, withRetryHeld, type Connection } from './connection.js';
 
 export async function* askStream(c: Connection, req: AskRequest, call?: CallOptions): AsyncGenerator<StreamEvent> {
   const endpoint = ENDPOINTS.ask;
@@ -33,7 +33,7 @@ export async function* askStream(c: Connection, req: AskRequest, call?: CallOpti
 async function openStream(c: Connection, req: AskRequest, call: CallOptions | undefined): Promise<{ value: BoundedResponse; httpStatus: number }> {
   const endpoint = ENDPOINTS.ask;
   const body = { ...validate('ask', AskRequest, req), stream: true };
-  const res = await postJson(endpoint, c.baseUrl + endpoint, headers(c, 'ask', 'text/event-stream'), body, c.transport, call?.signal);
+  const res = await postJson(endpoint, endpointUrl(c, 'ask'), headers(c, 'ask', 'text/event-stream'), body, c.transport, call?.signal);
   const type = res.headers.get('content-type') ?? '';
   if (!type.includes('text/event-stream') || res.status < 200 || res.status >= 300) {
     // An error (or a server that does not stream) answers with the envelope instead.

@@ -5,7 +5,7 @@
 // and the request check are connection.ts's; the streamed answer is ask-stream.ts's.
 import type { z } from 'zod';
 import type { BoundedResponse } from '../net/request.js';
-import { readEnvelope } from './envelope.js';
+import { rawResponse, readEnvelope } from './envelope.js';
 import { postJson } from './http.js';
 import {
   AskAnswer,
@@ -27,7 +27,7 @@ import {
 import type { ApiClientOptions, CallOptions, ChatbotApi, ListPageDecoder } from './types.js';
 import { quickAccept, quickAcceptUpdate } from '../listing/validate.js';
 import { askStream } from './ask-stream.js';
-import { connect, headers, readBody, readText, validate, withRetry, type Connection } from './connection.js';
+import { connect, endpointUrl, headers, readBody, readText, validate, withRetry, type Connection } from './connection.js';
 
 export function createApiClient(opts: ApiClientOptions): ChatbotApi {
   const c = connect(opts);
@@ -57,15 +57,16 @@ async function post<T, S extends z.ZodType>(
 ): Promise<T> {
   return send(c, endpoint, validate(endpoint, schema, req, fast.request), call, async (res) => {
     const text = await readText(c, endpoint, res, call?.signal);
-    return readEnvelope(ENDPOINTS[endpoint], { status: res.status, headers: res.headers, text }, data, fast.data);
+    return readEnvelope(ENDPOINTS[endpoint], rawResponse(res, text), data, fast.data);
   });
 }
 
 /** POSTs a checked body; each attempt's response is read (and checked) by `read`, retried as a whole. */
 function send<T>(c: Connection, endpoint: EndpointName, body: unknown, call: CallOptions | undefined, read: (res: BoundedResponse) => Promise<T>): Promise<T> {
-  const url = c.baseUrl + ENDPOINTS[endpoint];
+  const url = endpointUrl(c, endpoint);
   return withRetry(c, endpoint, call, async () => {
-    const res = await postJson(ENDPOINTS[endpoint], url, headers(c, endpoint, 'application/json'), body, c.transport, call?.signal);
+    // (every endpoint but the streamed answer reads its body whole: ask-stream.ts streams it)
+    const res = await postJson(ENDPOINTS[endpoint], url, headers(c, endpoint, 'application/json'), body, c.transport, call?.signal, true);
     return { value: await read(res), httpStatus: res.status };
   });
 }
@@ -77,7 +78,7 @@ async function listListingsAs<T>(c: Connection, req: ListRequest, decoder: ListP
     const page = await decoder.raw({ status: res.status, bytes });
     if (page !== undefined) return { page };
     const text = bytes.toString('utf8');
-    return { data: readEnvelope(ENDPOINTS.list, { status: res.status, headers: res.headers, text }, ListData, quickListData) };
+    return { data: readEnvelope(ENDPOINTS.list, rawResponse(res, text), ListData, quickListData) };
   });
   // outside the attempt: a failure of the caller's own decoding is not a call to retry
   return 'page' in got ? got.page : decoder.data(got.data);

@@ -23,6 +23,8 @@ export interface Connection {
   policy: RetryPolicy;
   budget: Budget;
   transport: ApiTransport;
+  /** each endpoint's URL once parsed (endpointUrl) */
+  urls: Map<EndpointName, string | URL>;
 }
 
 /** One attempt's result: the value and the HTTP status it came with. */
@@ -38,7 +40,23 @@ export function connect(opts: ApiClientOptions): Connection {
     policy: retryPolicy(opts.retry),
     budget: opts.budget ?? localApiBudget({ baseUrl, secretKey: opts.secretKey, ratePerSecond: opts.ratePerSecond, concurrency: opts.concurrency }),
     transport: { dispatcher: keepAliveAgent(), timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES },
+    urls: new Map(),
   };
+}
+
+/**
+ * An endpoint's URL, parsed once for the connection: undici parses a URL given as text on every
+ * call, and takes a parsed one as it is. A base that does not parse stays text, for undici to
+ * refuse as before (the call fails, not the client).
+ */
+export function endpointUrl(c: Connection, endpoint: EndpointName): string | URL {
+  let url = c.urls.get(endpoint);
+  if (url === undefined) {
+    const text = c.baseUrl + ENDPOINTS[endpoint];
+    url = URL.canParse(text) ? new URL(text) : text;
+    c.urls.set(endpoint, url);
+  }
+  return url;
 }
 
 export function headers(c: Connection, endpoint: EndpointName, accept: string): Record<string, string> {

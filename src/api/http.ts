@@ -17,11 +17,13 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
 export async function postJson(
   endpoint: string,
-  url: string,
+  url: string | URL,
   headers: Record<string, string>,
   body: unknown,
   transport: ApiTransport,
   signal: AbortSignal | undefined,
+  /** the caller reads the body whole, never as a stream (BoundedRequest.whole) */
+  whole = false,
 ): Promise<BoundedResponse> {
   const res = await boundedRequest({
     method: 'POST',
@@ -32,6 +34,7 @@ export async function postJson(
     maxBytes: transport.maxResponseBytes,
     signal,
     dispatcher: transport.dispatcher,
+    whole,
   });
   if (res.status >= 300 && res.status < 400) {
     res.cancel();

@@ -197,7 +197,8 @@ export function memoryBackend(): BudgetBackend {
   // A sliding log as a Map of id -> time: insertion order is time order (an entry is added, and
   // restamped by delete + set, at "now"), so expired entries leave from the front and the size is
   // the count, without a sort or a scan per call.
-  const logs = new Map<string, Map<string, number>>();
+  // (by credential, then window: no key string is joined per call)
+  const logs = new Map<string, Map<WindowName, Map<string, number>>>();
   const leases = new Map<string, Map<string, number>>();
   const pauses = new Map<string, PauseRecord>();
   const learned = new Map<string, Partial<Record<WindowName, number>>>();
@@ -208,8 +209,10 @@ export function memoryBackend(): BudgetBackend {
     return l;
   };
   const logOf = (key: string, window: WindowName) => {
-    let log = logs.get(`${key}:${window}`);
-    if (!log) logs.set(`${key}:${window}`, (log = new Map()));
+    let ofKey = logs.get(key);
+    if (!ofKey) logs.set(key, (ofKey = new Map()));
+    let log = ofKey.get(window);
+    if (!log) ofKey.set(window, (log = new Map()));
     return log;
   };
   const slots = (key: string) => {

@@ -65,15 +65,18 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
     return release;
   }
 
-  async function limitOf(w: WindowName): Promise<number | undefined> {
+  /**
+   * The windows that hold now (configured, or learned when lower) and their sliding part, made again
+   * only when what was learned changes: every call takes them, and they change a few times a day.
+   */
+  let shape: Shape | undefined;
+  async function currentShape(): Promise<Shape> {
     if (Date.now() - learnedAt > LEARNED_REFRESH_MS) {
       learned = await backend.readLearned(key);
       learnedAt = Date.now();
+      shape = undefined;
     }
-    const configured = limits[w];
-    const heard = learned[w];
-    if (configured === undefined) return heard;
-    return heard === undefined ? configured : Math.min(configured, heard);
+    return (shape ??= shapeOf(limits, learned));
   }
 
   return {
@@ -83,19 +86,15 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
       if (signal?.aborted) throw new AbortedError(opts.label, signal.reason);
       const done = await turn(signal);
       try {
-        const windows = new Map<WindowName, number>();
-        for (const w of WINDOWS) {
-          const limit = await limitOf(w);
-          if (limit !== undefined && limit > 0) windows.set(w, limit);
-        }
+        const { windows, sliding, fixed } = await currentShape();
         const req: TakeRequest = {
           id: randomUUID(),
           ...(limits.concurrency && { lease: { limit: limits.concurrency, ttlMs: LEASE_TTL_MS } }),
-          sliding: [...windows].filter(([w]) => SLIDING_WINDOWS.has(w)).map(([w, limit]) => ({ window: w, ...windowShape(w, limit) })),
+          sliding,
         };
         await takeShared(parts, req, windows, signal);
         try {
-          for (const [w, limit] of windows) if (!SLIDING_WINDOWS.has(w)) await takeFixed(parts, w, limit, signal);
+          for (const [w, limit] of fixed) await takeFixed(parts, w, limit, signal);
         } catch (err) {
           void backend.settle(key, req).catch(() => {});
           throw err;
@@ -109,9 +108,32 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
     async learnLimit(w, limit) {
       if (!(limit > 0) || limit === learned[w] || limit >= (limits[w] ?? Infinity)) return;
       learned = { ...learned, [w]: limit };
+      shape = undefined;
       await backend.learn(key, w, limit, LEARNED_TTL_MS);
     },
     pause: () => backend.readPause(key),
+  };
+}
+
+/** The windows a call takes: each one's limit (configured, or learned when lower), the sliding ones as the backend takes them, the fixed ones. */
+interface Shape {
+  windows: ReadonlyMap<WindowName, number>;
+  sliding: TakeRequest['sliding'];
+  fixed: ReadonlyArray<[WindowName, number]>;
+}
+
+function shapeOf(limits: BudgetLimits, learned: Partial<Record<WindowName, number>>): Shape {
+  const windows = new Map<WindowName, number>();
+  for (const w of WINDOWS) {
+    const configured = limits[w];
+    const heard = learned[w];
+    const limit = configured === undefined ? heard : heard === undefined ? configured : Math.min(configured, heard);
+    if (limit !== undefined && limit > 0) windows.set(w, limit);
+  }
+  return {
+    windows,
+    sliding: [...windows].filter(([w]) => SLIDING_WINDOWS.has(w)).map(([w, limit]) => ({ window: w, ...windowShape(w, limit) })),
+    fixed: [...windows].filter(([w]) => !SLIDING_WINDOWS.has(w)),
   };
 }
 
@@ -123,7 +145,7 @@ interface BudgetParts {
 }
 
 /** the pause, the lease and the sliding windows, taken together; waits while any is short */
-async function takeShared(b: BudgetParts, req: TakeRequest, limitOfWindow: Map<WindowName, number>, signal: AbortSignal | undefined): Promise<void> {
+async function takeShared(b: BudgetParts, req: TakeRequest, limitOfWindow: ReadonlyMap<WindowName, number>, signal: AbortSignal | undefined): Promise<void> {
   const { backend, key, opts } = b;
   for (let poll = 2; ;) {
     const r = await backend.take(key, req);

@@ -6,7 +6,7 @@ import { createReadStream } from 'node:fs';
 import { appendFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
-import { maskDeep } from '../secrets.js';
+import { maskDeep, mayHoldSecret } from '../secrets.js';
 import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits, type RunEntry } from './change-log.js';
 
 type Line = { c: ChangeEntry } | { r: RunEntry };
@@ -22,7 +22,7 @@ export async function createFileChangeLog(path: string, limits: ChangeLogLimits 
 
   const write = (lines: Line[]) =>
     serial(async () => {
-      await appendFile(path, lines.map((l) => JSON.stringify(masked(l)) + '\n').join(''));
+      await appendFile(path, lines.map(lineText).join(''));
       await trimIfNeeded(path, maxBytes, limits.retentionDays);
     });
 
@@ -104,6 +104,12 @@ async function readHead(path: string): Promise<Line | undefined> {
     return parseLine(text);
   }
   return undefined;
+}
+
+/** a line as written: JSON of masked(l), serialized once when it can hold no secret (mayHoldSecret) */
+function lineText(l: Line): string {
+  const text = JSON.stringify(l);
+  return (mayHoldSecret(text, 'c' in l ? l.c.feed : l.r.feed) ? JSON.stringify(masked(l)) : text) + '\n';
 }
 
 /** the line's values masked of secrets; a packed whole listing (compressed bytes, undo) as it is */

@@ -8,7 +8,7 @@
 // (their entries then read as not kept). Packed listings are compressed bytes, not text: not masked.
 import type { RedisClient } from '../redis/client.js';
 import { keysOf } from '../redis/keys.js';
-import { maskDeep } from '../secrets.js';
+import { maskDeep, maskedJson } from '../secrets.js';
 import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits, type RunEntry } from './change-log.js';
 
 const RUNS_KEPT = 1000;
@@ -67,8 +67,8 @@ async function appendEntries({ redis, keys, limits, ttl }: LogParts, entries: re
       multi.hincrby(keys.wholeBytes(e.feed), e.runId, before.length);
       wholeRunIds.add(e.runId);
     }
-    // values masked, never the serialized text
-    const json = JSON.stringify(maskDeep(before ? { ...e, change: { ...e.change, before: KEPT_APART } } : e, e.feed));
+    // values masked, never the serialized text (serialized once when no secret can be in it)
+    const json = maskedJson(before ? { ...e, change: { ...e.change, before: KEPT_APART } } : e, e.feed);
     multi.xadd(keys.changesOfFeed(e.feed), 'MAXLEN', '~', limits.maxPerFeed, '*', 'e', json);
     multi.rpush(keys.changesOfRun(e.runId), json);
     feeds.add(e.feed);

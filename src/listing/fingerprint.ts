@@ -41,11 +41,18 @@ export interface ListingHashes {
   hash: Buffer;
   /** the compared JSON (comparedJson): what comparedChanges reads when the hashes differ */
   compared: string;
+  /** with `keep`: keptOfListing(listing), built in the same pass (a create's change log entry keeps it) */
+  kept?: string;
 }
 
-/** The fingerprint and the comparison hash of a listing, from one serialization of it. */
-export function listingHashes(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): ListingHashes {
-  const compared = comparedJson((f, kind) => canonicalValue(kind, listing[f]), ignore).json;
+/**
+ * The fingerprint and the comparison hash of a listing, from one serialization of it; with `keep`,
+ * also its kept form (keptOfListing, every listed field whether ignored or not), from the same
+ * canonical values: a create needs all three, and each field is made canonical and serialized once.
+ */
+export function listingHashes(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS, keep = false): ListingHashes {
+  const out = comparedJson((f, kind) => canonicalValue(kind, listing[f]), ignore, keep ? 'every' : 'none');
+  const compared = out.json;
   const skip = ignore.size > 0;
   let unlisted = '';
   for (const [f, quoted, kind] of UNLISTED_JSON) {
@@ -53,7 +60,9 @@ export function listingHashes(listing: ListingCreate, ignore: ReadonlySet<string
     const v = canonicalValue(kind, listing[f]);
     if (v !== undefined) unlisted += ',' + quoted + ',' + JSON.stringify(v);
   }
-  return { fingerprint: FINGERPRINT_PREFIX + hash('sha1', compared + unlisted, 'base64url'), hash: hash('sha1', compared, 'buffer'), compared };
+  const hashes: ListingHashes = { fingerprint: FINGERPRINT_PREFIX + hash('sha1', compared + unlisted, 'base64url'), hash: hash('sha1', compared, 'buffer'), compared };
+  if (out.kept !== undefined) hashes.kept = out.kept;
+  return hashes;
 }
 
 /** sha1 bytes in a version-2 fingerprint */
@@ -152,7 +161,7 @@ export function comparedOf(canonical: CanonicalListing, ignore: ReadonlySet<stri
  * images) as its hash only.
  */
 export function comparedOfListItem(item: ListItem, ignore: ReadonlySet<string> = NO_FIELDS, keep = false): { hash: Buffer; compared: string; kept?: string } {
-  const out = comparedJson(listItemReader(item), ignore, keep);
+  const out = comparedJson(listItemReader(item), ignore, keep ? 'compared' : 'none');
   return { hash: hash('sha1', out.json, 'buffer'), compared: out.json, ...(out.kept !== undefined && { kept: out.kept }) };
 }
 
@@ -215,7 +224,7 @@ export function keptField(json: string, field: ListingField): CanonicalValue {
  * and named field by field.
  */
 export function keptOfListing(listing: ListingCreate): string {
-  return comparedJson((f, kind) => canonicalValue(kind, listing[f]), NO_FIELDS, true).kept!;
+  return comparedJson((f, kind) => canonicalValue(kind, listing[f]), NO_FIELDS, 'every').kept!;
 }
 
 /** The fields whose values differ between two kept (or compared) forms. */
@@ -227,32 +236,36 @@ export function keptFieldsDiffer(a: string, b: string): ListingField[] {
 
 /**
  * The JSON the comparison hash is taken of: [name, value] of each compared field that has a value.
- * With `keep`, also the kept form (long values as their hash: KEPT_CHARS), built in the same pass.
+ * With `kept`, also the kept form (long values as their hash: KEPT_CHARS), built in the same pass:
+ * of the compared fields ('compared': `ignore`d ones aside, as the JSON) or of every listed field
+ * ('every': `ignore`d ones too, as keptOfListing keeps a write).
  */
 function comparedJson(
   value: (f: ListingField, kind: (typeof FIELD_KINDS)[ListingField]) => CanonicalValue,
   ignore: ReadonlySet<string>,
-  keep = false,
+  kept: 'none' | 'compared' | 'every' = 'none',
 ): { json: string; kept?: string } {
   const skip = ignore.size > 0;
+  const keep = kept !== 'none';
   let json = '[';
   // the kept form: [mask of the fields present (bit = place in COMPARED_FIELDS), their values in
   // order], a long value as { "~": sha1, "n": length }: no field names (about a third of the bytes)
-  let kept = '';
+  let held = '';
   let mask = 0;
   for (let i = 0; i < COMPARED_JSON.length; i++) {
     const [f, quoted, coordinate, kind] = COMPARED_JSON[i]!;
-    if (skip && ignore.has(f)) continue;
+    const ignored = skip && ignore.has(f);
+    if (ignored && kept !== 'every') continue;
     const v = value(f, kind);
     if (v === undefined) continue;
     const piece = typeof v === 'number' ? JSON.stringify(rounded(v, coordinate)) : JSON.stringify(v);
-    json += (json.length === 1 ? '' : ',') + quoted + ',' + piece;
+    if (!ignored) json += (json.length === 1 ? '' : ',') + quoted + ',' + piece;
     if (!keep) continue;
     mask |= 1 << i;
-    kept += ',' + (piece.length > KEPT_CHARS ? JSON.stringify({ '~': pieceHash(piece), n: piece.length }) : piece);
+    held += ',' + (piece.length > KEPT_CHARS ? JSON.stringify({ '~': pieceHash(piece), n: piece.length }) : piece);
   }
   json += ']';
-  return keep ? { json, kept: `[${mask >>> 0}${kept}]` } : { json };
+  return keep ? { json, kept: `[${mask >>> 0}${held}]` } : { json };
 }
 
 /**

@@ -3,8 +3,8 @@
 // the client would, and takes the plain successful pages the emulator answers.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { quickListPage, readEnvelope } from '../../src/api/envelope.js';
-import { ListData, quickListData } from '../../src/api/schemas.js';
+import { quickEnvelope, quickListPage, readEnvelope } from '../../src/api/envelope.js';
+import { Envelope, ListData, quickListData } from '../../src/api/schemas.js';
 import { toListItem } from '../../src/emulator/list-item.js';
 import { listing } from '../sync/helpers/listings.js';
 
@@ -37,6 +37,10 @@ const envelopeMutation = fc.constantFrom<(e: Record<string, unknown>) => void>(
   (e) => void (e.Data = { List: [], VirtualCount: -1 }),
   (e) => void (e.Data = { VirtualCount: 0, List: [] }),
   (e) => void (e.Extra = true),
+  (e) => void (e.Code = 2 ** 60),
+  (e) => void (e.Code = -1),
+  (e) => void (e.Success = null),
+  (e) => void (e.Data = 'created-id'),
 );
 
 describe('quickListPage', () => {
@@ -72,5 +76,27 @@ describe('quickListPage', () => {
         if (quick !== undefined) expect(quick).toEqual(clientReads(status, text));
       }),
     );
+  });
+});
+
+describe('quickEnvelope (every response: the envelope without zod)', () => {
+  it('gives what the Envelope schema gives, or leaves it to the schema', () => {
+    fc.assert(
+      fc.property(fc.array(envelopeMutation, { maxLength: 3 }), fc.constantFrom<unknown>('id-1', 7, null, { List: [], VirtualCount: 0 }), (mutations, Data) => {
+        const env = okEnvelope(Data);
+        for (const mutate of mutations) mutate(env);
+        const json: unknown = JSON.parse(JSON.stringify(env));
+        const quick = quickEnvelope(json);
+        const slow = Envelope.safeParse(json);
+        if (quick !== undefined) expect(slow.success && slow.data).toStrictEqual(quick);
+      }),
+    );
+  });
+
+  it('takes the plain envelopes, failures included', () => {
+    for (const env of [okEnvelope('id-1'), { ...okEnvelope(null), Success: false, Code: 429, Message: 'slow down' }]) {
+      expect(quickEnvelope(env)).toStrictEqual(Envelope.parse(env));
+    }
+    for (const bad of [null, [], 'x', {}, { ...okEnvelope(1), Code: '200' }, { ...okEnvelope(1), Message: undefined }]) expect(quickEnvelope(bad)).toBeUndefined();
   });
 });

@@ -1,7 +1,8 @@
 // The one masking function: by value, any length, any header name, URLs without userinfo and with
 // secret query values masked, and nested report values.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { maskDeep, maskSecrets, maskUrl, registerSecret, registerSecretsIn } from '../../src/secrets.js';
+import { maskDeep, maskedJson, maskSecrets, maskUrl, registerSecret, registerSecretsIn } from '../../src/secrets.js';
 
 describe('maskSecrets', () => {
   it('masks a registered secret by value wherever it stands, even when shorter than 4 characters', () => {
@@ -34,5 +35,32 @@ describe('maskSecrets', () => {
   it('masks strings deep inside a report, keeping its structure', () => {
     registerSecret('deep-secret-7');
     expect(maskDeep({ a: [{ b: 'x deep-secret-7 y' }], n: 3 })).toEqual({ a: [{ b: 'x [REDACTED] y' }], n: 3 });
+  });
+});
+
+describe('maskedJson (the change log serializes once when no secret can be in a line)', () => {
+  // secrets whose JSON form differs from their text (quotes, backslashes, control and line
+  // separator characters), one that is a feed's only, and plain ones
+  const SECRETS = ['q"uo\\te-11', 'ctl\u0001\n-12', 'ls\u2028-13', 'plain-secret-14', 'ünï-15'];
+  const SCOPED = 'feed-only-16';
+  for (const s of SECRETS) registerSecret(s);
+  registerSecret(SCOPED, 'feed-a');
+  const piece = fc.constantFrom(...SECRETS, SCOPED, ...SECRETS.map((s) => s.slice(0, 3)), '"', '\\', 'x', ' ', '\u2028', 'plain', '-14', ':');
+  const text = fc.array(piece, { maxLength: 5 }).map((ps) => ps.join(''));
+  const value = fc.letrec((tie) => ({
+    v: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.constant(null), fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(text, tie('v'), { maxKeys: 3 })),
+  })).v;
+
+  it('gives JSON.stringify(maskDeep(value)), whatever the value holds, for any scope', () => {
+    fc.assert(
+      fc.property(value, fc.constantFrom(undefined, 'feed-a', 'feed-b'), (v, scope) => {
+        expect(maskedJson(v, scope)).toBe(JSON.stringify(maskDeep(v, scope)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('masks a secret that JSON escapes', () => {
+    expect(maskedJson({ reason: `was ${SECRETS[0]} and ${SECRETS[1]}` })).toBe('{"reason":"was [REDACTED] and [REDACTED]"}');
   });
 });

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalFromListing, canonicalFromListItem, diffCanonical } from '../../src/listing/canonical.js';
-import { comparedOf, comparedOfListItem, comparedChanges, KEPT_CHARS, fingerprintListing, fingerprintV1, listingHashes } from '../../src/listing/fingerprint.js';
+import { comparedOf, comparedOfListItem, comparedChanges, KEPT_CHARS, fingerprintListing, fingerprintV1, keptOfListing, listingHashes } from '../../src/listing/fingerprint.js';
 import { RemoteIndex } from '../../src/sync/remote/remote-index.js';
 import { describeChange } from '../../src/sync/report/changes.js';
 import { toRemote } from '../../src/sync/remote/remote.js';
@@ -13,6 +13,24 @@ import { listing, listItem } from './helpers/listings.js';
 
 const keys = fc.constantFrom('A', 'B', 'C', ' D ', '', 'E');
 const item = fc.record({ id: fc.integer({ min: 1, max: 3_000_000_000 }), key: keys, price: fc.integer({ min: 0, max: 5 }), round: fc.integer({ min: 1, max: 2 }) });
+
+/**
+ * While paging: what pagedCopy says of `key` against the rows added so far (the plain rule): in the
+ * first pass, its one row (ID and hash), 'not yet' with none, 'not one' with several; once a row of
+ * a later pass came (or for the empty key), 'not one' (a row read again under another key may also
+ * make its old key 'not one': never a copy that is not the key's).
+ */
+function seenSoFar(index: RemoteIndex, rows: ReadonlyArray<{ row: ReturnType<typeof toRemote>; round: number }>, key: string): void {
+  const got = index.pagedCopy(key);
+  if (key === '' || rows.some((r) => r.round !== 1)) return expect(got).toBe('not one');
+  const copies = rows.filter((r) => r.row.key === key);
+  // (several copies: 'not one'; one, after a listing left the key: 'not one' too, the plain path judges it)
+  if (got === 'not one') return expect(copies.length !== 1 || rows.some((r) => r.row.key !== key)).toBe(true);
+  if (copies.length === 0) return expect(got).toBe('not yet');
+  expect(copies).toHaveLength(1);
+  expect(got).not.toBe('not yet');
+  if (typeof got !== 'string') expect(Buffer.from(got.hash).toString('hex')).toBe(Buffer.from(copies[0]!.row.hash).toString('hex'));
+}
 
 describe('RemoteIndex', () => {
   it('holds the same copies, in ID order, as grouping the items by key', () => {
@@ -43,6 +61,7 @@ describe('RemoteIndex', () => {
             index.add(row, it.round);
             if (row.compared !== undefined && (bytes += Buffer.byteLength(row.compared)) > inMemory) spilled++;
             latest.set(it.id, { row, round: it.round });
+            seenSoFar(index, [...latest.values()], it.key);
           }
           index.finish(round);
           const kept = [...latest.values()].filter((x) => round === undefined || x.round === round).sort((a, b) => a.row.id - b.row.id);
@@ -57,10 +76,36 @@ describe('RemoteIndex', () => {
             );
           }
           expect(index.spilledPages).toBe(spilled);
+          expect([...index.severalCopies()].sort()).toEqual(
+            [...plain]
+              .filter(([, rows]) => rows.length > 1)
+              .map(([key]) => key)
+              .sort(),
+          );
+          expect(index.pagedCopy(items[0]?.key ?? 'A')).toBe('not one');
           index.close();
         },
       ),
     );
+  });
+
+  it('names, once paged, the copy a record was taken against while paging, and the keys held twice', () => {
+    const index = new RemoteIndex();
+    const add = (id: number, key: string) => index.add(toRemote(listItem(id, listing(key)), { keyBy: 'MLSNumber' }), 1);
+    add(1, 'A');
+    add(2, 'B');
+    const a = index.pagedCopy('A');
+    expect(index.pagedCopy('C')).toBe('not yet');
+    if (typeof a === 'string') throw new Error(`A's copy: ${a}`);
+    index.takeEarly(a.row);
+    // a later page brings a second copy of A: no copy to take against any more
+    add(3, 'A');
+    expect(index.pagedCopy('A')).toBe('not one');
+    index.finish(1);
+    expect(index.severalCopies()).toEqual(['A']);
+    expect(index.takenCopy('A')).toBe(1);
+    expect(index.takenCopy('B')).toBeUndefined();
+    expect(index.pagedCopy('B')).toBe('not one');
   });
 
   it('gives back every stored fingerprint of a key it holds, of any version', () => {
@@ -153,6 +198,33 @@ describe('comparedChanges', () => {
           slow.map((c) => (long(c.old) ? [c.field, undefined, c.new, true] : [c.field, c.old, c.new, false])),
         );
         expect(named.length === 0).toBe(feed.hash.equals(remote.hash));
+      }),
+    );
+  });
+});
+
+describe('listingHashes with keep (a create: its hashes and its kept form from one pass)', () => {
+  const patch = fc.record(
+    {
+      SalePrice: fc.integer({ min: 0, max: 2_000_000 }),
+      City: fc.constantFrom('Austin', ' Austin ', 'San  Marcos', ''),
+      Description: fc.constantFrom('a', 'b  c', '', 'long '.repeat(60)),
+      Images: fc.constantFrom(0, 1, 2, 30).map((n) => Array.from({ length: n }, (_, i) => `https://i/${i}`)),
+      Latitude: fc.constantFrom(30.25, 30.1234567, 0),
+      Bathrooms: fc.constantFrom(2, 2.5, 2.25),
+      Location: fc.constantFrom('North', ' a  b '),
+    },
+    { requiredKeys: [] },
+  );
+  const ignores = fc.constantFrom(new Set<string>(), new Set(['City', 'Description', 'Location']), new Set(['SalePrice', 'Images']));
+  it('keeps what keptOfListing keeps (ignored fields too), and hashes as without keep', () => {
+    fc.assert(
+      fc.property(patch, ignores, (p, ignore) => {
+        const l = listing('K', p);
+        const fast = listingHashes(l, ignore, true);
+        const plain = listingHashes(l, ignore);
+        expect(fast.kept).toBe(keptOfListing(l));
+        expect({ ...fast, kept: undefined }).toEqual({ ...plain, kept: undefined });
       }),
     );
   });

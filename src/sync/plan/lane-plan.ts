@@ -149,7 +149,7 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
   const pending = st.pending;
   /** what left the window (or was held) and waits to be planned */
   const queue: Array<DesiredListing | RememberedListing> = [];
-  const { read, readEarly, early, unstamp, expand } = readStep(st);
+  const { read, readEarly, unstamp, expand } = readStep(st);
   const plan = diffStep(st, expand);
   return {
     collector: st.collector,
@@ -159,7 +159,7 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
     photosMissing: st.photosMissing,
     read,
     readEarly,
-    pagedAfterEarly: () => duplicatesAfterEarly(st, early),
+    pagedAfterEarly: () => duplicatesAfterEarly(st),
     unstamp,
     push(entry) {
       const ready = pending.push(entry);
@@ -195,10 +195,10 @@ export function createLanePlanner(input: LanePlannerInput): LanePlanner {
 }
 
 /** pagedAfterEarly: each key remembered early that the finished paging holds more than once, by the duplicate rule. */
-function duplicatesAfterEarly(st: PlanState, early: Map<string, number>): void {
+function duplicatesAfterEarly(st: PlanState): void {
   const { remote, planOptions } = st.input;
   for (const key of remote.severalCopies()) {
-    const id = early.get(key);
+    const id = remote.takenCopy(key);
     if (id === undefined) continue;
     const copies = remote.get(key)!;
     const matched = copies.find((c) => c.id === id);
@@ -208,7 +208,6 @@ function duplicatesAfterEarly(st: PlanState, early: Map<string, number>): void {
     st.tally.duplicates++;
     st.tally.duplicateDeletes.push(...d.duplicateDeletes);
   }
-  early.clear();
 }
 
 /** What a lane's reading and diffing share. */
@@ -247,8 +246,6 @@ function readStep(st: PlanState) {
     const copy = remote.stampInputs(key);
     return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
   };
-  /** keys readEarly remembered → the NewOaks ID of the copy their stamp matched (pagedAfterEarly) */
-  const early = new Map<string, number>();
   const remembered = (item: FeedItem, key: string, text: string): RememberedListing => {
     const entry: RememberedListing = { key, position: item.position, item, text };
     collector.addRemembered(entry);
@@ -270,7 +267,6 @@ function readStep(st: PlanState) {
   };
   return {
     unstamp,
-    early,
     readEarly(item: FeedItem, key: string): RememberedListing | 'not yet' | 'later' {
       if (seed === undefined || item.kind !== 'record' || !input.storedFingerprint) return 'later';
       // (the paging first: a record read ahead of its key's page is asked again, and only the paging's answer is cheap)
@@ -281,7 +277,7 @@ function readStep(st: PlanState) {
       const fingerprint = input.storedFingerprint(key);
       const text = recordText(item);
       if (fingerprint === undefined || stampOf(seed, text, copy.hash, fingerprint) !== stored) return 'later';
-      early.set(key, copy.id);
+      remote.takeEarly(copy.row);
       st.tally.besidePaging++;
       return remembered(item, key, text);
     },

@@ -131,6 +131,8 @@ export interface PlannedCreate {
   fingerprint: string;
   /** stored with the fingerprint once written (record-stamp.ts) */
   stamp?: string;
+  /** keptOfListing(listing), when planning made it with the fingerprint (a create): what the change log keeps of the write */
+  kept?: string;
 }
 
 export interface PlannedUpdate extends PlannedCreate {

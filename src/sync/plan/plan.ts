@@ -43,10 +43,11 @@ export interface ListingDecision {
 export function planListing(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
   const { key, listing } = entry;
   const { ignore } = options;
-  // both hashes from one serialization of the listing
-  const { fingerprint, hash, compared } = listingHashes(listing, ignore);
+  // both hashes from one serialization of the listing; a create's kept form (its change log entry) from the same one
+  const creating = !copies?.length;
+  const { fingerprint, hash, compared, kept: written } = listingHashes(listing, ignore, creating);
   const inStep = { fingerprint, hash };
-  if (!copies?.length) return { create: { key, listing, fingerprint }, duplicateDeletes: [], inStep };
+  if (creating) return { create: { key, listing, fingerprint, ...(written !== undefined && { kept: written }) }, duplicateDeletes: [], inStep };
   // The hashes tell whether anything listed differs (one rule, dry run or not); with the remote
   // compared JSON at hand (dry runs, change log) the changed fields are named old → new.
   const { kept, ...dups } = duplicatesOf(key, copies, hash, options);

@@ -32,6 +32,8 @@ export class RemoteIndex implements RemoteCopies {
   #ids = new Float64Array(1024);
   #hashes = new Uint8Array(1024 * HASH);
   #rounds = new Uint8Array(1024);
+  /** 1: the row a record was taken against while paging (takeEarly) */
+  #taken = new Uint8Array(1024);
   #keys: string[] = [];
   #otherKeys: Array<string | undefined> | undefined;
   /** compared JSON (keepCompared): the pages' own, and per row its page (NONE: none) and row in it */
@@ -109,17 +111,28 @@ export class RemoteIndex implements RemoteCopies {
   }
 
   /**
-   * While the first pass pages (a feed read beside it: read-feed.ts): the NewOaks ID and comparison
-   * hash of the one copy of `key` paged so far; 'not yet' when none has been; 'not one' when there are several
+   * While the first pass pages (a feed read beside it: read-feed.ts): the row and comparison hash
+   * of the one copy of `key` paged so far; 'not yet' when none has been; 'not one' when there are several
    * or a later pass began (the first pass's rows may then be replaced: only the finished index says).
    * A later page may still bring another copy of the key: severalCopies() names those at the end.
    */
-  pagedCopy(key: string): { id: number; hash: Uint8Array } | 'not yet' | 'not one' {
+  pagedCopy(key: string): { row: number; hash: Uint8Array } | 'not yet' | 'not one' {
     const first = this.#firstPass;
     if (!first || key === '') return 'not one';
     const r = first.get(key);
     if (r === undefined) return 'not yet';
-    return r === SEVERAL ? 'not one' : { id: this.#ids[r]!, hash: this.#hashes.subarray(r * HASH, r * HASH + HASH) };
+    return r === SEVERAL ? 'not one' : { row: r, hash: this.#hashes.subarray(r * HASH, r * HASH + HASH) };
+  }
+
+  /** A record was taken against this row of pagedCopy while paging: takenCopy names it once paging is over. */
+  takeEarly(row: number): void {
+    this.#taken[row] = 1;
+  }
+
+  /** The NewOaks ID of the copy of `key` a record was taken against while paging (takeEarly), once paging is over. */
+  takenCopy(key: string): number | undefined {
+    for (let r = this.#first.get(key) ?? NONE; r !== NONE; r = this.#next[r]!) if (this.#taken[r] === 1) return this.#ids[r];
+    return undefined;
   }
 
   /** The keys of the rows added since the first `row` rows, in the order they came (none once paging is over). */
@@ -168,6 +181,7 @@ export class RemoteIndex implements RemoteCopies {
     if (this.#rowOfId === undefined && id > this.#lastId) this.#lastId = id;
     else r = this.#idRows().get(id);
     const fresh = r === undefined || this.#rounds[r] !== round ? 1 : 0;
+    const keyBefore = r === undefined ? undefined : this.#keys[r];
     if (r === undefined) {
       r = this.#rows++;
       this.#grow(this.#rows);
@@ -177,7 +191,7 @@ export class RemoteIndex implements RemoteCopies {
     this.#hashes.set(hashes.subarray(at, at + HASH), r * HASH);
     this.#rounds[r] = round;
     this.#keys[r] = key;
-    this.#notePass(key, r, round);
+    this.#notePass(key, r, round, keyBefore);
     if (this.#otherKeys) this.#otherKeys[r] = otherKey;
     if (this.#compared) {
       this.#compared.page[r] = page ?? NONE;
@@ -196,13 +210,15 @@ export class RemoteIndex implements RemoteCopies {
   }
 
   /** the first pass's rows by key (pagedCopy); a second pass ends it */
-  #notePass(key: string, r: number, round: number): void {
+  #notePass(key: string, r: number, round: number, keyBefore: string | undefined): void {
     const first = this.#firstPass;
     if (!first) return;
     if (round !== 1) {
       this.#firstPass = undefined;
       return;
     }
+    // (a listing read again under another key: what the pass said of its old key no longer holds)
+    if (keyBefore !== undefined && keyBefore !== key) first.set(keyBefore, SEVERAL);
     const had = first.get(key);
     if (had === undefined || had === r) first.set(key, r);
     else first.set(key, SEVERAL);
@@ -360,6 +376,7 @@ export class RemoteIndex implements RemoteCopies {
     this.#ids = grown(this.#ids, new Float64Array(size));
     this.#hashes = grown(this.#hashes, new Uint8Array(size * HASH));
     this.#rounds = grown(this.#rounds, new Uint8Array(size));
+    this.#taken = grown(this.#taken, new Uint8Array(size));
     const c = this.#compared;
     if (c) {
       c.page = grown(c.page, new Int32Array(size).fill(NONE));

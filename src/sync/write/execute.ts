@@ -233,7 +233,7 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
       try {
         await send(c);
         result.created++;
-        deps.changes?.({ ...createChange(c), ...(deps.before && { after: keptOfListing(c.listing) }) });
+        deps.changes?.({ ...createChange(c), ...(deps.before && { after: c.kept ?? keptOfListing(c.listing) }) });
         calls.succeeded();
       } catch (err) {
         calls.failed(c.key, 'create', err);
@@ -243,7 +243,7 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
       try {
         // (a later record of a key this run wrote has no remote copy of its own: its first change kept the listing)
         const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing) : undefined;
-        const after = deps.before && { after: keptOfListing(u.listing) };
+        const after = deps.before && { after: u.kept ?? keptOfListing(u.listing) };
         const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy });
         if (n === 0) {
           await send(u);
