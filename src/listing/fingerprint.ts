@@ -73,14 +73,11 @@ const OTHER_TAG = 0xff;
 
 /**
  * A stored fingerprint as bytes, one to one: a version-2 one as a tag and its 20 sha1 bytes
- * (fingerprintBytesV2), any other as another tag and its UTF-8.
+ * (writeFingerprintBytesV2), any other as another tag and its UTF-8.
  */
 export function fingerprintBytes(fp: string): Uint8Array {
   const out = Buffer.allocUnsafe(1 + FINGERPRINT_BYTES);
-  if (readFingerprintV2(fp, out, 1)) {
-    out[0] = V2_TAG;
-    return out;
-  }
+  if (writeFingerprintBytesV2(fp, out, 0)) return out;
   const utf8 = Buffer.from(fp, 'utf8');
   const other = Buffer.allocUnsafe(1 + utf8.byteLength);
   other[0] = OTHER_TAG;
@@ -88,12 +85,14 @@ export function fingerprintBytes(fp: string): Uint8Array {
   return other;
 }
 
-/** fingerprintBytes of the version-2 fingerprint whose sha1 bytes are `sha1` (20 bytes) */
-export function fingerprintBytesV2(sha1: Uint8Array): Uint8Array {
-  const out = Buffer.allocUnsafe(1 + FINGERPRINT_BYTES);
-  out[0] = V2_TAG;
-  out.set(sha1, 1);
-  return out;
+/**
+ * Whether `fp` is a version-2 fingerprint in its one encoding; if so fingerprintBytes(fp), its tag
+ * and its 20 bytes, is written to out[at...] (the remote index keeps its fingerprints so).
+ */
+export function writeFingerprintBytesV2(fp: string, out: Uint8Array, at: number): boolean {
+  if (!readFingerprintV2(fp, out, at + 1)) return false;
+  out[at] = V2_TAG;
+  return true;
 }
 
 /**

@@ -27,6 +27,7 @@
 //   BENCH_SEED_AT=200000                   sizes from which the first sync seeds at BENCH_SEED_LATENCY_MS (default 1,000,000)
 //   BENCH_PROF=dir                         a CPU profile of each feedsync run, dir/sync-<listings>-<scenario>.cpuprofile (slower)
 //   BENCH_TSX=1                            the feedsync runs through tsx (the sources), not compiled
+//   BENCH_BESIDE=0                         a rerun's feed is read only once its chatbot is paged (src/sync/read/beside-paging.ts off)
 //   BENCH_DEBUG=1                          each feedsync run's memory (sampled every 20 ms: at the peak, and after a collection) on stderr
 //   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
@@ -350,7 +351,8 @@ async function runScenario(t: ScenarioTask): Promise<Row> {
       await runLanes(
         lanesOf(feed),
         { api, store, configFeeds: [feed], logger: silentLogger, baseDir: t.dir, apiConfig, calls, ...(echoFiles && { echoFiles }) },
-        {},
+        // (BENCH_BESIDE=0: the feed read only once the chatbot is paged, to weigh what reading it beside the paging buys)
+        process.env.BENCH_BESIDE === '0' ? { besidePaging: false } : {},
         { config: demo, changeLog },
       )
     )[0]!;

@@ -207,48 +207,34 @@ describe('page echo files', () => {
       hashes: new Uint8Array(20 * n),
       ...o,
     });
-    const generation = (pages: RemoteRows[], byHash: Map<string, number>, answers = new Map([['200:x', { page: 0, virtualCount: 2 }]])): Generation => ({
+    const generation = (pages: RemoteRows[], pageItems: string[][], answers = new Map([['200:x', { page: 0, virtualCount: 2 }]])): Generation => ({
       pages,
-      pageItems: [],
-      byHash,
+      pageItems,
       answers,
-      rows: byHash.size,
+      rows: pages.reduce((n, p) => n + p.ids.length, 0),
     });
-    const read = (pages: RemoteRows[], byHash: Map<string, number>, o: { keepCompared?: boolean; limit?: number; answers?: Generation['answers'] } = {}) =>
-      readGeneration(name, { ...opts, ...o }, o.limit ?? 10, generationBytes(name, generation(pages, byHash, o.answers)));
-    const places = new Map([
-      ['a', 0],
-      ['b', 1],
-    ]);
-    // whole: read back, each page's item hashes rebuilt from byHash
-    expect(read([page(2)], places)).toMatchObject({ rows: 2, pageItems: [['a', 'b']], answers: new Map([['200:x', { page: 0, virtualCount: 2 }]]) });
-    expect(
-      read(
-        [page(2)],
-        new Map([
-          ['a', 0],
-          ['b', 0],
-        ]),
-      ),
-    ).toBeUndefined(); // two hashes at one place: a row without its own
-    expect(read([page(2)], places, { answers: new Map([['200:x', { page: 1, virtualCount: 2 }]]) })).toBeUndefined(); // an answer of a page not there
-    expect(read([page(2)], places, { answers: new Map([['200:x', { page: 0, virtualCount: -1 }]]) })).toBeUndefined();
-    expect(read([page(2, { keys: ['K0'] })], places)).toBeUndefined(); // a key short
-    expect(read([page(2, { hashes: new Uint8Array(20) })], places)).toBeUndefined(); // a hash short
-    expect(
-      read(
-        [page(2)],
-        new Map([
-          ['a', 0],
-          ['b', 2],
-        ]),
-      ),
-    ).toBeUndefined(); // a place past the page
+    const read = (pages: RemoteRows[], pageItems: string[][], o: { keepCompared?: boolean; limit?: number; answers?: Generation['answers'] } = {}) =>
+      readGeneration(name, { ...opts, ...o }, o.limit ?? 10, generationBytes(name, generation(pages, pageItems, o.answers)));
+    // an item's hash: 20 bytes as latin1
+    const a = 'a'.repeat(20);
+    const b = 'b'.repeat(20);
+    const items = [[a, b]];
+    // whole: read back, each page's item hashes as they were, the map of them made only when asked
+    const whole = read([page(2)], items);
+    expect(whole).toMatchObject({ rows: 2, pageItems: items, answers: new Map([['200:x', { page: 0, virtualCount: 2 }]]) });
+    expect(whole?.byHash).toBeUndefined();
+    expect(read([page(2)], [[a]])).toBeUndefined(); // a row without its item's hash
+    expect(read([page(2)], [[a, 'b']])).toBeUndefined(); // a hash that is not 20 bytes
+    expect(read([page(2)], [])).toBeUndefined(); // a page without its item hashes
+    expect(read([page(2)], items, { answers: new Map([['200:x', { page: 1, virtualCount: 2 }]]) })).toBeUndefined(); // an answer of a page not there
+    expect(read([page(2)], items, { answers: new Map([['200:x', { page: 0, virtualCount: -1 }]]) })).toBeUndefined();
+    expect(read([page(2, { keys: ['K0'] })], items)).toBeUndefined(); // a key short
+    expect(read([page(2, { hashes: new Uint8Array(20) })], items)).toBeUndefined(); // a hash short
     // rows never hold compared JSON (the options may keep it: rows are read alike)
-    expect(read([page(2)], places, { keepCompared: true })).toMatchObject({ rows: 2 });
-    expect(read([page(2, { compared: { utf8: new Uint8Array(2), ends: Uint32Array.of(1, 2) } })], places)).toBeUndefined();
-    expect(read([page(2)], places, { limit: 1 })).toBeUndefined(); // more rows than this process remembers
-    expect(readGeneration('other', opts, 10, generationBytes(name, generation([page(2)], places)))).toBeUndefined();
+    expect(read([page(2)], items, { keepCompared: true })).toMatchObject({ rows: 2 });
+    expect(read([page(2, { compared: { utf8: new Uint8Array(2), ends: Uint32Array.of(1, 2) } })], items)).toBeUndefined();
+    expect(read([page(2)], items, { limit: 1 })).toBeUndefined(); // more rows than this process remembers
+    expect(readGeneration('other', opts, 10, generationBytes(name, generation([page(2)], items)))).toBeUndefined();
     expect(readGeneration(name, opts, 10, Buffer.from('short'))).toBeUndefined();
   });
 });

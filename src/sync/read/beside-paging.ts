@@ -8,10 +8,18 @@
 // for the plain path, with every later record of its key, so a key's records keep their order.
 // Nothing is mapped, planned against the unfinished paging or written here. At most
 // BESIDE_PAGING_HELD records wait at once: past that, the read pauses until pages come.
+import { setImmediate } from 'node:timers/promises';
 import type { FeedItem } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { ThreadRecord } from './feed-thread.js';
 import type { LanePlanner } from '../plan/lane-plan.js';
+
+/**
+ * Records taken between two turns of the event loop: the paging's answers come in on this thread,
+ * and a reader's whole batch (a thousand records, several ms) would hold back the next page
+ * requests for that long, against a page latency of a few tens of ms.
+ */
+const YIELD_EVERY = 64;
 
 /** Records that wait while the feed is read beside the paging (about 15 MB of CSV records). */
 export const BESIDE_PAGING_HELD = 10_000;
@@ -76,9 +84,16 @@ export async function readBesidePaging(l: BesideLane, read: BesideRead, paging: 
         whole = true;
         continue;
       }
-      for (const item of next.value) {
+      const batch = next.value;
+      for (let i = 0; i < batch.length; i++) {
+        const item = batch[i]!;
         read.counted();
         queues.add(item, keyOfItem(item, read), item.kind === 'record' && read.routes(item));
+        // (the paging's answers wait for this thread: a batch is a few ms of work, a page's latency a few tens)
+        if (i % YIELD_EVERY === YIELD_EVERY - 1) {
+          arrived();
+          await setImmediate();
+        }
       }
       arrived();
     }

@@ -1,17 +1,23 @@
 // The kept compared JSON of a chatbot's listings (RemoteIndex with keepCompared: the change log
 // names each changed field old → new, and a URL-keyed delete its MLSNumber), page by page as paging
-// gave it. Only a few rows are ever read (the listings that differ, the deletes), so a page's bytes
-// go to a temporary file and are read back one row at a time: a million listings' compared JSON is
-// about 300 MB, which a run would otherwise hold from its paging to its end. A page comes in one of
-// two forms:
+// gave it. Only a few rows are ever read (the listings that differ, the deletes; none in a no-change
+// rerun), so past a budget of bytes kept in memory (memoryBytes: a 100k-listing chatbot's pages fit
+// in it, and never touch the disk) a page's bytes go to a temporary file and are read back one row
+// at a time: a million listings' pages are a few hundred MB, which a run would otherwise hold from
+// its paging to its end. A page comes in one of two forms:
 // - its rows' compared JSONs, one after the other (a page decoded: RemoteRows.compared);
 // - its raw answer, status and body (a page recalled from the page echo, which keeps no compared
 //   JSON: page-echo.ts). Reading row i reads the body back and derives item i's compared JSON with
 //   the rule decoding uses (`readRaw`: comparedOfPageRow in page-decode.ts), so both forms give the
 //   same string for the same listing.
+// Pages go to the file in batches of BATCH_BYTES, each one write off the event loop (writev on
+// libuv's threads), so paging neither waits for the disk nor wakes a thread for every page; a
+// page's bytes stay in memory until its batch is written (a row read meanwhile is read from them).
+// At most WRITING_BYTES are on their way at once: past that a batch is written at once, as a bound
+// on what a slow disk can make the run hold.
 // The file has no name (removed as soon as it is opened): nothing is left behind, whatever ends the
 // process. A file that cannot be made or written leaves the bytes in memory; nothing else changes.
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writev, writevSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ListItem } from '../../listing/schema.js';
@@ -26,8 +32,8 @@ export type RawRowReader = (status: number, body: Uint8Array, row: number) => st
 export type RawItemReader = (status: number, body: Uint8Array, row: number) => ListItem;
 
 export interface ComparedStoreOptions {
-  /** rows kept in memory before pages go to the file (default 0: every page in the file; tests) */
-  memoryRows?: number;
+  /** bytes of pages kept in memory before pages go to the file (default 0: every page in the file) */
+  memoryBytes?: number;
   /** where the file is made (default the system's temporary folder) */
   dir?: string;
   /** how a raw page's row is read (needed by addRaw) */
@@ -45,9 +51,15 @@ const unclosed = new FinalizationRegistry<number>((fd) => {
   }
 });
 
+/** pages go to the file together once they are this many bytes (about a dozen pages of 100 listings) */
+const BATCH_BYTES = 1024 * 1024;
+/** bytes of pages on their way to the file at once, past which a batch is written before paging goes on */
+const WRITING_BYTES = 8 * 1024 * 1024;
+
 interface Page {
-  /** in memory; undefined: in the file, `size` bytes from `at` */
+  /** the page's bytes while they are in memory: a page kept there, or one on its way to the file */
   bytes: Uint8Array | undefined;
+  /** where the page is in the file; -1: kept in memory */
   at: number;
   size: number;
   /** where each row's compared JSON ends; undefined: the bytes are a raw page's body, answered with `status` */
@@ -57,18 +69,26 @@ interface Page {
 
 export class ComparedStore {
   readonly #pages: Page[] = [];
-  readonly #memoryRows: number;
+  readonly #memoryBytes: number;
   readonly #dir: string;
   readonly #readRaw: RawRowReader | undefined;
   readonly #readItem: RawItemReader | undefined;
-  #rows = 0;
+  /** bytes of the pages added so far */
+  #added = 0;
   #fd: number | undefined;
   #size = 0;
+  /** pages given a place in the file, not sent to it yet (flush), and their bytes */
+  #batch: Page[] = [];
+  #batchBytes = 0;
+  /** bytes of pages being written (their writes not done yet) */
+  #writing = 0;
+  /** close() was called: the file is closed once no write is on its way */
+  #closed = false;
   /** the file could not be made or written: everything stays in memory */
   #noFile = false;
 
   constructor(opts: ComparedStoreOptions = {}) {
-    this.#memoryRows = opts.memoryRows ?? 0;
+    this.#memoryBytes = opts.memoryBytes ?? 0;
     this.#dir = opts.dir ?? tmpdir();
     this.#readRaw = opts.readRaw;
     this.#readItem = opts.readItem;
@@ -76,13 +96,13 @@ export class ComparedStore {
 
   /** a page's compared JSONs: its number */
   add(compared: Compared): number {
-    return this.#put(compared.utf8, compared.ends.length, compared.ends, 0);
+    return this.#put(compared.utf8, compared.ends, 0);
   }
 
-  /** a page of `rows` rows by its raw answer (its rows' compared JSON is derived when read): its number */
-  addRaw(status: number, body: Uint8Array, rows: number): number {
+  /** a page by its raw answer (its rows' compared JSON is derived when read): its number */
+  addRaw(status: number, body: Uint8Array): number {
     if (!this.#readRaw) throw new Error('ComparedStore.addRaw: this store was made without readRaw, so a raw page could not be read back');
-    return this.#put(body, rows, undefined, status);
+    return this.#put(body, undefined, status);
   }
 
   /** row `row` of page `page`'s compared JSON; undefined when it has none */
@@ -103,31 +123,62 @@ export class ComparedStore {
     return this.#readItem(p.status, this.#bytes(p, 0, p.size), row);
   }
 
-  /** pages whose bytes are in the file (tests) */
+  /** pages in the file, or on their way to it (tests) */
   get spilled(): number {
-    return this.#pages.filter((p) => !p.bytes).length;
+    return this.#pages.filter((p) => p.at >= 0).length;
   }
 
-  /** closes the file (idempotent); pages in memory stay readable */
+  /** pages whose bytes are held in memory: kept there, or still being written (tests) */
+  get held(): number {
+    return this.#pages.filter((p) => p.bytes).length;
+  }
+
+  /** sends the pages waiting for a batch to the file (paging is over: remote-index.ts finish) */
+  flush(): void {
+    if (this.#batch.length === 0 || this.#fd === undefined || this.#closed) return;
+    const pages = this.#batch;
+    const bytes = this.#batchBytes;
+    this.#batch = [];
+    this.#batchBytes = 0;
+    if (this.#writing + bytes <= WRITING_BYTES) return this.#writeLater(this.#fd, pages, bytes);
+    try {
+      const at = pages[0]!.at;
+      let put = 0;
+      while (put < bytes) put += writevSync(this.#fd, unwritten(pages, put), at + put);
+      for (const p of pages) p.bytes = undefined;
+    } catch {
+      // (pages already in the file stay readable through the open descriptor)
+      this.#inMemory(pages);
+    }
+  }
+
+  /** closes the file (idempotent; once the writes on their way are done); pages kept in memory stay readable */
   close(): void {
+    this.#closed = true;
+    this.#noFile = true;
+    if (this.#writing === 0) this.#closeFile();
+  }
+
+  #closeFile(): void {
     if (this.#fd !== undefined) {
       unclosed.unregister(this);
       closeSync(this.#fd);
     }
     this.#fd = undefined;
-    this.#noFile = true;
   }
 
-  #put(bytes: Uint8Array, rows: number, ends: Uint32Array | undefined, status: number): number {
-    this.#rows += rows;
-    const spilled = this.#rows > this.#memoryRows && this.#spill(bytes);
+  #put(bytes: Uint8Array, ends: Uint32Array | undefined, status: number): number {
     const size = bytes.byteLength;
-    this.#pages.push(spilled === false ? { bytes, at: 0, size, ends, status } : { bytes: undefined, at: spilled, size, ends, status });
+    this.#added += size;
+    const page: Page = { bytes, at: -1, size, ends, status };
+    if (this.#added > this.#memoryBytes) this.#spill(page);
+    this.#pages.push(page);
     return this.#pages.length - 1;
   }
 
   /** `length` bytes of page `p` from `from`: a view of them in memory, or read from the file */
   #bytes(p: Page, from: number, length: number): Uint8Array {
+    if (p.at >= 0 && this.#closed) throw new Error('ComparedStore.read after close: the compared JSON file is gone');
     if (p.bytes) return p.bytes.subarray(from, from + length);
     if (this.#fd === undefined) throw new Error('ComparedStore.read after close: the compared JSON file is gone');
     const out = Buffer.allocUnsafe(length);
@@ -140,25 +191,67 @@ export class ComparedStore {
     return out;
   }
 
-  /** writes the bytes at the file's end: where they start, or false (they stay in memory) */
-  #spill(bytes: Uint8Array): number | false {
-    if (this.#noFile) return false;
+  /** gives the page its place at the file's end (page.at) and sends it with its batch; it stays in memory (at -1) when the file cannot be made */
+  #spill(page: Page): void {
+    if (this.#noFile) return;
     try {
       if (this.#fd === undefined) {
         this.#fd = openAnonymous(this.#dir);
         unclosed.register(this, this.#fd, this);
       }
-      const at = this.#size;
-      let put = 0;
-      while (put < bytes.byteLength) put += writeSync(this.#fd, bytes, put, bytes.byteLength - put, at + put);
-      this.#size += bytes.byteLength;
-      return at;
     } catch {
-      // (pages already in the file stay readable through the open descriptor)
       this.#noFile = true;
-      return false;
+      return;
+    }
+    page.at = this.#size;
+    this.#size += page.size;
+    // (an empty page has nothing to write)
+    if (page.size === 0) {
+      page.bytes = undefined;
+      return;
+    }
+    this.#batch.push(page);
+    this.#batchBytes += page.size;
+    if (this.#batchBytes >= BATCH_BYTES) this.flush();
+  }
+
+  /** writes the pages (one after the other in the file) off the event loop; their bytes are let go once written (kept, should the write fail) */
+  #writeLater(fd: number, pages: Page[], bytes: number): void {
+    const at = pages[0]!.at;
+    this.#writing += bytes;
+    const done = (ok: boolean) => {
+      this.#writing -= bytes;
+      if (ok) for (const p of pages) p.bytes = undefined;
+      else this.#inMemory(pages);
+      if (this.#closed && this.#writing === 0) this.#closeFile();
+    };
+    const from = (put: number) =>
+      writev(fd, unwritten(pages, put), at + put, (err, n) => {
+        if (err || n === 0) done(false);
+        else if (put + n < bytes) from(put + n);
+        else done(true);
+      });
+    from(0);
+  }
+
+  /** a write failed: these pages stay in memory (their bytes were held for it), and so do the next */
+  #inMemory(pages: Page[]): void {
+    for (const p of pages) p.at = -1;
+    this.#noFile = true;
+  }
+}
+
+/** the pages' bytes past the first `put` of them, as views (for writev) */
+function unwritten(pages: readonly Page[], put: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (const p of pages) {
+    if (put >= p.size) put -= p.size;
+    else {
+      out.push(put === 0 ? p.bytes! : p.bytes!.subarray(put));
+      put = 0;
     }
   }
+  return out;
 }
 
 /** a new file in a folder of its own under `dir`, removed at once: open, nameless, gone with its descriptor */

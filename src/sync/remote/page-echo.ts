@@ -35,9 +35,14 @@ const ROW_SPAN = 2 ** 21;
 
 export interface Generation {
   pages: RemoteRows[];
-  /** the item hashes of each page, row by row (byHash the other way round) */
+  /** the item hashes of each page, row by row (a page's array shared with the paging that gave it, never changed) */
   pageItems: string[][];
-  byHash: Map<string, number>;
+  /**
+   * pageItems the other way round (hash → page × ROW_SPAN + row): made when a paging first needs
+   * it (a page not known whole: placesOf), so a rerun whose pages are all known whole, and the
+   * paging that remembers them, never build a map of every listing
+   */
+  byHash?: Map<string, number>;
   /** pages by their whole answer (pageHash), with the VirtualCount it gave */
   answers: Map<string, Answer>;
   rows: number;
@@ -85,7 +90,7 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
   const name = JSON.stringify([serialNumber, opts.keyBy, [...(opts.ignore ?? [])].sort(), Boolean(opts.keepOtherKey)]);
   // limit 0: this paging neither recalls nor remembers, and leaves the memory as it is
   const known = limit > 0 ? (generations.get(name) ?? (files && readGeneration(name, opts, limit, await files.read(name)))) : undefined;
-  let next: Generation | undefined = limit > 0 ? { pages: [], pageItems: [], byHash: new Map(), answers: new Map(), rows: 0 } : undefined;
+  let next: Generation | undefined = limit > 0 ? { pages: [], pageItems: [], answers: new Map(), rows: 0 } : undefined;
   let outgrown = false;
   let recalled = 0;
   const remember = (rows: RemoteRows, hashes: string[], answer: string | undefined, virtualCount: number) => {
@@ -97,7 +102,6 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
     }
     const at = next.pages.push(remembered(rows)) - 1;
     next.pageItems.push(hashes);
-    for (let i = 0; i < hashes.length; i++) next.byHash.set(hashes[i]!, at * ROW_SPAN + i);
     if (answer !== undefined) next.answers.set(answer, { page: at, virtualCount });
     next.rows += hashes.length;
   };
@@ -118,12 +122,13 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
       const cut = cutListPage(res.status, res.bytes);
       if (!cut) return undefined;
       const n = cut.starts.length;
+      const byHash = placesOf(known);
       const hashes = new Array<string>(n);
       const places = new Array<number>(n);
       let unknown = 0;
       for (let i = 0; i < n; i++) {
         hashes[i] = itemHash(res.bytes, cut, i);
-        places[i] = known.byHash.get(hashes[i]!) ?? -1;
+        places[i] = byHash.get(hashes[i]!) ?? -1;
         // too much of it is new: decoded whole (where its items are hashed again), so stop hashing here
         if (places[i]! < 0 && ++unknown * 4 > n) return undefined;
       }
@@ -170,18 +175,37 @@ function pageRowsFrom(known: Generation, body: Uint8Array, cut: ListPageCut, pla
   const rowOpts: RowOptions = { ...opts, keepCompared: false };
   const rows = new RowsBuilder(places.length, rowOpts);
   let copied = 0;
-  for (let i = 0; i < places.length; i++) {
+  for (let i = 0; i < places.length;) {
     const place = places[i]!;
-    if (place >= 0) {
-      rows.copy(known.pages[Math.floor(place / ROW_SPAN)]!, place % ROW_SPAN);
-      copied++;
+    if (place < 0) {
+      const item = parseListItem(body, cut, i);
+      if (!item) return undefined;
+      rows.put(toRemote(item, rowOpts));
+      i++;
       continue;
     }
-    const item = parseListItem(body, cut, i);
-    if (!item) return undefined;
-    rows.put(toRemote(item, rowOpts));
+    // the run of items remembered at consecutive places of one page, copied at once
+    const page = Math.floor(place / ROW_SPAN);
+    const from = place % ROW_SPAN;
+    const remembered = known.pages[page]!;
+    let n = 1;
+    while (i + n < places.length && places[i + n] === place + n && from + n < remembered.ids.length) n++;
+    rows.copy(remembered, from, n);
+    copied += n;
+    i += n;
   }
   return { rows: rows.done(), copied };
+}
+
+/** where each item hash of `g` is (page × ROW_SPAN + row), made once, when first asked */
+function placesOf(g: Generation): Map<string, number> {
+  if (g.byHash) return g.byHash;
+  const byHash = new Map<string, number>();
+  g.pageItems.forEach((hashes, page) => {
+    for (let i = 0; i < hashes.length; i++) byHash.set(hashes[i]!, page * ROW_SPAN + i);
+  });
+  g.byHash = byHash;
+  return byHash;
 }
 
 /** with keepCompared, a recalled page carries its answer: its rows' compared JSON is read from it (page-decode.ts comparedOfPageRow) */
@@ -200,8 +224,11 @@ export function forgetEchoes(): void {
   generations.clear();
 }
 
-/** Bump when what a generation file holds changes shape (2: the pages' whole answers; 3: no compared JSON, a name without keepCompared). */
-const FILE_FORMAT = 3;
+/**
+ * Bump when what a generation file holds changes shape (2: the pages' whole answers; 3: no compared
+ * JSON, a name without keepCompared; 4: each page's item hashes as an array, not a map of them all).
+ */
+const FILE_FORMAT = 4;
 /** what makes a row from a listing's bytes: the page cut, the row and the hashes of listing/ */
 const ROWS_CODE = ['api/list-page-cut', 'sync/remote/remote-rows', 'sync/remote/page-decode', 'listing'];
 
@@ -211,8 +238,7 @@ export function generationBytes(name: string, g: Generation): Uint8Array {
   const ser = new DefaultSerializer();
   ser.writeRawBytes(Buffer.alloc(SHA1_BYTES));
   ser.writeHeader();
-  // (pageItems is byHash the other way round: rebuilt when read)
-  ser.writeValue({ format: FILE_FORMAT, code: codeIdentity(ROWS_CODE), name, pages: g.pages, byHash: g.byHash, answers: g.answers, rows: g.rows });
+  ser.writeValue({ format: FILE_FORMAT, code: codeIdentity(ROWS_CODE), name, pages: g.pages, pageItems: g.pageItems, answers: g.answers, rows: g.rows });
   const file = ser.releaseBuffer();
   file.set(hash('sha1', file.subarray(SHA1_BYTES), 'buffer'));
   return file;
@@ -232,26 +258,19 @@ export function readGeneration(name: string, opts: RowOptions, limit: number, by
     return undefined;
   }
   if (!isRecord(v) || v.format !== FILE_FORMAT || v.code !== codeIdentity(ROWS_CODE) || v.name !== name || !Array.isArray(v.pages)) return undefined;
-  const { byHash, rows, answers } = v;
-  if (typeof rows !== 'number' || rows > limit || !(byHash instanceof Map) || byHash.size !== rows || !(answers instanceof Map)) return undefined;
+  const { pageItems, rows, answers } = v;
+  if (typeof rows !== 'number' || rows > limit || !Array.isArray(pageItems) || pageItems.length !== v.pages.length || !(answers instanceof Map)) return undefined;
   const pages: RemoteRows[] = [];
-  for (const p of v.pages) {
+  const itemsOf: string[][] = [];
+  for (const [i, p] of v.pages.entries()) {
     const page = pageRows(p, opts);
-    if (!page) return undefined;
+    // every row with its item's hash (a 20-byte sha1 as latin1)
+    const items: unknown = pageItems[i];
+    if (!page || !isStrings(items) || items.length !== page.ids.length || !items.every((h) => h.length === HASH_BYTES)) return undefined;
     pages.push(page);
+    itemsOf.push(items);
   }
   if (pages.reduce((sum, p) => sum + p.ids.length, 0) !== rows) return undefined;
-  const places = new Map<string, number>();
-  const pageItems = pages.map((p) => new Array<string>(p.ids.length));
-  for (const [h, place] of byHash) {
-    if (typeof h !== 'string' || typeof place !== 'number' || !Number.isInteger(place) || place < 0) return undefined;
-    const items = pageItems[Math.floor(place / ROW_SPAN)];
-    // (a place taken twice would leave another row without its hash)
-    if (!items || place % ROW_SPAN >= items.length || items[place % ROW_SPAN] !== undefined) return undefined;
-    items[place % ROW_SPAN] = h;
-    places.set(h, place);
-  }
-  // so every row has its item's hash: byHash holds as many as there are rows, each at a place of its own
   const known = new Map<string, Answer>();
   for (const [h, a] of answers) {
     if (typeof h !== 'string' || !isRecord(a)) return undefined;
@@ -260,7 +279,7 @@ export function readGeneration(name: string, opts: RowOptions, limit: number, by
     if (typeof virtualCount !== 'number' || !Number.isInteger(virtualCount) || virtualCount < 0) return undefined;
     known.set(h, { page, virtualCount });
   }
-  return { pages, pageItems, byHash: places, answers: known, rows };
+  return { pages, pageItems: itemsOf, answers: known, rows };
 }
 
 /** `p` as a page's rows made with these options, if it is one whole */

@@ -15,7 +15,7 @@
 //   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
 import type { RemoteCopies, RemoteListing } from '../plan/plan-types.js';
-import { FINGERPRINT_PREFIX, fingerprintBytes, fingerprintBytesV2, readFingerprintV2 } from '../../listing/fingerprint.js';
+import { FINGERPRINT_PREFIX, fingerprintBytes, writeFingerprintBytesV2 } from '../../listing/fingerprint.js';
 import type { RawBody } from '../../api/types.js';
 import type { ListItem } from '../../listing/schema.js';
 import { ComparedStore, type RawItemReader, type RawRowReader } from './compared-store.js';
@@ -24,6 +24,8 @@ import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-ro
 export type { RemoteRow } from './remote-rows.js';
 const NONE = -1;
 const SEVERAL = -2;
+/** a version-2 fingerprint as fingerprintBytes gives it: its tag, then its 20 bytes */
+const FP = 1 + HASH;
 
 export class RemoteIndex implements RemoteCopies {
   #rows = 0;
@@ -36,11 +38,18 @@ export class RemoteIndex implements RemoteCopies {
   #otherKeys: Array<string | undefined> | undefined;
   /** compared JSON (keepCompared): the pages' own, and per row its page (NONE: none) and row in it */
   #compared: { pages: ComparedStore; page: Int32Array; row: Int32Array } | undefined;
-  /** row of an ID, while paging: a listing seen again (a later pass) replaces its row */
-  #rowOfId: Map<number, number> | undefined = new Map();
+  /**
+   * row of an ID, while paging: a listing seen again (a later pass) replaces its row. Made only once
+   * an ID comes that is not past every ID before it (a later pass, a list not in ID order): until
+   * then each ID is plainly new, and a list paged once in ID order never builds it.
+   */
+  #rowOfId: Map<number, number> | undefined;
+  /** the largest ID added while #rowOfId is not made */
+  #lastId = -Infinity;
+  #finished = false;
   #first = new Map<string, number>();
   #next = new Int32Array(0);
-  /** this feed's stored fingerprint per first row of a key: 1 = version-2 bytes in #fp, 2 = other (in #legacyFp) */
+  /** this feed's stored fingerprint per first row of a key: 1 = version-2 in #fp (FP bytes a row, as stampInputs hands it), 2 = other (in #legacyFp) */
   #fpKind: Uint8Array | undefined;
   #fp: Uint8Array | undefined;
   #legacyFp = new Map<string, string>();
@@ -57,8 +66,8 @@ export class RemoteIndex implements RemoteCopies {
     readonly opts: {
       keepCompared?: boolean;
       keepOtherKey?: boolean;
-      /** rows whose compared JSON stays in memory; past them it goes to a file (default 0: compared-store.ts; tests) */
-      comparedInMemory?: number;
+      /** bytes of pages kept in memory; past them they go to a file (default 0: every page in the file; compared-store.ts) */
+      comparedMemoryBytes?: number;
       /** how a row of a raw page (addRows with `raw`) becomes its compared JSON (page-decode.ts comparedOfPageRow with the paging's row options) */
       readRaw?: RawRowReader;
       /** how a row of a raw page becomes its whole list item (page-decode.ts listItemOfPageRow): item() */
@@ -71,7 +80,7 @@ export class RemoteIndex implements RemoteCopies {
     if (opts.keepCompared)
       this.#compared = {
         pages: new ComparedStore({
-          memoryRows: opts.comparedInMemory ?? 0,
+          memoryBytes: opts.comparedMemoryBytes ?? 0,
           ...(opts.spillDir !== undefined && { dir: opts.spillDir }),
           ...(opts.readRaw && { readRaw: opts.readRaw }),
           ...(opts.readItem && { readItem: opts.readItem }),
@@ -128,7 +137,7 @@ export class RemoteIndex implements RemoteCopies {
 
   /** The keys of the rows added since the first `row` rows, in the order they came (none once paging is over). */
   keysSince(row: number): readonly string[] {
-    return this.#rowOfId ? this.#keys.slice(row, this.#rows) : [];
+    return this.#finished ? [] : this.#keys.slice(row, this.#rows);
   }
 
   /** Resolves when the next page's rows are in, or paging ends (finish or close). */
@@ -150,7 +159,7 @@ export class RemoteIndex implements RemoteCopies {
     const store = this.#compared?.pages;
     if (!store) return undefined;
     if (rows.compared) return store.add(rows.compared);
-    return raw && store.addRaw(raw.status, raw.bytes, rows.ids.length);
+    return raw && store.addRaw(raw.status, raw.bytes);
   }
 
   /** compared JSONs kept in a file (pages; tests) */
@@ -167,14 +176,16 @@ export class RemoteIndex implements RemoteCopies {
 
   /** `page`, `row`: where the kept compared JSON is (#page). Returns 1 when `id` is new to pass `round`, else 0. */
   #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, page: number | undefined, row: number, round: number): number {
-    if (!this.#rowOfId) throw new Error('RemoteIndex.add after finish');
-    let r = this.#rowOfId.get(id);
+    if (this.#finished) throw new Error('RemoteIndex.add after finish');
+    let r: number | undefined;
+    if (this.#rowOfId === undefined && id > this.#lastId) this.#lastId = id;
+    else r = this.#idRows().get(id);
     const fresh = r === undefined || this.#rounds[r] !== round ? 1 : 0;
     const keyBefore = r === undefined ? undefined : this.#keys[r];
     if (r === undefined) {
       r = this.#rows++;
       this.#grow(this.#rows);
-      this.#rowOfId.set(id, r);
+      this.#rowOfId?.set(id, r);
     }
     this.#ids[r] = id;
     this.#hashes.set(hashes.subarray(at, at + HASH), r * HASH);
@@ -187,6 +198,15 @@ export class RemoteIndex implements RemoteCopies {
       this.#compared.row[r] = row;
     }
     return fresh;
+  }
+
+  /** the row of each ID added so far (made the first time it is needed: #rowOfId) */
+  #idRows(): Map<number, number> {
+    if (this.#rowOfId) return this.#rowOfId;
+    const rows = new Map<number, number>();
+    for (let r = 0; r < this.#rows; r++) rows.set(this.#ids[r]!, r);
+    this.#rowOfId = rows;
+    return rows;
   }
 
   /** the first pass's rows by key (pagedCopy); a second pass ends it */
@@ -216,19 +236,26 @@ export class RemoteIndex implements RemoteCopies {
     for (let i = 1; i < keep.length && sorted; i++) sorted = ids[keep[i - 1]!]! < ids[keep[i]!]!;
     if (!sorted) keep.sort((a, b) => ids[a]! - ids[b]!);
     this.#next = new Int32Array(this.#rows).fill(NONE);
-    const tail = new Map<string, number>();
+    // the last copy linked of each key, by the key's first row (one map of keys, not two)
+    const tail = new Int32Array(this.#rows);
     for (const r of keep) {
       const key = this.#keys[r]!;
       if (key === '') continue; // nothing to match it by: left alone
-      const last = tail.get(key);
-      if (last === undefined) this.#first.set(key, r);
-      else {
-        this.#next[last] = r;
-        if (this.#first.get(key) === last) this.#several.push(key);
+      const first = this.#first.get(key);
+      if (first === undefined) {
+        this.#first.set(key, r);
+        tail[r] = r;
+      } else {
+        this.#next[tail[first]!] = r;
+        // (its second copy: the key is held more than once)
+        if (tail[first] === first) this.#several.push(key);
+        tail[first] = r;
       }
-      tail.set(key, r);
     }
     this.count = keep.length;
+    this.#finished = true;
+    // (the last pages of compared JSON to their file: the run does not hold them to its end)
+    this.#compared?.pages.flush();
     this.#rowOfId = undefined;
     this.#keys = [];
     this.#rounds = new Uint8Array(0);
@@ -265,7 +292,7 @@ export class RemoteIndex implements RemoteCopies {
   attachFingerprints(stored: ReadonlyMap<string, string>): void {
     const rows = this.#next.length;
     this.#fpKind = new Uint8Array(rows);
-    this.#fp = new Uint8Array(rows * HASH);
+    this.#fp = new Uint8Array(rows * FP);
     const fps = this.#fp;
     const kinds = this.#fpKind;
     // (forEach: the stored state's own walk, cheaper than its iterator)
@@ -273,7 +300,7 @@ export class RemoteIndex implements RemoteCopies {
       const r = this.#first.get(key);
       if (r === undefined) return;
       // version 2 as its 20 bytes; anything else is kept as it is
-      if (readFingerprintV2(fp, fps, r * HASH)) {
+      if (writeFingerprintBytesV2(fp, fps, r * FP)) {
         kinds[r] = 1;
         return;
       }
@@ -318,7 +345,8 @@ export class RemoteIndex implements RemoteCopies {
     const kind = this.#fpKind?.[r] ?? 0;
     if (kind === 0) return undefined;
     const hash = this.#hashes.subarray(r * HASH, r * HASH + HASH);
-    return { hash, fingerprint: kind === 1 ? fingerprintBytesV2(this.#fp!.subarray(r * HASH, r * HASH + HASH)) : fingerprintBytes(this.#legacyFp.get(key)!) };
+    // (a version-2 fingerprint as a view of the bytes attached, tag included: nothing made a record)
+    return { hash, fingerprint: kind === 1 ? this.#fp!.subarray(r * FP, r * FP + FP) : fingerprintBytes(this.#legacyFp.get(key)!) };
   }
 
   /** Planning is over: the fingerprints are not needed any more. */
@@ -368,5 +396,5 @@ function grown<T extends Float64Array | Uint8Array | Int32Array>(from: T, to: T)
 }
 
 function encodeFp(fp: Uint8Array, r: number): string {
-  return FINGERPRINT_PREFIX + Buffer.from(fp.buffer, fp.byteOffset + r * HASH, HASH).toString('base64url');
+  return FINGERPRINT_PREFIX + Buffer.from(fp.buffer, fp.byteOffset + r * FP + 1, HASH).toString('base64url');
 }

@@ -94,14 +94,21 @@ export class RowsBuilder {
     if (this.#compared) this.#compared[i] = row.compared ?? '';
   }
 
-  /** row `j` of `from`: rows made with the same options, none of them keeping compared JSON (a page echo's: page-echo.ts) */
-  copy(from: RemoteRows, j: number): void {
+  /**
+   * rows j ... j + count - 1 of `from`, in order: rows made with the same options, none of them
+   * keeping compared JSON (a page echo's: page-echo.ts). A run at once: a page the echo knows
+   * mostly holds the rows of one page it remembers, in their order.
+   */
+  copy(from: RemoteRows, j: number, count = 1): void {
     if (this.#compared) throw new Error('RowsBuilder.copy: a page echo row has no compared JSON to copy; build the page without keepCompared');
-    const i = this.#at++;
-    this.#rows.ids[i] = from.ids[j]!;
-    this.#rows.keys[i] = from.keys[j]!;
-    this.#rows.hashes.set(from.hashes.subarray(j * HASH_BYTES, (j + 1) * HASH_BYTES), i * HASH_BYTES);
-    if (this.#rows.otherKeys) this.#rows.otherKeys[i] = from.otherKeys?.[j] ?? '';
+    const i = this.#at;
+    if (i + count > this.#rows.ids.length || j + count > from.ids.length) throw new Error(`RowsBuilder.copy: ${count} rows from ${j} do not fit`);
+    this.#at += count;
+    this.#rows.ids.set(from.ids.subarray(j, j + count), i);
+    this.#rows.hashes.set(from.hashes.subarray(j * HASH_BYTES, (j + count) * HASH_BYTES), i * HASH_BYTES);
+    for (let k = 0; k < count; k++) this.#rows.keys[i + k] = from.keys[j + k]!;
+    const other = this.#rows.otherKeys;
+    if (other) for (let k = 0; k < count; k++) other[i + k] = from.otherKeys?.[j + k] ?? '';
   }
 
   done(): RemoteRows {

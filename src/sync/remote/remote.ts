@@ -12,7 +12,7 @@
 // A large list's pages are decoded in worker threads (page-pool.ts) when the client can hand over a
 // page's body (listListingsAs); the rows are the same either way (rowsOf). With keepCompared, every
 // page carries its answer (DecodedPage.raw; a client without listListingsAs: its List as an answer)
-// to the index's temporary file (compared-store.ts), from which a row's compared JSON and its whole
+// to the index's store (compared-store.ts: memory up to a budget, then a temporary file), from which a row's compared JSON and its whole
 // list item (the listing before a change, for undo: capture-before.ts) are read when asked for;
 // decoding makes no compared JSON then (the workers neither).
 import pLimit from 'p-limit';
@@ -53,6 +53,15 @@ export interface RemoteOptions extends RowOptions {
 
 /** 10 million listings at the default PageSize of 100: past any real chatbot, yet an endless list still ends */
 const DEFAULT_MAX_PAGES = 100_000;
+
+/**
+ * bytes of pages the index keeps in memory for the change log before they go to its file
+ * (compared-store.ts): a chatbot of up to about 9k listings (at ~0.9 KB a listing as the list
+ * gives it) makes no file. Not more: a page kept in memory costs as much CPU as one written (the
+ * write is off the event loop; 100k listings' 94 MB measured 0.17-0.22 s of CPU either way), and
+ * it stays in the run's RSS to its end.
+ */
+const COMPARED_MEMORY_BYTES = 8 * 1024 * 1024;
 
 /** a list of fewer pages is decoded on this thread alone (a worker takes ~0.1-0.3 s to load) */
 const MIN_POOL_PAGES = 30;
@@ -129,6 +138,7 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onInd
   const index = new RemoteIndex({
     keepCompared: opts.keepCompared,
     keepOtherKey: opts.keepOtherKey,
+    comparedMemoryBytes: COMPARED_MEMORY_BYTES,
     // a page is kept by its answer (rowPages): a row's compared JSON read as decoding reads it, and its whole item
     readRaw: (status, body, row) => comparedOfPageRow(status, body, row, opts),
     readItem: listItemOfPageRow,
