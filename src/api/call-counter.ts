@@ -1,7 +1,7 @@
-// Counts API calls from the client's `onCall` events, for the run reports: all of them, and those
-// made inside `callsAs(scope, fn)` by scope (a sync run counts each lane's own calls so; the
-// client's events are told in the async context of the call, so the scope follows the call).
-import { AsyncLocalStorage } from 'node:async_hooks';
+// Counts API calls from the client's `onCall` events, for the run reports: all of them, and by
+// the scope each call was made for (CallOptions.scope: a sync run counts each lane's own calls
+// so). The scope rides on the call itself, not in an AsyncLocalStorage: on Node 20 one of those,
+// once used, makes every promise of the process pay a hook (about 3% of a sync run's CPU).
 import { ENDPOINTS, type EndpointName } from './schemas.js';
 import type { ApiCallEvent } from './types.js';
 
@@ -14,15 +14,8 @@ export interface CallCounts {
 
 export interface CallCounter {
   onCall(event: ApiCallEvent): void;
-  /** every call counted; with `scope`, the calls made inside callsAs(scope, …) */
+  /** every call counted; with `scope`, the calls made for it (CallOptions.scope) */
   snapshot(scope?: string): CallCounts;
-}
-
-const attributed = new AsyncLocalStorage<string>();
-
-/** Runs `fn` with the API calls it makes (and their retries) counted for `scope` too. */
-export function callsAs<T>(scope: string, fn: () => T): T {
-  return attributed.run(scope, fn);
 }
 
 export function createCallCounter(): CallCounter {
@@ -36,7 +29,7 @@ export function createCallCounter(): CallCounter {
   return {
     onCall(event) {
       add(all, event);
-      const scope = attributed.getStore();
+      const scope = event.scope;
       if (scope === undefined) return;
       let c = scoped.get(scope);
       if (!c) scoped.set(scope, (c = zero()));

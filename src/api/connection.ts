@@ -81,7 +81,7 @@ export async function withRetryHeld<T>(c: Connection, endpoint: EndpointName, ca
     const permit = await c.budget.acquire(caller);
     const started = performance.now();
     const report = (e: Omit<ApiCallEvent, 'endpoint' | 'attempt' | 'durationMs'>) =>
-      c.opts.onCall?.({ endpoint, attempt: n, durationMs: Math.round(performance.now() - started), ...e });
+      c.opts.onCall?.({ endpoint, attempt: n, durationMs: Math.round(performance.now() - started), ...e, ...(call?.scope !== undefined && { scope: call.scope }) });
     try {
       const { value, httpStatus } = await attempt();
       report({ outcome: 'ok', httpStatus, apiCode: 200 });

@@ -19,6 +19,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** false: one attempt only (used where the caller must check before retrying, e.g. a create). */
   retry?: boolean;
+  /** whose call it is (a sync run's lane): onCall's events carry it, so a counter counts the call for it too (call-counter.ts) */
+  scope?: string;
 }
 
 /** Emitted once per HTTP attempt: the report counts calls and retries, metrics time them. */
@@ -32,6 +34,8 @@ export interface ApiCallEvent {
   error?: string;
   /** with outcome 'retry': the wait before the next attempt (Retry-After or backoff) */
   retryDelayMs?: number;
+  /** the call's CallOptions.scope */
+  scope?: string;
 }
 
 /** A response as received, before any check: what a list page decoder reads. */

@@ -38,6 +38,8 @@ export interface PageChatbotInput {
   signal: AbortSignal;
   /** what went wrong, said for a person, when the signal was the run's deadline */
   deadlineMessage(): string | undefined;
+  /** whose calls the paging's are (CallOptions.scope) */
+  callScope?: string;
 }
 
 /** A chatbot's sync state, as its paging's lanes read it: the chatbot's state and each lane's stored stamps. */
@@ -57,19 +59,12 @@ export interface PagingHandle {
   done: Promise<PagedChatbot>;
 }
 
-/**
- * The chatbot's state read at once, its paging once `after` has settled (the run pages one chatbot
- * at a time), through `within` (the run's call counting: call-counter.ts callsAs).
- */
-export function startPaging(
-  input: PageChatbotInput,
-  after: Promise<unknown>,
-  within: (page: () => Promise<PagedChatbot>) => Promise<PagedChatbot> = (page) => page(),
-): PagingHandle {
+/** The chatbot's state read at once, its paging once `after` has settled (the run pages one chatbot at a time). */
+export function startPaging(input: PageChatbotInput, after: Promise<unknown>): PagingHandle {
   const state = readState(input);
   let made: (index: RemoteIndex | undefined) => void = () => undefined;
   const index = new Promise<RemoteIndex | undefined>((resolve) => (made = resolve));
-  const done = after.then(() => within(() => pageChatbot(input, state, made))).finally(() => made(undefined));
+  const done = after.then(() => pageChatbot(input, state, made)).finally(() => made(undefined));
   return { state, index, done };
 }
 
@@ -90,6 +85,7 @@ export async function pageChatbot(input: PageChatbotInput, stateRead: Promise<Ch
   try {
     remote = await fetchRemote(input.api, {
       ...(onIndex && { onIndex }),
+      ...(input.callScope !== undefined && { callScope: input.callScope }),
       serialNumber: chatbot,
       // the remote side is keyed as the run's first lane keys (planning reads the other key when a lane keys by it)
       keyBy: lanes[0]!.feed.keyBy,

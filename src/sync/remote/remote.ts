@@ -49,6 +49,8 @@ export interface RemoteOptions extends RowOptions {
   echoRows?: number;
   /** where the page echo is kept between processes (a CLI run); none: this process's memory only */
   echoFiles?: EchoFiles;
+  /** whose calls the list calls are (CallOptions.scope: the run's lane whose report counts the paging) */
+  callScope?: string;
 }
 
 /** 10 million listings at the default PageSize of 100: past any real chatbot, yet an endless list still ends */
@@ -84,11 +86,13 @@ type Paged<P> = P & { pageNumber: number; pageSize: number };
 /** One pass over the pages of the list, in page order, until a short page. */
 export async function* remotePages(api: ChatbotApi, opts: RemoteOptions): AsyncGenerator<RemotePage> {
   const load = async (pageNumber: number, pageSize: number) => {
-    const data = await api.listListings(listRequest(opts, pageNumber, pageSize), { signal: opts.signal });
+    const data = await api.listListings(listRequest(opts, pageNumber, pageSize), callOf(opts));
     return { items: data.List, virtualCount: data.VirtualCount, length: data.List.length };
   };
   for await (const { pageNumber, pageSize, items, virtualCount } of pass(load, opts)) yield { pageNumber, pageSize, items, virtualCount };
 }
+
+const callOf = (opts: RemoteOptions) => ({ signal: opts.signal, ...(opts.callScope !== undefined && { scope: opts.callScope }) });
 
 const listRequest = (opts: RemoteOptions, pageNumber: number, pageSize: number) => ({ SerialNumber: opts.serialNumber, PageNumber: pageNumber, PageSize: pageSize });
 
@@ -232,7 +236,7 @@ function rowPages(
     }),
   };
   const counted = (page: DecodedPage) => ({ ...page, length: page.rows.ids.length });
-  const call = { signal: opts.signal };
+  const call = callOf(opts);
   const listAs = api.listListingsAs?.bind(api);
   if (listAs) return async (n, size) => counted(await listAs(listRequest(opts, n, size), decoder, call));
   return async (n, size) => counted(decoder.data(await api.listListings(listRequest(opts, n, size), call)));

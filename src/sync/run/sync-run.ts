@@ -11,7 +11,6 @@
 // A lane that fails (paging, auth, breaker, guard) ends alone: the other lanes of its feed and of
 // its chatbot go on. The caller holds the lock of every chatbot of the run.
 import { setMaxListeners } from 'node:events';
-import { callsAs } from '../../api/call-counter.js';
 import type { FeedConfig } from '../../config/schema.js';
 import { stamped } from '../plan/record-stamp.js';
 import { openFeedThread, type FeedThread } from '../read/feed-thread.js';
@@ -155,9 +154,9 @@ function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run:
     ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
     signal: clock.signal,
     deadlineMessage: clock.message,
+    callScope: first.id,
   };
-  // (the calls of this paging alone are counted as the first lane's: the pagings run one after another)
-  const handle = startPaging(input, after, (page) => callsAs(first.id, page));
+  const handle = startPaging(input, after);
   const done = handle.done.then((paged): Paged => {
     const out = { ...paged, remoteMs: run.ms(), countedIn: first.id };
     for (const l of its) run.paged.set(l, out);

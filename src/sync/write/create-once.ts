@@ -20,6 +20,8 @@ export interface CreateOnceOptions {
   signal?: AbortSignal;
   /** hears each create sent again (counted with the client's retries in the report) */
   onResend?: () => void;
+  /** whose calls these are (CallOptions.scope) */
+  scope?: string;
 }
 
 /** 'created', or 'found' when a lost create turned out to have been made. Throws the last error. */
@@ -27,7 +29,7 @@ export async function createOnce(api: ChatbotApi, listing: ListingCreate, opts: 
   const policy = retryPolicy({ retries: opts.retries, ...(opts.baseDelayMs !== undefined && { baseDelayMs: opts.baseDelayMs }) });
   for (let attempt = 1; ; attempt++) {
     try {
-      await api.createListing(listing, { retry: false });
+      await api.createListing(listing, { retry: false, ...(opts.scope !== undefined && { scope: opts.scope }) });
       return 'created';
     } catch (err) {
       const delay = retryDelay(err, policy, attempt);
@@ -40,6 +42,9 @@ export async function createOnce(api: ChatbotApi, listing: ListingCreate, opts: 
 }
 
 async function exists(api: ChatbotApi, listing: ListingCreate, opts: CreateOnceOptions): Promise<boolean> {
-  const data = await api.listListings({ SerialNumber: listing.SerialNumber, MLSNumber: listing.MLSNumber, PageSize: 100 });
+  const data = await api.listListings(
+    { SerialNumber: listing.SerialNumber, MLSNumber: listing.MLSNumber, PageSize: 100 },
+    opts.scope === undefined ? undefined : { scope: opts.scope },
+  );
   return data.List.some((item) => remoteKey(item, opts.keyBy) === opts.key);
 }

@@ -14,8 +14,7 @@
 // - `signal` aborts the run: no new call is started, calls in flight are waited for (their outcome
 //   is known and reported), and the run ends 'aborted'.
 import { Entries } from './entries.js';
-import { callsAs } from '../../api/call-counter.js';
-import type { ChatbotApi } from '../../api/types.js';
+import type { CallOptions, ChatbotApi } from '../../api/types.js';
 import { ApiError, authStatus, causeMessage, isRetryable } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { KeyType } from '../../listing/schema.js';
@@ -31,7 +30,7 @@ import type { DeleteReason, KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate }
 
 export interface ExecuteDeps {
   api: ChatbotApi;
-  /** the calls of this executor's jobs (read-backs included) are counted for this scope (the lane's id: call-counter.ts callsAs) */
+  /** the calls of this executor's jobs are counted for this scope (the lane's id: CallOptions.scope, call-counter.ts) */
   callScope?: string;
   serialNumber: string;
   keyBy: KeyBy;
@@ -129,7 +128,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
   const executor: Executor = {
     result,
     async runOne(job) {
-      await (deps.callScope === undefined ? runJob(job) : callsAs(deps.callScope, () => runJob(job)));
+      await runJob(job);
       deps.onProgress?.({ done: ++done });
     },
     settle() {
@@ -208,6 +207,11 @@ function callOutcomes(deps: ExecuteDeps, result: ExecutionResult): CallOutcomes 
   return o;
 }
 
+/** The executor's calls counted for its scope (CallOptions.scope); none without one. */
+function scopeOf(deps: Pick<ExecuteDeps, 'callScope'>): CallOptions | undefined {
+  return deps.callScope === undefined ? undefined : { scope: deps.callScope };
+}
+
 /** Creates (through createOnce) and updates (an update that finds nothing becomes a create). */
 function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes) {
   const unlisted = sameStrings();
@@ -223,6 +227,7 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
       retries: deps.retries,
       baseDelayMs: deps.retryBaseDelayMs,
       signal: deps.signal,
+      ...(deps.callScope !== undefined && { scope: deps.callScope }),
       onResend: () => result.createResends++,
     });
     if (how === 'found') result.createsFound++;
@@ -244,7 +249,7 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
         // (a later record of a key this run wrote has no remote copy of its own: its first change kept the listing)
         const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing) : undefined;
         const after = deps.before && { after: u.kept ?? keptOfListing(u.listing) };
-        const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy });
+        const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy }, scopeOf(deps));
         if (n === 0) {
           await send(u);
           result.updatesRecreated++;
@@ -279,7 +284,7 @@ function deleteBatches(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
     },
     async run(batch: PlannedDelete[], keyType: KeyType, befores: ReadonlyMap<string, Captured>): Promise<void> {
       try {
-        const { SuccessCount } = await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType });
+        const { SuccessCount } = await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType }, scopeOf(deps));
         calls.succeeded();
         // listings the batch should remove: a key may stand for several copies; a copy counts once
         const expected = batch.reduce((n, d) => n + Math.max(1, d.remoteIds.length), 0);
