@@ -89,6 +89,27 @@ describe('RemoteIndex', () => {
     );
   });
 
+  it("a list paged in one pass with one copy a key is finished from the pass's own map, as the plain linking finishes it", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: 1e9 }), { maxLength: 60 }), fc.boolean(), (ids, withEmpty) => {
+        const rows = ids.map((id, i) => toRemote(listItem(id, listing(`K${i}`)), { keyBy: 'MLSNumber' }));
+        if (withEmpty && ids.length) rows.push(toRemote(listItem(ids[0]! + 1e9, listing('E'), { MLSNumber: '' }), { keyBy: 'MLSNumber' }));
+        const fast = new RemoteIndex();
+        const plain = new RemoteIndex();
+        for (const r of rows) fast.add(r, 1);
+        // (a later pass's row makes the plain index link its rows itself)
+        for (const r of rows) plain.add(r, 2);
+        fast.finish(1);
+        plain.finish(2);
+        expect(fast.count).toBe(plain.count);
+        expect([...fast.keys()].sort()).toEqual([...plain.keys()].sort());
+        for (const key of plain.keys())
+          expect(fast.get(key)!.map((c) => [c.id, Buffer.from(c.hash).toString('hex')])).toEqual(plain.get(key)!.map((c) => [c.id, Buffer.from(c.hash).toString('hex')]));
+        expect(fast.severalCopies()).toEqual([]);
+      }),
+    );
+  });
+
   it('names, once paged, the copy a record was taken against while paging, and the keys held twice', () => {
     const index = new RemoteIndex();
     const add = (id: number, key: string) => index.add(toRemote(listItem(id, listing(key)), { keyBy: 'MLSNumber' }), 1);

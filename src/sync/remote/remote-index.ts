@@ -55,6 +55,8 @@ export class RemoteIndex implements RemoteCopies {
   #legacyFp = new Map<string, string>();
   /** key → its one row paged so far in the first pass (SEVERAL: more than one); dropped by a second pass and by finish */
   #firstPass: Map<string, number> | undefined = new Map();
+  /** keys the first pass marked SEVERAL: while none, its map is the finished index's (finish) */
+  #passNotOne = 0;
   /** keys with more than one copy, once paging is over */
   #several: string[] = [];
   /** who waits for the next page (rowsAdded) */
@@ -218,10 +220,15 @@ export class RemoteIndex implements RemoteCopies {
       return;
     }
     // (a listing read again under another key: what the pass said of its old key no longer holds)
-    if (keyBefore !== undefined && keyBefore !== key) first.set(keyBefore, SEVERAL);
+    if (keyBefore !== undefined && keyBefore !== key) this.#notOne(first, keyBefore);
     const had = first.get(key);
     if (had === undefined || had === r) first.set(key, r);
-    else first.set(key, SEVERAL);
+    else this.#notOne(first, key);
+  }
+
+  #notOne(first: Map<string, number>, key: string): void {
+    first.set(key, SEVERAL);
+    this.#passNotOne++;
   }
 
   /**
@@ -229,6 +236,35 @@ export class RemoteIndex implements RemoteCopies {
    * pass `round`, links the copies of each key in ID order, and frees what paging alone needed.
    */
   finish(round?: number): this {
+    if (!((round === undefined || round === 1) && this.#takeFirstPass())) this.#link(round);
+    this.#finished = true;
+    // (the last pages of compared JSON to their file: the run does not hold them to its end)
+    this.#compared?.pages.flush();
+    this.#rowOfId = undefined;
+    this.#keys = [];
+    this.#rounds = new Uint8Array(0);
+    this.#firstPass = undefined;
+    this.#wake();
+    return this;
+  }
+
+  /**
+   * finish for a list paged in one pass with one copy of every key: the first pass's map of keys
+   * (pagedCopy) is the index's, every row kept and alone (the plain #link gives the same, by the
+   * property test; it would build that map again).
+   */
+  #takeFirstPass(): boolean {
+    const pass = this.#firstPass;
+    if (!pass || this.#passNotOne > 0) return false;
+    pass.delete(''); // nothing to match it by: left alone
+    this.#first = pass;
+    this.#next = new Int32Array(this.#rows).fill(NONE);
+    this.count = this.#rows;
+    return true;
+  }
+
+  /** The rows kept (of pass `round`, or all), the copies of each key linked in ID order. */
+  #link(round: number | undefined): void {
     const keep: number[] = [];
     for (let r = 0; r < this.#rows; r++) if (round === undefined || this.#rounds[r] === round) keep.push(r);
     const ids = this.#ids;
@@ -253,15 +289,6 @@ export class RemoteIndex implements RemoteCopies {
       }
     }
     this.count = keep.length;
-    this.#finished = true;
-    // (the last pages of compared JSON to their file: the run does not hold them to its end)
-    this.#compared?.pages.flush();
-    this.#rowOfId = undefined;
-    this.#keys = [];
-    this.#rounds = new Uint8Array(0);
-    this.#firstPass = undefined;
-    this.#wake();
-    return this;
   }
 
   get size(): number {
