@@ -7,11 +7,11 @@
 // asks Redis about workers through BullMQ, shows the hook sees them.
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../server/redis-server.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(root, 'bin/feedsync.js');
@@ -33,15 +33,6 @@ async function packagesOf(config: string, ...args: string[]): Promise<{ code: nu
   return { code, stderr, packages: new Set(readFileSync(out, 'utf8').split('\n').filter(Boolean)) };
 }
 
-/** A port nothing listens on: taken from the OS, then closed. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 describe('what a run loads', () => {
   it('feedsync sync without Redis loads no BullMQ, ioredis, nodemailer, pino-pretty or rate-limiter-flexible', async () => {
     const run = await packagesOf(join(dir, 'demo.yaml'));
@@ -52,7 +43,7 @@ describe('what a run loads', () => {
 
   it('the hook sees BullMQ and ioredis when a run loads them: --no-redis with Redis configured asks it about workers', async () => {
     const config = join(dir, 'demo-redis.yaml');
-    writeFileSync(config, `redis:\n  url: redis://127.0.0.1:${await closedPort()}\n${readFileSync(join(dir, 'demo.yaml'), 'utf8')}`);
+    writeFileSync(config, `redis:\n  url: redis://127.0.0.1:${await freePort()}\n${readFileSync(join(dir, 'demo.yaml'), 'utf8')}`);
     const run = await packagesOf(config, '--no-redis');
     expect(run.code, run.stderr).toBe(0);
     expect(run.packages).toContain('bullmq');

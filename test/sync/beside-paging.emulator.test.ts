@@ -6,6 +6,7 @@
 // the last run reads the feed beside the paging on one, only after it on the other; both must make
 // the same writes, leave the same listings and state, and report the same counts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/emulator/prng.js';
 import { fingerprintNamespace, stampNamespace } from '../../src/sync/settle/state.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { createSyncEnv, row, rows, SN, writeCounts, type Row, type SyncEnv } from './helpers/feed.js';
@@ -27,18 +28,6 @@ afterAll(async () => {
   for (const s of sides) await Promise.all([s.te.close(), s.env.cleanup()]);
 });
 
-/** a seeded generator (mulberry32): the same case on both sides, and again on a rerun of the test */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** What a case does between the first sync and the rerun: the feed's new rows and the chatbot's edits behind the sync's back. */
 interface Case {
   feed: Row[];
@@ -46,7 +35,8 @@ interface Case {
 }
 
 function caseOf(seed: number): Case {
-  const rnd = random(seed);
+  // (seeded: the same case on both sides, and again on a rerun of the test)
+  const rnd = mulberry32(seed);
   const pick = () => 1 + Math.floor(rnd() * N);
   let feed = rows(N);
   // records changed, dropped, repeated (the later one wins), new keys

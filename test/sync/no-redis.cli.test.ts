@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { requireRedis } from '../../src/redis/require-redis.js';
 import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
+import { freePort } from '../server/redis-server.js';
 import { apiYaml, csv, homesConfigYaml, row, rows, SN, useEmulatorSync } from './helpers/feed.js';
 
 let closedPort: number;
@@ -19,15 +20,6 @@ const sync = useEmulatorSync({ perFile: true, emulator: { chatbots: [SN] } });
 beforeAll(async () => {
   closedPort = await freePort();
 });
-
-/** A port nothing listens on: taken from the OS, then closed. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('feedsync sync with Redis configured and unreachable', () => {
   it('refuses (exit 1, Redis and the cause named, nothing written); --no-redis runs and says it was uncoordinated', async () => {
