@@ -79,12 +79,13 @@ function readState(input: PageChatbotInput): Promise<ChatbotStateRead> {
   return read;
 }
 
-export async function pageChatbot(input: PageChatbotInput, stateRead: Promise<ChatbotStateRead> = readState(input), onIndex?: (index: RemoteIndex) => void): Promise<PagedChatbot> {
+/** The paging itself, its index handed to `onIndex` as soon as there is one; with the state read, once both are done. */
+async function pageChatbot(input: PageChatbotInput, stateRead: Promise<ChatbotStateRead>, onIndex: (index: RemoteIndex) => void): Promise<PagedChatbot> {
   const { chatbot, lanes, writers, signal } = input;
   let remote: ChatbotRemote;
   try {
     remote = await fetchRemote(input.api, {
-      ...(onIndex && { onIndex }),
+      onIndex,
       ...(input.callScope !== undefined && { callScope: input.callScope }),
       serialNumber: chatbot,
       // the remote side is keyed as the run's first lane keys (planning reads the other key when a lane keys by it)

@@ -86,13 +86,10 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
   const opened =
     thread ??
     openFeed(feed.name, feed.source, {
-      baseDir: deps.baseDir,
-      logger: ctx.logger,
-      signal: ctx.clock.signal,
-      full: opts.full,
-      budgets: deps.budgets,
-      ...markOf(live.map((l) => l.own.mark)),
-      ...(opts.now && { now: opts.now }),
+      ...openOptions(
+        ctx,
+        live.map((l) => l.own.mark),
+      ),
       ...(openHouses && { openHouses: [...openHouses.values()] }),
       ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
       ...(opts.pushed && { pushed: opts.pushed }),
@@ -187,20 +184,12 @@ interface EarlyRead {
  * the caller, and what was read is let go).
  */
 async function readEarly(l: Lane, ctx: FeedContext, paging: PagingHandle): Promise<EarlyRead | undefined> {
-  const { feed, deps, opts } = ctx;
+  const { feed } = ctx;
   const [parts, index] = await Promise.all([paging.state, paging.index]);
   if (!index) return undefined;
   const lane = setUpLane(l, { ...parts, index }, ctx, { media: undefined, pullMode: () => opened.mode });
   const own = lane.own;
-  const opened = openFeed(feed.name, feed.source, {
-    baseDir: deps.baseDir,
-    logger: ctx.logger,
-    signal: ctx.clock.signal,
-    full: opts.full,
-    budgets: deps.budgets,
-    ...markOf([own.mark]),
-    ...(opts.now && { now: opts.now }),
-  });
+  const opened = openFeed(feed.name, feed.source, openOptions(ctx, [own.mark]));
   const read = openRead(ctx, opened, [lane], undefined);
   await read.read.whilePaging({ done: paging.done, rowsAdded: () => index.rowsAdded(), keysSince: (row) => index.keysSince(row) });
   return {
@@ -385,6 +374,20 @@ function reconcileAsk(feed: FeedConfig, compiled: CompiledMapping, live: readonl
     keyFields: sources?.map((s) => s.field) ?? [],
     keyOf: (data) => compiled.keyOf(data, feed.keyBy),
     holds: (key) => live.some((l) => l.remote.has(key)),
+  };
+}
+
+/** What every read of the feed is opened with: its folder, log, clock, pull mode, budgets, the oldest of its lanes' marks and the run's clock. */
+function openOptions(ctx: FeedContext, marks: ReadonlyArray<string | undefined>) {
+  const { deps, opts } = ctx;
+  return {
+    baseDir: deps.baseDir,
+    logger: ctx.logger,
+    signal: ctx.clock.signal,
+    full: opts.full,
+    budgets: deps.budgets,
+    ...markOf(marks),
+    ...(opts.now && { now: opts.now }),
   };
 }
 
