@@ -96,7 +96,7 @@ export interface Executor {
   run(jobs: AsyncIterable<Job> | Iterable<Job>): Promise<void>;
   /** One job, now (the caller's pool keeps `concurrency` of them in flight: runPool, pool.ts) */
   runOne(job: Job): Promise<void>;
-  /** After a pool ended: a run whose signal was aborted ends 'aborted' (unless it stopped otherwise). */
+  /** After a pool ended, before the result is read: the writes' records that still wait are made; a run whose signal was aborted ends 'aborted' (unless it stopped otherwise). */
   settle(): void;
   result: ExecutionResult;
 }
