@@ -16,7 +16,6 @@
 //   it of few keys once paging is over: copying every stored one in here cost more than its reads).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
 import type { RemoteCopies, RemoteListing } from '../plan/plan-types.js';
-import { fingerprintBytes } from '../../listing/fingerprint.js';
 import type { RawBody } from '../../api/types.js';
 import type { ListItem } from '../../listing/schema.js';
 import { ComparedStore, type RawItemReader, type RawRowReader } from './compared-store.js';
@@ -345,15 +344,15 @@ export class RemoteIndex implements RemoteCopies {
 
   /**
    * What a record stamp is checked against (record-stamp.ts): the comparison hash of the key's one
-   * copy and this feed's stored fingerprint, as fingerprintBytes gives it; undefined when the key
-   * has no copy or several, or no fingerprint. (The same as get(key) and fingerprints.get(key),
-   * without making a RemoteListing per record of a rerun.)
+   * copy and this feed's stored fingerprint; undefined when the key has no copy or several, or no
+   * fingerprint. (The same as get(key) and fingerprints.get(key), without making a RemoteListing
+   * per record of a rerun.)
    */
-  stampInputs(key: string): { hash: Uint8Array; fingerprint: Uint8Array } | undefined {
+  stampInputs(key: string): { hash: Uint8Array; fingerprint: string } | undefined {
     const r = this.#first.get(key);
     if (r === undefined || this.#next[r] !== NONE) return undefined;
-    const fp = this.#stored?.get(key);
-    return fp === undefined ? undefined : { hash: this.#hashes.subarray(r * HASH, r * HASH + HASH), fingerprint: fingerprintBytes(fp) };
+    const fingerprint = this.#stored?.get(key);
+    return fingerprint === undefined ? undefined : { hash: this.#hashes.subarray(r * HASH, r * HASH + HASH), fingerprint };
   }
 
   /** Planning is over: the fingerprints are not asked any more. */
