@@ -1,16 +1,21 @@
 #!/usr/bin/env node
-// Runs the compiled JavaScript in dist/ when it is there and was built from the sources as they are
-// (an image or an installed package ships no src/; a clone, built at `npm ci`/`npm install` by the
-// prepare script), else the TypeScript sources through tsx (a dev dependency): an edit made after a
-// build never runs stale. A build older than the sources says so in one line on a terminal's stderr.
+// Runs the built command when it is there and was built from the sources as they are (an image or an
+// installed package ships no src/; a clone, built at `npm ci`/`npm install` by the prepare script):
+// the bundle in dist/bundle/ (a few files to load), else the compiled modules in dist/src/; else the
+// TypeScript sources through tsx (a dev dependency): an edit made after a build never runs stale. A
+// build older than the sources says so in one line on a terminal's stderr.
+import module from 'node:module';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 
-const root = new URL('../', import.meta.url);
-const built = new URL('dist/src/cli.js', root);
-const isBuilt = existsSync(built);
+// (Node >= 22.1: the compiled code of the modules a start loads is kept on disk for the next start)
+module.enableCompileCache?.();
 
-if (isBuilt && !newerSourceThan(statSync(built).mtimeMs)) {
-  await import(built.href);
+const root = new URL('../', import.meta.url);
+const built = [new URL('dist/bundle/cli.js', root), new URL('dist/src/cli.js', root)].filter((url) => existsSync(url));
+const fresh = built.find((url) => !newerSourceThan(statSync(url).mtimeMs));
+
+if (fresh) {
+  await import(fresh.href);
 } else {
   let tsx;
   try {
@@ -22,7 +27,7 @@ if (isBuilt && !newerSourceThan(statSync(built).mtimeMs)) {
     process.exit(1);
   }
   // (to a person at a terminal: elsewhere stderr carries JSON log lines, or exactly what a command prints)
-  if (isBuilt && process.stderr.isTTY)
+  if (built.length > 0 && process.stderr.isTTY)
     process.stderr.write(`feedsync: src/ is newer than dist/: running the sources through tsx (slower to start; \`npm run build\` rebuilds dist/)\n`);
   tsx.register();
   await import('../src/cli.ts');

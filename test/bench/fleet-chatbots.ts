@@ -1,6 +1,7 @@
 // The fleet benchmark's chatbot cases (issue 26), run by fleet.bench.ts: the chatbot as the unit of
 // sync, counted. Each case runs `feedsync sync --config … --json` (bin/feedsync.js) as a process of
-// its own, as cron runs it: runs/foreground.ts groups the config's lanes by chatbot and feed and
+// its own, as cron runs it (the repository's build, dist/bundle/, as users run it: after `npm run
+// build`, or the sources through tsx once one is newer): runs/foreground.ts groups the config's lanes by chatbot and feed and
 // runs each group with runLanes, all of a chatbot's feeds together. A first run (every listing
 // created), then a no-change rerun in a new process (its page echo read back from the file the run
 // before it left). The feeds are CSV over HTTP from a server here that counts each feed's pulls.

@@ -16,9 +16,10 @@
 // At 1M listings the first sync only seeds the chatbot: it runs with the emulator at
 // BENCH_SEED_LATENCY_MS (default 0) and its wall/bound is not judged; the reruns run at 20 ms.
 // The runs' heap: node's default; BENCH_HEAP_MB sets --max-old-space-size (then the targets are not judged).
-// The runs' code: compiled JavaScript, as an image or `npm run build` runs it (bin/feedsync.js runs
-// dist/ when it is built), built once into a temporary folder; BENCH_TSX=1 runs the TypeScript
-// sources through tsx instead, as a clone without a build does (its loader costs RSS of its own).
+// The runs' code: compiled by tsc and bundled by scripts/bundle.js, as `npm run build` builds the
+// command and bin/feedsync.js runs it (dist/bundle/), built once into a temporary folder; BENCH_TSX=1
+// runs the TypeScript sources through tsx instead, as a clone without a build does (its loader
+// costs RSS of its own).
 //
 //   npm run bench -- sync                  sizes 10k (with the naive peers) and 100k, each in a child process
 //   BENCH_SYNC_SIZES=20000,100000          other sizes; the peers run at the smallest
@@ -153,8 +154,9 @@ if (process.argv[2] === 'run') {
 }
 
 /**
- * The project compiled (tsc, as `npm run build` does, with the tests and the fixtures it imports)
- * into a temporary folder whose node_modules is the repository's: the compiled sync.bench.js.
+ * The project built as `npm run build` builds the command: compiled by tsc (with the tests and the
+ * fixtures the bench imports) into a temporary folder whose node_modules is the repository's, and
+ * the compiled sync.bench.js bundled by scripts/bundle.js (what the scenario processes run).
  */
 async function buildBench(): Promise<{ dir: string; bench: string }> {
   const root = repoRoot();
@@ -163,7 +165,9 @@ async function buildBench(): Promise<{ dir: string; bench: string }> {
   const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', dir, '--noEmit', 'false'], { stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`the bench's build failed (tsc exit ${r.status})`);
   await symlink(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  return { dir, bench: join(dir, 'test/bench/sync.bench.js') };
+  const b = spawnSync(process.execPath, [join(root, 'scripts/bundle.js'), join(dir, 'test/bench/sync.bench.js'), dir, join(dir, 'bundle')], { stdio: 'inherit' });
+  if (b.status !== 0) throw new Error(`the bench's bundle failed (exit ${b.status})`);
+  return { dir, bench: join(dir, 'bundle/sync.bench.js') };
 }
 
 /** the repository: two folders up from this file, its TypeScript source (the compiled copy is told it) */
@@ -530,7 +534,7 @@ function print(rows: Row[]): void {
       `sync: emulator in a child process with ${LATENCY_MS} ms latency a request; concurrency ${CONCURRENCY} (the peers too), PageSize ${PAGE_SIZE}, delete batches of ${BATCH_SIZE}`,
       `ratePerSecond 10,000 (16 × 1000 ms / 20 ms = 800 calls/s at most) so the token bucket does not dominate; bound = calls × latency / concurrency; CPU ms = this process; emulator CPU ms = the emulator's process (both share this machine's ${availableParallelism()} cores)`,
       `targets (feedsync): calls = minimum (list pages + changed writes + delete batches); wall ≤ 1.2 × bound for a first sync, ≤ 1.25 × for a 1% rerun, ≤ 2 × for a no-change rerun (2.5 × at 1M); peak RSS < 400 MB at 100k, < 1,536 MB (1.5 GB) at 1M, with node's default heap settings${HEAP_MB ? ` (not judged: BENCH_HEAP_MB=${HEAP_MB})` : ''}`,
-      `each feedsync row is a new process, as a cron \`feedsync sync\` runs (the page echo read back from the files the run before left, up to ${ECHO_ROWS.toLocaleString('en-US')} listings), its peak RSS its own, running ${TSX ? 'the TypeScript sources through tsx (BENCH_TSX=1)' : 'the code compiled by tsc, as an image or `npm run build` runs it'}; "${WORKER}": a no-change rerun run twice in one process as a queue worker runs it (the page echo in memory, no files), the second's figures, the peak over both`,
+      `each feedsync row is a new process, as a cron \`feedsync sync\` runs (the page echo read back from the files the run before left, up to ${ECHO_ROWS.toLocaleString('en-US')} listings), its peak RSS its own, running ${TSX ? 'the TypeScript sources through tsx (BENCH_TSX=1)' : 'the code compiled by tsc and bundled (scripts/bundle.js), as `npm run build` builds it and bin/feedsync.js runs it'}; "${WORKER}": a no-change rerun run twice in one process as a queue worker runs it (the page echo in memory, no files), the second's figures, the peak over both`,
       '',
       line(head),
       ...body.map(line),
@@ -626,7 +630,7 @@ function syncMarkdown(rows: readonly Row[]): string {
     `\`test/bench/sync.bench.ts\`: the emulator in a child process at ${LATENCY_MS} ms a request, concurrency ${CONCURRENCY}, PageSize ${PAGE_SIZE}, delete batches of ${BATCH_SIZE}; ` +
       `bound = calls × latency / concurrency; CPU = the syncing process (its threads included); emulator CPU = the emulator's process, on the same cores. ` +
       `Each feedsync row is a new process running the scenario as a cron \`feedsync sync\` runs it (the file state store, the change log in a file, the page echo in files), ` +
-      `${TSX ? 'through tsx (BENCH_TSX=1)' : 'the code compiled by tsc'}, with ${HEAP_MB ? `--max-old-space-size=${HEAP_MB}` : "node's default heap settings"}; ` +
+      `${TSX ? 'through tsx (BENCH_TSX=1)' : 'the code compiled by tsc and bundled (scripts/bundle.js), as `npm run build` builds the command'}, with ${HEAP_MB ? `--max-old-space-size=${HEAP_MB}` : "node's default heap settings"}; ` +
       `the worker row runs a no-change rerun twice in one process as a queue worker does and gives the second (its peak RSS over both). ` +
       `Paging is the chatbot's list, from the run's start; after paging, the rest of the run (a rerun's feed is read beside the paging: what of it is left, the writes, the commit). ` +
       `Targets: calls = the minimum (list pages + changed writes + delete batches); wall/bound as in the column; peak RSS under 400 MB at 100k and 1,536 MB at 1M.`,

@@ -1,9 +1,10 @@
 // The built command runs like the tsx one: it finds its package.json for --version and the starter
 // templates `init` copies. Built into a folder of its own (what `npm run build` does, with the
 // folder given), so the repository's dist/ is never rebuilt under other tests' feet; the one
-// repository dist/ is what bin/feedsync.js would choose, and a stale one is never chosen.
+// repository dist/ is what bin/feedsync.js would choose: the bundle (dist/bundle/), else the
+// compiled modules (dist/src/), and a stale build is never chosen.
 import { execFile } from 'node:child_process';
-import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -38,7 +39,23 @@ describe('npm run build', () => {
     expect((await readdir(work)).sort()).toEqual(['feeds', 'feedsync.yaml']);
   });
 
-  it('runs the sources through tsx instead once a source is newer than the build, and runs them right; a terminal is told in one line', async () => {
+  it('runs the bundle when it is there, else the compiled modules', async () => {
+    const cli = join(pkg, 'bin/feedsync.js');
+    const compiled = join(pkg, 'dist/src/cli.js');
+    const original = await readFile(compiled, 'utf8');
+    try {
+      // the compiled entry says so if it runs; the bundle's modules only name their compiled files
+      await writeFile(compiled, "process.stdout.write('the compiled modules');\n");
+      expect((await run(process.execPath, [cli, '--version'], { cwd: work })).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+      await rename(join(pkg, 'dist/bundle'), join(pkg, 'dist/bundle-aside'));
+      expect((await run(process.execPath, [cli, '--version'], { cwd: work })).stdout).toBe('the compiled modules');
+    } finally {
+      await rename(join(pkg, 'dist/bundle-aside'), join(pkg, 'dist/bundle')).catch(() => undefined);
+      await writeFile(compiled, original);
+    }
+  });
+
+  it('runs the sources through tsx instead once a source is newer than the build (the bundle as the compiled modules), and runs them right; a terminal is told in one line', async () => {
     // the repository's sources, copied after the build: newer than it
     await cp(join(root, 'src'), join(pkg, 'src'), { recursive: true });
     const cli = join(pkg, 'bin/feedsync.js');

@@ -1,10 +1,12 @@
 // Preloaded into a child process (node --import) to write the npm packages it loads, one name a
 // line, to the file FEEDSYNC_TEST_LOADED_PACKAGES: ES modules as they are resolved (a resolve hook,
-// on the loader's thread) and CommonJS ones from require's cache at exit (on Node 20 a package
-// required, not imported, does not pass the resolve hook). The main thread's modules only: a worker
+// on the loader's thread), the packages bundled into a file of the bundle as that file is resolved
+// (scripts/bundle.js writes which are in which, packages.json, next to them), and CommonJS ones
+// from require's cache at exit (on Node 20 a package required, not imported, does not pass the
+// resolve hook). The main thread's modules only: a worker
 // thread of the run is not followed. Only tests start processes with it
 // (test/cli/loads-only-what-it-uses.cli.test.ts).
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
 import { isMainThread } from 'node:worker_threads';
 
@@ -22,14 +24,27 @@ const seen = new Set();
 export function initialize(data) {
   out = data.out;
 }
+const bundles = new Map();
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context);
   const name = packageOf(resolved.url);
-  if (name && !seen.has(name)) {
-    seen.add(name);
-    appendFileSync(out, `${name}\n`);
+  for (const n of name ? [name] : bundled(resolved.url)) {
+    if (seen.has(n)) continue;
+    seen.add(n);
+    appendFileSync(out, `${n}\n`);
   }
   return resolved;
+}
+
+/** The packages bundled into the file at `url`: none unless its folder has a packages.json (a bundle's). */
+function bundled(url) {
+  if (!url.startsWith('file:')) return [];
+  const folder = new URL('./', url).href;
+  if (!bundles.has(folder)) {
+    const map = new URL('packages.json', folder);
+    bundles.set(folder, existsSync(map) ? JSON.parse(readFileSync(map, 'utf8')) : {});
+  }
+  return bundles.get(folder)[url.slice(folder.length)] ?? [];
 }
 
 // the process's main thread, at preload
