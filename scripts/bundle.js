@@ -67,6 +67,11 @@ export async function bundle({ entry, compiled, outdir, nodeModules }) {
     platform: 'node',
     target: 'node20',
     metafile: true,
+    // (node reads them only with --enable-source-maps: stacks in terms of the compiled modules, which
+    // are beside them, so the maps do not copy them; and
+    // test/bench/profile-summary.mjs maps a CPU profile's chunks back through them)
+    sourcemap: 'linked',
+    sourcesContent: false,
     logLevel: 'error',
     // (a CommonJS package bundled calls require for node's modules and its own lazy ones)
     banner: { js: "import { createRequire as __feedsyncRequire } from 'node:module'; const require = __feedsyncRequire(import.meta.url);" },

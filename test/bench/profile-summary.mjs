@@ -3,10 +3,15 @@
 // called), and with --callers=REGEX the stacks that lead to the functions whose name or file
 // matches. The profiler samples the main thread by the clock, so on a loaded machine a blocking
 // call (a write, a syscall) counts the time the thread waited too: compare shares within a profile.
+// A function of a bundle's chunk (scripts/bundle.js: what the CLI and the sync bench run) is named
+// by its compiled module and line, through the chunk's source map beside it (the sync bench keeps
+// its build in BENCH_PROF's folder for this).
 //
 //   node test/bench/profile-summary.mjs FILE.cpuprofile [TOP]              self time by function and file
 //   node test/bench/profile-summary.mjs FILE.cpuprofile --callers=writeSync  the stacks to writeSync
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 const [file, ...args] = process.argv.slice(2);
 if (!file) {
@@ -16,6 +21,22 @@ if (!file) {
 const callers = args.find((a) => a.startsWith('--callers='))?.slice('--callers='.length);
 const top = Number(args.find((a) => /^\d+$/.test(a)) ?? 40);
 const profile = JSON.parse(readFileSync(file, 'utf8'));
+const maps = new Map();
+/** The source map beside a script (a bundle's chunk.js.map), or undefined. */
+function mapOf(url) {
+  if (!maps.has(url)) {
+    const file = url.startsWith('file:') ? fileURLToPath(url) + '.map' : undefined;
+    maps.set(url, file && existsSync(file) ? new SourceMap(JSON.parse(readFileSync(file, 'utf8'))) : undefined);
+  }
+  return maps.get(url);
+}
+for (const { callFrame: cf } of profile.nodes) {
+  const at = mapOf(cf.url)?.findEntry(cf.lineNumber, cf.columnNumber);
+  if (!at?.originalSource) continue;
+  cf.url = new URL(at.originalSource, cf.url).href;
+  cf.lineNumber = at.originalLine;
+  cf.columnNumber = at.originalColumn;
+}
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);

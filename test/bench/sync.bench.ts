@@ -26,7 +26,8 @@
 //   BENCH_PEERS=0                          feedsync only
 //   BENCH_SYNC_1M=1                        also 1,000,000 listings in one chatbot (seeded at 0 ms latency, then reruns at 20 ms)
 //   BENCH_SEED_AT=200000                   sizes from which the first sync seeds at BENCH_SEED_LATENCY_MS (default 1,000,000)
-//   BENCH_PROF=dir                         a CPU profile of each feedsync run, dir/sync-<listings>-<scenario>.cpuprofile (slower)
+//   BENCH_PROF=dir                         a CPU profile of each feedsync run, dir/sync-<listings>-<scenario>.cpuprofile (slower);
+//                                          the build is kept in dir/build (profile-summary.mjs names the bundle's functions through its source maps)
 //   BENCH_TSX=1                            the feedsync runs through tsx (the sources), not compiled
 //   BENCH_BESIDE=0                         a rerun's feed is read only once its chatbot is paged (src/sync/read/beside-paging.ts off)
 //   BENCH_DEBUG=1                          each feedsync run's memory (sampled every 20 ms: at the peak, and after a collection) on stderr
@@ -72,6 +73,8 @@ const here = fileURLToPath(import.meta.url);
 const TSX = process.env.BENCH_TSX === '1';
 /** the compiled bench (BENCH_BUILT, set by the top process for the sizes' processes), or undefined: through tsx */
 const BUILT = process.env.BENCH_BUILT;
+/** BENCH_PROF: the folder the runs' CPU profiles are written into (and the build kept in) */
+const PROF = process.env.BENCH_PROF;
 
 const FEEDSYNC = 'feedsync';
 const NO_CHANGE = 'rerun, no change';
@@ -150,7 +153,7 @@ if (process.argv[2] === 'run') {
   }
   print(rows);
   writeMdPart(syncMarkdown(rows));
-  if (build) await rm(build.dir, { recursive: true, force: true });
+  if (build && !PROF) await rm(build.dir, { recursive: true, force: true });
 }
 
 /**
@@ -160,7 +163,8 @@ if (process.argv[2] === 'run') {
  */
 async function buildBench(): Promise<{ dir: string; bench: string }> {
   const root = repoRoot();
-  const dir = await mkdtemp(join(tmpdir(), 'feedsync-bench-build-'));
+  const dir = PROF ? join(resolve(PROF), 'build') : await mkdtemp(join(tmpdir(), 'feedsync-bench-build-'));
+  if (PROF) await rm(dir, { recursive: true, force: true });
   const tsc = join(root, 'node_modules/typescript/bin/tsc');
   const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', dir, '--noEmit', 'false'], { stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`the bench's build failed (tsc exit ${r.status})`);
@@ -437,7 +441,7 @@ function sampleMemory(): () => string {
 
 /** BENCH_PROF: profiles until the returned function is called, which writes the profile into that folder. */
 async function startProfile(): Promise<((file: string) => Promise<void>) | undefined> {
-  const dir = process.env.BENCH_PROF;
+  const dir = PROF;
   if (!dir) return undefined;
   const session = new Session();
   session.connect();
