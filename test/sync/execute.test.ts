@@ -1,7 +1,10 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
 import { fingerprintListing } from '../../src/listing/fingerprint.js';
 import { silentLogger } from '../../src/log.js';
-import type { ExecuteDeps } from '../../src/sync/write/execute.js';
+import { createExecutor, writeJobs, type ExecuteDeps } from '../../src/sync/write/execute.js';
+import type { ListingChange } from '../../src/sync/report/changes.js';
 import { executePlan } from './helpers/whole-plan.js';
 import type { PlannedDelete } from '../../src/sync/plan/plan-types.js';
 import { createFakeApi } from './helpers/fake-api.js';
@@ -142,5 +145,49 @@ describe('executePlan', () => {
     expect(batch.deletedKeys).toEqual([]);
     expect(batch.failures.map((f) => f.key).sort()).toEqual(['A', 'B', 'C']);
     expect(batch.failures[0]!.reason).toContain('SuccessCount 2');
+  });
+});
+
+describe("a write's records (its entries for the commit, its change) are made after the turn's calls are sent", () => {
+  it('each answered write is recorded once, in the order the answers came, by the time the run ends; a failed one only as a failure', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ wait: fc.integer({ min: -1, max: 3 }), fails: fc.boolean(), update: fc.boolean() }), { maxLength: 30 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (items, concurrency) => {
+          const fake = createFakeApi();
+          const answered: string[] = [];
+          const wait = (ms: number) => (ms < 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms)));
+          const byKey = new Map(items.map((x, i) => [`K${i}`, x]));
+          const call = async <T>(key: string, write: () => Promise<T>): Promise<T> => {
+            const x = byKey.get(key)!;
+            await wait(x.wait);
+            if (x.fails) throw new ApiError('create', 400, 400, 'scripted 400');
+            const out = await write();
+            answered.push(key);
+            return out;
+          };
+          const api: ExecuteDeps['api'] = {
+            ...fake.api,
+            createListing: (l, o) => call(l.MLSNumber!, () => fake.api.createListing(l, o)),
+            updateListing: (u, o) => call(u.Key, () => fake.api.updateListing(u, o)),
+          };
+          items.forEach((x, i) => x.update && fake.add(listing(`K${i}`)));
+          const changes: ListingChange[] = [];
+          const writes = items.map((x, i) => (x.update ? { ...create(`K${i}`), remoteId: 1, reason: 'fields' as const, changes: [] } : create(`K${i}`)));
+          const executor = createExecutor(deps(api, { concurrency, retries: 0, changes: (c) => changes.push(c) }));
+          await executor.run(writeJobs(writes));
+          const r = executor.result;
+          const ok = items.map((x, i) => [`K${i}`, x] as const).filter(([, x]) => !x.fails);
+          expect([...r.written].map(([k]) => k)).toEqual(answered);
+          expect(Object.fromEntries(r.written)).toEqual(Object.fromEntries(ok.map(([k]) => [k, create(k).fingerprint])));
+          expect(r.unlisted.keys()).toEqual(answered);
+          expect(changes.filter((c) => c.op !== 'fail').map((c) => [c.op, c.key])).toEqual(answered.map((k) => [byKey.get(k)!.update ? 'update' : 'create', k]));
+          expect(r.created + r.updated).toBe(ok.length);
+          expect(r.failures.map((f) => f.key).sort()).toEqual(items.flatMap((x, i) => (x.fails ? [`K${i}`] : [])).sort());
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

@@ -13,6 +13,8 @@
 // - The first 401/403 ends the run 'failed' at once, naming the config key to fix (auth.ts).
 // - `signal` aborts the run: no new call is started, calls in flight are waited for (their outcome
 //   is known and reported), and the run ends 'aborted'.
+// - A successful write's records (its entries for the commit, its change) are made once the calls
+//   started with it are sent (afterTheWrites); settle() makes what still waits, before the result is read.
 import { Entries } from './entries.js';
 import type { CallOptions, ChatbotApi } from '../../api/types.js';
 import { ApiError, authStatus, causeMessage, isRetryable } from '../../errors.js';
@@ -22,7 +24,7 @@ import { authFailure } from '../util/auth.js';
 import { keptOfListing } from '../../listing/fingerprint.js';
 import { unlistedOf } from '../../listing/whole.js';
 import type { BeforeCapture, Captured } from './capture-before.js';
-import { createChange, deleteChange, updateChange, type ChangeSink } from '../report/changes.js';
+import { createChange, deleteChange, updateChange, type ChangeSink, type ListingChange } from '../report/changes.js';
 import { createOnce } from './create-once.js';
 import { runPool, type PoolJob } from './pool.js';
 import { chunk, groupBy } from '../util/collections.js';
@@ -118,7 +120,8 @@ export function* deleteJobs(deletes: readonly PlannedDelete[], batchSize: number
 export function createExecutor(deps: ExecuteDeps): Executor {
   const result = emptyResult();
   const calls = callOutcomes(deps, result);
-  const writes = listingWrites(deps, result, calls);
+  const later = afterTheWrites();
+  const writes = listingWrites(deps, result, calls, later);
   const deletes = deleteBatches(deps, result, calls);
   let done = 0;
 
@@ -132,6 +135,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       deps.onProgress?.({ done: ++done });
     },
     settle() {
+      later.flush();
       // The source may have ended because of the abort (a feed reader that heard the signal).
       if (deps.signal?.aborted && !result.stopped) {
         result.stopped = 'aborted';
@@ -213,13 +217,20 @@ function scopeOf(deps: Pick<ExecuteDeps, 'callScope'>): CallOptions | undefined 
 }
 
 /** Creates (through createOnce) and updates (an update that finds nothing becomes a create). */
-function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes) {
+function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes, later: AfterTheWrites) {
   const unlisted = sameStrings();
-  const wrote = (w: PlannedCreate) => {
-    result.written.push(w.key, w.fingerprint);
-    result.unlisted.push(w.key, unlisted(JSON.stringify(unlistedOf(w.listing))));
-    if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
-  };
+  /** a write's records, its entries for the commit and its change, once the turn's calls are written (afterTheWrites) */
+  const record = (w: PlannedCreate, op: ItemFailure['op'], change: () => ListingChange) =>
+    later.add(() => {
+      try {
+        result.written.push(w.key, w.fingerprint);
+        result.unlisted.push(w.key, unlisted(JSON.stringify(unlistedOf(w.listing))));
+        if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
+        deps.changes?.(change());
+      } catch (err) {
+        calls.failed(w.key, op, err);
+      }
+    });
   const send = async (c: PlannedCreate) => {
     const how = await createOnce(deps.api, c.listing, {
       keyBy: deps.keyBy,
@@ -231,18 +242,18 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
       onResend: () => result.createResends++,
     });
     if (how === 'found') result.createsFound++;
-    wrote(c);
   };
   return {
     async create(c: PlannedCreate) {
       try {
         await send(c);
-        result.created++;
-        deps.changes?.({ ...createChange(c), ...(deps.before && { after: c.kept ?? keptOfListing(c.listing) }) });
-        calls.succeeded();
       } catch (err) {
         calls.failed(c.key, 'create', err);
+        return;
       }
+      result.created++;
+      calls.succeeded();
+      record(c, 'create', () => ({ ...createChange(c), ...(deps.before && { after: c.kept ?? keptOfListing(c.listing) }) }));
     },
     async update(u: PlannedUpdate) {
       try {
@@ -254,17 +265,47 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
           await send(u);
           result.updatesRecreated++;
           result.created++;
-          deps.changes?.({ ...createChange(u), ...after });
+          record(u, 'update', () => ({ ...createChange(u), ...after }));
         } else {
-          wrote(u);
           result.updated++;
-          deps.changes?.({ ...updateChange(u), ...before, ...after });
+          record(u, 'update', () => ({ ...updateChange(u), ...before, ...after }));
         }
         calls.succeeded();
       } catch (err) {
         calls.failed(u.key, 'update', err);
       }
     },
+  };
+}
+
+/**
+ * What can wait until the calls started in this turn of the event loop are written: a timer runs
+ * at the start of the next turn, after the HTTP client wrote them (in the check phase: pool.ts
+ * readAhead). A successful write's records (its entries for the commit, its change log entry) are
+ * made there, in the order the answers came, instead of before the next calls of the same bunch of
+ * answers are sent. `flush` makes what waits now (settle: before anything reads the result).
+ */
+interface AfterTheWrites {
+  add(fn: () => void): void;
+  flush(): void;
+}
+
+function afterTheWrites(): AfterTheWrites {
+  let waiting: Array<() => void> = [];
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const now = waiting;
+    waiting = [];
+    for (const fn of now) fn();
+  };
+  return {
+    add(fn) {
+      waiting.push(fn);
+      timer ??= setTimeout(flush, 0);
+    },
+    flush,
   };
 }
 
