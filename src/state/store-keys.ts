@@ -21,7 +21,8 @@ export function rangeOf(ns: string): { start: string; end: string } {
 /** Where `key` of a namespace is kept, its range's start given (rangeOf). */
 export function slotOf(start: string, key: string): string {
   const plain = start + PLAIN + key;
-  if (!LONE_SURROGATE.test(key) && Buffer.byteLength(plain) <= MAX_SLOT_BYTES) return plain;
+  // (a UTF-16 code unit is at most 3 bytes of UTF-8: a short slot, as nearly every one is, is not measured)
+  if (!LONE_SURROGATE.test(key) && (3 * plain.length <= MAX_SLOT_BYTES || Buffer.byteLength(plain) <= MAX_SLOT_BYTES)) return plain;
   return start + HASHED + createHash('sha256').update(JSON.stringify(key)).digest('base64url');
 }
 

@@ -21,7 +21,7 @@
 //
 // One hash a record: the stamp's input is laid out in a reused buffer, never as strings joined.
 import { hash } from 'node:crypto';
-import { fingerprintBytes } from '../../listing/fingerprint.js';
+import { FINGERPRINT_BYTES, fingerprintBytes, writeFingerprintBytesV2 } from '../../listing/fingerprint.js';
 import { codeIdentity } from '../util/code-identity.js';
 import { compileMapping } from '../../mapping/index.js';
 import type { Lane } from '../read/lanes.js';
@@ -54,24 +54,35 @@ export function recordText(item: { data: Record<string, unknown>; text?: string 
 
 /**
  * The stamp of a record (its text, recordText) against a copy's comparison hash and a stored
- * fingerprint: as stored, or as its bytes (fingerprintBytes; the remote index holds a version-2 one
- * so), the same stamp either way. The input is the seed, the hash, the fingerprint's length and
- * bytes, then the text: each part is read back from the front alone, so no two inputs run together.
+ * fingerprint: as stored, or as its bytes (fingerprintBytes), the same stamp either way. The input
+ * is the seed, the hash, the fingerprint's length and bytes, then the text: each part is read back
+ * from the front alone, so no two inputs run together.
  */
 export function stampOf(seed: string, text: string, comparedHash: Uint8Array, fingerprint: string | Uint8Array): string {
-  const fp = typeof fingerprint === 'string' ? fingerprintBytes(fingerprint) : fingerprint;
-  const head = seed.length + comparedHash.byteLength + 4 + fp.byteLength;
-  // a UTF-16 code unit is at most 3 bytes of UTF-8
-  const most = head + 3 * text.length;
+  // a UTF-16 code unit is at most 3 bytes of UTF-8 (a fingerprint as bytes: a tag, then at most that)
+  const fpMost = typeof fingerprint === 'string' ? 1 + 3 * fingerprint.length : fingerprint.byteLength;
+  const most = seed.length + comparedHash.byteLength + 4 + fpMost + 3 * text.length;
   const input = most <= scratch.byteLength ? scratch : Buffer.allocUnsafe(most);
   let at = input.write(seed, 0, 'latin1');
   input.set(comparedHash, at);
-  at = input.writeUInt32BE(fp.byteLength, at + comparedHash.byteLength);
-  input.set(fp, at);
-  at += fp.byteLength;
+  at += comparedHash.byteLength;
+  const fpBytes = putFingerprint(fingerprint, input, at + 4);
+  input.writeUInt32BE(fpBytes, at);
+  at += 4 + fpBytes;
   at += input.write(text, at, 'utf8');
   return hash('sha1', input.subarray(0, at), 'base64url');
 }
+
+/** fingerprintBytes(fp) written at input[at...], a version-2 one as stored straight in (no buffer of its own a record); how many bytes */
+function putFingerprint(fp: string | Uint8Array, input: Buffer, at: number): number {
+  if (typeof fp === 'string' && writeFingerprintBytesV2(fp, input, at)) return V2_BYTES;
+  const bytes = typeof fp === 'string' ? fingerprintBytes(fp) : fp;
+  input.set(bytes, at);
+  return bytes.byteLength;
+}
+/** a version-2 fingerprint's bytes: its tag and its sha1 */
+const V2_BYTES = 1 + FINGERPRINT_BYTES;
+
 /** a stamp's input, reused (a rerun takes 100k stamps; hash() copies what it reads); a longer record gets its own */
 const scratch = Buffer.allocUnsafe(16 * 1024);
 

@@ -86,25 +86,7 @@ export function readFeed(input: ReadFeedInput): FeedRead {
   const mapOnce = mapperOf(input);
   const routes = routesOf(lanes);
   const waiting: Awaiting[] = [];
-  /** one record to each lane it goes to: the jobs that come of it (with the media step: its entries wait) */
-  function* route(item: FeedItem): Generator<LaneJob> {
-    const map = once(mapOnce, item);
-    let taken = false;
-    for (const l of lanes) {
-      // records only are routed: a removal or a broken record goes to every lane (each acts on its own copy)
-      if (!routes(l, item)) {
-        if (item.kind === 'record') movedAway(l, item, input);
-        continue;
-      }
-      taken = true;
-      if (!media) yield* jobOf(l, l.planner.take(item, map));
-      else {
-        const entry = l.planner.read(item, map);
-        if (entry) waiting.push({ lane: l, entry, item });
-      }
-    }
-    if (!taken) state.routedNowhere++;
-  }
+  const router: Router = { input, routes, mapOnce, waiting, state };
   // (a batch at a time where the reader has them: no promise per record)
   const batches = inBatches(opened.items)[Symbol.asyncIterator]();
   const early: Early = { held: [], failed: undefined };
@@ -112,18 +94,25 @@ export function readFeed(input: ReadFeedInput): FeedRead {
     if (++state.records % 1000 === 0) input.onRecords?.(state.records);
   };
   async function* jobs(): AsyncGenerator<LaneJob> {
+    const routed: LaneJob[] = [];
     try {
-      for (const item of early.held.splice(0)) yield* route(item);
+      for (const item of early.held.splice(0)) {
+        route(router, item, routed);
+        while (routed.length) yield routed.shift()!;
+      }
       if (early.failed) throw early.failed.err;
       for (let next = await batches.next(); !next.done; next = await batches.next()) {
         for (const item of next.value) {
           counted();
-          yield* route(item);
+          route(router, item, routed);
+          while (routed.length) yield routed.shift()!;
           if (media && waiting.length >= MEDIA_BATCH) yield* withPhotos(media, waiting.splice(0));
         }
       }
       if (media && waiting.length) yield* withPhotos(media, waiting.splice(0));
     } catch (err) {
+      // (a lane that failed a record: the jobs the lanes before it made of the record go first, as they came)
+      while (routed.length) yield routed.shift()!;
       state.auth = authFailure(err, input.feedName);
       for (const l of lanes) l.planner.collector.fail(err);
       if (state.auth) return;
@@ -160,6 +149,43 @@ export function readFeed(input: ReadFeedInput): FeedRead {
 }
 
 type MapOnce = (item: FeedItem) => Mapped;
+
+/** What routing a record reads and counts. */
+interface Router {
+  input: ReadFeedInput;
+  routes: ReturnType<typeof routesOf>;
+  mapOnce: MapOnce;
+  /** with the media step: the entries that wait for their photos */
+  waiting: Awaiting[];
+  state: { routedNowhere: number };
+}
+
+/**
+ * One record to each lane it goes to: the jobs that come of it into `out` (with the media step its
+ * entries wait instead). A function, not a generator: a rerun routes every record and most give no
+ * job, and jobs()'s yield* of a generator costs promises and turns of the loop a record.
+ */
+function route(r: Router, item: FeedItem, out: LaneJob[]): void {
+  const { input, routes, waiting } = r;
+  const map = once(r.mapOnce, item);
+  let taken = false;
+  for (const l of input.lanes) {
+    // records only are routed: a removal or a broken record goes to every lane (each acts on its own copy)
+    if (!routes(l, item)) {
+      if (item.kind === 'record') movedAway(l, item, input);
+      continue;
+    }
+    taken = true;
+    if (!input.media) {
+      const job = l.planner.take(item, map);
+      if (job) out.push({ executor: l.executor, job });
+    } else {
+      const entry = l.planner.read(item, map);
+      if (entry) waiting.push({ lane: l, entry, item });
+    }
+  }
+  if (!taken) r.state.routedNowhere++;
+}
 
 /** A record mapped (for the first lane's chatbot by input.map; each lane's planner sets its own SerialNumber), and whether it met no unmapped value. */
 function mapperOf(input: ReadFeedInput): MapOnce {

@@ -126,9 +126,15 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
       const hashes = new Array<string>(n);
       const places = new Array<number>(n);
       let unknown = 0;
+      let next = -1;
       for (let i = 0; i < n; i++) {
-        hashes[i] = itemHash(res.bytes, cut, i);
-        places[i] = byHash.get(hashes[i]!) ?? -1;
+        const h = itemHash(res.bytes, cut, i);
+        hashes[i] = h;
+        // (the item after a known one is most often the one after it last time, a list shifted by a
+        // few items: checked there first, else looked up; either place holds the same bytes, so the same row)
+        const place = next >= 0 && itemAt(known, next) === h ? next : (byHash.get(h) ?? -1);
+        places[i] = place;
+        next = place < 0 ? -1 : placeAfter(known, place);
         // too much of it is new: decoded whole (where its items are hashed again), so stop hashing here
         if (places[i]! < 0 && ++unknown * 4 > n) return undefined;
       }
@@ -195,6 +201,18 @@ function pageRowsFrom(known: Generation, body: Uint8Array, cut: ListPageCut, pla
     i += n;
   }
   return { rows: rows.done(), copied };
+}
+
+/** the item hash at a place of `g` (page × ROW_SPAN + row) */
+function itemAt(g: Generation, place: number): string | undefined {
+  return g.pageItems[Math.floor(place / ROW_SPAN)]?.[place % ROW_SPAN];
+}
+
+/** the place after `place` in `g`'s paging order: the next row, else the next page's first; -1 past the last */
+function placeAfter(g: Generation, place: number): number {
+  const page = Math.floor(place / ROW_SPAN);
+  if (place % ROW_SPAN < g.pageItems[page]!.length - 1) return place + 1;
+  return page + 1 < g.pageItems.length ? (page + 1) * ROW_SPAN : -1;
 }
 
 /** where each item hash of `g` is (page × ROW_SPAN + row), made once, when first asked */

@@ -11,11 +11,11 @@
 //   a listing that differs or a URL-keyed delete. A decoded page gives its rows' compared JSON
 //   (RemoteRows.compared); a page the page echo recalled gives its raw answer, from which a row's
 //   compared JSON is derived when read (page-decode.ts comparedOfPageRow);
-// - the fingerprint this feed stored for the key (state.ts), 20 bytes, folded in here so a run
-//   does not hold a second Map of every key (planning only ever asks it of keys the chatbot holds).
+// - the fingerprint this feed stored for the key (state.ts), read from the stored state where it is
+//   asked (planning only ever asks it of keys the chatbot holds; a rerun read beside its paging asks
+//   it of few keys once paging is over: copying every stored one in here cost more than its reads).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
 import type { RemoteCopies, RemoteListing } from '../plan/plan-types.js';
-import { FINGERPRINT_PREFIX, fingerprintBytes, writeFingerprintBytesV2 } from '../../listing/fingerprint.js';
 import type { RawBody } from '../../api/types.js';
 import type { ListItem } from '../../listing/schema.js';
 import { ComparedStore, type RawItemReader, type RawRowReader } from './compared-store.js';
@@ -24,8 +24,6 @@ import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-ro
 export type { RemoteRow } from './remote-rows.js';
 const NONE = -1;
 const SEVERAL = -2;
-/** a version-2 fingerprint as fingerprintBytes gives it: its tag, then its 20 bytes */
-const FP = 1 + HASH;
 
 export class RemoteIndex implements RemoteCopies {
   #rows = 0;
@@ -49,10 +47,8 @@ export class RemoteIndex implements RemoteCopies {
   #finished = false;
   #first = new Map<string, number>();
   #next = new Int32Array(0);
-  /** this feed's stored fingerprint per first row of a key: 1 = version-2 in #fp (FP bytes a row, as stampInputs hands it), 2 = other (in #legacyFp) */
-  #fpKind: Uint8Array | undefined;
-  #fp: Uint8Array | undefined;
-  #legacyFp = new Map<string, string>();
+  /** this feed's stored fingerprints (attachFingerprints), while planning asks them */
+  #stored: ReadonlyMap<string, string> | undefined;
   /** key → its one row paged so far in the first pass (SEVERAL: more than one); dropped by a second pass and by finish */
   #firstPass: Map<string, number> | undefined = new Map();
   /** keys the first pass marked SEVERAL: while none, its map is the finished index's (finish) */
@@ -219,8 +215,15 @@ export class RemoteIndex implements RemoteCopies {
       this.#firstPass = undefined;
       return;
     }
+    if (keyBefore === undefined) {
+      // a new row (most of them): its key new to the pass, else held more than once now (one lookup, not two)
+      const size = first.size;
+      first.set(key, r);
+      if (first.size === size) this.#notOne(first, key);
+      return;
+    }
     // (a listing read again under another key: what the pass said of its old key no longer holds)
-    if (keyBefore !== undefined && keyBefore !== key) this.#notOne(first, keyBefore);
+    if (keyBefore !== key) this.#notOne(first, keyBefore);
     const had = first.get(key);
     if (had === undefined || had === r) first.set(key, r);
     else this.#notOne(first, key);
@@ -315,25 +318,9 @@ export class RemoteIndex implements RemoteCopies {
     for (const key of this.#first.keys()) yield [key, this.get(key)!];
   }
 
-  /** Folds in the fingerprints this feed stored (key → fingerprint); keys the chatbot does not hold are not kept. */
+  /** The fingerprints this feed stored (key → fingerprint), read where asked; keys the chatbot does not hold are not answered. */
   attachFingerprints(stored: ReadonlyMap<string, string>): void {
-    const rows = this.#next.length;
-    this.#fpKind = new Uint8Array(rows);
-    this.#fp = new Uint8Array(rows * FP);
-    const fps = this.#fp;
-    const kinds = this.#fpKind;
-    // (forEach: the stored state's own walk, cheaper than its iterator)
-    stored.forEach((fp, key) => {
-      const r = this.#first.get(key);
-      if (r === undefined) return;
-      // version 2 as its 20 bytes; anything else is kept as it is
-      if (writeFingerprintBytesV2(fp, fps, r * FP)) {
-        kinds[r] = 1;
-        return;
-      }
-      kinds[r] = 2;
-      this.#legacyFp.set(key, fp);
-    });
+    this.#stored = stored;
   }
 
   /**
@@ -352,35 +339,25 @@ export class RemoteIndex implements RemoteCopies {
 
   /** The fingerprints attached, as planning reads them (key → stored fingerprint). */
   readonly fingerprints = {
-    get: (key: string): string | undefined => {
-      const r = this.#first.get(key);
-      const kind = r === undefined ? 0 : (this.#fpKind?.[r] ?? 0);
-      if (kind === 1) return encodeFp(this.#fp!, r!);
-      return kind === 2 ? this.#legacyFp.get(key) : undefined;
-    },
+    get: (key: string): string | undefined => (this.#first.has(key) ? this.#stored?.get(key) : undefined),
   };
 
   /**
    * What a record stamp is checked against (record-stamp.ts): the comparison hash of the key's one
-   * copy and this feed's stored fingerprint, as fingerprintBytes gives it; undefined when the key
-   * has no copy or several, or no fingerprint. (The same as get(key) and fingerprints.get(key),
-   * without making a RemoteListing and a fingerprint string per record of a rerun.)
+   * copy and this feed's stored fingerprint; undefined when the key has no copy or several, or no
+   * fingerprint. (The same as get(key) and fingerprints.get(key), without making a RemoteListing
+   * per record of a rerun.)
    */
-  stampInputs(key: string): { hash: Uint8Array; fingerprint: Uint8Array } | undefined {
+  stampInputs(key: string): { hash: Uint8Array; fingerprint: string } | undefined {
     const r = this.#first.get(key);
     if (r === undefined || this.#next[r] !== NONE) return undefined;
-    const kind = this.#fpKind?.[r] ?? 0;
-    if (kind === 0) return undefined;
-    const hash = this.#hashes.subarray(r * HASH, r * HASH + HASH);
-    // (a version-2 fingerprint as a view of the bytes attached, tag included: nothing made a record)
-    return { hash, fingerprint: kind === 1 ? this.#fp!.subarray(r * FP, r * FP + FP) : fingerprintBytes(this.#legacyFp.get(key)!) };
+    const fingerprint = this.#stored?.get(key);
+    return fingerprint === undefined ? undefined : { hash: this.#hashes.subarray(r * HASH, r * HASH + HASH), fingerprint };
   }
 
-  /** Planning is over: the fingerprints are not needed any more. */
+  /** Planning is over: the fingerprints are not asked any more. */
   dropFingerprints(): void {
-    this.#fpKind = undefined;
-    this.#fp = undefined;
-    this.#legacyFp.clear();
+    this.#stored = undefined;
   }
 
   #listing(r: number, key: string): RemoteListing {
@@ -420,8 +397,4 @@ export class RemoteIndex implements RemoteCopies {
 function grown<T extends Float64Array | Uint8Array | Int32Array>(from: T, to: T): T {
   to.set(from);
   return to;
-}
-
-function encodeFp(fp: Uint8Array, r: number): string {
-  return FINGERPRINT_PREFIX + Buffer.from(fp.buffer, fp.byteOffset + r * FP + 1, HASH).toString('base64url');
 }

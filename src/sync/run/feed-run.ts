@@ -268,11 +268,11 @@ interface LaneParts {
   index: RemoteIndex;
 }
 
-/** Once its chatbot is paged: the lane's stored fingerprints go into the chatbot's index (asked only of keys the chatbot holds). */
+/** Once its chatbot is paged: the lane's stored fingerprints are asked through the chatbot's index (only of keys the chatbot holds). */
 function attachStored(lane: Omit<LiveLane, 'paged'>, paged: LiveLane['paged']): void {
   lane.remote.attachFingerprints(lane.own.fingerprints);
-  // (what was read is not held past here, unless other writers of the chatbot need it to know
-  // which listings are this lane's: their deletes leave those alone)
+  // (what was read is held by the index alone past here, until planning is over, unless other
+  // writers of the chatbot need it to know which listings are this lane's: their deletes leave those alone)
   if (paged.state.feeds.size === 1) lane.own.fingerprints = new Map();
 }
 
