@@ -215,15 +215,8 @@ export class RemoteIndex implements RemoteCopies {
       this.#firstPass = undefined;
       return;
     }
-    if (keyBefore === undefined) {
-      // a new row (most of them): its key new to the pass, else held more than once now (one lookup, not two)
-      const size = first.size;
-      first.set(key, r);
-      if (first.size === size) this.#notOne(first, key);
-      return;
-    }
     // (a listing read again under another key: what the pass said of its old key no longer holds)
-    if (keyBefore !== key) this.#notOne(first, keyBefore);
+    if (keyBefore !== undefined && keyBefore !== key) this.#notOne(first, keyBefore);
     const had = first.get(key);
     if (had === undefined || had === r) first.set(key, r);
     else this.#notOne(first, key);
