@@ -174,6 +174,31 @@ describe('page echo files', () => {
     });
   });
 
+  it('asks for the first page before the file is read back, and recalls every page all the same', async () => {
+    await withFiles(async (_dir, files) => {
+      forgetEchoes();
+      await expectSameAsPlain({ echoFiles: files });
+      await files.settled();
+      forgetEchoes(); // a new process
+      // the file's read is answered only once the first page has been asked for
+      const asked: number[] = [];
+      let firstAsked: () => void = () => undefined;
+      const first = new Promise<void>((resolve) => (firstAsked = resolve));
+      const api: ChatbotApi = {
+        ...t.api,
+        listListingsAs: (req, decoder, call) => {
+          asked.push(req.PageNumber);
+          firstAsked();
+          return t.api.listListingsAs!(req, decoder, call);
+        },
+      };
+      const slow = { ...files, read: async (name: string) => (await first, files.read(name)) };
+      const paged = await fetchRemote(api, opts({ echoFiles: slow }));
+      expect(asked[0]).toBe(1);
+      expect(paged.recalled).toBe(paged.count);
+    });
+  });
+
   it('ignores a file altered, or of another chatbot, and decodes every page', async () => {
     await withFiles(async (dir, files) => {
       forgetEchoes();

@@ -155,7 +155,10 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onInd
    */
   let poolWanted = false;
   let pool: PagePool | undefined;
-  const echo = await pageEcho(opts.serialNumber, opts, opts.echoRows, opts.echoFiles);
+  // (read back from its file, a rerun's echo is checked and decoded while the first page is asked for:
+  // the pages wait for it, not the first request)
+  const echo = pageEcho(opts.serialNumber, opts, opts.echoRows, opts.echoFiles);
+  echo.catch(() => undefined); // (a paging that fails before a page is decoded never awaits it)
   const load = rowPages(api, opts, () => (poolWanted ? (pool ??= opts.threads?.pool ?? sharedPagePool()) : undefined), echo);
   const poolFrom = Math.max(1, opts.threads?.minPages ?? MIN_POOL_PAGES);
   let pages = 0;
@@ -195,7 +198,8 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onInd
   }
   // A consistent pass stands alone; after inconsistent ones, the union is the best knowledge there is.
   index.finish(problem ? undefined : round);
-  await echo.finish();
+  const echoed = await echo;
+  await echoed.finish();
   return {
     byKey: index,
     count: index.count,
@@ -204,7 +208,7 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onInd
     ...(problem && { problem: `${problem}, after ${round} passes` }),
     pages,
     rounds: round,
-    recalled: echo.recalled,
+    recalled: echoed.recalled,
   };
 }
 
@@ -217,16 +221,17 @@ function rowPages(
   api: ChatbotApi,
   opts: RemoteOptions,
   pool: () => PagePool | undefined,
-  echo: PageEcho,
+  echo: Promise<PageEcho>,
 ): (pageNumber: number, pageSize: number) => Promise<DecodedPage & Counted> {
   // with keepCompared every page is kept by its answer, so its rows need no compared JSON of their own
   const rowOpts: RowOptions = opts.keepCompared ? { ...opts, keepCompared: false } : opts;
   const decoder: ListPageDecoder<DecodedPage> = {
     raw: async (res) => {
-      const known = echo.recall(res);
+      const echoed = await echo;
+      const known = echoed.recall(res);
       if (known) return known;
       const page = (await pool()?.decode(res, rowOpts, opts.signal)) ?? decodePage(res.status, res.bytes, rowOpts);
-      if (page) echo.remember(page);
+      if (page) echoed.remember(page);
       return page && opts.keepCompared ? { ...page, raw: res } : page;
     },
     data: (data: ListData) => ({
