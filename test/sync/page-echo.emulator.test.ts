@@ -181,7 +181,7 @@ describe('page echo files', () => {
       await files.settled();
       forgetEchoes(); // a new process
       // the file's read is answered only once the first page has been asked for
-      const asked: number[] = [];
+      const asked: Array<number | undefined> = [];
       let firstAsked: () => void = () => undefined;
       const first = new Promise<void>((resolve) => (firstAsked = resolve));
       const api: ChatbotApi = {
