@@ -1,0 +1,84 @@
+// The bundle's undici (scripts/undici-entry.js, put in place of `undici` by scripts/bundle.js) against
+// undici's index: it exports every name src/ imports of undici, Agent and getGlobalDispatcher are
+// the index's own, and its request answers as the index's request does, or fails as it fails,
+// whatever the URL and options.
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as undici from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+type Parts = Pick<typeof undici, 'Agent' | 'getGlobalDispatcher' | 'request'>;
+const root = fileURLToPath(new URL('../../', import.meta.url));
+// (plain JavaScript beside the build scripts: its names are checked below, against the index's)
+const entry: Parts = await import(new URL('scripts/undici-entry.js', `file://${root}`).href);
+
+let server: Server;
+let base: string;
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => res.end(JSON.stringify({ method: req.method, url: req.url, body })));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+/** The names src/ imports from 'undici' as values (not `type` ones). */
+function namesImported(): string[] {
+  const names = new Set<string>();
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(dir, e.name));
+      else if (e.name.endsWith('.ts')) {
+        for (const m of readFileSync(join(dir, e.name), 'utf8').matchAll(/^import \{([^}]*)\} from 'undici';$/gm))
+          for (const n of m[1]!.split(',').map((s) => s.trim())) if (n && !n.startsWith('type ')) names.add(n.split(' as ')[0]!);
+      }
+    }
+  };
+  walk(join(root, 'src'));
+  walk(join(root, 'jobs'));
+  return [...names].sort();
+}
+
+/** What a request came to: the server's answer, or the failure's class and message. */
+async function outcome(request: Parts['request'], ...args: Parameters<Parts['request']>): Promise<unknown> {
+  try {
+    const res = await request(...args);
+    return { status: res.statusCode, body: await res.body.text() };
+  } catch (err) {
+    return { failed: (err as Error).constructor.name, message: (err as Error).message };
+  }
+}
+
+describe('the bundle’s undici', () => {
+  it('exports every name src/ imports of undici, and Agent and getGlobalDispatcher are the index’s own', () => {
+    const names = namesImported();
+    expect(names).toEqual(['Agent', 'getGlobalDispatcher', 'request']);
+    expect(Object.keys(entry).sort()).toEqual(names);
+    expect(entry.Agent).toBe(undici.Agent);
+    expect(entry.getGlobalDispatcher).toBe(undici.getGlobalDispatcher);
+    expect(entry.getGlobalDispatcher()).toBe(undici.getGlobalDispatcher());
+  });
+
+  it('request answers as the index’s does, or fails as it fails', async () => {
+    const agent = new undici.Agent();
+    try {
+      const cases: Array<Parameters<Parts['request']>> = [
+        [`${base}/a?b=1`, { method: 'GET' }],
+        [new URL(`${base}/u/v`), { method: 'POST', body: 'x=1', dispatcher: agent }],
+        [`${base}/put`, { body: 'implied PUT' }],
+        [base, { method: 'DELETE', dispatcher: agent }],
+        ['ftp://127.0.0.1/x', { method: 'GET' }],
+        ['not a url', { method: 'GET' }],
+      ];
+      for (const args of cases) expect(await outcome(entry.request, ...args), JSON.stringify(args[0])).toEqual(await outcome(undici.request, ...args));
+    } finally {
+      await agent.close();
+    }
+  });
+});
