@@ -8,7 +8,7 @@ import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
 import type { LoadedConfig } from './config/schema.js';
-import { startEmulator, type RunningEmulator } from './emulator/index.js';
+import type { RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
 import { createFileStore } from './state/file-store.js';
 import type { KvStore } from './state/kv-store.js';
@@ -62,6 +62,8 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
     let baseUrl = config.api.baseUrl;
     let emulator: RunningEmulator | undefined;
     if (baseUrl === 'embedded') {
+      // (loaded only here: a run against a real service never loads the emulator)
+      const { startEmulator } = await import('./emulator/index.js');
       emulator = await startEmulator({
         port: 0,
         chatbots: config.chatbots.length ? config.chatbots.map((c) => c.serialNumber) : undefined,

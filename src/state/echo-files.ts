@@ -6,7 +6,6 @@
 import { hash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import type { Logger } from '../log.js';
 
 const STALE_DAYS = 14;
@@ -44,6 +43,9 @@ export function createEchoFiles(dir: string, logger: Logger): EchoFileStore {
     },
     async write(name, bytes) {
       queue = queue.then(async () => {
+        // (loaded by the first write: a rerun whose echo is unchanged writes none; a package that
+        // cannot be loaded fails the queue, and the command with it, rather than being warned about)
+        const { default: writeFileAtomic } = await import('write-file-atomic');
         try {
           await mkdir(dir, { recursive: true });
           // no fsync: a file cut short by a crash fails its checksum and is ignored
