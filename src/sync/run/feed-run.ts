@@ -20,6 +20,7 @@ import type { FeedRead, ReadingLane } from '../read/read-feed.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
 import { createFeedCollector } from '../read/desired.js';
 import type { FeedThread } from '../read/feed-thread.js';
+import { recordKey } from '../read/record-key.js';
 import type { Lane } from '../read/lanes.js';
 import { heldJobs, readFeed } from '../read/read-feed.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
@@ -303,7 +304,7 @@ function setUpLane(l: Lane, parts: LaneParts, ctx: FeedContext, read: { media: M
     soldUntil: own.soldUntil,
     ...(opts.now && { now: opts.now }),
     knownRecurring: own.recurring,
-    keyOf: (item) => ctx.compiled.keyOf(item.data, feed.keyBy),
+    keyOf: (item) => recordKey(item, ctx.compiled, feed.keyBy),
     map: (item) => ctx.map(item, l.chatbot),
     dryRun: Boolean(opts.dryRun),
     pullMode: read.pullMode,
