@@ -172,7 +172,7 @@ const keyMappings = [
 
 /** the lazy reader's items and keys against the eager reader's, on the same chunks */
 async function lazyAgrees(bytes: Buffer, cuts: number[], opts: CsvOptions, fastPath: boolean): Promise<number> {
-  const lazy = await collectUntilError(readCsv(cutAt(bytes, cuts), opts, { fastPath }));
+  const lazy = await collectUntilError(readCsv(cutAt(bytes, cuts), opts, { fastPath, lazy: true }));
   const eager = await collectUntilError(readCsv(cutAt(bytes, cuts), opts, { fastPath, lazy: false }));
   // keys first: the sync reads a record's key before (most often without) its data
   const keys = (items: FeedItem[], read: (item: FeedItem & { kind: 'record' }, m: (typeof keyMappings)[number]) => string | undefined) =>

@@ -99,7 +99,8 @@ async function read(task: FeedRead, c: Current, out: NonNullable<typeof parentPo
     const { label, bytes } = openFileSource(task.source, { baseDir: task.baseDir });
     const { delimiter, quote, encoding, maxRecordBytes, maxColumns } = task.source;
     const onHeader = (header: readonly string[]) => post({ id: c.id, header: [...header] });
-    for await (const item of readCsv(bytes, { label, delimiter, quote, encoding, maxRecordBytes, maxColumns, onHeader })) {
+    // (a record's data is built here only where its key is read from it: the main thread builds its own from the text)
+    for await (const item of readCsv(bytes, { label, delimiter, quote, encoding, maxRecordBytes, maxColumns, onHeader }, { lazy: true })) {
       if (item.kind === 'record' && item.text?.startsWith('c')) batch.record(item.text, recordKey(item, compiled, task.keyBy), item.position);
       else batch.other(wireItem(item));
       if (batch.full) {

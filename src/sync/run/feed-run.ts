@@ -46,7 +46,7 @@ export interface RunPaging {
 
 export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undefined, deps: SyncDeps, opts: SyncOptions, run: Run, paging: RunPaging): Promise<void> {
   const feed = lanes[0]!.feed;
-  const ctx = feedContext(feed, deps, opts, run);
+  const ctx = feedContext(feed, deps, opts, run, paging.readBeside === true);
   // a feed of one lane whose records are mostly in step by their stamps is read while its chatbot is paged
   const early = !thread && paging.readBeside && readsWhilePaging(lanes, ctx) ? await readEarly(lanes[0]!, ctx, paging.of(lanes[0]!)) : undefined;
   await paging.all;
@@ -205,7 +205,7 @@ async function readEarly(l: Lane, ctx: FeedContext, paging: PagingHandle): Promi
 }
 
 /** What every lane of the feed shares: the mapping, the clock, the tallies of the read, the report's frame. */
-function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: Run): FeedContext {
+function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: Run, mostlyInStep: boolean): FeedContext {
   const unmapped = createUnmappedTally();
   const replaced = new Map<string, number>();
   let unmappedSeen = 0;
@@ -231,6 +231,7 @@ function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: R
     clock: run.clock(feed),
     logger,
     compiled,
+    mostlyInStep,
     unmappedSeen: () => unmappedSeen,
     map: (item, chatbot) => {
       const mapped = mapItem(item, compiled, { serialNumber: chatbot, keyBy: feed.keyBy });
@@ -378,7 +379,10 @@ function reconcileAsk(feed: FeedConfig, compiled: CompiledMapping, live: readonl
   };
 }
 
-/** What every read of the feed is opened with: its folder, log, clock, pull mode, budgets, the oldest of its lanes' marks and the run's clock. */
+/**
+ * What every read of the feed is opened with: its folder, log, clock, pull mode, budgets, the oldest
+ * of its lanes' marks, the run's clock, and whether its records will mostly be mapped.
+ */
 function openOptions(ctx: FeedContext, marks: ReadonlyArray<string | undefined>) {
   const { deps, opts } = ctx;
   return {
@@ -387,6 +391,7 @@ function openOptions(ctx: FeedContext, marks: ReadonlyArray<string | undefined>)
     signal: ctx.clock.signal,
     full: opts.full,
     budgets: deps.budgets,
+    mostlyUnmapped: ctx.mostlyInStep,
     ...markOf(marks),
     ...(opts.now && { now: opts.now }),
   };
