@@ -1,23 +1,21 @@
 // A CSV record kept as its text (rowText's joined form), its data built only when asked for: a
 // rerun's record whose stamp matches is never mapped, so its data is never built, and all it holds
 // meanwhile is one string (no object of a property a column, no field strings that keep the chunk
-// they were cut from). The reader on this thread and the feed thread (sync/read/feed-thread.ts)
-// hand on the same records.
+// they were cut from). The reader hands these on when told its records will mostly not be mapped
+// (readCsv's `lazy`; the same items as the records it builds as it reads, by property test), and
+// the feed thread's records are these too (sync/read/feed-thread.ts ThreadRecord).
 import type { RecordPosition } from '../types.js';
 
 const UNIT = '\u001f';
 
 /** What the records of one header share: the builder of their data, and each column's place. */
 export class RowShape {
-  readonly #build: (fields: string[]) => Record<string, string>;
+  /** the record object of a row's fields */
+  readonly build: (fields: string[]) => Record<string, string>;
   readonly #columns: ReadonlyMap<string, number>;
   constructor(readonly header: readonly string[]) {
-    this.#build = recordBuilder(header);
+    this.build = recordBuilder(header);
     this.#columns = new Map(header.map((name, i) => [name, i]));
-  }
-  /** the record object of a row's fields */
-  build(fields: string[]): Record<string, string> {
-    return this.#build(fields);
   }
   /** the place of column `name` in the header (undefined: no such column) */
   columnOf(name: string): number | undefined {
@@ -88,7 +86,7 @@ export function rowFields(text: string): string[] | undefined {
  * monomorphic (a record built key by key ends up a dictionary: several times slower to read).
  * Keys are JSON-quoted; a header naming __proto__ takes the plain loop (a literal would set the prototype).
  */
-export function recordBuilder(header: readonly string[]): (fields: string[]) => Record<string, string> {
+function recordBuilder(header: readonly string[]): (fields: string[]) => Record<string, string> {
   if (header.includes('__proto__')) {
     return (fields) => {
       const data: Record<string, string> = Object.create(null);
