@@ -32,7 +32,11 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
   const { label, bytes } = openSource(source, ctx);
   const items =
     source.kind === 'csv'
-      ? readCsv(bytes, { label, delimiter: source.delimiter, quote: source.quote, encoding: source.encoding, maxRecordBytes: source.maxRecordBytes, maxColumns: source.maxColumns })
+      ? readCsv(
+          bytes,
+          { label, delimiter: source.delimiter, quote: source.quote, encoding: source.encoding, maxRecordBytes: source.maxRecordBytes, maxColumns: source.maxColumns },
+          { lazy: ctx.mostlyUnmapped === true },
+        )
       : source.kind === 'mits'
         ? readMits(bytes, { label, recordPath: source.recordPath, recordPer: source.recordPer, encoding: source.encoding, maxPropertyChars: source.maxPropertyChars })
         : readXml(bytes, { label, recordPath: source.recordPath, encoding: source.encoding });

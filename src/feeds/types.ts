@@ -55,6 +55,12 @@ export interface FeedContext {
   pushed?: PushedKeys;
   /** RESO source.related: the roster records each lane of the feed keeps (the sync's state); none: no roster is pulled (feed preview) */
   roster?: readonly RosterStore[];
+  /**
+   * CSV: the records will mostly not be mapped (a rerun whose records are in step by their stamps):
+   * a record's data is then built only when asked for (csv-record.ts), cheaper when it never is,
+   * dearer when it is. Built as each record is read by default.
+   */
+  mostlyUnmapped?: boolean;
   /** the run's clock (open houses shown at it); the machine's by default */
   now?: () => Date;
   /** RESO open houses: each lane's copy of what its last successful run stored of each listing's (reso-open-houses.ts), from the sync's state */

@@ -51,6 +51,11 @@ export interface CompiledMapping {
   map(record: Record<string, unknown>, serialNumber: string): MapResult;
   /** the listing key (MLSNumber or Url as mapped) of a record, without validating it */
   keyOf(record: Record<string, unknown>, keyBy: 'MLSNumber' | 'URL'): string | undefined;
+  /**
+   * The column the key is read from when its rule only copies one (`MLSNumber: ListingId`): keyOf
+   * then gives that column's text as keyOfText does. Undefined for any other rule: ask keyOf.
+   */
+  keyColumn: Readonly<Record<'MLSNumber' | 'URL', string | undefined>>;
   /** the effective rules, preset and user merged (for preview and docs) */
   rules: Partial<Record<ListingField, FieldRuleObject>>;
   /** fields whose rule reads the clock (days-since): the same record maps them differently from one run to the next */
@@ -141,6 +146,8 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
     URL: rules.Url ? valueGetter('Url', rules.Url, { now }) : () => defaults.Url,
   };
 
+  const keyColumn = { MLSNumber: copiedColumn(rules.MLSNumber), URL: copiedColumn(rules.Url) };
+
   const replacements = new Map<ListingField, unknown>();
   for (const [field, rule] of Object.entries(rules) as [ListingField, FieldRuleObject][]) {
     const value = rule.default ?? defaults[field];
@@ -174,6 +181,7 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
       const { after: _, ...done } = result;
       return done;
     },
+    keyColumn,
     keyOf(record, keyBy) {
       try {
         const v = keyGetters[keyBy](record);
@@ -183,6 +191,26 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
       }
     },
   };
+}
+
+/**
+ * The column a rule copies as it is (one top-level name, nothing else done to it: no transform,
+ * map, skip, template, default or condition), else undefined. A text field's value is then the
+ * column's text trimmed, none when blank (keyOfText).
+ */
+function copiedColumn(rule: FieldRuleObject | undefined): string | undefined {
+  if (!rule) return undefined;
+  const { from, onInvalid: _, ...rest } = rule;
+  const name = Array.isArray(from) ? (from.length === 1 ? from[0] : undefined) : from;
+  if (name === undefined || name.includes('.') || Object.values(rest).some((v) => v !== undefined)) return undefined;
+  return name;
+}
+
+/** The key keyOf gives for a record whose key column (CompiledMapping.keyColumn) holds `text`. */
+export function keyOfText(text: string): string | undefined {
+  // (trim() drops more than isEmpty's blanks, a BOM or a no-break space: the value trimmed decides)
+  const key = text.trim();
+  return key === '' ? undefined : key;
 }
 
 /** Each source of an `onInvalid: default` rule with more than one, compiled alone (no default: an empty source gives nothing). */

@@ -2,12 +2,19 @@
 // CSV — quotes, doubled quotes, delimiters and line endings inside quotes, \r\n, \n and bare \r mixed,
 // empty lines, wrong column counts, stray and unclosed quotes, BOMs, bytes that are not UTF-8, other
 // encodings — cut into chunks anywhere (inside a \r\n, a quoted field, a character), the reader gives
-// the items and the error that csv-parse alone (`fastPath: false`) gives on the same chunks.
+// the items and the error that csv-parse alone (`fastPath: false`) gives on the same chunks. And the
+// records it hands on as text, their data built when asked for (csv-record.ts), are the records it
+// builds as it reads (`lazy: false`): kind, position, data, text, the listing key the sync reads
+// (sync/read/record-key.ts) and the errors, on the same files.
 import fc from 'fast-check';
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
 import { readCsv, type CsvOptions } from '../../src/feeds/csv/csv-reader.js';
+import { CsvRecord } from '../../src/feeds/csv/csv-record.js';
 import type { FeedItem } from '../../src/feeds/index.js';
+import { compileMapping } from '../../src/mapping/index.js';
+import { MappingConfig } from '../../src/mapping/config-schema.js';
+import { recordKey } from '../../src/sync/read/record-key.js';
 import { collectUntilError } from './helpers.js';
 
 async function* cutAt(buf: Buffer, cuts: number[]): AsyncIterable<Buffer> {
@@ -151,5 +158,51 @@ describe('the CSV fast path agrees with csv-parse', () => {
       ['error', 6],
     ]);
     expect(fast).toEqual(reference);
+  });
+});
+
+/** key rules the sync reads a lazy record's key by: a copied column (read from the text), and others (from the data) */
+const keyMappings = [
+  { MLSNumber: 'h0' },
+  { MLSNumber: { from: 'h1' } },
+  { MLSNumber: 'h9' },
+  { MLSNumber: { from: 'h0', transform: 'uppercase' } },
+  { MLSNumber: { from: ['h2', 'h0'] } },
+].map((fields) => compileMapping(MappingConfig.parse({ fields })));
+
+/** the lazy reader's items and keys against the eager reader's, on the same chunks */
+async function lazyAgrees(bytes: Buffer, cuts: number[], opts: CsvOptions, fastPath: boolean): Promise<number> {
+  const lazy = await collectUntilError(readCsv(cutAt(bytes, cuts), opts, { fastPath, lazy: true }));
+  const eager = await collectUntilError(readCsv(cutAt(bytes, cuts), opts, { fastPath, lazy: false }));
+  // keys first: the sync reads a record's key before (most often without) its data
+  const keys = (items: FeedItem[], read: (item: FeedItem & { kind: 'record' }, m: (typeof keyMappings)[number]) => string | undefined) =>
+    items.map((i) => (i.kind === 'record' ? keyMappings.map((m) => read(i, m)) : undefined));
+  expect(keys(lazy.items, (i, m) => recordKey(i, m, 'MLSNumber'))).toEqual(keys(eager.items, (i, m) => m.keyOf(i.data, 'MLSNumber')));
+  expect(seen(lazy.items, lazy.error)).toEqual(seen(eager.items, eager.error));
+  expect(eager.items.some((i) => i instanceof CsvRecord)).toBe(false);
+  return lazy.items.filter((i) => i instanceof CsvRecord).length;
+}
+
+describe('records read as text, their data built when asked for', () => {
+  it('are the records built as they are read, on generated CSV (unit separators, quotes, CRLF in fields, unicode, short and long rows, errors, BOM)', async () => {
+    let lazyRecords = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        options.chain((o) => fc.tuple(fc.constant(o), csvText(o.delimiter, o.quote), fc.boolean(), junk, cuts, fc.boolean())),
+        async ([o, t, unit, bad, at, fastPath]) => {
+          const text = unit ? t.replace(/B/g, '\u001f') : t;
+          lazyRecords += await lazyAgrees(bytesOf(text, o.encoding, bad), at, { label: 'feed.csv', ...o }, fastPath);
+        },
+      ),
+      { numRuns: 1500 },
+    );
+    // (the property held of records read lazily, not only of the eager ones)
+    expect(lazyRecords).toBeGreaterThan(1000);
+  });
+
+  it('keeps a header naming __proto__, blank and padded keys, and a row of one empty field', async () => {
+    const text = 'h0,__proto__,h1\r\n  K1 ,x, a \r\n,y,\r\n" ",z,"\r\n"\r\n';
+    await lazyAgrees(Buffer.from(text), [], { label: 'feed.csv', delimiter: ',', quote: '"', encoding: 'utf8' }, true);
+    await lazyAgrees(Buffer.from('h0\n\n""\nA\n'), [], { label: 'feed.csv', delimiter: ',', quote: '"', encoding: 'utf8' }, true);
   });
 });

@@ -3,7 +3,8 @@
 // text), and a different header must give a different text for the same fields.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { headerIdentity, readCsv, rowFields, rowText } from '../../src/feeds/csv/csv-reader.js';
+import { headerIdentity, readCsv } from '../../src/feeds/csv/csv-reader.js';
+import { rowFields, rowText } from '../../src/feeds/csv/csv-record.js';
 import type { FeedItem } from '../../src/feeds/index.js';
 import { chunks, collectUntilError } from './helpers.js';
 

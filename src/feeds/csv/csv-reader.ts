@@ -14,6 +14,7 @@ import { once } from 'node:events';
 import { FeedReadError, RecordParseError } from '../../errors.js';
 import { CsvScanner, fastPathReads, MAX_HELD, type Handover } from './csv-scan.js';
 import { itemsOf, type BatchedItems } from '../item-batches.js';
+import { CsvRecord, RowShape, rowText } from './csv-record.js';
 import type { FeedItem } from '../types.js';
 
 export interface CsvOptions {
@@ -29,8 +30,14 @@ export interface CsvOptions {
   onHeader?: (header: readonly string[]) => void;
 }
 
-export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { fastPath?: boolean } = {}): BatchedItems<FeedItem> {
-  return itemsOf(readCsvBatches(bytes, opts, how.fastPath ?? true));
+/**
+ * `fastPath: false`: csv-parse reads every row, the rule the fast path is tested against.
+ * `lazy: true`: a record of the joined text form comes as a CsvRecord, its data built when asked
+ * for (cheaper for records never mapped, dearer for records mapped), the same items as the plain
+ * records built as they are read (test/feeds/csv-fast-path.test.ts).
+ */
+export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { fastPath?: boolean; lazy?: boolean } = {}): BatchedItems<FeedItem> {
+  return itemsOf(readCsvBatches(bytes, opts, how.fastPath ?? true, how.lazy ?? false));
 }
 
 /**
@@ -38,12 +45,13 @@ export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { f
  * one that is not (or from the start: `fastPath: false`, the reference the fast path is tested against).
  * Both hand their rows to the one `CsvRows`.
  */
-async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, fastPath: boolean): AsyncIterable<FeedItem[]> {
+async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, fastPath: boolean, lazy: boolean): AsyncIterable<FeedItem[]> {
   const file = opts.label;
   const rows = new CsvRows(
     file,
     { maxColumns: opts.maxColumns ?? CSV_LIMIT_DEFAULTS.maxColumns, maxRecordBytes: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes },
     opts.onHeader,
+    lazy,
   );
   const scanner = fastPath && fastPathReads(opts.delimiter, opts.quote) ? new CsvScanner(opts.delimiter, opts.quote, rows.row) : undefined;
   let parser: CsvParser | undefined = scanner ? undefined : csvParser(opts, rows, 0);
@@ -148,9 +156,8 @@ async function write(parser: CsvParser, chunk: Buffer | string): Promise<void> {
 /** The rows of one file, from the fast path or csv-parse: header, records, per-row errors, the line each starts on. */
 class CsvRows {
   private pending: FeedItem[] = [];
-  private header: string[] | undefined;
-  private build: (fields: string[]) => Record<string, string> = () => ({});
-  /** the header's identity, the start of every row's text (rowText) */
+  /** the header's: records' data, and its identity, the start of every row's text (rowText) */
+  private shape: RowShape | undefined;
   private headerId = '';
   private index = 0;
   // the line a record starts on: csv-parse reports the line it ends on, and counts skipped empty lines
@@ -169,7 +176,9 @@ class CsvRows {
   constructor(
     private readonly file: string,
     private readonly caps: { maxColumns: number; maxRecordBytes: number },
-    private readonly onHeader?: (header: readonly string[]) => void,
+    private readonly onHeader: ((header: readonly string[]) => void) | undefined,
+    /** records of the joined text form as CsvRecords, their data built when asked for */
+    private readonly lazy: boolean,
   ) {
     this.checkSize = caps.maxRecordBytes < MAX_HELD;
   }
@@ -190,27 +199,30 @@ class CsvRows {
       for (const f of fields) size += f.length;
       if (size > this.caps.maxRecordBytes) throw this.tooLong(line);
     }
-    const header = this.header;
-    if (!header) {
-      this.header = fields.map((h) => h.trim());
-      checkHeader(this.header, file);
-      this.build = recordBuilder(this.header);
-      this.headerId = headerIdentity(this.header);
-      this.onHeader?.(this.header);
+    const shape = this.shape;
+    if (!shape) {
+      const header = fields.map((h) => h.trim());
+      checkHeader(header, file);
+      this.shape = new RowShape(header);
+      this.headerId = headerIdentity(header);
+      this.onHeader?.(header);
       return;
     }
+    const { header } = shape;
     const position = { file, line, index: this.index++ };
     if (fields.length !== header.length) {
       // The fields read still name the key, so its listing is kept. The row stands alone when a
       // line ending closed it and it is not rows run together (those have about twice the
       // columns); the last row of a file that ends mid-row was cut short (see the end).
       const error = new RecordParseError(`expected ${header.length} columns as in the header, got ${fields.length}`, { file, line, record: position.index });
-      const data = this.build(header.map((_, i) => fields[i] ?? ''));
+      const data = shape.build(header.map((_, i) => fields[i] ?? ''));
       const standalone = fields.length < 2 * header.length - 1;
       this.pending.push({ kind: 'error', position, error, data, ...(standalone && { standalone }) });
       return;
     }
-    this.pending.push({ kind: 'record', position, data: this.build(fields), text: rowText(this.headerId, fields) });
+    const text = rowText(this.headerId, fields);
+    // the joined form gives the fields back: the data waits until asked for (csv-record.ts)
+    this.pending.push(this.lazy && text.charCodeAt(0) === 0x63 /* c */ ? new CsvRecord(position, text, shape) : { kind: 'record', position, data: shape.build(fields), text });
   };
 
   /** a row csv-parse could not read */
@@ -258,7 +270,7 @@ class CsvRows {
     if (this.pending.length) yield this.take();
     if (failed) throw failed;
     if (this.fatal) throw this.fatal;
-    if (!this.header) throw new FeedReadError('the file is empty: no header row', { file }, false);
+    if (!this.shape) throw new FeedReadError('the file is empty: no header row', { file }, false);
   }
 
   private startLine(lines: number, emptyLines: number, fields: string[]): number {
@@ -291,48 +303,6 @@ function checkHeader(header: string[], file: string): void {
 /** The header as the rows' data are built from it (trimmed), as a short string: sha1 of its JSON. */
 export function headerIdentity(header: readonly string[]): string {
   return hash('sha1', JSON.stringify(header), 'base64url');
-}
-
-const UNIT = '\u001f';
-
-/**
- * A row's text (FeedItem.text): the header's identity and the row's fields, which together make its
- * data. Joined by the unit separator when no field holds one (one join, no escaping: cut at its
- * separators, the text gives the fields back), else as JSON; the first character tells the two apart.
- */
-export function rowText(headerId: string, fields: readonly string[]): string {
-  // (no fields joins as one empty field does)
-  if (fields.length === 0) return `C${headerId}[]`;
-  for (const f of fields) if (f.includes(UNIT)) return `C${headerId}${JSON.stringify(fields)}`;
-  return `c${headerId}${UNIT}${fields.join(UNIT)}`;
-}
-
-/**
- * The fields a row's text holds (rowText the other way round), when it is the joined form (`c`);
- * undefined for the JSON form, which is rare (a field holding the unit separator, or no fields).
- */
-export function rowFields(text: string): string[] | undefined {
-  if (text.charCodeAt(0) !== 0x63 /* c */) return undefined;
-  const at = text.indexOf(UNIT);
-  return at < 0 ? undefined : text.slice(at + 1).split(UNIT);
-}
-
-/**
- * fields → record object. Generated as one object literal from the header, so every record of the
- * feed shares one hidden class with in-object properties, and the mapping's property reads stay
- * monomorphic (a record built key by key ends up a dictionary: several times slower to read).
- * Keys are JSON-quoted; a header naming __proto__ takes the plain loop (a literal would set the prototype).
- */
-export function recordBuilder(header: string[]): (fields: string[]) => Record<string, string> {
-  if (header.includes('__proto__')) {
-    return (fields) => {
-      const data: Record<string, string> = Object.create(null);
-      for (let i = 0; i < header.length; i++) data[header[i]!] = fields[i]!;
-      return data;
-    };
-  }
-  const body = header.map((h, i) => `${JSON.stringify(h)}: f[${i}]`).join(', ');
-  return new Function('f', `return { ${body} };`) as (fields: string[]) => Record<string, string>;
 }
 
 function asFatal(err: Error, file: string): FeedReadError {

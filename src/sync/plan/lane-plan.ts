@@ -11,7 +11,6 @@ import type { MappedItem } from '../../mapping/types.js';
 import { createChange, rejectChange, updateChange, type ChangeSink } from '../report/changes.js';
 import { createFeedCollector, type FeedCollector } from '../read/desired.js';
 import { writeJob, type Job } from '../write/execute.js';
-import { ThreadRecord } from '../read/feed-thread.js';
 import { createPendingWindow, type PendingWindow } from './pending.js';
 import { duplicatesOf, planAgain, planListing } from './plan.js';
 import type { DesiredListing, PlannedDelete, PlanOptions, RememberedListing } from './plan-types.js';
@@ -270,7 +269,6 @@ function readStep(st: PlanState) {
     collector.addRemembered(entry);
     return entry;
   };
-  const keyOfRecord = (item: FeedItem & { kind: 'record' }) => (item instanceof ThreadRecord ? item.key : input.keyOf(item));
   /** the feed's mapping of the record, as this lane's chatbot receives it */
   const ours = (m: MappedItem): MappedItem =>
     m.kind === 'listing' && m.listing.SerialNumber !== input.chatbot ? { ...m, listing: { ...m.listing, SerialNumber: input.chatbot } } : m;
@@ -304,8 +302,7 @@ function readStep(st: PlanState) {
     read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined {
       if (seed === undefined || item.kind !== 'record') return added(map().item);
       const text = recordText(item);
-      // (the feed thread read the key where it read the record)
-      const key = keyOfRecord(item);
+      const key = input.keyOf(item);
       if (key !== undefined && inStepSince(seed, key, text)) return remembered(item, key, text);
       const mapped = map();
       const entry = added(mapped.item);

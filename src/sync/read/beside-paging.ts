@@ -11,7 +11,7 @@
 import { setImmediate } from 'node:timers/promises';
 import type { FeedItem } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
-import { ThreadRecord } from './feed-thread.js';
+import { recordKey } from './record-key.js';
 import type { LanePlanner } from '../plan/lane-plan.js';
 
 /**
@@ -183,6 +183,6 @@ class KeyQueues {
 
 /** The item's key where the lane's planner reads it (the feed thread read a record's where it read the record). */
 function keyOfItem(item: FeedItem, read: Pick<BesideRead, 'compiled' | 'keyBy'>): string | undefined {
-  if (item instanceof ThreadRecord) return item.key;
+  if (item.kind === 'record') return recordKey(item, read.compiled, read.keyBy);
   return item.data === undefined ? undefined : read.compiled.keyOf(item.data, read.keyBy);
 }

@@ -13,7 +13,7 @@ import { stat } from 'node:fs/promises';
 import type { Worker } from 'node:worker_threads';
 import { AbortedError, FeedReadError, RecordParseError } from '../../errors.js';
 import type { FeedSource } from '../../feeds/config-schema.js';
-import { recordBuilder, rowFields } from '../../feeds/csv/csv-reader.js';
+import { CsvRecord, RowShape } from '../../feeds/csv/csv-record.js';
 import { itemsOf } from '../../feeds/item-batches.js';
 import { feedPath } from '../../feeds/source/file-source.js';
 import type { FeedItem, OpenedFeed, RecordPosition } from '../../feeds/types.js';
@@ -47,26 +47,17 @@ export interface FeedThread extends OpenedFeed {
 
 /**
  * A record read by the worker: its text and key as the worker found them, its data (the record
- * builder's object for the header and the text's fields) made on first use.
+ * builder's object for the header and the text's fields) made on first use, as the reader's on this thread.
  */
-export class ThreadRecord {
-  readonly kind = 'record';
-  #data: Record<string, string> | undefined;
-  readonly #build: (fields: string[]) => Record<string, string>;
+export class ThreadRecord extends CsvRecord {
   constructor(
-    readonly position: RecordPosition,
-    readonly text: string,
+    position: RecordPosition,
+    text: string,
     /** the listing key, as the feed's mapping reads it from the data (CompiledMapping.keyOf) */
     readonly key: string | undefined,
-    build: (fields: string[]) => Record<string, string>,
+    shape: RowShape,
   ) {
-    this.#build = build;
-  }
-  get data(): Record<string, string> {
-    if (this.#data) return this.#data;
-    const fields = rowFields(this.text);
-    if (!fields) throw new Error(`${this.position.file}:${this.position.line}: a record from the feed thread without its fields`);
-    return (this.#data = this.#build(fields));
+    super(position, text, shape);
   }
 }
 
@@ -222,16 +213,16 @@ function feedThread(slot: Slot, read: FeedRead, signal: AbortSignal | undefined,
 
 /** The read's items as its worker sends them, a batch at a time, each one taken said back (the worker keeps AHEAD in flight); closed at the end. */
 async function* threadBatches(slot: Slot, read: FeedRead, next: () => Promise<FeedWorkerMessage>, close: () => Promise<void>): AsyncGenerator<FeedItem[]> {
-  let build: ((fields: string[]) => Record<string, string>) | undefined;
+  let shape: RowShape | undefined;
   try {
     for (;;) {
       const m = await next();
-      if ('header' in m) build = recordBuilder(m.header);
+      if ('header' in m) shape = new RowShape(m.header);
       else if ('end' in m) return;
       else if ('failed' in m) throw failureOf(m.failed);
       else {
         slot.worker.postMessage({ took: 1, id: read.id } satisfies FeedWorkerTask);
-        yield batchItems(m.batch, read.source.path, build);
+        yield batchItems(m.batch, read.source.path, shape);
       }
     }
   } finally {
@@ -239,7 +230,7 @@ async function* threadBatches(slot: Slot, read: FeedRead, next: () => Promise<Fe
   }
 }
 
-function batchItems(b: FeedBatch, file: string, build: ((fields: string[]) => Record<string, string>) | undefined): FeedItem[] {
+function batchItems(b: FeedBatch, file: string, shape: RowShape | undefined): FeedItem[] {
   const out = new Array<FeedItem>(b.kinds.length);
   let r = 0;
   let o = 0;
@@ -248,9 +239,9 @@ function batchItems(b: FeedBatch, file: string, build: ((fields: string[]) => Re
       out[i] = itemOf(b.others[o++]!);
       continue;
     }
-    if (!build) throw new Error(`the feed thread reading ${file} sent a record before the header`);
+    if (!shape) throw new Error(`the feed thread reading ${file} sent a record before the header`);
     const line = b.lines[r]!;
-    out[i] = new ThreadRecord({ file, ...(line >= 0 && { line }), index: b.indexes[r]! }, b.texts[r]!, b.keys[r], build);
+    out[i] = new ThreadRecord({ file, ...(line >= 0 && { line }), index: b.indexes[r]! }, b.texts[r]!, b.keys[r], shape);
     r++;
   }
   return out;

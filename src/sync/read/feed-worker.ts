@@ -11,6 +11,7 @@ import { readCsv } from '../../feeds/csv/csv-reader.js';
 import { openFileSource } from '../../feeds/source/file-source.js';
 import type { FeedItem, RecordPosition } from '../../feeds/types.js';
 import { compileMapping } from '../../mapping/compile.js';
+import { recordKey } from './record-key.js';
 import type { MappingConfig } from '../../mapping/config-schema.js';
 
 /** One read: a CSV file, its mapping's key, and the pace. */
@@ -98,8 +99,9 @@ async function read(task: FeedRead, c: Current, out: NonNullable<typeof parentPo
     const { label, bytes } = openFileSource(task.source, { baseDir: task.baseDir });
     const { delimiter, quote, encoding, maxRecordBytes, maxColumns } = task.source;
     const onHeader = (header: readonly string[]) => post({ id: c.id, header: [...header] });
-    for await (const item of readCsv(bytes, { label, delimiter, quote, encoding, maxRecordBytes, maxColumns, onHeader })) {
-      if (item.kind === 'record' && item.text?.startsWith('c')) batch.record(item.text, compiled.keyOf(item.data, task.keyBy), item.position);
+    // (a record's data is built here only where its key is read from it: the main thread builds its own from the text)
+    for await (const item of readCsv(bytes, { label, delimiter, quote, encoding, maxRecordBytes, maxColumns, onHeader }, { lazy: true })) {
+      if (item.kind === 'record' && item.text?.startsWith('c')) batch.record(item.text, recordKey(item, compiled, task.keyBy), item.position);
       else batch.other(wireItem(item));
       if (batch.full) {
         if (!(await send(batch))) return post({ id: c.id, end: 'stopped' }); // (leaving the loop closes the file)

@@ -114,6 +114,8 @@ export interface FeedContext {
   readonly clock: FeedClock;
   readonly logger: Logger;
   readonly compiled: CompiledMapping;
+  /** the feed's records are mostly in step by their stamps (sync-run.ts mostlyMapped): mostly never mapped */
+  readonly mostlyInStep: boolean;
   /** how many unmapped values the mapping has met so far (a record that meets one gets no stamp) */
   unmappedSeen(): number;
   /** one feed item mapped for the chatbot; a value replaced by its rule's default (onInvalid: default) is counted */

@@ -20,6 +20,7 @@ import type { FeedRead, ReadingLane } from '../read/read-feed.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
 import { createFeedCollector } from '../read/desired.js';
 import type { FeedThread } from '../read/feed-thread.js';
+import { recordKey } from '../read/record-key.js';
 import type { Lane } from '../read/lanes.js';
 import { heldJobs, readFeed } from '../read/read-feed.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
@@ -45,7 +46,7 @@ export interface RunPaging {
 
 export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undefined, deps: SyncDeps, opts: SyncOptions, run: Run, paging: RunPaging): Promise<void> {
   const feed = lanes[0]!.feed;
-  const ctx = feedContext(feed, deps, opts, run);
+  const ctx = feedContext(feed, deps, opts, run, paging.readBeside === true);
   // a feed of one lane whose records are mostly in step by their stamps is read while its chatbot is paged
   const early = !thread && paging.readBeside && readsWhilePaging(lanes, ctx) ? await readEarly(lanes[0]!, ctx, paging.of(lanes[0]!)) : undefined;
   await paging.all;
@@ -204,7 +205,7 @@ async function readEarly(l: Lane, ctx: FeedContext, paging: PagingHandle): Promi
 }
 
 /** What every lane of the feed shares: the mapping, the clock, the tallies of the read, the report's frame. */
-function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: Run): FeedContext {
+function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: Run, mostlyInStep: boolean): FeedContext {
   const unmapped = createUnmappedTally();
   const replaced = new Map<string, number>();
   let unmappedSeen = 0;
@@ -230,6 +231,7 @@ function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: R
     clock: run.clock(feed),
     logger,
     compiled,
+    mostlyInStep,
     unmappedSeen: () => unmappedSeen,
     map: (item, chatbot) => {
       const mapped = mapItem(item, compiled, { serialNumber: chatbot, keyBy: feed.keyBy });
@@ -303,7 +305,7 @@ function setUpLane(l: Lane, parts: LaneParts, ctx: FeedContext, read: { media: M
     soldUntil: own.soldUntil,
     ...(opts.now && { now: opts.now }),
     knownRecurring: own.recurring,
-    keyOf: (item) => ctx.compiled.keyOf(item.data, feed.keyBy),
+    keyOf: (item) => recordKey(item, ctx.compiled, feed.keyBy),
     map: (item) => ctx.map(item, l.chatbot),
     dryRun: Boolean(opts.dryRun),
     pullMode: read.pullMode,
@@ -377,7 +379,10 @@ function reconcileAsk(feed: FeedConfig, compiled: CompiledMapping, live: readonl
   };
 }
 
-/** What every read of the feed is opened with: its folder, log, clock, pull mode, budgets, the oldest of its lanes' marks and the run's clock. */
+/**
+ * What every read of the feed is opened with: its folder, log, clock, pull mode, budgets, the oldest
+ * of its lanes' marks, the run's clock, and whether its records will mostly be mapped.
+ */
 function openOptions(ctx: FeedContext, marks: ReadonlyArray<string | undefined>) {
   const { deps, opts } = ctx;
   return {
@@ -386,6 +391,7 @@ function openOptions(ctx: FeedContext, marks: ReadonlyArray<string | undefined>)
     signal: ctx.clock.signal,
     full: opts.full,
     budgets: deps.budgets,
+    mostlyUnmapped: ctx.mostlyInStep,
     ...markOf(marks),
     ...(opts.now && { now: opts.now }),
   };
