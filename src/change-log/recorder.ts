@@ -4,8 +4,11 @@
 // sha1 and its length (boundChange): enough to show and detect a change, never the 20,000
 // characters of a description twice. Whole listings (undo) are bounded where they are taken
 // (capture-before.ts) and counted here. A failing change log never fails the sync: the error is
-// logged and the run record says so.
+// logged and the run record says so. A change kept in the buffer keeps its own strings
+// (own-string.ts): a listing's values are cut from the feed's text, and changes one a chunk of it
+// (a rerun where few listings changed) would each hold a chunk of the file until their batch is written.
 import { createHash } from 'node:crypto';
+import { ownStrings } from '../feeds/own-string.js';
 import type { Logger } from '../log.js';
 import type { CanonicalValue, FieldChange } from '../listing/canonical.js';
 import type { ChangeSink, ListingChange } from '../sync/index.js';
@@ -63,7 +66,7 @@ export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxP
 
   return {
     sink(raw) {
-      const change = boundChange(raw);
+      const change = ownStrings(boundChange(raw));
       const before = 'before' in change ? change.before : undefined;
       if ('beforeMissing' in change && change.beforeMissing) wholes.notKept++;
       // (whole listings are bounded by their own budget: only the entry's own bytes count here)

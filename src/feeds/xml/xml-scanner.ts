@@ -24,6 +24,7 @@
 // Names are kept as written, namespace prefix included (`commons:City`): the mapping's paths match
 // on the local name when the exact name is absent.
 import { FeedReadError } from '../../errors.js';
+import { ownString } from '../own-string.js';
 
 export interface ScannedRecord {
   /** 1-based line of the record's start tag */
@@ -262,7 +263,7 @@ const newFrame = (name: string, skip: boolean): Frame => ({ name, obj: undefined
 
 /** Move the frame's raw text into its decoded text: one text node, trimmed (as fast-xml-parser's trimValues). */
 function flush(s: Scan, f: Frame, at: number) {
-  const piece = own(f.raw.trim());
+  const piece = ownString(f.raw.trim());
   f.raw = '';
   if (piece) f.text += decodeXmlText(piece, () => fail(s, 'a stray "&" (write &amp;)', at));
 }
@@ -274,7 +275,7 @@ function textNode(s: Scan, f: Frame, from: number, to: number) {
   if (a === to) return;
   let b = to;
   while (s.buf.charCodeAt(b - 1) <= 32) b--;
-  let piece = own(s.buf.slice(a, b));
+  let piece = ownString(s.buf.slice(a, b));
   if (piece.indexOf('&') >= 0) piece = decodeXmlText(piece, () => fail(s, 'a stray "&" (write &amp;)', a));
   f.text = f.text ? f.text + piece : piece;
 }
@@ -332,7 +333,7 @@ function attributes(s: Scan, f: Frame, from: number, to: number) {
     if ((q !== DQ && q !== SQ) || i >= to) return fail(s, `attribute ${name} of <${f.name}> is not quoted`, nameStart);
     const close = s.buf.indexOf(q === DQ ? '"' : "'", i + 1);
     if (close < 0 || close >= to) return fail(s, `attribute ${name} of <${f.name}> has no closing quote`, nameStart);
-    const raw = own(s.buf.slice(i + 1, close));
+    const raw = ownString(s.buf.slice(i + 1, close));
     i = close + 1;
     if (raw.indexOf('<') >= 0) fail(s, `attribute ${name} of <${f.name}> holds a "<"`, nameStart);
     if (f.skip) continue;
@@ -417,7 +418,7 @@ function cdataText(s: Scan, text: string) {
   const f = s.frames[s.frames.length - 1];
   if (f === undefined || f.skip) return;
   if (f.raw) flush(s, f, s.pos);
-  f.text += own(text);
+  f.text += ownString(text);
 }
 
 /** Continue a comment, CDATA section or PI that ran past the buffer; false while it still does. */
@@ -545,15 +546,6 @@ function compact(s: Scan) {
       false,
     );
   }
-}
-
-/**
- * A copy of a slice of the buffered text that does not keep the text alive. V8 makes a slice of 13
- * characters or more a view of its parent: a key kept by the sync would pin its whole 64 KB+ chunk,
- * and 100k keys the whole document. A cons string sliced is flattened first, into a string of its own.
- */
-function own(slice: string): string {
-  return slice.length < 13 ? slice : (' ' + slice).slice(1);
 }
 
 function isNameStart(c: number): boolean {
