@@ -14,6 +14,7 @@ import { compileDisplay, type DisplayEvaluator } from './display-rules.js';
 import { compileExtensionSource, extensionPaths, type ExtensionSource } from './extension-source.js';
 import { restrictedOf } from './restricted-fields.js';
 import { compileOpenHouses } from './open-houses.js';
+import { ownString } from '../feeds/own-string.js';
 
 export interface MapResult {
   /** the listing as mapped, before validation (SerialNumber included) */
@@ -185,7 +186,8 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
     keyOf(record, keyBy) {
       try {
         const v = keyGetters[keyBy](record);
-        return isEmpty(v) ? undefined : String(v).trim();
+        // (its own string: a run keeps every key, and a key cut from the feed's text would keep that text)
+        return isEmpty(v) ? undefined : ownString(String(v).trim());
       } catch {
         return undefined;
       }
@@ -210,7 +212,7 @@ function copiedColumn(rule: FieldRuleObject | undefined): string | undefined {
 export function keyOfText(text: string): string | undefined {
   // (trim() drops more than isEmpty's blanks, a BOM or a no-break space: the value trimmed decides)
   const key = text.trim();
-  return key === '' ? undefined : key;
+  return key === '' ? undefined : ownString(key);
 }
 
 /** Each source of an `onInvalid: default` rule with more than one, compiled alone (no default: an empty source gives nothing). */

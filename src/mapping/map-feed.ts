@@ -1,6 +1,7 @@
 // Feed items → mapped items: each record through the compiled mapping, then the spec's create schema.
 // Pure: no I/O, nothing remembered between records.
 import type { FeedItem } from '../feeds/types.js';
+import { ownString } from '../feeds/own-string.js';
 import { validateListing } from '../listing/validate.js';
 import { compileMapping, type CompiledMapping } from './compile.js';
 import type { MappingConfig } from './config-schema.js';
@@ -114,7 +115,7 @@ function usableSource(compiled: CompiledMapping, field: ListingField, record: Re
 
 function keyOf(listing: Record<string, unknown>, keyBy: MapContext['keyBy']): string | undefined {
   const v = keyBy === 'URL' ? listing.Url : listing.MLSNumber;
-  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+  return typeof v === 'string' && v.trim() !== '' ? ownString(v.trim()) : undefined;
 }
 
 function withKey<T extends MappedItem>(item: T, key: string | undefined): T {

@@ -1,6 +1,7 @@
-// Strings that keep no parent (src/feeds/own-string.ts): a change the change log's recorder buffers
-// (src/change-log/recorder.ts) keeps its own strings, equal to what it held, and no longer the
-// chunks of text a reader cut them from.
+// Strings that keep no parent (src/feeds/own-string.ts): a listing key read from a record (kept by
+// the run for every listing: src/mapping/compile.ts keyOf, keyOfText) and a change the change
+// log's recorder buffers (src/change-log/recorder.ts) keep their own strings, equal to what they
+// held, and no longer the chunks of text a reader cut them from.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,6 +13,8 @@ import { ownString, ownStrings } from '../../src/feeds/own-string.js';
 import { createFileChangeLog } from '../../src/change-log/file-change-log.js';
 import { createChangeRecorder } from '../../src/change-log/recorder.js';
 import { silentLogger } from '../../src/log.js';
+import { compileMapping, keyOfText } from '../../src/mapping/compile.js';
+import { MappingConfig } from '../../src/mapping/config-schema.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -62,6 +65,25 @@ function chunkOf(i: number): string {
   // (the cons string the repeat made is flattened by the first slice: each record pins a flat 1 MB)
   return `${String(i).padStart(4, '0')},${'A Street Name Long Enough '.repeat(40_000)}`.slice(0, 2 ** 20);
 }
+
+describe('listing keys', () => {
+  it('keep their own text, not the chunk of the feed they were read from (a URL key: 13 characters or more)', () => {
+    const compiled = compileMapping(MappingConfig.parse({ fields: { MLSNumber: 'MLSNumber', Url: 'Url' } }));
+    const CHUNKS = 48;
+    const base = heapMb();
+    const keys = new Set<string>();
+    for (let i = 0; i < CHUNKS; i++) {
+      const chunk = chunkOf(i);
+      // (as a record's data holds its fields, and as a CSV record's key column is read from its text)
+      keys.add(compiled.keyOf({ MLSNumber: chunk.slice(0, 4), Url: chunk.slice(0, 40) }, 'URL')!);
+      keys.add(keyOfText(chunk.slice(0, 60))!);
+    }
+    const held = heapMb() - base;
+    expect(keys.size).toBe(2 * CHUNKS);
+    expect([...keys].slice(0, 2)).toEqual([chunkOf(0).slice(0, 40).trim(), chunkOf(0).slice(0, 60)]);
+    expect(held).toBeLessThan(CHUNKS / 4);
+  });
+});
 
 describe("the change log's recorder", () => {
   it('buffers changes that keep their own strings, not the chunks of the feed their values were cut from', async () => {
