@@ -1,9 +1,19 @@
 // Cron patterns and time zones in config, checked when the config loads: a pattern the job
 // scheduler would refuse (`0 25 * * *`) or an unknown zone is a config error with its line, not a
 // worker that fails at start.
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
+import type * as cronParserModule from 'cron-parser';
 import { z } from 'zod';
 import { nearest } from '../format/nearest.js';
+
+/**
+ * cron-parser (with luxon under it, ~12 ms of CPU to load), required when a pattern is first
+ * checked, not by every command whose config has no schedule (a sync run from cron); a synchronous
+ * require (cron-parser is CommonJS) keeps the config's checks synchronous. One that cannot be
+ * loaded throws there, and the config does not load.
+ */
+let cronParser: typeof cronParserModule | undefined;
+const parser = (): (typeof cronParserModule)['CronExpressionParser'] => (cronParser ??= createRequire(import.meta.url)('cron-parser')).CronExpressionParser;
 
 /** Most patterns and zones remembered: config checks repeat them across a fleet's feeds and reloads. */
 const MAX_REMEMBERED = 10_000;
@@ -56,8 +66,9 @@ export const CronPattern = z.string().superRefine((pattern, ctx) => {
 const cronProblem = remembered((pattern: string) => pattern, parseProblem);
 
 function parseProblem(pattern: string): string | undefined {
+  const cron = parser(); // (outside the try: a parser that cannot be loaded is no pattern's problem)
   try {
-    CronExpressionParser.parse(pattern, { tz: 'UTC' }).next();
+    cron.parse(pattern, { tz: 'UTC' }).next();
     return undefined;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -74,7 +85,7 @@ function parseProblem(pattern: string): string | undefined {
 export const shortestIntervalSeconds = remembered((pattern: string, tz?: string) => `${tz ?? 'UTC'}\u0000${pattern}`, measureShortestInterval);
 
 function measureShortestInterval(pattern: string, tz?: string): number {
-  const it = CronExpressionParser.parse(pattern, { tz: tz ?? 'UTC', currentDate: new Date('2026-01-05T00:00:00Z') });
+  const it = parser().parse(pattern, { tz: tz ?? 'UTC', currentDate: new Date('2026-01-05T00:00:00Z') });
   const runs: number[] = [];
   for (let i = 0; i <= 200 && it.hasNext(); i++) runs.push(it.next().getTime());
   // in order of time: around a daylight-saving change cron-parser can step back (Lord Howe's

@@ -2,9 +2,11 @@
 // no Redis configured loads neither BullMQ nor ioredis (the Redis and queue modules are imported when
 // Redis is configured or a queue command runs), nor nodemailer (imported to send an e-mail alert),
 // pino-pretty (logs to a terminal) or rate-limiter-flexible (an hour or day budget): about half a
-// second of CPU at every start together. The packages the process loads are written by a preloaded
-// hook (test/helpers/loaded-packages.mjs); the same run with `redis` configured and --no-redis, which
-// asks Redis about workers through BullMQ, shows the hook sees them.
+// second of CPU at every start together. Nor, with no schedule in its config, cron-parser and luxon
+// (they check schedules: ~40 ms of CPU with the locale data they load). The packages the process
+// loads are written by a preloaded hook (test/helpers/loaded-packages.mjs); the same run with
+// `redis` configured and --no-redis, which asks Redis about workers through BullMQ, shows the hook
+// sees them.
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,6 +41,16 @@ describe('what a run loads', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.packages).toContain('zod'); // the hook saw the run's packages
     expect(NOT_WITHOUT_REDIS.filter((p) => run.packages.has(p))).toEqual([]);
+  });
+
+  it('a config with no schedule loads neither cron-parser nor luxon (they check schedules), and one with schedules does', async () => {
+    const config = join(dir, 'demo-unscheduled.yaml');
+    writeFileSync(config, readFileSync(join(dir, 'demo.yaml'), 'utf8').replace(/^ +schedule: .*\n/gm, ''));
+    const unscheduled = await packagesOf(config);
+    expect(unscheduled.code, unscheduled.stderr).toBe(0);
+    expect(['cron-parser', 'luxon'].filter((p) => unscheduled.packages.has(p))).toEqual([]);
+    const scheduled = await packagesOf(join(dir, 'demo.yaml'));
+    expect(scheduled.packages).toContain('cron-parser');
   });
 
   it('the hook sees BullMQ and ioredis when a run loads them: --no-redis with Redis configured asks it about workers', async () => {
