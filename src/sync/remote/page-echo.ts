@@ -28,8 +28,13 @@ import type { RawBody } from '../../api/types.js';
 import { itemHash, pageHash, type DecodedPage } from './page-decode.js';
 import { HASH_BYTES, RowsBuilder, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
 
-/** Rows remembered in a process, over every chatbot: about 150 B a row, so 200k rows ≈ 30 MB. */
-export const ECHO_ROWS = 200_000;
+/**
+ * Rows remembered in a process, over every chatbot: about 150 B a row, so at most ~180 MB. Enough
+ * for a chatbot of a million listings: its no-change rerun took 29 µs of CPU a listing with it
+ * against 44 µs when every page was decoded, and peaked lower (944 against 1055 MB; 1M sync
+ * bench, 27 Nov 2026).
+ */
+export const ECHO_ROWS = 1_200_000;
 /** a row's place in a generation: page × ROW_SPAN + row (a page of 8 MiB holds far fewer rows) */
 const ROW_SPAN = 2 ** 21;
 
