@@ -181,7 +181,7 @@ class KeyQueues {
   }
 }
 
-/** The item's key where the lane's planner reads it (the feed thread read a record's where it read the record). */
+/** The item's key as the lane's planner reads it: a record's by recordKey (its planner's keyOf), anything else's from its data. */
 function keyOfItem(item: FeedItem, read: Pick<BesideRead, 'compiled' | 'keyBy'>): string | undefined {
   if (item.kind === 'record') return recordKey(item, read.compiled, read.keyBy);
   return item.data === undefined ? undefined : read.compiled.keyOf(item.data, read.keyBy);

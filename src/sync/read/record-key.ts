@@ -1,6 +1,7 @@
 // The listing key of a feed record, as the feed's mapping reads it (CompiledMapping.keyOf), at the
 // least cost: the feed thread's record brings the key it read; a CSV record whose key column the
-// mapping only copies gives that column from its text, its data not built (test/sync/record-key.test.ts).
+// mapping only copies gives that column from its text, its data not built (test/mapping/key-column.test.ts:
+// keyOfText is keyOf for such a rule; test/feeds/csv-fast-path.test.ts: recordKey of lazy records is keyOf of eager ones).
 import { CsvRecord } from '../../feeds/csv/csv-record.js';
 import type { FeedItem } from '../../feeds/types.js';
 import { keyOfText, type CompiledMapping } from '../../mapping/compile.js';
