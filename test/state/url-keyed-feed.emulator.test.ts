@@ -7,17 +7,17 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
-import { MediaConfig } from '../../src/media/index.js';
 import { createFileStore, type FileStore } from '../../src/state/file-store.js';
 import { syncFeed, type SyncOptions } from '../../src/sync/index.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import type { TestEmulator } from '../helpers/emulator.js';
 import { flaggedRecord } from '../helpers/flagged-reso.js';
-import { fakeImage, startPhotoHost, type PhotoHost } from '../helpers/photo-host.js';
+import { mirrorMediaConfig, useMirrorServers } from '../helpers/mirror-servers.js';
+import { fakeImage, type PhotoHost } from '../helpers/photo-host.js';
 import { startResoServer } from '../helpers/reso-server.js';
-import { startS3Server, type TestS3 } from '../helpers/s3-server.js';
+import type { TestS3 } from '../helpers/s3-server.js';
 import { feedsync } from '../settings/run-cli.js';
 import { COLUMNS, csv, row, type Row } from '../sync/helpers/feed.js';
 
@@ -26,19 +26,15 @@ const PUBLIC = 'https://cdn.photos.test/media';
 /** a listing's page: 76 characters */
 const urlOf = (i: number) => `https://homes.example.com/listings/texas/austin/78701/home-number-${String(i).padStart(4, '0')}`;
 
+const servers = useMirrorServers();
 let te: TestEmulator;
 let s3: TestS3;
 let host: PhotoHost;
 let dir: string;
 let store: FileStore;
 
-beforeAll(async () => {
-  [te, s3, host] = await Promise.all([startTestEmulator(), startS3Server(), startPhotoHost()]);
-});
-afterAll(async () => {
-  await Promise.all([te.close(), s3.close(), host.close()]);
-});
 beforeEach(async () => {
+  ({ te, s3, host } = servers());
   await te.reset();
   await s3.clear();
   host.seen.length = 0;
@@ -70,25 +66,9 @@ function csvFeed(patch: Record<string, unknown> = {}): FeedConfig {
   });
 }
 
-const media = () =>
-  MediaConfig.parse({
-    mirror: {
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      bucket: s3.bucket,
-      accessKeyId: s3.accessKeyId,
-      secretAccessKey: s3.secretAccessKey,
-      forcePathStyle: true,
-      publicBaseUrl: PUBLIC,
-      prefix: 'listings/',
-    },
-    maxBytes: 1024 * 1024,
-    timeoutMs: 1500,
-  });
-
 function sync(feed: FeedConfig, opts: SyncOptions = {}) {
   const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 50 });
-  return syncFeed(feed, { api: te.client(), store, configFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, media: media() }, opts);
+  return syncFeed(feed, { api: te.client(), store, configFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, media: mirrorMediaConfig(s3, PUBLIC) }, opts);
 }
 
 const imagesByUrl = async () => new Map((await te.listings(SN)).map((l) => [l.Url, l.Images]));
