@@ -222,6 +222,7 @@ feed
   .option('--limit <n>', 'listings to print', int, 10)
   .option('--chatbot <sn>', 'a routed feed (feeds[].chatbots): the routing of this chatbot only')
   .option('--key <key>', 'explain one listing: source record → mapped listing → what the chatbot holds (asks the API)')
+  .option('--show-restricted', "with --key: print the record's restricted fields and withheld address too (left out by default)")
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => (opts.key === undefined ? import('./cli/feed-preview.js') : import('./cli/feed-explain.js')), opts));
 

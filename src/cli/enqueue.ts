@@ -43,7 +43,7 @@ export async function run(opts: EnqueueOptions): Promise<number> {
   if (opts.timeout !== undefined && !(opts.timeout > 0)) throw new ConfigError('--timeout must be a positive number of seconds');
   const loaded = await loadConfig(opts.config);
   const planned = kind === 'undo' ? await planUndo(loaded, opts) : plan(kind, loaded.config, opts, loaded.file);
-  const { redis, prefix, where, close } = await openOpsRedis(loaded, 'feedsync-enqueue');
+  const { redis, prefix, named, close } = await openOpsRedis(loaded, 'enqueue');
   const queues = createQueues(redis, prefix);
   try {
     const results: Array<{ target: RunTarget; queue: string } & Enqueued & { state?: string; report?: unknown; error?: string; exit?: number }> = [];
@@ -51,7 +51,7 @@ export async function run(opts: EnqueueOptions): Promise<number> {
       const enqueued = await enqueueJob(redis, queues, kind, p.key, p.data);
       results.push({ queue: QUEUE_NAMES[kind], target: p.target, ...enqueued });
       if (!opts.json) process.stdout.write(`${enqueued.jobId}\n`);
-      if (!opts.json) process.stderr.write(`${describeStatus(kind, p.key, enqueued)}\n`);
+      if (!opts.json) process.stderr.write(`${describeStatus(kind, p.key, enqueued)} in ${named}\n`);
     }
     if (!opts.wait) {
       if (opts.json) printJson({ jobs: results });
@@ -60,7 +60,7 @@ export async function run(opts: EnqueueOptions): Promise<number> {
     // Nobody consumes the queue: say so now rather than wait in silence.
     if ((await queues[kind].getWorkersCount()) === 0) {
       process.stderr.write(
-        `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${where} (prefix ${prefix}); ` +
+        `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${named}; ` +
           `the job runs when one starts (\`feedsync worker --config ${opts.config}\`)${opts.timeout ? '' : '; --timeout SECONDS stops waiting'}\n`,
       );
     }

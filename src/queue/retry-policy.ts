@@ -8,11 +8,11 @@ import type { RunReport } from './job-definition.js';
 export type Verdict = 'done' | 'retry' | 'fail';
 
 /**
- * Outcomes that fail the job. 'partial' is not one: the run finished, the failed items are in the
+ * Outcomes that fail the job ('rejected': the feed's file cannot be used, and a retry reads it again). 'partial' is not one: the run finished, the failed items are in the
  * report, and retrying the whole feed at once would redo the items that went through; the next run
  * picks the failed ones up. A transient failure sets `retryable` whatever the outcome.
  */
-const FAILED_OUTCOMES = new Set(['guard', 'unavailable', 'aborted', 'failed', 'error']);
+const FAILED_OUTCOMES = new Set(['guard', 'rejected', 'unavailable', 'aborted', 'failed', 'error']);
 
 export function verdictFor(report: RunReport): Verdict {
   if (report.retryable) return 'retry';
