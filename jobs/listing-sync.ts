@@ -14,7 +14,7 @@ import { UnrecoverableError } from 'bullmq';
 import type { PushedKeys } from '../src/feeds/types.js';
 import { donePushed, redisSettings, takePushed, type JobContext, type JobDefinition, type RunReport, type RunTarget } from '../src/queue/index.js';
 import { runLanes, type FeedRunReport } from '../src/runs/run-lanes.js';
-import { chatbotsOf, lanesOf, type Lane } from '../src/sync/index.js';
+import { chatbotsOf, createRunProgress, lanesOf, type Lane } from '../src/sync/index.js';
 
 export const ListingSyncPayload = z
   .strictObject({
@@ -93,6 +93,8 @@ async function process(p: ListingSyncPayload, ctx: JobContext): Promise<ListingS
 
 async function run(p: ListingSyncPayload, ctx: JobContext, pushed?: PushedKeys): Promise<ListingSyncReport> {
   const lanes = lanesOfJob(p, ctx.config);
+  // records read, writes done of planned, time left: the job's progress (queue UI, /status, enqueue --wait)
+  const progress = createRunProgress();
   const reports = await runLanes(
     lanes,
     {
@@ -104,6 +106,7 @@ async function run(p: ListingSyncPayload, ctx: JobContext, pushed?: PushedKeys):
       apiConfig: ctx.config.config.api,
       signal: ctx.signal,
       calls: ctx.calls,
+      ...(ctx.progress && { onProgress: (e) => ctx.progress?.(progress.update(e)) }),
       ...(ctx.runtime.budgets && { budgets: ctx.runtime.budgets }),
       media: ctx.config.config.media,
     },

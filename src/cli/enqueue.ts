@@ -67,11 +67,14 @@ export async function run(opts: EnqueueOptions): Promise<number> {
       );
     }
     const deadline = opts.timeout ? AbortSignal.timeout(opts.timeout * 1000) : undefined;
+    const progress = await progressLine(kind, opts);
     for (const r of results) {
-      const done = await waitForJob(redis, queues, kind, r.jobId, deadline).catch((err: unknown) => {
-        if (deadline?.aborted) return undefined;
-        throw err;
-      });
+      const done = await waitForJob(redis, queues, kind, r.jobId, deadline, progress?.show)
+        .catch((err: unknown) => {
+          if (deadline?.aborted) return undefined;
+          throw err;
+        })
+        .finally(() => progress?.clear());
       if (!done) {
         r.state = (await queues[kind].getJobState(r.jobId)) ?? 'unknown';
         r.error = `gave up waiting after ${opts.timeout} s; job ${r.jobId} is ${r.state} and goes on (see \`feedsync runs\`)`;
@@ -103,6 +106,22 @@ export async function run(opts: EnqueueOptions): Promise<number> {
     await closeQueues(queues);
     await close();
   }
+}
+
+/**
+ * On a terminal, a sync job's progress as it runs, on stderr's status line ("homes: writing
+ * 1,200/3,400 (35%), about 2 min left"), cleared before the report; elsewhere (logs, pipes, --json) nothing.
+ */
+async function progressLine(kind: JobKind, opts: EnqueueOptions): Promise<{ show(data: unknown): void; clear(): void } | undefined> {
+  if (kind !== 'sync' || opts.json || !process.stderr.isTTY) return undefined;
+  const [{ describeProgress, RunProgress }, { stderrLine }] = await Promise.all([import('../sync/index.js'), import('../terminal.js')]);
+  return {
+    show: (data) => {
+      const p = RunProgress.safeParse(data);
+      if (p.success) stderrLine.show(describeProgress(p.data));
+    },
+    clear: () => stderrLine.clear(),
+  };
 }
 
 function jobKind(job: string): JobKind {

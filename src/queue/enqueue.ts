@@ -41,7 +41,15 @@ export type Finished = { state: 'completed'; returnvalue: unknown } | { state: '
  * yet (a rerun stored behind an active run), so events are watched from before the first look, and
  * a slow poll covers an event missed while Redis was away.
  */
-export async function waitForJob(redis: RedisClient, queues: Queues, kind: JobKind, jobId: string, signal?: AbortSignal): Promise<Finished> {
+export async function waitForJob(
+  redis: RedisClient,
+  queues: Queues,
+  kind: JobKind,
+  jobId: string,
+  signal?: AbortSignal,
+  /** each progress the job reports (job.updateProgress, QueueEvents' `progress` event), as it comes */
+  onProgress?: (data: unknown) => void,
+): Promise<Finished> {
   const queue = queues[kind];
   // A connection of its own: QueueEvents blocks on it; BullMQ leaves a passed-in connection open.
   const connection = redis.duplicate();
@@ -58,6 +66,7 @@ export async function waitForJob(redis: RedisClient, queues: Queues, kind: JobKi
         }, reject);
       events.on('completed', (e) => e.jobId === jobId && check());
       events.on('failed', (e) => e.jobId === jobId && check());
+      if (onProgress) events.on('progress', (e) => e.jobId === jobId && onProgress(e.data));
       poll = setInterval(check, 2000);
       signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
       void check();

@@ -2,6 +2,7 @@ export * from './names.js';
 export * from '../redis/connection.js';
 export * from '../redis/settings.js';
 export * from './job-definition.js';
+export * from './job-progress.js';
 export * from './retry-policy.js';
 export * from './run-records.js';
 export * from '../locks/target-lock.js';

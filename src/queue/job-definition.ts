@@ -50,6 +50,8 @@ export interface JobContext {
   attempt: { made: number; max: number };
   /** counts this job's API calls (fed through call-scope.ts) */
   calls: CallCounter;
+  /** the run's progress now (plain JSON): BullMQ's job progress, at most once a second (job-progress.ts) */
+  progress?(data: object): void;
 }
 
 export interface JobDefinition<P = unknown, R extends RunReport = RunReport> {

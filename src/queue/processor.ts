@@ -7,6 +7,7 @@ import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';
 import { FeedsyncError, GuardError } from '../errors.js';
 import { withCallCounter } from './call-scope.js';
+import { createProgressThrottle } from './job-progress.js';
 import type { Logger } from '../log.js';
 import { maskDeep, maskError } from '../secrets.js';
 import { createHistoryWriter, runRecord, saveRunRecord } from './run-records.js';
@@ -90,9 +91,16 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       let report: RunReport;
       try {
         const calls = createCallCounter();
-        report = await withCallCounter(calls, () =>
-          def.process(payload, { config: deps.config, runtime: deps.runtime, logger: jobLogger, signal: jobSignal, jobId, attempt, calls }),
-        );
+        const progress = createProgressThrottle((data) => job.updateProgress(data), {
+          onError: (err) => logger.debug({ err }, 'job progress not saved'),
+        });
+        try {
+          report = await withCallCounter(calls, () =>
+            def.process(payload, { config: deps.config, runtime: deps.runtime, logger: jobLogger, signal: jobSignal, jobId, attempt, calls, progress: progress.report }),
+          );
+        } finally {
+          await progress.flush();
+        }
       } catch (err) {
         if (cancel?.signal.aborted) {
           const error: RunReport = { outcome: 'error', summary: err instanceof Error ? err.message : String(err) };

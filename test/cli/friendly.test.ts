@@ -104,7 +104,7 @@ describe('logs and progress on a terminal', () => {
     line.above('WARN: a log line');
     const text = out.text();
     // every log line starts on a cleared line and ends with a newline; the progress comes back after it
-    expect(text).toContain('austin: 20/40 writes done (50%), 10/s\r\x1b[KWARN: a log line\naustin: 20/40 writes done (50%), 10/s');
+    expect(text).toContain('austin: 20/40 writes done (50%), 10/s, about 2 s left\r\x1b[KWARN: a log line\naustin: 20/40 writes done (50%), 10/s, about 2 s left');
     progress.clear();
     expect(out.text().endsWith('\r\x1b[K')).toBe(true);
   });

@@ -9,7 +9,7 @@ import { boundReport } from '../../queue/report-size.js';
 import type { ChangeLog, RunEntry } from '../../change-log/change-log.js';
 import { feedsOfSyncJob, syncSchedulerOf, type Queues } from '../../queue/index.js';
 import type { KvStore } from '../../state/kv-store.js';
-import { lanesOf } from '../../sync/index.js';
+import { lanesOf, progressWords, RunProgress } from '../../sync/index.js';
 import type { UndoReport } from '../../undo/report.js';
 
 export interface StatusDeps {
@@ -51,6 +51,8 @@ export interface FeedStatus {
   next?: string;
   schedule?: string;
   state: 'paused' | 'running' | 'idle';
+  /** running: what its job reported last (BullMQ job progress): "writing 1,200/3,400 (35%), about 2 min left" */
+  progress?: string;
   alerts: Array<{ condition: string; message: string; since: string }>;
 }
 
@@ -62,6 +64,12 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
   const shown = deps.runsShown ?? 20;
   const [active, paused] = await Promise.all([deps.queues.sync.getJobs(['active'], 0, 200), deps.pausedFeeds?.() ?? Promise.resolve(new Set<string>())]);
   const running = new Set(active.flatMap((j) => feedsOfSyncJob(j?.data, deps.feeds)));
+  // each running job's progress (jobs/listing-sync.ts: the feed it is on), read back through its schema
+  const progress = new Map<string, string>();
+  for (const j of active) {
+    const p = RunProgress.safeParse(j?.progress);
+    if (p.success) progress.set(p.data.feed, progressWords(p.data));
+  }
   // a feed's scheduler: its own, or its group's (queue/schedules.ts)
   const schedulers = syncSchedulerOf(deps.feeds);
   const feeds = await Promise.all(
@@ -75,6 +83,7 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
         ...(scheduler?.next && { next: new Date(scheduler.next).toISOString() }),
         ...(f.schedule && { schedule: `${f.schedule.cron}${f.schedule.tz ? ` (${f.schedule.tz})` : ''}` }),
         state: paused.has(f.name) ? ('paused' as const) : running.has(f.name) ? ('running' as const) : ('idle' as const),
+        ...(running.has(f.name) && progress.has(f.name) && { progress: progress.get(f.name) }),
       };
       // a routed feed: a row per chatbot, with that chatbot's runs and alerts
       const routed = f.chatbots !== undefined;

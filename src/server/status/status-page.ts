@@ -35,7 +35,7 @@ export function renderStatus(status: { at: string; staleHours: number; feeds: Fe
 <td class="num">${l ? h(formatMs(l.durationMs)) : ''}</td>
 <td class="freshness">${fresh}</td>
 <td>${f.next ? h(when(f.next)) : f.schedule ? h(f.schedule) : '<small>not scheduled</small>'}</td>
-<td><span class="state ${f.state}">${f.state}</span></td>
+<td><span class="state ${f.state}">${f.state}</span>${f.progress ? ` <span class="progress">${h(f.progress)}</span>` : ''}</td>
 <td>${f.alerts.map((a) => `<div class="alert" title="since ${h(a.since)}">${h(a.condition)}: ${h(a.message)}</div>`).join('')}</td>
 </tr>`;
   });

@@ -120,6 +120,8 @@ export function readFeed(input: ReadFeedInput): FeedRead {
     }
     for (const l of lanes) yield* drained(l);
     state.done = true;
+    // the count read, whole: the progress has had every thousandth only
+    if (state.records % 1000 !== 0) input.onRecords?.(state.records);
     input.onEnd?.();
   }
   return {

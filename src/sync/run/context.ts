@@ -120,8 +120,10 @@ export interface FeedContext {
   unmappedSeen(): number;
   /** one feed item mapped for the chatbot; a value replaced by its rule's default (onInvalid: default) is counted */
   map(item: FeedItem, chatbot: string): MappedItem;
-  /** the progress line (SyncDeps.onProgress): records read, writes done */
-  progress(phase: 'feed' | 'write', done: number): void;
+  /** the progress line (SyncDeps.onProgress): records read so far */
+  progress(phase: 'feed', done: number): void;
+  /** one write done, of any lane of the feed: the progress line's writes done are the feed's */
+  wrote(): void;
   /** writes the progress line counts toward: the planned creates and updates once the feed is read, then each lane's delete batches */
   addWrites(n: number): void;
   /** the lane's report, into the run's reports */

@@ -210,6 +210,7 @@ function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: R
   const replaced = new Map<string, number>();
   let unmappedSeen = 0;
   let writeTotal: number | undefined;
+  let written = 0;
   const display = resolveDisplay(feed.display, feed.source.kind);
   const compiled = compileMapping(feed.mapping, {
     // the feed's display rules (docs/display-rules.md), judged against the run's clock
@@ -238,7 +239,8 @@ function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: R
       if (mapped.kind === 'listing' && mapped.replaced) for (const f of mapped.replaced) replaced.set(f, (replaced.get(f) ?? 0) + 1);
       return mapped;
     },
-    progress: (phase, done) => deps.onProgress?.({ feed: feed.name, phase, done, ...(phase === 'write' && writeTotal !== undefined && { total: writeTotal }) }),
+    progress: (phase, done) => deps.onProgress?.({ feed: feed.name, phase, done }),
+    wrote: () => deps.onProgress?.({ feed: feed.name, phase: 'write', done: ++written, ...(writeTotal !== undefined && { total: writeTotal }) }),
     addWrites: (n) => {
       writeTotal = (writeTotal ?? 0) + n;
     },
@@ -325,7 +327,7 @@ function setUpLane(l: Lane, parts: LaneParts, ctx: FeedContext, read: { media: M
     logger: ctx.logger.child({ chatbot: l.chatbot }),
     feed: feed.name,
     signal: ctx.clock.signal,
-    onProgress: ({ done }) => ctx.progress('write', done),
+    onProgress: () => ctx.wrote(),
     ...(changes && { changes }),
     ...(changes &&
       !opts.dryRun && {
