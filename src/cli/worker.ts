@@ -150,7 +150,16 @@ async function start(
   // pushed EntityEvents (RCP-028): a listener of their own, which answers nothing else (push-app.ts)
   const pushPort = await listenPush(loaded, { redis, queues, prefix, feeds: loaded.config.feeds, logger }, closers);
   logger.info(
-    { port, host: settings.host, ...(pushPort !== undefined && { pushPort }), redis: where, prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES), ui: admin ? 'admin login' : 'read-only' },
+    {
+      port,
+      host: settings.host,
+      ...(pushPort !== undefined && { pushPort }),
+      redis: where,
+      prefix,
+      api: runtime.apiBaseUrl,
+      queues: Object.values(QUEUE_NAMES),
+      ui: admin ? 'admin login' : 'read-only',
+    },
     `worker ready: http://${displayHost(settings.host)}:${port}/ui (queue UI, ${admin ? 'actions behind the admin login' : `read-only; ${UI_ADMIN_HINT}`}), /metrics, /healthz`,
   );
 
@@ -173,7 +182,10 @@ async function listenPush(loaded: LoadedConfig, deps: PushDeps, closers: Array<(
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES')
-      throw new StartupError(`push.port ${wanted} (the push listener of feeds ${feeds.join(', ')}) could not be listened on (${code}); set another push.port`, { cause: err, retryable: false });
+      throw new StartupError(`push.port ${wanted} (the push listener of feeds ${feeds.join(', ')}) could not be listened on (${code}); set another push.port`, {
+        cause: err,
+        retryable: false,
+      });
     throw err;
   }
   deps.logger.info({ pushPort: port, pushHost: host, feeds }, `push listener ready: http://${displayHost(host)}:${port}/reso/events/<feed> (nothing else answers there)`);

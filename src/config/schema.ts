@@ -121,20 +121,8 @@ const PushConfig = z.strictObject({
     .describe('largest push body read; a larger one is answered 413'),
   coalesceMs: z.number().int().min(0).max(600_000).default(2000).describe('a push job waits this long after the first event it will fetch, so a burst of pushes makes one job'),
   retryAfterSeconds: z.number().int().min(1).max(3600).default(60).describe('the Retry-After of a 429 (push.maxQueued reached)'),
-  maxKeysPerJob: z
-    .number()
-    .int()
-    .min(1)
-    .max(10_000)
-    .default(500)
-    .describe('most records one push job fetches (and asks the chatbot about); the rest wait for the next job'),
-  minIntervalMs: z
-    .number()
-    .int()
-    .min(0)
-    .max(3_600_000)
-    .default(10_000)
-    .describe("a push job of the feed starts at least this long after the previous one started"),
+  maxKeysPerJob: z.number().int().min(1).max(10_000).default(500).describe('most records one push job fetches (and asks the chatbot about); the rest wait for the next job'),
+  minIntervalMs: z.number().int().min(0).max(3_600_000).default(10_000).describe('a push job of the feed starts at least this long after the previous one started'),
   sourceShare: z
     .number()
     .gt(0)

@@ -33,8 +33,7 @@ export async function spawnWorker(configFile: string): Promise<WorkerProcess> {
       port = Number(m[1]);
       const p = /"pushPort":(\d+)[^\n]*worker ready/.exec(logs);
       if (p) pushPort = Number(p[1]);
-    }
-    else if (proc.exitCode !== null || Date.now() > end) throw new Error(`worker did not start:\n${logs}`);
+    } else if (proc.exitCode !== null || Date.now() > end) throw new Error(`worker did not start:\n${logs}`);
     else await new Promise((r) => setTimeout(r, 50));
   }
   return {
