@@ -163,13 +163,20 @@ export class FeedReadError extends FeedsyncError {
   readonly status?: number;
   /** on a refused credential: the config key of the credential, e.g. `source.auth` (never its value) */
   readonly credentialKey?: string;
+  /**
+   * the source answered, and what it sent is not the feed the mapping reads (a CSV header without a
+   * mapped column, an HTML page, a recordPath that matches nothing): the run ends `rejected`, and no
+   * retry helps until the file or the mapping is fixed
+   */
+  readonly refused?: true;
   constructor(
     message: string,
     readonly place: ErrorPlace,
     readonly retryable: boolean,
-    options?: { cause?: unknown; status?: number; retryAt?: Date; credentialKey?: string },
+    options?: { cause?: unknown; status?: number; retryAt?: Date; credentialKey?: string; refused?: boolean },
   ) {
     super(`${formatPlace(place)}: ${message}`, options);
+    if (options?.refused) this.refused = true;
     if (options?.status !== undefined) this.status = options.status;
     if (options?.credentialKey !== undefined) this.credentialKey = options.credentialKey;
     if (options?.retryAt) this.retryAt = options.retryAt;

@@ -33,6 +33,10 @@ export const AlertRules = z.strictObject({
   guard: z.boolean().default(true).describe('a delete guard tripped'),
   failedRuns: z.number().int().min(1).default(3).describe('runs in a row that failed or found the service unavailable'),
   rejectedFraction: z.number().min(0).max(1).default(0.1).describe('rejected records above this fraction of the feed'),
+  feedRejected: z
+    .boolean()
+    .default(true)
+    .describe("a run ended rejected: the feed's answer is not the feed (a mapped column missing, an HTML page) or too few of its records are valid (feeds[].minValidFraction)"),
   validDropFraction: z.number().min(0).max(1).default(0.3).describe('valid records fell by more than this against the last good run'),
   staleHours: z.number().positive().default(36).describe('no successful sync for this long'),
   unmappedValues: z.boolean().default(true).describe('lookup values that no map covers appeared'),

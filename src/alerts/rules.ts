@@ -10,7 +10,7 @@ const clip = (text: string) => String(excerpt(text));
 /** The first items of a list, each an excerpt, and how many more. */
 const firstOf = (items: readonly string[], n = 10) => `${items.slice(0, n).map(clip).join(', ')}${items.length > n ? `, and ${items.length - n} more` : ''}`;
 
-export type Condition = 'guard' | 'failing' | 'rejected' | 'dropped' | 'stale' | 'unmapped' | 'chat' | 'source-drift';
+export type Condition = 'guard' | 'failing' | 'rejected' | 'feed-rejected' | 'dropped' | 'stale' | 'unmapped' | 'chat' | 'source-drift';
 
 /** What a finished run showed, as the rules need it. */
 export interface RunObservation {
@@ -56,7 +56,7 @@ export interface Notice {
 export const emptyState = (): AlertState => ({ streak: 0, open: {} });
 
 /** what only a run that read the feed can say */
-const FEED_CONDITIONS = ['rejected', 'dropped', 'unmapped'] as const satisfies readonly Condition[];
+const FEED_CONDITIONS = ['rejected', 'feed-rejected', 'dropped', 'unmapped'] as const satisfies readonly Condition[];
 
 /** outcomes that count toward `failing`, whatever the cause (an authentication refused ends `failed`) */
 const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error', 'failed']);
@@ -74,6 +74,8 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
     holding.set('failing', `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${message ? `: ${message}` : ''})`);
   }
   const feedRead = run.feedRead !== false;
+  // the run's outcome `rejected` (sync/settle/rejection.ts): the feed answered with something that cannot be used
+  if (rules.feedRejected && feedRead && run.outcome === 'rejected') holding.set('feed-rejected', `the run was rejected: ${message ?? 'see the run'}`);
   if (!feedRead) {
     for (const c of FEED_CONDITIONS) {
       const open = state.open[c];

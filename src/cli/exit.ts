@@ -1,21 +1,24 @@
 // Exit status (docs/contracts.md, "Exit statuses"), the same for `sync`, `enqueue --wait` and `undo`:
 //   0 ok; 1 failed (the feed or the service could not be used; nothing or little was written);
 //   2 usage or config error; 3 a delete guard held deletes back; 4 partial (the feed was not read
-//   whole or some writes failed; deletes withheld).
+//   whole or some writes failed; deletes withheld); 6 rejected (the feed was read and what it holds
+//   cannot be used: not the feed's file, a mapped column missing, no valid record or far fewer than
+//   the last good run; nothing deleted). 5 is `feed drift`'s (drift found).
 // Several runs in one command: the most serious wins, in the order of SEVERITY below. A cron job
 // acts on the one number it gets: 2 and 1 need someone (nothing useful ran, or a feed or the
-// service could not be used); 4 means listings may be stale (part of the feed or some writes did
+// service could not be used); 6 needs someone to look at the feed or its mapping (a rerun reads the
+// same file); 4 means listings may be stale (part of the feed or some writes did
 // not get through: look at the feed or rerun); 3 means everything was written and only deletes
 // wait for a decision (--force or a fix at the source).
 import { ConfigError, FeedsyncError, GuardError } from '../errors.js';
 import { maskDeep, maskSecrets as redactSecrets } from '../secrets.js';
 import { isSystemError, systemProblem, systemSubject } from '../system-error.js';
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, guard: 3, partial: 4 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, guard: 3, partial: 4, rejected: 6 } as const;
 export type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
 
 /** Most serious first: the status a command with several runs ends with is the first one any run has. */
-export const SEVERITY: readonly ExitStatus[] = [EXIT.usage, EXIT.failed, EXIT.partial, EXIT.guard, EXIT.ok];
+export const SEVERITY: readonly ExitStatus[] = [EXIT.usage, EXIT.failed, EXIT.rejected, EXIT.partial, EXIT.guard, EXIT.ok];
 
 /** The table `--help` and the README show (test/cli/exit.test.ts holds the README's to this one). */
 export const EXIT_TABLE: readonly { status: ExitStatus; meaning: string }[] = [
@@ -24,6 +27,11 @@ export const EXIT_TABLE: readonly { status: ExitStatus; meaning: string }[] = [
   { status: EXIT.usage, meaning: 'usage or config error: nothing ran' },
   { status: EXIT.guard, meaning: 'a delete guard held deletes back; creates and updates were written' },
   { status: EXIT.partial, meaning: 'partial: a feed was not read whole or some writes failed; deletes withheld' },
+  {
+    status: EXIT.rejected,
+    meaning:
+      "rejected: a feed was read but cannot be used (not the feed's file, a mapped column missing, no valid record, or fewer than minValidFraction of the last good run); nothing deleted",
+  },
 ];
 
 export function exitCodeFor(err: unknown): ExitStatus {
@@ -37,6 +45,7 @@ export function exitForOutcome(outcome: unknown): ExitStatus {
   if (outcome === 'ok') return EXIT.ok;
   if (outcome === 'guard') return EXIT.guard;
   if (outcome === 'partial') return EXIT.partial;
+  if (outcome === 'rejected') return EXIT.rejected;
   return EXIT.failed;
 }
 

@@ -166,6 +166,14 @@ export const FeedConfig = z.preprocess(
       ignore: z.array(listingField).default([]).describe("fields that alone never cause an update (default: the preset's derived fields, e.g. DaysOnMarket)"),
       schedule: ScheduleConfig.optional(),
       deadlineMinutes: z.number().positive().max(1440).default(120).describe('a run of this feed stops (outcome aborted, retried) after this long'),
+      minValidFraction: z
+        .number()
+        .min(0)
+        .max(1)
+        .default(0.5)
+        .describe(
+          "a full read whose valid records fall below this fraction of the last good full run's ends rejected (nothing deleted, exit 6; 0: off); a read with records and none valid is rejected whatever this says",
+        ),
       media: FeedMediaConfig.prefault({}).describe("this feed's photos (media.mirror)"),
       display: DisplayConfig.optional().describe('what the MLS allows the chatbot to show: purpose, statuses, sold window, attribution, restricted fields (docs/display-rules.md)'),
       push: PushConfig.optional().describe("live RESO feeds: EntityEvents the MLS pushes (RCP-028) to the worker's POST /reso/events/<name>, each record fetched by key"),

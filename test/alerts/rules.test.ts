@@ -27,6 +27,7 @@ describe('alert rules (defaults)', () => {
       guard: true,
       failedRuns: 3,
       rejectedFraction: 0.1,
+      feedRejected: true,
       validDropFraction: 0.3,
       staleHours: 36,
       unmappedValues: true,
@@ -63,6 +64,17 @@ describe('alert rules (defaults)', () => {
       seen.push(...t.notices.map((n) => `${minutes} ${n.status} ${n.condition}`));
     }
     expect(seen).toEqual(['0 firing rejected', '135 resolved rejected']);
+  });
+
+  it('feed-rejected: a rejected run alerts with its message, keeps no good run, and resolves on the next good one', () => {
+    const rejected = run({ outcome: 'rejected', valid: 0, rejected: 0, message: '`Beds` is not in the header' });
+    const a = afterRun(emptyState(), rejected, AlertRules.parse({ closeAfterMinutes: 0 }));
+    expect(a.holding.get('feed-rejected')).toBe('the run was rejected: `Beds` is not in the header');
+    expect(a.state.lastOkAt).toBeUndefined();
+    expect(a.state.lastGoodValid).toBeUndefined();
+    const { notices } = play([rejected, rejected, run()]);
+    expect(notices).toEqual([['firing feed-rejected'], [], ['resolved feed-rejected']]);
+    expect(afterRun(emptyState(), rejected, AlertRules.parse({ feedRejected: false })).holding.has('feed-rejected')).toBe(false);
   });
 
   it('openAfterRuns: a condition alerts only once it held that many runs in a row', () => {

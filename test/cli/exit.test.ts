@@ -6,15 +6,17 @@ import { EXIT, EXIT_TABLE, exitForOutcome, exitHelp, printError, SEVERITY, worst
 
 describe('exit statuses', () => {
   it('maps each run outcome to its status', () => {
-    const outcomes = ['ok', 'partial', 'guard', 'failed', 'unavailable', 'aborted', undefined];
-    expect(outcomes.map(exitForOutcome)).toEqual([0, 4, 3, 1, 1, 1, 1]);
+    const outcomes = ['ok', 'partial', 'guard', 'rejected', 'failed', 'unavailable', 'aborted', undefined];
+    expect(outcomes.map(exitForOutcome)).toEqual([0, 4, 3, 6, 1, 1, 1, 1]);
   });
 
-  it('ends a command of several runs with the most serious status: 2, 1, 4, 3, then 0', () => {
+  it('ends a command of several runs with the most serious status: 2, 1, 6, 4, 3, then 0', () => {
     expect(worstExit([])).toBe(EXIT.ok);
     expect(worstExit([0, 3, 0])).toBe(EXIT.guard);
     expect(worstExit([3, 4, 0])).toBe(EXIT.partial);
     expect(worstExit([4, 1, 3])).toBe(EXIT.failed);
+    expect(worstExit([4, 6, 3])).toBe(EXIT.rejected);
+    expect(worstExit([6, 1])).toBe(EXIT.failed);
     expect(worstExit([1, 2])).toBe(EXIT.usage);
     expect(worstExit([0, 99])).toBe(EXIT.failed); // a status it does not know is not taken for ok
   });

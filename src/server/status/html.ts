@@ -20,7 +20,7 @@ th { background: #f4f4f4; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 .outcome { font-weight: 600; padding: 0 .3rem; border-radius: 3px; }
 .outcome.ok { background: #e8f5e9; color: #1b5e20; } .outcome.guard { background: #fff3e0; color: #e65100; }
-.outcome.partial, .outcome.unavailable, .outcome.aborted, .outcome.error { background: #ffebee; color: #b71c1c; }
+.outcome.partial, .outcome.rejected, .outcome.unavailable, .outcome.aborted, .outcome.error { background: #ffebee; color: #b71c1c; }
 .stale { background: #ffebee; color: #b71c1c; font-weight: 600; }
 .fresh { color: #1b5e20; }
 .state { font-weight: 600; } .state.paused { color: #e65100; } .state.running { color: #1565c0; }

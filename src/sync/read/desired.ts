@@ -30,6 +30,8 @@ export type FeedSide = Omit<DesiredSide, 'listings'> & {
   readErrorRetryable?: boolean;
   readError?: string;
   readErrorRetryAt?: string;
+  /** the source's answer is not the feed (FeedReadError.refused): why, and the run is rejected */
+  refused?: string;
   /** sold windows (display.soldDays) to store: key → when it ends, for the Closed listings shown; keys that no longer have one */
   soldUntil: { set: Map<string, string>; clear: Set<string> };
 };
@@ -122,6 +124,7 @@ function notWholeReasons(side: FeedSide) {
       side.complete = false;
       side.readError = reasons.slice(0, SHOWN_REASONS).join('; ') + (unread > SHOWN_REASONS ? `; and ${unread - SHOWN_REASONS} more` : '');
       side.readErrorRetryable = err instanceof FeedReadError && err.retryable;
+      if (err instanceof FeedReadError && err.refused) side.refused = err.message;
       if (err instanceof FeedReadError && err.retryAt) side.readErrorRetryAt = err.retryAt.toISOString();
     },
   };

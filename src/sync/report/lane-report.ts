@@ -169,12 +169,23 @@ function deletedByReason(r: LaneReportInput): Pick<SyncReport, 'deletedByReason'
 }
 
 /**
- * One verdict for the dry run and the real run: the dry run reports what the real run would. A read
- * that was not whole is `failed` when nothing of the feed could be used, else `partial`: never
- * `guard`, which says the feed shrank.
+ * One verdict for the dry run and the real run: the dry run reports what the real run would. A
+ * rejected run (settle/rejection.ts) is `rejected`, whatever else it is. A read that was not whole
+ * is `failed` when nothing of the feed could be used, else `partial`: never `guard`, which says the
+ * feed shrank.
  */
-export function laneOutcome(r: { stopped?: SyncOutcome; guard: GuardDecision; failures: number; readWhole: boolean; missed: boolean; records: number }): SyncOutcome {
+export function laneOutcome(r: {
+  stopped?: SyncOutcome;
+  guard: GuardDecision;
+  failures: number;
+  readWhole: boolean;
+  missed: boolean;
+  records: number;
+  /** why the run is rejected (settle/rejection.ts) */
+  rejected?: string;
+}): SyncOutcome {
   if (r.stopped) return r.stopped;
+  if (r.rejected !== undefined) return 'rejected';
   if (!r.readWhole) return r.records > 0 ? 'partial' : 'failed';
   if (r.guard.outcome === 'tripped') return 'guard';
   return r.failures > 0 || r.missed ? 'partial' : 'ok';
@@ -191,7 +202,12 @@ export function runMessage(
   remote: RemoteSide,
   missed: string | undefined,
   unmatched?: string,
+  rejected?: string,
 ): string | undefined {
+  if (rejected !== undefined) {
+    const held = guard.withheld.length ? `${guard.withheld.length} delete(s) withheld` : 'nothing was deleted';
+    return `${rejected}; ${held}, and the last good sync stays as it was`;
+  }
   if (readWhole) return [missed, unmatched, guard.message].filter(Boolean).join('; ') || undefined;
   const held = guard.withheld.length ? `${guard.withheld.length} delete(s) withheld` : 'nothing was deleted';
   if (readError) return `the feed was not read whole, so ${held}: ${readError}`;

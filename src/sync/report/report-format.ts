@@ -10,7 +10,9 @@ const SHOWN = 20;
 
 export function formatSyncReport(r: SyncReport): string {
   const c = r.counts;
-  const lines: string[] = [`${r.dryRun ? 'DRY RUN — nothing written. ' : ''}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}`];
+  // a rejected run says why on its first line: what is wrong with the feed (sync/settle/rejection.ts)
+  const why = r.outcome === 'rejected' && r.message ? ` — ${r.message}` : '';
+  const lines: string[] = [`${r.dryRun ? 'DRY RUN — nothing written. ' : ''}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}${why}`];
   const verb = r.dryRun ? 'would be ' : '';
   lines.push(
     ...table(
@@ -53,7 +55,7 @@ export function formatSyncReport(r: SyncReport): string {
   if (!r.source.complete && !r.message?.includes(readError)) lines.push(`  feed not read whole: ${readError}`);
   if (!r.remote.complete) lines.push(`  remote listings not all paged: ${r.remote.problem ?? 'unknown'}`);
   if (r.guard.outcome === 'forced') lines.push(`  guard overridden by --force: ${r.guard.reasons.join('; ')}`);
-  if (r.message) lines.push(`  ${r.message}`);
+  if (r.message && !why) lines.push(`  ${r.message}`);
   if (r.media) lines.push(...formatMediaReport(r.media));
 
   section(lines, 'failures', r.failures, (f) => `${f.op} ${f.key}: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
@@ -75,7 +77,7 @@ export function formatSyncReport(r: SyncReport): string {
     section(lines, 'would update', r.plan.updates, (u) =>
       u.reason === 'unlisted'
         ? `~ ${u.key}: a field the list does not return (Location, AreaUnit, …) changed since the last write`
-        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldNotKept)}`).join('; ')}`,
+        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldWithheld ? 'withheld' : ch.oldNotKept)}`).join('; ')}`,
     );
     const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
     section(lines, `would delete${held}`, r.plan.deletes, (d) => (d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`));

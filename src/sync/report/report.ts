@@ -10,8 +10,13 @@ import type { DeleteReason, FeedDuplicate, RejectedRecord } from '../plan/plan-t
 import { HIDE_RULES, type HideRule, type Purpose } from '../../mapping/display-config.js';
 import { ruleLabel } from '../../mapping/display-rules.js';
 
-/** failed: the feed's run could not be done (auth refused, an endless list, ...): see message */
-export type SyncOutcome = 'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'failed';
+/**
+ * failed: the feed's run could not be done (auth refused, an endless list, ...): see message.
+ * rejected: the feed was read but what it holds cannot be used (a file that is not the feed's, a
+ * mapped column missing, every record rejected, or far fewer valid than the last good run): nothing
+ * deleted, the mark and the last good sync stay where they were (sync/settle/rejection.ts).
+ */
+export type SyncOutcome = 'ok' | 'partial' | 'guard' | 'rejected' | 'unavailable' | 'aborted' | 'failed';
 
 export interface SyncCounts {
   feedRecords: number;

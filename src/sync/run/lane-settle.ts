@@ -7,6 +7,7 @@ import { ruleOf, type PlannedDelete } from '../plan/plan-types.js';
 import { deleteChange, withheldChange } from '../report/changes.js';
 import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js';
+import { rejectionOf } from '../settle/rejection.js';
 import type { GuardDecision } from '../settle/guards.js';
 import { commitLane } from '../settle/lane-commit.js';
 import { openHouseChanges, rosterChanges } from '../settle/state.js';
@@ -62,6 +63,8 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
         : []),
     ],
     ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),
+    // the reference the next runs' valid counts are judged by (rejection.ts): a full read whole that ended ok
+    ...(outcome === 'ok' && guarded.desired.mode === 'full' && guarded.readWhole && !after.opened.present && { goodValid: guarded.desired.counts.valid }),
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
     soldUntil: { ...planner.collector.side.soldUntil, stored: l.own.soldUntil },
   });
@@ -71,7 +74,7 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
 type Guarded = Awaited<ReturnType<typeof guardStep>>;
 
 /** What the lane's report says in a dry run and a real run alike, and the verdict its outcome rests on. */
-function commonReport(l: LiveLane, after: AfterRead, { desired, rest, absences, guard, readWhole }: Guarded) {
+function commonReport(l: LiveLane, after: AfterRead, { desired, rest, absences, guard, readWhole, rejected }: Guarded) {
   const { planner, paged } = l;
   const { read, opened } = after;
   const { tally } = planner;
@@ -100,8 +103,8 @@ function commonReport(l: LiveLane, after: AfterRead, { desired, rest, absences, 
   } satisfies Partial<LaneReportFields>;
   return {
     fields,
-    verdict: { guard, readWhole, missed: Boolean(absences.missed), records: desired.counts.records },
-    message: () => runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed, unmatched),
+    verdict: { guard, readWhole, missed: Boolean(absences.missed), records: desired.counts.records, ...(rejected !== undefined && { rejected }) },
+    message: () => runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed, unmatched, rejected),
   };
 }
 
@@ -123,11 +126,22 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     desired.complete = false;
     desired.readError ??= 'the run stopped before the feed was read whole';
   }
+  // a read whose records are not the feed, or not enough of them valid, is rejected: nothing goes (rejection.ts)
+  const rejected = rejectionOf({
+    counts: desired.counts,
+    mode: desired.mode,
+    complete: desired.complete,
+    ...(desired.refused !== undefined && { refused: desired.refused }),
+    rejectedRecords: desired.rejected,
+    ...(l.own.lastGoodValid !== undefined && !opened.present && { lastGoodValid: l.own.lastGoodValid }),
+    minValidFraction: feed.minValidFraction,
+    force: Boolean(opts.force),
+  });
   // sold windows that ended for listings the source did not send again (sold-window.ts)
   soldWindowsDue(pushed ? pushed.soldUntil : l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey);
   // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
   // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
-  const confirmable = desired.mode === 'full' && desired.complete && paged.remote.complete && !executor.result.stopped && !read.auth;
+  const confirmable = desired.mode === 'full' && desired.complete && paged.remote.complete && !executor.result.stopped && !read.auth && rejected === undefined;
   const guarded = await guardLane({
     remote: paged.remote,
     desired,
@@ -141,6 +155,7 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     force: Boolean(opts.force),
     now: nowOf(opts),
     missingSince: pushed ? pushed.missingSince : l.missingSince,
+    ...(rejected !== undefined && { rejected }),
     ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx, after) }),
     ...(pushed && { pushed: { wrote: pushed.wrote, graceFor: PUSHED_GRACE } }),
   });
@@ -159,7 +174,7 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     desired.complete = false;
     desired.readError = guarded.absences.missed;
   }
-  return { desired, readWhole, ...guarded };
+  return { desired, readWhole, rejected, ...guarded };
 }
 
 /** The lane's change log told of the deletes the guard withheld (a dry run: of those it would make); its rejected records went as they were read. */

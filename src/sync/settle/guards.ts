@@ -11,7 +11,9 @@
 // and positively lacks its key.
 //   - the feed was not read whole (read error, truncated row, a record whose key could not be read,
 //     a record listed twice in one pull);
-//   - the remote side could not be paged completely.
+//   - the remote side could not be paged completely;
+//   - the run was rejected (rejection.ts: the source's answer is not the feed, or too few of its
+//     records are valid): a display rule's removals are held too, the file read says nothing sure.
 // Three are limits, which `--force` lifts (the run then reports guard outcome 'forced'):
 //   - a full feed yielded no valid listing at all;
 //   - more than deletes.maxCount listings would go;
@@ -33,7 +35,7 @@ export interface GuardInput {
   plan: { deletes: readonly PlannedDelete[] };
   deletes: Pick<DeletesConfig, 'maxFraction' | 'maxCount' | 'graceHours'>;
   remote: { count: number; complete: boolean; problem?: string };
-  feed: { complete: boolean; readError?: string; mode: 'full' | 'incremental'; valid: number };
+  feed: { complete: boolean; readError?: string; mode: 'full' | 'incremental'; valid: number; rejected?: string };
   force: boolean;
   now: Date;
   /** key → ISO time the key was first found missing */
@@ -59,7 +61,7 @@ const SHOWN_KEYS = 5;
 
 export function evaluateGuards(input: GuardInput): GuardDecision {
   const byRule = input.plan.deletes.filter((d) => ruleOf(d.reason) !== undefined);
-  if (byRule.length === 0) return guardDeletes(input);
+  if (byRule.length === 0 || input.feed.rejected !== undefined) return guardDeletes(input);
   // a display rule's removals go whatever the rest decides (see the header)
   const rest = guardDeletes({ ...input, plan: { deletes: input.plan.deletes.filter((d) => ruleOf(d.reason) === undefined) } });
   const message = rest.message && `${rest.message} (${byRule.length} removal(s) by a display rule went: they are not held.)`;
@@ -69,7 +71,7 @@ export function evaluateGuards(input: GuardInput): GuardDecision {
 function guardDeletes(input: GuardInput): GuardDecision {
   const { plan, deletes, remote, feed, force, now, missingSince } = input;
   const graceMs = deletes.graceHours * 3_600_000;
-  const readable = feed.complete && remote.complete;
+  const readable = feed.complete && remote.complete && feed.rejected === undefined;
 
   const candidates: PlannedDelete[] = [];
   const waiting: PlannedDelete[] = [];
@@ -97,6 +99,7 @@ function guardDeletes(input: GuardInput): GuardDecision {
   const blockers: string[] = [];
   if (!feed.complete) blockers.push(`the feed was not read whole (${feed.readError ?? 'read error'})`);
   if (!remote.complete) blockers.push(`the chatbot's listings could not all be paged (${remote.problem ?? 'incomplete'})`);
+  if (feed.rejected !== undefined) blockers.push(`the run was rejected (${feed.rejected})`);
   const reasons: string[] = [...blockers];
   if (feed.mode === 'full' && feed.valid === 0) reasons.push('the feed yielded no valid listing');
   if (listings > deletes.maxCount) reasons.push(`${listings} deletes exceed deletes.maxCount ${deletes.maxCount}`);
@@ -110,7 +113,7 @@ function guardDeletes(input: GuardInput): GuardDecision {
   const keys = candidates.slice(0, SHOWN_KEYS).map((d) => d.key);
   const more = candidates.length > SHOWN_KEYS ? `, … ${candidates.length - SHOWN_KEYS} more` : '';
   const next = blockers.length
-    ? '--force does not delete after an incomplete read: fix what kept the read from finishing and rerun.'
+    ? `--force does not delete after ${feed.rejected !== undefined ? 'a rejected' : 'an incomplete'} read: fix what kept the read from ${feed.rejected !== undefined ? 'being used' : 'finishing'} and rerun.`
     : 'Check the feed, run with --dry-run to see the plan, or rerun with --force to delete anyway.';
   const message = `delete guard: would have deleted ${listings} listing(s) (${keys.join(', ')}${more}) but ${reasons.join('; ')}. Nothing was deleted. ${next}`;
   return { outcome: 'tripped', allowed: [], withheld: candidates, waiting, reasons, message, marks };

@@ -18,6 +18,8 @@ export interface LaneCommitInput {
   missingSince: ReadonlyMap<string, string>;
   /** the mark the reader reached, when the lane earned it */
   mark?: string;
+  /** the valid records of a full run that ended ok (rejection.ts) */
+  goodValid?: number;
   /** keys whose photos were not all mirrored: their stamps go, so the next run maps them again */
   unstamped?: readonly string[];
   /** other state written in the same apply (the media mirror's) */
@@ -46,6 +48,7 @@ function laneChanges(input: LaneCommitInput): FeedStateChanges {
     changes.soldUntil = { set: [...w.set], delete: [...w.clear, ...gone] };
   }
   if (input.mark !== undefined) changes.mark = input.mark;
+  if (input.goodValid !== undefined) changes.goodValid = input.goodValid;
   const r = input.recurring;
   if (r) changes.recurring = { set: [...r.now].filter((k) => !r.before.has(k)), delete: [...r.before].filter((k) => !r.now.has(k)) };
   return changes;

@@ -30,6 +30,8 @@ export interface LaneGuardInput {
    * matched its where) while the feed is not empty; the empty-feed guard looks at the feed's
    */
   feedValid: number;
+  /** why the run is rejected (rejection.ts): every delete is held */
+  rejected?: string;
   /** asks the source whether the absent keys are really gone (a full pull read whole, writes not stopped); none: absence suffices */
   confirm?: (deletes: readonly PlannedDelete[]) => Promise<AbsenceResult>;
   /**
@@ -68,7 +70,13 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
     plan: { deletes: [...input.duplicateDeletes, ...absences.deletes] },
     deletes: input.deletes,
     remote: { count: remote.count, complete: remote.complete, ...(remote.problem !== undefined && { problem: remote.problem }) },
-    feed: { complete: desired.complete, ...(desired.readError !== undefined && { readError: desired.readError }), mode: desired.mode, valid: input.feedValid },
+    feed: {
+      complete: desired.complete,
+      ...(desired.readError !== undefined && { readError: desired.readError }),
+      mode: desired.mode,
+      valid: input.feedValid,
+      ...(input.rejected !== undefined && { rejected: input.rejected }),
+    },
     force: input.force,
     now: input.now,
     missingSince: input.missingSince,

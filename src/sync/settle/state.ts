@@ -23,6 +23,8 @@ export const soldWindowNamespace = (feed: string) => `until:${feed}`;
 export const rosterNamespace = (lane: string, resource: 'Member' | 'Office') => `roster:${resource}:${lane}`;
 /** feed name → the mark its reader reached in the last successful run */
 export const MARK_NAMESPACE = 'reso-hwm';
+/** lane → the valid records of its last full run that ended ok (rejection.ts compares a run with it) */
+export const GOOD_VALID_NAMESPACE = 'good-valid';
 
 /** A feed writing to the chatbot, as the config names it. */
 export interface ChatbotFeed {
@@ -42,6 +44,8 @@ export interface FeedState {
   /** key → when its sold window ends (soldWindowNamespace) */
   soldUntil: ReadonlyMap<string, string>;
   mark?: string;
+  /** valid records of the lane's last full run that ended ok (GOOD_VALID_NAMESPACE) */
+  lastGoodValid?: number;
 }
 
 export interface ChatbotState {
@@ -64,6 +68,8 @@ export interface FeedStateChanges {
   unlisted?: { set: Pairs; delete: string[] };
   /** the new mark, when the run earned it (read whole, outcome ok) */
   mark?: string;
+  /** the valid records of a full run that ended ok: the next runs are judged against it */
+  goodValid?: number;
   /** when each Closed listing shown now stops being shown (soldWindowNamespace) */
   soldUntil?: { set: Pairs; delete: string[] };
   /** keys repeated in this run's read (set), and those that no longer are (delete) */
@@ -75,7 +81,9 @@ export interface FeedStateChanges {
 export async function loadChatbotState(store: KvStore, chatbot: string, feeds: readonly ChatbotFeed[]): Promise<ChatbotState> {
   const state: ChatbotState = { chatbot, location: store.location, feeds: new Map() };
   const marks = await store.getAll(MARK_NAMESPACE);
+  const goods = await store.getAll(GOOD_VALID_NAMESPACE);
   for (const f of feeds) {
+    const good = Number(goods.get(f.name));
     state.feeds.set(f.name, {
       name: f.name,
       keyBy: f.keyBy,
@@ -84,6 +92,7 @@ export async function loadChatbotState(store: KvStore, chatbot: string, feeds: r
       recurring: new Set((await store.getAll(recurringNamespace(f.name))).keys()),
       soldUntil: await store.getAll(soldWindowNamespace(f.name)),
       ...(marks.has(f.name) && { mark: marks.get(f.name) }),
+      ...(Number.isSafeInteger(good) && good >= 0 && { lastGoodValid: good }),
     });
   }
   return state;
@@ -130,6 +139,7 @@ export async function commitChanges(store: KvStore, changes: FeedStateChanges): 
   if (changes.unlisted) ops.push({ ns: unlistedNamespace(changes.feed), set: changes.unlisted.set, delete: changes.unlisted.delete });
   if (changes.soldUntil) ops.push({ ns: soldWindowNamespace(changes.feed), set: changes.soldUntil.set, delete: changes.soldUntil.delete });
   if (changes.mark !== undefined) ops.push({ ns: MARK_NAMESPACE, set: [[changes.feed, changes.mark]], delete: [] });
+  if (changes.goodValid !== undefined) ops.push({ ns: GOOD_VALID_NAMESPACE, set: [[changes.feed, String(changes.goodValid)]], delete: [] });
   if (changes.recurring) ops.push({ ns: recurringNamespace(changes.feed), set: changes.recurring.set.map((k) => [k, '1'] as [string, string]), delete: changes.recurring.delete });
   for (const op of changes.extra ?? []) ops.push({ ns: op.ns, set: [...(op.set ?? [])], delete: [...(op.delete ?? [])] });
   const needed = ops.filter((op) => op.set.length > 0 || op.delete.length > 0);

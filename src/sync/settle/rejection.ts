@@ -1,0 +1,56 @@
+// Whether a lane's run achieved what it set out to (docs/contracts.md, exit status 6): a read that
+// yielded records but no valid one, or (a full read) fewer valid than feeds[].minValidFraction of
+// the lane's last good full run, is rejected, as is a source whose answer is not the feed at all
+// (FeedReadError.refused: a CSV header without a mapped column, an HTML page). A rejected run
+// deletes nothing (guards.ts holds every delete, --force or not), keeps its mark, and does not
+// count as a good sync (last_success, "last good sync", the next run's reference stay). Pure.
+import type { RejectedRecord } from '../plan/plan-types.js';
+
+export interface RejectionInput {
+  counts: { records: number; valid: number; rejected: number };
+  mode: 'full' | 'incremental';
+  /** the read was whole: one that was not says nothing about how many records are valid */
+  complete: boolean;
+  /** the source's answer is not the feed (FeedSide.refused) */
+  refused?: string;
+  /** the first rejected records (FeedSide.rejected): the message names their commonest reasons */
+  rejectedRecords: readonly RejectedRecord[];
+  /** valid records of the lane's last full run that ended ok */
+  lastGoodValid?: number;
+  minValidFraction: number;
+  /** --force accepts a run that only fell below minValidFraction (a feed that really shrank) */
+  force: boolean;
+}
+
+const SHOWN_REASONS = 3;
+
+/** Why the run is rejected, said first in its report and its alert; undefined when it is not. */
+export function rejectionOf(r: RejectionInput): string | undefined {
+  if (r.refused) return r.refused;
+  const { records, valid, rejected } = r.counts;
+  if (!r.complete || records === 0) return undefined;
+  if (valid === 0 && rejected > 0) return `none of the feed's ${records} record(s) is valid: ${commonReasons(r.rejectedRecords, rejected)}`;
+  const good = r.lastGoodValid;
+  if (r.mode !== 'full' || r.force || !good || r.minValidFraction === 0 || valid >= r.minValidFraction * good) return undefined;
+  const why = rejected > 0 ? `; ${rejected} rejected: ${commonReasons(r.rejectedRecords, rejected)}` : '';
+  return `only ${valid} of the feed's ${records} record(s) are valid, fewer than feeds[].minValidFraction ${r.minValidFraction} of the ${good} of the last good full run${why} (--force accepts the run)`;
+}
+
+/** "Bedrooms is missing × 49 (first: feeds/austin.csv:2), ..." over the records kept. */
+function commonReasons(kept: readonly RejectedRecord[], total: number): string {
+  const tally = new Map<string, { n: number; first: RejectedRecord }>();
+  for (const rec of kept) {
+    for (const reason of rec.reasons) {
+      const t = tally.get(reason);
+      if (t) t.n++;
+      else tally.set(reason, { n: 1, first: rec });
+    }
+  }
+  const top = [...tally].sort((a, b) => b[1].n - a[1].n).slice(0, SHOWN_REASONS);
+  if (!top.length) return `${total} rejected`;
+  const where = (rec: RejectedRecord) => (rec.position.line !== undefined ? `${rec.position.file}:${rec.position.line}` : `${rec.position.file}, record ${rec.position.index}`);
+  const of = kept.length < total ? ` (of the first ${kept.length} rejected)` : '';
+  return (
+    top.map(([reason, t]) => `${reason} × ${t.n} (first: ${where(t.first)})`).join('; ') + (tally.size > top.length ? `; and ${tally.size - top.length} other reason(s)` : '') + of
+  );
+}

@@ -1,0 +1,72 @@
+// A run judged by what it achieved (sync/settle/rejection.ts): a feed read whole whose records are
+// all rejected, or whose valid records fell below feeds[].minValidFraction of the last good full
+// run, ends `rejected`: nothing is deleted, the mark and the reference stay, and the feed restored
+// syncs with no write.
+import { describe, expect, it } from 'vitest';
+import { GOOD_VALID_NAMESPACE } from '../../src/sync/settle/state.js';
+import { formatSyncReport } from '../../src/sync/report/report-format.js';
+import { row, rows, SN, useEmulatorSync, writeCounts } from './helpers/feed.js';
+
+const sync = useEmulatorSync();
+
+describe('a run that achieved nothing', () => {
+  it('ends rejected when every record is rejected, deletes nothing, and the restored feed writes nothing', async () => {
+    const env = sync.env();
+    await env.writeFeed(rows(10));
+    expect((await env.sync(sync.te())).outcome).toBe('ok');
+    expect(await env.store.get(GOOD_VALID_NAMESPACE, 'test-feed')).toBe('10');
+    const before = await writeCounts(sync.te());
+
+    await env.writeFeed(rows(10).map((r) => ({ ...r, Bedrooms: 'lots' })));
+    const report = await env.sync(sync.te());
+    expect(report.outcome).toBe('rejected');
+    expect(report.counts).toMatchObject({ feedRecords: 10, valid: 0, rejected: 10, deleted: 0 });
+    expect(report.message).toBe(
+      `none of the feed's 10 record(s) is valid: Bedrooms number: not a number (got "lots") × 10 (first: feed.csv:2); nothing was deleted, and the last good sync stays as it was`,
+    );
+    expect(formatSyncReport(report).split('\n')[0]).toBe(`feed test-feed → chatbot ${SN}: rejected — ${report.message}`);
+    expect(await sync.te().listings(SN)).toHaveLength(10);
+    expect(await writeCounts(sync.te())).toEqual(before);
+    // the reference stays the last good run's
+    expect(await env.store.get(GOOD_VALID_NAMESPACE, 'test-feed')).toBe('10');
+
+    await env.writeFeed(rows(10));
+    const restored = await env.sync(sync.te());
+    expect(restored.outcome).toBe('ok');
+    expect(await writeCounts(sync.te())).toEqual(before);
+  });
+
+  it('ends rejected below minValidFraction of the last good run, deleting nothing; --force accepts a feed that shrank', async () => {
+    const env = sync.env();
+    await env.writeFeed(rows(10));
+    expect((await env.sync(sync.te())).outcome).toBe('ok');
+
+    // four records of ten: 4 < 0.5 × 10
+    await env.writeFeed(rows(4));
+    const shrunk = await env.sync(sync.te());
+    expect(shrunk.outcome).toBe('rejected');
+    expect(shrunk.message).toContain("only 4 of the feed's 4 record(s) are valid, fewer than feeds[].minValidFraction 0.5 of the 10 of the last good full run");
+    expect(shrunk.counts.deleted).toBe(0);
+    expect(shrunk.guard.withheld).toBe(6);
+    expect(await sync.te().listings(SN)).toHaveLength(10);
+
+    // a rejected record among them is named; off (minValidFraction 0) the guard alone decides
+    await env.writeFeed([...rows(4), row(5, { Bedrooms: 'lots' })]);
+    expect((await env.sync(sync.te())).message).toMatch(/; 1 rejected: .*Bedrooms/);
+    await env.writeFeed(rows(4));
+    expect((await env.sync(sync.te(), env.feed({ minValidFraction: 0 }))).outcome).toBe('guard');
+
+    const forced = await env.sync(sync.te(), undefined, { force: true });
+    expect(forced.outcome).toBe('ok');
+    expect(forced.counts.deleted).toBe(6);
+    expect(await sync.te().listings(SN)).toHaveLength(4);
+  });
+
+  it('takes a first run with some valid records as it is: there is no good run to compare with', async () => {
+    const env = sync.env();
+    await env.writeFeed([...rows(2), row(3, { Bedrooms: 'lots' }), row(4, { Bedrooms: 'lots' }), row(5, { Bedrooms: 'lots' })]);
+    const report = await env.sync(sync.te());
+    expect(report.outcome).toBe('ok');
+    expect(report.counts).toMatchObject({ valid: 2, rejected: 3 });
+  });
+});
