@@ -139,17 +139,21 @@ async function* pass<P extends Counted>(load: (pageNumber: number, pageSize: num
     );
 }
 
-/** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */
-export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onIndex?: (index: RemoteIndex) => void }): Promise<RemoteSide & { byKey: RemoteIndex }> {
-  const maxRounds = opts.maxRounds ?? 3;
-  const index = new RemoteIndex({
+/** The index a paging fills: a page is kept by its answer (rowPages), a row's compared JSON read as decoding reads it, and its whole item. */
+function newIndex(opts: RemoteOptions): RemoteIndex {
+  return new RemoteIndex({
     keepCompared: opts.keepCompared,
     keepOtherKey: opts.keepOtherKey,
     comparedMemoryBytes: COMPARED_MEMORY_BYTES,
-    // a page is kept by its answer (rowPages): a row's compared JSON read as decoding reads it, and its whole item
     readRaw: (status, body, row) => comparedOfPageRow(status, body, row, opts),
     readItem: listItemOfPageRow,
   });
+}
+
+/** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */
+export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onIndex?: (index: RemoteIndex) => void }): Promise<RemoteSide & { byKey: RemoteIndex }> {
+  const maxRounds = opts.maxRounds ?? 3;
+  const index = newIndex(opts);
   // (a feed read beside the paging asks it what the first pass has paged so far: RemoteIndex.pagedCopy)
   opts.onIndex?.(index);
   /**
@@ -264,13 +268,7 @@ function answerOf(data: ListData): unknown {
  */
 export async function fetchRemoteKeys(api: ChatbotApi, opts: RemoteOptions & { keys: ReadonlySet<string> }): Promise<RemoteSide & { byKey: RemoteIndex }> {
   if (opts.keyBy !== 'MLSNumber') throw new Error('fetchRemoteKeys: the list endpoint filters by MLSNumber only (a URL-keyed chatbot is paged whole)');
-  const index = new RemoteIndex({
-    keepCompared: opts.keepCompared,
-    keepOtherKey: opts.keepOtherKey,
-    comparedMemoryBytes: COMPARED_MEMORY_BYTES,
-    readRaw: (status, body, row) => comparedOfPageRow(status, body, row, opts),
-    readItem: listItemOfPageRow,
-  });
+  const index = newIndex(opts);
   const rowOpts: RowOptions = opts.keepCompared ? { ...opts, keepCompared: false } : opts;
   const call = callOf(opts);
   const limit = pLimit(Math.max(1, opts.concurrency));
