@@ -5,9 +5,7 @@
 // run does not put them back, nor does the next incremental run, and neither the change log file,
 // `runs show`, `history` nor the status run page holds the street address from the run that
 // withheld it on.
-import { readFile, writeFile, mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { openChangeLog } from '../../src/change-log/open.js';
@@ -19,8 +17,8 @@ import type { TestEmulator } from '../helpers/emulator.js';
 import { flaggedRecord } from '../helpers/flagged-reso.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { feedsync } from '../settings/run-cli.js';
-import { apiYaml, SN } from '../sync/helpers/feed.js';
-import { inProcess, useUndoEmulator } from './helpers.js';
+import { SN } from '../sync/helpers/feed.js';
+import { inProcess, resoUndoConfig, useUndoEmulator } from './helpers.js';
 
 let te: TestEmulator;
 const { dirs } = useUndoEmulator((t) => (te = t));
@@ -30,29 +28,10 @@ const STREET = '102 Oak Street';
 const LATITUDE = '30.262';
 const listing = async (mls: string) => (await te.listings(SN)).find((l) => l.MLSNumber === mls);
 
-async function resoConfig(url: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'feedsync-undo-withheld-'));
-  dirs.push(dir);
-  const config = join(dir, 'feedsync.yaml');
-  await writeFile(
-    config,
-    [
-      ...apiYaml(te.url),
-      'feeds:',
-      '  - name: mls',
-      `    chatbot: ${SN}`,
-      `    source: { kind: reso, url: "${url}", incremental: true, photosTimestampField: null, retries: 0 }`,
-      '    mapping: { preset: reso, fields: { Url: { template: "https://broker.test/l/{ListingId}" } } }',
-      '    deletes: { maxFraction: 1 }',
-    ].join('\n'),
-  );
-  return config;
-}
-
 describe('undo of a run that withheld an address (InternetAddressDisplayYN false)', () => {
   it('does not put the street and pin back, and no output from that run on holds them', { timeout: 90_000 }, async () => {
     const server = await startResoServer({ records: [1, 2, 3].map((i) => flaggedRecord(i)) });
-    const config = await resoConfig(server.url);
+    const config = await resoUndoConfig(te.url, server.url, dirs);
     try {
       const runs = await inProcess(config, async (ops) => {
         expect((await ops.sync()).counts.created).toBe(3);
