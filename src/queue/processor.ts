@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import { maskDeep, maskError } from '../secrets.js';
 import { createHistoryWriter, runRecord, saveRunRecord } from './run-records.js';
 import { boundReport } from './report-size.js';
-import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
+import type { JobContext, JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
 import { isFailedOutcome, reportError, toJobError, verdictFor } from './retry-policy.js';
 import { CancelRequest, pausedAmong, pausedFor, type CancelWatcher } from './control.js';
 import {
@@ -91,16 +91,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       let report: RunReport;
       try {
         const calls = createCallCounter();
-        const progress = createProgressThrottle((data) => job.updateProgress(data), {
-          onError: (err) => logger.debug({ err }, 'job progress not saved'),
-        });
-        try {
-          report = await withCallCounter(calls, () =>
-            def.process(payload, { config: deps.config, runtime: deps.runtime, logger: jobLogger, signal: jobSignal, jobId, attempt, calls, progress: progress.report }),
-          );
-        } finally {
-          await progress.flush();
-        }
+        report = await runJob(def, job, payload, { config: deps.config, runtime: deps.runtime, logger: jobLogger, signal: jobSignal, jobId, attempt, calls });
       } catch (err) {
         if (cancel?.signal.aborted) {
           const error: RunReport = { outcome: 'error', summary: err instanceof Error ? err.message : String(err) };
@@ -134,6 +125,16 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       await releaseAll(locks.held, (err) => logger.warn({ err }, 'lock release failed; it expires by itself'));
     }
   };
+}
+
+/** The job's run, its progress sent to BullMQ (throttled: job-progress.ts) until it ends. */
+async function runJob<P>(def: JobDefinition<P, RunReport>, job: Job, payload: P, ctx: Omit<JobContext, 'progress'>): Promise<RunReport> {
+  const progress = createProgressThrottle((data) => job.updateProgress(data), { onError: (err) => ctx.logger.debug({ err }, 'job progress not saved') });
+  try {
+    return await withCallCounter(ctx.calls, () => def.process(payload, { ...ctx, progress: progress.report }));
+  } finally {
+    await progress.flush();
+  }
 }
 
 /** The job's payload as its definition's schema parses it; a payload that does not parse can never run. */
