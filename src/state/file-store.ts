@@ -8,21 +8,30 @@
 // once, when the store is opened (state-json.ts). The file is open in one process at a time
 // (open-lock.ts: LMDB's own locks cannot tell apart processes of two PID namespaces); an open
 // waits while another process has it open, and a store whose hold was taken from it writes nothing.
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type RootDatabase, type RootDatabaseOptions } from 'lmdb';
 import { EnvironmentError, FeedsyncError } from '../errors.js';
 import { isSystemError, systemProblem } from '../system-error.js';
 import type { KvStore, StateChange } from './kv-store.js';
+import { rewriteFormerKeys, SLOTS_DB } from './former-keys.js';
 import { FRESH_STATE_COST, importLegacyState } from './legacy-state.js';
 import { checkStateFile } from './lmdb-header.js';
 import { holdOpen, type OpenLock } from './open-lock.js';
-import { rangeOf, slotOf, storedValue, valueOf } from './store-keys.js';
+import { privateDir, privateFile } from './private-files.js';
+import { refuseLongKeys } from './kv-store.js';
+import { rangeOf, SLOT_KEYS, slotOf, storedValue, valueOf } from './store-keys.js';
 import { StoredEntries } from './stored-entries.js';
 
-/** The store's layout; a store of a later one is refused, an earlier one upgraded when there is one. */
-export const SCHEMA_VERSION = 1;
+/**
+ * The store's layout; a store of a later one is refused, an earlier one upgraded: 2 keeps its slots
+ * as UTF-8 in the database `slots`; 1 kept them in `state` under lmdb's default key encoding, in
+ * which a slot of 64+ characters fell out of its namespace's range (former-keys.ts rewrites it).
+ */
+export const SCHEMA_VERSION = 2;
 const SCHEMA_KEY = 'schema';
+
+/** The database of the slots: typed by lmdb among the root's options, a keyEncoder is read by openDB as well (open.js). */
+const SLOTS: RootDatabaseOptions & { name: string } = { name: SLOTS_DB, encoding: 'string', keyEncoder: SLOT_KEYS };
 
 /** The state file store, with what `feedsync state export|import` needs beside KvStore. */
 export interface FileStore extends KvStore {
@@ -59,10 +68,15 @@ export async function createFileStore(path: string, opts: FileStoreOptions = {})
     await hold.release();
     throw err;
   }
-  const file: StoreFile = { path, hold, db: root.openDB({ name: 'state', encoding: 'string' }), meta: root.openDB({ name: 'meta', encoding: 'string' }) };
+  const file: StoreFile = {
+    path,
+    hold,
+    db: root.openDB(SLOTS),
+    meta: root.openDB({ name: 'meta', encoding: 'string' }),
+  };
   const closeAll = () => root.close().finally(() => hold.release());
   try {
-    checkSchema(file);
+    if (checkSchema(file) === 1) writeState(file, () => rewriteFormerKeys(root, file.db, path));
     await importLegacyState(file, (state, extra) => writeState(file, () => putAll(file, state, extra)));
   } catch (err) {
     await closeAll();
@@ -95,15 +109,25 @@ export async function createFileStore(path: string, opts: FileStoreOptions = {})
 /** The LMDB environment of the state file, with its folder made; an error a person can act on when it cannot be. */
 function openFile(path: string): RootDatabase<string, string> {
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    // the owner's alone (private-files.ts): a link in the file's place is refused, not followed
+    privateDir(dirname(path), 'The folder of the state file');
+    for (const [file, what] of lmdbFiles(path)) privateFile(file, what);
     checkStateFile(path); // LMDB trusts the file it maps: one cut short or of another program would crash the process
     // every commit flushed before it returns (no overlapping sync): a run's state is on disk when it says so;
     // the path is the file itself whatever its name (noSubdir), its lock file `<path>-lock` beside it
-    return open<string, string>({ path, noSubdir: true, maxDbs: 2, overlappingSync: false, compression: false, encoding: 'string' });
+    const root = open<string, string>({ path, noSubdir: true, maxDbs: 3, overlappingSync: false, compression: false, encoding: 'string' });
+    for (const [file, what] of lmdbFiles(path)) privateFile(file, what); // (the ones LMDB made just now)
+    return root;
   } catch (err) {
     throw unopenable(path, err);
   }
 }
+
+/** The files LMDB keeps of the state file at `path`, named for a person. */
+const lmdbFiles = (path: string): Array<[string, string]> => [
+  [path, 'The state file'],
+  [`${path}-lock`, "The state file's LMDB lock file"],
+];
 
 /** Why the state file cannot be opened, for a person: a feedsync error as it is, a system error said so. */
 function unopenable(path: string, err: unknown): unknown {
@@ -117,9 +141,10 @@ function unopenable(path: string, err: unknown): unknown {
   );
 }
 
-function checkSchema(file: StoreFile): void {
+/** The stored schema version (none for a new store: its first write, or the import, records it); a later one refused. */
+function checkSchema(file: StoreFile): number | undefined {
   const stored = file.meta.get(SCHEMA_KEY);
-  if (stored === undefined) return; // a new store: the first write (or the import) records it
+  if (stored === undefined) return undefined;
   if (Number(stored) > SCHEMA_VERSION) {
     throw new EnvironmentError(
       `The state file ${file.path}`,
@@ -127,6 +152,7 @@ function checkSchema(file: StoreFile): void {
       'Run the feedsync that wrote it, or move the file aside and run again: ' + FRESH_STATE_COST,
     );
   }
+  return Number(stored);
 }
 
 /** A write: one transaction, committed and flushed when it returns; one that throws leaves the store as it was. */
@@ -140,8 +166,9 @@ function writeState<T>(file: StoreFile, write: () => T): T {
   }
   try {
     return file.db.transactionSync(() => {
-      if (file.meta.get(SCHEMA_KEY) === undefined) file.meta.putSync(SCHEMA_KEY, String(SCHEMA_VERSION));
-      return write();
+      const result = write();
+      if (file.meta.get(SCHEMA_KEY) !== String(SCHEMA_VERSION)) file.meta.putSync(SCHEMA_KEY, String(SCHEMA_VERSION));
+      return result;
     });
   } catch (err) {
     throw unwritable(file.path, err);
@@ -159,7 +186,7 @@ function read(file: StoreFile, ns: string, key: string): string | undefined {
 function applyChange(file: StoreFile, change: StateChange): void {
   const { db } = file;
   const { start } = rangeOf(change.ns);
-  for (const [key, value] of change.set ?? []) {
+  for (const [key, value] of refuseLongKeys(change.ns, change.set ?? [])) {
     const slot = slotOf(start, key);
     db.putSync(slot, storedValue(slot, start, key, value));
   }

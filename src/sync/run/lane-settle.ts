@@ -121,7 +121,8 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
   desired.mode = opened.mode;
   if (!read.done) {
     desired.complete = false;
-    desired.readError ??= 'the run stopped before the feed was read whole';
+    // writes that stopped (a refused credential, the service down) stop the read: their reason is why, said once as the run's message
+    desired.readError ??= executor.result.stopReason ?? 'the run stopped before the feed was read whole';
   }
   // a read whose records are not the feed, or not enough of them valid, is rejected: nothing goes (rejection.ts)
   const rejected = rejectionOf({

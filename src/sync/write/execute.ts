@@ -173,7 +173,8 @@ interface CallOutcomes {
   succeeded(): void;
   /** one call failed: the breaker counts it, an auth refusal stops the lane */
   callFailed(err: unknown): void;
-  itemFailed(key: string, op: ItemFailure['op'], reason: string, retryable: boolean): void;
+  /** `quiet`: logged at debug (the run's message says it: a refused credential) */
+  itemFailed(key: string, op: ItemFailure['op'], reason: string, retryable: boolean, quiet?: boolean): void;
   /** the item and its call failed */
   failed(key: string, op: ItemFailure['op'], err: unknown): void;
 }
@@ -198,13 +199,14 @@ function callOutcomes(deps: ExecuteDeps, result: ExecutionResult): CallOutcomes 
         result.stopReason = `the service looks down: ${consecutive} calls in a row failed after retries (last: ${causeMessage(err)})`;
       }
     },
-    itemFailed: (key, op, reason, retryable) => {
+    itemFailed: (key, op, reason, retryable, quiet = false) => {
       result.failures.push({ key, op, reason, retryable });
       deps.changes?.({ op: 'fail', key, attempted: op, reason, retryable });
-      deps.logger.warn({ key, op, err: reason }, `${op} ${key} failed`);
+      deps.logger[quiet ? 'debug' : 'warn']({ key, op, err: reason }, `${op} ${key} failed`);
     },
     failed: (key, op, err) => {
-      o.itemFailed(key, op, causeMessage(err), isRetryable(err));
+      // a refused credential is said once, as the run's message (its first line): not a warning per write in flight
+      o.itemFailed(key, op, causeMessage(err), isRetryable(err), authStatus(err) !== undefined);
       o.callFailed(err);
     },
   };
