@@ -112,6 +112,11 @@ export interface RemoteSide {
   rounds: number;
   /** listings whose rows came from the last paging's memory (page-echo.ts), not decoded again */
   recalled?: number;
+  /**
+   * a paging of these keys alone (a run of pushed events: remote.ts fetchRemoteKeys), not of the whole
+   * list: what the chatbot holds of any other key is unknown, so nothing is concluded of one
+   */
+  asked?: ReadonlySet<string>;
 }
 
 export interface PlanOptions {
