@@ -42,10 +42,14 @@ describe('a running sync reports its progress', () => {
     const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'big', { feed: 'big' });
 
     // read back from BullMQ while it runs: the plan known, writes under way
-    const writing = await until('the job to report writes of its plan', async () => {
-      const p = RunProgress.safeParse((await d.queues.sync.getJob(jobId))?.progress);
-      return p.success && p.data.phase === 'writing' && p.data.written > 0 && p.data.written < 120 ? p.data : undefined;
-    });
+    const writing = await until(
+      'the job to report writes of its plan',
+      async () => {
+        const p = RunProgress.safeParse((await d.queues.sync.getJob(jobId))?.progress);
+        return p.success && p.data.phase === 'writing' && p.data.written > 0 && p.data.written < 120 ? p.data : undefined;
+      },
+      60_000,
+    );
     expect(writing).toMatchObject({ feed: 'big', phase: 'writing', read: 120, planned: 120 });
     // /status while it runs (asked until it shows: a loaded machine answers late)
     const shown = await until('/status to show the running feed with its progress', async () => {
