@@ -10,8 +10,8 @@ const SHOWN = 20;
 
 export function formatSyncReport(r: SyncReport): string {
   const c = r.counts;
-  // a rejected run says why on its first line: what is wrong with the feed (sync/settle/rejection.ts)
-  const why = r.outcome === 'rejected' && r.message ? ` — ${r.message}` : '';
+  // a run that did not end ok says why on its first line: what is wrong with the feed (a rejected run: sync/settle/rejection.ts)
+  const why = r.outcome !== 'ok' && r.message ? ` — ${r.message}` : '';
   const lines: string[] = [`${r.dryRun ? 'DRY RUN — nothing written. ' : ''}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}${why}`];
   const verb = r.dryRun ? 'would be ' : '';
   lines.push(

@@ -123,17 +123,20 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     desired.complete = false;
     desired.readError ??= 'the run stopped before the feed was read whole';
   }
-  // a read whose records are not the feed, or not enough of them valid, is rejected: nothing goes (rejection.ts)
-  const rejected = rejectionOf({
-    counts: desired.counts,
-    mode: desired.mode,
-    complete: desired.complete,
-    ...(desired.refused !== undefined && { refused: desired.refused }),
-    rejectedRecords: desired.rejected,
-    ...(l.own.lastGoodValid !== undefined && !opened.present && { lastGoodValid: l.own.lastGoodValid }),
-    minValidFraction: feed.minValidFraction,
-    force: Boolean(opts.force),
-  });
+  // a read whose records are not the feed, or not enough of them valid, is rejected: nothing goes (rejection.ts);
+  // a full pull's valid count is judged once its absences are confirmed (records the source still has count)
+  const judge = (minValidFraction: number) =>
+    rejectionOf({
+      counts: desired.counts,
+      mode: desired.mode,
+      complete: desired.complete,
+      ...(desired.refused !== undefined && { refused: desired.refused }),
+      rejectedRecords: desired.rejected,
+      ...(l.own.lastGoodValid !== undefined && !opened.present && { lastGoodValid: l.own.lastGoodValid }),
+      minValidFraction,
+      force: Boolean(opts.force),
+    });
+  const rejected = judge(0);
   // sold windows that ended for listings the source did not send again (sold-window.ts)
   soldWindowsDue(l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey);
   // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
@@ -153,6 +156,7 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     now: nowOf(opts),
     missingSince: l.missingSince,
     ...(rejected !== undefined && { rejected }),
+    judge: () => judge(feed.minValidFraction),
     ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx, after) }),
   });
   /** the read (feed or chatbot list) was not whole: the run is failed or partial, never a guard, whatever the guard says */
@@ -163,7 +167,7 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     desired.complete = false;
     desired.readError = guarded.absences.missed;
   }
-  return { desired, readWhole, rejected, ...guarded };
+  return { desired, readWhole, ...guarded };
 }
 
 /** The lane's change log told of the deletes the guard withheld (a dry run: of those it would make); its rejected records went as they were read. */
