@@ -1,10 +1,13 @@
 // Prometheus metrics of a worker process, in a registry of its own (tests run several in one
-// process). Runs and listing counts come from run reports, API latency from the client's onCall
-// events, queue depths are read from Redis at scrape time.
+// process). Runs, listing and rejected record counts come from run reports, API latency from the
+// client's onCall events, queue depths and the alerts firing are read at scrape time (from Redis,
+// and each lane's alert state in the state store: alerts/index.ts).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ApiCallEvent } from '../api/types.js';
 import type { Queues, RunReport } from '../queue/index.js';
 import type { ChangeLog } from '../change-log/change-log.js';
+import { loadAlertState } from '../alerts/index.js';
+import type { KvStore } from '../state/kv-store.js';
 
 export interface WorkerMetrics {
   registry: Registry;
@@ -12,6 +15,8 @@ export interface WorkerMetrics {
   onRun(run: { job: string; report: RunReport }): void;
   /** sets the last-success gauge of each feed from the change log (after a restart) */
   recallLastSuccess(feeds: readonly string[], changeLog: Pick<ChangeLog, 'runs'>): Promise<void>;
+  /** the lanes whose open alerts `feedsync_alerts_firing` shows, read from their alert state at each scrape */
+  watchAlerts(lanes: ReadonlyArray<{ feed: string; lane: string }>, store: Pick<KvStore, 'get'>): void;
 }
 
 const LISTING_COUNTS = ['created', 'updated', 'deleted', 'failed'] as const;
@@ -63,12 +68,33 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
       }
     },
   });
+  const rejected = new Counter({
+    name: 'feedsync_records_rejected_total',
+    help: "feed records rejected by syncs (each a reason in the run's report and change log), by feed",
+    labelNames: ['feed'],
+    registers: [registry],
+  });
+  let watched: { lanes: ReadonlyArray<{ feed: string; lane: string }>; store: Pick<KvStore, 'get'> } | undefined;
+  new Gauge({
+    name: 'feedsync_alerts_firing',
+    help: 'alerts open now (1 each), by feed, lane (a feed routed to several chatbots: one per chatbot) and condition (docs/contracts.md, "Alerts")',
+    labelNames: ['feed', 'lane', 'condition'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const { feed, lane } of watched?.lanes ?? []) {
+        const state = await loadAlertState(watched!.store, lane);
+        for (const condition of Object.keys(state.open)) this.set({ feed, lane, condition }, 1);
+      }
+    },
+  });
   const seen = new Set<string>();
   const ensureFeed = (feed: string) => {
     if (seen.has(feed)) return;
     seen.add(feed);
     // zero series first, so rate() and absent() see the feed from its first run on
     for (const op of LISTING_COUNTS) listings.inc({ feed, op }, 0);
+    rejected.inc({ feed }, 0);
   };
 
   return {
@@ -84,6 +110,7 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
       for (const lane of Array.isArray(r.lanes) ? (r.lanes as unknown[]) : [report]) {
         const counts = (lane as { counts?: Record<string, unknown> }).counts ?? {};
         for (const op of LISTING_COUNTS) listings.inc({ feed, op }, positive(counts[op]));
+        rejected.inc({ feed }, positive(counts.rejected));
         const m = photoFigures(lane);
         if (!m) continue;
         for (const outcome of ['downloaded', 'reused', 'failed'] as const) photos.inc({ feed, outcome }, m[outcome]);
@@ -91,6 +118,9 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
         photoDeletes.inc({ feed }, m.deleted);
       }
       if (report.outcome === 'ok') lastSuccess.set({ feed }, Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000);
+    },
+    watchAlerts: (lanes, store) => {
+      watched = { lanes, store };
     },
     recallLastSuccess: async (feeds, changeLog) => {
       for (const feed of feeds) {

@@ -270,10 +270,10 @@ class CsvRows {
     };
     if (err.code !== 'CSV_INVALID_CLOSING_QUOTE') return error(line, err.message.replace(/^Invalid [^:]*: /, ''));
     const got = /got ("[^"]*"|\S+)/.exec(err.message)?.[1] ?? 'a character';
-    const fix = 'a " inside a field is written "" (and a field holding one is quoted)';
+    const fix = 'a " inside a field is written ""';
     if (end === line) return error(line, `a quote in this row is followed by ${got}, not by a delimiter or the line's end: ${fix}`);
     // the quote ran on over the next lines: each of them is said, none is lost without a word
-    error(line, `a quote opened on this line is not closed on it: the field runs on to line ${end}, where ${got} follows a quote; lines ${line}–${end} could not be read (${fix})`);
+    error(line, `a quote opened on this line is not closed on it: the field runs on to line ${end}, where ${got} follows a quote; lines ${line}–${end} could not be read; ${fix}`);
     for (let at = line + 1; at <= end; at++) error(at, `read inside the quote opened on line ${line}: this line could not be read`);
   }
 

@@ -26,8 +26,9 @@ export function recordPathCheck(recordPath: string, file: string): RecordPathChe
     text(piece) {
       if (head.length < HEAD) head += piece.slice(0, HEAD - head.length);
       if (seen) return;
-      seen = opens.test(tail + piece);
-      tail = piece.slice(-(first.length + 2));
+      const text = tail + piece;
+      seen = opens.test(text);
+      tail = text.slice(-(first.length + 1));
     },
     end(records, err) {
       if (records > 0 || seen) {
