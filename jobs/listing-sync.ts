@@ -2,9 +2,10 @@
 // src/queue/schedules.ts) several feeds; or (payload `chatbot`: `enqueue sync --chatbot SN`) every
 // feed of one chatbot: each chatbot's list paged once for all of the job's feeds. The reports are
 // the job's return value (one per lane, the worst outcome leads); the run history and metrics keep
-// a row per feed (historyRows). A guard trip or a config error fails the job without retry, a
-// transient failure (report.retryable) is retried with backoff, a partial run (some items failed)
-// completes: see src/queue/retry-policy.ts. The run itself is runs/run-lanes.ts, as for the CLI.
+// a row per feed (historyRows). A run that finished completes the job with its outcome as the
+// return value (ok, partial, guard, rejected: the queue UI names it, never "failed"); a config
+// error fails the job without retry, a transient failure (report.retryable) is retried with
+// backoff: see src/queue/retry-policy.ts. The run itself is runs/run-lanes.ts, as for the CLI.
 import { z } from 'zod';
 import { selectFeeds } from '../src/config/select.js';
 import type { FeedConfig, LoadedConfig } from '../src/config/schema.js';

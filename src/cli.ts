@@ -1,8 +1,9 @@
 // The `feedsync` command: parses arguments and calls one function per command (src/cli/*.ts).
 // Command modules are imported when used, so `feedsync emulator` does not load BullMQ.
 import { existsSync, readFileSync } from 'node:fs';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError } from 'commander';
 import { errorJson, EXIT, exitCodeFor, exitHelp, printError, printJson } from './cli/exit.js';
+import { sayUnknownCommands } from './cli/unknown-command.js';
 import { maskStream } from './secrets.js';
 
 // The last line of defence: whatever a command prints (tables, --json, errors, stacks) passes the
@@ -221,6 +222,7 @@ feed
   .option('--limit <n>', 'listings to print', int, 10)
   .option('--chatbot <sn>', 'a routed feed (feeds[].chatbots): the routing of this chatbot only')
   .option('--key <key>', 'explain one listing: source record → mapped listing → what the chatbot holds (asks the API)')
+  .option('--show-restricted', "with --key: print the record's restricted fields and withheld address too (left out by default)")
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => (opts.key === undefined ? import('./cli/feed-preview.js') : import('./cli/feed-explain.js')), opts));
 
@@ -261,6 +263,14 @@ config
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => import('./cli/config-check.js'), opts));
+
+program
+  .command('completion')
+  .description('print a shell completion script: eval "$(feedsync completion bash)" in ~/.bashrc (zsh: ~/.zshrc)')
+  .addArgument(new Argument('<shell>', 'the shell').choices(['bash', 'zsh']))
+  .action((shell) => run(() => import('./cli/completion.js'), { shell, program }));
+
+sayUnknownCommands(program);
 
 try {
   await program.parseAsync(process.argv);

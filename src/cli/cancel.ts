@@ -22,7 +22,7 @@ export async function run(opts: CancelOptions): Promise<number> {
   if (!(opts.timeout > 0)) throw new ConfigError('--timeout must be a positive number of seconds');
   const loaded = await loadConfig(opts.config);
   const feeds = selectFeeds(loaded.config.feeds, opts.feed, loaded.file).map((f) => f.name);
-  const { redis, prefix, where, close } = await openOpsRedis(loaded, 'feedsync-cancel');
+  const { redis, prefix, named, close } = await openOpsRedis(loaded, 'cancel');
   const queues = createQueues(redis, prefix);
   const by = operator();
   const results: Array<{ feed: string; jobId?: string; worker?: string; outcome: string; summary: string }> = [];
@@ -32,7 +32,7 @@ export async function run(opts: CancelOptions): Promise<number> {
       // the feed's own job, or a job running it with others (a group's scheduled run, `--chatbot`): that whole job is cancelled
       const jobs = active.filter((j) => j.id && feedsOfSyncJob(j.data, loaded.config.feeds).includes(feed));
       if (!jobs.length) {
-        results.push({ feed, outcome: 'not-running', summary: `feed ${feed} has no running sync in ${where} (prefix ${prefix}); nothing to cancel` });
+        results.push({ feed, outcome: 'not-running', summary: `feed ${feed} has no running sync in ${named}; nothing to cancel` });
         continue;
       }
       for (const job of jobs) await requestCancel(redis, prefix, job.id!, by);

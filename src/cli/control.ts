@@ -1,5 +1,6 @@
 // `feedsync pause|resume --feed NAME... | --all`: keep schedules from starting runs (every worker
 // on the Redis asks before a scheduled run), or let them start again. Runs asked for by hand still run.
+// Needs the config's Redis (or REDIS_URL), and says which it wrote to; a cron `sync` is not paused.
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError } from '../errors.js';
@@ -19,7 +20,7 @@ export async function run(opts: ControlOptions): Promise<number> {
   if (Boolean(opts.feed?.length) === Boolean(opts.all)) throw new ConfigError(`${opts.action}: give --feed NAME (one or more) or --all`);
   const loaded = await loadConfig(opts.config);
   const feeds = opts.all ? ALL : selectFeeds(loaded.config.feeds, opts.feed, loaded.file).map((f) => f.name);
-  const { redis, prefix, where, close } = await openOpsRedis(loaded, `feedsync-${opts.action}`);
+  const { redis, prefix, where, named, close } = await openOpsRedis(loaded, opts.action);
   try {
     if (opts.action === 'pause') await pauseFeeds(redis, prefix, feeds);
     else await resumeFeeds(redis, prefix, feeds);
@@ -31,8 +32,8 @@ export async function run(opts: ControlOptions): Promise<number> {
     const what = feeds === ALL ? 'every schedule' : feeds.join(', ');
     process.stderr.write(
       opts.action === 'pause'
-        ? `paused ${what}: scheduled runs start nothing until \`feedsync resume\`; a running sync goes on (\`feedsync cancel --feed NAME\` stops it)\n`
-        : `resumed ${what}: schedules start runs again\n`,
+        ? `paused ${what} in ${named}: the workers' scheduled runs start nothing until \`feedsync resume\`; a running sync goes on (\`feedsync cancel --feed NAME\` stops it), and a \`feedsync sync\` run by cron is not paused\n`
+        : `resumed ${what} in ${named}: schedules start runs again\n`,
     );
     const still = paused.map((p) => p.feed);
     process.stderr.write(still.length ? `paused now: ${still.join(', ')}\n` : 'nothing is paused\n');

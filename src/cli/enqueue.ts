@@ -43,7 +43,7 @@ export async function run(opts: EnqueueOptions): Promise<number> {
   if (opts.timeout !== undefined && !(opts.timeout > 0)) throw new ConfigError('--timeout must be a positive number of seconds');
   const loaded = await loadConfig(opts.config);
   const planned = kind === 'undo' ? await planUndo(loaded, opts) : plan(kind, loaded.config, opts, loaded.file);
-  const { redis, prefix, where, close } = await openOpsRedis(loaded, 'feedsync-enqueue');
+  const { redis, prefix, named, close } = await openOpsRedis(loaded, 'enqueue');
   const queues = createQueues(redis, prefix);
   try {
     const results: Array<{ target: RunTarget; queue: string } & Enqueued & { state?: string; report?: unknown; error?: string; exit?: number }> = [];
@@ -51,7 +51,9 @@ export async function run(opts: EnqueueOptions): Promise<number> {
       const enqueued = await enqueueJob(redis, queues, kind, p.key, p.data);
       results.push({ queue: QUEUE_NAMES[kind], target: p.target, ...enqueued });
       if (!opts.json) process.stdout.write(`${enqueued.jobId}\n`);
-      if (!opts.json) process.stderr.write(`${describeStatus(kind, p.key, enqueued)}\n`);
+      // a sync's run id is its job's and attempt's (change-log/recorder.ts newRunId): what `runs show` takes once it has run
+      const runNote = kind === 'sync' && !opts.wait ? `; its run, once done: feedsync runs show ${enqueued.jobId}.1` : '';
+      if (!opts.json) process.stderr.write(`${describeStatus(kind, p.key, enqueued)} in ${named}${runNote}\n`);
     }
     if (!opts.wait) {
       if (opts.json) printJson({ jobs: results });
@@ -60,7 +62,7 @@ export async function run(opts: EnqueueOptions): Promise<number> {
     // Nobody consumes the queue: say so now rather than wait in silence.
     if ((await queues[kind].getWorkersCount()) === 0) {
       process.stderr.write(
-        `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${where} (prefix ${prefix}); ` +
+        `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${named}; ` +
           `the job runs when one starts (\`feedsync worker --config ${opts.config}\`)${opts.timeout ? '' : '; --timeout SECONDS stops waiting'}\n`,
       );
     }
@@ -92,6 +94,7 @@ export async function run(opts: EnqueueOptions): Promise<number> {
       if (!opts.json) {
         process.stderr.write(r.report ? await formatReport(kind, r.report) : '');
         if (r.state === 'failed') process.stderr.write(`job ${r.jobId} failed: ${r.error}\n`);
+        for (const runId of runIdsOf(r.report)) process.stderr.write(`  changes: feedsync runs show ${runId} --config ${opts.config}\n`);
       }
     }
     if (opts.json) printJson({ jobs: results });
@@ -183,6 +186,13 @@ function describeStatus(kind: JobKind, key: string, e: Enqueued): string {
   return `${kind} ${key}: queued job ${e.jobId}`;
 }
 
+/** The run ids of a job's report (each lane's; the lanes of one job share theirs): what `runs show` takes. */
+function runIdsOf(report: unknown): string[] {
+  const lanes = (report as { lanes?: unknown } | undefined)?.lanes;
+  const ids = (Array.isArray(lanes) ? lanes : [report]).map((r) => (r as { runId?: unknown } | undefined)?.runId).filter((id): id is string => typeof id === 'string');
+  return [...new Set(ids)];
+}
+
 function outcomeOf(report: unknown): string | undefined {
   return (report as { outcome?: unknown } | undefined)?.outcome as string | undefined;
 }
@@ -201,8 +211,8 @@ async function formatReport(kind: JobKind, report: unknown): Promise<string> {
 }
 
 async function format(kind: JobKind, report: unknown): Promise<string> {
-  // A thrown error's report (outcome 'error') has only a summary.
-  if ((report as { outcome?: unknown }).outcome === 'error') return String((report as { summary?: unknown }).summary ?? '');
+  // A thrown error's report (outcome 'error', or a thrown guard's: it has a code) has only a summary.
+  if ((report as { outcome?: unknown }).outcome === 'error' || 'code' in (report as object)) return String((report as { summary?: unknown }).summary ?? '');
   if (kind === 'sync') {
     // a job of several lanes (feeds run together, a routed feed): each lane's report
     const { formatSyncReport } = await import('../sync/index.js');

@@ -2,6 +2,9 @@
 // record as read, the listing the mapping makes of it (or why it is rejected or skipped), what the
 // chatbot holds for that key now, and what a sync would therefore do. Reads the feed whole (no
 // mark handed in; readers never write state) and pages the chatbot's listings; writes nothing.
+// The source record is printed without its restricted fields, and, when its address is withheld,
+// without the fields its street and pin come from, nor those in what the chatbot holds
+// (mapping/withheld-values.ts); each one left out is named. --show-restricted prints them.
 import { describeFieldChange } from '../format/change.js';
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
@@ -13,6 +16,8 @@ import { ALL_FIELDS, canonicalFromListing, canonicalFromListItem, diffCanonical,
 import type { ListItem } from '../listing/schema.js';
 import { compileMapping, type MappedItem } from '../mapping/index.js';
 import { resolveDisplay, type HideRule } from '../mapping/display-config.js';
+import { ADDRESS_FIELDS } from '../mapping/display-rules.js';
+import { ADDRESS_WITHHELD, recordShown, type LeftOut } from '../mapping/withheld-values.js';
 import { mapItem } from '../mapping/map-feed.js';
 import type { Logger } from '../log.js';
 import { remoteKey, remotePages } from '../sync/index.js';
@@ -26,6 +31,8 @@ interface Options {
   feed: string;
   key: string;
   json?: boolean;
+  /** print the restricted and withheld values too */
+  showRestricted?: boolean;
 }
 
 export interface Explanation {
@@ -33,8 +40,8 @@ export interface Explanation {
   chatbot: string;
   keyBy: FeedConfig['keyBy'];
   key: string;
-  /** the last record of the feed with this key (a later record wins), undefined when the feed lacks it */
-  source?: { position: string; record?: Record<string, unknown>; recordsWithKey: number };
+  /** the last record of the feed with this key (a later record wins), undefined when the feed lacks it; `leftOut`: its fields not printed, and why */
+  source?: { position: string; record?: Record<string, unknown>; recordsWithKey: number; leftOut?: LeftOut[] };
   mapped?:
     | { kind: 'listing'; listing: Record<string, unknown> }
     | { kind: 'rejected'; reasons: string[] }
@@ -66,7 +73,7 @@ export async function run(opts: Options): Promise<number> {
       })) {
         for (const item of page.items) if (remoteKey(item, feed!.keyBy) === key) remote.push(item);
       }
-      return explain(feed!, key, found, remote);
+      return explain(feed!, key, found, remote, { showRestricted: Boolean(opts.showRestricted) });
     },
     { redisOptional: true },
   ); // reads only: it runs when Redis does not answer
@@ -96,9 +103,14 @@ async function findInFeed(feed: FeedConfig, key: string, baseDir: string, logger
   return found;
 }
 
-export function explain(feed: FeedConfig, key: string, found: Found | undefined, remote: ListItem[]): Explanation {
+export function explain(feed: FeedConfig, key: string, found: Found | undefined, remote: ListItem[], opts: { showRestricted?: boolean } = {}): Explanation {
   const ignore = new Set<string>(feed.ignore);
   const m = found?.mapped;
+  const shown =
+    found && found.item.kind !== 'error' && !opts.showRestricted ? recordShown(found.item.data, feed.mapping, resolveDisplay(feed.display, feed.source.kind)) : undefined;
+  const leftOut = shown?.leftOut ?? [];
+  // the address withheld: the chatbot's copy is not printed with it either (a sync takes it out)
+  const addressOut = leftOut.some((l) => l.why === ADDRESS_WITHHELD);
   const mapped: Explanation['mapped'] =
     m === undefined
       ? undefined
@@ -111,7 +123,8 @@ export function explain(feed: FeedConfig, key: string, found: Found | undefined,
             : m.kind === 'removed'
               ? { kind: 'removed' }
               : { kind: 'error', reason: m.error.message };
-  const changes = m?.kind === 'listing' && remote[0] ? diffCanonical(canonicalFromListing(m.listing, ALL_FIELDS), canonicalFromListItem(remote[0]), ignore) : [];
+  const diff = m?.kind === 'listing' && remote[0] ? diffCanonical(canonicalFromListing(m.listing, ALL_FIELDS), canonicalFromListItem(remote[0]), ignore) : [];
+  const changes = addressOut ? diff.map((c) => (isAddress(c.field) ? { ...c, old: undefined, oldWithheld: true as const } : c)) : diff;
   return {
     feed: feed.name,
     chatbot: chatbotsOf(feed).join(', '),
@@ -120,12 +133,13 @@ export function explain(feed: FeedConfig, key: string, found: Found | undefined,
     ...(found && {
       source: {
         position: place(found.item.position),
-        ...(found.item.kind !== 'error' && { record: found.item.data }),
+        ...(found.item.kind !== 'error' && { record: shown?.record ?? found.item.data }),
         recordsWithKey: found.count,
+        ...(leftOut.length && { leftOut }),
       },
     }),
     mapped,
-    remote,
+    remote: addressOut ? remote.map(withoutAddress) : remote,
     changes,
     verdict: verdictOf(feed, mapped, remote, changes),
   };
@@ -169,6 +183,8 @@ function formatExplanation(e: Explanation): string {
   else {
     if (e.source.recordsWithKey > 1) out.push(`   ${e.source.recordsWithKey} records carry this key; the last one wins:`);
     out.push(...fields(e.source.record ?? {}));
+    const width = Math.min(24, Math.max(0, ...(e.source.leftOut ?? []).map((l) => l.field.length)));
+    for (const l of e.source.leftOut ?? []) out.push(`   ${l.field.padEnd(width)}  (left out: ${l.why}; --show-restricted prints it)`);
   }
   out.push('', '2. mapped listing:');
   if (!e.mapped) out.push('   (no record to map)');
@@ -182,7 +198,7 @@ function formatExplanation(e: Explanation): string {
   for (const item of e.remote) out.push(`   ID ${item.ID}:`, ...fields(item as unknown as Record<string, unknown>, '     '));
   if (e.changes.length) {
     out.push('', 'differences (chatbot → feed):');
-    for (const c of e.changes) out.push(`   ${c.field}: ${describeFieldChange(c.old, c.new)}`);
+    for (const c of e.changes) out.push(`   ${c.field}: ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept)}`);
   }
   out.push('', e.verdict, '');
   return out.join('\n');
@@ -201,3 +217,8 @@ function show(v: unknown): string {
 }
 
 const place = formatPosition;
+
+const isAddress = (field: string) => (ADDRESS_FIELDS as readonly string[]).includes(field);
+
+/** the chatbot's copy without its street address (the only address field the list returns), printed as unset */
+const withoutAddress = (item: ListItem): ListItem => ({ ...item, Address: '' });

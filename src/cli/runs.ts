@@ -1,10 +1,15 @@
-// `feedsync runs`: run history kept in Redis, newest first. It says which Redis it read when the
-// config does not name one, and a feed or chatbot the config does not know is a usage error (exit 2)
-// with the same message as `sync` and `feed preview`.
+// `feedsync runs`: the runs of a config, newest first. With Redis (the config's, or REDIS_URL) the
+// run history kept there, queued and foreground runs alike, and it says which Redis it read; without,
+// the runs `feedsync sync` recorded in the change log beside the state file (change-log/open.ts),
+// never a Redis nothing configured. A feed or chatbot the config does not know is a usage error
+// (exit 2) with the same message as `sync` and `feed preview`.
 import { loadConfig } from '../config/load.js';
+import type { LoadedConfig } from '../config/schema.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
 import { ConfigError } from '../errors.js';
-import { ALL, listRuns, pausedFeeds } from '../queue/index.js';
+import type { RunEntry } from '../change-log/change-log.js';
+import { openChangeLog } from '../change-log/open.js';
+import { ALL, listRuns, pausedFeeds, redisConfigured } from '../queue/index.js';
 import { openOpsRedis } from './ops-redis.js';
 import { table } from '../format/table.js';
 import { EXIT, printJson } from './exit.js';
@@ -17,17 +22,17 @@ export interface RunsOptions {
   json?: boolean;
 }
 
+/** Runs read from the local change log to find `--limit` of one chatbot (the file is read whole anyway; this bounds what is kept). */
+const MAX_LOCAL_READ = 5000;
+
 export async function run(opts: RunsOptions): Promise<number> {
   if (opts.feed && opts.chatbot) throw new ConfigError('give --feed or --chatbot, not both');
   if (opts.limit < 1) throw new ConfigError('--limit must be at least 1');
   const loaded = await loadConfig(opts.config);
   if (opts.feed) selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
   if (opts.chatbot) selectChatbots(loaded.config.chatbots, [opts.chatbot]);
-  const { redis, prefix, where, from, close } = await openOpsRedis(loaded, 'feedsync-runs');
-  if (from !== 'config') {
-    const why = from === 'REDIS_URL' ? 'from REDIS_URL' : 'the default, as REDIS_URL is not set either';
-    process.stderr.write(`feedsync: ${opts.config} has no redis section: reading run history from ${where} (${why}); foreground syncs with this config record none\n`);
-  }
+  if (!redisConfigured(loaded)) return localRuns(loaded, opts);
+  const { redis, prefix, where, named, close } = await openOpsRedis(loaded, 'runs');
   try {
     const runs = await listRuns(redis, prefix, { feed: opts.feed, chatbot: opts.chatbot, limit: opts.limit });
     const paused = [...(await pausedFeeds(redis, prefix)).since].map(([feed, since]) => ({ feed: feed === ALL ? 'all' : feed, since }));
@@ -35,6 +40,7 @@ export async function run(opts: RunsOptions): Promise<number> {
       printJson({ redis: where, prefix, paused, runs });
       return EXIT.ok;
     }
+    process.stderr.write(`run history in ${named}${loaded.config.redis ? '' : `; ${opts.config} has no redis section: its \`feedsync sync\` runs are not here`}\n`);
     // Paused schedules first: a feed that has not run lately may simply be paused.
     for (const p of paused) {
       const what = p.feed === 'all' ? 'every schedule' : `feed ${p.feed}`;
@@ -42,14 +48,44 @@ export async function run(opts: RunsOptions): Promise<number> {
 `);
     }
     if (!runs.length) {
-      const what = opts.feed ? ` for feed ${opts.feed}` : opts.chatbot ? ` for chatbot ${opts.chatbot}` : '';
-      process.stderr.write(`no runs recorded${what} in ${where} (prefix ${prefix})\n`);
+      process.stderr.write(`no runs recorded${forWhat(opts)} in ${named}\n`);
       return EXIT.ok;
     }
-    const rows = runs.map((r) => [r.at.replace('T', ' ').slice(0, 19), r.job, r.feed ?? r.chatbot ?? '', r.outcome, `${r.attempt.made}/${r.attempt.max}`, r.jobId, r.summary]);
+    const rows = runs.map((r) => [shortTime(r.at), r.job, r.feed ?? r.chatbot ?? '', r.outcome, `${r.attempt.made}/${r.attempt.max}`, r.jobId, r.summary]);
     process.stdout.write(table(['time (UTC)', 'job', 'target', 'outcome', 'try', 'job id', 'summary'], rows).join('\n') + '\n');
     return EXIT.ok;
   } finally {
     await close();
   }
+}
+
+/** Without Redis: the runs in the change log beside the state file, where `feedsync sync` records each. */
+async function localRuns(loaded: LoadedConfig, opts: RunsOptions): Promise<number> {
+  const log = await openChangeLog(loaded);
+  try {
+    const read = await log.runs(opts.feed, opts.chatbot ? MAX_LOCAL_READ : opts.limit);
+    const runs: RunEntry[] = (opts.chatbot ? read.filter((r) => r.chatbot === opts.chatbot) : read).slice(0, opts.limit);
+    if (opts.json) {
+      printJson({ changeLog: log.location, runs });
+      return EXIT.ok;
+    }
+    process.stderr.write(`runs of \`feedsync sync\` in ${log.location} (${opts.config} has no redis section)\n`);
+    if (!runs.length) {
+      process.stderr.write(`no runs recorded${forWhat(opts)}\n`);
+      return EXIT.ok;
+    }
+    const rows = runs.map((r) => [shortTime(r.finishedAt), r.feed, r.chatbot, `${r.outcome}${r.dryRun ? ' (dry run)' : ''}`, r.runId, r.summary]);
+    process.stdout.write(table(['time (UTC)', 'feed', 'chatbot', 'outcome', 'run id', 'summary'], rows).join('\n') + '\n');
+    return EXIT.ok;
+  } finally {
+    await log.close();
+  }
+}
+
+function forWhat(opts: RunsOptions): string {
+  return opts.feed ? ` for feed ${opts.feed}` : opts.chatbot ? ` for chatbot ${opts.chatbot}` : '';
+}
+
+function shortTime(iso: string): string {
+  return iso.replace('T', ' ').slice(0, 19);
 }

@@ -18,6 +18,7 @@ import {
   createRedis,
   enqueueJob,
   redisSettings,
+  type RedisSettings,
   forwardCallToJob,
   plannedSchedules,
   QUEUE_NAMES,
@@ -78,8 +79,10 @@ export async function startWorker(loaded: LoadedConfig, opts: { port?: number; l
     for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => {});
     closers.length = 0;
   };
+  // no Redis configured (no redis section, no REDIS_URL): refused in one line before anything starts
+  const redisAt = redisSettings(loaded, 'feedsync worker');
   try {
-    return await start(loaded, opts, closers, closeAll);
+    return await start(loaded, redisAt, opts, closers, closeAll);
   } catch (err) {
     await closeAll();
     throw startupError(err, loaded, opts.port);
@@ -88,13 +91,13 @@ export async function startWorker(loaded: LoadedConfig, opts: { port?: number; l
 
 async function start(
   loaded: LoadedConfig,
+  redisAt: RedisSettings,
   opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, JobDefinition<never>>> },
   closers: Array<() => unknown>,
   closeAll: () => Promise<void>,
 ): Promise<RunningWorker> {
   const { logger } = opts;
   const settings = loaded.config.worker;
-  const redisAt = redisSettings(loaded);
   const { prefix, where } = redisAt;
   const redis = createRedis(redisAt, { name: 'feedsync-worker' });
   closers.push(() => closeRedis(redis));

@@ -12,7 +12,7 @@ const ANSWER_MS = 1500;
 /** The warning to print (once, on stderr), or undefined: no Redis configured, none answering, or no worker running. */
 export async function workersBesideWarning(loaded: LoadedConfig): Promise<string | undefined> {
   if (!loaded.config.redis) return undefined;
-  const ops = await openOpsRedis(loaded, 'feedsync-sync-no-redis', ANSWER_MS).catch(() => undefined);
+  const ops = await openOpsRedis(loaded, 'sync --no-redis', ANSWER_MS).catch(() => undefined);
   if (!ops) return undefined;
   const queues = createQueues(ops.redis, ops.prefix);
   try {

@@ -111,6 +111,12 @@ export interface ReconcileAsk {
 export interface KeyAsk {
   field: string;
   values: string[];
+  /**
+   * A field the server may not have (a roster's CoListAgentKey): when its `$metadata` does not list
+   * it, no record holds a value of it and it is not asked. Without it (a listing's key, a field
+   * records were read by), a field `$metadata` does not list or cannot type is asked anyway, quoted.
+   */
+  optional?: true;
 }
 
 /**

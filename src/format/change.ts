@@ -13,9 +13,14 @@ function renderValue(v: unknown): string {
   return JSON.stringify(v) ?? String(v);
 }
 
-/** `old → new`, each side at most about 60 characters, cut around where they differ. */
-export function describeFieldChange(old: unknown, now: unknown, oldNotKept = false): string {
+/**
+ * `old → new`, each side at most about 60 characters, cut around where they differ. `oldNotKept`:
+ * the old value was long and not kept; 'withheld': the display rules withhold it (an address the
+ * seller does not allow shown), so it is never printed.
+ */
+export function describeFieldChange(old: unknown, now: unknown, oldNotKept: boolean | 'withheld' = false): string {
   const after = renderValue(now);
+  if (oldNotKept === 'withheld') return `(withheld) → ${excerpt(after, 0)}`;
   if (oldNotKept) return `(long value, not kept) → ${excerpt(after, 0)}`;
   const before = renderValue(old);
   if (before.length <= MAX_CHARS && after.length <= MAX_CHARS) return `${before} → ${after}`;

@@ -31,6 +31,8 @@ export interface FieldChange {
   new: CanonicalValue;
   /** the old value was long and only its hash was kept (a sync's remote side): `old` is unknown, not unset */
   oldNotKept?: true;
+  /** the old value is one the display rules withhold now (the address of a listing whose seller does not allow it shown): `old` is left out, never printed nor stored */
+  oldWithheld?: true;
   /** a side too long for the change log: its value above is an excerpt ("…" at the end); the whole one's sha1 and length */
   cut?: { old?: { sha1: string; length: number }; new?: { sha1: string; length: number } };
 }

@@ -2,7 +2,8 @@
 // fields meant for agents and brokers, not consumers; docs/display-rules.md cites each group) and a
 // feed's own `display.withhold`. A mapping that reads one (a preset's or a field's rule, `extension`,
 // the attribution template) is a config error naming the field and the rule, so no restricted
-// value is ever put in a listing. A preset's ExtensionColumn entry that reads one (the agent's
+// value is ever put in a listing; so is a `display.flags` entry naming one (a rule that cannot read
+// its flag quotes the value in the record's rejection reason). A preset's ExtensionColumn entry that reads one (the agent's
 // email a feed withholds) is not an error: it is left out of the feed's listings (compile.ts).
 import type { DisplayRules } from './display-config.js';
 import { templateFields } from './display-config.js';
@@ -52,7 +53,7 @@ export function restrictedOf(display: Pick<DisplayRules, 'purpose' | 'withhold'>
 }
 
 /** Every place the feed's mapping (and attribution) reads a restricted field. */
-export function restrictedReads(mapping: MappingConfig, display: Pick<DisplayRules, 'purpose' | 'withhold' | 'attribution'>): RestrictedRead[] {
+export function restrictedReads(mapping: MappingConfig, display: Pick<DisplayRules, 'purpose' | 'withhold' | 'attribution' | 'fields'>): RestrictedRead[] {
   const restricted = restrictedOf(display);
   if (restricted.size === 0) return [];
   const out: RestrictedRead[] = [];
@@ -74,6 +75,8 @@ export function restrictedReads(mapping: MappingConfig, display: Pick<DisplayRul
   const extension: [string, string][] = Array.isArray(mapping.extension) ? mapping.extension.map((p) => [p, p]) : Object.entries(mapping.extension);
   extension.forEach(([key, source], i) => check(source, ['mapping', 'extension', Array.isArray(mapping.extension) ? i : key], `mapping.extension ${key}`));
   if (display.attribution !== undefined) for (const source of templateFields(display.attribution)) check(source, ['display', 'attribution'], 'display.attribution');
+  // a rule's field under a local name (display.flags): the rule reads it, and quotes what it cannot read
+  for (const [rule, source] of Object.entries(display.fields)) if (source !== rule) check(source, ['display', 'flags', rule], `display.flags.${rule}`);
   return out;
 }
 

@@ -12,7 +12,7 @@ import { maskDeep, maskError } from '../secrets.js';
 import { createHistoryWriter, runRecord, saveRunRecord } from './run-records.js';
 import { boundReport } from './report-size.js';
 import type { JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
-import { reportError, toJobError, verdictFor } from './retry-policy.js';
+import { isFailedOutcome, reportError, toJobError, verdictFor } from './retry-policy.js';
 import { CancelRequest, pausedAmong, pausedFor, type CancelWatcher } from './control.js';
 import {
   acquireTargetLock,
@@ -102,13 +102,16 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
           return report;
         }
         const jobErr = toJobError(err, jobSignal);
+        const outcome = err instanceof GuardError ? 'guard' : 'error';
         const failed: RunReport & { code?: string } = {
-          outcome: err instanceof GuardError ? 'guard' : 'error',
+          outcome,
           code: err instanceof FeedsyncError ? err.code : undefined,
-          summary: `${def.name} ${describe(target)} failed: ${jobErr.message}`,
+          summary: `${def.name} ${describe(target)} ${isFailedOutcome(outcome) ? 'failed' : outcome}: ${jobErr.message}`,
           retryable: !(jobErr instanceof UnrecoverableError),
         };
         await record(failed);
+        // a guard that held the run back is its outcome, not a failure of the job (retry-policy.ts)
+        if (!isFailedOutcome(outcome)) return await settle(def, job, token, failed, { target, attempt, logger });
         logger.error({ err, attempt: `${attempt.made}/${attempt.max}`, retry: failed.retryable }, failed.summary);
         // BullMQ stores the message and stack in Redis (failedReason, stacktrace) and the UI shows them
         throw maskError(jobErr);
@@ -145,7 +148,7 @@ async function settle<P>(
   run: { target: RunTarget; attempt: { made: number; max: number }; logger: Logger },
 ): Promise<RunReport> {
   const { target, attempt, logger } = run;
-  const verdict = verdictFor(report);
+  const verdict = verdictFor(report, attempt);
   const retryAt = verdict === 'retry' && report.retryAt ? Date.parse(report.retryAt) : NaN;
   if (retryAt > Date.now()) {
     // A spent budget: try again once it resets; a backoff retry before that would fail for sure.

@@ -8,16 +8,28 @@ import type { RunReport } from './job-definition.js';
 export type Verdict = 'done' | 'retry' | 'fail';
 
 /**
- * Outcomes that fail the job ('rejected': the feed's file cannot be used, and a retry reads it again). 'partial' is not one: the run finished, the failed items are in the
- * report, and retrying the whole feed at once would redo the items that went through; the next run
- * picks the failed ones up. A transient failure sets `retryable` whatever the outcome.
+ * Outcomes of a run that could not be done: they fail the job (retried while `retryable` and
+ * attempts remain). Every other outcome is what a finished run found (`ok`, `partial`, `guard`,
+ * `rejected`, `cancelled`, `paused`, and any added later): the job completes with the report as its
+ * return value, so the queue UI, `enqueue`, /status, metrics and alerts all say the outcome's own
+ * name, never "failed". A finished run that a rerun may improve (`retryable`: a partial read cut
+ * by a transient error) is retried while attempts remain; its last attempt completes. 'partial' is
+ * not retried otherwise: retrying the whole feed at once would redo the items that went through;
+ * the next run picks the failed ones up.
  */
-const FAILED_OUTCOMES = new Set(['guard', 'rejected', 'unavailable', 'aborted', 'failed', 'error']);
+const FAILED_OUTCOMES: ReadonlySet<string> = new Set(['unavailable', 'aborted', 'failed', 'error']);
 
-export function verdictFor(report: RunReport): Verdict {
-  if (report.retryable) return 'retry';
-  if (report.outcome === 'unavailable') return 'retry';
-  return FAILED_OUTCOMES.has(report.outcome) ? 'fail' : 'done';
+/** Whether a run with this outcome could not be done (a failed job), rather than finished with what it found. */
+export function isFailedOutcome(outcome: string): boolean {
+  return FAILED_OUTCOMES.has(outcome);
+}
+
+/** `attempt`: the attempt this report is of; without it, attempts are taken to remain. */
+export function verdictFor(report: RunReport, attempt?: { made: number; max: number }): Verdict {
+  const retry = report.retryable || report.outcome === 'unavailable';
+  if (isFailedOutcome(report.outcome)) return retry ? 'retry' : 'fail';
+  const attemptsLeft = !attempt || attempt.made < attempt.max;
+  return retry && attemptsLeft ? 'retry' : 'done';
 }
 
 /** The error to throw for a report that failed: BullMQ retries a plain Error only. */

@@ -1,6 +1,8 @@
 // What Redis a config names (settings of a connection, its key root, where it is for messages),
 // apart from the connections themselves (connection.ts): a run without Redis reads these settings
-// and never loads ioredis.
+// and never loads ioredis. Redis is used only where it is configured (the config's `redis`, else
+// REDIS_URL): a command that needs it with neither refuses (redisSettings), it never guesses one.
+import { ConfigError } from '../errors.js';
 import { maskUrl } from '../secrets.js';
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL, type RedisConfig } from './config-schema.js';
 import { keyRoot, keysOf, type Keys, type Topology } from './keys.js';
@@ -13,23 +15,44 @@ export interface RedisSettings {
   keys: Keys;
   /** where, for messages: no password, no user */
   where: string;
-  from: 'config' | 'REDIS_URL' | 'default';
+  from: 'config' | 'REDIS_URL';
   /** the config's folder: `redis.tls.ca` is relative to it */
   dir: string;
 }
 
-/** Of a loaded config (config/schema.ts LoadedConfig): its `redis` section and its folder. */
+/** Of a loaded config (config/schema.ts LoadedConfig): its `redis` section, its folder and (for messages) its file. */
 export interface RedisOfConfig {
   config: { redis?: RedisConfig };
   dir: string;
+  file?: string;
 }
 
-/** Redis of the worker, the commands and the runtime: the config's, else REDIS_URL, else the local default (`from` says which). */
-export function redisSettings(loaded: RedisOfConfig): RedisSettings {
+/** Whether a command has a Redis to use: the config's `redis` section, or REDIS_URL. */
+export function redisConfigured(loaded: RedisOfConfig): boolean {
+  return Boolean(loaded.config.redis || process.env.REDIS_URL);
+}
+
+/**
+ * Redis of the worker, the commands and the runtime: the config's, else REDIS_URL (`from` says
+ * which). With neither, a ConfigError (exit 2) of one line naming `command`: nothing guesses a
+ * local Redis that nothing configured (a pause written there would stop nothing).
+ */
+export function redisSettings(loaded: RedisOfConfig, command = 'this command'): RedisSettings {
   const configured = loaded.config.redis;
   const envUrl = process.env.REDIS_URL || undefined;
-  const config: RedisConfig = configured ?? { url: envUrl ?? DEFAULT_REDIS_URL, prefix: DEFAULT_PREFIX };
-  return redisSettingsOf(config, loaded.dir, configured ? 'config' : envUrl ? 'REDIS_URL' : 'default');
+  if (configured) return redisSettingsOf(configured, loaded.dir, 'config');
+  if (!envUrl) throw new ConfigError(noRedisMessage(loaded, command), loaded.file);
+  return redisSettingsOf({ url: envUrl, prefix: DEFAULT_PREFIX }, loaded.dir, 'REDIS_URL');
+}
+
+function noRedisMessage(loaded: RedisOfConfig, command: string): string {
+  const file = loaded.file ?? 'the config';
+  return `${command} needs Redis, and ${file} has no redis section and REDIS_URL is not set: add \`redis: { url: redis://HOST:6379 }\` (the Redis the workers use) or set REDIS_URL; nothing was done`;
+}
+
+/** "Redis redis://host:6379 (prefix feedsync, from REDIS_URL)": which Redis a command used, for its output. */
+export function redisNamed(settings: Pick<RedisSettings, 'where' | 'prefix' | 'from'>): string {
+  return `Redis ${settings.where} (prefix ${settings.prefix}${settings.from === 'REDIS_URL' ? ', from REDIS_URL' : ''})`;
 }
 
 /** The settings of a parsed `redis` section. */

@@ -10,19 +10,28 @@
 // waits while another process has it open, and a store whose hold was taken from it writes nothing.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type RootDatabase, type RootDatabaseOptions } from 'lmdb';
 import { EnvironmentError, FeedsyncError } from '../errors.js';
 import { isSystemError, systemProblem } from '../system-error.js';
 import type { KvStore, StateChange } from './kv-store.js';
+import { rewriteFormerKeys, SLOTS_DB } from './former-keys.js';
 import { FRESH_STATE_COST, importLegacyState } from './legacy-state.js';
 import { checkStateFile } from './lmdb-header.js';
 import { holdOpen, type OpenLock } from './open-lock.js';
-import { rangeOf, slotOf, storedValue, valueOf } from './store-keys.js';
+import { refuseLongKeys } from './kv-store.js';
+import { rangeOf, SLOT_KEYS, slotOf, storedValue, valueOf } from './store-keys.js';
 import { StoredEntries } from './stored-entries.js';
 
-/** The store's layout; a store of a later one is refused, an earlier one upgraded when there is one. */
-export const SCHEMA_VERSION = 1;
+/**
+ * The store's layout; a store of a later one is refused, an earlier one upgraded: 2 keeps its slots
+ * as UTF-8 in the database `slots`; 1 kept them in `state` under lmdb's default key encoding, in
+ * which a slot of 64+ characters fell out of its namespace's range (former-keys.ts rewrites it).
+ */
+export const SCHEMA_VERSION = 2;
 const SCHEMA_KEY = 'schema';
+
+/** The database of the slots: typed by lmdb among the root's options, a keyEncoder is read by openDB as well (open.js). */
+const SLOTS: RootDatabaseOptions & { name: string } = { name: SLOTS_DB, encoding: 'string', keyEncoder: SLOT_KEYS };
 
 /** The state file store, with what `feedsync state export|import` needs beside KvStore. */
 export interface FileStore extends KvStore {
@@ -59,10 +68,15 @@ export async function createFileStore(path: string, opts: FileStoreOptions = {})
     await hold.release();
     throw err;
   }
-  const file: StoreFile = { path, hold, db: root.openDB({ name: 'state', encoding: 'string' }), meta: root.openDB({ name: 'meta', encoding: 'string' }) };
+  const file: StoreFile = {
+    path,
+    hold,
+    db: root.openDB(SLOTS),
+    meta: root.openDB({ name: 'meta', encoding: 'string' }),
+  };
   const closeAll = () => root.close().finally(() => hold.release());
   try {
-    checkSchema(file);
+    if (checkSchema(file) === 1) writeState(file, () => rewriteFormerKeys(root, file.db, path));
     await importLegacyState(file, (state, extra) => writeState(file, () => putAll(file, state, extra)));
   } catch (err) {
     await closeAll();
@@ -99,7 +113,7 @@ function openFile(path: string): RootDatabase<string, string> {
     checkStateFile(path); // LMDB trusts the file it maps: one cut short or of another program would crash the process
     // every commit flushed before it returns (no overlapping sync): a run's state is on disk when it says so;
     // the path is the file itself whatever its name (noSubdir), its lock file `<path>-lock` beside it
-    return open<string, string>({ path, noSubdir: true, maxDbs: 2, overlappingSync: false, compression: false, encoding: 'string' });
+    return open<string, string>({ path, noSubdir: true, maxDbs: 3, overlappingSync: false, compression: false, encoding: 'string' });
   } catch (err) {
     throw unopenable(path, err);
   }
@@ -117,9 +131,10 @@ function unopenable(path: string, err: unknown): unknown {
   );
 }
 
-function checkSchema(file: StoreFile): void {
+/** The stored schema version (none for a new store: its first write, or the import, records it); a later one refused. */
+function checkSchema(file: StoreFile): number | undefined {
   const stored = file.meta.get(SCHEMA_KEY);
-  if (stored === undefined) return; // a new store: the first write (or the import) records it
+  if (stored === undefined) return undefined;
   if (Number(stored) > SCHEMA_VERSION) {
     throw new EnvironmentError(
       `The state file ${file.path}`,
@@ -127,6 +142,7 @@ function checkSchema(file: StoreFile): void {
       'Run the feedsync that wrote it, or move the file aside and run again: ' + FRESH_STATE_COST,
     );
   }
+  return Number(stored);
 }
 
 /** A write: one transaction, committed and flushed when it returns; one that throws leaves the store as it was. */
@@ -140,8 +156,9 @@ function writeState<T>(file: StoreFile, write: () => T): T {
   }
   try {
     return file.db.transactionSync(() => {
-      if (file.meta.get(SCHEMA_KEY) === undefined) file.meta.putSync(SCHEMA_KEY, String(SCHEMA_VERSION));
-      return write();
+      const result = write();
+      if (file.meta.get(SCHEMA_KEY) !== String(SCHEMA_VERSION)) file.meta.putSync(SCHEMA_KEY, String(SCHEMA_VERSION));
+      return result;
     });
   } catch (err) {
     throw unwritable(file.path, err);
@@ -159,7 +176,7 @@ function read(file: StoreFile, ns: string, key: string): string | undefined {
 function applyChange(file: StoreFile, change: StateChange): void {
   const { db } = file;
   const { start } = rangeOf(change.ns);
-  for (const [key, value] of change.set ?? []) {
+  for (const [key, value] of refuseLongKeys(change.ns, change.set ?? [])) {
     const slot = slotOf(start, key);
     db.putSync(slot, storedValue(slot, start, key, value));
   }

@@ -1,6 +1,8 @@
 // A small store for what feedsync remembers between runs: fingerprints of what it wrote, feed marks
 // (RESO high-water marks), first-missing times for the delete grace period, settings hashes.
 // Values live in namespaces (one Redis hash, or one range of keys of the state file, each).
+import { EnvironmentError } from '../errors.js';
+
 export interface KvStore {
   /** where the state lives, for the report: "redis://host:port" or a file path */
   readonly location: string;
@@ -29,3 +31,34 @@ export interface StateChange {
   set?: Iterable<readonly [string, string]>;
   delete?: Iterable<string>;
 }
+
+/**
+ * The longest key a store keeps, in characters (UTF-16 code units, as String.length counts them):
+ * longer than any listing key or URL a feed sends. Every store refuses a longer one alike
+ * (refuseLongKeys); the file store keeps a key past LMDB's key limit under its hash (store-keys.ts).
+ */
+export const MAX_STATE_KEY_CHARS = 4096;
+
+/** `key` as it is; an error naming the namespace and the key's start when it is longer than MAX_STATE_KEY_CHARS. */
+export function refuseLongKey(ns: string, key: string): string {
+  if (key.length <= MAX_STATE_KEY_CHARS) return key;
+  throw new EnvironmentError(
+    `A state key of namespace ${JSON.stringify(ns)}`,
+    `is ${key.length} characters long (${key.slice(0, 10)}…): the state keeps keys of at most ${MAX_STATE_KEY_CHARS}, and nothing of this write was kept`,
+    'Such a key comes from the feed (a listing key, a URL or a photo address): have the source shorten it, or key the feed by another field (keyBy)',
+  );
+}
+
+/** `entries` as they are, each key checked as it goes by (refuseLongKey). */
+export function* refuseLongKeys<T extends readonly [string, string]>(ns: string, entries: Iterable<T>): Generator<T> {
+  for (const entry of entries) {
+    refuseLongKey(ns, entry[0]);
+    yield entry;
+  }
+}
+
+/** (with the u flag a surrogate pair is one code point: this finds only a lone one) */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/** Text UTF-8 can carry as it is: no lone surrogate (String.prototype.isWellFormed, ES2024). */
+export const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);

@@ -1,4 +1,4 @@
-import type { KvStore, StateChange } from './kv-store.js';
+import { refuseLongKey, refuseLongKeys, type KvStore, type StateChange } from './kv-store.js';
 
 /** Keeps state in memory only: for tests and `--dry-run` previews that must not persist anything. */
 export function createMemoryStore(location = 'memory'): KvStore {
@@ -10,7 +10,7 @@ export function createMemoryStore(location = 'memory'): KvStore {
   };
   const apply = async (changes: readonly StateChange[]) => {
     // materialize first: an iterable that throws leaves nothing half applied
-    const ready = changes.map((c) => ({ m: space(c.ns), set: [...(c.set ?? [])], del: [...(c.delete ?? [])] }));
+    const ready = changes.map((c) => ({ m: space(c.ns), set: [...refuseLongKeys(c.ns, c.set ?? [])], del: [...(c.delete ?? [])] }));
     for (const { m, set, del } of ready) {
       for (const [k, v] of set) m.set(k, v);
       for (const k of del) m.delete(k);
@@ -25,6 +25,7 @@ export function createMemoryStore(location = 'memory'): KvStore {
     apply,
     swap: async (ns, key, expected, next) => {
       const m = space(ns);
+      refuseLongKey(ns, key);
       if (m.get(key) !== expected) return false;
       m.set(key, next);
       return true;

@@ -1,6 +1,6 @@
 import type { RedisClient } from '../redis/client.js';
 import { keysOf } from '../redis/keys.js';
-import type { KvStore, StateChange } from './kv-store.js';
+import { isWellFormed, refuseLongKey, refuseLongKeys, type KvStore, type StateChange } from './kv-store.js';
 
 const CHUNK = 1000;
 
@@ -29,6 +29,22 @@ function* inChunks<T>(items: Iterable<T>, size: number): Generator<T[]> {
 }
 
 /**
+ * The hash field of a key. Redis keeps bytes and the client writes a string as UTF-8, in which a
+ * lone surrogate (not well-formed text) becomes U+FFFD: two keys would share a field and the key
+ * read back would not be the one written. Such a key is kept as NUL + its JSON (which spells a
+ * lone surrogate as \uXXXX), and so is a key that starts with NUL and a quote, so that no key is
+ * read as another. Every other key is its own field, as before.
+ */
+const ESCAPED = '\u0000"';
+const fieldOf = (key: string): string => (isWellFormed(key) && !key.startsWith(ESCAPED) ? key : `\u0000${JSON.stringify(key)}`);
+const keyOf = (field: string): string => (field.startsWith(ESCAPED) ? (JSON.parse(field.slice(1)) as string) : field);
+
+/** A change's sets as hash fields, each key checked for length (kv-store.ts). */
+function* fieldsSet(ns: string, entries: Iterable<readonly [string, string]>): Generator<[string, string]> {
+  for (const [k, v] of refuseLongKeys(ns, entries)) yield [fieldOf(k), v];
+}
+
+/**
  * State in Redis: one hash per namespace under `prefix` (the key root: hash-tagged on a cluster, so
  * that a commit's MULTI over several namespaces is one slot). The connection is the caller's to close.
  * `where` names the Redis in the report.
@@ -39,15 +55,20 @@ export function createRedisStore(redis: RedisClient, prefix = 'feedsync', where 
   const apply = async (changes: readonly StateChange[]) => {
     const tx = redis.multi();
     let queued = 0;
-    for (const c of changes) {
-      for (const pairs of inChunks(c.set ?? [], CHUNK)) {
-        tx.hset(key(c.ns), ...pairs.flat());
-        queued++;
+    try {
+      for (const c of changes) {
+        for (const pairs of inChunks(fieldsSet(c.ns, c.set ?? []), CHUNK)) {
+          tx.hset(key(c.ns), ...pairs.flat());
+          queued++;
+        }
+        for (const fields of inChunks(c.delete ?? [], CHUNK)) {
+          tx.hdel(key(c.ns), ...fields.map(fieldOf));
+          queued++;
+        }
       }
-      for (const fields of inChunks(c.delete ?? [], CHUNK)) {
-        tx.hdel(key(c.ns), ...fields);
-        queued++;
-      }
+    } catch (err) {
+      tx.discard(); // a change that throws (a key too long, an iterable that fails) sends nothing
+      throw err;
     }
     if (queued === 0) {
       tx.discard();
@@ -61,12 +82,15 @@ export function createRedisStore(redis: RedisClient, prefix = 'feedsync', where 
   };
   return {
     location: `${where} (${keys.statePattern})`,
-    getAll: async (ns) => new Map(Object.entries(await redis.hgetall(key(ns)))),
-    get: async (ns, k) => (await redis.hget(key(ns), k)) ?? undefined,
+    getAll: async (ns) => new Map(Object.entries(await redis.hgetall(key(ns))).map(([f, v]) => [keyOf(f), v])),
+    get: async (ns, k) => (await redis.hget(key(ns), fieldOf(k))) ?? undefined,
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
     apply,
-    swap: async (ns, k, expected, next) => (await redis.eval(SWAP, 1, key(ns), k, expected ?? '', next, expected === undefined ? '0' : '1')) === 1,
+    swap: async (ns, k, expected, next) => {
+      const field = fieldOf(refuseLongKey(ns, k));
+      return (await redis.eval(SWAP, 1, key(ns), field, expected ?? '', next, expected === undefined ? '0' : '1')) === 1;
+    },
     close: async () => {},
   };
 }

@@ -1,20 +1,24 @@
 // How a namespace's key is a key of the state store's LMDB database (file-store.ts): `<ns>\0K<key>`,
-// so a namespace is one range of keys. A key LMDB cannot hold as it is — longer than its key limit
+// so a namespace is one range of keys, its slots written as plain UTF-8 (SLOT_KEYS): a NUL is a byte
+// like any other and the bytes order as the code points do, whatever a slot's length. (lmdb's
+// default key encoding, ordered-binary, writes a string of 64+ characters as raw UTF-8 and reads a
+// NUL in it as the separator of an array key — "strings currently can not have '\x00' (null char)
+// in them", lmdb-js README, Keys — so such a slot fell out of its namespace's range: former-keys.ts
+// rewrites a store of that encoding once.) A key LMDB cannot hold as it is — longer than its key limit
 // (1,978 bytes), or not well-formed UTF-16 (a lone surrogate, which UTF-8 cannot carry) — is kept
 // under `<ns>\0H<sha-256 of its JSON>`, its value then the JSON [key, value]. Keys come from feeds:
 // any string is a key like any other, and no two keys share a slot.
 import { createHash } from 'node:crypto';
+import { isWellFormed } from './kv-store.js';
 
 /** Bytes of a slot (namespace, separator, tag and key) kept as they are; well below LMDB's 1,978. */
 const MAX_SLOT_BYTES = 1500;
 const PLAIN = 'K';
 const HASHED = 'H';
-/** (with the u flag a surrogate pair is one code point: this finds only a lone one) */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
 /** The first key of a namespace's range and the first one past it. */
 export function rangeOf(ns: string): { start: string; end: string } {
-  if (ns.includes('\0') || LONE_SURROGATE.test(ns)) throw new Error(`a state namespace must be well-formed text without NUL: ${JSON.stringify(ns)}`);
+  if (ns.includes('\0') || !isWellFormed(ns)) throw new Error(`a state namespace must be well-formed text without NUL: ${JSON.stringify(ns)}`);
   return { start: `${ns}\0`, end: `${ns}\x01` };
 }
 
@@ -22,7 +26,7 @@ export function rangeOf(ns: string): { start: string; end: string } {
 export function slotOf(start: string, key: string): string {
   const plain = start + PLAIN + key;
   // (a UTF-16 code unit is at most 3 bytes of UTF-8: a short slot, as nearly every one is, is not measured)
-  if (!LONE_SURROGATE.test(key) && (3 * plain.length <= MAX_SLOT_BYTES || Buffer.byteLength(plain) <= MAX_SLOT_BYTES)) return plain;
+  if (isWellFormed(key) && (3 * plain.length <= MAX_SLOT_BYTES || Buffer.byteLength(plain) <= MAX_SLOT_BYTES)) return plain;
   return start + HASHED + createHash('sha256').update(JSON.stringify(key)).digest('base64url');
 }
 
@@ -41,6 +45,26 @@ export function entryOf(slot: string, start: string, stored: string): [string, s
   if (slot.charAt(start.length) === HASHED) return hashedEntry(stored);
   return [slot.slice(start.length + 1), stored];
 }
+
+/**
+ * The state database's keys as the UTF-8 of the slot strings (lmdb-js "Custom Key Encoding": a
+ * `keyEncoder` of writeKey(key, target, start) → end and readKey(source, start, end) → key). A slot
+ * is well-formed text (slotOf hashes a key that is not), so it reads back as it was written.
+ */
+export const SLOT_KEYS = {
+  writeKey(key: string, target: Uint8Array, start: number): number {
+    const room = target.length - start;
+    const written = Buffer.isBuffer(target) ? target.write(key, start, 'utf8') : encoder.encodeInto(key, target.subarray(start)).written;
+    // (a write stops short of a character that does not fit: lmdb retries a RangeError with a larger buffer)
+    if (written > room - 4 && Buffer.byteLength(key) > written) throw new RangeError(`a state slot of ${Buffer.byteLength(key)} bytes does not fit in ${room}`);
+    return start + written;
+  },
+  readKey(source: Uint8Array, start: number, end: number): string {
+    return Buffer.isBuffer(source) ? source.toString('utf8', start, end) : decoder.decode(source.subarray(start, end));
+  },
+};
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 function hashedEntry(stored: string): [string, string] {
   const pair: unknown = JSON.parse(stored);

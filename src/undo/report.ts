@@ -65,7 +65,9 @@ export function formatUndoReport(r: UndoReport): string {
   if (r.message) lines.push(`  ${r.message}`);
   for (const k of r.plan.creates) lines.push(`  + ${k} ${would}create again (as it was before ${r.undoOf})`);
   for (const u of r.plan.updates) {
-    const what = u.changes.length ? u.changes.map((c) => `${c.field} ${describeFieldChange(c.old, c.new, c.oldNotKept)}`).join('; ') : 'fields the list does not return';
+    const what = u.changes.length
+      ? u.changes.map((c) => `${c.field} ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept)}`).join('; ')
+      : 'fields the list does not return';
     lines.push(`  ~ ${u.key} ${would}update back: ${what}`);
   }
   for (const k of r.plan.deletes) lines.push(`  - ${k} ${would}delete (${r.undoOf} created it)`);

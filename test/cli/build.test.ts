@@ -2,7 +2,8 @@
 // templates `init` copies. Built into a folder of its own (what `npm run build` does, with the
 // folder given), so the repository's dist/ is never rebuilt under other tests' feet; the one
 // repository dist/ is what bin/feedsync.js would choose: the bundle (dist/bundle/), else the
-// compiled modules (dist/src/), and a stale build is never chosen.
+// compiled modules (dist/src/), and a stale build is never chosen. An installed package (no src/)
+// runs only its build: none, or one of another version, is one line.
 import { execFile } from 'node:child_process';
 import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -53,6 +54,35 @@ describe('npm run build', () => {
       await rename(join(pkg, 'dist/bundle-aside'), join(pkg, 'dist/bundle')).catch(() => undefined);
       await writeFile(compiled, original);
     }
+  });
+
+  it('an installed package with no build, or a build of another version, says so in one line and runs nothing else', async () => {
+    const cli = join(pkg, 'bin/feedsync.js');
+    const fails = (args: string[]) =>
+      run(process.execPath, [cli, ...args], { cwd: work }).then(
+        () => undefined,
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      );
+    const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
+    expect(JSON.parse(await readFile(join(pkg, 'dist/build.json'), 'utf8'))).toEqual({ version });
+    await writeFile(join(pkg, 'dist/build.json'), JSON.stringify({ version: '0.0.1' }));
+    try {
+      const stale = await fails(['init']);
+      expect(stale?.code).toBe(1);
+      expect(stale?.stdout).toBe('');
+      expect(stale?.stderr).toBe(`feedsync: this installation's build (dist/) is of feedsync 0.0.1, its package.json of ${version}: reinstall the package\n`);
+    } finally {
+      await writeFile(join(pkg, 'dist/build.json'), JSON.stringify({ version }));
+    }
+    await rename(join(pkg, 'dist'), join(pkg, 'dist-aside'));
+    try {
+      const none = await fails(['--version']);
+      expect(none?.code).toBe(1);
+      expect(none?.stderr).toBe(`feedsync: this installation of feedsync ${version} has no build (dist/ is missing): reinstall the package\n`);
+    } finally {
+      await rename(join(pkg, 'dist-aside'), join(pkg, 'dist'));
+    }
+    expect(await readdir(work)).not.toContain('node_modules');
   });
 
   it('runs the sources through tsx instead once a source is newer than the build (the bundle as the compiled modules), and runs them right; a terminal is told in one line', async () => {

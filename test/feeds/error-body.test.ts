@@ -33,6 +33,15 @@ describe('errorBodyMessage', () => {
   it('a body that decodes past the cap is not expanded further', () => {
     expect(errorBodyMessage(gzipSync(Buffer.alloc(50 * 1024 * 1024, 'a')), 'gzip')).toMatch(/larger than 64 KiB/);
   });
+
+  it('a deflate or br bomb is named as a gzip bomb is (issue 49): the same message whatever the encoding', () => {
+    const zeros = Buffer.alloc(50 * 1024 * 1024, 'a');
+    const gzip = errorBodyMessage(gzipSync(zeros), 'gzip');
+    expect(gzip).toBe('(an error body larger than 64 KiB once decoded)');
+    expect(errorBodyMessage(deflateSync(zeros), 'deflate')).toBe(gzip);
+    expect(errorBodyMessage(deflateRawSync(zeros), 'deflate')).toBe(gzip);
+    expect(errorBodyMessage(brotliCompressSync(zeros), 'br')).toBe(gzip);
+  });
 });
 
 describe('a refused RESO request over HTTP', () => {

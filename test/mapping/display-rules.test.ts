@@ -146,6 +146,12 @@ describe('display at config load', () => {
       ['mapping', 'extension', 0],
       /reads ListAgentEmail, listed in display\.withhold/,
     ],
+    [
+      { display: { flags: { InternetAddressDisplayYN: 'Listing.ShowingInstructions' } } },
+      ['display', 'flags', 'InternetAddressDisplayYN'],
+      /display\.flags\.InternetAddressDisplayYN reads ShowingInstructions \(Listing\.ShowingInstructions\), restricted: showing instructions/,
+    ],
+    [{ display: { withhold: ['ACT_Gate'], flags: { IDXParticipationYN: 'ACT_Gate' } } }, ['display', 'flags', 'IDXParticipationYN'], /reads ACT_Gate, listed in display\.withhold/],
   ])('a mapping that reads a restricted field is an error naming the field and the rule (%#)', (over, path, message) => {
     const r = FeedConfig.safeParse(feed(over));
     expect(r.success).toBe(false);

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
@@ -15,10 +15,11 @@ import { createMemoryStore } from '../../src/state/memory-store.js';
 import type { KvStore } from '../../src/state/kv-store.js';
 import { syncFeed, type SyncOptions } from '../../src/sync/index.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import type { TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer } from '../helpers/feed-server.js';
+import { mirrorMediaConfig, useMirrorServers } from '../helpers/mirror-servers.js';
 import { fakeImage, startPhotoHost, type PhotoHost } from '../helpers/photo-host.js';
-import { startS3Server, type TestS3 } from '../helpers/s3-server.js';
+import type { TestS3 } from '../helpers/s3-server.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
 import { COLUMNS, row, type Row } from '../sync/helpers/feed.js';
@@ -26,19 +27,15 @@ import { COLUMNS, row, type Row } from '../sync/helpers/feed.js';
 const SN = 'SN-PHOTOS';
 const PUBLIC = 'https://cdn.photos.test/media';
 
+const servers = useMirrorServers();
 let te: TestEmulator;
 let s3: TestS3;
 let host: PhotoHost;
 let dir: string;
 let store: KvStore;
 
-beforeAll(async () => {
-  [te, s3, host] = await Promise.all([startTestEmulator(), startS3Server(), startPhotoHost()]);
-});
-afterAll(async () => {
-  await Promise.all([te.close(), s3.close(), host.close()]);
-});
 beforeEach(async () => {
+  ({ te, s3, host } = servers());
   await te.reset();
   await s3.clear();
   host.seen.length = 0;
@@ -73,21 +70,7 @@ function feedConfig(patch: Record<string, unknown> = {}): FeedConfig {
 }
 
 function mediaConfig(patch: Record<string, unknown> = {}): MediaConfig {
-  return MediaConfig.parse({
-    mirror: {
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      bucket: s3.bucket,
-      accessKeyId: s3.accessKeyId,
-      secretAccessKey: s3.secretAccessKey,
-      forcePathStyle: true,
-      publicBaseUrl: PUBLIC,
-      prefix: 'listings/',
-    },
-    maxBytes: 1024 * 1024,
-    timeoutMs: 1500,
-    ...patch,
-  });
+  return mirrorMediaConfig(s3, PUBLIC, patch);
 }
 
 function sync(opts: SyncOptions & { feed?: FeedConfig; media?: MediaConfig } = {}) {

@@ -114,7 +114,7 @@ describe('operator controls', () => {
     d.emu = await startTestEmulator();
     const file = await deploy([{ name: 'lonely', chatbot: 'SN-L', rows: 1 }]);
     const out = await feedsync(['enqueue', 'sync', '--feed', 'lonely', '--wait', '--timeout', '2', '--config', file]);
-    expect(out.stderr).toMatch(/warning: no worker is consuming queue listing-sync on redis:\/\/.* \(prefix fstest-/);
+    expect(out.stderr).toMatch(/warning: no worker is consuming queue listing-sync on Redis redis:\/\/.* \(prefix fstest-/);
     expect(out.stderr).toMatch(/gave up waiting after 2 s; job .* is waiting and goes on/);
     expect(out.code).toBe(1);
   }, 30_000);

@@ -21,7 +21,7 @@ import {
   type RunReport,
   type WorkerSet,
 } from '../../src/queue/index.js';
-import { GuardError } from '../../src/errors.js';
+import { ConfigError, GuardError } from '../../src/errors.js';
 import { deferred, dropPrefix, feedsYaml, loadedConfig, processorDeps, redisAt, testRedis, uniquePrefix, until } from './helpers.js';
 
 const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-queue-5f1c, sessionKey: ss-test-queue-9b2e }\n`;
@@ -224,36 +224,50 @@ describe('queue', () => {
     ]);
   });
 
-  it('a guard trip fails the job at once (no retry) and its report is in history', async () => {
+  it('a guard trip and a rejected feed complete the job at once (no retry) with their outcome, and their reports are in history', async () => {
     let calls = 0;
     start(
       syncDef(async (p) => {
         calls++;
-        return { outcome: 'guard', summary: `${p.feed}: refused to delete 80% of listings`, retryable: false };
+        return p.feed === 'austin'
+          ? { outcome: 'guard', summary: `${p.feed}: refused to delete 80% of listings`, retryable: false }
+          : { outcome: 'rejected', summary: `${p.feed}: every record rejected`, retryable: false };
       }),
     );
     const { jobId } = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
-    expect(await waitForJob(redis, queues, 'sync', jobId)).toEqual({ state: 'failed', failedReason: 'austin: refused to delete 80% of listings' });
-    expect(calls).toBe(1);
+    expect(await waitForJob(redis, queues, 'sync', jobId)).toEqual({
+      state: 'completed',
+      returnvalue: { outcome: 'guard', summary: 'austin: refused to delete 80% of listings', retryable: false },
+    });
+    const rejected = await enqueueJob(redis, queues, 'sync', 'dallas', { feed: 'dallas' });
+    expect(await waitForJob(redis, queues, 'sync', rejected.jobId)).toMatchObject({ state: 'completed', returnvalue: { outcome: 'rejected' } });
+    expect(calls).toBe(2);
+    expect(await queues.sync.getJobCounts('failed')).toEqual({ failed: 0 });
     const [run] = await listRuns(redis, prefix, { feed: 'austin', limit: 1 });
     expect(run).toMatchObject({ jobId, outcome: 'guard' });
   });
 
-  it('a thrown non-retryable error and a bad payload fail without retry', async () => {
+  it('a thrown guard completes with its outcome; a thrown non-retryable error and a bad payload fail without retry', async () => {
     let calls = 0;
     start(
       syncDef(async () => {
         calls++;
-        throw new GuardError('incomplete feed');
+        throw calls === 1 ? new GuardError('incomplete feed') : new ConfigError('no such mapping');
       }),
     );
+    // a thrown guard is the run's outcome: the job completes, named by it
+    const guard = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
+    expect(await waitForJob(redis, queues, 'sync', guard.jobId)).toMatchObject({
+      state: 'completed',
+      returnvalue: { outcome: 'guard', summary: 'listing-sync austin guard: incomplete feed' },
+    });
     const thrown = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
-    expect(await waitForJob(redis, queues, 'sync', thrown.jobId)).toMatchObject({ state: 'failed', failedReason: 'incomplete feed' });
-    expect(calls).toBe(1);
+    expect(await waitForJob(redis, queues, 'sync', thrown.jobId)).toMatchObject({ state: 'failed', failedReason: 'no such mapping' });
+    expect(calls).toBe(2);
     const bad = await queues.sync.add('listing-sync', { feed: 42 });
     expect(await waitForJob(redis, queues, 'sync', bad.id!)).toMatchObject({ state: 'failed', failedReason: expect.stringMatching(/payload invalid: feed: /) });
     expect((await queues.sync.getJob(bad.id!))?.attemptsMade).toBe(1);
-    expect(calls).toBe(1);
+    expect(calls).toBe(2);
   });
 
   it('history keeps the last N runs per feed', async () => {

@@ -7,13 +7,19 @@ import { createLogger } from '../../src/log.js';
 import { checkEvictionPolicy, reportError, toJobError, verdictFor } from '../../src/queue/index.js';
 
 describe('retry policy', () => {
-  it('maps report outcomes: partial and ok complete, transient failures retry, guard and failed checks do not', () => {
+  it('maps report outcomes: what a finished run found completes, transient failures retry, failed checks fail', () => {
     expect(verdictFor({ outcome: 'ok', summary: '' })).toBe('done');
     expect(verdictFor({ outcome: 'partial', summary: '', retryable: false })).toBe('done');
     expect(verdictFor({ outcome: 'partial', summary: '', retryable: true })).toBe('retry');
+    // the last attempt of a partial read completes with its outcome: it is not a failed job
+    expect(verdictFor({ outcome: 'partial', summary: '', retryable: true }, { made: 3, max: 3 })).toBe('done');
+    expect(verdictFor({ outcome: 'partial', summary: '', retryable: true }, { made: 2, max: 3 })).toBe('retry');
     expect(verdictFor({ outcome: 'unavailable', summary: '' })).toBe('retry');
-    expect(verdictFor({ outcome: 'guard', summary: '' })).toBe('fail');
+    expect(verdictFor({ outcome: 'unavailable', summary: '' }, { made: 3, max: 3 })).toBe('retry');
+    // a guard hold, a rejected feed and any outcome added later keep their name: the job completes
+    for (const outcome of ['guard', 'rejected', 'cancelled', 'paused', 'some-new-outcome']) expect(verdictFor({ outcome, summary: '' })).toBe('done');
     expect(verdictFor({ outcome: 'failed', summary: '' })).toBe('fail');
+    expect(verdictFor({ outcome: 'error', summary: '' })).toBe('fail');
     expect(reportError({ outcome: 'guard', summary: 'refused' }, 'fail')).toBeInstanceOf(UnrecoverableError);
     expect(reportError({ outcome: 'unavailable', summary: 'down' }, 'retry')).not.toBeInstanceOf(UnrecoverableError);
   });

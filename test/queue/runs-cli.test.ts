@@ -1,6 +1,6 @@
 // `feedsync runs` as a user runs it: a foreground sync with Redis is in the history like a queued
-// one; without a redis section it says which Redis it read; an unknown feed is exit 2 with the
-// message `sync` and `feed preview` give.
+// one, and it says which Redis it read; an unknown feed is exit 2 with the message `sync` and
+// `feed preview` give. (Without a redis section: test/queue/redis-where-configured.test.ts.)
 import '../setup/needs-redis.js';
 import { randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
@@ -16,7 +16,6 @@ const prefix = `test-runs-${randomUUID()}`;
 let te: TestEmulator;
 let env: SyncEnv;
 let withRedis: string;
-let withoutRedis: string;
 
 beforeAll(async () => {
   te = await startTestEmulator();
@@ -36,9 +35,7 @@ beforeAll(async () => {
     ...COLUMNS.map((c) => `        ${c}: ${c}`),
   ];
   withRedis = join(env.dir, 'with-redis.yaml');
-  withoutRedis = join(env.dir, 'without-redis.yaml');
   await writeFile(withRedis, body(['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`]).join('\n'));
-  await writeFile(withoutRedis, body([]).join('\n'));
   await writeFile(join(env.dir, 'homes.csv'), csv(rows(3)));
 });
 
@@ -64,17 +61,7 @@ describe('feedsync runs', () => {
     expect(doc.runs[0].jobId).toMatch(/^foreground-\d{14}-\d+$/);
     const table = await feedsync(['runs', '--config', withRedis]);
     expect(table.stdout).toMatch(/listing-sync\s+homes\s+ok\s+1\/1\s+foreground-/);
-    expect(table.stderr).toBe('');
-  });
-
-  it('without a redis section says which Redis it read', async () => {
-    const byDefault = await feedsync(['runs', '--config', withoutRedis, '--feed', 'homes', '--limit', '1'], { REDIS_URL: '' });
-    expect(byDefault.code).toBe(0);
-    expect(byDefault.stderr).toContain(
-      `feedsync: ${withoutRedis} has no redis section: reading run history from redis://127.0.0.1:6379 (the default, as REDIS_URL is not set either); foreground syncs with this config record none\n`,
-    );
-    const byEnv = await feedsync(['runs', '--config', withoutRedis, '--feed', 'homes', '--limit', '1'], { REDIS_URL });
-    expect(byEnv.stderr).toContain(`has no redis section: reading run history from ${REDIS_URL} (from REDIS_URL)`);
+    expect(table.stderr).toBe(`run history in Redis ${REDIS_URL} (prefix ${prefix})\n`);
   });
 
   it('an unknown --feed is exit 2 with the same message as sync and feed preview', async () => {

@@ -1,4 +1,5 @@
-// docker-compose.yml and the Dockerfile (no Docker engine here: their shape is checked by parsing),
+// docker-compose.yml (no Docker engine here: its shape is checked by parsing; the Dockerfile's in
+// test/release/support.test.ts),
 // and the stack as compose runs it, without Docker: `feedsync emulator` and `feedsync worker
 // --config fixtures/compose.yaml` as processes, then the ops commands a person would type.
 import '../setup/needs-redis.js';
@@ -45,33 +46,6 @@ describe('docker compose', () => {
     const text = readFileSync(`${REPO}/docker-compose.yml`, 'utf8');
     expect(text).toContain('./feedsync.yaml:/config/feedsync.yaml:ro');
     expect(text).toContain('command: ["worker", "--config", "/config/feedsync.yaml", "--port", "9464"]');
-  });
-
-  it('builds dist/ in a first stage and runs it from a runtime stage with no compiler', () => {
-    const dockerfile = readFileSync(`${REPO}/Dockerfile`, 'utf8');
-    const [build, runtime] = dockerfile.split(/^(?=FROM )/m).filter((s) => s.startsWith('FROM'));
-    // a current LTS (not Node 20, past its end of life), pinned to a patch release
-    for (const stage of [build, runtime]) expect(stage).toMatch(/^FROM node:(22|24)\.\d+\.\d+-bookworm-slim\b/);
-    expect(build).toMatch(/^RUN npm ci /m);
-    expect(build).toMatch(/^RUN npm run build$/m);
-    for (const dir of ['src', 'jobs', 'scripts']) expect(build).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
-    // the runtime: production dependencies, the compiled code and what the command reads; no sources
-    expect(runtime).toMatch(/^RUN npm ci --omit=dev /m);
-    // npm ci runs the prepare script (scripts/build.js --prepare): the script is there before it, in both stages
-    for (const stage of [build ?? '', runtime ?? '']) {
-      const script = stage.search(/^COPY scripts(\/build\.js)? \.\/scripts/m);
-      expect(script).toBeGreaterThanOrEqual(0);
-      expect(script).toBeLessThan(stage.search(/^RUN npm ci /m));
-    }
-    expect(runtime).toMatch(/^COPY --from=build \/app\/dist \.\/dist$/m);
-    for (const dir of ['bin', 'fixtures']) expect(runtime).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
-    expect(runtime).not.toMatch(/^COPY (src|jobs) /m);
-    expect(runtime).toMatch(/^HEALTHCHECK .*\n?.*\/healthz/m);
-    expect(runtime).toContain('ENTRYPOINT ["node", "bin/feedsync.js"]');
-    // what --omit=dev leaves out is never needed at run time: tsx and typescript are dev dependencies
-    const { dependencies, devDependencies } = JSON.parse(readFileSync(`${REPO}/package.json`, 'utf8'));
-    expect(Object.keys(dependencies)).not.toContain('tsx');
-    expect(Object.keys(devDependencies)).toEqual(expect.arrayContaining(['tsx', 'typescript']));
   });
 
   it('the sample config points at the emulator service and the redis service', () => {

@@ -117,7 +117,7 @@ describe('file store: processes', () => {
     const { pageSize, inUse } = headerOf(whole);
     expect(whole.length).toBeLessThan(inUse);
     const verdicts: string[] = [];
-    for (let at = whole.length - 8 * pageSize; at <= whole.length; at += pageSize) {
+    for (let at = whole.length - 16 * pageSize; at <= whole.length; at += pageSize) {
       const cut = join(dirname(path), `cut-${at}.lmdb`);
       await writeFile(cut, whole.subarray(0, at));
       const verdict = judgeLmdbFile(cut).kind;

@@ -8,15 +8,18 @@
 // characters (IIS, behind many RESO servers, refuses a query string past 2,048 bytes by default).
 // `eq … or` rather than `in`: `in` is OData 4.01, which not every RESO server speaks. Keys go as the
 // server's `$metadata` types the field (read once; `Edm.Int64` bare: a server answers a quoted number
-// with a 400), quoted when it has none. A field the vendor does not let a filter name (MLS Grid's
-// ListingKey) is found in a keys-only read instead, and the records still there are asked for by the
+// with a 400), quoted when it has none; a field `$metadata` does not list, or a key its type cannot
+// hold (a text key of an `Edm.Int64` field), is asked anyway, quoted, in requests of its own: the
+// records were read by it, so `$metadata` is what is wrong, and a lookup that asked nothing would
+// answer "gone" for keys the server holds (issue 49). A server that refuses that fails the lookup,
+// saying why. A field the vendor does not let a filter name (MLS Grid's ListingKey) is found in a keys-only read instead, and the records still there are asked for by the
 // searchable field the vendor profile names (`confirmBy`: ListingId); without such a field the
 // confirmation fails.
 // Requests go through the feed's page client,
 // so they count against the source's request budget (source.limits) and carry its credentials; an
 // answer's own @odata.nextLink is followed on the feed's origin. All of it is bounded by
 // source.maxPages requests: past that the confirmation fails, and a failed confirmation deletes nothing.
-import { FeedReadError, RecordParseError } from '../../errors.js';
+import { FeedReadError, formatPlace, RecordParseError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { typedLiteral } from './reso-metadata.js';
 import type { PageClient } from './reso-pages.js';
@@ -53,19 +56,20 @@ export function resoLookup(source: ResoSource, deps: LookupDeps): KeyLookup {
     },
     async *find(wanted) {
       const types = (await deps.fieldTypes()) ?? new Map<string, string>();
-      // a value the field's type cannot hold (a key "A-1" of an Edm.Int64 field) is no record's: not asked
-      const typed = (a: KeyAsk): KeyAsk => ({ field: a.field, values: a.values.filter((v) => typedLiteral(v, types.get(a.field)) !== undefined) });
-      // a field the server's $metadata lacks holds no record's value (a server lacking CoListAgentKey): not asked
-      const held = wanted.filter((a) => types.size === 0 || types.has(a.field));
+      // an optional field the server's $metadata lacks holds no record's value (a server lacking CoListAgentKey): not asked
+      const held = wanted.filter((a) => !a.optional || types.size === 0 || types.has(a.field));
       if (wanted.length && !held.length) return;
-      const asks = held.filter((a) => searchable(a.field)).map(typed);
+      const asks = typedAsks(
+        held.filter((a) => searchable(a.field)),
+        types,
+      );
       const hidden = held.filter((a) => !searchable(a.field));
-      let index = 0;
+      const index = { next: 0 };
       if (hidden.length && profile.confirmBy && searchable(profile.confirmBy)) {
         const { by, unasked } = await byConfirmField(hidden, profile.confirmBy, deps);
-        asks.push(typed({ field: profile.confirmBy, values: by }));
+        asks.push(...typedAsks([{ field: profile.confirmBy, values: by }], types));
         // on the server, but with no value of the field it could be asked by: kept, never deleted
-        if (unasked.length) yield unasked.map((r) => unaskable(r, profile.confirmBy!, deps.label, index++));
+        if (unasked.length) yield unasked.map((r) => unaskable(r, profile.confirmBy!, deps.label, index.next++));
       } else if (asks.length === 0) {
         throw new FeedReadError(
           `the ${profile.name} profile lets no filter name ${wanted.map((a) => a.field).join(' or ')}, so absences cannot be asked for by key`,
@@ -73,41 +77,102 @@ export function resoLookup(source: ResoSource, deps: LookupDeps): KeyLookup {
           false,
         );
       }
-      const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...asks.map((a) => a.field)])] : undefined;
-      const top = profile.pageSizeBy === 'top' ? pageSize(source, profile) : undefined;
-      const url = (field: string, values: string[]) =>
-        queryUrl(source.url!, source.resource, {
-          filter: keyFilters(profile, field, values, source, types.get(field))![0],
-          top,
-          select,
-          expandMedia: source.expandMedia,
-          expandOpenHouse: source.expandOpenHouse,
-        });
-      let requests = 0;
-      for (const [field, values] of batches(asks, url, profile.maxOrTerms ?? 50)) {
-        let next: string | undefined = url(field, values);
-        while (next) {
-          requests++;
-          const what = `confirmation request ${requests}`;
-          if (requests > source.maxPages) {
-            throw new FeedReadError(
-              `confirming the pull's absences would take more than source.maxPages (${source.maxPages}) requests, so they are not confirmed`,
-              { file: deps.label, record: what },
-              false,
-            );
-          }
-          const page = await deps.client.get(next, what, 'byKey');
-          const items: FeedItem[] = [];
-          for (const raw of page.value) {
-            if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) items.push(deps.itemOf(raw as Record<string, unknown>, index++));
-          }
-          yield items;
-          const link = page['@odata.nextLink'];
-          next = link ? deps.nextLink(link, next, origin, { file: deps.label, record: what }) : undefined;
-        }
-      }
+      yield* askAll(asks, { source, deps, origin, index });
     },
   };
+}
+
+/**
+ * An ask as the server's `$metadata` types its field: the values its Edm type takes (Edm.Int64
+ * bare), and apart, quoted, those it cannot type, with why. A field `$metadata` does not list, or a
+ * value its type cannot hold (a text key of an `Edm.Int64` field), is still asked: the records were
+ * read by it, so the `$metadata` is what is wrong, and a lookup that asked nothing would answer
+ * "gone" for keys the server holds. A server that refuses the quoted literal fails the lookup.
+ */
+interface TypedAsk extends KeyAsk {
+  type: string | undefined;
+  /** why the values go quoted though `$metadata` was read (said when the server refuses them) */
+  untyped?: string;
+}
+
+function typedAsks(asks: readonly KeyAsk[], types: ReadonlyMap<string, string>): TypedAsk[] {
+  const out: TypedAsk[] = [];
+  for (const a of asks) {
+    const type = types.get(a.field);
+    if (types.size > 0 && type === undefined) {
+      out.push({ field: a.field, values: a.values, type, untyped: `the server's $metadata does not list ${a.field} in the entity type` });
+      continue;
+    }
+    const ok = a.values.filter((v) => typedLiteral(v, type) !== undefined);
+    const rest = a.values.filter((v) => typedLiteral(v, type) === undefined);
+    if (ok.length) out.push({ field: a.field, values: ok, type });
+    if (rest.length) {
+      const untyped = `the server's $metadata types ${a.field} ${type}, which ${rest.length} key(s) (${JSON.stringify(rest[0])}${rest.length > 1 ? ', …' : ''}) cannot be`;
+      out.push({ field: a.field, values: rest, type: undefined, untyped });
+    }
+  }
+  return out;
+}
+
+/** Every ask's records, batched within the URL and `or` limits, a request's answer at a time; bounded by source.maxPages requests. */
+async function* askAll(asks: readonly TypedAsk[], at: { source: ResoSource; deps: LookupDeps; origin: string; index: { next: number } }): AsyncIterable<FeedItem[]> {
+  const { source, deps, origin, index } = at;
+  const profile = vendorProfile(source.vendor);
+  const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...asks.map((a) => a.field)])] : undefined;
+  const top = profile.pageSizeBy === 'top' ? pageSize(source, profile) : undefined;
+  let requests = 0;
+  for (const ask of asks) {
+    const url = (field: string, values: string[]) =>
+      queryUrl(source.url!, source.resource, {
+        filter: keyFilters(profile, field, values, source, ask.type)![0],
+        top,
+        select,
+        expandMedia: source.expandMedia,
+        expandOpenHouse: source.expandOpenHouse,
+      });
+    for (const [field, values] of batches([ask], url, profile.maxOrTerms ?? 50)) {
+      let next: string | undefined = url(field, values);
+      while (next) {
+        requests++;
+        const what = `confirmation request ${requests}`;
+        if (requests > source.maxPages) {
+          throw new FeedReadError(
+            `confirming the pull's absences would take more than source.maxPages (${source.maxPages}) requests, so they are not confirmed`,
+            { file: deps.label, record: what },
+            false,
+          );
+        }
+        let page: Awaited<ReturnType<PageClient['get']>>;
+        try {
+          page = await deps.client.get(next, what, 'byKey');
+        } catch (err) {
+          throw ask.untyped === undefined ? err : refusedQuoted(ask, err, { file: deps.label, record: what });
+        }
+        const items: FeedItem[] = [];
+        for (const raw of page.value) {
+          if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) items.push(deps.itemOf(raw as Record<string, unknown>, index.next++));
+        }
+        yield items;
+        const link = page['@odata.nextLink'];
+        next = link ? deps.nextLink(link, next, origin, { file: deps.label, record: what }) : undefined;
+      }
+    }
+  }
+}
+
+/** The server refused keys asked for quoted because its `$metadata` could not type them: the lookup fails, saying why. */
+function refusedQuoted(ask: TypedAsk, err: unknown, place: { file: string; record: string }): unknown {
+  if (!(err instanceof FeedReadError) || err.credentialKey !== undefined || err.retryable) return err;
+  // the server's own words, without the place it repeats
+  const prefix = `${formatPlace(err.place)}: `;
+  const answer = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  return new FeedReadError(
+    `${ask.untyped}, so its keys were asked for as text (quoted), and the server refused that (${answer}): they are neither found nor taken for gone, and nothing is deleted for them`,
+    place,
+    false,
+    // (no cause: its words are in the message, and a cause's chain would repeat them)
+    err.status !== undefined ? { status: err.status } : undefined,
+  );
 }
 
 /**

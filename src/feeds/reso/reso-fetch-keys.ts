@@ -1,8 +1,9 @@
 // Records named by change events, fetched from the source by key: the EntityEvent poll's
 // (reso-events.ts, RCP-027) and the webhook push's (reso-push.ts, RCP-028). An event is only a hint:
 // each key is asked of the source (the confirmation's lookup, reso-confirm.ts: batched, typed by
-// $metadata, within the budget and the feed's own filter) and what the source answers is yielded like
-// any record read. A key the source no longer returns (an empty answer to the by-key query, as the
+// $metadata, within the budget and the feed's own filter; a key $metadata cannot type asked anyway,
+// quoted, and a lookup the server refuses fails the read: every key is asked before any is taken for
+// gone) and what the source answers is yielded like any record read. A key the source no longer returns (an empty answer to the by-key query, as the
 // RCP allows) is gone: yielded `removed`, so the sync deletes it under the guards; only where the
 // listing key is read from the key field alone (keyNamesListing). Otherwise (the reso preset's
 // ListingId-else-ListingKey) the listing it names is unknown: counted `unnamed`, warned, and left to

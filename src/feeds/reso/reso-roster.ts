@@ -177,7 +177,7 @@ function namingAsks(changed: ReadonlyMap<RosterResource, ReadonlySet<string>>): 
   const asks: KeyAsk[] = [];
   for (const role of ROSTER_ROLES) {
     const values = [...(changed.get(role.resource) ?? [])];
-    if (values.length) asks.push({ field: role.keyField, values });
+    if (values.length) asks.push({ field: role.keyField, values, optional: true });
   }
   return asks;
 }

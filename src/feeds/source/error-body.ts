@@ -46,9 +46,11 @@ function decode(raw: Buffer, encoding: string): Buffer | undefined {
     if (gz || encoding === 'gzip' || encoding === 'x-gzip') return gunzipSync(raw, opts);
     if (encoding === 'deflate') {
       // "deflate" is zlib-wrapped by the standard and raw by some servers
+      // (a zlib stream that decodes past the cap is that, not raw deflate: the same words as gzip's)
       try {
         return inflateSync(raw, opts);
-      } catch {
+      } catch (err) {
+        if (tooLarge(err)) throw err;
         return inflateRawSync(raw, opts);
       }
     }
@@ -56,9 +58,14 @@ function decode(raw: Buffer, encoding: string): Buffer | undefined {
     return raw;
   } catch (err) {
     // more than the cap decoded: keep what the cap allowed is not offered by zlib; say so
-    if (err instanceof RangeError || (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return Buffer.from('(an error body larger than 64 KiB once decoded)');
+    if (tooLarge(err)) return Buffer.from('(an error body larger than 64 KiB once decoded)');
     return undefined;
   }
+}
+
+/** zlib's word for output past maxOutputLength (gzip, deflate and br alike). */
+function tooLarge(err: unknown): boolean {
+  return err instanceof RangeError || (err as { code?: string } | null)?.code === 'ERR_BUFFER_TOO_LARGE';
 }
 
 /** Text, not bytes: no NUL and few control characters. */

@@ -100,7 +100,7 @@ export function describeChange(c: ListingChange, dryRun = false): string {
     case 'update':
       return c.reason === 'unlisted'
         ? `~ ${c.key} ${would}update: a field the list does not return (Location, AreaUnit, …) changed since the last write`
-        : `~ ${c.key} ${would}update: ${c.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldNotKept)}`).join('; ')}`;
+        : `~ ${c.key} ${would}update: ${c.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldWithheld ? 'withheld' : ch.oldNotKept)}`).join('; ')}`;
     case 'delete':
       return `- ${c.key} ${c.withheld ? 'delete held back by the guard' : `${would}delete`} (${deleteReasonText(c.reason)}${c.deleteKey ? `, ID ${c.deleteKey}` : ''})`;
     case 'reject':

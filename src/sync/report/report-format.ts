@@ -77,7 +77,7 @@ export function formatSyncReport(r: SyncReport): string {
     section(lines, 'would update', r.plan.updates, (u) =>
       u.reason === 'unlisted'
         ? `~ ${u.key}: a field the list does not return (Location, AreaUnit, …) changed since the last write`
-        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldNotKept)}`).join('; ')}`,
+        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldWithheld ? 'withheld' : ch.oldNotKept)}`).join('; ')}`,
     );
     const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
     section(lines, `would delete${held}`, r.plan.deletes, (d) => (d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`));
