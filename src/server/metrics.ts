@@ -29,19 +29,7 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const runs = new Counter({ name: 'feedsync_runs_total', help: 'finished runs (each attempt) by job and outcome', labelNames: ['job', 'outcome'], registers: [registry] });
   const listings = new Counter({ name: 'feedsync_listings_total', help: 'listings written by syncs, by feed and operation', labelNames: ['feed', 'op'], registers: [registry] });
-  const photos = new Counter({
-    name: 'feedsync_photos_total',
-    help: 'listing photos of mirrored feeds (media.mirror) by feed and outcome: downloaded, reused (stored before), failed (left out, retried next run)',
-    labelNames: ['feed', 'outcome'],
-    registers: [registry],
-  });
-  const photoBytes = new Counter({ name: 'feedsync_photo_bytes_total', help: 'bytes of photos downloaded and stored, by feed', labelNames: ['feed'], registers: [registry] });
-  const photoDeletes = new Counter({
-    name: 'feedsync_photo_objects_deleted_total',
-    help: 'unused photo objects deleted from the bucket, by feed',
-    labelNames: ['feed'],
-    registers: [registry],
-  });
+  const { photos, photoBytes, photoDeletes } = photoCounters(registry);
   const lastSuccess = new Gauge({
     name: 'feedsync_feed_last_success_timestamp_seconds',
     help: 'when each feed last synced successfully (unix seconds): alert on time() minus this',
@@ -74,20 +62,7 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
     labelNames: ['feed'],
     registers: [registry],
   });
-  let watched: { lanes: ReadonlyArray<{ feed: string; lane: string }>; store: Pick<KvStore, 'get'> } | undefined;
-  new Gauge({
-    name: 'feedsync_alerts_firing',
-    help: 'alerts open now (1 each), by feed, lane (a feed routed to several chatbots: one per chatbot) and condition (docs/contracts.md, "Alerts")',
-    labelNames: ['feed', 'lane', 'condition'],
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const { feed, lane } of watched?.lanes ?? []) {
-        const state = await loadAlertState(watched!.store, lane);
-        for (const condition of Object.keys(state.open)) this.set({ feed, lane, condition }, 1);
-      }
-    },
-  });
+  const watchAlerts = alertsFiring(registry);
   const seen = new Set<string>();
   const ensureFeed = (feed: string) => {
     if (seen.has(feed)) return;
@@ -119,9 +94,7 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
       }
       if (report.outcome === 'ok') lastSuccess.set({ feed }, Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000);
     },
-    watchAlerts: (lanes, store) => {
-      watched = { lanes, store };
-    },
+    watchAlerts,
     recallLastSuccess: async (feeds, changeLog) => {
       for (const feed of feeds) {
         ensureFeed(feed);
@@ -130,6 +103,47 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
         if (ok && !(await lastSuccess.get()).values.some((v) => v.labels.feed === feed)) lastSuccess.set({ feed }, Date.parse(ok.finishedAt) / 1000);
       }
     },
+  };
+}
+
+/** The photo counters of mirrored feeds (media.mirror). */
+function photoCounters(registry: Registry) {
+  return {
+    photos: new Counter({
+      name: 'feedsync_photos_total',
+      help: 'listing photos of mirrored feeds (media.mirror) by feed and outcome: downloaded, reused (stored before), failed (left out, retried next run)',
+      labelNames: ['feed', 'outcome'],
+      registers: [registry],
+    }),
+    photoBytes: new Counter({ name: 'feedsync_photo_bytes_total', help: 'bytes of photos downloaded and stored, by feed', labelNames: ['feed'], registers: [registry] }),
+    photoDeletes: new Counter({
+      name: 'feedsync_photo_objects_deleted_total',
+      help: 'unused photo objects deleted from the bucket, by feed',
+      labelNames: ['feed'],
+      registers: [registry],
+    }),
+  };
+}
+
+/** `feedsync_alerts_firing`: the alerts open for each lane watched, read from its alert state at each scrape; returns the watch. */
+function alertsFiring(registry: Registry): WorkerMetrics['watchAlerts'] {
+  let watched: { lanes: ReadonlyArray<{ feed: string; lane: string }>; store: Pick<KvStore, 'get'> } | undefined;
+  new Gauge({
+    name: 'feedsync_alerts_firing',
+    help: 'alerts open now (1 each), by feed, lane (a feed routed to several chatbots: one per chatbot) and condition (docs/contracts.md, "Alerts")',
+    labelNames: ['feed', 'lane', 'condition'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      if (!watched) return;
+      for (const { feed, lane } of watched.lanes) {
+        const state = await loadAlertState(watched.store, lane);
+        for (const condition of Object.keys(state.open)) this.set({ feed, lane, condition }, 1);
+      }
+    },
+  });
+  return (lanes, store) => {
+    watched = { lanes, store };
   };
 }
 

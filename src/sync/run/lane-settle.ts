@@ -64,7 +64,12 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
     ],
     ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),
     // the reference the next runs' valid counts are judged by (rejection.ts): a full read whole that ended ok
-    ...(outcome === 'ok' && guarded.desired.mode === 'full' && guarded.readWhole && !after.opened.present && { goodValid: guarded.desired.counts.valid }),
+    // (written only when it changed: a no-change rerun writes no state)
+    ...(outcome === 'ok' &&
+      guarded.desired.mode === 'full' &&
+      guarded.readWhole &&
+      !after.opened.present &&
+      guarded.desired.counts.valid !== l.own.lastGoodValid && { goodValid: guarded.desired.counts.valid }),
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
     soldUntil: { ...planner.collector.side.soldUntil, stored: l.own.soldUntil },
   });
