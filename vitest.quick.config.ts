@@ -8,11 +8,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineConfig, mergeConfig } from 'vitest/config';
 import base from './vitest.config.js';
-import { pingRedis, REDIS_URL } from './test/setup/preflight.js';
+import { NEEDS_REDIS, pingRedis, REDIS_URL } from './test/setup/preflight.js';
 import { maskUrl } from './src/secrets.js';
 
 const STARTS_PROCESSES = /run-cli\.js|use-deployment|worker-process|child_process|chromium\.js|redis-server|redis-topology/;
-const NEEDS_REDIS = /setup\/needs-redis\.js/;
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? testFiles(join(dir, e.name)) : e.name.endsWith('.test.ts') ? [join(dir, e.name)] : []));

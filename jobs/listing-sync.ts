@@ -12,7 +12,7 @@ import type { FeedConfig, LoadedConfig } from '../src/config/schema.js';
 import { ConfigError } from '../src/errors.js';
 import { UnrecoverableError } from 'bullmq';
 import type { PushedKeys } from '../src/feeds/types.js';
-import { donePushed, redisSettings, takePushed, type JobContext, type JobDefinition, type RunReport, type RunTarget } from '../src/queue/index.js';
+import { donePushed, followPushed, redisSettings, takePushed, type JobContext, type JobDefinition, type RunReport, type RunTarget } from '../src/queue/index.js';
 import { runLanes, type FeedRunReport } from '../src/runs/run-lanes.js';
 import { chatbotsOf, lanesOf, type Lane } from '../src/sync/index.js';
 
@@ -82,12 +82,25 @@ function jobReport(reports: FeedRunReport[]): ListingSyncReport {
 
 async function process(p: ListingSyncPayload, ctx: JobContext): Promise<ListingSyncReport> {
   if (p.push === undefined) return run(p, ctx);
-  // pushed events (RCP-028): those waiting when the job starts, fetched by key; kept for a retry until the run ends without one to come
-  if (!ctx.runtime.redis) throw new UnrecoverableError('a push job needs the Redis its events wait in (feedsync worker)');
+  // pushed events (RCP-028): up to push.maxKeysPerJob of those waiting when the job starts, fetched by key;
+  // kept for a retry until the run ends without one to come (ok, not retryable, or its last attempt)
+  const redis = ctx.runtime.redis;
+  if (!redis) throw new UnrecoverableError('a push job needs the Redis its events wait in (feedsync worker)');
   const { prefix } = redisSettings(ctx.config);
-  const pushed = await takePushed(ctx.runtime.redis, prefix, p.feed!, p.push);
-  const report = await run(p, ctx, pushed);
-  if (report.outcome === 'ok' || !report.retryable) await donePushed(ctx.runtime.redis, prefix, p.feed!, p.push);
+  const limits = feedsOfJob(p, ctx.config)[0]!.push;
+  if (!limits) throw new UnrecoverableError(`feed ${p.feed} has no push section in ${ctx.config.file} any more: its pushed events are not fetched`);
+  const pushed = await takePushed(redis, prefix, p.feed!, p.push, limits.maxKeysPerJob);
+  const last = ctx.attempt.made >= ctx.attempt.max;
+  let report: ListingSyncReport;
+  try {
+    report = await run(p, ctx, pushed);
+  } catch (err) {
+    if (last || err instanceof UnrecoverableError || err instanceof ConfigError) await donePushed(redis, prefix, p.feed!, p.push);
+    throw err;
+  }
+  if (report.outcome === 'ok' || !report.retryable || last) await donePushed(redis, prefix, p.feed!, p.push);
+  // what still waits (past maxKeysPerJob, or come meanwhile) gets its job, push.minIntervalMs after this one started
+  await followPushed(redis, prefix, p.feed!, limits);
   return report;
 }
 

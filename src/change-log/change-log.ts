@@ -2,6 +2,7 @@
 // retention so it stays bounded. Kept in Redis (streams and lists, trimmed by length and age) or,
 // for runs without Redis, in a JSON-lines file beside the state file. `feedsync history` and
 // `runs show` read it; the status page links to it.
+import type { FieldChange } from '../listing/canonical.js';
 import type { ListingChange } from '../sync/index.js';
 
 export interface ChangeEntry {
@@ -92,4 +93,28 @@ export function shownEntry(e: ChangeEntry): ChangeEntry | (Omit<ChangeEntry, 'ch
   if (!('before' in c) || c.before === undefined) return e;
   const { before, ...rest } = c;
   return { ...e, change: { ...rest, beforeBytes: before.length } };
+}
+
+/**
+ * One listing's entries (newest first) as its last write lets them be shown: when that write
+ * withheld fields (its address: `withheldFields`, docs/display-rules.md), no entry shows a value of
+ * them, though it was written while they could be shown (nor `after`, the kept form, which holds
+ * them unnamed).
+ */
+export function asShownNow(entries: readonly ChangeEntry[]): ChangeEntry[] {
+  const last = entries.find((e) => !e.dryRun && (e.change.op === 'create' || e.change.op === 'update' || e.change.op === 'delete'))?.change;
+  const fields = new Set(last && (last.op === 'create' || last.op === 'update') ? (last.withheldFields ?? []) : []);
+  if (fields.size === 0) return [...entries];
+  const field = (c: FieldChange): FieldChange => {
+    if (!fields.has(c.field)) return c;
+    const { old: _o, new: _n, cut: _c, oldNotKept: _k, ...rest } = c;
+    return { ...rest, old: undefined, new: undefined, ...(c.old !== undefined && { oldWithheld: true }), ...(c.new !== undefined && { newWithheld: true }) };
+  };
+  return entries.map((e) => {
+    if (e.change.op !== 'create' && e.change.op !== 'update') return e;
+    const { after: _after, ...c } = e.change;
+    const headline = c.headline && Object.fromEntries(Object.entries(c.headline).filter(([k]) => !fields.has(k)));
+    const change: ListingChange = c.op === 'create' ? { ...c, headline: headline ?? {} } : { ...c, changes: c.changes.map(field), ...(headline && { headline }) };
+    return { ...e, change };
+  });
 }

@@ -2,11 +2,13 @@
 // one line per change ({"c": entry}) or finished run ({"r": run}). Bounded: when the file passes
 // maxBytes, or its oldest line is past retentionDays, it is rewritten keeping what is recent
 // (written to a temporary file, then renamed). Every text stored is masked of secrets first.
-import { createReadStream } from 'node:fs';
-import { appendFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { open, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { maskDeep, mayHoldSecret } from '../secrets.js';
+import { PRIVATE_FILE_MODE, privateDir, privateFile, symlinked } from '../state/private-files.js';
+import { isSystemError } from '../system-error.js';
 import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits, type RunEntry } from './change-log.js';
 
 type Line = { c: ChangeEntry } | { r: RunEntry };
@@ -18,11 +20,13 @@ export async function createFileChangeLog(path: string, limits: ChangeLogLimits 
   const maxBytes = Math.max(1 << 20, limits.maxPerFeed * BYTES_PER_CHANGE * 4);
   let pending: Promise<void> = Promise.resolve();
   const serial = (fn: () => Promise<void>) => (pending = pending.then(fn));
-  await mkdir(dirname(path), { recursive: true });
+  // the owner's alone, as the state beside it (state/private-files.ts); a link in its place refused
+  privateDir(dirname(path), 'The folder of the change log');
+  privateFile(path, 'The change log');
 
   const write = (lines: Line[]) =>
     serial(async () => {
-      await appendFile(path, lines.map(lineText).join(''));
+      await appendPrivate(path, lines.map(lineText).join(''));
       await trimIfNeeded(path, maxBytes, limits.retentionDays);
     });
 
@@ -68,6 +72,21 @@ export async function createFileChangeLog(path: string, limits: ChangeLogLimits 
   };
 }
 
+/** `text` appended to the file at `path`, made 0600 if new; a symbolic link in its place refused (O_NOFOLLOW). */
+async function appendPrivate(path: string, text: string): Promise<void> {
+  let file;
+  try {
+    file = await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, PRIVATE_FILE_MODE);
+  } catch (err) {
+    throw isSystemError(err) && err.code === 'ELOOP' ? symlinked(path, 'The change log') : err;
+  }
+  try {
+    await file.appendFile(text);
+  } finally {
+    await file.close();
+  }
+}
+
 async function trimIfNeeded(path: string, maxBytes: number, retentionDays: number): Promise<void> {
   const { size } = await stat(path);
   const cutoff = new Date(Date.now() - retentionDays * 86_400_000).toISOString();
@@ -93,6 +112,7 @@ async function trimIfNeeded(path: string, maxBytes: number, retentionDays: numbe
       .reverse()
       .map((l) => l + '\n')
       .join(''),
+    { mode: PRIVATE_FILE_MODE },
   );
   await rename(tmp, path);
 }

@@ -72,9 +72,23 @@ export function printError(err: unknown): void {
 
 function errorText(err: unknown): string {
   if (err instanceof FeedsyncError) return `${err.message}${err.retryable ? ' (transient: a rerun may succeed)' : ''}`;
+  const missing = missingModule(err);
+  if (missing) return missing;
   const why = isSystemError(err) ? systemProblem(err) : undefined;
   if (isSystemError(err) && why) return `${systemSubject(err) ?? `a ${err.syscall ?? 'system'} call`} ${why.problem}. ${why.remedy}. (${err.message})`;
   return err instanceof Error ? (err.stack ?? err.message) : String(err);
+}
+
+/**
+ * A module of the installation not found (a command's lazily loaded part, a dependency): the
+ * installation is incomplete or changed while it ran (`npm ci` or `npm run build` meanwhile). One
+ * line saying so, not a stack (bin/feedsync.js says the same of the entry).
+ */
+function missingModule(err: unknown): string | undefined {
+  const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined;
+  const what = (err as Error).message.split('\n')[0];
+  return `a module of this installation is missing (${what}): it is incomplete or changed while it ran; in a clone \`npm ci\` reinstalls the dependencies and builds dist/, else reinstall the package`;
 }
 
 /**

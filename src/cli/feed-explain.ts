@@ -198,7 +198,7 @@ function formatExplanation(e: Explanation): string {
   for (const item of e.remote) out.push(`   ID ${item.ID}:`, ...fields(item as unknown as Record<string, unknown>, '     '));
   if (e.changes.length) {
     out.push('', 'differences (chatbot → feed):');
-    for (const c of e.changes) out.push(`   ${c.field}: ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept)}`);
+    for (const c of e.changes) out.push(`   ${c.field}: ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept, c.newWithheld)}`);
   }
   out.push('', e.verdict, '');
   return out.join('\n');

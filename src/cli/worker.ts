@@ -32,7 +32,8 @@ import {
 import { createRuntime, type Runtime } from '../runtime.js';
 import { RedisUnavailableError, StartupError } from '../errors.js';
 import { requireRedis } from '../redis/require-redis.js';
-import { createApp, createMetrics } from '../server/index.js';
+import { createApp, createMetrics, createPushApp } from '../server/index.js';
+import type { PushDeps } from '../server/push-route.js';
 import { allowedHosts } from '../server/http-guard.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
 import { checkStaleness, driftAlertLane } from '../alerts/index.js';
@@ -61,6 +62,8 @@ export async function run(opts: WorkerOptions): Promise<number> {
 
 export interface RunningWorker {
   port: number;
+  /** the push listener's port, when a feed has push */
+  pushPort?: number;
   prefix: string;
   close(): Promise<void>;
 }
@@ -153,19 +156,51 @@ async function start(
     .catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
   const admin = uiAdminFromEnv();
   const hosts = allowedHosts(loaded.config.worker.host, loaded.config.worker.allowedHosts);
-  const push = { prefix, feeds: loaded.config.feeds, logger };
-  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status, admin, hosts, push });
+  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status, admin, hosts, allowFrom: settings.allowFrom });
   const port = await listen(app, opts.port ?? settings.port, settings.host, closers);
+  // pushed EntityEvents (RCP-028): a listener of their own, which answers nothing else (push-app.ts)
+  const pushPort = await listenPush(loaded, { redis, queues, prefix, feeds: loaded.config.feeds, logger }, closers);
   logger.info(
-    { port, host: settings.host, redis: where, prefix, api: runtime.apiBaseUrl, queues: Object.values(QUEUE_NAMES), ui: admin ? 'admin login' : 'read-only' },
+    {
+      port,
+      host: settings.host,
+      ...(pushPort !== undefined && { pushPort }),
+      redis: where,
+      prefix,
+      api: runtime.apiBaseUrl,
+      queues: Object.values(QUEUE_NAMES),
+      ui: admin ? 'admin login' : 'read-only',
+    },
     `worker ready: http://${displayHost(settings.host)}:${port}/ui (queue UI, ${admin ? 'actions behind the admin login' : `read-only; ${UI_ADMIN_HINT}`}), /metrics, /healthz`,
   );
 
   return {
     port,
+    ...(pushPort !== undefined && { pushPort }),
     prefix,
     close: closeAll,
   };
+}
+
+/** The push listener, when a feed has `push`: its port (push.port 0: one the system chose). */
+async function listenPush(loaded: LoadedConfig, deps: PushDeps, closers: Array<() => unknown>): Promise<number | undefined> {
+  const feeds = loaded.config.feeds.filter((f) => f.push).map((f) => f.name);
+  if (feeds.length === 0) return undefined;
+  const { port: wanted, host } = loaded.config.push;
+  let port: number;
+  try {
+    port = await listen(createPushApp(deps), wanted, host, closers);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES')
+      throw new StartupError(`push.port ${wanted} (the push listener of feeds ${feeds.join(', ')}) could not be listened on (${code}); set another push.port`, {
+        cause: err,
+        retryable: false,
+      });
+    throw err;
+  }
+  deps.logger.info({ pushPort: port, pushHost: host, feeds }, `push listener ready: http://${displayHost(host)}:${port}/reso/events/<feed> (nothing else answers there)`);
+  return port;
 }
 
 /** What the worker's job processors share. */

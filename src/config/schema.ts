@@ -12,6 +12,7 @@ import { restrictedReads } from '../mapping/restricted-fields.js';
 import { PRESETS } from '../mapping/presets/registry.js';
 import { CronPattern, intervalUnder, TimeZone } from './cron.js';
 import { RedisConfig } from '../redis/config-schema.js';
+import { peerRule } from '../net/peer-address.js';
 
 export { DEFAULT_REDIS_URL, RedisConfig } from '../redis/config-schema.js';
 
@@ -102,7 +103,7 @@ const ScheduleConfig = z.strictObject({
 const PushConfig = z.strictObject({
   token: z
     .string()
-    .min(16, 'is at least 16 characters: a long random value the MLS sends as `Authorization: Bearer <token>` (e.g. ${FEEDSYNC_PUSH_TOKEN})')
+    .min(32, 'is at least 32 characters: a long random value the MLS sends as `Authorization: Bearer <token>` (e.g. `openssl rand -hex 32` into ${FEEDSYNC_PUSH_TOKEN})')
     .describe('the bearer token the MLS sends with each push; from the environment, e.g. ${FEEDSYNC_PUSH_TOKEN} (a secret: masked in every output)'),
   maxQueued: z
     .number()
@@ -120,6 +121,14 @@ const PushConfig = z.strictObject({
     .describe('largest push body read; a larger one is answered 413'),
   coalesceMs: z.number().int().min(0).max(600_000).default(2000).describe('a push job waits this long after the first event it will fetch, so a burst of pushes makes one job'),
   retryAfterSeconds: z.number().int().min(1).max(3600).default(60).describe('the Retry-After of a 429 (push.maxQueued reached)'),
+  maxKeysPerJob: z.number().int().min(1).max(10_000).default(500).describe('most records one push job fetches (and asks the chatbot about); the rest wait for the next job'),
+  minIntervalMs: z.number().int().min(0).max(3_600_000).default(10_000).describe('a push job of the feed starts at least this long after the previous one started'),
+  sourceShare: z
+    .number()
+    .gt(0)
+    .max(1, { error: (iss) => fractionMessage(iss.input) })
+    .default(0.25)
+    .describe("the share of the source credential's request budget (source.limits) the feed's push jobs may use: pulls keep the rest"),
 });
 export type PushConfig = z.infer<typeof PushConfig>;
 
@@ -228,6 +237,11 @@ function checkRestricted(feed: { mapping: MappingConfig; display?: DisplayConfig
   }
 }
 
+/** worker.allowFrom: an IPv4 or IPv6 address, or a CIDR block of either */
+const PeerAddress = z.string().refine((v) => peerRule(v) !== undefined, {
+  error: (iss) => `is an IP address or a CIDR block (10.0.0.5, 10.0.0.0/8, fd00::/8), not ${JSON.stringify(iss.input)}`,
+});
+
 export const Config = z
   .strictObject({
     api: ApiConfig,
@@ -242,6 +256,12 @@ export const Config = z
           .array(z.string().min(1))
           .default([])
           .describe("Host names the worker's pages answer besides localhost, 127.0.0.1, ::1 and worker.host (DNS rebinding guard)"),
+        allowFrom: z
+          .array(PeerAddress)
+          .default([])
+          .describe(
+            'addresses (or CIDR blocks, 10.0.0.0/8) whose requests /status, /ui and /metrics answer besides loopback; from any other address they need the admin login (FEEDSYNC_UI_TOKEN), else 403',
+          ),
         historySize: z.number().int().min(1).max(10_000).default(50),
         watchdogSeconds: z.number().int().positive().max(86_400).default(300),
         shutdownTimeoutMs: durationMs(30_000, HOUR_MS),
@@ -251,6 +271,13 @@ export const Config = z
         minScheduleIntervalSeconds: z.number().int().min(1).max(86_400).default(60).describe('a schedule that runs more often than this is refused'),
       })
       .prefault({}),
+    push: z
+      .strictObject({
+        port: z.number().int().min(0).max(65535).default(9465).describe("port of the worker's push listener (POST /reso/events/<feed>, and nothing else)"),
+        host: z.string().min(1).default('127.0.0.1').describe('address the push listener listens on; 0.0.0.0 for every interface (what the MLS reaches, through TLS)'),
+      })
+      .prefault({})
+      .describe("the worker's listener for pushed EntityEvents (feeds[].push), apart from worker.port"),
     state: z.strictObject({ file: z.string().optional() }).optional().describe('state file when no redis'),
     changeLog: z
       .strictObject({

@@ -60,6 +60,11 @@ export interface FeedContext {
   reconcileFallback?: ReconcileAsk;
   /** live RESO: the keys pushed events named (RCP-028 webhook), fetched by key instead of a pull (reso/reso-push.ts) */
   pushed?: PushedKeys;
+  /**
+   * a run of pushed events: the share of its credential's request budget (source.limits) it may use
+   * (feeds[].push.sourceShare), kept as a budget of its own per feed, so pulls on the credential keep the rest
+   */
+  sourceShare?: { feed: string; share: number };
   /** RESO source.related: the roster records each lane of the feed keeps (the sync's state); none: no roster is pulled (feed preview) */
   roster?: readonly RosterStore[];
   /**

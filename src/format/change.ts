@@ -16,10 +16,10 @@ function renderValue(v: unknown): string {
 /**
  * `old → new`, each side at most about 60 characters, cut around where they differ. `oldNotKept`:
  * the old value was long and not kept; 'withheld': the display rules withhold it (an address the
- * seller does not allow shown), so it is never printed.
+ * seller does not allow shown), so it is never printed; `newWithheld` the same of the new value.
  */
-export function describeFieldChange(old: unknown, now: unknown, oldNotKept: boolean | 'withheld' = false): string {
-  const after = renderValue(now);
+export function describeFieldChange(old: unknown, now: unknown, oldNotKept: boolean | 'withheld' = false, newWithheld = false): string {
+  const after = newWithheld ? '(withheld)' : renderValue(now);
   if (oldNotKept === 'withheld') return `(withheld) → ${excerpt(after, 0)}`;
   if (oldNotKept) return `(long value, not kept) → ${excerpt(after, 0)}`;
   const before = renderValue(old);

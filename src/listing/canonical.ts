@@ -33,6 +33,8 @@ export interface FieldChange {
   oldNotKept?: true;
   /** the old value is one the display rules withhold now (the address of a listing whose seller does not allow it shown): `old` is left out, never printed nor stored */
   oldWithheld?: true;
+  /** the same of the new value (a change made while the field could be shown, read after the rules withheld it: `feedsync history`) */
+  newWithheld?: true;
   /** a side too long for the change log: its value above is an excerpt ("…" at the end); the whole one's sha1 and length */
   cut?: { old?: { sha1: string; length: number }; new?: { sha1: string; length: number } };
 }

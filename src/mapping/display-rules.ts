@@ -32,6 +32,8 @@ export type DisplayEvaluator = (record: Record<string, unknown>) => DisplayVerdi
 
 /** Listing fields that hold the street address or pin the property on a map: left out when the seller withholds the address. */
 export const ADDRESS_FIELDS = ['Address', 'Location', 'Latitude', 'Longitude'] as const;
+/** A listing field the display rules may withhold from a listing shown. */
+export type WithheldField = (typeof ADDRESS_FIELDS)[number];
 
 const DAY_MS = 86_400_000;
 

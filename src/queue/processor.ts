@@ -150,10 +150,11 @@ async function settle<P>(
   const { target, attempt, logger } = run;
   const verdict = verdictFor(report, attempt);
   const retryAt = verdict === 'retry' && report.retryAt ? Date.parse(report.retryAt) : NaN;
-  if (retryAt > Date.now()) {
-    // A spent budget: try again once it resets; a backoff retry before that would fail for sure.
+  if (!Number.isNaN(retryAt)) {
+    // A spent budget: try again once it resets; a backoff retry before that would fail for sure. A
+    // reset already past by now (a slow end of the run) is still a budget wait, never a failed attempt.
     logger.warn({ outcome: report.outcome, retryAt: report.retryAt }, `${def.name} ${describe(target)}: retried at ${report.retryAt}, when the request budget resets`);
-    await job.moveToDelayed(retryAt, token);
+    await job.moveToDelayed(Math.max(retryAt, Date.now() + 1), token);
     throw new DelayedError();
   }
   // One summary line per run: the job's own, or this one.

@@ -65,10 +65,11 @@ export function keysOf(root: string) {
     wholeOfRun: (runId: string) => `${root}:changes:whole:${runId}`,
     wholeRuns: (feed: string) => `${root}:changes:wholeruns:${feed}`,
     wholeBytes: (feed: string) => `${root}:changes:wholebytes:${feed}`,
-    /** pushed EntityEvents (RCP-028) of a feed: the waiting ones (a hash, one field per resource and key), its generation, and those a job took (queue/push-events.ts) */
+    /** pushed EntityEvents (RCP-028) of a feed: the waiting ones (a hash, one field per resource and key), its generation, those a job took (one hash a feed), and when its last job took them (queue/push-events.ts) */
     pushWaiting: (feed: string) => `${root}:push:${feed}:waiting`,
     pushGeneration: (feed: string) => `${root}:push:${feed}:gen`,
-    pushTaken: (feed: string, gen: number) => `${root}:push:${feed}:taken:${gen}`,
+    pushTaken: (feed: string) => `${root}:push:${feed}:taken`,
+    pushStarted: (feed: string) => `${root}:push:${feed}:started`,
   };
 }
 export type Keys = ReturnType<typeof keysOf>;

@@ -1,14 +1,14 @@
-// The worker's HTTP face: /healthz, /metrics, the queue UI (Bull Board) at /ui, the status page at
-// /status, and POST /reso/events/<feed> for feeds with `push` (push-route.ts).
+// The worker's HTTP face: /healthz, /metrics, the queue UI (Bull Board) at /ui and the status page at
+// /status, for loopback and worker.allowFrom (or the admin login: http-guard.ts peerGuard). Pushed
+// events (POST /reso/events/<feed>) are answered on a listener of their own (push-app.ts), not here.
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import express, { type Express } from 'express';
 import type { Queues } from '../queue/index.js';
 import { checkHealth, type HealthDeps } from './health.js';
-import { allowedHosts, httpGuard } from './http-guard.js';
+import { allowedHosts, httpGuard, peerGuard } from './http-guard.js';
 import { uiGuard, type UiAdmin } from './ui-auth.js';
-import { pushRouter, type PushDeps } from './push-route.js';
 import type { WorkerMetrics } from './metrics.js';
 import { statusRouter } from './status/routes.js';
 import type { StatusDeps } from './status/status-data.js';
@@ -17,15 +17,17 @@ import { STATUS_PATH } from './status/status-page.js';
 const UI_PATH = '/ui';
 
 /**
- * `admin`: who may act in the queue UI (ui-auth.ts); without it the UI is read-only. /healthz and
- * /metrics stay open. `hosts`: the Host names answered (http-guard.ts); default the local ones.
+ * `admin`: who may act in the queue UI (ui-auth.ts); without it the UI is read-only. /healthz stays
+ * open; /metrics, /ui and /status answer loopback and `allowFrom` (worker.allowFrom), others only
+ * with the admin login. `hosts`: the Host names answered (http-guard.ts); default the local ones.
  */
 export function createApp(
-  deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; status?: StatusDeps; admin?: UiAdmin; hosts?: readonly string[]; push?: Omit<PushDeps, 'redis' | 'queues'> },
+  deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; status?: StatusDeps; admin?: UiAdmin; hosts?: readonly string[]; allowFrom?: readonly string[] },
 ): Express {
   const app = express();
   app.disable('x-powered-by');
   app.use(httpGuard(deps.hosts ?? allowedHosts('127.0.0.1')));
+  app.use(peerGuard(deps.allowFrom ?? [], deps.admin));
 
   app.get('/healthz', async (_req, res) => {
     const health = await checkHealth(deps);
@@ -43,9 +45,6 @@ export function createApp(
         .send(`metrics unavailable: ${(err as Error).message}\n`);
     }
   });
-
-  // pushed EntityEvents (RCP-028): each feed's own bearer token, not the UI's admin access
-  if (deps.push?.feeds.some((f) => f.push)) app.use(pushRouter({ ...deps.push, redis: deps.redis, queues: deps.queues }));
 
   const board = new ExpressAdapter();
   board.setBasePath(UI_PATH);

@@ -1,3 +1,4 @@
 export * from './app.js';
 export * from './health.js';
 export * from './metrics.js';
+export * from './push-app.js';

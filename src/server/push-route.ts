@@ -2,16 +2,21 @@
 // and the RESO EntityEvent Resource", v1.0.1, ratified December 2023). RCP-028 asks a consumer to
 // accept and queue events rather than process them as they arrive, to authorize the producer by an
 // OAuth2 bearer token, and allows it a 429 with Retry-After when the producer sends too fast. So:
-// - the feed's push.token, as `Authorization: Bearer <token>`, compared in constant time (ui-auth.ts
-//   sameSecret); anything else, an unknown feed or a feed without push included, is 401, and the
-//   token is never logged;
+// - the feed's push.token (at least 32 characters), as `Authorization: Bearer <token>`, compared in
+//   constant time (ui-auth.ts sameSecret); an unknown feed or a feed without push is compared against
+//   a dummy token of this process, so it costs what a wrong token costs, and is 401 alike; the token
+//   is never logged, and refusals are logged at most once a minute per address (refusal-log.ts:
+//   those in between are counted into the next line);
 // - a JSON body (RESO Common Format: one EntityEvent record, or a batch under `value`) of at most
 //   push.maxBodyBytes (413 past it, read no further), parsed by one schema (feeds/reso/entity-event.ts);
+// - each ResourceRecordKey is a string of at most 255 characters (RCP-027 types it Edm.String): a JSON
+//   number is refused, never rounded to another key past 2^53, and so is a longer key (400);
 // - events of the feed's resource and Media events are kept, coalesced per record, for the feed's
 //   push job (queue/push-events.ts), and the answer is 202 at once (RCP-028's examples show 200; any
 //   2xx is success to a producer: 202 says it was queued, not applied); events of other resources are
 //   counted and dropped; past push.maxQueued records waiting, 429 with Retry-After and nothing kept.
 // An event is only a hint: the job fetches each record from the source by key (feeds/reso/reso-push.ts).
+import { randomBytes } from 'node:crypto';
 import type { Request, Response, Router } from 'express';
 import express from 'express';
 import type { FeedConfig, PushConfig } from '../config/schema.js';
@@ -19,6 +24,7 @@ import { pushedEvents, PushedEventsBody, type EntityEventRecord } from '../feeds
 import type { Logger } from '../log.js';
 import { acceptPushed, type PushedRef, type Queues, type RedisClient } from '../queue/index.js';
 import { PUSH_PATH } from './http-guard.js';
+import { refusalLog } from './refusal-log.js';
 import { sameSecret } from './ui-auth.js';
 
 export interface PushDeps {
@@ -29,27 +35,35 @@ export interface PushDeps {
   logger: Logger;
 }
 
+/** longest ResourceRecordKey kept (a listing key longer than any MLS's) */
+export const MAX_PUSHED_KEY = 255;
+
 type PushFeed = FeedConfig & { push: PushConfig; source: { kind: 'reso'; resource: string } };
 
 export function pushRouter(deps: PushDeps): Router {
   const byName = new Map<string, PushFeed>();
   for (const f of deps.feeds) if (f.push && f.source.kind === 'reso') byName.set(f.name, f as PushFeed);
+  // what a request for no push feed is compared against: the same work as a wrong token
+  const dummy = randomBytes(32).toString('hex');
+  const refused = refusalLog(deps.logger);
   const router = express.Router();
   router.post(`${PUSH_PATH}:feed`, (req, res) => {
-    receive(req, res, byName.get(req.params.feed ?? ''), deps).catch((err: unknown) => {
-      deps.logger.warn({ err: err instanceof Error ? err.message : String(err), feed: req.params.feed }, 'pushed events could not be queued');
+    const feed = byName.get(req.params.feed ?? '');
+    const matches = bearerMatches(req.headers.authorization, feed?.push.token ?? dummy);
+    if (!feed || !matches) {
+      refused(req.socket.remoteAddress, String(req.params.feed).slice(0, 100));
+      res.set('WWW-Authenticate', 'Bearer realm="feedsync push"').status(401).json({ error: "needs the feed's push.token as Authorization: Bearer <token>" });
+      return;
+    }
+    receive(req, res, feed, deps).catch((err: unknown) => {
+      deps.logger.warn({ err: err instanceof Error ? err.message : String(err), feed: feed.name }, 'pushed events could not be queued');
       if (!res.headersSent) res.status(503).set('Retry-After', '30').json({ error: 'the events could not be queued (Redis); send them again' });
     });
   });
   return router;
 }
 
-async function receive(req: Request, res: Response, feed: PushFeed | undefined, deps: PushDeps): Promise<void> {
-  if (!feed || !bearerMatches(req.headers.authorization, feed.push.token)) {
-    deps.logger.warn({ feed: String(req.params.feed).slice(0, 100), from: req.socket.remoteAddress }, 'push refused: no such push feed, or not its bearer token');
-    res.set('WWW-Authenticate', 'Bearer realm="feedsync push"').status(401).json({ error: "needs the feed's push.token as Authorization: Bearer <token>" });
-    return;
-  }
+async function receive(req: Request, res: Response, feed: PushFeed, deps: PushDeps): Promise<void> {
   if (!/^application\/(.+\+)?json\b/i.test(req.headers['content-type'] ?? '')) {
     res.status(415).json({ error: 'the body is JSON (Content-Type: application/json): EntityEvent records in RESO Common Format' });
     return;
@@ -67,7 +81,12 @@ async function receive(req: Request, res: Response, feed: PushFeed | undefined, 
     res.status(400).json({ error: events });
     return;
   }
-  const { refs, ignored } = refsOf(events, feed.source.resource);
+  const refsOrError = refsOf(events, feed.source.resource);
+  if (typeof refsOrError === 'string') {
+    res.status(400).json({ error: refsOrError });
+    return;
+  }
+  const { refs, ignored } = refsOrError;
   if (refs.length === 0) {
     res.status(202).json({ accepted: 0, ignored });
     return;
@@ -94,7 +113,9 @@ async function receive(req: Request, res: Response, feed: PushFeed | undefined, 
 
 function bearerMatches(header: string | undefined, token: string): boolean {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  return m !== null && sameSecret(m[1]!, token);
+  // (compared whatever the header: a malformed one costs what a wrong token costs)
+  const same = sameSecret(m?.[1] ?? '', token);
+  return m !== null && same;
 }
 
 /** The body, or undefined once it is larger than `max` (a declared Content-Length past it is not read at all). */
@@ -125,12 +146,16 @@ function parseEvents(body: Buffer): EntityEventRecord[] | string {
   return pushedEvents(r.data);
 }
 
-/** The records a feed fetches for these events: its resource's keys and Media records' keys; the rest counted. */
-function refsOf(events: readonly EntityEventRecord[], resource: string): { refs: PushedRef[]; ignored: number } {
+/** The records a feed fetches for these events: its resource's keys and Media records' keys; the rest counted. A key that is no string of at most MAX_PUSHED_KEY characters: what is wrong, and nothing kept. */
+function refsOf(events: readonly EntityEventRecord[], resource: string): { refs: PushedRef[]; ignored: number } | string {
   const refs: PushedRef[] = [];
   let ignored = 0;
-  for (const e of events) {
-    const key = String(e.ResourceRecordKey);
+  for (const [i, e] of events.entries()) {
+    const key = e.ResourceRecordKey;
+    const at = events.length > 1 ? `value[${i}].ResourceRecordKey` : 'ResourceRecordKey';
+    if (typeof key !== 'string')
+      return `${at} is a JSON number (${String(key).slice(0, 30)}); it is a string (RESO RCP-027: Edm.String): send it quoted, as the MLS's key reads ("${String(key).slice(0, 30)}"), so no digit is lost`;
+    if (key.length > MAX_PUSHED_KEY) return `${at} is ${key.length} characters; a key is at most ${MAX_PUSHED_KEY}`;
     if (e.ResourceName === resource) refs.push({ kind: 'record', key });
     else if (e.ResourceName === 'Media') refs.push({ kind: 'media', key });
     else ignored++;

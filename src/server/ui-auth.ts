@@ -34,13 +34,14 @@ export function uiGuard(admin: UiAdmin | undefined) {
       res.status(403).json({ error: `the queue UI is read-only: ${UI_ADMIN_HINT}` });
       return;
     }
-    if (authenticated(req.headers.authorization, admin)) return next();
+    if (adminAuthenticated(req.headers.authorization, admin)) return next();
     res.setHeader('WWW-Authenticate', 'Basic realm="feedsync queue UI", charset="UTF-8"');
     res.status(401).json({ error: 'the queue UI needs the admin credentials (FEEDSYNC_UI_TOKEN or FEEDSYNC_UI_USER/FEEDSYNC_UI_PASSWORD)' });
   };
 }
 
-function authenticated(header: string | undefined, admin: UiAdmin): boolean {
+/** Whether a request's Authorization header carries the admin credentials (bearer token, or Basic). */
+export function adminAuthenticated(header: string | undefined, admin: UiAdmin): boolean {
   if (!header) return false;
   const [scheme = '', value = ''] = header.split(/\s+/, 2);
   if (/^bearer$/i.test(scheme)) return Boolean(admin.token) && same(value, admin.token!);

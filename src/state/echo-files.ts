@@ -4,9 +4,10 @@
 // failures are logged as warnings and the run goes on. Files are replaced atomically; files not
 // read or written for STALE_DAYS (a chatbot no longer synced) are removed when another is written.
 import { hash } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, stat, utimes } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, utimes } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
+import { PRIVATE_FILE_MODE, privateDir } from './private-files.js';
 
 const STALE_DAYS = 14;
 
@@ -47,9 +48,9 @@ export function createEchoFiles(dir: string, logger: Logger): EchoFileStore {
         // cannot be loaded fails the queue, and the command with it, rather than being warned about)
         const { default: writeFileAtomic } = await import('write-file-atomic');
         try {
-          await mkdir(dir, { recursive: true });
+          privateDir(dir, 'The folder of the page echo'); // 0700, its files 0600 (private-files.ts)
           // no fsync: a file cut short by a crash fails its checksum and is ignored
-          await writeFileAtomic(fileOf(name), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { fsync: false });
+          await writeFileAtomic(fileOf(name), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { fsync: false, mode: PRIVATE_FILE_MODE });
           await removeStale(dir, Date.now() - STALE_DAYS * 86_400_000);
         } catch (err) {
           logger.warn({ err, dir }, 'the page echo file could not be written: the next run decodes every page');

@@ -8,7 +8,6 @@
 // once, when the store is opened (state-json.ts). The file is open in one process at a time
 // (open-lock.ts: LMDB's own locks cannot tell apart processes of two PID namespaces); an open
 // waits while another process has it open, and a store whose hold was taken from it writes nothing.
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { open, type Database, type RootDatabase, type RootDatabaseOptions } from 'lmdb';
 import { EnvironmentError, FeedsyncError } from '../errors.js';
@@ -18,6 +17,7 @@ import { rewriteFormerKeys, SLOTS_DB } from './former-keys.js';
 import { FRESH_STATE_COST, importLegacyState } from './legacy-state.js';
 import { checkStateFile } from './lmdb-header.js';
 import { holdOpen, type OpenLock } from './open-lock.js';
+import { privateDir, privateFile } from './private-files.js';
 import { refuseLongKeys } from './kv-store.js';
 import { rangeOf, SLOT_KEYS, slotOf, storedValue, valueOf } from './store-keys.js';
 import { StoredEntries } from './stored-entries.js';
@@ -109,15 +109,25 @@ export async function createFileStore(path: string, opts: FileStoreOptions = {})
 /** The LMDB environment of the state file, with its folder made; an error a person can act on when it cannot be. */
 function openFile(path: string): RootDatabase<string, string> {
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    // the owner's alone (private-files.ts): a link in the file's place is refused, not followed
+    privateDir(dirname(path), 'The folder of the state file');
+    for (const [file, what] of lmdbFiles(path)) privateFile(file, what);
     checkStateFile(path); // LMDB trusts the file it maps: one cut short or of another program would crash the process
     // every commit flushed before it returns (no overlapping sync): a run's state is on disk when it says so;
     // the path is the file itself whatever its name (noSubdir), its lock file `<path>-lock` beside it
-    return open<string, string>({ path, noSubdir: true, maxDbs: 3, overlappingSync: false, compression: false, encoding: 'string' });
+    const root = open<string, string>({ path, noSubdir: true, maxDbs: 3, overlappingSync: false, compression: false, encoding: 'string' });
+    for (const [file, what] of lmdbFiles(path)) privateFile(file, what); // (the ones LMDB made just now)
+    return root;
   } catch (err) {
     throw unopenable(path, err);
   }
 }
+
+/** The files LMDB keeps of the state file at `path`, named for a person. */
+const lmdbFiles = (path: string): Array<[string, string]> => [
+  [path, 'The state file'],
+  [`${path}-lock`, "The state file's LMDB lock file"],
+];
 
 /** Why the state file cannot be opened, for a person: a feedsync error as it is, a system error said so. */
 function unopenable(path: string, err: unknown): unknown {

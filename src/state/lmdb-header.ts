@@ -14,6 +14,12 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { EnvironmentError } from '../errors.js';
 import { FRESH_STATE_COST } from './legacy-state.js';
 
+/**
+ * The `lmdb` package whose LMDB this layout is read from: package.json pins it exactly, and
+ * test/state/lmdb-version.test.ts fails when the installed one is another (read mdb.c again first).
+ */
+export const LMDB_PACKAGE_VERSION = '3.5.6';
+
 /** The state file refused, with what to do, when its header says LMDB cannot read it (judgeLmdbFile). */
 export function checkStateFile(path: string): void {
   const verdict = judgeLmdbFile(path);

@@ -6,6 +6,7 @@ export { runSync } from './run/sync-run.js';
 export type { SyncDeps, SyncOptions, SyncProgress } from './run/context.js';
 export { lanesOf, chatbotsOf, laneId, type Lane } from './read/lanes.js';
 export { ruleOf, type PlannedCreate, type PlannedDelete, type PlannedUpdate } from './plan/plan-types.js';
+export { withheldChanges } from './plan/plan.js';
 export { fetchRemote, remoteKey, remotePages } from './remote/remote.js';
 // undo writes through the sync's own write step (one write-job builder for both)
 export { createBeforeCapture, type PagedItems } from './write/capture-before.js';

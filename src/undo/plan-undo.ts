@@ -6,6 +6,8 @@
 //   put back whole (an update, or a create when it is gone); one already back as it was is left. Duplicate removals,
 //   deletes the guard held back, failed writes and dry runs wrote nothing and are not undone; nor is
 //   a removal by a display rule (docs/display-rules.md): the MLS does not allow that listing shown.
+//   What is put back is the listing before as the display rules let it be shown now (`shown`,
+//   display-now.ts): without a withheld address or a restricted entry, or not at all.
 // - conflict: a later run wrote the key, or the service's current listing is not what the run left
 //   (changed there, gone, copied, or back after a delete). Left alone and named, unless forced.
 // - cannot: a key whose listing before the run was not kept (trimmed by a byte budget, retention,
@@ -15,7 +17,9 @@ import { comparedChanges, keptFieldsDiffer, keptOfListing, listingHashes } from 
 import type { FieldChange } from '../listing/canonical.js';
 import type { ListingCreate } from '../listing/schema.js';
 import { unpackListing } from '../listing/whole.js';
-import { type ListingChange, ruleOf } from '../sync/index.js';
+import type { WithheldField } from '../mapping/display-rules.js';
+import type { ShownNow } from './display-now.js';
+import { type ListingChange, ruleOf, withheldChanges } from '../sync/index.js';
 
 /** A listing the service holds now: its ID and listed fields in the kept form. */
 export interface CurrentCopy {
@@ -25,10 +29,11 @@ export interface CurrentCopy {
   mlsNumber?: string;
 }
 
+/** `withheld`: fields the display rules withhold now, left out of `before` */
 export type UndoAction =
   | { kind: 'delete'; key: string; remoteIds: number[]; mlsNumber?: string }
-  | { kind: 'update'; key: string; before: ListingCreate; remoteId: number; changes: FieldChange[] }
-  | { kind: 'create'; key: string; before: ListingCreate };
+  | { kind: 'update'; key: string; before: ListingCreate; remoteId: number; changes: FieldChange[]; withheld?: readonly WithheldField[] }
+  | { kind: 'create'; key: string; before: ListingCreate; withheld?: readonly WithheldField[] };
 
 export interface UndoConflict {
   key: string;
@@ -59,6 +64,8 @@ export interface UndoInput {
   /** the service's copies of a key now */
   current(key: string): readonly CurrentCopy[];
   force: boolean;
+  /** the listing before as the feed's display rules let it be shown now (display-now.ts); as it was when not given */
+  shown?(key: string, before: ListingCreate): ShownNow;
 }
 
 type Write = Extract<ListingChange, { op: 'create' | 'update' | 'delete' }>;
@@ -71,7 +78,7 @@ export function planUndo(input: UndoInput): UndoPlan {
     });
   }
   for (const [key, { first, last }] of writesByKey(input.changes, plan)) {
-    const action = revert(key, first, last, input.current(key), plan);
+    const action = revert(key, { first, last }, input, plan);
     if (!action) continue;
     const conflict = conflictOf(key, last, input.current(key), input.laterWrites.get(key));
     if (conflict) {
@@ -112,8 +119,9 @@ function writesByKey(changes: readonly ChangeEntry[], plan: UndoPlan): Map<strin
   return out;
 }
 
-/** what puts the key back as it was before the run, given what the service holds now */
-function revert(key: string, first: Write, last: Write, copies: readonly CurrentCopy[], plan: UndoPlan): UndoAction | undefined {
+/** what puts the key back as it was before the run (as the display rules let it be shown now), given what the service holds now */
+function revert(key: string, { first, last }: { first: Write; last: Write }, input: UndoInput, plan: UndoPlan): UndoAction | undefined {
+  const copies = input.current(key);
   if (first.op === 'create') {
     if (!copies.length) {
       plan.unchanged++;
@@ -121,13 +129,20 @@ function revert(key: string, first: Write, last: Write, copies: readonly Current
     }
     return { kind: 'delete', key, remoteIds: copies.map((c) => c.id), ...(copies[0]?.mlsNumber !== undefined && { mlsNumber: copies[0].mlsNumber }) };
   }
-  const before = first.before === undefined ? undefined : unpackListing(first.before);
-  if (!before) {
+  const was = first.before === undefined ? undefined : unpackListing(first.before);
+  if (!was) {
     plan.cannot.push({ key, reason: `its listing before the ${first.op} was ${first.beforeMissing ?? 'not kept'}` });
     return undefined;
   }
+  const now = input.shown ? input.shown(key, was) : { listing: was };
+  if ('hidden' in now) {
+    plan.notUndone.byRule++;
+    return undefined;
+  }
+  const before = now.listing;
+  const withheld = now.withheld?.length ? { withheld: now.withheld } : {};
   const copy = copies[0];
-  if (!copy) return { kind: 'create', key, before };
+  if (!copy) return { kind: 'create', key, before, ...withheld };
   // already put back (an earlier attempt of this undo): its listed fields are as before and not as
   // the run left them. An update that changed only fields the list does not return cannot be seen
   // to be back, and is always sent.
@@ -136,7 +151,9 @@ function revert(key: string, first: Write, last: Write, copies: readonly Current
     plan.unchanged++;
     return undefined;
   }
-  return { kind: 'update', key, before, remoteId: copy.id, changes: comparedChanges(listingHashes(before).compared, copy.kept) };
+  // (what the service holds of a withheld field is not named: the rules do not let it be shown)
+  const changes = withheldChanges(comparedChanges(listingHashes(before).compared, copy.kept), now.withheld);
+  return { kind: 'update', key, before, remoteId: copy.id, changes, ...withheld };
 }
 
 /** why the key is not as the run left it, if it is not */

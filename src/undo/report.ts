@@ -66,7 +66,7 @@ export function formatUndoReport(r: UndoReport): string {
   for (const k of r.plan.creates) lines.push(`  + ${k} ${would}create again (as it was before ${r.undoOf})`);
   for (const u of r.plan.updates) {
     const what = u.changes.length
-      ? u.changes.map((c) => `${c.field} ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept)}`).join('; ')
+      ? u.changes.map((c) => `${c.field} ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept, c.newWithheld)}`).join('; ')
       : 'fields the list does not return';
     lines.push(`  ~ ${u.key} ${would}update back: ${what}`);
   }

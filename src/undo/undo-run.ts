@@ -30,6 +30,8 @@ import {
   type PlannedUpdate,
   writeJobs,
 } from '../sync/index.js';
+import { resolveDisplay } from '../mapping/display-config.js';
+import { displayNow, type DisplayNow } from './display-now.js';
 import { planUndo, type CurrentCopy, type UndoPlan } from './plan-undo.js';
 import { nextPulls, SHOWN, summaryOf, type UndoOutcome, type UndoReport } from './report.js';
 
@@ -103,12 +105,16 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
   const paging = await pageChatbot(u);
   if ('failed' in paging) return alerted(u, finish(u, paging.failed));
   const { current, paged } = paging;
+  // what the feed's display rules let be shown now, as the key's last write (this run's or a later one's) says
+  const display = displayNow(resolveDisplay(u.feed.display, u.feed.source.kind));
+  for (const e of u.changes) if (!e.dryRun) display.note(e.change);
   const plan = planUndo({
     run: u.run,
     changes: u.changes,
-    laterWrites: await laterWrites(deps.changeLog, u.run, u.config.changeLog.maxPerRun),
+    laterWrites: await laterWrites(deps.changeLog, u.run, u.config.changeLog.maxPerRun, display),
     current,
     force: Boolean(opts.force),
+    shown: display.shown,
   });
   const trimmed = plan.cannot.length > 0;
   const trimmedMessage = `the change log did not keep all of run ${runId}: ${plan.cannot.length} part(s) cannot be undone (listed below)`;
@@ -309,11 +315,11 @@ async function alerted(u: Undo, report: UndoReport): Promise<UndoReport> {
 /** The undo's creates and updates, in the plan's order: each listing as it was before the run. */
 function* writesOf(plan: UndoPlan, ignore: ReadonlySet<string>): Generator<PlannedCreate | PlannedUpdate> {
   for (const a of plan.actions) {
-    if (a.kind === 'create') yield { key: a.key, listing: a.before, fingerprint: fingerprintListing(a.before, ignore) };
-    else if (a.kind === 'update') {
-      const changes = a.changes;
-      yield { key: a.key, listing: a.before, fingerprint: fingerprintListing(a.before, ignore), remoteId: a.remoteId, reason: changes.length ? 'fields' : 'unlisted', changes };
-    }
+    if (a.kind === 'delete') continue;
+    // (fields the display rules withhold are named on the write: its change log entry keeps none of them)
+    const write = { key: a.key, listing: a.before, fingerprint: fingerprintListing(a.before, ignore), ...(a.withheld && { withheld: a.withheld }) };
+    if (a.kind === 'create') yield write;
+    else yield { ...write, remoteId: a.remoteId, reason: a.changes.length ? 'fields' : 'unlisted', changes: a.changes };
   }
 }
 
@@ -342,19 +348,22 @@ function stateAfterUndo(lane: string, exec: ExecutionResult) {
   return changes;
 }
 
-/** key → the first later run (of any feed of the chatbot) that wrote it, as a person reads it */
-async function laterWrites(log: ChangeLog, run: RunEntry, maxPerRun: number): Promise<Map<string, string>> {
+/**
+ * key → the first later run (of any feed of the chatbot) that wrote it, as a person reads it; the
+ * later writes of the run's feed noted in `display` (what its rules let be shown now).
+ */
+async function laterWrites(log: ChangeLog, run: RunEntry, maxPerRun: number, display: DisplayNow): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const runs = await log.runs(undefined, LATER_RUNS);
   const at = runs.findIndex((r) => r.runId === run.runId);
-  // (an earlier undo of this same run is not a later change: what it put back reads as already back)
-  const later = (at >= 0 ? runs.slice(0, at) : runs.filter((r) => r.finishedAt > run.finishedAt)).filter(
-    (r) => r.chatbot === run.chatbot && !r.dryRun && r.runId !== run.runId && r.undoOf !== run.runId,
-  );
+  const later = (at >= 0 ? runs.slice(0, at) : runs.filter((r) => r.finishedAt > run.finishedAt)).filter((r) => r.chatbot === run.chatbot && !r.dryRun && r.runId !== run.runId);
   // oldest first: each key names the first run after the undone one that wrote it
   for (const r of later.reverse()) {
     const { changes } = await log.run(r.runId, maxPerRun);
     for (const { change: c } of changes) {
+      if (r.feed === run.feed) display.note(c);
+      // (an earlier undo of this same run is not a later change: what it put back reads as already back)
+      if (r.undoOf === run.runId) continue;
       if ((c.op === 'create' || c.op === 'update' || c.op === 'delete') && !(c.op === 'delete' && c.withheld) && !out.has(c.key)) {
         out.set(c.key, `run ${r.runId}${r.undoOf ? ` (an undo of ${r.undoOf})` : ''} of ${r.feed} at ${r.finishedAt} made a ${c.op}`);
       }

@@ -25,7 +25,7 @@ beforeAll(async () => {
   await copyFile(join(root, 'bin/feedsync.js'), join(pkg, 'bin/feedsync.js'));
   await symlink(join(root, 'node_modules'), join(pkg, 'node_modules'));
   work = await mkdtemp(join(tmpdir(), 'feedsync-build-'));
-}, 120_000);
+}, 600_000); // (two builds: ~20 s quiet, over 120 s on a loaded machine)
 
 afterAll(async () => {
   for (const dir of [pkg, work]) if (dir) await rm(dir, { recursive: true, force: true });

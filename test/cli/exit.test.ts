@@ -48,4 +48,20 @@ describe('exit statuses', () => {
       write.mockRestore();
     }
   });
+
+  it('prints a module missing from the installation in one line, not a stack (a lazy import after `npm ci` or a rebuild removed it)', async () => {
+    const err = await import(/* @vite-ignore */ new URL('../../dist/bundle/chunk-GONE.js', import.meta.url).href).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('ERR_MODULE_NOT_FOUND');
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      printError(err);
+      const printed = String(write.mock.calls[0]?.[0]);
+      expect(printed).toMatch(
+        /^feedsync: a module of this installation is missing \(.*chunk-GONE\.js.*\): it is incomplete or changed while it ran; in a clone `npm ci` reinstalls/,
+      );
+      expect(printed.split('\n')).toHaveLength(2); // one line and its end
+    } finally {
+      write.mockRestore();
+    }
+  });
 });

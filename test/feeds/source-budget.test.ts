@@ -3,7 +3,8 @@
 // the configured limits; Retry-After from the source pauses the credential.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBudgets, credentialKey, memoryBackend } from '../../src/budget/index.js';
-import { resetTime, requestBudget } from '../../src/feeds/source/source-budget.js';
+import { resetTime, requestBudget, sourceBudget } from '../../src/feeds/source/source-budget.js';
+import { FeedSource } from '../../src/feeds/index.js';
 import { FeedReadError } from '../../src/errors.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startFakeMls, type FakeMls } from '../helpers/fake-mls.js';
@@ -86,5 +87,25 @@ describe('feed request budget hook', () => {
     expect(resetTime('1700003600000', now)).toBe(1_700_003_600_000);
     expect(resetTime('2023-11-14T23:13:20Z', now)).toBe(Date.parse('2023-11-14T23:13:20Z'));
     expect(resetTime('soon', now)).toBeUndefined();
+  });
+});
+
+describe("a push job's share of the source budget (feeds[].push.sourceShare)", () => {
+  it("a push job takes at most its share of the credential's windows, a budget of its own; pulls on the credential keep the rest", async () => {
+    const budgets = createBudgets(memoryBackend());
+    const source = FeedSource.parse({ kind: 'csv', url: 'https://mls.test/feed.csv', bearerToken: `share-${Math.random()}`, limits: { perHour: 8 } });
+    const pushes = sourceBudget(source, { budgets, sourceShare: { feed: 'mls', share: 0.25 } })!;
+    for (let i = 0; i < 2; i++) {
+      await pushes.beforeRequest();
+      await pushes.onResponse(200, new Headers());
+    }
+    await expect(pushes.beforeRequest()).rejects.toThrow(/push jobs of feed mls: push\.sourceShare 0\.25 of source\.limits.*2 requests per hour/);
+    // the pulls: the 6 the pushes left, then no more
+    const pulls = sourceBudget(source, { budgets })!;
+    for (let i = 0; i < 6; i++) {
+      await pulls.beforeRequest();
+      await pulls.onResponse(200, new Headers());
+    }
+    await expect(pulls.beforeRequest()).rejects.toThrow(/8 requests per hour/);
   });
 });

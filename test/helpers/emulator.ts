@@ -29,7 +29,9 @@ export async function startTestEmulator(opts: EmulatorOptions = {}): Promise<Tes
       baseUrl: url,
       secretKey: opts.secretKey ?? TEST_SECRET_KEY,
       sessionKey: opts.sessionKey ?? TEST_SESSION_KEY,
-      timeoutMs: 5_000,
+      // (a hang guard, not a subject: at 5 s a loaded machine timed out a call the emulator then answered,
+      // and client.test.ts's 429 case saw a third attempt; a test of timeouts sets its own)
+      timeoutMs: 60_000,
       ...overrides,
       retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 10, ...overrides.retry },
     });

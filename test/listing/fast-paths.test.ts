@@ -116,7 +116,11 @@ describe('fast paths agree with the rule', () => {
     // the generator reaches both answers
     expect(accepted).toBeGreaterThan(200);
     for (const url of ['https://photos.broker.test/ATX1/1.jpg', 'http://a..b/', 'http://-a-.test/x?y#z', 'http://xn--nxasmq6b.com/']) expect(isWebUrl(url)).toBe(true);
-    for (const url of ['http://xn--a.test/', 'http://1.2.3.256/', 'http://a.0x/', 'http://a.09/', 'http://a.b:99999/']) expect(isWebUrl(url)).toBe(false);
+    // outside the plain shape, the running Node's parser decides: `http://xn--a.test/` (a punycode label
+    // that decodes to nothing valid) throws on Node 20 and parses on Node 24, and isWebUrl follows it
+    for (const url of ['http://xn--a.test/', 'http://a.0x/', 'http://a.09/']) expect(isWebUrl(url)).toBe(parsesAsWebUrl(url));
+    // what no WHATWG parser accepts: an IPv4 part over 255, a port over 65535
+    for (const url of ['http://1.2.3.256/', 'http://a.b:99999/']) expect(isWebUrl(url)).toBe(false);
   });
 
   it('the plain-copy mapping rule gives what the general rule gives', () => {

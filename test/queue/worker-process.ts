@@ -8,6 +8,8 @@ const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export interface WorkerProcess {
   proc: ChildProcess;
   port: number;
+  /** the push listener's port (a feed with push) */
+  pushPort?: number;
   logs(): string;
   kill(signal: NodeJS.Signals): Promise<void>;
 }
@@ -24,15 +26,20 @@ export async function spawnWorker(configFile: string): Promise<WorkerProcess> {
   // a worker starts in about a second; a machine under heavy load (CI neighbours) can take far longer
   const end = Date.now() + 60_000;
   let port: number | undefined;
+  let pushPort: number | undefined;
   while (port === undefined) {
     const m = /"port":(\d+)[^\n]*worker ready/.exec(logs);
-    if (m) port = Number(m[1]);
-    else if (proc.exitCode !== null || Date.now() > end) throw new Error(`worker did not start:\n${logs}`);
+    if (m) {
+      port = Number(m[1]);
+      const p = /"pushPort":(\d+)[^\n]*worker ready/.exec(logs);
+      if (p) pushPort = Number(p[1]);
+    } else if (proc.exitCode !== null || Date.now() > end) throw new Error(`worker did not start:\n${logs}`);
     else await new Promise((r) => setTimeout(r, 50));
   }
   return {
     proc,
     port,
+    ...(pushPort !== undefined && { pushPort }),
     logs: () => logs,
     kill: async (signal) => {
       if (proc.exitCode !== null || proc.signalCode !== null) return;

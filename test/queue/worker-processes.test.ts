@@ -20,7 +20,13 @@ interface FeedSpec {
   schedule?: string;
 }
 
-async function writeConfig(feeds: FeedSpec[], api: { concurrency: number }): Promise<string> {
+/**
+ * Locks of 10 s renewed every 5 s by default: with 2 s ones a loaded machine let a lock lapse between
+ * renewals and the job ran twice. `worker` sets them for a test that kills a worker (its job is taken
+ * over once its short lock lapses); `name` is the config file's.
+ */
+const LONG_LOCKS = 'lockDurationMs: 10000, stalledIntervalMs: 5000';
+async function writeConfig(feeds: FeedSpec[], api: { concurrency: number }, worker = LONG_LOCKS, name = 'feedsync.yaml'): Promise<string> {
   const mapping = `{ fields: { ${COLUMNS.map((c) => `${c}: ${c}`).join(', ')} } }`;
   const feedYaml = await Promise.all(
     feeds.map(async (f) => {
@@ -32,12 +38,12 @@ async function writeConfig(feeds: FeedSpec[], api: { concurrency: number }): Pro
 ${f.schedule ? `    schedule: { cron: "${f.schedule}" }\n` : ''}`;
     }),
   );
-  const file = join(d.dir, 'feedsync.yaml');
+  const file = join(d.dir, name);
   await writeFile(
     file,
     `api: { baseUrl: "${d.emu!.url}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY}, concurrency: ${api.concurrency}, retries: 2 }
 redis: { url: "${REDIS_URL}", prefix: ${d.prefix} }
-worker: { lockDurationMs: 2000, stalledIntervalMs: 1000, shutdownTimeoutMs: 3000, concurrency: 2, watchdogSeconds: 60, minScheduleIntervalSeconds: 1 }
+worker: { ${worker}, shutdownTimeoutMs: 3000, concurrency: 2, watchdogSeconds: 60, minScheduleIntervalSeconds: 1 }
 feeds:
 ${feedYaml.join('')}`,
   );
@@ -62,7 +68,12 @@ describe('worker processes', () => {
 
   it('a worker SIGKILLed mid-sync: another takes the job after the stall interval, the remote converges with no duplicate', async () => {
     const emu = (d.emu = await startTestEmulator({ latencyMs: 60 }));
-    const file = await writeConfig([{ name: 'big', chatbot: 'SN-KILL', rows: 40 }], { concurrency: 1 });
+    const feeds = [{ name: 'big', chatbot: 'SN-KILL', rows: 40 }];
+    // the killed worker's lock lapses 2 s after the kill; the one that takes over holds its own lock long.
+    // (Both look for stalled jobs every second: BullMQ skips a look for the interval of the last one,
+    // whichever worker made it.)
+    const file = await writeConfig(feeds, { concurrency: 1 }, 'lockDurationMs: 2000, stalledIntervalMs: 1000', 'killed.yaml');
+    const takesOver = await writeConfig(feeds, { concurrency: 1 }, 'lockDurationMs: 10000, stalledIntervalMs: 1000', 'takes-over.yaml');
     const a = await d.start(file);
     const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'big', { feed: 'big' });
     await until('the sync to be under way', async () => (await emu.listings('SN-KILL')).length >= 5);
@@ -70,7 +81,7 @@ describe('worker processes', () => {
     const leftByA = (await emu.listings('SN-KILL')).length;
     expect(leftByA).toBeLessThan(40);
 
-    await d.start(file);
+    await d.start(takesOver);
     const done = await waitForJob(d.redis, d.queues, 'sync', jobId);
     expect(done.state).toBe('completed');
     const listings = await emu.listings('SN-KILL');
@@ -83,7 +94,7 @@ describe('worker processes', () => {
     expect(run).toMatchObject({ jobId, outcome: 'ok' });
     // The second worker created only what the first had not.
     expect((run!.report as { counts: { created: number } }).counts.created).toBeLessThanOrEqual(40 - leftByA);
-  }, 60_000);
+  }, 180_000); // (worker processes: over 40 s on a loaded machine)
 
   it('two workers share ten feeds and each feed runs exactly once', async () => {
     const emu = (d.emu = await startTestEmulator({ latencyMs: 5 }));
@@ -105,5 +116,5 @@ describe('worker processes', () => {
     // Both processes worked: each logged runs of its own.
     const ran = d.workers.map((w) => (w.logs().match(/"msg":"synced f\d/g) ?? []).length);
     expect(ran.reduce((a, b) => a + b, 0)).toBe(10);
-  }, 60_000);
+  }, 180_000); // (worker processes: over 40 s on a loaded machine)
 });

@@ -17,8 +17,8 @@ import { dropPrefix, REDIS_URL, testRedis, uniquePrefix, until } from '../queue/
 import { spawnWorker, type WorkerProcess } from '../queue/worker-process.js';
 import { keyedResoRecords } from '../sync/helpers/reso-records.js';
 
-const TOKEN = 'push-token-3f9a1c7e5b2d4a6f8e0c';
-const WRONG = 'push-token-3f9a1c7e5b2d4a6f8e0d';
+const TOKEN = 'push-token-3f9a1c7e5b2d4a6f8e0c1d2e3f4a';
+const WRONG = 'push-token-3f9a1c7e5b2d4a6f8e0c1d2e3f4b';
 
 let dir: string;
 let prefix: string;
@@ -48,6 +48,7 @@ beforeAll(async () => {
   const yaml = `api: { baseUrl: "${emu.url}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY} }
 redis: { url: "${REDIS_URL}", prefix: ${prefix} }
 worker: { shutdownTimeoutMs: 2000, watchdogSeconds: 60 }
+push: { port: 0 }
 feeds:
 ${feed('mls', 'SN-P1', 'coalesceMs: 200')}${feed('tight', 'SN-P2', 'maxQueued: 3, maxBodyBytes: 2048, coalesceMs: 600000, retryAfterSeconds: 45')}${feed('burst', 'SN-P3', 'coalesceMs: 10000')}`;
   await writeFile(join(dir, 'feedsync.yaml'), yaml);
@@ -64,7 +65,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const endpoint = (name: string) => `http://127.0.0.1:${worker.port}/reso/events/${name}`;
+const endpoint = (name: string) => `http://127.0.0.1:${worker.pushPort}/reso/events/${name}`;
 const held = async (sn: string) => new Map((await emu.listings(sn)).map((l) => [String(l.MLSNumber), l]));
 
 interface PushReport {

@@ -1,8 +1,10 @@
-// vitest globalSetup: asks Redis once whether it answers and hands the answer to the test files
-// (vitest's provide/inject); only a file that uses Redis acts on it, by importing needs-redis.ts,
-// which fails that file in one line saying how to start Redis, instead of minutes of ioredis
-// reconnects. Files that never touch Redis run without one. Without a Chromium the browser tests
-// are skipped: said here once, with how to run them.
+// vitest globalSetup: asks Redis once whether it answers. Where it does not and a test file of the
+// run needs it (it imports needs-redis.ts), the run stops here, before any test, in one line saying
+// how to start Redis (`npm test` on a machine without one; test:quick leaves those files out). The
+// answer is also handed to the test files (vitest's provide/inject): needs-redis.ts fails a file in
+// one line, should one run anyway. Without a Chromium the browser tests are left out
+// (vitest.config.ts): said here once, with how to run them.
+import { readFile } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import type { TestProject } from 'vitest/node';
 import { browserPlan } from '../browser/find-chromium.js';
@@ -21,9 +23,26 @@ const HOW = 'start one with `redis-server --daemonize yes` or `docker run -d -p 
 export default async function preflight(project: TestProject): Promise<void> {
   const problem = await pingRedis(REDIS_URL, 2000);
   project.provide('redisProblem', problem === undefined ? '' : redisNeeded(REDIS_URL, problem));
+  if (problem !== undefined) {
+    const needing = await filesNeedingRedis(project);
+    if (needing > 0) {
+      process.stderr.write(`\nfeedsync: ${needing} test files need Redis at ${maskUrl(REDIS_URL)} (${problem}): ${HOW}; no test ran\n\n`);
+      process.exit(1);
+    }
+  }
   const { skipped } = browserPlan();
   if (skipped) process.stderr.write(`\nfeedsync: ${skipped}\n\n`);
 }
+
+/** How many of the run's test files (the config's include and exclude, the command line's filters) need Redis. */
+async function filesNeedingRedis(project: TestProject): Promise<number> {
+  const { testFiles } = await project.globTestFiles(cliFilters(process.argv.slice(2)));
+  const texts = await Promise.all(testFiles.map((f) => readFile(f, 'utf8')));
+  return texts.filter((text) => NEEDS_REDIS.test(text)).length;
+}
+
+/** What a test file that needs Redis imports first. */
+export const NEEDS_REDIS = /^import '(?:\.\.?\/)+(?:setup\/)?needs-redis\.js';$/m;
 
 /** The one line a test file that needs Redis fails with when Redis does not answer. */
 export function redisNeeded(url: string, problem: string): string {
@@ -53,4 +72,35 @@ export function pingRedis(url: string, ms: number): Promise<string | undefined> 
     });
     socket.connect(port, host, () => socket.write('PING\r\n'));
   });
+}
+
+/** Options of `vitest` that take the next word as their value (the rest are flags or `--x=value`). */
+const WITH_VALUE = new Set([
+  '-c',
+  '--config',
+  '-r',
+  '--root',
+  '--dir',
+  '--reporter',
+  '--project',
+  '--outputFile',
+  '-t',
+  '--testNamePattern',
+  '--maxWorkers',
+  '--pool',
+  '--environment',
+  '--shard',
+  '--exclude',
+  '--mode',
+]);
+
+/** The file filters of a `vitest [run] [filters...] [options]` command line. */
+export function cliFilters(args: readonly string[]): string[] {
+  const filters: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (WITH_VALUE.has(arg)) i++;
+    else if (!arg.startsWith('-') && !(filters.length === 0 && ['run', 'watch', 'dev', 'related'].includes(arg))) filters.push(arg);
+  }
+  return filters;
 }

@@ -13,7 +13,7 @@ import { lanesOf, type SyncOptions } from '../../src/sync/index.js';
 import { undoRun, type UndoOptions, type UndoReport } from '../../src/undo/index.js';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
-import { COLUMNS, csv, homesConfigYaml, row, type Row } from '../sync/helpers/feed.js';
+import { apiYaml, COLUMNS, csv, homesConfigYaml, row, SN, type Row } from '../sync/helpers/feed.js';
 
 const HEADER = [...COLUMNS, 'Description'] as const;
 type StoryRow = Row & { Description?: string };
@@ -96,4 +96,24 @@ export function useUndoEmulator(started: (te: TestEmulator) => void): { dirs: st
   });
   beforeEach(() => te!.reset());
   return { dirs };
+}
+
+/** a config in a fresh folder (put in `dirs`) of an incremental RESO feed `mls` at `resoUrl` (the reso preset) into the emulator at `apiUrl` */
+export async function resoUndoConfig(apiUrl: string, resoUrl: string, dirs: string[]): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-undo-reso-'));
+  dirs.push(dir);
+  const config = join(dir, 'feedsync.yaml');
+  await writeFile(
+    config,
+    [
+      ...apiYaml(apiUrl),
+      'feeds:',
+      '  - name: mls',
+      `    chatbot: ${SN}`,
+      `    source: { kind: reso, url: "${resoUrl}", incremental: true, photosTimestampField: null, retries: 0 }`,
+      '    mapping: { preset: reso, fields: { Url: { template: "https://broker.test/l/{ListingId}" } } }',
+      '    deletes: { maxFraction: 1 }',
+    ].join('\n'),
+  );
+  return config;
 }

@@ -3,16 +3,13 @@
 // (a RESO test server, the emulator), a run of price changes undone; the next incremental pull
 // leaves the undone prices as they are (it reads only what changed after the mark), the next full
 // pull writes the feed's prices again. A CSV feed is read whole by every sync: the report says so.
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { formatUndoReport } from '../../src/undo/index.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
-import { apiYaml, SN } from '../sync/helpers/feed.js';
-import { createStory, goodRows, inProcess, useUndoEmulator } from './helpers.js';
+import { SN } from '../sync/helpers/feed.js';
+import { createStory, goodRows, inProcess, resoUndoConfig, useUndoEmulator } from './helpers.js';
 
 let te: TestEmulator;
 const { dirs } = useUndoEmulator((t) => (te = t));
@@ -25,21 +22,7 @@ describe('undo says what the next pulls will do', () => {
       .filter((r) => r.MlgCanView !== false && r.StandardStatus === 'Active')
       .map((r, i): Record<string, unknown> => ({ ...r, ModificationTimestamp: new Date(Date.UTC(2025, 0, 1, 0, i)).toISOString() }));
     const server = await startResoServer({ records, maxPageSize: 4 });
-    const dir = await mkdtemp(join(tmpdir(), 'feedsync-undo-next-'));
-    dirs.push(dir);
-    const config = join(dir, 'feedsync.yaml');
-    await writeFile(
-      config,
-      [
-        ...apiYaml(te.url),
-        'feeds:',
-        '  - name: mls',
-        `    chatbot: ${SN}`,
-        `    source: { kind: reso, url: "${server.url}", incremental: true, photosTimestampField: null, retries: 0 }`,
-        '    mapping: { preset: reso, fields: { Url: { template: "https://broker.test/l/{ListingId}" } } }',
-        '    deletes: { maxFraction: 1 }',
-      ].join('\n'),
-    );
+    const config = await resoUndoConfig(te.url, server.url, dirs);
     try {
       await inProcess(config, async (ops) => {
         expect((await ops.sync()).outcome).toBe('ok');

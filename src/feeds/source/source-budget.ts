@@ -5,7 +5,7 @@
 // process on the credential. A wait too long to make (a spent hourly or daily budget) stops the read
 // with a retryable FeedReadError that says when the budget resets (`retryAt`).
 import { parseRetryAfter } from '../../api/retry.js';
-import { createBudgets, credentialKey, memoryBackend, type Budget, type Permit } from '../../budget/index.js';
+import { createBudgets, credentialKey, memoryBackend, WINDOWS, type Budget, type BudgetLimits, type Permit } from '../../budget/index.js';
 import { BudgetExhaustedError, FeedReadError } from '../../errors.js';
 import type { FeedSource } from '../config-schema.js';
 import type { RequestBudget } from './http.js';
@@ -19,7 +19,7 @@ const processBudgets = createBudgets(memoryBackend());
 
 const AUTH_HEADERS = /^(authorization|x-api-key|api-key|x-auth-token|cookie)$/i;
 
-export function sourceBudget(source: FeedSource, ctx: Pick<FeedContext, 'budgets'>): RequestBudget | undefined {
+export function sourceBudget(source: FeedSource, ctx: Pick<FeedContext, 'budgets' | 'sourceShare'>): RequestBudget | undefined {
   if (!source.url) return undefined;
   const origin = new URL(source.url).origin;
   const auth = Object.entries(source.headers ?? {})
@@ -30,8 +30,18 @@ export function sourceBudget(source: FeedSource, ctx: Pick<FeedContext, 'budgets
   const client = 'auth' in source && source.auth ? `${source.auth.tokenUrl} ${source.auth.clientId}` : '';
   const key = credentialKey('feed', origin, source.bearerToken ?? '', auth, client);
   const { bytesPerHour, ...requests } = source.limits ?? {};
-  const budget = (ctx.budgets ?? processBudgets).budget(key, requests, { label: `feed source ${origin}`, maxWaitMs: SOURCE_MAX_WAIT_MS });
-  const paced = requestBudget(budget);
+  const budgets = ctx.budgets ?? processBudgets;
+  const budget = budgets.budget(key, requests, { label: `feed source ${origin}`, maxWaitMs: SOURCE_MAX_WAIT_MS });
+  const share = ctx.sourceShare && shareOf(requests, ctx.sourceShare.share);
+  const paced = requestBudget(
+    budget,
+    Date.now,
+    share &&
+      budgets.budget(`${key}-push-${ctx.sourceShare!.feed}`, share, {
+        label: `feed source ${origin} (the push jobs of feed ${ctx.sourceShare!.feed}: push.sourceShare ${ctx.sourceShare!.share} of source.limits)`,
+        maxWaitMs: SOURCE_MAX_WAIT_MS,
+      }),
+  );
   return bytesPerHour ? withByteLimit(paced, byteWindow(key, bytesPerHour), `feed source ${origin}`) : paced;
 }
 
@@ -82,16 +92,34 @@ function withByteLimit(inner: RequestBudget, w: ByteWindow, label: string, now: 
   };
 }
 
-export function requestBudget(budget: Budget, now: () => number = Date.now): RequestBudget {
-  // The request in flight (a reader sends one at a time): its permit is released when it is answered.
+/** A share of a credential's request windows (a push job's: push.sourceShare); undefined when the credential has none. */
+function shareOf(limits: BudgetLimits, share: number): BudgetLimits | undefined {
+  const out: BudgetLimits = {};
+  for (const w of WINDOWS) if (limits[w] !== undefined) out[w] = limits[w] * share;
+  return Object.keys(out).length ? out : undefined;
+}
+
+/**
+ * The budget hook of a read: each request takes a permit of `budget` (the credential's), and first of
+ * `share` when given (a push job's own share of it, push.sourceShare), so that share is all it can use.
+ */
+export function requestBudget(budget: Budget, now: () => number = Date.now, share?: Budget): RequestBudget {
+  // The request in flight (a reader sends one at a time): its permits are released when it is answered.
   let pending: Permit | undefined;
+  let pendingShare: Permit | undefined;
+  const release = () => {
+    pending?.release();
+    pendingShare?.release();
+    pending = pendingShare = undefined;
+  };
   return {
     async beforeRequest(signal) {
-      pending?.release();
-      pending = undefined;
+      release();
       try {
+        if (share) pendingShare = await share.acquire(signal);
         pending = await budget.acquire(signal);
       } catch (err) {
+        release();
         if (!(err instanceof BudgetExhaustedError)) throw err;
         throw new FeedReadError(`${err.message}; the read stops here (nothing is deleted) and is retried after that`, { file: err.budget }, true, {
           cause: err,
@@ -100,8 +128,7 @@ export function requestBudget(budget: Budget, now: () => number = Date.now): Req
       }
     },
     async onResponse(status, headers) {
-      pending?.release();
-      pending = undefined;
+      release();
       const minute = count(headers.get('minute-quota-limit'));
       const hour = count(headers.get('hour-quota-limit'));
       if (minute) await budget.learnLimit('perMinute', minute);

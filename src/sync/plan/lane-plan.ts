@@ -9,7 +9,7 @@ import { Entries } from '../write/entries.js';
 import type { FeedItem } from '../../feeds/types.js';
 import type { MappedItem } from '../../mapping/types.js';
 import { createChange, rejectChange, updateChange, type ChangeSink } from '../report/changes.js';
-import { createFeedCollector, type FeedCollector } from '../read/desired.js';
+import { createFeedCollector, withheldOf, type FeedCollector } from '../read/desired.js';
 import { writeJob, type Job } from '../write/execute.js';
 import { createPendingWindow, type PendingWindow } from './pending.js';
 import { duplicatesOf, planAgain, planListing } from './plan.js';
@@ -314,7 +314,7 @@ function readStep(st: PlanState) {
       const mapped = ours(input.map(item));
       // the same record under the same mapping, valid when its stamp was stored
       if (mapped.kind !== 'listing') throw new Error(`${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
-      const entry: DesiredListing = { key: mapped.key, listing: mapped.listing, position: mapped.position, text };
+      const entry: DesiredListing = { key: mapped.key, listing: mapped.listing, position: mapped.position, text, ...withheldOf(mapped) };
       // its photos were mirrored when its stamp was stored: rewritten from what the mirror knows
       if (input.rewriteKnown && !input.rewriteKnown(entry, item)) unstamp(entry);
       return entry;

@@ -3,6 +3,7 @@
 import type { FeedItem } from '../../feeds/types.js';
 import type { FieldChange } from '../../listing/canonical.js';
 import type { KeyType, ListingCreate } from '../../listing/schema.js';
+import type { WithheldField } from '../../mapping/display-rules.js';
 import { HIDE_RULES, type HideRule } from '../../mapping/display-config.js';
 
 /** Where a record sits in its feed (structurally the feeds module's RecordPosition). */
@@ -21,6 +22,8 @@ export interface DesiredListing {
   position: Position;
   /** the record as read (recordText, record-stamp.ts), when the run keeps stamps */
   text?: string;
+  /** listing fields the display rules withhold from it (its address: docs/display-rules.md): no value of them is printed or kept for undo */
+  withheld?: readonly WithheldField[];
 }
 
 /**
@@ -112,6 +115,11 @@ export interface RemoteSide {
   rounds: number;
   /** listings whose rows came from the last paging's memory (page-echo.ts), not decoded again */
   recalled?: number;
+  /**
+   * a paging of these keys alone (a run of pushed events: remote.ts fetchRemoteKeys), not of the whole
+   * list: what the chatbot holds of any other key is unknown, so nothing is concluded of one
+   */
+  asked?: ReadonlySet<string>;
 }
 
 export interface PlanOptions {
@@ -133,6 +141,8 @@ export interface PlannedCreate {
   stamp?: string;
   /** keptOfListing(listing), when planning made it with the fingerprint (a create): what the change log keeps of the write */
   kept?: string;
+  /** DesiredListing.withheld: the old values of those fields are named withheld, and the listing kept for undo lacks them */
+  withheld?: readonly WithheldField[];
 }
 
 export interface PlannedUpdate extends PlannedCreate {

@@ -12,9 +12,13 @@
 //   newest ID) is kept; in mirror mode the others are deleted by their NewOaks ID;
 // - a key whose feed record was rejected keeps its remote listing untouched, and so does a listing
 //   another feed of the same chatbot wrote (several feeds may fill one chatbot).
+// A listing whose address the display rules withhold (DesiredListing.withheld) carries them on its
+// write, and its changes name those fields' old values withheld, not what they were.
 // planListing decides one feed listing and planDeletes the rest, so a sync streams the feed
 // through planListing without holding it (lane-plan.ts) and plans the deletes once it has been read.
+import type { FieldChange } from '../../listing/canonical.js';
 import { comparedChanges, keptField, listingHashes, storedFingerprintStatus } from '../../listing/fingerprint.js';
+import type { WithheldField } from '../../mapping/display-rules.js';
 import {
   ruleOf,
   type DesiredListing,
@@ -41,13 +45,14 @@ export interface ListingDecision {
 }
 
 export function planListing(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
-  const { key, listing } = entry;
+  const { key, listing, withheld } = entry;
   const { ignore } = options;
+  const held = withheld?.length ? { withheld } : {};
   // both hashes from one serialization of the listing; a create's kept form (its change log entry) from the same one
   const creating = !copies?.length;
   const { fingerprint, hash, compared, kept: written } = listingHashes(listing, ignore, creating);
   const inStep = { fingerprint, hash };
-  if (creating) return { create: { key, listing, fingerprint, ...(written !== undefined && { kept: written }) }, duplicateDeletes: [], inStep };
+  if (creating) return { create: { key, listing, fingerprint, ...(written !== undefined && { kept: written }), ...held }, duplicateDeletes: [], inStep };
   // The hashes tell whether anything listed differs (one rule, dry run or not); with the remote
   // compared JSON at hand (dry runs, change log) the changed fields are named old → new.
   const { kept, ...dups } = duplicatesOf(key, copies, hash, options);
@@ -56,8 +61,9 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
   const was = stored === undefined ? undefined : storedFingerprintStatus(stored, fingerprint, listing, ignore);
   if (!kept.same) {
     const old = kept.copy.compared;
-    decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes: old === undefined ? [] : comparedChanges(compared, old) };
-  } else if (was === 'differs') decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [] };
+    const changes = old === undefined ? [] : withheldChanges(comparedChanges(compared, old), withheld);
+    decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes, ...held };
+  } else if (was === 'differs') decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [], ...held };
   // none yet, or one of an older version for the same content: recorded, nothing written
   else if (was !== 'same') decision.recordFingerprint = fingerprint;
   return decision;
@@ -150,8 +156,21 @@ export function planDeletes(
  * that write, so no field diff can be named.
  */
 export function planAgain(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
-  const { key, listing } = entry;
+  const { key, listing, withheld } = entry;
   const { fingerprint, hash } = listingHashes(listing, options.ignore);
   const remoteId = copies?.length ? Math.max(...copies.map((c) => c.id)) : 0;
-  return { update: { key, listing, fingerprint, remoteId, reason: 'unlisted', changes: [] }, duplicateDeletes: [], inStep: { fingerprint, hash } };
+  const update: PlannedUpdate = { key, listing, fingerprint, remoteId, reason: 'unlisted', changes: [], ...(withheld?.length && { withheld }) };
+  return { update, duplicateDeletes: [], inStep: { fingerprint, hash } };
+}
+
+/** The changes with the old value of each withheld field left out (named withheld): the chatbot held it, the display rules no longer let it be shown. */
+export function withheldChanges(changes: FieldChange[], withheld: readonly WithheldField[] | undefined): FieldChange[] {
+  const names = new Set<string>(withheld);
+  if (!changes.some((c) => names.has(c.field))) return changes;
+  return changes.map((c) => {
+    if (!names.has(c.field)) return c;
+    const { old: _old, oldNotKept: _notKept, cut, ...rest } = c;
+    const newCut = cut?.new;
+    return { ...rest, old: undefined, oldWithheld: true, ...(newCut && { cut: { new: newCut } }) };
+  });
 }

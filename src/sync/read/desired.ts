@@ -22,6 +22,7 @@
 // (`rule:<name>`), and the sold windows of the Closed listings shown are noted to be stored
 // (side.soldUntil; settle/sold-window.ts).
 import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../../errors.js';
+import { ADDRESS_FIELDS } from '../../mapping/display-rules.js';
 import type { MappedItem } from '../../mapping/types.js';
 import { ruleReason, type DesiredListing, type DesiredSide, type Position, type RejectedRecord, type RememberedListing } from '../plan/plan-types.js';
 
@@ -167,7 +168,7 @@ function keyBook(side: FeedSide, options: CollectorOptions, incomplete: (reason:
       valid(item.key);
       if (item.shown?.addressWithheld) side.display.addressWithheld++;
       window(item.key, item.shown?.until);
-      return { key: item.key, listing: item.listing, position: item.position };
+      return { key: item.key, listing: item.listing, position: item.position, ...withheldOf(item) };
     },
     reject(r: RejectedRecord): void {
       side.counts.rejected++;
@@ -176,6 +177,11 @@ function keyBook(side: FeedSide, options: CollectorOptions, incomplete: (reason:
       if (r.key !== undefined) side.protectedKeys.add(r.key);
     },
   };
+}
+
+/** The listing fields the display rules withhold from a mapped listing (its address), as a DesiredListing carries them. */
+export function withheldOf(item: MappedItem & { kind: 'listing' }): Pick<DesiredListing, 'withheld'> {
+  return item.shown?.addressWithheld ? { withheld: ADDRESS_FIELDS } : {};
 }
 
 /** An item that is no listing to plan: it counts on the side, and may leave the feed not read whole. */

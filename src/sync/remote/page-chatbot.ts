@@ -11,7 +11,7 @@ import type { Lane } from '../read/lanes.js';
 import type { EchoFiles } from './page-echo.js';
 import type { RemoteSide } from '../plan/plan-types.js';
 import type { RemoteIndex } from './remote-index.js';
-import { fetchRemote } from './remote.js';
+import { fetchRemote, fetchRemoteKeys, type RemoteOptions } from './remote.js';
 import type { SyncOutcome } from '../report/report.js';
 import { loadChatbotState, loadStamps, type ChatbotFeed, type ChatbotState } from '../settle/state.js';
 
@@ -40,6 +40,12 @@ export interface PageChatbotInput {
   deadlineMessage(): string | undefined;
   /** whose calls the paging's are (CallOptions.scope) */
   callScope?: string;
+  /**
+   * a run of pushed events: the listing keys its records name, once read; only their copies are
+   * asked of the chatbot (remote.ts fetchRemoteKeys), not its whole list. A chatbot keyed by URL is
+   * paged whole all the same: the list endpoint filters by MLSNumber, CityName and SaleType, not Url.
+   */
+  keys?: Promise<ReadonlySet<string>>;
 }
 
 /** A chatbot's sync state, as its paging's lanes read it: the chatbot's state and each lane's stored stamps. */
@@ -83,22 +89,26 @@ function readState(input: PageChatbotInput): Promise<ChatbotStateRead> {
 async function pageChatbot(input: PageChatbotInput, stateRead: Promise<ChatbotStateRead>, onIndex: (index: RemoteIndex) => void): Promise<PagedChatbot> {
   const { chatbot, lanes, writers, signal } = input;
   let remote: ChatbotRemote;
+  const keyBy = lanes[0]!.feed.keyBy;
+  const options: RemoteOptions & { onIndex: typeof onIndex } = {
+    onIndex,
+    ...(input.callScope !== undefined && { callScope: input.callScope }),
+    serialNumber: chatbot,
+    // the remote side is keyed as the run's first lane keys (planning reads the other key when a lane keys by it)
+    keyBy,
+    pageSize: input.apiConfig.pageSize,
+    maxPages: input.apiConfig.maxPages,
+    concurrency: input.apiConfig.concurrency,
+    signal,
+    ignore: new Set(lanes[0]!.feed.ignore),
+    keepCompared: input.keepCompared,
+    keepOtherKey: writers.some((w) => w.keyBy !== keyBy),
+    ...(input.echoFiles && { echoFiles: input.echoFiles }),
+  };
   try {
-    remote = await fetchRemote(input.api, {
-      onIndex,
-      ...(input.callScope !== undefined && { callScope: input.callScope }),
-      serialNumber: chatbot,
-      // the remote side is keyed as the run's first lane keys (planning reads the other key when a lane keys by it)
-      keyBy: lanes[0]!.feed.keyBy,
-      pageSize: input.apiConfig.pageSize,
-      maxPages: input.apiConfig.maxPages,
-      concurrency: input.apiConfig.concurrency,
-      signal,
-      ignore: new Set(lanes[0]!.feed.ignore),
-      keepCompared: input.keepCompared,
-      keepOtherKey: writers.some((w) => w.keyBy !== lanes[0]!.feed.keyBy),
-      ...(input.echoFiles && { echoFiles: input.echoFiles }),
-    });
+    // (a run of pushed events asks only its keys' copies, where the list can be filtered by them)
+    const keys = keyBy === 'MLSNumber' ? await input.keys : undefined;
+    remote = keys ? await fetchRemoteKeys(input.api, { ...options, keys }) : await fetchRemote(input.api, options);
   } catch (err) {
     const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
     const deadline = input.deadlineMessage();

@@ -15,6 +15,9 @@
 // to the index's store (compared-store.ts: memory up to a budget, then a temporary file), from which a row's compared JSON and its whole
 // list item (the listing before a change, for undo: capture-before.ts) are read when asked for;
 // decoding makes no compared JSON then (the workers neither).
+// A run of pushed events pages no list: fetchRemoteKeys asks the list endpoint for each key of the
+// run alone (its MLSNumber filter, the spec's "Filter by MLS number"), and once, one listing long,
+// for the chatbot's VirtualCount (what deletes.maxFraction is a fraction of).
 import pLimit from 'p-limit';
 import type { ListData } from '../../api/schemas.js';
 import type { ChatbotApi, ListPageDecoder } from '../../api/types.js';
@@ -25,7 +28,7 @@ import { pageEcho, type EchoFiles, type PageEcho } from './page-echo.js';
 import { sharedPagePool, type PagePool } from './page-pool.js';
 import type { RemoteSide } from '../plan/plan-types.js';
 import { RemoteIndex } from './remote-index.js';
-import { rowsOf, type RowOptions } from './remote-rows.js';
+import { remoteKey, rowsOf, type RowOptions } from './remote-rows.js';
 
 export { remoteKey, toRemote } from './remote-rows.js';
 
@@ -136,17 +139,21 @@ async function* pass<P extends Counted>(load: (pageNumber: number, pageSize: num
     );
 }
 
-/** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */
-export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onIndex?: (index: RemoteIndex) => void }): Promise<RemoteSide & { byKey: RemoteIndex }> {
-  const maxRounds = opts.maxRounds ?? 3;
-  const index = new RemoteIndex({
+/** The index a paging fills: a page is kept by its answer (rowPages), a row's compared JSON read as decoding reads it, and its whole item. */
+function newIndex(opts: RemoteOptions): RemoteIndex {
+  return new RemoteIndex({
     keepCompared: opts.keepCompared,
     keepOtherKey: opts.keepOtherKey,
     comparedMemoryBytes: COMPARED_MEMORY_BYTES,
-    // a page is kept by its answer (rowPages): a row's compared JSON read as decoding reads it, and its whole item
     readRaw: (status, body, row) => comparedOfPageRow(status, body, row, opts),
     readItem: listItemOfPageRow,
   });
+}
+
+/** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */
+export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onIndex?: (index: RemoteIndex) => void }): Promise<RemoteSide & { byKey: RemoteIndex }> {
+  const maxRounds = opts.maxRounds ?? 3;
+  const index = newIndex(opts);
   // (a feed read beside the paging asks it what the first pass has paged so far: RemoteIndex.pagedCopy)
   opts.onIndex?.(index);
   /**
@@ -250,4 +257,46 @@ function rowPages(
 /** a list page the client gave parsed, as the service's answer (the envelope quickListPage reads) */
 function answerOf(data: ListData): unknown {
   return { Success: true, Code: 200, Version: '', Message: null, Data: data };
+}
+
+/**
+ * The chatbot's copies of `keys` alone (MLSNumber keys: one filtered list call a key, more only for a
+ * key held more than a page of times), and its VirtualCount from one unfiltered call of one listing.
+ * An item the filter returns whose MLSNumber is not the key asked (a server that matches loosely: the
+ * spec does not say) is left out. The side is complete: every key asked was read whole; `asked`
+ * says that no other key was.
+ */
+export async function fetchRemoteKeys(api: ChatbotApi, opts: RemoteOptions & { keys: ReadonlySet<string> }): Promise<RemoteSide & { byKey: RemoteIndex }> {
+  if (opts.keyBy !== 'MLSNumber') throw new Error('fetchRemoteKeys: the list endpoint filters by MLSNumber only (a URL-keyed chatbot is paged whole)');
+  const index = newIndex(opts);
+  const rowOpts: RowOptions = opts.keepCompared ? { ...opts, keepCompared: false } : opts;
+  const call = callOf(opts);
+  const limit = pLimit(Math.max(1, opts.concurrency));
+  let pages = 0;
+  const ofKey = async (key: string) => {
+    const load = async (pageNumber: number, pageSize: number) => {
+      const data = await api.listListings({ ...listRequest(opts, pageNumber, pageSize), MLSNumber: key }, call);
+      return { data, length: data.List.length, virtualCount: data.VirtualCount };
+    };
+    for await (const page of pass(load, { ...opts, concurrency: 1 })) {
+      pages++;
+      const List = page.data.List.filter((item) => remoteKey(item, 'MLSNumber') === key);
+      const rows = rowsOf(List, rowOpts);
+      index.addRows(rows, 1, opts.keepCompared ? { status: 200, bytes: Buffer.from(JSON.stringify(answerOf({ List, VirtualCount: List.length }))) } : undefined);
+    }
+  };
+  // (every call settles before the index is finished or dropped: none adds rows to it after)
+  const [count, ...rest] = await Promise.allSettled([
+    limit(() => api.listListings(listRequest(opts, 1, 1), call)),
+    ...[...opts.keys].filter((k) => k !== '').map((k) => limit(() => ofKey(k))),
+  ]);
+  const failed = [count!, ...rest].find((r) => r.status === 'rejected');
+  if (failed || count!.status !== 'fulfilled') {
+    index.close();
+    throw failed?.reason;
+  }
+  pages++;
+  index.finish(1);
+  const total = count.value.VirtualCount;
+  return { byKey: index, count: Math.max(total, index.count), virtualCount: total, complete: true, pages, rounds: 1, asked: opts.keys };
 }

@@ -21,9 +21,14 @@ export interface Undoable {
   after?: string;
 }
 
+/**
+ * `withheldFields`: listing fields the display rules withheld from what was written (its address,
+ * docs/display-rules.md); no value of them is in the change, nor in the listing kept before it, and
+ * undo puts none of them back while the key's last write says so.
+ */
 export type ListingChange =
-  | ({ op: 'create'; key: string; headline: Headline } & Pick<Undoable, 'after'>)
-  | ({ op: 'update'; key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[]; headline?: Headline } & Undoable)
+  | ({ op: 'create'; key: string; headline: Headline; withheldFields?: string[] } & Pick<Undoable, 'after'>)
+  | ({ op: 'update'; key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[]; headline?: Headline; withheldFields?: string[] } & Undoable)
   /** withheld: the guard held it back (nothing deleted); dry runs record what they would do */
   | ({ op: 'delete'; key: string; reason: DeleteReason; deleteKey?: string; withheld?: boolean } & Omit<Undoable, 'after'>)
   | { op: 'reject'; key?: string; place: string; reasons: string[] }
@@ -45,13 +50,16 @@ function headlineOf(listing: ListingCreate): Headline {
   return out as Headline;
 }
 
-export const createChange = (c: PlannedCreate): ListingChange => ({ op: 'create', key: c.key, headline: headlineOf(c.listing) });
-export const updateChange = (u: Pick<PlannedUpdate, 'key' | 'reason' | 'changes' | 'listing'>): ListingChange => ({
+const withheldOf = (w: PlannedCreate['withheld']) => (w?.length ? { withheldFields: [...w] } : {});
+
+export const createChange = (c: PlannedCreate): ListingChange => ({ op: 'create', key: c.key, headline: headlineOf(c.listing), ...withheldOf(c.withheld) });
+export const updateChange = (u: Pick<PlannedUpdate, 'key' | 'reason' | 'changes' | 'listing' | 'withheld'>): ListingChange => ({
   op: 'update',
   key: u.key,
   reason: u.reason,
   changes: u.changes,
   headline: headlineOf(u.listing),
+  ...withheldOf(u.withheld),
 });
 export const deleteChange = (d: Pick<PlannedDelete, 'key' | 'reason' | 'deleteKey'>, withheld = false): ListingChange => ({
   op: 'delete',
@@ -100,7 +108,7 @@ export function describeChange(c: ListingChange, dryRun = false): string {
     case 'update':
       return c.reason === 'unlisted'
         ? `~ ${c.key} ${would}update: a field the list does not return (Location, AreaUnit, …) changed since the last write`
-        : `~ ${c.key} ${would}update: ${c.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldWithheld ? 'withheld' : ch.oldNotKept)}`).join('; ')}`;
+        : `~ ${c.key} ${would}update: ${c.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldWithheld ? 'withheld' : ch.oldNotKept, ch.newWithheld)}`).join('; ')}`;
     case 'delete':
       return `- ${c.key} ${c.withheld ? 'delete held back by the guard' : `${would}delete`} (${deleteReasonText(c.reason)}${c.deleteKey ? `, ID ${c.deleteKey}` : ''})`;
     case 'reject':

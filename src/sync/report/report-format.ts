@@ -10,7 +10,8 @@ const SHOWN = 20;
 
 export function formatSyncReport(r: SyncReport): string {
   const c = r.counts;
-  // a run that did not end ok says why on its first line: what is wrong with the feed (a rejected run: sync/settle/rejection.ts)
+  // a run that did not end ok says why on its first line, once: what is wrong with the feed
+  // (sync/settle/rejection.ts), the credential to fix, what the guard held back
   const why = r.outcome !== 'ok' && r.message ? ` — ${r.message}` : '';
   const lines: string[] = [`${r.dryRun ? 'DRY RUN — nothing written. ' : ''}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}${why}`];
   const verb = r.dryRun ? 'would be ' : '';
@@ -58,7 +59,7 @@ export function formatSyncReport(r: SyncReport): string {
   if (r.message && !why) lines.push(`  ${r.message}`);
   if (r.media) lines.push(...formatMediaReport(r.media));
 
-  section(lines, 'failures', r.failures, (f) => `${f.op} ${f.key}: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
+  failureLines(lines, r.failures);
   section(
     lines,
     'rejected records',
@@ -77,7 +78,7 @@ export function formatSyncReport(r: SyncReport): string {
     section(lines, 'would update', r.plan.updates, (u) =>
       u.reason === 'unlisted'
         ? `~ ${u.key}: a field the list does not return (Location, AreaUnit, …) changed since the last write`
-        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldWithheld ? 'withheld' : ch.oldNotKept)}`).join('; ')}`,
+        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldWithheld ? 'withheld' : ch.oldNotKept, ch.newWithheld)}`).join('; ')}`,
     );
     const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
     section(lines, `would delete${held}`, r.plan.deletes, (d) => (d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`));
@@ -137,3 +138,31 @@ function section<T>(lines: string[], title: string, items: readonly T[], line: (
 }
 
 const place = formatPosition;
+
+/** Keys of a group shown before "and N more". */
+const KEYS_SHOWN = 5;
+
+/**
+ * Failures of one reason together, in the order first seen: eight writes a refused credential
+ * stopped are one line naming their keys, not eight lines of one error.
+ */
+function failureLines(lines: string[], failures: SyncReport['failures']): void {
+  const groups = failureGroups(failures);
+  if (!groups.length) return;
+  lines.push(`  failures (${failures.length}):`);
+  for (const g of groups.slice(0, SHOWN)) lines.push(`    ${g.items}: ${g.reason}`);
+  if (groups.length > SHOWN) lines.push(`    … ${groups.length - SHOWN} more reasons (--json lists all)`);
+}
+
+function failureGroups(failures: SyncReport['failures']): Array<{ items: string; reason: string }> {
+  const groups = new Map<string, string[]>();
+  for (const f of failures) {
+    const reason = `${f.reason}${f.retryable ? ' (transient)' : ''}`;
+    const group = groups.get(reason) ?? groups.set(reason, []).get(reason)!;
+    group.push(`${f.op} ${f.key}`);
+  }
+  return [...groups].map(([reason, items]) => ({
+    reason,
+    items: items.length <= KEYS_SHOWN ? items.join(', ') : `${items.slice(0, KEYS_SHOWN).join(', ')} and ${items.length - KEYS_SHOWN} more`,
+  }));
+}

@@ -24,6 +24,7 @@ import type { FeedThread } from '../read/feed-thread.js';
 import { recordKey } from '../read/record-key.js';
 import type { Lane } from '../read/lanes.js';
 import { heldJobs, readFeed } from '../read/read-feed.js';
+import { readAhead } from '../read/read-ahead.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
 import { loadRoster, openHouseNamespace, ownedByOtherFeeds } from '../settle/state.js';
 import { createBeforeCapture } from '../write/capture-before.js';
@@ -43,11 +44,15 @@ export interface RunPaging {
   all: Promise<void>;
   /** the feed's records are mostly in step by their stamps: it may be read beside the paging (readsWhilePaging) */
   readBeside?: boolean;
+  /** a run of pushed events: the listing keys its records name go here once read (readPushed), and its chatbots' pagings ask only those */
+  pushedKeys?: { resolve(keys: ReadonlySet<string>): void };
 }
 
 export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undefined, deps: SyncDeps, opts: SyncOptions, run: Run, paging: RunPaging): Promise<void> {
   const feed = lanes[0]!.feed;
   const ctx = feedContext(feed, deps, opts, run, paging.readBeside === true);
+  // a run of pushed events: its records fetched first, so the chatbot is asked only about their keys
+  const pushed = paging.pushedKeys ? await readPushed(lanes, ctx, paging.pushedKeys) : undefined;
   // a feed of one lane whose records are mostly in step by their stamps is read while its chatbot is paged
   const early = !thread && paging.readBeside && readsWhilePaging(lanes, ctx) ? await readEarly(lanes[0]!, ctx, paging.of(lanes[0]!)) : undefined;
   await paging.all;
@@ -80,11 +85,12 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
     attachStored(lane, p);
     return { ...lane, paged: p };
   });
-  const rosters = await rostersOf(feed, deps, live);
-  // each lane's copy of the feed's open houses (a lane whose run failed kept its own)
-  const openHouses = openHouseMapping(feed.source)
-    ? new Map(await Promise.all(live.map(async (l) => [l, await deps.store.getAll(openHouseNamespace(l.lane.id))] as const)))
-    : undefined;
+  if (pushed) {
+    // (its records were read before the paging; a pushed run keeps no mark, so nothing it read beside them is stored)
+    feedOf.opened = pushed;
+    return readAndSettle(ctx, live, pushed, media, openRead(ctx, pushed, live, media));
+  }
+  const { rosters, openHouses } = await relatedOf(feed, deps, live);
   const opened =
     thread ??
     openFeed(feed.name, feed.source, {
@@ -93,13 +99,50 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
         live.map((l) => l.own.mark),
       ),
       ...(openHouses && { openHouses: [...openHouses.values()] }),
-      ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, live) }),
-      ...(opts.pushed && { pushed: opts.pushed }),
-      ...(feed.source.kind === 'reso' && { reconcileFallback: reconcileAsk(feed, ctx.compiled, live) }),
+      ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))) }),
+      ...(feed.source.kind === 'reso' && { reconcileFallback: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))) }),
       ...(rosters && { roster: [...rosters.values()] }),
     });
   feedOf.opened = opened;
   await readAndSettle(ctx, live, opened, media, openRead(ctx, opened, live, media), { ...(rosters && { rosters }), ...(openHouses && { openHouses }) });
+}
+
+/** Each lane's copy of the feed's roster (source.related) and open houses (a lane whose run failed kept its own). */
+async function relatedOf<L extends { lane: Lane }>(feed: FeedConfig, deps: SyncDeps, live: readonly L[]) {
+  const rosters = await rostersOf(feed, deps, live);
+  const openHouses = openHouseMapping(feed.source)
+    ? new Map(await Promise.all(live.map(async (l) => [l, await deps.store.getAll(openHouseNamespace(l.lane.id))] as const)))
+    : undefined;
+  return { rosters, openHouses };
+}
+
+/**
+ * A run of pushed events (feeds/reso/reso-push.ts): the records the events name, fetched from the
+ * source before the chatbot is asked anything, and the listing keys they name handed to its paging
+ * (`keys`), which then asks the chatbot about those keys alone (remote.ts fetchRemoteKeys). The
+ * records are few (push.maxKeysPerJob); they are read again, as read, by the run's read step. A read
+ * that failed part way hands on the keys read so far, and fails the read step where it failed.
+ */
+async function readPushed(lanes: readonly Lane[], ctx: FeedContext, keys: { resolve(keys: ReadonlySet<string>): void }): Promise<OpenedFeed> {
+  const { feed, deps, opts } = ctx;
+  const { rosters, openHouses } = await relatedOf(
+    feed,
+    deps,
+    lanes.map((lane) => ({ lane })),
+  );
+  const opened = openFeed(feed.name, feed.source, {
+    ...openOptions(ctx, []),
+    ...(openHouses && { openHouses: [...openHouses.values()] }),
+    ...(opts.pushed && { pushed: opts.pushed }),
+    // its requests within push.sourceShare of the credential's budget: pulls keep the rest
+    ...(feed.push && { sourceShare: { feed: feed.name, share: feed.push.sourceShare } }),
+    // (only the key fields are read of it: which source field names the listing)
+    reconcileFallback: reconcileAsk(feed, ctx.compiled, () => false),
+    ...(rosters && { roster: [...rosters.values()] }),
+  });
+  const read = await readAhead(opened, (item) => (item.kind === 'record' ? recordKey(item, ctx.compiled, feed.keyBy) : item.data && ctx.compiled.keyOf(item.data, feed.keyBy)));
+  keys.resolve(read.keys);
+  return read.opened;
 }
 
 /** Steps read, plan and write, then each lane settled (guard, deletes, commit, report). */
@@ -345,9 +388,9 @@ function setUpLane(l: Lane, parts: LaneParts, ctx: FeedContext, read: { media: M
 }
 
 /** Each lane's copy of the feed's roster (source.related Member, Office), when the feed replicates it. */
-async function rostersOf(feed: FeedConfig, deps: SyncDeps, live: readonly LiveLane[]): Promise<Map<LiveLane, RosterStore> | undefined> {
+async function rostersOf<L extends { lane: Lane }>(feed: FeedConfig, deps: SyncDeps, live: readonly L[]): Promise<Map<L, RosterStore> | undefined> {
   if (feed.source.kind !== 'reso' || !feed.source.related.some((r) => r === 'Member' || r === 'Office')) return undefined;
-  const out = new Map<LiveLane, RosterStore>();
+  const out = new Map<L, RosterStore>();
   for (const l of live) out.set(l, await loadRoster(deps.store, l.lane.id));
   return out;
 }
@@ -371,12 +414,12 @@ async function mediaStepOf(ctx: FeedContext): Promise<MediaStep | undefined> {
 }
 
 /** What a keys-only reconcile asks of the sync: the key's source fields, a key row's listing key, and whether a lane holds a key. */
-function reconcileAsk(feed: FeedConfig, compiled: CompiledMapping, live: readonly LiveLane[]): ReconcileAsk {
+function reconcileAsk(feed: FeedConfig, compiled: CompiledMapping, holds: (key: string) => boolean): ReconcileAsk {
   const sources = keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']);
   return {
     keyFields: sources?.map((s) => s.field) ?? [],
     keyOf: (data) => compiled.keyOf(data, feed.keyBy),
-    holds: (key) => live.some((l) => l.remote.has(key)),
+    holds,
   };
 }
 

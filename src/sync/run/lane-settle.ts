@@ -119,6 +119,9 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
   const { feed, opts } = ctx;
   const { read, opened } = after;
   executor.settle();
+  // a run of pushed events asked the chatbot about its keys alone: nothing is concluded of another key
+  const asked = paged.remote.asked;
+  const pushed = asked && pushedScope(l, asked);
   remote.dropFingerprints(); // not needed past planning
   planner.done();
   const desired = planner.collector.side;
@@ -126,7 +129,8 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
   desired.mode = opened.mode;
   if (!read.done) {
     desired.complete = false;
-    desired.readError ??= 'the run stopped before the feed was read whole';
+    // writes that stopped (a refused credential, the service down) stop the read: their reason is why, said once as the run's message
+    desired.readError ??= executor.result.stopReason ?? 'the run stopped before the feed was read whole';
   }
   // a read whose records are not the feed, or not enough of them valid, is rejected: nothing goes (rejection.ts);
   // a full pull's valid count is judged once its absences are confirmed (records the source still has count)
@@ -143,7 +147,7 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     });
   const rejected = judge(0);
   // sold windows that ended for listings the source did not send again (sold-window.ts)
-  soldWindowsDue(l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey);
+  soldWindowsDue(pushed ? pushed.soldUntil : l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey);
   // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
   // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
   const confirmable = desired.mode === 'full' && desired.complete && paged.remote.complete && !executor.result.stopped && !read.auth && rejected === undefined;
@@ -159,11 +163,19 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     deletes: feed.deletes,
     force: Boolean(opts.force),
     now: nowOf(opts),
-    missingSince: l.missingSince,
+    missingSince: pushed ? pushed.missingSince : l.missingSince,
     ...(rejected !== undefined && { rejected }),
     judge: () => judge(feed.minValidFraction),
     ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx, after) }),
+    ...(pushed && { pushed: { wrote: pushed.wrote, graceFor: PUSHED_GRACE } }),
   });
+  if (guarded.leftAlone.length) {
+    const keys = guarded.leftAlone.map((d) => d.key);
+    ctx.logger.warn(
+      { chatbot: l.lane.chatbot, keys: keys.slice(0, 5), count: keys.length },
+      `pushed events named ${keys.length} listing(s) of chatbot ${l.lane.chatbot} that the source does not return and that this feed never wrote (${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''}): left alone`,
+    );
+  }
   /** the read (feed or chatbot list) was not whole: the run is failed or partial, never a guard, whatever the guard says */
   const readWhole = desired.complete && paged.remote.complete;
   tellGuard(l, ctx, guarded.guard, readWhole);
@@ -238,6 +250,20 @@ function confirm(l: LiveLane, deletes: readonly PlannedDelete[], ctx: FeedContex
       return gone !== undefined && ruleOf(gone) ? gone : undefined;
     },
   });
+}
+
+/** a key a push says is gone waits out deletes.graceHours as an absent one does (guards.ts) */
+const PUSHED_GRACE: ReadonlySet<string> = new Set(['removed']);
+
+/**
+ * What a run of pushed events may conclude, of the keys it asked the chatbot about alone: which of
+ * them this lane wrote (its stored fingerprints: the only ones it may delete), and their grace marks
+ * and sold windows (the others' are left as they are: this run knows nothing of those keys).
+ */
+function pushedScope(l: LiveLane, asked: ReadonlySet<string>) {
+  const only = <V>(m: ReadonlyMap<string, V>) => new Map([...asked].flatMap((k) => (m.has(k) ? [[k, m.get(k)!] as const] : [])));
+  const wrote = new Set([...asked].filter((k) => l.planOptions.fingerprints.get(k) !== undefined || l.own.fingerprints.has(k)));
+  return { wrote, missingSince: only(l.missingSince), soldUntil: only(l.own.soldUntil) };
 }
 
 /** The run's clock (tests of the grace periods set it). */

@@ -27,7 +27,10 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
   const feeds = groupBy(lanes, (l) => l.feed.name);
   // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), one after another;
   // a feed may be read beside its chatbot's paging (feed-run.ts), and writes start once every chatbot is paged
-  const paging = startPagings(lanes, deps, opts, run);
+  // a run of pushed events: its chatbots are asked only about the keys its records name, once read (feed-run.ts readPushed)
+  let resolveKeys: (keys: ReadonlySet<string>) => void = () => undefined;
+  const keys = opts.pushed ? new Promise<ReadonlySet<string>>((resolve) => (resolveKeys = resolve)) : undefined;
+  const paging = startPagings(lanes, deps, opts, run, keys);
   try {
     for (const [, its] of feeds) {
       const states = await Promise.all(its.map((l) => paging.of(l).state));
@@ -36,12 +39,14 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
       const thread = opts.threadAlways || mapped ? await openThread(its[0]!.feed, deps, run.clock(its[0]!.feed).signal, opts) : undefined;
       try {
         // (a feed whose records are mostly in step by their stamps may be read beside its chatbot's paging)
-        await runFeed(its, thread, deps, opts, run, { ...paging, readBeside: !mapped });
+        await runFeed(its, thread, deps, opts, run, { ...paging, readBeside: !mapped, ...(keys && { pushedKeys: { resolve: resolveKeys } }) });
       } finally {
         await thread?.close();
       }
     }
   } finally {
+    // (a run that failed before its pushed records were read: the pagings waiting for their keys ask none)
+    resolveKeys(new Set());
     // (a feed that failed before every chatbot was paged: the paging in flight ends first)
     await paging.all.catch(() => undefined);
     // every lane is settled: each chatbot's index lets go of its file of compared JSON (compared-store.ts)
@@ -61,11 +66,11 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
 }
 
 /** Every chatbot of the run paged, one group after another; each lane's paging into run.paged as it ends. */
-function startPagings(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run): RunPaging {
+function startPagings(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run, keys: Promise<ReadonlySet<string>> | undefined): RunPaging {
   const of = new Map<Lane, PagingHandle>();
   let previous: Promise<unknown> = Promise.resolve();
   for (const [, its] of groupBy(lanes, (l) => `${l.chatbot}\n${l.feed.keyBy}\n${[...l.feed.ignore].sort().join(',')}`)) {
-    const handle = pageGroup(its, deps, opts, run, previous);
+    const handle = pageGroup(its, deps, opts, run, previous, keys);
     for (const l of its) of.set(l, handle);
     previous = handle.done.catch(() => undefined);
   }
@@ -136,7 +141,7 @@ function stampCounts(l: Lane, read: ChatbotStateRead): { stamps: number; written
  * paging's calls are counted in the report of the group's first lane (the others name it:
  * remote.pagingCountedIn).
  */
-function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run, after: Promise<unknown>): PagingHandle {
+function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run, after: Promise<unknown>, keys: Promise<ReadonlySet<string>> | undefined): PagingHandle {
   const first = its[0]!;
   // the paging serves every lane of the group: it ends with the latest of their deadlines
   const longest = its.reduce((a, b) => (b.feed.deadlineMinutes > a.feed.deadlineMinutes ? b : a)).feed;
@@ -155,6 +160,7 @@ function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run:
     signal: clock.signal,
     deadlineMessage: clock.message,
     callScope: first.id,
+    ...(keys && { keys }),
   };
   const handle = startPaging(input, after);
   const done = handle.done.then((paged): Paged => {

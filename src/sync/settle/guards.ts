@@ -3,7 +3,8 @@
 // Grace period first (deletes.graceHours): a listing absent from a full feed is deleted only once
 // it has been missing that long. Its first-missing time is kept per key (store namespace
 // `missing:<feed>`); a key that comes back loses its mark. Removed records and duplicate copies are
-// deleted at once. `--force` does not shorten the grace period: it is a policy, not a safety check.
+// deleted at once, but for a run of pushed events (`graceFor: removed`): a key a push says is gone
+// waits out the grace period as an absent one does (a push is anyone's word that a record changed). `--force` does not shorten the grace period: it is a policy, not a safety check.
 //
 // Then the safety checks, each of which withholds every delete of the run when it trips. Two are
 // about knowing, and nothing overrides them: a listing is deleted only when the feed was read whole
@@ -39,6 +40,8 @@ export interface GuardInput {
   now: Date;
   /** key → ISO time the key was first found missing */
   missingSince: ReadonlyMap<string, string>;
+  /** delete reasons besides 'absent' that wait out deletes.graceHours (a run of pushed events: 'removed') */
+  graceFor?: ReadonlySet<string>;
 }
 
 export interface GuardDecision {
@@ -75,7 +78,7 @@ function guardDeletes(input: GuardInput): GuardDecision {
   const set: Array<[string, string]> = [];
   const absent = new Set<string>();
   for (const d of plan.deletes) {
-    if (d.reason !== 'absent' || graceMs === 0) {
+    if ((d.reason !== 'absent' && !input.graceFor?.has(d.reason)) || graceMs === 0) {
       candidates.push(d);
       continue;
     }

@@ -36,10 +36,18 @@ export interface LaneGuardInput {
   judge?: () => string | undefined;
   /** asks the source whether the absent keys are really gone (a full pull read whole, writes not stopped); none: absence suffices */
   confirm?: (deletes: readonly PlannedDelete[]) => Promise<AbsenceResult>;
+  /**
+   * a run of pushed events: the keys it may delete (those this lane wrote, by its stored
+   * fingerprints; a listing it never wrote is left alone, whatever a push says), and the reasons
+   * that wait out deletes.graceHours besides an absence ('removed')
+   */
+  pushed?: { wrote: { has(key: string): boolean }; graceFor: ReadonlySet<string> };
 }
 
 export interface LaneGuardResult {
   rest: DeleteDecision;
+  /** a run of pushed events: deletes of listings this lane never wrote, not made */
+  leftAlone: PlannedDelete[];
   absences: AbsenceResult;
   guard: GuardDecision;
   /** why the run is rejected (rejection.ts), if it is */
@@ -54,6 +62,9 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
     { listings, protectedKeys, goneKeys, mode, ...(input.written && { written: input.written }), ...(input.present && { present: input.present }) },
     input.planOptions,
   );
+  const wrote = input.pushed?.wrote;
+  const leftAlone = wrote ? rest.deletes.filter((d) => !wrote.has(d.key)) : [];
+  if (leftAlone.length) rest.deletes = rest.deletes.filter((d) => wrote!.has(d.key));
   const absences: AbsenceResult = input.confirm ? await input.confirm(rest.deletes) : { deletes: rest.deletes, asked: 0 };
   if (absences.problem) {
     desired.complete = false;
@@ -74,6 +85,7 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
     force: input.force,
     now: input.now,
     missingSince: input.missingSince,
+    ...(input.pushed && { graceFor: input.pushed.graceFor }),
   });
-  return { rest, absences, guard, ...(rejected !== undefined && { rejected }) };
+  return { rest, leftAlone, absences, guard, ...(rejected !== undefined && { rejected }) };
 }

@@ -8,6 +8,7 @@
 import { causeMessage } from '../../errors.js';
 import { fingerprintListing } from '../../listing/fingerprint.js';
 import type { ListingCreate, ListItem } from '../../listing/schema.js';
+import type { WithheldField } from '../../mapping/display-rules.js';
 import { listingFromListItem, packListing, type UnlistedValues } from '../../listing/whole.js';
 import type { KvStore } from '../../state/kv-store.js';
 import type { KeyBy } from '../plan/plan-types.js';
@@ -20,9 +21,10 @@ export interface BeforeCapture {
   /**
    * The listing `key` (the copy `remoteId`, when known) as this run's paging read it. `now` is the
    * listing about to be written, whose unlisted fields stand in when none were remembered and the
-   * stored fingerprint confirms them.
+   * stored fingerprint confirms them. `withheld`: fields the display rules withhold from it now (its
+   * address), left out of what is kept.
    */
-  take(key: string, remoteId: number | undefined, now?: ListingCreate): Promise<Captured>;
+  take(key: string, remoteId: number | undefined, now?: ListingCreate, withheld?: readonly WithheldField[]): Promise<Captured>;
   /** bytes packed so far */
   readonly bytes: number;
 }
@@ -51,7 +53,7 @@ const AREA_UNITS: ReadonlyArray<ListingCreate['AreaUnit'] | undefined> = [undefi
 
 export function createBeforeCapture(opts: CaptureOptions): BeforeCapture {
   let bytes = 0;
-  const take = async (key: string, remoteId: number | undefined, now?: ListingCreate): Promise<Captured> => {
+  const take = async (key: string, remoteId: number | undefined, now?: ListingCreate, withheld?: readonly WithheldField[]): Promise<Captured> => {
     if (bytes >= opts.maxBytes) return { beforeMissing: spent(opts.maxBytes) };
     let item;
     try {
@@ -62,7 +64,7 @@ export function createBeforeCapture(opts: CaptureOptions): BeforeCapture {
     if (!item) return { beforeMissing: "not kept: not among the listings this run's paging read" };
     const unlisted = await unlistedFor(key, item, now);
     if (!unlisted) return { beforeMissing: 'not kept: its Location/AreaUnit as last written are not known (written before this version kept them)' };
-    const packed = packListing(listingFromListItem(item, opts.serialNumber, unlisted));
+    const packed = packListing(withoutFields(listingFromListItem(item, opts.serialNumber, unlisted), withheld));
     // (several takes are in flight at once: the budget is taken when a listing is packed, never past it)
     if (bytes + packed.length > opts.maxBytes) {
       bytes = opts.maxBytes;
@@ -93,4 +95,12 @@ export function createBeforeCapture(opts: CaptureOptions): BeforeCapture {
       return bytes;
     },
   };
+}
+
+/** The listing without the fields the display rules withhold from it now. */
+export function withoutFields(listing: ListingCreate, fields: readonly WithheldField[] | undefined): ListingCreate {
+  if (!fields?.length) return listing;
+  const out = { ...listing };
+  for (const f of fields) delete out[f];
+  return out;
 }

@@ -24,6 +24,7 @@ import { authFailure } from '../util/auth.js';
 import { keptOfListing } from '../../listing/fingerprint.js';
 import { unlistedOf } from '../../listing/whole.js';
 import type { BeforeCapture, Captured } from './capture-before.js';
+import { ruleOf } from '../plan/plan-types.js';
 import { createChange, deleteChange, updateChange, type ChangeSink, type ListingChange } from '../report/changes.js';
 import { createOnce } from './create-once.js';
 import { runPool, type PoolJob } from './pool.js';
@@ -173,7 +174,8 @@ interface CallOutcomes {
   succeeded(): void;
   /** one call failed: the breaker counts it, an auth refusal stops the lane */
   callFailed(err: unknown): void;
-  itemFailed(key: string, op: ItemFailure['op'], reason: string, retryable: boolean): void;
+  /** `quiet`: logged at debug (the run's message says it: a refused credential) */
+  itemFailed(key: string, op: ItemFailure['op'], reason: string, retryable: boolean, quiet?: boolean): void;
   /** the item and its call failed */
   failed(key: string, op: ItemFailure['op'], err: unknown): void;
 }
@@ -198,13 +200,14 @@ function callOutcomes(deps: ExecuteDeps, result: ExecutionResult): CallOutcomes 
         result.stopReason = `the service looks down: ${consecutive} calls in a row failed after retries (last: ${causeMessage(err)})`;
       }
     },
-    itemFailed: (key, op, reason, retryable) => {
+    itemFailed: (key, op, reason, retryable, quiet = false) => {
       result.failures.push({ key, op, reason, retryable });
       deps.changes?.({ op: 'fail', key, attempted: op, reason, retryable });
-      deps.logger.warn({ key, op, err: reason }, `${op} ${key} failed`);
+      deps.logger[quiet ? 'debug' : 'warn']({ key, op, err: reason }, `${op} ${key} failed`);
     },
     failed: (key, op, err) => {
-      o.itemFailed(key, op, causeMessage(err), isRetryable(err));
+      // a refused credential is said once, as the run's message (its first line): not a warning per write in flight
+      o.itemFailed(key, op, causeMessage(err), isRetryable(err), authStatus(err) !== undefined);
       o.callFailed(err);
     },
   };
@@ -258,7 +261,7 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
     async update(u: PlannedUpdate) {
       try {
         // (a later record of a key this run wrote has no remote copy of its own: its first change kept the listing)
-        const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing) : undefined;
+        const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing, u.withheld) : undefined;
         const after = deps.before && { after: u.kept ?? keptOfListing(u.listing) };
         const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy }, scopeOf(deps));
         if (n === 0) {
@@ -313,12 +316,15 @@ function afterTheWrites(): AfterTheWrites {
 function deleteBatches(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes) {
   const label = (d: PlannedDelete) => (d.reason === 'duplicate' ? `${d.key} (ID ${d.deleteKey})` : d.key);
   const batches = {
-    /** the listings a batch deletes, as they are before (duplicate copies are not kept: undo never recreates them) */
+    /**
+     * the listings a batch deletes, as they are before; not duplicate copies, nor listings a display
+     * rule removes (the MLS does not allow them shown): undo never recreates them
+     */
     async capture(batch: PlannedDelete[]): Promise<Map<string, Captured>> {
       const out = new Map<string, Captured>();
       if (!deps.before) return out;
       for (const d of batch) {
-        if (d.reason === 'duplicate' || deps.signal?.aborted) continue;
+        if (d.reason === 'duplicate' || ruleOf(d.reason) || deps.signal?.aborted) continue;
         out.set(d.key, await deps.before.take(d.key, d.remoteIds[0]));
       }
       return out;
