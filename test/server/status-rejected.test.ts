@@ -30,7 +30,9 @@ describe('the status page of a rejected run', () => {
       renderStatus({
         at: new Date(now).toISOString(),
         staleHours: 36,
-        feeds: [{ feed: 'homes', lane: 'homes', chatbot: 'SN-1', runs: [last, ok], last, lastOk: ok, ageMs: now - Date.parse(ok.finishedAt), stale: false, state: 'idle', alerts: [] }],
+        feeds: [
+          { feed: 'homes', lane: 'homes', chatbot: 'SN-1', runs: [last, ok], last, lastOk: ok, ageMs: now - Date.parse(ok.finishedAt), stale: false, state: 'idle', alerts: [] },
+        ],
       }),
     );
     expect(html).toContain('<span class="outcome rejected">rejected</span>');
