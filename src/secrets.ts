@@ -220,11 +220,24 @@ export function maskError<E>(err: E, scope?: string): E {
 /** A URL as it may be shown: no userinfo, secret query values masked, registered secrets masked. */
 export function maskUrl(url: string): string {
   const u = parseUrl(url);
-  if (!u) return maskSecrets(url);
+  return maskSecrets(u ? withoutCredentials(u) : url);
+}
+
+/**
+ * A URL as it may be kept (a state key or value): no userinfo, secret query values masked, the same
+ * whatever secrets this process knows; a URL that holds neither is returned as it is, unparsed.
+ */
+export function credentialFreeUrl(url: string): string {
+  const u = parseUrl(url);
+  const holds = u && (u.username || u.password || [...u.searchParams.keys()].some((name) => SECRET_PARAM.test(name)));
+  return u && holds ? withoutCredentials(u) : url;
+}
+
+function withoutCredentials(u: URL): string {
   u.username = '';
   u.password = '';
   for (const name of [...u.searchParams.keys()]) if (SECRET_PARAM.test(name)) u.searchParams.set(name, MASK);
-  return maskSecrets(u.toString().replace(/%5BREDACTED%5D/g, MASK));
+  return u.toString().replace(/%5BREDACTED%5D/g, MASK);
 }
 
 /**

@@ -112,7 +112,9 @@ async function freshRead(source: ResoSource, feed: FeedConfig, deps: DriftDeps, 
       ...(kept.current && { previous: kept.current }),
       records: { ...kept.records, ...(records !== undefined && { [feed.name]: records }) },
     };
-    await deps.store.set(DRIFT_NAMESPACE, [[id, JSON.stringify(next)]]);
+    // (the entry of the same source kept under its URL with credentials, before they were left out of it, goes)
+    const former = sourceId(source, source.url!);
+    await deps.store.apply([{ ns: DRIFT_NAMESPACE, set: [[id, JSON.stringify(next)]], delete: former === id ? [] : [former] }]);
     return { kept: { ...next, records: kept.records ?? {} }, read: true };
   }
 }

@@ -9,6 +9,7 @@ import { resoPageClient } from '../feeds/reso/reso-pages.js';
 import { enumTypeOf, metadataUrl, readMetadata, type ResoMetadata } from '../feeds/reso/reso-metadata.js';
 import { readLookups, type LookupEntry } from '../feeds/reso/reso-lookups.js';
 import type { FeedContext } from '../feeds/types.js';
+import { credentialFreeUrl } from '../secrets.js';
 
 export type { LookupEntry } from '../feeds/reso/reso-lookups.js';
 
@@ -30,9 +31,13 @@ export interface DictionarySnapshot {
   requests: number;
 }
 
-/** A source's identity for the once-a-day rule: its service root, resource and MLS (MLS Grid's OriginatingSystemName). */
-export function sourceId(source: ResoSource): string {
-  return `${metadataUrl(source.url!, source.resource)} ${source.resource}${source.originatingSystem ? ` ${source.originatingSystem}` : ''}`;
+/**
+ * A source's identity for the once-a-day rule: its service root, resource and MLS (MLS Grid's
+ * OriginatingSystemName). It is a state key: the root without its credentials (`url`; the raw one
+ * names the entry kept before, which held them).
+ */
+export function sourceId(source: ResoSource, url = credentialFreeUrl(source.url!)): string {
+  return `${metadataUrl(url, source.resource)} ${source.resource}${source.originatingSystem ? ` ${source.originatingSystem}` : ''}`;
 }
 
 /** Lookup names of these fields, by annotation or enum type. */

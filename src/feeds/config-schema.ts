@@ -145,6 +145,14 @@ export const ResoSource = z
       .positive()
       .default(256 * 1024 ** 2)
       .describe('most bytes one page may hold'),
+    maxMetadataBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(16 * 1024 ** 2)
+      .describe(
+        "most bytes of the server's $metadata (OData CSDL, read by every full pull, push, EntityEvent poll, confirmation, `feed drift` and `feed probe`); a larger one is refused, naming its URL. A whole Data Dictionary's is a few MB",
+      ),
   })
   .refine((s) => !(s.auth && s.bearerToken), { message: 'give either auth (OAuth2) or bearerToken, not both', path: ['auth'] })
   .refine((s) => !(s.expandOpenHouse && s.related.includes('OpenHouse')), {

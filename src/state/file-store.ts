@@ -19,6 +19,7 @@ import { checkStateFile } from './lmdb-header.js';
 import { holdOpen, type OpenLock } from './open-lock.js';
 import { privateDir, privateFile } from './private-files.js';
 import { refuseLongKeys } from './kv-store.js';
+import { walkStateFile } from './store-walk.js';
 import { rangeOf, SLOT_KEYS, slotOf, storedValue, valueOf } from './store-keys.js';
 import { StoredEntries } from './stored-entries.js';
 
@@ -63,7 +64,7 @@ export async function createFileStore(path: string, opts: FileStoreOptions = {})
   });
   let root: RootDatabase<string, string>;
   try {
-    root = openFile(path);
+    root = await openFile(path);
   } catch (err) {
     await hold.release();
     throw err;
@@ -107,12 +108,13 @@ export async function createFileStore(path: string, opts: FileStoreOptions = {})
 }
 
 /** The LMDB environment of the state file, with its folder made; an error a person can act on when it cannot be. */
-function openFile(path: string): RootDatabase<string, string> {
+async function openFile(path: string): Promise<RootDatabase<string, string>> {
   try {
     // the owner's alone (private-files.ts): a link in the file's place is refused, not followed
     privateDir(dirname(path), 'The folder of the state file');
     for (const [file, what] of lmdbFiles(path)) privateFile(file, what);
     checkStateFile(path); // LMDB trusts the file it maps: one cut short or of another program would crash the process
+    await walkStateFile(path); // and one damaged inside: read whole in a child process first (store-walk.ts)
     // every commit flushed before it returns (no overlapping sync): a run's state is on disk when it says so;
     // the path is the file itself whatever its name (noSubdir), its lock file `<path>-lock` beside it
     const root = open<string, string>({ path, noSubdir: true, maxDbs: 3, overlappingSync: false, compression: false, encoding: 'string' });

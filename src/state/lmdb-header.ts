@@ -40,7 +40,7 @@ export function checkStateFile(path: string): void {
         ? `is cut short: it holds ${verdict.size} bytes, not the whole of its first header page`
         : `is cut short: it holds ${verdict.size} bytes of the ${verdict.inUse} its header says are in use (page ${verdict.page}, which the store uses, starts at byte ${verdict.page * verdict.pageSize})`
       : verdict.kind === 'damaged'
-        ? `is damaged: its second header page (at byte ${verdict.pageSize}) is not an LMDB meta page`
+        ? `is damaged: ${verdict.where}`
         : `holds ${verdict.size} bytes, too few for a state store's header: it was cut short, or another file took its place`;
   throw new EnvironmentError(
     thing,
@@ -56,8 +56,8 @@ export type LmdbFileVerdict =
   | { kind: 'foreign'; size: number }
   /** a page the store uses lies past the end of the file (inUse unknown: the first meta page is cut) */
   | { kind: 'short'; size: number; inUse?: number; page: number; pageSize?: number }
-  /** the second meta page is not one: the header itself is damaged */
-  | { kind: 'damaged'; size: number; pageSize: number };
+  /** the second meta page is not one, or the free tree read for a file that ends short does not parse */
+  | { kind: 'damaged'; size: number; pageSize: number; where: string };
 
 const HEADER = 24; // PAGEHDRSZ
 const META_END = HEADER + 144; // sizeof(MDB_metabuf): the bytes LMDB reads of each meta page
@@ -113,11 +113,18 @@ function judge(fd: number, size: number): LmdbFileVerdict {
   const inUseBy = (meta: Meta) => (meta.lastPage + 1) * pageSize;
   if (size < pageSize + META_END) return { kind: 'short', size, inUse: inUseBy(first), page: 1, pageSize };
   const second = metaOf(readAt(fd, pageSize, META_END));
-  if (!second || second.pageSize !== pageSize) return { kind: 'damaged', size, pageSize };
+  if (!second || second.pageSize !== pageSize) return { kind: 'damaged', size, pageSize, where: `its second header page (at byte ${pageSize}) is not an LMDB meta page` };
   const newest = first.txnid >= second.txnid ? first : second; // mdb_pick_meta
   const inUse = inUseBy(newest);
   if (size >= inUse) return { kind: 'ok' };
-  const page = firstUsedPastEnd(fd, newest, Math.floor(size / pageSize));
+  let page: number | undefined;
+  try {
+    page = firstUsedPastEnd(fd, newest, Math.floor(size / pageSize));
+  } catch (err) {
+    // (a page of the tree that points outside itself: bytes changed inside the file)
+    if (!(err instanceof RangeError)) throw err;
+    return { kind: 'damaged', size, pageSize, where: 'its free-page tree, read because the file ends before its last page, points outside its pages' };
+  }
   return page === undefined ? { kind: 'ok' } : { kind: 'short', size, inUse, page, pageSize };
 }
 

@@ -36,8 +36,8 @@ const snapshot = (patch: Partial<DictionarySnapshot>): DictionarySnapshot => ({
 });
 
 describe('the dictionary check, pure', () => {
-  it('reads enum members and LookupName annotations from $metadata', () => {
-    const meta = parseMetadata(CSDL);
+  it('reads enum members and LookupName annotations from $metadata', async () => {
+    const meta = await parseMetadata(CSDL);
     expect([...meta.sets.get('Property')!.keys()]).toEqual(['ListingKey', 'StandardStatus', 'Appliances']);
     expect(meta.lookupNames.get('Property')).toEqual(new Map([['Appliances', 'Appliances']]));
     expect(meta.enums.get('StandardStatus')).toEqual(['Active', 'ActiveUnderContract', 'ComingSoon', 'Auction']);

@@ -59,8 +59,8 @@ describe('$metadata types (issue 38)', () => {
     `<EntityType Name="EntityEvent"><Property Name='EntityEventSequence' Type='Edm.Int64' /></EntityType>` +
     `<EntityContainer Name="Default"><EntitySet Name="Property" EntityType="org.reso.metadata.Property"/><EntitySet Name="EntityEvent" EntityType="org.reso.metadata.EntityEvent"/></EntityContainer></Schema></edmx:DataServices></edmx:Edmx>`;
 
-  it('reads each entity set’s field types, attributes in any order and quoting', () => {
-    const m = parseMetadata(xml(`<Property Type="Edm.Int64" Name="ListingKey" Nullable="false"/><Property Name="ListingId" Type="Edm.String" MaxLength="255"/>`));
+  it('reads each entity set’s field types, attributes in any order and quoting', async () => {
+    const m = await parseMetadata(xml(`<Property Type="Edm.Int64" Name="ListingKey" Nullable="false"/><Property Name="ListingId" Type="Edm.String" MaxLength="255"/>`));
     expect(m.sets.get('Property')).toEqual(
       new Map([
         ['ListingKey', 'Edm.Int64'],
@@ -70,8 +70,8 @@ describe('$metadata types (issue 38)', () => {
     expect(m.sets.get('EntityEvent')?.get('EntityEventSequence')).toBe('Edm.Int64');
   });
 
-  it('is not fooled by a document that is not CSDL', () => {
-    expect(() => parseMetadata('{"value":[]}')).toThrow(/not an OData \$metadata document/);
+  it('is not fooled by a document that is not CSDL', async () => {
+    await expect(parseMetadata('{"value":[]}')).rejects.toThrow(/not an OData \$metadata document/);
   });
 
   it('a key goes as its field is typed; a value the type cannot hold is not asked', () => {

@@ -54,7 +54,7 @@ redis: { url: "${REDIS_URL}", prefix: ${prefix} }
 worker: { host: 0.0.0.0, shutdownTimeoutMs: 2000, watchdogSeconds: 60 }
 push: { port: 0, host: 0.0.0.0 }
 feeds:
-${feed('mls', 'SN-B1', 'maxQueued: 50')}${feed('grace', 'SN-B2', 'maxQueued: 50').replace('maxCount: 100 }', 'maxCount: 100, graceHours: 1 }')}${feed('capped', 'SN-B3', 'maxKeysPerJob: 3')}`;
+${feed('mls', 'SN-B1', 'maxQueued: 50')}${feed('grace', 'SN-B2', 'maxQueued: 50').replace('maxCount: 100 }', 'maxCount: 100, graceHours: 1 }')}${feed('capped', 'SN-B3', 'maxKeysPerJob: 3')}${feed('urls', 'SN-B4', '').replace('chatbot: SN-B4', 'chatbot: SN-B4\n    keyBy: URL')}`;
   const destination = new Writable({
     write(chunk: Buffer, _enc, done) {
       logs += chunk.toString();
@@ -62,7 +62,7 @@ ${feed('mls', 'SN-B1', 'maxQueued: 50')}${feed('grace', 'SN-B2', 'maxQueued: 50'
     },
   });
   worker = await startWorker(loadedConfig(yaml), { port: 0, logger: createLogger({ level: 'info', destination }) });
-  for (const name of ['mls', 'grace']) {
+  for (const name of ['mls', 'grace', 'urls']) {
     const first = await enqueueJob(redis, queues, 'sync', name, { feed: name });
     expect((await finished(first.jobId)).outcome).toBe('ok');
   }
@@ -122,6 +122,14 @@ describe('a push job reads only what was pushed', () => {
     expect(r1.counts.deleted).toBe(0);
     expect((await held('SN-B1')).has('X-FOREIGN')).toBe(true);
     expect(logs).toMatch(/never wrote \(X-FOREIGN\): left alone/);
+
+    // a URL-keyed chatbot, paged whole (the list has no Url filter): the same
+    await emu.api.createListing(sampleListing({ SerialNumber: 'SN-B4', MLSNumber: 'X-FOREIGN', Url: 'https://broker.test/l/X-FOREIGN' }));
+    const byUrl = await push(endpoint('urls'), TOKEN, entityEvent('X-FOREIGN'));
+    const r3 = await finished(String(byUrl.body.jobId));
+    expect(r3.outcome, r3.message).toBe('ok');
+    expect(r3.counts.deleted).toBe(0);
+    expect((await held('SN-B4')).has('X-FOREIGN')).toBe(true);
 
     // a listing the feed wrote, said gone by a push: its first-missing mark, no delete (graceHours 1)
     server.remove('K-07');
@@ -207,6 +215,23 @@ describe('pushed events held in Redis', () => {
       expect(await redis.exists(`${p}:push:f:taken`)).toBe(0);
     } finally {
       for (const j of await queues.sync.getJobs(['delayed', 'waiting'])) if (j.id?.startsWith('push-f-')) await j.remove();
+      await dropPrefix(redis, p);
+    }
+  });
+
+  it("a feed's next push job is queued push.minIntervalMs after the last one started, not push.coalesceMs after its event", async () => {
+    const p = uniquePrefix();
+    const limits = { maxQueued: 10, coalesceMs: 100, minIntervalMs: 600_000 };
+    try {
+      const first = await acceptPushed(redis, queues, p, 'g', [{ kind: 'record', key: 'a' }], limits);
+      expect((await queues.sync.getJob(first.status === 'queued' ? first.jobId : ''))!.opts.delay).toBe(100);
+      await takePushed(redis, p, 'g', 0, 10);
+      const next = await acceptPushed(redis, queues, p, 'g', [{ kind: 'record', key: 'b' }], limits);
+      expect(next).toMatchObject({ status: 'queued', jobId: 'push-g-1' });
+      // (the delay is what the config says, less the moments between the take and this accept)
+      expect((await queues.sync.getJob('push-g-1'))!.opts.delay).toBeGreaterThan(500_000);
+    } finally {
+      for (const j of await queues.sync.getJobs(['delayed', 'waiting'])) if (j.id?.startsWith('push-g-')) await j.remove();
       await dropPrefix(redis, p);
     }
   });

@@ -7,9 +7,14 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunEntry } from '../../src/change-log/change-log.js';
 import { createFileChangeLog } from '../../src/change-log/file-change-log.js';
+import { FeedConfig } from '../../src/config/schema.js';
+import { checkDrift, DRIFT_NAMESPACE } from '../../src/drift/drift-check.js';
 import { silentLogger } from '../../src/log.js';
 import { createEchoFiles } from '../../src/state/echo-files.js';
 import { createFileStore } from '../../src/state/file-store.js';
+import { writeStateJson } from '../../src/state/state-json.js';
+import { startResoServer } from '../helpers/reso-server.js';
+import { keyedResoRecords } from '../sync/helpers/reso-records.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -108,5 +113,43 @@ describe('the state at rest is its owner’s alone', () => {
     await symlink(target, path); // put in its place once it is open (it was not made yet)
     await expect(log.finishRun(run)).rejects.toThrow(`The change log ${path} is a symbolic link (to ${target})`);
     expect(await readFile(target, 'utf8')).toBe('not yours\n');
+  });
+});
+
+describe('no credential in the state', () => {
+  it("keeps a source's dictionary read under its URL without the userinfo, and drops the entry kept before under the URL with it", async () => {
+    const PASSWORD = 'hunter2-feed-pass';
+    const server = await startResoServer({ records: keyedResoRecords(3, 7) });
+    const dir = await freshDir();
+    const store = await createFileStore(join(dir, '.feedsync', 'state.lmdb'));
+    try {
+      const url = new URL(server.url);
+      url.username = 'feeduser';
+      url.password = PASSWORD;
+      const feed = FeedConfig.parse({
+        name: 'mls',
+        chatbot: 'SN-1',
+        source: { kind: 'reso', url: url.toString(), maxPageSize: 50, retries: 0 },
+        mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+      });
+      // what a feedsync before this one kept: the dictionary read under the $metadata URL with the password in it
+      const formerId = `${url.toString().replace(/\/$/, '')}/$metadata Property`;
+      await store.set(DRIFT_NAMESPACE, [[formerId, '{}']]);
+      await checkDrift(feed, { store, ctx: { baseDir: dir, logger: silentLogger } });
+      let text = '';
+      await writeStateJson(
+        store.namespaces().map(([ns]) => [ns, store.entries(ns)] as const),
+        async (piece) => {
+          text += piece;
+        },
+      );
+      const kept = [...(await store.getAll(DRIFT_NAMESPACE)).keys()];
+      expect(kept).toEqual([`${server.url.replace(/\/$/, '')}/$metadata Property`]);
+      expect(text).not.toContain(PASSWORD);
+      expect(text).not.toContain('feeduser');
+    } finally {
+      await store.close();
+      await server.close();
+    }
   });
 });

@@ -106,7 +106,7 @@ describe('the state file judged by its LMDB header', () => {
     const { pageSize } = headerOf(bytes);
     bytes.fill(0, pageSize, pageSize + 200);
     await writeFile(path, bytes);
-    expect(judgeLmdbFile(path)).toEqual({ kind: 'damaged', size: bytes.length, pageSize });
+    expect(judgeLmdbFile(path)).toEqual({ kind: 'damaged', size: bytes.length, pageSize, where: `its second header page (at byte ${pageSize}) is not an LMDB meta page` });
     expect(((await openError(path)) as Error).message).toContain(`is damaged: its second header page (at byte ${pageSize}) is not an LMDB meta page`);
   });
 });

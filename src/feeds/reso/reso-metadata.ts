@@ -5,12 +5,15 @@
 // (`EntityEvent`: RESO RCP-027). Pure but for `readMetadata`, which asks once through the feed's
 // page client (its credentials, budget and byte cap).
 //
-// The CSDL is scanned, not parsed into a tree: only the start tags of Schema, EntityType, Property,
-// EntitySet, EnumType, Member and Annotation are read (a `$metadata` of the whole Data Dictionary is
-// several MB), in one pass. What a field's lookup is (`feed drift`): a string field's
-// `RESO.OData.Metadata.LookupName` annotation names its list in the Lookup resource (RESO Data
-// Dictionary 2.0, Lookup resource); an enum-typed field's values are its EnumType's members.
+// The CSDL is scanned, not parsed into a tree: only the start and end tags of Schema, EntityType,
+// Property, EntitySet, EnumType, Member and Annotation are read (a `$metadata` of the whole Data
+// Dictionary is several MB), in one linear pass that lets the event loop run every few hundred KB
+// (csdl-scan.ts), from a document of at most source.maxMetadataBytes. What a field's lookup is
+// (`feed drift`): a string field's `RESO.OData.Metadata.LookupName` annotation names its list in the
+// Lookup resource (RESO Data Dictionary 2.0, Lookup resource); an enum-typed field's values are its
+// EnumType's members.
 import { FeedReadError } from '../../errors.js';
+import { scanTags } from './csdl-scan.js';
 import type { PageClient } from './reso-pages.js';
 
 export interface ResoMetadata {
@@ -36,13 +39,17 @@ export async function readMetadata(client: PageClient, base: string, resource: s
   return parseMetadata(await client.text(url, '$metadata'), url);
 }
 
-const TAG = /<(\/?)(?:[A-Za-z_][\w.-]*:)?(Schema|EntityType|Property|EntitySet|EnumType|Member|Annotation)\b([^>]*)>/g;
-const ATTR = /([A-Za-z_][\w.-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')/g;
-
-function attributes(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const m of text.matchAll(ATTR)) out.set(m[1]!, m[2] ?? m[3] ?? '');
-  return out;
+const TAGS: ReadonlySet<string> = new Set(['Schema', 'EntityType', 'Property', 'EntitySet', 'EnumType', 'Member', 'Annotation']);
+const ATTRS: ReadonlySet<string> = new Set(['Name', 'Type', 'Namespace', 'EntityType', 'Term', 'String']);
+/** the root element within the first 4 KB (`<edmx:Edmx`); a linear search, not a regex */
+function hasEdmx(head: string): boolean {
+  for (let at = head.indexOf('Edmx'); at >= 0; at = head.indexOf('Edmx', at + 4)) {
+    const before = head.charCodeAt(at - 1);
+    const after = head.charCodeAt(at + 4);
+    const ends = Number.isNaN(after) || after <= 32 || after === 62 || after === 47;
+    if ((before === 60 || before === 58) && ends) return true;
+  }
+  return false;
 }
 
 /** What the scan holds while it goes: the entity type and field it is in, and what it gathered. */
@@ -57,16 +64,12 @@ interface Scan {
   members?: string[];
 }
 
-export function parseMetadata(xml: string, where = '$metadata'): ResoMetadata {
-  if (!/<(?:[A-Za-z_][\w.-]*:)?Edmx\b/.test(xml.slice(0, 4096))) {
+export async function parseMetadata(xml: string, where = '$metadata'): Promise<ResoMetadata> {
+  if (!hasEdmx(xml.slice(0, 4096))) {
     throw new FeedReadError(`not an OData $metadata document (no Edmx element); it starts ${JSON.stringify(xml.slice(0, 80))}`, { file: where }, false);
   }
   const scan: Scan = { namespace: '', types: new Map(), lookups: new Map(), enums: new Map(), sets: [] };
-  for (const m of xml.matchAll(TAG)) {
-    const [, close, tag, rest] = m as unknown as [string, string, string, string];
-    if (close) closeTag(scan, tag);
-    else openTag(scan, tag, attributes(rest), rest.trimEnd().endsWith('/'));
-  }
+  await scanTags(xml, TAGS, ATTRS, (tag) => (tag.close ? closeTag(scan, tag.name) : openTag(scan, tag.name, tag.attrs, tag.selfClosing)));
   const of = <T>(map: Map<string, T>, type: string) => map.get(type) ?? map.get(type.split('.').pop()!);
   return {
     sets: new Map(scan.sets.map(([name, type]) => [name, of(scan.types, type) ?? new Map()])),
@@ -81,7 +84,7 @@ function closeTag(scan: Scan, tag: string): void {
   else if (tag === 'EnumType') scan.members = undefined;
 }
 
-function openTag(scan: Scan, tag: string, attrs: Map<string, string>, selfClosing: boolean): void {
+function openTag(scan: Scan, tag: string, attrs: ReadonlyMap<string, string>, selfClosing: boolean): void {
   const name = attrs.get('Name');
   if (tag === 'Schema') scan.namespace = attrs.get('Namespace') ?? '';
   else if (tag === 'EntityType' && name !== undefined) {

@@ -64,11 +64,12 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: Pa
   const budget = sourceBudget(source, ctx);
 
   const get = (url: string, what: string, kind = options.kind ?? 'pages'): Promise<Page> =>
-    fetchAs(url, what, kind, headers, (text, place) => parsePage(text, place, source.maxPageRecords));
-  const text = (url: string, what: string, kind: RequestKind = 'metadata'): Promise<string> => fetchAs(url, what, kind, { ...headers, accept: 'application/xml' }, (t) => t);
+    fetchAs(url, what, kind, headers, capsOf(source).page, (text, place) => parsePage(text, place, source.maxPageRecords));
+  const text = (url: string, what: string, kind: RequestKind = 'metadata'): Promise<string> =>
+    fetchAs(url, what, kind, { ...headers, accept: 'application/xml' }, capsOf(source).metadata, (t) => t);
 
   /** the answer at `url` read whole, then parsed (an unreadable body, or a page that is not JSON, is asked for again) */
-  async function fetchAs<T>(url: string, what: string, kind: RequestKind, headers: Record<string, string>, parse: Parse<T>): Promise<T> {
+  async function fetchAs<T>(url: string, what: string, kind: RequestKind, headers: Record<string, string>, cap: Cap, parse: Parse<T>): Promise<T> {
     const place = { file: displayUrl(url), record: what };
     const onRequest = () => {
       requests++;
@@ -93,7 +94,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: Pa
         });
         lastHeaders = response.headers;
         serverTime ??= serverDate(response.headers);
-        const text = await readCapped(body, cancel, source.maxPageBytes, place);
+        const text = await readCapped(body, cancel, cap, place);
         bytes += Buffer.byteLength(text);
         return parse(text, place);
       } catch (err) {
@@ -196,15 +197,37 @@ function settled(err: unknown, retries: number): unknown {
   return new FeedReadError(`${reason}${retries > 0 ? ` (asked ${retries + 1} times)` : ''}`, err.place, false, { cause: err, refused: true });
 }
 
-async function readCapped(body: AsyncIterable<Uint8Array>, cancel: () => void, max: number, place: { file: string; record: string }): Promise<string> {
+/** A page's cap, and `$metadata`'s: parsed as a whole document, kept well below a page's. */
+function capsOf(source: ResoSource): { page: Cap; metadata: Cap } {
+  return {
+    page: { bytes: source.maxPageBytes, setting: 'source.maxPageBytes', what: 'the page' },
+    metadata: {
+      bytes: Math.min(source.maxMetadataBytes, source.maxPageBytes),
+      setting: 'source.maxMetadataBytes',
+      what: "the server's $metadata",
+      hint: "; it was not read (a whole Data Dictionary's is a few MB: raise source.maxMetadataBytes if this server's is genuinely larger)",
+    },
+  };
+}
+
+/** The most bytes an answer may hold, and the setting that says so (named when one is larger). */
+interface Cap {
+  bytes: number;
+  setting: string;
+  what: string;
+  /** what to do, after the figure */
+  hint?: string;
+}
+
+async function readCapped(body: AsyncIterable<Uint8Array>, cancel: () => void, cap: Cap, place: { file: string; record: string }): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
     for await (const c of body) {
       size += c.byteLength;
-      if (size > max) {
+      if (size > cap.bytes) {
         cancel();
-        throw new FeedReadError(`the page is larger than source.maxPageBytes (${max} bytes)`, place, false);
+        throw new FeedReadError(`${cap.what} is larger than ${cap.setting} (${cap.bytes} bytes)${cap.hint ?? ''}`, place, false);
       }
       chunks.push(Buffer.from(c));
     }

@@ -70,14 +70,14 @@ interface Frame {
   skip: boolean;
 }
 
-const LT = 60;
-const GT = 62;
+export const LT = 60;
+export const GT = 62;
 const BANG = 33;
 const QMARK = 63;
-const SLASH = 47;
-const DQ = 34;
-const SQ = 39;
-const EQ = 61;
+export const SLASH = 47;
+export const DQ = 34;
+export const SQ = 39;
+export const EQ = 61;
 
 /** what a skipped construct is waiting for, when it runs past the end of the buffered text */
 type Pending = 0 | 1 | 2 | 3;
@@ -558,7 +558,7 @@ function isNameStart(c: number): boolean {
  * buffered yet. A `<` (never allowed in a tag, quoted or not) ends a broken tag: its index is
  * returned, so an unclosed quote cannot run on into the records after it.
  */
-function tagEnd(buf: string, from: number): number {
+export function tagEnd(buf: string, from: number): number {
   let q = 0;
   for (let j = from; j < buf.length; j++) {
     const ch = buf.charCodeAt(j);

@@ -116,8 +116,9 @@ export interface RemoteSide {
   /** listings whose rows came from the last paging's memory (page-echo.ts), not decoded again */
   recalled?: number;
   /**
-   * a paging of these keys alone (a run of pushed events: remote.ts fetchRemoteKeys), not of the whole
-   * list: what the chatbot holds of any other key is unknown, so nothing is concluded of one
+   * the keys a run of pushed events is about: the only ones paged (remote.ts fetchRemoteKeys), or (a
+   * URL-keyed chatbot, paged whole) the only ones it concludes anything of: no grace mark, sold window
+   * or delete of another key comes of it
    */
   asked?: ReadonlySet<string>;
 }

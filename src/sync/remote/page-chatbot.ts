@@ -107,8 +107,10 @@ async function pageChatbot(input: PageChatbotInput, stateRead: Promise<ChatbotSt
   };
   try {
     // (a run of pushed events asks only its keys' copies, where the list can be filtered by them)
-    const keys = keyBy === 'MLSNumber' ? await input.keys : undefined;
-    remote = keys ? await fetchRemoteKeys(input.api, { ...options, keys }) : await fetchRemote(input.api, options);
+    const keys = await input.keys;
+    if (keys && keyBy === 'MLSNumber') remote = await fetchRemoteKeys(input.api, { ...options, keys });
+    // (a URL-keyed chatbot of a pushed run is paged whole, but the run concludes nothing of keys it was not pushed)
+    else remote = { ...(await fetchRemote(input.api, options)), ...(keys && { asked: keys }) };
   } catch (err) {
     const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
     const deadline = input.deadlineMessage();
