@@ -26,6 +26,10 @@ export function driftLines(r: DriftReport): string[] {
     `  checked ${values}, ${when}`,
     ...(r.firstRead ? ['  first read of this source: a renamed or removed field shows from the next read on'] : []),
     ...(r.notOffered.length ? [`  mapped fields this server does not offer (not drift): ${r.notOffered.join(', ')}`] : []),
+    ...r.capped.map(
+      (c) =>
+        `  lookup ${c.lookup} lists ${c.values} values: its first ${c.compared} compared with the mapping, ${c.values - c.compared} more counted (a change among them is found by the list's digest)`,
+    ),
     '',
     r.findings.length ? `drift found (${r.findings.length}):` : 'no drift: the mapping matches what the source says',
     ...r.findings.map((f) => `  ${f.kind}: ${f.message}`),

@@ -7,13 +7,16 @@
 // - value: a lookup value the server lists for a field the mapping reads through a `map` that no
 //   entry (nor `skip`) covers, in any of its spellings (LookupValue, StandardLookupValue,
 //   LegacyODataValue; matched as maps match: lookup.ts);
+// - values: a lookup list a mapped field reads, longer than the values a read keeps
+//   (LOOKUP_VALUES_KEPT), whose digest changed since the read before: a value changed past those
+//   compared (the list is counted and digested whole, never kept whole);
 // - system: the OriginatingSystemName changed: the one the feed's last records carried against the
 //   feed's `source.originatingSystem` or the records of the check before, or the Lookup records'.
 import { foldLookup } from '../mapping/lookup.js';
 import type { MappedField } from '../mapping/mapped-fields.js';
 import type { DictionarySnapshot } from './snapshot.js';
 
-export type DriftKind = 'gone' | 'renamed' | 'value' | 'system';
+export type DriftKind = 'gone' | 'renamed' | 'value' | 'values' | 'system';
 
 export interface DriftFinding {
   kind: DriftKind;
@@ -38,6 +41,8 @@ export interface Comparison {
   findings: DriftFinding[];
   /** mapped fields the server does not have and never had since feedsync looked (a preset's optional fields): not drift */
   notOffered: string[];
+  /** lookup lists of mapped fields longer than the values kept: the first `compared` compared, the rest counted */
+  capped: Array<{ lookup: string; values: number; compared: number }>;
 }
 
 function byField(mapped: readonly MappedField[]): Map<string, MappedField[]> {
@@ -110,10 +115,31 @@ function systemFindings(input: CompareInput, out: Comparison): void {
   }
 }
 
+/** Lookup lists of mapped fields longer than the values kept: said, and a change among the values not kept found by the list's digest. */
+function cappedLists(input: CompareInput, out: Comparison): void {
+  const { current, previous } = input;
+  const lists = new Set(input.mapped.filter((m) => m.covers && m.field in current.fields).map((m) => current.lookupOf[m.field]));
+  for (const list of lists) {
+    const size = list === undefined ? undefined : current.lookupSizes?.[list];
+    const compared = current.lookups[list!]?.length ?? 0;
+    if (size === undefined || size.values <= compared) continue;
+    out.capped.push({ lookup: list!, values: size.values, compared });
+    const before = previous?.lookupSizes?.[list!];
+    if (before && before.digest !== size.digest) {
+      out.findings.push({
+        kind: 'values',
+        value: list,
+        message: `lookup ${list} changed since ${previous!.readAt} (${before.values} values then, ${size.values} now); only its first ${compared} are compared with the mapping, so the change may lie among the others`,
+      });
+    }
+  }
+}
+
 export function compareDictionary(input: CompareInput): Comparison {
-  const out: Comparison = { findings: [], notOffered: [] };
+  const out: Comparison = { findings: [], notOffered: [], capped: [] };
   fieldFindings(input, out);
   valueFindings(input, out);
+  cappedLists(input, out);
   systemFindings(input, out);
   return out;
 }

@@ -39,6 +39,8 @@ export interface DriftReport {
   requests: number;
   findings: DriftFinding[];
   notOffered: string[];
+  /** lookup lists longer than the values kept: the first `compared` were compared with the mapping, the rest counted (and digested) */
+  capped: Array<{ lookup: string; values: number; compared: number }>;
   /** no read before this one to compare with: renames and removals are found from the next read on */
   firstRead: boolean;
 }
@@ -109,7 +111,8 @@ async function freshRead(source: ResoSource, feed: FeedConfig, deps: DriftDeps, 
     }
     const next: Kept = {
       current: snapshot,
-      ...(kept.current && { previous: kept.current }),
+      // (the read before is compared by its fields, lists' names and sizes, and systems: its values are not kept)
+      ...(kept.current && { previous: { ...kept.current, lookups: {} } }),
       records: { ...kept.records, ...(records !== undefined && { [feed.name]: records }) },
     };
     // (the entry of the same source kept under its URL with credentials, before they were left out of it, goes)
@@ -137,7 +140,7 @@ export async function checkDrift(feed: FeedConfig, deps: DriftDeps): Promise<Dri
   const records = await recordSystem(deps.store, feed);
   const { kept, read } = await freshRead(source, feed, deps, records);
   const current = kept.current!;
-  const { findings, notOffered } = compareDictionary({
+  const { findings, notOffered, capped } = compareDictionary({
     mapped: mappedFields(feed.mapping),
     current,
     previous: kept.previous,
@@ -153,6 +156,7 @@ export async function checkDrift(feed: FeedConfig, deps: DriftDeps): Promise<Dri
     requests: read ? current.requests : 0,
     findings,
     notOffered,
+    capped,
     firstRead: kept.previous === undefined,
   };
 }

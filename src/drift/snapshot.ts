@@ -7,7 +7,7 @@
 import type { ResoSource } from '../feeds/config-schema.js';
 import { resoPageClient } from '../feeds/reso/reso-pages.js';
 import { enumTypeOf, metadataUrl, readMetadata, type ResoMetadata } from '../feeds/reso/reso-metadata.js';
-import { readLookups, type LookupEntry } from '../feeds/reso/reso-lookups.js';
+import { ListTally, readLookups, type ListSize, type LookupEntry } from '../feeds/reso/reso-lookups.js';
 import type { FeedContext } from '../feeds/types.js';
 import { credentialFreeUrl } from '../secrets.js';
 
@@ -21,8 +21,10 @@ export interface DictionarySnapshot {
   fields: Record<string, string>;
   /** field → its lookup list's name (annotation, else enum type) */
   lookupOf: Record<string, string>;
-  /** lookup list → its values, for the lists of the fields asked for */
+  /** lookup list → its values, for the lists of the fields asked for: at most LOOKUP_VALUES_KEPT each (the first read) */
   lookups: Record<string, LookupEntry[]>;
+  /** lookup list → how many values it has and a digest of them all (a change past the values kept is found by it); absent in reads before issue 49 */
+  lookupSizes?: Record<string, ListSize>;
   /** where the values came from: the Lookup resource, $metadata's enum types, or nowhere (neither offered) */
   valuesFrom: 'Lookup' | 'enums' | 'none';
   /** OriginatingSystemName values the Lookup records carry (none without a Lookup resource) */
@@ -57,17 +59,23 @@ export async function readSnapshot(source: ResoSource, ctx: FeedContext, valueFi
   const lookupOf = lookupNamesOf(meta, source.resource);
   const wanted = new Set(valueFields.map((f) => lookupOf[f]).filter((n): n is string => n !== undefined));
   const lookups: Record<string, LookupEntry[]> = {};
+  const lookupSizes: Record<string, ListSize> = {};
   let valuesFrom: DictionarySnapshot['valuesFrom'] = 'none';
   let systems: string[] = [];
   if (meta.sets.has('Lookup')) {
     const read = await readLookups(client, source, wanted);
     for (const [name, entries] of read.lists) lookups[name] = entries;
+    for (const [name, size] of read.sizes) lookupSizes[name] = size;
     systems = read.systems;
     valuesFrom = 'Lookup';
   } else if (meta.enums.size) {
     for (const name of wanted) {
       const members = meta.enums.get(name);
-      if (members) lookups[name] = members.map((value) => ({ value }));
+      if (!members) continue;
+      const tally = new ListTally();
+      for (const value of members) tally.add({ value });
+      lookups[name] = tally.kept;
+      lookupSizes[name] = tally.size;
     }
     valuesFrom = 'enums';
   }
@@ -77,6 +85,7 @@ export async function readSnapshot(source: ResoSource, ctx: FeedContext, valueFi
     fields: Object.fromEntries(meta.sets.get(source.resource) ?? []),
     lookupOf,
     lookups,
+    lookupSizes,
     valuesFrom,
     systems,
     requests: client.requests,

@@ -37,7 +37,15 @@ function* inChunks<T>(items: Iterable<T>, size: number): Generator<T[]> {
  */
 const ESCAPED = '\u0000"';
 const fieldOf = (key: string): string => (isWellFormed(key) && !key.startsWith(ESCAPED) ? key : `\u0000${JSON.stringify(key)}`);
-const keyOf = (field: string): string => (field.startsWith(ESCAPED) ? (JSON.parse(field.slice(1)) as string) : field);
+function keyOf(field: string): string {
+  if (!field.startsWith(ESCAPED)) return field;
+  try {
+    const key: unknown = JSON.parse(field.slice(1));
+    return typeof key === 'string' ? key : field;
+  } catch {
+    return field; // (a field an earlier feedsync wrote as it was)
+  }
+}
 
 /** A change's sets as hash fields, each key checked for length (kv-store.ts). */
 function* fieldsSet(ns: string, entries: Iterable<readonly [string, string]>): Generator<[string, string]> {

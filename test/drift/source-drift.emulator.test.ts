@@ -9,7 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertDrift } from '../../src/alerts/index.js';
 import { AlertsConfig } from '../../src/alerts/config-schema.js';
 import { FeedConfig } from '../../src/config/schema.js';
-import { checkDrift } from '../../src/drift/drift-check.js';
+import { checkDrift, DRIFT_NAMESPACE } from '../../src/drift/drift-check.js';
+import { sourceId, type DictionarySnapshot } from '../../src/drift/snapshot.js';
+import type { ResoSource } from '../../src/feeds/config-schema.js';
 import { driftLines } from '../../src/cli/feed-drift.js';
 import { silentLogger } from '../../src/log.js';
 import { sourceDrift } from '../../jobs/source-drift.js';
@@ -217,5 +219,42 @@ describe('the dictionary check against a RESO server whose $metadata and Lookup 
     const again = await sourceDrift.process({ feed: 'mls2' }, ctx);
     expect(again).toMatchObject({ outcome: 'drift', read: false, requests: 0 });
     expect(server.lookupRequests).toBe(1);
+  });
+});
+
+// Issue 49, point 7: a mapped lookup list of 1,000,000 values took 1.49 GB RSS, a 62 MB state entry
+// and 314 MB of `feed drift --json`: every value was kept, twice (this read and the one before), and
+// each one no map covered was a finding. Now a read keeps the first LOOKUP_VALUES_KEPT values of a
+// list, counts and digests the rest, and the read before keeps no values: a change past the values
+// kept is found by the list's digest.
+describe('a lookup list longer than the values a read keeps', () => {
+  it('keeps 1,000 of 5,009 values, says so, stores a bounded entry, and finds a change past them by the digest', async () => {
+    let t = Date.parse('2026-11-27T03:00:00.000Z');
+    const many = (respelled?: number) => [...LOOKUPS, ...Array.from({ length: 5000 }, (_, i) => lookup('StandardStatus', i === respelled ? `Local ${i} (new)` : `Local ${i}`))];
+    const server = emulator.closeAfterTest(await startResoServer({ records: records(5, 49), lookups: many(), lookupNames: LOOKUP_NAMES, maxPageSize: 1000 }));
+    const env = emulator.env();
+    const feed = feedOf(server);
+    const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger }, now: () => new Date(t) };
+    const entry = async () => (await env.store.get(DRIFT_NAMESPACE, sourceId(feed.source as ResoSource)))!;
+
+    const first = await checkDrift(feed, deps);
+    expect(first.capped).toEqual([{ lookup: 'StandardStatus', values: 5009, compared: 1000 }]);
+    expect(first.findings.filter((f) => f.kind === 'value').length).toBeLessThanOrEqual(1000);
+    expect(driftLines(first).join('\n')).toContain('lookup StandardStatus lists 5009 values: its first 1000 compared with the mapping, 4009 more counted');
+    const kept = JSON.parse(await entry()) as { current: DictionarySnapshot };
+    expect(kept.current.lookups.StandardStatus).toHaveLength(1000);
+    expect(kept.current.lookupSizes?.StandardStatus?.values).toBe(5009);
+    // every value kept was about 70 bytes: 5,009 of them, 350 KB
+    expect((await entry()).length).toBeLessThan(150_000);
+
+    server.lookups = many(4500);
+    t += DAY;
+    const next = await checkDrift(feed, deps);
+    expect(next.read).toBe(true);
+    expect(next.findings.filter((f) => f.kind === 'values').map((f) => f.message)).toEqual([
+      'lookup StandardStatus changed since 2026-11-27T03:00:00.000Z (5009 values then, 5009 now); only its first 1000 are compared with the mapping, so the change may lie among the others',
+    ]);
+    // the read before keeps no values
+    expect((await entry()).length).toBeLessThan(150_000);
   });
 });
