@@ -26,7 +26,7 @@ interface Target {
 const stateName = (t: Target) => t.lane ?? t.feed;
 
 /** The alert state of a lane (its id: the feed's name, or `feed>serialNumber` for a routed feed's chatbot). */
-export async function loadAlertState(store: KvStore, lane: string): Promise<AlertState> {
+export async function loadAlertState(store: Pick<KvStore, 'get'>, lane: string): Promise<AlertState> {
   return parseAlertState(await store.get(ALERT_NAMESPACE, lane));
 }
 

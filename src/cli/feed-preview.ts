@@ -3,8 +3,10 @@
 // Prints the first mapped listings (each with the display rules that shaped it), every rejected
 // record with its place and reasons, every record a display rule hides and by which rule, counts,
 // and what to fix before a sync: keys seen twice, rejections by reason, lookup values no map covers.
-// Exit status as a sync's: 1 when the read failed before a record (a 401, a 5xx), 4 when it broke
-// off after some (partial), 0 when the feed was read whole.
+// Exit status as a sync's: 6 (rejected) when the file is not the feed (a CSV header without a column
+// the mapping reads, an HTML page) or no record of it is valid, said on the first line, so a CI job
+// can gate on it; 1 when the read failed before a record (a 401, a 5xx), 4 when it broke off after
+// some (partial), 0 when the feed was read whole with a valid record.
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError, formatIssue, type FeedReadError } from '../errors.js';
@@ -21,6 +23,7 @@ import type { FeedConfig } from '../config/schema.js';
 import type { FeedItem, SourceReadStats } from '../feeds/types.js';
 import { EXIT, printJson } from './exit.js';
 import { openHouseMapping } from '../feeds/reso/reso-related.js';
+import { columnsNeeded } from '../mapping/columns-needed.js';
 
 interface Options {
   config: string;
@@ -36,13 +39,27 @@ export async function run(opts: Options): Promise<number> {
   const [feed] = selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
   if (!feed) throw new ConfigError(`no feed to preview in ${loaded.file}`, loaded.file);
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
-  const opened = openFeed(feed.name, feed.source, { baseDir: loaded.dir, logger, full: true });
+  const opened = openFeed(feed.name, feed.source, { baseDir: loaded.dir, logger, full: true, columns: columnsNeeded(feed.mapping) });
   const routing = routingTally(feed, opts.chatbot);
   const preview = await readPreview(feed, opened, routing, opts.limit ?? 10);
-  if (opts.json) printJson(previewJson(feed, opened, routing, preview));
-  else printPreview(feed, opened, routing, preview);
+  const rejected = rejectedWhy(preview);
+  if (opts.json) printJson({ ...(rejected && { rejected }), ...(previewJson(feed, opened, routing, preview) as object) });
+  else {
+    if (rejected) out(`rejected: ${rejected}`);
+    printPreview(feed, opened, routing, preview);
+  }
+  if (rejected) return EXIT.rejected;
   if (!preview.incomplete) return EXIT.ok;
   return preview.counts.records > 0 ? EXIT.partial : EXIT.failed;
+}
+
+/** Why a sync of the feed as it is would be rejected (sync/settle/rejection.ts): the file is not the feed, or no record of it is valid. */
+function rejectedWhy(p: Preview): string | undefined {
+  if (p.incomplete?.refused) return p.incomplete.message;
+  const { records, valid, rejected } = p.counts;
+  if (records === 0 || valid > 0 || rejected === 0) return undefined;
+  const reasons = p.found.rejectionReasons.slice(0, 3).map((r) => `${r.reason} × ${r.records}`);
+  return `none of the feed's ${records} record(s) is valid${reasons.length ? `: ${reasons.join('; ')}` : ''}`;
 }
 
 /** What reading and mapping the feed found: counts, the first listings, every record not taken, and what to fix. */

@@ -36,7 +36,7 @@ import { createApp, createMetrics, createPushApp } from '../server/index.js';
 import type { PushDeps } from '../server/push-route.js';
 import { allowedHosts } from '../server/http-guard.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
-import { checkStaleness } from '../alerts/index.js';
+import { checkStaleness, driftAlertLane } from '../alerts/index.js';
 import { ALL, pausedFeeds } from '../queue/control.js';
 import { lanesOf } from '../sync/index.js';
 import type { StatusDeps } from '../server/status/status-data.js';
@@ -139,6 +139,14 @@ async function start(
   closers.push(watchStaleness(loaded, runtime, logger));
 
   const status = statusDeps(loaded, withRedis, runtime, { redis, queues, prefix, logger });
+  // the alerts open per lane (and a live RESO feed's dictionary check), on /metrics at each scrape
+  metrics.watchAlerts(
+    loaded.config.feeds.flatMap((f) => [
+      ...lanesOf(f).map((l) => ({ feed: f.name, lane: l.id })),
+      ...(f.source.kind === 'reso' && f.source.url ? [{ feed: f.name, lane: driftAlertLane(f.name) }] : []),
+    ]),
+    runtime.store,
+  );
   // the last good sync of each feed survives a restart of the worker: read back from the change log
   void metrics
     .recallLastSuccess(

@@ -172,7 +172,7 @@ export const FeedConfig = z.preprocess(
         .max(1)
         .default(0.5)
         .describe(
-          "a full read whose valid records fall below this fraction of the last good full run's ends rejected (nothing deleted, exit 6; 0: off); a read with records and none valid is rejected whatever this says",
+          "a full read whose rejected records bring its valid ones below this fraction of the last good full run's ends rejected (nothing deleted, exit 6; --force accepts it; 0: off); a read with records and none valid is rejected whatever this says",
         ),
       media: FeedMediaConfig.prefault({}).describe("this feed's photos (media.mirror)"),
       display: DisplayConfig.optional().describe('what the MLS allows the chatbot to show: purpose, statuses, sold window, attribution, restricted fields (docs/display-rules.md)'),

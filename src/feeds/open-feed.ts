@@ -34,7 +34,15 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
     source.kind === 'csv'
       ? readCsv(
           bytes,
-          { label, delimiter: source.delimiter, quote: source.quote, encoding: source.encoding, maxRecordBytes: source.maxRecordBytes, maxColumns: source.maxColumns },
+          {
+            label,
+            delimiter: source.delimiter,
+            quote: source.quote,
+            encoding: source.encoding,
+            maxRecordBytes: source.maxRecordBytes,
+            maxColumns: source.maxColumns,
+            ...(ctx.columns && { columns: ctx.columns }),
+          },
           { lazy: ctx.mostlyUnmapped === true },
         )
       : source.kind === 'mits'

@@ -36,6 +36,13 @@ export type FeedItem =
   | { kind: 'error'; position: RecordPosition; error: RecordParseError; data?: Record<string, unknown>; standalone?: boolean }
   | { kind: 'removed'; position: RecordPosition; data: Record<string, unknown> };
 
+/** A column a CSV feed's mapping reads (mapping/columns-needed.ts): the header must have one of `anyOf`. */
+export interface ColumnNeed {
+  /** what reads it: a listing field (Bedrooms), or `ExtensionColumn SourceStatus` */
+  usedBy: string;
+  anyOf: readonly string[];
+}
+
 export interface FeedContext {
   /** folder that relative `path`s resolve against (the config file's folder) */
   baseDir: string;
@@ -66,6 +73,8 @@ export interface FeedContext {
    * dearer when it is. Built as each record is read by default.
    */
   mostlyUnmapped?: boolean;
+  /** CSV: the columns the mapping reads; a header without one refuses the file before any row (csv-reader.ts) */
+  columns?: readonly ColumnNeed[];
   /** the run's clock (open houses shown at it); the machine's by default */
   now?: () => Date;
   /** RESO open houses: each lane's copy of what its last successful run stored of each listing's (reso-open-houses.ts), from the sync's state */

@@ -1,10 +1,13 @@
 // Prometheus metrics of a worker process, in a registry of its own (tests run several in one
-// process). Runs and listing counts come from run reports, API latency from the client's onCall
-// events, queue depths are read from Redis at scrape time.
+// process). Runs, listing and rejected record counts come from run reports, API latency from the
+// client's onCall events, queue depths and the alerts firing are read at scrape time (from Redis,
+// and each lane's alert state in the state store: alerts/index.ts).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ApiCallEvent } from '../api/types.js';
 import type { Queues, RunReport } from '../queue/index.js';
 import type { ChangeLog } from '../change-log/change-log.js';
+import { loadAlertState } from '../alerts/index.js';
+import type { KvStore } from '../state/kv-store.js';
 
 export interface WorkerMetrics {
   registry: Registry;
@@ -12,6 +15,8 @@ export interface WorkerMetrics {
   onRun(run: { job: string; report: RunReport }): void;
   /** sets the last-success gauge of each feed from the change log (after a restart) */
   recallLastSuccess(feeds: readonly string[], changeLog: Pick<ChangeLog, 'runs'>): Promise<void>;
+  /** the lanes whose open alerts `feedsync_alerts_firing` shows, read from their alert state at each scrape */
+  watchAlerts(lanes: ReadonlyArray<{ feed: string; lane: string }>, store: Pick<KvStore, 'get'>): void;
 }
 
 const LISTING_COUNTS = ['created', 'updated', 'deleted', 'failed'] as const;
@@ -24,19 +29,7 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   const runs = new Counter({ name: 'feedsync_runs_total', help: 'finished runs (each attempt) by job and outcome', labelNames: ['job', 'outcome'], registers: [registry] });
   const listings = new Counter({ name: 'feedsync_listings_total', help: 'listings written by syncs, by feed and operation', labelNames: ['feed', 'op'], registers: [registry] });
-  const photos = new Counter({
-    name: 'feedsync_photos_total',
-    help: 'listing photos of mirrored feeds (media.mirror) by feed and outcome: downloaded, reused (stored before), failed (left out, retried next run)',
-    labelNames: ['feed', 'outcome'],
-    registers: [registry],
-  });
-  const photoBytes = new Counter({ name: 'feedsync_photo_bytes_total', help: 'bytes of photos downloaded and stored, by feed', labelNames: ['feed'], registers: [registry] });
-  const photoDeletes = new Counter({
-    name: 'feedsync_photo_objects_deleted_total',
-    help: 'unused photo objects deleted from the bucket, by feed',
-    labelNames: ['feed'],
-    registers: [registry],
-  });
+  const { photos, photoBytes, photoDeletes } = photoCounters(registry);
   const lastSuccess = new Gauge({
     name: 'feedsync_feed_last_success_timestamp_seconds',
     help: 'when each feed last synced successfully (unix seconds): alert on time() minus this',
@@ -63,12 +56,20 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
       }
     },
   });
+  const rejected = new Counter({
+    name: 'feedsync_records_rejected_total',
+    help: "feed records rejected by syncs (each a reason in the run's report and change log), by feed",
+    labelNames: ['feed'],
+    registers: [registry],
+  });
+  const watchAlerts = alertsFiring(registry);
   const seen = new Set<string>();
   const ensureFeed = (feed: string) => {
     if (seen.has(feed)) return;
     seen.add(feed);
     // zero series first, so rate() and absent() see the feed from its first run on
     for (const op of LISTING_COUNTS) listings.inc({ feed, op }, 0);
+    rejected.inc({ feed }, 0);
   };
 
   return {
@@ -84,6 +85,7 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
       for (const lane of Array.isArray(r.lanes) ? (r.lanes as unknown[]) : [report]) {
         const counts = (lane as { counts?: Record<string, unknown> }).counts ?? {};
         for (const op of LISTING_COUNTS) listings.inc({ feed, op }, positive(counts[op]));
+        rejected.inc({ feed }, positive(counts.rejected));
         const m = photoFigures(lane);
         if (!m) continue;
         for (const outcome of ['downloaded', 'reused', 'failed'] as const) photos.inc({ feed, outcome }, m[outcome]);
@@ -92,6 +94,7 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
       }
       if (report.outcome === 'ok') lastSuccess.set({ feed }, Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000);
     },
+    watchAlerts,
     recallLastSuccess: async (feeds, changeLog) => {
       for (const feed of feeds) {
         ensureFeed(feed);
@@ -100,6 +103,47 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
         if (ok && !(await lastSuccess.get()).values.some((v) => v.labels.feed === feed)) lastSuccess.set({ feed }, Date.parse(ok.finishedAt) / 1000);
       }
     },
+  };
+}
+
+/** The photo counters of mirrored feeds (media.mirror). */
+function photoCounters(registry: Registry) {
+  return {
+    photos: new Counter({
+      name: 'feedsync_photos_total',
+      help: 'listing photos of mirrored feeds (media.mirror) by feed and outcome: downloaded, reused (stored before), failed (left out, retried next run)',
+      labelNames: ['feed', 'outcome'],
+      registers: [registry],
+    }),
+    photoBytes: new Counter({ name: 'feedsync_photo_bytes_total', help: 'bytes of photos downloaded and stored, by feed', labelNames: ['feed'], registers: [registry] }),
+    photoDeletes: new Counter({
+      name: 'feedsync_photo_objects_deleted_total',
+      help: 'unused photo objects deleted from the bucket, by feed',
+      labelNames: ['feed'],
+      registers: [registry],
+    }),
+  };
+}
+
+/** `feedsync_alerts_firing`: the alerts open for each lane watched, read from its alert state at each scrape; returns the watch. */
+function alertsFiring(registry: Registry): WorkerMetrics['watchAlerts'] {
+  let watched: { lanes: ReadonlyArray<{ feed: string; lane: string }>; store: Pick<KvStore, 'get'> } | undefined;
+  new Gauge({
+    name: 'feedsync_alerts_firing',
+    help: 'alerts open now (1 each), by feed, lane (a feed routed to several chatbots: one per chatbot) and condition (docs/contracts.md, "Alerts")',
+    labelNames: ['feed', 'lane', 'condition'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      if (!watched) return;
+      for (const { feed, lane } of watched.lanes) {
+        const state = await loadAlertState(watched.store, lane);
+        for (const condition of Object.keys(state.open)) this.set({ feed, lane, condition }, 1);
+      }
+    },
+  });
+  return (lanes, store) => {
+    watched = { lanes, store };
   };
 }
 

@@ -145,6 +145,34 @@ describe('bounded XML reading', () => {
     expect(heapUsedMb).toBeLessThan(40);
   }, 130_000);
 
+  it('a start tag cut by many chunks is searched once (issue 49): 3.5 MB of one open tag in 16 KB chunks costs about what 3.5 MB of records do', () => {
+    const CHUNK = 16 * 1024;
+    const SIZE = 3.5 * 1024 * 1024;
+    /** CPU microseconds of pushing SIZE characters of `piece(i)` chunks, the median of three */
+    const cpu = (piece: (i: number) => string) => {
+      const runs: number[] = [];
+      for (let r = 0; r < 3; r++) {
+        const scanner = createXmlScanner({ recordPath: 'L.R', label: 'f.xml' });
+        const before = process.cpuUsage();
+        scanner.push('<L>');
+        for (let i = 0, n = 0; n < SIZE; i++) {
+          const p = piece(i);
+          scanner.push(p);
+          n += p.length;
+        }
+        const used = process.cpuUsage(before);
+        runs.push(used.user + used.system);
+      }
+      return runs.sort((a, b) => a - b)[1]!;
+    };
+    const records = '<R><A>1</A><B>two</B></R>\n'.repeat(Math.ceil(CHUNK / 26)).slice(0, CHUNK);
+    const base = cpu(() => records);
+    // (searched again from its `<` at every push, the tag cost ten times the records: 2.6 s against 0.26 s)
+    expect(cpu((i) => (i === 0 ? '<X ' : '') + 'a="b" '.repeat(CHUNK / 6)) / base).toBeLessThan(4);
+    expect(cpu((i) => (i === 0 ? '<X' : '') + 'n'.repeat(CHUNK)) / base).toBeLessThan(4);
+    expect(cpu((i) => (i === 0 ? '<X a="' : '') + '>'.repeat(CHUNK)) / base).toBeLessThan(4);
+  });
+
   it('refuses a record or a tag past its cap as an error of the document, at its line', () => {
     const big = createXmlScanner({ recordPath: 'Listings.Listing', label: 'f.xml', maxRecordChars: 1000 });
     big.push('<Listings>\n<Listing><A>1</A></Listing>\n<Listing><A>');

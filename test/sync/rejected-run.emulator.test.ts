@@ -36,30 +36,38 @@ describe('a run that achieved nothing', () => {
     expect(await writeCounts(sync.te())).toEqual(before);
   });
 
-  it('ends rejected below minValidFraction of the last good run, deleting nothing; --force accepts a feed that shrank', async () => {
+  it('ends rejected when rejections bring the valid records below minValidFraction of the last good run, deleting nothing', async () => {
     const env = sync.env();
     await env.writeFeed(rows(10));
     expect((await env.sync(sync.te())).outcome).toBe('ok');
 
-    // four records of ten: 4 < 0.5 × 10
+    // four valid records of ten, six rejected: 4 < 0.5 × 10
+    const broken = [...rows(4), ...rows(6, 5).map((r) => ({ ...r, Bedrooms: 'lots' }))];
+    await env.writeFeed(broken);
+    const report = await env.sync(sync.te());
+    expect(report.outcome).toBe('rejected');
+    expect(report.message).toMatch(
+      /^only 4 of the feed's 10 record\(s\) are valid, fewer than feeds\[\]\.minValidFraction 0\.5 of the 10 of the last good full run; 6 rejected: Bedrooms number: not a number \(got "lots"\) × 6 \(first: feed\.csv:6\)/,
+    );
+    expect(report.counts.deleted).toBe(0);
+    expect(await sync.te().listings(SN)).toHaveLength(10);
+    // off, or accepted with --force: the rejected records' listings are kept as they were
+    expect((await env.sync(sync.te(), env.feed({ minValidFraction: 0 }))).outcome).toBe('ok');
+    expect((await env.sync(sync.te(), undefined, { force: true })).outcome).toBe('ok');
+    expect(await sync.te().listings(SN)).toHaveLength(10);
+  });
+
+  it('leaves a feed that only shrank (no record rejected) to the delete guard', async () => {
+    const env = sync.env();
+    await env.writeFeed(rows(10));
+    expect((await env.sync(sync.te())).outcome).toBe('ok');
     await env.writeFeed(rows(4));
     const shrunk = await env.sync(sync.te());
-    expect(shrunk.outcome).toBe('rejected');
-    expect(shrunk.message).toContain("only 4 of the feed's 4 record(s) are valid, fewer than feeds[].minValidFraction 0.5 of the 10 of the last good full run");
+    expect(shrunk.outcome).toBe('guard');
     expect(shrunk.counts.deleted).toBe(0);
-    expect(shrunk.guard.withheld).toBe(6);
-    expect(await sync.te().listings(SN)).toHaveLength(10);
-
-    // a rejected record among them is named; off (minValidFraction 0) the guard alone decides
-    await env.writeFeed([...rows(4), row(5, { Bedrooms: 'lots' })]);
-    expect((await env.sync(sync.te())).message).toMatch(/; 1 rejected: .*Bedrooms/);
-    await env.writeFeed(rows(4));
-    expect((await env.sync(sync.te(), env.feed({ minValidFraction: 0 }))).outcome).toBe('guard');
-
     const forced = await env.sync(sync.te(), undefined, { force: true });
     expect(forced.outcome).toBe('ok');
     expect(forced.counts.deleted).toBe(6);
-    expect(await sync.te().listings(SN)).toHaveLength(4);
   });
 
   it('takes a first run with some valid records as it is: there is no good run to compare with', async () => {

@@ -4,7 +4,12 @@
 // former, the fields it has, so the key can be read); the parser resynchronises and the rest go on.
 // A row with the wrong column count stands alone (`standalone`) unless it looks like rows run
 // together or the file ends inside it (truncated): those may hide other records. A quote still open at the end (a truncated file) means the
-// feed cannot be read whole: FeedReadError.
+// feed cannot be read whole: FeedReadError. Before any row the file itself is judged (csv-header.ts):
+// a file that starts as HTML, XML or JSON, or a header without a column the mapping reads
+// (`columns`), is refused whole (FeedReadError.refused: the run ends rejected). A quote that runs
+// on past its line is named by the line it opened on, and every line it swallowed is an error of
+// its own (with csv-parse's skip_records_with_error, "the parser has no indication to know if a
+// record delimiter is one or if it is inside a quoted field": csv.js.org/parse/options/skip_records_with_error).
 // csv-parse is the rule; a fast path (csv-scan.ts, several times faster) reads the well-formed rows
 // and hands over to csv-parse at the first row it is not sure of (test/feeds/csv-fast-path.test.ts).
 import { parse, type CsvError } from 'csv-parse';
@@ -15,7 +20,8 @@ import { FeedReadError, RecordParseError } from '../../errors.js';
 import { CsvScanner, fastPathReads, MAX_HELD, type Handover } from './csv-scan.js';
 import { itemsOf, type BatchedItems } from '../item-batches.js';
 import { CsvRecord, RowShape, rowText } from './csv-record.js';
-import type { FeedItem } from '../types.js';
+import type { ColumnNeed, FeedItem } from '../types.js';
+import { checkColumns, refuseNotCsv } from './csv-header.js';
 
 export interface CsvOptions {
   label: string;
@@ -28,6 +34,8 @@ export interface CsvOptions {
   maxColumns?: number;
   /** told the header (trimmed, as the records' data are keyed) once it is read, before any record */
   onHeader?: (header: readonly string[]) => void;
+  /** the columns the mapping reads (mapping/columns-needed.ts): a header without one refuses the file */
+  columns?: readonly ColumnNeed[];
 }
 
 /**
@@ -52,6 +60,7 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, f
     { maxColumns: opts.maxColumns ?? CSV_LIMIT_DEFAULTS.maxColumns, maxRecordBytes: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes },
     opts.onHeader,
     lazy,
+    opts.columns,
   );
   const scanner = fastPath && fastPathReads(opts.delimiter, opts.quote) ? new CsvScanner(opts.delimiter, opts.quote, rows.row) : undefined;
   let parser: CsvParser | undefined = scanner ? undefined : csvParser(opts, rows, 0);
@@ -73,7 +82,17 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, f
 
   const input = opts.encoding === 'utf8' ? bytes : decode(bytes, opts.encoding);
   let endsInLineBreak = true;
+  // the file judged by its first line (or 512 characters) before a row is handed on (csv-header.ts):
+  // no row is complete before its line ends, so the chunks go on to the parser meanwhile
+  let judged = false;
+  const judge = (chunk: Buffer | string | undefined) => {
+    if (chunk !== undefined) rows.start += typeof chunk === 'string' ? chunk.slice(0, 512) : chunk.toString('utf8', 0, 512);
+    if (chunk !== undefined && rows.start.length < 512 && !/[\r\n]/.test(rows.start.replace(/^[\s\uFEFF]+/, ''))) return;
+    judged = true;
+    refuseNotCsv(rows.start, file);
+  };
   for await (const chunk of input) {
+    if (!judged) judge(chunk);
     if (chunk.length) {
       const last = typeof chunk === 'string' ? chunk.charCodeAt(chunk.length - 1) : chunk[chunk.length - 1];
       endsInLineBreak = last === 0x0a || last === 0x0d;
@@ -82,6 +101,7 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, f
     else if (scanner) yield* handOver(scanner.push(chunk));
     yield taken();
   }
+  if (!judged) judge(undefined);
   if (scanner && !parser) {
     yield* handOver(scanner.drain());
     yield taken();
@@ -166,6 +186,8 @@ class CsvRows {
   // csv-parse counts a CRLF inside a quoted field as two lines; `drift` takes the extra ones back out
   private drift = 0;
   private fatal: FeedReadError | undefined;
+  /** the file's first characters (the header check's message quotes its first line) */
+  start = '';
 
   /**
    * Rows longer than the fast path holds reach csv-parse, which enforces maxRecordBytes; a smaller
@@ -179,6 +201,7 @@ class CsvRows {
     private readonly onHeader: ((header: readonly string[]) => void) | undefined,
     /** records of the joined text form as CsvRecords, their data built when asked for */
     private readonly lazy: boolean,
+    private readonly columns: readonly ColumnNeed[] | undefined,
   ) {
     this.checkSize = caps.maxRecordBytes < MAX_HELD;
   }
@@ -203,6 +226,7 @@ class CsvRows {
     if (!shape) {
       const header = fields.map((h) => h.trim());
       checkHeader(header, file);
+      if (this.columns) checkColumns(header, this.columns, file, this.start);
       this.shape = new RowShape(header);
       this.headerId = headerIdentity(header);
       this.onHeader?.(header);
@@ -229,17 +253,28 @@ class CsvRows {
   skip(err: CsvError): void {
     const { file } = this;
     if (err.code === 'CSV_QUOTE_NOT_CLOSED') {
+      const end = typeof err.lines === 'number' ? err.lines - this.drift : undefined;
       this.fatal ??= new FeedReadError(
-        `a quoted field opened on or after line ${this.lastEnd + 1} is never closed: the file is truncated or misquoted`,
+        `a quote opened in the row starting on line ${this.lastEnd + 1} is never closed${end !== undefined && end > this.lastEnd + 1 ? `, so lines ${this.lastEnd + 1}–${end} (the file's end) could not be read` : ''}: the file is truncated or misquoted there`,
         { file, line: this.lastEnd + 1 },
         false,
       );
       return;
     }
     const line = this.lastEnd + 1;
-    this.lastEnd = typeof err.lines === 'number' ? err.lines - this.drift : line;
-    const position = { file, line, index: this.index++ };
-    this.pending.push({ kind: 'error', position, error: new RecordParseError(err.message.replace(/^Invalid [^:]*: /, ''), { file, line, record: position.index }) });
+    const end = typeof err.lines === 'number' ? Math.max(line, err.lines - this.drift) : line;
+    this.lastEnd = end;
+    const error = (at: number, message: string) => {
+      const position = { file, line: at, index: this.index++ };
+      this.pending.push({ kind: 'error', position, error: new RecordParseError(message, { file, line: at, record: position.index }) });
+    };
+    if (err.code !== 'CSV_INVALID_CLOSING_QUOTE') return error(line, err.message.replace(/^Invalid [^:]*: /, ''));
+    const got = /got ("[^"]*"|\S+)/.exec(err.message)?.[1] ?? 'a character';
+    const fix = 'a " inside a field is written ""';
+    if (end === line) return error(line, `a quote in this row is followed by ${got}, not by a delimiter or the line's end: ${fix}`);
+    // the quote ran on over the next lines: each of them is said, none is lost without a word
+    error(line, `a quote opened on this line is not closed on it: the field runs on to line ${end}, where ${got} follows a quote; lines ${line}–${end} could not be read; ${fix}`);
+    for (let at = line + 1; at <= end; at++) error(at, `read inside the quote opened on line ${line}: this line could not be read`);
   }
 
   /** a row (by default the one after the last read) is longer than the cap: the read ends, naming its line */

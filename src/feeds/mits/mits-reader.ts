@@ -14,6 +14,7 @@ import { itemsOf, type BatchedItems } from '../item-batches.js';
 import type { FeedItem } from '../types.js';
 import { decodeDeclared } from '../xml/xml-reader.js';
 import { createXmlScanner, type ScannedRecord } from '../xml/xml-scanner.js';
+import { recordPathCheck } from '../xml/record-path-check.js';
 import { joinProperty, type RecordPer } from './join.js';
 
 export interface MitsOptions {
@@ -53,10 +54,20 @@ async function* readMitsBatches(bytes: AsyncIterable<Buffer>, opts: MitsOptions)
       return { kind: 'error', position, error: new RecordParseError(message, { file, line: property.line, record: position.index }), data: r.data };
     });
   };
+  // a document the path matches nothing in and that never opens its first element is not the feed (record-path-check.ts)
+  const check = recordPathCheck(recordPath, file);
   for await (const text of decodeDeclared(bytes, file, opts.encoding)) {
+    check.text(text);
     const items = scanner.push(text).flatMap(toItems);
     if (items.length) yield items;
   }
-  const last = scanner.end().flatMap(toItems);
+  let ended: ScannedRecord[] = [];
+  try {
+    ended = scanner.end();
+  } catch (err) {
+    check.end(index, err);
+  }
+  const last = ended.flatMap(toItems);
+  check.end(index);
   if (last.length) yield last;
 }

@@ -6,7 +6,8 @@
 // counted in the read's tally (reso-requests.ts), by what it was for.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { AbortedError, causeMessage, FeedReadError, formatPlace } from '../../errors.js';
+import { AbortedError, causeMessage, FeedReadError, formatPlace, printable } from '../../errors.js';
+import { bodyKind, firstLineOf } from '../sniff.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl, httpGet } from '../source/http.js';
 import { oauth2TokenSource, type TokenSource } from './oauth2.js';
@@ -107,7 +108,7 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: Pa
           }
           throw unauthorized(err, place, { tokens, credential, refreshed });
         }
-        if (!(err instanceof PageBodyError) || attempt >= source.retries) throw onPage(err, place, source.retries);
+        if (!(err instanceof PageBodyError) || attempt >= source.retries) throw onPage(settled(err, source.retries), place, source.retries);
         ctx.logger.warn({ url: place.file, page: what, attempt: attempt + 1 }, `RESO page unreadable, asking for it again: ${err.message}`);
         await sleep(backoff * 2 ** attempt, undefined, { signal: ctx.signal }).catch((e) => {
           throw new AbortedError(`GET ${place.file}`, e);
@@ -188,6 +189,14 @@ function onPage(err: unknown, place: { file: string; record: string }, retries: 
 /** A page body that broke off or does not parse: asking for the page again can help. */
 class PageBodyError extends FeedReadError {}
 
+/** A page that was still not an OData page when asked for the last time: the server's answer is not the feed (refused, no retry helps). */
+function settled(err: unknown, retries: number): unknown {
+  if (!(err instanceof PageBodyError) || !err.refused) return err;
+  const prefix = `${formatPlace(err.place)}: `;
+  const reason = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  return new FeedReadError(`${reason}${retries > 0 ? ` (asked ${retries + 1} times)` : ''}`, err.place, false, { cause: err, refused: true });
+}
+
 /** A page's cap, and `$metadata`'s: parsed as a whole document, kept well below a page's. */
 function capsOf(source: ResoSource): { page: Cap; metadata: Cap } {
   return {
@@ -229,19 +238,43 @@ async function readCapped(body: AsyncIterable<Uint8Array>, cancel: () => void, c
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** What a JSON answer holds instead of a page: an OData error's code and message, else its keys. */
+function jsonHolds(json: unknown): string {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) return `got ${Array.isArray(json) ? 'a list' : json === null ? 'null' : typeof json}`;
+  const error = (json as { error?: unknown }).error;
+  if (error && typeof error === 'object') {
+    const { code, message } = error as { code?: unknown; message?: unknown };
+    const said = [code, message].filter((v) => typeof v === 'string' || typeof v === 'number').map((v) => printable(String(v).slice(0, 160)));
+    if (said.length) return `got an OData error: ${said.join(': ')}`;
+  }
+  const keys = Object.keys(json)
+    .slice(0, 10)
+    .map((k) => printable(k.slice(0, 40)));
+  return keys.length ? `got an object of ${keys.join(', ')}` : 'got an empty object';
+}
+
 function parsePage(text: string, place: { file: string; record: string }, maxRecords: number): Page {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new PageBodyError(`the page is not JSON (${causeMessage(err)}); it starts ${JSON.stringify(text.slice(0, 80))}`, place, true, { cause: err });
+    const kind = bodyKind(text.slice(0, 512));
+    throw new PageBodyError(
+      `HTTP 200 with ${kind ?? 'a body that is not JSON'}, not an OData page (${causeMessage(err)}): it starts \`${firstLineOf(text.slice(0, 512))}\``,
+      place,
+      true,
+      {
+        cause: err,
+        refused: true,
+      },
+    );
   }
   return checkPage(json, place, maxRecords);
 }
 
 export function checkPage(json: unknown, place: { file: string; record?: string }, maxRecords: number): Page {
   const r = Page.safeParse(json);
-  if (!r.success) throw new FeedReadError('not an OData page: expected { "value": [...] }', place, false);
+  if (!r.success) throw new FeedReadError(`JSON that is not an OData page: expected { "value": [...] }, ${jsonHolds(json)}`, place, false, { refused: true });
   if (r.data.value.length > maxRecords) {
     throw new FeedReadError(`the page holds ${r.data.value.length} records, more than source.maxPageRecords (${maxRecords})`, place, false);
   }

@@ -18,11 +18,16 @@
 //   reso-confirm.ts: batched within the URL and `or` limits, within source.maxPages and the budget;
 //   where the vendor cannot filter on those fields — MLS Grid — through one keys-only read of the
 //   feed and its searchable ListingId), and read again like changed records, so the new contact
-//   reaches them with no Property change. A listing read in the pull already is not asked for;
+//   reaches them with no Property change. A listing read in the pull already is not asked for.
+//   The asking is bounded per run: ASK_CHUNK roster records a lookup, lookups while their requests
+//   stay within source.maxPages; the records not reached wait in the feed's mark (`related.waiting`,
+//   at most MAX_WAITING a resource; past that the next run reads the Property feed whole) and are
+//   asked for first next run, and the run's source warnings say so, naming the roster;
 // - a run with no roster mark stored for a resource (the first, or `related` just set) reads the
 //   Property feed whole, so every listing gets its roster contact.
 // A reconcile (keys only) and a read with no store handed in (feed preview) pull no roster; the
 // marks stored go on unchanged.
+import { FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { overlayFeed } from '../feed-overlay.js';
 import type { FeedContext, FeedItem, KeyAsk, OpenedFeed, RosterPull, RosterStore } from '../types.js';
@@ -33,7 +38,13 @@ import { contactOf, ROSTER_KEY, ROSTER_RESOURCES, ROSTER_ROLES, withContacts, ty
 /** The mark of a roster pull that read no record: the next one asks from the start again (cheap while the resource is empty). */
 const FROM_START = { ts: '1970-01-01T00:00:00.000Z' };
 
-type RelatedMarks = Partial<Record<RosterResource, unknown>>;
+/** Roster records whose listings one lookup asks for: a few requests each (a batch per role's field), so a run's asking stops near source.maxPages. */
+const ASK_CHUNK = 20;
+/** Roster records a resource may have waiting for their listings to be asked; past it the next run reads the Property feed whole. */
+export const MAX_WAITING = 10_000;
+
+/** the roster marks by resource, and `waiting`: the records whose listings are still to be asked for */
+type RelatedMarks = Partial<Record<RosterResource, unknown>> & { waiting?: Partial<Record<RosterResource, string[]>> };
 
 /** The roster resources a source replicates (source.related), in order. */
 export function rosterResources(source: ResoSource): RosterResource[] {
@@ -48,9 +59,10 @@ export function openWithRoster(feedName: string, source: ResoSource, ctx: FeedCo
   if (!stores || resources.length === 0 || !source.url || ctx.reconcile) return keepingMarks(open(ctx), stored);
   const copies: readonly RosterStore[] = stores;
   const wholeFeed = !ctx.full && resources.some((r) => stored[r] === undefined);
+  const { waiting: _waiting, ...kept } = stored;
   const inner = open(wholeFeed ? { ...ctx, full: true } : ctx);
   const learned: RosterPull[] = [];
-  const marks: RelatedMarks = { ...stored };
+  const marks: RelatedMarks = kept;
   let done = false;
 
   async function* items(): AsyncIterable<FeedItem> {
@@ -62,25 +74,28 @@ export function openWithRoster(feedName: string, source: ResoSource, ctx: FeedCo
     const contact = rosterView(copies, learned);
     const named = new Set(resources);
     const enrich = (item: FeedItem): FeedItem => (item.kind === 'record' ? { ...item, data: withContacts(item.data, named, contact) } : item);
-    const asks = namingAsks(changedKeys(copies, learned));
+    // the records whose listings wait to be asked for: those left from the last run first
+    const queue = waitingFirst(stored.waiting ?? {}, changedKeys(copies, learned));
     // the keys read, to ask for no listing twice: only where listings will be asked for (an incremental pull; a full one holds every listing)
     const read = new Set<string>();
     for await (const item of inner.items) {
-      if (asks.length && inner.mode === 'incremental' && item.position.id !== undefined) read.add(item.position.id);
+      if (queue.length && inner.mode === 'incremental' && item.position.id !== undefined) read.add(item.position.id);
       yield enrich(item);
     }
-    if (inner.mode === 'incremental' && inner.lookup && asks.length) {
-      let again = 0;
-      for await (const batch of inner.lookup.find(asks)) {
-        for (const item of batch) {
-          const id = item.position.id;
-          if (id !== undefined && read.has(id)) continue;
-          if (id !== undefined) read.add(id);
-          again++;
-          yield enrich(item);
-        }
+    const lookup = inner.mode === 'incremental' && queue.length ? inner.lookup : undefined;
+    if (lookup) {
+      const asked = { records: 0, listings: 0 };
+      for await (const item of askInChunks(lookup, queue, { maxRequests: source.maxPages, tally, asked })) {
+        const id = item.position.id;
+        if (id !== undefined && read.has(id)) continue;
+        if (id !== undefined) read.add(id);
+        asked.listings++;
+        yield enrich(item);
       }
-      ctx.logger.info({ feed: feedName, listings: again }, `${again} listings read again: an agent or office they name changed`);
+      const left = queue.slice(asked.records);
+      const waiting = keepWaiting(left, marks, source.maxPages, inner.stats?.warnings);
+      if (waiting) marks.waiting = waiting;
+      ctx.logger.info({ feed: feedName, listings: asked.listings }, `${asked.listings} listings read again: an agent or office they name changed`);
     }
     done = true;
   }
@@ -172,6 +187,74 @@ function rosterView(stores: readonly RosterStore[], learned: readonly RosterPull
   };
 }
 
+/** Each resource's records whose listings are to be asked for, the waiting ones first, once each. */
+function waitingFirst(waiting: NonNullable<RelatedMarks['waiting']>, changed: ReadonlyMap<RosterResource, ReadonlySet<string>>): Array<[RosterResource, string]> {
+  const out: Array<[RosterResource, string]> = [];
+  for (const resource of ROSTER_RESOURCES) {
+    for (const key of new Set([...(waiting[resource] ?? []), ...(changed.get(resource) ?? [])])) out.push([resource, key]);
+  }
+  return out;
+}
+
+/**
+ * The listings naming the queued roster records, ASK_CHUNK records a lookup, lookup after lookup
+ * while the requests they take (by key, and keys-only reads) stay within `maxRequests` (the next one
+ * is not started when it would likely pass it; the first always is). `asked.records`: how many of
+ * the queue were asked for.
+ */
+async function* askInChunks(
+  lookup: NonNullable<OpenedFeed['lookup']>,
+  queue: ReadonlyArray<[RosterResource, string]>,
+  opts: { maxRequests: number; tally: RequestTally; asked: { records: number } },
+): AsyncGenerator<FeedItem> {
+  const used = () => (opts.tally.by.byKey ?? 0) + (opts.tally.by.keys ?? 0);
+  const start = used();
+  let last = 0;
+  for (let at = 0; at < queue.length; at += ASK_CHUNK) {
+    const spent = used() - start;
+    if (at > 0 && spent + last > opts.maxRequests) return;
+    const chunk = queue.slice(at, at + ASK_CHUNK);
+    const keys = new Map<RosterResource, Set<string>>();
+    for (const [resource, key] of chunk) keys.set(resource, (keys.get(resource) ?? new Set()).add(key));
+    try {
+      for await (const batch of lookup.find(namingAsks(keys))) yield* batch;
+    } catch (err) {
+      if (!(err instanceof FeedReadError)) throw err;
+      const resources = [...keys.keys()].join(' and ');
+      throw new FeedReadError(`${resources} roster: asking for the listings of ${chunk.length} changed records failed: ${err.message}`, err.place, err.retryable, {
+        cause: err,
+      });
+    }
+    last = used() - start - spent;
+    opts.asked.records = at + chunk.length;
+  }
+}
+
+/**
+ * The records whose listings were not asked for this run, to wait in the mark; a warning per
+ * resource naming the roster. Past MAX_WAITING, the resource's roster mark is dropped instead: the
+ * next run reads the Property feed whole, which gives every listing its contact.
+ */
+function keepWaiting(left: ReadonlyArray<[RosterResource, string]>, marks: RelatedMarks, maxPages: number, warnings: string[] | undefined): RelatedMarks['waiting'] | undefined {
+  if (!left.length) return undefined;
+  const waiting: NonNullable<RelatedMarks['waiting']> = {};
+  for (const [resource, key] of left) (waiting[resource] ??= []).push(key);
+  for (const resource of ROSTER_RESOURCES) {
+    const keys = waiting[resource];
+    if (!keys) continue;
+    if (keys.length > MAX_WAITING) {
+      delete waiting[resource];
+      delete marks[resource];
+      warnings?.push(`${resource} roster: ${keys.length} changed records still have listings to be read again, more than ${MAX_WAITING}: the next run reads the feed whole`);
+    } else {
+      warnings?.push(
+        `${resource} roster: asking for the listings of its changed records takes more than source.maxPages (${maxPages}) requests a run: ${keys.length} records' listings are read again next run`,
+      );
+    }
+  }
+  return Object.keys(waiting).length ? waiting : undefined;
+}
+
 /** The Property fields to ask for the listings naming a changed roster record, and the keys. */
 function namingAsks(changed: ReadonlyMap<RosterResource, ReadonlySet<string>>): KeyAsk[] {
   const asks: KeyAsk[] = [];
@@ -191,10 +274,23 @@ function storedMarks(mark: string | undefined): RelatedMarks {
     if (typeof related !== 'object' || related === null) return {};
     const out: RelatedMarks = {};
     for (const r of ROSTER_RESOURCES) if (r in related) out[r] = (related as Record<string, unknown>)[r];
+    const waiting = 'waiting' in related ? waitingOf(related.waiting) : undefined;
+    if (waiting) out.waiting = waiting;
     return out;
   } catch {
     return {};
   }
+}
+
+/** `related.waiting` as stored: each resource's keys, strings only, at most MAX_WAITING */
+function waitingOf(v: unknown): RelatedMarks['waiting'] | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const out: NonNullable<RelatedMarks['waiting']> = {};
+  for (const r of ROSTER_RESOURCES) {
+    const keys: unknown = (v as Record<string, unknown>)[r];
+    if (Array.isArray(keys)) out[r] = keys.filter((k): k is string => typeof k === 'string').slice(0, MAX_WAITING);
+  }
+  return Object.keys(out).length ? out : undefined;
 }
 
 function withRelated(mark: string, related: RelatedMarks): string {

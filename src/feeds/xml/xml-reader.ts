@@ -2,13 +2,16 @@
 // through xml-scanner.ts: memory bounded by the largest record, time linear in the document. The
 // declared encoding (<?xml ... encoding="ISO-8859-1"?>, windows-1252, UTF-16 by BOM) is honoured.
 // A malformed record is a per-record error at its line, carrying what could be read of it (so the
-// mapping can still read its key); the records after it are read as usual.
+// mapping can still read its key); the records after it are read as usual. A document the
+// recordPath matches nothing in, and that never opens the path's first element, is refused
+// naming its root element (record-path-check.ts).
 import iconv from 'iconv-lite';
 import { StringDecoder } from 'node:string_decoder';
 import { FeedReadError, RecordParseError } from '../../errors.js';
 import { itemsOf, type BatchedItems } from '../item-batches.js';
 import type { FeedItem } from '../types.js';
 import { createXmlScanner, type ScannedRecord } from './xml-scanner.js';
+import { recordPathCheck } from './record-path-check.js';
 
 export interface XmlOptions {
   label: string;
@@ -35,11 +38,19 @@ async function* readXmlBatches(bytes: AsyncIterable<Buffer>, opts: XmlOptions): 
     return { kind: 'error', position, error, data: r.data, standalone: true };
   };
 
+  const check = recordPathCheck(opts.recordPath, file);
   for await (const text of decodeDeclared(bytes, file, opts.encoding)) {
+    check.text(text);
     const records = scanner.push(text);
     if (records.length) yield records.map(toItem);
   }
-  const last = scanner.end();
+  let last: ScannedRecord[] = [];
+  try {
+    last = scanner.end();
+  } catch (err) {
+    check.end(index, err);
+  }
+  check.end(index + last.length);
   if (last.length) yield last.map(toItem);
 }
 

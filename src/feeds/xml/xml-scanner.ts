@@ -2,7 +2,8 @@
 // text, in one pass: each chunk is tokenized with indexOf (the fast way through a JS string) and the
 // record's elements are built into plain objects as their tags are seen. Memory holds the record
 // being built plus the one construct cut by a chunk boundary; time is linear in the input: a search
-// that ran off the end of a chunk resumes where it stopped, never from the construct's start.
+// that ran off the end of a chunk resumes where it stopped, never from the construct's start (a start
+// tag's too: startTagName, startTagEnd).
 //
 // Why not saxes driving the builder: saxes is as fast a tokenizer but cannot contain a bad record.
 // A stray `&` makes it read an entity name up to the next `;`, records later (or never: an unbounded
@@ -156,6 +157,15 @@ interface Scan {
   nlAt: number;
   /** one string per element name (nameAt) */
   names: string[];
+  /**
+   * A start tag cut by the end of the buffered text (absolute offsets): its `<`, its name's end (-1:
+   * not reached), how far its search got and the quote open there. The next push resumes the search,
+   * so a tag cut by many chunks is read once, not again from its `<` at each (linear time).
+   */
+  tagLt: number;
+  tagNameEnd: number;
+  tagFrom: number;
+  tagQuote: number;
 }
 
 export function createXmlScanner(opts: ScannerOptions): XmlScanner {
@@ -184,6 +194,10 @@ export function createXmlScanner(opts: ScannerOptions): XmlScanner {
     lineOff: 0,
     nlAt: -1,
     names: new Array<string>(1024).fill(''),
+    tagLt: -1,
+    tagNameEnd: -1,
+    tagFrom: 0,
+    tagQuote: 0,
   };
   return {
     push(text) {
@@ -479,19 +493,15 @@ function scan(s: Scan) {
       // processing instructions (the XML declaration among them) carry nothing we read
       if (!skipTo(s, PI, lt + 2)) return;
     } else if (isNameStart(c)) {
-      let nameEnd = lt + 2;
-      for (; nameEnd < s.buf.length; nameEnd++) {
-        const ch = s.buf.charCodeAt(nameEnd);
-        if (ch <= 32 || ch === GT || ch === SLASH || ch === LT) break;
-      }
-      if (nameEnd >= s.buf.length) return;
+      const nameEnd = startTagName(s, lt);
+      if (nameEnd < 0) return;
       if (s.buf.charCodeAt(nameEnd) === GT) {
         // `<Name>`: the usual case, no attributes to look through
         s.pos = nameEnd + 1;
         openTag(s, nameAt(s, lt + 1, nameEnd), lt, nameEnd, nameEnd, false);
         continue;
       }
-      const end = tagEnd(s.buf, nameEnd);
+      const end = startTagEnd(s, lt, nameEnd);
       if (end < 0) return;
       const broken = s.buf.charCodeAt(end) === LT;
       if (broken && s.frames.length) fail(s, 'a start tag without its ">"', lt);
@@ -553,13 +563,17 @@ function isNameStart(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c === 58 || c > 127;
 }
 
+/** The quote open where tagEnd last ran out of text (0: none). */
+let quoteAtEnd = 0;
+
 /**
  * Index of the `>` ending a start tag, skipping `>` inside quoted attribute values; -1 if not
- * buffered yet. A `<` (never allowed in a tag, quoted or not) ends a broken tag: its index is
- * returned, so an unclosed quote cannot run on into the records after it.
+ * buffered yet (the quote open there is left in `quoteAtEnd`, to resume with). A `<` (never allowed
+ * in a tag, quoted or not) ends a broken tag: its index is returned, so an unclosed quote cannot run
+ * on into the records after it.
  */
-export function tagEnd(buf: string, from: number): number {
-  let q = 0;
+export function tagEnd(buf: string, from: number, quote = 0): number {
+  let q = quote;
   for (let j = from; j < buf.length; j++) {
     const ch = buf.charCodeAt(j);
     if (ch === LT) return j;
@@ -568,6 +582,38 @@ export function tagEnd(buf: string, from: number): number {
     } else if (ch === GT) return j;
     else if (ch === DQ || ch === SQ) q = ch;
   }
+  quoteAtEnd = q;
+  return -1;
+}
+
+/** The end of the name of the start tag at `lt` (buffer index), or -1 when the buffer ends first (resumed there next push). */
+function startTagName(s: Scan, lt: number): number {
+  const abs = s.base + lt;
+  if (s.tagLt === abs && s.tagNameEnd >= 0) return s.tagNameEnd - s.base;
+  let i = s.tagLt === abs ? s.tagFrom - s.base : lt + 2;
+  for (; i < s.buf.length; i++) {
+    const ch = s.buf.charCodeAt(i);
+    if (ch <= 32 || ch === GT || ch === SLASH || ch === LT) return i;
+  }
+  s.tagLt = abs;
+  s.tagNameEnd = -1;
+  s.tagFrom = s.base + i;
+  return -1;
+}
+
+/** tagEnd of the start tag at `lt`, resumed where its last search ran out of buffered text. */
+function startTagEnd(s: Scan, lt: number, nameEnd: number): number {
+  const abs = s.base + lt;
+  const resume = s.tagLt === abs && s.tagNameEnd >= 0;
+  const end = tagEnd(s.buf, resume ? s.tagFrom - s.base : nameEnd, resume ? s.tagQuote : 0);
+  if (end >= 0) {
+    s.tagLt = -1;
+    return end;
+  }
+  s.tagLt = abs;
+  s.tagNameEnd = s.base + nameEnd;
+  s.tagFrom = s.base + s.buf.length;
+  s.tagQuote = quoteAtEnd;
   return -1;
 }
 

@@ -258,5 +258,6 @@ function failureOf(f: WireFailure): Error {
     ...(f.status !== undefined && { status: f.status }),
     ...(f.retryAt !== undefined && { retryAt: new Date(f.retryAt) }),
     ...(f.credentialKey !== undefined && { credentialKey: f.credentialKey }),
+    ...(f.refused && { refused: true }),
   });
 }

@@ -13,6 +13,7 @@ import type { FeedItem, RecordPosition } from '../../feeds/types.js';
 import { compileMapping } from '../../mapping/compile.js';
 import { recordKey } from './record-key.js';
 import type { MappingConfig } from '../../mapping/config-schema.js';
+import { columnsNeeded } from '../../mapping/columns-needed.js';
 
 /** One read: a CSV file, its mapping's key, and the pace. */
 export interface FeedRead {
@@ -50,7 +51,8 @@ export type WireItem =
 
 /** What ended the read, as it crosses: the reader's FeedReadError, or anything else (a defect). */
 export type WireFailure =
-  { kind: 'feed'; reason: string; place: ErrorPlace; retryable: boolean; status?: number; retryAt?: string; credentialKey?: string } | { kind: 'crash'; message: string };
+  | { kind: 'feed'; reason: string; place: ErrorPlace; retryable: boolean; status?: number; retryAt?: string; credentialKey?: string; refused?: true }
+  | { kind: 'crash'; message: string };
 
 /** What the worker answers, per read: the header, batches, then its end: read whole, failed, or stopped when told. */
 export type FeedWorkerMessage = { id: number } & ({ header: string[] } | { batch: FeedBatch } | { end: 'read' | 'stopped' } | { failed: WireFailure });
@@ -100,7 +102,8 @@ async function read(task: FeedRead, c: Current, out: NonNullable<typeof parentPo
     const { delimiter, quote, encoding, maxRecordBytes, maxColumns } = task.source;
     const onHeader = (header: readonly string[]) => post({ id: c.id, header: [...header] });
     // (a record's data is built here only where its key is read from it: the main thread builds its own from the text)
-    for await (const item of readCsv(bytes, { label, delimiter, quote, encoding, maxRecordBytes, maxColumns, onHeader }, { lazy: true })) {
+    const columns = columnsNeeded(task.mapping);
+    for await (const item of readCsv(bytes, { label, delimiter, quote, encoding, maxRecordBytes, maxColumns, onHeader, columns }, { lazy: true })) {
       if (item.kind === 'record' && item.text?.startsWith('c')) batch.record(item.text, recordKey(item, compiled, task.keyBy), item.position);
       else batch.other(wireItem(item));
       if (batch.full) {
@@ -168,6 +171,7 @@ function wireFailure(err: unknown): WireFailure {
       ...(err.status !== undefined && { status: err.status }),
       ...(err.retryAt && { retryAt: err.retryAt.toISOString() }),
       ...(err.credentialKey !== undefined && { credentialKey: err.credentialKey }),
+      ...(err.refused && { refused: err.refused }),
     };
   }
   return { kind: 'crash', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };

@@ -7,6 +7,7 @@ import { openFeed } from '../../feeds/index.js';
 import { oldestMark } from '../../feeds/marks.js';
 import type { OpenedFeed, ReconcileAsk, RosterStore } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
+import { columnsNeeded } from '../../mapping/columns-needed.js';
 import { keySources } from '../../mapping/key-sources.js';
 import { compileMapping } from '../../mapping/index.js';
 import { resolveDisplay } from '../../mapping/display-config.js';
@@ -435,6 +436,8 @@ function openOptions(ctx: FeedContext, marks: ReadonlyArray<string | undefined>)
     full: opts.full,
     budgets: deps.budgets,
     mostlyUnmapped: ctx.mostlyInStep,
+    // a CSV header is judged against the columns the mapping reads before any row (feeds/csv/csv-header.ts)
+    columns: columnsNeeded(ctx.feed.mapping),
     ...markOf(marks),
     ...(opts.now && { now: opts.now }),
   };

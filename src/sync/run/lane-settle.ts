@@ -64,7 +64,12 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
     ],
     ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),
     // the reference the next runs' valid counts are judged by (rejection.ts): a full read whole that ended ok
-    ...(outcome === 'ok' && guarded.desired.mode === 'full' && guarded.readWhole && !after.opened.present && { goodValid: guarded.desired.counts.valid }),
+    // (written only when it changed: a no-change rerun writes no state)
+    ...(outcome === 'ok' &&
+      guarded.desired.mode === 'full' &&
+      guarded.readWhole &&
+      !after.opened.present &&
+      guarded.desired.counts.valid !== l.own.lastGoodValid && { goodValid: guarded.desired.counts.valid }),
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
     soldUntil: { ...planner.collector.side.soldUntil, stored: l.own.soldUntil },
   });
@@ -127,17 +132,20 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     // writes that stopped (a refused credential, the service down) stop the read: their reason is why, said once as the run's message
     desired.readError ??= executor.result.stopReason ?? 'the run stopped before the feed was read whole';
   }
-  // a read whose records are not the feed, or not enough of them valid, is rejected: nothing goes (rejection.ts)
-  const rejected = rejectionOf({
-    counts: desired.counts,
-    mode: desired.mode,
-    complete: desired.complete,
-    ...(desired.refused !== undefined && { refused: desired.refused }),
-    rejectedRecords: desired.rejected,
-    ...(l.own.lastGoodValid !== undefined && !opened.present && { lastGoodValid: l.own.lastGoodValid }),
-    minValidFraction: feed.minValidFraction,
-    force: Boolean(opts.force),
-  });
+  // a read whose records are not the feed, or not enough of them valid, is rejected: nothing goes (rejection.ts);
+  // a full pull's valid count is judged once its absences are confirmed (records the source still has count)
+  const judge = (minValidFraction: number) =>
+    rejectionOf({
+      counts: desired.counts,
+      mode: desired.mode,
+      complete: desired.complete,
+      ...(desired.refused !== undefined && { refused: desired.refused }),
+      rejectedRecords: desired.rejected,
+      ...(l.own.lastGoodValid !== undefined && !opened.present && { lastGoodValid: l.own.lastGoodValid }),
+      minValidFraction,
+      force: Boolean(opts.force),
+    });
+  const rejected = judge(0);
   // sold windows that ended for listings the source did not send again (sold-window.ts)
   soldWindowsDue(pushed ? pushed.soldUntil : l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey);
   // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
@@ -157,6 +165,7 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     now: nowOf(opts),
     missingSince: pushed ? pushed.missingSince : l.missingSince,
     ...(rejected !== undefined && { rejected }),
+    judge: () => judge(feed.minValidFraction),
     ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx, after) }),
     ...(pushed && { pushed: { wrote: pushed.wrote, graceFor: PUSHED_GRACE } }),
   });
@@ -175,7 +184,7 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     desired.complete = false;
     desired.readError = guarded.absences.missed;
   }
-  return { desired, readWhole, rejected, ...guarded };
+  return { desired, readWhole, ...guarded };
 }
 
 /** The lane's change log told of the deletes the guard withheld (a dry run: of those it would make); its rejected records went as they were read. */

@@ -13,7 +13,7 @@
 //     a record listed twice in one pull);
 //   - the remote side could not be paged completely;
 //   - the run was rejected (rejection.ts: the source's answer is not the feed, or too few of its
-//     records are valid): a display rule's removals are held too, the file read says nothing sure.
+//     records are valid).
 // Three are limits, which `--force` lifts (the run then reports guard outcome 'forced'):
 //   - a full feed yielded no valid listing at all;
 //   - more than deletes.maxCount listings would go;
@@ -61,7 +61,7 @@ const SHOWN_KEYS = 5;
 
 export function evaluateGuards(input: GuardInput): GuardDecision {
   const byRule = input.plan.deletes.filter((d) => ruleOf(d.reason) !== undefined);
-  if (byRule.length === 0 || input.feed.rejected !== undefined) return guardDeletes(input);
+  if (byRule.length === 0) return guardDeletes(input);
   // a display rule's removals go whatever the rest decides (see the header)
   const rest = guardDeletes({ ...input, plan: { deletes: input.plan.deletes.filter((d) => ruleOf(d.reason) === undefined) } });
   const message = rest.message && `${rest.message} (${byRule.length} removal(s) by a display rule went: they are not held.)`;

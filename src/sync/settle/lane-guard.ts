@@ -30,8 +30,10 @@ export interface LaneGuardInput {
    * matched its where) while the feed is not empty; the empty-feed guard looks at the feed's
    */
   feedValid: number;
-  /** why the run is rejected (rejection.ts): every delete is held */
+  /** why the run is rejected (rejection.ts): every delete is held, no absence is asked about */
   rejected?: string;
+  /** why the run is rejected, judged once the absences are confirmed (the records the source still has, read again, count) */
+  judge?: () => string | undefined;
   /** asks the source whether the absent keys are really gone (a full pull read whole, writes not stopped); none: absence suffices */
   confirm?: (deletes: readonly PlannedDelete[]) => Promise<AbsenceResult>;
   /**
@@ -48,6 +50,8 @@ export interface LaneGuardResult {
   leftAlone: PlannedDelete[];
   absences: AbsenceResult;
   guard: GuardDecision;
+  /** why the run is rejected (rejection.ts), if it is */
+  rejected?: string;
 }
 
 export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult> {
@@ -66,6 +70,7 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
     desired.complete = false;
     desired.readError = absences.problem;
   }
+  const rejected = input.rejected ?? input.judge?.();
   const guard = evaluateGuards({
     plan: { deletes: [...input.duplicateDeletes, ...absences.deletes] },
     deletes: input.deletes,
@@ -75,12 +80,12 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
       ...(desired.readError !== undefined && { readError: desired.readError }),
       mode: desired.mode,
       valid: input.feedValid,
-      ...(input.rejected !== undefined && { rejected: input.rejected }),
+      ...(rejected !== undefined && { rejected }),
     },
     force: input.force,
     now: input.now,
     missingSince: input.missingSince,
     ...(input.pushed && { graceFor: input.pushed.graceFor }),
   });
-  return { rest, leftAlone, absences, guard };
+  return { rest, leftAlone, absences, guard, ...(rejected !== undefined && { rejected }) };
 }

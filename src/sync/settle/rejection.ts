@@ -1,8 +1,10 @@
 // Whether a lane's run achieved what it set out to (docs/contracts.md, exit status 6): a read that
-// yielded records but no valid one, or (a full read) fewer valid than feeds[].minValidFraction of
-// the lane's last good full run, is rejected, as is a source whose answer is not the feed at all
-// (FeedReadError.refused: a CSV header without a mapped column, an HTML page). A rejected run
-// deletes nothing (guards.ts holds every delete, --force or not), keeps its mark, and does not
+// yielded records but no valid one, or (a full read) whose rejected records brought its valid ones
+// below feeds[].minValidFraction of the lane's last good full run, is rejected, as is a source whose answer is not the feed at all
+// (FeedReadError.refused: a CSV header without a mapped column, an HTML page). A feed that only
+// shrank (few records, none rejected) is the delete guard's to judge, not this. A rejected run
+// deletes nothing by absence (guards.ts holds every such delete, --force or not; a record's own
+// display rule still removes its listing, as after any read), keeps its mark, and does not
 // count as a good sync (last_success, "last good sync", the next run's reference stay). Pure.
 import type { RejectedRecord } from '../plan/plan-types.js';
 
@@ -31,9 +33,10 @@ export function rejectionOf(r: RejectionInput): string | undefined {
   if (!r.complete || records === 0) return undefined;
   if (valid === 0 && rejected > 0) return `none of the feed's ${records} record(s) is valid: ${commonReasons(r.rejectedRecords, rejected)}`;
   const good = r.lastGoodValid;
-  if (r.mode !== 'full' || r.force || !good || r.minValidFraction === 0 || valid >= r.minValidFraction * good) return undefined;
-  const why = rejected > 0 ? `; ${rejected} rejected: ${commonReasons(r.rejectedRecords, rejected)}` : '';
-  return `only ${valid} of the feed's ${records} record(s) are valid, fewer than feeds[].minValidFraction ${r.minValidFraction} of the ${good} of the last good full run${why} (--force accepts the run)`;
+  const floor = r.minValidFraction * (good ?? 0);
+  // the rejections are why the valid records fell short: without them the run would have passed
+  if (r.mode !== 'full' || r.force || !good || r.minValidFraction === 0 || valid >= floor || rejected === 0 || valid + rejected < floor) return undefined;
+  return `only ${valid} of the feed's ${records} record(s) are valid, fewer than feeds[].minValidFraction ${r.minValidFraction} of the ${good} of the last good full run; ${rejected} rejected: ${commonReasons(r.rejectedRecords, rejected)} (--force accepts the run)`;
 }
 
 /** "Bedrooms is missing × 49 (first: feeds/austin.csv:2), ..." over the records kept. */
