@@ -198,6 +198,8 @@ describe('pushed events held in Redis', () => {
     const p = uniquePrefix();
     const limits = { maxQueued: 3, coalesceMs: 600_000, minIntervalMs: 0 };
     const ref = (key: string) => ({ kind: 'record' as const, key });
+    // (queues of its own prefix: no worker takes its jobs)
+    const queues = createQueues(redis, p);
     try {
       expect((await acceptPushed(redis, queues, p, 'f', [ref('a'), ref('b')], limits)).status).toBe('queued');
       expect([...(await takePushed(redis, p, 'f', 0, 10)).keys].sort()).toEqual(['a', 'b']);
@@ -214,7 +216,7 @@ describe('pushed events held in Redis', () => {
       await donePushed(redis, p, 'f', 1);
       expect(await redis.exists(`${p}:push:f:taken`)).toBe(0);
     } finally {
-      for (const j of await queues.sync.getJobs(['delayed', 'waiting'])) if (j.id?.startsWith('push-f-')) await j.remove();
+      await closeQueues(queues);
       await dropPrefix(redis, p);
     }
   });
@@ -222,6 +224,8 @@ describe('pushed events held in Redis', () => {
   it("a feed's next push job is queued push.minIntervalMs after the last one started, not push.coalesceMs after its event", async () => {
     const p = uniquePrefix();
     const limits = { maxQueued: 10, coalesceMs: 100, minIntervalMs: 600_000 };
+    // (queues of its own prefix: no worker takes its jobs)
+    const queues = createQueues(redis, p);
     try {
       const first = await acceptPushed(redis, queues, p, 'g', [{ kind: 'record', key: 'a' }], limits);
       expect((await queues.sync.getJob(first.status === 'queued' ? first.jobId : ''))!.opts.delay).toBe(100);
@@ -231,7 +235,7 @@ describe('pushed events held in Redis', () => {
       // (the delay is what the config says, less the moments between the take and this accept)
       expect((await queues.sync.getJob('push-g-1'))!.opts.delay).toBeGreaterThan(500_000);
     } finally {
-      for (const j of await queues.sync.getJobs(['delayed', 'waiting'])) if (j.id?.startsWith('push-g-')) await j.remove();
+      await closeQueues(queues);
       await dropPrefix(redis, p);
     }
   });
