@@ -43,4 +43,4 @@ function request(url, opts, handler) {
   );
 }
 
-export { Agent, getGlobalDispatcher, request };
+export { Agent, request };

@@ -6,7 +6,7 @@
 // them within their origin).
 import { EventEmitter } from 'node:events';
 import { finished, type Readable } from 'node:stream';
-import { Agent, getGlobalDispatcher, request, type Dispatcher } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 
 export interface BoundedRequest {
   method: 'GET' | 'POST';
@@ -211,7 +211,7 @@ function wholeRequest(req: BoundedRequest): Promise<BoundedResponse> {
     };
     try {
       const url = typeof req.url === 'string' ? new URL(req.url) : req.url;
-      (req.dispatcher ?? getGlobalDispatcher()).dispatch(
+      (req.dispatcher ?? ownAgent()).dispatch(
         {
           origin: url.origin,
           path: url.pathname + url.search,
@@ -228,6 +228,16 @@ function wholeRequest(req: BoundedRequest): Promise<BoundedResponse> {
       reject(err);
     }
   });
+}
+
+let shared: Agent | undefined;
+/**
+ * The dispatcher of a whole read given none: this undici's own Agent, never the global one, which on
+ * Node 22 is Node's bundled undici 6 once anything called fetch, and refuses the handler API above
+ * ("invalid onError method"; test/net/bounded-bytes.test.ts on Node 22).
+ */
+function ownAgent(): Agent {
+  return (shared ??= keepAliveAgent());
 }
 
 /** An http(s) URL (as undici's request takes it; anything else goes its way, to be refused as it refuses it) */

@@ -1,7 +1,6 @@
 // The bundle's undici (scripts/undici-entry.js, put in place of `undici` by scripts/bundle.js) against
-// undici's index: it exports every name src/ imports of undici, Agent and getGlobalDispatcher are
-// the index's own, and its request answers as the index's request does, or fails as it fails,
-// whatever the URL and options.
+// undici's index: it exports every name src/ imports of undici, Agent is the index's own, and its
+// request answers as the index's request does, or fails as it fails, whatever the URL and options.
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as undici from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-type Parts = Pick<typeof undici, 'Agent' | 'getGlobalDispatcher' | 'request'>;
+type Parts = Pick<typeof undici, 'Agent' | 'request'>;
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // (plain JavaScript beside the build scripts: its names are checked below, against the index's)
 const entry: Parts = await import(new URL('scripts/undici-entry.js', `file://${root}`).href);
@@ -56,13 +55,11 @@ async function outcome(request: Parts['request'], ...args: Parameters<Parts['req
 }
 
 describe('the bundle’s undici', () => {
-  it('exports every name src/ imports of undici, and Agent and getGlobalDispatcher are the index’s own', () => {
+  it('exports every name src/ imports of undici, and Agent is the index’s own', () => {
     const names = namesImported();
-    expect(names).toEqual(['Agent', 'getGlobalDispatcher', 'request']);
+    expect(names).toEqual(['Agent', 'request']);
     expect(Object.keys(entry).sort()).toEqual(names);
     expect(entry.Agent).toBe(undici.Agent);
-    expect(entry.getGlobalDispatcher).toBe(undici.getGlobalDispatcher);
-    expect(entry.getGlobalDispatcher()).toBe(undici.getGlobalDispatcher());
   });
 
   it('request answers as the index’s does, or fails as it fails', async () => {
