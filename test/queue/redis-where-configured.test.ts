@@ -118,7 +118,7 @@ describe('a command that uses Redis says which', () => {
     expect(runs.stderr).toContain(`run history in ${named}\n`);
     const enqueue = await feedsync(['enqueue', 'sync', '--feed', feed, '--config', withRedis]);
     expect(enqueue.code).toBe(0);
-    expect(enqueue.stderr).toMatch(new RegExp(`queued job \\S+ in ${named.replace(/[().]/g, '\\$&')}\\n`));
+    expect(enqueue.stderr).toMatch(new RegExp(`queued job \\S+ in ${named.replace(/[().]/g, '\\$&')}[;\\n]`));
   });
 
   it('REDIS_URL stands in for a redis section, and is named as such', async () => {
