@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { COLUMNS, createSyncEnv, csv, rows, SN, type SyncEnv } from '../sync/helpers/feed.js';
+import { createSyncEnv, csv, homesConfigYaml, rows, SN, type SyncEnv } from '../sync/helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -17,23 +17,7 @@ beforeAll(async () => {
   env = await createSyncEnv();
   config = join(env.dir, 'feedsync.yaml');
   await writeFile(join(env.dir, 'homes.csv'), csv(rows(40)));
-  await writeFile(
-    config,
-    [
-      'api:',
-      `  baseUrl: ${te.url}`,
-      '  secretKey: wrong-secret-key-000',
-      `  sessionKey: ${TEST_SESSION_KEY}`,
-      '  concurrency: 8',
-      'feeds:',
-      '  - name: homes',
-      `    chatbot: ${SN}`,
-      '    source: { kind: csv, path: homes.csv }',
-      '    mapping:',
-      '      fields:',
-      ...COLUMNS.map((c) => `        ${c}: ${c}`),
-    ].join('\n'),
-  );
+  await writeFile(config, homesConfigYaml(te.url, { secretKey: 'wrong-secret-key-000', sessionKey: TEST_SESSION_KEY }, { top: ['  concurrency: 8'] }));
 });
 
 afterAll(async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { COLUMNS, createSyncEnv, csv, rows, SN, type SyncEnv } from '../sync/helpers/feed.js';
+import { createSyncEnv, csv, homesConfigYaml, rows, SN, type SyncEnv } from '../sync/helpers/feed.js';
 import { dropPrefix, REDIS_URL, testRedis } from './helpers.js';
 
 const feed = `homes-${randomUUID().slice(0, 8)}`;
@@ -25,24 +25,11 @@ const NO_URL = { REDIS_URL: '' };
 beforeAll(async () => {
   te = await startTestEmulator();
   env = await createSyncEnv();
-  const body = (redis: string[]) => [
-    'api:',
-    `  baseUrl: ${te.url}`,
-    `  secretKey: ${TEST_SECRET_KEY}`,
-    `  sessionKey: ${TEST_SESSION_KEY}`,
-    ...redis,
-    'feeds:',
-    `  - name: ${feed}`,
-    `    chatbot: ${SN}`,
-    '    source: { kind: csv, path: homes.csv }',
-    '    mapping:',
-    '      fields:',
-    ...COLUMNS.map((c) => `        ${c}: ${c}`),
-  ];
+  const body = (top: string[]) => homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { top, name: feed });
   withRedis = join(env.dir, 'with-redis.yaml');
   withoutRedis = join(env.dir, 'without-redis.yaml');
-  await writeFile(withRedis, body(['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`]).join('\n'));
-  await writeFile(withoutRedis, body([]).join('\n'));
+  await writeFile(withRedis, body(['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`]));
+  await writeFile(withoutRedis, body([]));
   await writeFile(join(env.dir, 'homes.csv'), csv(rows(3)));
 });
 

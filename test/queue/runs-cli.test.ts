@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { COLUMNS, createSyncEnv, csv, rows, SN, type SyncEnv } from '../sync/helpers/feed.js';
+import { createSyncEnv, csv, homesConfigYaml, rows, SN, type SyncEnv } from '../sync/helpers/feed.js';
 
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const prefix = `test-runs-${randomUUID()}`;
@@ -20,22 +20,9 @@ let withRedis: string;
 beforeAll(async () => {
   te = await startTestEmulator();
   env = await createSyncEnv();
-  const body = (redis: string[]) => [
-    'api:',
-    `  baseUrl: ${te.url}`,
-    `  secretKey: ${TEST_SECRET_KEY}`,
-    `  sessionKey: ${TEST_SESSION_KEY}`,
-    ...redis,
-    'feeds:',
-    '  - name: homes',
-    `    chatbot: ${SN}`,
-    '    source: { kind: csv, path: homes.csv }',
-    '    mapping:',
-    '      fields:',
-    ...COLUMNS.map((c) => `        ${c}: ${c}`),
-  ];
+  const body = (top: string[]) => homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { top });
   withRedis = join(env.dir, 'with-redis.yaml');
-  await writeFile(withRedis, body(['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`]).join('\n'));
+  await writeFile(withRedis, body(['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`]));
   await writeFile(join(env.dir, 'homes.csv'), csv(rows(3)));
 });
 

@@ -147,17 +147,20 @@ export function apiYaml(url: string, keys = { secretKey: TEST_SECRET_KEY, sessio
   return ['api:', `  baseUrl: ${url}`, `  secretKey: ${keys.secretKey}`, `  sessionKey: ${keys.sessionKey}`];
 }
 
-/** A config file for `feedsync sync` over `homes.csv` (the test columns mapped one to one) against `url`. */
-export function homesConfigYaml(url: string, keys: { secretKey: string; sessionKey: string }, opts: { deletes: string; top?: string[] }): string {
+/**
+ * A config file for `feedsync sync` over `homes.csv` (the test columns mapped one to one) against `url`:
+ * `top` lines before `feeds:` (more `api:` settings when indented, a `redis:` section when not).
+ */
+export function homesConfigYaml(url: string, keys: { secretKey: string; sessionKey: string }, opts: { deletes?: string; top?: string[]; name?: string }): string {
   return [
     ...apiYaml(url, keys),
     '  ratePerSecond: 1000',
     ...(opts.top ?? []),
     'feeds:',
-    '  - name: homes',
+    `  - name: ${opts.name ?? 'homes'}`,
     `    chatbot: ${SN}`,
     '    source: { kind: csv, path: homes.csv }',
-    `    deletes: ${opts.deletes}`,
+    ...(opts.deletes === undefined ? [] : [`    deletes: ${opts.deletes}`]),
     '    mapping:',
     '      fields:',
     ...COLUMNS.map((c) => `        ${c}: ${c}`),
