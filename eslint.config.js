@@ -32,7 +32,14 @@ const forbid = (folders) => [...new Set(folders)].flatMap((f) => [`../${f}/*`, `
 
 /** Outside sync/, a sync is used through src/sync/index.ts, never a file of one of its rooms (tests may). */
 const SYNC_FRONT_DOOR = {
-  group: ['./sync/*/**', '../sync/*/**', '../../sync/*/**', '../../../sync/*/**', '../src/sync/*/**', '../../src/sync/*/**'],
+  group: [
+    './sync/*/**',
+    '../sync/*/**',
+    '../../sync/*/**',
+    '../../../sync/*/**',
+    '../src/sync/*/**',
+    '../../src/sync/*/**',
+  ],
   message: "outside sync/, import a sync's parts from src/sync/index.ts (its front door), not from a room of sync/",
 };
 
@@ -45,7 +52,12 @@ const layerRules = LAYERS.flatMap((folders, i) =>
         {
           patterns: [
             {
-              group: [...forbid([...above(i), ...(NOT_BACK[folder] ?? [])]), ...(i < 2 ? RUNTIME : []), '../../jobs/*', '../../../jobs/*'],
+              group: [
+                ...forbid([...above(i), ...(NOT_BACK[folder] ?? [])]),
+                ...(i < 2 ? RUNTIME : []),
+                '../../jobs/*',
+                '../../../jobs/*',
+              ],
               message: `src/${folder} is below what it imports here: see docs/design.md, "The layers and what may import what"`,
             },
             ...(folder === 'sync' ? [] : [SYNC_FRONT_DOOR]),
@@ -56,19 +68,81 @@ const layerRules = LAYERS.flatMap((folders, i) =>
   })),
 );
 
+/**
+ * TEMPORARY (issue 52): files with a function over the complexity limit (20) or, since printWidth went
+ * from 180 to 120, over 80 lines. A file leaves its list when its functions are split; both lists are
+ * empty when issue 52 is done.
+ */
+const OVER_COMPLEXITY = [
+  'src/alerts/rules.ts',
+  'src/cli/enqueue.ts',
+  'src/cli/feed-explain.ts',
+  'src/cli/runs-show.ts',
+  'src/config/issues.ts',
+  'src/emulator/endpoints.ts',
+  'src/feeds/csv/csv-reader.ts',
+  'src/feeds/csv/csv-scan.ts',
+  'src/feeds/mits/join.ts',
+  'src/feeds/reso/csdl-scan.ts',
+  'src/feeds/reso/oauth2.ts',
+  'src/feeds/reso/reso-metadata.ts',
+  'src/feeds/reso/reso-probe.ts',
+  'src/feeds/reso/reso-reader.ts',
+  'src/feeds/source/http.ts',
+  'src/feeds/xml/xml-scanner.ts',
+  'src/listing/whole.ts',
+  'src/mapping/compile.ts',
+  'src/mapping/map-feed.ts',
+  'src/media/image/jpeg.ts',
+  'src/queue/processor.ts',
+  'src/sync/plan/lane-plan.ts',
+  'src/sync/plan/plan.ts',
+  'src/sync/read/read-feed.ts',
+  'src/sync/remote/page-echo.ts',
+  'src/sync/report/lane-report.ts',
+  'src/sync/report/report-format.ts',
+  'src/sync/run/lane-settle.ts',
+  'src/sync/settle/guards.ts',
+  'src/undo/undo-run.ts',
+];
+const OVER_LENGTH = [
+  'src/change-log/recorder.ts',
+  'src/cli/worker.ts',
+  'src/feeds/reso/open-house-book.ts',
+  'src/feeds/reso/reso-pages.ts',
+  'src/feeds/reso/reso-probe.ts',
+  'src/feeds/reso/reso-reader.ts',
+  'src/feeds/reso/reso-reconcile.ts',
+  'src/mapping/compile.ts',
+  'src/queue/processor.ts',
+  'src/server/metrics.ts',
+  'src/sync/remote/page-echo.ts',
+  'src/sync/report/lane-report.ts',
+  'src/sync/report/report-format.ts',
+  'src/sync/run/feed-run.ts',
+  'src/sync/run/lane-settle.ts',
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'dist.next-*/**', 'dist.old-*/**', 'node_modules/**', 'coverage/**', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'module',
+      globals: { process: 'readonly', console: 'readonly', URL: 'readonly' },
+    },
     rules: {
       // functions of at most 80 lines (small functions: see docs/design.md); a longer one fails lint
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
       // TypeScript checks these itself (strict), and better
       'no-undef': 'off',
       'no-redeclare': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // `for await (const _ of x);` drains an iterator on purpose
       'no-empty': ['error', { allowEmptyCatch: true }],
       // sanitizers match control characters on purpose
@@ -91,7 +165,9 @@ export default tseslint.config(
     settings: {
       'import-x/extensions': ['.ts', '.js'],
       'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
-      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } })],
+      'import-x/resolver-next': [
+        importX.createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } }),
+      ],
     },
     rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
@@ -105,8 +181,17 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: [...forbid(LAYERS.slice(2).flat()), '../run/*', '../../run/*', '../../jobs/*', '../../../jobs/*', ...RUNTIME, '../../../runtime.js'],
-              message: 'a step of sync/ does not import sync/run/ (nor anything above sync/): the run calls the step with what it needs; see docs/design.md, "Where a change goes"',
+              group: [
+                ...forbid(LAYERS.slice(2).flat()),
+                '../run/*',
+                '../../run/*',
+                '../../jobs/*',
+                '../../../jobs/*',
+                ...RUNTIME,
+                '../../../runtime.js',
+              ],
+              message:
+                'a step of sync/ does not import sync/run/ (nor anything above sync/): the run calls the step with what it needs; see docs/design.md, "Where a change goes"',
             },
           ],
         },
@@ -118,6 +203,13 @@ export default tseslint.config(
     files: ['src/*.ts', 'jobs/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [SYNC_FRONT_DOOR] }] },
   },
+  {
+    // a function of src/ takes at most 20 paths (eslint's cyclomatic complexity): one a reader can hold
+    files: ['src/**/*.ts'],
+    rules: { complexity: ['error', 20] },
+  },
+  { files: OVER_COMPLEXITY, rules: { complexity: 'off' } },
+  { files: OVER_LENGTH, rules: { 'max-lines-per-function': 'off' } },
   {
     // tests and benchmarks: long describe blocks are the norm
     files: ['test/**/*.ts'],

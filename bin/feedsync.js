@@ -32,7 +32,8 @@ if (!clone) {
 /** What keeps an installed package from running its build, or undefined. */
 function packagedBuildProblem() {
   const version = readJson(new URL('package.json', root))?.version;
-  if (built.length === 0) return `this installation of feedsync ${version ?? ''} has no build (dist/ is missing): reinstall the package`;
+  if (built.length === 0)
+    return `this installation of feedsync ${version ?? ''} has no build (dist/ is missing): reinstall the package`;
   const stamp = readJson(new URL('dist/build.json', root));
   if (stamp?.version !== version)
     return `this installation's build (dist/) is of feedsync ${stamp?.version ?? 'an unknown version'}, its package.json of ${version}: reinstall the package`;
@@ -52,7 +53,9 @@ async function runSources() {
   }
   // (to a person at a terminal: elsewhere stderr carries JSON log lines, or exactly what a command prints)
   if (built.length > 0 && process.stderr.isTTY)
-    process.stderr.write(`feedsync: src/ is newer than dist/: running the sources through tsx (slower to start; \`npm run build\` rebuilds dist/)\n`);
+    process.stderr.write(
+      `feedsync: src/ is newer than dist/: running the sources through tsx (slower to start; \`npm run build\` rebuilds dist/)\n`,
+    );
   tsx.register();
   await start(new URL('src/cli.ts', root));
 }
@@ -65,7 +68,9 @@ async function start(entry) {
     const code = err && typeof err === 'object' ? err.code : undefined;
     if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw err;
     const what = clone ? '`npm ci` reinstalls the dependencies and builds dist/' : 'reinstall the package';
-    fail(`a module of this installation is missing (${String(err.message).split('\n')[0]}): it is incomplete or changed while it ran; ${what}`);
+    fail(
+      `a module of this installation is missing (${String(err.message).split('\n')[0]}): it is incomplete or changed while it ran; ${what}`,
+    );
   }
 }
 

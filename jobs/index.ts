@@ -8,4 +8,10 @@ import { sourceDrift } from './source-drift.js';
 export { listingSync, listingUndo, messageSmoke, settingsPush, sourceDrift };
 
 /** Every job, by kind: what `feedsync worker` runs. */
-export const JOBS = { sync: listingSync, settings: settingsPush, smoke: messageSmoke, undo: listingUndo, drift: sourceDrift } as const satisfies Record<JobKind, unknown>;
+export const JOBS = {
+  sync: listingSync,
+  settings: settingsPush,
+  smoke: messageSmoke,
+  undo: listingUndo,
+  drift: sourceDrift,
+} as const satisfies Record<JobKind, unknown>;

@@ -12,7 +12,16 @@ import type { FeedConfig, LoadedConfig } from '../src/config/schema.js';
 import { ConfigError } from '../src/errors.js';
 import { UnrecoverableError } from 'bullmq';
 import type { PushedKeys } from '../src/feeds/types.js';
-import { donePushed, followPushed, redisSettings, takePushed, type JobContext, type JobDefinition, type RunReport, type RunTarget } from '../src/queue/index.js';
+import {
+  donePushed,
+  followPushed,
+  redisSettings,
+  takePushed,
+  type JobContext,
+  type JobDefinition,
+  type RunReport,
+  type RunTarget,
+} from '../src/queue/index.js';
 import { runLanes, type FeedRunReport } from '../src/runs/run-lanes.js';
 import { chatbotsOf, createRunProgress, lanesOf, type Lane } from '../src/sync/index.js';
 
@@ -28,7 +37,9 @@ export const ListingSyncPayload = z
     /** a run of pushed events (RCP-028): their generation (src/queue/push-events.ts); with `feed` only */
     push: z.number().int().nonnegative().optional(),
   })
-  .refine((p) => [p.feed, p.feeds, p.chatbot].filter((x) => x !== undefined).length === 1, { message: 'names exactly one of feed, feeds and chatbot' })
+  .refine((p) => [p.feed, p.feeds, p.chatbot].filter((x) => x !== undefined).length === 1, {
+    message: 'names exactly one of feed, feeds and chatbot',
+  })
   .refine((p) => p.push === undefined || p.feed !== undefined, { message: 'push names one feed' });
 export type ListingSyncPayload = z.infer<typeof ListingSyncPayload>;
 
@@ -51,7 +62,11 @@ export function feedsOfJob(p: ListingSyncPayload, loaded: LoadedConfig): FeedCon
  * the feed's lane report, or its lanes' (a routed feed); a report that is not the lanes' (the job
  * failed before they reported) is recorded under each feed of the job.
  */
-export function historyRows(p: ListingSyncPayload, report: RunReport, loaded: LoadedConfig): Array<{ target: RunTarget; report: RunReport }> {
+export function historyRows(
+  p: ListingSyncPayload,
+  report: RunReport,
+  loaded: LoadedConfig,
+): Array<{ target: RunTarget; report: RunReport }> {
   const feeds = feedsOfJob(p, loaded);
   const lanes = lanesOfReport(report);
   return feeds.flatMap((f) => {
@@ -77,7 +92,12 @@ function jobReport(reports: FeedRunReport[]): ListingSyncReport {
   const sorted = [...reports].sort((a, b) => SEVERITY.indexOf(a.outcome) - SEVERITY.indexOf(b.outcome));
   const lead = sorted[0]!;
   if (reports.length === 1) return lead;
-  return { ...lead, summary: reports.map((r) => r.summary).join(' | '), retryable: reports.some((r) => r.retryable && r.outcome !== 'ok'), lanes: reports };
+  return {
+    ...lead,
+    summary: reports.map((r) => r.summary).join(' | '),
+    retryable: reports.some((r) => r.retryable && r.outcome !== 'ok'),
+    lanes: reports,
+  };
 }
 
 async function process(p: ListingSyncPayload, ctx: JobContext): Promise<ListingSyncReport> {
@@ -88,14 +108,18 @@ async function process(p: ListingSyncPayload, ctx: JobContext): Promise<ListingS
   if (!redis) throw new UnrecoverableError('a push job needs the Redis its events wait in (feedsync worker)');
   const { prefix } = redisSettings(ctx.config);
   const limits = feedsOfJob(p, ctx.config)[0]!.push;
-  if (!limits) throw new UnrecoverableError(`feed ${p.feed} has no push section in ${ctx.config.file} any more: its pushed events are not fetched`);
+  if (!limits)
+    throw new UnrecoverableError(
+      `feed ${p.feed} has no push section in ${ctx.config.file} any more: its pushed events are not fetched`,
+    );
   const pushed = await takePushed(redis, prefix, p.feed!, p.push, limits.maxKeysPerJob);
   const last = ctx.attempt.made >= ctx.attempt.max;
   let report: ListingSyncReport;
   try {
     report = await run(p, ctx, pushed);
   } catch (err) {
-    if (last || err instanceof UnrecoverableError || err instanceof ConfigError) await donePushed(redis, prefix, p.feed!, p.push);
+    if (last || err instanceof UnrecoverableError || err instanceof ConfigError)
+      await donePushed(redis, prefix, p.feed!, p.push);
     throw err;
   }
   if (report.outcome === 'ok' || !report.retryable || last) await donePushed(redis, prefix, p.feed!, p.push);
@@ -123,8 +147,19 @@ async function run(p: ListingSyncPayload, ctx: JobContext, pushed?: PushedKeys):
       ...(ctx.runtime.budgets && { budgets: ctx.runtime.budgets }),
       media: ctx.config.config.media,
     },
-    { dryRun: p.dryRun, force: p.force, full: p.full, reconcile: p.reconcile, ...(pushed && { pushed }), attempt: ctx.attempt },
-    { config: ctx.config, ...(ctx.runtime.changeLog && { changeLog: ctx.runtime.changeLog }), job: { jobId: ctx.jobId, attempt: ctx.attempt.made } },
+    {
+      dryRun: p.dryRun,
+      force: p.force,
+      full: p.full,
+      reconcile: p.reconcile,
+      ...(pushed && { pushed }),
+      attempt: ctx.attempt,
+    },
+    {
+      config: ctx.config,
+      ...(ctx.runtime.changeLog && { changeLog: ctx.runtime.changeLog }),
+      job: { jobId: ctx.jobId, attempt: ctx.attempt.made },
+    },
   );
   return jobReport(reports);
 }
@@ -141,7 +176,9 @@ export const listingSync: JobDefinition<ListingSyncPayload, ListingSyncReport> =
   target: (p, config) => {
     if (p.chatbot !== undefined) return { chatbot: p.chatbot };
     const feeds = feedsOfJob(p, config);
-    return feeds.length === 1 ? { feed: feeds[0]!.name, chatbot: chatbotsOf(feeds[0]!)[0]! } : { feeds: feeds.map((f) => f.name) };
+    return feeds.length === 1
+      ? { feed: feeds[0]!.name, chatbot: chatbotsOf(feeds[0]!)[0]! }
+      : { feeds: feeds.map((f) => f.name) };
   },
   // a scheduled group's feeds are each paused on their own: the job runs the others
   pausable: {

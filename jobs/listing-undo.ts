@@ -29,7 +29,15 @@ export const listingUndo: JobDefinition<ListingUndoPayload, UndoReport> = {
     if (!ctx.runtime.changeLog) throw new Error('this worker has no change log: undo reads the run from it');
     return undoRun(
       p.run,
-      { api: ctx.runtime.api, store: ctx.runtime.store, changeLog: ctx.runtime.changeLog, config: ctx.config, logger: ctx.logger, signal: ctx.signal, calls: ctx.calls },
+      {
+        api: ctx.runtime.api,
+        store: ctx.runtime.store,
+        changeLog: ctx.runtime.changeLog,
+        config: ctx.config,
+        logger: ctx.logger,
+        signal: ctx.signal,
+        calls: ctx.calls,
+      },
       { dryRun: p.dryRun, force: p.force, job: { jobId: ctx.jobId, attempt: ctx.attempt.made } },
     );
   },

@@ -14,5 +14,10 @@ export const messageSmoke: JobDefinition<MessageSmokePayload, SmokeReport> = {
   kind: 'smoke',
   payload: MessageSmokePayload,
   target: (p) => ({ chatbot: p.chatbot }),
-  process: (p, ctx) => runSmoke(ctx.config.config.chatbots, { api: ctx.runtime.api, logger: ctx.logger, signal: ctx.signal }, { only: [p.chatbot] }),
+  process: (p, ctx) =>
+    runSmoke(
+      ctx.config.config.chatbots,
+      { api: ctx.runtime.api, logger: ctx.logger, signal: ctx.signal },
+      { only: [p.chatbot] },
+    ),
 };

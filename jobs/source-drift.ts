@@ -23,7 +23,11 @@ export const sourceDrift: JobDefinition<SourceDriftPayload, SourceDriftReport> =
     const { config, dir } = ctx.config;
     const feed = config.feeds.find((f) => f.name === p.feed);
     if (!feed) throw new ConfigError(`no feed ${p.feed} in the config: nothing to check`, ctx.config.file);
-    const deps = { store: ctx.runtime.store, ctx: { baseDir: dir, logger: ctx.logger, signal: ctx.signal, budgets: ctx.runtime.budgets }, siblings: config.feeds };
+    const deps = {
+      store: ctx.runtime.store,
+      ctx: { baseDir: dir, logger: ctx.logger, signal: ctx.signal, budgets: ctx.runtime.budgets },
+      siblings: config.feeds,
+    };
     const report = await checkDrift(feed, deps);
     await alertDrift(
       ctx.runtime.store,

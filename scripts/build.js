@@ -36,7 +36,8 @@ const tsc = found('typescript/bin/tsc');
 const missing = [tsc ? undefined : 'typescript', found('esbuild') ? undefined : 'esbuild'].filter(Boolean);
 if (prepare && ['pack', 'publish'].includes(process.env.npm_command ?? '')) process.exit(0); // (prepack builds)
 if (prepare && (missing.length > 0 || !existsSync(resolve(root, 'src/cli.ts')))) {
-  const why = missing.length > 0 ? `${missing.join(' and ')} not installed (dev dependencies omitted)` : 'no src/ to build';
+  const why =
+    missing.length > 0 ? `${missing.join(' and ')} not installed (dev dependencies omitted)` : 'no src/ to build';
   process.stderr.write(`feedsync prepare: dist/ not built: ${why}\n`);
   process.exit(0);
 }
@@ -45,11 +46,18 @@ const next = `${out}.next-${process.pid}`; // a source removed since the last bu
 rmSync(next, { recursive: true, force: true });
 // (--noCheck: the emit alone, a third of the time; the same JavaScript, as every module compiles on its
 // own (isolatedModules, verbatimModuleSyntax); the types are checked by `npm run typecheck`)
-execFileSync(process.execPath, [tsc, '-p', resolve(root, 'tsconfig.build.json'), '--outDir', next, '--noCheck'], { stdio: 'inherit' });
+execFileSync(process.execPath, [tsc, '-p', resolve(root, 'tsconfig.build.json'), '--outDir', next, '--noCheck'], {
+  stdio: 'inherit',
+});
 cpSync(resolve(root, 'src/cli/templates'), resolve(next, 'src/cli/templates'), { recursive: true });
 // (imported here, not at the top: a prepare without the dev dependencies stops above, without esbuild)
 const { bundle } = await import('./bundle.js');
-await bundle({ entry: resolve(next, 'src/cli.js'), compiled: next, outdir: resolve(next, 'bundle'), nodeModules: resolve(root, 'node_modules') });
+await bundle({
+  entry: resolve(next, 'src/cli.js'),
+  compiled: next,
+  outdir: resolve(next, 'bundle'),
+  nodeModules: resolve(root, 'node_modules'),
+});
 const { version } = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8'));
 writeFileSync(resolve(next, 'build.json'), JSON.stringify({ version }) + '\n');
 const old = `${out}.old-${process.pid}`;

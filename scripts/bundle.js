@@ -30,14 +30,30 @@ export const PACKAGES_FILE = 'packages.json';
  * (they start threads on files of their package), BullMQ with ioredis (loaded only with Redis), and
  * bull-board (its UI's files are found through an eval'd require.resolve, which the first pass cannot see).
  */
-const KEPT_OUT = ['lmdb', 'pino', 'pino-pretty', 'thread-stream', 'bullmq', 'ioredis', '@bull-board/api', '@bull-board/ui'];
+const KEPT_OUT = [
+  'lmdb',
+  'pino',
+  'pino-pretty',
+  'thread-stream',
+  'bullmq',
+  'ioredis',
+  '@bull-board/api',
+  '@bull-board/ui',
+];
 
 /**
  * What a module uses to find files relative to itself: bundled into a chunk, it would name the
  * chunk. The first pass replaces each with MARK, so a use in code (not in a comment) shows.
  */
 const MARK = '__feedsyncOwnFile';
-const OWN_FILE = ['__dirname', '__filename', 'require.resolve', 'import.meta.url', 'import.meta.dirname', 'import.meta.filename'];
+const OWN_FILE = [
+  '__dirname',
+  '__filename',
+  'require.resolve',
+  'import.meta.url',
+  'import.meta.dirname',
+  'import.meta.filename',
+];
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [entry, compiled, outdir, nodeModules] = process.argv.slice(2);
@@ -76,7 +92,9 @@ export async function bundle({ entry, compiled, outdir, nodeModules }) {
     sourcesContent: false,
     logLevel: 'error',
     // (a CommonJS package bundled calls require for node's modules and its own lazy ones)
-    banner: { js: "import { createRequire as __feedsyncRequire } from 'node:module'; const require = __feedsyncRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __feedsyncRequire } from 'node:module'; const require = __feedsyncRequire(import.meta.url);",
+    },
     plugins: [ownUrls(compiled, outdir), undiciParts(compiled)],
   };
   // a first pass, not written, finds the packages that cannot be bundled
@@ -127,7 +145,8 @@ function importedLater(names) {
     name: 'packages-imported-later',
     setup(b) {
       b.onResolve({ filter: /^[^./]/ }, ({ path, kind }) => {
-        if (kind === 'dynamic-import' && !isBuiltin(path)) names.add(path.split('/', path.startsWith('@') ? 2 : 1).join('/'));
+        if (kind === 'dynamic-import' && !isBuiltin(path))
+          names.add(path.split('/', path.startsWith('@') ? 2 : 1).join('/'));
         return undefined;
       });
     },
@@ -178,7 +197,8 @@ function keptWithDependencies(names, metafile, outdir, nodeModules) {
   while (queue.length > 0) {
     const { dir } = queue.shift();
     const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies })) visit(dep, from(dep, dir));
+    for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies }))
+      visit(dep, from(dep, dir));
   }
   return new Set([...kept].map((k) => k.split('\0')[0]));
 }
@@ -193,7 +213,11 @@ function undiciParts(compiled) {
   return {
     name: 'undici-parts',
     setup(b) {
-      b.onResolve({ filter: /^undici$/ }, ({ importer }) => (importer.startsWith(compiled + sep) && !importer.includes(`${sep}node_modules${sep}`) ? { path: entry } : undefined));
+      b.onResolve({ filter: /^undici$/ }, ({ importer }) =>
+        importer.startsWith(compiled + sep) && !importer.includes(`${sep}node_modules${sep}`)
+          ? { path: entry }
+          : undefined,
+      );
     },
   };
 }
@@ -211,9 +235,19 @@ function ownUrls(compiled, outdir) {
         if (!path.startsWith(compiled + sep) || path.includes(`${sep}node_modules${sep}`)) return undefined;
         const text = readFileSync(path, 'utf8');
         if (/\bimport\.meta\.(dirname|filename)\b/.test(text))
-          return { errors: [{ text: `${path}: import.meta.dirname/filename would name the bundle's chunk: use new URL(…, import.meta.url)` }] };
+          return {
+            errors: [
+              {
+                text: `${path}: import.meta.dirname/filename would name the bundle's chunk: use new URL(…, import.meta.url)`,
+              },
+            ],
+          };
         const own = relative(outdir, path).split(sep).join('/');
-        return { contents: text.replace(/\bimport\.meta\.url\b/g, `new URL(${JSON.stringify(own)}, import.meta.url).href`), loader: 'js', resolveDir: dirname(path) };
+        return {
+          contents: text.replace(/\bimport\.meta\.url\b/g, `new URL(${JSON.stringify(own)}, import.meta.url).href`),
+          loader: 'js',
+          resolveDir: dirname(path),
+        };
       });
     },
   };

@@ -23,7 +23,8 @@ function request(url, opts, handler) {
     handler = opts;
     opts = null;
   }
-  if (!url || (typeof url !== 'string' && typeof url !== 'object' && !(url instanceof URL))) throw new InvalidArgumentError('invalid url');
+  if (!url || (typeof url !== 'string' && typeof url !== 'object' && !(url instanceof URL)))
+    throw new InvalidArgumentError('invalid url');
   if (opts != null && typeof opts !== 'object') throw new InvalidArgumentError('invalid opts');
   if (opts && opts.path != null) {
     if (typeof opts.path !== 'string') throw new InvalidArgumentError('invalid opts.path');
@@ -38,7 +39,12 @@ function request(url, opts, handler) {
   if (agent) throw new InvalidArgumentError('unsupported opts.agent. Did you mean opts.client?');
   return api.request.call(
     dispatcher,
-    { ...opts, origin: url.origin, path: url.search ? `${url.pathname}${url.search}` : url.pathname, method: opts.method || (opts.body ? 'PUT' : 'GET') },
+    {
+      ...opts,
+      origin: url.origin,
+      path: url.search ? `${url.pathname}${url.search}` : url.pathname,
+      method: opts.method || (opts.body ? 'PUT' : 'GET'),
+    },
     handler,
   );
 }

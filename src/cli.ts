@@ -79,9 +79,15 @@ program
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .option('--feed <name>', 'only this feed (repeatable)', collect)
   .option('--dry-run', 'print the plan, write nothing')
-  .option('--force', 'lift the delete limits (maxCount, maxFraction, empty feed); never deletes after an incomplete read')
+  .option(
+    '--force',
+    'lift the delete limits (maxCount, maxFraction, empty feed); never deletes after an incomplete read',
+  )
   .option('--full', 'RESO feeds: a full pull instead of an incremental one')
-  .option('--reconcile', 'RESO feeds: a keys-only reconcile: deletes what the server no longer has, fetches what changed by key')
+  .option(
+    '--reconcile',
+    'RESO feeds: a keys-only reconcile: deletes what the server no longer has, fetches what changed by key',
+  )
   .option('--no-redis', NO_REDIS_HELP)
   .option('--json', 'one JSON report on stdout')
   .addHelpText('after', `\n${exitHelp()}`)
@@ -95,7 +101,10 @@ program
   .option('--dry-run', 'print the plan (creates, updates old → new, deletes, conflicts), write nothing')
   .option('--force', 'revert conflicts too, and undo what can be when the change log did not keep all of the run')
   .option('--json', 'one JSON report on stdout')
-  .addHelpText('after', `\n${exitHelp()}\n  (undo: 3 the change log did not keep all of the run and nothing was done; 4 conflicts left alone or writes failed)`)
+  .addHelpText(
+    'after',
+    `\n${exitHelp()}\n  (undo: 3 the change log did not keep all of the run and nothing was done; 4 conflicts left alone or writes failed)`,
+  )
   .action((runId, opts) => run(() => import('./cli/undo.js'), { ...opts, run: runId }));
 
 program
@@ -140,7 +149,9 @@ program
   .option('--timeout <seconds>', 'with --wait: give up waiting after this long (exit 1; the job goes on)', num)
   .option('--json', 'one JSON document on stdout')
   .addHelpText('after', `\nWith --wait, the job's status:\n${exitHelp()}`)
-  .action((job, runId, opts) => run(() => import('./cli/enqueue.js'), { ...opts, job, ...(runId !== undefined && { run: runId }) }));
+  .action((job, runId, opts) =>
+    run(() => import('./cli/enqueue.js'), { ...opts, job, ...(runId !== undefined && { run: runId }) }),
+  );
 
 program
   .command('cancel')
@@ -154,7 +165,11 @@ program
 for (const action of ['pause', 'resume'] as const) {
   program
     .command(action)
-    .description(action === 'pause' ? 'keep schedules from starting runs of feeds (every worker), until resume' : 'let paused schedules start runs again')
+    .description(
+      action === 'pause'
+        ? 'keep schedules from starting runs of feeds (every worker), until resume'
+        : 'let paused schedules start runs again',
+    )
     .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
     .option('--feed <name>', 'feed (repeatable)', collect)
     .option('--all', action === 'pause' ? 'every schedule' : 'everything paused')
@@ -222,9 +237,14 @@ feed
   .option('--limit <n>', 'listings to print', int, 10)
   .option('--chatbot <sn>', 'a routed feed (feeds[].chatbots): the routing of this chatbot only')
   .option('--key <key>', 'explain one listing: source record → mapped listing → what the chatbot holds (asks the API)')
-  .option('--show-restricted', "with --key: print the record's restricted fields and withheld address too (left out by default)")
+  .option(
+    '--show-restricted',
+    "with --key: print the record's restricted fields and withheld address too (left out by default)",
+  )
   .option('--json', 'one JSON document on stdout')
-  .action((opts) => run(() => (opts.key === undefined ? import('./cli/feed-preview.js') : import('./cli/feed-explain.js')), opts));
+  .action((opts) =>
+    run(() => (opts.key === undefined ? import('./cli/feed-preview.js') : import('./cli/feed-explain.js')), opts),
+  );
 
 feed
   .command('probe')
@@ -236,21 +256,30 @@ feed
 
 feed
   .command('drift')
-  .description("RESO: the feed's mapping against the source's $metadata and Lookup resource (read at most once a day); exit 5 on drift")
+  .description(
+    "RESO: the feed's mapping against the source's $metadata and Lookup resource (read at most once a day); exit 5 on drift",
+  )
   .requiredOption('--feed <name>', 'feed name from config')
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .option('--no-redis', NO_REDIS_HELP)
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => import('./cli/feed-drift.js'), opts));
 
-const state = program.command('state').description('the state file of runs without Redis (state.file) as JSON: export it, edit it, import it');
+const state = program
+  .command('state')
+  .description('the state file of runs without Redis (state.file) as JSON: export it, edit it, import it');
 for (const action of ['export', 'import'] as const) {
   state
     .command(action)
     .description(
-      action === 'export' ? 'write the state as one JSON document to FILE, or stdout' : 'replace the whole state with the JSON document in FILE, or stdin (as export writes it)',
+      action === 'export'
+        ? 'write the state as one JSON document to FILE, or stdout'
+        : 'replace the whole state with the JSON document in FILE, or stdin (as export writes it)',
     )
-    .argument('[file]', action === 'export' ? 'where to write it (default, or -: stdout)' : 'where to read it (default, or -: stdin)')
+    .argument(
+      '[file]',
+      action === 'export' ? 'where to write it (default, or -: stdout)' : 'where to read it (default, or -: stdin)',
+    )
     .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
     .option('--no-redis', 'with `redis` configured: work on the state file all the same (the state of --no-redis runs)')
     .action((file, opts) => run(() => import('./cli/state.js'), { ...opts, action, file }));
@@ -277,7 +306,8 @@ try {
 } catch (err) {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    if (err.exitCode !== 0 && process.argv.includes('--json')) printJson({ error: { code: 'USAGE', message: err.message, retryable: false } });
+    if (err.exitCode !== 0 && process.argv.includes('--json'))
+      printJson({ error: { code: 'USAGE', message: err.message, retryable: false } });
   } else {
     printError(err);
     process.exitCode = exitCodeFor(err);

@@ -47,7 +47,12 @@ export class ApiError extends FeedsyncError {
     readonly apiMessage: string | undefined,
     options?: { cause?: unknown; retryable?: boolean },
   ) {
-    super(`${endpoint} failed: HTTP ${httpStatus}` + (apiCode !== undefined ? `, Code ${apiCode}` : '') + (apiMessage ? `: ${apiMessage}` : ''), options);
+    super(
+      `${endpoint} failed: HTTP ${httpStatus}` +
+        (apiCode !== undefined ? `, Code ${apiCode}` : '') +
+        (apiMessage ? `: ${apiMessage}` : ''),
+      options,
+    );
     this.retryable = options?.retryable ?? isRetryableStatus(effectiveStatus(httpStatus, apiCode));
   }
 }
@@ -250,11 +255,13 @@ const REDIS_FIX: Record<RedisUse, { fix: string; credentials: string }> = {
   },
   read: {
     fix: 'start Redis there, or fix redis in the config (or REDIS_URL)',
-    credentials: '; put the user and password Redis expects in redis.url (redis://user:password@host:port) or REDIS_URL',
+    credentials:
+      '; put the user and password Redis expects in redis.url (redis://user:password@host:port) or REDIS_URL',
   },
   worker: {
     fix: 'check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running',
-    credentials: '; put the user and password Redis expects in redis.url (redis://user:password@host:port) or REDIS_URL',
+    credentials:
+      '; put the user and password Redis expects in redis.url (redis://user:password@host:port) or REDIS_URL',
   },
 };
 
@@ -322,7 +329,8 @@ export class GuardError extends FeedsyncError {
 
 /** `Status must be one of Active, Sold (got "X")`; a field with no value `is missing`, with the rule it must meet. */
 export function formatIssue(i: ValidationIssue): string {
-  if (i.value === undefined) return i.rule === 'is required' ? `${i.field} is missing` : `${i.field} is missing (${i.rule})`;
+  if (i.value === undefined)
+    return i.rule === 'is required' ? `${i.field} is missing` : `${i.field} is missing (${i.rule})`;
   return `${i.field} ${i.rule} (got ${printable(JSON.stringify(excerpt(i.value)) ?? 'undefined')})`;
 }
 
@@ -335,7 +343,10 @@ export const EXCERPT_CHARS = 80;
  */
 export function excerpt(value: unknown, max = EXCERPT_CHARS): unknown {
   if (typeof value === 'string') return value.length > max ? `${value.slice(0, max)}… (${value.length} chars)` : value;
-  if (Array.isArray(value)) return value.length > 5 ? [...value.slice(0, 5).map((v) => excerpt(v, max)), `… (${value.length} items)`] : value.map((v) => excerpt(v, max));
+  if (Array.isArray(value))
+    return value.length > 5
+      ? [...value.slice(0, 5).map((v) => excerpt(v, max)), `… (${value.length} items)`]
+      : value.map((v) => excerpt(v, max));
   if (value && typeof value === 'object') {
     const entries = Object.entries(value);
     return Object.fromEntries(entries.slice(0, 10).map(([k, v]) => [k, excerpt(v, max)]));
@@ -345,7 +356,10 @@ export function excerpt(value: unknown, max = EXCERPT_CHARS): unknown {
 
 /** Text safe for a terminal: control, C1 and bidi-override characters shown as \u escapes, never sent raw. */
 export function printable(text: string): string {
-  return text.replace(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(
+    /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 export function formatPlace(p: ErrorPlace): string {

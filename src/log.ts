@@ -32,9 +32,12 @@ const REDACT_PATHS = [
   '*.headers["chatrobot-sessionkey"]',
 ];
 
-export function createLogger(options: { level?: string; destination?: NodeJS.WritableStream | number; pretty?: boolean } = {}): Logger {
+export function createLogger(
+  options: { level?: string; destination?: NodeJS.WritableStream | number; pretty?: boolean } = {},
+): Logger {
   const level = options.level ?? process.env.LOG_LEVEL ?? 'info';
-  const pretty = options.pretty ?? (options.destination === undefined && wantsPretty(process.stderr, process.env.LOG_FORMAT));
+  const pretty =
+    options.pretty ?? (options.destination === undefined && wantsPretty(process.stderr, process.env.LOG_FORMAT));
   return pino(
     {
       level,
@@ -43,7 +46,10 @@ export function createLogger(options: { level?: string; destination?: NodeJS.Wri
       formatters: { log: (fields) => maskDeep(fields) },
       hooks: {
         logMethod(args, method) {
-          method.apply(this, args.map((a) => (typeof a === 'string' ? maskSecrets(a) : a)) as Parameters<typeof method>);
+          method.apply(
+            this,
+            args.map((a) => (typeof a === 'string' ? maskSecrets(a) : a)) as Parameters<typeof method>,
+          );
         },
         // The last line of defence, on the serialized line: secrets whose masking keeps it JSON.
         streamWrite: (line: string) => maskText(line),
@@ -79,7 +85,11 @@ function prettyDestination(line: StatusLine): pino.DestinationStream {
 }
 
 function lineOf(stream: NodeJS.WritableStream): StatusLine {
-  return { show: () => {}, clear: () => {}, above: (text) => void stream.write(text.endsWith('\n') ? text : `${text}\n`) };
+  return {
+    show: () => {},
+    clear: () => {},
+    above: (text) => void stream.write(text.endsWith('\n') ? text : `${text}\n`),
+  };
 }
 
 export const silentLogger: Logger = pino({ level: 'silent' });

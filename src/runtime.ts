@@ -51,7 +51,8 @@ export interface RuntimeOptions {
 }
 
 /** What a `--no-redis` run says in its report. */
-const UNCOORDINATED = 'run with --no-redis: state from the state file, not Redis; not coordinated with the workers (their locks and state were not consulted)';
+const UNCOORDINATED =
+  'run with --no-redis: state from the state file, not Redis; not coordinated with the workers (their locks and state were not consulted)';
 
 export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions): Promise<Runtime> {
   const { config } = loaded;
@@ -75,13 +76,16 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       closers.push(() => emulator!.close());
       // The spec has no create-session endpoint (DESIGN: smoke takes sessionId from config), so an
       // embedded emulator is given the sessions the config's smoke checks will use.
-      for (const { serialNumber, smoke } of config.chatbots) if (smoke) emulator.createSession(serialNumber, smoke.sessionId);
+      for (const { serialNumber, smoke } of config.chatbots)
+        if (smoke) emulator.createSession(serialNumber, smoke.sessionId);
       baseUrl = emulator.url;
       opts.logger.debug({ url: baseUrl }, 'embedded emulator started');
     }
 
     // Budgets live where the state does: a Redis shared by every worker and CLI run on it.
-    const budgets = createBudgets(redis && config.redis ? redisBackend(redis, redisSettings(loaded).prefix) : memoryBackend());
+    const budgets = createBudgets(
+      redis && config.redis ? redisBackend(redis, redisSettings(loaded).prefix) : memoryBackend(),
+    );
     const api = createApiClient({
       baseUrl,
       secretKey: config.api.secretKey,
@@ -89,12 +93,20 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       timeoutMs: config.api.timeoutMs,
       maxResponseBytes: config.api.maxResponseBytes,
       retry: { retries: config.api.retries },
-      budget: apiBudget(budgets, { baseUrl, secretKey: config.api.secretKey, ratePerSecond: config.api.ratePerSecond, concurrency: config.api.concurrency }),
+      budget: apiBudget(budgets, {
+        baseUrl,
+        secretKey: config.api.secretKey,
+        ratePerSecond: config.api.ratePerSecond,
+        concurrency: config.api.concurrency,
+      }),
       onCall: opts.onCall,
     });
 
     const limits = config.changeLog;
-    const changeLog = redis && config.redis ? createRedisChangeLog(redis, redisSettings(loaded).prefix, limits) : await createFileChangeLog(changeLogFile(store.location), limits);
+    const changeLog =
+      redis && config.redis
+        ? createRedisChangeLog(redis, redisSettings(loaded).prefix, limits)
+        : await createFileChangeLog(changeLogFile(store.location), limits);
     closers.push(() => changeLog.close());
     return {
       api,
@@ -115,7 +127,11 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
   }
 }
 
-async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Array<() => Promise<void>>): Promise<{ store: KvStore; redis?: RedisClient }> {
+async function openStore(
+  loaded: LoadedConfig,
+  opts: RuntimeOptions,
+  closers: Array<() => Promise<void>>,
+): Promise<{ store: KvStore; redis?: RedisClient }> {
   const { config } = loaded;
   const fileStore = async () => {
     // the state file is open in one process at a time (state/open-lock.ts): wait for another run
@@ -131,7 +147,10 @@ async function openStore(loaded: LoadedConfig, opts: RuntimeOptions, closers: Ar
   if (opts.redis) return { store: createRedisStore(opts.redis, prefix, where), redis: opts.redis };
 
   // ioredis is loaded here, when the state is in Redis: a run on the state file never loads it
-  const [{ closeRedis, createRedis }, { requireRedis }] = await Promise.all([import('./redis/connection.js'), import('./redis/require-redis.js')]);
+  const [{ closeRedis, createRedis }, { requireRedis }] = await Promise.all([
+    import('./redis/connection.js'),
+    import('./redis/require-redis.js'),
+  ]);
   const redis = createRedis(settings, { name: 'feedsync-command', purpose: 'command' });
   redis.on('error', () => {}); // reported through requireRedis(); ioredis would print it otherwise
   try {

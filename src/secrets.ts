@@ -88,7 +88,8 @@ export function registerUrlSecrets(url: string | undefined): void {
   registerSecret(decode(u.username));
   registerSecret(decode(u.password));
   if (u.username || u.password) registerSecret(`${decode(u.username)}:${decode(u.password)}`);
-  if (u.username && u.password) registerSecret(Buffer.from(`${decode(u.username)}:${decode(u.password)}`).toString('base64'));
+  if (u.username && u.password)
+    registerSecret(Buffer.from(`${decode(u.username)}:${decode(u.password)}`).toString('base64'));
   for (const [name, value] of u.searchParams) if (SECRET_PARAM.test(name)) registerSecret(value);
 }
 
@@ -137,10 +138,16 @@ function patternFor(scope: string | undefined, text: boolean): RegExp | null {
   const cached = patterns.get(id);
   if (cached !== undefined) return cached;
   const chosen: string[] = [];
-  for (const [name, set] of secrets) if (name === '' || scope === undefined || name === scope) for (const v of set) if (!text || safeInText(v)) chosen.push(v);
-  const alternatives = [...new Set(chosen)].sort((a, b) => b.length - a.length).map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  for (const [name, set] of secrets)
+    if (name === '' || scope === undefined || name === scope)
+      for (const v of set) if (!text || safeInText(v)) chosen.push(v);
+  const alternatives = [...new Set(chosen)]
+    .sort((a, b) => b.length - a.length)
+    .map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   // in text, never right after an escaping backslash: that would break the escape (`\n` of a "n1" secret)
-  const pattern = alternatives.length ? new RegExp(`${text ? '(?<!(?:^|[^\\\\])(?:\\\\\\\\)*\\\\)' : ''}(?:${alternatives.join('|')})`, 'g') : null;
+  const pattern = alternatives.length
+    ? new RegExp(`${text ? '(?<!(?:^|[^\\\\])(?:\\\\\\\\)*\\\\)' : ''}(?:${alternatives.join('|')})`, 'g')
+    : null;
   patterns.set(id, pattern);
   return pattern;
 }

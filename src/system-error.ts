@@ -18,30 +18,60 @@ export function isSystemError(err: unknown): err is SystemError {
 
 /** What is wrong and what to do about it, by the system's code; undefined for a code not known here. */
 export function systemProblem(err: SystemError): { problem: string; remedy: string } | undefined {
-  const user = typeof process.getuid === 'function' ? `the user running feedsync (uid ${process.getuid()})` : 'the user running feedsync';
+  const user =
+    typeof process.getuid === 'function'
+      ? `the user running feedsync (uid ${process.getuid()})`
+      : 'the user running feedsync';
   switch (err.code) {
     case 'ENOENT':
-      return { problem: 'does not exist (ENOENT)', remedy: 'Check the path (relative paths are relative to the config file)' };
+      return {
+        problem: 'does not exist (ENOENT)',
+        remedy: 'Check the path (relative paths are relative to the config file)',
+      };
     case 'EACCES':
     case 'EPERM':
-      return { problem: `is not open to ${user} (${err.code})`, remedy: 'Give that user read and write access to it and its folder, or point the config at a place it may use' };
+      return {
+        problem: `is not open to ${user} (${err.code})`,
+        remedy: 'Give that user read and write access to it and its folder, or point the config at a place it may use',
+      };
     case 'ENOSPC':
     case 'EDQUOT':
-      return { problem: `could not be written: the disk is full (${err.code})`, remedy: 'Free some space on that disk, then run again' };
+      return {
+        problem: `could not be written: the disk is full (${err.code})`,
+        remedy: 'Free some space on that disk, then run again',
+      };
     case 'EROFS':
-      return { problem: 'is on a read-only file system (EROFS)', remedy: 'Point the config at a writable place (in a container: a mounted volume)' };
+      return {
+        problem: 'is on a read-only file system (EROFS)',
+        remedy: 'Point the config at a writable place (in a container: a mounted volume)',
+      };
     case 'EISDIR':
-      return { problem: 'is a folder where a file was expected (EISDIR)', remedy: 'Point the config at a file inside it, or move the folder away' };
+      return {
+        problem: 'is a folder where a file was expected (EISDIR)',
+        remedy: 'Point the config at a file inside it, or move the folder away',
+      };
     case 'ENOTDIR':
     case 'EEXIST':
-      return { problem: `cannot be made: a part of its path is a file where a folder is needed (${err.code})`, remedy: 'Move that file away, or point the config elsewhere' };
+      return {
+        problem: `cannot be made: a part of its path is a file where a folder is needed (${err.code})`,
+        remedy: 'Move that file away, or point the config elsewhere',
+      };
     case 'EMFILE':
     case 'ENFILE':
-      return { problem: `could not be opened: too many files are open (${err.code})`, remedy: 'Raise the open-file limit (ulimit -n), then run again' };
+      return {
+        problem: `could not be opened: too many files are open (${err.code})`,
+        remedy: 'Raise the open-file limit (ulimit -n), then run again',
+      };
     case 'EADDRINUSE':
-      return { problem: 'is in use by another program (EADDRINUSE)', remedy: 'Stop what listens there, or choose another port' };
+      return {
+        problem: 'is in use by another program (EADDRINUSE)',
+        remedy: 'Stop what listens there, or choose another port',
+      };
     case 'EADDRNOTAVAIL':
-      return { problem: 'is not an address of this machine (EADDRNOTAVAIL)', remedy: 'Listen on 127.0.0.1, 0.0.0.0 or an address this machine has' };
+      return {
+        problem: 'is not an address of this machine (EADDRNOTAVAIL)',
+        remedy: 'Listen on 127.0.0.1, 0.0.0.0 or an address this machine has',
+      };
     default:
       return undefined;
   }

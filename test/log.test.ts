@@ -24,7 +24,16 @@ describe('log redaction', () => {
     const { logger, text } = capture();
     const unregistered = 'never-registered-key-55';
     logger.info({ api: { baseUrl: 'https://x', secretKey: unregistered, sessionKey: unregistered } }, 'config');
-    logger.info({ headers: { Authorization: unregistered, 'chatrobot-sessionkey': unregistered, 'content-type': 'application/json' } }, 'request');
+    logger.info(
+      {
+        headers: {
+          Authorization: unregistered,
+          'chatrobot-sessionkey': unregistered,
+          'content-type': 'application/json',
+        },
+      },
+      'request',
+    );
     logger.info({ req: { headers: { authorization: unregistered, 'chatrobot-sessionkey': unregistered } } }, 'nested');
     logger.info({ secretKey: unregistered, sessionKey: unregistered }, 'top level');
     const out = text();
@@ -66,7 +75,8 @@ describe('log redaction', () => {
       api.editSettings({ serialNumber: 'SN-1' }).catch((e: unknown) => e),
     ]);
     await t.close();
-    for (const err of errors) logger.error({ err, opts: { secretKey, sessionKey } }, `failed: ${(err as Error).message} with ${secretKey}`);
+    for (const err of errors)
+      logger.error({ err, opts: { secretKey, sessionKey } }, `failed: ${(err as Error).message} with ${secretKey}`);
     const out = text();
     expect(out).toContain('HTTP 401');
     expect(out).not.toContain(secretKey);

@@ -49,7 +49,11 @@ function slackEscape(text: string): string {
 /** The Slack text of an alert: feed text in a code span (its backticks turned into ʼ so the span cannot be closed early). */
 export function slackText(a: Alert): string {
   const message = a.message.replace(/`/g, 'ʼ').replace(/\s+/g, ' ');
-  return slackEscape(redactSecrets(`${alertTitle(a)} — \`${message}\` (chatbot ${a.chatbot}${a.runId ? `, run ${a.runId}` : ''}, since ${a.since}). ${a.hint}`));
+  return slackEscape(
+    redactSecrets(
+      `${alertTitle(a)} — \`${message}\` (chatbot ${a.chatbot}${a.runId ? `, run ${a.runId}` : ''}, since ${a.since}). ${a.hint}`,
+    ),
+  );
 }
 
 function alertTitle(a: Alert): string {
@@ -57,7 +61,9 @@ function alertTitle(a: Alert): string {
 }
 
 function alertText(a: Alert): string {
-  return redactSecrets(`${alertTitle(a)} — ${a.message} (chatbot ${a.chatbot}${a.runId ? `, run ${a.runId}` : ''}, since ${a.since}). ${a.hint}`);
+  return redactSecrets(
+    `${alertTitle(a)} — ${a.message} (chatbot ${a.chatbot}${a.runId ? `, run ${a.runId}` : ''}, since ${a.since}). ${a.hint}`,
+  );
 }
 
 export async function sendAlert(channels: readonly AlertChannel[], alert: Alert, logger: Logger): Promise<number> {
@@ -68,7 +74,10 @@ export async function sendAlert(channels: readonly AlertChannel[], alert: Alert,
         await sendOne(c, alert);
         sent++;
       } catch (err) {
-        logger.warn({ channel: c.kind, err: redactSecrets((err as Error).message), condition: alert.condition, feed: alert.feed }, 'alert could not be sent');
+        logger.warn(
+          { channel: c.kind, err: redactSecrets((err as Error).message), condition: alert.condition, feed: alert.feed },
+          'alert could not be sent',
+        );
       }
     }),
   );
@@ -80,7 +89,10 @@ async function sendOne(c: AlertChannel, alert: Alert): Promise<void> {
     case 'webhook': {
       const body = JSON.stringify(maskDeep({ type: 'feedsync.alert', ...alert, text: alertText(alert) }, alert.feed));
       const timestamp = Math.floor(Date.now() / 1000);
-      return post(c.url, body, { [TIMESTAMP_HEADER]: String(timestamp), [SIGNATURE_HEADER]: signBody(body, c.secret, timestamp) });
+      return post(c.url, body, {
+        [TIMESTAMP_HEADER]: String(timestamp),
+        [SIGNATURE_HEADER]: signBody(body, c.secret, timestamp),
+      });
     }
     case 'slack':
       return post(c.url, JSON.stringify({ text: slackText(alert) }), {});
@@ -98,7 +110,12 @@ async function sendOne(c: AlertChannel, alert: Alert): Promise<void> {
         socketTimeout: TIMEOUT_MS,
       });
       try {
-        await transport.sendMail({ from: c.from, to: c.to, subject: redactSecrets(alertTitle(alert)), text: alertText(alert) });
+        await transport.sendMail({
+          from: c.from,
+          to: c.to,
+          subject: redactSecrets(alertTitle(alert)),
+          text: alertText(alert),
+        });
       } finally {
         transport.close();
       }

@@ -9,7 +9,16 @@ import type { KvStore } from '../state/kv-store.js';
 import { sendAlert, registerChannelSecrets, type Alert } from './channels.js';
 import type { AlertsConfig } from './config-schema.js';
 import { excerpt } from '../errors.js';
-import { afterRun, emptyState, staleness, transitions, type AlertState, type Condition, type Notice, type RunObservation } from './rules.js';
+import {
+  afterRun,
+  emptyState,
+  staleness,
+  transitions,
+  type AlertState,
+  type Condition,
+  type Notice,
+  type RunObservation,
+} from './rules.js';
 
 export type { AlertsConfig } from './config-schema.js';
 export type { Notice, RunObservation, Condition, AlertState } from './rules.js';
@@ -49,17 +58,30 @@ const MAX_SWAPS = 10;
  * meanwhile (else read again and decide again). The notices returned are those of the decision that
  * was stored: with several workers, each transition is announced by exactly one of them.
  */
-async function updateAlertState(store: KvStore, lane: string, decide: (before: AlertState) => { state: AlertState; notices: Notice[]; store: boolean }): Promise<Notice[]> {
+async function updateAlertState(
+  store: KvStore,
+  lane: string,
+  decide: (before: AlertState) => { state: AlertState; notices: Notice[]; store: boolean },
+): Promise<Notice[]> {
   for (let i = 0; i < MAX_SWAPS; i++) {
     const raw = await store.get(ALERT_NAMESPACE, lane);
     const { state, notices, store: changed } = decide(parseAlertState(raw));
     if (!changed) return notices;
     if (await store.swap(ALERT_NAMESPACE, lane, raw, JSON.stringify(state))) return notices;
   }
-  throw new Error(`the alert state of ${lane} kept changing under this worker (${MAX_SWAPS} tries); its notices were not sent`);
+  throw new Error(
+    `the alert state of ${lane} kept changing under this worker (${MAX_SWAPS} tries); its notices were not sent`,
+  );
 }
 
-export async function alertAfterRun(store: KvStore, config: AlertsConfig, target: Target, run: RunObservation, logger: Logger, now = new Date()): Promise<Notice[]> {
+export async function alertAfterRun(
+  store: KvStore,
+  config: AlertsConfig,
+  target: Target,
+  run: RunObservation,
+  logger: Logger,
+  now = new Date(),
+): Promise<Notice[]> {
   const notices = await updateAlertState(store, stateName(target), (before) => {
     const { state, holding } = afterRun(before, run, config.rules);
     return { ...transitions(state, holding, now, config.rules), store: true };
@@ -69,7 +91,14 @@ export async function alertAfterRun(store: KvStore, config: AlertsConfig, target
 }
 
 /** "No successful sync for staleHours": checked for each lane, alerting and resolving like the rest. */
-export async function checkStaleness(store: KvStore, config: AlertsConfig, targets: readonly Target[], since: string, logger: Logger, now = new Date()): Promise<Notice[]> {
+export async function checkStaleness(
+  store: KvStore,
+  config: AlertsConfig,
+  targets: readonly Target[],
+  since: string,
+  logger: Logger,
+  now = new Date(),
+): Promise<Notice[]> {
   const all: Notice[] = [];
   for (const target of targets) {
     const notices = await updateAlertState(store, stateName(target), (before) => {
@@ -97,10 +126,19 @@ export const driftAlertLane = (feed: string) => `drift:${feed}`;
  * there are some, again when they change, and resolves when a check finds none (after
  * closeAfterMinutes). Off with `rules.sourceDrift: false`.
  */
-export async function alertDrift(store: KvStore, config: AlertsConfig, target: Target, findings: readonly string[], logger: Logger, now = new Date()): Promise<Notice[]> {
+export async function alertDrift(
+  store: KvStore,
+  config: AlertsConfig,
+  target: Target,
+  findings: readonly string[],
+  logger: Logger,
+  now = new Date(),
+): Promise<Notice[]> {
   const named = findings.slice(0, MAX_NAMED).map((f) => String(excerpt(f, 400)));
   const more = findings.length > MAX_NAMED ? `; and ${findings.length - MAX_NAMED} more` : '';
-  const message = findings.length ? `the source's dictionary moved away from the mapping: ${named.join('; ')}${more}` : undefined;
+  const message = findings.length
+    ? `the source's dictionary moved away from the mapping: ${named.join('; ')}${more}`
+    : undefined;
   const notices = await updateAlertState(store, driftAlertLane(target.feed), (before) => {
     const holding = new Map<Condition, string>();
     if (message && config.rules.sourceDrift) holding.set('source-drift', message);
@@ -116,7 +154,15 @@ export async function alertDrift(store: KvStore, config: AlertsConfig, target: T
   return notices;
 }
 
-async function deliver(config: AlertsConfig, target: Target, notices: Notice[], logger: Logger, now: Date, runId?: string, hint?: string): Promise<void> {
+async function deliver(
+  config: AlertsConfig,
+  target: Target,
+  notices: Notice[],
+  logger: Logger,
+  now: Date,
+  runId?: string,
+  hint?: string,
+): Promise<void> {
   if (!notices.length) return;
   registerChannelSecrets(config.channels);
   for (const n of notices) {
@@ -125,10 +171,17 @@ async function deliver(config: AlertsConfig, target: Target, notices: Notice[], 
       ...target,
       ...(runId && { runId }),
       at: now.toISOString(),
-      hint: hint ?? (runId ? `Details: feedsync runs show ${runId}; the worker's /status page.` : "Details: the worker's /status page; feedsync runs --feed " + target.feed),
+      hint:
+        hint ??
+        (runId
+          ? `Details: feedsync runs show ${runId}; the worker's /status page.`
+          : "Details: the worker's /status page; feedsync runs --feed " + target.feed),
     };
     const log = n.status === 'firing' ? logger.warn.bind(logger) : logger.info.bind(logger);
-    log({ feed: target.feed, condition: n.condition, status: n.status }, `alert ${n.status}: ${target.feed} ${n.condition}: ${n.message}`);
+    log(
+      { feed: target.feed, condition: n.condition, status: n.status },
+      `alert ${n.status}: ${target.feed} ${n.condition}: ${n.message}`,
+    );
     if (config.channels.length) await sendAlert(config.channels, alert, logger);
   }
 }

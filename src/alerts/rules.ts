@@ -8,9 +8,11 @@ import type { AlertRules } from './config-schema.js';
 /** Feed text in an alert (a run's message, a value) is an excerpt: an alert, a webhook and /status stay small. */
 const clip = (text: string) => String(excerpt(text));
 /** The first items of a list, each an excerpt, and how many more. */
-const firstOf = (items: readonly string[], n = 10) => `${items.slice(0, n).map(clip).join(', ')}${items.length > n ? `, and ${items.length - n} more` : ''}`;
+const firstOf = (items: readonly string[], n = 10) =>
+  `${items.slice(0, n).map(clip).join(', ')}${items.length > n ? `, and ${items.length - n} more` : ''}`;
 
-export type Condition = 'guard' | 'failing' | 'rejected' | 'feed-rejected' | 'dropped' | 'stale' | 'unmapped' | 'chat' | 'source-drift';
+export type Condition =
+  'guard' | 'failing' | 'rejected' | 'feed-rejected' | 'dropped' | 'stale' | 'unmapped' | 'chat' | 'source-drift';
 
 /** What a finished run showed, as the rules need it. */
 export interface RunObservation {
@@ -62,20 +64,29 @@ const FEED_CONDITIONS = ['rejected', 'feed-rejected', 'dropped', 'unmapped'] as 
 const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error', 'failed']);
 
 /** The state after a run, and the conditions that hold after it (stale aside: see staleness). */
-export function afterRun(state: AlertState, run: RunObservation, rules: AlertRules): { state: AlertState; holding: Map<Condition, string> } {
+export function afterRun(
+  state: AlertState,
+  run: RunObservation,
+  rules: AlertRules,
+): { state: AlertState; holding: Map<Condition, string> } {
   const next: AlertState = { ...state, open: { ...state.open } };
   const holding = new Map<Condition, string>();
   next.streak = FAILED.has(run.outcome) ? state.streak + 1 : run.outcome === 'ok' ? 0 : state.streak;
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
   const message = run.message === undefined ? undefined : String(excerpt(run.message, 200));
-  if (rules.guard && run.outcome === 'guard') holding.set('guard', `a delete guard held deletes back: ${message ?? 'see the run'}`);
+  if (rules.guard && run.outcome === 'guard')
+    holding.set('guard', `a delete guard held deletes back: ${message ?? 'see the run'}`);
   if (next.streak >= rules.failedRuns) {
-    holding.set('failing', `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${message ? `: ${message}` : ''})`);
+    holding.set(
+      'failing',
+      `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${message ? `: ${message}` : ''})`,
+    );
   }
   const feedRead = run.feedRead !== false;
   // the run's outcome `rejected` (sync/settle/rejection.ts): the feed answered with something that cannot be used
-  if (rules.feedRejected && feedRead && run.outcome === 'rejected') holding.set('feed-rejected', `the run was rejected: ${message ?? 'see the run'}`);
+  if (rules.feedRejected && feedRead && run.outcome === 'rejected')
+    holding.set('feed-rejected', `the run was rejected: ${message ?? 'see the run'}`);
   if (!feedRead) {
     for (const c of FEED_CONDITIONS) {
       const open = state.open[c];
@@ -83,24 +94,36 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
     }
   }
   if (feedRead && run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
-    holding.set('rejected', `${run.rejected} of ${run.records} records rejected (${pct(run.rejected / run.records)} > ${pct(rules.rejectedFraction)})`);
+    holding.set(
+      'rejected',
+      `${run.rejected} of ${run.records} records rejected (${pct(run.rejected / run.records)} > ${pct(rules.rejectedFraction)})`,
+    );
   }
   // only a run that read its feed whole says how many valid records it has, and only to a run of its
   // own kind (an incremental pull reads what changed, a full pull everything)
   const mode = run.mode ?? 'full';
-  const readFeed = feedRead && (run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard') && run.complete !== false;
+  const readFeed =
+    feedRead &&
+    (run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard') &&
+    run.complete !== false;
   const reference = state.lastGoodValidByMode?.[mode] ?? (mode === 'full' ? state.lastGoodValid : undefined);
   if (reference !== undefined && reference > 0 && readFeed) {
     const drop = (reference - run.valid) / reference;
     if (drop > rules.validDropFraction) {
-      holding.set('dropped', `valid records fell from ${reference} (last good ${run.mode ? `${mode} ` : ''}run) to ${run.valid} (−${pct(drop)} > ${pct(rules.validDropFraction)})`);
+      holding.set(
+        'dropped',
+        `valid records fell from ${reference} (last good ${run.mode ? `${mode} ` : ''}run) to ${run.valid} (−${pct(drop)} > ${pct(rules.validDropFraction)})`,
+      );
     }
   } else if (state.open.dropped) holding.set('dropped', state.open.dropped.message); // nothing to compare: as it was
   if (feedRead && rules.unmappedValues && run.unmapped.length) {
     holding.set('unmapped', `lookup values no map covers: ${firstOf(run.unmapped)}`);
   }
   if (rules.chatCheck && run.chat && run.chat.answerable < run.chat.asked) {
-    holding.set('chat', `the chatbot could not answer about ${firstOf(run.chat.missing)} (answerable ${run.chat.answerable}/${run.chat.asked})`);
+    holding.set(
+      'chat',
+      `the chatbot could not answer about ${firstOf(run.chat.missing)} (answerable ${run.chat.answerable}/${run.chat.asked})`,
+    );
   }
   if (run.outcome === 'ok' && feedRead) {
     next.lastOkAt = run.at;
@@ -116,7 +139,12 @@ export function afterRun(state: AlertState, run: RunObservation, rules: AlertRul
 }
 
 /** Whether "no successful sync for staleHours" holds at `now`. */
-export function staleness(state: AlertState, rules: AlertRules, now: Date, since: string | undefined): string | undefined {
+export function staleness(
+  state: AlertState,
+  rules: AlertRules,
+  now: Date,
+  since: string | undefined,
+): string | undefined {
   const last = state.lastOkAt ?? since;
   if (!last) return undefined;
   const hours = (now.getTime() - new Date(last).getTime()) / 3_600_000;
@@ -165,7 +193,8 @@ export function transitions(
     open[condition] = { since: at, message };
     notices.push({ status: 'firing', condition, message, since: at });
   }
-  for (const condition of Object.keys(pending) as Condition[]) if (inScope(condition) && !holding.has(condition)) delete pending[condition];
+  for (const condition of Object.keys(pending) as Condition[])
+    if (inScope(condition) && !holding.has(condition)) delete pending[condition];
   for (const condition of Object.keys(open) as Condition[]) {
     if (!inScope(condition) || holding.has(condition)) continue;
     const was = open[condition]!;
@@ -178,5 +207,8 @@ export function transitions(
     delete open[condition];
     notices.push({ status: 'resolved', condition, message: `resolved: ${was.message}`, since: was.since });
   }
-  return { state: { ...state, open, ...(Object.keys(pending).length ? { pending } : { pending: undefined }) }, notices };
+  return {
+    state: { ...state, open, ...(Object.keys(pending).length ? { pending } : { pending: undefined }) },
+    notices,
+  };
 }

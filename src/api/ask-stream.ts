@@ -17,29 +17,48 @@ export async function* askStream(c: Connection, req: AskRequest, call?: CallOpti
   const parser = createStreamParser();
   const state = { final: false };
   try {
-    for await (const chunk of readChunks(c, res, call?.signal)) yield* streamEvents(state, res.status, parser.push(chunk));
+    for await (const chunk of readChunks(c, res, call?.signal))
+      yield* streamEvents(state, res.status, parser.push(chunk));
     yield* streamEvents(state, res.status, parser.end());
   } catch (err) {
-    if (err instanceof StreamSyntaxError) throw new ResponseFormatError(endpoint, res.status, snippet(err.piece), err.message);
+    if (err instanceof StreamSyntaxError)
+      throw new ResponseFormatError(endpoint, res.status, snippet(err.piece), err.message);
     throw err;
   } finally {
     res.cancel();
     permit.release();
   }
-  if (!state.final) throw new ResponseFormatError(endpoint, res.status, '', 'the stream ended without the final object');
+  if (!state.final)
+    throw new ResponseFormatError(endpoint, res.status, '', 'the stream ended without the final object');
 }
 
 /** One attempt: the request sent, and its answer when it is an event stream. */
-async function openStream(c: Connection, req: AskRequest, call: CallOptions | undefined): Promise<{ value: BoundedResponse; httpStatus: number }> {
+async function openStream(
+  c: Connection,
+  req: AskRequest,
+  call: CallOptions | undefined,
+): Promise<{ value: BoundedResponse; httpStatus: number }> {
   const endpoint = ENDPOINTS.ask;
   const body = { ...validate('ask', AskRequest, req), stream: true };
-  const res = await postJson(endpoint, endpointUrl(c, 'ask'), headers(c, 'ask', 'text/event-stream'), body, c.transport, call?.signal);
+  const res = await postJson(
+    endpoint,
+    endpointUrl(c, 'ask'),
+    headers(c, 'ask', 'text/event-stream'),
+    body,
+    c.transport,
+    call?.signal,
+  );
   const type = res.headers.get('content-type') ?? '';
   if (!type.includes('text/event-stream') || res.status < 200 || res.status >= 300) {
     // An error (or a server that does not stream) answers with the envelope instead.
     const text = await readText(c, 'ask', res, call?.signal);
     parseEnvelope(endpoint, { status: res.status, headers: res.headers, text });
-    throw new ResponseFormatError(endpoint, res.status, snippet(text), `expected text/event-stream, got ${type || 'no content-type'}`);
+    throw new ResponseFormatError(
+      endpoint,
+      res.status,
+      snippet(text),
+      `expected text/event-stream, got ${type || 'no content-type'}`,
+    );
   }
   return { value: res, httpStatus: res.status };
 }
@@ -56,14 +75,23 @@ function* streamEvents(state: { final: boolean }, httpStatus: number, values: un
     }
     const part = StreamFragment.safeParse(value);
     if (!part.success) {
-      throw new ResponseFormatError(ENDPOINTS.ask, httpStatus, snippet(JSON.stringify(value)), 'a stream object is neither a fragment nor the final object');
+      throw new ResponseFormatError(
+        ENDPOINTS.ask,
+        httpStatus,
+        snippet(JSON.stringify(value)),
+        'a stream object is neither a fragment nor the final object',
+      );
     }
     yield { type: 'fragment', content: part.data.content };
   }
 }
 
 /** The stream's chunks; the attempt's total deadline and byte cap still hold while reading. */
-async function* readChunks(c: Connection, res: BoundedResponse, caller: AbortSignal | undefined): AsyncGenerator<Uint8Array> {
+async function* readChunks(
+  c: Connection,
+  res: BoundedResponse,
+  caller: AbortSignal | undefined,
+): AsyncGenerator<Uint8Array> {
   try {
     yield* res.body;
   } catch (err) {

@@ -43,5 +43,9 @@ export function createCallCounter(): CallCounter {
 }
 
 function zero(): CallCounts {
-  return { byEndpoint: Object.fromEntries(Object.keys(ENDPOINTS).map((k) => [k, 0])) as Record<EndpointName, number>, total: 0, retries: 0 };
+  return {
+    byEndpoint: Object.fromEntries(Object.keys(ENDPOINTS).map((k) => [k, 0])) as Record<EndpointName, number>,
+    total: 0,
+    retries: 0,
+  };
 }

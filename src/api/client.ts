@@ -27,7 +27,16 @@ import {
 import type { ApiClientOptions, CallOptions, ChatbotApi, ListPageDecoder } from './types.js';
 import { quickAccept, quickAcceptUpdate } from '../listing/validate.js';
 import { askStream } from './ask-stream.js';
-import { connect, endpointUrl, headers, readBody, readText, validate, withRetry, type Connection } from './connection.js';
+import {
+  connect,
+  endpointUrl,
+  headers,
+  readBody,
+  readText,
+  validate,
+  withRetry,
+  type Connection,
+} from './connection.js';
 
 export function createApiClient(opts: ApiClientOptions): ChatbotApi {
   const c = connect(opts);
@@ -36,8 +45,10 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
     ask: (req, call) => post(c, 'ask', AskRequest, { ...req, stream: false }, AskAnswer, call),
     askStream: (req, call) => askStream(c, req, call),
     // a listing the mapping validated passes the quick check: one zod parse per listing at most
-    createListing: (listing, call) => post(c, 'create', ListingCreate, listing, CreateListingData, call, { request: quickAccept }),
-    updateListing: (listing, call) => post(c, 'update', ListingUpdate, listing, UpdateListingData, call, { request: quickAcceptUpdate }),
+    createListing: (listing, call) =>
+      post(c, 'create', ListingCreate, listing, CreateListingData, call, { request: quickAccept }),
+    updateListing: (listing, call) =>
+      post(c, 'update', ListingUpdate, listing, UpdateListingData, call, { request: quickAcceptUpdate }),
     // a page that plainly is one is not copied item by item by zod
     listListings: (req, call) => post(c, 'list', ListRequest, req, ListData, call, { data: quickListData }),
     listListingsAs: (req, decoder, call) => listListingsAs(c, req, decoder, call),
@@ -62,24 +73,49 @@ async function post<T, S extends z.ZodType>(
 }
 
 /** POSTs a checked body; each attempt's response is read (and checked) by `read`, retried as a whole. */
-function send<T>(c: Connection, endpoint: EndpointName, body: unknown, call: CallOptions | undefined, read: (res: BoundedResponse) => Promise<T>): Promise<T> {
+function send<T>(
+  c: Connection,
+  endpoint: EndpointName,
+  body: unknown,
+  call: CallOptions | undefined,
+  read: (res: BoundedResponse) => Promise<T>,
+): Promise<T> {
   const url = endpointUrl(c, endpoint);
   return withRetry(c, endpoint, call, async () => {
     // (every endpoint but the streamed answer reads its body whole: ask-stream.ts streams it)
-    const res = await postJson(ENDPOINTS[endpoint], url, headers(c, endpoint, 'application/json'), body, c.transport, call?.signal, true);
+    const res = await postJson(
+      ENDPOINTS[endpoint],
+      url,
+      headers(c, endpoint, 'application/json'),
+      body,
+      c.transport,
+      call?.signal,
+      true,
+    );
     return { value: await read(res), httpStatus: res.status };
   });
 }
 
 /** listListings with the caller's decoder: its `raw` first (a plainly good page), else the checks of listListings, then its `data`. */
-async function listListingsAs<T>(c: Connection, req: ListRequest, decoder: ListPageDecoder<T>, call?: CallOptions): Promise<T> {
-  const got = await send(c, 'list', validate('list', ListRequest, req), call, async (res): Promise<{ page: T } | { data: ListData }> => {
-    const bytes = await readBody(c, 'list', res, call?.signal);
-    const page = await decoder.raw({ status: res.status, bytes });
-    if (page !== undefined) return { page };
-    const text = bytes.toString('utf8');
-    return { data: readEnvelope(ENDPOINTS.list, rawResponse(res, text), ListData, quickListData) };
-  });
+async function listListingsAs<T>(
+  c: Connection,
+  req: ListRequest,
+  decoder: ListPageDecoder<T>,
+  call?: CallOptions,
+): Promise<T> {
+  const got = await send(
+    c,
+    'list',
+    validate('list', ListRequest, req),
+    call,
+    async (res): Promise<{ page: T } | { data: ListData }> => {
+      const bytes = await readBody(c, 'list', res, call?.signal);
+      const page = await decoder.raw({ status: res.status, bytes });
+      if (page !== undefined) return { page };
+      const text = bytes.toString('utf8');
+      return { data: readEnvelope(ENDPOINTS.list, rawResponse(res, text), ListData, quickListData) };
+    },
+  );
   // outside the attempt: a failure of the caller's own decoding is not a call to retry
   return 'page' in got ? got.page : decoder.data(got.data);
 }

@@ -38,8 +38,19 @@ export function connect(opts: ApiClientOptions): Connection {
     opts,
     baseUrl,
     policy: retryPolicy(opts.retry),
-    budget: opts.budget ?? localApiBudget({ baseUrl, secretKey: opts.secretKey, ratePerSecond: opts.ratePerSecond, concurrency: opts.concurrency }),
-    transport: { dispatcher: keepAliveAgent(), timeoutMs: opts.timeoutMs, maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES },
+    budget:
+      opts.budget ??
+      localApiBudget({
+        baseUrl,
+        secretKey: opts.secretKey,
+        ratePerSecond: opts.ratePerSecond,
+        concurrency: opts.concurrency,
+      }),
+    transport: {
+      dispatcher: keepAliveAgent(),
+      timeoutMs: opts.timeoutMs,
+      maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    },
     urls: new Map(),
   };
 }
@@ -65,7 +76,12 @@ export function headers(c: Connection, endpoint: EndpointName, accept: string): 
 }
 
 /** Runs `attempt` until it succeeds, fails for good, or runs out of retries; one onCall per attempt. */
-export async function withRetry<T>(c: Connection, endpoint: EndpointName, call: CallOptions | undefined, attempt: Attempt<T>): Promise<T> {
+export async function withRetry<T>(
+  c: Connection,
+  endpoint: EndpointName,
+  call: CallOptions | undefined,
+  attempt: Attempt<T>,
+): Promise<T> {
   const { value, permit } = await withRetryHeld(c, endpoint, call, attempt);
   permit.release();
   return value;
@@ -75,13 +91,24 @@ export async function withRetry<T>(c: Connection, endpoint: EndpointName, call: 
  * withRetry, but the successful attempt's permit (its slot in flight) stays held for the caller to
  * release: a streamed answer is still being sent when its headers come.
  */
-export async function withRetryHeld<T>(c: Connection, endpoint: EndpointName, call: CallOptions | undefined, attempt: Attempt<T>): Promise<{ value: T; permit: Permit }> {
+export async function withRetryHeld<T>(
+  c: Connection,
+  endpoint: EndpointName,
+  call: CallOptions | undefined,
+  attempt: Attempt<T>,
+): Promise<{ value: T; permit: Permit }> {
   const caller = call?.signal;
   for (let n = 1; ; n++) {
     const permit = await c.budget.acquire(caller);
     const started = performance.now();
     const report = (e: Omit<ApiCallEvent, 'endpoint' | 'attempt' | 'durationMs'>) =>
-      c.opts.onCall?.({ endpoint, attempt: n, durationMs: Math.round(performance.now() - started), ...e, ...(call?.scope !== undefined && { scope: call.scope }) });
+      c.opts.onCall?.({
+        endpoint,
+        attempt: n,
+        durationMs: Math.round(performance.now() - started),
+        ...e,
+        ...(call?.scope !== undefined && { scope: call.scope }),
+      });
     try {
       const { value, httpStatus } = await attempt();
       report({ outcome: 'ok', httpStatus, apiCode: 200 });
@@ -111,14 +138,24 @@ export async function withRetryHeld<T>(c: Connection, endpoint: EndpointName, ca
  */
 async function pauseOnRetryAfter(c: Connection, endpoint: EndpointName, err: Error, permit: Permit): Promise<void> {
   if (!(err instanceof RateLimitedError) || err.retryAfterMs === undefined) return;
-  await c.budget.pauseUntil(Date.now() + err.retryAfterMs, `${ENDPOINTS[endpoint]} answered HTTP ${err.httpStatus} with Retry-After`).catch((e: unknown) => {
-    permit.release();
-    throw e;
-  });
+  await c.budget
+    .pauseUntil(
+      Date.now() + err.retryAfterMs,
+      `${ENDPOINTS[endpoint]} answered HTTP ${err.httpStatus} with Retry-After`,
+    )
+    .catch((e: unknown) => {
+      permit.release();
+      throw e;
+    });
 }
 
 /** `quick`: a hand-written check that agrees with `schema` (validate.ts), tried first; zod decides the rest and names the issues */
-export function validate<S extends z.ZodType>(endpoint: EndpointName, schema: S, req: unknown, quick?: (req: unknown) => z.output<S> | undefined): z.output<S> {
+export function validate<S extends z.ZodType>(
+  endpoint: EndpointName,
+  schema: S,
+  req: unknown,
+  quick?: (req: unknown) => z.output<S> | undefined,
+): z.output<S> {
   const fast = quick?.(req);
   if (fast) return fast;
   const parsed = schema.safeParse(req);
@@ -126,7 +163,12 @@ export function validate<S extends z.ZodType>(endpoint: EndpointName, schema: S,
   throw new ValidationError({ file: ENDPOINTS[endpoint] }, zodIssues(parsed.error, req));
 }
 
-export async function readBody(c: Connection, endpoint: EndpointName, res: BoundedResponse, caller: AbortSignal | undefined): Promise<Buffer> {
+export async function readBody(
+  c: Connection,
+  endpoint: EndpointName,
+  res: BoundedResponse,
+  caller: AbortSignal | undefined,
+): Promise<Buffer> {
   try {
     return await res.bytes();
   } catch (err) {
@@ -134,6 +176,11 @@ export async function readBody(c: Connection, endpoint: EndpointName, res: Bound
   }
 }
 
-export async function readText(c: Connection, endpoint: EndpointName, res: BoundedResponse, caller: AbortSignal | undefined): Promise<string> {
+export async function readText(
+  c: Connection,
+  endpoint: EndpointName,
+  res: BoundedResponse,
+  caller: AbortSignal | undefined,
+): Promise<string> {
   return (await readBody(c, endpoint, res, caller)).toString('utf8');
 }

@@ -31,7 +31,12 @@ export function rawResponse(res: { readonly status: number; readonly headers: He
 }
 
 /** Checks the envelope and parses Data with `data` (`quick`: a hand-written check that agrees with it, tried first); throws the matching error otherwise. */
-export function readEnvelope<T>(endpoint: string, res: RawResponse, data: z.ZodType<T>, quick?: (data: unknown) => T | undefined): T {
+export function readEnvelope<T>(
+  endpoint: string,
+  res: RawResponse,
+  data: z.ZodType<T>,
+  quick?: (data: unknown) => T | undefined,
+): T {
   const envelope = parseEnvelope(endpoint, res);
   const fast = quick?.(envelope.Data);
   if (fast !== undefined) return fast;
@@ -39,7 +44,12 @@ export function readEnvelope<T>(endpoint: string, res: RawResponse, data: z.ZodT
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = ['Data', ...(issue?.path ?? []).map(String)].join('.');
-    throw new ResponseFormatError(endpoint, res.status, snippet(res.text), `unexpected ${where}: ${issue?.message ?? 'invalid'}`);
+    throw new ResponseFormatError(
+      endpoint,
+      res.status,
+      snippet(res.text),
+      `unexpected ${where}: ${issue?.message ?? 'invalid'}`,
+    );
   }
   return parsed.data;
 }
@@ -68,7 +78,12 @@ function envelopeOf(endpoint: string, res: RawResponse, json: unknown): Envelope
   const parsed = Envelope.safeParse(json);
   if (parsed.success) return parsed.data;
   const fields = [...new Set(parsed.error.issues.map((i) => i.path.join('.') || '(body)'))].join(', ');
-  throw new ResponseFormatError(endpoint, res.status, snippet(res.text), `the body is not the service envelope (${fields})`);
+  throw new ResponseFormatError(
+    endpoint,
+    res.status,
+    snippet(res.text),
+    `the body is not the service envelope (${fields})`,
+  );
 }
 
 /**

@@ -51,12 +51,23 @@ export async function postJson(
 }
 
 /** The error for a failure while sending or reading: the caller's abort wins, then the bounds. */
-export function transportError(endpoint: string, err: unknown, caller: AbortSignal | undefined, transport: ApiTransport, httpStatus = 0): Error {
+export function transportError(
+  endpoint: string,
+  err: unknown,
+  caller: AbortSignal | undefined,
+  transport: ApiTransport,
+  httpStatus = 0,
+): Error {
   if (caller?.aborted) return new AbortedError(endpoint, caller.reason);
   if (err instanceof RequestStopped) {
     if (err.reason === 'deadline') return new TimeoutError(endpoint, transport.timeoutMs);
     if (err.reason === 'aborted') return new AbortedError(endpoint, err.cause);
-    return new ResponseFormatError(endpoint, httpStatus, '', `the body is larger than api.maxResponseBytes (${transport.maxResponseBytes} bytes); reading stopped there`);
+    return new ResponseFormatError(
+      endpoint,
+      httpStatus,
+      '',
+      `the body is larger than api.maxResponseBytes (${transport.maxResponseBytes} bytes); reading stopped there`,
+    );
   }
   const error = new NetworkError(endpoint, err);
   error.message = maskSecrets(error.message);

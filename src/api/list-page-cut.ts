@@ -55,7 +55,9 @@ export function cutListPage(status: number, body: Uint8Array): ListPageCut | und
 
 /** Item `i` of a cut page, parsed: undefined unless its bytes are one plain list item. */
 export function parseListItem(body: Uint8Array, cut: ListPageCut, i: number): ListItem | undefined {
-  const text = Buffer.from(body.buffer, body.byteOffset + cut.starts[i]!, cut.ends[i]! - cut.starts[i]!).toString('utf8');
+  const text = Buffer.from(body.buffer, body.byteOffset + cut.starts[i]!, cut.ends[i]! - cut.starts[i]!).toString(
+    'utf8',
+  );
   let item: unknown;
   try {
     item = JSON.parse(text);

@@ -19,7 +19,10 @@ export function apiBudget(budgets: Budgets, s: ApiBudgetSettings): Budget {
   const rate = s.ratePerSecond && Number.isFinite(s.ratePerSecond) && s.ratePerSecond > 0 ? s.ratePerSecond : undefined;
   return budgets.budget(
     credentialKey('api', origin, s.secretKey),
-    { ...(rate !== undefined && { perSecond: rate }), ...(s.concurrency !== undefined && { concurrency: s.concurrency }) },
+    {
+      ...(rate !== undefined && { perSecond: rate }),
+      ...(s.concurrency !== undefined && { concurrency: s.concurrency }),
+    },
     // A pause longer than a Retry-After the client would wait for is not waited out in-process either.
     { label: `Chatbot Service ${origin}`, maxWaitMs: MAX_RETRY_AFTER_MS },
   );

@@ -40,7 +40,8 @@ export type Envelope = z.infer<typeof Envelope>;
 
 // ---- Edit chatbot settings -------------------------------------------------------------------
 
-const RGB = /^rgb\(\s*(25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*(25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*(25[0-5]|2[0-4]\d|1?\d?\d)\s*\)$/;
+const RGB =
+  /^rgb\(\s*(25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*(25[0-5]|2[0-4]\d|1?\d?\d)\s*,\s*(25[0-5]|2[0-4]\d|1?\d?\d)\s*\)$/;
 const rgb = () => z.string().regex(RGB, 'must be rgb(r,g,b) with 0-255 each');
 
 export const chatbotSettingsShape = {
@@ -109,13 +110,21 @@ export const AskRequest = z
     const type = req.chatAskType ?? 'Text';
     const files = req.fileIds ?? [];
     if (files.length > 0 && type === 'Text') {
-      ctx.addIssue({ code: 'custom', path: ['fileIds'], message: 'is valid only when chatAskType is Image, Video or Audio' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fileIds'],
+        message: 'is valid only when chatAskType is Image, Video or Audio',
+      });
     }
     if ((type === 'Audio' || type === 'Video') && files.length > 1) {
       ctx.addIssue({ code: 'custom', path: ['fileIds'], message: `allows one file only with chatAskType ${type}` });
     }
     if (type === 'Text' && req.content.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['content'], message: 'may be empty only when chatAskType is Image, Audio or Video' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['content'],
+        message: 'may be empty only when chatAskType is Image, Audio or Video',
+      });
     }
   });
 export type AskRequest = z.infer<typeof AskRequest>;
@@ -190,7 +199,8 @@ export function plainListItem(item: unknown): item is ListItem {
     const member = LIST_ITEM_MEMBERS[i++];
     if (!member || member[0] !== key) return false;
     const v = it[key];
-    if (member[1] ? typeof v !== 'string' : key === 'ID' ? !isInt(v) : typeof v !== 'number' || !Number.isFinite(v)) return false;
+    if (member[1] ? typeof v !== 'string' : key === 'ID' ? !isInt(v) : typeof v !== 'number' || !Number.isFinite(v))
+      return false;
   }
   return i === LIST_ITEM_MEMBERS.length;
 }

@@ -21,7 +21,14 @@ export function zodIssues(error: z.ZodError, input: unknown): ValidationIssue[] 
   return out;
 }
 
-const TYPE_NAMES: Record<string, string> = { int: 'an integer', array: 'an array', object: 'an object', number: 'a number', string: 'a string', boolean: 'a boolean' };
+const TYPE_NAMES: Record<string, string> = {
+  int: 'an integer',
+  array: 'an array',
+  object: 'an object',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'a boolean',
+};
 
 /** zod's default messages ("Invalid input: expected int, received number") said as a rule; custom messages kept. */
 function ruleOf(issue: z.core.$ZodIssue, value: unknown): string {

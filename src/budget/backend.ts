@@ -168,7 +168,12 @@ export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend 
     const id = `${key}:${window}:${durationSec}`;
     let l = limiters.get(id);
     if (!l) {
-      const options = { storeClient: redis, keyPrefix: k(key, `${window}-${durationSec}`), points: UNCOUNTED, duration: durationSec };
+      const options = {
+        storeClient: redis,
+        keyPrefix: k(key, `${window}-${durationSec}`),
+        points: UNCOUNTED,
+        duration: durationSec,
+      };
       limiters.set(id, (l = loadFlexible().then((m) => new m.RateLimiterRedis(options))));
     }
     return l;
@@ -179,17 +184,36 @@ export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend 
       const logs = req.sliding.map((w) => k(key, `${w.window}-log`));
       const args = req.sliding.flatMap((w) => [String(w.points), String(spanOf(w.durationSec))]);
       const lease = req.lease ?? { limit: 0, ttlMs: 0 };
-      const r = await redis.eval(TAKE, 2 + logs.length, k(key, 'pause'), k(key, 'inflight'), ...logs, req.id, String(lease.limit), String(lease.ttlMs), ...args);
+      const r = await redis.eval(
+        TAKE,
+        2 + logs.length,
+        k(key, 'pause'),
+        k(key, 'inflight'),
+        ...logs,
+        req.id,
+        String(lease.limit),
+        String(lease.ttlMs),
+        ...args,
+      );
       return takeResult(r, req);
     },
     settle: async (key, req) => {
       const logs = req.sliding.map((w) => k(key, `${w.window}-log`));
-      await redis.eval(SETTLE, 1 + logs.length, k(key, 'inflight'), ...logs, req.id, ...req.sliding.map((w) => String(spanOf(w.durationSec))));
+      await redis.eval(
+        SETTLE,
+        1 + logs.length,
+        k(key, 'inflight'),
+        ...logs,
+        req.id,
+        ...req.sliding.map((w) => String(spanOf(w.durationSec))),
+      );
     },
     consume: (key, window, limit, durationSec) => consumeWith(limiter(key, window, durationSec), limit),
-    renewLease: async (key, id, ttlMs) => void (await redis.eval(LEASE_RENEW, 1, k(key, 'inflight'), id, String(ttlMs))),
+    renewLease: async (key, id, ttlMs) =>
+      void (await redis.eval(LEASE_RENEW, 1, k(key, 'inflight'), id, String(ttlMs))),
     readPause: async (key) => parsePause(await redis.get(k(key, 'pause'))),
-    pause: async (key, until, reason) => void (await redis.eval(PAUSE_EXTEND, 1, k(key, 'pause'), String(until), reason, String(PAUSE_KEEP_MS))),
+    pause: async (key, until, reason) =>
+      void (await redis.eval(PAUSE_EXTEND, 1, k(key, 'pause'), String(until), reason, String(PAUSE_KEEP_MS))),
     readLearned: async (key) => {
       const raw = await redis.hgetall(k(key, 'learned'));
       const out: Partial<Record<WindowName, number>> = {};
@@ -216,7 +240,13 @@ export function memoryBackend(): BudgetBackend {
   const limiter = (key: string, window: WindowName, durationSec: number) => {
     const id = `${key}:${window}:${durationSec}`;
     let l = limiters.get(id);
-    if (!l) limiters.set(id, (l = loadFlexible().then((m) => new m.RateLimiterMemory({ keyPrefix: id, points: UNCOUNTED, duration: durationSec }))));
+    if (!l)
+      limiters.set(
+        id,
+        (l = loadFlexible().then(
+          (m) => new m.RateLimiterMemory({ keyPrefix: id, points: UNCOUNTED, duration: durationSec }),
+        )),
+      );
     return l;
   };
   const logOf = (key: string, window: WindowName) => {
@@ -247,7 +277,13 @@ export function memoryBackend(): BudgetBackend {
           if (at > now - span) break;
           log.delete(id);
         }
-        if (log.size >= w.points) return { ok: false, reason: 'window', window: w.window, waitMs: Math.max(1, nth(log.values(), log.size - w.points) + span - now) };
+        if (log.size >= w.points)
+          return {
+            ok: false,
+            reason: 'window',
+            window: w.window,
+            waitMs: Math.max(1, nth(log.values(), log.size - w.points) + span - now),
+          };
       }
       if (req.lease) slots(key).set(req.id, now + req.lease.ttlMs);
       for (const w of req.sliding) logOf(key, w.window).set(req.id, now);

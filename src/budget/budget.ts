@@ -132,7 +132,9 @@ function shapeOf(limits: BudgetLimits, learned: Partial<Record<WindowName, numbe
   }
   return {
     windows,
-    sliding: [...windows].filter(([w]) => SLIDING_WINDOWS.has(w)).map(([w, limit]) => ({ window: w, ...windowShape(w, limit) })),
+    sliding: [...windows]
+      .filter(([w]) => SLIDING_WINDOWS.has(w))
+      .map(([w, limit]) => ({ window: w, ...windowShape(w, limit) })),
     fixed: [...windows].filter(([w]) => !SLIDING_WINDOWS.has(w)),
   };
 }
@@ -145,7 +147,12 @@ interface BudgetParts {
 }
 
 /** the pause, the lease and the sliding windows, taken together; waits while any is short */
-async function takeShared(b: BudgetParts, req: TakeRequest, limitOfWindow: ReadonlyMap<WindowName, number>, signal: AbortSignal | undefined): Promise<void> {
+async function takeShared(
+  b: BudgetParts,
+  req: TakeRequest,
+  limitOfWindow: ReadonlyMap<WindowName, number>,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const { backend, key, opts } = b;
   for (let poll = 2; ;) {
     const r = await backend.take(key, req);
@@ -157,7 +164,8 @@ async function takeShared(b: BudgetParts, req: TakeRequest, limitOfWindow: Reado
       continue;
     }
     if (r.waitMs > opts.maxWaitMs) {
-      if (r.reason === 'paused') throw new BudgetExhaustedError(opts.label, new Date(r.pause.until), `paused: ${r.pause.reason}`);
+      if (r.reason === 'paused')
+        throw new BudgetExhaustedError(opts.label, new Date(r.pause.until), `paused: ${r.pause.reason}`);
       throw windowSpent(opts, r.window, limitOfWindow.get(r.window), r.waitMs);
     }
     // a little jitter: the processes waiting on one window do not all ask at the same millisecond
@@ -165,8 +173,17 @@ async function takeShared(b: BudgetParts, req: TakeRequest, limitOfWindow: Reado
   }
 }
 
-function windowSpent(opts: BudgetOptions, w: WindowName, limit: number | undefined, waitMs: number): BudgetExhaustedError {
-  return new BudgetExhaustedError(opts.label, new Date(Date.now() + waitMs), `${limit ?? '?'} requests ${w.replace('per', 'per ').toLowerCase()}`);
+function windowSpent(
+  opts: BudgetOptions,
+  w: WindowName,
+  limit: number | undefined,
+  waitMs: number,
+): BudgetExhaustedError {
+  return new BudgetExhaustedError(
+    opts.label,
+    new Date(Date.now() + waitMs),
+    `${limit ?? '?'} requests ${w.replace('per', 'per ').toLowerCase()}`,
+  );
 }
 
 /** a request of fixed window `w` (hour, day) */
@@ -182,7 +199,9 @@ async function takeFixed(b: BudgetParts, w: WindowName, limit: number, signal: A
 }
 
 function permit({ backend, key }: BudgetParts, req: TakeRequest): Permit {
-  const renew = req.lease ? setInterval(() => void backend.renewLease(key, req.id, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3) : undefined;
+  const renew = req.lease
+    ? setInterval(() => void backend.renewLease(key, req.id, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3)
+    : undefined;
   renew?.unref();
   let released = false;
   return {

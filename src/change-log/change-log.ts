@@ -88,7 +88,9 @@ export interface ChangeLog {
  * An entry as the reading commands print it: a whole listing kept for undo (packed, up to tens of KB)
  * is named by its size, not printed.
  */
-export function shownEntry(e: ChangeEntry): ChangeEntry | (Omit<ChangeEntry, 'change'> & { change: Omit<ListingChange, 'before'> & { beforeBytes: number } }) {
+export function shownEntry(
+  e: ChangeEntry,
+): ChangeEntry | (Omit<ChangeEntry, 'change'> & { change: Omit<ListingChange, 'before'> & { beforeBytes: number } }) {
   const c = e.change;
   if (!('before' in c) || c.before === undefined) return e;
   const { before, ...rest } = c;
@@ -102,19 +104,30 @@ export function shownEntry(e: ChangeEntry): ChangeEntry | (Omit<ChangeEntry, 'ch
  * them unnamed).
  */
 export function asShownNow(entries: readonly ChangeEntry[]): ChangeEntry[] {
-  const last = entries.find((e) => !e.dryRun && (e.change.op === 'create' || e.change.op === 'update' || e.change.op === 'delete'))?.change;
+  const last = entries.find(
+    (e) => !e.dryRun && (e.change.op === 'create' || e.change.op === 'update' || e.change.op === 'delete'),
+  )?.change;
   const fields = new Set(last && (last.op === 'create' || last.op === 'update') ? (last.withheldFields ?? []) : []);
   if (fields.size === 0) return [...entries];
   const field = (c: FieldChange): FieldChange => {
     if (!fields.has(c.field)) return c;
     const { old: _o, new: _n, cut: _c, oldNotKept: _k, ...rest } = c;
-    return { ...rest, old: undefined, new: undefined, ...(c.old !== undefined && { oldWithheld: true }), ...(c.new !== undefined && { newWithheld: true }) };
+    return {
+      ...rest,
+      old: undefined,
+      new: undefined,
+      ...(c.old !== undefined && { oldWithheld: true }),
+      ...(c.new !== undefined && { newWithheld: true }),
+    };
   };
   return entries.map((e) => {
     if (e.change.op !== 'create' && e.change.op !== 'update') return e;
     const { after: _after, ...c } = e.change;
     const headline = c.headline && Object.fromEntries(Object.entries(c.headline).filter(([k]) => !fields.has(k)));
-    const change: ListingChange = c.op === 'create' ? { ...c, headline: headline ?? {} } : { ...c, changes: c.changes.map(field), ...(headline && { headline }) };
+    const change: ListingChange =
+      c.op === 'create'
+        ? { ...c, headline: headline ?? {} }
+        : { ...c, changes: c.changes.map(field), ...(headline && { headline }) };
     return { ...e, change };
   });
 }

@@ -76,7 +76,11 @@ export async function createFileChangeLog(path: string, limits: ChangeLogLimits 
 async function appendPrivate(path: string, text: string): Promise<void> {
   let file;
   try {
-    file = await open(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, PRIVATE_FILE_MODE);
+    file = await open(
+      path,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+      PRIVATE_FILE_MODE,
+    );
   } catch (err) {
     throw isSystemError(err) && err.code === 'ELOOP' ? symlinked(path, 'The change log') : err;
   }
@@ -134,7 +138,8 @@ function lineText(l: Line): string {
 
 /** the line's values masked of secrets; a packed whole listing (compressed bytes, undo) as it is */
 function masked(l: Line): Line {
-  if (!('c' in l) || !('before' in l.c.change) || l.c.change.before === undefined) return maskDeep(l, 'c' in l ? l.c.feed : l.r.feed);
+  if (!('c' in l) || !('before' in l.c.change) || l.c.change.before === undefined)
+    return maskDeep(l, 'c' in l ? l.c.feed : l.r.feed);
   const { before, ...change } = l.c.change;
   const m = maskDeep({ c: { ...l.c, change } }, l.c.feed);
   return { c: { ...m.c, change: { ...m.c.change, before } as ChangeEntry['change'] } };

@@ -34,7 +34,11 @@ export interface ChangeRecorder {
   finish(run: Omit<RunEntry, keyof RunMeta | 'recorded' | 'dropped' | 'wholes'>): Promise<RunEntry>;
 }
 
-export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxPerRun: number; maxBytesPerRun?: number; logger: Logger }): ChangeRecorder {
+export function createChangeRecorder(
+  log: ChangeLog,
+  meta: RunMeta,
+  opts: { maxPerRun: number; maxBytesPerRun?: number; logger: Logger },
+): ChangeRecorder {
   let buffer: ChangeEntry[] = [];
   let recorded = 0;
   let dropped = 0;
@@ -82,7 +86,14 @@ export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxP
         wholes.kept++;
         wholes.bytes += before.length;
       }
-      buffer.push({ runId: meta.runId, at: new Date().toISOString(), feed: meta.feed, chatbot: meta.chatbot, dryRun: meta.dryRun, change });
+      buffer.push({
+        runId: meta.runId,
+        at: new Date().toISOString(),
+        feed: meta.feed,
+        chatbot: meta.chatbot,
+        dryRun: meta.dryRun,
+        change,
+      });
       if (buffer.length >= BATCH) flush();
     },
     async finish(run) {
@@ -96,7 +107,11 @@ export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxP
         recorded: recorded - lost,
         dropped,
         ...(wholes.kept + wholes.notKept > 0 && { wholes }),
-        ...(lost > 0 && { message: [run.message, `change log incomplete: ${lost} change(s) not recorded (${failed})`].filter(Boolean).join('; ') }),
+        ...(lost > 0 && {
+          message: [run.message, `change log incomplete: ${lost} change(s) not recorded (${failed})`]
+            .filter(Boolean)
+            .join('; '),
+        }),
       };
       const saved = await log.finishRun(entry).then(
         () => true,
@@ -109,12 +124,15 @@ export function createChangeRecorder(log: ChangeLog, meta: RunMeta, opts: { maxP
               (err: Error) => ((failed = err.message), false),
             ),
       );
-      if (!saved) opts.logger.warn({ err: failed, runId: meta.runId }, 'the run could not be recorded in the change log');
+      if (!saved)
+        opts.logger.warn({ err: failed, runId: meta.runId }, 'the run could not be recorded in the change log');
       runNotRecorded = !saved;
       return entry;
     },
     unrecorded() {
-      const parts = [lost > 0 && `${lost} change(s) not recorded`, runNotRecorded && 'the run not recorded'].filter(Boolean);
+      const parts = [lost > 0 && `${lost} change(s) not recorded`, runNotRecorded && 'the run not recorded'].filter(
+        Boolean,
+      );
       return parts.length ? `change log incomplete: ${parts.join(', ')} (${failed})` : undefined;
     },
   };
@@ -150,7 +168,8 @@ function boundChange(change: ListingChange): ListingChange {
   return { ...change, changes: change.changes.map(boundFieldChange) };
 }
 
-const tooLong = (v: CanonicalValue) => v !== undefined && (typeof v === 'number' ? false : JSON.stringify(v).length > VALUE_CHARS);
+const tooLong = (v: CanonicalValue) =>
+  v !== undefined && (typeof v === 'number' ? false : JSON.stringify(v).length > VALUE_CHARS);
 const isLong = (c: FieldChange) => tooLong(c.old) || tooLong(c.new);
 
 function boundFieldChange(c: FieldChange): FieldChange {
@@ -171,5 +190,8 @@ function boundFieldChange(c: FieldChange): FieldChange {
 
 function cutValue(v: CanonicalValue): { excerpt: string; of: { sha1: string; length: number } } {
   const text = typeof v === 'string' ? v : JSON.stringify(v);
-  return { excerpt: `${text.slice(0, EXCERPT_CHARS)}…`, of: { sha1: createHash('sha1').update(text).digest('base64url'), length: text.length } };
+  return {
+    excerpt: `${text.slice(0, EXCERPT_CHARS)}…`,
+    of: { sha1: createHash('sha1').update(text).digest('base64url'), length: text.length },
+  };
 }

@@ -23,7 +23,11 @@ interface LogParts {
   ttl: number;
 }
 
-export function createRedisChangeLog(redis: RedisClient, prefix: string, limits: ChangeLogLimits = DEFAULT_LIMITS): ChangeLog {
+export function createRedisChangeLog(
+  redis: RedisClient,
+  prefix: string,
+  limits: ChangeLogLimits = DEFAULT_LIMITS,
+): ChangeLog {
   const keys = keysOf(prefix);
   const { changesOfRun: runList, runInfo, changeRuns: runsOf, wholeOfRun: wholeOf, wholeRuns, wholeBytes } = keys;
   const ttl = Math.max(1, Math.round(limits.retentionDays * 86_400));
@@ -36,14 +40,26 @@ export function createRedisChangeLog(redis: RedisClient, prefix: string, limits:
       const json = JSON.stringify(maskDeep(run, run.feed));
       const multi = redis.multi().set(runInfo(run.runId), json, 'EX', ttl).expire(runList(run.runId), ttl);
       for (const key of [runsOf(run.feed), runsOf(undefined)]) multi.lpush(key, json).ltrim(key, 0, RUNS_KEPT - 1);
-      if (run.wholes?.kept) multi.expire(wholeOf(run.runId), ttl).rpush(wholeRuns(run.feed), run.runId).expire(wholeRuns(run.feed), ttl).expire(wholeBytes(run.feed), ttl);
+      if (run.wholes?.kept)
+        multi
+          .expire(wholeOf(run.runId), ttl)
+          .rpush(wholeRuns(run.feed), run.runId)
+          .expire(wholeRuns(run.feed), ttl)
+          .expire(wholeBytes(run.feed), ttl);
       await multi.exec();
       if (run.wholes?.kept) await boundWholes(log, run.feed);
     },
     async run(runId, limit) {
-      const [info, raw, wholes] = await Promise.all([redis.get(runInfo(runId)), redis.lrange(runList(runId), 0, limit - 1), redis.hgetall(wholeOf(runId))]);
+      const [info, raw, wholes] = await Promise.all([
+        redis.get(runInfo(runId)),
+        redis.lrange(runList(runId), 0, limit - 1),
+        redis.hgetall(wholeOf(runId)),
+      ]);
       const changes = raw.flatMap((l) => parseList<ChangeEntry>(l));
-      return { run: info ? parse<RunEntry>(info) : undefined, changes: attachWholes(changes, new Map(Object.entries(wholes))) };
+      return {
+        run: info ? parse<RunEntry>(info) : undefined,
+        changes: attachWholes(changes, new Map(Object.entries(wholes))),
+      };
     },
     history: (feed, key, limit) => historyOf(log, feed, key, limit),
     async runs(feed, limit) {
@@ -85,7 +101,9 @@ async function historyOf({ redis, keys }: LogParts, feed: string, key: string, l
   const out: ChangeEntry[] = [];
   let end = '+';
   for (;;) {
-    const chunk = (await redis.xrevrange(keys.changesOfFeed(feed), end, '-', 'COUNT', SCAN_CHUNK)) as Array<[string, string[]]>;
+    const chunk = (await redis.xrevrange(keys.changesOfFeed(feed), end, '-', 'COUNT', SCAN_CHUNK)) as Array<
+      [string, string[]]
+    >;
     for (const [, fields] of chunk) {
       const e = parse<ChangeEntry>(fields[1] ?? '');
       if (e?.change.key === key) out.push(e);

@@ -32,7 +32,11 @@ export async function run(opts: CancelOptions): Promise<number> {
       // the feed's own job, or a job running it with others (a group's scheduled run, `--chatbot`): that whole job is cancelled
       const jobs = active.filter((j) => j.id && feedsOfSyncJob(j.data, loaded.config.feeds).includes(feed));
       if (!jobs.length) {
-        results.push({ feed, outcome: 'not-running', summary: `feed ${feed} has no running sync in ${named}; nothing to cancel` });
+        results.push({
+          feed,
+          outcome: 'not-running',
+          summary: `feed ${feed} has no running sync in ${named}; nothing to cancel`,
+        });
         continue;
       }
       for (const job of jobs) await requestCancel(redis, prefix, job.id!, by);
@@ -50,18 +54,27 @@ export async function run(opts: CancelOptions): Promise<number> {
           });
           continue;
         }
-        const report = done.state === 'completed' ? (done.returnvalue as { outcome?: string; summary?: string } | undefined) : undefined;
+        const report =
+          done.state === 'completed'
+            ? (done.returnvalue as { outcome?: string; summary?: string } | undefined)
+            : undefined;
         results.push({
           feed,
           jobId: job.id,
           worker,
           outcome: report?.outcome ?? done.state,
-          summary: report?.summary ?? (done.state === 'failed' ? `job ${job.id} failed: ${done.failedReason}` : `job ${job.id} ${done.state}`),
+          summary:
+            report?.summary ??
+            (done.state === 'failed' ? `job ${job.id} failed: ${done.failedReason}` : `job ${job.id} ${done.state}`),
         });
       }
     }
     if (opts.json) printJson({ cancelled: results });
-    else for (const r of results) process.stderr.write(`${r.outcome === 'cancelled' ? 'cancelled' : r.outcome}: ${r.summary}${r.worker ? ` (worker ${r.worker})` : ''}\n`);
+    else
+      for (const r of results)
+        process.stderr.write(
+          `${r.outcome === 'cancelled' ? 'cancelled' : r.outcome}: ${r.summary}${r.worker ? ` (worker ${r.worker})` : ''}\n`,
+        );
     return results.every((r) => r.outcome === 'cancelled' || r.outcome === 'not-running') ? EXIT.ok : EXIT.failed;
   } finally {
     await closeQueues(queues);

@@ -27,7 +27,9 @@ export function completionScript(program: Command, shell: Shell): string {
   const paths = [...table.keys()].filter((p) => p !== '');
   // a word moves the path on only where it names a subcommand of the path so far
   const step = paths.map((p) => `"/${p.replace(/ /g, '/')}"`).join('|');
-  const cases = [...table].map(([p, words]) => `    "${p === '' ? '' : '/' + p.replace(/ /g, '/')}") cands="${words.join(' ')}" ;;`).join('\n');
+  const cases = [...table]
+    .map(([p, words]) => `    "${p === '' ? '' : '/' + p.replace(/ /g, '/')}") cands="${words.join(' ')}" ;;`)
+    .join('\n');
   const walk = (first: string, last: string, word: string) =>
     [
       `  local key="" w i cands=""`,

@@ -20,8 +20,17 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
   const summary = {
     file,
     api: { baseUrl: config.api.baseUrl, concurrency: config.api.concurrency, ratePerSecond: config.api.ratePerSecond },
-    redis: config.redis ? { where: describeRedis(config.redis), ...(config.redis.url && { url: config.redis.url.replace(/\/\/[^@/]*@/, '//***@') }) } : null,
-    chatbots: config.chatbots.map((c) => ({ serialNumber: c.serialNumber, settings: Object.keys(c.settings ?? {}).length, smoke: Boolean(c.smoke) })),
+    redis: config.redis
+      ? {
+          where: describeRedis(config.redis),
+          ...(config.redis.url && { url: config.redis.url.replace(/\/\/[^@/]*@/, '//***@') }),
+        }
+      : null,
+    chatbots: config.chatbots.map((c) => ({
+      serialNumber: c.serialNumber,
+      settings: Object.keys(c.settings ?? {}).length,
+      smoke: Boolean(c.smoke),
+    })),
     feeds: config.feeds.map((f) => ({
       name: f.name,
       chatbot: f.chatbot,
@@ -34,9 +43,13 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
   };
   if (opts.json) printJson({ ok: true, ...summary });
   else {
-    process.stderr.write(`config ${file} is valid: ${summary.feeds.length} feed(s), ${summary.chatbots.length} chatbot(s), api ${summary.api.baseUrl}\n`);
+    process.stderr.write(
+      `config ${file} is valid: ${summary.feeds.length} feed(s), ${summary.chatbots.length} chatbot(s), api ${summary.api.baseUrl}\n`,
+    );
     for (const f of summary.feeds) {
-      process.stderr.write(`  feed ${f.name} (${f.kind}) → ${f.chatbot}, key ${f.keyBy}, deletes ${f.deletes}${f.schedule ? `, cron ${f.schedule}` : ''}\n`);
+      process.stderr.write(
+        `  feed ${f.name} (${f.kind}) → ${f.chatbot}, key ${f.keyBy}, deletes ${f.deletes}${f.schedule ? `, cron ${f.schedule}` : ''}\n`,
+      );
       if (f.vendor) process.stderr.write(`    ${f.vendor}\n`);
     }
   }
@@ -49,7 +62,11 @@ function settingsIssues({ config }: LoadedConfig, lineOf: LineOf): ConfigIssue[]
     const base = `chatbots[${i}].settings`;
     return checkSettings(chatbot.settings ?? {}, base).map((issue) => {
       const key = issue.field.slice(base.length + 1);
-      return { path: issue.field, line: lineOf(['chatbots', i, 'settings', ...(key ? [key] : [])]), message: formatSettingsIssue(issue) };
+      return {
+        path: issue.field,
+        line: lineOf(['chatbots', i, 'settings', ...(key ? [key] : [])]),
+        message: formatSettingsIssue(issue),
+      };
     });
   });
 }
@@ -63,7 +80,8 @@ async function feedFileIssues({ config, dir }: LoadedConfig, lineOf: LineOf): Pr
     const full = resolve(dir, path);
     const problem = await stat(full).then(
       (s) => (s.isFile() ? undefined : 'is not a file'),
-      (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 'does not exist' : `cannot be read (${err.code ?? err.message})`),
+      (err: NodeJS.ErrnoException) =>
+        err.code === 'ENOENT' ? 'does not exist' : `cannot be read (${err.code ?? err.message})`,
     );
     if (problem) {
       issues.push({

@@ -17,14 +17,18 @@ export interface ControlOptions {
 }
 
 export async function run(opts: ControlOptions): Promise<number> {
-  if (Boolean(opts.feed?.length) === Boolean(opts.all)) throw new ConfigError(`${opts.action}: give --feed NAME (one or more) or --all`);
+  if (Boolean(opts.feed?.length) === Boolean(opts.all))
+    throw new ConfigError(`${opts.action}: give --feed NAME (one or more) or --all`);
   const loaded = await loadConfig(opts.config);
   const feeds = opts.all ? ALL : selectFeeds(loaded.config.feeds, opts.feed, loaded.file).map((f) => f.name);
   const { redis, prefix, where, named, close } = await openOpsRedis(loaded, opts.action);
   try {
     if (opts.action === 'pause') await pauseFeeds(redis, prefix, feeds);
     else await resumeFeeds(redis, prefix, feeds);
-    const paused = [...(await pausedFeeds(redis, prefix)).since].map(([feed, since]) => ({ feed: feed === ALL ? 'all' : feed, since }));
+    const paused = [...(await pausedFeeds(redis, prefix)).since].map(([feed, since]) => ({
+      feed: feed === ALL ? 'all' : feed,
+      since,
+    }));
     if (opts.json) {
       printJson({ redis: where, prefix, paused });
       return EXIT.ok;

@@ -75,7 +75,8 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
 
   // The emulator's keys are its own development keys, shown so a person can curl it; a key that came
   // from the environment may be a real one, so only its presence is told.
-  const shown = (flag: string | undefined, envName: string, fallback: string) => flag || (process.env[envName] ? `(from ${envName})` : fallback);
+  const shown = (flag: string | undefined, envName: string, fallback: string) =>
+    flag || (process.env[envName] ? `(from ${envName})` : fallback);
   process.stderr.write(
     [
       `feedsync emulator listening on ${emulator.url}`,
@@ -83,7 +84,9 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
       `  chatrobot-sessionkey: ${shown(opts.sessionKey, 'CHATBOT_SESSION_KEY', 'dev-session-key')}   (RealEstateList)`,
       `  chatbots: ${opts.chatbots ?? 'any serial number'}; max page size ${opts.maxPageSize}; stream framing ${opts.streamFraming}` +
         (opts.faultRate > 0 ? `; faults ${faults.join(',')} at rate ${opts.faultRate} (seed ${opts.seed})` : '') +
-        (opts.dataFile ? `; data kept in ${resolve(opts.dataFile)}` : '; data kept in memory only (--data-file to keep it)'),
+        (opts.dataFile
+          ? `; data kept in ${resolve(opts.dataFile)}`
+          : '; data kept in memory only (--data-file to keep it)'),
       `  admin: GET /__emulator/listings?serialNumber=SN, GET /__emulator/stats, POST /__emulator/reset, POST /__emulator/sessions, POST /__emulator/hide (leave listings out of answers)`,
       'LOG_LEVEL=debug logs every request. Ctrl-C stops it.',
       '',
@@ -107,7 +110,10 @@ function parseSessions(list: string | undefined): Array<{ serialNumber: string; 
     .filter(Boolean)
     .map((item) => {
       const m = /^(.+):(\d{1,9})$/.exec(item);
-      if (!m) throw new ConfigError(`--sessions: ${JSON.stringify(item)} is not SERIALNUMBER:SESSIONID (e.g. SN-DEMO-1:1001)`);
+      if (!m)
+        throw new ConfigError(
+          `--sessions: ${JSON.stringify(item)} is not SERIALNUMBER:SESSIONID (e.g. SN-DEMO-1:1001)`,
+        );
       return { serialNumber: m[1]!, sessionID: Number(m[2]) };
     });
 }

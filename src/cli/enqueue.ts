@@ -4,7 +4,18 @@
 import { loadConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
-import { closeQueues, createQueues, enqueueJob, feedsSharingAChatbot, findRun, QUEUE_NAMES, waitForJob, type Enqueued, type JobKind, type RunTarget } from '../queue/index.js';
+import {
+  closeQueues,
+  createQueues,
+  enqueueJob,
+  feedsSharingAChatbot,
+  findRun,
+  QUEUE_NAMES,
+  waitForJob,
+  type Enqueued,
+  type JobKind,
+  type RunTarget,
+} from '../queue/index.js';
 import { EXIT, exitForOutcome, printJson, worstExit } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
@@ -40,19 +51,28 @@ interface Planned {
 
 export async function run(opts: EnqueueOptions): Promise<number> {
   const kind = jobKind(opts.job);
-  if (opts.timeout !== undefined && !(opts.timeout > 0)) throw new ConfigError('--timeout must be a positive number of seconds');
+  if (opts.timeout !== undefined && !(opts.timeout > 0))
+    throw new ConfigError('--timeout must be a positive number of seconds');
   const loaded = await loadConfig(opts.config);
   const planned = kind === 'undo' ? await planUndo(loaded, opts) : plan(kind, loaded.config, opts, loaded.file);
   const { redis, prefix, named, close } = await openOpsRedis(loaded, 'enqueue');
   const queues = createQueues(redis, prefix);
   try {
-    const results: Array<{ target: RunTarget; queue: string } & Enqueued & { state?: string; report?: unknown; error?: string; exit?: number }> = [];
+    const results: Array<
+      { target: RunTarget; queue: string } & Enqueued & {
+          state?: string;
+          report?: unknown;
+          error?: string;
+          exit?: number;
+        }
+    > = [];
     for (const p of planned) {
       const enqueued = await enqueueJob(redis, queues, kind, p.key, p.data);
       results.push({ queue: QUEUE_NAMES[kind], target: p.target, ...enqueued });
       if (!opts.json) process.stdout.write(`${enqueued.jobId}\n`);
       // a sync's run id is its job's and attempt's (change-log/recorder.ts newRunId): what `runs show` takes once it has run
-      const runNote = kind === 'sync' && !opts.wait ? `; its run, once done: feedsync runs show ${enqueued.jobId}.1` : '';
+      const runNote =
+        kind === 'sync' && !opts.wait ? `; its run, once done: feedsync runs show ${enqueued.jobId}.1` : '';
       if (!opts.json) process.stderr.write(`${describeStatus(kind, p.key, enqueued)} in ${named}${runNote}\n`);
     }
     if (!opts.wait) {
@@ -97,7 +117,8 @@ export async function run(opts: EnqueueOptions): Promise<number> {
       if (!opts.json) {
         process.stderr.write(r.report ? await formatReport(kind, r.report) : '');
         if (r.state === 'failed') process.stderr.write(`job ${r.jobId} failed: ${r.error}\n`);
-        for (const runId of runIdsOf(r.report)) process.stderr.write(`  changes: feedsync runs show ${runId} --config ${opts.config}\n`);
+        for (const runId of runIdsOf(r.report))
+          process.stderr.write(`  changes: feedsync runs show ${runId} --config ${opts.config}\n`);
       }
     }
     if (opts.json) printJson({ jobs: results });
@@ -112,9 +133,15 @@ export async function run(opts: EnqueueOptions): Promise<number> {
  * On a terminal, a sync job's progress as it runs, on stderr's status line ("homes: writing
  * 1,200/3,400 (35%), about 2 min left"), cleared before the report; elsewhere (logs, pipes, --json) nothing.
  */
-async function progressLine(kind: JobKind, opts: EnqueueOptions): Promise<{ show(data: unknown): void; clear(): void } | undefined> {
+async function progressLine(
+  kind: JobKind,
+  opts: EnqueueOptions,
+): Promise<{ show(data: unknown): void; clear(): void } | undefined> {
   if (kind !== 'sync' || opts.json || !process.stderr.isTTY) return undefined;
-  const [{ describeProgress, RunProgress }, { stderrLine }] = await Promise.all([import('../sync/index.js'), import('../terminal.js')]);
+  const [{ describeProgress, RunProgress }, { stderrLine }] = await Promise.all([
+    import('../sync/index.js'),
+    import('../terminal.js'),
+  ]);
   return {
     show: (data) => {
       const p = RunProgress.safeParse(data);
@@ -131,8 +158,12 @@ function jobKind(job: string): JobKind {
 
 /** An undo job: the run's feed and chatbot come from the change log (the job's lock and history are the chatbot's). */
 async function planUndo(loaded: LoadedConfig, opts: EnqueueOptions): Promise<Planned[]> {
-  if (!opts.run) throw new ConfigError('enqueue undo needs the run to undo: `feedsync enqueue undo RUN` (`feedsync runs` lists them)');
-  if (opts.feed?.length || opts.chatbot?.length || opts.full || opts.reconcile) throw new ConfigError('enqueue undo takes a run id, not --feed, --chatbot, --full or --reconcile');
+  if (!opts.run)
+    throw new ConfigError(
+      'enqueue undo needs the run to undo: `feedsync enqueue undo RUN` (`feedsync runs` lists them)',
+    );
+  if (opts.feed?.length || opts.chatbot?.length || opts.full || opts.reconcile)
+    throw new ConfigError('enqueue undo takes a run id, not --feed, --chatbot, --full or --reconcile');
   const log = await openChangeLog(loaded);
   try {
     const { feed } = await findUndoTarget(log, loaded, opts.run);
@@ -151,7 +182,8 @@ async function planUndo(loaded: LoadedConfig, opts: EnqueueOptions): Promise<Pla
 
 /** A sync job's kind of read: a full pull or a reconcile never joins a waiting job of another kind (it would lose its flag): its own dedup key. */
 function readKind(opts: EnqueueOptions): { suffix: string; data: { full?: true; reconcile?: true } } {
-  if (opts.full && opts.reconcile) throw new ConfigError('give --full or --reconcile, not both: a full pull already finds what a reconcile finds');
+  if (opts.full && opts.reconcile)
+    throw new ConfigError('give --full or --reconcile, not both: a full pull already finds what a reconcile finds');
   if (opts.full) return { suffix: ':full', data: { full: true } };
   if (opts.reconcile) return { suffix: ':reconcile', data: { reconcile: true } };
   return { suffix: '', data: {} };
@@ -172,7 +204,9 @@ function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string)
         data: { chatbot: sn, ...flags, ...read.data },
       }));
     }
-    const feeds = selectFeeds(config.feeds, opts.feed, file).filter((f) => !opts.chatbot?.length || chatbotsOf(f).some((sn) => opts.chatbot!.includes(sn)));
+    const feeds = selectFeeds(config.feeds, opts.feed, file).filter(
+      (f) => !opts.chatbot?.length || chatbotsOf(f).some((sn) => opts.chatbot!.includes(sn)),
+    );
     if (!feeds.length) throw new ConfigError(`no feed to sync in ${file}`, file);
     // feeds that share a chatbot: one job, the chatbot paged once for all of them (as `feedsync sync`
     // and a scheduler's group run them); a full pull or a reconcile has its own dedup key (readKind)
@@ -187,16 +221,28 @@ function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string)
       };
     });
   }
-  if (opts.full || opts.reconcile) throw new ConfigError(`--${opts.full ? 'full' : 'reconcile'} is for sync (a full pull or a keys-only reconcile of a RESO feed)`);
+  if (opts.full || opts.reconcile)
+    throw new ConfigError(
+      `--${opts.full ? 'full' : 'reconcile'} is for sync (a full pull or a keys-only reconcile of a RESO feed)`,
+    );
   if (opts.feed?.length) throw new ConfigError(`--feed is for sync; ${kind} takes --chatbot`);
   const has = (c: Config['chatbots'][number]) => (kind === 'settings' ? Boolean(c.settings) : Boolean(c.smoke));
   const named = selectChatbots(config.chatbots, opts.chatbot).map(({ chatbot }) => chatbot);
   const chosen = opts.chatbot?.length ? named : named.filter(has);
   const missing = chosen.filter((c) => !has(c)).map((c) => c.serialNumber);
-  if (missing.length) throw new ConfigError(`chatbot ${missing.join(', ')} has no ${kind === 'settings' ? 'settings' : 'smoke message'} in ${file}`, file);
-  if (!chosen.length) throw new ConfigError(`no chatbot in ${file} has ${kind === 'settings' ? 'settings' : 'a smoke message'}`, file);
+  if (missing.length)
+    throw new ConfigError(
+      `chatbot ${missing.join(', ')} has no ${kind === 'settings' ? 'settings' : 'smoke message'} in ${file}`,
+      file,
+    );
+  if (!chosen.length)
+    throw new ConfigError(`no chatbot in ${file} has ${kind === 'settings' ? 'settings' : 'a smoke message'}`, file);
   const data = kind === 'settings' ? flags : {};
-  return chosen.map((c) => ({ target: { chatbot: c.serialNumber }, key: c.serialNumber, data: { chatbot: c.serialNumber, ...data } }));
+  return chosen.map((c) => ({
+    target: { chatbot: c.serialNumber },
+    key: c.serialNumber,
+    data: { chatbot: c.serialNumber, ...data },
+  }));
 }
 
 function describeStatus(kind: JobKind, key: string, e: Enqueued): string {
@@ -208,7 +254,9 @@ function describeStatus(kind: JobKind, key: string, e: Enqueued): string {
 /** The run ids of a job's report (each lane's; the lanes of one job share theirs): what `runs show` takes. */
 function runIdsOf(report: unknown): string[] {
   const lanes = (report as { lanes?: unknown } | undefined)?.lanes;
-  const ids = (Array.isArray(lanes) ? lanes : [report]).map((r) => (r as { runId?: unknown } | undefined)?.runId).filter((id): id is string => typeof id === 'string');
+  const ids = (Array.isArray(lanes) ? lanes : [report])
+    .map((r) => (r as { runId?: unknown } | undefined)?.runId)
+    .filter((id): id is string => typeof id === 'string');
   return [...new Set(ids)];
 }
 
@@ -231,7 +279,8 @@ async function formatReport(kind: JobKind, report: unknown): Promise<string> {
 
 async function format(kind: JobKind, report: unknown): Promise<string> {
   // A thrown error's report (outcome 'error', or a thrown guard's: it has a code) has only a summary.
-  if ((report as { outcome?: unknown }).outcome === 'error' || 'code' in (report as object)) return String((report as { summary?: unknown }).summary ?? '');
+  if ((report as { outcome?: unknown }).outcome === 'error' || 'code' in (report as object))
+    return String((report as { summary?: unknown }).summary ?? '');
   if (kind === 'sync') {
     // a job of several lanes (feeds run together, a routed feed): each lane's report
     const { formatSyncReport } = await import('../sync/index.js');

@@ -18,7 +18,14 @@ export const EXIT = { ok: 0, failed: 1, usage: 2, guard: 3, partial: 4, rejected
 export type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
 
 /** Most serious first: the status a command with several runs ends with is the first one any run has. */
-export const SEVERITY: readonly ExitStatus[] = [EXIT.usage, EXIT.failed, EXIT.rejected, EXIT.partial, EXIT.guard, EXIT.ok];
+export const SEVERITY: readonly ExitStatus[] = [
+  EXIT.usage,
+  EXIT.failed,
+  EXIT.rejected,
+  EXIT.partial,
+  EXIT.guard,
+  EXIT.ok,
+];
 
 /** The table `--help` and the README show (test/cli/exit.test.ts holds the README's to this one). */
 export const EXIT_TABLE: readonly { status: ExitStatus; meaning: string }[] = [
@@ -58,7 +65,10 @@ export function worstExit(statuses: Iterable<number>): ExitStatus {
 
 /** The exit-status table as `--help` prints it. */
 export function exitHelp(): string {
-  return [`Exit status (several feeds: the most serious wins, in the order ${SEVERITY.join(', ')}):`, ...EXIT_TABLE.map((e) => `  ${e.status}  ${e.meaning}`)].join('\n');
+  return [
+    `Exit status (several feeds: the most serious wins, in the order ${SEVERITY.join(', ')}):`,
+    ...EXIT_TABLE.map((e) => `  ${e.status}  ${e.meaning}`),
+  ].join('\n');
 }
 
 /**
@@ -75,7 +85,8 @@ function errorText(err: unknown): string {
   const missing = missingModule(err);
   if (missing) return missing;
   const why = isSystemError(err) ? systemProblem(err) : undefined;
-  if (isSystemError(err) && why) return `${systemSubject(err) ?? `a ${err.syscall ?? 'system'} call`} ${why.problem}. ${why.remedy}. (${err.message})`;
+  if (isSystemError(err) && why)
+    return `${systemSubject(err) ?? `a ${err.syscall ?? 'system'} call`} ${why.problem}. ${why.remedy}. (${err.message})`;
   return err instanceof Error ? (err.stack ?? err.message) : String(err);
 }
 

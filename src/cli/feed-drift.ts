@@ -20,12 +20,16 @@ export function driftLines(r: DriftReport): string[] {
       : r.checked.values === 'enums'
         ? "$metadata (the server offers no Lookup resource: lookup values from $metadata's enum types)"
         : '$metadata only (the server offers no Lookup resource and no enum types: lookup values not checked)';
-  const when = r.read ? `read now (${r.requests} requests)` : `as read at ${r.readAt} (read at most once a day; next read after ${r.nextReadAfter})`;
+  const when = r.read
+    ? `read now (${r.requests} requests)`
+    : `as read at ${r.readAt} (read at most once a day; next read after ${r.nextReadAfter})`;
   return [
     `feed ${r.feed}: ${r.source}`,
     `  checked ${values}, ${when}`,
     ...(r.firstRead ? ['  first read of this source: a renamed or removed field shows from the next read on'] : []),
-    ...(r.notOffered.length ? [`  mapped fields this server does not offer (not drift): ${r.notOffered.join(', ')}`] : []),
+    ...(r.notOffered.length
+      ? [`  mapped fields this server does not offer (not drift): ${r.notOffered.join(', ')}`]
+      : []),
     ...r.capped.map(
       (c) =>
         `  lookup ${c.lookup} lists ${c.values} values: its first ${c.compared} compared with the mapping, ${c.values - c.compared} more counted (a change among them is found by the list's digest)`,
@@ -41,11 +45,19 @@ export async function run(opts: { config: string; feed: string; json?: boolean; 
   const [feed] = selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
   if (!feed) throw new ConfigError(`no feed to check in ${loaded.file}`, loaded.file);
   if (!liveResoSource(feed)) {
-    throw new ConfigError(`feed ${feed.name} is not read from a RESO server (source.kind reso with a url): feed drift reads a server's $metadata`, loaded.file);
+    throw new ConfigError(
+      `feed ${feed.name} is not read from a RESO server (source.kind reso with a url): feed drift reads a server's $metadata`,
+      loaded.file,
+    );
   }
   const report = await withRuntime(
     loaded,
-    (runtime, logger) => checkDrift(feed, { store: runtime.store, ctx: { baseDir: loaded.dir, logger, budgets: runtime.budgets }, siblings: loaded.config.feeds }),
+    (runtime, logger) =>
+      checkDrift(feed, {
+        store: runtime.store,
+        ctx: { baseDir: loaded.dir, logger, budgets: runtime.budgets },
+        siblings: loaded.config.feeds,
+      }),
     { noRedis: opts.redis === false },
   );
   if (opts.json) printJson(report);

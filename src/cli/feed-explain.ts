@@ -12,7 +12,13 @@ import type { FeedConfig } from '../config/schema.js';
 import { formatIssue } from '../errors.js';
 import { formatPosition } from '../feeds/position.js';
 import { openFeed, type FeedItem } from '../feeds/index.js';
-import { ALL_FIELDS, canonicalFromListing, canonicalFromListItem, diffCanonical, type FieldChange } from '../listing/canonical.js';
+import {
+  ALL_FIELDS,
+  canonicalFromListing,
+  canonicalFromListItem,
+  diffCanonical,
+  type FieldChange,
+} from '../listing/canonical.js';
 import type { ListItem } from '../listing/schema.js';
 import { compileMapping, type MappedItem } from '../mapping/index.js';
 import { resolveDisplay, type HideRule } from '../mapping/display-config.js';
@@ -91,7 +97,10 @@ interface Found {
 /** The feed's last record with this key: by its mapped key, or (a record too broken to map) by its raw key column. */
 async function findInFeed(feed: FeedConfig, key: string, baseDir: string, logger: Logger): Promise<Found | undefined> {
   const opened = openFeed(feed.name, feed.source, { baseDir, logger, full: true });
-  const compiled = compileMapping(feed.mapping, { display: resolveDisplay(feed.display, feed.source.kind), openHouses: openHouseMapping(feed.source) });
+  const compiled = compileMapping(feed.mapping, {
+    display: resolveDisplay(feed.display, feed.source.kind),
+    openHouses: openHouseMapping(feed.source),
+  });
   const ctx = { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy };
   let found: Found | undefined;
   for await (const item of opened.items) {
@@ -103,11 +112,19 @@ async function findInFeed(feed: FeedConfig, key: string, baseDir: string, logger
   return found;
 }
 
-export function explain(feed: FeedConfig, key: string, found: Found | undefined, remote: ListItem[], opts: { showRestricted?: boolean } = {}): Explanation {
+export function explain(
+  feed: FeedConfig,
+  key: string,
+  found: Found | undefined,
+  remote: ListItem[],
+  opts: { showRestricted?: boolean } = {},
+): Explanation {
   const ignore = new Set<string>(feed.ignore);
   const m = found?.mapped;
   const shown =
-    found && found.item.kind !== 'error' && !opts.showRestricted ? recordShown(found.item.data, feed.mapping, resolveDisplay(feed.display, feed.source.kind)) : undefined;
+    found && found.item.kind !== 'error' && !opts.showRestricted
+      ? recordShown(found.item.data, feed.mapping, resolveDisplay(feed.display, feed.source.kind))
+      : undefined;
   const leftOut = shown?.leftOut ?? [];
   // the address withheld: the chatbot's copy is not printed with it either (a sync takes it out)
   const addressOut = leftOut.some((l) => l.why === ADDRESS_WITHHELD);
@@ -123,8 +140,13 @@ export function explain(feed: FeedConfig, key: string, found: Found | undefined,
             : m.kind === 'removed'
               ? { kind: 'removed' }
               : { kind: 'error', reason: m.error.message };
-  const diff = m?.kind === 'listing' && remote[0] ? diffCanonical(canonicalFromListing(m.listing, ALL_FIELDS), canonicalFromListItem(remote[0]), ignore) : [];
-  const changes = addressOut ? diff.map((c) => (isAddress(c.field) ? { ...c, old: undefined, oldWithheld: true as const } : c)) : diff;
+  const diff =
+    m?.kind === 'listing' && remote[0]
+      ? diffCanonical(canonicalFromListing(m.listing, ALL_FIELDS), canonicalFromListItem(remote[0]), ignore)
+      : [];
+  const changes = addressOut
+    ? diff.map((c) => (isAddress(c.field) ? { ...c, old: undefined, oldWithheld: true as const } : c))
+    : diff;
   return {
     feed: feed.name,
     chatbot: chatbotsOf(feed).join(', '),
@@ -145,10 +167,17 @@ export function explain(feed: FeedConfig, key: string, found: Found | undefined,
   };
 }
 
-function verdictOf(feed: FeedConfig, mapped: Explanation['mapped'], remote: ListItem[], changes: FieldChange[]): string {
+function verdictOf(
+  feed: FeedConfig,
+  mapped: Explanation['mapped'],
+  remote: ListItem[],
+  changes: FieldChange[],
+): string {
   const held = remote.length > 0;
   const dup =
-    remote.length > 1 ? ` The chatbot holds ${remote.length} copies: ${feed.deletes.mode === 'mirror' ? 'a sync deletes the extra ones' : 'deletes.mode keep leaves them'}.` : '';
+    remote.length > 1
+      ? ` The chatbot holds ${remote.length} copies: ${feed.deletes.mode === 'mirror' ? 'a sync deletes the extra ones' : 'deletes.mode keep leaves them'}.`
+      : '';
   const gone = (why: string) =>
     !held
       ? `${why}; the chatbot does not hold it either: nothing to do.`
@@ -162,7 +191,8 @@ function verdictOf(feed: FeedConfig, mapped: Explanation['mapped'], remote: List
       return (
         (changes.length
           ? `a sync updates it (${changes.length} field(s) differ).`
-          : 'the chatbot holds it as the feed has it: a sync leaves it (a change to Location or AreaUnit alone shows only through the sync state).') + dup
+          : 'the chatbot holds it as the feed has it: a sync leaves it (a change to Location or AreaUnit alone shows only through the sync state).') +
+        dup
       );
     case 'rejected':
     case 'error':
@@ -181,24 +211,31 @@ function formatExplanation(e: Explanation): string {
   out.push(`1. source record${e.source ? ` (${e.source.position})` : ''}:`);
   if (!e.source) out.push('   not in the feed');
   else {
-    if (e.source.recordsWithKey > 1) out.push(`   ${e.source.recordsWithKey} records carry this key; the last one wins:`);
+    if (e.source.recordsWithKey > 1)
+      out.push(`   ${e.source.recordsWithKey} records carry this key; the last one wins:`);
     out.push(...fields(e.source.record ?? {}));
     const width = Math.min(24, Math.max(0, ...(e.source.leftOut ?? []).map((l) => l.field.length)));
-    for (const l of e.source.leftOut ?? []) out.push(`   ${l.field.padEnd(width)}  (left out: ${l.why}; --show-restricted prints it)`);
+    for (const l of e.source.leftOut ?? [])
+      out.push(`   ${l.field.padEnd(width)}  (left out: ${l.why}; --show-restricted prints it)`);
   }
   out.push('', '2. mapped listing:');
   if (!e.mapped) out.push('   (no record to map)');
   else if (e.mapped.kind === 'listing') out.push(...fields(e.mapped.listing));
   else if (e.mapped.kind === 'rejected') out.push('   rejected:', ...e.mapped.reasons.map((r) => `     - ${r}`));
-  else if (e.mapped.kind === 'skipped') out.push(`   ${e.mapped.rule ? `not shown (display rule ${e.mapped.rule})` : 'skipped'}: ${e.mapped.reason}`);
+  else if (e.mapped.kind === 'skipped')
+    out.push(`   ${e.mapped.rule ? `not shown (display rule ${e.mapped.rule})` : 'skipped'}: ${e.mapped.reason}`);
   else if (e.mapped.kind === 'removed') out.push('   removed by the source');
   else out.push(`   unreadable: ${e.mapped.reason}`);
   out.push('', '3. what the chatbot holds:');
   if (!e.remote.length) out.push('   nothing under this key');
-  for (const item of e.remote) out.push(`   ID ${item.ID}:`, ...fields(item as unknown as Record<string, unknown>, '     '));
+  for (const item of e.remote)
+    out.push(`   ID ${item.ID}:`, ...fields(item as unknown as Record<string, unknown>, '     '));
   if (e.changes.length) {
     out.push('', 'differences (chatbot → feed):');
-    for (const c of e.changes) out.push(`   ${c.field}: ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept, c.newWithheld)}`);
+    for (const c of e.changes)
+      out.push(
+        `   ${c.field}: ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept, c.newWithheld)}`,
+      );
   }
   out.push('', e.verdict, '');
   return out.join('\n');

@@ -15,7 +15,13 @@ import { openFeed } from '../feeds/index.js';
 import { describeVendor } from '../feeds/vendors/describe.js';
 import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
-import { ATTRIBUTION_KEY, DISCLAIMER_KEY, resolveDisplay, type HideRule, type Purpose } from '../mapping/display-config.js';
+import {
+  ATTRIBUTION_KEY,
+  DISCLAIMER_KEY,
+  resolveDisplay,
+  type HideRule,
+  type Purpose,
+} from '../mapping/display-config.js';
 import { displayLine, lanesOf, requestsLine } from '../sync/index.js';
 import { createFindings } from '../mapping/feed-findings.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
@@ -39,11 +45,17 @@ export async function run(opts: Options): Promise<number> {
   const [feed] = selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
   if (!feed) throw new ConfigError(`no feed to preview in ${loaded.file}`, loaded.file);
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
-  const opened = openFeed(feed.name, feed.source, { baseDir: loaded.dir, logger, full: true, columns: columnsNeeded(feed.mapping) });
+  const opened = openFeed(feed.name, feed.source, {
+    baseDir: loaded.dir,
+    logger,
+    full: true,
+    columns: columnsNeeded(feed.mapping),
+  });
   const routing = routingTally(feed, opts.chatbot);
   const preview = await readPreview(feed, opened, routing, opts.limit ?? 10);
   const rejected = rejectedWhy(preview);
-  if (opts.json) printJson({ ...(rejected && { rejected }), ...(previewJson(feed, opened, routing, preview) as object) });
+  if (opts.json)
+    printJson({ ...(rejected && { rejected }), ...(previewJson(feed, opened, routing, preview) as object) });
   else {
     if (rejected) out(`rejected: ${rejected}`);
     printPreview(feed, opened, routing, preview);
@@ -72,7 +84,13 @@ interface Preview {
   /** `rule`: the display rule that hides it (a sync removes it from the chatbot by that rule) */
   skipped: Array<{ position: string; key?: string; join?: string; reason: string; rule?: HideRule }>;
   /** the feed's display rules and what they did to every record (not only the listings shown above) */
-  display: { purpose: Purpose; soldDays: number; hidden: Partial<Record<HideRule, number>>; addressWithheld: number; held: number };
+  display: {
+    purpose: Purpose;
+    soldDays: number;
+    hidden: Partial<Record<HideRule, number>>;
+    addressWithheld: number;
+    held: number;
+  };
   removed: Array<{ position: string; key?: string }>;
   parseErrors: Array<{ position: string; message: string }>;
   replacedValues: Map<string, number>;
@@ -98,9 +116,16 @@ async function readPreview(feed: FeedConfig, opened: Opened, routing: Routing, l
     display: { purpose: rules.purpose, soldDays: rules.soldDays, hidden: {}, addressWithheld: 0, held: 0 },
   };
   const findings = createFindings();
-  const mapping = compileMapping(feed.mapping, { onUnmapped: findings.onUnmapped, display: rules, openHouses: openHouseMapping(feed.source) });
+  const mapping = compileMapping(feed.mapping, {
+    onUnmapped: findings.onUnmapped,
+    display: rules,
+    openHouses: openHouseMapping(feed.source),
+  });
   try {
-    for await (const item of mapFeed(routing.tally(opened.items), mapping, { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy })) {
+    for await (const item of mapFeed(routing.tally(opened.items), mapping, {
+      serialNumber: chatbotsOf(feed)[0]!,
+      keyBy: feed.keyBy,
+    })) {
       p.counts.records++;
       const position = place(item.position);
       findings.add(item, position);
@@ -121,13 +146,26 @@ function tally(p: Omit<Preview, 'found'>, item: MappedItem, position: string, li
       for (const f of item.replaced ?? []) p.replacedValues.set(f, (p.replacedValues.get(f) ?? 0) + 1);
       if (item.shown?.addressWithheld) p.display.addressWithheld++;
       const rules = shownRules(item);
-      if (p.listings.length < limit) p.listings.push({ key: item.key, position, ...joinOf(item), listing: item.listing, ...(rules.length && { rules }) });
+      if (p.listings.length < limit)
+        p.listings.push({
+          key: item.key,
+          position,
+          ...joinOf(item),
+          listing: item.listing,
+          ...(rules.length && { rules }),
+        });
       break;
     }
     case 'rejected':
       counts.rejected++;
       if (item.held) p.display.held++;
-      p.rejected.push({ position, key: item.key, ...joinOf(item), issues: item.issues.map(formatIssue), ...(item.held && { held: item.held }) });
+      p.rejected.push({
+        position,
+        key: item.key,
+        ...joinOf(item),
+        issues: item.issues.map(formatIssue),
+        ...(item.held && { held: item.held }),
+      });
       break;
     case 'skipped':
       counts.skipped++;
@@ -182,7 +220,12 @@ function previewJson(feed: FeedConfig, opened: Opened, routing: Routing, p: Prev
     mode: opened.mode,
     ...(vendor && { vendor }),
     valuesReplaced: Object.fromEntries(p.replacedValues),
-    ...(opened.stats && { requests: opened.stats.requests, ...tallyOf(opened.stats), pages: opened.stats.pages, warnings: opened.stats.warnings }),
+    ...(opened.stats && {
+      requests: opened.stats.requests,
+      ...tallyOf(opened.stats),
+      pages: opened.stats.pages,
+      warnings: opened.stats.warnings,
+    }),
     complete: !p.incomplete,
     ...(p.incomplete && { error: p.incomplete.message }),
     counts: p.counts,
@@ -209,7 +252,9 @@ function section(title: string, lines: string[]): void {
 function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Preview): void {
   const { counts, found } = p;
   const vendor = feed.source.kind === 'reso' ? describeVendor(feed.source) : undefined;
-  out(`feed ${feed.name} (${feed.source.kind}, ${feed.source.path ?? feed.source.url}) → ${chatbotsOf(feed).join(', ')}, key ${feed.keyBy}`);
+  out(
+    `feed ${feed.name} (${feed.source.kind}, ${feed.source.path ?? feed.source.url}) → ${chatbotsOf(feed).join(', ')}, key ${feed.keyBy}`,
+  );
   if (feed.chatbots) {
     const r = routing.result();
     out('routing (records each chatbot takes by its where):');
@@ -217,14 +262,23 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
     out(`  ${'routed nowhere'.padEnd(24)}${String(r.routedNowhere).padStart(8)}`);
   }
   if (vendor) out(vendor);
-  if (opened.stats) out(`read: ${opened.stats.pages} pages, ${requestsLine({ requests: opened.stats.requests, ...tallyOf(opened.stats) })}`);
+  if (opened.stats)
+    out(
+      `read: ${opened.stats.pages} pages, ${requestsLine({ requests: opened.stats.requests, ...tallyOf(opened.stats) })}`,
+    );
   for (const w of opened.stats?.warnings ?? []) out(`warning: ${w}`);
   out();
   out(`first ${p.listings.length} of ${counts.valid} mapped listing(s):`);
-  for (const l of p.listings) out(`  ${l.position}  ${l.key}${joinLine(l)}${l.rules ? `\n    display rules: ${l.rules.join('; ')}` : ''}\n    ${JSON.stringify(l.listing)}`);
+  for (const l of p.listings)
+    out(
+      `  ${l.position}  ${l.key}${joinLine(l)}${l.rules ? `\n    display rules: ${l.rules.join('; ')}` : ''}\n    ${JSON.stringify(l.listing)}`,
+    );
   section(
     'rejected',
-    p.rejected.map((r) => `  ${r.position}${r.key ? `  ${r.key}` : ''}${joinLine(r)}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`),
+    p.rejected.map(
+      (r) =>
+        `  ${r.position}${r.key ? `  ${r.key}` : ''}${joinLine(r)}\n${r.issues.map((i) => `    - ${i}`).join('\n')}`,
+    ),
   );
   section(
     'skipped',
@@ -236,7 +290,9 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
   );
   section('keys seen more than once (a sync keeps the later record)', [
     ...found.keysSeenTwice.keys.map((k) => `  ${k.key} ×${k.times}: ${k.places.join(', ')}`),
-    ...(found.keysSeenTwice.count > found.keysSeenTwice.keys.length ? [`  … and ${found.keysSeenTwice.count - found.keysSeenTwice.keys.length} more key(s)`] : []),
+    ...(found.keysSeenTwice.count > found.keysSeenTwice.keys.length
+      ? [`  … and ${found.keysSeenTwice.count - found.keysSeenTwice.keys.length} more key(s)`]
+      : []),
   ]);
   section(
     "values replaced by their rule's default (onInvalid: default)",
@@ -252,7 +308,9 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
   );
   const d = p.display;
   out();
-  out(`display rules (${d.purpose}, docs/display-rules.md): ${displayLine(d) || (d.purpose === 'internal' ? 'none apply' : 'every listing shown as it is')}`);
+  out(
+    `display rules (${d.purpose}, docs/display-rules.md): ${displayLine(d) || (d.purpose === 'internal' ? 'none apply' : 'every listing shown as it is')}`,
+  );
   out();
   const rows: [string, number][] = [
     ['records', counts.records],
@@ -276,7 +334,9 @@ const place = formatPosition;
 function routingTally(feed: FeedConfig, only: string | undefined) {
   const lanes = lanesOf(feed);
   if (only !== undefined && !lanes.some((l) => l.chatbot === only))
-    throw new ConfigError(`feed ${feed.name} does not write into chatbot ${only}: it writes into ${chatbotsOf(feed).join(', ')}`);
+    throw new ConfigError(
+      `feed ${feed.name} does not write into chatbot ${only}: it writes into ${chatbotsOf(feed).join(', ')}`,
+    );
   const counts = new Map(lanes.map((l) => [l.chatbot, 0]));
   let nowhere = 0;
   return {
@@ -291,7 +351,9 @@ function routingTally(feed: FeedConfig, only: string | undefined) {
       }
     },
     result: () => ({
-      chatbots: [...counts].filter(([sn]) => only === undefined || sn === only).map(([serialNumber, records]) => ({ serialNumber, records })),
+      chatbots: [...counts]
+        .filter(([sn]) => only === undefined || sn === only)
+        .map(([serialNumber, records]) => ({ serialNumber, records })),
       routedNowhere: nowhere,
     }),
   };

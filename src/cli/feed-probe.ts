@@ -13,7 +13,11 @@ export async function run(opts: { config: string; feed: string; json?: boolean }
   const loaded = await loadConfig(opts.config);
   const [feed] = selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
   if (!feed) throw new ConfigError(`no feed to probe in ${loaded.file}`, loaded.file);
-  if (feed.source.kind !== 'reso') throw new ConfigError(`feed ${feed.name} is a ${feed.source.kind} feed: feed probe asks RESO Web API servers`, loaded.file);
+  if (feed.source.kind !== 'reso')
+    throw new ConfigError(
+      `feed ${feed.name} is a ${feed.source.kind} feed: feed probe asks RESO Web API servers`,
+      loaded.file,
+    );
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
   const report = await probeReso(feed.source, { baseDir: loaded.dir, logger });
   if (opts.json) {

@@ -29,10 +29,18 @@ export async function run(opts: HistoryOptions): Promise<number> {
       printJson({ feed: feed!.name, key: opts.key.trim(), changes: entries.map(shownEntry) });
       return EXIT.ok;
     }
-    const out: string[] = [`history of ${feed!.keyBy} ${opts.key.trim()} in feed ${feed!.name} → ${feed!.chatbot} (newest first)`];
-    if (!entries.length) out.push(`  nothing recorded (the change log keeps ${loaded.config.changeLog.retentionDays} days; ${log.location})`);
+    const out: string[] = [
+      `history of ${feed!.keyBy} ${opts.key.trim()} in feed ${feed!.name} → ${feed!.chatbot} (newest first)`,
+    ];
+    if (!entries.length)
+      out.push(
+        `  nothing recorded (the change log keeps ${loaded.config.changeLog.retentionDays} days; ${log.location})`,
+      );
     for (const e of entries) {
-      out.push(`  ${e.at.replace('T', ' ').slice(0, 19)}  run ${e.runId}${e.dryRun ? ' (dry run)' : ''}`, `    ${describeChange(e.change, e.dryRun)}`);
+      out.push(
+        `  ${e.at.replace('T', ' ').slice(0, 19)}  run ${e.runId}${e.dryRun ? ' (dry run)' : ''}`,
+        `    ${describeChange(e.change, e.dryRun)}`,
+      );
     }
     process.stdout.write(out.join('\n') + '\n');
     return EXIT.ok;

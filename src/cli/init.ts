@@ -59,20 +59,28 @@ async function linkOrFile(path: string): Promise<boolean> {
 
 async function refuseLink(path: string): Promise<void> {
   const st = await lstat(path).catch(() => undefined);
-  if (st?.isSymbolicLink()) throw new ConfigError(`${path} is a symbolic link; feedsync init does not write through links: remove it or choose another --config path`, path);
+  if (st?.isSymbolicLink())
+    throw new ConfigError(
+      `${path} is a symbolic link; feedsync init does not write through links: remove it or choose another --config path`,
+      path,
+    );
 }
 
 /** Write `text` to a new file (O_EXCL), or with `force` over a regular file (O_NOFOLLOW): never through a link. */
 async function writeNew(path: string, text: string, force: boolean): Promise<void> {
   await refuseLink(path);
-  const flags = constants.O_WRONLY | constants.O_CREAT | (force ? constants.O_TRUNC | constants.O_NOFOLLOW : constants.O_EXCL);
+  const flags =
+    constants.O_WRONLY | constants.O_CREAT | (force ? constants.O_TRUNC | constants.O_NOFOLLOW : constants.O_EXCL);
   let fh;
   try {
     fh = await open(path, flags, 0o644);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST' || code === 'ELOOP')
-      throw new ConfigError(`${path} appeared meanwhile or is a link; feedsync init writes only new files (or --force over a regular file)`, path);
+      throw new ConfigError(
+        `${path} appeared meanwhile or is a link; feedsync init writes only new files (or --force over a regular file)`,
+        path,
+      );
     throw err;
   }
   try {

@@ -45,7 +45,9 @@ export async function run(opts: RunsShowOptions): Promise<number> {
         );
       if (run.message) out.push(`  ${run.message}`);
       if (run.chat)
-        out.push(`  chat check: answerable ${run.chat.answerable}/${run.chat.asked}${run.chat.missing.length ? ` — not answered: ${run.chat.missing.join(', ')}` : ''}`);
+        out.push(
+          `  chat check: answerable ${run.chat.answerable}/${run.chat.asked}${run.chat.missing.length ? ` — not answered: ${run.chat.missing.join(', ')}` : ''}`,
+        );
     }
     const total = run?.recorded ?? changes.length;
     out.push(`  changes (${total}${run?.dropped ? `, and ${run.dropped} past changeLog.maxPerRun not kept` : ''}):`);

@@ -35,24 +35,40 @@ export async function run(opts: RunsOptions): Promise<number> {
   const { redis, prefix, where, named, close } = await openOpsRedis(loaded, 'runs');
   try {
     const runs = await listRuns(redis, prefix, { feed: opts.feed, chatbot: opts.chatbot, limit: opts.limit });
-    const paused = [...(await pausedFeeds(redis, prefix)).since].map(([feed, since]) => ({ feed: feed === ALL ? 'all' : feed, since }));
+    const paused = [...(await pausedFeeds(redis, prefix)).since].map(([feed, since]) => ({
+      feed: feed === ALL ? 'all' : feed,
+      since,
+    }));
     if (opts.json) {
       printJson({ redis: where, prefix, paused, runs });
       return EXIT.ok;
     }
-    process.stderr.write(`run history in ${named}${loaded.config.redis ? '' : `; ${opts.config} has no redis section: its \`feedsync sync\` runs are not here`}\n`);
+    process.stderr.write(
+      `run history in ${named}${loaded.config.redis ? '' : `; ${opts.config} has no redis section: its \`feedsync sync\` runs are not here`}\n`,
+    );
     // Paused schedules first: a feed that has not run lately may simply be paused.
     for (const p of paused) {
       const what = p.feed === 'all' ? 'every schedule' : `feed ${p.feed}`;
-      process.stderr.write(`paused: ${what} since ${p.since.replace('T', ' ').slice(0, 19)} UTC (feedsync resume ${p.feed === 'all' ? '--all' : `--feed ${p.feed}`})
+      process.stderr
+        .write(`paused: ${what} since ${p.since.replace('T', ' ').slice(0, 19)} UTC (feedsync resume ${p.feed === 'all' ? '--all' : `--feed ${p.feed}`})
 `);
     }
     if (!runs.length) {
       process.stderr.write(`no runs recorded${forWhat(opts)} in ${named}\n`);
       return EXIT.ok;
     }
-    const rows = runs.map((r) => [shortTime(r.at), r.job, r.feed ?? r.chatbot ?? '', r.outcome, `${r.attempt.made}/${r.attempt.max}`, r.jobId, r.summary]);
-    process.stdout.write(table(['time (UTC)', 'job', 'target', 'outcome', 'try', 'job id', 'summary'], rows).join('\n') + '\n');
+    const rows = runs.map((r) => [
+      shortTime(r.at),
+      r.job,
+      r.feed ?? r.chatbot ?? '',
+      r.outcome,
+      `${r.attempt.made}/${r.attempt.max}`,
+      r.jobId,
+      r.summary,
+    ]);
+    process.stdout.write(
+      table(['time (UTC)', 'job', 'target', 'outcome', 'try', 'job id', 'summary'], rows).join('\n') + '\n',
+    );
     return EXIT.ok;
   } finally {
     await close();
@@ -64,7 +80,10 @@ async function localRuns(loaded: LoadedConfig, opts: RunsOptions): Promise<numbe
   const log = await openChangeLog(loaded);
   try {
     const read = await log.runs(opts.feed, opts.chatbot ? MAX_LOCAL_READ : opts.limit);
-    const runs: RunEntry[] = (opts.chatbot ? read.filter((r) => r.chatbot === opts.chatbot) : read).slice(0, opts.limit);
+    const runs: RunEntry[] = (opts.chatbot ? read.filter((r) => r.chatbot === opts.chatbot) : read).slice(
+      0,
+      opts.limit,
+    );
     if (opts.json) {
       printJson({ changeLog: log.location, runs });
       return EXIT.ok;
@@ -74,8 +93,17 @@ async function localRuns(loaded: LoadedConfig, opts: RunsOptions): Promise<numbe
       process.stderr.write(`no runs recorded${forWhat(opts)}\n`);
       return EXIT.ok;
     }
-    const rows = runs.map((r) => [shortTime(r.finishedAt), r.feed, r.chatbot, `${r.outcome}${r.dryRun ? ' (dry run)' : ''}`, r.runId, r.summary]);
-    process.stdout.write(table(['time (UTC)', 'feed', 'chatbot', 'outcome', 'run id', 'summary'], rows).join('\n') + '\n');
+    const rows = runs.map((r) => [
+      shortTime(r.finishedAt),
+      r.feed,
+      r.chatbot,
+      `${r.outcome}${r.dryRun ? ' (dry run)' : ''}`,
+      r.runId,
+      r.summary,
+    ]);
+    process.stdout.write(
+      table(['time (UTC)', 'feed', 'chatbot', 'outcome', 'run id', 'summary'], rows).join('\n') + '\n',
+    );
     return EXIT.ok;
   } finally {
     await log.close();

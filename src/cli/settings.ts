@@ -22,7 +22,11 @@ export async function run(opts: SettingsCliOptions): Promise<number> {
   const { report, uncoordinated } = await withRuntime(
     loaded,
     async ({ api, store, uncoordinated }, logger) => ({
-      report: await pushSettings(chatbots, { api, store, logger }, { dryRun: opts.dryRun, force: opts.force, only: opts.chatbot }),
+      report: await pushSettings(
+        chatbots,
+        { api, store, logger },
+        { dryRun: opts.dryRun, force: opts.force, only: opts.chatbot },
+      ),
       uncoordinated,
     }),
     { noRedis: opts.redis === false },

@@ -16,7 +16,11 @@ export async function run(opts: SmokeCliOptions): Promise<number> {
   const { chatbots } = loaded.config;
   selectChatbots(chatbots, opts.chatbot); // an unknown --chatbot fails before anything starts
   // smoke writes no state: it runs when Redis does not answer (with this process's request budgets)
-  const report = await withRuntime(loaded, ({ api }, logger) => runSmoke(chatbots, { api, logger }, { only: opts.chatbot }), { redisOptional: true });
+  const report = await withRuntime(
+    loaded,
+    ({ api }, logger) => runSmoke(chatbots, { api, logger }, { only: opts.chatbot }),
+    { redisOptional: true },
+  );
   if (opts.json) printJson(report);
   else process.stderr.write(formatSmokeReport(report));
   return exitForOutcome(report.outcome);

@@ -63,7 +63,9 @@ async function exportTo(store: FileStore, file: string | undefined): Promise<voi
     }
   }
   const entries = namespaces.reduce((n, [, size]) => n + size, 0);
-  process.stderr.write(`exported ${namespaces.length} namespaces, ${entries} entries from ${store.location}${useStdio(file) ? '' : ` to ${file}`}\n`);
+  process.stderr.write(
+    `exported ${namespaces.length} namespaces, ${entries} entries from ${store.location}${useStdio(file) ? '' : ` to ${file}`}\n`,
+  );
 }
 
 /** `piece` handed to the stream, waiting while it is full. */
@@ -74,8 +76,14 @@ async function written(out: Writable, piece: string): Promise<void> {
 async function importFrom(store: FileStore, file: string | undefined): Promise<void> {
   const source = useStdio(file) ? 'The state document on stdin' : `The state document ${file}`;
   const json = useStdio(file) ? await text(process.stdin) : await readFile(file, 'utf8');
-  const state = parseStateJson(json, source, 'Export the state (feedsync state export), edit that document and import it again');
+  const state = parseStateJson(
+    json,
+    source,
+    'Export the state (feedsync state export), edit that document and import it again',
+  );
   await store.replace(state);
   const entries = [...state.values()].reduce((n, pairs) => n + pairs.length, 0);
-  process.stderr.write(`imported ${state.size} namespaces, ${entries} entries into ${store.location} (the state it held before is replaced)\n`);
+  process.stderr.write(
+    `imported ${state.size} namespaces, ${entries} entries into ${store.location} (the state it held before is replaced)\n`,
+  );
 }

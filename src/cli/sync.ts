@@ -34,7 +34,9 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (stop.signal.aborted) process.exit(130); // a second Ctrl-C: the person means it
-    process.stderr.write(`\nfeedsync: ${signal}: finishing the calls in flight, then reporting (again to quit at once)\n`);
+    process.stderr.write(
+      `\nfeedsync: ${signal}: finishing the calls in flight, then reporting (again to quit at once)\n`,
+    );
     stop.abort(new Error(signal));
   };
   const progress = createProgressLine();
@@ -46,7 +48,9 @@ export async function run(opts: SyncCliOptions): Promise<number> {
       uncoordinated = runtime.uncoordinated;
       // beside running workers a --no-redis run warns in words, --json or not; else the note of the text report
       // (asked through BullMQ, loaded only then: a run without Redis configured never loads it)
-      const warning = uncoordinated ? await import('./workers-beside.js').then((m) => m.workersBesideWarning(loaded)) : undefined;
+      const warning = uncoordinated
+        ? await import('./workers-beside.js').then((m) => m.workersBesideWarning(loaded))
+        : undefined;
       if (warning) process.stderr.write(`feedsync: ${warning}\n`);
       else if (uncoordinated && !opts.json) process.stderr.write(`feedsync: ${uncoordinated}\n`);
       process.on('SIGINT', onSignal);
@@ -67,7 +71,8 @@ export async function run(opts: SyncCliOptions): Promise<number> {
             onReport: (report, history) => {
               progress.clear();
               reports.push(report);
-              const changes = 'runId' in report ? `  changes: feedsync runs show ${report.runId} --config ${opts.config}\n` : '';
+              const changes =
+                'runId' in report ? `  changes: feedsync runs show ${report.runId} --config ${opts.config}\n` : '';
               if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}${history ?? ''}\n`);
             },
           },
@@ -98,7 +103,11 @@ export async function run(opts: SyncCliOptions): Promise<number> {
   // each report masked by its feed's secrets: one feed's token never masks another feed's report
   // bounded as the stored reports are (first items of each list, an `omitted` count): 1M rejected
   // records still print one document
-  if (opts.json) printJson({ ...(uncoordinated && { uncoordinated }), reports: reports.map((r) => maskDeep(boundReport(r), r.feed)) }, '');
+  if (opts.json)
+    printJson(
+      { ...(uncoordinated && { uncoordinated }), reports: reports.map((r) => maskDeep(boundReport(r), r.feed)) },
+      '',
+    );
   return exitStatus(reports);
 }
 

@@ -32,7 +32,9 @@ export async function run(opts: UndoCliOptions): Promise<number> {
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => {
     if (stop.signal.aborted) process.exit(130);
-    process.stderr.write(`\nfeedsync: ${signal}: finishing the calls in flight, then reporting (again to quit at once)\n`);
+    process.stderr.write(
+      `\nfeedsync: ${signal}: finishing the calls in flight, then reporting (again to quit at once)\n`,
+    );
     stop.abort(new Error(signal));
   };
   // A configured Redis that does not answer fails the undo before anything is read or written: the
@@ -45,7 +47,12 @@ export async function run(opts: UndoCliOptions): Promise<number> {
       process.on('SIGTERM', onSignal);
       try {
         const { feed } = await findUndoTarget(changeLog, loaded, opts.run);
-        const undo = (signal: AbortSignal) => undoRun(opts.run, { api, store, changeLog, config: loaded, logger, signal, calls }, { dryRun: opts.dryRun, force: opts.force });
+        const undo = (signal: AbortSignal) =>
+          undoRun(
+            opts.run,
+            { api, store, changeLog, config: loaded, logger, signal, calls },
+            { dryRun: opts.dryRun, force: opts.force },
+          );
         if (opts.dryRun) return await undo(stop.signal);
         // the chatbot's lock, the one a sync takes: an undo never runs beside a sync of the chatbot
         const lock = await acquireForegroundLock({
@@ -57,7 +64,10 @@ export async function run(opts: UndoCliOptions): Promise<number> {
         }).catch((err: unknown) => {
           throw new Error(`the lock of chatbot ${feed.chatbot} could not be taken: ${causeMessage(err)}`);
         });
-        if (!lock) throw new Error(`chatbot ${feed.chatbot} is being synced by another process; nothing was undone, try again when it has finished`);
+        if (!lock)
+          throw new Error(
+            `chatbot ${feed.chatbot} is being synced by another process; nothing was undone, try again when it has finished`,
+          );
         let report: UndoReport;
         try {
           report = await undo(AbortSignal.any([stop.signal, lock.lost]));
@@ -86,7 +96,9 @@ export async function run(opts: UndoCliOptions): Promise<number> {
   else {
     process.stderr.write(formatUndoReport(report));
     if (!report.dryRun && report.outcome !== 'guard')
-      process.stderr.write(`  this undo is run ${report.runId}: \`feedsync undo ${report.runId} --config ${opts.config}\` undoes it\n`);
+      process.stderr.write(
+        `  this undo is run ${report.runId}: \`feedsync undo ${report.runId} --config ${opts.config}\` undoes it\n`,
+      );
   }
   return exitForOutcome(report.outcome);
 }

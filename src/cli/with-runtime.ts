@@ -11,7 +11,12 @@ export async function withRuntime<T>(
   opts: { onCall?: (event: ApiCallEvent) => void; noRedis?: boolean; redisOptional?: boolean } = {},
 ): Promise<T> {
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
-  const runtime = await createRuntime(loaded, { logger, onCall: opts.onCall, noRedis: opts.noRedis, redisOptional: opts.redisOptional });
+  const runtime = await createRuntime(loaded, {
+    logger,
+    onCall: opts.onCall,
+    noRedis: opts.noRedis,
+    redisOptional: opts.redisOptional,
+  });
   try {
     return await fn(runtime, logger);
   } finally {

@@ -53,7 +53,10 @@ export async function run(opts: WorkerOptions): Promise<number> {
   const loaded = await loadConfig(opts.config);
   const logger = createLogger();
   const worker = await startWorker(loaded, { port: opts.port, logger });
-  const signal = await Promise.race([once(process, 'SIGTERM').then(() => 'SIGTERM'), once(process, 'SIGINT').then(() => 'SIGINT')]);
+  const signal = await Promise.race([
+    once(process, 'SIGTERM').then(() => 'SIGTERM'),
+    once(process, 'SIGINT').then(() => 'SIGINT'),
+  ]);
   logger.info({ signal, deadlineMs: loaded.config.worker.shutdownTimeoutMs }, 'shutting down: finishing running jobs');
   await worker.close();
   logger.info('worker stopped');
@@ -76,7 +79,10 @@ const REDIS_START_MS = 10_000;
  * A worker that cannot start (Redis does not answer, the port is taken) closes what it had opened
  * and throws a StartupError naming the cause and the fix, so the process exits instead of hanging.
  */
-export async function startWorker(loaded: LoadedConfig, opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, JobDefinition<never>>> }): Promise<RunningWorker> {
+export async function startWorker(
+  loaded: LoadedConfig,
+  opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, JobDefinition<never>>> },
+): Promise<RunningWorker> {
   const closers: Array<() => unknown> = [];
   const closeAll = async () => {
     for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => {});
@@ -124,7 +130,8 @@ async function start(
   closers.push(() => runtime.close());
 
   // Loaded here, not at the top: a test that injects its own jobs does not load sync/settings/smoke.
-  const jobs = opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
+  const jobs =
+    opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
   const processors = buildProcessors(jobs, { redis, prefix, logger, runtime, config: withRedis, onRun: metrics.onRun });
   await applySchedules(queues, plannedSchedules(loaded.config, QUEUE_NAMES), logger);
   const workers = startWorkers(queues, processors, {
@@ -156,7 +163,16 @@ async function start(
     .catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
   const admin = uiAdminFromEnv();
   const hosts = allowedHosts(loaded.config.worker.host, loaded.config.worker.allowedHosts);
-  const app = createApp({ redis, workersRunning: () => workers.running(), queues, metrics, status, admin, hosts, allowFrom: settings.allowFrom });
+  const app = createApp({
+    redis,
+    workersRunning: () => workers.running(),
+    queues,
+    metrics,
+    status,
+    admin,
+    hosts,
+    allowFrom: settings.allowFrom,
+  });
   const port = await listen(app, opts.port ?? settings.port, settings.host, closers);
   // pushed EntityEvents (RCP-028): a listener of their own, which answers nothing else (push-app.ts)
   const pushPort = await listenPush(loaded, { redis, queues, prefix, feeds: loaded.config.feeds, logger }, closers);
@@ -183,7 +199,11 @@ async function start(
 }
 
 /** The push listener, when a feed has `push`: its port (push.port 0: one the system chose). */
-async function listenPush(loaded: LoadedConfig, deps: PushDeps, closers: Array<() => unknown>): Promise<number | undefined> {
+async function listenPush(
+  loaded: LoadedConfig,
+  deps: PushDeps,
+  closers: Array<() => unknown>,
+): Promise<number | undefined> {
   const feeds = loaded.config.feeds.filter((f) => f.push).map((f) => f.name);
   if (feeds.length === 0) return undefined;
   const { port: wanted, host } = loaded.config.push;
@@ -193,13 +213,19 @@ async function listenPush(loaded: LoadedConfig, deps: PushDeps, closers: Array<(
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES')
-      throw new StartupError(`push.port ${wanted} (the push listener of feeds ${feeds.join(', ')}) could not be listened on (${code}); set another push.port`, {
-        cause: err,
-        retryable: false,
-      });
+      throw new StartupError(
+        `push.port ${wanted} (the push listener of feeds ${feeds.join(', ')}) could not be listened on (${code}); set another push.port`,
+        {
+          cause: err,
+          retryable: false,
+        },
+      );
     throw err;
   }
-  deps.logger.info({ pushPort: port, pushHost: host, feeds }, `push listener ready: http://${displayHost(host)}:${port}/reso/events/<feed> (nothing else answers there)`);
+  deps.logger.info(
+    { pushPort: port, pushHost: host, feeds },
+    `push listener ready: http://${displayHost(host)}:${port}/reso/events/<feed> (nothing else answers there)`,
+  );
   return port;
 }
 
@@ -214,10 +240,15 @@ interface ProcessorParts {
 }
 
 /** One processor per job kind, all watching one cancel-request feed. */
-function buildProcessors(jobs: Partial<Record<JobKind, JobDefinition<never>>>, p: ProcessorParts): Partial<Record<JobKind, Processor>> {
+function buildProcessors(
+  jobs: Partial<Record<JobKind, JobDefinition<never>>>,
+  p: ProcessorParts,
+): Partial<Record<JobKind, Processor>> {
   const settings = p.config.config.worker;
   const processors: Partial<Record<JobKind, Processor>> = {};
-  const cancels = createCancelWatcher(p.redis, p.prefix, (err) => p.logger.warn({ err }, 'looking for cancel requests failed; trying again'));
+  const cancels = createCancelWatcher(p.redis, p.prefix, (err) =>
+    p.logger.warn({ err }, 'looking for cancel requests failed; trying again'),
+  );
   for (const [kind, def] of Object.entries(jobs) as Array<[JobKind, JobDefinition<never>]>) {
     processors[kind] = createProcessor(def, {
       cancels,
@@ -241,24 +272,43 @@ function buildProcessors(jobs: Partial<Record<JobKind, JobDefinition<never>>>, p
  */
 function watchStaleness(loaded: LoadedConfig, runtime: Runtime, logger: Logger): () => void {
   const watchedSince = new Date().toISOString();
-  const feedTargets = loaded.config.feeds.flatMap(lanesOf).map((l) => ({ feed: l.feed.name, chatbot: l.chatbot, lane: l.id }));
+  const feedTargets = loaded.config.feeds
+    .flatMap(lanesOf)
+    .map((l) => ({ feed: l.feed.name, chatbot: l.chatbot, lane: l.id }));
   const staleTimer = setInterval(() => {
-    checkStaleness(runtime.store, loaded.config.alerts, feedTargets, watchedSince, logger).catch((err: Error) => logger.warn({ err: err.message }, 'staleness check failed'));
+    checkStaleness(runtime.store, loaded.config.alerts, feedTargets, watchedSince, logger).catch((err: Error) =>
+      logger.warn({ err: err.message }, 'staleness check failed'),
+    );
   }, STALE_CHECK_MS);
   staleTimer.unref();
   return () => clearInterval(staleTimer);
 }
 
 /** What the status pages read: the feeds, their runs and pauses, and undo (planned, or queued as a job). */
-function statusDeps(loaded: LoadedConfig, withRedis: LoadedConfig, runtime: Runtime, q: { redis: RedisClient; queues: Queues; prefix: string; logger: Logger }): StatusDeps {
+function statusDeps(
+  loaded: LoadedConfig,
+  withRedis: LoadedConfig,
+  runtime: Runtime,
+  q: { redis: RedisClient; queues: Queues; prefix: string; logger: Logger },
+): StatusDeps {
   const { redis, queues, prefix, logger } = q;
   return {
     configFile: loaded.file,
     undo: {
-      plan: (runId) => undoRun(runId, { api: runtime.api, store: runtime.store, changeLog: runtime.changeLog, config: withRedis, logger }, { dryRun: true }),
+      plan: (runId) =>
+        undoRun(
+          runId,
+          { api: runtime.api, store: runtime.store, changeLog: runtime.changeLog, config: withRedis, logger },
+          { dryRun: true },
+        ),
       enqueue: async (runId, force) => {
         const { feed } = await findUndoTarget(runtime.changeLog, withRedis, runId);
-        return enqueueJob(redis, queues, 'undo', `undo:${runId}`, { run: runId, feed: feed.name, chatbot: feed.chatbot, ...(force && { force: true }) });
+        return enqueueJob(redis, queues, 'undo', `undo:${runId}`, {
+          run: runId,
+          feed: feed.name,
+          chatbot: feed.chatbot,
+          ...(force && { force: true }),
+        });
       },
     },
     feeds: loaded.config.feeds,
@@ -275,7 +325,12 @@ function statusDeps(loaded: LoadedConfig, withRedis: LoadedConfig, runtime: Runt
 }
 
 /** The HTTP server listening; rejects on 'error' (EADDRINUSE), and startWorker closes the rest. */
-async function listen(app: ReturnType<typeof createApp>, port: number, host: string, closers: Array<() => unknown>): Promise<number> {
+async function listen(
+  app: ReturnType<typeof createApp>,
+  port: number,
+  host: string,
+  closers: Array<() => unknown>,
+): Promise<number> {
   const server: Server = app.listen(port, host);
   closers.push(() => {
     server.close();
@@ -292,11 +347,19 @@ function displayHost(host: string): string {
 
 function startupError(err: unknown, loaded: LoadedConfig, portOption: number | undefined): StartupError {
   if (err instanceof StartupError) return err;
-  if (err instanceof RedisUnavailableError) return new StartupError(err.message, { cause: err, retryable: err.retryable });
+  if (err instanceof RedisUnavailableError)
+    return new StartupError(err.message, { cause: err, retryable: err.retryable });
   const code = (err as NodeJS.ErrnoException).code;
   const port = portOption ?? loaded.config.worker.port;
   if (code === 'EADDRINUSE')
-    return new StartupError(`port ${port} is in use (EADDRINUSE); stop what listens there, or set worker.port or --port`, { cause: err, retryable: false });
-  if (code === 'EACCES') return new StartupError(`port ${port} needs privileges (EACCES); use a port above 1023 in worker.port or --port`, { cause: err, retryable: false });
+    return new StartupError(
+      `port ${port} is in use (EADDRINUSE); stop what listens there, or set worker.port or --port`,
+      { cause: err, retryable: false },
+    );
+  if (code === 'EACCES')
+    return new StartupError(`port ${port} needs privileges (EACCES); use a port above 1023 in worker.port or --port`, {
+      cause: err,
+      retryable: false,
+    });
   return new StartupError(err instanceof Error ? err.message : String(err), { cause: err });
 }

@@ -13,13 +13,17 @@ import { nearest } from '../format/nearest.js';
  * loaded throws there, and the config does not load.
  */
 let cronParser: typeof cronParserModule | undefined;
-const parser = (): (typeof cronParserModule)['CronExpressionParser'] => (cronParser ??= createRequire(import.meta.url)('cron-parser')).CronExpressionParser;
+const parser = (): (typeof cronParserModule)['CronExpressionParser'] =>
+  (cronParser ??= createRequire(import.meta.url)('cron-parser')).CronExpressionParser;
 
 /** Most patterns and zones remembered: config checks repeat them across a fleet's feeds and reloads. */
 const MAX_REMEMBERED = 10_000;
 
 /** `compute`, once per key: a fleet's feeds share a few patterns and zones, and some checks cost ms. */
-function remembered<A extends unknown[], T>(keyOf: (...args: A) => string, compute: (...args: A) => T): (...args: A) => T {
+function remembered<A extends unknown[], T>(
+  keyOf: (...args: A) => string,
+  compute: (...args: A) => T,
+): (...args: A) => T {
   const seen = new Map<string, { value: T }>();
   return (...args) => {
     const key = keyOf(...args);
@@ -37,7 +41,10 @@ function remembered<A extends unknown[], T>(keyOf: (...args: A) => string, compu
 export const TimeZone = z.string().superRefine((tz, ctx) => {
   if (isTimeZone(tz)) return;
   const near = nearest(tz, [...Intl.supportedValuesOf('timeZone'), 'UTC'], 4);
-  ctx.addIssue({ code: 'custom', message: `"${tz}" is not a time zone${near ? `; did you mean ${near}?` : '; use an IANA name like America/Chicago or UTC'}` });
+  ctx.addIssue({
+    code: 'custom',
+    message: `"${tz}" is not a time zone${near ? `; did you mean ${near}?` : '; use an IANA name like America/Chicago or UTC'}`,
+  });
 });
 
 function isTimeZone(tz: string): boolean {
@@ -59,7 +66,11 @@ const knownZone = remembered(
 /** A cron pattern (5 fields, or 6 with seconds first) the job scheduler accepts. */
 export const CronPattern = z.string().superRefine((pattern, ctx) => {
   const problem = cronProblem(pattern);
-  if (problem) ctx.addIssue({ code: 'custom', message: `"${pattern}" is not a cron pattern: ${problem} (minute hour day-of-month month day-of-week, e.g. "*/10 * * * *")` });
+  if (problem)
+    ctx.addIssue({
+      code: 'custom',
+      message: `"${pattern}" is not a cron pattern: ${problem} (minute hour day-of-month month day-of-week, e.g. "*/10 * * * *")`,
+    });
 });
 
 /** What is wrong with a pattern, if anything (remembered per pattern). */
@@ -73,7 +84,9 @@ function parseProblem(pattern: string): string | undefined {
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     // cron-parser says "Constraint error, got value 25 expected range 0-23"
-    return message.replace(/^Constraint error, got value (\S+) expected range (\S+)$/, 'value $1 is outside $2').replace(/^Validation error, /, '');
+    return message
+      .replace(/^Constraint error, got value (\S+) expected range (\S+)$/, 'value $1 is outside $2')
+      .replace(/^Validation error, /, '');
   }
 }
 
@@ -82,7 +95,10 @@ function parseProblem(pattern: string): string | undefined {
  * to see every gap of a pattern that repeats within a day, and most within a week). Remembered per
  * pattern and zone: 200 steps of cron-parser cost about 50 ms, and a fleet's feeds share patterns.
  */
-export const shortestIntervalSeconds = remembered((pattern: string, tz?: string) => `${tz ?? 'UTC'}\u0000${pattern}`, measureShortestInterval);
+export const shortestIntervalSeconds = remembered(
+  (pattern: string, tz?: string) => `${tz ?? 'UTC'}\u0000${pattern}`,
+  measureShortestInterval,
+);
 
 function measureShortestInterval(pattern: string, tz?: string): number {
   const it = parser().parse(pattern, { tz: tz ?? 'UTC', currentDate: new Date('2026-01-05T00:00:00Z') });
@@ -92,7 +108,8 @@ function measureShortestInterval(pattern: string, tz?: string): number {
   // half-hour fall-back gave a run 60 s before the one it had just given)
   runs.sort((a, b) => a - b);
   let shortest = Infinity;
-  for (let i = 1; i < runs.length; i++) if (runs[i]! > runs[i - 1]!) shortest = Math.min(shortest, (runs[i]! - runs[i - 1]!) / 1000);
+  for (let i = 1; i < runs.length; i++)
+    if (runs[i]! > runs[i - 1]!) shortest = Math.min(shortest, (runs[i]! - runs[i - 1]!) / 1000);
   return shortest;
 }
 

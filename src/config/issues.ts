@@ -8,7 +8,10 @@ import { keysAt } from './schema-keys.js';
 export type LineOf = (path: ReadonlyArray<PropertyKey>) => number | undefined;
 
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  return path.reduce<string>((s, p) => (typeof p === 'number' ? `${s}[${p}]` : s ? `${s}.${String(p)}` : String(p)), '');
+  return path.reduce<string>(
+    (s, p) => (typeof p === 'number' ? `${s}[${p}]` : s ? `${s}.${String(p)}` : String(p)),
+    '',
+  );
 }
 
 export function configIssues(error: z.ZodError, schema: z.ZodType, input: unknown, lineOf: LineOf): ConfigIssue[] {
@@ -19,7 +22,11 @@ export function configIssues(error: z.ZodError, schema: z.ZodType, input: unknow
         const path = [...issue.path, key];
         const near = nearest(key, known);
         const fix = near ? `did you mean ${near}?` : `known keys here: ${known.join(', ')}`;
-        return { path: formatPath(path), line: lineOf(path), message: `${formatPath(path)} is not a known key; ${fix}` };
+        return {
+          path: formatPath(path),
+          line: lineOf(path),
+          message: `${formatPath(path)} is not a known key; ${fix}`,
+        };
       });
     }
     const path = formatPath(issue.path);
@@ -30,7 +37,14 @@ export function configIssues(error: z.ZodError, schema: z.ZodType, input: unknow
   });
 }
 
-const TYPE_NAMES: Record<string, string> = { int: 'an integer', array: 'a list', object: 'a mapping (key: value)', number: 'a number', string: 'text', boolean: 'true or false' };
+const TYPE_NAMES: Record<string, string> = {
+  int: 'an integer',
+  array: 'a list',
+  object: 'a mapping (key: value)',
+  number: 'a number',
+  string: 'text',
+  boolean: 'true or false',
+};
 
 function sentence(issue: z.core.$ZodIssue, path: string, value: unknown): string {
   const name = path || 'the config';
@@ -51,7 +65,8 @@ function sentence(issue: z.core.$ZodIssue, path: string, value: unknown): string
       if (!isDefaultMessage(issue.message)) return custom(name, issue.message, value);
       const small = issue.code === 'too_small';
       const bound = Number(small ? issue.minimum : issue.maximum);
-      if (issue.origin === 'string') return `${name} must have ${small ? 'at least' : 'at most'} ${bound} character(s) (got ${show(value)})`;
+      if (issue.origin === 'string')
+        return `${name} must have ${small ? 'at least' : 'at most'} ${bound} character(s) (got ${show(value)})`;
       if (issue.origin === 'array') return `${name} must have ${small ? 'at least' : 'at most'} ${bound} item(s)`;
       const op = small ? (issue.inclusive ? 'at least' : 'more than') : issue.inclusive ? 'at most' : 'less than';
       return `${name} must be ${op} ${bound} (got ${show(value)})`;
@@ -59,7 +74,8 @@ function sentence(issue: z.core.$ZodIssue, path: string, value: unknown): string
     case 'invalid_format':
       // a pattern the schema explained itself (`redis.sentinel.sentinels`: host:port) says so
       if (issue.format === 'regex' && !isDefaultMessage(issue.message)) return custom(name, issue.message, value);
-      if (issue.format === 'url') return `${name} must be an absolute URL like https://example.com/feed.xml (got ${show(value)})`;
+      if (issue.format === 'url')
+        return `${name} must be an absolute URL like https://example.com/feed.xml (got ${show(value)})`;
       return `${name} must be ${issue.format} (got ${show(value)})`;
     default:
       return custom(name, issue.message, value);

@@ -17,19 +17,26 @@ const DEFAULT_CONFIG_FILE = 'feedsync.yaml';
 /** Most alias expansions a config may make: a few anchors are a convenience, a billion laughs is an attack. */
 const MAX_ALIAS_COUNT = 100;
 
-export async function loadConfig(file: string = DEFAULT_CONFIG_FILE, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+export async function loadConfig(
+  file: string = DEFAULT_CONFIG_FILE,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<LoadedConfig> {
   return (await loadConfigWithLines(file, env)).loaded;
 }
 
 /** The config and the line of any path in it, for checks made after the schema (config check). */
-export async function loadConfigWithLines(file: string = DEFAULT_CONFIG_FILE, env: NodeJS.ProcessEnv = process.env): Promise<{ loaded: LoadedConfig; lineOf: LineOf }> {
+export async function loadConfigWithLines(
+  file: string = DEFAULT_CONFIG_FILE,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ loaded: LoadedConfig; lineOf: LineOf }> {
   const path = resolve(file);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? `does not exist (looked for ${path}); give its path with --config` : (err as Error).message;
+    const why =
+      code === 'ENOENT' ? `does not exist (looked for ${path}); give its path with --config` : (err as Error).message;
     throw new ConfigError(`config file ${file} ${why}`, file);
   }
   const { config, lineOf } = parseConfigWithLines(text, file, env);
@@ -52,10 +59,12 @@ function parseConfigWithLines(text: string, file: string, env: NodeJS.ProcessEnv
   const refs = new Map<string, { path: PropertyKey[]; typed: number | boolean }>();
   const missing: ConfigIssue[] = [];
   const raw = interpolate(js, [], env, { refs, missing, lineOf });
-  if (missing.length) throw new ConfigError(`config ${file} refers to environment variables that are not set`, file, missing);
+  if (missing.length)
+    throw new ConfigError(`config ${file} refers to environment variables that are not set`, file, missing);
 
   const parsed = parseTyped(raw, refs);
-  if (!parsed.success) throw new ConfigError(`config ${file} is invalid`, file, configIssues(parsed.error, Config, raw, lineOf));
+  if (!parsed.success)
+    throw new ConfigError(`config ${file} is invalid`, file, configIssues(parsed.error, Config, raw, lineOf));
   registerSecretsIn(parsed.data);
   return { config: parsed.data, lineOf };
 }
@@ -67,7 +76,11 @@ function toPlain(doc: Document.Parsed, file: string, lines: LineCounter): unknow
     if (err instanceof ReferenceError && /alias/i.test(err.message)) {
       const line = firstAliasLine(doc, lines);
       throw new ConfigError(`config ${file} is invalid`, file, [
-        { path: '', line, message: `YAML aliases (*name) expand to more than ${MAX_ALIAS_COUNT} copies; write the values out or use fewer aliases` },
+        {
+          path: '',
+          line,
+          message: `YAML aliases (*name) expand to more than ${MAX_ALIAS_COUNT} copies; write the values out or use fewer aliases`,
+        },
       ]);
     }
     throw new ConfigError(`config ${file} cannot be read as YAML: ${(err as Error).message}`, file);
@@ -86,7 +99,10 @@ function firstAliasLine(doc: Document.Parsed, lines: LineCounter): number | unde
 }
 
 /** One YAML error, with its line and a caret under the column: the first error is the one to fix. */
-function yamlIssue(err: { message: string; code: string; linePos?: [{ line: number; col: number }, ...unknown[]] }, source: string): ConfigIssue {
+function yamlIssue(
+  err: { message: string; code: string; linePos?: [{ line: number; col: number }, ...unknown[]] },
+  source: string,
+): ConfigIssue {
   const pos = err.linePos?.[0];
   const what = (err.message.split('\n')[0] ?? err.message).replace(/ at line \d+, column \d+:?$/, '');
   const all = source.split(/\r?\n/);
@@ -101,7 +117,9 @@ function yamlIssue(err: { message: string; code: string; linePos?: [{ line: numb
   const indent = hint;
   if (!pos) return { path: '', message: `${lower(what)}${indent}` };
   const width = String(pos.line).length;
-  const excerpt = [pos.line - 1, pos.line].filter((n) => n >= 1 && n <= all.length).map((n) => `    ${String(n).padStart(width)} | ${all[n - 1]}`);
+  const excerpt = [pos.line - 1, pos.line]
+    .filter((n) => n >= 1 && n <= all.length)
+    .map((n) => `    ${String(n).padStart(width)} | ${all[n - 1]}`);
   excerpt.push(`    ${' '.repeat(width)} | ${' '.repeat(Math.max(0, pos.col - 1))}^`);
   return { path: '', line: pos.line, message: `column ${pos.col}: ${lower(what)}${indent}\n${excerpt.join('\n')}` };
 }
@@ -137,7 +155,11 @@ function interpolate(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv
       return '';
     });
     if (WHOLE_REF.test(value)) {
-      const typed = /^-?\d+(\.\d+)?$/.test(replaced) ? Number(replaced) : replaced === 'true' || replaced === 'false' ? replaced === 'true' : undefined;
+      const typed = /^-?\d+(\.\d+)?$/.test(replaced)
+        ? Number(replaced)
+        : replaced === 'true' || replaced === 'false'
+          ? replaced === 'true'
+          : undefined;
       if (typed !== undefined) ctx.refs.set(JSON.stringify(path), { path, typed });
     }
     return replaced;
@@ -160,7 +182,8 @@ function parseTyped(raw: unknown, refs: InterpolationContext['refs']) {
     for (const issue of parsed.error.issues) {
       const ref = refs.get(JSON.stringify(issue.path));
       if (!ref || issue.code !== 'invalid_type') continue;
-      const wanted = issue.expected === 'boolean' ? 'boolean' : ['number', 'int'].includes(issue.expected) ? 'number' : undefined;
+      const wanted =
+        issue.expected === 'boolean' ? 'boolean' : ['number', 'int'].includes(issue.expected) ? 'number' : undefined;
       if (wanted && typeof ref.typed === wanted) changed = setAt(raw, ref.path, ref.typed) || changed;
     }
     if (!changed) break;
@@ -179,7 +202,11 @@ function setAt(root: unknown, path: PropertyKey[], value: unknown): boolean {
 }
 
 /** The line of `path` in the document: the key's own line, else the deepest parent that exists. */
-function lineOfPath(root: Node | null | undefined, path: ReadonlyArray<PropertyKey>, lines: LineCounter): number | undefined {
+function lineOfPath(
+  root: Node | null | undefined,
+  path: ReadonlyArray<PropertyKey>,
+  lines: LineCounter,
+): number | undefined {
   let node: unknown = root;
   let found = lineAt(node, lines);
   for (const key of path) {

@@ -78,7 +78,8 @@ export function schemaKeys(schema: z.ZodType, stop: ReadonlySet<string> = new Se
   const walk = (s: z.ZodType, path: string) => {
     const inner = unwrap(s);
     const def = defOf(inner);
-    const variants = path && stop.has(path) ? [] : def.type === 'array' ? shapes(def.element as z.ZodType) : shapes(inner);
+    const variants =
+      path && stop.has(path) ? [] : def.type === 'array' ? shapes(def.element as z.ZodType) : shapes(inner);
     if (!variants.length) {
       if (path) out.push({ path, ...defaultOf(s) });
       return;

@@ -26,7 +26,10 @@ const HOUR_MS = 3_600_000;
 
 export const ApiConfig = z.strictObject({
   baseUrl: z
-    .union([z.literal('embedded'), z.string().url()], { error: (iss) => `must be "embedded" or an http(s) URL like https://api.example.com (got ${JSON.stringify(iss.input)})` })
+    .union([z.literal('embedded'), z.string().url()], {
+      error: (iss) =>
+        `must be "embedded" or an http(s) URL like https://api.example.com (got ${JSON.stringify(iss.input)})`,
+    })
     .describe('service base URL, or "embedded" to start the local emulator in-process'),
   secretKey: z.string().min(1).describe('Authorization header (edit, message, create, update, delete)'),
   sessionKey: z.string().min(1).describe('chatrobot-sessionkey header (list)'),
@@ -42,7 +45,12 @@ export const ApiConfig = z.strictObject({
     .describe('most bytes of one API response body; a larger one fails the call'),
   retries: z.number().int().min(0).max(20).default(4).describe('retries on network errors, 5xx, 408, 429'),
   pageSize: z.number().int().min(1).max(10_000).default(100).describe('PageSize asked of RealEstateList'),
-  maxPages: z.number().int().min(1).default(100_000).describe('most RealEstateList pages one pass reads; more is an error (an endless list)'),
+  maxPages: z
+    .number()
+    .int()
+    .min(1)
+    .default(100_000)
+    .describe('most RealEstateList pages one pass reads; more is an error (an endless list)'),
 });
 export type ApiConfig = z.infer<typeof ApiConfig>;
 
@@ -87,7 +95,9 @@ export type DeletesConfig = z.infer<typeof DeletesConfig>;
 const ScheduleConfig = z.strictObject({
   cron: CronPattern,
   tz: TimeZone.optional(),
-  full: CronPattern.optional().describe('incremental RESO feeds: a second cron for a full pull (hard deletes, records that left the filter, anything an incremental pull missed)'),
+  full: CronPattern.optional().describe(
+    'incremental RESO feeds: a second cron for a full pull (hard deletes, records that left the filter, anything an incremental pull missed)',
+  ),
   reconcileCron: CronPattern.optional().describe(
     'live RESO feeds: a cron for a keys-only reconcile (hard deletes and records that left the filter, for a tenth of a full pull\'s bytes or less; e.g. "15 * * * *", hourly)',
   ),
@@ -103,15 +113,22 @@ const ScheduleConfig = z.strictObject({
 const PushConfig = z.strictObject({
   token: z
     .string()
-    .min(32, 'is at least 32 characters: a long random value the MLS sends as `Authorization: Bearer <token>` (e.g. `openssl rand -hex 32` into ${FEEDSYNC_PUSH_TOKEN})')
-    .describe('the bearer token the MLS sends with each push; from the environment, e.g. ${FEEDSYNC_PUSH_TOKEN} (a secret: masked in every output)'),
+    .min(
+      32,
+      'is at least 32 characters: a long random value the MLS sends as `Authorization: Bearer <token>` (e.g. `openssl rand -hex 32` into ${FEEDSYNC_PUSH_TOKEN})',
+    )
+    .describe(
+      'the bearer token the MLS sends with each push; from the environment, e.g. ${FEEDSYNC_PUSH_TOKEN} (a secret: masked in every output)',
+    ),
   maxQueued: z
     .number()
     .int()
     .min(1)
     .max(1_000_000)
     .default(10_000)
-    .describe("most records (distinct keys) waiting for the feed's push job; a push past it is answered 429 with Retry-After, nothing of it kept"),
+    .describe(
+      "most records (distinct keys) waiting for the feed's push job; a push past it is answered 429 with Retry-After, nothing of it kept",
+    ),
   maxBodyBytes: z
     .number()
     .int()
@@ -119,16 +136,42 @@ const PushConfig = z.strictObject({
     .max(64 << 20)
     .default(1 << 20)
     .describe('largest push body read; a larger one is answered 413'),
-  coalesceMs: z.number().int().min(0).max(600_000).default(2000).describe('a push job waits this long after the first event it will fetch, so a burst of pushes makes one job'),
-  retryAfterSeconds: z.number().int().min(1).max(3600).default(60).describe('the Retry-After of a 429 (push.maxQueued reached)'),
-  maxKeysPerJob: z.number().int().min(1).max(10_000).default(500).describe('most records one push job fetches (and asks the chatbot about); the rest wait for the next job'),
-  minIntervalMs: z.number().int().min(0).max(3_600_000).default(10_000).describe('a push job of the feed starts at least this long after the previous one started'),
+  coalesceMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(2000)
+    .describe('a push job waits this long after the first event it will fetch, so a burst of pushes makes one job'),
+  retryAfterSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(60)
+    .describe('the Retry-After of a 429 (push.maxQueued reached)'),
+  maxKeysPerJob: z
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(500)
+    .describe('most records one push job fetches (and asks the chatbot about); the rest wait for the next job'),
+  minIntervalMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(3_600_000)
+    .default(10_000)
+    .describe('a push job of the feed starts at least this long after the previous one started'),
   sourceShare: z
     .number()
     .gt(0)
     .max(1, { error: (iss) => fractionMessage(iss.input) })
     .default(0.25)
-    .describe("the share of the source credential's request budget (source.limits) the feed's push jobs may use: pulls keep the rest"),
+    .describe(
+      "the share of the source credential's request budget (source.limits) the feed's push jobs may use: pulls keep the rest",
+    ),
 });
 export type PushConfig = z.infer<typeof PushConfig>;
 
@@ -139,7 +182,10 @@ export const DEFAULT_DRIFT_CRON = '41 * * * *';
 function presetIgnore(raw: unknown): unknown {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || 'ignore' in raw) return raw;
   const preset = (raw as { mapping?: { preset?: unknown } }).mapping?.preset;
-  const fields = typeof preset === 'string' && Object.hasOwn(PRESETS, preset) ? PRESETS[preset as keyof typeof PRESETS].ignore : undefined;
+  const fields =
+    typeof preset === 'string' && Object.hasOwn(PRESETS, preset)
+      ? PRESETS[preset as keyof typeof PRESETS].ignore
+      : undefined;
   return fields?.length ? { ...raw, ignore: fields } : raw;
 }
 
@@ -149,7 +195,9 @@ const FeedRoute = z.strictObject({
   where: z
     .record(z.string().min(1), z.array(z.union([z.string(), z.number(), z.boolean()])).min(1))
     .optional()
-    .describe('source field (dotted path) → the values a record must hold to go to this chatbot, compared as map compares'),
+    .describe(
+      'source field (dotted path) → the values a record must hold to go to this chatbot, compared as map compares',
+    ),
 });
 
 export const FeedConfig = z.preprocess(
@@ -157,15 +205,33 @@ export const FeedConfig = z.preprocess(
   z
     .strictObject({
       name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, . _ - only'),
-      chatbot: z.string().min(1).optional().describe('serialNumber of the chatbot the listings belong to (or chatbots)'),
-      chatbots: z.array(FeedRoute).min(1).optional().describe('instead of chatbot: the chatbots the records are routed to, each with its where (no where: every record)'),
+      chatbot: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('serialNumber of the chatbot the listings belong to (or chatbots)'),
+      chatbots: z
+        .array(FeedRoute)
+        .min(1)
+        .optional()
+        .describe(
+          'instead of chatbot: the chatbots the records are routed to, each with its where (no where: every record)',
+        ),
       keyBy: z.enum(['MLSNumber', 'URL']).default('MLSNumber'),
       source: FeedSource,
       mapping: MappingConfig.prefault({}),
       deletes: DeletesConfig.prefault({}),
-      ignore: z.array(listingField).default([]).describe("fields that alone never cause an update (default: the preset's derived fields, e.g. DaysOnMarket)"),
+      ignore: z
+        .array(listingField)
+        .default([])
+        .describe("fields that alone never cause an update (default: the preset's derived fields, e.g. DaysOnMarket)"),
       schedule: ScheduleConfig.optional(),
-      deadlineMinutes: z.number().positive().max(1440).default(120).describe('a run of this feed stops (outcome aborted, retried) after this long'),
+      deadlineMinutes: z
+        .number()
+        .positive()
+        .max(1440)
+        .default(120)
+        .describe('a run of this feed stops (outcome aborted, retried) after this long'),
       minValidFraction: z
         .number()
         .min(0)
@@ -175,8 +241,12 @@ export const FeedConfig = z.preprocess(
           "a full read whose rejected records bring its valid ones below this fraction of the last good full run's ends rejected (nothing deleted, exit 6; --force accepts it; 0: off); a read with records and none valid is rejected whatever this says",
         ),
       media: FeedMediaConfig.prefault({}).describe("this feed's photos (media.mirror)"),
-      display: DisplayConfig.optional().describe('what the MLS allows the chatbot to show: purpose, statuses, sold window, attribution, restricted fields (docs/display-rules.md)'),
-      push: PushConfig.optional().describe("live RESO feeds: EntityEvents the MLS pushes (RCP-028) to the worker's POST /reso/events/<name>, each record fetched by key"),
+      display: DisplayConfig.optional().describe(
+        'what the MLS allows the chatbot to show: purpose, statuses, sold window, attribution, restricted fields (docs/display-rules.md)',
+      ),
+      push: PushConfig.optional().describe(
+        "live RESO feeds: EntityEvents the MLS pushes (RCP-028) to the worker's POST /reso/events/<name>, each record fetched by key",
+      ),
     })
     .superRefine((feed, ctx) => {
       checkRestricted(feed, ctx);
@@ -192,31 +262,43 @@ export const FeedConfig = z.preprocess(
       }
       const sns = new Set<string>();
       feed.chatbots?.forEach((c, i) => {
-        if (sns.has(c.serialNumber)) ctx.addIssue({ code: 'custom', path: ['chatbots', i, 'serialNumber'], message: `chatbot ${c.serialNumber} is listed twice` });
+        if (sns.has(c.serialNumber))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['chatbots', i, 'serialNumber'],
+            message: `chatbot ${c.serialNumber} is listed twice`,
+          });
         sns.add(c.serialNumber);
       });
       if (feed.schedule?.reconcileCron && !(feed.source.kind === 'reso' && feed.source.url)) {
         ctx.addIssue({
           code: 'custom',
           path: ['schedule', 'reconcileCron'],
-          message: 'is for live RESO feeds (source.kind: reso with a url); a file is read whole by schedule.cron, which finds what a reconcile finds',
+          message:
+            'is for live RESO feeds (source.kind: reso with a url); a file is read whole by schedule.cron, which finds what a reconcile finds',
         });
       }
       if (feed.push && !(feed.source.kind === 'reso' && feed.source.url)) {
         ctx.addIssue({
           code: 'custom',
           path: ['push'],
-          message: 'is for live RESO feeds (source.kind: reso with a url): a pushed event names a record, which is fetched from the server by key',
+          message:
+            'is for live RESO feeds (source.kind: reso with a url): a pushed event names a record, which is fetched from the server by key',
         });
       }
       if (feed.schedule?.driftCron && !(feed.source.kind === 'reso' && feed.source.url)) {
-        ctx.addIssue({ code: 'custom', path: ['schedule', 'driftCron'], message: "is for live RESO feeds (source.kind: reso with a url): feed drift reads a server's $metadata" });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['schedule', 'driftCron'],
+          message: "is for live RESO feeds (source.kind: reso with a url): feed drift reads a server's $metadata",
+        });
       }
       if (feed.schedule?.full && !(feed.source.kind === 'reso' && feed.source.incremental)) {
         ctx.addIssue({
           code: 'custom',
           path: ['schedule', 'full'],
-          message: 'is for incremental RESO feeds (source.kind: reso, source.incremental: true); this feed is always read in full by schedule.cron',
+          message:
+            'is for incremental RESO feeds (source.kind: reso, source.incremental: true); this feed is always read in full by schedule.cron',
         });
       }
     }),
@@ -224,10 +306,16 @@ export const FeedConfig = z.preprocess(
 export type FeedConfig = z.infer<typeof FeedConfig>;
 
 /** A mapping of an idx or vow feed (or any feed with `display.withhold`) that reads a restricted field: an issue naming the field and the rule. */
-function checkRestricted(feed: { mapping: MappingConfig; display?: DisplayConfig; source: { kind: string } }, ctx: z.RefinementCtx): void {
+function checkRestricted(
+  feed: { mapping: MappingConfig; display?: DisplayConfig; source: { kind: string } },
+  ctx: z.RefinementCtx,
+): void {
   const display = resolveDisplay(feed.display, feed.source.kind);
   for (const read of restrictedReads(feed.mapping, display)) {
-    const why = read.why === 'display.withhold' ? 'listed in display.withhold' : `restricted: ${read.why} (docs/display-rules.md)`;
+    const why =
+      read.why === 'display.withhold'
+        ? 'listed in display.withhold'
+        : `restricted: ${read.why} (docs/display-rules.md)`;
     const purpose = display.purpose === 'internal' ? 'this feed' : `a display.purpose ${display.purpose} feed`;
     ctx.addIssue({
       code: 'custom',
@@ -251,11 +339,17 @@ export const Config = z
     worker: z
       .strictObject({
         port: z.number().int().min(0).max(65535).default(9464),
-        host: z.string().min(1).default('127.0.0.1').describe("address the worker's HTTP face listens on; 0.0.0.0 for every interface (containers)"),
+        host: z
+          .string()
+          .min(1)
+          .default('127.0.0.1')
+          .describe("address the worker's HTTP face listens on; 0.0.0.0 for every interface (containers)"),
         allowedHosts: z
           .array(z.string().min(1))
           .default([])
-          .describe("Host names the worker's pages answer besides localhost, 127.0.0.1, ::1 and worker.host (DNS rebinding guard)"),
+          .describe(
+            "Host names the worker's pages answer besides localhost, 127.0.0.1, ::1 and worker.host (DNS rebinding guard)",
+          ),
         allowFrom: z
           .array(PeerAddress)
           .default([])
@@ -265,16 +359,42 @@ export const Config = z
         historySize: z.number().int().min(1).max(10_000).default(50),
         watchdogSeconds: z.number().int().positive().max(86_400).default(300),
         shutdownTimeoutMs: durationMs(30_000, HOUR_MS),
-        concurrency: z.number().int().min(1).max(64).default(2).describe('jobs of one queue a worker process runs at once'),
-        lockDurationMs: durationMs(30_000, HOUR_MS).describe("BullMQ job lock; a dead worker's job is recovered after it"),
+        concurrency: z
+          .number()
+          .int()
+          .min(1)
+          .max(64)
+          .default(2)
+          .describe('jobs of one queue a worker process runs at once'),
+        lockDurationMs: durationMs(30_000, HOUR_MS).describe(
+          "BullMQ job lock; a dead worker's job is recovered after it",
+        ),
         stalledIntervalMs: durationMs(30_000, HOUR_MS).describe('how often workers look for stalled jobs'),
-        minScheduleIntervalSeconds: z.number().int().min(1).max(86_400).default(60).describe('a schedule that runs more often than this is refused'),
+        minScheduleIntervalSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(86_400)
+          .default(60)
+          .describe('a schedule that runs more often than this is refused'),
       })
       .prefault({}),
     push: z
       .strictObject({
-        port: z.number().int().min(0).max(65535).default(9465).describe("port of the worker's push listener (POST /reso/events/<feed>, and nothing else)"),
-        host: z.string().min(1).default('127.0.0.1').describe('address the push listener listens on; 0.0.0.0 for every interface (what the MLS reaches, through TLS)'),
+        port: z
+          .number()
+          .int()
+          .min(0)
+          .max(65535)
+          .default(9465)
+          .describe("port of the worker's push listener (POST /reso/events/<feed>, and nothing else)"),
+        host: z
+          .string()
+          .min(1)
+          .default('127.0.0.1')
+          .describe(
+            'address the push listener listens on; 0.0.0.0 for every interface (what the MLS reaches, through TLS)',
+          ),
       })
       .prefault({})
       .describe("the worker's listener for pushed EntityEvents (feeds[].push), apart from worker.port"),
@@ -282,8 +402,18 @@ export const Config = z
     changeLog: z
       .strictObject({
         retentionDays: z.number().positive().default(30).describe('changes older than this are dropped'),
-        maxPerFeed: z.number().int().min(100).default(100_000).describe('most changes kept per feed (Redis) / sizes the file'),
-        maxPerRun: z.number().int().min(1).default(50_000).describe('most changes recorded for one run; the rest are counted'),
+        maxPerFeed: z
+          .number()
+          .int()
+          .min(100)
+          .default(100_000)
+          .describe('most changes kept per feed (Redis) / sizes the file'),
+        maxPerRun: z
+          .number()
+          .int()
+          .min(1)
+          .default(50_000)
+          .describe('most changes recorded for one run; the rest are counted'),
         maxBytesPerRun: z
           .number()
           .int()
@@ -295,7 +425,9 @@ export const Config = z
           .int()
           .min(0)
           .default(6 << 20)
-          .describe('most bytes of whole listings (compressed, kept before each update and delete so `feedsync undo` can restore them) one run keeps'),
+          .describe(
+            'most bytes of whole listings (compressed, kept before each update and delete so `feedsync undo` can restore them) one run keeps',
+          ),
         maxWholeBytesPerFeed: z
           .number()
           .int()
@@ -309,7 +441,10 @@ export const Config = z
     alerts: AlertsConfig.prefault({}).describe('where alerts go and the rules that raise them'),
     chatCheck: z
       .strictObject({
-        enabled: z.boolean().default(false).describe('after each real sync, ask the chatbot about listings it just got'),
+        enabled: z
+          .boolean()
+          .default(false)
+          .describe('after each real sync, ask the chatbot about listings it just got'),
         listings: z.number().int().min(1).max(20).default(3).describe('listings asked about per run'),
       })
       .prefault({})
@@ -319,16 +454,27 @@ export const Config = z
     checkScheduleIntervals(cfg, ctx);
     const names = new Set<string>();
     cfg.feeds.forEach((f, i) => {
-      if (names.has(f.name)) ctx.addIssue({ code: 'custom', path: ['feeds', i, 'name'], message: `duplicate feed name ${f.name}` });
+      if (names.has(f.name))
+        ctx.addIssue({ code: 'custom', path: ['feeds', i, 'name'], message: `duplicate feed name ${f.name}` });
       names.add(f.name);
     });
     const sns = new Set<string>();
     cfg.chatbots.forEach((c, i) => {
-      if (sns.has(c.serialNumber)) ctx.addIssue({ code: 'custom', path: ['chatbots', i, 'serialNumber'], message: `duplicate chatbot ${c.serialNumber}` });
+      if (sns.has(c.serialNumber))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['chatbots', i, 'serialNumber'],
+          message: `duplicate chatbot ${c.serialNumber}`,
+        });
       sns.add(c.serialNumber);
       if (c.smoke) {
         const r = AskRequest.safeParse({ sessionID: c.smoke.sessionId, content: c.smoke.message });
-        if (!r.success) ctx.addIssue({ code: 'custom', path: ['chatbots', i, 'smoke'], message: r.error.issues[0]?.message ?? 'invalid' });
+        if (!r.success)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['chatbots', i, 'smoke'],
+            message: r.error.issues[0]?.message ?? 'invalid',
+          });
       }
     });
   });
@@ -348,7 +494,9 @@ function fractionMessage(input: unknown): string {
 }
 
 type ConfigShape = {
-  feeds: Array<{ schedule?: { cron: string; tz?: string; full?: string; reconcileCron?: string; driftCron?: string | false } }>;
+  feeds: Array<{
+    schedule?: { cron: string; tz?: string; full?: string; reconcileCron?: string; driftCron?: string | false };
+  }>;
   chatbots: Array<{ schedule?: { settings?: string; smoke?: string; tz?: string } }>;
   worker: { minScheduleIntervalSeconds: number };
 };

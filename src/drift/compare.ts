@@ -52,7 +52,11 @@ function byField(mapped: readonly MappedField[]): Map<string, MappedField[]> {
 }
 
 /** The field new since `previous` that `field` looks renamed to, and why. */
-function renamedTo(field: string, current: DictionarySnapshot, previous: DictionarySnapshot): { to: string; why: string } | undefined {
+function renamedTo(
+  field: string,
+  current: DictionarySnapshot,
+  previous: DictionarySnapshot,
+): { to: string; why: string } | undefined {
   const fresh = Object.keys(current.fields).filter((f) => !(f in previous.fields));
   const lookup = previous.lookupOf[field];
   const sameLookup = lookup === undefined ? undefined : fresh.find((f) => current.lookupOf[f] === lookup);
@@ -74,9 +78,16 @@ function fieldFindings(input: CompareInput, out: Comparison): void {
     }
     const renamed = hadIt ? renamedTo(field, current, previous!) : undefined;
     if (renamed) {
-      out.findings.push({ kind: 'renamed', field, to: renamed.to, message: `${field} looks renamed to ${renamed.to} (${renamed.why}); the mapping reads ${field} for ${uses}` });
+      out.findings.push({
+        kind: 'renamed',
+        field,
+        to: renamed.to,
+        message: `${field} looks renamed to ${renamed.to} (${renamed.why}); the mapping reads ${field} for ${uses}`,
+      });
     } else {
-      const since = hadIt ? `no longer in the ${current.resource} entity type (it was at ${previous!.readAt})` : `not in the ${current.resource} entity type`;
+      const since = hadIt
+        ? `no longer in the ${current.resource} entity type (it was at ${previous!.readAt})`
+        : `not in the ${current.resource} entity type`;
       out.findings.push({ kind: 'gone', field, message: `${field} is ${since}; the mapping reads it for ${uses}` });
     }
   }
@@ -104,21 +115,32 @@ function systemFindings(input: CompareInput, out: Comparison): void {
   const { configured, records, before } = input.systems;
   const push = (value: string, message: string) => out.findings.push({ kind: 'system', value, message });
   if (records !== undefined && configured !== undefined && records !== configured) {
-    push(records, `the last records carried OriginatingSystemName ${JSON.stringify(records)}; the feed filters on source.originatingSystem ${JSON.stringify(configured)}`);
+    push(
+      records,
+      `the last records carried OriginatingSystemName ${JSON.stringify(records)}; the feed filters on source.originatingSystem ${JSON.stringify(configured)}`,
+    );
   } else if (records !== undefined && before !== undefined && records !== before) {
-    push(records, `OriginatingSystemName changed from ${JSON.stringify(before)} (records at the check before) to ${JSON.stringify(records)} (the last records)`);
+    push(
+      records,
+      `OriginatingSystemName changed from ${JSON.stringify(before)} (records at the check before) to ${JSON.stringify(records)} (the last records)`,
+    );
   }
   const was = input.previous?.systems ?? [];
   const now = input.current.systems;
   if (was.length && now.join('\u0000') !== was.join('\u0000')) {
-    push(now.join(', '), `the Lookup records' OriginatingSystemName changed from ${JSON.stringify(was.join(', '))} to ${JSON.stringify(now.join(', ') || '(none)')}`);
+    push(
+      now.join(', '),
+      `the Lookup records' OriginatingSystemName changed from ${JSON.stringify(was.join(', '))} to ${JSON.stringify(now.join(', ') || '(none)')}`,
+    );
   }
 }
 
 /** Lookup lists of mapped fields longer than the values kept: said, and a change among the values not kept found by the list's digest. */
 function cappedLists(input: CompareInput, out: Comparison): void {
   const { current, previous } = input;
-  const lists = new Set(input.mapped.filter((m) => m.covers && m.field in current.fields).map((m) => current.lookupOf[m.field]));
+  const lists = new Set(
+    input.mapped.filter((m) => m.covers && m.field in current.fields).map((m) => current.lookupOf[m.field]),
+  );
   for (const list of lists) {
     const size = list === undefined ? undefined : current.lookupSizes?.[list];
     const compared = current.lookups[list!]?.length ?? 0;

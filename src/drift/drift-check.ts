@@ -89,10 +89,16 @@ export interface DriftDeps {
 
 /** Whether the kept read is due again, or another check is reading now. */
 const due = (kept: Partial<Kept>, at: number) =>
-  (!kept.current || at - Date.parse(kept.current.readAt) >= READ_EVERY_MS) && !(kept.claimedAt && at - Date.parse(kept.claimedAt) < CLAIM_MS);
+  (!kept.current || at - Date.parse(kept.current.readAt) >= READ_EVERY_MS) &&
+  !(kept.claimedAt && at - Date.parse(kept.claimedAt) < CLAIM_MS);
 
 /** Reads the server when due, claiming the read first so two checks of one source read it once. */
-async function freshRead(source: ResoSource, feed: FeedConfig, deps: DriftDeps, records: string | undefined): Promise<{ kept: Partial<Kept>; read: boolean }> {
+async function freshRead(
+  source: ResoSource,
+  feed: FeedConfig,
+  deps: DriftDeps,
+  records: string | undefined,
+): Promise<{ kept: Partial<Kept>; read: boolean }> {
   const id = sourceId(source);
   const now = (deps.now ?? (() => new Date()))();
   for (;;) {
@@ -103,7 +109,9 @@ async function freshRead(source: ResoSource, feed: FeedConfig, deps: DriftDeps, 
     if (!(await deps.store.swap(DRIFT_NAMESPACE, id, raw, claim))) continue;
     let snapshot: DictionarySnapshot;
     try {
-      const sameSource = (deps.siblings ?? []).filter((f) => f !== feed && f.name !== feed.name && liveResoSource(f) && sourceId(liveResoSource(f)!) === id);
+      const sameSource = (deps.siblings ?? []).filter(
+        (f) => f !== feed && f.name !== feed.name && liveResoSource(f) && sourceId(liveResoSource(f)!) === id,
+      );
       snapshot = await readSnapshot(source, deps.ctx, [feed, ...sameSource].flatMap(valueFields), now);
     } catch (err) {
       await deps.store.swap(DRIFT_NAMESPACE, id, claim, raw ?? JSON.stringify({ ...kept, claimedAt: undefined }));
@@ -117,7 +125,9 @@ async function freshRead(source: ResoSource, feed: FeedConfig, deps: DriftDeps, 
     };
     // (the entry of the same source kept under its URL with credentials, before they were left out of it, goes)
     const former = sourceId(source, source.url!);
-    await deps.store.apply([{ ns: DRIFT_NAMESPACE, set: [[id, JSON.stringify(next)]], delete: former === id ? [] : [former] }]);
+    await deps.store.apply([
+      { ns: DRIFT_NAMESPACE, set: [[id, JSON.stringify(next)]], delete: former === id ? [] : [former] },
+    ]);
     return { kept: { ...next, records: kept.records ?? {} }, read: true };
   }
 }
@@ -136,7 +146,10 @@ export function liveResoSource(feed: FeedConfig): ResoSource | undefined {
 
 export async function checkDrift(feed: FeedConfig, deps: DriftDeps): Promise<DriftReport> {
   const source = liveResoSource(feed);
-  if (!source) throw new ConfigError(`feed ${feed.name} is not read from a RESO server (source.kind reso with a url): feed drift reads a server's $metadata`);
+  if (!source)
+    throw new ConfigError(
+      `feed ${feed.name} is not read from a RESO server (source.kind reso with a url): feed drift reads a server's $metadata`,
+    );
   const records = await recordSystem(deps.store, feed);
   const { kept, read } = await freshRead(source, feed, deps, records);
   const current = kept.current!;

@@ -53,7 +53,12 @@ function lookupNamesOf(meta: ResoMetadata, resource: string): Record<string, str
 }
 
 /** Reads `$metadata`, then (where offered) the Lookup resource's lists of `valueFields`. */
-export async function readSnapshot(source: ResoSource, ctx: FeedContext, valueFields: readonly string[], now: Date): Promise<DictionarySnapshot> {
+export async function readSnapshot(
+  source: ResoSource,
+  ctx: FeedContext,
+  valueFields: readonly string[],
+  now: Date,
+): Promise<DictionarySnapshot> {
   const client = resoPageClient(source, ctx, { scope: 'drift', kind: 'metadata' });
   const meta = await readMetadata(client, source.url!, source.resource);
   const lookupOf = lookupNamesOf(meta, source.resource);

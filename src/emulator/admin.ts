@@ -52,7 +52,9 @@ export function handleAdmin(ctx: AdminContext, method: string, url: URL, body: u
       if (!parsed.success)
         return {
           status: 400,
-          body: { error: `expected {serialNumber, keys: [MLS number or URL, ...]}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ')}` },
+          body: {
+            error: `expected {serialNumber, keys: [MLS number or URL, ...]}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ')}`,
+          },
         };
       const { serialNumber, keys } = parsed.data;
       if (keys.length) ctx.state.hidden.set(serialNumber, new Set(keys));

@@ -18,17 +18,29 @@ export function composeAnswer(question: string, listings: StoredListing[]): Comp
   const named = listings.filter((l) => mentions(q, l.MLSNumber) || (l.Address && mentions(q, l.Address)));
   if (named.length) return { text: `Here is what I know: ${describeSome(named)}.`, found: true };
   const beds = /(\d+)\s*-?\s*(?:bed|bd|br\b)/.exec(q)?.[1];
-  const city = [...new Set(listings.map((l) => l.City?.trim()).filter((c): c is string => !!c))].find((c) => q.includes(c.toLowerCase()));
+  const city = [...new Set(listings.map((l) => l.City?.trim()).filter((c): c is string => !!c))].find((c) =>
+    q.includes(c.toLowerCase()),
+  );
   const saleType = /\brent/.test(q) ? 'for_rent' : /\b(buy|sale|purchase)/.test(q) ? 'for_sale' : undefined;
-  const criteria = [beds !== undefined && `${beds} bedrooms`, city && `in ${city}`, saleType && saleType.replace('_', ' ')].filter(Boolean);
+  const criteria = [
+    beds !== undefined && `${beds} bedrooms`,
+    city && `in ${city}`,
+    saleType && saleType.replace('_', ' '),
+  ].filter(Boolean);
   const matches = listings.filter(
-    (l) => (beds === undefined || l.Bedrooms === Number(beds)) && (!city || l.City?.trim().toLowerCase() === city.toLowerCase()) && (!saleType || l.SaleType === saleType),
+    (l) =>
+      (beds === undefined || l.Bedrooms === Number(beds)) &&
+      (!city || l.City?.trim().toLowerCase() === city.toLowerCase()) &&
+      (!saleType || l.SaleType === saleType),
   );
   if (criteria.length === 0) {
     return { text: `I have ${count(listings.length)}. For example: ${describeSome(listings)}.`, found: true };
   }
   if (matches.length === 0) {
-    return { text: `I found no listings (${criteria.join(', ')}); I have ${count(listings.length)} in all.`, found: false };
+    return {
+      text: `I found no listings (${criteria.join(', ')}); I have ${count(listings.length)} in all.`,
+      found: false,
+    };
   }
   return { text: `I found ${count(matches.length)} (${criteria.join(', ')}): ${describeSome(matches)}.`, found: true };
 }
@@ -53,7 +65,10 @@ function describeSome(listings: StoredListing[]): string {
 function describe(l: StoredListing): string {
   const place = `${[l.Address, l.City].filter(Boolean).join(', ') || 'a listing'}, MLS ${l.MLSNumber}`;
   const price = l.SaleType === 'for_rent' ? l.RentPrice : l.SalePrice;
-  const priceText = price !== undefined ? `, ${l.CurrencySymbol}${price.toLocaleString('en-US')}${l.SaleType === 'for_rent' ? '/month' : ''}` : '';
+  const priceText =
+    price !== undefined
+      ? `, ${l.CurrencySymbol}${price.toLocaleString('en-US')}${l.SaleType === 'for_rent' ? '/month' : ''}`
+      : '';
   return `${place} (${l.Bedrooms} bd, ${l.Bathrooms} ba${priceText})`;
 }
 

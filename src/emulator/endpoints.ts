@@ -7,7 +7,17 @@
 // - ClientAsk over the rate limit (RateLimitCount asks within RateLimitTime seconds, per session) answers
 //   normally with RateLimitMessage as content and noAnswer true; over the monthly MessageLimit it
 //   fails with Code 403.
-import type { AskRequest, ChatbotSettings, DeleteRequest, EditSettingsRequest, ListingCreate, ListingUpdate, ListItem, ListRequest, StreamFinal } from '../api/schemas.js';
+import type {
+  AskRequest,
+  ChatbotSettings,
+  DeleteRequest,
+  EditSettingsRequest,
+  ListingCreate,
+  ListingUpdate,
+  ListItem,
+  ListRequest,
+  StreamFinal,
+} from '../api/schemas.js';
 import type { KeyType } from '../listing/schema.js';
 import { composeAnswer, fragmentsOf, tokenCount } from './answer.js';
 import type { ChatbotListings, StoredListing } from './chatbot-listings.js';
@@ -37,7 +47,8 @@ export const data = (d: unknown): Reply => ({ kind: 'data', data: d });
 /** The body of a reply that is not a stream: the service's envelope around its Data, as JSON. */
 export function envelopeJson(reply: Exclude<Reply, { kind: 'stream' }>): string {
   // Data first, as JSON.stringify of the whole envelope puts it; a 'json' reply's Data is spliced in as it is
-  const data = reply.kind === 'json' ? reply.json : (JSON.stringify(reply.kind === 'data' ? reply.data : null) ?? 'null');
+  const data =
+    reply.kind === 'json' ? reply.json : (JSON.stringify(reply.kind === 'data' ? reply.data : null) ?? 'null');
   const rest = JSON.stringify({
     Version: '1.0',
     Success: reply.kind !== 'error',
@@ -46,7 +57,11 @@ export function envelopeJson(reply: Exclude<Reply, { kind: 'stream' }>): string 
   });
   return `{"Data":${data},${rest.slice(1)}`;
 }
-export const failure = (code: number, message: string): Extract<Reply, { kind: 'error' }> => ({ kind: 'error', code, message });
+export const failure = (code: number, message: string): Extract<Reply, { kind: 'error' }> => ({
+  kind: 'error',
+  code,
+  message,
+});
 
 export function unknownChatbot(ctx: EndpointContext, serialNumber: string): Reply | undefined {
   if (!ctx.opts.chatbots || ctx.opts.chatbots.includes(serialNumber)) return undefined;
@@ -135,7 +150,8 @@ export function ask(ctx: EndpointContext, req: AskRequest): Reply {
   const month = new Date(now).toISOString().slice(0, 7);
   const used = ctx.state.monthly.get(sn);
   const usedThisMonth = used?.month === month ? used.count : 0;
-  if (limit >= 0 && usedThisMonth >= limit) return failure(403, `chatbot ${sn} reached its MessageLimit of ${limit} messages this month`);
+  if (limit >= 0 && usedThisMonth >= limit)
+    return failure(403, `chatbot ${sn} reached its MessageLimit of ${limit} messages this month`);
 
   const questionId = ctx.state.nextMessageId++;
   const answerId = ctx.state.nextMessageId++;
@@ -157,7 +173,9 @@ export function ask(ctx: EndpointContext, req: AskRequest): Reply {
       noAnswer = true;
     } else {
       const hidden = ctx.state.hidden.get(sn);
-      const known = [...ctx.state.listingsOf(sn).values()].filter((l) => !hidden?.has(l.MLSNumber) && !hidden?.has(l.Url));
+      const known = [...ctx.state.listingsOf(sn).values()].filter(
+        (l) => !hidden?.has(l.MLSNumber) && !hidden?.has(l.Url),
+      );
       const answer = composeAnswer(req.content, known);
       content = answer.text + (settings.AnswerSuffix ?? '');
       noAnswer = !answer.found;

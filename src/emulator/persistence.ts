@@ -29,12 +29,19 @@ export async function loadState(file: string, state: EmulatorState): Promise<voi
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`emulator data file ${file} is not JSON (${(err as Error).message}); move it away to start empty`, file);
+    throw new ConfigError(
+      `emulator data file ${file} is not JSON (${(err as Error).message}); move it away to start empty`,
+      file,
+    );
   }
   const parsed = SavedStateSchema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-    throw new ConfigError(`emulator data file ${file} is not an emulator state; move it away to start empty`, file, issues);
+    throw new ConfigError(
+      `emulator data file ${file} is not an emulator state; move it away to start empty`,
+      file,
+      issues,
+    );
   }
   state.load(parsed.data as unknown as SavedState);
 }
@@ -46,7 +53,12 @@ export interface Saver {
   flush(): Promise<void>;
 }
 
-export function createSaver(file: string | undefined, state: EmulatorState, onError: (err: unknown) => void, delayMs = 50): Saver {
+export function createSaver(
+  file: string | undefined,
+  state: EmulatorState,
+  onError: (err: unknown) => void,
+  delayMs = 50,
+): Saver {
   if (!file) return { changed: () => undefined, flush: async () => undefined };
   let dirty = false;
   let timer: NodeJS.Timeout | undefined;

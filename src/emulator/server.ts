@@ -6,14 +6,29 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
-import { AskRequest, DeleteRequest, EditSettingsRequest, ENDPOINTS, ListingCreate, ListingUpdate, ListRequest, type EndpointName } from '../api/schemas.js';
+import {
+  AskRequest,
+  DeleteRequest,
+  EditSettingsRequest,
+  ENDPOINTS,
+  ListingCreate,
+  ListingUpdate,
+  ListRequest,
+  type EndpointName,
+} from '../api/schemas.js';
 import { zodIssues } from '../api/zod-issues.js';
 import type { ValidationIssue } from '../errors.js';
 import { handleAdmin } from './admin.js';
 import * as ops from './endpoints.js';
 import { envelopeJson, failure, type EndpointContext, type Reply } from './endpoints.js';
 import { createFaultPicker } from './faults.js';
-import { resolveOptions, withoutUndefined, type EmulatorOptions, type ResolvedOptions, type RunningEmulator } from './options.js';
+import {
+  resolveOptions,
+  withoutUndefined,
+  type EmulatorOptions,
+  type ResolvedOptions,
+  type RunningEmulator,
+} from './options.js';
 import { createSaver, loadState } from './persistence.js';
 import { EmulatorState } from './state.js';
 import { RequestStats } from './stats.js';
@@ -31,7 +46,12 @@ interface Route {
 const ROUTES = new Map<string, Route>(
   (
     [
-      { name: 'edit', schema: EditSettingsRequest, serialNumber: (b: EditSettingsRequest) => b.serialNumber, run: ops.edit },
+      {
+        name: 'edit',
+        schema: EditSettingsRequest,
+        serialNumber: (b: EditSettingsRequest) => b.serialNumber,
+        run: ops.edit,
+      },
       { name: 'ask', schema: AskRequest, serialNumber: () => undefined, run: ops.ask },
       { name: 'create', schema: ListingCreate, serialNumber: (b: ListingCreate) => b.SerialNumber, run: ops.create },
       { name: 'update', schema: ListingUpdate, serialNumber: (b: ListingUpdate) => b.SerialNumber, run: ops.update },
@@ -93,7 +113,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     handle(e, req, res).catch((err: unknown) => {
       if (lifetime.signal.aborted) return res.destroy();
       e.log?.error({ err }, 'emulator: request failed');
-      if (!res.headersSent) sendEnvelope(e, res, new URL(req.url ?? '/', 'http://emulator').pathname, failure(500, 'emulator error'));
+      if (!res.headersSent)
+        sendEnvelope(e, res, new URL(req.url ?? '/', 'http://emulator').pathname, failure(500, 'emulator error'));
       else res.destroy();
     });
   });
@@ -138,7 +159,9 @@ async function createEmulator(options: EmulatorOptions): Promise<Emulator> {
   // more than 10 at once print MaxListenersExceededWarning.
   setMaxListeners(0, lifetime.signal);
   const log = opts.logger;
-  const saver = createSaver(opts.dataFile, state, (err) => log?.error({ err }, 'emulator: saving the data file failed'));
+  const saver = createSaver(opts.dataFile, state, (err) =>
+    log?.error({ err }, 'emulator: saving the data file failed'),
+  );
   const createSession = (serialNumber: string, sessionID?: number): number => {
     const id = sessionID ?? state.nextSessionId++;
     if (id >= state.nextSessionId) state.nextSessionId = id + 1;
@@ -160,17 +183,32 @@ async function createEmulator(options: EmulatorOptions): Promise<Emulator> {
   };
 }
 
-function sendEnvelope(e: Emulator, res: ServerResponse, path: string, reply: Exclude<Reply, { kind: 'stream' }>, headers: Record<string, string> = {}): void {
+function sendEnvelope(
+  e: Emulator,
+  res: ServerResponse,
+  path: string,
+  reply: Exclude<Reply, { kind: 'stream' }>,
+  headers: Record<string, string> = {},
+): void {
   const code = reply.kind === 'error' ? reply.code : 200;
   const status = e.opts.errorsAs200 ? 200 : code;
   const body = envelopeJson(reply);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    ...headers,
+  });
   res.end(body);
   e.stats.record(path, String(status), e.arrivals.get(res));
   e.log?.debug({ path, status, code }, 'emulator answered');
 }
 
-async function sendStream(e: Emulator, res: ServerResponse, path: string, reply: Extract<Reply, { kind: 'stream' }>): Promise<void> {
+async function sendStream(
+  e: Emulator,
+  res: ServerResponse,
+  path: string,
+  reply: Extract<Reply, { kind: 'stream' }>,
+): Promise<void> {
   const { opts } = e;
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   e.stats.record(path, '200', e.arrivals.get(res));
@@ -206,7 +244,10 @@ function handleAdminPath(e: Emulator, req: IncomingMessage, res: ServerResponse,
     const text = JSON.stringify({
       error: `the emulator listens on ${opts.host}, not on loopback: its ${ADMIN_PREFIX} paths need its secret key in an Authorization or X-Emulator-Key header`,
     });
-    res.writeHead(401, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.writeHead(401, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+    });
     res.end(text);
     return;
   }
@@ -216,16 +257,37 @@ function handleAdminPath(e: Emulator, req: IncomingMessage, res: ServerResponse,
   } catch {
     body = raw;
   }
-  const reply = handleAdmin({ state: e.state, stats: e.stats, chatbots: opts.chatbots, createSession: e.createSession, changed: e.saver.changed }, req.method ?? 'GET', url, body);
+  const reply = handleAdmin(
+    {
+      state: e.state,
+      stats: e.stats,
+      chatbots: opts.chatbots,
+      createSession: e.createSession,
+      changed: e.saver.changed,
+    },
+    req.method ?? 'GET',
+    url,
+    body,
+  );
   const text = JSON.stringify(reply.body);
-  res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(reply.status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
 /** An API endpoint: latency and faults first, then the checks of method, type, auth, size and body, then the operation. */
-async function handleEndpoint(e: Emulator, req: IncomingMessage, res: ServerResponse, path: string, raw: { text: string; tooLarge: boolean }): Promise<void> {
+async function handleEndpoint(
+  e: Emulator,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  raw: { text: string; tooLarge: boolean },
+): Promise<void> {
   const { opts } = e;
-  const fail = (code: number, message: string, headers?: Record<string, string>) => sendEnvelope(e, res, path, failure(code, message), headers);
+  const fail = (code: number, message: string, headers?: Record<string, string>) =>
+    sendEnvelope(e, res, path, failure(code, message), headers);
   if (opts.latencyMs > 0) await delay(opts.latencyMs, undefined, { signal: e.lifetime.signal });
   const fault = e.faults.next();
   if (fault === 'drop') {
@@ -233,7 +295,8 @@ async function handleEndpoint(e: Emulator, req: IncomingMessage, res: ServerResp
     req.socket.destroy();
     return;
   }
-  if (fault === '429') return fail(429, 'too many requests (injected fault)', { 'retry-after': String(opts.retryAfterSeconds) });
+  if (fault === '429')
+    return fail(429, 'too many requests (injected fault)', { 'retry-after': String(opts.retryAfterSeconds) });
   if (fault) return fail(Number(fault), `injected fault ${fault}`);
 
   const route = ROUTES.get(path);
@@ -251,7 +314,8 @@ async function handleEndpoint(e: Emulator, req: IncomingMessage, res: ServerResp
     return fail(400, `the body is not valid JSON: ${(err as Error).message}`);
   }
   const parsed = route.schema.safeParse(json);
-  if (!parsed.success) return fail(400, `invalid request: ${zodIssues(parsed.error, json).map(describeIssue).join('; ')}`);
+  if (!parsed.success)
+    return fail(400, `invalid request: ${zodIssues(parsed.error, json).map(describeIssue).join('; ')}`);
   const body = parsed.data as never;
   const serialNumber = route.serialNumber(body);
   const reply = (serialNumber !== undefined && ops.unknownChatbot(e.ctx, serialNumber)) || route.run(e.ctx, body);

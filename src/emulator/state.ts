@@ -61,7 +61,8 @@ export class EmulatorState {
       for (const l of items) stored.put(l);
     }
     for (const [sn, s] of Object.entries(saved.settings)) this.settings.set(sn, s);
-    for (const [id, sn] of Object.entries(saved.sessions)) this.sessions.set(Number(id), { serialNumber: sn, asks: [] });
+    for (const [id, sn] of Object.entries(saved.sessions))
+      this.sessions.set(Number(id), { serialNumber: sn, asks: [] });
     for (const [sn, m] of Object.entries(saved.monthly)) this.monthly.set(sn, m);
   }
 }

@@ -18,15 +18,41 @@ const location = {
   mediaHeaders: z
     .record(z.string(), z.string())
     .optional()
-    .describe('headers of photo downloads (media.mirror), sent only over https to mediaHosts; values may use ${ENV}, masked in every output'),
+    .describe(
+      'headers of photo downloads (media.mirror), sent only over https to mediaHosts; values may use ${ENV}, masked in every output',
+    ),
   mediaHosts: z
-    .array(z.string().regex(/^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/, 'a host name, e.g. photos.example.com'))
+    .array(
+      z
+        .string()
+        .regex(
+          /^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/,
+          'a host name, e.g. photos.example.com',
+        ),
+    )
     .optional()
-    .describe("the photo hosts mediaHeaders (and the vendor's media token) are sent to, over https only; beside the vendor profile's own"),
+    .describe(
+      "the photo hosts mediaHeaders (and the vendor's media token) are sent to, over https only; beside the vendor profile's own",
+    ),
   // bounded: Node's timers make anything above 2^31-1 ms a 1 ms timeout
-  timeoutMs: z.number().int().min(1).max(3_600_000).default(600_000).describe('total deadline of one request: the response and its whole body (not an idle timeout)'),
-  maxBytes: z.number().int().positive().optional().describe('most bytes a feed (or one RESO page) may have, after gunzip (default 4 GiB)'),
-  maxCompressionRatio: z.number().positive().optional().describe('a gzip feed expanding more than this many times is refused as a bomb (default 200)'),
+  timeoutMs: z
+    .number()
+    .int()
+    .min(1)
+    .max(3_600_000)
+    .default(600_000)
+    .describe('total deadline of one request: the response and its whole body (not an idle timeout)'),
+  maxBytes: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('most bytes a feed (or one RESO page) may have, after gunzip (default 4 GiB)'),
+  maxCompressionRatio: z
+    .number()
+    .positive()
+    .optional()
+    .describe('a gzip feed expanding more than this many times is refused as a bomb (default 200)'),
   retries: z.number().int().min(0).max(20).default(3),
   /** gzip: by Content-Encoding/Content-Type header or a .gz name unless forced */
   gzip: z.boolean().optional(),
@@ -66,7 +92,9 @@ export const MitsSource = z.strictObject({
   recordPer: z
     .enum(['unit', 'floorplan'])
     .default('unit')
-    .describe('unit: a record per ILS_Unit, with its property and floorplan; floorplan: a record per Floorplan, with its property and the count of its available units'),
+    .describe(
+      'unit: a record per ILS_Unit, with its property and floorplan; floorplan: a record per Floorplan, with its property and the count of its available units',
+    ),
   recordPath: z.string().min(1).default('PhysicalProperty.Property').describe('dotted path of the property element'),
   encoding: z.string().min(1).optional(),
   maxPropertyChars: z
@@ -75,7 +103,9 @@ export const MitsSource = z.strictObject({
     .min(1024)
     .max(512 * 1024 ** 2)
     .default(16 * 1024 ** 2)
-    .describe('most characters of one <Property>, its floorplans and units included; a larger one fails the read, naming its line'),
+    .describe(
+      'most characters of one <Property>, its floorplans and units included; a larger one fails the read, naming its line',
+    ),
 });
 
 /** OAuth2 client credentials (Trestle / CoreLogic): a token from `tokenUrl`, cached until shortly before it expires. */
@@ -91,20 +121,43 @@ export type OAuth2Auth = z.infer<typeof OAuth2Auth>;
 export const ResoSource = z
   .strictObject({
     kind: z.literal('reso'),
-    vendor: z.enum(VENDOR_NAMES).default('reso').describe("mlsgrid | trestle | bridge | spark: the vendor's documented rules and defaults (docs/vendors.md); reso: the standard"),
-    originatingSystem: z.string().min(1).optional().describe("MLS Grid: the MLS's OriginatingSystemName (e.g. actris), put in every $filter; required with vendor: mlsgrid"),
+    vendor: z
+      .enum(VENDOR_NAMES)
+      .default('reso')
+      .describe(
+        "mlsgrid | trestle | bridge | spark: the vendor's documented rules and defaults (docs/vendors.md); reso: the standard",
+      ),
+    originatingSystem: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "MLS Grid: the MLS's OriginatingSystemName (e.g. actris), put in every $filter; required with vendor: mlsgrid",
+      ),
     ...location,
     auth: OAuth2Auth.optional().describe('OAuth2 client credentials; a long-lived token goes in bearerToken instead'),
     resource: z.string().default('Property'),
-    top: z.number().int().positive().optional().describe('most records one pull reads, in total (a pull it cuts short is never complete)'),
-    maxPageSize: z.number().int().positive().optional().describe('records per page asked with Prefer: odata.maxpagesize (the server may send fewer)'),
+    top: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('most records one pull reads, in total (a pull it cuts short is never complete)'),
+    maxPageSize: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('records per page asked with Prefer: odata.maxpagesize (the server may send fewer)'),
     filter: z.string().optional(),
     select: z.array(z.string()).optional(),
     expandMedia: z.boolean().default(true),
     expandOpenHouse: z
       .boolean()
       .default(false)
-      .describe('$expand=OpenHouse (Trestle and RESO servers that offer it): the upcoming open houses give Tours OpenHouse and an ExtensionColumn entry OpenHouses'),
+      .describe(
+        '$expand=OpenHouse (Trestle and RESO servers that offer it): the upcoming open houses give Tours OpenHouse and an ExtensionColumn entry OpenHouses',
+      ),
     related: z
       .array(z.enum(['Member', 'Office', 'OpenHouse']))
       .default([])
@@ -130,15 +183,27 @@ export const ResoSource = z
       .min(1)
       .nullable()
       .default('PhotosChangeTimestamp')
-      .describe('incremental pulls also take records whose photos changed since the mark, where the server has this field; null: never'),
+      .describe(
+        'incremental pulls also take records whose photos changed since the mark, where the server has this field; null: never',
+      ),
     paging: z
       .enum(['keyset', 'nextLink'])
       .default('keyset')
       .describe(
         "keyset: each page asks for the records after the last one read (by key in full pulls), so a change during the pull cannot shift a record out; nextLink: follow the server's @odata.nextLink",
       ),
-    maxPages: z.number().int().positive().default(10_000).describe('most pages one pull reads; past it the read is incomplete'),
-    maxPageRecords: z.number().int().positive().default(10_000).describe('most records one page may hold; a larger page is an error'),
+    maxPages: z
+      .number()
+      .int()
+      .positive()
+      .default(10_000)
+      .describe('most pages one pull reads; past it the read is incomplete'),
+    maxPageRecords: z
+      .number()
+      .int()
+      .positive()
+      .default(10_000)
+      .describe('most records one page may hold; a larger page is an error'),
     maxPageBytes: z
       .number()
       .int()
@@ -154,9 +219,13 @@ export const ResoSource = z
         "most bytes of the server's $metadata (OData CSDL, read by every full pull, push, EntityEvent poll, confirmation, `feed drift` and `feed probe`); a larger one is refused, naming its URL. A whole Data Dictionary's is a few MB",
       ),
   })
-  .refine((s) => !(s.auth && s.bearerToken), { message: 'give either auth (OAuth2) or bearerToken, not both', path: ['auth'] })
+  .refine((s) => !(s.auth && s.bearerToken), {
+    message: 'give either auth (OAuth2) or bearerToken, not both',
+    path: ['auth'],
+  })
   .refine((s) => !(s.expandOpenHouse && s.related.includes('OpenHouse')), {
-    message: 'give either expandOpenHouse (the server expands OpenHouse into Property) or related: [OpenHouse] (the OpenHouse resource replicated apart), not both',
+    message:
+      'give either expandOpenHouse (the server expands OpenHouse into Property) or related: [OpenHouse] (the OpenHouse resource replicated apart), not both',
     path: ['related'],
   });
 
@@ -169,11 +238,17 @@ export const FeedSource = z
   .preprocess(applyVendorDefaults, z.discriminatedUnion('kind', [CsvSource, XmlSource, MitsSource, ResoSource]))
   .refine((s) => Boolean(s.path) !== Boolean(s.url), { message: 'give exactly one of path or url' })
   .superRefine((s, ctx) => {
-    if (s.mediaHeaders && Object.keys(s.mediaHeaders).length > 0 && !s.mediaHosts?.length && !(s.kind === 'reso' && vendorProfile(s.vendor).mediaHosts?.length))
+    if (
+      s.mediaHeaders &&
+      Object.keys(s.mediaHeaders).length > 0 &&
+      !s.mediaHosts?.length &&
+      !(s.kind === 'reso' && vendorProfile(s.vendor).mediaHosts?.length)
+    )
       ctx.addIssue({
         code: 'custom',
         path: ['mediaHosts'],
-        message: 'is required with mediaHeaders: the photo hosts these headers may be sent to (over https only), e.g. mediaHosts: [photos.example.com]',
+        message:
+          'is required with mediaHeaders: the photo hosts these headers may be sent to (over https only), e.g. mediaHosts: [photos.example.com]',
       });
     if (s.kind !== 'reso') return;
     for (const issue of checkVendorRules(s)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });

@@ -24,7 +24,9 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
       if (c.pushed && source.url) return openResoPushed(feedName, source, c, c.pushed, { tally });
       if (c.reconcile && source.url) return openResoReconcile(feedName, source, c, c.reconcile, { tally });
       const events = source.changes === 'entityEvent' || (source.changes === 'auto' && source.incremental);
-      return events && source.url ? openResoChanges(feedName, source, c, { tally }) : openReso(feedName, source, c, { tally });
+      return events && source.url
+        ? openResoChanges(feedName, source, c, { tally })
+        : openReso(feedName, source, c, { tally });
     };
     // open houses outermost: every record, the roster's re-read ones too, gets them joined
     return withOpenHouses(feedName, source, ctx, openWithRoster(feedName, source, ctx, open, tally), tally);
@@ -46,7 +48,13 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
           { lazy: ctx.mostlyUnmapped === true },
         )
       : source.kind === 'mits'
-        ? readMits(bytes, { label, recordPath: source.recordPath, recordPer: source.recordPer, encoding: source.encoding, maxPropertyChars: source.maxPropertyChars })
+        ? readMits(bytes, {
+            label,
+            recordPath: source.recordPath,
+            recordPer: source.recordPer,
+            encoding: source.encoding,
+            maxPropertyChars: source.maxPropertyChars,
+          })
         : readXml(bytes, { label, recordPath: source.recordPath, encoding: source.encoding });
   return { items, mode: 'full', mark: undefined };
 }

@@ -9,7 +9,14 @@ export const SourceLimits = z
     perMinute: z.number().int().positive().optional(),
     perHour: z.number().int().positive().optional(),
     perDay: z.number().int().positive().optional(),
-    bytesPerHour: z.number().int().positive().optional().describe('most response bytes (as received) a source may read in an hour, counted in this process (MLS Grid: 4 GB)'),
+    bytesPerHour: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'most response bytes (as received) a source may read in an hour, counted in this process (MLS Grid: 4 GB)',
+      ),
   })
   .describe('requests per second/minute/hour/day (and bytes per hour) allowed for this source credential');
 export type SourceLimits = z.infer<typeof SourceLimits>;

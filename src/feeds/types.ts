@@ -33,7 +33,13 @@ export type FeedItem =
    * that the reader knows where the record began and ended, so no other record was lost with it;
    * without it the sync treats the feed as not read whole (no deletes that run).
    */
-  | { kind: 'error'; position: RecordPosition; error: RecordParseError; data?: Record<string, unknown>; standalone?: boolean }
+  | {
+      kind: 'error';
+      position: RecordPosition;
+      error: RecordParseError;
+      data?: Record<string, unknown>;
+      standalone?: boolean;
+    }
   | { kind: 'removed'; position: RecordPosition; data: Record<string, unknown> };
 
 /** A column a CSV feed's mapping reads (mapping/columns-needed.ts): the header must have one of `anyOf`. */
@@ -185,6 +191,15 @@ export interface SourceReadStats {
   /** a keys-only reconcile: keys read, and records fetched by key */
   reconcile?: { keys: number; fetched: number };
   /** an EntityEvent poll: events read, distinct keys of the resource, records fetched by key, keys gone */
-  events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string; pushed?: true };
+  events?: {
+    read: number;
+    keys: number;
+    fetched: number;
+    gone: number;
+    media?: number;
+    unnamed?: number;
+    purged?: string;
+    pushed?: true;
+  };
   warnings: string[];
 }

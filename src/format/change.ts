@@ -18,7 +18,12 @@ function renderValue(v: unknown): string {
  * the old value was long and not kept; 'withheld': the display rules withhold it (an address the
  * seller does not allow shown), so it is never printed; `newWithheld` the same of the new value.
  */
-export function describeFieldChange(old: unknown, now: unknown, oldNotKept: boolean | 'withheld' = false, newWithheld = false): string {
+export function describeFieldChange(
+  old: unknown,
+  now: unknown,
+  oldNotKept: boolean | 'withheld' = false,
+  newWithheld = false,
+): string {
   const after = newWithheld ? '(withheld)' : renderValue(now);
   if (oldNotKept === 'withheld') return `(withheld) → ${excerpt(after, 0)}`;
   if (oldNotKept) return `(long value, not kept) → ${excerpt(after, 0)}`;

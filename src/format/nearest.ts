@@ -1,7 +1,11 @@
 // "Did you mean …?": the known word nearest to a typo, for messages that name the fix.
 
 /** The candidate nearest to `word` (case-insensitive edit distance), if it is near enough to be the one meant. */
-export function nearest(word: string, candidates: Iterable<string>, maxDistance = Math.max(2, Math.floor(word.length / 3))): string | undefined {
+export function nearest(
+  word: string,
+  candidates: Iterable<string>,
+  maxDistance = Math.max(2, Math.floor(word.length / 3)),
+): string | undefined {
   const lower = word.toLowerCase();
   let best: string | undefined;
   let bestDistance = Infinity;

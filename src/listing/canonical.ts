@@ -85,10 +85,15 @@ export const UNLISTED_FIELDS: readonly ListingField[] = ['SerialNumber', 'Locati
 export const ALL_FIELDS: readonly ListingField[] = Object.keys(FIELD_KINDS) as ListingField[];
 
 /** The fields compared between a feed listing and a list item, in the spec's order. */
-export const COMPARED_FIELDS: readonly ListingField[] = (Object.keys(FIELD_KINDS) as ListingField[]).filter((f) => !UNLISTED_FIELDS.includes(f));
+export const COMPARED_FIELDS: readonly ListingField[] = (Object.keys(FIELD_KINDS) as ListingField[]).filter(
+  (f) => !UNLISTED_FIELDS.includes(f),
+);
 
 /** The canonical form of a listing as it will be sent (every field, including unlisted ones). */
-export function canonicalFromListing(listing: ListingCreate, fields: readonly ListingField[] = COMPARED_FIELDS): CanonicalListing {
+export function canonicalFromListing(
+  listing: ListingCreate,
+  fields: readonly ListingField[] = COMPARED_FIELDS,
+): CanonicalListing {
   const out: CanonicalListing = {};
   for (const f of fields) {
     const v = canonicalValue(FIELD_KINDS[f], listing[f]);
@@ -100,7 +105,10 @@ export function canonicalFromListing(listing: ListingCreate, fields: readonly Li
 const LIST_MEMBER: Partial<Record<ListingField, keyof ListItem>> = { Latitude: 'LATITUDE', Longitude: 'LONGITUDE' };
 /** per compared field: where the list item holds it, and its kind (looked up once, not per item) */
 const LIST_READS = COMPARED_FIELDS.map((f) => [f, LIST_MEMBER[f] ?? f, FIELD_KINDS[f]] as const);
-const LIST_MEMBERS = Object.fromEntries(LIST_READS.map(([f, member]) => [f, member])) as Record<ListingField, keyof ListItem>;
+const LIST_MEMBERS = Object.fromEntries(LIST_READS.map(([f, member]) => [f, member])) as Record<
+  ListingField,
+  keyof ListItem
+>;
 
 /** The canonical form of one RealEstateList item (the compared fields only). */
 export function canonicalFromListItem(item: ListItem): CanonicalListing {
@@ -120,7 +128,8 @@ export function canonicalFromListItem(item: ListItem): CanonicalListing {
  */
 export function listItemReader(item: ListItem): (f: ListingField, kind: Kind) => CanonicalValue {
   // Price stands in for the price that applies to the SaleType when that one is empty
-  const priceField = item.SaleType === 'for_rent' ? 'RentPrice' : item.SaleType === 'for_sale' ? 'SalePrice' : undefined;
+  const priceField =
+    item.SaleType === 'for_rent' ? 'RentPrice' : item.SaleType === 'for_sale' ? 'SalePrice' : undefined;
   return (f, kind) => {
     const v = canonicalValue(kind, (item as Record<string, unknown>)[LIST_MEMBERS[f]]);
     return v === undefined && f === priceField ? canonicalValue('number', item.Price) : v;
@@ -128,7 +137,11 @@ export function listItemReader(item: ListItem): (f: ListingField, kind: Kind) =>
 }
 
 /** The fields whose canonical values differ, except `ignore`d ones. Compares COMPARED_FIELDS only. */
-export function diffCanonical(desired: CanonicalListing, remote: CanonicalListing, ignore: ReadonlySet<string> = new Set()): FieldChange[] {
+export function diffCanonical(
+  desired: CanonicalListing,
+  remote: CanonicalListing,
+  ignore: ReadonlySet<string> = new Set(),
+): FieldChange[] {
   const changes: FieldChange[] = [];
   for (const f of COMPARED_FIELDS) {
     if (ignore.has(f)) continue;
@@ -194,7 +207,8 @@ function extension(raw: unknown): ExtensionEntry[] | undefined {
     if (s === '') return undefined;
     const parsed = s.startsWith('[') || s.startsWith('{') ? parseJson(s) : undefined;
     if (Array.isArray(parsed)) entries = parsed as Array<{ Key: unknown; value: unknown }>;
-    else if (parsed && typeof parsed === 'object') entries = Object.entries(parsed).map(([Key, value]) => ({ Key, value }));
+    else if (parsed && typeof parsed === 'object')
+      entries = Object.entries(parsed).map(([Key, value]) => ({ Key, value }));
     else
       entries = s.split(/[;,]/).map((pair) => {
         const at = pair.indexOf(':');
@@ -203,7 +217,10 @@ function extension(raw: unknown): ExtensionEntry[] | undefined {
   }
   const out = entries
     .filter((e) => e && typeof e === 'object')
-    .map((e) => ({ Key: text(e.Key ?? (e as { key?: unknown }).key) ?? '', value: text(e.value ?? (e as { Value?: unknown }).Value) ?? '' }))
+    .map((e) => ({
+      Key: text(e.Key ?? (e as { key?: unknown }).key) ?? '',
+      value: text(e.value ?? (e as { Value?: unknown }).Value) ?? '',
+    }))
     .filter((e) => e.Key !== '' || e.value !== '');
   return out.length ? out : undefined;
 }

@@ -31,7 +31,9 @@ export const FINGERPRINT_PREFIX = '2.';
 // the kept form names the fields present by a 32-bit mask (comparedJson)
 if (COMPARED_FIELDS.length > 32) throw new Error("more than 32 compared fields: widen the kept form's mask");
 /** per compared field: its name as JSON, whether it is a coordinate, its kind */
-const COMPARED_JSON = COMPARED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KINDS[f] === 'coordinate', FIELD_KINDS[f]] as const);
+const COMPARED_JSON = COMPARED_FIELDS.map(
+  (f) => [f, JSON.stringify(f), FIELD_KINDS[f] === 'coordinate', FIELD_KINDS[f]] as const,
+);
 const UNLISTED_JSON = UNLISTED_FIELDS.map((f) => [f, JSON.stringify(f), FIELD_KINDS[f]] as const);
 
 export interface ListingHashes {
@@ -50,7 +52,11 @@ export interface ListingHashes {
  * also its kept form (keptOfListing, every listed field whether ignored or not), from the same
  * canonical values: a create needs all three, and each field is made canonical and serialized once.
  */
-export function listingHashes(listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS, keep = false): ListingHashes {
+export function listingHashes(
+  listing: ListingCreate,
+  ignore: ReadonlySet<string> = NO_FIELDS,
+  keep = false,
+): ListingHashes {
   const out = comparedJson((f, kind) => canonicalValue(kind, listing[f]), ignore, keep ? 'every' : 'none');
   const compared = out.json;
   const skip = ignore.size > 0;
@@ -60,7 +66,11 @@ export function listingHashes(listing: ListingCreate, ignore: ReadonlySet<string
     const v = canonicalValue(kind, listing[f]);
     if (v !== undefined) unlisted += ',' + quoted + ',' + JSON.stringify(v);
   }
-  const hashes: ListingHashes = { fingerprint: FINGERPRINT_PREFIX + hash('sha1', compared + unlisted, 'base64url'), hash: hash('sha1', compared, 'buffer'), compared };
+  const hashes: ListingHashes = {
+    fingerprint: FINGERPRINT_PREFIX + hash('sha1', compared + unlisted, 'base64url'),
+    hash: hash('sha1', compared, 'buffer'),
+    compared,
+  };
   if (out.kept !== undefined) hashes.kept = out.kept;
   return hashes;
 }
@@ -134,7 +144,12 @@ export function fingerprintListing(listing: ListingCreate, ignore: ReadonlySet<s
  * A stored fingerprint against the listing's current one: 'same'; 'differs'; or 'older' when it is
  * of an earlier version and the listing has not changed since (record the current one, write nothing).
  */
-export function storedFingerprintStatus(stored: string, current: string, listing: ListingCreate, ignore: ReadonlySet<string> = NO_FIELDS): 'same' | 'differs' | 'older' {
+export function storedFingerprintStatus(
+  stored: string,
+  current: string,
+  listing: ListingCreate,
+  ignore: ReadonlySet<string> = NO_FIELDS,
+): 'same' | 'differs' | 'older' {
   if (stored === current) return 'same';
   if (stored.startsWith(FINGERPRINT_PREFIX)) return 'differs';
   // (remove in 0.3.0 with fingerprintV1: then a fingerprint without the prefix simply differs)
@@ -149,7 +164,10 @@ export function storedFingerprintStatus(stored: string, current: string, listing
  * rounding edge (which costs one update, not a wrong result). The one rule of "a listed field
  * differs", dry run or not; listingHashes and comparedOfListItem are its fast paths (held to it by test).
  */
-export function comparedOf(canonical: CanonicalListing, ignore: ReadonlySet<string> = NO_FIELDS): { hash: Buffer; compared: string } {
+export function comparedOf(
+  canonical: CanonicalListing,
+  ignore: ReadonlySet<string> = NO_FIELDS,
+): { hash: Buffer; compared: string } {
   const compared = comparedJson((f) => canonical[f], ignore).json;
   return { hash: hash('sha1', compared, 'buffer'), compared };
 }
@@ -160,9 +178,17 @@ export function comparedOf(canonical: CanonicalListing, ignore: ReadonlySet<stri
  * field names (a mask says which are present), a value longer than KEPT_CHARS (a description, many
  * images) as its hash only.
  */
-export function comparedOfListItem(item: ListItem, ignore: ReadonlySet<string> = NO_FIELDS, keep = false): { hash: Buffer; compared: string; kept?: string } {
+export function comparedOfListItem(
+  item: ListItem,
+  ignore: ReadonlySet<string> = NO_FIELDS,
+  keep = false,
+): { hash: Buffer; compared: string; kept?: string } {
   const out = comparedJson(listItemReader(item), ignore, keep ? 'compared' : 'none');
-  return { hash: hash('sha1', out.json, 'buffer'), compared: out.json, ...(out.kept !== undefined && { kept: out.kept }) };
+  return {
+    hash: hash('sha1', out.json, 'buffer'),
+    compared: out.json,
+    ...(out.kept !== undefined && { kept: out.kept }),
+  };
 }
 
 /** Longest value (as JSON) a kept compared JSON holds; a longer one is held as { "~": sha1, "n": length }. */
@@ -202,7 +228,8 @@ function pairs(json: string): Map<ListingField, CanonicalValue | Elided> {
   if (typeof flat[0] === 'number') {
     const mask = flat[0];
     let at = 1;
-    for (let i = 0; i < COMPARED_FIELDS.length; i++) if (mask & (1 << i)) out.set(COMPARED_FIELDS[i]!, flat[at++] as CanonicalValue | Elided);
+    for (let i = 0; i < COMPARED_FIELDS.length; i++)
+      if (mask & (1 << i)) out.set(COMPARED_FIELDS[i]!, flat[at++] as CanonicalValue | Elided);
     return out;
   }
   for (let i = 0; i + 1 < flat.length; i += 2) out.set(flat[i] as ListingField, flat[i + 1] as CanonicalValue | Elided);

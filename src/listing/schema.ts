@@ -34,7 +34,8 @@ export const LIMITS = {
 /** C0 controls, DEL, C1 controls and the bidirectional overrides/isolates (RLO, LRO, ...). */
 const CONTROL_CHARS = /[\u0000-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
 /** The same, but newline, carriage return and tab are allowed (descriptions, long text). */
-const CONTROL_CHARS_LONG = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
+const CONTROL_CHARS_LONG =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/;
 
 export const isShortText = (v: string) => v.length <= LIMITS.shortText && !CONTROL_CHARS.test(v);
 export const isLongText = (v: string) => v.length <= LIMITS.longText && !CONTROL_CHARS_LONG.test(v);
@@ -66,7 +67,8 @@ export function parsesAsWebUrl(v: string): boolean {
 
 /** U+FFFD: bytes that were not valid in the encoding they were read with. A key with one is not the key that was sent. */
 export const isIntactKey = (v: string) => !v.includes('\uFFFD');
-const KEY_RULE = "contains U+FFFD (bytes invalid in the feed's encoding): the key is not what the feed sent; fix source.encoding or the feed";
+const KEY_RULE =
+  "contains U+FFFD (bytes invalid in the feed's encoding): the key is not what the feed sent; fix source.encoding or the feed";
 
 const CONTROL_RULE = 'must not contain control or bidirectional-override characters';
 const shortText = () =>
@@ -80,7 +82,12 @@ const longText = () =>
     .max(LIMITS.longText, `must be at most ${LIMITS.longText} characters`)
     .refine((v) => !CONTROL_CHARS_LONG.test(v), `${CONTROL_RULE} (newlines and tabs are allowed)`);
 const text = () => z.string().trim().min(1, 'must not be empty').pipe(shortText());
-const webUrl = () => z.string().trim().min(1, 'must not be empty').pipe(z.string().refine(isWebUrl, 'must be an http(s) URL (no javascript:, data: or other schemes)'));
+const webUrl = () =>
+  z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .pipe(z.string().refine(isWebUrl, 'must be an http(s) URL (no javascript:, data: or other schemes)'));
 const count = (max: number) => z.number().int('must be a whole number').nonnegative().max(max);
 const amount = (max: number) => z.number().finite().nonnegative().max(max);
 

@@ -76,7 +76,9 @@ const images: Check = (v) => Array.isArray(v) && v.length <= LIMITS.images && v.
 const extension: Check = (v) =>
   Array.isArray(v) &&
   v.length <= LIMITS.extensionEntries &&
-  v.every((e) => e !== null && typeof e === 'object' && anyText(e.Key) && longText(e.value) && Object.keys(e).length === 2);
+  v.every(
+    (e) => e !== null && typeof e === 'object' && anyText(e.Key) && longText(e.value) && Object.keys(e).length === 2,
+  );
 
 const REQUIRED: Record<string, Check> = {
   SerialNumber: text,
@@ -88,7 +90,8 @@ const REQUIRED: Record<string, Check> = {
   Bathrooms: range(0, LIMITS.rooms),
   Url: (v) => webUrl(v) && isIntactKey(v as string),
   MLSNumber: (v) => text(v) && isIntactKey(v as string),
-  YearBuilt: (v) => Number.isInteger(v) && (v as number) >= LIMITS.yearBuilt.min && (v as number) <= LIMITS.yearBuilt.max,
+  YearBuilt: (v) =>
+    Number.isInteger(v) && (v as number) >= LIMITS.yearBuilt.min && (v as number) <= LIMITS.yearBuilt.max,
   DaysOnMarket: count(LIMITS.daysOnMarket),
   LotArea: range(0, LIMITS.area),
   BuildingArea: range(0, LIMITS.area),
@@ -167,7 +170,11 @@ function toValidationIssues(error: z.ZodError, candidate: unknown): ValidationIs
   for (const iss of error.issues) {
     if (iss.code === 'unrecognized_keys') {
       for (const key of iss.keys) {
-        out.push({ field: joinPath([...iss.path, key]), value: excerpt(valueAt(candidate, [...iss.path, key])), rule: 'is not a field of the spec' });
+        out.push({
+          field: joinPath([...iss.path, key]),
+          value: excerpt(valueAt(candidate, [...iss.path, key])),
+          rule: 'is not a field of the spec',
+        });
       }
       continue;
     }
@@ -184,9 +191,12 @@ function ruleText(iss: z.core.$ZodIssue, value: unknown): string {
     return iss.expected === 'int' ? 'must be a whole number' : `must be a ${iss.expected}`;
   }
   if (iss.code === 'invalid_value') return `must be one of ${iss.values.map(String).join(', ')}`;
-  if (iss.code === 'too_small' && typeof iss.minimum !== 'bigint' && iss.origin === 'number') return `must be at least ${iss.minimum}`;
-  if (iss.code === 'too_big' && typeof iss.maximum !== 'bigint' && iss.origin === 'number') return `must be at most ${iss.maximum}`;
-  if (iss.code === 'too_big' && typeof iss.maximum !== 'bigint' && iss.origin === 'array') return `must have at most ${iss.maximum} items`;
+  if (iss.code === 'too_small' && typeof iss.minimum !== 'bigint' && iss.origin === 'number')
+    return `must be at least ${iss.minimum}`;
+  if (iss.code === 'too_big' && typeof iss.maximum !== 'bigint' && iss.origin === 'number')
+    return `must be at most ${iss.maximum}`;
+  if (iss.code === 'too_big' && typeof iss.maximum !== 'bigint' && iss.origin === 'array')
+    return `must have at most ${iss.maximum} items`;
   return iss.message;
 }
 

@@ -9,10 +9,27 @@ import type { ListingCreate, ListItem } from './schema.js';
 export type UnlistedValues = Partial<Pick<ListingCreate, 'Location' | 'AreaUnit'>>;
 
 export function unlistedOf(listing: ListingCreate): UnlistedValues {
-  return { ...(listing.Location !== undefined && { Location: listing.Location }), ...(listing.AreaUnit !== undefined && { AreaUnit: listing.AreaUnit }) };
+  return {
+    ...(listing.Location !== undefined && { Location: listing.Location }),
+    ...(listing.AreaUnit !== undefined && { AreaUnit: listing.AreaUnit }),
+  };
 }
 
-const TEXT = ['PropertyType', 'SaleType', 'Status', 'CurrencySymbol', 'State', 'City', 'Address', 'ZIP', 'Url', 'Tours', 'MLSNumber', 'Description', 'SpaceType'] as const;
+const TEXT = [
+  'PropertyType',
+  'SaleType',
+  'Status',
+  'CurrencySymbol',
+  'State',
+  'City',
+  'Address',
+  'ZIP',
+  'Url',
+  'Tours',
+  'MLSNumber',
+  'Description',
+  'SpaceType',
+] as const;
 const NUMBER = [
   'Bathrooms',
   'Bedrooms',
@@ -46,7 +63,8 @@ export function listingFromListItem(item: ListItem, serialNumber: string, unlist
   }
   // the price that applies to the SaleType, when the service answered only Price
   const price = item.SaleType === 'for_rent' ? 'RentPrice' : item.SaleType === 'for_sale' ? 'SalePrice' : undefined;
-  if (price && out[price] === undefined && item.Price.trim() !== '' && Number.isFinite(Number(item.Price))) out[price] = Number(item.Price);
+  if (price && out[price] === undefined && item.Price.trim() !== '' && Number.isFinite(Number(item.Price)))
+    out[price] = Number(item.Price);
   if (item.LATITUDE) out.Latitude = item.LATITUDE;
   if (item.LONGITUDE) out.Longitude = item.LONGITUDE;
   const images = jsonArray(item.Images);
@@ -75,7 +93,9 @@ export function packListing(listing: ListingCreate): string {
 /** A listing packed by packListing; undefined when the text is not one (a torn or foreign entry). */
 export function unpackListing(packed: string): ListingCreate | undefined {
   try {
-    const v: unknown = JSON.parse(inflateRawSync(Buffer.from(packed, 'base64'), { maxOutputLength: 4 << 20 }).toString('utf8'));
+    const v: unknown = JSON.parse(
+      inflateRawSync(Buffer.from(packed, 'base64'), { maxOutputLength: 4 << 20 }).toString('utf8'),
+    );
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as ListingCreate) : undefined;
   } catch {
     return undefined;

@@ -36,7 +36,11 @@ const STALE_MS = 20_000;
 const UNREADABLE_GRACE_MS = 2000;
 
 /** Take the lock, or undefined when a live holder has it (a heartbeat is judged over calls: lockFile polls). */
-export async function tryLockFile(path: string, what: string, timing: FileLockTiming = {}): Promise<FileLock | undefined> {
+export async function tryLockFile(
+  path: string,
+  what: string,
+  timing: FileLockTiming = {},
+): Promise<FileLock | undefined> {
   await mkdir(dirname(path), { recursive: true });
   const me = newHolder(what);
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -51,12 +55,18 @@ export async function tryLockFile(path: string, what: string, timing: FileLockTi
 }
 
 /** Take the lock, polling every `pollMs` while a live holder has it, until `waitMs` have passed. */
-export async function lockFile(path: string, what: string, opts: FileLockTiming & { waitMs: number; pollMs?: number; signal?: AbortSignal }): Promise<FileLock | undefined> {
+export async function lockFile(
+  path: string,
+  what: string,
+  opts: FileLockTiming & { waitMs: number; pollMs?: number; signal?: AbortSignal },
+): Promise<FileLock | undefined> {
   const until = Date.now() + opts.waitMs;
   for (;;) {
     const lock = await tryLockFile(path, what, opts);
     if (lock || Date.now() >= until || opts.signal?.aborted) return lock;
-    await sleep(Math.min(opts.pollMs ?? 250, Math.max(1, until - Date.now())), undefined, { signal: opts.signal }).catch(() => {});
+    await sleep(Math.min(opts.pollMs ?? 250, Math.max(1, until - Date.now())), undefined, {
+      signal: opts.signal,
+    }).catch(() => {});
   }
 }
 

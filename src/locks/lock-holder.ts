@@ -45,7 +45,14 @@ export function holdingHere(owner: string, held: boolean): void {
 /** A new holder record for this process. */
 export function newHolder(what: string): LockHolder {
   const self = selfIdentity();
-  return { owner: randomUUID(), pid: process.pid, host: self.host, ...optional(self), what, at: new Date().toISOString() };
+  return {
+    owner: randomUUID(),
+    pid: process.pid,
+    host: self.host,
+    ...optional(self),
+    what,
+    at: new Date().toISOString(),
+  };
 }
 
 function optional(self: Identity): Partial<LockHolder> {
@@ -78,16 +85,25 @@ function selfIdentity(): Identity {
  * Why `holder` is certainly gone (a reason for the log), or undefined when it may be alive: it then
  * holds the lock until its heartbeat stops for the caller's bound (or its Redis lock expires).
  */
-export function holderGone(holder: Pick<LockHolder, 'owner' | 'pid' | 'host' | 'bootId' | 'pidNs' | 'startTime'>): string | undefined {
+export function holderGone(
+  holder: Pick<LockHolder, 'owner' | 'pid' | 'host' | 'bootId' | 'pidNs' | 'startTime'>,
+): string | undefined {
   if (heldHere.has(holder.owner)) return undefined;
   const self = selfIdentity();
   // PIDs compare only under one running kernel and in one PID namespace; nothing else is provably local
-  const samePids = holder.host === self.host && holder.bootId !== undefined && holder.bootId === self.bootId && holder.pidNs !== undefined && holder.pidNs === self.pidNs;
+  const samePids =
+    holder.host === self.host &&
+    holder.bootId !== undefined &&
+    holder.bootId === self.bootId &&
+    holder.pidNs !== undefined &&
+    holder.pidNs === self.pidNs;
   if (!samePids) return undefined;
-  if (holder.pid === process.pid) return `it names PID ${holder.pid} of this PID namespace and boot, this process's own`;
+  if (holder.pid === process.pid)
+    return `it names PID ${holder.pid} of this PID namespace and boot, this process's own`;
   if (!alive(holder.pid)) return `its process ${holder.pid} is gone`;
   const startTime = processStartTime(holder.pid);
-  if (holder.startTime && startTime && startTime !== holder.startTime) return `PID ${holder.pid} is now another process`;
+  if (holder.startTime && startTime && startTime !== holder.startTime)
+    return `PID ${holder.pid} is now another process`;
   return undefined;
 }
 

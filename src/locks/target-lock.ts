@@ -141,9 +141,25 @@ function holderKey(lockKey: string): string {
  * Take the lock for `owner` (a job id), or return undefined when another job holds it; with
  * `waiters`, a busy lock puts the owner in line and the release wakes the oldest in line.
  */
-export async function acquireTargetLock(redis: RedisClient, key: string, owner: string, ttlMs: number, waiters?: LockWaiters): Promise<TargetLock | undefined> {
+export async function acquireTargetLock(
+  redis: RedisClient,
+  key: string,
+  owner: string,
+  ttlMs: number,
+  waiters?: LockWaiters,
+): Promise<TargetLock | undefined> {
   const holder = JSON.stringify({ ...newHolder(owner), owner });
-  const got = await redis.eval(ACQUIRE, 3, key, waitersKey(key), holderKey(key), owner, String(ttlMs), String(waiters?.ttlMs ?? 0), holder);
+  const got = await redis.eval(
+    ACQUIRE,
+    3,
+    key,
+    waitersKey(key),
+    holderKey(key),
+    owner,
+    String(ttlMs),
+    String(waiters?.ttlMs ?? 0),
+    holder,
+  );
   if (got !== 1) return undefined;
   holdingHere(owner, true);
   // once per hold, whether it ends lost or released (an owner may hold several locks: counted)
@@ -166,7 +182,10 @@ export async function acquireTargetLock(redis: RedisClient, key: string, owner: 
           if (ok === 1) renewedAt = Date.now();
           else lost.abort(new Error(`lock ${key} lost: another holder has it or it expired`));
         },
-        (err: unknown) => lost.abort(new Error(`lock ${key} lost: renewal failed (${err instanceof Error ? err.message : String(err)})`)),
+        (err: unknown) =>
+          lost.abort(
+            new Error(`lock ${key} lost: renewal failed (${err instanceof Error ? err.message : String(err)})`),
+          ),
       );
     },
     Math.max(100, Math.floor(ttlMs / 3)),
@@ -207,7 +226,12 @@ export async function freeIfHolderGone(redis: RedisClient, key: string): Promise
  * Called by a waiter once it is delayed: true when the lock was freed meanwhile (wake it yourself:
  * the release may have passed it over while it was still moving), else it is back in line.
  */
-export async function lockFreedWhileMoving(redis: RedisClient, key: string, owner: string, waiters: Pick<LockWaiters, 'ttlMs'>): Promise<boolean> {
+export async function lockFreedWhileMoving(
+  redis: RedisClient,
+  key: string,
+  owner: string,
+  waiters: Pick<LockWaiters, 'ttlMs'>,
+): Promise<boolean> {
   return (await redis.eval(STILL_BUSY, 2, key, waitersKey(key), owner, String(waiters.ttlMs))) === 1;
 }
 
@@ -231,11 +255,15 @@ export interface ForegroundLockOptions {
 export async function acquireForegroundLock(opts: ForegroundLockOptions): Promise<TargetLock | undefined> {
   const name = chatbotLockName({ chatbot: opts.chatbot }, 'sync');
   if (!opts.redis) {
-    const file = await lockFile(join(opts.lockDir, `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.lock`), `feedsync sync ${opts.chatbot}`, {
-      waitMs: opts.waitMs,
-      pollMs: 250,
-      ...(opts.signal && { signal: opts.signal }),
-    });
+    const file = await lockFile(
+      join(opts.lockDir, `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.lock`),
+      `feedsync sync ${opts.chatbot}`,
+      {
+        waitMs: opts.waitMs,
+        pollMs: 250,
+        ...(opts.signal && { signal: opts.signal }),
+      },
+    );
     return file && { lost: file.lost, release: file.release };
   }
   const key = targetLockKey(opts.redis.prefix, name);
@@ -246,6 +274,10 @@ export async function acquireForegroundLock(opts: ForegroundLockOptions): Promis
     if (lock || opts.signal?.aborted) return lock;
     if (await freeIfHolderGone(opts.redis.connection, key)) continue;
     if (Date.now() >= until) return undefined;
-    await sleep(Math.min(500, Math.max(1, until - Date.now())), undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
+    await sleep(
+      Math.min(500, Math.max(1, until - Date.now())),
+      undefined,
+      opts.signal ? { signal: opts.signal } : {},
+    ).catch(() => {});
   }
 }

@@ -16,7 +16,12 @@ function ruleNeeds(usedBy: string, rule: FieldRuleObject): ColumnNeed[] {
   const from = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
   if (from.length) out.push({ usedBy, anyOf: [...new Set(from.map(columnOf))] });
   for (const m of (rule.template ?? '').matchAll(/\{([^}]+)\}/g)) out.push({ usedBy, anyOf: [columnOf(m[1]!.trim())] });
-  const unitFrom = rule.unit === undefined ? [] : typeof rule.unit.from === 'string' ? [rule.unit.from] : Object.entries(rule.unit.from).flat();
+  const unitFrom =
+    rule.unit === undefined
+      ? []
+      : typeof rule.unit.from === 'string'
+        ? [rule.unit.from]
+        : Object.entries(rule.unit.from).flat();
   for (const u of unitFrom) if (!UNIT_NAMES.has(u)) out.push({ usedBy: `${usedBy} (its unit)`, anyOf: [columnOf(u)] });
   return out;
 }
@@ -24,9 +29,13 @@ function ruleNeeds(usedBy: string, rule: FieldRuleObject): ColumnNeed[] {
 /** The columns the feed's own mapping reads, once each (the first reader named). */
 export function columnsNeeded(config: MappingConfig): ColumnNeed[] {
   const needs: ColumnNeed[] = [];
-  for (const [field, rule] of Object.entries(config.fields) as Array<[string, FieldRuleObject | null]>) if (rule) needs.push(...ruleNeeds(field, rule));
-  const extension = Array.isArray(config.extension) ? config.extension.map((p) => [p, p] as const) : Object.entries(config.extension);
-  for (const [key, source] of extension) for (const p of extensionPaths(source)) needs.push({ usedBy: `ExtensionColumn ${key}`, anyOf: [columnOf(p)] });
+  for (const [field, rule] of Object.entries(config.fields) as Array<[string, FieldRuleObject | null]>)
+    if (rule) needs.push(...ruleNeeds(field, rule));
+  const extension = Array.isArray(config.extension)
+    ? config.extension.map((p) => [p, p] as const)
+    : Object.entries(config.extension);
+  for (const [key, source] of extension)
+    for (const p of extensionPaths(source)) needs.push({ usedBy: `ExtensionColumn ${key}`, anyOf: [columnOf(p)] });
   const seen = new Set<string>();
   return needs.filter((n) => {
     const id = n.anyOf.join('\u0000');

@@ -4,7 +4,14 @@
 import { isPlainText } from '../listing/validate.js';
 import type { ValidationIssue } from '../errors.js';
 import { LISTING_FIELDS, type ListingField } from '../listing/schema.js';
-import { AREA_UNIT_NAMES, type FieldRuleObject, type ListCondition, type ListRule, type MappingConfig, type UnitRule } from './config-schema.js';
+import {
+  AREA_UNIT_NAMES,
+  type FieldRuleObject,
+  type ListCondition,
+  type ListRule,
+  type MappingConfig,
+  type UnitRule,
+} from './config-schema.js';
 import { foldLookup, parseAreaUnit, type AreaUnitName } from './lookup.js';
 import { compilePath, isEmpty, type Getter } from './paths.js';
 import { PRESETS } from './presets/registry.js';
@@ -73,7 +80,11 @@ export interface CompiledMapping {
    * so far; undefined where that source is empty or its value fails a transform. Tried before the
    * default (map-feed.ts).
    */
-  sourceValues(field: ListingField, record: Record<string, unknown>, candidate: Readonly<Record<string, unknown>>): Iterable<unknown>;
+  sourceValues(
+    field: ListingField,
+    record: Record<string, unknown>,
+    candidate: Readonly<Record<string, unknown>>,
+  ): Iterable<unknown>;
 }
 
 const NUMERIC_FIELDS = new Set<string>([
@@ -99,7 +110,9 @@ type Hooks = Required<Pick<CompileOptions, 'now'>> & Pick<CompileOptions, 'onUnm
 
 /** The field rules a mapping applies: its preset's, overlaid by its own (`null` removes one). */
 export function mergedRules(config: MappingConfig): Partial<Record<ListingField, FieldRuleObject>> {
-  const rules: Partial<Record<ListingField, FieldRuleObject>> = { ...(config.preset ? PRESETS[config.preset].fields : undefined) };
+  const rules: Partial<Record<ListingField, FieldRuleObject>> = {
+    ...(config.preset ? PRESETS[config.preset].fields : undefined),
+  };
   for (const [field, rule] of Object.entries(config.fields) as [ListingField, FieldRuleObject | null][]) {
     if (rule === null) delete rules[field];
     else rules[field] = rule;
@@ -123,13 +136,18 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
   for (const [field, value] of Object.entries(defaults) as [ListingField, unknown][]) {
     if (!(field in rules)) steps.push([field, (_r, out) => void (out[field] = value)]);
   }
-  const extension = compileExtension(config.extension, preset?.extension, options.display ? restrictedOf(options.display) : new Map());
+  const extension = compileExtension(
+    config.extension,
+    preset?.extension,
+    options.display ? restrictedOf(options.display) : new Map(),
+  );
   if (extension) {
     steps.push([
       'ExtensionColumn',
       (record, out) => {
         const entries = extension(record);
-        if (entries.length) out.ExtensionColumn = [...((out.ExtensionColumn as unknown[] | undefined) ?? []), ...entries];
+        if (entries.length)
+          out.ExtensionColumn = [...((out.ExtensionColumn as unknown[] | undefined) ?? []), ...entries];
       },
     ]);
   }
@@ -216,12 +234,19 @@ export function keyOfText(text: string): string | undefined {
 }
 
 /** Each source of an `onInvalid: default` rule with more than one, compiled alone (no default: an empty source gives nothing). */
-function alternateSources(rules: Partial<Record<ListingField, FieldRuleObject>>, replacements: ReadonlyMap<ListingField, unknown>, hooks: Hooks): Map<ListingField, FieldFn[]> {
+function alternateSources(
+  rules: Partial<Record<ListingField, FieldRuleObject>>,
+  replacements: ReadonlyMap<ListingField, unknown>,
+  hooks: Hooks,
+): Map<ListingField, FieldFn[]> {
   const out = new Map<ListingField, FieldFn[]>();
   for (const field of replacements.keys()) {
     const rule = rules[field]!;
     const froms = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
-    const alone = [...froms.map((from) => ({ ...rule, from, template: undefined })), ...(rule.template ? [{ ...rule, from: undefined }] : [])];
+    const alone = [
+      ...froms.map((from) => ({ ...rule, from, template: undefined })),
+      ...(rule.template ? [{ ...rule, from: undefined }] : []),
+    ];
     if (alone.length > 1)
       out.set(
         field,
@@ -286,13 +311,25 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
   const source = unit?.source ?? compileSource(rule);
   const list = rule.list ? compileList(rule.list) : undefined;
   const transforms: Transform[] = (rule.transform ?? []).map((t) => compileTransform(t, hooks.now));
-  const explicitNumber = (rule.transform ?? []).some((t) => ['number', 'integer', 'money', 'days-since', 'round', 'floor', 'ceil'].includes(t.name));
+  const explicitNumber = (rule.transform ?? []).some((t) =>
+    ['number', 'integer', 'money', 'days-since', 'round', 'floor', 'ceil'].includes(t.name),
+  );
   // A plain `Bedrooms: Beds` rule still yields a number: numeric fields get the number transform implied.
-  if (NUMERIC_FIELDS.has(field) && !explicitNumber && !rule.map) transforms.push(compileTransform({ name: 'number' }, hooks.now));
+  if (NUMERIC_FIELDS.has(field) && !explicitNumber && !rule.map)
+    transforms.push(compileTransform({ name: 'number' }, hooks.now));
   const skip = rule.skip ? new Set(rule.skip.map(foldLookup)) : undefined;
-  const map = rule.map ? compileValueMap(rule.map, hooks.onUnmapped && ((value) => hooks.onUnmapped!({ field, from: label, value }))) : undefined;
+  const map = rule.map
+    ? compileValueMap(rule.map, hooks.onUnmapped && ((value) => hooks.onUnmapped!({ field, from: label, value })))
+    : undefined;
   const dflt = rule.default ?? fallback;
-  const shape = field === 'Images' ? toList : field === 'ExtensionColumn' ? (v: unknown) => v : NUMERIC_FIELDS.has(field) ? toScalar : toText;
+  const shape =
+    field === 'Images'
+      ? toList
+      : field === 'ExtensionColumn'
+        ? (v: unknown) => v
+        : NUMERIC_FIELDS.has(field)
+          ? toScalar
+          : toText;
   const set = propertyWriter(field);
 
   const general: FieldFn = (record, out, result) => {
@@ -323,7 +360,15 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
   };
   // Most rules just copy a column: a text value with nothing to trim, or a plain decimal number.
   // Those take a short path; everything else goes the general way above.
-  const plain = source && !rule.transform?.length && !map && !skip && !unit && !list && field !== 'Images' && field !== 'ExtensionColumn';
+  const plain =
+    source &&
+    !rule.transform?.length &&
+    !map &&
+    !skip &&
+    !unit &&
+    !list &&
+    field !== 'Images' &&
+    field !== 'ExtensionColumn';
   if (!plain) return general;
   if (NUMERIC_FIELDS.has(field)) {
     return (record, out, result) => {
@@ -344,7 +389,10 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
  * sees one name (a cached store), not one shared site that sees them all (see propertyReader).
  */
 function propertyWriter(field: ListingField): (out: Record<string, unknown>, v: unknown) => void {
-  return new Function('out', 'v', `out[${JSON.stringify(field)}] = v;`) as (out: Record<string, unknown>, v: unknown) => void;
+  return new Function('out', 'v', `out[${JSON.stringify(field)}] = v;`) as (
+    out: Record<string, unknown>,
+    v: unknown,
+  ) => void;
 }
 
 /**
@@ -390,12 +438,17 @@ function compileUnit(rule: FieldRuleObject, spec: UnitRule): CompiledUnit {
       const named = get(record);
       if (isEmpty(named)) return spec.default ?? `${ref} is empty: the unit is unknown`;
       const one = Array.isArray(named) ? named[0] : named;
-      return parseAreaUnit(one) ?? `${ref} ${JSON.stringify(one)} is not an area unit (Square Feet, Square Meters, Acres)`;
+      return (
+        parseAreaUnit(one) ?? `${ref} ${JSON.stringify(one)} is not an area unit (Square Feet, Square Meters, Acres)`
+      );
     };
   };
   const sources = froms.map((path) => {
     const ref = typeof spec.from === 'string' ? spec.from : spec.from[path];
-    return { get: compilePath(path), unit: ref === undefined ? () => spec.default ?? `no unit given for ${path}` : unitReader(ref) };
+    return {
+      get: compilePath(path),
+      unit: ref === undefined ? () => spec.default ?? `no unit given for ${path}` : unitReader(ref),
+    };
   });
   let unit: AreaUnitName | undefined;
   let problem: string | undefined;
@@ -437,7 +490,9 @@ function compileList(spec: ListRule): Transform {
   const orderBy = spec.orderBy ? compilePath(spec.orderBy) : undefined;
   const pick = spec.pick ? compilePath(spec.pick) : undefined;
   return (v) => {
-    let elements = (Array.isArray(v) ? v : [v]).filter((e): e is Record<string, unknown> => e !== null && typeof e === 'object' && !Array.isArray(e));
+    let elements = (Array.isArray(v) ? v : [v]).filter(
+      (e): e is Record<string, unknown> => e !== null && typeof e === 'object' && !Array.isArray(e),
+    );
     if (tests.length) elements = elements.filter((e) => tests.some((t) => t(e)));
     if (orderBy) {
       const rank = (e: Record<string, unknown>) => {
@@ -479,7 +534,10 @@ function compileCondition(condition: ListCondition): (e: Record<string, unknown>
 
 const PLAIN_NUMBER = /^-?\d+(?:\.\d+)?$/;
 
-function compileValueMap(map: Record<string, string | number | boolean>, onUnmapped?: (value: string) => void): Transform {
+function compileValueMap(
+  map: Record<string, string | number | boolean>,
+  onUnmapped?: (value: string) => void,
+): Transform {
   const exact = new Map(Object.entries(map));
   // display names and OData member names alike: "Active Under Contract" = "ActiveUnderContract"
   const folded = new Map(Object.entries(map).map(([k, v]) => [foldLookup(k), v]));
@@ -537,7 +595,14 @@ function compileExtension(
     for (const [Key, get] of getters) {
       const v = get(record);
       if (isEmpty(v)) continue;
-      out.push({ Key, value: Array.isArray(v) ? v.filter((x) => !isEmpty(x)).join(', ') : typeof v === 'object' ? JSON.stringify(v) : String(v).trim() });
+      out.push({
+        Key,
+        value: Array.isArray(v)
+          ? v.filter((x) => !isEmpty(x)).join(', ')
+          : typeof v === 'object'
+            ? JSON.stringify(v)
+            : String(v).trim(),
+      });
     }
     return out;
   };

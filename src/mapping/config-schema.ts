@@ -9,7 +9,21 @@ import { foldLookup } from './lookup.js';
 const PRESET_NAMES = ['reso', 'zillow', 'listhub', 'mits', 'hotpads'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
-const TRANSFORM_NAMES = ['trim', 'number', 'integer', 'money', 'boolean', 'split', 'lowercase', 'uppercase', 'days-since', 'words', 'round', 'floor', 'ceil'] as const;
+const TRANSFORM_NAMES = [
+  'trim',
+  'number',
+  'integer',
+  'money',
+  'boolean',
+  'split',
+  'lowercase',
+  'uppercase',
+  'days-since',
+  'words',
+  'round',
+  'floor',
+  'ceil',
+] as const;
 export type TransformName = (typeof TRANSFORM_NAMES)[number];
 
 const TransformNameSchema = z.enum(TRANSFORM_NAMES, {
@@ -21,7 +35,10 @@ export const TransformSpec = z.preprocess(
   (v) => (typeof v === 'string' ? { name: v } : v),
   z.strictObject({
     name: TransformNameSchema,
-    locale: z.string().optional().describe('money/number: number format of the source, e.g. de-DE for "1.250.000,00 €"'),
+    locale: z
+      .string()
+      .optional()
+      .describe('money/number: number format of the source, e.g. de-DE for "1.250.000,00 €"'),
     separator: z.string().min(1).optional().describe('split: separator of the list (default ",")'),
   }),
 );
@@ -39,8 +56,12 @@ const unitSource = z.string().min(1);
 export const UnitRule = z.strictObject({
   from: z
     .union([unitSource, z.record(z.string().min(1), unitSource)])
-    .describe('unit of the source value: sqft | sqm | acres, a source path naming it (LotSizeUnits), or source path → either, for a rule with several `from`s'),
-  to: z.union([z.enum(AREA_UNIT_NAMES), z.literal('AreaUnit')]).describe("sqft | sqm | acres, or AreaUnit: the unit the listing's own AreaUnit names"),
+    .describe(
+      'unit of the source value: sqft | sqm | acres, a source path naming it (LotSizeUnits), or source path → either, for a rule with several `from`s',
+    ),
+  to: z
+    .union([z.enum(AREA_UNIT_NAMES), z.literal('AreaUnit')])
+    .describe("sqft | sqm | acres, or AreaUnit: the unit the listing's own AreaUnit names"),
   default: z.enum(AREA_UNIT_NAMES).optional().describe('unit when the field naming it is empty'),
 });
 export type UnitRule = z.infer<typeof UnitRule>;
@@ -53,8 +74,14 @@ export const ListRule = z.strictObject({
   where: z
     .union([ListCondition, z.array(ListCondition).min(1)])
     .optional()
-    .describe('keep the elements matching this condition (or any of a list); values match case-, space- and underscore-insensitively'),
-  orderBy: z.string().min(1).optional().describe('element path to order by (numbers ascending; elements without it last)'),
+    .describe(
+      'keep the elements matching this condition (or any of a list); values match case-, space- and underscore-insensitively',
+    ),
+  orderBy: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('element path to order by (numbers ascending; elements without it last)'),
   pick: z.string().min(1).optional().describe('element path to take from each kept element'),
 });
 export type ListRule = z.infer<typeof ListRule>;
@@ -65,7 +92,11 @@ export const FieldRuleObject = z
       .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
       .optional()
       .describe('dotted source path (Location.StreetAddress), or a list: the first non-empty wins'),
-    template: z.string().min(1).optional().describe('text with {Path} placeholders, e.g. https://broker.test/l/{ListingId}'),
+    template: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('text with {Path} placeholders, e.g. https://broker.test/l/{ListingId}'),
     list: ListRule.optional().describe('the source is a list of objects (RESO Media): filter, order, pick'),
     transform: z
       .preprocess((v) => (v === undefined || Array.isArray(v) ? v : [v]), z.array(TransformSpec))
@@ -74,12 +105,19 @@ export const FieldRuleObject = z
     map: z
       .record(z.string(), scalar)
       .optional()
-      .describe('source value → listing value, matched case-, space- and underscore-insensitively; "*" for any other value (else it passes through)'),
-    skip: z.array(z.string()).optional().describe('source values that leave the record out of the feed (skipped), matched like map'),
+      .describe(
+        'source value → listing value, matched case-, space- and underscore-insensitively; "*" for any other value (else it passes through)',
+      ),
+    skip: z
+      .array(z.string())
+      .optional()
+      .describe('source values that leave the record out of the feed (skipped), matched like map'),
     unit: UnitRule.optional(),
     when: listingFieldKeys(z.union([scalar, z.array(scalar).min(1)]))
       .optional()
-      .describe('keep the value only when these listing fields (as mapped) have one of these values, e.g. { SaleType: for_rent }'),
+      .describe(
+        'keep the value only when these listing fields (as mapped) have one of these values, e.g. { SaleType: for_rent }',
+      ),
     default: fieldValue.optional().describe('value when the source has none'),
     onInvalid: z
       .enum(['reject', 'default'])
@@ -119,7 +157,10 @@ function listingFieldKeys<T extends z.ZodType>(value: T) {
     if ((MAPPABLE_FIELDS as string[]).includes(k)) return;
     ctx.addIssue({
       code: 'custom',
-      message: k === 'SerialNumber' ? "SerialNumber is the feed's chatbot; it cannot be mapped" : `not a listing field${suggest(k)}; fields are ${MAPPABLE_FIELDS.join(', ')}`,
+      message:
+        k === 'SerialNumber'
+          ? "SerialNumber is the feed's chatbot; it cannot be mapped"
+          : `not a listing field${suggest(k)}; fields are ${MAPPABLE_FIELDS.join(', ')}`,
     });
   });
   return z.record(key, value, {
@@ -136,11 +177,15 @@ function suggest(key: string): string {
 export const MappingConfig = z
   .strictObject({
     preset: z
-      .enum(PRESET_NAMES, { error: (iss) => `unknown preset ${JSON.stringify(iss.input)}; known: ${PRESET_NAMES.join(', ')}` })
+      .enum(PRESET_NAMES, {
+        error: (iss) => `unknown preset ${JSON.stringify(iss.input)}; known: ${PRESET_NAMES.join(', ')}`,
+      })
       .optional()
       .describe('field rules for a known feed format; `fields` override them one by one'),
     fields: listingFieldKeys(FieldRule).default({}).describe('listing field → rule'),
-    defaults: listingFieldKeys(fieldValue).default({}).describe('listing field → value used when the rule yields nothing'),
+    defaults: listingFieldKeys(fieldValue)
+      .default({})
+      .describe('listing field → value used when the rule yields nothing'),
     extension: z
       .union([z.array(z.string().min(1)), z.record(z.string(), z.string().min(1))])
       .default([])
@@ -148,7 +193,12 @@ export const MappingConfig = z
   })
   .superRefine((m, ctx) => {
     for (const [field, rule] of Object.entries(m.fields) as [string, FieldRuleObject | null][]) {
-      if (rule?.onInvalid !== 'default' || rule.default !== undefined || (m.defaults as Record<string, unknown>)[field] !== undefined) continue;
+      if (
+        rule?.onInvalid !== 'default' ||
+        rule.default !== undefined ||
+        (m.defaults as Record<string, unknown>)[field] !== undefined
+      )
+        continue;
       ctx.addIssue({
         code: 'custom',
         path: ['fields', field, 'onInvalid'],

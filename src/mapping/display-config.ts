@@ -13,11 +13,24 @@ export type Purpose = (typeof PURPOSES)[number];
  * The rules that hide a listing. The four flags are RESO Data Dictionary fields (MlgCanView is MLS
  * Grid's); StandardStatus and sold-window read StandardStatus and CloseDate.
  */
-export const HIDE_RULES = ['MlgCanView', 'InternetEntireListingDisplayYN', 'IDXParticipationYN', 'StandardStatus', 'sold-window'] as const;
+export const HIDE_RULES = [
+  'MlgCanView',
+  'InternetEntireListingDisplayYN',
+  'IDXParticipationYN',
+  'StandardStatus',
+  'sold-window',
+] as const;
 export type HideRule = (typeof HIDE_RULES)[number];
 
 /** Source fields a rule reads, which `flags` may name under an MLS's local name (`IDXParticipationYN: ACT_IDXOptInYN`). */
-export const RULE_FIELDS = ['MlgCanView', 'InternetEntireListingDisplayYN', 'InternetAddressDisplayYN', 'IDXParticipationYN', 'StandardStatus', 'CloseDate'] as const;
+export const RULE_FIELDS = [
+  'MlgCanView',
+  'InternetEntireListingDisplayYN',
+  'InternetAddressDisplayYN',
+  'IDXParticipationYN',
+  'StandardStatus',
+  'CloseDate',
+] as const;
 export type RuleField = (typeof RULE_FIELDS)[number];
 
 /** StandardStatus values shown by default (matched case-, space- and underscore-insensitively, so `ActiveUnderContract` too). */
@@ -42,7 +55,8 @@ const fieldName = z.string().min(1).max(200);
 export const DisplayConfig = z.strictObject({
   purpose: z
     .enum(PURPOSES, {
-      error: (iss) => `unknown purpose ${JSON.stringify(iss.input)}; known: ${PURPOSES.join(', ')} (idx: a public display; vow: registered consumers; internal: no display rule)`,
+      error: (iss) =>
+        `unknown purpose ${JSON.stringify(iss.input)}; known: ${PURPOSES.join(', ')} (idx: a public display; vow: registered consumers; internal: no display rule)`,
     })
     .optional()
     .describe('idx (default for RESO sources), vow or internal (default for CSV and XML: no display rule)'),
@@ -52,8 +66,15 @@ export const DisplayConfig = z.strictObject({
     .min(0)
     .max(36_500)
     .optional()
-    .describe('a Closed listing is shown as Sold until this many days after its CloseDate, then removed (default: idx 0, never; vow 1095)'),
-  statuses: z.array(z.string().min(1).max(100)).min(1).max(50).optional().describe('StandardStatus values shown (default per purpose, docs/display-rules.md)'),
+    .describe(
+      'a Closed listing is shown as Sold until this many days after its CloseDate, then removed (default: idx 0, never; vow 1095)',
+    ),
+  statuses: z
+    .array(z.string().min(1).max(100))
+    .min(1)
+    .max(50)
+    .optional()
+    .describe('StandardStatus values shown (default per purpose, docs/display-rules.md)'),
   attribution: z
     .string()
     .min(1)
@@ -62,10 +83,25 @@ export const DisplayConfig = z.strictObject({
     .describe(
       'text with {Field} placeholders from the source record, rendered into ExtensionColumn (Key Attribution); idx and vow default: "Listing courtesy of {ListOfficeName}"',
     ),
-  disclaimer: z.string().min(1).max(LIMITS.longText).optional().describe("text put in every listing's ExtensionColumn (Key Disclaimer)"),
-  withhold: z.array(fieldName).max(1000).default([]).describe('source fields never sent, added to the built-in restricted list'),
+  disclaimer: z
+    .string()
+    .min(1)
+    .max(LIMITS.longText)
+    .optional()
+    .describe("text put in every listing's ExtensionColumn (Key Disclaimer)"),
+  withhold: z
+    .array(fieldName)
+    .max(1000)
+    .default([])
+    .describe('source fields never sent, added to the built-in restricted list'),
   flags: z
-    .partialRecord(z.enum(RULE_FIELDS, { error: (iss) => `flags names a rule's field; known: ${RULE_FIELDS.join(', ')} (got ${JSON.stringify(iss.input)})` }), fieldName)
+    .partialRecord(
+      z.enum(RULE_FIELDS, {
+        error: (iss) =>
+          `flags names a rule's field; known: ${RULE_FIELDS.join(', ')} (got ${JSON.stringify(iss.input)})`,
+      }),
+      fieldName,
+    )
     .default({})
     .describe("a rule's field → the source field an MLS carries it under (e.g. IDXParticipationYN: ACT_IDXOptInYN)"),
 });

@@ -18,7 +18,14 @@
 // nothing; a flag with any other value holds the record back (it cannot be shown to be allowed,
 // nor to be forbidden).
 import type { ExtensionEntry } from '../listing/schema.js';
-import { ATTRIBUTION_KEY, DISCLAIMER_KEY, templateFields, type DisplayRules, type HideRule, type RuleField } from './display-config.js';
+import {
+  ATTRIBUTION_KEY,
+  DISCLAIMER_KEY,
+  templateFields,
+  type DisplayRules,
+  type HideRule,
+  type RuleField,
+} from './display-config.js';
 import { foldLookup } from './lookup.js';
 import { compilePath, isEmpty, type Getter } from './paths.js';
 
@@ -64,11 +71,19 @@ export function compileDisplay(rules: DisplayRules, now: () => Date = () => new 
     if (!render) return undefined;
     return (record) => {
       const r = render(record);
-      return typeof r === 'string' ? { kind: 'held', reason: r } : { kind: 'shown', addressWithheld: false, extension: r };
+      return typeof r === 'string'
+        ? { kind: 'held', reason: r }
+        : { kind: 'shown', addressWithheld: false, extension: r };
     };
   }
-  const get = Object.fromEntries(Object.entries(rules.fields).map(([rule, path]) => [rule, compilePath(path)])) as Record<RuleField, Getter>;
-  const flagRules: HideRule[] = ['MlgCanView', 'InternetEntireListingDisplayYN', ...(rules.purpose === 'idx' ? (['IDXParticipationYN'] as const) : [])];
+  const get = Object.fromEntries(
+    Object.entries(rules.fields).map(([rule, path]) => [rule, compilePath(path)]),
+  ) as Record<RuleField, Getter>;
+  const flagRules: HideRule[] = [
+    'MlgCanView',
+    'InternetEntireListingDisplayYN',
+    ...(rules.purpose === 'idx' ? (['IDXParticipationYN'] as const) : []),
+  ];
   const statuses = new Set(rules.statuses.map(foldLookup));
   const closed = foldLookup('Closed');
   return (record) => {
@@ -76,15 +91,28 @@ export function compileDisplay(rules: DisplayRules, now: () => Date = () => new 
       const field = rule as RuleField;
       const flag = readFlag(get[field](record));
       if (flag === false) return { kind: 'hidden', rule, reason: `${rules.fields[field]} is false` };
-      if (flag === 'unreadable') return held(rules.fields[field], `${rules.fields[field]} is ${excerpt(get[field](record))}, not Y/N, 1/0 or a boolean: held back`);
+      if (flag === 'unreadable')
+        return held(
+          rules.fields[field],
+          `${rules.fields[field]} is ${excerpt(get[field](record))}, not Y/N, 1/0 or a boolean: held back`,
+        );
     }
     const status = get.StandardStatus(record);
     const folded = isEmpty(status) ? '' : foldLookup(Array.isArray(status) ? status[0] : status);
     if (!statuses.has(folded)) {
       const field = rules.fields.StandardStatus;
-      if (folded === '') return held(field, `${field} is empty: the display rules cannot tell whether it may be shown: held back`);
-      if (!STANDARD_STATUSES.has(folded)) return held(field, `${field} ${excerpt(status)} is neither a StandardStatus value nor among display.statuses: held back`);
-      return { kind: 'hidden', rule: 'StandardStatus', reason: `${field} ${excerpt(status)} is not among display.statuses` };
+      if (folded === '')
+        return held(field, `${field} is empty: the display rules cannot tell whether it may be shown: held back`);
+      if (!STANDARD_STATUSES.has(folded))
+        return held(
+          field,
+          `${field} ${excerpt(status)} is neither a StandardStatus value nor among display.statuses: held back`,
+        );
+      return {
+        kind: 'hidden',
+        rule: 'StandardStatus',
+        reason: `${field} ${excerpt(status)} is not among display.statuses`,
+      };
     }
     let until: string | undefined;
     if (folded === closed) {
@@ -103,7 +131,19 @@ export function compileDisplay(rules: DisplayRules, now: () => Date = () => new 
 
 /** The RESO Data Dictionary's StandardStatus values (folded): a value outside them is not one the record states. */
 const STANDARD_STATUSES = new Set(
-  ['Active', 'Active Under Contract', 'Canceled', 'Closed', 'Coming Soon', 'Delete', 'Expired', 'Hold', 'Incomplete', 'Pending', 'Withdrawn'].map(foldLookup),
+  [
+    'Active',
+    'Active Under Contract',
+    'Canceled',
+    'Closed',
+    'Coming Soon',
+    'Delete',
+    'Expired',
+    'Hold',
+    'Incomplete',
+    'Pending',
+    'Withdrawn',
+  ].map(foldLookup),
 );
 
 const held = (field: string, reason: string): DisplayVerdict => ({ kind: 'held', reason, field });
@@ -116,15 +156,21 @@ function soldWindow(rules: DisplayRules, closeDate: unknown, now: Date): number 
   const at = Date.parse(String(Array.isArray(closeDate) ? closeDate[0] : closeDate).trim());
   if (!Number.isFinite(at)) return { reason: `${field} ${excerpt(closeDate)} is not a date` };
   const until = at + rules.soldDays * DAY_MS;
-  if (now.getTime() >= until) return { reason: `closed ${new Date(at).toISOString().slice(0, 10)}, more than ${rules.soldDays} days ago` };
+  if (now.getTime() >= until)
+    return { reason: `closed ${new Date(at).toISOString().slice(0, 10)}, more than ${rules.soldDays} days ago` };
   return until;
 }
 
 /** The attribution and disclaimer of a record as ExtensionColumn entries, or why the record is held back. */
-function compileRender(rules: DisplayRules): ((record: Record<string, unknown>) => ExtensionEntry[] | string) | undefined {
+function compileRender(
+  rules: DisplayRules,
+): ((record: Record<string, unknown>) => ExtensionEntry[] | string) | undefined {
   const { attribution, disclaimer } = rules;
   if (attribution === undefined && disclaimer === undefined) return undefined;
-  const parts = attribution === undefined ? [] : attribution.split(/\{([^{}]+)\}/).map((p, i) => (i % 2 ? { field: p.trim(), get: compilePath(p.trim()) } : p));
+  const parts =
+    attribution === undefined
+      ? []
+      : attribution.split(/\{([^{}]+)\}/).map((p, i) => (i % 2 ? { field: p.trim(), get: compilePath(p.trim()) } : p));
   const named = attribution === undefined ? [] : templateFields(attribution);
   return (record) => {
     const out: ExtensionEntry[] = [];
@@ -150,7 +196,9 @@ function compileRender(rules: DisplayRules): ((record: Record<string, unknown>) 
 function textOf(v: unknown): string | undefined {
   if (isEmpty(v)) return undefined;
   const list = Array.isArray(v) ? v : [v];
-  const texts = list.filter((x) => typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean').map((x) => String(x).trim());
+  const texts = list
+    .filter((x) => typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean')
+    .map((x) => String(x).trim());
   const text = texts.filter((t) => t !== '').join(', ');
   return text === '' ? undefined : text;
 }

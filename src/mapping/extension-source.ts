@@ -14,7 +14,9 @@ export function extensionPaths(source: ExtensionSource): string[] {
 }
 
 /** The entry's value of a record as text, undefined when it has none. */
-export function compileExtensionSource(source: ExtensionSource): (record: Record<string, unknown>) => string | undefined {
+export function compileExtensionSource(
+  source: ExtensionSource,
+): (record: Record<string, unknown>) => string | undefined {
   if (typeof source === 'string') {
     const get = compilePath(source);
     return (record) => {

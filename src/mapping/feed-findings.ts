@@ -27,7 +27,8 @@ export function createFindings() {
     onUnmapped: unmapped.add,
     add(item: MappedItem, place: string) {
       if (item.kind === 'rejected') {
-        for (const reason of new Set(item.issues.map((i) => `${i.field} ${i.rule}`))) reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+        for (const reason of new Set(item.issues.map((i) => `${i.field} ${i.rule}`)))
+          reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
       }
       const key = 'key' in item ? item.key : undefined;
       if (key === undefined) return;

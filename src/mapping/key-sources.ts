@@ -17,7 +17,17 @@ export interface KeySource {
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function keySources(rule: FieldRuleObject | undefined): KeySource[] | undefined {
-  if (!rule || rule.transform?.length || rule.map || rule.list || rule.unit || rule.when || rule.default !== undefined || rule.skip?.length) return undefined;
+  if (
+    !rule ||
+    rule.transform?.length ||
+    rule.map ||
+    rule.list ||
+    rule.unit ||
+    rule.when ||
+    rule.default !== undefined ||
+    rule.skip?.length
+  )
+    return undefined;
   const froms = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
   if (froms.some((f) => !FIELD.test(f))) return undefined;
   const out: KeySource[] = froms.map((field) => ({ field, valueOf: (key) => key }));
@@ -29,7 +39,9 @@ export function keySources(rule: FieldRuleObject | undefined): KeySource[] | und
     out.push({
       field,
       valueOf: (key) =>
-        key.startsWith(before) && key.endsWith(after) && key.length > before.length + after.length ? key.slice(before.length, key.length - after.length) : undefined,
+        key.startsWith(before) && key.endsWith(after) && key.length > before.length + after.length
+          ? key.slice(before.length, key.length - after.length)
+          : undefined,
     });
   }
   return out.length ? out : undefined;

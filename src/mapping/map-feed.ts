@@ -11,8 +11,15 @@ import { ADDRESS_FIELDS, readFlag, type DisplayVerdict } from './display-rules.j
 
 export type { MappedItem, MapContext } from './types.js';
 
-export function mapFeed(items: AsyncIterable<FeedItem>, mapping: MappingConfig | CompiledMapping, ctx: MapContext): AsyncIterable<MappedItem> {
-  const compiled = 'map' in mapping && typeof mapping.map === 'function' ? (mapping as CompiledMapping) : compileMapping(mapping as MappingConfig);
+export function mapFeed(
+  items: AsyncIterable<FeedItem>,
+  mapping: MappingConfig | CompiledMapping,
+  ctx: MapContext,
+): AsyncIterable<MappedItem> {
+  const compiled =
+    'map' in mapping && typeof mapping.map === 'function'
+      ? (mapping as CompiledMapping)
+      : compileMapping(mapping as MappingConfig);
   // a plain iterator rather than an async generator: one promise per item, not several (hot path)
   return {
     [Symbol.asyncIterator](): AsyncIterator<MappedItem> {
@@ -34,7 +41,12 @@ export function mapFeed(items: AsyncIterable<FeedItem>, mapping: MappingConfig |
 export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapContext): MappedItem {
   const { position } = item;
   if (item.kind === 'error') {
-    const error: MappedItem = { kind: 'error', position, error: item.error, ...(item.standalone && { standalone: true }) };
+    const error: MappedItem = {
+      kind: 'error',
+      position,
+      error: item.error,
+      ...(item.standalone && { standalone: true }),
+    };
     return item.data === undefined ? error : withKey(error, compiled.keyOf(item.data, ctx.keyBy));
   }
   if (item.kind === 'removed') {
@@ -47,10 +59,19 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
   }
 
   const verdict = compiled.display?.(item.data);
-  if (verdict?.kind === 'hidden') return withKey({ kind: 'skipped', position, reason: verdict.reason, rule: verdict.rule }, compiled.keyOf(item.data, ctx.keyBy));
+  if (verdict?.kind === 'hidden')
+    return withKey(
+      { kind: 'skipped', position, reason: verdict.reason, rule: verdict.rule },
+      compiled.keyOf(item.data, ctx.keyBy),
+    );
   if (verdict?.kind === 'held') {
     return withKey(
-      { kind: 'rejected', position, issues: [{ field: verdict.field ?? 'ExtensionColumn', value: undefined, rule: verdict.reason }], held: true },
+      {
+        kind: 'rejected',
+        position,
+        issues: [{ field: verdict.field ?? 'ExtensionColumn', value: undefined, rule: verdict.reason }],
+        held: true,
+      },
       compiled.keyOf(item.data, ctx.keyBy),
     );
   }
@@ -83,7 +104,14 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
   if (v.ok && issues.length === 0) {
     const k = keyOf(v.listing, ctx.keyBy);
     const shown = verdict && shownBy(verdict);
-    return { kind: 'listing', position, key: k!, listing: v.listing, ...(replaced?.length && { replaced }), ...(shown && { shown }) };
+    return {
+      kind: 'listing',
+      position,
+      key: k!,
+      listing: v.listing,
+      ...(replaced?.length && { replaced }),
+      ...(shown && { shown }),
+    };
   }
   // a field whose transform failed is also missing from the candidate: keep the transform's reason only
   const failed = new Set(issues.map((i) => i.field));
@@ -92,19 +120,31 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
 }
 
 /** A listing as the display rules let it be shown: its address withheld, the attribution and disclaimer in ExtensionColumn. */
-function shownAs(candidate: Record<string, unknown>, verdict: Extract<DisplayVerdict, { kind: 'shown' }>): Record<string, unknown> {
+function shownAs(
+  candidate: Record<string, unknown>,
+  verdict: Extract<DisplayVerdict, { kind: 'shown' }>,
+): Record<string, unknown> {
   if (verdict.addressWithheld) for (const f of ADDRESS_FIELDS) delete candidate[f];
-  if (verdict.extension.length) candidate.ExtensionColumn = [...((candidate.ExtensionColumn as unknown[] | undefined) ?? []), ...verdict.extension];
+  if (verdict.extension.length)
+    candidate.ExtensionColumn = [...((candidate.ExtensionColumn as unknown[] | undefined) ?? []), ...verdict.extension];
   return candidate;
 }
 
 function shownBy(verdict: DisplayVerdict): ShownBy | undefined {
   if (verdict.kind !== 'shown' || (!verdict.addressWithheld && verdict.until === undefined)) return undefined;
-  return { ...(verdict.addressWithheld && { addressWithheld: true }), ...(verdict.until !== undefined && { until: verdict.until }) };
+  return {
+    ...(verdict.addressWithheld && { addressWithheld: true }),
+    ...(verdict.until !== undefined && { until: verdict.until }),
+  };
 }
 
 /** The first value of the field's sources, one by one, with which the listing breaks no rule of that field. */
-function usableSource(compiled: CompiledMapping, field: ListingField, record: Record<string, unknown>, candidate: Record<string, unknown>): { found: boolean; value?: unknown } {
+function usableSource(
+  compiled: CompiledMapping,
+  field: ListingField,
+  record: Record<string, unknown>,
+  candidate: Record<string, unknown>,
+): { found: boolean; value?: unknown } {
   for (const value of compiled.sourceValues(field, record, candidate)) {
     if (value === undefined) continue;
     const v = validateListing({ ...candidate, [field]: value });

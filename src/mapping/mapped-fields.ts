@@ -26,7 +26,12 @@ const UNIT_NAMES = new Set<string>(AREA_UNIT_NAMES);
 function rulePaths(rule: FieldRuleObject): { mapped: string[]; other: string[] } {
   const from = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
   const template = [...(rule.template ?? '').matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!.trim());
-  const unitFrom = rule.unit === undefined ? [] : typeof rule.unit.from === 'string' ? [rule.unit.from] : Object.entries(rule.unit.from).flat();
+  const unitFrom =
+    rule.unit === undefined
+      ? []
+      : typeof rule.unit.from === 'string'
+        ? [rule.unit.from]
+        : Object.entries(rule.unit.from).flat();
   const units = unitFrom.filter((u) => !UNIT_NAMES.has(u));
   return { mapped: from, other: [...template, ...units] };
 }
@@ -44,7 +49,9 @@ export function mappedFields(config: MappingConfig): MappedField[] {
     const { mapped, other } = rulePaths(rule);
     for (const p of [...mapped, ...other]) own.add(fieldOf(p));
   }
-  const extension = Array.isArray(config.extension) ? config.extension.map((p) => [p, p] as const) : Object.entries(config.extension);
+  const extension = Array.isArray(config.extension)
+    ? config.extension.map((p) => [p, p] as const)
+    : Object.entries(config.extension);
   for (const [, path] of extension) own.add(fieldOf(path));
 
   const out = new Map<string, MappedField>();
@@ -59,7 +66,8 @@ export function mappedFields(config: MappingConfig): MappedField[] {
     for (const p of other) add(fieldOf(p), listingField);
   }
   const presetExtension = config.preset ? (PRESETS[config.preset].extension ?? {}) : {};
-  for (const [key, source] of Object.entries(presetExtension)) for (const p of extensionPaths(source)) add(fieldOf(p), `ExtensionColumn ${key}`);
+  for (const [key, source] of Object.entries(presetExtension))
+    for (const p of extensionPaths(source)) add(fieldOf(p), `ExtensionColumn ${key}`);
   for (const [key, path] of extension) add(fieldOf(path), `ExtensionColumn ${key}`);
   return [...out.values()];
 }

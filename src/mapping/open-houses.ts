@@ -55,7 +55,11 @@ export function describeOpenHouses(houses: readonly OpenHouse[], timeZone: strin
 }
 
 /** Sets Tours and the entry on a mapped listing from its record's open houses (none: neither). */
-export function compileOpenHouses(path: string, timeZone: string, now: () => Date): (record: Record<string, unknown>, out: Record<string, unknown>) => void {
+export function compileOpenHouses(
+  path: string,
+  timeZone: string,
+  now: () => Date,
+): (record: Record<string, unknown>, out: Record<string, unknown>) => void {
   // fails at compile time on a time zone Intl does not know, not on the first record
   describeOpenHouses([], timeZone);
   new Intl.DateTimeFormat('en-US', { timeZone });

@@ -56,7 +56,9 @@ function nestedReader(path: string, segments: string[], walk: Getter): Getter {
  * and fall back to a dictionary lookup. This is the hot path of a 200k-record feed.
  */
 function propertyReader(name: string): (record: Record<string, unknown>) => unknown {
-  return new Function('record', `return record[${JSON.stringify(name)}];`) as (record: Record<string, unknown>) => unknown;
+  return new Function('record', `return record[${JSON.stringify(name)}];`) as (
+    record: Record<string, unknown>,
+  ) => unknown;
 }
 
 function step(value: unknown, seg: string): unknown {
@@ -86,7 +88,8 @@ function byLocalName(obj: Record<string, unknown>, seg: string): unknown {
 
 function unwrap(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(unwrap);
-  if (value !== null && typeof value === 'object' && TEXT_KEY in value) return (value as Record<string, unknown>)[TEXT_KEY];
+  if (value !== null && typeof value === 'object' && TEXT_KEY in value)
+    return (value as Record<string, unknown>)[TEXT_KEY];
   return value;
 }
 

@@ -14,7 +14,13 @@ import { PRESETS } from './presets/registry.js';
 /** Group → RESO Data Dictionary (Property) fields. */
 export const RESTRICTED_GROUPS: Readonly<Record<string, readonly string[]>> = {
   'private and office remarks': ['PrivateRemarks', 'PrivateOfficeRemarks', 'AgentRemarks', 'SyndicationRemarks'],
-  'showing instructions and contacts': ['ShowingInstructions', 'ShowingContactName', 'ShowingContactPhone', 'ShowingContactPhoneExt', 'ShowingContactType'],
+  'showing instructions and contacts': [
+    'ShowingInstructions',
+    'ShowingContactName',
+    'ShowingContactPhone',
+    'ShowingContactPhoneExt',
+    'ShowingContactType',
+  ],
   'lockbox and access codes': ['LockBoxLocation', 'LockBoxSerialNumber', 'LockBoxType', 'AccessCode'],
   compensation: [
     'BuyerAgencyCompensation',
@@ -29,7 +35,9 @@ export const RESTRICTED_GROUPS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Every built-in restricted field, with its group. */
-export const RESTRICTED_FIELDS: ReadonlyMap<string, string> = new Map(Object.entries(RESTRICTED_GROUPS).flatMap(([group, fields]) => fields.map((f) => [f, group] as const)));
+export const RESTRICTED_FIELDS: ReadonlyMap<string, string> = new Map(
+  Object.entries(RESTRICTED_GROUPS).flatMap(([group, fields]) => fields.map((f) => [f, group] as const)),
+);
 
 /** A source field a feed's mapping reads that it may not: where (the config path under the feed) and what. */
 export interface RestrictedRead {
@@ -53,7 +61,10 @@ export function restrictedOf(display: Pick<DisplayRules, 'purpose' | 'withhold'>
 }
 
 /** Every place the feed's mapping (and attribution) reads a restricted field. */
-export function restrictedReads(mapping: MappingConfig, display: Pick<DisplayRules, 'purpose' | 'withhold' | 'attribution' | 'fields'>): RestrictedRead[] {
+export function restrictedReads(
+  mapping: MappingConfig,
+  display: Pick<DisplayRules, 'purpose' | 'withhold' | 'attribution' | 'fields'>,
+): RestrictedRead[] {
   const restricted = restrictedOf(display);
   if (restricted.size === 0) return [];
   const out: RestrictedRead[] = [];
@@ -67,16 +78,25 @@ export function restrictedReads(mapping: MappingConfig, display: Pick<DisplayRul
   const preset = mapping.preset ? PRESETS[mapping.preset] : undefined;
   for (const [field, rule] of Object.entries(preset?.fields ?? {}) as [string, FieldRuleObject][]) {
     if (Object.hasOwn(mapping.fields, field)) continue; // the feed's own rule replaces it
-    for (const source of ruleSources(rule)) check(source, ['mapping', 'preset'], `the ${mapping.preset} preset's rule for ${field}`);
+    for (const source of ruleSources(rule))
+      check(source, ['mapping', 'preset'], `the ${mapping.preset} preset's rule for ${field}`);
   }
   for (const [field, rule] of Object.entries(mapping.fields) as [string, FieldRuleObject | null][]) {
-    if (rule) for (const source of ruleSources(rule)) check(source, ['mapping', 'fields', field], `mapping.fields.${field}`);
+    if (rule)
+      for (const source of ruleSources(rule)) check(source, ['mapping', 'fields', field], `mapping.fields.${field}`);
   }
-  const extension: [string, string][] = Array.isArray(mapping.extension) ? mapping.extension.map((p) => [p, p]) : Object.entries(mapping.extension);
-  extension.forEach(([key, source], i) => check(source, ['mapping', 'extension', Array.isArray(mapping.extension) ? i : key], `mapping.extension ${key}`));
-  if (display.attribution !== undefined) for (const source of templateFields(display.attribution)) check(source, ['display', 'attribution'], 'display.attribution');
+  const extension: [string, string][] = Array.isArray(mapping.extension)
+    ? mapping.extension.map((p) => [p, p])
+    : Object.entries(mapping.extension);
+  extension.forEach(([key, source], i) =>
+    check(source, ['mapping', 'extension', Array.isArray(mapping.extension) ? i : key], `mapping.extension ${key}`),
+  );
+  if (display.attribution !== undefined)
+    for (const source of templateFields(display.attribution))
+      check(source, ['display', 'attribution'], 'display.attribution');
   // a rule's field under a local name (display.flags): the rule reads it, and quotes what it cannot read
-  for (const [rule, source] of Object.entries(display.fields)) if (source !== rule) check(source, ['display', 'flags', rule], `display.flags.${rule}`);
+  for (const [rule, source] of Object.entries(display.fields))
+    if (source !== rule) check(source, ['display', 'flags', rule], `display.flags.${rule}`);
   return out;
 }
 
@@ -84,7 +104,11 @@ export function restrictedReads(mapping: MappingConfig, display: Pick<DisplayRul
 function ruleSources(rule: FieldRuleObject): string[] {
   const from = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
   const template = rule.template ? templateFields(rule.template) : [];
-  const unitFrom = rule.unit ? (typeof rule.unit.from === 'string' ? [rule.unit.from] : Object.values(rule.unit.from)) : [];
+  const unitFrom = rule.unit
+    ? typeof rule.unit.from === 'string'
+      ? [rule.unit.from]
+      : Object.values(rule.unit.from)
+    : [];
   const units = unitFrom.filter((u) => !(AREA_UNIT_NAMES as readonly string[]).includes(u));
   return [...from, ...template, ...units];
 }

@@ -12,7 +12,14 @@ export interface ShownBy {
 
 export type MappedItem =
   /** `replaced`: fields whose value broke the rules and was replaced by the rule's default (onInvalid: default) */
-  | { kind: 'listing'; position: RecordPosition; key: string; listing: ListingCreate; replaced?: ListingField[]; shown?: ShownBy }
+  | {
+      kind: 'listing';
+      position: RecordPosition;
+      key: string;
+      listing: ListingCreate;
+      replaced?: ListingField[];
+      shown?: ShownBy;
+    }
   /** the record broke the spec's rules; every issue is kept, and the key when it could be read; `held`: the display rules held it back (its attribution names a field it lacks) */
   | { kind: 'rejected'; position: RecordPosition; key?: string; issues: ValidationIssue[]; held?: true }
   /**

@@ -19,20 +19,30 @@ export interface LeftOut {
 }
 
 /** The record's fields a person is not shown: field (as the record spells it) → why. */
-export function withheldOfRecord(record: Record<string, unknown>, mapping: MappingConfig, rules: DisplayRules): Map<string, string> {
+export function withheldOfRecord(
+  record: Record<string, unknown>,
+  mapping: MappingConfig,
+  rules: DisplayRules,
+): Map<string, string> {
   const restricted = restrictedOf(rules);
-  const address = rules.purpose !== 'internal' && addressWithheld(record, rules) ? addressSources(mapping) : new Set<string>();
+  const address =
+    rules.purpose !== 'internal' && addressWithheld(record, rules) ? addressSources(mapping) : new Set<string>();
   const out = new Map<string, string>();
   for (const field of Object.keys(record)) {
     const group = restricted.get(field.toLowerCase());
-    if (group !== undefined) out.set(field, group === 'display.withhold' ? 'listed in display.withhold' : `restricted: ${group}`);
+    if (group !== undefined)
+      out.set(field, group === 'display.withhold' ? 'listed in display.withhold' : `restricted: ${group}`);
     else if (address.has(field.toLowerCase())) out.set(field, ADDRESS_WITHHELD);
   }
   return out;
 }
 
 /** The record without the fields left out, and what was left out (in the record's order). */
-export function recordShown(record: Record<string, unknown>, mapping: MappingConfig, rules: DisplayRules): { record: Record<string, unknown>; leftOut: LeftOut[] } {
+export function recordShown(
+  record: Record<string, unknown>,
+  mapping: MappingConfig,
+  rules: DisplayRules,
+): { record: Record<string, unknown>; leftOut: LeftOut[] } {
   const withheld = withheldOfRecord(record, mapping, rules);
   if (withheld.size === 0) return { record, leftOut: [] };
   return {

@@ -33,8 +33,10 @@ export function parseAllowance(entries: readonly string[]): InternalAllowance {
 /** Whether `entry` is something parseAllowance reads (for the config's check). */
 export function allowanceEntryError(entry: string): string | undefined {
   const bare = entry.trim().replace(/^\[(.*)\]$/, '$1');
-  if (bare.includes('/')) return ipaddr.isValidCIDR(bare) ? undefined : `"${entry}" is not a CIDR range (e.g. 10.20.0.0/16 or fd00::/8)`;
-  if (ipaddr.isValid(bare) || /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(bare)) return undefined;
+  if (bare.includes('/'))
+    return ipaddr.isValidCIDR(bare) ? undefined : `"${entry}" is not a CIDR range (e.g. 10.20.0.0/16 or fd00::/8)`;
+  if (ipaddr.isValid(bare) || /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i.test(bare))
+    return undefined;
   return `"${entry}" is neither a host name, an address nor a CIDR range`;
 }
 
@@ -48,7 +50,10 @@ export function addressRefusal(address: string, host: string, allow: InternalAll
   if (!ipaddr.isValid(bare)) return `${address} is not an IP address`;
   const parsed = ipaddr.parse(bare);
   // ::ffff:127.0.0.1 is 127.0.0.1: judged, and allowed, as the IPv4 address it is
-  const addr = parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress() ? (parsed as ipaddr.IPv6).toIPv4Address() : parsed;
+  const addr =
+    parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
+      ? (parsed as ipaddr.IPv6).toIPv4Address()
+      : parsed;
   const kind = rangeOf(addr);
   if (kind === 'unicast') return undefined;
   if (allow.hosts.has(host.toLowerCase().replace(/^\[(.*)\]$/, '$1'))) return undefined;

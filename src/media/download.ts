@@ -57,8 +57,10 @@ export async function downloadPhoto(url: string, opts: PhotoDownloadOptions): Pr
     if (opts.signal?.aborted) throw new AbortedError(`GET ${displayUrl(url)}`, err);
     const refused = refusalIn(err);
     if (refused) return fail(refused.message);
-    if (err instanceof RequestStopped && err.reason === 'too-large') return fail(`larger than media.maxBytes (${opts.maxBytes} bytes)`);
-    if (err instanceof RequestStopped && err.reason === 'deadline') return fail(`not complete within media.timeoutMs (${opts.timeoutMs} ms)`);
+    if (err instanceof RequestStopped && err.reason === 'too-large')
+      return fail(`larger than media.maxBytes (${opts.maxBytes} bytes)`);
+    if (err instanceof RequestStopped && err.reason === 'deadline')
+      return fail(`not complete within media.timeoutMs (${opts.timeoutMs} ms)`);
     return fail(causeMessage(err));
   }
 }
@@ -68,7 +70,8 @@ async function follow(start: URL, opts: PhotoDownloadOptions): Promise<BoundedRe
   const maxRedirects = opts.maxRedirects ?? MAX_REDIRECTS;
   let url = start;
   for (let hop = 0; ; hop++) {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${url.protocol} URLs are not downloaded (http and https only)`;
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return `${url.protocol} URLs are not downloaded (http and https only)`;
     const literal = literalRefusal(url, opts.agent.allow);
     if (literal) return `refused: ${url.hostname}: ${literal}`;
     await opts.budget?.beforeRequest(opts.signal);
@@ -121,5 +124,8 @@ function notAnImage(res: BoundedResponse, head: Buffer, why?: string): PhotoFail
   if (why) return { ok: false, reason: `not an image: ${why}` };
   const declared = res.headers.get('content-type');
   const shown = head.length === 0 ? 'an empty body' : 'its first bytes are no image type';
-  return { ok: false, reason: `not an image (JPEG, PNG, GIF, WebP or AVIF): ${shown}${declared ? `; the server called it ${maskSecrets(declared)}` : ''}` };
+  return {
+    ok: false,
+    reason: `not an image (JPEG, PNG, GIF, WebP or AVIF): ${shown}${declared ? `; the server called it ${maskSecrets(declared)}` : ''}`,
+  };
 }

@@ -15,7 +15,10 @@ export interface FeedMirror {
   allow: InternalAllowance;
 }
 
-export function mirrorOf(media: MediaConfig | undefined, feed: { name: string; media?: { mirror: boolean; allowInternal?: readonly string[] } }): FeedMirror | undefined {
+export function mirrorOf(
+  media: MediaConfig | undefined,
+  feed: { name: string; media?: { mirror: boolean; allowInternal?: readonly string[] } },
+): FeedMirror | undefined {
   const mirror = media?.mirror;
   if (!media || !mirror || feed.media?.mirror === false) return undefined;
   const storage = storageIdentity(mirror);

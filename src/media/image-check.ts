@@ -23,23 +23,36 @@ export const TRAILING_PADDING = 4096;
 /** Most pixels of a photo (2^28: 16384 × 16384). */
 export const MAX_PIXELS = 2 ** 28;
 
-const WALKS: Record<ImageType['ext'], (b: Buffer) => Walked> = { jpg: walkJpeg, png: walkPng, gif: walkGif, webp: walkWebp, avif: walkAvif };
+const WALKS: Record<ImageType['ext'], (b: Buffer) => Walked> = {
+  jpg: walkJpeg,
+  png: walkPng,
+  gif: walkGif,
+  webp: walkWebp,
+  avif: walkAvif,
+};
 
 export function checkImage(bytes: Buffer): { ok: true; image: CheckedImage } | { ok: false; reason: string } {
   const type = imageTypeOf(bytes);
-  if (!type) return { ok: false, reason: bytes.length === 0 ? 'an empty body' : 'its first bytes are no image type (JPEG, PNG, GIF, WebP or AVIF)' };
+  if (!type)
+    return {
+      ok: false,
+      reason: bytes.length === 0 ? 'an empty body' : 'its first bytes are no image type (JPEG, PNG, GIF, WebP or AVIF)',
+    };
   const name = type.contentType.slice('image/'.length).toUpperCase();
   let walked: Walked;
   try {
     walked = WALKS[type.ext](bytes);
   } catch (err) {
-    if (err instanceof NotWhole) return { ok: false, reason: `starts as ${name} but is not a whole one: ${err.message}` };
+    if (err instanceof NotWhole)
+      return { ok: false, reason: `starts as ${name} but is not a whole one: ${err.message}` };
     throw err;
   }
   const trailing = bytes.length - walked.end;
-  if (trailing > TRAILING_PADDING || !isPadding(bytes, walked.end)) return { ok: false, reason: `a ${name} followed by ${trailing} bytes that are not part of it` };
+  if (trailing > TRAILING_PADDING || !isPadding(bytes, walked.end))
+    return { ok: false, reason: `a ${name} followed by ${trailing} bytes that are not part of it` };
   const { width, height } = walked;
-  if (width < 1 || height < 1 || width * height > MAX_PIXELS) return { ok: false, reason: `a ${name} of ${width}×${height} pixels (1 to ${MAX_PIXELS} pixels stored)` };
+  if (width < 1 || height < 1 || width * height > MAX_PIXELS)
+    return { ok: false, reason: `a ${name} of ${width}×${height} pixels (1 to ${MAX_PIXELS} pixels stored)` };
   return { ok: true, image: { type, width, height } };
 }
 

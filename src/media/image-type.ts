@@ -13,11 +13,14 @@ const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 export function imageTypeOf(head: Uint8Array): ImageType | undefined {
   const b = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
-  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return { contentType: 'image/jpeg', ext: 'jpg' };
+  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff)
+    return { contentType: 'image/jpeg', ext: 'jpg' };
   if (b.length >= 8 && b.subarray(0, 8).equals(PNG)) return { contentType: 'image/png', ext: 'png' };
   const ascii = (from: number, to: number) => b.subarray(from, to).toString('latin1');
-  if (b.length >= 6 && (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a')) return { contentType: 'image/gif', ext: 'gif' };
-  if (b.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return { contentType: 'image/webp', ext: 'webp' };
+  if (b.length >= 6 && (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a'))
+    return { contentType: 'image/gif', ext: 'gif' };
+  if (b.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP')
+    return { contentType: 'image/webp', ext: 'webp' };
   if (isAvif(b)) return { contentType: 'image/avif', ext: 'avif' };
   return undefined;
 }

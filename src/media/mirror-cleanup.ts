@@ -19,7 +19,12 @@ export async function cleanup(run: MirrorRun, end: RunEnd): Promise<StateChange[
   const { use, useSet, useDelete } = usesAfter(run, end);
   const { mark, unmark, due } = unusedAfter(run, use, end.now);
   if (opts.dryRun) {
-    report.dry = { download: run.planned.size, delete: due.length, downloads: [...run.planned].slice(0, SHOWN_PLANNED), deletes: due.slice(0, SHOWN_PLANNED) };
+    report.dry = {
+      download: run.planned.size,
+      delete: due.length,
+      downloads: [...run.planned].slice(0, SHOWN_PLANNED),
+      deletes: due.slice(0, SHOWN_PLANNED),
+    };
     return [];
   }
   const deleted = report.storageError ? [] : await deleteObjects(run, due);
@@ -41,7 +46,9 @@ function usesAfter(run: MirrorRun, end: RunEnd) {
   const use = new Map(state.use);
   for (const [key, objects] of run.uses) {
     // a listing whose write failed still shows its old photos
-    const value = useValue(end.unwrittenKeys.has(key) ? [...new Set([...objectsOf(state.use.get(key)), ...objects])] : objects);
+    const value = useValue(
+      end.unwrittenKeys.has(key) ? [...new Set([...objectsOf(state.use.get(key)), ...objects])] : objects,
+    );
     if (value === (state.use.get(key) ?? '')) continue;
     use.set(key, value);
     if (value) useSet.push([key, value]);
@@ -94,7 +101,11 @@ async function deleteObjects(run: MirrorRun, keys: readonly string[]): Promise<s
     const errors = await store.deleteBatch(batch);
     const failed = new Set(errors.map((e) => e.key));
     done.push(...batch.filter((k) => !failed.has(k)));
-    if (errors.length) opts.logger.warn({ feed: opts.feed, failed: errors.length, first: errors[0] }, 'unused photo objects could not all be deleted; retried next run');
+    if (errors.length)
+      opts.logger.warn(
+        { feed: opts.feed, failed: errors.length, first: errors[0] },
+        'unused photo objects could not all be deleted; retried next run',
+      );
   }
   return done;
 }

@@ -49,7 +49,16 @@ export interface MirrorRun {
 
 export function mirrorRun(opts: MediaStepOptions): MirrorRun {
   const failures: PhotoFailureEntry[] = [];
-  const report: MediaReport = { downloaded: 0, reused: 0, failed: 0, bytes: 0, deleted: 0, waitingGrace: 0, failures, failuresOmitted: 0 };
+  const report: MediaReport = {
+    downloaded: 0,
+    reused: 0,
+    failed: 0,
+    bytes: 0,
+    deleted: 0,
+    waitingGrace: 0,
+    failures,
+    failuresOmitted: 0,
+  };
   let storage: Promise<MediaStorage> | undefined;
   return {
     opts,

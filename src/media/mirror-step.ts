@@ -45,7 +45,9 @@ export function createMediaStep(opts: MediaStepOptions): MediaStep {
       return Promise.all(
         entries.map(async (entry) => {
           const sources = photoSources(entry.listing.Images, entry.record);
-          const outcomes = await Promise.all(sources.map((p) => (!photos.started(p.id) && known(p)) || photos.outcomeOf(p)));
+          const outcomes = await Promise.all(
+            sources.map((p) => (!photos.started(p.id) && known(p)) || photos.outcomeOf(p)),
+          );
           return applyOutcomes(run, entry, sources, outcomes);
         }),
       );

@@ -29,16 +29,25 @@ export interface PhotoAgent {
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** How a host name is resolved: node:dns lookup (the system's resolver), all addresses. */
-export type Resolve = (hostname: string, family: number, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type Resolve = (
+  hostname: string,
+  family: number,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 const systemResolve: Resolve = (hostname, family, callback) => dnsLookup(hostname, { all: true, family }, callback);
 
-export function photoAgent(allow: InternalAllowance, connections: number, resolve: Resolve = systemResolve): PhotoAgent {
+export function photoAgent(
+  allow: InternalAllowance,
+  connections: number,
+  resolve: Resolve = systemResolve,
+): PhotoAgent {
   const lookup = (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
     resolve(hostname, family, (err, addresses) => {
       if (err) return callback(err, []);
-      if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} resolves to no address`), { code: 'ENOTFOUND' }), []);
+      if (addresses.length === 0)
+        return callback(Object.assign(new Error(`${hostname} resolves to no address`), { code: 'ENOTFOUND' }), []);
       for (const a of addresses) {
         const why = addressRefusal(a.address, hostname, allow);
         if (why) return callback(new AddressRefused(hostname, why), []);
@@ -59,6 +68,7 @@ export function literalRefusal(url: URL, allow: InternalAllowance): string | und
 
 /** The AddressRefused an undici error came from, if any. */
 export function refusalIn(err: unknown): AddressRefused | undefined {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof AddressRefused) return e;
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++)
+    if (e instanceof AddressRefused) return e;
   return undefined;
 }

@@ -10,7 +10,10 @@ export interface PhotoSource {
   id: string;
 }
 
-export function photoSources(images: readonly string[] | undefined, record: Record<string, unknown> | undefined): PhotoSource[] {
+export function photoSources(
+  images: readonly string[] | undefined,
+  record: Record<string, unknown> | undefined,
+): PhotoSource[] {
   if (!images?.length) return [];
   const media = mediaByUrl(record?.Media);
   return images.map((url) => {

@@ -65,7 +65,10 @@ export function photoStore(run: MirrorRun): PhotoStore {
       if (opts.signal?.aborted) throw err;
       if (report.storageError === undefined) {
         report.storageError = err instanceof Error ? err.message : String(err);
-        opts.logger.warn({ feed: opts.feed }, `photo storage could not be used; this run stores no more photos: ${report.storageError}`);
+        opts.logger.warn(
+          { feed: opts.feed },
+          `photo storage could not be used; this run stores no more photos: ${report.storageError}`,
+        );
       }
       return false;
     }
@@ -76,7 +79,11 @@ export function photoStore(run: MirrorRun): PhotoStore {
       let p = inFlight.get(photo.id);
       if (!p) {
         if (opts.dryRun) run.planned.add(displayUrl(photo.url));
-        p = opts.dryRun ? Promise.resolve({ planned: true }) : report.storageError ? Promise.resolve({ failure: STORAGE_DOWN }) : limit(() => fetchAndStore(photo));
+        p = opts.dryRun
+          ? Promise.resolve({ planned: true })
+          : report.storageError
+            ? Promise.resolve({ failure: STORAGE_DOWN })
+            : limit(() => fetchAndStore(photo));
         inFlight.set(photo.id, p);
       }
       return p;

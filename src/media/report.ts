@@ -38,7 +38,9 @@ export const SHOWN_PLANNED = 50;
 export function formatMediaReport(m: MediaReport, shown = 20): string[] {
   const lines: string[] = [];
   if (m.dry) {
-    lines.push(`  photos: would download ${m.dry.download}, would delete ${m.dry.delete} unused objects; ${m.reused} reused`);
+    lines.push(
+      `  photos: would download ${m.dry.download}, would delete ${m.dry.delete} unused objects; ${m.reused} reused`,
+    );
     for (const u of m.dry.downloads.slice(0, shown)) lines.push(`    would download ${u}`);
     for (const k of m.dry.deletes.slice(0, shown)) lines.push(`    would delete ${k}`);
   } else {
@@ -46,7 +48,8 @@ export function formatMediaReport(m: MediaReport, shown = 20): string[] {
       `  photos: ${m.downloaded} downloaded (${m.bytes} bytes), ${m.reused} reused, ${m.failed} failed; ${m.deleted} unused objects deleted, ${m.waitingGrace} waiting media.graceHours`,
     );
   }
-  if (m.storageError) lines.push(`  photo storage could not be used, so no new photo was stored this run: ${m.storageError}`);
+  if (m.storageError)
+    lines.push(`  photo storage could not be used, so no new photo was stored this run: ${m.storageError}`);
   const failures = m.failures.filter((f) => !m.storageError || f.reason !== STORAGE_DOWN);
   for (const f of failures.slice(0, shown)) lines.push(`    photo of ${f.listing} left out: ${f.url}: ${f.reason}`);
   const more = failures.length - Math.min(failures.length, shown) + m.failuresOmitted;
@@ -58,6 +61,14 @@ export function formatMediaReport(m: MediaReport, shown = 20): string[] {
 export const STORAGE_DOWN = 'not stored: the photo storage could not be used (see storageError)';
 
 /** The report's figures as the run history keeps counts (the status page and metrics read these). */
-export function mediaCounts(m: MediaReport): Record<'photosDownloaded' | 'photosReused' | 'photosFailed' | 'photoBytes' | 'photoObjectsDeleted', number> {
-  return { photosDownloaded: m.downloaded, photosReused: m.reused, photosFailed: m.failed, photoBytes: m.bytes, photoObjectsDeleted: m.deleted };
+export function mediaCounts(
+  m: MediaReport,
+): Record<'photosDownloaded' | 'photosReused' | 'photosFailed' | 'photoBytes' | 'photoObjectsDeleted', number> {
+  return {
+    photosDownloaded: m.downloaded,
+    photosReused: m.reused,
+    photosFailed: m.failed,
+    photoBytes: m.bytes,
+    photoObjectsDeleted: m.deleted,
+  };
 }

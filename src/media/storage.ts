@@ -47,7 +47,14 @@ export async function openStorage(cfg: MediaMirrorConfig): Promise<MediaStorage>
     async put(key, body, contentType, signal) {
       const upload = new Upload({
         client,
-        params: { Bucket: cfg.bucket, Key: key, Body: body, ContentType: contentType, CacheControl: CACHE_CONTROL, ContentLength: body.length },
+        params: {
+          Bucket: cfg.bucket,
+          Key: key,
+          Body: body,
+          ContentType: contentType,
+          CacheControl: CACHE_CONTROL,
+          ContentLength: body.length,
+        },
         partSize: PART_BYTES,
         queueSize: 1,
         leavePartsOnError: false,
@@ -65,8 +72,16 @@ export async function openStorage(cfg: MediaMirrorConfig): Promise<MediaStorage>
     async deleteBatch(keys) {
       if (keys.length === 0) return [];
       try {
-        const out = await client.send(new DeleteObjectsCommand({ Bucket: cfg.bucket, Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }));
-        return (out.Errors ?? []).map((e) => ({ key: e.Key ?? '?', reason: maskSecrets(`${e.Code ?? 'error'}: ${e.Message ?? ''}`) }));
+        const out = await client.send(
+          new DeleteObjectsCommand({
+            Bucket: cfg.bucket,
+            Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true },
+          }),
+        );
+        return (out.Errors ?? []).map((e) => ({
+          key: e.Key ?? '?',
+          reason: maskSecrets(`${e.Code ?? 'error'}: ${e.Message ?? ''}`),
+        }));
       } catch (err) {
         const reason = storageMessage(cfg, 'DeleteObjects', err);
         return keys.map((key) => ({ key, reason }));

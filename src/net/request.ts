@@ -38,7 +38,14 @@ export class RequestStopped extends Error {
     readonly limit: number,
     cause?: unknown,
   ) {
-    super(reason === 'deadline' ? `no complete response within ${limit} ms` : reason === 'too-large' ? `the response body exceeds ${limit} bytes` : 'aborted', { cause });
+    super(
+      reason === 'deadline'
+        ? `no complete response within ${limit} ms`
+        : reason === 'too-large'
+          ? `the response body exceeds ${limit} bytes`
+          : 'aborted',
+      { cause },
+    );
     this.name = 'RequestStopped';
   }
 }
@@ -191,7 +198,8 @@ function wholeRequest(req: BoundedRequest): Promise<BoundedResponse> {
         if (statusCode < 200) return; // (1xx: the answer is still to come)
         const bytes = new Promise<Buffer>((res, rej) => (whole = { resolve: res, reject: rej }));
         bytes.catch(() => {}); // (a body nobody reads may fail unheard)
-        if (Number(headers['content-length']) > req.maxBytes) c.abort((tooLarge = new RequestStopped('too-large', req.maxBytes)));
+        if (Number(headers['content-length']) > req.maxBytes)
+          c.abort((tooLarge = new RequestStopped('too-large', req.maxBytes)));
         resolve(wholeResponse(statusCode, headers, bytes, () => c.abort(new RequestStopped('aborted', 0))));
       },
       onResponseData(c, chunk) {
@@ -247,7 +255,12 @@ function isWebUrl(url: string | URL): boolean {
 }
 
 /** The response of a body read whole: its body is that one chunk. */
-function wholeResponse(status: number, raw: Record<string, string | string[] | undefined>, bytes: Promise<Buffer>, cancel: () => void): BoundedResponse {
+function wholeResponse(
+  status: number,
+  raw: Record<string, string | string[] | undefined>,
+  bytes: Promise<Buffer>,
+  cancel: () => void,
+): BoundedResponse {
   let headers: Headers | undefined;
   return {
     status,

@@ -56,7 +56,11 @@ export async function pausedFor(redis: RedisClient, prefix: string, target: RunT
 }
 
 /** Which of `feeds` are paused on their own, each with why ("feed … is paused since …"). */
-export async function pausedAmong(redis: RedisClient, prefix: string, feeds: readonly string[]): Promise<Map<string, string>> {
+export async function pausedAmong(
+  redis: RedisClient,
+  prefix: string,
+  feeds: readonly string[],
+): Promise<Map<string, string>> {
   if (!feeds.length) return new Map();
   const since = await redis.hmget(pausedKey(prefix), ...feeds);
   return new Map(feeds.flatMap((f, i) => (since[i] ? [[f, `feed ${f} is paused since ${since[i]}`] as const] : [])));
@@ -66,7 +70,10 @@ export async function pausedAmong(redis: RedisClient, prefix: string, feeds: rea
  * The feeds a sync job runs, from its data: its `feed`, its group's `feeds` (a scheduler of feeds due
  * together, schedules.ts), or every feed of its `chatbot` (`enqueue sync --chatbot`).
  */
-export function feedsOfSyncJob(data: unknown, feeds: readonly Pick<FeedConfig, 'name' | 'chatbot' | 'chatbots'>[]): string[] {
+export function feedsOfSyncJob(
+  data: unknown,
+  feeds: readonly Pick<FeedConfig, 'name' | 'chatbot' | 'chatbots'>[],
+): string[] {
   const d = (data ?? {}) as { feed?: unknown; feeds?: unknown; chatbot?: unknown };
   if (typeof d.feed === 'string') return [d.feed];
   if (Array.isArray(d.feeds)) return d.feeds.filter((f): f is string => typeof f === 'string');

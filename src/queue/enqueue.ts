@@ -21,7 +21,13 @@ function dedupKey(kind: JobKind, target: string): string {
   return `${kind}-${target}`;
 }
 
-export async function enqueueJob(redis: RedisClient, queues: Queues, kind: JobKind, target: string, data: Record<string, unknown>): Promise<Enqueued> {
+export async function enqueueJob(
+  redis: RedisClient,
+  queues: Queues,
+  kind: JobKind,
+  target: string,
+  data: Record<string, unknown>,
+): Promise<Enqueued> {
   const queue = queues[kind];
   const key = dedupKey(kind, target);
   const jobId = `${key}-${randomUUID()}`.replace(/:/g, '_');

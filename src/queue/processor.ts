@@ -50,24 +50,44 @@ export interface ProcessorDeps {
 export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>, deps: ProcessorDeps): Processor {
   const waiters = lockWaiters(deps);
   const history = createHistoryWriter((r) => saveRunRecord(deps.redis, deps.prefix, deps.historySize, r), {
-    onKept: (r, err) => deps.logger.warn({ err, jobId: r.jobId, feed: r.feed, chatbot: r.chatbot }, 'run history could not be saved yet; kept, written again when Redis answers'),
-    onLost: (r) => deps.logger.error({ record: r }, 'run history: too many records waiting for Redis; this one is given up (here whole)'),
+    onKept: (r, err) =>
+      deps.logger.warn(
+        { err, jobId: r.jobId, feed: r.feed, chatbot: r.chatbot },
+        'run history could not be saved yet; kept, written again when Redis answers',
+      ),
+    onLost: (r) =>
+      deps.logger.error(
+        { record: r },
+        'run history: too many records waiting for Redis; this one is given up (here whole)',
+      ),
   });
   return async (job: Job, token?: string, signal?: AbortSignal) => {
     const jobId = job.id ?? '?';
     const jobLogger = deps.logger.child({ job: def.name, jobId });
     const attempt = { made: job.attemptsMade + 1, max: job.opts.attempts ?? 1 };
-    const prepared = await prepareRun(def, deps, payloadOf(def, job, jobId), jobLogger, Boolean(job.repeatJobKey || jobId.startsWith('repeat:')));
+    const prepared = await prepareRun(
+      def,
+      deps,
+      payloadOf(def, job, jobId),
+      jobLogger,
+      Boolean(job.repeatJobKey || jobId.startsWith('repeat:')),
+    );
     if ('skipped' in prepared) return prepared.skipped;
     const { payload, target, chatbots, logger } = prepared;
 
-    const locks = def.exclusive ? await takeLocks(deps, job, target, chatbots, def.lockKind ?? def.kind, waiters(job.queueName)) : { held: [] };
+    const locks = def.exclusive
+      ? await takeLocks(deps, job, target, chatbots, def.lockKind ?? def.kind, waiters(job.queueName))
+      : { held: [] };
     if (locks.busy) {
       // Another job (or a foreground run) of this target or of one of its chatbots runs: wait behind
       // it holding no lock (its release wakes this job), never beside it, never dropped.
-      logger.info({ backstopMs: deps.busyDelayMs, lock: locks.busy.name }, `${locks.busy.name} is busy with another job; job waits for it`);
+      logger.info(
+        { backstopMs: deps.busyDelayMs, lock: locks.busy.name },
+        `${locks.busy.name} is busy with another job; job waits for it`,
+      );
       await job.moveToDelayed(Date.now() + deps.busyDelayMs, token);
-      if (await lockFreedWhileMoving(deps.redis, locks.busy.key, jobId, waiters(job.queueName))) await job.promote().catch(() => undefined);
+      if (await lockFreedWhileMoving(deps.redis, locks.busy.key, jobId, waiters(job.queueName)))
+        await job.promote().catch(() => undefined);
       throw new DelayedError();
     }
 
@@ -75,15 +95,25 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     const cancelled = (report: RunReport, about: RunTarget = target): RunReport => {
       const reason: unknown = cancel?.signal.reason;
       const by = reason instanceof CancelRequest ? reason.by : 'an operator';
-      return { ...report, outcome: 'cancelled', retryable: false, retryAt: undefined, summary: `${def.name} ${describe(about)} cancelled by ${by}: ${report.summary}` };
+      return {
+        ...report,
+        outcome: 'cancelled',
+        retryable: false,
+        retryAt: undefined,
+        summary: `${def.name} ${describe(about)} cancelled by ${by}: ${report.summary}`,
+      };
     };
-    const signals = [signal, ...locks.held.map((l) => l.lost), cancel?.signal].filter((s): s is AbortSignal => s !== undefined);
+    const signals = [signal, ...locks.held.map((l) => l.lost), cancel?.signal].filter(
+      (s): s is AbortSignal => s !== undefined,
+    );
     const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
     // the run's history rows (a job of several feeds: one per feed), each also one metrics observation
     const record = async (report: RunReport, as: (r: RunReport, about: RunTarget) => RunReport = (r) => r) => {
       for (const row of def.historyRows?.(payload, report, deps.config) ?? [{ target, report }]) {
         const rowReport = as(row.report, row.target);
-        await history.record(runRecord({ jobId, job: def.name, queue: job.queueName, attempt, ...row.target, report: rowReport }));
+        await history.record(
+          runRecord({ jobId, job: def.name, queue: job.queueName, attempt, ...row.target, report: rowReport }),
+        );
         deps.onRun?.({ job: def.name, target: row.target, report: rowReport, jobId });
       }
     };
@@ -91,7 +121,15 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       let report: RunReport;
       try {
         const calls = createCallCounter();
-        report = await runJob(def, job, payload, { config: deps.config, runtime: deps.runtime, logger: jobLogger, signal: jobSignal, jobId, attempt, calls });
+        report = await runJob(def, job, payload, {
+          config: deps.config,
+          runtime: deps.runtime,
+          logger: jobLogger,
+          signal: jobSignal,
+          jobId,
+          attempt,
+          calls,
+        });
       } catch (err) {
         if (cancel?.signal.aborted) {
           const error: RunReport = { outcome: 'error', summary: err instanceof Error ? err.message : String(err) };
@@ -128,8 +166,15 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
 }
 
 /** The job's run, its progress sent to BullMQ (throttled: job-progress.ts) until it ends. */
-async function runJob<P>(def: JobDefinition<P, RunReport>, job: Job, payload: P, ctx: Omit<JobContext, 'progress'>): Promise<RunReport> {
-  const progress = createProgressThrottle((data) => job.updateProgress(data), { onError: (err) => ctx.logger.debug({ err }, 'job progress not saved') });
+async function runJob<P>(
+  def: JobDefinition<P, RunReport>,
+  job: Job,
+  payload: P,
+  ctx: Omit<JobContext, 'progress'>,
+): Promise<RunReport> {
+  const progress = createProgressThrottle((data) => job.updateProgress(data), {
+    onError: (err) => ctx.logger.debug({ err }, 'job progress not saved'),
+  });
   try {
     return await withCallCounter(ctx.calls, () => def.process(payload, { ...ctx, progress: progress.report }));
   } finally {
@@ -162,14 +207,26 @@ async function settle<P>(
   if (!Number.isNaN(retryAt)) {
     // A spent budget: try again once it resets; a backoff retry before that would fail for sure. A
     // reset already past by now (a slow end of the run) is still a budget wait, never a failed attempt.
-    logger.warn({ outcome: report.outcome, retryAt: report.retryAt }, `${def.name} ${describe(target)}: retried at ${report.retryAt}, when the request budget resets`);
+    logger.warn(
+      { outcome: report.outcome, retryAt: report.retryAt },
+      `${def.name} ${describe(target)}: retried at ${report.retryAt}, when the request budget resets`,
+    );
     await job.moveToDelayed(Math.max(retryAt, Date.now() + 1), token);
     throw new DelayedError();
   }
   // One summary line per run: the job's own, or this one.
-  const decision = verdict === 'done' ? '' : verdict === 'retry' && attempt.made < attempt.max ? 'will retry' : 'job failed, no retry';
-  if (!def.logsSummary) logger[verdict === 'done' ? 'info' : 'warn']({ outcome: report.outcome }, decision ? `${report.summary} — ${decision}` : report.summary);
-  else if (decision) logger.warn({ outcome: report.outcome, attempt: `${attempt.made}/${attempt.max}` }, `${def.name} ${describe(target)}: ${decision}`);
+  const decision =
+    verdict === 'done' ? '' : verdict === 'retry' && attempt.made < attempt.max ? 'will retry' : 'job failed, no retry';
+  if (!def.logsSummary)
+    logger[verdict === 'done' ? 'info' : 'warn'](
+      { outcome: report.outcome },
+      decision ? `${report.summary} — ${decision}` : report.summary,
+    );
+  else if (decision)
+    logger.warn(
+      { outcome: report.outcome, attempt: `${attempt.made}/${attempt.max}` },
+      `${def.name} ${describe(target)}: ${decision}`,
+    );
   if (verdict !== 'done') throw maskError(reportError(report, verdict));
   // the return value is stored in Redis and shown by the queue UI and `enqueue --wait`
   return maskDeep(boundReport(report), target.feed);
@@ -202,10 +259,16 @@ async function prepareRun<P>(
   const { paused, each } = await scheduledPause(deps, def.pausable?.feeds(payload) ?? [], run.target);
   if (paused) {
     run.logger.info({ outcome: 'paused' }, `${def.name} ${describe(run.target)}: ${paused}; scheduled run skipped`);
-    return { skipped: { outcome: 'paused', summary: `${paused}: scheduled run skipped (feedsync resume to start again)` } };
+    return {
+      skipped: { outcome: 'paused', summary: `${paused}: scheduled run skipped (feedsync resume to start again)` },
+    };
   }
   if (!each.size || !def.pausable) return run;
-  for (const why of each.values()) run.logger.info({ outcome: 'paused' }, `${def.name} ${describe(run.target)}: ${why}; skipped in this scheduled run`);
+  for (const why of each.values())
+    run.logger.info(
+      { outcome: 'paused' },
+      `${def.name} ${describe(run.target)}: ${why}; skipped in this scheduled run`,
+    );
   return resolve(def.pausable.without(payload, [...each.keys()]));
 }
 
@@ -213,9 +276,15 @@ async function prepareRun<P>(
  * What keeps a scheduler's run from starting: `paused`, why it starts nothing (its feed, or each of
  * its feeds, paused; every schedule paused); else `each`, those of its feeds paused on their own.
  */
-async function scheduledPause(deps: ProcessorDeps, feeds: readonly string[], target: RunTarget): Promise<{ paused?: string; each: Map<string, string> }> {
+async function scheduledPause(
+  deps: ProcessorDeps,
+  feeds: readonly string[],
+  target: RunTarget,
+): Promise<{ paused?: string; each: Map<string, string> }> {
   const each = await pausedAmong(deps.redis, deps.prefix, feeds);
-  const paused = (await pausedFor(deps.redis, deps.prefix, target)) ?? (feeds.length && each.size === feeds.length ? [...each.values()].join('; ') : undefined);
+  const paused =
+    (await pausedFor(deps.redis, deps.prefix, target)) ??
+    (feeds.length && each.size === feeds.length ? [...each.values()].join('; ') : undefined);
   return { ...(paused && { paused }), each };
 }
 
@@ -235,9 +304,14 @@ async function takeLocks(
   const jobId = job.id ?? '?';
   const take = (key: string) => acquireTargetLock(deps.redis, key, jobId, deps.lockTtlMs, waiters);
   // a holder found gone (a run killed as PID 1 of its container, a reused PID): its lock is freed now, not at its expiry
-  const takeOrFree = async (key: string) => (await take(key)) ?? ((await freeIfHolderGone(deps.redis, key)) ? await take(key) : undefined);
-  const names = chatbots.length ? chatbots.map((chatbot) => chatbotLockName({ chatbot }, kind)) : [chatbotLockName(target, kind)];
-  const { held, refused } = await lockChatbots(names, (name) => takeOrFree(targetLockKey(deps.prefix, name)), { allOrNone: true });
+  const takeOrFree = async (key: string) =>
+    (await take(key)) ?? ((await freeIfHolderGone(deps.redis, key)) ? await take(key) : undefined);
+  const names = chatbots.length
+    ? chatbots.map((chatbot) => chatbotLockName({ chatbot }, kind))
+    : [chatbotLockName(target, kind)];
+  const { held, refused } = await lockChatbots(names, (name) => takeOrFree(targetLockKey(deps.prefix, name)), {
+    allOrNone: true,
+  });
   const [busy] = refused.keys();
   return busy === undefined ? { held } : { held, busy: { name: busy, key: targetLockKey(deps.prefix, busy) } };
 }

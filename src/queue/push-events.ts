@@ -93,28 +93,55 @@ const field = (r: PushedRef) => `${r.kind === 'media' ? 'm' : 'k'}:${r.key}`;
 export const pushJobId = (feed: string, gen: number) => `push-${feed}-${gen}`;
 
 /** Keeps a batch's events (all or, past maxQueued with those taken, none) and makes sure a job will fetch them. */
-export async function acceptPushed(redis: RedisClient, queues: Queues, prefix: string, feed: string, refs: readonly PushedRef[], limits: PushLimits): Promise<Accepted> {
+export async function acceptPushed(
+  redis: RedisClient,
+  queues: Queues,
+  prefix: string,
+  feed: string,
+  refs: readonly PushedRef[],
+  limits: PushLimits,
+): Promise<Accepted> {
   const keys = keysOf(prefix);
   const counts = new Map<string, number>();
   for (const r of refs) counts.set(field(r), (counts.get(field(r)) ?? 0) + 1);
   const args = [...counts].flatMap(([f, n]) => [f, String(n)]);
-  const [gen, waiting] = (await redis.eval(ACCEPT, 3, keys.pushWaiting(feed), keys.pushGeneration(feed), keys.pushTaken(feed), String(limits.maxQueued), ...args)) as [
-    number,
-    number,
-  ];
+  const [gen, waiting] = (await redis.eval(
+    ACCEPT,
+    3,
+    keys.pushWaiting(feed),
+    keys.pushGeneration(feed),
+    keys.pushTaken(feed),
+    String(limits.maxQueued),
+    ...args,
+  )) as [number, number];
   if (gen < 0) return { status: 'full', waiting };
-  const jobId = await ensureJob(redis, queues.sync, { feed, gen, delayMs: await delayOf(redis, prefix, feed, limits, limits.coalesceMs), genKey: keys.pushGeneration(feed) });
+  const jobId = await ensureJob(redis, queues.sync, {
+    feed,
+    gen,
+    delayMs: await delayOf(redis, prefix, feed, limits, limits.coalesceMs),
+    genKey: keys.pushGeneration(feed),
+  });
   return { status: 'queued', waiting, jobId };
 }
 
 /** A new job's delay: at least `least`, and until push.minIntervalMs after the feed's last push job started. */
-async function delayOf(redis: RedisClient, prefix: string, feed: string, limits: PushLimits, least: number): Promise<number> {
+async function delayOf(
+  redis: RedisClient,
+  prefix: string,
+  feed: string,
+  limits: PushLimits,
+  least: number,
+): Promise<number> {
   const started = Number((await redis.get(keysOf(prefix).pushStarted(feed))) ?? 0);
   return Math.max(least, started + limits.minIntervalMs - Date.now());
 }
 
 /** The job of this generation, waiting or running; a new one when it is missing; the next generation's when it ended without taking. */
-async function ensureJob(redis: RedisClient, queue: Queue, at: { feed: string; gen: number; delayMs: number; genKey: string }): Promise<string> {
+async function ensureJob(
+  redis: RedisClient,
+  queue: Queue,
+  at: { feed: string; gen: number; delayMs: number; genKey: string },
+): Promise<string> {
   let gen = at.gen;
   for (;;) {
     const jobId = pushJobId(at.feed, gen);
@@ -127,13 +154,20 @@ async function ensureJob(redis: RedisClient, queue: Queue, at: { feed: string; g
       continue;
     }
     // (an add whose id exists is ignored by BullMQ: two accepts at once queue one job)
-    if (state === 'unknown') await queue.add(queue.name, { feed: at.feed, push: gen }, { jobId, delay: Math.max(0, Math.round(at.delayMs)) });
+    if (state === 'unknown')
+      await queue.add(queue.name, { feed: at.feed, push: gen }, { jobId, delay: Math.max(0, Math.round(at.delayMs)) });
     return jobId;
   }
 }
 
 /** What a job of generation `gen` fetches: up to `maxKeys` of the events waiting when it starts (or, retried, those it took before). */
-export async function takePushed(redis: RedisClient, prefix: string, feed: string, gen: number, maxKeys: number): Promise<PushedKeys> {
+export async function takePushed(
+  redis: RedisClient,
+  prefix: string,
+  feed: string,
+  gen: number,
+  maxKeys: number,
+): Promise<PushedKeys> {
   const keys = keysOf(prefix);
   const flat = (await redis.eval(
     TAKE,
@@ -166,13 +200,23 @@ export async function donePushed(redis: RedisClient, prefix: string, feed: strin
  * After a push job: records still waiting (past push.maxKeysPerJob, or come while it ran) get their
  * job now, push.minIntervalMs after this one started, rather than only when the next push arrives.
  */
-export async function followPushed(redis: RedisClient, prefix: string, feed: string, limits: PushLimits): Promise<string | undefined> {
+export async function followPushed(
+  redis: RedisClient,
+  prefix: string,
+  feed: string,
+  limits: PushLimits,
+): Promise<string | undefined> {
   const keys = keysOf(prefix);
   if ((await redis.hlen(keys.pushWaiting(feed))) === 0) return undefined;
   const gen = Number((await redis.get(keys.pushGeneration(feed))) ?? 0);
   const queue = new Queue(QUEUE_NAMES.sync, { connection: redis, prefix });
   try {
-    return await ensureJob(redis, queue, { feed, gen, delayMs: await delayOf(redis, prefix, feed, limits, 0), genKey: keys.pushGeneration(feed) });
+    return await ensureJob(redis, queue, {
+      feed,
+      gen,
+      delayMs: await delayOf(redis, prefix, feed, limits, 0),
+      genKey: keys.pushGeneration(feed),
+    });
   } finally {
     await queue.close();
   }

@@ -17,9 +17,18 @@ export type Queues = Record<JobKind, Queue>;
  * `onError`: a queue repeats its connection's errors (Redis away, a failover); whoever owns the
  * connection reports those already, so by default they are not printed a second time per queue.
  */
-export function createQueues(connection: RedisClient, prefix: string, jobOptions: JobsOptions = {}, onError: (err: Error) => void = () => {}): Queues {
+export function createQueues(
+  connection: RedisClient,
+  prefix: string,
+  jobOptions: JobsOptions = {},
+  onError: (err: Error) => void = () => {},
+): Queues {
   const make = (kind: JobKind) => {
-    const queue = new Queue(QUEUE_NAMES[kind], { connection, prefix, defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...jobOptions } });
+    const queue = new Queue(QUEUE_NAMES[kind], {
+      connection,
+      prefix,
+      defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...jobOptions },
+    });
     queue.on('error', onError);
     return queue;
   };

@@ -9,11 +9,17 @@ export async function checkEvictionPolicy(redis: RedisClient, logger: Logger): P
     const reply = (await redis.config('GET', 'maxmemory-policy')) as string[];
     policy = reply[1];
   } catch (err) {
-    logger.info({ err: (err as Error).message }, 'could not read maxmemory-policy (CONFIG disabled?); make sure it is noeviction');
+    logger.info(
+      { err: (err as Error).message },
+      'could not read maxmemory-policy (CONFIG disabled?); make sure it is noeviction',
+    );
     return undefined;
   }
   if (policy && policy !== 'noeviction') {
-    logger.warn({ policy }, `Redis maxmemory-policy is ${policy}: jobs may be evicted under memory pressure; set it to noeviction`);
+    logger.warn(
+      { policy },
+      `Redis maxmemory-policy is ${policy}: jobs may be evicted under memory pressure; set it to noeviction`,
+    );
   }
   return policy;
 }

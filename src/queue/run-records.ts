@@ -41,14 +41,22 @@ export function runRecord(run: RunToRecord): RunRecord {
 }
 
 /** Store a record in its target's list and the all-runs list (one MULTI: one slot on a cluster). */
-export async function saveRunRecord(redis: RedisClient, prefix: string, size: number, record: RunRecord): Promise<void> {
+export async function saveRunRecord(
+  redis: RedisClient,
+  prefix: string,
+  size: number,
+  record: RunRecord,
+): Promise<void> {
   // what is stored is what may be shown: masked, every secret by value
   const json = JSON.stringify(maskDeep(boundReport(record), record.feed));
   const multi = redis.multi();
   for (const key of keysFor(prefix, record)) multi.lpush(key, json).ltrim(key, 0, size - 1);
   const results = await multi.exec();
   const failed = results?.find(([err]) => err)?.[0];
-  if (!results || failed) throw new Error(`run history in Redis: the record of ${record.jobId} was not written${failed ? `: ${failed.message}` : ''}`);
+  if (!results || failed)
+    throw new Error(
+      `run history in Redis: the record of ${record.jobId} was not written${failed ? `: ${failed.message}` : ''}`,
+    );
 }
 
 async function recordRun(redis: RedisClient, prefix: string, size: number, run: RunToRecord): Promise<RunRecord> {
@@ -78,7 +86,12 @@ export interface HistoryWriter {
  */
 export function createHistoryWriter(
   save: (record: RunRecord) => Promise<void>,
-  opts: { onKept?: (record: RunRecord, err: unknown) => void; onLost?: (record: RunRecord) => void; retryMs?: number; max?: number } = {},
+  opts: {
+    onKept?: (record: RunRecord, err: unknown) => void;
+    onLost?: (record: RunRecord) => void;
+    retryMs?: number;
+    max?: number;
+  } = {},
 ): HistoryWriter {
   const waiting: RunRecord[] = [];
   let lost = 0;
@@ -125,14 +138,36 @@ export function createHistoryWriter(
 }
 
 /** A run made outside the queue (`feedsync sync` in the foreground), recorded like a queued one. */
-export function recordForegroundRun(redis: RedisClient, prefix: string, size: number, job: string, target: RunTarget, report: RunReport): Promise<RunRecord> {
+export function recordForegroundRun(
+  redis: RedisClient,
+  prefix: string,
+  size: number,
+  job: string,
+  target: RunTarget,
+  report: RunReport,
+): Promise<RunRecord> {
   const jobId = `foreground-${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}-${process.pid}`;
-  return recordRun(redis, prefix, size, { jobId, job, queue: 'foreground', attempt: { made: 1, max: 1 }, ...target, report });
+  return recordRun(redis, prefix, size, {
+    jobId,
+    job,
+    queue: 'foreground',
+    attempt: { made: 1, max: 1 },
+    ...target,
+    report,
+  });
 }
 
 /** The newest `limit` runs of a feed, a chatbot, or (neither) of every target. */
-export async function listRuns(redis: RedisClient, prefix: string, filter: RunTarget & { limit: number }): Promise<RunRecord[]> {
-  const key = filter.feed ? feedKey(prefix, filter.feed) : filter.chatbot ? chatbotKey(prefix, filter.chatbot) : allKey(prefix);
+export async function listRuns(
+  redis: RedisClient,
+  prefix: string,
+  filter: RunTarget & { limit: number },
+): Promise<RunRecord[]> {
+  const key = filter.feed
+    ? feedKey(prefix, filter.feed)
+    : filter.chatbot
+      ? chatbotKey(prefix, filter.chatbot)
+      : allKey(prefix);
   const raw = await redis.lrange(key, 0, filter.limit - 1);
   return raw.flatMap((line) => {
     const parsed = RunRecord.safeParse(safeJson(line));
@@ -144,7 +179,12 @@ export async function listRuns(redis: RedisClient, prefix: string, filter: RunTa
  * The recorded run of one job (its last attempt), for `enqueue --wait` on a failed job: in its
  * target's list, else in the all-runs list (a job of several feeds records a row per feed).
  */
-export async function findRun(redis: RedisClient, prefix: string, target: RunTarget, jobId: string): Promise<RunRecord | undefined> {
+export async function findRun(
+  redis: RedisClient,
+  prefix: string,
+  target: RunTarget,
+  jobId: string,
+): Promise<RunRecord | undefined> {
   const own = (await listRuns(redis, prefix, { ...target, limit: 1000 })).find((r) => r.jobId === jobId);
   if (own || (!target.feed && !target.chatbot)) return own;
   return (await listRuns(redis, prefix, { limit: 1000 })).find((r) => r.jobId === jobId);

@@ -81,11 +81,16 @@ export function feedsSharingAChatbot(feeds: readonly FeedConfig[]): FeedConfig[]
   for (const feed of feeds) {
     const own = chatbotsOf(feed);
     const touching = groups.filter((g) => own.some((sn) => g.chatbots.has(sn)));
-    const merged = { feeds: [...touching.flatMap((g) => g.feeds), feed], chatbots: new Set([...touching.flatMap((g) => [...g.chatbots]), ...own]) };
+    const merged = {
+      feeds: [...touching.flatMap((g) => g.feeds), feed],
+      chatbots: new Set([...touching.flatMap((g) => [...g.chatbots]), ...own]),
+    };
     groups = [...groups.filter((g) => !touching.includes(g)), merged];
   }
   const order = new Map(feeds.map((f, i) => [f, i]));
-  return groups.map((g) => g.feeds.sort((a, b) => order.get(a)! - order.get(b)!)).sort((a, b) => order.get(a[0]!)! - order.get(b[0]!)!);
+  return groups
+    .map((g) => g.feeds.sort((a, b) => order.get(a)! - order.get(b)!))
+    .sort((a, b) => order.get(a[0]!)! - order.get(b[0]!)!);
 }
 
 /** The scheduler of each scheduled feed's regular syncs (`schedule.cron`), by feed name. */
@@ -104,19 +109,36 @@ export function syncSchedulerOf(feeds: readonly FeedConfig[]): Map<string, strin
 export function plannedSchedules(config: Config, names: Record<JobKind, string>): PlannedSchedule[] {
   const out: PlannedSchedule[] = [];
   for (const s of syncSchedules(config.feeds)) {
-    const data = { ...(s.feeds.length === 1 ? { feed: s.feeds[0] } : { feeds: s.feeds }), ...(s.read !== 'sync' && { [s.read]: true }) };
+    const data = {
+      ...(s.feeds.length === 1 ? { feed: s.feeds[0] } : { feeds: s.feeds }),
+      ...(s.read !== 'sync' && { [s.read]: true }),
+    };
     out.push({ kind: 'sync', id: s.id, pattern: s.pattern, ...(s.tz && { tz: s.tz }), name: names.sync, data });
   }
   for (const feed of config.feeds) {
     const pattern = feed.schedule?.driftCron ?? DEFAULT_DRIFT_CRON;
     if (!feed.schedule || pattern === false || feed.source.kind !== 'reso' || !feed.source.url) continue;
-    out.push({ kind: 'drift', id: `drift:${feed.name}`, pattern, ...(feed.schedule.tz && { tz: feed.schedule.tz }), name: names.drift, data: { feed: feed.name } });
+    out.push({
+      kind: 'drift',
+      id: `drift:${feed.name}`,
+      pattern,
+      ...(feed.schedule.tz && { tz: feed.schedule.tz }),
+      name: names.drift,
+      data: { feed: feed.name },
+    });
   }
   for (const bot of config.chatbots) {
     for (const kind of ['settings', 'smoke'] as const) {
       const pattern = bot.schedule?.[kind];
       if (!pattern) continue;
-      out.push({ kind, id: `${kind}:${bot.serialNumber}`, pattern, tz: bot.schedule?.tz, name: names[kind], data: { chatbot: bot.serialNumber } });
+      out.push({
+        kind,
+        id: `${kind}:${bot.serialNumber}`,
+        pattern,
+        tz: bot.schedule?.tz,
+        name: names[kind],
+        data: { chatbot: bot.serialNumber },
+      });
     }
   }
   return out;
@@ -127,10 +149,18 @@ export interface ScheduleChanges {
   removed: string[];
 }
 
-export async function applySchedules(queues: Queues, planned: PlannedSchedule[], logger: Logger): Promise<ScheduleChanges> {
+export async function applySchedules(
+  queues: Queues,
+  planned: PlannedSchedule[],
+  logger: Logger,
+): Promise<ScheduleChanges> {
   const changes: ScheduleChanges = { upserted: [], removed: [] };
   for (const s of planned) {
-    await queues[s.kind].upsertJobScheduler(s.id, { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}) }, { name: s.name, data: s.data });
+    await queues[s.kind].upsertJobScheduler(
+      s.id,
+      { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}) },
+      { name: s.name, data: s.data },
+    );
     changes.upserted.push(s.id);
   }
   const wanted = new Set(planned.map((s) => s.id));
@@ -142,6 +172,7 @@ export async function applySchedules(queues: Queues, planned: PlannedSchedule[],
       changes.removed.push(id);
     }
   }
-  if (changes.upserted.length || changes.removed.length) logger.info(changes, `job schedulers: ${changes.upserted.length} in config, ${changes.removed.length} removed`);
+  if (changes.upserted.length || changes.removed.length)
+    logger.info(changes, `job schedulers: ${changes.upserted.length} in config, ${changes.removed.length} removed`);
   return changes;
 }

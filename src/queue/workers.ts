@@ -70,7 +70,11 @@ function createSlot(kind: JobKind, processor: Processor, queues: Queues, setting
   return { kind, worker, closeConnection: () => closeRedis(connection), activity };
 }
 
-export function startWorkers(queues: Queues, processors: Partial<Record<JobKind, Processor>>, settings: WorkerSettings): WorkerSet {
+export function startWorkers(
+  queues: Queues,
+  processors: Partial<Record<JobKind, Processor>>,
+  settings: WorkerSettings,
+): WorkerSet {
   const { logger } = settings;
   const slots = new Map<JobKind, Slot>();
   let restarts = 0;
@@ -78,7 +82,8 @@ export function startWorkers(queues: Queues, processors: Partial<Record<JobKind,
 
   const create = (kind: JobKind, processor: Processor): Slot => createSlot(kind, processor, queues, settings);
 
-  for (const [kind, processor] of Object.entries(processors) as Array<[JobKind, Processor]>) slots.set(kind, create(kind, processor));
+  for (const [kind, processor] of Object.entries(processors) as Array<[JobKind, Processor]>)
+    slots.set(kind, create(kind, processor));
 
   const watchdog = setInterval(
     () => {
@@ -92,7 +97,10 @@ export function startWorkers(queues: Queues, processors: Partial<Record<JobKind,
             slot.activity.lastStart = Date.now();
             continue;
           }
-          logger.warn({ queue: slot.worker.name, idleMs: idleFor, waiting: counts }, 'worker took no job while jobs wait; recreating it');
+          logger.warn(
+            { queue: slot.worker.name, idleMs: idleFor, waiting: counts },
+            'worker took no job while jobs wait; recreating it',
+          );
           const processor = processors[slot.kind];
           if (!processor) continue;
           restarts++;

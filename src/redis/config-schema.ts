@@ -8,7 +8,9 @@ export const DEFAULT_PREFIX = 'feedsync';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 /** A redis:// or rediss:// URL (rediss: TLS); no database number on a cluster (it has only 0). */
-const RedisUrl = z.string().regex(/^rediss?:\/\/[^\s]+$/, 'must be a redis:// or rediss:// URL like redis://user:password@host:6379');
+const RedisUrl = z
+  .string()
+  .regex(/^rediss?:\/\/[^\s]+$/, 'must be a redis:// or rediss:// URL like redis://user:password@host:6379');
 
 /** host:port of a Sentinel */
 const HostPort = z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'must be host:port, like sentinel-1.internal:26379');
@@ -32,7 +34,10 @@ export const RedisConfig = z
     password: z.string().optional().describe('password of the ACL user or requirepass (also accepted in the URL)'),
     tls: z
       .strictObject({
-        ca: z.string().optional().describe('PEM file of the CA that signed the server certificates (relative to the config)'),
+        ca: z
+          .string()
+          .optional()
+          .describe('PEM file of the CA that signed the server certificates (relative to the config)'),
         rejectUnauthorized: z.boolean().default(true).describe('false accepts any certificate (testing only)'),
       })
       .optional()
@@ -54,10 +59,16 @@ export const RedisConfig = z
     }
     r.cluster?.forEach((u, i) => {
       if (/^rediss?:\/\/[^/]+\/(\d+)/.exec(u)?.[1] && !/\/0\/?$/.test(u)) {
-        ctx.addIssue({ code: 'custom', path: ['cluster', i], message: 'a Redis Cluster has database 0 only (SELECT is refused): drop the /N from the URL' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cluster', i],
+          message: 'a Redis Cluster has database 0 only (SELECT is refused): drop the /N from the URL',
+        });
       }
     });
   })
   // none of the three: the local Redis, as before the topologies existed
-  .transform((r) => (r.url === undefined && r.cluster === undefined && r.sentinel === undefined ? { ...r, url: DEFAULT_REDIS_URL } : r));
+  .transform((r) =>
+    r.url === undefined && r.cluster === undefined && r.sentinel === undefined ? { ...r, url: DEFAULT_REDIS_URL } : r,
+  );
 export type RedisConfig = z.infer<typeof RedisConfig>;

@@ -56,7 +56,9 @@ function tlsOptions(settings: RedisSettings, urlTls: boolean): ConnectionOptions
   };
 }
 
-function retryOptions(purpose: ConnectOptions['purpose']): Pick<RedisOptions, 'maxRetriesPerRequest' | 'retryStrategy'> {
+function retryOptions(
+  purpose: ConnectOptions['purpose'],
+): Pick<RedisOptions, 'maxRetriesPerRequest' | 'retryStrategy'> {
   // reconnect quickly at first (a failover takes a few seconds), then every second, without end
   const retryStrategy = (attempt: number) => Math.min(attempt * 100, 1000);
   return { retryStrategy, maxRetriesPerRequest: purpose === 'command' ? 20 : null };
@@ -83,7 +85,9 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
       // Over TLS the nodes are reached by the names the cluster announces, so that their certificates
       // (issued for names, as on ElastiCache) can be checked: ioredis's README, "AWS ElastiCache
       // Clusters with TLS", asks for a lookup that keeps the name.
-      ...(tls && { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) }),
+      ...(tls && {
+        dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address),
+      }),
       clusterRetryStrategy: (attempt) => Math.min(attempt * 100, 1000),
       // a node restarting or a slot moving answers CLUSTERDOWN/TRYAGAIN for a moment: wait it out
       retryDelayOnClusterDown: 200,

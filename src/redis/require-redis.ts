@@ -30,7 +30,10 @@ export async function requireRedis(redis: RedisClient, where: string, opts: Requ
   redis.on('error', onError);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`waited ${waitMs < 1000 ? `${waitMs} ms` : `${waitMs / 1000} s`}`)), waitMs);
+    timer = setTimeout(
+      () => reject(new Error(`waited ${waitMs < 1000 ? `${waitMs} ms` : `${waitMs / 1000} s`}`)),
+      waitMs,
+    );
   });
   try {
     await Promise.race([
@@ -43,7 +46,10 @@ export async function requireRedis(redis: RedisClient, where: string, opts: Requ
   } catch (err) {
     await closeRedis(redis, 0);
     const detail = [err, lastError]
-      .filter((e, i, all): e is Error => e instanceof Error && all.findIndex((x) => x instanceof Error && x.message === e.message) === i)
+      .filter(
+        (e, i, all): e is Error =>
+          e instanceof Error && all.findIndex((x) => x instanceof Error && x.message === e.message) === i,
+      )
       .map((e) => e.message)
       .join('; ');
     throw new RedisUnavailableError(where, detail || String(err), { cause: lastError ?? err, use });

@@ -56,7 +56,11 @@ export function redisNamed(settings: Pick<RedisSettings, 'where' | 'prefix' | 'f
 }
 
 /** The settings of a parsed `redis` section. */
-export function redisSettingsOf(config: RedisConfig, dir: string, from: RedisSettings['from'] = 'config'): RedisSettings {
+export function redisSettingsOf(
+  config: RedisConfig,
+  dir: string,
+  from: RedisSettings['from'] = 'config',
+): RedisSettings {
   const topology: Topology = config.cluster ? 'cluster' : config.sentinel ? 'sentinel' : 'single';
   const prefix = keyRoot(config.prefix, topology);
   return { config, topology, prefix, keys: keysOf(prefix), where: describeRedis(config), from, dir };

@@ -32,7 +32,10 @@ export interface ForegroundRun {
   onReport?: (report: FeedRunReport | SyncReport, history?: string) => void;
 }
 
-export async function runForeground(run: ForegroundRun, deps: ForegroundDeps): Promise<Array<FeedRunReport | SyncReport>> {
+export async function runForeground(
+  run: ForegroundRun,
+  deps: ForegroundDeps,
+): Promise<Array<FeedRunReport | SyncReport>> {
   const reports: Array<FeedRunReport | SyncReport> = [];
   for (const group of runGroups(run.lanes)) {
     if (run.signal.aborted) break;
@@ -45,18 +48,34 @@ export async function runForeground(run: ForegroundRun, deps: ForegroundDeps): P
   return reports;
 }
 
-async function runGroup(lanes: readonly Lane[], run: ForegroundRun, deps: ForegroundDeps): Promise<Array<FeedRunReport | SyncReport>> {
+async function runGroup(
+  lanes: readonly Lane[],
+  run: ForegroundRun,
+  deps: ForegroundDeps,
+): Promise<Array<FeedRunReport | SyncReport>> {
   const { store } = deps;
-  const failed = (lane: Lane, message: string) => failedReport({ feed: lane.feed.name, chatbot: lane.chatbot, message, stateLocation: store.location, dryRun: run.opts.dryRun });
+  const failed = (lane: Lane, message: string) =>
+    failedReport({
+      feed: lane.feed.name,
+      chatbot: lane.chatbot,
+      message,
+      stateLocation: store.location,
+      dryRun: run.opts.dryRun,
+    });
   // a dry run writes nothing: it needs no lock, and never waits behind a run
-  const locks = run.opts.dryRun ? { held: [] as TargetLock[], refused: new Map<string, string>() } : await lockGroup(lanes, run, deps);
+  const locks = run.opts.dryRun
+    ? { held: [] as TargetLock[], refused: new Map<string, string>() }
+    : await lockGroup(lanes, run, deps);
   try {
     const runnable = lanes.filter((l) => !locks.refused.has(l.chatbot));
     const signal = AbortSignal.any([run.signal, ...locks.held.map((l) => l.lost)]);
     let done: FeedRunReport[] = [];
     if (runnable.length) {
       try {
-        done = await runLanes(runnable, { ...deps, signal }, run.opts, { config: run.config, ...(run.changeLog && { changeLog: run.changeLog }) });
+        done = await runLanes(runnable, { ...deps, signal }, run.opts, {
+          config: run.config,
+          ...(run.changeLog && { changeLog: run.changeLog }),
+        });
       } catch (err) {
         deps.logger.error({ err }, 'sync failed');
         return lanes.map((l) => failed(l, locks.refused.get(l.chatbot) ?? causeMessage(err)));
@@ -73,14 +92,19 @@ async function runGroup(lanes: readonly Lane[], run: ForegroundRun, deps: Foregr
  * as a worker job takes them), waiting up to the longest deadline of its lanes' feeds for a run
  * elsewhere to finish.
  */
-async function lockGroup(lanes: readonly Lane[], run: ForegroundRun, deps: ForegroundDeps): Promise<{ held: TargetLock[]; refused: Map<string, string> }> {
+async function lockGroup(
+  lanes: readonly Lane[],
+  run: ForegroundRun,
+  deps: ForegroundDeps,
+): Promise<{ held: TargetLock[]; refused: Map<string, string> }> {
   const { config } = run;
   const chatbotOf = new Map(lanes.map((l) => [chatbotLockName({ chatbot: l.chatbot }, 'sync'), l.chatbot]));
   const { held, refused } = await lockChatbots(chatbotOf.keys(), (name) => {
     const chatbot = chatbotOf.get(name)!;
     return acquireForegroundLock({
       chatbot,
-      ...(deps.redis && config.config.redis && { redis: { connection: deps.redis, prefix: redisSettings(config).prefix } }),
+      ...(deps.redis &&
+        config.config.redis && { redis: { connection: deps.redis, prefix: redisSettings(config).prefix } }),
       lockDir: deps.redis ? join(stateDir(config), 'locks') : join(dirname(deps.store.location), 'locks'),
       waitMs: Math.max(...lanes.filter((l) => l.chatbot === chatbot).map((l) => l.feed.deadlineMinutes)) * 60_000,
       signal: run.signal,
@@ -90,14 +114,21 @@ async function lockGroup(lanes: readonly Lane[], run: ForegroundRun, deps: Foreg
     !('error' in r)
       ? `chatbot ${chatbot} is being synced by another process (a worker job or another \`feedsync sync\`); nothing was done, try again when it has finished`
       : `the lock of chatbot ${chatbot} could not be taken: ${causeMessage(r.error)}`;
-  return { held, refused: new Map([...refused].map(([name, r]) => [chatbotOf.get(name)!, why(chatbotOf.get(name)!, r)])) };
+  return {
+    held,
+    refused: new Map([...refused].map(([name, r]) => [chatbotOf.get(name)!, why(chatbotOf.get(name)!, r)])),
+  };
 }
 
 /**
  * With Redis, a foreground run goes into the run history beside the queued ones (`feedsync runs`);
  * a record Redis refused is said below the report (this process ends: it cannot write it later).
  */
-async function recordHistory(report: SyncReport, config: LoadedConfig, deps: ForegroundDeps): Promise<string | undefined> {
+async function recordHistory(
+  report: SyncReport,
+  config: LoadedConfig,
+  deps: ForegroundDeps,
+): Promise<string | undefined> {
   if (!deps.redis || !config.config.redis) return undefined;
   return recordForegroundRun(
     deps.redis,

@@ -8,7 +8,15 @@ import { alertAfterRun, type RunObservation } from '../alerts/index.js';
 import { causeMessage } from '../errors.js';
 import { mediaCounts } from '../media/report.js';
 import { chatCheck, type ChatCheckResult } from '../smoke/chat-check.js';
-import { displayCounts, type Lane, type ListingChange, runSync, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
+import {
+  displayCounts,
+  type Lane,
+  type ListingChange,
+  runSync,
+  type SyncDeps,
+  type SyncOptions,
+  type SyncReport,
+} from '../sync/index.js';
 import type { ChangeLog, RunEntry } from '../change-log/change-log.js';
 import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
 
@@ -31,7 +39,9 @@ export type FeedRunReport = SyncReport & {
 function changeLogTrimmed(entry: Pick<RunEntry, 'dropped' | 'wholes'>): string | undefined {
   const parts = [
     entry.dropped ? `${entry.dropped} change(s) past changeLog.maxPerRun/maxBytesPerRun not kept` : '',
-    entry.wholes?.notKept ? `${entry.wholes.notKept} listing(s) not kept whole for undo (changeLog.maxWholeBytesPerRun, or not readable)` : '',
+    entry.wholes?.notKept
+      ? `${entry.wholes.notKept} listing(s) not kept whole for undo (changeLog.maxWholeBytesPerRun, or not readable)`
+      : '',
   ].filter(Boolean);
   return parts.length ? `change log trimmed: ${parts.join('; ')}` : undefined;
 }
@@ -44,23 +54,51 @@ interface LaneExtras {
   sink: (c: ListingChange) => void;
 }
 
-export async function runLanes(lanes: readonly Lane[], deps: Omit<SyncDeps, 'changes'>, opts: SyncOptions, ctx: RunContext): Promise<FeedRunReport[]> {
+export async function runLanes(
+  lanes: readonly Lane[],
+  deps: Omit<SyncDeps, 'changes'>,
+  opts: SyncOptions,
+  ctx: RunContext,
+): Promise<FeedRunReport[]> {
   const extras = new Map<Lane, LaneExtras>();
   for (const lane of lanes) extras.set(lane, laneExtras(lane, deps, opts, ctx));
   const alert = (lane: Lane, observation: RunObservation) =>
     opts.dryRun
       ? undefined
-      : alertAfterRun(deps.store, ctx.config.config.alerts, { feed: lane.feed.name, chatbot: lane.chatbot, lane: lane.id }, observation, deps.logger).catch((err: Error) =>
+      : alertAfterRun(
+          deps.store,
+          ctx.config.config.alerts,
+          { feed: lane.feed.name, chatbot: lane.chatbot, lane: lane.id },
+          observation,
+          deps.logger,
+        ).catch((err: Error) =>
           deps.logger.warn({ err: err.message, feed: lane.feed.name }, 'alert rules could not be checked'),
         );
   let reports: SyncReport[];
   try {
-    reports = await runSync(lanes, { ...deps, changes: (lane) => extras.get(lane)?.sink, maxWholeBytes: ctx.config.config.changeLog.maxWholeBytesPerRun }, opts);
+    reports = await runSync(
+      lanes,
+      {
+        ...deps,
+        changes: (lane) => extras.get(lane)?.sink,
+        maxWholeBytes: ctx.config.config.changeLog.maxWholeBytesPerRun,
+      },
+      opts,
+    );
   } catch (err) {
     // a run that could not even report (authentication refused, config the feed cannot use) still counts as failed
     const at = new Date().toISOString();
     for (const lane of lanes)
-      await alert(lane, { runId: extras.get(lane)!.runId, at, outcome: 'error', message: causeMessage(err), records: 0, valid: 0, rejected: 0, unmapped: [] });
+      await alert(lane, {
+        runId: extras.get(lane)!.runId,
+        at,
+        outcome: 'error',
+        message: causeMessage(err),
+        records: 0,
+        valid: 0,
+        rejected: 0,
+        unmapped: [],
+      });
     throw err;
   }
   const out: FeedRunReport[] = [];
@@ -85,7 +123,9 @@ export async function runLanes(lanes: readonly Lane[], deps: Omit<SyncDeps, 'cha
       ...report,
       runId: x.runId,
       ...(chat && { chat }),
-      ...(entry && { changeLog: { recorded: entry.recorded, dropped: entry.dropped, ...(entry.wholes && { wholes: entry.wholes }) } }),
+      ...(entry && {
+        changeLog: { recorded: entry.recorded, dropped: entry.dropped, ...(entry.wholes && { wholes: entry.wholes }) },
+      }),
     });
   }
   return out;
@@ -97,8 +137,18 @@ function laneExtras(lane: Lane, deps: Omit<SyncDeps, 'changes'>, opts: SyncOptio
     ctx.changeLog &&
     createChangeRecorder(
       ctx.changeLog,
-      { runId, ...(ctx.job && { jobId: ctx.job.jobId }), feed: lane.feed.name, chatbot: lane.chatbot, dryRun: Boolean(opts.dryRun) },
-      { maxPerRun: ctx.config.config.changeLog.maxPerRun, maxBytesPerRun: ctx.config.config.changeLog.maxBytesPerRun, logger: deps.logger },
+      {
+        runId,
+        ...(ctx.job && { jobId: ctx.job.jobId }),
+        feed: lane.feed.name,
+        chatbot: lane.chatbot,
+        dryRun: Boolean(opts.dryRun),
+      },
+      {
+        maxPerRun: ctx.config.config.changeLog.maxPerRun,
+        maxBytesPerRun: ctx.config.config.changeLog.maxBytesPerRun,
+        logger: deps.logger,
+      },
     );
   // what the chat check asks about: the first listings this run created or changed (bounded)
   const recent: ListingChange[] = [];
@@ -111,19 +161,31 @@ function laneExtras(lane: Lane, deps: Omit<SyncDeps, 'changes'>, opts: SyncOptio
 
 const RECENT_KEPT = 50;
 
-async function runChatCheck(lane: Lane, deps: Omit<SyncDeps, 'changes'>, ctx: RunContext, report: SyncReport, recent: ListingChange[]): Promise<ChatCheckResult | undefined> {
+async function runChatCheck(
+  lane: Lane,
+  deps: Omit<SyncDeps, 'changes'>,
+  ctx: RunContext,
+  report: SyncReport,
+  recent: ListingChange[],
+): Promise<ChatCheckResult | undefined> {
   const { chatCheck: cfg, chatbots } = ctx.config.config;
   if (!cfg.enabled || (report.outcome !== 'ok' && report.outcome !== 'partial')) return undefined;
   const feed = lane.feed;
   const sessionId = chatbots.find((c) => c.serialNumber === lane.chatbot)?.smoke?.sessionId;
   if (sessionId === undefined) {
-    deps.logger.warn({ feed: feed.name, chatbot: lane.chatbot }, `chat check skipped: chatbot ${lane.chatbot} has no chatbots[].smoke.sessionId in the config`);
+    deps.logger.warn(
+      { feed: feed.name, chatbot: lane.chatbot },
+      `chat check skipped: chatbot ${lane.chatbot} has no chatbots[].smoke.sessionId in the config`,
+    );
     return undefined;
   }
   const result = await chatCheck(deps.api, recent, { sessionId, listings: cfg.listings, signal: deps.signal });
   if (result.asked === 0) return undefined;
   for (const r of result.results.filter((x) => !x.ok))
-    deps.logger.warn({ feed: feed.name, key: r.key, question: r.question }, `chat check: the chatbot cannot answer about ${r.key}: ${r.reason}`);
+    deps.logger.warn(
+      { feed: feed.name, key: r.key, question: r.question },
+      `chat check: the chatbot cannot answer about ${r.key}: ${r.reason}`,
+    );
   return result;
 }
 
@@ -144,7 +206,9 @@ function observationOf(r: SyncReport, runId: string): RunObservation {
 }
 
 /** A lane's report as its change log's run entry records it (the status page and `feedsync runs` read it). */
-export function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'feed' | 'chatbot' | 'dryRun' | 'recorded' | 'dropped'> {
+export function runEntryOf(
+  r: SyncReport,
+): Omit<RunEntry, 'runId' | 'jobId' | 'feed' | 'chatbot' | 'dryRun' | 'recorded' | 'dropped'> {
   return {
     startedAt: r.startedAt,
     finishedAt: r.finishedAt,
@@ -152,6 +216,10 @@ export function runEntryOf(r: SyncReport): Omit<RunEntry, 'runId' | 'jobId' | 'f
     outcome: r.outcome,
     summary: r.summary,
     ...(r.message && { message: r.message }),
-    counts: { ...r.counts, ...(r.media && !r.dryRun && mediaCounts(r.media)), ...(r.display && displayCounts(r.display)) },
+    counts: {
+      ...r.counts,
+      ...(r.media && !r.dryRun && mediaCounts(r.media)),
+      ...(r.display && displayCounts(r.display)),
+    },
   };
 }

@@ -22,7 +22,14 @@ const UI_PATH = '/ui';
  * with the admin login. `hosts`: the Host names answered (http-guard.ts); default the local ones.
  */
 export function createApp(
-  deps: HealthDeps & { queues: Queues; metrics: WorkerMetrics; status?: StatusDeps; admin?: UiAdmin; hosts?: readonly string[]; allowFrom?: readonly string[] },
+  deps: HealthDeps & {
+    queues: Queues;
+    metrics: WorkerMetrics;
+    status?: StatusDeps;
+    admin?: UiAdmin;
+    hosts?: readonly string[];
+    allowFrom?: readonly string[];
+  },
 ): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -56,7 +63,8 @@ export function createApp(
   app.use(UI_PATH, uiGuard(deps.admin), board.getRouter());
 
   // the status page follows the queue UI's rule: open to read without admin access, else behind it
-  if (deps.status) app.use(STATUS_PATH, uiGuard(deps.admin), statusRouter({ ...deps.status, canAct: Boolean(deps.admin) }));
+  if (deps.status)
+    app.use(STATUS_PATH, uiGuard(deps.admin), statusRouter({ ...deps.status, canAct: Boolean(deps.admin) }));
 
   app.get('/', (_req, res) => res.redirect(UI_PATH));
   return app;

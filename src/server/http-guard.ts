@@ -58,7 +58,9 @@ export function httpGuard(allowed: readonly string[]) {
     res
       .status(421)
       .type('text/plain')
-      .send(`this worker answers the host names ${[...names].join(', ')}; add ${JSON.stringify(name ?? '')} to worker.allowedHosts to reach it by that name\n`);
+      .send(
+        `this worker answers the host names ${[...names].join(', ')}; add ${JSON.stringify(name ?? '')} to worker.allowedHosts to reach it by that name\n`,
+      );
   };
 }
 
@@ -74,7 +76,12 @@ export function peerGuard(allowFrom: readonly string[], admin: UiAdmin | undefin
     if (admin) {
       if (req.path !== '/metrics' || adminAuthenticated(req.headers.authorization, admin)) return next();
       res.setHeader('WWW-Authenticate', 'Basic realm="feedsync queue UI", charset="UTF-8"');
-      res.status(401).type('text/plain').send('/metrics from this address needs the admin login (FEEDSYNC_UI_TOKEN as a bearer token, or FEEDSYNC_UI_USER/FEEDSYNC_UI_PASSWORD)\n');
+      res
+        .status(401)
+        .type('text/plain')
+        .send(
+          '/metrics from this address needs the admin login (FEEDSYNC_UI_TOKEN as a bearer token, or FEEDSYNC_UI_USER/FEEDSYNC_UI_PASSWORD)\n',
+        );
       return;
     }
     res

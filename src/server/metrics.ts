@@ -27,8 +27,18 @@ type CountedQueues = Readonly<Record<string, Pick<Queues[keyof Queues], 'name' |
 export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: boolean } = {}): WorkerMetrics {
   const registry = new Registry();
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
-  const runs = new Counter({ name: 'feedsync_runs_total', help: 'finished runs (each attempt) by job and outcome', labelNames: ['job', 'outcome'], registers: [registry] });
-  const listings = new Counter({ name: 'feedsync_listings_total', help: 'listings written by syncs, by feed and operation', labelNames: ['feed', 'op'], registers: [registry] });
+  const runs = new Counter({
+    name: 'feedsync_runs_total',
+    help: 'finished runs (each attempt) by job and outcome',
+    labelNames: ['job', 'outcome'],
+    registers: [registry],
+  });
+  const listings = new Counter({
+    name: 'feedsync_listings_total',
+    help: 'listings written by syncs, by feed and operation',
+    labelNames: ['feed', 'op'],
+    registers: [registry],
+  });
   const { photos, photoBytes, photoDeletes } = photoCounters(registry);
   const lastSuccess = new Gauge({
     name: 'feedsync_feed_last_success_timestamp_seconds',
@@ -92,7 +102,11 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
         photoBytes.inc({ feed }, m.bytes);
         photoDeletes.inc({ feed }, m.deleted);
       }
-      if (report.outcome === 'ok') lastSuccess.set({ feed }, Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000);
+      if (report.outcome === 'ok')
+        lastSuccess.set(
+          { feed },
+          Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000,
+        );
     },
     watchAlerts,
     recallLastSuccess: async (feeds, changeLog) => {
@@ -100,7 +114,8 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
         ensureFeed(feed);
         const ok = (await changeLog.runs(feed, 200)).find((run) => run.outcome === 'ok' && !run.dryRun);
         // a run finished meanwhile in this process is newer than what the log says
-        if (ok && !(await lastSuccess.get()).values.some((v) => v.labels.feed === feed)) lastSuccess.set({ feed }, Date.parse(ok.finishedAt) / 1000);
+        if (ok && !(await lastSuccess.get()).values.some((v) => v.labels.feed === feed))
+          lastSuccess.set({ feed }, Date.parse(ok.finishedAt) / 1000);
       }
     },
   };
@@ -115,7 +130,12 @@ function photoCounters(registry: Registry) {
       labelNames: ['feed', 'outcome'],
       registers: [registry],
     }),
-    photoBytes: new Counter({ name: 'feedsync_photo_bytes_total', help: 'bytes of photos downloaded and stored, by feed', labelNames: ['feed'], registers: [registry] }),
+    photoBytes: new Counter({
+      name: 'feedsync_photo_bytes_total',
+      help: 'bytes of photos downloaded and stored, by feed',
+      labelNames: ['feed'],
+      registers: [registry],
+    }),
     photoDeletes: new Counter({
       name: 'feedsync_photo_objects_deleted_total',
       help: 'unused photo objects deleted from the bucket, by feed',
@@ -150,7 +170,9 @@ function alertsFiring(registry: Registry): WorkerMetrics['watchAlerts'] {
 const positive = (n: unknown): number => (typeof n === 'number' && n > 0 ? n : 0);
 
 /** The media figures of a run report (a sync of a mirrored feed), checked rather than assumed: reports come back from Redis as JSON. */
-function photoFigures(report: unknown): Record<'downloaded' | 'reused' | 'failed' | 'bytes' | 'deleted', number> | undefined {
+function photoFigures(
+  report: unknown,
+): Record<'downloaded' | 'reused' | 'failed' | 'bytes' | 'deleted', number> | undefined {
   const media = report && typeof report === 'object' && 'media' in report ? report.media : undefined;
   if (!media || typeof media !== 'object') return undefined;
   const out = { downloaded: 0, reused: 0, failed: 0, bytes: 0, deleted: 0 };

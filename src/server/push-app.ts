@@ -16,7 +16,9 @@ export function createPushApp(deps: PushDeps): Express {
   });
   app.use(pushRouter(deps));
   app.use((_req, res) => {
-    res.status(404).json({ error: 'this port answers POST /reso/events/<feed> only (pushed EntityEvents, RESO RCP-028)' });
+    res
+      .status(404)
+      .json({ error: 'this port answers POST /reso/events/<feed> only (pushed EntityEvents, RESO RCP-028)' });
   });
   return app;
 }

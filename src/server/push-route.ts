@@ -52,12 +52,22 @@ export function pushRouter(deps: PushDeps): Router {
     const matches = bearerMatches(req.headers.authorization, feed?.push.token ?? dummy);
     if (!feed || !matches) {
       refused(req.socket.remoteAddress, String(req.params.feed).slice(0, 100));
-      res.set('WWW-Authenticate', 'Bearer realm="feedsync push"').status(401).json({ error: "needs the feed's push.token as Authorization: Bearer <token>" });
+      res
+        .set('WWW-Authenticate', 'Bearer realm="feedsync push"')
+        .status(401)
+        .json({ error: "needs the feed's push.token as Authorization: Bearer <token>" });
       return;
     }
     receive(req, res, feed, deps).catch((err: unknown) => {
-      deps.logger.warn({ err: err instanceof Error ? err.message : String(err), feed: feed.name }, 'pushed events could not be queued');
-      if (!res.headersSent) res.status(503).set('Retry-After', '30').json({ error: 'the events could not be queued (Redis); send them again' });
+      deps.logger.warn(
+        { err: err instanceof Error ? err.message : String(err), feed: feed.name },
+        'pushed events could not be queued',
+      );
+      if (!res.headersSent)
+        res
+          .status(503)
+          .set('Retry-After', '30')
+          .json({ error: 'the events could not be queued (Redis); send them again' });
     });
   });
   return router;
@@ -65,7 +75,9 @@ export function pushRouter(deps: PushDeps): Router {
 
 async function receive(req: Request, res: Response, feed: PushFeed, deps: PushDeps): Promise<void> {
   if (!/^application\/(.+\+)?json\b/i.test(req.headers['content-type'] ?? '')) {
-    res.status(415).json({ error: 'the body is JSON (Content-Type: application/json): EntityEvent records in RESO Common Format' });
+    res
+      .status(415)
+      .json({ error: 'the body is JSON (Content-Type: application/json): EntityEvent records in RESO Common Format' });
     return;
   }
   const body = await readBody(req, feed.push.maxBodyBytes);
@@ -101,11 +113,21 @@ async function receive(req: Request, res: Response, feed: PushFeed, deps: PushDe
     res
       .set('Retry-After', String(wait))
       .status(429)
-      .json({ error: `more than push.maxQueued (${feed.push.maxQueued}) records would wait for the feed's push job; send again in ${wait} s`, waiting: accepted.waiting });
+      .json({
+        error: `more than push.maxQueued (${feed.push.maxQueued}) records would wait for the feed's push job; send again in ${wait} s`,
+        waiting: accepted.waiting,
+      });
     return;
   }
   deps.logger.info(
-    { feed: feed.name, events: events.length, ignored, waiting: accepted.waiting, jobId: accepted.jobId, source: req.headers.entityeventsource },
+    {
+      feed: feed.name,
+      events: events.length,
+      ignored,
+      waiting: accepted.waiting,
+      jobId: accepted.jobId,
+      source: req.headers.entityeventsource,
+    },
     'pushed events queued',
   );
   res.status(202).json({ accepted: refs.length, ignored, waiting: accepted.waiting, jobId: accepted.jobId });
@@ -147,7 +169,10 @@ function parseEvents(body: Buffer): EntityEventRecord[] | string {
 }
 
 /** The records a feed fetches for these events: its resource's keys and Media records' keys; the rest counted. A key that is no string of at most MAX_PUSHED_KEY characters: what is wrong, and nothing kept. */
-function refsOf(events: readonly EntityEventRecord[], resource: string): { refs: PushedRef[]; ignored: number } | string {
+function refsOf(
+  events: readonly EntityEventRecord[],
+  resource: string,
+): { refs: PushedRef[]; ignored: number } | string {
   const refs: PushedRef[] = [];
   let ignored = 0;
   for (const [i, e] of events.entries()) {

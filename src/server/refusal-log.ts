@@ -13,7 +13,10 @@ interface Seen {
 }
 
 /** A refusal of a push from `address` (for feed `feed`, as asked), logged or counted. */
-export function refusalLog(logger: Logger, now: () => number = Date.now): (address: string | undefined, feed: string) => void {
+export function refusalLog(
+  logger: Logger,
+  now: () => number = Date.now,
+): (address: string | undefined, feed: string) => void {
   const seen = new Map<string, Seen>();
   return (address, feed) => {
     const from = address ?? 'unknown';

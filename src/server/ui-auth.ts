@@ -13,7 +13,8 @@ export interface UiAdmin {
   password?: string;
 }
 
-export const UI_ADMIN_HINT = "set FEEDSYNC_UI_TOKEN, or FEEDSYNC_UI_USER and FEEDSYNC_UI_PASSWORD, in the worker's environment to enable the queue UI's actions";
+export const UI_ADMIN_HINT =
+  "set FEEDSYNC_UI_TOKEN, or FEEDSYNC_UI_USER and FEEDSYNC_UI_PASSWORD, in the worker's environment to enable the queue UI's actions";
 
 /** Admin access from the environment, or undefined (read-only UI). Its values are registered as secrets. */
 export function uiAdminFromEnv(env: NodeJS.ProcessEnv = process.env): UiAdmin | undefined {
@@ -36,7 +37,9 @@ export function uiGuard(admin: UiAdmin | undefined) {
     }
     if (adminAuthenticated(req.headers.authorization, admin)) return next();
     res.setHeader('WWW-Authenticate', 'Basic realm="feedsync queue UI", charset="UTF-8"');
-    res.status(401).json({ error: 'the queue UI needs the admin credentials (FEEDSYNC_UI_TOKEN or FEEDSYNC_UI_USER/FEEDSYNC_UI_PASSWORD)' });
+    res.status(401).json({
+      error: 'the queue UI needs the admin credentials (FEEDSYNC_UI_TOKEN or FEEDSYNC_UI_USER/FEEDSYNC_UI_PASSWORD)',
+    });
   };
 }
 

@@ -27,7 +27,11 @@ export interface SettingsOptions {
   only?: readonly string[];
 }
 
-export async function pushSettings(chatbots: readonly ChatbotConfig[], deps: SettingsDeps, opts: SettingsOptions = {}): Promise<SettingsReport> {
+export async function pushSettings(
+  chatbots: readonly ChatbotConfig[],
+  deps: SettingsDeps,
+  opts: SettingsOptions = {},
+): Promise<SettingsReport> {
   const started = new Date();
   const selected = selectChatbots(chatbots, opts.only).filter(({ chatbot }) => hasSettings(chatbot));
   const results: ChatbotSettingsResult[] = [];
@@ -45,7 +49,12 @@ function hasSettings(chatbot: ChatbotConfig): boolean {
   return Object.keys(chatbot.settings ?? {}).length > 0;
 }
 
-async function pushOne(chatbot: ChatbotConfig, path: string, deps: SettingsDeps, opts: SettingsOptions): Promise<ChatbotSettingsResult> {
+async function pushOne(
+  chatbot: ChatbotConfig,
+  path: string,
+  deps: SettingsDeps,
+  opts: SettingsOptions,
+): Promise<ChatbotSettingsResult> {
   const { serialNumber } = chatbot;
   const settings = chatbot.settings ?? {};
   const fields = Object.keys(settings);
@@ -66,7 +75,12 @@ async function pushOne(chatbot: ChatbotConfig, path: string, deps: SettingsDeps,
   try {
     const data = await deps.api.editSettings(body, { signal: deps.signal });
     if (data !== 1) {
-      return { serialNumber, status: 'failed', fields, error: { message: `Edit answered Data ${data} (1 means success)`, code: 'EDIT_NOT_APPLIED', retryable: false } };
+      return {
+        serialNumber,
+        status: 'failed',
+        fields,
+        error: { message: `Edit answered Data ${data} (1 means success)`, code: 'EDIT_NOT_APPLIED', retryable: false },
+      };
     }
   } catch (err) {
     log.info({ err }, 'settings push failed');
@@ -78,7 +92,12 @@ async function pushOne(chatbot: ChatbotConfig, path: string, deps: SettingsDeps,
 }
 
 function failed(chatbot: ChatbotConfig, err: unknown): ChatbotSettingsResult {
-  return { serialNumber: chatbot.serialNumber, status: 'failed', fields: Object.keys(chatbot.settings ?? {}), error: reportedError(err) };
+  return {
+    serialNumber: chatbot.serialNumber,
+    status: 'failed',
+    fields: Object.keys(chatbot.settings ?? {}),
+    error: reportedError(err),
+  };
 }
 
 function reportedError(err: unknown): ReportedError {
@@ -86,7 +105,12 @@ function reportedError(err: unknown): ReportedError {
   return { message: err instanceof Error ? err.message : String(err), code: 'UNEXPECTED', retryable: false };
 }
 
-function buildReport(results: ChatbotSettingsResult[], deps: SettingsDeps, opts: SettingsOptions, started: Date): SettingsReport {
+function buildReport(
+  results: ChatbotSettingsResult[],
+  deps: SettingsDeps,
+  opts: SettingsOptions,
+  started: Date,
+): SettingsReport {
   const counts: Record<SettingsStatus, number> = { pushed: 0, unchanged: 0, invalid: 0, failed: 0, 'would-push': 0 };
   for (const r of results) counts[r.status] += 1;
   const finished = new Date();

@@ -8,7 +8,10 @@ export function formatSettingsReport(report: SettingsReport): string {
   const lines = table(['chatbot', 'status', 'fields', 'detail'], rows);
   for (const r of report.chatbots) {
     for (const issue of r.issues ?? []) lines.push(`  ${formatSettingsIssue(issue)}`);
-    if (r.body) lines.push(`  ${r.serialNumber} Edit body${r.status === 'unchanged' ? ' (skipped: unchanged)' : ''}: ${JSON.stringify(r.body)}`);
+    if (r.body)
+      lines.push(
+        `  ${r.serialNumber} Edit body${r.status === 'unchanged' ? ' (skipped: unchanged)' : ''}: ${JSON.stringify(r.body)}`,
+      );
   }
   if (report.chatbots.length === 0) lines.push('no chatbot with settings to push');
   lines.push(report.summary);

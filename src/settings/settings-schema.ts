@@ -15,9 +15,12 @@ const isUrl = (v: string) => {
   return (protocol === 'https:' || protocol === 'http:') && hostname.includes('.');
 };
 
-const email = (field: z.ZodOptional<z.ZodString>) => field.refine((v) => v === undefined || EMAIL.test(v), 'must be an e-mail address like name@example.com');
-const url = (field: z.ZodOptional<z.ZodString>) => field.refine((v) => v === undefined || isUrl(v), 'must be an absolute http(s) URL like https://example.com/page');
-const positive = (field: z.ZodOptional<z.ZodNumber>) => field.refine((v) => v === undefined || v > 0, 'must be a positive integer');
+const email = (field: z.ZodOptional<z.ZodString>) =>
+  field.refine((v) => v === undefined || EMAIL.test(v), 'must be an e-mail address like name@example.com');
+const url = (field: z.ZodOptional<z.ZodString>) =>
+  field.refine((v) => v === undefined || isUrl(v), 'must be an absolute http(s) URL like https://example.com/page');
+const positive = (field: z.ZodOptional<z.ZodNumber>) =>
+  field.refine((v) => v === undefined || v > 0, 'must be a positive integer');
 
 const language = shape.AIResponseLanguage.superRefine((v, ctx) => {
   if (v === undefined || canonicalLanguageName(v)) return;
@@ -57,7 +60,11 @@ export function checkSettings(settings: unknown, basePath: string): ValidationIs
   const record = settings && typeof settings === 'object' ? (settings as Record<string, unknown>) : {};
   return parsed.error.issues.flatMap((issue): ValidationIssue[] => {
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ field: `${basePath}.${key}`, value: record[key], rule: 'is not a chatbot setting of the spec' }));
+      return issue.keys.map((key) => ({
+        field: `${basePath}.${key}`,
+        value: record[key],
+        rule: 'is not a chatbot setting of the spec',
+      }));
     }
     const key = issue.path[0];
     return [

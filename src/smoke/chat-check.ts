@@ -45,15 +45,26 @@ export function judgeAnswer(answer: string, key: string, h: Headline): string | 
   const text = answer.toLowerCase();
   const price = h.SaleType === 'for_rent' ? (h.RentPrice ?? h.SalePrice) : (h.SalePrice ?? h.RentPrice);
   const problems: string[] = [];
-  if (h.Address && !text.includes(h.Address.toLowerCase())) problems.push(`the address ${JSON.stringify(h.Address)} is not in the answer`);
-  if (!h.Address && !text.includes((h.MLSNumber ?? key).toLowerCase())) problems.push(`MLS ${h.MLSNumber ?? key} is not in the answer`);
+  if (h.Address && !text.includes(h.Address.toLowerCase()))
+    problems.push(`the address ${JSON.stringify(h.Address)} is not in the answer`);
+  if (!h.Address && !text.includes((h.MLSNumber ?? key).toLowerCase()))
+    problems.push(`MLS ${h.MLSNumber ?? key} is not in the answer`);
   if (price !== undefined && !mentionsPrice(answer, price)) problems.push(`the price ${price} is not in the answer`);
   return problems.length ? problems.join('; ') : undefined;
 }
 
 /** A number as people write prices: "425,000", "425000.00", "$425K", "1.2 million", "$1.25M". */
 const AMOUNT = /(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?\s*(thousand|million|billion|k|mm|m|bn|b)?(?![a-z])/gi;
-const SCALE: Record<string, number> = { thousand: 1e3, k: 1e3, million: 1e6, mm: 1e6, m: 1e6, billion: 1e9, bn: 1e9, b: 1e9 };
+const SCALE: Record<string, number> = {
+  thousand: 1e3,
+  k: 1e3,
+  million: 1e6,
+  mm: 1e6,
+  m: 1e6,
+  billion: 1e9,
+  bn: 1e9,
+  b: 1e9,
+};
 
 /**
  * Whether the answer names the price: a number equal to it, or a rounded form of it ("$1.2
@@ -72,7 +83,11 @@ export function mentionsPrice(answer: string, price: number): boolean {
   return false;
 }
 
-export async function chatCheck(api: ChatbotApi, changes: readonly ListingChange[], opts: ChatCheckOptions): Promise<ChatCheckResult> {
+export async function chatCheck(
+  api: ChatbotApi,
+  changes: readonly ListingChange[],
+  opts: ChatCheckOptions,
+): Promise<ChatCheckResult> {
   const picked = pickListings(changes, opts.listings);
   const results: ChatCheckResult['results'] = [];
   for (const { key, headline } of picked) {

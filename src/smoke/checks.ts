@@ -10,14 +10,20 @@ export interface AnswerSeen {
 
 export function answerChecks(prefix: 'ask' | 'stream', answer: AnswerSeen, suffix: string | undefined): SmokeCheck[] {
   const checks: SmokeCheck[] = [
-    check(`${prefix}.content`, answer.content.trim().length > 0, answer.content.trim() ? `${answer.content.length} characters` : 'the answer is empty'),
+    check(
+      `${prefix}.content`,
+      answer.content.trim().length > 0,
+      answer.content.trim() ? `${answer.content.length} characters` : 'the answer is empty',
+    ),
   ];
   if (answer.noAnswer !== undefined) {
     checks.push(
       check(
         `${prefix}.noAnswer`,
         !answer.noAnswer,
-        answer.noAnswer ? `noAnswer is true: the chatbot had no answer (it said ${JSON.stringify(tail(answer.content))})` : 'noAnswer is false',
+        answer.noAnswer
+          ? `noAnswer is true: the chatbot had no answer (it said ${JSON.stringify(tail(answer.content))})`
+          : 'noAnswer is false',
       ),
     );
   }

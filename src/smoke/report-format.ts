@@ -9,7 +9,9 @@ export function formatSmokeReport(report: SmokeReport): string {
     `${r.latencyMs} ms`,
     r.firstFragmentMs !== undefined ? `${r.firstFragmentMs} ms` : '-',
     r.streamMs !== undefined ? `${r.streamMs} ms` : '-',
-    r.ok ? `${r.checks.length} checks passed` : `${r.checks.filter((c) => !c.ok).length} of ${r.checks.length} checks failed`,
+    r.ok
+      ? `${r.checks.length} checks passed`
+      : `${r.checks.filter((c) => !c.ok).length} of ${r.checks.length} checks failed`,
   ]);
   const lines = table(['chatbot', 'result', 'latency', 'first fragment', 'stream', 'detail'], rows);
   for (const r of report.chatbots) {

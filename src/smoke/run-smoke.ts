@@ -23,12 +23,18 @@ export interface SmokeOptions {
 
 type Smoke = NonNullable<ChatbotConfig['smoke']>;
 
-export async function runSmoke(chatbots: readonly ChatbotConfig[], deps: SmokeDeps, opts: SmokeOptions = {}): Promise<SmokeReport> {
+export async function runSmoke(
+  chatbots: readonly ChatbotConfig[],
+  deps: SmokeDeps,
+  opts: SmokeOptions = {},
+): Promise<SmokeReport> {
   const started = new Date();
   const selected = selectChatbots(chatbots, opts.only).map(({ chatbot }) => chatbot);
   const unconfigured = selected.filter((c) => !c.smoke).map((c) => c.serialNumber);
   if (opts.only?.length && unconfigured.length) {
-    throw new ConfigError(`chatbot ${unconfigured.join(', ')} has no smoke message in config (chatbots[].smoke.sessionId and message)`);
+    throw new ConfigError(
+      `chatbot ${unconfigured.join(', ')} has no smoke message in config (chatbots[].smoke.sessionId and message)`,
+    );
   }
   const results: ChatbotSmokeResult[] = [];
   for (const chatbot of selected) {
@@ -48,7 +54,9 @@ async function smokeOne(chatbot: ChatbotConfig, smoke: Smoke, deps: SmokeDeps): 
   try {
     const answer = await deps.api.ask(request, call);
     checks.push(check('ask.success', true, 'Success true'));
-    checks.push(...answerChecks('ask', { content: answer.content, tokens: answer.totalToken, noAnswer: answer.noAnswer }, suffix));
+    checks.push(
+      ...answerChecks('ask', { content: answer.content, tokens: answer.totalToken, noAnswer: answer.noAnswer }, suffix),
+    );
   } catch (err) {
     checks.push(check('ask.success', false, messageOf(err)));
   }
@@ -86,7 +94,14 @@ async function streamChecks(
       }
     }
     if (final) checks.push(check('stream.success', true, `${fragments.length} fragment(s) and the final object`));
-    else checks.push(check('stream.success', false, `the stream ended without the final object after ${fragments.length} fragment(s)`));
+    else
+      checks.push(
+        check(
+          'stream.success',
+          false,
+          `the stream ended without the final object after ${fragments.length} fragment(s)`,
+        ),
+      );
   } catch (err) {
     checks.push(check('stream.success', false, `${messageOf(err)} (after ${fragments.length} fragment(s))`));
   }
@@ -104,7 +119,9 @@ function buildReport(results: ChatbotSmokeResult[], started: Date, signal: Abort
   const failed = results.filter((r) => !r.ok);
   const passed = results.length - failed.length;
   const why = failed.length ? ` (${failed.map((r) => `${r.serialNumber} ${r.reason}`).join('; ')})` : '';
-  const summary = results.length ? `smoke: ${passed} passed, ${failed.length} failed${why} in ${durationMs} ms` : 'smoke: no chatbot has a smoke message in config';
+  const summary = results.length
+    ? `smoke: ${passed} passed, ${failed.length} failed${why} in ${durationMs} ms`
+    : 'smoke: no chatbot has a smoke message in config';
   return {
     kind: 'smoke',
     outcome: signal?.aborted ? 'aborted' : failed.length ? 'failed' : 'ok',

@@ -31,14 +31,18 @@ export function createEchoFiles(dir: string, logger: Logger): EchoFileStore {
       try {
         bytes = await readFile(file);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn({ err, file }, 'the page echo file could not be read: this paging decodes every page');
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+          logger.warn({ err, file }, 'the page echo file could not be read: this paging decodes every page');
         return undefined;
       }
       // in use: not stale (a generation unchanged since is not written again); a file that cannot be
       // touched is still read
       const now = new Date();
       await utimes(file, now, now).catch((err: unknown) =>
-        logger.warn({ err, file }, `the page echo file could not be touched: it may be removed as unused after ${STALE_DAYS} days`),
+        logger.warn(
+          { err, file },
+          `the page echo file could not be touched: it may be removed as unused after ${STALE_DAYS} days`,
+        ),
       );
       return bytes;
     },
@@ -50,7 +54,10 @@ export function createEchoFiles(dir: string, logger: Logger): EchoFileStore {
         try {
           privateDir(dir, 'The folder of the page echo'); // 0700, its files 0600 (private-files.ts)
           // no fsync: a file cut short by a crash fails its checksum and is ignored
-          await writeFileAtomic(fileOf(name), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), { fsync: false, mode: PRIVATE_FILE_MODE });
+          await writeFileAtomic(fileOf(name), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), {
+            fsync: false,
+            mode: PRIVATE_FILE_MODE,
+          });
           await removeStale(dir, Date.now() - STALE_DAYS * 86_400_000);
         } catch (err) {
           logger.warn({ err, dir }, 'the page echo file could not be written: the next run decodes every page');

@@ -85,7 +85,8 @@ export async function createFileStore(path: string, opts: FileStoreOptions = {})
   }
   // (counted when asked, by LMDB's walk of the range's keys: a kept count cost every set a lookup)
   const count = (ns: string) => file.db.getKeysCount(rangeOf(ns));
-  const apply = async (changes: readonly StateChange[]) => writeState(file, () => changes.forEach((c) => applyChange(file, c)));
+  const apply = async (changes: readonly StateChange[]) =>
+    writeState(file, () => changes.forEach((c) => applyChange(file, c)));
   let closed: Promise<void> | undefined;
   return {
     location: path,
@@ -117,7 +118,14 @@ async function openFile(path: string): Promise<RootDatabase<string, string>> {
     await walkStateFile(path); // and one damaged inside: read whole in a child process first (store-walk.ts)
     // every commit flushed before it returns (no overlapping sync): a run's state is on disk when it says so;
     // the path is the file itself whatever its name (noSubdir), its lock file `<path>-lock` beside it
-    const root = open<string, string>({ path, noSubdir: true, maxDbs: 3, overlappingSync: false, compression: false, encoding: 'string' });
+    const root = open<string, string>({
+      path,
+      noSubdir: true,
+      maxDbs: 3,
+      overlappingSync: false,
+      compression: false,
+      encoding: 'string',
+    });
     for (const [file, what] of lmdbFiles(path)) privateFile(file, what); // (the ones LMDB made just now)
     return root;
   } catch (err) {
@@ -208,7 +216,11 @@ function namespacesOf(file: StoreFile): string[] {
 }
 
 /** Every namespace of `state` written (after all others are removed, with `clear`), within a write. */
-function putAll(file: StoreFile, state: ReadonlyMap<string, Iterable<readonly [string, string]>>, extra: { clear?: boolean; meta?: Record<string, string> }): void {
+function putAll(
+  file: StoreFile,
+  state: ReadonlyMap<string, Iterable<readonly [string, string]>>,
+  extra: { clear?: boolean; meta?: Record<string, string> },
+): void {
   if (extra.clear) file.db.clearSync();
   for (const [ns, entries] of state) applyChange(file, { ns, set: entries });
   for (const [key, value] of Object.entries(extra.meta ?? {})) file.meta.putSync(key, value);

@@ -21,7 +21,11 @@ export const SLOTS_DB = 'slots';
  * Every slot of the former database written into `slots` (inside the caller's write transaction),
  * then the former database dropped. Returns how many slots were copied.
  */
-export function rewriteFormerKeys(root: RootDatabase<string, string>, slots: Database<string, string>, path: string): number {
+export function rewriteFormerKeys(
+  root: RootDatabase<string, string>,
+  slots: Database<string, string>,
+  path: string,
+): number {
   const former = root.openDB<string, Uint8Array>({ name: FORMER_DB, encoding: 'string', keyEncoding: 'binary' });
   let copied = 0;
   for (const { key, value } of former.getRange()) {

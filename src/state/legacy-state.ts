@@ -28,7 +28,10 @@ interface OpeningStore {
   meta: { get(key: string): string | undefined };
 }
 
-export async function importLegacyState(file: OpeningStore, write: (state: StateDocument, extra: { meta: Record<string, string> }) => void): Promise<void> {
+export async function importLegacyState(
+  file: OpeningStore,
+  write: (state: StateDocument, extra: { meta: Record<string, string> }) => void,
+): Promise<void> {
   const legacy = legacyStateFile(file.path);
   if (legacy === undefined) return;
   const identity = await identityOf(legacy);
@@ -42,7 +45,9 @@ export async function importLegacyState(file: OpeningStore, write: (state: State
       );
     }
     const remedy = `Restore it from a backup, or move it aside (mv ${legacy} ${legacy}.bad) and run again. Moving it aside costs no listing: ${FRESH_STATE_COST}`;
-    write(parseStateJson(await readLegacy(legacy), `The state file ${legacy}`, remedy), { meta: { [IMPORTED_KEY]: identity } });
+    write(parseStateJson(await readLegacy(legacy), `The state file ${legacy}`, remedy), {
+      meta: { [IMPORTED_KEY]: identity },
+    });
   }
   await rename(legacy, `${legacy}.migrated`);
 }

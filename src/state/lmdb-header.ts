@@ -80,8 +80,14 @@ interface Meta {
 
 function metaOf(page: Buffer): Meta | undefined {
   if (page.length < META_END || !(page.readUInt16LE(18) & P_META)) return undefined;
-  if (page.readUInt32LE(HEADER) !== MAGIC || (page.readUInt32LE(HEADER + 4) & 0xffff) !== DATA_VERSION) return undefined;
-  return { pageSize: page.readUInt32LE(48), freeRoot: page.readBigUInt64LE(88), lastPage: Number(page.readBigUInt64LE(144)), txnid: page.readBigUInt64LE(152) };
+  if (page.readUInt32LE(HEADER) !== MAGIC || (page.readUInt32LE(HEADER + 4) & 0xffff) !== DATA_VERSION)
+    return undefined;
+  return {
+    pageSize: page.readUInt32LE(48),
+    freeRoot: page.readBigUInt64LE(88),
+    lastPage: Number(page.readBigUInt64LE(144)),
+    txnid: page.readBigUInt64LE(152),
+  };
 }
 
 /** A page size LMDB writes: a power of two from 512 to 64 KiB (MAX_PAGESIZE). */
@@ -106,14 +112,21 @@ export function judgeLmdbFile(path: string): LmdbFileVerdict {
 function judge(fd: number, size: number): LmdbFileVerdict {
   if (size === 0) return { kind: 'ok' }; // made by an open that ended before its first write
   const head = readAt(fd, 0, META_END);
-  if (size < META_END && size >= HEADER + 4 && head.readUInt16LE(18) & P_META && head.readUInt32LE(HEADER) === MAGIC) return { kind: 'short', size, page: 0 };
+  if (size < META_END && size >= HEADER + 4 && head.readUInt16LE(18) & P_META && head.readUInt32LE(HEADER) === MAGIC)
+    return { kind: 'short', size, page: 0 };
   const first = metaOf(head);
   if (!first || !isPageSize(first.pageSize)) return { kind: 'foreign', size };
   const { pageSize } = first;
   const inUseBy = (meta: Meta) => (meta.lastPage + 1) * pageSize;
   if (size < pageSize + META_END) return { kind: 'short', size, inUse: inUseBy(first), page: 1, pageSize };
   const second = metaOf(readAt(fd, pageSize, META_END));
-  if (!second || second.pageSize !== pageSize) return { kind: 'damaged', size, pageSize, where: `its second header page (at byte ${pageSize}) is not an LMDB meta page` };
+  if (!second || second.pageSize !== pageSize)
+    return {
+      kind: 'damaged',
+      size,
+      pageSize,
+      where: `its second header page (at byte ${pageSize}) is not an LMDB meta page`,
+    };
   const newest = first.txnid >= second.txnid ? first : second; // mdb_pick_meta
   const inUse = inUseBy(newest);
   if (size >= inUse) return { kind: 'ok' };
@@ -123,7 +136,12 @@ function judge(fd: number, size: number): LmdbFileVerdict {
   } catch (err) {
     // (a page of the tree that points outside itself: bytes changed inside the file)
     if (!(err instanceof RangeError)) throw err;
-    return { kind: 'damaged', size, pageSize, where: 'its free-page tree, read because the file ends before its last page, points outside its pages' };
+    return {
+      kind: 'damaged',
+      size,
+      pageSize,
+      where: 'its free-page tree, read because the file ends before its last page, points outside its pages',
+    };
   }
   return page === undefined ? { kind: 'ok' } : { kind: 'short', size, inUse, page, pageSize };
 }

@@ -10,7 +10,11 @@ export function createMemoryStore(location = 'memory'): KvStore {
   };
   const apply = async (changes: readonly StateChange[]) => {
     // materialize first: an iterable that throws leaves nothing half applied
-    const ready = changes.map((c) => ({ m: space(c.ns), set: [...refuseLongKeys(c.ns, c.set ?? [])], del: [...(c.delete ?? [])] }));
+    const ready = changes.map((c) => ({
+      m: space(c.ns),
+      set: [...refuseLongKeys(c.ns, c.set ?? [])],
+      del: [...(c.delete ?? [])],
+    }));
     for (const { m, set, del } of ready) {
       for (const [k, v] of set) m.set(k, v);
       for (const k of del) m.delete(k);

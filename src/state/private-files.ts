@@ -64,7 +64,12 @@ function narrow(path: string, stats: Stats, mode: number): void {
 function unreachable(subject: string, err: unknown): unknown {
   if (err instanceof EnvironmentError) return err;
   const why = isSystemError(err) ? systemProblem(err) : undefined;
-  return new EnvironmentError(subject, `cannot be made private to its owner: it ${why?.problem ?? (err as Error).message}`, why?.remedy ?? 'Fix its ownership or permissions', {
-    cause: err,
-  });
+  return new EnvironmentError(
+    subject,
+    `cannot be made private to its owner: it ${why?.problem ?? (err as Error).message}`,
+    why?.remedy ?? 'Fix its ownership or permissions',
+    {
+      cause: err,
+    },
+  );
 }

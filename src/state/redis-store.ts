@@ -36,7 +36,8 @@ function* inChunks<T>(items: Iterable<T>, size: number): Generator<T[]> {
  * read as another. Every other key is its own field, as before.
  */
 const ESCAPED = '\u0000"';
-const fieldOf = (key: string): string => (isWellFormed(key) && !key.startsWith(ESCAPED) ? key : `\u0000${JSON.stringify(key)}`);
+const fieldOf = (key: string): string =>
+  isWellFormed(key) && !key.startsWith(ESCAPED) ? key : `\u0000${JSON.stringify(key)}`;
 function keyOf(field: string): string {
   if (!field.startsWith(ESCAPED)) return field;
   try {
@@ -85,7 +86,8 @@ export function createRedisStore(redis: RedisClient, prefix = 'feedsync', where 
     const results = await tx.exec();
     // EXEC runs every queued command; one that failed (wrong type) is reported, not hidden
     const failed = results?.find(([err]) => err);
-    if (!results) throw new Error(`state in Redis (${keys.statePattern}) was not written: the transaction was discarded`);
+    if (!results)
+      throw new Error(`state in Redis (${keys.statePattern}) was not written: the transaction was discarded`);
     if (failed) throw new Error(`state in Redis (${keys.statePattern}): a write failed: ${failed[0]!.message}`);
   };
   return {
@@ -97,7 +99,9 @@ export function createRedisStore(redis: RedisClient, prefix = 'feedsync', where 
     apply,
     swap: async (ns, k, expected, next) => {
       const field = fieldOf(refuseLongKey(ns, k));
-      return (await redis.eval(SWAP, 1, key(ns), field, expected ?? '', next, expected === undefined ? '0' : '1')) === 1;
+      return (
+        (await redis.eval(SWAP, 1, key(ns), field, expected ?? '', next, expected === undefined ? '0' : '1')) === 1
+      );
     },
     close: async () => {},
   };

@@ -12,16 +12,36 @@ export function parseStateJson(text: string, source: string, remedy: string): St
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new EnvironmentError(source, `is not valid JSON (${(err as Error).message}; ${text.length} characters): it was cut short or edited by hand`, remedy, { cause: err });
+    throw new EnvironmentError(
+      source,
+      `is not valid JSON (${(err as Error).message}; ${text.length} characters): it was cut short or edited by hand`,
+      remedy,
+      { cause: err },
+    );
   }
-  if (!isObject(doc)) throw new EnvironmentError(source, 'is JSON but not feedsync state (the state is one object of namespaces)', remedy);
+  if (!isObject(doc))
+    throw new EnvironmentError(
+      source,
+      'is JSON but not feedsync state (the state is one object of namespaces)',
+      remedy,
+    );
   const state: StateDocument = new Map();
   // (Object.entries: JSON.parse makes every member an own property, "__proto__" too)
   for (const [ns, entries] of Object.entries(doc)) {
-    if (!isObject(entries)) throw new EnvironmentError(source, `is JSON but not feedsync state (the value of ${JSON.stringify(ns)} is not an object)`, remedy);
+    if (!isObject(entries))
+      throw new EnvironmentError(
+        source,
+        `is JSON but not feedsync state (the value of ${JSON.stringify(ns)} is not an object)`,
+        remedy,
+      );
     const pairs: Array<[string, string]> = [];
     for (const [key, value] of Object.entries(entries)) {
-      if (typeof value !== 'string') throw new EnvironmentError(source, `is JSON but not feedsync state (${JSON.stringify(ns)} → ${JSON.stringify(key)} is not a string)`, remedy);
+      if (typeof value !== 'string')
+        throw new EnvironmentError(
+          source,
+          `is JSON but not feedsync state (${JSON.stringify(ns)} → ${JSON.stringify(key)} is not a string)`,
+          remedy,
+        );
       pairs.push([key, value]);
     }
     state.set(ns, pairs);

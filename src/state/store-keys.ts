@@ -18,7 +18,8 @@ const HASHED = 'H';
 
 /** The first key of a namespace's range and the first one past it. */
 export function rangeOf(ns: string): { start: string; end: string } {
-  if (ns.includes('\0') || !isWellFormed(ns)) throw new Error(`a state namespace must be well-formed text without NUL: ${JSON.stringify(ns)}`);
+  if (ns.includes('\0') || !isWellFormed(ns))
+    throw new Error(`a state namespace must be well-formed text without NUL: ${JSON.stringify(ns)}`);
   return { start: `${ns}\0`, end: `${ns}\x01` };
 }
 
@@ -26,7 +27,8 @@ export function rangeOf(ns: string): { start: string; end: string } {
 export function slotOf(start: string, key: string): string {
   const plain = start + PLAIN + key;
   // (a UTF-16 code unit is at most 3 bytes of UTF-8: a short slot, as nearly every one is, is not measured)
-  if (isWellFormed(key) && (3 * plain.length <= MAX_SLOT_BYTES || Buffer.byteLength(plain) <= MAX_SLOT_BYTES)) return plain;
+  if (isWellFormed(key) && (3 * plain.length <= MAX_SLOT_BYTES || Buffer.byteLength(plain) <= MAX_SLOT_BYTES))
+    return plain;
   return start + HASHED + createHash('sha256').update(JSON.stringify(key)).digest('base64url');
 }
 
@@ -54,9 +56,12 @@ export function entryOf(slot: string, start: string, stored: string): [string, s
 export const SLOT_KEYS = {
   writeKey(key: string, target: Uint8Array, start: number): number {
     const room = target.length - start;
-    const written = Buffer.isBuffer(target) ? target.write(key, start, 'utf8') : encoder.encodeInto(key, target.subarray(start)).written;
+    const written = Buffer.isBuffer(target)
+      ? target.write(key, start, 'utf8')
+      : encoder.encodeInto(key, target.subarray(start)).written;
     // (a write stops short of a character that does not fit: lmdb retries a RangeError with a larger buffer)
-    if (written > room - 4 && Buffer.byteLength(key) > written) throw new RangeError(`a state slot of ${Buffer.byteLength(key)} bytes does not fit in ${room}`);
+    if (written > room - 4 && Buffer.byteLength(key) > written)
+      throw new RangeError(`a state slot of ${Buffer.byteLength(key)} bytes does not fit in ${room}`);
     return start + written;
   },
   readKey(source: Uint8Array, start: number, end: number): string {
@@ -68,6 +73,7 @@ const decoder = new TextDecoder();
 
 function hashedEntry(stored: string): [string, string] {
   const pair: unknown = JSON.parse(stored);
-  if (Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && typeof pair[1] === 'string') return [pair[0], pair[1]];
+  if (Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string' && typeof pair[1] === 'string')
+    return [pair[0], pair[1]];
   throw new Error(`the state store holds a hashed key's entry that is not [key, value]: ${stored.slice(0, 200)}`);
 }

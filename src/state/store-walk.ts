@@ -69,7 +69,10 @@ function identityOf(path: string): string | undefined {
 /** undefined when the child read it all, else what went wrong, for a person */
 function walkInChild(entry: string, path: string, timeoutMs: number): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', WALK, '--', entry, path], { stdio: ['ignore', 'ignore', 'pipe'], timeout: timeoutMs });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', WALK, '--', entry, path], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: timeoutMs,
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => {
       if (stderr.length < 64 * 1024) stderr += d.toString();

@@ -16,4 +16,10 @@ export type { SyncReport } from './report/report.js';
 export { failedReport, displayCounts, displayCountsLine, displayLine } from './report/report.js';
 export { formatSyncReport, requestsLine } from './report/report-format.js';
 export { describeChange, type ChangeSink, type Headline, type ListingChange } from './report/changes.js';
-export { createProgressLine, createRunProgress, describeProgress, progressWords, RunProgress } from './report/progress.js';
+export {
+  createProgressLine,
+  createRunProgress,
+  describeProgress,
+  progressWords,
+  RunProgress,
+} from './report/progress.js';

@@ -30,7 +30,8 @@ export function displayNow(rules: Pick<DisplayRules, 'purpose' | 'withhold'>): D
   return {
     note(c) {
       // (a delete the guard held back deleted nothing: it says nothing of the key)
-      if ((c.op === 'create' || c.op === 'update' || c.op === 'delete') && !(c.op === 'delete' && c.withheld)) last.set(c.key, c);
+      if ((c.op === 'create' || c.op === 'update' || c.op === 'delete') && !(c.op === 'delete' && c.withheld))
+        last.set(c.key, c);
     },
     shown(key, before) {
       const w = last.get(key);

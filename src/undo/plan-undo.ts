@@ -32,7 +32,14 @@ export interface CurrentCopy {
 /** `withheld`: fields the display rules withhold now, left out of `before` */
 export type UndoAction =
   | { kind: 'delete'; key: string; remoteIds: number[]; mlsNumber?: string }
-  | { kind: 'update'; key: string; before: ListingCreate; remoteId: number; changes: FieldChange[]; withheld?: readonly WithheldField[] }
+  | {
+      kind: 'update';
+      key: string;
+      before: ListingCreate;
+      remoteId: number;
+      changes: FieldChange[];
+      withheld?: readonly WithheldField[];
+    }
   | { kind: 'create'; key: string; before: ListingCreate; withheld?: readonly WithheldField[] };
 
 export interface UndoConflict {
@@ -71,7 +78,13 @@ export interface UndoInput {
 type Write = Extract<ListingChange, { op: 'create' | 'update' | 'delete' }>;
 
 export function planUndo(input: UndoInput): UndoPlan {
-  const plan: UndoPlan = { actions: [], conflicts: [], cannot: [], unchanged: 0, notUndone: { duplicates: 0, withheld: 0, failed: 0, byRule: 0 } };
+  const plan: UndoPlan = {
+    actions: [],
+    conflicts: [],
+    cannot: [],
+    unchanged: 0,
+    notUndone: { duplicates: 0, withheld: 0, failed: 0, byRule: 0 },
+  };
   if (input.run.dropped > 0) {
     plan.cannot.push({
       reason: `${input.run.dropped} change(s) of run ${input.run.runId} were counted but not kept by the change log (changeLog.maxPerRun / maxBytesPerRun): they cannot be undone`,
@@ -120,14 +133,24 @@ function writesByKey(changes: readonly ChangeEntry[], plan: UndoPlan): Map<strin
 }
 
 /** what puts the key back as it was before the run (as the display rules let it be shown now), given what the service holds now */
-function revert(key: string, { first, last }: { first: Write; last: Write }, input: UndoInput, plan: UndoPlan): UndoAction | undefined {
+function revert(
+  key: string,
+  { first, last }: { first: Write; last: Write },
+  input: UndoInput,
+  plan: UndoPlan,
+): UndoAction | undefined {
   const copies = input.current(key);
   if (first.op === 'create') {
     if (!copies.length) {
       plan.unchanged++;
       return undefined;
     }
-    return { kind: 'delete', key, remoteIds: copies.map((c) => c.id), ...(copies[0]?.mlsNumber !== undefined && { mlsNumber: copies[0].mlsNumber }) };
+    return {
+      kind: 'delete',
+      key,
+      remoteIds: copies.map((c) => c.id),
+      ...(copies[0]?.mlsNumber !== undefined && { mlsNumber: copies[0].mlsNumber }),
+    };
   }
   const was = first.before === undefined ? undefined : unpackListing(first.before);
   if (!was) {
@@ -157,11 +180,20 @@ function revert(key: string, { first, last }: { first: Write; last: Write }, inp
 }
 
 /** why the key is not as the run left it, if it is not */
-function conflictOf(key: string, last: Write, copies: readonly CurrentCopy[], later: string | undefined): string | undefined {
+function conflictOf(
+  key: string,
+  last: Write,
+  copies: readonly CurrentCopy[],
+  later: string | undefined,
+): string | undefined {
   if (later) return `changed by a later run: ${later}`;
-  if (last.op === 'delete') return copies.length ? `the run deleted it, and the service holds it again (ID ${copies.map((c) => c.id).join(', ')})` : undefined;
+  if (last.op === 'delete')
+    return copies.length
+      ? `the run deleted it, and the service holds it again (ID ${copies.map((c) => c.id).join(', ')})`
+      : undefined;
   if (!copies.length) return `the run left it on the service, and it is gone now`;
-  if (copies.length > 1) return `the service holds ${copies.length} copies of ${key} now (IDs ${copies.map((c) => c.id).join(', ')})`;
+  if (copies.length > 1)
+    return `the service holds ${copies.length} copies of ${key} now (IDs ${copies.map((c) => c.id).join(', ')})`;
   if (last.after === undefined || last.after === copies[0]!.kept) return undefined;
   return `changed on the service since the run: ${keptFieldsDiffer(last.after, copies[0]!.kept).join(', ')}`;
 }

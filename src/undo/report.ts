@@ -66,15 +66,24 @@ export function formatUndoReport(r: UndoReport): string {
   for (const k of r.plan.creates) lines.push(`  + ${k} ${would}create again (as it was before ${r.undoOf})`);
   for (const u of r.plan.updates) {
     const what = u.changes.length
-      ? u.changes.map((c) => `${c.field} ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept, c.newWithheld)}`).join('; ')
+      ? u.changes
+          .map(
+            (c) =>
+              `${c.field} ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept, c.newWithheld)}`,
+          )
+          .join('; ')
       : 'fields the list does not return';
     lines.push(`  ~ ${u.key} ${would}update back: ${what}`);
   }
   for (const k of r.plan.deletes) lines.push(`  - ${k} ${would}delete (${r.undoOf} created it)`);
   if (r.plan.omitted) lines.push(`  … and ${r.plan.omitted} more (--json for the first ${SHOWN} of each)`);
-  for (const c of r.conflicts) lines.push(`  ! ${c.key} conflict${c.forced ? ' (forced: reverted anyway)' : ' (left alone; --force to revert it)'}: ${c.reason}`);
+  for (const c of r.conflicts)
+    lines.push(
+      `  ! ${c.key} conflict${c.forced ? ' (forced: reverted anyway)' : ' (left alone; --force to revert it)'}: ${c.reason}`,
+    );
   for (const c of r.cannot) lines.push(`  ? ${c.key ?? '(run)'} cannot be undone: ${c.reason}`);
-  for (const f of r.failures) lines.push(`  x ${f.key} ${f.op} failed: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
+  for (const f of r.failures)
+    lines.push(`  x ${f.key} ${f.op} failed: ${f.reason}${f.retryable ? ' (transient)' : ''}`);
   if (r.next.incremental) lines.push(`  next: ${r.next.incremental}`);
   lines.push(`  next: ${r.next.full}`);
   return `${lines.join('\n')}\n`;
@@ -83,18 +92,33 @@ export function formatUndoReport(r: UndoReport): string {
 export function summaryOf(r: Omit<UndoReport, 'summary'>): string {
   const c = r.counts;
   const verb = r.dryRun ? 'would undo' : 'undid';
-  const parts = [`${c.deleted} deleted`, `${c.updated} updated back`, `${c.created} created again`, `${c.unchanged} already as before`];
+  const parts = [
+    `${c.deleted} deleted`,
+    `${c.updated} updated back`,
+    `${c.created} created again`,
+    `${c.unchanged} already as before`,
+  ];
   if (c.conflicts) parts.push(`${c.conflicts} conflict(s)`);
   if (c.cannot) parts.push(`${c.cannot} cannot be undone`);
   if (c.failed) parts.push(`${c.failed} failed`);
-  if (c.removedByRuleNotRecreated) parts.push(`${c.removedByRuleNotRecreated} removed by a display rule not put back (the MLS does not allow them shown)`);
+  if (c.removedByRuleNotRecreated)
+    parts.push(
+      `${c.removedByRuleNotRecreated} removed by a display rule not put back (the MLS does not allow them shown)`,
+    );
   return `${verb} run ${r.undoOf} of ${r.feed} → ${r.chatbot}: ${parts.join(', ')} (${r.outcome}${r.dryRun ? ', dry run' : ''}) in ${r.durationMs} ms`;
 }
 
 /** What the next pulls will do with `undone` changes (report.next): `mark` is the lane's stored mark (RESO), when the feed is incremental. */
-export function nextPulls(feed: string, undone: number, incremental: { mark: string | undefined } | undefined): UndoReport['next'] {
+export function nextPulls(
+  feed: string,
+  undone: number,
+  incremental: { mark: string | undefined } | undefined,
+): UndoReport['next'] {
   const keep = `; to keep the undo, fix the feed or pause it (feedsync pause --feed ${feed})`;
-  if (!incremental) return { full: `the next sync reads the feed whole and redoes what the feed still says: up to ${undone} change(s) undone${keep}` };
+  if (!incremental)
+    return {
+      full: `the next sync reads the feed whole and redoes what the feed still says: up to ${undone} change(s) undone${keep}`,
+    };
   const after = incremental.mark === undefined ? 'the stored mark' : incremental.mark;
   return {
     incremental: `the next incremental pull reads only records changed from ${after} on: it does not redo the ${undone} change(s) undone, except for a record stamped from then on or changed again (synced as usual)`,

@@ -63,13 +63,25 @@ export async function findUndoTarget(
 ): Promise<{ run: RunEntry; changes: ChangeEntry[]; feed: FeedConfig & { chatbot: string }; lane: string }> {
   const { run, changes } = await changeLog.run(runId, config.config.changeLog.maxPerRun);
   const kept = `${changeLog.location}; runs are kept ${config.config.changeLog.retentionDays} days (changeLog.retentionDays)`;
-  if (!run) throw new ConfigError(`no run ${JSON.stringify(runId)} in the change log (${kept}): \`feedsync runs\` lists the runs it has; a run past retention cannot be undone`);
+  if (!run)
+    throw new ConfigError(
+      `no run ${JSON.stringify(runId)} in the change log (${kept}): \`feedsync runs\` lists the runs it has; a run past retention cannot be undone`,
+    );
   if (run.dryRun) throw new ConfigError(`run ${runId} was a dry run: it wrote nothing, there is nothing to undo`);
   const feed = config.config.feeds.find((f) => f.name === run.feed);
-  if (!feed) throw new ConfigError(`run ${runId} synced feed ${run.feed}, which is not in ${config.file} any more: undo needs its chatbot and keyBy`, config.file);
+  if (!feed)
+    throw new ConfigError(
+      `run ${runId} synced feed ${run.feed}, which is not in ${config.file} any more: undo needs its chatbot and keyBy`,
+      config.file,
+    );
   // the chatbot the run wrote into (a routed feed writes into several: the run was one of them), and
   // the name its lane's sync state goes under (sync/read/lanes.ts)
-  return { run, changes, feed: { ...feed, chatbot: run.chatbot }, lane: feed.chatbots ? laneId(feed.name, run.chatbot) : feed.name };
+  return {
+    run,
+    changes,
+    feed: { ...feed, chatbot: run.chatbot },
+    lane: feed.chatbots ? laneId(feed.name, run.chatbot) : feed.name,
+  };
 }
 
 /** What every step of one undo knows: the run undone, its feed and lane, the report's frame. */
@@ -122,10 +134,18 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
     return finish(u, {
       outcome: trimmed && !opts.force ? 'guard' : 'ok',
       plan,
-      ...(trimmed && { message: opts.force ? `${trimmedMessage}; with --force the rest would be undone` : `${trimmedMessage}; without --force nothing would be done` }),
+      ...(trimmed && {
+        message: opts.force
+          ? `${trimmedMessage}; with --force the rest would be undone`
+          : `${trimmedMessage}; without --force nothing would be done`,
+      }),
     });
   }
-  if (trimmed && !opts.force) return alerted(u, finish(u, { outcome: 'guard', plan, message: `${trimmedMessage}; nothing was done (--force undoes the rest)` }));
+  if (trimmed && !opts.force)
+    return alerted(
+      u,
+      finish(u, { outcome: 'guard', plan, message: `${trimmedMessage}; nothing was done (--force undoes the rest)` }),
+    );
   return alerted(u, await writeUndo(u, plan, paged, trimmed ? trimmedMessage : undefined));
 }
 
@@ -135,10 +155,35 @@ async function startUndo(runId: string, deps: UndoDeps, opts: UndoOptions): Prom
   const t0 = performance.now();
   const callsBefore = deps.calls?.snapshot().total ?? 0;
   const { run, changes, feed, lane } = await findUndoTarget(deps.changeLog, deps.config, runId);
-  const base = { runId: newRunId(opts.job), undoOf: runId, feed: feed.name, chatbot: feed.chatbot, dryRun: Boolean(opts.dryRun), force: Boolean(opts.force) };
+  const base = {
+    runId: newRunId(opts.job),
+    undoOf: runId,
+    feed: feed.name,
+    chatbot: feed.chatbot,
+    dryRun: Boolean(opts.dryRun),
+    force: Boolean(opts.force),
+  };
   const logger = deps.logger.child({ feed: feed.name, chatbot: feed.chatbot, undo: runId });
-  const incremental = feed.source.kind === 'reso' && feed.source.incremental ? { mark: markTime(await deps.store.get(MARK_NAMESPACE, lane)) } : undefined;
-  return { runId, deps, opts, config: deps.config.config, run, changes, feed, lane, logger, base, startedAt, t0, callsBefore, ...(incremental && { incremental }) };
+  const incremental =
+    feed.source.kind === 'reso' && feed.source.incremental
+      ? { mark: markTime(await deps.store.get(MARK_NAMESPACE, lane)) }
+      : undefined;
+  return {
+    runId,
+    deps,
+    opts,
+    config: deps.config.config,
+    run,
+    changes,
+    feed,
+    lane,
+    logger,
+    base,
+    startedAt,
+    t0,
+    callsBefore,
+    ...(incremental && { incremental }),
+  };
 }
 
 /** The time a stored RESO mark names (`{"ts": …}`), or undefined when there is none to read. */
@@ -156,7 +201,9 @@ function markTime(mark: string | undefined): string | undefined {
  * Step page: what the chatbot holds now, every listed field in the kept form (nothing ignored), and
  * each listing whole (the listing before each undo write, for the change log); or why it could not be told.
  */
-async function pageChatbot(u: Undo): Promise<{ current: (key: string) => CurrentCopy[]; paged: PagedItems } | { failed: Ending }> {
+async function pageChatbot(
+  u: Undo,
+): Promise<{ current: (key: string) => CurrentCopy[]; paged: PagedItems } | { failed: Ending }> {
   const { deps, feed, config } = u;
   const signal = deps.signal;
   let remote;
@@ -172,8 +219,14 @@ async function pageChatbot(u: Undo): Promise<{ current: (key: string) => Current
       ...(signal && { signal }),
     });
   } catch (err) {
-    const outcome: UndoOutcome = err instanceof AbortedError || signal?.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
-    return { failed: { outcome, message: `the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written` } };
+    const outcome: UndoOutcome =
+      err instanceof AbortedError || signal?.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
+    return {
+      failed: {
+        outcome,
+        message: `the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`,
+      },
+    };
   }
   if (!remote.complete) {
     const message = `the chatbot's listings could not be paged whole (${remote.problem ?? 'unstable paging'}): conflicts cannot be told; nothing was written`;
@@ -198,7 +251,14 @@ async function writeUndo(u: Undo, plan: UndoPlan, paged: PagedItems, trimmed: st
   const signal = deps.signal;
   const recorder = createChangeRecorder(
     deps.changeLog,
-    { runId: u.base.runId, ...(opts.job && { jobId: opts.job.jobId }), feed: feed.name, chatbot: feed.chatbot, dryRun: false, undoOf: u.runId },
+    {
+      runId: u.base.runId,
+      ...(opts.job && { jobId: opts.job.jobId }),
+      feed: feed.name,
+      chatbot: feed.chatbot,
+      dryRun: false,
+      undoOf: u.runId,
+    },
     { maxPerRun: config.changeLog.maxPerRun, maxBytesPerRun: config.changeLog.maxBytesPerRun, logger },
   );
   const ignore: ReadonlySet<string> = new Set(feed.ignore);
@@ -231,7 +291,13 @@ async function writeUndo(u: Undo, plan: UndoPlan, paged: PagedItems, trimmed: st
   const left = plan.conflicts.filter((c) => !c.forced).length;
   const outcome: UndoOutcome = exec.stopped ?? (exec.failures.length || left || trimmed ? 'partial' : 'ok');
   const message =
-    exec.stopReason ?? [left ? `${left} conflict(s) left alone (--force reverts them)` : '', trimmed ? `${trimmed}; the rest was undone (--force)` : ''].filter(Boolean).join('; ');
+    exec.stopReason ??
+    [
+      left ? `${left} conflict(s) left alone (--force reverts them)` : '',
+      trimmed ? `${trimmed}; the rest was undone (--force)` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
   const report = finish(u, { outcome, plan, exec, ...(message && { message }) });
   await recorder.finish({
     startedAt: report.startedAt,
@@ -254,7 +320,8 @@ function finish(u: Undo, r: Ending): UndoReport {
   const creates = pick('create').map((a) => a.key);
   const updates = pick('update').flatMap((a) => (a.kind === 'update' ? [{ key: a.key, changes: a.changes }] : []));
   const deletes = pick('delete').map((a) => a.key);
-  const omitted = Math.max(0, creates.length - SHOWN) + Math.max(0, updates.length - SHOWN) + Math.max(0, deletes.length - SHOWN);
+  const omitted =
+    Math.max(0, creates.length - SHOWN) + Math.max(0, updates.length - SHOWN) + Math.max(0, deletes.length - SHOWN);
   const e = r.exec;
   const undone = e ? e.deleted + e.updated + e.created : creates.length + updates.length + deletes.length;
   const out: Omit<UndoReport, 'summary'> = {
@@ -273,7 +340,12 @@ function finish(u: Undo, r: Ending): UndoReport {
       duplicatesNotRecreated: p?.notUndone.duplicates ?? 0,
       removedByRuleNotRecreated: p?.notUndone.byRule ?? 0,
     },
-    plan: { creates: creates.slice(0, SHOWN), updates: updates.slice(0, SHOWN), deletes: deletes.slice(0, SHOWN), ...(omitted && { omitted }) },
+    plan: {
+      creates: creates.slice(0, SHOWN),
+      updates: updates.slice(0, SHOWN),
+      deletes: deletes.slice(0, SHOWN),
+      ...(omitted && { omitted }),
+    },
     conflicts: (p?.conflicts ?? []).slice(0, SHOWN),
     cannot: (p?.cannot ?? []).slice(0, SHOWN),
     failures: (e?.failures ?? []).slice(0, SHOWN),
@@ -317,7 +389,12 @@ function* writesOf(plan: UndoPlan, ignore: ReadonlySet<string>): Generator<Plann
   for (const a of plan.actions) {
     if (a.kind === 'delete') continue;
     // (fields the display rules withhold are named on the write: its change log entry keeps none of them)
-    const write = { key: a.key, listing: a.before, fingerprint: fingerprintListing(a.before, ignore), ...(a.withheld && { withheld: a.withheld }) };
+    const write = {
+      key: a.key,
+      listing: a.before,
+      fingerprint: fingerprintListing(a.before, ignore),
+      ...(a.withheld && { withheld: a.withheld }),
+    };
     if (a.kind === 'create') yield write;
     else yield { ...write, remoteId: a.remoteId, reason: a.changes.length ? 'fields' : 'unlisted', changes: a.changes };
   }
@@ -326,7 +403,16 @@ function* writesOf(plan: UndoPlan, ignore: ReadonlySet<string>): Generator<Plann
 function deletesOf(plan: UndoPlan, feed: FeedConfig): PlannedDelete[] {
   return plan.actions.flatMap((a) =>
     a.kind === 'delete'
-      ? [{ key: a.key, reason: 'undone' as const, deleteKey: a.key, keyType: feed.keyBy, remoteIds: a.remoteIds, ...(a.mlsNumber !== undefined && { mlsNumber: a.mlsNumber }) }]
+      ? [
+          {
+            key: a.key,
+            reason: 'undone' as const,
+            deleteKey: a.key,
+            keyType: feed.keyBy,
+            remoteIds: a.remoteIds,
+            ...(a.mlsNumber !== undefined && { mlsNumber: a.mlsNumber }),
+          },
+        ]
       : [],
   );
 }
@@ -352,11 +438,18 @@ function stateAfterUndo(lane: string, exec: ExecutionResult) {
  * key → the first later run (of any feed of the chatbot) that wrote it, as a person reads it; the
  * later writes of the run's feed noted in `display` (what its rules let be shown now).
  */
-async function laterWrites(log: ChangeLog, run: RunEntry, maxPerRun: number, display: DisplayNow): Promise<Map<string, string>> {
+async function laterWrites(
+  log: ChangeLog,
+  run: RunEntry,
+  maxPerRun: number,
+  display: DisplayNow,
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const runs = await log.runs(undefined, LATER_RUNS);
   const at = runs.findIndex((r) => r.runId === run.runId);
-  const later = (at >= 0 ? runs.slice(0, at) : runs.filter((r) => r.finishedAt > run.finishedAt)).filter((r) => r.chatbot === run.chatbot && !r.dryRun && r.runId !== run.runId);
+  const later = (at >= 0 ? runs.slice(0, at) : runs.filter((r) => r.finishedAt > run.finishedAt)).filter(
+    (r) => r.chatbot === run.chatbot && !r.dryRun && r.runId !== run.runId,
+  );
   // oldest first: each key names the first run after the undone one that wrote it
   for (const r of later.reverse()) {
     const { changes } = await log.run(r.runId, maxPerRun);
@@ -364,8 +457,15 @@ async function laterWrites(log: ChangeLog, run: RunEntry, maxPerRun: number, dis
       if (r.feed === run.feed) display.note(c);
       // (an earlier undo of this same run is not a later change: what it put back reads as already back)
       if (r.undoOf === run.runId) continue;
-      if ((c.op === 'create' || c.op === 'update' || c.op === 'delete') && !(c.op === 'delete' && c.withheld) && !out.has(c.key)) {
-        out.set(c.key, `run ${r.runId}${r.undoOf ? ` (an undo of ${r.undoOf})` : ''} of ${r.feed} at ${r.finishedAt} made a ${c.op}`);
+      if (
+        (c.op === 'create' || c.op === 'update' || c.op === 'delete') &&
+        !(c.op === 'delete' && c.withheld) &&
+        !out.has(c.key)
+      ) {
+        out.set(
+          c.key,
+          `run ${r.runId}${r.undoOf ? ` (an undo of ${r.undoOf})` : ''} of ${r.feed} at ${r.finishedAt} made a ${c.op}`,
+        );
       }
     }
   }

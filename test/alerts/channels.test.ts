@@ -39,7 +39,12 @@ describe('alert channels', () => {
       channels: [
         { kind: 'webhook', url: `${http.url}/hook`, secret: 'whsec-0123456789' },
         { kind: 'slack', url: `${http.url}/services/T000/B000/XXXXSLACKTOKEN` },
-        { kind: 'email', smtp: { host: '127.0.0.1', port: smtp.port }, from: 'feedsync@example.com', to: ['oncall@example.com'] },
+        {
+          kind: 'email',
+          smtp: { host: '127.0.0.1', port: smtp.port },
+          from: 'feedsync@example.com',
+          to: ['oncall@example.com'],
+        },
       ],
     });
     const before = Math.floor(Date.now() / 1000);
@@ -53,10 +58,18 @@ describe('alert channels', () => {
     expect(hook.headers[SIGNATURE_HEADER]).toBe(expected);
     expect(hook.headers['content-type']).toBe('application/json');
     const doc = JSON.parse(hook.body);
-    expect(doc).toMatchObject({ type: 'feedsync.alert', status: 'firing', condition: 'guard', feed: 'austin', runId: 'run-1' });
+    expect(doc).toMatchObject({
+      type: 'feedsync.alert',
+      status: 'firing',
+      condition: 'guard',
+      feed: 'austin',
+      runId: 'run-1',
+    });
 
     const slack = http.received.find((r) => r.path.startsWith('/services/'))!;
-    expect(JSON.parse(slack.body).text).toMatch(/^\[feedsync\] ALERT austin: guard — `a delete guard held deletes back/);
+    expect(JSON.parse(slack.body).text).toMatch(
+      /^\[feedsync\] ALERT austin: guard — `a delete guard held deletes back/,
+    );
 
     expect(smtp.messages).toHaveLength(1);
     expect(smtp.messages[0]!.to).toEqual(['oncall@example.com']);
@@ -71,7 +84,14 @@ describe('alert channels', () => {
 
   it('with smtp.user set, a server offering no STARTTLS never gets the password: the e-mail fails', async () => {
     const config = AlertsConfig.parse({
-      channels: [{ kind: 'email', smtp: { host: '127.0.0.1', port: smtp.port, user: 'ops', pass: 'smtp-pass-1234' }, from: 'feedsync@example.com', to: ['oncall@example.com'] }],
+      channels: [
+        {
+          kind: 'email',
+          smtp: { host: '127.0.0.1', port: smtp.port, user: 'ops', pass: 'smtp-pass-1234' },
+          from: 'feedsync@example.com',
+          to: ['oncall@example.com'],
+        },
+      ],
     });
     const sent = smtp.messages.length;
     expect(await sendAlert(config.channels, alert, silentLogger)).toBe(0);
@@ -83,7 +103,8 @@ describe('alert channels', () => {
     const hostile: Alert = {
       ...alert,
       condition: 'unmapped',
-      message: 'lookup values no map covers: PropertyType: "<!channel> & <https://evil.test|click to fix the feed>", Status: "`x`"',
+      message:
+        'lookup values no map covers: PropertyType: "<!channel> & <https://evil.test|click to fix the feed>", Status: "`x`"',
     };
     const config = AlertsConfig.parse({ channels: [{ kind: 'slack', url: `${http.url}/services/T1/B1/SLACKESCAPE` }] });
     expect(await sendAlert(config.channels, hostile, silentLogger)).toBe(1);

@@ -20,8 +20,20 @@ beforeAll(async () => {
   hook = await startHttpReceiver();
   config = join(sync.env().dir, 'feedsync.yaml');
   // resolved on the first good run (by default an alert resolves once clear for 60 minutes: rules.test.ts)
-  const top = ['alerts:', '  rules: { closeAfterMinutes: 0 }', '  channels:', `    - { kind: webhook, url: "${hook.url}/alerts", secret: ${SECRET} }`];
-  await writeFile(config, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3 }', top }));
+  const top = [
+    'alerts:',
+    '  rules: { closeAfterMinutes: 0 }',
+    '  channels:',
+    `    - { kind: webhook, url: "${hook.url}/alerts", secret: ${SECRET} }`,
+  ];
+  await writeFile(
+    config,
+    homesConfigYaml(
+      sync.te().url,
+      { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
+      { deletes: '{ maxFraction: 0.3 }', top },
+    ),
+  );
 });
 afterAll(async () => {
   await hook.close();
@@ -60,10 +72,18 @@ describe('alert on a tripped guard', () => {
     const [firing, resolved] = hook.received
       .filter((r) => JSON.parse(r.body).condition === 'guard')
       .map((r) => {
-        expect(r.headers['x-feedsync-signature']).toBe(`sha256=${createHmac('sha256', SECRET).update(`${r.headers['x-feedsync-timestamp']}.${r.body}`).digest('hex')}`);
+        expect(r.headers['x-feedsync-signature']).toBe(
+          `sha256=${createHmac('sha256', SECRET).update(`${r.headers['x-feedsync-timestamp']}.${r.body}`).digest('hex')}`,
+        );
         return JSON.parse(r.body);
       });
-    expect(firing).toMatchObject({ type: 'feedsync.alert', status: 'firing', condition: 'guard', feed: 'homes', chatbot: SN });
+    expect(firing).toMatchObject({
+      type: 'feedsync.alert',
+      status: 'firing',
+      condition: 'guard',
+      feed: 'homes',
+      chatbot: SN,
+    });
     expect(firing.message).toContain('exceed deletes.maxFraction');
     expect(firing.hint).toContain(`feedsync runs show ${firing.runId}`);
     expect(resolved).toMatchObject({ status: 'resolved', condition: 'guard', feed: 'homes', since: firing.since });

@@ -3,5 +3,14 @@
 import type { RunObservation } from '../../src/alerts/rules.js';
 
 export function observationAt(at: Date): (patch?: Partial<RunObservation>) => RunObservation {
-  return (patch = {}) => ({ runId: 'r', at: at.toISOString(), outcome: 'ok', records: 100, valid: 100, rejected: 0, unmapped: [], ...patch });
+  return (patch = {}) => ({
+    runId: 'r',
+    at: at.toISOString(),
+    outcome: 'ok',
+    records: 100,
+    valid: 100,
+    rejected: 0,
+    unmapped: [],
+    ...patch,
+  });
 }

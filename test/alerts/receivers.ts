@@ -46,8 +46,14 @@ export async function startSmtpReceiver() {
       stream.on('data', (c: Buffer) => (data += c.toString('utf8')));
       stream.on('end', () => {
         // quoted-printable soft line breaks joined back, so a test can look for whole sentences
-        const text = data.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-        messages.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), data: text });
+        const text = data
+          .replace(/=\r\n/g, '')
+          .replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+        messages.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          data: text,
+        });
         cb();
       });
     },

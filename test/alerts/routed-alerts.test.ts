@@ -28,7 +28,12 @@ const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
   hook = await startHttpReceiver();
   config = join(sync.env().dir, 'feedsync.yaml');
-  const top = ['alerts:', '  rules: { openAfterRuns: 2, closeAfterMinutes: 0 }', '  channels:', `    - { kind: webhook, url: "${hook.url}/alerts", secret: whsec-routed-7d1 }`];
+  const top = [
+    'alerts:',
+    '  rules: { openAfterRuns: 2, closeAfterMinutes: 0 }',
+    '  channels:',
+    `    - { kind: webhook, url: "${hook.url}/alerts", secret: whsec-routed-7d1 }`,
+  ];
   await writeFile(config, annBobConfigYaml(sync.te().url, { name: 'brokerage', top }));
 });
 afterAll(async () => {
@@ -48,9 +53,14 @@ describe('alerts of a routed feed', () => {
     expect(await sync.te().listings('SN-BOB')).toHaveLength(5); // the guard held: nothing deleted
     expect(await sync.te().listings('SN-ANN')).toHaveLength(5);
 
-    const seen = hook.received.map((r) => JSON.parse(r.body) as { condition: string; status: string; feed: string; chatbot: string });
+    const seen = hook.received.map(
+      (r) => JSON.parse(r.body) as { condition: string; status: string; feed: string; chatbot: string },
+    );
     // (its valid records fell to none: the drop rule holds beside the guard, for SN-BOB too)
-    expect(seen.map((a) => `${a.status} ${a.condition} ${a.chatbot}`).sort()).toEqual(['firing dropped SN-BOB', 'firing guard SN-BOB']);
+    expect(seen.map((a) => `${a.status} ${a.condition} ${a.chatbot}`).sort()).toEqual([
+      'firing dropped SN-BOB',
+      'firing guard SN-BOB',
+    ]);
     expect(seen[0]).toMatchObject({ feed: 'brokerage' });
 
     // the status page's rows of the feed
@@ -68,7 +78,13 @@ describe('alerts of a routed feed', () => {
         staleHours: 24,
       });
       // a row per chatbot, each with its own runs and alerts
-      const rows = status.feeds.map((f) => ({ lane: f.lane, chatbot: f.chatbot, runs: f.runs.length, last: f.last?.outcome, alerts: f.alerts.map((a) => a.condition).sort() }));
+      const rows = status.feeds.map((f) => ({
+        lane: f.lane,
+        chatbot: f.chatbot,
+        runs: f.runs.length,
+        last: f.last?.outcome,
+        alerts: f.alerts.map((a) => a.condition).sort(),
+      }));
       expect(rows).toEqual([
         { lane: 'brokerage>SN-ANN', chatbot: 'SN-ANN', runs: 3, last: 'ok', alerts: [] },
         { lane: 'brokerage>SN-BOB', chatbot: 'SN-BOB', runs: 3, last: 'guard', alerts: ['dropped', 'guard'] },

@@ -2,7 +2,14 @@
 // holds, one "resolved" when it clears.
 import { describe, expect, it } from 'vitest';
 import { AlertRules } from '../../src/alerts/config-schema.js';
-import { afterRun, emptyState, staleness, transitions, type AlertState, type RunObservation } from '../../src/alerts/rules.js';
+import {
+  afterRun,
+  emptyState,
+  staleness,
+  transitions,
+  type AlertState,
+  type RunObservation,
+} from '../../src/alerts/rules.js';
 import { observationAt } from './observation.js';
 
 const rules = AlertRules.parse({});
@@ -74,7 +81,9 @@ describe('alert rules (defaults)', () => {
     expect(a.state.lastGoodValid).toBeUndefined();
     const { notices } = play([rejected, rejected, run()]);
     expect(notices).toEqual([['firing feed-rejected'], [], ['resolved feed-rejected']]);
-    expect(afterRun(emptyState(), rejected, AlertRules.parse({ feedRejected: false })).holding.has('feed-rejected')).toBe(false);
+    expect(
+      afterRun(emptyState(), rejected, AlertRules.parse({ feedRejected: false })).holding.has('feed-rejected'),
+    ).toBe(false);
   });
 
   it('openAfterRuns: a condition alerts only once it held that many runs in a row', () => {
@@ -92,12 +101,23 @@ describe('alert rules (defaults)', () => {
   });
 
   it('a guard trip alerts once while it holds, and resolves on the next run without one', () => {
-    const { notices } = play([run(), run({ outcome: 'guard', message: 'would delete 50' }), run({ outcome: 'guard' }), run()]);
+    const { notices } = play([
+      run(),
+      run({ outcome: 'guard', message: 'would delete 50' }),
+      run({ outcome: 'guard' }),
+      run(),
+    ]);
     expect(notices).toEqual([[], ['firing guard'], [], ['resolved guard']]);
   });
 
   it('failed or unavailable N times in a row', () => {
-    const { notices } = play([run({ outcome: 'unavailable' }), run({ outcome: 'partial' }), run({ outcome: 'error' }), run({ outcome: 'unavailable' }), run()]);
+    const { notices } = play([
+      run({ outcome: 'unavailable' }),
+      run({ outcome: 'partial' }),
+      run({ outcome: 'error' }),
+      run({ outcome: 'unavailable' }),
+      run(),
+    ]);
     expect(notices).toEqual([[], [], ['firing failing'], [], ['resolved failing']]);
   });
 
@@ -107,21 +127,41 @@ describe('alert rules (defaults)', () => {
   });
 
   it('valid records dropped against the last good run; a run that never read its feed does not count', () => {
-    const { notices, state } = play([run({ valid: 100 }), run({ outcome: 'unavailable', valid: 0 }), run({ valid: 60 }), run({ valid: 65 }), run({ valid: 95 })]);
+    const { notices, state } = play([
+      run({ valid: 100 }),
+      run({ outcome: 'unavailable', valid: 0 }),
+      run({ valid: 60 }),
+      run({ valid: 65 }),
+      run({ valid: 95 }),
+    ]);
     expect(notices).toEqual([[], [], ['firing dropped'], [], ['resolved dropped']]);
     expect(state.lastGoodValid).toBe(95);
   });
 
   it('runs that end failed (an authentication refused among them) raise `failing` after the configured count', () => {
-    const refused = { outcome: 'failed', message: 'the RESO server refused the bearer token of source.bearerToken (HTTP 401)', valid: 0, records: 0 };
+    const refused = {
+      outcome: 'failed',
+      message: 'the RESO server refused the bearer token of source.bearerToken (HTTP 401)',
+      valid: 0,
+      records: 0,
+    };
     const { notices } = play([run(refused), run(refused), run(refused), run(refused), run()]);
     expect(notices).toEqual([[], [], ['firing failing'], [], ['resolved failing']]);
   });
 
   it('valid records compare like with like: an incremental run with the last good incremental run, a full run with the last full one; a read not whole with none', () => {
-    const full = (valid: number, patch: Partial<RunObservation> = {}) => run({ mode: 'full', complete: true, valid, records: valid, ...patch });
+    const full = (valid: number, patch: Partial<RunObservation> = {}) =>
+      run({ mode: 'full', complete: true, valid, records: valid, ...patch });
     const inc = (valid: number) => run({ mode: 'incremental', complete: true, valid, records: valid });
-    const { notices, state } = play([full(463), inc(0), inc(12), full(460), full(120, { outcome: 'partial', complete: false }), inc(2), full(200)]);
+    const { notices, state } = play([
+      full(463),
+      inc(0),
+      inc(12),
+      full(460),
+      full(120, { outcome: 'partial', complete: false }),
+      inc(2),
+      full(200),
+    ]);
     expect(notices).toEqual([[], [], [], [], [], ['firing dropped'], []]);
     expect(state.lastGoodValidByMode).toEqual({ full: 460, incremental: 12 });
     const again = play([full(463), full(200), inc(5), full(450)]);
@@ -134,13 +174,19 @@ describe('alert rules (defaults)', () => {
       run({ chat: { asked: 3, answerable: 2, missing: ['ATX1'] } }),
       run({ chat: { asked: 3, answerable: 3, missing: [] } }),
     ]);
-    expect(notices.map((n) => [...n].sort())).toEqual([['firing unmapped'], ['firing chat', 'resolved unmapped'], ['resolved chat']]);
+    expect(notices.map((n) => [...n].sort())).toEqual([
+      ['firing unmapped'],
+      ['firing chat', 'resolved unmapped'],
+      ['resolved chat'],
+    ]);
   });
 
   it('no successful sync for H hours', () => {
     const state: AlertState = { ...emptyState(), lastOkAt: t0.toISOString() };
     expect(staleness(state, rules, new Date(t0.getTime() + 35 * 3_600_000), undefined)).toBeUndefined();
-    expect(staleness(state, rules, new Date(t0.getTime() + 37 * 3_600_000), undefined)).toMatch(/no successful sync for 37\.0 h/);
+    expect(staleness(state, rules, new Date(t0.getTime() + 37 * 3_600_000), undefined)).toMatch(
+      /no successful sync for 37\.0 h/,
+    );
     // never synced: counted from when it was first watched
     expect(staleness(emptyState(), rules, new Date(t0.getTime() + 40 * 3_600_000), t0.toISOString())).toMatch(/since/);
   });

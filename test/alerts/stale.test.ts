@@ -21,11 +21,22 @@ describe('staleness alerts', () => {
     const hook = await startHttpReceiver();
     try {
       const store = createMemoryStore();
-      const config = AlertsConfig.parse({ channels: [{ kind: 'webhook', url: hook.url, secret: 'whsec-stale-1234' }], rules: { staleHours: 24 } });
+      const config = AlertsConfig.parse({
+        channels: [{ kind: 'webhook', url: hook.url, secret: 'whsec-stale-1234' }],
+        rules: { staleHours: 24 },
+      });
       const target = { feed: 'austin', chatbot: 'SN-1' };
       const t0 = new Date('2026-11-20T00:00:00Z');
       const hours = (h: number) => new Date(t0.getTime() + h * 3_600_000);
-      const good = { runId: 'r1', at: t0.toISOString(), outcome: 'ok', records: 10, valid: 10, rejected: 0, unmapped: [] };
+      const good = {
+        runId: 'r1',
+        at: t0.toISOString(),
+        outcome: 'ok',
+        records: 10,
+        valid: 10,
+        rejected: 0,
+        unmapped: [],
+      };
       expect(await alertAfterRun(store, config, target, good, silentLogger, t0)).toEqual([]);
 
       expect(await checkStaleness(store, config, [target], t0.toISOString(), silentLogger, hours(23))).toEqual([]);
@@ -34,7 +45,14 @@ describe('staleness alerts', () => {
       expect(fired[0]!.message).toMatch(/no successful sync for 25\.0 h/);
       expect(await checkStaleness(store, config, [target], t0.toISOString(), silentLogger, hours(30))).toEqual([]);
 
-      const back = await alertAfterRun(store, config, target, { ...good, runId: 'r2', at: hours(31).toISOString() }, silentLogger, hours(31));
+      const back = await alertAfterRun(
+        store,
+        config,
+        target,
+        { ...good, runId: 'r2', at: hours(31).toISOString() },
+        silentLogger,
+        hours(31),
+      );
       expect(back.map((n) => `${n.status} ${n.condition}`)).toEqual(['resolved stale']);
       expect(hook.received.map((r) => JSON.parse(r.body).status)).toEqual(['firing', 'resolved']);
     } finally {
@@ -58,7 +76,10 @@ describe('staleness alerts from several workers', () => {
   async function threeWorkersCheck(stores: KvStore[]): Promise<string[]> {
     const hook = await startHttpReceiver();
     try {
-      const config = AlertsConfig.parse({ channels: [{ kind: 'webhook', url: hook.url, secret: 'whsec-stale-1234' }], rules: { staleHours: 24 } });
+      const config = AlertsConfig.parse({
+        channels: [{ kind: 'webhook', url: hook.url, secret: 'whsec-stale-1234' }],
+        rules: { staleHours: 24 },
+      });
       const targets = [
         { feed: 'austin', chatbot: 'SN-1' },
         { feed: 'dallas', chatbot: 'SN-1' },
@@ -66,7 +87,14 @@ describe('staleness alerts from several workers', () => {
       const t0 = new Date('2026-11-20T00:00:00Z');
       const at = (h: number) => new Date(t0.getTime() + h * 3_600_000);
       for (const t of targets)
-        await alertAfterRun(stores[0]!, config, t, { runId: 'r1', at: t0.toISOString(), outcome: 'ok', records: 1, valid: 1, rejected: 0, unmapped: [] }, silentLogger, t0);
+        await alertAfterRun(
+          stores[0]!,
+          config,
+          t,
+          { runId: 'r1', at: t0.toISOString(), outcome: 'ok', records: 1, valid: 1, rejected: 0, unmapped: [] },
+          silentLogger,
+          t0,
+        );
       await Promise.all(stores.map((s) => checkStaleness(s, config, targets, t0.toISOString(), silentLogger, at(25))));
       await Promise.all(stores.map((s) => checkStaleness(s, config, targets, t0.toISOString(), silentLogger, at(26))));
       return hook.received

@@ -21,6 +21,16 @@ it('an undo keeps the feed’s open conditions and its references, and still cou
   expect(after.state.lastGoodValid).toBe(open.lastGoodValid);
   expect(after.state.lastOkAt).toBe(open.lastOkAt);
 
-  const guard = afterRun(open, run({ outcome: 'guard', records: 0, valid: 0, feedRead: false, message: 'the change log did not keep all of run R' }), rules);
+  const guard = afterRun(
+    open,
+    run({
+      outcome: 'guard',
+      records: 0,
+      valid: 0,
+      feedRead: false,
+      message: 'the change log did not keep all of run R',
+    }),
+    rules,
+  );
   expect(guard.holding.get('guard')).toContain('the change log did not keep all of run R');
 });

@@ -115,7 +115,8 @@ describe('askStream holds its slot in flight while the answer streams', () => {
     const { budget, held } = countingBudget();
     const api = t.client({ budget });
     const seen: number[] = [];
-    for await (const e of api.askStream({ sessionID, content: 'homes in Austin?' })) if (e.type === 'fragment') seen.push(held());
+    for await (const e of api.askStream({ sessionID, content: 'homes in Austin?' }))
+      if (e.type === 'fragment') seen.push(held());
     expect(seen.length).toBeGreaterThan(3);
     expect(seen.every((n) => n === 1)).toBe(true);
     expect(held()).toBe(0);
@@ -131,7 +132,9 @@ describe('askStream holds its slot in flight while the answer streams', () => {
     }
     expect(held()).toBe(0);
     t.emulator.configure({ answerMode: 'broken-stream' });
-    expect(await collect(api.askStream({ sessionID, content: 'homes?' })).catch((e: unknown) => e)).toBeInstanceOf(ResponseFormatError);
+    expect(await collect(api.askStream({ sessionID, content: 'homes?' })).catch((e: unknown) => e)).toBeInstanceOf(
+      ResponseFormatError,
+    );
     expect(held()).toBe(0);
   });
 });

@@ -5,7 +5,15 @@ import { ListingCreate, ListingUpdate } from '../../src/listing/schema.js';
 import { validateListing } from '../../src/listing/validate.js';
 import { createApiClient } from '../../src/api/client.js';
 import type { ApiCallEvent } from '../../src/api/types.js';
-import { AbortedError, ApiError, NetworkError, RateLimitedError, ResponseFormatError, TimeoutError, ValidationError } from '../../src/errors.js';
+import {
+  AbortedError,
+  ApiError,
+  NetworkError,
+  RateLimitedError,
+  ResponseFormatError,
+  TimeoutError,
+  ValidationError,
+} from '../../src/errors.js';
 import { sampleListing, startTestEmulator, TEST_SECRET_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { failure } from '../helpers/failure.js';
 
@@ -28,20 +36,28 @@ describe('client: every endpoint', () => {
   it('creates, lists, updates, deletes listings and the emulator stores what was sent', async () => {
     const id = await t.api.createListing(sampleListing());
     expect(id).toMatch(/^\d+$/);
-    await t.api.createListing(sampleListing({ MLSNumber: 'A2', Url: 'https://example.com/listing/A2', City: 'Dallas' }));
+    await t.api.createListing(
+      sampleListing({ MLSNumber: 'A2', Url: 'https://example.com/listing/A2', City: 'Dallas' }),
+    );
 
     const page = await t.api.listListings({ SerialNumber: 'SN-1' });
     expect(page.VirtualCount).toBe(2);
     expect(page.List.map((i) => i.MLSNumber)).toEqual(['A1', 'A2']);
     expect(page.List[0]).toMatchObject({ ID: Number(id), Bathrooms: '2.5', Price: '450000', City: 'Austin' });
 
-    expect(await t.api.updateListing({ ...sampleListing({ SalePrice: 460000 }), Key: 'A1', KeyType: 'MLSNumber' })).toBe(1);
-    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'ZZ' }), Key: 'ZZ', KeyType: 'MLSNumber' })).toBe(0);
+    expect(
+      await t.api.updateListing({ ...sampleListing({ SalePrice: 460000 }), Key: 'A1', KeyType: 'MLSNumber' }),
+    ).toBe(1);
+    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'ZZ' }), Key: 'ZZ', KeyType: 'MLSNumber' })).toBe(
+      0,
+    );
     const stored = await t.listings('SN-1');
     expect(stored.find((l) => l.MLSNumber === 'A1')?.SalePrice).toBe(460000);
     expect(stored.find((l) => l.MLSNumber === 'A1')).not.toHaveProperty('Key');
 
-    expect(await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['A1', 'missing'], KeyType: 'MLSNumber' })).toEqual({ SuccessCount: 1 });
+    expect(await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['A1', 'missing'], KeyType: 'MLSNumber' })).toEqual(
+      { SuccessCount: 1 },
+    );
     expect((await t.listings('SN-1')).map((l) => l.MLSNumber)).toEqual(['A2']);
   });
 
@@ -71,10 +87,21 @@ describe('client: every endpoint', () => {
     const seen: Array<{ path: string; headers: Record<string, unknown> }> = [];
     const raw = await rawServer((req, body, res) => {
       seen.push({ path: req.url!, headers: req.headers });
-      const data = req.url!.endsWith('List') ? { List: [], VirtualCount: 0 } : req.url!.endsWith('Delete') ? { SuccessCount: 0 } : req.url!.endsWith('Create') ? '1' : 1;
+      const data = req.url!.endsWith('List')
+        ? { List: [], VirtualCount: 0 }
+        : req.url!.endsWith('Delete')
+          ? { SuccessCount: 0 }
+          : req.url!.endsWith('Create')
+            ? '1'
+            : 1;
       envelope(res, 200, data);
     });
-    const api = createApiClient({ baseUrl: raw.url, secretKey: 'the-secret', sessionKey: 'the-session', timeoutMs: 2000 });
+    const api = createApiClient({
+      baseUrl: raw.url,
+      secretKey: 'the-secret',
+      sessionKey: 'the-session',
+      timeoutMs: 2000,
+    });
     await api.editSettings({ serialNumber: 'SN' });
     await api.createListing(sampleListing());
     await api.updateListing({ ...sampleListing(), Key: 'A1', KeyType: 'MLSNumber' });
@@ -95,14 +122,38 @@ describe('client: every endpoint', () => {
 describe('client: requests are checked before sending', () => {
   it.each([
     ['a listing with a bad enum', () => t.api.createListing(sampleListing({ SaleType: 'sale' })), 'SaleType'],
-    ['a listing missing a required field', () => t.api.createListing(sampleListing({ Bedrooms: undefined })), 'Bedrooms'],
+    [
+      'a listing missing a required field',
+      () => t.api.createListing(sampleListing({ Bedrooms: undefined })),
+      'Bedrooms',
+    ],
     ['an update without KeyType', () => t.api.updateListing({ ...sampleListing(), Key: 'A1' } as never), 'KeyType'],
     ['fileIds with a Text message', () => t.api.ask({ sessionID: 1, content: 'hi', fileIds: [1] }), 'fileIds'],
-    ['two files with Audio', () => t.api.ask({ sessionID: 1, content: '', chatAskType: 'Audio', fileIds: [1, 2] }), 'fileIds'],
-    ['two files with Video', () => t.api.ask({ sessionID: 1, content: '', chatAskType: 'Video', fileIds: [1, 2] }), 'fileIds'],
-    ['an unknown chatAskType', () => t.api.ask({ sessionID: 1, content: 'x', chatAskType: 'Gif' as never }), 'chatAskType'],
-    ['a delete without keys', () => t.api.deleteListings({ SerialNumber: 'SN-1', Keys: [], KeyType: 'MLSNumber' }), 'Keys'],
-    ['a bad RGB colour', () => t.api.editSettings({ serialNumber: 'SN-1', ChatBubbleColor: '#fff' }), 'ChatBubbleColor'],
+    [
+      'two files with Audio',
+      () => t.api.ask({ sessionID: 1, content: '', chatAskType: 'Audio', fileIds: [1, 2] }),
+      'fileIds',
+    ],
+    [
+      'two files with Video',
+      () => t.api.ask({ sessionID: 1, content: '', chatAskType: 'Video', fileIds: [1, 2] }),
+      'fileIds',
+    ],
+    [
+      'an unknown chatAskType',
+      () => t.api.ask({ sessionID: 1, content: 'x', chatAskType: 'Gif' as never }),
+      'chatAskType',
+    ],
+    [
+      'a delete without keys',
+      () => t.api.deleteListings({ SerialNumber: 'SN-1', Keys: [], KeyType: 'MLSNumber' }),
+      'Keys',
+    ],
+    [
+      'a bad RGB colour',
+      () => t.api.editSettings({ serialNumber: 'SN-1', ChatBubbleColor: '#fff' }),
+      'ChatBubbleColor',
+    ],
   ])('refuses %s with a ValidationError naming the field, and sends nothing', async (_name, call, field) => {
     const err = await failure(call());
     expect(err).toBeInstanceOf(ValidationError);
@@ -141,8 +192,12 @@ describe('client: requests are checked before sending', () => {
 
   it('accepts several images, and one file with Audio', async () => {
     const sessionID = await t.session('SN-1');
-    await expect(t.api.ask({ sessionID, content: '', chatAskType: 'Image', fileIds: [1, 2, 3] })).resolves.toMatchObject({ messageid: expect.any(Number) });
-    await expect(t.api.ask({ sessionID, content: '', chatAskType: 'Audio', fileIds: [9] })).resolves.toMatchObject({ messageid: expect.any(Number) });
+    await expect(
+      t.api.ask({ sessionID, content: '', chatAskType: 'Image', fileIds: [1, 2, 3] }),
+    ).resolves.toMatchObject({ messageid: expect.any(Number) });
+    await expect(t.api.ask({ sessionID, content: '', chatAskType: 'Audio', fileIds: [9] })).resolves.toMatchObject({
+      messageid: expect.any(Number),
+    });
   });
 });
 
@@ -151,7 +206,12 @@ describe('client: failures', () => {
     const { calls, onCall } = recorder();
     const err = await failure(t.client({ secretKey: 'wrong-key-1234', onCall }).createListing(sampleListing()));
     expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ httpStatus: 401, apiCode: 401, retryable: false, endpoint: '/chat/Chatbot/RealEstateCreate' });
+    expect(err).toMatchObject({
+      httpStatus: 401,
+      apiCode: 401,
+      retryable: false,
+      endpoint: '/chat/Chatbot/RealEstateCreate',
+    });
     expect(err.message).not.toContain('wrong-key-1234');
     expect(calls).toHaveLength(1);
   });
@@ -212,14 +272,18 @@ describe('client: failures', () => {
     expect(calls.map((c) => c.outcome)).toEqual(['retry', 'ok']);
     expect(calls[0]!.error).toMatch(/network error/);
     expect((await t.stats()).requests['/chat/Chatbot/RealEstateCreate']).toEqual({ dropped: 1, '200': 1 });
-    const err = await failure((t.emulator.configure({ nextFaults: ['drop'] }), t.client().createListing(sampleListing(), { retry: false })));
+    const err = await failure(
+      (t.emulator.configure({ nextFaults: ['drop'] }), t.client().createListing(sampleListing(), { retry: false })),
+    );
     expect(err).toBeInstanceOf(NetworkError);
   });
 
   it('no answer within timeoutMs is a TimeoutError, retried, then given up', async () => {
     t.emulator.configure({ latencyMs: 400 });
     const { calls, onCall } = recorder();
-    const err = await failure(t.client({ timeoutMs: 50, onCall, retry: { retries: 1 } }).listListings({ SerialNumber: 'SN-1' }));
+    const err = await failure(
+      t.client({ timeoutMs: 50, onCall, retry: { retries: 1 } }).listListings({ SerialNumber: 'SN-1' }),
+    );
     expect(err).toBeInstanceOf(TimeoutError);
     expect(err).toMatchObject({ timeoutMs: 50, retryable: true });
     expect(calls.map((c) => c.outcome)).toEqual(['retry', 'error']);
@@ -252,7 +316,14 @@ describe('client: failures', () => {
       res.end('<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>');
     });
     const { calls, onCall } = recorder();
-    const api = createApiClient({ baseUrl: raw.url, secretKey: TEST_SECRET_KEY, sessionKey: 'x-session', timeoutMs: 2000, retry: { retries: 2, baseDelayMs: 1 }, onCall });
+    const api = createApiClient({
+      baseUrl: raw.url,
+      secretKey: TEST_SECRET_KEY,
+      sessionKey: 'x-session',
+      timeoutMs: 2000,
+      retry: { retries: 2, baseDelayMs: 1 },
+      onCall,
+    });
     const err = await failure(api.listListings({ SerialNumber: 'SN-1' }));
     await raw.close();
     expect(err).toBeInstanceOf(ResponseFormatError);
@@ -296,7 +367,11 @@ describe('client: failures', () => {
 
 // ---- a tiny raw HTTP server for answers the emulator never gives ---------------------------------
 
-type Handler = (req: import('node:http').IncomingMessage, body: string, res: import('node:http').ServerResponse) => void;
+type Handler = (
+  req: import('node:http').IncomingMessage,
+  body: string,
+  res: import('node:http').ServerResponse,
+) => void;
 
 export async function rawServer(handler: Handler): Promise<{ url: string; close(): Promise<void> }> {
   const server = await startHostile((req, res) => handler(req, req.body, res));

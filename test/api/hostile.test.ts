@@ -34,7 +34,14 @@ describe('api transport: bounded bytes', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(50 * 1024 * 1024) });
       res.write('{');
     });
-    const api = createApiClient({ baseUrl: s.url, secretKey: 'k', sessionKey: 's', timeoutMs: 5000, maxResponseBytes: 1024, retry: { retries: 0 } });
+    const api = createApiClient({
+      baseUrl: s.url,
+      secretKey: 'k',
+      sessionKey: 's',
+      timeoutMs: 5000,
+      maxResponseBytes: 1024,
+      retry: { retries: 0 },
+    });
     const err = await failure(api.listListings({ SerialNumber: 'SN-1' }));
     expect(err).toBeInstanceOf(ResponseFormatError);
     expect(err.retryable).toBe(false);
@@ -44,7 +51,13 @@ describe('api transport: bounded bytes', () => {
 describe('api transport: a total deadline', () => {
   it('a server dripping one byte every 1.5 s is cut at timeoutMs, not kept alive by each byte', async () => {
     const s = await hostile((_req, res, sent) => drip(res, 1500, 40, sent));
-    const api = createApiClient({ baseUrl: s.url, secretKey: 'k', sessionKey: 's', timeoutMs: 2000, retry: { retries: 0 } });
+    const api = createApiClient({
+      baseUrl: s.url,
+      secretKey: 'k',
+      sessionKey: 's',
+      timeoutMs: 2000,
+      retry: { retries: 0 },
+    });
     const err = await failure(api.listListings({ SerialNumber: 'SN-1' }));
     expect(err).toBeInstanceOf(TimeoutError);
     expect(err.message).toMatch(/within 2000 ms/);
@@ -54,7 +67,13 @@ describe('api transport: a total deadline', () => {
 
   it('a streamed answer that drips is cut at timeoutMs too (the deadline holds while reading the stream)', async () => {
     const s = await hostile((_req, res, sent) => drip(res, 1500, 40, sent, { 'content-type': 'text/event-stream' }));
-    const api = createApiClient({ baseUrl: s.url, secretKey: 'k', sessionKey: 's', timeoutMs: 2000, retry: { retries: 0 } });
+    const api = createApiClient({
+      baseUrl: s.url,
+      secretKey: 'k',
+      sessionKey: 's',
+      timeoutMs: 2000,
+      retry: { retries: 0 },
+    });
     const err = await failure(
       (async () => {
         for await (const _e of api.askStream({ sessionID: 1, content: 'hi' })) void _e;
@@ -68,19 +87,39 @@ describe('api transport: a total deadline', () => {
 describe('api transport: redirects are errors', () => {
   it('a 307 to another origin is not followed: the other origin receives nothing, not the key, not the body', async () => {
     const elsewhere = await hostile((_req, res) => void res.end('{"Success":true,"Code":200,"Message":"","Data":"1"}'));
-    const api307 = await hostile((_req, res) => redirect(res, 307, `${elsewhere.origin}/api/Chatbot/RealEstateCreate?x=1`));
+    const api307 = await hostile((_req, res) =>
+      redirect(res, 307, `${elsewhere.origin}/api/Chatbot/RealEstateCreate?x=1`),
+    );
     for (const status of [301, 302, 307, 308]) {
       api307.received.length = 0;
       const s = await hostile((_req, res) => redirect(res, status, `${elsewhere.origin}/steal`));
-      const api = createApiClient({ baseUrl: s.url, secretKey: 'sk-redirect-secret', sessionKey: 'sess-redirect', timeoutMs: 2000 });
+      const api = createApiClient({
+        baseUrl: s.url,
+        secretKey: 'sk-redirect-secret',
+        sessionKey: 'sess-redirect',
+        timeoutMs: 2000,
+      });
       const err = await failure(api.listListings({ SerialNumber: 'SN-1' }));
       expect(err).toBeInstanceOf(ApiError);
       expect(err.retryable).toBe(false);
       expect(err.message).toMatch(new RegExp(`HTTP ${status}.*redirect.*never followed`));
       expect(s.received).toHaveLength(1); // not retried either
     }
-    const api = createApiClient({ baseUrl: api307.url, secretKey: 'sk-redirect-secret', sessionKey: 'sess-redirect', timeoutMs: 2000 });
-    await failure(api.createListing({ SerialNumber: 'SN-1', MLSNumber: 'A1', Url: 'https://example.com/a', Status: 'Active', PropertyType: 'Residential' } as never));
+    const api = createApiClient({
+      baseUrl: api307.url,
+      secretKey: 'sk-redirect-secret',
+      sessionKey: 'sess-redirect',
+      timeoutMs: 2000,
+    });
+    await failure(
+      api.createListing({
+        SerialNumber: 'SN-1',
+        MLSNumber: 'A1',
+        Url: 'https://example.com/a',
+        Status: 'Active',
+        PropertyType: 'Residential',
+      } as never),
+    );
     expect(elsewhere.received).toEqual([]);
   });
 });

@@ -21,7 +21,8 @@ afterAll(() => t.close());
 beforeEach(async () => {
   t.emulator.configure({ latencyMs: 0, faultRate: 0, nextFaults: [], errorsAs200: false });
   await t.reset();
-  for (const mls of ['A1', 'A2', 'A3']) await t.api.createListing(sampleListing({ MLSNumber: mls, Url: `https://example.com/${mls}` }));
+  for (const mls of ['A1', 'A2', 'A3'])
+    await t.api.createListing(sampleListing({ MLSNumber: mls, Url: `https://example.com/${mls}` }));
 });
 
 function recorder() {
@@ -47,9 +48,15 @@ describe('listListingsAs', () => {
   it('gives the page listListings gives, through the decoder that took it', async () => {
     const plain = await t.api.listListings({ SerialNumber: 'SN-1', PageSize: 2 });
     const taking = decoder(true);
-    expect(await t.api.listListingsAs!({ SerialNumber: 'SN-1', PageSize: 2 }, taking.d)).toEqual({ from: 'raw', data: plain });
+    expect(await t.api.listListingsAs!({ SerialNumber: 'SN-1', PageSize: 2 }, taking.d)).toEqual({
+      from: 'raw',
+      data: plain,
+    });
     const leaving = decoder(false);
-    expect(await t.api.listListingsAs!({ SerialNumber: 'SN-1', PageSize: 2 }, leaving.d)).toEqual({ from: 'data', data: plain });
+    expect(await t.api.listListingsAs!({ SerialNumber: 'SN-1', PageSize: 2 }, leaving.d)).toEqual({
+      from: 'data',
+      data: plain,
+    });
     expect([taking.seen, leaving.seen]).toEqual([[200], [200]]);
   });
 
@@ -72,10 +79,17 @@ describe('listListingsAs', () => {
   it('fails as listListings fails: an ApiError with the endpoint and Code, not retried when a retry cannot help', async () => {
     t.emulator.configure({ errorsAs200: true });
     const { calls, onCall } = recorder();
-    const err = await failure(t.client({ sessionKey: 'wrong-session-0000', onCall }).listListingsAs!({ SerialNumber: 'SN-1' }, decoder(true).d));
+    const err = await failure(
+      t.client({ sessionKey: 'wrong-session-0000', onCall }).listListingsAs!({ SerialNumber: 'SN-1' }, decoder(true).d),
+    );
     const plain = await failure(t.client({ sessionKey: 'wrong-session-0000' }).listListings({ SerialNumber: 'SN-1' }));
     expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ endpoint: '/chat/Chatbot/RealEstateList', httpStatus: 200, apiCode: 401, retryable: false });
+    expect(err).toMatchObject({
+      endpoint: '/chat/Chatbot/RealEstateList',
+      httpStatus: 200,
+      apiCode: 401,
+      retryable: false,
+    });
     expect(err.message).toBe(plain.message);
     expect(calls).toHaveLength(1);
   });
@@ -85,7 +99,13 @@ describe('listListingsAs', () => {
       res.writeHead(502, { 'content-type': 'text/html' });
       res.end('<html>502 Bad Gateway</html>');
     });
-    const api = createApiClient({ baseUrl: raw.origin, secretKey: 'k-1234', sessionKey: 's-1234', timeoutMs: 2000, retry: { retries: 2, baseDelayMs: 1 } });
+    const api = createApiClient({
+      baseUrl: raw.origin,
+      secretKey: 'k-1234',
+      sessionKey: 's-1234',
+      timeoutMs: 2000,
+      retry: { retries: 2, baseDelayMs: 1 },
+    });
     const err = await failure(api.listListingsAs!({ SerialNumber: 'SN-1' }, decoder(true).d));
     expect(err).toBeInstanceOf(ResponseFormatError);
     expect(err).toMatchObject({ endpoint: '/chat/Chatbot/RealEstateList', httpStatus: 502, retryable: true });

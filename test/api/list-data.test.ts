@@ -35,7 +35,9 @@ describe('quickListData', () => {
   it("never accepts what zod rejects, and gives zod's output (members and order) when it accepts", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: 1, max: 1000 }), fc.option(mutation, { nil: undefined })), { maxLength: 5 }),
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 1000 }), fc.option(mutation, { nil: undefined })), {
+          maxLength: 5,
+        }),
         fc.constantFrom<unknown>(3, 0, -1, 2.5, '3'),
         fc.boolean(),
         (items, virtualCount, extraMember) => {

@@ -13,7 +13,10 @@ import { decodePage } from '../../src/sync/remote/page-decode.js';
 import { rowsOf } from '../../src/sync/remote/remote-rows.js';
 import { listing } from '../sync/helpers/listings.js';
 
-const item = (id: number, Description: string, ExtensionColumn = ''): ListItem => ({ ...toListItem({ ...listing(`M${id}`, { Description }), ID: id }), ExtensionColumn });
+const item = (id: number, Description: string, ExtensionColumn = ''): ListItem => ({
+  ...toListItem({ ...listing(`M${id}`, { Description }), ID: id }),
+  ExtensionColumn,
+});
 const envelope = (Data: unknown) => ({ Data, Version: '1.0', Success: true, Code: 200, Message: null });
 const bytes = (text: string) => new Uint8Array(Buffer.from(text, 'utf8'));
 
@@ -32,8 +35,24 @@ function cutItems(text: string): { items: ListItem[]; virtualCount: number } | u
 }
 
 /** text that a naive cut would trip on */
-const tricky = fc.constantFrom('', 'plain', '},{', '"},{"', '}]', '"}]', '"List":[', '{"List":[{"ID":1}]}', '\\', '\\"', ' ', 'ü “x” ✓', '],"VirtualCount":9}');
-const description = fc.array(fc.oneof(tricky, fc.string({ maxLength: 6 })), { maxLength: 4 }).map((parts) => parts.join(''));
+const tricky = fc.constantFrom(
+  '',
+  'plain',
+  '},{',
+  '"},{"',
+  '}]',
+  '"}]',
+  '"List":[',
+  '{"List":[{"ID":1}]}',
+  '\\',
+  '\\"',
+  ' ',
+  'ü “x” ✓',
+  '],"VirtualCount":9}',
+);
+const description = fc
+  .array(fc.oneof(tricky, fc.string({ maxLength: 6 })), { maxLength: 4 })
+  .map((parts) => parts.join(''));
 
 /** how a page is written out: as the emulator does, or as other servers might */
 const layouts: Record<string, (items: ListItem[], virtualCount: number) => string> = {
@@ -41,11 +60,32 @@ const layouts: Record<string, (items: ListItem[], virtualCount: number) => strin
   indented: (items, virtualCount) => JSON.stringify(envelope({ List: items, VirtualCount: virtualCount }), null, 1),
   spaced: (items, virtualCount) =>
     `{"Data":{"List":[${items.map((i) => JSON.stringify(i)).join(', ')}],"VirtualCount":${virtualCount}},"Version":"1.0","Success":true,"Code":200,"Message":null}`,
-  'data last': (items, virtualCount) => JSON.stringify({ Version: '1.0', Success: true, Code: 200, Message: null, Data: { List: items, VirtualCount: virtualCount } }),
+  'data last': (items, virtualCount) =>
+    JSON.stringify({
+      Version: '1.0',
+      Success: true,
+      Code: 200,
+      Message: null,
+      Data: { List: items, VirtualCount: virtualCount },
+    }),
   'two Lists': (items, virtualCount) =>
     `{"Data":{"List":[${items.map((i) => JSON.stringify(i)).join(',')}],"VirtualCount":${virtualCount},"List":[]},"Version":"1.0","Success":true,"Code":200,"Message":null}`,
-  'List in Message': (items, virtualCount) => JSON.stringify({ Message: '"List":[', Data: { List: items, VirtualCount: virtualCount }, Version: '1.0', Success: true, Code: 200 }),
-  'Version after, with }]': (items, virtualCount) => JSON.stringify({ Data: { List: items, VirtualCount: virtualCount }, Success: true, Code: 200, Message: null, Version: 'x}]' }),
+  'List in Message': (items, virtualCount) =>
+    JSON.stringify({
+      Message: '"List":[',
+      Data: { List: items, VirtualCount: virtualCount },
+      Version: '1.0',
+      Success: true,
+      Code: 200,
+    }),
+  'Version after, with }]': (items, virtualCount) =>
+    JSON.stringify({
+      Data: { List: items, VirtualCount: virtualCount },
+      Success: true,
+      Code: 200,
+      Message: null,
+      Version: 'x}]',
+    }),
 };
 
 describe('cutListPage', () => {
@@ -58,15 +98,20 @@ describe('cutListPage', () => {
 
   it('never gives other items than the parse, whatever the items hold and however the page is laid out', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(description, description), { maxLength: 5 }), fc.constantFrom(...Object.keys(layouts)), fc.nat(50), (texts, layout, extra) => {
-        const items = texts.map(([d, e], i) => item(i + 1, d, e));
-        const text = layouts[layout]!(items, items.length + extra);
-        const whole = quickListPage(200, text);
-        const cut = cutItems(text);
-        if (cut) expect(cut).toEqual({ items: whole?.List, virtualCount: whole?.VirtualCount });
-        // a compact page with tidy items is always cut (else the echo would never apply)
-        if (layout === 'compact' && texts.every(([d, e]) => !/[}\]]/.test(d + e))) expect(cut).toBeDefined();
-      }),
+      fc.property(
+        fc.array(fc.tuple(description, description), { maxLength: 5 }),
+        fc.constantFrom(...Object.keys(layouts)),
+        fc.nat(50),
+        (texts, layout, extra) => {
+          const items = texts.map(([d, e], i) => item(i + 1, d, e));
+          const text = layouts[layout]!(items, items.length + extra);
+          const whole = quickListPage(200, text);
+          const cut = cutItems(text);
+          if (cut) expect(cut).toEqual({ items: whole?.List, virtualCount: whole?.VirtualCount });
+          // a compact page with tidy items is always cut (else the echo would never apply)
+          if (layout === 'compact' && texts.every(([d, e]) => !/[}\]]/.test(d + e))) expect(cut).toBeDefined();
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -83,15 +128,22 @@ describe('cutListPage', () => {
 describe('decodePage', () => {
   it('gives the rows of the parse, cut or not, with the hash of each item when cut', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(description, description), { maxLength: 5 }), fc.constantFrom(...Object.keys(layouts)), fc.boolean(), (texts, layout, keepCompared) => {
-        const items = texts.map(([d, e], i) => item(i + 1, d, e));
-        const text = layouts[layout]!(items, items.length);
-        const opts = { keyBy: 'MLSNumber' as const, keepCompared, keepOtherKey: true };
-        const page = decodePage(200, bytes(text), opts);
-        const whole = quickListPage(200, text);
-        expect(page && { rows: page.rows, virtualCount: page.virtualCount }).toEqual(whole && { rows: rowsOf(whole.List, opts), virtualCount: whole.VirtualCount });
-        if (page?.itemHashes) expect(page.itemHashes).toHaveLength(items.length);
-      }),
+      fc.property(
+        fc.array(fc.tuple(description, description), { maxLength: 5 }),
+        fc.constantFrom(...Object.keys(layouts)),
+        fc.boolean(),
+        (texts, layout, keepCompared) => {
+          const items = texts.map(([d, e], i) => item(i + 1, d, e));
+          const text = layouts[layout]!(items, items.length);
+          const opts = { keyBy: 'MLSNumber' as const, keepCompared, keepOtherKey: true };
+          const page = decodePage(200, bytes(text), opts);
+          const whole = quickListPage(200, text);
+          expect(page && { rows: page.rows, virtualCount: page.virtualCount }).toEqual(
+            whole && { rows: rowsOf(whole.List, opts), virtualCount: whole.VirtualCount },
+          );
+          if (page?.itemHashes) expect(page.itemHashes).toHaveLength(items.length);
+        },
+      ),
       { numRuns: 200 },
     );
   });

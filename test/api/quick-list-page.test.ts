@@ -9,12 +9,23 @@ import { toListItem } from '../../src/emulator/list-item.js';
 import { listing } from '../sync/helpers/listings.js';
 
 const item = (id: number) => toListItem({ ...listing(`M${id}`, { Description: `ünïcode “${id}” ✓` }), ID: id });
-const okEnvelope = (Data: unknown): Record<string, unknown> => ({ Data, Version: '1.0', Success: true, Code: 200, Message: null });
+const okEnvelope = (Data: unknown): Record<string, unknown> => ({
+  Data,
+  Version: '1.0',
+  Success: true,
+  Code: 200,
+  Message: null,
+});
 
 /** readEnvelope's verdict: the data, or undefined when it throws */
 function clientReads(status: number, text: string): ListData | undefined {
   try {
-    return readEnvelope('/chat/Chatbot/RealEstateList', { status, headers: new Headers({ 'content-type': 'application/json' }), text }, ListData, quickListData);
+    return readEnvelope(
+      '/chat/Chatbot/RealEstateList',
+      { status, headers: new Headers({ 'content-type': 'application/json' }), text },
+      ListData,
+      quickListData,
+    );
   } catch {
     return undefined;
   }
@@ -68,13 +79,18 @@ describe('quickListPage', () => {
 
   it("never takes a response the client refuses, and gives the client's data when it takes one", () => {
     fc.assert(
-      fc.property(fc.constantFrom(200, 201, 299, 300, 429, 500), envelopeMutation, fc.array(fc.integer({ min: 1, max: 500 }), { maxLength: 4 }), (status, mutate, ids) => {
-        const env = okEnvelope({ List: ids.map(item), VirtualCount: ids.length });
-        mutate(env);
-        const text = JSON.stringify(env);
-        const quick = quickListPage(status, text);
-        if (quick !== undefined) expect(quick).toEqual(clientReads(status, text));
-      }),
+      fc.property(
+        fc.constantFrom(200, 201, 299, 300, 429, 500),
+        envelopeMutation,
+        fc.array(fc.integer({ min: 1, max: 500 }), { maxLength: 4 }),
+        (status, mutate, ids) => {
+          const env = okEnvelope({ List: ids.map(item), VirtualCount: ids.length });
+          mutate(env);
+          const text = JSON.stringify(env);
+          const quick = quickListPage(status, text);
+          if (quick !== undefined) expect(quick).toEqual(clientReads(status, text));
+        },
+      ),
     );
   });
 });
@@ -82,14 +98,18 @@ describe('quickListPage', () => {
 describe('quickEnvelope (every response: the envelope without zod)', () => {
   it('gives what the Envelope schema gives, or leaves it to the schema', () => {
     fc.assert(
-      fc.property(fc.array(envelopeMutation, { maxLength: 3 }), fc.constantFrom<unknown>('id-1', 7, null, { List: [], VirtualCount: 0 }), (mutations, Data) => {
-        const env = okEnvelope(Data);
-        for (const mutate of mutations) mutate(env);
-        const json: unknown = JSON.parse(JSON.stringify(env));
-        const quick = quickEnvelope(json);
-        const slow = Envelope.safeParse(json);
-        if (quick !== undefined) expect(slow.success && slow.data).toStrictEqual(quick);
-      }),
+      fc.property(
+        fc.array(envelopeMutation, { maxLength: 3 }),
+        fc.constantFrom<unknown>('id-1', 7, null, { List: [], VirtualCount: 0 }),
+        (mutations, Data) => {
+          const env = okEnvelope(Data);
+          for (const mutate of mutations) mutate(env);
+          const json: unknown = JSON.parse(JSON.stringify(env));
+          const quick = quickEnvelope(json);
+          const slow = Envelope.safeParse(json);
+          if (quick !== undefined) expect(slow.success && slow.data).toStrictEqual(quick);
+        },
+      ),
     );
   });
 
@@ -97,6 +117,7 @@ describe('quickEnvelope (every response: the envelope without zod)', () => {
     for (const env of [okEnvelope('id-1'), { ...okEnvelope(null), Success: false, Code: 429, Message: 'slow down' }]) {
       expect(quickEnvelope(env)).toStrictEqual(Envelope.parse(env));
     }
-    for (const bad of [null, [], 'x', {}, { ...okEnvelope(1), Code: '200' }, { ...okEnvelope(1), Message: undefined }]) expect(quickEnvelope(bad)).toBeUndefined();
+    for (const bad of [null, [], 'x', {}, { ...okEnvelope(1), Code: '200' }, { ...okEnvelope(1), Message: undefined }])
+      expect(quickEnvelope(bad)).toBeUndefined();
   });
 });

@@ -11,7 +11,9 @@ const objects = [
 const framings: Record<string, string> = {
   sse: objects.map((o) => `data: ${JSON.stringify(o)}\n\n`).join(''),
   'sse with comments, event/id lines, CRLF and [DONE]':
-    ': keep-alive\r\n\r\n' + objects.map((o, i) => `event: message\r\nid: ${i}\r\ndata:${JSON.stringify(o)}\r\n\r\n`).join('') + 'data: [DONE]\r\n\r\n',
+    ': keep-alive\r\n\r\n' +
+    objects.map((o, i) => `event: message\r\nid: ${i}\r\ndata:${JSON.stringify(o)}\r\n\r\n`).join('') +
+    'data: [DONE]\r\n\r\n',
   lines: objects.map((o) => JSON.stringify(o) + '\n').join(''),
   concat: objects.map((o) => JSON.stringify(o)).join(''),
   'pretty-printed objects back to back': objects.map((o) => JSON.stringify(o, null, 2)).join('\n'),
@@ -48,7 +50,11 @@ describe('stream parser', () => {
 
   it('joins multi-line SSE data and reads several objects in one event', () => {
     const text = 'data: {"content":\ndata: "x"}\n\ndata: {"content":"y"}\ndata: {"content":"z"}\n\n';
-    expect(feedBytes(new TextEncoder().encode(text), 1)).toEqual([{ content: 'x' }, { content: 'y' }, { content: 'z' }]);
+    expect(feedBytes(new TextEncoder().encode(text), 1)).toEqual([
+      { content: 'x' },
+      { content: 'y' },
+      { content: 'z' },
+    ]);
   });
 
   it('reads the last SSE event even without a final blank line', () => {

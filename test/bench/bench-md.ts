@@ -9,11 +9,16 @@ import { appendFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 
-export const MD_BEGIN = '<!-- bench:begin: written by `BENCH_MD=docs/benchmarks.md npm run bench`; everything up to bench:end is replaced -->';
+export const MD_BEGIN =
+  '<!-- bench:begin: written by `BENCH_MD=docs/benchmarks.md npm run bench`; everything up to bench:end is replaced -->';
 export const MD_END = '<!-- bench:end -->';
 
 /** A markdown table; `right`: the columns aligned right (numbers). */
-export function mdTable(head: readonly string[], rows: readonly (readonly string[])[], right: ReadonlySet<number> = new Set()): string {
+export function mdTable(
+  head: readonly string[],
+  rows: readonly (readonly string[])[],
+  right: ReadonlySet<number> = new Set(),
+): string {
   const cell = (c: string) => c.replaceAll('|', '\\|');
   const line = (cells: readonly string[]) => `| ${cells.map(cell).join(' | ')} |`;
   return [line(head), line(head.map((_, i) => (right.has(i) ? '---:' : '---'))), ...rows.map(line)].join('\n');

@@ -56,16 +56,32 @@ async function measure(name: string, fn: () => Promise<number>, note?: string): 
     const c0 = process.cpuUsage();
     const records = await fn();
     const cpu = process.cpuUsage(c0);
-    runs.push({ records, seconds: Number(process.hrtime.bigint() - t0) / 1e9, cpuSeconds: (cpu.user + cpu.system) / 1e6 });
+    runs.push({
+      records,
+      seconds: Number(process.hrtime.bigint() - t0) / 1e9,
+      cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    });
     clearInterval(timer);
     peak = Math.max(peak, process.memoryUsage().rss);
   }
-  const median = (key: 'seconds' | 'cpuSeconds') => runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)]!;
+  const median = (key: 'seconds' | 'cpuSeconds') =>
+    runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)]!;
   const records = runs[0]!.records;
   const seconds = median('seconds');
   const cpuSeconds = median('cpuSeconds');
-  const row = { case: name, records, seconds, perSecond: records / seconds, cpuSeconds, perCpuSecond: records / cpuSeconds, peakRssMb: peak / 1024 / 1024, note };
-  process.stdout.write(`  ${name}: ${records} records in ${seconds.toFixed(2)} s, ${cpuSeconds.toFixed(2)} CPU-s (medians of ${runs.length})\n`);
+  const row = {
+    case: name,
+    records,
+    seconds,
+    perSecond: records / seconds,
+    cpuSeconds,
+    perCpuSecond: records / cpuSeconds,
+    peakRssMb: peak / 1024 / 1024,
+    note,
+  };
+  process.stdout.write(
+    `  ${name}: ${records} records in ${seconds.toFixed(2)} s, ${cpuSeconds.toFixed(2)} CPU-s (medians of ${runs.length})\n`,
+  );
   return row;
 }
 
@@ -82,7 +98,8 @@ function judged(r: Row, ref: Row, of: string, target: number): string {
 
 async function bareCsv(file: string): Promise<number> {
   let n = 0;
-  for await (const _ of createReadStream(file, { highWaterMark: 256 * 1024 }).pipe(parse({ columns: true, bom: true }))) n++;
+  for await (const _ of createReadStream(file, { highWaterMark: 256 * 1024 }).pipe(parse({ columns: true, bom: true })))
+    n++;
   return n;
 }
 
@@ -95,7 +112,8 @@ async function bareSaxes(file: string): Promise<number> {
   parser.on('closetag', () => void (--depth === 1 && n++));
   parser.on('text', () => {});
   parser.on('cdata', () => {});
-  for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 })) parser.write(chunk as string);
+  for await (const chunk of createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 }))
+    parser.write(chunk as string);
   parser.close();
   return n;
 }
@@ -103,7 +121,10 @@ async function bareSaxes(file: string): Promise<number> {
 /** Our XML reader alone: records built, not mapped. */
 async function ourXmlReader(file: string, recordPath = 'Listings.Listing'): Promise<number> {
   let n = 0;
-  for await (const item of readXml(createReadStream(file, { highWaterMark: 256 * 1024 }), { label: file, recordPath })) {
+  for await (const item of readXml(createReadStream(file, { highWaterMark: 256 * 1024 }), {
+    label: file,
+    recordPath,
+  })) {
     if (item.kind === 'record') n++;
   }
   return n;
@@ -112,7 +133,10 @@ async function ourXmlReader(file: string, recordPath = 'Listings.Listing'): Prom
 async function pipeline(feedName: string, path: string, dir: string): Promise<number> {
   const { config } = await loadConfig(demo);
   const feed = config.feeds.find((f) => f.name === feedName)!;
-  const opened = openFeed(feed.name, { ...feed.source, path } as typeof feed.source, { baseDir: dir, logger: silentLogger });
+  const opened = openFeed(feed.name, { ...feed.source, path } as typeof feed.source, {
+    baseDir: dir,
+    logger: silentLogger,
+  });
   const mapping = compileMapping(feed.mapping);
   let n = 0;
   let valid = 0;
@@ -127,7 +151,10 @@ async function pipeline(feedName: string, path: string, dir: string): Promise<nu
 /** The MITS reader alone: unit records built and joined, not mapped. */
 async function ourMitsReader(file: string): Promise<number> {
   let n = 0;
-  for await (const item of readMits(createReadStream(file, { highWaterMark: 256 * 1024 }), { label: file, recordPer: 'unit' })) {
+  for await (const item of readMits(createReadStream(file, { highWaterMark: 256 * 1024 }), {
+    label: file,
+    recordPer: 'unit',
+  })) {
     if (item.kind === 'record') n++;
   }
   return n;
@@ -138,10 +165,14 @@ async function mitsPipeline(file: string): Promise<number> {
   const mapping = compileMapping(MappingConfig.parse({ preset: 'mits' }));
   let n = 0;
   let bad = 0;
-  for await (const item of mapFeed(readMits(createReadStream(file, { highWaterMark: 256 * 1024 }), { label: file, recordPer: 'unit' }), mapping, {
-    serialNumber: 'SN-BENCH',
-    keyBy: 'MLSNumber',
-  })) {
+  for await (const item of mapFeed(
+    readMits(createReadStream(file, { highWaterMark: 256 * 1024 }), { label: file, recordPer: 'unit' }),
+    mapping,
+    {
+      serialNumber: 'SN-BENCH',
+      keyBy: 'MLSNumber',
+    },
+  )) {
     n++;
     if (item.kind !== 'listing' && item.kind !== 'skipped') bad++;
   }
@@ -159,9 +190,20 @@ async function mitsCases(dir: string): Promise<Row[]> {
   process.stdout.write(`  mits ${(bytes / 1e6).toFixed(0)} MB: ${properties} properties, ${units} units\n`);
   // saxes counts the root's children (properties): its rate is stated per unit of the same file
   const bare = await measure('mits: bare saxes streaming', () => bareSaxes(file));
-  Object.assign(bare, { records: units, perSecond: units / bare.seconds, perCpuSecond: units / bare.cpuSeconds, note: 'the same file, its units over saxes time' });
-  const xmlReader = await measure('mits: our XML reader alone (properties built, not joined)', () => ourXmlReader(file, 'PhysicalProperty.Property'));
-  Object.assign(xmlReader, { records: units, perSecond: units / xmlReader.seconds, perCpuSecond: units / xmlReader.cpuSeconds });
+  Object.assign(bare, {
+    records: units,
+    perSecond: units / bare.seconds,
+    perCpuSecond: units / bare.cpuSeconds,
+    note: 'the same file, its units over saxes time',
+  });
+  const xmlReader = await measure('mits: our XML reader alone (properties built, not joined)', () =>
+    ourXmlReader(file, 'PhysicalProperty.Property'),
+  );
+  Object.assign(xmlReader, {
+    records: units,
+    perSecond: units / xmlReader.seconds,
+    perCpuSecond: units / xmlReader.cpuSeconds,
+  });
   xmlReader.note = `${ratio(xmlReader, bare)} of bare saxes; its units over its time`;
   const reader = await measure('mits: our reader (unit records joined)', () => ourMitsReader(file));
   reader.note = `${ratio(reader, bare)} of bare saxes`;
@@ -213,7 +255,9 @@ async function main() {
       process.stdout.write(`generating ~1 GB XML (${n} listings)\n`);
       await writeFeed(big, generateXml(n, { format: 'zillow', seed: 9, batch: 2000 }));
       const size = (await stat(big)).size;
-      const r = await measure(`xml ${(size / 1e9).toFixed(2)} GB: read + map + validate`, () => pipeline('zillow-xml', big, dir));
+      const r = await measure(`xml ${(size / 1e9).toFixed(2)} GB: read + map + validate`, () =>
+        pipeline('zillow-xml', big, dir),
+      );
       r.note = `peak RSS ${r.peakRssMb < 300 ? '<' : '>='} 300 MB target`;
       rows.push(r);
       await rm(big, { force: true });
@@ -238,8 +282,11 @@ async function main() {
     r.note ?? '',
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...table.map((t) => t[i]!.length)));
-  const line = (cols: string[]) => cols.map((c, i) => (i === 0 || i === head.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  process.stdout.write(`${line(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`);
+  const line = (cols: string[]) =>
+    cols.map((c, i) => (i === 0 || i === head.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  process.stdout.write(
+    `${line(head)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n${table.map(line).join('\n')}\n`,
+  );
   writeMdPart(feedsMarkdown(rows, sizes));
 }
 
@@ -248,7 +295,13 @@ function feedsMarkdown(rows: readonly Row[], sizes: readonly string[]): string {
   const table = (of: readonly Row[]) =>
     mdTable(
       ['case', 'records/s (wall)', 'records/CPU-s', 'peak RSS', 'vs reference'],
-      of.map((r) => [r.case, num(r.perSecond), num(r.perCpuSecond), `${Math.round(r.peakRssMb)} MB`, r.note ?? 'reference']),
+      of.map((r) => [
+        r.case,
+        num(r.perSecond),
+        num(r.perCpuSecond),
+        `${Math.round(r.peakRssMb)} MB`,
+        r.note ?? 'reference',
+      ]),
       new Set([1, 2, 3]),
     );
   const mits = rows.filter((r) => r.case.startsWith('mits'));

@@ -64,11 +64,16 @@ interface Stats {
 
 export async function stats(emu: Emulator): Promise<{ list: number; all: number }> {
   const s = (await (await fetch(`${emu.url}/__emulator/stats`)).json()) as Stats;
-  return { list: Object.values(s.requests['/chat/Chatbot/RealEstateList'] ?? {}).reduce((a, b) => a + b, 0), all: s.total };
+  return {
+    list: Object.values(s.requests['/chat/Chatbot/RealEstateList'] ?? {}).reduce((a, b) => a + b, 0),
+    all: s.total,
+  };
 }
 
 /** CSV feeds over HTTP, one path each, counting each path's requests. */
-async function startFeeds(bodies: Map<string, string>): Promise<{ url: (name: string) => string; pulls: () => number; close: () => Promise<void> }> {
+async function startFeeds(
+  bodies: Map<string, string>,
+): Promise<{ url: (name: string) => string; pulls: () => number; close: () => Promise<void> }> {
   let pulls = 0;
   const server = createServer((req, res) => {
     const body = bodies.get((req.url ?? '').slice(1));
@@ -78,11 +83,17 @@ async function startFeeds(bodies: Map<string, string>): Promise<{ url: (name: st
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url: (name) => `${base}/${name}`, pulls: () => pulls, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: (name) => `${base}/${name}`,
+    pulls: () => pulls,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** `feedsync sync --config file --json` in a process of its own: its reports, exit status and peak RSS. */
-async function runCli(file: string): Promise<{ status: number | null; reports: SyncReport[]; peakRssMb: number; wallMs: number; stderr: string }> {
+async function runCli(
+  file: string,
+): Promise<{ status: number | null; reports: SyncReport[]; peakRssMb: number; wallMs: number; stderr: string }> {
   const peakFile = `${file}.peak-rss`;
   const t0 = performance.now();
   const prof = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : [];
@@ -102,19 +113,32 @@ async function runCli(file: string): Promise<{ status: number | null; reports: S
   return { status, reports, peakRssMb: peakKb / 1024, wallMs, stderr: Buffer.concat(err).toString('utf8') };
 }
 
-async function measure(emu: Emulator, file: string, pulls: () => number, label: string, min: { list: number; all: number; pulls: number }): Promise<CliRun> {
+async function measure(
+  emu: Emulator,
+  file: string,
+  pulls: () => number,
+  label: string,
+  min: { list: number; all: number; pulls: number },
+): Promise<CliRun> {
   const before = await stats(emu);
   const pulled = pulls();
   const r = await runCli(file);
   const after = await stats(emu);
   const problems: string[] = [];
-  if (r.status !== 0) problems.push(`exit status ${r.status}${r.stderr ? `: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}`);
+  if (r.status !== 0)
+    problems.push(`exit status ${r.status}${r.stderr ? `: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}`);
   const notOk = r.reports.filter((x) => x.outcome !== 'ok');
-  if (notOk.length) problems.push(`${notOk.length} lane(s) not ok: ${notOk.slice(0, 3).map((x) => `${x.feed} ${x.outcome} ${x.message ?? ''}`)}`);
+  if (notOk.length)
+    problems.push(
+      `${notOk.length} lane(s) not ok: ${notOk.slice(0, 3).map((x) => `${x.feed} ${x.outcome} ${x.message ?? ''}`)}`,
+    );
   const run: CliRun = {
     label,
     wallMs: r.wallMs,
-    spanMs: r.reports.length ? Math.max(...r.reports.map((x) => Date.parse(x.finishedAt))) - Math.min(...r.reports.map((x) => Date.parse(x.startedAt))) : 0,
+    spanMs: r.reports.length
+      ? Math.max(...r.reports.map((x) => Date.parse(x.finishedAt))) -
+        Math.min(...r.reports.map((x) => Date.parse(x.startedAt)))
+      : 0,
     list: after.list - before.list,
     listMin: min.list,
     all: after.all - before.all,
@@ -127,7 +151,8 @@ async function measure(emu: Emulator, file: string, pulls: () => number, label: 
   };
   if (run.list !== run.listMin) problems.push(`list calls ${run.list}, minimum ${run.listMin}`);
   if (run.all !== run.allMin) problems.push(`calls ${run.all}, minimum ${run.allMin}`);
-  if (run.laneCalls !== run.all) problems.push(`the lanes' reports count ${run.laneCalls} calls, the run made ${run.all}`);
+  if (run.laneCalls !== run.all)
+    problems.push(`the lanes' reports count ${run.laneCalls} calls, the run made ${run.all}`);
   if (run.pulls !== run.pullsMin) problems.push(`feed pulls ${run.pulls}, one per feed: ${run.pullsMin}`);
   const n = (x: number) => x.toLocaleString('en-US');
   process.stdout.write(
@@ -147,23 +172,36 @@ function configYaml(emu: Emulator, feeds: string[]): string {
 export async function fanOut(emu: Emulator): Promise<CliRun[]> {
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-fanout-'));
   const lines = csv(rows(FANOUT_RECORDS)).trimEnd().split('\n');
-  const body = [`${lines[0]},Agent`, ...lines.slice(1).map((l, i) => `${l},agent-${i % FANOUT_CHATBOTS}`)].join('\n') + '\n';
+  const body =
+    [`${lines[0]},Agent`, ...lines.slice(1).map((l, i) => `${l},agent-${i % FANOUT_CHATBOTS}`)].join('\n') + '\n';
   const server = await startFeeds(new Map([['brokerage.csv', body]]));
   try {
-    const routes = Array.from({ length: FANOUT_CHATBOTS }, (_, c) => `      - { serialNumber: SN-AGENT-${c}, where: { Agent: [agent-${c}] } }\n`);
+    const routes = Array.from(
+      { length: FANOUT_CHATBOTS },
+      (_, c) => `      - { serialNumber: SN-AGENT-${c}, where: { Agent: [agent-${c}] } }\n`,
+    );
     const file = join(dir, 'feedsync.yaml');
     await writeFile(
       file,
-      configYaml(emu, [`  - name: brokerage\n    chatbots:\n${routes.join('')}    source: { kind: csv, url: "${server.url('brokerage.csv')}" }\n    mapping: ${MAPPING}\n`]),
+      configYaml(emu, [
+        `  - name: brokerage\n    chatbots:\n${routes.join('')}    source: { kind: csv, url: "${server.url('brokerage.csv')}" }\n    mapping: ${MAPPING}\n`,
+      ]),
     );
-    const perChatbot = Array.from({ length: FANOUT_CHATBOTS }, (_, c) => Math.floor(FANOUT_RECORDS / FANOUT_CHATBOTS) + (c < FANOUT_RECORDS % FANOUT_CHATBOTS ? 1 : 0));
+    const perChatbot = Array.from(
+      { length: FANOUT_CHATBOTS },
+      (_, c) => Math.floor(FANOUT_RECORDS / FANOUT_CHATBOTS) + (c < FANOUT_RECORDS % FANOUT_CHATBOTS ? 1 : 0),
+    );
     const pages = perChatbot.reduce((n, k) => n + pagesOf(k), 0);
     process.stdout.write(
       `fan-out: one feed of ${FANOUT_RECORDS.toLocaleString('en-US')} records routed by agent to ${FANOUT_CHATBOTS} chatbots (feeds[].chatbots with where); \`feedsync sync\`, a process a run; PageSize ${PAGE}\n`,
     );
     // the first run pages empty chatbots: one page each
     return [
-      await measure(emu, file, server.pulls, 'fan-out: first run', { list: FANOUT_CHATBOTS, all: FANOUT_CHATBOTS + FANOUT_RECORDS, pulls: 1 }),
+      await measure(emu, file, server.pulls, 'fan-out: first run', {
+        list: FANOUT_CHATBOTS,
+        all: FANOUT_CHATBOTS + FANOUT_RECORDS,
+        pulls: 1,
+      }),
       await measure(emu, file, server.pulls, 'fan-out: no-change rerun', { list: pages, all: pages, pulls: 1 }),
     ];
   } finally {
@@ -183,7 +221,9 @@ export async function manyFeeds(emu: Emulator): Promise<CliRun[]> {
       for (let f = 0; f < MANY_FEEDS; f++) {
         const name = `c${c}-f${f}`;
         bodies.set(`${name}.csv`, csv(rows(MANY_LISTINGS, 1 + f * MANY_LISTINGS)));
-        feeds.push(`  - name: ${name}\n    chatbot: SN-MANY-${c}\n    source: { kind: csv, url: "${server.url(`${name}.csv`)}" }\n    mapping: ${MAPPING}\n`);
+        feeds.push(
+          `  - name: ${name}\n    chatbot: SN-MANY-${c}\n    source: { kind: csv, url: "${server.url(`${name}.csv`)}" }\n    mapping: ${MAPPING}\n`,
+        );
       }
     }
     const file = join(dir, 'feedsync.yaml');
@@ -195,8 +235,16 @@ export async function manyFeeds(emu: Emulator): Promise<CliRun[]> {
     );
     const feedCount = MANY_CHATBOTS * MANY_FEEDS;
     return [
-      await measure(emu, file, server.pulls, 'many feeds: first run', { list: MANY_CHATBOTS, all: MANY_CHATBOTS + listings, pulls: feedCount }),
-      await measure(emu, file, server.pulls, 'many feeds: no-change rerun', { list: pages, all: pages, pulls: feedCount }),
+      await measure(emu, file, server.pulls, 'many feeds: first run', {
+        list: MANY_CHATBOTS,
+        all: MANY_CHATBOTS + listings,
+        pulls: feedCount,
+      }),
+      await measure(emu, file, server.pulls, 'many feeds: no-change rerun', {
+        list: pages,
+        all: pages,
+        pulls: feedCount,
+      }),
     ];
   } finally {
     await server.close();

@@ -85,7 +85,13 @@ async function workersCase(emuUrl: string): Promise<number> {
     secretKey: 'bench-secret',
     sessionKey: 'bench-session',
     api: `ratePerSecond: ${RATE}, concurrency: ${API_CONCURRENCY}, retries: 4, pageSize: 100`,
-    worker: { concurrency: WORKER_CONCURRENCY, historySize: 20, lockDurationMs: 2000, stalledIntervalMs: 5000, shutdownTimeoutMs: 30_000 },
+    worker: {
+      concurrency: WORKER_CONCURRENCY,
+      historySize: 20,
+      lockDurationMs: 2000,
+      stalledIntervalMs: 5000,
+      shutdownTimeoutMs: 30_000,
+    },
   });
   // what the workers' schedulers add when the cron comes: a job per group of feeds sharing a chatbot
   const due = syncSchedules((await loadConfig(file)).config.feeds);
@@ -97,16 +103,23 @@ async function workersCase(emuUrl: string): Promise<number> {
     process.stdout.write(`PROBLEM: ${msg}\n`);
   };
   // each chatbot's pages once: its listings once every feed of it has synced (the first tick pages empty chatbots: a page each)
-  const perChatbot = Array.from({ length: CHATBOTS }, (_, c) => feeds.filter((f) => f.chatbot === `SN-${c}`).length * LISTINGS);
+  const perChatbot = Array.from(
+    { length: CHATBOTS },
+    (_, c) => feeds.filter((f) => f.chatbot === `SN-${c}`).length * LISTINGS,
+  );
   const listMin = (first: boolean) => (first ? CHATBOTS : perChatbot.reduce((n, k) => n + pagesOf(k), 0));
 
   async function tick(label: string, first = false): Promise<void> {
     const before = await stats({ url: emuUrl });
     const startedAt = Date.now();
     const peaks = workers.map(() => 0);
-    const sampler = setInterval(() => workers.forEach((w, i) => (peaks[i] = Math.max(peaks[i]!, rssMb(w.proc.pid)))), 250);
+    const sampler = setInterval(
+      () => workers.forEach((w, i) => (peaks[i] = Math.max(peaks[i]!, rssMb(w.proc.pid)))),
+      250,
+    );
     const jobs = [];
-    for (const s of due) jobs.push({ id: s.id, ...(await enqueueJob(redis, queues, 'sync', s.id, { feeds: s.feeds })) });
+    for (const s of due)
+      jobs.push({ id: s.id, ...(await enqueueJob(redis, queues, 'sync', s.id, { feeds: s.feeds })) });
     for (const j of jobs) {
       const done = await waitForJob(redis, queues, 'sync', j.jobId);
       const outcome = done.state === 'completed' ? (done.returnvalue as { outcome?: string }).outcome : done.state;
@@ -172,7 +185,8 @@ async function workersCase(emuUrl: string): Promise<number> {
     for (const [sn, jobs] of byChatbot) {
       const spans = [...jobs.values()];
       spans.sort((a, b) => a[0] - b[0]);
-      for (let i = 1; i < spans.length; i++) if (spans[i]![0] < spans[i - 1]![1]) fail(`chatbot ${sn}: two runs overlapped`);
+      for (let i = 1; i < spans.length; i++)
+        if (spans[i]![0] < spans[i - 1]![1]) fail(`chatbot ${sn}: two runs overlapped`);
     }
     const three = ticks.filter((t) => t.workers === 3 && t.label.includes('no change'));
     const one = ticks.filter((t) => t.workers === 1);
@@ -188,7 +202,8 @@ async function workersCase(emuUrl: string): Promise<number> {
       );
       if (growth > 1.25) fail(`worker peak RSS grew ×${growth.toFixed(2)} between identical ticks`);
     }
-    if (!problems) process.stdout.write('every feed synced once per tick, no chatbot synced twice at once, the rate budget held\n');
+    if (!problems)
+      process.stdout.write('every feed synced once per tick, no chatbot synced twice at once, the rate budget held\n');
     writeMdPart(workersMarkdown(ticks, problems, mean(one) / mean(three)));
     return problems;
   } finally {
@@ -219,7 +234,16 @@ function workersMarkdown(ticks: readonly Tick[], problems: number, oneOverThree:
       `${problems ? `**${problems} problem(s)** (see the output).` : 'Checked: every feed ran once a tick, no two jobs writing into one chatbot overlapped, the busiest second stayed within the budget, worker peak RSS grew less than 1.25× between identical ticks.'}`,
     '',
     mdTable(
-      ['tick', 'workers', 'wall', 'listings/s', 'calls', 'list calls (minimum)', `busiest second (budget ${num(RATE)})`, 'peak RSS per worker'],
+      [
+        'tick',
+        'workers',
+        'wall',
+        'listings/s',
+        'calls',
+        'list calls (minimum)',
+        `busiest second (budget ${num(RATE)})`,
+        'peak RSS per worker',
+      ],
       rows,
       new Set([1, 2, 3, 4, 5, 6]),
     ),
@@ -233,7 +257,16 @@ function chatbotsMarkdown(runs: readonly CliRun[]): string {
   const ok = (got: number, min: number) => `${num(got)} (${num(min)}) ${got === min ? '✓' : '✗'}`;
   const rows = runs.map((r) => {
     const [kase, run] = r.label.split(': ');
-    return [kase!, run ?? '', sec(r.wallMs), sec(r.spanMs), ok(r.list, r.listMin), ok(r.all, r.allMin), ok(r.pulls, r.pullsMin), `${Math.round(r.peakRssMb)} MB`];
+    return [
+      kase!,
+      run ?? '',
+      sec(r.wallMs),
+      sec(r.spanMs),
+      ok(r.list, r.listMin),
+      ok(r.all, r.allMin),
+      ok(r.pulls, r.pullsMin),
+      `${Math.round(r.peakRssMb)} MB`,
+    ];
   });
   return [
     '### Fleet',
@@ -242,13 +275,30 @@ function chatbotsMarkdown(runs: readonly CliRun[]): string {
       '**The chatbot as the unit**: each run is `feedsync sync --config … --json` as a process of its own (a first run, then a no-change rerun in a new process); ' +
       "minimum calls: each chatbot's pages once (an empty chatbot one page) + changed writes; one pull a feed. Wall is the process's, start included; sync is the first lane's start to the last one's end.",
     '',
-    mdTable(['case', 'run', 'wall', 'sync', 'list calls (minimum)', 'all calls (minimum)', 'feed pulls (minimum)', 'peak RSS'], rows, new Set([2, 3, 4, 5, 6, 7])),
+    mdTable(
+      [
+        'case',
+        'run',
+        'wall',
+        'sync',
+        'list calls (minimum)',
+        'all calls (minimum)',
+        'feed pulls (minimum)',
+        'peak RSS',
+      ],
+      rows,
+      new Set([2, 3, 4, 5, 6, 7]),
+    ),
   ].join('\n');
 }
 
 async function main(): Promise<void> {
-  const emuProc = fork(fileURLToPath(new URL('./sync-emulator.ts', import.meta.url)), [String(LATENCY_MS)], { execArgv: ['--import', 'tsx'] });
-  const emu: Emulator = { url: await new Promise<string>((resolve) => emuProc.once('message', (m: { url: string }) => resolve(m.url))) };
+  const emuProc = fork(fileURLToPath(new URL('./sync-emulator.ts', import.meta.url)), [String(LATENCY_MS)], {
+    execArgv: ['--import', 'tsx'],
+  });
+  const emu: Emulator = {
+    url: await new Promise<string>((resolve) => emuProc.once('message', (m: { url: string }) => resolve(m.url))),
+  };
   let problems = 0;
   const count = (runs: CliRun[]) => {
     problems += runs.reduce((n, r) => n + r.problems.length, 0);

@@ -28,7 +28,10 @@ for (const file of files) {
   process.stdout.write(`\n=== ${file} ===\n`);
   const env = { ...process.env, ...(parts && { BENCH_MD_PART: join(parts, `${file}.md`) }) };
   // (spawned, not spawnSync: the load average is sampled while the bench runs)
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, file)], { stdio: 'inherit', env });
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, file)], {
+    stdio: 'inherit',
+    env,
+  });
   const status = await new Promise<number | null>((done) => child.once('exit', done));
   if (status !== 0) failed++;
 }

@@ -23,7 +23,10 @@ export interface PeerCounts {
 async function* listingBatches(feed: FeedConfig, baseDir: string, size: number): AsyncIterable<ListingCreate[]> {
   const opened = openFeed(feed.name, feed.source, { baseDir, logger: silentLogger });
   let batch: ListingCreate[] = [];
-  for await (const item of mapFeed(opened.items, compileMapping(feed.mapping), { serialNumber: feed.chatbot!, keyBy: 'MLSNumber' })) {
+  for await (const item of mapFeed(opened.items, compileMapping(feed.mapping), {
+    serialNumber: feed.chatbot!,
+    keyBy: 'MLSNumber',
+  })) {
     if (item.kind !== 'listing') continue;
     batch.push(item.listing);
     if (batch.length === size) {
@@ -34,14 +37,23 @@ async function* listingBatches(feed: FeedConfig, baseDir: string, size: number):
   if (batch.length) yield batch;
 }
 
-export async function upsertPeer(api: ChatbotApi, feed: FeedConfig, baseDir: string, concurrency: number): Promise<PeerCounts> {
+export async function upsertPeer(
+  api: ChatbotApi,
+  feed: FeedConfig,
+  baseDir: string,
+  concurrency: number,
+): Promise<PeerCounts> {
   const limit = pLimit(concurrency);
   const counts: PeerCounts = { created: 0, updated: 0, deleted: 0 };
   for await (const batch of listingBatches(feed, baseDir, 1000)) {
     await Promise.all(
       batch.map((listing) =>
         limit(async () => {
-          const found = await api.listListings({ SerialNumber: listing.SerialNumber, MLSNumber: listing.MLSNumber, PageSize: 1 });
+          const found = await api.listListings({
+            SerialNumber: listing.SerialNumber,
+            MLSNumber: listing.MLSNumber,
+            PageSize: 1,
+          });
           if (found.List.length > 0) {
             await api.updateListing({ ...listing, Key: listing.MLSNumber, KeyType: 'MLSNumber' });
             counts.updated++;
@@ -56,7 +68,13 @@ export async function upsertPeer(api: ChatbotApi, feed: FeedConfig, baseDir: str
   return counts;
 }
 
-export async function recreatePeer(api: ChatbotApi, feed: FeedConfig, baseDir: string, concurrency: number, pageSize: number): Promise<PeerCounts> {
+export async function recreatePeer(
+  api: ChatbotApi,
+  feed: FeedConfig,
+  baseDir: string,
+  concurrency: number,
+  pageSize: number,
+): Promise<PeerCounts> {
   const limit = pLimit(concurrency);
   const counts: PeerCounts = { created: 0, updated: 0, deleted: 0 };
   const keys: string[] = [];

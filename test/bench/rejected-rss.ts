@@ -9,14 +9,17 @@ import { join } from 'node:path';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { COLUMNS, csv, row } from '../sync/helpers/feed.js';
 
-const [kind = 'rejected', n = '1000000', bin = join(import.meta.dirname, '../../bin/feedsync.js')] = process.argv.slice(2);
+const [kind = 'rejected', n = '1000000', bin = join(import.meta.dirname, '../../bin/feedsync.js')] =
+  process.argv.slice(2);
 const count = Number(n);
 const dir = await mkdtemp(join(tmpdir(), 'feedsync-rejected-rss-'));
 const te = await startTestEmulator();
 try {
   const lines: string[] = [];
   for (let at = 0; at < count; at += 50_000) {
-    const part = Array.from({ length: Math.min(50_000, count - at) }, (_, i) => row(at + i + 1, kind === 'rejected' ? { Bedrooms: 'lots' } : {}));
+    const part = Array.from({ length: Math.min(50_000, count - at) }, (_, i) =>
+      row(at + i + 1, kind === 'rejected' ? { Bedrooms: 'lots' } : {}),
+    );
     lines.push(
       csv(part)
         .split('\n')
@@ -45,7 +48,10 @@ try {
       process.execPath,
       ['--import', join(import.meta.dirname, 'peak-rss.mjs'), bin, 'sync', '--config', config, '--json'],
       { env: { ...process.env, BENCH_PEAK_RSS_FILE: peakFile, LOG_LEVEL: 'warn' }, maxBuffer: 64 * 1024 ** 2 },
-      (err, stdout, stderr) => (stdout.trim().startsWith('{') ? resolve(stdout) : reject(new Error(`${err?.message}\n${stderr.slice(0, 2000)}`))),
+      (err, stdout, stderr) =>
+        stdout.trim().startsWith('{')
+          ? resolve(stdout)
+          : reject(new Error(`${err?.message}\n${stderr.slice(0, 2000)}`)),
     ),
   );
   const counts = JSON.parse(out).reports[0].counts;

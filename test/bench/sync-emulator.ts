@@ -2,7 +2,12 @@
 // count in the sync's RSS. Sends its URL to the parent over IPC; exits when the parent goes.
 import { startEmulator } from '../../src/emulator/index.js';
 
-const emulator = await startEmulator({ port: 0, latencyMs: Number(process.argv[2] ?? 20), secretKey: 'bench-secret', sessionKey: 'bench-session' });
+const emulator = await startEmulator({
+  port: 0,
+  latencyMs: Number(process.argv[2] ?? 20),
+  secretKey: 'bench-secret',
+  sessionKey: 'bench-session',
+});
 process.send?.({ url: emulator.url });
 // the parent sets the latency of each scenario (a large first sync seeds at a lower one)
 // and asks its CPU time around each run (the emulator shares the machine's cores with the sync)

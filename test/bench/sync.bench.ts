@@ -62,13 +62,19 @@ const BATCH_SIZE = 100;
 const CHANGED = 0.01;
 const REMOVED = 0.002;
 // (a size given twice, as BENCH_SYNC_SIZES=1000000 with BENCH_SYNC_1M=1, runs once)
-const SIZES = [...new Set([...(process.env.BENCH_SYNC_SIZES ?? '10000,100000').split(',').map(Number), ...(process.env.BENCH_SYNC_1M === '1' ? [1_000_000] : [])])];
+const SIZES = [
+  ...new Set([
+    ...(process.env.BENCH_SYNC_SIZES ?? '10000,100000').split(',').map(Number),
+    ...(process.env.BENCH_SYNC_1M === '1' ? [1_000_000] : []),
+  ]),
+];
 const PEERS = process.env.BENCH_PEERS !== '0';
 const SEED_AT = Number(process.env.BENCH_SEED_AT ?? 1_000_000);
 const SEED_LATENCY_MS = Number(process.env.BENCH_SEED_LATENCY_MS ?? 0);
 /** BENCH_HEAP_MB: --max-old-space-size of the feedsync runs (default: node's own; the memory targets are judged only then) */
 const HEAP_MB = process.env.BENCH_HEAP_MB;
-const RSS_TARGET_MB = (n: number): number | undefined => (HEAP_MB ? undefined : n >= 1_000_000 ? 1536 : n >= 100_000 ? 400 : undefined);
+const RSS_TARGET_MB = (n: number): number | undefined =>
+  HEAP_MB ? undefined : n >= 1_000_000 ? 1536 : n >= 100_000 ? 400 : undefined;
 const here = fileURLToPath(import.meta.url);
 const TSX = process.env.BENCH_TSX === '1';
 /** the compiled bench (BENCH_BUILT, set by the top process for the sizes' processes), or undefined: through tsx */
@@ -137,12 +143,16 @@ if (process.argv[2] === 'run') {
   const smallest = Math.min(...SIZES);
   const build = TSX ? undefined : await buildBench();
   for (const n of SIZES) {
-    const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', here, 'run', String(n), ...(PEERS && n === smallest ? ['peers'] : [])], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      maxBuffer: 1 << 24,
-      env: { ...process.env, ...(build && { BENCH_BUILT: build.bench }) },
-    });
+    const r = spawnSync(
+      process.execPath,
+      ['--expose-gc', '--import', 'tsx', here, 'run', String(n), ...(PEERS && n === smallest ? ['peers'] : [])],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+        maxBuffer: 1 << 24,
+        env: { ...process.env, ...(build && { BENCH_BUILT: build.bench }) },
+      },
+    );
     if (r.status !== 0) {
       // the other sizes' figures are still printed; the bench fails at the end
       process.stderr.write(`sync bench for ${n} listings failed (exit ${r.status})\n`);
@@ -166,10 +176,18 @@ async function buildBench(): Promise<{ dir: string; bench: string }> {
   const dir = PROF ? join(resolve(PROF), 'build') : await mkdtemp(join(tmpdir(), 'feedsync-bench-build-'));
   if (PROF) await rm(dir, { recursive: true, force: true });
   const tsc = join(root, 'node_modules/typescript/bin/tsc');
-  const r = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', dir, '--noEmit', 'false'], { stdio: 'inherit' });
+  const r = spawnSync(
+    process.execPath,
+    [tsc, '-p', join(root, 'tsconfig.json'), '--outDir', dir, '--noEmit', 'false'],
+    { stdio: 'inherit' },
+  );
   if (r.status !== 0) throw new Error(`the bench's build failed (tsc exit ${r.status})`);
   await symlink(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
-  const b = spawnSync(process.execPath, [join(root, 'scripts/bundle.js'), join(dir, 'test/bench/sync.bench.js'), dir, join(dir, 'bundle')], { stdio: 'inherit' });
+  const b = spawnSync(
+    process.execPath,
+    [join(root, 'scripts/bundle.js'), join(dir, 'test/bench/sync.bench.js'), dir, join(dir, 'bundle')],
+    { stdio: 'inherit' },
+  );
   if (b.status !== 0) throw new Error(`the bench's bundle failed (exit ${b.status})`);
   return { dir, bench: join(dir, 'bundle/sync.bench.js') };
 }
@@ -216,7 +234,10 @@ async function benchSetup(url: string, root: string) {
 
 /** One size: the emulator and the state folder live here; each feedsync scenario runs in a new process (runScenario), the peers here. */
 async function runSize(n: number, peers: boolean): Promise<Row[]> {
-  const emulator = fork(join(here, '../sync-emulator.ts'), [String(LATENCY_MS)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const emulator = fork(join(here, '../sync-emulator.ts'), [String(LATENCY_MS)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     emulator.once('message', (m) => resolve((m as { url: string }).url));
     emulator.once('exit', (code) => reject(new Error(`emulator exited ${code}`)));
@@ -255,27 +276,53 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       await writeFeed(join(dir, 'feed.csv'), generateCsv(s.rows, { changeRate: s.changeRate, changeSeed: 2 }));
       emulator.send({ latencyMs: s.latencyMs });
       const e0 = await emulatorCpu(emulator);
-      const task: ScenarioTask = { n, url, root: repoRoot(), dir, scenario: s.scenario, minimum: s.minimum, latencyMs: s.latencyMs, runs: s.runs };
+      const task: ScenarioTask = {
+        n,
+        url,
+        root: repoRoot(),
+        dir,
+        scenario: s.scenario,
+        minimum: s.minimum,
+        latencyMs: s.latencyMs,
+        runs: s.runs,
+      };
       const p0 = performance.now();
       const r = spawnSync(
         process.execPath,
-        [...(HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : []), '--expose-gc', ...(BUILT ? [BUILT] : ['--import', 'tsx', here]), 'scenario', JSON.stringify(task)],
+        [
+          ...(HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : []),
+          '--expose-gc',
+          ...(BUILT ? [BUILT] : ['--import', 'tsx', here]),
+          'scenario',
+          JSON.stringify(task),
+        ],
         {
           encoding: 'utf8',
           stdio: ['ignore', 'pipe', 'inherit'],
           maxBuffer: 1 << 24,
         },
       );
-      if (r.status !== 0) throw new Error(`${n} listings, ${s.scenario}: the run's process failed (exit ${r.status}, signal ${r.signal})`);
+      if (r.status !== 0)
+        throw new Error(
+          `${n} listings, ${s.scenario}: the run's process failed (exit ${r.status}, signal ${r.signal})`,
+        );
       const procWallMs = Math.round(performance.now() - p0);
       const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Row;
       // (the emulator's CPU over the process: over both runs of the worker row)
-      out.push({ ...row, emulatorCpuMs: (await emulatorCpu(emulator)) - e0, ...(row.process && { process: { ...row.process, wallMs: procWallMs } }) });
+      out.push({
+        ...row,
+        emulatorCpuMs: (await emulatorCpu(emulator)) - e0,
+        ...(row.process && { process: { ...row.process, wallMs: procWallMs } }),
+      });
       if (s.scenario === NO_CHANGE) out.push(await barePaging(emulator, n, url, s.latencyMs));
       if (!peers || s.runs > 1) continue;
       for (const [tool, chatbot, run] of [
         [UPSERT, 'SN-PEER-UPSERT', (a: ChatbotApi, f: FeedConfig) => upsertPeer(a, f, dir, CONCURRENCY)],
-        [RECREATE, 'SN-PEER-RECREATE', (a: ChatbotApi, f: FeedConfig) => recreatePeer(a, f, dir, CONCURRENCY, PAGE_SIZE)],
+        [
+          RECREATE,
+          'SN-PEER-RECREATE',
+          (a: ChatbotApi, f: FeedConfig) => recreatePeer(a, f, dir, CONCURRENCY, PAGE_SIZE),
+        ],
       ] as const) {
         const peerCalls = createCallCounter();
         const e1 = await emulatorCpu(emulator);
@@ -312,10 +359,14 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
 async function barePaging(emulator: ChildProcess, n: number, url: string, latencyMs: number): Promise<Row> {
   const e0 = await emulatorCpu(emulator);
   const p0 = performance.now();
-  const r = spawnSync(process.execPath, [join(dirname(here), 'bare-pager.mjs'), url, 'SN-BENCH', 'bench-session', String(PAGE_SIZE), String(CONCURRENCY)], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const r = spawnSync(
+    process.execPath,
+    [join(dirname(here), 'bare-pager.mjs'), url, 'SN-BENCH', 'bench-session', String(PAGE_SIZE), String(CONCURRENCY)],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const wallMs = Math.round(performance.now() - p0);
   if (r.status !== 0) throw new Error(`the bare paging client failed (exit ${r.status})`);
   const got = JSON.parse(r.stdout.trim()) as { listings: number; pages: number; cpuMs: number };
@@ -358,7 +409,16 @@ async function runScenario(t: ScenarioTask): Promise<Row> {
     const report = (
       await runLanes(
         lanesOf(feed),
-        { api, store, configFeeds: [feed], logger: silentLogger, baseDir: t.dir, apiConfig, calls, ...(echoFiles && { echoFiles }) },
+        {
+          api,
+          store,
+          configFeeds: [feed],
+          logger: silentLogger,
+          baseDir: t.dir,
+          apiConfig,
+          calls,
+          ...(echoFiles && { echoFiles }),
+        },
         // (BENCH_BESIDE=0: the feed read only once the chatbot is paged, to weigh what reading it beside the paging buys)
         process.env.BENCH_BESIDE === '0' ? { besidePaging: false } : {},
         { config: demo, changeLog },
@@ -575,7 +635,13 @@ function bareSummary(rows: Row[]): string[] {
       `${bare.n} listings, ${NO_CHANGE}, whole processes: feedsync ${ours.process.wallMs} ms wall, ${ours.process.cpuMs} ms CPU (${perListing(ours.process.cpuMs)} a listing); bare paging client ${bare.process.wallMs} ms, ${bare.process.cpuMs} ms CPU (${perListing(bare.process.cpuMs)}): ${wall.toFixed(2)}× its wall (target ≤ 1.5×)${wall <= 1.5 ? ' ✓' : ' ✗'}, ${cpu.toFixed(2)}× its CPU (target ≤ 2×)${cpu <= 2 ? ' ✓' : ' ✗'}`,
     );
   }
-  return out.length ? ['feedsync beside a bare client paging the same list (bare-pager.mjs: fetch + JSON.parse, a new process, its start included):', ...out, ''] : [];
+  return out.length
+    ? [
+        'feedsync beside a bare client paging the same list (bare-pager.mjs: fetch + JSON.parse, a new process, its start included):',
+        ...out,
+        '',
+      ]
+    : [];
 }
 
 /** feedsync against each peer, per scenario, as ratios within this run. */
@@ -604,7 +670,9 @@ function syncMarkdown(rows: readonly Row[]): string {
       callsCell(r),
       sec(r.wallMs),
       sec(r.boundMs),
-      ours && r.boundMs > 0 ? `${ratio} (≤ ${wallTarget(r)}) ${r.wallMs <= wallTarget(r) * r.boundMs ? '✓' : '✗'}` : ratio,
+      ours && r.boundMs > 0
+        ? `${ratio} (≤ ${wallTarget(r)}) ${r.wallMs <= wallTarget(r) * r.boundMs ? '✓' : '✗'}`
+        : ratio,
       sec(r.cpuMs),
       r.emulatorCpuMs === undefined ? '' : sec(r.emulatorCpuMs),
       r.pagingMs === undefined ? '' : sec(r.pagingMs),
@@ -654,14 +722,18 @@ function callsCell(r: Row): string {
   if (r.minimum === undefined) return num(r.calls) + (r.retries ? ` (${num(r.retries)} retries)` : '');
   const cell = `${num(r.calls)} (${num(r.minimum)})`;
   if (r.calls === r.minimum) return `${cell} ✓`;
-  return r.retries > 0 && r.calls - r.retries === r.minimum ? `${cell} ✓ with ${num(r.retries)} retries` : `${cell} ✗${r.retries ? ` (${num(r.retries)} retries)` : ''}`;
+  return r.retries > 0 && r.calls - r.retries === r.minimum
+    ? `${cell} ✓ with ${num(r.retries)} retries`
+    : `${cell} ✗${r.retries ? ` (${num(r.retries)} retries)` : ''}`;
 }
 
 /** peak RSS beside its target, as the markdown gives it */
 function mdRss(r: Row): string {
   if (r.rssMb === undefined) return '';
   const target = RSS_TARGET_MB(r.n);
-  return target === undefined ? `${num(r.rssMb)} MB` : `${num(r.rssMb)} MB (< ${num(target)} MB) ${r.rssMb < target ? '✓' : '✗'}`;
+  return target === undefined
+    ? `${num(r.rssMb)} MB`
+    : `${num(r.rssMb)} MB (< ${num(target)} MB) ${r.rssMb < target ? '✓' : '✗'}`;
 }
 
 /** The no-change rerun beside the bare paging client (whole processes, start included): its wall and CPU ratios against their targets. */
@@ -685,7 +757,17 @@ function bareMarkdown(rows: readonly Row[]): string[] {
   return [
     "The no-change rerun beside a bare client paging the same list (`test/bench/bare-pager.mjs`: Node's fetch, 16 pages in flight, `JSON.parse` of each page, nothing else), both whole processes from spawn to exit, start included:",
     '',
-    mdTable(['listings', 'wall: feedsync / bare', 'wall ratio (target)', 'CPU a listing: feedsync / bare', 'CPU ratio (target)'], out, new Set([0, 1, 2, 3, 4])),
+    mdTable(
+      [
+        'listings',
+        'wall: feedsync / bare',
+        'wall ratio (target)',
+        'CPU a listing: feedsync / bare',
+        'CPU ratio (target)',
+      ],
+      out,
+      new Set([0, 1, 2, 3, 4]),
+    ),
     '',
   ];
 }
@@ -696,7 +778,13 @@ function peerMarkdown(rows: readonly Row[]): string[] {
   for (const r of rows.filter((x) => x.tool !== FEEDSYNC && x.tool !== BARE)) {
     const ours = rows.find((x) => x.tool === FEEDSYNC && x.n === r.n && x.scenario === r.scenario);
     if (!ours) continue;
-    out.push([num(r.n), r.scenario, r.tool, `${(r.calls / ours.calls).toFixed(1)}×`, `${(r.wallMs / ours.wallMs).toFixed(1)}×`]);
+    out.push([
+      num(r.n),
+      r.scenario,
+      r.tool,
+      `${(r.calls / ours.calls).toFixed(1)}×`,
+      `${(r.wallMs / ours.wallMs).toFixed(1)}×`,
+    ]);
   }
   if (!out.length) return [];
   return [

@@ -15,7 +15,9 @@ export const ARTIFACTS = process.env.SCREENSHOT_DIR ?? fileURLToPath(new URL('..
 
 export function requireChromium(): void {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`the browser tests need Chromium at ${CHROMIUM}: install it with \`apt-get install chromium\` (.ci/run does), or set CHROMIUM_PATH`);
+    throw new Error(
+      `the browser tests need Chromium at ${CHROMIUM}: install it with \`apt-get install chromium\` (.ci/run does), or set CHROMIUM_PATH`,
+    );
   }
 }
 
@@ -24,6 +26,15 @@ export async function launchChromium(): Promise<Browser> {
   mkdirSync(ARTIFACTS, { recursive: true });
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }

@@ -7,7 +7,10 @@ const none = () => false;
 
 describe('browserPlan', () => {
   it('runs them with the Chromium found, Debian’s first', () => {
-    expect(browserPlan({}, (p) => p === '/usr/bin/chromium-browser')).toEqual({ path: '/usr/bin/chromium-browser', run: true });
+    expect(browserPlan({}, (p) => p === '/usr/bin/chromium-browser')).toEqual({
+      path: '/usr/bin/chromium-browser',
+      run: true,
+    });
     expect(browserPlan({}, () => true)).toEqual({ path: '/usr/bin/chromium', run: true });
   });
 
@@ -21,6 +24,9 @@ describe('browserPlan', () => {
 
   it('runs them (and so fails them) without one where they are required or a path was given', () => {
     expect(browserPlan({ FEEDSYNC_REQUIRE_BROWSER: '1' }, none)).toEqual({ path: '/usr/bin/chromium', run: true });
-    expect(browserPlan({ CHROMIUM_PATH: '/opt/chromium/chrome' }, none)).toEqual({ path: '/opt/chromium/chrome', run: true });
+    expect(browserPlan({ CHROMIUM_PATH: '/opt/chromium/chrome' }, none)).toEqual({
+      path: '/opt/chromium/chrome',
+      run: true,
+    });
   });
 });

@@ -16,7 +16,10 @@ export interface BrowserPlan {
   skipped?: string;
 }
 
-export function browserPlan(env: NodeJS.ProcessEnv = process.env, exists: (p: string) => boolean = existsSync): BrowserPlan {
+export function browserPlan(
+  env: NodeJS.ProcessEnv = process.env,
+  exists: (p: string) => boolean = existsSync,
+): BrowserPlan {
   if (env.CHROMIUM_PATH) return { path: env.CHROMIUM_PATH, run: true };
   const found = WELL_KNOWN.find((p) => exists(p));
   if (found) return { path: found, run: true };

@@ -6,7 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startWorker, type RunningWorker } from '../../src/cli/worker.js';
 import { silentLogger } from '../../src/log.js';
-import { closeQueues, createQueues, enqueueJob, waitForJob, type JobDefinition, type Queues } from '../../src/queue/index.js';
+import {
+  closeQueues,
+  createQueues,
+  enqueueJob,
+  waitForJob,
+  type JobDefinition,
+  type Queues,
+} from '../../src/queue/index.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { ARTIFACTS, BROWSER_TESTS_RUN, launchChromium, requireChromium } from './chromium.js';
 
@@ -43,7 +50,11 @@ feeds:
     source: { kind: csv, path: feeds/ui.csv }
 `,
     );
-    worker = await startWorker(loaded, { port: 0, logger: silentLogger, jobs: { sync: fakeSync as JobDefinition<never> } });
+    worker = await startWorker(loaded, {
+      port: 0,
+      logger: silentLogger,
+      jobs: { sync: fakeSync as JobDefinition<never> },
+    });
     queues = createQueues(redis, prefix);
     ({ jobId } = await enqueueJob(redis, queues, 'sync', 'ui-feed', { feed: 'ui-feed' }));
     expect((await waitForJob(redis, queues, 'sync', jobId)).state).toBe('completed');

@@ -41,7 +41,10 @@ describe.skipIf(!BROWSER_TESTS_RUN)('status page', () => {
         deletes: '{ maxFraction: 0.3 }',
         top: [`redis: { url: "${REDIS_URL}", prefix: ${prefix} }`, 'worker: { shutdownTimeoutMs: 2000 }'],
       },
-    ).replace('    source: { kind: csv, path: homes.csv }', '    source: { kind: csv, path: homes.csv }\n    schedule: { cron: "0 2 * * *", tz: UTC }');
+    ).replace(
+      '    source: { kind: csv, path: homes.csv }',
+      '    source: { kind: csv, path: homes.csv }\n    schedule: { cron: "0 2 * * *", tz: UTC }',
+    );
     worker = await startWorker(loadedConfig(yaml, env.dir), { port: 0, logger: silentLogger });
     queues = createQueues(redis, prefix);
 
@@ -106,7 +109,12 @@ describe.skipIf(!BROWSER_TESTS_RUN)('status page', () => {
     await row.locator('td').nth(1).locator('a').click();
     await page.waitForURL(/\/status\/runs\//);
     const changes = await page.locator('ul.changes li').allInnerTexts();
-    expect(changes).toEqual(expect.arrayContaining(['~ MLS0003 update: SalePrice 303000 → 333333', '- MLS0007 delete (no longer in the feed)']));
+    expect(changes).toEqual(
+      expect.arrayContaining([
+        '~ MLS0003 update: SalePrice 303000 → 333333',
+        '- MLS0007 delete (no longer in the feed)',
+      ]),
+    );
     expect(await page.locator('h2').first().innerText()).toBe('changes (2)');
     await page.screenshot({ path: `${ARTIFACTS}/feedsync-status-run.png`, fullPage: true });
 

@@ -37,7 +37,10 @@ async function syncOnce(): Promise<string> {
 beforeAll(async () => {
   requireChromium();
   te = await startTestEmulator();
-  s = await createStory(te.url, [`redis: { url: "${REDIS_URL}", prefix: ${prefix} }`, 'worker: { shutdownTimeoutMs: 2000 }']);
+  s = await createStory(te.url, [
+    `redis: { url: "${REDIS_URL}", prefix: ${prefix} }`,
+    'worker: { shutdownTimeoutMs: 2000 }',
+  ]);
   process.env.FEEDSYNC_UI_TOKEN = TOKEN;
   worker = await startWorker(await loadConfig(s.config), { port: 0, logger: silentLogger });
   queues = createQueues(redis, prefix);
@@ -62,7 +65,11 @@ it('shows the undo plan first, then queues the undo, which puts the listings bac
   await s.writeFeed(badRows());
   const bad = await syncOnce();
 
-  const context = await browser.newContext({ javaScriptEnabled: false, httpCredentials: { username: 'ops', password: TOKEN }, viewport: { width: 1100, height: 900 } });
+  const context = await browser.newContext({
+    javaScriptEnabled: false,
+    httpCredentials: { username: 'ops', password: TOKEN },
+    viewport: { width: 1100, height: 900 },
+  });
   const page = await context.newPage();
   await page.goto(`http://127.0.0.1:${worker.port}/status/runs/${bad}`);
   await page.locator('a.undo').click();

@@ -5,7 +5,15 @@
 import '../setup/needs-redis.js';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBudget, createBudgets, credentialKey, memoryBackend, redisBackend, windowShape, type BudgetBackend } from '../../src/budget/index.js';
+import {
+  createBudget,
+  createBudgets,
+  credentialKey,
+  memoryBackend,
+  redisBackend,
+  windowShape,
+  type BudgetBackend,
+} from '../../src/budget/index.js';
 import { AbortedError, BudgetExhaustedError } from '../../src/errors.js';
 import { busiestWindow } from '../queue/deploy.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
@@ -42,17 +50,29 @@ describe.each([
   });
 
   it('a wait longer than maxWaitMs is BudgetExhaustedError with the reset time', async () => {
-    const b = createBudget(backend(), credentialKey('t', String(Math.random())), { perDay: 1 }, { label: 'feed source x', maxWaitMs: 1000 });
+    const b = createBudget(
+      backend(),
+      credentialKey('t', String(Math.random())),
+      { perDay: 1 },
+      { label: 'feed source x', maxWaitMs: 1000 },
+    );
     (await b.acquire()).release();
     const err = await b.acquire().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BudgetExhaustedError);
     const reset = (err as BudgetExhaustedError).resetAt.getTime();
     expect(reset).toBeGreaterThan(Date.now() + 23 * 3600_000);
-    expect((err as Error).message).toMatch(/feed source x: the request budget is spent \(1 requests per day\); it resets at \d{4}-/);
+    expect((err as Error).message).toMatch(
+      /feed source x: the request budget is spent \(1 requests per day\); it resets at \d{4}-/,
+    );
   });
 
   it('a learned limit lower than the configured one holds, counting what was already spent', async () => {
-    const b = createBudget(backend(), credentialKey('t', String(Math.random())), { perMinute: 100 }, { ...opts, maxWaitMs: 1000 });
+    const b = createBudget(
+      backend(),
+      credentialKey('t', String(Math.random())),
+      { perMinute: 100 },
+      { ...opts, maxWaitMs: 1000 },
+    );
     for (let i = 0; i < 3; i++) (await b.acquire()).release();
     await b.learnLimit('perMinute', 3);
     expect(await b.acquire().catch((e: unknown) => e)).toBeInstanceOf(BudgetExhaustedError);
@@ -96,7 +116,9 @@ describe('budget shared through Redis by two processes', () => {
   it('a lease of a process that died (never released, never renewed) expires', async () => {
     const key = credentialKey('t', String(Math.random()));
     const back = redisBackend(redis, prefix);
-    expect(await back.take(key, { id: 'dead-process', lease: { limit: 1, ttlMs: 300 }, sliding: [] })).toEqual({ ok: true });
+    expect(await back.take(key, { id: 'dead-process', lease: { limit: 1, ttlMs: 300 }, sliding: [] })).toEqual({
+      ok: true,
+    });
     const b = createBudget(back, key, { concurrency: 1 }, opts);
     const permit = await b.acquire(AbortSignal.timeout(5000));
     permit.release();
@@ -119,7 +141,11 @@ describe('budget shared through Redis by two processes', () => {
 
   it('the keys name a hash of the credential, never the secret', async () => {
     const secret = 'super-secret-token-123';
-    const b = createBudgets(redisBackend(redis, prefix)).budget(credentialKey('feed', 'https://mls.example', secret), { perSecond: 5, concurrency: 1 }, opts);
+    const b = createBudgets(redisBackend(redis, prefix)).budget(
+      credentialKey('feed', 'https://mls.example', secret),
+      { perSecond: 5, concurrency: 1 },
+      opts,
+    );
     (await b.acquire()).release();
     await b.pauseUntil(Date.now() + 10, 'x');
     const keys = await redis.keys(`${prefix}:budget:*`);
@@ -133,7 +159,11 @@ describe('the memory and Redis backends', () => {
     // a minute window: nothing here expires while the sequence runs, however slow the machine
     const run = async (back: BudgetBackend) => {
       const key = credentialKey('t', String(Math.random()));
-      const req = (id: string) => ({ id, lease: { limit: 2, ttlMs: 60_000 }, sliding: [{ window: 'perMinute' as const, points: 3, durationSec: 60 }] });
+      const req = (id: string) => ({
+        id,
+        lease: { limit: 2, ttlMs: 60_000 },
+        sliding: [{ window: 'perMinute' as const, points: 3, durationSec: 60 }],
+      });
       const seen: string[] = [];
       const take = async (id: string) => {
         const r = await back.take(key, req(id));

@@ -47,7 +47,12 @@ async function perCall(call: () => Promise<unknown>): Promise<number> {
 
 describe('Redis round trips of a budgeted call', () => {
   it('a Chatbot Service call (rate and calls in flight shared) asks Redis at most twice: take, then release', async () => {
-    const budget = apiBudget(createBudgets(redisBackend(redis, prefix)), { baseUrl: emu.url, secretKey: 'k-round-trips', ratePerSecond: 10_000, concurrency: 8 });
+    const budget = apiBudget(createBudgets(redisBackend(redis, prefix)), {
+      baseUrl: emu.url,
+      secretKey: 'k-round-trips',
+      ratePerSecond: 10_000,
+      concurrency: 8,
+    });
     const api = emu.client({ budget });
     const n = await perCall(() => api.listListings({ SerialNumber: 'SN-1' }));
     console.log(`Chatbot Service call: ${n} Redis commands for its budget`);

@@ -54,73 +54,89 @@ async function changeLogBytes(): Promise<number> {
   return bytes;
 }
 
-it(`one run changing ${N} descriptions of ${CHARS} characters adds under 20 MB of change log to Redis`, { timeout: 240_000 }, async () => {
-  const columns = [...COLUMNS, 'Description'] as const;
-  const feed = FeedConfig.parse({ ...env.feed(), mapping: { fields: Object.fromEntries(columns.map((c) => [c, c])) } });
-  const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 8, pageSize: 100 });
-  const log = createRedisChangeLog(redis, prefix, DEFAULT_LIMITS);
-  const run = async (runId: string, descriptions: (i: number) => string) => {
-    await env.writeFeed(
-      csv(
-        Array.from({ length: N }, (_, i) => ({ ...row(i + 1), Description: descriptions(i) })),
-        columns,
-      ),
-    );
-    const recorder = createChangeRecorder(
-      log,
-      { runId, feed: feed.name, chatbot: SN, dryRun: false },
-      { maxPerRun: DEFAULT_LIMITS.maxPerRun, maxBytesPerRun: DEFAULT_LIMITS.maxBytesPerRun, logger: silentLogger },
-    );
-    const report = await syncFeed(
-      feed,
-      {
-        api: te.client(),
-        store: env.store,
-        configFeeds: [feed],
-        logger: silentLogger,
-        baseDir: env.dir,
-        apiConfig,
-        changes: recorder.sink,
-        maxWholeBytes: DEFAULT_LIMITS.maxWholeBytesPerRun,
-      },
-      {},
-    );
-    return {
-      report,
-      entry: await recorder.finish({
-        startedAt: report.startedAt,
-        finishedAt: report.finishedAt,
-        durationMs: report.durationMs,
-        outcome: report.outcome,
-        summary: report.summary,
-        counts: { ...report.counts },
-      }),
+it(
+  `one run changing ${N} descriptions of ${CHARS} characters adds under 20 MB of change log to Redis`,
+  { timeout: 240_000 },
+  async () => {
+    const columns = [...COLUMNS, 'Description'] as const;
+    const feed = FeedConfig.parse({
+      ...env.feed(),
+      mapping: { fields: Object.fromEntries(columns.map((c) => [c, c])) },
+    });
+    const apiConfig = ApiConfig.parse({
+      baseUrl: te.url,
+      secretKey: 'x',
+      sessionKey: 'y',
+      concurrency: 8,
+      pageSize: 100,
+    });
+    const log = createRedisChangeLog(redis, prefix, DEFAULT_LIMITS);
+    const run = async (runId: string, descriptions: (i: number) => string) => {
+      await env.writeFeed(
+        csv(
+          Array.from({ length: N }, (_, i) => ({ ...row(i + 1), Description: descriptions(i) })),
+          columns,
+        ),
+      );
+      const recorder = createChangeRecorder(
+        log,
+        { runId, feed: feed.name, chatbot: SN, dryRun: false },
+        { maxPerRun: DEFAULT_LIMITS.maxPerRun, maxBytesPerRun: DEFAULT_LIMITS.maxBytesPerRun, logger: silentLogger },
+      );
+      const report = await syncFeed(
+        feed,
+        {
+          api: te.client(),
+          store: env.store,
+          configFeeds: [feed],
+          logger: silentLogger,
+          baseDir: env.dir,
+          apiConfig,
+          changes: recorder.sink,
+          maxWholeBytes: DEFAULT_LIMITS.maxWholeBytesPerRun,
+        },
+        {},
+      );
+      return {
+        report,
+        entry: await recorder.finish({
+          startedAt: report.startedAt,
+          finishedAt: report.finishedAt,
+          durationMs: report.durationMs,
+          outcome: report.outcome,
+          summary: report.summary,
+          counts: { ...report.counts },
+        }),
+      };
     };
-  };
-  const first = await run('first', () => text(CHARS));
-  expect(first.report.counts.created).toBe(N);
+    const first = await run('first', () => text(CHARS));
+    expect(first.report.counts.created).toBe(N);
 
-  const before = await changeLogBytes();
-  const second = await run('second', () => text(CHARS));
-  expect(second.report.counts.updated).toBe(N);
-  const added = (await changeLogBytes()) - before;
-  console.log(
-    `change log: one run of ${N} × ${CHARS}-character description changes added ${(added / 1e6).toFixed(1)} MB to Redis (${second.entry.recorded} changes kept, ${second.entry.dropped} dropped; whole listings: ${second.entry.wholes?.kept} kept, ${((second.entry.wholes?.bytes ?? 0) / 1e6).toFixed(1)} MB, ${second.entry.wholes?.notKept} not kept)`,
-  );
-  expect(added).toBeLessThan(20e6);
-  // what 5,000 such changes add at most: their entries, and whole listings within their budget
-  const wholeBytes = second.entry.wholes?.bytes ?? 0;
-  expect((added - wholeBytes) / N).toBeLessThan(PER_CHANGE);
-  expect(FULL * PER_CHANGE + DEFAULT_LIMITS.maxWholeBytesPerRun).toBeLessThan(20e6);
-  // every change is recorded (excerpts), and the whole listings fill their budget, the rest named
-  expect(second.entry).toMatchObject({ recorded: N, dropped: 0 });
-  expect(second.entry.wholes!.kept).toBeGreaterThan(0);
-  expect(second.entry.wholes!.kept + second.entry.wholes!.notKept).toBe(N);
-  expect(second.entry.wholes!.bytes).toBeLessThanOrEqual(DEFAULT_LIMITS.maxWholeBytesPerRun);
-  const { changes } = await log.run('second', 1);
-  const change = changes[0]!.change;
-  // the new description as an excerpt, its sha1 and its length (canonical: runs of spaces count once)
-  const description = change.op === 'update' ? change.changes.find((c) => c.field === 'Description') : undefined;
-  expect(description).toMatchObject({ new: expect.stringMatching(/^.{80}…$/), cut: { new: { sha1: expect.any(String) } } });
-  expect(description?.cut?.new?.length).toBeGreaterThan(CHARS * 0.9);
-});
+    const before = await changeLogBytes();
+    const second = await run('second', () => text(CHARS));
+    expect(second.report.counts.updated).toBe(N);
+    const added = (await changeLogBytes()) - before;
+    console.log(
+      `change log: one run of ${N} × ${CHARS}-character description changes added ${(added / 1e6).toFixed(1)} MB to Redis (${second.entry.recorded} changes kept, ${second.entry.dropped} dropped; whole listings: ${second.entry.wholes?.kept} kept, ${((second.entry.wholes?.bytes ?? 0) / 1e6).toFixed(1)} MB, ${second.entry.wholes?.notKept} not kept)`,
+    );
+    expect(added).toBeLessThan(20e6);
+    // what 5,000 such changes add at most: their entries, and whole listings within their budget
+    const wholeBytes = second.entry.wholes?.bytes ?? 0;
+    expect((added - wholeBytes) / N).toBeLessThan(PER_CHANGE);
+    expect(FULL * PER_CHANGE + DEFAULT_LIMITS.maxWholeBytesPerRun).toBeLessThan(20e6);
+    // every change is recorded (excerpts), and the whole listings fill their budget, the rest named
+    expect(second.entry).toMatchObject({ recorded: N, dropped: 0 });
+    expect(second.entry.wholes!.kept).toBeGreaterThan(0);
+    expect(second.entry.wholes!.kept + second.entry.wholes!.notKept).toBe(N);
+    expect(second.entry.wholes!.bytes).toBeLessThanOrEqual(DEFAULT_LIMITS.maxWholeBytesPerRun);
+    const { changes } = await log.run('second', 1);
+    const change = changes[0]!.change;
+    // the new description as an excerpt, its sha1 and its length (canonical: runs of spaces count once)
+    const description = change.op === 'update' ? change.changes.find((c) => c.field === 'Description') : undefined;
+    expect(description).toMatchObject({
+      new: expect.stringMatching(/^.{80}…$/),
+      cut: { new: { sha1: expect.any(String) } },
+    });
+    expect(description?.cut?.new?.length).toBeGreaterThan(CHARS * 0.9);
+  },
+);

@@ -34,7 +34,14 @@ const stores: Array<[string, () => Promise<ChangeLog>]> = [
   ['file', async () => createFileChangeLog(join(await mkdtemp(join(tmpdir(), 'changes-')), 'changes.jsonl'), limits)],
 ];
 
-const entry = (runId: string, change: ListingChange, at = new Date().toISOString()): ChangeEntry => ({ runId, at, feed: 'f1', chatbot: 'SN-1', dryRun: false, change });
+const entry = (runId: string, change: ListingChange, at = new Date().toISOString()): ChangeEntry => ({
+  runId,
+  at,
+  feed: 'f1',
+  chatbot: 'SN-1',
+  dryRun: false,
+  change,
+});
 const runOf = (runId: string, outcome = 'ok'): RunEntry => ({
   runId,
   feed: 'f1',
@@ -56,11 +63,21 @@ describe.each(stores)('change log in %s', (_name, open) => {
     await log.append([
       entry('r1', { op: 'create', key: 'A1', headline: { SalePrice: 450000, City: 'Austin' } }),
       entry('r1', { op: 'create', key: 'B2', headline: {} }),
-      entry('r1', { op: 'reject', key: 'C3', place: 'feed.csv:4', reasons: ['Status must be one of Active, Sold (got "X")'] }),
+      entry('r1', {
+        op: 'reject',
+        key: 'C3',
+        place: 'feed.csv:4',
+        reasons: ['Status must be one of Active, Sold (got "X")'],
+      }),
     ]);
     await log.finishRun(runOf('r1'));
     await log.append([
-      entry('r2', { op: 'update', key: 'A1', reason: 'fields', changes: [{ field: 'SalePrice', old: '450000', new: '465000' }] }),
+      entry('r2', {
+        op: 'update',
+        key: 'A1',
+        reason: 'fields',
+        changes: [{ field: 'SalePrice', old: '450000', new: '465000' }],
+      }),
       entry('r2', { op: 'delete', key: 'B2', reason: 'absent' }),
     ]);
     await log.finishRun(runOf('r2'));
@@ -89,7 +106,9 @@ describe.each(stores)('change log in %s', (_name, open) => {
     const secret = 'sk-change-log-8c1f2e';
     registerSecret(secret);
     const log = await open();
-    await log.append([entry('r9', { op: 'fail', key: 'A1', attempted: 'update', reason: `401 with key ${secret}`, retryable: false })]);
+    await log.append([
+      entry('r9', { op: 'fail', key: 'A1', attempted: 'update', reason: `401 with key ${secret}`, retryable: false }),
+    ]);
     const [e] = await log.history('f1', 'A1', 1);
     expect(JSON.stringify(e)).not.toContain(secret);
     expect(JSON.stringify(e)).toContain('[REDACTED]');
@@ -103,7 +122,9 @@ describe('retention', () => {
     prefixes.push(prefix);
     const log = createRedisChangeLog(redis, prefix, limits);
     for (let i = 0; i < 10; i++) {
-      await log.append(Array.from({ length: 100 }, (_, j) => entry(`r${i}`, { op: 'create', key: `K${i * 100 + j}`, headline: {} })));
+      await log.append(
+        Array.from({ length: 100 }, (_, j) => entry(`r${i}`, { op: 'create', key: `K${i * 100 + j}`, headline: {} })),
+      );
     }
     const len = await redis.xlen(`${prefix}:changes:feed:f1`);
     expect(len).toBeGreaterThanOrEqual(100);
@@ -125,7 +146,11 @@ describe('retention', () => {
     // the budget: 1 MB at least; 2 MB of changes leave at most that
     const big = 'x'.repeat(1000);
     for (let i = 0; i < 20; i++) {
-      await log.append(Array.from({ length: 100 }, (_, j) => entry(`b${i}`, { op: 'reject', key: `K${i}-${j}`, place: 'f:1', reasons: [big] })));
+      await log.append(
+        Array.from({ length: 100 }, (_, j) =>
+          entry(`b${i}`, { op: 'reject', key: `K${i}-${j}`, place: 'f:1', reasons: [big] }),
+        ),
+      );
     }
     expect((await stat(path)).size).toBeLessThanOrEqual(1 << 20);
     // the newest are kept
@@ -138,9 +163,20 @@ describe('retention', () => {
 describe('change recorder', () => {
   it('records at most maxPerRun changes of a run, counts the rest, and writes the run record', async () => {
     const log = await createFileChangeLog(join(await mkdtemp(join(tmpdir(), 'changes-')), 'changes.jsonl'), limits);
-    const rec = createChangeRecorder(log, { runId: 'r1', feed: 'f1', chatbot: 'SN-1', dryRun: false }, { maxPerRun: 3, logger: silentLogger });
+    const rec = createChangeRecorder(
+      log,
+      { runId: 'r1', feed: 'f1', chatbot: 'SN-1', dryRun: false },
+      { maxPerRun: 3, logger: silentLogger },
+    );
     for (let i = 0; i < 5; i++) rec.sink({ op: 'create', key: `K${i}`, headline: {} });
-    const run = await rec.finish({ startedAt: 'a', finishedAt: 'b', durationMs: 1, outcome: 'ok', summary: 's', counts: {} });
+    const run = await rec.finish({
+      startedAt: 'a',
+      finishedAt: 'b',
+      durationMs: 1,
+      outcome: 'ok',
+      summary: 's',
+      counts: {},
+    });
     expect(run).toMatchObject({ recorded: 3, dropped: 2 });
     expect((await log.run('r1', 100)).changes.map((e) => e.change.key)).toEqual(['K0', 'K1', 'K2']);
   });

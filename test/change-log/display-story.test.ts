@@ -10,7 +10,12 @@ import { apiYaml, COLUMNS, csv, row, type Row, SN, useEmulatorSync } from '../sy
 
 const columns = [...COLUMNS, 'InternetEntireListingDisplayYN', 'ListOfficeName'] as const;
 type FlaggedRow = Row & { InternetEntireListingDisplayYN?: string; ListOfficeName?: string };
-const flagged = (i: number, patch: FlaggedRow = {}): FlaggedRow => ({ ...row(i), InternetEntireListingDisplayYN: 'Y', ListOfficeName: 'Lone Star Homes', ...patch });
+const flagged = (i: number, patch: FlaggedRow = {}): FlaggedRow => ({
+  ...row(i),
+  InternetEntireListingDisplayYN: 'Y',
+  ListOfficeName: 'Lone Star Homes',
+  ...patch,
+});
 
 let config: string;
 const sync = useEmulatorSync({ perFile: true });
@@ -58,9 +63,15 @@ describe('history and runs show of a removal by a display rule', () => {
     const show = await feedsync(['runs', 'show', run, '--config', config, '--json']);
     const doc = JSON.parse(show.stdout);
     expect(doc.run.counts).toMatchObject({ deleted: 1, 'notShown:InternetEntireListingDisplayYN': 1 });
-    expect(doc.changes.map((e: { change: { op: string; key: string; reason?: string } }) => [e.change.op, e.change.key, e.change.reason])).toEqual([
-      ['delete', 'MLS0002', 'rule:InternetEntireListingDisplayYN'],
-    ]);
-    expect((await feedsync(['runs', 'show', run, '--config', config])).stdout).toContain('- MLS0002 delete (display rule: InternetEntireListingDisplayYN false)');
+    expect(
+      doc.changes.map((e: { change: { op: string; key: string; reason?: string } }) => [
+        e.change.op,
+        e.change.key,
+        e.change.reason,
+      ]),
+    ).toEqual([['delete', 'MLS0002', 'rule:InternetEntireListingDisplayYN']]);
+    expect((await feedsync(['runs', 'show', run, '--config', config])).stdout).toContain(
+      '- MLS0002 delete (display rule: InternetEntireListingDisplayYN false)',
+    );
   }, 60_000);
 });

@@ -18,7 +18,14 @@ const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
   config = join(sync.env().dir, 'feedsync.yaml');
   const top = [`redis: { url: "${REDIS_URL}", prefix: ${prefix} }`];
-  await writeFile(config, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3 }', top }));
+  await writeFile(
+    config,
+    homesConfigYaml(
+      sync.te().url,
+      { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
+      { deletes: '{ maxFraction: 0.3 }', top },
+    ),
+  );
 });
 afterAll(async () => {
   await dropPrefix(redis, prefix);
@@ -37,7 +44,13 @@ describe('history and runs show after real runs', () => {
     // MLS0003's price changes, MLS0007 leaves the feed, and one record is broken
     const next = rows(10)
       .filter((r) => r.MLSNumber !== 'MLS0007')
-      .map((r) => (r.MLSNumber === 'MLS0003' ? { ...r, SalePrice: 333333 } : r.MLSNumber === 'MLS0009' ? { ...r, Status: 'Gone Fishing' } : r));
+      .map((r) =>
+        r.MLSNumber === 'MLS0003'
+          ? { ...r, SalePrice: 333333 }
+          : r.MLSNumber === 'MLS0009'
+            ? { ...r, Status: 'Gone Fishing' }
+            : r,
+      );
     await writeFile(homes, csv(next));
     const dry = await feedsync(['sync', '--config', config, '--dry-run']);
     expect(dry.code).toBe(0);
@@ -61,7 +74,13 @@ describe('history and runs show after real runs', () => {
 
     const gone = await feedsync(['history', '--config', config, '--feed', 'homes', '--key', 'MLS0007', '--json']);
     const goneDoc = JSON.parse(gone.stdout);
-    expect(goneDoc.changes.map((e: { runId: string; change: { op: string; reason?: string } }) => [e.runId, e.change.op, e.change.reason])).toEqual([
+    expect(
+      goneDoc.changes.map((e: { runId: string; change: { op: string; reason?: string } }) => [
+        e.runId,
+        e.change.op,
+        e.change.reason,
+      ]),
+    ).toEqual([
       [realRun, 'delete', 'absent'],
       [dryRun, 'delete', 'absent'],
       [expect.any(String), 'create', undefined],
@@ -75,12 +94,15 @@ describe('history and runs show after real runs', () => {
     expect(show.stdout).toMatch(/! MLS0009 rejected at homes\.csv:\d+, record \d+: Status/);
 
     const json = JSON.parse((await feedsync(['runs', 'show', realRun, '--config', config, '--json'])).stdout);
-    expect(json.run).toMatchObject({ runId: realRun, feed: 'homes', outcome: 'ok', counts: { updated: 1, deleted: 1, rejected: 1 } });
-    expect(json.changes.map((e: { change: { op: string; key: string } }) => `${e.change.op} ${e.change.key}`).sort()).toEqual([
-      'delete MLS0007',
-      'reject MLS0009',
-      'update MLS0003',
-    ]);
+    expect(json.run).toMatchObject({
+      runId: realRun,
+      feed: 'homes',
+      outcome: 'ok',
+      counts: { updated: 1, deleted: 1, rejected: 1 },
+    });
+    expect(
+      json.changes.map((e: { change: { op: string; key: string } }) => `${e.change.op} ${e.change.key}`).sort(),
+    ).toEqual(['delete MLS0007', 'reject MLS0009', 'update MLS0003']);
 
     const unknown = await feedsync(['runs', 'show', 'no-such-run', '--config', config]);
     expect(unknown.code).toBe(2);

@@ -39,7 +39,12 @@ const run = (runId: string, bytes: number): RunEntry => ({
 });
 
 it('keeps each key’s first whole listing of a run apart, and drops the oldest runs’ past the feed’s budget', async () => {
-  const log = createRedisChangeLog(redis, prefix, { retentionDays: 1, maxPerFeed: 1000, maxPerRun: 100, maxWholeBytesPerFeed: 1500 });
+  const log = createRedisChangeLog(redis, prefix, {
+    retentionDays: 1,
+    maxPerFeed: 1000,
+    maxPerRun: 100,
+    maxWholeBytesPerFeed: 1500,
+  });
   const big = (c: string) => c.repeat(600);
   await log.append([entry('r1', 'A', big('a')), entry('r1', 'A', big('b')), entry('r1', 'B', big('c'))]);
   await log.finishRun(run('r1', 1800));
@@ -56,7 +61,10 @@ it('keeps each key’s first whole listing of a run apart, and drops the oldest 
   await log.finishRun(run('r2', 600));
   // 1800 + 600 bytes > 1500: r1's are dropped, r2's (the newest) kept
   expect((await log.run('r1', 10)).changes.map((e) => e.change)).toEqual([
-    expect.objectContaining({ key: 'A', beforeMissing: expect.stringMatching(/^trimmed: the whole listings of this run were dropped/) }),
+    expect.objectContaining({
+      key: 'A',
+      beforeMissing: expect.stringMatching(/^trimmed: the whole listings of this run were dropped/),
+    }),
     expect.objectContaining({ key: 'A' }),
     expect.objectContaining({ key: 'B', beforeMissing: expect.stringMatching(/^trimmed/) }),
   ]);

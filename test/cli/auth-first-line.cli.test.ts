@@ -17,7 +17,14 @@ beforeAll(async () => {
   env = await createSyncEnv();
   config = join(env.dir, 'feedsync.yaml');
   await writeFile(join(env.dir, 'homes.csv'), csv(rows(40)));
-  await writeFile(config, homesConfigYaml(te.url, { secretKey: 'wrong-secret-key-000', sessionKey: TEST_SESSION_KEY }, { top: ['  concurrency: 8'] }));
+  await writeFile(
+    config,
+    homesConfigYaml(
+      te.url,
+      { secretKey: 'wrong-secret-key-000', sessionKey: TEST_SESSION_KEY },
+      { top: ['  concurrency: 8'] },
+    ),
+  );
 });
 
 afterAll(async () => {
@@ -29,7 +36,8 @@ describe('a refused credential', () => {
   it('is the first line of the output, said once; the writes it refused are one line', async () => {
     const r = await feedsync(['sync', '--config', config]);
     expect(r.code).toBe(1);
-    const line = 'the Chatbot Service refused the credentials (HTTP 401) on /chat/Chatbot/RealEstateCreate: check api.secretKey; no further call was made';
+    const line =
+      'the Chatbot Service refused the credentials (HTTP 401) on /chat/Chatbot/RealEstateCreate: check api.secretKey; no further call was made';
     expect(r.stderr.split('\n')[0]).toBe(`feed homes → chatbot ${SN}: failed — ${line}`);
     expect(r.stderr.split('check api.secretKey')).toHaveLength(2);
     expect(r.stderr).not.toContain('"level"');

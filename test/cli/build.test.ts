@@ -70,7 +70,9 @@ describe('npm run build', () => {
       const stale = await fails(['init']);
       expect(stale?.code).toBe(1);
       expect(stale?.stdout).toBe('');
-      expect(stale?.stderr).toBe(`feedsync: this installation's build (dist/) is of feedsync 0.0.1, its package.json of ${version}: reinstall the package\n`);
+      expect(stale?.stderr).toBe(
+        `feedsync: this installation's build (dist/) is of feedsync 0.0.1, its package.json of ${version}: reinstall the package\n`,
+      );
     } finally {
       await writeFile(join(pkg, 'dist/build.json'), JSON.stringify({ version }));
     }
@@ -78,7 +80,9 @@ describe('npm run build', () => {
     try {
       const none = await fails(['--version']);
       expect(none?.code).toBe(1);
-      expect(none?.stderr).toBe(`feedsync: this installation of feedsync ${version} has no build (dist/ is missing): reinstall the package\n`);
+      expect(none?.stderr).toBe(
+        `feedsync: this installation of feedsync ${version} has no build (dist/ is missing): reinstall the package\n`,
+      );
     } finally {
       await rename(join(pkg, 'dist-aside'), join(pkg, 'dist'));
     }
@@ -94,9 +98,14 @@ describe('npm run build', () => {
     expect(r.stdout).toBe(built.stdout);
     expect(r.stderr).toBe(''); // not a terminal: stderr is the command's own (JSON log lines)
     // on a terminal (script(1) gives the command one), one line says why the start is slower
-    const tty = await run('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} --version`, '/dev/null'], { cwd: work });
+    const tty = await run(
+      'script',
+      ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(cli)} --version`, '/dev/null'],
+      { cwd: work },
+    );
     expect(tty.stdout.replace(/\r/g, '')).toBe(
-      'feedsync: src/ is newer than dist/: running the sources through tsx (slower to start; `npm run build` rebuilds dist/)\n' + built.stdout,
+      'feedsync: src/ is newer than dist/: running the sources through tsx (slower to start; `npm run build` rebuilds dist/)\n' +
+        built.stdout,
     );
     // what runs is the sources: a change there shows
     await writeFile(join(pkg, 'src/cli.ts'), "const from: string = 'the sources';\nprocess.stdout.write(from);\n");

@@ -18,7 +18,8 @@ beforeAll(async () => {
   const r = await feedsync(['completion', 'bash']);
   expect(r.code).toBe(0);
   bash = r.stdout;
-  for (const m of bash.matchAll(/^ {4}"([^"]*)"\) cands="([^"]*)" ;;$/gm)) table.set(m[1]!.replace(/\//g, ' ').trim(), m[2]!.split(' '));
+  for (const m of bash.matchAll(/^ {4}"([^"]*)"\) cands="([^"]*)" ;;$/gm))
+    table.set(m[1]!.replace(/\//g, ' ').trim(), m[2]!.split(' '));
 });
 
 describe('an unknown command', () => {
@@ -26,10 +27,14 @@ describe('an unknown command', () => {
     const top = await feedsync(['synk']);
     expect(top.code).toBe(2);
     expect(top.stdout).toBe('');
-    expect(top.stderr).toBe("feedsync: unknown command 'synk': did you mean `feedsync sync`? (`feedsync --help` lists them)\n");
+    expect(top.stderr).toBe(
+      "feedsync: unknown command 'synk': did you mean `feedsync sync`? (`feedsync --help` lists them)\n",
+    );
     const sub = await feedsync(['feed', 'prevue']);
     expect(sub.code).toBe(2);
-    expect(sub.stderr).toBe("feedsync: unknown command 'prevue': did you mean `feedsync feed preview`? (`feedsync feed --help` lists them)\n");
+    expect(sub.stderr).toBe(
+      "feedsync: unknown command 'prevue': did you mean `feedsync feed preview`? (`feedsync feed --help` lists them)\n",
+    );
     const far = await feedsync(['zzzzzzzz']);
     expect(far.stderr).toBe("feedsync: unknown command 'zzzzzzzz' (`feedsync --help` lists them)\n");
   });
@@ -37,7 +42,9 @@ describe('an unknown command', () => {
 
 describe('feedsync completion', () => {
   it('bash: completes commands, subcommands and options where they belong', async () => {
-    expect([...table.keys()]).toEqual(expect.arrayContaining(['', 'sync', 'feed', 'feed preview', 'state export', 'completion']));
+    expect([...table.keys()]).toEqual(
+      expect.arrayContaining(['', 'sync', 'feed', 'feed preview', 'state export', 'completion']),
+    );
     const complete = async (...words: string[]) => {
       const script = `${bash}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _feedsync; echo "\${COMPREPLY[*]}"`;
       return (await promisify(execFile)('bash', ['-c', script])).stdout.trim();
@@ -77,9 +84,13 @@ describe("the README's command block", () => {
     const missing: string[] = [];
     for (const [path, words] of table) {
       if (path === '') continue;
-      if (table.get(path)!.some((w) => !w.startsWith('-') && table.has(`${path} ${w}`)) && !lines.some((l) => l.startsWith(`feedsync ${path} `))) {
+      if (
+        table.get(path)!.some((w) => !w.startsWith('-') && table.has(`${path} ${w}`)) &&
+        !lines.some((l) => l.startsWith(`feedsync ${path} `))
+      ) {
         // a command with subcommands is listed through them (`feedsync feed preview …`)
-      } else if (!lines.some((l) => new RegExp(`^feedsync ${path}( |$)`).test(l.replace(/ {2,}/g, ' ')))) missing.push(`feedsync ${path}`);
+      } else if (!lines.some((l) => new RegExp(`^feedsync ${path}( |$)`).test(l.replace(/ {2,}/g, ' '))))
+        missing.push(`feedsync ${path}`);
       // a command's lines: the ones naming it, and the indented ones that go on from them
       const own: string[] = [];
       for (const [i, l] of lines.entries()) {
@@ -89,7 +100,8 @@ describe("the README's command block", () => {
         }
       }
       for (const option of words.filter((w) => w.startsWith('--') && w !== '--help' && w !== '--version'))
-        if (own.length > 0 && !own.some((l) => new RegExp(`${option}(?![\\w-])`).test(l))) missing.push(`feedsync ${path} ${option}`);
+        if (own.length > 0 && !own.some((l) => new RegExp(`${option}(?![\\w-])`).test(l)))
+          missing.push(`feedsync ${path} ${option}`);
     }
     expect(missing).toEqual([]);
   });

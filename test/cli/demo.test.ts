@@ -12,7 +12,8 @@ import { feedsync } from '../settings/run-cli.js';
 
 const fixtures = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'feedsync-demo-'));
-for (const f of ['demo.yaml', 'demo-partial.yaml', 'feeds']) cpSync(join(fixtures, f), join(dir, f), { recursive: true });
+for (const f of ['demo.yaml', 'demo-partial.yaml', 'feeds'])
+  cpSync(join(fixtures, f), join(dir, f), { recursive: true });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Report {
@@ -45,7 +46,10 @@ describe('the demo', () => {
         expect(rej.reasons.length).toBeGreaterThan(0);
       }
     }
-    expect(reports.flatMap((r) => r.unmapped ?? []).map((u) => `${u.field}: ${u.value}`)).toEqual(['Status: Under Review', 'Status: Auction']);
+    expect(reports.flatMap((r) => r.unmapped ?? []).map((u) => `${u.field}: ${u.value}`)).toEqual([
+      'Status: Under Review',
+      'Status: Auction',
+    ]);
   }, 60_000);
 
   it('npm run demo:partial: a keyless record and a cut-off last row end the run partial, exit 4', async () => {

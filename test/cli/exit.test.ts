@@ -50,7 +50,9 @@ describe('exit statuses', () => {
   });
 
   it('prints a module missing from the installation in one line, not a stack (a lazy import after `npm ci` or a rebuild removed it)', async () => {
-    const err = await import(/* @vite-ignore */ new URL('../../dist/bundle/chunk-GONE.js', import.meta.url).href).catch((e: unknown) => e);
+    const err = await import(/* @vite-ignore */ new URL('../../dist/bundle/chunk-GONE.js', import.meta.url).href).catch(
+      (e: unknown) => e,
+    );
     expect((err as { code?: string }).code).toBe('ERR_MODULE_NOT_FOUND');
     const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {

@@ -8,7 +8,8 @@ import { generateResoRecords } from '../../fixtures/generate.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { feedsync, writeTestConfig } from '../settings/run-cli.js';
 
-const statuses = (values: string[]) => values.map((v) => ({ LookupName: 'StandardStatus', LookupValue: v, StandardLookupValue: v }));
+const statuses = (values: string[]) =>
+  values.map((v) => ({ LookupName: 'StandardStatus', LookupValue: v, StandardLookupValue: v }));
 const COVERED = ['Active', 'Active Under Contract', 'Pending', 'Closed', 'Expired'];
 const servers: ResoServer[] = [];
 let plain: ResoServer;
@@ -30,7 +31,8 @@ async function configFor(feed: string): Promise<string> {
   await writeFile(config, `${await readFile(config, 'utf8')}\nfeeds:\n${feed}\n`);
   return config;
 }
-const reso = (server: ResoServer) => `  - { name: mls, chatbot: SN-DRIFT, source: { kind: reso, url: "${server.url}", retries: 0 }, mapping: { preset: reso } }`;
+const reso = (server: ResoServer) =>
+  `  - { name: mls, chatbot: SN-DRIFT, source: { kind: reso, url: "${server.url}", retries: 0 }, mapping: { preset: reso } }`;
 
 describe('feedsync feed drift', () => {
   // each case runs the CLI two or three times as a child process: seconds each on a loaded machine
@@ -59,11 +61,15 @@ describe('feedsync feed drift', () => {
     );
     const json = await feedsync(['feed', 'drift', '--feed', 'mls', '--config', config, '--json']);
     expect(json.code).toBe(5);
-    expect(JSON.parse(json.stdout).findings).toEqual([expect.objectContaining({ kind: 'value', field: 'StandardStatus', value: 'Temporarily Off Market' })]);
+    expect(JSON.parse(json.stdout).findings).toEqual([
+      expect.objectContaining({ kind: 'value', field: 'StandardStatus', value: 'Temporarily Off Market' }),
+    ]);
   });
 
   it('exit 2 for a feed that is not a live RESO one, 1 when the server cannot be read', CLI_TIME, async () => {
-    const csv = await configFor('  - { name: mls, chatbot: SN-DRIFT, source: { kind: csv, path: homes.csv }, mapping: { preset: reso } }');
+    const csv = await configFor(
+      '  - { name: mls, chatbot: SN-DRIFT, source: { kind: csv, path: homes.csv }, mapping: { preset: reso } }',
+    );
     const usage = await feedsync(['feed', 'drift', '--feed', 'mls', '--config', csv]);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/not read from a RESO server/);

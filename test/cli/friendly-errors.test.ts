@@ -65,7 +65,9 @@ describe('errors a person can fix', () => {
     const r = await feedsync(['sync', '--config', config]);
     expect(r.code).toBe(1);
     const text = paragraph(r.stderr);
-    expect(text).toContain(`The state file ${join(dir, 'state-folder')} cannot be opened: it is a folder where a file was expected (EISDIR)`);
+    expect(text).toContain(
+      `The state file ${join(dir, 'state-folder')} cannot be opened: it is a folder where a file was expected (EISDIR)`,
+    );
     expect(text).toContain('set state.file to another path');
   });
 
@@ -75,7 +77,9 @@ describe('errors a person can fix', () => {
     const r = await feedsync(['sync', '--config', config]);
     expect(r.code).toBe(1);
     const text = paragraph(r.stderr);
-    expect(text).toContain(`The state file ${join(dir, 'state.lmdb')} is not a state store (an LMDB file): another file took its place. Move it aside`);
+    expect(text).toContain(
+      `The state file ${join(dir, 'state.lmdb')} is not a state store (an LMDB file): another file took its place. Move it aside`,
+    );
   });
 
   // (before, the process died with SIGBUS, exit 135: LMDB read a page past the end of the mapped file;
@@ -112,7 +116,9 @@ describe('errors a person can fix', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(EnvironmentError);
-    expect((err as Error).message).toMatch(/^The state file .*state\.lmdb cannot be opened: it cannot be made: a part of its path is a file where a folder is needed/);
+    expect((err as Error).message).toMatch(
+      /^The state file .*state\.lmdb cannot be opened: it cannot be made: a part of its path is a file where a folder is needed/,
+    );
   });
 
   it('a port in use: which, and how to choose another', async () => {

@@ -55,7 +55,11 @@ describe('feedsync init, then the commands it suggests', () => {
 
     const sync = await feedsync(['sync', '--config', config, '--json']);
     expect(sync.code).toBe(0);
-    expect(JSON.parse(sync.stdout).reports[0]).toMatchObject({ feed: 'my-feed', outcome: 'ok', counts: { created: 3, rejected: 0 } });
+    expect(JSON.parse(sync.stdout).reports[0]).toMatchObject({
+      feed: 'my-feed',
+      outcome: 'ok',
+      counts: { created: 3, rejected: 0 },
+    });
 
     // a price change in the feed: preview --key tells the whole story of that listing
     const feedFile = join(dir, 'feeds', 'listings.csv');
@@ -69,7 +73,17 @@ describe('feedsync init, then the commands it suggests', () => {
     expect(explained.stdout).toContain('SalePrice: 450000 → 465000');
     expect(explained.stdout).toContain('a sync updates it (1 field(s) differ)');
 
-    const json = await feedsync(['feed', 'preview', '--config', config, '--feed', 'my-feed', '--key', 'NOPE-1', '--json']);
+    const json = await feedsync([
+      'feed',
+      'preview',
+      '--config',
+      config,
+      '--feed',
+      'my-feed',
+      '--key',
+      'NOPE-1',
+      '--json',
+    ]);
     expect(json.code).toBe(0);
     const doc = JSON.parse(json.stdout);
     expect(doc).toMatchObject({ key: 'NOPE-1', remote: [], changes: [] });
@@ -104,14 +118,20 @@ describe('logs and progress on a terminal', () => {
     line.above('WARN: a log line');
     const text = out.text();
     // every log line starts on a cleared line and ends with a newline; the progress comes back after it
-    expect(text).toContain('austin: 20/40 writes done (50%), 10/s, about 2 s left\r\x1b[KWARN: a log line\naustin: 20/40 writes done (50%), 10/s, about 2 s left');
+    expect(text).toContain(
+      'austin: 20/40 writes done (50%), 10/s, about 2 s left\r\x1b[KWARN: a log line\naustin: 20/40 writes done (50%), 10/s, about 2 s left',
+    );
     progress.clear();
     expect(out.text().endsWith('\r\x1b[K')).toBe(true);
   });
 
   it('shows no total where none is known, and no rate before there is one', () => {
-    expect(progressText({ feed: 'f', phase: 'feed', done: 1000 }, { at: 0, done: 0 }, 100)).toBe('f: 1000 records read');
-    expect(progressText({ feed: 'f', phase: 'feed', done: 3000 }, { at: 0, done: 1000 }, 2000)).toBe('f: 3000 records read, 1000/s');
+    expect(progressText({ feed: 'f', phase: 'feed', done: 1000 }, { at: 0, done: 0 }, 100)).toBe(
+      'f: 1000 records read',
+    );
+    expect(progressText({ feed: 'f', phase: 'feed', done: 3000 }, { at: 0, done: 1000 }, 2000)).toBe(
+      'f: 3000 records read, 1000/s',
+    );
   });
 
   it('prints nothing when stderr is not a terminal', () => {

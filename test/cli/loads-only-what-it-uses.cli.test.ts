@@ -25,12 +25,29 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const NOT_WITHOUT_REDIS = ['bullmq', 'ioredis', 'nodemailer', 'pino-pretty', 'rate-limiter-flexible'];
 
 /** A dry run of one demo feed as a user starts it (bin/feedsync.js), and the npm packages its process loaded. */
-async function packagesOf(config: string, ...args: string[]): Promise<{ code: number; stderr: string; packages: Set<string> }> {
+async function packagesOf(
+  config: string,
+  ...args: string[]
+): Promise<{ code: number; stderr: string; packages: Set<string> }> {
   const out = join(dir, `packages-${Math.random().toString(36).slice(2)}.txt`);
-  const argv = ['--import', HOOK, BIN, 'sync', '--config', config, '--feed', 'austin-csv', '--dry-run', '--json', ...args];
+  const argv = [
+    '--import',
+    HOOK,
+    BIN,
+    'sync',
+    '--config',
+    config,
+    '--feed',
+    'austin-csv',
+    '--dry-run',
+    '--json',
+    ...args,
+  ];
   const env = { ...process.env, FEEDSYNC_TEST_LOADED_PACKAGES: out, LOG_LEVEL: 'warn', LOG_FORMAT: undefined };
   const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve) => {
-    execFile(process.execPath, argv, { env }, (err, _stdout, stderr) => resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stderr }));
+    execFile(process.execPath, argv, { env }, (err, _stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stderr }),
+    );
   });
   return { code, stderr, packages: new Set(readFileSync(out, 'utf8').split('\n').filter(Boolean)) };
 }
@@ -55,7 +72,10 @@ describe('what a run loads', () => {
 
   it('the hook sees BullMQ and ioredis when a run loads them: --no-redis with Redis configured asks it about workers', async () => {
     const config = join(dir, 'demo-redis.yaml');
-    writeFileSync(config, `redis:\n  url: redis://127.0.0.1:${await freePort()}\n${readFileSync(join(dir, 'demo.yaml'), 'utf8')}`);
+    writeFileSync(
+      config,
+      `redis:\n  url: redis://127.0.0.1:${await freePort()}\n${readFileSync(join(dir, 'demo.yaml'), 'utf8')}`,
+    );
     const run = await packagesOf(config, '--no-redis');
     expect(run.code, run.stderr).toBe(0);
     expect(run.packages).toContain('bullmq');

@@ -37,7 +37,8 @@ afterAll(async () => {
   await redis.quit();
 });
 
-const WARNING = /feedsync: warning: 1 feedsync worker is running on Redis .* and this run, with --no-redis, takes neither their chatbot locks nor their state/g;
+const WARNING =
+  /feedsync: warning: 1 feedsync worker is running on Redis .* and this run, with --no-redis, takes neither their chatbot locks nor their state/g;
 
 async function workers(): Promise<number> {
   const q = new Queue(QUEUE_NAMES.sync, { connection: redis, prefix });
@@ -50,7 +51,10 @@ async function workers(): Promise<number> {
 
 describe('sync --no-redis beside a running worker', () => {
   it('warns on stderr once, in words, --json or not; no worker, no warning', async () => {
-    const worker: ChildProcess = spawn(process.execPath, [BIN, 'worker', '--config', config], { stdio: 'ignore', env: { ...process.env, LOG_LEVEL: 'warn' } });
+    const worker: ChildProcess = spawn(process.execPath, [BIN, 'worker', '--config', config], {
+      stdio: 'ignore',
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    });
     try {
       const until = Date.now() + 60_000;
       while ((await workers()) === 0) {

@@ -18,7 +18,14 @@ async function setup(extra: string[] = []): Promise<{ dir: string; config: strin
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-state-cli-'));
   dirs.push(dir);
   const config = join(dir, 'feedsync.yaml');
-  await writeFile(config, ['api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }', ...extra, 'chatbots: [{ serialNumber: SN-F }]'].join('\n'));
+  await writeFile(
+    config,
+    [
+      'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }',
+      ...extra,
+      'chatbots: [{ serialNumber: SN-F }]',
+    ].join('\n'),
+  );
   return { dir, config };
 }
 
@@ -33,7 +40,12 @@ describe('feedsync state export | import', () => {
     expect(exported.code, exported.stderr).toBe(0);
     expect(JSON.parse(exported.stdout)).toEqual(JSON.parse(former));
     expect(exported.stderr).toContain(`exported 8 namespaces, 11 entries from ${join(dir, '.feedsync', 'state.lmdb')}`);
-    expect((await readdir(join(dir, '.feedsync'))).sort()).toEqual(['locks', 'state.json.migrated', 'state.lmdb', 'state.lmdb-lock']);
+    expect((await readdir(join(dir, '.feedsync'))).sort()).toEqual([
+      'locks',
+      'state.json.migrated',
+      'state.lmdb',
+      'state.lmdb-lock',
+    ]);
 
     const edited = JSON.parse(former) as Record<string, Record<string, string>>;
     delete edited['fp:homes']!['K1'];
@@ -50,7 +62,9 @@ describe('feedsync state export | import', () => {
     await writeFile(join(dir, 'bad.json'), '{"fp:homes":{"K1":1}}');
     const bad = await feedsync(['state', 'import', join(dir, 'bad.json'), '--config', config]);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain(`The state document ${join(dir, 'bad.json')} is JSON but not feedsync state ("fp:homes" → "K1" is not a string)`);
+    expect(bad.stderr).toContain(
+      `The state document ${join(dir, 'bad.json')} is JSON but not feedsync state ("fp:homes" → "K1" is not a string)`,
+    );
     expect(JSON.parse((await feedsync(['state', 'export', '--config', config])).stdout)).toEqual(edited);
   }, 180_000);
 

@@ -20,7 +20,12 @@ beforeAll(async () => {
     OriginatingSystemName: 'actris',
     ...(i < 4 && { DaysOnMarket: 72_725, ParkingTotal: 510864656077.79 }),
   }));
-  server = await startVendorServer({ vendor: 'mlsgrid', records, token: 'mlsgrid-token-1', originatingSystem: 'actris' });
+  server = await startVendorServer({
+    vendor: 'mlsgrid',
+    records,
+    token: 'mlsgrid-token-1',
+    originatingSystem: 'actris',
+  });
   dir = await mkdtemp(join(tmpdir(), 'feedsync-vendor-'));
   await writeFile(
     join(dir, 'feedsync.yaml'),
@@ -48,7 +53,10 @@ afterAll(async () => {
 
 function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/feedsync.js', ...args, '--config', join(dir, 'feedsync.yaml')], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, ['bin/feedsync.js', ...args, '--config', join(dir, 'feedsync.yaml')], {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -61,15 +69,21 @@ describe('vendor mlsgrid in the CLI', () => {
   it("config check and feed preview show the profile's rules; the preview reads with no refusal and names replaced values", async () => {
     const check = await cli(['config', 'check']);
     expect(check.status).toBe(0);
-    expect(check.stderr).toContain("vendor mlsgrid (MLS Grid API 2.0): paging nextLink, no $orderby, $top 1000 a page, every $filter: OriginatingSystemName eq 'actris'");
+    expect(check.stderr).toContain(
+      "vendor mlsgrid (MLS Grid API 2.0): paging nextLink, no $orderby, $top 1000 a page, every $filter: OriginatingSystemName eq 'actris'",
+    );
     expect(check.stderr).toContain('2 req/s, 7200/hour, 40000/day, 4 GB/hour');
 
     const preview = await cli(['feed', 'preview', '--feed', 'mls']);
     expect(preview.status, preview.stderr).toBe(0);
     expect(preview.stdout).toContain('vendor mlsgrid (MLS Grid API 2.0)');
     expect(preview.stdout).toContain('read: 1 pages, 1 requests');
-    expect(preview.stdout).toMatch(/values replaced by their rule's default \(onInvalid: default\) \(2\):\n {2}DaysOnMarket × 4\n {2}ParkingSpots × 4/);
+    expect(preview.stdout).toMatch(
+      /values replaced by their rule's default \(onInvalid: default\) \(2\):\n {2}DaysOnMarket × 4\n {2}ParkingSpots × 4/,
+    );
     expect(server.refused).toEqual([]);
-    expect(decodeURIComponent(server.requests[0]!.url)).toContain("$filter=(OriginatingSystemName eq 'actris') and (MlgCanView eq true)");
+    expect(decodeURIComponent(server.requests[0]!.url)).toContain(
+      "$filter=(OriginatingSystemName eq 'actris') and (MlgCanView eq true)",
+    );
   });
 });

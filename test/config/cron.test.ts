@@ -10,11 +10,22 @@ const field = (max: number, from = 0) =>
     fc.constant('*'),
     fc.integer({ min: 1, max: max - from }).map((n) => `*/${n}`),
     fc.integer({ min: from, max }).map(String),
-    fc.tuple(fc.integer({ min: from, max }), fc.integer({ min: from, max })).map(([a, b]) => `${Math.min(a, b)}-${Math.max(a, b)}`),
-    fc.tuple(fc.integer({ min: from, max }), fc.integer({ min: from, max })).map(([a, b]) => (a === b ? String(a) : `${a},${b}`)),
+    fc
+      .tuple(fc.integer({ min: from, max }), fc.integer({ min: from, max }))
+      .map(([a, b]) => `${Math.min(a, b)}-${Math.max(a, b)}`),
+    fc
+      .tuple(fc.integer({ min: from, max }), fc.integer({ min: from, max }))
+      .map(([a, b]) => (a === b ? String(a) : `${a},${b}`)),
   );
 const fiveFields = fc.tuple(field(59), field(23), field(28, 1), field(12, 1), field(6)).map((f) => f.join(' '));
-const zone = fc.constantFrom(undefined, 'UTC', 'America/Chicago', 'Europe/London', 'Australia/Lord_Howe', 'Asia/Kathmandu');
+const zone = fc.constantFrom(
+  undefined,
+  'UTC',
+  'America/Chicago',
+  'Europe/London',
+  'Australia/Lord_Howe',
+  'Asia/Kathmandu',
+);
 
 describe('schedule intervals', () => {
   it('five fields against a minimum of 60 s or less: the fast path agrees with stepping through the runs', () => {
@@ -49,6 +60,8 @@ describe('schedule intervals', () => {
     const api = { baseUrl: 'http://127.0.0.1:1', secretKey: 'sk-test-0123456789', sessionKey: 'ss-test-0123456789' };
     expect(parseConfig(JSON.stringify({ api, feeds })).feeds).toHaveLength(300);
     feeds[7]!.schedule.cron = '* * * * * *';
-    expect(() => parseConfig(JSON.stringify({ api, feeds }))).toThrow(/feeds\[7\]\.schedule\.cron|more often than worker\.minScheduleIntervalSeconds/);
+    expect(() => parseConfig(JSON.stringify({ api, feeds }))).toThrow(
+      /feeds\[7\]\.schedule\.cron|more often than worker\.minScheduleIntervalSeconds/,
+    );
   });
 });

@@ -77,7 +77,11 @@ describe('the YAML error hint', () => {
     expect(message).toContain('quote the value, e.g. clientId: "${MLS_CLIENT_ID}"');
     expect(message).not.toContain('indentation');
     // quoted, it parses and the variables are read
-    const fixed = text.replace('${MLS_CLIENT_ID}', '"${MLS_CLIENT_ID}"').replace('${MLS_CLIENT_SECRET}', '"${MLS_CLIENT_SECRET}"');
-    expect(() => parseConfig(fixed, 'feedsync.yaml', { MLS_CLIENT_ID: 'client-a', MLS_CLIENT_SECRET: 'secret-b' })).not.toThrow();
+    const fixed = text
+      .replace('${MLS_CLIENT_ID}', '"${MLS_CLIENT_ID}"')
+      .replace('${MLS_CLIENT_SECRET}', '"${MLS_CLIENT_SECRET}"');
+    expect(() =>
+      parseConfig(fixed, 'feedsync.yaml', { MLS_CLIENT_ID: 'client-a', MLS_CLIENT_SECRET: 'secret-b' }),
+    ).not.toThrow();
   });
 });

@@ -43,7 +43,10 @@ describe('parseConfig', () => {
   });
 
   it('a secret of digits through ${VAR} stays text; a number field given ${VAR} gets the number', () => {
-    const text = base.replace('baseUrl: embedded', 'baseUrl: embedded\n  timeoutMs: ${TIMEOUT}\n  retries: ${RETRIES:-2}');
+    const text = base.replace(
+      'baseUrl: embedded',
+      'baseUrl: embedded\n  timeoutMs: ${TIMEOUT}\n  retries: ${RETRIES:-2}',
+    );
     const cfg = parseConfig(text, 'f.yaml', { SECRET: '0012345678', TIMEOUT: '5000' });
     expect(cfg.api.secretKey).toBe('0012345678');
     expect(cfg.api.timeoutMs).toBe(5000);
@@ -71,7 +74,9 @@ describe('parseConfig', () => {
     const typo = base.replace('concurrency', 'x').replace('baseUrl: embedded', 'baseUrl: embedded\n  concurency: 4');
     expect(configError(() => parseConfig(typo, 'f.yaml', { SECRET: 'x-secret' })).message).toContain('concurency');
     const dup = base + `  - name: austin\n    chatbot: SN-1\n    source: { kind: csv, path: b.csv }\n`;
-    expect(configError(() => parseConfig(dup, 'f.yaml', { SECRET: 'x-secret' })).message).toContain('duplicate feed name austin');
+    expect(configError(() => parseConfig(dup, 'f.yaml', { SECRET: 'x-secret' })).message).toContain(
+      'duplicate feed name austin',
+    );
   });
 
   it('reports YAML syntax errors with a line', () => {

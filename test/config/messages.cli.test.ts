@@ -62,14 +62,18 @@ describe('config check: every mistake named with its line and fix', () => {
     const text = GOOD.replace('    keyBy: MLSNumber', '    keyby: MLSNumber');
     const r = await check(text);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${r.file}:${lineOf(text, 'keyby')}: feeds[0].keyby is not a known key; did you mean keyBy?`);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(text, 'keyby')}: feeds[0].keyby is not a known key; did you mean keyBy?`,
+    );
   });
 
   it('a missing required field is "required" (chatbot names its alternative, chatbots)', async () => {
     const text = GOOD.replace('    chatbot: SN-1\n', '');
     const r = await check(text);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${r.file}:${lineOf(text, '- name: austin')}: feeds[0].chatbot is required, or chatbots (records routed to several chatbots by where)\n`);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(text, '- name: austin')}: feeds[0].chatbot is required, or chatbots (records routed to several chatbots by where)\n`,
+    );
   });
 
   it('chatbot and chatbots both: the error names both', async () => {
@@ -83,7 +87,9 @@ describe('config check: every mistake named with its line and fix', () => {
     const text = GOOD.replace('kind: csv', 'kind: tsv');
     const r = await check(text);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${r.file}:${lineOf(text, 'kind: tsv')}: feeds[0].source.kind "tsv" must be one of csv, xml, mits, reso (did you mean csv?)`);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(text, 'kind: tsv')}: feeds[0].source.kind "tsv" must be one of csv, xml, mits, reso (did you mean csv?)`,
+    );
   });
 
   it('a YAML indentation mistake is one message with its line and a caret', async () => {
@@ -124,7 +130,9 @@ describe('config check: every mistake named with its line and fix', () => {
     const text = GOOD.replace('AIResponseLanguage: English', 'AIResponseLanguage: Englsh');
     const r = await check(text);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${r.file}:${lineOf(text, 'Englsh')}: chatbots[0].settings.AIResponseLanguage: is not a language name; did you mean "English"? (got "Englsh")`);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(text, 'Englsh')}: chatbots[0].settings.AIResponseLanguage: is not a language name; did you mean "English"? (got "Englsh")`,
+    );
   });
 
   it('a cron the scheduler refuses and an unknown time zone, with their lines', async () => {
@@ -135,7 +143,9 @@ describe('config check: every mistake named with its line and fix', () => {
     expect(r.stderr).toContain(
       `${r.file}:${line}: feeds[0].schedule.cron: "0 25 * * *" is not a cron pattern: value 25 is outside 0-23 (minute hour day-of-month month day-of-week, e.g. "*/10 * * * *")`,
     );
-    expect(r.stderr).toContain(`${r.file}:${line}: feeds[0].schedule.tz: "America/Chicgo" is not a time zone; did you mean America/Chicago?`);
+    expect(r.stderr).toContain(
+      `${r.file}:${line}: feeds[0].schedule.tz: "America/Chicgo" is not a time zone; did you mean America/Chicago?`,
+    );
   });
 
   it('a schedule more often than worker.minScheduleIntervalSeconds is refused', async () => {
@@ -153,7 +163,9 @@ describe('config check: every mistake named with its line and fix', () => {
     const text = GOOD.replace('timeoutMs: 30000', 'timeoutMs: 3000000000');
     const r = await check(text);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${r.file}:${lineOf(text, 'timeoutMs')}: api.timeoutMs must be at most 600000 (got 3000000000)`);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(text, 'timeoutMs')}: api.timeoutMs must be at most 600000 (got 3000000000)`,
+    );
   });
 
   it('a YAML alias bomb is a config error (exit 2), not a crash', async () => {
@@ -170,7 +182,9 @@ describe('config check: every mistake named with its line and fix', () => {
     const text = `${GOOD}x:\n${levels.map((l) => `  ${l}`).join('\n')}\n`;
     const r = await check(text);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${r.file}:${lineOf(text, '*a')}: YAML aliases (*name) expand to more than 100 copies; write the values out or use fewer aliases`);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(text, '*a')}: YAML aliases (*name) expand to more than 100 copies; write the values out or use fewer aliases`,
+    );
     expect(r.stderr).not.toMatch(/ReferenceError| {4}at /);
   });
 
@@ -191,6 +205,8 @@ describe('config check: every mistake named with its line and fix', () => {
   it('a config file that does not exist says where it looked', async () => {
     const r = await feedsync(['config', 'check', '--config', '/nonexistent/feedsync.yaml']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('feedsync: config file /nonexistent/feedsync.yaml does not exist (looked for /nonexistent/feedsync.yaml); give its path with --config\n');
+    expect(r.stderr).toBe(
+      'feedsync: config file /nonexistent/feedsync.yaml does not exist (looked for /nonexistent/feedsync.yaml); give its path with --config\n',
+    );
   });
 });

@@ -39,7 +39,10 @@ describe('the configuration reference table', () => {
 
   it('has a row for every key the schema accepts', () => {
     const missing = keys.map((k) => k.path).filter((k) => !rows.has(k));
-    expect(missing, `${WHERE} has no row for ${missing.join(', ')}: add a row each (| \`key\` | default | meaning |)`).toEqual([]);
+    expect(
+      missing,
+      `${WHERE} has no row for ${missing.join(', ')}: add a row each (| \`key\` | default | meaning |)`,
+    ).toEqual([]);
   });
 
   it('lists no key the schema does not accept', () => {

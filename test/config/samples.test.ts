@@ -30,8 +30,17 @@ describe('sample configs', () => {
   it('the emulator and the configs use one pair of variable names for the keys', () => {
     const compose = parse(read('docker-compose.yml'));
     expect(Object.keys(compose.services.emulator.environment)).toEqual(['CHATBOT_SECRET_KEY', 'CHATBOT_SESSION_KEY']);
-    expect(compose.services.worker.environment).toMatchObject({ CHATBOT_SECRET_KEY: expect.any(String), CHATBOT_SESSION_KEY: expect.any(String) });
-    for (const file of ['fixtures/compose.yaml', 'fixtures/demo.yaml', 'src/emulator/options.ts', 'README.md', 'docker-compose.yml']) {
+    expect(compose.services.worker.environment).toMatchObject({
+      CHATBOT_SECRET_KEY: expect.any(String),
+      CHATBOT_SESSION_KEY: expect.any(String),
+    });
+    for (const file of [
+      'fixtures/compose.yaml',
+      'fixtures/demo.yaml',
+      'src/emulator/options.ts',
+      'README.md',
+      'docker-compose.yml',
+    ]) {
       expect(read(file), file).not.toMatch(/FEEDSYNC_(SECRET|SESSION)_KEY/);
     }
   });

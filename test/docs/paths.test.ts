@@ -19,7 +19,9 @@ const exists = (p: string) => existsSync(join(root, p)) || existsSync(join(root,
 describe('the paths the docs name', () => {
   it.each(docs)('docs/%s: every src/ path exists', (doc) => {
     const text = readFileSync(join(root, 'docs', doc), 'utf8');
-    const missing = [...text.matchAll(/(?<![\w./-])src\/[\w./*-]+/g)].map((m) => pathOf(m[0])).filter((p) => !exists(p));
+    const missing = [...text.matchAll(/(?<![\w./-])src\/[\w./*-]+/g)]
+      .map((m) => pathOf(m[0]))
+      .filter((p) => !exists(p));
     expect(missing).toEqual([]);
   });
 

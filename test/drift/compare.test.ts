@@ -52,7 +52,9 @@ describe('the dictionary check, pure', () => {
     const current = snapshot({
       fields: { StandardStatus: 'org.reso.metadata.enums.StandardStatus', ListingKey: 'Edm.String' },
       lookupOf: { StandardStatus: 'StandardStatus' },
-      lookups: { StandardStatus: ['Active', 'ActiveUnderContract', 'ComingSoon', 'Auction'].map((value) => ({ value })) },
+      lookups: {
+        StandardStatus: ['Active', 'ActiveUnderContract', 'ComingSoon', 'Auction'].map((value) => ({ value })),
+      },
       valuesFrom: 'enums',
     });
     const { findings, notOffered } = compareDictionary({ mapped, current, systems: {} });
@@ -62,11 +64,20 @@ describe('the dictionary check, pure', () => {
 
   it("a field the feed's own mapping names is found missing on a first read; a removal without a like field new is `gone`", () => {
     const mapped = mappedFields(MappingConfig.parse({ preset: 'reso', fields: { Description: 'PrivateRemarksX' } }));
-    const first = compareDictionary({ mapped, current: snapshot({ fields: { ListingKey: 'Edm.String' } }), systems: {} });
-    expect(first.findings.map((f) => f.message)).toEqual(['PrivateRemarksX is not in the Property entity type; the mapping reads it for Description']);
+    const first = compareDictionary({
+      mapped,
+      current: snapshot({ fields: { ListingKey: 'Edm.String' } }),
+      systems: {},
+    });
+    expect(first.findings.map((f) => f.message)).toEqual([
+      'PrivateRemarksX is not in the Property entity type; the mapping reads it for Description',
+    ]);
 
     const previous = snapshot({ fields: { ListingKey: 'Edm.String', PrivateRemarksX: 'Edm.String' } });
-    const current = snapshot({ readAt: '2026-11-28T00:00:00.000Z', fields: { ListingKey: 'Edm.String', A: 'Edm.String', B: 'Edm.String' } });
+    const current = snapshot({
+      readAt: '2026-11-28T00:00:00.000Z',
+      fields: { ListingKey: 'Edm.String', A: 'Edm.String', B: 'Edm.String' },
+    });
     const next = compareDictionary({ mapped, current, previous, systems: {} });
     // two new text fields: no telling which one it became
     expect(next.findings.map((f) => f.kind)).toEqual(['gone']);
@@ -75,8 +86,24 @@ describe('the dictionary check, pure', () => {
   it("the Lookup records' OriginatingSystemName changed (MLS Grid filters them on the feed's): a `system` finding", () => {
     const mapped = mappedFields(MappingConfig.parse({ preset: 'reso' }));
     const previous = snapshot({ fields: { ListingKey: 'Edm.String' }, systems: ['actris'], valuesFrom: 'Lookup' });
-    const current = snapshot({ readAt: '2026-11-28T00:00:00.000Z', fields: { ListingKey: 'Edm.String' }, systems: [], valuesFrom: 'Lookup' });
-    const { findings } = compareDictionary({ mapped, current, previous, systems: { configured: 'actris', records: 'actris', before: 'actris' } });
-    expect(findings).toEqual([{ kind: 'system', value: '', message: `the Lookup records' OriginatingSystemName changed from "actris" to "(none)"` }]);
+    const current = snapshot({
+      readAt: '2026-11-28T00:00:00.000Z',
+      fields: { ListingKey: 'Edm.String' },
+      systems: [],
+      valuesFrom: 'Lookup',
+    });
+    const { findings } = compareDictionary({
+      mapped,
+      current,
+      previous,
+      systems: { configured: 'actris', records: 'actris', before: 'actris' },
+    });
+    expect(findings).toEqual([
+      {
+        kind: 'system',
+        value: '',
+        message: `the Lookup records' OriginatingSystemName changed from "actris" to "(none)"`,
+      },
+    ]);
   });
 });

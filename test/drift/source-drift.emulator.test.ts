@@ -40,8 +40,21 @@ const lookup = (name: string, value: string, standard = value): Row => ({
   LegacyODataValue: value.replace(/\s+/g, ''),
   OriginatingSystemName: 'testmls',
 });
-const STATUSES = ['Active', 'Active Under Contract', 'Pending', 'Closed', 'Coming Soon', 'Expired', 'Withdrawn', 'Canceled', 'Hold'];
-const LOOKUPS = [...STATUSES.map((s) => lookup('StandardStatus', s)), ...['Square Feet', 'Square Meters', 'Acres'].map((u) => lookup('AreaUnits', u))];
+const STATUSES = [
+  'Active',
+  'Active Under Contract',
+  'Pending',
+  'Closed',
+  'Coming Soon',
+  'Expired',
+  'Withdrawn',
+  'Canceled',
+  'Hold',
+];
+const LOOKUPS = [
+  ...STATUSES.map((s) => lookup('StandardStatus', s)),
+  ...['Square Feet', 'Square Meters', 'Acres'].map((u) => lookup('AreaUnits', u)),
+];
 const LOOKUP_NAMES = { StandardStatus: 'StandardStatus', LivingAreaUnits: 'AreaUnits' };
 
 const feedOf = (server: ResoServer) =>
@@ -55,25 +68,38 @@ const feedOf = (server: ResoServer) =>
 
 /** The server as the MLS announces its change: LivingAreaUnits renamed LivingAreaUnit in $metadata, a new StandardStatus value in Lookup. */
 function drift(server: ResoServer): void {
-  server.metadataOf = (fields) => new Map([...fields].map(([f, t]) => [f === 'LivingAreaUnits' ? 'LivingAreaUnit' : f, t]));
+  server.metadataOf = (fields) =>
+    new Map([...fields].map(([f, t]) => [f === 'LivingAreaUnits' ? 'LivingAreaUnit' : f, t]));
   server.lookupNames = { StandardStatus: 'StandardStatus', LivingAreaUnit: 'AreaUnits' };
   server.lookups = [...LOOKUPS, lookup('StandardStatus', 'Active Option Contract', 'Active Under Contract Plus')];
 }
 
 /** records whose LivingAreaUnits the server's $metadata annotates with the AreaUnits lookup */
-const records = (n: number, seed: number) => keyedResoRecords(n, seed).map((r) => ({ ...r, LivingAreaUnits: 'Square Feet' }));
-const byKey = (listings: Array<Record<string, unknown>>) => JSON.stringify([...listings].sort((a, b) => String(a.MLSNumber).localeCompare(String(b.MLSNumber))));
+const records = (n: number, seed: number) =>
+  keyedResoRecords(n, seed).map((r) => ({ ...r, LivingAreaUnits: 'Square Feet' }));
+const byKey = (listings: Array<Record<string, unknown>>) =>
+  JSON.stringify([...listings].sort((a, b) => String(a.MLSNumber).localeCompare(String(b.MLSNumber))));
 const propertyRequests = (server: ResoServer) => server.requests.filter((r) => r.url.includes('/Property')).length;
 
 describe('the dictionary check against a RESO server whose $metadata and Lookup change', () => {
   it('a renamed field and a new lookup value raise source-drift, once a day at most, with no listing lost or rejected', async () => {
     let t = Date.parse('2026-11-27T03:00:00.000Z');
-    const server = emulator.closeAfterTest(await startResoServer({ records: records(10, 40), lookups: LOOKUPS, lookupNames: LOOKUP_NAMES, lookupEvery: DAY, clock: () => t }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({
+        records: records(10, 40),
+        lookups: LOOKUPS,
+        lookupNames: LOOKUP_NAMES,
+        lookupEvery: DAY,
+        clock: () => t,
+      }),
+    );
     const env = emulator.env();
     const te = emulator.te();
     const feed = feedOf(server);
     const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger }, now: () => new Date(t) };
-    const alerts = AlertsConfig.parse({ channels: [{ kind: 'webhook', url: `${hook.url}/alerts`, secret: 'whsec-drift-1234' }] });
+    const alerts = AlertsConfig.parse({
+      channels: [{ kind: 'webhook', url: `${hook.url}/alerts`, secret: 'whsec-drift-1234' }],
+    });
     const check = async () => {
       const report = await checkDrift(feed, deps);
       await alertDrift(
@@ -113,9 +139,13 @@ describe('the dictionary check against a RESO server whose $metadata and Lookup 
       ['renamed', 'LivingAreaUnits', 'LivingAreaUnit'],
       ['value', 'StandardStatus', 'Active Option Contract'],
     ]);
-    expect(next.findings[0]!.message).toMatch(/^LivingAreaUnits looks renamed to LivingAreaUnit \(the same lookup AreaUnits\)/);
+    expect(next.findings[0]!.message).toMatch(
+      /^LivingAreaUnits looks renamed to LivingAreaUnit \(the same lookup AreaUnits\)/,
+    );
 
-    const delivered = hook.received.map((r) => JSON.parse(r.body) as { condition: string; status: string; message: string; feed: string });
+    const delivered = hook.received.map(
+      (r) => JSON.parse(r.body) as { condition: string; status: string; message: string; feed: string },
+    );
     expect(delivered.map((a) => `${a.status} ${a.condition} ${a.feed}`)).toEqual(['firing source-drift mls']);
     expect(delivered[0]!.message).toContain('LivingAreaUnits looks renamed to LivingAreaUnit');
     expect(delivered[0]!.message).toContain('"Active Option Contract"');
@@ -135,12 +165,16 @@ describe('the dictionary check against a RESO server whose $metadata and Lookup 
 
   it('a server without a Lookup resource: $metadata alone is checked, and the output says so', async () => {
     let t = Date.parse('2026-11-27T03:00:00.000Z');
-    const server = emulator.closeAfterTest(await startResoServer({ records: records(5, 41), lookupNames: LOOKUP_NAMES }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(5, 41), lookupNames: LOOKUP_NAMES }),
+    );
     const env = emulator.env();
     const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger }, now: () => new Date(t) };
     const first = await checkDrift(feedOf(server), deps);
     expect(first).toMatchObject({ read: true, checked: { metadata: true, values: 'none' }, findings: [] });
-    expect(driftLines(first).join('\n')).toMatch(/checked \$metadata only \(the server offers no Lookup resource and no enum types: lookup values not checked\)/);
+    expect(driftLines(first).join('\n')).toMatch(
+      /checked \$metadata only \(the server offers no Lookup resource and no enum types: lookup values not checked\)/,
+    );
     expect(server.lookupRequests).toBe(0);
 
     server.metadataOf = (fields) => new Map([...fields].filter(([f]) => f !== 'PublicRemarks'));
@@ -182,7 +216,8 @@ describe('the dictionary check against a RESO server whose $metadata and Lookup 
       {
         kind: 'system',
         value: 'austin',
-        message: 'the last records carried OriginatingSystemName "austin"; the feed filters on source.originatingSystem "actris"',
+        message:
+          'the last records carried OriginatingSystemName "austin"; the feed filters on source.originatingSystem "actris"',
       },
     ]);
     expect(propertyRequests(server)).toBe(pulled);
@@ -190,7 +225,12 @@ describe('the dictionary check against a RESO server whose $metadata and Lookup 
 
   it("the worker's job reads the source, raises source-drift naming the finding, and reads nothing again the same day", async () => {
     const server = emulator.closeAfterTest(
-      await startResoServer({ records: records(5, 42), lookups: [...LOOKUPS, lookup('StandardStatus', 'Auction')], lookupNames: LOOKUP_NAMES, lookupEvery: DAY }),
+      await startResoServer({
+        records: records(5, 42),
+        lookups: [...LOOKUPS, lookup('StandardStatus', 'Auction')],
+        lookupNames: LOOKUP_NAMES,
+        lookupEvery: DAY,
+      }),
     );
     const env = emulator.env();
     const yaml = [
@@ -212,9 +252,13 @@ describe('the dictionary check against a RESO server whose $metadata and Lookup 
     const report = await sourceDrift.process({ feed: 'mls2' }, ctx);
     expect(report.outcome).toBe('drift');
     expect(report.findings.map((f) => f.value)).toEqual(['Auction']);
-    const job = hook.received.filter((r) => r.path === '/job').map((r) => JSON.parse(r.body) as { condition: string; message: string });
+    const job = hook.received
+      .filter((r) => r.path === '/job')
+      .map((r) => JSON.parse(r.body) as { condition: string; message: string });
     expect(job.map((a) => a.condition)).toEqual(['source-drift']);
-    expect(job[0]!.message).toMatch(/StandardStatus value "Auction" \(lookup StandardStatus\) is listed by the server and no map of Status covers it/);
+    expect(job[0]!.message).toMatch(
+      /StandardStatus value "Auction" \(lookup StandardStatus\) is listed by the server and no map of Status covers it/,
+    );
 
     const again = await sourceDrift.process({ feed: 'mls2' }, ctx);
     expect(again).toMatchObject({ outcome: 'drift', read: false, requests: 0 });
@@ -230,8 +274,15 @@ describe('the dictionary check against a RESO server whose $metadata and Lookup 
 describe('a lookup list longer than the values a read keeps', () => {
   it('keeps 1,000 of 5,009 values, says so, stores a bounded entry, and finds a change past them by the digest', async () => {
     let t = Date.parse('2026-11-27T03:00:00.000Z');
-    const many = (respelled?: number) => [...LOOKUPS, ...Array.from({ length: 5000 }, (_, i) => lookup('StandardStatus', i === respelled ? `Local ${i} (new)` : `Local ${i}`))];
-    const server = emulator.closeAfterTest(await startResoServer({ records: records(5, 49), lookups: many(), lookupNames: LOOKUP_NAMES, maxPageSize: 1000 }));
+    const many = (respelled?: number) => [
+      ...LOOKUPS,
+      ...Array.from({ length: 5000 }, (_, i) =>
+        lookup('StandardStatus', i === respelled ? `Local ${i} (new)` : `Local ${i}`),
+      ),
+    ];
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(5, 49), lookups: many(), lookupNames: LOOKUP_NAMES, maxPageSize: 1000 }),
+    );
     const env = emulator.env();
     const feed = feedOf(server);
     const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger }, now: () => new Date(t) };
@@ -240,7 +291,9 @@ describe('a lookup list longer than the values a read keeps', () => {
     const first = await checkDrift(feed, deps);
     expect(first.capped).toEqual([{ lookup: 'StandardStatus', values: 5009, compared: 1000 }]);
     expect(first.findings.filter((f) => f.kind === 'value').length).toBeLessThanOrEqual(1000);
-    expect(driftLines(first).join('\n')).toContain('lookup StandardStatus lists 5009 values: its first 1000 compared with the mapping, 4009 more counted');
+    expect(driftLines(first).join('\n')).toContain(
+      'lookup StandardStatus lists 5009 values: its first 1000 compared with the mapping, 4009 more counted',
+    );
     const kept = JSON.parse(await entry()) as { current: DictionarySnapshot };
     expect(kept.current.lookups.StandardStatus).toHaveLength(1000);
     expect(kept.current.lookupSizes?.StandardStatus?.values).toBe(5009);

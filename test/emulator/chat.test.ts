@@ -52,7 +52,12 @@ describe('emulator: ClientAsk', () => {
 
   it('answers RateLimitMessage past RateLimitCount messages in RateLimitTime seconds, per session', async () => {
     await t.api.createListing(sampleListing());
-    await t.api.editSettings({ serialNumber: 'SN-1', RateLimitCount: 2, RateLimitTime: 3600, RateLimitMessage: 'Slow down.' });
+    await t.api.editSettings({
+      serialNumber: 'SN-1',
+      RateLimitCount: 2,
+      RateLimitTime: 3600,
+      RateLimitMessage: 'Slow down.',
+    });
     const s1 = await t.session('SN-1');
     const s2 = await t.session('SN-1');
     const answers = [];
@@ -84,7 +89,10 @@ describe('emulator: ClientAsk', () => {
   it('sessions: a chosen sessionID can be registered (for a config smoke sessionId), unknown ones fail', async () => {
     expect(t.emulator.createSession('SN-1', 1001)).toBe(1001);
     await expect(t.api.ask({ sessionID: 1001, content: 'homes?' })).resolves.toBeDefined();
-    const res = await fetch(`${t.url}/__emulator/sessions`, { method: 'POST', body: JSON.stringify({ serialNumber: 'SN-1', sessionID: 5000 }) });
+    const res = await fetch(`${t.url}/__emulator/sessions`, {
+      method: 'POST',
+      body: JSON.stringify({ serialNumber: 'SN-1', sessionID: 5000 }),
+    });
     expect(await res.json()).toEqual({ sessionID: 5000 });
     expect(await t.session('SN-1')).toBe(5001);
     await expect(t.api.ask({ sessionID: 7, content: 'hi' })).rejects.toMatchObject({ apiCode: 404 });

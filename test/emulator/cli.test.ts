@@ -36,14 +36,22 @@ describe('feedsync emulator', () => {
     const first = await startCli(['--chatbots', 'SN-1', '--data-file', file]);
     try {
       expect(first.stderr()).toContain(`data kept in ${file}`);
-      const created = await rawPost(first.url + ENDPOINTS.create, { ...listing(), MLSNumber: 'KEPT' }, { authorization: 'dev-secret-key' });
+      const created = await rawPost(
+        first.url + ENDPOINTS.create,
+        { ...listing(), MLSNumber: 'KEPT' },
+        { authorization: 'dev-secret-key' },
+      );
       expect(created.body).toMatchObject({ Success: true });
     } finally {
       expect(await first.stop()).toBe(0);
     }
     const second = await startCli(['--chatbots', 'SN-1', '--data-file', file]);
     try {
-      const page = await rawPost(second.url + ENDPOINTS.list, { SerialNumber: 'SN-1', PageSize: 10 }, { 'chatrobot-sessionkey': 'dev-session-key' });
+      const page = await rawPost(
+        second.url + ENDPOINTS.list,
+        { SerialNumber: 'SN-1', PageSize: 10 },
+        { 'chatrobot-sessionkey': 'dev-session-key' },
+      );
       expect(page.body.Data?.List?.map((l) => l.MLSNumber)).toEqual(['KEPT']);
     } finally {
       expect(await second.stop()).toBe(0);
@@ -62,7 +70,11 @@ describe('feedsync emulator', () => {
         const created = await rawPost(url + ENDPOINTS.create, { ...listing(), MLSNumber: mls }, auth);
         expect(created.body).toMatchObject({ Success: true, Code: 200 });
       }
-      const page = await rawPost(url + ENDPOINTS.list, { SerialNumber: 'SN-1', PageSize: 10 }, { 'chatrobot-sessionkey': 'dev-session-key' });
+      const page = await rawPost(
+        url + ENDPOINTS.list,
+        { SerialNumber: 'SN-1', PageSize: 10 },
+        { 'chatrobot-sessionkey': 'dev-session-key' },
+      );
       expect(page.body.Data?.VirtualCount).toBe(2);
       expect(page.body.Data?.List).toHaveLength(1); // --max-page-size 1
       const unknown = await rawPost(url + ENDPOINTS.create, { ...listing(), SerialNumber: 'SN-2' }, auth);

@@ -30,7 +30,11 @@ async function statusSequence(t: TestEmulator, n: number): Promise<string[]> {
   const out: string[] = [];
   for (let i = 0; i < n; i++) {
     try {
-      const res = await rawPost(t.url + ENDPOINTS.list, { SerialNumber: 'SN-1' }, { 'chatrobot-sessionkey': TEST_SESSION_KEY });
+      const res = await rawPost(
+        t.url + ENDPOINTS.list,
+        { SerialNumber: 'SN-1' },
+        { 'chatrobot-sessionkey': TEST_SESSION_KEY },
+      );
       out.push(String(res.status));
     } catch {
       out.push('dropped');
@@ -54,7 +58,11 @@ describe('emulator: faults', () => {
 
   it('sends Retry-After with an injected 429 and never faults the admin paths', async () => {
     const t = await emulator({ faultRate: 1, faults: ['429'] });
-    const res = await rawPost(t.url + ENDPOINTS.list, { SerialNumber: 'SN-1' }, { 'chatrobot-sessionkey': TEST_SESSION_KEY });
+    const res = await rawPost(
+      t.url + ENDPOINTS.list,
+      { SerialNumber: 'SN-1' },
+      { 'chatrobot-sessionkey': TEST_SESSION_KEY },
+    );
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('1');
     expect(res.body).toMatchObject({ Success: false, Code: 429 });
@@ -65,7 +73,11 @@ describe('emulator: faults', () => {
 
   it('errorsAs200 answers a fault as HTTP 200 with Success false and the Code in the body', async () => {
     const t = await emulator({ errorsAs200: true, nextFaults: ['503'] });
-    const res = await rawPost(t.url + ENDPOINTS.list, { SerialNumber: 'SN-1' }, { 'chatrobot-sessionkey': TEST_SESSION_KEY });
+    const res = await rawPost(
+      t.url + ENDPOINTS.list,
+      { SerialNumber: 'SN-1' },
+      { 'chatrobot-sessionkey': TEST_SESSION_KEY },
+    );
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ Success: false, Code: 503 });
   });
@@ -107,7 +119,10 @@ describe('emulator: admin paths', () => {
       .client({ sessionKey: 'wrong-key-0000' })
       .listListings({ SerialNumber: 'SN-1' })
       .catch(() => undefined);
-    const listed = (await (await fetch(`${t.url}/__emulator/listings?serialNumber=SN-1`)).json()) as { serialNumber: string; listings: Array<{ MLSNumber: string; ID: number }> };
+    const listed = (await (await fetch(`${t.url}/__emulator/listings?serialNumber=SN-1`)).json()) as {
+      serialNumber: string;
+      listings: Array<{ MLSNumber: string; ID: number }>;
+    };
     expect(listed.serialNumber).toBe('SN-1');
     expect(listed.listings.map((l) => [l.ID, l.MLSNumber])).toEqual([
       [1, 'B'],

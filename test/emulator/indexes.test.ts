@@ -48,14 +48,18 @@ async function scan(t: TestEmulator, keep: (l: StoredListing) => boolean = () =>
 
 async function expectIndexesAgree(t: TestEmulator, mlsNumbers: string[]) {
   expect(await listAll(t)).toEqual(await scan(t));
-  for (const mls of mlsNumbers) expect(await listAll(t, { MLSNumber: mls })).toEqual(await scan(t, (l) => l.MLSNumber === mls));
+  for (const mls of mlsNumbers)
+    expect(await listAll(t, { MLSNumber: mls })).toEqual(await scan(t, (l) => l.MLSNumber === mls));
   expect(await listAll(t, { CityName: 'dallas' })).toEqual(await scan(t, (l) => l.City === 'Dallas'));
 }
 
 describe('emulator list pages', () => {
   it("are, byte for byte, the envelope of each stored listing as a list item, after updates too (each item's JSON is kept)", async () => {
     const t = await emulator();
-    for (let i = 0; i < 5; i++) await t.api.createListing(sampleListing({ MLSNumber: `M${i}`, Description: `“${i}” ü \\ "q"`, Images: [`https://i/${i}.jpg`] }));
+    for (let i = 0; i < 5; i++)
+      await t.api.createListing(
+        sampleListing({ MLSNumber: `M${i}`, Description: `“${i}” ü \\ "q"`, Images: [`https://i/${i}.jpg`] }),
+      );
     const page = async () => {
       const res = await fetch(t.url + ENDPOINTS.list, {
         method: 'POST',
@@ -66,7 +70,13 @@ describe('emulator list pages', () => {
     };
     const expected = async () => {
       const stored = await t.listings('SN-1');
-      return JSON.stringify({ Data: { List: stored.slice(0, 4).map(toListItem), VirtualCount: stored.length }, Version: '1.0', Success: true, Code: 200, Message: '' });
+      return JSON.stringify({
+        Data: { List: stored.slice(0, 4).map(toListItem), VirtualCount: stored.length },
+        Version: '1.0',
+        Success: true,
+        Code: 200,
+        Message: '',
+      });
     };
     expect(await page()).toBe(await expected());
     await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M2', SalePrice: 1 }), Key: 'M2', KeyType: 'MLSNumber' });
@@ -84,7 +94,9 @@ describe('emulator indexes over HTTP', () => {
     const ids: string[] = [];
     for (let i = 0; i < 10; i++) {
       const mls = i % 4 === 0 ? 'DUP' : `M${i}`;
-      ids.push(await t.api.createListing(sampleListing({ MLSNumber: mls, Url: url(mls), City: i % 3 ? 'Austin' : 'Dallas' })));
+      ids.push(
+        await t.api.createListing(sampleListing({ MLSNumber: mls, Url: url(mls), City: i % 3 ? 'Austin' : 'Dallas' })),
+      );
     }
     const mlsNumbers = ['DUP', 'M1', 'M2', 'M3', 'M5', 'M6', 'M7', 'M9', 'NEW', 'MOVED', 'nope'];
     await expectIndexesAgree(t, mlsNumbers);
@@ -99,14 +111,33 @@ describe('emulator indexes over HTTP', () => {
     await expectIndexesAgree(t, mlsNumbers);
 
     // a later ID takes an earlier one's MLSNumber: the filtered list stays in ID order
-    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M1', Url: url('M1') }), Key: 'M9', KeyType: 'MLSNumber' })).toBe(1);
-    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'NEW', Url: url('NEW') }), Key: 'M1', KeyType: 'MLSNumber' })).toBe(2);
+    expect(
+      await t.api.updateListing({
+        ...sampleListing({ MLSNumber: 'M1', Url: url('M1') }),
+        Key: 'M9',
+        KeyType: 'MLSNumber',
+      }),
+    ).toBe(1);
+    expect(
+      await t.api.updateListing({
+        ...sampleListing({ MLSNumber: 'NEW', Url: url('NEW') }),
+        Key: 'M1',
+        KeyType: 'MLSNumber',
+      }),
+    ).toBe(2);
     expect((await listAll(t, { MLSNumber: 'NEW' })).map(([id]) => id)).toEqual([2, 10]);
     await expectIndexesAgree(t, mlsNumbers);
 
-    expect((await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: [url('MOVED'), url('M3')], KeyType: 'URL' })).SuccessCount).toBe(4);
-    expect((await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['MOVED', 'M3'], KeyType: 'MLSNumber' })).SuccessCount).toBe(0);
-    expect((await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: [ids[5]!, ids[5]!], KeyType: 'NewOaks' })).SuccessCount).toBe(1);
+    expect(
+      (await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: [url('MOVED'), url('M3')], KeyType: 'URL' }))
+        .SuccessCount,
+    ).toBe(4);
+    expect(
+      (await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['MOVED', 'M3'], KeyType: 'MLSNumber' })).SuccessCount,
+    ).toBe(0);
+    expect(
+      (await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: [ids[5]!, ids[5]!], KeyType: 'NewOaks' })).SuccessCount,
+    ).toBe(1);
     await expectIndexesAgree(t, mlsNumbers);
     expect(await listAll(t)).toEqual([
       [2, 'NEW', url('NEW')],
@@ -119,7 +150,13 @@ describe('emulator indexes over HTTP', () => {
     // created after deletes: appended in ID order, and found by its keys
     const id = await t.api.createListing(sampleListing({ MLSNumber: 'M2', Url: url('late') }));
     expect((await listAll(t)).map(([i]) => i)).toEqual([2, 3, 7, 8, 10, Number(id)]);
-    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M2', Url: url('late') }), Key: url('late'), KeyType: 'URL' })).toBe(1);
+    expect(
+      await t.api.updateListing({
+        ...sampleListing({ MLSNumber: 'M2', Url: url('late') }),
+        Key: url('late'),
+        KeyType: 'URL',
+      }),
+    ).toBe(1);
     await expectIndexesAgree(t, mlsNumbers);
   });
 
@@ -127,7 +164,10 @@ describe('emulator indexes over HTTP', () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-emu-'));
     dirs.push(dir);
     const file = join(dir, 'emulator.json');
-    const stored = [7, 3, 5].map((ID) => ({ ...sampleListing({ MLSNumber: ID === 5 ? 'X' : `M${ID}`, Url: `https://h.test/u${ID}` }), ID }));
+    const stored = [7, 3, 5].map((ID) => ({
+      ...sampleListing({ MLSNumber: ID === 5 ? 'X' : `M${ID}`, Url: `https://h.test/u${ID}` }),
+      ID,
+    }));
     stored.push({ ...sampleListing({ MLSNumber: 'X', Url: 'https://h.test/u9' }), ID: 9 });
     const saved = { nextId: 10, nextMessageId: 1, nextSessionId: 1001, settings: {}, sessions: {}, monthly: {} };
     await writeFile(file, JSON.stringify({ ...saved, listings: { 'SN-1': stored } }));
@@ -135,9 +175,23 @@ describe('emulator indexes over HTTP', () => {
 
     expect((await listAll(t)).map(([id]) => id)).toEqual([3, 5, 7, 9]);
     expect((await listAll(t, { MLSNumber: 'X' })).map(([id]) => id)).toEqual([5, 9]);
-    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M3', Url: 'https://h.test/u3b' }), Key: 'https://h.test/u3', KeyType: 'URL' })).toBe(1);
-    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M3', Url: 'https://h.test/u3b' }), Key: 'https://h.test/u3', KeyType: 'URL' })).toBe(0);
-    expect((await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['X'], KeyType: 'MLSNumber' })).SuccessCount).toBe(2);
+    expect(
+      await t.api.updateListing({
+        ...sampleListing({ MLSNumber: 'M3', Url: 'https://h.test/u3b' }),
+        Key: 'https://h.test/u3',
+        KeyType: 'URL',
+      }),
+    ).toBe(1);
+    expect(
+      await t.api.updateListing({
+        ...sampleListing({ MLSNumber: 'M3', Url: 'https://h.test/u3b' }),
+        Key: 'https://h.test/u3',
+        KeyType: 'URL',
+      }),
+    ).toBe(0);
+    expect((await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['X'], KeyType: 'MLSNumber' })).SuccessCount).toBe(
+      2,
+    );
     const id = await t.api.createListing(sampleListing({ MLSNumber: 'N' }));
     expect(await listAll(t)).toEqual([
       [3, 'M3', 'https://h.test/u3b'],
@@ -158,7 +212,8 @@ describe('ChatbotListings', () => {
     for (let step = 0; step < 2000; step++) {
       const roll = random();
       const ids = [...model.keys()];
-      const listing = (ID: number) => ({ ...sampleListing({ MLSNumber: pick(keys), Url: pick(keys) }), ID }) as StoredListing;
+      const listing = (ID: number) =>
+        ({ ...sampleListing({ MLSNumber: pick(keys), Url: pick(keys) }), ID }) as StoredListing;
       if (roll < 0.4 || !ids.length) {
         const l = listing(nextId++);
         c.put(l);
@@ -194,7 +249,11 @@ describe('emulator latency', () => {
     const added = vi.spyOn(EventTarget.prototype, 'addEventListener');
     try {
       const t = await emulator({ latencyMs: 30 });
-      const answers = await Promise.all(Array.from({ length: 25 }, () => rawPost(t.url + ENDPOINTS.list, { SerialNumber: 'SN-1' }, { 'chatrobot-sessionkey': TEST_SESSION_KEY })));
+      const answers = await Promise.all(
+        Array.from({ length: 25 }, () =>
+          rawPost(t.url + ENDPOINTS.list, { SerialNumber: 'SN-1' }, { 'chatrobot-sessionkey': TEST_SESSION_KEY }),
+        ),
+      );
       expect(answers.map((a) => a.status)).toEqual(Array(25).fill(200));
       // fetch gives each client request a signal of its own; the emulator's waits all share one
       const adds = new Map<AbortSignal, number>();

@@ -14,7 +14,11 @@ beforeEach(() => t.reset());
 async function createMany(n: number, overrides: (i: number) => Record<string, unknown> = () => ({})) {
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
-    ids.push(await t.api.createListing(sampleListing({ MLSNumber: `M${i}`, Url: `https://example.com/l/${i}`, ...overrides(i) })));
+    ids.push(
+      await t.api.createListing(
+        sampleListing({ MLSNumber: `M${i}`, Url: `https://example.com/l/${i}`, ...overrides(i) }),
+      ),
+    );
   }
   return ids;
 }
@@ -26,7 +30,8 @@ describe('emulator: list', () => {
     expect(first.List).toHaveLength(5); // capped
     expect(first.VirtualCount).toBe(12);
     const pages = [];
-    for (let page = 1; page <= 3; page++) pages.push(...(await t.api.listListings({ SerialNumber: 'SN-1', PageSize: 5, PageNumber: page })).List);
+    for (let page = 1; page <= 3; page++)
+      pages.push(...(await t.api.listListings({ SerialNumber: 'SN-1', PageSize: 5, PageNumber: page })).List);
     expect(pages.map((i) => i.MLSNumber)).toEqual(Array.from({ length: 12 }, (_, i) => `M${i}`));
     expect((await t.api.listListings({ SerialNumber: 'SN-1', PageSize: 5, PageNumber: 4 })).List).toEqual([]);
     // without PageSize: 20, capped to 5
@@ -79,20 +84,44 @@ describe('emulator: list', () => {
     });
     expect(a).not.toHaveProperty('Location');
     expect(a).not.toHaveProperty('AreaUnit');
-    expect(b).toMatchObject({ Price: '450000', RentPrice: '', Images: '', ExtensionColumn: '', LATITUDE: 0, LONGITUDE: 0, Tours: '', Description: '' });
+    expect(b).toMatchObject({
+      Price: '450000',
+      RentPrice: '',
+      Images: '',
+      ExtensionColumn: '',
+      LATITUDE: 0,
+      LONGITUDE: 0,
+      Tours: '',
+      Description: '',
+    });
     // the admin view keeps the listing as written, Location and AreaUnit included
-    expect((await t.listings('SN-1'))[0]).toMatchObject({ Location: 'near the park', AreaUnit: 'Square Feet', ID: a!.ID });
+    expect((await t.listings('SN-1'))[0]).toMatchObject({
+      Location: 'near the park',
+      AreaUnit: 'Square Feet',
+      ID: a!.ID,
+    });
   });
 });
 
 describe('emulator: update and delete', () => {
   it('updates by NewOaks (the ID create returned), MLSNumber and URL, answering the count', async () => {
     const [id0] = await createMany(3);
-    const body = (over: Record<string, unknown>) => sampleListing({ MLSNumber: 'M0', Url: 'https://example.com/l/0', ...over });
+    const body = (over: Record<string, unknown>) =>
+      sampleListing({ MLSNumber: 'M0', Url: 'https://example.com/l/0', ...over });
     expect(await t.api.updateListing({ ...body({ Description: 'by id' }), Key: id0!, KeyType: 'NewOaks' })).toBe(1);
-    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M1', Url: 'https://example.com/l/1', Description: 'by mls' }), Key: 'M1', KeyType: 'MLSNumber' })).toBe(1);
     expect(
-      await t.api.updateListing({ ...sampleListing({ MLSNumber: 'M2', Url: 'https://example.com/l/2', Description: 'by url' }), Key: 'https://example.com/l/2', KeyType: 'URL' }),
+      await t.api.updateListing({
+        ...sampleListing({ MLSNumber: 'M1', Url: 'https://example.com/l/1', Description: 'by mls' }),
+        Key: 'M1',
+        KeyType: 'MLSNumber',
+      }),
+    ).toBe(1);
+    expect(
+      await t.api.updateListing({
+        ...sampleListing({ MLSNumber: 'M2', Url: 'https://example.com/l/2', Description: 'by url' }),
+        Key: 'https://example.com/l/2',
+        KeyType: 'URL',
+      }),
     ).toBe(1);
     expect((await t.listings('SN-1')).map((l) => l.Description)).toEqual(['by id', 'by mls', 'by url']);
     expect(await t.api.updateListing({ ...body({}), Key: '999', KeyType: 'NewOaks' })).toBe(0);
@@ -104,17 +133,32 @@ describe('emulator: update and delete', () => {
     await createMany(2, () => ({ MLSNumber: 'DUP' }));
     await createMany(1, () => ({ MLSNumber: 'SOLO' }));
     expect((await t.api.listListings({ SerialNumber: 'SN-1', MLSNumber: 'DUP' })).VirtualCount).toBe(2);
-    expect(await t.api.updateListing({ ...sampleListing({ MLSNumber: 'DUP', Status: 'Sold' }), Key: 'DUP', KeyType: 'MLSNumber' })).toBe(2);
+    expect(
+      await t.api.updateListing({
+        ...sampleListing({ MLSNumber: 'DUP', Status: 'Sold' }),
+        Key: 'DUP',
+        KeyType: 'MLSNumber',
+      }),
+    ).toBe(2);
     expect((await t.listings('SN-1')).filter((l) => l.Status === 'Sold')).toHaveLength(2);
-    expect(await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['DUP'], KeyType: 'MLSNumber' })).toEqual({ SuccessCount: 2 });
+    expect(await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['DUP'], KeyType: 'MLSNumber' })).toEqual({
+      SuccessCount: 2,
+    });
     expect((await t.listings('SN-1')).map((l) => l.MLSNumber)).toEqual(['SOLO']);
   });
 
   it('deletes by NewOaks and URL; keys that match nothing do not count', async () => {
     const ids = await createMany(4);
-    const res = await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: [ids[0]!, ids[1]!, '12345'], KeyType: 'NewOaks' });
+    const res = await t.api.deleteListings({
+      SerialNumber: 'SN-1',
+      Keys: [ids[0]!, ids[1]!, '12345'],
+      KeyType: 'NewOaks',
+    });
     expect(res.SuccessCount).toBe(2);
-    expect((await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['https://example.com/l/3'], KeyType: 'URL' })).SuccessCount).toBe(1);
+    expect(
+      (await t.api.deleteListings({ SerialNumber: 'SN-1', Keys: ['https://example.com/l/3'], KeyType: 'URL' }))
+        .SuccessCount,
+    ).toBe(1);
     expect((await t.listings('SN-1')).map((l) => l.MLSNumber)).toEqual(['M2']);
   });
 });

@@ -14,7 +14,9 @@ async function* chunks(text: string, size = 1000): AsyncIterable<Buffer> {
 }
 
 const read = (text: string, fastPath: boolean, caps: { maxRecordBytes?: number; maxColumns?: number }) =>
-  collectUntilError(readCsv(chunks(text), { label: 'caps.csv', delimiter: ',', quote: '"', encoding: 'utf8', ...caps }, { fastPath }));
+  collectUntilError(
+    readCsv(chunks(text), { label: 'caps.csv', delimiter: ',', quote: '"', encoding: 'utf8', ...caps }, { fastPath }),
+  );
 
 describe.each([true, false])('CSV caps (fast path: %s)', (fastPath) => {
   it('a row longer than maxRecordBytes ends the read, naming the line it starts on; nothing after it is read', async () => {
@@ -27,13 +29,17 @@ describe.each([true, false])('CSV caps (fast path: %s)', (fastPath) => {
   });
 
   it('a whole row over the cap (its quote closed) is refused the same on either path', async () => {
-    const { items, error } = await read(`MLS,Remarks\nA1,fine\nA2,"${'x'.repeat(10_000)}"\nA3,after\n`, fastPath, { maxRecordBytes: 4096 });
+    const { items, error } = await read(`MLS,Remarks\nA1,fine\nA2,"${'x'.repeat(10_000)}"\nA3,after\n`, fastPath, {
+      maxRecordBytes: 4096,
+    });
     expect(error!.message).toMatch(/row starting on line 3 is longer than source\.maxRecordBytes/);
     expect(items.map((i) => i.kind === 'record' && i.data.MLS)).toEqual(['A1']);
   });
 
   it('rows within the cap read as before', async () => {
-    const { items, error } = await read(`MLS,Remarks\nA1,"${'y'.repeat(3000)}"\nA2,z\n`, fastPath, { maxRecordBytes: 4096 });
+    const { items, error } = await read(`MLS,Remarks\nA1,"${'y'.repeat(3000)}"\nA2,z\n`, fastPath, {
+      maxRecordBytes: 4096,
+    });
     expect(error).toBeUndefined();
     expect(items.map((i) => i.kind)).toEqual(['record', 'record']);
   });
@@ -55,14 +61,21 @@ describe('CSV caps in bounded memory (child process, 64 MB heap cap, 128 MB of i
     ['unclosed-quote', false],
     ['wide-header', true],
     ['wide-header', false],
-  ] as const)('%s (fast path: %s): a read error naming the line, after a few MB of input, RSS bounded', async (shape, fastPath) => {
-    const out = await runProbe({ kind: 'csv', shape, megabytes: 128, fastPath }, 120_000, ['--max-old-space-size=64']);
-    expect(out.error?.name, JSON.stringify(out)).toBe('FeedReadError');
-    expect(out.error!.message).toMatch(
-      shape === 'unclosed-quote' ? /row starting on line 3 is longer than source\.maxRecordBytes/ : /row starting on line 1 is longer|line 1 has \d+ columns/,
-    );
-    const taken = Number(/bytes taken (\d+)/.exec(out.error!.message)?.[1]);
-    expect(taken).toBeLessThan(8 * 1024 * 1024); // of 128 MB: the reader stopped at the cap
-    expect(out.peakRssMb).toBeLessThan(250);
-  });
+  ] as const)(
+    '%s (fast path: %s): a read error naming the line, after a few MB of input, RSS bounded',
+    async (shape, fastPath) => {
+      const out = await runProbe({ kind: 'csv', shape, megabytes: 128, fastPath }, 120_000, [
+        '--max-old-space-size=64',
+      ]);
+      expect(out.error?.name, JSON.stringify(out)).toBe('FeedReadError');
+      expect(out.error!.message).toMatch(
+        shape === 'unclosed-quote'
+          ? /row starting on line 3 is longer than source\.maxRecordBytes/
+          : /row starting on line 1 is longer|line 1 has \d+ columns/,
+      );
+      const taken = Number(/bytes taken (\d+)/.exec(out.error!.message)?.[1]);
+      expect(taken).toBeLessThan(8 * 1024 * 1024); // of 128 MB: the reader stopped at the cap
+      expect(out.peakRssMb).toBeLessThan(250);
+    },
+  );
 });

@@ -34,9 +34,17 @@ function seen(items: FeedItem[], error: Error | undefined) {
       position: i.position,
       data: i.data && Object.entries(i.data),
       ...(i.kind === 'record' && { text: i.text }),
-      ...(i.kind === 'error' && { error: [i.error.constructor.name, i.error.message, i.error.place], standalone: i.standalone }),
+      ...(i.kind === 'error' && {
+        error: [i.error.constructor.name, i.error.message, i.error.place],
+        standalone: i.standalone,
+      }),
     })),
-    error: error && [error.constructor.name, error.message, 'place' in error ? error.place : undefined, 'retryable' in error ? error.retryable : undefined],
+    error: error && [
+      error.constructor.name,
+      error.message,
+      'place' in error ? error.place : undefined,
+      'retryable' in error ? error.retryable : undefined,
+    ],
   };
 }
 
@@ -55,28 +63,57 @@ const ending = fc.constantFrom('\r\n', '\n', '\r');
 
 /** CSV text over the options' delimiter and quote: mostly well formed, with the odd things csv-parse must see */
 function csvText(d: string, q: string): fc.Arbitrary<string> {
-  const plain = fc.array(fc.constantFrom('a', 'B', '1', ' ', 'é', '€', '“', '-', ''), { maxLength: 5 }).map((a) => a.join(''));
-  const inQuotes = fc.array(fc.constantFrom('x', ' ', d, q + q, '\r\n', '\n', '\r', 'é', '"', "'", ''), { maxLength: 6 }).map((a) => q + a.join('') + q);
-  const odd = fc.constantFrom(q, `a${q}b`, `${q}x${q}y`, `${q}x`, '"', "'", '\ufeff', '\u0000', `${q}${q}${q}`, `${q}x${q} `);
-  const field = fc.oneof({ weight: 8, arbitrary: plain }, { weight: 5, arbitrary: inQuotes }, { weight: 1, arbitrary: odd });
+  const plain = fc
+    .array(fc.constantFrom('a', 'B', '1', ' ', 'é', '€', '“', '-', ''), { maxLength: 5 })
+    .map((a) => a.join(''));
+  const inQuotes = fc
+    .array(fc.constantFrom('x', ' ', d, q + q, '\r\n', '\n', '\r', 'é', '"', "'", ''), { maxLength: 6 })
+    .map((a) => q + a.join('') + q);
+  const odd = fc.constantFrom(
+    q,
+    `a${q}b`,
+    `${q}x${q}y`,
+    `${q}x`,
+    '"',
+    "'",
+    '\ufeff',
+    '\u0000',
+    `${q}${q}${q}`,
+    `${q}x${q} `,
+  );
+  const field = fc.oneof(
+    { weight: 8, arbitrary: plain },
+    { weight: 5, arbitrary: inQuotes },
+    { weight: 1, arbitrary: odd },
+  );
   const row = (n: number) => fc.array(field, { minLength: n, maxLength: n }).map((fs) => fs.join(d));
   const anyRow = fc.integer({ min: 1, max: 5 }).chain(row);
   return fc.integer({ min: 1, max: 4 }).chain((n) => {
-    const header = fc.oneof({ weight: 6, arbitrary: fc.constant(Array.from({ length: n }, (_, i) => `h${i}`).join(d)) }, { weight: 1, arbitrary: row(n) });
+    const header = fc.oneof(
+      { weight: 6, arbitrary: fc.constant(Array.from({ length: n }, (_, i) => `h${i}`).join(d)) },
+      { weight: 1, arbitrary: row(n) },
+    );
     const someRow = fc.oneof({ weight: 5, arbitrary: row(n) }, { weight: 1, arbitrary: anyRow });
-    const line = fc.oneof({ weight: 10, arbitrary: fc.tuple(someRow, ending).map(([r, e]) => r + e) }, { weight: 1, arbitrary: ending });
+    const line = fc.oneof(
+      { weight: 10, arbitrary: fc.tuple(someRow, ending).map(([r, e]) => r + e) },
+      { weight: 1, arbitrary: ending },
+    );
     const tail = fc.oneof(
       { weight: 4, arbitrary: fc.constant('') },
       { weight: 2, arbitrary: someRow },
       { weight: 1, arbitrary: fc.constantFrom(`${q}open`, q, `${q}x`, `x${d}${q}y\r\n`) },
     );
-    return fc.tuple(fc.boolean(), header, ending, fc.array(line, { maxLength: 10 }), tail).map(([bom, h, e, lines, end]) => (bom ? '\ufeff' : '') + h + e + lines.join('') + end);
+    return fc
+      .tuple(fc.boolean(), header, ending, fc.array(line, { maxLength: 10 }), tail)
+      .map(([bom, h, e, lines, end]) => (bom ? '\ufeff' : '') + h + e + lines.join('') + end);
   });
 }
 
 /** text over a handful of characters: whatever comes */
 function anyText(d: string, q: string): fc.Arbitrary<string> {
-  return fc.array(fc.constantFrom(d, q, '"', '\r', '\n', '\r\n', 'a', 'b', ' ', 'é', '\ufeff'), { maxLength: 30 }).map((a) => a.join(''));
+  return fc
+    .array(fc.constantFrom(d, q, '"', '\r', '\n', '\r\n', 'a', 'b', ' ', 'é', '\ufeff'), { maxLength: 30 })
+    .map((a) => a.join(''));
 }
 
 /** the text as the file's bytes, with now and then a byte that is not UTF-8 */
@@ -96,7 +133,10 @@ function bytesOf(text: string, encoding: CsvOptions['encoding'], junk: [number, 
 
 const junk = fc.oneof(
   { weight: 6, arbitrary: fc.constant<[number, number][]>([]) },
-  { weight: 1, arbitrary: fc.array(fc.tuple(fc.nat(), fc.constantFrom(0xff, 0xfe, 0xc3, 0xe2, 0x80)), { maxLength: 2 }) },
+  {
+    weight: 1,
+    arbitrary: fc.array(fc.tuple(fc.nat(), fc.constantFrom(0xff, 0xfe, 0xc3, 0xe2, 0x80)), { maxLength: 2 }),
+  },
 );
 const cuts = fc.array(fc.nat(), { maxLength: 8 });
 
@@ -133,7 +173,13 @@ describe('the CSV fast path agrees with csv-parse', () => {
       [{ quote: '“' }, '\ufeff\ufeff“', []],
     ];
     for (const [o, text, at] of cases) {
-      const { fast, reference } = await both(Buffer.from(text), at, { label: 'feed.csv', delimiter: ',', quote: '"', encoding: 'utf8', ...o });
+      const { fast, reference } = await both(Buffer.from(text), at, {
+        label: 'feed.csv',
+        delimiter: ',',
+        quote: '"',
+        encoding: 'utf8',
+        ...o,
+      });
       expect(fast).toEqual(reference);
     }
   });
@@ -142,7 +188,13 @@ describe('the CSV fast path agrees with csv-parse', () => {
     const long = 'x'.repeat(1_500_000);
     const text = `a,b\r\n1,2\r\n3,"${long}\r\n"\r\n4,"5""6"\r\n7,8,9\r\n`;
     const at = Array.from({ length: 40 }, (_, i) => i * 65_536 + 3);
-    const opts = { label: 'feed.csv', delimiter: ',', quote: '"', encoding: 'utf8' as const, maxRecordBytes: 2_000_000 };
+    const opts = {
+      label: 'feed.csv',
+      delimiter: ',',
+      quote: '"',
+      encoding: 'utf8' as const,
+      maxRecordBytes: 2_000_000,
+    };
     const { fast, reference } = await both(Buffer.from(text), at, opts);
     expect(fast).toEqual(
       await both(
@@ -175,9 +227,13 @@ async function lazyAgrees(bytes: Buffer, cuts: number[], opts: CsvOptions, fastP
   const lazy = await collectUntilError(readCsv(cutAt(bytes, cuts), opts, { fastPath, lazy: true }));
   const eager = await collectUntilError(readCsv(cutAt(bytes, cuts), opts, { fastPath, lazy: false }));
   // keys first: the sync reads a record's key before (most often without) its data
-  const keys = (items: FeedItem[], read: (item: FeedItem & { kind: 'record' }, m: (typeof keyMappings)[number]) => string | undefined) =>
-    items.map((i) => (i.kind === 'record' ? keyMappings.map((m) => read(i, m)) : undefined));
-  expect(keys(lazy.items, (i, m) => recordKey(i, m, 'MLSNumber'))).toEqual(keys(eager.items, (i, m) => m.keyOf(i.data, 'MLSNumber')));
+  const keys = (
+    items: FeedItem[],
+    read: (item: FeedItem & { kind: 'record' }, m: (typeof keyMappings)[number]) => string | undefined,
+  ) => items.map((i) => (i.kind === 'record' ? keyMappings.map((m) => read(i, m)) : undefined));
+  expect(keys(lazy.items, (i, m) => recordKey(i, m, 'MLSNumber'))).toEqual(
+    keys(eager.items, (i, m) => m.keyOf(i.data, 'MLSNumber')),
+  );
   expect(seen(lazy.items, lazy.error)).toEqual(seen(eager.items, eager.error));
   expect(eager.items.some((i) => i instanceof CsvRecord)).toBe(false);
   return lazy.items.filter((i) => i instanceof CsvRecord).length;
@@ -188,7 +244,9 @@ describe('records read as text, their data built when asked for', () => {
     let lazyRecords = 0;
     await fc.assert(
       fc.asyncProperty(
-        options.chain((o) => fc.tuple(fc.constant(o), csvText(o.delimiter, o.quote), fc.boolean(), junk, cuts, fc.boolean())),
+        options.chain((o) =>
+          fc.tuple(fc.constant(o), csvText(o.delimiter, o.quote), fc.boolean(), junk, cuts, fc.boolean()),
+        ),
         async ([o, t, unit, bad, at, fastPath]) => {
           const text = unit ? t.replace(/B/g, '\u001f') : t;
           lazyRecords += await lazyAgrees(bytesOf(text, o.encoding, bad), at, { label: 'feed.csv', ...o }, fastPath);
@@ -203,6 +261,11 @@ describe('records read as text, their data built when asked for', () => {
   it('keeps a header naming __proto__, blank and padded keys, and a row of one empty field', async () => {
     const text = 'h0,__proto__,h1\r\n  K1 ,x, a \r\n,y,\r\n" ",z,"\r\n"\r\n';
     await lazyAgrees(Buffer.from(text), [], { label: 'feed.csv', delimiter: ',', quote: '"', encoding: 'utf8' }, true);
-    await lazyAgrees(Buffer.from('h0\n\n""\nA\n'), [], { label: 'feed.csv', delimiter: ',', quote: '"', encoding: 'utf8' }, true);
+    await lazyAgrees(
+      Buffer.from('h0\n\n""\nA\n'),
+      [],
+      { label: 'feed.csv', delimiter: ',', quote: '"', encoding: 'utf8' },
+      true,
+    );
   });
 });

@@ -12,7 +12,9 @@ async function read(input: string | Buffer, o: Partial<typeof opts> = {}, size =
 
 describe('readCsv', () => {
   it('reads records keyed by the header, with BOM, CRLF, quoted newlines and the line each starts on', async () => {
-    const { items, error } = await read('\ufeffMLS,Remarks\r\nA1,plain\r\n\r\nA2,"two\r\nlines, and ""quotes"""\r\nA3,last\r\n');
+    const { items, error } = await read(
+      '\ufeffMLS,Remarks\r\nA1,plain\r\n\r\nA2,"two\r\nlines, and ""quotes"""\r\nA3,last\r\n',
+    );
     expect(error).toBeUndefined();
     expect(items.map((i) => [i.kind, i.position.line, i.position.index, i.kind === 'record' && i.data])).toEqual([
       ['record', 2, 0, { MLS: 'A1', Remarks: 'plain' }],
@@ -32,7 +34,9 @@ describe('readCsv', () => {
     ]);
     const bad = items[1]!;
     expect(bad.kind === 'error' && bad.error).toBeInstanceOf(RecordParseError);
-    expect(bad.kind === 'error' && bad.error.message).toBe('feed.csv:3, record 1: expected 2 columns as in the header, got 3');
+    expect(bad.kind === 'error' && bad.error.message).toBe(
+      'feed.csv:3, record 1: expected 2 columns as in the header, got 3',
+    );
   });
 
   it('reports a quote inside an unquoted field as a row error and reads on', async () => {

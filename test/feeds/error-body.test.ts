@@ -16,7 +16,9 @@ describe('errorBodyMessage', () => {
     expect(errorBodyMessage(gzipSync(odata('COMPRESSION REQUIRED')), 'gzip')).toBe('COMPRESSION REQUIRED');
     expect(errorBodyMessage(deflateSync(odata('bad $orderby')), 'deflate')).toBe('bad $orderby');
     expect(errorBodyMessage(deflateRawSync(odata('bad $orderby')), 'deflate')).toBe('bad $orderby');
-    expect(errorBodyMessage(brotliCompressSync(odata('no such field ListPrice')), 'br')).toBe('no such field ListPrice');
+    expect(errorBodyMessage(brotliCompressSync(odata('no such field ListPrice')), 'br')).toBe(
+      'no such field ListPrice',
+    );
   });
 
   it('gunzips a body that is gzip without saying so (the magic bytes)', () => {
@@ -49,7 +51,9 @@ describe('a refused RESO request over HTTP', () => {
 
   it('reports the gzip-compressed OData message, not its bytes (MLS Grid answers every refusal gzipped)', async () => {
     const server = await hostile((_req, res) => {
-      res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(odata('Invalid $filter: ListPrice is not searchable')));
+      res
+        .writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+        .end(gzipSync(odata('Invalid $filter: ListPrice is not searchable')));
     });
     const url = `${server.origin}/v2`;
     const source = FeedSource.parse({ kind: 'reso', url, paging: 'nextLink', retries: 0, timeoutMs: 2000 });

@@ -30,7 +30,11 @@ describe('overlayFeed', () => {
     const wrapped = overlayFeed(feed, {});
     expect([wrapped.mode, wrapped.mark, wrapped.present]).toEqual(['incremental', undefined, undefined]);
     finish();
-    expect([wrapped.mode, wrapped.mark, wrapped.present]).toEqual(['full', '{"ts":"2026-11-27T00:00:00Z"}', new Set(['K1'])]);
+    expect([wrapped.mode, wrapped.mark, wrapped.present]).toEqual([
+      'full',
+      '{"ts":"2026-11-27T00:00:00Z"}',
+      new Set(['K1']),
+    ]);
   });
 
   it('keeps its own parts, getters as getters, and passes them on through a second wrapper', () => {

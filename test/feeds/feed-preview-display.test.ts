@@ -34,7 +34,8 @@ afterAll(async () => {
 });
 
 /** `feed preview` of the test feed, as a user runs it (test/settings/run-cli.ts) */
-const cli = (args: string[]) => feedsync(['feed', 'preview', '--config', join(dir, 'feedsync.yaml'), '--feed', 'mls', ...args]);
+const cli = (args: string[]) =>
+  feedsync(['feed', 'preview', '--config', join(dir, 'feedsync.yaml'), '--feed', 'mls', ...args]);
 
 describe('feed preview shows the display rules', () => {
   it('--json: the rules each listing was shown by, the rule of each record kept off, the counts per rule', async () => {
@@ -50,14 +51,22 @@ describe('feed preview shows the display rules', () => {
       ['FL-04', 'sold-window'],
     ]);
     expect(doc.rejected).toEqual([expect.objectContaining({ key: 'FL-05', held: true })]);
-    expect(doc.display).toEqual({ purpose: 'idx', soldDays: 0, hidden: { InternetEntireListingDisplayYN: 1, 'sold-window': 1 }, addressWithheld: 1, held: 1 });
+    expect(doc.display).toEqual({
+      purpose: 'idx',
+      soldDays: 0,
+      hidden: { InternetEntireListingDisplayYN: 1, 'sold-window': 1 },
+      addressWithheld: 1,
+      held: 1,
+    });
   }, 60_000);
 
   it('prints the rules beside each listing and record, and the counts', async () => {
     const r = await cli(['--limit', '5']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/FL-03\n {4}display rules: address withheld \(InternetAddressDisplayYN\); attribution\n/);
-    expect(r.stdout).toMatch(/FL-02: InternetEntireListingDisplayYN is false \(display rule InternetEntireListingDisplayYN\)/);
+    expect(r.stdout).toMatch(
+      /FL-02: InternetEntireListingDisplayYN is false \(display rule InternetEntireListingDisplayYN\)/,
+    );
     expect(r.stdout).toContain(
       'display rules (idx, docs/display-rules.md): not shown: InternetEntireListingDisplayYN false × 1, sold (display.soldDays 0) × 1; address withheld × 1; held back without their attribution × 1',
     );
@@ -66,8 +75,12 @@ describe('feed preview shows the display rules', () => {
   it('--key: a listing a rule hides is named with its rule, and what a sync does', async () => {
     const r = await cli(['--key', 'FL-02']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('not shown (display rule InternetEntireListingDisplayYN): InternetEntireListingDisplayYN is false');
-    expect(r.stdout).toMatch(/display rule InternetEntireListingDisplayYN hides it .*the chatbot does not hold it: a sync does not create it/);
+    expect(r.stdout).toContain(
+      'not shown (display rule InternetEntireListingDisplayYN): InternetEntireListingDisplayYN is false',
+    );
+    expect(r.stdout).toMatch(
+      /display rule InternetEntireListingDisplayYN hides it .*the chatbot does not hold it: a sync does not create it/,
+    );
   }, 60_000);
 });
 
@@ -76,12 +89,16 @@ describe('feed preview --key keeps restricted and withheld values to itself (iss
     const r = await cli(['--key', 'FL-01']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).not.toContain(SECRET_MARK);
-    expect(r.stdout).toMatch(/PrivateRemarks +\(left out: restricted: private and office remarks; --show-restricted prints it\)/);
+    expect(r.stdout).toMatch(
+      /PrivateRemarks +\(left out: restricted: private and office remarks; --show-restricted prints it\)/,
+    );
     expect(r.stdout).toMatch(/AccessCode +\(left out: restricted: lockbox and access codes/);
     expect(r.stdout).toContain('101 Oak Street');
     const json = await cli(['--key', 'FL-01', '--json']);
     expect(json.stdout).not.toContain(SECRET_MARK);
-    expect(JSON.parse(json.stdout).source.leftOut).toEqual(expect.arrayContaining([{ field: 'OwnerName', why: 'restricted: owner and occupant names and phones' }]));
+    expect(JSON.parse(json.stdout).source.leftOut).toEqual(
+      expect.arrayContaining([{ field: 'OwnerName', why: 'restricted: owner and occupant names and phones' }]),
+    );
 
     const shown = await cli(['--key', 'FL-01', '--show-restricted']);
     expect(shown.code, shown.stderr).toBe(0);
@@ -107,7 +124,9 @@ describe('feed preview --key keeps restricted and withheld values to itself (iss
     );
     const r = await feedsync(['feed', 'preview', '--config', flagged, '--feed', 'mls']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/display\.flags\.IDXParticipationYN reads PrivateRemarks, restricted: private and office remarks/);
+    expect(r.stderr).toMatch(
+      /display\.flags\.IDXParticipationYN reads PrivateRemarks, restricted: private and office remarks/,
+    );
     expect(r.stdout + r.stderr).not.toContain(SECRET_MARK);
   }, 60_000);
 });

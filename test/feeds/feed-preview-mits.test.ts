@@ -29,11 +29,24 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 function preview(args: string[]) {
-  const r = spawnSync(process.execPath, [join(root, 'bin/feedsync.js'), 'feed', 'preview', '--config', join(dir, 'feedsync.yaml'), '--feed', 'rentals', ...args], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, LOG_LEVEL: 'warn' },
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(root, 'bin/feedsync.js'),
+      'feed',
+      'preview',
+      '--config',
+      join(dir, 'feedsync.yaml'),
+      '--feed',
+      'rentals',
+      ...args,
+    ],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    },
+  );
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -44,10 +57,22 @@ describe('feed preview of a MITS feed', () => {
     const doc = JSON.parse(r.stdout);
     expect(doc.counts).toEqual({ records: 6, valid: 4, rejected: 1, skipped: 1, removed: 0, parseErrors: 0 });
     expect(doc.listings.map((l: { key: string; join: string }) => [l.key, l.join])).toEqual([
-      ['HV100-101', 'property HV100 "Harbor View Apartments", unit 101; floorplan A1 by Unit/FloorplanID; available (UnitLeasedStatus available)'],
-      ['HV100-102', 'property HV100 "Harbor View Apartments", unit 102; floorplan B2 by Unit/FloorplanID; on_notice (UnitLeasedStatus on_notice)'],
-      ['HV100-104', 'property HV100 "Harbor View Apartments", unit 104; floorplan "B2 Two Bedroom" by Unit/FloorplanName; available (UnitLeasedStatus not_ready)'],
-      ['ELM7-ELM7-1', 'property ELM7 "Elm Street Townhome", unit ELM7-1; the property\'s only floorplan (ELM7-FP; the unit names none); available (VacancyClass Unoccupied)'],
+      [
+        'HV100-101',
+        'property HV100 "Harbor View Apartments", unit 101; floorplan A1 by Unit/FloorplanID; available (UnitLeasedStatus available)',
+      ],
+      [
+        'HV100-102',
+        'property HV100 "Harbor View Apartments", unit 102; floorplan B2 by Unit/FloorplanID; on_notice (UnitLeasedStatus on_notice)',
+      ],
+      [
+        'HV100-104',
+        'property HV100 "Harbor View Apartments", unit 104; floorplan "B2 Two Bedroom" by Unit/FloorplanName; available (UnitLeasedStatus not_ready)',
+      ],
+      [
+        'ELM7-ELM7-1',
+        'property ELM7 "Elm Street Townhome", unit ELM7-1; the property\'s only floorplan (ELM7-FP; the unit names none); available (VacancyClass Unoccupied)',
+      ],
     ]);
     expect(doc.skipped).toEqual([
       {
@@ -57,7 +82,13 @@ describe('feed preview of a MITS feed', () => {
         reason: 'Availability is "leased": off the market',
       },
     ]);
-    expect(doc.rejected).toMatchObject([{ key: 'RV9-L-201', join: expect.stringContaining('floorplan L1 by Unit/FloorplanID'), issues: ['YearBuilt is missing'] }]);
+    expect(doc.rejected).toMatchObject([
+      {
+        key: 'RV9-L-201',
+        join: expect.stringContaining('floorplan L1 by Unit/FloorplanID'),
+        issues: ['YearBuilt is missing'],
+      },
+    ]);
   }, 60_000);
 
   it('text: the join under each record', () => {
@@ -75,7 +106,11 @@ describe('the Rentals example of docs/configuration.md', () => {
     const doc = await readFile(join(root, 'docs/configuration.md'), 'utf8');
     const section = doc.slice(doc.indexOf('## Rentals'));
     const yaml = /```yaml\n([\s\S]*?)```/.exec(section)![1]!;
-    const config = parseConfig(yaml, 'configuration.md', { CHATBOT_SECRET_KEY: 'k', CHATBOT_SESSION_KEY: 's', PM_FEED_KEY: 'x' });
+    const config = parseConfig(yaml, 'configuration.md', {
+      CHATBOT_SECRET_KEY: 'k',
+      CHATBOT_SESSION_KEY: 's',
+      PM_FEED_KEY: 'x',
+    });
     expect(config.feeds[0]).toMatchObject({ source: { kind: 'mits', recordPer: 'unit' }, mapping: { preset: 'mits' } });
   });
 });

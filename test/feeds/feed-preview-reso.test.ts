@@ -36,7 +36,8 @@ afterAll(async () => {
 });
 
 /** `feed preview` of the test feed, as a user runs it (test/settings/run-cli.ts) */
-const preview = (args: string[], config = join(dir, 'feedsync.yaml')) => feedsync(['feed', 'preview', '--config', config, '--feed', 'mls', ...args]);
+const preview = (args: string[], config = join(dir, 'feedsync.yaml')) =>
+  feedsync(['feed', 'preview', '--config', config, '--feed', 'mls', ...args]);
 
 describe('feed preview warns before a sync', () => {
   it('--json: keys seen twice, records per rejection reason, lookup values no map covers', async () => {

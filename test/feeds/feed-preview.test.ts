@@ -6,11 +6,15 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function preview(args: string[]) {
-  const r = spawnSync(process.execPath, ['bin/feedsync.js', 'feed', 'preview', '--config', 'fixtures/demo.yaml', ...args], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, LOG_LEVEL: 'warn' },
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['bin/feedsync.js', 'feed', 'preview', '--config', 'fixtures/demo.yaml', ...args],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    },
+  );
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -42,7 +46,9 @@ describe('feedsync feed preview', () => {
   it('prints a readable report, exit 0 with rejected rows', () => {
     const r = preview(['--feed', 'austin-csv', '--limit', '1']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toContain('feeds/austin.csv:45, record 42  ATX1000042\n    - Status must be one of Active, PreOnMarket, Sold (got "Under Review")');
+    expect(r.stdout).toContain(
+      'feeds/austin.csv:45, record 42  ATX1000042\n    - Status must be one of Active, PreOnMarket, Sold (got "Under Review")',
+    );
     expect(r.stdout).toMatch(/records\s+300\n\s+valid\s+293/);
   }, 60_000);
 

@@ -20,7 +20,10 @@ const hostile = useHostileServers();
 
 /** Reads a source's bytes to the end (the transport alone, no reader). */
 async function drain(source: Record<string, unknown>): Promise<number> {
-  const { bytes } = openSource(FeedSource.parse({ kind: 'csv', retries: 0, timeoutMs: 5000, ...source }), { baseDir: '/', logger: silentLogger });
+  const { bytes } = openSource(FeedSource.parse({ kind: 'csv', retries: 0, timeoutMs: 5000, ...source }), {
+    baseDir: '/',
+    logger: silentLogger,
+  });
   let n = 0;
   for await (const chunk of bytes) n += chunk.length;
   return n;
@@ -36,7 +39,9 @@ function open(source: Record<string, unknown>, ctx: Partial<FeedContext> = {}) {
 
 describe('feed transport: bytes', () => {
   it('a 10 MB Content-Encoding gzip of 10 GiB of zeros ends with a FeedReadError, in bounded memory (child process)', async () => {
-    const s = await hostile((_req, res, sent) => gzipBomb(res, 10 * 1024, { 'content-type': 'text/csv', 'content-encoding': 'gzip' }, sent));
+    const s = await hostile((_req, res, sent) =>
+      gzipBomb(res, 10 * 1024, { 'content-type': 'text/csv', 'content-encoding': 'gzip' }, sent),
+    );
     const out = await runProbe({ kind: 'feed', source: { kind: 'csv', url: `${s.url}feed.csv`, retries: 0 } });
     expect(out.error?.name).toBe('FeedReadError');
     expect(out.error?.message).toMatch(/expands more than 200×.*decompression bomb.*maxCompressionRatio/);
@@ -47,11 +52,16 @@ describe('feed transport: bytes', () => {
   });
 
   it('an application/gzip bomb stops at the ratio too, and a looser ratio stops at maxBytes', async () => {
-    const s = await hostile((_req, res, sent) => gzipBomb(res, 10 * 1024, { 'content-type': 'application/gzip' }, sent));
+    const s = await hostile((_req, res, sent) =>
+      gzipBomb(res, 10 * 1024, { 'content-type': 'application/gzip' }, sent),
+    );
     const first = await failure(drain({ url: `${s.url}feed` }), 'the read');
     expect(first).toBeInstanceOf(FeedReadError);
     expect(first.message).toMatch(/decompression bomb/);
-    const second = await failure(drain({ url: `${s.url}feed`, maxCompressionRatio: 1e9, maxBytes: 64 * 1024 * 1024 }), 'the read');
+    const second = await failure(
+      drain({ url: `${s.url}feed`, maxCompressionRatio: 1e9, maxBytes: 64 * 1024 * 1024 }),
+      'the read',
+    );
     expect(second.message).toMatch(/expands past source\.maxBytes \(67108864 bytes\)/);
     expect(second.retryable).toBe(false);
   });
@@ -60,7 +70,10 @@ describe('feed transport: bytes', () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-bomb-'));
     await writeFile(join(dir, 'bomb.csv.gz'), Buffer.concat(Array.from({ length: 64 }, () => ZERO_MEMBER)));
     try {
-      const err = await failure(drain({ path: join(dir, 'bomb.csv.gz'), maxCompressionRatio: 1e9, maxBytes: 20 * 1024 * 1024 }), 'the read');
+      const err = await failure(
+        drain({ path: join(dir, 'bomb.csv.gz'), maxCompressionRatio: 1e9, maxBytes: 20 * 1024 * 1024 }),
+        'the read',
+      );
       expect(err.message).toMatch(/bomb\.csv\.gz: the feed expands past source\.maxBytes/);
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -73,7 +86,10 @@ describe('feed transport: bytes', () => {
       res.write('MLS,Price\n');
       await pump(res, Buffer.from('A,1\n'.repeat(16384)), Infinity, sent);
     });
-    const out = await runProbe({ kind: 'feed', source: { kind: 'csv', url: s.url, retries: 0, maxBytes: 200 * 1024 * 1024 } });
+    const out = await runProbe({
+      kind: 'feed',
+      source: { kind: 'csv', url: s.url, retries: 0, maxBytes: 200 * 1024 * 1024 },
+    });
     expect(out.error?.message).toMatch(/larger than source\.maxBytes \(209715200 bytes\)/);
     expect(out.peakRssMb).toBeLessThan(300);
   });

@@ -30,7 +30,10 @@ const TAIL = '</EntityType></Schema></edmx:DataServices></edmx:Edmx>';
  * `open`: the document ends there, with no `>` after the pieces (a hostile one need not close).
  */
 function csdlOf(bytes: number, piece: (i: number) => string, open = false): string {
-  const parts: string[] = [HEAD, '<EntityType Name="Property"><Key><PropertyRef Name="ListingKey"/></Key><Property Name="ListingKey" Type="Edm.String"/>'];
+  const parts: string[] = [
+    HEAD,
+    '<EntityType Name="Property"><Key><PropertyRef Name="ListingKey"/></Key><Property Name="ListingKey" Type="Edm.String"/>',
+  ];
   let size = 0;
   for (let i = 0; size < bytes; i++) {
     const p = piece(i);
@@ -47,7 +50,9 @@ const plain = (bytes: number) =>
     bytes,
     (i) =>
       `<Property Name="Field${i}" Type="Edm.String" MaxLength="255"><Annotation Term="RESO.OData.Metadata.LookupName" String="List${i % 50}"/></Property>` +
-      (i % 20 === 0 ? `<EnumType Name="Enum${i}"><Member Name="A${i}" Value="1"/><Member Name="B${i}" Value="2"/></EnumType>` : ''),
+      (i % 20 === 0
+        ? `<EnumType Name="Enum${i}"><Member Name="A${i}" Value="1"/><Member Name="B${i}" Value="2"/></EnumType>`
+        : ''),
   );
 
 /** the issue's: `<Property` after `<Property`, none closed, and no `>` after them */
@@ -56,9 +61,18 @@ const unclosed = (bytes: number) => csdlOf(bytes, (i) => `<Property Name="F${i}"
 /** Hostile documents (the entity set and key declared before the hostile part: still read). */
 const HOSTILE: Array<[string, (bytes: number) => string]> = [
   ['unclosed <Property tags', unclosed],
-  ['unclosed <Property tags before a closed document', (bytes) => csdlOf(bytes, (i) => `<Property Name="F${i}" Type="Edm.String" `)],
-  ['nesting a hundred thousand levels deep', (bytes) => csdlOf(bytes, (i) => `<EntityType Name="E${i}"><Property Name="P${i}" Type="Edm.String">`)],
-  ['one tag of many attributes, never closed', (bytes) => csdlOf(bytes, (i) => (i === 0 ? '<Property ' : `a${i}="v" `), true)],
+  [
+    'unclosed <Property tags before a closed document',
+    (bytes) => csdlOf(bytes, (i) => `<Property Name="F${i}" Type="Edm.String" `),
+  ],
+  [
+    'nesting a hundred thousand levels deep',
+    (bytes) => csdlOf(bytes, (i) => `<EntityType Name="E${i}"><Property Name="P${i}" Type="Edm.String">`),
+  ],
+  [
+    'one tag of many attributes, never closed',
+    (bytes) => csdlOf(bytes, (i) => (i === 0 ? '<Property ' : `a${i}="v" `), true),
+  ],
   ['an unclosed quote', (bytes) => csdlOf(bytes, (i) => (i === 0 ? '<Property Name="' : 'x'.repeat(64)))],
   ['an unclosed comment', (bytes) => csdlOf(bytes, (i) => (i === 0 ? '<!-- ' : '<Property Name="x" '.repeat(4)))],
 ];
@@ -78,16 +92,19 @@ async function cpuOf(xml: string): Promise<number> {
 describe('a hostile $metadata is parsed in linear time (5 MB documents)', () => {
   const normal = plain(5 * MB);
 
-  it.each(HOSTILE)('%s: no more CPU than a plain document of the same size, within a small factor', async (_what, make) => {
-    const hostile = make(5 * MB);
-    expect(hostile.length).toBeGreaterThanOrEqual(5 * MB);
-    const base = await cpuOf(normal);
-    const cost = await cpuOf(hostile);
-    // the regex scan: 1.52 MB of unclosed tags took 102 s of CPU, thousands of times a plain document's
-    expect(cost / base).toBeLessThan(5);
-    // what could be read is read: the key field, declared before the hostile part
-    expect((await parseMetadata(hostile)).sets.get('Property')?.get('ListingKey')).toBe('Edm.String');
-  });
+  it.each(HOSTILE)(
+    '%s: no more CPU than a plain document of the same size, within a small factor',
+    async (_what, make) => {
+      const hostile = make(5 * MB);
+      expect(hostile.length).toBeGreaterThanOrEqual(5 * MB);
+      const base = await cpuOf(normal);
+      const cost = await cpuOf(hostile);
+      // the regex scan: 1.52 MB of unclosed tags took 102 s of CPU, thousands of times a plain document's
+      expect(cost / base).toBeLessThan(5);
+      // what could be read is read: the key field, declared before the hostile part
+      expect((await parseMetadata(hostile)).sets.get('Property')?.get('ListingKey')).toBe('Edm.String');
+    },
+  );
 
   it('the event loop runs between slices of a parse: a 5 MB document lets it turn at least once per slice', async () => {
     const hostile = unclosed(5 * MB);
@@ -116,12 +133,20 @@ describe('a hostile $metadata is parsed in linear time (5 MB documents)', () => 
 describe('$metadata over HTTP', () => {
   const hostile = useHostileServers();
   const sourceOf = (url: string, more: Record<string, unknown> = {}) =>
-    FeedSource.parse({ kind: 'reso', url: `${url}reso/odata/Property`, retries: 0, timeoutMs: 20_000, ...more }) as ResoSource;
+    FeedSource.parse({
+      kind: 'reso',
+      url: `${url}reso/odata/Property`,
+      retries: 0,
+      timeoutMs: 20_000,
+      ...more,
+    }) as ResoSource;
   const ctx = { baseDir: '/', logger: silentLogger };
 
   it('a 1.5 MB hostile $metadata (the issue’s) is read, with the fields it could read', async () => {
     const body = unclosed(1.5 * MB);
-    const server = await hostile((_req, res) => void res.writeHead(200, { 'content-type': 'application/xml' }).end(body));
+    const server = await hostile(
+      (_req, res) => void res.writeHead(200, { 'content-type': 'application/xml' }).end(body),
+    );
     const source = sourceOf(server.url);
     const meta = await readMetadata(resoPageClient(source, ctx), source.url!, source.resource);
     expect(meta.sets.get('Property')?.get('ListingKey')).toBe('Edm.String');
@@ -129,10 +154,17 @@ describe('$metadata over HTTP', () => {
 
   it('a $metadata past source.maxMetadataBytes is refused, naming its URL and the cap; the default cap is well below a page’s', async () => {
     const body = plain(2 * MB);
-    const server = await hostile((_req, res) => void res.writeHead(200, { 'content-type': 'application/xml' }).end(body));
+    const server = await hostile(
+      (_req, res) => void res.writeHead(200, { 'content-type': 'application/xml' }).end(body),
+    );
     const source = sourceOf(server.url, { maxMetadataBytes: MB });
-    const err = await failure(readMetadata(resoPageClient(source, ctx), source.url!, source.resource), 'the $metadata read');
-    expect(err.message).toMatch(/reso\/odata\/\$metadata.*the server's \$metadata is larger than source\.maxMetadataBytes \(1048576 bytes\)/);
+    const err = await failure(
+      readMetadata(resoPageClient(source, ctx), source.url!, source.resource),
+      'the $metadata read',
+    );
+    expect(err.message).toMatch(
+      /reso\/odata\/\$metadata.*the server's \$metadata is larger than source\.maxMetadataBytes \(1048576 bytes\)/,
+    );
     const defaults = sourceOf(server.url);
     expect(defaults.maxMetadataBytes).toBe(16 * MB);
     expect(defaults.maxMetadataBytes * 8).toBeLessThanOrEqual(defaults.maxPageBytes);

@@ -34,34 +34,59 @@ describe('a CSV file that is not the feed', () => {
   });
 
   it('a header without any of the mapped columns names the file start; one without some names each and its nearest', async () => {
-    const columns = columnsNeeded(MappingConfig.parse({ fields: { MLSNumber: 'MLS', Bedrooms: { from: ['Beds', 'BedsTotal'] }, City: 'City' } }));
+    const columns = columnsNeeded(
+      MappingConfig.parse({ fields: { MLSNumber: 'MLS', Bedrooms: { from: ['Beds', 'BedsTotal'] }, City: 'City' } }),
+    );
     const none = await refusal(readCsv(chunks('a;b;c\n1;2;3\n', 4), { ...csvOptions, columns }));
-    expect(none.message).toBe('feed.csv:1: none of the 3 columns the mapping reads is in the header (the file starts `a;b;c`); it has 1 column(s): `a;b;c`');
-    const some = await refusal(readCsv(chunks('MLS,City,BedroomsCount,Baths\nA1,Austin,3,2\n', 7), { ...csvOptions, columns }));
+    expect(none.message).toBe(
+      'feed.csv:1: none of the 3 columns the mapping reads is in the header (the file starts `a;b;c`); it has 1 column(s): `a;b;c`',
+    );
+    const some = await refusal(
+      readCsv(chunks('MLS,City,BedroomsCount,Baths\nA1,Austin,3,2\n', 7), { ...csvOptions, columns }),
+    );
     expect(some.message).toBe(
       'feed.csv:1: `Beds` or `BedsTotal` (read by Bedrooms) is not in the header; the nearest it has is `BedroomsCount`. It has 4 column(s): `MLS`, `City`, `BedroomsCount`, `Baths`. Map the new name (mapping.fields: from: [New, Old] reads either) or fix the export',
     );
     // a header with every column: read as before
-    const { items, error } = await collectUntilError(readCsv(chunks('MLS,City,Beds\nA1,Austin,3\n', 5), { ...csvOptions, columns }));
+    const { items, error } = await collectUntilError(
+      readCsv(chunks('MLS,City,Beds\nA1,Austin,3\n', 5), { ...csvOptions, columns }),
+    );
     expect(error).toBeUndefined();
     expect(items).toHaveLength(1);
   });
 });
 
-const ERROR_DOC = '<?xml version="1.0" encoding="UTF-8"?>\n<Error>\n  <Code>AccessDenied</Code>\n  <Message>Access Denied</Message>\n</Error>\n';
+const ERROR_DOC =
+  '<?xml version="1.0" encoding="UTF-8"?>\n<Error>\n  <Code>AccessDenied</Code>\n  <Message>Access Denied</Message>\n</Error>\n';
 
 describe('an XML or MITS document the recordPath matches nothing in', () => {
   it('names the root element and its text, for XML and MITS alike', async () => {
     const xml = await refusal(readXml(chunks(ERROR_DOC, 16), { label: 'feed.xml', recordPath: 'Listings.Listing' }));
-    expect(xml.message).toBe("feed.xml: recordPath `Listings.Listing` matches no element: the document's root is `<Error>`, its text: AccessDenied Access Denied");
+    expect(xml.message).toBe(
+      "feed.xml: recordPath `Listings.Listing` matches no element: the document's root is `<Error>`, its text: AccessDenied Access Denied",
+    );
     const mits = await refusal(readMits(chunks(ERROR_DOC, 16), { label: 'feed.xml', recordPer: 'unit' }));
-    expect(mits.message).toMatch(/^feed\.xml: recordPath `PhysicalProperty\.Property` matches no element: the document's root is `<Error>`/);
-    const html = await refusal(readXml(chunks('<!DOCTYPE html>\n<html><body><p>Maintenance</p></body></html>', 7), { label: 'feed.xml', recordPath: 'Listings.Listing' }));
-    expect(html.message).toMatch(/the document's root is `<html>` \(an HTML page: the feed host's error or login page\?\), its text: Maintenance$/);
+    expect(mits.message).toMatch(
+      /^feed\.xml: recordPath `PhysicalProperty\.Property` matches no element: the document's root is `<Error>`/,
+    );
+    const html = await refusal(
+      readXml(chunks('<!DOCTYPE html>\n<html><body><p>Maintenance</p></body></html>', 7), {
+        label: 'feed.xml',
+        recordPath: 'Listings.Listing',
+      }),
+    );
+    expect(html.message).toMatch(
+      /the document's root is `<html>` \(an HTML page: the feed host's error or login page\?\), its text: Maintenance$/,
+    );
   });
 
   it("an empty feed (the path's first element opened, no record) is read as empty, not refused", async () => {
-    const { items, error } = await collectUntilError(readXml(chunks('<?xml version="1.0"?>\n<Listings>\n</Listings>\n', 5), { label: 'feed.xml', recordPath: 'Listings.Listing' }));
+    const { items, error } = await collectUntilError(
+      readXml(chunks('<?xml version="1.0"?>\n<Listings>\n</Listings>\n', 5), {
+        label: 'feed.xml',
+        recordPath: 'Listings.Listing',
+      }),
+    );
     expect(error).toBeUndefined();
     expect(items).toEqual([]);
   });
@@ -69,7 +94,11 @@ describe('an XML or MITS document the recordPath matches nothing in', () => {
 
 describe('a RESO server that answers 200 with something else than an OData page', () => {
   const hostile = useHostileServers();
-  const open = (url: string) => openFeed('f', FeedSource.parse({ kind: 'reso', url, paging: 'nextLink', retries: 1, timeoutMs: 2000 }), { baseDir: '/', logger: silentLogger });
+  const open = (url: string) =>
+    openFeed('f', FeedSource.parse({ kind: 'reso', url, paging: 'nextLink', retries: 1, timeoutMs: 2000 }), {
+      baseDir: '/',
+      logger: silentLogger,
+    });
 
   it('an HTML page is asked for again, then refused, naming it and its first line', async () => {
     const server = await hostile((_req, res) => {
@@ -77,14 +106,20 @@ describe('a RESO server that answers 200 with something else than an OData page'
     });
     const err = await refusal(open(`${server.origin}/odata`).items);
     expect(server.received).toHaveLength(2);
-    expect(err.message).toMatch(/: HTTP 200 with an HTML page, not an OData page \(.*\): it starts `<!DOCTYPE html>` \(asked 2 times\)$/);
+    expect(err.message).toMatch(
+      /: HTTP 200 with an HTML page, not an OData page \(.*\): it starts `<!DOCTYPE html>` \(asked 2 times\)$/,
+    );
   });
 
   it('JSON without a value list says what it holds: an OData error, or its keys', async () => {
     const server = await hostile((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'Quota', message: 'daily limit reached' } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 'Quota', message: 'daily limit reached' } }));
     });
     const err = await refusal(open(`${server.origin}/odata`).items);
-    expect(err.message).toMatch(/JSON that is not an OData page: expected \{ "value": \[\.\.\.\] \}, got an OData error: Quota: daily limit reached$/);
+    expect(err.message).toMatch(
+      /JSON that is not an OData page: expected \{ "value": \[\.\.\.\] \}, got an OData error: Quota: daily limit reached$/,
+    );
   });
 });

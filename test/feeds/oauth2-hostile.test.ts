@@ -9,7 +9,12 @@ import { drip, pump, redirect, useHostileServers } from '../helpers/hostile-serv
 const hostile = useHostileServers();
 afterEach(() => clearTokenCache());
 
-const auth = (tokenUrl: string) => ({ kind: 'oauth2' as const, tokenUrl, clientId: 'feedsync-test', clientSecret: 'oauth-secret-0123456789' });
+const auth = (tokenUrl: string) => ({
+  kind: 'oauth2' as const,
+  tokenUrl,
+  clientId: 'feedsync-test',
+  clientSecret: 'oauth-secret-0123456789',
+});
 
 describe('OAuth2 token request against hostile servers', () => {
   it('a redirect is refused, not followed: the other origin receives nothing and no retry is made', async () => {
@@ -17,7 +22,10 @@ describe('OAuth2 token request against hostile servers', () => {
       res.end('{"access_token":"stolen"}');
     });
     const tokens = await hostile((_req, res) => redirect(res, 307, `${elsewhere.url}token`));
-    const err = await failure(oauth2TokenSource(auth(`${tokens.url}token`), { timeoutMs: 5000, retries: 3, backoffMs: 1 }).token(), 'the token request');
+    const err = await failure(
+      oauth2TokenSource(auth(`${tokens.url}token`), { timeoutMs: 5000, retries: 3, backoffMs: 1 }).token(),
+      'the token request',
+    );
     expect(err.message).toMatch(/redirect/);
     expect(err.retryable).toBe(false);
     expect(tokens.received).toHaveLength(1);
@@ -29,15 +37,23 @@ describe('OAuth2 token request against hostile servers', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       await pump(res, Buffer.alloc(64 * 1024, ' '), Infinity, sent);
     });
-    const err = await failure(oauth2TokenSource(auth(`${tokens.url}token`), { timeoutMs: 10_000, retries: 0 }).token(), 'the token request');
+    const err = await failure(
+      oauth2TokenSource(auth(`${tokens.url}token`), { timeoutMs: 10_000, retries: 0 }).token(),
+      'the token request',
+    );
     expect(err.message).toMatch(/65536 bytes/);
     expect(err.retryable).toBe(false);
     expect(tokens.bytesSent()).toBeLessThan(16 * 1024 * 1024);
   });
 
   it('an answer dripped a byte at a time fails at the deadline', async () => {
-    const tokens = await hostile((_req, res, sent) => drip(res, 100, 10_000, sent, { 'content-type': 'application/json' }));
-    const err = await failure(oauth2TokenSource(auth(`${tokens.url}token`), { timeoutMs: 1000, retries: 0 }).token(), 'the token request');
+    const tokens = await hostile((_req, res, sent) =>
+      drip(res, 100, 10_000, sent, { 'content-type': 'application/json' }),
+    );
+    const err = await failure(
+      oauth2TokenSource(auth(`${tokens.url}token`), { timeoutMs: 1000, retries: 0 }).token(),
+      'the token request',
+    );
     expect(err.message).toMatch(/1000 ms/);
   });
 });

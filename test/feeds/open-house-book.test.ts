@@ -6,7 +6,8 @@ import { openHouseBook } from '../../src/feeds/reso/open-house-book.js';
 const NOW = new Date('2026-11-27T12:00:00Z');
 const SAT = { OpenHouseStartTime: '2026-11-28T19:00:00.000Z', OpenHouseEndTime: '2026-11-28T21:00:00.000Z' };
 const PAST = { OpenHouseStartTime: '2026-11-26T19:00:00.000Z', OpenHouseEndTime: '2026-11-26T21:00:00.000Z' };
-const kept = (id: string, ...oh: Array<[string, typeof SAT]>) => JSON.stringify({ id, oh: oh.map(([k, t]) => ({ k, s: t.OpenHouseStartTime, e: t.OpenHouseEndTime })) });
+const kept = (id: string, ...oh: Array<[string, typeof SAT]>) =>
+  JSON.stringify({ id, oh: oh.map(([k, t]) => ({ k, s: t.OpenHouseStartTime, e: t.OpenHouseEndTime })) });
 
 describe('openHouseBook', () => {
   it('an OpenHouse record moved to another listing, one cancelled by MlgCanView: both listings changed; final keeps only listings with one shown', () => {

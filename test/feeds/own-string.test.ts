@@ -90,7 +90,11 @@ describe("the change log's recorder", () => {
     const dir = await mkdtemp(join(tmpdir(), 'own-changes-'));
     try {
       const log = await createFileChangeLog(join(dir, 'changes.jsonl'));
-      const rec = createChangeRecorder(log, { runId: 'r1', feed: 'f1', chatbot: 'SN-1', dryRun: false }, { maxPerRun: 1000, logger: silentLogger });
+      const rec = createChangeRecorder(
+        log,
+        { runId: 'r1', feed: 'f1', chatbot: 'SN-1', dryRun: false },
+        { maxPerRun: 1000, logger: silentLogger },
+      );
       const CHUNKS = 48;
       const base = heapMb();
       // fewer than a batch (500): every change waits in the buffer until finish

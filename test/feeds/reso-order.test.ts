@@ -11,14 +11,20 @@ import { collectUntilError } from './helpers.js';
 const servers: ResoServer[] = [];
 afterEach(async () => void (await Promise.all(servers.splice(0).map((s) => s.close()))));
 
-const record = (key: string) => ({ ListingKey: key, ModificationTimestamp: '2025-03-01T10:00:00.000Z', StandardStatus: 'Active' });
+const record = (key: string) => ({
+  ListingKey: key,
+  ModificationTimestamp: '2025-03-01T10:00:00.000Z',
+  StandardStatus: 'Active',
+});
 
 async function pull(keys: string[], opts: Partial<ResoServerOptions> = { order: 'storage' }) {
   const s = await startResoServer({ records: keys.map(record), maxPageSize: 2, ...opts });
   servers.push(s);
   const src = FeedSource.parse({ kind: 'reso', url: s.url, maxPageSize: 2, retries: 0 });
   if (src.kind !== 'reso') throw new Error('not reso');
-  const { items, error } = await collectUntilError(openReso('mls', src, { baseDir: '/', logger: silentLogger, full: true }).items);
+  const { items, error } = await collectUntilError(
+    openReso('mls', src, { baseDir: '/', logger: silentLogger, full: true }).items,
+  );
   return { keys: items.map((i) => i.position.id), error, requests: s.requests.length };
 }
 
@@ -26,7 +32,9 @@ describe('keyset page order', () => {
   it('a record before the last one read stops the pull on its page, after the records that came in order', async () => {
     const r = await pull(['A', 'B', 'D', 'C', 'E', 'F']);
     expect(r.keys).toEqual(['A', 'B', 'D']);
-    expect(r.error?.message).toMatch(/record page 2: record "C" came after "D", out of order: the server ignores \$orderby=ListingKey/);
+    expect(r.error?.message).toMatch(
+      /record page 2: record "C" came after "D", out of order: the server ignores \$orderby=ListingKey/,
+    );
     expect(r.requests).toBe(2);
   });
 

@@ -19,7 +19,12 @@ const ctx = { baseDir: '/', logger: silentLogger };
 
 describe('feed probe', () => {
   it('a standard server: keyset accepted, its page-size cap found, gzip and quota headers seen', async () => {
-    const s = await startResoServer({ records: generateResoRecords(150, { seed: 2 }), maxPageSize: 100, gzip: true, quota: { perMinute: 600, perHour: 7200 } });
+    const s = await startResoServer({
+      records: generateResoRecords(150, { seed: 2 }),
+      maxPageSize: 100,
+      gzip: true,
+      quota: { perMinute: 600, perHour: 7200 },
+    });
     closers.push(() => s.close());
     const r = await probeReso(reso({ url: s.url }), ctx);
     expect(r.results.every((x) => x.ok)).toBe(true);
@@ -51,11 +56,17 @@ describe('feed probe', () => {
       () => without.close(),
     );
     const a = await probeReso(reso({ url: withLog.url, incremental: true }), ctx);
-    expect(a.changes).toEqual({ used: 'entityEvent', why: "source.changes: auto, and the server's $metadata offers the EntityEvent entity set (RESO RCP-027)" });
+    expect(a.changes).toEqual({
+      used: 'entityEvent',
+      why: "source.changes: auto, and the server's $metadata offers the EntityEvent entity set (RESO RCP-027)",
+    });
     expect(probeLines(a).join('\n')).toContain('changes found by entityEvent: ');
     expect(withLog.metadataRequests).toBe(1);
     const b = await probeReso(reso({ url: without.url, incremental: true }), ctx);
-    expect(b.changes).toEqual({ used: 'timestamps', why: "source.changes: auto, and the server's $metadata has no EntityEvent entity set" });
+    expect(b.changes).toEqual({
+      used: 'timestamps',
+      why: "source.changes: auto, and the server's $metadata has no EntityEvent entity set",
+    });
     const c = await probeReso(reso({ url: withLog.url, incremental: true, changes: 'timestamps' }), ctx);
     expect(c.changes).toEqual({ used: 'timestamps', why: 'source.changes: timestamps' });
     const d = await probeReso(reso({ url: without.url }), ctx);
@@ -81,7 +92,10 @@ describe('feed probe', () => {
     const s = await startResoServer({ records: generateResoRecords(20, { seed: 2 }), order: 'key' });
     closers.push(() => s.close());
     const r = await probeReso(reso({ url: s.url }), ctx);
-    expect(r.results.find((x) => x.what === '$orderby=ListingKey')).toMatchObject({ ok: false, detail: expect.stringContaining('the server ignores $orderby') });
+    expect(r.results.find((x) => x.what === '$orderby=ListingKey')).toMatchObject({
+      ok: false,
+      detail: expect.stringContaining('the server ignores $orderby'),
+    });
     expect(r.settings.paging).toBe('nextLink');
     expect(probeLines(r).join('\n')).toContain('paging: nextLink (the source says keyset)');
     expect(probeLines(r).join('\n')).not.toContain("the source's settings fit");
@@ -89,13 +103,23 @@ describe('feed probe', () => {
 
   it('vendor mlsgrid: asks only what the profile sends, and confirms it', async () => {
     const records = generateResoRecords(20, { seed: 2 }).map((x) => ({ ...x, OriginatingSystemName: 'actris' }));
-    const s = await startVendorServer({ vendor: 'mlsgrid', records, token: 'tok-probe-1', originatingSystem: 'actris' });
+    const s = await startVendorServer({
+      vendor: 'mlsgrid',
+      records,
+      token: 'tok-probe-1',
+      originatingSystem: 'actris',
+    });
     closers.push(() => s.close());
-    const r = await probeReso(reso({ vendor: 'mlsgrid', url: s.url, bearerToken: 'tok-probe-1', originatingSystem: 'actris' }), ctx);
+    const r = await probeReso(
+      reso({ vendor: 'mlsgrid', url: s.url, bearerToken: 'tok-probe-1', originatingSystem: 'actris' }),
+      ctx,
+    );
     expect(s.refused).toEqual([]);
     expect(s.tooMany).toEqual([]);
     expect(r.differences).toEqual([]);
     expect(r.compression).toBe('gzip');
-    expect(probeLines(r).at(-1)).toBe("the source's settings fit what the server accepts (vendor mlsgrid: paging nextLink, maxPageSize 1000)");
+    expect(probeLines(r).at(-1)).toBe(
+      "the source's settings fit what the server accepts (vendor mlsgrid: paging nextLink, maxPageSize 1000)",
+    );
   });
 });

@@ -25,7 +25,14 @@ async function server(opts: ResoServerOptions) {
 }
 
 function record(key: string, ts: string | null, extra: Record<string, unknown> = {}) {
-  return { ListingKey: key, ListingId: `MLS-${key}`, ModificationTimestamp: ts, StandardStatus: 'Active Under Contract', PropertyType: 'Residential', ...extra };
+  return {
+    ListingKey: key,
+    ListingId: `MLS-${key}`,
+    ModificationTimestamp: ts,
+    StandardStatus: 'Active Under Contract',
+    PropertyType: 'Residential',
+    ...extra,
+  };
 }
 
 function source(url: string, extra: Record<string, unknown> = {}) {
@@ -36,7 +43,12 @@ function source(url: string, extra: Record<string, unknown> = {}) {
 async function pull(url: string, mark: string | undefined, extra: Record<string, unknown> = {}, full = false) {
   const src = source(url, extra);
   if (src.kind !== 'reso') throw new Error('not reso');
-  const feed = openReso('mls', src, { baseDir: '/', logger: silentLogger, full, ...(mark !== undefined && { mark }) }, { backoffMs: 10 });
+  const feed = openReso(
+    'mls',
+    src,
+    { baseDir: '/', logger: silentLogger, full, ...(mark !== undefined && { mark }) },
+    { backoffMs: 10 },
+  );
   const { items, error } = await collectUntilError(feed.items);
   return { feed, items, error, keys: items.map((i) => i.position.id) };
 }
@@ -59,7 +71,9 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
     // profile asks for it: a short page proves nothing there); no request of its own for the mark
     expect(s.requests).toHaveLength(6);
     expect(feed.stats.requests).toBe(6);
-    expect(s.requests.every((r) => r.authorization === 'Bearer tok-123456' && r.prefer === 'odata.maxpagesize=10')).toBe(true);
+    expect(
+      s.requests.every((r) => r.authorization === 'Bearer tok-123456' && r.prefer === 'odata.maxpagesize=10'),
+    ).toBe(true);
     expect(dataRequests(s).map((r) => r.orderby)).toEqual(Array(6).fill('ListingKey'));
     expect(dataRequests(s)[1]!.filter).toBe(`ListingKey gt '${items[4]!.position.id}'`);
     expect(s.requests[0]!.url).toContain('$expand=Media');
@@ -80,7 +94,12 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
   });
 
   it('a full pull against a server that caps pages silently and sends no nextLink still reads every record (it asks for the empty page)', async () => {
-    const s = await server({ records: generateResoRecords(12, { seed: 6 }), spelling, maxPageSize: 5, nextLink: () => undefined });
+    const s = await server({
+      records: generateResoRecords(12, { seed: 6 }),
+      spelling,
+      maxPageSize: 5,
+      nextLink: () => undefined,
+    });
     const { items, error, feed } = await pull(s.url, undefined, { maxPageSize: 10 }, true);
     expect(error).toBeUndefined();
     expect(items).toHaveLength(12);
@@ -107,7 +126,11 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
   });
 
   it("an incremental pull reads what changed since the mark, including a record written later with the mark's exact timestamp and a lower key", async () => {
-    const s = await server({ records: [record('A', T1), record('B', T2), record('C', T2), record('D', T2)], spelling, maxPageSize: 2 });
+    const s = await server({
+      records: [record('A', T1), record('B', T2), record('C', T2), record('D', T2)],
+      spelling,
+      maxPageSize: 2,
+    });
     const first = await pull(s.url, undefined);
     expect(first.keys).toEqual(['A', 'B', 'C', 'D']);
     expect(JSON.parse(first.feed.mark!)).toEqual({ ts: T2 });
@@ -124,7 +147,16 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
 
   it('a record stamped in the future, or with a timestamp that does not parse, never becomes the mark', async () => {
     const future = new Date(Date.now() + 86_400_000 * 365).toISOString();
-    const s = await server({ records: [record('A', T1), record('B', T2), record('Z', future), record('Y', '0000-00-00T00:00:00Z'), record('X', null)], spelling });
+    const s = await server({
+      records: [
+        record('A', T1),
+        record('B', T2),
+        record('Z', future),
+        record('Y', '0000-00-00T00:00:00Z'),
+        record('X', null),
+      ],
+      spelling,
+    });
     const first = await pull(s.url, undefined);
     expect(first.keys.sort()).toEqual(['A', 'B', 'X', 'Y', 'Z']);
     expect(JSON.parse(first.feed.mark!)).toEqual({ ts: T2 });
@@ -136,7 +168,9 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
   });
 
   it('the mark is where the server stood when the pull began: a record changed during the pull is read again by the next one', async () => {
-    const records = ['A', 'B', 'C', 'D', 'E', 'F'].map((k, i) => record(k, new Date(Date.parse(T1) + i * 1000).toISOString()));
+    const records = ['A', 'B', 'C', 'D', 'E', 'F'].map((k, i) =>
+      record(k, new Date(Date.parse(T1) + i * 1000).toISOString()),
+    );
     const s = await server({
       records,
       spelling,
@@ -170,10 +204,15 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
   });
 
   it('an incremental pull capped by top resumes after the last record it read', async () => {
-    const records = ['A', 'B', 'C', 'D', 'E'].map((k, i) => record(k, new Date(Date.parse(T1) + i * 1000).toISOString()));
+    const records = ['A', 'B', 'C', 'D', 'E'].map((k, i) =>
+      record(k, new Date(Date.parse(T1) + i * 1000).toISOString()),
+    );
     const s = await server({ records, spelling });
     const first = await pull(s.url, undefined);
-    s.records = records.map((r, i) => ({ ...r, ModificationTimestamp: new Date(Date.parse(T2) + i * 1000).toISOString() }));
+    s.records = records.map((r, i) => ({
+      ...r,
+      ModificationTimestamp: new Date(Date.parse(T2) + i * 1000).toISOString(),
+    }));
     const second = await pull(s.url, first.feed.mark, { top: 3 });
     expect(second.error).toBeUndefined();
     expect(second.keys).toEqual(['A', 'B', 'C']);
@@ -182,7 +221,12 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
   });
 
   it('a page whose body breaks off is asked for again, and no record is handed on twice', async () => {
-    const s = await server({ records: generateResoRecords(9, { seed: 2 }), spelling, maxPageSize: 3, brokenBodies: [3] });
+    const s = await server({
+      records: generateResoRecords(9, { seed: 2 }),
+      spelling,
+      maxPageSize: 3,
+      brokenBodies: [3],
+    });
     const { keys, error, feed } = await pull(s.url, undefined, {}, true);
     expect(error).toBeUndefined();
     expect(keys).toHaveLength(9);
@@ -192,7 +236,10 @@ describe.each<Spelling>(['display', 'enum'])('RESO reader against a server spell
   });
 
   it('incremental pulls also take records whose photos changed, where the server has PhotosChangeTimestamp', async () => {
-    const s = await server({ records: [record('A', T1, { PhotosChangeTimestamp: T1 }), record('B', T2, { PhotosChangeTimestamp: T2 })], spelling });
+    const s = await server({
+      records: [record('A', T1, { PhotosChangeTimestamp: T1 }), record('B', T2, { PhotosChangeTimestamp: T2 })],
+      spelling,
+    });
     const first = await pull(s.url, undefined);
     expect(JSON.parse(first.feed.mark!)).toEqual({ ts: T2, photos: T2 });
     s.records = [record('A', T1, { PhotosChangeTimestamp: T3 }), record('B', T2, { PhotosChangeTimestamp: T2 })];
@@ -224,7 +271,11 @@ describe('RESO reader: paging by nextLink, bounded', () => {
   });
 
   it('a nextLink that points at its own page is an error that leaves the read incomplete', async () => {
-    const self = await server({ records: generateResoRecords(7, { seed: 1 }), maxPageSize: 3, nextLink: () => `${self.url}/Property?$skip=3` });
+    const self = await server({
+      records: generateResoRecords(7, { seed: 1 }),
+      maxPageSize: 3,
+      nextLink: () => `${self.url}/Property?$skip=3`,
+    });
     const { error, feed, items } = await pull(self.url, undefined, nextLink, true);
     expect(error).toBeInstanceOf(FeedReadError);
     expect(error!.message).toMatch(/would ask for an earlier page again/);
@@ -234,7 +285,11 @@ describe('RESO reader: paging by nextLink, bounded', () => {
   });
 
   it('an endless series of new pages stops at maxPages, incomplete', async () => {
-    const s = await server({ records: generateResoRecords(3, { seed: 1 }), maxPageSize: 3, nextLink: (_made, n) => `${s.url}/Property?$skip=0&page=${n}` });
+    const s = await server({
+      records: generateResoRecords(3, { seed: 1 }),
+      maxPageSize: 3,
+      nextLink: (_made, n) => `${s.url}/Property?$skip=0&page=${n}`,
+    });
     const { error, feed } = await pull(s.url, undefined, { ...nextLink, maxPages: 5 }, true);
     expect(error!.message).toMatch(/more than source.maxPages \(5\) pages/);
     expect(feed.mark).toBeUndefined();
@@ -244,7 +299,12 @@ describe('RESO reader: paging by nextLink, bounded', () => {
 
   it('a nextLink to another origin is not followed: the other origin receives nothing, and the read is incomplete', async () => {
     const other = await server({ records: [record('X', T1)] });
-    const s = await server({ records: generateResoRecords(6, { seed: 1 }), maxPageSize: 3, token: 'secret-tok', nextLink: () => `${other.url}/Property?$skip=3` });
+    const s = await server({
+      records: generateResoRecords(6, { seed: 1 }),
+      maxPageSize: 3,
+      token: 'secret-tok',
+      nextLink: () => `${other.url}/Property?$skip=3`,
+    });
     const { error, items } = await pull(s.url, undefined, { ...nextLink, bearerToken: 'secret-tok' }, true);
     expect(items).toHaveLength(3);
     expect(error!.message).toMatch(/another origin/);
@@ -252,7 +312,11 @@ describe('RESO reader: paging by nextLink, bounded', () => {
   });
 
   it('a nextLink that is not http(s) is not followed', async () => {
-    const s = await server({ records: generateResoRecords(6, { seed: 1 }), maxPageSize: 3, nextLink: () => 'file:///etc/passwd' });
+    const s = await server({
+      records: generateResoRecords(6, { seed: 1 }),
+      maxPageSize: 3,
+      nextLink: () => 'file:///etc/passwd',
+    });
     const { error } = await pull(s.url, undefined, nextLink, true);
     expect(error!.message).toMatch(/only http\(s\) is followed/);
   });
@@ -266,7 +330,11 @@ describe('RESO reader: paging by nextLink, bounded', () => {
 
   it('reports keys seen twice (a $skip page shifted by a record inserted at the front)', async () => {
     const records = ['B', 'C', 'D', 'E'].map((k) => record(k, T1));
-    const s = await server({ records, maxPageSize: 2, beforePage: (n, srv) => n === 2 && (srv.records = [record('A', T1), ...srv.records]) });
+    const s = await server({
+      records,
+      maxPageSize: 2,
+      beforePage: (n, srv) => n === 2 && (srv.records = [record('A', T1), ...srv.records]),
+    });
     const { keys, feed } = await pull(s.url, undefined, nextLink, true);
     expect(keys).toEqual(['B', 'C', 'C', 'D', 'E']);
     expect(feed.stats.keysSeenTwice).toEqual(['C']);
@@ -275,14 +343,23 @@ describe('RESO reader: paging by nextLink, bounded', () => {
 
 describe('RESO reader: auth', () => {
   const oauth = { clientId: 'feedsync-client', clientSecret: 'oauth-secret-value', scope: 'api' };
-  const auth = (s: ResoServer, extra: Record<string, unknown> = {}) => ({ auth: { kind: 'oauth2', tokenUrl: s.tokenUrl, ...oauth, ...extra } });
+  const auth = (s: ResoServer, extra: Record<string, unknown> = {}) => ({
+    auth: { kind: 'oauth2', tokenUrl: s.tokenUrl, ...oauth, ...extra },
+  });
 
   it('OAuth2 client credentials: one token, cached and shared by pulls until shortly before it expires', async () => {
     const s = await server({ records: [record('A', T1)], oauth: { ...oauth, ttlSeconds: 3600 } });
     await pull(s.url, undefined, auth(s));
     await pull(s.url, undefined, auth(s));
     await Promise.all([pull(s.url, undefined, auth(s)), pull(s.url, undefined, auth(s))]);
-    expect(s.tokenRequests).toEqual([{ grant_type: 'client_credentials', client_id: 'feedsync-client', client_secret: 'oauth-secret-value', scope: 'api' }]);
+    expect(s.tokenRequests).toEqual([
+      {
+        grant_type: 'client_credentials',
+        client_id: 'feedsync-client',
+        client_secret: 'oauth-secret-value',
+        scope: 'api',
+      },
+    ]);
     expect(s.requests.every((r) => r.status === 200)).toBe(true);
   });
 
@@ -313,11 +390,17 @@ describe('RESO reader: auth', () => {
   });
 
   it('a 401 that a fresh token does not cure fails the read, naming the credential and never the secret', async () => {
-    const s = await server({ records: [record('A', T1)], oauth: { ...oauth, ttlSeconds: 3600 }, beforePage: (_n, srv) => srv.revokeTokens() });
+    const s = await server({
+      records: [record('A', T1)],
+      oauth: { ...oauth, ttlSeconds: 3600 },
+      beforePage: (_n, srv) => srv.revokeTokens(),
+    });
     const { error } = await pull(s.url, undefined, auth(s));
     expect(error).toBeInstanceOf(FeedReadError);
     expect((error as FeedReadError).retryable).toBe(false);
-    expect(error!.message).toMatch(/refused OAuth2 client "feedsync-client" .*, even with a fresh token \(HTTP 401\); check source.auth/);
+    expect(error!.message).toMatch(
+      /refused OAuth2 client "feedsync-client" .*, even with a fresh token \(HTTP 401\); check source.auth/,
+    );
     expect(error!.message).not.toContain('oauth-secret-value');
     expect(s.requests).toHaveLength(2);
     expect(s.tokenRequests).toHaveLength(2);
@@ -326,7 +409,9 @@ describe('RESO reader: auth', () => {
   it('a wrong client secret fails at the token endpoint, naming the client', async () => {
     const s = await server({ records: [record('A', T1)], oauth: { ...oauth, ttlSeconds: 3600 } });
     const { error } = await pull(s.url, undefined, auth(s, { clientSecret: 'wrong-secret-value' }));
-    expect(error!.message).toMatch(/token endpoint refused OAuth2 client "feedsync-client".*HTTP 401; check feeds\[\]\.source\.auth/);
+    expect(error!.message).toMatch(
+      /token endpoint refused OAuth2 client "feedsync-client".*HTTP 401; check feeds\[\]\.source\.auth/,
+    );
     expect(error!.message).toContain('it said: invalid_client'); // the endpoint's own words, decoded
     expect(error!.message).not.toContain('wrong-secret-value');
     expect(s.requests).toHaveLength(0);

@@ -10,11 +10,19 @@ afterEach(async () => {
 
 type Page = { value: Array<Record<string, unknown>>; '@odata.nextLink'?: string };
 const page = async (url: string) => (await (await fetch(url)).json()) as Page;
-const rec = (key: string, ts: string, extra: Record<string, unknown> = {}) => ({ ListingKey: key, ModificationTimestamp: ts, StandardStatus: 'Coming Soon', ...extra });
+const rec = (key: string, ts: string, extra: Record<string, unknown> = {}) => ({
+  ListingKey: key,
+  ModificationTimestamp: ts,
+  StandardStatus: 'Coming Soon',
+  ...extra,
+});
 
 describe('the test OData server', () => {
   it('sends quota headers on every answer and a 429 with Retry-After past the minute quota, counting every request', async () => {
-    server = await startResoServer({ records: [rec('A', '2025-01-01T00:00:00Z')], quota: { perMinute: 2, perHour: 7200 } });
+    server = await startResoServer({
+      records: [rec('A', '2025-01-01T00:00:00Z')],
+      quota: { perMinute: 2, perHour: 7200 },
+    });
     const answers = [];
     for (let i = 0; i < 3; i++) answers.push(await fetch(`${server.url}/Property`));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
@@ -31,7 +39,9 @@ describe('the test OData server', () => {
       spelling: 'enum',
       maxPageSize: 1,
     });
-    const q = encodeURIComponent("ModificationTimestamp ge 2025-01-02T00:00:00.000Z and StandardStatus eq 'ComingSoon'");
+    const q = encodeURIComponent(
+      "ModificationTimestamp ge 2025-01-02T00:00:00.000Z and StandardStatus eq 'ComingSoon'",
+    );
     const first = await page(`${server.url}/Property?$filter=${q}&$orderby=ListingKey%20desc`);
     expect(first.value.map((r) => [r.ListingKey, r.StandardStatus])).toEqual([['C', 'ComingSoon']]);
     server.remove('C');

@@ -5,7 +5,10 @@ import type { RosterPull } from '../../src/feeds/types.js';
 
 const ALL = new Set(['Member', 'Office'] as const);
 const roster: Record<string, Record<string, Contact>> = {
-  Member: { A1: { MemberFullName: 'Ann Agent', MemberDirectPhone: '512-555-0101' }, C2: { MemberFullName: 'Cole Co', MemberEmail: 'cole@broker.test' } },
+  Member: {
+    A1: { MemberFullName: 'Ann Agent', MemberDirectPhone: '512-555-0101' },
+    C2: { MemberFullName: 'Cole Co', MemberEmail: 'cole@broker.test' },
+  },
   Office: { O1: { OfficeName: 'Hill Realty', OfficePhone: '512-555-0900' } },
 };
 const contact = (resource: 'Member' | 'Office', key: string) => roster[resource]![key];
@@ -52,7 +55,16 @@ describe('withContacts', () => {
   });
 
   it('contactOf keeps the contact fields that hold text or a number, nothing else', () => {
-    expect(contactOf('Member', { MemberKey: 'A1', MemberFullName: 'Ann', MemberEmail: ' ', MemberMobilePhone: null, MemberAddress1: '1 Main', MlgCanView: true })).toEqual({
+    expect(
+      contactOf('Member', {
+        MemberKey: 'A1',
+        MemberFullName: 'Ann',
+        MemberEmail: ' ',
+        MemberMobilePhone: null,
+        MemberAddress1: '1 Main',
+        MlgCanView: true,
+      }),
+    ).toEqual({
       MemberFullName: 'Ann',
     });
   });
@@ -80,7 +92,14 @@ describe('rosterDifference', () => {
     expect(rosterDifference(copy, [pull])).toEqual([{ resource: 'Member', set: [['A4', '{}']], delete: ['A2'] }]);
   });
   it('a full pull also drops what it did not read', () => {
-    const pull: RosterPull = { resource: 'Member', read: new Map([['A1', '{"MemberFullName":"Ann B"}']]), removed: new Set(), full: true };
-    expect(rosterDifference(copy, [pull])).toEqual([{ resource: 'Member', set: [['A1', '{"MemberFullName":"Ann B"}']], delete: ['A2', 'A3'] }]);
+    const pull: RosterPull = {
+      resource: 'Member',
+      read: new Map([['A1', '{"MemberFullName":"Ann B"}']]),
+      removed: new Set(),
+      full: true,
+    };
+    expect(rosterDifference(copy, [pull])).toEqual([
+      { resource: 'Member', set: [['A1', '{"MemberFullName":"Ann B"}']], delete: ['A2', 'A3'] },
+    ]);
   });
 });

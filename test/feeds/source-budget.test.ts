@@ -27,7 +27,8 @@ afterEach(async () => {
   await env.cleanup();
 });
 
-const urlFeed = (limits: string, token: string) => env.feed({ source: { kind: 'csv', url: `${mls.url}/feed.csv`, bearerToken: token, limits: JSON.parse(limits) } });
+const urlFeed = (limits: string, token: string) =>
+  env.feed({ source: { kind: 'csv', url: `${mls.url}/feed.csv`, bearerToken: token, limits: JSON.parse(limits) } });
 
 describe('feed source budget in a sync', () => {
   it('a spent daily budget stops the read: incomplete, no deletes, says when it resets, retry after it', async () => {
@@ -41,7 +42,9 @@ describe('feed source budget in a sync', () => {
     expect(report.source.complete).toBe(false);
     expect(report.counts.deleted).toBe(0);
     expect(await te.listings('SN-SYNC')).toHaveLength(5);
-    expect(report.source.error).toMatch(/request budget is spent \(1 requests per day\); it resets at \d{4}-\d\d-\d\dT/);
+    expect(report.source.error).toMatch(
+      /request budget is spent \(1 requests per day\); it resets at \d{4}-\d\d-\d\dT/,
+    );
     expect(report.retryable).toBe(true);
     expect(Date.parse(report.retryAt!)).toBeGreaterThan(Date.now() + 23 * 3600_000);
     expect(mls.log).toHaveLength(1); // the second request was never sent
@@ -49,7 +52,11 @@ describe('feed source budget in a sync', () => {
 
   it('Hour-Quota-Limit from the server tightens a looser configured limit', async () => {
     await mls.close();
-    mls = await startFakeMls({ perSecond: 100, body: () => csv(rows(served)), headers: () => ({ 'Hour-Quota-Limit': '1', 'Minute-Quota-Limit': '180' }) });
+    mls = await startFakeMls({
+      perSecond: 100,
+      body: () => csv(rows(served)),
+      headers: () => ({ 'Hour-Quota-Limit': '1', 'Minute-Quota-Limit': '180' }),
+    });
     const feed = urlFeed('{"perHour": 7200}', `hour-${Math.random()}`);
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     const report = await env.sync(te, feed);
@@ -71,9 +78,19 @@ describe('feed request budget hook', () => {
   });
 
   it('a pause longer than a read can wait is a retryable FeedReadError with retryAt', async () => {
-    const b = createBudgets(memoryBackend()).budget(credentialKey('feed', 'y'), {}, { label: 'feed source y', maxWaitMs: 1000 });
+    const b = createBudgets(memoryBackend()).budget(
+      credentialKey('feed', 'y'),
+      {},
+      { label: 'feed source y', maxWaitMs: 1000 },
+    );
     const hook = requestBudget(b);
-    await hook.onResponse(200, new Headers({ 'Hour-Quota-Available': '0', 'Hour-Quota-ResetTime': new Date(Date.now() + 3600_000).toUTCString() }));
+    await hook.onResponse(
+      200,
+      new Headers({
+        'Hour-Quota-Available': '0',
+        'Hour-Quota-ResetTime': new Date(Date.now() + 3600_000).toUTCString(),
+      }),
+    );
     const err = await hook.beforeRequest().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FeedReadError);
     expect((err as FeedReadError).retryable).toBe(true);
@@ -93,13 +110,20 @@ describe('feed request budget hook', () => {
 describe("a push job's share of the source budget (feeds[].push.sourceShare)", () => {
   it("a push job takes at most its share of the credential's windows, a budget of its own; pulls on the credential keep the rest", async () => {
     const budgets = createBudgets(memoryBackend());
-    const source = FeedSource.parse({ kind: 'csv', url: 'https://mls.test/feed.csv', bearerToken: `share-${Math.random()}`, limits: { perHour: 8 } });
+    const source = FeedSource.parse({
+      kind: 'csv',
+      url: 'https://mls.test/feed.csv',
+      bearerToken: `share-${Math.random()}`,
+      limits: { perHour: 8 },
+    });
     const pushes = sourceBudget(source, { budgets, sourceShare: { feed: 'mls', share: 0.25 } })!;
     for (let i = 0; i < 2; i++) {
       await pushes.beforeRequest();
       await pushes.onResponse(200, new Headers());
     }
-    await expect(pushes.beforeRequest()).rejects.toThrow(/push jobs of feed mls: push\.sourceShare 0\.25 of source\.limits.*2 requests per hour/);
+    await expect(pushes.beforeRequest()).rejects.toThrow(
+      /push jobs of feed mls: push\.sourceShare 0\.25 of source\.limits.*2 requests per hour/,
+    );
     // the pulls: the 6 the pushes left, then no more
     const pulls = sourceBudget(source, { budgets })!;
     for (let i = 0; i < 6; i++) {

@@ -22,7 +22,10 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => voi
 }
 
 function open(source: Record<string, unknown>, baseDir = '/') {
-  return openFeed('f', FeedSource.parse({ kind: 'csv', retries: 1, timeoutMs: 2000, ...source }), { baseDir, logger: silentLogger });
+  return openFeed('f', FeedSource.parse({ kind: 'csv', retries: 1, timeoutMs: 2000, ...source }), {
+    baseDir,
+    logger: silentLogger,
+  });
 }
 
 describe('feed sources', () => {
@@ -47,18 +50,21 @@ describe('feed sources', () => {
     expect(error!.message).toMatch(/^cut\.csv\.gz: cannot read the feed/);
   });
 
-  it.each([['application/gzip'], ['text/csv']])('closes the connection when the consumer stops early (%s)', async (type) => {
-    let closed = false;
-    const body = 'MLS,Price\n' + 'A1,100\n'.repeat(20_000);
-    const url = await serve((_req, res) => {
-      res.writeHead(200, { 'content-type': type });
-      res.write(type === 'text/csv' ? body : gzipSync(body));
-      res.on('close', () => (closed = true));
-    });
-    for await (const _ of open({ url: `${url}/f.csv` }).items) break;
-    await new Promise((r) => setTimeout(r, 200));
-    expect(closed).toBe(true);
-  });
+  it.each([['application/gzip'], ['text/csv']])(
+    'closes the connection when the consumer stops early (%s)',
+    async (type) => {
+      let closed = false;
+      const body = 'MLS,Price\n' + 'A1,100\n'.repeat(20_000);
+      const url = await serve((_req, res) => {
+        res.writeHead(200, { 'content-type': type });
+        res.write(type === 'text/csv' ? body : gzipSync(body));
+        res.on('close', () => (closed = true));
+      });
+      for await (const _ of open({ url: `${url}/f.csv` }).items) break;
+      await new Promise((r) => setTimeout(r, 200));
+      expect(closed).toBe(true);
+    },
+  );
 
   it('names a missing file in a FeedReadError', async () => {
     const { error } = await collectUntilError(open({ path: 'nope.csv' }, '/tmp').items);
@@ -72,7 +78,9 @@ describe('feed sources', () => {
       seen.push({ auth: req.headers.authorization, x: req.headers['x-feed-key'] });
       res.writeHead(200, { 'content-type': 'application/gzip' }).end(gzipSync(CSV));
     });
-    const { items, error } = await collectUntilError(open({ url: `${url}/export?key=secret`, bearerToken: 'bearer-abc', headers: { 'X-Feed-Key': 'k1' } }).items);
+    const { items, error } = await collectUntilError(
+      open({ url: `${url}/export?key=secret`, bearerToken: 'bearer-abc', headers: { 'X-Feed-Key': 'k1' } }).items,
+    );
     expect(error).toBeUndefined();
     expect(items).toHaveLength(2);
     expect(seen).toEqual([{ auth: 'Bearer bearer-abc', x: 'k1' }]);
@@ -80,7 +88,9 @@ describe('feed sources', () => {
   });
 
   it('reads a Content-Encoding: gzip body', async () => {
-    const url = await serve((_req, res) => res.writeHead(200, { 'content-type': 'text/csv', 'content-encoding': 'gzip' }).end(gzipSync(CSV)));
+    const url = await serve((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/csv', 'content-encoding': 'gzip' }).end(gzipSync(CSV)),
+    );
     const { items } = await collectUntilError(open({ url: `${url}/f.csv` }).items);
     expect(items).toHaveLength(2);
   });

@@ -13,7 +13,13 @@ afterEach(async () => {
 
 async function server(vendor: VendorServerName, perSecond?: number) {
   const records = generateResoRecords(5, { seed: 1 }).map((r) => ({ ...r, OriginatingSystemName: 'actris' }));
-  const s = await startVendorServer({ vendor, records, token: 'tok', originatingSystem: 'actris', ...(perSecond && { perSecond }) });
+  const s = await startVendorServer({
+    vendor,
+    records,
+    token: 'tok',
+    originatingSystem: 'actris',
+    ...(perSecond && { perSecond }),
+  });
   servers.push(s);
   return s;
 }

@@ -21,7 +21,9 @@ const doc = (...records: string[]) => `<?xml version="1.0"?>\n<Listings>\n${reco
 async function mapped(xml: string, size = 7): Promise<MappedItem[]> {
   const { config } = await loadConfig(fileURLToPath(new URL('../../fixtures/demo.yaml', import.meta.url)));
   const feed = config.feeds.find((f) => f.name === 'listhub-xml')!;
-  return collect(mapFeed(readXml(chunks(xml, size), opts), compileMapping(feed.mapping), { serialNumber: 'SN', keyBy: 'MLSNumber' }));
+  return collect(
+    mapFeed(readXml(chunks(xml, size), opts), compileMapping(feed.mapping), { serialNumber: 'SN', keyBy: 'MLSNumber' }),
+  );
 }
 
 describe('a malformed XML record', () => {
@@ -56,7 +58,9 @@ describe('a malformed XML record', () => {
     for (const size of [1, 5, 64, xml.length]) {
       const { items, error } = await collectUntilError(readXml(chunks(xml, size), opts));
       expect(error).toBeUndefined();
-      expect(items.map((i) => [i.kind, i.kind === 'error' ? i.data?.MlsNumber : i.kind === 'record' && i.data.MlsNumber])).toEqual([
+      expect(
+        items.map((i) => [i.kind, i.kind === 'error' ? i.data?.MlsNumber : i.kind === 'record' && i.data.MlsNumber]),
+      ).toEqual([
         ['error', 'K1'],
         ['error', 'K2'],
         ['error', 'K3'],
@@ -83,7 +87,9 @@ describe('a malformed XML record', () => {
       expect(items.map((i) => i.kind)).toEqual(['record', 'error', 'record']);
       expect(items[0]!.kind === 'record' && items[0]!.data.ListingDescription).toBe('&top;');
       const bad = items[1]!;
-      expect(bad.kind === 'error' && bad.error.message).toMatch(/^feed\.xml:5, record 1: malformed <Listing> record: a DOCTYPE inside the record/);
+      expect(bad.kind === 'error' && bad.error.message).toMatch(
+        /^feed\.xml:5, record 1: malformed <Listing> record: a DOCTYPE inside the record/,
+      );
       expect(bad.kind === 'error' && bad.data).toEqual({ MlsNumber: 'K2', ListingDescription: '&xxe;' });
       expect(requests).toBe(0);
     } finally {
@@ -102,12 +108,17 @@ describe('a malformed XML record', () => {
       ['error', 5],
       ['record', 6],
     ]);
-    expect(items[1]!.kind === 'error' && items[1]!.error.message).toMatch(/elements nested deeper than 100 levels \(line 4\)$/);
+    expect(items[1]!.kind === 'error' && items[1]!.error.message).toMatch(
+      /elements nested deeper than 100 levels \(line 4\)$/,
+    );
     expect(items[2]!.kind === 'error' && items[2]!.data?.MlsNumber).toBe('K3');
   });
 
   it('with an element named __proto__ is rejected and touches no prototype', async () => {
-    const xml = doc(listing('K1', '<__proto__><polluted>yes</polluted></__proto__><constructor>c</constructor>'), listing('K2'));
+    const xml = doc(
+      listing('K1', '<__proto__><polluted>yes</polluted></__proto__><constructor>c</constructor>'),
+      listing('K2'),
+    );
     const { items } = await collectUntilError(readXml(chunks(xml, 3), opts));
     expect(items.map((i) => i.kind)).toEqual(['error', 'record']);
     const bad = items[0]!;
@@ -121,7 +132,10 @@ describe('a malformed XML record', () => {
 describe('bounded XML reading', () => {
   it('skips a 200 MB comment, 50 MB of blank text and a 20 MB processing instruction between records with a 48 MB heap', () => {
     const child = fileURLToPath(new URL('./xml-big-construct.ts', import.meta.url));
-    const r = spawnSync(process.execPath, ['--max-old-space-size=48', '--import', 'tsx', child], { encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, ['--max-old-space-size=48', '--import', 'tsx', child], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const { items, peakRssMb } = JSON.parse(r.stdout) as { items: unknown[]; peakRssMb: number };
@@ -136,7 +150,10 @@ describe('bounded XML reading', () => {
 
   it('hands on values that do not pin the text they were read from: 100k keys of a 120 MB feed kept in a few MB', () => {
     const child = fileURLToPath(new URL('./xml-kept-keys.ts', import.meta.url));
-    const r = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=64', '--import', 'tsx', child], { encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=64', '--import', 'tsx', child], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const { keys, heapUsedMb } = JSON.parse(r.stdout) as { keys: number; heapUsedMb: number };
@@ -177,11 +194,15 @@ describe('bounded XML reading', () => {
     const big = createXmlScanner({ recordPath: 'Listings.Listing', label: 'f.xml', maxRecordChars: 1000 });
     big.push('<Listings>\n<Listing><A>1</A></Listing>\n<Listing><A>');
     expect(() => big.push('x'.repeat(2000))).toThrow(FeedReadError);
-    expect(() => createXmlScanner({ recordPath: 'L.R', label: 'f.xml', maxRecordChars: 1000 }).push(`<L>\n\n<R><!-- ${'c'.repeat(2000)}`)).toThrow(
-      /^f\.xml:3: the <R> record starting on line 3 is longer than 1000 characters/,
-    );
+    expect(() =>
+      createXmlScanner({ recordPath: 'L.R', label: 'f.xml', maxRecordChars: 1000 }).push(
+        `<L>\n\n<R><!-- ${'c'.repeat(2000)}`,
+      ),
+    ).toThrow(/^f\.xml:3: the <R> record starting on line 3 is longer than 1000 characters/);
     const tag = createXmlScanner({ recordPath: 'L.R', label: 'f.xml', maxMarkupChars: 1000 });
     tag.push('<L>\n<R a="');
-    expect(() => tag.push('v'.repeat(2000))).toThrow(/^f\.xml:2: markup longer than 1000 characters starting on line 2/);
+    expect(() => tag.push('v'.repeat(2000))).toThrow(
+      /^f\.xml:2: markup longer than 1000 characters starting on line 2/,
+    );
   });
 });

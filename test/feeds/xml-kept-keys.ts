@@ -18,6 +18,9 @@ async function* feed(): AsyncIterable<Buffer> {
 }
 
 const keys = new Set<unknown>();
-for await (const item of readXml(feed(), { label: 'keys.xml', recordPath: 'Listings.Listing' })) if (item.kind === 'record') keys.add(item.data.Url);
+for await (const item of readXml(feed(), { label: 'keys.xml', recordPath: 'Listings.Listing' }))
+  if (item.kind === 'record') keys.add(item.data.Url);
 globalThis.gc?.();
-process.stdout.write(JSON.stringify({ keys: keys.size, heapUsedMb: Math.round(process.memoryUsage().heapUsed / 1024 / 1024) }) + '\n');
+process.stdout.write(
+  JSON.stringify({ keys: keys.size, heapUsedMb: Math.round(process.memoryUsage().heapUsed / 1024 / 1024) }) + '\n',
+);

@@ -6,7 +6,8 @@ import { createXmlScanner } from '../../src/feeds/xml/xml-scanner.js';
 import { chunks, collectUntilError } from './helpers.js';
 
 const opts = { label: 'feed.xml', recordPath: 'Listings.Listing' };
-const read = (input: string | Buffer, size = 13, o: Partial<typeof opts> = {}) => collectUntilError(readXml(chunks(input, size), { ...opts, ...o }));
+const read = (input: string | Buffer, size = 13, o: Partial<typeof opts> = {}) =>
+  collectUntilError(readXml(chunks(input, size), { ...opts, ...o }));
 
 const DOC = `<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE Listings [ <!ENTITY xxe "EXPANDED"> ]>
@@ -59,7 +60,8 @@ describe('readXml', () => {
   });
 
   it('splits records at every chunk boundary in the scanner too (multi-byte text intact)', () => {
-    const doc = '<Listings><Listing a=">x"><T>é€</T></Listing>\n<Listing><T>b</T><!-- c --><![CDATA[d]]></Listing></Listings>';
+    const doc =
+      '<Listings><Listing a=">x"><T>é€</T></Listing>\n<Listing><T>b</T><!-- c --><![CDATA[d]]></Listing></Listings>';
     for (let cut = 1; cut < doc.length; cut++) {
       const s = createXmlScanner({ recordPath: 'Listings.Listing', label: 'x' });
       const records = [...s.push(doc.slice(0, cut)), ...s.push(doc.slice(cut)), ...s.end()];
@@ -71,19 +73,23 @@ describe('readXml', () => {
   });
 
   it('matches the record path: elements of the same name elsewhere are not records', async () => {
-    const doc = '<Root><Archive><Listing><A>old</A></Listing></Archive><Listings><Listing><A>new</A></Listing></Listings></Root>';
+    const doc =
+      '<Root><Archive><Listing><A>old</A></Listing></Archive><Listings><Listing><A>new</A></Listing></Listings></Root>';
     const { items } = await read(doc, 5);
     expect(items.map((i) => i.kind === 'record' && i.data.A)).toEqual(['new']);
   });
 
   it('reports a malformed record as a per-record error and reads on', async () => {
-    const doc = '<Listings><Listing><A>1</A></Listing><Listing><A>2</B></Listing><Listing><A>3 < 4</A></Listing><Listing><A>5</A></Listing></Listings>';
+    const doc =
+      '<Listings><Listing><A>1</A></Listing><Listing><A>2</B></Listing><Listing><A>3 < 4</A></Listing><Listing><A>5</A></Listing></Listings>';
     const { items, error } = await read(doc, 9);
     expect(error).toBeUndefined();
     expect(items.map((i) => i.kind)).toEqual(['record', 'error', 'error', 'record']);
     const bad = items[1]!;
     // the place now gives the line as well as the record number (the message used to give the line within the record)
-    expect(bad.kind === 'error' && bad.error.message).toBe('feed.xml:1, record 1: malformed <Listing> record: </B> where </A> was expected (line 1)');
+    expect(bad.kind === 'error' && bad.error.message).toBe(
+      'feed.xml:1, record 1: malformed <Listing> record: </B> where </A> was expected (line 1)',
+    );
     expect(items[3]!.kind === 'record' && items[3]!.data.A).toBe('5');
   });
 
@@ -108,7 +114,8 @@ describe('readXml', () => {
   });
 
   it('honours a declared ISO-8859-1 and windows-1252 encoding', async () => {
-    const text = (enc: string) => `<?xml version="1.0" encoding="${enc}"?><Listings><Listing><D>Café “€”</D></Listing></Listings>`;
+    const text = (enc: string) =>
+      `<?xml version="1.0" encoding="${enc}"?><Listings><Listing><D>Café “€”</D></Listing></Listings>`;
     const latin = await read(iconv.encode(text('ISO-8859-1').replace('“€”', ''), 'latin1'), 4);
     expect(latin.items[0]!.kind === 'record' && latin.items[0]!.data.D).toBe('Café');
     const cp = await read(iconv.encode(text('windows-1252'), 'windows-1252'), 3);
@@ -119,7 +126,10 @@ describe('readXml', () => {
   });
 
   it('reads UTF-8 with a BOM', async () => {
-    const { items } = await read(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('<Listings><Listing><D>é</D></Listing></Listings>')]), 2);
+    const { items } = await read(
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('<Listings><Listing><D>é</D></Listing></Listings>')]),
+      2,
+    );
     expect(items[0]!.kind === 'record' && items[0]!.data.D).toBe('é');
   });
 });

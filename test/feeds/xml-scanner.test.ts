@@ -23,10 +23,32 @@ const oracle = new XMLParser({
 
 // (fast-xml-parser throws on `constructor` and `__proto__`; xml-hostile.test.ts covers those)
 const name = fc.constantFrom('A', 'B', 'C', 'commons:D', 'e-1');
-const textPiece = fc.constantFrom('a', 'Zz', ' ', '\n  ', '&amp;', '&lt;', '&gt;', '&quot;', '&#65;', '&#x20AC;', '&nbsp;', 'é€', '"', "'", '>', '0042');
+const textPiece = fc.constantFrom(
+  'a',
+  'Zz',
+  ' ',
+  '\n  ',
+  '&amp;',
+  '&lt;',
+  '&gt;',
+  '&quot;',
+  '&#65;',
+  '&#x20AC;',
+  '&nbsp;',
+  'é€',
+  '"',
+  "'",
+  '>',
+  '0042',
+);
 const text = fc.array(textPiece, { maxLength: 6 }).map((a) => a.join(''));
-const cdata = fc.array(fc.constantFrom('x', '<b>', '&', ' ', '] ', '>'), { maxLength: 5 }).map((a) => `<![CDATA[${a.join('')}]]>`);
-const attrs = fc.uniqueArray(fc.tuple(fc.constantFrom('id', 'x', 'commons:y'), text), { selector: (t) => t[0], maxLength: 2 });
+const cdata = fc
+  .array(fc.constantFrom('x', '<b>', '&', ' ', '] ', '>'), { maxLength: 5 })
+  .map((a) => `<![CDATA[${a.join('')}]]>`);
+const attrs = fc.uniqueArray(fc.tuple(fc.constantFrom('id', 'x', 'commons:y'), text), {
+  selector: (t) => t[0],
+  maxLength: 2,
+});
 
 const element: fc.Memo<string> = fc.memo((depth) => {
   const leafContent = fc.oneof(
@@ -48,7 +70,10 @@ const element: fc.Memo<string> = fc.memo((depth) => {
 
 const record = fc
   .tuple(attrs, fc.array(element(3), { maxLength: 5 }))
-  .map(([as, kids]) => `<Listing${as.map(([k, v]) => ` ${k}="${v.replace(/"/g, '&quot;')}"`).join('')}>\n  ${kids.join('\n  ')}\n</Listing>`);
+  .map(
+    ([as, kids]) =>
+      `<Listing${as.map(([k, v]) => ` ${k}="${v.replace(/"/g, '&quot;')}"`).join('')}>\n  ${kids.join('\n  ')}\n</Listing>`,
+  );
 
 function scan(doc: string, cuts: number[]): ScannedRecord[] {
   const s = createXmlScanner({ recordPath: 'Listings.Listing', label: 'x' });
@@ -69,12 +94,16 @@ function expected(snippet: string): unknown {
 describe('the XML record builder', () => {
   it('builds what fast-xml-parser builds, whatever the chunk boundaries', () => {
     fc.assert(
-      fc.property(fc.array(record, { minLength: 1, maxLength: 3 }), fc.array(fc.nat(), { maxLength: 6 }), (records, cuts) => {
-        const doc = `<?xml version="1.0"?>\n<Listings>\n${records.join('\n<!-- between -->\n')}\n</Listings>\n`;
-        const got = scan(doc, cuts);
-        expect(got.map((r) => r.error)).toEqual(records.map(() => undefined));
-        expect(got.map((r) => r.data)).toEqual(records.map(expected));
-      }),
+      fc.property(
+        fc.array(record, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (records, cuts) => {
+          const doc = `<?xml version="1.0"?>\n<Listings>\n${records.join('\n<!-- between -->\n')}\n</Listings>\n`;
+          const got = scan(doc, cuts);
+          expect(got.map((r) => r.error)).toEqual(records.map(() => undefined));
+          expect(got.map((r) => r.data)).toEqual(records.map(expected));
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -27,17 +27,22 @@ describe('describeFieldChange', () => {
 
   it('each side stays within 60 characters and shows where the two differ', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 200 }), fc.string({ minLength: 1, maxLength: 120 }), fc.string({ maxLength: 120 }), (common, tailA, tailB) => {
-        fc.pre(tailA[0] !== tailB[0]);
-        const a = common + tailA;
-        const b = common + tailB;
-        const [before, after] = describeFieldChange(a, b).split(' → ');
-        if (JSON.stringify(a).length > 60 || JSON.stringify(b).length > 60) {
-          expect(before!.length).toBeLessThanOrEqual(60);
-          expect(after!.length).toBeLessThanOrEqual(60);
-          expect(before).not.toBe(after);
-        }
-      }),
+      fc.property(
+        fc.string({ maxLength: 200 }),
+        fc.string({ minLength: 1, maxLength: 120 }),
+        fc.string({ maxLength: 120 }),
+        (common, tailA, tailB) => {
+          fc.pre(tailA[0] !== tailB[0]);
+          const a = common + tailA;
+          const b = common + tailB;
+          const [before, after] = describeFieldChange(a, b).split(' → ');
+          if (JSON.stringify(a).length > 60 || JSON.stringify(b).length > 60) {
+            expect(before!.length).toBeLessThanOrEqual(60);
+            expect(after!.length).toBeLessThanOrEqual(60);
+            expect(before).not.toBe(after);
+          }
+        },
+      ),
     );
   });
 });

@@ -9,7 +9,16 @@ export function fieldTypes(records: readonly Row[], types: Record<string, string
   for (const r of records) {
     for (const [k, v] of Object.entries(r)) {
       if (k === 'Media' || out.has(k) || v === null || v === undefined) continue;
-      out.set(k, k.endsWith('Timestamp') ? 'Edm.DateTimeOffset' : typeof v === 'number' ? 'Edm.Decimal' : typeof v === 'boolean' ? 'Edm.Boolean' : 'Edm.String');
+      out.set(
+        k,
+        k.endsWith('Timestamp')
+          ? 'Edm.DateTimeOffset'
+          : typeof v === 'number'
+            ? 'Edm.Decimal'
+            : typeof v === 'boolean'
+              ? 'Edm.Boolean'
+              : 'Edm.String',
+      );
     }
   }
   return out;
@@ -25,7 +34,9 @@ function property(field: string, type: string, lookup: string | undefined): stri
  * An OData CSDL document (OData 4.0 Part 3) of entity sets, each with its key and typed fields;
  * `lookups`: field → the name of its list in the Lookup resource, as a string field's annotation.
  */
-export function csdl(sets: Record<string, { key: string; fields: ReadonlyMap<string, string>; lookups?: ReadonlyMap<string, string> }>): string {
+export function csdl(
+  sets: Record<string, { key: string; fields: ReadonlyMap<string, string>; lookups?: ReadonlyMap<string, string> }>,
+): string {
   const types = Object.entries(sets).map(
     ([name, { key, fields, lookups }]) =>
       `<EntityType Name="${name}"><Key><PropertyRef Name="${key}"/></Key>${[...fields].map(([f, t]) => property(f, t, lookups?.get(f))).join('')}</EntityType>`,

@@ -51,8 +51,11 @@ export async function startTestEmulator(opts: EmulatorOptions = {}): Promise<Tes
     api: client(),
     client,
     stats: () => admin('GET', '/__emulator/stats'),
-    listings: async (sn) => (await admin<{ listings: StoredListing[] }>('GET', `/__emulator/listings?serialNumber=${encodeURIComponent(sn)}`)).listings,
-    session: async (sn) => (await admin<{ sessionID: number }>('POST', '/__emulator/sessions', { serialNumber: sn })).sessionID,
+    listings: async (sn) =>
+      (await admin<{ listings: StoredListing[] }>('GET', `/__emulator/listings?serialNumber=${encodeURIComponent(sn)}`))
+        .listings,
+    session: async (sn) =>
+      (await admin<{ sessionID: number }>('POST', '/__emulator/sessions', { serialNumber: sn })).sessionID,
     reset: async () => void (await admin<unknown>('POST', '/__emulator/reset')),
     close: () => emulator.close(),
   };

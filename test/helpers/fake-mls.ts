@@ -14,7 +14,11 @@ export interface FakeMls {
   close(): Promise<void>;
 }
 
-export async function startFakeMls(opts: { perSecond: number; body: (path: string) => string | undefined; headers?: () => Record<string, string> }): Promise<FakeMls> {
+export async function startFakeMls(opts: {
+  perSecond: number;
+  body: (path: string) => string | undefined;
+  headers?: () => Record<string, string>;
+}): Promise<FakeMls> {
   const fake = { log: [], suspended: new Set<string>(), script: [] } as unknown as FakeMls;
   const answer = (req: IncomingMessage, res: ServerResponse) => {
     const at = Date.now();
@@ -22,7 +26,11 @@ export async function startFakeMls(opts: { perSecond: number; body: (path: strin
     const path = new URL(req.url ?? '/', 'http://mls').pathname;
     const send = (status: number, text: string, headers: Record<string, string> = {}) => {
       fake.log.push({ at, token, path, status });
-      res.writeHead(status, { 'content-type': status === 200 ? 'text/csv' : 'text/plain', ...opts.headers?.(), ...headers });
+      res.writeHead(status, {
+        'content-type': status === 200 ? 'text/csv' : 'text/plain',
+        ...opts.headers?.(),
+        ...headers,
+      });
       res.end(text);
     };
     if (fake.suspended.has(token)) return send(403, 'token suspended');

@@ -24,7 +24,11 @@ export interface HostileServer {
   close(): Promise<void>;
 }
 
-export type Handler = (req: IncomingMessage & { body: string }, res: ServerResponse, sent: (n: number) => void) => void | Promise<void>;
+export type Handler = (
+  req: IncomingMessage & { body: string },
+  res: ServerResponse,
+  sent: (n: number) => void,
+) => void | Promise<void>;
 
 /** `startHostile` for the tests of one file: every server a test starts is closed after it. */
 export function useHostileServers(): (handler: Handler) => Promise<HostileServer> {
@@ -72,7 +76,12 @@ export async function startHostile(handler: Handler): Promise<HostileServer> {
 }
 
 /** Writes `chunk` again and again (forever when total is Infinity), respecting backpressure; stops when the client leaves. */
-export async function pump(res: ServerResponse, chunk: Buffer, total: number, sent: (n: number) => void = () => {}): Promise<void> {
+export async function pump(
+  res: ServerResponse,
+  chunk: Buffer,
+  total: number,
+  sent: (n: number) => void = () => {},
+): Promise<void> {
   let written = 0;
   let gone = false;
   res.on('close', () => (gone = true));
@@ -105,7 +114,13 @@ export async function hugeEnvelope(res: ServerResponse, bytes: number, sent?: (n
 }
 
 /** One byte every `everyMs`, `total` bytes in all; the client's deadline should end it long before. */
-export async function drip(res: ServerResponse, everyMs: number, total: number, sent: (n: number) => void, head: Record<string, string> = {}): Promise<void> {
+export async function drip(
+  res: ServerResponse,
+  everyMs: number,
+  total: number,
+  sent: (n: number) => void,
+  head: Record<string, string> = {},
+): Promise<void> {
   res.writeHead(200, { 'content-type': 'application/json', ...head });
   let gone = false;
   res.on('close', () => (gone = true));
@@ -123,7 +138,12 @@ export async function drip(res: ServerResponse, everyMs: number, total: number, 
  */
 export const ZERO_MEMBER = gzipSync(Buffer.alloc(1024 * 1024), { level: 9 });
 
-export async function gzipBomb(res: ServerResponse, mebibytes: number, head: Record<string, string>, sent?: (n: number) => void): Promise<void> {
+export async function gzipBomb(
+  res: ServerResponse,
+  mebibytes: number,
+  head: Record<string, string>,
+  sent?: (n: number) => void,
+): Promise<void> {
   res.writeHead(200, head);
   await pump(res, Buffer.concat(Array.from({ length: 64 }, () => ZERO_MEMBER)), mebibytes * ZERO_MEMBER.length, sent);
 }

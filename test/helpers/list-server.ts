@@ -32,7 +32,10 @@ export interface ListServer {
 
 export async function startListServer(opts: ListServerOptions): Promise<ListServer> {
   const sn = opts.serialNumber ?? 'SN-1';
-  const listing = (id: number): StoredListing => ({ ...sampleListing({ SerialNumber: sn, MLSNumber: `L${id}`, Url: `https://lie.test/${id}` }), ID: id });
+  const listing = (id: number): StoredListing => ({
+    ...sampleListing({ SerialNumber: sn, MLSNumber: `L${id}`, Url: `https://lie.test/${id}` }),
+    ID: id,
+  });
   const state: ListServer = {
     url: '',
     listCalls: 0,
@@ -42,10 +45,20 @@ export async function startListServer(opts: ListServerOptions): Promise<ListServ
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString('utf8')));
     req.on('end', () => {
-      const send = (status: number, envelope: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(envelope));
-      if (opts.status) return send(opts.status, { Data: null, Version: '1', Success: false, Code: opts.status, Message: 'unauthorized' });
-      if (opts.html) return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Gateway login</body></html>');
-      if (!req.url?.endsWith('/RealEstateList')) return send(404, { Data: null, Version: '1', Success: false, Code: 404, Message: 'not here' });
+      const send = (status: number, envelope: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(envelope));
+      if (opts.status)
+        return send(opts.status, {
+          Data: null,
+          Version: '1',
+          Success: false,
+          Code: opts.status,
+          Message: 'unauthorized',
+        });
+      if (opts.html)
+        return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Gateway login</body></html>');
+      if (!req.url?.endsWith('/RealEstateList'))
+        return send(404, { Data: null, Version: '1', Success: false, Code: 404, Message: 'not here' });
       state.listCalls++;
       const q = JSON.parse(body || '{}') as { PageNumber?: number; PageSize?: number };
       const size = q.PageSize ?? 20;
@@ -53,7 +66,13 @@ export async function startListServer(opts: ListServerOptions): Promise<ListServ
       const from = (page - 1) * size;
       const last = opts.endless ? from + size : Math.min(opts.count, from + size);
       const List = Array.from({ length: Math.max(0, last - from) }, (_, i) => toListItem(listing(from + i + 1)));
-      send(200, { Data: { List, VirtualCount: opts.virtualCount ?? opts.count }, Version: '1', Success: true, Code: 200, Message: null });
+      send(200, {
+        Data: { List, VirtualCount: opts.virtualCount ?? opts.count },
+        Version: '1',
+        Success: true,
+        Code: 200,
+        Message: null,
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

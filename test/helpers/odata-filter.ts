@@ -19,7 +19,14 @@ interface CompareOptions {
 }
 
 const NUMERIC = /^Edm\.(Int16|Int32|Int64|Byte|SByte|Decimal|Double|Single)$/;
-const OPERATOR_KIND: Record<string, string> = { eq: 'Equal', ne: 'NotEqual', gt: 'GreaterThan', ge: 'GreaterThanOrEqual', lt: 'LessThan', le: 'LessThanOrEqual' };
+const OPERATOR_KIND: Record<string, string> = {
+  eq: 'Equal',
+  ne: 'NotEqual',
+  gt: 'GreaterThan',
+  ge: 'GreaterThanOrEqual',
+  lt: 'LessThan',
+  le: 'LessThanOrEqual',
+};
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -105,10 +112,17 @@ export function compileFilter(text: string, opts: CompareOptions = {}): Predicat
     const field = tokens[pos++];
     const op = tokens[pos++];
     const literal = tokens[pos++];
-    if (field?.kind !== 'word' || op?.kind !== 'word' || !literal || literal.kind === 'open' || literal.kind === 'close') {
+    if (
+      field?.kind !== 'word' ||
+      op?.kind !== 'word' ||
+      !literal ||
+      literal.kind === 'open' ||
+      literal.kind === 'close'
+    ) {
       throw new ODataSyntaxError(`expected <field> <op> <value> at token ${pos - 3}`);
     }
-    if (opts.known && !opts.known(field.value)) throw new ODataSyntaxError(`Could not find a property named '${field.value}'`);
+    if (opts.known && !opts.known(field.value))
+      throw new ODataSyntaxError(`Could not find a property named '${field.value}'`);
     const type = opts.types?.(field.value);
     if (type && NUMERIC.test(type) && literal.kind === 'string') {
       // (ASP.NET OData's words, behind many RESO servers)
@@ -116,7 +130,8 @@ export function compileFilter(text: string, opts: CompareOptions = {}): Predicat
         `A binary operator with incompatible types was detected. Found operand types '${type}' and 'Edm.String' for operator kind '${OPERATOR_KIND[op.value.toLowerCase()] ?? op.value}'.`,
       );
     }
-    const value = literal.kind === 'string' ? literal.value : literal.kind === 'word' ? parseWord(literal.value) : undefined;
+    const value =
+      literal.kind === 'string' ? literal.value : literal.kind === 'word' ? parseWord(literal.value) : undefined;
     const cmp = comparison(op.value.toLowerCase());
     return (row) => cmp(compareValues(row[field.value], value, opts), row[field.value], value);
   };
@@ -178,7 +193,14 @@ export function compileOrderBy(text: string, opts: CompareOptions = {}): (a: Row
     for (const { field, sign } of keys) {
       const x = a[field],
         y = b[field];
-      const c = x === y ? 0 : x === null || x === undefined ? -1 : y === null || y === undefined ? 1 : compareValues(x, y, opts)!;
+      const c =
+        x === y
+          ? 0
+          : x === null || x === undefined
+            ? -1
+            : y === null || y === undefined
+              ? 1
+              : compareValues(x, y, opts)!;
       if (c) return c * sign;
     }
     return 0;

@@ -56,7 +56,13 @@ export async function startPhotoHost(opts: PhotoHostOptions = {}): Promise<Photo
   const address = opts.address ?? '127.0.0.1';
   const serve = (listener: RequestListener): Server =>
     opts.tls
-      ? createTlsServer({ key: readFileSync(new URL('./tls/host.key', import.meta.url)), cert: readFileSync(new URL('./tls/host.pem', import.meta.url)) }, listener)
+      ? createTlsServer(
+          {
+            key: readFileSync(new URL('./tls/host.key', import.meta.url)),
+            cert: readFileSync(new URL('./tls/host.pem', import.meta.url)),
+          },
+          listener,
+        )
       : createServer(listener);
   const answers = new Map<string, PhotoAnswer>();
   const counts = new Map<string, number>();
@@ -71,7 +77,9 @@ export async function startPhotoHost(opts: PhotoHostOptions = {}): Promise<Photo
     const a = answers.get(path) ?? { kind: 'status', status: 404, body: 'not found' };
     switch (a.kind) {
       case 'image':
-        res.writeHead(200, { 'content-type': a.contentType ?? 'image/jpeg', 'content-length': a.body.length }).end(a.body);
+        res
+          .writeHead(200, { 'content-type': a.contentType ?? 'image/jpeg', 'content-length': a.body.length })
+          .end(a.body);
         return;
       case 'status':
         res.writeHead(a.status, { 'content-type': 'text/html' }).end(a.body ?? '');

@@ -44,14 +44,25 @@ export async function push(
   events: Record<string, unknown> | Record<string, unknown>[],
   headers: Record<string, string> = {},
 ): Promise<PushAnswer> {
-  const body = Array.isArray(events) ? { '@reso.context': RESO_CONTEXT, value: events } : { '@reso.context': RESO_CONTEXT, ...events };
+  const body = Array.isArray(events)
+    ? { '@reso.context': RESO_CONTEXT, value: events }
+    : { '@reso.context': RESO_CONTEXT, ...events };
   return pushRaw(url, token, JSON.stringify(body), headers);
 }
 
-export async function pushRaw(url: string, token: string | undefined, body: string, headers: Record<string, string> = {}): Promise<PushAnswer> {
+export async function pushRaw(
+  url: string,
+  token: string | undefined,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<PushAnswer> {
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token !== undefined && { authorization: `Bearer ${token}` }), ...headers },
+    headers: {
+      'content-type': 'application/json',
+      ...(token !== undefined && { authorization: `Bearer ${token}` }),
+      ...headers,
+    },
     body,
     signal: AbortSignal.timeout(30_000),
   });

@@ -16,7 +16,12 @@ export interface RawEnvelope {
   Data?: { List?: Array<{ MLSNumber?: string }>; VirtualCount?: number } & Record<string, unknown>;
 }
 
-export async function rawPost(url: string, body: unknown, headers: Record<string, string> = {}, method = 'POST'): Promise<RawAnswer> {
+export async function rawPost(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  method = 'POST',
+): Promise<RawAnswer> {
   const res = await fetch(url, {
     method,
     headers: { 'content-type': 'application/json', ...headers },

@@ -23,7 +23,12 @@ export interface ServerProcess {
   restart(): Promise<void>;
 }
 
-async function startServer(args: string[], dir: string, port: number, ready = /Ready to accept connections|Sentinel ID is/): Promise<ServerProcess> {
+async function startServer(
+  args: string[],
+  dir: string,
+  port: number,
+  ready = /Ready to accept connections|Sentinel ID is/,
+): Promise<ServerProcess> {
   const self = { port } as ServerProcess;
   const launch = async () => {
     const proc = spawn('redis-server', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -33,7 +38,8 @@ async function startServer(args: string[], dir: string, port: number, ready = /R
     proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     const end = Date.now() + 10_000;
     while (!ready.test(out)) {
-      if (Date.now() > end || proc.exitCode !== null) throw new Error(`redis-server ${args.join(' ')} did not start:\n${out}`);
+      if (Date.now() > end || proc.exitCode !== null)
+        throw new Error(`redis-server ${args.join(' ')} did not start:\n${out}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   };
@@ -62,8 +68,19 @@ async function poll<T>(what: string, fn: () => Promise<T | undefined | false>, t
   }
 }
 
-async function ask<T>(port: number, fn: (r: Redis) => Promise<T>, opts: { tls?: object; username?: string; password?: string } = {}): Promise<T> {
-  const r = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...opts });
+async function ask<T>(
+  port: number,
+  fn: (r: Redis) => Promise<T>,
+  opts: { tls?: object; username?: string; password?: string } = {},
+): Promise<T> {
+  const r = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    ...opts,
+  });
   r.on('error', () => {});
   try {
     await r.connect();
@@ -122,8 +139,18 @@ export async function startCluster(): Promise<TestCluster> {
         ),
       );
     }
-    await run('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes']);
-    for (const n of nodes) await poll(`cluster state ok on ${n.port}`, () => ask(n.port, async (r) => (await r.cluster('INFO')).includes('cluster_state:ok')));
+    await run('redis-cli', [
+      '--cluster',
+      'create',
+      ...nodes.map((n) => `127.0.0.1:${n.port}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
+    ]);
+    for (const n of nodes)
+      await poll(`cluster state ok on ${n.port}`, () =>
+        ask(n.port, async (r) => (await r.cluster('INFO')).includes('cluster_state:ok')),
+      );
   } catch (err) {
     for (const n of nodes) await n.kill();
     rmSync(dir, { recursive: true, force: true });
@@ -168,7 +195,24 @@ export async function startSentinel(): Promise<TestSentinel> {
   const started: ServerProcess[] = [];
   try {
     const pPort = await freePort();
-    const primary = await startServer(['--port', String(pPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--dbfilename', 'p.rdb'], dir, pPort);
+    const primary = await startServer(
+      [
+        '--port',
+        String(pPort),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--dbfilename',
+        'p.rdb',
+      ],
+      dir,
+      pPort,
+    );
     started.push(primary);
     const rPort = await freePort();
     const replica = await startServer(
@@ -195,7 +239,9 @@ export async function startSentinel(): Promise<TestSentinel> {
       rPort,
     );
     started.push(replica);
-    await poll('the replica in sync', () => ask(rPort, async (r) => (await r.info('replication')).includes('master_link_status:up')));
+    await poll('the replica in sync', () =>
+      ask(rPort, async (r) => (await r.info('replication')).includes('master_link_status:up')),
+    );
     const sPort = await freePort();
     const conf = join(dir, 'sentinel.conf');
     writeFileSync(
@@ -213,8 +259,11 @@ export async function startSentinel(): Promise<TestSentinel> {
     );
     const sentinel = await startServer([conf, '--sentinel'], dir, sPort);
     started.push(sentinel);
-    await poll('the Sentinel to know the replica', () => ask(sPort, async (r) => ((await r.call('SENTINEL', 'replicas', name)) as unknown[]).length > 0));
-    const primaryPort = async () => Number(((await ask(sPort, (r) => r.call('SENTINEL', 'get-master-addr-by-name', name))) as string[])[1]);
+    await poll('the Sentinel to know the replica', () =>
+      ask(sPort, async (r) => ((await r.call('SENTINEL', 'replicas', name)) as unknown[]).length > 0),
+    );
+    const primaryPort = async () =>
+      Number(((await ask(sPort, (r) => r.call('SENTINEL', 'get-master-addr-by-name', name))) as string[])[1]);
     return {
       primary,
       replica,
@@ -226,7 +275,9 @@ export async function startSentinel(): Promise<TestSentinel> {
         await primary.kill();
         await poll(
           'the Sentinel to promote the replica',
-          async () => (await primaryPort()) === rPort && (await ask(rPort, async (r) => (await r.info('replication')).includes('role:master'))),
+          async () =>
+            (await primaryPort()) === rPort &&
+            (await ask(rPort, async (r) => (await r.info('replication')).includes('role:master'))),
         );
       },
       stop: async () => {
@@ -243,7 +294,9 @@ export async function startSentinel(): Promise<TestSentinel> {
 
 /** Whether this redis-server was built with TLS (Debian's is). */
 export async function redisHasTls(): Promise<boolean> {
-  const { stdout } = await run('ldd', [(await run('sh', ['-c', 'command -v redis-server'])).stdout.trim()]).catch(() => ({ stdout: '' }));
+  const { stdout } = await run('ldd', [(await run('sh', ['-c', 'command -v redis-server'])).stdout.trim()]).catch(
+    () => ({ stdout: '' }),
+  );
   return /libssl/.test(stdout);
 }
 
@@ -266,14 +319,58 @@ export async function startTlsRedis(): Promise<TestTlsRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'feedsync-tls-'));
   const f = (n: string) => join(dir, n);
   const ssl = (...args: string[]) => run('openssl', args, { cwd: dir });
-  await ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=feedsync test CA');
-  await ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1');
+  await ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=feedsync test CA',
+  );
+  await ssl(
+    'req',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    f('server.key'),
+    '-out',
+    f('server.csr'),
+    '-subj',
+    '/CN=127.0.0.1',
+  );
   writeFileSync(f('san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  await ssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('server.pem'), '-days', '2', '-extfile', f('san.ext'));
+  await ssl(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.pem'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('server.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    f('san.ext'),
+  );
   const port = await freePort();
   const username = 'feedsync-app';
   const password = 'tls-acl-pass-7f3k2';
-  writeFileSync(f('users.acl'), `user default off\nuser ${username} on >${password} ~fst* +@all -@dangerous +info +config|get\n`);
+  writeFileSync(
+    f('users.acl'),
+    `user default off\nuser ${username} on >${password} ~fst* +@all -@dangerous +info +config|get\n`,
+  );
   const server = await startServer(
     [
       '--port',

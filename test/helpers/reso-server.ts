@@ -72,7 +72,13 @@ export interface ResoServerOptions {
   token?: string;
   /** OAuth2 client credentials: tokens from POST /token, valid `ttlSeconds` */
   /** `accessToken`: the n-th token issued (1-based), for odd tokens (`":"`, `Austin`); default a random one */
-  oauth?: { clientId: string; clientSecret: string; scope?: string; ttlSeconds: number; accessToken?: (n: number) => string };
+  oauth?: {
+    clientId: string;
+    clientSecret: string;
+    scope?: string;
+    ttlSeconds: number;
+    accessToken?: (n: number) => string;
+  };
   gzip?: boolean;
   /** answer the first N data requests with this status (e.g. [503]) */
   failFirst?: number[];
@@ -199,7 +205,8 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
   const cmpOpts = { textTimestamps: opts.textTimestamps, caseInsensitive: opts.caseInsensitive };
   const byTimeAndKey = compileOrderBy(`ModificationTimestamp,${keyField}`, cmpOpts);
   // stored as given by a server that ignores $orderby: its answers show the storage order
-  const stored = (rows: Row[]) => (opts.order === 'storage' || opts.order === 'scramble' ? [...rows] : [...rows].sort(byTimeAndKey));
+  const stored = (rows: Row[]) =>
+    opts.order === 'storage' || opts.order === 'scramble' ? [...rows] : [...rows].sort(byTimeAndKey);
   let records = stored(opts.records);
   let pages = 0;
   let seed = opts.seed ?? 1;
@@ -218,7 +225,8 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
   let issued = 0;
   let origin = '';
 
-  const known = (field: string) => field === 'Media' || (opts.fields ?? []).includes(field) || records.some((r) => field in r);
+  const known = (field: string) =>
+    field === 'Media' || (opts.fields ?? []).includes(field) || records.some((r) => field in r);
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', origin);
@@ -242,29 +250,40 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     const n = requests.length;
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       log.status = status;
-      res.writeHead(status, { 'content-type': 'application/json', ...quotaHeaders(), ...headers }).end(JSON.stringify(body));
+      res
+        .writeHead(status, { 'content-type': 'application/json', ...quotaHeaders(), ...headers })
+        .end(JSON.stringify(body));
     };
     const failure = failures.shift();
     if (failure) return send(failure, { error: { code: String(failure), message: 'try later' } });
     if (!log.orderby?.endsWith(' desc')) pages++;
     if (opts.failPages && !log.orderby?.endsWith(' desc') && pages >= opts.failPages.from) {
       const status = opts.failPages.status;
-      return send(status, { error: { code: String(status), message: status === 400 ? 'The query specified in the URI is not valid.' : 'An error has occurred.' } });
+      return send(status, {
+        error: {
+          code: String(status),
+          message: status === 400 ? 'The query specified in the URI is not valid.' : 'An error has occurred.',
+        },
+      });
     }
     if (opts.quota) {
       const now = Date.now();
       while (recent.length && recent[0]! < now - 60_000) recent.shift();
       recent.push(now);
-      if (recent.length > opts.quota.perMinute) return send(429, { error: { message: 'Minute quota exceeded' } }, { 'retry-after': '1' });
+      if (recent.length > opts.quota.perMinute)
+        return send(429, { error: { message: 'Minute quota exceeded' } }, { 'retry-after': '1' });
     }
     server.beforePage?.(n, server);
-    if (!authorized(req.headers.authorization)) return send(401, { error: { code: '401', message: 'invalid or expired token' } });
+    if (!authorized(req.headers.authorization))
+      return send(401, { error: { code: '401', message: 'invalid or expired token' } });
     if (opts.entityEvents && url.pathname.endsWith('/EntityEvent')) return eventPage(url, q, send);
     if (url.pathname.endsWith('/Media')) return mediaPage(url, q, send);
     if (!url.pathname.endsWith('/Property')) return send(404, { error: { message: `no resource ${url.pathname}` } });
     if (opts.refuseOrderby && q.has('$orderby')) {
       log.status = 400;
-      const body = gzipSync(JSON.stringify({ error: { code: '400', message: 'The query option $orderby is not supported' } }));
+      const body = gzipSync(
+        JSON.stringify({ error: { code: '400', message: 'The query option $orderby is not supported' } }),
+      );
       return void res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(body);
     }
 
@@ -307,7 +326,10 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       .get('$select')
       ?.split(',')
       .map((s) => s.trim());
-    const expand = { Media: /(^|,)\s*Media\b/.test(q.get('$expand') ?? ''), OpenHouse: /(^|,)\s*OpenHouse\b/.test(q.get('$expand') ?? '') };
+    const expand = {
+      Media: /(^|,)\s*Media\b/.test(q.get('$expand') ?? ''),
+      OpenHouse: /(^|,)\s*OpenHouse\b/.test(q.get('$expand') ?? ''),
+    };
     const value = page.map((r) => shape(r, select, expand));
     nextLink = opts.nextLink ? opts.nextLink(nextLink, n) : nextLink;
     const body = {
@@ -339,10 +361,13 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
   let purgedTo = 0;
   /** a page of the EntityEvent log: filtered, ordered, paged by $skip nextLinks */
   function eventPage(url: URL, q: URLSearchParams, send: (status: number, body: unknown) => void) {
-    const known = (f: string) => ['EntityEventSequence', 'ResourceName', 'ResourceRecordKey', 'ResourceRecordUrl'].includes(f);
+    const known = (f: string) =>
+      ['EntityEventSequence', 'ResourceName', 'ResourceRecordKey', 'ResourceRecordUrl'].includes(f);
     const from = /EntityEventSequence (?:gt|ge) (\d+)/.exec(q.get('$filter') ?? '');
     if (opts.refusePurged && from && Number(from[1]) < purgedTo) {
-      return send(opts.refusePurged, { error: { code: String(opts.refusePurged), message: `events up to ${purgedTo} have been purged` } });
+      return send(opts.refusePurged, {
+        error: { code: String(opts.refusePurged), message: `events up to ${purgedTo} have been purged` },
+      });
     }
     try {
       let rows = [...events];
@@ -367,7 +392,13 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
    * ResourceRecordKey of the record it belongs to; $filter, $select, paged by $skip nextLinks.
    */
   function mediaPage(url: URL, q: URLSearchParams, send: (status: number, body: unknown) => void) {
-    const all = records.flatMap((r) => (Array.isArray(r.Media) ? (r.Media as Row[]) : []).map((m) => ({ ...m, ResourceName: 'Property', ResourceRecordKey: r[keyField] })));
+    const all = records.flatMap((r) =>
+      (Array.isArray(r.Media) ? (r.Media as Row[]) : []).map((m) => ({
+        ...m,
+        ResourceName: 'Property',
+        ResourceRecordKey: r[keyField],
+      })),
+    );
     const fields = new Set(all.flatMap((m) => Object.keys(m)));
     try {
       const filter = q.get('$filter');
@@ -381,7 +412,10 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       const next = new URL(url);
       next.searchParams.set('$skip', String(skip + page.length));
       const more = skip + page.length < rows.length;
-      send(200, { value: page.map((m) => shape(m, select, { Media: false, OpenHouse: false })), ...(more && { '@odata.nextLink': next.toString() }) });
+      send(200, {
+        value: page.map((m) => shape(m, select, { Media: false, OpenHouse: false })),
+        ...(more && { '@odata.nextLink': next.toString() }),
+      });
     } catch (err) {
       if (err instanceof ODataSyntaxError) return send(400, { error: { code: '400', message: err.message } });
       throw err;
@@ -393,8 +427,10 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
   /** a page of the Lookup resource: $filter, paged by $skip nextLinks; a read begun too soon after the last refused */
   function lookupPage(req: IncomingMessage, res: ServerResponse, url: URL) {
     lookupRequests++;
-    const send = (status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (!authorized(req.headers.authorization)) return send(401, { error: { code: '401', message: 'invalid or expired token' } });
+    const send = (status: number, body: unknown) =>
+      void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (!authorized(req.headers.authorization))
+      return send(401, { error: { code: '401', message: 'invalid or expired token' } });
     if (!server.lookups) return send(404, { error: { message: `no resource ${url.pathname}` } });
     const q = url.searchParams;
     const now = (opts.clock ?? Date.now)();
@@ -405,7 +441,15 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       lastLookupRead = now;
     }
     const all = server.lookups;
-    const fields = new Set(['LookupKey', 'LookupName', 'LookupValue', 'StandardLookupValue', 'LegacyODataValue', 'OriginatingSystemName', 'ModificationTimestamp']);
+    const fields = new Set([
+      'LookupKey',
+      'LookupName',
+      'LookupValue',
+      'StandardLookupValue',
+      'LegacyODataValue',
+      'OriginatingSystemName',
+      'ModificationTimestamp',
+    ]);
     try {
       const filter = q.get('$filter');
       const rows = filter ? all.filter(compileFilter(filter, { known: (f) => fields.has(f) })) : all;
@@ -424,8 +468,14 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
   /** the service's CSDL: the Property entity type of the fields the records carry, typed by `types` */
   function metadata(req: IncomingMessage, res: ServerResponse) {
     metadataRequests++;
-    if (!authorized(req.headers.authorization)) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"message":"unauthorized"}}');
-    if (opts.metadata === false) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no $metadata"}}');
+    if (!authorized(req.headers.authorization))
+      return void res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end('{"error":{"message":"unauthorized"}}');
+    if (opts.metadata === false)
+      return void res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end('{"error":{"message":"no $metadata"}}');
     const eventFields = new Map([
       ['EntityEventSequence', 'Edm.Int64'],
       ['ResourceName', 'Edm.String'],
@@ -434,7 +484,16 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     ]);
     const derived = fieldTypes(records, opts.types);
     const fields = server.metadataOf ? server.metadataOf(derived) : derived;
-    const lookupFields = new Map(['LookupKey', 'LookupName', 'LookupValue', 'StandardLookupValue', 'LegacyODataValue', 'ModificationTimestamp'].map((f) => [f, 'Edm.String']));
+    const lookupFields = new Map(
+      [
+        'LookupKey',
+        'LookupName',
+        'LookupValue',
+        'StandardLookupValue',
+        'LegacyODataValue',
+        'ModificationTimestamp',
+      ].map((f) => [f, 'Edm.String']),
+    );
     const sets = {
       Property: { key: keyField, fields, lookups: new Map(Object.entries(server.lookupNames ?? {})) },
       ...(opts.entityEvents && { EntityEvent: { key: 'EntityEventSequence', fields: eventFields } }),
@@ -446,7 +505,11 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
   function quotaHeaders(): Record<string, string> {
     if (!opts.quota) return {};
     const reset = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).toISOString();
-    return { 'Minute-Quota-Limit': String(opts.quota.perMinute), 'Hour-Quota-Limit': String(opts.quota.perHour), 'Hour-Quota-ResetTime': reset };
+    return {
+      'Minute-Quota-Limit': String(opts.quota.perMinute),
+      'Hour-Quota-Limit': String(opts.quota.perHour),
+      'Hour-Quota-ResetTime': reset,
+    };
   }
 
   function authorized(header: string | undefined): boolean {
@@ -466,7 +529,11 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     tokenRequests.push(form);
     const o = opts.oauth;
     const ok =
-      o && form.grant_type === 'client_credentials' && form.client_id === o.clientId && form.client_secret === o.clientSecret && (o.scope === undefined || form.scope === o.scope);
+      o &&
+      form.grant_type === 'client_credentials' &&
+      form.client_id === o.clientId &&
+      form.client_secret === o.clientSecret &&
+      (o.scope === undefined || form.scope === o.scope);
     if (!ok) {
       res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client' }));
       return;
@@ -474,7 +541,9 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     const access = o.accessToken?.(++issued) ?? `tok-${++issued}-${Math.random().toString(36).slice(2)}`;
     tokens.set(access, Date.now() + o.ttlSeconds * 1000);
     server.issued.push(access);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: access, token_type: 'Bearer', expires_in: o.ttlSeconds }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ access_token: access, token_type: 'Bearer', expires_in: o.ttlSeconds }));
   }
 
   let received = 0;
@@ -484,7 +553,9 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     const length = origin.length + (req.url ?? '').length;
     longestUrl = Math.max(longestUrl, length);
     if (opts.maxUrl !== undefined && length > opts.maxUrl) {
-      res.writeHead(414, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: '414', message: 'The request URL is too long.' } }));
+      res
+        .writeHead(414, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: '414', message: 'The request URL is too long.' } }));
       return;
     }
     handle(req, res).catch((err) => res.writeHead(500).end(String(err)));
@@ -533,9 +604,15 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     touch(key, fields = {}) {
       const at = records.findIndex((r) => r[keyField] === key);
       if (at < 0) throw new Error(`no record ${key}`);
-      const latest = Math.max(...records.map((r) => Date.parse(String(r.ModificationTimestamp))).filter(Number.isFinite));
+      const latest = Math.max(
+        ...records.map((r) => Date.parse(String(r.ModificationTimestamp))).filter(Number.isFinite),
+      );
       // a change is stamped by the server's clock, and after every stamp it holds (a Date header is never before it)
-      const touched = { ...records[at], ModificationTimestamp: new Date(Math.max(latest + 1, Date.now())).toISOString(), ...fields };
+      const touched = {
+        ...records[at],
+        ModificationTimestamp: new Date(Math.max(latest + 1, Date.now())).toISOString(),
+        ...fields,
+      };
       // (a server that ignores $orderby stores the new version where updates go: at the end)
       server.records =
         opts.order === 'storage' || opts.order === 'scramble'

@@ -17,7 +17,9 @@ export function inSpelling(record: Record<string, unknown>, spelling: Spelling):
   const out: Record<string, unknown> = { ...record };
   for (const f of LOOKUP_FIELDS) if (typeof out[f] === 'string') out[f] = enumMember(out[f] as string);
   if (Array.isArray(out.Media)) {
-    out.Media = out.Media.map((m: Record<string, unknown>) => (typeof m.MediaCategory === 'string' ? { ...m, MediaCategory: enumMember(m.MediaCategory) } : m));
+    out.Media = out.Media.map((m: Record<string, unknown>) =>
+      typeof m.MediaCategory === 'string' ? { ...m, MediaCategory: enumMember(m.MediaCategory) } : m,
+    );
   }
   return out;
 }

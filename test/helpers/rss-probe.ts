@@ -14,7 +14,11 @@ type Probe =
   | { kind: 'csv'; shape: 'unclosed-quote' | 'wide-header'; megabytes: number; fastPath: boolean };
 
 /** MB of CSV made on the fly (nothing on disk): a quote opened on line 3 and never closed, or a header of 1M+ columns */
-async function* hostileCsv(shape: 'unclosed-quote' | 'wide-header', megabytes: number, taken: { bytes: number }): AsyncIterable<Buffer> {
+async function* hostileCsv(
+  shape: 'unclosed-quote' | 'wide-header',
+  megabytes: number,
+  taken: { bytes: number },
+): AsyncIterable<Buffer> {
   const chunk = Buffer.alloc(64 * 1024, shape === 'unclosed-quote' ? 'x' : ',c');
   const head = shape === 'unclosed-quote' ? 'MLS,Remarks\nA1,fine\nA2,"never closed ' : 'MLS,c';
   taken.bytes += head.length;
@@ -43,12 +47,18 @@ async function main(probe: Probe): Promise<unknown> {
   }
   if (probe.kind === 'csv') {
     const taken = { bytes: 0 };
-    const items = readCsv(hostileCsv(probe.shape, probe.megabytes, taken), { label: 'hostile.csv', delimiter: ',', quote: '"', encoding: 'utf8' }, { fastPath: probe.fastPath });
+    const items = readCsv(
+      hostileCsv(probe.shape, probe.megabytes, taken),
+      { label: 'hostile.csv', delimiter: ',', quote: '"', encoding: 'utf8' },
+      { fastPath: probe.fastPath },
+    );
     let records = 0;
     try {
       for await (const item of items) if (item.kind === 'record') records++;
     } catch (err) {
-      throw Object.assign(err as Error, { message: `${(err as Error).message} [records ${records}, bytes taken ${taken.bytes}]` });
+      throw Object.assign(err as Error, {
+        message: `${(err as Error).message} [records ${records}, bytes taken ${taken.bytes}]`,
+      });
     }
     return `no error: records ${records}, bytes taken ${taken.bytes}`;
   }

@@ -35,7 +35,9 @@ interface AccountRegistry {
 }
 const require = createRequire(import.meta.url);
 
-export async function startS3Server(opts: { accessKeyId?: string; secretAccessKey?: string; bucket?: string } = {}): Promise<TestS3> {
+export async function startS3Server(
+  opts: { accessKeyId?: string; secretAccessKey?: string; bucket?: string } = {},
+): Promise<TestS3> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'; // (see src/media/storage.ts)
   const bucket = opts.bucket ?? 'photos';
   const accessKeyId = opts.accessKeyId ?? 'AKIATESTPHOTOKEY0001';
@@ -44,7 +46,13 @@ export async function startS3Server(opts: { accessKeyId?: string; secretAccessKe
   const account = require('s3rver/lib/models/account.js') as AccountRegistry;
   account.DUMMY_ACCOUNT.createKeyPair(accessKeyId, secretAccessKey);
   const directory = await mkdtemp(join(tmpdir(), 'feedsync-s3-'));
-  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] });
+  const server = new S3rver({
+    port: 0,
+    address: '127.0.0.1',
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket, configs: [] }],
+  });
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({
@@ -85,7 +93,10 @@ export async function startS3Server(opts: { accessKeyId?: string; secretAccessKe
     },
     async clear() {
       const all = await keys();
-      if (all.length) await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: all.map((Key) => ({ Key })), Quiet: true } }));
+      if (all.length)
+        await client.send(
+          new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: all.map((Key) => ({ Key })), Quiet: true } }),
+        );
     },
     async close() {
       client.destroy();

@@ -7,7 +7,12 @@ import { deflateSync } from 'node:zlib';
 
 export type ImageKind = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif';
 
-export function testImage(kind: ImageKind, tag: string, size = 300, dims: { width: number; height: number } = { width: 2, height: 3 }): Buffer {
+export function testImage(
+  kind: ImageKind,
+  tag: string,
+  size = 300,
+  dims: { width: number; height: number } = { width: 2, height: 3 },
+): Buffer {
   return MAKERS[kind](tag, size, dims);
 }
 
@@ -29,7 +34,14 @@ const u32le = (n: number) => {
 const fill = (tag: string, n: number) => Buffer.alloc(Math.max(1, n), `${tag}|`);
 
 const jpeg: Maker = (tag, size, d) => {
-  const sof = Buffer.concat([Buffer.from([0xff, 0xc0]), u16be(11), Buffer.from([8]), u16be(d.height), u16be(d.width), Buffer.from([1, 1, 0x11, 0])]);
+  const sof = Buffer.concat([
+    Buffer.from([0xff, 0xc0]),
+    u16be(11),
+    Buffer.from([8]),
+    u16be(d.height),
+    u16be(d.width),
+    Buffer.from([1, 1, 0x11, 0]),
+  ]);
   const sos = Buffer.from([0xff, 0xda, 0, 8, 1, 1, 0, 0, 0x3f, 0]);
   const head = Buffer.concat([Buffer.from([0xff, 0xd8]), sof, sos]);
   return Buffer.concat([head, fill(tag, size - head.length - 2), Buffer.from([0xff, 0xd9])]);
@@ -56,7 +68,13 @@ const png: Maker = (tag, size, d) => {
   const idat = chunk('IDAT', deflateSync(rows));
   const fixed = 8 + ihdr.length + idat.length + 12 + 12 + 'Comment\0'.length;
   const text = chunk('tEXt', Buffer.concat([Buffer.from('Comment\0', 'latin1'), fill(tag, size - fixed)]));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), ihdr, text, idat, chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    ihdr,
+    text,
+    idat,
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 };
 
 /** data as GIF sub-blocks, with the terminator */
@@ -70,13 +88,32 @@ function subBlocks(data: Buffer): Buffer {
 }
 
 const gif: Maker = (tag, size, d) => {
-  const screen = Buffer.concat([Buffer.from('GIF89a', 'latin1'), u16le(d.width), u16le(d.height), Buffer.from([0, 0, 0])]);
+  const screen = Buffer.concat([
+    Buffer.from('GIF89a', 'latin1'),
+    u16le(d.width),
+    u16le(d.height),
+    Buffer.from([0, 0, 0]),
+  ]);
   const comment = Buffer.concat([Buffer.from([0x21, 0xfe]), subBlocks(fill(tag, size - 40))]);
-  const image = Buffer.concat([Buffer.from([0x2c]), u16le(0), u16le(0), u16le(d.width), u16le(d.height), Buffer.from([0, 2]), subBlocks(Buffer.from([0x4c, 0x01]))]);
+  const image = Buffer.concat([
+    Buffer.from([0x2c]),
+    u16le(0),
+    u16le(0),
+    u16le(d.width),
+    u16le(d.height),
+    Buffer.from([0, 2]),
+    subBlocks(Buffer.from([0x4c, 0x01])),
+  ]);
   return Buffer.concat([screen, comment, image, Buffer.from([0x3b])]);
 };
 
-const riffChunk = (type: string, data: Buffer) => Buffer.concat([Buffer.from(type, 'latin1'), u32le(data.length), data, data.length & 1 ? Buffer.from([0]) : Buffer.alloc(0)]);
+const riffChunk = (type: string, data: Buffer) =>
+  Buffer.concat([
+    Buffer.from(type, 'latin1'),
+    u32le(data.length),
+    data,
+    data.length & 1 ? Buffer.from([0]) : Buffer.alloc(0),
+  ]);
 
 const webp: Maker = (tag, size, d) => {
   const bits = ((d.width - 1) & 0x3fff) | (((d.height - 1) & 0x3fff) << 14);
@@ -94,7 +131,12 @@ const box = (type: string, ...data: Buffer[]) => {
 const avif: Maker = (tag, size, d) => {
   const ftyp = box('ftyp', Buffer.from('avif\0\0\0\0avifmif1miaf', 'latin1'));
   const ispe = box('ispe', Buffer.alloc(4), u32be(d.width), u32be(d.height));
-  const meta = box('meta', Buffer.alloc(4), box('hdlr', Buffer.alloc(4), Buffer.from('\0\0\0\0pict\0\0\0\0\0\0\0\0\0\0\0\0\0', 'latin1')), box('iprp', box('ipco', ispe)));
+  const meta = box(
+    'meta',
+    Buffer.alloc(4),
+    box('hdlr', Buffer.alloc(4), Buffer.from('\0\0\0\0pict\0\0\0\0\0\0\0\0\0\0\0\0\0', 'latin1')),
+    box('iprp', box('ipco', ispe)),
+  );
   return Buffer.concat([ftyp, meta, box('mdat', fill(tag, size - ftyp.length - meta.length - 8))]);
 };
 

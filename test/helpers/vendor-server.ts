@@ -112,7 +112,14 @@ interface Rules {
   perMinute?: number;
 }
 
-const MLSGRID_SEARCHABLE = ['ModificationTimestamp', 'OriginatingSystemName', 'StandardStatus', 'ListingId', 'MlgCanView', 'PhotosChangeTimestamp'];
+const MLSGRID_SEARCHABLE = [
+  'ModificationTimestamp',
+  'OriginatingSystemName',
+  'StandardStatus',
+  'ListingId',
+  'MlgCanView',
+  'PhotosChangeTimestamp',
+];
 /** MLS Grid's searchable fields by resource (Property's above) */
 const MLSGRID_SEARCHABLE_IN: Record<string, string[]> = {
   Property: MLSGRID_SEARCHABLE,
@@ -120,7 +127,12 @@ const MLSGRID_SEARCHABLE_IN: Record<string, string[]> = {
   Office: ['ModificationTimestamp', 'OriginatingSystemName', 'OfficeMlsId', 'MlgCanView'],
   OpenHouse: ['ModificationTimestamp', 'OriginatingSystemName', 'ListingId', 'MlgCanView'],
 };
-const RESOURCE_KEY: Record<string, string> = { Property: 'ListingKey', Member: 'MemberKey', Office: 'OfficeKey', OpenHouse: 'OpenHouseKey' };
+const RESOURCE_KEY: Record<string, string> = {
+  Property: 'ListingKey',
+  Member: 'MemberKey',
+  Office: 'OfficeKey',
+  OpenHouse: 'OpenHouseKey',
+};
 export type RelatedResource = 'Member' | 'Office' | 'OpenHouse';
 
 function rules(o: VendorServerOptions): Rules {
@@ -133,15 +145,23 @@ function rules(o: VendorServerOptions): Rules {
           if (q.has('$orderby')) throw new Refusal(400, 'The $orderby query option is not supported');
           const filter = q.get('$filter') ?? '';
           const systems = filter.match(/OriginatingSystemName eq '([^']*)'/g) ?? [];
-          if (systems.length !== 1) throw new Refusal(400, 'The $filter must contain exactly one OriginatingSystemName');
-          if (systems[0] !== `OriginatingSystemName eq '${o.originatingSystem}'`) throw new Refusal(400, 'Invalid OriginatingSystemName');
+          if (systems.length !== 1)
+            throw new Refusal(400, 'The $filter must contain exactly one OriginatingSystemName');
+          if (systems[0] !== `OriginatingSystemName eq '${o.originatingSystem}'`)
+            throw new Refusal(400, 'Invalid OriginatingSystemName');
           const searchable = MLSGRID_SEARCHABLE_IN[resource]!;
           const bad = fields.filter((f) => !searchable.includes(f));
-          if (bad.length) throw new Refusal(400, `Invalid field in $filter: ${bad.join(', ')}. Searchable fields of ${resource}: ${searchable.join(', ')}`);
+          if (bad.length)
+            throw new Refusal(
+              400,
+              `Invalid field in $filter: ${bad.join(', ')}. Searchable fields of ${resource}: ${searchable.join(', ')}`,
+            );
           const expand = q.get('$expand');
-          if (expand && expand.split(',').some((e) => !['Media', 'Rooms', 'UnitTypes'].includes(e.trim()))) throw new Refusal(400, `Invalid $expand: ${expand}`);
+          if (expand && expand.split(',').some((e) => !['Media', 'Rooms', 'UnitTypes'].includes(e.trim())))
+            throw new Refusal(400, `Invalid $expand: ${expand}`);
           const t = top(q);
-          if (t !== undefined && t > (expand ? 1000 : 5000)) throw new Refusal(400, `$top may not exceed ${expand ? 1000 : 5000}${expand ? ' with $expand' : ''}`);
+          if (t !== undefined && t > (expand ? 1000 : 5000))
+            throw new Refusal(400, `$top may not exceed ${expand ? 1000 : 5000}${expand ? ' with $expand' : ''}`);
         },
         pageSize: (q) => top(q) ?? 500,
         order: 'ModificationTimestamp,ListingKey',
@@ -169,7 +189,8 @@ function rules(o: VendorServerOptions): Rules {
         check(q, _req) {
           const t = top(q);
           if (t !== undefined && t > 200) throw new Refusal(400, 'Maximum $top value is 200');
-          if (Number(q.get('$skip') ?? 0) > 10_000) throw new Refusal(400, '$skip may not exceed 10000: use the replication endpoint');
+          if (Number(q.get('$skip') ?? 0) > 10_000)
+            throw new Refusal(400, '$skip may not exceed 10000: use the replication endpoint');
         },
         pageSize: (q, prefer) => Math.min(top(q) ?? prefer ?? 10, prefer ?? 200, 200),
         order: 'ListingKey',
@@ -179,8 +200,10 @@ function rules(o: VendorServerOptions): Rules {
       return {
         root: '/Reso/OData',
         check(q) {
-          if (q.has('$orderby')) throw new Refusal(400, 'Replication requests may not specify $orderby: ListingKey order is applied');
-          if (q.has('$skip')) throw new Refusal(400, 'Replication requests page by @odata.nextLink ($skiptoken), not $skip');
+          if (q.has('$orderby'))
+            throw new Refusal(400, 'Replication requests may not specify $orderby: ListingKey order is applied');
+          if (q.has('$skip'))
+            throw new Refusal(400, 'Replication requests page by @odata.nextLink ($skiptoken), not $skip');
           const t = top(q);
           if (t !== undefined && t > 1000) throw new Refusal(400, 'The maximum $top value is 1000 (code 1040)');
         },
@@ -195,19 +218,29 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
   const r = { ...rules(o), ...(o.perSecond !== undefined && { perSecond: o.perSecond }) };
   const byOrder = compileOrderBy(r.order);
   let records = [...o.records];
-  const related: Record<RelatedResource, Row[]> = { Member: [...(o.related?.Member ?? [])], Office: [...(o.related?.Office ?? [])], OpenHouse: [...(o.related?.OpenHouse ?? [])] };
+  const related: Record<RelatedResource, Row[]> = {
+    Member: [...(o.related?.Member ?? [])],
+    Office: [...(o.related?.Office ?? [])],
+    OpenHouse: [...(o.related?.OpenHouse ?? [])],
+  };
   const rowsOf = (resource: string): Row[] => (resource in related ? related[resource as RelatedResource] : records);
   const requests: VendorRequest[] = [];
   const tokens = new Set<string>();
   const recent: number[] = [];
   let origin = '';
 
-  const knownIn = (rows: Row[]) => (field: string) => rows.some((rec) => field in rec) || MLSGRID_SEARCHABLE.includes(field);
+  const knownIn = (rows: Row[]) => (field: string) =>
+    rows.some((rec) => field in rec) || MLSGRID_SEARCHABLE.includes(field);
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', origin);
     if (r.tokenPath && req.method === 'POST' && url.pathname === r.tokenPath) return token(req, res);
-    const log: VendorRequest = { url: req.url ?? '', status: 200, acceptEncoding: req.headers['accept-encoding'] as string | undefined, at: Date.now() };
+    const log: VendorRequest = {
+      url: req.url ?? '',
+      status: 200,
+      acceptEncoding: req.headers['accept-encoding'] as string | undefined,
+      at: Date.now(),
+    };
     requests.push(log);
     const gzip = /\bgzip\b/.test(log.acceptEncoding ?? '');
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -237,10 +270,13 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
     if (!authorized(req.headers.authorization)) return refuse(401, 'invalid or expired token');
     if (url.pathname === `${r.root}/$metadata`) {
       log.status = 200;
-      return void res.writeHead(200, { 'content-type': 'application/xml' }).end(csdl({ Property: { key: 'ListingKey', fields: fieldTypes(records) } }));
+      return void res
+        .writeHead(200, { 'content-type': 'application/xml' })
+        .end(csdl({ Property: { key: 'ListingKey', fields: fieldTypes(records) } }));
     }
     const resource = url.pathname.slice(r.root.length + 1);
-    if (!(resource in RESOURCE_KEY) || (resource !== 'Property' && !o.related?.[resource as RelatedResource])) return refuse(404, `no resource ${url.pathname}`);
+    if (!(resource in RESOURCE_KEY) || (resource !== 'Property' && !o.related?.[resource as RelatedResource]))
+      return refuse(404, `no resource ${url.pathname}`);
     const q = url.searchParams;
     const all = rowsOf(resource);
     const known = knownIn(all);
@@ -249,7 +285,9 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
     try {
       const fields: string[] = [];
       const filterText = q.get('$filter');
-      const predicate = filterText ? compileFilter(filterText, { known: (f) => (fields.push(f), known(f)) }) : undefined;
+      const predicate = filterText
+        ? compileFilter(filterText, { known: (f) => (fields.push(f), known(f)) })
+        : undefined;
       r.check(q, req, fields, resource);
       const rows = predicate ? all.filter(predicate) : [...all];
       rows.sort(
@@ -273,18 +311,32 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
         ?.split(',')
         .map((s) => s.trim());
       const expand = (q.get('$expand') ?? '').split(',').map((s) => s.trim());
-      value = page.map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => (k === 'Media' ? expand.includes('Media') : !select || select.includes(k)))));
+      value = page.map((row) =>
+        Object.fromEntries(
+          Object.entries(row).filter(([k]) =>
+            k === 'Media' ? expand.includes('Media') : !select || select.includes(k),
+          ),
+        ),
+      );
     } catch (err) {
       if (err instanceof Refusal) return refuse(err.status, err.message);
       if (err instanceof ODataSyntaxError) return refuse(400, err.message);
       throw err;
     }
-    send(200, { '@odata.context': `${origin}${r.root}/$metadata#${resource}`, value, ...(nextLink && { '@odata.nextLink': nextLink }) });
+    send(200, {
+      '@odata.context': `${origin}${r.root}/$metadata#${resource}`,
+      value,
+      ...(nextLink && { '@odata.nextLink': nextLink }),
+    });
   }
 
   function quotaHeaders(): Record<string, string> {
     if (o.vendor !== 'trestle') return {};
-    return { 'Minute-Quota-Limit': '180', 'Hour-Quota-Limit': '7200', 'Hour-Quota-ResetTime': String(Math.ceil(Date.now() / 3_600_000) * 3_600_000) };
+    return {
+      'Minute-Quota-Limit': '180',
+      'Hour-Quota-Limit': '7200',
+      'Hour-Quota-ResetTime': String(Math.ceil(Date.now() / 3_600_000) * 3_600_000),
+    };
   }
 
   function authorized(header: string | undefined): boolean {
@@ -304,10 +356,15 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
       form.client_id === o.oauth.clientId &&
       form.client_secret === o.oauth.clientSecret &&
       form.scope === 'api';
-    if (!ok) return void res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client' }));
+    if (!ok)
+      return void res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: 'invalid_client' }));
     const access = `trestle-${Math.random().toString(36).slice(2)}`;
     tokens.add(access);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: access, token_type: 'Bearer', expires_in: 28_800 }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ access_token: access, token_type: 'Bearer', expires_in: 28_800 }));
   }
 
   const http: Server = createServer((req, res) => {
@@ -338,19 +395,33 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
       const rows = related[resource];
       const at = rows.findIndex((rec) => rec[RESOURCE_KEY[resource]!] === key);
       if (at < 0) throw new Error(`no ${resource} ${key}`);
-      const latest = Math.max(Date.now(), ...rows.map((rec) => Date.parse(String(rec.ModificationTimestamp)) + 1).filter(Number.isFinite));
+      const latest = Math.max(
+        Date.now(),
+        ...rows.map((rec) => Date.parse(String(rec.ModificationTimestamp)) + 1).filter(Number.isFinite),
+      );
       rows[at] = { ...rows[at], ...fields, ModificationTimestamp: new Date(latest).toISOString() };
     },
     addRelated(resource, record) {
       const rows = related[resource];
-      const latest = Math.max(Date.now(), ...[...records, ...rows].map((rec) => Date.parse(String(rec.ModificationTimestamp)) + 1).filter(Number.isFinite));
+      const latest = Math.max(
+        Date.now(),
+        ...[...records, ...rows]
+          .map((rec) => Date.parse(String(rec.ModificationTimestamp)) + 1)
+          .filter(Number.isFinite),
+      );
       rows.push({ ...record, ModificationTimestamp: new Date(latest).toISOString() });
     },
     touch(key, fields = {}) {
       const at = records.findIndex((rec) => rec.ListingKey === key);
       if (at < 0) throw new Error(`no record ${key}`);
-      const latest = Math.max(...records.map((rec) => Date.parse(String(rec.ModificationTimestamp))).filter(Number.isFinite));
-      records[at] = { ...records[at], ...fields, ModificationTimestamp: new Date(Math.max(Date.now(), latest + 1)).toISOString() };
+      const latest = Math.max(
+        ...records.map((rec) => Date.parse(String(rec.ModificationTimestamp))).filter(Number.isFinite),
+      );
+      records[at] = {
+        ...records[at],
+        ...fields,
+        ModificationTimestamp: new Date(Math.max(Date.now(), latest + 1)).toISOString(),
+      };
     },
     remove(key) {
       records = records.filter((rec) => rec.ListingKey !== key);

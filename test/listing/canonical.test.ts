@@ -28,7 +28,9 @@ describe('canonical comparison', () => {
     const close = listItem(1, l, { LATITUDE: 30.2672004 });
     const far = listItem(1, l, { LATITUDE: 30.2682 });
     expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(close))).toEqual([]);
-    expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(far))).toEqual([{ field: 'Latitude', old: 30.2682, new: 30.2672 }]);
+    expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(far))).toEqual([
+      { field: 'Latitude', old: 30.2682, new: 30.2672 },
+    ]);
   });
 
   it('reports a changed price and a dropped image, old and new', () => {
@@ -57,20 +59,31 @@ describe('canonical comparison', () => {
   it('lets Price stand in for an empty SalePrice or RentPrice', () => {
     const sale = listing('A1', { SalePrice: 350000 });
     const rent = listing('R1', { SaleType: 'for_rent', SalePrice: undefined, RentPrice: 2100 });
-    expect(diffCanonical(canonicalFromListing(sale), canonicalFromListItem(listItem(1, sale, { SalePrice: '' })))).toEqual([]);
-    expect(diffCanonical(canonicalFromListing(rent), canonicalFromListItem(listItem(2, rent, { RentPrice: '', Price: '2100.00' })))).toEqual([]);
+    expect(
+      diffCanonical(canonicalFromListing(sale), canonicalFromListItem(listItem(1, sale, { SalePrice: '' }))),
+    ).toEqual([]);
+    expect(
+      diffCanonical(
+        canonicalFromListing(rent),
+        canonicalFromListItem(listItem(2, rent, { RentPrice: '', Price: '2100.00' })),
+      ),
+    ).toEqual([]);
   });
 
   it('never compares fields the list does not return, and skips ignored ones', () => {
     const l = listing('A1', { Location: 'Downtown', AreaUnit: 'Square Meters', DaysOnMarket: 9 });
     const item = listItem(1, listing('A1'));
     expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(item), new Set(['DaysOnMarket']))).toEqual([]);
-    expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(item)).map((c) => c.field)).toEqual(['DaysOnMarket']);
+    expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(item)).map((c) => c.field)).toEqual([
+      'DaysOnMarket',
+    ]);
   });
 
   it('keeps a non-numeric string apart from any number', () => {
     const l = listing('A1');
-    expect(diffCanonical(canonicalFromListing(l), canonicalFromListItem(listItem(1, l, { Bedrooms: 'three' })))).toEqual([{ field: 'Bedrooms', old: 'three', new: 3 }]);
+    expect(
+      diffCanonical(canonicalFromListing(l), canonicalFromListItem(listItem(1, l, { Bedrooms: 'three' }))),
+    ).toEqual([{ field: 'Bedrooms', old: 'three', new: 3 }]);
   });
 });
 
@@ -84,6 +97,8 @@ describe('fingerprint', () => {
 
   it('leaves ignored fields out', () => {
     const ignore = new Set(['DaysOnMarket']);
-    expect(fingerprintListing(listing('A1', { DaysOnMarket: 1 }), ignore)).toBe(fingerprintListing(listing('A1', { DaysOnMarket: 2 }), ignore));
+    expect(fingerprintListing(listing('A1', { DaysOnMarket: 1 }), ignore)).toBe(
+      fingerprintListing(listing('A1', { DaysOnMarket: 2 }), ignore),
+    );
   });
 });

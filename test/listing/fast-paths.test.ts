@@ -17,7 +17,18 @@ const edgy = fc.array(fc.constantFrom(...SPACES), { minLength: 0, maxLength: 6 }
 const key = fc.tuple(edgy, fc.stringMatching(/^[A-Z0-9]{1,8}$/), edgy).map(([a, b, c]) => a + b + c);
 
 /** URLs made mostly of the pieces where URL parsing fails or changes its mind: ports, users, IPv4 forms, punycode, odd characters */
-const SCHEMES = ['http://', 'https://', 'HTTPS://', 'hTTp://', 'http:/', 'http:', 'ftp://', 'javascript:', '', ' http://'];
+const SCHEMES = [
+  'http://',
+  'https://',
+  'HTTPS://',
+  'hTTp://',
+  'http:/',
+  'http:',
+  'ftp://',
+  'javascript:',
+  '',
+  ' http://',
+];
 const HOST_PIECES = [
   'a',
   'Z',
@@ -49,9 +60,36 @@ const HOST_PIECES = [
   '\u0000',
   '\u00a0',
 ];
-const REST_PIECES = ['/', '?', '#', '\\', 'a', '1', '.jpg', '..', '%', '%zz', '@', ':', ' ', '\t', '\u0000', '\u007f', 'é', '\u202e', '\ufffd', '"', '<', '~'];
+const REST_PIECES = [
+  '/',
+  '?',
+  '#',
+  '\\',
+  'a',
+  '1',
+  '.jpg',
+  '..',
+  '%',
+  '%zz',
+  '@',
+  ':',
+  ' ',
+  '\t',
+  '\u0000',
+  '\u007f',
+  'é',
+  '\u202e',
+  '\ufffd',
+  '"',
+  '<',
+  '~',
+];
 const urlLike = fc
-  .tuple(fc.constantFrom(...SCHEMES), fc.array(fc.constantFrom(...HOST_PIECES), { maxLength: 6 }), fc.array(fc.constantFrom(...REST_PIECES), { maxLength: 6 }))
+  .tuple(
+    fc.constantFrom(...SCHEMES),
+    fc.array(fc.constantFrom(...HOST_PIECES), { maxLength: 6 }),
+    fc.array(fc.constantFrom(...REST_PIECES), { maxLength: 6 }),
+  )
   .map(([scheme, host, rest]) => scheme + host.join('') + rest.join(''));
 
 /** stored fingerprints: version-2 ones of random bytes, then with a character changed, added or dropped */
@@ -115,10 +153,17 @@ describe('fast paths agree with the rule', () => {
     );
     // the generator reaches both answers
     expect(accepted).toBeGreaterThan(200);
-    for (const url of ['https://photos.broker.test/ATX1/1.jpg', 'http://a..b/', 'http://-a-.test/x?y#z', 'http://xn--nxasmq6b.com/']) expect(isWebUrl(url)).toBe(true);
+    for (const url of [
+      'https://photos.broker.test/ATX1/1.jpg',
+      'http://a..b/',
+      'http://-a-.test/x?y#z',
+      'http://xn--nxasmq6b.com/',
+    ])
+      expect(isWebUrl(url)).toBe(true);
     // outside the plain shape, the running Node's parser decides: `http://xn--a.test/` (a punycode label
     // that decodes to nothing valid) throws on Node 20 and parses on Node 24, and isWebUrl follows it
-    for (const url of ['http://xn--a.test/', 'http://a.0x/', 'http://a.09/']) expect(isWebUrl(url)).toBe(parsesAsWebUrl(url));
+    for (const url of ['http://xn--a.test/', 'http://a.0x/', 'http://a.09/'])
+      expect(isWebUrl(url)).toBe(parsesAsWebUrl(url));
     // what no WHATWG parser accepts: an IPv4 part over 255, a port over 65535
     for (const url of ['http://1.2.3.256/', 'http://a.b:99999/']) expect(isWebUrl(url)).toBe(false);
   });
@@ -126,7 +171,9 @@ describe('fast paths agree with the rule', () => {
   it('the plain-copy mapping rule gives what the general rule gives', () => {
     const plain = compileMapping(MappingConfig.parse({ fields: { MLSNumber: 'k' } }));
     // a rule the short path does not take (a default), with the same meaning for a present value
-    const general = compileMapping(MappingConfig.parse({ fields: { MLSNumber: { from: 'k', default: 'UNUSED-DEFAULT' } } }));
+    const general = compileMapping(
+      MappingConfig.parse({ fields: { MLSNumber: { from: 'k', default: 'UNUSED-DEFAULT' } } }),
+    );
     fc.assert(
       fc.property(key, (value) => {
         const a = plain.map({ k: value }, 'SN-1').candidate.MLSNumber;

@@ -75,7 +75,10 @@ describe('validateListing', () => {
       (c) => (c.City = ['Austin', 'esc\u001b[31m', 'tab\there'][Math.floor(r() * 3)]),
       (c) => (c.ParkingSpots = [1, 0.3, 2][Math.floor(r() * 3)]),
       (c) => (c.Url = ['https://x.test/2', 'data:text/html,x', 'http:/x', 'ftp://x.test/'][Math.floor(r() * 4)]),
-      (c) => (c.ExtensionColumn = [[{ Key: 'a', value: 'b' }], [{ Key: 'a', value: 'b', x: 1 }], [{ Key: 'a' }]][Math.floor(r() * 3)]),
+      (c) =>
+        (c.ExtensionColumn = [[{ Key: 'a', value: 'b' }], [{ Key: 'a', value: 'b', x: 1 }], [{ Key: 'a' }]][
+          Math.floor(r() * 3)
+        ]),
       (c) => delete c[Object.keys(c)[Math.floor(r() * Object.keys(c).length)]!],
       (c) => (c.Tours = ['3D', 'VR', undefined][Math.floor(r() * 3)]),
       (c) => (c.Longitude = [-181, -97, 180][Math.floor(r() * 3)]),
@@ -99,7 +102,11 @@ describe('validateListing', () => {
         expect(JSON.stringify(quick)).toBe(JSON.stringify(z.data));
       }
       // the client's check of an update: the same listing with a Key and KeyType
-      const u = { ...c, Key: ['M1', ' M1', '', 3][Math.floor(r() * 4)], KeyType: ['MLSNumber', 'URL', 'NewOaks', 'mls', undefined][Math.floor(r() * 5)] };
+      const u = {
+        ...c,
+        Key: ['M1', ' M1', '', 3][Math.floor(r() * 4)],
+        KeyType: ['MLSNumber', 'URL', 'NewOaks', 'mls', undefined][Math.floor(r() * 5)],
+      };
       const quickUpdate = quickAcceptUpdate(u);
       const zu = ListingUpdate.safeParse(u);
       if (quickUpdate) {
@@ -122,19 +129,32 @@ describe('validateListing refuses what a chatbot must never show (issue 9.6)', (
   };
 
   it('links over http(s) only, for Url and every image', () => {
-    for (const url of ['javascript:alert(1)', 'data:text/html;base64,PHNjcmlwdD4=', 'file:///etc/passwd', 'vbscript:x', '//evil.test/x', 'https://x.test/\u0000a']) {
+    for (const url of [
+      'javascript:alert(1)',
+      'data:text/html;base64,PHNjcmlwdD4=',
+      'file:///etc/passwd',
+      'vbscript:x',
+      '//evil.test/x',
+      'https://x.test/\u0000a',
+    ]) {
       expect(refused({ Url: url })[0]).toMatchObject({ field: 'Url', rule: expect.stringMatching(/http\(s\) URL/) });
       expect(refused({ Images: ['https://x.test/ok.jpg', url] })[0]).toMatchObject({ field: 'Images[1]' });
     }
   });
 
   it('no control or bidi-override characters in text; newlines and tabs only in long text', () => {
-    expect(refused({ MLSNumber: 'M\u00001' })[0]).toMatchObject({ field: 'MLSNumber', rule: expect.stringMatching(/control/) });
+    expect(refused({ MLSNumber: 'M\u00001' })[0]).toMatchObject({
+      field: 'MLSNumber',
+      rule: expect.stringMatching(/control/),
+    });
     expect(refused({ City: 'Aus\u001b[2Jtin' })[0]).toMatchObject({ field: 'City' });
     expect(refused({ Address: '1 Main\u0007 St' })[0]).toMatchObject({ field: 'Address' });
     expect(refused({ PropertyType: 'gpj.\u202Eexe' })[0]).toMatchObject({ field: 'PropertyType' });
     expect(refused({ City: 'two\nlines' })[0]).toMatchObject({ field: 'City' });
-    expect(refused({ Description: 'ok\u009b31m' })[0]).toMatchObject({ field: 'Description', rule: expect.stringMatching(/newlines and tabs are allowed/) });
+    expect(refused({ Description: 'ok\u009b31m' })[0]).toMatchObject({
+      field: 'Description',
+      rule: expect.stringMatching(/newlines and tabs are allowed/),
+    });
     expect(validateListing({ ...good, Description: 'line one\nline two\ttabbed\r\n' }).ok).toBe(true);
   });
 
@@ -143,7 +163,10 @@ describe('validateListing refuses what a chatbot must never show (issue 9.6)', (
     expect(refused({ ParkingSpots: 0.3 })[0]).toMatchObject({ field: 'ParkingSpots', rule: 'must be a whole number' });
     expect(refused({ DaysOnMarket: 1.5 })[0]).toMatchObject({ field: 'DaysOnMarket', rule: 'must be a whole number' });
     expect(refused({ Bedrooms: 1e6 })[0]).toMatchObject({ field: 'Bedrooms', rule: 'must be at most 1000' });
-    expect(refused({ SalePrice: 1e308 })[0]).toMatchObject({ field: 'SalePrice', rule: 'must be at most 1000000000000' });
+    expect(refused({ SalePrice: 1e308 })[0]).toMatchObject({
+      field: 'SalePrice',
+      rule: 'must be at most 1000000000000',
+    });
     const issues = refused({ Description: 'x'.repeat(5_000_000) });
     expect(issues[0]).toMatchObject({ field: 'Description', rule: 'must be at most 20000 characters' });
     // the report keeps an excerpt, not the value

@@ -11,7 +11,12 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acquireForegroundLock, acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
+import {
+  acquireForegroundLock,
+  acquireTargetLock,
+  chatbotLockName,
+  targetLockKey,
+} from '../../src/locks/target-lock.js';
 import { lockHolder, tryLockFile } from '../../src/locks/file-lock.js';
 import { holderGone, newHolder, processStartTime, type LockHolder } from '../../src/locks/lock-holder.js';
 
@@ -56,7 +61,10 @@ describe('a lock file is stale when its holder is gone', () => {
   });
 
   it.each<[string, () => Partial<LockHolder>]>([
-    ["the caller's own PID in another PID namespace (PID 1 of another container, same host name)", () => ({ pid: process.pid, pidNs: 'pid:[4026530000]' })],
+    [
+      "the caller's own PID in another PID namespace (PID 1 of another container, same host name)",
+      () => ({ pid: process.pid, pidNs: 'pid:[4026530000]' }),
+    ],
     [
       "the caller's own PID under another boot id, same host name (another machine of a cloned image)",
       () => ({ pid: process.pid, bootId: '00000000-0000-4000-8000-000000000000' }),
@@ -87,7 +95,9 @@ describe('a lock file is stale when its holder is gone', () => {
     }
     expect(lock.lost.aborted).toBe(false);
     await writeFile(path, JSON.stringify({ ...newHolder('someone'), pid: child.pid }));
-    await new Promise((resolve) => (lock.lost.aborted ? resolve(undefined) : lock.lost.addEventListener('abort', resolve)));
+    await new Promise((resolve) =>
+      lock.lost.aborted ? resolve(undefined) : lock.lost.addEventListener('abort', resolve),
+    );
     await lock.release();
     expect(JSON.parse(await readFile(path, 'utf8')).what).toBe('someone'); // release leaves another's file alone
   });
@@ -114,24 +124,53 @@ describe('the Redis lock of a foreground run', () => {
 
   it('a lock whose holder record names a gone process is taken at once; a live holder keeps it', async () => {
     await redis.set(key, 'cli:dead', 'PX', 60_000);
-    await redis.set(`${key}:holder`, JSON.stringify({ ...newHolder('killed'), owner: 'cli:dead', pid: 2 ** 22 + 7 }), 'PX', 60_000);
-    const taken = await acquireForegroundLock({ chatbot: 'SN-H', redis: { connection: redis, prefix }, lockDir: dir, waitMs: 0 });
+    await redis.set(
+      `${key}:holder`,
+      JSON.stringify({ ...newHolder('killed'), owner: 'cli:dead', pid: 2 ** 22 + 7 }),
+      'PX',
+      60_000,
+    );
+    const taken = await acquireForegroundLock({
+      chatbot: 'SN-H',
+      redis: { connection: redis, prefix },
+      lockDir: dir,
+      waitMs: 0,
+    });
     expect(taken).toBeDefined();
     expect(JSON.parse((await redis.get(`${key}:holder`))!)).toMatchObject({ pid: process.pid, host: hostname() });
     await taken!.release();
     expect(await redis.exists(key, `${key}:holder`)).toBe(0);
 
     const job = (await acquireTargetLock(redis, key, 'job-1', 60_000))!;
-    await redis.set(`${key}:holder`, JSON.stringify({ ...newHolder('job-1'), owner: 'job-1', pid: child.pid, startTime: processStartTime(child.pid!) }), 'PX', 60_000);
-    expect(await acquireForegroundLock({ chatbot: 'SN-H', redis: { connection: redis, prefix }, lockDir: dir, waitMs: 0 })).toBeUndefined();
+    await redis.set(
+      `${key}:holder`,
+      JSON.stringify({
+        ...newHolder('job-1'),
+        owner: 'job-1',
+        pid: child.pid,
+        startTime: processStartTime(child.pid!),
+      }),
+      'PX',
+      60_000,
+    );
+    expect(
+      await acquireForegroundLock({ chatbot: 'SN-H', redis: { connection: redis, prefix }, lockDir: dir, waitMs: 0 }),
+    ).toBeUndefined();
     await job.release();
   });
 
   it("a holder under another boot id or in another PID namespace is left to the lock's expiry, even naming this PID", async () => {
     for (const patch of [{ bootId: '00000000-0000-4000-8000-000000000000' }, { pidNs: 'pid:[4026530000]' }]) {
       await redis.set(key, 'cli:other', 'PX', 60_000);
-      await redis.set(`${key}:holder`, JSON.stringify({ ...newHolder('other'), owner: 'cli:other', pid: process.pid, ...patch }), 'PX', 60_000);
-      expect(await acquireForegroundLock({ chatbot: 'SN-H', redis: { connection: redis, prefix }, lockDir: dir, waitMs: 0 })).toBeUndefined();
+      await redis.set(
+        `${key}:holder`,
+        JSON.stringify({ ...newHolder('other'), owner: 'cli:other', pid: process.pid, ...patch }),
+        'PX',
+        60_000,
+      );
+      expect(
+        await acquireForegroundLock({ chatbot: 'SN-H', redis: { connection: redis, prefix }, lockDir: dir, waitMs: 0 }),
+      ).toBeUndefined();
       expect(await redis.get(key)).toBe('cli:other');
       await redis.del(key, `${key}:holder`);
     }

@@ -27,7 +27,10 @@ const SN = 'SN-LOCK-HOLDER';
 const KEYS = 300;
 
 const root = process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--mount-proc', 'true']).status === 0;
-if (!root) console.warn('feedsync: lock holder tests in PID and mount namespaces skipped: they need root and unshare (util-linux)');
+if (!root)
+  console.warn(
+    'feedsync: lock holder tests in PID and mount namespaces skipped: they need root and unshare (util-linux)',
+  );
 
 let te: TestEmulator;
 let dir: string;
@@ -62,8 +65,19 @@ interface Run {
 }
 
 function run(wrap: string[], config: string, env: NodeJS.ProcessEnv = {}): Run {
-  const [cmd, ...args] = [...wrap, process.execPath, ...(env.FEEDSYNC_TEST_CLOCK_AHEAD_MS ? ['--import', CLOCK_AHEAD] : []), BIN, 'sync', '--config', config];
-  const child = spawn(cmd!, args, { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [cmd, ...args] = [
+    ...wrap,
+    process.execPath,
+    ...(env.FEEDSYNC_TEST_CLOCK_AHEAD_MS ? ['--import', CLOCK_AHEAD] : []),
+    BIN,
+    'sync',
+    '--config',
+    config,
+  ];
+  const child = spawn(cmd!, args, {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr.on('data', (b: Buffer) => (out += b.toString()));
@@ -78,7 +92,8 @@ async function until(what: string, check: () => Promise<boolean>, ms = 60_000): 
   }
 }
 
-const lockFileHeld = async () => (await readdir(join(dir, '.feedsync', 'locks')).catch(() => [])).some((f) => f.endsWith('_sync.lock'));
+const lockFileHeld = async () =>
+  (await readdir(join(dir, '.feedsync', 'locks')).catch(() => [])).some((f) => f.endsWith('_sync.lock'));
 
 /** Run `first`, start `second` once the first holds the lock; both must succeed; every key once. */
 async function contend(first: () => Run, second: () => Run, held: () => Promise<boolean>): Promise<void> {
@@ -123,7 +138,15 @@ describe('a chatbot lock between two feedsync processes on one host name', () =>
       const config = await setUp(prefix);
       const bootId = join(dir, 'boot_id');
       await writeFile(bootId, '11111111-2222-4333-8444-555555555555\n');
-      const otherBoot = ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', `mount --bind "${bootId}" /proc/sys/kernel/random/boot_id && exec "$0" "$@"`];
+      const otherBoot = [
+        'unshare',
+        '--mount',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        `mount --bind "${bootId}" /proc/sys/kernel/random/boot_id && exec "$0" "$@"`,
+      ];
       const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
       const key = targetLockKey(prefix, chatbotLockName({ chatbot: SN }, 'sync'));
       try {

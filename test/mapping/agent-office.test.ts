@@ -28,16 +28,25 @@ const reso = {
   PrivateRemarks: 'lockbox on the back door',
 };
 
-function extension(mapping: unknown, data: Record<string, unknown>, display?: Partial<DisplayConfig>): Record<string, string> {
+function extension(
+  mapping: unknown,
+  data: Record<string, unknown>,
+  display?: Partial<DisplayConfig>,
+): Record<string, string> {
   const m = MappingConfig.parse(mapping);
   const compiled = compileMapping(m, display ? { display: resolveDisplay(display, 'reso') } : {});
-  const item = mapItem({ kind: 'record', position: { file: 'f', index: 0 }, data }, compiled, { serialNumber: 'SN-1', keyBy: 'MLSNumber' });
+  const item = mapItem({ kind: 'record', position: { file: 'f', index: 0 }, data }, compiled, {
+    serialNumber: 'SN-1',
+    keyBy: 'MLSNumber',
+  });
   if (item.kind !== 'listing') throw new Error(`expected a listing, got ${JSON.stringify(item)}`);
   return Object.fromEntries((item.listing.ExtensionColumn ?? []).map((e) => [e.Key, e.value]));
 }
 
 async function xmlRecords(xml: string): Promise<Record<string, unknown>[]> {
-  const items: FeedItem[] = await collect(readXml(chunks(xml, 64), { label: 'feed.xml', recordPath: 'Listings.Listing' }));
+  const items: FeedItem[] = await collect(
+    readXml(chunks(xml, 64), { label: 'feed.xml', recordPath: 'Listings.Listing' }),
+  );
   return items.flatMap((i) => (i.kind === 'record' ? [i.data] : []));
 }
 
@@ -56,7 +65,11 @@ describe('agent and office in ExtensionColumn', () => {
       Attribution: 'Listing courtesy of Oak Realty',
     });
     // a FullName wins over the parts; the direct phone stands in for a missing preferred one
-    const other = extension(resoMapping, { ...reso, ListAgentFullName: 'Ann B. Lee', ListAgentPreferredPhone: undefined });
+    const other = extension(resoMapping, {
+      ...reso,
+      ListAgentFullName: 'Ann B. Lee',
+      ListAgentPreferredPhone: undefined,
+    });
     expect([other.ListAgentName, other.ListAgentPhone]).toEqual(['Ann B. Lee', '512-555-0101']);
     // no agent fields: no entries, the listing still made
     const bare = extension(resoMapping, {
@@ -81,7 +94,9 @@ describe('agent and office in ExtensionColumn', () => {
     expect(restrictedReads(MappingConfig.parse(resoMapping), resolveDisplay(display, 'reso'))).toEqual([]);
     // the feed's own extension reading it stays a config error
     const own = MappingConfig.parse({ ...resoMapping, extension: { Email: 'ListAgentEmail' } });
-    expect(restrictedReads(own, resolveDisplay(display, 'reso')).map((r) => r.rule)).toEqual(['mapping.extension Email']);
+    expect(restrictedReads(own, resolveDisplay(display, 'reso')).map((r) => r.rule)).toEqual([
+      'mapping.extension Email',
+    ]);
   });
 
   it('zillow: Agent and Office elements under the same Keys', async () => {

@@ -32,8 +32,12 @@ describe('mapping config', () => {
         Bedroms: Beds
         Bathrooms: { from: Baths, transform: [number, nope] }`),
     );
-    expect(msg).toContain('feedsync.yaml:10: feeds[0].mapping.preset "zilow" must be one of reso, zillow, listhub, mits, hotpads (did you mean zillow?)');
-    expect(msg).toContain('feedsync.yaml:12: feeds[0].mapping.fields.Bedroms: not a listing field (did you mean Bedrooms?)');
+    expect(msg).toContain(
+      'feedsync.yaml:10: feeds[0].mapping.preset "zilow" must be one of reso, zillow, listhub, mits, hotpads (did you mean zillow?)',
+    );
+    expect(msg).toContain(
+      'feedsync.yaml:12: feeds[0].mapping.fields.Bedroms: not a listing field (did you mean Bedrooms?)',
+    );
     expect(msg).toContain(
       'feedsync.yaml:13: feeds[0].mapping.fields.Bathrooms.transform[1].name "nope" must be one of trim, number, integer, money, boolean, split, lowercase, uppercase, days-since',
     );
@@ -63,7 +67,11 @@ describe('mapping config', () => {
     );
     expect(cfg.feeds[0]!.mapping).toEqual({
       preset: 'reso',
-      fields: { City: { from: 'Town' }, Images: { from: ['Photos', 'Pics'], transform: [{ name: 'split', separator: '|' }] }, Description: null },
+      fields: {
+        City: { from: 'Town' },
+        Images: { from: ['Photos', 'Pics'], transform: [{ name: 'split', separator: '|' }] },
+        Description: null,
+      },
       defaults: { CurrencySymbol: '€', AreaUnit: 'Square Meters' },
       extension: ['Foo.Bar'],
     });

@@ -11,16 +11,26 @@ import { readFlag } from '../../src/mapping/display-rules.js';
 import type { MappedItem } from '../../src/mapping/types.js';
 
 const NOW = new Date('2026-11-26T12:00:00Z');
-const mapping = MappingConfig.parse({ preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } });
+const mapping = MappingConfig.parse({
+  preset: 'reso',
+  fields: { Url: { template: 'https://broker.test/l/{ListingId}' } },
+});
 
 function record(fields: Record<string, unknown> = {}): Record<string, unknown> {
   const [r] = generateResoRecords(1, { seed: 3 });
   return { ...r, StandardStatus: 'Active', ListOfficeName: 'Oak Realty', ...fields };
 }
 
-function mapWith(display: Partial<DisplayConfig> | undefined, data: Record<string, unknown>, kind: 'record' | 'removed' = 'record'): MappedItem {
+function mapWith(
+  display: Partial<DisplayConfig> | undefined,
+  data: Record<string, unknown>,
+  kind: 'record' | 'removed' = 'record',
+): MappedItem {
   const compiled = compileMapping(mapping, { now: () => NOW, display: resolveDisplay(display, 'reso') });
-  return mapItem({ kind, position: { file: 'f', index: 0 }, data }, compiled, { serialNumber: 'SN-1', keyBy: 'MLSNumber' });
+  return mapItem({ kind, position: { file: 'f', index: 0 }, data }, compiled, {
+    serialNumber: 'SN-1',
+    keyBy: 'MLSNumber',
+  });
 }
 
 const ruleOf = (m: MappedItem) => (m.kind === 'skipped' ? m.rule : undefined);
@@ -31,11 +41,14 @@ describe('display rules of an idx feed', () => {
     ['StandardStatus', { StandardStatus: 'Actve' }],
     ['InternetEntireListingDisplayYN', { InternetEntireListingDisplayYN: 'maybe' }],
     ['IDXParticipationYN', { IDXParticipationYN: 7 }],
-  ])('holds back, never hides, a record whose %s it cannot read: a removal by rule is not held by any limit', (field, fields) => {
-    const m = mapWith(undefined, record(fields));
-    expect(m.kind).toBe('rejected');
-    expect(m.kind === 'rejected' && m.issues.map((i) => i.field)).toEqual([field]);
-  });
+  ])(
+    'holds back, never hides, a record whose %s it cannot read: a removal by rule is not held by any limit',
+    (field, fields) => {
+      const m = mapWith(undefined, record(fields));
+      expect(m.kind).toBe('rejected');
+      expect(m.kind === 'rejected' && m.issues.map((i) => i.field)).toEqual([field]);
+    },
+  );
 
   it.each([
     ['InternetEntireListingDisplayYN', { InternetEntireListingDisplayYN: false }],
@@ -50,8 +63,15 @@ describe('display rules of an idx feed', () => {
   });
 
   it('reads a flag under its local name (flags), in any of its spellings', () => {
-    expect(ruleOf(mapWith({ flags: { IDXParticipationYN: 'ACT_IDXOptInYN' } }, record({ ACT_IDXOptInYN: '0' })))).toBe('IDXParticipationYN');
-    expect(mapWith({ flags: { IDXParticipationYN: 'ACT_IDXOptInYN' } }, record({ ACT_IDXOptInYN: '1', IDXParticipationYN: false })).kind).toBe('listing');
+    expect(ruleOf(mapWith({ flags: { IDXParticipationYN: 'ACT_IDXOptInYN' } }, record({ ACT_IDXOptInYN: '0' })))).toBe(
+      'IDXParticipationYN',
+    );
+    expect(
+      mapWith(
+        { flags: { IDXParticipationYN: 'ACT_IDXOptInYN' } },
+        record({ ACT_IDXOptInYN: '1', IDXParticipationYN: false }),
+      ).kind,
+    ).toBe('listing');
     expect([true, 'Y', 'yes', '1', 1].map(readFlag)).toEqual([true, true, true, true, true]);
     expect([false, 'N', 'No', '0', 0].map(readFlag)).toEqual([false, false, false, false, false]);
     expect([undefined, null, ''].map(readFlag)).toEqual([undefined, undefined, undefined]);
@@ -67,7 +87,12 @@ describe('display rules of an idx feed', () => {
     const m = mapWith(undefined, record({ InternetAddressDisplayYN: 'N' }));
     expect(m.kind).toBe('listing');
     if (m.kind !== 'listing') return;
-    expect([m.listing.Address, m.listing.Location, m.listing.Latitude, m.listing.Longitude]).toEqual([undefined, undefined, undefined, undefined]);
+    expect([m.listing.Address, m.listing.Location, m.listing.Latitude, m.listing.Longitude]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect(m.listing.City).toBeTruthy();
     expect(m.shown).toEqual({ addressWithheld: true });
     const shown = mapWith(undefined, record({ InternetAddressDisplayYN: true }));
@@ -76,11 +101,16 @@ describe('display rules of an idx feed', () => {
 
   it('renders the attribution and disclaimer from the source record into ExtensionColumn', () => {
     const m = mapWith(
-      { attribution: 'Listing courtesy of {ListOfficeName} ({ListAgentFullName})', disclaimer: 'Deemed reliable, not guaranteed.' },
+      {
+        attribution: 'Listing courtesy of {ListOfficeName} ({ListAgentFullName})',
+        disclaimer: 'Deemed reliable, not guaranteed.',
+      },
       record({ ListAgentFullName: 'Ann Lee' }),
     );
     // (the reso preset's agent and office entries come before them)
-    const rendered = (x: typeof m) => x.kind === 'listing' && x.listing.ExtensionColumn?.filter((e) => e.Key === 'Attribution' || e.Key === 'Disclaimer');
+    const rendered = (x: typeof m) =>
+      x.kind === 'listing' &&
+      x.listing.ExtensionColumn?.filter((e) => e.Key === 'Attribution' || e.Key === 'Disclaimer');
     expect(rendered(m)).toEqual([
       { Key: 'Attribution', value: 'Listing courtesy of Oak Realty (Ann Lee)' },
       { Key: 'Disclaimer', value: 'Deemed reliable, not guaranteed.' },
@@ -93,7 +123,9 @@ describe('display rules of an idx feed', () => {
   it('holds back a record that lacks a field its attribution names, saying so', () => {
     const m = mapWith(undefined, record({ ListOfficeName: undefined }));
     expect(m.kind).toBe('rejected');
-    expect(m.kind === 'rejected' && m.issues[0]!.rule).toMatch(/display\.attribution names ListOfficeName, which this record lacks/);
+    expect(m.kind === 'rejected' && m.issues[0]!.rule).toMatch(
+      /display\.attribution names ListOfficeName, which this record lacks/,
+    );
     expect(m.key).toBeTruthy();
   });
 
@@ -102,20 +134,38 @@ describe('display rules of an idx feed', () => {
     expect(inside.kind === 'listing' && inside.listing.Status).toBe('Sold');
     expect(inside.kind === 'listing' && inside.shown).toEqual({ until: '2026-12-01T00:00:00.000Z' });
     const past = mapWith({ soldDays: 30 }, record({ StandardStatus: 'Closed', CloseDate: '2026-10-01' }));
-    expect(past.kind === 'skipped' && [past.rule, past.reason]).toEqual(['sold-window', 'closed 2026-10-01, more than 30 days ago']);
+    expect(past.kind === 'skipped' && [past.rule, past.reason]).toEqual([
+      'sold-window',
+      'closed 2026-10-01, more than 30 days ago',
+    ]);
     expect(ruleOf(mapWith({ soldDays: 30 }, record({ StandardStatus: 'Closed' })))).toBe('sold-window');
   });
 
   it('internal applies no rule, and maps exactly as without display', () => {
-    const data = record({ InternetEntireListingDisplayYN: false, StandardStatus: 'Closed', InternetAddressDisplayYN: false, ListOfficeName: undefined });
-    const plain = mapItem({ kind: 'record', position: { file: 'f', index: 0 }, data }, compileMapping(mapping, { now: () => NOW }), { serialNumber: 'SN-1', keyBy: 'MLSNumber' });
+    const data = record({
+      InternetEntireListingDisplayYN: false,
+      StandardStatus: 'Closed',
+      InternetAddressDisplayYN: false,
+      ListOfficeName: undefined,
+    });
+    const plain = mapItem(
+      { kind: 'record', position: { file: 'f', index: 0 }, data },
+      compileMapping(mapping, { now: () => NOW }),
+      { serialNumber: 'SN-1', keyBy: 'MLSNumber' },
+    );
     expect(mapWith({ purpose: 'internal' }, data)).toEqual(plain);
     expect(plain.kind).toBe('listing');
   });
 });
 
 describe('display at config load', () => {
-  const feed = (over: Record<string, unknown>) => ({ name: 'f', chatbot: 'SN-1', source: { kind: 'reso', url: 'https://mls.test/odata' }, mapping: { preset: 'reso' }, ...over });
+  const feed = (over: Record<string, unknown>) => ({
+    name: 'f',
+    chatbot: 'SN-1',
+    source: { kind: 'reso', url: 'https://mls.test/odata' },
+    mapping: { preset: 'reso' },
+    ...over,
+  });
 
   const resolved = (given: Record<string, unknown>) => {
     const parsed = FeedConfig.parse(given);
@@ -123,7 +173,11 @@ describe('display at config load', () => {
   };
 
   it('defaults: idx for RESO sources, internal for CSV and XML', () => {
-    expect(resolved(feed({}))).toMatchObject({ purpose: 'idx', soldDays: 0, attribution: 'Listing courtesy of {ListOfficeName}' });
+    expect(resolved(feed({}))).toMatchObject({
+      purpose: 'idx',
+      soldDays: 0,
+      attribution: 'Listing courtesy of {ListOfficeName}',
+    });
     expect(resolved(feed({ source: { kind: 'csv', path: 'x.csv' } }))).toMatchObject({ purpose: 'internal' });
     expect(resolved(feed({ source: { kind: 'csv', path: 'x.csv' } })).attribution).toBeUndefined();
   });
@@ -139,10 +193,21 @@ describe('display at config load', () => {
       ['mapping', 'extension', 'Gate'],
       /mapping\.extension Gate reads AccessCode, restricted: lockbox and access codes/,
     ],
-    [{ mapping: { preset: 'reso', fields: { Description: { template: 'Call {ShowingContactPhone}' } } } }, ['mapping', 'fields', 'Description'], /reads ShowingContactPhone/],
-    [{ display: { attribution: 'Courtesy of {OwnerName}' } }, ['display', 'attribution'], /display\.attribution reads OwnerName, restricted: owner and occupant/],
     [
-      { display: { purpose: 'vow', withhold: ['ListAgentEmail'] }, mapping: { preset: 'reso', extension: ['ListAgentEmail'] } },
+      { mapping: { preset: 'reso', fields: { Description: { template: 'Call {ShowingContactPhone}' } } } },
+      ['mapping', 'fields', 'Description'],
+      /reads ShowingContactPhone/,
+    ],
+    [
+      { display: { attribution: 'Courtesy of {OwnerName}' } },
+      ['display', 'attribution'],
+      /display\.attribution reads OwnerName, restricted: owner and occupant/,
+    ],
+    [
+      {
+        display: { purpose: 'vow', withhold: ['ListAgentEmail'] },
+        mapping: { preset: 'reso', extension: ['ListAgentEmail'] },
+      },
       ['mapping', 'extension', 0],
       /reads ListAgentEmail, listed in display\.withhold/,
     ],
@@ -151,24 +216,42 @@ describe('display at config load', () => {
       ['display', 'flags', 'InternetAddressDisplayYN'],
       /display\.flags\.InternetAddressDisplayYN reads ShowingInstructions \(Listing\.ShowingInstructions\), restricted: showing instructions/,
     ],
-    [{ display: { withhold: ['ACT_Gate'], flags: { IDXParticipationYN: 'ACT_Gate' } } }, ['display', 'flags', 'IDXParticipationYN'], /reads ACT_Gate, listed in display\.withhold/],
-  ])('a mapping that reads a restricted field is an error naming the field and the rule (%#)', (over, path, message) => {
-    const r = FeedConfig.safeParse(feed(over));
-    expect(r.success).toBe(false);
-    const issue = r.error!.issues.find((i) => message.test(i.message));
-    expect(issue, JSON.stringify(r.error!.issues)).toBeDefined();
-    expect(issue!.path).toEqual(path);
-  });
+    [
+      { display: { withhold: ['ACT_Gate'], flags: { IDXParticipationYN: 'ACT_Gate' } } },
+      ['display', 'flags', 'IDXParticipationYN'],
+      /reads ACT_Gate, listed in display\.withhold/,
+    ],
+  ])(
+    'a mapping that reads a restricted field is an error naming the field and the rule (%#)',
+    (over, path, message) => {
+      const r = FeedConfig.safeParse(feed(over));
+      expect(r.success).toBe(false);
+      const issue = r.error!.issues.find((i) => message.test(i.message));
+      expect(issue, JSON.stringify(r.error!.issues)).toBeDefined();
+      expect(issue!.path).toEqual(path);
+    },
+  );
 
   it('internal may read the built-in list (a back-office chatbot), but never display.withhold', () => {
-    expect(FeedConfig.safeParse(feed({ display: { purpose: 'internal' }, mapping: { preset: 'reso', extension: ['PrivateRemarks'] } })).success).toBe(true);
-    expect(FeedConfig.safeParse(feed({ display: { purpose: 'internal', withhold: ['PrivateRemarks'] }, mapping: { preset: 'reso', extension: ['PrivateRemarks'] } })).success).toBe(
-      false,
-    );
+    expect(
+      FeedConfig.safeParse(
+        feed({ display: { purpose: 'internal' }, mapping: { preset: 'reso', extension: ['PrivateRemarks'] } }),
+      ).success,
+    ).toBe(true);
+    expect(
+      FeedConfig.safeParse(
+        feed({
+          display: { purpose: 'internal', withhold: ['PrivateRemarks'] },
+          mapping: { preset: 'reso', extension: ['PrivateRemarks'] },
+        }),
+      ).success,
+    ).toBe(false);
   });
 
   it('refuses an unknown purpose or flag', () => {
-    expect(FeedConfig.safeParse(feed({ display: { purpose: 'public' } })).error?.issues[0]?.message).toMatch(/unknown purpose "public"/);
+    expect(FeedConfig.safeParse(feed({ display: { purpose: 'public' } })).error?.issues[0]?.message).toMatch(
+      /unknown purpose "public"/,
+    );
     expect(FeedConfig.safeParse(feed({ display: { flags: { IDXOptIn: 'X' } } })).success).toBe(false);
   });
 });

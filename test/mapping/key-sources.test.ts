@@ -4,7 +4,8 @@ import { FieldRuleObject } from '../../src/mapping/config-schema.js';
 import { keySources } from '../../src/mapping/key-sources.js';
 import { PRESETS } from '../../src/mapping/presets/registry.js';
 
-const asked = (rule: unknown, key: string) => keySources(FieldRuleObject.parse(rule))?.map((s) => [s.field, s.valueOf(key)]);
+const asked = (rule: unknown, key: string) =>
+  keySources(FieldRuleObject.parse(rule))?.map((s) => [s.field, s.valueOf(key)]);
 
 describe('keySources', () => {
   it('the RESO preset: ListingId, then ListingKey (the first non-empty wins, so both are asked)', () => {
@@ -15,8 +16,12 @@ describe('keySources', () => {
   });
 
   it('a one-field template is read backwards; a key it could not have made asks nothing', () => {
-    expect(asked({ template: 'https://broker.test/l/{ListingId}' }, 'https://broker.test/l/L-7')).toEqual([['ListingId', 'L-7']]);
-    expect(asked({ template: 'https://broker.test/l/{ListingId}' }, 'https://other.test/x')).toEqual([['ListingId', undefined]]);
+    expect(asked({ template: 'https://broker.test/l/{ListingId}' }, 'https://broker.test/l/L-7')).toEqual([
+      ['ListingId', 'L-7'],
+    ]);
+    expect(asked({ template: 'https://broker.test/l/{ListingId}' }, 'https://other.test/x')).toEqual([
+      ['ListingId', undefined],
+    ]);
   });
 
   it('rules that cannot be read backwards exactly: none', () => {

@@ -44,8 +44,15 @@ const mapping = MappingConfig.parse({
   extension: { SourceType: 'Type', Missing: 'Nope' },
 });
 
-async function mapOne(data: Record<string, unknown>, m: MappingConfig = mapping, keyBy: 'MLSNumber' | 'URL' = 'MLSNumber'): Promise<MappedItem> {
-  const items = mapFeed(one({ kind: 'record', position: { file: 'f.csv', line: 2, index: 0 }, data }), m, { serialNumber: 'SN-1', keyBy });
+async function mapOne(
+  data: Record<string, unknown>,
+  m: MappingConfig = mapping,
+  keyBy: 'MLSNumber' | 'URL' = 'MLSNumber',
+): Promise<MappedItem> {
+  const items = mapFeed(one({ kind: 'record', position: { file: 'f.csv', line: 2, index: 0 }, data }), m, {
+    serialNumber: 'SN-1',
+    keyBy,
+  });
   for await (const i of items) return i;
   throw new Error('no item');
 }
@@ -86,7 +93,9 @@ describe('mapFeed', () => {
     });
     // the listing's keys come in the spec's order (what zod would give)
     expect(Object.keys((item as { listing: object }).listing)).toEqual(
-      Object.keys((item as { listing: object }).listing).sort((a, b) => FIELD_ORDER.indexOf(a) - FIELD_ORDER.indexOf(b)),
+      Object.keys((item as { listing: object }).listing).sort(
+        (a, b) => FIELD_ORDER.indexOf(a) - FIELD_ORDER.indexOf(b),
+      ),
     );
   });
 
@@ -117,7 +126,12 @@ describe('mapFeed', () => {
 
   it('skips a record whose value is in a skip list, with the reason and the key', async () => {
     const item = await mapOne({ ...base, State: 'expired' });
-    expect(item).toEqual({ kind: 'skipped', position: { file: 'f.csv', line: 2, index: 0 }, key: 'A-1', reason: 'State is "expired": off the market' });
+    expect(item).toEqual({
+      kind: 'skipped',
+      position: { file: 'f.csv', line: 2, index: 0 },
+      key: 'A-1',
+      reason: 'State is "expired": off the market',
+    });
   });
 
   it('passes parse errors on and maps removed records to their key', async () => {
@@ -144,11 +158,22 @@ describe('mapFeed', () => {
       },
       'SN',
     );
-    expect(candidate).toMatchObject({ Address: '1 Oak', ZIP: '00501', SalePrice: 1000, Images: ['p1', 'p2'], DaysOnMarket: 10 });
+    expect(candidate).toMatchObject({
+      Address: '1 Oak',
+      ZIP: '00501',
+      SalePrice: 1000,
+      Images: ['p1', 'p2'],
+      DaysOnMarket: 10,
+    });
   });
 
   it('lets user fields override a preset rule, and null remove one', async () => {
-    const m = compileMapping(MappingConfig.parse({ preset: 'reso', fields: { Url: { template: 'https://x.test/{ListingKey}' }, Description: null } }));
+    const m = compileMapping(
+      MappingConfig.parse({
+        preset: 'reso',
+        fields: { Url: { template: 'https://x.test/{ListingKey}' }, Description: null },
+      }),
+    );
     const { candidate } = m.map({ ListingKey: 'K1', PublicRemarks: 'nice' }, 'SN');
     expect(candidate.Url).toBe('https://x.test/K1');
     expect(candidate).not.toHaveProperty('Description');

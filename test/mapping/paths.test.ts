@@ -6,11 +6,31 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compilePath } from '../../src/mapping/paths.js';
 
-const NAMES = ['a', 'b', '0', 'City', 'commons:City', 'x:a', 'a.b', '#text', '@_id', 'constructor', 'toString', '__proto__', '"', '\\', '\u2028', ''];
+const NAMES = [
+  'a',
+  'b',
+  '0',
+  'City',
+  'commons:City',
+  'x:a',
+  'a.b',
+  '#text',
+  '@_id',
+  'constructor',
+  'toString',
+  '__proto__',
+  '"',
+  '\\',
+  '\u2028',
+  '',
+];
 
 /** records whose names are mostly the path's own, so that walks go deep */
 function recordFor(segments: string[]): fc.Arbitrary<Record<string, unknown>> {
-  const name = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...segments) }, { weight: 1, arbitrary: fc.constantFrom(...NAMES) });
+  const name = fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom(...segments) },
+    { weight: 1, arbitrary: fc.constantFrom(...NAMES) },
+  );
   return fc.letrec((tie) => ({
     value: fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom('text', ' padded ', '', '0') },
@@ -19,11 +39,15 @@ function recordFor(segments: string[]): fc.Arbitrary<Record<string, unknown>> {
       { weight: 2, arbitrary: fc.array(tie('value'), { maxLength: 3 }) },
     ),
     // own properties whatever the name (`__proto__` included), as a reader builds them
-    object: fc.array(fc.tuple(name, tie('value')), { maxLength: 5, depthIdentifier: 'record' }).map((entries) => Object.fromEntries(entries) as Record<string, unknown>),
+    object: fc
+      .array(fc.tuple(name, tie('value')), { maxLength: 5, depthIdentifier: 'record' })
+      .map((entries) => Object.fromEntries(entries) as Record<string, unknown>),
   })).object;
 }
 
-const pathAndRecord = fc.array(fc.constantFrom(...NAMES), { minLength: 2, maxLength: 4 }).chain((segments) => fc.tuple(fc.constant(segments.join('.')), recordFor(segments)));
+const pathAndRecord = fc
+  .array(fc.constantFrom(...NAMES), { minLength: 2, maxLength: 4 })
+  .chain((segments) => fc.tuple(fc.constant(segments.join('.')), recordFor(segments)));
 
 describe('compilePath', () => {
   it("a nested path's fast getter gives what the reference walk gives", () => {

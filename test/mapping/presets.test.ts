@@ -17,7 +17,11 @@ async function mapDemoFeed(name: string): Promise<MappedItem[]> {
   const feed = config.feeds.find((f) => f.name === name)!;
   const opened = openFeed(feed.name, feed.source, { baseDir: dir, logger: silentLogger });
   const out: MappedItem[] = [];
-  for await (const i of mapFeed(opened.items, compileMapping(feed.mapping, { now }), { serialNumber: feed.chatbot!, keyBy: feed.keyBy })) out.push(i);
+  for await (const i of mapFeed(opened.items, compileMapping(feed.mapping, { now }), {
+    serialNumber: feed.chatbot!,
+    keyBy: feed.keyBy,
+  }))
+    out.push(i);
   return out;
 }
 
@@ -31,7 +35,14 @@ function summary(items: MappedItem[]) {
       // fixtures/README.md names CSV rows by line, XML and RESO records by number
       at: i.position.file.endsWith('.csv') ? i.position.line : i.position.index,
       key: 'key' in i ? i.key : undefined,
-      why: i.kind === 'rejected' ? i.issues.map((x) => `${x.field}: ${x.rule}`) : i.kind === 'skipped' ? i.reason : i.kind === 'error' ? i.error.message : undefined,
+      why:
+        i.kind === 'rejected'
+          ? i.issues.map((x) => `${x.field}: ${x.rule}`)
+          : i.kind === 'skipped'
+            ? i.reason
+            : i.kind === 'error'
+              ? i.error.message
+              : undefined,
     }));
   const listings = items
     .filter((i) => i.kind === 'listing')
@@ -87,7 +98,9 @@ describe('presets and the sample feeds', () => {
       ['rejected', 140],
     ]);
     const accented = items.find((i) => i.kind === 'listing' && i.listing.MLSNumber === 'LH1000003');
-    expect(accented?.kind === 'listing' && accented.listing.Description).toMatch(/^Café-style façade, piñata-ready yard\. /);
+    expect(accented?.kind === 'listing' && accented.listing.Description).toMatch(
+      /^Café-style façade, piñata-ready yard\. /,
+    );
     expect(s).toMatchSnapshot();
   });
 
@@ -102,11 +115,19 @@ describe('presets and the sample feeds', () => {
     ]);
     expect(s.others.filter((o) => o.kind === 'removed').map((o) => o.key)).toEqual(['RES1000025', 'RES1000099']);
     // Media came reversed in the pages: the images are in Order
-    expect(s.listings[0] && s.listings[0].Images).toEqual([...(s.listings[0] ? (s.listings[0].Images ?? []) : [])].sort());
+    expect(s.listings[0] && s.listings[0].Images).toEqual(
+      [...(s.listings[0] ? (s.listings[0].Images ?? []) : [])].sort(),
+    );
     expect(s).toMatchSnapshot();
   });
 
   it('the RESO StandardStatus table', () => {
-    expect(RESO_STATUS_MAP).toEqual({ Active: 'Active', 'Active Under Contract': 'Active', Pending: 'Active', 'Coming Soon': 'PreOnMarket', Closed: 'Sold' });
+    expect(RESO_STATUS_MAP).toEqual({
+      Active: 'Active',
+      'Active Under Contract': 'Active',
+      Pending: 'Active',
+      'Coming Soon': 'PreOnMarket',
+      Closed: 'Sold',
+    });
   });
 });

@@ -12,13 +12,17 @@ const fixture = (name: string) => fileURLToPath(new URL(`../../fixtures/feeds/${
 
 async function mapped(items: Parameters<typeof mapFeed>[0], mapping: Record<string, unknown>): Promise<MappedItem[]> {
   const out: MappedItem[] = [];
-  for await (const m of mapFeed(items, MappingConfig.parse(mapping), { serialNumber: 'SN', keyBy: 'MLSNumber' })) out.push(m);
+  for await (const m of mapFeed(items, MappingConfig.parse(mapping), { serialNumber: 'SN', keyBy: 'MLSNumber' }))
+    out.push(m);
   return out;
 }
 
 describe('preset mits on the sample', () => {
   it('available and on-notice units become rentals, the leased unit is skipped, a property without YearBuilt is rejected naming it', async () => {
-    const items = await mapped(readMits(createReadStream(fixture('mits-sample.xml')), { label: 'mits-sample.xml', recordPer: 'unit' }), { preset: 'mits' });
+    const items = await mapped(
+      readMits(createReadStream(fixture('mits-sample.xml')), { label: 'mits-sample.xml', recordPer: 'unit' }),
+      { preset: 'mits' },
+    );
     expect(items.map((i) => [i.kind, i.key])).toEqual([
       ['listing', 'HV100-101'],
       ['listing', 'HV100-102'],
@@ -56,20 +60,29 @@ describe('preset mits on the sample', () => {
   });
 
   it('defaults.YearBuilt takes the property the feed gives no year', async () => {
-    const items = await mapped(readMits(createReadStream(fixture('mits-sample.xml')), { label: 'mits-sample.xml', recordPer: 'unit' }), {
-      preset: 'mits',
-      defaults: { YearBuilt: 2000 },
-    });
+    const items = await mapped(
+      readMits(createReadStream(fixture('mits-sample.xml')), { label: 'mits-sample.xml', recordPer: 'unit' }),
+      {
+        preset: 'mits',
+        defaults: { YearBuilt: 2000 },
+      },
+    );
     expect(items.filter((i) => i.kind === 'listing')).toHaveLength(5);
   });
 });
 
 describe('preset hotpads on the sample', () => {
   it('maps rent, deposit, rooms, photos, tours and the room type', async () => {
-    const items = await mapped(readXml(createReadStream(fixture('hotpads-sample.xml')), { label: 'hotpads-sample.xml', recordPath: 'hotPadsItems.Listing' }), {
-      preset: 'hotpads',
-      defaults: { YearBuilt: 1990 },
-    });
+    const items = await mapped(
+      readXml(createReadStream(fixture('hotpads-sample.xml')), {
+        label: 'hotpads-sample.xml',
+        recordPath: 'hotPadsItems.Listing',
+      }),
+      {
+        preset: 'hotpads',
+        defaults: { YearBuilt: 1990 },
+      },
+    );
     expect(items.map((i) => i.kind)).toEqual(['listing', 'listing']);
     const [condo, room] = items.map((i) => (i.kind === 'listing' ? i.listing : undefined));
     expect(condo).toMatchObject({
@@ -86,7 +99,10 @@ describe('preset hotpads on the sample', () => {
       Address: '1200 NW Lovejoy St',
       ZIP: '97209',
       Tours: '3D',
-      Images: ['https://media.bayside-residential.test/hp-1001/1.jpg', 'https://media.bayside-residential.test/hp-1001/2.jpg'],
+      Images: [
+        'https://media.bayside-residential.test/hp-1001/1.jpg',
+        'https://media.bayside-residential.test/hp-1001/2.jpg',
+      ],
       Url: 'https://bayside-residential.test/listings/hp-1001',
     });
     expect(condo!.ExtensionColumn).toEqual(

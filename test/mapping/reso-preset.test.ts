@@ -7,7 +7,10 @@ import { mapItem } from '../../src/mapping/map-feed.js';
 import type { MappedItem } from '../../src/mapping/types.js';
 import { inSpelling, type Spelling } from '../helpers/reso-spelling.js';
 
-const mapping = MappingConfig.parse({ preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } });
+const mapping = MappingConfig.parse({
+  preset: 'reso',
+  fields: { Url: { template: 'https://broker.test/l/{ListingId}' } },
+});
 
 function record(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -30,8 +33,15 @@ function record(extra: Record<string, unknown> = {}): Record<string, unknown> {
   };
 }
 
-function map(data: Record<string, unknown>, spelling: Spelling = 'display', compiled: CompiledMapping = compileMapping(mapping)): MappedItem {
-  return mapItem({ kind: 'record', position: { file: 'reso', index: 0 }, data: inSpelling(data, spelling) }, compiled, { serialNumber: 'SN-1', keyBy: 'MLSNumber' });
+function map(
+  data: Record<string, unknown>,
+  spelling: Spelling = 'display',
+  compiled: CompiledMapping = compileMapping(mapping),
+): MappedItem {
+  return mapItem({ kind: 'record', position: { file: 'reso', index: 0 }, data: inSpelling(data, spelling) }, compiled, {
+    serialNumber: 'SN-1',
+    keyBy: 'MLSNumber',
+  });
 }
 
 function listing(item: MappedItem): Record<string, unknown> {
@@ -57,10 +67,22 @@ describe.each<Spelling>(['display', 'enum'])('reso preset, lookups spelled as %s
   });
 
   it('a lease is for_rent with the rent in RentPrice and the deposit in DepositFee; a sale has SalePrice only', () => {
-    const lease = listing(map(record({ PropertyType: 'Residential Lease', PropertySubType: 'Apartment', ListPrice: 2850, SecurityDeposit: 3000 }), spelling));
+    const lease = listing(
+      map(
+        record({
+          PropertyType: 'Residential Lease',
+          PropertySubType: 'Apartment',
+          ListPrice: 2850,
+          SecurityDeposit: 3000,
+        }),
+        spelling,
+      ),
+    );
     expect(lease).toMatchObject({ SaleType: 'for_rent', RentPrice: 2850, DepositFee: 3000 });
     expect(lease.SalePrice).toBeUndefined();
-    const commercial = listing(map(record({ PropertyType: 'Commercial Lease', PropertySubType: 'Office', ListPrice: 9000 }), spelling));
+    const commercial = listing(
+      map(record({ PropertyType: 'Commercial Lease', PropertySubType: 'Office', ListPrice: 9000 }), spelling),
+    );
     expect(commercial).toMatchObject({ SaleType: 'for_rent', RentPrice: 9000 });
     const sale = listing(map(record({ SecurityDeposit: 500 }), spelling));
     expect(sale).toMatchObject({ SaleType: 'for_sale', SalePrice: 450000 });
@@ -70,20 +92,37 @@ describe.each<Spelling>(['display', 'enum'])('reso preset, lookups spelled as %s
 
   it('PropertySubType is shown in its display form', () => {
     expect(listing(map(record(), spelling)).PropertyType).toBe('Single Family Residence');
-    expect(listing(map(record({ PropertySubType: 'Stock Cooperative' }), spelling)).PropertyType).toBe('Stock Cooperative');
+    expect(listing(map(record({ PropertySubType: 'Stock Cooperative' }), spelling)).PropertyType).toBe(
+      'Stock Cooperative',
+    );
   });
 
   it('areas in square meters stay square meters, and the lot comes to the same unit', () => {
-    const l = listing(map(record({ LivingArea: 120, LivingAreaUnits: 'Square Meters', LotSizeArea: 0.5, LotSizeUnits: 'Acres', LotSizeSquareFeet: null }), spelling));
+    const l = listing(
+      map(
+        record({
+          LivingArea: 120,
+          LivingAreaUnits: 'Square Meters',
+          LotSizeArea: 0.5,
+          LotSizeUnits: 'Acres',
+          LotSizeSquareFeet: null,
+        }),
+        spelling,
+      ),
+    );
     expect(l).toMatchObject({ AreaUnit: 'Square Meters', BuildingArea: 120, LotArea: 2023.43 });
   });
 
   it('LotSizeArea is read in LotSizeUnits, square feet and acres alike', () => {
     const acres = listing(map(record({ LotSizeArea: 0.25, LotSizeUnits: 'Acres', LotSizeSquareFeet: null }), spelling));
     expect(acres).toMatchObject({ AreaUnit: 'Square Feet', LotArea: 10890, BuildingArea: 1850 });
-    const sqm = listing(map(record({ LotSizeArea: 500, LotSizeUnits: 'Square Meters', LotSizeSquareFeet: null }), spelling));
+    const sqm = listing(
+      map(record({ LotSizeArea: 500, LotSizeUnits: 'Square Meters', LotSizeSquareFeet: null }), spelling),
+    );
     expect(sqm).toMatchObject({ AreaUnit: 'Square Feet', LotArea: 5381.96 });
-    const sqmLiving = listing(map(record({ LivingArea: 100, LivingAreaUnits: 'Square Meters', LotSizeSquareFeet: 1076.39 }), spelling));
+    const sqmLiving = listing(
+      map(record({ LivingArea: 100, LivingAreaUnits: 'Square Meters', LotSizeSquareFeet: 1076.39 }), spelling),
+    );
     expect(sqmLiving).toMatchObject({ AreaUnit: 'Square Meters', BuildingArea: 100, LotArea: 100 });
   });
 
@@ -99,7 +138,10 @@ describe.each<Spelling>(['display', 'enum'])('reso preset, lookups spelled as %s
           LotArea: {
             ...mapping.fields.LotArea,
             from: ['LotSizeArea', 'LotSizeSquareFeet', 'LotSizeAcres'],
-            unit: { from: { LotSizeArea: 'LotSizeUnits', LotSizeSquareFeet: 'sqft', LotSizeAcres: 'acres' }, to: 'AreaUnit' },
+            unit: {
+              from: { LotSizeArea: 'LotSizeUnits', LotSizeSquareFeet: 'sqft', LotSizeAcres: 'acres' },
+              to: 'AreaUnit',
+            },
             onInvalid: 'reject',
           },
         },
@@ -114,7 +156,14 @@ describe.each<Spelling>(['display', 'enum'])('reso preset, lookups spelled as %s
 
   it("junk in DaysOnMarket, GarageSpaces and LotSizeArea (the RESO reference server's) is replaced by 0 and named, not the listing lost", () => {
     const junk = map(
-      record({ DaysOnMarket: 72_725, ParkingTotal: null, GarageSpaces: 510864656077.79, LotSizeSquareFeet: null, LotSizeArea: 3e15, LotSizeUnits: 'Square Feet' }),
+      record({
+        DaysOnMarket: 72_725,
+        ParkingTotal: null,
+        GarageSpaces: 510864656077.79,
+        LotSizeSquareFeet: null,
+        LotSizeArea: 3e15,
+        LotSizeUnits: 'Square Feet',
+      }),
       spelling,
     );
     expect(junk).toMatchObject({ kind: 'listing', listing: { DaysOnMarket: 0, ParkingSpots: 0, LotArea: 0 } });
@@ -140,7 +189,11 @@ describe.each<Spelling>(['display', 'enum'])('reso preset, lookups spelled as %s
       { MediaURL: 'https://m.test/2.jpg', MediaType: 'image/jpeg', Order: 2 },
       { MediaURL: 'https://m.test/none.jpg', Order: 4 },
     ];
-    expect(listing(map(record({ Media: media }), spelling)).Images).toEqual(['https://m.test/1.jpg', 'https://m.test/2.jpg', 'https://m.test/3.jpg']);
+    expect(listing(map(record({ Media: media }), spelling)).Images).toEqual([
+      'https://m.test/1.jpg',
+      'https://m.test/2.jpg',
+      'https://m.test/3.jpg',
+    ]);
   });
 });
 
@@ -148,13 +201,20 @@ describe('value maps', () => {
   it('match case-, space- and underscore-insensitively', () => {
     const m = MappingConfig.parse({ fields: { Status: { from: 'S', map: { 'Active Under Contract': 'Active' } } } });
     const compiled = compileMapping(m);
-    for (const s of ['ActiveUnderContract', 'active_under_contract', 'ACTIVE UNDER CONTRACT', ' Active  Under Contract ']) {
+    for (const s of [
+      'ActiveUnderContract',
+      'active_under_contract',
+      'ACTIVE UNDER CONTRACT',
+      ' Active  Under Contract ',
+    ]) {
       expect(compiled.map({ S: s }, 'SN').candidate.Status).toBe('Active');
     }
   });
 
   it('two keys that are one value to a loose map, mapped differently, are a config error naming both', () => {
-    const r = MappingConfig.safeParse({ fields: { Status: { from: 'S', map: { 'Coming Soon': 'PreOnMarket', ComingSoon: 'Active' } } } });
+    const r = MappingConfig.safeParse({
+      fields: { Status: { from: 'S', map: { 'Coming Soon': 'PreOnMarket', ComingSoon: 'Active' } } },
+    });
     expect(r.success).toBe(false);
     expect(r.error!.issues[0]!.message).toContain('"ComingSoon" and "Coming Soon" are the same value');
   });
@@ -169,10 +229,12 @@ describe('value maps', () => {
 });
 
 describe('derived fields', () => {
-  const feed = (extra: Record<string, unknown>) => FeedConfig.parse({ name: 'f', chatbot: 'SN', source: { kind: 'reso', url: 'https://mls.test/odata' }, ...extra });
+  const feed = (extra: Record<string, unknown>) =>
+    FeedConfig.parse({ name: 'f', chatbot: 'SN', source: { kind: 'reso', url: 'https://mls.test/odata' }, ...extra });
 
   it('the presets ignore DaysOnMarket for change detection unless the feed says otherwise', () => {
-    for (const preset of ['reso', 'zillow', 'listhub']) expect(feed({ mapping: { preset } }).ignore).toEqual(['DaysOnMarket']);
+    for (const preset of ['reso', 'zillow', 'listhub'])
+      expect(feed({ mapping: { preset } }).ignore).toEqual(['DaysOnMarket']);
     expect(feed({ mapping: { preset: 'reso' }, ignore: [] }).ignore).toEqual([]);
     expect(feed({ mapping: { preset: 'reso' }, ignore: ['Description'] }).ignore).toEqual(['Description']);
     expect(feed({}).ignore).toEqual([]);

@@ -8,7 +8,9 @@ const t = (spec: unknown) => compileTransform(TransformSpec.parse(spec), now);
 describe('transforms', () => {
   it('number: plain, grouped, with currency around it; fails on words', () => {
     const f = t('number');
-    expect(['350000', ' 1,250,000 ', '$1,250,000', '2.5', '-3', 7].map(f)).toEqual([350000, 1250000, 1250000, 2.5, -3, 7]);
+    expect(['350000', ' 1,250,000 ', '$1,250,000', '2.5', '-3', 7].map(f)).toEqual([
+      350000, 1250000, 1250000, 2.5, -3, 7,
+    ]);
     expect(() => f('three')).toThrow(TransformFailure);
     expect(() => f('1.2.3')).toThrow('number: not a number');
   });
@@ -72,7 +74,14 @@ describe('onInvalid in config', () => {
     const { MappingConfig } = await import('../../src/mapping/config-schema.js');
     const r = MappingConfig.safeParse({ fields: { ParkingSpots: { from: 'Garage', onInvalid: 'default' } } });
     expect(r.success).toBe(false);
-    expect(r.error!.issues[0]!.message).toBe('onInvalid: default needs a value to put in: set fields.ParkingSpots.default or defaults.ParkingSpots');
-    expect(MappingConfig.safeParse({ fields: { ParkingSpots: { from: 'Garage', onInvalid: 'default' } }, defaults: { ParkingSpots: 0 } }).success).toBe(true);
+    expect(r.error!.issues[0]!.message).toBe(
+      'onInvalid: default needs a value to put in: set fields.ParkingSpots.default or defaults.ParkingSpots',
+    );
+    expect(
+      MappingConfig.safeParse({
+        fields: { ParkingSpots: { from: 'Garage', onInvalid: 'default' } },
+        defaults: { ParkingSpots: 0 },
+      }).success,
+    ).toBe(true);
   });
 });

@@ -20,7 +20,9 @@ describe('compileWhere', () => {
   it('reads nested fields by a dotted path, numbers as text, lists by any of their values', () => {
     const route = compileWhere({ 'ListAgent.Office.Id': [42], 'Property.Type': ['Single Family Residence'] })!;
     expect(route({ ListAgent: { Office: { Id: '42' } }, Property: { Type: 'SingleFamilyResidence' } })).toBe(true);
-    expect(route({ ListAgent: { Office: { Id: 42 } }, Property: { Type: ['Condominium', 'single family residence'] } })).toBe(true);
+    expect(
+      route({ ListAgent: { Office: { Id: 42 } }, Property: { Type: ['Condominium', 'single family residence'] } }),
+    ).toBe(true);
     // every field must match
     expect(route({ ListAgent: { Office: { Id: '42' } }, Property: { Type: 'Condominium' } })).toBe(false);
     expect(route({ ListAgent: { Office: { Id: '7' } }, Property: { Type: 'SingleFamilyResidence' } })).toBe(false);

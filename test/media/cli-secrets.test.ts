@@ -39,7 +39,10 @@ beforeAll(async () => {
   const port = new URL(host.origin).port;
   const photos = [host.url('/c/1.jpg'), `https://127.0.0.1:${port}/c/2.jpg`, host.url('/c/away'), bare.url('/b/4.jpg')];
   const cells = COLUMNS.map((c) => String(row(1)[c] ?? ''));
-  await writeFile(join(dir, 'homes.csv'), `${[...COLUMNS, 'Images'].join(',')}\n${[...cells, `"${photos.join(',')}"`].join(',')}\n`);
+  await writeFile(
+    join(dir, 'homes.csv'),
+    `${[...COLUMNS, 'Images'].join(',')}\n${[...cells, `"${photos.join(',')}"`].join(',')}\n`,
+  );
 });
 afterAll(async () => {
   await Promise.all([te.close(), s3.close(), host.close(), bare.close()]);
@@ -104,12 +107,15 @@ describe('feedsync sync with media.mirror', () => {
     expect(run.stderr).toContain('photos: 4 downloaded');
     for (const s of secrets()) expect(run.stdout + run.stderr).not.toContain(s);
     expect(await s3.keys()).toHaveLength(4);
-    const agents = (h: PhotoHost) => [...new Set(h.seen.map((r) => `${r.path} ${r.headers['user-agent'] === MEDIA_TOKEN ? 'token' : 'bare'}`))].sort();
+    const agents = (h: PhotoHost) =>
+      [...new Set(h.seen.map((r) => `${r.path} ${r.headers['user-agent'] === MEDIA_TOKEN ? 'token' : 'bare'}`))].sort();
     // the named host over https: the header; the same server as https://127.0.0.1, the redirect's target and the http host: none
     expect(agents(host)).toEqual(['/c/1.jpg token', '/c/2.jpg bare', '/c/away token']);
     expect(agents(bare)).toEqual(['/b/3.jpg bare', '/b/4.jpg bare']);
     expect(JSON.stringify(bare.seen)).not.toContain(MEDIA_TOKEN);
-    expect((await te.listings('SN-CLI-MEDIA'))[0]?.Images?.[0]).toMatch(/^https:\/\/cdn\.homes\.test\/homes\/[0-9a-f]{64}\.jpg$/);
+    expect((await te.listings('SN-CLI-MEDIA'))[0]?.Images?.[0]).toMatch(
+      /^https:\/\/cdn\.homes\.test\/homes\/[0-9a-f]{64}\.jpg$/,
+    );
 
     const check = await feedsync(['config', 'check', '--config', config], env());
     for (const s of secrets()) expect(check.stdout + check.stderr).not.toContain(s);

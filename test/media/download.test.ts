@@ -45,7 +45,8 @@ describe('downloadPhoto', () => {
     const second = await downloadPhoto(url, options(rebinding));
     expect(second).toEqual({
       ok: false,
-      reason: 'refused: rebind.test: 127.0.0.2 is a loopback address, not a public one (feeds[].media.allowInternal allows an internal photo host)',
+      reason:
+        'refused: rebind.test: 127.0.0.2 is a loopback address, not a public one (feeds[].media.allowInternal allows an internal photo host)',
     });
     expect(asked).toEqual(['rebind.test', 'rebind.test']);
     expect([allowed.count('/p.jpg'), inner.total()]).toEqual([1, 0]);
@@ -64,17 +65,31 @@ describe('downloadPhoto', () => {
 
   it('stores only a body that is one whole image: a GIF header before an HTML page, or an image with more after it, is not one', async () => {
     const gif = fakeImage('gif', 'g');
-    allowed.set('/gif-html', { kind: 'image', body: Buffer.concat([gif.subarray(0, 13), Buffer.from('<html><script>alert(1)</script></html>')]), contentType: 'image/gif' });
-    allowed.set('/gif-tail', { kind: 'image', body: Buffer.concat([gif, Buffer.alloc(30_000, 'x')]), contentType: 'image/gif' });
+    allowed.set('/gif-html', {
+      kind: 'image',
+      body: Buffer.concat([gif.subarray(0, 13), Buffer.from('<html><script>alert(1)</script></html>')]),
+      contentType: 'image/gif',
+    });
+    allowed.set('/gif-tail', {
+      kind: 'image',
+      body: Buffer.concat([gif, Buffer.alloc(30_000, 'x')]),
+      contentType: 'image/gif',
+    });
     allowed.set('/png-cut', { kind: 'image', body: fakeImage('png', 'p').subarray(0, 200), contentType: 'image/png' });
     allowed.set('/gif', { kind: 'image', body: Buffer.concat([gif, Buffer.alloc(16)]), contentType: 'text/html' });
-    const reasons = await Promise.all(['/gif-html', '/gif-tail', '/png-cut'].map(async (p) => downloadPhoto(allowed.url(p), options())));
+    const reasons = await Promise.all(
+      ['/gif-html', '/gif-tail', '/png-cut'].map(async (p) => downloadPhoto(allowed.url(p), options())),
+    );
     expect(reasons.map((r) => (r.ok ? 'stored' : r.reason))).toEqual([
       'not an image: starts as GIF but is not a whole one: an unknown block 0x3c at byte 13',
       'not an image: a GIF followed by 30000 bytes that are not part of it',
       expect.stringMatching(/^not an image: starts as PNG but is not a whole one: cut short in/),
     ]);
     const ok = await downloadPhoto(allowed.url('/gif'), options());
-    expect(ok.ok && { type: ok.type.contentType, width: ok.width, height: ok.height }).toEqual({ type: 'image/gif', width: 2, height: 3 });
+    expect(ok.ok && { type: ok.type.contentType, width: ok.width, height: ok.height }).toEqual({
+      type: 'image/gif',
+      width: 2,
+      height: 3,
+    });
   });
 });

@@ -50,8 +50,10 @@ const listing = (i: number, photos: string[]): Listing => ({ ...row(i), Images: 
 
 async function writeFeed(listings: Listing[]): Promise<void> {
   const columns = [...COLUMNS, 'Images', 'ListDate'] as const;
-  const cell = (v: unknown) => (v === undefined ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
-  const value = (l: Listing, c: (typeof columns)[number]) => (c === 'Images' ? l.Images?.join(',') : c === 'ListDate' ? '2026-01-15' : l[c]);
+  const cell = (v: unknown) =>
+    v === undefined ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v);
+  const value = (l: Listing, c: (typeof columns)[number]) =>
+    c === 'Images' ? l.Images?.join(',') : c === 'ListDate' ? '2026-01-15' : l[c];
   const lines = listings.map((l) => columns.map((c) => cell(value(l, c))).join(','));
   await writeFile(join(dir, 'feed.csv'), [columns.join(','), ...lines].join('\n') + '\n');
 }
@@ -76,7 +78,11 @@ function mediaConfig(patch: Record<string, unknown> = {}): MediaConfig {
 function sync(opts: SyncOptions & { feed?: FeedConfig; media?: MediaConfig } = {}) {
   const { feed = feedConfig(), media = mediaConfig(), ...syncOpts } = opts;
   const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 50 });
-  return syncFeed(feed, { api: te.client(), store, configFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, media }, syncOpts);
+  return syncFeed(
+    feed,
+    { api: te.client(), store, configFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, media },
+    syncOpts,
+  );
 }
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -84,23 +90,44 @@ const imagesOf = async (mls: string) => (await te.listings(SN)).find((l) => l.ML
 
 describe('media mirror', () => {
   it('stores each distinct photo once under its content hash and gives the chatbot only the bucket URLs, in order', async () => {
-    const photos = { a: fakeImage('jpeg', 'a'), b: fakeImage('png', 'b'), c: fakeImage('webp', 'c'), shared: fakeImage('avif', 'shared') };
-    for (const [name, body] of Object.entries(photos)) host.set(`/p/${name}`, { kind: 'image', body, contentType: 'application/octet-stream' });
+    const photos = {
+      a: fakeImage('jpeg', 'a'),
+      b: fakeImage('png', 'b'),
+      c: fakeImage('webp', 'c'),
+      shared: fakeImage('avif', 'shared'),
+    };
+    for (const [name, body] of Object.entries(photos))
+      host.set(`/p/${name}`, { kind: 'image', body, contentType: 'application/octet-stream' });
     await writeFeed([listing(1, ['/p/b', '/p/a', '/p/shared']), listing(2, ['/p/c', '/p/shared'])]);
 
     const report = await sync();
     expect(report.outcome).toBe('ok');
     expect(report.counts.created).toBe(2);
-    expect(report.media).toMatchObject({ downloaded: 4, failed: 0, reused: 0, bytes: Object.values(photos).reduce((n, b) => n + b.length, 0) });
+    expect(report.media).toMatchObject({
+      downloaded: 4,
+      failed: 0,
+      reused: 0,
+      bytes: Object.values(photos).reduce((n, b) => n + b.length, 0),
+    });
     for (const name of Object.keys(photos)) expect(host.count(`/p/${name}`)).toBe(1);
 
     const key = (b: Buffer, ext: string) => `listings/photo-feed/${sha256(b)}.${ext}`;
-    expect(await imagesOf('MLS0001')).toEqual([key(photos.b, 'png'), key(photos.a, 'jpg'), key(photos.shared, 'avif')].map((k) => `${PUBLIC}/${k}`));
-    expect(await imagesOf('MLS0002')).toEqual([key(photos.c, 'webp'), key(photos.shared, 'avif')].map((k) => `${PUBLIC}/${k}`));
+    expect(await imagesOf('MLS0001')).toEqual(
+      [key(photos.b, 'png'), key(photos.a, 'jpg'), key(photos.shared, 'avif')].map((k) => `${PUBLIC}/${k}`),
+    );
+    expect(await imagesOf('MLS0002')).toEqual(
+      [key(photos.c, 'webp'), key(photos.shared, 'avif')].map((k) => `${PUBLIC}/${k}`),
+    );
 
     const objects = await s3.objects();
-    expect([...objects.keys()].sort()).toEqual([key(photos.a, 'jpg'), key(photos.b, 'png'), key(photos.c, 'webp'), key(photos.shared, 'avif')].sort());
-    expect(objects.get(key(photos.a, 'jpg'))).toEqual({ body: photos.a, contentType: 'image/jpeg', cacheControl: 'public, max-age=31536000, immutable' });
+    expect([...objects.keys()].sort()).toEqual(
+      [key(photos.a, 'jpg'), key(photos.b, 'png'), key(photos.c, 'webp'), key(photos.shared, 'avif')].sort(),
+    );
+    expect(objects.get(key(photos.a, 'jpg'))).toEqual({
+      body: photos.a,
+      contentType: 'image/jpeg',
+      cacheControl: 'public, max-age=31536000, immutable',
+    });
     expect(objects.get(key(photos.b, 'png'))?.body.equals(photos.b)).toBe(true);
     expect(objects.get(key(photos.shared, 'avif'))?.contentType).toBe('image/avif');
 
@@ -128,7 +155,9 @@ describe('media mirror', () => {
     host.set('/k/2', { kind: 'image', body: fakeImage('jpeg', 'k2') });
     await writeFeed([listing(1, ['/k/1', '/k/2']), listing(2, ['/k/2'])]);
     const base = feedConfig();
-    const feed = feedConfig({ mapping: { fields: { ...base.mapping.fields, DaysOnMarket: { from: 'ListDate', transform: 'days-since' } } } });
+    const feed = feedConfig({
+      mapping: { fields: { ...base.mapping.fields, DaysOnMarket: { from: 'ListDate', transform: 'days-since' } } },
+    });
     const now = () => new Date('2026-02-01T12:00:00Z');
     await sync({ feed, now });
     const applies: unknown[] = [];
@@ -162,7 +191,9 @@ describe('media mirror', () => {
     expect(report.counts.updated).toBe(1);
     expect(report.media).toMatchObject({ downloaded: 1, reused: 1, failed: 0 });
     expect([host.count('/q/1'), host.count('/q/2'), host.count('/q/3')]).toEqual([1, 1, 1]);
-    expect((await imagesOf('MLS0001'))?.[1]).toBe(`${PUBLIC}/listings/photo-feed/${sha256(fakeImage('gif', 'q3'))}.gif`);
+    expect((await imagesOf('MLS0001'))?.[1]).toBe(
+      `${PUBLIC}/listings/photo-feed/${sha256(fakeImage('gif', 'q3'))}.gif`,
+    );
   });
 
   it('leaves a dead photo out, names it with its listing and reason, still syncs the listing, and retries it next run', async () => {
@@ -217,12 +248,21 @@ describe('media mirror', () => {
     const early = await sync({ media, now: at(10.5) });
     expect(early.media).toMatchObject({ deleted: 0, waitingGrace: 1 });
     const dry = await sync({ media, now: at(11.5), dryRun: true });
-    expect(dry.media?.dry).toEqual({ download: 0, delete: 1, downloads: [], deletes: [`listings/photo-feed/${sha256(fakeImage('jpeg', 'own'))}.jpg`] });
+    expect(dry.media?.dry).toEqual({
+      download: 0,
+      delete: 1,
+      downloads: [],
+      deletes: [`listings/photo-feed/${sha256(fakeImage('jpeg', 'own'))}.jpg`],
+    });
     expect(await s3.keys()).toHaveLength(3);
 
     const late = await sync({ media, now: at(11.5) });
     expect(late.media).toMatchObject({ deleted: 1, waitingGrace: 0 });
-    expect(await s3.keys()).toEqual([sha256(fakeImage('jpeg', 'other')), sha256(fakeImage('jpeg', 'shared'))].map((h) => `listings/photo-feed/${h}.jpg`).sort());
+    expect(await s3.keys()).toEqual(
+      [sha256(fakeImage('jpeg', 'other')), sha256(fakeImage('jpeg', 'shared'))]
+        .map((h) => `listings/photo-feed/${h}.jpg`)
+        .sort(),
+    );
     expect(host.count('/g/own')).toBe(1);
   });
 
@@ -246,7 +286,9 @@ describe('media mirror', () => {
     const report = await sync({ media: down });
     expect(report.outcome).toBe('ok');
     expect(report.counts.created).toBe(2);
-    expect(report.media?.storageError).toMatch(/^storage http:\/\/127\.0\.0\.1:9 bucket photos: PUT listings\/photo-feed\/.* failed/);
+    expect(report.media?.storageError).toMatch(
+      /^storage http:\/\/127\.0\.0\.1:9 bucket photos: PUT listings\/photo-feed\/.* failed/,
+    );
     expect(report.media?.failed).toBe(2);
     const text = formatSyncReport(report);
     expect(text.match(/photo storage could not be used/g)).toHaveLength(1);
@@ -284,12 +326,21 @@ describe('media mirror', () => {
       host.set('/r/away', { kind: 'redirect', location: other.url('/x') });
       await writeFeed([listing(1, ['/r/same', '/r/away'])]);
       const feed = feedConfig();
-      const source = { ...feed.source, mediaHeaders: { 'X-Media-Token': 'media-header-secret-55' }, mediaHosts: ['127.0.0.1'] };
+      const source = {
+        ...feed.source,
+        mediaHeaders: { 'X-Media-Token': 'media-header-secret-55' },
+        mediaHosts: ['127.0.0.1'],
+      };
       const report = await sync({ feed: { ...feed, source } });
       expect(report.media).toMatchObject({ downloaded: 2, failed: 0 });
       expect(other.count('/x')).toBe(1);
       // the host is named, but over http: the header goes nowhere
-      expect([...host.seen, ...other.seen].map((s) => s.headers['x-media-token'])).toEqual([undefined, undefined, undefined, undefined]);
+      expect([...host.seen, ...other.seen].map((s) => s.headers['x-media-token'])).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
     } finally {
       await other.close();
     }
@@ -324,10 +375,15 @@ describe('media mirror', () => {
       const first = await sync({ feed });
       expect(first.outcome, first.message).toBe('ok');
       expect(first.media).toMatchObject({ downloaded: 2, failed: 0 });
-      expect(host.seen.filter((r) => r.path.startsWith('/m/')).map((r) => r.headers['user-agent'])).toEqual([undefined, undefined]);
+      expect(host.seen.filter((r) => r.path.startsWith('/m/')).map((r) => r.headers['user-agent'])).toEqual([
+        undefined,
+        undefined,
+      ]);
       expect(JSON.stringify(host.seen)).not.toContain(TOKEN);
       const [held] = await te.listings(SN);
-      expect(held?.Images).toEqual([1, 2].map((n) => `${PUBLIC}/listings/mls-photos/${sha256(fakeImage('jpeg', `/m/${n}`))}.jpg`));
+      expect(held?.Images).toEqual(
+        [1, 2].map((n) => `${PUBLIC}/listings/mls-photos/${sha256(fakeImage('jpeg', `/m/${n}`))}.jpg`),
+      );
 
       // the media host signs its URLs anew: the same photos, nothing downloaded
       mls.touch(key, { Media: [photo(1, 'b', '2026-01-01T00:00:00Z'), photo(2, 'b', '2026-01-01T00:00:00Z')] });
@@ -339,7 +395,9 @@ describe('media mirror', () => {
       const replaced = await sync({ feed });
       expect(replaced.media).toMatchObject({ downloaded: 1, reused: 1 });
       expect([host.count('/m/1'), host.count('/m/2')]).toEqual([1, 2]);
-      expect((await te.listings(SN))[0]?.Images?.[1]).toBe(`${PUBLIC}/listings/mls-photos/${sha256(fakeImage('png', 'new 2'))}.png`);
+      expect((await te.listings(SN))[0]?.Images?.[1]).toBe(
+        `${PUBLIC}/listings/mls-photos/${sha256(fakeImage('png', 'new 2'))}.png`,
+      );
     } finally {
       await mls.close();
     }
@@ -382,7 +440,11 @@ describe('media mirror', () => {
       Media: [{ MediaKey: `m-${k}`, MediaURL: host.url('/r/1'), MediaCategory: 'Photo', Order: 1 }],
     }));
     // storage order with the highest key last on the first page: a pull by key misses K-3
-    const reso = await startResoServer({ records: [records[0]!, records[1]!, records[3]!, records[2]!], order: 'storage', maxPageSize: 3 });
+    const reso = await startResoServer({
+      records: [records[0]!, records[1]!, records[3]!, records[2]!],
+      order: 'storage',
+      maxPageSize: 3,
+    });
     reso.order = 'honour';
     try {
       const feed = feedConfig({
@@ -415,19 +477,32 @@ describe('photo URLs that name an internal address', () => {
       const innerPort = new URL(inner.origin).port;
       const hostPort = new URL(host.origin).port;
       const direct = [
-        ...['127.0.0.2', '2130706434', '0177.0.0.2', '0x7f.0.0.2', '0x7f000002', '127.2', '[::ffff:127.0.0.2]', '[::ffff:7f00:2]', '[::127.0.0.2]'].map(
-          (h) => `http://${h}:${innerPort}/secret`,
+        ...[
+          '127.0.0.2',
+          '2130706434',
+          '0177.0.0.2',
+          '0x7f.0.0.2',
+          '0x7f000002',
+          '127.2',
+          '[::ffff:127.0.0.2]',
+          '[::ffff:7f00:2]',
+          '[::127.0.0.2]',
+        ].map((h) => `http://${h}:${innerPort}/secret`),
+        ...['127.0.0.1', 'localhost', '2130706433', '127.1', '0', '[::ffff:127.0.0.1]'].map(
+          (h) => `http://${h}:${hostPort}/secret`,
         ),
-        ...['127.0.0.1', 'localhost', '2130706433', '127.1', '0', '[::ffff:127.0.0.1]'].map((h) => `http://${h}:${hostPort}/secret`),
       ];
       direct.forEach((url, i) => relay.set(`/hop/${i}`, { kind: 'redirect', location: url }));
       relay.set('/hop/twice', { kind: 'redirect', location: relay.url('/hop/0') });
       const viaRelay = [...direct.map((_, i) => relay.url(`/hop/${i}`)), relay.url('/hop/twice')];
       await writeFile(
         join(dir, 'feed.csv'),
-        [[...COLUMNS, 'Images'].join(','), ...[direct, viaRelay].map((urls, i) => [...COLUMNS.map((c) => String(row(i + 1)[c] ?? '')), `"${urls.join(',')}"`].join(','))].join(
-          '\n',
-        ) + '\n',
+        [
+          [...COLUMNS, 'Images'].join(','),
+          ...[direct, viaRelay].map((urls, i) =>
+            [...COLUMNS.map((c) => String(row(i + 1)[c] ?? '')), `"${urls.join(',')}"`].join(','),
+          ),
+        ].join('\n') + '\n',
       );
       const hostBefore = host.total();
       const report = await sync({ feed: feedConfig({ media: { allowInternal: ['127.0.0.3'] } }) });
@@ -438,7 +513,8 @@ describe('photo URLs that name an internal address', () => {
       expect(relay.total()).toBe(viaRelay.length + 1);
       expect(await s3.keys()).toEqual([]);
       expect(report.media).toMatchObject({ downloaded: 0, failed: direct.length + viaRelay.length });
-      for (const f of report.media!.failures) expect(f.reason, f.url).toMatch(/^refused: .* is an? \S+ address, not a public one/);
+      for (const f of report.media!.failures)
+        expect(f.reason, f.url).toMatch(/^refused: .* is an? \S+ address, not a public one/);
       expect(JSON.stringify(report)).not.toContain('internal only');
       expect(await imagesOf('MLS0001')).toBeUndefined();
     } finally {

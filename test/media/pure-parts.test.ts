@@ -38,12 +38,23 @@ describe('imageTypeOf', () => {
 });
 
 describe('photoSources', () => {
-  const media = (url: string, key: string, modified: string) => ({ MediaURL: url, MediaKey: key, MediaModificationTimestamp: modified, MediaCategory: 'Photo' });
+  const media = (url: string, key: string, modified: string) => ({
+    MediaURL: url,
+    MediaKey: key,
+    MediaModificationTimestamp: modified,
+    MediaCategory: 'Photo',
+  });
 
   it('is the media record where the record names one: a re-signed URL is the same photo, a new timestamp a new one', () => {
-    const a = photoSources(['https://m.test/1?sig=A'], { Media: [media('https://m.test/1?sig=A', 'K1', '2026-01-01T00:00:00Z')] });
-    const resigned = photoSources(['https://m.test/1?sig=B'], { Media: [media('https://m.test/1?sig=B', 'K1', '2026-01-01T00:00:00Z')] });
-    const replaced = photoSources(['https://m.test/1?sig=B'], { Media: [media('https://m.test/1?sig=B', 'K1', '2026-02-01T00:00:00Z')] });
+    const a = photoSources(['https://m.test/1?sig=A'], {
+      Media: [media('https://m.test/1?sig=A', 'K1', '2026-01-01T00:00:00Z')],
+    });
+    const resigned = photoSources(['https://m.test/1?sig=B'], {
+      Media: [media('https://m.test/1?sig=B', 'K1', '2026-01-01T00:00:00Z')],
+    });
+    const replaced = photoSources(['https://m.test/1?sig=B'], {
+      Media: [media('https://m.test/1?sig=B', 'K1', '2026-02-01T00:00:00Z')],
+    });
     expect(resigned[0]!.id).toBe(a[0]!.id);
     expect(replaced[0]!.id).not.toBe(a[0]!.id);
     expect(resigned[0]!.url).toBe('https://m.test/1?sig=B');
@@ -58,8 +69,10 @@ describe('photoSources', () => {
 });
 
 describe('mediaCredentials', () => {
-  const source = (extra: Record<string, unknown>) => FeedSource.parse({ kind: 'reso', url: 'https://api.mlsgrid.test/v2', bearerToken: 'tok-123', ...extra });
-  const sent = (url: string, extra: Record<string, unknown>) => credentialsFor(new URL(url), mediaCredentials(source(extra)));
+  const source = (extra: Record<string, unknown>) =>
+    FeedSource.parse({ kind: 'reso', url: 'https://api.mlsgrid.test/v2', bearerToken: 'tok-123', ...extra });
+  const sent = (url: string, extra: Record<string, unknown>) =>
+    credentialsFor(new URL(url), mediaCredentials(source(extra)));
   const mlsgrid = { vendor: 'mlsgrid', originatingSystem: 'actris' };
 
   it("mlsgrid: the access token is the User-Agent, over https to the profile's media host only", () => {
@@ -71,7 +84,11 @@ describe('mediaCredentials', () => {
   });
 
   it('configured mediaHeaders win over the profile, whatever their case, and go to mediaHosts (https) besides the profile host', () => {
-    const extra = { ...mlsgrid, mediaHeaders: { 'User-Agent': 'mine', 'X-Key': 'k' }, mediaHosts: ['Photos.Broker.test'] };
+    const extra = {
+      ...mlsgrid,
+      mediaHeaders: { 'User-Agent': 'mine', 'X-Key': 'k' },
+      mediaHosts: ['Photos.Broker.test'],
+    };
     expect(sent('https://photos.broker.test/1.jpg', extra)).toEqual({ 'user-agent': 'mine', 'x-key': 'k' });
     expect(sent('https://media.mlsgrid.com/1.jpg', extra)).toEqual({ 'user-agent': 'mine', 'x-key': 'k' });
     expect(sent('http://photos.broker.test/1.jpg', extra)).toEqual({});
@@ -82,11 +99,23 @@ describe('mediaCredentials', () => {
 });
 
 describe('photo figures', () => {
-  const media: MediaReport = { downloaded: 3, reused: 5, failed: 1, bytes: 1234, deleted: 2, waitingGrace: 0, failures: [], failuresOmitted: 0 };
+  const media: MediaReport = {
+    downloaded: 3,
+    reused: 5,
+    failed: 1,
+    bytes: 1234,
+    deleted: 2,
+    waitingGrace: 0,
+    failures: [],
+    failuresOmitted: 0,
+  };
 
   it('are counted per feed in the metrics', async () => {
     const metrics = createMetrics({} as Queues, { defaultMetrics: false });
-    metrics.onRun({ job: 'listing-sync', report: { outcome: 'ok', feed: 'f1', counts: { created: 1 }, media } as never });
+    metrics.onRun({
+      job: 'listing-sync',
+      report: { outcome: 'ok', feed: 'f1', counts: { created: 1 }, media } as never,
+    });
     const text = await metrics.registry.metrics();
     expect(text).toContain('feedsync_photos_total{feed="f1",outcome="downloaded"} 3');
     expect(text).toContain('feedsync_photos_total{feed="f1",outcome="failed"} 1');
@@ -122,8 +151,27 @@ describe('media credentials', () => {
   it('are registered as secrets when the config is: both bucket keys and every mediaHeaders value', () => {
     const config = Config.parse({
       api: { baseUrl: 'embedded', secretKey: 'sk-1', sessionKey: 'ss-1' },
-      media: { mirror: { region: 'auto', bucket: 'b', accessKeyId: 'AKIAMASKME0000000001', secretAccessKey: 'mask-me-secret-0001', publicBaseUrl: 'https://cdn.test' } },
-      feeds: [{ name: 'f', chatbot: 'SN', source: { kind: 'csv', path: 'f.csv', mediaHeaders: { 'X-Photo-Key': 'mask-me-header-0001' }, mediaHosts: ['photos.test'] } }],
+      media: {
+        mirror: {
+          region: 'auto',
+          bucket: 'b',
+          accessKeyId: 'AKIAMASKME0000000001',
+          secretAccessKey: 'mask-me-secret-0001',
+          publicBaseUrl: 'https://cdn.test',
+        },
+      },
+      feeds: [
+        {
+          name: 'f',
+          chatbot: 'SN',
+          source: {
+            kind: 'csv',
+            path: 'f.csv',
+            mediaHeaders: { 'X-Photo-Key': 'mask-me-header-0001' },
+            mediaHosts: ['photos.test'],
+          },
+        },
+      ],
     });
     registerSecretsIn(config);
     const text = maskSecrets('AKIAMASKME0000000001 mask-me-secret-0001 mask-me-header-0001');

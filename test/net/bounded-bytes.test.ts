@@ -45,9 +45,20 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 /** the outcome of one read: the bytes as text, or the failure's kind */
-async function outcome(path: string, read: 'bytes' | 'body' | 'whole', url: string | URL = base + path): Promise<string> {
+async function outcome(
+  path: string,
+  read: 'bytes' | 'body' | 'whole',
+  url: string | URL = base + path,
+): Promise<string> {
   try {
-    const res = await boundedRequest({ method: 'GET', url, headers: {}, deadlineMs: 500, maxBytes: CAP, whole: read === 'whole' });
+    const res = await boundedRequest({
+      method: 'GET',
+      url,
+      headers: {},
+      deadlineMs: 500,
+      maxBytes: CAP,
+      whole: read === 'whole',
+    });
     if (read !== 'body') return `${res.status} ${(await res.bytes()).toString('utf8')}`;
     const chunks: Buffer[] = [];
     for await (const c of res.body) chunks.push(c);
@@ -81,9 +92,27 @@ describe('bytes() reads what body() reads', () => {
     it(`a call whose signal is aborted before it starts is not sent, and one aborted while it reads stops (${read})`, async () => {
       const whole = read === 'whole';
       const signal = AbortSignal.abort();
-      await expect(boundedRequest({ method: 'GET', url: base + '/one', headers: {}, deadlineMs: 500, maxBytes: CAP, signal, whole })).rejects.toMatchObject({ reason: 'aborted' });
+      await expect(
+        boundedRequest({
+          method: 'GET',
+          url: base + '/one',
+          headers: {},
+          deadlineMs: 500,
+          maxBytes: CAP,
+          signal,
+          whole,
+        }),
+      ).rejects.toMatchObject({ reason: 'aborted' });
       const later = new AbortController();
-      const res = await boundedRequest({ method: 'GET', url: base + '/slow', headers: {}, deadlineMs: 5000, maxBytes: CAP, signal: later.signal, whole });
+      const res = await boundedRequest({
+        method: 'GET',
+        url: base + '/slow',
+        headers: {},
+        deadlineMs: 5000,
+        maxBytes: CAP,
+        signal: later.signal,
+        whole,
+      });
       setTimeout(() => later.abort(), 20);
       await expect(res.bytes()).rejects.toMatchObject({ reason: 'aborted' });
     });
@@ -91,7 +120,14 @@ describe('bytes() reads what body() reads', () => {
 
   it('a URL that is not http(s) is refused as undici refuses it, read whole or not', async () => {
     const refusal = async (whole: boolean) =>
-      boundedRequest({ method: 'GET', url: 'ftp://127.0.0.1/x', headers: {}, deadlineMs: 500, maxBytes: CAP, whole }).then(
+      boundedRequest({
+        method: 'GET',
+        url: 'ftp://127.0.0.1/x',
+        headers: {},
+        deadlineMs: 500,
+        maxBytes: CAP,
+        whole,
+      }).then(
         () => 'sent',
         (err: Error) => `${err.name}: ${err.message}`,
       );

@@ -35,7 +35,8 @@ function namesImported(): string[] {
       if (e.isDirectory()) walk(join(dir, e.name));
       else if (e.name.endsWith('.ts')) {
         for (const m of readFileSync(join(dir, e.name), 'utf8').matchAll(/^import \{([^}]*)\} from 'undici';$/gm))
-          for (const n of m[1]!.split(',').map((s) => s.trim())) if (n && !n.startsWith('type ')) names.add(n.split(' as ')[0]!);
+          for (const n of m[1]!.split(',').map((s) => s.trim()))
+            if (n && !n.startsWith('type ')) names.add(n.split(' as ')[0]!);
       }
     }
   };
@@ -73,7 +74,10 @@ describe('the bundle’s undici', () => {
         ['ftp://127.0.0.1/x', { method: 'GET' }],
         ['not a url', { method: 'GET' }],
       ];
-      for (const args of cases) expect(await outcome(entry.request, ...args), JSON.stringify(args[0])).toEqual(await outcome(undici.request, ...args));
+      for (const args of cases)
+        expect(await outcome(entry.request, ...args), JSON.stringify(args[0])).toEqual(
+          await outcome(undici.request, ...args),
+        );
     } finally {
       await agent.close();
     }

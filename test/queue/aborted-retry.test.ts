@@ -10,7 +10,15 @@ import { silentLogger } from '../../src/log.js';
 import { closeQueues, createQueues, enqueueJob } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { csv, rows } from '../sync/helpers/feed.js';
-import { dropPrefix, expectAbortedAndRetried, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
+import {
+  dropPrefix,
+  expectAbortedAndRetried,
+  loadedConfig,
+  REDIS_URL,
+  testRedis,
+  uniquePrefix,
+  until,
+} from './helpers.js';
 
 describe('an aborted sync is retried', () => {
   it('the real listing-sync job, stopped by a shutdown past its deadline, reports aborted and is retried', async () => {
@@ -21,7 +29,18 @@ describe('an aborted sync is retried', () => {
     const queues = createQueues(redis, prefix);
     try {
       await writeFile(join(dir, 'a.csv'), csv(rows(30)));
-      const fields = ['MLSNumber', 'Url', 'SaleType', 'Status', 'CurrencySymbol', 'PropertyType', 'Bedrooms', 'Bathrooms', 'City', 'SalePrice'];
+      const fields = [
+        'MLSNumber',
+        'Url',
+        'SaleType',
+        'Status',
+        'CurrencySymbol',
+        'PropertyType',
+        'Bedrooms',
+        'Bathrooms',
+        'City',
+        'SalePrice',
+      ];
       const loaded = loadedConfig(
         `api: { baseUrl: "${emu.url}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY}, timeoutMs: 60000, concurrency: 1 }
 redis: { url: "${REDIS_URL}", prefix: ${prefix} }

@@ -31,7 +31,10 @@ describe('a sync job for a chatbot', () => {
     if (done.state !== 'completed') throw new Error(`the rerun failed: ${done.failedReason}`);
     // 90 listings at 20 a page: five list calls, once for the three feeds
     expect((await listed()) - before).toBe(5);
-    const report = done.returnvalue as { outcome: string; lanes?: Array<{ feed: string; outcome: string; counts: { unchanged: number } }> };
+    const report = done.returnvalue as {
+      outcome: string;
+      lanes?: Array<{ feed: string; outcome: string; counts: { unchanged: number } }>;
+    };
     expect(report.outcome).toBe('ok');
     expect(report.lanes?.map((l) => [l.feed, l.outcome, l.counts.unchanged])).toEqual([
       ['f0', 'ok', 30],
@@ -70,7 +73,9 @@ describe('a sync job for a chatbot', () => {
     expect(again.code).toBe(0);
     // 50 listings at 20 a page: three list calls (the third short) for the two feeds; one for solo
     expect((await listed()) - before).toBe(3 + 1);
-    for (const f of ['e0 → chatbot SN-E', 'e1 → chatbot SN-E', 'solo → chatbot SN-S']) expect(again.stderr).toContain(`feed ${f}: ok`);
-    for (const f of ['e0', 'e1']) expect((await listRuns(d.redis, d.prefix, { feed: f, limit: 5 })).map((r) => r.outcome)).toEqual(['ok', 'ok']);
+    for (const f of ['e0 → chatbot SN-E', 'e1 → chatbot SN-E', 'solo → chatbot SN-S'])
+      expect(again.stderr).toContain(`feed ${f}: ok`);
+    for (const f of ['e0', 'e1'])
+      expect((await listRuns(d.redis, d.prefix, { feed: f, limit: 5 })).map((r) => r.outcome)).toEqual(['ok', 'ok']);
   }, 90_000);
 });

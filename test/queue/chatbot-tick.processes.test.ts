@@ -20,7 +20,10 @@ describe('a worker tick that finds three feeds of one chatbot due', () => {
   it('pages the chatbot once for the three, and keeps history, metrics, status and pause per feed', async () => {
     d.emu = await startTestEmulator();
     const feeds = [0, 1, 2].map((i) => ({ name: `f${i}`, chatbot: SN, rows: 30, from: 1 + i * 30, schedule: CRON }));
-    const file = await d.deploy([...feeds, { name: 'other', chatbot: 'SN-OTHER', rows: 2, from: 901, schedule: CRON }], { api: 'pageSize: 20' });
+    const file = await d.deploy(
+      [...feeds, { name: 'other', chatbot: 'SN-OTHER', rows: 2, from: 901, schedule: CRON }],
+      { api: 'pageSize: 20' },
+    );
     const worker = await d.start(file);
     const runsOf = async (feed: string) => listRuns(d.redis, d.prefix, { feed, limit: 50 });
     const listed = async () => total(await requests(d.emu!, 'RealEstateList'));
@@ -59,7 +62,8 @@ describe('a worker tick that finds three feeds of one chatbot due', () => {
 
     // per-feed metrics: each feed's created listings under its own label
     const metrics = await (await fetch(`http://127.0.0.1:${worker.port}/metrics`)).text();
-    for (const f of ['f0', 'f1', 'f2']) expect(metrics).toContain(`feedsync_listings_total{feed="${f}",op="created"} 30`);
+    for (const f of ['f0', 'f1', 'f2'])
+      expect(metrics).toContain(`feedsync_listings_total{feed="${f}",op="created"} 30`);
 
     // the status page: each feed's next run is its group's scheduler's
     const status = await (await fetch(`http://127.0.0.1:${worker.port}/status`)).text();

@@ -40,13 +40,20 @@ describe('operator controls', () => {
     expect(new Set(left.map((l) => l.MLSNumber)).size).toBe(left.length);
     for (const l of left) {
       const i = Number(l.MLSNumber!.slice(3));
-      expect(l).toMatchObject({ SalePrice: Number(row(i).SalePrice), BuildingArea: Number(row(i).BuildingArea), City: 'Austin' });
+      expect(l).toMatchObject({
+        SalePrice: Number(row(i).SalePrice),
+        BuildingArea: Number(row(i).BuildingArea),
+        City: 'Austin',
+      });
     }
 
     // The next run writes exactly what the cancelled one did not: its writes were recorded.
     const again = await enqueueJob(d.redis, d.queues, 'sync', 'big', { feed: 'big' });
     const second = await waitForJob(d.redis, d.queues, 'sync', again.jobId);
-    expect(second).toMatchObject({ state: 'completed', returnvalue: { outcome: 'ok', counts: { created: 120 - left.length, updated: 0 } } });
+    expect(second).toMatchObject({
+      state: 'completed',
+      returnvalue: { outcome: 'ok', counts: { created: 120 - left.length, updated: 0 } },
+    });
     expect(await d.emu.listings('SN-C')).toHaveLength(120);
   }, 90_000);
 
@@ -67,7 +74,10 @@ describe('operator controls', () => {
     const out = await feedsync(['cancel', '--feed', 'g2', '--config', file, '--timeout', '30']);
     expect(out.stderr).toMatch(/^cancelled: listing-sync feeds g1, g2 cancelled by /m);
     expect(out.code).toBe(0);
-    expect(await waitForJob(d.redis, d.queues, 'sync', jobId)).toMatchObject({ state: 'completed', returnvalue: { outcome: 'cancelled' } });
+    expect(await waitForJob(d.redis, d.queues, 'sync', jobId)).toMatchObject({
+      state: 'completed',
+      returnvalue: { outcome: 'cancelled' },
+    });
     for (const feed of ['g1', 'g2']) {
       const [recorded] = await listRuns(d.redis, d.prefix, { feed, limit: 1 });
       expect(recorded).toMatchObject({ jobId, feed, outcome: 'cancelled' });
@@ -93,8 +103,12 @@ describe('operator controls', () => {
     const runs = await feedsync(['runs', '--config', file]);
     expect(runs.stderr).toMatch(/paused: feed tick since .* \(feedsync resume --feed tick\)/);
 
-    expect((await feedsync(['resume', '--feed', 'tick', '--config', file])).stderr).toMatch(/resumed tick[\s\S]*nothing is paused/);
-    await until('a run after resume', async () => (await listRuns(d.redis, d.prefix, { feed: 'tick', limit: 5 })).find((r) => r.outcome === 'ok'));
+    expect((await feedsync(['resume', '--feed', 'tick', '--config', file])).stderr).toMatch(
+      /resumed tick[\s\S]*nothing is paused/,
+    );
+    await until('a run after resume', async () =>
+      (await listRuns(d.redis, d.prefix, { feed: 'tick', limit: 5 })).find((r) => r.outcome === 'ok'),
+    );
     expect(await d.emu.listings('SN-T')).toHaveLength(3);
   }, 60_000);
 
@@ -114,7 +128,9 @@ describe('operator controls', () => {
     d.emu = await startTestEmulator();
     const file = await deploy([{ name: 'lonely', chatbot: 'SN-L', rows: 1 }]);
     const out = await feedsync(['enqueue', 'sync', '--feed', 'lonely', '--wait', '--timeout', '2', '--config', file]);
-    expect(out.stderr).toMatch(/warning: no worker is consuming queue listing-sync on Redis redis:\/\/.* \(prefix fstest-/);
+    expect(out.stderr).toMatch(
+      /warning: no worker is consuming queue listing-sync on Redis redis:\/\/.* \(prefix fstest-/,
+    );
     expect(out.stderr).toMatch(/gave up waiting after 2 s; job .* is waiting and goes on/);
     expect(out.code).toBe(1);
   }, 30_000);

@@ -43,7 +43,15 @@ export async function writeDeployment(feeds: DeployFeed[], o: DeployOptions): Pr
     mapping: ${mapping}
 ${f.schedule ? `    schedule: { cron: "${f.schedule}" }\n` : ''}`);
   }
-  const worker = { lockDurationMs: 2000, stalledIntervalMs: 1000, shutdownTimeoutMs: 3000, concurrency: 2, watchdogSeconds: 60, minScheduleIntervalSeconds: 1, ...o.worker };
+  const worker = {
+    lockDurationMs: 2000,
+    stalledIntervalMs: 1000,
+    shutdownTimeoutMs: 3000,
+    concurrency: 2,
+    watchdogSeconds: 60,
+    minScheduleIntervalSeconds: 1,
+    ...o.worker,
+  };
   const file = join(o.dir, 'feedsync.yaml');
   await writeFile(
     file,

@@ -29,13 +29,21 @@ describe('schedule.full', () => {
       ['sync:mls', '*/15 * * * *', { feed: 'mls' }],
     ]);
     // dropped from config: the full scheduler goes with it
-    await applySchedules(q.queues, plannedSchedules(loadedConfig(resoFeed('{ cron: "*/15 * * * *" }')).config, QUEUE_NAMES), silentLogger);
+    await applySchedules(
+      q.queues,
+      plannedSchedules(loadedConfig(resoFeed('{ cron: "*/15 * * * *" }')).config, QUEUE_NAMES),
+      silentLogger,
+    );
     expect((await q.queues.sync.getJobSchedulers()).map((s) => s.key)).toEqual(['sync:mls']);
   });
 
   it('is refused on a feed that is always read in full, and when it runs too often', () => {
     expect(() => loadedConfig(resoFeed('{ cron: "0 2 * * *", full: "0 3 * * 0" }', false))).toThrow(ConfigError);
-    expect(() => loadedConfig(resoFeed('{ cron: "0 2 * * *", full: "0 3 * * 0" }', false))).toThrow(/schedule.full is for incremental RESO feeds/);
-    expect(() => loadedConfig(resoFeed('{ cron: "0 2 * * *", full: "* * * * * *" }'))).toThrow(/more often than worker.minScheduleIntervalSeconds/);
+    expect(() => loadedConfig(resoFeed('{ cron: "0 2 * * *", full: "0 3 * * 0" }', false))).toThrow(
+      /schedule.full is for incremental RESO feeds/,
+    );
+    expect(() => loadedConfig(resoFeed('{ cron: "0 2 * * *", full: "* * * * * *" }'))).toThrow(
+      /more often than worker.minScheduleIntervalSeconds/,
+    );
   });
 });

@@ -7,7 +7,15 @@ import { RedisConfig, type LoadedConfig } from '../../src/config/schema.js';
 import { redisSettingsOf, type RedisSettings } from '../../src/redis/settings.js';
 import { silentLogger } from '../../src/log.js';
 import { afterEach, beforeEach, expect } from 'vitest';
-import { closeQueues, createQueues, listRuns, type JobRuntime, type ProcessorDeps, type Queues, type RunRecord } from '../../src/queue/index.js';
+import {
+  closeQueues,
+  createQueues,
+  listRuns,
+  type JobRuntime,
+  type ProcessorDeps,
+  type Queues,
+  type RunRecord,
+} from '../../src/queue/index.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -36,7 +44,9 @@ export async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
 }
 
 export function feedsYaml(names: string[], extra = ''): string {
-  return names.map((n) => `  - name: ${n}\n    chatbot: SN-${n}\n    source: { kind: csv, path: feeds/${n}.csv }\n${extra}`).join('');
+  return names
+    .map((n) => `  - name: ${n}\n    chatbot: SN-${n}\n    source: { kind: csv, path: feeds/${n}.csv }\n${extra}`)
+    .join('');
 }
 
 export function loadedConfig(yaml: string, dir = '/tmp'): LoadedConfig {
@@ -50,8 +60,23 @@ export const fakeRuntime: JobRuntime = {
   store: createMemoryStore(),
 };
 
-export function processorDeps(redis: Redis, prefix: string, config: LoadedConfig, extra: Partial<ProcessorDeps> = {}): ProcessorDeps {
-  return { config, runtime: fakeRuntime, redis, prefix, logger: silentLogger, historySize: 50, lockTtlMs: 5000, busyDelayMs: 200, ...extra };
+export function processorDeps(
+  redis: Redis,
+  prefix: string,
+  config: LoadedConfig,
+  extra: Partial<ProcessorDeps> = {},
+): ProcessorDeps {
+  return {
+    config,
+    runtime: fakeRuntime,
+    redis,
+    prefix,
+    logger: silentLogger,
+    historySize: 50,
+    lockTtlMs: 5000,
+    busyDelayMs: 200,
+    ...extra,
+  };
 }
 
 export async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
@@ -74,7 +99,13 @@ export function deferred<T = void>() {
  * A job a worker's shutdown aborted, as it must be left: its run recorded with `outcome` and
  * retryable, the job back in line (delayed or waiting) with the one attempt it made. Returns the run.
  */
-export async function expectAbortedAndRetried(redis: Redis, queues: Queues, prefix: string, jobId: string, outcome: string): Promise<RunRecord> {
+export async function expectAbortedAndRetried(
+  redis: Redis,
+  queues: Queues,
+  prefix: string,
+  jobId: string,
+  outcome: string,
+): Promise<RunRecord> {
   const [run] = await listRuns(redis, prefix, { feed: 'slow', limit: 1 });
   expect(run).toMatchObject({ jobId, outcome });
   expect((run!.report as { retryable?: boolean }).retryable).toBe(true);

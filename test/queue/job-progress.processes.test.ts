@@ -28,9 +28,14 @@ const SLOW_API = 'concurrency: 2, retries: 2, ratePerSecond: 10';
 function onTerminal(args: string[]): Promise<{ code: number; out: string }> {
   const command = ['node', 'bin/feedsync.js', ...args].map((a) => `'${a}'`).join(' ');
   return new Promise((resolve) => {
-    execFile(SCRIPT, ['-qec', command, '/dev/null'], { cwd: REPO, env: { ...process.env, LOG_LEVEL: 'warn' } }, (err, stdout) => {
-      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, out: stdout });
-    });
+    execFile(
+      SCRIPT,
+      ['-qec', command, '/dev/null'],
+      { cwd: REPO, env: { ...process.env, LOG_LEVEL: 'warn' } },
+      (err, stdout) => {
+        resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, out: stdout });
+      },
+    );
   });
 }
 
@@ -46,7 +51,9 @@ describe('a running sync reports its progress', () => {
       'the job to report writes of its plan',
       async () => {
         const p = RunProgress.safeParse((await d.queues.sync.getJob(jobId))?.progress);
-        return p.success && p.data.phase === 'writing' && p.data.written > 0 && p.data.written < 200 ? p.data : undefined;
+        return p.success && p.data.phase === 'writing' && p.data.written > 0 && p.data.written < 200
+          ? p.data
+          : undefined;
       },
       60_000,
     );
@@ -56,7 +63,11 @@ describe('a running sync reports its progress', () => {
       '/status to show the running feed with its progress',
       async () => {
         const status = await (await fetch(`http://127.0.0.1:${w.port}/status`)).text();
-        return /<span class="state running">running<\/span> <span class="progress">writing (\d+)\/200 \(\d+%\)(, about \d+ (s|min) left)?<\/span>/.exec(status) ?? undefined;
+        return (
+          /<span class="state running">running<\/span> <span class="progress">writing (\d+)\/200 \(\d+%\)(, about \d+ (s|min) left)?<\/span>/.exec(
+            status,
+          ) ?? undefined
+        );
       },
       60_000,
     );
@@ -70,7 +81,9 @@ describe('a running sync reports its progress', () => {
 
     // bounded: at most one update a second of the run (and the last), not one per record and write (400)
     const events = await d.redis.xrange(d.queues.sync.toKey('events'), '-', '+');
-    const updates = events.filter(([, f]) => f[f.indexOf('event') + 1] === 'progress' && f[f.indexOf('jobId') + 1] === jobId).length;
+    const updates = events.filter(
+      ([, f]) => f[f.indexOf('event') + 1] === 'progress' && f[f.indexOf('jobId') + 1] === jobId,
+    ).length;
     const seconds = (job!.finishedOn! - job!.processedOn!) / 1000;
     expect(updates).toBeGreaterThan(1);
     expect(updates).toBeLessThanOrEqual(Math.ceil(seconds) + 2);
@@ -83,7 +96,17 @@ describe('a running sync reports its progress', () => {
       d.emu = await startTestEmulator({ latencyMs: 20 });
       const file = await d.deploy([{ name: 'big', chatbot: 'SN-T', rows: 120 }], { api: SLOW_API });
       await d.start(file);
-      const queued = await onTerminal(['enqueue', 'sync', '--feed', 'big', '--wait', '--timeout', '90', '--config', file]);
+      const queued = await onTerminal([
+        'enqueue',
+        'sync',
+        '--feed',
+        'big',
+        '--wait',
+        '--timeout',
+        '90',
+        '--config',
+        file,
+      ]);
       expect(queued.code).toBe(0);
       expect(queued.out).toMatch(/big: writing \d+\/120 \(\d+%\), about \d+ (s|min) left/);
       expect(queued.out).toContain('feed big → chatbot SN-T: ok');

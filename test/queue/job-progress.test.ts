@@ -50,7 +50,9 @@ describe('run progress', () => {
   it('reads, then writes of a known plan with the time left by the write rate', () => {
     let t = 0;
     const run = createRunProgress(() => t);
-    expect(describeProgress(run.update({ feed: 'homes', phase: 'feed', done: 5000 }))).toBe('homes: reading, 5,000 records read, 0 writes done');
+    expect(describeProgress(run.update({ feed: 'homes', phase: 'feed', done: 5000 }))).toBe(
+      'homes: reading, 5,000 records read, 0 writes done',
+    );
     run.update({ feed: 'homes', phase: 'write', done: 100 });
     t = 10_000;
     const p = run.update({ feed: 'homes', phase: 'write', done: 1200, total: 3400 });

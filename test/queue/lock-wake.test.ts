@@ -22,7 +22,16 @@ import {
   type RunReport,
   type WorkerSet,
 } from '../../src/queue/index.js';
-import { deferred, dropPrefix, loadedConfig, processorDeps, redisAt, testRedis, uniquePrefix, until } from './helpers.js';
+import {
+  deferred,
+  dropPrefix,
+  loadedConfig,
+  processorDeps,
+  redisAt,
+  testRedis,
+  uniquePrefix,
+  until,
+} from './helpers.js';
 
 const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-wake-5f1c, sessionKey: ss-test-wake-9b2e }\n`;
 const CHATBOT = 'SN-SHARED';
@@ -60,7 +69,14 @@ function syncDef(process: (p: Payload) => Promise<RunReport>): JobDefinition<Pay
 
 function start(def: JobDefinition<Payload>, extra: Partial<ProcessorDeps>, concurrency = 2): void {
   const processor = createProcessor(def, processorDeps(redis, prefix, loadedConfig(API), extra));
-  const settings = { redis: redisAt(prefix), concurrency, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger };
+  const settings = {
+    redis: redisAt(prefix),
+    concurrency,
+    lockDurationMs: 5000,
+    stalledIntervalMs: 5000,
+    watchdogMs: 60_000,
+    logger: silentLogger,
+  };
   workers.push(startWorkers(queues, { sync: processor }, settings));
 }
 
@@ -154,7 +170,12 @@ describe('waiting for a chatbot lock', () => {
         syncDef(async (p) => {
           if (budgetStops < 4) {
             budgetStops++;
-            return { outcome: 'partial', summary: `budget spent for ${p.feed}`, retryable: true, retryAt: new Date(Date.now() + resetInMs).toISOString() };
+            return {
+              outcome: 'partial',
+              summary: `budget spent for ${p.feed}`,
+              retryable: true,
+              retryAt: new Date(Date.now() + resetInMs).toISOString(),
+            };
           }
           failures++;
           throw new Error('the service is down');

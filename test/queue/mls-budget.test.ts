@@ -16,7 +16,10 @@ describe('a feed source credential shared by three worker processes', () => {
 
   it('is never suspended by an MLS that allows 2 requests/s per token', async () => {
     d.emu = await startTestEmulator();
-    mls = await startFakeMls({ perSecond: 2, body: (path) => (/^\/feeds\/m\d+\.csv$/.test(path) ? csv(rows(2)) : undefined) });
+    mls = await startFakeMls({
+      perSecond: 2,
+      body: (path) => (/^\/feeds\/m\d+\.csv$/.test(path) ? csv(rows(2)) : undefined),
+    });
     try {
       const feeds = Array.from({ length: 12 }, (_, i) => ({
         name: `m${i}`,

@@ -46,7 +46,9 @@ ${feed('a', '* * * * * *')}${feed('b', '*/1 * * * * *')}`,
     for (const name of ['a', 'b']) {
       await until(
         `${ROUNDS} runs of feed ${name}`,
-        async () => (await listRuns(d.redis, d.prefix, { feed: name, limit: ROUNDS + 10 })).filter((r) => r.outcome === 'ok').length >= ROUNDS,
+        async () =>
+          (await listRuns(d.redis, d.prefix, { feed: name, limit: ROUNDS + 10 })).filter((r) => r.outcome === 'ok')
+            .length >= ROUNDS,
         120_000,
       );
     }

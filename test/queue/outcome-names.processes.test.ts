@@ -18,7 +18,8 @@ describe('outcome names through the queue', () => {
     d.emu = await startTestEmulator();
     const file = await d.deploy([{ name: 'homes', chatbot: 'SN-V', rows: 10 }]);
     const w = await d.start(file);
-    const enqueue = () => feedsync(['enqueue', 'sync', '--feed', 'homes', '--wait', '--timeout', '60', '--config', file]);
+    const enqueue = () =>
+      feedsync(['enqueue', 'sync', '--feed', 'homes', '--wait', '--timeout', '60', '--config', file]);
 
     const first = await enqueue();
     expect(first.code).toBe(0);
@@ -58,7 +59,8 @@ describe('outcome names through the queue', () => {
     expect(await d.queues.sync.getJobCounts('failed', 'completed')).toEqual({ failed: 0, completed: 3 });
 
     const metrics = await (await fetch(`http://127.0.0.1:${w.port}/metrics`)).text();
-    for (const outcome of ['ok', 'guard', 'rejected']) expect(metrics).toContain(`feedsync_runs_total{job="listing-sync",outcome="${outcome}"} 1`);
+    for (const outcome of ['ok', 'guard', 'rejected'])
+      expect(metrics).toContain(`feedsync_runs_total{job="listing-sync",outcome="${outcome}"} 1`);
     expect(metrics).toContain('feedsync_queue_jobs{queue="listing-sync",state="failed"} 0');
     const status = await (await fetch(`http://127.0.0.1:${w.port}/status`)).text();
     expect(status).toContain('rejected');

@@ -22,7 +22,17 @@ import {
   type WorkerSet,
 } from '../../src/queue/index.js';
 import { ConfigError, GuardError } from '../../src/errors.js';
-import { deferred, dropPrefix, feedsYaml, loadedConfig, processorDeps, redisAt, testRedis, uniquePrefix, until } from './helpers.js';
+import {
+  deferred,
+  dropPrefix,
+  feedsYaml,
+  loadedConfig,
+  processorDeps,
+  redisAt,
+  testRedis,
+  uniquePrefix,
+  until,
+} from './helpers.js';
 
 const API = `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-queue-5f1c, sessionKey: ss-test-queue-9b2e }\n`;
 
@@ -89,9 +99,17 @@ describe('queue', () => {
       const r = await listRuns(redis, prefix, { feed: 'austin', limit: 10 });
       return r.length ? r : undefined;
     });
-    expect(runs[0]).toMatchObject({ feed: 'austin', chatbot: 'SN-austin', outcome: 'ok', summary: 'synced austin', job: 'listing-sync' });
+    expect(runs[0]).toMatchObject({
+      feed: 'austin',
+      chatbot: 'SN-austin',
+      outcome: 'ok',
+      summary: 'synced austin',
+      job: 'listing-sync',
+    });
     const schedulers = await queues.sync.getJobSchedulers();
-    expect(schedulers.map((s) => [s.key, s.pattern, s.tz])).toEqual([['sync:austin', '* * * * * *', 'America/Chicago']]);
+    expect(schedulers.map((s) => [s.key, s.pattern, s.tz])).toEqual([
+      ['sync:austin', '* * * * * *', 'America/Chicago'],
+    ]);
   });
 
   it('a run stopped by a spent request budget is retried when the budget resets, not before', async () => {
@@ -102,7 +120,13 @@ describe('queue', () => {
       syncDef(async (p) => {
         calls++;
         secondAt = Date.now();
-        if (calls === 1) return { outcome: 'partial', summary: `budget spent for ${p.feed}`, retryable: true, retryAt: new Date(resetAt).toISOString() };
+        if (calls === 1)
+          return {
+            outcome: 'partial',
+            summary: `budget spent for ${p.feed}`,
+            retryable: true,
+            retryAt: new Date(resetAt).toISOString(),
+          };
         return ok(p.feed);
       }),
     );
@@ -120,7 +144,12 @@ describe('queue', () => {
     await applySchedules(queues, plannedSchedules(two.config, QUEUE_NAMES), silentLogger);
     expect((await queues.sync.getJobSchedulers()).map((s) => s.key).sort()).toEqual(['sync:a', 'sync:b']);
     expect((await queues.smoke.getJobSchedulers()).map((s) => s.key)).toEqual(['smoke:SN-1']);
-    const one = loadedConfig(`${API}feeds:\n${feedsYaml(['a'], '    schedule: { cron: "0 3 * * *" }\n')}${feedsYaml(['b'])}`.replace('feeds:\n', 'feeds:\n'));
+    const one = loadedConfig(
+      `${API}feeds:\n${feedsYaml(['a'], '    schedule: { cron: "0 3 * * *" }\n')}${feedsYaml(['b'])}`.replace(
+        'feeds:\n',
+        'feeds:\n',
+      ),
+    );
     const changes = await applySchedules(queues, plannedSchedules(one.config, QUEUE_NAMES), silentLogger);
     expect(changes.removed.sort()).toEqual(['smoke:SN-1', 'sync:b']);
     const left = await queues.sync.getJobSchedulers();
@@ -151,7 +180,11 @@ describe('queue', () => {
     expect(second.status).toBe('after-active');
     expect(third.status).toBe('after-active');
     // Still running alone: nothing of this feed waits beside it.
-    expect(await queues.sync.getJobCounts('wait', 'active', 'delayed')).toMatchObject({ wait: 0, active: 1, delayed: 0 });
+    expect(await queues.sync.getJobCounts('wait', 'active', 'delayed')).toMatchObject({
+      wait: 0,
+      active: 1,
+      delayed: 0,
+    });
     gate.resolve();
     const done = await waitForJob(redis, queues, 'sync', third.jobId);
     expect(done.state).toBe('completed');
@@ -196,7 +229,10 @@ describe('queue', () => {
     await until('the first run', async () => count === 1);
     const rerun = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
     expect(rerun.status).toBe('queued');
-    await until('the rerun to be delayed behind the lock', async () => (await queues.sync.getJobState(rerun.jobId)) === 'delayed');
+    await until(
+      'the rerun to be delayed behind the lock',
+      async () => (await queues.sync.getJobState(rerun.jobId)) === 'delayed',
+    );
     expect(count).toBe(1);
     gate.resolve();
     expect((await waitForJob(redis, queues, 'sync', rerun.jobId)).state).toBe('completed');
@@ -210,11 +246,16 @@ describe('queue', () => {
     start(
       syncDef(async (p, attempt) => {
         attempts.push(attempt);
-        return attempt < 3 ? { outcome: 'unavailable', summary: `feed ${p.feed} unavailable`, retryable: true } : ok(p.feed);
+        return attempt < 3
+          ? { outcome: 'unavailable', summary: `feed ${p.feed} unavailable`, retryable: true }
+          : ok(p.feed);
       }),
     );
     const { jobId } = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
-    expect(await waitForJob(redis, queues, 'sync', jobId)).toMatchObject({ state: 'completed', returnvalue: { outcome: 'ok' } });
+    expect(await waitForJob(redis, queues, 'sync', jobId)).toMatchObject({
+      state: 'completed',
+      returnvalue: { outcome: 'ok' },
+    });
     expect(attempts).toEqual([1, 2, 3]);
     const history = await listRuns(redis, prefix, { feed: 'austin', limit: 10 });
     expect(history.map((h) => [h.outcome, h.attempt.made])).toEqual([
@@ -240,7 +281,10 @@ describe('queue', () => {
       returnvalue: { outcome: 'guard', summary: 'austin: refused to delete 80% of listings', retryable: false },
     });
     const rejected = await enqueueJob(redis, queues, 'sync', 'dallas', { feed: 'dallas' });
-    expect(await waitForJob(redis, queues, 'sync', rejected.jobId)).toMatchObject({ state: 'completed', returnvalue: { outcome: 'rejected' } });
+    expect(await waitForJob(redis, queues, 'sync', rejected.jobId)).toMatchObject({
+      state: 'completed',
+      returnvalue: { outcome: 'rejected' },
+    });
     expect(calls).toBe(2);
     expect(await queues.sync.getJobCounts('failed')).toEqual({ failed: 0 });
     const [run] = await listRuns(redis, prefix, { feed: 'austin', limit: 1 });
@@ -262,10 +306,16 @@ describe('queue', () => {
       returnvalue: { outcome: 'guard', summary: 'listing-sync austin guard: incomplete feed' },
     });
     const thrown = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
-    expect(await waitForJob(redis, queues, 'sync', thrown.jobId)).toMatchObject({ state: 'failed', failedReason: 'no such mapping' });
+    expect(await waitForJob(redis, queues, 'sync', thrown.jobId)).toMatchObject({
+      state: 'failed',
+      failedReason: 'no such mapping',
+    });
     expect(calls).toBe(2);
     const bad = await queues.sync.add('listing-sync', { feed: 42 });
-    expect(await waitForJob(redis, queues, 'sync', bad.id!)).toMatchObject({ state: 'failed', failedReason: expect.stringMatching(/payload invalid: feed: /) });
+    expect(await waitForJob(redis, queues, 'sync', bad.id!)).toMatchObject({
+      state: 'failed',
+      failedReason: expect.stringMatching(/payload invalid: feed: /),
+    });
     expect((await queues.sync.getJob(bad.id!))?.attemptsMade).toBe(1);
     expect(calls).toBe(2);
   });
@@ -279,7 +329,14 @@ describe('queue', () => {
     workers = startWorkers(
       queues,
       { sync: process },
-      { redis: redisAt(prefix), concurrency: 1, lockDurationMs: 5000, stalledIntervalMs: 5000, watchdogMs: 60_000, logger: silentLogger },
+      {
+        redis: redisAt(prefix),
+        concurrency: 1,
+        lockDurationMs: 5000,
+        stalledIntervalMs: 5000,
+        watchdogMs: 60_000,
+        logger: silentLogger,
+      },
     );
     for (let i = 0; i < 5; i++) {
       const { jobId } = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });

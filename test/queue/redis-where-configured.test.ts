@@ -25,7 +25,8 @@ const NO_URL = { REDIS_URL: '' };
 beforeAll(async () => {
   te = await startTestEmulator();
   env = await createSyncEnv();
-  const body = (top: string[]) => homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { top, name: feed });
+  const body = (top: string[]) =>
+    homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { top, name: feed });
   withRedis = join(env.dir, 'with-redis.yaml');
   withoutRedis = join(env.dir, 'without-redis.yaml');
   await writeFile(withRedis, body(['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`]));
@@ -73,10 +74,14 @@ describe('a command that needs Redis, with none configured', () => {
 
     const listed = await feedsync(['runs', '--config', withoutRedis], NO_URL);
     expect(listed.code).toBe(0);
-    expect(listed.stderr).toBe(`runs of \`feedsync sync\` in ${join(env.dir, '.feedsync', 'changes.jsonl')} (${withoutRedis} has no redis section)\n`);
+    expect(listed.stderr).toBe(
+      `runs of \`feedsync sync\` in ${join(env.dir, '.feedsync', 'changes.jsonl')} (${withoutRedis} has no redis section)\n`,
+    );
     expect(listed.stdout).toMatch(new RegExp(`${feed}\\s+${SN}\\s+ok\\s+${runId}\\s+.*3 created`));
 
-    const doc = JSON.parse((await feedsync(['runs', '--config', withoutRedis, '--feed', feed, '--json'], NO_URL)).stdout);
+    const doc = JSON.parse(
+      (await feedsync(['runs', '--config', withoutRedis, '--feed', feed, '--json'], NO_URL)).stdout,
+    );
     expect(doc.changeLog).toBe(join(env.dir, '.feedsync', 'changes.jsonl'));
     expect(doc.runs).toHaveLength(1);
     expect(doc.runs[0]).toMatchObject({ runId, feed, chatbot: SN, outcome: 'ok', dryRun: false });

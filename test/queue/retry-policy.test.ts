@@ -17,7 +17,8 @@ describe('retry policy', () => {
     expect(verdictFor({ outcome: 'unavailable', summary: '' })).toBe('retry');
     expect(verdictFor({ outcome: 'unavailable', summary: '' }, { made: 3, max: 3 })).toBe('retry');
     // a guard hold, a rejected feed and any outcome added later keep their name: the job completes
-    for (const outcome of ['guard', 'rejected', 'cancelled', 'paused', 'some-new-outcome']) expect(verdictFor({ outcome, summary: '' })).toBe('done');
+    for (const outcome of ['guard', 'rejected', 'cancelled', 'paused', 'some-new-outcome'])
+      expect(verdictFor({ outcome, summary: '' })).toBe('done');
     expect(verdictFor({ outcome: 'failed', summary: '' })).toBe('fail');
     expect(verdictFor({ outcome: 'error', summary: '' })).toBe('fail');
     expect(reportError({ outcome: 'guard', summary: 'refused' }, 'fail')).toBeInstanceOf(UnrecoverableError);
@@ -30,7 +31,9 @@ describe('retry policy', () => {
     expect(toJobError(new ApiError('create', 400, 400, 'bad'))).toBeInstanceOf(UnrecoverableError);
     expect(toJobError(new ConfigError('bad config'))).toBeInstanceOf(UnrecoverableError);
     expect(toJobError(new GuardError('too many deletes'))).toBeInstanceOf(UnrecoverableError);
-    expect(toJobError(new FeedReadError('HTTP 503', { file: 'https://x' }, true))).not.toBeInstanceOf(UnrecoverableError);
+    expect(toJobError(new FeedReadError('HTTP 503', { file: 'https://x' }, true))).not.toBeInstanceOf(
+      UnrecoverableError,
+    );
     expect(toJobError(new FeedReadError('truncated', { file: 'a.xml' }, false))).toBeInstanceOf(UnrecoverableError);
     // Cut short by our own abort (shutdown, lost lock): retried, whatever the error says.
     const aborted = AbortSignal.abort();
@@ -54,7 +57,12 @@ describe('maxmemory-policy check', () => {
 
   it('is quiet on noeviction and tolerates CONFIG being disabled', async () => {
     const ok = capture();
-    expect(await checkEvictionPolicy({ config: async () => ['maxmemory-policy', 'noeviction'] } as unknown as Redis, ok.logger)).toBe('noeviction');
+    expect(
+      await checkEvictionPolicy(
+        { config: async () => ['maxmemory-policy', 'noeviction'] } as unknown as Redis,
+        ok.logger,
+      ),
+    ).toBe('noeviction');
     expect(ok.lines).toEqual([]);
     const disabled = capture();
     const redis = { config: async () => Promise.reject(new Error("ERR unknown command 'CONFIG'")) } as unknown as Redis;

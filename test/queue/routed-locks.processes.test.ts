@@ -35,7 +35,12 @@ feeds:
 `,
     );
     // the second process: it syncs SN-R2 (the lock a foreground `feedsync sync` takes)
-    const held = await acquireForegroundLock({ chatbot: 'SN-R2', redis: { connection: d.redis, prefix: d.prefix }, lockDir: d.dir, waitMs: 0 });
+    const held = await acquireForegroundLock({
+      chatbot: 'SN-R2',
+      redis: { connection: d.redis, prefix: d.prefix },
+      lockDir: d.dir,
+      waitMs: 0,
+    });
     if (!held) throw new Error('the test could not take the lock of SN-R2');
     let released = false;
     try {
@@ -59,7 +64,8 @@ feeds:
       const expected = rows(3, 1)
         .map((r) => String(r.MLSNumber))
         .sort();
-      for (const sn of ['SN-R1', 'SN-R2']) expect((await emu.listings(sn)).map((l) => l.MLSNumber).sort()).toEqual(expected);
+      for (const sn of ['SN-R1', 'SN-R2'])
+        expect((await emu.listings(sn)).map((l) => l.MLSNumber).sort()).toEqual(expected);
       // each key created once in each chatbot, never twice
       expect(total(await requests(emu, 'RealEstateCreate'))).toBe(6);
     } finally {

@@ -20,7 +20,8 @@ let withRedis: string;
 beforeAll(async () => {
   te = await startTestEmulator();
   env = await createSyncEnv();
-  const body = (top: string[]) => homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { top });
+  const body = (top: string[]) =>
+    homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { top });
   withRedis = join(env.dir, 'with-redis.yaml');
   await writeFile(withRedis, body(['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`]));
   await writeFile(join(env.dir, 'homes.csv'), csv(rows(3)));
@@ -43,7 +44,14 @@ describe('feedsync runs', () => {
     expect(runs.code).toBe(0);
     const doc = JSON.parse(runs.stdout);
     expect(doc.runs).toHaveLength(1);
-    expect(doc.runs[0]).toMatchObject({ job: 'listing-sync', queue: 'foreground', feed: 'homes', chatbot: SN, outcome: 'ok', attempt: { made: 1, max: 1 } });
+    expect(doc.runs[0]).toMatchObject({
+      job: 'listing-sync',
+      queue: 'foreground',
+      feed: 'homes',
+      chatbot: SN,
+      outcome: 'ok',
+      attempt: { made: 1, max: 1 },
+    });
     expect(doc.runs[0].summary).toContain('3 created');
     expect(doc.runs[0].jobId).toMatch(/^foreground-\d{14}-\d+$/);
     const table = await feedsync(['runs', '--config', withRedis]);

@@ -23,8 +23,14 @@ interface F {
 function config(feeds: F[]) {
   const yaml = feeds
     .map((f) => {
-      const to = typeof f.to === 'string' ? `    chatbot: ${f.to}\n` : `    chatbots: [${f.to.map((sn) => `{ serialNumber: ${sn} }`).join(', ')}]\n`;
-      const source = f.full || f.reconcile ? `{ kind: reso, url: "https://mls.test/odata", incremental: true }` : `{ kind: csv, path: feeds/${f.name}.csv }`;
+      const to =
+        typeof f.to === 'string'
+          ? `    chatbot: ${f.to}\n`
+          : `    chatbots: [${f.to.map((sn) => `{ serialNumber: ${sn} }`).join(', ')}]\n`;
+      const source =
+        f.full || f.reconcile
+          ? `{ kind: reso, url: "https://mls.test/odata", incremental: true }`
+          : `{ kind: csv, path: feeds/${f.name}.csv }`;
       const schedule = `{ cron: "${f.cron}"${f.tz ? `, tz: ${f.tz}` : ''}${f.full ? `, full: "${f.full}"` : ''}${f.reconcile ? `, reconcileCron: "${f.reconcile}"` : ''} }`;
       return `  - name: ${f.name}\n${to}    source: ${source}\n    schedule: ${schedule}\n`;
     })
@@ -57,7 +63,12 @@ describe('sync schedulers of feeds due together', () => {
       ['sync:chicago', '*/15 * * * *', 'America/Chicago', { feed: 'chicago' }],
     ]);
     const of = syncSchedulerOf(config(feeds).feeds);
-    expect([of.get('a'), of.get('c'), of.get('hourly'), of.get('elsewhere')]).toEqual(['sync:a+b+c+routed', 'sync:a+b+c+routed', 'sync:hourly', 'sync:elsewhere']);
+    expect([of.get('a'), of.get('c'), of.get('hourly'), of.get('elsewhere')]).toEqual([
+      'sync:a+b+c+routed',
+      'sync:a+b+c+routed',
+      'sync:hourly',
+      'sync:elsewhere',
+    ]);
   });
 
   it('full pulls group among the feeds whose schedule.full is due together, and run as full pulls of those alone', () => {
@@ -79,7 +90,12 @@ describe('sync schedulers of feeds due together', () => {
       { name: 'r2', to: 'SN-R', cron: '*/15 * * * *', reconcile: '15 * * * *', full: '0 3 * * 0' },
     ];
     const all = planned(feeds);
-    expect(all).toContainEqual(['sync-reconcile:r1+r2', '15 * * * *', undefined, { feeds: ['r1', 'r2'], reconcile: true }]);
+    expect(all).toContainEqual([
+      'sync-reconcile:r1+r2',
+      '15 * * * *',
+      undefined,
+      { feeds: ['r1', 'r2'], reconcile: true },
+    ]);
     expect(all).toContainEqual(['sync-full:r2', '0 3 * * 0', undefined, { feed: 'r2', full: true }]);
     expect(ListingSyncPayload.parse({ feeds: ['r1', 'r2'], reconcile: true }).reconcile).toBe(true);
     expect(syncSchedulerOf(config(feeds).feeds).get('r1')).toBe('sync:r1+r2');

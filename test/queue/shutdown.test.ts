@@ -7,7 +7,15 @@ import { startWorker } from '../../src/cli/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { closeQueues, createQueues, enqueueJob, type JobDefinition } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
-import { dropPrefix, expectAbortedAndRetried, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
+import {
+  dropPrefix,
+  expectAbortedAndRetried,
+  loadedConfig,
+  REDIS_URL,
+  testRedis,
+  uniquePrefix,
+  until,
+} from './helpers.js';
 
 const slowSync: JobDefinition<{ feed: string }> = {
   name: 'listing-sync',
@@ -15,7 +23,10 @@ const slowSync: JobDefinition<{ feed: string }> = {
   payload: z.strictObject({ feed: z.string() }),
   target: (p) => ({ feed: p.feed, chatbot: 'SN-SLOW' }),
   process: async (p, ctx) => {
-    await ctx.runtime.api.listListings({ SerialNumber: 'SN-SLOW', PageNumber: 1, PageSize: 10 }, { signal: ctx.signal, retry: false });
+    await ctx.runtime.api.listListings(
+      { SerialNumber: 'SN-SLOW', PageNumber: 1, PageSize: 10 },
+      { signal: ctx.signal, retry: false },
+    );
     return { outcome: 'ok', summary: `synced ${p.feed}` };
   },
 };
@@ -33,7 +44,11 @@ redis: { url: "${REDIS_URL}", prefix: ${prefix} }
 worker: { shutdownTimeoutMs: 300 }
 `,
       );
-      const worker = await startWorker(loaded, { port: 0, logger: silentLogger, jobs: { sync: slowSync as JobDefinition<never> } });
+      const worker = await startWorker(loaded, {
+        port: 0,
+        logger: silentLogger,
+        jobs: { sync: slowSync as JobDefinition<never> },
+      });
       const { jobId } = await enqueueJob(redis, queues, 'sync', 'slow', { feed: 'slow' });
       await until('the job to be active', async () => (await queues.sync.getJobState(jobId)) === 'active');
       await worker.close();

@@ -35,7 +35,14 @@ export function useDeployment(): Deployment {
   };
   d.deploy = (feeds, extra = {}) => {
     if (!d.emu) throw new Error('deploy: set d.emu (the emulator the config points at) first');
-    return writeDeployment(feeds, { dir: d.dir, prefix: d.prefix, apiUrl: d.emu.url, secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY, ...extra });
+    return writeDeployment(feeds, {
+      dir: d.dir,
+      prefix: d.prefix,
+      apiUrl: d.emu.url,
+      secretKey: TEST_SECRET_KEY,
+      sessionKey: TEST_SESSION_KEY,
+      ...extra,
+    });
   };
   beforeEach(async () => {
     d.dir = await mkdtemp(join(tmpdir(), 'feedsync-deploy-'));

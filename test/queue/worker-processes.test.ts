@@ -26,7 +26,12 @@ interface FeedSpec {
  * over once its short lock lapses); `name` is the config file's.
  */
 const LONG_LOCKS = 'lockDurationMs: 10000, stalledIntervalMs: 5000';
-async function writeConfig(feeds: FeedSpec[], api: { concurrency: number }, worker = LONG_LOCKS, name = 'feedsync.yaml'): Promise<string> {
+async function writeConfig(
+  feeds: FeedSpec[],
+  api: { concurrency: number },
+  worker = LONG_LOCKS,
+  name = 'feedsync.yaml',
+): Promise<string> {
   const mapping = `{ fields: { ${COLUMNS.map((c) => `${c}: ${c}`).join(', ')} } }`;
   const feedYaml = await Promise.all(
     feeds.map(async (f) => {
@@ -59,9 +64,13 @@ function mlsCounts(listings: Array<{ MLSNumber?: string }>): Map<string, number>
 describe('worker processes', () => {
   it('a job scheduler from config fires and runs a real sync', async () => {
     const emu = (d.emu = await startTestEmulator());
-    const file = await writeConfig([{ name: 'tick', chatbot: 'SN-TICK', rows: 3, schedule: '* * * * * *' }], { concurrency: 2 });
+    const file = await writeConfig([{ name: 'tick', chatbot: 'SN-TICK', rows: 3, schedule: '* * * * * *' }], {
+      concurrency: 2,
+    });
     await d.start(file);
-    const run = await until('a scheduled run', async () => (await listRuns(d.redis, d.prefix, { feed: 'tick', limit: 10 })).find((r) => r.outcome === 'ok'));
+    const run = await until('a scheduled run', async () =>
+      (await listRuns(d.redis, d.prefix, { feed: 'tick', limit: 10 })).find((r) => r.outcome === 'ok'),
+    );
     expect(run.jobId).toMatch(/^repeat:sync:tick:/);
     expect((await emu.listings('SN-TICK')).map((l) => l.MLSNumber).sort()).toEqual(['MLS0001', 'MLS0002', 'MLS0003']);
   });
@@ -72,8 +81,18 @@ describe('worker processes', () => {
     // the killed worker's lock lapses 2 s after the kill; the one that takes over holds its own lock long.
     // (Both look for stalled jobs every second: BullMQ skips a look for the interval of the last one,
     // whichever worker made it.)
-    const file = await writeConfig(feeds, { concurrency: 1 }, 'lockDurationMs: 2000, stalledIntervalMs: 1000', 'killed.yaml');
-    const takesOver = await writeConfig(feeds, { concurrency: 1 }, 'lockDurationMs: 10000, stalledIntervalMs: 1000', 'takes-over.yaml');
+    const file = await writeConfig(
+      feeds,
+      { concurrency: 1 },
+      'lockDurationMs: 2000, stalledIntervalMs: 1000',
+      'killed.yaml',
+    );
+    const takesOver = await writeConfig(
+      feeds,
+      { concurrency: 1 },
+      'lockDurationMs: 10000, stalledIntervalMs: 1000',
+      'takes-over.yaml',
+    );
     const a = await d.start(file);
     const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'big', { feed: 'big' });
     await until('the sync to be under way', async () => (await emu.listings('SN-KILL')).length >= 5);

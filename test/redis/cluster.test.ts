@@ -69,10 +69,21 @@ describe('Redis Cluster', () => {
       ).toEqual({ ok: true });
       const owner = await cluster.nodeOf(d.settings.prefix);
       const byNode = await keysByNode(d);
-      const ours = [...byNode].flatMap(([port, keys]) => keys.filter((k) => k.includes(prefix)).map((k) => ({ port, k })));
+      const ours = [...byNode].flatMap(([port, keys]) =>
+        keys.filter((k) => k.includes(prefix)).map((k) => ({ port, k })),
+      );
       expect(ours.filter((x) => x.port !== owner.port)).toEqual([]);
       expect(new Set(ours.map((x) => hashTagOf(x.k)))).toEqual(new Set([prefix]));
-      for (const kind of [':listing-sync:', ':runs:all', ':changes:feed:', ':state:fp:', ':state:alerts', ':budget:', ':settings-push:', ':message-smoke:']) {
+      for (const kind of [
+        ':listing-sync:',
+        ':runs:all',
+        ':changes:feed:',
+        ':state:fp:',
+        ':state:alerts',
+        ':budget:',
+        ':settings-push:',
+        ':message-smoke:',
+      ]) {
         expect(
           ours.some((x) => x.k.includes(kind)),
           `a key with ${kind}`,
@@ -81,7 +92,11 @@ describe('Redis Cluster', () => {
       // `feedsync runs`: the run history of the feed and of the chatbot
       const runs = await listRuns(d.ops, d.settings.prefix, { feed: FEED, limit: 10 });
       expect(runs.map((r) => [r.jobId, r.outcome])).toEqual([[sync.jobId, 'ok']]);
-      expect((await listRuns(d.ops, d.settings.prefix, { limit: 10 })).map((r) => r.job).sort()).toEqual(['listing-sync', 'message-smoke', 'settings-push']);
+      expect((await listRuns(d.ops, d.settings.prefix, { limit: 10 })).map((r) => r.job).sort()).toEqual([
+        'listing-sync',
+        'message-smoke',
+        'settings-push',
+      ]);
       // `feedsync runs show` and `history`: the change log
       const log = createRedisChangeLog(d.ops, d.settings.prefix);
       const [run] = await log.runs(FEED, 5);
@@ -91,11 +106,20 @@ describe('Redis Cluster', () => {
       // two commands as a user runs them on the cluster config: `runs show` (the change log's
       // connection, as `history`), and a foreground `sync` (its state, the chatbot lock, its budgets
       // and its run history on the cluster): it finds nothing to do and is recorded beside the jobs
-      const [showCli, syncCli] = await Promise.all([feedsync(['runs', 'show', run!.runId, '--config', d.file, '--json']), feedsync(['sync', '--config', d.file, '--json'])]);
+      const [showCli, syncCli] = await Promise.all([
+        feedsync(['runs', 'show', run!.runId, '--config', d.file, '--json']),
+        feedsync(['sync', '--config', d.file, '--json']),
+      ]);
       expect(JSON.parse(showCli.stdout).changes).toHaveLength(6);
       expect(syncCli.code).toBe(0);
-      expect(JSON.parse(syncCli.stdout).reports[0]).toMatchObject({ outcome: 'ok', counts: { created: 0, updated: 0, deleted: 0 } });
-      expect((await listRuns(d.ops, d.settings.prefix, { feed: FEED, limit: 10 })).map((r) => r.queue)).toEqual(['foreground', 'listing-sync']);
+      expect(JSON.parse(syncCli.stdout).reports[0]).toMatchObject({
+        outcome: 'ok',
+        counts: { created: 0, updated: 0, deleted: 0 },
+      });
+      expect((await listRuns(d.ops, d.settings.prefix, { feed: FEED, limit: 10 })).map((r) => r.queue)).toEqual([
+        'foreground',
+        'listing-sync',
+      ]);
       // `feedsync pause` / `resume`
       await pauseFeeds(d.ops, d.settings.prefix, [FEED]);
       expect([...(await pausedFeeds(d.ops, d.settings.prefix)).since.keys()]).toEqual([FEED]);
@@ -117,7 +141,9 @@ describe('Redis Cluster', () => {
     emu.emulator.configure({ latencyMs: 20 });
     try {
       await d.startWorker();
-      const { jobId } = await import('../../src/queue/index.js').then((q) => q.enqueueJob(d.ops, d.queues, 'sync', FEED, { feed: FEED }));
+      const { jobId } = await import('../../src/queue/index.js').then((q) =>
+        q.enqueueJob(d.ops, d.queues, 'sync', FEED, { feed: FEED }),
+      );
       await until('the sync to write', async () => (await emu.listings(d.chatbot)).length > 0);
       await requestCancel(d.ops, d.settings.prefix, jobId, 'tester@test');
       const done = await import('../../src/queue/index.js').then((q) => q.waitForJob(d.ops, d.queues, 'sync', jobId));
@@ -145,7 +171,10 @@ describe('Redis Cluster', () => {
       expect(new Set(stored.map((l) => l.MLSNumber)).size).toBe(300);
       emu.emulator.configure({ latencyMs: 0 });
       const rerun = await d.run('sync', { feed: FEED }, FEED);
-      expect(rerun).toMatchObject({ state: 'completed', returnvalue: { outcome: 'ok', counts: { created: 0, deleted: 0 } } });
+      expect(rerun).toMatchObject({
+        state: 'completed',
+        returnvalue: { outcome: 'ok', counts: { created: 0, deleted: 0 } },
+      });
       expect(await emu.listings(d.chatbot)).toHaveLength(300);
     } finally {
       emu.emulator.configure({ latencyMs: 0 });

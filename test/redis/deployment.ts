@@ -46,7 +46,11 @@ export interface Deployment {
 }
 
 /** `redis` is the YAML of the config's redis section (its lines, indented under `redis:`). */
-export async function deploy(emu: TestEmulator, redis: string[], opts: { rows?: number; worker?: string } = {}): Promise<Deployment> {
+export async function deploy(
+  emu: TestEmulator,
+  redis: string[],
+  opts: { rows?: number; worker?: string } = {},
+): Promise<Deployment> {
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-topology-'));
   const chatbot = `SN-${randomUUID().slice(0, 8)}`;
   const session = await emu.session(chatbot);
@@ -82,7 +86,11 @@ export async function deploy(emu: TestEmulator, redis: string[], opts: { rows?: 
     (d.worker = await startWorker(d.loaded, {
       port: 0,
       logger: process.env.TOPO_LOG
-        ? (await import('../../src/log.js')).createLogger({ level: 'debug', destination: (await import('node:fs')).createWriteStream(process.env.TOPO_LOG), pretty: false })
+        ? (await import('../../src/log.js')).createLogger({
+            level: 'debug',
+            destination: (await import('node:fs')).createWriteStream(process.env.TOPO_LOG),
+            pretty: false,
+          })
         : silentLogger,
     }));
   d.run = async (kind, data, target) => {

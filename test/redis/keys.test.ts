@@ -66,7 +66,8 @@ describe('Redis keys', () => {
       // a key built from the prefix or the root outside the key module
       if (/`\$\{(prefix|root|keyPrefix)\}:/.test(text)) offenders.push(`${rel}: builds a key from the prefix`);
       // KEYS, SELECT, FLUSHALL/FLUSHDB: refused on a cluster (or span every key)
-      if (/\bredis\.(keys|select|flushall|flushdb)\(|['"](KEYS|SELECT|FLUSHALL|FLUSHDB)['"]/.test(text)) offenders.push(`${rel}: a command a cluster refuses`);
+      if (/\bredis\.(keys|select|flushall|flushdb)\(|['"](KEYS|SELECT|FLUSHALL|FLUSHDB)['"]/.test(text))
+        offenders.push(`${rel}: a command a cluster refuses`);
     }
     expect(offenders).toEqual([]);
   });
@@ -85,9 +86,16 @@ describe('redis config', () => {
   };
 
   it('exactly one of url, cluster, sentinel; none is the local default', () => {
-    expect(configError('redis: { url: "redis://a:6379", cluster: ["redis://b:6379"] }')).toMatch(/redis\.cluster.*give one of redis\.url, redis\.cluster, redis\.sentinel/);
-    expect(configError('redis: { cluster: ["redis://b:6379"], sentinel: { name: m, sentinels: ["s:26379"] } }')).toMatch(/give one of/);
-    expect(parseConfig(`${api}redis: { prefix: x }\n`, 'f.yaml', {}).redis).toMatchObject({ url: 'redis://127.0.0.1:6379', prefix: 'x' });
+    expect(configError('redis: { url: "redis://a:6379", cluster: ["redis://b:6379"] }')).toMatch(
+      /redis\.cluster.*give one of redis\.url, redis\.cluster, redis\.sentinel/,
+    );
+    expect(
+      configError('redis: { cluster: ["redis://b:6379"], sentinel: { name: m, sentinels: ["s:26379"] } }'),
+    ).toMatch(/give one of/);
+    expect(parseConfig(`${api}redis: { prefix: x }\n`, 'f.yaml', {}).redis).toMatchObject({
+      url: 'redis://127.0.0.1:6379',
+      prefix: 'x',
+    });
     expect(configError('redis: { cluster: ["redis://b:6379/2"] }')).toMatch(/database 0 only/);
     expect(configError('redis: { sentinel: { name: m, sentinels: ["s"] } }')).toMatch(/host:port/);
     expect(configError('redis: { url: "redis://a", prefix: "{x}" }')).toMatch(/no \{ or \}/);
@@ -97,7 +105,9 @@ describe('redis config', () => {
   it('what is shown of a Redis never holds its password or user', () => {
     const cluster = RedisConfig.parse({ cluster: ['rediss://app:pw-123456@n1:6380', 'rediss://n2:6380'], tls: {} });
     expect(describeRedis(cluster)).toBe('cluster rediss://n1:6380, rediss://n2:6380 (TLS)');
-    const sentinel = RedisConfig.parse({ sentinel: { name: 'mymaster', sentinels: ['s1:26379'], password: 'pw-123456', sentinelPassword: 'spw-123456' } });
+    const sentinel = RedisConfig.parse({
+      sentinel: { name: 'mymaster', sentinels: ['s1:26379'], password: 'pw-123456', sentinelPassword: 'spw-123456' },
+    });
     expect(describeRedis(sentinel)).toBe('sentinel mymaster at s1:26379');
     expect(redisSettingsOf(cluster, '/').prefix).toBe('{feedsync}');
     expect(redisSettingsOf(sentinel, '/').prefix).toBe('feedsync');
@@ -141,7 +151,10 @@ describe('connection options per topology', () => {
       password: 'p2-123456',
       tls: { rejectUnauthorized: true },
     });
-    expect(optionsOf({ url: 'redis://u1:p1-123456@127.0.0.1:1' })).toMatchObject({ username: 'u1', password: 'p1-123456' });
+    expect(optionsOf({ url: 'redis://u1:p1-123456@127.0.0.1:1' })).toMatchObject({
+      username: 'u1',
+      password: 'p1-123456',
+    });
     expect(optionsOf({ url: 'redis://127.0.0.1:1' }).tls).toBeUndefined();
   });
 });
@@ -149,8 +162,14 @@ describe('connection options per topology', () => {
 describe('docs/redis.md', () => {
   it('each topology example is a valid redis section', () => {
     const text = readFileSync(join(import.meta.dirname, '../../docs/redis.md'), 'utf8');
-    const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => parseDocument(m[1]!).toJS() as { redis?: unknown });
+    const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map(
+      (m) => parseDocument(m[1]!).toJS() as { redis?: unknown },
+    );
     const sections = blocks.map((b) => RedisConfig.parse(b.redis));
-    expect(sections.map((r) => (r.cluster ? 'cluster' : r.sentinel ? 'sentinel' : 'url'))).toEqual(['url', 'cluster', 'sentinel']);
+    expect(sections.map((r) => (r.cluster ? 'cluster' : r.sentinel ? 'sentinel' : 'url'))).toEqual([
+      'url',
+      'cluster',
+      'sentinel',
+    ]);
   });
 });

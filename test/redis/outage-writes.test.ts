@@ -10,7 +10,14 @@ import { createHistoryWriter, runRecord, type RunRecord } from '../../src/queue/
 import { until } from '../queue/helpers.js';
 
 const rec = (jobId: string): RunRecord =>
-  runRecord({ jobId, job: 'listing-sync', queue: 'listing-sync', attempt: { made: 1, max: 3 }, feed: 'homes', report: { outcome: 'ok', summary: jobId } });
+  runRecord({
+    jobId,
+    job: 'listing-sync',
+    queue: 'listing-sync',
+    attempt: { made: 1, max: 3 },
+    feed: 'homes',
+    report: { outcome: 'ok', summary: jobId },
+  });
 
 /** A store that refuses every write while `down` is true. */
 function flaky() {
@@ -51,7 +58,14 @@ describe('run history during an outage', () => {
 
 describe('change log during an outage', () => {
   const meta = { runId: 'r1', feed: 'homes', chatbot: 'SN-1', dryRun: false };
-  const run = { startedAt: 't0', finishedAt: 't1', durationMs: 1, outcome: 'ok', summary: 'synced', counts: { created: 600 } };
+  const run = {
+    startedAt: 't0',
+    finishedAt: 't1',
+    durationMs: 1,
+    outcome: 'ok',
+    summary: 'synced',
+    counts: { created: 600 },
+  };
   const change = (i: number) => ({ op: 'create' as const, key: `MLS${i}`, headline: {} });
 
   function log(refuse: (call: number) => boolean) {

@@ -20,7 +20,10 @@ afterAll(async () => {
   await group?.stop();
 });
 
-const sentinelRedis = (prefix: string) => [`sentinel: { name: ${group.name}, sentinels: [${group.sentinels.map((s) => `"${s}"`).join(', ')}] }`, `prefix: ${prefix}`];
+const sentinelRedis = (prefix: string) => [
+  `sentinel: { name: ${group.name}, sentinels: [${group.sentinels.map((s) => `"${s}"`).join(', ')}] }`,
+  `prefix: ${prefix}`,
+];
 
 describe('Redis Sentinel', () => {
   it('a worker on redis.sentinel runs sync, settings and smoke, and its history reads back', async () => {
@@ -32,7 +35,11 @@ describe('Redis Sentinel', () => {
       expect(sync).toMatchObject({ state: 'completed', returnvalue: { outcome: 'ok', counts: { created: 5 } } });
       expect(await d.run('settings', { chatbot: d.chatbot }, d.chatbot)).toMatchObject({ state: 'completed' });
       expect(await d.run('smoke', { chatbot: d.chatbot }, d.chatbot)).toMatchObject({ state: 'completed' });
-      expect((await listRuns(d.ops, d.settings.prefix, { limit: 10 })).map((r) => r.job).sort()).toEqual(['listing-sync', 'message-smoke', 'settings-push']);
+      expect((await listRuns(d.ops, d.settings.prefix, { limit: 10 })).map((r) => r.job).sort()).toEqual([
+        'listing-sync',
+        'message-smoke',
+        'settings-push',
+      ]);
     } finally {
       await d.close();
     }
@@ -48,7 +55,9 @@ describe('Redis Sentinel', () => {
       let watching = true;
       const watch = (async () => {
         while (watching) {
-          const res = await fetch(`http://127.0.0.1:${w.port}/healthz`, { signal: AbortSignal.timeout(3000) }).catch(() => undefined);
+          const res = await fetch(`http://127.0.0.1:${w.port}/healthz`, { signal: AbortSignal.timeout(3000) }).catch(
+            () => undefined,
+          );
           health.push(res?.status ?? 0);
           await new Promise((r) => setTimeout(r, 50));
         }
@@ -71,10 +80,15 @@ describe('Redis Sentinel', () => {
       expect(new Set(stored.map((l) => l.MLSNumber)).size).toBe(rows);
       emu.emulator.configure({ latencyMs: 0 });
       const rerun = await d.run('sync', { feed: FEED }, FEED);
-      expect(rerun).toMatchObject({ state: 'completed', returnvalue: { outcome: 'ok', counts: { created: 0, deleted: 0 } } });
+      expect(rerun).toMatchObject({
+        state: 'completed',
+        returnvalue: { outcome: 'ok', counts: { created: 0, deleted: 0 } },
+      });
       expect(await emu.listings(d.chatbot)).toHaveLength(rows);
       // both runs are in the history kept on the promoted replica
-      expect((await listRuns(d.ops, d.settings.prefix, { feed: FEED, limit: 10 })).map((r) => r.jobId)).toContain(rerun.jobId);
+      expect((await listRuns(d.ops, d.settings.prefix, { feed: FEED, limit: 10 })).map((r) => r.jobId)).toContain(
+        rerun.jobId,
+      );
     } finally {
       emu.emulator.configure({ latencyMs: 0 });
       await d.close();

@@ -27,7 +27,11 @@ afterAll(async () => {
 describe.skipIf(!tls)('Redis over TLS with an ACL user', () => {
   it('a worker on rediss:// with the CA runs a sync; the password shows nowhere', async () => {
     const url = `rediss://${redis.username}:${redis.password}@127.0.0.1:${redis.port}`;
-    const d = await deploy(emu, [`url: "${url}"`, `tls: { ca: "${redis.caFile}" }`, `prefix: fst-${Date.now().toString(36)}`], { rows: 4 });
+    const d = await deploy(
+      emu,
+      [`url: "${url}"`, `tls: { ca: "${redis.caFile}" }`, `prefix: fst-${Date.now().toString(36)}`],
+      { rows: 4 },
+    );
     try {
       await d.startWorker();
       const sync = await d.run('sync', { feed: FEED }, FEED);
@@ -69,9 +73,23 @@ describe.skipIf(!tls)('Redis over TLS with an ACL user', () => {
     // no CA: Node's own roots do not know the test CA
     expect(await answer(base)).toMatch(/self[- ]signed|unable to verify|certificate/i);
     // the user, a wrong password
-    expect(await answer({ ...base, url: `rediss://${redis.username}:wrong@127.0.0.1:${redis.port}`, tls: { ca: redis.caFile } })).toMatch(/WRONGPASS|invalid username-password/i);
+    expect(
+      await answer({
+        ...base,
+        url: `rediss://${redis.username}:wrong@127.0.0.1:${redis.port}`,
+        tls: { ca: redis.caFile },
+      }),
+    ).toMatch(/WRONGPASS|invalid username-password/i);
     // the password as a key instead of in the URL
-    expect(await answer({ url: `rediss://127.0.0.1:${redis.port}`, username: redis.username, password: redis.password, tls: { ca: redis.caFile }, prefix: 'fst' })).toBe('PONG');
+    expect(
+      await answer({
+        url: `rediss://127.0.0.1:${redis.port}`,
+        username: redis.username,
+        password: redis.password,
+        tls: { ca: redis.caFile },
+        prefix: 'fst',
+      }),
+    ).toBe('PONG');
     expect(readFileSync(redis.caFile, 'utf8')).toContain('BEGIN CERTIFICATE');
   });
 });

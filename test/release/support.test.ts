@@ -61,7 +61,8 @@ describe('the Dockerfile', () => {
   it('packs the tarball in the first stage and installs that tarball, production dependencies only, in the runtime', () => {
     expect(build).toMatch(/^RUN npm ci /m);
     expect(build).toMatch(/^RUN .*npm pack /m);
-    for (const dir of ['bin', 'src', 'jobs', 'scripts']) expect(build).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
+    for (const dir of ['bin', 'src', 'jobs', 'scripts'])
+      expect(build).toMatch(new RegExp(`^COPY ${dir} \\./${dir}$`, 'm'));
     expect(runtime).toMatch(/^COPY --from=build \/pkg\/feedsync\.tgz /m);
     expect(runtime).toMatch(/^RUN tar -xzf \/tmp\/feedsync\.tgz /m);
     expect(runtime).toMatch(/^RUN npm ci --omit=dev /m);

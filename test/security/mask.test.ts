@@ -29,7 +29,9 @@ describe('maskSecrets', () => {
   });
 
   it('shows URLs without userinfo and with secret query values masked', () => {
-    expect(maskUrl('https://someone:pw-url-6@h.test/feed?access_token=abc123xyz&page=2&api_key=zz')).toBe('https://h.test/feed?access_token=[REDACTED]&page=2&api_key=[REDACTED]');
+    expect(maskUrl('https://someone:pw-url-6@h.test/feed?access_token=abc123xyz&page=2&api_key=zz')).toBe(
+      'https://h.test/feed?access_token=[REDACTED]&page=2&api_key=[REDACTED]',
+    );
   });
 
   it('masks strings deep inside a report, keeping its structure', () => {
@@ -45,10 +47,29 @@ describe('maskedJson (the change log serializes once when no secret can be in a 
   const SCOPED = 'feed-only-16';
   for (const s of SECRETS) registerSecret(s);
   registerSecret(SCOPED, 'feed-a');
-  const piece = fc.constantFrom(...SECRETS, SCOPED, ...SECRETS.map((s) => s.slice(0, 3)), '"', '\\', 'x', ' ', '\u2028', 'plain', '-14', ':');
+  const piece = fc.constantFrom(
+    ...SECRETS,
+    SCOPED,
+    ...SECRETS.map((s) => s.slice(0, 3)),
+    '"',
+    '\\',
+    'x',
+    ' ',
+    '\u2028',
+    'plain',
+    '-14',
+    ':',
+  );
   const text = fc.array(piece, { maxLength: 5 }).map((ps) => ps.join(''));
   const value = fc.letrec((tie) => ({
-    v: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.constant(null), fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(text, tie('v'), { maxKeys: 3 })),
+    v: fc.oneof(
+      { depthSize: 'small' },
+      text,
+      fc.integer(),
+      fc.constant(null),
+      fc.array(tie('v'), { maxLength: 3 }),
+      fc.dictionary(text, tie('v'), { maxKeys: 3 }),
+    ),
   })).v;
 
   it('gives JSON.stringify(maskDeep(value)), whatever the value holds, for any scope', () => {
@@ -61,6 +82,8 @@ describe('maskedJson (the change log serializes once when no secret can be in a 
   });
 
   it('masks a secret that JSON escapes', () => {
-    expect(maskedJson({ reason: `was ${SECRETS[0]} and ${SECRETS[1]}` })).toBe('{"reason":"was [REDACTED] and [REDACTED]"}');
+    expect(maskedJson({ reason: `was ${SECRETS[0]} and ${SECRETS[1]}` })).toBe(
+      '{"reason":"was [REDACTED] and [REDACTED]"}',
+    );
   });
 });

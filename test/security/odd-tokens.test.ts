@@ -31,7 +31,10 @@ const oauth = { clientId: 'feedsync-test', clientSecret: 'oauth-secret-012345678
 
 function feedsync(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/feedsync.js', ...args], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn' } });
+    const child = spawn(process.execPath, ['bin/feedsync.js', ...args], {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -104,17 +107,29 @@ describe('masking by value and by feed', () => {
   });
 
   it('a tokenUrl is not a secret: errors name it (its query masked)', () => {
-    registerSecretsIn({ source: { auth: { tokenUrl: 'https://auth.mls.test/oauth/token?client_secret=q-secret-99', clientSecret: 'c-secret-77' } } });
-    expect(maskSecrets('POST https://auth.mls.test/oauth/token failed')).toBe('POST https://auth.mls.test/oauth/token failed');
+    registerSecretsIn({
+      source: {
+        auth: { tokenUrl: 'https://auth.mls.test/oauth/token?client_secret=q-secret-99', clientSecret: 'c-secret-77' },
+      },
+    });
+    expect(maskSecrets('POST https://auth.mls.test/oauth/token failed')).toBe(
+      'POST https://auth.mls.test/oauth/token failed',
+    );
     expect(maskSecrets('q-secret-99 c-secret-77')).toBe('[REDACTED] [REDACTED]');
   });
 });
 
 describe('token reuse', () => {
   it('expires_in: 0.001 does not cost a token request per page; the expired token leaves the registry', async () => {
-    const server = await startResoServer({ records: [], oauth: { ...oauth, ttlSeconds: 0.001, accessToken: (n) => `short-lived-token-${n}-abcdefgh` } });
+    const server = await startResoServer({
+      records: [],
+      oauth: { ...oauth, ttlSeconds: 0.001, accessToken: (n) => `short-lived-token-${n}-abcdefgh` },
+    });
     servers.push(server);
-    const source = oauth2TokenSource({ kind: 'oauth2', tokenUrl: server.tokenUrl, ...oauth }, { timeoutMs: 5000, retries: 0, scope: 'mls' });
+    const source = oauth2TokenSource(
+      { kind: 'oauth2', tokenUrl: server.tokenUrl, ...oauth },
+      { timeoutMs: 5000, retries: 0, scope: 'mls' },
+    );
     const first = await source.token();
     expect(await source.token()).toBe(first);
     expect(await source.token()).toBe(first);

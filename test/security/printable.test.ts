@@ -15,7 +15,11 @@ describe('printable output', () => {
   });
 
   it('a refusal names field, rule and an excerpt of the value, printable', () => {
-    const text = formatIssue({ field: 'Description', value: `\u001b]0;pwned\u0007${'x'.repeat(1000)}`, rule: 'must be at most 20000 characters' });
+    const text = formatIssue({
+      field: 'Description',
+      value: `\u001b]0;pwned\u0007${'x'.repeat(1000)}`,
+      rule: 'must be at most 20000 characters',
+    });
     expect(text).not.toMatch(RAW);
     expect(text.length).toBeLessThan(200);
     expect(text).toMatch(/^Description must be at most 20000 characters \(got ".*… \(1010 chars\)"\)$/);

@@ -7,7 +7,16 @@ import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { silentLogger } from '../../src/log.js';
-import { closeQueues, createProcessor, createQueues, enqueueJob, startWorkers, waitForJob, type JobDefinition, type RunReport } from '../../src/queue/index.js';
+import {
+  closeQueues,
+  createProcessor,
+  createQueues,
+  enqueueJob,
+  startWorkers,
+  waitForJob,
+  type JobDefinition,
+  type RunReport,
+} from '../../src/queue/index.js';
 import { listRuns } from '../../src/queue/run-records.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { dropPrefix, loadedConfig, processorDeps, redisAt, testRedis, uniquePrefix } from '../queue/helpers.js';
@@ -30,7 +39,10 @@ describe('reports stay small', () => {
     expect(refused.source.error).toMatch(/line 2 is longer than source\.maxRecordBytes/);
     expect(await te.listings('SN-SYNC')).toHaveLength(0);
     // a feed that allows such rows: the value is rejected and reported as an excerpt
-    const report = await env.sync(te, env.feed({ source: { kind: 'csv', path: 'feed.csv', maxRecordBytes: 128 * 1024 * 1024 } }));
+    const report = await env.sync(
+      te,
+      env.feed({ source: { kind: 'csv', path: 'feed.csv', maxRecordBytes: 128 * 1024 * 1024 } }),
+    );
     expect(report.counts).toMatchObject({ created: 2, rejected: 1 });
     const json = JSON.stringify(report);
     expect(json.length).toBeLessThan(64 * 1024);
@@ -50,7 +62,10 @@ describe('reports stay small', () => {
         outcome: 'ok',
         summary: 'synced',
         retryable: false,
-        rejected: Array.from({ length: 100_000 }, (_, i) => ({ key: `K${i}`, reasons: [`SalePrice must be a number (got "${'y'.repeat(1000)}")`] })),
+        rejected: Array.from({ length: 100_000 }, (_, i) => ({
+          key: `K${i}`,
+          reasons: [`SalePrice must be a number (got "${'y'.repeat(1000)}")`],
+        })),
       }),
     };
     const config = loadedConfig(`api: { baseUrl: "http://127.0.0.1:1", secretKey: k, sessionKey: s }\n`);

@@ -119,7 +119,9 @@ describe('secrets never leave in any output or in Redis', () => {
     expect(got?.headers['x-api-auth']).toBe(SECRETS.header);
     expect(got?.url).toContain(SECRETS.query);
     const b = feeds.received.find((x) => x.url === '/b.csv');
-    expect(Buffer.from(String(b?.headers.authorization).replace('Basic ', ''), 'base64').toString()).toBe(`${SECRETS.user}:${SECRETS.password}`);
+    expect(Buffer.from(String(b?.headers.authorization).replace('Basic ', ''), 'base64').toString()).toBe(
+      `${SECRETS.user}:${SECRETS.password}`,
+    );
   }, 60_000);
 
   it('runs dry run, failures, config check, worker + enqueue --wait + runs --json, then finds no secret anywhere', async () => {
@@ -141,12 +143,28 @@ describe('secrets never leave in any output or in Redis', () => {
     let worker: WorkerProcess | undefined;
     try {
       worker = await spawnWorker(join(dir, 'ok.yaml'));
-      const waited = await cli('enqueue --wait', ['enqueue', 'sync', '--config', join(dir, 'ok.yaml'), '--wait', '--json']);
+      const waited = await cli('enqueue --wait', [
+        'enqueue',
+        'sync',
+        '--config',
+        join(dir, 'ok.yaml'),
+        '--wait',
+        '--json',
+      ]);
       expect(waited.code).toBe(0);
-      await cli('enqueue --wait (fails)', ['enqueue', 'sync', '--config', join(dir, 'feed-fails.yaml'), '--wait', '--json']);
+      await cli('enqueue --wait (fails)', [
+        'enqueue',
+        'sync',
+        '--config',
+        join(dir, 'feed-fails.yaml'),
+        '--wait',
+        '--json',
+      ]);
       const runs = await cli('runs --json', ['runs', '--config', join(dir, 'ok.yaml'), '--json']);
       expect(JSON.parse(runs.stdout).runs.length).toBeGreaterThan(2);
-      const ui = await fetch(`http://127.0.0.1:${worker.port}/ui/api/queues?activeQueue=listing-sync&status=completed&page=1`);
+      const ui = await fetch(
+        `http://127.0.0.1:${worker.port}/ui/api/queues?activeQueue=listing-sync&status=completed&page=1`,
+      );
       outputs.push({ what: 'queue UI api', text: await ui.text() });
     } finally {
       if (worker) {

@@ -60,11 +60,16 @@ describe('what is read is what was sent', () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-dup-'));
     try {
       await writeFile(join(dir, 'dup.csv'), 'MLSNumber,Price,MLSNumber\nA1,1,B1\n');
-      const feed = openFeed('f', FeedSource.parse({ kind: 'csv', path: 'dup.csv' }), { baseDir: dir, logger: silentLogger });
+      const feed = openFeed('f', FeedSource.parse({ kind: 'csv', path: 'dup.csv' }), {
+        baseDir: dir,
+        logger: silentLogger,
+      });
       const { items, error } = await collectUntilError(feed.items);
       expect(items).toEqual([]);
       expect(error).toBeInstanceOf(FeedReadError);
-      expect(error!.message).toBe('dup.csv:1: the header names column "MLSNumber" twice (columns 1 and 3); rename one so each column has its own name');
+      expect(error!.message).toBe(
+        'dup.csv:1: the header names column "MLSNumber" twice (columns 1 and 3); rename one so each column has its own name',
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -32,9 +32,21 @@ describe('docker compose', () => {
     expect(redis.volumes[0]).toMatch(/^redis-data:\/data$/);
     expect(Object.keys(compose.volumes)).toEqual(['redis-data', 'emulator-data']);
     // the emulator keeps its data in a volume across restarts
-    expect(emulator.command).toEqual(['emulator', '--host', '0.0.0.0', '--port', '8787', '--data-file', '/data/emulator.json', '--sessions', 'SN-DEMO-1:1001']);
+    expect(emulator.command).toEqual([
+      'emulator',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '8787',
+      '--data-file',
+      '/data/emulator.json',
+      '--sessions',
+      'SN-DEMO-1:1001',
+    ]);
     // a one-shot service syncs the feeds and pushes the settings the smoke checks
-    expect(compose.services.setup.command[0]).toContain('enqueue sync --config /app/fixtures/compose.yaml --wait && node bin/feedsync.js enqueue settings');
+    expect(compose.services.setup.command[0]).toContain(
+      'enqueue sync --config /app/fixtures/compose.yaml --wait && node bin/feedsync.js enqueue settings',
+    );
     expect(compose.services.setup.depends_on.worker.condition).toBe('service_healthy');
     expect(emulator.volumes).toEqual(['emulator-data:/data']);
     expect(worker.command).toEqual(['worker', '--config', '/app/fixtures/compose.yaml', '--port', '9464']);
@@ -77,7 +89,11 @@ describe('the compose stack without Docker', () => {
   });
 
   async function spawnUntil(args: string[], ready: RegExp): Promise<{ proc: ChildProcess; logs: () => string }> {
-    const proc = spawn(process.execPath, ['bin/feedsync.js', ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, ['bin/feedsync.js', ...args], {
+      cwd: REPO,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     procs.push(proc);
     let logs = '';
     proc.stdout!.on('data', (d: Buffer) => (logs += d.toString()));
@@ -91,11 +107,21 @@ describe('the compose stack without Docker', () => {
 
   it('worker + enqueue --wait + runs + /metrics, as a person would use them', async () => {
     const emulatorPort = await freePort();
-    env = { ...process.env, ...DEV_KEYS, REDIS_URL, FEEDSYNC_PREFIX: prefix, FEEDSYNC_API_URL: `http://127.0.0.1:${emulatorPort}`, LOG_LEVEL: 'info' };
+    env = {
+      ...process.env,
+      ...DEV_KEYS,
+      REDIS_URL,
+      FEEDSYNC_PREFIX: prefix,
+      FEEDSYNC_API_URL: `http://127.0.0.1:${emulatorPort}`,
+      LOG_LEVEL: 'info',
+    };
     // the emulator as compose starts it (its --sessions too), on a free port and without a data file: fresh
     const composeArgs: string[] = parse(readFileSync(`${REPO}/docker-compose.yml`, 'utf8')).services.emulator.command;
     const sessions = composeArgs[composeArgs.indexOf('--sessions') + 1]!;
-    await spawnUntil(['emulator', '--host', '127.0.0.1', '--port', String(emulatorPort), '--sessions', sessions], new RegExp(String(emulatorPort)));
+    await spawnUntil(
+      ['emulator', '--host', '127.0.0.1', '--port', String(emulatorPort), '--sessions', sessions],
+      new RegExp(String(emulatorPort)),
+    );
     // The sample config without its schedules (a scheduled run during the test would add to the
     // counts), its feed paths made absolute for the copy in a temp dir.
     const dir = mkdtempSync(join(tmpdir(), 'feedsync-compose-'));
@@ -109,7 +135,8 @@ describe('the compose stack without Docker', () => {
     const worker = await spawnUntil(['worker', '--config', configFile, '--port', '0'], /worker ready/);
     const port = Number(/"port":(\d+)/.exec(worker.logs())![1]);
 
-    const cli = (...args: string[]) => run(process.execPath, ['bin/feedsync.js', ...args, '--config', configFile], { cwd: REPO, env });
+    const cli = (...args: string[]) =>
+      run(process.execPath, ['bin/feedsync.js', ...args, '--config', configFile], { cwd: REPO, env });
     const enq = await cli('enqueue', 'sync', '--feed', 'austin-csv', '--wait');
     const jobId = enq.stdout.trim();
     expect(jobId).toMatch(/^sync-austin-csv-/);
@@ -117,7 +144,13 @@ describe('the compose stack without Docker', () => {
 
     const runs = JSON.parse((await cli('runs', '--feed', 'austin-csv', '--json')).stdout);
     expect(runs.runs).toHaveLength(1);
-    expect(runs.runs[0]).toMatchObject({ jobId, job: 'listing-sync', feed: 'austin-csv', chatbot: 'SN-DEMO-1', outcome: 'ok' });
+    expect(runs.runs[0]).toMatchObject({
+      jobId,
+      job: 'listing-sync',
+      feed: 'austin-csv',
+      chatbot: 'SN-DEMO-1',
+      outcome: 'ok',
+    });
 
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toContain('feedsync_runs_total{job="listing-sync",outcome="ok"} 1');

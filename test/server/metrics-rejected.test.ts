@@ -20,7 +20,14 @@ describe('metrics of a rejected run', () => {
   it('count its rejected records, name its outcome, show feed-rejected firing, and keep the last success', async () => {
     const env = sync.env();
     const file = join(env.dir, 'feedsync.yaml');
-    await writeFile(file, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.5 }' }));
+    await writeFile(
+      file,
+      homesConfigYaml(
+        sync.te().url,
+        { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
+        { deletes: '{ maxFraction: 0.5 }' },
+      ),
+    );
     const loaded = await loadConfig(file);
     const feed = loaded.config.feeds[0]!;
     const metrics = createMetrics({}, { defaultMetrics: false });
@@ -50,7 +57,9 @@ describe('metrics of a rejected run', () => {
 
     await writeFile(join(env.dir, 'homes.csv'), csv(rows(6)));
     expect((await runOnce()).outcome).toBe('ok');
-    const lastSuccess = /feedsync_feed_last_success_timestamp_seconds\{feed="homes"\} (\S+)/.exec(await metrics.registry.metrics())?.[1];
+    const lastSuccess = /feedsync_feed_last_success_timestamp_seconds\{feed="homes"\} (\S+)/.exec(
+      await metrics.registry.metrics(),
+    )?.[1];
     expect(lastSuccess).toBeDefined();
 
     await writeFile(join(env.dir, 'homes.csv'), csv(rows(6).map((r) => ({ ...r, YearBuilt: 'old' }))));
@@ -66,6 +75,8 @@ describe('metrics of a rejected run', () => {
     // fixed: the alerts resolve once clear for closeAfterMinutes (60 by default), the success moves
     await writeFile(join(env.dir, 'homes.csv'), csv(rows(6)));
     expect((await runOnce()).outcome).toBe('ok');
-    expect(/feedsync_feed_last_success_timestamp_seconds\{feed="homes"\} (\S+)/.exec(await metrics.registry.metrics())?.[1]).not.toBe(lastSuccess);
+    expect(
+      /feedsync_feed_last_success_timestamp_seconds\{feed="homes"\} (\S+)/.exec(await metrics.registry.metrics())?.[1],
+    ).not.toBe(lastSuccess);
   });
 });

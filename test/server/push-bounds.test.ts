@@ -11,8 +11,23 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorker, type RunningWorker } from '../../src/cli/worker.js';
 import { createLogger } from '../../src/log.js';
-import { acceptPushed, closeQueues, createQueues, donePushed, enqueueJob, takePushed, waitForJob, type Queues } from '../../src/queue/index.js';
-import { startTestEmulator, sampleListing, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import {
+  acceptPushed,
+  closeQueues,
+  createQueues,
+  donePushed,
+  enqueueJob,
+  takePushed,
+  waitForJob,
+  type Queues,
+} from '../../src/queue/index.js';
+import {
+  startTestEmulator,
+  sampleListing,
+  TEST_SECRET_KEY,
+  TEST_SESSION_KEY,
+  type TestEmulator,
+} from '../helpers/emulator.js';
 import { entityEvent, push, pushRaw, RESO_CONTEXT } from '../helpers/push-producer.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from '../queue/helpers.js';
@@ -77,9 +92,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-const endpoint = (name: string, port = worker.pushPort ?? worker.port) => `http://127.0.0.1:${port}/reso/events/${name}`;
+const endpoint = (name: string, port = worker.pushPort ?? worker.port) =>
+  `http://127.0.0.1:${port}/reso/events/${name}`;
 const held = async (sn: string) => new Map((await emu.listings(sn)).map((l) => [String(l.MLSNumber), l]));
-const listCalls = async () => Object.values((await emu.stats()).requests['/chat/Chatbot/RealEstateList'] ?? {}).reduce((a, b) => a + b, 0);
+const listCalls = async () =>
+  Object.values((await emu.stats()).requests['/chat/Chatbot/RealEstateList'] ?? {}).reduce((a, b) => a + b, 0);
 
 interface PushReport {
   outcome: string;
@@ -99,7 +116,11 @@ describe('a push job reads only what was pushed', () => {
     // 200 listings more than the feed's 12: paged whole at PageSize 20, 11 list calls or more
     for (let i = 0; i < 200; i += 20) {
       await Promise.all(
-        Array.from({ length: 20 }, (_, j) => emu.api.createListing(sampleListing({ SerialNumber: 'SN-B1', MLSNumber: `O-${i + j}`, Url: `https://o.test/${i + j}` }))),
+        Array.from({ length: 20 }, (_, j) =>
+          emu.api.createListing(
+            sampleListing({ SerialNumber: 'SN-B1', MLSNumber: `O-${i + j}`, Url: `https://o.test/${i + j}` }),
+          ),
+        ),
       );
     }
     server.touch('K-03', { ListPrice: 313_131 });
@@ -115,7 +136,9 @@ describe('a push job reads only what was pushed', () => {
   }, 120_000);
 
   it('a forged push deletes nothing: not a listing this feed never wrote, and under graceHours not at once', async () => {
-    await emu.api.createListing(sampleListing({ SerialNumber: 'SN-B1', MLSNumber: 'X-FOREIGN', Url: 'https://elsewhere.test/x' }));
+    await emu.api.createListing(
+      sampleListing({ SerialNumber: 'SN-B1', MLSNumber: 'X-FOREIGN', Url: 'https://elsewhere.test/x' }),
+    );
     const forged = await push(endpoint('mls'), TOKEN, entityEvent('X-FOREIGN'));
     const r1 = await finished(String(forged.body.jobId));
     expect(r1.outcome, r1.message).toBe('ok');
@@ -124,7 +147,9 @@ describe('a push job reads only what was pushed', () => {
     expect(logs).toMatch(/never wrote \(X-FOREIGN\): left alone/);
 
     // a URL-keyed chatbot, paged whole (the list has no Url filter): the same
-    await emu.api.createListing(sampleListing({ SerialNumber: 'SN-B4', MLSNumber: 'X-FOREIGN', Url: 'https://broker.test/l/X-FOREIGN' }));
+    await emu.api.createListing(
+      sampleListing({ SerialNumber: 'SN-B4', MLSNumber: 'X-FOREIGN', Url: 'https://broker.test/l/X-FOREIGN' }),
+    );
     const byUrl = await push(endpoint('urls'), TOKEN, entityEvent('X-FOREIGN'));
     const r3 = await finished(String(byUrl.body.jobId));
     expect(r3.outcome, r3.message).toBe('ok');
@@ -254,7 +279,9 @@ ${feed('down', 'SN-D', '').replace(server.url, down.url)}`;
     const w = await startWorker(loadedConfig(yaml), { port: 0, logger: createLogger({ level: 'silent' }) });
     try {
       await q.sync.add(q.sync.name, { feed: 'down', push: 0 }, { jobId: 'push-down-0', attempts: 1, delay: 500 });
-      expect((await push(endpoint('down', w.pushPort ?? w.port), TOKEN, entityEvent('K-01'))).body.jobId).toBe('push-down-0');
+      expect((await push(endpoint('down', w.pushPort ?? w.port), TOKEN, entityEvent('K-01'))).body.jobId).toBe(
+        'push-down-0',
+      );
       const done = await waitForJob(redis, q, 'sync', 'push-down-0', AbortSignal.timeout(60_000));
       expect(done.state).toBe('failed');
       expect(await redis.exists(`${p}:push:down:taken`)).toBe(0);
@@ -279,18 +306,26 @@ describe('the push listener answers nothing else; the pages answer loopback, wor
     expect((await fetch(`http://127.0.0.1:${worker.port}/status`)).status).toBe(200);
   });
 
-  it.skipIf(!outside)('a peer that is not loopback gets 403 for /status, /ui and /metrics, whatever Host it sends; /healthz answers it', async () => {
-    for (const path of ['/status', '/ui', '/metrics']) {
-      const res = await get(outside!, worker.port, path, { host: 'localhost' });
-      expect(res.status, path).toBe(403);
-      expect(res.body).toMatch(/worker\.allowFrom/);
-    }
-    expect((await fetch(`http://${outside}:${worker.port}/healthz`)).status).toBe(200);
-  });
+  it.skipIf(!outside)(
+    'a peer that is not loopback gets 403 for /status, /ui and /metrics, whatever Host it sends; /healthz answers it',
+    async () => {
+      for (const path of ['/status', '/ui', '/metrics']) {
+        const res = await get(outside!, worker.port, path, { host: 'localhost' });
+        expect(res.status, path).toBe(403);
+        expect(res.body).toMatch(/worker\.allowFrom/);
+      }
+      expect((await fetch(`http://${outside}:${worker.port}/healthz`)).status).toBe(200);
+    },
+  );
 });
 
 /** A GET with the headers given as they are (fetch may not send a Host of the caller's choosing). */
-function get(host: string, port: number, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+function get(
+  host: string,
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host, port, path, headers }, (res) => {
       let body = '';

@@ -85,10 +85,16 @@ async function finished(jobId: string): Promise<PushReport> {
 /** A request that asks the Property resource for records by key (the by-key lookup), and nothing else. */
 function byKey(r: ResoRequest): boolean {
   const path = new URL(r.url, 'http://x').pathname;
-  return path.endsWith('/Property') && /ListingKey eq '/.test(r.filter ?? '') && !/ModificationTimestamp/.test(r.filter ?? '') && r.orderby === undefined;
+  return (
+    path.endsWith('/Property') &&
+    /ListingKey eq '/.test(r.filter ?? '') &&
+    !/ModificationTimestamp/.test(r.filter ?? '') &&
+    r.orderby === undefined
+  );
 }
 
-const keysAsked = (rs: readonly ResoRequest[]) => rs.flatMap((r) => [...(r.filter ?? '').matchAll(/ListingKey eq '([^']+)'/g)].map((m) => m[1]!));
+const keysAsked = (rs: readonly ResoRequest[]) =>
+  rs.flatMap((r) => [...(r.filter ?? '').matchAll(/ListingKey eq '([^']+)'/g)].map((m) => m[1]!));
 
 describe('POST /reso/events/<feed> on feedsync worker', () => {
   it('a pushed create and change reach the chatbot by key alone; a pushed delete of a key the source holds deletes nothing; a key the source no longer has is deleted; a forged key writes nothing', async () => {
@@ -97,10 +103,15 @@ describe('POST /reso/events/<feed> on feedsync worker', () => {
     expect((await held('SN-P1')).size).toBe(12);
 
     const template = server.records[0]!;
-    server.records = [...server.records, { ...template, ListingKey: 'K-NEW', ListingId: 'L-NEW', ModificationTimestamp: new Date().toISOString() }];
+    server.records = [
+      ...server.records,
+      { ...template, ListingKey: 'K-NEW', ListingId: 'L-NEW', ModificationTimestamp: new Date().toISOString() },
+    ];
     server.touch('K-03', { ListPrice: 333_333 });
     let before = server.requests.length;
-    const created = await push(endpoint('mls'), TOKEN, [entityEvent('K-NEW'), entityEvent('K-03')], { EntityEventSource: 'test MLS' });
+    const created = await push(endpoint('mls'), TOKEN, [entityEvent('K-NEW'), entityEvent('K-03')], {
+      EntityEventSource: 'test MLS',
+    });
     expect(created.status).toBe(202);
     expect(created.body).toMatchObject({ accepted: 2, ignored: 0 });
     const r1 = await finished(String(created.body.jobId));
@@ -175,13 +186,18 @@ describe('POST /reso/events/<feed> on feedsync worker', () => {
     const tooLarge = await pushRaw(endpoint('tight'), TOKEN, big);
     expect(tooLarge.status).toBe(413);
     expect((await pushRaw(endpoint('tight'), TOKEN, '{"value": [')).status).toBe(400);
-    expect((await pushRaw(endpoint('tight'), TOKEN, JSON.stringify(entityEvent('K-01')), { 'content-type': 'text/plain' })).status).toBe(415);
+    expect(
+      (await pushRaw(endpoint('tight'), TOKEN, JSON.stringify(entityEvent('K-01')), { 'content-type': 'text/plain' }))
+        .status,
+    ).toBe(415);
   }, 60_000);
 
   it('a burst of 50 events for 5 keys makes one job, which fetches the 5 records by key', async () => {
     const keys = ['K-01', 'K-02', 'K-03', 'K-04', 'K-06'];
     const before = server.requests.length;
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => push(endpoint('burst'), TOKEN, entityEvent(keys[i % 5]!))));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => push(endpoint('burst'), TOKEN, entityEvent(keys[i % 5]!))),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(50).fill(202));
     const jobIds = new Set(answers.map((a) => a.body.jobId));
     expect(jobIds.size).toBe(1);
@@ -193,7 +209,9 @@ describe('POST /reso/events/<feed> on feedsync worker', () => {
     const asked = server.requests.slice(before);
     expect(asked.every(byKey)).toBe(true);
     expect(keysAsked(asked).sort()).toEqual(keys);
-    const pushJobs = (await queues.sync.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).filter((j) => j.id?.startsWith('push-burst-'));
+    const pushJobs = (await queues.sync.getJobs(['completed', 'failed', 'active', 'waiting', 'delayed'])).filter((j) =>
+      j.id?.startsWith('push-burst-'),
+    );
     expect(pushJobs).toHaveLength(1);
     await until('nothing waiting', async () => (await redis.hlen(`${prefix}:push:burst:waiting`)) === 0);
   }, 120_000);

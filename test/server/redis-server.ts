@@ -31,7 +31,11 @@ export async function throwawayRedis(): Promise<ThrowawayRedis> {
     port,
     url: `redis://127.0.0.1:${port}`,
     start: async () => {
-      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+      proc = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       let out = '';
       proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       const end = Date.now() + 10_000;

@@ -31,7 +31,18 @@ describe('the status page of a rejected run', () => {
         at: new Date(now).toISOString(),
         staleHours: 36,
         feeds: [
-          { feed: 'homes', lane: 'homes', chatbot: 'SN-1', runs: [last, ok], last, lastOk: ok, ageMs: now - Date.parse(ok.finishedAt), stale: false, state: 'idle', alerts: [] },
+          {
+            feed: 'homes',
+            lane: 'homes',
+            chatbot: 'SN-1',
+            runs: [last, ok],
+            last,
+            lastOk: ok,
+            ageMs: now - Date.parse(ok.finishedAt),
+            stale: false,
+            state: 'idle',
+            alerts: [],
+          },
         ],
       }),
     );

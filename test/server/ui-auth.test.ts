@@ -11,7 +11,13 @@ import { z } from 'zod';
 import { startWorker, type RunningWorker } from '../../src/cli/worker.js';
 import { silentLogger } from '../../src/log.js';
 import { closeQueues, createQueues, type JobDefinition, type RunReport } from '../../src/queue/index.js';
-import { sampleListing, startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import {
+  sampleListing,
+  startTestEmulator,
+  TEST_SECRET_KEY,
+  TEST_SESSION_KEY,
+  type TestEmulator,
+} from '../helpers/emulator.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { COLUMNS, csv, rows, SN } from '../sync/helpers/feed.js';
 
@@ -24,7 +30,13 @@ async function setup(jobs?: Record<string, JobDefinition<never>>) {
   const te: TestEmulator = await startTestEmulator();
   cleanups.push(() => te.close());
   for (let i = 1; i <= 20; i++) {
-    await te.api.createListing(sampleListing({ SerialNumber: SN, MLSNumber: `MLS${String(i).padStart(4, '0')}`, Url: `https://homes.test/l/${i}` }));
+    await te.api.createListing(
+      sampleListing({
+        SerialNumber: SN,
+        MLSNumber: `MLS${String(i).padStart(4, '0')}`,
+        Url: `https://homes.test/l/${i}`,
+      }),
+    );
   }
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-ui-'));
   cleanups.push(() => rm(dir, { recursive: true, force: true }));
@@ -81,7 +93,9 @@ describe('the worker HTTP face, closed by default', () => {
     expect(res.status).toBe(403);
     expect(await res.text()).toMatch(/read-only.*FEEDSYNC_UI_TOKEN/);
     for (const method of ['PUT', 'DELETE', 'PATCH']) {
-      expect((await fetch(`http://127.0.0.1:${w.port}/ui/api/queues/listing-sync/clean/completed`, { method })).status).toBe(403);
+      expect(
+        (await fetch(`http://127.0.0.1:${w.port}/ui/api/queues/listing-sync/clean/completed`, { method })).status,
+      ).toBe(403);
     }
     // a job that slipped through would be in the queue now, in some state (the UI adds before it answers)
     const counts = await queues.sync.getJobCounts();

@@ -6,7 +6,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startWorker, type RunningWorker } from '../../src/cli/worker.js';
 import { silentLogger } from '../../src/log.js';
-import { closeQueues, createQueues, enqueueJob, waitForJob, type JobDefinition, type RunReport } from '../../src/queue/index.js';
+import {
+  closeQueues,
+  createQueues,
+  enqueueJob,
+  waitForJob,
+  type JobDefinition,
+  type RunReport,
+} from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from '../queue/helpers.js';
 import { throwawayRedis, type ThrowawayRedis } from './redis-server.js';
@@ -35,7 +42,10 @@ const fakeSync: JobDefinition<Payload> = {
   kind: 'sync',
   payload: z.strictObject({ feed: z.string() }),
   target: (p) => ({ feed: p.feed, chatbot: 'SN-1' }),
-  process: async (p, ctx): Promise<RunReport & { feed: string; finishedAt: string; counts: Record<string, number> }> => {
+  process: async (
+    p,
+    ctx,
+  ): Promise<RunReport & { feed: string; finishedAt: string; counts: Record<string, number> }> => {
     await ctx.runtime.api.listListings({ SerialNumber: 'SN-1', PageNumber: 1, PageSize: 10 }, { signal: ctx.signal });
     return {
       outcome: 'ok',
@@ -55,7 +65,11 @@ async function emulator(): Promise<TestEmulator> {
 }
 
 async function worker(loaded: ReturnType<typeof config>): Promise<RunningWorker> {
-  const w = await startWorker(loaded, { port: 0, logger: silentLogger, jobs: { sync: fakeSync as JobDefinition<never> } });
+  const w = await startWorker(loaded, {
+    port: 0,
+    logger: silentLogger,
+    jobs: { sync: fakeSync as JobDefinition<never> },
+  });
   cleanups.push(() => w.close());
   return w;
 }

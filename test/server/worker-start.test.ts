@@ -19,7 +19,10 @@ async function config(lines: string[]): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-worker-start-'));
   dirs.push(dir);
   const file = join(dir, 'feedsync.yaml');
-  await writeFile(file, ['api: { baseUrl: "http://127.0.0.1:9", secretKey: test-key-1, sessionKey: test-key-2 }', ...lines].join('\n'));
+  await writeFile(
+    file,
+    ['api: { baseUrl: "http://127.0.0.1:9", secretKey: test-key-1, sessionKey: test-key-2 }', ...lines].join('\n'),
+  );
   return file;
 }
 
@@ -41,7 +44,9 @@ describe('feedsync worker that cannot start', () => {
       const file = await config(['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`, 'worker:', `  port: ${port}`]);
       const r = await feedsync(['worker', '--config', file]);
       expect(r.code).toBe(1);
-      expect(r.stderr).toContain(`feedsync: worker cannot start: port ${port} is in use (EADDRINUSE); stop what listens there, or set worker.port or --port\n`);
+      expect(r.stderr).toContain(
+        `feedsync: worker cannot start: port ${port} is in use (EADDRINUSE); stop what listens there, or set worker.port or --port\n`,
+      );
     } finally {
       taken.close();
     }

@@ -40,7 +40,9 @@ describe('checkSettings', () => {
   });
 
   it('names each e-mail field that holds no address', () => {
-    expect(problems({ TalkToHumanEmail: 'agent', EmailForDailyChatLogs: 'a@b', EmailForDailyLeads: 'x y@z.com' })).toEqual([
+    expect(
+      problems({ TalkToHumanEmail: 'agent', EmailForDailyChatLogs: 'a@b', EmailForDailyLeads: 'x y@z.com' }),
+    ).toEqual([
       `${P}.TalkToHumanEmail: must be an e-mail address like name@example.com (got "agent")`,
       `${P}.EmailForDailyChatLogs: must be an e-mail address like name@example.com (got "a@b")`,
       `${P}.EmailForDailyLeads: must be an e-mail address like name@example.com (got "x y@z.com")`,
@@ -49,19 +51,29 @@ describe('checkSettings', () => {
 
   it('names each URL field that holds no absolute http(s) URL', () => {
     const issues = checkSettings(
-      { FacebookUrl: 'facebook.com/oak', InstagramUrl: 'ftp://instagram.com/oak', WhatsappUrl: 'https://localhost', ChatbotPrivacyPolicyUrl: '/privacy' },
+      {
+        FacebookUrl: 'facebook.com/oak',
+        InstagramUrl: 'ftp://instagram.com/oak',
+        WhatsappUrl: 'https://localhost',
+        ChatbotPrivacyPolicyUrl: '/privacy',
+      },
       P,
     );
-    expect(issues.map((i) => i.field).sort()).toEqual([`${P}.ChatbotPrivacyPolicyUrl`, `${P}.FacebookUrl`, `${P}.InstagramUrl`, `${P}.WhatsappUrl`]);
-    expect(new Set(issues.map((i) => i.rule))).toEqual(new Set(['must be an absolute http(s) URL like https://example.com/page']));
+    expect(issues.map((i) => i.field).sort()).toEqual([
+      `${P}.ChatbotPrivacyPolicyUrl`,
+      `${P}.FacebookUrl`,
+      `${P}.InstagramUrl`,
+      `${P}.WhatsappUrl`,
+    ]);
+    expect(new Set(issues.map((i) => i.rule))).toEqual(
+      new Set(['must be an absolute http(s) URL like https://example.com/page']),
+    );
   });
 
   it('names integer fields that hold fractions', () => {
-    expect(checkSettings({ Temperature: 0.5, ChatBubbleAlign: 1.5, MessageLimit: 10.5 }, P).map((i) => i.field)).toEqual([
-      `${P}.Temperature`,
-      `${P}.ChatBubbleAlign`,
-      `${P}.MessageLimit`,
-    ]);
+    expect(
+      checkSettings({ Temperature: 0.5, ChatBubbleAlign: 1.5, MessageLimit: 10.5 }, P).map((i) => i.field),
+    ).toEqual([`${P}.Temperature`, `${P}.ChatBubbleAlign`, `${P}.MessageLimit`]);
   });
 
   it('holds MessageLimit to -1 or more', () => {
@@ -87,8 +99,12 @@ describe('checkSettings', () => {
   });
 
   it('wants AIResponseLanguage as a full language name, and suggests one for a code', () => {
-    expect(problems({ AIResponseLanguage: 'en' })).toEqual([`${P}.AIResponseLanguage: must be a full language name, not a code: write "English" (got "en")`]);
-    expect(problems({ AIResponseLanguage: 'es-MX' })).toEqual([`${P}.AIResponseLanguage: must be a full language name, not a code: write "Mexican Spanish" (got "es-MX")`]);
+    expect(problems({ AIResponseLanguage: 'en' })).toEqual([
+      `${P}.AIResponseLanguage: must be a full language name, not a code: write "English" (got "en")`,
+    ]);
+    expect(problems({ AIResponseLanguage: 'es-MX' })).toEqual([
+      `${P}.AIResponseLanguage: must be a full language name, not a code: write "Mexican Spanish" (got "es-MX")`,
+    ]);
     expect(problems({ AIResponseLanguage: 'Klingonese' })).toEqual([
       `${P}.AIResponseLanguage: must be a full language name in English, like "English" or "Spanish" (got "Klingonese")`,
     ]);
@@ -116,7 +132,16 @@ describe('checkSettings', () => {
       P,
     );
     expect(issues.map((i) => i.field.slice(P.length + 1)).sort()).toEqual(
-      ['AIResponseLanguage', 'ChatBubbleColor', 'FacebookUrl', 'MessageLimit', 'RateLimitTime', 'TalkToHumanEmail', 'Temperature', 'VerifyDomain'].sort(),
+      [
+        'AIResponseLanguage',
+        'ChatBubbleColor',
+        'FacebookUrl',
+        'MessageLimit',
+        'RateLimitTime',
+        'TalkToHumanEmail',
+        'Temperature',
+        'VerifyDomain',
+      ].sort(),
     );
   });
 });

@@ -29,7 +29,10 @@ describe('feedsync settings', () => {
     expect(run.code).toBe(1);
     const report = JSON.parse(run.stdout);
     expect(report.chatbots.map((r: { status: string }) => r.status)).toEqual(['would-push', 'invalid']);
-    expect(report.chatbots[1].issues.map((i: { field: string }) => i.field)).toEqual(['chatbots[1].settings.TalkToHumanEmail', 'chatbots[1].settings.AIResponseLanguage']);
+    expect(report.chatbots[1].issues.map((i: { field: string }) => i.field)).toEqual([
+      'chatbots[1].settings.TalkToHumanEmail',
+      'chatbots[1].settings.AIResponseLanguage',
+    ]);
     expect(await edits()).toBe(0);
   });
 

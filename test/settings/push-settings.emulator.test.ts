@@ -12,7 +12,10 @@ import { sampleListing, startTestEmulator, type TestEmulator } from '../helpers/
 
 const SN = 'SN-OAK';
 const SUFFIX = ' -- Oak Realty, since 1987';
-const oak: ChatbotConfig = { serialNumber: SN, settings: { Name: 'Oak Realty', AnswerSuffix: SUFFIX, MessageLimit: -1 } };
+const oak: ChatbotConfig = {
+  serialNumber: SN,
+  settings: { Name: 'Oak Realty', AnswerSuffix: SUFFIX, MessageLimit: -1 },
+};
 
 let t: TestEmulator;
 beforeAll(async () => {
@@ -54,14 +57,20 @@ describe('pushSettings against the emulator', () => {
   it('dry run sends nothing and remembers nothing', async () => {
     const store = createMemoryStore();
     const report = await pushSettings([oak], deps(store), { dryRun: true });
-    expect(report.chatbots[0]).toMatchObject({ status: 'would-push', body: { serialNumber: SN, AnswerSuffix: SUFFIX } });
+    expect(report.chatbots[0]).toMatchObject({
+      status: 'would-push',
+      body: { serialNumber: SN, AnswerSuffix: SUFFIX },
+    });
     expect((await t.stats()).total).toBe(0);
     expect(await store.getAll(SETTINGS_HASH_NS)).toEqual(new Map());
     expect(await answerOf(SN)).not.toContain(SUFFIX);
   });
 
   it('sends nothing for invalid settings', async () => {
-    const bad: ChatbotConfig = { serialNumber: SN, settings: { AnswerSuffix: SUFFIX, ChatBubbleColor: 'red', AIResponseLanguage: 'en' } };
+    const bad: ChatbotConfig = {
+      serialNumber: SN,
+      settings: { AnswerSuffix: SUFFIX, ChatBubbleColor: 'red', AIResponseLanguage: 'en' },
+    };
     const report = await pushSettings([bad], deps());
     expect(report.outcome).toBe('failed');
     expect(report.chatbots[0]?.issues).toHaveLength(2);

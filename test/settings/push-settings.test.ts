@@ -6,8 +6,14 @@ import { pushSettings, SETTINGS_HASH_NS, settingsHash } from '../../src/settings
 import { createMemoryStore } from '../../src/state/memory-store.js';
 import { fakeApi } from './fake-api.js';
 
-const oak: ChatbotConfig = { serialNumber: 'SN-OAK', settings: { Name: 'Oak Realty', AnswerSuffix: ' -- Oak', MessageLimit: -1 } };
-const elm: ChatbotConfig = { serialNumber: 'SN-ELM', settings: { Name: 'Elm Homes', ChatBubbleColor: 'red', TalkToHumanEmail: 'nobody' } };
+const oak: ChatbotConfig = {
+  serialNumber: 'SN-OAK',
+  settings: { Name: 'Oak Realty', AnswerSuffix: ' -- Oak', MessageLimit: -1 },
+};
+const elm: ChatbotConfig = {
+  serialNumber: 'SN-ELM',
+  settings: { Name: 'Elm Homes', ChatBubbleColor: 'red', TalkToHumanEmail: 'nobody' },
+};
 const bare: ChatbotConfig = { serialNumber: 'SN-BARE' };
 
 function setup(behaviour?: Parameters<typeof fakeApi>[0]) {
@@ -20,9 +26,13 @@ describe('pushSettings', () => {
   it('sends each chatbot its settings with Edit and remembers the hash', async () => {
     const { api, store, deps } = setup();
     const report = await pushSettings([oak, bare], deps);
-    expect(api.edits).toEqual([{ serialNumber: 'SN-OAK', Name: 'Oak Realty', AnswerSuffix: ' -- Oak', MessageLimit: -1 }]);
+    expect(api.edits).toEqual([
+      { serialNumber: 'SN-OAK', Name: 'Oak Realty', AnswerSuffix: ' -- Oak', MessageLimit: -1 },
+    ]);
     expect(report.outcome).toBe('ok');
-    expect(report.chatbots).toEqual([{ serialNumber: 'SN-OAK', status: 'pushed', fields: ['Name', 'AnswerSuffix', 'MessageLimit'] }]);
+    expect(report.chatbots).toEqual([
+      { serialNumber: 'SN-OAK', status: 'pushed', fields: ['Name', 'AnswerSuffix', 'MessageLimit'] },
+    ]);
     expect(await store.get(SETTINGS_HASH_NS, 'SN-OAK')).toBe(settingsHash('SN-OAK', oak.settings!));
     expect(report.summary).toMatch(/^settings: 1 pushed, 0 unchanged, 0 invalid, 0 failed in \d+ ms$/);
   });
@@ -30,7 +40,10 @@ describe('pushSettings', () => {
   it('skips unchanged settings, whatever their key order, and pushes them with force', async () => {
     const { api, deps } = setup();
     await pushSettings([oak], deps);
-    const reordered: ChatbotConfig = { serialNumber: 'SN-OAK', settings: { MessageLimit: -1, AnswerSuffix: ' -- Oak', Name: 'Oak Realty' } };
+    const reordered: ChatbotConfig = {
+      serialNumber: 'SN-OAK',
+      settings: { MessageLimit: -1, AnswerSuffix: ' -- Oak', Name: 'Oak Realty' },
+    };
     const second = await pushSettings([reordered], deps);
     expect(second.chatbots.map((r) => r.status)).toEqual(['unchanged']);
     expect(api.edits).toHaveLength(1);
@@ -50,7 +63,12 @@ describe('pushSettings', () => {
     const { api, store, deps } = setup();
     const first = await pushSettings([oak], deps, { dryRun: true });
     expect(first.chatbots).toEqual([
-      { serialNumber: 'SN-OAK', status: 'would-push', fields: ['Name', 'AnswerSuffix', 'MessageLimit'], body: { serialNumber: 'SN-OAK', ...oak.settings } },
+      {
+        serialNumber: 'SN-OAK',
+        status: 'would-push',
+        fields: ['Name', 'AnswerSuffix', 'MessageLimit'],
+        body: { serialNumber: 'SN-OAK', ...oak.settings },
+      },
     ]);
     expect(api.edits).toEqual([]);
     expect(await store.getAll(SETTINGS_HASH_NS)).toEqual(new Map());
@@ -69,7 +87,10 @@ describe('pushSettings', () => {
     expect(report.retryable).toBe(false);
     const invalid = report.chatbots[0]!;
     expect(invalid.status).toBe('invalid');
-    expect(invalid.issues?.map((i) => i.field)).toEqual(['chatbots[0].settings.ChatBubbleColor', 'chatbots[0].settings.TalkToHumanEmail']);
+    expect(invalid.issues?.map((i) => i.field)).toEqual([
+      'chatbots[0].settings.ChatBubbleColor',
+      'chatbots[0].settings.TalkToHumanEmail',
+    ]);
   });
 
   it('names issues by the position in the config when only some chatbots are pushed', async () => {
@@ -82,14 +103,19 @@ describe('pushSettings', () => {
   it('refuses an unknown chatbot, naming the known ones', async () => {
     const { deps } = setup();
     await expect(pushSettings([oak, elm], deps, { only: ['SN-NOPE'] })).rejects.toThrow(ConfigError);
-    await expect(pushSettings([oak, elm], deps, { only: ['SN-NOPE'] })).rejects.toThrow(/unknown chatbot SN-NOPE: the config has SN-OAK, SN-ELM/);
+    await expect(pushSettings([oak, elm], deps, { only: ['SN-NOPE'] })).rejects.toThrow(
+      /unknown chatbot SN-NOPE: the config has SN-OAK, SN-ELM/,
+    );
   });
 
   it('fails a chatbot whose Edit answers Data other than 1, and remembers nothing', async () => {
     const { store, deps } = setup({ editData: 0 });
     const report = await pushSettings([oak], deps);
     expect(report.outcome).toBe('failed');
-    expect(report.chatbots[0]).toMatchObject({ status: 'failed', error: { message: 'Edit answered Data 0 (1 means success)', retryable: false } });
+    expect(report.chatbots[0]).toMatchObject({
+      status: 'failed',
+      error: { message: 'Edit answered Data 0 (1 means success)', retryable: false },
+    });
     expect(await store.get(SETTINGS_HASH_NS, 'SN-OAK')).toBeUndefined();
   });
 

@@ -7,11 +7,19 @@ import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 
 const BIN = join(import.meta.dirname, '../../bin/feedsync.js');
 
-export function feedsync(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+export function feedsync(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env } }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...process.env, LOG_LEVEL: 'warn', ...env } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 

@@ -21,9 +21,13 @@ async function closedPort(): Promise<number> {
 
 describe('test preflight', () => {
   const vitest = (port: number, ...filters: string[]) =>
-    run(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', ...filters, '--config', 'test/setup/fixtures/vitest.config.ts'], {
-      env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}`, NO_COLOR: '1', CI: '1' },
-    }).then(
+    run(
+      process.execPath,
+      ['node_modules/vitest/vitest.mjs', 'run', ...filters, '--config', 'test/setup/fixtures/vitest.config.ts'],
+      {
+        env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}`, NO_COLOR: '1', CI: '1' },
+      },
+    ).then(
       (r) => ({ code: 0, ...r }),
       (e: { code: number; stdout: string; stderr: string }) => e,
     );
@@ -49,8 +53,13 @@ describe('test preflight', () => {
 
   it("reads the file filters of vitest's command line", () => {
     expect(cliFilters(['run'])).toEqual([]);
-    expect(cliFilters(['run', 'test/docs/', '--config', 'x.ts', 'test/a.test.ts', '--reporter=dot'])).toEqual(['test/docs/', 'test/a.test.ts']);
-    expect(cliFilters(['test/run/', '-c', 'x.ts', '--maxWorkers', '2', '--no-file-parallelism'])).toEqual(['test/run/']);
+    expect(cliFilters(['run', 'test/docs/', '--config', 'x.ts', 'test/a.test.ts', '--reporter=dot'])).toEqual([
+      'test/docs/',
+      'test/a.test.ts',
+    ]);
+    expect(cliFilters(['test/run/', '-c', 'x.ts', '--maxWorkers', '2', '--no-file-parallelism'])).toEqual([
+      'test/run/',
+    ]);
   });
 
   it('passes when Redis answers', async () => {

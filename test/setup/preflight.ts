@@ -18,7 +18,8 @@ declare module 'vitest' {
 }
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const HOW = 'start one with `redis-server --daemonize yes` or `docker run -d -p 6379:6379 redis:7-alpine`, or set REDIS_URL';
+const HOW =
+  'start one with `redis-server --daemonize yes` or `docker run -d -p 6379:6379 redis:7-alpine`, or set REDIS_URL';
 
 export default async function preflight(project: TestProject): Promise<void> {
   const problem = await pingRedis(REDIS_URL, 2000);
@@ -26,7 +27,9 @@ export default async function preflight(project: TestProject): Promise<void> {
   if (problem !== undefined) {
     const needing = await filesNeedingRedis(project);
     if (needing > 0) {
-      process.stderr.write(`\nfeedsync: ${needing} test files need Redis at ${maskUrl(REDIS_URL)} (${problem}): ${HOW}; no test ran\n\n`);
+      process.stderr.write(
+        `\nfeedsync: ${needing} test files need Redis at ${maskUrl(REDIS_URL)} (${problem}): ${HOW}; no test ran\n\n`,
+      );
       process.exit(1);
     }
   }
@@ -68,7 +71,11 @@ export function pingRedis(url: string, ms: number): Promise<string | undefined> 
       answer += chunk.toString('utf8');
       if (!answer.includes('\r\n')) return;
       // +PONG, or -NOAUTH when a password is needed (then Redis is there: the tests will say more).
-      done(answer.startsWith('+PONG') || answer.startsWith('-NOAUTH') ? undefined : `unexpected answer ${JSON.stringify(answer.trim())}`);
+      done(
+        answer.startsWith('+PONG') || answer.startsWith('-NOAUTH')
+          ? undefined
+          : `unexpected answer ${JSON.stringify(answer.trim())}`,
+      );
     });
     socket.connect(port, host, () => socket.write('PING\r\n'));
   });
@@ -100,7 +107,8 @@ export function cliFilters(args: readonly string[]): string[] {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (WITH_VALUE.has(arg)) i++;
-    else if (!arg.startsWith('-') && !(filters.length === 0 && ['run', 'watch', 'dev', 'related'].includes(arg))) filters.push(arg);
+    else if (!arg.startsWith('-') && !(filters.length === 0 && ['run', 'watch', 'dev', 'related'].includes(arg)))
+      filters.push(arg);
   }
   return filters;
 }

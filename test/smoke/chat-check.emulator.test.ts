@@ -31,7 +31,14 @@ beforeAll(async () => {
     '  rules: { closeAfterMinutes: 0 }', // resolved on the next good run (by default once clear for 60 minutes)
     `  channels: [{ kind: webhook, url: "${hook.url}", secret: whsec-chat-check-1 }]`,
   ];
-  await writeFile(config, homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.5 }', top }));
+  await writeFile(
+    config,
+    homesConfigYaml(
+      te.url,
+      { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
+      { deletes: '{ maxFraction: 0.5 }', top },
+    ),
+  );
 });
 afterAll(async () => {
   await te.close();
@@ -52,7 +59,10 @@ describe('chat check', () => {
     expect(report.summary).toContain('chat check: answerable 3/3');
 
     // two prices change; the chatbot is told to leave MLS0002 out of its answers
-    await writeFile(homes, csv(rows(5).map((r, i) => (i === 1 || i === 3 ? row(i + 1, { SalePrice: 777000 + i }) : r))));
+    await writeFile(
+      homes,
+      csv(rows(5).map((r, i) => (i === 1 || i === 3 ? row(i + 1, { SalePrice: 777000 + i }) : r))),
+    );
     const hidden = await rawPost(`${te.url}/__emulator/hide`, { serialNumber: SN, keys: ['MLS0002'] });
     expect(hidden.status).toBe(200);
     const second = await feedsync(['sync', '--config', config]);

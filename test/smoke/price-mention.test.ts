@@ -24,8 +24,16 @@ describe('mentionsPrice', () => {
   ])('%s does not name %d', (answer, price) => expect(mentionsPrice(answer, price)).toBe(false));
 
   it('an answer with the address and a rounded price is judged answerable; a wrong price is named', () => {
-    const h: Headline = { MLSNumber: 'ATX1', Address: '12 Oak St', City: 'Austin', SaleType: 'for_sale', SalePrice: 1_195_000 };
+    const h: Headline = {
+      MLSNumber: 'ATX1',
+      Address: '12 Oak St',
+      City: 'Austin',
+      SaleType: 'for_sale',
+      SalePrice: 1_195_000,
+    };
     expect(judgeAnswer('12 Oak St in Austin is listed for about $1.2 million.', 'ATX1', h)).toBeUndefined();
-    expect(judgeAnswer('12 Oak St in Austin is listed for $2.4 million.', 'ATX1', h)).toMatch(/the price 1195000 is not in the answer/);
+    expect(judgeAnswer('12 Oak St in Austin is listed for $2.4 million.', 'ATX1', h)).toMatch(
+      /the price 1195000 is not in the answer/,
+    );
   });
 });

@@ -29,7 +29,8 @@ beforeEach(async () => {
 });
 
 const smoke = (chatbots = [oak]) => runSmoke(chatbots, { api: t.api, logger: silentLogger });
-const failed = (report: Awaited<ReturnType<typeof smoke>>) => report.chatbots[0]?.checks.filter((c) => !c.ok).map((c) => c.name);
+const failed = (report: Awaited<ReturnType<typeof smoke>>) =>
+  report.chatbots[0]?.checks.filter((c) => !c.ok).map((c) => c.name);
 const asks = async () => (await t.stats()).requests['/chat/Chat/ClientAsk'] ?? {};
 
 describe('runSmoke against the emulator', () => {
@@ -51,7 +52,9 @@ describe('runSmoke against the emulator', () => {
       const plain: ChatbotConfig = { ...oak, settings: {} };
       const report = await smoke([plain]);
       expect(report.chatbots[0]?.checks.filter((c) => !c.ok)).toEqual([]);
-      expect(report.chatbots[0]?.checks.find((c) => c.name === 'stream.join')?.detail).toMatch(/^\d+ fragment\(s\) join to the final Answer$/);
+      expect(report.chatbots[0]?.checks.find((c) => c.name === 'stream.join')?.detail).toMatch(
+        /^\d+ fragment\(s\) join to the final Answer$/,
+      );
     });
   }
 

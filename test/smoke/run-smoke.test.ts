@@ -7,7 +7,8 @@ import { fakeApi } from '../settings/fake-api.js';
 
 const smoke = { sessionId: 7, message: 'Any 3 bedroom homes in Austin?', stream: true };
 const oak: ChatbotConfig = { serialNumber: 'SN-OAK', smoke };
-const failedChecks = (report: Awaited<ReturnType<typeof runSmoke>>) => report.chatbots.flatMap((r) => r.checks.filter((c) => !c.ok).map((c) => c.name));
+const failedChecks = (report: Awaited<ReturnType<typeof runSmoke>>) =>
+  report.chatbots.flatMap((r) => r.checks.filter((c) => !c.ok).map((c) => c.name));
 
 describe('runSmoke', () => {
   it('passes when both answers check out, and reports the timings', async () => {
@@ -36,7 +37,10 @@ describe('runSmoke', () => {
 
   it('skips the streamed call when smoke.stream is false', async () => {
     const api = fakeApi();
-    const report = await runSmoke([{ serialNumber: 'SN-OAK', smoke: { ...smoke, stream: false } }], { api, logger: silentLogger });
+    const report = await runSmoke([{ serialNumber: 'SN-OAK', smoke: { ...smoke, stream: false } }], {
+      api,
+      logger: silentLogger,
+    });
     expect(api.streams).toEqual([]);
     expect(report.chatbots[0]?.streamMs).toBeUndefined();
     expect(report.outcome).toBe('ok');
@@ -46,12 +50,17 @@ describe('runSmoke', () => {
     const api = fakeApi({ askError: new ApiError('/chat/Chat/ClientAsk', 200, 404, 'session not found') });
     const report = await runSmoke([oak], { api, logger: silentLogger });
     expect(report.outcome).toBe('failed');
-    expect(report.chatbots[0]?.reason).toBe('ask.success: /chat/Chat/ClientAsk failed: HTTP 200, Code 404: session not found');
+    expect(report.chatbots[0]?.reason).toBe(
+      'ask.success: /chat/Chat/ClientAsk failed: HTTP 200, Code 404: session not found',
+    );
     expect(report.summary).toContain('SN-OAK ask.success: /chat/Chat/ClientAsk failed');
   });
 
   it('fails on an empty answer and on noAnswer', async () => {
-    const report = await runSmoke([oak], { api: fakeApi({ answer: { content: '  ', noAnswer: true } }), logger: silentLogger });
+    const report = await runSmoke([oak], {
+      api: fakeApi({ answer: { content: '  ', noAnswer: true } }),
+      logger: silentLogger,
+    });
     expect(failedChecks(report)).toEqual(['ask.content', 'ask.noAnswer']);
   });
 
@@ -91,12 +100,19 @@ describe('runSmoke', () => {
     });
     const report = await runSmoke([oak], { api, logger: silentLogger });
     expect(failedChecks(report)).toEqual(['stream.join']);
-    expect(report.chatbots[0]?.reason).toMatch(/^stream\.join: 1 fragment\(s\) join to 12 characters, the final Answer has 18; they differ from character 12/);
+    expect(report.chatbots[0]?.reason).toMatch(
+      /^stream\.join: 1 fragment\(s\) join to 12 characters, the final Answer has 18; they differ from character 12/,
+    );
   });
 
   it('fails when the stream ends without its final object, or breaks off', async () => {
-    const noFinal = await runSmoke([oak], { api: fakeApi({ stream: [{ type: 'fragment', content: 'Three' }] }), logger: silentLogger });
-    expect(noFinal.chatbots[0]?.reason).toBe('stream.success: the stream ended without the final object after 1 fragment(s)');
+    const noFinal = await runSmoke([oak], {
+      api: fakeApi({ stream: [{ type: 'fragment', content: 'Three' }] }),
+      logger: silentLogger,
+    });
+    expect(noFinal.chatbots[0]?.reason).toBe(
+      'stream.success: the stream ended without the final object after 1 fragment(s)',
+    );
     const broken = await runSmoke([oak], {
       api: fakeApi({ stream: [{ type: 'fragment', content: 'Three' }], streamError: new Error('socket hang up') }),
       logger: silentLogger,
@@ -106,8 +122,12 @@ describe('runSmoke', () => {
 
   it('refuses a named chatbot without a smoke message, and an unknown one', async () => {
     const api = fakeApi();
-    await expect(runSmoke([oak, { serialNumber: 'SN-NONE' }], { api, logger: silentLogger }, { only: ['SN-NONE'] })).rejects.toThrow(ConfigError);
-    await expect(runSmoke([oak], { api, logger: silentLogger }, { only: ['SN-X'] })).rejects.toThrow(/unknown chatbot SN-X: the config has SN-OAK/);
+    await expect(
+      runSmoke([oak, { serialNumber: 'SN-NONE' }], { api, logger: silentLogger }, { only: ['SN-NONE'] }),
+    ).rejects.toThrow(ConfigError);
+    await expect(runSmoke([oak], { api, logger: silentLogger }, { only: ['SN-X'] })).rejects.toThrow(
+      /unknown chatbot SN-X: the config has SN-OAK/,
+    );
     expect(api.asks).toEqual([]);
   });
 });

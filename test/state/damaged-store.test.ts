@@ -53,7 +53,9 @@ describe('a state file damaged inside', () => {
       const err = await openError(path);
       expect(err).toBeInstanceOf(EnvironmentError);
       const message = (err as Error).message;
-      expect(message).toMatch(/ is damaged: reading it whole (failed \(.+\)|killed the reading process \(SIG[A-Z]+\))\. LMDB would read what is not there and crash\. /);
+      expect(message).toMatch(
+        / is damaged: reading it whole (failed \(.+\)|killed the reading process \(SIG[A-Z]+\))\. LMDB would read what is not there and crash\. /,
+      );
       expect(message.startsWith(`The state file ${path} is damaged: `)).toBe(true);
       expect(message).toContain(
         `Restore it from a backup, or move it aside (mv ${path} ${path}.bad) and run again; a state document of feedsync state export goes back in with feedsync state import. Moving it aside costs no listing`,
@@ -74,6 +76,8 @@ describe('a state file damaged inside', () => {
     await writeFile(path, Buffer.concat([whole.subarray(0, 2 * pageSize), pattern]));
     const err = await openError(path);
     expect(err).toBeInstanceOf(EnvironmentError);
-    expect((err as Error).message).toMatch(new RegExp(`^The state file .* is (damaged|cut short): .*Restore it from a backup, or move it aside`));
+    expect((err as Error).message).toMatch(
+      new RegExp(`^The state file .* is (damaged|cut short): .*Restore it from a backup, or move it aside`),
+    );
   }, 60_000);
 });

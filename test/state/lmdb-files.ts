@@ -6,7 +6,10 @@ import { createFileStore } from '../../src/state/file-store.js';
 /** The page size and the bytes the newest meta page says are in use: (mm_last_pg + 1) × page size. */
 export function headerOf(file: Buffer): { pageSize: number; inUse: number } {
   const pageSize = file.readUInt32LE(48);
-  const meta = (at: number) => ({ lastPage: Number(file.readBigUInt64LE(at + 144)), txnid: file.readBigUInt64LE(at + 152) });
+  const meta = (at: number) => ({
+    lastPage: Number(file.readBigUInt64LE(at + 144)),
+    txnid: file.readBigUInt64LE(at + 152),
+  });
   const [a, b] = [meta(0), meta(pageSize)];
   return { pageSize, inUse: ((a.txnid >= b.txnid ? a : b).lastPage + 1) * pageSize };
 }
@@ -17,7 +20,11 @@ export function headerOf(file: Buffer): { pageSize: number; inUse: number } {
  * the file then ends short of its last page), a fifth of the keys deleted. `after` runs after each
  * commit, the store still open. Returns how many keys namespace `a` holds.
  */
-export async function growStore(path: string, commits: number, after: () => Promise<void> = async () => {}): Promise<number> {
+export async function growStore(
+  path: string,
+  commits: number,
+  after: () => Promise<void> = async () => {},
+): Promise<number> {
   const store = await createFileStore(path);
   let next = 0;
   const live = new Set<number>();

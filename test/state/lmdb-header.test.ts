@@ -95,7 +95,9 @@ describe('the state file judged by its LMDB header', () => {
     const tiny = join(dir, 'tiny.lmdb');
     await writeFile(tiny, bytes.subarray(0, 20));
     expect((await openError(tiny)) as Error).toMatchObject({
-      message: expect.stringContaining(`${tiny} holds 20 bytes, too few for a state store's header: it was cut short, or another file took its place`),
+      message: expect.stringContaining(
+        `${tiny} holds 20 bytes, too few for a state store's header: it was cut short, or another file took its place`,
+      ),
     });
   }, 60_000);
 
@@ -106,7 +108,14 @@ describe('the state file judged by its LMDB header', () => {
     const { pageSize } = headerOf(bytes);
     bytes.fill(0, pageSize, pageSize + 200);
     await writeFile(path, bytes);
-    expect(judgeLmdbFile(path)).toEqual({ kind: 'damaged', size: bytes.length, pageSize, where: `its second header page (at byte ${pageSize}) is not an LMDB meta page` });
-    expect(((await openError(path)) as Error).message).toContain(`is damaged: its second header page (at byte ${pageSize}) is not an LMDB meta page`);
+    expect(judgeLmdbFile(path)).toEqual({
+      kind: 'damaged',
+      size: bytes.length,
+      pageSize,
+      where: `its second header page (at byte ${pageSize}) is not an LMDB meta page`,
+    });
+    expect(((await openError(path)) as Error).message).toContain(
+      `is damaged: its second header page (at byte ${pageSize}) is not an LMDB meta page`,
+    );
   });
 });

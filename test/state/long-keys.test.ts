@@ -57,7 +57,22 @@ async function exported(store: FileStore): Promise<Record<string, Record<string,
 }
 
 // (a lone surrogate, which UTF-8 cannot carry, and a NUL and a quote first, which the Redis store escapes)
-const unit = fc.constantFrom('a', 'Z', '/', '"', 'ü', '✓', '😀', '\u0000', '\u0001', '\u0004', '\u0010', '\u001b', '\ud83d', '\ude00');
+const unit = fc.constantFrom(
+  'a',
+  'Z',
+  '/',
+  '"',
+  'ü',
+  '✓',
+  '😀',
+  '\u0000',
+  '\u0001',
+  '\u0004',
+  '\u0010',
+  '\u001b',
+  '\ud83d',
+  '\ude00',
+);
 /** keys of 1 to 2,000 characters, NUL-free and NUL-holding, around the lengths where encodings change (63/64) */
 const key = fc.oneof(
   fc.integer({ min: 1, max: 70 }).chain((n) => fc.array(unit, { minLength: n, maxLength: n })),
@@ -76,25 +91,29 @@ describe('keys of 1 to 2,000 characters, of any characters, in the three stores'
     ];
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(keyText, { minLength: 1, maxLength: 12 }), fc.array(fc.nat(), { maxLength: 6 }), async (keys, deleting) => {
-        // a namespace of a run's own, with a neighbour whose name extends it (fp:a, fp:a-…)
-        const ns = `fp:feed-${run++}`;
-        const gone = deleting.map((i) => keys[i % keys.length]!);
-        for (const [, store] of stores) {
-          await store.apply([
-            { ns, set: keys.map((k, i) => [k, `v${i}`] as const) },
-            { ns: `${ns}-next`, set: [[keys[0]!, 'neighbour']] },
-          ]);
-          await store.delete(ns, gone);
-        }
-        const expected = new Map(keys.map((k, i) => [k, `v${i}`] as const).filter(([k]) => !gone.includes(k)));
-        for (const [name, store] of stores) {
-          const { entries, size } = await walked(store, ns);
-          expect([name, size, entries]).toEqual([name, expected.size, expected]);
-          for (const k of keys) expect([name, await store.get(ns, k)]).toEqual([name, expected.get(k)]);
-        }
-        expect(file.namespaces().filter(([n]) => n === ns)).toEqual(expected.size ? [[ns, expected.size]] : []);
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(keyText, { minLength: 1, maxLength: 12 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        async (keys, deleting) => {
+          // a namespace of a run's own, with a neighbour whose name extends it (fp:a, fp:a-…)
+          const ns = `fp:feed-${run++}`;
+          const gone = deleting.map((i) => keys[i % keys.length]!);
+          for (const [, store] of stores) {
+            await store.apply([
+              { ns, set: keys.map((k, i) => [k, `v${i}`] as const) },
+              { ns: `${ns}-next`, set: [[keys[0]!, 'neighbour']] },
+            ]);
+            await store.delete(ns, gone);
+          }
+          const expected = new Map(keys.map((k, i) => [k, `v${i}`] as const).filter(([k]) => !gone.includes(k)));
+          for (const [name, store] of stores) {
+            const { entries, size } = await walked(store, ns);
+            expect([name, size, entries]).toEqual([name, expected.size, expected]);
+            for (const k of keys) expect([name, await store.get(ns, k)]).toEqual([name, expected.get(k)]);
+          }
+          expect(file.namespaces().filter(([n]) => n === ns)).toEqual(expected.size ? [[ns, expected.size]] : []);
+        },
+      ),
       { numRuns: 60 },
     );
     await file.close();
@@ -109,7 +128,8 @@ describe('keys of 1 to 2,000 characters, of any characters, in the three stores'
         .sort()
         .map((ns) => [ns, Object.keys(doc[ns]!).length]),
     );
-    for (const [ns, entries] of Object.entries(doc)) expect((await walked(store, ns)).entries).toEqual(new Map(Object.entries(entries)));
+    for (const [ns, entries] of Object.entries(doc))
+      expect((await walked(store, ns)).entries).toEqual(new Map(Object.entries(entries)));
     const text = await exported(store);
     expect(text).toEqual(doc);
     const again = await createFileStore(join(await freshDir(), 'state.lmdb'));
@@ -122,19 +142,24 @@ describe('keys of 1 to 2,000 characters, of any characters, in the three stores'
     ['memory', async () => createMemoryStore()],
     ['redis', async () => createRedisStore(redis, `${prefix}-max`)],
     ['file', async () => createFileStore(join(await freshDir(), 'state.lmdb'))],
-  ] as const)('%s: keeps a key of the maximum length and refuses a longer one, saying which and what the maximum is', async (_name, open) => {
-    const store = await open();
-    const longest = 'k'.repeat(MAX_STATE_KEY_CHARS);
-    await store.set('fp:max', [[longest, 'kept']]);
-    await expect(
-      store.set('fp:max', [
-        ['x', 'with it'],
-        [longest + 'k', 'too long'],
-      ]),
-    ).rejects.toThrow(`A state key of namespace "fp:max" is ${MAX_STATE_KEY_CHARS + 1} characters long (kkkkkkkkkk…): the state keeps keys of at most ${MAX_STATE_KEY_CHARS}`);
-    expect([...(await store.getAll('fp:max'))]).toEqual([[longest, 'kept']]); // nothing of the refused write
-    await store.close();
-  });
+  ] as const)(
+    '%s: keeps a key of the maximum length and refuses a longer one, saying which and what the maximum is',
+    async (_name, open) => {
+      const store = await open();
+      const longest = 'k'.repeat(MAX_STATE_KEY_CHARS);
+      await store.set('fp:max', [[longest, 'kept']]);
+      await expect(
+        store.set('fp:max', [
+          ['x', 'with it'],
+          [longest + 'k', 'too long'],
+        ]),
+      ).rejects.toThrow(
+        `A state key of namespace "fp:max" is ${MAX_STATE_KEY_CHARS + 1} characters long (kkkkkkkkkk…): the state keeps keys of at most ${MAX_STATE_KEY_CHARS}`,
+      );
+      expect([...(await store.getAll('fp:max'))]).toEqual([[longest, 'kept']]); // nothing of the refused write
+      await store.close();
+    },
+  );
 });
 
 describe('a state file of the former key encoding (schema 1, written by bea1a14)', () => {

@@ -20,7 +20,9 @@ describe('slotOf', () => {
     const unit = fc.constantFrom('a', 'ü', '✓', '😀', '\u0000');
     const key = fc.oneof(
       fc.string({ unit: 'binary', maxLength: 40 }),
-      fc.integer({ min: 300, max: 1600 }).chain((n) => fc.array(unit, { minLength: n, maxLength: n }).map((us) => us.join(''))),
+      fc
+        .integer({ min: 300, max: 1600 })
+        .chain((n) => fc.array(unit, { minLength: n, maxLength: n }).map((us) => us.join(''))),
       fc.array(unit, { minLength: 300, maxLength: 600 }).map((us) => us.join('') + '\ud800'),
       fc.integer({ min: 480, max: 1500 }).map((n) => 'k'.repeat(n)),
     );

@@ -29,7 +29,12 @@ async function statePath(): Promise<string> {
   return join(dir, 'state.lmdb');
 }
 
-function writer(args: string[]): { child: ChildProcess; lines: string[]; exited: Promise<number | null>; next: () => Promise<void> } {
+function writer(args: string[]): {
+  child: ChildProcess;
+  lines: string[];
+  exited: Promise<number | null>;
+  next: () => Promise<void>;
+} {
   const child = spawn(process.execPath, ['--import', 'tsx', WRITER, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let stderr = '';
@@ -49,7 +54,12 @@ function writer(args: string[]): { child: ChildProcess; lines: string[]; exited:
   const next = () =>
     new Promise<void>((resolve, reject) => {
       const seen = lines.length;
-      wake = () => (lines.length > seen ? resolve() : child.exitCode !== null || child.signalCode !== null ? reject(new Error(`writer ended: ${stderr}`)) : undefined);
+      wake = () =>
+        lines.length > seen
+          ? resolve()
+          : child.exitCode !== null || child.signalCode !== null
+            ? reject(new Error(`writer ended: ${stderr}`))
+            : undefined;
     });
   return { child, lines, exited, next };
 }
@@ -83,7 +93,10 @@ describe('file store: processes', () => {
     const both = [writer(['count', path, String(rounds), 'one']), writer(['count', path, String(rounds), 'two'])];
     expect(await Promise.all(both.map((w) => w.exited))).toEqual([0, 0]);
     const store = await createFileStore(path);
-    expect([await store.get('count', 'n'), (await store.getAll('rounds')).size]).toEqual([String(2 * rounds), 2 * rounds]);
+    expect([await store.get('count', 'n'), (await store.getAll('rounds')).size]).toEqual([
+      String(2 * rounds),
+      2 * rounds,
+    ]);
     await store.close();
   }, 120_000);
 
@@ -124,10 +137,14 @@ describe('file store: processes', () => {
       verdicts.push(verdict);
       if (verdict !== 'ok') continue;
       // in a process of its own: reading a page past the end would kill it (SIGBUS), not the test
-      const reader = spawn(process.execPath, ['--import', 'tsx', WRITER, 'read', cut], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const reader = spawn(process.execPath, ['--import', 'tsx', WRITER, 'read', cut], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let out = '';
       reader.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-      const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => reader.on('exit', (c, s) => resolve([c, s])));
+      const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+        reader.on('exit', (c, s) => resolve([c, s])),
+      );
       expect([code, signal, out.trim()], `cut at ${at} of ${whole.length}`).toEqual([0, null, `a ${keys}`]);
     }
     expect(verdicts.at(-1)).toBe('ok'); // the file as it is

@@ -59,7 +59,10 @@ describe('file store', () => {
     await store.close();
     // and a new process (a new open) reads what was committed
     const again = await createFileStore(path);
-    expect([await entriesOf(again, 'fp:a'), await entriesOf(again, 'missing:a')]).toEqual([{ K3: 'f3', ['__proto__']: 'f2' }, { K9: '2026-01-01T00:00:00Z' }]);
+    expect([await entriesOf(again, 'fp:a'), await entriesOf(again, 'missing:a')]).toEqual([
+      { K3: 'f3', ['__proto__']: 'f2' },
+      { K9: '2026-01-01T00:00:00Z' },
+    ]);
     await again.close();
   });
 
@@ -103,7 +106,12 @@ describe('file store', () => {
     expect([...view.values()].sort()).toEqual([...expected.values()].sort());
     for (const [k, v] of expected) expect([view.has(k), view.get(k), await store.get('fp:a', k)]).toEqual([true, v, v]);
     // nothing inherited from Object.prototype is a key; a key of another namespace is not this one's
-    expect([view.has('toString'), view.get('toString'), view.has('constructor'), view.get('L'.repeat(2999))]).toEqual([false, undefined, false, undefined]);
+    expect([view.has('toString'), view.get('toString'), view.has('constructor'), view.get('L'.repeat(2999))]).toEqual([
+      false,
+      undefined,
+      false,
+      undefined,
+    ]);
     const seen = new Map<string, string>();
     view.forEach((v, k) => seen.set(k, v));
     expect(seen).toEqual(expected);
@@ -146,23 +154,31 @@ describe('file store: the former state file (state.json) and the schema version'
     await again.close();
     // a state.json that turns up beside a store in use is refused, not merged, and left where it is
     await writeFile(former, bytes);
-    await expect(createFileStore(path)).rejects.toThrow(/lies beside the state store .* which is in use\. Import it .*feedsync state import/);
+    await expect(createFileStore(path)).rejects.toThrow(
+      /lies beside the state store .* which is in use\. Import it .*feedsync state import/,
+    );
     expect(await readFile(former, 'utf8')).toBe(bytes);
     // a store of a later schema version is refused
     await rm(former);
     const env = open({ path, maxDbs: 2, overlappingSync: false });
     await env.openDB({ name: 'meta', encoding: 'string' }).put('schema', String(SCHEMA_VERSION + 1));
     await env.close();
-    await expect(createFileStore(path)).rejects.toThrow(`was written by a later feedsync (its schema is version ${SCHEMA_VERSION + 1}; this one reads version ${SCHEMA_VERSION})`);
+    await expect(createFileStore(path)).rejects.toThrow(
+      `was written by a later feedsync (its schema is version ${SCHEMA_VERSION + 1}; this one reads version ${SCHEMA_VERSION})`,
+    );
   });
 
   it('says what is wrong with a state.json it cannot import, and imports nothing', async () => {
     const path = await statePath();
     const former = join(dirname(path), 'state.json');
     await writeFile(former, '{"fp:a":{"K1":"f1",}}');
-    await expect(createFileStore(path)).rejects.toThrow(/state\.json is not valid JSON \(.*\): it was cut short or edited by hand\. Restore it from a backup, or move it aside/);
+    await expect(createFileStore(path)).rejects.toThrow(
+      /state\.json is not valid JSON \(.*\): it was cut short or edited by hand\. Restore it from a backup, or move it aside/,
+    );
     await writeFile(former, '{"fp:a":{"K1":"f1"},"alerts":{"a":1}}');
-    await expect(createFileStore(path)).rejects.toThrow(/is JSON but not feedsync state \("alerts" → "a" is not a string\)/);
+    await expect(createFileStore(path)).rejects.toThrow(
+      /is JSON but not feedsync state \("alerts" → "a" is not a string\)/,
+    );
     expect(await readdir(dirname(path))).toContain('state.json');
     await rm(former);
     const store = await createFileStore(path);
@@ -193,13 +209,20 @@ describe('file store: export and import', () => {
       },
       10,
     );
-    expect(JSON.parse(text)).toEqual({ 'fp:a': { K1: 'f1', ['__proto__']: 'x "y"', ['L'.repeat(3000)]: 'long' }, alerts: { a: '{}' } });
+    expect(JSON.parse(text)).toEqual({
+      'fp:a': { K1: 'f1', ['__proto__']: 'x "y"', ['L'.repeat(3000)]: 'long' },
+      alerts: { a: '{}' },
+    });
     await store.replace(parseStateJson('{"fp:b":{"K2":"f2"},"alerts":{"b":"1"}}', 'stdin', 'fix it'));
     expect(store.namespaces()).toEqual([
       ['alerts', 1],
       ['fp:b', 1],
     ]);
-    expect([await entriesOf(store, 'fp:a'), await entriesOf(store, 'fp:b'), await entriesOf(store, 'alerts')]).toEqual([{}, { K2: 'f2' }, { b: '1' }]);
+    expect([await entriesOf(store, 'fp:a'), await entriesOf(store, 'fp:b'), await entriesOf(store, 'alerts')]).toEqual([
+      {},
+      { K2: 'f2' },
+      { b: '1' },
+    ]);
     await store.close();
   });
 });
@@ -222,7 +245,9 @@ describe('redis store', () => {
 
   it('applies sets and deletes of several namespaces in one transaction', async () => {
     const store = createRedisStore(redis, prefix);
-    await store.apply([{ ns: 'fp:a', set: Array.from({ length: 2500 }, (_, i) => [`K${i}`, `f${i}`] as [string, string]) }]);
+    await store.apply([
+      { ns: 'fp:a', set: Array.from({ length: 2500 }, (_, i) => [`K${i}`, `f${i}`] as [string, string]) },
+    ]);
     let execs = 0;
     const exec = redis.multi.bind(redis);
     const spy = (...args: Parameters<typeof redis.multi>) => {

@@ -24,7 +24,8 @@ import { COLUMNS, csv, row, type Row } from '../sync/helpers/feed.js';
 const SN = 'SN-URLS';
 const PUBLIC = 'https://cdn.photos.test/media';
 /** a listing's page: 76 characters */
-const urlOf = (i: number) => `https://homes.example.com/listings/texas/austin/78701/home-number-${String(i).padStart(4, '0')}`;
+const urlOf = (i: number) =>
+  `https://homes.example.com/listings/texas/austin/78701/home-number-${String(i).padStart(4, '0')}`;
 
 const servers = useMirrorServers();
 let te: TestEmulator;
@@ -47,7 +48,10 @@ beforeEach(async () => {
 });
 
 type Listing = Row & { Images?: string };
-const listing = (i: number, photos: string[] = []): Listing => ({ ...row(i, { Url: urlOf(i) }), Images: photos.map((p) => host.url(p)).join(',') });
+const listing = (i: number, photos: string[] = []): Listing => ({
+  ...row(i, { Url: urlOf(i) }),
+  Images: photos.map((p) => host.url(p)).join(','),
+});
 
 async function writeFeed(listings: Listing[]): Promise<void> {
   await writeFile(join(dir, 'feed.csv'), csv(listings, [...COLUMNS, 'Images']));
@@ -68,7 +72,19 @@ function csvFeed(patch: Record<string, unknown> = {}): FeedConfig {
 
 function sync(feed: FeedConfig, opts: SyncOptions = {}) {
   const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 50 });
-  return syncFeed(feed, { api: te.client(), store, configFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, media: mirrorMediaConfig(s3, PUBLIC) }, opts);
+  return syncFeed(
+    feed,
+    {
+      api: te.client(),
+      store,
+      configFeeds: [feed],
+      logger: silentLogger,
+      baseDir: dir,
+      apiConfig,
+      media: mirrorMediaConfig(s3, PUBLIC),
+    },
+    opts,
+  );
 }
 
 const imagesByUrl = async () => new Map((await te.listings(SN)).map((l) => [l.Url, l.Images]));
@@ -76,7 +92,10 @@ const imagesByUrl = async () => new Map((await te.listings(SN)).map((l) => [l.Ur
 describe('a URL-keyed feed with its state in the state file', () => {
   it.each([
     ['homes', "its listings' uses fell out of the walk: every photo deleted past media.graceHours"],
-    ['austin-url-keyed-homes', 'its photo sources fell out of the walk too: a changed listing downloaded its photos again'],
+    [
+      'austin-url-keyed-homes',
+      'its photo sources fell out of the walk too: a changed listing downloaded its photos again',
+    ],
   ])(
     'keeps its photos (feed %s; %s): reruns download nothing the bucket has and delete nothing a listing shows; its state export round-trips through import',
     async (name) => {
@@ -113,7 +132,10 @@ describe('a URL-keyed feed with its state in the state file', () => {
       // the state as a document, and that document into another state file: the same document again
       await store.close();
       const config = join(dir, 'feedsync.yaml');
-      await writeFile(config, 'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }\nchatbots: [{ serialNumber: SN-F }]\n');
+      await writeFile(
+        config,
+        'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }\nchatbots: [{ serialNumber: SN-F }]\n',
+      );
       const exported = await feedsync(['state', 'export', join(dir, 'state.json'), '--config', config]);
       expect(exported.code, exported.stderr).toBe(0);
       const doc = JSON.parse(await readFile(join(dir, 'state.json'), 'utf8')) as Record<string, Record<string, string>>;
@@ -123,7 +145,13 @@ describe('a URL-keyed feed with its state in the state file', () => {
       const other = join(dir, 'other');
       await mkdir(other);
       await writeFile(join(other, 'feedsync.yaml'), await readFile(config, 'utf8'));
-      const imported = await feedsync(['state', 'import', join(dir, 'state.json'), '--config', join(other, 'feedsync.yaml')]);
+      const imported = await feedsync([
+        'state',
+        'import',
+        join(dir, 'state.json'),
+        '--config',
+        join(other, 'feedsync.yaml'),
+      ]);
       expect(imported.code, imported.stderr).toBe(0);
       const again = await feedsync(['state', 'export', '--config', join(other, 'feedsync.yaml')]);
       expect(JSON.parse(again.stdout)).toEqual(doc);
@@ -162,7 +190,10 @@ describe('a URL-keyed feed with its state in the state file', () => {
         chatbot: SN,
         keyBy: 'URL',
         source: { kind: 'reso', url: reso.url, incremental: true, maxPageSize: 50, retries: 0 },
-        mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.example.com/listings/central-texas/austin/{ListingId}' } } },
+        mapping: {
+          preset: 'reso',
+          fields: { Url: { template: 'https://broker.example.com/listings/central-texas/austin/{ListingId}' } },
+        },
         deletes: { maxFraction: 0.25 },
         display: { soldDays: 30 },
       });

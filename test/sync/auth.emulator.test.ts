@@ -13,12 +13,17 @@ const emulator = useEmulatorSync((t, e) => {
 });
 
 /** a TestEmulator whose client sends other keys */
-const withKeys = (keys: { secretKey?: string; sessionKey?: string }): TestEmulator => ({ ...te, client: (o = {}) => te.client({ ...o, ...keys }) });
+const withKeys = (keys: { secretKey?: string; sessionKey?: string }): TestEmulator => ({
+  ...te,
+  client: (o = {}) => te.client({ ...o, ...keys }),
+});
 
 describe('auth failures stop at once', () => {
   it('a wrong API secret: the first 401 ends the run as failed, naming api.secretKey; no call after it', async () => {
     await env.writeFeed(rows(40));
-    const report = await env.sync(withKeys({ secretKey: 'wrong-secret-key-000' }), env.feed(), { api: { concurrency: 1 } });
+    const report = await env.sync(withKeys({ secretKey: 'wrong-secret-key-000' }), env.feed(), {
+      api: { concurrency: 1 },
+    });
     expect(report.outcome).toBe('failed');
     expect(report.retryable).toBe(false);
     expect(report.message).toContain('api.secretKey');
@@ -42,11 +47,17 @@ describe('auth failures stop at once', () => {
     const writesBefore = total(await requests(te, 'RealEstateCreate')) + total(await requests(te, 'RealEstateDelete'));
     const server = await startFeedServer({ status: 403, body: 'forbidden' });
     emulator.closeAfterTest(server);
-    const report = await env.sync(te, env.feed({ source: { kind: 'csv', url: server.url, bearerToken: 'tok-wrong-123456', retries: 3 } }), { force: true });
+    const report = await env.sync(
+      te,
+      env.feed({ source: { kind: 'csv', url: server.url, bearerToken: 'tok-wrong-123456', retries: 3 } }),
+      { force: true },
+    );
     expect(report.outcome).toBe('failed');
     expect(report.message).toContain('feeds[test-feed].source.bearerToken');
     expect(server.requests).toBe(1);
-    expect(total(await requests(te, 'RealEstateCreate')) + total(await requests(te, 'RealEstateDelete'))).toBe(writesBefore);
+    expect(total(await requests(te, 'RealEstateCreate')) + total(await requests(te, 'RealEstateDelete'))).toBe(
+      writesBefore,
+    );
     expect((await te.listings(SN)).length).toBe(5);
   });
 });

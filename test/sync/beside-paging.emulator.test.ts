@@ -22,7 +22,9 @@ interface Side {
 
 let sides: Side[] = [];
 beforeAll(async () => {
-  sides = await Promise.all([0, 1].map(async () => ({ te: await startTestEmulator({ latencyMs: 8 }), env: await createSyncEnv() })));
+  sides = await Promise.all(
+    [0, 1].map(async () => ({ te: await startTestEmulator({ latencyMs: 8 }), env: await createSyncEnv() })),
+  );
 });
 afterAll(async () => {
   for (const s of sides) await Promise.all([s.te.close(), s.env.cleanup()]);
@@ -75,7 +77,8 @@ function withoutId<T extends { ID?: unknown }>(l: T): Omit<T, 'ID'> {
 async function history(side: Side, c: Case, besidePaging: boolean) {
   const { te, env } = side;
   te.reset();
-  for (const ns of [fingerprintNamespace('test-feed'), stampNamespace('test-feed')]) await env.store.delete(ns, [...(await env.store.getAll(ns)).keys()]);
+  for (const ns of [fingerprintNamespace('test-feed'), stampNamespace('test-feed')])
+    await env.store.delete(ns, [...(await env.store.getAll(ns)).keys()]);
   await env.writeFeed(rows(N));
   const feed = env.feed({ deletes: { maxFraction: 0.5, batchSize: 10 } });
   await env.sync(te, feed, { api: API });
@@ -85,34 +88,51 @@ async function history(side: Side, c: Case, besidePaging: boolean) {
   const before = await writeCounts(te);
   const report = await env.sync(te, feed, { api: API, besidePaging });
   const after = await writeCounts(te);
-  const listings = (await te.listings(SN)).map(withoutId).sort((a, b) => String(a.MLSNumber).localeCompare(String(b.MLSNumber)) || Number(a.SalePrice) - Number(b.SalePrice));
-  const state = await Promise.all([fingerprintNamespace('test-feed'), stampNamespace('test-feed')].map(async (ns) => [...(await env.store.getAll(ns))].sort()));
+  const listings = (await te.listings(SN))
+    .map(withoutId)
+    .sort(
+      (a, b) => String(a.MLSNumber).localeCompare(String(b.MLSNumber)) || Number(a.SalePrice) - Number(b.SalePrice),
+    );
+  const state = await Promise.all(
+    [fingerprintNamespace('test-feed'), stampNamespace('test-feed')].map(async (ns) =>
+      [...(await env.store.getAll(ns))].sort(),
+    ),
+  );
   return {
     report,
-    writes: { create: after.create - before.create, update: after.update - before.update, delete: after.delete - before.delete },
+    writes: {
+      create: after.create - before.create,
+      update: after.update - before.update,
+      delete: after.delete - before.delete,
+    },
     listings,
     state,
   };
 }
 
 describe('a feed read beside the paging', () => {
-  it.each([1, 2, 3, 4, 5])('comes to what the plain path comes to (case %i): writes, listings, state and counts', async (seed) => {
-    const c = caseOf(seed);
-    const [beside, plain] = await Promise.all([history(sides[0]!, c, true), history(sides[1]!, c, false)]);
-    expect(beside.writes).toEqual(plain.writes);
-    expect(beside.listings).toEqual(plain.listings);
-    expect(beside.state).toEqual(plain.state);
-    const { besidePaging, unchangedByStamp: _b, ...counts } = beside.report.counts;
-    const { unchangedByStamp: _p, ...plainCounts } = plain.report.counts;
-    expect(counts).toEqual(plainCounts);
-    expect(beside.report.outcome).toBe(plain.report.outcome);
-    // the case was read beside the paging: most of its records were taken before the paging ended
-    expect(besidePaging).toBeGreaterThan(N / 2);
-    expect(plain.report.counts.besidePaging).toBeUndefined();
-    // MLS0001 was copied behind the sync's back: the copy is deleted both ways (the listing too when the feed dropped it)
-    expect(plain.writes.delete).toBeGreaterThan(0);
-    expect(beside.listings.filter((l) => l.MLSNumber === 'MLS0001')).toHaveLength(c.feed.some((r) => r.MLSNumber === 'MLS0001') ? 1 : 0);
-  });
+  it.each([1, 2, 3, 4, 5])(
+    'comes to what the plain path comes to (case %i): writes, listings, state and counts',
+    async (seed) => {
+      const c = caseOf(seed);
+      const [beside, plain] = await Promise.all([history(sides[0]!, c, true), history(sides[1]!, c, false)]);
+      expect(beside.writes).toEqual(plain.writes);
+      expect(beside.listings).toEqual(plain.listings);
+      expect(beside.state).toEqual(plain.state);
+      const { besidePaging, unchangedByStamp: _b, ...counts } = beside.report.counts;
+      const { unchangedByStamp: _p, ...plainCounts } = plain.report.counts;
+      expect(counts).toEqual(plainCounts);
+      expect(beside.report.outcome).toBe(plain.report.outcome);
+      // the case was read beside the paging: most of its records were taken before the paging ended
+      expect(besidePaging).toBeGreaterThan(N / 2);
+      expect(plain.report.counts.besidePaging).toBeUndefined();
+      // MLS0001 was copied behind the sync's back: the copy is deleted both ways (the listing too when the feed dropped it)
+      expect(plain.writes.delete).toBeGreaterThan(0);
+      expect(beside.listings.filter((l) => l.MLSNumber === 'MLS0001')).toHaveLength(
+        c.feed.some((r) => r.MLSNumber === 'MLS0001') ? 1 : 0,
+      );
+    },
+  );
 
   it('a no-change rerun takes nearly every record while the chatbot is paged, and writes nothing', async () => {
     const side = sides[0]!;

@@ -26,10 +26,20 @@ afterAll(async () => {
 describe('the CLI report is bounded', () => {
   it('--json keeps the first rejected records and counts the rest under omitted', async () => {
     const rejected = REPORT_LIST_ITEMS + 30;
-    const data = [row(1), ...Array.from({ length: rejected }, (_, i) => row(100 + i, { SalePrice: `not a price ${'z'.repeat(500)}` }))];
+    const data = [
+      row(1),
+      ...Array.from({ length: rejected }, (_, i) => row(100 + i, { SalePrice: `not a price ${'z'.repeat(500)}` })),
+    ];
     await writeFile(join(env.dir, 'homes.csv'), csv(data));
     const config = join(env.dir, 'feedsync.yaml');
-    await writeFile(config, homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }' }));
+    await writeFile(
+      config,
+      homesConfigYaml(
+        te.url,
+        { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
+        { deletes: '{ maxFraction: 1 }' },
+      ),
+    );
     const run = await feedsync(['sync', '--config', config, '--json']);
     const report = JSON.parse(run.stdout).reports[0];
     expect(report.counts).toMatchObject({ created: 1, rejected });
@@ -50,7 +60,16 @@ describe('unmapped values and alerts keep excerpts', () => {
     const values = Array.from({ length: 12 }, (_, i) => `PropertyType: ${String(i).repeat(100_000)}`);
     const { holding } = afterRun(
       emptyState(),
-      { runId: 'r', at: '2026-01-01T00:00:00Z', outcome: 'ok', records: 1, valid: 1, rejected: 0, unmapped: values, message: 'm'.repeat(1_000_000) },
+      {
+        runId: 'r',
+        at: '2026-01-01T00:00:00Z',
+        outcome: 'ok',
+        records: 1,
+        valid: 1,
+        rejected: 0,
+        unmapped: values,
+        message: 'm'.repeat(1_000_000),
+      },
       AlertRules.parse({}),
     );
     const message = holding.get('unmapped')!;

@@ -69,13 +69,20 @@ describe('a CSV feed broken at the source', () => {
     );
     const preview = await feedsync(['feed', 'preview', '--config', config, '--feed', 'homes']);
     expect(preview.code).toBe(6);
-    expect(preview.stdout.split('\n')[0]).toMatch(/^rejected: homes\.csv:1: `Bedrooms` \(read by Bedrooms\) is not in the header/);
+    expect(preview.stdout.split('\n')[0]).toMatch(
+      /^rejected: homes\.csv:1: `Bedrooms` \(read by Bedrooms\) is not in the header/,
+    );
 
     // the feed host's error page saved as the file
-    await writeFile(file('homes.csv'), '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>\n');
+    await writeFile(
+      file('homes.csv'),
+      '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>\n',
+    );
     const html = await run('homes');
     expect(html.code).toBe(6);
-    expect(reportLine(html.stderr, 'homes')).toMatch(/^feed homes → chatbot SN-SYNC: rejected — homes\.csv:1: the file is an HTML page, not CSV: it starts `<!DOCTYPE html>`/);
+    expect(reportLine(html.stderr, 'homes')).toMatch(
+      /^feed homes → chatbot SN-SYNC: rejected — homes\.csv:1: the file is an HTML page, not CSV: it starts `<!DOCTYPE html>`/,
+    );
 
     // a quote opened on line 6 (row 5) and closed by the one that opens row 8's quoted field (line 9)
     const lines = good.split('\n');
@@ -85,11 +92,20 @@ describe('a CSV feed broken at the source', () => {
     const quote = await run('homes');
     expect(quote.code).toBe(4);
     const first = reportLine(quote.stderr, 'homes')!;
-    expect(first).toMatch(/^feed homes → chatbot SN-SYNC: partial — the feed was not read whole, so 4 delete\(s\) withheld: homes\.csv:6: /);
-    expect(first).toContain('a quote opened on this line is not closed on it: the field runs on to line 9, where "R" follows a quote; lines 6–9 could not be read');
+    expect(first).toMatch(
+      /^feed homes → chatbot SN-SYNC: partial — the feed was not read whole, so 4 delete\(s\) withheld: homes\.csv:6: /,
+    );
+    expect(first).toContain(
+      'a quote opened on this line is not closed on it: the field runs on to line 9, where "R" follows a quote; lines 6–9 could not be read',
+    );
     // nothing swallowed without a word: each line inside the quote is a record of its own
-    const json = JSON.parse((await feedsync(['sync', '--config', config, '--feed', 'homes', '--dry-run', '--json'])).stdout) as {
-      reports: Array<{ counts: { feedRecords: number }; rejected: Array<{ position: { line: number }; reasons: string[] }> }>;
+    const json = JSON.parse(
+      (await feedsync(['sync', '--config', config, '--feed', 'homes', '--dry-run', '--json'])).stdout,
+    ) as {
+      reports: Array<{
+        counts: { feedRecords: number };
+        rejected: Array<{ position: { line: number }; reasons: string[] }>;
+      }>;
     };
     expect(json.reports[0]!.counts.feedRecords).toBe(10);
     expect(json.reports[0]!.rejected.map((r) => r.position.line)).toEqual([6, 7, 8, 9]);
@@ -113,7 +129,10 @@ describe('an XML feed broken at the source', () => {
     expect(await sync.te().listings(SN_XML)).toHaveLength(5);
     const before = await writeCounts(sync.te());
 
-    await writeFile(file('homes.xml'), '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>\n');
+    await writeFile(
+      file('homes.xml'),
+      '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>\n',
+    );
     const denied = await run('homes-xml');
     expect(denied.code).toBe(6);
     expect(reportLine(denied.stderr, 'homes-xml')).toBe(

@@ -20,7 +20,11 @@ beforeEach(() => sync.te().reset());
 
 const configWith = async (name: string, extra: string[]) => {
   const file = join(sync.env().dir, name);
-  const yaml = homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: extra }).replace(
+  const yaml = homesConfigYaml(
+    sync.te().url,
+    { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
+    { deletes: '{ maxFraction: 1 }', top: extra },
+  ).replace(
     '    source: { kind: csv, path: homes.csv }',
     '    source: { kind: csv, path: homes.csv }\n    deadlineMinutes: 0.1',
   );
@@ -53,7 +57,12 @@ describe('feedsync sync takes the chatbot lock', () => {
     const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
     try {
       const config = await configWith('redis.yaml', ['redis:', '  url: redis://127.0.0.1:6379', `  prefix: ${prefix}`]);
-      const job = await acquireTargetLock(redis, targetLockKey(prefix, chatbotLockName({ chatbot: SN }, 'sync')), 'job-1', 30_000);
+      const job = await acquireTargetLock(
+        redis,
+        targetLockKey(prefix, chatbotLockName({ chatbot: SN }, 'sync')),
+        'job-1',
+        30_000,
+      );
       expect(job).toBeDefined();
       const held = await feedsync(['sync', '--config', config, '--json']);
       expect(JSON.parse(held.stdout).reports[0]).toMatchObject({ outcome: 'failed' });

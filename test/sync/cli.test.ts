@@ -11,7 +11,14 @@ let config: string;
 const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
   config = join(sync.env().dir, 'feedsync.yaml');
-  await writeFile(config, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3, batchSize: 2 }' }));
+  await writeFile(
+    config,
+    homesConfigYaml(
+      sync.te().url,
+      { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
+      { deletes: '{ maxFraction: 0.3, batchSize: 2 }' },
+    ),
+  );
 });
 
 describe('feedsync sync', () => {
@@ -21,7 +28,12 @@ describe('feedsync sync', () => {
     expect(run.code).toBe(0);
     const { reports } = JSON.parse(run.stdout);
     expect(reports).toHaveLength(1);
-    expect(reports[0]).toMatchObject({ feed: 'homes', outcome: 'ok', counts: { created: 12 }, stateLocation: join(sync.env().dir, '.feedsync', 'state.lmdb') });
+    expect(reports[0]).toMatchObject({
+      feed: 'homes',
+      outcome: 'ok',
+      counts: { created: 12 },
+      stateLocation: join(sync.env().dir, '.feedsync', 'state.lmdb'),
+    });
     const state = JSON.parse((await feedsync(['state', 'export', '--config', config])).stdout);
     expect(Object.keys(state['fp:homes'])).toHaveLength(12);
     expect((await sync.te().listings(SN)).length).toBe(12);
@@ -38,7 +50,10 @@ describe('feedsync sync', () => {
   });
 
   it('prints the plan on a dry run as a table on stderr, and writes nothing', async () => {
-    await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(11).map((r, i) => (i === 0 ? { ...r, SalePrice: 5 } : r))));
+    await writeFile(
+      join(sync.env().dir, 'homes.csv'),
+      csv(rows(11).map((r, i) => (i === 0 ? { ...r, SalePrice: 5 } : r))),
+    );
     const run = await feedsync(['sync', '--config', config, '--dry-run']);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('');
@@ -64,13 +79,24 @@ describe('feedsync sync', () => {
     await writeFile(join(sync.env().dir, 'homes.csv'), csv([...rows(3), { ...rows(4)[3], MLSNumber: '' }]));
     const run = await feedsync(['sync', '--config', config, '--json']);
     expect(run.code).toBe(4);
-    expect(JSON.parse(run.stdout).reports[0]).toMatchObject({ outcome: 'partial', source: { complete: false }, counts: { created: 1 } });
+    expect(JSON.parse(run.stdout).reports[0]).toMatchObject({
+      outcome: 'partial',
+      source: { complete: false },
+      counts: { created: 1 },
+    });
     expect((await sync.te().listings(SN)).map((l) => l.MLSNumber).sort()).toEqual(['MLS0001', 'MLS0002', 'MLS0003']);
   });
 
   it('exits 1 when the service refuses the credentials, naming the key to check', async () => {
     const refused = join(sync.env().dir, 'refused.yaml');
-    await writeFile(refused, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: 'not-the-session-key' }, { deletes: '{ maxFraction: 0.3 }' }));
+    await writeFile(
+      refused,
+      homesConfigYaml(
+        sync.te().url,
+        { secretKey: TEST_SECRET_KEY, sessionKey: 'not-the-session-key' },
+        { deletes: '{ maxFraction: 0.3 }' },
+      ),
+    );
     const run = await feedsync(['sync', '--config', refused]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('api.sessionKey');

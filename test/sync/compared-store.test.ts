@@ -33,7 +33,10 @@ describe('ComparedStore', () => {
     try {
       await fc.assert(
         fc.asyncProperty(
-          fc.array(fc.array(fc.oneof(fc.constant(''), fc.string(), fc.string({ unit: 'grapheme' })), { maxLength: 8 }), { maxLength: 12 }),
+          fc.array(
+            fc.array(fc.oneof(fc.constant(''), fc.string(), fc.string({ unit: 'grapheme' })), { maxLength: 8 }),
+            { maxLength: 12 },
+          ),
           fc.integer({ min: 0, max: 400 }),
           async (pages, memoryBytes) => {
             const store = new ComparedStore({ memoryBytes, dir });
@@ -45,7 +48,10 @@ describe('ComparedStore', () => {
             const inMemory = pages.map((rows) => (bytes += Buffer.byteLength(rows.join(''))) <= memoryBytes);
             expect(store.spilled).toBe(inMemory.filter((m) => !m).length);
             const readAll = (which: (p: number) => boolean) =>
-              pages.forEach((rows, p) => which(p) && rows.forEach((r, i) => expect(store.read(numbers[p]!, i)).toBe(r === '' ? undefined : r)));
+              pages.forEach(
+                (rows, p) =>
+                  which(p) && rows.forEach((r, i) => expect(store.read(numbers[p]!, i)).toBe(r === '' ? undefined : r)),
+              );
             // at once (the pages on their way to the file read from their bytes), then from the file
             readAll(() => true);
             await written(store, inMemory.filter(Boolean).length);
@@ -53,7 +59,11 @@ describe('ComparedStore', () => {
             store.close();
             // pages in memory stay readable after close; those in the file do not
             readAll((p) => inMemory[p]!);
-            pages.forEach((rows, p) => rows.forEach((r, i) => !inMemory[p] && r !== '' && expect(() => store.read(numbers[p]!, i)).toThrow(/after close/)));
+            pages.forEach((rows, p) =>
+              rows.forEach(
+                (r, i) => !inMemory[p] && r !== '' && expect(() => store.read(numbers[p]!, i)).toThrow(/after close/),
+              ),
+            );
           },
         ),
       );
@@ -85,7 +95,10 @@ describe('ComparedStore', () => {
     try {
       const store = new ComparedStore({ dir, memoryBytes: 1000 });
       // 24 MB: three times what may be on its way to the file at once
-      const rows = Array.from({ length: 40 }, (_, i) => `{"row":${i},"text":"${String.fromCharCode(97 + (i % 26)).repeat(600_000)}"}`);
+      const rows = Array.from(
+        { length: 40 },
+        (_, i) => `{"row":${i},"text":"${String.fromCharCode(97 + (i % 26)).repeat(600_000)}"}`,
+      );
       const numbers = rows.map((r) => store.add(page([r])));
       expect(store.spilled).toBe(40);
       rows.forEach((r, i) => expect(store.read(numbers[i]!, 0)).toBe(r));
@@ -126,7 +139,12 @@ describe('ComparedStore', () => {
       expect(store.spilled).toBe(3);
       await written(store, 0);
       expect(readdirSync(dir)).toEqual([]);
-      expect([store.read(a, 1), store.read(raw, 2), store.read(raw, 0), store.read(b, 0)]).toEqual(['yé', 'row 2', undefined, 'z']);
+      expect([store.read(a, 1), store.read(raw, 2), store.read(raw, 0), store.read(b, 0)]).toEqual([
+        'yé',
+        'row 2',
+        undefined,
+        'z',
+      ]);
       expect(reads).toEqual([
         [203, '{"List":[…]}', 2],
         [203, '{"List":[…]}', 0],

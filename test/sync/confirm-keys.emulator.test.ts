@@ -29,7 +29,13 @@ const TOKEN = 'grid-token-38';
 
 /** `n` on-market records, ListingKey 1001… as numbers (an Int64 key), ListingId L-1… */
 function records(n: number): Record<string, unknown>[] {
-  return keyedResoRecords(n, 38).map((r, i) => ({ ...r, ListingKey: 1001 + i, ListingId: `L-${i + 1}`, OriginatingSystemName: 'actris', MlgCanView: true }));
+  return keyedResoRecords(n, 38).map((r, i) => ({
+    ...r,
+    ListingKey: 1001 + i,
+    ListingId: `L-${i + 1}`,
+    OriginatingSystemName: 'actris',
+    MlgCanView: true,
+  }));
 }
 
 /** The feed of the numeric-key tests: keyed by ListingKey, pages of 5, no delete limit that matters. */
@@ -38,7 +44,10 @@ const keyedFeed = (url: string) =>
     name: 'mls',
     chatbot: SN,
     source: { kind: 'reso', url, maxPageSize: 5, retries: 0, timeoutMs: 5000, photosTimestampField: null },
-    mapping: { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } },
+    mapping: {
+      preset: 'reso',
+      fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } },
+    },
     deletes: { maxFraction: 1, maxCount: 100 },
   });
 
@@ -47,7 +56,9 @@ const held = async () => (await te.listings(SN)).map((l) => String(l.MLSNumber))
 describe('a numeric key (Edm.Int64 in $metadata)', () => {
   it('absent keys are asked for bare, as $metadata types them: the hard-deleted listings go, the others stay', async () => {
     const data = records(12);
-    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 5, types: { ListingKey: 'Edm.Int64' } }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: data, maxPageSize: 5, types: { ListingKey: 'Edm.Int64' } }),
+    );
     const feed = keyedFeed(server.url);
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     expect(await held()).toHaveLength(12);
@@ -89,19 +100,47 @@ describe('MLS Grid: a feed keyed by ListingKey (not searchable there)', () => {
     FeedConfig.parse({
       name: 'grid',
       chatbot: SN,
-      source: { kind: 'reso', vendor: 'mlsgrid', url, bearerToken: TOKEN, originatingSystem: 'actris', retries: 0, timeoutMs: 5000 },
+      source: {
+        kind: 'reso',
+        vendor: 'mlsgrid',
+        url,
+        bearerToken: TOKEN,
+        originatingSystem: 'actris',
+        retries: 0,
+        timeoutMs: 5000,
+      },
       mapping: { preset: 'reso' },
     }).source as ResoSource;
   const gridRecords = (n: number) => records(n).map((r) => ({ ...r, ListingKey: `ACT${String(r.ListingKey)}` }));
 
   it('a hard-deleted listing goes: the keys are found by a keys-only read and the rest asked for by ListingId; nothing refused', async () => {
     const data = gridRecords(9);
-    const server = emulator.closeAfterTest(await startVendorServer({ vendor: 'mlsgrid', records: data, token: TOKEN, originatingSystem: 'actris', perSecond: 100 }));
+    const server = emulator.closeAfterTest(
+      await startVendorServer({
+        vendor: 'mlsgrid',
+        records: data,
+        token: TOKEN,
+        originatingSystem: 'actris',
+        perSecond: 100,
+      }),
+    );
     const feed = FeedConfig.parse({
       name: 'grid',
       chatbot: SN,
-      source: { kind: 'reso', vendor: 'mlsgrid', url: server.url, bearerToken: TOKEN, originatingSystem: 'actris', retries: 0, timeoutMs: 5000, maxPageSize: 4 },
-      mapping: { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } },
+      source: {
+        kind: 'reso',
+        vendor: 'mlsgrid',
+        url: server.url,
+        bearerToken: TOKEN,
+        originatingSystem: 'actris',
+        retries: 0,
+        timeoutMs: 5000,
+        maxPageSize: 4,
+      },
+      mapping: {
+        preset: 'reso',
+        fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } },
+      },
       deletes: { maxFraction: 1, maxCount: 100 },
     });
     expect((await env.sync(te, feed)).outcome).toBe('ok');
@@ -118,15 +157,30 @@ describe('MLS Grid: a feed keyed by ListingKey (not searchable there)', () => {
     );
     expect(server.refused.map((r) => `${r.status} ${r.refusal}`)).toEqual([]);
     // the keys-only read: no $expand, the key fields only
-    expect(server.requests.some((r) => decodeURIComponent(r.url).includes('$select=ListingKey,ListingId,ModificationTimestamp') && !r.url.includes('$expand'))).toBe(true);
+    expect(
+      server.requests.some(
+        (r) =>
+          decodeURIComponent(r.url).includes('$select=ListingKey,ListingId,ModificationTimestamp') &&
+          !r.url.includes('$expand'),
+      ),
+    ).toBe(true);
   });
 
   it('the lookup: a key still on the server comes back whole (asked by its ListingId); one with no ListingId comes back as kept, not read', async () => {
     const data = gridRecords(5).map((r) => (r.ListingKey === 'ACT1005' ? { ...r, ListingId: null } : r));
-    const server = emulator.closeAfterTest(await startVendorServer({ vendor: 'mlsgrid', records: data, token: TOKEN, originatingSystem: 'actris', perSecond: 100 }));
+    const server = emulator.closeAfterTest(
+      await startVendorServer({
+        vendor: 'mlsgrid',
+        records: data,
+        token: TOKEN,
+        originatingSystem: 'actris',
+        perSecond: 100,
+      }),
+    );
     const opened = openReso('grid', source(server.url), { baseDir: '.', logger: silentLogger });
     const found: FeedItem[] = [];
-    for await (const items of opened.lookup!.find([{ field: 'ListingKey', values: ['ACT1002', 'ACT1005', 'ACT9999'] }])) found.push(...items);
+    for await (const items of opened.lookup!.find([{ field: 'ListingKey', values: ['ACT1002', 'ACT1005', 'ACT9999'] }]))
+      found.push(...items);
     const byKey = new Map(found.map((i) => [String(i.kind === 'error' ? i.data?.ListingKey : i.data.ListingKey), i]));
     expect([...byKey.keys()].sort()).toEqual(['ACT1002', 'ACT1005']);
     expect(byKey.get('ACT1002')!.kind).toBe('record');

@@ -29,7 +29,15 @@ const resoFeed = (server: ResoServer, source: Record<string, unknown> = {}, fiel
   FeedConfig.parse({
     name: 'mls',
     chatbot: SN,
-    source: { kind: 'reso', url: server.url, maxPageSize: 5, retries: 0, timeoutMs: 5000, photosTimestampField: null, ...source },
+    source: {
+      kind: 'reso',
+      url: server.url,
+      maxPageSize: 5,
+      retries: 0,
+      timeoutMs: 5000,
+      photosTimestampField: null,
+      ...source,
+    },
     mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' }, ...fields } },
     deletes: { maxFraction: 1, maxCount: 10_000 },
   });
@@ -50,7 +58,13 @@ describe('valid = created + updated + unchanged + the documented others', () => 
   it('partial: the records a confirmation recovers are planned (here unchanged), not left waiting unplanned', async () => {
     const data = resoRecords(23);
     // the highest key stored on the first page: the keyset pull by key ends there and looks complete
-    const server = emulator.closeAfterTest(await startResoServer({ records: [...data.slice(0, 4), data[22]!, ...data.slice(4, 22)], maxPageSize: 5, order: 'storage' }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({
+        records: [...data.slice(0, 4), data[22]!, ...data.slice(4, 22)],
+        maxPageSize: 5,
+        order: 'storage',
+      }),
+    );
     // the chatbot holds every listing but the last five: the missed ones it holds are absences to confirm
     server.order = 'honour';
     server.records = data.slice(0, 18);
@@ -84,11 +98,15 @@ describe('valid = created + updated + unchanged + the documented others', () => 
   });
 
   it('failed and partial reads: a RESO server that stops answering after some pages', async () => {
-    const server = emulator.closeAfterTest(await startResoServer({ records: resoRecords(20), maxPageSize: 5, failPages: { from: 3, status: 500 } }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: resoRecords(20), maxPageSize: 5, failPages: { from: 3, status: 500 } }),
+    );
     const r = await env.sync(te, resoFeed(server), { full: true });
     expect(r.outcome).toBe('partial');
     addsUp(r);
-    const none = emulator.closeAfterTest(await startResoServer({ records: resoRecords(5), maxPageSize: 5, failPages: { from: 1, status: 500 } }));
+    const none = emulator.closeAfterTest(
+      await startResoServer({ records: resoRecords(5), maxPageSize: 5, failPages: { from: 1, status: 500 } }),
+    );
     const f = await env.sync(te, resoFeed(none), { full: true });
     expect(f.outcome).toBe('failed');
     addsUp(f);
@@ -96,7 +114,9 @@ describe('valid = created + updated + unchanged + the documented others', () => 
 
   it('a keys-only reconcile (--reconcile) and an EntityEvent poll (source.changes: entityEvent): a change, a hard delete, a record gone off the market', async () => {
     const data = resoRecords(20);
-    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 5, entityEvents: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: data, maxPageSize: 5, entityEvents: true }),
+    );
     // keyed by ListingKey: an EntityEvent names the ListingKey of a record deleted, and nothing more
     const byKey = { MLSNumber: { from: 'ListingKey' } };
     const feed = resoFeed(server, { incremental: true }, byKey);
@@ -126,7 +146,11 @@ describe('valid = created + updated + unchanged + the documented others', () => 
   it('aborted: the run stopped while it wrote', async () => {
     await env.writeFeed(rows(40));
     const ac = new AbortController();
-    const r = await env.sync(te, env.feed(), { signal: ac.signal, onProgress: (p) => p.phase === 'write' && (p.done ?? 0) >= 3 && ac.abort(), api: { concurrency: 1 } });
+    const r = await env.sync(te, env.feed(), {
+      signal: ac.signal,
+      onProgress: (p) => p.phase === 'write' && (p.done ?? 0) >= 3 && ac.abort(),
+      api: { concurrency: 1 },
+    });
     expect(r.outcome).toBe('aborted');
     addsUp(r);
     expect(seen).toEqual(new Set(['ok', 'dry run', 'guard', 'partial', 'failed', 'aborted']));

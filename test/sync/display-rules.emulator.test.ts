@@ -38,7 +38,8 @@ function resoFeed(url: string, patch: Record<string, unknown> = {}): FeedConfig 
 }
 
 const held = async () => new Map((await te.listings(SN)).map((l) => [l.MLSNumber, l]));
-const extension = (l: { ExtensionColumn?: Array<{ Key: string; value: string }> } | undefined) => new Map((l?.ExtensionColumn ?? []).map((e) => [e.Key, e.value]));
+const extension = (l: { ExtensionColumn?: Array<{ Key: string; value: string }> } | undefined) =>
+  new Map((l?.ExtensionColumn ?? []).map((e) => [e.Key, e.value]));
 /** every write the emulator received, as sent */
 const writes = () => bodies.filter((b) => /RealEstate(Create|Update|Delete)$/.test(b.path));
 
@@ -61,25 +62,47 @@ describe('display rules of an idx feed (a RESO source, no display set)', () => {
 
     const now = await held();
     expect([...now.keys()].sort()).toEqual(['FL-01', 'FL-02', 'FL-05']);
-    for (const l of now.values()) expect(extension(l).get('Attribution')).toBe('Listing courtesy of Hill Country Realty');
+    for (const l of now.values())
+      expect(extension(l).get('Attribution')).toBe('Listing courtesy of Hill Country Realty');
     const withheld = now.get('FL-05')!;
-    expect([withheld.Address, withheld.Location, withheld.Latitude, withheld.Longitude]).toEqual([undefined, undefined, undefined, undefined]);
+    expect([withheld.Address, withheld.Location, withheld.Latitude, withheld.Longitude]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect(withheld.City).toBe('Austin');
     expect(now.get('FL-01')!.Address).toBe('101 Oak Street');
 
     expect(report.display).toEqual({
       purpose: 'idx',
       soldDays: 0,
-      hidden: { InternetEntireListingDisplayYN: 1, IDXParticipationYN: 1, StandardStatus: 1, 'sold-window': 1, MlgCanView: 1 },
+      hidden: {
+        InternetEntireListingDisplayYN: 1,
+        IDXParticipationYN: 1,
+        StandardStatus: 1,
+        'sold-window': 1,
+        MlgCanView: 1,
+      },
       addressWithheld: 1,
       held: 1,
     });
-    expect(report.rejected.map((r) => [r.key, r.reasons.join()])).toEqual([['FL-08', expect.stringMatching(/display\.attribution names ListOfficeName/)]]);
+    expect(report.rejected.map((r) => [r.key, r.reasons.join()])).toEqual([
+      ['FL-08', expect.stringMatching(/display\.attribution names ListOfficeName/)],
+    ]);
     expect(formatSyncReport(report)).toMatch(
       /display rules \(idx\): not shown: .*InternetEntireListingDisplayYN false × 1.*; address withheld × 1; held back without their attribution × 1/,
     );
     // the status page shows them, from the run's entry in the change log
-    const last = { runId: 'r1', feed: 'mls', chatbot: SN, dryRun: false, recorded: 0, dropped: 0, ...runEntryOf(report) };
+    const last = {
+      runId: 'r1',
+      feed: 'mls',
+      chatbot: SN,
+      dryRun: false,
+      recorded: 0,
+      dropped: 0,
+      ...runEntryOf(report),
+    };
     const html = renderStatus({
       at: report.finishedAt,
       staleHours: 36,
@@ -119,7 +142,10 @@ describe('display rules of an idx feed (a RESO source, no display set)', () => {
     expect(report.deletedByReason).toEqual({ 'rule:InternetEntireListingDisplayYN': 1, 'rule:IDXParticipationYN': 1 });
     // the change log (runs show, history) names the rule
     const said = changes.filter((c) => c.op === 'delete').map((c) => describeChange(c));
-    expect(said.sort()).toEqual(['- FL-01 delete (display rule: InternetEntireListingDisplayYN false)', '- FL-02 delete (display rule: IDXParticipationYN false)']);
+    expect(said.sort()).toEqual([
+      '- FL-01 delete (display rule: InternetEntireListingDisplayYN false)',
+      '- FL-02 delete (display rule: IDXParticipationYN false)',
+    ]);
     for (const b of bodies) expect(b.body).not.toContain(SECRET_MARK);
   });
 
@@ -136,7 +162,9 @@ describe('display rules of an idx feed (a RESO source, no display set)', () => {
     expect((await held()).size).toBe(4);
 
     // the same share gone from a full pull (hard-deleted at the source): the guard holds every delete
-    const s2 = emulator.closeAfterTest(await startResoServer({ records: Array.from({ length: 10 }, (_, i) => flaggedRecord(i + 21)) }));
+    const s2 = emulator.closeAfterTest(
+      await startResoServer({ records: Array.from({ length: 10 }, (_, i) => flaggedRecord(i + 21)) }),
+    );
     const other = resoFeed(s2.url, { name: 'mls-2' });
     await env.sync(te, other, { configFeeds: [feed, other] });
     for (let i = 21; i <= 26; i++) s2.remove(`F-${i}`);
@@ -150,7 +178,9 @@ describe('display rules of an idx feed (a RESO source, no display set)', () => {
   it('a rule that cannot read its value hides nothing: a record without StandardStatus or with an unreadable flag is held back, and nothing is deleted', async () => {
     // a vendor that stops sending StandardStatus, or a flags entry naming the wrong field, must not
     // empty the chatbot through removals that no limit holds: the record does not say it may not be shown
-    const s = emulator.closeAfterTest(await startResoServer({ records: Array.from({ length: 10 }, (_, i) => flaggedRecord(i + 1)) }));
+    const s = emulator.closeAfterTest(
+      await startResoServer({ records: Array.from({ length: 10 }, (_, i) => flaggedRecord(i + 1)) }),
+    );
     const feed = resoFeed(s.url);
     await env.sync(te, feed);
     const before = await held();
@@ -187,9 +217,18 @@ describe('a record the paging missed, asked for by key before a delete', () => {
   it('comes back hidden by a rule: removed at once by that rule, not held as an absence in its grace period', async () => {
     const records = [1, 2, 3, 4].map((i) => flaggedRecord(i, { ListingKey: `K-${i}` }));
     // stored with the highest key last on the first page: a keyset pull that ignores $orderby misses K-3
-    const s = emulator.closeAfterTest(await startResoServer({ records: [records[0]!, records[1]!, records[3]!, records[2]!], order: 'storage', maxPageSize: 3 }));
+    const s = emulator.closeAfterTest(
+      await startResoServer({
+        records: [records[0]!, records[1]!, records[3]!, records[2]!],
+        order: 'storage',
+        maxPageSize: 3,
+      }),
+    );
     s.order = 'honour';
-    const feed = resoFeed(s.url, { source: { kind: 'reso', url: s.url, maxPageSize: 3, retries: 0 }, deletes: { maxFraction: 0.5, graceHours: 24 } });
+    const feed = resoFeed(s.url, {
+      source: { kind: 'reso', url: s.url, maxPageSize: 3, retries: 0 },
+      deletes: { maxFraction: 0.5, graceHours: 24 },
+    });
     expect((await env.sync(te, feed, { full: true })).counts.created).toBe(4);
     s.order = 'storage';
     s.records = s.records.map((r) => (r.ListingKey === 'K-3' ? { ...r, InternetEntireListingDisplayYN: false } : r));
@@ -210,16 +249,26 @@ describe('display settings: a local flag name, a disclaimer, purpose vow', () =>
     ];
     const s = emulator.closeAfterTest(await startResoServer({ records }));
     const disclaimer = 'Information deemed reliable but not guaranteed.';
-    const report = await env.sync(te, resoFeed(s.url, { display: { flags: { IDXParticipationYN: 'ACT_IDXOptInYN' }, disclaimer } }));
+    const report = await env.sync(
+      te,
+      resoFeed(s.url, { display: { flags: { IDXParticipationYN: 'ACT_IDXOptInYN' }, disclaimer } }),
+    );
     expect(report.outcome, report.message).toBe('ok');
     const now = await held();
     expect([...now.keys()].sort()).toEqual(['FL-01', 'FL-03']);
-    for (const l of now.values()) expect(Object.fromEntries(extension(l))).toMatchObject({ Attribution: 'Listing courtesy of Hill Country Realty', Disclaimer: disclaimer });
+    for (const l of now.values())
+      expect(Object.fromEntries(extension(l))).toMatchObject({
+        Attribution: 'Listing courtesy of Hill Country Realty',
+        Disclaimer: disclaimer,
+      });
     expect(report.display?.hidden).toEqual({ IDXParticipationYN: 1 });
   });
 
   it('purpose vow shows a listing outside the IDX (IDXParticipationYN false), and hides one the seller keeps off the internet', async () => {
-    const records = [flaggedRecord(1, { IDXParticipationYN: false }), flaggedRecord(2, { InternetEntireListingDisplayYN: false })];
+    const records = [
+      flaggedRecord(1, { IDXParticipationYN: false }),
+      flaggedRecord(2, { InternetEntireListingDisplayYN: false }),
+    ];
     const s = emulator.closeAfterTest(await startResoServer({ records }));
     const report = await env.sync(te, resoFeed(s.url, { display: { purpose: 'vow' } }));
     expect([...(await held()).keys()]).toEqual(['FL-01']);
@@ -260,7 +309,15 @@ describe('the sold window (display.soldDays), with a fixed clock', () => {
 });
 
 describe('a CSV feed with display rules: read on this thread and on a feed thread, the same', () => {
-  const columns = [...COLUMNS, 'Address', 'StandardStatus', 'InternetEntireListingDisplayYN', 'InternetAddressDisplayYN', 'ListOfficeName', 'PrivateRemarks'] as const;
+  const columns = [
+    ...COLUMNS,
+    'Address',
+    'StandardStatus',
+    'InternetEntireListingDisplayYN',
+    'InternetAddressDisplayYN',
+    'ListOfficeName',
+    'PrivateRemarks',
+  ] as const;
   type FlaggedRow = Row & Partial<Record<(typeof columns)[number], string | number>>;
   const flagged = (i: number, patch: FlaggedRow = {}): FlaggedRow => ({
     ...row(i),
@@ -292,10 +349,15 @@ describe('a CSV feed with display rules: read on this thread and on a feed threa
           display: { purpose: 'idx' },
           mapping: { fields: Object.fromEntries([...COLUMNS, 'Address'].map((c) => [c, c])) },
         });
-        const threads = threaded ? { threadMinBytes: 0, threadAlways: true } : { threadMinBytes: Number.MAX_SAFE_INTEGER };
+        const threads = threaded
+          ? { threadMinBytes: 0, threadAlways: true }
+          : { threadMinBytes: Number.MAX_SAFE_INTEGER };
         const first = await e.sync(te, feed, threads);
         // the seller opts out of row 6 afterwards: the next run removes it by that rule
-        await writeFile(join(e.dir, 'feed.csv'), csv([...data.slice(0, 5), flagged(6, { InternetEntireListingDisplayYN: 'N' })], columns));
+        await writeFile(
+          join(e.dir, 'feed.csv'),
+          csv([...data.slice(0, 5), flagged(6, { InternetEntireListingDisplayYN: 'N' })], columns),
+        );
         const second = await e.sync(te, feed, threads);
         const listings = (await te.listings(SN)).map((l) => ({
           key: l.MLSNumber,
@@ -313,7 +375,12 @@ describe('a CSV feed with display rules: read on this thread and on a feed threa
       }
     }
     expect(outcomes[0]!.listings).toEqual([
-      { key: 'MLS0001', address: '1 Elm Street', location: 'Central', attribution: 'Listing courtesy of Lone Star Homes' },
+      {
+        key: 'MLS0001',
+        address: '1 Elm Street',
+        location: 'Central',
+        attribution: 'Listing courtesy of Lone Star Homes',
+      },
       { key: 'MLS0003', address: null, location: null, attribution: 'Listing courtesy of Lone Star Homes' },
     ]);
     expect(outcomes[0]!.second).toEqual([{ 'rule:InternetEntireListingDisplayYN': 1 }, 1]);

@@ -24,7 +24,9 @@ const held = async () => new Map((await te.listings(SN)).map((l) => [String(l.ML
 describe('source.changes: entityEvent', () => {
   it('the first pull starts the log at the sequence read before it; then a no-change poll is one request, and a change, a hard delete and lost visibility arrive with one poll and one fetch', async () => {
     const data = records(30);
-    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }),
+    );
     // events before the first pull: the pull reads those records anyway
     server.event('K-01');
     server.event('K-02');
@@ -42,7 +44,10 @@ describe('source.changes: entityEvent', () => {
         timeoutMs: 10_000,
         photosTimestampField: null,
       },
-      mapping: { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } },
+      mapping: {
+        preset: 'reso',
+        fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } },
+      },
       deletes: { maxFraction: 0.5, maxCount: 100 },
     });
     const first = await env.sync(te, feed);
@@ -88,17 +93,33 @@ describe('source.changes: entityEvent', () => {
 
   it('a run whose commit fails after its writes keeps the old sequence: the next poll replays the events, and no listing is doubled', async () => {
     const data = records(12);
-    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }),
+    );
     const feed = FeedConfig.parse({
       name: 'mls',
       chatbot: SN,
-      source: { kind: 'reso', url: server.url, incremental: true, changes: 'entityEvent', retries: 0, timeoutMs: 10_000, photosTimestampField: null },
-      mapping: { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } },
+      source: {
+        kind: 'reso',
+        url: server.url,
+        incremental: true,
+        changes: 'entityEvent',
+        retries: 0,
+        timeoutMs: 10_000,
+        photosTimestampField: null,
+      },
+      mapping: {
+        preset: 'reso',
+        fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } },
+      },
       deletes: { maxFraction: 0.5, maxCount: 100 },
     });
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     const template = server.records[0]!;
-    server.records = [...server.records, { ...template, ListingKey: 'K-NEW', ModificationTimestamp: new Date().toISOString() }];
+    server.records = [
+      ...server.records,
+      { ...template, ListingKey: 'K-NEW', ModificationTimestamp: new Date().toISOString() },
+    ];
     server.event('K-NEW');
     server.touch('K-03', { ListPrice: 333_333 });
 
@@ -121,19 +142,32 @@ describe('source.changes: entityEvent', () => {
   });
 });
 
-const mapping = { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } };
+const mapping = {
+  preset: 'reso',
+  fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } },
+};
 const feedOf = (url: string, source: Record<string, unknown> = {}) =>
   FeedConfig.parse({
     name: 'mls',
     chatbot: SN,
-    source: { kind: 'reso', url, incremental: true, retries: 0, timeoutMs: 10_000, photosTimestampField: null, ...source },
+    source: {
+      kind: 'reso',
+      url,
+      incremental: true,
+      retries: 0,
+      timeoutMs: 10_000,
+      photosTimestampField: null,
+      ...source,
+    },
     mapping,
     deletes: { maxFraction: 0.5, maxCount: 100 },
   });
 
 describe('source.changes: auto (the default)', () => {
   it("uses EntityEvent where the server's $metadata offers it: the first pull reads $metadata and the log's newest sequence, then a no-change poll is one request", async () => {
-    const server = emulator.closeAfterTest(await startResoServer({ records: records(12), maxPageSize: 10, entityEvents: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(12), maxPageSize: 10, entityEvents: true }),
+    );
     server.event('K-01');
     const feed = feedOf(server.url);
     expect(feed.source.kind === 'reso' && feed.source.changes).toBe('auto');
@@ -176,7 +210,9 @@ describe('source.changes: auto (the default)', () => {
 describe('a Media event', () => {
   it("refreshes the listing whose photo it names: the Media record's ResourceRecordKey, that Property fetched by key with its Media", async () => {
     const data = records(12);
-    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }),
+    );
     const feed = feedOf(server.url, { changes: 'entityEvent' });
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     const target = server.records.find((r) => r.ListingKey === 'K-06')!;
@@ -200,7 +236,14 @@ describe('a Media event', () => {
 describe('a purged log', () => {
   for (const refuse of [undefined, 410] as const) {
     it(`${refuse ? `refused (HTTP ${refuse})` : 'purged silently past the mark'}: a keys-only reconcile runs instead (a hard delete the purge hid is found and deleted), and the log goes on from its newest sequence`, async () => {
-      const server = emulator.closeAfterTest(await startResoServer({ records: records(20), maxPageSize: 10, entityEvents: true, ...(refuse && { refusePurged: refuse }) }));
+      const server = emulator.closeAfterTest(
+        await startResoServer({
+          records: records(20),
+          maxPageSize: 10,
+          entityEvents: true,
+          ...(refuse && { refusePurged: refuse }),
+        }),
+      );
       const feed = feedOf(server.url, { changes: 'entityEvent' });
       server.event('K-01');
       expect((await env.sync(te, feed)).outcome).toBe('ok');
@@ -210,7 +253,9 @@ describe('a purged log', () => {
       server.touch('K-06', { ListPrice: 606_606 }); // one it still holds
       const run = await env.sync(te, feed);
       expect(run.outcome, run.message).toBe('ok');
-      expect(run.source.events?.purged).toMatch(refuse ? /refused the EntityEvent log from sequence \d+/ : /no longer holds sequence \d+/);
+      expect(run.source.events?.purged).toMatch(
+        refuse ? /refused the EntityEvent log from sequence \d+/ : /no longer holds sequence \d+/,
+      );
       expect(run.source.reconcile?.keys).toBe(19);
       // a reconcile's absence, confirmed with the source: 'absent' (counted toward the delete limits, as 'removed' is)
       expect(run.deletedByReason).toEqual({ absent: 1 });
@@ -233,22 +278,45 @@ describe('a gone key under the reso preset (MLSNumber from ListingId, else Listi
     const data = records(10); // ListingId L-01…
     // K-02's ListingId is the ListingKey of K-01: the listing the event would name is another's
     data[1] = { ...data[1]!, ListingId: 'K-01' };
-    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }),
+    );
     const feed = FeedConfig.parse({
       name: 'mls',
       chatbot: SN,
-      source: { kind: 'reso', url: server.url, incremental: true, changes: 'entityEvent', retries: 0, timeoutMs: 10_000, photosTimestampField: null },
+      source: {
+        kind: 'reso',
+        url: server.url,
+        incremental: true,
+        changes: 'entityEvent',
+        retries: 0,
+        timeoutMs: 10_000,
+        photosTimestampField: null,
+      },
       mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingKey}' } } },
       deletes: { maxFraction: 0.5, maxCount: 100 },
     });
     expect((await env.sync(te, feed)).outcome).toBe('ok');
-    expect([...(await held()).keys()].sort()).toEqual(['K-01', 'L-01', 'L-03', 'L-04', 'L-05', 'L-06', 'L-07', 'L-08', 'L-09', 'L-10']);
+    expect([...(await held()).keys()].sort()).toEqual([
+      'K-01',
+      'L-01',
+      'L-03',
+      'L-04',
+      'L-05',
+      'L-06',
+      'L-07',
+      'L-08',
+      'L-09',
+      'L-10',
+    ]);
     server.remove('K-01'); // the record whose listing is L-01
     const run = await env.sync(te, feed);
     expect(run.outcome, run.message).toBe('ok');
     expect(run.counts.deleted).toBe(0);
     expect(run.source.events).toMatchObject({ keys: 1, fetched: 0, gone: 1, unnamed: 1 });
-    expect((run.source.warnings ?? []).join('\n')).toMatch(/1 key\(s\) the EntityEvent log says are gone name no listing/);
+    expect((run.source.warnings ?? []).join('\n')).toMatch(
+      /1 key\(s\) the EntityEvent log says are gone name no listing/,
+    );
     const now = await held();
     expect(now.has('K-01')).toBe(true); // K-02's listing, still on the server
     // the reconcile finds L-01 absent, confirms it and deletes it
@@ -262,7 +330,9 @@ describe('a gone key under the reso preset (MLSNumber from ListingId, else Listi
 
 describe('pushed events (RCP-028) beside the EntityEvent poll', () => {
   it('a pushed run fetches by key and moves no mark: the next poll reads the same events from the stored sequence, and writes nothing for the record already in step', async () => {
-    const server = emulator.closeAfterTest(await startResoServer({ records: records(10), maxPageSize: 10, entityEvents: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(10), maxPageSize: 10, entityEvents: true }),
+    );
     const feed = feedOf(server.url, { changes: 'entityEvent' });
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     server.touch('K-04', { ListPrice: 404_404 });
@@ -272,7 +342,9 @@ describe('pushed events (RCP-028) beside the EntityEvent poll', () => {
     expect(pushed.counts.updated).toBe(1);
     expect(pushed.source.events).toEqual({ read: 1, keys: 1, fetched: 1, gone: 0, pushed: true });
     // no EntityEvent poll and no pull: the by-key fetch alone
-    expect(server.requests.slice(before).map((r) => decodeURIComponent(r.url).split('?')[0]!.split('/').pop())).toEqual(['Property']);
+    expect(server.requests.slice(before).map((r) => decodeURIComponent(r.url).split('?')[0]!.split('/').pop())).toEqual(
+      ['Property'],
+    );
     expect((await held()).get('K-04')!.SalePrice).toBe(404_404);
     // the poll goes on from the sequence stored before the push: it reads the event, fetches the record, writes nothing
     const poll = await env.sync(te, feed);

@@ -47,11 +47,15 @@ describe('Entries', () => {
     );
     const value = fc.oneof(digestLike, fc.string(), fc.constant('{"AreaUnit":"Square Feet"}'));
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.string({ maxLength: 12 }), value), { maxLength: 3000 }), fc.boolean(), (pairs, digests) => {
-        const e = Entries.of(pairs, { digests });
-        expect([...e]).toEqual(pairs);
-        expect([...e.concat(Entries.of(pairs))]).toEqual([...pairs, ...pairs]);
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.string({ maxLength: 12 }), value), { maxLength: 3000 }),
+        fc.boolean(),
+        (pairs, digests) => {
+          const e = Entries.of(pairs, { digests });
+          expect([...e]).toEqual(pairs);
+          expect([...e.concat(Entries.of(pairs))]).toEqual([...pairs, ...pairs]);
+        },
+      ),
       { numRuns: 300 },
     );
     const stamp = createHash('sha1').update('x').digest('base64url');

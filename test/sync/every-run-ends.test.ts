@@ -16,7 +16,13 @@ afterEach(async () => {
 async function liar(opts: Parameters<typeof startListServer>[0]) {
   const s = await startListServer({ serialNumber: 'SN-LIE', ...opts });
   servers.push(s);
-  const api = createApiClient({ baseUrl: s.url, secretKey: 'k', sessionKey: 's', timeoutMs: 5000, retry: { retries: 0 } });
+  const api = createApiClient({
+    baseUrl: s.url,
+    secretKey: 'k',
+    sessionKey: 's',
+    timeoutMs: 5000,
+    retry: { retries: 0 },
+  });
   return { server: s, api };
 }
 const opts = { serialNumber: 'SN-LIE', keyBy: 'MLSNumber' as const, pageSize: 10, concurrency: 4, maxPages: 50 };
@@ -68,7 +74,15 @@ describe('a sync against an endless list', () => {
     const report = await env.sync(
       {
         url: s.url,
-        client: (o = {}) => createApiClient({ baseUrl: s.url, secretKey: 'k', sessionKey: 's', timeoutMs: 5000, ...o, retry: { retries: 0 } }),
+        client: (o = {}) =>
+          createApiClient({
+            baseUrl: s.url,
+            secretKey: 'k',
+            sessionKey: 's',
+            timeoutMs: 5000,
+            ...o,
+            retry: { retries: 0 },
+          }),
       } as unknown as TestEmulator,
       env.feed(),
       {
@@ -93,7 +107,15 @@ describe('a list answer that is not JSON', () => {
     const s = await startListServer({ serialNumber: 'SN-SYNC', count: 0, html: true });
     servers.push(s);
     await env.writeFeed(rows(2));
-    const client = (o = {}) => createApiClient({ baseUrl: s.url, secretKey: 'k', sessionKey: 's', timeoutMs: 5000, ...o, retry: { retries: 0 } });
+    const client = (o = {}) =>
+      createApiClient({
+        baseUrl: s.url,
+        secretKey: 'k',
+        sessionKey: 's',
+        timeoutMs: 5000,
+        ...o,
+        retry: { retries: 0 },
+      });
     const report = await env.sync({ url: s.url, client } as unknown as TestEmulator, env.feed());
     expect(report.outcome).toBe('failed');
     expect(report.message).toContain('RealEstateList');
@@ -129,7 +151,11 @@ describe('the run deadline', () => {
 
 describe('the paging bound fits real chatbots', () => {
   it('the defaults page a chatbot of a million listings (10,000 full pages and the short one after)', () => {
-    const api = ApiConfig.parse({ baseUrl: 'http://127.0.0.1:1', secretKey: 'sk-test-0123456789', sessionKey: 'ss-test-0123456789' });
+    const api = ApiConfig.parse({
+      baseUrl: 'http://127.0.0.1:1',
+      secretKey: 'sk-test-0123456789',
+      sessionKey: 'ss-test-0123456789',
+    });
     expect(api.maxPages).toBeGreaterThanOrEqual(Math.floor(1_000_000 / api.pageSize) + 1);
   });
 });

@@ -22,7 +22,13 @@ const deps = (api: ExecuteDeps['api'], patch: Partial<ExecuteDeps> = {}): Execut
   ...patch,
 });
 const create = (key: string) => ({ key, listing: listing(key), fingerprint: fingerprintListing(listing(key)) });
-const del = (key: string): PlannedDelete => ({ key, reason: 'absent', deleteKey: key, keyType: 'MLSNumber', remoteIds: [] });
+const del = (key: string): PlannedDelete => ({
+  key,
+  reason: 'absent',
+  deleteKey: key,
+  keyType: 'MLSNumber',
+  remoteIds: [],
+});
 
 describe('executePlan', () => {
   it('checks a create whose answer was lost before sending it again: no duplicate', async () => {
@@ -57,7 +63,10 @@ describe('executePlan', () => {
     const fake = createFakeApi();
     for (const k of ['A', 'B', 'C', 'D', 'E', 'F', 'G']) fake.add(listing(k));
     fake.rejectDeleteOf('F');
-    const r = await executePlan({ creates: [], updates: [], deletes: ['A', 'B', 'C', 'D', 'E', 'F', 'G'].map(del) }, deps(fake.api));
+    const r = await executePlan(
+      { creates: [], updates: [], deletes: ['A', 'B', 'C', 'D', 'E', 'F', 'G'].map(del) },
+      deps(fake.api),
+    );
     expect(r.deleted).toBe(6);
     expect(r.failures).toMatchObject([{ key: 'F', op: 'delete', retryable: false }]);
     expect([...fake.listings.values()].map((l) => l.MLSNumber)).toEqual(['F']);
@@ -68,7 +77,10 @@ describe('executePlan', () => {
   it('keeps going after a failed item', async () => {
     const fake = createFakeApi();
     fake.failNext('create', '400');
-    const r = await executePlan({ creates: [create('A'), create('B'), create('C')], updates: [], deletes: [] }, deps(fake.api, { concurrency: 1 }));
+    const r = await executePlan(
+      { creates: [create('A'), create('B'), create('C')], updates: [], deletes: [] },
+      deps(fake.api, { concurrency: 1 }),
+    );
     expect(r.created).toBe(2);
     expect(r.failures).toMatchObject([{ key: 'A', op: 'create', retryable: false }]);
   });
@@ -77,7 +89,10 @@ describe('executePlan', () => {
     const fake = createFakeApi();
     fake.failNext('create', ...Array(40).fill('503'));
     const creates = Array.from({ length: 20 }, (_, i) => create(`K${i}`));
-    const r = await executePlan({ creates, updates: [], deletes: [] }, deps(fake.api, { concurrency: 1, retries: 1, breakerThreshold: 3 }));
+    const r = await executePlan(
+      { creates, updates: [], deletes: [] },
+      deps(fake.api, { concurrency: 1, retries: 1, breakerThreshold: 3 }),
+    );
     expect(r.stopped).toBe('unavailable');
     expect(r.stopReason).toContain('looks down');
     expect(r.failures).toHaveLength(3);
@@ -88,7 +103,10 @@ describe('executePlan', () => {
     const fake = createFakeApi();
     const ac = new AbortController();
     const creates = Array.from({ length: 10 }, (_, i) => create(`K${i}`));
-    const r = await executePlan({ creates, updates: [], deletes: [] }, deps(fake.api, { concurrency: 2, signal: ac.signal, onProgress: ({ done }) => done === 3 && ac.abort() }));
+    const r = await executePlan(
+      { creates, updates: [], deletes: [] },
+      deps(fake.api, { concurrency: 2, signal: ac.signal, onProgress: ({ done }) => done === 3 && ac.abort() }),
+    );
     expect(r.stopped).toBe('aborted');
     expect(r.created).toBe(fake.listings.size);
     expect(r.created).toBeGreaterThanOrEqual(3);
@@ -100,7 +118,10 @@ describe('executePlan', () => {
     const keys = Array.from({ length: 100 }, (_, i) => `K${i}`);
     for (const k of keys) fake.add(listing(k));
     fake.failNext('delete', '503');
-    const r = await executePlan({ creates: [], updates: [], deletes: keys.map(del) }, deps(fake.api, { batchSize: 100, retries: 0, breakerThreshold: 3 }));
+    const r = await executePlan(
+      { creates: [], updates: [], deletes: keys.map(del) },
+      deps(fake.api, { batchSize: 100, retries: 0, breakerThreshold: 3 }),
+    );
     expect(r.stopped).toBeUndefined();
     expect(r.failures).toHaveLength(100);
     expect(fake.count('delete')).toBe(1);
@@ -111,7 +132,10 @@ describe('executePlan', () => {
       const fake = createFakeApi();
       for (const k of ['A', 'B', 'C', 'D', 'E', 'F']) fake.add(listing(k));
       fake.failNext('delete', status, status);
-      const r = await executePlan({ creates: [], updates: [], deletes: ['A', 'B', 'C', 'D', 'E', 'F'].map(del) }, deps(fake.api, { concurrency: 1, batchSize: 6, retries: 0 }));
+      const r = await executePlan(
+        { creates: [], updates: [], deletes: ['A', 'B', 'C', 'D', 'E', 'F'].map(del) },
+        deps(fake.api, { concurrency: 1, batchSize: 6, retries: 0 }),
+      );
       expect(fake.count('delete')).toBe(1);
       expect(r.deleted).toBe(0);
       if (status === '403') expect(r.stopped).toBe('failed');
@@ -133,7 +157,10 @@ describe('executePlan', () => {
     for (const k of ['A', 'B', 'C']) fake.add(listing(k));
     fake.keepOnDelete('B');
     const withCopy = (key: string): PlannedDelete => ({ ...del(key), remoteIds: [1] });
-    const single = await executePlan({ creates: [], updates: [], deletes: ['A', 'B', 'C'].map(withCopy) }, deps(fake.api, { batchSize: 1 }));
+    const single = await executePlan(
+      { creates: [], updates: [], deletes: ['A', 'B', 'C'].map(withCopy) },
+      deps(fake.api, { batchSize: 1 }),
+    );
     expect(single.deleted).toBe(2);
     expect(single.deletedKeys.sort()).toEqual(['A', 'C']);
     expect(single.failures).toMatchObject([{ key: 'B', op: 'delete' }]);
@@ -141,7 +168,10 @@ describe('executePlan', () => {
     const again = createFakeApi();
     for (const k of ['A', 'B', 'C']) again.add(listing(k));
     again.keepOnDelete('B');
-    const batch = await executePlan({ creates: [], updates: [], deletes: ['A', 'B', 'C'].map(withCopy) }, deps(again.api, { batchSize: 3 }));
+    const batch = await executePlan(
+      { creates: [], updates: [], deletes: ['A', 'B', 'C'].map(withCopy) },
+      deps(again.api, { batchSize: 3 }),
+    );
     expect(batch.deletedKeys).toEqual([]);
     expect(batch.failures.map((f) => f.key).sort()).toEqual(['A', 'B', 'C']);
     expect(batch.failures[0]!.reason).toContain('SuccessCount 2');
@@ -152,7 +182,9 @@ describe("a write's records (its entries for the commit, its change) are made af
   it('each answered write is recorded once, in the order the answers came, by the time the run ends; a failed one only as a failure', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.record({ wait: fc.integer({ min: -1, max: 3 }), fails: fc.boolean(), update: fc.boolean() }), { maxLength: 30 }),
+        fc.array(fc.record({ wait: fc.integer({ min: -1, max: 3 }), fails: fc.boolean(), update: fc.boolean() }), {
+          maxLength: 30,
+        }),
         fc.integer({ min: 1, max: 6 }),
         async (items, concurrency) => {
           const fake = createFakeApi();
@@ -174,17 +206,25 @@ describe("a write's records (its entries for the commit, its change) are made af
           };
           items.forEach((x, i) => x.update && fake.add(listing(`K${i}`)));
           const changes: ListingChange[] = [];
-          const writes = items.map((x, i) => (x.update ? { ...create(`K${i}`), remoteId: 1, reason: 'fields' as const, changes: [] } : create(`K${i}`)));
+          const writes = items.map((x, i) =>
+            x.update ? { ...create(`K${i}`), remoteId: 1, reason: 'fields' as const, changes: [] } : create(`K${i}`),
+          );
           const executor = createExecutor(deps(api, { concurrency, retries: 0, changes: (c) => changes.push(c) }));
           await executor.run(writeJobs(writes));
           const r = executor.result;
           const ok = items.map((x, i) => [`K${i}`, x] as const).filter(([, x]) => !x.fails);
           expect([...r.written].map(([k]) => k)).toEqual(answered);
-          expect(Object.fromEntries(r.written)).toEqual(Object.fromEntries(ok.map(([k]) => [k, create(k).fingerprint])));
+          expect(Object.fromEntries(r.written)).toEqual(
+            Object.fromEntries(ok.map(([k]) => [k, create(k).fingerprint])),
+          );
           expect(r.unlisted.keys()).toEqual(answered);
-          expect(changes.filter((c) => c.op !== 'fail').map((c) => [c.op, c.key])).toEqual(answered.map((k) => [byKey.get(k)!.update ? 'update' : 'create', k]));
+          expect(changes.filter((c) => c.op !== 'fail').map((c) => [c.op, c.key])).toEqual(
+            answered.map((k) => [byKey.get(k)!.update ? 'update' : 'create', k]),
+          );
           expect(r.created + r.updated).toBe(ok.length);
-          expect(r.failures.map((f) => f.key).sort()).toEqual(items.flatMap((x, i) => (x.fails ? [`K${i}`] : [])).sort());
+          expect(r.failures.map((f) => f.key).sort()).toEqual(
+            items.flatMap((x, i) => (x.fails ? [`K${i}`] : [])).sort(),
+          );
         },
       ),
       { numRuns: 60 },

@@ -23,14 +23,17 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const mapping = MappingConfig.parse({ fields: { MLSNumber: { from: 'MLS' }, Url: { template: 'https://x.test/{MLS}' } } });
+const mapping = MappingConfig.parse({
+  fields: { MLSNumber: { from: 'MLS' }, Url: { template: 'https://x.test/{MLS}' } },
+});
 const compiled = compileMapping(mapping);
 
 /** an item as the sync reads it: what it is, where, its data and text, its error */
 function plain(item: FeedItem) {
   const base = { kind: item.kind, position: item.position, data: item.kind === 'error' ? item.data : { ...item.data } };
   if (item.kind === 'record') return { ...base, text: item.text };
-  if (item.kind === 'error') return { ...base, error: { message: item.error.message, place: item.error.place }, standalone: item.standalone };
+  if (item.kind === 'error')
+    return { ...base, error: { message: item.error.message, place: item.error.place }, standalone: item.standalone };
   return base;
 }
 
@@ -79,7 +82,9 @@ describe('feed thread', () => {
   });
 
   it('reads windows-1252 and gzip as the reader here does', async () => {
-    await both('cp.csv', iconv.encode('MLS,City\nA1,Caf\u00e9 \u201cquoted\u201d \u20ac\n', 'windows-1252'), { encoding: 'windows-1252' });
+    await both('cp.csv', iconv.encode('MLS,City\nA1,Caf\u00e9 \u201cquoted\u201d \u20ac\n', 'windows-1252'), {
+      encoding: 'windows-1252',
+    });
     await both('z.csv.gz', gzipSync('MLS,City\nA1,Austin\nA2,Waco\n'));
   });
 
@@ -97,17 +102,38 @@ describe('feed thread', () => {
     await writeFile(join(dir, 'small.csv'), 'MLS\nA1\n');
     const src = CsvSource.parse({ kind: 'csv', path: 'small.csv' });
     expect(await openFeedThread(src, { baseDir: dir, mapping, keyBy: 'MLSNumber', minBytes: 1024 })).toBeUndefined();
-    expect(await openFeedThread(CsvSource.parse({ kind: 'csv', path: 'missing.csv' }), { baseDir: dir, mapping, keyBy: 'MLSNumber', minBytes: 0 })).toBeUndefined();
+    expect(
+      await openFeedThread(CsvSource.parse({ kind: 'csv', path: 'missing.csv' }), {
+        baseDir: dir,
+        mapping,
+        keyBy: 'MLSNumber',
+        minBytes: 0,
+      }),
+    ).toBeUndefined();
 
-    await writeFile(join(dir, 'stop.csv'), ['MLS', ...Array.from({ length: 30_000 }, (_, i) => `S${i}`), ''].join('\n'));
-    const thread = (await openFeedThread(CsvSource.parse({ kind: 'csv', path: 'stop.csv' }), { baseDir: dir, mapping, keyBy: 'MLSNumber', minBytes: 0 }))!;
+    await writeFile(
+      join(dir, 'stop.csv'),
+      ['MLS', ...Array.from({ length: 30_000 }, (_, i) => `S${i}`), ''].join('\n'),
+    );
+    const thread = (await openFeedThread(CsvSource.parse({ kind: 'csv', path: 'stop.csv' }), {
+      baseDir: dir,
+      mapping,
+      keyBy: 'MLSNumber',
+      minBytes: 0,
+    }))!;
     let seen = 0;
     for await (const _ of thread.items) if (++seen === 10) break;
     expect(seen).toBe(10);
     await thread.close(); // (already ended by the break: a second close is harmless)
 
     const aborted = new AbortController();
-    const cut = (await openFeedThread(CsvSource.parse({ kind: 'csv', path: 'stop.csv' }), { baseDir: dir, mapping, keyBy: 'MLSNumber', minBytes: 0, signal: aborted.signal }))!;
+    const cut = (await openFeedThread(CsvSource.parse({ kind: 'csv', path: 'stop.csv' }), {
+      baseDir: dir,
+      mapping,
+      keyBy: 'MLSNumber',
+      minBytes: 0,
+      signal: aborted.signal,
+    }))!;
     const read = collectUntilError(cut.items);
     aborted.abort();
     const { error } = await read;
@@ -115,37 +141,47 @@ describe('feed thread', () => {
   });
 
   it('keeps its worker for the next read, after a read stopped early too', async () => {
-    await writeFile(join(dir, 'again.csv'), ['MLS,City', ...Array.from({ length: 40_000 }, (_, i) => `G${i},C${i}`), ''].join('\n'));
+    await writeFile(
+      join(dir, 'again.csv'),
+      ['MLS,City', ...Array.from({ length: 40_000 }, (_, i) => `G${i},C${i}`), ''].join('\n'),
+    );
     const src = CsvSource.parse({ kind: 'csv', path: 'again.csv' });
     const first = (await openFeedThread(src, { baseDir: dir, mapping, keyBy: 'MLSNumber', minBytes: 0 }))!;
     for await (const item of first.items) if (item.position.index === 5) break;
     expect(idleFeedWorkers()).toBeGreaterThanOrEqual(1);
     const idleBefore = idleFeedWorkers();
     // the next read takes the kept worker: none of the stopped read's batches reach it
-    const second = await collectUntilError((await openFeedThread(src, { baseDir: dir, mapping, keyBy: 'MLSNumber', minBytes: 0 }))!.items);
+    const second = await collectUntilError(
+      (await openFeedThread(src, { baseDir: dir, mapping, keyBy: 'MLSNumber', minBytes: 0 }))!.items,
+    );
     expect(second.error).toBeUndefined();
     expect(second.items.map((i) => i.position.index)).toEqual(Array.from({ length: 40_000 }, (_, i) => i));
     expect(idleFeedWorkers()).toBe(idleBefore);
   });
 
-  it.each(['throw', 'exit', 'hang'])('ends a read whose worker fails (%s) with an error, never a hang', async (mode) => {
-    await writeFile(join(dir, 'f.csv'), 'MLS\nA1\n');
-    const entry = new URL(`../helpers/faulty-feed-worker.ts?mode=${mode}`, import.meta.url);
-    const aborted = new AbortController();
-    const thread = (await openFeedThread(CsvSource.parse({ kind: 'csv', path: 'f.csv' }), {
-      baseDir: dir,
-      mapping,
-      keyBy: 'MLSNumber',
-      minBytes: 0,
-      entry,
-      stopWaitMs: 100,
-      signal: aborted.signal,
-    }))!;
-    const read = collectUntilError(thread.items);
-    // a worker that hangs is left by the run's deadline (its signal), then ended
-    if (mode === 'hang') setTimeout(() => aborted.abort(), 300);
-    const { items, error } = await read;
-    expect(items).toEqual([]);
-    expect(error?.message).toMatch(mode === 'throw' ? /the reader broke/ : mode === 'exit' ? /exit code 3/ : /aborted/);
-  });
+  it.each(['throw', 'exit', 'hang'])(
+    'ends a read whose worker fails (%s) with an error, never a hang',
+    async (mode) => {
+      await writeFile(join(dir, 'f.csv'), 'MLS\nA1\n');
+      const entry = new URL(`../helpers/faulty-feed-worker.ts?mode=${mode}`, import.meta.url);
+      const aborted = new AbortController();
+      const thread = (await openFeedThread(CsvSource.parse({ kind: 'csv', path: 'f.csv' }), {
+        baseDir: dir,
+        mapping,
+        keyBy: 'MLSNumber',
+        minBytes: 0,
+        entry,
+        stopWaitMs: 100,
+        signal: aborted.signal,
+      }))!;
+      const read = collectUntilError(thread.items);
+      // a worker that hangs is left by the run's deadline (its signal), then ended
+      if (mode === 'hang') setTimeout(() => aborted.abort(), 300);
+      const { items, error } = await read;
+      expect(items).toEqual([]);
+      expect(error?.message).toMatch(
+        mode === 'throw' ? /the reader broke/ : mode === 'exit' ? /exit code 3/ : /aborted/,
+      );
+    },
+  );
 });

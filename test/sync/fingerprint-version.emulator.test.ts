@@ -16,7 +16,11 @@ const sync = useEmulatorSync();
 
 const writes = async () => {
   const te = sync.te();
-  return [total(await requests(te, 'RealEstateCreate')), total(await requests(te, 'RealEstateUpdate')), total(await requests(te, 'RealEstateDelete'))];
+  return [
+    total(await requests(te, 'RealEstateCreate')),
+    total(await requests(te, 'RealEstateUpdate')),
+    total(await requests(te, 'RealEstateDelete')),
+  ];
 };
 
 /** The feed's listings as the sync maps them. */
@@ -25,7 +29,8 @@ async function listings(): Promise<ListingCreate[]> {
   const feed = env.feed();
   const out: ListingCreate[] = [];
   const opened = openFeed(feed.name, feed.source, { baseDir: env.dir, logger: silentLogger });
-  for await (const i of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot!, keyBy: feed.keyBy })) if (i.kind === 'listing') out.push(i.listing);
+  for await (const i of mapFeed(opened.items, feed.mapping, { serialNumber: feed.chatbot!, keyBy: feed.keyBy }))
+    if (i.kind === 'listing') out.push(i.listing);
   return out;
 }
 

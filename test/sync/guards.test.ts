@@ -3,7 +3,13 @@ import { evaluateGuards, type GuardInput } from '../../src/sync/settle/guards.js
 import type { PlannedDelete } from '../../src/sync/plan/plan-types.js';
 import type { SyncPlan } from './helpers/whole-plan.js';
 
-const del = (key: string, reason: PlannedDelete['reason'] = 'absent'): PlannedDelete => ({ key, reason, deleteKey: key, keyType: 'MLSNumber', remoteIds: [1] });
+const del = (key: string, reason: PlannedDelete['reason'] = 'absent'): PlannedDelete => ({
+  key,
+  reason,
+  deleteKey: key,
+  keyType: 'MLSNumber',
+  remoteIds: [1],
+});
 const plan = (deletes: PlannedDelete[]): SyncPlan => ({
   keyBy: 'MLSNumber',
   creates: [],
@@ -47,20 +53,34 @@ describe('evaluateGuards', () => {
   });
 
   it('trips over maxCount', () => {
-    const d = evaluateGuards(input([del('A'), del('B'), del('C')], { deletes: { maxFraction: 1, maxCount: 2, graceHours: 0 } }));
+    const d = evaluateGuards(
+      input([del('A'), del('B'), del('C')], { deletes: { maxFraction: 1, maxCount: 2, graceHours: 0 } }),
+    );
     expect(d.outcome).toBe('tripped');
     expect(d.reasons).toEqual(['3 deletes exceed deletes.maxCount 2']);
   });
 
   it('trips on an incomplete feed, an incomplete remote side and a feed with no valid listing', () => {
-    expect(evaluateGuards(input([del('A')], { feed: { complete: false, readError: 'HTTP 500', mode: 'full', valid: 50 } })).reasons[0]).toContain('HTTP 500');
-    expect(evaluateGuards(input([del('A')], { remote: { count: 100, complete: false, problem: 'VirtualCount 101' } })).outcome).toBe('tripped');
-    expect(evaluateGuards(input([del('A')], { feed: { complete: true, mode: 'full', valid: 0 } })).reasons).toContain('the feed yielded no valid listing');
+    expect(
+      evaluateGuards(input([del('A')], { feed: { complete: false, readError: 'HTTP 500', mode: 'full', valid: 50 } }))
+        .reasons[0],
+    ).toContain('HTTP 500');
+    expect(
+      evaluateGuards(input([del('A')], { remote: { count: 100, complete: false, problem: 'VirtualCount 101' } }))
+        .outcome,
+    ).toBe('tripped');
+    expect(evaluateGuards(input([del('A')], { feed: { complete: true, mode: 'full', valid: 0 } })).reasons).toContain(
+      'the feed yielded no valid listing',
+    );
   });
 
   it('lets --force lift the count and fraction limits and the empty-feed check', () => {
     const d = evaluateGuards(
-      input([del('A'), del('B'), del('C')], { force: true, deletes: { maxFraction: 0.01, maxCount: 1, graceHours: 0 }, feed: { complete: true, mode: 'full', valid: 0 } }),
+      input([del('A'), del('B'), del('C')], {
+        force: true,
+        deletes: { maxFraction: 0.01, maxCount: 1, graceHours: 0 },
+        feed: { complete: true, mode: 'full', valid: 0 },
+      }),
     );
     expect(d.outcome).toBe('forced');
     expect(d.allowed).toHaveLength(3);
@@ -89,14 +109,21 @@ describe('evaluateGuards', () => {
       ['NEW', '2024-05-01T06:00:00Z'], // 6 h ago: waits
       ['BACK', '2024-05-01T01:00:00Z'], // no longer missing
     ]);
-    const d = evaluateGuards(input([del('OLD'), del('NEW'), del('FRESH'), del('GONE', 'removed')], { deletes: grace, missingSince }));
+    const d = evaluateGuards(
+      input([del('OLD'), del('NEW'), del('FRESH'), del('GONE', 'removed')], { deletes: grace, missingSince }),
+    );
     expect(d.allowed.map((x) => x.key)).toEqual(['OLD', 'GONE']);
     expect(d.waiting.map((x) => x.key)).toEqual(['NEW', 'FRESH']);
     expect(d.marks).toEqual({ set: [['FRESH', NOW.toISOString()]], clear: ['BACK'] });
   });
 
   it('sets no grace marks from a feed that was not read whole', () => {
-    const d = evaluateGuards(input([del('A')], { deletes: { maxFraction: 1, maxCount: 9, graceHours: 1 }, feed: { complete: false, mode: 'full', valid: 5 } }));
+    const d = evaluateGuards(
+      input([del('A')], {
+        deletes: { maxFraction: 1, maxCount: 9, graceHours: 1 },
+        feed: { complete: false, mode: 'full', valid: 5 },
+      }),
+    );
     expect(d.marks).toEqual({ set: [], clear: [] });
   });
 
@@ -112,7 +139,9 @@ describe('evaluateGuards', () => {
     expect(absent.allowed).toEqual([]);
     // both: the absences are held, the rule's removals go; a read that was not whole holds the absences only
     for (const patch of [{}, { feed: { complete: false, readError: 'cut off', mode: 'full' as const, valid: 90 } }]) {
-      const both = evaluateGuards(input([...byRule, del('A1'), del('A2'), ...Array.from({ length: 30 }, (_, i) => del(`B${i}`))], patch));
+      const both = evaluateGuards(
+        input([...byRule, del('A1'), del('A2'), ...Array.from({ length: 30 }, (_, i) => del(`B${i}`))], patch),
+      );
       expect(both.outcome).toBe('tripped');
       expect(both.allowed.map((d) => d.reason)).toEqual(byRule.map(() => 'rule:InternetEntireListingDisplayYN'));
       expect(both.withheld).toHaveLength(32);

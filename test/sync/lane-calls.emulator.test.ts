@@ -22,7 +22,9 @@ const byEndpoint = (r: SyncReport) => Object.fromEntries(Object.entries(r.calls.
 
 describe("a lane's report counts its own calls", () => {
   it('a feed routed to two chatbots: each lane its own paging and writes', async () => {
-    const server = closeAfterTest(await startFeedServer({ status: 200, body: agentCsv(['ann', 'ann', 'ann', 'bob', 'bob']) }));
+    const server = closeAfterTest(
+      await startFeedServer({ status: 200, body: agentCsv(['ann', 'ann', 'ann', 'bob', 'bob']) }),
+    );
     const feed = annBobFeed(server.url);
     const { reports, calls } = await run([feed]);
     expect(reports.map((r) => [r.chatbot, r.outcome, byEndpoint(r), r.calls.total])).toEqual([
@@ -35,14 +37,23 @@ describe("a lane's report counts its own calls", () => {
   it("two feeds of one chatbot: the shared paging in the first lane's report, each lane's writes and read-backs in its own", async () => {
     await env.writeFeed(rows(3), 'a.csv');
     await env.writeFeed(rows(2, 101), 'b.csv');
-    const feeds = ['a', 'b'].map((n) => FeedConfig.parse({ name: `feed-${n}`, chatbot: 'SN-ONE', source: { kind: 'csv', path: `${n}.csv` }, mapping: MAPPING }));
+    const feeds = ['a', 'b'].map((n) =>
+      FeedConfig.parse({
+        name: `feed-${n}`,
+        chatbot: 'SN-ONE',
+        source: { kind: 'csv', path: `${n}.csv` },
+        mapping: MAPPING,
+      }),
+    );
     const first = await run(feeds);
     expect(first.reports.map((r) => [r.feed, byEndpoint(r), r.remote.pagingCountedIn])).toEqual([
       ['feed-a', { list: 1, create: 3 }, undefined],
       ['feed-b', { create: 2 }, 'feed-a'],
     ]);
     expect(first.reports.reduce((n, r) => n + r.calls.total, 0)).toBe(first.calls);
-    expect(formatSyncReport(first.reports[1]!)).toContain("API calls: 2 (create 2), retries 0; the chatbot's paging (shared) is counted in feed-a's");
+    expect(formatSyncReport(first.reports[1]!)).toContain(
+      "API calls: 2 (create 2), retries 0; the chatbot's paging (shared) is counted in feed-a's",
+    );
 
     // one listing of feed-b changes: its update is feed-b's (the listing before it, for undo, is the paging's: no read-back)
     await env.writeFeed([row(101, { City: 'Dallas' }), row(102)], 'b.csv');

@@ -30,7 +30,11 @@ describe('the sold windows a planner asks', () => {
     let run = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.dictionary(fc.string({ maxLength: 6 }), fc.constantFrom('2026-01-01T00:00:00.000Z', '2099-01-01T00:00:00.000Z'), { maxKeys: 6 }),
+        fc.dictionary(
+          fc.string({ maxLength: 6 }),
+          fc.constantFrom('2026-01-01T00:00:00.000Z', '2099-01-01T00:00:00.000Z'),
+          { maxKeys: 6 },
+        ),
         fc.array(fc.string({ maxLength: 6 }), { maxLength: 10 }),
         async (windows, asked) => {
           const ns = soldWindowNamespace(`feed-${run++}`);
@@ -41,7 +45,8 @@ describe('the sold windows a planner asks', () => {
             expect(input.dryRun).toBe(false);
             // (none stored: nothing to ask per record)
             expect(input.soldUntil === undefined).toBe(Object.keys(windows).length === 0);
-            for (const key of [...asked, ...Object.keys(windows)]) expect(input.soldUntil?.get(key)).toBe(stored.get(key));
+            for (const key of [...asked, ...Object.keys(windows)])
+              expect(input.soldUntil?.get(key)).toBe(stored.get(key));
           }
         },
       ),

@@ -25,14 +25,27 @@ const held = async () => (await te.listings(SN)).map((l) => String(l.MLSNumber))
 /** the test CSV columns, Status with a skip list as a preset's is (a Withdrawn record is off the market) */
 const csvFeed = (e: SyncEnv) =>
   e.feed({
-    mapping: { fields: { ...Object.fromEntries(Object.keys(row(1)).map((c) => [c, c])), Status: { from: 'Status', skip: ['Withdrawn'] } } },
+    mapping: {
+      fields: {
+        ...Object.fromEntries(Object.keys(row(1)).map((c) => [c, c])),
+        Status: { from: 'Status', skip: ['Withdrawn'] },
+      },
+    },
     deletes: { maxFraction: 1, batchSize: 3 },
   });
 
 /** valid = created + updated + unchanged + the documented others, in every report (point 4) */
 function addsUp(r: SyncReport): void {
   const c = r.counts;
-  expect(c.valid).toBe(c.created + c.updated + c.unchanged + (c.unwritten ?? 0) + (c.unplanned ?? 0) - (c.rewritten ?? 0) - (c.writtenThenGone ?? 0));
+  expect(c.valid).toBe(
+    c.created +
+      c.updated +
+      c.unchanged +
+      (c.unwritten ?? 0) +
+      (c.unplanned ?? 0) -
+      (c.rewritten ?? 0) -
+      (c.writtenThenGone ?? 0),
+  );
 }
 
 describe('a key whose later record is off the market (CSV)', () => {
@@ -103,7 +116,8 @@ describe('a key whose later record is off the market (CSV)', () => {
 });
 
 describe('RESO, the stock preset keyed by ListingId: two records share a ListingId', () => {
-  const base = () => generateResoRecords(12, { seed: 35 }).filter((r) => r.MlgCanView !== false && r.StandardStatus === 'Active');
+  const base = () =>
+    generateResoRecords(12, { seed: 35 }).filter((r) => r.MlgCanView !== false && r.StandardStatus === 'Active');
 
   for (const order of ['active first', 'withdrawn first'] as const) {
     it(`${order}, full pulls and an incremental: the later record decides on every run, the second run writes nothing`, async () => {
@@ -114,7 +128,9 @@ describe('RESO, the stock preset keyed by ListingId: two records share a Listing
         ...twin,
         ListingKey: order === 'active first' ? `${String(twin.ListingKey)}-Z` : `0-${String(twin.ListingKey)}`,
         StandardStatus: 'Withdrawn',
-        ModificationTimestamp: new Date(Date.parse(String(twin.ModificationTimestamp)) + (order === 'active first' ? 1000 : -1000)).toISOString(),
+        ModificationTimestamp: new Date(
+          Date.parse(String(twin.ModificationTimestamp)) + (order === 'active first' ? 1000 : -1000),
+        ).toISOString(),
       };
       const reso = emulator.closeAfterTest(await startResoServer({ records: [...records, withdrawn], maxPageSize: 3 }));
       const feed = env.feed({
@@ -154,37 +170,49 @@ describe('RESO, the stock preset keyed by ListingId: two records share a Listing
 
 describe('property: any sequence of records sharing keys', () => {
   it('two consecutive runs converge: the chatbot holds each key whose last record is on the market, with that record, and the second run writes nothing', async () => {
-    const record = fc.record({ key: fc.integer({ min: 1, max: 4 }), off: fc.boolean(), price: fc.integer({ min: 1, max: 3 }) });
-    const toRow = (r: { key: number; off: boolean; price: number }) => row(r.key, { Status: r.off ? 'Withdrawn' : 'Active', SalePrice: 100_000 * r.price });
+    const record = fc.record({
+      key: fc.integer({ min: 1, max: 4 }),
+      off: fc.boolean(),
+      price: fc.integer({ min: 1, max: 3 }),
+    });
+    const toRow = (r: { key: number; off: boolean; price: number }) =>
+      row(r.key, { Status: r.off ? 'Withdrawn' : 'Active', SalePrice: 100_000 * r.price });
     await fc.assert(
-      fc.asyncProperty(fc.array(record, { maxLength: 8 }), fc.array(record, { minLength: 1, maxLength: 10 }), async (before, now) => {
-        await te.reset();
-        const e = await createSyncEnv();
-        try {
-          const feed = csvFeed(e);
-          // whatever the chatbot holds from an earlier feed
-          // (key 9 always on the market: a full feed with no valid listing trips the empty-feed guard, rightly)
-          const anchor = row(9);
-          await e.writeFeed([anchor, ...before.map(toRow)]);
-          await e.sync(te, feed);
-          await e.writeFeed([anchor, ...now.map(toRow)]);
-          const first = await e.sync(te, feed);
-          expect(first.outcome).toBe('ok');
-          addsUp(first);
-          const last = new Map<number, { off: boolean; price: number }>();
-          for (const r of now) last.set(r.key, r);
-          const want = [[anchor.MLSNumber, anchor.SalePrice], ...[...last].filter(([, r]) => !r.off).map(([k, r]) => [row(k).MLSNumber, 100_000 * r.price])].sort();
-          const got = (await te.listings(SN)).map((l) => [l.MLSNumber, l.SalePrice]).sort();
-          expect(got).toEqual(want);
-          const w = await writes();
-          const second = await e.sync(te, feed);
-          expect(second.counts).toMatchObject({ created: 0, updated: 0, deleted: 0 });
-          addsUp(second);
-          expect(await writes()).toEqual(w);
-        } finally {
-          await e.cleanup();
-        }
-      }),
+      fc.asyncProperty(
+        fc.array(record, { maxLength: 8 }),
+        fc.array(record, { minLength: 1, maxLength: 10 }),
+        async (before, now) => {
+          await te.reset();
+          const e = await createSyncEnv();
+          try {
+            const feed = csvFeed(e);
+            // whatever the chatbot holds from an earlier feed
+            // (key 9 always on the market: a full feed with no valid listing trips the empty-feed guard, rightly)
+            const anchor = row(9);
+            await e.writeFeed([anchor, ...before.map(toRow)]);
+            await e.sync(te, feed);
+            await e.writeFeed([anchor, ...now.map(toRow)]);
+            const first = await e.sync(te, feed);
+            expect(first.outcome).toBe('ok');
+            addsUp(first);
+            const last = new Map<number, { off: boolean; price: number }>();
+            for (const r of now) last.set(r.key, r);
+            const want = [
+              [anchor.MLSNumber, anchor.SalePrice],
+              ...[...last].filter(([, r]) => !r.off).map(([k, r]) => [row(k).MLSNumber, 100_000 * r.price]),
+            ].sort();
+            const got = (await te.listings(SN)).map((l) => [l.MLSNumber, l.SalePrice]).sort();
+            expect(got).toEqual(want);
+            const w = await writes();
+            const second = await e.sync(te, feed);
+            expect(second.counts).toMatchObject({ created: 0, updated: 0, deleted: 0 });
+            addsUp(second);
+            expect(await writes()).toEqual(w);
+          } finally {
+            await e.cleanup();
+          }
+        },
+      ),
       { numRuns: 40, seed: 35 },
     );
   }, 120_000);

@@ -18,7 +18,9 @@ const sync = useEmulatorSync((t, e) => {
 const writes = () => writeCounts(te);
 
 async function serve(model: MitsProperty[]): Promise<FeedServer> {
-  return sync.closeAfterTest(await startFeedServer({ status: 200, body: [...renderMits(model)].join(''), contentType: 'application/xml' }));
+  return sync.closeAfterTest(
+    await startFeedServer({ status: 200, body: [...renderMits(model)].join(''), contentType: 'application/xml' }),
+  );
 }
 
 function feed(server: FeedServer, source: Record<string, unknown> = {}): FeedConfig {
@@ -31,7 +33,8 @@ function feed(server: FeedServer, source: Record<string, unknown> = {}): FeedCon
   });
 }
 
-const listed = (model: MitsProperty[]) => model.flatMap((p) => p.units.filter(isListed).map((u) => unitKey(p, u))).sort();
+const listed = (model: MitsProperty[]) =>
+  model.flatMap((p) => p.units.filter(isListed).map((u) => unitKey(p, u))).sort();
 
 describe('a MITS feed synced with the mits preset', () => {
   it('creates exactly one listing per available unit, each with rent, rooms, address and photos; a rerun writes nothing', async () => {
@@ -44,14 +47,21 @@ describe('a MITS feed synced with the mits preset', () => {
     expect(new Set(listings.map((l) => l.MLSNumber)).size).toBe(listings.length);
     expect(report.counts).toMatchObject({ created: listings.length, rejected: 0, skipped: 72 - listings.length });
     for (const l of listings) {
-      expect(l).toMatchObject({ SaleType: 'for_rent', Status: 'Active', SpaceType: 'Entire place', AreaUnit: 'Square Feet' });
+      expect(l).toMatchObject({
+        SaleType: 'for_rent',
+        Status: 'Active',
+        SpaceType: 'Entire place',
+        AreaUnit: 'Square Feet',
+      });
       expect(l.RentPrice).toBeGreaterThan(0);
       expect(l.Bedrooms).toBeTypeOf('number');
       expect(l.Bathrooms).toBeGreaterThan(0);
       expect(l.Address).toMatch(/\d+ \w+/);
       expect(l.City).toBeTruthy();
       expect(l.Images!.length).toBeGreaterThan(0);
-      expect(l.ExtensionColumn!.map((e) => e.Key)).toEqual(expect.arrayContaining(['AvailableDate', 'Availability', 'Community', 'Unit']));
+      expect(l.ExtensionColumn!.map((e) => e.Key)).toEqual(
+        expect.arrayContaining(['AvailableDate', 'Availability', 'Community', 'Unit']),
+      );
     }
     // an on-notice unit is shown with its date
     const notice = listings.find((l) => l.MLSNumber === 'P100-U102')!;
@@ -95,7 +105,11 @@ describe('a MITS feed synced with the mits preset', () => {
     expect(after.map((l) => l.MLSNumber)).not.toContain(unitKey(p, leasing));
     expect(after.find((l) => l.MLSNumber === unitKey(p, repriced))!.RentPrice).toBe(repriced.rent);
     const w = await writes();
-    expect({ create: w.create - before.create, update: w.update - before.update, delete: w.delete - before.delete }).toEqual({ create: 0, update: 1, delete: 1 });
+    expect({
+      create: w.create - before.create,
+      update: w.update - before.update,
+      delete: w.delete - before.delete,
+    }).toEqual({ create: 0, update: 1, delete: 1 });
   });
 
   it('a unit or a whole property missing from the next full feed is removed, as any absence is', async () => {
@@ -115,12 +129,21 @@ describe('a MITS feed synced with the mits preset', () => {
   it('per floorplan: one listing per floorplan with an available unit, its count and rent range', async () => {
     const model = mitsModel({ properties: 2, unitsPerProperty: 12 });
     // every unit of P100's Studio leased: that floorplan is not listed
-    for (const u of model[0]!.units.filter((u) => u.floorplanId === 'FP1' || u.floorplanName === 'Studio')) Object.assign(u, { leased: 'leased', occupancy: 'occupied' });
+    for (const u of model[0]!.units.filter((u) => u.floorplanId === 'FP1' || u.floorplanName === 'Studio'))
+      Object.assign(u, { leased: 'leased', occupancy: 'occupied' });
     const server = await serve(model);
     const report = await env.sync(te, feed(server, { recordPer: 'floorplan' }));
     expect(report.outcome).toBe('ok');
     const listings = await te.listings(SN);
-    expect(listings.map((l) => l.MLSNumber).sort()).toEqual(['P100-FP2', 'P100-FP3', 'P100-FP4', 'P101-FP1', 'P101-FP2', 'P101-FP3', 'P101-FP4']);
+    expect(listings.map((l) => l.MLSNumber).sort()).toEqual([
+      'P100-FP2',
+      'P100-FP3',
+      'P100-FP4',
+      'P101-FP1',
+      'P101-FP2',
+      'P101-FP3',
+      'P101-FP4',
+    ]);
     const fp2 = listings.find((l) => l.MLSNumber === 'P101-FP2')!;
     const plan = model[1]!.floorplans[1]!;
     expect(fp2).toMatchObject({ RentPrice: plan.rentMin, Bedrooms: plan.beds, BuildingArea: plan.sqftMin });

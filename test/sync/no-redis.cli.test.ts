@@ -25,7 +25,14 @@ describe('feedsync sync with Redis configured and unreachable', () => {
   it('refuses (exit 1, Redis and the cause named, nothing written); --no-redis runs and says it was uncoordinated', async () => {
     const config = join(sync.env().dir, 'feedsync.yaml');
     const redisLines = ['redis:', `  url: redis://:hunter2-pass@127.0.0.1:${closedPort}`, '  prefix: fstest-noredis'];
-    await writeFile(config, homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 1 }', top: redisLines }));
+    await writeFile(
+      config,
+      homesConfigYaml(
+        sync.te().url,
+        { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
+        { deletes: '{ maxFraction: 1 }', top: redisLines },
+      ),
+    );
     await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(4)));
 
     const refused = await feedsync(['sync', '--config', config, '--json']);
@@ -65,7 +72,14 @@ describe('feedsync sync with Redis configured and unreachable', () => {
     const config = join(sync.env().dir, 'settings.yaml');
     await writeFile(
       config,
-      [...apiYaml(sync.te().url), 'redis:', `  url: redis://127.0.0.1:${closedPort}`, 'chatbots:', `  - serialNumber: ${SN}`, '    settings: { Name: Homes bot }'].join('\n'),
+      [
+        ...apiYaml(sync.te().url),
+        'redis:',
+        `  url: redis://127.0.0.1:${closedPort}`,
+        'chatbots:',
+        `  - serialNumber: ${SN}`,
+        '    settings: { Name: Homes bot }',
+      ].join('\n'),
     );
     const before = (await sync.te().stats()).total;
     const refused = await feedsync(['settings', '--config', config, '--json']);
@@ -83,7 +97,11 @@ describe('requireRedis', () => {
     const silent: Server = createServer(() => {}); // takes the connection, says nothing
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as { port: number };
-    const redis = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+    const redis = new Redis(port, '127.0.0.1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => null,
+    });
     try {
       await expect(requireRedis(redis, `redis://127.0.0.1:${port}`, { waitMs: 200 })).rejects.toMatchObject({
         code: 'REDIS_UNAVAILABLE',

@@ -20,7 +20,9 @@ const emulator = useEmulatorSync((t, e) => {
 
 describe('onInvalid: default with more sources (the reso preset)', () => {
   it('a junk first source gives the next source’s value; the default only when none is usable; the rerun writes nothing', async () => {
-    const [a, b, c] = generateResoRecords(12, { seed: 3 }).filter((r) => r.MlgCanView !== false && r.StandardStatus === 'Active');
+    const [a, b, c] = generateResoRecords(12, { seed: 3 }).filter(
+      (r) => r.MlgCanView !== false && r.StandardStatus === 'Active',
+    );
     const junk = { LotSizeArea: 3e15, LotSizeUnits: 'Square Feet', DaysOnMarket: 72_725 };
     const records = [
       // junk first sources, usable second ones
@@ -28,7 +30,14 @@ describe('onInvalid: default with more sources (the reso preset)', () => {
       // junk everywhere: the defaults
       { ...b!, ...junk, LotSizeSquareFeet: 4e15, LotSizeAcres: null, CumulativeDaysOnMarket: 99_999 },
       // usable first sources
-      { ...c!, LotSizeArea: 7000, LotSizeUnits: 'Square Feet', LotSizeSquareFeet: 1, DaysOnMarket: 12, CumulativeDaysOnMarket: 40 },
+      {
+        ...c!,
+        LotSizeArea: 7000,
+        LotSizeUnits: 'Square Feet',
+        LotSizeSquareFeet: 1,
+        DaysOnMarket: 12,
+        CumulativeDaysOnMarket: 40,
+      },
     ];
     const server = emulator.closeAfterTest(await startResoServer({ records, maxPageSize: 2 }));
     const feed = env.feed({

@@ -19,7 +19,16 @@ const copiesOf = async (key: string) => (await te.listings(SN)).filter((l) => l.
 
 describe('a key the feed repeats', () => {
   it('CSV with a key three times: one create with the last record, and a rerun writes nothing', async () => {
-    const data = [row(1), row(2, { SalePrice: 1 }), row(3), row(4), row(2, { SalePrice: 2 }), row(5), row(6), row(2, { SalePrice: 3 })];
+    const data = [
+      row(1),
+      row(2, { SalePrice: 1 }),
+      row(3),
+      row(4),
+      row(2, { SalePrice: 2 }),
+      row(5),
+      row(6),
+      row(2, { SalePrice: 3 }),
+    ];
     await env.writeFeed(data);
     const first = await env.sync(te);
     expect(first.counts).toMatchObject({ created: 6, feedDuplicates: 2, deleted: 0 });
@@ -37,19 +46,30 @@ describe('a key the feed repeats', () => {
   it('a key repeated far apart (past the pending window) is never created twice, and a rerun writes nothing', async () => {
     const data = [row(1, { SalePrice: 1 }), ...rows(1100, 2), row(1, { SalePrice: 2 })];
     await env.writeFeed(data);
-    const first = await env.sync(te, env.feed({ deletes: { maxFraction: 1, batchSize: 100 } }), { api: { pageSize: 100, concurrency: 8 } });
+    const first = await env.sync(te, env.feed({ deletes: { maxFraction: 1, batchSize: 100 } }), {
+      api: { pageSize: 100, concurrency: 8 },
+    });
     expect(first.counts.feedDuplicates).toBe(1);
     expect((await copiesOf('MLS0001')).map((l) => l.SalePrice)).toEqual([2]);
     expect((await writes()).create).toBe(1101);
     const before = await writes();
-    const again = await env.sync(te, env.feed({ deletes: { maxFraction: 1, batchSize: 100 } }), { api: { pageSize: 100, concurrency: 8 } });
+    const again = await env.sync(te, env.feed({ deletes: { maxFraction: 1, batchSize: 100 } }), {
+      api: { pageSize: 100, concurrency: 8 },
+    });
     expect(again.counts).toMatchObject({ created: 0, updated: 0, deleted: 0 });
     expect(await writes()).toEqual(before);
   });
 
   it('RESO with a repeated ListingId: one listing, the later record wins, a rerun writes nothing', async () => {
-    const records = generateResoRecords(8, { seed: 9 }).filter((r) => r.MlgCanView !== false && r.StandardStatus === 'Active');
-    const twin = { ...records[1]!, ListingKey: `${String(records[1]!.ListingKey)}-B`, ListPrice: 123456, ModificationTimestamp: '2099-01-01T00:00:00Z' };
+    const records = generateResoRecords(8, { seed: 9 }).filter(
+      (r) => r.MlgCanView !== false && r.StandardStatus === 'Active',
+    );
+    const twin = {
+      ...records[1]!,
+      ListingKey: `${String(records[1]!.ListingKey)}-B`,
+      ListPrice: 123456,
+      ModificationTimestamp: '2099-01-01T00:00:00Z',
+    };
     const reso = await startResoServer({ records: [...records, twin], maxPageSize: 3 });
     emulator.closeAfterTest(reso);
     const feed = env.feed({

@@ -32,19 +32,40 @@ const emulator = useEmulatorSync((t, e) => {
 const TOKEN = 'mlsgrid-token-0c1d';
 const at = (iso: string) => ({ now: () => new Date(iso) });
 // Saturday 2026-11-28 1–3 PM and Sunday 2026-11-29 11 AM–1 PM in Chicago
-const SAT = { OpenHouseStartTime: '2026-11-28T19:00:00Z', OpenHouseEndTime: '2026-11-28T21:00:00Z', OpenHouseStatus: 'Active' };
-const SUN = { OpenHouseStartTime: '2026-11-29T17:00:00Z', OpenHouseEndTime: '2026-11-29T19:00:00Z', OpenHouseStatus: 'Active' };
+const SAT = {
+  OpenHouseStartTime: '2026-11-28T19:00:00Z',
+  OpenHouseEndTime: '2026-11-28T21:00:00Z',
+  OpenHouseStatus: 'Active',
+};
+const SUN = {
+  OpenHouseStartTime: '2026-11-29T17:00:00Z',
+  OpenHouseEndTime: '2026-11-29T19:00:00Z',
+  OpenHouseStatus: 'Active',
+};
 const SAT_TEXT = 'Sat, Nov 28, 1:00 PM – 3:00 PM';
 const SUN_TEXT = 'Sun, Nov 29, 11:00 AM – 1:00 PM';
 
 const tours = async () => {
   const held = await te.listings(SN);
-  return Object.fromEntries(held.filter((l) => l.Tours !== undefined).map((l) => [l.MLSNumber, [l.Tours, l.ExtensionColumn?.find((e) => e.Key === 'OpenHouses')?.value]]));
+  return Object.fromEntries(
+    held
+      .filter((l) => l.Tours !== undefined)
+      .map((l) => [l.MLSNumber, [l.Tours, l.ExtensionColumn?.find((e) => e.Key === 'OpenHouses')?.value]]),
+  );
 };
 const mapping = { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } };
 /** an MLS Grid feed with the OpenHouse resource replicated, incrementally, in Chicago's time */
 const mlsGridFeed = (url: string) => ({
-  source: { kind: 'reso', vendor: 'mlsgrid', url, bearerToken: TOKEN, originatingSystem: 'actris', incremental: true, related: ['OpenHouse'], timeZone: 'America/Chicago' },
+  source: {
+    kind: 'reso',
+    vendor: 'mlsgrid',
+    url,
+    bearerToken: TOKEN,
+    originatingSystem: 'actris',
+    incremental: true,
+    related: ['OpenHouse'],
+    timeZone: 'America/Chicago',
+  },
   mapping,
   deletes: { maxFraction: 0.5 },
 });
@@ -60,12 +81,22 @@ const openHouseOf = (key: string, r: Record<string, unknown>, times: object) => 
 });
 
 /** a run and the writes it made */
-async function run(feed: FeedConfig, iso: string): Promise<{ report: SyncReport; writes: { create: number; update: number; delete: number } }> {
+async function run(
+  feed: FeedConfig,
+  iso: string,
+): Promise<{ report: SyncReport; writes: { create: number; update: number; delete: number } }> {
   const before = await writeCounts(te);
   const report = await env.sync(te, feed, at(iso));
   expect(report.outcome, report.message).toBe('ok');
   const after = await writeCounts(te);
-  return { report, writes: { create: after.create - before.create, update: after.update - before.update, delete: after.delete - before.delete } };
+  return {
+    report,
+    writes: {
+      create: after.create - before.create,
+      update: after.update - before.update,
+      delete: after.delete - before.delete,
+    },
+  };
 }
 
 describe('open houses from the OpenHouse resource (MLS Grid rules)', () => {
@@ -137,40 +168,61 @@ describe('open houses from the OpenHouse resource (MLS Grid rules)', () => {
 });
 
 describe('expanded open houses that end on incremental and EntityEvent runs', () => {
-  it.each([['timestamps'], ['entityEvent']] as const)('changes by %s: the ended one leaves its listing at the next run, the record unchanged', async (changes) => {
-    const records: Record<string, unknown>[] = generateResoRecords(6, { seed: 9 }).map((r) => ({ ...r, StandardStatus: 'Active', OpenHouse: [] }));
-    const [a, b] = records;
-    a!.OpenHouse = [{ OpenHouseKey: 'oh-1', ...SAT }];
-    b!.OpenHouse = [
-      { OpenHouseKey: 'oh-2', ...SAT },
-      { OpenHouseKey: 'oh-3', ...SUN },
-    ];
-    const server = emulator.closeAfterTest(await startResoServer({ records, maxPageSize: 10, entityEvents: changes === 'entityEvent' }));
-    const feed = FeedConfig.parse({
-      name: 'mls',
-      chatbot: SN,
-      source: { kind: 'reso', url: server.url, incremental: true, changes, expandOpenHouse: true, timeZone: 'America/Chicago', retries: 1, timeoutMs: 10_000 },
-      mapping,
-      deletes: { maxFraction: 0.5 },
-    });
-    const first = await run(feed, '2026-11-27T12:00:00Z');
-    expect(first.writes.create).toBe(records.length);
-    expect(await tours()).toEqual({ [String(a!.ListingId)]: ['OpenHouse', SAT_TEXT], [String(b!.ListingId)]: ['OpenHouse', `${SAT_TEXT}; ${SUN_TEXT}`] });
-    const quiet = await run(feed, '2026-11-27T13:00:00Z');
-    expect(quiet.writes).toEqual({ create: 0, update: 0, delete: 0 });
-    expect(quiet.report.source.requestsBy?.byKey).toBeUndefined();
+  it.each([['timestamps'], ['entityEvent']] as const)(
+    'changes by %s: the ended one leaves its listing at the next run, the record unchanged',
+    async (changes) => {
+      const records: Record<string, unknown>[] = generateResoRecords(6, { seed: 9 }).map((r) => ({
+        ...r,
+        StandardStatus: 'Active',
+        OpenHouse: [],
+      }));
+      const [a, b] = records;
+      a!.OpenHouse = [{ OpenHouseKey: 'oh-1', ...SAT }];
+      b!.OpenHouse = [
+        { OpenHouseKey: 'oh-2', ...SAT },
+        { OpenHouseKey: 'oh-3', ...SUN },
+      ];
+      const server = emulator.closeAfterTest(
+        await startResoServer({ records, maxPageSize: 10, entityEvents: changes === 'entityEvent' }),
+      );
+      const feed = FeedConfig.parse({
+        name: 'mls',
+        chatbot: SN,
+        source: {
+          kind: 'reso',
+          url: server.url,
+          incremental: true,
+          changes,
+          expandOpenHouse: true,
+          timeZone: 'America/Chicago',
+          retries: 1,
+          timeoutMs: 10_000,
+        },
+        mapping,
+        deletes: { maxFraction: 0.5 },
+      });
+      const first = await run(feed, '2026-11-27T12:00:00Z');
+      expect(first.writes.create).toBe(records.length);
+      expect(await tours()).toEqual({
+        [String(a!.ListingId)]: ['OpenHouse', SAT_TEXT],
+        [String(b!.ListingId)]: ['OpenHouse', `${SAT_TEXT}; ${SUN_TEXT}`],
+      });
+      const quiet = await run(feed, '2026-11-27T13:00:00Z');
+      expect(quiet.writes).toEqual({ create: 0, update: 0, delete: 0 });
+      expect(quiet.report.source.requestsBy?.byKey).toBeUndefined();
 
-    // Saturday's ended: a loses Tours, b keeps Sunday's; no record changed at the server
-    const ended = await run(feed, '2026-11-28T22:00:00Z');
-    expect(ended.writes).toEqual({ create: 0, update: 2, delete: 0 });
-    expect(await tours()).toEqual({ [String(b!.ListingId)]: ['OpenHouse', SUN_TEXT] });
-    expect(ended.report.source.requestsBy?.byKey).toBe(1);
-    const later = await run(feed, '2026-11-28T23:00:00Z');
-    expect(later.writes).toEqual({ create: 0, update: 0, delete: 0 });
-    const last = await run(feed, '2026-11-29T20:00:00Z');
-    expect(last.writes).toEqual({ create: 0, update: 1, delete: 0 });
-    expect(await tours()).toEqual({});
-  });
+      // Saturday's ended: a loses Tours, b keeps Sunday's; no record changed at the server
+      const ended = await run(feed, '2026-11-28T22:00:00Z');
+      expect(ended.writes).toEqual({ create: 0, update: 2, delete: 0 });
+      expect(await tours()).toEqual({ [String(b!.ListingId)]: ['OpenHouse', SUN_TEXT] });
+      expect(ended.report.source.requestsBy?.byKey).toBe(1);
+      const later = await run(feed, '2026-11-28T23:00:00Z');
+      expect(later.writes).toEqual({ create: 0, update: 0, delete: 0 });
+      const last = await run(feed, '2026-11-29T20:00:00Z');
+      expect(last.writes).toEqual({ create: 0, update: 1, delete: 0 });
+      expect(await tours()).toEqual({});
+    },
+  );
 });
 
 describe('open houses of a routed feed, one chatbot failing', () => {
@@ -184,7 +236,13 @@ describe('open houses of a routed feed, one chatbot failing', () => {
     const keys = records.map((r) => String(r.ListingKey));
     const ohOf = (i: number) => openHouseOf(`oh-${i}`, records[i]!, SAT);
     const s = emulator.closeAfterTest(
-      await startVendorServer({ vendor: 'mlsgrid', records, token: TOKEN, originatingSystem: 'actris', related: { OpenHouse: [ohOf(0), ohOf(2)] } }),
+      await startVendorServer({
+        vendor: 'mlsgrid',
+        records,
+        token: TOKEN,
+        originatingSystem: 'actris',
+        related: { OpenHouse: [ohOf(0), ohOf(2)] },
+      }),
     );
     const feed = FeedConfig.parse({
       name: 'routed',
@@ -196,19 +254,37 @@ describe('open houses of a routed feed, one chatbot failing', () => {
     });
     const sync = async (target: TestEmulator, iso: string): Promise<SyncReport[]> => {
       const calls = createCallCounter();
-      const apiConfig = ApiConfig.parse({ baseUrl: target.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 1 });
+      const apiConfig = ApiConfig.parse({
+        baseUrl: target.url,
+        secretKey: 'x',
+        sessionKey: 'y',
+        concurrency: 4,
+        pageSize: 20,
+        retries: 1,
+      });
       const api = target.client({ onCall: calls.onCall, retry: { retries: 1 } });
-      return runSync(lanesOf(feed), { api, store: env.store, configFeeds: [feed], logger: silentLogger, baseDir: env.dir, apiConfig, calls }, { now: () => new Date(iso) });
+      return runSync(
+        lanesOf(feed),
+        { api, store: env.store, configFeeds: [feed], logger: silentLogger, baseDir: env.dir, apiConfig, calls },
+        { now: () => new Date(iso) },
+      );
     };
-    const toursIn = async (sn: string) => (await te.listings(sn)).filter((l) => l.Tours !== undefined).map((l) => l.MLSNumber);
+    const toursIn = async (sn: string) =>
+      (await te.listings(sn)).filter((l) => l.Tours !== undefined).map((l) => l.MLSNumber);
     expect((await sync(te, '2026-11-27T12:00:00Z')).map((r) => r.outcome)).toEqual(['ok', 'ok']);
-    expect([await toursIn('SN-ONE'), await toursIn('SN-TWO')]).toEqual([[String(records[0]!.ListingId)], [String(records[2]!.ListingId)]]);
+    expect([await toursIn('SN-ONE'), await toursIn('SN-TWO')]).toEqual([
+      [String(records[0]!.ListingId)],
+      [String(records[2]!.ListingId)],
+    ]);
 
     // both cancelled in the OpenHouse resource; SN-TWO's writes are refused this run
     s.touchRelated('OpenHouse', 'oh-0', { OpenHouseStatus: 'Cancelled' });
     s.touchRelated('OpenHouse', 'oh-2', { OpenHouseStatus: 'Cancelled' });
     const proxy = emulator.closeAfterTest(await refusingWritesOf(te.url, 'SN-TWO'));
-    const second = await sync({ ...te, url: proxy.url, client: (o) => te.client({ ...o, baseUrl: proxy.url }) }, '2026-11-27T13:00:00Z');
+    const second = await sync(
+      { ...te, url: proxy.url, client: (o) => te.client({ ...o, baseUrl: proxy.url }) },
+      '2026-11-27T13:00:00Z',
+    );
     expect(second.map((r) => r.outcome === 'ok')).toEqual([true, false]);
     expect([await toursIn('SN-ONE'), await toursIn('SN-TWO')]).toEqual([[], [String(records[2]!.ListingId)]]);
 

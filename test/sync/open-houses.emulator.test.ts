@@ -21,30 +21,59 @@ const feedOf = (url: string, expandOpenHouse = true) =>
   FeedConfig.parse({
     name: 'mls',
     chatbot: SN,
-    source: { kind: 'reso', url, maxPageSize: 5, retries: 1, timeoutMs: 10_000, expandOpenHouse, timeZone: 'America/Chicago' },
+    source: {
+      kind: 'reso',
+      url,
+      maxPageSize: 5,
+      retries: 1,
+      timeoutMs: 10_000,
+      expandOpenHouse,
+      timeZone: 'America/Chicago',
+    },
     mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
     deletes: { maxFraction: 0.5 },
   });
 
 // Saturday 2026-11-28 1–3 PM in Chicago
-const SAT = { OpenHouseKey: 'oh-1', OpenHouseStartTime: '2026-11-28T19:00:00Z', OpenHouseEndTime: '2026-11-28T21:00:00Z', OpenHouseStatus: 'Active' };
-const SUN = { OpenHouseKey: 'oh-2', OpenHouseStartTime: '2026-11-29T17:00:00Z', OpenHouseEndTime: '2026-11-29T19:00:00Z', OpenHouseStatus: 'Active' };
+const SAT = {
+  OpenHouseKey: 'oh-1',
+  OpenHouseStartTime: '2026-11-28T19:00:00Z',
+  OpenHouseEndTime: '2026-11-28T21:00:00Z',
+  OpenHouseStatus: 'Active',
+};
+const SUN = {
+  OpenHouseKey: 'oh-2',
+  OpenHouseStartTime: '2026-11-29T17:00:00Z',
+  OpenHouseEndTime: '2026-11-29T19:00:00Z',
+  OpenHouseStatus: 'Active',
+};
 const at = (iso: string) => ({ now: () => new Date(iso) });
 
 describe('open houses over HTTP, against the clock', () => {
   it('added, cancelled and ended: Tours and the entry follow the server and the clock; no other listing written', async () => {
-    const records: Record<string, unknown>[] = generateResoRecords(8, { seed: 3 }).map((r) => ({ ...r, StandardStatus: 'Active', MlgCanView: true, OpenHouse: [] }));
+    const records: Record<string, unknown>[] = generateResoRecords(8, { seed: 3 }).map((r) => ({
+      ...r,
+      StandardStatus: 'Active',
+      MlgCanView: true,
+      OpenHouse: [],
+    }));
     const [a, b] = records;
     a!.OpenHouse = [SAT, SUN];
     const server = emulator.closeAfterTest(await startResoServer({ records }));
     const feed = feedOf(server.url);
     const tours = async () => {
       const held = await te.listings(SN);
-      return Object.fromEntries(held.filter((l) => l.Tours !== undefined).map((l) => [l.MLSNumber, [l.Tours, l.ExtensionColumn?.find((e) => e.Key === 'OpenHouses')?.value]]));
+      return Object.fromEntries(
+        held
+          .filter((l) => l.Tours !== undefined)
+          .map((l) => [l.MLSNumber, [l.Tours, l.ExtensionColumn?.find((e) => e.Key === 'OpenHouses')?.value]]),
+      );
     };
 
     expect((await env.sync(te, feed, at('2026-11-27T12:00:00Z'))).outcome).toBe('ok');
-    expect(await tours()).toEqual({ [String(a!.ListingId)]: ['OpenHouse', 'Sat, Nov 28, 1:00 PM – 3:00 PM; Sun, Nov 29, 11:00 AM – 1:00 PM'] });
+    expect(await tours()).toEqual({
+      [String(a!.ListingId)]: ['OpenHouse', 'Sat, Nov 28, 1:00 PM – 3:00 PM; Sun, Nov 29, 11:00 AM – 1:00 PM'],
+    });
     expect((await te.listings(SN)).length).toBe(records.length);
 
     // an open house added to b, a's Saturday one cancelled
@@ -53,7 +82,10 @@ describe('open houses over HTTP, against the clock', () => {
     const before = await writeCounts(te);
     expect((await env.sync(te, feed, at('2026-11-27T13:00:00Z'))).outcome).toBe('ok');
     const sun = 'Sun, Nov 29, 11:00 AM – 1:00 PM';
-    expect(await tours()).toEqual({ [String(a!.ListingId)]: ['OpenHouse', sun], [String(b!.ListingId)]: ['OpenHouse', sun] });
+    expect(await tours()).toEqual({
+      [String(a!.ListingId)]: ['OpenHouse', sun],
+      [String(b!.ListingId)]: ['OpenHouse', sun],
+    });
     const after = await writeCounts(te);
     expect(after.update - before.update).toBe(2);
 
@@ -71,7 +103,11 @@ describe('open houses over HTTP, against the clock', () => {
   });
 
   it('a source that does not expand OpenHouse is not sent them, and its listings have no Tours', async () => {
-    const records = generateResoRecords(3, { seed: 4 }).map((r) => ({ ...r, StandardStatus: 'Active', OpenHouse: [SAT] }));
+    const records = generateResoRecords(3, { seed: 4 }).map((r) => ({
+      ...r,
+      StandardStatus: 'Active',
+      OpenHouse: [SAT],
+    }));
     const server = emulator.closeAfterTest(await startResoServer({ records }));
     expect((await env.sync(te, feedOf(server.url, false), at('2026-11-27T12:00:00Z'))).outcome).toBe('ok');
     const held = await te.listings(SN);

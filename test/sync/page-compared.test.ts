@@ -12,8 +12,12 @@ import { comparedOfPageRow, decodePage } from '../../src/sync/remote/page-decode
 import type { RemoteRows, RowOptions } from '../../src/sync/remote/remote-rows.js';
 import { listing } from './helpers/listings.js';
 
-const envelope = (List: ListItem[], VirtualCount: number) => JSON.stringify({ Data: { List, VirtualCount }, Version: '1.0', Success: true, Code: 200, Message: null });
-const text = fc.oneof(fc.constantFrom('', ' ', '},{', '}]', '"List":[', 'ü “x” ✓', 'x'.repeat(300)), fc.string({ maxLength: 12 }));
+const envelope = (List: ListItem[], VirtualCount: number) =>
+  JSON.stringify({ Data: { List, VirtualCount }, Version: '1.0', Success: true, Code: 200, Message: null });
+const text = fc.oneof(
+  fc.constantFrom('', ' ', '},{', '}]', '"List":[', 'ü “x” ✓', 'x'.repeat(300)),
+  fc.string({ maxLength: 12 }),
+);
 const item = fc
   .record({
     id: fc.integer({ min: 1, max: 3_000_000_000 }),
@@ -24,7 +28,12 @@ const item = fc
     Bathrooms: fc.constantFrom(1, 1.5, 2.25, 3),
     pool: fc.boolean(),
   })
-  .map(({ id, mls, pool, ...patch }) => toListItem({ ...listing(mls, { ...patch, ...(pool && { ExtensionColumn: [{ Key: 'pool', value: 'yes' }] }) }), ID: id }));
+  .map(({ id, mls, pool, ...patch }) =>
+    toListItem({
+      ...listing(mls, { ...patch, ...(pool && { ExtensionColumn: [{ Key: 'pool', value: 'yes' }] }) }),
+      ID: id,
+    }),
+  );
 const options = fc.record({
   keyBy: fc.constantFrom<'MLSNumber' | 'URL'>('MLSNumber', 'URL'),
   ignore: fc.subarray([...COMPARED_FIELDS]).map((f) => new Set<string>(f)),
@@ -41,22 +50,29 @@ const comparedAt = (rows: RemoteRows, i: number) => {
 describe('comparedOfPageRow', () => {
   it("derives each row's compared JSON from the page's bytes as decodePage keeps it, directly and through the store's file", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(item, { minLength: 1, maxLength: 12 }), options, fc.nat(), async (items, opts: RowOptions, extra) => {
-        const body = new Uint8Array(Buffer.from(envelope(items, items.length + extra)));
-        const decoded = decodePage(200, body, opts)!;
-        // a cut page (the only kind the echo remembers)
-        expect(decoded.pageHash).toBeDefined();
-        const store = new ComparedStore({ readRaw: (status, bytes, row) => comparedOfPageRow(status, bytes, row, opts) });
-        const page = store.addRaw(200, body);
-        // (read from the file once its write is done: the store lets go of the bytes then)
-        store.flush();
-        while (store.held > 0) await new Promise((resolve) => setImmediate(resolve));
-        for (let i = 0; i < items.length; i++) {
-          expect(comparedOfPageRow(200, body, i, opts)).toBe(comparedAt(decoded.rows, i));
-          expect(store.read(page, i)).toBe(comparedAt(decoded.rows, i));
-        }
-        store.close();
-      }),
+      fc.asyncProperty(
+        fc.array(item, { minLength: 1, maxLength: 12 }),
+        options,
+        fc.nat(),
+        async (items, opts: RowOptions, extra) => {
+          const body = new Uint8Array(Buffer.from(envelope(items, items.length + extra)));
+          const decoded = decodePage(200, body, opts)!;
+          // a cut page (the only kind the echo remembers)
+          expect(decoded.pageHash).toBeDefined();
+          const store = new ComparedStore({
+            readRaw: (status, bytes, row) => comparedOfPageRow(status, bytes, row, opts),
+          });
+          const page = store.addRaw(200, body);
+          // (read from the file once its write is done: the store lets go of the bytes then)
+          store.flush();
+          while (store.held > 0) await new Promise((resolve) => setImmediate(resolve));
+          for (let i = 0; i < items.length; i++) {
+            expect(comparedOfPageRow(200, body, i, opts)).toBe(comparedAt(decoded.rows, i));
+            expect(store.read(page, i)).toBe(comparedAt(decoded.rows, i));
+          }
+          store.close();
+        },
+      ),
       { numRuns: 150 },
     );
   });

@@ -15,7 +15,13 @@ import { silentLogger } from '../../src/log.js';
 import { createEchoFiles } from '../../src/state/echo-files.js';
 import type { RawBody } from '../../src/api/types.js';
 import { comparedOfPageRow, decodePage } from '../../src/sync/remote/page-decode.js';
-import { forgetEchoes, generationBytes, pageEcho, readGeneration, type Generation } from '../../src/sync/remote/page-echo.js';
+import {
+  forgetEchoes,
+  generationBytes,
+  pageEcho,
+  readGeneration,
+  type Generation,
+} from '../../src/sync/remote/page-echo.js';
 import type { RemoteRows } from '../../src/sync/remote/remote-rows.js';
 import { fetchRemote, type RemoteOptions } from '../../src/sync/remote/remote.js';
 import { planDeletes, planListing } from '../../src/sync/plan/plan.js';
@@ -44,7 +50,15 @@ afterAll(() => t.close());
 
 /** Everything the index holds, key by key, in a form toEqual compares. */
 function contents(index: RemoteIndex) {
-  return [...index].map(([key, copies]) => [key, copies.map((c) => ({ id: c.id, otherKey: c.otherKey, hash: Buffer.from(c.hash).toString('hex'), compared: c.compared }))]);
+  return [...index].map(([key, copies]) => [
+    key,
+    copies.map((c) => ({
+      id: c.id,
+      otherKey: c.otherKey,
+      hash: Buffer.from(c.hash).toString('hex'),
+      compared: c.compared,
+    })),
+  ]);
 }
 
 const opts = (o: Partial<RemoteOptions> = {}): RemoteOptions => ({
@@ -78,8 +92,16 @@ describe('page echo', () => {
 
   it('decodes what changed: updated, deleted and new listings, and pages shifted by them', async () => {
     await expectSameAsPlain();
-    await t.api.updateListing({ ...listing('E5', { SerialNumber: 'SN-ECHO', SalePrice: 1 }), Key: 'E5', KeyType: 'MLSNumber' });
-    await t.api.updateListing({ ...listing('E33', { SerialNumber: 'SN-ECHO', Description: 'now },{ different' }), Key: 'E33', KeyType: 'MLSNumber' });
+    await t.api.updateListing({
+      ...listing('E5', { SerialNumber: 'SN-ECHO', SalePrice: 1 }),
+      Key: 'E5',
+      KeyType: 'MLSNumber',
+    });
+    await t.api.updateListing({
+      ...listing('E33', { SerialNumber: 'SN-ECHO', Description: 'now },{ different' }),
+      Key: 'E33',
+      KeyType: 'MLSNumber',
+    });
     await t.api.deleteListings({ SerialNumber: 'SN-ECHO', Keys: ['E2'], KeyType: 'MLSNumber' });
     await t.api.createListing(listing('E-new', { SerialNumber: 'SN-ECHO' }));
     const after = await expectSameAsPlain();
@@ -99,7 +121,10 @@ describe('page echo', () => {
   });
 
   it('takes a page whose whole answer it has seen, byte for byte, as the rows it gave then; a page differing in a byte is cut', async () => {
-    const res = await t.api.listListingsAs!({ SerialNumber: 'SN-ECHO', PageNumber: 2, PageSize: 10 }, { raw: async (r: RawBody) => r, data: () => undefined });
+    const res = await t.api.listListingsAs!(
+      { SerialNumber: 'SN-ECHO', PageNumber: 2, PageSize: 10 },
+      { raw: async (r: RawBody) => r, data: () => undefined },
+    );
     expect(res).toBeDefined();
     const o = { keyBy: 'MLSNumber' as const, keepCompared: true, keepOtherKey: true, ignore: new Set(['Whole']) };
     forgetEchoes();
@@ -114,7 +139,11 @@ describe('page echo', () => {
     expect(compared).toBeDefined();
     expect(whole.rows).toEqual(remembered);
     expect(whole.raw).toBe(res);
-    expect(whole).toMatchObject({ virtualCount: decoded.virtualCount, itemHashes: decoded.itemHashes, pageHash: decoded.pageHash });
+    expect(whole).toMatchObject({
+      virtualCount: decoded.virtualCount,
+      itemHashes: decoded.itemHashes,
+      pageHash: decoded.pageHash,
+    });
     expect(second.recalled).toBe(10);
     // the very rows remembered: not cut again, no item hashed or copied
     expect(second.recall(res!)!.rows).toBe(whole.rows);
@@ -122,7 +151,12 @@ describe('page echo', () => {
     // another VirtualCount in the envelope: another answer, so the page is cut and its items recalled one by one
     const text = Buffer.from(res!.bytes).toString('utf8');
     expect(text).toContain(`"VirtualCount":${decoded.virtualCount}`);
-    const shifted = { status: res!.status, bytes: Buffer.from(text.replace(`"VirtualCount":${decoded.virtualCount}`, `"VirtualCount":${decoded.virtualCount + 1}`)) };
+    const shifted = {
+      status: res!.status,
+      bytes: Buffer.from(
+        text.replace(`"VirtualCount":${decoded.virtualCount}`, `"VirtualCount":${decoded.virtualCount + 1}`),
+      ),
+    };
     const cut = second.recall(shifted)!;
     expect(cut.rows).not.toBe(whole.rows);
     expect(cut.rows).toEqual(remembered);
@@ -132,7 +166,8 @@ describe('page echo', () => {
     expect(cut.rows).toEqual(shiftedRows);
     // each row's compared JSON read from the page's bytes is the one decoding gave that row
     const n = decoded.rows.ids.length;
-    const comparedOf = (c: NonNullable<RemoteRows['compared']>, i: number) => Buffer.from(c.utf8.subarray(i ? c.ends[i - 1] : 0, c.ends[i])).toString();
+    const comparedOf = (c: NonNullable<RemoteRows['compared']>, i: number) =>
+      Buffer.from(c.utf8.subarray(i ? c.ends[i - 1] : 0, c.ends[i])).toString();
     for (let i = 0; i < n; i++) {
       expect(comparedOfPageRow(res!.status, res!.bytes, i, o)).toBe(comparedOf(compared!, i));
       expect(comparedOfPageRow(shifted.status, shifted.bytes, i, o)).toBe(comparedOf(shiftedCompared!, i));
@@ -144,7 +179,12 @@ describe('page echo', () => {
 
   it('remembers nothing past its limit', async () => {
     await expectSameAsPlain({ serialNumber: 'SN-ECHO', keyBy: 'URL', ignore: new Set(['City']), echoRows: 30 });
-    const again = await expectSameAsPlain({ serialNumber: 'SN-ECHO', keyBy: 'URL', ignore: new Set(['City']), echoRows: 30 });
+    const again = await expectSameAsPlain({
+      serialNumber: 'SN-ECHO',
+      keyBy: 'URL',
+      ignore: new Set(['City']),
+      echoRows: 30,
+    });
     expect(again.recalled).toBe(0);
   });
 });
@@ -219,7 +259,9 @@ describe('page echo files', () => {
       await writeFile(join(dir, name!), bytes);
       const other = { ...files, read: () => readFile(join(dir, name!)) };
       forgetEchoes();
-      expect((await expectSameAsPlain({ serialNumber: 'SN-ECHO', keepOtherKey: false, echoFiles: other })).recalled).toBe(0);
+      expect(
+        (await expectSameAsPlain({ serialNumber: 'SN-ECHO', keepOtherKey: false, echoFiles: other })).recalled,
+      ).toBe(0);
     });
   });
 
@@ -232,21 +274,38 @@ describe('page echo files', () => {
       hashes: new Uint8Array(20 * n),
       ...o,
     });
-    const generation = (pages: RemoteRows[], pageItems: string[][], answers = new Map([['200:x', { page: 0, virtualCount: 2 }]])): Generation => ({
+    const generation = (
+      pages: RemoteRows[],
+      pageItems: string[][],
+      answers = new Map([['200:x', { page: 0, virtualCount: 2 }]]),
+    ): Generation => ({
       pages,
       pageItems,
       answers,
       rows: pages.reduce((n, p) => n + p.ids.length, 0),
     });
-    const read = (pages: RemoteRows[], pageItems: string[][], o: { keepCompared?: boolean; limit?: number; answers?: Generation['answers'] } = {}) =>
-      readGeneration(name, { ...opts, ...o }, o.limit ?? 10, generationBytes(name, generation(pages, pageItems, o.answers)));
+    const read = (
+      pages: RemoteRows[],
+      pageItems: string[][],
+      o: { keepCompared?: boolean; limit?: number; answers?: Generation['answers'] } = {},
+    ) =>
+      readGeneration(
+        name,
+        { ...opts, ...o },
+        o.limit ?? 10,
+        generationBytes(name, generation(pages, pageItems, o.answers)),
+      );
     // an item's hash: 20 bytes as latin1
     const a = 'a'.repeat(20);
     const b = 'b'.repeat(20);
     const items = [[a, b]];
     // whole: read back, each page's item hashes as they were, the map of them made only when asked
     const whole = read([page(2)], items);
-    expect(whole).toMatchObject({ rows: 2, pageItems: items, answers: new Map([['200:x', { page: 0, virtualCount: 2 }]]) });
+    expect(whole).toMatchObject({
+      rows: 2,
+      pageItems: items,
+      answers: new Map([['200:x', { page: 0, virtualCount: 2 }]]),
+    });
     expect(whole?.byHash).toBeUndefined();
     expect(read([page(2)], [[a]])).toBeUndefined(); // a row without its item's hash
     expect(read([page(2)], [[a, 'b']])).toBeUndefined(); // a hash that is not 20 bytes
@@ -257,7 +316,9 @@ describe('page echo files', () => {
     expect(read([page(2, { hashes: new Uint8Array(20) })], items)).toBeUndefined(); // a hash short
     // rows never hold compared JSON (the options may keep it: rows are read alike)
     expect(read([page(2)], items, { keepCompared: true })).toMatchObject({ rows: 2 });
-    expect(read([page(2, { compared: { utf8: new Uint8Array(2), ends: Uint32Array.of(1, 2) } })], items)).toBeUndefined();
+    expect(
+      read([page(2, { compared: { utf8: new Uint8Array(2), ends: Uint32Array.of(1, 2) } })], items),
+    ).toBeUndefined();
     expect(read([page(2)], items, { limit: 1 })).toBeUndefined(); // more rows than this process remembers
     expect(readGeneration('other', opts, 10, generationBytes(name, generation([page(2)], items)))).toBeUndefined();
     expect(readGeneration(name, opts, 10, Buffer.from('short'))).toBeUndefined();
@@ -282,14 +343,30 @@ const cmpListing = (i: number, changed = false) =>
  * and C32 gone from the feed).
  */
 function comparedReads(remote: RemoteSide, keyBy: 'MLSNumber' | 'URL') {
-  const options = { keyBy, deletesMode: 'mirror' as const, ignore: new Set<string>(), fingerprints: new Map<string, string>() };
+  const options = {
+    keyBy,
+    deletesMode: 'mirror' as const,
+    ignore: new Set<string>(),
+    fingerprints: new Map<string, string>(),
+  };
   const kept = Array.from({ length: CMP }, (_, i) => i).filter((i) => i !== 11 && i !== 32);
   const updates = kept.map((i) => {
     const key = cmpKey(keyBy, i);
-    return [key, planListing({ key, listing: cmpListing(i, true), position: { file: 'f', index: i } }, remote.byKey.get(key), options).update?.changes];
+    return [
+      key,
+      planListing(
+        { key, listing: cmpListing(i, true), position: { file: 'f', index: i } },
+        remote.byKey.get(key),
+        options,
+      ).update?.changes,
+    ];
   });
   const listings = new Set(kept.map((i) => cmpKey(keyBy, i)));
-  const deletes = planDeletes(remote, { listings, protectedKeys: new Set(), goneKeys: new Map(), mode: 'full' }, options).deletes;
+  const deletes = planDeletes(
+    remote,
+    { listings, protectedKeys: new Set(), goneKeys: new Map(), mode: 'full' },
+    options,
+  ).deletes;
   return { updates, deletes: deletes.map((d) => [d.key, d.mlsNumber]).sort() };
 }
 
@@ -309,8 +386,12 @@ describe('compared JSON of recalled pages', () => {
         expect(decoded.recalled).toBe(0);
         const reads = comparedReads(decoded, keyBy);
         // the rule held to is not empty: C7's price, every other kept listing's bedrooms; deletes by URL carry their MLSNumber
-        expect(reads.updates.find(([k]) => k === cmpKey(keyBy, 7))?.[1]).toEqual([{ field: 'SalePrice', old: 350000, new: 1 }]);
-        expect(reads.updates.find(([k]) => k === cmpKey(keyBy, 8))?.[1]).toEqual([{ field: 'Bedrooms', old: 3, new: 4 }]);
+        expect(reads.updates.find(([k]) => k === cmpKey(keyBy, 7))?.[1]).toEqual([
+          { field: 'SalePrice', old: 350000, new: 1 },
+        ]);
+        expect(reads.updates.find(([k]) => k === cmpKey(keyBy, 8))?.[1]).toEqual([
+          { field: 'Bedrooms', old: 3, new: 4 },
+        ]);
         expect(reads.updates.every(([, c]) => Array.isArray(c) && c.length === 1)).toBe(true);
         expect(reads.deletes).toEqual([
           [cmpKey(keyBy, 11), keyBy === 'URL' ? 'C11' : undefined],

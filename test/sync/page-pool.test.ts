@@ -68,7 +68,15 @@ const faulty = (mode: string) => new URL(`../helpers/faulty-page-worker.ts?mode=
 
 /** Everything the index holds, key by key, in a form toEqual compares. */
 function contents(index: RemoteIndex) {
-  return [...index].map(([key, copies]) => [key, copies.map((c) => ({ id: c.id, otherKey: c.otherKey, hash: Buffer.from(c.hash).toString('hex'), compared: c.compared }))]);
+  return [...index].map(([key, copies]) => [
+    key,
+    copies.map((c) => ({
+      id: c.id,
+      otherKey: c.otherKey,
+      hash: Buffer.from(c.hash).toString('hex'),
+      compared: c.compared,
+    })),
+  ]);
 }
 
 const remoteOpts = (o: RowOptions, pool?: PagePool): RemoteOptions => ({
@@ -95,7 +103,12 @@ describe('page pool', () => {
         [99, 10],
       ] as const) {
         const res = await rawPage(page, size);
-        const data = readEnvelope(ENDPOINTS.list, { status: res.status, headers: new Headers(), text: Buffer.from(res.bytes).toString('utf8') }, ListData, quickListData);
+        const data = readEnvelope(
+          ENDPOINTS.list,
+          { status: res.status, headers: new Headers(), text: Buffer.from(res.bytes).toString('utf8') },
+          ListData,
+          quickListData,
+        );
         const { itemHashes, pageHash: answer, ...decoded } = (await pool.decode(res, o)) ?? {};
         expect(decoded).toEqual({ rows: rowsOf(data.List, o), virtualCount: LISTINGS });
         // the emulator's pages are cut into their items: each one's hash comes along, and the page's, for the page echo
@@ -113,7 +126,12 @@ describe('page pool', () => {
     const o = variants[0]!;
     const good = await rawPage(1, 5);
     expect(await pool.decode({ status: 503, bytes: good.bytes }, o)).toBeUndefined();
-    expect(await pool.decode({ status: 200, bytes: Buffer.from('{"Data":null,"Version":"1","Success":false,"Code":401,"Message":"no"}') }, o)).toBeUndefined();
+    expect(
+      await pool.decode(
+        { status: 200, bytes: Buffer.from('{"Data":null,"Version":"1","Success":false,"Code":401,"Message":"no"}') },
+        o,
+      ),
+    ).toBeUndefined();
     expect(await pool.decode({ status: 200, bytes: Buffer.from('<html>') }, o)).toBeUndefined();
     expect(await pool.decode(good, o)).toBeDefined();
     await pool.close();
@@ -139,24 +157,30 @@ describe('page pool', () => {
     await pool.close();
   });
 
-  it.each(['throw', 'exit', 'hang'])('a worker that goes wrong (%s) costs speed only: every page is answered, none is left running', async (mode) => {
-    const o = variants[1]!;
-    const pool = await loadedPool({ size: 2, entry: faulty(mode), stallMs: 200 });
-    const remote = await fetchRemote(t.api, remoteOpts(o, pool));
-    const plain = await fetchRemote(withoutRaw(t.api), remoteOpts(o));
-    expect(remote).toMatchObject({ count: LISTINGS, complete: true });
-    expect(contents(remote.byKey)).toEqual(contents(plain.byKey));
-    expect(pool.busy).toBe(0);
-    await pool.close();
-    expect(pool.running).toBe(0);
-  });
+  it.each(['throw', 'exit', 'hang'])(
+    'a worker that goes wrong (%s) costs speed only: every page is answered, none is left running',
+    async (mode) => {
+      const o = variants[1]!;
+      const pool = await loadedPool({ size: 2, entry: faulty(mode), stallMs: 200 });
+      const remote = await fetchRemote(t.api, remoteOpts(o, pool));
+      const plain = await fetchRemote(withoutRaw(t.api), remoteOpts(o));
+      expect(remote).toMatchObject({ count: LISTINGS, complete: true });
+      expect(contents(remote.byKey)).toEqual(contents(plain.byKey));
+      expect(pool.busy).toBe(0);
+      await pool.close();
+      expect(pool.running).toBe(0);
+    },
+  );
 
-  it.each(['throw', 'exit', 'hang'])('a worker that goes wrong (%s) is dropped, and the page it held is answered', async (mode) => {
-    const pool = await loadedPool({ size: 1, entry: faulty(mode), stallMs: 200 });
-    expect(await pool.decode(await rawPage(1, 5), variants[0]!)).toBeUndefined();
-    expect(pool.running).toBe(0);
-    await pool.close();
-  });
+  it.each(['throw', 'exit', 'hang'])(
+    'a worker that goes wrong (%s) is dropped, and the page it held is answered',
+    async (mode) => {
+      const pool = await loadedPool({ size: 1, entry: faulty(mode), stallMs: 200 });
+      expect(await pool.decode(await rawPage(1, 5), variants[0]!)).toBeUndefined();
+      expect(pool.running).toBe(0);
+      await pool.close();
+    },
+  );
 
   it('after a few workers failed, no new one is started: pages are decoded by the caller', async () => {
     const pool = openPagePool({ size: 1, entry: faulty('throw') });
@@ -201,7 +225,12 @@ describe('page pool', () => {
       const o = variants[1]!;
       const pool = await loadedPool();
       const abort = new AbortController();
-      const pages = fetchRemote(slow.api, { ...remoteOpts(o, pool), pageSize: 2, concurrency: 2, signal: abort.signal });
+      const pages = fetchRemote(slow.api, {
+        ...remoteOpts(o, pool),
+        pageSize: 2,
+        concurrency: 2,
+        signal: abort.signal,
+      });
       setTimeout(() => abort.abort(new Error('stop')), 100);
       const err = await failure(pages);
       expect(err).toBeInstanceOf(AbortedError);

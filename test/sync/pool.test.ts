@@ -48,7 +48,12 @@ function* source(trace: Trace, ex: PoolExecutor<number>, n: number, failAt = Inf
   }
 }
 
-async function* asyncSource(trace: Trace, ex: PoolExecutor<number>, n: number, failAt = Infinity): AsyncGenerator<PoolJob<number>> {
+async function* asyncSource(
+  trace: Trace,
+  ex: PoolExecutor<number>,
+  n: number,
+  failAt = Infinity,
+): AsyncGenerator<PoolJob<number>> {
   for (const job of source(trace, ex, n, failAt)) {
     // (a reader that waits for its file now and then)
     if (job.job % 7 === 3) await new Promise((r) => setTimeout(r, 1));
@@ -82,50 +87,63 @@ describe('runPool', () => {
 
   it('ends with a stopped lane: the jobs run are the first ones read, each finished; none starts once it stopped', async () => {
     await fc.assert(
-      fc.asyncProperty(waits, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 20 }), fc.boolean(), async (w, concurrency, stopAfter, streamed) => {
-        setWaits(w);
-        const trace = newTrace();
-        const ex = lane(trace, stopAfter);
-        let startedAtStop: number | undefined;
-        const watched: PoolExecutor<number> = {
-          result: ex.result,
-          async runOne(job) {
-            if (ex.result.stopped) startedAtStop ??= job;
-            await ex.runOne(job);
-          },
-        };
-        await runPool(streamed ? asyncSource(trace, watched, w.length) : source(trace, watched, w.length), { concurrency });
-        expect(startedAtStop).toBeUndefined();
-        expect(trace.started).toEqual(trace.started.map((_, i) => i));
-        expect(trace.finished).toBe(trace.started.length);
-        if (w.length > stopAfter + concurrency) expect(trace.started.length).toBeLessThan(w.length);
-      }),
+      fc.asyncProperty(
+        waits,
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 20 }),
+        fc.boolean(),
+        async (w, concurrency, stopAfter, streamed) => {
+          setWaits(w);
+          const trace = newTrace();
+          const ex = lane(trace, stopAfter);
+          let startedAtStop: number | undefined;
+          const watched: PoolExecutor<number> = {
+            result: ex.result,
+            async runOne(job) {
+              if (ex.result.stopped) startedAtStop ??= job;
+              await ex.runOne(job);
+            },
+          };
+          await runPool(streamed ? asyncSource(trace, watched, w.length) : source(trace, watched, w.length), {
+            concurrency,
+          });
+          expect(startedAtStop).toBeUndefined();
+          expect(trace.started).toEqual(trace.started.map((_, i) => i));
+          expect(trace.finished).toBe(trace.started.length);
+          if (w.length > stopAfter + concurrency) expect(trace.started.length).toBeLessThan(w.length);
+        },
+      ),
       { numRuns: 60 },
     );
   });
 
   it('takes no job once the signal aborts (a worker past its check still runs the one it was taking), and waits for the jobs in flight', async () => {
     await fc.assert(
-      fc.asyncProperty(waits, fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 30 }), async (w, concurrency, abortAt) => {
-        setWaits(w);
-        const trace = newTrace();
-        const ex = lane(trace);
-        const ac = new AbortController();
-        let afterAbort = 0;
-        const watched: PoolExecutor<number> = {
-          result: ex.result,
-          async runOne(job) {
-            if (ac.signal.aborted) afterAbort++;
-            if (job === abortAt) ac.abort();
-            await ex.runOne(job);
-          },
-        };
-        await runPool(asyncSource(trace, watched, w.length), { concurrency, signal: ac.signal });
-        expect(afterAbort).toBeLessThanOrEqual(concurrency - 1);
-        if (abortAt < w.length) expect(trace.started.length).toBeLessThanOrEqual(abortAt + concurrency);
-        expect(trace.inFlight).toBe(0);
-        expect(trace.started).toEqual(trace.started.map((_, i) => i));
-      }),
+      fc.asyncProperty(
+        waits,
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 30 }),
+        async (w, concurrency, abortAt) => {
+          setWaits(w);
+          const trace = newTrace();
+          const ex = lane(trace);
+          const ac = new AbortController();
+          let afterAbort = 0;
+          const watched: PoolExecutor<number> = {
+            result: ex.result,
+            async runOne(job) {
+              if (ac.signal.aborted) afterAbort++;
+              if (job === abortAt) ac.abort();
+              await ex.runOne(job);
+            },
+          };
+          await runPool(asyncSource(trace, watched, w.length), { concurrency, signal: ac.signal });
+          expect(afterAbort).toBeLessThanOrEqual(concurrency - 1);
+          if (abortAt < w.length) expect(trace.started.length).toBeLessThanOrEqual(abortAt + concurrency);
+          expect(trace.inFlight).toBe(0);
+          expect(trace.started).toEqual(trace.started.map((_, i) => i));
+        },
+      ),
       { numRuns: 40 },
     );
   });
@@ -135,7 +153,9 @@ describe('runPool', () => {
       setWaits(Array.from({ length: 40 }, () => 1));
       const trace = newTrace();
       const ex = lane(trace);
-      await expect(runPool(streamed ? asyncSource(trace, ex, 40, 25) : source(trace, ex, 40, 25), { concurrency: 4 })).rejects.toThrow('source failed at 25');
+      await expect(
+        runPool(streamed ? asyncSource(trace, ex, 40, 25) : source(trace, ex, 40, 25), { concurrency: 4 }),
+      ).rejects.toThrow('source failed at 25');
       expect(trace.started.length).toBeLessThanOrEqual(25);
     }
   });

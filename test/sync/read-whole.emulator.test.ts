@@ -26,7 +26,10 @@ const deleteCalls = async () => total(await requests(te, 'RealEstateDelete'));
 const keysOf = async (sn = SN) => (await te.listings(sn)).map((l) => l.MLSNumber).sort();
 
 /** The dry run, the real run and the real run with --force: what each reports, and that none deleted. */
-async function runAll(feed: FeedConfig, sync = (opts: { dryRun?: boolean; force?: boolean }) => env.sync(te, feed, opts)): Promise<[SyncReport, SyncReport, SyncReport]> {
+async function runAll(
+  feed: FeedConfig,
+  sync = (opts: { dryRun?: boolean; force?: boolean }) => env.sync(te, feed, opts),
+): Promise<[SyncReport, SyncReport, SyncReport]> {
   const before = await deleteCalls();
   const dry = await sync({ dryRun: true });
   const real = await sync({});
@@ -46,7 +49,11 @@ describe('a feed that was not read whole deletes nothing, forced or not', () => 
     const fixtures = fileURLToPath(new URL('../../fixtures/', import.meta.url));
     const demo = await loadConfig(`${fixtures}demo.yaml`);
     const austin = demo.config.feeds.find((f) => f.name === 'austin-csv')!;
-    const feed: FeedConfig = { ...austin, chatbot: SN, source: { ...austin.source, path: 'austin.csv' } as FeedConfig['source'] };
+    const feed: FeedConfig = {
+      ...austin,
+      chatbot: SN,
+      source: { ...austin.source, path: 'austin.csv' } as FeedConfig['source'],
+    };
     const whole = await readFile(`${fixtures}feeds/austin.csv`);
     await env.writeFeed(whole.toString('utf8'), 'austin.csv');
     const first = await env.sync(te, feed);
@@ -80,7 +87,8 @@ describe('a feed that was not read whole deletes nothing, forced or not', () => 
     await env.sync(te);
     const lines = csv(rows(8)).trimEnd().split('\n');
     // M3 and M4 run together on one line (a lost line ending); M8 is gone from the feed
-    const broken = [lines[0], lines[1], lines[2], `${lines[3]},${lines[4]}`, lines[5], lines[6], lines[7]].join('\n') + '\n';
+    const broken =
+      [lines[0], lines[1], lines[2], `${lines[3]},${lines[4]}`, lines[5], lines[6], lines[7]].join('\n') + '\n';
     await env.writeFeed(broken);
     const [, real] = await runAll(env.feed());
     expect(real.rejected[0]).toMatchObject({ key: 'MLS0003', position: { line: 4 } });
@@ -103,7 +111,11 @@ describe('a feed that was not read whole deletes nothing, forced or not', () => 
   it('a feed answering 401 deletes nothing, with --force too', async () => {
     await env.writeFeed(rows(5));
     await env.sync(te);
-    const server = await startFeedServer({ status: 401, body: '{"error":"bad token"}', contentType: 'application/json' });
+    const server = await startFeedServer({
+      status: 401,
+      body: '{"error":"bad token"}',
+      contentType: 'application/json',
+    });
     emulator.closeAfterTest(server);
     const feed = env.feed({ source: { kind: 'csv', url: server.url, bearerToken: 'wrong-token', retries: 0 } });
     const [dry, real, forced] = await runAll(feed);

@@ -33,7 +33,15 @@ describe('sync --reconcile', () => {
     const feed = FeedConfig.parse({
       name: 'mls',
       chatbot: SN,
-      source: { kind: 'reso', url: server.url, incremental: true, filter: "PropertyType eq 'Residential'", retries: 0, timeoutMs: 10_000, photosTimestampField: null },
+      source: {
+        kind: 'reso',
+        url: server.url,
+        incremental: true,
+        filter: "PropertyType eq 'Residential'",
+        retries: 0,
+        timeoutMs: 10_000,
+        photosTimestampField: null,
+      },
       mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
       deletes: { maxFraction: 0.05, maxCount: 100 },
     });
@@ -43,12 +51,17 @@ describe('sync --reconcile', () => {
 
     // since then: 3 hard deletes, 2 records out of the filter with their old timestamp, 2 changed, 1 new
     for (const k of ['K-0010', 'K-0500', 'K-0999']) server.remove(k);
-    server.records = server.records.map((r) => (r.ListingKey === 'K-0020' || r.ListingKey === 'K-0600' ? { ...r, PropertyType: 'Land' } : r));
+    server.records = server.records.map((r) =>
+      r.ListingKey === 'K-0020' || r.ListingKey === 'K-0600' ? { ...r, PropertyType: 'Land' } : r,
+    );
     // (changed a minute ago: a mark never passes the server's clock at the read's start, less a second)
     const past = new Date(Date.now() - 60_000).toISOString();
     server.touch('K-0030', { ListPrice: 111_111, ModificationTimestamp: past });
     server.touch('K-0700', { ListPrice: 222_222, ModificationTimestamp: past });
-    server.records = [...server.records, { ...data[0]!, ListingKey: 'K-NEW1', ListingId: 'L-NEW1', ModificationTimestamp: past }];
+    server.records = [
+      ...server.records,
+      { ...data[0]!, ListingKey: 'K-NEW1', ListingId: 'L-NEW1', ModificationTimestamp: past },
+    ];
     const before = server.requests.length;
 
     const reconcile = await env.sync(te, feed, { reconcile: true });
@@ -67,13 +80,19 @@ describe('sync --reconcile', () => {
 
     // no record body for an unchanged key: every request selects fields, none expands Media, but the fetch and the confirmation
     const asked = server.requests.slice(before);
-    const keysOnly = asked.filter((r) => r.select !== undefined && !r.url.includes('%24expand') && !r.url.includes('$expand'));
+    const keysOnly = asked.filter(
+      (r) => r.select !== undefined && !r.url.includes('%24expand') && !r.url.includes('$expand'),
+    );
     const byKey = asked.filter((r) => !keysOnly.includes(r));
     // ceil(keys / page) pages, and the one empty page that ends a keyset pull of the standard profile
     expect(keysOnly.length).toBe(Math.ceil(keys / PAGE) + 1);
     // the fetch (3 keys, by ListingKey) and the confirmation (5 listings, by ListingId): no other record is asked for
-    const named = byKey.flatMap((r) => [...(r.filter ?? '').matchAll(/ListingId eq '([^']+)'|ListingKey eq '([^']+)'/g)].map((m) => m[1] ?? m[2]));
-    expect(new Set(named)).toEqual(new Set(['K-0030', 'K-0700', 'K-NEW1', 'L-0010', 'L-0500', 'L-0999', 'L-0020', 'L-0600']));
+    const named = byKey.flatMap((r) =>
+      [...(r.filter ?? '').matchAll(/ListingId eq '([^']+)'|ListingKey eq '([^']+)'/g)].map((m) => m[1] ?? m[2]),
+    );
+    expect(new Set(named)).toEqual(
+      new Set(['K-0030', 'K-0700', 'K-NEW1', 'L-0010', 'L-0500', 'L-0999', 'L-0020', 'L-0600']),
+    );
 
     // the same feed pulled whole, dry: the reconcile's bytes are at most a tenth of it
     const full = await env.sync(te, feed, { full: true, dryRun: true });
@@ -98,7 +117,14 @@ describe('sync --reconcile', () => {
     const feed = FeedConfig.parse({
       name: 'mls',
       chatbot: SN,
-      source: { kind: 'reso', url: server.url, incremental: true, retries: 0, timeoutMs: 10_000, photosTimestampField: null },
+      source: {
+        kind: 'reso',
+        url: server.url,
+        incremental: true,
+        retries: 0,
+        timeoutMs: 10_000,
+        photosTimestampField: null,
+      },
       mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
       deletes: { maxFraction: 0.1, maxCount: 100 },
     });

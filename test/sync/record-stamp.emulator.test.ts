@@ -13,7 +13,11 @@ const sync = useEmulatorSync();
 
 const writeCounts = async () => {
   const te = sync.te();
-  return { create: total(await requests(te, 'RealEstateCreate')), update: total(await requests(te, 'RealEstateUpdate')), delete: total(await requests(te, 'RealEstateDelete')) };
+  return {
+    create: total(await requests(te, 'RealEstateCreate')),
+    update: total(await requests(te, 'RealEstateUpdate')),
+    delete: total(await requests(te, 'RealEstateDelete')),
+  };
 };
 
 /** Runs `feed`, returning its report and the writes it made (`THREADED`: the feed read by its thread, feed-thread.ts, stamps or not). */
@@ -21,14 +25,25 @@ async function run(feed?: FeedConfig, opts: { full?: boolean; threadMinBytes?: n
   const before = await writeCounts();
   const report = await sync.env().sync(sync.te(), feed, opts);
   const after = await writeCounts();
-  return { report, writes: { create: after.create - before.create, update: after.update - before.update, delete: after.delete - before.delete } };
+  return {
+    report,
+    writes: {
+      create: after.create - before.create,
+      update: after.update - before.update,
+      delete: after.delete - before.delete,
+    },
+  };
 }
 
 /**
  * The run `change` leads to, with the stamps as stored and with none (the full rule), from the
  * same state: the chatbot's listings and the stored state are put back between the two.
  */
-async function bothWays(change: () => Promise<void>, feed?: FeedConfig, stampedOpts: { threadMinBytes?: number; threadAlways?: boolean } = {}) {
+async function bothWays(
+  change: () => Promise<void>,
+  feed?: FeedConfig,
+  stampedOpts: { threadMinBytes?: number; threadAlways?: boolean } = {},
+) {
   const [te, env] = [sync.te(), sync.env()];
   const listings = await te.listings(SN);
   const ns = [fingerprintNamespace('test-feed'), stampNamespace('test-feed')];
@@ -37,7 +52,11 @@ async function bothWays(change: () => Promise<void>, feed?: FeedConfig, stampedO
   const stamped = await run(feed, stampedOpts);
 
   // back to the state before, stamps removed
-  await te.api.deleteListings({ SerialNumber: SN, Keys: (await te.listings(SN)).map((l) => String(l.ID)), KeyType: 'NewOaks' });
+  await te.api.deleteListings({
+    SerialNumber: SN,
+    Keys: (await te.listings(SN)).map((l) => String(l.ID)),
+    KeyType: 'NewOaks',
+  });
   for (const l of listings) {
     const { ID: _id, ...create } = l;
     await te.api.createListing(create);
@@ -93,7 +112,10 @@ describe('record stamps', () => {
     await run(undefined, how);
     const { stamped, full } = await bothWays(() => env.writeFeed(edit(base)).then(() => undefined), undefined, how);
     expect(stamped.writes).toEqual(full.writes);
-    expect(stamped.report.counts).toMatchObject({ ...full.report.counts, unchangedByStamp: stamped.report.counts.unchangedByStamp });
+    expect(stamped.report.counts).toMatchObject({
+      ...full.report.counts,
+      unchangedByStamp: stamped.report.counts.unchangedByStamp,
+    });
     expect(stamped.report.counts.unchangedByStamp).toBeGreaterThan(0);
     expect(full.report.counts.unchangedByStamp).toBe(0);
   });
@@ -128,7 +150,9 @@ describe('record stamps', () => {
     const env = sync.env();
     await env.writeFeed(rows(8));
     await run();
-    const feed = env.feed({ mapping: { fields: { ...env.feed().mapping.fields, City: { from: 'City', transform: 'uppercase' } } } });
+    const feed = env.feed({
+      mapping: { fields: { ...env.feed().mapping.fields, City: { from: 'City', transform: 'uppercase' } } },
+    });
     const { stamped, full } = await bothWays(async () => {}, feed);
     expect(stamped.report.counts).toMatchObject({ updated: 8, unchangedByStamp: 0 });
     expect(full.writes).toEqual(stamped.writes);
@@ -151,7 +175,14 @@ describe('record stamps', () => {
   it('a record that meets an unmapped value is mapped every run, so every report names the value', async () => {
     const env = sync.env();
     await env.writeFeed([...rows(3), row(4, { PropertyType: 'Tiny House' })]);
-    const feed = env.feed({ mapping: { fields: { ...env.feed().mapping.fields, PropertyType: { from: 'PropertyType', map: { 'Single Family': 'Single Family' } } } } });
+    const feed = env.feed({
+      mapping: {
+        fields: {
+          ...env.feed().mapping.fields,
+          PropertyType: { from: 'PropertyType', map: { 'Single Family': 'Single Family' } },
+        },
+      },
+    });
     await run(feed);
     for (let i = 0; i < 2; i++) {
       const { report } = await run(feed);
@@ -160,17 +191,24 @@ describe('record stamps', () => {
     }
   });
 
-  it.each(['zillow-xml', 'listhub-xml', 'reso-replay'])('the demo feed %s (XML, RESO): a rerun maps none of its valid records and writes nothing', async (name) => {
-    const demo = await loadConfig(fileURLToPath(new URL('../../fixtures/demo.yaml', import.meta.url)));
-    const feed: FeedConfig = { ...demo.config.feeds.find((f) => f.name === name)!, name: 'test-feed', chatbot: SN };
-    // the demo's paths are relative to its own folder
-    if ('path' in feed.source && feed.source.path) feed.source = { ...feed.source, path: fileURLToPath(new URL(`../../fixtures/${feed.source.path}`, import.meta.url)) };
-    const first = await run(feed);
-    expect(first.report.counts.created).toBeGreaterThan(0);
-    // RESO: a full pull again (an incremental one would read nothing new)
-    const again = await run(feed, { full: true });
-    expect(again.writes).toEqual({ create: 0, update: 0, delete: 0 });
-    expect(again.report.counts.unchangedByStamp).toBe(again.report.counts.valid);
-    expect(again.report.counts.valid).toBe(first.report.counts.created);
-  });
+  it.each(['zillow-xml', 'listhub-xml', 'reso-replay'])(
+    'the demo feed %s (XML, RESO): a rerun maps none of its valid records and writes nothing',
+    async (name) => {
+      const demo = await loadConfig(fileURLToPath(new URL('../../fixtures/demo.yaml', import.meta.url)));
+      const feed: FeedConfig = { ...demo.config.feeds.find((f) => f.name === name)!, name: 'test-feed', chatbot: SN };
+      // the demo's paths are relative to its own folder
+      if ('path' in feed.source && feed.source.path)
+        feed.source = {
+          ...feed.source,
+          path: fileURLToPath(new URL(`../../fixtures/${feed.source.path}`, import.meta.url)),
+        };
+      const first = await run(feed);
+      expect(first.report.counts.created).toBeGreaterThan(0);
+      // RESO: a full pull again (an incremental one would read nothing new)
+      const again = await run(feed, { full: true });
+      expect(again.writes).toEqual({ create: 0, update: 0, delete: 0 });
+      expect(again.report.counts.unchangedByStamp).toBe(again.report.counts.valid);
+      expect(again.report.counts.valid).toBe(first.report.counts.created);
+    },
+  );
 });

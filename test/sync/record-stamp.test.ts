@@ -11,11 +11,19 @@ function reference(seed: string, text: string, comparedHash: Uint8Array, fingerp
   const fp = fingerprintBytes(fingerprint);
   const len = Buffer.alloc(4);
   len.writeUInt32BE(fp.byteLength);
-  return hash('sha1', Buffer.concat([Buffer.from(seed, 'latin1'), comparedHash, len, fp, Buffer.from(text, 'utf8')]), 'base64url');
+  return hash(
+    'sha1',
+    Buffer.concat([Buffer.from(seed, 'latin1'), comparedHash, len, fp, Buffer.from(text, 'utf8')]),
+    'base64url',
+  );
 }
 
 const seed = 'S'.repeat(27);
-const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: 'binary', minLength: 6000, maxLength: 9000 }));
+const text = fc.oneof(
+  fc.string(),
+  fc.string({ unit: 'binary' }),
+  fc.string({ unit: 'binary', minLength: 6000, maxLength: 9000 }),
+);
 const fp = fc.oneof(fc.constant(`2.${'A'.repeat(27)}`), fc.string(), fc.string({ unit: 'binary' }));
 
 describe('stampOf', () => {

@@ -24,7 +24,9 @@ describe('a run that achieved nothing', () => {
     expect(report.message).toBe(
       `none of the feed's 10 record(s) is valid: Bedrooms number: not a number (got "lots") × 10 (first: feed.csv:2); nothing was deleted, and the last good sync stays as it was`,
     );
-    expect(formatSyncReport(report).split('\n')[0]).toBe(`feed test-feed → chatbot ${SN}: rejected — ${report.message}`);
+    expect(formatSyncReport(report).split('\n')[0]).toBe(
+      `feed test-feed → chatbot ${SN}: rejected — ${report.message}`,
+    );
     expect(await sync.te().listings(SN)).toHaveLength(10);
     expect(await writeCounts(sync.te())).toEqual(before);
     // the reference stays the last good run's
@@ -72,7 +74,12 @@ describe('a run that achieved nothing', () => {
 
   it('takes a first run with some valid records as it is: there is no good run to compare with', async () => {
     const env = sync.env();
-    await env.writeFeed([...rows(2), row(3, { Bedrooms: 'lots' }), row(4, { Bedrooms: 'lots' }), row(5, { Bedrooms: 'lots' })]);
+    await env.writeFeed([
+      ...rows(2),
+      row(3, { Bedrooms: 'lots' }),
+      row(4, { Bedrooms: 'lots' }),
+      row(5, { Bedrooms: 'lots' }),
+    ]);
     const report = await env.sync(sync.te());
     expect(report.outcome).toBe('ok');
     expect(report.counts).toMatchObject({ valid: 2, rejected: 3 });

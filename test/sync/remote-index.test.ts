@@ -4,7 +4,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalFromListing, canonicalFromListItem, diffCanonical } from '../../src/listing/canonical.js';
-import { comparedOf, comparedOfListItem, comparedChanges, KEPT_CHARS, fingerprintListing, fingerprintV1, keptOfListing, listingHashes } from '../../src/listing/fingerprint.js';
+import {
+  comparedOf,
+  comparedOfListItem,
+  comparedChanges,
+  KEPT_CHARS,
+  fingerprintListing,
+  fingerprintV1,
+  keptOfListing,
+  listingHashes,
+} from '../../src/listing/fingerprint.js';
 import { RemoteIndex } from '../../src/sync/remote/remote-index.js';
 import { describeChange } from '../../src/sync/report/changes.js';
 import { toRemote } from '../../src/sync/remote/remote.js';
@@ -12,7 +21,12 @@ import { stampOf } from '../../src/sync/plan/record-stamp.js';
 import { listing, listItem } from './helpers/listings.js';
 
 const keys = fc.constantFrom('A', 'B', 'C', ' D ', '', 'E');
-const item = fc.record({ id: fc.integer({ min: 1, max: 3_000_000_000 }), key: keys, price: fc.integer({ min: 0, max: 5 }), round: fc.integer({ min: 1, max: 2 }) });
+const item = fc.record({
+  id: fc.integer({ min: 1, max: 3_000_000_000 }),
+  key: keys,
+  price: fc.integer({ min: 0, max: 5 }),
+  round: fc.integer({ min: 1, max: 2 }),
+});
 
 /**
  * While paging: what pagedCopy says of `key` against the rows added so far (the plain rule): in the
@@ -20,7 +34,11 @@ const item = fc.record({ id: fc.integer({ min: 1, max: 3_000_000_000 }), key: ke
  * a later pass came (or for the empty key), 'not one' (a row read again under another key may also
  * make its old key 'not one': never a copy that is not the key's).
  */
-function seenSoFar(index: RemoteIndex, rows: ReadonlyArray<{ row: ReturnType<typeof toRemote>; round: number }>, key: string): void {
+function seenSoFar(
+  index: RemoteIndex,
+  rows: ReadonlyArray<{ row: ReturnType<typeof toRemote>; round: number }>,
+  key: string,
+): void {
   const got = index.pagedCopy(key);
   if (key === '' || rows.some((r) => r.round !== 1)) return expect(got).toBe('not one');
   const copies = rows.filter((r) => r.row.key === key);
@@ -29,7 +47,8 @@ function seenSoFar(index: RemoteIndex, rows: ReadonlyArray<{ row: ReturnType<typ
   if (copies.length === 0) return expect(got).toBe('not yet');
   expect(copies).toHaveLength(1);
   expect(got).not.toBe('not yet');
-  if (typeof got !== 'string') expect(Buffer.from(got.hash).toString('hex')).toBe(Buffer.from(copies[0]!.row.hash).toString('hex'));
+  if (typeof got !== 'string')
+    expect(Buffer.from(got.hash).toString('hex')).toBe(Buffer.from(copies[0]!.row.hash).toString('hex'));
 }
 
 describe('RemoteIndex', () => {
@@ -52,19 +71,28 @@ describe('RemoteIndex', () => {
           let bytes = 0;
           let spilled = 0;
           for (const it of items) {
-            const l = listing(it.key.trim() || 'X', { MLSNumber: it.key, Url: `https://x/${it.key.trim()}`, SalePrice: it.price });
-            const row = toRemote(listItem(it.id, l, { MLSNumber: it.key, Url: it.key.trim() ? `https://x/${it.key.trim()}` : '' }), {
-              keyBy,
-              keepCompared: keep,
-              keepOtherKey: true,
+            const l = listing(it.key.trim() || 'X', {
+              MLSNumber: it.key,
+              Url: `https://x/${it.key.trim()}`,
+              SalePrice: it.price,
             });
+            const row = toRemote(
+              listItem(it.id, l, { MLSNumber: it.key, Url: it.key.trim() ? `https://x/${it.key.trim()}` : '' }),
+              {
+                keyBy,
+                keepCompared: keep,
+                keepOtherKey: true,
+              },
+            );
             index.add(row, it.round);
             if (row.compared !== undefined && (bytes += Buffer.byteLength(row.compared)) > inMemory) spilled++;
             latest.set(it.id, { row, round: it.round });
             seenSoFar(index, [...latest.values()], it.key);
           }
           index.finish(round);
-          const kept = [...latest.values()].filter((x) => round === undefined || x.round === round).sort((a, b) => a.row.id - b.row.id);
+          const kept = [...latest.values()]
+            .filter((x) => round === undefined || x.round === round)
+            .sort((a, b) => a.row.id - b.row.id);
           const plain = new Map<string, Array<ReturnType<typeof toRemote>>>();
           for (const { row } of kept) if (row.key !== '') plain.set(row.key, [...(plain.get(row.key) ?? []), row]);
           expect(index.count).toBe(kept.length);
@@ -91,22 +119,29 @@ describe('RemoteIndex', () => {
 
   it("a list paged in one pass with one copy a key is finished from the pass's own map, as the plain linking finishes it", () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: 1e9 }), { maxLength: 60 }), fc.boolean(), (ids, withEmpty) => {
-        const rows = ids.map((id, i) => toRemote(listItem(id, listing(`K${i}`)), { keyBy: 'MLSNumber' }));
-        if (withEmpty && ids.length) rows.push(toRemote(listItem(ids[0]! + 1e9, listing('E'), { MLSNumber: '' }), { keyBy: 'MLSNumber' }));
-        const fast = new RemoteIndex();
-        const plain = new RemoteIndex();
-        for (const r of rows) fast.add(r, 1);
-        // (a later pass's row makes the plain index link its rows itself)
-        for (const r of rows) plain.add(r, 2);
-        fast.finish(1);
-        plain.finish(2);
-        expect(fast.count).toBe(plain.count);
-        expect([...fast.keys()].sort()).toEqual([...plain.keys()].sort());
-        for (const key of plain.keys())
-          expect(fast.get(key)!.map((c) => [c.id, Buffer.from(c.hash).toString('hex')])).toEqual(plain.get(key)!.map((c) => [c.id, Buffer.from(c.hash).toString('hex')]));
-        expect(fast.severalCopies()).toEqual([]);
-      }),
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 1, max: 1e9 }), { maxLength: 60 }),
+        fc.boolean(),
+        (ids, withEmpty) => {
+          const rows = ids.map((id, i) => toRemote(listItem(id, listing(`K${i}`)), { keyBy: 'MLSNumber' }));
+          if (withEmpty && ids.length)
+            rows.push(toRemote(listItem(ids[0]! + 1e9, listing('E'), { MLSNumber: '' }), { keyBy: 'MLSNumber' }));
+          const fast = new RemoteIndex();
+          const plain = new RemoteIndex();
+          for (const r of rows) fast.add(r, 1);
+          // (a later pass's row makes the plain index link its rows itself)
+          for (const r of rows) plain.add(r, 2);
+          fast.finish(1);
+          plain.finish(2);
+          expect(fast.count).toBe(plain.count);
+          expect([...fast.keys()].sort()).toEqual([...plain.keys()].sort());
+          for (const key of plain.keys())
+            expect(fast.get(key)!.map((c) => [c.id, Buffer.from(c.hash).toString('hex')])).toEqual(
+              plain.get(key)!.map((c) => [c.id, Buffer.from(c.hash).toString('hex')]),
+            );
+          expect(fast.severalCopies()).toEqual([]);
+        },
+      ),
     );
   });
 
@@ -181,11 +216,15 @@ describe('RemoteIndex', () => {
       const inputs = index.stampInputs(key)!;
       const copy = index.get(key)![0]!;
       expect(Buffer.from(inputs.hash)).toEqual(Buffer.from(copy.hash));
-      expect(stampOf(seed, text, inputs.hash, inputs.fingerprint)).toBe(stampOf(seed, text, copy.hash, index.fingerprints.get(key)!));
+      expect(stampOf(seed, text, inputs.hash, inputs.fingerprint)).toBe(
+        stampOf(seed, text, copy.hash, index.fingerprints.get(key)!),
+      );
     }
     // fingerprints of other keys give other stamps
     const a = index.stampInputs('A')!;
-    expect(new Set(['A', 'B', 'C', 'E'].map((k) => stampOf(seed, text, a.hash, index.fingerprints.get(k)!))).size).toBe(4);
+    expect(new Set(['A', 'B', 'C', 'E'].map((k) => stampOf(seed, text, a.hash, index.fingerprints.get(k)!))).size).toBe(
+      4,
+    );
     expect(index.stampInputs('D')).toBeUndefined(); // no fingerprint
     expect(index.stampInputs('DUP')).toBeUndefined(); // two copies
     expect(index.stampInputs('GONE')).toBeUndefined();
@@ -237,7 +276,11 @@ describe('listingHashes with keep (a create: its hashes and its kept form from o
     },
     { requiredKeys: [] },
   );
-  const ignores = fc.constantFrom(new Set<string>(), new Set(['City', 'Description', 'Location']), new Set(['SalePrice', 'Images']));
+  const ignores = fc.constantFrom(
+    new Set<string>(),
+    new Set(['City', 'Description', 'Location']),
+    new Set(['SalePrice', 'Images']),
+  );
   it('keeps what keptOfListing keeps (ignored fields too), and hashes as without keep', () => {
     fc.assert(
       fc.property(patch, ignores, (p, ignore) => {
@@ -298,6 +341,8 @@ describe('a long old value in the change log', () => {
     const item = listItem(7, listing('K', { Description: 'old '.repeat(80) }));
     const changes = comparedChanges(listingHashes(now).compared, comparedOfListItem(item, new Set(), true).kept!);
     expect(changes).toEqual([{ field: 'Description', old: undefined, new: now.Description!.trim(), oldNotKept: true }]);
-    expect(describeChange({ op: 'update', key: 'K', reason: 'fields', changes })).toMatch(/^~ K update: Description \(long value, not kept\) → "new new/);
+    expect(describeChange({ op: 'update', key: 'K', reason: 'fields', changes })).toMatch(
+      /^~ K update: Description \(long value, not kept\) → "new new/,
+    );
   });
 });

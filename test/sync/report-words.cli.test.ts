@@ -26,7 +26,10 @@ beforeAll(async () => {
   const pages = JSON.parse(await readFile(join(import.meta.dirname, '../../fixtures/feeds/reso-pages.json'), 'utf8'));
   const value = pages[0].value.slice(0, 3);
   delete value[1].ListPrice;
-  await writeFile(join(sync.env().dir, 'reso.json'), JSON.stringify([{ ...pages[0], value, '@odata.nextLink': undefined }]));
+  await writeFile(
+    join(sync.env().dir, 'reso.json'),
+    JSON.stringify([{ ...pages[0], value, '@odata.nextLink': undefined }]),
+  );
   config = join(sync.env().dir, 'feedsync.yaml');
   await writeFile(
     config,
@@ -54,17 +57,27 @@ describe('report words', () => {
   it('an XML record: its line and record number; a missing field "is missing"', async () => {
     const sync = await feedsync(['sync', '--config', config, '--feed', 'homes', '--dry-run']);
     const place = 'homes.xml:22, record 1';
-    expect(sync.stderr).toContain(`    ${place} (MLS0002): Status is missing (must be one of Active, PreOnMarket, Sold)\n`);
+    expect(sync.stderr).toContain(
+      `    ${place} (MLS0002): Status is missing (must be one of Active, PreOnMarket, Sold)\n`,
+    );
     const preview = await feedsync(['feed', 'preview', '--config', config, '--feed', 'homes']);
-    expect(preview.stdout).toContain(`  ${place}  MLS0002\n    - Status is missing (must be one of Active, PreOnMarket, Sold)\n`);
+    expect(preview.stdout).toContain(
+      `  ${place}  MLS0002\n    - Status is missing (must be one of Active, PreOnMarket, Sold)\n`,
+    );
   });
 
   it('sync and feed preview count rejected records (parse errors among them) the same', async () => {
-    const sync = JSON.parse((await feedsync(['sync', '--config', config, '--feed', 'homes', '--dry-run', '--json'])).stdout);
-    const preview = JSON.parse((await feedsync(['feed', 'preview', '--config', config, '--feed', 'homes', '--json'])).stdout);
+    const sync = JSON.parse(
+      (await feedsync(['sync', '--config', config, '--feed', 'homes', '--dry-run', '--json'])).stdout,
+    );
+    const preview = JSON.parse(
+      (await feedsync(['feed', 'preview', '--config', config, '--feed', 'homes', '--json'])).stdout,
+    );
     expect(preview.counts).toMatchObject({ records: 4, valid: 2, rejected: 2, parseErrors: 1 });
     expect(sync.reports[0].counts).toMatchObject({ feedRecords: 4, valid: 2, rejected: 2 });
-    expect(preview.rejected.map((r: { key?: string }) => r.key)).toEqual(sync.reports[0].rejected.map((r: { key?: string }) => r.key));
+    expect(preview.rejected.map((r: { key?: string }) => r.key)).toEqual(
+      sync.reports[0].rejected.map((r: { key?: string }) => r.key),
+    );
   });
 
   it('a RESO record: record number, ListingKey and ListingId', async () => {
@@ -76,9 +89,10 @@ describe('report words', () => {
     const down = join(sync.env().dir, 'down.yaml');
     await writeFile(
       down,
-      ['api: { baseUrl: "http://127.0.0.1:1", secretKey: k-secret-9, sessionKey: k-session-9, retries: 0 }', 'chatbots: [{ serialNumber: SN-1, settings: { Name: X } }]'].join(
-        '\n',
-      ),
+      [
+        'api: { baseUrl: "http://127.0.0.1:1", secretKey: k-secret-9, sessionKey: k-session-9, retries: 0 }',
+        'chatbots: [{ serialNumber: SN-1, settings: { Name: X } }]',
+      ].join('\n'),
     );
     const r = await feedsync(['settings', '--config', down]);
     expect(r.stderr).toContain('/chat/Chatbot/Edit: network error: connect ECONNREFUSED 127.0.0.1:1\n');

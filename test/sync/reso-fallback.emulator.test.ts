@@ -26,15 +26,20 @@ const feedFor = (url: string, extra: Record<string, unknown> = {}) =>
   });
 // (what an idx feed, a RESO feed's default, does not show)
 const OFF = NOT_SHOWN;
-const onMarket = (records: Record<string, unknown>[]) => records.filter((r) => !OFF.has(String(r.StandardStatus))).length;
+const onMarket = (records: Record<string, unknown>[]) =>
+  records.filter((r) => !OFF.has(String(r.StandardStatus))).length;
 
 describe('a generic server that refuses $orderby', () => {
   it('keyset is refused once, the pull pages by nextLink with a warning, and the mark comes from the records', async () => {
-    const s = emulator.closeAfterTest(await startResoServer({ records: generateResoRecords(50, { seed: 8 }), maxPageSize: 20, refuseOrderby: true }));
+    const s = emulator.closeAfterTest(
+      await startResoServer({ records: generateResoRecords(50, { seed: 8 }), maxPageSize: 20, refuseOrderby: true }),
+    );
     const first = await env.sync(te, feedFor(s.url));
     expect(first.outcome, first.message).toBe('ok');
     expect(first.source.warnings).toEqual([
-      expect.stringMatching(/refused the keyset query \(.*HTTP 400 Bad Request: The query option \$orderby is not supported\).*paging: nextLink/),
+      expect.stringMatching(
+        /refused the keyset query \(.*HTTP 400 Bad Request: The query option \$orderby is not supported\).*paging: nextLink/,
+      ),
     ]);
     expect((await te.listings(SN)).length).toBe(onMarket(s.records));
     expect(s.requests.map((r) => r.status)).toEqual([400, 200, 200, 200]);
@@ -47,14 +52,19 @@ describe('a generic server that refuses $orderby', () => {
     const second = await env.sync(te, feedFor(s.url));
     expect(second.outcome).toBe('ok');
     expect(second.source.mode).toBe('incremental');
-    expect(s.requests.slice(before).map((r) => r.filter)).toEqual([expect.stringMatching(/^ModificationTimestamp ge /), expect.stringMatching(/^ModificationTimestamp ge /)]);
+    expect(s.requests.slice(before).map((r) => r.filter)).toEqual([
+      expect.stringMatching(/^ModificationTimestamp ge /),
+      expect.stringMatching(/^ModificationTimestamp ge /),
+    ]);
     // the changed record, and the one at the mark's own timestamp again (ge)
     expect(second.counts.feedRecords).toBe(2);
     expect(second.counts.updated).toBe(1);
   });
 
   it('paging: nextLink sends no $orderby, so the server refuses nothing', async () => {
-    const s = emulator.closeAfterTest(await startResoServer({ records: generateResoRecords(50, { seed: 8 }), maxPageSize: 20, refuseOrderby: true }));
+    const s = emulator.closeAfterTest(
+      await startResoServer({ records: generateResoRecords(50, { seed: 8 }), maxPageSize: 20, refuseOrderby: true }),
+    );
     const first = await env.sync(te, feedFor(s.url, { paging: 'nextLink' }));
     expect(first.outcome).toBe('ok');
     expect(first.source.warnings).toBeUndefined();

@@ -31,7 +31,15 @@ function feedOf(server: ResoServer, source: Record<string, unknown> = {}, delete
   return FeedConfig.parse({
     name: 'mls',
     chatbot: SN,
-    source: { kind: 'reso', url: server.url, maxPageSize: PAGE, retries: 0, timeoutMs: 5000, photosTimestampField: null, ...source },
+    source: {
+      kind: 'reso',
+      url: server.url,
+      maxPageSize: PAGE,
+      retries: 0,
+      timeoutMs: 5000,
+      photosTimestampField: null,
+      ...source,
+    },
     mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
     // no limit hides a wrong delete here: the guard's fraction is not what keeps the listings
     deletes: { maxFraction: 1, maxCount: 10_000, ...deletes },
@@ -42,7 +50,11 @@ const held = async () => (await te.listings(SN)).map((l) => String(l.MLSNumber))
 const deleteCalls = async () => total(await requests(te, 'RealEstateDelete'));
 
 /** A server holding `data`, and a chatbot that holds all of it (synced while the server behaved). */
-async function seeded(data: Record<string, unknown>[], opts: Partial<ResoServerOptions> = {}, source: Record<string, unknown> = {}) {
+async function seeded(
+  data: Record<string, unknown>[],
+  opts: Partial<ResoServerOptions> = {},
+  source: Record<string, unknown> = {},
+) {
   const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: PAGE, ...opts }));
   const wanted = server.order;
   server.order = 'honour';
@@ -54,7 +66,11 @@ async function seeded(data: Record<string, unknown>[], opts: Partial<ResoServerO
 }
 
 /** The following full pull against the server behaving: nothing to create, nothing to delete. */
-async function followingFullPull(server: ResoServer, source: Record<string, unknown> = {}, deleted = 0): Promise<SyncReport> {
+async function followingFullPull(
+  server: ResoServer,
+  source: Record<string, unknown> = {},
+  deleted = 0,
+): Promise<SyncReport> {
   server.order = 'honour';
   server.beforePage = undefined;
   const next = await env.sync(te, feedOf(server, source), { full: true });
@@ -78,7 +94,9 @@ describe('a server that ignores $orderby', () => {
     expect(report.outcome).toBe('partial');
     expect(exitForOutcome(report.outcome)).toBe(4);
     expect(report.source.complete).toBe(false);
-    expect(report.message).toMatch(/the server's paging missed 18 records that it still has \(L-05, L-06, L-07, L-08, L-09, … 13 more\)/);
+    expect(report.message).toMatch(
+      /the server's paging missed 18 records that it still has \(L-05, L-06, L-07, L-08, L-09, … 13 more\)/,
+    );
     expect(report.message).toMatch(/paging in use: source\.paging: keyset; set source\.paging: nextLink/);
     // the confirmation asked by key (ListingId, and ListingKey, which the preset falls back on), in URLs of at most 2,048 characters
     const asked = server.requests.filter((r) => r.filter?.includes("ListingId eq '"));
@@ -99,7 +117,9 @@ describe('a server that ignores $orderby', () => {
     expect(await held()).toEqual(data.map((r) => String(r.ListingId)).sort());
     expect(report.outcome).toBe('partial');
     expect(exitForOutcome(report.outcome)).toBe(4);
-    expect(report.message).toMatch(/page 1: record "K-03" came after "K-23", out of order: the server ignores \$orderby=ListingKey/);
+    expect(report.message).toMatch(
+      /page 1: record "K-03" came after "K-23", out of order: the server ignores \$orderby=ListingKey/,
+    );
     expect(report.message).toMatch(/set source\.paging: nextLink/);
     expect(server.requests.at(-1)?.filter).toBeUndefined(); // no page after the first was asked for
     await followingFullPull(server);
@@ -145,7 +165,9 @@ describe('$skip paging (nextLink) with a hard delete during the pull', () => {
     expect(report.outcome).toBe('partial');
     expect(exitForOutcome(report.outcome)).toBe(4);
     expect(report.message).toMatch(/the server's paging missed 1 record that it still has \(L-06\)/);
-    expect(report.message).toMatch(/paging in use: source\.paging: nextLink \(\$skip links\); set source\.paging: keyset/);
+    expect(report.message).toMatch(
+      /paging in use: source\.paging: nextLink \(\$skip links\); set source\.paging: keyset/,
+    );
     const asked = server.requests.filter((r) => r.filter?.includes("ListingId eq 'L-06'"));
     expect(asked).toHaveLength(1);
     await followingFullPull(server, { paging: 'nextLink' }, 1);
@@ -160,7 +182,9 @@ describe('$skip paging (nextLink) with a hard delete during the pull', () => {
   it('incremental: the change the shift hid is not lost: the mark stays before it and the next pull brings it', async () => {
     const data = records(17);
     const server = await seeded(data, {}, { paging: 'nextLink', incremental: true });
-    ['K-03', 'K-05', 'K-07', 'K-09', 'K-11', 'K-13', 'K-15'].forEach((k, i) => server.touch(k, { ListPrice: 777_000, ModificationTimestamp: changedAt(i) }));
+    ['K-03', 'K-05', 'K-07', 'K-09', 'K-11', 'K-13', 'K-15'].forEach((k, i) =>
+      server.touch(k, { ListPrice: 777_000, ModificationTimestamp: changedAt(i) }),
+    );
     const start = server.requests.length;
     // the pull from the mark: K-17 (at the mark: ge), then the seven changed; page 1 is K-17, K-03, K-05,
     // K-07, K-09; before page 2, K-05 (read) is deleted: K-11 shifts onto page 1's place and $skip passes it
@@ -191,7 +215,9 @@ describe('an incremental pull with a record changed again during it', () => {
   it('the record that comes twice is its later version: the run is ok, the mark advances, nothing deleted', async () => {
     const data = records(17);
     const server = await seeded(data, {}, { incremental: true });
-    ['K-02', 'K-04', 'K-06', 'K-08', 'K-10', 'K-12', 'K-14'].forEach((k, i) => server.touch(k, { ListPrice: 650_000, ModificationTimestamp: changedAt(i) }));
+    ['K-02', 'K-04', 'K-06', 'K-08', 'K-10', 'K-12', 'K-14'].forEach((k, i) =>
+      server.touch(k, { ListPrice: 650_000, ModificationTimestamp: changedAt(i) }),
+    );
     const start = server.requests.length;
     server.beforePage = (n, srv) => n === start + 2 && srv.touch('K-02', { ListPrice: 660_000 });
     const inc = await env.sync(te, feedOf(server, { incremental: true }));
@@ -217,7 +243,9 @@ describe('a server that fails from page 2 on', () => {
       const server = await seeded(data);
       const changes: ListingChange[] = [];
       const start = server.pages;
-      const failing = emulator.closeAfterTest(await startResoServer({ records: server.records, maxPageSize: PAGE, failPages: { from: 2, status } }));
+      const failing = emulator.closeAfterTest(
+        await startResoServer({ records: server.records, maxPageSize: PAGE, failPages: { from: 2, status } }),
+      );
       expect(start).toBeGreaterThan(0);
       const report = await env.sync(te, feedOf(failing), { full: true, changes: (c) => changes.push(c) });
       expect(await held()).toEqual(data.map((r) => String(r.ListingId)).sort());
@@ -242,14 +270,20 @@ describe('a server that fails from page 2 on', () => {
     expect(report.outcome).toBe('partial');
     expect(changes.filter((c) => c.op === 'delete')).toEqual([]);
     expect(changes.filter((c) => c.op === 'withheld')).toEqual([
-      { op: 'withheld', count: 11, reason: expect.stringMatching(/^deletes withheld: read not whole \(.*source\.top = 6/) },
+      {
+        op: 'withheld',
+        count: 11,
+        reason: expect.stringMatching(/^deletes withheld: read not whole \(.*source\.top = 6/),
+      },
     ]);
   });
 
   it('HTTP 500 on the first page: nothing could be used, outcome failed (exit 1)', async () => {
     const data = records(7);
     const server = await seeded(data);
-    const failing = emulator.closeAfterTest(await startResoServer({ records: server.records, maxPageSize: PAGE, failPages: { from: 1, status: 500 } }));
+    const failing = emulator.closeAfterTest(
+      await startResoServer({ records: server.records, maxPageSize: PAGE, failPages: { from: 1, status: 500 } }),
+    );
     const report = await env.sync(te, feedOf(failing), { full: true });
     expect(await held()).toHaveLength(7);
     expect(report.outcome).toBe('failed');
@@ -267,7 +301,13 @@ describe('the confirmation itself', () => {
     // the pull (storage order) misses K-05..K-11; of those the server has deleted K-05, withdrawn K-06,
     // hidden K-07 (MlgCanView false); it still has K-08..K-11 on the market
     server.remove('K-05');
-    server.records = server.records.map((r) => (r.ListingKey === 'K-06' ? { ...r, StandardStatus: 'Withdrawn' } : r.ListingKey === 'K-07' ? { ...r, MlgCanView: false } : r));
+    server.records = server.records.map((r) =>
+      r.ListingKey === 'K-06'
+        ? { ...r, StandardStatus: 'Withdrawn' }
+        : r.ListingKey === 'K-07'
+          ? { ...r, MlgCanView: false }
+          : r,
+    );
     const report = await env.sync(te, feedOf(server), { full: true });
     expect(await held()).toEqual(
       data
@@ -286,7 +326,14 @@ describe('the confirmation itself', () => {
     const stored = [...data.slice(0, 4), data[11]!, ...data.slice(4, 11)];
     const server = await seeded(stored, { order: 'storage' });
     const pages = server.pages;
-    const failing = emulator.closeAfterTest(await startResoServer({ records: server.records, order: 'storage', maxPageSize: PAGE, failPages: { from: 3, status: 503 } }));
+    const failing = emulator.closeAfterTest(
+      await startResoServer({
+        records: server.records,
+        order: 'storage',
+        maxPageSize: PAGE,
+        failPages: { from: 3, status: 503 },
+      }),
+    );
     const report = await env.sync(te, feedOf(failing), { full: true });
     expect(pages).toBeGreaterThan(0);
     expect(failing.requests.map((r) => r.status)).toEqual([200, 200, 503]); // page 1, page 2 (empty), the confirmation
@@ -294,7 +341,9 @@ describe('the confirmation itself', () => {
     expect(report.counts.deleted).toBe(0);
     expect(report.outcome).toBe('partial');
     expect(exitForOutcome(report.outcome)).toBe(4);
-    expect(report.message).toMatch(/absence\(s\) could not be confirmed with the source \(.*confirmation request 1: the server answered HTTP 503/);
+    expect(report.message).toMatch(
+      /absence\(s\) could not be confirmed with the source \(.*confirmation request 1: the server answered HTTP 503/,
+    );
     await followingFullPull(server);
   });
 

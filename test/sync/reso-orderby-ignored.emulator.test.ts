@@ -27,7 +27,15 @@ const feedOf = (server: ResoServer) =>
   FeedConfig.parse({
     name: 'mls',
     chatbot: SN,
-    source: { kind: 'reso', url: server.url, maxPageSize: 5, retries: 0, timeoutMs: 5000, photosTimestampField: null, incremental: true },
+    source: {
+      kind: 'reso',
+      url: server.url,
+      maxPageSize: 5,
+      retries: 0,
+      timeoutMs: 5000,
+      photosTimestampField: null,
+      incremental: true,
+    },
     mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
     deletes: { maxFraction: 1, maxCount: 10_000 },
   });
@@ -69,19 +77,27 @@ async function settle(server: ResoServer, want: Map<string, number>, max: number
 
 describe('a key-sorted server that ignores $orderby, incremental pulls', () => {
   it('the first page looks time-ordered: the count proves the pull short, the mark holds, the next pull pages by nextLink; nothing is lost', async () => {
-    const server = emulator.closeAfterTest(await startResoServer({ records: records(20), maxPageSize: 5, order: 'key' }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(20), maxPageSize: 5, order: 'key' }),
+    );
     expect((await env.sync(te, feedOf(server))).outcome).toBe('ok');
     // K-02…K-10 stamped in time order (the first page, key-sorted, looks ordered), K-12…K-20 before them
-    const want = change(server, (i) => (i < 5 ? `2025-02-01T00:0${i + 1}:00.000Z` : `2025-02-01T00:00:${10 + 10 * (i - 5)}.000Z`));
+    const want = change(server, (i) =>
+      i < 5 ? `2025-02-01T00:0${i + 1}:00.000Z` : `2025-02-01T00:00:${10 + 10 * (i - 5)}.000Z`,
+    );
     const reports = await settle(server, want, 4);
     const [first, second] = reports;
     // the first pull read the first page only, and could not prove it read the window: its mark held
     expect(first!.counts.updated).toBe(5);
-    expect(first!.source.warnings?.join(' ')).toMatch(/the server answered \$count 10 for the window this pull read, but it read 5: the server ignores \$orderby/);
+    expect(first!.source.warnings?.join(' ')).toMatch(
+      /the server answered \$count 10 for the window this pull read, but it read 5: the server ignores \$orderby/,
+    );
     expect(first!.source.warnings?.join(' ')).toMatch(/the mark stays at 2025-01-01T00:19:00.000Z/);
     // the second paged by nextLink, with a warning, and read the rest
     expect(second!.counts.updated).toBe(5);
-    expect(second!.source.warnings?.join(' ')).toMatch(/pages by @odata\.nextLink: the server was found to ignore \$orderby/);
+    expect(second!.source.warnings?.join(' ')).toMatch(
+      /pages by @odata\.nextLink: the server was found to ignore \$orderby/,
+    );
     expect(reports).toHaveLength(3);
     expect(reports[2]!.counts).toMatchObject({ created: 0, updated: 0, deleted: 0 });
     // (a full pull learned nothing either way: the next incremental pull still pages by nextLink)
@@ -90,7 +106,9 @@ describe('a key-sorted server that ignores $orderby, incremental pulls', () => {
   });
 
   it('the disorder shows on the first page: the pull stops there, ok, keeps its mark and learns; the next pages by nextLink', async () => {
-    const server = emulator.closeAfterTest(await startResoServer({ records: records(20), maxPageSize: 5, order: 'key' }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(20), maxPageSize: 5, order: 'key' }),
+    );
     expect((await env.sync(te, feedOf(server))).outcome).toBe('ok');
     // K-04 before K-02 in time: visible on the first key-sorted page
     const want = change(server, (i) => `2025-02-01T00:${String(i === 0 ? 30 : i).padStart(2, '0')}:00.000Z`);
@@ -100,9 +118,13 @@ describe('a key-sorted server that ignores $orderby, incremental pulls', () => {
   });
 
   it('a server that does not answer $count: the pull cannot prove a window of more than one page, so it keeps its mark and pages by nextLink next', async () => {
-    const server = emulator.closeAfterTest(await startResoServer({ records: records(20), maxPageSize: 5, order: 'key', noCount: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(20), maxPageSize: 5, order: 'key', noCount: true }),
+    );
     expect((await env.sync(te, feedOf(server))).outcome).toBe('ok');
-    const want = change(server, (i) => (i < 5 ? `2025-02-01T00:0${i + 1}:00.000Z` : `2025-02-01T00:00:${10 + 10 * (i - 5)}.000Z`));
+    const want = change(server, (i) =>
+      i < 5 ? `2025-02-01T00:0${i + 1}:00.000Z` : `2025-02-01T00:00:${10 + 10 * (i - 5)}.000Z`,
+    );
     const reports = await settle(server, want, 4);
     expect(reports[0]!.source.warnings?.join(' ')).toMatch(/did not answer \$count/);
     expect(reports).toHaveLength(3);
@@ -111,7 +133,9 @@ describe('a key-sorted server that ignores $orderby, incremental pulls', () => {
   it('a server that honours $orderby: the proof passes, the mark moves, no warning, and the rerun writes nothing', async () => {
     const server = emulator.closeAfterTest(await startResoServer({ records: records(20), maxPageSize: 5 }));
     expect((await env.sync(te, feedOf(server))).outcome).toBe('ok');
-    const want = change(server, (i) => (i < 5 ? `2025-02-01T00:0${i + 1}:00.000Z` : `2025-02-01T00:00:${10 + 10 * (i - 5)}.000Z`));
+    const want = change(server, (i) =>
+      i < 5 ? `2025-02-01T00:0${i + 1}:00.000Z` : `2025-02-01T00:00:${10 + 10 * (i - 5)}.000Z`,
+    );
     const reports = await settle(server, want, 3);
     expect(reports[0]!.counts.updated).toBe(10);
     expect(reports[0]!.source.warnings ?? []).toEqual([]);

@@ -44,11 +44,15 @@ function startRecords(): Record<string, unknown>[] {
     PhotosChangeTimestamp: r.ModificationTimestamp,
     ...(i % 7 === 0 && { PropertyType: 'Residential Lease', ListPrice: 2400 + i, SecurityDeposit: 3000 }),
     ...(i % 5 === 0 && { StandardStatus: 'Active Under Contract' }),
-    Media: [...(r.Media as object[]), { MediaKey: `plan-${i}`, MediaURL: `https://media.test/plan-${i}.png`, MediaCategory: 'Floor Plan', Order: 0 }],
+    Media: [
+      ...(r.Media as object[]),
+      { MediaKey: `plan-${i}`, MediaURL: `https://media.test/plan-${i}.png`, MediaCategory: 'Floor Plan', Order: 0 },
+    ],
   }));
 }
 
-const byKey = (records: Record<string, unknown>[]) => [...records].sort((a, b) => String(a.ListingKey).localeCompare(String(b.ListingKey)));
+const byKey = (records: Record<string, unknown>[]) =>
+  [...records].sort((a, b) => String(a.ListingKey).localeCompare(String(b.ListingKey)));
 const onMarketIds = (records: Record<string, unknown>[]) =>
   records
     .filter((r) => !OFF_MARKET.has(String(r.StandardStatus)) && r.MlgCanView !== false)
@@ -88,9 +92,14 @@ describe.each<Spelling>(['display', 'enum'])('RESO replication, lookups spelled 
       srv.touch(key(1), { StandardStatus: 'Withdrawn' }); // already read: off the market, for the incremental pull
       srv.touch(key(25), { ListPrice: 555_000 }); // not read yet: read with its change
       srv.remove(key(27)); // not read yet: hard-deleted, this full pull removes it
-      srv.records = [...srv.records, { ...ordered[29], ListingKey: 'Z-NEW', ListingId: 'NEW-1', ModificationTimestamp: new Date().toISOString() }];
+      srv.records = [
+        ...srv.records,
+        { ...ordered[29], ListingKey: 'Z-NEW', ListingId: 'NEW-1', ModificationTimestamp: new Date().toISOString() },
+      ];
     };
-    const unchanged = ordered.filter((r, i) => ![0, 1, 25, 27].includes(i) && !OFF_MARKET.has(String(r.StandardStatus))).map((r) => String(r.ListingId));
+    const unchanged = ordered
+      .filter((r, i) => ![0, 1, 25, 27].includes(i) && !OFF_MARKET.has(String(r.StandardStatus)))
+      .map((r) => String(r.ListingId));
     const full = await env.sync(te, feed, { full: true });
     s.beforePage = undefined;
     expect(changedMidPull).toBe(true);
@@ -108,7 +117,11 @@ describe.each<Spelling>(['display', 'enum'])('RESO replication, lookups spelled 
     const k3 = s.records.find((r) => r.ListingKey === key(3))!;
     s.records = s.records.map((r) =>
       r === k3
-        ? { ...r, PhotosChangeTimestamp: new Date().toISOString(), Media: [...(r.Media as object[]), { MediaKey: 'new', MediaURL: photo, MediaCategory: 'Photo', Order: 0 }] }
+        ? {
+            ...r,
+            PhotosChangeTimestamp: new Date().toISOString(),
+            Media: [...(r.Media as object[]), { MediaKey: 'new', MediaURL: photo, MediaCategory: 'Photo', Order: 0 }],
+          }
         : r,
     );
     const incremental = await env.sync(te, feed);
@@ -127,11 +140,23 @@ describe.each<Spelling>(['display', 'enum'])('RESO replication, lookups spelled 
 describe('RESO feed credentials in a sync', () => {
   it('a 401 that a fresh OAuth2 token does not cure ends the run failed, naming the credential; no secret in the report', async () => {
     const oauth = { clientId: 'mls-client-7', clientSecret: 'client-secret-value-9f3', scope: 'api' };
-    server = emulator.closeAfterTest(await startResoServer({ records: startRecords(), oauth: { ...oauth, ttlSeconds: 3600 }, beforePage: (_n, srv) => srv.revokeTokens() }));
+    server = emulator.closeAfterTest(
+      await startResoServer({
+        records: startRecords(),
+        oauth: { ...oauth, ttlSeconds: 3600 },
+        beforePage: (_n, srv) => srv.revokeTokens(),
+      }),
+    );
     const feed = FeedConfig.parse({
       name: 'mls',
       chatbot: SN,
-      source: { kind: 'reso', url: server.url, incremental: true, retries: 1, auth: { kind: 'oauth2', tokenUrl: server.tokenUrl, ...oauth } },
+      source: {
+        kind: 'reso',
+        url: server.url,
+        incremental: true,
+        retries: 1,
+        auth: { kind: 'oauth2', tokenUrl: server.tokenUrl, ...oauth },
+      },
       mapping,
     });
     const report = await env.sync(te, feed);
@@ -147,21 +172,31 @@ describe('RESO feed credentials in a sync', () => {
 
 describe('a RESO-named CSV export with OData lookup spellings', () => {
   it('maps to the same listings as the OData pages, rejecting only the genuinely bad records, leases for_rent with RentPrice', async () => {
-    const records = startRecords().map((r, i) => (i === 4 ? { ...r, BedroomsTotal: 'three' } : i === 9 ? { ...r, StandardStatus: 'Contingent' } : r));
+    const records = startRecords().map((r, i) =>
+      i === 4 ? { ...r, BedroomsTotal: 'three' } : i === 9 ? { ...r, StandardStatus: 'Contingent' } : r,
+    );
     server = emulator.closeAfterTest(await startResoServer({ records, spelling: 'enum' }));
     const flat = (r: Record<string, unknown>) => {
       const { Media: _media, ...rest } = inSpelling(r, 'enum');
       return rest;
     };
     const columns = [...new Set(records.flatMap((r) => Object.keys(flat(r))))];
-    const cell = (v: unknown) => (v === undefined || v === null ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
-    await env.writeFeed([columns.join(','), ...records.map((r) => columns.map((c) => cell(flat(r)[c])).join(','))].join('\n') + '\n', 'export.csv');
+    const cell = (v: unknown) =>
+      v === undefined || v === null ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v);
+    await env.writeFeed(
+      [columns.join(','), ...records.map((r) => columns.map((c) => cell(flat(r)[c])).join(','))].join('\n') + '\n',
+      'export.csv',
+    );
 
     const mapAll = async (source: Record<string, unknown>) => {
       const feed = FeedConfig.parse({ name: 'x', chatbot: SN, source, mapping });
       const opened = openFeed(feed.name, feed.source, { baseDir: env.dir, logger: silentLogger, full: true });
       const out: MappedItem[] = [];
-      for await (const item of mapFeed(opened.items, compileMapping(feed.mapping), { serialNumber: SN, keyBy: 'MLSNumber' })) out.push(item);
+      for await (const item of mapFeed(opened.items, compileMapping(feed.mapping), {
+        serialNumber: SN,
+        keyBy: 'MLSNumber',
+      }))
+        out.push(item);
       return out;
     };
     const fromCsv = await mapAll({ kind: 'csv', path: 'export.csv' });
@@ -174,12 +209,15 @@ describe('a RESO-named CSV export with OData lookup spellings', () => {
         .sort();
     expect(rejected(fromCsv)).toEqual([String(records[4]!.ListingId), String(records[9]!.ListingId)].sort());
     expect(rejected(fromPages)).toEqual(rejected(fromCsv));
-    const listings = (items: MappedItem[]) => new Map(items.flatMap((i) => (i.kind === 'listing' ? [[i.key, i.listing] as const] : [])));
+    const listings = (items: MappedItem[]) =>
+      new Map(items.flatMap((i) => (i.kind === 'listing' ? [[i.key, i.listing] as const] : [])));
     const csvListings = listings(fromCsv);
     expect(csvListings.size).toBe(28);
     expect(listings(fromPages)).toEqual(csvListings);
     const leases = [...csvListings.values()].filter((l) => l.SaleType === 'for_rent');
-    expect(leases.length).toBe(records.filter((r, i) => r.PropertyType === 'Residential Lease' && i !== 4 && i !== 9).length);
+    expect(leases.length).toBe(
+      records.filter((r, i) => r.PropertyType === 'Residential Lease' && i !== 4 && i !== 9).length,
+    );
     expect(leases.every((l) => typeof l.RentPrice === 'number' && l.SalePrice === undefined)).toBe(true);
     expect(leases.some((l) => l.DepositFee === 3000)).toBe(true);
   });

@@ -58,7 +58,14 @@ const members = () =>
     MlgCanView: true,
   }));
 const offices = () =>
-  OFFICES.map((k) => ({ OfficeKey: k, OfficeName: `Office ${k}`, OfficePhone: '512-555-0900', ModificationTimestamp: T0, OriginatingSystemName: 'actris', MlgCanView: true }));
+  OFFICES.map((k) => ({
+    OfficeKey: k,
+    OfficeName: `Office ${k}`,
+    OfficePhone: '512-555-0900',
+    ModificationTimestamp: T0,
+    OriginatingSystemName: 'actris',
+    MlgCanView: true,
+  }));
 
 /** each listing's agent and office entries, by ListingId */
 async function contacts(sn = SN): Promise<Record<string, Record<string, string | undefined>>> {
@@ -84,7 +91,13 @@ describe('source.related: Member and Office (MLS Grid rules)', () => {
   it("every listing carries its roster contact; a phone changed in Member alone updates exactly that agent's listings; a no-change run is one request per resource; MlgCanView false drops the agent", async () => {
     const records = listings();
     const s = emulator.closeAfterTest(
-      await startVendorServer({ vendor: 'mlsgrid', records, token: TOKEN, originatingSystem: 'actris', related: { Member: members(), Office: offices() } }),
+      await startVendorServer({
+        vendor: 'mlsgrid',
+        records,
+        token: TOKEN,
+        originatingSystem: 'actris',
+        related: { Member: members(), Office: offices() },
+      }),
     );
     const feed = FeedConfig.parse({
       name: 'mls',
@@ -110,7 +123,11 @@ describe('source.related: Member and Office (MLS Grid rules)', () => {
     expect(Object.keys(held)).toHaveLength(9);
     for (let i = 0; i < 8; i++) {
       const a = AGENTS[i % 3]!;
-      expect(held[id(i)]).toEqual({ name: `Agent ${a}`, phone: `512-555-010${i % 3}`, office: `Office ${OFFICES[i % 2]}` });
+      expect(held[id(i)]).toEqual({
+        name: `Agent ${a}`,
+        phone: `512-555-010${i % 3}`,
+        office: `Office ${OFFICES[i % 2]}`,
+      });
     }
     // A9 is not in the roster: the listing's own fields
     expect(held[id(8)]).toEqual({ name: 'Own Agent', phone: '555-0000', office: 'Office O1' });
@@ -119,7 +136,9 @@ describe('source.related: Member and Office (MLS Grid rules)', () => {
     expect(first.source.requestsBy).toMatchObject({ Member: 1, Office: 1 });
     expect(s.requests.every((r) => decodeURIComponent(r.url).includes("OriginatingSystemName eq 'actris'"))).toBe(true);
     expect(
-      s.requests.filter((r) => r.url.includes('/Member') && !r.url.includes('ModificationTimestamp')).every((r) => decodeURIComponent(r.url).includes('MlgCanView eq true')),
+      s.requests
+        .filter((r) => r.url.includes('/Member') && !r.url.includes('ModificationTimestamp'))
+        .every((r) => decodeURIComponent(r.url).includes('MlgCanView eq true')),
     ).toBe(true);
     expect([s.refused, s.tooMany]).toEqual([[], []]);
 
@@ -130,7 +149,9 @@ describe('source.related: Member and Office (MLS Grid rules)', () => {
     const second = await env.sync(te, feed);
     expect(second.outcome, second.message).toBe('ok');
     const after = await writeCounts(te);
-    expect([after.update - before.update, after.create - before.create, after.delete - before.delete]).toEqual([3, 0, 0]);
+    expect([after.update - before.update, after.create - before.create, after.delete - before.delete]).toEqual([
+      3, 0, 0,
+    ]);
     const now = await contacts();
     for (const i of [0, 3, 6]) expect(now[id(i)]!.phone).toBe('512-555-7777');
     for (const i of [1, 2, 4, 5, 7, 8]) expect(now[id(i)]).toEqual(held[id(i)]);
@@ -155,7 +176,8 @@ describe('source.related: Member and Office (MLS Grid rules)', () => {
     expect(fourth.outcome, fourth.message).toBe('ok');
     expect(await env.store.get(rosterNamespace('mls', 'Member'), 'A2')).toBeUndefined();
     const fallen = await contacts();
-    for (const i of [1, 4, 7]) expect(fallen[id(i)]).toEqual({ name: 'Own Agent', phone: '555-0000', office: `Office ${OFFICES[i % 2]}` });
+    for (const i of [1, 4, 7])
+      expect(fallen[id(i)]).toEqual({ name: 'Own Agent', phone: '555-0000', office: `Office ${OFFICES[i % 2]}` });
     expect(fallen[id(0)]!.name).toBe('Agent A1');
     expect([s.refused, s.tooMany]).toEqual([[], []]);
   }, 60_000);
@@ -164,20 +186,42 @@ describe('source.related: Member and Office (MLS Grid rules)', () => {
 describe('source.related routed by agent key (Trestle rules)', () => {
   it('where: ListAgentKey keeps routing; a renamed office reaches its listings in both chatbots, asked by ListOfficeKey; a chatbot whose writes failed gets it next run', async () => {
     const records = listings();
-    const s = emulator.closeAfterTest(await startVendorServer({ vendor: 'trestle', records, oauth: OAUTH, related: { Member: members(), Office: offices() } }));
+    const s = emulator.closeAfterTest(
+      await startVendorServer({
+        vendor: 'trestle',
+        records,
+        oauth: OAUTH,
+        related: { Member: members(), Office: offices() },
+      }),
+    );
     const feed = FeedConfig.parse({
       name: 'routed',
       chatbots: [
         { serialNumber: 'SN-A1', where: { ListAgentKey: ['A1'] } },
         { serialNumber: 'SN-REST', where: { ListAgentKey: ['A2', 'A3', 'A9'] } },
       ],
-      source: { kind: 'reso', vendor: 'trestle', url: s.url, auth: { tokenUrl: s.tokenUrl, ...OAUTH }, incremental: true, changes: 'timestamps', related: ['Member', 'Office'] },
+      source: {
+        kind: 'reso',
+        vendor: 'trestle',
+        url: s.url,
+        auth: { tokenUrl: s.tokenUrl, ...OAUTH },
+        incremental: true,
+        changes: 'timestamps',
+        related: ['Member', 'Office'],
+      },
       mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
       deletes: { maxFraction: 0.5 },
     });
     const run = async (target: TestEmulator = te): Promise<SyncReport[]> => {
       const calls = createCallCounter();
-      const apiConfig = ApiConfig.parse({ baseUrl: target.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 1 });
+      const apiConfig = ApiConfig.parse({
+        baseUrl: target.url,
+        secretKey: 'x',
+        sessionKey: 'y',
+        concurrency: 4,
+        pageSize: 20,
+        retries: 1,
+      });
       return runSync(lanesOf(feed), {
         api: target.client({ onCall: calls.onCall, retry: { retries: 1 } }),
         store: env.store,
@@ -190,8 +234,10 @@ describe('source.related routed by agent key (Trestle rules)', () => {
     };
     const a1 = records.filter((r) => r.ListAgentKey === 'A1').map((r) => String(r.ListingId));
     const o2 = new Set(records.filter((r) => r.ListOfficeKey === 'O2').map((r) => String(r.ListingId)));
-    const officesOf = async (sn: string) => Object.fromEntries(Object.entries(await contacts(sn)).map(([mls, c]) => [mls, c.office]));
-    const expected = (held: Record<string, unknown>, name: string) => Object.fromEntries(Object.keys(held).map((mls) => [mls, o2.has(mls) ? name : 'Office O1']));
+    const officesOf = async (sn: string) =>
+      Object.fromEntries(Object.entries(await contacts(sn)).map(([mls, c]) => [mls, c.office]));
+    const expected = (held: Record<string, unknown>, name: string) =>
+      Object.fromEntries(Object.keys(held).map((mls) => [mls, o2.has(mls) ? name : 'Office O1']));
 
     expect((await run()).map((r) => r.outcome)).toEqual(['ok', 'ok']);
     expect(Object.keys(await contacts('SN-A1')).sort()).toEqual(a1.sort());
@@ -209,7 +255,9 @@ describe('source.related routed by agent key (Trestle rules)', () => {
     const restBefore = await officesOf('SN-REST');
     expect(restBefore).toEqual(expected(restBefore, 'Office O2'));
     // Trestle filters Property on ListOfficeKey: the listings are asked for directly
-    const asked = s.requests.slice(mark).filter((r) => r.url.includes('/Property') && decodeURIComponent(r.url).includes("ListOfficeKey eq 'O2'"));
+    const asked = s.requests
+      .slice(mark)
+      .filter((r) => r.url.includes('/Property') && decodeURIComponent(r.url).includes("ListOfficeKey eq 'O2'"));
     expect(asked).toHaveLength(1);
 
     // the next run reads the roster again from SN-REST's marks: its O2 listings get the new name, SN-A1's nothing more

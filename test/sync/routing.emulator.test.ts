@@ -32,18 +32,34 @@ afterEach(async () => {
 function agentCsv(data: Array<Row & { Agent: string; Office: string }>): string {
   const head = csv([]).trimEnd();
   const lines = csv(data).trimEnd().split('\n').slice(1);
-  return [`${head},Agent,Office`, ...lines.map((l, i) => `${l},${data[i]!.Agent},${data[i]!.Office}`)].join('\n') + '\n';
+  return (
+    [`${head},Agent,Office`, ...lines.map((l, i) => `${l},${data[i]!.Agent},${data[i]!.Office}`)].join('\n') + '\n'
+  );
 }
 
 const mapping = { fields: Object.fromEntries(COLUMNS.map((c) => [c, c])) };
 
 function routedFeed(url: string, chatbots: unknown[]): FeedConfig {
-  return FeedConfig.parse({ name: 'brokerage', chatbots, source: { kind: 'csv', url }, mapping, deletes: { maxFraction: 1, batchSize: 10 } });
+  return FeedConfig.parse({
+    name: 'brokerage',
+    chatbots,
+    source: { kind: 'csv', url },
+    mapping,
+    deletes: { maxFraction: 1, batchSize: 10 },
+  });
 }
 
 async function run(target: TestEmulator, feeds: FeedConfig[], patch: Partial<ApiConfig> = {}): Promise<SyncReport[]> {
   const calls = createCallCounter();
-  const apiConfig = ApiConfig.parse({ baseUrl: target.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 1, ...patch });
+  const apiConfig = ApiConfig.parse({
+    baseUrl: target.url,
+    secretKey: 'x',
+    sessionKey: 'y',
+    concurrency: 4,
+    pageSize: 20,
+    retries: 1,
+    ...patch,
+  });
   return runSync(feeds.flatMap(lanesOf), {
     api: target.client({ onCall: calls.onCall, retry: { retries: 1 } }),
     store: env.store,
@@ -108,7 +124,10 @@ describe('one feed routed to several chatbots', () => {
     // this emulator knows two of the three chatbots: the third's list answers an error
     const only = await startTestEmulator({ chatbots: ['SN-ANN', 'SN-OFFICE'] });
     try {
-      const server = await startFeedServer({ status: 200, body: agentCsv(rows(4).map((r, i) => ({ ...r, Agent: i % 2 ? 'Bob' : 'Ann', Office: 'Main' }))) });
+      const server = await startFeedServer({
+        status: 200,
+        body: agentCsv(rows(4).map((r, i) => ({ ...r, Agent: i % 2 ? 'Bob' : 'Ann', Office: 'Main' }))),
+      });
       servers.push(server);
       const feed = routedFeed(server.url, [
         { serialNumber: 'SN-ANN', where: { Agent: ['ann'] } },
@@ -137,7 +156,9 @@ describe('one feed routed to several chatbots', () => {
 
 describe('an incremental RESO feed routed to several chatbots, one of whose writes fail', () => {
   it("keeps that chatbot's mark where it was while the others' advance, and the next run gives it what it missed", async () => {
-    const reso = emulator.closeAfterTest(await startResoServer({ records: generateResoRecords(12, { seed: 26 }), maxPageSize: 5 }));
+    const reso = emulator.closeAfterTest(
+      await startResoServer({ records: generateResoRecords(12, { seed: 26 }), maxPageSize: 5 }),
+    );
     const feed = FeedConfig.parse({
       name: 'mls',
       chatbots: [{ serialNumber: 'SN-A' }, { serialNumber: 'SN-FAIL' }, { serialNumber: 'SN-B' }],
@@ -148,7 +169,8 @@ describe('an incremental RESO feed routed to several chatbots, one of whose writ
       const all = await env.store.getAll(MARK_NAMESPACE);
       return Object.fromEntries(['SN-A', 'SN-FAIL', 'SN-B'].map((sn) => [sn, all.get(`mls>${sn}`)]));
     };
-    const prices = async (sn: string) => Object.fromEntries((await te.listings(sn)).map((l) => [l.MLSNumber, l.SalePrice ?? l.RentPrice]));
+    const prices = async (sn: string) =>
+      Object.fromEntries((await te.listings(sn)).map((l) => [l.MLSNumber, l.SalePrice ?? l.RentPrice]));
 
     // a full pull into the three: one mark each, the same
     const first = await run(te, [feed]);
@@ -168,7 +190,10 @@ describe('an incremental RESO feed routed to several chatbots, one of whose writ
     const changed = Object.keys(before).slice(0, 2);
     for (const [i, id] of changed.entries()) {
       const rec = reso.records.find((r) => String(r.ListingId) === id)!;
-      reso.touch(String(rec.ListingKey), { ListPrice: 1_000_000 + i, ModificationTimestamp: `2025-0${6 + i}-01T00:00:00.000Z` });
+      reso.touch(String(rec.ListingKey), {
+        ListPrice: 1_000_000 + i,
+        ModificationTimestamp: `2025-0${6 + i}-01T00:00:00.000Z`,
+      });
     }
     const proxy = emulator.closeAfterTest(await refusingWritesOf(te.url, 'SN-FAIL'));
     const second = await run({ ...te, url: proxy.url, client: (o) => te.client({ ...o, baseUrl: proxy.url }) }, [feed]);
@@ -209,7 +234,13 @@ describe('several feeds of one chatbot run together', () => {
       const name = `part-${f}.csv`;
       return {
         name,
-        feed: FeedConfig.parse({ name: `part-${f}`, chatbot: sn, source: { kind: 'csv', path: name }, mapping, deletes: { maxFraction: 1, batchSize: 10 } }),
+        feed: FeedConfig.parse({
+          name: `part-${f}`,
+          chatbot: sn,
+          source: { kind: 'csv', path: name },
+          mapping,
+          deletes: { maxFraction: 1, batchSize: 10 },
+        }),
         data: rows(30, 1 + f * 30),
       };
     });
@@ -228,7 +259,9 @@ describe('several feeds of one chatbot run together', () => {
     );
     // 90 listings at 20 a page: pages 1-5, the fifth short; once for the three feeds, not three times
     expect((await listed()) - before).toBe(5);
-    expect(rerun.map((r) => [r.outcome, r.counts.unchanged, r.counts.created + r.counts.updated + r.counts.deleted])).toEqual([
+    expect(
+      rerun.map((r) => [r.outcome, r.counts.unchanged, r.counts.created + r.counts.updated + r.counts.deleted]),
+    ).toEqual([
       ['ok', 30, 0],
       ['ok', 30, 0],
       ['ok', 30, 0],

@@ -34,7 +34,9 @@ const PAGE = 10;
 
 describe("the source's shared request budget", () => {
   it('counts a no-change EntityEvent poll (1), a reconcile of N keys (ceil(N / page) + 1, $metadata, the fetches) and a pushed fetch ($metadata, 1) of two feeds against one budget', async () => {
-    const server = emulator.closeAfterTest(await startResoServer({ records: keyedResoRecords(N, 385), maxPageSize: PAGE, entityEvents: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: keyedResoRecords(N, 385), maxPageSize: PAGE, entityEvents: true }),
+    );
     const feedOf = (name: string, sn: string, token: string, limits?: Record<string, number>) =>
       FeedConfig.parse({
         name,
@@ -50,7 +52,10 @@ describe("the source's shared request budget", () => {
           timeoutMs: 10_000,
           photosTimestampField: null,
         },
-        mapping: { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } },
+        mapping: {
+          preset: 'reso',
+          fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } },
+        },
         deletes: { maxFraction: 0.5, maxCount: 100 },
       });
     // the first pulls, on a credential of their own
@@ -63,7 +68,8 @@ describe("the source's shared request budget", () => {
       expect(first.outcome, first.message).toBe('ok');
     }
     // (changed a minute ago: a reconcile's mark never passes the server's clock at its start, less a second)
-    const changed = () => server.touch('K-03', { ListPrice: 303_303, ModificationTimestamp: new Date(Date.now() - 60_000).toISOString() });
+    const changed = () =>
+      server.touch('K-03', { ListPrice: 303_303, ModificationTimestamp: new Date(Date.now() - 60_000).toISOString() });
 
     // (a run that fetches by key reads $metadata once first: keys are sent as it types them)
     const expected = { poll: 1, reconcile: Math.ceil(N / PAGE) + 1 + 1 + 1, push: 1 + 1 };

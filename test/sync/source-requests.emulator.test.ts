@@ -44,7 +44,10 @@ const resoFeed = (server: ResoServer, source: Record<string, unknown> = {}, mapp
   });
 
 /** What the server received during `run`: source requests (data and $metadata) and token calls. */
-async function counted(server: ResoServer, run: () => Promise<SyncReport>): Promise<{ r: SyncReport; source: number; token: number }> {
+async function counted(
+  server: ResoServer,
+  run: () => Promise<SyncReport>,
+): Promise<{ r: SyncReport; source: number; token: number }> {
   const before = { received: server.received, token: server.tokenRequests.length };
   const r = await run();
   const token = server.tokenRequests.length - before.token;
@@ -54,7 +57,10 @@ async function counted(server: ResoServer, run: () => Promise<SyncReport>): Prom
 /** The report (as `--json` prints it, and as text) says what the server received. */
 function saysWhatWasMade(x: { r: SyncReport; source: number; token: number }): void {
   const json = (JSON.parse(JSON.stringify(x.r)) as SyncReport).source;
-  expect({ requests: json.requests, tokenCalls: json.tokenCalls ?? 0 }).toEqual({ requests: x.source, tokenCalls: x.token });
+  expect({ requests: json.requests, tokenCalls: json.tokenCalls ?? 0 }).toEqual({
+    requests: x.source,
+    tokenCalls: x.token,
+  });
   const by = Object.values(json.requestsBy ?? {}).reduce<number>((a, b) => a + (b ?? 0), 0);
   expect(by).toBe(x.source);
   const text = formatSyncReport(x.r);
@@ -67,7 +73,9 @@ describe("the report's source requests are every request the server received", (
   it('a full pull (a retry, a token call), its confirmation ($metadata, the keys), an incremental keyset pull and its proof', async () => {
     const data = keyedResoRecords(20, 35);
     // the first data request answered 503: the retry is a request too
-    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 5, oauth: OAUTH, failFirst: [503] }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: data, maxPageSize: 5, oauth: OAUTH, failFirst: [503] }),
+    );
     const feed = resoFeed(server, { incremental: true });
 
     const first = await counted(server, () => env.sync(te, feed));
@@ -94,7 +102,9 @@ describe("the report's source requests are every request the server received", (
   });
 
   it('a token refused mid-run: the second token call is counted', async () => {
-    const server = emulator.closeAfterTest(await startResoServer({ records: keyedResoRecords(12, 35), maxPageSize: 5, oauth: OAUTH }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: keyedResoRecords(12, 35), maxPageSize: 5, oauth: OAUTH }),
+    );
     server.beforePage = (n, s) => n === 2 && s.revokeTokens();
     const run = await counted(server, () => env.sync(te, resoFeed(server)));
     expect(run.r.outcome, run.r.message).toBe('ok');
@@ -104,7 +114,9 @@ describe("the report's source requests are every request the server received", (
 
   it('a keys-only reconcile (its keys, the fetch by key) and an EntityEvent poll (the log, the fetch)', async () => {
     const data = keyedResoRecords(20, 35);
-    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 5, oauth: OAUTH, entityEvents: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: data, maxPageSize: 5, oauth: OAUTH, entityEvents: true }),
+    );
     const feed = resoFeed(server, { incremental: true });
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     server.touch('K-04', { ListPrice: 222_222 });
@@ -131,7 +143,10 @@ describe("the report's source requests are every request the server received", (
 
 describe("the confirmation's URLs are measured as sent", () => {
   it("keys with ' and characters that are percent-encoded: no URL past 2,048 characters, every absence confirmed", async () => {
-    const data = keyedResoRecords(60, 35).map((r, i): Record<string, unknown> => ({ ...r, ListingId: `O'Neil's 'Lot' & #${i} é/${"'".repeat(4)}` }));
+    const data = keyedResoRecords(60, 35).map((r, i): Record<string, unknown> => ({
+      ...r,
+      ListingId: `O'Neil's 'Lot' & #${i} é/${"'".repeat(4)}`,
+    }));
     const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 100, maxUrl: 2048 }));
     const feed = resoFeed(server, { maxPageSize: 100, auth: undefined });
     expect((await env.sync(te, feed)).outcome).toBe('ok');

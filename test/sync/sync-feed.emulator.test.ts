@@ -26,14 +26,24 @@ describe('syncFeed against the emulator', () => {
     await env.writeFeed([...rows(24), row(25, { Bedrooms: 'lots' })]);
     const report = await env.sync(te);
     expect(report.outcome).toBe('ok');
-    expect(report.counts).toMatchObject({ feedRecords: 25, valid: 24, rejected: 1, created: 24, updated: 0, deleted: 0, failed: 0 });
+    expect(report.counts).toMatchObject({
+      feedRecords: 25,
+      valid: 24,
+      rejected: 1,
+      created: 24,
+      updated: 0,
+      deleted: 0,
+      failed: 0,
+    });
     expect(report.rejected).toMatchObject([{ position: { line: 26 }, key: 'MLS0025' }]);
     expect(report.rejected[0]!.reasons.join()).toContain('Bedrooms');
     expect((await te.listings(SN)).length).toBe(24);
     expect(await writes()).toEqual({ create: 24, update: 0, delete: 0 });
     expect(report.calls.byEndpoint).toMatchObject({ create: 24, list: 1 });
     expect(report.stateLocation).toContain('memory');
-    expect(report.summary).toMatch(/^synced test-feed → SN-SYNC: 24 created, 0 updated, 0 deleted, 0 failed in \d+ ms$/);
+    expect(report.summary).toMatch(
+      /^synced test-feed → SN-SYNC: 24 created, 0 updated, 0 deleted, 0 failed in \d+ ms$/,
+    );
   });
 
   it('writes nothing on a rerun of an unchanged feed: only list pages', async () => {
@@ -143,7 +153,11 @@ describe('syncFeed against the emulator', () => {
   it('names each change old → new in the change log of a real run (as runFeed passes it), without keeping canonical forms', async () => {
     await env.writeFeed(rows(6));
     await env.sync(te);
-    await env.writeFeed(rows(6).map((r, i) => (i === 0 ? { ...r, SalePrice: 123456, City: 'Round Rock' } : i === 2 ? { ...r, Bedrooms: 9 } : r)));
+    await env.writeFeed(
+      rows(6).map((r, i) =>
+        i === 0 ? { ...r, SalePrice: 123456, City: 'Round Rock' } : i === 2 ? { ...r, Bedrooms: 9 } : r,
+      ),
+    );
     const changes: ListingChange[] = [];
     const report = await env.sync(te, undefined, { changes: (c) => changes.push(c) });
     expect(report.counts).toMatchObject({ updated: 2, unchanged: 4 });
@@ -305,7 +319,9 @@ describe('delete guards', () => {
 
   it('holds deletes back on a truncated feed, and still writes what it read: partial, not guard (the feed did not shrink)', async () => {
     await seed();
-    const text = (await import('./helpers/feed.js')).csv([...rows(5).map((r, i) => (i === 0 ? { ...r, SalePrice: 5 } : r))]);
+    const text = (await import('./helpers/feed.js')).csv([
+      ...rows(5).map((r, i) => (i === 0 ? { ...r, SalePrice: 5 } : r)),
+    ]);
     await env.writeFeed(text + 'MLS0006,"https://homes.test/l/6,for_sale,Act');
     const report = await env.sync(te);
     expect(report.outcome).toBe('partial');

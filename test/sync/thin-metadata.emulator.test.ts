@@ -36,14 +36,23 @@ const feedOf = (url: string, source: Record<string, unknown> = {}) =>
     name: 'mls',
     chatbot: SN,
     source: { kind: 'reso', url, retries: 0, timeoutMs: 10_000, maxPageSize: 5, photosTimestampField: null, ...source },
-    mapping: { preset: 'reso', fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } } },
+    mapping: {
+      preset: 'reso',
+      fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } },
+    },
     deletes: { maxFraction: 1, maxCount: 100 },
   });
 
 /** The two thin `$metadata`s of the issue. */
 const THIN = [
-  { thin: 'ListingKey missing from the entity type', metadataOf: (f: Map<string, string>) => new Map([...f].filter(([k]) => k !== 'ListingKey')) },
-  { thin: 'ListingKey typed Edm.Int64 while the keys are text', metadataOf: (f: Map<string, string>) => new Map([...f, ['ListingKey', 'Edm.Int64']]) },
+  {
+    thin: 'ListingKey missing from the entity type',
+    metadataOf: (f: Map<string, string>) => new Map([...f].filter(([k]) => k !== 'ListingKey')),
+  },
+  {
+    thin: 'ListingKey typed Edm.Int64 while the keys are text',
+    metadataOf: (f: Map<string, string>) => new Map([...f, ['ListingKey', 'Edm.Int64']]),
+  },
 ];
 
 /** The by-key requests the server received (a filter naming the key with eq). */
@@ -59,7 +68,9 @@ function missedByPulls(server: ResoServer, all: Row[], key: unknown): void {
 
 describe.each(THIN)('$metadata with $thin: the lookup asks anyway, quoted', ({ metadataOf }) => {
   it('push: three pushed keys the source still holds are fetched and kept (one changed is updated), none deleted', async () => {
-    const server = emulator.closeAfterTest(await startResoServer({ records: records(10), maxPageSize: 5, entityEvents: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(10), maxPageSize: 5, entityEvents: true }),
+    );
     const feed = feedOf(server.url, { incremental: true, changes: 'entityEvent' });
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     server.metadataOf = metadataOf;
@@ -76,7 +87,9 @@ describe.each(THIN)('$metadata with $thin: the lookup asks anyway, quoted', ({ m
   });
 
   it('EntityEvent: events of records still there delete nothing; a record really gone still goes', async () => {
-    const server = emulator.closeAfterTest(await startResoServer({ records: records(10), maxPageSize: 5, entityEvents: true }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(10), maxPageSize: 5, entityEvents: true }),
+    );
     const feed = feedOf(server.url, { incremental: true, changes: 'entityEvent' });
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     server.metadataOf = metadataOf;
@@ -134,7 +147,9 @@ describe('a server that refuses the quoted key fails the step: nothing deleted, 
   /** numeric keys (the server compares ListingKey as Edm.Int64: a quoted literal is a 400), and a $metadata without ListingKey */
   const numeric = (n: number) => records(n).map((r, i) => ({ ...r, ListingKey: 1001 + i }));
   const start = async (data: Row[]) => {
-    const server = emulator.closeAfterTest(await startResoServer({ records: data, maxPageSize: 5, entityEvents: true, types: { ListingKey: 'Edm.Int64' } }));
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: data, maxPageSize: 5, entityEvents: true, types: { ListingKey: 'Edm.Int64' } }),
+    );
     server.metadataOf = THIN[0]!.metadataOf;
     return server;
   };

@@ -46,8 +46,14 @@ const held = async () => new Map((await te.listings(SN)).map((l) => [l.MLSNumber
 
 describe.each<VendorServerName>(['mlsgrid', 'trestle', 'bridge', 'spark'])('vendor %s', (vendor) => {
   it('full import, incremental with changes, a no-change pull of one request, a full dry run planning nothing: no refusal, no 429', async () => {
-    const records = generateResoRecords(N, { seed: 25 }).map((r) => ({ ...r, OriginatingSystemName: 'actris', MlgCanView: true }));
-    const s = emulator.closeAfterTest(await startVendorServer({ vendor, records, token: TOKEN, oauth: OAUTH, originatingSystem: 'actris' }));
+    const records = generateResoRecords(N, { seed: 25 }).map((r) => ({
+      ...r,
+      OriginatingSystemName: 'actris',
+      MlgCanView: true,
+    }));
+    const s = emulator.closeAfterTest(
+      await startVendorServer({ vendor, records, token: TOKEN, oauth: OAUTH, originatingSystem: 'actris' }),
+    );
     const feed = FeedConfig.parse({
       name: 'mls',
       chatbot: SN,
@@ -69,7 +75,8 @@ describe.each<VendorServerName>(['mlsgrid', 'trestle', 'bridge', 'spark'])('vend
     for (const k of live.slice(40, 50)) s.touch(k, { StandardStatus: 'Withdrawn' });
     if (vendor === 'mlsgrid') for (const k of live.slice(50, 60)) s.touch(k, { MlgCanView: false });
     const template = s.records[0]!;
-    for (let i = 0; i < 20; i++) s.add({ ...template, ListingKey: `KNEW${i}`, ListingId: `NEW-${i}`, StandardStatus: 'Active', MlgCanView: true });
+    for (let i = 0; i < 20; i++)
+      s.add({ ...template, ListingKey: `KNEW${i}`, ListingId: `NEW-${i}`, StandardStatus: 'Active', MlgCanView: true });
 
     const incremental = await env.sync(te, feed);
     expect(incremental.outcome, incremental.message).toBe('ok');
@@ -95,6 +102,7 @@ describe.each<VendorServerName>(['mlsgrid', 'trestle', 'bridge', 'spark'])('vend
     expect(s.refused.map((r) => `${r.status} ${r.refusal} ${r.url}`)).toEqual([]);
     expect(s.tooMany).toHaveLength(0);
     // keyset vendors never page by $skip (Bridge refuses it past 10,000 records, Trestle past 1,000,000)
-    if (vendor === 'trestle' || vendor === 'bridge') expect(s.requests.filter((r) => /[?&](\$|%24)skip=/.test(r.url))).toEqual([]);
+    if (vendor === 'trestle' || vendor === 'bridge')
+      expect(s.requests.filter((r) => /[?&](\$|%24)skip=/.test(r.url))).toEqual([]);
   }, 60_000);
 });

@@ -24,7 +24,13 @@ const { Address: _a, Location: _l, Latitude: _lat, Longitude: _lon, ...withoutAd
 describe('displayNow', () => {
   it('leaves out what the last write withheld, and entries named for a restricted field', () => {
     const d = displayNow(resolveDisplay({}, 'reso'));
-    d.note({ op: 'update', key: 'FL-02', reason: 'fields', changes: [], withheldFields: ['Address', 'Location', 'Latitude', 'Longitude'] });
+    d.note({
+      op: 'update',
+      key: 'FL-02',
+      reason: 'fields',
+      changes: [],
+      withheldFields: ['Address', 'Location', 'Latitude', 'Longitude'],
+    });
     const shown = d.shown('FL-02', listing);
     expect(shown).toEqual({
       listing: { ...withoutAddress, ExtensionColumn: [before.ExtensionColumn[0]] },
@@ -39,7 +45,9 @@ describe('displayNow', () => {
     d.note({ op: 'update', key: 'FL-02', reason: 'fields', changes: [] });
     expect(d.shown('FL-02', listing)).toMatchObject({ listing: { Address: '102 Oak Street' } });
     d.note({ op: 'delete', key: 'FL-02', reason: 'rule:InternetEntireListingDisplayYN' });
-    expect(d.shown('FL-02', listing)).toEqual({ hidden: 'a later run removed it by display rule InternetEntireListingDisplayYN' });
+    expect(d.shown('FL-02', listing)).toEqual({
+      hidden: 'a later run removed it by display rule InternetEntireListingDisplayYN',
+    });
     // a delete the guard held back deleted nothing
     d.note({ op: 'update', key: 'FL-02', reason: 'fields', changes: [] });
     d.note({ op: 'delete', key: 'FL-02', reason: 'absent', withheld: true });

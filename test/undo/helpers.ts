@@ -21,12 +21,15 @@ type StoryRow = Row & { Description?: string };
 /** a description a few hundred characters long (kept whole by undo, cut to an excerpt in the diff) */
 const description = (i: number) => `Home ${i}: ${'bright rooms, a quiet street and a garden. '.repeat(8)}`.trim();
 
-export const goodRows = (n = 20): StoryRow[] => Array.from({ length: n }, (_, k) => ({ ...row(k + 1), Description: description(k + 1) }));
+export const goodRows = (n = 20): StoryRow[] =>
+  Array.from({ length: n }, (_, k) => ({ ...row(k + 1), Description: description(k + 1) }));
 
 /** the broken export: prices ×10 on rows 1–5, Location changed on 6–7, rows 19–20 missing, rows 21–22 new */
 export function badRows(): StoryRow[] {
   return [
-    ...goodRows(18).map((r, k) => (k < 5 ? { ...r, SalePrice: Number(r.SalePrice) * 10 } : k < 7 ? { ...r, Location: 'Somewhere Else' } : r)),
+    ...goodRows(18).map((r, k) =>
+      k < 5 ? { ...r, SalePrice: Number(r.SalePrice) * 10 } : k < 7 ? { ...r, Location: 'Somewhere Else' } : r,
+    ),
     { ...row(21), Description: description(21) },
     { ...row(22), Description: description(22) },
   ];
@@ -45,14 +48,22 @@ export async function createStory(url: string, top: string[] = []): Promise<Stor
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-undo-'));
   const config = join(dir, 'feedsync.yaml');
   const yaml =
-    homesConfigYaml(url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, { deletes: '{ maxFraction: 0.3 }', top }) + '\n        Description: Description\n';
+    homesConfigYaml(
+      url,
+      { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
+      { deletes: '{ maxFraction: 0.3 }', top },
+    ) + '\n        Description: Description\n';
   await writeFile(config, yaml);
   return { dir, config, writeFeed: (rows) => writeFile(join(dir, 'homes.csv'), storyCsv(rows)) };
 }
 
 /** the chatbot's listings as the emulator stores them, IDs aside, by MLSNumber, keys sorted: equal means byte-equal */
 export function listingsAsText(listings: readonly StoredListing[]): string[] {
-  return listings.map(({ ID: _id, ...rest }) => JSON.stringify(Object.fromEntries(Object.entries(rest).sort(([a], [b]) => a.localeCompare(b))))).sort();
+  return listings
+    .map(({ ID: _id, ...rest }) =>
+      JSON.stringify(Object.fromEntries(Object.entries(rest).sort(([a], [b]) => a.localeCompare(b)))),
+    )
+    .sort();
 }
 
 /** the run id a `feedsync sync` printed */
@@ -61,7 +72,10 @@ export const runIdOf = (stderr: string) => /runs show (\S+)/.exec(stderr)?.[1];
 /** `feedsync sync` and `feedsync undo` in this process (the lock aside: the CLI test takes it), over real HTTP */
 export async function inProcess<T>(
   config: string,
-  fn: (ops: { sync(opts?: SyncOptions): Promise<FeedRunReport>; undo(runId: string, opts?: UndoOptions): Promise<UndoReport> }) => Promise<T>,
+  fn: (ops: {
+    sync(opts?: SyncOptions): Promise<FeedRunReport>;
+    undo(runId: string, opts?: UndoOptions): Promise<UndoReport>;
+  }) => Promise<T>,
 ): Promise<T> {
   const loaded = await loadConfig(config);
   return withRuntime(loaded, async ({ api, store, changeLog }, logger) => {
@@ -69,10 +83,15 @@ export async function inProcess<T>(
     return fn({
       sync: async (opts = {}) =>
         (
-          await runLanes(lanesOf(feed), { api, store, configFeeds: loaded.config.feeds, logger, baseDir: loaded.dir, apiConfig: loaded.config.api }, opts, {
-            config: loaded,
-            changeLog,
-          })
+          await runLanes(
+            lanesOf(feed),
+            { api, store, configFeeds: loaded.config.feeds, logger, baseDir: loaded.dir, apiConfig: loaded.config.api },
+            opts,
+            {
+              config: loaded,
+              changeLog,
+            },
+          )
         )[0]!,
       undo: (runId, opts = {}) => undoRun(runId, { api, store, changeLog, config: loaded, logger }, opts),
     });

@@ -8,8 +8,19 @@ import { planUndo, type CurrentCopy } from '../../src/undo/plan-undo.js';
 import { sampleListing } from '../helpers/emulator.js';
 
 const listing = (key: string, patch: Record<string, unknown> = {}) => sampleListing({ MLSNumber: key, ...patch });
-const e = (change: ListingChange, dryRun = false): ChangeEntry => ({ runId: 'R', at: '', feed: 'f', chatbot: 'SN', dryRun, change });
-const plan = (changes: ListingChange[], current: Record<string, CurrentCopy[]> = {}, opts: { dropped?: number; later?: Record<string, string>; force?: boolean } = {}) =>
+const e = (change: ListingChange, dryRun = false): ChangeEntry => ({
+  runId: 'R',
+  at: '',
+  feed: 'f',
+  chatbot: 'SN',
+  dryRun,
+  change,
+});
+const plan = (
+  changes: ListingChange[],
+  current: Record<string, CurrentCopy[]> = {},
+  opts: { dropped?: number; later?: Record<string, string>; force?: boolean } = {},
+) =>
   planUndo({
     run: { runId: 'R', dropped: opts.dropped ?? 0 },
     changes: changes.map((c) => e(c)),
@@ -43,7 +54,12 @@ describe('planUndo', () => {
       ['create', 'D'],
     ]);
     expect(p.actions[1]).toMatchObject({ remoteId: 1, changes: [{ field: 'SalePrice', old: 999 }] });
-    expect(p).toMatchObject({ unchanged: 1, conflicts: [], cannot: [], notUndone: { duplicates: 1, withheld: 1, failed: 1, byRule: 1 } });
+    expect(p).toMatchObject({
+      unchanged: 1,
+      conflicts: [],
+      cannot: [],
+      notUndone: { duplicates: 1, withheld: 1, failed: 1, byRule: 1 },
+    });
   });
 
   it('nets a key the run wrote twice: created then updated is deleted', () => {
@@ -60,7 +76,14 @@ describe('planUndo', () => {
   it('names conflicts (a later run, the service) and leaves them unless forced', () => {
     const changes: ListingChange[] = [
       { op: 'update', key: 'A', reason: 'fields', changes: [], before: packListing(a), after: keptOfListing(a2) },
-      { op: 'update', key: 'B', reason: 'fields', changes: [], before: packListing(listing('B')), after: keptOfListing(listing('B', { Bedrooms: 1 })) },
+      {
+        op: 'update',
+        key: 'B',
+        reason: 'fields',
+        changes: [],
+        before: packListing(listing('B')),
+        after: keptOfListing(listing('B', { Bedrooms: 1 })),
+      },
       { op: 'delete', key: 'D', reason: 'absent', before: packListing(listing('D')) },
       { op: 'create', key: 'N', headline: {}, after: keptOfListing(listing('N')) },
     ];
@@ -97,7 +120,10 @@ describe('planUndo', () => {
     });
     expect(p.actions).toEqual([]);
     expect(p.cannot).toEqual([
-      { reason: '3 change(s) of run R were counted but not kept by the change log (changeLog.maxPerRun / maxBytesPerRun): they cannot be undone' },
+      {
+        reason:
+          '3 change(s) of run R were counted but not kept by the change log (changeLog.maxPerRun / maxBytesPerRun): they cannot be undone',
+      },
       { key: 'A', reason: 'its listing before the update was not kept: budget' },
       { key: 'D', reason: 'its listing before the delete was not kept' },
     ]);

@@ -27,7 +27,8 @@ afterAll(async () => {
 
 const HEADER = [...COLUMNS, 'Description', 'Agent'] as const;
 /** odd MLS numbers are Ann's, even ones Bob's */
-const withAgents = (rows: ReturnType<typeof goodRows>) => rows.map((r) => ({ ...r, Agent: Number(String(r.MLSNumber).slice(3)) % 2 ? 'ann' : 'bob' }));
+const withAgents = (rows: ReturnType<typeof goodRows>) =>
+  rows.map((r) => ({ ...r, Agent: Number(String(r.MLSNumber).slice(3)) % 2 ? 'ann' : 'bob' }));
 
 async function sync(config: string): Promise<FeedRunReport[]> {
   const out = await feedsync(['sync', '--config', config, '--json']);
@@ -36,40 +37,50 @@ async function sync(config: string): Promise<FeedRunReport[]> {
 }
 
 describe('feedsync undo of one lane of a routed run', () => {
-  it("puts that chatbot back and leaves the feed's other chatbot and its lane untouched", { timeout: 120_000 }, async () => {
-    dir = await mkdtemp(join(tmpdir(), 'feedsync-undo-routed-'));
-    const config = join(dir, 'feedsync.yaml');
-    await writeFile(config, annBobConfigYaml(te.url, { name: 'homes', columns: [...COLUMNS, 'Description'] }));
-    const write = (rows: ReturnType<typeof goodRows>) => writeFile(join(dir!, 'homes.csv'), csv(withAgents(rows), HEADER));
+  it(
+    "puts that chatbot back and leaves the feed's other chatbot and its lane untouched",
+    { timeout: 120_000 },
+    async () => {
+      dir = await mkdtemp(join(tmpdir(), 'feedsync-undo-routed-'));
+      const config = join(dir, 'feedsync.yaml');
+      await writeFile(config, annBobConfigYaml(te.url, { name: 'homes', columns: [...COLUMNS, 'Description'] }));
+      const write = (rows: ReturnType<typeof goodRows>) =>
+        writeFile(join(dir!, 'homes.csv'), csv(withAgents(rows), HEADER));
 
-    await write(goodRows());
-    await sync(config);
-    const annBefore = listingsAsText(await te.listings('SN-ANN'));
-    const bobBefore = listingsAsText(await te.listings('SN-BOB'));
-    expect([annBefore.length, bobBefore.length]).toEqual([10, 10]);
+      await write(goodRows());
+      await sync(config);
+      const annBefore = listingsAsText(await te.listings('SN-ANN'));
+      const bobBefore = listingsAsText(await te.listings('SN-BOB'));
+      expect([annBefore.length, bobBefore.length]).toEqual([10, 10]);
 
-    await write(badRows());
-    const bad = await sync(config);
-    // Ann: prices of 1, 3, 5, Location of 7, 19 gone, 21 new; Bob: prices of 2, 4, Location of 6, 20 gone, 22 new
-    expect(bad.map((r) => [r.chatbot, r.counts.created, r.counts.updated, r.counts.deleted])).toEqual([
-      ['SN-ANN', 1, 4, 1],
-      ['SN-BOB', 1, 3, 1],
-    ]);
-    const bobAfterBad = listingsAsText(await te.listings('SN-BOB'));
+      await write(badRows());
+      const bad = await sync(config);
+      // Ann: prices of 1, 3, 5, Location of 7, 19 gone, 21 new; Bob: prices of 2, 4, Location of 6, 20 gone, 22 new
+      expect(bad.map((r) => [r.chatbot, r.counts.created, r.counts.updated, r.counts.deleted])).toEqual([
+        ['SN-ANN', 1, 4, 1],
+        ['SN-BOB', 1, 3, 1],
+      ]);
+      const bobAfterBad = listingsAsText(await te.listings('SN-BOB'));
 
-    const undo = await feedsync(['undo', bad[0]!.runId, '--config', config, '--json']);
-    expect(undo.code, undo.stderr).toBe(0);
-    expect(JSON.parse(undo.stdout).report).toMatchObject({ outcome: 'ok', feed: 'homes', chatbot: 'SN-ANN', counts: { deleted: 1, updated: 4, created: 1 } });
-    expect(listingsAsText(await te.listings('SN-ANN'))).toEqual(annBefore);
-    expect(listingsAsText(await te.listings('SN-BOB'))).toEqual(bobAfterBad);
+      const undo = await feedsync(['undo', bad[0]!.runId, '--config', config, '--json']);
+      expect(undo.code, undo.stderr).toBe(0);
+      expect(JSON.parse(undo.stdout).report).toMatchObject({
+        outcome: 'ok',
+        feed: 'homes',
+        chatbot: 'SN-ANN',
+        counts: { deleted: 1, updated: 4, created: 1 },
+      });
+      expect(listingsAsText(await te.listings('SN-ANN'))).toEqual(annBefore);
+      expect(listingsAsText(await te.listings('SN-BOB'))).toEqual(bobAfterBad);
 
-    // Ann's lane state is as if the bad run had not happened; Bob's is as the bad run left it
-    await write(goodRows());
-    const rerun = await sync(config);
-    expect(rerun.map((r) => [r.chatbot, r.outcome, r.counts.created, r.counts.updated, r.counts.deleted])).toEqual([
-      ['SN-ANN', 'ok', 0, 0, 0],
-      ['SN-BOB', 'ok', 1, 3, 1],
-    ]);
-    expect(listingsAsText(await te.listings('SN-BOB'))).toEqual(bobBefore);
-  });
+      // Ann's lane state is as if the bad run had not happened; Bob's is as the bad run left it
+      await write(goodRows());
+      const rerun = await sync(config);
+      expect(rerun.map((r) => [r.chatbot, r.outcome, r.counts.created, r.counts.updated, r.counts.deleted])).toEqual([
+        ['SN-ANN', 'ok', 0, 0, 0],
+        ['SN-BOB', 'ok', 1, 3, 1],
+      ]);
+      expect(listingsAsText(await te.listings('SN-BOB'))).toEqual(bobBefore);
+    },
+  );
 });

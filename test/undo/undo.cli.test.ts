@@ -12,7 +12,16 @@ import { requests, SN, total } from '../sync/helpers/feed.js';
 import type { FeedRunReport } from '../../src/runs/run-lanes.js';
 import type { SyncOptions } from '../../src/sync/index.js';
 import { formatUndoReport } from '../../src/undo/index.js';
-import { badRows, createStory, goodRows, inProcess, listingsAsText, runIdOf, type Story, useUndoEmulator } from './helpers.js';
+import {
+  badRows,
+  createStory,
+  goodRows,
+  inProcess,
+  listingsAsText,
+  runIdOf,
+  type Story,
+  useUndoEmulator,
+} from './helpers.js';
 
 let te: TestEmulator;
 const { dirs } = useUndoEmulator((t) => (te = t));
@@ -35,47 +44,60 @@ async function badSync(s: Story): Promise<{ before: string[]; bad: string }> {
   return { before, bad: runIdOf(bad.stderr)! };
 }
 
-const writes = async () => total(await requests(te, 'RealEstateCreate')) + total(await requests(te, 'RealEstateUpdate')) + total(await requests(te, 'RealEstateDelete'));
+const writes = async () =>
+  total(await requests(te, 'RealEstateCreate')) +
+  total(await requests(te, 'RealEstateUpdate')) +
+  total(await requests(te, 'RealEstateDelete'));
 
 describe('feedsync undo', () => {
   // (several `feedsync` processes one after the other: on a loaded machine this takes a while)
-  it('puts the chatbot back as it was before the bad export, and a rerun of the good feed writes nothing', { timeout: 120_000 }, async () => {
-    const s = await story();
-    const { before, bad } = await badSync(s);
-    expect(listingsAsText(await te.listings(SN))).not.toEqual(before);
+  it(
+    'puts the chatbot back as it was before the bad export, and a rerun of the good feed writes nothing',
+    { timeout: 120_000 },
+    async () => {
+      const s = await story();
+      const { before, bad } = await badSync(s);
+      expect(listingsAsText(await te.listings(SN))).not.toEqual(before);
 
-    const writesBefore = await writes();
-    const dry = await feedsync(['undo', bad, '--dry-run', '--config', s.config]);
-    expect(dry.code).toBe(0);
-    expect(dry.stderr).toContain(`would undo run ${bad} of homes → ${SN}: 2 deleted, 7 updated back, 2 created again`);
-    expect(dry.stderr).toMatch(/~ MLS0001 would update back: SalePrice 3010000 → 301000/);
-    expect(dry.stderr).toContain('~ MLS0006 would update back: fields the list does not return');
-    expect(dry.stderr).toContain(`+ MLS0019 would create again (as it was before ${bad})`);
-    expect(dry.stderr).toContain(`- MLS0021 would delete (${bad} created it)`);
-    expect(await writes()).toBe(writesBefore); // the dry run wrote nothing
+      const writesBefore = await writes();
+      const dry = await feedsync(['undo', bad, '--dry-run', '--config', s.config]);
+      expect(dry.code).toBe(0);
+      expect(dry.stderr).toContain(
+        `would undo run ${bad} of homes → ${SN}: 2 deleted, 7 updated back, 2 created again`,
+      );
+      expect(dry.stderr).toMatch(/~ MLS0001 would update back: SalePrice 3010000 → 301000/);
+      expect(dry.stderr).toContain('~ MLS0006 would update back: fields the list does not return');
+      expect(dry.stderr).toContain(`+ MLS0019 would create again (as it was before ${bad})`);
+      expect(dry.stderr).toContain(`- MLS0021 would delete (${bad} created it)`);
+      expect(await writes()).toBe(writesBefore); // the dry run wrote nothing
 
-    const undo = await feedsync(['undo', bad, '--config', s.config, '--json']);
-    expect(undo.code).toBe(0);
-    const report = JSON.parse(undo.stdout).report;
-    expect(report).toMatchObject({ outcome: 'ok', undoOf: bad, counts: { deleted: 2, updated: 7, created: 2, conflicts: 0, cannot: 0 } });
-    // every listing as it was before the bad run, every field (Location and the long descriptions too)
-    expect(listingsAsText(await te.listings(SN))).toEqual(before);
+      const undo = await feedsync(['undo', bad, '--config', s.config, '--json']);
+      expect(undo.code).toBe(0);
+      const report = JSON.parse(undo.stdout).report;
+      expect(report).toMatchObject({
+        outcome: 'ok',
+        undoOf: bad,
+        counts: { deleted: 2, updated: 7, created: 2, conflicts: 0, cannot: 0 },
+      });
+      // every listing as it was before the bad run, every field (Location and the long descriptions too)
+      expect(listingsAsText(await te.listings(SN))).toEqual(before);
 
-    // the sync state is as if the bad run had not happened: the good feed again writes nothing
-    await s.writeFeed(goodRows());
-    const afterUndo = await writes();
-    const rerun = await feedsync(['sync', '--config', s.config, '--json']);
-    expect(rerun.code).toBe(0);
-    expect(JSON.parse(rerun.stdout).reports[0].counts).toMatchObject({ created: 0, updated: 0, deleted: 0 });
-    expect(await writes()).toBe(afterUndo);
+      // the sync state is as if the bad run had not happened: the good feed again writes nothing
+      await s.writeFeed(goodRows());
+      const afterUndo = await writes();
+      const rerun = await feedsync(['sync', '--config', s.config, '--json']);
+      expect(rerun.code).toBe(0);
+      expect(JSON.parse(rerun.stdout).reports[0].counts).toMatchObject({ created: 0, updated: 0, deleted: 0 });
+      expect(await writes()).toBe(afterUndo);
 
-    // the undo is a run of the change log, with its own changes
-    const shown = await feedsync(['runs', 'show', report.runId, '--config', s.config]);
-    expect(shown.stdout).toContain(`run ${report.runId}: homes → ${SN}, ok`);
-    expect(shown.stdout).toContain('- MLS0021 delete (feedsync undo: the undone run created it)');
-    expect(shown.stdout).toContain(`an undo of run ${bad}`);
-    expect(shown.stdout).toMatch(/kept for undo: 9 whole listing\(s\), \d+ bytes/);
-  });
+      // the undo is a run of the change log, with its own changes
+      const shown = await feedsync(['runs', 'show', report.runId, '--config', s.config]);
+      expect(shown.stdout).toContain(`run ${report.runId}: homes → ${SN}, ok`);
+      expect(shown.stdout).toContain('- MLS0021 delete (feedsync undo: the undone run created it)');
+      expect(shown.stdout).toContain(`an undo of run ${bad}`);
+      expect(shown.stdout).toMatch(/kept for undo: 9 whole listing\(s\), \d+ bytes/);
+    },
+  );
 
   it('fails without touching anything when the configured Redis does not answer', { timeout: 60_000 }, async () => {
     const closed = createServer();
@@ -100,7 +122,10 @@ describe('feedsync undo', () => {
 // The same story in this process (syncs and undos over real HTTP, the lock aside), for the cases.
 describe('undoRun', () => {
   /** the good feed synced, then the bad one, in this process */
-  async function badRun(s: Story, ops: { sync(opts?: SyncOptions): Promise<FeedRunReport> }): Promise<{ before: string[]; bad: string }> {
+  async function badRun(
+    s: Story,
+    ops: { sync(opts?: SyncOptions): Promise<FeedRunReport> },
+  ): Promise<{ before: string[]; bad: string }> {
     await s.writeFeed(goodRows());
     expect((await ops.sync()).outcome).toBe('ok');
     const before = listingsAsText(await te.listings(SN));
@@ -118,7 +143,15 @@ describe('undoRun', () => {
       expect((await ops.sync()).outcome).toBe('ok');
       const before = listingsAsText(await te.listings(SN));
       // one listing changed in listed fields and in Location (which the list does not return), one gone
-      await s.writeFeed(good.slice(0, 99).map((r, k) => (k === 0 ? { ...r, SalePrice: Number(r.SalePrice) * 10, Location: 'Somewhere Else', Description: 'changed' } : r)));
+      await s.writeFeed(
+        good
+          .slice(0, 99)
+          .map((r, k) =>
+            k === 0
+              ? { ...r, SalePrice: Number(r.SalePrice) * 10, Location: 'Somewhere Else', Description: 'changed' }
+              : r,
+          ),
+      );
       const lists = total(await requests(te, 'RealEstateList'));
       const rerun = await ops.sync();
       expect(rerun.counts).toMatchObject({ updated: 1, deleted: 1, created: 0 });
@@ -142,7 +175,13 @@ describe('undoRun', () => {
       const undo = await ops.undo(bad);
       expect(undo.outcome).toBe('partial');
       expect(undo.conflicts).toEqual([
-        { key: 'MLS0002', action: 'update', reason: expect.stringMatching(new RegExp(`^changed by a later run: run ${later.runId} of homes at \\S+ made a update$`)) },
+        {
+          key: 'MLS0002',
+          action: 'update',
+          reason: expect.stringMatching(
+            new RegExp(`^changed by a later run: run ${later.runId} of homes at \\S+ made a update$`),
+          ),
+        },
       ]);
       const byKey = new Map((await te.listings(SN)).map((l) => [l.MLSNumber, l]));
       expect(byKey.get('MLS0002')?.SalePrice).toBe(999); // left as the later run wrote it
@@ -166,10 +205,17 @@ describe('undoRun', () => {
       await te.api.updateListing({ ...listing, Bedrooms: 9, Key: 'MLS0003', KeyType: 'MLSNumber' });
 
       const dry = await ops.undo(bad, { dryRun: true });
-      expect(dry.conflicts).toEqual([{ key: 'MLS0003', action: 'update', reason: 'changed on the service since the run: Bedrooms' }]);
-      expect(formatUndoReport(dry)).toContain('! MLS0003 conflict (left alone; --force to revert it): changed on the service since the run: Bedrooms');
+      expect(dry.conflicts).toEqual([
+        { key: 'MLS0003', action: 'update', reason: 'changed on the service since the run: Bedrooms' },
+      ]);
+      expect(formatUndoReport(dry)).toContain(
+        '! MLS0003 conflict (left alone; --force to revert it): changed on the service since the run: Bedrooms',
+      );
       expect((await ops.undo(bad)).outcome).toBe('partial');
-      expect((await te.listings(SN)).find((l) => l.MLSNumber === 'MLS0003')).toMatchObject({ Bedrooms: 9, SalePrice: 3030000 });
+      expect((await te.listings(SN)).find((l) => l.MLSNumber === 'MLS0003')).toMatchObject({
+        Bedrooms: 9,
+        SalePrice: 3030000,
+      });
       // and a listing the run deleted that is back on the service is not created twice
       expect((await te.listings(SN)).filter((l) => l.MLSNumber === 'MLS0019')).toHaveLength(1);
     });
@@ -199,9 +245,14 @@ describe('undoRun', () => {
       expect(undo.message).toContain('nothing was done (--force undoes the rest)');
       expect(undo.cannot).toContainEqual({
         key: 'MLS0001',
-        reason: expect.stringMatching(/^its listing before the update was not kept: the run's whole listings passed changeLog.maxWholeBytesPerRun/),
+        reason: expect.stringMatching(
+          /^its listing before the update was not kept: the run's whole listings passed changeLog.maxWholeBytesPerRun/,
+        ),
       });
-      expect(undo.cannot).toContainEqual({ key: 'MLS0019', reason: expect.stringMatching(/^its listing before the delete was not kept/) });
+      expect(undo.cannot).toContainEqual({
+        key: 'MLS0019',
+        reason: expect.stringMatching(/^its listing before the delete was not kept/),
+      });
       expect(await writes()).toBe(writesBefore); // nothing written
 
       const forced = await ops.undo(bad, { force: true });
@@ -215,7 +266,9 @@ describe('undoRun', () => {
     await s.writeFeed(goodRows(3));
     await inProcess(s.config, async (ops) => {
       const dry = await ops.sync({ dryRun: true });
-      await expect(ops.undo(dry.runId)).rejects.toThrow(`run ${dry.runId} was a dry run: it wrote nothing, there is nothing to undo`);
+      await expect(ops.undo(dry.runId)).rejects.toThrow(
+        `run ${dry.runId} was a dry run: it wrote nothing, there is nothing to undo`,
+      );
     });
   });
 });

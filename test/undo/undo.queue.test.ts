@@ -22,7 +22,10 @@ let worker: RunningWorker;
 
 beforeAll(async () => {
   te = await startTestEmulator();
-  s = await createStory(te.url, [`redis: { url: "${REDIS_URL}", prefix: ${prefix} }`, 'worker: { shutdownTimeoutMs: 2000 }']);
+  s = await createStory(te.url, [
+    `redis: { url: "${REDIS_URL}", prefix: ${prefix} }`,
+    'worker: { shutdownTimeoutMs: 2000 }',
+  ]);
   worker = await startWorker(await loadConfig(s.config), { port: 0, logger: silentLogger });
 });
 afterAll(async () => {
@@ -33,28 +36,35 @@ afterAll(async () => {
   await redis.quit();
 });
 
-it('enqueue undo RUN --wait undoes the run on a worker; the status page without a login shows the command', { timeout: 90_000 }, async () => {
-  const { before, bad } = await inProcess(s.config, async (ops) => {
-    await s.writeFeed(goodRows());
-    await ops.sync();
-    const before = listingsAsText(await te.listings(SN));
-    await s.writeFeed(badRows());
-    return { before, bad: (await ops.sync()).runId };
-  });
+it(
+  'enqueue undo RUN --wait undoes the run on a worker; the status page without a login shows the command',
+  { timeout: 90_000 },
+  async () => {
+    const { before, bad } = await inProcess(s.config, async (ops) => {
+      await s.writeFeed(goodRows());
+      await ops.sync();
+      const before = listingsAsText(await te.listings(SN));
+      await s.writeFeed(badRows());
+      return { before, bad: (await ops.sync()).runId };
+    });
 
-  // the status page of the run, no login configured: the commands, and no action
-  const page = await (await fetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}`)).text();
-  expect(page).toContain(`feedsync undo ${bad} --dry-run --config ${s.config}`);
-  expect(page).not.toContain('undo this run…');
-  const refused = await fetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}/undo`, { method: 'POST', body: new URLSearchParams({ confirm: bad }) });
-  expect(refused.status).toBe(403);
-  expect(listingsAsText(await te.listings(SN))).not.toEqual(before);
+    // the status page of the run, no login configured: the commands, and no action
+    const page = await (await fetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}`)).text();
+    expect(page).toContain(`feedsync undo ${bad} --dry-run --config ${s.config}`);
+    expect(page).not.toContain('undo this run…');
+    const refused = await fetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}/undo`, {
+      method: 'POST',
+      body: new URLSearchParams({ confirm: bad }),
+    });
+    expect(refused.status).toBe(403);
+    expect(listingsAsText(await te.listings(SN))).not.toEqual(before);
 
-  const out = await feedsync(['enqueue', 'undo', bad, '--wait', '--config', s.config]);
-  expect(out.code).toBe(0);
-  expect(out.stderr).toContain(`undid run ${bad} of homes → ${SN}: 2 deleted, 7 updated back, 2 created again`);
-  expect(listingsAsText(await te.listings(SN))).toEqual(before);
-  // run history has the undo beside the syncs
-  const runs = await listRuns(redis, prefix, { feed: 'homes', limit: 10 });
-  expect(runs.map((r) => r.job)).toContain('listing-undo');
-});
+    const out = await feedsync(['enqueue', 'undo', bad, '--wait', '--config', s.config]);
+    expect(out.code).toBe(0);
+    expect(out.stderr).toContain(`undid run ${bad} of homes → ${SN}: 2 deleted, 7 updated back, 2 created again`);
+    expect(listingsAsText(await te.listings(SN))).toEqual(before);
+    // run history has the undo beside the syncs
+    const runs = await listRuns(redis, prefix, { feed: 'homes', limit: 10 });
+    expect(runs.map((r) => r.job)).toContain('listing-undo');
+  },
+);

@@ -13,7 +13,12 @@ export function refuseNotCsv(start: string, file: string): void {
   const kind = bodyKind(start);
   if (!kind) return;
   const hint = kind === 'an HTML page' ? " (the feed host's error or login page saved as the file?)" : '';
-  throw new FeedReadError(`the file is ${kind}, not CSV: it starts \`${firstLineOf(start)}\`${hint}; none of its rows was read`, { file, line: 1 }, false, { refused: true });
+  throw new FeedReadError(
+    `the file is ${kind}, not CSV: it starts \`${firstLineOf(start)}\`${hint}; none of its rows was read`,
+    { file, line: 1 },
+    false,
+    { refused: true },
+  );
 }
 
 const SHOWN_COLUMNS = 40;
@@ -21,7 +26,12 @@ const SHOWN_MISSING = 5;
 const name = (column: string) => `\`${printable(column.length > 60 ? `${column.slice(0, 60)}…` : column)}\``;
 
 /** Refuses a header that lacks a column the mapping reads: each missing one named, with the columns it has and the one it likely became. */
-export function checkColumns(header: readonly string[], needs: readonly ColumnNeed[], file: string, start: string): void {
+export function checkColumns(
+  header: readonly string[],
+  needs: readonly ColumnNeed[],
+  file: string,
+  start: string,
+): void {
   const has = new Set(header);
   const missing = needs.filter((n) => !n.anyOf.some((c) => has.has(c)));
   if (!missing.length) return;
@@ -41,7 +51,8 @@ export function checkColumns(header: readonly string[], needs: readonly ColumnNe
     const likely = closest(n.anyOf[0]!, unread.length ? unread : header);
     return `${n.anyOf.map(name).join(' or ')} (read by ${n.usedBy}) is not in the header${likely ? `; the nearest it has is ${name(likely)}` : ''}`;
   });
-  const more = missing.length > SHOWN_MISSING ? `; and ${missing.length - SHOWN_MISSING} more column(s) the mapping reads` : '';
+  const more =
+    missing.length > SHOWN_MISSING ? `; and ${missing.length - SHOWN_MISSING} more column(s) the mapping reads` : '';
   throw new FeedReadError(
     `${each.join('; ')}${more}. It has ${header.length} column(s): ${cols}. Map the new name (mapping.fields: from: [New, Old] reads either) or fix the export`,
     place,
@@ -61,5 +72,9 @@ function closest(wanted: string, columns: readonly string[]): string | undefined
     while (i < w.length && i < l.length && w[i] === l[i]) i++;
     if (i > bestShared) [best, bestShared] = [c, i];
   }
-  return best ?? nearest(wanted, columns) ?? columns.find((c) => c.toLowerCase().includes(w) || (c.length > 2 && w.includes(c.toLowerCase())));
+  return (
+    best ??
+    nearest(wanted, columns) ??
+    columns.find((c) => c.toLowerCase().includes(w) || (c.length > 2 && w.includes(c.toLowerCase())))
+  );
 }

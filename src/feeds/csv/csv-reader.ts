@@ -44,7 +44,11 @@ export interface CsvOptions {
  * for (cheaper for records never mapped, dearer for records mapped), the same items as the plain
  * records built as they are read (test/feeds/csv-fast-path.test.ts).
  */
-export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { fastPath?: boolean; lazy?: boolean } = {}): BatchedItems<FeedItem> {
+export function readCsv(
+  bytes: AsyncIterable<Buffer>,
+  opts: CsvOptions,
+  how: { fastPath?: boolean; lazy?: boolean } = {},
+): BatchedItems<FeedItem> {
   return itemsOf(readCsvBatches(bytes, opts, how.fastPath ?? true, how.lazy ?? false));
 }
 
@@ -53,16 +57,27 @@ export function readCsv(bytes: AsyncIterable<Buffer>, opts: CsvOptions, how: { f
  * one that is not (or from the start: `fastPath: false`, the reference the fast path is tested against).
  * Both hand their rows to the one `CsvRows`.
  */
-async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, fastPath: boolean, lazy: boolean): AsyncIterable<FeedItem[]> {
+async function* readCsvBatches(
+  bytes: AsyncIterable<Buffer>,
+  opts: CsvOptions,
+  fastPath: boolean,
+  lazy: boolean,
+): AsyncIterable<FeedItem[]> {
   const file = opts.label;
   const rows = new CsvRows(
     file,
-    { maxColumns: opts.maxColumns ?? CSV_LIMIT_DEFAULTS.maxColumns, maxRecordBytes: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes },
+    {
+      maxColumns: opts.maxColumns ?? CSV_LIMIT_DEFAULTS.maxColumns,
+      maxRecordBytes: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes,
+    },
     opts.onHeader,
     lazy,
     opts.columns,
   );
-  const scanner = fastPath && fastPathReads(opts.delimiter, opts.quote) ? new CsvScanner(opts.delimiter, opts.quote, rows.row) : undefined;
+  const scanner =
+    fastPath && fastPathReads(opts.delimiter, opts.quote)
+      ? new CsvScanner(opts.delimiter, opts.quote, rows.row)
+      : undefined;
   let parser: CsvParser | undefined = scanner ? undefined : csvParser(opts, rows, 0);
   // csv-parse reads on from where the fast path stopped, a piece at a time as the chunks came
   async function* handOver(to: Handover | undefined): AsyncIterable<FeedItem[]> {
@@ -86,8 +101,10 @@ async function* readCsvBatches(bytes: AsyncIterable<Buffer>, opts: CsvOptions, f
   // no row is complete before its line ends, so the chunks go on to the parser meanwhile
   let judged = false;
   const judge = (chunk: Buffer | string | undefined) => {
-    if (chunk !== undefined) rows.start += typeof chunk === 'string' ? chunk.slice(0, 512) : chunk.toString('utf8', 0, 512);
-    if (chunk !== undefined && rows.start.length < 512 && !/[\r\n]/.test(rows.start.replace(/^[\s\uFEFF]+/, ''))) return;
+    if (chunk !== undefined)
+      rows.start += typeof chunk === 'string' ? chunk.slice(0, 512) : chunk.toString('utf8', 0, 512);
+    if (chunk !== undefined && rows.start.length < 512 && !/[\r\n]/.test(rows.start.replace(/^[\s\uFEFF]+/, '')))
+      return;
     judged = true;
     refuseNotCsv(rows.start, file);
   };
@@ -238,7 +255,11 @@ class CsvRows {
       // The fields read still name the key, so its listing is kept. The row stands alone when a
       // line ending closed it and it is not rows run together (those have about twice the
       // columns); the last row of a file that ends mid-row was cut short (see the end).
-      const error = new RecordParseError(`expected ${header.length} columns as in the header, got ${fields.length}`, { file, line, record: position.index });
+      const error = new RecordParseError(`expected ${header.length} columns as in the header, got ${fields.length}`, {
+        file,
+        line,
+        record: position.index,
+      });
       const data = shape.build(header.map((_, i) => fields[i] ?? ''));
       const standalone = fields.length < 2 * header.length - 1;
       this.pending.push({ kind: 'error', position, error, data, ...(standalone && { standalone }) });
@@ -246,7 +267,11 @@ class CsvRows {
     }
     const text = rowText(this.headerId, fields);
     // the joined form gives the fields back: the data waits until asked for (csv-record.ts)
-    this.pending.push(this.lazy && text.charCodeAt(0) === 0x63 /* c */ ? new CsvRecord(position, text, shape) : { kind: 'record', position, data: shape.build(fields), text });
+    this.pending.push(
+      this.lazy && text.charCodeAt(0) === 0x63 /* c */
+        ? new CsvRecord(position, text, shape)
+        : { kind: 'record', position, data: shape.build(fields), text },
+    );
   };
 
   /** a row csv-parse could not read */
@@ -266,15 +291,24 @@ class CsvRows {
     this.lastEnd = end;
     const error = (at: number, message: string) => {
       const position = { file, line: at, index: this.index++ };
-      this.pending.push({ kind: 'error', position, error: new RecordParseError(message, { file, line: at, record: position.index }) });
+      this.pending.push({
+        kind: 'error',
+        position,
+        error: new RecordParseError(message, { file, line: at, record: position.index }),
+      });
     };
     if (err.code !== 'CSV_INVALID_CLOSING_QUOTE') return error(line, err.message.replace(/^Invalid [^:]*: /, ''));
     const got = /got ("[^"]*"|\S+)/.exec(err.message)?.[1] ?? 'a character';
     const fix = 'a " inside a field is written ""';
-    if (end === line) return error(line, `a quote in this row is followed by ${got}, not by a delimiter or the line's end: ${fix}`);
+    if (end === line)
+      return error(line, `a quote in this row is followed by ${got}, not by a delimiter or the line's end: ${fix}`);
     // the quote ran on over the next lines: each of them is said, none is lost without a word
-    error(line, `a quote opened on this line is not closed on it: the field runs on to line ${end}, where ${got} follows a quote; lines ${line}–${end} could not be read; ${fix}`);
-    for (let at = line + 1; at <= end; at++) error(at, `read inside the quote opened on line ${line}: this line could not be read`);
+    error(
+      line,
+      `a quote opened on this line is not closed on it: the field runs on to line ${end}, where ${got} follows a quote; lines ${line}–${end} could not be read; ${fix}`,
+    );
+    for (let at = line + 1; at <= end; at++)
+      error(at, `read inside the quote opened on line ${line}: this line could not be read`);
   }
 
   /** a row (by default the one after the last read) is longer than the cap: the read ends, naming its line */
@@ -299,7 +333,10 @@ class CsvRows {
     // A file that stops mid-row was cut (a truncated download): its last row is not a row of the feed.
     const lastItem = this.pending.at(-1);
     if (!endsInLineBreak && lastItem?.kind === 'error') {
-      lastItem.error = new RecordParseError(`${lastItem.error.message.replace(/^.*?: /, '')}: the file ends in this row (truncated?)`, lastItem.error.place);
+      lastItem.error = new RecordParseError(
+        `${lastItem.error.message.replace(/^.*?: /, '')}: the file ends in this row (truncated?)`,
+        lastItem.error.place,
+      );
       delete lastItem.standalone;
     }
     if (this.pending.length) yield this.take();

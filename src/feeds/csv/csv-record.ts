@@ -41,7 +41,8 @@ export class CsvRecord {
   get data(): Record<string, string> {
     if (this.#data) return this.#data;
     const fields = rowFields(this.text);
-    if (!fields) throw new Error(`${this.position.file}:${this.position.line}: a CSV record whose text is not the joined form`);
+    if (!fields)
+      throw new Error(`${this.position.file}:${this.position.line}: a CSV record whose text is not the joined form`);
     return (this.#data = this.#shape.build(fields));
   }
   /** the value `data[name]` holds, read from the text without building the data; undefined when the header has no such column */
@@ -52,7 +53,10 @@ export class CsvRecord {
     // the header's identity, then a separator before each field
     let at = t.indexOf(UNIT);
     for (let k = 0; k < i && at >= 0; k++) at = t.indexOf(UNIT, at + 1);
-    if (at < 0) throw new Error(`${this.position.file}:${this.position.line}: a CSV record whose text has fewer fields than its header`);
+    if (at < 0)
+      throw new Error(
+        `${this.position.file}:${this.position.line}: a CSV record whose text has fewer fields than its header`,
+      );
     const end = t.indexOf(UNIT, at + 1);
     return t.slice(at + 1, end < 0 ? t.length : end);
   }

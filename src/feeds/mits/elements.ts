@@ -19,7 +19,8 @@ function raw(el: unknown, name: string): unknown {
   const v = el[name];
   if (v !== undefined) return v;
   for (const key in el) {
-    if (key.length > name.length && key.charCodeAt(key.length - name.length - 1) === 58 && key.endsWith(name)) return el[key];
+    if (key.length > name.length && key.charCodeAt(key.length - name.length - 1) === 58 && key.endsWith(name))
+      return el[key];
   }
   return undefined;
 }
@@ -75,7 +76,17 @@ export function mitsDate(el: unknown): string | undefined {
   const y = Number(attr(el, 'Year'));
   const m = Number(attr(el, 'Month'));
   const d = Number(attr(el, 'Day'));
-  if (Number.isInteger(y) && Number.isInteger(m) && Number.isInteger(d) && y >= 1900 && y <= 2200 && m >= 1 && m <= 12 && d >= 1 && d <= 31) {
+  if (
+    Number.isInteger(y) &&
+    Number.isInteger(m) &&
+    Number.isInteger(d) &&
+    y >= 1900 &&
+    y <= 2200 &&
+    m >= 1 &&
+    m <= 12 &&
+    d >= 1 &&
+    d <= 31
+  ) {
     return `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
   }
   const t = textOf(el);

@@ -44,25 +44,50 @@ export function joinProperty(p: Element, per: RecordPer): JoinedRecord[] {
   return units.map(({ parts, plan, how }) => unitRecord(pid, where, property, parts, plan, how));
 }
 
-function findPlan(unit: UnitParts, only: Plan | undefined, byId: Map<string, Plan>, byName: Map<string, Plan>, count: number): { plan: Plan | undefined; how: string } {
+function findPlan(
+  unit: UnitParts,
+  only: Plan | undefined,
+  byId: Map<string, Plan>,
+  byName: Map<string, Plan>,
+  count: number,
+): { plan: Plan | undefined; how: string } {
   const ref = unit.floorplan;
   if (ref?.id !== undefined) {
     const plan = byId.get(ref.id);
     return plan
       ? { plan, how: `floorplan ${ref.id} by ${ref.via}` }
-      : { plan, how: `floorplan ${ref.id} (${ref.via}) is not among the property's ${count} floorplan(s): no floorplan fields` };
+      : {
+          plan,
+          how: `floorplan ${ref.id} (${ref.via}) is not among the property's ${count} floorplan(s): no floorplan fields`,
+        };
   }
   if (ref?.name !== undefined) {
     const plan = byName.get(ref.name.toLowerCase());
-    return plan ? { plan, how: `floorplan "${ref.name}" by ${ref.via}` } : { plan, how: `no floorplan of the property is named "${ref.name}" (${ref.via}): no floorplan fields` };
+    return plan
+      ? { plan, how: `floorplan "${ref.name}" by ${ref.via}` }
+      : { plan, how: `no floorplan of the property is named "${ref.name}" (${ref.via}): no floorplan fields` };
   }
-  if (only) return { plan: only, how: `the property's only floorplan (${String(only.fields.ID ?? only.fields.Name ?? '?')}; the unit names none)` };
+  if (only)
+    return {
+      plan: only,
+      how: `the property's only floorplan (${String(only.fields.ID ?? only.fields.Name ?? '?')}; the unit names none)`,
+    };
   return { plan: undefined, how: `names no floorplan and the property has ${count}: no floorplan fields` };
 }
 
-function unitRecord(pid: string | undefined, where: string, property: ReturnType<typeof readProperty>, unit: UnitParts, plan: Plan | undefined, how: string): JoinedRecord {
+function unitRecord(
+  pid: string | undefined,
+  where: string,
+  property: ReturnType<typeof readProperty>,
+  unit: UnitParts,
+  plan: Plan | undefined,
+  how: string,
+): JoinedRecord {
   const uid = unit.fields.ID as string | undefined;
-  const date = unit.availability === 'on_notice' ? (unit.fields.VacateDate ?? unit.fields.MadeReadyDate) : (unit.fields.MadeReadyDate ?? unit.fields.VacateDate);
+  const date =
+    unit.availability === 'on_notice'
+      ? (unit.fields.VacateDate ?? unit.fields.MadeReadyDate)
+      : (unit.fields.MadeReadyDate ?? unit.fields.VacateDate);
   const photos = joinPhotos([unit.fields.Photos, plan?.fields.Photos, property.fields.Photos]);
   const dropped = unit.photosDropped + (plan?.photosDropped ?? 0) + property.photosDropped;
   const data: Fields = {};
@@ -91,7 +116,13 @@ interface JoinedUnit {
   plan: Plan | undefined;
 }
 
-function floorplanRecord(pid: string | undefined, where: string, property: ReturnType<typeof readProperty>, plan: Plan & { el: Element }, units: JoinedUnit[]): JoinedRecord {
+function floorplanRecord(
+  pid: string | undefined,
+  where: string,
+  property: ReturnType<typeof readProperty>,
+  plan: Plan & { el: Element },
+  units: JoinedUnit[],
+): JoinedRecord {
   const fid = plan.fields.ID as string | undefined;
   const mine = units.filter((u) => u.plan === plan);
   const open = mine.filter((u) => u.parts.availability !== 'leased');
@@ -106,9 +137,14 @@ function floorplanRecord(pid: string | undefined, where: string, property: Retur
     const stated = text(plan.el, 'UnitsAvailable');
     if (stated !== undefined) fields.UnitsAvailable = stated;
     availability = stated !== undefined && Number(stated) === 0 ? 'leased' : 'available';
-    how = stated !== undefined ? `the property lists no units; Floorplan/UnitsAvailable ${stated}` : 'the property lists no units: listed by the feed';
+    how =
+      stated !== undefined
+        ? `the property lists no units; Floorplan/UnitsAvailable ${stated}`
+        : 'the property lists no units: listed by the feed';
   }
-  const rents = open.map((u) => Number(u.parts.fields.UnitRent ?? u.parts.fields.MarketRent)).filter((n) => Number.isFinite(n) && n > 0);
+  const rents = open
+    .map((u) => Number(u.parts.fields.UnitRent ?? u.parts.fields.MarketRent))
+    .filter((n) => Number.isFinite(n) && n > 0);
   if (fields.MarketRentMin === undefined && rents.length) fields.MarketRentMin = String(Math.min(...rents));
   if (fields.MarketRentMax === undefined && rents.length) fields.MarketRentMax = String(Math.max(...rents));
   if (fields.MarketRentMin !== undefined)
@@ -117,7 +153,12 @@ function floorplanRecord(pid: string | undefined, where: string, property: Retur
         ? `${String(fields.MarketRentMin)}-${String(fields.MarketRentMax)}`
         : String(fields.MarketRentMin);
   const dates = open
-    .map((u) => (u.parts.availability === 'on_notice' ? u.parts.fields.VacateDate : (u.parts.fields.MadeReadyDate ?? u.parts.fields.VacateDate)) as string | undefined)
+    .map(
+      (u) =>
+        (u.parts.availability === 'on_notice'
+          ? u.parts.fields.VacateDate
+          : (u.parts.fields.MadeReadyDate ?? u.parts.fields.VacateDate)) as string | undefined,
+    )
     .filter((d): d is string => d !== undefined);
   const photos = joinPhotos([plan.fields.Photos, property.fields.Photos]);
   const data: Fields = {

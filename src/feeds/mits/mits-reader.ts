@@ -37,21 +37,43 @@ export function readMits(bytes: AsyncIterable<Buffer>, opts: MitsOptions): Batch
 async function* readMitsBatches(bytes: AsyncIterable<Buffer>, opts: MitsOptions): AsyncIterable<FeedItem[]> {
   const file = opts.label;
   const recordPath = opts.recordPath ?? 'PhysicalProperty.Property';
-  const scanner = createXmlScanner({ recordPath, label: file, maxRecordChars: opts.maxPropertyChars ?? DEFAULT_MAX_PROPERTY_CHARS });
+  const scanner = createXmlScanner({
+    recordPath,
+    label: file,
+    maxRecordChars: opts.maxPropertyChars ?? DEFAULT_MAX_PROPERTY_CHARS,
+  });
   let index = 0;
   const toItems = (property: ScannedRecord): FeedItem[] => {
     const records = joinProperty(property.data, opts.recordPer);
-    const at = (ids?: Record<string, string>, join?: string) => ({ file, line: property.line, index: index++, ...(ids && { ids }), ...(join && { join }) });
-    if (property.error === undefined) return records.map((r): FeedItem => ({ kind: 'record', position: at(r.ids, r.join), data: r.data }));
+    const at = (ids?: Record<string, string>, join?: string) => ({
+      file,
+      line: property.line,
+      index: index++,
+      ...(ids && { ids }),
+      ...(join && { join }),
+    });
+    if (property.error === undefined)
+      return records.map((r): FeedItem => ({ kind: 'record', position: at(r.ids, r.join), data: r.data }));
     const message = `malformed <Property> record: ${property.error}`;
     if (!records.length) {
       const position = at();
-      return [{ kind: 'error', position, error: new RecordParseError(message, { file, line: property.line, record: position.index }) }];
+      return [
+        {
+          kind: 'error',
+          position,
+          error: new RecordParseError(message, { file, line: property.line, record: position.index }),
+        },
+      ];
     }
     // no record is standalone: the property's other units may be lost with what broke it
     return records.map((r): FeedItem => {
       const position = at(r.ids, r.join);
-      return { kind: 'error', position, error: new RecordParseError(message, { file, line: property.line, record: position.index }), data: r.data };
+      return {
+        kind: 'error',
+        position,
+        error: new RecordParseError(message, { file, line: property.line, record: position.index }),
+        data: r.data,
+      };
     });
   };
   // a document the path matches nothing in and that never opens its first element is not the feed (record-path-check.ts)

@@ -8,9 +8,18 @@ export type Fields = Record<string, unknown>;
 
 /** Photos, as the feed lists them: File elements of these types, Active not "false", by Rank, http(s) Src only. */
 export function photosOf(owner: unknown, types: RegExp): { urls: string[]; dropped: number } {
-  const files = elements(owner, 'File').filter((f) => types.test(text(f, 'FileType') ?? 'Photo') && !/^false$/i.test(attr(f, 'Active') ?? ''));
-  const ranked = files.map((f, i) => ({ src: text(f, 'Src') ?? text(f, 'URL'), rank: Number(text(f, 'Rank') ?? Number.NaN), i }));
-  ranked.sort((a, b) => (Number.isFinite(a.rank) ? a.rank : Infinity) - (Number.isFinite(b.rank) ? b.rank : Infinity) || a.i - b.i);
+  const files = elements(owner, 'File').filter(
+    (f) => types.test(text(f, 'FileType') ?? 'Photo') && !/^false$/i.test(attr(f, 'Active') ?? ''),
+  );
+  const ranked = files.map((f, i) => ({
+    src: text(f, 'Src') ?? text(f, 'URL'),
+    rank: Number(text(f, 'Rank') ?? Number.NaN),
+    i,
+  }));
+  ranked.sort(
+    (a, b) =>
+      (Number.isFinite(a.rank) ? a.rank : Infinity) - (Number.isFinite(b.rank) ? b.rank : Infinity) || a.i - b.i,
+  );
   const urls: string[] = [];
   let dropped = 0;
   for (const r of ranked) {

@@ -87,15 +87,30 @@ export function decide(
     ?.trim()
     .toLowerCase()
     .replace(/[\s-]+/g, '_');
-  if (status === 'available' || status === 'not_ready') return { availability: 'available', decidedBy: `UnitLeasedStatus ${leased}` };
+  if (status === 'available' || status === 'not_ready')
+    return { availability: 'available', decidedBy: `UnitLeasedStatus ${leased}` };
   if (status === 'on_notice') return { availability: 'on_notice', decidedBy: `UnitLeasedStatus ${leased}` };
-  if (status !== undefined && LEASED.has(status)) return { availability: 'leased', decidedBy: `UnitLeasedStatus ${leased}` };
-  const occupied = vacancy !== undefined ? /^occupied$/i.test(vacancy.trim()) : occupancy !== undefined ? /^occupied$/i.test(occupancy.trim()) : undefined;
-  const by = vacancy !== undefined ? `VacancyClass ${vacancy}` : occupancy !== undefined ? `UnitOccupancyStatus ${occupancy}` : undefined;
+  if (status !== undefined && LEASED.has(status))
+    return { availability: 'leased', decidedBy: `UnitLeasedStatus ${leased}` };
+  const occupied =
+    vacancy !== undefined
+      ? /^occupied$/i.test(vacancy.trim())
+      : occupancy !== undefined
+        ? /^occupied$/i.test(occupancy.trim())
+        : undefined;
+  const by =
+    vacancy !== undefined
+      ? `VacancyClass ${vacancy}`
+      : occupancy !== undefined
+        ? `UnitOccupancyStatus ${occupancy}`
+        : undefined;
   const prefix = status !== undefined ? `UnitLeasedStatus ${leased} (not a MITS value), ` : '';
-  if (occupied === undefined || by === undefined) return { availability: 'available', decidedBy: `${prefix}no status: listed by the feed` };
+  if (occupied === undefined || by === undefined)
+    return { availability: 'available', decidedBy: `${prefix}no status: listed by the feed` };
   if (!occupied) return { availability: 'available', decidedBy: prefix + by };
-  return vacate !== undefined ? { availability: 'on_notice', decidedBy: `${prefix}${by} with VacateDate ${vacate}` } : { availability: 'leased', decidedBy: prefix + by };
+  return vacate !== undefined
+    ? { availability: 'on_notice', decidedBy: `${prefix}${by} with VacateDate ${vacate}` }
+    : { availability: 'leased', decidedBy: prefix + by };
 }
 
 function floorplanRef(ils: Element, unit: unknown): FloorplanRef | undefined {

@@ -30,7 +30,13 @@ export const SLICE = 256 * 1024;
 const COLON = 58;
 
 /** Calls `onTag` for each start and end tag of `names`, in document order; yields to the event loop every `slice` characters. */
-export async function scanTags(xml: string, names: ReadonlySet<string>, attrNames: ReadonlySet<string>, onTag: (tag: CsdlTag) => void, slice = SLICE): Promise<void> {
+export async function scanTags(
+  xml: string,
+  names: ReadonlySet<string>,
+  attrNames: ReadonlySet<string>,
+  onTag: (tag: CsdlTag) => void,
+  slice = SLICE,
+): Promise<void> {
   let pos = 0;
   let pauseAt = slice;
   for (;;) {
@@ -47,7 +53,13 @@ export async function scanTags(xml: string, names: ReadonlySet<string>, attrName
 }
 
 /** Reads the markup at `lt`; returns where the scan goes on, or -1 at the document's end. */
-function tagAt(xml: string, lt: number, names: ReadonlySet<string>, attrNames: ReadonlySet<string>, onTag: (tag: CsdlTag) => void): number {
+function tagAt(
+  xml: string,
+  lt: number,
+  names: ReadonlySet<string>,
+  attrNames: ReadonlySet<string>,
+  onTag: (tag: CsdlTag) => void,
+): number {
   if (xml.startsWith('<!--', lt)) return skipPast(xml, '-->', lt + 4);
   if (xml.startsWith('<![CDATA[', lt)) return skipPast(xml, ']]>', lt + 9);
   let i = lt + 1;
@@ -66,7 +78,12 @@ function tagAt(xml: string, lt: number, names: ReadonlySet<string>, attrNames: R
   // a tag broken off by a `<` is no tag: the scan goes on at that `<`
   if (xml.charCodeAt(end) === LT) return end;
   const selfClosing = !close && xml.charCodeAt(end - 1) === SLASH;
-  onTag({ name: xml.slice(local, i), close, selfClosing, attrs: close ? new Map() : attributes(xml, i, selfClosing ? end - 1 : end, attrNames) });
+  onTag({
+    name: xml.slice(local, i),
+    close,
+    selfClosing,
+    attrs: close ? new Map() : attributes(xml, i, selfClosing ? end - 1 : end, attrNames),
+  });
   return end + 1;
 }
 

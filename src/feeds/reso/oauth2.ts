@@ -78,7 +78,8 @@ export function oauth2TokenSource(auth: OAuth2Auth, opts: TokenOptions): TokenSo
       forgetExpired();
       const entry = cache.get(key);
       if (entry && !entry.value) return remember((await entry.pending).token, opts.scope ?? credential); // another job is asking: share its answer
-      if (entry?.value && Date.now() < entry.value.renewAt) return remember(entry.value.token, opts.scope ?? credential);
+      if (entry?.value && Date.now() < entry.value.renewAt)
+        return remember(entry.value.token, opts.scope ?? credential);
       const fresh: Entry = { pending: requestToken(auth, credential, opts) };
       cache.set(key, fresh);
       try {
@@ -134,7 +135,11 @@ export function clearTokenCache(): void {
 
 async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOptions): Promise<Cached> {
   const place = { file: `${new URL(auth.tokenUrl).origin}${new URL(auth.tokenUrl).pathname}` };
-  const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: auth.clientId, client_secret: auth.clientSecret });
+  const body = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: auth.clientId,
+    client_secret: auth.clientSecret,
+  });
   if (auth.scope) body.set('scope', auth.scope);
   for (let attempt = 0; ; attempt++) {
     if (opts.signal?.aborted) throw new AbortedError(`token request to ${place.file}`, opts.signal.reason);
@@ -164,7 +169,8 @@ async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOpt
       const text = raw.toString('utf8');
       if (response.status >= 200 && response.status < 300) {
         const parsed = TokenAnswer.safeParse(safeJson(text));
-        if (!parsed.success) throw new FeedReadError(`the token endpoint's answer has no access_token (${credential})`, place, false);
+        if (!parsed.success)
+          throw new FeedReadError(`the token endpoint's answer has no access_token (${credential})`, place, false);
         const token = parsed.data.access_token;
         const lifeMs = (parsed.data.expires_in ?? DEFAULT_LIFETIME_S) * 1000;
         const now = Date.now();
@@ -178,14 +184,19 @@ async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOpt
         `the token endpoint refused ${credential}: HTTP ${response.status}${retryable ? '' : '; check feeds[].source.auth (clientId, clientSecret, scope)'}${said ? `; it said: ${maskSecrets(said)}` : ''}`,
         place,
         retryable,
-        { status: response.status, ...(!retryable && { credentialKey: 'source.auth (clientId, clientSecret, scope)' }) },
+        {
+          status: response.status,
+          ...(!retryable && { credentialKey: 'source.auth (clientId, clientSecret, scope)' }),
+        },
       );
     } catch (err) {
       if (err instanceof FeedReadError) throw err;
       if (opts.signal?.aborted) throw new AbortedError(`token request to ${place.file}`, err);
       // a token answer past the cap will be as large next time; a timeout or a dropped connection may not
       const again = !(err instanceof RequestStopped && err.reason === 'too-large');
-      failure = new FeedReadError(`the token request for ${credential} failed: ${causeMessage(err)}`, place, again, { cause: err });
+      failure = new FeedReadError(`the token request for ${credential} failed: ${causeMessage(err)}`, place, again, {
+        cause: err,
+      });
     }
     if (!failure.retryable || attempt >= opts.retries) throw failure;
     await sleep((opts.backoffMs ?? 500) * 2 ** attempt, undefined, { signal: opts.signal }).catch((err) => {

@@ -34,7 +34,9 @@ export interface OpenHouseBook {
 export function openHouseBook(copies: ReadonlyArray<ReadonlyMap<string, string>>, now: Date): OpenHouseBook {
   const lists = new Map<string, Kept>();
   /** per lane: key → its copy's open houses as JSON (compared with what the run ends with) */
-  const before = copies.map((copy) => new Map([...copy].map(([key, text]) => [key, JSON.stringify(parseKept(text)?.oh ?? text)])));
+  const before = copies.map(
+    (copy) => new Map([...copy].map(([key, text]) => [key, JSON.stringify(parseKept(text)?.oh ?? text)])),
+  );
   const storedAnywhere = (key: string) => before.some((b) => b.has(key));
   /** OpenHouseKey → the listing it is kept under */
   const where = new Map<string, string>();
@@ -53,7 +55,10 @@ export function openHouseBook(copies: ReadonlyArray<ReadonlyMap<string, string>>
     const kept = lists.get(key);
     // (a listing with none, and none stored, is not held: the book holds listings with open houses only)
     if (!oh.length && !storedAnywhere(key)) return void lists.delete(key);
-    lists.set(key, { ...((id ?? kept?.id) !== undefined && { id: id ?? kept?.id }), oh: oh.sort((a, b) => a.s.localeCompare(b.s)) });
+    lists.set(key, {
+      ...((id ?? kept?.id) !== undefined && { id: id ?? kept?.id }),
+      oh: oh.sort((a, b) => a.s.localeCompare(b.s)),
+    });
   };
   return {
     apply(records, full, joinField = 'ListingKey') {
@@ -101,10 +106,13 @@ export function openHouseBook(copies: ReadonlyArray<ReadonlyMap<string, string>>
     changed() {
       const keys = new Set([...lists.keys(), ...before.flatMap((b) => [...b.keys()])]);
       const now = (k: string) => JSON.stringify(lists.get(k)?.oh ?? []);
-      return [...keys].filter((k) => (before.length ? before : [new Map<string, string>()]).some((b) => (b.get(k) ?? '[]') !== now(k)));
+      return [...keys].filter((k) =>
+        (before.length ? before : [new Map<string, string>()]).some((b) => (b.get(k) ?? '[]') !== now(k)),
+      );
     },
     listingId: (key) => lists.get(key)?.id,
-    final: () => new Map([...lists].filter(([, kept]) => kept.oh.length > 0).map(([key, kept]) => [key, JSON.stringify(kept)])),
+    final: () =>
+      new Map([...lists].filter(([, kept]) => kept.oh.length > 0).map(([key, kept]) => [key, JSON.stringify(kept)])),
   };
 }
 

@@ -100,7 +100,12 @@ function typedAsks(asks: readonly KeyAsk[], types: ReadonlyMap<string, string>):
   for (const a of asks) {
     const type = types.get(a.field);
     if (types.size > 0 && type === undefined) {
-      out.push({ field: a.field, values: a.values, type, untyped: `the server's $metadata does not list ${a.field} in the entity type` });
+      out.push({
+        field: a.field,
+        values: a.values,
+        type,
+        untyped: `the server's $metadata does not list ${a.field} in the entity type`,
+      });
       continue;
     }
     const ok = a.values.filter((v) => typedLiteral(v, type) !== undefined);
@@ -115,10 +120,15 @@ function typedAsks(asks: readonly KeyAsk[], types: ReadonlyMap<string, string>):
 }
 
 /** Every ask's records, batched within the URL and `or` limits, a request's answer at a time; bounded by source.maxPages requests. */
-async function* askAll(asks: readonly TypedAsk[], at: { source: ResoSource; deps: LookupDeps; origin: string; index: { next: number } }): AsyncIterable<FeedItem[]> {
+async function* askAll(
+  asks: readonly TypedAsk[],
+  at: { source: ResoSource; deps: LookupDeps; origin: string; index: { next: number } },
+): AsyncIterable<FeedItem[]> {
   const { source, deps, origin, index } = at;
   const profile = vendorProfile(source.vendor);
-  const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...asks.map((a) => a.field)])] : undefined;
+  const select = source.select?.length
+    ? [...new Set([...source.select, source.keyField, TS, ...asks.map((a) => a.field)])]
+    : undefined;
   const top = profile.pageSizeBy === 'top' ? pageSize(source, profile) : undefined;
   let requests = 0;
   for (const ask of asks) {
@@ -150,7 +160,8 @@ async function* askAll(asks: readonly TypedAsk[], at: { source: ResoSource; deps
         }
         const items: FeedItem[] = [];
         for (const raw of page.value) {
-          if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) items.push(deps.itemOf(raw as Record<string, unknown>, index.next++));
+          if (raw !== null && typeof raw === 'object' && !Array.isArray(raw))
+            items.push(deps.itemOf(raw as Record<string, unknown>, index.next++));
         }
         yield items;
         const link = page['@odata.nextLink'];
@@ -180,7 +191,11 @@ function refusedQuoted(ask: TypedAsk, err: unknown, place: { file: string; recor
  * profile's confirm field): the confirm field's values of those on the server (asked for next), and
  * the rows of those that have none (on the server, so never deleted, but not to be asked for).
  */
-async function byConfirmField(hidden: readonly KeyAsk[], confirmBy: string, deps: LookupDeps): Promise<{ by: string[]; unasked: Array<Record<string, unknown>> }> {
+async function byConfirmField(
+  hidden: readonly KeyAsk[],
+  confirmBy: string,
+  deps: LookupDeps,
+): Promise<{ by: string[]; unasked: Array<Record<string, unknown>> }> {
   const wanted = hidden.map((a) => ({ field: a.field, values: new Set(a.values) }));
   const by = new Set<string>();
   const unasked: Array<Record<string, unknown>> = [];
@@ -196,15 +211,22 @@ async function byConfirmField(hidden: readonly KeyAsk[], confirmBy: string, deps
 }
 
 function unaskable(row: Record<string, unknown>, confirmBy: string, label: string, index: number): FeedItem {
-  const error = new RecordParseError(`the server still has this record, but it has no ${confirmBy}, the field it could be asked for by: kept, not read`, {
-    file: label,
-    record: index,
-  });
+  const error = new RecordParseError(
+    `the server still has this record, but it has no ${confirmBy}, the field it could be asked for by: kept, not read`,
+    {
+      file: label,
+      record: index,
+    },
+  );
   return { kind: 'error', position: { file: label, index }, error, data: row, standalone: true };
 }
 
 /** The values of each ask in groups of at most `maxTerms` whose URL, as sent (percent-encoded: queryUrl), stays within MAX_URL. */
-export function* batches(asks: readonly KeyAsk[], url: (field: string, values: string[]) => string, maxTerms = Number.POSITIVE_INFINITY): Generator<[string, string[]]> {
+export function* batches(
+  asks: readonly KeyAsk[],
+  url: (field: string, values: string[]) => string,
+  maxTerms = Number.POSITIVE_INFINITY,
+): Generator<[string, string[]]> {
   for (const ask of asks) {
     let batch: string[] = [];
     for (const value of ask.values) {

@@ -73,20 +73,32 @@ export interface ChangesChoice {
 
 export async function chooseChanges(source: ResoSource, metadata: () => Promise<ResoMetadata>): Promise<ChangesChoice> {
   if (source.changes !== 'auto') return { used: source.changes, why: `source.changes: ${source.changes}` };
-  if (!source.incremental) return { used: 'timestamps', why: 'source.incremental is false: every pull is full, no change log is read' };
+  if (!source.incremental)
+    return { used: 'timestamps', why: 'source.incremental is false: every pull is full, no change log is read' };
   try {
     const sets = (await metadata()).sets;
     return sets.has(EVENT_RESOURCE)
-      ? { used: 'entityEvent', why: "source.changes: auto, and the server's $metadata offers the EntityEvent entity set (RESO RCP-027)" }
+      ? {
+          used: 'entityEvent',
+          why: "source.changes: auto, and the server's $metadata offers the EntityEvent entity set (RESO RCP-027)",
+        }
       : { used: 'timestamps', why: "source.changes: auto, and the server's $metadata has no EntityEvent entity set" };
   } catch (err) {
-    return { used: 'timestamps', why: `source.changes: auto, and the server's $metadata could not be read (${causeMessage(err)})` };
+    return {
+      used: 'timestamps',
+      why: `source.changes: auto, and the server's $metadata could not be read (${causeMessage(err)})`,
+    };
   }
 }
 
 const later = (a: string, b: string) => (BigInt(b) > BigInt(a) ? b : a);
 
-export function openResoChanges(feedName: string, source: ResoSource, ctx: FeedContext, options: ResoOpenOptions = {}): OpenedFeed {
+export function openResoChanges(
+  feedName: string,
+  source: ResoSource,
+  ctx: FeedContext,
+  options: ResoOpenOptions = {},
+): OpenedFeed {
   const tally = options.tally ?? requestTally();
   let meta: Promise<ResoMetadata> | undefined;
   const metadata = () => (meta ??= readMetadata(client, source.url!, source.resource));
@@ -99,8 +111,11 @@ export function openResoChanges(feedName: string, source: ResoSource, ctx: FeedC
   let start: string | undefined;
   let none = false;
   async function* items(): AsyncIterable<FeedItem> {
-    const known = source.changes === 'auto' && source.incremental && !ctx.full && parsedMark(ctx.mark, NoEvents) !== undefined;
-    const choice = known ? { used: 'timestamps' as const, why: 'the last full pull found no EntityEvent in $metadata' } : await chooseChanges(source, metadata);
+    const known =
+      source.changes === 'auto' && source.incremental && !ctx.full && parsedMark(ctx.mark, NoEvents) !== undefined;
+    const choice = known
+      ? { used: 'timestamps' as const, why: 'the last full pull found no EntityEvent in $metadata' }
+      : await chooseChanges(source, metadata);
     ctx.logger.info({ feed: feedName, changes: choice.used }, `changes found by ${choice.used}: ${choice.why}`);
     if (choice.used === 'entityEvent') start = await newestSequence(client, source);
     else none = source.changes === 'auto';
@@ -132,7 +147,12 @@ async function newestSequence(client: PageClient, source: ResoSource): Promise<s
   const first = page.value[0];
   if (first === undefined) return '0';
   const r = Event.pick({ [SEQ]: true }).safeParse(first);
-  if (!r.success) throw new FeedReadError(`the EntityEvent log's newest event has no ${SEQ} that is a whole number`, { file: displayUrl(url) }, false);
+  if (!r.success)
+    throw new FeedReadError(
+      `the EntityEvent log's newest event has no ${SEQ} that is a whole number`,
+      { file: displayUrl(url) },
+      false,
+    );
   return String(r.data[SEQ]);
 }
 
@@ -162,7 +182,8 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
       throw err;
     });
     if (typeof polled === 'string' || !polled.whole) {
-      const why = typeof polled === 'string' ? polled : `the EntityEvent log no longer holds sequence ${seq} (purged past it)`;
+      const why =
+        typeof polled === 'string' ? polled : `the EntityEvent log no longer holds sequence ${seq} (purged past it)`;
       yield* reconcileInstead(why);
       return;
     }
@@ -174,7 +195,16 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
       stats.events!.media = (stats.events!.media ?? 0) + 1;
     }
     stats.events!.keys = keys.size;
-    yield* fetchKeys(keys, { feedName, source, ctx, lookup: pull.lookup!, label, stats: stats.events!, warnings: own, goneBy: 'the EntityEvent log says are gone' });
+    yield* fetchKeys(keys, {
+      feedName,
+      source,
+      ctx,
+      lookup: pull.lookup!,
+      label,
+      stats: stats.events!,
+      warnings: own,
+      goneBy: 'the EntityEvent log says are gone',
+    });
     reached = JSON.stringify({ ...stored, seq: last });
     ctx.logger.debug({ feed: feedName, seq: last, keys: keys.size }, 'EntityEvent log read');
   }
@@ -182,7 +212,12 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
   async function* reconcileInstead(why: string): AsyncIterable<FeedItem> {
     stats.events!.purged = why;
     ctx.logger.warn({ feed: feedName, seq }, `${why}: a keys-only reconcile runs instead`);
-    if (!ctx.reconcileFallback) throw new FeedReadError(`${why}, and no reconcile can run here: run feedsync sync --reconcile, or --full`, { file: label }, false);
+    if (!ctx.reconcileFallback)
+      throw new FeedReadError(
+        `${why}, and no reconcile can run here: run feedsync sync --reconcile, or --full`,
+        { file: label },
+        false,
+      );
     // (the newest sequence before the reconcile begins: what changes during it is read from the log next time)
     const newest = await newestSequence(client, source);
     instead = openResoReconcile(feedName, source, ctx, ctx.reconcileFallback, run.opts);
@@ -208,7 +243,12 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
 }
 
 /** An event poll's stats: its client's, and a reconcile's when one ran instead. */
-function eventStats(client: PageClient, pull: EventRun['pull'], own: string[], instead: () => OpenedFeed | undefined): SourceReadStats {
+function eventStats(
+  client: PageClient,
+  pull: EventRun['pull'],
+  own: string[],
+  instead: () => OpenedFeed | undefined,
+): SourceReadStats {
   return {
     get pages() {
       return client.tally.total;
@@ -240,17 +280,36 @@ interface Polled {
 }
 
 /** The log from `seq` on: the keys of the feed's resource it names (coalesced), Media keys, and the highest sequence read. */
-async function pollLog(client: PageClient, source: ResoSource, seq: string, stats: SourceReadStats, label: string): Promise<Polled> {
+async function pollLog(
+  client: PageClient,
+  source: ResoSource,
+  seq: string,
+  stats: SourceReadStats,
+  label: string,
+): Promise<Polled> {
   const out: Polled = { whole: seq === '0', keys: new Set(), media: new Set(), last: seq };
   const origin = new URL(source.url!).origin;
-  let url: string | undefined = queryUrl(source.url!, EVENT_RESOURCE, { filter: `${SEQ} ${seq === '0' ? 'gt' : 'ge'} ${seq}`, orderby: SEQ });
+  let url: string | undefined = queryUrl(source.url!, EVENT_RESOURCE, {
+    filter: `${SEQ} ${seq === '0' ? 'gt' : 'ge'} ${seq}`,
+    orderby: SEQ,
+  });
   for (let n = 1; url; n++) {
     const where = { file: label, record: `event page ${n}` };
-    if (n > source.maxPages) throw new FeedReadError(`the EntityEvent log has more than source.maxPages (${source.maxPages}) pages from sequence ${seq}`, where, false);
+    if (n > source.maxPages)
+      throw new FeedReadError(
+        `the EntityEvent log has more than source.maxPages (${source.maxPages}) pages from sequence ${seq}`,
+        where,
+        false,
+      );
     const page: Page = await client.get(url, where.record, 'events');
     for (const raw of page.value) {
       const r = Event.safeParse(raw);
-      if (!r.success) throw new FeedReadError(`an EntityEvent lacks ${SEQ}, ResourceName or ResourceRecordKey: ${JSON.stringify(raw).slice(0, 200)}`, where, false);
+      if (!r.success)
+        throw new FeedReadError(
+          `an EntityEvent lacks ${SEQ}, ResourceName or ResourceRecordKey: ${JSON.stringify(raw).slice(0, 200)}`,
+          where,
+          false,
+        );
       const at = String(r.data[SEQ]);
       if (BigInt(at) <= BigInt(seq)) {
         // the mark's own event, applied already: proof the log was not purged past the mark
@@ -266,7 +325,12 @@ async function pollLog(client: PageClient, source: ResoSource, seq: string, stat
     const next = page['@odata.nextLink'];
     if (next) {
       const u: URL = new URL(next, url);
-      if (u.origin !== origin) throw new FeedReadError(`the EntityEvent nextLink leads to another origin (${u.origin}); not followed`, where, false);
+      if (u.origin !== origin)
+        throw new FeedReadError(
+          `the EntityEvent nextLink leads to another origin (${u.origin}); not followed`,
+          where,
+          false,
+        );
       url = u.toString();
     } else url = undefined;
   }

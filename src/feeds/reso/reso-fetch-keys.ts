@@ -47,7 +47,12 @@ export async function* fetchKeys(keys: ReadonlySet<string>, at: FetchKeysAt): As
   for (const key of keys) {
     if (fetched.has(key)) continue;
     stats.gone++;
-    if (named) yield { kind: 'removed', position: { file: at.label, index: index++, id: key }, data: { [source.keyField]: key } };
+    if (named)
+      yield {
+        kind: 'removed',
+        position: { file: at.label, index: index++, id: key },
+        data: { [source.keyField]: key },
+      };
     else stats.unnamed = (stats.unnamed ?? 0) + 1;
   }
   if (stats.unnamed) warnUnnamed(stats.unnamed, at);

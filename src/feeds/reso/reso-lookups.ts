@@ -82,11 +82,17 @@ export function lookupUrl(source: ResoSource): string {
   const base = root.endsWith(`/${source.resource}`) ? root.slice(0, -source.resource.length - 1) : root;
   const profile = vendorProfile(source.vendor);
   const required = profile.requiredFilter && source[profile.requiredFilter.sourceKey];
-  return queryUrl(base, 'Lookup', { filter: required ? `${profile.requiredFilter!.field} eq ${keyLiteral(required)}` : undefined });
+  return queryUrl(base, 'Lookup', {
+    filter: required ? `${profile.requiredFilter!.field} eq ${keyLiteral(required)}` : undefined,
+  });
 }
 
 /** Every record of the Lookup resource, keeping the lists named in `wanted`. */
-export async function readLookups(client: PageClient, source: ResoSource, wanted: ReadonlySet<string>): Promise<LookupRead> {
+export async function readLookups(
+  client: PageClient,
+  source: ResoSource,
+  wanted: ReadonlySet<string>,
+): Promise<LookupRead> {
   const out: LookupRead = { lists: new Map(), sizes: new Map(), systems: [], records: 0 };
   const tallies = new Map<string, ListTally>();
   const systems = new Set<string>();
@@ -95,7 +101,11 @@ export async function readLookups(client: PageClient, source: ResoSource, wanted
   let url: string | undefined = first;
   for (let page = 1; url !== undefined; page++) {
     if (page > source.maxPages) {
-      throw new FeedReadError(`the Lookup resource has more than ${source.maxPages} pages (source.maxPages); it was not read whole`, { file: first }, false);
+      throw new FeedReadError(
+        `the Lookup resource has more than ${source.maxPages} pages (source.maxPages); it was not read whole`,
+        { file: first },
+        false,
+      );
     }
     const answer = await client.get(url, `Lookup page ${page}`, 'lookups');
     for (const raw of answer.value) {
@@ -114,7 +124,8 @@ export async function readLookups(client: PageClient, source: ResoSource, wanted
       tally.add({ value, ...(standard && { standard }), ...(legacy && { legacy }) });
     }
     const next = answer['@odata.nextLink'];
-    url = next === undefined ? undefined : nextLinkUrl(next, url, origin, { file: first, record: `Lookup page ${page}` });
+    url =
+      next === undefined ? undefined : nextLinkUrl(next, url, origin, { file: first, record: `Lookup page ${page}` });
   }
   for (const [name, tally] of tallies) {
     out.lists.set(name, tally.kept);

@@ -16,28 +16,42 @@ const MEDIA_KEY = 'MediaKey';
 const MAX_TERMS = 50;
 
 /** The keys of the feed's resource (source.resource) that these Media records belong to. */
-export async function mediaParents(client: PageClient, source: ResoSource, mediaKeys: readonly string[], label: string): Promise<Set<string>> {
+export async function mediaParents(
+  client: PageClient,
+  source: ResoSource,
+  mediaKeys: readonly string[],
+  label: string,
+): Promise<Set<string>> {
   const parents = new Set<string>();
   const origin = new URL(source.url!).origin;
   const url = (field: string, values: string[]) =>
-    queryUrl(source.url!, MEDIA, { filter: values.map((v) => `${field} eq ${keyLiteral(v)}`).join(' or '), select: [MEDIA_KEY, 'ResourceName', 'ResourceRecordKey'] });
+    queryUrl(source.url!, MEDIA, {
+      filter: values.map((v) => `${field} eq ${keyLiteral(v)}`).join(' or '),
+      select: [MEDIA_KEY, 'ResourceName', 'ResourceRecordKey'],
+    });
   let pages = 0;
   for (const [field, values] of batches([{ field: MEDIA_KEY, values: [...mediaKeys] }], url, MAX_TERMS)) {
     let next: string | undefined = url(field, values);
     while (next) {
       const where = { file: label, record: `Media by key, request ${++pages}` };
       if (pages > source.maxPages)
-        throw new FeedReadError(`the Media records of the EntityEvent log's Media events take more than source.maxPages (${source.maxPages}) requests`, where, false);
+        throw new FeedReadError(
+          `the Media records of the EntityEvent log's Media events take more than source.maxPages (${source.maxPages}) requests`,
+          where,
+          false,
+        );
       const page = await client.get(next, where.record, 'byKey');
       for (const row of page.value) {
         const r = row as Record<string, unknown>;
         const name = r.ResourceName;
         const key = r.ResourceRecordKey;
-        if ((name === undefined || name === source.resource) && (typeof key === 'string' || typeof key === 'number')) parents.add(String(key));
+        if ((name === undefined || name === source.resource) && (typeof key === 'string' || typeof key === 'number'))
+          parents.add(String(key));
       }
       const link = page['@odata.nextLink'];
       const u: URL | undefined = link ? new URL(link, next) : undefined;
-      if (u && u.origin !== origin) throw new FeedReadError(`the Media nextLink leads to another origin (${u.origin}); not followed`, where, false);
+      if (u && u.origin !== origin)
+        throw new FeedReadError(`the Media nextLink leads to another origin (${u.origin}); not followed`, where, false);
       next = u?.toString();
     }
   }

@@ -39,7 +39,15 @@ export async function readMetadata(client: PageClient, base: string, resource: s
   return parseMetadata(await client.text(url, '$metadata'), url);
 }
 
-const TAGS: ReadonlySet<string> = new Set(['Schema', 'EntityType', 'Property', 'EntitySet', 'EnumType', 'Member', 'Annotation']);
+const TAGS: ReadonlySet<string> = new Set([
+  'Schema',
+  'EntityType',
+  'Property',
+  'EntitySet',
+  'EnumType',
+  'Member',
+  'Annotation',
+]);
 const ATTRS: ReadonlySet<string> = new Set(['Name', 'Type', 'Namespace', 'EntityType', 'Term', 'String']);
 /** the root element within the first 4 KB (`<edmx:Edmx`); a linear search, not a regex */
 function hasEdmx(head: string): boolean {
@@ -66,10 +74,16 @@ interface Scan {
 
 export async function parseMetadata(xml: string, where = '$metadata'): Promise<ResoMetadata> {
   if (!hasEdmx(xml.slice(0, 4096))) {
-    throw new FeedReadError(`not an OData $metadata document (no Edmx element); it starts ${JSON.stringify(xml.slice(0, 80))}`, { file: where }, false);
+    throw new FeedReadError(
+      `not an OData $metadata document (no Edmx element); it starts ${JSON.stringify(xml.slice(0, 80))}`,
+      { file: where },
+      false,
+    );
   }
   const scan: Scan = { namespace: '', types: new Map(), lookups: new Map(), enums: new Map(), sets: [] };
-  await scanTags(xml, TAGS, ATTRS, (tag) => (tag.close ? closeTag(scan, tag.name) : openTag(scan, tag.name, tag.attrs, tag.selfClosing)));
+  await scanTags(xml, TAGS, ATTRS, (tag) =>
+    tag.close ? closeTag(scan, tag.name) : openTag(scan, tag.name, tag.attrs, tag.selfClosing),
+  );
   const of = <T>(map: Map<string, T>, type: string) => map.get(type) ?? map.get(type.split('.').pop()!);
   return {
     sets: new Map(scan.sets.map(([name, type]) => [name, of(scan.types, type) ?? new Map()])),
@@ -98,7 +112,12 @@ function openTag(scan: Scan, tag: string, attrs: ReadonlyMap<string, string>, se
     const type = attrs.get('Type');
     if (name !== undefined && type !== undefined) scan.entity.fields.set(name, type);
     scan.field = selfClosing ? undefined : name;
-  } else if (tag === 'Annotation' && scan.entity && scan.field !== undefined && attrs.get('Term') === LOOKUP_NAME_TERM) {
+  } else if (
+    tag === 'Annotation' &&
+    scan.entity &&
+    scan.field !== undefined &&
+    attrs.get('Term') === LOOKUP_NAME_TERM
+  ) {
     const lookup = attrs.get('String');
     if (lookup) scan.entity.lookups.set(scan.field, lookup);
   } else if (tag === 'EntitySet') {
@@ -128,7 +147,8 @@ const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export function typedLiteral(value: string, type: string | undefined): string | undefined {
   if (type !== undefined && INTEGER.has(type)) return /^-?\d{1,20}$/.test(value) ? value : undefined;
-  if (type !== undefined && DECIMAL.has(type)) return /^-?\d{1,30}(\.\d{1,30})?([eE][+-]?\d{1,3})?$/.test(value) ? value : undefined;
+  if (type !== undefined && DECIMAL.has(type))
+    return /^-?\d{1,30}(\.\d{1,30})?([eE][+-]?\d{1,3})?$/.test(value) ? value : undefined;
   if (type === 'Edm.Guid') return GUID.test(value) ? value : undefined;
   return `'${value.replace(/'/g, "''")}'`;
 }

@@ -38,12 +38,21 @@ import { openHouseSource } from './reso-related.js';
 export const OPEN_HOUSE_RESOURCE = 'OpenHouse';
 
 /** The feed with its open houses joined, kept and refreshed; `inner` as it was when the source has none. */
-export function withOpenHouses(feedName: string, source: ResoSource, ctx: FeedContext, inner: OpenedFeed, tally: RequestTally): OpenedFeed {
+export function withOpenHouses(
+  feedName: string,
+  source: ResoSource,
+  ctx: FeedContext,
+  inner: OpenedFeed,
+  tally: RequestTally,
+): OpenedFeed {
   const from = openHouseSource(source);
   if (!from || ctx.reconcile) return inner;
   // (its own page client: the feed's budget, the read's tally; a replay has no OpenHouse resource to ask)
   // (a pushed-events job pulls nothing but the records pushed: it keeps no mark to pull from)
-  const client = from === 'related' && source.url && !ctx.pushed ? resoPageClient(source, ctx, { tally, scope: feedName, kind: 'OpenHouse' }) : undefined;
+  const client =
+    from === 'related' && source.url && !ctx.pushed
+      ? resoPageClient(source, ctx, { tally, scope: feedName, kind: 'OpenHouse' })
+      : undefined;
   const related = client !== undefined;
   let book: OpenHouseBook | undefined;
   let reached: string | undefined;
@@ -69,7 +78,10 @@ export function withOpenHouses(feedName: string, source: ResoSource, ctx: FeedCo
         book,
       );
       if (asks.length) {
-        ctx.logger.debug({ feed: feedName, keys: asks.reduce((n, a) => n + a.values.length, 0) }, 'listings whose open houses changed, fetched by key');
+        ctx.logger.debug(
+          { feed: feedName, keys: asks.reduce((n, a) => n + a.values.length, 0) },
+          'listings whose open houses changed, fetched by key',
+        );
         for await (const batch of inner.lookup.find(asks)) {
           for (const item of batch) yield join(item, book, from!, read);
         }
@@ -109,7 +121,8 @@ function asksFor(source: ResoSource, keys: readonly string[], book: OpenHouseBoo
   const profile = vendorProfile(source.vendor);
   const by = profile.confirmBy;
   if (!keys.length) return [];
-  if (!by || keyFilters(profile, source.keyField, [], source) !== undefined) return [{ field: source.keyField, values: [...keys] }];
+  if (!by || keyFilters(profile, source.keyField, [], source) !== undefined)
+    return [{ field: source.keyField, values: [...keys] }];
   const ids = keys.map((k) => book.listingId(k));
   const asks: KeyAsk[] = [{ field: by, values: ids.filter((v): v is string => v !== undefined) }];
   const rest = keys.filter((_, i) => ids[i] === undefined);
@@ -134,16 +147,34 @@ function storedSince(mark: string | undefined): string | undefined {
  */
 async function pullOpenHouses(client: PageClient, source: ResoSource, since: string | undefined) {
   const profile = vendorProfile(source.vendor);
-  const oh: ResoSource = { ...source, resource: OPEN_HOUSE_RESOURCE, filter: undefined, select: undefined, expandMedia: false, expandOpenHouse: false, keyField: 'OpenHouseKey' };
-  const sinceTerm = since === undefined ? undefined : sinceFilter({ ts: since }, null, profile.since, profile.sinceLagMinutes);
-  let url: string | undefined = queryUrl(source.url!, OPEN_HOUSE_RESOURCE, pullQuery(oh, profile, { full: since === undefined, since: sinceTerm }));
+  const oh: ResoSource = {
+    ...source,
+    resource: OPEN_HOUSE_RESOURCE,
+    filter: undefined,
+    select: undefined,
+    expandMedia: false,
+    expandOpenHouse: false,
+    keyField: 'OpenHouseKey',
+  };
+  const sinceTerm =
+    since === undefined ? undefined : sinceFilter({ ts: since }, null, profile.since, profile.sinceLagMinutes);
+  let url: string | undefined = queryUrl(
+    source.url!,
+    OPEN_HOUSE_RESOURCE,
+    pullQuery(oh, profile, { full: since === undefined, since: sinceTerm }),
+  );
   const origin = new URL(source.url!).origin;
   const bound = Math.min(client.serverTime ?? Date.now(), Date.now()) - 1000;
   const records: Array<Record<string, unknown>> = [];
   let mark = since;
   for (let n = 1; url; n++) {
     const where: { file: string; record: string } = { file: displayUrl(url), record: `OpenHouse page ${n}` };
-    if (n > source.maxPages) throw new FeedReadError(`the OpenHouse resource has more than source.maxPages (${source.maxPages}) pages to read`, where, false);
+    if (n > source.maxPages)
+      throw new FeedReadError(
+        `the OpenHouse resource has more than source.maxPages (${source.maxPages}) pages to read`,
+        where,
+        false,
+      );
     const page = await client.get(url, where.record, 'OpenHouse');
     for (const v of page.value) {
       if (v === null || typeof v !== 'object' || Array.isArray(v)) continue;

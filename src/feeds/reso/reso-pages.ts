@@ -64,12 +64,21 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: Pa
   const budget = sourceBudget(source, ctx);
 
   const get = (url: string, what: string, kind = options.kind ?? 'pages'): Promise<Page> =>
-    fetchAs(url, what, kind, headers, capsOf(source).page, (text, place) => parsePage(text, place, source.maxPageRecords));
+    fetchAs(url, what, kind, headers, capsOf(source).page, (text, place) =>
+      parsePage(text, place, source.maxPageRecords),
+    );
   const text = (url: string, what: string, kind: RequestKind = 'metadata'): Promise<string> =>
     fetchAs(url, what, kind, { ...headers, accept: 'application/xml' }, capsOf(source).metadata, (t) => t);
 
   /** the answer at `url` read whole, then parsed (an unreadable body, or a page that is not JSON, is asked for again) */
-  async function fetchAs<T>(url: string, what: string, kind: RequestKind, headers: Record<string, string>, cap: Cap, parse: Parse<T>): Promise<T> {
+  async function fetchAs<T>(
+    url: string,
+    what: string,
+    kind: RequestKind,
+    headers: Record<string, string>,
+    cap: Cap,
+    parse: Parse<T>,
+  ): Promise<T> {
     const place = { file: displayUrl(url), record: what };
     const onRequest = () => {
       requests++;
@@ -108,8 +117,12 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: Pa
           }
           throw unauthorized(err, place, { tokens, credential, refreshed });
         }
-        if (!(err instanceof PageBodyError) || attempt >= source.retries) throw onPage(settled(err, source.retries), place, source.retries);
-        ctx.logger.warn({ url: place.file, page: what, attempt: attempt + 1 }, `RESO page unreadable, asking for it again: ${err.message}`);
+        if (!(err instanceof PageBodyError) || attempt >= source.retries)
+          throw onPage(settled(err, source.retries), place, source.retries);
+        ctx.logger.warn(
+          { url: place.file, page: what, attempt: attempt + 1 },
+          `RESO page unreadable, asking for it again: ${err.message}`,
+        );
         await sleep(backoff * 2 ** attempt, undefined, { signal: ctx.signal }).catch((e) => {
           throw new AbortedError(`GET ${place.file}`, e);
         });
@@ -154,13 +167,24 @@ function unauthorized(
     : credential
       ? 'check source.bearerToken'
       : 'the server wants credentials: set source.auth or source.bearerToken';
-  const refused = credential ? `refused ${credential}${refreshed ? ', even with a fresh token' : ''}` : 'asks for credentials';
+  const refused = credential
+    ? `refused ${credential}${refreshed ? ', even with a fresh token' : ''}`
+    : 'asks for credentials';
   const credentialKey = tokens ? 'source.auth (clientId, clientSecret, scope)' : 'source.bearerToken';
-  return new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, { cause: err, status: 401, credentialKey });
+  return new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, {
+    cause: err,
+    status: 401,
+    credentialKey,
+  });
 }
 
 /** The source's OAuth2 tokens (none without source.auth), their calls counted in the read's tally. */
-function tokenSource(source: ResoSource, ctx: FeedContext, options: PageClientOptions, tally: RequestTally): TokenSource | undefined {
+function tokenSource(
+  source: ResoSource,
+  ctx: FeedContext,
+  options: PageClientOptions,
+  tally: RequestTally,
+): TokenSource | undefined {
   if (!source.auth) return undefined;
   return oauth2TokenSource(source.auth, {
     ...(options.scope !== undefined && { scope: options.scope }),
@@ -194,7 +218,10 @@ function settled(err: unknown, retries: number): unknown {
   if (!(err instanceof PageBodyError) || !err.refused) return err;
   const prefix = `${formatPlace(err.place)}: `;
   const reason = err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
-  return new FeedReadError(`${reason}${retries > 0 ? ` (asked ${retries + 1} times)` : ''}`, err.place, false, { cause: err, refused: true });
+  return new FeedReadError(`${reason}${retries > 0 ? ` (asked ${retries + 1} times)` : ''}`, err.place, false, {
+    cause: err,
+    refused: true,
+  });
 }
 
 /** A page's cap, and `$metadata`'s: parsed as a whole document, kept well below a page's. */
@@ -219,7 +246,12 @@ interface Cap {
   hint?: string;
 }
 
-async function readCapped(body: AsyncIterable<Uint8Array>, cancel: () => void, cap: Cap, place: { file: string; record: string }): Promise<string> {
+async function readCapped(
+  body: AsyncIterable<Uint8Array>,
+  cancel: () => void,
+  cap: Cap,
+  place: { file: string; record: string },
+): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -227,12 +259,17 @@ async function readCapped(body: AsyncIterable<Uint8Array>, cancel: () => void, c
       size += c.byteLength;
       if (size > cap.bytes) {
         cancel();
-        throw new FeedReadError(`${cap.what} is larger than ${cap.setting} (${cap.bytes} bytes)${cap.hint ?? ''}`, place, false);
+        throw new FeedReadError(
+          `${cap.what} is larger than ${cap.setting} (${cap.bytes} bytes)${cap.hint ?? ''}`,
+          place,
+          false,
+        );
       }
       chunks.push(Buffer.from(c));
     }
   } catch (err) {
-    if (err instanceof FeedReadError && err.retryable) throw new PageBodyError(causeMessage(err), place, true, { cause: err });
+    if (err instanceof FeedReadError && err.retryable)
+      throw new PageBodyError(causeMessage(err), place, true, { cause: err });
     throw err;
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -240,11 +277,14 @@ async function readCapped(body: AsyncIterable<Uint8Array>, cancel: () => void, c
 
 /** What a JSON answer holds instead of a page: an OData error's code and message, else its keys. */
 function jsonHolds(json: unknown): string {
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) return `got ${Array.isArray(json) ? 'a list' : json === null ? 'null' : typeof json}`;
+  if (json === null || typeof json !== 'object' || Array.isArray(json))
+    return `got ${Array.isArray(json) ? 'a list' : json === null ? 'null' : typeof json}`;
   const error = (json as { error?: unknown }).error;
   if (error && typeof error === 'object') {
     const { code, message } = error as { code?: unknown; message?: unknown };
-    const said = [code, message].filter((v) => typeof v === 'string' || typeof v === 'number').map((v) => printable(String(v).slice(0, 160)));
+    const said = [code, message]
+      .filter((v) => typeof v === 'string' || typeof v === 'number')
+      .map((v) => printable(String(v).slice(0, 160)));
     if (said.length) return `got an OData error: ${said.join(': ')}`;
   }
   const keys = Object.keys(json)
@@ -274,9 +314,19 @@ function parsePage(text: string, place: { file: string; record: string }, maxRec
 
 export function checkPage(json: unknown, place: { file: string; record?: string }, maxRecords: number): Page {
   const r = Page.safeParse(json);
-  if (!r.success) throw new FeedReadError(`JSON that is not an OData page: expected { "value": [...] }, ${jsonHolds(json)}`, place, false, { refused: true });
+  if (!r.success)
+    throw new FeedReadError(
+      `JSON that is not an OData page: expected { "value": [...] }, ${jsonHolds(json)}`,
+      place,
+      false,
+      { refused: true },
+    );
   if (r.data.value.length > maxRecords) {
-    throw new FeedReadError(`the page holds ${r.data.value.length} records, more than source.maxPageRecords (${maxRecords})`, place, false);
+    throw new FeedReadError(
+      `the page holds ${r.data.value.length} records, more than source.maxPageRecords (${maxRecords})`,
+      place,
+      false,
+    );
   }
   return r.data;
 }

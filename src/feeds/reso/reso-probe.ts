@@ -42,7 +42,9 @@ const ORDER_PROBE = 5;
 
 /** Whether the records' keys come in `dir` order (1 ascending, -1 descending), by code unit or case-folded. */
 function inOrder(value: unknown[], keyField: string, dir: 1 | -1): boolean {
-  const keys = value.map((v) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[keyField] : undefined)).filter((k) => k !== undefined && k !== null);
+  const keys = value
+    .map((v) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[keyField] : undefined))
+    .filter((k) => k !== undefined && k !== null);
   const cmp = (a: unknown, b: unknown, fold: boolean): number => {
     if (typeof a === 'number' && typeof b === 'number') return a - b;
     const [x, y] = fold ? [String(a).toLowerCase(), String(b).toLowerCase()] : [String(a), String(b)];
@@ -52,10 +54,22 @@ function inOrder(value: unknown[], keyField: string, dir: 1 | -1): boolean {
   return monotone(false) || monotone(true);
 }
 
-export async function probeReso(source: ResoSource, ctx: FeedContext, options: { backoffMs?: number } = {}): Promise<ProbeReport> {
-  if (!source.url) throw new FeedReadError('feed probe asks a live server: this source replays a file (path)', { file: source.path ?? '' }, false);
+export async function probeReso(
+  source: ResoSource,
+  ctx: FeedContext,
+  options: { backoffMs?: number } = {},
+): Promise<ProbeReport> {
+  if (!source.url)
+    throw new FeedReadError(
+      'feed probe asks a live server: this source replays a file (path)',
+      { file: source.path ?? '' },
+      false,
+    );
   const profile = vendorProfile(source.vendor);
-  const client = resoPageClient({ ...source, retries: Math.min(source.retries, 1), maxPageSize: undefined }, ctx, { ...options, kind: 'probe' });
+  const client = resoPageClient({ ...source, retries: Math.min(source.retries, 1), maxPageSize: undefined }, ctx, {
+    ...options,
+    kind: 'probe',
+  });
   const required = profile.requiredFilter && source[profile.requiredFilter.sourceKey];
   const base = and(required ? `${profile.requiredFilter!.field} eq ${keyLiteral(required)}` : undefined, source.filter);
   const one = { top: 1 };
@@ -69,10 +83,15 @@ export async function probeReso(source: ResoSource, ctx: FeedContext, options: {
       const headers = client.lastHeaders;
       if (headers?.get('content-encoding')) compression = headers.get('content-encoding')!;
       headers?.forEach((_v, name) => QUOTA.test(name) && quota.add(name));
-      results.push({ what, ok: true, detail: `${page.value.length} record(s)${page['@odata.nextLink'] ? ', with a nextLink' : ''}` });
+      results.push({
+        what,
+        ok: true,
+        detail: `${page.value.length} record(s)${page['@odata.nextLink'] ? ', with a nextLink' : ''}`,
+      });
       return page;
     } catch (err) {
-      if (!(err instanceof FeedReadError) || err.status === undefined || err.status === 401 || err.status >= 500) throw err;
+      if (!(err instanceof FeedReadError) || err.status === undefined || err.status === 401 || err.status >= 500)
+        throw err;
       results.push({ what, ok: false, detail: causeMessage(err) });
       return undefined;
     }
@@ -86,8 +105,18 @@ export async function probeReso(source: ResoSource, ctx: FeedContext, options: {
   if (profile.orderby) {
     // several records each way: one record cannot be out of order, and a key-sorted server that ignores $orderby looks right ascending
     const several = { top: ORDER_PROBE };
-    const up = await ask(`$orderby=${source.keyField} (${ORDER_PROBE} records)`, { filter: base, orderby: source.keyField, ...several });
-    const down = up && (await ask(`$orderby=${source.keyField} desc (${ORDER_PROBE} records)`, { filter: base, orderby: `${source.keyField} desc`, ...several }));
+    const up = await ask(`$orderby=${source.keyField} (${ORDER_PROBE} records)`, {
+      filter: base,
+      orderby: source.keyField,
+      ...several,
+    });
+    const down =
+      up &&
+      (await ask(`$orderby=${source.keyField} desc (${ORDER_PROBE} records)`, {
+        filter: base,
+        orderby: `${source.keyField} desc`,
+        ...several,
+      }));
     const honoured = up && down && inOrder(up.value, source.keyField, 1) && inOrder(down.value, source.keyField, -1);
     if (up && down && !honoured)
       results.push({
@@ -106,23 +135,34 @@ export async function probeReso(source: ResoSource, ctx: FeedContext, options: {
           });
     keyset = Boolean(ordered && after);
   }
-  if (typeof ts === 'string') await ask(`$filter=${TS} ${profile.since} ${ts}`, { filter: and(base, `${TS} ${profile.since} ${ts}`), ...one });
-  const select = Boolean(await ask(`$select=${source.keyField},${TS}`, { filter: base, select: [source.keyField, TS], ...one }));
+  if (typeof ts === 'string')
+    await ask(`$filter=${TS} ${profile.since} ${ts}`, { filter: and(base, `${TS} ${profile.since} ${ts}`), ...one });
+  const select = Boolean(
+    await ask(`$select=${source.keyField},${TS}`, { filter: base, select: [source.keyField, TS], ...one }),
+  );
   const media = Boolean(await ask('$expand=Media', { filter: base, expandMedia: true, ...one }));
   // the page-size cap: the key field alone, as many as the profile allows in a page
   const asked = profile.pageSizeBy === 'top' ? pageSize({ ...source, expandMedia: false }, profile) : 1000;
-  const sized = await ask(`a page of ${asked} (key field only)`, { filter: base, select: select ? [source.keyField] : undefined, top: asked });
+  const sized = await ask(`a page of ${asked} (key field only)`, {
+    filter: base,
+    select: select ? [source.keyField] : undefined,
+    top: asked,
+  });
   const cap = sized && sized['@odata.nextLink'] && sized.value.length < asked ? sized.value.length : undefined;
 
   const settings: ProbeReport['settings'] = {
     paging: keyset ? 'keyset' : 'nextLink',
-    ...(cap !== undefined ? { maxPageSize: cap } : source.maxPageSize !== undefined && { maxPageSize: source.maxPageSize }),
+    ...(cap !== undefined
+      ? { maxPageSize: cap }
+      : source.maxPageSize !== undefined && { maxPageSize: source.maxPageSize }),
     expandMedia: media,
     select,
   };
   const differences: string[] = [];
-  if (settings.paging !== source.paging) differences.push(`paging: ${settings.paging} (the source says ${source.paging})`);
-  if (cap !== undefined && (source.maxPageSize ?? Infinity) > cap) differences.push(`maxPageSize: ${cap} (the server sent ${cap} of ${asked} with a nextLink)`);
+  if (settings.paging !== source.paging)
+    differences.push(`paging: ${settings.paging} (the source says ${source.paging})`);
+  if (cap !== undefined && (source.maxPageSize ?? Infinity) > cap)
+    differences.push(`maxPageSize: ${cap} (the server sent ${cap} of ${asked} with a nextLink)`);
   if (!media && source.expandMedia) differences.push('expandMedia: false (the server refused $expand=Media)');
   if (!select && source.select?.length) differences.push('select: none (the server refused $select)');
   return {

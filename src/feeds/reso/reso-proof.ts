@@ -36,7 +36,11 @@ export async function proveWindow(w: WindowInput): Promise<WindowProof> {
   } catch (err) {
     return { proven: false, why: `the server refused $count over the window this pull read (${causeMessage(err)})` };
   }
-  if (typeof count !== 'number' || !Number.isInteger(count)) return { proven: false, why: 'the server did not answer $count over the window this pull read' };
+  if (typeof count !== 'number' || !Number.isInteger(count))
+    return { proven: false, why: 'the server did not answer $count over the window this pull read' };
   if (count <= inWindow) return { proven: true };
-  return { proven: false, why: `the server answered $count ${count} for the window this pull read, but it read ${inWindow}: the server ignores $orderby` };
+  return {
+    proven: false,
+    why: `the server answered $count ${count} for the window this pull read, but it read ${inWindow}: the server ignores $orderby`,
+  };
 }

@@ -23,7 +23,13 @@ import { mediaParents } from './reso-media-events.js';
 import { openReso, type ResoOpenOptions } from './reso-reader.js';
 import { resourceUrl } from './reso-query.js';
 
-export function openResoPushed(feedName: string, source: ResoSource, ctx: FeedContext, pushed: PushedKeys, options: ResoOpenOptions = {}): OpenedFeed {
+export function openResoPushed(
+  feedName: string,
+  source: ResoSource,
+  ctx: FeedContext,
+  pushed: PushedKeys,
+  options: ResoOpenOptions = {},
+): OpenedFeed {
   // (its items are never read: its lookup, on its client, fetches records by key)
   const base = openReso(feedName, source, ctx, options);
   const client = base.client!;
@@ -56,8 +62,20 @@ export function openResoPushed(feedName: string, source: ResoSource, ctx: FeedCo
       events.media = (events.media ?? 0) + 1;
     }
     events.keys = keys.size;
-    ctx.logger.info({ feed: feedName, events: pushed.events, keys: keys.size }, `pushed events: ${keys.size} key(s) fetched from the source by key`);
-    yield* fetchKeys(keys, { feedName, source, ctx, lookup: base.lookup!, label, stats: events, warnings, goneBy: 'pushed and no longer returned by the source' });
+    ctx.logger.info(
+      { feed: feedName, events: pushed.events, keys: keys.size },
+      `pushed events: ${keys.size} key(s) fetched from the source by key`,
+    );
+    yield* fetchKeys(keys, {
+      feedName,
+      source,
+      ctx,
+      lookup: base.lookup!,
+      label,
+      stats: events,
+      warnings,
+      goneBy: 'pushed and no longer returned by the source',
+    });
   }
 
   return {

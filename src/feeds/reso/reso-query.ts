@@ -81,7 +81,12 @@ export function queryUrl(base: string, resource: string, q: QueryParts): string 
  * the server has one. `ge` reads the mark's own timestamp again (the standard profile); a vendor that
  * documents `gt` gets `gt`; a lag moves the mark back (Spark: server-side caching).
  */
-export function sinceFilter(mark: { ts: string; photos?: string }, photosField: string | null, op: 'gt' | 'ge' = 'ge', lagMinutes = 0): string {
+export function sinceFilter(
+  mark: { ts: string; photos?: string },
+  photosField: string | null,
+  op: 'gt' | 'ge' = 'ge',
+  lagMinutes = 0,
+): string {
   const back = (t: string) => (lagMinutes ? new Date(Date.parse(t) - lagMinutes * 60_000).toISOString() : t);
   const parts = [`${TS} ${op} ${back(mark.ts)}`];
   if (photosField && mark.photos) parts.push(`${photosField} ${op} ${back(mark.photos)}`);
@@ -126,7 +131,13 @@ export function pullQuery(source: ResoSource, profile: VendorProfile, q: PullQue
  * queries as the vendor's `or` limit needs; undefined when the vendor cannot filter on the key field.
  * A text key goes as the field's Edm `type` says (`$metadata`: Edm.Int64 bare); untyped, quoted.
  */
-export function keyFilters(profile: VendorProfile, keyField: string, keys: readonly unknown[], source?: ResoSource, type?: string): string[] | undefined {
+export function keyFilters(
+  profile: VendorProfile,
+  keyField: string,
+  keys: readonly unknown[],
+  source?: ResoSource,
+  type?: string,
+): string[] | undefined {
   if (profile.searchable && !profile.searchable.includes(keyField)) return undefined;
   const per = profile.maxOrTerms ?? 50;
   const required = profile.requiredFilter && source?.[profile.requiredFilter.sourceKey];
@@ -139,7 +150,9 @@ export function keyFilters(profile: VendorProfile, keyField: string, keys: reado
         source?.filter,
         keys
           .slice(i, i + per)
-          .map((k) => `${keyField} eq ${typeof k === 'string' ? (typedLiteral(k, type) ?? keyLiteral(k)) : keyLiteral(k)}`)
+          .map(
+            (k) => `${keyField} eq ${typeof k === 'string' ? (typedLiteral(k, type) ?? keyLiteral(k)) : keyLiteral(k)}`,
+          )
           .join(' or '),
       )!,
     );

@@ -32,7 +32,18 @@ import { causeMessage, FeedReadError, RecordParseError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl } from '../source/http.js';
 import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
-import { afterFilter, isTimestampLiteral, laterOf, orderBy, pageSize, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
+import {
+  afterFilter,
+  isTimestampLiteral,
+  laterOf,
+  orderBy,
+  pageSize,
+  pullQuery,
+  queryUrl,
+  sinceFilter,
+  TS,
+  usableTimestamp,
+} from './reso-query.js';
 import { resoLookup } from './reso-confirm.js';
 import { proveWindow } from './reso-proof.js';
 import type { RequestKind, RequestTally } from './reso-requests.js';
@@ -97,7 +108,12 @@ export interface ResoOpenOptions {
   kind?: RequestKind;
 }
 
-export function openReso(feedName: string, source: ResoSource, ctx: FeedContext, options: ResoOpenOptions = {}): OpenedResoFeed {
+export function openReso(
+  feedName: string,
+  source: ResoSource,
+  ctx: FeedContext,
+  options: ResoOpenOptions = {},
+): OpenedResoFeed {
   const label = source.path ?? displayUrl(source.url!);
   const wantIncremental = source.incremental && !ctx.full;
   let mode: OpenedFeed['mode'] = wantIncremental ? 'incremental' : 'full';
@@ -115,14 +131,19 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
     const seen = new Set<string>();
     let index = 0;
     let system: string | undefined;
-    const pages = client ? livePages(source, client, stored, state, now, stats, ctx) : replayPages(source.path!, ctx, label, source.maxPageRecords);
+    const pages = client
+      ? livePages(source, client, stored, state, now, stats, ctx)
+      : replayPages(source.path!, ctx, label, source.maxPageRecords);
     if (!client) state.mark = stored;
     try {
       for await (const value of pages) {
         for (const raw of value) {
           const position = { file: label, index: index++ };
           if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-            const error = new RecordParseError('a value of the page is not an object', { file: label, record: position.index });
+            const error = new RecordParseError('a value of the page is not an object', {
+              file: label,
+              record: position.index,
+            });
             yield { kind: 'error', position, error, standalone: true };
             continue;
           }
@@ -182,7 +203,16 @@ export function openReso(feedName: string, source: ResoSource, ctx: FeedContext,
  * an incremental one cut short, or one whose $skip page shifted, resumes from what it knows it read;
  * what the pull learned of the server's paging outlives a full pull.
  */
-function settleMark(pull: { feedName: string; source: ResoSource; ctx: FeedContext; label: string; state: PullState; stored: Mark | undefined; now: number; full: boolean }): void {
+function settleMark(pull: {
+  feedName: string;
+  source: ResoSource;
+  ctx: FeedContext;
+  label: string;
+  state: PullState;
+  stored: Mark | undefined;
+  now: number;
+  full: boolean;
+}): void {
   const { feedName, source, ctx, label, state, stored, now, full } = pull;
   if (state.capped && full) {
     throw new FeedReadError(
@@ -205,7 +235,8 @@ function settleMark(pull: { feedName: string; source: ResoSource; ctx: FeedConte
     );
   }
   // what a pull learned of the server's paging outlives a full pull
-  if (state.mark && !stored && source.incremental && readMark(ctx, feedName, label)?.paging === 'nextLink') state.mark = { ...state.mark, paging: 'nextLink' };
+  if (state.mark && !stored && source.incremental && readMark(ctx, feedName, label)?.paging === 'nextLink')
+    state.mark = { ...state.mark, paging: 'nextLink' };
 }
 
 /** A pull's stats; its requests as they stand when read (the confirmation's come after the pull: reso-requests.ts). */
@@ -239,7 +270,9 @@ function liveLookup(
     itemOf: (record, index) => itemOf(record, source.keyField, { file: label, index }),
     fieldTypes: once(async () => {
       try {
-        return (await (options.metadata ?? (() => readMetadata(client, source.url!, source.resource)))()).sets.get(source.resource);
+        return (await (options.metadata ?? (() => readMetadata(client, source.url!, source.resource)))()).sets.get(
+          source.resource,
+        );
       } catch (err) {
         const warning = `the server's $metadata could not be read (${causeMessage(err)}): keys are asked for quoted, as text`;
         stats.warnings.push(warning);
@@ -247,7 +280,13 @@ function liveLookup(
         return undefined;
       }
     }),
-    keysOnly: (fields) => keysOnlyPages(source, ctx, fields, { ...options, scope: feedName, warnings: stats.warnings, tally: client.tally }),
+    keysOnly: (fields) =>
+      keysOnlyPages(source, ctx, fields, {
+        ...options,
+        scope: feedName,
+        warnings: stats.warnings,
+        tally: client.tally,
+      }),
   });
 }
 
@@ -268,13 +307,34 @@ export async function* keysOnlyPages(
   source: ResoSource,
   ctx: FeedContext,
   fields: readonly string[],
-  options: { backoffMs?: number; scope?: string; warnings?: string[]; tally?: RequestTally; onClient?: (client: PageClient) => void } = {},
+  options: {
+    backoffMs?: number;
+    scope?: string;
+    warnings?: string[];
+    tally?: RequestTally;
+    onClient?: (client: PageClient) => void;
+  } = {},
 ): AsyncIterable<Array<Record<string, unknown>>> {
   const keys = keysOnlySource(source);
   const client = resoPageClient(keys, ctx, { ...options, kind: 'keys' });
   options.onClient?.(client);
-  const stats: ResoReadStats = { pages: 0, requests: 0, keysSeenTwice: [], keysSeenTwiceCount: 0, capped: false, warnings: options.warnings ?? [] };
-  for await (const value of livePages({ ...keys, select: [...fields] }, client, undefined, { capped: false, pages: 0 }, Date.now(), stats, ctx)) {
+  const stats: ResoReadStats = {
+    pages: 0,
+    requests: 0,
+    keysSeenTwice: [],
+    keysSeenTwiceCount: 0,
+    capped: false,
+    warnings: options.warnings ?? [],
+  };
+  for await (const value of livePages(
+    { ...keys, select: [...fields] },
+    client,
+    undefined,
+    { capped: false, pages: 0 },
+    Date.now(),
+    stats,
+    ctx,
+  )) {
     yield value.filter((v): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v));
   }
 }
@@ -282,7 +342,13 @@ export async function* keysOnlyPages(
 /** The source as a keys-only read asks it: no `$expand`, no cap on the total, the vendor's largest page. */
 function keysOnlySource(source: ResoSource): ResoSource {
   const profile = vendorProfile(source.vendor);
-  return { ...source, expandMedia: false, expandOpenHouse: false, top: undefined, maxPageSize: Math.min(profile.maxPageSize, source.maxPageRecords) };
+  return {
+    ...source,
+    expandMedia: false,
+    expandOpenHouse: false,
+    top: undefined,
+    maxPageSize: Math.min(profile.maxPageSize, source.maxPageRecords),
+  };
 }
 
 export function readMark(ctx: FeedContext, feedName: string, label: string): Mark | undefined {
@@ -290,7 +356,10 @@ export function readMark(ctx: FeedContext, feedName: string, label: string): Mar
   try {
     return Mark.parse(JSON.parse(ctx.mark));
   } catch (err) {
-    ctx.logger.warn({ feed: feedName, file: label }, `stored RESO high-water mark is unreadable (${causeMessage(err)}); pulling everything`);
+    ctx.logger.warn(
+      { feed: feedName, file: label },
+      `stored RESO high-water mark is unreadable (${causeMessage(err)}); pulling everything`,
+    );
     return undefined;
   }
 }
@@ -317,9 +386,18 @@ async function* livePages(
   try {
     for (let n = 1; ; n++) {
       const where = { file: displayUrl(p.url), record: `page ${n}` };
-      if (n > source.maxPages) throw new FeedReadError(`more than source.maxPages (${source.maxPages}) pages: the pull stopped there and is not complete`, where, false);
+      if (n > source.maxPages)
+        throw new FeedReadError(
+          `more than source.maxPages (${source.maxPages}) pages: the pull stopped there and is not complete`,
+          where,
+          false,
+        );
       if (p.asked.has(p.url))
-        throw new FeedReadError(`page ${n} would ask for an earlier page again (${displayUrl(p.url)}): the server's paging loops; the pull is not complete`, where, false);
+        throw new FeedReadError(
+          `page ${n} would ask for an earlier page again (${displayUrl(p.url)}): the server's paging loops; the pull is not complete`,
+          where,
+          false,
+        );
       p.asked.add(p.url);
       const page = await askPage(p, n, where);
       if (!page) {
@@ -388,7 +466,9 @@ function planPull(pull: Pick<LivePull, 'source' | 'client' | 'stored' | 'state' 
   const profile = vendorProfile(source.vendor);
   const photos = source.photosTimestampField && stored?.photos ? source.photosTimestampField : null;
   const since = stored ? sinceFilter(stored, photos, profile.since, profile.sinceLagMinutes) : undefined;
-  const select = source.select?.length ? [...new Set([...source.select, source.keyField, TS, ...(photos ? [photos] : [])])] : undefined;
+  const select = source.select?.length
+    ? [...new Set([...source.select, source.keyField, TS, ...(photos ? [photos] : [])])]
+    : undefined;
   const order = stored ? 'time' : 'key';
   let paging: Paging = source.paging === 'keyset' && profile.orderby ? 'keyset' : 'nextLink';
   if (paging === 'keyset' && stored?.paging === 'nextLink') {
@@ -405,7 +485,18 @@ function planPull(pull: Pick<LivePull, 'source' | 'client' | 'stored' | 'state' 
     paging,
     readTs: order === 'time' && paging === 'keyset' ? new Map<string, string>() : undefined,
     query: (after, remaining) =>
-      queryUrl(base, source.resource, pullQuery(source, profile, { full: !stored, since, after, order: p.paging === 'keyset' ? order : undefined, remaining, select })),
+      queryUrl(
+        base,
+        source.resource,
+        pullQuery(source, profile, {
+          full: !stored,
+          since,
+          after,
+          order: p.paging === 'keyset' ? order : undefined,
+          remaining,
+          select,
+        }),
+      ),
     origin: new URL(base).origin,
     asked: new Set<string>(),
     inOrder: pageOrder(order, source.keyField),
@@ -437,14 +528,20 @@ async function askPage(p: LivePull, n: number, where: { file: string; record: st
 }
 
 /** The page's records this pull takes (the overlap dropped, within top, up to a record out of order), and what they say of the mark. */
-function takeRecords(p: LivePull, page: Page): { value: unknown[]; disorder: ReturnType<LivePull['inOrder']>; last: Record<string, unknown> | undefined } {
+function takeRecords(
+  p: LivePull,
+  page: Page,
+): { value: unknown[]; disorder: ReturnType<LivePull['inOrder']>; last: Record<string, unknown> | undefined } {
   const { source, state } = p;
   if (p.overlap) {
     if (sameRecord(page.value[0], p.overlap, source.keyField)) page.value.shift();
     else state.shiftedAt ??= p.overlap[TS] as string;
     p.overlap = undefined;
   }
-  let value = source.top !== undefined && p.read + page.value.length > source.top ? page.value.slice(0, source.top - p.read) : page.value;
+  let value =
+    source.top !== undefined && p.read + page.value.length > source.top
+      ? page.value.slice(0, source.top - p.read)
+      : page.value;
   const disorder = p.paging === 'keyset' ? p.inOrder(value) : undefined;
   if (disorder) value = value.slice(0, disorder.at); // the records before it were asked for and came in order
   p.read += value.length;
@@ -452,8 +549,10 @@ function takeRecords(p: LivePull, page: Page): { value: unknown[]; disorder: Ret
     if (v === null || typeof v !== 'object' || Array.isArray(v)) continue;
     const r = v as Record<string, unknown>;
     p.seen.ts = laterOf(p.seen.ts, usableTimestamp(r[TS], p.now));
-    if (source.photosTimestampField) p.seen.photos = laterOf(p.seen.photos, usableTimestamp(r[source.photosTimestampField], p.now));
-    if (p.readTs && isTimestampLiteral(r[TS]) && r[source.keyField] != null) p.readTs.set(String(r[source.keyField]), r[TS]);
+    if (source.photosTimestampField)
+      p.seen.photos = laterOf(p.seen.photos, usableTimestamp(r[source.photosTimestampField], p.now));
+    if (p.readTs && isTimestampLiteral(r[TS]) && r[source.keyField] != null)
+      p.readTs.set(String(r[source.keyField]), r[TS]);
   }
   const last = lastRecord(value);
   if (last && isTimestampLiteral(last[TS])) state.lastTs = last[TS];
@@ -461,10 +560,26 @@ function takeRecords(p: LivePull, page: Page): { value: unknown[]; disorder: Ret
 }
 
 /** p.url set to the next page's; false when the pull has read everything (a keyset pull's window proved first). */
-async function advance(p: LivePull, page: Page, value: unknown[], last: Record<string, unknown> | undefined, n: number, where: { file: string; record: string }): Promise<boolean> {
+async function advance(
+  p: LivePull,
+  page: Page,
+  value: unknown[],
+  last: Record<string, unknown> | undefined,
+  n: number,
+  where: { file: string; record: string },
+): Promise<boolean> {
   const { source } = p;
   if (p.paging === 'keyset') {
-    if (value.length === 0 || lastPage(page, source, p.profile, source.top === undefined ? undefined : source.top - (p.read - value.length), p.order)) {
+    if (
+      value.length === 0 ||
+      lastPage(
+        page,
+        source,
+        p.profile,
+        source.top === undefined ? undefined : source.top - (p.read - value.length),
+        p.order,
+      )
+    ) {
       // a cursor moved (more than one page): what the pull read is proved before its mark moves
       if (p.readTs && n > 1) {
         const proof = await proveWindow({
@@ -480,12 +595,23 @@ async function advance(p: LivePull, page: Page, value: unknown[], last: Record<s
       return false;
     }
     if (!last || last[source.keyField] === undefined || last[source.keyField] === null) {
-      throw new FeedReadError(`the last record of page ${n} has no ${source.keyField}: keyset paging cannot go on after it (set source.keyField)`, where, false);
+      throw new FeedReadError(
+        `the last record of page ${n} has no ${source.keyField}: keyset paging cannot go on after it (set source.keyField)`,
+        where,
+        false,
+      );
     }
     if (p.order === 'time' && !isTimestampLiteral(last[TS])) {
-      throw new FeedReadError(`the last record of page ${n} has ${TS} ${JSON.stringify(last[TS])}, not a timestamp: keyset paging cannot go on after it`, where, false);
+      throw new FeedReadError(
+        `the last record of page ${n} has ${TS} ${JSON.stringify(last[TS])}, not a timestamp: keyset paging cannot go on after it`,
+        where,
+        false,
+      );
     }
-    p.url = p.query(afterFilter(p.order, source.keyField, { key: last[source.keyField], ts: last[TS] as string | undefined }), source.top && source.top - p.read);
+    p.url = p.query(
+      afterFilter(p.order, source.keyField, { key: last[source.keyField], ts: last[TS] as string | undefined }),
+      source.top && source.top - p.read,
+    );
     return true;
   }
   const next = page['@odata.nextLink'];
@@ -538,9 +664,20 @@ function windowEnd(p: LivePull): string | undefined {
  * would otherwise end it early and make it look complete (deletes follow a complete full pull),
  * while an incremental pull ended early only moves its mark less far (records come in time order).
  */
-function lastPage(page: Page, source: ResoSource, profile: VendorProfile, remaining: number | undefined, order: 'key' | 'time'): boolean {
-  if (profile.pageSizeBy === 'top') return page.value.length < Math.min(pageSize(source, profile), remaining ?? Infinity);
-  return order === 'time' && !page['@odata.nextLink'] && (source.maxPageSize === undefined || page.value.length < source.maxPageSize);
+function lastPage(
+  page: Page,
+  source: ResoSource,
+  profile: VendorProfile,
+  remaining: number | undefined,
+  order: 'key' | 'time',
+): boolean {
+  if (profile.pageSizeBy === 'top')
+    return page.value.length < Math.min(pageSize(source, profile), remaining ?? Infinity);
+  return (
+    order === 'time' &&
+    !page['@odata.nextLink'] &&
+    (source.maxPageSize === undefined || page.value.length < source.maxPageSize)
+  );
 }
 
 function earlierOf(a: string | undefined, bound: string): string | undefined {
@@ -582,10 +719,14 @@ function sameRecord(a: unknown, b: Record<string, unknown>, keyField: string): b
  * accepted as long as the pull keeps to it; a record that breaks both is the server ignoring $orderby.
  * A key equal to the one before is a repeat, not disorder: the sync's read-whole check takes it.
  */
-function pageOrder(order: 'key' | 'time', keyField: string): (value: unknown[]) => { at: number; what: string; advice: string } | undefined {
+function pageOrder(
+  order: 'key' | 'time',
+  keyField: string,
+): (value: unknown[]) => { at: number; what: string; advice: string } | undefined {
   let prev: Record<string, unknown> | undefined;
   const ways = { exact: true, folded: true };
-  const show = (x: Record<string, unknown>) => (order === 'key' ? JSON.stringify(x[keyField]) : `${JSON.stringify(x[keyField])} (${String(x[TS])})`);
+  const show = (x: Record<string, unknown>) =>
+    order === 'key' ? JSON.stringify(x[keyField]) : `${JSON.stringify(x[keyField])} (${String(x[TS])})`;
   return (value) => {
     for (let i = 0; i < value.length; i++) {
       const r = value[i];
@@ -603,7 +744,10 @@ function pageOrder(order: 'key' | 'time', keyField: string): (value: unknown[]) 
           return {
             at: i,
             what: `record ${show(rec)} came after ${show(prev)}, out of order`,
-            advice: order === 'key' ? 'set source.paging: nextLink for this server' : 'set source.paging: nextLink for this server, or incremental: false',
+            advice:
+              order === 'key'
+                ? 'set source.paging: nextLink for this server'
+                : 'set source.paging: nextLink for this server, or incremental: false',
           };
         }
       }
@@ -621,15 +765,28 @@ function compareKeys(a: unknown, b: unknown, folded: boolean): number {
 }
 
 /** A nextLink is followed on the configured origin only, over http(s): the feed's credentials go with it. */
-export function nextLinkUrl(next: string, current: string, origin: string, where: { file: string; record: string }): string {
+export function nextLinkUrl(
+  next: string,
+  current: string,
+  origin: string,
+  where: { file: string; record: string },
+): string {
   let url: URL;
   try {
     url = new URL(next, current);
   } catch {
-    throw new FeedReadError(`the @odata.nextLink ${JSON.stringify(next.slice(0, 200))} is not a URL; the pull is not complete`, where, false);
+    throw new FeedReadError(
+      `the @odata.nextLink ${JSON.stringify(next.slice(0, 200))} is not a URL; the pull is not complete`,
+      where,
+      false,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new FeedReadError(`the @odata.nextLink is a ${url.protocol} URL: only http(s) is followed; the pull is not complete`, where, false);
+    throw new FeedReadError(
+      `the @odata.nextLink is a ${url.protocol} URL: only http(s) is followed; the pull is not complete`,
+      where,
+      false,
+    );
   }
   if (url.origin !== origin) {
     throw new FeedReadError(
@@ -650,26 +807,45 @@ function lastRecord(value: unknown[]): Record<string, unknown> | undefined {
 }
 
 /** A record of a page as the sync takes it: removed when the vendor says it may not be shown (MlgCanView: false). */
-function itemOf(record: Record<string, unknown>, keyField: string, position: { file: string; index: number }): FeedItem {
+function itemOf(
+  record: Record<string, unknown>,
+  keyField: string,
+  position: { file: string; index: number },
+): FeedItem {
   const key = record[keyField];
   const id = key === undefined || key === null ? undefined : String(key);
   const at = { ...position, ...(id !== undefined && { id, ids: recordIds(record, keyField, id) }) };
-  return record.MlgCanView === false ? { kind: 'removed', position: at, data: record } : { kind: 'record', position: at, data: record };
+  return record.MlgCanView === false
+    ? { kind: 'removed', position: at, data: record }
+    : { kind: 'record', position: at, data: record };
 }
 
 /** The paging a pull used, and what to set when it missed records the server still has. */
 function pagingAdvice(source: ResoSource, paging: Paging | undefined): { used: string; advice: string } {
   const profile = vendorProfile(source.vendor);
-  if ((paging ?? source.paging) === 'keyset') return { used: 'source.paging: keyset', advice: 'set source.paging: nextLink if the server does not order by source.keyField' };
+  if ((paging ?? source.paging) === 'keyset')
+    return {
+      used: 'source.paging: keyset',
+      advice: 'set source.paging: nextLink if the server does not order by source.keyField',
+    };
   const used = 'source.paging: nextLink ($skip links)';
-  if (!profile.orderby) return { used, advice: `the ${profile.name} profile pages by nextLink only, so a pull's absences are always asked for by key` };
-  return { used, advice: 'set source.paging: keyset if the server honours $orderby and $filter on source.keyField, so a change during the pull cannot shift its pages' };
+  if (!profile.orderby)
+    return {
+      used,
+      advice: `the ${profile.name} profile pages by nextLink only, so a pull's absences are always asked for by key`,
+    };
+  return {
+    used,
+    advice:
+      'set source.paging: keyset if the server honours $orderby and $filter on source.keyField, so a change during the pull cannot shift its pages',
+  };
 }
 
 /** The key and, when the record has one, its ListingId: the two names a person looks a listing up by. */
 function recordIds(record: Record<string, unknown>, keyField: string, id: string): Record<string, string> {
   const listingId = record.ListingId;
   const ids: Record<string, string> = { [keyField]: id };
-  if (keyField !== 'ListingId' && (typeof listingId === 'string' || typeof listingId === 'number')) ids.ListingId = String(listingId);
+  if (keyField !== 'ListingId' && (typeof listingId === 'string' || typeof listingId === 'number'))
+    ids.ListingId = String(listingId);
   return ids;
 }

@@ -23,7 +23,13 @@ import type { PageClient } from './reso-pages.js';
 import { laterOf, TS, usableTimestamp } from './reso-query.js';
 import { keysOnlyPages, openReso, readMark, type ResoOpenOptions } from './reso-reader.js';
 
-export function openResoReconcile(feedName: string, source: ResoSource, ctx: FeedContext, ask: ReconcileAsk, options: ResoOpenOptions = {}): OpenedFeed {
+export function openResoReconcile(
+  feedName: string,
+  source: ResoSource,
+  ctx: FeedContext,
+  ask: ReconcileAsk,
+  options: ResoOpenOptions = {},
+): OpenedFeed {
   const label = displayUrl(source.url!);
   // (its items are never read: its lookup, on its client, fetches records by key)
   const base = openReso(feedName, source, ctx, options);
@@ -64,7 +70,13 @@ export function openResoReconcile(feedName: string, source: ResoSource, ctx: Fee
     let latest: string | undefined;
     {
       const fields = [...new Set([source.keyField, by, ...ask.keyFields, TS])];
-      for await (const rows of keysOnlyPages(source, ctx, fields, { ...options, scope: feedName, warnings: stats.warnings, tally, onClient: (c) => (keysClient = c) })) {
+      for await (const rows of keysOnlyPages(source, ctx, fields, {
+        ...options,
+        scope: feedName,
+        warnings: stats.warnings,
+        tally,
+        onClient: (c) => (keysClient = c),
+      })) {
         for (const row of rows) {
           stats.reconcile!.keys++;
           const key = ask.keyOf(row);
@@ -92,7 +104,10 @@ export function openResoReconcile(feedName: string, source: ResoSource, ctx: Fee
     }
     if (mark && latest) {
       const bound = new Date((keysClient?.serverTime ?? now) - 1000).toISOString();
-      reached = JSON.stringify({ ...mark, ts: laterOf(mark.ts, Date.parse(latest) > Date.parse(bound) ? bound : latest) });
+      reached = JSON.stringify({
+        ...mark,
+        ts: laterOf(mark.ts, Date.parse(latest) > Date.parse(bound) ? bound : latest),
+      });
     }
   }
 
@@ -115,5 +130,9 @@ function fetchField(source: ResoSource, label: string): string {
   const searchable = (f: string) => !profile.searchable || profile.searchable.includes(f);
   if (searchable(source.keyField)) return source.keyField;
   if (profile.confirmBy && searchable(profile.confirmBy)) return profile.confirmBy;
-  throw new FeedReadError(`a reconcile fetches changed records by key, and the ${profile.name} profile lets no filter name ${source.keyField}`, { file: label }, false);
+  throw new FeedReadError(
+    `a reconcile fetches changed records by key, and the ${profile.name} profile lets no filter name ${source.keyField}`,
+    { file: label },
+    false,
+  );
 }

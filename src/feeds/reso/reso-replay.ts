@@ -7,7 +7,12 @@ import { checkPage } from './reso-pages.js';
 import { feedPath } from '../source/source.js';
 import type { FeedContext } from '../types.js';
 
-export async function* replayPages(path: string, ctx: Pick<FeedContext, 'baseDir'>, label: string, maxRecords: number): AsyncIterable<unknown[]> {
+export async function* replayPages(
+  path: string,
+  ctx: Pick<FeedContext, 'baseDir'>,
+  label: string,
+  maxRecords: number,
+): AsyncIterable<unknown[]> {
   const full = feedPath(ctx, path);
   let files: string[];
   try {
@@ -18,7 +23,12 @@ export async function* replayPages(path: string, ctx: Pick<FeedContext, 'baseDir
           .map((f) => join(full, f))
       : [full];
   } catch (err) {
-    throw new FeedReadError(`cannot open the saved RESO pages (${full}): ${causeMessage(err)}`, { file: label }, false, { cause: err });
+    throw new FeedReadError(
+      `cannot open the saved RESO pages (${full}): ${causeMessage(err)}`,
+      { file: label },
+      false,
+      { cause: err },
+    );
   }
   for (const file of files) {
     const text = await readFile(file, 'utf8');
@@ -29,6 +39,7 @@ export async function* replayPages(path: string, ctx: Pick<FeedContext, 'baseDir
       throw new FeedReadError(`saved RESO pages are not JSON: ${causeMessage(err)}`, { file }, false, { cause: err });
     }
     const pages = Array.isArray(json) ? json : [json];
-    for (let i = 0; i < pages.length; i++) yield checkPage(pages[i], { file, record: `page ${i + 1}` }, maxRecords).value;
+    for (let i = 0; i < pages.length; i++)
+      yield checkPage(pages[i], { file, record: `page ${i + 1}` }, maxRecords).value;
   }
 }

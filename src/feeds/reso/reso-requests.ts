@@ -7,7 +7,18 @@
 
 /** What a request to the source was for (the report's `source.requestsBy`). */
 /** `Member`, `Office`, `OpenHouse`: the pages of a related resource (source.related), counted apart from the Property's; `lookups`: the Lookup resource's (feed drift). */
-export type RequestKind = 'pages' | 'byKey' | 'keys' | 'proof' | 'metadata' | 'events' | 'probe' | 'Member' | 'Office' | 'OpenHouse' | 'lookups';
+export type RequestKind =
+  | 'pages'
+  | 'byKey'
+  | 'keys'
+  | 'proof'
+  | 'metadata'
+  | 'events'
+  | 'probe'
+  | 'Member'
+  | 'Office'
+  | 'OpenHouse'
+  | 'lookups';
 
 export interface RequestTally {
   /** requests sent to the source (token calls aside) */

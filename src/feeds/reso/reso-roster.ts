@@ -33,7 +33,15 @@ import { overlayFeed } from '../feed-overlay.js';
 import type { FeedContext, FeedItem, KeyAsk, OpenedFeed, RosterPull, RosterStore } from '../types.js';
 import { openReso } from './reso-reader.js';
 import type { RequestTally } from './reso-requests.js';
-import { contactOf, ROSTER_KEY, ROSTER_RESOURCES, ROSTER_ROLES, withContacts, type Contact, type RosterResource } from './roster-contacts.js';
+import {
+  contactOf,
+  ROSTER_KEY,
+  ROSTER_RESOURCES,
+  ROSTER_ROLES,
+  withContacts,
+  type Contact,
+  type RosterResource,
+} from './roster-contacts.js';
 
 /** The mark of a roster pull that read no record: the next one asks from the start again (cheap while the resource is empty). */
 const FROM_START = { ts: '1970-01-01T00:00:00.000Z' };
@@ -52,7 +60,13 @@ export function rosterResources(source: ResoSource): RosterResource[] {
 }
 
 /** A feed opened with its roster pulled first, its records given their roster contacts, and the listings of changed roster records read again. */
-export function openWithRoster(feedName: string, source: ResoSource, ctx: FeedContext, open: (ctx: FeedContext) => OpenedFeed, tally: RequestTally): OpenedFeed {
+export function openWithRoster(
+  feedName: string,
+  source: ResoSource,
+  ctx: FeedContext,
+  open: (ctx: FeedContext) => OpenedFeed,
+  tally: RequestTally,
+): OpenedFeed {
   const resources = rosterResources(source);
   const stored = storedMarks(ctx.mark);
   const stores = ctx.roster;
@@ -73,7 +87,8 @@ export function openWithRoster(feedName: string, source: ResoSource, ctx: FeedCo
     }
     const contact = rosterView(copies, learned);
     const named = new Set(resources);
-    const enrich = (item: FeedItem): FeedItem => (item.kind === 'record' ? { ...item, data: withContacts(item.data, named, contact) } : item);
+    const enrich = (item: FeedItem): FeedItem =>
+      item.kind === 'record' ? { ...item, data: withContacts(item.data, named, contact) } : item;
     // the records whose listings wait to be asked for: those left from the last run first
     const queue = waitingFirst(stored.waiting ?? {}, changedKeys(copies, learned));
     // the keys read, to ask for no listing twice: only where listings will be asked for (an incremental pull; a full one holds every listing)
@@ -95,7 +110,10 @@ export function openWithRoster(feedName: string, source: ResoSource, ctx: FeedCo
       const left = queue.slice(asked.records);
       const waiting = keepWaiting(left, marks, source.maxPages, inner.stats?.warnings);
       if (waiting) marks.waiting = waiting;
-      ctx.logger.info({ feed: feedName, listings: asked.listings }, `${asked.listings} listings read again: an agent or office they name changed`);
+      ctx.logger.info(
+        { feed: feedName, listings: asked.listings },
+        `${asked.listings} listings read again: an agent or office they name changed`,
+      );
     }
     done = true;
   }
@@ -121,7 +139,12 @@ async function pullRoster(
 ): Promise<{ pull: RosterPull; mark: unknown }> {
   const { resource } = pull;
   const mark = pull.mark === undefined ? undefined : JSON.stringify(pull.mark);
-  const opened = openReso(feedName, rosterSource(source, resource), { ...ctx, mark }, { tally: pull.tally, kind: resource });
+  const opened = openReso(
+    feedName,
+    rosterSource(source, resource),
+    { ...ctx, mark },
+    { tally: pull.tally, kind: resource },
+  );
   const read = new Map<string, string>();
   const removed = new Set<string>();
   for await (const item of opened.items) {
@@ -177,7 +200,10 @@ function rosterSource(source: ResoSource, resource: RosterResource): ResoSource 
 }
 
 /** A roster record's contact now: this run's pull first, then the first lane's copy that holds it (a record not read is unchanged since the oldest mark). */
-function rosterView(stores: readonly RosterStore[], learned: readonly RosterPull[]): (resource: RosterResource, key: string) => Contact | undefined {
+function rosterView(
+  stores: readonly RosterStore[],
+  learned: readonly RosterPull[],
+): (resource: RosterResource, key: string) => Contact | undefined {
   return (resource, key) => {
     const p = learned.find((l) => l.resource === resource);
     if (p?.removed.has(key)) return undefined;
@@ -188,10 +214,14 @@ function rosterView(stores: readonly RosterStore[], learned: readonly RosterPull
 }
 
 /** Each resource's records whose listings are to be asked for, the waiting ones first, once each. */
-function waitingFirst(waiting: NonNullable<RelatedMarks['waiting']>, changed: ReadonlyMap<RosterResource, ReadonlySet<string>>): Array<[RosterResource, string]> {
+function waitingFirst(
+  waiting: NonNullable<RelatedMarks['waiting']>,
+  changed: ReadonlyMap<RosterResource, ReadonlySet<string>>,
+): Array<[RosterResource, string]> {
   const out: Array<[RosterResource, string]> = [];
   for (const resource of ROSTER_RESOURCES) {
-    for (const key of new Set([...(waiting[resource] ?? []), ...(changed.get(resource) ?? [])])) out.push([resource, key]);
+    for (const key of new Set([...(waiting[resource] ?? []), ...(changed.get(resource) ?? [])]))
+      out.push([resource, key]);
   }
   return out;
 }
@@ -221,9 +251,14 @@ async function* askInChunks(
     } catch (err) {
       if (!(err instanceof FeedReadError)) throw err;
       const resources = [...keys.keys()].join(' and ');
-      throw new FeedReadError(`${resources} roster: asking for the listings of ${chunk.length} changed records failed: ${err.message}`, err.place, err.retryable, {
-        cause: err,
-      });
+      throw new FeedReadError(
+        `${resources} roster: asking for the listings of ${chunk.length} changed records failed: ${err.message}`,
+        err.place,
+        err.retryable,
+        {
+          cause: err,
+        },
+      );
     }
     last = used() - start - spent;
     opts.asked.records = at + chunk.length;
@@ -235,7 +270,12 @@ async function* askInChunks(
  * resource naming the roster. Past MAX_WAITING, the resource's roster mark is dropped instead: the
  * next run reads the Property feed whole, which gives every listing its contact.
  */
-function keepWaiting(left: ReadonlyArray<[RosterResource, string]>, marks: RelatedMarks, maxPages: number, warnings: string[] | undefined): RelatedMarks['waiting'] | undefined {
+function keepWaiting(
+  left: ReadonlyArray<[RosterResource, string]>,
+  marks: RelatedMarks,
+  maxPages: number,
+  warnings: string[] | undefined,
+): RelatedMarks['waiting'] | undefined {
   if (!left.length) return undefined;
   const waiting: NonNullable<RelatedMarks['waiting']> = {};
   for (const [resource, key] of left) (waiting[resource] ??= []).push(key);
@@ -245,7 +285,9 @@ function keepWaiting(left: ReadonlyArray<[RosterResource, string]>, marks: Relat
     if (keys.length > MAX_WAITING) {
       delete waiting[resource];
       delete marks[resource];
-      warnings?.push(`${resource} roster: ${keys.length} changed records still have listings to be read again, more than ${MAX_WAITING}: the next run reads the feed whole`);
+      warnings?.push(
+        `${resource} roster: ${keys.length} changed records still have listings to be read again, more than ${MAX_WAITING}: the next run reads the feed whole`,
+      );
     } else {
       warnings?.push(
         `${resource} roster: asking for the listings of its changed records takes more than source.maxPages (${maxPages}) requests a run: ${keys.length} records' listings are read again next run`,

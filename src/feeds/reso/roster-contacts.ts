@@ -44,7 +44,8 @@ export function contactOf(resource: RosterResource, record: Record<string, unkno
   const out: Record<string, string> = {};
   for (const field of Object.values(CONTACT_FIELDS[resource])) {
     const v = record[field];
-    if ((typeof v === 'string' && v.trim() !== '') || (typeof v === 'number' && Number.isFinite(v))) out[field] = String(v);
+    if ((typeof v === 'string' && v.trim() !== '') || (typeof v === 'number' && Number.isFinite(v)))
+      out[field] = String(v);
   }
   return out;
 }
@@ -81,7 +82,10 @@ export function withContacts(
 }
 
 /** What a lane's copy of the roster takes from a pull: the contacts it does not hold yet, the keys it holds that went. */
-export function rosterDifference(copy: RosterStore, learned: readonly RosterPull[]): Array<{ resource: RosterResource; set: Array<[string, string]>; delete: string[] }> {
+export function rosterDifference(
+  copy: RosterStore,
+  learned: readonly RosterPull[],
+): Array<{ resource: RosterResource; set: Array<[string, string]>; delete: string[] }> {
   return learned.map((p) => {
     const held = copy[p.resource];
     const set = [...p.read].filter(([key, contact]) => held.get(key) !== contact);

@@ -17,7 +17,12 @@ const EXPANSION_DEFAULTS = { maxBytes: 4 * 1024 ** 3, maxCompressionRatio: 200 }
 /** the ratio is judged only past this much output: a 1 KB gzip of 300 KB is no bomb */
 const RATIO_FLOOR_BYTES = 16 * 1024 * 1024;
 
-export async function* boundedGunzip(input: AsyncIterable<Buffer>, limits: ExpansionLimits, label: string, onStop?: () => void): AsyncIterable<Buffer> {
+export async function* boundedGunzip(
+  input: AsyncIterable<Buffer>,
+  limits: ExpansionLimits,
+  label: string,
+  onStop?: () => void,
+): AsyncIterable<Buffer> {
   const maxBytes = limits.maxBytes ?? EXPANSION_DEFAULTS.maxBytes;
   const maxRatio = limits.maxCompressionRatio ?? EXPANSION_DEFAULTS.maxCompressionRatio;
   let compressed = 0;
@@ -36,7 +41,11 @@ export async function* boundedGunzip(input: AsyncIterable<Buffer>, limits: Expan
     for await (const chunk of gunzip) {
       expanded += (chunk as Buffer).length;
       if (expanded > maxBytes) {
-        throw new FeedReadError(`the feed expands past source.maxBytes (${maxBytes} bytes) when gunzipped; reading stopped there`, { file: label }, false);
+        throw new FeedReadError(
+          `the feed expands past source.maxBytes (${maxBytes} bytes) when gunzipped; reading stopped there`,
+          { file: label },
+          false,
+        );
       }
       if (expanded > RATIO_FLOOR_BYTES && expanded > maxRatio * compressed) {
         throw new FeedReadError(
@@ -52,7 +61,9 @@ export async function* boundedGunzip(input: AsyncIterable<Buffer>, limits: Expan
   } catch (err) {
     if (err instanceof FeedReadError || err instanceof AbortedError) throw err;
     if ((err as Error).name === 'AbortError') throw new AbortedError(`reading ${label}`, err);
-    throw new FeedReadError(`cannot read the feed (gzip): ${causeMessage(err)}`, { file: label }, false, { cause: err });
+    throw new FeedReadError(`cannot read the feed (gzip): ${causeMessage(err)}`, { file: label }, false, {
+      cause: err,
+    });
   } finally {
     if (!finished) {
       gunzip.destroy();

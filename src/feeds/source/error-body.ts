@@ -31,7 +31,8 @@ export async function readErrorBody(body: AsyncIterable<Buffer>, cancel: () => v
 export function errorBodyMessage(raw: Buffer, contentEncoding: string | null): string | undefined {
   if (raw.length === 0) return undefined;
   const bytes = decode(raw, (contentEncoding ?? '').trim().toLowerCase());
-  if (!bytes || bytes.length === 0) return `(${raw.length} bytes the server sent compressed in a way that does not decode)`;
+  if (!bytes || bytes.length === 0)
+    return `(${raw.length} bytes the server sent compressed in a way that does not decode)`;
   const text = bytes.toString('utf8');
   if (!isText(text)) return `(${bytes.length} bytes of binary data)`;
   const message = odataMessage(text) ?? text.trim().replace(/\s+/g, ' ');
@@ -54,7 +55,11 @@ function decode(raw: Buffer, encoding: string): Buffer | undefined {
         return inflateRawSync(raw, opts);
       }
     }
-    if (encoding === 'br') return brotliDecompressSync(raw, { maxOutputLength: ERROR_BODY_BYTES, finishFlush: constants.BROTLI_OPERATION_FLUSH });
+    if (encoding === 'br')
+      return brotliDecompressSync(raw, {
+        maxOutputLength: ERROR_BODY_BYTES,
+        finishFlush: constants.BROTLI_OPERATION_FLUSH,
+      });
     return raw;
   } catch (err) {
     // more than the cap decoded: keep what the cap allowed is not offered by zlib; say so
@@ -95,7 +100,10 @@ function odataMessage(text: string): string | undefined {
           ? String((e.message as Record<string, unknown>).value)
           : undefined;
     // a code that is not the HTTP status again names the vendor's own error
-    if (message) return typeof e.code === 'string' && /\D/.test(e.code) && !message.includes(e.code) ? `${message} (code ${e.code})` : message;
+    if (message)
+      return typeof e.code === 'string' && /\D/.test(e.code) && !message.includes(e.code)
+        ? `${message} (code ${e.code})`
+        : message;
   }
   if (typeof err === 'string') return typeof o.error_description === 'string' ? `${err}: ${o.error_description}` : err;
   if (typeof o.message === 'string') return o.message;

@@ -14,17 +14,28 @@ export function feedPath(ctx: { baseDir: string }, path: string): string {
 }
 
 /** The bytes of the file `source.path` names (a .gz name, or gzip: true, gunzipped). */
-export function openFileSource(source: FeedSource & { path: string }, ctx: { baseDir: string; signal?: AbortSignal }): { label: string; bytes: AsyncIterable<Buffer> } {
+export function openFileSource(
+  source: FeedSource & { path: string },
+  ctx: { baseDir: string; signal?: AbortSignal },
+): { label: string; bytes: AsyncIterable<Buffer> } {
   const label = source.path;
   const gzip = source.gzip ?? /\.gz$/i.test(source.path);
   return { label, bytes: fileBytes(feedPath(ctx, source.path), label, gzip, source, ctx.signal) };
 }
 
-async function* fileBytes(full: string, label: string, gzip: boolean, source: FeedSource, signal?: AbortSignal): AsyncIterable<Buffer> {
+async function* fileBytes(
+  full: string,
+  label: string,
+  gzip: boolean,
+  source: FeedSource,
+  signal?: AbortSignal,
+): AsyncIterable<Buffer> {
   try {
     await stat(full);
   } catch (err) {
-    throw new FeedReadError(`cannot open the feed file (${full}): ${causeMessage(err)}`, { file: label }, false, { cause: err });
+    throw new FeedReadError(`cannot open the feed file (${full}): ${causeMessage(err)}`, { file: label }, false, {
+      cause: err,
+    });
   }
   const stream = createReadStream(full, { highWaterMark: 256 * 1024, signal });
   const raw = guard(stream, label, false, stream);
@@ -32,7 +43,12 @@ async function* fileBytes(full: string, label: string, gzip: boolean, source: Fe
 }
 
 /** Errors of a byte stream (a corrupt gzip, a read failure) become FeedReadError with the feed's name. */
-async function* guard(stream: AsyncIterable<Buffer>, label: string, retryable: boolean, toClose?: { destroy(): void }): AsyncIterable<Buffer> {
+async function* guard(
+  stream: AsyncIterable<Buffer>,
+  label: string,
+  retryable: boolean,
+  toClose?: { destroy(): void },
+): AsyncIterable<Buffer> {
   try {
     for await (const chunk of stream) yield chunk as Buffer;
   } catch (err) {

@@ -90,13 +90,22 @@ export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Prom
     try {
       const { res, finalUrl } = await follow(url, configured, hasCredentials, opts, place);
       if (res.status >= 200 && res.status < 300) {
-        return { response: { status: res.status, headers: res.headers, url: finalUrl }, body: decodedBody(res, opts, place), cancel: res.cancel };
+        return {
+          response: { status: res.status, headers: res.headers, url: finalUrl },
+          body: decodedBody(res, opts, place),
+          cancel: res.cancel,
+        };
       }
       const message = errorBodyMessage(await readErrorBody(res.body, res.cancel), res.headers.get('content-encoding'));
       const after = parseRetryAfter(res.headers.get('retry-after'));
       retryAfterMs = after === undefined ? undefined : Math.min(after, MAX_RETRY_AFTER_MS);
       const shown = message && maskSecrets(message);
-      failure = new FeedReadError(`HTTP ${res.status} ${STATUS_CODES[res.status] ?? ''}${shown ? `: ${shown}` : ''}`, place, isRetryableStatus(res.status), { status: res.status });
+      failure = new FeedReadError(
+        `HTTP ${res.status} ${STATUS_CODES[res.status] ?? ''}${shown ? `: ${shown}` : ''}`,
+        place,
+        isRetryableStatus(res.status),
+        { status: res.status },
+      );
     } catch (err) {
       if (err instanceof FeedReadError && !err.retryable) throw err;
       if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, err);
@@ -104,7 +113,10 @@ export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Prom
     }
     if (!failure.retryable || attempt >= opts.retries) throw failure;
     const delay = retryAfterMs ?? backoff * 2 ** attempt * (0.75 + Math.random() * 0.5);
-    opts.logger?.warn({ url: place.file, attempt: attempt + 1, delayMs: Math.round(delay) }, `feed GET failed, retrying: ${failure.message}`);
+    opts.logger?.warn(
+      { url: place.file, attempt: attempt + 1, delayMs: Math.round(delay) },
+      `feed GET failed, retrying: ${failure.message}`,
+    );
     await sleep(delay, undefined, { signal: opts.signal }).catch((err) => {
       throw new AbortedError(`GET ${place.file}`, err);
     });
@@ -142,7 +154,11 @@ async function follow(
     const next = new URL(location, url);
     const shown = displayUrl(next.toString());
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-      throw new FeedReadError(`HTTP ${res.status} redirect to ${next.protocol} refused: feeds are read over http(s) only`, place, false);
+      throw new FeedReadError(
+        `HTTP ${res.status} redirect to ${next.protocol} refused: feeds are read over http(s) only`,
+        place,
+        false,
+      );
     }
     if (next.origin !== origin && hasCredentials) {
       throw new FeedReadError(
@@ -152,7 +168,8 @@ async function follow(
         false,
       );
     }
-    if (hop >= maxRedirects) throw new FeedReadError(`more than ${maxRedirects} redirects (last to ${shown})`, place, false);
+    if (hop >= maxRedirects)
+      throw new FeedReadError(`more than ${maxRedirects} redirects (last to ${shown})`, place, false);
     opts.logger?.debug({ from: displayUrl(url), to: shown, status: res.status }, 'feed redirect followed');
     url = next.toString();
   }
@@ -164,7 +181,13 @@ function decodedBody(res: BoundedResponse, opts: HttpGetOptions, place: { file: 
   if (encoding === 'identity' || encoding === '') return raw;
   if (encoding === 'gzip' || encoding === 'x-gzip') return boundedGunzip(raw, opts, place.file, res.cancel);
   res.cancel();
-  return failing(new FeedReadError(`the server sent Content-Encoding: ${encoding}, which feedsync does not decode (it asks for gzip)`, place, false));
+  return failing(
+    new FeedReadError(
+      `the server sent Content-Encoding: ${encoding}, which feedsync does not decode (it asks for gzip)`,
+      place,
+      false,
+    ),
+  );
 }
 
 /** A body whose first read fails with `err`: the error reaches the reader where a body's would. */
@@ -180,7 +203,11 @@ async function* countBytes(body: AsyncIterable<Buffer>, budget: RequestBudget | 
 }
 
 /** Errors of the raw body become FeedReadError (or AbortedError) that name the feed and the bound. */
-async function* guardBody(body: AsyncIterable<Buffer>, opts: HttpGetOptions, place: { file: string }): AsyncIterable<Buffer> {
+async function* guardBody(
+  body: AsyncIterable<Buffer>,
+  opts: HttpGetOptions,
+  place: { file: string },
+): AsyncIterable<Buffer> {
   try {
     yield* body;
   } catch (err) {
@@ -189,15 +216,31 @@ async function* guardBody(body: AsyncIterable<Buffer>, opts: HttpGetOptions, pla
   }
 }
 
-function transportFailure(err: unknown, opts: HttpGetOptions, place: { file: string }, stage: 'response' | 'body'): FeedReadError {
+function transportFailure(
+  err: unknown,
+  opts: HttpGetOptions,
+  place: { file: string },
+  stage: 'response' | 'body',
+): FeedReadError {
   if (err instanceof RequestStopped && err.reason === 'too-large') {
-    return new FeedReadError(`the response is larger than source.maxBytes (${err.limit} bytes); reading stopped there`, place, false, { cause: err });
+    return new FeedReadError(
+      `the response is larger than source.maxBytes (${err.limit} bytes); reading stopped there`,
+      place,
+      false,
+      { cause: err },
+    );
   }
   if (err instanceof RequestStopped && err.reason === 'deadline') {
     const what = stage === 'body' ? 'the response body was not complete' : 'no response';
-    return new FeedReadError(`${what} within ${opts.timeoutMs} ms (source.timeoutMs, a total deadline per request)`, place, true, { cause: err });
+    return new FeedReadError(
+      `${what} within ${opts.timeoutMs} ms (source.timeoutMs, a total deadline per request)`,
+      place,
+      true,
+      { cause: err },
+    );
   }
-  const why = stage === 'body' ? `the response body broke off: ${causeMessage(err)}` : `network error: ${causeMessage(err)}`;
+  const why =
+    stage === 'body' ? `the response body broke off: ${causeMessage(err)}` : `network error: ${causeMessage(err)}`;
   return new FeedReadError(maskSecrets(why), place, true, { cause: err });
 }
 

@@ -5,7 +5,15 @@
 // process on the credential. A wait too long to make (a spent hourly or daily budget) stops the read
 // with a retryable FeedReadError that says when the budget resets (`retryAt`).
 import { parseRetryAfter } from '../../api/retry.js';
-import { createBudgets, credentialKey, memoryBackend, WINDOWS, type Budget, type BudgetLimits, type Permit } from '../../budget/index.js';
+import {
+  createBudgets,
+  credentialKey,
+  memoryBackend,
+  WINDOWS,
+  type Budget,
+  type BudgetLimits,
+  type Permit,
+} from '../../budget/index.js';
 import { BudgetExhaustedError, FeedReadError } from '../../errors.js';
 import type { FeedSource } from '../config-schema.js';
 import type { RequestBudget } from './http.js';
@@ -19,7 +27,10 @@ const processBudgets = createBudgets(memoryBackend());
 
 const AUTH_HEADERS = /^(authorization|x-api-key|api-key|x-auth-token|cookie)$/i;
 
-export function sourceBudget(source: FeedSource, ctx: Pick<FeedContext, 'budgets' | 'sourceShare'>): RequestBudget | undefined {
+export function sourceBudget(
+  source: FeedSource,
+  ctx: Pick<FeedContext, 'budgets' | 'sourceShare'>,
+): RequestBudget | undefined {
   if (!source.url) return undefined;
   const origin = new URL(source.url).origin;
   const auth = Object.entries(source.headers ?? {})
@@ -65,7 +76,12 @@ function byteWindow(key: string, limit: number): ByteWindow {
  * arrive, and once the hour's are spent no request is made until the next clock hour: the read stops
  * with a retryable error saying when. Counted in this process only (docs/vendors.md).
  */
-function withByteLimit(inner: RequestBudget, w: ByteWindow, label: string, now: () => number = Date.now): RequestBudget {
+function withByteLimit(
+  inner: RequestBudget,
+  w: ByteWindow,
+  label: string,
+  now: () => number = Date.now,
+): RequestBudget {
   const roll = () => {
     const hour = Math.floor(now() / 3_600_000);
     if (hour !== w.hour) Object.assign(w, { hour, bytes: 0 });
@@ -121,10 +137,15 @@ export function requestBudget(budget: Budget, now: () => number = Date.now, shar
       } catch (err) {
         release();
         if (!(err instanceof BudgetExhaustedError)) throw err;
-        throw new FeedReadError(`${err.message}; the read stops here (nothing is deleted) and is retried after that`, { file: err.budget }, true, {
-          cause: err,
-          retryAt: err.resetAt,
-        });
+        throw new FeedReadError(
+          `${err.message}; the read stops here (nothing is deleted) and is retried after that`,
+          { file: err.budget },
+          true,
+          {
+            cause: err,
+            retryAt: err.resetAt,
+          },
+        );
       }
     },
     async onResponse(status, headers) {

@@ -5,7 +5,8 @@ import { VENDOR_NAMES, type VendorName } from './profile.js';
 import { VENDORS } from './registry.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-const isVendor = (v: unknown): v is VendorName => typeof v === 'string' && (VENDOR_NAMES as readonly string[]).includes(v);
+const isVendor = (v: unknown): v is VendorName =>
+  typeof v === 'string' && (VENDOR_NAMES as readonly string[]).includes(v);
 
 /** A raw `source` with its vendor's defaults filled in where the user set nothing; anything else as it was. */
 export function applyVendorDefaults(raw: unknown): unknown {
@@ -62,11 +63,17 @@ export function checkVendorRules(s: VendorRuleInput): VendorIssue[] {
   if (p.searchable && s.filter) {
     const bad = filterFields(s.filter).filter((f) => !p.searchable!.includes(f));
     if (bad.length) {
-      issues.push({ path: ['filter'], message: `vendor ${p.name} cannot filter on ${bad.join(', ')}: its searchable fields are ${p.searchable.join(', ')}` });
+      issues.push({
+        path: ['filter'],
+        message: `vendor ${p.name} cannot filter on ${bad.join(', ')}: its searchable fields are ${p.searchable.join(', ')}`,
+      });
     }
   }
   if (!p.orderby && s.paging === 'keyset') {
-    issues.push({ path: ['paging'], message: `vendor ${p.name} refuses $orderby, which keyset paging needs: use paging: nextLink (the profile's default)` });
+    issues.push({
+      path: ['paging'],
+      message: `vendor ${p.name} refuses $orderby, which keyset paging needs: use paging: nextLink (the profile's default)`,
+    });
   }
   const cap = s.expandMedia && p.maxPageSizeWithExpand ? p.maxPageSizeWithExpand : p.maxPageSize;
   if (s.maxPageSize !== undefined && s.maxPageSize > cap && p.name !== 'reso') {

@@ -14,5 +14,8 @@ export const bridge: VendorProfile = {
   maxPageSize: 200,
   orderby: true,
   since: 'ge',
-  sources: ['https://www.bridgeinteractive.com/upcoming-change-to-top-and-page-size-behavior-on-bridge-api-v3-endpoint', 'https://bridgedataoutput.com/docs/platform/'],
+  sources: [
+    'https://www.bridgeinteractive.com/upcoming-change-to-top-and-page-size-behavior-on-bridge-api-v3-endpoint',
+    'https://bridgedataoutput.com/docs/platform/',
+  ],
 };

@@ -8,10 +8,20 @@ export function describeVendor(s: ResoSource): string {
   const p = VENDORS[s.vendor];
   const parts: string[] = [`paging ${s.paging}`];
   if (!p.orderby) parts.push('no $orderby');
-  parts.push(p.pageSizeBy === 'top' ? `$top ${pageSize(s, p)} a page` : s.maxPageSize ? `Prefer: odata.maxpagesize=${s.maxPageSize}` : "page size the server's");
-  if (p.requiredFilter && s[p.requiredFilter.sourceKey]) parts.push(`every $filter: ${p.requiredFilter.field} eq '${s[p.requiredFilter.sourceKey]}'`);
+  parts.push(
+    p.pageSizeBy === 'top'
+      ? `$top ${pageSize(s, p)} a page`
+      : s.maxPageSize
+        ? `Prefer: odata.maxpagesize=${s.maxPageSize}`
+        : "page size the server's",
+  );
+  if (p.requiredFilter && s[p.requiredFilter.sourceKey])
+    parts.push(`every $filter: ${p.requiredFilter.field} eq '${s[p.requiredFilter.sourceKey]}'`);
   if (p.fullFilter) parts.push(`full pulls: ${p.fullFilter}`);
-  if (s.incremental) parts.push(`incremental: ModificationTimestamp ${p.since} <mark>${p.sinceLagMinutes ? ` less ${p.sinceLagMinutes} min` : ''}`);
+  if (s.incremental)
+    parts.push(
+      `incremental: ModificationTimestamp ${p.since} <mark>${p.sinceLagMinutes ? ` less ${p.sinceLagMinutes} min` : ''}`,
+    );
   if (p.searchable) parts.push(`searchable: ${p.searchable.join(', ')}`);
   const l = s.limits ?? {};
   const limits = [

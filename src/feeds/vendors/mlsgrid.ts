@@ -17,7 +17,14 @@ export const mlsgrid: VendorProfile = {
   maxPageSize: 5000,
   maxPageSizeWithExpand: 1000,
   orderby: false,
-  searchable: ['ModificationTimestamp', 'OriginatingSystemName', 'StandardStatus', 'ListingId', 'MlgCanView', 'PhotosChangeTimestamp'],
+  searchable: [
+    'ModificationTimestamp',
+    'OriginatingSystemName',
+    'StandardStatus',
+    'ListingId',
+    'MlgCanView',
+    'PhotosChangeTimestamp',
+  ],
   requiredFilter: { field: 'OriginatingSystemName', sourceKey: 'originatingSystem' },
   fullFilter: 'MlgCanView eq true',
   since: 'gt',
@@ -29,5 +36,9 @@ export const mlsgrid: VendorProfile = {
   mediaUserAgent: 'accessToken',
   // the host of the MediaURLs MLS Grid's records carry (https://media.mlsgrid.com/token=…/…); the token goes nowhere else
   mediaHosts: ['media.mlsgrid.com'],
-  sources: ['https://docs.mlsgrid.com/api-documentation/api-version-2.0', 'https://docs.mlsgrid.com/', 'https://docs.mlsgrid.com/releases/changes-to-mls-grid-media-access'],
+  sources: [
+    'https://docs.mlsgrid.com/api-documentation/api-version-2.0',
+    'https://docs.mlsgrid.com/',
+    'https://docs.mlsgrid.com/releases/changes-to-mls-grid-media-access',
+  ],
 };

@@ -9,5 +9,8 @@ export const reso: VendorProfile = {
   maxPageSize: 10_000,
   orderby: true,
   since: 'ge',
-  sources: ['https://transport.reso.org/ (Web API Core 2.0.0)', 'OData 4.01 Part 1, 8.2.8.5 Preference odata.maxpagesize'],
+  sources: [
+    'https://transport.reso.org/ (Web API Core 2.0.0)',
+    'OData 4.01 Part 1, 8.2.8.5 Preference odata.maxpagesize',
+  ],
 };

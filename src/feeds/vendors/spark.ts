@@ -15,5 +15,8 @@ export const spark: VendorProfile = {
   orderby: false,
   since: 'gt',
   sinceLagMinutes: 20,
-  sources: ['https://sparkplatform.com/docs/reso/replication', 'https://sparkplatform.com/docs/reso/request_parameters'],
+  sources: [
+    'https://sparkplatform.com/docs/reso/replication',
+    'https://sparkplatform.com/docs/reso/request_parameters',
+  ],
 };

@@ -35,7 +35,10 @@ export function recordPathCheck(recordPath: string, file: string): RecordPathChe
         if (err) throw err;
         return;
       }
-      throw new FeedReadError(refusal(recordPath, head), { file }, false, { refused: true, ...(err !== undefined && { cause: err }) });
+      throw new FeedReadError(refusal(recordPath, head), { file }, false, {
+        refused: true,
+        ...(err !== undefined && { cause: err }),
+      });
     },
   };
 }
@@ -45,7 +48,8 @@ function refusal(recordPath: string, head: string): string {
   const body = head.replace(/<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<![^>]*>/g, '');
   const root = /<([A-Za-z_][^\s/>]*)/.exec(body)?.[1];
   const clip = (s: string) => printable(s.length > SAID ? `${s.slice(0, SAID)}…` : s);
-  if (!root) return `recordPath \`${recordPath}\` matches no element: the file is not XML, it starts \`${clip(head.trimStart().split(/\r?\n/, 1)[0] ?? '')}\``;
+  if (!root)
+    return `recordPath \`${recordPath}\` matches no element: the file is not XML, it starts \`${clip(head.trimStart().split(/\r?\n/, 1)[0] ?? '')}\``;
   const text = body
     .replace(/<[^>]*>?/g, ' ')
     .replace(/\s+/g, ' ')

@@ -33,7 +33,11 @@ async function* readXmlBatches(bytes: AsyncIterable<Buffer>, opts: XmlOptions): 
   const toItem = (r: ScannedRecord): FeedItem => {
     const position = { file, line: r.line, index: index++ };
     if (r.error === undefined) return { kind: 'record', position, data: r.data };
-    const error = new RecordParseError(`malformed <${recordTag}> record: ${r.error}`, { file, line: r.line, record: position.index });
+    const error = new RecordParseError(`malformed <${recordTag}> record: ${r.error}`, {
+      file,
+      line: r.line,
+      record: position.index,
+    });
     // the scanner knows where every record it hands on began and ended: no other record is lost with this one
     return { kind: 'error', position, error, data: r.data, standalone: true };
   };
@@ -55,7 +59,11 @@ async function* readXmlBatches(bytes: AsyncIterable<Buffer>, opts: XmlOptions): 
 }
 
 /** Decode bytes to text in the document's encoding: BOM, then the XML declaration, else UTF-8. */
-export async function* decodeDeclared(bytes: AsyncIterable<Buffer>, file: string, forced?: string): AsyncIterable<string> {
+export async function* decodeDeclared(
+  bytes: AsyncIterable<Buffer>,
+  file: string,
+  forced?: string,
+): AsyncIterable<string> {
   let head: Buffer = Buffer.alloc(0);
   let decode: ((b: Buffer) => string) | undefined;
   let finish: () => string = () => '';
@@ -67,7 +75,8 @@ export async function* decodeDeclared(bytes: AsyncIterable<Buffer>, file: string
       finish = () => d.end();
       return;
     }
-    if (!iconv.encodingExists(encoding)) throw new FeedReadError(`the document's encoding ${JSON.stringify(encoding)} is not supported`, { file }, false);
+    if (!iconv.encodingExists(encoding))
+      throw new FeedReadError(`the document's encoding ${JSON.stringify(encoding)} is not supported`, { file }, false);
     const d = iconv.getDecoder(encoding);
     decode = (b) => d.write(b);
     finish = () => d.end() ?? '';

@@ -318,7 +318,9 @@ function closeFrame(s: Scan, at: number) {
   if (s.frames.length === 0) {
     const value = valueOf(s, f, at);
     const data = typeof value === 'string' ? { '#text': value } : (value as Record<string, unknown>);
-    s.out.push(s.recordError === undefined ? { line: s.recordLine, data } : { line: s.recordLine, data, error: s.recordError });
+    s.out.push(
+      s.recordError === undefined ? { line: s.recordLine, data } : { line: s.recordLine, data, error: s.recordError },
+    );
     s.recordError = undefined;
     return;
   }
@@ -340,7 +342,8 @@ function attributes(s: Scan, f: Frame, from: number, to: number) {
     }
     const name = s.buf.slice(nameStart, i);
     while (i < to && s.buf.charCodeAt(i) <= 32) i++;
-    if (s.buf.charCodeAt(i) !== EQ || i >= to) return fail(s, `attribute ${name} of <${f.name}> has no value`, nameStart);
+    if (s.buf.charCodeAt(i) !== EQ || i >= to)
+      return fail(s, `attribute ${name} of <${f.name}> has no value`, nameStart);
     i++;
     while (i < to && s.buf.charCodeAt(i) <= 32) i++;
     const q = s.buf.charCodeAt(i);
@@ -394,7 +397,11 @@ function openTag(s: Scan, name: string, lt: number, attrsFrom: number, attrsTo: 
   }
   if (selfClosing) return;
   if (s.stack.length >= s.maxOuterDepth)
-    throw new FeedReadError(`elements nested deeper than ${s.maxOuterDepth} levels around line ${lineAt(s, s.base + lt)}: the document is malformed`, { file: s.file }, false);
+    throw new FeedReadError(
+      `elements nested deeper than ${s.maxOuterDepth} levels around line ${lineAt(s, s.base + lt)}: the document is malformed`,
+      { file: s.file },
+      false,
+    );
   s.stack.push(name);
 }
 
@@ -524,11 +531,18 @@ function markup(s: Scan, lt: number): boolean {
   if (s.buf.startsWith('<!--', lt)) return skipTo(s, COMMENT, lt + 4);
   if (s.buf.startsWith('<![CDATA[', lt)) return skipTo(s, CDATA, lt + 9);
   const head = s.buf.slice(lt, lt + 9);
-  if (head.length < 9 && ('<![CDATA['.startsWith(head) || '<!--'.startsWith(head) || '<!DOCTYPE'.startsWith(head))) return false;
+  if (head.length < 9 && ('<![CDATA['.startsWith(head) || '<!--'.startsWith(head) || '<!DOCTYPE'.startsWith(head)))
+    return false;
   const gt = declarationEnd(s.buf, lt);
   if (gt < 0) return false;
   if (s.frames.length) {
-    fail(s, head === '<!DOCTYPE' ? 'a DOCTYPE inside the record (entities are never expanded or fetched)' : 'a markup declaration inside the record', lt);
+    fail(
+      s,
+      head === '<!DOCTYPE'
+        ? 'a DOCTYPE inside the record (entities are never expanded or fetched)'
+        : 'a markup declaration inside the record',
+      lt,
+    );
   }
   s.pos = gt + 1;
   return true;

@@ -26,5 +26,11 @@ export function definePreset(p: {
   for (const [field, rule] of Object.entries(p.fields) as [ListingField, string | z.input<typeof FieldRuleObject>][]) {
     fields[field] = FieldRuleObject.parse(typeof rule === 'string' ? { from: rule } : rule);
   }
-  return { fields, defaults: p.defaults ?? {}, extension: p.extension, openHouses: p.openHouses, ignore: p.ignore ?? [] };
+  return {
+    fields,
+    defaults: p.defaults ?? {},
+    extension: p.extension,
+    openHouses: p.openHouses,
+    ignore: p.ignore ?? [],
+  };
 }

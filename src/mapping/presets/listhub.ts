@@ -22,7 +22,11 @@ export const listhubPreset = definePreset({
       map: { Active: 'Active', Pending: 'Active', Closed: 'Sold', Sold: 'Sold', 'Coming Soon': 'PreOnMarket' },
       skip: ['Cancelled', 'Canceled', 'Expired', 'Withdrawn'],
     },
-    SaleType: { from: 'ListingCategory', map: { Lease: 'for_rent', Rent: 'for_rent', '*': 'for_sale' }, default: 'for_sale' },
+    SaleType: {
+      from: 'ListingCategory',
+      map: { Lease: 'for_rent', Rent: 'for_rent', '*': 'for_sale' },
+      default: 'for_sale',
+    },
     SalePrice: { from: 'ListPrice', transform: 'money' },
     PropertyType: { from: ['PropertySubType', 'PropertyType'] },
     Bedrooms: 'Bedrooms',
@@ -45,7 +49,9 @@ export const listhubPreset = definePreset({
   extension: {
     ListingKey: 'ListingKey',
     ListAgentName: { join: ['ListingParticipants.Participant.FirstName', 'ListingParticipants.Participant.LastName'] },
-    ListAgentPhone: { first: ['ListingParticipants.Participant.PrimaryContactPhone', 'ListingParticipants.Participant.OfficePhone'] },
+    ListAgentPhone: {
+      first: ['ListingParticipants.Participant.PrimaryContactPhone', 'ListingParticipants.Participant.OfficePhone'],
+    },
     ListAgentEmail: 'ListingParticipants.Participant.Email',
     ListOfficeName: { first: ['Offices.Office.Name', 'Brokerage.Name'] },
     ListOfficePhone: { first: ['Offices.Office.PhoneNumber', 'Brokerage.Phone'] },

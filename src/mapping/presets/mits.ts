@@ -24,7 +24,10 @@ export const mitsPreset = definePreset({
     MLSNumber: 'Key',
     Url: { from: ['Unit.Website', 'Property.Website'] },
     Status: { from: 'Availability', map: { available: 'Active', on_notice: 'Active' }, skip: ['leased'] },
-    RentPrice: { from: ['Unit.UnitRent', 'Unit.MarketRent', 'Floorplan.MarketRentMin', 'Floorplan.EffectiveRentMin'], transform: 'money' },
+    RentPrice: {
+      from: ['Unit.UnitRent', 'Unit.MarketRent', 'Floorplan.MarketRentMin', 'Floorplan.EffectiveRentMin'],
+      transform: 'money',
+    },
     DepositFee: { from: ['Unit.Deposit', 'Floorplan.Deposit', 'Property.Deposit'], transform: 'money' },
     PropertyType: { from: 'Property.Type', default: 'Apartment' },
     Bedrooms: { from: ['Unit.Bedrooms', 'Floorplan.Bedrooms'] },
@@ -40,7 +43,15 @@ export const mitsPreset = definePreset({
     Description: 'Property.Description',
     Images: 'Photos',
   },
-  defaults: { SaleType: 'for_rent', CurrencySymbol: '$', AreaUnit: 'Square Feet', SpaceType: 'Entire place', LotArea: 0, ParkingSpots: 0, DaysOnMarket: 0 },
+  defaults: {
+    SaleType: 'for_rent',
+    CurrencySymbol: '$',
+    AreaUnit: 'Square Feet',
+    SpaceType: 'Entire place',
+    LotArea: 0,
+    ParkingSpots: 0,
+    DaysOnMarket: 0,
+  },
   extension: {
     AvailableDate: 'AvailableDate',
     Availability: 'Availability',

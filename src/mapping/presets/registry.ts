@@ -7,4 +7,10 @@ import { resoPreset } from './reso.js';
 import { zillowPreset } from './zillow.js';
 
 export type { Preset } from './define.js';
-export const PRESETS: Record<PresetName, Preset> = { reso: resoPreset, zillow: zillowPreset, listhub: listhubPreset, mits: mitsPreset, hotpads: hotpadsPreset };
+export const PRESETS: Record<PresetName, Preset> = {
+  reso: resoPreset,
+  zillow: zillowPreset,
+  listhub: listhubPreset,
+  mits: mitsPreset,
+  hotpads: hotpadsPreset,
+};

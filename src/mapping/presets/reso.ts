@@ -57,12 +57,22 @@ const RESO_OFF_MARKET = ['Expired', 'Withdrawn', 'Canceled', 'Cancelled', 'Delet
 const RESO_LEASE_TYPES = { 'Residential Lease': 'for_rent', 'Commercial Lease': 'for_rent', '*': 'for_sale' } as const;
 
 /** LivingAreaUnits → AreaUnit: an area in acres is converted, so it is stated in square feet. */
-const RESO_AREA_UNIT_MAP = { 'Square Feet': 'Square Feet', 'Square Meters': 'Square Meters', Acres: 'Square Feet' } as const;
+const RESO_AREA_UNIT_MAP = {
+  'Square Feet': 'Square Feet',
+  'Square Meters': 'Square Meters',
+  Acres: 'Square Feet',
+} as const;
 
-const RESO_PHOTO_MEDIA: Record<string, string | string[]>[] = [{ MediaCategory: 'Photo' }, { MediaCategory: '', MediaType: ['image/*', 'jpeg', 'jpg', 'png', 'gif', 'webp'] }];
+const RESO_PHOTO_MEDIA: Record<string, string | string[]>[] = [
+  { MediaCategory: 'Photo' },
+  { MediaCategory: '', MediaType: ['image/*', 'jpeg', 'jpg', 'png', 'gif', 'webp'] },
+];
 
 /** The agent and office entries of a RESO Property record (ListAgent…, CoListAgent…, ListOffice…, CoListOffice…). */
-function agentEntries(agent: 'ListAgent' | 'CoListAgent', office: 'ListOffice' | 'CoListOffice'): Record<string, ExtensionSource> {
+function agentEntries(
+  agent: 'ListAgent' | 'CoListAgent',
+  office: 'ListOffice' | 'CoListOffice',
+): Record<string, ExtensionSource> {
   return {
     [`${agent}Name`]: { first: [`${agent}FullName`, { join: [`${agent}FirstName`, `${agent}LastName`] }] },
     [`${agent}Phone`]: { first: [`${agent}PreferredPhone`, `${agent}DirectPhone`] },
@@ -73,7 +83,10 @@ function agentEntries(agent: 'ListAgent' | 'CoListAgent', office: 'ListOffice' |
   };
 }
 
-export const RESO_AGENT_EXTENSION: Record<string, ExtensionSource> = { ...agentEntries('ListAgent', 'ListOffice'), ...agentEntries('CoListAgent', 'CoListOffice') };
+export const RESO_AGENT_EXTENSION: Record<string, ExtensionSource> = {
+  ...agentEntries('ListAgent', 'ListOffice'),
+  ...agentEntries('CoListAgent', 'CoListOffice'),
+};
 
 export const resoPreset = definePreset({
   fields: {

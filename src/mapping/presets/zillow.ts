@@ -18,7 +18,14 @@ export const zillowPreset = definePreset({
     Url: 'ListingDetails.ListingUrl',
     Status: {
       from: 'ListingDetails.Status',
-      map: { Active: 'Active', Contingent: 'Active', Pending: 'Active', 'For Rent': 'Active', 'Coming Soon': 'PreOnMarket', Sold: 'Sold' },
+      map: {
+        Active: 'Active',
+        Contingent: 'Active',
+        Pending: 'Active',
+        'For Rent': 'Active',
+        'Coming Soon': 'PreOnMarket',
+        Sold: 'Sold',
+      },
       skip: ['Cancelled', 'Canceled', 'Expired', 'Withdrawn', 'Off Market'],
     },
     SaleType: { from: 'ListingDetails.Status', map: { 'For Rent': 'for_rent', '*': 'for_sale' } },

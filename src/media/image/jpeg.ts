@@ -18,11 +18,13 @@ export function walkJpeg(b: Buffer, from = 0, depth = 0): Walked {
     at += 2;
     if (marker === 0xd9) break; // EOI
     if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) continue; // RSTn, TEM: no length
-    if (marker === 0x00 || marker === 0xd8) throw new NotWhole(`a stray marker 0x${marker.toString(16)} at byte ${at - 2}`);
+    if (marker === 0x00 || marker === 0xd8)
+      throw new NotWhole(`a stray marker 0x${marker.toString(16)} at byte ${at - 2}`);
     const length = r.u16be(at, 'a segment length');
     if (length < 2) throw new NotWhole(`a segment of length ${length}`);
     r.need(at, length, 'a segment');
-    if (isFrameHeader(marker)) frame = { height: r.u16be(at + 3, 'the frame header'), width: r.u16be(at + 5, 'the frame header') };
+    if (isFrameHeader(marker))
+      frame = { height: r.u16be(at + 3, 'the frame header'), width: r.u16be(at + 5, 'the frame header') };
     at += length;
     if (marker === 0xda) {
       if (!frame) throw new NotWhole('a scan before the frame header');
@@ -30,7 +32,8 @@ export function walkJpeg(b: Buffer, from = 0, depth = 0): Walked {
     }
   }
   if (!frame) throw new NotWhole('no frame header (SOFn)');
-  if (depth < MAX_APPENDED && at + 3 <= b.length && b[at] === 0xff && b[at + 1] === 0xd8 && b[at + 2] === 0xff) at = walkJpeg(b, at, depth + 1).end;
+  if (depth < MAX_APPENDED && at + 3 <= b.length && b[at] === 0xff && b[at + 1] === 0xd8 && b[at + 2] === 0xff)
+    at = walkJpeg(b, at, depth + 1).end;
   return { end: at, ...frame };
 }
 

@@ -23,7 +23,8 @@ export function walkPng(b: Buffer): Walked {
     const length = r.u32be(at, 'a chunk length');
     const type = r.ascii(at + 4, 4, 'a chunk type');
     r.need(at + 8, length + 4, `the ${type} chunk`);
-    if (crc32(b, at + 4, at + 8 + length) !== r.u32be(at + 8 + length, 'a CRC')) throw new NotWhole(`the ${type} chunk's CRC is wrong`);
+    if (crc32(b, at + 4, at + 8 + length) !== r.u32be(at + 8 + length, 'a CRC'))
+      throw new NotWhole(`the ${type} chunk's CRC is wrong`);
     if (at === 8 && type !== 'IHDR') throw new NotWhole('the first chunk is not IHDR');
     if (type === 'IHDR') size = { width: r.u32be(at + 8, 'IHDR'), height: r.u32be(at + 12, 'IHDR') };
     if (type === 'IDAT') idat = true;

@@ -31,6 +31,7 @@ function dimensions(r: Reader, type: string, data: number): { width: number; hei
     const bits = r.u32le(data + 1, 'the VP8L header');
     return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
   }
-  if (type === 'VP8X') return { width: r.u24le(data + 4, 'the VP8X header') + 1, height: r.u24le(data + 7, 'the VP8X header') + 1 };
+  if (type === 'VP8X')
+    return { width: r.u24le(data + 4, 'the VP8X header') + 1, height: r.u24le(data + 7, 'the VP8X header') + 1 };
   throw new NotWhole(`the first chunk is ${type.trim()}, not VP8, VP8L or VP8X`);
 }

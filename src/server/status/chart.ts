@@ -34,10 +34,14 @@ export function runChart(runs: readonly ChartRun[], title: string): string {
   const y = (n: number) => PAD.top + plotH - (n / maxCount) * plotH;
   const yMs = (ms: number) => PAD.top + plotH - (ms / maxMs) * plotH;
   const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(title)}" class="chart">`);
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="${escapeHtml(title)}" class="chart">`,
+  );
   parts.push(`<title>${escapeHtml(title)}</title>`);
   // axes and scale labels: counts on the left, duration on the right
-  parts.push(`<line x1="${PAD.left}" y1="${PAD.top + plotH}" x2="${W - PAD.right}" y2="${PAD.top + plotH}" stroke="#999"/>`);
+  parts.push(
+    `<line x1="${PAD.left}" y1="${PAD.top + plotH}" x2="${W - PAD.right}" y2="${PAD.top + plotH}" stroke="#999"/>`,
+  );
   parts.push(`<text x="${PAD.left - 6}" y="${PAD.top + 8}" text-anchor="end" class="axis">${maxCount}</text>`);
   parts.push(`<text x="${PAD.left - 6}" y="${PAD.top + plotH}" text-anchor="end" class="axis">0</text>`);
   parts.push(`<text x="${W - PAD.right + 6}" y="${PAD.top + 8}" class="axis">${formatMs(maxMs)}</text>`);
@@ -56,7 +60,9 @@ export function runChart(runs: readonly ChartRun[], title: string): string {
     }
   });
   if (runs.length) {
-    const points = runs.map((r, i) => `${(PAD.left + i * slot + slot / 2).toFixed(1)},${yMs(r.durationMs).toFixed(1)}`).join(' ');
+    const points = runs
+      .map((r, i) => `${(PAD.left + i * slot + slot / 2).toFixed(1)},${yMs(r.durationMs).toFixed(1)}`)
+      .join(' ');
     parts.push(`<polyline class="duration" points="${points}" fill="none" stroke="#6a1b9a" stroke-width="2"/>`);
     runs.forEach((r, i) =>
       parts.push(

@@ -25,7 +25,10 @@ export function statusRouter(deps: StatusDeps): Router {
     try {
       const runId = req.params.runId;
       const { run, changes } = await deps.changeLog.run(runId, RUN_CHANGES_SHOWN);
-      const undo = run && !run.dryRun ? { canAct: Boolean(deps.canAct && deps.undo), command: undoCommands(runId, deps.configFile) } : undefined;
+      const undo =
+        run && !run.dryRun
+          ? { canAct: Boolean(deps.canAct && deps.undo), command: undoCommands(runId, deps.configFile) }
+          : undefined;
       res
         .status(run || changes.length ? 200 : 404)
         .type('html')
@@ -44,7 +47,9 @@ export function statusRouter(deps: StatusDeps): Router {
       res
         .status(403)
         .type('text/plain')
-        .send(`no login is configured for the worker's UI, so it offers no actions: run\n  ${undoCommands(runId, deps.configFile).join('\n  ')}\n`);
+        .send(
+          `no login is configured for the worker's UI, so it offers no actions: run\n  ${undoCommands(runId, deps.configFile).join('\n  ')}\n`,
+        );
       return;
     }
     try {

@@ -62,7 +62,10 @@ const MAX_RUNS_READ = 2000;
 export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; staleHours: number; feeds: FeedStatus[] }> {
   const now = deps.now?.() ?? new Date();
   const shown = deps.runsShown ?? 20;
-  const [active, paused] = await Promise.all([deps.queues.sync.getJobs(['active'], 0, 200), deps.pausedFeeds?.() ?? Promise.resolve(new Set<string>())]);
+  const [active, paused] = await Promise.all([
+    deps.queues.sync.getJobs(['active'], 0, 200),
+    deps.pausedFeeds?.() ?? Promise.resolve(new Set<string>()),
+  ]);
   const running = new Set(active.flatMap((j) => feedsOfSyncJob(j?.data, deps.feeds)));
   // each running job's progress (jobs/listing-sync.ts: the feed it is on), read back through its schema
   const progress = new Map<string, string>();
@@ -76,13 +79,19 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
     deps.feeds.map(async (f): Promise<FeedStatus[]> => {
       const lanes = lanesOf(f);
       // dry runs change nothing: the page shows what the chatbot went through
-      const runs = (await deps.changeLog.runs(f.name, Math.min(shown * 3 * lanes.length, MAX_RUNS_READ))).filter((r) => !r.dryRun);
+      const runs = (await deps.changeLog.runs(f.name, Math.min(shown * 3 * lanes.length, MAX_RUNS_READ))).filter(
+        (r) => !r.dryRun,
+      );
       const schedulerId = schedulers.get(f.name);
       const scheduler = schedulerId ? await deps.queues.sync.getJobScheduler(schedulerId) : undefined;
       const feedWide = {
         ...(scheduler?.next && { next: new Date(scheduler.next).toISOString() }),
         ...(f.schedule && { schedule: `${f.schedule.cron}${f.schedule.tz ? ` (${f.schedule.tz})` : ''}` }),
-        state: paused.has(f.name) ? ('paused' as const) : running.has(f.name) ? ('running' as const) : ('idle' as const),
+        state: paused.has(f.name)
+          ? ('paused' as const)
+          : running.has(f.name)
+            ? ('running' as const)
+            : ('idle' as const),
         ...(running.has(f.name) && progress.has(f.name) && { progress: progress.get(f.name) }),
       };
       // a routed feed: a row per chatbot, with that chatbot's runs and alerts
@@ -90,7 +99,9 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
       return Promise.all(
         lanes.map(async (lane): Promise<FeedStatus> => {
           // each run bounded as the stored reports are (lists cut with an `omitted` count, strings excerpted)
-          const own = (routed ? runs.filter((r) => r.chatbot === lane.chatbot) : runs).slice(0, shown).map((r) => boundReport(r));
+          const own = (routed ? runs.filter((r) => r.chatbot === lane.chatbot) : runs)
+            .slice(0, shown)
+            .map((r) => boundReport(r));
           const lastOk = own.find((r) => r.outcome === 'ok');
           const ageMs = lastOk ? now.getTime() - new Date(lastOk.finishedAt).getTime() : undefined;
           return {

@@ -21,7 +21,9 @@ export function renderStatus(status: { at: string; staleHours: number; feeds: Fe
     // what the feed's display rules did in that run (docs/display-rules.md)
     const shown = l ? displayCountsLine(l.counts) : '';
     const display = shown ? `<br><small class="display">display rules: ${h(shown)}</small>` : '';
-    const counts = l ? `${l.counts.created ?? 0} / ${l.counts.updated ?? 0} / ${l.counts.deleted ?? 0} / ${l.counts.rejected ?? 0}${photos}${display}` : '';
+    const counts = l
+      ? `${l.counts.created ?? 0} / ${l.counts.updated ?? 0} / ${l.counts.deleted ?? 0} / ${l.counts.rejected ?? 0}${photos}${display}`
+      : '';
     const fresh =
       f.ageMs === undefined
         ? f.runs.length
@@ -82,7 +84,8 @@ export function undoCommands(runId: string, configFile = 'feedsync.yaml'): strin
 
 /** The run page's "undo this run": a link to the plan (with a login), else the commands. */
 function undoSection(runId: string, undo: { canAct: boolean; command: string[] }): string {
-  if (undo.canAct) return `<h2>undo this run</h2><p><a class="undo" href="${runPath(runId)}/undo">undo this run…</a> (shows what it would do first)</p>`;
+  if (undo.canAct)
+    return `<h2>undo this run</h2><p><a class="undo" href="${runPath(runId)}/undo">undo this run…</a> (shows what it would do first)</p>`;
   return `<h2>undo this run</h2><p>No login is configured for this page (<code>FEEDSYNC_UI_TOKEN</code>, or <code>FEEDSYNC_UI_USER</code> and <code>FEEDSYNC_UI_PASSWORD</code>), so it offers no actions. From a shell:</p>
 <pre class="undo-command">${undo.command.map(h).join('\n')}</pre>`;
 }
@@ -118,14 +121,23 @@ export function renderUndoQueued(runId: string, jobId: string, force: boolean): 
   );
 }
 
-export function renderRun(runId: string, run: RunEntry | undefined, changes: ChangeEntry[], limit: number, undo?: { canAct: boolean; command: string[] }): string {
+export function renderRun(
+  runId: string,
+  run: RunEntry | undefined,
+  changes: ChangeEntry[],
+  limit: number,
+  undo?: { canAct: boolean; command: string[] },
+): string {
   const head = run
     ? `<h1>run ${h(run.runId)}</h1>
 <p>${run.dryRun ? 'dry run of ' : ''}<a href="/status#chart-${h(run.feed)}">${h(run.feed)}</a> → ${h(run.chatbot)}: <span class="outcome ${h(run.outcome)}">${h(run.outcome)}</span>, ${h(when(run.startedAt))} UTC, ${h(formatMs(run.durationMs))}${run.jobId ? `, job ${h(run.jobId)}` : ''}</p>
 <p>${h(run.summary)}</p>${run.message ? `<p>${h(run.message)}</p>` : ''}${run.chat ? `<p>chat check: answerable ${run.chat.answerable}/${run.chat.asked}${run.chat.missing.length ? ` — not answered: ${h(run.chat.missing.join(', '))}` : ''}</p>` : ''}`
     : `<h1>run ${h(runId)}</h1>`;
   const total = run?.recorded ?? changes.length;
-  const more = total > changes.length ? `<p>… ${total - changes.length} more: <code>feedsync runs show ${h(runId)} --json</code></p>` : '';
+  const more =
+    total > changes.length
+      ? `<p>… ${total - changes.length} more: <code>feedsync runs show ${h(runId)} --json</code></p>`
+      : '';
   return page(
     `feedsync run ${runId}`,
     `<p><a href="/status">← status</a></p>${head}

@@ -144,7 +144,11 @@ export function createLanePlanner(given: LanePlannerInput): LanePlanner {
     view: { creates: [], updates: [], deletes: [] },
     sent: new Set(),
     photosMissing: [],
-    pending: createPendingWindow<DesiredListing | RememberedListing>({ size: PENDING_WINDOW, maxHeld: MAX_HELD, knownRecurring: input.knownRecurring }),
+    pending: createPendingWindow<DesiredListing | RememberedListing>({
+      size: PENDING_WINDOW,
+      maxHeld: MAX_HELD,
+      knownRecurring: input.knownRecurring,
+    }),
   };
   const pending = st.pending;
   /** what left the window (or was held) and waits to be planned */
@@ -271,7 +275,9 @@ function readStep(st: PlanState) {
   };
   /** the feed's mapping of the record, as this lane's chatbot receives it */
   const ours = (m: MappedItem): MappedItem =>
-    m.kind === 'listing' && m.listing.SerialNumber !== input.chatbot ? { ...m, listing: { ...m.listing, SerialNumber: input.chatbot } } : m;
+    m.kind === 'listing' && m.listing.SerialNumber !== input.chatbot
+      ? { ...m, listing: { ...m.listing, SerialNumber: input.chatbot } }
+      : m;
   /** a mapped item counted; a record of a key that is no listing withdraws what waits of the key (the later record decides) */
   const added = (m: MappedItem): DesiredListing | undefined => {
     const entry = collector.add(ours(m));
@@ -313,8 +319,17 @@ function readStep(st: PlanState) {
     expand(item: FeedItem, text: string): DesiredListing {
       const mapped = ours(input.map(item));
       // the same record under the same mapping, valid when its stamp was stored
-      if (mapped.kind !== 'listing') throw new Error(`${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`);
-      const entry: DesiredListing = { key: mapped.key, listing: mapped.listing, position: mapped.position, text, ...withheldOf(mapped) };
+      if (mapped.kind !== 'listing')
+        throw new Error(
+          `${mapped.position.file} record ${mapped.position.index} matched its stamp but maps to ${mapped.kind} now`,
+        );
+      const entry: DesiredListing = {
+        key: mapped.key,
+        listing: mapped.listing,
+        position: mapped.position,
+        text,
+        ...withheldOf(mapped),
+      };
       // its photos were mirrored when its stamp was stored: rewritten from what the mirror knows
       if (input.rewriteKnown && !input.rewriteKnown(entry, item)) unstamp(entry);
       return entry;

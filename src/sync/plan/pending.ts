@@ -24,7 +24,11 @@ export interface PendingWindow<T extends { key: string }> {
   readonly recurring: ReadonlySet<string>;
 }
 
-export function createPendingWindow<T extends { key: string }>(opts: { size: number; maxHeld: number; knownRecurring: ReadonlySet<string> }): PendingWindow<T> {
+export function createPendingWindow<T extends { key: string }>(opts: {
+  size: number;
+  maxHeld: number;
+  knownRecurring: ReadonlySet<string>;
+}): PendingWindow<T> {
   const window = new FifoWindow<T>();
   const late = new Map<string, T>();
   /** keys planned already (left the window): a next record of one of them is late */

@@ -44,7 +44,11 @@ export interface ListingDecision {
   inStep: { fingerprint: string; hash: Uint8Array };
 }
 
-export function planListing(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
+export function planListing(
+  entry: DesiredListing,
+  copies: readonly RemoteListing[] | undefined,
+  options: PlanOptions,
+): ListingDecision {
   const { key, listing, withheld } = entry;
   const { ignore } = options;
   const held = withheld?.length ? { withheld } : {};
@@ -52,7 +56,12 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
   const creating = !copies?.length;
   const { fingerprint, hash, compared, kept: written } = listingHashes(listing, ignore, creating);
   const inStep = { fingerprint, hash };
-  if (creating) return { create: { key, listing, fingerprint, ...(written !== undefined && { kept: written }), ...held }, duplicateDeletes: [], inStep };
+  if (creating)
+    return {
+      create: { key, listing, fingerprint, ...(written !== undefined && { kept: written }), ...held },
+      duplicateDeletes: [],
+      inStep,
+    };
   // The hashes tell whether anything listed differs (one rule, dry run or not); with the remote
   // compared JSON at hand (dry runs, change log) the changed fields are named old → new.
   const { kept, ...dups } = duplicatesOf(key, copies, hash, options);
@@ -63,7 +72,8 @@ export function planListing(entry: DesiredListing, copies: readonly RemoteListin
     const old = kept.copy.compared;
     const changes = old === undefined ? [] : withheldChanges(comparedChanges(compared, old), withheld);
     decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'fields', changes, ...held };
-  } else if (was === 'differs') decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [], ...held };
+  } else if (was === 'differs')
+    decision.update = { key, listing, fingerprint, remoteId: kept.copy.id, reason: 'unlisted', changes: [], ...held };
   // none yet, or one of an older version for the same content: recorded, nothing written
   else if (was !== 'same') decision.recordFingerprint = fingerprint;
   return decision;
@@ -87,7 +97,16 @@ export function duplicatesOf(
   return {
     kept,
     duplicates: { key, keepId: kept.copy.id, extraIds: extras.map((c) => c.id) },
-    duplicateDeletes: options.deletesMode === 'mirror' ? extras.map((c) => ({ key, reason: 'duplicate', deleteKey: String(c.id), keyType: 'NewOaks', remoteIds: [c.id] })) : [],
+    duplicateDeletes:
+      options.deletesMode === 'mirror'
+        ? extras.map((c) => ({
+            key,
+            reason: 'duplicate',
+            deleteKey: String(c.id),
+            keyType: 'NewOaks',
+            remoteIds: [c.id],
+          }))
+        : [],
   };
 }
 
@@ -115,7 +134,8 @@ export function planDeletes(
   // keep mode deletes nothing the feed lacks or marks gone, but a display rule's removal (the MLS
   // does not allow the listing shown, whatever the mode): `goes` says which reasons it plans
   const mirror = options.deletesMode === 'mirror';
-  const goes = (reason: string | undefined): reason is string => reason !== undefined && (mirror || ruleOf(reason) !== undefined);
+  const goes = (reason: string | undefined): reason is string =>
+    reason !== undefined && (mirror || ruleOf(reason) !== undefined);
   // keys first: the copies are looked up (made, from a RemoteIndex) only for keys the feed lacks
   for (const key of remote.byKey.keys()) {
     // (present: a reconcile found the key unchanged on the source without reading its record)
@@ -132,7 +152,10 @@ export function planDeletes(
       out.otherFeeds++;
       continue;
     }
-    const mlsNumber = options.keyBy === 'URL' && copies[0]?.compared !== undefined ? keptField(copies[0].compared, 'MLSNumber') : undefined;
+    const mlsNumber =
+      options.keyBy === 'URL' && copies[0]?.compared !== undefined
+        ? keptField(copies[0].compared, 'MLSNumber')
+        : undefined;
     out.deletes.push({
       key,
       reason: gone ?? 'absent',
@@ -144,7 +167,8 @@ export function planDeletes(
   }
   if (feed.written) {
     for (const [key, reason] of feed.goneKeys) {
-      if (goes(reason) && !remote.byKey.has(key) && feed.written.has(key)) out.deletes.push({ key, reason, deleteKey: key, keyType: options.keyBy, remoteIds: [] });
+      if (goes(reason) && !remote.byKey.has(key) && feed.written.has(key))
+        out.deletes.push({ key, reason, deleteKey: key, keyType: options.keyBy, remoteIds: [] });
     }
   }
   return out;
@@ -155,11 +179,23 @@ export function planDeletes(
  * sent, the earlier record): an update by key, never a second create. The list snapshot predates
  * that write, so no field diff can be named.
  */
-export function planAgain(entry: DesiredListing, copies: readonly RemoteListing[] | undefined, options: PlanOptions): ListingDecision {
+export function planAgain(
+  entry: DesiredListing,
+  copies: readonly RemoteListing[] | undefined,
+  options: PlanOptions,
+): ListingDecision {
   const { key, listing, withheld } = entry;
   const { fingerprint, hash } = listingHashes(listing, options.ignore);
   const remoteId = copies?.length ? Math.max(...copies.map((c) => c.id)) : 0;
-  const update: PlannedUpdate = { key, listing, fingerprint, remoteId, reason: 'unlisted', changes: [], ...(withheld?.length && { withheld }) };
+  const update: PlannedUpdate = {
+    key,
+    listing,
+    fingerprint,
+    remoteId,
+    reason: 'unlisted',
+    changes: [],
+    ...(withheld?.length && { withheld }),
+  };
   return { update, duplicateDeletes: [], inStep: { fingerprint, hash } };
 }
 

@@ -43,7 +43,14 @@ const STAMP_VERSION = 3;
 
 /** The mapping's identity, the start of every stamp of a feed's run (27 base64url characters). */
 export function stampSeed(input: StampSeedInput): string {
-  const config = JSON.stringify([STAMP_VERSION, input.mapping, input.chatbot, input.keyBy, [...input.ignore].sort(), ...(input.media === undefined ? [] : [input.media])]);
+  const config = JSON.stringify([
+    STAMP_VERSION,
+    input.mapping,
+    input.chatbot,
+    input.keyBy,
+    [...input.ignore].sort(),
+    ...(input.media === undefined ? [] : [input.media]),
+  ]);
   return hash('sha1', codeIdentity(['mapping', 'listing']) + config, 'base64url');
 }
 
@@ -58,7 +65,12 @@ export function recordText(item: { data: Record<string, unknown>; text?: string 
  * is the seed, the hash, the fingerprint's length and bytes, then the text: each part is read back
  * from the front alone, so no two inputs run together.
  */
-export function stampOf(seed: string, text: string, comparedHash: Uint8Array, fingerprint: string | Uint8Array): string {
+export function stampOf(
+  seed: string,
+  text: string,
+  comparedHash: Uint8Array,
+  fingerprint: string | Uint8Array,
+): string {
   // a UTF-16 code unit is at most 3 bytes of UTF-8 (a fingerprint as bytes: a tag, then at most that)
   const fpMost = typeof fingerprint === 'string' ? 1 + 3 * fingerprint.length : fingerprint.byteLength;
   const most = seed.length + comparedHash.byteLength + 4 + fpMost + 3 * text.length;

@@ -56,7 +56,12 @@ export interface BesideRead {
 }
 
 /** Reads the feed for its one lane until paging is done; what waits is left in `early`. */
-export async function readBesidePaging(l: BesideLane, read: BesideRead, paging: PagingSoFar, early: Early): Promise<void> {
+export async function readBesidePaging(
+  l: BesideLane,
+  read: BesideRead,
+  paging: PagingSoFar,
+  early: Early,
+): Promise<void> {
   let over = false;
   const ended = paging.done.then(
     () => (over = true),

@@ -24,7 +24,14 @@
 import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../../errors.js';
 import { ADDRESS_FIELDS } from '../../mapping/display-rules.js';
 import type { MappedItem } from '../../mapping/types.js';
-import { ruleReason, type DesiredListing, type DesiredSide, type Position, type RejectedRecord, type RememberedListing } from '../plan/plan-types.js';
+import {
+  ruleReason,
+  type DesiredListing,
+  type DesiredSide,
+  type Position,
+  type RejectedRecord,
+  type RememberedListing,
+} from '../plan/plan-types.js';
 
 export type FeedSide = Omit<DesiredSide, 'listings'> & {
   listings: Set<string>;
@@ -123,7 +130,9 @@ function notWholeReasons(side: FeedSide) {
       reasons.unshift(err.message);
       unread++;
       side.complete = false;
-      side.readError = reasons.slice(0, SHOWN_REASONS).join('; ') + (unread > SHOWN_REASONS ? `; and ${unread - SHOWN_REASONS} more` : '');
+      side.readError =
+        reasons.slice(0, SHOWN_REASONS).join('; ') +
+        (unread > SHOWN_REASONS ? `; and ${unread - SHOWN_REASONS} more` : '');
       side.readErrorRetryable = err instanceof FeedReadError && err.retryable;
       if (err instanceof FeedReadError && err.refused) side.refused = err.message;
       if (err instanceof FeedReadError && err.retryAt) side.readErrorRetryAt = err.retryAt.toISOString();
@@ -136,7 +145,8 @@ type KeyBook = ReturnType<typeof keyBook>;
 /** The side's keys: each record counted and checked for repeats, a key kept as valid, protected, rejected or given a sold window. */
 function keyBook(side: FeedSide, options: CollectorOptions, incomplete: (reason: string) => void) {
   const ids = new Set<string>();
-  const forget = (key: string) => side.listings.delete(key) || side.protectedKeys.delete(key) || side.goneKeys.delete(key);
+  const forget = (key: string) =>
+    side.listings.delete(key) || side.protectedKeys.delete(key) || side.goneKeys.delete(key);
   const valid = (key: string) => {
     side.listings.add(key);
     side.counts.valid = side.listings.size;
@@ -159,7 +169,8 @@ function keyBook(side: FeedSide, options: CollectorOptions, incomplete: (reason:
       let laterVersion = false;
       if (id !== undefined) {
         if (!ids.has(id)) ids.add(id);
-        else if (options.repeatIsShift?.() ?? true) incomplete(`${where(position)}: record ${id} came twice in one pull (the source shifted while it was read)`);
+        else if (options.repeatIsShift?.() ?? true)
+          incomplete(`${where(position)}: record ${id} came twice in one pull (the source shifted while it was read)`);
         else laterVersion = true;
       }
       if (key !== undefined && forget(key) && !laterVersion) side.feedDuplicates.push({ key, position });
@@ -185,19 +196,30 @@ export function withheldOf(item: MappedItem & { kind: 'listing' }): Pick<Desired
 }
 
 /** An item that is no listing to plan: it counts on the side, and may leave the feed not read whole. */
-function sideOnly(item: Exclude<MappedItem, { kind: 'listing' }>, side: FeedSide, keys: KeyBook, incomplete: (reason: string) => void): undefined {
+function sideOnly(
+  item: Exclude<MappedItem, { kind: 'listing' }>,
+  side: FeedSide,
+  keys: KeyBook,
+  incomplete: (reason: string) => void,
+): undefined {
   const key = item.key;
   switch (item.kind) {
     case 'rejected':
       if (item.held) side.display.held++;
-      keys.reject({ position: item.position, ...(key !== undefined && { key }), reasons: item.issues.map(formatIssue) });
+      keys.reject({
+        position: item.position,
+        ...(key !== undefined && { key }),
+        reasons: item.issues.map(formatIssue),
+      });
       if (key === undefined) incomplete(`${where(item.position)}: a record was rejected and its key could not be read`);
       break;
     case 'error': {
       const reason = withoutPlace(item.error.message, formatPlace(item.error.place));
       keys.reject({ position: item.position, ...(key !== undefined && { key }), reasons: [reason] });
-      if (key === undefined) incomplete(`${where(item.position)}: a record could not be read and its key is unknown (${reason})`);
-      else if (!item.standalone) incomplete(`${where(item.position)}: record ${key} could not be read whole (${reason})`);
+      if (key === undefined)
+        incomplete(`${where(item.position)}: a record could not be read and its key is unknown (${reason})`);
+      else if (!item.standalone)
+        incomplete(`${where(item.position)}: record ${key} could not be read whole (${reason})`);
       break;
     }
     case 'skipped':

@@ -71,7 +71,15 @@ export async function openFeedThread(source: FeedSource, o: FeedThreadOptions): 
     return undefined; // the reader on this thread says what is wrong with it, as it always has
   }
   if (size < (o.minBytes ?? THREAD_MIN_BYTES)) return undefined;
-  const read: FeedRead = { id: nextRead++, source: { ...source, path: source.path }, baseDir: o.baseDir, mapping: o.mapping, keyBy: o.keyBy, ahead: AHEAD, batchSize: BATCH_SIZE };
+  const read: FeedRead = {
+    id: nextRead++,
+    source: { ...source, path: source.path },
+    baseDir: o.baseDir,
+    mapping: o.mapping,
+    keyBy: o.keyBy,
+    ahead: AHEAD,
+    batchSize: BATCH_SIZE,
+  };
   return feedThread(takeWorker(o.entry), read, o.signal, o.stopWaitMs ?? STOP_WAIT_MS);
 }
 
@@ -104,7 +112,11 @@ function takeWorker(entry: URL | undefined): Slot {
     kept.worker.ref();
     return kept;
   }
-  const slot: Slot = { worker: startWorker(entry ?? workerEntry('feed-worker', import.meta.url)), gone: false, own: entry !== undefined };
+  const slot: Slot = {
+    worker: startWorker(entry ?? workerEntry('feed-worker', import.meta.url)),
+    gone: false,
+    own: entry !== undefined,
+  };
   slot.worker.once('exit', () => {
     slot.gone = true;
     leaveIdle(slot);
@@ -212,7 +224,12 @@ function feedThread(slot: Slot, read: FeedRead, signal: AbortSignal | undefined,
 }
 
 /** The read's items as its worker sends them, a batch at a time, each one taken said back (the worker keeps AHEAD in flight); closed at the end. */
-async function* threadBatches(slot: Slot, read: FeedRead, next: () => Promise<FeedWorkerMessage>, close: () => Promise<void>): AsyncGenerator<FeedItem[]> {
+async function* threadBatches(
+  slot: Slot,
+  read: FeedRead,
+  next: () => Promise<FeedWorkerMessage>,
+  close: () => Promise<void>,
+): AsyncGenerator<FeedItem[]> {
   let shape: RowShape | undefined;
   try {
     for (;;) {
@@ -241,7 +258,12 @@ function batchItems(b: FeedBatch, file: string, shape: RowShape | undefined): Fe
     }
     if (!shape) throw new Error(`the feed thread reading ${file} sent a record before the header`);
     const line = b.lines[r]!;
-    out[i] = new ThreadRecord({ file, ...(line >= 0 && { line }), index: b.indexes[r]! }, b.texts[r]!, b.keys[r], shape);
+    out[i] = new ThreadRecord(
+      { file, ...(line >= 0 && { line }), index: b.indexes[r]! },
+      b.texts[r]!,
+      b.keys[r],
+      shape,
+    );
     r++;
   }
   return out;

@@ -46,16 +46,33 @@ export interface FeedBatch {
 
 export type WireItem =
   | { kind: 'record'; position: RecordPosition; data: Record<string, unknown>; text?: string }
-  | { kind: 'error'; position: RecordPosition; error: { reason: string; place: ErrorPlace }; data?: Record<string, unknown>; standalone?: boolean }
+  | {
+      kind: 'error';
+      position: RecordPosition;
+      error: { reason: string; place: ErrorPlace };
+      data?: Record<string, unknown>;
+      standalone?: boolean;
+    }
   | { kind: 'removed'; position: RecordPosition; data: Record<string, unknown> };
 
 /** What ended the read, as it crosses: the reader's FeedReadError, or anything else (a defect). */
 export type WireFailure =
-  | { kind: 'feed'; reason: string; place: ErrorPlace; retryable: boolean; status?: number; retryAt?: string; credentialKey?: string; refused?: true }
+  | {
+      kind: 'feed';
+      reason: string;
+      place: ErrorPlace;
+      retryable: boolean;
+      status?: number;
+      retryAt?: string;
+      credentialKey?: string;
+      refused?: true;
+    }
   | { kind: 'crash'; message: string };
 
 /** What the worker answers, per read: the header, batches, then its end: read whole, failed, or stopped when told. */
-export type FeedWorkerMessage = { id: number } & ({ header: string[] } | { batch: FeedBatch } | { end: 'read' | 'stopped' } | { failed: WireFailure });
+export type FeedWorkerMessage = { id: number } & (
+  { header: string[] } | { batch: FeedBatch } | { end: 'read' | 'stopped' } | { failed: WireFailure }
+);
 
 /** The read under way: its credit (batches it may still send) and whether it was told to stop. */
 interface Current {
@@ -103,8 +120,13 @@ async function read(task: FeedRead, c: Current, out: NonNullable<typeof parentPo
     const onHeader = (header: readonly string[]) => post({ id: c.id, header: [...header] });
     // (a record's data is built here only where its key is read from it: the main thread builds its own from the text)
     const columns = columnsNeeded(task.mapping);
-    for await (const item of readCsv(bytes, { label, delimiter, quote, encoding, maxRecordBytes, maxColumns, onHeader, columns }, { lazy: true })) {
-      if (item.kind === 'record' && item.text?.startsWith('c')) batch.record(item.text, recordKey(item, compiled, task.keyBy), item.position);
+    for await (const item of readCsv(
+      bytes,
+      { label, delimiter, quote, encoding, maxRecordBytes, maxColumns, onHeader, columns },
+      { lazy: true },
+    )) {
+      if (item.kind === 'record' && item.text?.startsWith('c'))
+        batch.record(item.text, recordKey(item, compiled, task.keyBy), item.position);
       else batch.other(wireItem(item));
       if (batch.full) {
         if (!(await send(batch))) return post({ id: c.id, end: 'stopped' }); // (leaving the loop closes the file)
@@ -150,7 +172,14 @@ class Builder {
   }
   done(): FeedBatch {
     const n = this.texts.length;
-    return { kinds: this.kinds.slice(0, this.size), texts: this.texts, keys: this.keys, lines: this.lines.slice(0, n), indexes: this.indexes.slice(0, n), others: this.others };
+    return {
+      kinds: this.kinds.slice(0, this.size),
+      texts: this.texts,
+      keys: this.keys,
+      lines: this.lines.slice(0, n),
+      indexes: this.indexes.slice(0, n),
+      others: this.others,
+    };
   }
 }
 

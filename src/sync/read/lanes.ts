@@ -29,9 +29,14 @@ export const laneId = (feed: string, chatbot: string) => `${feed}>${chatbot}`;
 export { chatbotsOf } from '../../config/feed-chatbots.js';
 
 /** Every lane of the config into `chatbot`: the writers whose listings a lane's deletes leave alone. */
-export function writersOf(feeds: ReadonlyArray<Pick<FeedConfig, 'name' | 'keyBy' | 'chatbot' | 'chatbots'>>, chatbot: string): ChatbotFeed[] {
+export function writersOf(
+  feeds: ReadonlyArray<Pick<FeedConfig, 'name' | 'keyBy' | 'chatbot' | 'chatbots'>>,
+  chatbot: string,
+): ChatbotFeed[] {
   return feeds.flatMap((f) => {
     if (f.chatbots === undefined) return f.chatbot === chatbot ? [{ name: f.name, keyBy: f.keyBy }] : [];
-    return f.chatbots.some((c) => c.serialNumber === chatbot) ? [{ name: laneId(f.name, chatbot), keyBy: f.keyBy }] : [];
+    return f.chatbots.some((c) => c.serialNumber === chatbot)
+      ? [{ name: laneId(f.name, chatbot), keyBy: f.keyBy }]
+      : [];
   });
 }

@@ -4,7 +4,10 @@
 // where it failed. `keyOf` names each item's listing key (none: an item that names none).
 import type { FeedItem, OpenedFeed } from '../../feeds/types.js';
 
-export async function readAhead(opened: OpenedFeed, keyOf: (item: FeedItem) => string | undefined): Promise<{ opened: OpenedFeed; keys: Set<string> }> {
+export async function readAhead(
+  opened: OpenedFeed,
+  keyOf: (item: FeedItem) => string | undefined,
+): Promise<{ opened: OpenedFeed; keys: Set<string> }> {
   const items: FeedItem[] = [];
   const keys = new Set<string>();
   let failure: { error: unknown } | undefined;

@@ -18,7 +18,11 @@ import type { MediaStep, MirrorEntry } from '../../media/index.js';
 import type { DesiredListing, RememberedListing } from '../plan/plan-types.js';
 import type { PagingSoFar } from './beside-paging.js';
 
-const mirrorEntry = (entry: DesiredListing, item: FeedItem): MirrorEntry => ({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined });
+const mirrorEntry = (entry: DesiredListing, item: FeedItem): MirrorEntry => ({
+  key: entry.key,
+  listing: entry.listing,
+  record: item.kind === 'record' ? item.data : undefined,
+});
 
 /** A lane as the read step feeds it. */
 export interface ReadingLane {

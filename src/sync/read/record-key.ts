@@ -7,7 +7,11 @@ import type { FeedItem } from '../../feeds/types.js';
 import { keyOfText, type CompiledMapping } from '../../mapping/compile.js';
 import { ThreadRecord } from './feed-thread.js';
 
-export function recordKey(item: FeedItem & { kind: 'record' }, compiled: Pick<CompiledMapping, 'keyOf' | 'keyColumn'>, keyBy: 'MLSNumber' | 'URL'): string | undefined {
+export function recordKey(
+  item: FeedItem & { kind: 'record' },
+  compiled: Pick<CompiledMapping, 'keyOf' | 'keyColumn'>,
+  keyBy: 'MLSNumber' | 'URL',
+): string | undefined {
   if (item instanceof ThreadRecord) return item.key;
   if (item instanceof CsvRecord) {
     const column = compiled.keyColumn[keyBy];

@@ -101,7 +101,10 @@ export class ComparedStore {
 
   /** a page by its raw answer (its rows' compared JSON is derived when read): its number */
   addRaw(status: number, body: Uint8Array): number {
-    if (!this.#readRaw) throw new Error('ComparedStore.addRaw: this store was made without readRaw, so a raw page could not be read back');
+    if (!this.#readRaw)
+      throw new Error(
+        'ComparedStore.addRaw: this store was made without readRaw, so a raw page could not be read back',
+      );
     return this.#put(body, undefined, status);
   }
 

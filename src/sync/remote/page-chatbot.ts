@@ -78,7 +78,12 @@ function readState(input: PageChatbotInput): Promise<ChatbotStateRead> {
   const { store, chatbot, lanes, writers } = input;
   const read = Promise.all([
     loadChatbotState(store, chatbot, writers),
-    Promise.all(lanes.map(async (l) => [l.id, input.stamped.has(l.id) ? await loadStamps(store, l.id) : new Map<string, string>()] as const)),
+    Promise.all(
+      lanes.map(
+        async (l) =>
+          [l.id, input.stamped.has(l.id) ? await loadStamps(store, l.id) : new Map<string, string>()] as const,
+      ),
+    ),
   ]).then(([state, stamps]) => ({ state, stamps: new Map(stamps) }));
   // a run whose paging fails ends with that failure, so a read failure then has nothing to add
   read.catch(() => undefined);
@@ -86,7 +91,11 @@ function readState(input: PageChatbotInput): Promise<ChatbotStateRead> {
 }
 
 /** The paging itself, its index handed to `onIndex` as soon as there is one; with the state read, once both are done. */
-async function pageChatbot(input: PageChatbotInput, stateRead: Promise<ChatbotStateRead>, onIndex: (index: RemoteIndex) => void): Promise<PagedChatbot> {
+async function pageChatbot(
+  input: PageChatbotInput,
+  stateRead: Promise<ChatbotStateRead>,
+  onIndex: (index: RemoteIndex) => void,
+): Promise<PagedChatbot> {
   const { chatbot, lanes, writers, signal } = input;
   let remote: ChatbotRemote;
   const keyBy = lanes[0]!.feed.keyBy;
@@ -112,10 +121,12 @@ async function pageChatbot(input: PageChatbotInput, stateRead: Promise<ChatbotSt
     // (a URL-keyed chatbot of a pushed run is paged whole, but the run concludes nothing of keys it was not pushed)
     else remote = { ...(await fetchRemote(input.api, options)), ...(keys && { asked: keys }) };
   } catch (err) {
-    const outcome: SyncOutcome = err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
+    const outcome: SyncOutcome =
+      err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
     const deadline = input.deadlineMessage();
     const message =
-      authFailure(err, lanes[0]!.feed.name) ?? `${deadline ? `${deadline}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
+      authFailure(err, lanes[0]!.feed.name) ??
+      `${deadline ? `${deadline}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
     return { ok: false, outcome, message, problem: causeMessage(err) };
   }
   const { state, stamps } = await stateRead;

@@ -31,7 +31,13 @@ export interface DecodedPage {
 export function decodePage(status: number, body: Uint8Array, opts: RowOptions): DecodedPage | undefined {
   const cut = cutListPage(status, body);
   const items = cut && cutItems(body, cut);
-  if (cut && items) return { rows: rowsOf(items, opts), virtualCount: cut.virtualCount, itemHashes: itemHashes(body, cut), pageHash: pageHash(status, body) };
+  if (cut && items)
+    return {
+      rows: rowsOf(items, opts),
+      virtualCount: cut.virtualCount,
+      itemHashes: itemHashes(body, cut),
+      pageHash: pageHash(status, body),
+    };
   // Buffer's decoding, as the client's res.text(): a BOM stays and fails the JSON, as it would there
   const list = quickListPage(status, Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
   return list && { rows: rowsOf(list.List, opts), virtualCount: list.VirtualCount };
@@ -55,7 +61,9 @@ export function listItemOfPageRow(status: number, body: Uint8Array, row: number)
   const cut = cutListPage(status, body);
   const fromCut = cut && row < cut.starts.length ? parseListItem(body, cut, row) : undefined;
   // (a page that does not cut, or whose cut does not parse, is decoded whole: the same order)
-  const item = fromCut ?? quickListPage(status, Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'))?.List[row];
+  const item =
+    fromCut ??
+    quickListPage(status, Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'))?.List[row];
   // (the same bytes the rows were made from: only a bug gets here)
   if (!item) throw new Error(`row ${row} cannot be read again from its page's bytes: they no longer hold that item`);
   return item;

@@ -91,10 +91,18 @@ export interface EchoFiles {
  * process remembers; `files`: where a generation is read from when this process has none, and
  * written to when the paging finishes.
  */
-export async function pageEcho(serialNumber: string, opts: RowOptions, limit = ECHO_ROWS, files?: EchoFiles): Promise<PageEcho> {
+export async function pageEcho(
+  serialNumber: string,
+  opts: RowOptions,
+  limit = ECHO_ROWS,
+  files?: EchoFiles,
+): Promise<PageEcho> {
   const name = JSON.stringify([serialNumber, opts.keyBy, [...(opts.ignore ?? [])].sort(), Boolean(opts.keepOtherKey)]);
   // limit 0: this paging neither recalls nor remembers, and leaves the memory as it is
-  const known = limit > 0 ? (generations.get(name) ?? (files && readGeneration(name, opts, limit, await files.read(name)))) : undefined;
+  const known =
+    limit > 0
+      ? (generations.get(name) ?? (files && readGeneration(name, opts, limit, await files.read(name))))
+      : undefined;
   let next: Generation | undefined = limit > 0 ? { pages: [], pageItems: [], answers: new Map(), rows: 0 } : undefined;
   let outgrown = false;
   let recalled = 0;
@@ -146,7 +154,13 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
       const rows = pageRowsFrom(known, res.bytes, cut, places, opts);
       if (!rows) return undefined; // the cut was wrong: the page is decoded whole
       recalled += rows.copied;
-      const page = { rows: rows.rows, virtualCount: cut.virtualCount, itemHashes: hashes, pageHash: answer, ...carried(opts, res) };
+      const page = {
+        rows: rows.rows,
+        virtualCount: cut.virtualCount,
+        itemHashes: hashes,
+        pageHash: answer,
+        ...carried(opts, res),
+      };
       remember(page.rows, hashes, answer, cut.virtualCount);
       return page;
     },
@@ -182,7 +196,13 @@ export async function pageEcho(serialNumber: string, opts: RowOptions, limit = E
  * compared JSON is kept (the page carries its answer instead: carried). Undefined if an item does
  * not parse (the cut was wrong).
  */
-function pageRowsFrom(known: Generation, body: Uint8Array, cut: ListPageCut, places: readonly number[], opts: RowOptions): { rows: RemoteRows; copied: number } | undefined {
+function pageRowsFrom(
+  known: Generation,
+  body: Uint8Array,
+  cut: ListPageCut,
+  places: readonly number[],
+  opts: RowOptions,
+): { rows: RemoteRows; copied: number } | undefined {
   const rowOpts: RowOptions = { ...opts, keepCompared: false };
   const rows = new RowsBuilder(places.length, rowOpts);
   let copied = 0;
@@ -261,7 +281,15 @@ export function generationBytes(name: string, g: Generation): Uint8Array {
   const ser = new DefaultSerializer();
   ser.writeRawBytes(Buffer.alloc(SHA1_BYTES));
   ser.writeHeader();
-  ser.writeValue({ format: FILE_FORMAT, code: codeIdentity(ROWS_CODE), name, pages: g.pages, pageItems: g.pageItems, answers: g.answers, rows: g.rows });
+  ser.writeValue({
+    format: FILE_FORMAT,
+    code: codeIdentity(ROWS_CODE),
+    name,
+    pages: g.pages,
+    pageItems: g.pageItems,
+    answers: g.answers,
+    rows: g.rows,
+  });
   const file = ser.releaseBuffer();
   file.set(hash('sha1', file.subarray(SHA1_BYTES), 'buffer'));
   return file;
@@ -269,7 +297,12 @@ export function generationBytes(name: string, g: Generation): Uint8Array {
 const SHA1_BYTES = 20;
 
 /** A generation read back, if it is whole, of this format and code, for this name and these options, and within the limit. */
-export function readGeneration(name: string, opts: RowOptions, limit: number, bytes: Uint8Array | undefined): Generation | undefined {
+export function readGeneration(
+  name: string,
+  opts: RowOptions,
+  limit: number,
+  bytes: Uint8Array | undefined,
+): Generation | undefined {
   if (!bytes || bytes.byteLength <= 20) return undefined;
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const body = buf.subarray(20);
@@ -280,16 +313,31 @@ export function readGeneration(name: string, opts: RowOptions, limit: number, by
   } catch {
     return undefined;
   }
-  if (!isRecord(v) || v.format !== FILE_FORMAT || v.code !== codeIdentity(ROWS_CODE) || v.name !== name || !Array.isArray(v.pages)) return undefined;
+  if (
+    !isRecord(v) ||
+    v.format !== FILE_FORMAT ||
+    v.code !== codeIdentity(ROWS_CODE) ||
+    v.name !== name ||
+    !Array.isArray(v.pages)
+  )
+    return undefined;
   const { pageItems, rows, answers } = v;
-  if (typeof rows !== 'number' || rows > limit || !Array.isArray(pageItems) || pageItems.length !== v.pages.length || !(answers instanceof Map)) return undefined;
+  if (
+    typeof rows !== 'number' ||
+    rows > limit ||
+    !Array.isArray(pageItems) ||
+    pageItems.length !== v.pages.length ||
+    !(answers instanceof Map)
+  )
+    return undefined;
   const pages: RemoteRows[] = [];
   const itemsOf: string[][] = [];
   for (const [i, p] of v.pages.entries()) {
     const page = pageRows(p, opts);
     // every row with its item's hash (a 20-byte sha1 as latin1)
     const items: unknown = pageItems[i];
-    if (!page || !isStrings(items) || items.length !== page.ids.length || !items.every((h) => h.length === HASH_BYTES)) return undefined;
+    if (!page || !isStrings(items) || items.length !== page.ids.length || !items.every((h) => h.length === HASH_BYTES))
+      return undefined;
     pages.push(page);
     itemsOf.push(items);
   }
@@ -307,7 +355,8 @@ export function readGeneration(name: string, opts: RowOptions, limit: number, by
 
 /** `p` as a page's rows made with these options, if it is one whole */
 function pageRows(p: unknown, opts: RowOptions): RemoteRows | undefined {
-  if (!isRecord(p) || !(p.ids instanceof Float64Array) || !(p.hashes instanceof Uint8Array) || !isStrings(p.keys)) return undefined;
+  if (!isRecord(p) || !(p.ids instanceof Float64Array) || !(p.hashes instanceof Uint8Array) || !isStrings(p.keys))
+    return undefined;
   const n = p.ids.length;
   if (p.keys.length !== n || p.hashes.length !== n * HASH_BYTES) return undefined;
   const ids = view(p.ids, Float64Array);

@@ -140,7 +140,12 @@ export function openPagePool(poolOpts: PagePoolOptions = {}): PagePool {
       if (slots.size === 0) start(); // idled out (or failed): back for the pages to come
       if (closed || signal?.aborted || ready() === 0) return Promise.resolve(undefined);
       const id = nextId++;
-      const page = queued(queue, { id, status: res.status, bytes: res.bytes, opts: workerOpts(opts) }, signal, idleLater);
+      const page = queued(
+        queue,
+        { id, status: res.status, bytes: res.bytes, opts: workerOpts(opts) },
+        signal,
+        idleLater,
+      );
       handOut(slots, queue, watch);
       if (queue.length > 0) stealLater();
       return page;
@@ -166,7 +171,10 @@ export function openPagePool(poolOpts: PagePoolOptions = {}): PagePool {
 }
 
 /** A worker on `entry` in a slot, its events to the pool; undefined when no worker can start. */
-function startSlot(entry: URL, on: { reply(slot: Slot, reply: PageReply): void; drop(slot: Slot, failed: boolean): void }): Slot | undefined {
+function startSlot(
+  entry: URL,
+  on: { reply(slot: Slot, reply: PageReply): void; drop(slot: Slot, failed: boolean): void },
+): Slot | undefined {
   let worker: Worker;
   try {
     worker = startWorker(entry);
@@ -221,7 +229,12 @@ function handOut(slots: ReadonlySet<Slot>, queue: Task[], watch: (slot: Slot) =>
 }
 
 /** A page put in the queue: its answer (once), undefined when `signal` aborts first; `settled` after it. */
-function queued(queue: Task[], message: PageTask, signal: AbortSignal | undefined, settled: () => void): Promise<DecodedPage | undefined> {
+function queued(
+  queue: Task[],
+  message: PageTask,
+  signal: AbortSignal | undefined,
+  settled: () => void,
+): Promise<DecodedPage | undefined> {
   return new Promise((resolve) => {
     let done = false;
     const answer = (page: DecodedPage | undefined) => {
@@ -263,5 +276,10 @@ function mainThreadTakes(queue: Task[]): () => void {
 
 /** the row options as they cross to a worker (a Set does not cross as itself) */
 function workerOpts(opts: RowOptions): PageWorkerOptions {
-  return { keyBy: opts.keyBy, ignore: [...(opts.ignore ?? [])], keepCompared: Boolean(opts.keepCompared), keepOtherKey: Boolean(opts.keepOtherKey) };
+  return {
+    keyBy: opts.keyBy,
+    ignore: [...(opts.ignore ?? [])],
+    keepCompared: Boolean(opts.keepCompared),
+    keepOtherKey: Boolean(opts.keepOtherKey),
+  };
 }

@@ -43,7 +43,11 @@ if (port) {
     const page = decodePage(task.status, task.bytes, rowOptions(task.opts));
     if (!page) return port.postMessage({ id: task.id } satisfies PageReply);
     const { rows } = page;
-    const moved = [rows.ids.buffer, rows.hashes.buffer, ...(rows.compared ? [rows.compared.utf8.buffer, rows.compared.ends.buffer] : [])];
+    const moved = [
+      rows.ids.buffer,
+      rows.hashes.buffer,
+      ...(rows.compared ? [rows.compared.utf8.buffer, rows.compared.ends.buffer] : []),
+    ];
     port.postMessage({ id: task.id, page } satisfies PageReply, moved);
   });
   port.postMessage({ ready: true } satisfies PageReply);

@@ -91,7 +91,16 @@ export class RemoteIndex implements RemoteCopies {
   /** Adds (or, for an ID seen before, replaces) one listing read in pass `round`. */
   add(row: RemoteRow, round: number): void {
     const utf8 = row.compared === undefined ? undefined : new Uint8Array(Buffer.from(row.compared));
-    this.#put(row.id, row.key, row.otherKey, row.hash, 0, utf8 && this.#compared?.pages.add({ utf8, ends: Uint32Array.of(utf8.byteLength) }), 0, round);
+    this.#put(
+      row.id,
+      row.key,
+      row.otherKey,
+      row.hash,
+      0,
+      utf8 && this.#compared?.pages.add({ utf8, ends: Uint32Array.of(utf8.byteLength) }),
+      0,
+      round,
+    );
   }
 
   /**
@@ -129,7 +138,8 @@ export class RemoteIndex implements RemoteCopies {
 
   /** The NewOaks ID of the copy of `key` a record was taken against while paging (takeEarly), once paging is over. */
   takenCopy(key: string): number | undefined {
-    for (let r = this.#first.get(key) ?? NONE; r !== NONE; r = this.#next[r]!) if (this.#taken[r] === 1) return this.#ids[r];
+    for (let r = this.#first.get(key) ?? NONE; r !== NONE; r = this.#next[r]!)
+      if (this.#taken[r] === 1) return this.#ids[r];
     return undefined;
   }
 
@@ -173,7 +183,16 @@ export class RemoteIndex implements RemoteCopies {
   }
 
   /** `page`, `row`: where the kept compared JSON is (#page). Returns 1 when `id` is new to pass `round`, else 0. */
-  #put(id: number, key: string, otherKey: string | undefined, hashes: Uint8Array, at: number, page: number | undefined, row: number, round: number): number {
+  #put(
+    id: number,
+    key: string,
+    otherKey: string | undefined,
+    hashes: Uint8Array,
+    at: number,
+    page: number | undefined,
+    row: number,
+    round: number,
+  ): number {
     if (this.#finished) throw new Error('RemoteIndex.add after finish');
     let r: number | undefined;
     if (this.#rowOfId === undefined && id > this.#lastId) this.#lastId = id;
@@ -345,7 +364,9 @@ export class RemoteIndex implements RemoteCopies {
     const r = this.#first.get(key);
     if (r === undefined || this.#next[r] !== NONE) return undefined;
     const fingerprint = this.#stored?.get(key);
-    return fingerprint === undefined ? undefined : { hash: this.#hashes.subarray(r * HASH, r * HASH + HASH), fingerprint };
+    return fingerprint === undefined
+      ? undefined
+      : { hash: this.#hashes.subarray(r * HASH, r * HASH + HASH), fingerprint };
   }
 
   /** Planning is over: the fingerprints are not asked any more. */

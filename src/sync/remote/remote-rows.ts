@@ -100,9 +100,13 @@ export class RowsBuilder {
    * mostly holds the rows of one page it remembers, in their order.
    */
   copy(from: RemoteRows, j: number, count = 1): void {
-    if (this.#compared) throw new Error('RowsBuilder.copy: a page echo row has no compared JSON to copy; build the page without keepCompared');
+    if (this.#compared)
+      throw new Error(
+        'RowsBuilder.copy: a page echo row has no compared JSON to copy; build the page without keepCompared',
+      );
     const i = this.#at;
-    if (i + count > this.#rows.ids.length || j + count > from.ids.length) throw new Error(`RowsBuilder.copy: ${count} rows from ${j} do not fit`);
+    if (i + count > this.#rows.ids.length || j + count > from.ids.length)
+      throw new Error(`RowsBuilder.copy: ${count} rows from ${j} do not fit`);
     this.#at += count;
     this.#rows.ids.set(from.ids.subarray(j, j + count), i);
     this.#rows.hashes.set(from.hashes.subarray(j * HASH_BYTES, (j + count) * HASH_BYTES), i * HASH_BYTES);
@@ -112,7 +116,8 @@ export class RowsBuilder {
   }
 
   done(): RemoteRows {
-    if (this.#at !== this.#rows.ids.length) throw new Error(`RowsBuilder: ${this.#at} rows put of ${this.#rows.ids.length}`);
+    if (this.#at !== this.#rows.ids.length)
+      throw new Error(`RowsBuilder: ${this.#at} rows put of ${this.#rows.ids.length}`);
     if (this.#compared) this.#rows.compared = packed(this.#compared);
     return this.#rows;
   }

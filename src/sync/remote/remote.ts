@@ -92,18 +92,30 @@ export async function* remotePages(api: ChatbotApi, opts: RemoteOptions): AsyncG
     const data = await api.listListings(listRequest(opts, pageNumber, pageSize), callOf(opts));
     return { items: data.List, virtualCount: data.VirtualCount, length: data.List.length };
   };
-  for await (const { pageNumber, pageSize, items, virtualCount } of pass(load, opts)) yield { pageNumber, pageSize, items, virtualCount };
+  for await (const { pageNumber, pageSize, items, virtualCount } of pass(load, opts))
+    yield { pageNumber, pageSize, items, virtualCount };
 }
 
-const callOf = (opts: RemoteOptions) => ({ signal: opts.signal, ...(opts.callScope !== undefined && { scope: opts.callScope }) });
+const callOf = (opts: RemoteOptions) => ({
+  signal: opts.signal,
+  ...(opts.callScope !== undefined && { scope: opts.callScope }),
+});
 
-const listRequest = (opts: RemoteOptions, pageNumber: number, pageSize: number) => ({ SerialNumber: opts.serialNumber, PageNumber: pageNumber, PageSize: pageSize });
+const listRequest = (opts: RemoteOptions, pageNumber: number, pageSize: number) => ({
+  SerialNumber: opts.serialNumber,
+  PageNumber: pageNumber,
+  PageSize: pageSize,
+});
 
 /** One pass over the pages, each read by `load`, in page order, until a short page. */
-async function* pass<P extends Counted>(load: (pageNumber: number, pageSize: number) => Promise<P>, opts: RemoteOptions): AsyncGenerator<Paged<P>> {
+async function* pass<P extends Counted>(
+  load: (pageNumber: number, pageSize: number) => Promise<P>,
+  opts: RemoteOptions,
+): AsyncGenerator<Paged<P>> {
   const limit = pLimit(Math.max(1, opts.concurrency));
   const maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
-  const fetchPage = (pageNumber: number, pageSize: number): Promise<Paged<P>> => limit(async () => ({ ...(await load(pageNumber, pageSize)), pageNumber, pageSize }));
+  const fetchPage = (pageNumber: number, pageSize: number): Promise<Paged<P>> =>
+    limit(async () => ({ ...(await load(pageNumber, pageSize)), pageNumber, pageSize }));
   const first = await fetchPage(1, opts.pageSize);
   yield first;
   const got = first.length;
@@ -116,7 +128,12 @@ async function* pass<P extends Counted>(load: (pageNumber: number, pageSize: num
   let ended = false;
   try {
     for (;;) {
-      while (!ended && next <= maxPages && ahead.size < Math.max(1, opts.concurrency) && (next <= expected || ahead.size === 0)) {
+      while (
+        !ended &&
+        next <= maxPages &&
+        ahead.size < Math.max(1, opts.concurrency) &&
+        (next <= expected || ahead.size === 0)
+      ) {
         const p = fetchPage(next, size);
         p.catch(() => {}); // awaited below in order; a failure is rethrown there
         ahead.set(next++, p);
@@ -151,7 +168,10 @@ function newIndex(opts: RemoteOptions): RemoteIndex {
 }
 
 /** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */
-export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onIndex?: (index: RemoteIndex) => void }): Promise<RemoteSide & { byKey: RemoteIndex }> {
+export async function fetchRemote(
+  api: ChatbotApi,
+  opts: RemoteOptions & { onIndex?: (index: RemoteIndex) => void },
+): Promise<RemoteSide & { byKey: RemoteIndex }> {
   const maxRounds = opts.maxRounds ?? 3;
   const index = newIndex(opts);
   // (a feed read beside the paging asks it what the first pass has paged so far: RemoteIndex.pagedCopy)
@@ -166,7 +186,12 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onInd
   // the pages wait for it, not the first request)
   const echo = pageEcho(opts.serialNumber, opts, opts.echoRows, opts.echoFiles);
   echo.catch(() => undefined); // (a paging that fails before a page is decoded never awaits it)
-  const load = rowPages(api, opts, () => (poolWanted ? (pool ??= opts.threads?.pool ?? sharedPagePool()) : undefined), echo);
+  const load = rowPages(
+    api,
+    opts,
+    () => (poolWanted ? (pool ??= opts.threads?.pool ?? sharedPagePool()) : undefined),
+    echo,
+  );
   const poolFrom = Math.max(1, opts.threads?.minPages ?? MIN_POOL_PAGES);
   let pages = 0;
   let roundCount = 0;
@@ -182,7 +207,13 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onInd
         pages++;
         counts.add(page.virtualCount);
         // the pages after the first are asked for once it is taken: the pool is there for them
-        if (pages === 1 && api.listListingsAs && !opts.signal?.aborted && Math.ceil(page.virtualCount / page.pageSize) >= poolFrom) poolWanted = true;
+        if (
+          pages === 1 &&
+          api.listListingsAs &&
+          !opts.signal?.aborted &&
+          Math.ceil(page.virtualCount / page.pageSize) >= poolFrom
+        )
+          poolWanted = true;
         const fresh = index.addRows(page.rows, round, page.raw);
         // (the index is dropped with the error: that the page went in first does not matter)
         if (page.length > 0 && fresh === 0) {
@@ -197,7 +228,10 @@ export async function fetchRemote(api: ChatbotApi, opts: RemoteOptions & { onInd
         problem = undefined;
         break;
       }
-      problem = counts.size > 1 ? `VirtualCount changed while paging (${[...counts].join(', ')})` : `${roundCount} distinct listings paged but VirtualCount is ${virtualCount}`;
+      problem =
+        counts.size > 1
+          ? `VirtualCount changed while paging (${[...counts].join(', ')})`
+          : `${roundCount} distinct listings paged but VirtualCount is ${virtualCount}`;
     }
   } catch (err) {
     index.close(); // dropped with the error: its file of compared JSON (compared-store.ts) closed now
@@ -266,8 +300,14 @@ function answerOf(data: ListData): unknown {
  * spec does not say) is left out. The side is complete: every key asked was read whole; `asked`
  * says that no other key was.
  */
-export async function fetchRemoteKeys(api: ChatbotApi, opts: RemoteOptions & { keys: ReadonlySet<string> }): Promise<RemoteSide & { byKey: RemoteIndex }> {
-  if (opts.keyBy !== 'MLSNumber') throw new Error('fetchRemoteKeys: the list endpoint filters by MLSNumber only (a URL-keyed chatbot is paged whole)');
+export async function fetchRemoteKeys(
+  api: ChatbotApi,
+  opts: RemoteOptions & { keys: ReadonlySet<string> },
+): Promise<RemoteSide & { byKey: RemoteIndex }> {
+  if (opts.keyBy !== 'MLSNumber')
+    throw new Error(
+      'fetchRemoteKeys: the list endpoint filters by MLSNumber only (a URL-keyed chatbot is paged whole)',
+    );
   const index = newIndex(opts);
   const rowOpts: RowOptions = opts.keepCompared ? { ...opts, keepCompared: false } : opts;
   const call = callOf(opts);
@@ -282,7 +322,13 @@ export async function fetchRemoteKeys(api: ChatbotApi, opts: RemoteOptions & { k
       pages++;
       const List = page.data.List.filter((item) => remoteKey(item, 'MLSNumber') === key);
       const rows = rowsOf(List, rowOpts);
-      index.addRows(rows, 1, opts.keepCompared ? { status: 200, bytes: Buffer.from(JSON.stringify(answerOf({ List, VirtualCount: List.length }))) } : undefined);
+      index.addRows(
+        rows,
+        1,
+        opts.keepCompared
+          ? { status: 200, bytes: Buffer.from(JSON.stringify(answerOf({ List, VirtualCount: List.length }))) }
+          : undefined,
+      );
     }
   };
   // (every call settles before the index is finished or dropped: none adds rows to it after)
@@ -298,5 +344,13 @@ export async function fetchRemoteKeys(api: ChatbotApi, opts: RemoteOptions & { k
   pages++;
   index.finish(1);
   const total = count.value.VirtualCount;
-  return { byKey: index, count: Math.max(total, index.count), virtualCount: total, complete: true, pages, rounds: 1, asked: opts.keys };
+  return {
+    byKey: index,
+    count: Math.max(total, index.count),
+    virtualCount: total,
+    complete: true,
+    pages,
+    rounds: 1,
+    asked: opts.keys,
+  };
 }

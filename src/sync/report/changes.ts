@@ -5,10 +5,20 @@ import { formatPosition } from '../../feeds/position.js';
 import type { FieldChange } from '../../listing/canonical.js';
 import type { ListingCreate } from '../../listing/schema.js';
 import { ruleLabel } from '../../mapping/display-rules.js';
-import { ruleOf, type DeleteReason, type PlannedCreate, type PlannedDelete, type PlannedUpdate, type RejectedRecord, type RuleReason } from '../plan/plan-types.js';
+import {
+  ruleOf,
+  type DeleteReason,
+  type PlannedCreate,
+  type PlannedDelete,
+  type PlannedUpdate,
+  type RejectedRecord,
+  type RuleReason,
+} from '../plan/plan-types.js';
 
 /** The few fields that say which listing it is and what it costs, kept with a create. */
-export type Headline = Partial<Pick<ListingCreate, 'Address' | 'City' | 'SalePrice' | 'RentPrice' | 'Status' | 'SaleType' | 'MLSNumber' | 'Url'>>;
+export type Headline = Partial<
+  Pick<ListingCreate, 'Address' | 'City' | 'SalePrice' | 'RentPrice' | 'Status' | 'SaleType' | 'MLSNumber' | 'Url'>
+>;
 
 /**
  * What a write keeps for `feedsync undo` (capture-before.ts): `before` the listing as the service
@@ -28,9 +38,19 @@ export interface Undoable {
  */
 export type ListingChange =
   | ({ op: 'create'; key: string; headline: Headline; withheldFields?: string[] } & Pick<Undoable, 'after'>)
-  | ({ op: 'update'; key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[]; headline?: Headline; withheldFields?: string[] } & Undoable)
+  | ({
+      op: 'update';
+      key: string;
+      reason: 'fields' | 'unlisted';
+      changes: FieldChange[];
+      headline?: Headline;
+      withheldFields?: string[];
+    } & Undoable)
   /** withheld: the guard held it back (nothing deleted); dry runs record what they would do */
-  | ({ op: 'delete'; key: string; reason: DeleteReason; deleteKey?: string; withheld?: boolean } & Omit<Undoable, 'after'>)
+  | ({ op: 'delete'; key: string; reason: DeleteReason; deleteKey?: string; withheld?: boolean } & Omit<
+      Undoable,
+      'after'
+    >)
   | { op: 'reject'; key?: string; place: string; reasons: string[] }
   | { op: 'fail'; key: string; attempted: 'create' | 'update' | 'delete'; reason: string; retryable: boolean }
   /**
@@ -42,7 +62,16 @@ export type ListingChange =
 /** Where a sync reports each change as it is made (or, in a dry run, planned). */
 export type ChangeSink = (change: ListingChange) => void;
 
-const HEADLINE: ReadonlyArray<keyof Headline> = ['MLSNumber', 'Address', 'City', 'SaleType', 'Status', 'SalePrice', 'RentPrice', 'Url'];
+const HEADLINE: ReadonlyArray<keyof Headline> = [
+  'MLSNumber',
+  'Address',
+  'City',
+  'SaleType',
+  'Status',
+  'SalePrice',
+  'RentPrice',
+  'Url',
+];
 
 function headlineOf(listing: ListingCreate): Headline {
   const out: Record<string, unknown> = {};
@@ -52,8 +81,15 @@ function headlineOf(listing: ListingCreate): Headline {
 
 const withheldOf = (w: PlannedCreate['withheld']) => (w?.length ? { withheldFields: [...w] } : {});
 
-export const createChange = (c: PlannedCreate): ListingChange => ({ op: 'create', key: c.key, headline: headlineOf(c.listing), ...withheldOf(c.withheld) });
-export const updateChange = (u: Pick<PlannedUpdate, 'key' | 'reason' | 'changes' | 'listing' | 'withheld'>): ListingChange => ({
+export const createChange = (c: PlannedCreate): ListingChange => ({
+  op: 'create',
+  key: c.key,
+  headline: headlineOf(c.listing),
+  ...withheldOf(c.withheld),
+});
+export const updateChange = (
+  u: Pick<PlannedUpdate, 'key' | 'reason' | 'changes' | 'listing' | 'withheld'>,
+): ListingChange => ({
   op: 'update',
   key: u.key,
   reason: u.reason,
@@ -61,7 +97,10 @@ export const updateChange = (u: Pick<PlannedUpdate, 'key' | 'reason' | 'changes'
   headline: headlineOf(u.listing),
   ...withheldOf(u.withheld),
 });
-export const deleteChange = (d: Pick<PlannedDelete, 'key' | 'reason' | 'deleteKey'>, withheld = false): ListingChange => ({
+export const deleteChange = (
+  d: Pick<PlannedDelete, 'key' | 'reason' | 'deleteKey'>,
+  withheld = false,
+): ListingChange => ({
   op: 'delete',
   key: d.key,
   reason: d.reason,
@@ -69,7 +108,11 @@ export const deleteChange = (d: Pick<PlannedDelete, 'key' | 'reason' | 'deleteKe
   ...(withheld && { withheld }),
 });
 
-export const withheldChange = (count: number, why: string): ListingChange => ({ op: 'withheld', count, reason: `deletes withheld: read not whole (${why})` });
+export const withheldChange = (count: number, why: string): ListingChange => ({
+  op: 'withheld',
+  count,
+  reason: `deletes withheld: read not whole (${why})`,
+});
 
 export function rejectChange(r: RejectedRecord): ListingChange {
   const p = r.position;
@@ -102,7 +145,11 @@ export function describeChange(c: ListingChange, dryRun = false): string {
     case 'create': {
       const h = c.headline;
       const price = h.SalePrice ?? h.RentPrice;
-      const what = [h.Address && h.City ? `${h.Address}, ${h.City}` : (h.Address ?? h.City), price !== undefined ? `price ${price}` : undefined, h.Status].filter(Boolean);
+      const what = [
+        h.Address && h.City ? `${h.Address}, ${h.City}` : (h.Address ?? h.City),
+        price !== undefined ? `price ${price}` : undefined,
+        h.Status,
+      ].filter(Boolean);
       return `+ ${c.key} ${would}create${what.length ? `: ${what.join(', ')}` : ''}`;
     }
     case 'update':

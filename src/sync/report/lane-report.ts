@@ -9,7 +9,14 @@ import type { DisplayRules } from '../../mapping/display-config.js';
 import type { ExecutionResult } from '../write/execute.js';
 import type { GuardDecision } from '../settle/guards.js';
 import type { DeleteReason, PlannedDelete, RemoteSide } from '../plan/plan-types.js';
-import { callsBetween, summaryLine, type PlanView, type SyncCounts, type SyncOutcome, type SyncReport } from './report.js';
+import {
+  callsBetween,
+  summaryLine,
+  type PlanView,
+  type SyncCounts,
+  type SyncOutcome,
+  type SyncReport,
+} from './report.js';
 
 export interface LaneCounted {
   protected: number;
@@ -62,7 +69,11 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
   const failures = e?.failures ?? [];
   // an interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this one wrote
   // (a read that failed with a transient answer, a 5xx, may succeed on a rerun even when nothing of it could be used)
-  const retryable = r.outcome === 'unavailable' || r.outcome === 'aborted' || (r.outcome !== 'failed' && failures.some((f) => f.retryable)) || Boolean(desired.readErrorRetryable);
+  const retryable =
+    r.outcome === 'unavailable' ||
+    r.outcome === 'aborted' ||
+    (r.outcome !== 'failed' && failures.some((f) => f.retryable)) ||
+    Boolean(desired.readErrorRetryable);
   const base: Omit<SyncReport, 'summary'> = {
     feed: r.feed,
     chatbot: r.chatbot,
@@ -97,7 +108,9 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
     retries: retries + (e?.createResends ?? 0),
     failures,
     rejected: desired.rejected,
-    ...(desired.counts.rejected > desired.rejected.length && { omitted: { rejected: desired.counts.rejected - desired.rejected.length } }),
+    ...(desired.counts.rejected > desired.rejected.length && {
+      omitted: { rejected: desired.counts.rejected - desired.rejected.length },
+    }),
     feedDuplicates: desired.feedDuplicates,
     guard: {
       outcome: g?.outcome ?? 'none',
@@ -158,13 +171,22 @@ function displayOf(r: LaneReportInput): Pick<SyncReport, 'display'> {
   const rules = r.displayRules ?? { purpose: 'internal', soldDays: 0 };
   const any = d.addressWithheld > 0 || d.held > 0 || Object.values(d.hidden).some((n) => n > 0);
   if (rules.purpose === 'internal' && !any) return {};
-  return { display: { purpose: rules.purpose, soldDays: rules.soldDays, hidden: { ...d.hidden }, addressWithheld: d.addressWithheld, held: d.held } };
+  return {
+    display: {
+      purpose: rules.purpose,
+      soldDays: rules.soldDays,
+      hidden: { ...d.hidden },
+      addressWithheld: d.addressWithheld,
+      held: d.held,
+    },
+  };
 }
 
 /** The deletes made (a dry run: planned) by reason, duplicates aside; none when nothing was deleted. */
 function deletedByReason(r: LaneReportInput): Pick<SyncReport, 'deletedByReason'> {
   const byReason: Partial<Record<DeleteReason, number>> = { ...r.exec?.deletedByReason };
-  for (const d of r.planned?.deletes ?? []) if (d.reason !== 'duplicate') byReason[d.reason] = (byReason[d.reason] ?? 0) + 1;
+  for (const d of r.planned?.deletes ?? [])
+    if (d.reason !== 'duplicate') byReason[d.reason] = (byReason[d.reason] ?? 0) + 1;
   return Object.keys(byReason).length ? { deletedByReason: byReason } : {};
 }
 

@@ -23,7 +23,10 @@ export interface ProgressLine {
 
 const UNITS: Record<SyncProgress['phase'], string> = { feed: 'records read', write: 'writes done' };
 
-export function createProgressLine(stream: { isTTY?: boolean } = process.stderr, opts: { everyMs?: number; line?: StatusLine; now?: () => number } = {}): ProgressLine {
+export function createProgressLine(
+  stream: { isTTY?: boolean } = process.stderr,
+  opts: { everyMs?: number; line?: StatusLine; now?: () => number } = {},
+): ProgressLine {
   if (!stream.isTTY) return { onProgress: () => {}, clear: () => {} };
   const everyMs = opts.everyMs ?? 250;
   const line = opts.line ?? stderrLine;
@@ -90,7 +93,10 @@ export type RunProgress = z.infer<typeof RunProgress>;
 
 /** Follows a run's progress events (SyncDeps.onProgress) into a RunProgress of the feed they are about. */
 export function createRunProgress(now: () => number = Date.now): { update(p: SyncProgress): RunProgress } {
-  const feeds = new Map<string, { read: number; written: number; planned?: number; writesFrom?: { at: number; done: number } }>();
+  const feeds = new Map<
+    string,
+    { read: number; written: number; planned?: number; writesFrom?: { at: number; done: number } }
+  >();
   return {
     update(p) {
       const t = now();
@@ -124,7 +130,8 @@ export function describeProgress(p: RunProgress): string {
 
 /** "writing 1,200/3,400 (35%), about 2 min left", "reading, 5,000 records read, 300 writes done" (a feed's row on /status) */
 export function progressWords(p: RunProgress): string {
-  if (p.phase === 'reading' || p.planned === undefined) return `reading, ${count(p.read)} records read, ${count(p.written)} writes done`;
+  if (p.phase === 'reading' || p.planned === undefined)
+    return `reading, ${count(p.read)} records read, ${count(p.written)} writes done`;
   const pct = p.planned ? ` (${Math.floor((Math.min(p.written, p.planned) / p.planned) * 100)}%)` : '';
   return `writing ${count(p.written)}/${count(p.planned)}${pct}${p.etaSeconds !== undefined ? `, ${timeLeft(p.etaSeconds)}` : ''}`;
 }

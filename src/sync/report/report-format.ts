@@ -13,7 +13,9 @@ export function formatSyncReport(r: SyncReport): string {
   // a run that did not end ok says why on its first line, once: what is wrong with the feed
   // (sync/settle/rejection.ts), the credential to fix, what the guard held back
   const why = r.outcome !== 'ok' && r.message ? ` — ${r.message}` : '';
-  const lines: string[] = [`${r.dryRun ? 'DRY RUN — nothing written. ' : ''}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}${why}`];
+  const lines: string[] = [
+    `${r.dryRun ? 'DRY RUN — nothing written. ' : ''}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}${why}`,
+  ];
   const verb = r.dryRun ? 'would be ' : '';
   lines.push(
     ...table(
@@ -34,7 +36,9 @@ export function formatSyncReport(r: SyncReport): string {
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
-  const paging = r.remote.pagingCountedIn ? `; the chatbot's paging (shared) is counted in ${r.remote.pagingCountedIn}'s` : '';
+  const paging = r.remote.pagingCountedIn
+    ? `; the chatbot's paging (shared) is counted in ${r.remote.pagingCountedIn}'s`
+    : '';
   const byReason = Object.entries(r.deletedByReason ?? {}).map(([k, n]) => `${k} ${n}`);
   if (byReason.length) lines.push(`  ${verb}deleted by reason: ${byReason.join(', ')}`);
   const others = (
@@ -45,12 +49,16 @@ export function formatSyncReport(r: SyncReport): string {
       ['written then gone', c.writtenThenGone],
     ] as const
   ).filter(([, n]) => n);
-  if (others.length) lines.push(`  valid ${c.valid} = created + updated + unchanged, with ${others.map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  if (others.length)
+    lines.push(
+      `  valid ${c.valid} = created + updated + unchanged, with ${others.map(([k, n]) => `${k} ${n}`).join(', ')}`,
+    );
   lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}${paging}`);
   lines.push(...sourceLines(r.source));
   const shown = r.display && displayLine(r.display);
   if (r.display) lines.push(`  display rules (${r.display.purpose}): ${shown || 'every listing shown as it is'}`);
-  if (r.valuesReplaced?.length) lines.push(`  values replaced: ${r.valuesReplaced.map((v) => `${v.field} × ${v.count}`).join(', ')}`);
+  if (r.valuesReplaced?.length)
+    lines.push(`  values replaced: ${r.valuesReplaced.map((v) => `${v.field} × ${v.count}`).join(', ')}`);
   // the message says it already when the read is why nothing was deleted
   const readError = r.source.error ?? 'unknown error';
   if (!r.source.complete && !r.message?.includes(readError)) lines.push(`  feed not read whole: ${readError}`);
@@ -71,8 +79,18 @@ export function formatSyncReport(r: SyncReport): string {
     },
     Math.max(r.counts.rejected, r.rejected.length),
   );
-  section(lines, 'lookup values no map covers (passed through as they are)', r.unmapped ?? [], (u) => `${u.field}: ${JSON.stringify(u.value)} × ${u.count}`);
-  section(lines, 'keys twice in the feed (the later record wins)', r.feedDuplicates, (d) => `${d.key} again at ${place(d.position)}`);
+  section(
+    lines,
+    'lookup values no map covers (passed through as they are)',
+    r.unmapped ?? [],
+    (u) => `${u.field}: ${JSON.stringify(u.value)} × ${u.count}`,
+  );
+  section(
+    lines,
+    'keys twice in the feed (the later record wins)',
+    r.feedDuplicates,
+    (d) => `${d.key} again at ${place(d.position)}`,
+  );
   if (r.plan) {
     section(lines, 'would create', r.plan.creates, (k) => `+ ${k}`);
     section(lines, 'would update', r.plan.updates, (u) =>
@@ -81,7 +99,9 @@ export function formatSyncReport(r: SyncReport): string {
         : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldWithheld ? 'withheld' : ch.oldNotKept, ch.newWithheld)}`).join('; ')}`,
     );
     const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
-    section(lines, `would delete${held}`, r.plan.deletes, (d) => (d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`));
+    section(lines, `would delete${held}`, r.plan.deletes, (d) =>
+      d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`,
+    );
   }
   lines.push(`  state: ${r.stateLocation}`);
   lines.push(r.summary);
@@ -92,14 +112,20 @@ export function formatSyncReport(r: SyncReport): string {
 function sourceLines(source: SyncReport['source']): string[] {
   const lines: string[] = [];
   const e = source.events;
-  if (source.mode === 'incremental' && !e?.pushed) lines.push(`  incremental pull: only what changed since ${source.since ?? 'the last successful sync'}`);
+  if (source.mode === 'incremental' && !e?.pushed)
+    lines.push(`  incremental pull: only what changed since ${source.since ?? 'the last successful sync'}`);
   if (e)
     lines.push(
       `  ${e.pushed ? 'pushed EntityEvents' : 'EntityEvent'}: ${e.read} events read, ${e.keys} keys${e.media ? ` (${e.media} by Media events)` : ''}, ${e.fetched} records fetched by key, ${e.gone} gone${e.unnamed ? ` (${e.unnamed} naming no listing: left to the next reconcile)` : ''}`,
     );
-  if (e?.purged) lines.push(`  EntityEvent: ${e.purged}: a reconcile ran instead, and the log goes on from its newest event`);
-  if (source.reconcile) lines.push(`  reconcile: ${source.reconcile.keys} keys read, ${source.reconcile.fetched} records fetched by key`);
-  if (source.requests !== undefined) lines.push(`  source: ${source.pages ?? 0} pages, ${requestsLine(source)}${source.bytes !== undefined ? `, ${source.bytes} bytes` : ''}`);
+  if (e?.purged)
+    lines.push(`  EntityEvent: ${e.purged}: a reconcile ran instead, and the log goes on from its newest event`);
+  if (source.reconcile)
+    lines.push(`  reconcile: ${source.reconcile.keys} keys read, ${source.reconcile.fetched} records fetched by key`);
+  if (source.requests !== undefined)
+    lines.push(
+      `  source: ${source.pages ?? 0} pages, ${requestsLine(source)}${source.bytes !== undefined ? `, ${source.bytes} bytes` : ''}`,
+    );
   for (const w of source.warnings ?? []) lines.push(`  source warning: ${w}`);
   return lines;
 }
@@ -130,11 +156,20 @@ export function requestsLine(source: Pick<SyncReport['source'], 'requests' | 're
 }
 
 /** `total`: how many there were, when `items` holds the first of them only (rejected records) */
-function section<T>(lines: string[], title: string, items: readonly T[], line: (item: T) => string, total = items.length): void {
+function section<T>(
+  lines: string[],
+  title: string,
+  items: readonly T[],
+  line: (item: T) => string,
+  total = items.length,
+): void {
   if (!items.length) return;
   lines.push(`  ${title} (${total}):`);
   for (const item of items.slice(0, SHOWN)) lines.push(`    ${line(item)}`);
-  if (total > SHOWN) lines.push(`    … ${total - SHOWN} more (${total > items.length ? 'the change log has each: feedsync history' : '--json lists all'})`);
+  if (total > SHOWN)
+    lines.push(
+      `    … ${total - SHOWN} more (${total > items.length ? 'the change log has each: feedsync history' : '--json lists all'})`,
+    );
 }
 
 const place = formatPosition;
@@ -163,6 +198,9 @@ function failureGroups(failures: SyncReport['failures']): Array<{ items: string;
   }
   return [...groups].map(([reason, items]) => ({
     reason,
-    items: items.length <= KEYS_SHOWN ? items.join(', ') : `${items.slice(0, KEYS_SHOWN).join(', ')} and ${items.length - KEYS_SHOWN} more`,
+    items:
+      items.length <= KEYS_SHOWN
+        ? items.join(', ')
+        : `${items.slice(0, KEYS_SHOWN).join(', ')} and ${items.length - KEYS_SHOWN} more`,
   }));
 }

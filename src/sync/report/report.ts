@@ -59,7 +59,15 @@ export interface SyncCounts {
 
 /** What `valid` should be, from the write counts and the others (SyncCounts): every report's valid equals it. */
 export function validFromWrites(c: SyncCounts): number {
-  return c.created + c.updated + c.unchanged + (c.unwritten ?? 0) + (c.unplanned ?? 0) - (c.rewritten ?? 0) - (c.writtenThenGone ?? 0);
+  return (
+    c.created +
+    c.updated +
+    c.unchanged +
+    (c.unwritten ?? 0) +
+    (c.unplanned ?? 0) -
+    (c.rewritten ?? 0) -
+    (c.writtenThenGone ?? 0)
+  );
 }
 
 export interface DisplaySummary {
@@ -71,11 +79,15 @@ export interface DisplaySummary {
 }
 
 /** "not shown: InternetEntireListingDisplayYN false × 12, sold past 30 days × 4; address withheld × 30" (empty when nothing) */
-export function displayLine(d: Pick<DisplaySummary, 'hidden' | 'addressWithheld' | 'held'> & { soldDays?: number }): string {
+export function displayLine(
+  d: Pick<DisplaySummary, 'hidden' | 'addressWithheld' | 'held'> & { soldDays?: number },
+): string {
   const hidden = Object.entries(d.hidden).flatMap(([rule, n]) => {
     const r = HIDE_RULES.find((x) => x === rule);
     if (!r || !n) return [];
-    return [`${r === 'sold-window' && d.soldDays === 0 ? 'sold (display.soldDays 0)' : ruleLabel(r, d.soldDays)} × ${n}`];
+    return [
+      `${r === 'sold-window' && d.soldDays === 0 ? 'sold (display.soldDays 0)' : ruleLabel(r, d.soldDays)} × ${n}`,
+    ];
   });
   const parts = [
     ...(hidden.length ? [`not shown: ${hidden.join(', ')}`] : []),
@@ -170,12 +182,29 @@ export interface SyncReport {
     /** a keys-only reconcile (`--reconcile`): keys read, records fetched by key */
     reconcile?: { keys: number; fetched: number };
     /** an EntityEvent poll (`source.changes: entityEvent`), or (`pushed`) a run of pushed events (RCP-028, `POST /reso/events/<feed>`): events read, keys named, records fetched by key, keys gone */
-    events?: { read: number; keys: number; fetched: number; gone: number; media?: number; unnamed?: number; purged?: string; pushed?: true };
+    events?: {
+      read: number;
+      keys: number;
+      fetched: number;
+      gone: number;
+      media?: number;
+      unnamed?: number;
+      purged?: string;
+      pushed?: true;
+    };
     warnings?: string[];
   };
   /** `recalled`: listings whose rows came from the last paging's memory: this process's, or its echo file (page-echo.ts) */
   /** `pagingCountedIn`: the lane whose report counts the calls of this chatbot's paging, shared with it (not this one) */
-  remote: { complete: boolean; pages: number; rounds: number; virtualCount: number; problem?: string; recalled?: number; pagingCountedIn?: string };
+  remote: {
+    complete: boolean;
+    pages: number;
+    rounds: number;
+    virtualCount: number;
+    problem?: string;
+    recalled?: number;
+    pagingCountedIn?: string;
+  };
   plan?: PlanView;
   /** the media mirror (media.mirror): photos downloaded, reused, failed, objects deleted */
   media?: MediaReport;
@@ -188,11 +217,18 @@ export interface SyncReport {
   finishedAt: string;
 }
 
-export function callsBetween(before: CallCounts | undefined, after: CallCounts | undefined): { calls: SyncReport['calls']; retries: number } {
+export function callsBetween(
+  before: CallCounts | undefined,
+  after: CallCounts | undefined,
+): { calls: SyncReport['calls']; retries: number } {
   const byEndpoint = { edit: 0, ask: 0, create: 0, update: 0, list: 0, delete: 0 } as Record<EndpointName, number>;
   if (!after) return { calls: { byEndpoint, total: 0 }, retries: 0 };
-  for (const k of Object.keys(byEndpoint) as EndpointName[]) byEndpoint[k] = after.byEndpoint[k] - (before?.byEndpoint[k] ?? 0);
-  return { calls: { byEndpoint, total: after.total - (before?.total ?? 0) }, retries: after.retries - (before?.retries ?? 0) };
+  for (const k of Object.keys(byEndpoint) as EndpointName[])
+    byEndpoint[k] = after.byEndpoint[k] - (before?.byEndpoint[k] ?? 0);
+  return {
+    calls: { byEndpoint, total: after.total - (before?.total ?? 0) },
+    retries: after.retries - (before?.retries ?? 0),
+  };
 }
 
 export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: number; max: number }): string {
@@ -216,7 +252,14 @@ export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: nu
  * The report of a feed whose run could not start or broke off with an error the sync does not
  * know (a lock held elsewhere, a bug): outcome `failed`, nothing counted. The other feeds go on.
  */
-export function failedReport(r: { feed: string; chatbot: string; message: string; stateLocation: string; dryRun?: boolean; retryable?: boolean }): SyncReport {
+export function failedReport(r: {
+  feed: string;
+  chatbot: string;
+  message: string;
+  stateLocation: string;
+  dryRun?: boolean;
+  retryable?: boolean;
+}): SyncReport {
   const now = new Date().toISOString();
   const zero = {
     feedRecords: 0,

@@ -103,7 +103,10 @@ export interface LiveLane extends ReadingLane {
 }
 
 /** What a lane's report says that its feed's context does not fill in. */
-export type LaneReportFields = Omit<LaneReportInput, 'feed' | 'chatbot' | 'unmapped' | 'calls' | 'stateLocation' | 'startedAt' | 'durationMs' | 'attempt'>;
+export type LaneReportFields = Omit<
+  LaneReportInput,
+  'feed' | 'chatbot' | 'unmapped' | 'calls' | 'stateLocation' | 'startedAt' | 'durationMs' | 'attempt'
+>;
 
 /** What the lanes of one feed share in a run: built once before the read (feed-run.ts), not written after. */
 export interface FeedContext {

@@ -48,13 +48,23 @@ export interface RunPaging {
   pushedKeys?: { resolve(keys: ReadonlySet<string>): void };
 }
 
-export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undefined, deps: SyncDeps, opts: SyncOptions, run: Run, paging: RunPaging): Promise<void> {
+export async function runFeed(
+  lanes: readonly Lane[],
+  thread: FeedThread | undefined,
+  deps: SyncDeps,
+  opts: SyncOptions,
+  run: Run,
+  paging: RunPaging,
+): Promise<void> {
   const feed = lanes[0]!.feed;
   const ctx = feedContext(feed, deps, opts, run, paging.readBeside === true);
   // a run of pushed events: its records fetched first, so the chatbot is asked only about their keys
   const pushed = paging.pushedKeys ? await readPushed(lanes, ctx, paging.pushedKeys) : undefined;
   // a feed of one lane whose records are mostly in step by their stamps is read while its chatbot is paged
-  const early = !thread && paging.readBeside && readsWhilePaging(lanes, ctx) ? await readEarly(lanes[0]!, ctx, paging.of(lanes[0]!)) : undefined;
+  const early =
+    !thread && paging.readBeside && readsWhilePaging(lanes, ctx)
+      ? await readEarly(lanes[0]!, ctx, paging.of(lanes[0]!))
+      : undefined;
   await paging.all;
   const paged: Array<[Lane, LiveLane['paged']]> = [];
   for (const l of lanes) {
@@ -81,7 +91,10 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
   // (the feed is opened once its lanes are set up: its mark is the oldest of theirs)
   const feedOf: { opened?: OpenedFeed } = {};
   const live = paged.map(([l, p]) => {
-    const lane = setUpLane(l, { state: p.state, stamps: p.stamps, index: p.remote.byKey }, ctx, { media, pullMode: () => feedOf.opened?.mode ?? 'full' });
+    const lane = setUpLane(l, { state: p.state, stamps: p.stamps, index: p.remote.byKey }, ctx, {
+      media,
+      pullMode: () => feedOf.opened?.mode ?? 'full',
+    });
     attachStored(lane, p);
     return { ...lane, paged: p };
   });
@@ -99,19 +112,28 @@ export async function runFeed(lanes: readonly Lane[], thread: FeedThread | undef
         live.map((l) => l.own.mark),
       ),
       ...(openHouses && { openHouses: [...openHouses.values()] }),
-      ...(opts.reconcile && { reconcile: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))) }),
-      ...(feed.source.kind === 'reso' && { reconcileFallback: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))) }),
+      ...(opts.reconcile && {
+        reconcile: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))),
+      }),
+      ...(feed.source.kind === 'reso' && {
+        reconcileFallback: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))),
+      }),
       ...(rosters && { roster: [...rosters.values()] }),
     });
   feedOf.opened = opened;
-  await readAndSettle(ctx, live, opened, media, openRead(ctx, opened, live, media), { ...(rosters && { rosters }), ...(openHouses && { openHouses }) });
+  await readAndSettle(ctx, live, opened, media, openRead(ctx, opened, live, media), {
+    ...(rosters && { rosters }),
+    ...(openHouses && { openHouses }),
+  });
 }
 
 /** Each lane's copy of the feed's roster (source.related) and open houses (a lane whose run failed kept its own). */
 async function relatedOf<L extends { lane: Lane }>(feed: FeedConfig, deps: SyncDeps, live: readonly L[]) {
   const rosters = await rostersOf(feed, deps, live);
   const openHouses = openHouseMapping(feed.source)
-    ? new Map(await Promise.all(live.map(async (l) => [l, await deps.store.getAll(openHouseNamespace(l.lane.id))] as const)))
+    ? new Map(
+        await Promise.all(live.map(async (l) => [l, await deps.store.getAll(openHouseNamespace(l.lane.id))] as const)),
+      )
     : undefined;
   return { rosters, openHouses };
 }
@@ -123,7 +145,11 @@ async function relatedOf<L extends { lane: Lane }>(feed: FeedConfig, deps: SyncD
  * records are few (push.maxKeysPerJob); they are read again, as read, by the run's read step. A read
  * that failed part way hands on the keys read so far, and fails the read step where it failed.
  */
-async function readPushed(lanes: readonly Lane[], ctx: FeedContext, keys: { resolve(keys: ReadonlySet<string>): void }): Promise<OpenedFeed> {
+async function readPushed(
+  lanes: readonly Lane[],
+  ctx: FeedContext,
+  keys: { resolve(keys: ReadonlySet<string>): void },
+): Promise<OpenedFeed> {
   const { feed, deps, opts } = ctx;
   const { rosters, openHouses } = await relatedOf(
     feed,
@@ -140,7 +166,11 @@ async function readPushed(lanes: readonly Lane[], ctx: FeedContext, keys: { reso
     reconcileFallback: reconcileAsk(feed, ctx.compiled, () => false),
     ...(rosters && { roster: [...rosters.values()] }),
   });
-  const read = await readAhead(opened, (item) => (item.kind === 'record' ? recordKey(item, ctx.compiled, feed.keyBy) : item.data && ctx.compiled.keyOf(item.data, feed.keyBy)));
+  const read = await readAhead(opened, (item) =>
+    item.kind === 'record'
+      ? recordKey(item, ctx.compiled, feed.keyBy)
+      : item.data && ctx.compiled.keyOf(item.data, feed.keyBy),
+  );
   keys.resolve(read.keys);
   return read.opened;
 }
@@ -168,7 +198,12 @@ interface ReadOpen {
 }
 
 /** The feed's read, routed to its lanes (each lane's planner, executor and chatbot index, which may still be paged). */
-function openRead(ctx: FeedContext, opened: OpenedFeed, live: readonly ReadingLane[], media: MediaStep | undefined): ReadOpen {
+function openRead(
+  ctx: FeedContext,
+  opened: OpenedFeed,
+  live: readonly ReadingLane[],
+  media: MediaStep | undefined,
+): ReadOpen {
   const { feed, run } = ctx;
   let feedMs = 0;
   const read = readFeed({
@@ -191,10 +226,20 @@ function openRead(ctx: FeedContext, opened: OpenedFeed, live: readonly ReadingLa
 }
 
 /** Steps read, plan and write: the feed read once and routed to its lanes, their jobs through one pool. */
-async function readAndWrite(ctx: FeedContext, opened: OpenedFeed, live: readonly LiveLane[], media: MediaStep | undefined, open: ReadOpen): Promise<AfterRead> {
+async function readAndWrite(
+  ctx: FeedContext,
+  opened: OpenedFeed,
+  live: readonly LiveLane[],
+  media: MediaStep | undefined,
+  open: ReadOpen,
+): Promise<AfterRead> {
   const { deps, opts } = ctx;
   const { read } = open;
-  const pool = { concurrency: deps.apiConfig.concurrency, signal: ctx.clock.signal, allStopped: () => live.every((l) => l.executor.result.stopped) };
+  const pool = {
+    concurrency: deps.apiConfig.concurrency,
+    signal: ctx.clock.signal,
+    allStopped: () => live.every((l) => l.executor.result.stopped),
+  };
   if (opts.dryRun) {
     for await (const _ of read.jobs);
     if (!read.auth) for (const _ of heldJobs(live));
@@ -213,7 +258,15 @@ async function readAndWrite(ctx: FeedContext, opened: OpenedFeed, live: readonly
  */
 function readsWhilePaging(lanes: readonly Lane[], ctx: FeedContext): boolean {
   const { feed, deps, opts } = ctx;
-  return opts.besidePaging !== false && lanes.length === 1 && stamped(lanes[0]!) && feed.source.kind !== 'reso' && !mirrorOf(deps.media, feed) && !opts.reconcile && !opts.pushed;
+  return (
+    opts.besidePaging !== false &&
+    lanes.length === 1 &&
+    stamped(lanes[0]!) &&
+    feed.source.kind !== 'reso' &&
+    !mirrorOf(deps.media, feed) &&
+    !opts.reconcile &&
+    !opts.pushed
+  );
 }
 
 /** The early read of a feed's one lane: its read, begun beside the paging, and the lane once paged. */
@@ -236,7 +289,11 @@ async function readEarly(l: Lane, ctx: FeedContext, paging: PagingHandle): Promi
   const own = lane.own;
   const opened = openFeed(feed.name, feed.source, openOptions(ctx, [own.mark]));
   const read = openRead(ctx, opened, [lane], undefined);
-  await read.read.whilePaging({ done: paging.done, rowsAdded: () => index.rowsAdded(), keysSince: (row) => index.keysSince(row) });
+  await read.read.whilePaging({
+    done: paging.done,
+    rowsAdded: () => index.rowsAdded(),
+    keysSince: (row) => index.keysSince(row),
+  });
   return {
     opened,
     read,
@@ -249,7 +306,13 @@ async function readEarly(l: Lane, ctx: FeedContext, paging: PagingHandle): Promi
 }
 
 /** What every lane of the feed shares: the mapping, the clock, the tallies of the read, the report's frame. */
-function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: Run, mostlyInStep: boolean): FeedContext {
+function feedContext(
+  feed: FeedConfig,
+  deps: SyncDeps,
+  opts: SyncOptions,
+  run: Run,
+  mostlyInStep: boolean,
+): FeedContext {
   const unmapped = createUnmappedTally();
   const replaced = new Map<string, number>();
   let unmappedSeen = 0;
@@ -280,11 +343,18 @@ function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: R
     unmappedSeen: () => unmappedSeen,
     map: (item, chatbot) => {
       const mapped = mapItem(item, compiled, { serialNumber: chatbot, keyBy: feed.keyBy });
-      if (mapped.kind === 'listing' && mapped.replaced) for (const f of mapped.replaced) replaced.set(f, (replaced.get(f) ?? 0) + 1);
+      if (mapped.kind === 'listing' && mapped.replaced)
+        for (const f of mapped.replaced) replaced.set(f, (replaced.get(f) ?? 0) + 1);
       return mapped;
     },
     progress: (phase, done) => deps.onProgress?.({ feed: feed.name, phase, done }),
-    wrote: () => deps.onProgress?.({ feed: feed.name, phase: 'write', done: ++written, ...(writeTotal !== undefined && { total: writeTotal }) }),
+    wrote: () =>
+      deps.onProgress?.({
+        feed: feed.name,
+        phase: 'write',
+        done: ++written,
+        ...(writeTotal !== undefined && { total: writeTotal }),
+      }),
     addWrites: (n) => {
       writeTotal = (writeTotal ?? 0) + n;
     },
@@ -297,7 +367,9 @@ function feedContext(feed: FeedConfig, deps: SyncDeps, opts: SyncOptions, run: R
         chatbot: l.chatbot,
         unmapped: unmapped.list(),
         displayRules: display,
-        ...(replaced.size && { valuesReplaced: [...replaced].map(([field, count]) => ({ field, count })).sort((a, b) => b.count - a.count) }),
+        ...(replaced.size && {
+          valuesReplaced: [...replaced].map(([field, count]) => ({ field, count })).sort((a, b) => b.count - a.count),
+        }),
         calls: { before: run.callsBefore.get(l), after: deps.calls?.snapshot(l.id) },
         stateLocation: deps.store.location,
         startedAt: run.startedAt,
@@ -325,20 +397,37 @@ function attachStored(lane: Omit<LiveLane, 'paged'>, paged: LiveLane['paged']): 
 }
 
 /** The plan step's setup for one lane: its planner and its executor (its fingerprints go into the index once paged: attachStored). */
-function setUpLane(l: Lane, parts: LaneParts, ctx: FeedContext, read: { media: MediaStep | undefined; pullMode: () => OpenedFeed['mode'] }): Omit<LiveLane, 'paged'> {
+function setUpLane(
+  l: Lane,
+  parts: LaneParts,
+  ctx: FeedContext,
+  read: { media: MediaStep | undefined; pullMode: () => OpenedFeed['mode'] },
+): Omit<LiveLane, 'paged'> {
   const { feed, deps, opts } = ctx;
   const own = parts.state.feeds.get(l.id)!;
   const remote = parts.index;
   const ignore: ReadonlySet<string> = new Set(feed.ignore);
-  const planOptions = { keyBy: feed.keyBy, deletesMode: feed.deletes.mode, ignore, fingerprints: remote.fingerprints, ownedElsewhere: ownedByOtherFeeds(parts.state, l.id) };
+  const planOptions = {
+    keyBy: feed.keyBy,
+    deletesMode: feed.deletes.mode,
+    ignore,
+    fingerprints: remote.fingerprints,
+    ownedElsewhere: ownedByOtherFeeds(parts.state, l.id),
+  };
   const changes = deps.changes?.(l);
   const mirror = mirrorOf(deps.media, feed);
   // record stamps (record-stamp.ts), unless a compared field reads the clock
   // (the display rules decide what a record becomes as the mapping does: they are part of its identity)
   // (and the open houses' time zone: their dates and times are written in it)
   const openHouses = openHouseMapping(feed.source);
-  const mapping = { mapping: feed.mapping, display: resolveDisplay(feed.display, feed.source.kind), ...(openHouses && { openHouses }) };
-  const seed = stamped(l) ? stampSeed({ mapping, chatbot: l.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) }) : undefined;
+  const mapping = {
+    mapping: feed.mapping,
+    display: resolveDisplay(feed.display, feed.source.kind),
+    ...(openHouses && { openHouses }),
+  };
+  const seed = stamped(l)
+    ? stampSeed({ mapping, chatbot: l.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) })
+    : undefined;
   const planner = createLanePlanner({
     chatbot: l.chatbot,
     keyBy: feed.keyBy,
@@ -356,7 +445,12 @@ function setUpLane(l: Lane, parts: LaneParts, ctx: FeedContext, read: { media: M
     dryRun: Boolean(opts.dryRun),
     pullMode: read.pullMode,
     ...(mirror && {
-      rewriteKnown: (entry, item) => read.media?.rewriteKnown({ key: entry.key, listing: entry.listing, record: item.kind === 'record' ? item.data : undefined }) ?? true,
+      rewriteKnown: (entry, item) =>
+        read.media?.rewriteKnown({
+          key: entry.key,
+          listing: entry.listing,
+          record: item.kind === 'record' ? item.data : undefined,
+        }) ?? true,
     }),
     ...(changes && { changes }),
   });
@@ -386,12 +480,25 @@ function setUpLane(l: Lane, parts: LaneParts, ctx: FeedContext, read: { media: M
         }),
       }),
   });
-  return { lane: l, planner, executor, remote, own, missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(), planOptions };
+  return {
+    lane: l,
+    planner,
+    executor,
+    remote,
+    own,
+    missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(),
+    planOptions,
+  };
 }
 
 /** Each lane's copy of the feed's roster (source.related Member, Office), when the feed replicates it. */
-async function rostersOf<L extends { lane: Lane }>(feed: FeedConfig, deps: SyncDeps, live: readonly L[]): Promise<Map<L, RosterStore> | undefined> {
-  if (feed.source.kind !== 'reso' || !feed.source.related.some((r) => r === 'Member' || r === 'Office')) return undefined;
+async function rostersOf<L extends { lane: Lane }>(
+  feed: FeedConfig,
+  deps: SyncDeps,
+  live: readonly L[],
+): Promise<Map<L, RosterStore> | undefined> {
+  if (feed.source.kind !== 'reso' || !feed.source.related.some((r) => r === 'Member' || r === 'Office'))
+    return undefined;
   const out = new Map<L, RosterStore>();
   for (const l of live) out.set(l, await loadRoster(deps.store, l.lane.id));
   return out;

@@ -28,8 +28,22 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
   const common = commonReport(l, after, guarded);
   const timings = { remoteMs: l.paged.remoteMs, feedMs: after.feedMs, planMs, executeMs: 0 };
   if (opts.dryRun) {
-    const media = last && after.media ? (await after.media.finish({ deletedKeys: guard.allowed.map((d) => d.key), unwrittenKeys: new Set(), now: nowOf(opts) })).report : undefined;
-    planner.view.deletes = [...guard.allowed, ...guard.withheld].map((d) => ({ key: d.key, reason: d.reason, keyType: d.keyType, deleteKey: d.deleteKey }));
+    const media =
+      last && after.media
+        ? (
+            await after.media.finish({
+              deletedKeys: guard.allowed.map((d) => d.key),
+              unwrittenKeys: new Set(),
+              now: nowOf(opts),
+            })
+          ).report
+        : undefined;
+    planner.view.deletes = [...guard.allowed, ...guard.withheld].map((d) => ({
+      key: d.key,
+      reason: d.reason,
+      keyType: d.keyType,
+      deleteKey: d.deleteKey,
+    }));
     const outcome = laneOutcome({ ...common.verdict, stopped: read.auth ? 'failed' : undefined, failures: 0 });
     const said = read.auth ?? common.message();
     ctx.report(l.lane, {
@@ -45,7 +59,11 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
   }
   const exec = await deleteStep(l, ctx, after, guard);
   timings.executeMs = run.ms();
-  const outcome = laneOutcome({ ...common.verdict, stopped: exec.stopped ?? (read.auth ? 'failed' : undefined), failures: exec.failures.length });
+  const outcome = laneOutcome({
+    ...common.verdict,
+    stopped: exec.stopped ?? (read.auth ? 'failed' : undefined),
+    failures: exec.failures.length,
+  });
   const said = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? common.message();
   const media = last ? await finishMedia(after, nowOf(opts)) : undefined;
   await commitLane(ctx.deps.store, {
@@ -59,7 +77,10 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
     extra: [
       ...(media?.changes ?? []),
       ...(outcome === 'ok' && after.opened.mark !== undefined
-        ? [...rosterChanges(l.lane.id, after.rosters?.get(l), after.opened.roster), ...openHouseChanges(l.lane.id, after.openHouses?.get(l), after.opened.openHouses)]
+        ? [
+            ...rosterChanges(l.lane.id, after.rosters?.get(l), after.opened.roster),
+            ...openHouseChanges(l.lane.id, after.openHouses?.get(l), after.opened.openHouses),
+          ]
         : []),
     ],
     ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),
@@ -73,7 +94,14 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
     soldUntil: { ...planner.collector.side.soldUntil, stored: l.own.soldUntil },
   });
-  ctx.report(l.lane, { ...common.fields, outcome, ...(said && { message: said }), exec, timings, ...(media && { media: media.report }) });
+  ctx.report(l.lane, {
+    ...common.fields,
+    outcome,
+    ...(said && { message: said }),
+    exec,
+    timings,
+    ...(media && { media: media.report }),
+  });
 }
 
 type Guarded = Awaited<ReturnType<typeof guardStep>>;
@@ -85,7 +113,9 @@ function commonReport(l: LiveLane, after: AfterRead, { desired, rest, absences, 
   const { tally } = planner;
   // a routed lane that took no record of a feed that had some: its chatbot's listings of the feed go (within the guards), and the report says why
   const unmatched =
-    l.lane.route && desired.counts.records === 0 && read.records > 0 ? `none of the feed's ${read.records} records matched chatbot ${l.lane.chatbot}'s where` : undefined;
+    l.lane.route && desired.counts.records === 0 && read.records > 0
+      ? `none of the feed's ${read.records} records matched chatbot ${l.lane.chatbot}'s where`
+      : undefined;
   const fields = {
     remote: remoteInfo(paged.remote),
     count: paged.remote.count,
@@ -103,12 +133,21 @@ function commonReport(l: LiveLane, after: AfterRead, { desired, rest, absences, 
       writtenThenGone: [...planner.written].filter((k) => !desired.listings.has(k)).length,
     },
     writes: { planned: tally.creates + tally.updates },
-    source: { ...(opened.since !== undefined && { since: opened.since }), ...(opened.stats && { stats: opened.stats }) },
+    source: {
+      ...(opened.since !== undefined && { since: opened.since }),
+      ...(opened.stats && { stats: opened.stats }),
+    },
     ...(read.routedNowhere > 0 && { routedNowhere: read.routedNowhere }),
   } satisfies Partial<LaneReportFields>;
   return {
     fields,
-    verdict: { guard, readWhole, missed: Boolean(absences.missed), records: desired.counts.records, ...(rejected !== undefined && { rejected }) },
+    verdict: {
+      guard,
+      readWhole,
+      missed: Boolean(absences.missed),
+      records: desired.counts.records,
+      ...(rejected !== undefined && { rejected }),
+    },
     message: () => runMessage(readWhole, guard, desired.readError, paged.remote, absences.missed, unmatched, rejected),
   };
 }
@@ -150,7 +189,13 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
   soldWindowsDue(pushed ? pushed.soldUntil : l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey);
   // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
   // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
-  const confirmable = desired.mode === 'full' && desired.complete && paged.remote.complete && !executor.result.stopped && !read.auth && rejected === undefined;
+  const confirmable =
+    desired.mode === 'full' &&
+    desired.complete &&
+    paged.remote.complete &&
+    !executor.result.stopped &&
+    !read.auth &&
+    rejected === undefined;
   const guarded = await guardLane({
     remote: paged.remote,
     desired,
@@ -194,13 +239,23 @@ function tellGuard(l: LiveLane, ctx: FeedContext, guard: GuardDecision, readWhol
   const desired = l.planner.collector.side;
   // a read that was not whole withholds every delete: one entry for the run, not one per listing
   if (!readWhole && guard.withheld.length)
-    changes(withheldChange(guard.withheld.length, desired.readError ?? l.paged.remote.problem ?? "the chatbot's listings could not all be paged"));
+    changes(
+      withheldChange(
+        guard.withheld.length,
+        desired.readError ?? l.paged.remote.problem ?? "the chatbot's listings could not all be paged",
+      ),
+    );
   else for (const d of guard.withheld) changes(deleteChange(d, true));
   if (ctx.opts.dryRun) for (const d of guard.allowed) changes(deleteChange(d));
 }
 
 /** Step deletes: the allowed delete batches, unless the lane's writes stopped or the feed refused us. */
-async function deleteStep(l: LiveLane, ctx: FeedContext, after: AfterRead, guard: GuardDecision): Promise<ExecutionResult> {
+async function deleteStep(
+  l: LiveLane,
+  ctx: FeedContext,
+  after: AfterRead,
+  guard: GuardDecision,
+): Promise<ExecutionResult> {
   const { executor } = l;
   const exec = executor.result;
   if (!exec.stopped && !after.read.auth && guard.allowed.length) {
@@ -216,7 +271,10 @@ async function deleteStep(l: LiveLane, ctx: FeedContext, after: AfterRead, guard
  * bucket. A photo goes with its listing only when the feed's one lane deleted it: with several
  * lanes, another chatbot may still show it.
  */
-async function finishMedia(after: AfterRead, now: Date): Promise<{ changes: NonNullable<Parameters<typeof commitLane>[1]['extra']>; report: MediaReport } | undefined> {
+async function finishMedia(
+  after: AfterRead,
+  now: Date,
+): Promise<{ changes: NonNullable<Parameters<typeof commitLane>[1]['extra']>; report: MediaReport } | undefined> {
   if (!after.media) return undefined;
   const deletedKeys = after.lanes.length === 1 ? after.lanes[0]!.executor.result.deletedKeys : [];
   const unwrittenKeys = new Set(after.lanes.flatMap((l) => l.executor.result.failures.map((f) => f.key)));
@@ -224,7 +282,12 @@ async function finishMedia(after: AfterRead, now: Date): Promise<{ changes: NonN
 }
 
 /** Asks the source about the lane's absent keys; records it still has are planned (and written) through the lane. */
-function confirm(l: LiveLane, deletes: readonly PlannedDelete[], ctx: FeedContext, after: AfterRead): Promise<AbsenceResult> {
+function confirm(
+  l: LiveLane,
+  deletes: readonly PlannedDelete[],
+  ctx: FeedContext,
+  after: AfterRead,
+): Promise<AbsenceResult> {
   const { feed, opts, compiled } = ctx;
   const { read, opened } = after;
   const desired = l.planner.collector.side;
@@ -261,8 +324,11 @@ const PUSHED_GRACE: ReadonlySet<string> = new Set(['removed']);
  * and sold windows (the others' are left as they are: this run knows nothing of those keys).
  */
 function pushedScope(l: LiveLane, asked: ReadonlySet<string>) {
-  const only = <V>(m: ReadonlyMap<string, V>) => new Map([...asked].flatMap((k) => (m.has(k) ? [[k, m.get(k)!] as const] : [])));
-  const wrote = new Set([...asked].filter((k) => l.planOptions.fingerprints.get(k) !== undefined || l.own.fingerprints.has(k)));
+  const only = <V>(m: ReadonlyMap<string, V>) =>
+    new Map([...asked].flatMap((k) => (m.has(k) ? [[k, m.get(k)!] as const] : [])));
+  const wrote = new Set(
+    [...asked].filter((k) => l.planOptions.fingerprints.get(k) !== undefined || l.own.fingerprints.has(k)),
+  );
   return { wrote, missingSince: only(l.missingSince), soldUntil: only(l.own.soldUntil) };
 }
 

@@ -7,9 +7,14 @@ import type { SyncReport } from '../report/report.js';
 import type { SyncDeps, SyncOptions } from './context.js';
 import { runSync } from './sync-run.js';
 
-export async function syncFeed(feed: FeedConfig, deps: Omit<SyncDeps, 'changes'> & { changes?: ChangeSink }, opts: SyncOptions = {}): Promise<SyncReport> {
+export async function syncFeed(
+  feed: FeedConfig,
+  deps: Omit<SyncDeps, 'changes'> & { changes?: ChangeSink },
+  opts: SyncOptions = {},
+): Promise<SyncReport> {
   const lanes = lanesOf(feed);
-  if (lanes.length !== 1) throw new Error(`feed ${feed.name} writes into ${lanes.length} chatbots: run it with runSync(lanesOf(feed))`);
+  if (lanes.length !== 1)
+    throw new Error(`feed ${feed.name} writes into ${lanes.length} chatbots: run it with runSync(lanesOf(feed))`);
   const { changes, ...rest } = deps;
   const [report] = await runSync(lanes, { ...rest, ...(changes && { changes: () => changes }) }, opts);
   return report!;

@@ -36,10 +36,17 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
       const states = await Promise.all(its.map((l) => paging.of(l).state));
       // a large CSV file whose records will mostly be mapped is read by a thread of its own, beside the planning (feed-thread.ts)
       const mapped = mostlyMapped(its.map((l, i) => stampCounts(l, states[i]!)));
-      const thread = opts.threadAlways || mapped ? await openThread(its[0]!.feed, deps, run.clock(its[0]!.feed).signal, opts) : undefined;
+      const thread =
+        opts.threadAlways || mapped
+          ? await openThread(its[0]!.feed, deps, run.clock(its[0]!.feed).signal, opts)
+          : undefined;
       try {
         // (a feed whose records are mostly in step by their stamps may be read beside its chatbot's paging)
-        await runFeed(its, thread, deps, opts, run, { ...paging, readBeside: !mapped, ...(keys && { pushedKeys: { resolve: resolveKeys } }) });
+        await runFeed(its, thread, deps, opts, run, {
+          ...paging,
+          readBeside: !mapped,
+          ...(keys && { pushedKeys: { resolve: resolveKeys } }),
+        });
       } finally {
         await thread?.close();
       }
@@ -66,10 +73,19 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
 }
 
 /** Every chatbot of the run paged, one group after another; each lane's paging into run.paged as it ends. */
-function startPagings(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run, keys: Promise<ReadonlySet<string>> | undefined): RunPaging {
+function startPagings(
+  lanes: readonly Lane[],
+  deps: SyncDeps,
+  opts: SyncOptions,
+  run: Run,
+  keys: Promise<ReadonlySet<string>> | undefined,
+): RunPaging {
   const of = new Map<Lane, PagingHandle>();
   let previous: Promise<unknown> = Promise.resolve();
-  for (const [, its] of groupBy(lanes, (l) => `${l.chatbot}\n${l.feed.keyBy}\n${[...l.feed.ignore].sort().join(',')}`)) {
+  for (const [, its] of groupBy(
+    lanes,
+    (l) => `${l.chatbot}\n${l.feed.keyBy}\n${[...l.feed.ignore].sort().join(',')}`,
+  )) {
     const handle = pageGroup(its, deps, opts, run, previous, keys);
     for (const l of its) of.set(l, handle);
     previous = handle.done.catch(() => undefined);
@@ -101,10 +117,22 @@ function startRun(lanes: readonly Lane[], deps: SyncDeps): Run {
     return c;
   };
   const callsBefore = new Map(lanes.map((l) => [l, deps.calls?.snapshot(l.id)]));
-  return { startedAt: new Date(), ms: () => Math.round(performance.now() - t0), callsBefore, clock, paged: new Map(), reports: new Map() };
+  return {
+    startedAt: new Date(),
+    ms: () => Math.round(performance.now() - t0),
+    callsBefore,
+    clock,
+    paged: new Map(),
+    reports: new Map(),
+  };
 }
 
-async function openThread(feed: FeedConfig, deps: SyncDeps, signal: AbortSignal, opts: SyncOptions): Promise<FeedThread | undefined> {
+async function openThread(
+  feed: FeedConfig,
+  deps: SyncDeps,
+  signal: AbortSignal,
+  opts: SyncOptions,
+): Promise<FeedThread | undefined> {
   return openFeedThread(feed.source, {
     baseDir: deps.baseDir,
     mapping: feed.mapping,
@@ -141,7 +169,14 @@ function stampCounts(l: Lane, read: ChatbotStateRead): { stamps: number; written
  * paging's calls are counted in the report of the group's first lane (the others name it:
  * remote.pagingCountedIn).
  */
-function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run: Run, after: Promise<unknown>, keys: Promise<ReadonlySet<string>> | undefined): PagingHandle {
+function pageGroup(
+  its: readonly Lane[],
+  deps: SyncDeps,
+  opts: SyncOptions,
+  run: Run,
+  after: Promise<unknown>,
+  keys: Promise<ReadonlySet<string>> | undefined,
+): PagingHandle {
   const first = its[0]!;
   // the paging serves every lane of the group: it ends with the latest of their deadlines
   const longest = its.reduce((a, b) => (b.feed.deadlineMinutes > a.feed.deadlineMinutes ? b : a)).feed;
@@ -173,6 +208,8 @@ function pageGroup(its: readonly Lane[], deps: SyncDeps, opts: SyncOptions, run:
 
 /** The config's writers of the chatbot, and the run's lanes (a feed run from outside the config: tests, previews). */
 function withLanes(writers: ReturnType<typeof writersOf>, lanes: readonly Lane[]) {
-  const missing = lanes.filter((l) => !writers.some((w) => w.name === l.id)).map((l) => ({ name: l.id, keyBy: l.feed.keyBy }));
+  const missing = lanes
+    .filter((l) => !writers.some((w) => w.name === l.id))
+    .map((l) => ({ name: l.id, keyBy: l.feed.keyBy }));
   return [...writers, ...missing];
 }

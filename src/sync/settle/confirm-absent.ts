@@ -57,7 +57,12 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
     };
   }
   const wanted = new Set(absent);
-  const asks = input.sources.map((s) => ({ field: s.field, values: absent.map((k) => s.valueOf(k)).filter((v): v is string => v !== undefined) })).filter((a) => a.values.length);
+  const asks = input.sources
+    .map((s) => ({
+      field: s.field,
+      values: absent.map((k) => s.valueOf(k)).filter((v): v is string => v !== undefined),
+    }))
+    .filter((a) => a.values.length);
   const found = new Map<string, FeedItem>();
   try {
     for await (const items of input.lookup.find(asks)) {

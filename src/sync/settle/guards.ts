@@ -63,9 +63,18 @@ export function evaluateGuards(input: GuardInput): GuardDecision {
   const byRule = input.plan.deletes.filter((d) => ruleOf(d.reason) !== undefined);
   if (byRule.length === 0) return guardDeletes(input);
   // a display rule's removals go whatever the rest decides (see the header)
-  const rest = guardDeletes({ ...input, plan: { deletes: input.plan.deletes.filter((d) => ruleOf(d.reason) === undefined) } });
-  const message = rest.message && `${rest.message} (${byRule.length} removal(s) by a display rule went: they are not held.)`;
-  return { ...rest, outcome: rest.outcome === 'none' ? 'passed' : rest.outcome, allowed: [...byRule, ...rest.allowed], ...(message && { message }) };
+  const rest = guardDeletes({
+    ...input,
+    plan: { deletes: input.plan.deletes.filter((d) => ruleOf(d.reason) === undefined) },
+  });
+  const message =
+    rest.message && `${rest.message} (${byRule.length} removal(s) by a display rule went: they are not held.)`;
+  return {
+    ...rest,
+    outcome: rest.outcome === 'none' ? 'passed' : rest.outcome,
+    allowed: [...byRule, ...rest.allowed],
+    ...(message && { message }),
+  };
 }
 
 function guardDeletes(input: GuardInput): GuardDecision {
@@ -98,18 +107,22 @@ function guardDeletes(input: GuardInput): GuardDecision {
   const listings = candidates.reduce((n, d) => n + Math.max(1, d.remoteIds.length), 0);
   const blockers: string[] = [];
   if (!feed.complete) blockers.push(`the feed was not read whole (${feed.readError ?? 'read error'})`);
-  if (!remote.complete) blockers.push(`the chatbot's listings could not all be paged (${remote.problem ?? 'incomplete'})`);
+  if (!remote.complete)
+    blockers.push(`the chatbot's listings could not all be paged (${remote.problem ?? 'incomplete'})`);
   if (feed.rejected !== undefined) blockers.push(`the run was rejected (${feed.rejected})`);
   const reasons: string[] = [...blockers];
   if (feed.mode === 'full' && feed.valid === 0) reasons.push('the feed yielded no valid listing');
   if (listings > deletes.maxCount) reasons.push(`${listings} deletes exceed deletes.maxCount ${deletes.maxCount}`);
   const fraction = remote.count > 0 ? listings / remote.count : 1;
   if (fraction > deletes.maxFraction) {
-    reasons.push(`${listings} of ${remote.count} remote listings (${percent(fraction)}) exceed deletes.maxFraction ${percent(deletes.maxFraction)}`);
+    reasons.push(
+      `${listings} of ${remote.count} remote listings (${percent(fraction)}) exceed deletes.maxFraction ${percent(deletes.maxFraction)}`,
+    );
   }
 
   if (reasons.length === 0) return { outcome: 'passed', allowed: candidates, withheld: [], waiting, reasons, marks };
-  if (force && blockers.length === 0) return { outcome: 'forced', allowed: candidates, withheld: [], waiting, reasons, marks };
+  if (force && blockers.length === 0)
+    return { outcome: 'forced', allowed: candidates, withheld: [], waiting, reasons, marks };
   const keys = candidates.slice(0, SHOWN_KEYS).map((d) => d.key);
   const more = candidates.length > SHOWN_KEYS ? `, … ${candidates.length - SHOWN_KEYS} more` : '';
   const next = blockers.length

@@ -50,7 +50,11 @@ function laneChanges(input: LaneCommitInput): FeedStateChanges {
   if (input.mark !== undefined) changes.mark = input.mark;
   if (input.goodValid !== undefined) changes.goodValid = input.goodValid;
   const r = input.recurring;
-  if (r) changes.recurring = { set: [...r.now].filter((k) => !r.before.has(k)), delete: [...r.before].filter((k) => !r.now.has(k)) };
+  if (r)
+    changes.recurring = {
+      set: [...r.now].filter((k) => !r.before.has(k)),
+      delete: [...r.before].filter((k) => !r.now.has(k)),
+    };
   return changes;
 }
 

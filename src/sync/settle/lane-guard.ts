@@ -13,7 +13,10 @@ import type { DesiredSide, PlannedDelete, PlanOptions, RemoteSide } from '../pla
 
 export interface LaneGuardInput {
   remote: RemoteSide;
-  desired: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode' | 'complete' | 'counts'> & { listings: { has(key: string): boolean }; readError?: string };
+  desired: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode' | 'complete' | 'counts'> & {
+    listings: { has(key: string): boolean };
+    readError?: string;
+  };
   /** a reconcile's keys the source holds unchanged (OpenedFeed.present): not absent */
   present?: { has(key: string): boolean };
   planOptions: PlanOptions;
@@ -59,13 +62,22 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
   const { listings, protectedKeys, goneKeys, mode } = desired;
   const rest = planDeletes(
     remote,
-    { listings, protectedKeys, goneKeys, mode, ...(input.written && { written: input.written }), ...(input.present && { present: input.present }) },
+    {
+      listings,
+      protectedKeys,
+      goneKeys,
+      mode,
+      ...(input.written && { written: input.written }),
+      ...(input.present && { present: input.present }),
+    },
     input.planOptions,
   );
   const wrote = input.pushed?.wrote;
   const leftAlone = wrote ? rest.deletes.filter((d) => !wrote.has(d.key)) : [];
   if (leftAlone.length) rest.deletes = rest.deletes.filter((d) => wrote!.has(d.key));
-  const absences: AbsenceResult = input.confirm ? await input.confirm(rest.deletes) : { deletes: rest.deletes, asked: 0 };
+  const absences: AbsenceResult = input.confirm
+    ? await input.confirm(rest.deletes)
+    : { deletes: rest.deletes, asked: 0 };
   if (absences.problem) {
     desired.complete = false;
     desired.readError = absences.problem;
@@ -74,7 +86,11 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
   const guard = evaluateGuards({
     plan: { deletes: [...input.duplicateDeletes, ...absences.deletes] },
     deletes: input.deletes,
-    remote: { count: remote.count, complete: remote.complete, ...(remote.problem !== undefined && { problem: remote.problem }) },
+    remote: {
+      count: remote.count,
+      complete: remote.complete,
+      ...(remote.problem !== undefined && { problem: remote.problem }),
+    },
     feed: {
       complete: desired.complete,
       ...(desired.readError !== undefined && { readError: desired.readError }),

@@ -31,11 +31,21 @@ export function rejectionOf(r: RejectionInput): string | undefined {
   if (r.refused) return r.refused;
   const { records, valid, rejected } = r.counts;
   if (!r.complete || records === 0) return undefined;
-  if (valid === 0 && rejected > 0) return `none of the feed's ${records} record(s) is valid: ${commonReasons(r.rejectedRecords, rejected)}`;
+  if (valid === 0 && rejected > 0)
+    return `none of the feed's ${records} record(s) is valid: ${commonReasons(r.rejectedRecords, rejected)}`;
   const good = r.lastGoodValid;
   const floor = r.minValidFraction * (good ?? 0);
   // the rejections are why the valid records fell short: without them the run would have passed
-  if (r.mode !== 'full' || r.force || !good || r.minValidFraction === 0 || valid >= floor || rejected === 0 || valid + rejected < floor) return undefined;
+  if (
+    r.mode !== 'full' ||
+    r.force ||
+    !good ||
+    r.minValidFraction === 0 ||
+    valid >= floor ||
+    rejected === 0 ||
+    valid + rejected < floor
+  )
+    return undefined;
   return `only ${valid} of the feed's ${records} record(s) are valid, fewer than feeds[].minValidFraction ${r.minValidFraction} of the ${good} of the last good full run; ${rejected} rejected: ${commonReasons(r.rejectedRecords, rejected)} (--force accepts the run)`;
 }
 
@@ -51,9 +61,14 @@ function commonReasons(kept: readonly RejectedRecord[], total: number): string {
   }
   const top = [...tally].sort((a, b) => b[1].n - a[1].n).slice(0, SHOWN_REASONS);
   if (!top.length) return `${total} rejected`;
-  const where = (rec: RejectedRecord) => (rec.position.line !== undefined ? `${rec.position.file}:${rec.position.line}` : `${rec.position.file}, record ${rec.position.index}`);
+  const where = (rec: RejectedRecord) =>
+    rec.position.line !== undefined
+      ? `${rec.position.file}:${rec.position.line}`
+      : `${rec.position.file}, record ${rec.position.index}`;
   const of = kept.length < total ? ` (of the first ${kept.length} rejected)` : '';
   return (
-    top.map(([reason, t]) => `${reason} × ${t.n} (first: ${where(t.first)})`).join('; ') + (tally.size > top.length ? `; and ${tally.size - top.length} other reason(s)` : '') + of
+    top.map(([reason, t]) => `${reason} × ${t.n} (first: ${where(t.first)})`).join('; ') +
+    (tally.size > top.length ? `; and ${tally.size - top.length} other reason(s)` : '') +
+    of
   );
 }

@@ -26,7 +26,8 @@ export function soldWindowsDue(
   for (const [key, until] of stored) {
     if (Date.parse(until) > now.getTime()) continue;
     // read this run: its own record decided (mapped against the run's clock)
-    if (side.listings.has(key) || side.protectedKeys.has(key) || side.goneKeys.has(key) || side.soldUntil.set.has(key)) continue;
+    if (side.listings.has(key) || side.protectedKeys.has(key) || side.goneKeys.has(key) || side.soldUntil.set.has(key))
+      continue;
     if (!remote.has(key)) {
       side.soldUntil.clear.add(key);
       out.forgotten++;

@@ -78,7 +78,11 @@ export interface FeedStateChanges {
   extra?: StateChange[];
 }
 
-export async function loadChatbotState(store: KvStore, chatbot: string, feeds: readonly ChatbotFeed[]): Promise<ChatbotState> {
+export async function loadChatbotState(
+  store: KvStore,
+  chatbot: string,
+  feeds: readonly ChatbotFeed[],
+): Promise<ChatbotState> {
   const state: ChatbotState = { chatbot, location: store.location, feeds: new Map() };
   const marks = await store.getAll(MARK_NAMESPACE);
   const goods = await store.getAll(GOOD_VALID_NAMESPACE);
@@ -99,25 +103,45 @@ export async function loadChatbotState(store: KvStore, chatbot: string, feeds: r
 }
 
 export function emptyChanges(feed: string): FeedStateChanges {
-  return { feed, fingerprints: { set: [], delete: [] }, stamps: { set: [], delete: [] }, missingSince: { set: [], delete: [] } };
+  return {
+    feed,
+    fingerprints: { set: [], delete: [] },
+    stamps: { set: [], delete: [] },
+    missingSince: { set: [], delete: [] },
+  };
 }
 
 /** A lane's copy of its feed's roster (source.related), as views of the store. */
 export async function loadRoster(store: KvStore, lane: string): Promise<RosterStore> {
-  return { Member: await store.getAll(rosterNamespace(lane, 'Member')), Office: await store.getAll(rosterNamespace(lane, 'Office')) };
+  return {
+    Member: await store.getAll(rosterNamespace(lane, 'Member')),
+    Office: await store.getAll(rosterNamespace(lane, 'Office')),
+  };
 }
 
 /** What a read pulled of the roster, as the changes of a lane's copy in its commit. */
-export function rosterChanges(lane: string, copy: RosterStore | undefined, pulled: readonly RosterPull[] | undefined): StateChange[] {
+export function rosterChanges(
+  lane: string,
+  copy: RosterStore | undefined,
+  pulled: readonly RosterPull[] | undefined,
+): StateChange[] {
   if (!copy || !pulled) return [];
-  return rosterDifference(copy, pulled).map((d) => ({ ns: rosterNamespace(lane, d.resource), set: d.set, delete: d.delete }));
+  return rosterDifference(copy, pulled).map((d) => ({
+    ns: rosterNamespace(lane, d.resource),
+    set: d.set,
+    delete: d.delete,
+  }));
 }
 
 /** listing key → its open houses shown, as the lane's last successful run left them (feeds/reso/reso-open-houses.ts): a copy per lane */
 export const openHouseNamespace = (lane: string) => `openhouse:${lane}`;
 
 /** A lane's copy of the feed's open houses made what the read ended with: entries that differ set, those no longer there deleted. */
-export function openHouseChanges(lane: string, copy: ReadonlyMap<string, string> | undefined, final: ReadonlyMap<string, string> | undefined): StateChange[] {
+export function openHouseChanges(
+  lane: string,
+  copy: ReadonlyMap<string, string> | undefined,
+  final: ReadonlyMap<string, string> | undefined,
+): StateChange[] {
   if (!copy || !final) return [];
   const set = [...final].filter(([key, text]) => copy.get(key) !== text);
   const del = [...copy.keys()].filter((key) => !final.has(key));
@@ -136,12 +160,21 @@ export async function commitChanges(store: KvStore, changes: FeedStateChanges): 
     { ns: stampNamespace(changes.feed), set: changes.stamps.set, delete: changes.stamps.delete },
     { ns: missingNamespace(changes.feed), set: changes.missingSince.set, delete: changes.missingSince.delete },
   ];
-  if (changes.unlisted) ops.push({ ns: unlistedNamespace(changes.feed), set: changes.unlisted.set, delete: changes.unlisted.delete });
-  if (changes.soldUntil) ops.push({ ns: soldWindowNamespace(changes.feed), set: changes.soldUntil.set, delete: changes.soldUntil.delete });
+  if (changes.unlisted)
+    ops.push({ ns: unlistedNamespace(changes.feed), set: changes.unlisted.set, delete: changes.unlisted.delete });
+  if (changes.soldUntil)
+    ops.push({ ns: soldWindowNamespace(changes.feed), set: changes.soldUntil.set, delete: changes.soldUntil.delete });
   if (changes.mark !== undefined) ops.push({ ns: MARK_NAMESPACE, set: [[changes.feed, changes.mark]], delete: [] });
-  if (changes.goodValid !== undefined) ops.push({ ns: GOOD_VALID_NAMESPACE, set: [[changes.feed, String(changes.goodValid)]], delete: [] });
-  if (changes.recurring) ops.push({ ns: recurringNamespace(changes.feed), set: changes.recurring.set.map((k) => [k, '1'] as [string, string]), delete: changes.recurring.delete });
-  for (const op of changes.extra ?? []) ops.push({ ns: op.ns, set: [...(op.set ?? [])], delete: [...(op.delete ?? [])] });
+  if (changes.goodValid !== undefined)
+    ops.push({ ns: GOOD_VALID_NAMESPACE, set: [[changes.feed, String(changes.goodValid)]], delete: [] });
+  if (changes.recurring)
+    ops.push({
+      ns: recurringNamespace(changes.feed),
+      set: changes.recurring.set.map((k) => [k, '1'] as [string, string]),
+      delete: changes.recurring.delete,
+    });
+  for (const op of changes.extra ?? [])
+    ops.push({ ns: op.ns, set: [...(op.set ?? [])], delete: [...(op.delete ?? [])] });
   const needed = ops.filter((op) => op.set.length > 0 || op.delete.length > 0);
   if (needed.length) await store.apply(needed);
 }

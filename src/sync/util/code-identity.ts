@@ -22,7 +22,8 @@ export function codeIdentity(paths: readonly string[]): string {
       const root = fileURLToPath(new URL(path, SRC));
       if (existsSync(root) && statSync(root).isDirectory()) {
         const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).sort();
-        for (const f of files) if (/\.(ts|js)$/.test(f)) parts.push(`${path}/${f}`, hash('sha1', readFileSync(join(root, f)), 'base64url'));
+        for (const f of files)
+          if (/\.(ts|js)$/.test(f)) parts.push(`${path}/${f}`, hash('sha1', readFileSync(join(root, f)), 'base64url'));
         continue;
       }
       const file = ['.ts', '.js'].map((ext) => root + ext).find((f) => existsSync(f));

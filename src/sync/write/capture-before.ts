@@ -24,7 +24,12 @@ export interface BeforeCapture {
    * stored fingerprint confirms them. `withheld`: fields the display rules withhold from it now (its
    * address), left out of what is kept.
    */
-  take(key: string, remoteId: number | undefined, now?: ListingCreate, withheld?: readonly WithheldField[]): Promise<Captured>;
+  take(
+    key: string,
+    remoteId: number | undefined,
+    now?: ListingCreate,
+    withheld?: readonly WithheldField[],
+  ): Promise<Captured>;
   /** bytes packed so far */
   readonly bytes: number;
 }
@@ -53,7 +58,12 @@ const AREA_UNITS: ReadonlyArray<ListingCreate['AreaUnit'] | undefined> = [undefi
 
 export function createBeforeCapture(opts: CaptureOptions): BeforeCapture {
   let bytes = 0;
-  const take = async (key: string, remoteId: number | undefined, now?: ListingCreate, withheld?: readonly WithheldField[]): Promise<Captured> => {
+  const take = async (
+    key: string,
+    remoteId: number | undefined,
+    now?: ListingCreate,
+    withheld?: readonly WithheldField[],
+  ): Promise<Captured> => {
     if (bytes >= opts.maxBytes) return { beforeMissing: spent(opts.maxBytes) };
     let item;
     try {
@@ -63,7 +73,11 @@ export function createBeforeCapture(opts: CaptureOptions): BeforeCapture {
     }
     if (!item) return { beforeMissing: "not kept: not among the listings this run's paging read" };
     const unlisted = await unlistedFor(key, item, now);
-    if (!unlisted) return { beforeMissing: 'not kept: its Location/AreaUnit as last written are not known (written before this version kept them)' };
+    if (!unlisted)
+      return {
+        beforeMissing:
+          'not kept: its Location/AreaUnit as last written are not known (written before this version kept them)',
+      };
     const packed = packListing(withoutFields(listingFromListItem(item, opts.serialNumber, unlisted), withheld));
     // (several takes are in flight at once: the budget is taken when a listing is packed, never past it)
     if (bytes + packed.length > opts.maxBytes) {
@@ -75,15 +89,23 @@ export function createBeforeCapture(opts: CaptureOptions): BeforeCapture {
   };
 
   /** the remembered unlisted fields, else the ones the stored fingerprint confirms */
-  const unlistedFor = async (key: string, item: Parameters<typeof listingFromListItem>[0], now?: ListingCreate): Promise<UnlistedValues | undefined> => {
+  const unlistedFor = async (
+    key: string,
+    item: Parameters<typeof listingFromListItem>[0],
+    now?: ListingCreate,
+  ): Promise<UnlistedValues | undefined> => {
     const kept = await opts.store.get(unlistedNamespace(opts.feed), key);
     if (kept !== undefined) return JSON.parse(kept) as UnlistedValues;
     const stored = await opts.store.get(fingerprintNamespace(opts.feed), key);
     if (stored === undefined) return undefined;
     for (const Location of new Set([now?.Location, undefined])) {
       for (const AreaUnit of AREA_UNITS) {
-        const guess: UnlistedValues = { ...(Location !== undefined && { Location }), ...(AreaUnit !== undefined && { AreaUnit }) };
-        if (fingerprintListing(listingFromListItem(item, opts.serialNumber, guess), opts.ignore) === stored) return guess;
+        const guess: UnlistedValues = {
+          ...(Location !== undefined && { Location }),
+          ...(AreaUnit !== undefined && { AreaUnit }),
+        };
+        if (fingerprintListing(listingFromListItem(item, opts.serialNumber, guess), opts.ignore) === stored)
+          return guess;
       }
     }
     return undefined;

@@ -25,8 +25,15 @@ export interface CreateOnceOptions {
 }
 
 /** 'created', or 'found' when a lost create turned out to have been made. Throws the last error. */
-export async function createOnce(api: ChatbotApi, listing: ListingCreate, opts: CreateOnceOptions): Promise<'created' | 'found'> {
-  const policy = retryPolicy({ retries: opts.retries, ...(opts.baseDelayMs !== undefined && { baseDelayMs: opts.baseDelayMs }) });
+export async function createOnce(
+  api: ChatbotApi,
+  listing: ListingCreate,
+  opts: CreateOnceOptions,
+): Promise<'created' | 'found'> {
+  const policy = retryPolicy({
+    retries: opts.retries,
+    ...(opts.baseDelayMs !== undefined && { baseDelayMs: opts.baseDelayMs }),
+  });
   for (let attempt = 1; ; attempt++) {
     try {
       await api.createListing(listing, { retry: false, ...(opts.scope !== undefined && { scope: opts.scope }) });

@@ -8,7 +8,12 @@
 // written out again as that same string when the pairs are read: a million stamps and a million
 // fingerprints (two Entries, their keys' strings aside) held 223 MB of heap as strings, 62 MB so
 // (node 20, heap and array buffers after a collection). Any other value is kept as it is.
-import { FINGERPRINT_BYTES as DIGEST_BYTES, FINGERPRINT_PREFIX, readFingerprintV2, readSha1Base64url } from '../../listing/fingerprint.js';
+import {
+  FINGERPRINT_BYTES as DIGEST_BYTES,
+  FINGERPRINT_PREFIX,
+  readFingerprintV2,
+  readSha1Base64url,
+} from '../../listing/fingerprint.js';
 
 /** the tag before a packed value's bytes: none (the value is in `#others`), or its prefix */
 const OTHER = 0;

@@ -89,7 +89,10 @@ export interface ExecutionResult {
 }
 
 /** One unit of work: a create, an update, or a batch of deletes of one KeyType. */
-export type Job = { kind: 'create'; create: PlannedCreate } | { kind: 'update'; update: PlannedUpdate } | { kind: 'delete'; keyType: KeyType; batch: PlannedDelete[] };
+export type Job =
+  | { kind: 'create'; create: PlannedCreate }
+  | { kind: 'update'; update: PlannedUpdate }
+  | { kind: 'delete'; keyType: KeyType; batch: PlannedDelete[] };
 
 /** One lane's writes (sync-run.ts): its results, its breaker, its auth stop. */
 export interface Executor {
@@ -127,7 +130,11 @@ export function createExecutor(deps: ExecuteDeps): Executor {
   let done = 0;
 
   const runJob = async (job: Job) =>
-    job.kind === 'create' ? writes.create(job.create) : job.kind === 'update' ? writes.update(job.update) : deletes.run(job.batch, job.keyType, await deletes.capture(job.batch));
+    job.kind === 'create'
+      ? writes.create(job.create)
+      : job.kind === 'update'
+        ? writes.update(job.update)
+        : deletes.run(job.batch, job.keyType, await deletes.capture(job.batch));
 
   const executor: Executor = {
     result,
@@ -144,7 +151,10 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       }
     },
     async run(jobs) {
-      await runPool(mapJobs(jobs, executor), { concurrency: deps.concurrency, ...(deps.signal && { signal: deps.signal }) });
+      await runPool(mapJobs(jobs, executor), {
+        concurrency: deps.concurrency,
+        ...(deps.signal && { signal: deps.signal }),
+      });
       executor.settle();
     },
   };
@@ -256,12 +266,17 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
       }
       result.created++;
       calls.succeeded();
-      record(c, 'create', () => ({ ...createChange(c), ...(deps.before && { after: c.kept ?? keptOfListing(c.listing) }) }));
+      record(c, 'create', () => ({
+        ...createChange(c),
+        ...(deps.before && { after: c.kept ?? keptOfListing(c.listing) }),
+      }));
     },
     async update(u: PlannedUpdate) {
       try {
         // (a later record of a key this run wrote has no remote copy of its own: its first change kept the listing)
-        const before: Captured | undefined = u.remoteId ? await deps.before?.take(u.key, u.remoteId, u.listing, u.withheld) : undefined;
+        const before: Captured | undefined = u.remoteId
+          ? await deps.before?.take(u.key, u.remoteId, u.listing, u.withheld)
+          : undefined;
         const after = deps.before && { after: u.kept ?? keptOfListing(u.listing) };
         const n = await deps.api.updateListing({ ...u.listing, Key: u.key, KeyType: deps.keyBy }, scopeOf(deps));
         if (n === 0) {
@@ -331,7 +346,10 @@ function deleteBatches(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
     },
     async run(batch: PlannedDelete[], keyType: KeyType, befores: ReadonlyMap<string, Captured>): Promise<void> {
       try {
-        const { SuccessCount } = await deps.api.deleteListings({ SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType }, scopeOf(deps));
+        const { SuccessCount } = await deps.api.deleteListings(
+          { SerialNumber: deps.serialNumber, Keys: batch.map((d) => d.deleteKey), KeyType: keyType },
+          scopeOf(deps),
+        );
         calls.succeeded();
         // listings the batch should remove: a key may stand for several copies; a copy counts once
         const expected = batch.reduce((n, d) => n + Math.max(1, d.remoteIds.length), 0);
@@ -377,7 +395,8 @@ async function* mapJobs(jobs: AsyncIterable<Job> | Iterable<Job>, executor: Exec
 /** A 4xx that one record of a batch can cause (a bad key): worth isolating by halving the batch. */
 function perRecordRejection(err: unknown): boolean {
   if (!(err instanceof ApiError) || err.retryable || authStatus(err) !== undefined) return false;
-  const status = err.httpStatus >= 200 && err.httpStatus < 300 && err.apiCode !== undefined ? err.apiCode : err.httpStatus;
+  const status =
+    err.httpStatus >= 200 && err.httpStatus < 300 && err.apiCode !== undefined ? err.apiCode : err.httpStatus;
   return status >= 400 && status < 500;
 }
 

@@ -28,7 +28,8 @@ export async function runPool<J>(
   const source = readAhead(it, concurrency);
   let exhausted = false;
   let last: PoolExecutor<J> | undefined;
-  const over = () => exhausted || opts.signal?.aborted || (opts.allStopped ? opts.allStopped() : Boolean(last?.result.stopped));
+  const over = () =>
+    exhausted || opts.signal?.aborted || (opts.allStopped ? opts.allStopped() : Boolean(last?.result.stopped));
   const worker = async () => {
     while (!over()) {
       const next = await source.next();

@@ -63,7 +63,8 @@ export const rows = (n: number, from = 1) => Array.from({ length: n }, (_, i) =>
 
 /** the rows as CSV, with the test columns (or `columns`: COLUMNS and more) */
 export function csv<R extends Row>(data: R[], columns: ReadonlyArray<keyof R & string> = COLUMNS): string {
-  const cell = (v: unknown) => (v === undefined ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v));
+  const cell = (v: unknown) =>
+    v === undefined ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replace(/"/g, '""')}"` : String(v);
   return [columns.join(','), ...data.map((r) => columns.map((c) => cell(r[c])).join(','))].join('\n') + '\n';
 }
 
@@ -76,7 +77,9 @@ export interface SyncEnv {
   sync(
     te: TestEmulator,
     feed?: FeedConfig,
-    opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress' | 'budgets'> & { changes?: ChangeSink } & Partial<Pick<SyncDeps, 'configFeeds'>>,
+    opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress' | 'budgets'> & {
+        changes?: ChangeSink;
+      } & Partial<Pick<SyncDeps, 'configFeeds'>>,
   ): ReturnType<typeof syncFeed>;
   cleanup(): Promise<void>;
 }
@@ -103,7 +106,15 @@ export async function createSyncEnv(): Promise<SyncEnv> {
     async sync(te, feed = env.feed(), opts = {}) {
       const calls = createCallCounter();
       const { api: apiPatch, signal, onProgress, changes, budgets, configFeeds = [feed], ...syncOpts } = opts;
-      const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 3, ...apiPatch });
+      const apiConfig = ApiConfig.parse({
+        baseUrl: te.url,
+        secretKey: 'x',
+        sessionKey: 'y',
+        concurrency: 4,
+        pageSize: 20,
+        retries: 3,
+        ...apiPatch,
+      });
       return syncFeed(
         feed,
         {
@@ -128,7 +139,10 @@ export async function createSyncEnv(): Promise<SyncEnv> {
 }
 
 /** Request counts of one spec path from the emulator's stats, by status. */
-export async function requests(te: TestEmulator, endpoint: 'RealEstateCreate' | 'RealEstateUpdate' | 'RealEstateList' | 'RealEstateDelete') {
+export async function requests(
+  te: TestEmulator,
+  endpoint: 'RealEstateCreate' | 'RealEstateUpdate' | 'RealEstateList' | 'RealEstateDelete',
+) {
   const stats = await te.stats();
   return stats.requests[`/chat/Chatbot/${endpoint}`] ?? {};
 }
@@ -151,7 +165,11 @@ export function apiYaml(url: string, keys = { secretKey: TEST_SECRET_KEY, sessio
  * A config file for `feedsync sync` over `homes.csv` (the test columns mapped one to one) against `url`:
  * `top` lines before `feeds:` (more `api:` settings when indented, a `redis:` section when not).
  */
-export function homesConfigYaml(url: string, keys: { secretKey: string; sessionKey: string }, opts: { deletes?: string; top?: string[]; name?: string }): string {
+export function homesConfigYaml(
+  url: string,
+  keys: { secretKey: string; sessionKey: string },
+  opts: { deletes?: string; top?: string[]; name?: string },
+): string {
   return [
     ...apiYaml(url, keys),
     '  ratePerSecond: 1000',

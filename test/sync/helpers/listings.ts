@@ -34,7 +34,12 @@ export function listItem(id: number, l: ListingCreate, patch: Partial<ListItem> 
 }
 
 export function desiredSide(listings: ListingCreate[], patch: Partial<DesiredSide> = {}): DesiredSide {
-  const map = new Map(listings.map((l, index) => [l.MLSNumber, { key: l.MLSNumber, listing: l, position: { file: 'feed.csv', line: index + 2, index } }]));
+  const map = new Map(
+    listings.map((l, index) => [
+      l.MLSNumber,
+      { key: l.MLSNumber, listing: l, position: { file: 'feed.csv', line: index + 2, index } },
+    ]),
+  );
   return {
     listings: map,
     protectedKeys: new Set(),
@@ -50,9 +55,15 @@ export function desiredSide(listings: ListingCreate[], patch: Partial<DesiredSid
 }
 
 /** The remote side of `items`, indexed as a sync does; without `keepCompared` (a run without the change log) changes are not named. */
-export function remoteSide(items: ListItem[], keyBy: 'MLSNumber' | 'URL' = 'MLSNumber', keepCompared = true, ignore: string[] = []): RemoteSide {
+export function remoteSide(
+  items: ListItem[],
+  keyBy: 'MLSNumber' | 'URL' = 'MLSNumber',
+  keepCompared = true,
+  ignore: string[] = [],
+): RemoteSide {
   const index = new RemoteIndex({ keepCompared, keepOtherKey: true });
-  for (const item of items) index.add(toRemote(item, { keyBy, keepCompared, keepOtherKey: true, ignore: new Set(ignore) }), 1);
+  for (const item of items)
+    index.add(toRemote(item, { keyBy, keepCompared, keepOtherKey: true, ignore: new Set(ignore) }), 1);
   index.finish(1);
   return { byKey: index, count: index.count, virtualCount: items.length, complete: true, pages: 1, rounds: 1 };
 }

@@ -9,10 +9,25 @@ import { generateResoRecords } from '../../../fixtures/generate.js';
  * docs/display-rules.md): the off-market ones (the reso preset skips them), Closed (display.soldDays
  * 0) and Coming Soon (not among the default display.statuses).
  */
-export const NOT_SHOWN = new Set(['Expired', 'Withdrawn', 'Canceled', 'Delete', 'Incomplete', 'Hold', 'Closed', 'Coming Soon']);
+export const NOT_SHOWN = new Set([
+  'Expired',
+  'Withdrawn',
+  'Canceled',
+  'Delete',
+  'Incomplete',
+  'Hold',
+  'Closed',
+  'Coming Soon',
+]);
 
-export function keyedResoRecords(n: number, seed: number, { digits = 2, everyMs = 60_000 } = {}): Record<string, unknown>[] {
-  const base = generateResoRecords(n * 3, { seed }).filter((r) => r.MlgCanView !== false && !NOT_SHOWN.has(String(r.StandardStatus)));
+export function keyedResoRecords(
+  n: number,
+  seed: number,
+  { digits = 2, everyMs = 60_000 } = {},
+): Record<string, unknown>[] {
+  const base = generateResoRecords(n * 3, { seed }).filter(
+    (r) => r.MlgCanView !== false && !NOT_SHOWN.has(String(r.StandardStatus)),
+  );
   return base.slice(0, n).map((r, i) => ({
     ...r,
     ListingKey: `K-${String(i + 1).padStart(digits, '0')}`,

@@ -31,7 +31,12 @@ export function annBobFeed(url: string, deletes: Record<string, number> = {}): F
 }
 
 /** runSync of the feeds' lanes; `changes`: a change sink per lane (so the listing before each update and delete is kept, for undo) */
-export async function runLanesOf(te: TestEmulator, env: SyncEnv, feeds: FeedConfig[], opts: { changes?: boolean } = {}): Promise<{ reports: SyncReport[]; calls: number }> {
+export async function runLanesOf(
+  te: TestEmulator,
+  env: SyncEnv,
+  feeds: FeedConfig[],
+  opts: { changes?: boolean } = {},
+): Promise<{ reports: SyncReport[]; calls: number }> {
   const calls = createCallCounter();
   const before = (await te.stats()).total;
   const reports = await runSync(feeds.flatMap(lanesOf), {
@@ -40,7 +45,14 @@ export async function runLanesOf(te: TestEmulator, env: SyncEnv, feeds: FeedConf
     configFeeds: feeds,
     logger: silentLogger,
     baseDir: env.dir,
-    apiConfig: ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 20, retries: 1 }),
+    apiConfig: ApiConfig.parse({
+      baseUrl: te.url,
+      secretKey: 'x',
+      sessionKey: 'y',
+      concurrency: 4,
+      pageSize: 20,
+      retries: 1,
+    }),
     calls,
     ...(opts.changes && { changes: () => () => {} }),
   });
@@ -52,7 +64,10 @@ export async function runLanesOf(te: TestEmulator, env: SyncEnv, feeds: FeedConf
  * by agent, deletes held past 30%; `top`: sections between the api and the feeds; `columns`: mapped
  * as they are named.
  */
-export function annBobConfigYaml(url: string, opts: { name: string; top?: string[]; columns?: readonly string[] }): string {
+export function annBobConfigYaml(
+  url: string,
+  opts: { name: string; top?: string[]; columns?: readonly string[] },
+): string {
   return (
     [
       ...apiYaml(url),
