@@ -176,6 +176,7 @@ export interface SyncReport {
       media?: number;
       unnamed?: number;
       purged?: string;
+      compacted?: string;
       pushed?: true;
     };
     warnings?: string[];
