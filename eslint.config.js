@@ -100,8 +100,6 @@ const OVER_COMPLEXITY = [
   'src/sync/plan/plan.ts',
   'src/sync/read/read-feed.ts',
   'src/sync/remote/page-echo.ts',
-  'src/sync/report/lane-report.ts',
-  'src/sync/report/report-format.ts',
   'src/sync/run/lane-settle.ts',
   'src/sync/settle/guards.ts',
   'src/undo/undo-run.ts',
@@ -118,8 +116,6 @@ const OVER_LENGTH = [
   'src/queue/processor.ts',
   'src/server/metrics.ts',
   'src/sync/remote/page-echo.ts',
-  'src/sync/report/lane-report.ts',
-  'src/sync/report/report-format.ts',
   'src/sync/run/feed-run.ts',
   'src/sync/run/lane-settle.ts',
 ];
