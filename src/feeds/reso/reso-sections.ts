@@ -15,6 +15,8 @@ export interface EventStats {
   unnamed?: number;
   /** why the log could not be read from the stored sequence (a reconcile ran instead) */
   purged?: string;
+  /** the mark's own event was hidden by a later event of its record (RCP-027 compaction): the poll went on */
+  compacted?: string;
   /** a run of pushed events (RCP-028), not a poll */
   pushed?: true;
 }
@@ -43,6 +45,7 @@ export function eventsSection(e: EventStats): SourceSection {
     ...(e.purged
       ? [`EntityEvent: ${e.purged}: a reconcile ran instead, and the log goes on from its newest event`]
       : []),
+    ...(e.compacted ? [`EntityEvent: ${e.compacted}: the poll went on from the log`] : []),
   ];
   return { name: 'events', fields: { ...e }, lines, ...(e.pushed && { tellsTheRead: true as const }) };
 }
