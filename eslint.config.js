@@ -131,8 +131,6 @@ const OVER_COMPLEXITY = [
   'src/config/issues.ts',
   'src/emulator/endpoints.ts',
   'src/feeds/reso/reso-reader.ts',
-  'src/listing/whole.ts',
-  'src/media/image/jpeg.ts',
   'src/queue/processor.ts',
   'src/sync/plan/lane-plan.ts',
   'src/sync/plan/plan.ts',
