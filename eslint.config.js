@@ -128,7 +128,6 @@ const OVER_COMPLEXITY = [
   'src/cli/feed-explain.ts',
   'src/cli/runs-show.ts',
   'src/config/issues.ts',
-  'src/emulator/endpoints.ts',
   'src/feeds/reso/reso-reader.ts',
   'src/queue/processor.ts',
   'src/sync/plan/lane-plan.ts',
