@@ -136,7 +136,6 @@ const OVER_COMPLEXITY = [
   'src/sync/remote/page-echo.ts',
   'src/sync/run/lane-settle.ts',
   'src/sync/settle/guards.ts',
-  'src/undo/undo-run.ts',
 ];
 const OVER_LENGTH = [
   'src/cli/worker.ts',
