@@ -127,7 +127,6 @@ const OVER_COMPLEXITY = [
   'src/cli/enqueue.ts',
   'src/cli/feed-explain.ts',
   'src/cli/runs-show.ts',
-  'src/config/issues.ts',
   'src/feeds/reso/reso-reader.ts',
   'src/queue/processor.ts',
   'src/sync/plan/plan.ts',
