@@ -262,17 +262,21 @@ function eventStats(
   pull: EventRun['pull'],
   own: string[],
   instead: () => OpenedFeed | undefined,
-): SourceReadStats {
+): SourceReadStats & { logPages: number } {
   return {
+    /** the log's pages read by the poll */
+    logPages: 0,
+    /** the log's pages, and a reconcile's when one ran instead (its fetches by key are requests, not pages) */
     get pages() {
-      return client.tally.total;
+      return this.logPages + (instead()?.stats?.pages ?? 0);
     },
     get requests() {
       return client.tally.total;
     },
     tally: client.tally,
+    // (the read's one tally: the reconcile's clients count there too)
     get bytes() {
-      return client.bytes + (instead()?.stats?.bytes ?? 0);
+      return client.tally.bytes;
     },
     get warnings() {
       return [...pull.stats.warnings, ...own, ...(instead()?.stats?.warnings ?? [])];
@@ -300,7 +304,7 @@ async function pollLog(
   client: PageClient,
   source: ResoSource,
   seq: string,
-  stats: SourceReadStats,
+  stats: SourceReadStats & { logPages: number },
   label: string,
 ): Promise<Polled> {
   const out: Polled = { whole: seq === '0', keys: new Set(), media: new Set(), last: seq };
@@ -318,6 +322,7 @@ async function pollLog(
         false,
       );
     const page: Page = await client.get(url, where.record, 'events');
+    stats.logPages++;
     for (const raw of page.value) {
       const r = Event.safeParse(raw);
       if (!r.success)

@@ -123,7 +123,8 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
     unmapped: r.unmapped,
     ...(r.valuesReplaced?.length && { valuesReplaced: r.valuesReplaced }),
     source: {
-      mode: desired.mode,
+      // (a keys-only reconcile is read as a full pull, absent keys deleted, but says what it was)
+      mode: stats?.reconcile ? 'reconcile' : desired.mode,
       ...(r.source.since !== undefined && { since: r.source.since }),
       complete: desired.complete,
       ...(desired.readError && { error: desired.readError }),

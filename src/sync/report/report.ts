@@ -167,8 +167,9 @@ export interface SyncReport {
    * `requestsBy` the same by what they were for, `tokenCalls` the OAuth2 token endpoint's calls apart;
    * `warnings`: what it did differently from the config
    */
+  /** `mode`: how the feed was read: a pull of everything, of what changed (or a change log), or a keys-only reconcile */
   source: {
-    mode: 'full' | 'incremental';
+    mode: 'full' | 'incremental' | 'reconcile';
     since?: string;
     complete: boolean;
     error?: string;
