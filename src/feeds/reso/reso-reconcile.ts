@@ -22,6 +22,7 @@ import { vendorProfile } from '../vendors/registry.js';
 import type { PageClient } from './reso-pages.js';
 import { laterOf, TS, usableTimestamp } from './reso-query.js';
 import { keysOnlyPages, openReso, readMark, type ResoOpenOptions } from './reso-reader.js';
+import { reconcileSection, type ReconcileStats } from './reso-sections.js';
 
 export function openResoReconcile(
   feedName: string,
@@ -40,7 +41,9 @@ export function openResoReconcile(
   const tally = base.client!.tally;
   /** the keys-only pages read: the reconcile's pages (its fetches by key and the confirmation are requests, not pages) */
   let pages = 0;
+  const counted: ReconcileStats = { keys: 0, fetched: 0 };
   const stats: SourceReadStats = {
+    mode: 'reconcile',
     get pages() {
       return pages;
     },
@@ -52,7 +55,9 @@ export function openResoReconcile(
       return tally.bytes;
     },
     warnings: [],
-    reconcile: { keys: 0, fetched: 0 },
+    get sections() {
+      return [reconcileSection(counted)];
+    },
   };
 
   async function* items(): AsyncIterable<FeedItem> {
@@ -81,7 +86,7 @@ export function openResoReconcile(
       })) {
         pages++;
         for (const row of rows) {
-          stats.reconcile!.keys++;
+          counted.keys++;
           const key = ask.keyOf(row);
           if (key === undefined) continue;
           present.add(key);
@@ -96,7 +101,7 @@ export function openResoReconcile(
       if (wanted.size) {
         for await (const batch of base.lookup!.find([{ field: by, values: [...wanted.keys()] }])) {
           for (const item of batch) {
-            stats.reconcile!.fetched++;
+            counted.fetched++;
             yield item;
           }
         }
