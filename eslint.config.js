@@ -125,7 +125,6 @@ const stepRoomRules = [undefined, ...STEP_ROOMS, ...SHARED_ROOMS].map((room) => 
  */
 const OVER_COMPLEXITY = [
   'src/cli/enqueue.ts',
-  'src/cli/runs-show.ts',
   'src/feeds/reso/reso-reader.ts',
   'src/queue/processor.ts',
   'src/sync/plan/plan.ts',
