@@ -32,7 +32,7 @@ import {
 import { readSnapshot, sourceId, type DictionarySnapshot, type SnapshotWants } from './snapshot.js';
 
 export const DRIFT_NAMESPACE = 'drift';
-/** how long a read of a source's dictionary stands before the next check reads it again */
+/** how long a read of a source's dictionary stands before the worker's next check (how `due`) reads it again */
 export const READ_EVERY_MS = 24 * 3_600_000;
 /** a check that began reading this long ago and never stored its read is taken as dead */
 const CLAIM_MS = 10 * 60_000;
