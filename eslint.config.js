@@ -130,7 +130,6 @@ const OVER_COMPLEXITY = [
   'src/cli/runs-show.ts',
   'src/config/issues.ts',
   'src/emulator/endpoints.ts',
-  'src/feeds/reso/reso-reader.ts',
   'src/listing/whole.ts',
   'src/media/image/jpeg.ts',
   'src/queue/processor.ts',
@@ -144,10 +143,6 @@ const OVER_COMPLEXITY = [
 const OVER_LENGTH = [
   'src/change-log/recorder.ts',
   'src/cli/worker.ts',
-  'src/feeds/reso/open-house-book.ts',
-  'src/feeds/reso/reso-pages.ts',
-  'src/feeds/reso/reso-reader.ts',
-  'src/feeds/reso/reso-reconcile.ts',
   'src/queue/processor.ts',
   'src/server/metrics.ts',
   'src/sync/remote/page-echo.ts',

@@ -22,6 +22,7 @@ import { vendorProfile } from '../vendors/registry.js';
 import type { PageClient } from './reso-pages.js';
 import { laterOf, TS, usableTimestamp } from './reso-query.js';
 import { keysOnlyPages, openReso, readMark, type ResoOpenOptions } from './reso-reader.js';
+import type { RequestTally } from './reso-requests.js';
 import { reconcileSection, type ReconcileStats } from './reso-sections.js';
 
 export function openResoReconcile(
@@ -40,22 +41,7 @@ export function openResoReconcile(
   // (read when reported: the confirmation's requests, after the read, are in the read's tally too)
   const tally = base.client!.tally;
   const counted: ReconcileStats = { keys: 0, fetched: 0 };
-  const stats: SourceReadStats = {
-    get pages() {
-      return tally.total;
-    },
-    get requests() {
-      return tally.total;
-    },
-    tally,
-    get bytes() {
-      return (keysClient?.bytes ?? 0) + (base.client?.bytes ?? 0);
-    },
-    warnings: [],
-    get sections() {
-      return [reconcileSection(counted)];
-    },
-  };
+  const stats = reconcileStats(tally, counted, () => (keysClient?.bytes ?? 0) + (base.client?.bytes ?? 0));
 
   async function* items(): AsyncIterable<FeedItem> {
     if (ask.keyFields.length === 0) {
@@ -125,6 +111,26 @@ export function openResoReconcile(
     present,
     ...(base.lookup && { lookup: base.lookup }),
     stats,
+  };
+}
+
+/** A reconcile's stats, read when reported: the read's tally (the confirmation's requests after it among them), the bytes of both its clients, its section. */
+function reconcileStats(tally: RequestTally, counted: ReconcileStats, bytes: () => number): SourceReadStats {
+  return {
+    get pages() {
+      return tally.total;
+    },
+    get requests() {
+      return tally.total;
+    },
+    tally,
+    get bytes() {
+      return bytes();
+    },
+    warnings: [],
+    get sections() {
+      return [reconcileSection(counted)];
+    },
   };
 }
 
