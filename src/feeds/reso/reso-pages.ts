@@ -174,7 +174,9 @@ async function readOnce(
   seen.lastHeaders = response.headers;
   seen.serverTime ??= serverDate(response.headers);
   const text = await readCapped(body, cancel, ask.cap, place);
-  seen.bytes += Buffer.byteLength(text);
+  const n = Buffer.byteLength(text);
+  seen.bytes += n;
+  conn.tally.received(n);
   return text;
 }
 

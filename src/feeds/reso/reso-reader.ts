@@ -144,7 +144,6 @@ export function openReso(
       for await (const value of pages) yield* pageItems(value, along);
     } finally {
       stats.pages = state.pages;
-      if (client) stats.bytes = client.bytes;
       stats.capped = state.capped;
     }
     settleMark({ feedName, source, ctx, label, state, stored, now, full: mode === 'full' });
@@ -214,7 +213,6 @@ function settleMark(pull: {
     state.mark = { ...state.mark, paging: 'nextLink' };
 }
 
-/** A pull's stats; its requests as they stand when read (the confirmation's come after the pull: reso-requests.ts). */
 /** What the records of a pull share as they are read: where, the keys seen (twice: counted), the last MLS named, a replay's filter. */
 interface ReadAlong {
   label: string;
@@ -265,11 +263,15 @@ function replayKeeps(record: Record<string, unknown>, replay: NonNullable<ReadAl
   return true;
 }
 
+/** A pull's stats; its requests and bytes as they stand when read (the confirmation's come after the pull: reso-requests.ts). */
 function readStats(client: PageClient | undefined): ResoReadStats {
   return {
     pages: 0,
     get requests() {
       return client?.tally.total ?? 0;
+    },
+    get bytes() {
+      return client?.tally.bytes;
     },
     ...(client && { tally: client.tally }),
     keysSeenTwice: [],

@@ -38,10 +38,12 @@ export function openResoReconcile(
   const present = new Set<string>();
   let keysClient: PageClient | undefined;
   let reached: string | undefined;
-  // (read when reported: the confirmation's requests, after the read, are in the read's tally too)
+  // (read when reported: the confirmation's requests and answers, after the read, are in the read's tally too)
   const tally = base.client!.tally;
+  /** the keys-only pages read: the reconcile's pages (its fetches by key and the confirmation are requests, not pages) */
+  let pages = 0;
   const counted: ReconcileStats = { keys: 0, fetched: 0 };
-  const stats = reconcileStats(tally, counted, () => (keysClient?.bytes ?? 0) + (base.client?.bytes ?? 0));
+  const stats = reconcileStats(tally, counted, () => pages);
 
   async function* items(): AsyncIterable<FeedItem> {
     if (ask.keyFields.length === 0) {
@@ -67,6 +69,7 @@ export function openResoReconcile(
         tally,
         onClient: (c) => (keysClient = c),
       })) {
+        pages++;
         for (const row of rows) {
           counted.keys++;
           const key = ask.keyOf(row);
@@ -114,18 +117,23 @@ export function openResoReconcile(
   };
 }
 
-/** A reconcile's stats, read when reported: the read's tally (the confirmation's requests after it among them), the bytes of both its clients, its section. */
-function reconcileStats(tally: RequestTally, counted: ReconcileStats, bytes: () => number): SourceReadStats {
+/**
+ * A reconcile's stats, read when reported: its keys-only pages (its fetches by key and the
+ * confirmation are requests, not pages), the read's tally (the confirmation's requests and answers,
+ * after the read, among them), its section.
+ */
+function reconcileStats(tally: RequestTally, counted: ReconcileStats, pages: () => number): SourceReadStats {
   return {
+    mode: 'reconcile',
     get pages() {
-      return tally.total;
+      return pages();
     },
     get requests() {
       return tally.total;
     },
     tally,
     get bytes() {
-      return bytes();
+      return tally.bytes;
     },
     warnings: [],
     get sections() {
