@@ -95,13 +95,7 @@ export function openResoReconcile(
       // deletes its listing); one not returned by key is gone since, absent like any key the server lacks
       for (const key of wanted.values()) present.delete(key);
     }
-    if (mark && latest) {
-      const bound = new Date((keysClient?.serverTime ?? now) - 1000).toISOString();
-      reached = JSON.stringify({
-        ...mark,
-        ts: laterOf(mark.ts, Date.parse(latest) > Date.parse(bound) ? bound : latest),
-      });
-    }
+    if (mark && latest) reached = markReached(mark, latest, keysClient?.serverTime ?? now);
   }
 
   return {
@@ -115,6 +109,12 @@ export function openResoReconcile(
     ...(base.lookup && { lookup: base.lookup }),
     stats,
   };
+}
+
+/** The stored mark moved to the latest change read, never past the server's clock when it answered, less a second. */
+function markReached(mark: NonNullable<ReturnType<typeof readMark>>, latest: string, serverTime: number): string {
+  const bound = new Date(serverTime - 1000).toISOString();
+  return JSON.stringify({ ...mark, ts: laterOf(mark.ts, Date.parse(latest) > Date.parse(bound) ? bound : latest) });
 }
 
 /**
