@@ -12,6 +12,8 @@ import type { GuardDecision } from '../settle/guards.js';
 import { commitLane } from '../settle/lane-commit.js';
 import { sourceStateChanges } from '../settle/state.js';
 import { guardLane } from '../settle/lane-guard.js';
+import { planDeletes } from '../plan/plan.js';
+import { applySoldWindows, notWhole } from './settle-decisions.js';
 import { soldWindowsDue } from '../settle/sold-window.js';
 import { deleteJobs, type ExecutionResult } from '../write/execute.js';
 import { runPool } from '../write/pool.js';
@@ -170,11 +172,11 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
   }
   // a read whose records are not the feed, or not enough of them valid, is rejected: nothing goes (rejection.ts);
   // a full pull's valid count is judged once its absences are confirmed (records the source still has count)
-  const judge = (minValidFraction: number) =>
+  const judge = (minValidFraction: number, complete = desired.complete) =>
     rejectionOf({
       counts: desired.counts,
       mode: desired.mode,
-      complete: desired.complete,
+      complete,
       ...(desired.refused !== undefined && { refused: desired.refused }),
       rejectedRecords: desired.rejected,
       ...(l.own.lastGoodValid !== undefined && !opened.present && { lastGoodValid: l.own.lastGoodValid }),
@@ -183,7 +185,10 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     });
   const rejected = judge(0);
   // sold windows that ended for listings the source did not send again (sold-window.ts)
-  soldWindowsDue(pushed ? pushed.soldUntil : l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey);
+  applySoldWindows(
+    desired,
+    soldWindowsDue(pushed ? pushed.soldUntil : l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey),
+  );
   // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
   // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
   const confirmable =
@@ -193,24 +198,37 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
     !executor.result.stopped &&
     !read.auth &&
     rejected === undefined;
+  // the remote listings the lane no longer has, or that its records mark gone (plan.ts)
+  const planned = planDeletes(
+    paged.remote,
+    {
+      listings: desired.listings,
+      protectedKeys: desired.protectedKeys,
+      goneKeys: desired.goneKeys,
+      mode: desired.mode,
+      written: planner.written,
+      ...(opened.present && { present: opened.present }),
+    },
+    l.planOptions,
+  );
   const guarded = await guardLane({
     remote: paged.remote,
     desired,
-    planOptions: l.planOptions,
+    planned,
     duplicateDeletes: planner.tally.duplicateDeletes,
-    written: planner.written,
     // (a reconcile's unchanged keys are valid listings the feed holds: a reconcile that fetched nothing is not an empty feed)
     feedValid: after.lanes.reduce((n, x) => n + x.planner.collector.side.counts.valid, 0) + (opened.present?.size ?? 0),
-    ...(opened.present && { present: opened.present }),
     deletes: feed.deletes,
     force: Boolean(opts.force),
     now: nowOf(opts),
     missingSince: pushed ? pushed.missingSince : l.missingSince,
     ...(rejected !== undefined && { rejected }),
-    judge: () => judge(feed.minValidFraction),
+    judge: (complete) => judge(feed.minValidFraction, complete),
     ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx, after) }),
     ...(pushed && { pushed: { wrote: pushed.wrote, graceFor: PUSHED_GRACE } }),
   });
+  // absences that could not be confirmed: the read is not whole (nothing is deleted)
+  notWhole(desired, guarded.notWhole);
   if (guarded.leftAlone.length) {
     const keys = guarded.leftAlone.map((d) => d.key);
     ctx.logger.warn(
@@ -221,11 +239,8 @@ async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
   /** the read (feed or chatbot list) was not whole: the run is failed or partial, never a guard, whatever the guard says */
   const readWhole = desired.complete && paged.remote.complete;
   tellGuard(l, ctx, guarded.guard, readWhole);
-  if (guarded.absences.missed) {
-    // the deletes the source confirmed go on; the pull itself is not called whole (no mark is stored)
-    desired.complete = false;
-    desired.readError = guarded.absences.missed;
-  }
+  // the deletes the source confirmed go on; a pull whose paging missed records is not called whole (no mark is stored)
+  notWhole(desired, guarded.absences.missed);
   return { desired, readWhole, ...guarded };
 }
 
