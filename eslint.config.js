@@ -119,7 +119,6 @@ const OVER_LENGTH = [
   'src/sync/remote/page-echo.ts',
   'src/sync/report/lane-report.ts',
   'src/sync/report/report-format.ts',
-  'src/sync/run/feed-run.ts',
   'src/sync/run/lane-settle.ts',
 ];
 
