@@ -1,10 +1,11 @@
 // `npm run lint`: the layers' import direction (docs/design.md, "The layers and what may import
-// what") as no-restricted-imports zones, no import cycle in src/ and jobs/ (import-x/no-cycle, type
-// imports included), sync/'s steps never importing its run, sync/ used from outside through its index.ts only, no function over 80 lines, and typescript-eslint's
-// recommended rules where they hold today. Formatting is prettier's (.prettierrc.json), checked by
-// `npm run format:check` (part of lint once the tree has been formatted once).
+// what") as no-restricted-imports zones, sync/'s steps never importing its run, sync/ used from
+// outside through its index.ts only, no function over 80 lines, and typescript-eslint's recommended
+// rules where they hold today. No import cycle in src/ and jobs/, `import type` counted, is madge's
+// check (`npm run cycles`, part of lint; package.json "madge"): eslint's import-x/no-cycle skipped type imports.
+// Formatting is prettier's (.prettierrc.json), checked by `npm run format:check` (part of lint once
+// the tree has been formatted once).
 import js from '@eslint/js';
-import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 /** Folders of src/ from the bottom up; a folder may import its own layer and the ones below. */
@@ -157,19 +158,6 @@ export default tseslint.config(
     },
   },
   ...layerRules,
-  {
-    // no file imports one that imports it back, however far round (docs/design.md, "The layers")
-    files: ['src/**/*.ts', 'jobs/**/*.ts'],
-    plugins: { 'import-x': importX },
-    settings: {
-      'import-x/extensions': ['.ts', '.js'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
-      'import-x/resolver-next': [
-        importX.createNodeResolver({ extensions: ['.ts', '.js'], extensionAlias: { '.js': ['.ts', '.js'] } }),
-      ],
-    },
-    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
-  },
   {
     // sync/'s steps are called by its run (sync/run/) with what they need, and never import it
     files: ['src/sync/*/**/*.ts'],

@@ -184,8 +184,7 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
       for (const fn of alone.get(field) ?? []) {
         const out: Record<string, unknown> = { ...candidate };
         delete out[field];
-        const result: Working = { candidate: out, issues: [], after: [] };
-        fn(record, out, result);
+        const result = runAlone(fn, record, out);
         yield result.issues.length || result.skip !== undefined ? undefined : out[field];
       }
     },
@@ -298,6 +297,18 @@ function valueGetter(field: ListingField, rule: FieldRuleObject, hooks: Hooks): 
     fn(record, out, result);
     return out[field];
   };
+}
+
+/**
+ * One source of a rule alone against the listing mapped so far, with the steps it leaves for the
+ * whole listing (its value converted to AreaUnit): the next source a rule falls back to is brought
+ * to the listing's unit from its own unit, as the rule's first choice is (issue 54).
+ */
+function runAlone(fn: FieldFn, record: Record<string, unknown>, out: Record<string, unknown>): Working {
+  const result: Working = { candidate: out, issues: [], after: [] };
+  fn(record, out, result);
+  for (const step of result.after) step();
+  return result;
 }
 
 function compileField(field: ListingField, rule: FieldRuleObject, fallback: unknown, hooks: Hooks): FieldFn {

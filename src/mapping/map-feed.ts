@@ -69,7 +69,7 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
       {
         kind: 'rejected',
         position,
-        issues: [{ field: verdict.field ?? 'ExtensionColumn', value: undefined, rule: verdict.reason }],
+        issues: [{ field: verdict.field, value: verdict.value, rule: verdict.reason }],
         held: true,
       },
       compiled.keyOf(item.data, ctx.keyBy),

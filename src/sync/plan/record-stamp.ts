@@ -100,9 +100,9 @@ const scratch = Buffer.allocUnsafe(16 * 1024);
 
 /**
  * Whether the lane's records get stamps: not when a compared field reads the clock (its value changes
- * every run). Open houses do not stop them: the reader hands on a record with only the open houses
- * shown at the run's clock, so one that ended makes it another record, and a listing whose stored
- * open house ended is fetched again although its record did not change (feeds/reso/reso-open-houses.ts).
+ * every run). A source's related records joined by the clock do not stop them: the reader hands on a
+ * record with only those shown at the run's clock, so one that ended makes it another record, and a
+ * listing whose stored one ended is fetched again although its record did not change (feeds/reso/).
  */
 export function stamped(lane: Pick<Lane, 'feed'>): boolean {
   const ignore = new Set(lane.feed.ignore);

@@ -138,18 +138,19 @@ const REQUEST_KINDS: Record<string, string> = {
   byKey: 'by key',
   keys: 'keys-only',
   events: 'EntityEvent log',
-  Member: 'Member',
-  Office: 'Office',
-  OpenHouse: 'OpenHouse',
 };
 
-/** "16 requests (3 pages, 1 $metadata, 12 by key), 1 token call": every request made for the feed, by what for; token calls apart. */
+/**
+ * "16 requests (3 pages, 1 $metadata, 12 by key), 1 token call": every request made for the feed, by
+ * what for; token calls apart. A kind not named above (a related resource's pages: its resource's
+ * name) comes after them, by name.
+ */
 export function requestsLine(source: Pick<SyncReport['source'], 'requests' | 'requestsBy' | 'tokenCalls'>): string {
   const order = Object.keys(REQUEST_KINDS);
   const rank = (kind: string) => (order.includes(kind) ? order.indexOf(kind) : order.length);
   const by = Object.entries(source.requestsBy ?? {})
     .filter((e): e is [string, number] => Boolean(e[1]))
-    .sort((a, b) => rank(a[0]) - rank(b[0]));
+    .sort((a, b) => rank(a[0]) - rank(b[0]) || (rank(a[0]) === order.length ? a[0].localeCompare(b[0], 'en') : 0));
   const parts = by.map(([kind, n]) => `${n} ${REQUEST_KINDS[kind] ?? kind}`);
   const tokens = source.tokenCalls ? `, ${source.tokenCalls} token call${source.tokenCalls === 1 ? '' : 's'}` : '';
   return `${source.requests ?? 0} requests${parts.length ? ` (${parts.join(', ')})` : ''}${tokens}`;

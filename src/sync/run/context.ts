@@ -7,7 +7,7 @@ import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
 import type { Budgets } from '../../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../../config/schema.js';
-import type { FeedItem, OpenedFeed, PushedKeys, RosterStore } from '../../feeds/types.js';
+import type { FeedItem, OpenedFeed, PushedKeys } from '../../feeds/types.js';
 import type { Logger } from '../../log.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import type { MappedItem } from '../../mapping/types.js';
@@ -142,8 +142,4 @@ export interface AfterRead {
   lanes: readonly LiveLane[];
   /** ms into the run when the feed had been read */
   feedMs: number;
-  /** each lane's copy of the feed's roster, as loaded before the read (source.related) */
-  rosters?: ReadonlyMap<LiveLane, RosterStore>;
-  /** each lane's copy of the feed's open houses as loaded (source.related OpenHouse, expandOpenHouse) */
-  openHouses?: ReadonlyMap<LiveLane, ReadonlyMap<string, string>>;
 }

@@ -7,7 +7,7 @@ import { mapItem } from '../../mapping/map-feed.js';
 import { createUnmappedTally } from '../../mapping/unmapped.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
 import type { FeedContext, Run, SyncDeps, SyncOptions } from './context.js';
-import { openHouseMapping } from '../../feeds/reso/reso-related.js';
+import { sourceMapping } from '../../feeds/reso/reso-related.js';
 
 /** What every lane of the feed shares: the mapping, the clock, the tallies of the read, the report's frame. */
 export function feedContext(
@@ -27,8 +27,8 @@ export function feedContext(
     // the feed's display rules (docs/display-rules.md), judged against the run's clock
     display,
     ...(opts.now && { now: opts.now }),
-    // the expanded open houses, judged against the run's clock (a feed with them is not stamped: record-stamp.ts)
-    openHouses: openHouseMapping(feed.source),
+    // what the source adds to its records (RESO related resources), judged against the run's clock (record-stamp.ts)
+    ...sourceMapping(feed.source),
     onUnmapped: (u) => {
       unmappedSeen++;
       unmapped.add(u);

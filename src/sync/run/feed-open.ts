@@ -1,30 +1,16 @@
 // What a feed's read is opened with (feed-run.ts): its options and oldest mark, the keys-only
-// reconcile's questions, the roster and open houses each lane holds, the media mirror's step; and the
+// reconcile's questions, the media mirror's step; and the
 // read itself, routed to the lanes (read-feed.ts).
 import type { FeedConfig } from '../../config/schema.js';
 import { oldestMark } from '../../feeds/marks.js';
-import type { OpenedFeed, ReconcileAsk, RosterStore } from '../../feeds/types.js';
+import type { OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { columnsNeeded } from '../../mapping/columns-needed.js';
 import { keySources } from '../../mapping/key-sources.js';
 import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
 import type { FeedRead, ReadingLane } from '../read/read-feed.js';
-import type { Lane } from '../read/lanes.js';
 import { readFeed } from '../read/read-feed.js';
-import { loadRoster, openHouseNamespace } from '../settle/state.js';
-import type { FeedContext, SyncDeps } from './context.js';
-import { openHouseMapping } from '../../feeds/reso/reso-related.js';
-
-/** Each lane's copy of the feed's roster (source.related) and open houses (a lane whose run failed kept its own). */
-export async function relatedOf<L extends { lane: Lane }>(feed: FeedConfig, deps: SyncDeps, live: readonly L[]) {
-  const rosters = await rostersOf(feed, deps, live);
-  const openHouses = openHouseMapping(feed.source)
-    ? new Map(
-        await Promise.all(live.map(async (l) => [l, await deps.store.getAll(openHouseNamespace(l.lane.id))] as const)),
-      )
-    : undefined;
-  return { rosters, openHouses };
-}
+import type { FeedContext } from './context.js';
 
 /** A feed's read (read-feed.ts) and when it ended, in ms into the run. */
 export interface ReadOpen {
@@ -58,19 +44,6 @@ export function openRead(
     },
   });
   return { read, feedMs: () => feedMs };
-}
-
-/** Each lane's copy of the feed's roster (source.related Member, Office), when the feed replicates it. */
-export async function rostersOf<L extends { lane: Lane }>(
-  feed: FeedConfig,
-  deps: SyncDeps,
-  live: readonly L[],
-): Promise<Map<L, RosterStore> | undefined> {
-  if (feed.source.kind !== 'reso' || !feed.source.related.some((r) => r === 'Member' || r === 'Office'))
-    return undefined;
-  const out = new Map<L, RosterStore>();
-  for (const l of live) out.set(l, await loadRoster(deps.store, l.lane.id));
-  return out;
 }
 
 /** The media mirror step of the feed (src/media/), when media.mirror is set and the feed does not opt out. */

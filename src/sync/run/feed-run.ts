@@ -13,8 +13,9 @@ import { heldJobs } from '../read/read-feed.js';
 import { runPool } from '../write/pool.js';
 import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, SyncOptions } from './context.js';
 import { settleLane } from './lane-settle.js';
+import { sourceStateOf } from '../settle/state.js';
 import { feedContext } from './feed-context.js';
-import { mediaStepOf, openOptions, openRead, reconcileAsk, relatedOf, type ReadOpen } from './feed-open.js';
+import { mediaStepOf, openOptions, openRead, reconcileAsk, type ReadOpen } from './feed-open.js';
 import { attachStored, setUpLane } from './lane-setup.js';
 import { readEarly, readPushed, readsWhilePaging } from './read-early.js';
 
@@ -84,7 +85,6 @@ export async function runFeed(
     feedOf.opened = pushed;
     return readAndSettle(ctx, live, pushed, media, openRead(ctx, pushed, live, media));
   }
-  const { rosters, openHouses } = await relatedOf(feed, deps, live);
   const opened =
     thread ??
     openFeed(feed.name, feed.source, {
@@ -92,20 +92,20 @@ export async function runFeed(
         ctx,
         live.map((l) => l.own.mark),
       ),
-      ...(openHouses && { openHouses: [...openHouses.values()] }),
+      // the source's own state, each lane's copy (a lane whose run failed kept its own)
+      state: sourceStateOf(
+        deps.store,
+        live.map((l) => l.lane.id),
+      ),
       ...(opts.reconcile && {
         reconcile: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))),
       }),
       ...(feed.source.kind === 'reso' && {
         reconcileFallback: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))),
       }),
-      ...(rosters && { roster: [...rosters.values()] }),
     });
   feedOf.opened = opened;
-  await readAndSettle(ctx, live, opened, media, openRead(ctx, opened, live, media), {
-    ...(rosters && { rosters }),
-    ...(openHouses && { openHouses }),
-  });
+  await readAndSettle(ctx, live, opened, media, openRead(ctx, opened, live, media));
 }
 
 /** Steps read, plan and write, then each lane settled (guard, deletes, commit, report). */
@@ -115,9 +115,8 @@ async function readAndSettle(
   opened: OpenedFeed,
   media: MediaStep | undefined,
   read: ReadOpen,
-  related: Pick<AfterRead, 'rosters' | 'openHouses'> = {},
 ): Promise<void> {
-  const after = { ...(await readAndWrite(ctx, opened, live, media, read)), ...related };
+  const after = await readAndWrite(ctx, opened, live, media, read);
   for (const [i, l] of live.entries()) {
     // the media mirror's state and report go with the feed's last lane, once every lane has written
     await settleLane(l, ctx, after, i === live.length - 1);

@@ -5,7 +5,7 @@ import type { MediaReport } from '../../media/index.js';
 import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import type { GuardDecision } from '../settle/guards.js';
 import { commitLane } from '../settle/lane-commit.js';
-import { openHouseChanges, rosterChanges } from '../settle/state.js';
+import { sourceStateChanges } from '../settle/state.js';
 import { deleteJobs, type ExecutionResult } from '../write/execute.js';
 import type { AfterRead, FeedContext, LaneReportFields, LiveLane } from './context.js';
 import { guardStep, nowOf } from './lane-guard-step.js';
@@ -66,14 +66,11 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
     guard,
     missingSince: l.missingSince,
     unstamped: planner.photosMissing,
-    // the media mirror's state; what the read learned beside its mark (the roster, source.related; open houses) goes with the mark it was read to
+    // the media mirror's state; what the source learned of its own state goes with the mark it was read to
     extra: [
       ...(media?.changes ?? []),
       ...(outcome === 'ok' && after.opened.mark !== undefined
-        ? [
-            ...rosterChanges(l.lane.id, after.rosters?.get(l), after.opened.roster),
-            ...openHouseChanges(l.lane.id, after.openHouses?.get(l), after.opened.openHouses),
-          ]
+        ? sourceStateChanges(l.lane.id, after.opened.state?.get(l.lane.id))
         : []),
     ],
     ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),

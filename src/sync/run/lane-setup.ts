@@ -14,7 +14,7 @@ import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor, type Executor } from '../write/execute.js';
 import type { ChangeSink } from '../report/changes.js';
 import type { FeedContext, LiveLane } from './context.js';
-import { openHouseMapping } from '../../feeds/reso/reso-related.js';
+import { sourceMapping } from '../../feeds/reso/reso-related.js';
 
 /** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
 const DEFAULT_WHOLE_BYTES = 8 << 20;
@@ -56,12 +56,11 @@ export function setUpLane(
   const mirror = mirrorOf(deps.media, feed);
   // record stamps (record-stamp.ts), unless a compared field reads the clock
   // (the display rules decide what a record becomes as the mapping does: they are part of its identity)
-  // (and the open houses' time zone: their dates and times are written in it)
-  const openHouses = openHouseMapping(feed.source);
+  // (and what the source adds to the mapping: the time zone its related records' dates and times are written in)
   const mapping = {
     mapping: feed.mapping,
     display: resolveDisplay(feed.display, feed.source.kind),
-    ...(openHouses && { openHouses }),
+    ...sourceMapping(feed.source),
   };
   const seed = stamped(l)
     ? stampSeed({ mapping, chatbot: l.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) })

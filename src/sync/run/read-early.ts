@@ -10,7 +10,8 @@ import { recordKey } from '../read/record-key.js';
 import type { Lane } from '../read/lanes.js';
 import { readAhead } from '../read/read-ahead.js';
 import type { FeedContext, LiveLane } from './context.js';
-import { openOptions, openRead, reconcileAsk, relatedOf, type ReadOpen } from './feed-open.js';
+import { sourceStateOf } from '../settle/state.js';
+import { openOptions, openRead, reconcileAsk, type ReadOpen } from './feed-open.js';
 import { attachStored, setUpLane } from './lane-setup.js';
 
 /**
@@ -26,20 +27,17 @@ export async function readPushed(
   keys: { resolve(keys: ReadonlySet<string>): void },
 ): Promise<OpenedFeed> {
   const { feed, deps, opts } = ctx;
-  const { rosters, openHouses } = await relatedOf(
-    feed,
-    deps,
-    lanes.map((lane) => ({ lane })),
-  );
   const opened = openFeed(feed.name, feed.source, {
     ...openOptions(ctx, []),
-    ...(openHouses && { openHouses: [...openHouses.values()] }),
+    state: sourceStateOf(
+      deps.store,
+      lanes.map((l) => l.id),
+    ),
     ...(opts.pushed && { pushed: opts.pushed }),
     // its requests within push.sourceShare of the credential's budget: pulls keep the rest
     ...(feed.push && { sourceShare: { feed: feed.name, share: feed.push.sourceShare } }),
     // (only the key fields are read of it: which source field names the listing)
     reconcileFallback: reconcileAsk(feed, ctx.compiled, () => false),
-    ...(rosters && { roster: [...rosters.values()] }),
   });
   const read = await readAhead(opened, (item) =>
     item.kind === 'record'
