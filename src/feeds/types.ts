@@ -209,6 +209,8 @@ export interface SourceReadStats {
     media?: number;
     unnamed?: number;
     purged?: string;
+    /** the mark's own event was hidden by a later event of its record (RCP-027 compaction): the poll went on */
+    compacted?: string;
     pushed?: true;
   };
   warnings: string[];

@@ -9,13 +9,12 @@ import type { FeedItem, OpenedFeed } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import type { MappedItem } from '../../mapping/types.js';
 import { authFailure } from '../util/auth.js';
-import type { Executor, LaneJob } from '../write/execute.js';
+import type { Executor, LaneJob } from '../model/execution.js';
 import type { Lane } from './lanes.js';
 import type { LanePlanner, Mapped } from '../plan/lane-plan.js';
 import { readBesidePaging, type Early } from './beside-paging.js';
-import type { RemoteIndex } from '../remote/remote-index.js';
 import type { MediaStep, MirrorEntry } from '../../media/index.js';
-import type { DesiredListing, RememberedListing } from '../plan/plan-types.js';
+import type { DesiredListing, RememberedListing } from '../model/plan-types.js';
 import type { PagingSoFar } from './beside-paging.js';
 
 const mirrorEntry = (entry: DesiredListing, item: FeedItem): MirrorEntry => ({
@@ -29,7 +28,8 @@ export interface ReadingLane {
   lane: Lane;
   planner: LanePlanner;
   executor: Executor;
-  remote: RemoteIndex;
+  /** the chatbot's copies: whether it holds a key (a record routed elsewhere takes it away) */
+  remote: { has(key: string): boolean };
 }
 
 export interface FeedRead {

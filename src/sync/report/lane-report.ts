@@ -4,11 +4,11 @@
 import type { CallCounts } from '../../api/call-counter.js';
 import type { SourceReadStats } from '../../feeds/types.js';
 import type { Logger } from '../../log.js';
-import type { FeedSide } from '../read/desired.js';
+import type { FeedSide } from '../model/feed-side.js';
 import type { DisplayRules } from '../../mapping/display-config.js';
-import type { ExecutionResult } from '../write/execute.js';
-import type { GuardDecision } from '../settle/guards.js';
-import type { DeleteReason, PlannedDelete, RemoteSide } from '../plan/plan-types.js';
+import type { ExecutionResult } from '../model/execution.js';
+import type { GuardDecision } from '../model/outcome.js';
+import type { DeleteReason, PlannedDelete, RemoteSide } from '../model/plan-types.js';
 import {
   callsBetween,
   summaryLine,

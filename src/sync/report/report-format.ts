@@ -120,6 +120,7 @@ function sourceLines(source: SyncReport['source']): string[] {
     );
   if (e?.purged)
     lines.push(`  EntityEvent: ${e.purged}: a reconcile ran instead, and the log goes on from its newest event`);
+  if (e?.compacted) lines.push(`  EntityEvent: ${e.compacted}: the poll went on from the log`);
   if (source.reconcile)
     lines.push(`  reconcile: ${source.reconcile.keys} keys read, ${source.reconcile.fetched} records fetched by key`);
   if (source.requests !== undefined)

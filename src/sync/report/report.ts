@@ -2,21 +2,14 @@
 // what report-format.ts prints for people.
 import type { CallCounts } from '../../api/call-counter.js';
 import type { EndpointName } from '../../api/schemas.js';
-import type { FieldChange } from '../../listing/canonical.js';
-import type { ItemFailure } from '../write/execute.js';
-import type { GuardDecision } from '../settle/guards.js';
+import type { ItemFailure } from '../model/execution.js';
+import type { GuardDecision, PlanView, SyncOutcome } from '../model/outcome.js';
 import type { MediaReport } from '../../media/report.js';
-import type { DeleteReason, FeedDuplicate, RejectedRecord } from '../plan/plan-types.js';
+import type { DeleteReason, FeedDuplicate, RejectedRecord } from '../model/plan-types.js';
 import { HIDE_RULES, type HideRule, type Purpose } from '../../mapping/display-config.js';
 import { ruleLabel } from '../../mapping/display-rules.js';
 
-/**
- * failed: the feed's run could not be done (auth refused, an endless list, ...): see message.
- * rejected: the feed was read but what it holds cannot be used (a file that is not the feed's, a
- * mapped column missing, every record rejected, or far fewer valid than the last good run): nothing
- * deleted, the mark and the last good sync stay where they were (sync/settle/rejection.ts).
- */
-export type SyncOutcome = 'ok' | 'partial' | 'guard' | 'rejected' | 'unavailable' | 'aborted' | 'failed';
+export type { PlanView, SyncOutcome } from '../model/outcome.js';
 
 export interface SyncCounts {
   feedRecords: number;
@@ -113,13 +106,6 @@ export function displayCountsLine(counts: Readonly<Record<string, number | undef
   return displayLine({ hidden, addressWithheld: counts.addressWithheld ?? 0, held: counts.heldBack ?? 0 });
 }
 
-/** What a dry run would do (also the plan the executor carried out). */
-export interface PlanView {
-  creates: string[];
-  updates: Array<{ key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[] }>;
-  deletes: Array<{ key: string; reason: DeleteReason; keyType: string; deleteKey: string }>;
-}
-
 export interface SyncReport {
   feed: string;
   chatbot: string;
@@ -190,6 +176,7 @@ export interface SyncReport {
       media?: number;
       unnamed?: number;
       purged?: string;
+      compacted?: string;
       pushed?: true;
     };
     warnings?: string[];

@@ -3,8 +3,8 @@
 // confirmed with the source (records it still has planned and written through the lane) and guarded
 // (lane-guard.ts), the change log told of the deletes held back.
 import { keySources } from '../../mapping/key-sources.js';
-import { ruleOf, type PlannedDelete } from '../plan/plan-types.js';
-import { deleteChange, withheldChange } from '../report/changes.js';
+import { ruleOf, type PlannedDelete } from '../model/plan-types.js';
+import { deleteChange, withheldChange } from '../model/changes.js';
 import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js';
 import { rejectionOf } from '../settle/rejection.js';
 import type { GuardDecision } from '../settle/guards.js';

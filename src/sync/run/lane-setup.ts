@@ -12,7 +12,7 @@ import type { Lane } from '../read/lanes.js';
 import { ownedByOtherFeeds } from '../settle/state.js';
 import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor, type Executor } from '../write/execute.js';
-import type { ChangeSink } from '../report/changes.js';
+import type { ChangeSink } from '../model/changes.js';
 import type { FeedContext, LiveLane } from './context.js';
 import { sourceMapping } from '../../feeds/reso/reso-related.js';
 
