@@ -49,7 +49,8 @@ import { openReso, type ResoOpenOptions } from './reso-reader.js';
 import { openResoReconcile } from './reso-reconcile.js';
 import { requestTally } from './reso-requests.js';
 import { mediaParents } from './reso-media-events.js';
-import { fetchKeys } from './reso-fetch-keys.js';
+import { fetchKeys, type EventStats } from './reso-fetch-keys.js';
+import { eventsSection } from './reso-sections.js';
 import { EntityEventRecord, SEQ } from './entity-event.js';
 
 export const EVENT_RESOURCE = 'EntityEvent';
@@ -179,12 +180,13 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
   const label = displayUrl(resourceUrl(source.url!, EVENT_RESOURCE));
   let instead: OpenedFeed | undefined;
   const own: string[] = [];
-  const stats = eventStats(client, pull, own, () => instead);
+  const events: EventStats = { read: 0, keys: 0, fetched: 0, gone: 0 };
+  const stats = eventStats(client, pull, own, events, () => instead);
   let reached: string | undefined;
   const stored = JSON.parse(ctx.mark!) as Record<string, unknown>;
 
   async function* items(): AsyncIterable<FeedItem> {
-    const polled = await pollLog(client, source, seq, stats, label).catch((err: unknown) => {
+    const polled = await pollLog(client, source, seq, events, label).catch((err: unknown) => {
       if (err instanceof FeedReadError && err.status !== undefined && REFUSED.has(err.status))
         return `the server refused the EntityEvent log from sequence ${seq} (${causeMessage(err)})`;
       throw err;
@@ -199,23 +201,23 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
     }
     const { keys, media, last } = polled;
     if (polled.compacted) {
-      stats.events!.compacted = polled.compacted;
+      events.compacted = polled.compacted;
       ctx.logger.info({ feed: feedName, seq }, `${polled.compacted}: the poll goes on from the log`);
     }
     const byMedia = media.size ? await mediaParents(client, source, [...media], label) : new Set<string>();
     for (const key of byMedia) {
       if (keys.has(key)) continue;
       keys.add(key);
-      stats.events!.media = (stats.events!.media ?? 0) + 1;
+      events.media = (events.media ?? 0) + 1;
     }
-    stats.events!.keys = keys.size;
+    events.keys = keys.size;
     yield* fetchKeys(keys, {
       feedName,
       source,
       ctx,
       lookup: pull.lookup!,
       label,
-      stats: stats.events!,
+      stats: events,
       warnings: own,
       goneBy: 'the EntityEvent log says are gone',
     });
@@ -224,7 +226,7 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
   }
 
   async function* reconcileInstead(why: string): AsyncIterable<FeedItem> {
-    stats.events!.purged = why;
+    events.purged = why;
     ctx.logger.warn({ feed: feedName, seq }, `${why}: a keys-only reconcile runs instead`);
     if (!ctx.reconcileFallback)
       throw new FeedReadError(
@@ -261,6 +263,7 @@ function eventStats(
   client: PageClient,
   pull: EventRun['pull'],
   own: string[],
+  events: EventStats,
   instead: () => OpenedFeed | undefined,
 ): SourceReadStats {
   return {
@@ -277,10 +280,9 @@ function eventStats(
     get warnings() {
       return [...pull.stats.warnings, ...own, ...(instead()?.stats?.warnings ?? [])];
     },
-    get reconcile() {
-      return instead()?.stats?.reconcile;
+    get sections() {
+      return [eventsSection(events), ...(instead()?.stats?.sections ?? [])];
     },
-    events: { read: 0, keys: 0, fetched: 0, gone: 0 },
   };
 }
 
@@ -300,7 +302,7 @@ async function pollLog(
   client: PageClient,
   source: ResoSource,
   seq: string,
-  stats: SourceReadStats,
+  events: EventStats,
   label: string,
 ): Promise<Polled> {
   const out: Polled = { whole: seq === '0', keys: new Set(), media: new Set(), last: seq };
@@ -337,7 +339,7 @@ async function pollLog(
         if (out.compacted === undefined) return out;
         out.whole = true;
       }
-      stats.events!.read++;
+      events.read++;
       out.last = later(out.last, at);
       if (r.data.ResourceName === source.resource) out.keys.add(String(r.data.ResourceRecordKey));
       else if (r.data.ResourceName === 'Media') out.media.add(String(r.data.ResourceRecordKey));
