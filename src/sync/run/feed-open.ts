@@ -8,9 +8,9 @@ import type { CompiledMapping } from '../../mapping/compile.js';
 import { columnsNeeded } from '../../mapping/columns-needed.js';
 import { keySources } from '../../mapping/key-sources.js';
 import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
-import type { FeedRead, ReadingLane } from '../read/read-feed.js';
+import type { FeedRead } from '../read/read-feed.js';
 import { readFeed } from '../read/read-feed.js';
-import type { FeedContext } from './context.js';
+import type { FeedContext, LiveLane } from './context.js';
 
 /** A feed's read (read-feed.ts) and when it ended, in ms into the run. */
 export interface ReadOpen {
@@ -22,7 +22,7 @@ export interface ReadOpen {
 export function openRead(
   ctx: FeedContext,
   opened: OpenedFeed,
-  live: readonly ReadingLane[],
+  live: ReadonlyArray<Omit<LiveLane, 'paged'>>,
   media: MediaStep | undefined,
 ): ReadOpen {
   const { feed, run } = ctx;
