@@ -140,7 +140,6 @@ const OVER_LENGTH = [
   'src/queue/processor.ts',
   'src/server/metrics.ts',
   'src/sync/remote/page-echo.ts',
-  'src/sync/run/feed-run.ts',
   'src/sync/run/lane-settle.ts',
 ];
 

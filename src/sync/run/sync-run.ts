@@ -28,7 +28,7 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
   const feeds = groupBy(lanes, (l) => l.feed.name);
   // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), one after another;
   // a feed may be read beside its chatbot's paging (feed-run.ts), and writes start once every chatbot is paged
-  // a run of pushed events: its chatbots are asked only about the keys its records name, once read (feed-run.ts readPushed)
+  // a run of pushed events: its chatbots are asked only about the keys its records name, once read (read-early.ts readPushed)
   let resolveKeys: (keys: ReadonlySet<string>) => void = () => undefined;
   const keys = opts.pushed ? new Promise<ReadonlySet<string>>((resolve) => (resolveKeys = resolve)) : undefined;
   const paging = startPagings(lanes, deps, opts, run, keys);
