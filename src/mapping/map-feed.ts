@@ -7,6 +7,7 @@ import { compileMapping, type CompiledMapping } from './compile.js';
 import type { MappingConfig } from './config-schema.js';
 import type { ListingField } from '../listing/schema.js';
 import type { MapContext, MappedItem, ShownBy } from './types.js';
+import { isKeyed } from './item-key.js';
 import { ADDRESS_FIELDS, readFlag, type DisplayVerdict } from './display-rules.js';
 
 export type { MappedItem, MapContext } from './types.js';
@@ -40,6 +41,8 @@ export function mapFeed(
 
 export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapContext): MappedItem {
   const { position } = item;
+  // (an item the sync keyed carries the key this mapping reads from its data: item-key.ts)
+  const keyOfData = (data: Record<string, unknown>) => (isKeyed(item) ? item.key : compiled.keyOf(data, ctx.keyBy));
   if (item.kind === 'error') {
     const error: MappedItem = {
       kind: 'error',
@@ -47,10 +50,10 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
       error: item.error,
       ...(item.standalone && { standalone: true }),
     };
-    return item.data === undefined ? error : withKey(error, compiled.keyOf(item.data, ctx.keyBy));
+    return item.data === undefined ? error : withKey(error, keyOfData(item.data));
   }
   if (item.kind === 'removed') {
-    const key = compiled.keyOf(item.data, ctx.keyBy);
+    const key = keyOfData(item.data);
     // MLS Grid's MlgCanView false: under display rules, a removal by that rule; a record the source
     // no longer returns (an EntityEvent's key, reso-events.ts) stays the source's word, 'removed'
     if (compiled.purpose !== 'internal' && readFlag(item.data.MlgCanView) === false)
@@ -60,10 +63,7 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
 
   const verdict = compiled.display?.(item.data);
   if (verdict?.kind === 'hidden')
-    return withKey(
-      { kind: 'skipped', position, reason: verdict.reason, rule: verdict.rule },
-      compiled.keyOf(item.data, ctx.keyBy),
-    );
+    return withKey({ kind: 'skipped', position, reason: verdict.reason, rule: verdict.rule }, keyOfData(item.data));
   if (verdict?.kind === 'held') {
     return withKey(
       {
@@ -72,7 +72,7 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
         issues: [{ field: verdict.field ?? 'ExtensionColumn', value: undefined, rule: verdict.reason }],
         held: true,
       },
-      compiled.keyOf(item.data, ctx.keyBy),
+      keyOfData(item.data),
     );
   }
   const mapped = compiled.map(item.data, ctx.serialNumber);

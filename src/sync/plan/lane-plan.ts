@@ -7,7 +7,7 @@
 // report steps.
 import { Entries } from '../write/entries.js';
 import type { FeedItem } from '../../feeds/types.js';
-import type { MappedItem } from '../../mapping/types.js';
+import type { KeyedItem, MappedItem } from '../../mapping/types.js';
 import { createChange, rejectChange, updateChange, type ChangeSink } from '../report/changes.js';
 import { createFeedCollector, withheldOf, type FeedCollector } from '../read/desired.js';
 import { writeJob, type Job } from '../write/execute.js';
@@ -61,8 +61,6 @@ export interface LanePlannerInput {
   /** the run's clock: a record whose sold window has ended is mapped (judged again), whatever its stamp */
   now?: () => Date;
   knownRecurring: ReadonlySet<string>;
-  /** reads the record's key where the feed's mapping would (for a record not mapped) */
-  keyOf(item: FeedItem & { kind: 'record' }): string | undefined;
   /** maps a record again (a remembered one that must be planned after all) */
   map(item: FeedItem): MappedItem;
   dryRun: boolean;
@@ -87,7 +85,7 @@ export interface LanePlanner {
   /** keys whose photos were not all mirrored this run: not stamped, so the next run maps them (and retries the photos) */
   photosMissing: string[];
   /** one record routed to the lane: the job it needs now, if any */
-  take(item: FeedItem, map: () => Mapped): Job | undefined;
+  take(item: KeyedItem, map: () => Mapped): Job | undefined;
   /**
    * A record read while the chatbot is still paged (read-feed.ts, whilePaging): remembered when its
    * stamp shows it in step with the one copy of its key paged so far, as read() would remember it
@@ -103,7 +101,7 @@ export interface LanePlanner {
    */
   pagedAfterEarly(): void;
   /** take in two halves, for a step between them (the media mirror): the record read (mapped unless in step)... */
-  read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined;
+  read(item: KeyedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined;
   /** ...and planned (through the pending window) */
   push(entry: DesiredListing | RememberedListing): Job | undefined;
   /** a listing whose photos were not all mirrored: no stamp, so the next run maps it again */
@@ -305,10 +303,10 @@ function readStep(st: PlanState) {
       return remembered(item, key, text);
     },
     /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
-    read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined {
+    read(item: KeyedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined {
       if (seed === undefined || item.kind !== 'record') return added(map().item);
       const text = recordText(item);
-      const key = input.keyOf(item);
+      const key = item.key;
       if (key !== undefined && inStepSince(seed, key, text)) return remembered(item, key, text);
       const mapped = map();
       const entry = added(mapped.item);

@@ -5,7 +5,7 @@
 import type { FeedConfig } from '../../config/schema.js';
 import { openFeed } from '../../feeds/index.js';
 import { oldestMark } from '../../feeds/marks.js';
-import type { OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
+import type { FeedContext as FeedOpenContext, OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { columnsNeeded } from '../../mapping/columns-needed.js';
 import { keySources } from '../../mapping/key-sources.js';
@@ -21,7 +21,7 @@ import type { FeedRead, ReadingLane } from '../read/read-feed.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
 import { createFeedCollector } from '../read/desired.js';
 import type { FeedThread } from '../read/feed-thread.js';
-import { recordKey } from '../read/record-key.js';
+import { keyedFeed, type FeedKey, type KeyedFeed } from '../read/keyed-feed.js';
 import type { Lane } from '../read/lanes.js';
 import { heldJobs, readFeed } from '../read/read-feed.js';
 import { readAhead } from '../read/read-ahead.js';
@@ -105,7 +105,7 @@ export async function runFeed(
   }
   const opened =
     thread ??
-    openFeed(feed.name, feed.source, {
+    openKeyed(ctx, {
       ...openOptions(
         ctx,
         live.map((l) => l.own.mark),
@@ -137,9 +137,9 @@ async function readPushed(
   lanes: readonly Lane[],
   ctx: FeedContext,
   keys: { resolve(keys: ReadonlySet<string>): void },
-): Promise<OpenedFeed> {
+): Promise<KeyedFeed> {
   const { feed, deps, opts } = ctx;
-  const opened = openFeed(feed.name, feed.source, {
+  const opened = openKeyed(ctx, {
     ...openOptions(ctx, []),
     state: sourceStateOf(
       deps.store,
@@ -151,11 +151,7 @@ async function readPushed(
     // (only the key fields are read of it: which source field names the listing)
     reconcileFallback: reconcileAsk(feed, ctx.compiled, () => false),
   });
-  const read = await readAhead(opened, (item) =>
-    item.kind === 'record'
-      ? recordKey(item, ctx.compiled, feed.keyBy)
-      : item.data && ctx.compiled.keyOf(item.data, feed.keyBy),
-  );
+  const read = await readAhead(opened);
   keys.resolve(read.keys);
   return read.opened;
 }
@@ -184,7 +180,7 @@ interface ReadOpen {
 /** The feed's read, routed to its lanes (each lane's planner, executor and chatbot index, which may still be paged). */
 function openRead(
   ctx: FeedContext,
-  opened: OpenedFeed,
+  opened: KeyedFeed,
   live: readonly ReadingLane[],
   media: MediaStep | undefined,
 ): ReadOpen {
@@ -194,8 +190,7 @@ function openRead(
     feedName: feed.name,
     opened,
     lanes: live,
-    compiled: ctx.compiled,
-    keyBy: feed.keyBy,
+    key: feedKey(ctx),
     unmappedSeen: ctx.unmappedSeen,
     map: (item) => ctx.map(item, live[0]!.lane.chatbot),
     ...(media && { media }),
@@ -266,12 +261,11 @@ interface EarlyRead {
  * the caller, and what was read is let go).
  */
 async function readEarly(l: Lane, ctx: FeedContext, paging: PagingHandle): Promise<EarlyRead | undefined> {
-  const { feed } = ctx;
   const [parts, index] = await Promise.all([paging.state, paging.index]);
   if (!index) return undefined;
   const lane = setUpLane(l, { ...parts, index }, ctx, { media: undefined, pullMode: () => opened.mode });
   const own = lane.own;
-  const opened = openFeed(feed.name, feed.source, openOptions(ctx, [own.mark]));
+  const opened = openKeyed(ctx, openOptions(ctx, [own.mark]));
   const read = openRead(ctx, opened, [lane], undefined);
   await read.read.whilePaging({
     done: paging.done,
@@ -423,7 +417,6 @@ function setUpLane(
     soldUntil: own.soldUntil,
     ...(opts.now && { now: opts.now }),
     knownRecurring: own.recurring,
-    keyOf: (item) => recordKey(item, ctx.compiled, feed.keyBy),
     map: (item) => ctx.map(item, l.chatbot),
     dryRun: Boolean(opts.dryRun),
     pullMode: read.pullMode,
@@ -525,4 +518,14 @@ function openOptions(ctx: FeedContext, marks: ReadonlyArray<string | undefined>)
 function markOf(marks: ReadonlyArray<string | undefined>): { mark?: string } {
   const mark = oldestMark(marks);
   return mark === undefined ? {} : { mark };
+}
+
+/** How the feed's items get their listing keys: the feed's compiled mapping, by its keyBy. */
+function feedKey(ctx: FeedContext): FeedKey {
+  return { rule: ctx.compiled, keyBy: ctx.feed.keyBy };
+}
+
+/** The feed opened, its items keyed as they come (read-feed.ts and all after it use the key each item carries). */
+function openKeyed(ctx: FeedContext, options: FeedOpenContext): KeyedFeed {
+  return keyedFeed(openFeed(ctx.feed.name, ctx.feed.source, options), feedKey(ctx));
 }
