@@ -198,18 +198,31 @@ export interface SourceReadStats {
   tally?: { readonly by: Readonly<Partial<Record<string, number>>>; readonly tokenCalls: number };
   /** bytes of the answers read (after gunzip), where the reader counts them (RESO) */
   bytes?: number;
-  /** a keys-only reconcile: keys read, and records fetched by key */
-  reconcile?: { keys: number; fetched: number };
-  /** an EntityEvent poll: events read, distinct keys of the resource, records fetched by key, keys gone */
-  events?: {
-    read: number;
-    keys: number;
-    fetched: number;
-    gone: number;
-    media?: number;
-    unnamed?: number;
-    purged?: string;
-    pushed?: true;
-  };
+  /** the report's sections the source fills (a reconcile's counts, an EntityEvent poll's), once its items were read */
+  sections?: readonly SourceSection[];
   warnings: string[];
 }
+
+/**
+ * The fields of each report section a source fills, by the section's name. A source declares its
+ * own from its module by declaration merging, as graphile-worker types its tasks' payloads:
+ * `declare module '../types.js' { interface SourceSections { events: {...} } }` (reso/reso-sections.ts).
+ * The report (SyncReport.source) types each one under its name, and nothing shared names it. A name
+ * is not one of the report's own source fields (mode, since, complete, pages, requests, warnings…).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by each source's declaration merging
+export interface SourceSections {}
+
+/**
+ * One section of the report a source fills (SourceReadStats.sections): its fields, plain JSON (the
+ * report keeps them under the section's name), and the lines the text report prints of it.
+ */
+export type SourceSection = {
+  [N in keyof SourceSections]: {
+    name: N;
+    fields: SourceSections[N];
+    lines: readonly string[];
+    /** the section says which records were read (pushed events named them): the text report says nothing of an incremental pull */
+    tellsTheRead?: true;
+  };
+}[keyof SourceSections];

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFileStore, type FileStore } from '../../src/state/file-store.js';
 import { withSoldWindows, type LanePlannerInput } from '../../src/sync/plan/lane-plan.js';
-import { soldWindowNamespace } from '../../src/sync/settle/state.js';
+import { soldWindowNamespace } from '../../src/sync/model/state-names.js';
 
 let dir: string;
 let store: FileStore;

@@ -5,48 +5,26 @@
 // A dry run records what it would write instead of returning jobs. What the lane learns here
 // (counts, fingerprints to record, stamps, duplicate deletes) is read by the guard, commit and
 // report steps.
-import { Entries } from '../write/entries.js';
+import { Entries } from '../model/entries.js';
 import type { FeedItem } from '../../feeds/types.js';
 import type { KeyedItem, MappedItem } from '../../mapping/types.js';
-import { createChange, rejectChange, updateChange, type ChangeSink } from '../report/changes.js';
+import { createChange, rejectChange, updateChange, type ChangeSink } from '../model/changes.js';
 import { createFeedCollector, withheldOf, type FeedCollector } from '../read/desired.js';
 import { writeJob, type Job } from '../write/execute.js';
 import { createPendingWindow, type PendingWindow } from './pending.js';
 import { duplicatesOf, planAgain, planListing } from './plan.js';
-import type { DesiredListing, PlannedDelete, PlanOptions, RememberedListing } from './plan-types.js';
+import type { DesiredListing, PlanOptions, RememberedListing } from '../model/plan-types.js';
 import { recordText, stampOf } from './record-stamp.js';
 import type { RemoteIndex } from '../remote/remote-index.js';
-import type { PlanView } from '../report/report.js';
+import type { LaneTally, Mapped } from '../model/lane-tally.js';
+
+export type { LaneTally, Mapped } from '../model/lane-tally.js';
+import type { PlanView } from '../model/outcome.js';
 
 /** Listings read but not yet planned: a key repeated within this many records is written once. */
 export const PENDING_WINDOW = 1000;
 /** Records of recurring keys held until the feed ends (past it they are planned at once). */
 export const MAX_HELD = 10_000;
-
-/** A record mapped once for every lane of its feed; `clean`: no unmapped value met (it may get a stamp). */
-export interface Mapped {
-  item: MappedItem;
-  clean: boolean;
-}
-
-export interface LaneTally {
-  creates: number;
-  updates: number;
-  unchanged: number;
-  unchangedByStamp: number;
-  /** records readEarly remembered while the chatbot was still paged */
-  besidePaging: number;
-  duplicates: number;
-  /** second (or later) writes of a key in this run: a record of it came again after its first was planned */
-  rewritten: number;
-  /** valid listings never planned: the run stopped before they left the pending window (set when planning is over) */
-  unplanned: number;
-  /** key → fingerprint of listings in step that had none stored (recorded, nothing written) */
-  recordFingerprints: Entries;
-  /** key → stamp of listings in step whose stamp was not the stored one */
-  recordStamps: Entries;
-  duplicateDeletes: PlannedDelete[];
-}
 
 export interface LanePlannerInput {
   chatbot: string;

@@ -24,7 +24,7 @@ import { hash } from 'node:crypto';
 import { FINGERPRINT_BYTES, fingerprintBytes, writeFingerprintBytesV2 } from '../../listing/fingerprint.js';
 import { codeIdentity } from '../util/code-identity.js';
 import { compileMapping } from '../../mapping/index.js';
-import type { Lane } from '../read/lanes.js';
+import type { Lane } from '../model/lane.js';
 
 export interface StampSeedInput {
   mapping: unknown;

@@ -8,13 +8,12 @@ import { inBatches } from '../../feeds/item-batches.js';
 import type { FeedItem } from '../../feeds/types.js';
 import type { KeyedItem, MappedItem } from '../../mapping/types.js';
 import { authFailure } from '../util/auth.js';
-import type { Executor, LaneJob } from '../write/execute.js';
+import type { Executor, LaneJob } from '../model/execution.js';
 import type { Lane } from './lanes.js';
 import type { LanePlanner, Mapped } from '../plan/lane-plan.js';
 import { readBesidePaging, type Early } from './beside-paging.js';
-import type { RemoteIndex } from '../remote/remote-index.js';
 import type { MediaStep, MirrorEntry } from '../../media/index.js';
-import type { DesiredListing, RememberedListing } from '../plan/plan-types.js';
+import type { DesiredListing, RememberedListing } from '../model/plan-types.js';
 import type { PagingSoFar } from './beside-paging.js';
 import { keyItems, type FeedKey, type KeyedFeed } from './keyed-feed.js';
 
@@ -29,7 +28,8 @@ export interface ReadingLane {
   lane: Lane;
   planner: LanePlanner;
   executor: Executor;
-  remote: RemoteIndex;
+  /** the chatbot's copies: whether it holds a key (a record routed elsewhere takes it away) */
+  remote: { has(key: string): boolean };
 }
 
 export interface FeedRead {

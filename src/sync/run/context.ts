@@ -13,17 +13,18 @@ import type { CompiledMapping } from '../../mapping/compile.js';
 import type { MappedItem } from '../../mapping/types.js';
 import type { MediaConfig, MediaStep } from '../../media/index.js';
 import type { KvStore } from '../../state/kv-store.js';
-import type { PlanOptions } from '../plan/plan-types.js';
+import type { PlanOptions } from '../model/plan-types.js';
 import type { LanePlanner } from '../plan/lane-plan.js';
 import type { Lane } from '../read/lanes.js';
 import type { FeedRead, ReadingLane } from '../read/read-feed.js';
 import type { EchoFiles } from '../remote/page-echo.js';
 import type { PagedChatbot } from '../remote/page-chatbot.js';
-import type { ChangeSink } from '../report/changes.js';
+import type { RemoteIndex } from '../remote/remote-index.js';
+import type { ChangeSink } from '../model/changes.js';
 import type { LaneReportInput } from '../report/lane-report.js';
 import type { SyncProgress } from '../report/progress.js';
 import type { SyncReport } from '../report/report.js';
-import type { FeedState } from '../settle/state.js';
+import type { FeedState } from '../model/state-names.js';
 
 export type { SyncProgress } from '../report/progress.js';
 
@@ -96,6 +97,7 @@ export interface Run {
 /** A lane whose chatbot was paged: it reads, plans and writes. */
 export interface LiveLane extends ReadingLane {
   planner: LanePlanner;
+  remote: RemoteIndex;
   paged: Extract<Paged, { ok: true }>;
   own: FeedState;
   missingSince: ReadonlyMap<string, string>;

@@ -3,8 +3,8 @@
 // report (lane-report.ts), each lane on its own: one lane's guard or failure leaves the others be.
 import { keySources } from '../../mapping/key-sources.js';
 import type { MediaReport } from '../../media/index.js';
-import { ruleOf, type PlannedDelete } from '../plan/plan-types.js';
-import { deleteChange, withheldChange } from '../report/changes.js';
+import { ruleOf, type PlannedDelete } from '../model/plan-types.js';
+import { deleteChange, withheldChange } from '../model/changes.js';
 import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js';
 import { rejectionOf } from '../settle/rejection.js';

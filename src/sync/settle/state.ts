@@ -7,51 +7,21 @@
 import { laneNamespace } from '../../feeds/source-state.js';
 import type { SourceState, SourceStateChange } from '../../feeds/types.js';
 import type { KvStore, StateChange } from '../../state/kv-store.js';
-import type { KeyBy, RemoteListing } from '../plan/plan-types.js';
+import type { RemoteListing } from '../model/plan-types.js';
+import {
+  fingerprintNamespace,
+  GOOD_VALID_NAMESPACE,
+  MARK_NAMESPACE,
+  missingNamespace,
+  soldWindowNamespace,
+  stampNamespace,
+  unlistedNamespace,
+  type ChatbotFeed,
+  type ChatbotState,
+} from '../model/state-names.js';
 
-export const fingerprintNamespace = (feed: string) => `fp:${feed}`;
-export const missingNamespace = (feed: string) => `missing:${feed}`;
-/** key → the stamp of the record that left its listing in step (record-stamp.ts) */
-export const stampNamespace = (feed: string) => `stamp:${feed}`;
-/** key → the fields the list does not return (Location, AreaUnit) as last written, JSON: what the change log's whole listings are completed with (undo) */
-export const unlistedNamespace = (feed: string) => `unlisted:${feed}`;
 /** keys the feed listed more than once in its last full read: held to its end on the next run */
 const recurringNamespace = (feed: string) => `recur:${feed}`;
-/** key → when a Closed listing's sold window ends (ISO; display.soldDays): a run after it removes the listing, read again or not (sold-window.ts) */
-export const soldWindowNamespace = (feed: string) => `until:${feed}`;
-/** feed name → the mark its reader reached in the last successful run */
-export const MARK_NAMESPACE = 'reso-hwm';
-/** lane → the valid records of its last full run that ended ok (rejection.ts compares a run with it) */
-export const GOOD_VALID_NAMESPACE = 'good-valid';
-
-/** A feed writing to the chatbot, as the config names it. */
-export interface ChatbotFeed {
-  name: string;
-  keyBy: KeyBy;
-}
-
-export interface FeedState {
-  name: string;
-  keyBy: KeyBy;
-  /** key → fingerprint of the last successful write */
-  fingerprints: ReadonlyMap<string, string>;
-  /** key → ISO time the key was first found missing */
-  missingSince: ReadonlyMap<string, string>;
-  /** keys the feed repeated in its last run */
-  recurring: Set<string>;
-  /** key → when its sold window ends (soldWindowNamespace) */
-  soldUntil: ReadonlyMap<string, string>;
-  mark?: string;
-  /** valid records of the lane's last full run that ended ok (GOOD_VALID_NAMESPACE) */
-  lastGoodValid?: number;
-}
-
-export interface ChatbotState {
-  chatbot: string;
-  location: string;
-  /** every feed of the chatbot in the config, by name */
-  feeds: Map<string, FeedState>;
-}
 
 /** key → value pairs to set: an array of them, or the run's columns of them (Entries) */
 export type Pairs = Iterable<readonly [string, string]> & { readonly length: number };
