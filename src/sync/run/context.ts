@@ -14,7 +14,7 @@ import type { MappedItem } from '../../mapping/types.js';
 import type { MediaConfig, MediaStep } from '../../media/index.js';
 import type { KvStore } from '../../state/kv-store.js';
 import type { PlanOptions } from '../model/plan-types.js';
-import type { LanePlanner } from '../plan/lane-plan.js';
+import type { LaneJobs } from './lane-jobs.js';
 import type { Lane } from '../read/lanes.js';
 import type { FeedRead, ReadingLane } from '../read/read-feed.js';
 import type { EchoFiles } from '../remote/page-echo.js';
@@ -96,7 +96,7 @@ export interface Run {
 
 /** A lane whose chatbot was paged: it reads, plans and writes. */
 export interface LiveLane extends ReadingLane {
-  planner: LanePlanner;
+  planner: LaneJobs;
   remote: RemoteIndex;
   paged: Extract<Paged, { ok: true }>;
   own: FeedState;

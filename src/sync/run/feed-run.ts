@@ -15,9 +15,11 @@ import { mapItem } from '../../mapping/map-feed.js';
 import { createUnmappedTally } from '../../mapping/unmapped.js';
 import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
 import { createLanePlanner } from '../plan/lane-plan.js';
+import { rejectChange } from '../model/changes.js';
+import { laneJobs } from './lane-jobs.js';
 import type { ChatbotStateRead, PagingHandle } from '../remote/page-chatbot.js';
 import type { RemoteIndex } from '../remote/remote-index.js';
-import type { FeedRead, ReadingLane } from '../read/read-feed.js';
+import type { FeedRead } from '../read/read-feed.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
 import { createFeedCollector } from '../read/desired.js';
 import type { FeedThread } from '../read/feed-thread.js';
@@ -181,7 +183,7 @@ interface ReadOpen {
 function openRead(
   ctx: FeedContext,
   opened: KeyedFeed,
-  live: readonly ReadingLane[],
+  live: ReadonlyArray<Omit<LiveLane, 'paged'>>,
   media: MediaStep | undefined,
 ): ReadOpen {
   const { feed, run } = ctx;
@@ -405,31 +407,36 @@ function setUpLane(
   const seed = stamped(l)
     ? stampSeed({ mapping, chatbot: l.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) })
     : undefined;
-  const planner = createLanePlanner({
-    chatbot: l.chatbot,
-    keyBy: feed.keyBy,
-    remote,
-    planOptions,
-    seed,
-    stamps: parts.stamps.get(l.id) ?? new Map(),
-    // (asked only while the chatbot is paged, before the fingerprints go into its index)
-    storedFingerprint: (key) => own.fingerprints.get(key),
-    soldUntil: own.soldUntil,
-    ...(opts.now && { now: opts.now }),
-    knownRecurring: own.recurring,
-    map: (item) => ctx.map(item, l.chatbot),
-    dryRun: Boolean(opts.dryRun),
-    pullMode: read.pullMode,
-    ...(mirror && {
-      rewriteKnown: (entry, item) =>
-        read.media?.rewriteKnown({
-          key: entry.key,
-          listing: entry.listing,
-          record: item.kind === 'record' ? item.data : undefined,
-        }) ?? true,
+  const planner = laneJobs(
+    createLanePlanner({
+      chatbot: l.chatbot,
+      keyBy: feed.keyBy,
+      remote,
+      planOptions,
+      seed,
+      stamps: parts.stamps.get(l.id) ?? new Map(),
+      // (asked only while the chatbot is paged, before the fingerprints go into its index)
+      storedFingerprint: (key) => own.fingerprints.get(key),
+      soldUntil: own.soldUntil,
+      ...(opts.now && { now: opts.now }),
+      knownRecurring: own.recurring,
+      map: (item) => ctx.map(item, l.chatbot),
+      pullMode: read.pullMode,
+      // (a rejected record goes to the change log as it is read)
+      newCollector: (mode, o) =>
+        createFeedCollector(mode, { ...o, ...(changes && { onRejected: (r) => changes(rejectChange(r)) }) }),
+      ...(mirror && {
+        rewriteKnown: (entry, item) =>
+          read.media?.rewriteKnown({
+            key: entry.key,
+            listing: entry.listing,
+            record: item.kind === 'record' ? item.data : undefined,
+          }) ?? true,
+      }),
     }),
-    ...(changes && { changes }),
-  });
+    // its decisions made into write jobs (a dry run: into its plan view and change log)
+    { dryRun: Boolean(opts.dryRun), ...(changes && { changes }) },
+  );
   const executor = createExecutor({
     api: deps.api,
     callScope: l.id,
