@@ -38,15 +38,14 @@ export function openResoPushed(
   const warnings: string[] = [];
   const events: EventStats = { read: pushed.events, keys: 0, fetched: 0, gone: 0, pushed: true };
   const stats: SourceReadStats = {
-    get pages() {
-      return client.tally.total;
-    },
+    // (no page is read: the records are fetched by key, requests of their own)
+    pages: 0,
     get requests() {
       return client.tally.total;
     },
     tally: client.tally,
     get bytes() {
-      return client.bytes;
+      return client.tally.bytes;
     },
     get warnings() {
       return [...base.stats.warnings, ...warnings];
