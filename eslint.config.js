@@ -115,7 +115,6 @@ const OVER_LENGTH = [
   'src/feeds/reso/reso-reconcile.ts',
   'src/mapping/compile.ts',
   'src/queue/processor.ts',
-  'src/server/metrics.ts',
   'src/sync/remote/page-echo.ts',
   'src/sync/report/lane-report.ts',
   'src/sync/report/report-format.ts',
