@@ -15,3 +15,4 @@ export * from './enqueue.js';
 export * from './call-scope.js';
 export * from './control.js';
 export * from './push-events.js';
+export * from './worker-identity.js';
