@@ -4,6 +4,7 @@ import { applyVendorDefaults, checkVendorRules } from './vendors/apply.js';
 import { VENDOR_NAMES } from './vendors/profile.js';
 import { vendorProfile } from './vendors/registry.js';
 import { SourceLimits } from './source-limits.js';
+import { isRelatedResource, relatedNames } from './reso/related-resources.js';
 
 export { SourceLimits } from './source-limits.js';
 
@@ -159,7 +160,12 @@ export const ResoSource = z
         '$expand=OpenHouse (Trestle and RESO servers that offer it): the upcoming open houses give Tours OpenHouse and an ExtensionColumn entry OpenHouses',
       ),
     related: z
-      .array(z.enum(['Member', 'Office', 'OpenHouse']))
+      .array(
+        z.string().refine(isRelatedResource, {
+          error: (issue) =>
+            `${String(issue.input)} is not a related resource feedsync replicates: give ${relatedNames().join(', ')}`,
+        }),
+      )
       .default([])
       .describe(
         "related RESO resources replicated beside Property, each incrementally by ModificationTimestamp under the vendor's rules, in the source's budget, kept in the state store. Member and Office: a listing's agent and office contact comes from the current Member/Office record named by ListAgentKey, CoListAgentKey, ListOfficeKey, CoListOfficeKey (else from the Property's own fields), and a changed one re-reads the listings that name it. OpenHouse (servers without $expand=OpenHouse: MLS Grid, Bridge, Spark): joined by ListingKey, the upcoming open houses give Tours OpenHouse and an ExtensionColumn entry OpenHouses",

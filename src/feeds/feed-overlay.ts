@@ -3,7 +3,7 @@
 // since, present…), so a wrapper cannot copy them with a spread: the copy would keep what they were
 // when the wrapper was made. Every part the wrapper does not give itself is read from the inner feed
 // each time it is asked.
-import type { OpenedFeed } from './types.js';
+import type { OpenedFeed, SourceReadStats, SourceSection } from './types.js';
 
 /** `inner`, with `own`'s parts (getters kept as getters) in place of its own. */
 export function overlayFeed(inner: OpenedFeed, own: Partial<OpenedFeed>): OpenedFeed {
@@ -12,4 +12,30 @@ export function overlayFeed(inner: OpenedFeed, own: Partial<OpenedFeed>): Opened
     if (!(key in own)) delegated[key] = { get: () => inner[key], enumerable: true, configurable: true };
   }
   return Object.defineProperties({ ...inner }, { ...delegated, ...Object.getOwnPropertyDescriptors(own) });
+}
+
+/** The inner feed's read stats (read when asked) with a wrapper's report sections after its own: a related resource's (related-resources.ts). */
+export function statsWithSections(inner: OpenedFeed, own: () => readonly SourceSection[]): SourceReadStats | undefined {
+  const stats = inner.stats;
+  if (!stats) return undefined;
+  return {
+    get pages() {
+      return stats.pages;
+    },
+    get requests() {
+      return stats.requests;
+    },
+    get tally() {
+      return stats.tally;
+    },
+    get bytes() {
+      return stats.bytes;
+    },
+    get warnings() {
+      return stats.warnings;
+    },
+    get sections() {
+      return [...(stats.sections ?? []), ...own()];
+    },
+  };
 }

@@ -12,6 +12,7 @@ import { openResoPushed } from './reso/reso-push.js';
 import { requestTally } from './reso/reso-requests.js';
 import { openWithRoster } from './reso/reso-roster.js';
 import { withOpenHouses } from './reso/reso-open-houses.js';
+import { withAddedRelated } from './reso/related-resources.js';
 import { openSource } from './source/source.js';
 import type { FeedContext, OpenedFeed } from './types.js';
 import { readXml } from './xml/xml-reader.js';
@@ -28,8 +29,10 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
         ? openResoChanges(feedName, source, c, { tally })
         : openReso(feedName, source, c, { tally });
     };
-    // open houses outermost: every record, the roster's re-read ones too, gets them joined
-    return withOpenHouses(feedName, source, ctx, openWithRoster(feedName, source, ctx, open, tally), tally);
+    // open houses over the roster: every record, the roster's re-read ones too, gets them joined; a related
+    // resource added (related-resources.ts) over both
+    const related = withOpenHouses(feedName, source, ctx, openWithRoster(feedName, source, ctx, open, tally), tally);
+    return withAddedRelated(feedName, source, ctx, related, tally);
   }
   const { label, bytes } = openSource(source, ctx);
   const items =

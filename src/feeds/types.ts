@@ -71,8 +71,11 @@ export interface FeedContext {
    * (feeds[].push.sourceShare), kept as a budget of its own per feed, so pulls on the credential keep the rest
    */
   sourceShare?: { feed: string; share: number };
-  /** RESO source.related: the roster records each lane of the feed keeps (the sync's state); none: no roster is pulled (feed preview) */
-  roster?: readonly RosterStore[];
+  /**
+   * The source's own state, kept by the sync a copy per lane (SourceState); none: the source keeps
+   * nothing and pulls nothing it would keep (feed preview: no roster pulled, no open house remembered)
+   */
+  state?: SourceState;
   /**
    * CSV: the records will mostly not be mapped (a rerun whose records are in step by their stamps):
    * a record's data is then built only when asked for (csv-record.ts), cheaper when it never is,
@@ -83,8 +86,27 @@ export interface FeedContext {
   columns?: readonly ColumnNeed[];
   /** the run's clock (open houses shown at it); the machine's by default */
   now?: () => Date;
-  /** RESO open houses: each lane's copy of what its last successful run stored of each listing's (reso-open-houses.ts), from the sync's state */
-  openHouses?: ReadonlyArray<ReadonlyMap<string, string>>;
+}
+
+/**
+ * A source's own state, as a dlt resource keeps its `resource_state()`: namespaces the source names
+ * (its related resources' copies, e.g. reso/reso-roster.ts), a copy of each per lane of the feed, in
+ * the sync's store. The sync loads a namespace when the source asks for it and commits what the
+ * source hands back (OpenedFeed.state) with each lane's mark, in the same transaction; the source
+ * never writes the store.
+ */
+export interface SourceState {
+  /** the lanes of the feed (their ids), in the order `copies` answers in */
+  readonly lanes: readonly string[];
+  /** each lane's copy of namespace `ns` as that lane's last successful run left it (key → value), in `lanes`' order */
+  copies(ns: string): Promise<ReadonlyArray<ReadonlyMap<string, string>>>;
+}
+
+/** A change to one namespace of a lane's copy of its source's state (SourceState): keys set, keys deleted. */
+export interface SourceStateChange {
+  ns: string;
+  set: ReadonlyArray<readonly [string, string]>;
+  delete: readonly string[];
 }
 
 /** What pushed EntityEvents (RCP-028) named, coalesced: the feed resource's keys, and Media records' keys. */
@@ -95,17 +117,6 @@ export interface PushedKeys {
   media: readonly string[];
   /** events received for them before coalescing (a repeated key counts each time) */
   events: number;
-}
-
-/** Roster records one lane keeps between runs (source.related Member, Office): key → its contact fields as JSON (reso/roster-contacts.ts). */
-export type RosterStore = Readonly<Record<'Member' | 'Office', ReadonlyMap<string, string>>>;
-
-/** What a read pulled of one roster resource: each record read (key → contact JSON), the keys it said to remove, and whether it read the resource whole. */
-export interface RosterPull {
-  resource: 'Member' | 'Office';
-  read: ReadonlyMap<string, string>;
-  removed: ReadonlySet<string>;
-  full: boolean;
 }
 
 /** What a keys-only reconcile needs of the sync: how a key row maps to a listing key, and what the chatbot holds. */
@@ -168,16 +179,15 @@ export interface OpenedFeed {
    * They are not absent: their listings stay as they are. (Mode is 'full': any other key is absent.)
    */
   readonly present?: ReadonlySet<string>;
-  /** RESO source.related: what the read learned of the roster, once the items were read to their end (the sync commits it with the mark) */
-  readonly roster?: readonly RosterPull[];
   /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
   readonly stats?: SourceReadStats;
   /**
-   * RESO open houses, once `items` were read to their end: listing key → its entry, for every
-   * listing with open houses shown (reso-open-houses.ts). The sync makes each lane's copy this, with
-   * the lane's mark, when the run earned it.
+   * What the source learned of its own state (FeedContext.state), once `items` were read to their
+   * end: each lane's changes, by lane id. The sync commits a lane's with that lane's mark, in the
+   * same transaction, when the run earned the mark; a lane whose run failed keeps its copy, and the
+   * source reads the changes again next run.
    */
-  readonly openHouses?: ReadonlyMap<string, string>;
+  readonly state?: ReadonlyMap<string, readonly SourceStateChange[]>;
 }
 
 export interface SourceReadStats {
@@ -188,18 +198,31 @@ export interface SourceReadStats {
   tally?: { readonly by: Readonly<Partial<Record<string, number>>>; readonly tokenCalls: number };
   /** bytes of the answers read (after gunzip), where the reader counts them (RESO) */
   bytes?: number;
-  /** a keys-only reconcile: keys read, and records fetched by key */
-  reconcile?: { keys: number; fetched: number };
-  /** an EntityEvent poll: events read, distinct keys of the resource, records fetched by key, keys gone */
-  events?: {
-    read: number;
-    keys: number;
-    fetched: number;
-    gone: number;
-    media?: number;
-    unnamed?: number;
-    purged?: string;
-    pushed?: true;
-  };
+  /** the report's sections the source fills (a reconcile's counts, an EntityEvent poll's), once its items were read */
+  sections?: readonly SourceSection[];
   warnings: string[];
 }
+
+/**
+ * The fields of each report section a source fills, by the section's name. A source declares its
+ * own from its module by declaration merging, as graphile-worker types its tasks' payloads:
+ * `declare module '../types.js' { interface SourceSections { events: {...} } }` (reso/reso-sections.ts).
+ * The report (SyncReport.source) types each one under its name, and nothing shared names it. A name
+ * is not one of the report's own source fields (mode, since, complete, pages, requests, warnings…).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by each source's declaration merging
+export interface SourceSections {}
+
+/**
+ * One section of the report a source fills (SourceReadStats.sections): its fields, plain JSON (the
+ * report keeps them under the section's name), and the lines the text report prints of it.
+ */
+export type SourceSection = {
+  [N in keyof SourceSections]: {
+    name: N;
+    fields: SourceSections[N];
+    lines: readonly string[];
+    /** the section says which records were read (pushed events named them): the text report says nothing of an incremental pull */
+    tellsTheRead?: true;
+  };
+}[keyof SourceSections];

@@ -127,6 +127,64 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
   const rules = mergedRules(config);
   const defaults = { ...preset?.defaults, ...config.defaults } as Record<string, unknown>;
 
+  const fieldFns = compileSteps(config, rules, defaults, options, hooks);
+
+  const keyGetters = {
+    MLSNumber: rules.MLSNumber ? valueGetter('MLSNumber', rules.MLSNumber, { now }) : () => defaults.MLSNumber,
+    URL: rules.Url ? valueGetter('Url', rules.Url, { now }) : () => defaults.Url,
+  };
+
+  const keyColumn = { MLSNumber: copiedColumn(rules.MLSNumber), URL: copiedColumn(rules.Url) };
+
+  const replacements = replacementsOf(rules, defaults);
+  const display = options.display ? compileDisplay(options.display, now) : undefined;
+  const alone = alternateSources(rules, replacements, hooks);
+  return {
+    rules,
+    replacements,
+    ...(display && { display }),
+    purpose: options.display?.purpose ?? 'internal',
+    *sourceValues(field, record, candidate) {
+      for (const fn of alone.get(field) ?? []) {
+        const out: Record<string, unknown> = { ...candidate };
+        delete out[field];
+        const result = runAlone(fn, record, out);
+        yield result.issues.length || result.skip !== undefined ? undefined : out[field];
+      }
+    },
+    clockFields: (Object.entries(rules) as [ListingField, FieldRuleObject | undefined][])
+      .filter(([, r]) => r?.transform?.some((t) => CLOCK_TRANSFORMS.has(t.name)))
+      .map(([f]) => f),
+    map(record, serialNumber) {
+      const candidate: Record<string, unknown> = { SerialNumber: serialNumber };
+      const result: Working = { candidate, issues: [], after: [] };
+      for (const fn of fieldFns) fn(record, candidate, result);
+      for (const step of result.after) step();
+      const { after: _, ...done } = result;
+      return done;
+    },
+    keyColumn,
+    keyOf(record, keyBy) {
+      try {
+        const v = keyGetters[keyBy](record);
+        // (its own string: a run keeps every key, and a key cut from the feed's text would keep that text)
+        return isEmpty(v) ? undefined : ownString(String(v).trim());
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
+/** Each field's step, in the spec's order: its rule, else its default, then the extension and open-house entries. */
+function compileSteps(
+  config: MappingConfig,
+  rules: Partial<Record<ListingField, FieldRuleObject>>,
+  defaults: Record<string, unknown>,
+  options: CompileOptions,
+  hooks: Hooks,
+): FieldFn[] {
+  const preset = config.preset ? PRESETS[config.preset] : undefined;
   // fields are filled in the spec's order, so the candidate's keys already are in the order the
   // validated listing has (validateListing can then hand the same object on)
   const steps: [ListingField, FieldFn][] = [];
@@ -153,64 +211,25 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
   }
   if (options.openHouses && preset?.openHouses) {
     // after the extension step: the agent entries come first
-    const openHouses = compileOpenHouses(preset.openHouses, options.openHouses.timeZone, now);
+    const openHouses = compileOpenHouses(preset.openHouses, options.openHouses.timeZone, hooks.now);
     steps.push(['ExtensionColumn', (record, out) => openHouses(record, out)]);
   }
   const order = (f: ListingField) => LISTING_FIELDS.indexOf(f);
   // a stable sort keeps an ExtensionColumn rule before the extension entries
-  const fieldFns = steps.sort((a, b) => order(a[0]) - order(b[0])).map(([, fn]) => fn);
+  return steps.sort((a, b) => order(a[0]) - order(b[0])).map(([, fn]) => fn);
+}
 
-  const keyGetters = {
-    MLSNumber: rules.MLSNumber ? valueGetter('MLSNumber', rules.MLSNumber, { now }) : () => defaults.MLSNumber,
-    URL: rules.Url ? valueGetter('Url', rules.Url, { now }) : () => defaults.Url,
-  };
-
-  const keyColumn = { MLSNumber: copiedColumn(rules.MLSNumber), URL: copiedColumn(rules.Url) };
-
+/** `onInvalid: default`: the value that replaces each such field's value when it breaks the rules. */
+function replacementsOf(
+  rules: Partial<Record<ListingField, FieldRuleObject>>,
+  defaults: Record<string, unknown>,
+): Map<ListingField, unknown> {
   const replacements = new Map<ListingField, unknown>();
   for (const [field, rule] of Object.entries(rules) as [ListingField, FieldRuleObject][]) {
     const value = rule.default ?? defaults[field];
     if (rule.onInvalid === 'default' && value !== undefined) replacements.set(field, value);
   }
-
-  const display = options.display ? compileDisplay(options.display, now) : undefined;
-  const alone = alternateSources(rules, replacements, hooks);
-  return {
-    rules,
-    replacements,
-    ...(display && { display }),
-    purpose: options.display?.purpose ?? 'internal',
-    *sourceValues(field, record, candidate) {
-      for (const fn of alone.get(field) ?? []) {
-        const out: Record<string, unknown> = { ...candidate };
-        delete out[field];
-        const result: Working = { candidate: out, issues: [], after: [] };
-        fn(record, out, result);
-        yield result.issues.length || result.skip !== undefined ? undefined : out[field];
-      }
-    },
-    clockFields: (Object.entries(rules) as [ListingField, FieldRuleObject | undefined][])
-      .filter(([, r]) => r?.transform?.some((t) => CLOCK_TRANSFORMS.has(t.name)))
-      .map(([f]) => f),
-    map(record, serialNumber) {
-      const candidate: Record<string, unknown> = { SerialNumber: serialNumber };
-      const result: Working = { candidate, issues: [], after: [] };
-      for (const fn of fieldFns) fn(record, candidate, result);
-      for (const step of result.after) step();
-      const { after: _, ...done } = result;
-      return done;
-    },
-    keyColumn,
-    keyOf(record, keyBy) {
-      try {
-        const v = keyGetters[keyBy](record);
-        // (its own string: a run keeps every key, and a key cut from the feed's text would keep that text)
-        return isEmpty(v) ? undefined : ownString(String(v).trim());
-      } catch {
-        return undefined;
-      }
-    },
-  };
+  return replacements;
 }
 
 /**
@@ -300,16 +319,62 @@ function valueGetter(field: ListingField, rule: FieldRuleObject, hooks: Hooks): 
   };
 }
 
+/**
+ * One source of a rule alone against the listing mapped so far, with the steps it leaves for the
+ * whole listing (its value converted to AreaUnit): the next source a rule falls back to is brought
+ * to the listing's unit from its own unit, as the rule's first choice is (issue 54).
+ */
+function runAlone(fn: FieldFn, record: Record<string, unknown>, out: Record<string, unknown>): Working {
+  const result: Working = { candidate: out, issues: [], after: [] };
+  fn(record, out, result);
+  for (const step of result.after) step();
+  return result;
+}
+
 function compileField(field: ListingField, rule: FieldRuleObject, fallback: unknown, hooks: Hooks): FieldFn {
   const fn = compileValue(field, rule, fallback, hooks);
   return rule.when ? onlyWhen(field, rule.when, fn) : fn;
 }
 
 function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unknown, hooks: Hooks): FieldFn {
+  const pipeline = compilePipeline(field, rule, fallback, hooks);
+  const general = generalPath(field, pipeline);
+  return plainPath(field, rule, pipeline, general) ?? general;
+}
+
+/** A rule's steps, each decided once: source, list, transforms, skip, map, unit, default and final shape. */
+interface Pipeline {
+  label: string;
+  unit: CompiledUnit | undefined;
+  source: Getter | undefined;
+  list: Transform | undefined;
+  transforms: Transform[];
+  skip: Set<string> | undefined;
+  map: Transform | undefined;
+  dflt: unknown;
+  shape: (v: unknown) => unknown;
+  set: (out: Record<string, unknown>, v: unknown) => void;
+}
+
+function compilePipeline(field: ListingField, rule: FieldRuleObject, fallback: unknown, hooks: Hooks): Pipeline {
   const label = rule.from === undefined ? field : Array.isArray(rule.from) ? rule.from.join('|') : rule.from;
   const unit = rule.unit ? compileUnit(rule, rule.unit) : undefined;
-  const source = unit?.source ?? compileSource(rule);
-  const list = rule.list ? compileList(rule.list) : undefined;
+  const onUnmapped = hooks.onUnmapped && ((value: string) => hooks.onUnmapped!({ field, from: label, value }));
+  return {
+    label,
+    unit,
+    source: unit?.source ?? compileSource(rule),
+    list: rule.list ? compileList(rule.list) : undefined,
+    transforms: compileTransforms(field, rule, hooks),
+    skip: rule.skip ? new Set(rule.skip.map(foldLookup)) : undefined,
+    map: rule.map ? compileValueMap(rule.map, onUnmapped) : undefined,
+    dflt: rule.default ?? fallback,
+    shape: shapeOf(field),
+    set: propertyWriter(field),
+  };
+}
+
+function compileTransforms(field: ListingField, rule: FieldRuleObject, hooks: Hooks): Transform[] {
   const transforms: Transform[] = (rule.transform ?? []).map((t) => compileTransform(t, hooks.now));
   const explicitNumber = (rule.transform ?? []).some((t) =>
     ['number', 'integer', 'money', 'days-since', 'round', 'floor', 'ceil'].includes(t.name),
@@ -317,22 +382,21 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
   // A plain `Bedrooms: Beds` rule still yields a number: numeric fields get the number transform implied.
   if (NUMERIC_FIELDS.has(field) && !explicitNumber && !rule.map)
     transforms.push(compileTransform({ name: 'number' }, hooks.now));
-  const skip = rule.skip ? new Set(rule.skip.map(foldLookup)) : undefined;
-  const map = rule.map
-    ? compileValueMap(rule.map, hooks.onUnmapped && ((value) => hooks.onUnmapped!({ field, from: label, value })))
-    : undefined;
-  const dflt = rule.default ?? fallback;
-  const shape =
-    field === 'Images'
-      ? toList
-      : field === 'ExtensionColumn'
-        ? (v: unknown) => v
-        : NUMERIC_FIELDS.has(field)
-          ? toScalar
-          : toText;
-  const set = propertyWriter(field);
+  return transforms;
+}
 
-  const general: FieldFn = (record, out, result) => {
+/** The value's final form for its field: a list of images, ExtensionColumn's entries as they are, a scalar or text. */
+function shapeOf(field: ListingField): (v: unknown) => unknown {
+  if (field === 'Images') return toList;
+  if (field === 'ExtensionColumn') return (v) => v;
+  return NUMERIC_FIELDS.has(field) ? toScalar : toText;
+}
+
+/** Every step of the pipeline, in order; the way any rule's value goes. */
+function generalPath(field: ListingField, pipeline: Pipeline): FieldFn {
+  // (locals, not the object's properties: the closure below is the hot path of a big feed)
+  const { label, unit, source, list, transforms, skip, map, dflt, shape, set } = pipeline;
+  return (record, out, result) => {
     let v = source ? source(record) : undefined;
     if (list && !isEmpty(v)) v = list(v);
     if (isEmpty(v)) {
@@ -358,8 +422,19 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
       result.issues.push({ field, value: v, rule: err.message });
     }
   };
-  // Most rules just copy a column: a text value with nothing to trim, or a plain decimal number.
-  // Those take a short path; everything else goes the general way above.
+}
+
+/**
+ * Most rules just copy a column: a text value with nothing to trim, or a plain decimal number.
+ * Those take a short path (undefined for any other rule); everything else goes the general way.
+ */
+function plainPath(
+  field: ListingField,
+  rule: FieldRuleObject,
+  pipeline: Pipeline,
+  general: FieldFn,
+): FieldFn | undefined {
+  const { source, map, skip, unit, list, set } = pipeline;
   const plain =
     source &&
     !rule.transform?.length &&
@@ -369,7 +444,7 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
     !list &&
     field !== 'Images' &&
     field !== 'ExtensionColumn';
-  if (!plain) return general;
+  if (!plain) return undefined;
   if (NUMERIC_FIELDS.has(field)) {
     return (record, out, result) => {
       const v = source(record);

@@ -4,9 +4,9 @@
 //   false), the listing broker does not take part in IDX (IDXParticipationYN false, idx only), MLS
 //   Grid says it may not be shown (MlgCanView false), its StandardStatus is not among
 //   `display.statuses`, or it is Closed past its sold window (CloseDate + soldDays);
-// - held back: the attribution names a field the record lacks (a listing is never shown without it),
-//   or a rule cannot read its value (an unreadable flag, no StandardStatus, a status that is neither
-//   a Data Dictionary value nor among display.statuses). Only a value the record states removes a
+// - held back: the attribution names a field the record lacks or holds no text in (a listing is
+//   never shown without it), or a rule cannot read its value (an unreadable flag, no StandardStatus,
+//   a status that is neither a Data Dictionary value nor among display.statuses). Only a value the record states removes a
 //   listing by a rule, because such removals are sent at once and no delete limit holds them: a vendor
 //   that stops sending StandardStatus, or a `flags` entry naming the wrong field, would otherwise
 //   empty the chatbot. A held record is rejected, so the chatbot keeps what it had and the report
@@ -33,7 +33,14 @@ export type DisplayVerdict =
   /** `until`: a Closed listing's window ends then (ISO): the next run after it removes the listing */
   | { kind: 'shown'; addressWithheld: boolean; extension: ExtensionEntry[]; until?: string }
   | { kind: 'hidden'; rule: HideRule; reason: string }
-  | { kind: 'held'; reason: string; field?: string };
+  /**
+   * `field`: the source field at fault; `value`: what the record holds there, undefined when it has
+   * no such field. `reason` reads after the field's name, as a validation issue's rule does
+   * (`formatIssue`: "F is missing (reason)" without a value, "F reason (got value)" with one).
+   */
+  | Held;
+
+type Held = { kind: 'held'; reason: string; field: string; value?: unknown };
 
 export type DisplayEvaluator = (record: Record<string, unknown>) => DisplayVerdict;
 
@@ -71,9 +78,7 @@ export function compileDisplay(rules: DisplayRules, now: () => Date = () => new 
     if (!render) return undefined;
     return (record) => {
       const r = render(record);
-      return typeof r === 'string'
-        ? { kind: 'held', reason: r }
-        : { kind: 'shown', addressWithheld: false, extension: r };
+      return Array.isArray(r) ? { kind: 'shown', addressWithheld: false, extension: r } : r;
     };
   }
   const get = Object.fromEntries(
@@ -91,23 +96,22 @@ export function compileDisplay(rules: DisplayRules, now: () => Date = () => new 
       const field = rule as RuleField;
       const flag = readFlag(get[field](record));
       if (flag === false) return { kind: 'hidden', rule, reason: `${rules.fields[field]} is false` };
-      if (flag === 'unreadable')
-        return held(
-          rules.fields[field],
-          `${rules.fields[field]} is ${excerpt(get[field](record))}, not Y/N, 1/0 or a boolean: held back`,
-        );
+      if (flag === 'unreadable') return held(rules.fields[field], get[field](record), NOT_A_FLAG);
     }
     const status = get.StandardStatus(record);
     const folded = isEmpty(status) ? '' : foldLookup(Array.isArray(status) ? status[0] : status);
     if (!statuses.has(folded)) {
       const field = rules.fields.StandardStatus;
       if (folded === '')
-        return held(field, `${field} is empty: the display rules cannot tell whether it may be shown: held back`);
+        return status === undefined
+          ? held(
+              field,
+              undefined,
+              'the display rules cannot tell whether the listing may be shown without it: held back',
+            )
+          : held(field, status, 'is empty: the display rules cannot tell whether the listing may be shown: held back');
       if (!STANDARD_STATUSES.has(folded))
-        return held(
-          field,
-          `${field} ${excerpt(status)} is neither a StandardStatus value nor among display.statuses: held back`,
-        );
+        return held(field, status, 'is neither a StandardStatus value nor among display.statuses: held back');
       return {
         kind: 'hidden',
         rule: 'StandardStatus',
@@ -121,7 +125,7 @@ export function compileDisplay(rules: DisplayRules, now: () => Date = () => new 
       until = new Date(window).toISOString();
     }
     const r = render ? render(record) : [];
-    if (typeof r === 'string') return { kind: 'held', reason: r };
+    if (!Array.isArray(r)) return r;
     // a flag that does not read as allowed withholds the address (an unreadable one too)
     const address = readFlag(get.InternetAddressDisplayYN(record));
     const addressWithheld = address === false || address === 'unreadable';
@@ -146,7 +150,16 @@ const STANDARD_STATUSES = new Set(
   ].map(foldLookup),
 );
 
-const held = (field: string, reason: string): DisplayVerdict => ({ kind: 'held', reason, field });
+/** A rule's field the record holds but the rules cannot read, or lacks: the record is held back, naming both. */
+const held = (field: string, value: unknown, reason: string): Held => ({
+  kind: 'held',
+  reason,
+  field,
+  ...(value !== undefined && { value }),
+});
+
+const NOT_A_FLAG =
+  'is not a yes/no (Y/N, Yes/No, true/false, 1/0): the display rules cannot tell whether the listing may be shown: held back';
 
 /** The end of a Closed listing's window (epoch ms), or why it is not shown. */
 function soldWindow(rules: DisplayRules, closeDate: unknown, now: Date): number | { reason: string } {
@@ -164,7 +177,7 @@ function soldWindow(rules: DisplayRules, closeDate: unknown, now: Date): number 
 /** The attribution and disclaimer of a record as ExtensionColumn entries, or why the record is held back. */
 function compileRender(
   rules: DisplayRules,
-): ((record: Record<string, unknown>) => ExtensionEntry[] | string) | undefined {
+): ((record: Record<string, unknown>) => ExtensionEntry[] | Held) | undefined {
   const { attribution, disclaimer } = rules;
   if (attribution === undefined && disclaimer === undefined) return undefined;
   const parts =
@@ -181,9 +194,9 @@ function compileRender(
           text += part;
           continue;
         }
-        const v = textOf(part.get(record));
-        if (v === undefined)
-          return `display.attribution names ${part.field}, which this record lacks: held back (a listing is never shown without its attribution; fields named: ${named.join(', ')})`;
+        const value = part.get(record);
+        const v = textOf(value);
+        if (v === undefined) return withoutAttribution(part.field, value, named);
         text += v;
       }
       out.push({ Key: ATTRIBUTION_KEY, value: text });
@@ -191,6 +204,15 @@ function compileRender(
     if (disclaimer !== undefined) out.push({ Key: DISCLAIMER_KEY, value: disclaimer });
     return out;
   };
+}
+
+/** A record held back for a field its attribution names: absent, empty, or no text (an object). */
+function withoutAttribution(field: string, value: unknown, named: string[]): Held {
+  const of = named.length > 1 ? ` (of ${named.join(', ')})` : '';
+  const why = `display.attribution names ${field}${of}, and a listing is never shown without its attribution: held back`;
+  if (value === undefined) return held(field, undefined, why);
+  const blank = (Array.isArray(value) ? value : [value]).every(isEmpty);
+  return held(field, value, `${blank ? 'is empty' : 'is not text'}: ${why}`);
 }
 
 function textOf(v: unknown): string | undefined {

@@ -6,6 +6,7 @@ import { validateListing } from '../listing/validate.js';
 import { compileMapping, type CompiledMapping } from './compile.js';
 import type { MappingConfig } from './config-schema.js';
 import type { ListingField } from '../listing/schema.js';
+import type { ValidationIssue } from '../errors.js';
 import type { MapContext, MappedItem, ShownBy } from './types.js';
 import { ADDRESS_FIELDS, readFlag, type DisplayVerdict } from './display-rules.js';
 
@@ -40,67 +41,15 @@ export function mapFeed(
 
 export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapContext): MappedItem {
   const { position } = item;
-  if (item.kind === 'error') {
-    const error: MappedItem = {
-      kind: 'error',
-      position,
-      error: item.error,
-      ...(item.standalone && { standalone: true }),
-    };
-    return item.data === undefined ? error : withKey(error, compiled.keyOf(item.data, ctx.keyBy));
-  }
-  if (item.kind === 'removed') {
-    const key = compiled.keyOf(item.data, ctx.keyBy);
-    // MLS Grid's MlgCanView false: under display rules, a removal by that rule; a record the source
-    // no longer returns (an EntityEvent's key, reso-events.ts) stays the source's word, 'removed'
-    if (compiled.purpose !== 'internal' && readFlag(item.data.MlgCanView) === false)
-      return withKey({ kind: 'skipped', position, reason: 'MlgCanView is false', rule: 'MlgCanView' }, key);
-    return withKey({ kind: 'removed', position }, key);
-  }
-
+  if (item.kind !== 'record') return notARecord(item, compiled, ctx);
   const verdict = compiled.display?.(item.data);
-  if (verdict?.kind === 'hidden')
-    return withKey(
-      { kind: 'skipped', position, reason: verdict.reason, rule: verdict.rule },
-      compiled.keyOf(item.data, ctx.keyBy),
-    );
-  if (verdict?.kind === 'held') {
-    return withKey(
-      {
-        kind: 'rejected',
-        position,
-        issues: [{ field: verdict.field ?? 'ExtensionColumn', value: undefined, rule: verdict.reason }],
-        held: true,
-      },
-      compiled.keyOf(item.data, ctx.keyBy),
-    );
-  }
+  if (verdict?.kind === 'hidden' || verdict?.kind === 'held') return notShown(item, verdict, compiled, ctx);
   const mapped = compiled.map(item.data, ctx.serialNumber);
-  let { candidate, issues } = mapped;
+  let { candidate } = mapped;
   const key = keyOf(candidate, ctx.keyBy);
   if (mapped.skip !== undefined) return withKey({ kind: 'skipped', position, reason: mapped.skip }, key);
   if (verdict) candidate = shownAs(candidate, verdict);
-  let v = validateListing(candidate);
-  let replaced: ListingField[] | undefined;
-  if (!(v.ok && issues.length === 0) && compiled.replacements.size) {
-    // onInvalid: default: the rule's next source that holds a usable value, else its default (counted)
-    const bad = new Set([...issues.map((i) => i.field), ...(v.ok ? [] : v.issues.map((i) => i.field))]);
-    const invalid = [...compiled.replacements.keys()].filter((f) => bad.has(f));
-    if (invalid.length) {
-      candidate = { ...candidate };
-      replaced = [];
-      for (const f of invalid) {
-        const usable = usableSource(compiled, f, item.data, candidate);
-        if (usable.found) candidate[f] = usable.value;
-        else {
-          candidate[f] = compiled.replacements.get(f);
-          replaced.push(f);
-        }
-      }
-      issues = issues.filter((i) => !invalid.includes(i.field as ListingField));
-      v = validateListing(candidate);
-    }
-  }
+  const { v, issues, replaced } = validated(candidate, mapped.issues, compiled, item.data);
   if (v.ok && issues.length === 0) {
     const k = keyOf(v.listing, ctx.keyBy);
     const shown = verdict && shownBy(verdict);
@@ -117,6 +66,83 @@ export function mapItem(item: FeedItem, compiled: CompiledMapping, ctx: MapConte
   const failed = new Set(issues.map((i) => i.field));
   const all = [...issues, ...(v.ok ? [] : v.issues.filter((i) => !failed.has(i.field)))];
   return withKey({ kind: 'rejected', position, issues: all }, key);
+}
+
+/** A read error or a removal: no listing to map, its key read from the data it has. */
+function notARecord(
+  item: Exclude<FeedItem, { kind: 'record' }>,
+  compiled: CompiledMapping,
+  ctx: MapContext,
+): MappedItem {
+  const { position } = item;
+  if (item.kind === 'error') {
+    const error: MappedItem = {
+      kind: 'error',
+      position,
+      error: item.error,
+      ...(item.standalone && { standalone: true }),
+    };
+    return item.data === undefined ? error : withKey(error, compiled.keyOf(item.data, ctx.keyBy));
+  }
+  const key = compiled.keyOf(item.data, ctx.keyBy);
+  // MLS Grid's MlgCanView false: under display rules, a removal by that rule; a record the source
+  // no longer returns (an EntityEvent's key, reso-events.ts) stays the source's word, 'removed'
+  if (compiled.purpose !== 'internal' && readFlag(item.data.MlgCanView) === false)
+    return withKey({ kind: 'skipped', position, reason: 'MlgCanView is false', rule: 'MlgCanView' }, key);
+  return withKey({ kind: 'removed', position }, key);
+}
+
+/** A record the display rules hide (skipped by that rule) or hold back (rejected, naming the field at fault). */
+function notShown(
+  item: Extract<FeedItem, { kind: 'record' }>,
+  verdict: Extract<DisplayVerdict, { kind: 'hidden' | 'held' }>,
+  compiled: CompiledMapping,
+  ctx: MapContext,
+): MappedItem {
+  const { position } = item;
+  const key = compiled.keyOf(item.data, ctx.keyBy);
+  if (verdict.kind === 'hidden')
+    return withKey({ kind: 'skipped', position, reason: verdict.reason, rule: verdict.rule }, key);
+  return withKey(
+    {
+      kind: 'rejected',
+      position,
+      issues: [{ field: verdict.field, value: verdict.value, rule: verdict.reason }],
+      held: true,
+    },
+    key,
+  );
+}
+
+/**
+ * The candidate validated; with `onInvalid: default`, each such field that breaks a rule takes the
+ * rule's next source that holds a usable value, else its default (counted in `replaced`).
+ */
+function validated(
+  candidate: Record<string, unknown>,
+  mappedIssues: ValidationIssue[],
+  compiled: CompiledMapping,
+  record: Record<string, unknown>,
+): { v: ReturnType<typeof validateListing>; issues: ValidationIssue[]; replaced?: ListingField[] } {
+  let issues = mappedIssues;
+  let v = validateListing(candidate);
+  if ((v.ok && issues.length === 0) || !compiled.replacements.size) return { v, issues };
+  const bad = new Set([...issues.map((i) => i.field), ...(v.ok ? [] : v.issues.map((i) => i.field))]);
+  const invalid = [...compiled.replacements.keys()].filter((f) => bad.has(f));
+  if (!invalid.length) return { v, issues };
+  const fixed = { ...candidate };
+  const replaced: ListingField[] = [];
+  for (const f of invalid) {
+    const usable = usableSource(compiled, f, record, fixed);
+    if (usable.found) fixed[f] = usable.value;
+    else {
+      fixed[f] = compiled.replacements.get(f);
+      replaced.push(f);
+    }
+  }
+  issues = issues.filter((i) => !invalid.includes(i.field as ListingField));
+  v = validateListing(fixed);
+  return { v, issues, replaced };
 }
 
 /** A listing as the display rules let it be shown: its address withheld, the attribution and disclaimer in ExtensionColumn. */

@@ -19,7 +19,7 @@ import { checkStateFile } from './lmdb-header.js';
 import { holdOpen, type OpenLock } from './open-lock.js';
 import { privateDir, privateFile } from './private-files.js';
 import { refuseLongKeys } from './kv-store.js';
-import { walkStateFile } from './store-walk.js';
+import { recordChecked, walkStateFile } from './store-walk.js';
 import { rangeOf, SLOT_KEYS, slotOf, storedValue, valueOf } from './store-keys.js';
 import { StoredEntries } from './stored-entries.js';
 
@@ -75,7 +75,14 @@ export async function createFileStore(path: string, opts: FileStoreOptions = {})
     db: root.openDB(SLOTS),
     meta: root.openDB({ name: 'meta', encoding: 'string' }),
   };
-  const closeAll = () => root.close().finally(() => hold.release());
+  // (a clean close, with the file still this process's, records it as known whole: the next open skips its walk)
+  const closeAll = () =>
+    root
+      .close()
+      .then(() => {
+        if (!hold.lost.aborted) recordChecked(path);
+      })
+      .finally(() => hold.release());
   try {
     if (checkSchema(file) === 1) writeState(file, () => rewriteFormerKeys(root, file.db, path));
     await importLegacyState(file, (state, extra) => writeState(file, () => putAll(file, state, extra)));

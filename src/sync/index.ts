@@ -5,17 +5,18 @@ export { syncFeed } from './run/sync-feed.js';
 export { runSync } from './run/sync-run.js';
 export type { SyncDeps, SyncOptions, SyncProgress } from './run/context.js';
 export { lanesOf, chatbotsOf, laneId, type Lane } from './read/lanes.js';
-export { ruleOf, type PlannedCreate, type PlannedDelete, type PlannedUpdate } from './plan/plan-types.js';
+export { ruleOf, type PlannedCreate, type PlannedDelete, type PlannedUpdate } from './model/plan-types.js';
 export { withheldChanges } from './plan/plan.js';
 export { fetchRemote, remoteKey, remotePages } from './remote/remote.js';
 // undo writes through the sync's own write step (one write-job builder for both)
 export { createBeforeCapture, type PagedItems } from './write/capture-before.js';
 export { createExecutor, deleteJobs, writeJobs, type ExecutionResult, type ItemFailure } from './write/execute.js';
-export { commitChanges, emptyChanges, fingerprintNamespace, MARK_NAMESPACE } from './settle/state.js';
+export { commitChanges, emptyChanges } from './settle/state.js';
+export { fingerprintNamespace, MARK_NAMESPACE } from './model/state-names.js';
 export type { SyncReport } from './report/report.js';
 export { failedReport, displayCounts, displayCountsLine, displayLine } from './report/report.js';
 export { formatSyncReport, requestsLine } from './report/report-format.js';
-export { describeChange, type ChangeSink, type Headline, type ListingChange } from './report/changes.js';
+export { describeChange, type ChangeSink, type Headline, type ListingChange } from './model/changes.js';
 export {
   createProgressLine,
   createRunProgress,

@@ -10,7 +10,7 @@ import { createFileChangeLog } from '../../src/change-log/file-change-log.js';
 import { createChangeRecorder } from '../../src/change-log/recorder.js';
 import { createRedisChangeLog } from '../../src/change-log/redis-change-log.js';
 import { registerSecret, silentLogger } from '../../src/log.js';
-import type { ListingChange } from '../../src/sync/report/changes.js';
+import type { ListingChange } from '../../src/sync/model/changes.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 
 const redis = testRedis();

@@ -39,21 +39,21 @@ describe('overlayFeed', () => {
 
   it('keeps its own parts, getters as getters, and passes them on through a second wrapper', () => {
     const { feed, finish } = reader();
-    let roster = 0;
+    let learned = 0;
     const first = overlayFeed(feed, {
       get mark() {
         return feed.mark === undefined ? undefined : `${feed.mark}+roster`;
       },
-      get roster() {
-        return roster ? [] : undefined;
+      get state() {
+        return learned ? new Map() : undefined;
       },
     });
-    const second = overlayFeed(first, { openHouses: new Map([['K1', 'Sat 10-12']]) });
+    const second = overlayFeed(first, { since: '2026-11-26T00:00:00Z' });
     finish();
-    roster = 1;
+    learned = 1;
     expect(second.mark).toBe('{"ts":"2026-11-27T00:00:00Z"}+roster');
-    expect(second.roster).toEqual([]);
+    expect(second.state).toEqual(new Map());
     expect(second.mode).toBe('full');
-    expect(second.openHouses?.get('K1')).toBe('Sat 10-12');
+    expect(second.since).toBe('2026-11-26T00:00:00Z');
   });
 });

@@ -1,7 +1,7 @@
 // The roster's contact in place of a Property's own (src/feeds/reso/roster-contacts.ts): pure.
 import { describe, expect, it } from 'vitest';
 import { contactOf, rosterDifference, withContacts, type Contact } from '../../src/feeds/reso/roster-contacts.js';
-import type { RosterPull } from '../../src/feeds/types.js';
+import type { RosterPull } from '../../src/feeds/reso/roster-contacts.js';
 
 const ALL = new Set(['Member', 'Office'] as const);
 const roster: Record<string, Record<string, Contact>> = {

@@ -40,6 +40,10 @@
 // fetches the record by key and infers a delete when it is not returned. RCP-027 lets a producer
 // purge old events: `purge(upTo)` drops them, and a poll from before the oldest kept is answered with
 // what is left, or refused with `refusePurged` (the RCP names no status: 400 and 410 are both seen).
+// RCP-027 also lets a producer compact the log: "EntityEventSequence numbers MAY be hidden from feeds
+// as long as at least one later record contains a final record for that resource name and key"
+// (RCP-027 v2.0.2, "Entity Events"; RESOStandards/transport proposals/entity-events.md): `compact`
+// keeps only the newest event of each record, so a record that changes again loses its earlier event.
 // A Media event names a Media record (ResourceName `Media`, ResourceRecordKey its MediaKey); the
 // `/Media` resource (Data Dictionary Media: MediaKey, ResourceName, ResourceRecordKey of the record it
 // belongs to) says which listing. `types` and `$metadata`: OData 4.0 CSDL, as test/helpers/csdl.ts writes it.
@@ -126,6 +130,12 @@ export interface ResoServerOptions {
    * events it still holds (the client must notice the mark's own event is gone).
    */
   refusePurged?: number;
+  /**
+   * With entityEvents: keep only the newest event of each record (RCP-027 lets a producer hide an event
+   * a later one for the same ResourceName and ResourceRecordKey supersedes): an event logged for a
+   * record drops that record's earlier ones
+   */
+  compact?: boolean;
   /** answer 414 to a request whose URL (`${origin}${path and query}`, as sent) is longer than this */
   maxUrl?: number;
   /** the Lookup resource's records (LookupName, LookupValue, StandardLookupValue, LegacyODataValue, …); none: no Lookup resource */
@@ -183,6 +193,8 @@ export interface ResoServer {
   readonly received: number;
   /** the longest URL received (`${origin}${path and query}`, as sent), in characters */
   readonly longestUrl: number;
+  /** bytes of the bodies answered, as sent (data, `$metadata`, Lookup; the token endpoint's aside) */
+  readonly bytesSent: number;
   /** the EntityEvent log (entityEvents) */
   events: Row[];
   /** as the options: settable while the server runs */
@@ -356,6 +368,10 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
   const events: Row[] = [];
   const logEvent = (key: unknown, resource = 'Property') => {
     sequence += events.length % 3 === 2 ? 2 : 1; // gaps are legal
+    if (opts.compact) {
+      const keep = events.filter((e) => e.ResourceName !== resource || e.ResourceRecordKey !== key);
+      events.splice(0, events.length, ...keep);
+    }
     events.push({ EntityEventSequence: sequence, ResourceName: resource, ResourceRecordKey: key });
   };
   let purgedTo = 0;
@@ -548,8 +564,10 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
 
   let received = 0;
   let longestUrl = 0;
+  let bytesSent = 0;
   const http: Server = createServer((req, res) => {
     received++;
+    if (!(req.method === 'POST' && req.url === '/token')) countBytes(res);
     const length = origin.length + (req.url ?? '').length;
     longestUrl = Math.max(longestUrl, length);
     if (opts.maxUrl !== undefined && length > opts.maxUrl) {
@@ -562,6 +580,20 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+
+  /** the bytes of every body `res` sends, added to bytesSent */
+  function countBytes(res: ServerResponse) {
+    const add = (chunk: unknown) => {
+      if (typeof chunk === 'string' || chunk instanceof Uint8Array) bytesSent += Buffer.byteLength(chunk);
+    };
+    const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.write = ((chunk: unknown, ...rest: unknown[]) => (add(chunk), write(chunk, ...rest))) as typeof res.write;
+    res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+      if (typeof chunk !== 'function') add(chunk);
+      return end(chunk, ...rest);
+    }) as typeof res.end;
+  }
 
   const server: ResoServer = {
     url: `${origin}/reso/odata`,
@@ -588,6 +620,9 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     },
     get longestUrl() {
       return longestUrl;
+    },
+    get bytesSent() {
+      return bytesSent;
     },
     lookups: opts.lookups,
     lookupNames: opts.lookupNames,

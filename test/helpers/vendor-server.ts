@@ -126,14 +126,17 @@ const MLSGRID_SEARCHABLE_IN: Record<string, string[]> = {
   Member: ['ModificationTimestamp', 'OriginatingSystemName', 'MemberMlsId', 'MlgCanView'],
   Office: ['ModificationTimestamp', 'OriginatingSystemName', 'OfficeMlsId', 'MlgCanView'],
   OpenHouse: ['ModificationTimestamp', 'OriginatingSystemName', 'ListingId', 'MlgCanView'],
+  Rooms: ['ModificationTimestamp', 'OriginatingSystemName', 'ListingId', 'MlgCanView'],
 };
 const RESOURCE_KEY: Record<string, string> = {
   Property: 'ListingKey',
   Member: 'MemberKey',
   Office: 'OfficeKey',
   OpenHouse: 'OpenHouseKey',
+  Rooms: 'RoomKey',
 };
-export type RelatedResource = 'Member' | 'Office' | 'OpenHouse';
+/** `Rooms`: a test-only related resource (test/sync/related-resource.emulator.test.ts), served as the others are */
+export type RelatedResource = 'Member' | 'Office' | 'OpenHouse' | 'Rooms';
 
 function rules(o: VendorServerOptions): Rules {
   const top = (q: URLSearchParams) => (q.has('$top') ? Number(q.get('$top')) : undefined);
@@ -222,6 +225,7 @@ export async function startVendorServer(o: VendorServerOptions): Promise<VendorS
     Member: [...(o.related?.Member ?? [])],
     Office: [...(o.related?.Office ?? [])],
     OpenHouse: [...(o.related?.OpenHouse ?? [])],
+    Rooms: [...(o.related?.Rooms ?? [])],
   };
   const rowsOf = (resource: string): Row[] => (resource in related ? related[resource as RelatedResource] : records);
   const requests: VendorRequest[] = [];

@@ -2,6 +2,7 @@
 // and the config-time check that no mapping of an idx or vow feed reads a restricted field.
 import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
+import { formatIssue } from '../../src/errors.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import { mapItem } from '../../src/mapping/map-feed.js';
 import { compileMapping } from '../../src/mapping/index.js';
@@ -123,10 +124,94 @@ describe('display rules of an idx feed', () => {
   it('holds back a record that lacks a field its attribution names, saying so', () => {
     const m = mapWith(undefined, record({ ListOfficeName: undefined }));
     expect(m.kind).toBe('rejected');
-    expect(m.kind === 'rejected' && m.issues[0]!.rule).toMatch(
-      /display\.attribution names ListOfficeName, which this record lacks/,
-    );
+    expect(m.kind === 'rejected' && m.issues.map(formatIssue)).toEqual([
+      'ListOfficeName is missing (display.attribution names ListOfficeName, and a listing is never shown without its attribution: held back)',
+    ]);
     expect(m.key).toBeTruthy();
+  });
+
+  // issue 54: a held-back record said "ExtensionColumn is missing" / "InternetEntireListingDisplayYN
+  // is missing" when the field was there: the reason says what the record holds and what is wrong with it
+  const NOT_TOLD = 'the display rules cannot tell whether the listing may be shown';
+  const ATTRIBUTION = `display.attribution names ListOfficeName, and a listing is never shown without its attribution: held back`;
+  it.each([
+    [
+      'a flag present with a value that is not a yes/no',
+      {},
+      { InternetEntireListingDisplayYN: 'maybe' },
+      `InternetEntireListingDisplayYN is not a yes/no (Y/N, Yes/No, true/false, 1/0): ${NOT_TOLD}: held back (got "maybe")`,
+    ],
+    [
+      'a flag present with a number other than 1/0',
+      {},
+      { IDXParticipationYN: 7 },
+      `IDXParticipationYN is not a yes/no (Y/N, Yes/No, true/false, 1/0): ${NOT_TOLD}: held back (got 7)`,
+    ],
+    [
+      'a flag under its local name (flags)',
+      { flags: { IDXParticipationYN: 'ACT_IDXOptInYN' } },
+      { ACT_IDXOptInYN: 'unknown' },
+      `ACT_IDXOptInYN is not a yes/no (Y/N, Yes/No, true/false, 1/0): ${NOT_TOLD}: held back (got "unknown")`,
+    ],
+    [
+      'StandardStatus absent',
+      {},
+      { StandardStatus: undefined },
+      `StandardStatus is missing (${NOT_TOLD} without it: held back)`,
+    ],
+    [
+      'StandardStatus present but empty',
+      {},
+      { StandardStatus: ' ' },
+      `StandardStatus is empty: ${NOT_TOLD}: held back (got " ")`,
+    ],
+    [
+      'StandardStatus present as null',
+      {},
+      { StandardStatus: null },
+      `StandardStatus is empty: ${NOT_TOLD}: held back (got null)`,
+    ],
+    [
+      'StandardStatus neither a Data Dictionary value nor among statuses',
+      {},
+      { StandardStatus: 'Actve' },
+      'StandardStatus is neither a StandardStatus value nor among display.statuses: held back (got "Actve")',
+    ],
+    ['an attribution field absent', {}, { ListOfficeName: undefined }, `ListOfficeName is missing (${ATTRIBUTION})`],
+    [
+      'an attribution field present but empty',
+      {},
+      { ListOfficeName: '' },
+      `ListOfficeName is empty: ${ATTRIBUTION} (got "")`,
+    ],
+    [
+      'an attribution field present as a list of blanks',
+      {},
+      { ListOfficeName: ['', ' '] },
+      `ListOfficeName is empty: ${ATTRIBUTION} (got [""," "])`,
+    ],
+    [
+      'an attribution field present but not text',
+      {},
+      { ListOfficeName: { Name: 'Oak Realty' } },
+      `ListOfficeName is not text: ${ATTRIBUTION} (got {"Name":"Oak Realty"})`,
+    ],
+    [
+      'one of two attribution fields absent',
+      { attribution: 'Listing courtesy of {ListOfficeName} ({ListAgentFullName})' },
+      { ListAgentFullName: undefined },
+      'ListAgentFullName is missing (display.attribution names ListAgentFullName (of ListOfficeName, ListAgentFullName), and a listing is never shown without its attribution: held back)',
+    ],
+    [
+      'an attribution field absent on an internal feed',
+      { purpose: 'internal', attribution: 'Listing courtesy of {ListOfficeName}' },
+      { ListOfficeName: undefined },
+      `ListOfficeName is missing (${ATTRIBUTION})`,
+    ],
+  ] as const)('a record held back for %s says what is wrong with the field', (_case, display, fields, reason) => {
+    const m = mapWith(display as Partial<DisplayConfig>, record(fields));
+    expect(m).toMatchObject({ kind: 'rejected', held: true });
+    expect(m.kind === 'rejected' && m.issues.map(formatIssue)).toEqual([reason]);
   });
 
   it('shows a Closed listing until soldDays after its CloseDate (fixed clock), and says when its window ends', () => {

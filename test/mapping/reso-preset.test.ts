@@ -154,6 +154,33 @@ describe.each<Spelling>(['display', 'enum'])('reso preset, lookups spelled as %s
     ]);
   });
 
+  it('a junk LotSizeArea gives way to LotSizeSquareFeet, converted to the AreaUnit like every other source (issue 54)', () => {
+    const item = map(
+      record({
+        LivingArea: 100,
+        LivingAreaUnits: 'Square Meters',
+        LotSizeArea: 1e15,
+        LotSizeUnits: 'Square Feet',
+        LotSizeSquareFeet: 10763.91,
+      }),
+      spelling,
+    );
+    expect(item).toMatchObject({ kind: 'listing', listing: { AreaUnit: 'Square Meters', LotArea: 1000 } });
+    expect(item.kind === 'listing' && item.replaced).toBeUndefined();
+    // the acres fallback alike
+    const acres = map(
+      record({
+        LivingAreaUnits: 'Square Meters',
+        LotSizeArea: 1e15,
+        LotSizeUnits: 'Square Feet',
+        LotSizeSquareFeet: null,
+        LotSizeAcres: 0.5,
+      }),
+      spelling,
+    );
+    expect(acres).toMatchObject({ kind: 'listing', listing: { AreaUnit: 'Square Meters', LotArea: 2023.43 } });
+  });
+
   it("junk in DaysOnMarket, GarageSpaces and LotSizeArea (the RESO reference server's) is replaced by 0 and named, not the listing lost", () => {
     const junk = map(
       record({

@@ -1,7 +1,7 @@
 // The chat check looks for the listing's price in the chatbot's answer the way people write prices.
 import { describe, expect, it } from 'vitest';
 import { judgeAnswer, mentionsPrice } from '../../src/smoke/chat-check.js';
-import type { Headline } from '../../src/sync/report/changes.js';
+import type { Headline } from '../../src/sync/model/changes.js';
 
 describe('mentionsPrice', () => {
   it.each([

@@ -7,7 +7,7 @@
 // the same writes, leave the same listings and state, and report the same counts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/emulator/prng.js';
-import { fingerprintNamespace, stampNamespace } from '../../src/sync/settle/state.js';
+import { fingerprintNamespace, stampNamespace } from '../../src/sync/model/state-names.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { createSyncEnv, row, rows, SN, writeCounts, type Row, type SyncEnv } from './helpers/feed.js';
 

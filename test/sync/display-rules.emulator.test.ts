@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { FeedConfig } from '../../src/config/schema.js';
 import { runEntryOf } from '../../src/runs/run-lanes.js';
 import { renderStatus } from '../../src/server/status/status-page.js';
-import { describeChange, type ListingChange } from '../../src/sync/report/changes.js';
+import { describeChange, type ListingChange } from '../../src/sync/model/changes.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { flaggedRecord, SECRET_MARK } from '../helpers/flagged-reso.js';

@@ -273,6 +273,69 @@ describe('a purged log', () => {
   }
 });
 
+describe('a compacted log (RCP-027: "EntityEventSequence numbers MAY be hidden from feeds as long as at least one later record contains a final record for that resource name and key")', () => {
+  it("the mark's own event hidden by a later event of its record: the poll goes on from the log (no reconcile), and the report says compaction, not purge", async () => {
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(200), maxPageSize: 50, entityEvents: true, compact: true }),
+    );
+    const feed = feedOf(server.url, { changes: 'entityEvent' });
+    server.event('K-01');
+    server.event('K-02'); // the newest event when the first pull begins: the mark
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    const mark = Number(server.events.at(-1)!.EntityEventSequence);
+    server.touch('K-02', { ListPrice: 202_202 }); // K-02 changes again: its event at the mark is compacted away
+    server.touch('K-07', { ListPrice: 707_707 });
+    expect(server.events.some((e) => e.EntityEventSequence === mark)).toBe(false);
+    const [requests, bytes] = [server.requests.length, server.bytesSent];
+    const run = await env.sync(te, feed);
+    expect(run.outcome, run.message).toBe('ok');
+    const sent = { requests: server.requests.length - requests, bytes: server.bytesSent - bytes };
+    console.log(`compacted log: ${sent.requests} requests, ${sent.bytes} bytes at the server`);
+    // the poll, one request that shows the log still holds an event before the mark (no purge reached it), the
+    // fetch: 3 requests, 4,632 bytes (a reconcile instead, before this: 8 requests, 20,244 bytes)
+    expect(sent.requests).toBe(3);
+    expect(sent.bytes).toBeLessThan(6_000);
+    expect(run.source.mode).toBe('incremental');
+    expect(run.source.reconcile).toBeUndefined();
+    expect(run.source.events).toMatchObject({ read: 2, keys: 2, fetched: 2, gone: 0 });
+    expect(run.source.events?.purged).toBeUndefined();
+    expect(run.source.events?.compacted).toMatch(/compacted/);
+    expect(run.counts.updated).toBe(2);
+    const now = await held();
+    expect(now.get('K-02')!.SalePrice).toBe(202_202);
+    expect(now.get('K-07')!.SalePrice).toBe(707_707);
+    // and on from the highest sequence read: a quiet poll, one request
+    const quiet = await env.sync(te, feed);
+    expect(quiet.source.events).toEqual({ read: 0, keys: 0, fetched: 0, gone: 0 });
+    expect(quiet.source.requests).toBe(1);
+  });
+
+  it('a log that compacts and was purged past the mark still runs the reconcile, reported as purged', async () => {
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(20), maxPageSize: 10, entityEvents: true, compact: true }),
+    );
+    const feed = feedOf(server.url, { changes: 'entityEvent' });
+    server.event('K-01');
+    server.event('K-02');
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    server.remove('K-04');
+    server.touch('K-02', { ListPrice: 202_202 });
+    server.purge(Number(server.events.at(-1)!.EntityEventSequence)); // every event up to K-02's new one lost
+    server.touch('K-06', { ListPrice: 606_606 });
+    const run = await env.sync(te, feed);
+    expect(run.outcome, run.message).toBe('ok');
+    expect(run.source.events?.compacted).toBeUndefined();
+    expect(run.source.events?.purged).toMatch(
+      /no longer holds sequence \d+ nor any event before it \(purged past it\)/,
+    );
+    expect(run.source.reconcile?.keys).toBe(19);
+    expect(run.deletedByReason).toEqual({ absent: 1 });
+    const now = await held();
+    expect(now.has('K-04')).toBe(false);
+    expect(now.get('K-02')!.SalePrice).toBe(202_202);
+  });
+});
+
 describe('a gone key under the reso preset (MLSNumber from ListingId, else ListingKey)', () => {
   it("names no listing: the event's ListingKey is not the listing's key (another listing's ListingId may equal it), so nothing is deleted by the event; the next reconcile removes it", async () => {
     const data = records(10); // ListingId L-01…

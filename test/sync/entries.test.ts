@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Entries } from '../../src/sync/write/entries.js';
+import { Entries } from '../../src/sync/model/entries.js';
 
 describe('Entries', () => {
   it('gives back the pairs pushed, in order, as often as asked', () => {

@@ -4,9 +4,9 @@ import { ApiError } from '../../src/errors.js';
 import { fingerprintListing } from '../../src/listing/fingerprint.js';
 import { silentLogger } from '../../src/log.js';
 import { createExecutor, writeJobs, type ExecuteDeps } from '../../src/sync/write/execute.js';
-import type { ListingChange } from '../../src/sync/report/changes.js';
+import type { ListingChange } from '../../src/sync/model/changes.js';
 import { executePlan } from './helpers/whole-plan.js';
-import type { PlannedDelete } from '../../src/sync/plan/plan-types.js';
+import type { PlannedDelete } from '../../src/sync/model/plan-types.js';
 import { createFakeApi } from './helpers/fake-api.js';
 import { listing } from './helpers/listings.js';
 

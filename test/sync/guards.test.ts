@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evaluateGuards, type GuardInput } from '../../src/sync/settle/guards.js';
-import type { PlannedDelete } from '../../src/sync/plan/plan-types.js';
+import type { PlannedDelete } from '../../src/sync/model/plan-types.js';
 import type { SyncPlan } from './helpers/whole-plan.js';
 
 const del = (key: string, reason: PlannedDelete['reason'] = 'absent'): PlannedDelete => ({

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFileStore, type FileStore } from '../../src/state/file-store.js';
 import { withSoldWindows, type LanePlannerInput } from '../../src/sync/plan/lane-plan.js';
-import { soldWindowNamespace } from '../../src/sync/settle/state.js';
+import { soldWindowNamespace } from '../../src/sync/model/state-names.js';
 
 let dir: string;
 let store: FileStore;
@@ -42,7 +42,7 @@ describe('the sold windows a planner asks', () => {
           for (const stored of [await store.getAll(ns), new Map(Object.entries(windows))]) {
             const input = withSoldWindows({ ...rest, soldUntil: stored });
             expect(input.chatbot).toBe('SN-1');
-            expect(input.dryRun).toBe(false);
+            expect((input as LanePlannerInput & { dryRun?: boolean }).dryRun).toBe(false);
             // (none stored: nothing to ask per record)
             expect(input.soldUntil === undefined).toBe(Object.keys(windows).length === 0);
             for (const key of [...asked, ...Object.keys(windows)])

@@ -4,7 +4,7 @@
 // 2.2 GB before: every record's place and reasons were held to the end of the run.)
 import { describe, expect, it } from 'vitest';
 import { KEPT_REJECTED } from '../../src/sync/read/desired.js';
-import type { ListingChange } from '../../src/sync/report/changes.js';
+import type { ListingChange } from '../../src/sync/model/changes.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import { row, rows, SN, useEmulatorSync } from './helpers/feed.js';
 

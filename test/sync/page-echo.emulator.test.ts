@@ -25,7 +25,7 @@ import {
 import type { RemoteRows } from '../../src/sync/remote/remote-rows.js';
 import { fetchRemote, type RemoteOptions } from '../../src/sync/remote/remote.js';
 import { planDeletes, planListing } from '../../src/sync/plan/plan.js';
-import type { RemoteSide } from '../../src/sync/plan/plan-types.js';
+import type { RemoteSide } from '../../src/sync/model/plan-types.js';
 import type { RemoteIndex } from '../../src/sync/remote/remote-index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { listing } from './helpers/listings.js';

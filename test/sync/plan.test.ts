@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fingerprintListing } from '../../src/listing/fingerprint.js';
 import { planSync } from './helpers/whole-plan.js';
-import type { PlanOptions } from '../../src/sync/plan/plan-types.js';
+import type { PlanOptions } from '../../src/sync/model/plan-types.js';
 import { desiredSide, listing, listItem, remoteSide } from './helpers/listings.js';
 
 const opts = (patch: Partial<PlanOptions> = {}): PlanOptions => ({

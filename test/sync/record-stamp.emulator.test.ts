@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { FeedConfig } from '../../src/config/schema.js';
-import { fingerprintNamespace, stampNamespace } from '../../src/sync/settle/state.js';
+import { fingerprintNamespace, stampNamespace } from '../../src/sync/model/state-names.js';
 import { requests, row, rows, SN, total, useEmulatorSync, type Row } from './helpers/feed.js';
 
 const sync = useEmulatorSync();

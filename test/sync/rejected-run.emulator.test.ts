@@ -3,7 +3,7 @@
 // run, ends `rejected`: nothing is deleted, the mark and the reference stay, and the feed restored
 // syncs with no write.
 import { describe, expect, it } from 'vitest';
-import { GOOD_VALID_NAMESPACE } from '../../src/sync/settle/state.js';
+import { GOOD_VALID_NAMESPACE } from '../../src/sync/model/state-names.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import { row, rows, SN, useEmulatorSync, writeCounts } from './helpers/feed.js';
 

@@ -15,7 +15,7 @@ import {
   listingHashes,
 } from '../../src/listing/fingerprint.js';
 import { RemoteIndex } from '../../src/sync/remote/remote-index.js';
-import { describeChange } from '../../src/sync/report/changes.js';
+import { describeChange } from '../../src/sync/model/changes.js';
 import { toRemote } from '../../src/sync/remote/remote.js';
 import { stampOf } from '../../src/sync/plan/record-stamp.js';
 import { listing, listItem } from './helpers/listings.js';

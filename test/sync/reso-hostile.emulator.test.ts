@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { exitForOutcome } from '../../src/cli/exit.js';
 import { FeedConfig } from '../../src/config/schema.js';
-import type { ListingChange } from '../../src/sync/report/changes.js';
+import type { ListingChange } from '../../src/sync/model/changes.js';
 import type { SyncReport } from '../../src/sync/index.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer, type ResoServer, type ResoServerOptions } from '../helpers/reso-server.js';

@@ -13,7 +13,7 @@ import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { lanesOf, runSync, type SyncReport } from '../../src/sync/index.js';
 import { requestsLine } from '../../src/sync/report/report-format.js';
-import { rosterNamespace } from '../../src/sync/settle/state.js';
+import { rosterNamespace } from '../../src/feeds/reso/reso-roster.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startVendorServer, type VendorServer } from '../helpers/vendor-server.js';
 import { refusingWritesOf } from '../helpers/refusing-proxy.js';

@@ -9,7 +9,7 @@ import { generateResoRecords } from '../../fixtures/generate.js';
 import { createCallCounter } from '../../src/api/call-counter.js';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
-import { fingerprintNamespace, MARK_NAMESPACE } from '../../src/sync/settle/state.js';
+import { fingerprintNamespace, MARK_NAMESPACE } from '../../src/sync/model/state-names.js';
 import { lanesOf, runSync, type SyncReport } from '../../src/sync/index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer, type FeedServer } from '../helpers/feed-server.js';

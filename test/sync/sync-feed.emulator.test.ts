@@ -9,7 +9,7 @@ import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startHostile, type HostileServer } from '../helpers/hostile-server.js';
 import { requests, row, rows, SN, total, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
-import type { ListingChange } from '../../src/sync/report/changes.js';
+import type { ListingChange } from '../../src/sync/model/changes.js';
 
 let te: TestEmulator;
 let env: SyncEnv;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChangeEntry } from '../../src/change-log/change-log.js';
 import { keptOfListing } from '../../src/listing/fingerprint.js';
 import { packListing } from '../../src/listing/whole.js';
-import type { ListingChange } from '../../src/sync/report/changes.js';
+import type { ListingChange } from '../../src/sync/model/changes.js';
 import { planUndo, type CurrentCopy } from '../../src/undo/plan-undo.js';
 import { sampleListing } from '../helpers/emulator.js';
 

@@ -64,16 +64,7 @@ async function* readCsvBatches(
   lazy: boolean,
 ): AsyncIterable<FeedItem[]> {
   const file = opts.label;
-  const rows = new CsvRows(
-    file,
-    {
-      maxColumns: opts.maxColumns ?? CSV_LIMIT_DEFAULTS.maxColumns,
-      maxRecordBytes: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes,
-    },
-    opts.onHeader,
-    lazy,
-    opts.columns,
-  );
+  const rows = csvRows(opts, lazy);
   const scanner =
     fastPath && fastPathReads(opts.delimiter, opts.quote)
       ? new CsvScanner(opts.delimiter, opts.quote, rows.row)
@@ -100,25 +91,14 @@ async function* readCsvBatches(
   // the file judged by its first line (or 512 characters) before a row is handed on (csv-header.ts):
   // no row is complete before its line ends, so the chunks go on to the parser meanwhile
   let judged = false;
-  const judge = (chunk: Buffer | string | undefined) => {
-    if (chunk !== undefined)
-      rows.start += typeof chunk === 'string' ? chunk.slice(0, 512) : chunk.toString('utf8', 0, 512);
-    if (chunk !== undefined && rows.start.length < 512 && !/[\r\n]/.test(rows.start.replace(/^[\s\uFEFF]+/, '')))
-      return;
-    judged = true;
-    refuseNotCsv(rows.start, file);
-  };
   for await (const chunk of input) {
-    if (!judged) judge(chunk);
-    if (chunk.length) {
-      const last = typeof chunk === 'string' ? chunk.charCodeAt(chunk.length - 1) : chunk[chunk.length - 1];
-      endsInLineBreak = last === 0x0a || last === 0x0d;
-    }
+    if (!judged) judged = judgeStart(rows, chunk, file);
+    if (chunk.length) endsInLineBreak = endsInBreak(chunk);
     if (parser) await write(parser, chunk);
     else if (scanner) yield* handOver(scanner.push(chunk));
     yield taken();
   }
-  if (!judged) judge(undefined);
+  if (!judged) judgeStart(rows, undefined, file);
   if (scanner && !parser) {
     yield* handOver(scanner.drain());
     yield taken();
@@ -134,6 +114,33 @@ async function* readCsvBatches(
 }
 
 const CSV_LIMIT_DEFAULTS = { maxRecordBytes: 1 << 20, maxColumns: 10_000 } as const;
+
+function csvRows(opts: CsvOptions, lazy: boolean): CsvRows {
+  const limits = {
+    maxColumns: opts.maxColumns ?? CSV_LIMIT_DEFAULTS.maxColumns,
+    maxRecordBytes: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes,
+  };
+  return new CsvRows(opts.label, limits, opts.onHeader, lazy, opts.columns);
+}
+
+/**
+ * Gathers the file's first line (or 512 characters) in `rows.start` and, once it has it (or the file
+ * ended: `chunk` undefined), judges the file by it (csv-header.ts): true when judged.
+ */
+function judgeStart(rows: CsvRows, chunk: Buffer | string | undefined, file: string): boolean {
+  if (chunk !== undefined)
+    rows.start += typeof chunk === 'string' ? chunk.slice(0, 512) : chunk.toString('utf8', 0, 512);
+  if (chunk !== undefined && rows.start.length < 512 && !/[\r\n]/.test(rows.start.replace(/^[\s\uFEFF]+/, '')))
+    return false;
+  refuseNotCsv(rows.start, file);
+  return true;
+}
+
+/** Whether a (non-empty) chunk ends in \n or \r. */
+function endsInBreak(chunk: Buffer | string): boolean {
+  const last = typeof chunk === 'string' ? chunk.charCodeAt(chunk.length - 1) : chunk[chunk.length - 1];
+  return last === 0x0a || last === 0x0d;
+}
 
 /** csv-parse with the reader's options, handing its rows and errors to `rows`; `emptyLinesOffset`: see Handover */
 function csvParser(opts: CsvOptions, rows: CsvRows, emptyLinesOffset: number) {

@@ -202,6 +202,9 @@ class RowScan {
   private nextLf = -1;
   private nextCr = -1;
   private nextEsc = -1;
+  // what the field just read holds, and the line breaks inside the row's quoted fields so far
+  private value = '';
+  private inner = 0;
 
   constructor(
     private readonly delimiter: number,
@@ -240,81 +243,96 @@ class RowScan {
 
   /** One row from `start`: its end (after its line ending), MORE when the text stops inside it, ODD when csv-parse must read it. */
   private row(text: string, start: number, limit: number, sink: RowSink): number {
-    const { delimiter, quote } = this;
     const atEnd = limit === Infinity;
     const len = text.length;
     const fields: string[] = [];
     // \r and \n inside quoted fields: csv-parse counts each as a line
-    let inner = 0;
+    this.inner = 0;
     let p = start;
     for (;;) {
       if (this.nextQuote < p) this.nextQuote = after(text, this.quoteChar, p);
-      if (this.nextQuote === p) {
-        let value = '';
-        let from = p + 1;
-        for (;;) {
-          if (this.nextQuote < from) this.nextQuote = after(text, this.quoteChar, from);
-          const i = this.nextQuote;
-          if (quote !== ESC) {
-            // csv-parse's escape, when the quote is another character: left to csv-parse
-            if (this.nextEsc < from) this.nextEsc = after(text, '"', from);
-            if (this.nextEsc < i) return ODD;
-          }
-          if (this.nextLf < from) this.nextLf = after(text, '\n', from);
-          while (this.nextLf < i) {
-            inner++;
-            this.nextLf = after(text, '\n', this.nextLf + 1);
-          }
-          if (this.nextCr < from) this.nextCr = after(text, '\r', from);
-          while (this.nextCr < i) {
-            inner++;
-            this.nextCr = after(text, '\r', this.nextCr + 1);
-          }
-          if (i >= len) return atEnd ? ODD : MORE;
-          if (i + 1 >= len) {
-            if (!atEnd) return MORE;
-            value += text.slice(from, i);
-            p = i + 1;
-            break;
-          }
-          const next = text.charCodeAt(i + 1);
-          if (quote === ESC && next === ESC) {
-            value += text.slice(from, i + 1);
-            from = i + 2;
-            continue;
-          }
-          if (next !== delimiter && next !== LF && next !== CR) return ODD;
-          value += text.slice(from, i);
-          p = i + 1;
-          break;
-        }
-        fields.push(value);
-      } else {
-        if (this.nextDelimiter < p) this.nextDelimiter = after(text, this.delimiterChar, p);
-        if (this.nextLf < p) this.nextLf = after(text, '\n', p);
-        if (this.nextCr < p) this.nextCr = after(text, '\r', p);
-        const end = Math.min(this.nextDelimiter, this.nextLf, this.nextCr);
-        if (this.nextQuote < end) return ODD; // a quote inside an unquoted field
-        if (end >= len && !atEnd) return MORE;
-        fields.push(text.slice(p, end));
-        p = end;
-      }
+      const end = this.nextQuote === p ? this.quoted(text, p, atEnd) : this.unquoted(text, p, atEnd);
+      if (end < 0) return end;
+      fields.push(this.value);
+      p = end;
       if (p >= len) {
         if (!atEnd) return MORE;
         // the file ends in this row, without a line ending
-        sink(fields, this.lines + inner, this.emptyLines);
-        this.lines += inner;
+        sink(fields, this.lines + this.inner, this.emptyLines);
+        this.lines += this.inner;
         return p;
       }
       const c = text.charCodeAt(p);
-      if (c === delimiter) {
+      if (c === this.delimiter) {
         p++;
         continue;
       }
       if (p >= limit) return MORE;
-      sink(fields, this.lines + inner, this.emptyLines);
-      this.lines += inner + 1;
+      sink(fields, this.lines + this.inner, this.emptyLines);
+      this.lines += this.inner + 1;
       return p + (c === CR && text.charCodeAt(p + 1) === LF ? 2 : 1);
+    }
+  }
+
+  /** An unquoted field from `p` (in `value`): where it ends, MORE or ODD. */
+  private unquoted(text: string, p: number, atEnd: boolean): number {
+    if (this.nextDelimiter < p) this.nextDelimiter = after(text, this.delimiterChar, p);
+    if (this.nextLf < p) this.nextLf = after(text, '\n', p);
+    if (this.nextCr < p) this.nextCr = after(text, '\r', p);
+    const end = Math.min(this.nextDelimiter, this.nextLf, this.nextCr);
+    if (this.nextQuote < end) return ODD; // a quote inside an unquoted field
+    if (end >= text.length && !atEnd) return MORE;
+    this.value = text.slice(p, end);
+    return end;
+  }
+
+  /** A quoted field whose opening quote is at `p` (in `value`): the index after its closing quote, MORE or ODD. */
+  private quoted(text: string, p: number, atEnd: boolean): number {
+    const { delimiter, quote } = this;
+    const len = text.length;
+    let value = '';
+    let from = p + 1;
+    for (;;) {
+      if (this.nextQuote < from) this.nextQuote = after(text, this.quoteChar, from);
+      const i = this.nextQuote;
+      // csv-parse's escape, when the quote is another character: left to csv-parse
+      if (quote !== ESC && this.escapeBefore(text, from, i)) return ODD;
+      this.countBreaks(text, from, i);
+      if (i >= len) return atEnd ? ODD : MORE;
+      if (i + 1 >= len) {
+        if (!atEnd) return MORE;
+        this.value = value + text.slice(from, i);
+        return i + 1;
+      }
+      const next = text.charCodeAt(i + 1);
+      if (quote === ESC && next === ESC) {
+        value += text.slice(from, i + 1);
+        from = i + 2;
+        continue;
+      }
+      if (next !== delimiter && next !== LF && next !== CR) return ODD;
+      this.value = value + text.slice(from, i);
+      return i + 1;
+    }
+  }
+
+  /** Whether a `"` (csv-parse's escape) comes between `from` and `to`. */
+  private escapeBefore(text: string, from: number, to: number): boolean {
+    if (this.nextEsc < from) this.nextEsc = after(text, '"', from);
+    return this.nextEsc < to;
+  }
+
+  /** Counts the \n and \r between `from` and `to` (inside a quoted field) into `inner`. */
+  private countBreaks(text: string, from: number, to: number): void {
+    if (this.nextLf < from) this.nextLf = after(text, '\n', from);
+    while (this.nextLf < to) {
+      this.inner++;
+      this.nextLf = after(text, '\n', this.nextLf + 1);
+    }
+    if (this.nextCr < from) this.nextCr = after(text, '\r', from);
+    while (this.nextCr < to) {
+      this.inner++;
+      this.nextCr = after(text, '\r', this.nextCr + 1);
     }
   }
 }

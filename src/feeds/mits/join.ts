@@ -116,6 +116,42 @@ interface JoinedUnit {
   plan: Plan | undefined;
 }
 
+/** A floorplan's availability: by its units when the property lists any, else by its own UnitsAvailable (set into `fields`). */
+function planAvailability(
+  plan: Plan & { el: Element },
+  fields: Fields,
+  hasUnits: boolean,
+  mine: number,
+  open: number,
+): { availability: Availability; how: string } {
+  if (hasUnits) {
+    fields.UnitsAvailable = String(open);
+    return { availability: open ? 'available' : 'leased', how: `${open} of its ${mine} unit(s) available` };
+  }
+  const stated = text(plan.el, 'UnitsAvailable');
+  if (stated === undefined)
+    return { availability: 'available', how: 'the property lists no units: listed by the feed' };
+  fields.UnitsAvailable = stated;
+  return {
+    availability: Number(stated) === 0 ? 'leased' : 'available',
+    how: `the property lists no units; Floorplan/UnitsAvailable ${stated}`,
+  };
+}
+
+/** MarketRentMin/Max from the open units' rents where the floorplan states none, and RentRange from them. */
+function rentRange(fields: Fields, open: JoinedUnit[]): void {
+  const rents = open
+    .map((u) => Number(u.parts.fields.UnitRent ?? u.parts.fields.MarketRent))
+    .filter((n) => Number.isFinite(n) && n > 0);
+  if (fields.MarketRentMin === undefined && rents.length) fields.MarketRentMin = String(Math.min(...rents));
+  if (fields.MarketRentMax === undefined && rents.length) fields.MarketRentMax = String(Math.max(...rents));
+  if (fields.MarketRentMin !== undefined)
+    fields.RentRange =
+      fields.MarketRentMax !== undefined && fields.MarketRentMax !== fields.MarketRentMin
+        ? `${String(fields.MarketRentMin)}-${String(fields.MarketRentMax)}`
+        : String(fields.MarketRentMin);
+}
+
 function floorplanRecord(
   pid: string | undefined,
   where: string,
@@ -127,31 +163,8 @@ function floorplanRecord(
   const mine = units.filter((u) => u.plan === plan);
   const open = mine.filter((u) => u.parts.availability !== 'leased');
   const fields: Fields = { ...plan.fields };
-  let availability: Availability;
-  let how: string;
-  if (units.length) {
-    fields.UnitsAvailable = String(open.length);
-    availability = open.length ? 'available' : 'leased';
-    how = `${open.length} of its ${mine.length} unit(s) available`;
-  } else {
-    const stated = text(plan.el, 'UnitsAvailable');
-    if (stated !== undefined) fields.UnitsAvailable = stated;
-    availability = stated !== undefined && Number(stated) === 0 ? 'leased' : 'available';
-    how =
-      stated !== undefined
-        ? `the property lists no units; Floorplan/UnitsAvailable ${stated}`
-        : 'the property lists no units: listed by the feed';
-  }
-  const rents = open
-    .map((u) => Number(u.parts.fields.UnitRent ?? u.parts.fields.MarketRent))
-    .filter((n) => Number.isFinite(n) && n > 0);
-  if (fields.MarketRentMin === undefined && rents.length) fields.MarketRentMin = String(Math.min(...rents));
-  if (fields.MarketRentMax === undefined && rents.length) fields.MarketRentMax = String(Math.max(...rents));
-  if (fields.MarketRentMin !== undefined)
-    fields.RentRange =
-      fields.MarketRentMax !== undefined && fields.MarketRentMax !== fields.MarketRentMin
-        ? `${String(fields.MarketRentMin)}-${String(fields.MarketRentMax)}`
-        : String(fields.MarketRentMin);
+  const { availability, how } = planAvailability(plan, fields, units.length > 0, mine.length, open.length);
+  rentRange(fields, open);
   const dates = open
     .map(
       (u) =>

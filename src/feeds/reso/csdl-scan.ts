@@ -11,7 +11,7 @@
 // The scan stops every SLICE characters and lets the event loop run (setImmediate) before it goes
 // on: a worker parsing a `$metadata` of several MB still answers /healthz and renews its job locks.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { decodeXmlText, DQ, EQ, GT, LT, SLASH, SQ, tagEnd } from '../xml/xml-scanner.js';
+import { decodeXmlText, GT, lexed, LT, nextAttribute, SLASH, tagEnd } from '../xml/xml-scanner.js';
 
 export interface CsdlTag {
   /** the local name (the namespace prefix dropped) */
@@ -95,30 +95,14 @@ function skipPast(xml: string, terminator: string, from: number): number {
 /** The attributes of `wanted` in xml[from, to), a start tag's (its quotes balanced by the XML scanner's tagEnd, which stops at a `<`); stops at the first malformed one. */
 function attributes(xml: string, from: number, to: number, wanted: ReadonlySet<string>): Map<string, string> {
   const out = new Map<string, string>();
-  let i = from;
-  for (;;) {
-    while (i < to && xml.charCodeAt(i) <= 32) i++;
-    if (i >= to) return out;
-    const nameStart = i;
-    while (i < to) {
-      const c = xml.charCodeAt(i);
-      if (c <= 32 || c === EQ || c === DQ || c === SQ) break;
-      i++;
-    }
-    const name = xml.slice(nameStart, i);
-    while (i < to && xml.charCodeAt(i) <= 32) i++;
-    if (i >= to || xml.charCodeAt(i) !== EQ) return out;
-    i++;
-    while (i < to && xml.charCodeAt(i) <= 32) i++;
-    const q = xml.charCodeAt(i);
-    if (i >= to || (q !== DQ && q !== SQ)) return out;
-    let close = i + 1;
-    while (close < to && xml.charCodeAt(close) !== q) close++;
-    if (close >= to) return out;
+  for (let i = from; ;) {
+    const next = nextAttribute(xml, i, to);
+    if (typeof next === 'string') return out;
+    const name = xml.slice(lexed.nameStart, lexed.nameEnd);
     if (wanted.has(name) && !out.has(name)) {
-      const raw = xml.slice(i + 1, close);
+      const raw = xml.slice(lexed.valueStart, lexed.valueEnd);
       out.set(name, raw.indexOf('&') >= 0 ? decodeXmlText(raw) : raw);
     }
-    i = close + 1;
+    i = next;
   }
 }

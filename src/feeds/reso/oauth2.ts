@@ -143,66 +143,79 @@ async function requestToken(auth: OAuth2Auth, credential: string, opts: TokenOpt
   if (auth.scope) body.set('scope', auth.scope);
   for (let attempt = 0; ; attempt++) {
     if (opts.signal?.aborted) throw new AbortedError(`token request to ${place.file}`, opts.signal.reason);
-    let failure: FeedReadError;
-    try {
-      opts.onCall?.();
-      const response = await boundedRequest({
-        method: 'POST',
-        url: auth.tokenUrl,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: body.toString(),
-        deadlineMs: opts.timeoutMs,
-        maxBytes: MAX_TOKEN_BYTES,
-        ...(opts.signal && { signal: opts.signal }),
-      });
-      if (response.status >= 300 && response.status < 400) {
-        // following it would send the client secret wherever the Location points
-        response.cancel();
-        throw new FeedReadError(
-          `the token endpoint answered ${credential} with a redirect (HTTP ${response.status}), which is never followed: it would carry the client secret elsewhere; set feeds[].source.auth.tokenUrl to the final address`,
-          place,
-          false,
-          { status: response.status },
-        );
-      }
-      const raw = await response.bytes();
-      const text = raw.toString('utf8');
-      if (response.status >= 200 && response.status < 300) {
-        const parsed = TokenAnswer.safeParse(safeJson(text));
-        if (!parsed.success)
-          throw new FeedReadError(`the token endpoint's answer has no access_token (${credential})`, place, false);
-        const token = parsed.data.access_token;
-        const lifeMs = (parsed.data.expires_in ?? DEFAULT_LIFETIME_S) * 1000;
-        const now = Date.now();
-        const renewAt = now + Math.max(MIN_REUSE_MS, lifeMs - Math.min(RENEW_BEFORE_MS, lifeMs / 10));
-        return { token, renewAt, expiresAt: Math.max(renewAt, now + lifeMs) };
-      }
-      const retryable = isRetryableStatus(response.status);
-      // what the endpoint said (OAuth2 error / error_description), decoded and capped, masked
-      const said = errorBodyMessage(raw, response.headers.get('content-encoding'));
-      failure = new FeedReadError(
-        `the token endpoint refused ${credential}: HTTP ${response.status}${retryable ? '' : '; check feeds[].source.auth (clientId, clientSecret, scope)'}${said ? `; it said: ${maskSecrets(said)}` : ''}`,
-        place,
-        retryable,
-        {
-          status: response.status,
-          ...(!retryable && { credentialKey: 'source.auth (clientId, clientSecret, scope)' }),
-        },
-      );
-    } catch (err) {
-      if (err instanceof FeedReadError) throw err;
-      if (opts.signal?.aborted) throw new AbortedError(`token request to ${place.file}`, err);
-      // a token answer past the cap will be as large next time; a timeout or a dropped connection may not
-      const again = !(err instanceof RequestStopped && err.reason === 'too-large');
-      failure = new FeedReadError(`the token request for ${credential} failed: ${causeMessage(err)}`, place, again, {
-        cause: err,
-      });
-    }
-    if (!failure.retryable || attempt >= opts.retries) throw failure;
+    const got = await tokenAttempt(auth, credential, body.toString(), place, opts);
+    if (!(got instanceof FeedReadError)) return got;
+    if (!got.retryable || attempt >= opts.retries) throw got;
     await sleep((opts.backoffMs ?? 500) * 2 ** attempt, undefined, { signal: opts.signal }).catch((err) => {
       throw new AbortedError(`token request to ${place.file}`, err);
     });
   }
+}
+
+/** One token request: the token, or the failure a retry may help (one it cannot is thrown). */
+async function tokenAttempt(
+  auth: OAuth2Auth,
+  credential: string,
+  body: string,
+  place: { file: string },
+  opts: TokenOptions,
+): Promise<Cached | FeedReadError> {
+  try {
+    opts.onCall?.();
+    const response = await boundedRequest({
+      method: 'POST',
+      url: auth.tokenUrl,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body,
+      deadlineMs: opts.timeoutMs,
+      maxBytes: MAX_TOKEN_BYTES,
+      ...(opts.signal && { signal: opts.signal }),
+    });
+    if (response.status >= 300 && response.status < 400) {
+      // following it would send the client secret wherever the Location points
+      response.cancel();
+      throw new FeedReadError(
+        `the token endpoint answered ${credential} with a redirect (HTTP ${response.status}), which is never followed: it would carry the client secret elsewhere; set feeds[].source.auth.tokenUrl to the final address`,
+        place,
+        false,
+        { status: response.status },
+      );
+    }
+    const raw = await response.bytes();
+    if (response.status >= 200 && response.status < 300) return tokenOf(raw.toString('utf8'), credential, place);
+    const retryable = isRetryableStatus(response.status);
+    // what the endpoint said (OAuth2 error / error_description), decoded and capped, masked
+    const said = errorBodyMessage(raw, response.headers.get('content-encoding'));
+    return new FeedReadError(
+      `the token endpoint refused ${credential}: HTTP ${response.status}${retryable ? '' : '; check feeds[].source.auth (clientId, clientSecret, scope)'}${said ? `; it said: ${maskSecrets(said)}` : ''}`,
+      place,
+      retryable,
+      {
+        status: response.status,
+        ...(!retryable && { credentialKey: 'source.auth (clientId, clientSecret, scope)' }),
+      },
+    );
+  } catch (err) {
+    if (err instanceof FeedReadError) throw err;
+    if (opts.signal?.aborted) throw new AbortedError(`token request to ${place.file}`, err);
+    // a token answer past the cap will be as large next time; a timeout or a dropped connection may not
+    const again = !(err instanceof RequestStopped && err.reason === 'too-large');
+    return new FeedReadError(`the token request for ${credential} failed: ${causeMessage(err)}`, place, again, {
+      cause: err,
+    });
+  }
+}
+
+/** The token of a 2xx answer, and when it is renewed. */
+function tokenOf(text: string, credential: string, place: { file: string }): Cached {
+  const parsed = TokenAnswer.safeParse(safeJson(text));
+  if (!parsed.success)
+    throw new FeedReadError(`the token endpoint's answer has no access_token (${credential})`, place, false);
+  const token = parsed.data.access_token;
+  const lifeMs = (parsed.data.expires_in ?? DEFAULT_LIFETIME_S) * 1000;
+  const now = Date.now();
+  const renewAt = now + Math.max(MIN_REUSE_MS, lifeMs - Math.min(RENEW_BEFORE_MS, lifeMs / 10));
+  return { token, renewAt, expiresAt: Math.max(renewAt, now + lifeMs) };
 }
 
 function safeJson(text: string): unknown {

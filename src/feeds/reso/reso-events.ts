@@ -20,8 +20,16 @@
 //   key field alone (keyNamesListing). Otherwise — the reso preset's ListingId-else-ListingKey — the
 //   listing it names is unknown (its ListingId went with the record): counted `unnamed`, warned, and
 //   left to the next reconcile, which deletes it as absent, confirmed;
-// - the log read from the mark refused (400, 404, 410) or purged past it (the mark's event gone):
-//   the log's newest sequence is read, then a keys-only reconcile runs (reso-reconcile.ts; it needs
+// - the mark's own event gone is compaction or a purge. RCP-027 lets a producer hide an event "as long
+//   as at least one later record contains a final record for that resource name and key"
+//   (compaction: the newest event of each record kept), and producers purge the oldest events (a
+//   prefix of the log). So the log is asked once for its newest event before the mark
+//   (`EntityEventSequence lt <mark>`, `$top=1`, descending): one held shows no purge reached the mark,
+//   so every event after it that is gone was hidden by a later one of its record, which the poll
+//   reads: the poll goes on, and the report says compacted. None held (or the question refused):
+//   events may be lost, and it is a purge;
+// - the log read from the mark refused (400, 404, 410) or purged past it: the log's newest sequence
+//   is read, then a keys-only reconcile runs (reso-reconcile.ts; it needs
 //   FeedContext.reconcileFallback), and the log goes on from that sequence;
 // - the mark is `{ ts, seq }`: the highest sequence read, handed back to the sync, which stores it
 //   with the lane's commit after the writes, so a crash replays events rather than skipping them.
@@ -41,7 +49,8 @@ import { openReso, type ResoOpenOptions } from './reso-reader.js';
 import { openResoReconcile } from './reso-reconcile.js';
 import { requestTally } from './reso-requests.js';
 import { mediaParents } from './reso-media-events.js';
-import { fetchKeys } from './reso-fetch-keys.js';
+import { fetchKeys, type EventStats } from './reso-fetch-keys.js';
+import { eventsSection } from './reso-sections.js';
 import { EntityEventRecord, SEQ } from './entity-event.js';
 
 export const EVENT_RESOURCE = 'EntityEvent';
@@ -171,37 +180,44 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
   const label = displayUrl(resourceUrl(source.url!, EVENT_RESOURCE));
   let instead: OpenedFeed | undefined;
   const own: string[] = [];
-  const stats = eventStats(client, pull, own, () => instead);
+  const events: EventStats = { read: 0, keys: 0, fetched: 0, gone: 0 };
+  const stats = eventStats(client, pull, own, events, () => instead);
   let reached: string | undefined;
   const stored = JSON.parse(ctx.mark!) as Record<string, unknown>;
 
   async function* items(): AsyncIterable<FeedItem> {
-    const polled = await pollLog(client, source, seq, stats, label).catch((err: unknown) => {
+    const polled = await pollLog(client, source, seq, events, label).catch((err: unknown) => {
       if (err instanceof FeedReadError && err.status !== undefined && REFUSED.has(err.status))
         return `the server refused the EntityEvent log from sequence ${seq} (${causeMessage(err)})`;
       throw err;
     });
     if (typeof polled === 'string' || !polled.whole) {
       const why =
-        typeof polled === 'string' ? polled : `the EntityEvent log no longer holds sequence ${seq} (purged past it)`;
+        typeof polled === 'string'
+          ? polled
+          : `the EntityEvent log no longer holds sequence ${seq} nor any event before it (purged past it)`;
       yield* reconcileInstead(why);
       return;
     }
     const { keys, media, last } = polled;
+    if (polled.compacted) {
+      events.compacted = polled.compacted;
+      ctx.logger.info({ feed: feedName, seq }, `${polled.compacted}: the poll goes on from the log`);
+    }
     const byMedia = media.size ? await mediaParents(client, source, [...media], label) : new Set<string>();
     for (const key of byMedia) {
       if (keys.has(key)) continue;
       keys.add(key);
-      stats.events!.media = (stats.events!.media ?? 0) + 1;
+      events.media = (events.media ?? 0) + 1;
     }
-    stats.events!.keys = keys.size;
+    events.keys = keys.size;
     yield* fetchKeys(keys, {
       feedName,
       source,
       ctx,
       lookup: pull.lookup!,
       label,
-      stats: stats.events!,
+      stats: events,
       warnings: own,
       goneBy: 'the EntityEvent log says are gone',
     });
@@ -210,7 +226,7 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
   }
 
   async function* reconcileInstead(why: string): AsyncIterable<FeedItem> {
-    stats.events!.purged = why;
+    events.purged = why;
     ctx.logger.warn({ feed: feedName, seq }, `${why}: a keys-only reconcile runs instead`);
     if (!ctx.reconcileFallback)
       throw new FeedReadError(
@@ -247,6 +263,7 @@ function eventStats(
   client: PageClient,
   pull: EventRun['pull'],
   own: string[],
+  events: EventStats,
   instead: () => OpenedFeed | undefined,
 ): SourceReadStats {
   return {
@@ -263,16 +280,17 @@ function eventStats(
     get warnings() {
       return [...pull.stats.warnings, ...own, ...(instead()?.stats?.warnings ?? [])];
     },
-    get reconcile() {
-      return instead()?.stats?.reconcile;
+    get sections() {
+      return [eventsSection(events), ...(instead()?.stats?.sections ?? [])];
     },
-    events: { read: 0, keys: 0, fetched: 0, gone: 0 },
   };
 }
 
 interface Polled {
-  /** the log holds the mark's own event (or the mark is "0"): nothing after it was purged */
+  /** the log holds the mark's own event (or the mark is "0"), or an event before it: nothing after it was purged */
   whole: boolean;
+  /** the mark's own event was hidden by a later one of its record (RCP-027 compaction), in words */
+  compacted?: string;
   keys: Set<string>;
   /** MediaKeys of Media events */
   media: Set<string>;
@@ -284,7 +302,7 @@ async function pollLog(
   client: PageClient,
   source: ResoSource,
   seq: string,
-  stats: SourceReadStats,
+  events: EventStats,
   label: string,
 ): Promise<Polled> {
   const out: Polled = { whole: seq === '0', keys: new Set(), media: new Set(), last: seq };
@@ -316,8 +334,12 @@ async function pollLog(
         if (at === seq) out.whole = true;
         continue;
       }
-      if (!out.whole) return out;
-      stats.events!.read++;
+      if (!out.whole) {
+        out.compacted = await compaction(client, source, seq);
+        if (out.compacted === undefined) return out;
+        out.whole = true;
+      }
+      events.read++;
       out.last = later(out.last, at);
       if (r.data.ResourceName === source.resource) out.keys.add(String(r.data.ResourceRecordKey));
       else if (r.data.ResourceName === 'Media') out.media.add(String(r.data.ResourceRecordKey));
@@ -335,4 +357,31 @@ async function pollLog(
     } else url = undefined;
   }
   return out;
+}
+
+/**
+ * The mark's own event is gone: the log's newest event before the mark, asked once. One held shows no
+ * purge (a prefix of the log) reached the mark, so the events gone after it were hidden by later
+ * events of their records (RCP-027: "EntityEventSequence numbers MAY be hidden from feeds as long as
+ * at least one later record contains a final record for that resource name and key"), which the poll
+ * reads: compaction, in words. None held, or the question refused: undefined, a purge.
+ */
+async function compaction(client: PageClient, source: ResoSource, seq: string): Promise<string | undefined> {
+  const url = queryUrl(source.url!, EVENT_RESOURCE, {
+    filter: `${SEQ} lt ${seq}`,
+    orderby: `${SEQ} desc`,
+    top: 1,
+    select: [SEQ],
+  });
+  let page: Page;
+  try {
+    page = await client.get(url, 'the newest event before the mark', 'events');
+  } catch (err) {
+    // (a server that will not answer the question proves nothing: taken for a purge, the reconcile runs)
+    if (err instanceof FeedReadError && !err.retryable && err.credentialKey === undefined) return undefined;
+    throw err;
+  }
+  const r = Event.pick({ [SEQ]: true }).safeParse(page.value[0]);
+  if (!r.success || BigInt(r.data[SEQ]) >= BigInt(seq)) return undefined;
+  return `the EntityEvent log no longer holds sequence ${seq}, but holds ${String(r.data[SEQ])} before it: compacted (RCP-027 lets a server hide an event that a later event of its record supersedes), not purged`;
 }

@@ -9,9 +9,10 @@
 // ListingId-else-ListingKey) the listing it names is unknown: counted `unnamed`, warned, and left to
 // the next reconcile, which deletes it as absent, confirmed.
 import type { ResoSource } from '../config-schema.js';
-import type { FeedContext, FeedItem, KeyLookup, SourceReadStats } from '../types.js';
+import type { FeedContext, FeedItem, KeyLookup } from '../types.js';
+import type { EventStats } from './reso-sections.js';
 
-export type EventStats = NonNullable<SourceReadStats['events']>;
+export type { EventStats } from './reso-sections.js';
 
 export interface FetchKeysAt {
   feedName: string;

@@ -6,7 +6,7 @@
 // page client (its credentials, budget and byte cap).
 //
 // The CSDL is scanned, not parsed into a tree: only the start and end tags of Schema, EntityType,
-// Property, EntitySet, EnumType, Member and Annotation are read (a `$metadata` of the whole Data
+// Property, NavigationProperty, EntitySet, EnumType, Member and Annotation are read (a `$metadata` of the whole Data
 // Dictionary is several MB), in one linear pass that lets the event loop run every few hundred KB
 // (csdl-scan.ts), from a document of at most source.maxMetadataBytes. What a field's lookup is
 // (`feed drift`): a string field's `RESO.OData.Metadata.LookupName` annotation names its list in the
@@ -21,6 +21,8 @@ export interface ResoMetadata {
   sets: ReadonlyMap<string, ReadonlyMap<string, string>>;
   /** entity set name → field → its `RESO.OData.Metadata.LookupName` annotation (fields without one absent) */
   lookupNames: ReadonlyMap<string, ReadonlyMap<string, string>>;
+  /** entity set name → its entity type's navigation properties (Media, OpenHouse: related records `$expand` brings), not fields */
+  navigation: ReadonlyMap<string, readonly string[]>;
   /** enum type name (unqualified: StandardStatus) → its members' names */
   enums: ReadonlyMap<string, readonly string[]>;
 }
@@ -43,6 +45,7 @@ const TAGS: ReadonlySet<string> = new Set([
   'Schema',
   'EntityType',
   'Property',
+  'NavigationProperty',
   'EntitySet',
   'EnumType',
   'Member',
@@ -66,8 +69,9 @@ interface Scan {
   types: Map<string, Map<string, string>>;
   lookups: Map<string, Map<string, string>>;
   enums: Map<string, string[]>;
+  navigation: Map<string, string[]>;
   sets: Array<[string, string]>;
-  entity?: { name: string; fields: Map<string, string>; lookups: Map<string, string> };
+  entity?: { name: string; fields: Map<string, string>; lookups: Map<string, string>; navigation: string[] };
   field?: string;
   members?: string[];
 }
@@ -80,7 +84,14 @@ export async function parseMetadata(xml: string, where = '$metadata'): Promise<R
       false,
     );
   }
-  const scan: Scan = { namespace: '', types: new Map(), lookups: new Map(), enums: new Map(), sets: [] };
+  const scan: Scan = {
+    namespace: '',
+    types: new Map(),
+    lookups: new Map(),
+    enums: new Map(),
+    navigation: new Map(),
+    sets: [],
+  };
   await scanTags(xml, TAGS, ATTRS, (tag) =>
     tag.close ? closeTag(scan, tag.name) : openTag(scan, tag.name, tag.attrs, tag.selfClosing),
   );
@@ -88,6 +99,7 @@ export async function parseMetadata(xml: string, where = '$metadata'): Promise<R
   return {
     sets: new Map(scan.sets.map(([name, type]) => [name, of(scan.types, type) ?? new Map()])),
     lookupNames: new Map(scan.sets.map(([name, type]) => [name, of(scan.lookups, type) ?? new Map()])),
+    navigation: new Map(scan.sets.map(([name, type]) => [name, of(scan.navigation, type) ?? []])),
     enums: scan.enums,
   };
 }
@@ -98,36 +110,54 @@ function closeTag(scan: Scan, tag: string): void {
   else if (tag === 'EnumType') scan.members = undefined;
 }
 
-function openTag(scan: Scan, tag: string, attrs: ReadonlyMap<string, string>, selfClosing: boolean): void {
-  const name = attrs.get('Name');
-  if (tag === 'Schema') scan.namespace = attrs.get('Namespace') ?? '';
-  else if (tag === 'EntityType' && name !== undefined) {
-    const entity = { name, fields: new Map<string, string>(), lookups: new Map<string, string>() };
+type Attrs = ReadonlyMap<string, string>;
+
+/** What each tag read adds to the scan (`name`: its Name attribute). */
+const OPEN: Record<string, (scan: Scan, name: string | undefined, attrs: Attrs, selfClosing: boolean) => void> = {
+  Schema: (scan, _name, attrs) => {
+    scan.namespace = attrs.get('Namespace') ?? '';
+  },
+  EntityType: (scan, name, _attrs, selfClosing) => {
+    if (name === undefined) return;
+    const entity = { name, fields: new Map<string, string>(), lookups: new Map<string, string>(), navigation: [] };
     for (const key of [`${scan.namespace}.${name}`, name]) {
       scan.types.set(key, entity.fields);
       scan.lookups.set(key, entity.lookups);
+      scan.navigation.set(key, entity.navigation);
     }
     scan.entity = selfClosing ? undefined : entity;
-  } else if (tag === 'Property' && scan.entity) {
+  },
+  Property: (scan, name, attrs, selfClosing) => {
+    if (!scan.entity) return;
     const type = attrs.get('Type');
     if (name !== undefined && type !== undefined) scan.entity.fields.set(name, type);
     scan.field = selfClosing ? undefined : name;
-  } else if (
-    tag === 'Annotation' &&
-    scan.entity &&
-    scan.field !== undefined &&
-    attrs.get('Term') === LOOKUP_NAME_TERM
-  ) {
+  },
+  NavigationProperty: (scan, name) => {
+    if (scan.entity && name !== undefined) scan.entity.navigation.push(name);
+  },
+  Annotation: (scan, _name, attrs) => {
+    if (!scan.entity || scan.field === undefined || attrs.get('Term') !== LOOKUP_NAME_TERM) return;
     const lookup = attrs.get('String');
     if (lookup) scan.entity.lookups.set(scan.field, lookup);
-  } else if (tag === 'EntitySet') {
+  },
+  EntitySet: (scan, name, attrs) => {
     const type = attrs.get('EntityType');
     if (name !== undefined && type !== undefined) scan.sets.push([name, type]);
-  } else if (tag === 'EnumType' && name !== undefined) {
+  },
+  EnumType: (scan, name, _attrs, selfClosing) => {
+    if (name === undefined) return;
     scan.members = [];
     scan.enums.set(name, scan.members);
     if (selfClosing) scan.members = undefined;
-  } else if (tag === 'Member' && scan.members && name !== undefined) scan.members.push(name);
+  },
+  Member: (scan, name) => {
+    if (scan.members && name !== undefined) scan.members.push(name);
+  },
+};
+
+function openTag(scan: Scan, tag: string, attrs: Attrs, selfClosing: boolean): void {
+  OPEN[tag]?.(scan, attrs.get('Name'), attrs, selfClosing);
 }
 
 /** The enum type a field's Edm type names (org.reso.metadata.enums.StandardStatus, or a Collection of one), unqualified; undefined for Edm types. */

@@ -9,10 +9,10 @@
 // is one request.
 //
 // What is kept (open-house-book.ts): per listing, by its source key (ListingKey), its open houses
-// shown at the run's clock (not cancelled by status or MlgCanView, not ended), in the state store
-// (namespace openhouse:<lane>, a copy per lane of the feed). The reader gets the copies from the sync
-// (FeedContext.openHouses) and hands back what the run ends with (OpenedFeed.openHouses), which the
-// sync stores in each lane's copy with that lane's mark, after its writes; a lane whose run failed
+// shown at the run's clock (not cancelled by status or MlgCanView, not ended), in the source's state
+// (namespace openhouse, a copy per lane of the feed). The reader asks the sync for the copies
+// (FeedContext.state) and hands back each lane's copy made what the run ends with (OpenedFeed.state),
+// which the sync commits with that lane's mark, after its writes; a lane whose run failed
 // keeps its copy, so its listings that differ from it are fetched again next run.
 //
 // Each record read carries, as `OpenHouse`, the open houses shown at the run's clock: the joined
@@ -27,6 +27,7 @@ import { FeedReadError } from '../../errors.js';
 import { overlayFeed } from '../feed-overlay.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl } from '../source/http.js';
+import { byLane, changesTo, withInnerState } from '../source-state.js';
 import type { FeedContext, FeedItem, KeyAsk, OpenedFeed } from '../types.js';
 import { vendorProfile } from '../vendors/registry.js';
 import { openHouseBook, type OpenHouseBook } from './open-house-book.js';
@@ -36,6 +37,8 @@ import { keyFilters, laterOf, pullQuery, queryUrl, sinceFilter, TS, usableTimest
 import { openHouseSource } from './reso-related.js';
 
 export const OPEN_HOUSE_RESOURCE = 'OpenHouse';
+/** The source state namespace of a lane's copy of the open houses shown (FeedContext.state): listing key → its entry. */
+const OPEN_HOUSE_STATE = 'openhouse';
 
 /** The feed with its open houses joined, kept and refreshed; `inner` as it was when the source has none. */
 export function withOpenHouses(
@@ -55,12 +58,15 @@ export function withOpenHouses(
       : undefined;
   const related = client !== undefined;
   let book: OpenHouseBook | undefined;
+  let copies: ReadonlyArray<ReadonlyMap<string, string>> = [];
+  let learned: OpenedFeed['state'];
   let reached: string | undefined;
   let done = false;
 
   async function* items(): AsyncIterable<FeedItem> {
     const now = ctx.now?.() ?? new Date();
-    book = openHouseBook(ctx.openHouses ?? [], now);
+    copies = ctx.state ? await ctx.state.copies(OPEN_HOUSE_STATE) : [];
+    book = openHouseBook(copies, now);
     const since = related && !ctx.full ? storedSince(ctx.mark) : undefined;
     if (related) {
       const pulled = await pullOpenHouses(client!, source, since);
@@ -97,8 +103,13 @@ export function withOpenHouses(
       if (m === undefined || !related || reached === undefined) return m;
       return JSON.stringify({ ...(JSON.parse(m) as object), oh: reached });
     },
-    get openHouses() {
-      return done && book ? book.final() : undefined;
+    get state() {
+      // each lane's copy made what the read ended with (worked out once: the sync asks lane by lane)
+      if (done && book && ctx.state && !learned) {
+        const final = book.final();
+        learned = byLane(ctx.state.lanes, (i) => changesTo(OPEN_HOUSE_STATE, copies[i], final));
+      }
+      return withInnerState(inner, learned);
     },
   });
 }

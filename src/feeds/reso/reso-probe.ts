@@ -5,9 +5,10 @@
 // count against the token); the standard profile is asked everything.
 import { causeMessage, FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
-import { resoPageClient, type Page } from './reso-pages.js';
+import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
 import { and, keyLiteral, pageSize, queryUrl, TS, type QueryParts } from './reso-query.js';
 import type { FeedContext } from '../types.js';
+import type { VendorProfile } from '../vendors/profile.js';
 import { vendorProfile } from '../vendors/registry.js';
 import { chooseChanges, type ChangesChoice } from './reso-events.js';
 import { readMetadata } from './reso-metadata.js';
@@ -54,6 +55,101 @@ function inOrder(value: unknown[], keyField: string, dir: 1 | -1): boolean {
   return monotone(false) || monotone(true);
 }
 
+/** Asks one thing of the server, noting what it accepted or refused, its compression and quota headers. */
+class Asker {
+  readonly results: ProbeResult[] = [];
+  compression = 'none';
+  readonly quota = new Set<string>();
+
+  constructor(
+    private readonly client: PageClient,
+    private readonly source: ResoSource,
+  ) {}
+
+  async ask(what: string, q: QueryParts): Promise<Page | undefined> {
+    try {
+      const page = await this.client.get(queryUrl(this.source.url!, this.source.resource, q), what);
+      const headers = this.client.lastHeaders;
+      if (headers?.get('content-encoding')) this.compression = headers.get('content-encoding')!;
+      headers?.forEach((_v, name) => QUOTA.test(name) && this.quota.add(name));
+      this.results.push({
+        what,
+        ok: true,
+        detail: `${page.value.length} record(s)${page['@odata.nextLink'] ? ', with a nextLink' : ''}`,
+      });
+      return page;
+    } catch (err) {
+      if (!(err instanceof FeedReadError) || err.status === undefined || err.status === 401 || err.status >= 500)
+        throw err;
+      this.results.push({ what, ok: false, detail: causeMessage(err) });
+      return undefined;
+    }
+  }
+}
+
+/** Whether keyset paging holds: `$orderby` by the key honoured both ways (several records each), and a key filter after `key` (the first record's) accepted with it. */
+async function probeKeyset(asker: Asker, keyField: string, base: string | undefined, key: unknown): Promise<boolean> {
+  // several records each way: one record cannot be out of order, and a key-sorted server that ignores $orderby looks right ascending
+  const several = { top: ORDER_PROBE };
+  const up = await asker.ask(`$orderby=${keyField} (${ORDER_PROBE} records)`, {
+    filter: base,
+    orderby: keyField,
+    ...several,
+  });
+  const down =
+    up &&
+    (await asker.ask(`$orderby=${keyField} desc (${ORDER_PROBE} records)`, {
+      filter: base,
+      orderby: `${keyField} desc`,
+      ...several,
+    }));
+  const honoured = up && down && inOrder(up.value, keyField, 1) && inOrder(down.value, keyField, -1);
+  if (up && down && !honoured)
+    asker.results.push({
+      what: `$orderby=${keyField}`,
+      ok: false,
+      detail: `the server ignores $orderby: ${ORDER_PROBE} records asked ascending and descending by ${keyField} did not come in that order`,
+    });
+  if (key === undefined) return false;
+  const after = await asker.ask(`$filter=${keyField} gt ${keyLiteral(key)} with $orderby`, {
+    filter: and(base, `${keyField} gt ${keyLiteral(key)}`),
+    orderby: keyField,
+    top: 1,
+  });
+  return Boolean(honoured && after);
+}
+
+/** The page-size cap: the key field alone, as many as the profile allows in a page; undefined when the server sent all asked. */
+async function probePageSize(
+  asker: Asker,
+  source: ResoSource,
+  profile: VendorProfile,
+  base: string | undefined,
+  select: boolean,
+): Promise<{ asked: number; cap?: number }> {
+  const asked = profile.pageSizeBy === 'top' ? pageSize({ ...source, expandMedia: false }, profile) : 1000;
+  const sized = await asker.ask(`a page of ${asked} (key field only)`, {
+    filter: base,
+    select: select ? [source.keyField] : undefined,
+    top: asked,
+  });
+  const cap = sized && sized['@odata.nextLink'] && sized.value.length < asked ? sized.value.length : undefined;
+  return { asked, ...(cap !== undefined && { cap }) };
+}
+
+/** Where the settings the answers point to differ from the source's. */
+function differencesOf(source: ResoSource, settings: ProbeReport['settings'], asked: number, cap?: number): string[] {
+  const differences: string[] = [];
+  if (settings.paging !== source.paging)
+    differences.push(`paging: ${settings.paging} (the source says ${source.paging})`);
+  if (cap !== undefined && (source.maxPageSize ?? Infinity) > cap)
+    differences.push(`maxPageSize: ${cap} (the server sent ${cap} of ${asked} with a nextLink)`);
+  if (!settings.expandMedia && source.expandMedia)
+    differences.push('expandMedia: false (the server refused $expand=Media)');
+  if (!settings.select && source.select?.length) differences.push('select: none (the server refused $select)');
+  return differences;
+}
+
 export async function probeReso(
   source: ResoSource,
   ctx: FeedContext,
@@ -73,82 +169,22 @@ export async function probeReso(
   const required = profile.requiredFilter && source[profile.requiredFilter.sourceKey];
   const base = and(required ? `${profile.requiredFilter!.field} eq ${keyLiteral(required)}` : undefined, source.filter);
   const one = { top: 1 };
-  const results: ProbeResult[] = [];
-  let compression = 'none';
-  const quota = new Set<string>();
+  const asker = new Asker(client, source);
 
-  async function ask(what: string, q: QueryParts): Promise<Page | undefined> {
-    try {
-      const page = await client.get(queryUrl(source.url!, source.resource, q), what);
-      const headers = client.lastHeaders;
-      if (headers?.get('content-encoding')) compression = headers.get('content-encoding')!;
-      headers?.forEach((_v, name) => QUOTA.test(name) && quota.add(name));
-      results.push({
-        what,
-        ok: true,
-        detail: `${page.value.length} record(s)${page['@odata.nextLink'] ? ', with a nextLink' : ''}`,
-      });
-      return page;
-    } catch (err) {
-      if (!(err instanceof FeedReadError) || err.status === undefined || err.status === 401 || err.status >= 500)
-        throw err;
-      results.push({ what, ok: false, detail: causeMessage(err) });
-      return undefined;
-    }
-  }
-
-  const first = await ask(`the resource${base ? ` with $filter=${base}` : ''}`, { filter: base, ...one });
+  const first = await asker.ask(`the resource${base ? ` with $filter=${base}` : ''}`, { filter: base, ...one });
   const record = first?.value[0] as Record<string, unknown> | undefined;
-  const key = record?.[source.keyField];
   const ts = record?.[TS];
-  let keyset = false;
-  if (profile.orderby) {
-    // several records each way: one record cannot be out of order, and a key-sorted server that ignores $orderby looks right ascending
-    const several = { top: ORDER_PROBE };
-    const up = await ask(`$orderby=${source.keyField} (${ORDER_PROBE} records)`, {
-      filter: base,
-      orderby: source.keyField,
-      ...several,
-    });
-    const down =
-      up &&
-      (await ask(`$orderby=${source.keyField} desc (${ORDER_PROBE} records)`, {
-        filter: base,
-        orderby: `${source.keyField} desc`,
-        ...several,
-      }));
-    const honoured = up && down && inOrder(up.value, source.keyField, 1) && inOrder(down.value, source.keyField, -1);
-    if (up && down && !honoured)
-      results.push({
-        what: `$orderby=${source.keyField}`,
-        ok: false,
-        detail: `the server ignores $orderby: ${ORDER_PROBE} records asked ascending and descending by ${source.keyField} did not come in that order`,
-      });
-    const ordered = honoured ? up : undefined;
-    const after =
-      key === undefined
-        ? undefined
-        : await ask(`$filter=${source.keyField} gt ${keyLiteral(key)} with $orderby`, {
-            filter: and(base, `${source.keyField} gt ${keyLiteral(key)}`),
-            orderby: source.keyField,
-            ...one,
-          });
-    keyset = Boolean(ordered && after);
-  }
+  const keyset = profile.orderby && (await probeKeyset(asker, source.keyField, base, record?.[source.keyField]));
   if (typeof ts === 'string')
-    await ask(`$filter=${TS} ${profile.since} ${ts}`, { filter: and(base, `${TS} ${profile.since} ${ts}`), ...one });
+    await asker.ask(`$filter=${TS} ${profile.since} ${ts}`, {
+      filter: and(base, `${TS} ${profile.since} ${ts}`),
+      ...one,
+    });
   const select = Boolean(
-    await ask(`$select=${source.keyField},${TS}`, { filter: base, select: [source.keyField, TS], ...one }),
+    await asker.ask(`$select=${source.keyField},${TS}`, { filter: base, select: [source.keyField, TS], ...one }),
   );
-  const media = Boolean(await ask('$expand=Media', { filter: base, expandMedia: true, ...one }));
-  // the page-size cap: the key field alone, as many as the profile allows in a page
-  const asked = profile.pageSizeBy === 'top' ? pageSize({ ...source, expandMedia: false }, profile) : 1000;
-  const sized = await ask(`a page of ${asked} (key field only)`, {
-    filter: base,
-    select: select ? [source.keyField] : undefined,
-    top: asked,
-  });
-  const cap = sized && sized['@odata.nextLink'] && sized.value.length < asked ? sized.value.length : undefined;
+  const media = Boolean(await asker.ask('$expand=Media', { filter: base, expandMedia: true, ...one }));
+  const { asked, cap } = await probePageSize(asker, source, profile, base, select);
 
   const settings: ProbeReport['settings'] = {
     paging: keyset ? 'keyset' : 'nextLink',
@@ -158,22 +194,15 @@ export async function probeReso(
     expandMedia: media,
     select,
   };
-  const differences: string[] = [];
-  if (settings.paging !== source.paging)
-    differences.push(`paging: ${settings.paging} (the source says ${source.paging})`);
-  if (cap !== undefined && (source.maxPageSize ?? Infinity) > cap)
-    differences.push(`maxPageSize: ${cap} (the server sent ${cap} of ${asked} with a nextLink)`);
-  if (!media && source.expandMedia) differences.push('expandMedia: false (the server refused $expand=Media)');
-  if (!select && source.select?.length) differences.push('select: none (the server refused $select)');
   return {
     vendor: profile.name,
-    results,
+    results: asker.results,
     requests: client.requests,
     tokenCalls: client.tally.tokenCalls,
-    compression,
-    quotaHeaders: [...quota].sort(),
+    compression: asker.compression,
+    quotaHeaders: [...asker.quota].sort(),
     settings,
-    differences,
+    differences: differencesOf(source, settings, asked, cap),
     changes: await chooseChanges(source, () => readMetadata(client, source.url!, source.resource)),
   };
 }

@@ -19,6 +19,7 @@ import type { ResoSource } from '../config-schema.js';
 import { displayUrl } from '../source/http.js';
 import type { FeedContext, FeedItem, OpenedFeed, PushedKeys, SourceReadStats } from '../types.js';
 import { fetchKeys, type EventStats } from './reso-fetch-keys.js';
+import { eventsSection } from './reso-sections.js';
 import { mediaParents } from './reso-media-events.js';
 import { openReso, type ResoOpenOptions } from './reso-reader.js';
 import { resourceUrl } from './reso-query.js';
@@ -50,7 +51,9 @@ export function openResoPushed(
     get warnings() {
       return [...base.stats.warnings, ...warnings];
     },
-    events,
+    get sections() {
+      return [eventsSection(events)];
+    },
   };
 
   async function* items(): AsyncIterable<FeedItem> {

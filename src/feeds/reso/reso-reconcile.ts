@@ -22,6 +22,7 @@ import { vendorProfile } from '../vendors/registry.js';
 import type { PageClient } from './reso-pages.js';
 import { laterOf, TS, usableTimestamp } from './reso-query.js';
 import { keysOnlyPages, openReso, readMark, type ResoOpenOptions } from './reso-reader.js';
+import { reconcileSection, type ReconcileStats } from './reso-sections.js';
 
 export function openResoReconcile(
   feedName: string,
@@ -38,6 +39,7 @@ export function openResoReconcile(
   let reached: string | undefined;
   // (read when reported: the confirmation's requests, after the read, are in the read's tally too)
   const tally = base.client!.tally;
+  const counted: ReconcileStats = { keys: 0, fetched: 0 };
   const stats: SourceReadStats = {
     get pages() {
       return tally.total;
@@ -50,7 +52,9 @@ export function openResoReconcile(
       return (keysClient?.bytes ?? 0) + (base.client?.bytes ?? 0);
     },
     warnings: [],
-    reconcile: { keys: 0, fetched: 0 },
+    get sections() {
+      return [reconcileSection(counted)];
+    },
   };
 
   async function* items(): AsyncIterable<FeedItem> {
@@ -78,7 +82,7 @@ export function openResoReconcile(
         onClient: (c) => (keysClient = c),
       })) {
         for (const row of rows) {
-          stats.reconcile!.keys++;
+          counted.keys++;
           const key = ask.keyOf(row);
           if (key === undefined) continue;
           present.add(key);
@@ -93,7 +97,7 @@ export function openResoReconcile(
       if (wanted.size) {
         for await (const batch of base.lookup!.find([{ field: by, values: [...wanted.keys()] }])) {
           for (const item of batch) {
-            stats.reconcile!.fetched++;
+            counted.fetched++;
             yield item;
           }
         }

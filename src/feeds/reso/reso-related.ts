@@ -14,3 +14,9 @@ export function openHouseSource(source: FeedSource): 'expand' | 'related' | unde
 export function openHouseMapping(source: FeedSource): { timeZone: string } | undefined {
   return source.kind === 'reso' && openHouseSource(source) ? { timeZone: source.timeZone } : undefined;
 }
+
+/** What a source adds to its records' mapping (compileMapping's options; part of a record stamp's identity): its open houses' time zone. */
+export function sourceMapping(source: FeedSource): { openHouses?: { timeZone: string } } {
+  const openHouses = openHouseMapping(source);
+  return openHouses ? { openHouses } : {};
+}

@@ -5,20 +5,13 @@
 // EntityEvent poll's fetch), the keys-only reads, the EntityEvent log, a related resource's pull (OpenHouse) — and `tokenCalls` what the
 // token endpoint received (a cached token costs none).
 
-/** What a request to the source was for (the report's `source.requestsBy`). */
-/** `Member`, `Office`, `OpenHouse`: the pages of a related resource (source.related), counted apart from the Property's; `lookups`: the Lookup resource's (feed drift). */
+/**
+ * What a request to the source was for (the report's `source.requestsBy`). A related resource's pages
+ * (source.related: `Member`, `Office`, `OpenHouse`, …) are counted apart from the Property's, under
+ * the resource's name (capitalised, as RESO names resources); `lookups`: the Lookup resource's (feed drift).
+ */
 export type RequestKind =
-  | 'pages'
-  | 'byKey'
-  | 'keys'
-  | 'proof'
-  | 'metadata'
-  | 'events'
-  | 'probe'
-  | 'Member'
-  | 'Office'
-  | 'OpenHouse'
-  | 'lookups';
+  'pages' | 'byKey' | 'keys' | 'proof' | 'metadata' | 'events' | 'probe' | 'lookups' | `${Uppercase<string>}${string}`;
 
 export interface RequestTally {
   /** requests sent to the source (token calls aside) */

@@ -5,10 +5,10 @@
 //   its pages are counted as `Member` / `Office` in the read's tally, in the source's shared budget.
 //   A no-change pull is one request; the first pull pages the resource once. Its filter and select
 //   are not the feed's (they name Property fields); a record with MlgCanView false goes from the store;
-// - the records kept are their contact fields only (roster-contacts.ts), in the state store, a copy
-//   per lane (FeedContext.roster: each lane's, handed in by the sync); the reader hands back what it
-//   pulled (OpenedFeed.roster) and the marks inside the feed's own mark (`related`), and the sync
-//   commits each lane's difference with that lane's mark: a lane's copy and its roster marks move
+// - the records kept are their contact fields only (roster-contacts.ts), in the source's state, a copy
+//   per lane (FeedContext.state, namespaces roster:Member and roster:Office); the reader hands back
+//   each lane's difference (OpenedFeed.state) and the marks inside the feed's own mark (`related`), and
+//   the sync commits a lane's difference with that lane's mark: a lane's copy and its roster marks move
 //   together, so a lane whose run failed reads the changes again from its old marks, and its
 //   listings are asked for again. A full roster pull drops every stored key it did not read;
 // - every Property record read is given the current contact of the agents and offices it names;
@@ -30,7 +30,8 @@
 import { FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { overlayFeed } from '../feed-overlay.js';
-import type { FeedContext, FeedItem, KeyAsk, OpenedFeed, RosterPull, RosterStore } from '../types.js';
+import { byLane, laneNamespace, withInnerState } from '../source-state.js';
+import type { FeedContext, FeedItem, KeyAsk, OpenedFeed, SourceState } from '../types.js';
 import { openReso } from './reso-reader.js';
 import type { RequestTally } from './reso-requests.js';
 import {
@@ -38,10 +39,19 @@ import {
   ROSTER_KEY,
   ROSTER_RESOURCES,
   ROSTER_ROLES,
+  rosterDifference,
   withContacts,
   type Contact,
+  type RosterPull,
   type RosterResource,
+  type RosterStore,
 } from './roster-contacts.js';
+
+/** The source state namespace a lane's copy of a roster resource is kept in (FeedContext.state). */
+const rosterState = (resource: RosterResource) => `roster:${resource}`;
+
+/** Where the sync keeps a lane's copy of a roster resource (a person opening the store looks there). */
+export const rosterNamespace = (lane: string, resource: RosterResource) => laneNamespace(rosterState(resource), lane);
 
 /** The mark of a roster pull that read no record: the next one asks from the start again (cheap while the resource is empty). */
 const FROM_START = { ts: '1970-01-01T00:00:00.000Z' };
@@ -69,9 +79,11 @@ export function openWithRoster(
 ): OpenedFeed {
   const resources = rosterResources(source);
   const stored = storedMarks(ctx.mark);
-  const stores = ctx.roster;
-  if (!stores || resources.length === 0 || !source.url || ctx.reconcile) return keepingMarks(open(ctx), stored);
-  const copies: readonly RosterStore[] = stores;
+  const state = ctx.state;
+  if (!state || resources.length === 0 || !source.url || ctx.reconcile) return keepingMarks(open(ctx), stored);
+  const own: SourceState = state;
+  let copies: readonly RosterStore[] = [];
+  let learnedState: OpenedFeed['state'];
   const wholeFeed = !ctx.full && resources.some((r) => stored[r] === undefined);
   const { waiting: _waiting, ...kept } = stored;
   const inner = open(wholeFeed ? { ...ctx, full: true } : ctx);
@@ -80,6 +92,7 @@ export function openWithRoster(
   let done = false;
 
   async function* items(): AsyncIterable<FeedItem> {
+    copies = await rosterCopies(own);
     for (const resource of resources) {
       const pulled = await pullRoster(feedName, source, ctx, { resource, mark: stored[resource], tally });
       learned.push(pulled.pull);
@@ -124,10 +137,27 @@ export function openWithRoster(
       const m = inner.mark;
       return m === undefined || !done ? undefined : withRelated(m, marks);
     },
-    get roster() {
-      return done ? learned : undefined;
+    get state() {
+      // (each lane's difference, worked out once: the sync asks lane by lane)
+      learnedState ??= done
+        ? byLane(own.lanes, (i) =>
+            rosterDifference(copies[i]!, learned).map((d) => ({
+              ns: rosterState(d.resource),
+              set: d.set,
+              delete: d.delete,
+            })),
+          )
+        : undefined;
+      return withInnerState(inner, learnedState);
     },
   });
+}
+
+/** Each lane's copy of the roster, as its last successful run left it. */
+async function rosterCopies(state: SourceState): Promise<RosterStore[]> {
+  const member = await state.copies(rosterState('Member'));
+  const office = await state.copies(rosterState('Office'));
+  return state.lanes.map((_, i) => ({ Member: member[i]!, Office: office[i]! }));
 }
 
 /** One roster resource pulled from its mark: each record read (its contact), the keys to remove, and the mark reached. */

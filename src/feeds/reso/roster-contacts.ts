@@ -7,10 +7,19 @@
 // the mapping (the reso preset's agent entries) reads the current contact; where it does not, the
 // Property's own fields stay.
 
-import type { RosterPull, RosterStore } from '../types.js';
-
 export const ROSTER_RESOURCES = ['Member', 'Office'] as const;
 export type RosterResource = (typeof ROSTER_RESOURCES)[number];
+
+/** Roster records one lane keeps between runs (source.related Member, Office): key → its contact fields as JSON. */
+export type RosterStore = Readonly<Record<RosterResource, ReadonlyMap<string, string>>>;
+
+/** What a read pulled of one roster resource: each record read (key → contact JSON), the keys it said to remove, and whether it read the resource whole. */
+export interface RosterPull {
+  resource: RosterResource;
+  read: ReadonlyMap<string, string>;
+  removed: ReadonlySet<string>;
+  full: boolean;
+}
 
 /** The key field of each roster resource (Data Dictionary). */
 export const ROSTER_KEY: Readonly<Record<RosterResource, string>> = { Member: 'MemberKey', Office: 'OfficeKey' };

@@ -73,44 +73,15 @@ export function displayUrl(url: string): string {
 }
 
 export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Promise<HttpBody> {
-  if (!opts.tokenIssued) registerSecret(opts.bearerToken);
-  registerHeaderSecrets(opts.headers);
-  registerUrlSecrets(configuredUrl);
-  const { url, basic } = splitUserinfo(configuredUrl);
-  const configured: Record<string, string> = { ...opts.headers };
-  if (basic) configured.authorization = basic;
-  if (opts.bearerToken) configured.authorization = `Bearer ${opts.bearerToken}`;
+  const { url, configured } = credentialsOf(configuredUrl, opts);
   const hasCredentials = Object.keys(configured).length > 0;
   const place = { file: displayUrl(url) };
   const backoff = opts.backoffMs ?? 500;
   for (let attempt = 0; ; attempt++) {
     if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, opts.signal.reason);
-    let retryAfterMs: number | undefined;
-    let failure: FeedReadError;
-    try {
-      const { res, finalUrl } = await follow(url, configured, hasCredentials, opts, place);
-      if (res.status >= 200 && res.status < 300) {
-        return {
-          response: { status: res.status, headers: res.headers, url: finalUrl },
-          body: decodedBody(res, opts, place),
-          cancel: res.cancel,
-        };
-      }
-      const message = errorBodyMessage(await readErrorBody(res.body, res.cancel), res.headers.get('content-encoding'));
-      const after = parseRetryAfter(res.headers.get('retry-after'));
-      retryAfterMs = after === undefined ? undefined : Math.min(after, MAX_RETRY_AFTER_MS);
-      const shown = message && maskSecrets(message);
-      failure = new FeedReadError(
-        `HTTP ${res.status} ${STATUS_CODES[res.status] ?? ''}${shown ? `: ${shown}` : ''}`,
-        place,
-        isRetryableStatus(res.status),
-        { status: res.status },
-      );
-    } catch (err) {
-      if (err instanceof FeedReadError && !err.retryable) throw err;
-      if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, err);
-      failure = err instanceof FeedReadError ? err : transportFailure(err, opts, place, 'response');
-    }
+    const got = await getOnce(url, configured, hasCredentials, opts, place);
+    if (!('failure' in got)) return got;
+    const { failure, retryAfterMs } = got;
     if (!failure.retryable || attempt >= opts.retries) throw failure;
     const delay = retryAfterMs ?? backoff * 2 ** attempt * (0.75 + Math.random() * 0.5);
     opts.logger?.warn(
@@ -120,6 +91,55 @@ export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Prom
     await sleep(delay, undefined, { signal: opts.signal }).catch((err) => {
       throw new AbortedError(`GET ${place.file}`, err);
     });
+  }
+}
+
+/** The URL without its userinfo, and the headers sent to its origin (the credentials registered as secrets first). */
+function credentialsOf(
+  configuredUrl: string,
+  opts: HttpGetOptions,
+): { url: string; configured: Record<string, string> } {
+  if (!opts.tokenIssued) registerSecret(opts.bearerToken);
+  registerHeaderSecrets(opts.headers);
+  registerUrlSecrets(configuredUrl);
+  const { url, basic } = splitUserinfo(configuredUrl);
+  const configured: Record<string, string> = { ...opts.headers };
+  if (basic) configured.authorization = basic;
+  if (opts.bearerToken) configured.authorization = `Bearer ${opts.bearerToken}`;
+  return { url, configured };
+}
+
+/** One GET (and its redirects): the body, or the failure with the wait its Retry-After asks (one no retry helps is thrown). */
+async function getOnce(
+  url: string,
+  configured: Record<string, string>,
+  hasCredentials: boolean,
+  opts: HttpGetOptions,
+  place: { file: string },
+): Promise<HttpBody | { failure: FeedReadError; retryAfterMs?: number }> {
+  try {
+    const { res, finalUrl } = await follow(url, configured, hasCredentials, opts, place);
+    if (res.status >= 200 && res.status < 300) {
+      return {
+        response: { status: res.status, headers: res.headers, url: finalUrl },
+        body: decodedBody(res, opts, place),
+        cancel: res.cancel,
+      };
+    }
+    const message = errorBodyMessage(await readErrorBody(res.body, res.cancel), res.headers.get('content-encoding'));
+    const after = parseRetryAfter(res.headers.get('retry-after'));
+    const shown = message && maskSecrets(message);
+    const failure = new FeedReadError(
+      `HTTP ${res.status} ${STATUS_CODES[res.status] ?? ''}${shown ? `: ${shown}` : ''}`,
+      place,
+      isRetryableStatus(res.status),
+      { status: res.status },
+    );
+    return { failure, ...(after !== undefined && { retryAfterMs: Math.min(after, MAX_RETRY_AFTER_MS) }) };
+  } catch (err) {
+    if (err instanceof FeedReadError && !err.retryable) throw err;
+    if (opts.signal?.aborted) throw new AbortedError(`GET ${place.file}`, err);
+    return { failure: err instanceof FeedReadError ? err : transportFailure(err, opts, place, 'response') };
   }
 }
 

@@ -328,30 +328,54 @@ function closeFrame(s: Scan, at: number) {
   if (!f.skip && !parent.skip) addChild(parent, f.name, valueOf(s, f, at));
 }
 
+/** Where nextAttribute found an attribute's name and value in the buffer (reused: read before the next call). */
+export const lexed = { nameStart: 0, nameEnd: 0, valueStart: 0, valueEnd: 0 };
+/** Why nextAttribute found no attribute: none left, or how the one at lexed.nameStart is malformed. */
+export type AttributeEnd = 'end' | 'has no value' | 'is not quoted' | 'has no closing quote';
+
+/**
+ * Lexes the next attribute of a start tag in buf[i, to) into `lexed`: the index after its closing
+ * quote, or why there is none. The XML scanner and the CSDL scan (csdl-scan.ts) share it.
+ */
+export function nextAttribute(buf: string, i: number, to: number): number | AttributeEnd {
+  i = skipSpace(buf, i, to);
+  if (i >= to) return 'end';
+  lexed.nameStart = i;
+  while (i < to) {
+    const c = buf.charCodeAt(i);
+    if (c <= 32 || c === EQ || c === DQ || c === SQ) break;
+    i++;
+  }
+  lexed.nameEnd = i;
+  i = skipSpace(buf, i, to);
+  if (i >= to || buf.charCodeAt(i) !== EQ) return 'has no value';
+  i++;
+  i = skipSpace(buf, i, to);
+  const q = buf.charCodeAt(i);
+  if (i >= to || (q !== DQ && q !== SQ)) return 'is not quoted';
+  const close = buf.indexOf(q === DQ ? '"' : "'", i + 1);
+  if (close < 0 || close >= to) return 'has no closing quote';
+  lexed.valueStart = i + 1;
+  lexed.valueEnd = close;
+  return close + 1;
+}
+
+/** The first index at or after `i` (before `to`) that is not whitespace. */
+function skipSpace(buf: string, i: number, to: number): number {
+  while (i < to && buf.charCodeAt(i) <= 32) i++;
+  return i;
+}
+
 /** Parse the attributes of a start tag, buf[from, to), onto the frame. */
 function attributes(s: Scan, f: Frame, from: number, to: number) {
-  let i = from;
-  for (;;) {
-    while (i < to && s.buf.charCodeAt(i) <= 32) i++;
-    if (i >= to) return;
-    const nameStart = i;
-    while (i < to) {
-      const c = s.buf.charCodeAt(i);
-      if (c <= 32 || c === EQ || c === DQ || c === SQ) break;
-      i++;
-    }
-    const name = s.buf.slice(nameStart, i);
-    while (i < to && s.buf.charCodeAt(i) <= 32) i++;
-    if (s.buf.charCodeAt(i) !== EQ || i >= to)
-      return fail(s, `attribute ${name} of <${f.name}> has no value`, nameStart);
-    i++;
-    while (i < to && s.buf.charCodeAt(i) <= 32) i++;
-    const q = s.buf.charCodeAt(i);
-    if ((q !== DQ && q !== SQ) || i >= to) return fail(s, `attribute ${name} of <${f.name}> is not quoted`, nameStart);
-    const close = s.buf.indexOf(q === DQ ? '"' : "'", i + 1);
-    if (close < 0 || close >= to) return fail(s, `attribute ${name} of <${f.name}> has no closing quote`, nameStart);
-    const raw = ownString(s.buf.slice(i + 1, close));
-    i = close + 1;
+  for (let i = from; ;) {
+    const next = nextAttribute(s.buf, i, to);
+    if (next === 'end') return;
+    const nameStart = lexed.nameStart;
+    const name = s.buf.slice(nameStart, lexed.nameEnd);
+    if (typeof next === 'string') return fail(s, `attribute ${name} of <${f.name}> ${next}`, nameStart);
+    const raw = ownString(s.buf.slice(lexed.valueStart, lexed.valueEnd));
+    i = next;
     if (raw.indexOf('<') >= 0) fail(s, `attribute ${name} of <${f.name}> holds a "<"`, nameStart);
     if (f.skip) continue;
     const obj = (f.obj ??= {});
@@ -474,56 +498,72 @@ function scan(s: Scan) {
   for (;;) {
     if (s.pending !== NONE && !resume(s)) return;
     const lt = s.buf.indexOf('<', s.pos);
-    const f = s.frames[s.frames.length - 1];
-    if (f !== undefined) {
-      const end = lt < 0 ? s.buf.length : lt;
-      // a text node cut by the end of the buffer is collected raw, and finished at the next markup
-      if (lt < 0 || f.raw) addText(s, s.pos, end);
-      else if (end > s.pos && !f.skip) textNode(s, f, s.pos, end);
-      if (lt >= 0 && f.raw) flush(s, f, lt);
-    }
+    textBefore(s, lt);
     if (lt < 0) return void (s.pos = s.buf.length);
     s.pos = lt;
     if (lt + 1 >= s.buf.length) return;
-    const c = s.buf.charCodeAt(lt + 1);
-    if (c === SLASH) {
-      const gt = s.buf.indexOf('>', lt + 2);
-      if (gt < 0) return;
-      s.pos = gt + 1;
-      // the usual case without a copy of the name: `</Name>` closing the innermost element
-      const top = s.frames[s.frames.length - 1];
-      if (top !== undefined && gt - lt - 2 === top.name.length && s.buf.startsWith(top.name, lt + 2)) closeFrame(s, lt);
-      else closeTag(s, s.buf.slice(lt + 2, gt).trim(), lt);
-    } else if (c === BANG) {
-      if (!markup(s, lt)) return;
-    } else if (c === QMARK) {
-      // processing instructions (the XML declaration among them) carry nothing we read
-      if (!skipTo(s, PI, lt + 2)) return;
-    } else if (isNameStart(c)) {
-      const nameEnd = startTagName(s, lt);
-      if (nameEnd < 0) return;
-      if (s.buf.charCodeAt(nameEnd) === GT) {
-        // `<Name>`: the usual case, no attributes to look through
-        s.pos = nameEnd + 1;
-        openTag(s, nameAt(s, lt + 1, nameEnd), lt, nameEnd, nameEnd, false);
-        continue;
-      }
-      const end = startTagEnd(s, lt, nameEnd);
-      if (end < 0) return;
-      const broken = s.buf.charCodeAt(end) === LT;
-      if (broken && s.frames.length) fail(s, 'a start tag without its ">"', lt);
-      s.pos = broken ? end : end + 1;
-      const selfClosing = !broken && s.buf.charCodeAt(end - 1) === SLASH;
-      openTag(s, nameAt(s, lt + 1, nameEnd), lt, nameEnd, selfClosing ? end - 1 : end, selfClosing);
-    } else {
-      // `<` followed by neither a name, `/`, `!` nor `?`: not markup; inside a record a mistake
-      if (s.frames.length) {
-        fail(s, 'a stray "<" (write &lt;)', lt);
-        addText(s, lt, lt + 1);
-      }
-      s.pos = lt + 1;
-    }
+    if (!markupAt(s, lt)) return;
   }
+}
+
+/** The record's text from the scan's position up to `lt` (the next `<`, or -1: none buffered). */
+function textBefore(s: Scan, lt: number) {
+  const f = s.frames[s.frames.length - 1];
+  if (f === undefined) return;
+  const end = lt < 0 ? s.buf.length : lt;
+  // a text node cut by the end of the buffer is collected raw, and finished at the next markup
+  if (lt < 0 || f.raw) addText(s, s.pos, end);
+  else if (end > s.pos && !f.skip) textNode(s, f, s.pos, end);
+  if (lt >= 0 && f.raw) flush(s, f, lt);
+}
+
+/** The markup at `lt` (a `<` with a character after it); false when more text is needed. */
+function markupAt(s: Scan, lt: number): boolean {
+  const c = s.buf.charCodeAt(lt + 1);
+  if (c === SLASH) return endTag(s, lt);
+  if (c === BANG) return markup(s, lt);
+  // processing instructions (the XML declaration among them) carry nothing we read
+  if (c === QMARK) return skipTo(s, PI, lt + 2);
+  if (isNameStart(c)) return startTag(s, lt);
+  // `<` followed by neither a name, `/`, `!` nor `?`: not markup; inside a record a mistake
+  if (s.frames.length) {
+    fail(s, 'a stray "<" (write &lt;)', lt);
+    addText(s, lt, lt + 1);
+  }
+  s.pos = lt + 1;
+  return true;
+}
+
+/** `</Name>` at `lt`; false when its `>` is not buffered yet. */
+function endTag(s: Scan, lt: number): boolean {
+  const gt = s.buf.indexOf('>', lt + 2);
+  if (gt < 0) return false;
+  s.pos = gt + 1;
+  // the usual case without a copy of the name: `</Name>` closing the innermost element
+  const top = s.frames[s.frames.length - 1];
+  if (top !== undefined && gt - lt - 2 === top.name.length && s.buf.startsWith(top.name, lt + 2)) closeFrame(s, lt);
+  else closeTag(s, s.buf.slice(lt + 2, gt).trim(), lt);
+  return true;
+}
+
+/** The start tag at `lt`; false when its end is not buffered yet. */
+function startTag(s: Scan, lt: number): boolean {
+  const nameEnd = startTagName(s, lt);
+  if (nameEnd < 0) return false;
+  if (s.buf.charCodeAt(nameEnd) === GT) {
+    // `<Name>`: the usual case, no attributes to look through
+    s.pos = nameEnd + 1;
+    openTag(s, nameAt(s, lt + 1, nameEnd), lt, nameEnd, nameEnd, false);
+    return true;
+  }
+  const end = startTagEnd(s, lt, nameEnd);
+  if (end < 0) return false;
+  const broken = s.buf.charCodeAt(end) === LT;
+  if (broken && s.frames.length) fail(s, 'a start tag without its ">"', lt);
+  s.pos = broken ? end : end + 1;
+  const selfClosing = !broken && s.buf.charCodeAt(end - 1) === SLASH;
+  openTag(s, nameAt(s, lt + 1, nameEnd), lt, nameEnd, selfClosing ? end - 1 : end, selfClosing);
+  return true;
 }
 
 /** `<!--`, `<![CDATA[`, `<!DOCTYPE` and other declarations at `lt`; false when more text is needed. */

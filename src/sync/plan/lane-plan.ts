@@ -1,57 +1,39 @@
-// Step "plan" of a lane (docs/design.md): each record routed to the lane becomes a write job, or
-// nothing. A record whose stamp shows it in step since the last run is not mapped at all
-// (record-stamp.ts); any other is mapped (once for all the feed's lanes: read-feed.ts), waits in
-// the pending window (one write per key), and is planned against the chatbot's copies (plan.ts).
-// A dry run records what it would write instead of returning jobs. What the lane learns here
-// (counts, fingerprints to record, stamps, duplicate deletes) is read by the guard, commit and
-// report steps.
-import { Entries } from '../write/entries.js';
+// Step "plan" of a lane (docs/design.md): each record routed to the lane comes to a decision
+// (model/lane-planner.ts PlanDecision: create, update, or nothing to write), or to nothing yet. A
+// record whose stamp shows it in step since the last run is not mapped at all (record-stamp.ts); any
+// other is mapped (once for all the feed's lanes: read-feed.ts), waits in the pending window (one
+// write per key), and is planned against the chatbot's copies (plan.ts). The planner writes nothing
+// and logs no change: sync/run/ makes its decisions into write jobs (a dry run: into the plan view)
+// and change-log entries. What the lane learns here (counts, fingerprints to record, stamps,
+// duplicate deletes) is read by the guard, commit and report steps.
 import type { FeedItem } from '../../feeds/types.js';
 import type { MappedItem } from '../../mapping/types.js';
-import { createChange, rejectChange, updateChange, type ChangeSink } from '../report/changes.js';
-import { createFeedCollector, withheldOf, type FeedCollector } from '../read/desired.js';
-import { writeJob, type Job } from '../write/execute.js';
+import { Entries } from '../model/entries.js';
+import type { FeedCollector, NewCollector } from '../model/feed-side.js';
+import { UNCHANGED, type PlanDecision, type PlannerSteps } from '../model/lane-planner.js';
+import type { LaneTally, Mapped } from '../model/lane-tally.js';
+import {
+  withheldOf,
+  type DesiredListing,
+  type PlannedCopies,
+  type PlanOptions,
+  type RememberedListing,
+} from '../model/plan-types.js';
 import { createPendingWindow, type PendingWindow } from './pending.js';
-import { duplicatesOf, planAgain, planListing } from './plan.js';
-import type { DesiredListing, PlannedDelete, PlanOptions, RememberedListing } from './plan-types.js';
+import { duplicatesOf, planAgain, planListing, type ListingDecision } from './plan.js';
 import { recordText, stampOf } from './record-stamp.js';
-import type { RemoteIndex } from '../remote/remote-index.js';
-import type { PlanView } from '../report/report.js';
+
+export type { LaneTally, Mapped } from '../model/lane-tally.js';
 
 /** Listings read but not yet planned: a key repeated within this many records is written once. */
 export const PENDING_WINDOW = 1000;
 /** Records of recurring keys held until the feed ends (past it they are planned at once). */
 export const MAX_HELD = 10_000;
 
-/** A record mapped once for every lane of its feed; `clean`: no unmapped value met (it may get a stamp). */
-export interface Mapped {
-  item: MappedItem;
-  clean: boolean;
-}
-
-export interface LaneTally {
-  creates: number;
-  updates: number;
-  unchanged: number;
-  unchangedByStamp: number;
-  /** records readEarly remembered while the chatbot was still paged */
-  besidePaging: number;
-  duplicates: number;
-  /** second (or later) writes of a key in this run: a record of it came again after its first was planned */
-  rewritten: number;
-  /** valid listings never planned: the run stopped before they left the pending window (set when planning is over) */
-  unplanned: number;
-  /** key → fingerprint of listings in step that had none stored (recorded, nothing written) */
-  recordFingerprints: Entries;
-  /** key → stamp of listings in step whose stamp was not the stored one */
-  recordStamps: Entries;
-  duplicateDeletes: PlannedDelete[];
-}
-
 export interface LanePlannerInput {
   chatbot: string;
   keyBy: PlanOptions['keyBy'];
-  remote: RemoteIndex;
+  remote: PlannedCopies;
   planOptions: PlanOptions;
   /** the lane's record stamp seed; undefined: no stamps (a compared field reads the clock) */
   seed: string | undefined;
@@ -65,8 +47,8 @@ export interface LanePlannerInput {
   keyOf(item: FeedItem & { kind: 'record' }): string | undefined;
   /** maps a record again (a remembered one that must be planned after all) */
   map(item: FeedItem): MappedItem;
-  dryRun: boolean;
-  changes?: ChangeSink;
+  /** the lane's feed side (read/desired.ts createFeedCollector; the run adds the change log's sink of rejected records) */
+  newCollector: NewCollector;
   /** the pull's mode once known: a record listed twice is a shift in a full pull, a later version in an incremental one */
   pullMode(): 'full' | 'incremental';
   /** the fingerprint this lane stored for a key, as the state holds it (a record read while the chatbot is paged: readEarly) */
@@ -78,40 +60,18 @@ export interface LanePlannerInput {
   rewriteKnown?(entry: DesiredListing, item: FeedItem): boolean;
 }
 
-export interface LanePlanner {
-  collector: FeedCollector;
+/** A lane's planner: the read's calls (PlannerSteps), answered with decisions, and what it learns for the steps after it. */
+export interface LanePlanner extends PlannerSteps<PlanDecision> {
   tally: LaneTally;
-  /** a dry run: what it would write */
-  view: PlanView;
   pending: PendingWindow<DesiredListing | RememberedListing>;
   /** keys whose photos were not all mirrored this run: not stamped, so the next run maps them (and retries the photos) */
   photosMissing: string[];
-  /** one record routed to the lane: the job it needs now, if any */
-  take(item: FeedItem, map: () => Mapped): Job | undefined;
-  /**
-   * A record read while the chatbot is still paged (read-feed.ts, whilePaging): remembered when its
-   * stamp shows it in step with the one copy of its key paged so far, as read() would remember it
-   * (the entry comes back, to be pushed); 'not yet' when no copy of its key has been paged yet; 'later' when
-   * only the finished paging can tell (no stamp, a changed record, several copies...): it is read
-   * with read() once paging is over. Nothing is mapped.
-   */
-  readEarly(item: FeedItem, key: string): RememberedListing | 'not yet' | 'later';
   /**
    * Paging is over: a key remembered by readEarly that a later page showed held more than once is
    * judged by the duplicate rule (plan.ts duplicatesOf) against the copy its stamp matched, as
    * planning it after the paging would have (its other copies deleted in mirror mode).
    */
   pagedAfterEarly(): void;
-  /** take in two halves, for a step between them (the media mirror): the record read (mapped unless in step)... */
-  read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined;
-  /** ...and planned (through the pending window) */
-  push(entry: DesiredListing | RememberedListing): Job | undefined;
-  /** a listing whose photos were not all mirrored: no stamp, so the next run maps it again */
-  unstamp(entry: DesiredListing): void;
-  /** the feed ended: what still waits in the window */
-  drain(): Generator<Job>;
-  /** the held records (keys that recur): planned once every earlier write has finished */
-  held(): Generator<Job>;
   /** planning is over: what it held for it is let go */
   done(): void;
   /** keys this run planned a create or update for (a later record of one may still take it away: planDeletes) */
@@ -123,9 +83,8 @@ export function createLanePlanner(given: LanePlannerInput): LanePlanner {
   const st: PlanState = {
     input,
     stamps: input.stamps,
-    collector: createFeedCollector('full', {
+    collector: input.newCollector('full', {
       repeatIsShift: () => input.pullMode() === 'full',
-      onRejected: (r) => input.changes?.(rejectChange(r)),
       ...(input.soldUntil && { soldUntil: input.soldUntil }),
     }),
     tally: {
@@ -141,7 +100,6 @@ export function createLanePlanner(given: LanePlannerInput): LanePlanner {
       recordStamps: new Entries({ digests: true }),
       duplicateDeletes: [],
     },
-    view: { creates: [], updates: [], deletes: [] },
     sent: new Set(),
     photosMissing: [],
     pending: createPendingWindow<DesiredListing | RememberedListing>({
@@ -158,7 +116,6 @@ export function createLanePlanner(given: LanePlannerInput): LanePlanner {
   return {
     collector: st.collector,
     tally: st.tally,
-    view: st.view,
     pending,
     photosMissing: st.photosMissing,
     read,
@@ -177,15 +134,15 @@ export function createLanePlanner(given: LanePlannerInput): LanePlanner {
       // (taken from the queue one at a time: a run that stops pulling jobs leaves the rest there, counted unplanned)
       queue.push(...pending.drain());
       for (let ready = queue.shift(); ready; ready = queue.shift()) {
-        const job = plan(ready, false);
-        if (job) yield job;
+        const decided = plan(ready, false);
+        if (decided) yield decided;
       }
     },
     *held() {
       queue.push(...pending.held());
       for (let entry = queue.shift(); entry; entry = queue.shift()) {
-        const job = plan(entry, pending.planned(entry.key));
-        if (job) yield job;
+        const decided = plan(entry, pending.planned(entry.key));
+        if (decided) yield decided;
       }
     },
     done() {
@@ -239,7 +196,6 @@ interface PlanState {
   stamps: ReadonlyMap<string, string>;
   collector: FeedCollector;
   tally: LaneTally;
-  view: PlanView;
   /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
   sent: Set<string>;
   photosMissing: string[];
@@ -337,19 +293,19 @@ function readStep(st: PlanState) {
   };
 }
 
-/** Diffing a listing out of the pending window against the chatbot's copies (plan.ts): the job it needs, if any. */
+/** Diffing a listing out of the pending window against the chatbot's copies (plan.ts): what it comes to, if anything. */
 function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => DesiredListing) {
-  const { input, tally, view, sent } = st;
-  const { remote, planOptions, seed } = input;
+  const { input, tally, sent } = st;
+  const { remote, planOptions } = input;
   const { side } = st.collector;
-  return (next: DesiredListing | RememberedListing, late: boolean): Job | undefined => {
+  return (next: DesiredListing | RememberedListing, late: boolean): PlanDecision | undefined => {
     // a later record of the key took the listing away (off the market, removed, rejected): the later record decides
     if (!side.listings.has(next.key)) return undefined;
     // in step since the last run: unchanged, unless an earlier record of its key was written in this run
     if ('item' in next && !sent.has(next.key)) {
       tally.unchanged++;
       tally.unchangedByStamp++;
-      return undefined;
+      return UNCHANGED;
     }
     const entry = 'item' in next ? expand(next.item, next.text) : next;
     const copies = remote.get(entry.key);
@@ -357,30 +313,39 @@ function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => Desir
     const d = again ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
     if (again) tally.rewritten++;
     if (d.recordFingerprint) tally.recordFingerprints.push(entry.key, d.recordFingerprint);
-    if (seed !== undefined && entry.text !== undefined) {
-      const stamp = stampOf(seed, entry.text, d.inStep.hash, d.inStep.fingerprint);
-      if (d.create) d.create.stamp = stamp;
-      else if (d.update) d.update.stamp = stamp;
-      else if (st.stamps.get(entry.key) !== stamp) tally.recordStamps.push(entry.key, stamp);
-    }
+    stampStep(st, entry, d);
     // a late record's key was planned already, its remote copies with it
     if (!late) {
       if (d.duplicates) tally.duplicates++;
       tally.duplicateDeletes.push(...d.duplicateDeletes);
     }
-    if (d.create) {
-      tally.creates++;
-      sent.add(entry.key);
-      if (!input.dryRun) return writeJob(d.create);
-      view.creates.push(d.create.key);
-      input.changes?.(createChange(d.create));
-    } else if (d.update) {
-      tally.updates++;
-      sent.add(entry.key);
-      if (!input.dryRun) return writeJob(d.update);
-      view.updates.push({ key: d.update.key, reason: d.update.reason, changes: d.update.changes });
-      input.changes?.(updateChange(d.update));
-    } else tally.unchanged++;
-    return undefined;
+    return decided(st, d);
   };
+}
+
+/** The stamp of a listing planned from a record kept as read: on its write, or recorded when it is in step and its stored one differs. */
+function stampStep(st: PlanState, entry: DesiredListing, d: ListingDecision): void {
+  const { seed } = st.input;
+  if (seed === undefined || entry.text === undefined) return;
+  const stamp = stampOf(seed, entry.text, d.inStep.hash, d.inStep.fingerprint);
+  if (d.create) d.create.stamp = stamp;
+  else if (d.update) d.update.stamp = stamp;
+  else if (st.stamps.get(entry.key) !== stamp) st.tally.recordStamps.push(entry.key, stamp);
+}
+
+/** The decision of a diff, counted; a key created or updated is one this run wrote. */
+function decided(st: PlanState, d: ListingDecision): PlanDecision {
+  const { tally, sent } = st;
+  if (d.create) {
+    tally.creates++;
+    sent.add(d.create.key);
+    return { kind: 'create', create: d.create };
+  }
+  if (d.update) {
+    tally.updates++;
+    sent.add(d.update.key);
+    return { kind: 'update', update: d.update };
+  }
+  tally.unchanged++;
+  return UNCHANGED;
 }

@@ -30,7 +30,7 @@ import {
   type PlanOptions,
   type RemoteListing,
   type RemoteSide,
-} from './plan-types.js';
+} from '../model/plan-types.js';
 
 export interface ListingDecision {
   create?: PlannedCreate;

@@ -24,7 +24,7 @@ import { hash } from 'node:crypto';
 import { FINGERPRINT_BYTES, fingerprintBytes, writeFingerprintBytesV2 } from '../../listing/fingerprint.js';
 import { codeIdentity } from '../util/code-identity.js';
 import { compileMapping } from '../../mapping/index.js';
-import type { Lane } from '../read/lanes.js';
+import type { Lane } from '../model/lane.js';
 
 export interface StampSeedInput {
   mapping: unknown;
@@ -100,9 +100,9 @@ const scratch = Buffer.allocUnsafe(16 * 1024);
 
 /**
  * Whether the lane's records get stamps: not when a compared field reads the clock (its value changes
- * every run). Open houses do not stop them: the reader hands on a record with only the open houses
- * shown at the run's clock, so one that ended makes it another record, and a listing whose stored
- * open house ended is fetched again although its record did not change (feeds/reso/reso-open-houses.ts).
+ * every run). A source's related records joined by the clock do not stop them: the reader hands on a
+ * record with only those shown at the run's clock, so one that ended makes it another record, and a
+ * listing whose stored one ended is fetched again although its record did not change (feeds/reso/).
  */
 export function stamped(lane: Pick<Lane, 'feed'>): boolean {
   const ignore = new Set(lane.feed.ignore);

@@ -1,7 +1,7 @@
 // A feed read beside its chatbot's paging (read-feed.ts whilePaging; feed-run.ts decides when): on a
 // rerun whose records are mostly in step by their stamps, the feed's reading, parsing and stamp
 // checks are the other half of the run's work, and need only the copies of their own keys. So a
-// record is taken as soon as the one copy of its key has been paged (LanePlanner.readEarly:
+// record is taken as soon as the one copy of its key has been paged (the planner's readEarly:
 // remembered, as the plain path would remember it once paging is over); a record of a key not
 // paged yet waits in its key's queue until a page brings the key; anything only the finished
 // paging can judge (a changed record, a key held twice, a removal, a record with no stamp) waits
@@ -12,7 +12,8 @@ import { setImmediate } from 'node:timers/promises';
 import type { FeedItem } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { recordKey } from './record-key.js';
-import type { LanePlanner } from '../plan/lane-plan.js';
+import type { Job } from '../model/execution.js';
+import type { PlannerSteps } from '../model/lane-planner.js';
 
 /**
  * Records taken between two turns of the event loop: the paging's answers come in on this thread,
@@ -42,7 +43,7 @@ export interface Early {
 
 /** The lane the feed is read for beside the paging. */
 interface BesideLane {
-  planner: Pick<LanePlanner, 'readEarly' | 'push'>;
+  planner: Pick<PlannerSteps<Job>, 'readEarly' | 'push'>;
 }
 
 export interface BesideRead {

@@ -22,57 +22,23 @@
 // (`rule:<name>`), and the sold windows of the Closed listings shown are noted to be stored
 // (side.soldUntil; settle/sold-window.ts).
 import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../../errors.js';
-import { ADDRESS_FIELDS } from '../../mapping/display-rules.js';
 import type { MappedItem } from '../../mapping/types.js';
 import {
   ruleReason,
+  withheldOf,
   type DesiredListing,
   type DesiredSide,
   type Position,
   type RejectedRecord,
-  type RememberedListing,
-} from '../plan/plan-types.js';
+} from '../model/plan-types.js';
+import type { CollectorOptions, FeedCollector, FeedSide } from '../model/feed-side.js';
 
-export type FeedSide = Omit<DesiredSide, 'listings'> & {
-  listings: Set<string>;
-  readErrorRetryable?: boolean;
-  readError?: string;
-  readErrorRetryAt?: string;
-  /** the source's answer is not the feed (FeedReadError.refused): why, and the run is rejected */
-  refused?: string;
-  /** sold windows (display.soldDays) to store: key → when it ends, for the Closed listings shown; keys that no longer have one */
-  soldUntil: { set: Map<string, string>; clear: Set<string> };
-};
-
-export interface FeedCollector {
-  side: FeedSide;
-  /** counts the item; a valid listing comes back to be planned */
-  add(item: MappedItem): DesiredListing | undefined;
-  /** counts a record whose stamp matched (a valid listing, not mapped) */
-  addRemembered(entry: RememberedListing): void;
-  /** a record of `key` went to another chatbot (routing): a copy this chatbot holds goes */
-  movedAway(key: string): void;
-  /** the feed stopped: a FeedReadError or an abort marks it incomplete, anything else is thrown */
-  fail(err: unknown): void;
-}
+export type { CollectorOptions, FeedCollector, FeedSide } from '../model/feed-side.js';
 
 /** How many reasons for "not read whole" the report names (the count says how many there were). */
 const SHOWN_REASONS = 3;
 /** Rejected records the side keeps for the report (a stored report keeps 50, a printed one fewer); counts.rejected has them all. */
 export const KEPT_REJECTED = 100;
-
-export interface CollectorOptions {
-  /**
-   * Whether a record listed twice in one pull means the source shifted (default: always). Only a
-   * key-ordered full pull says so; in an incremental (time, key) pull a repeat is the record's later
-   * version, changed while the pull ran (the later record wins, as for any repeated key).
-   */
-  repeatIsShift?: () => boolean;
-  /** each rejected record, as it is read (the change log's sink) */
-  onRejected?: (r: RejectedRecord) => void;
-  /** keys whose sold window is stored (state.ts soldWindowNamespace): a record of one that no longer has a window clears it */
-  soldUntil?: { has(key: string): boolean };
-}
 
 export function createFeedCollector(mode: DesiredSide['mode'], options: CollectorOptions = {}): FeedCollector {
   const side = emptySide(mode);
@@ -188,11 +154,6 @@ function keyBook(side: FeedSide, options: CollectorOptions, incomplete: (reason:
       if (r.key !== undefined) side.protectedKeys.add(r.key);
     },
   };
-}
-
-/** The listing fields the display rules withhold from a mapped listing (its address), as a DesiredListing carries them. */
-export function withheldOf(item: MappedItem & { kind: 'listing' }): Pick<DesiredListing, 'withheld'> {
-  return item.shown?.addressWithheld ? { withheld: ADDRESS_FIELDS } : {};
 }
 
 /** An item that is no listing to plan: it counts on the side, and may leave the feed not read whole. */

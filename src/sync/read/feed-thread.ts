@@ -18,7 +18,7 @@ import { itemsOf } from '../../feeds/item-batches.js';
 import { feedPath } from '../../feeds/source/file-source.js';
 import type { FeedItem, OpenedFeed, RecordPosition } from '../../feeds/types.js';
 import type { MappingConfig } from '../../mapping/config-schema.js';
-import type { FeedBatch, FeedRead, FeedWorkerMessage, FeedWorkerTask, WireFailure, WireItem } from './feed-worker.js';
+import type { FeedBatch, FeedRead, FeedWorkerMessage, FeedWorkerTask, WireFailure, WireItem } from './feed-wire.js';
 import { startWorker, workerEntry } from '../util/worker-start.js';
 
 /** 4 MiB: about 10k listings of a typical export */

@@ -5,74 +5,14 @@
 // the reader of the batches: at most `ahead` batches are sent and not yet taken. It lives on for
 // the next read (the process's next run), and stops a read when told to.
 import { parentPort } from 'node:worker_threads';
-import { FeedReadError, formatPlace, type ErrorPlace } from '../../errors.js';
-import type { CsvSource } from '../../feeds/config-schema.js';
+import { FeedReadError, formatPlace } from '../../errors.js';
 import { readCsv } from '../../feeds/csv/csv-reader.js';
 import { openFileSource } from '../../feeds/source/file-source.js';
 import type { FeedItem, RecordPosition } from '../../feeds/types.js';
 import { compileMapping } from '../../mapping/compile.js';
 import { recordKey } from './record-key.js';
-import type { MappingConfig } from '../../mapping/config-schema.js';
 import { columnsNeeded } from '../../mapping/columns-needed.js';
-
-/** One read: a CSV file, its mapping's key, and the pace. */
-export interface FeedRead {
-  id: number;
-  source: CsvSource & { path: string };
-  baseDir: string;
-  mapping: MappingConfig;
-  keyBy: 'MLSNumber' | 'URL';
-  /** batches sent and not yet taken, at most */
-  ahead: number;
-  /** records a batch holds, at most */
-  batchSize: number;
-}
-
-/** What the main thread sends: a read to start, batches of a read taken, a read to stop. */
-export type FeedWorkerTask = { read: FeedRead } | { took: number; id: number } | { stop: number };
-
-/**
- * Items in feed order: `kinds` says, item by item, whether it is the next of the joined-form
- * records (0: its text, key and line) or the next of `others` (1: any other item, as it crosses).
- */
-export interface FeedBatch {
-  kinds: Uint8Array<ArrayBuffer>;
-  texts: string[];
-  keys: Array<string | undefined>;
-  lines: Int32Array<ArrayBuffer>;
-  indexes: Int32Array<ArrayBuffer>;
-  others: WireItem[];
-}
-
-export type WireItem =
-  | { kind: 'record'; position: RecordPosition; data: Record<string, unknown>; text?: string }
-  | {
-      kind: 'error';
-      position: RecordPosition;
-      error: { reason: string; place: ErrorPlace };
-      data?: Record<string, unknown>;
-      standalone?: boolean;
-    }
-  | { kind: 'removed'; position: RecordPosition; data: Record<string, unknown> };
-
-/** What ended the read, as it crosses: the reader's FeedReadError, or anything else (a defect). */
-export type WireFailure =
-  | {
-      kind: 'feed';
-      reason: string;
-      place: ErrorPlace;
-      retryable: boolean;
-      status?: number;
-      retryAt?: string;
-      credentialKey?: string;
-      refused?: true;
-    }
-  | { kind: 'crash'; message: string };
-
-/** What the worker answers, per read: the header, batches, then its end: read whole, failed, or stopped when told. */
-export type FeedWorkerMessage = { id: number } & (
-  { header: string[] } | { batch: FeedBatch } | { end: 'read' | 'stopped' } | { failed: WireFailure }
-);
+import type { FeedBatch, FeedRead, FeedWorkerMessage, FeedWorkerTask, WireFailure, WireItem } from './feed-wire.js';
 
 /** The read under way: its credit (batches it may still send) and whether it was told to stop. */
 interface Current {

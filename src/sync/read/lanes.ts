@@ -3,17 +3,11 @@
 // feed (its state keeps the names it always had); a routed feed (`chatbots:`) has one lane per
 // chatbot, named `feed>serialNumber`, which takes the records its `where` selects.
 import type { FeedConfig } from '../../config/schema.js';
-import { compileWhere, type RecordRoute } from '../../mapping/where.js';
-import type { ChatbotFeed } from '../settle/state.js';
+import { compileWhere } from '../../mapping/where.js';
+import type { ChatbotFeed } from '../model/state-names.js';
+import type { Lane } from '../model/lane.js';
 
-export interface Lane {
-  /** the name the lane's state goes under (fingerprints, stamps, missing marks, feed mark) */
-  id: string;
-  feed: FeedConfig;
-  chatbot: string;
-  /** whether a source record goes this way; undefined: every record */
-  route?: RecordRoute;
-}
+export type { Lane } from '../model/lane.js';
 
 /** The feed's lanes, in config order. */
 export function lanesOf(feed: FeedConfig): Lane[] {

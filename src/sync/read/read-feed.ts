@@ -9,13 +9,13 @@ import type { FeedItem, OpenedFeed } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import type { MappedItem } from '../../mapping/types.js';
 import { authFailure } from '../util/auth.js';
-import type { Executor, LaneJob } from '../write/execute.js';
+import type { Executor, Job, LaneJob } from '../model/execution.js';
 import type { Lane } from './lanes.js';
-import type { LanePlanner, Mapped } from '../plan/lane-plan.js';
+import type { PlannerSteps } from '../model/lane-planner.js';
+import type { Mapped } from '../model/lane-tally.js';
 import { readBesidePaging, type Early } from './beside-paging.js';
-import type { RemoteIndex } from '../remote/remote-index.js';
 import type { MediaStep, MirrorEntry } from '../../media/index.js';
-import type { DesiredListing, RememberedListing } from '../plan/plan-types.js';
+import type { DesiredListing, RememberedListing } from '../model/plan-types.js';
 import type { PagingSoFar } from './beside-paging.js';
 
 const mirrorEntry = (entry: DesiredListing, item: FeedItem): MirrorEntry => ({
@@ -27,16 +27,18 @@ const mirrorEntry = (entry: DesiredListing, item: FeedItem): MirrorEntry => ({
 /** A lane as the read step feeds it. */
 export interface ReadingLane {
   lane: Lane;
-  planner: LanePlanner;
+  /** its planner, as the run hands it: a record planned comes to its write job */
+  planner: PlannerSteps<Job>;
   executor: Executor;
-  remote: RemoteIndex;
+  /** the chatbot's copies: whether it holds a key (a record routed elsewhere takes it away) */
+  remote: { has(key: string): boolean };
 }
 
 export interface FeedRead {
   /**
    * Reads the feed while its lane's chatbot is still paged (a feed of one lane, every record
    * stamped): a record in step by its stamp with the one copy of its key paged so far is taken
-   * there and then (remembered, not mapped: LanePlanner.readEarly); any other waits, in its key's
+   * there and then (remembered, not mapped: the planner's readEarly); any other waits, in its key's
    * order, for `jobs`, which plans it against the finished paging. Nothing is mapped, planned
    * against the paging or written before `paging.done`; at most WHILE_PAGING_HELD records wait
    * (the read pauses until pages come): beside-paging.ts. Returns once paging is done.

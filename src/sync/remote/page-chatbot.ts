@@ -7,13 +7,14 @@ import type { ApiConfig } from '../../config/schema.js';
 import { AbortedError, causeMessage, isRetryable } from '../../errors.js';
 import type { KvStore } from '../../state/kv-store.js';
 import { authFailure } from '../util/auth.js';
-import type { Lane } from '../read/lanes.js';
+import type { Lane } from '../model/lane.js';
 import type { EchoFiles } from './page-echo.js';
-import type { RemoteSide } from '../plan/plan-types.js';
+import type { RemoteSide } from '../model/plan-types.js';
 import type { RemoteIndex } from './remote-index.js';
 import { fetchRemote, fetchRemoteKeys, type RemoteOptions } from './remote.js';
-import type { SyncOutcome } from '../report/report.js';
-import { loadChatbotState, loadStamps, type ChatbotFeed, type ChatbotState } from '../settle/state.js';
+import type { SyncOutcome } from '../model/outcome.js';
+import { loadChatbotState, loadStamps } from '../settle/state.js';
+import type { ChatbotFeed, ChatbotState } from '../model/state-names.js';
 
 export type ChatbotRemote = RemoteSide & { byKey: RemoteIndex };
 

@@ -273,7 +273,13 @@ export function forgetEchoes(): void {
  */
 const FILE_FORMAT = 4;
 /** what makes a row from a listing's bytes: the page cut, the row and the hashes of listing/ */
-const ROWS_CODE = ['api/list-page-cut', 'sync/remote/remote-rows', 'sync/remote/page-decode', 'listing'];
+const ROWS_CODE = [
+  'api/list-page-cut',
+  'sync/remote/remote-rows',
+  'sync/model/remote-key',
+  'sync/remote/page-decode',
+  'listing',
+];
 
 /** A generation as a file: the sha1 of the rest, then its v8 serialization with the format and the code's identity. */
 export function generationBytes(name: string, g: Generation): Uint8Array {

@@ -15,7 +15,7 @@
 //   asked (planning only ever asks it of keys the chatbot holds; a rerun read beside its paging asks
 //   it of few keys once paging is over: copying every stored one in here cost more than its reads).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
-import type { RemoteCopies, RemoteListing } from '../plan/plan-types.js';
+import type { RemoteCopies, RemoteListing } from '../model/plan-types.js';
 import type { RawBody } from '../../api/types.js';
 import type { ListItem } from '../../listing/schema.js';
 import { ComparedStore, type RawItemReader, type RawRowReader } from './compared-store.js';

@@ -6,7 +6,8 @@
 // JSON: it is read from the page's bytes when needed (page-decode.ts comparedOfPageRow).
 import { comparedOfListItem } from '../../listing/fingerprint.js';
 import type { ListItem } from '../../listing/schema.js';
-import type { KeyBy } from '../plan/plan-types.js';
+import type { KeyBy } from '../model/plan-types.js';
+import { remoteKey } from '../model/remote-key.js';
 
 /** bytes of a comparison hash (sha1) */
 export const HASH_BYTES = 20;
@@ -43,10 +44,6 @@ export interface RemoteRows {
    * ends[i]): what the index stores, and one buffer to move from a worker rather than a string a row
    */
   compared?: { utf8: Uint8Array<ArrayBuffer>; ends: Uint32Array<ArrayBuffer> };
-}
-
-export function remoteKey(item: Pick<ListItem, 'MLSNumber' | 'Url'>, keyBy: KeyBy): string {
-  return (keyBy === 'URL' ? item.Url : item.MLSNumber).trim();
 }
 
 /** What the remote side keeps of one list item. */

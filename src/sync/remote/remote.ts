@@ -26,11 +26,13 @@ import type { ListItem } from '../../listing/schema.js';
 import { comparedOfPageRow, decodePage, listItemOfPageRow, type DecodedPage } from './page-decode.js';
 import { pageEcho, type EchoFiles, type PageEcho } from './page-echo.js';
 import { sharedPagePool, type PagePool } from './page-pool.js';
-import type { RemoteSide } from '../plan/plan-types.js';
+import type { RemoteSide } from '../model/plan-types.js';
 import { RemoteIndex } from './remote-index.js';
-import { remoteKey, rowsOf, type RowOptions } from './remote-rows.js';
+import { rowsOf, type RowOptions } from './remote-rows.js';
+import { remoteKey } from '../model/remote-key.js';
 
-export { remoteKey, toRemote } from './remote-rows.js';
+export { toRemote } from './remote-rows.js';
+export { remoteKey } from '../model/remote-key.js';
 
 export interface RemoteOptions extends RowOptions {
   serialNumber: string;

@@ -2,18 +2,19 @@
 // learned, and its one summary line in the log. One verdict for the dry run and the real run: the
 // dry run reports what the real run would.
 import type { CallCounts } from '../../api/call-counter.js';
-import type { SourceReadStats } from '../../feeds/types.js';
+import type { SourceReadStats, SourceSection, SourceSections } from '../../feeds/types.js';
 import type { Logger } from '../../log.js';
-import type { FeedSide } from '../read/desired.js';
+import type { FeedSide } from '../model/feed-side.js';
 import type { DisplayRules } from '../../mapping/display-config.js';
-import type { ExecutionResult } from '../write/execute.js';
-import type { GuardDecision } from '../settle/guards.js';
-import type { DeleteReason, PlannedDelete, RemoteSide } from '../plan/plan-types.js';
+import type { ExecutionResult, ItemFailure } from '../model/execution.js';
+import type { GuardDecision } from '../model/outcome.js';
+import type { DeleteReason, PlannedDelete, RemoteSide } from '../model/plan-types.js';
 import {
   callsBetween,
   summaryLine,
   type PlanView,
   type SyncCounts,
+  type SourceReport,
   type SyncOutcome,
   type SyncReport,
 } from './report.js';
@@ -63,82 +64,33 @@ export interface LaneReportInput {
 }
 
 export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
-  const { exec: e, guard: g, planned: p, desired } = r;
-  const stats = r.source.stats;
-  const { calls, retries } = callsBetween(r.calls.before, r.calls.after);
-  const failures = e?.failures ?? [];
-  // an interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this one wrote
-  // (a read that failed with a transient answer, a 5xx, may succeed on a rerun even when nothing of it could be used)
-  const retryable =
-    r.outcome === 'unavailable' ||
-    r.outcome === 'aborted' ||
-    (r.outcome !== 'failed' && failures.some((f) => f.retryable)) ||
-    Boolean(desired.readErrorRetryable);
+  const { desired } = r;
+  const failures = r.exec?.failures ?? [];
+  const retryable = retryableOf(r, failures);
   const base: Omit<SyncReport, 'summary'> = {
     feed: r.feed,
     chatbot: r.chatbot,
     outcome: r.outcome,
     retryable,
     ...(retryable && desired.readErrorRetryAt && { retryAt: desired.readErrorRetryAt }),
-    dryRun: Boolean(p),
+    dryRun: Boolean(r.planned),
     ...(r.message && { message: r.message }),
-    counts: {
-      feedRecords: desired.counts.records,
-      valid: desired.counts.valid,
-      rejected: desired.counts.rejected,
-      skipped: desired.counts.skipped,
-      removed: desired.counts.removed,
-      feedDuplicates: desired.feedDuplicates.length,
-      remote: r.count,
-      created: p ? p.creates : (e?.created ?? 0),
-      updated: p ? p.updates : (e?.updated ?? 0),
-      deleted: p ? p.deletes.filter((d) => d.reason !== 'duplicate').length : (e?.deleted ?? 0),
-      unchanged: r.counted?.unchanged ?? 0,
-      unchangedByStamp: r.counted?.unchangedByStamp ?? 0,
-      duplicatesRemoved: p ? p.deletes.filter((d) => d.reason === 'duplicate').length : (e?.duplicatesRemoved ?? 0),
-      failed: failures.length,
-      protected: r.counted?.protected ?? 0,
-      otherFeeds: r.counted?.otherFeeds ?? 0,
-      waitingGrace: g?.waiting.length ?? 0,
-      ...(r.routedNowhere !== undefined && { routedNowhere: r.routedNowhere }),
-      ...otherCounts(r),
-    },
+    counts: countsOf(r, failures.length),
     ...deletedByReason(r),
-    calls,
-    retries: retries + (e?.createResends ?? 0),
+    ...callsOf(r),
     failures,
     rejected: desired.rejected,
     ...(desired.counts.rejected > desired.rejected.length && {
       omitted: { rejected: desired.counts.rejected - desired.rejected.length },
     }),
     feedDuplicates: desired.feedDuplicates,
-    guard: {
-      outcome: g?.outcome ?? 'none',
-      reasons: g?.reasons ?? [],
-      ...(g?.message && { message: g.message }),
-      withheld: g?.withheld.length ?? 0,
-      waiting: g?.waiting.length ?? 0,
-    },
+    guard: guardOf(r.guard),
     ...displayOf(r),
     unmapped: r.unmapped,
     ...(r.valuesReplaced?.length && { valuesReplaced: r.valuesReplaced }),
-    source: {
-      mode: desired.mode,
-      ...(r.source.since !== undefined && { since: r.source.since }),
-      complete: desired.complete,
-      ...(desired.readError && { error: desired.readError }),
-      ...(stats && {
-        pages: stats.pages,
-        requests: stats.requests,
-        ...(stats.tally && { requestsBy: { ...stats.tally.by }, tokenCalls: stats.tally.tokenCalls }),
-        ...(stats.bytes !== undefined && { bytes: stats.bytes }),
-        ...(stats.reconcile && { reconcile: { ...stats.reconcile } }),
-        ...(stats.events && { events: { ...stats.events } }),
-        ...(stats.warnings.length && { warnings: [...stats.warnings] }),
-      }),
-    },
+    source: sourceOf(r),
     remote: r.remote,
-    ...(p && r.view && { plan: r.view }),
+    ...(r.planned && r.view && { plan: r.view }),
     ...(r.media && { media: r.media }),
     stateLocation: r.stateLocation,
     timings: r.timings,
@@ -150,6 +102,123 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
   // info even when not ok: the report carries the detail, and the CLI prints it as a table
   logger.info({ outcome: r.outcome, ...(r.message && { detail: r.message }) }, report.summary);
   return report;
+}
+
+/**
+ * An interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this
+ * one wrote (a read that failed with a transient answer, a 5xx, may succeed on a rerun even when
+ * nothing of it could be used).
+ */
+function retryableOf(r: LaneReportInput, failures: readonly ItemFailure[]): boolean {
+  return (
+    r.outcome === 'unavailable' ||
+    r.outcome === 'aborted' ||
+    (r.outcome !== 'failed' && failures.some((f) => f.retryable)) ||
+    Boolean(r.desired.readErrorRetryable)
+  );
+}
+
+/** The lane's counts: the feed's side as read, the writes made (a dry run: planned), and what was left as it is. */
+function countsOf(r: LaneReportInput, failed: number): SyncCounts {
+  const { desired, counted: c, guard: g } = r;
+  return {
+    feedRecords: desired.counts.records,
+    valid: desired.counts.valid,
+    rejected: desired.counts.rejected,
+    skipped: desired.counts.skipped,
+    removed: desired.counts.removed,
+    feedDuplicates: desired.feedDuplicates.length,
+    remote: r.count,
+    ...writeCounts(r),
+    failed,
+    protected: c?.protected ?? 0,
+    otherFeeds: c?.otherFeeds ?? 0,
+    waitingGrace: g?.waiting.length ?? 0,
+    ...(r.routedNowhere !== undefined && { routedNowhere: r.routedNowhere }),
+    ...otherCounts(r),
+  };
+}
+
+/** Created, updated, deleted (duplicates apart), unchanged: made, or in a dry run planned. */
+function writeCounts(
+  r: LaneReportInput,
+): Pick<SyncCounts, 'created' | 'updated' | 'deleted' | 'unchanged' | 'unchangedByStamp' | 'duplicatesRemoved'> {
+  const { exec: e, planned: p, counted: c } = r;
+  const unchanged = { unchanged: c?.unchanged ?? 0, unchangedByStamp: c?.unchangedByStamp ?? 0 };
+  if (p) {
+    const duplicates = p.deletes.filter((d) => d.reason === 'duplicate').length;
+    return {
+      created: p.creates,
+      updated: p.updates,
+      deleted: p.deletes.length - duplicates,
+      ...unchanged,
+      duplicatesRemoved: duplicates,
+    };
+  }
+  return {
+    created: e?.created ?? 0,
+    updated: e?.updated ?? 0,
+    deleted: e?.deleted ?? 0,
+    ...unchanged,
+    duplicatesRemoved: e?.duplicatesRemoved ?? 0,
+  };
+}
+
+/** The lane's API calls (and retries, a create's resends among them) between the counter's snapshots. */
+function callsOf(r: LaneReportInput): Pick<SyncReport, 'calls' | 'retries'> {
+  const { calls, retries } = callsBetween(r.calls.before, r.calls.after);
+  return { calls, retries: retries + (r.exec?.createResends ?? 0) };
+}
+
+function guardOf(g: GuardDecision | undefined): SyncReport['guard'] {
+  return {
+    outcome: g?.outcome ?? 'none',
+    reasons: g?.reasons ?? [],
+    ...(g?.message && { message: g.message }),
+    withheld: g?.withheld.length ?? 0,
+    waiting: g?.waiting.length ?? 0,
+  };
+}
+
+/** How the feed was read, what reading it took, and the sections its source filled (SourceSections). */
+function sourceOf(r: LaneReportInput): SyncReport['source'] {
+  const { desired } = r;
+  const stats = r.source.stats;
+  return {
+    mode: desired.mode,
+    ...(r.source.since !== undefined && { since: r.source.since }),
+    complete: desired.complete,
+    ...(desired.readError && { error: desired.readError }),
+    ...(stats && {
+      pages: stats.pages,
+      requests: stats.requests,
+      ...(stats.tally && { requestsBy: { ...stats.tally.by }, tokenCalls: stats.tally.tokenCalls }),
+      ...(stats.bytes !== undefined && { bytes: stats.bytes }),
+      ...sectionsOf(stats.sections ?? []),
+      ...(stats.warnings.length && { warnings: [...stats.warnings] }),
+    }),
+  };
+}
+
+/**
+ * The sections a source filled: each one's fields under its name (source.events), and what the
+ * text report prints of them, in the source's order (source.sections).
+ */
+function sectionsOf(sections: readonly SourceSection[]): Partial<SourceSections> & Pick<SourceReport, 'sections'> {
+  if (!sections.length) return {};
+  const fields: Partial<SourceSections> = {};
+  for (const s of sections) put(fields, s.name, s.fields);
+  const text = sections.map((s) => ({
+    name: s.name,
+    lines: [...s.lines],
+    ...(s.tellsTheRead && { tellsTheRead: s.tellsTheRead }),
+  }));
+  return { ...fields, sections: text };
+}
+
+/** A section's fields under its name (a name and its own fields' type go together: SourceSections). */
+function put<N extends keyof SourceSections>(into: Partial<SourceSections>, name: N, fields: SourceSections[N]): void {
+  into[name] = fields;
 }
 
 /** The counts beside created/updated/unchanged that make `valid` add up (report.ts, validFromWrites), each only when not 0. */

@@ -9,38 +9,49 @@ import { displayLine, type SyncReport } from './report.js';
 const SHOWN = 20;
 
 export function formatSyncReport(r: SyncReport): string {
-  const c = r.counts;
   // a run that did not end ok says why on its first line, once: what is wrong with the feed
   // (sync/settle/rejection.ts), the credential to fix, what the guard held back
   const why = r.outcome !== 'ok' && r.message ? ` — ${r.message}` : '';
   const lines: string[] = [
     `${r.dryRun ? 'DRY RUN — nothing written. ' : ''}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}${why}`,
+    ...countsTable(r),
+    ...tallyLines(r),
+    ...sourceLines(r.source),
+    ...stateLines(r, why !== ''),
   ];
+  failureLines(lines, r.failures);
+  listLines(lines, r);
+  if (r.plan) planLines(lines, r.plan, r.guard);
+  lines.push(`  state: ${r.stateLocation}`);
+  lines.push(r.summary);
+  return lines.join('\n') + '\n';
+}
+
+/** The feed's side and the chatbot's side of the counts, side by side. */
+function countsTable(r: SyncReport): string[] {
+  const c = r.counts;
   const verb = r.dryRun ? 'would be ' : '';
-  lines.push(
-    ...table(
-      ['feed', '', 'chatbot', ''],
-      [
-        ['records', String(c.feedRecords), 'remote listings', String(c.remote)],
-        ['valid', String(c.valid), `${verb}created`, String(c.created)],
-        ['rejected', String(c.rejected), `${verb}updated`, String(c.updated)],
-        ['skipped', String(c.skipped), `${verb}deleted`, String(c.deleted)],
-        ['removed', String(c.removed), `duplicates ${verb}removed`, String(c.duplicatesRemoved)],
-        ['keys twice in feed', String(c.feedDuplicates), 'unchanged', String(c.unchanged)],
-        ['kept (rejected)', String(c.protected), 'failed', String(c.failed)],
-        ['waiting grace period', String(c.waitingGrace), "other feeds' listings", String(c.otherFeeds)],
-      ],
-    ).map((l) => `  ${l}`),
-  );
-  const calls = Object.entries(r.calls.byEndpoint)
-    .filter(([, n]) => n > 0)
-    .map(([k, n]) => `${k} ${n}`)
-    .join(', ');
-  const paging = r.remote.pagingCountedIn
-    ? `; the chatbot's paging (shared) is counted in ${r.remote.pagingCountedIn}'s`
-    : '';
+  return table(
+    ['feed', '', 'chatbot', ''],
+    [
+      ['records', String(c.feedRecords), 'remote listings', String(c.remote)],
+      ['valid', String(c.valid), `${verb}created`, String(c.created)],
+      ['rejected', String(c.rejected), `${verb}updated`, String(c.updated)],
+      ['skipped', String(c.skipped), `${verb}deleted`, String(c.deleted)],
+      ['removed', String(c.removed), `duplicates ${verb}removed`, String(c.duplicatesRemoved)],
+      ['keys twice in feed', String(c.feedDuplicates), 'unchanged', String(c.unchanged)],
+      ['kept (rejected)', String(c.protected), 'failed', String(c.failed)],
+      ['waiting grace period', String(c.waitingGrace), "other feeds' listings", String(c.otherFeeds)],
+    ],
+  ).map((l) => `  ${l}`);
+}
+
+/** The deletes by reason, the rest of `valid`, and the API calls. */
+function tallyLines(r: SyncReport): string[] {
+  const c = r.counts;
+  const lines: string[] = [];
   const byReason = Object.entries(r.deletedByReason ?? {}).map(([k, n]) => `${k} ${n}`);
-  if (byReason.length) lines.push(`  ${verb}deleted by reason: ${byReason.join(', ')}`);
+  if (byReason.length) lines.push(`  ${r.dryRun ? 'would be ' : ''}deleted by reason: ${byReason.join(', ')}`);
   const others = (
     [
       ['unwritten', c.unwritten],
@@ -53,8 +64,20 @@ export function formatSyncReport(r: SyncReport): string {
     lines.push(
       `  valid ${c.valid} = created + updated + unchanged, with ${others.map(([k, n]) => `${k} ${n}`).join(', ')}`,
     );
+  const calls = Object.entries(r.calls.byEndpoint)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  const paging = r.remote.pagingCountedIn
+    ? `; the chatbot's paging (shared) is counted in ${r.remote.pagingCountedIn}'s`
+    : '';
   lines.push(`  API calls: ${r.calls.total}${calls ? ` (${calls})` : ''}, retries ${r.retries}${paging}`);
-  lines.push(...sourceLines(r.source));
+  return lines;
+}
+
+/** What the display rules did, values replaced, what was not read whole, the guard overridden, the message, the photos. */
+function stateLines(r: SyncReport, saidFirst: boolean): string[] {
+  const lines: string[] = [];
   const shown = r.display && displayLine(r.display);
   if (r.display) lines.push(`  display rules (${r.display.purpose}): ${shown || 'every listing shown as it is'}`);
   if (r.valuesReplaced?.length)
@@ -64,10 +87,13 @@ export function formatSyncReport(r: SyncReport): string {
   if (!r.source.complete && !r.message?.includes(readError)) lines.push(`  feed not read whole: ${readError}`);
   if (!r.remote.complete) lines.push(`  remote listings not all paged: ${r.remote.problem ?? 'unknown'}`);
   if (r.guard.outcome === 'forced') lines.push(`  guard overridden by --force: ${r.guard.reasons.join('; ')}`);
-  if (r.message && !why) lines.push(`  ${r.message}`);
+  if (r.message && !saidFirst) lines.push(`  ${r.message}`);
   if (r.media) lines.push(...formatMediaReport(r.media));
+  return lines;
+}
 
-  failureLines(lines, r.failures);
+/** The rejected records, the lookup values no map covers, the keys twice in the feed. */
+function listLines(lines: string[], r: SyncReport): void {
   section(
     lines,
     'rejected records',
@@ -91,37 +117,29 @@ export function formatSyncReport(r: SyncReport): string {
     r.feedDuplicates,
     (d) => `${d.key} again at ${place(d.position)}`,
   );
-  if (r.plan) {
-    section(lines, 'would create', r.plan.creates, (k) => `+ ${k}`);
-    section(lines, 'would update', r.plan.updates, (u) =>
-      u.reason === 'unlisted'
-        ? `~ ${u.key}: a field the list does not return (Location, AreaUnit, …) changed since the last write`
-        : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldWithheld ? 'withheld' : ch.oldNotKept, ch.newWithheld)}`).join('; ')}`,
-    );
-    const held = r.guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
-    section(lines, `would delete${held}`, r.plan.deletes, (d) =>
-      d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`,
-    );
-  }
-  lines.push(`  state: ${r.stateLocation}`);
-  lines.push(r.summary);
-  return lines.join('\n') + '\n';
 }
 
-/** How the feed was read: the pull, the change feed or reconcile, what it cost, what the source did differently. */
+/** A dry run: what would be created, updated (old → new) and deleted. */
+function planLines(lines: string[], plan: NonNullable<SyncReport['plan']>, guard: SyncReport['guard']): void {
+  section(lines, 'would create', plan.creates, (k) => `+ ${k}`);
+  section(lines, 'would update', plan.updates, (u) =>
+    u.reason === 'unlisted'
+      ? `~ ${u.key}: a field the list does not return (Location, AreaUnit, …) changed since the last write`
+      : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldWithheld ? 'withheld' : ch.oldNotKept, ch.newWithheld)}`).join('; ')}`,
+  );
+  const held = guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
+  section(lines, `would delete${held}`, plan.deletes, (d) =>
+    d.reason === 'duplicate' ? `- ${d.key} duplicate copy, ID ${d.deleteKey}` : `- ${d.key} (${d.reason})`,
+  );
+}
+
+/** How the feed was read: the pull, each section its source filled (a change feed, a reconcile), what it cost, what the source did differently. */
 function sourceLines(source: SyncReport['source']): string[] {
   const lines: string[] = [];
-  const e = source.events;
-  if (source.mode === 'incremental' && !e?.pushed)
+  const sections = source.sections ?? [];
+  if (source.mode === 'incremental' && !sections.some((s) => s.tellsTheRead))
     lines.push(`  incremental pull: only what changed since ${source.since ?? 'the last successful sync'}`);
-  if (e)
-    lines.push(
-      `  ${e.pushed ? 'pushed EntityEvents' : 'EntityEvent'}: ${e.read} events read, ${e.keys} keys${e.media ? ` (${e.media} by Media events)` : ''}, ${e.fetched} records fetched by key, ${e.gone} gone${e.unnamed ? ` (${e.unnamed} naming no listing: left to the next reconcile)` : ''}`,
-    );
-  if (e?.purged)
-    lines.push(`  EntityEvent: ${e.purged}: a reconcile ran instead, and the log goes on from its newest event`);
-  if (source.reconcile)
-    lines.push(`  reconcile: ${source.reconcile.keys} keys read, ${source.reconcile.fetched} records fetched by key`);
+  for (const s of sections) for (const l of s.lines) lines.push(`  ${l}`);
   if (source.requests !== undefined)
     lines.push(
       `  source: ${source.pages ?? 0} pages, ${requestsLine(source)}${source.bytes !== undefined ? `, ${source.bytes} bytes` : ''}`,
@@ -138,18 +156,19 @@ const REQUEST_KINDS: Record<string, string> = {
   byKey: 'by key',
   keys: 'keys-only',
   events: 'EntityEvent log',
-  Member: 'Member',
-  Office: 'Office',
-  OpenHouse: 'OpenHouse',
 };
 
-/** "16 requests (3 pages, 1 $metadata, 12 by key), 1 token call": every request made for the feed, by what for; token calls apart. */
+/**
+ * "16 requests (3 pages, 1 $metadata, 12 by key), 1 token call": every request made for the feed, by
+ * what for; token calls apart. A kind not named above (a related resource's pages: its resource's
+ * name) comes after them, by name.
+ */
 export function requestsLine(source: Pick<SyncReport['source'], 'requests' | 'requestsBy' | 'tokenCalls'>): string {
   const order = Object.keys(REQUEST_KINDS);
   const rank = (kind: string) => (order.includes(kind) ? order.indexOf(kind) : order.length);
   const by = Object.entries(source.requestsBy ?? {})
     .filter((e): e is [string, number] => Boolean(e[1]))
-    .sort((a, b) => rank(a[0]) - rank(b[0]));
+    .sort((a, b) => rank(a[0]) - rank(b[0]) || (rank(a[0]) === order.length ? a[0].localeCompare(b[0], 'en') : 0));
   const parts = by.map(([kind, n]) => `${n} ${REQUEST_KINDS[kind] ?? kind}`);
   const tokens = source.tokenCalls ? `, ${source.tokenCalls} token call${source.tokenCalls === 1 ? '' : 's'}` : '';
   return `${source.requests ?? 0} requests${parts.length ? ` (${parts.join(', ')})` : ''}${tokens}`;

@@ -1,22 +1,16 @@
 // The report of one feed sync: plain JSON, the job's return value, the CLI's --json output and
 // what report-format.ts prints for people.
 import type { CallCounts } from '../../api/call-counter.js';
+import type { SourceSections } from '../../feeds/types.js';
 import type { EndpointName } from '../../api/schemas.js';
-import type { FieldChange } from '../../listing/canonical.js';
-import type { ItemFailure } from '../write/execute.js';
-import type { GuardDecision } from '../settle/guards.js';
+import type { ItemFailure } from '../model/execution.js';
+import type { GuardDecision, PlanView, SyncOutcome } from '../model/outcome.js';
 import type { MediaReport } from '../../media/report.js';
-import type { DeleteReason, FeedDuplicate, RejectedRecord } from '../plan/plan-types.js';
+import type { DeleteReason, FeedDuplicate, RejectedRecord } from '../model/plan-types.js';
 import { HIDE_RULES, type HideRule, type Purpose } from '../../mapping/display-config.js';
 import { ruleLabel } from '../../mapping/display-rules.js';
 
-/**
- * failed: the feed's run could not be done (auth refused, an endless list, ...): see message.
- * rejected: the feed was read but what it holds cannot be used (a file that is not the feed's, a
- * mapped column missing, every record rejected, or far fewer valid than the last good run): nothing
- * deleted, the mark and the last good sync stay where they were (sync/settle/rejection.ts).
- */
-export type SyncOutcome = 'ok' | 'partial' | 'guard' | 'rejected' | 'unavailable' | 'aborted' | 'failed';
+export type { PlanView, SyncOutcome } from '../model/outcome.js';
 
 export interface SyncCounts {
   feedRecords: number;
@@ -113,11 +107,39 @@ export function displayCountsLine(counts: Readonly<Record<string, number | undef
   return displayLine({ hidden, addressWithheld: counts.addressWithheld ?? 0, held: counts.heldBack ?? 0 });
 }
 
-/** What a dry run would do (also the plan the executor carried out). */
-export interface PlanView {
-  creates: string[];
-  updates: Array<{ key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[] }>;
-  deletes: Array<{ key: string; reason: DeleteReason; keyType: string; deleteKey: string }>;
+/**
+ * How the feed was read. `since`: an incremental pull asked only for what changed after this time.
+ * `pages`, `requests`, `bytes`: what reading a remote source took (RESO): `requests` every request
+ * sent to it for this run (each retry and redirect hop; the confirmation's, the proof's too),
+ * `requestsBy` the same by what they were for, `tokenCalls` the OAuth2 token endpoint's calls apart;
+ * `warnings`: what it did differently from the config. Beside them, each section the source filled
+ * (feeds/types.ts SourceSections: a RESO feed's `events`, `reconcile`), its fields under its name.
+ */
+export type SourceReport = SourceRead & Partial<SourceSections>;
+
+export interface SourceRead {
+  mode: 'full' | 'incremental';
+  since?: string;
+  complete: boolean;
+  error?: string;
+  pages?: number;
+  requests?: number;
+  /** pages, byKey (confirmation, reconcile and EntityEvent fetches), keys (keys-only reads), proof, metadata, events (the EntityEvent log), a related resource's name: kinds sent only */
+  requestsBy?: Partial<Record<string, number>>;
+  tokenCalls?: number;
+  /** bytes of the source's answers (after gunzip) */
+  bytes?: number;
+  /** the sections the source filled, in its order, as the text report prints them (their fields: under their names) */
+  sections?: SectionText[];
+  warnings?: string[];
+}
+
+/** What the text report prints of a source's section (feeds/types.ts SourceSection). */
+export interface SectionText {
+  name: string;
+  lines: string[];
+  /** the section says which records were read (pushed events): the text report says nothing of an incremental pull */
+  tellsTheRead?: true;
 }
 
 export interface SyncReport {
@@ -160,40 +182,7 @@ export interface SyncReport {
   /** values that broke a rule with `onInvalid: default` and were replaced by its default, per listing field, most first */
   valuesReplaced?: Array<{ field: string; count: number }>;
   guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
-  /** `since`: an incremental pull asked only for what changed after this time */
-  /**
-   * `pages`, `requests`, `bytes`: what reading a remote source took (RESO): `requests` every request
-   * sent to it for this run (each retry and redirect hop; the confirmation's, the proof's too),
-   * `requestsBy` the same by what they were for, `tokenCalls` the OAuth2 token endpoint's calls apart;
-   * `warnings`: what it did differently from the config
-   */
-  source: {
-    mode: 'full' | 'incremental';
-    since?: string;
-    complete: boolean;
-    error?: string;
-    pages?: number;
-    requests?: number;
-    /** pages, byKey (confirmation, reconcile and EntityEvent fetches), keys (keys-only reads), proof, metadata, events (the EntityEvent log): kinds sent only */
-    requestsBy?: Partial<Record<string, number>>;
-    tokenCalls?: number;
-    /** bytes of the source's answers (after gunzip) */
-    bytes?: number;
-    /** a keys-only reconcile (`--reconcile`): keys read, records fetched by key */
-    reconcile?: { keys: number; fetched: number };
-    /** an EntityEvent poll (`source.changes: entityEvent`), or (`pushed`) a run of pushed events (RCP-028, `POST /reso/events/<feed>`): events read, keys named, records fetched by key, keys gone */
-    events?: {
-      read: number;
-      keys: number;
-      fetched: number;
-      gone: number;
-      media?: number;
-      unnamed?: number;
-      purged?: string;
-      pushed?: true;
-    };
-    warnings?: string[];
-  };
+  source: SourceReport;
   /** `recalled`: listings whose rows came from the last paging's memory: this process's, or its echo file (page-echo.ts) */
   /** `pagingCountedIn`: the lane whose report counts the calls of this chatbot's paging, shared with it (not this one) */
   remote: {

@@ -7,23 +7,24 @@ import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
 import type { Budgets } from '../../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../../config/schema.js';
-import type { FeedItem, OpenedFeed, PushedKeys, RosterStore } from '../../feeds/types.js';
+import type { FeedItem, OpenedFeed, PushedKeys } from '../../feeds/types.js';
 import type { Logger } from '../../log.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import type { MappedItem } from '../../mapping/types.js';
 import type { MediaConfig, MediaStep } from '../../media/index.js';
 import type { KvStore } from '../../state/kv-store.js';
-import type { PlanOptions } from '../plan/plan-types.js';
-import type { LanePlanner } from '../plan/lane-plan.js';
+import type { PlanOptions } from '../model/plan-types.js';
+import type { LaneJobs } from './lane-jobs.js';
 import type { Lane } from '../read/lanes.js';
 import type { FeedRead, ReadingLane } from '../read/read-feed.js';
 import type { EchoFiles } from '../remote/page-echo.js';
 import type { PagedChatbot } from '../remote/page-chatbot.js';
-import type { ChangeSink } from '../report/changes.js';
+import type { RemoteIndex } from '../remote/remote-index.js';
+import type { ChangeSink } from '../model/changes.js';
 import type { LaneReportInput } from '../report/lane-report.js';
 import type { SyncProgress } from '../report/progress.js';
 import type { SyncReport } from '../report/report.js';
-import type { FeedState } from '../settle/state.js';
+import type { FeedState } from '../model/state-names.js';
 
 export type { SyncProgress } from '../report/progress.js';
 
@@ -95,7 +96,8 @@ export interface Run {
 
 /** A lane whose chatbot was paged: it reads, plans and writes. */
 export interface LiveLane extends ReadingLane {
-  planner: LanePlanner;
+  planner: LaneJobs;
+  remote: RemoteIndex;
   paged: Extract<Paged, { ok: true }>;
   own: FeedState;
   missingSince: ReadonlyMap<string, string>;
@@ -142,8 +144,4 @@ export interface AfterRead {
   lanes: readonly LiveLane[];
   /** ms into the run when the feed had been read */
   feedMs: number;
-  /** each lane's copy of the feed's roster, as loaded before the read (source.related) */
-  rosters?: ReadonlyMap<LiveLane, RosterStore>;
-  /** each lane's copy of the feed's open houses as loaded (source.related OpenHouse, expandOpenHouse) */
-  openHouses?: ReadonlyMap<LiveLane, ReadonlyMap<string, string>>;
 }

@@ -5,7 +5,7 @@
 import type { FeedConfig } from '../../config/schema.js';
 import { openFeed } from '../../feeds/index.js';
 import { oldestMark } from '../../feeds/marks.js';
-import type { OpenedFeed, ReconcileAsk, RosterStore } from '../../feeds/types.js';
+import type { OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { columnsNeeded } from '../../mapping/columns-needed.js';
 import { keySources } from '../../mapping/key-sources.js';
@@ -15,9 +15,11 @@ import { mapItem } from '../../mapping/map-feed.js';
 import { createUnmappedTally } from '../../mapping/unmapped.js';
 import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
 import { createLanePlanner } from '../plan/lane-plan.js';
+import { rejectChange } from '../model/changes.js';
+import { laneJobs } from './lane-jobs.js';
 import type { ChatbotStateRead, PagingHandle } from '../remote/page-chatbot.js';
 import type { RemoteIndex } from '../remote/remote-index.js';
-import type { FeedRead, ReadingLane } from '../read/read-feed.js';
+import type { FeedRead } from '../read/read-feed.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
 import { createFeedCollector } from '../read/desired.js';
 import type { FeedThread } from '../read/feed-thread.js';
@@ -26,13 +28,13 @@ import type { Lane } from '../read/lanes.js';
 import { heldJobs, readFeed } from '../read/read-feed.js';
 import { readAhead } from '../read/read-ahead.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
-import { loadRoster, openHouseNamespace, ownedByOtherFeeds } from '../settle/state.js';
+import { ownedByOtherFeeds, sourceStateOf } from '../settle/state.js';
 import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor } from '../write/execute.js';
 import { runPool } from '../write/pool.js';
 import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, SyncOptions } from './context.js';
 import { settleLane } from './lane-settle.js';
-import { openHouseMapping } from '../../feeds/reso/reso-related.js';
+import { sourceMapping } from '../../feeds/reso/reso-related.js';
 
 /** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
 const DEFAULT_WHOLE_BYTES = 8 << 20;
@@ -103,7 +105,6 @@ export async function runFeed(
     feedOf.opened = pushed;
     return readAndSettle(ctx, live, pushed, media, openRead(ctx, pushed, live, media));
   }
-  const { rosters, openHouses } = await relatedOf(feed, deps, live);
   const opened =
     thread ??
     openFeed(feed.name, feed.source, {
@@ -111,31 +112,20 @@ export async function runFeed(
         ctx,
         live.map((l) => l.own.mark),
       ),
-      ...(openHouses && { openHouses: [...openHouses.values()] }),
+      // the source's own state, each lane's copy (a lane whose run failed kept its own)
+      state: sourceStateOf(
+        deps.store,
+        live.map((l) => l.lane.id),
+      ),
       ...(opts.reconcile && {
         reconcile: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))),
       }),
       ...(feed.source.kind === 'reso' && {
         reconcileFallback: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))),
       }),
-      ...(rosters && { roster: [...rosters.values()] }),
     });
   feedOf.opened = opened;
-  await readAndSettle(ctx, live, opened, media, openRead(ctx, opened, live, media), {
-    ...(rosters && { rosters }),
-    ...(openHouses && { openHouses }),
-  });
-}
-
-/** Each lane's copy of the feed's roster (source.related) and open houses (a lane whose run failed kept its own). */
-async function relatedOf<L extends { lane: Lane }>(feed: FeedConfig, deps: SyncDeps, live: readonly L[]) {
-  const rosters = await rostersOf(feed, deps, live);
-  const openHouses = openHouseMapping(feed.source)
-    ? new Map(
-        await Promise.all(live.map(async (l) => [l, await deps.store.getAll(openHouseNamespace(l.lane.id))] as const)),
-      )
-    : undefined;
-  return { rosters, openHouses };
+  await readAndSettle(ctx, live, opened, media, openRead(ctx, opened, live, media));
 }
 
 /**
@@ -151,20 +141,17 @@ async function readPushed(
   keys: { resolve(keys: ReadonlySet<string>): void },
 ): Promise<OpenedFeed> {
   const { feed, deps, opts } = ctx;
-  const { rosters, openHouses } = await relatedOf(
-    feed,
-    deps,
-    lanes.map((lane) => ({ lane })),
-  );
   const opened = openFeed(feed.name, feed.source, {
     ...openOptions(ctx, []),
-    ...(openHouses && { openHouses: [...openHouses.values()] }),
+    state: sourceStateOf(
+      deps.store,
+      lanes.map((l) => l.id),
+    ),
     ...(opts.pushed && { pushed: opts.pushed }),
     // its requests within push.sourceShare of the credential's budget: pulls keep the rest
     ...(feed.push && { sourceShare: { feed: feed.name, share: feed.push.sourceShare } }),
     // (only the key fields are read of it: which source field names the listing)
     reconcileFallback: reconcileAsk(feed, ctx.compiled, () => false),
-    ...(rosters && { roster: [...rosters.values()] }),
   });
   const read = await readAhead(opened, (item) =>
     item.kind === 'record'
@@ -182,9 +169,8 @@ async function readAndSettle(
   opened: OpenedFeed,
   media: MediaStep | undefined,
   read: ReadOpen,
-  related: Pick<AfterRead, 'rosters' | 'openHouses'> = {},
 ): Promise<void> {
-  const after = { ...(await readAndWrite(ctx, opened, live, media, read)), ...related };
+  const after = await readAndWrite(ctx, opened, live, media, read);
   for (const [i, l] of live.entries()) {
     // the media mirror's state and report go with the feed's last lane, once every lane has written
     await settleLane(l, ctx, after, i === live.length - 1);
@@ -201,7 +187,7 @@ interface ReadOpen {
 function openRead(
   ctx: FeedContext,
   opened: OpenedFeed,
-  live: readonly ReadingLane[],
+  live: ReadonlyArray<Omit<LiveLane, 'paged'>>,
   media: MediaStep | undefined,
 ): ReadOpen {
   const { feed, run } = ctx;
@@ -323,8 +309,8 @@ function feedContext(
     // the feed's display rules (docs/display-rules.md), judged against the run's clock
     display,
     ...(opts.now && { now: opts.now }),
-    // the expanded open houses, judged against the run's clock (a feed with them is not stamped: record-stamp.ts)
-    openHouses: openHouseMapping(feed.source),
+    // what the source adds to its records (RESO related resources), judged against the run's clock (record-stamp.ts)
+    ...sourceMapping(feed.source),
     onUnmapped: (u) => {
       unmappedSeen++;
       unmapped.add(u);
@@ -418,42 +404,46 @@ function setUpLane(
   const mirror = mirrorOf(deps.media, feed);
   // record stamps (record-stamp.ts), unless a compared field reads the clock
   // (the display rules decide what a record becomes as the mapping does: they are part of its identity)
-  // (and the open houses' time zone: their dates and times are written in it)
-  const openHouses = openHouseMapping(feed.source);
+  // (and what the source adds to the mapping: the time zone its related records' dates and times are written in)
   const mapping = {
     mapping: feed.mapping,
     display: resolveDisplay(feed.display, feed.source.kind),
-    ...(openHouses && { openHouses }),
+    ...sourceMapping(feed.source),
   };
   const seed = stamped(l)
     ? stampSeed({ mapping, chatbot: l.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) })
     : undefined;
-  const planner = createLanePlanner({
-    chatbot: l.chatbot,
-    keyBy: feed.keyBy,
-    remote,
-    planOptions,
-    seed,
-    stamps: parts.stamps.get(l.id) ?? new Map(),
-    // (asked only while the chatbot is paged, before the fingerprints go into its index)
-    storedFingerprint: (key) => own.fingerprints.get(key),
-    soldUntil: own.soldUntil,
-    ...(opts.now && { now: opts.now }),
-    knownRecurring: own.recurring,
-    keyOf: (item) => recordKey(item, ctx.compiled, feed.keyBy),
-    map: (item) => ctx.map(item, l.chatbot),
-    dryRun: Boolean(opts.dryRun),
-    pullMode: read.pullMode,
-    ...(mirror && {
-      rewriteKnown: (entry, item) =>
-        read.media?.rewriteKnown({
-          key: entry.key,
-          listing: entry.listing,
-          record: item.kind === 'record' ? item.data : undefined,
-        }) ?? true,
+  const planner = laneJobs(
+    createLanePlanner({
+      chatbot: l.chatbot,
+      keyBy: feed.keyBy,
+      remote,
+      planOptions,
+      seed,
+      stamps: parts.stamps.get(l.id) ?? new Map(),
+      // (asked only while the chatbot is paged, before the fingerprints go into its index)
+      storedFingerprint: (key) => own.fingerprints.get(key),
+      soldUntil: own.soldUntil,
+      ...(opts.now && { now: opts.now }),
+      knownRecurring: own.recurring,
+      keyOf: (item) => recordKey(item, ctx.compiled, feed.keyBy),
+      map: (item) => ctx.map(item, l.chatbot),
+      pullMode: read.pullMode,
+      // (a rejected record goes to the change log as it is read)
+      newCollector: (mode, o) =>
+        createFeedCollector(mode, { ...o, ...(changes && { onRejected: (r) => changes(rejectChange(r)) }) }),
+      ...(mirror && {
+        rewriteKnown: (entry, item) =>
+          read.media?.rewriteKnown({
+            key: entry.key,
+            listing: entry.listing,
+            record: item.kind === 'record' ? item.data : undefined,
+          }) ?? true,
+      }),
     }),
-    ...(changes && { changes }),
-  });
+    // its decisions made into write jobs (a dry run: into its plan view and change log)
+    { dryRun: Boolean(opts.dryRun), ...(changes && { changes }) },
+  );
   const executor = createExecutor({
     api: deps.api,
     callScope: l.id,
@@ -489,19 +479,6 @@ function setUpLane(
     missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(),
     planOptions,
   };
-}
-
-/** Each lane's copy of the feed's roster (source.related Member, Office), when the feed replicates it. */
-async function rostersOf<L extends { lane: Lane }>(
-  feed: FeedConfig,
-  deps: SyncDeps,
-  live: readonly L[],
-): Promise<Map<L, RosterStore> | undefined> {
-  if (feed.source.kind !== 'reso' || !feed.source.related.some((r) => r === 'Member' || r === 'Office'))
-    return undefined;
-  const out = new Map<L, RosterStore>();
-  for (const l of live) out.set(l, await loadRoster(deps.store, l.lane.id));
-  return out;
 }
 
 /** The media mirror step of the feed (src/media/), when media.mirror is set and the feed does not opt out. */

@@ -3,14 +3,14 @@
 // report (lane-report.ts), each lane on its own: one lane's guard or failure leaves the others be.
 import { keySources } from '../../mapping/key-sources.js';
 import type { MediaReport } from '../../media/index.js';
-import { ruleOf, type PlannedDelete } from '../plan/plan-types.js';
-import { deleteChange, withheldChange } from '../report/changes.js';
+import { ruleOf, type PlannedDelete } from '../model/plan-types.js';
+import { deleteChange, withheldChange } from '../model/changes.js';
 import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js';
 import { rejectionOf } from '../settle/rejection.js';
 import type { GuardDecision } from '../settle/guards.js';
 import { commitLane } from '../settle/lane-commit.js';
-import { openHouseChanges, rosterChanges } from '../settle/state.js';
+import { sourceStateChanges } from '../settle/state.js';
 import { guardLane } from '../settle/lane-guard.js';
 import { soldWindowsDue } from '../settle/sold-window.js';
 import { deleteJobs, type ExecutionResult } from '../write/execute.js';
@@ -73,14 +73,11 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
     guard,
     missingSince: l.missingSince,
     unstamped: planner.photosMissing,
-    // the media mirror's state; what the read learned beside its mark (the roster, source.related; open houses) goes with the mark it was read to
+    // the media mirror's state; what the source learned of its own state goes with the mark it was read to
     extra: [
       ...(media?.changes ?? []),
       ...(outcome === 'ok' && after.opened.mark !== undefined
-        ? [
-            ...rosterChanges(l.lane.id, after.rosters?.get(l), after.opened.roster),
-            ...openHouseChanges(l.lane.id, after.openHouses?.get(l), after.opened.openHouses),
-          ]
+        ? sourceStateChanges(l.lane.id, after.opened.state?.get(l.lane.id))
         : []),
     ],
     ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),

@@ -1,7 +1,7 @@
 // One feed synced to its chatbot: a run (sync-run.ts) of the feed's one lane. A routed feed
 // (feeds[].chatbots) has a lane per chatbot: run it with runSync(lanesOf(feed)).
 import type { FeedConfig } from '../../config/schema.js';
-import type { ChangeSink } from '../report/changes.js';
+import type { ChangeSink } from '../model/changes.js';
 import { lanesOf } from '../read/lanes.js';
 import type { SyncReport } from '../report/report.js';
 import type { SyncDeps, SyncOptions } from './context.js';

@@ -9,7 +9,7 @@
 import { causeMessage } from '../../errors.js';
 import type { FeedItem, KeyLookup } from '../../feeds/types.js';
 import type { KeySource } from '../../mapping/key-sources.js';
-import type { PlannedDelete } from '../plan/plan-types.js';
+import type { PlannedDelete } from '../model/plan-types.js';
 
 export interface AbsenceInput {
   /** the deletes planned; those for keys absent from the pull are confirmed */

@@ -29,7 +29,10 @@
 // cannot have hidden anything; what was read says so itself).
 // Creates and updates are not guarded: they only ever write what the feed says.
 import type { DeletesConfig } from '../../config/schema.js';
-import { ruleOf, type PlannedDelete } from '../plan/plan-types.js';
+import { ruleOf, type PlannedDelete } from '../model/plan-types.js';
+import type { GuardDecision } from '../model/outcome.js';
+
+export type { GuardDecision } from '../model/outcome.js';
 
 export interface GuardInput {
   plan: { deletes: readonly PlannedDelete[] };
@@ -42,19 +45,6 @@ export interface GuardInput {
   missingSince: ReadonlyMap<string, string>;
   /** delete reasons besides 'absent' that wait out deletes.graceHours (a run of pushed events: 'removed') */
   graceFor?: ReadonlySet<string>;
-}
-
-export interface GuardDecision {
-  /** none: nothing to delete; passed: checks passed; tripped: deletes withheld; forced: checks overridden */
-  outcome: 'none' | 'passed' | 'tripped' | 'forced';
-  allowed: PlannedDelete[];
-  withheld: PlannedDelete[];
-  /** absent listings still inside their grace period */
-  waiting: PlannedDelete[];
-  reasons: string[];
-  message?: string;
-  /** first-missing marks to record, and marks to drop (the key is back or gone from the service) */
-  marks: { set: Array<[string, string]>; clear: string[] };
 }
 
 const SHOWN_KEYS = 5;

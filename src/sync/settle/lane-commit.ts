@@ -4,9 +4,9 @@
 // run ended ok: a lane that failed reads again from its old mark next run), and the keys that
 // recur in the feed. A dry run commits nothing.
 import type { KvStore } from '../../state/kv-store.js';
-import type { ExecutionResult } from '../write/execute.js';
-import type { GuardDecision } from './guards.js';
-import type { LaneTally } from '../plan/lane-plan.js';
+import type { ExecutionResult } from '../model/execution.js';
+import type { GuardDecision } from '../model/outcome.js';
+import type { LaneTally } from '../model/lane-tally.js';
 import { commitChanges, emptyChanges, type FeedStateChanges } from './state.js';
 
 export interface LaneCommitInput {

@@ -9,7 +9,7 @@ import type { DeletesConfig } from '../../config/schema.js';
 import type { AbsenceResult } from './confirm-absent.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
 import { planDeletes, type DeleteDecision } from '../plan/plan.js';
-import type { DesiredSide, PlannedDelete, PlanOptions, RemoteSide } from '../plan/plan-types.js';
+import type { DesiredSide, PlannedDelete, PlanOptions, RemoteSide } from '../model/plan-types.js';
 
 export interface LaneGuardInput {
   remote: RemoteSide;

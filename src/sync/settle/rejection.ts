@@ -6,7 +6,7 @@
 // deletes nothing by absence (guards.ts holds every such delete, --force or not; a record's own
 // display rule still removes its listing, as after any read), keeps its mark, and does not
 // count as a good sync (last_success, "last good sync", the next run's reference stay). Pure.
-import type { RejectedRecord } from '../plan/plan-types.js';
+import type { RejectedRecord } from '../model/plan-types.js';
 
 export interface RejectionInput {
   counts: { records: number; valid: number; rejected: number };

@@ -5,8 +5,8 @@
 // mapped (a record whose window ended is mapped whatever its stamp: lane-plan.ts); this step takes
 // the rest, the keys the source did not send again (an incremental pull sends only what changed),
 // whose stored window has ended: a removal by the rule `sold-window`, if the chatbot holds them.
-import { ruleReason } from '../plan/plan-types.js';
-import type { FeedSide } from '../read/desired.js';
+import { ruleReason } from '../model/plan-types.js';
+import type { FeedSide } from '../model/feed-side.js';
 
 export interface SoldWindowsDue {
   /** keys whose stored window ended and that the chatbot holds: planned for removal by rule */

@@ -4,56 +4,24 @@
 // listing's window, and its feed mark (RESO high-water mark). Loaded once at the start of a run, under the chatbot's lock; the run's changes
 // are committed once, atomically, after the writes they describe (KvStore.apply). Readers never
 // touch it: they take the mark in and hand the new one back.
-import { rosterDifference } from '../../feeds/reso/roster-contacts.js';
-import type { RosterPull, RosterStore } from '../../feeds/types.js';
+import { laneNamespace } from '../../feeds/source-state.js';
+import type { SourceState, SourceStateChange } from '../../feeds/types.js';
 import type { KvStore, StateChange } from '../../state/kv-store.js';
-import type { KeyBy, RemoteListing } from '../plan/plan-types.js';
+import type { RemoteListing } from '../model/plan-types.js';
+import {
+  fingerprintNamespace,
+  GOOD_VALID_NAMESPACE,
+  MARK_NAMESPACE,
+  missingNamespace,
+  soldWindowNamespace,
+  stampNamespace,
+  unlistedNamespace,
+  type ChatbotFeed,
+  type ChatbotState,
+} from '../model/state-names.js';
 
-export const fingerprintNamespace = (feed: string) => `fp:${feed}`;
-export const missingNamespace = (feed: string) => `missing:${feed}`;
-/** key → the stamp of the record that left its listing in step (record-stamp.ts) */
-export const stampNamespace = (feed: string) => `stamp:${feed}`;
-/** key → the fields the list does not return (Location, AreaUnit) as last written, JSON: what the change log's whole listings are completed with (undo) */
-export const unlistedNamespace = (feed: string) => `unlisted:${feed}`;
 /** keys the feed listed more than once in its last full read: held to its end on the next run */
 const recurringNamespace = (feed: string) => `recur:${feed}`;
-/** key → when a Closed listing's sold window ends (ISO; display.soldDays): a run after it removes the listing, read again or not (sold-window.ts) */
-export const soldWindowNamespace = (feed: string) => `until:${feed}`;
-/** a RESO feed's roster (source.related), a lane's copy: key → the Member's or Office's contact fields, JSON (feeds/reso/reso-roster.ts), moved with the lane's mark */
-export const rosterNamespace = (lane: string, resource: 'Member' | 'Office') => `roster:${resource}:${lane}`;
-/** feed name → the mark its reader reached in the last successful run */
-export const MARK_NAMESPACE = 'reso-hwm';
-/** lane → the valid records of its last full run that ended ok (rejection.ts compares a run with it) */
-export const GOOD_VALID_NAMESPACE = 'good-valid';
-
-/** A feed writing to the chatbot, as the config names it. */
-export interface ChatbotFeed {
-  name: string;
-  keyBy: KeyBy;
-}
-
-export interface FeedState {
-  name: string;
-  keyBy: KeyBy;
-  /** key → fingerprint of the last successful write */
-  fingerprints: ReadonlyMap<string, string>;
-  /** key → ISO time the key was first found missing */
-  missingSince: ReadonlyMap<string, string>;
-  /** keys the feed repeated in its last run */
-  recurring: Set<string>;
-  /** key → when its sold window ends (soldWindowNamespace) */
-  soldUntil: ReadonlyMap<string, string>;
-  mark?: string;
-  /** valid records of the lane's last full run that ended ok (GOOD_VALID_NAMESPACE) */
-  lastGoodValid?: number;
-}
-
-export interface ChatbotState {
-  chatbot: string;
-  location: string;
-  /** every feed of the chatbot in the config, by name */
-  feeds: Map<string, FeedState>;
-}
 
 /** key → value pairs to set: an array of them, or the run's columns of them (Entries) */
 export type Pairs = Iterable<readonly [string, string]> & { readonly length: number };
@@ -111,41 +79,23 @@ export function emptyChanges(feed: string): FeedStateChanges {
   };
 }
 
-/** A lane's copy of its feed's roster (source.related), as views of the store. */
-export async function loadRoster(store: KvStore, lane: string): Promise<RosterStore> {
+/**
+ * The source's own state (feeds/types.ts SourceState) of a feed's lanes, as views of the store: a
+ * namespace is read when the source asks for it, once. Its changes go with each lane's mark
+ * (sourceStateChanges).
+ */
+export function sourceStateOf(store: KvStore, lanes: readonly string[]): SourceState {
+  const loaded = new Map<string, Promise<ReadonlyArray<ReadonlyMap<string, string>>>>();
+  const load = (ns: string) => Promise.all(lanes.map((lane) => store.getAll(laneNamespace(ns, lane))));
   return {
-    Member: await store.getAll(rosterNamespace(lane, 'Member')),
-    Office: await store.getAll(rosterNamespace(lane, 'Office')),
+    lanes,
+    copies: (ns) => loaded.get(ns) ?? loaded.set(ns, load(ns)).get(ns)!,
   };
 }
 
-/** What a read pulled of the roster, as the changes of a lane's copy in its commit. */
-export function rosterChanges(
-  lane: string,
-  copy: RosterStore | undefined,
-  pulled: readonly RosterPull[] | undefined,
-): StateChange[] {
-  if (!copy || !pulled) return [];
-  return rosterDifference(copy, pulled).map((d) => ({
-    ns: rosterNamespace(lane, d.resource),
-    set: d.set,
-    delete: d.delete,
-  }));
-}
-
-/** listing key → its open houses shown, as the lane's last successful run left them (feeds/reso/reso-open-houses.ts): a copy per lane */
-export const openHouseNamespace = (lane: string) => `openhouse:${lane}`;
-
-/** A lane's copy of the feed's open houses made what the read ended with: entries that differ set, those no longer there deleted. */
-export function openHouseChanges(
-  lane: string,
-  copy: ReadonlyMap<string, string> | undefined,
-  final: ReadonlyMap<string, string> | undefined,
-): StateChange[] {
-  if (!copy || !final) return [];
-  const set = [...final].filter(([key, text]) => copy.get(key) !== text);
-  const del = [...copy.keys()].filter((key) => !final.has(key));
-  return set.length || del.length ? [{ ns: openHouseNamespace(lane), set, delete: del }] : [];
+/** What the source learned of a lane's copy of its state (OpenedFeed.state), as changes of the lane's commit. */
+export function sourceStateChanges(lane: string, changes: readonly SourceStateChange[] | undefined): StateChange[] {
+  return (changes ?? []).map((c) => ({ ns: laneNamespace(c.ns, lane), set: c.set, delete: c.delete }));
 }
 
 /** The stamps of a feed's records (only the running feed reads them). */

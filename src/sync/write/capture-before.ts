@@ -11,8 +11,8 @@ import type { ListingCreate, ListItem } from '../../listing/schema.js';
 import type { WithheldField } from '../../mapping/display-rules.js';
 import { listingFromListItem, packListing, type UnlistedValues } from '../../listing/whole.js';
 import type { KvStore } from '../../state/kv-store.js';
-import type { KeyBy } from '../plan/plan-types.js';
-import { fingerprintNamespace, unlistedNamespace } from '../settle/state.js';
+import type { KeyBy } from '../model/plan-types.js';
+import { fingerprintNamespace, unlistedNamespace } from '../model/state-names.js';
 
 /** What a change carries of the listing before it: packed whole, or why it was not kept. */
 export type Captured = { before: string } | { beforeMissing: string };

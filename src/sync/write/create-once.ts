@@ -8,8 +8,8 @@ import { sleep } from '../../net/sleep.js';
 import type { ChatbotApi } from '../../api/types.js';
 import { RateLimitedError } from '../../errors.js';
 import type { ListingCreate } from '../../listing/schema.js';
-import type { KeyBy } from '../plan/plan-types.js';
-import { remoteKey } from '../remote/remote.js';
+import type { KeyBy } from '../model/plan-types.js';
+import { remoteKey } from '../model/remote-key.js';
 
 export interface CreateOnceOptions {
   keyBy: KeyBy;

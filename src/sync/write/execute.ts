@@ -15,7 +15,7 @@
 //   is known and reported), and the run ends 'aborted'.
 // - A successful write's records (its entries for the commit, its change) are made once the calls
 //   started with it are sent (afterTheWrites); settle() makes what still waits, before the result is read.
-import { Entries } from './entries.js';
+import { Entries } from '../model/entries.js';
 import type { CallOptions, ChatbotApi } from '../../api/types.js';
 import { ApiError, authStatus, causeMessage, isRetryable } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -24,12 +24,13 @@ import { authFailure } from '../util/auth.js';
 import { keptOfListing } from '../../listing/fingerprint.js';
 import { unlistedOf } from '../../listing/whole.js';
 import type { BeforeCapture, Captured } from './capture-before.js';
-import { ruleOf } from '../plan/plan-types.js';
-import { createChange, deleteChange, updateChange, type ChangeSink, type ListingChange } from '../report/changes.js';
+import { ruleOf } from '../model/plan-types.js';
+import { createChange, deleteChange, updateChange, type ChangeSink, type ListingChange } from '../model/changes.js';
 import { createOnce } from './create-once.js';
-import { runPool, type PoolJob } from './pool.js';
+import { runPool } from './pool.js';
+import type { ExecutionResult, Executor, ItemFailure, Job, LaneJob } from '../model/execution.js';
 import { chunk, groupBy } from '../util/collections.js';
-import type { DeleteReason, KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate } from '../plan/plan-types.js';
+import type { KeyBy, PlannedCreate, PlannedDelete, PlannedUpdate } from '../model/plan-types.js';
 
 export interface ExecuteDeps {
   api: ChatbotApi;
@@ -54,56 +55,7 @@ export interface ExecuteDeps {
   before?: BeforeCapture;
 }
 
-export interface ItemFailure {
-  key: string;
-  op: 'create' | 'update' | 'delete';
-  reason: string;
-  retryable: boolean;
-}
-
-export interface ExecutionResult {
-  created: number;
-  updated: number;
-  /** listings deleted because the feed no longer has them (or marks them removed) */
-  deleted: number;
-  duplicatesRemoved: number;
-  /** updates that answered 0 and were created instead */
-  updatesRecreated: number;
-  /** creates whose answer was lost and that the list showed had been made */
-  createsFound: number;
-  /** creates sent again after a lost answer or a 429 (sent with retry: false, so not the client's retries) */
-  createResends: number;
-  failures: ItemFailure[];
-  /** key → fingerprint of every successful write */
-  written: Entries;
-  /** key → stamp of every successful write planned with one (record-stamp.ts) */
-  stamped: Entries;
-  /** feed keys deleted (their fingerprints go) */
-  deletedKeys: string[];
-  /** the deleted ones by why they went (absent, off-market, removed, moved, …) */
-  deletedByReason: Partial<Record<DeleteReason, number>>;
-  /** key → the unlisted fields (JSON) of every successful write: what undo completes a listing with */
-  unlisted: Entries;
-  stopped?: 'aborted' | 'unavailable' | 'failed';
-  stopReason?: string;
-}
-
-/** One unit of work: a create, an update, or a batch of deletes of one KeyType. */
-export type Job =
-  | { kind: 'create'; create: PlannedCreate }
-  | { kind: 'update'; update: PlannedUpdate }
-  | { kind: 'delete'; keyType: KeyType; batch: PlannedDelete[] };
-
-/** One lane's writes (sync-run.ts): its results, its breaker, its auth stop. */
-export interface Executor {
-  /** Runs the jobs, `concurrency` at a time; resolves when all started ones are done or the run stops. */
-  run(jobs: AsyncIterable<Job> | Iterable<Job>): Promise<void>;
-  /** One job, now (the caller's pool keeps `concurrency` of them in flight: runPool, pool.ts) */
-  runOne(job: Job): Promise<void>;
-  /** After a pool ended, before the result is read: the writes' records that still wait are made; a run whose signal was aborted ends 'aborted' (unless it stopped otherwise). */
-  settle(): void;
-  result: ExecutionResult;
-}
+export type { ExecutionResult, Executor, ItemFailure, Job, LaneJob } from '../model/execution.js';
 
 /** The write job of a planned create or update (an update names the remote listing it rewrites): the one builder of the lane's planner, undo and tests. */
 export function writeJob(w: PlannedCreate | PlannedUpdate): Job {
@@ -383,10 +335,6 @@ function deleteBatches(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
   };
   return batches;
 }
-
-/** A job and the lane's executor that carries it out (several lanes share one pool: sync-run.ts). */
-/** A job and the lane's executor that runs it (the write pool: pool.ts). */
-export type LaneJob = PoolJob<Job>;
 
 async function* mapJobs(jobs: AsyncIterable<Job> | Iterable<Job>, executor: Executor): AsyncGenerator<LaneJob> {
   for await (const job of jobs) yield { executor, job };

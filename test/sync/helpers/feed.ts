@@ -9,7 +9,7 @@ import { silentLogger } from '../../../src/log.js';
 import { createMemoryStore } from '../../../src/state/memory-store.js';
 import type { KvStore } from '../../../src/state/kv-store.js';
 import { syncFeed, type SyncDeps, type SyncOptions } from '../../../src/sync/index.js';
-import type { ChangeSink } from '../../../src/sync/report/changes.js';
+import type { ChangeSink } from '../../../src/sync/model/changes.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../../helpers/emulator.js';
 

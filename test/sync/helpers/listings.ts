@@ -1,7 +1,7 @@
 // Listings, list items and feed/remote sides for unit tests of the sync.
 import { toListItem } from '../../../src/emulator/list-item.js';
 import type { ListingCreate, ListItem } from '../../../src/listing/schema.js';
-import type { DesiredSide, RemoteSide } from '../../../src/sync/plan/plan-types.js';
+import type { DesiredSide, RemoteSide } from '../../../src/sync/model/plan-types.js';
 import { RemoteIndex } from '../../../src/sync/remote/remote-index.js';
 import { toRemote } from '../../../src/sync/remote/remote.js';
 

@@ -18,7 +18,7 @@ import type {
   PlannedUpdate,
   PlanOptions,
   RemoteSide,
-} from '../../../src/sync/plan/plan-types.js';
+} from '../../../src/sync/model/plan-types.js';
 
 export interface SyncPlan {
   keyBy: KeyBy;

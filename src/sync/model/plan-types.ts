@@ -3,7 +3,8 @@
 import type { FeedItem } from '../../feeds/types.js';
 import type { FieldChange } from '../../listing/canonical.js';
 import type { KeyType, ListingCreate } from '../../listing/schema.js';
-import type { WithheldField } from '../../mapping/display-rules.js';
+import { ADDRESS_FIELDS, type WithheldField } from '../../mapping/display-rules.js';
+import type { MappedItem } from '../../mapping/types.js';
 import { HIDE_RULES, type HideRule } from '../../mapping/display-config.js';
 
 /** Where a record sits in its feed (structurally the feeds module's RecordPosition). */
@@ -102,6 +103,23 @@ export interface RemoteCopies {
   readonly size: number;
 }
 
+/**
+ * What a lane's planner asks of its chatbot's copies beyond RemoteCopies (remote/remote-index.ts
+ * RemoteIndex): the paging so far, for a record read beside it, and the copy a stamp is checked against.
+ */
+export interface PlannedCopies extends RemoteCopies {
+  /** the one copy of `key` paged so far (its row and hash); 'not yet': none paged; 'not one': several */
+  pagedCopy(key: string): { row: number; hash: Uint8Array } | 'not yet' | 'not one';
+  /** a copy taken while paging (its key's record in step by its stamp) */
+  takeEarly(row: number): void;
+  /** the copy of `key` taken while paging, if one was */
+  takenCopy(key: string): number | undefined;
+  /** keys the finished paging holds more than once */
+  severalCopies(): readonly string[];
+  /** what a record's stamp is taken of: the copy's hash and its stored fingerprint */
+  stampInputs(key: string): { hash: Uint8Array; fingerprint: string } | undefined;
+}
+
 export interface RemoteSide {
   /** key → its copies, lowest ID first (a RemoteIndex in a sync) */
   byKey: RemoteCopies;
@@ -169,6 +187,11 @@ export type RuleReason = `rule:${HideRule}`;
  * `rule:<name>`: a display rule hides it (RuleReason).
  */
 export type GoneReason = 'off-market' | 'removed' | 'moved' | RuleReason;
+
+/** The listing fields the display rules withhold from a mapped listing (its address), as a DesiredListing carries them. */
+export function withheldOf(item: MappedItem & { kind: 'listing' }): Pick<DesiredListing, 'withheld'> {
+  return item.shown?.addressWithheld ? { withheld: ADDRESS_FIELDS } : {};
+}
 
 export const ruleReason = (rule: HideRule): RuleReason => `rule:${rule}`;
 

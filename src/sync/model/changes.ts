@@ -13,7 +13,7 @@ import {
   type PlannedUpdate,
   type RejectedRecord,
   type RuleReason,
-} from '../plan/plan-types.js';
+} from './plan-types.js';
 
 /** The few fields that say which listing it is and what it costs, kept with a create. */
 export type Headline = Partial<

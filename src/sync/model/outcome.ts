@@ -1,0 +1,33 @@
+// What a lane's steps decide and what its run comes to, in the words the report uses: the kernel's,
+// because the guard decides it, the paging and the run end with it and the report prints it.
+import type { FieldChange } from '../../listing/canonical.js';
+import type { DeleteReason, PlannedDelete } from './plan-types.js';
+
+/**
+ * failed: the feed's run could not be done (auth refused, an endless list, ...): see message.
+ * rejected: the feed was read but what it holds cannot be used (a file that is not the feed's, a
+ * mapped column missing, every record rejected, or far fewer valid than the last good run): nothing
+ * deleted, the mark and the last good sync stay where they were (sync/settle/rejection.ts).
+ */
+export type SyncOutcome = 'ok' | 'partial' | 'guard' | 'rejected' | 'unavailable' | 'aborted' | 'failed';
+
+/** What a dry run would do (also the plan the executor carried out). */
+export interface PlanView {
+  creates: string[];
+  updates: Array<{ key: string; reason: 'fields' | 'unlisted'; changes: FieldChange[] }>;
+  deletes: Array<{ key: string; reason: DeleteReason; keyType: string; deleteKey: string }>;
+}
+
+/** What the delete guards decided (settle/guards.ts). */
+export interface GuardDecision {
+  /** none: nothing to delete; passed: checks passed; tripped: deletes withheld; forced: checks overridden */
+  outcome: 'none' | 'passed' | 'tripped' | 'forced';
+  allowed: PlannedDelete[];
+  withheld: PlannedDelete[];
+  /** absent listings still inside their grace period */
+  waiting: PlannedDelete[];
+  reasons: string[];
+  message?: string;
+  /** first-missing marks to record, and marks to drop (the key is back or gone from the service) */
+  marks: { set: Array<[string, string]>; clear: string[] };
+}

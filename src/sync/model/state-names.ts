@@ -1,0 +1,46 @@
+// The names of a chatbot's sync state (settle/state.ts loads and commits it): each lane's store
+// namespaces, and the shapes a run reads it as. Here, not beside the loading, because the paging
+// (remote/), the undo capture (write/) and the lanes (read/) name them too.
+import type { KeyBy } from './plan-types.js';
+
+export const fingerprintNamespace = (feed: string) => `fp:${feed}`;
+export const missingNamespace = (feed: string) => `missing:${feed}`;
+/** key → the stamp of the record that left its listing in step (record-stamp.ts) */
+export const stampNamespace = (feed: string) => `stamp:${feed}`;
+/** key → the fields the list does not return (Location, AreaUnit) as last written, JSON: what the change log's whole listings are completed with (undo) */
+export const unlistedNamespace = (feed: string) => `unlisted:${feed}`;
+/** key → when a Closed listing's sold window ends (ISO; display.soldDays): a run after it removes the listing, read again or not (sold-window.ts) */
+export const soldWindowNamespace = (feed: string) => `until:${feed}`;
+/** feed name → the mark its reader reached in the last successful run */
+export const MARK_NAMESPACE = 'reso-hwm';
+/** lane → the valid records of its last full run that ended ok (rejection.ts compares a run with it) */
+export const GOOD_VALID_NAMESPACE = 'good-valid';
+
+/** A feed writing to the chatbot, as the config names it. */
+export interface ChatbotFeed {
+  name: string;
+  keyBy: KeyBy;
+}
+
+export interface FeedState {
+  name: string;
+  keyBy: KeyBy;
+  /** key → fingerprint of the last successful write */
+  fingerprints: ReadonlyMap<string, string>;
+  /** key → ISO time the key was first found missing */
+  missingSince: ReadonlyMap<string, string>;
+  /** keys the feed repeated in its last run */
+  recurring: Set<string>;
+  /** key → when its sold window ends (soldWindowNamespace) */
+  soldUntil: ReadonlyMap<string, string>;
+  mark?: string;
+  /** valid records of the lane's last full run that ended ok (GOOD_VALID_NAMESPACE) */
+  lastGoodValid?: number;
+}
+
+export interface ChatbotState {
+  chatbot: string;
+  location: string;
+  /** every feed of the chatbot in the config, by name */
+  feeds: Map<string, FeedState>;
+}
