@@ -48,7 +48,9 @@ feeds:
       );
       const worker = await startWorker(loaded, { port: 0, logger: silentLogger });
       const { jobId } = await enqueueJob(redis, queues, 'sync', 'slow', { feed: 'slow' });
-      await until('the job to be active', async () => (await queues.sync.getJobState(jobId)) === 'active');
+      // its run started (the job's log names the worker running it): a job the shutdown catches
+      // before its run starts goes back with no run to record
+      await until('the run to start', async () => (await queues.sync.getJobLogs(jobId)).count > 0);
       await worker.close();
 
       await expectHandedBack(redis, queues, prefix, jobId, 'aborted');
