@@ -257,10 +257,11 @@ feed
 feed
   .command('drift')
   .description(
-    "RESO: the feed's mapping against the source's $metadata and Lookup resource (read at most once a day); exit 5 on drift",
+    "RESO: the feed's mapping against the source's $metadata and Lookup resource, read now (a vendor's limit on Lookup reads kept); exit 5 on drift",
   )
   .requiredOption('--feed <name>', 'feed name from config')
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
+  .option('--stored', 'compare the last read kept, sending no request')
   .option('--no-redis', NO_REDIS_HELP)
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => import('./cli/feed-drift.js'), opts));

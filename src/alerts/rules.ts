@@ -72,15 +72,48 @@ export function afterRun(
   const next: AlertState = { ...state, open: { ...state.open } };
   const holding = new Map<Condition, string>();
   next.streak = FAILED.has(run.outcome) ? state.streak + 1 : run.outcome === 'ok' ? 0 : state.streak;
-  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const feedRead = run.feedRead !== false;
+  // (the order of the checks is the order of the notices)
+  outcomeConditions(holding, state, next.streak, run, rules);
+  if (feedRead && run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
+    holding.set(
+      'rejected',
+      `${run.rejected} of ${run.records} records rejected (${pct(run.rejected / run.records)} > ${pct(rules.rejectedFraction)})`,
+    );
+  }
+  droppedCondition(holding, state, run, rules);
+  if (feedRead && rules.unmappedValues && run.unmapped.length) {
+    holding.set('unmapped', `lookup values no map covers: ${firstOf(run.unmapped)}`);
+  }
+  if (rules.chatCheck && run.chat && run.chat.answerable < run.chat.asked) {
+    holding.set(
+      'chat',
+      `the chatbot could not answer about ${firstOf(run.chat.missing)} (answerable ${run.chat.answerable}/${run.chat.asked})`,
+    );
+  }
+  if (run.outcome === 'ok' && feedRead) goodRun(next, state, run, holding);
+  // staleness ends with a good run; any other run leaves it as it was
+  if (state.open.stale && (run.outcome !== 'ok' || !feedRead)) holding.set('stale', state.open.stale.message);
+  return { state: next, holding };
+}
 
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+/** What the run's outcome says: the guard held, failing runs in a row, the feed rejected; a run that read no feed keeps the feed's conditions. */
+function outcomeConditions(
+  holding: Map<Condition, string>,
+  state: AlertState,
+  streak: number,
+  run: RunObservation,
+  rules: AlertRules,
+): void {
   const message = run.message === undefined ? undefined : String(excerpt(run.message, 200));
   if (rules.guard && run.outcome === 'guard')
     holding.set('guard', `a delete guard held deletes back: ${message ?? 'see the run'}`);
-  if (next.streak >= rules.failedRuns) {
+  if (streak >= rules.failedRuns) {
     holding.set(
       'failing',
-      `${next.streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${message ? `: ${message}` : ''})`,
+      `${streak} runs in a row failed or found the service unavailable (last: ${run.outcome}${message ? `: ${message}` : ''})`,
     );
   }
   const feedRead = run.feedRead !== false;
@@ -93,17 +126,22 @@ export function afterRun(
       if (open) holding.set(c, open.message);
     }
   }
-  if (feedRead && run.records > 0 && run.rejected / run.records > rules.rejectedFraction) {
-    holding.set(
-      'rejected',
-      `${run.rejected} of ${run.records} records rejected (${pct(run.rejected / run.records)} > ${pct(rules.rejectedFraction)})`,
-    );
-  }
-  // only a run that read its feed whole says how many valid records it has, and only to a run of its
-  // own kind (an incremental pull reads what changed, a full pull everything)
+}
+
+/**
+ * Valid records fell past `validDropFraction`: only a run that read its feed whole says how many
+ * valid records it has, and only to a run of its own kind (an incremental pull reads what changed,
+ * a full pull everything). With nothing to compare, an open drop stays as it was.
+ */
+function droppedCondition(
+  holding: Map<Condition, string>,
+  state: AlertState,
+  run: RunObservation,
+  rules: AlertRules,
+): void {
   const mode = run.mode ?? 'full';
   const readFeed =
-    feedRead &&
+    run.feedRead !== false &&
     (run.outcome === 'ok' || run.outcome === 'partial' || run.outcome === 'guard') &&
     run.complete !== false;
   const reference = state.lastGoodValidByMode?.[mode] ?? (mode === 'full' ? state.lastGoodValid : undefined);
@@ -115,27 +153,18 @@ export function afterRun(
         `valid records fell from ${reference} (last good ${run.mode ? `${mode} ` : ''}run) to ${run.valid} (−${pct(drop)} > ${pct(rules.validDropFraction)})`,
       );
     }
-  } else if (state.open.dropped) holding.set('dropped', state.open.dropped.message); // nothing to compare: as it was
-  if (feedRead && rules.unmappedValues && run.unmapped.length) {
-    holding.set('unmapped', `lookup values no map covers: ${firstOf(run.unmapped)}`);
+  } else if (state.open.dropped) holding.set('dropped', state.open.dropped.message);
+}
+
+/** A good run that read the feed: the last ok time, and its valid count as the reference of its kind. */
+function goodRun(next: AlertState, state: AlertState, run: RunObservation, holding: Map<Condition, string>): void {
+  const mode = run.mode ?? 'full';
+  next.lastOkAt = run.at;
+  // a good run that dropped sharply is not the new reference: the drop would clear itself
+  if (!holding.has('dropped') && run.complete !== false) {
+    if (mode === 'full') next.lastGoodValid = run.valid;
+    next.lastGoodValidByMode = { ...state.lastGoodValidByMode, [mode]: run.valid };
   }
-  if (rules.chatCheck && run.chat && run.chat.answerable < run.chat.asked) {
-    holding.set(
-      'chat',
-      `the chatbot could not answer about ${firstOf(run.chat.missing)} (answerable ${run.chat.answerable}/${run.chat.asked})`,
-    );
-  }
-  if (run.outcome === 'ok' && feedRead) {
-    next.lastOkAt = run.at;
-    // a good run that dropped sharply is not the new reference: the drop would clear itself
-    if (!holding.has('dropped') && run.complete !== false) {
-      if (mode === 'full') next.lastGoodValid = run.valid;
-      next.lastGoodValidByMode = { ...state.lastGoodValidByMode, [mode]: run.valid };
-    }
-  }
-  // staleness ends with a good run; any other run leaves it as it was
-  if (state.open.stale && (run.outcome !== 'ok' || !feedRead)) holding.set('stale', state.open.stale.message);
-  return { state: next, holding };
 }
 
 /** Whether "no successful sync for staleHours" holds at `now`. */

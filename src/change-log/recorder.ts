@@ -40,11 +40,8 @@ export function createChangeRecorder(
   opts: { maxPerRun: number; maxBytesPerRun?: number; logger: Logger },
 ): ChangeRecorder {
   let buffer: ChangeEntry[] = [];
-  let recorded = 0;
-  let dropped = 0;
-  let bytes = 0;
-  const wholes = { kept: 0, bytes: 0, notKept: 0 };
-  const maxBytes = opts.maxBytesPerRun ?? Infinity;
+  const budget = runBudget(opts.maxPerRun, opts.maxBytesPerRun ?? Infinity);
+  const { wholes } = budget;
   let failed: string | undefined;
   let pending: Promise<void> = Promise.resolve();
   // batches the change log refused (Redis away, a failover): kept, and written again at the end
@@ -71,21 +68,7 @@ export function createChangeRecorder(
   return {
     sink(raw) {
       const change = ownStrings(boundChange(raw));
-      const before = 'before' in change ? change.before : undefined;
-      if ('beforeMissing' in change && change.beforeMissing) wholes.notKept++;
-      // (whole listings are bounded by their own budget: only the entry's own bytes count here)
-      const size = JSON.stringify(change).length - (before?.length ?? 0);
-      if (recorded >= opts.maxPerRun || bytes + size > maxBytes) {
-        dropped++;
-        if (before) wholes.notKept++;
-        return;
-      }
-      recorded++;
-      bytes += size;
-      if (before) {
-        wholes.kept++;
-        wholes.bytes += before.length;
-      }
+      if (!budget.admit(change)) return;
       buffer.push({
         runId: meta.runId,
         at: new Date().toISOString(),
@@ -104,8 +87,8 @@ export function createChangeRecorder(
       const entry: RunEntry = {
         ...meta,
         ...run,
-        recorded: recorded - lost,
-        dropped,
+        recorded: budget.recorded - lost,
+        dropped: budget.dropped,
         ...(wholes.kept + wholes.notKept > 0 && { wholes }),
         ...(lost > 0 && {
           message: [run.message, `change log incomplete: ${lost} change(s) not recorded (${failed})`]
@@ -113,20 +96,12 @@ export function createChangeRecorder(
             .join('; '),
         }),
       };
-      const saved = await log.finishRun(entry).then(
-        () => true,
-        // once more: a failover in progress is usually over after a moment
-        () =>
-          new Promise((r) => setTimeout(r, RETRY_MS))
-            .then(() => log.finishRun(entry))
-            .then(
-              () => true,
-              (err: Error) => ((failed = err.message), false),
-            ),
-      );
-      if (!saved)
+      const refused = await recordRun(log, entry);
+      if (refused !== undefined) {
+        failed = refused;
         opts.logger.warn({ err: failed, runId: meta.runId }, 'the run could not be recorded in the change log');
-      runNotRecorded = !saved;
+      }
+      runNotRecorded = refused !== undefined;
       return entry;
     },
     unrecorded() {
@@ -138,7 +113,52 @@ export function createChangeRecorder(
   };
 }
 
+/** What a run keeps: at most maxPerRun changes and maxBytes bytes; the whole listings (undo) counted apart. */
+function runBudget(maxPerRun: number, maxBytes: number) {
+  let bytes = 0;
+  const budget = {
+    recorded: 0,
+    dropped: 0,
+    wholes: { kept: 0, bytes: 0, notKept: 0 },
+    /** counts the change; false when it is over the budget (dropped) */
+    admit(change: ListingChange): boolean {
+      const { wholes } = budget;
+      const before = 'before' in change ? change.before : undefined;
+      if ('beforeMissing' in change && change.beforeMissing) wholes.notKept++;
+      // (whole listings are bounded by their own budget: only the entry's own bytes count here)
+      const size = JSON.stringify(change).length - (before?.length ?? 0);
+      if (budget.recorded >= maxPerRun || bytes + size > maxBytes) {
+        budget.dropped++;
+        if (before) wholes.notKept++;
+        return false;
+      }
+      budget.recorded++;
+      bytes += size;
+      if (before) {
+        wholes.kept++;
+        wholes.bytes += before.length;
+      }
+      return true;
+    },
+  };
+  return budget;
+}
+
 const RETRY_MS = 1000;
+
+/** The run's entry written; once more after a moment (a failover in progress is usually over by then). Why not, when not. */
+async function recordRun(log: ChangeLog, entry: RunEntry): Promise<string | undefined> {
+  try {
+    await log.finishRun(entry);
+    return undefined;
+  } catch {
+    await new Promise((r) => setTimeout(r, RETRY_MS));
+    return log.finishRun(entry).then(
+      () => undefined,
+      (err: Error) => err.message,
+    );
+  }
+}
 
 /** Append the kept batches again, in order; the number of changes that still could not be written. */
 async function writeAgain(log: ChangeLog, batches: ChangeEntry[][], onError: (err: Error) => void): Promise<number> {

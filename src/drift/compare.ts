@@ -1,9 +1,12 @@
 // The findings of `feed drift`, pure: a feed's mapping against what its source's dictionary says
 // now (and said at the read before). A finding names what will break a sync before it does:
-// - gone: a field the mapping reads that the entity type no longer has (it had it at the read
-//   before; on a first read, a field the feed's own mapping names and the server lacks);
+// - gone: a field the mapping reads that the entity type no longer has (it had it at a read before;
+//   on a first read, a field the feed's own mapping names and the server lacks); a navigation
+//   property (Media) is not a field, and never "not offered";
 // - renamed: such a field, and a field new since the read before with the same lookup list (else,
-//   the only new field of the same Edm type): "X looks renamed to Y";
+//   the only field the mapping does not read with that list; else the only new field of the same Edm
+//   type); on a first read, a field the server lacks and a field whose lookup values its `map`
+//   covers: "X looks renamed to Y";
 // - value: a lookup value the server lists for a field the mapping reads through a `map` that no
 //   entry (nor `skip`) covers, in any of its spellings (LookupValue, StandardLookupValue,
 //   LegacyODataValue; matched as maps match: lookup.ts);
@@ -14,7 +17,7 @@
 //   feed's `source.originatingSystem` or the records of the check before, or the Lookup records'.
 import { foldLookup } from '../mapping/lookup.js';
 import type { MappedField } from '../mapping/mapped-fields.js';
-import type { DictionarySnapshot } from './snapshot.js';
+import type { DictionarySnapshot, LookupEntry } from './snapshot.js';
 
 export type DriftKind = 'gone' | 'renamed' | 'value' | 'values' | 'system';
 
@@ -22,17 +25,30 @@ export interface DriftFinding {
   kind: DriftKind;
   /** the source field (gone, renamed, value) */
   field?: string;
-  /** renamed: the field it looks renamed to */
+  /** renamed: the field it looks renamed to, and why */
   to?: string;
+  why?: string;
   /** value: the lookup value no map covers; system: the new OriginatingSystemName */
   value?: string;
   message: string;
+}
+
+/** A field the resource offered at an earlier read and lacks since (kept by the check across reads). */
+export interface Vanished {
+  type: string;
+  lookup?: string;
+  /** the last read that had it */
+  lastSeen: string;
 }
 
 export interface CompareInput {
   mapped: readonly MappedField[];
   current: DictionarySnapshot;
   previous?: DictionarySnapshot;
+  /** fields offered at a read before `previous` and absent since */
+  vanished?: Readonly<Record<string, Vanished>>;
+  /** the renames a read found (field → its new name, and why): they stand while the new name is offered */
+  renamed?: Readonly<Record<string, { to: string; why: string }>>;
   /** OriginatingSystemName: the feed's filter, what its last records carried, what they carried at the check before */
   systems: { configured?: string; records?: string; before?: string };
 }
@@ -51,46 +67,131 @@ function byField(mapped: readonly MappedField[]): Map<string, MappedField[]> {
   return out;
 }
 
-/** The field new since `previous` that `field` looks renamed to, and why. */
-function renamedTo(
-  field: string,
-  current: DictionarySnapshot,
-  previous: DictionarySnapshot,
-): { to: string; why: string } | undefined {
-  const fresh = Object.keys(current.fields).filter((f) => !(f in previous.fields));
-  const lookup = previous.lookupOf[field];
-  const sameLookup = lookup === undefined ? undefined : fresh.find((f) => current.lookupOf[f] === lookup);
-  if (sameLookup) return { to: sameLookup, why: `the same lookup ${lookup}` };
-  const type = previous.fields[field];
-  const sameType = fresh.filter((f) => current.fields[f] === type && current.lookupOf[f] === undefined);
-  return sameType.length === 1 ? { to: sameType[0]!, why: `the only new field of type ${type}` } : undefined;
+type Renamed = { to: string; why: string };
+
+/** Fields of the current read that the mapping does not read: what a mapped field may have been renamed to. */
+function unmapped(input: CompareInput): string[] {
+  const mapped = new Set(input.mapped.map((m) => m.field));
+  return Object.keys(input.current.fields).filter((f) => !mapped.has(f));
+}
+
+/**
+ * The field `field` (offered before, as `before` says) looks renamed to, and why: the one it was
+ * found renamed to at an earlier read; a field new since the read before with the same lookup list;
+ * the only field the mapping does not read with that lookup list; else the only new field of the
+ * same Edm type.
+ */
+function renamedFrom(field: string, before: Vanished, input: CompareInput): Renamed | undefined {
+  const { current, previous } = input;
+  const found = input.renamed?.[field];
+  if (found && found.to in current.fields) return found;
+  const fresh = previous ? Object.keys(current.fields).filter((f) => !(f in previous.fields)) : [];
+  const lookup = before.lookup;
+  if (lookup !== undefined) {
+    const sameLookup = fresh.find((f) => current.lookupOf[f] === lookup);
+    if (sameLookup) return { to: sameLookup, why: `the same lookup ${lookup}` };
+    const others = unmapped(input).filter((f) => current.lookupOf[f] === lookup);
+    if (others.length === 1) return { to: others[0]!, why: `the same lookup ${lookup}` };
+  }
+  const sameType = fresh.filter((f) => current.fields[f] === before.type && current.lookupOf[f] === undefined);
+  return sameType.length === 1 ? { to: sameType[0]!, why: `the only new field of type ${before.type}` } : undefined;
+}
+
+/** How many of a lookup list's values a map covers, in any spelling. */
+function coveredValues(list: readonly LookupEntry[], covers: ReadonlySet<string>): number {
+  return list.filter((e) => [e.value, e.standard, e.legacy].some((s) => s !== undefined && covers.has(foldLookup(s))))
+    .length;
+}
+
+/**
+ * A field never seen offered (a first read): the field the mapping does not read whose lookup list's
+ * values the field's `map` covers (at least half of them), the one covering most; undefined without a
+ * map or such a field.
+ */
+function renamedByValues(readers: readonly MappedField[], input: CompareInput): Renamed | undefined {
+  const reader = readers.find((r) => r.covers);
+  if (!reader) return undefined;
+  let best: (Renamed & { covered: number }) | undefined;
+  for (const f of unmapped(input)) {
+    const list = input.current.lookupOf[f];
+    const values = list === undefined ? undefined : input.current.lookups[list];
+    if (!values?.length) continue;
+    const covered = coveredValues(values, reader.covers!);
+    if (covered * 2 < values.length || covered <= (best?.covered ?? 0)) continue;
+    best = {
+      to: f,
+      why: `its lookup ${list}: ${covered} of its ${values.length} values are ones the map of ${reader.usedBy} covers`,
+      covered,
+    };
+  }
+  return best && { to: best.to, why: best.why };
+}
+
+/** What the read before (or an earlier one) knew of `field`, where it offered it. */
+function seenBefore(field: string, input: CompareInput): Vanished | undefined {
+  const { previous } = input;
+  if (previous && field in previous.fields) {
+    const lookup = previous.lookupOf[field];
+    return { type: previous.fields[field]!, ...(lookup !== undefined && { lookup }), lastSeen: previous.readAt };
+  }
+  return input.vanished?.[field];
 }
 
 function fieldFindings(input: CompareInput, out: Comparison): void {
   const { current, previous } = input;
   for (const [field, readers] of byField(input.mapped)) {
-    if (field in current.fields) continue;
+    // a navigation property (Media, OpenHouse) is not a field: `$expand` brings it
+    if (field in current.fields || current.navigation?.includes(field)) continue;
     const uses = readers.map((r) => r.usedBy).join(', ');
-    const hadIt = previous !== undefined && field in previous.fields;
-    if (!hadIt && !(previous === undefined && readers.some((r) => r.own))) {
-      out.notOffered.push(field);
-      continue;
-    }
-    const renamed = hadIt ? renamedTo(field, current, previous!) : undefined;
+    const before = seenBefore(field, input);
+    const renamed = before ? renamedFrom(field, before, input) : renamedByValues(readers, input);
     if (renamed) {
       out.findings.push({
         kind: 'renamed',
         field,
         to: renamed.to,
+        why: renamed.why,
         message: `${field} looks renamed to ${renamed.to} (${renamed.why}); the mapping reads ${field} for ${uses}`,
       });
-    } else {
-      const since = hadIt
-        ? `no longer in the ${current.resource} entity type (it was at ${previous!.readAt})`
+    } else if (before || (previous === undefined && readers.some((r) => r.own))) {
+      const since = before
+        ? `no longer in the ${current.resource} entity type (it was at ${before.lastSeen})`
         : `not in the ${current.resource} entity type`;
       out.findings.push({ kind: 'gone', field, message: `${field} is ${since}; the mapping reads it for ${uses}` });
-    }
+    } else out.notOffered.push(field);
   }
+}
+
+/** Most fields kept as vanished: the oldest go first. */
+const VANISHED_KEPT = 500;
+
+/**
+ * The fields offered at some read and absent from `current`: those vanished before it, and those
+ * `previous` had; bounded (VANISHED_KEPT, the most recently seen kept).
+ */
+export function vanishedAfter(
+  vanished: Readonly<Record<string, Vanished>> | undefined,
+  previous: DictionarySnapshot | undefined,
+  current: DictionarySnapshot,
+): Record<string, Vanished> {
+  const out: Record<string, Vanished> = {};
+  for (const [field, v] of Object.entries(vanished ?? {})) if (!(field in current.fields)) out[field] = v;
+  for (const [field, type] of Object.entries(previous?.fields ?? {})) {
+    if (field in current.fields) continue;
+    const lookup = previous!.lookupOf[field];
+    out[field] = { type, ...(lookup !== undefined && { lookup }), lastSeen: previous!.readAt };
+  }
+  const newest = Object.entries(out)
+    .sort((a, b) => b[1].lastSeen.localeCompare(a[1].lastSeen))
+    .slice(0, VANISHED_KEPT);
+  return Object.fromEntries(newest);
+}
+
+/** The renames among the findings: field → its new name, and why. */
+export function renamesOf(findings: readonly DriftFinding[]): Record<string, { to: string; why: string }> {
+  return Object.fromEntries(
+    findings.filter((f) => f.kind === 'renamed').map((f) => [f.field!, { to: f.to!, why: f.why ?? '' }]),
+  );
 }
 
 function valueFindings(input: CompareInput, out: Comparison): void {

@@ -5,7 +5,7 @@
 // values the Lookup records carry. Read with the feed's own page client: its credentials, budget and
 // byte cap. Reads no record of the resource.
 import type { ResoSource } from '../feeds/config-schema.js';
-import { resoPageClient } from '../feeds/reso/reso-pages.js';
+import { resoPageClient, type PageClient } from '../feeds/reso/reso-pages.js';
 import { enumTypeOf, metadataUrl, readMetadata, type ResoMetadata } from '../feeds/reso/reso-metadata.js';
 import { ListTally, readLookups, type ListSize, type LookupEntry } from '../feeds/reso/reso-lookups.js';
 import type { FeedContext } from '../feeds/types.js';
@@ -29,6 +29,10 @@ export interface DictionarySnapshot {
   valuesFrom: 'Lookup' | 'enums' | 'none';
   /** OriginatingSystemName values the Lookup records carry (none without a Lookup resource) */
   systems: string[];
+  /** the entity type's navigation properties (Media, OpenHouse: related records, not fields); absent in reads before issue 54 */
+  navigation?: string[];
+  /** when the lookup values (and systems) were read, where not at `readAt`: a vendor that limits Lookup reads had them from that read */
+  lookupsReadAt?: string;
   /** requests sent for this snapshot */
   requests: number;
 }
@@ -52,47 +56,82 @@ function lookupNamesOf(meta: ResoMetadata, resource: string): Record<string, str
   return out;
 }
 
-/** Reads `$metadata`, then (where offered) the Lookup resource's lists of `valueFields`. */
+export interface SnapshotWants {
+  /** fields whose lookup values are read (those the mapping reads through a map) */
+  valueFields: readonly string[];
+  /** more lookup lists whose values are read, chosen once `$metadata` is read (field → type, field → list) */
+  moreLists?: (fields: Readonly<Record<string, string>>, lookupOf: Readonly<Record<string, string>>) => string[];
+  /** the read whose lookup values stand (a vendor that limits Lookup reads): the Lookup resource is not read */
+  lookupsFrom?: DictionarySnapshot;
+}
+
+/** Reads `$metadata`, then (where offered, unless `wants.lookupsFrom`) the Lookup resource's lists of `valueFields`. */
 export async function readSnapshot(
   source: ResoSource,
   ctx: FeedContext,
-  valueFields: readonly string[],
+  wants: SnapshotWants,
   now: Date,
 ): Promise<DictionarySnapshot> {
   const client = resoPageClient(source, ctx, { scope: 'drift', kind: 'metadata' });
   const meta = await readMetadata(client, source.url!, source.resource);
   const lookupOf = lookupNamesOf(meta, source.resource);
-  const wanted = new Set(valueFields.map((f) => lookupOf[f]).filter((n): n is string => n !== undefined));
-  const lookups: Record<string, LookupEntry[]> = {};
-  const lookupSizes: Record<string, ListSize> = {};
-  let valuesFrom: DictionarySnapshot['valuesFrom'] = 'none';
-  let systems: string[] = [];
-  if (meta.sets.has('Lookup')) {
-    const read = await readLookups(client, source, wanted);
-    for (const [name, entries] of read.lists) lookups[name] = entries;
-    for (const [name, size] of read.sizes) lookupSizes[name] = size;
-    systems = read.systems;
-    valuesFrom = 'Lookup';
-  } else if (meta.enums.size) {
-    for (const name of wanted) {
-      const members = meta.enums.get(name);
-      if (!members) continue;
-      const tally = new ListTally();
-      for (const value of members) tally.add({ value });
-      lookups[name] = tally.kept;
-      lookupSizes[name] = tally.size;
-    }
-    valuesFrom = 'enums';
-  }
+  const fields = Object.fromEntries(meta.sets.get(source.resource) ?? []);
+  const wanted = new Set([
+    ...wants.valueFields.map((f) => lookupOf[f]).filter((n): n is string => n !== undefined),
+    ...(wants.moreLists?.(fields, lookupOf) ?? []),
+  ]);
+  const values = meta.sets.has('Lookup')
+    ? wants.lookupsFrom?.valuesFrom === 'Lookup'
+      ? keptValues(wants.lookupsFrom)
+      : await lookupValues(client, source, wanted)
+    : enumValues(meta, wanted);
   return {
     readAt: now.toISOString(),
     resource: source.resource,
-    fields: Object.fromEntries(meta.sets.get(source.resource) ?? []),
+    fields,
     lookupOf,
-    lookups,
-    lookupSizes,
-    valuesFrom,
-    systems,
+    ...values,
+    navigation: [...(meta.navigation.get(source.resource) ?? [])],
     requests: client.requests,
   };
+}
+
+type Values = Pick<DictionarySnapshot, 'lookups' | 'lookupSizes' | 'valuesFrom' | 'systems' | 'lookupsReadAt'>;
+
+/** The lists asked for, from the Lookup resource. */
+async function lookupValues(client: PageClient, source: ResoSource, wanted: ReadonlySet<string>): Promise<Values> {
+  const read = await readLookups(client, source, wanted);
+  return {
+    lookups: Object.fromEntries(read.lists),
+    lookupSizes: Object.fromEntries(read.sizes),
+    valuesFrom: 'Lookup',
+    systems: read.systems,
+  };
+}
+
+/** The values of an earlier read of the Lookup resource, and when it was. */
+function keptValues(from: DictionarySnapshot): Values {
+  return {
+    lookups: from.lookups,
+    ...(from.lookupSizes && { lookupSizes: from.lookupSizes }),
+    valuesFrom: from.valuesFrom,
+    systems: from.systems,
+    lookupsReadAt: from.lookupsReadAt ?? from.readAt,
+  };
+}
+
+/** The lists asked for, from `$metadata`'s enum types (none: no values). */
+function enumValues(meta: ResoMetadata, wanted: ReadonlySet<string>): Values {
+  if (!meta.enums.size) return { lookups: {}, lookupSizes: {}, valuesFrom: 'none', systems: [] };
+  const lookups: Record<string, LookupEntry[]> = {};
+  const lookupSizes: Record<string, ListSize> = {};
+  for (const name of wanted) {
+    const members = meta.enums.get(name);
+    if (!members) continue;
+    const tally = new ListTally();
+    for (const value of members) tally.add({ value });
+    lookups[name] = tally.kept;
+    lookupSizes[name] = tally.size;
+  }
+  return { lookups, lookupSizes, valuesFrom: 'enums', systems: [] };
 }

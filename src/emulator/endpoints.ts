@@ -139,6 +139,28 @@ function matching(stored: ChatbotListings, keyType: KeyType, key: string): Store
   return stored.withKey(keyType === 'URL' ? 'Url' : 'MLSNumber', key);
 }
 
+/** Whether the session has used up RateLimitCount asks in the last RateLimitTime seconds (its older asks forgotten). */
+function rateLimited(session: { asks: number[] }, settings: ChatbotSettings, now: number): boolean {
+  const { RateLimitCount: maxAsks, RateLimitTime: windowSec } = settings;
+  if (!(maxAsks && maxAsks > 0 && windowSec && windowSec > 0)) return false;
+  session.asks = session.asks.filter((t) => t > now - windowSec * 1000);
+  return session.asks.length >= maxAsks;
+}
+
+/** The chatbot's answer from the listings it shows (none hidden), or an empty one in answerMode empty. */
+function answerOf(
+  ctx: EndpointContext,
+  sn: string,
+  question: string,
+  settings: ChatbotSettings,
+): { content: string; noAnswer: boolean } {
+  if (ctx.opts.answerMode === 'empty') return { content: '', noAnswer: true };
+  const hidden = ctx.state.hidden.get(sn);
+  const known = [...ctx.state.listingsOf(sn).values()].filter((l) => !hidden?.has(l.MLSNumber) && !hidden?.has(l.Url));
+  const answer = composeAnswer(question, known);
+  return { content: answer.text + (settings.AnswerSuffix ?? ''), noAnswer: !answer.found };
+}
+
 export function ask(ctx: EndpointContext, req: AskRequest): Reply {
   const session = ctx.state.sessions.get(req.sessionID);
   if (!session) return failure(404, `sessionID ${req.sessionID} not found (make one with POST /__emulator/sessions)`);
@@ -157,29 +179,14 @@ export function ask(ctx: EndpointContext, req: AskRequest): Reply {
   const answerId = ctx.state.nextMessageId++;
   let content: string;
   let noAnswer: boolean;
-  const { RateLimitCount: maxAsks, RateLimitTime: windowSec } = settings;
-  if (maxAsks && maxAsks > 0 && windowSec && windowSec > 0) {
-    session.asks = session.asks.filter((t) => t > now - windowSec * 1000);
-  }
-  if (maxAsks && maxAsks > 0 && windowSec && windowSec > 0 && session.asks.length >= maxAsks) {
+  if (rateLimited(session, settings, now)) {
     content = settings.RateLimitMessage ?? DEFAULT_RATE_LIMIT_MESSAGE;
     noAnswer = true;
   } else {
     session.asks.push(now);
     ctx.state.monthly.set(sn, { month, count: usedThisMonth + 1 });
     ctx.changed();
-    if (ctx.opts.answerMode === 'empty') {
-      content = '';
-      noAnswer = true;
-    } else {
-      const hidden = ctx.state.hidden.get(sn);
-      const known = [...ctx.state.listingsOf(sn).values()].filter(
-        (l) => !hidden?.has(l.MLSNumber) && !hidden?.has(l.Url),
-      );
-      const answer = composeAnswer(req.content, known);
-      content = answer.text + (settings.AnswerSuffix ?? '');
-      noAnswer = !answer.found;
-    }
+    ({ content, noAnswer } = answerOf(ctx, sn, req.content, settings));
   }
   const totalToken = tokenCount(req.content, content);
   if (!req.stream) return data({ messageid: answerId, content, totalToken, noAnswer });

@@ -191,6 +191,11 @@ export interface OpenedFeed {
 }
 
 export interface SourceReadStats {
+  /**
+   * How the source read, where the report says more than OpenedFeed.mode: 'reconcile', a keys-only
+   * reconcile (its mode is 'full' for the sync: any key neither read nor present is absent)
+   */
+  readonly mode?: 'reconcile';
   pages: number;
   /** every request sent to the source for this read (each retry and redirect hop; token calls aside) */
   requests: number;

@@ -57,14 +57,15 @@ export function listingFromListItem(item: ListItem, serialNumber: string, unlist
   const raw = item as unknown as Record<string, unknown>;
   for (const f of TEXT) if (typeof raw[f] === 'string' && raw[f] !== '') out[f] = raw[f];
   for (const f of NUMBER) {
-    const v = raw[f];
-    if (typeof v === 'number') out[f] = v;
-    else if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) out[f] = Number(v);
+    const n = numberOf(raw[f]);
+    if (n !== undefined) out[f] = n;
   }
   // the price that applies to the SaleType, when the service answered only Price
   const price = item.SaleType === 'for_rent' ? 'RentPrice' : item.SaleType === 'for_sale' ? 'SalePrice' : undefined;
-  if (price && out[price] === undefined && item.Price.trim() !== '' && Number.isFinite(Number(item.Price)))
-    out[price] = Number(item.Price);
+  if (price && out[price] === undefined) {
+    const n = numberOf(item.Price);
+    if (n !== undefined) out[price] = n;
+  }
   if (item.LATITUDE) out.Latitude = item.LATITUDE;
   if (item.LONGITUDE) out.Longitude = item.LONGITUDE;
   const images = jsonArray(item.Images);
@@ -73,6 +74,12 @@ export function listingFromListItem(item: ListItem, serialNumber: string, unlist
   if (extension?.length) out.ExtensionColumn = extension;
   Object.assign(out, unlisted);
   return out as ListingCreate;
+}
+
+/** A number as the list gives one: a number, or a string that is one ("" and junk: none). */
+function numberOf(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  return typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined;
 }
 
 function jsonArray(s: string): unknown[] | undefined {

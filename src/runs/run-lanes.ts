@@ -199,8 +199,9 @@ function observationOf(r: SyncReport, runId: string): RunObservation {
     valid: r.counts.valid,
     rejected: r.counts.rejected,
     unmapped: (r.unmapped ?? []).map((u) => `${u.field}: ${JSON.stringify(u.value)}`),
-    mode: r.source.mode,
-    // (a reconcile reads the records of changed keys only: its valid count says nothing of the feed's size)
+    // (a reconcile reads the records of changed keys only: its valid count says nothing of the feed's size,
+    // and compares with no kind of run)
+    ...(r.source.mode !== 'reconcile' && { mode: r.source.mode }),
     complete: r.source.complete && !r.source.reconcile,
   };
 }

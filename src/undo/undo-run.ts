@@ -313,44 +313,24 @@ async function writeUndo(u: Undo, plan: UndoPlan, paged: PagedItems, trimmed: st
 
 /** Step report: the undo's report (a dry run's counts are what it would do) and its summary line in the log. */
 function finish(u: Undo, r: Ending): UndoReport {
-  const { opts, deps } = u;
   const p = r.plan;
-  const actions = p?.actions ?? [];
-  const pick = <K extends string>(kind: K) => actions.filter((a) => a.kind === kind);
-  const creates = pick('create').map((a) => a.key);
-  const updates = pick('update').flatMap((a) => (a.kind === 'update' ? [{ key: a.key, changes: a.changes }] : []));
-  const deletes = pick('delete').map((a) => a.key);
-  const omitted =
-    Math.max(0, creates.length - SHOWN) + Math.max(0, updates.length - SHOWN) + Math.max(0, deletes.length - SHOWN);
   const e = r.exec;
-  const undone = e ? e.deleted + e.updated + e.created : creates.length + updates.length + deletes.length;
+  const lists = planLists(p);
+  const undone = e
+    ? e.deleted + e.updated + e.created
+    : lists.creates.length + lists.updates.length + lists.deletes.length;
   const out: Omit<UndoReport, 'summary'> = {
     ...u.base,
     outcome: r.outcome,
     retryable: r.outcome === 'unavailable' || r.outcome === 'aborted' || Boolean(e?.failures.some((f) => f.retryable)),
     ...(r.message && { message: r.message }),
-    counts: {
-      deleted: e ? e.deleted : opts.dryRun ? deletes.length : 0,
-      updated: e ? e.updated : opts.dryRun ? updates.length : 0,
-      created: e ? e.created : opts.dryRun ? creates.length : 0,
-      unchanged: p?.unchanged ?? 0,
-      conflicts: p?.conflicts.length ?? 0,
-      cannot: p?.cannot.length ?? 0,
-      failed: e?.failures.length ?? 0,
-      duplicatesNotRecreated: p?.notUndone.duplicates ?? 0,
-      removedByRuleNotRecreated: p?.notUndone.byRule ?? 0,
-    },
-    plan: {
-      creates: creates.slice(0, SHOWN),
-      updates: updates.slice(0, SHOWN),
-      deletes: deletes.slice(0, SHOWN),
-      ...(omitted && { omitted }),
-    },
+    counts: countsOf(r, lists, u.opts.dryRun === true),
+    plan: shownPlan(lists),
     conflicts: (p?.conflicts ?? []).slice(0, SHOWN),
     cannot: (p?.cannot ?? []).slice(0, SHOWN),
     failures: (e?.failures ?? []).slice(0, SHOWN),
     next: nextPulls(u.feed.name, undone, u.incremental),
-    calls: (deps.calls?.snapshot().total ?? 0) - u.callsBefore,
+    calls: (u.deps.calls?.snapshot().total ?? 0) - u.callsBefore,
     startedAt: u.startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     durationMs: Math.round(performance.now() - u.t0),
@@ -358,6 +338,48 @@ function finish(u: Undo, r: Ending): UndoReport {
   const report = { ...out, summary: summaryOf(out) };
   u.logger.info({ outcome: report.outcome }, report.summary);
   return report;
+}
+
+type PlanLists = Omit<UndoReport['plan'], 'omitted'>;
+
+/** The plan's creates, updates and deletes, each list whole. */
+function planLists(p: UndoPlan | undefined): PlanLists {
+  const actions = p?.actions ?? [];
+  const pick = <K extends string>(kind: K) => actions.filter((a) => a.kind === kind);
+  return {
+    creates: pick('create').map((a) => a.key),
+    updates: pick('update').flatMap((a) => (a.kind === 'update' ? [{ key: a.key, changes: a.changes }] : [])),
+    deletes: pick('delete').map((a) => a.key),
+  };
+}
+
+/** The lists as the report carries them: the first SHOWN of each, and how many were left out. */
+function shownPlan(lists: PlanLists): UndoReport['plan'] {
+  const { creates, updates, deletes } = lists;
+  const omitted =
+    Math.max(0, creates.length - SHOWN) + Math.max(0, updates.length - SHOWN) + Math.max(0, deletes.length - SHOWN);
+  return {
+    creates: creates.slice(0, SHOWN),
+    updates: updates.slice(0, SHOWN),
+    deletes: deletes.slice(0, SHOWN),
+    ...(omitted && { omitted }),
+  };
+}
+
+/** What was done (a dry run: what it would do, from the plan; nothing executed: none). */
+function countsOf(r: Ending, lists: PlanLists, dryRun: boolean): UndoReport['counts'] {
+  const { plan: p, exec: e } = r;
+  return {
+    deleted: e ? e.deleted : dryRun ? lists.deletes.length : 0,
+    updated: e ? e.updated : dryRun ? lists.updates.length : 0,
+    created: e ? e.created : dryRun ? lists.creates.length : 0,
+    unchanged: p?.unchanged ?? 0,
+    conflicts: p?.conflicts.length ?? 0,
+    cannot: p?.cannot.length ?? 0,
+    failed: e?.failures.length ?? 0,
+    duplicatesNotRecreated: p?.notUndone.duplicates ?? 0,
+    removedByRuleNotRecreated: p?.notUndone.byRule ?? 0,
+  };
 }
 
 /** Alerts by the same rules as a sync, after a real undo (an undo reads no feed: the feed's own conditions stay as they were). */

@@ -1,7 +1,7 @@
 // `feedsync feed drift --feed F` as a cron runs it (bin/feedsync.js, a child process, its state in
 // the config's folder): exit 0 when the mapping matches the source, 5 when drift is found (a lookup
 // value no map covers), 2 for a feed that is not a live RESO one, 1 when the server cannot be read
-// ($metadata refused). `--json` is one document; the second run within the day reads nothing.
+// ($metadata refused). `--json` is one document; each run reads the server now, `--stored` sends nothing.
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
@@ -38,18 +38,26 @@ describe('feedsync feed drift', () => {
   // each case runs the CLI two or three times as a child process: seconds each on a loaded machine
   const CLI_TIME = { timeout: 120_000 };
 
-  it('exit 0 when the mapping matches; the second run within the day reads nothing', CLI_TIME, async () => {
+  // issue 53: each run reads the server now (it read at most once a day, so a change went unseen the
+  // same day); --stored compares the last read kept and sends nothing (counted at the server)
+  it('exit 0 when the mapping matches; a second run reads again, --stored sends nothing', CLI_TIME, async () => {
     const config = await configFor(reso(plain));
     const first = await feedsync(['feed', 'drift', '--feed', 'mls', '--config', config]);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    expect(first.stdout).toMatch(/checked \$metadata and the Lookup resource, read now/);
+    expect(first.stdout).toMatch(/checked \$metadata and the Lookup resource, read now \(2 requests\)/);
     expect(first.stdout).toMatch(/no drift/);
+    expect(first.stdout).not.toMatch(/not offered.*Media/);
     const second = await feedsync(['feed', 'drift', '--feed', 'mls', '--config', config, '--json']);
     expect(second.code).toBe(0);
-    expect(JSON.parse(second.stdout)).toMatchObject({ feed: 'mls', read: false, requests: 0, findings: [] });
-    expect(plain.lookupRequests).toBe(1);
-    expect(plain.metadataRequests).toBe(1);
+    expect(JSON.parse(second.stdout)).toMatchObject({ feed: 'mls', how: 'now', read: true, requests: 2, findings: [] });
+    expect(plain.lookupRequests).toBe(2);
+    expect(plain.metadataRequests).toBe(2);
+    const received = plain.received;
+    const stored = await feedsync(['feed', 'drift', '--feed', 'mls', '--config', config, '--stored']);
+    expect(stored.code).toBe(0);
+    expect(stored.stdout).toMatch(/--stored: no request sent/);
+    expect(plain.received).toBe(received);
   });
 
   it('exit 5 when drift is found, naming it', CLI_TIME, async () => {

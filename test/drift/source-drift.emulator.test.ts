@@ -311,3 +311,132 @@ describe('a lookup list longer than the values a read keeps', () => {
     expect((await entry()).length).toBeLessThan(150_000);
   });
 });
+
+// Issue 53 point 2: `feed drift` reads now when an operator runs it (it read at most once in 24 h for
+// every server, so a change at the source went unseen the same day); `--stored` compares the last
+// read kept and sends nothing; the worker's check keeps its daily rhythm; a vendor whose
+// documentation limits Lookup reads (MLS Grid, once a day) keeps that limit. Issue 54 point 7: Media,
+// a navigation property the server declares, is not "not offered". Every request counted at the server.
+describe('drift on demand', () => {
+  const findingsOf = (r: { findings: Array<{ kind: string; field?: string; to?: string; value?: string }> }) =>
+    r.findings.map((f) => [f.kind, f.field, f.to ?? f.value]);
+  const RENAMED_AND_VALUE = [
+    ['renamed', 'LivingAreaUnits', 'LivingAreaUnit'],
+    ['value', 'StandardStatus', 'Active Option Contract'],
+  ];
+
+  it('names a renamed field and a new lookup value minutes after a previous check, same day, same state; --stored sends nothing', async () => {
+    let t = Date.parse('2026-12-06T03:00:00.000Z');
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(10, 53), lookups: LOOKUPS, lookupNames: LOOKUP_NAMES }),
+    );
+    const env = emulator.env();
+    const te = emulator.te();
+    const feed = feedOf(server);
+    const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger }, now: () => new Date(t) };
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    const listings = byKey(await te.listings(SN));
+
+    let sent = server.received;
+    const first = await checkDrift(feed, deps, 'now');
+    expect(first).toMatchObject({ how: 'now', read: true, firstRead: true, findings: [] });
+    // Media (and OpenHouse) are navigation properties the server declares: neither is "not offered"
+    expect(first.notOffered).not.toContain('Media');
+    expect(driftLines(first).join('\n')).not.toMatch(/not offered.*Media/);
+    expect(first.requests).toBe(server.received - sent);
+    expect(first.requests).toBe(2); // $metadata and one page of Lookup
+
+    drift(server);
+    t += 5 * 60_000; // minutes later, the same day, the same state
+    sent = server.received;
+    const next = await checkDrift(feed, deps, 'now');
+    expect(next).toMatchObject({ how: 'now', read: true, firstRead: false });
+    expect(findingsOf(next)).toEqual(RENAMED_AND_VALUE);
+    expect(next.requests).toBe(server.received - sent);
+    expect(driftLines(next).join('\n')).toContain('read now (2 requests)');
+
+    // --stored: the last read kept, compared again; not one request reaches the server
+    sent = server.received;
+    const stored = await checkDrift(feed, deps, 'stored');
+    expect(server.received - sent).toBe(0);
+    expect(stored).toMatchObject({ how: 'stored', read: false, requests: 0, readAt: next.readAt });
+    expect(findingsOf(stored)).toEqual(RENAMED_AND_VALUE);
+    expect(driftLines(stored).join('\n')).toContain('--stored: no request sent');
+
+    // read again minutes later: the rename still stands (the field is not "not offered" now that the read before lacks it too)
+    t += 5 * 60_000;
+    const third = await checkDrift(feed, deps, 'now');
+    expect(third.read).toBe(true);
+    expect(findingsOf(third)).toEqual(RENAMED_AND_VALUE);
+    expect(third.notOffered).not.toContain('LivingAreaUnits');
+
+    // the worker's scheduled check keeps its daily rhythm: within the day it compares the last read, sending nothing
+    sent = server.received;
+    const worker = await checkDrift(feed, deps);
+    expect(worker).toMatchObject({ how: 'due', read: false, requests: 0 });
+    expect(server.received - sent).toBe(0);
+    expect(findingsOf(worker)).toEqual(RENAMED_AND_VALUE);
+    // the checks wrote nothing
+    expect(byKey(await te.listings(SN))).toBe(listings);
+  });
+
+  it('a first read names a likely rename: a mapped field the server lacks, beside a field whose lookup values its map covers', async () => {
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(5, 54), lookups: LOOKUPS, lookupNames: LOOKUP_NAMES }),
+    );
+    drift(server);
+    const env = emulator.env();
+    const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger } };
+    const first = await checkDrift(feedOf(server), deps, 'now');
+    expect(first.firstRead).toBe(true);
+    expect(first.notOffered).not.toContain('LivingAreaUnits');
+    expect(findingsOf(first)).toEqual(RENAMED_AND_VALUE);
+    expect(first.findings[0]!.message).toBe(
+      'LivingAreaUnits looks renamed to LivingAreaUnit (its lookup AreaUnits: 3 of its 3 values are ones the map of AreaUnit covers); the mapping reads LivingAreaUnits for BuildingArea, AreaUnit',
+    );
+  });
+
+  it("a vendor that limits Lookup reads keeps its limit: $metadata read now, the Lookup values of the day's read compared until it is up", async () => {
+    let t = Date.parse('2026-12-06T03:00:00.000Z');
+    const server = emulator.closeAfterTest(
+      await startResoServer({
+        records: records(5, 55),
+        lookups: LOOKUPS,
+        lookupNames: LOOKUP_NAMES,
+        lookupEvery: DAY, // the server refuses a second Lookup read within the day with a 429
+        clock: () => t,
+      }),
+    );
+    const base = feedOf(server);
+    const feed = { ...base, source: { ...base.source, vendor: 'mlsgrid', originatingSystem: 'testmls' } } as FeedConfig;
+    const env = emulator.env();
+    const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger }, now: () => new Date(t) };
+    const first = await checkDrift(feed, deps, 'now');
+    expect(first).toMatchObject({ read: true, findings: [], checked: { values: 'Lookup' } });
+    expect(first.lookups).toBeUndefined();
+    expect(server.lookupRequests).toBe(1);
+
+    drift(server);
+    t += 5 * 60_000;
+    const next = await checkDrift(feed, deps, 'now');
+    expect(server.metadataRequests).toBe(2);
+    expect(server.lookupRequests).toBe(1);
+    expect(next.requests).toBe(1);
+    // the rename is in $metadata, read now; the new value waits for the next Lookup read
+    expect(findingsOf(next)).toEqual([RENAMED_AND_VALUE[0]]);
+    expect(next.lookups).toEqual({
+      readAt: '2026-12-06T03:00:00.000Z',
+      nextReadAfter: '2026-12-07T03:00:00.000Z',
+      limit: 'MLS Grid API 2.0 asks that its Lookup resource be read at most once in 24 h',
+    });
+    expect(driftLines(next).join('\n')).toContain(
+      'lookup values as read at 2026-12-06T03:00:00.000Z: MLS Grid API 2.0 asks that its Lookup resource be read at most once in 24 h (next read after 2026-12-07T03:00:00.000Z)',
+    );
+
+    t += DAY; // the day is up: the Lookup resource is read again, the new value found
+    const later = await checkDrift(feed, deps, 'now');
+    expect(server.lookupRequests).toBe(2);
+    expect(later.lookups).toBeUndefined();
+    expect(findingsOf(later)).toEqual(RENAMED_AND_VALUE);
+  });
+});

@@ -48,6 +48,17 @@ describe('feed probe', () => {
     expect(probeLines(r).join('\n')).toContain(`; ${s.received - 1} requests, 1 token call`);
   });
 
+  it('issue 54 point 7: counts every request it makes, the $metadata read that decides how changes are found among them', async () => {
+    const s = await startResoServer({ records: generateResoRecords(20, { seed: 2 }), entityEvents: true });
+    closers.push(() => s.close());
+    const r = await probeReso(reso({ url: s.url, incremental: true }), ctx);
+    expect(s.metadataRequests).toBe(1);
+    // the server counts every HTTP request it received: the data requests and the $metadata read (no token here)
+    expect(r.requests).toBe(s.received);
+    expect(r.requests).toBe(s.requests.length + 1);
+    expect(probeLines(r).join('\n')).toContain(`; ${s.received} requests`);
+  });
+
   it('issue 38: says how changes are found and why: EntityEvent where $metadata offers it (source.changes auto), else timestamps', async () => {
     const withLog = await startResoServer({ records: generateResoRecords(20, { seed: 2 }), entityEvents: true });
     const without = await startResoServer({ records: generateResoRecords(20, { seed: 2 }) });

@@ -32,14 +32,28 @@ function property(field: string, type: string, lookup: string | undefined): stri
 
 /**
  * An OData CSDL document (OData 4.0 Part 3) of entity sets, each with its key and typed fields;
- * `lookups`: field → the name of its list in the Lookup resource, as a string field's annotation.
+ * `lookups`: field → the name of its list in the Lookup resource, as a string field's annotation;
+ * `navigation`: the related records `$expand` brings (NavigationProperty elements, not fields).
  */
 export function csdl(
-  sets: Record<string, { key: string; fields: ReadonlyMap<string, string>; lookups?: ReadonlyMap<string, string> }>,
+  sets: Record<
+    string,
+    {
+      key: string;
+      fields: ReadonlyMap<string, string>;
+      lookups?: ReadonlyMap<string, string>;
+      /** navigation property → its type (Media: Collection(org.reso.metadata.Media)), as `$expand` names it */
+      navigation?: Record<string, string>;
+    }
+  >,
 ): string {
   const types = Object.entries(sets).map(
-    ([name, { key, fields, lookups }]) =>
-      `<EntityType Name="${name}"><Key><PropertyRef Name="${key}"/></Key>${[...fields].map(([f, t]) => property(f, t, lookups?.get(f))).join('')}</EntityType>`,
+    ([name, { key, fields, lookups, navigation }]) =>
+      `<EntityType Name="${name}"><Key><PropertyRef Name="${key}"/></Key>${[...fields].map(([f, t]) => property(f, t, lookups?.get(f))).join('')}${Object.entries(
+        navigation ?? {},
+      )
+        .map(([n, t]) => `<NavigationProperty Name="${n}" Type="${t}"/>`)
+        .join('')}</EntityType>`,
   );
   const container = Object.keys(sets)
     .map((name) => `<EntitySet Name="${name}" EntityType="org.reso.metadata.${name}"/>`)

@@ -53,9 +53,15 @@
 // named in `$metadata`, each field of `lookupNames` annotated `RESO.OData.Metadata.LookupName`.
 // MLS Grid moved its enumerations there in March 2022 ("Metadata no longer contains enumerations.
 // Obtain lookups through the Lookup resource": https://docs.mlsgrid.com/releases/reso-enums-to-lookups-transition)
-// and asks that it be read no more than once a day (as a summary of its API v2 puts it; the stored
-// copy of docs.mlsgrid.com found here does not show the sentence): `lookupEvery` enforces that,
-// answering a read begun sooner than that after the last with a 429. `metadataOf` rewrites the
+// and asks that it not be pulled more than once a day, more often "may result in interruption of
+// service for inefficient usage practices" (https://docs.mlsgrid.com/, master.md; quoted by the
+// rate-limit summary of the MLS Grid docs at github.com/api-evangelist/mls-grid,
+// rate-limits/mls-grid-rate-limits.yml, "Lookup Resource Polling": the stored excerpts of
+// docs.mlsgrid.com itself do not show the sentence; the mlsgrid vendor profile keeps the limit,
+// src/feeds/vendors/mlsgrid.ts): `lookupEvery` enforces that,
+// answering a read begun sooner than that after the last with a 429. `$metadata` declares `Media`
+// and `OpenHouse` as navigation properties of Property (what `$expand` brings), as RESO servers
+// do. `metadataOf` rewrites the
 // Property fields `$metadata` announces (a field renamed there before the records change).
 // Neither is settable by the records: both are settable while the server runs.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -511,7 +517,15 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       ].map((f) => [f, 'Edm.String']),
     );
     const sets = {
-      Property: { key: keyField, fields, lookups: new Map(Object.entries(server.lookupNames ?? {})) },
+      Property: {
+        key: keyField,
+        fields,
+        lookups: new Map(Object.entries(server.lookupNames ?? {})),
+        navigation: {
+          Media: 'Collection(org.reso.metadata.Media)',
+          OpenHouse: 'Collection(org.reso.metadata.OpenHouse)',
+        },
+      },
       ...(opts.entityEvents && { EntityEvent: { key: 'EntityEventSequence', fields: eventFields } }),
       ...(server.lookups && { Lookup: { key: 'LookupKey', fields: lookupFields } }),
     };

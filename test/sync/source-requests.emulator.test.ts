@@ -169,3 +169,69 @@ describe("the confirmation's URLs are measured as sent", () => {
     expect(server.requests.filter((q) => q.filter?.includes('ListingId eq')).length).toBeGreaterThan(1);
   });
 });
+
+// Issue 54 point 7: a reconcile reports itself as one (not `full`), its pages as the pages it read (not
+// every request), and `source.bytes` every answer's, the confirmation's among them: counted at the server.
+describe('a reconcile says what it was and what it read, as the server counted it', () => {
+  const plainFeed = (server: ResoServer, source: Record<string, unknown> = {}) =>
+    resoFeed(server, { incremental: true, auth: undefined, retries: 0, ...source });
+  const keysOnly = (server: ResoServer, from: number) =>
+    server.requests.slice(from).filter((r) => r.select !== undefined && !decodeURIComponent(r.url).includes('$expand'));
+
+  it('sync --reconcile: source.mode reconcile, its keys-only pages as pages, every byte the server sent (the confirmation included)', async () => {
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: keyedResoRecords(23, 54), maxPageSize: 5 }),
+    );
+    const feed = plainFeed(server);
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    server.touch('K-04', { ListPrice: 222_222 });
+    server.remove('K-11');
+    const [from, bytes, received] = [server.requests.length, server.bytesSent, server.received];
+    const r = await env.sync(te, feed, { reconcile: true });
+    expect(r.outcome, r.message).toBe('ok');
+    expect(r.counts.deleted).toBe(1);
+    expect(r.source.mode).toBe('reconcile');
+    const pages = keysOnly(server, from).length;
+    expect(pages).toBe(Math.ceil(22 / 5) + 1);
+    expect(r.source.pages).toBe(pages);
+    expect(r.source.requests).toBe(server.received - received);
+    expect(r.source.requestsBy).toMatchObject({ keys: pages, byKey: 3, metadata: 1 });
+    expect(r.source.bytes).toBe(server.bytesSent - bytes);
+    const text = formatSyncReport(r);
+    expect(text).toContain(`source: ${pages} pages, ${r.source.requests} requests`);
+  });
+
+  it('a full pull: source.bytes includes the answers of the confirmation that runs after the pull', async () => {
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: keyedResoRecords(12, 54), maxPageSize: 5 }),
+    );
+    const feed = plainFeed(server);
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    server.remove('K-03');
+    const bytes = server.bytesSent;
+    const r = await env.sync(te, feed, { full: true });
+    expect(r.outcome, r.message).toBe('ok');
+    expect(r.counts.deleted).toBe(1);
+    expect(r.source.requestsBy).toMatchObject({ byKey: 2 });
+    expect(r.source.bytes).toBe(server.bytesSent - bytes);
+  });
+
+  it('an EntityEvent log purged past the mark: the reconcile it runs reports mode reconcile, and every byte', async () => {
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: keyedResoRecords(12, 54), maxPageSize: 5, entityEvents: true }),
+    );
+    const feed = plainFeed(server, { changes: 'entityEvent' });
+    server.event('K-01');
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    server.remove('K-05');
+    server.purge(Number(server.events.at(-1)!.EntityEventSequence));
+    const [bytes, received] = [server.bytesSent, server.received];
+    const r = await env.sync(te, feed);
+    expect(r.outcome, r.message).toBe('ok');
+    expect(r.source.events?.purged).toBeDefined();
+    expect(r.source.mode).toBe('reconcile');
+    expect(r.source.requests).toBe(server.received - received);
+    expect(r.source.bytes).toBe(server.bytesSent - bytes);
+    expect(r.source.pages).toBe((r.source.requestsBy?.keys ?? 0) + 1); // the keys-only pages, and the log's one
+  });
+});

@@ -181,12 +181,13 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
   let instead: OpenedFeed | undefined;
   const own: string[] = [];
   const events: EventStats = { read: 0, keys: 0, fetched: 0, gone: 0 };
-  const stats = eventStats(client, pull, own, events, () => instead);
+  const pages = { log: 0 };
+  const stats = eventStats(client, pull, own, { events, pages }, () => instead);
   let reached: string | undefined;
   const stored = JSON.parse(ctx.mark!) as Record<string, unknown>;
 
   async function* items(): AsyncIterable<FeedItem> {
-    const polled = await pollLog(client, source, seq, events, label).catch((err: unknown) => {
+    const polled = await pollLog(client, source, seq, { events, pages }, label).catch((err: unknown) => {
       if (err instanceof FeedReadError && err.status !== undefined && REFUSED.has(err.status))
         return `the server refused the EntityEvent log from sequence ${seq} (${causeMessage(err)})`;
       throw err;
@@ -263,19 +264,25 @@ function eventStats(
   client: PageClient,
   pull: EventRun['pull'],
   own: string[],
-  events: EventStats,
+  counted: PollCounts,
   instead: () => OpenedFeed | undefined,
 ): SourceReadStats {
+  const { events, pages } = counted;
   return {
+    get mode() {
+      return instead()?.stats?.mode;
+    },
+    /** the log's pages, and a reconcile's when one ran instead (its fetches by key are requests, not pages) */
     get pages() {
-      return client.tally.total;
+      return pages.log + (instead()?.stats?.pages ?? 0);
     },
     get requests() {
       return client.tally.total;
     },
     tally: client.tally,
+    // (the read's one tally: the reconcile's clients count there too)
     get bytes() {
-      return client.bytes + (instead()?.stats?.bytes ?? 0);
+      return client.tally.bytes;
     },
     get warnings() {
       return [...pull.stats.warnings, ...own, ...(instead()?.stats?.warnings ?? [])];
@@ -284,6 +291,12 @@ function eventStats(
       return [eventsSection(events), ...(instead()?.stats?.sections ?? [])];
     },
   };
+}
+
+/** What a poll counts as it reads: the events (the report's section), the log's pages. */
+interface PollCounts {
+  events: EventStats;
+  pages: { log: number };
 }
 
 interface Polled {
@@ -302,9 +315,10 @@ async function pollLog(
   client: PageClient,
   source: ResoSource,
   seq: string,
-  events: EventStats,
+  counted: PollCounts,
   label: string,
 ): Promise<Polled> {
+  const { events, pages } = counted;
   const out: Polled = { whole: seq === '0', keys: new Set(), media: new Set(), last: seq };
   const origin = new URL(source.url!).origin;
   let url: string | undefined = queryUrl(source.url!, EVENT_RESOURCE, {
@@ -320,6 +334,7 @@ async function pollLog(
         false,
       );
     const page: Page = await client.get(url, where.record, 'events');
+    pages.log++;
     for (const raw of page.value) {
       const r = Event.safeParse(raw);
       if (!r.success)

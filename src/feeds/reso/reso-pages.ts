@@ -104,7 +104,9 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: Pa
         lastHeaders = response.headers;
         serverTime ??= serverDate(response.headers);
         const text = await readCapped(body, cancel, cap, place);
-        bytes += Buffer.byteLength(text);
+        const n = Buffer.byteLength(text);
+        bytes += n;
+        tally.received(n);
         return parse(text, place);
       } catch (err) {
         if (err instanceof FeedReadError && err.status === 401) {

@@ -169,7 +169,6 @@ export function openReso(
       }
     } finally {
       stats.pages = state.pages;
-      if (client) stats.bytes = client.bytes;
       stats.capped = state.capped;
     }
     settleMark({ feedName, source, ctx, label, state, stored, now, full: mode === 'full' });
@@ -239,12 +238,15 @@ function settleMark(pull: {
     state.mark = { ...state.mark, paging: 'nextLink' };
 }
 
-/** A pull's stats; its requests as they stand when read (the confirmation's come after the pull: reso-requests.ts). */
+/** A pull's stats; its requests and bytes as they stand when read (the confirmation's come after the pull: reso-requests.ts). */
 function readStats(client: PageClient | undefined): ResoReadStats {
   return {
     pages: 0,
     get requests() {
       return client?.tally.total ?? 0;
+    },
+    get bytes() {
+      return client?.tally.bytes;
     },
     ...(client && { tally: client.tally }),
     keysSeenTwice: [],

@@ -37,19 +37,22 @@ export function openResoReconcile(
   const present = new Set<string>();
   let keysClient: PageClient | undefined;
   let reached: string | undefined;
-  // (read when reported: the confirmation's requests, after the read, are in the read's tally too)
+  // (read when reported: the confirmation's requests and answers, after the read, are in the read's tally too)
   const tally = base.client!.tally;
+  /** the keys-only pages read: the reconcile's pages (its fetches by key and the confirmation are requests, not pages) */
+  let pages = 0;
   const counted: ReconcileStats = { keys: 0, fetched: 0 };
   const stats: SourceReadStats = {
+    mode: 'reconcile',
     get pages() {
-      return tally.total;
+      return pages;
     },
     get requests() {
       return tally.total;
     },
     tally,
     get bytes() {
-      return (keysClient?.bytes ?? 0) + (base.client?.bytes ?? 0);
+      return tally.bytes;
     },
     warnings: [],
     get sections() {
@@ -81,6 +84,7 @@ export function openResoReconcile(
         tally,
         onClient: (c) => (keysClient = c),
       })) {
+        pages++;
         for (const row of rows) {
           counted.keys++;
           const key = ask.keyOf(row);

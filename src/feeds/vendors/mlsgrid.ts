@@ -36,6 +36,11 @@ export const mlsgrid: VendorProfile = {
   mediaUserAgent: 'accessToken',
   // the host of the MediaURLs MLS Grid's records carry (https://media.mlsgrid.com/token=…/…); the token goes nowhere else
   mediaHosts: ['media.mlsgrid.com'],
+  // MLS Grid asks that its Lookup resource not be pulled more than once a day (more often "may result in
+  // interruption of service for inefficient usage practices"): https://docs.mlsgrid.com/ (master.md),
+  // as the rate-limit summary of the MLS Grid docs in github.com/api-evangelist/mls-grid
+  // (rate-limits/mls-grid-rate-limits.yml, "Lookup Resource Polling") quotes it
+  lookupEveryMs: 24 * 3_600_000,
   sources: [
     'https://docs.mlsgrid.com/api-documentation/api-version-2.0',
     'https://docs.mlsgrid.com/',

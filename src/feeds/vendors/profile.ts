@@ -55,6 +55,12 @@ export interface VendorProfile {
   mediaUserAgent?: 'accessToken';
   /** the vendor's media hosts: the only hosts (over https) its photo credentials are sent to */
   mediaHosts?: readonly string[];
+  /**
+   * The vendor's documentation asks that its Lookup resource be read at most once in this long (ms):
+   * `feed drift` reads `$metadata` whenever it is run, and the Lookup resource only once this has
+   * passed since its last read (the values of that read are compared meanwhile). Undefined: no limit.
+   */
+  lookupEveryMs?: number;
   /** documentation the rules come from */
   sources: readonly string[];
 }

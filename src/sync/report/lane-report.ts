@@ -185,7 +185,8 @@ function sourceOf(r: LaneReportInput): SyncReport['source'] {
   const { desired } = r;
   const stats = r.source.stats;
   return {
-    mode: desired.mode,
+    // (the source's word where it says more: a keys-only reconcile is read as a full pull, absent keys deleted)
+    mode: stats?.mode ?? desired.mode,
     ...(r.source.since !== undefined && { since: r.source.since }),
     complete: desired.complete,
     ...(desired.readError && { error: desired.readError }),

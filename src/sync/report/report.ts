@@ -118,7 +118,8 @@ export function displayCountsLine(counts: Readonly<Record<string, number | undef
 export type SourceReport = SourceRead & Partial<SourceSections>;
 
 export interface SourceRead {
-  mode: 'full' | 'incremental';
+  /** how the feed was read: everything, what changed (a pull or a change log), or a keys-only reconcile */
+  mode: 'full' | 'incremental' | 'reconcile';
   since?: string;
   complete: boolean;
   error?: string;
