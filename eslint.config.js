@@ -123,7 +123,6 @@ const OVER_COMPLEXITY = [
   'src/cli/feed-explain.ts',
   'src/cli/runs-show.ts',
   'src/config/issues.ts',
-  'src/feeds/reso/reso-reader.ts',
   'src/sync/plan/plan.ts',
   'src/sync/read/read-feed.ts',
   'src/sync/remote/page-echo.ts',
@@ -132,10 +131,6 @@ const OVER_COMPLEXITY = [
 ];
 const OVER_LENGTH = [
   'src/cli/worker.ts',
-  'src/feeds/reso/open-house-book.ts',
-  'src/feeds/reso/reso-pages.ts',
-  'src/feeds/reso/reso-reader.ts',
-  'src/feeds/reso/reso-reconcile.ts',
   'src/sync/remote/page-echo.ts',
   'src/sync/run/lane-settle.ts',
 ];
