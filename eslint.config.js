@@ -126,7 +126,6 @@ const OVER_COMPLEXITY = [
   'src/sync/settle/guards.ts',
 ];
 const OVER_LENGTH = [
-  'src/cli/worker.ts',
   'src/sync/remote/page-echo.ts',
   'src/sync/run/lane-settle.ts',
 ];
