@@ -5,8 +5,8 @@
 // only make feedsync ask the source: what it writes is what the source holds. A key the source no
 // longer returns is gone, deleted under the guards (counted toward deletes.maxCount/maxFraction),
 // only when the lane wrote that listing and once deletes.graceHours have passed since its
-// first-missing mark (sync/run/lane-settle.ts pushedScope). The run reads these records before it
-// asks the chatbot anything, and then asks it about their keys alone (sync/run/feed-run.ts
+// first-missing mark (sync/run/lane-guard-step.ts pushedScope). The run reads these records before it
+// asks the chatbot anything, and then asks it about their keys alone (sync/run/read-early.ts
 // readPushed). Its requests take a budget of their own besides the credential's, ctx.sourceShare
 // (push.sourceShare of source.limits), so pushes never starve the pulls. A
 // Media event names a Media record: its listing is asked of the Media resource (reso-media-events.ts).

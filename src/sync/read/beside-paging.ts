@@ -1,4 +1,4 @@
-// A feed read beside its chatbot's paging (read-feed.ts whilePaging; feed-run.ts decides when): on a
+// A feed read beside its chatbot's paging (read-feed.ts whilePaging; run/read-early.ts readsWhilePaging decides when): on a
 // rerun whose records are mostly in step by their stamps, the feed's reading, parsing and stamp
 // checks are the other half of the run's work, and need only the copies of their own keys. So a
 // record is taken as soon as the one copy of its key has been paged (the planner's readEarly:

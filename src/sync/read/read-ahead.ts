@@ -1,5 +1,5 @@
 // A feed read whole before the run's read step reads it (a run of pushed events, few records:
-// run/feed-run.ts readPushed), so that what its records name is known first. The records are kept
+// run/read-early.ts readPushed), so that what its records name is known first. The records are kept
 // as read and handed on in order; a read that failed part way hands on what it read, then fails
 // where it failed. `keyOf` names each item's listing key (none: an item that names none).
 import type { FeedItem, OpenedFeed } from '../../feeds/types.js';

@@ -1,6 +1,6 @@
 // The run's context, in one place: what a run is given (SyncDeps, SyncOptions), what it holds while
 // it goes (Run: the clock, each lane's paging and report), and what the lanes of one feed share
-// (FeedContext, built once by feed-run.ts and never written after). The files of run/ pass it
+// (FeedContext, built once by feed-context.ts and never written after). The files of run/ pass it
 // down; the steps (remote/, read/, plan/, write/, settle/, report/) never see it: each is called
 // with the parts it needs and returns what it learned.
 import type { CallCounter, CallCounts } from '../../api/call-counter.js';
@@ -69,7 +69,7 @@ export interface SyncOptions {
   threadMinBytes?: number;
   /** such a file is read by its thread even when its records are mostly in step by their stamps (mostlyMapped; tests) */
   threadAlways?: boolean;
-  /** false: the feed is read only once its chatbot is paged, never beside the paging (feed-run.ts readsWhilePaging; tests hold the two ways to one outcome) */
+  /** false: the feed is read only once its chatbot is paged, never beside the paging (read-early.ts readsWhilePaging; tests hold the two ways to one outcome) */
   besidePaging?: boolean;
 }
 
@@ -110,7 +110,7 @@ export type LaneReportFields = Omit<
   'feed' | 'chatbot' | 'unmapped' | 'calls' | 'stateLocation' | 'startedAt' | 'durationMs' | 'attempt'
 >;
 
-/** What the lanes of one feed share in a run: built once before the read (feed-run.ts), not written after. */
+/** What the lanes of one feed share in a run: built once before the read (feed-context.ts), not written after. */
 export interface FeedContext {
   readonly feed: FeedConfig;
   readonly deps: SyncDeps;

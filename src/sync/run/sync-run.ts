@@ -16,6 +16,7 @@ import { stamped } from '../plan/record-stamp.js';
 import { openFeedThread, type FeedThread } from '../read/feed-thread.js';
 import { writersOf, type Lane } from '../read/lanes.js';
 import { startPaging, type ChatbotStateRead, type PagingHandle } from '../remote/page-chatbot.js';
+import { readChatbotState } from '../settle/state.js';
 import { failedReport, type SyncReport } from '../report/report.js';
 import { groupBy } from '../util/collections.js';
 import type { FeedClock, Paged, Run, SyncDeps, SyncOptions } from './context.js';
@@ -27,7 +28,7 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
   const feeds = groupBy(lanes, (l) => l.feed.name);
   // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), one after another;
   // a feed may be read beside its chatbot's paging (feed-run.ts), and writes start once every chatbot is paged
-  // a run of pushed events: its chatbots are asked only about the keys its records name, once read (feed-run.ts readPushed)
+  // a run of pushed events: its chatbots are asked only about the keys its records name, once read (read-early.ts readPushed)
   let resolveKeys: (keys: ReadonlySet<string>) => void = () => undefined;
   const keys = opts.pushed ? new Promise<ReadonlySet<string>>((resolve) => (resolveKeys = resolve)) : undefined;
   const paging = startPagings(lanes, deps, opts, run, keys);
@@ -183,12 +184,10 @@ function pageGroup(
   const clock = run.clock(longest);
   const input = {
     api: deps.api,
-    store: deps.store,
     apiConfig: deps.apiConfig,
     chatbot: first.chatbot,
     lanes: its,
     writers: withLanes(writersOf(deps.configFeeds, first.chatbot), its),
-    stamped: new Set(its.filter(stamped).map((l) => l.id)),
     // the change log names each changed field old → new, in real runs too
     keepCompared: Boolean(opts.dryRun || its.some((l) => deps.changes?.(l))),
     ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
@@ -197,7 +196,14 @@ function pageGroup(
     callScope: first.id,
     ...(keys && { keys }),
   };
-  const handle = startPaging(input, after);
+  const state = readChatbotState(
+    deps.store,
+    first.chatbot,
+    input.writers,
+    its,
+    new Set(its.filter(stamped).map((l) => l.id)),
+  );
+  const handle = startPaging(input, after, state);
   const done = handle.done.then((paged): Paged => {
     const out = { ...paged, remoteMs: run.ms(), countedIn: first.id };
     for (const l of its) run.paged.set(l, out);

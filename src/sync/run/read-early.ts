@@ -1,0 +1,104 @@
+// Reads begun before the feed's chatbots are all paged (feed-run.ts): a run of pushed events' records
+// fetched first, so its chatbots are asked about their keys alone (readPushed), and a file whose
+// records are mostly in step by their stamps read beside its one chatbot's paging (readEarly).
+import { openFeed } from '../../feeds/index.js';
+import type { OpenedFeed } from '../../feeds/types.js';
+import { mirrorOf } from '../../media/index.js';
+import type { PagingHandle } from '../remote/page-chatbot.js';
+import { stamped } from '../plan/record-stamp.js';
+import { recordKey } from '../read/record-key.js';
+import type { Lane } from '../read/lanes.js';
+import { readAhead } from '../read/read-ahead.js';
+import type { FeedContext, LiveLane } from './context.js';
+import { sourceStateOf } from '../settle/state.js';
+import { openOptions, openRead, reconcileAsk, type ReadOpen } from './feed-open.js';
+import { attachStored, setUpLane } from './lane-setup.js';
+
+/**
+ * A run of pushed events (feeds/reso/reso-push.ts): the records the events name, fetched from the
+ * source before the chatbot is asked anything, and the listing keys they name handed to its paging
+ * (`keys`), which then asks the chatbot about those keys alone (remote.ts fetchRemoteKeys). The
+ * records are few (push.maxKeysPerJob); they are read again, as read, by the run's read step. A read
+ * that failed part way hands on the keys read so far, and fails the read step where it failed.
+ */
+export async function readPushed(
+  lanes: readonly Lane[],
+  ctx: FeedContext,
+  keys: { resolve(keys: ReadonlySet<string>): void },
+): Promise<OpenedFeed> {
+  const { feed, deps, opts } = ctx;
+  const opened = openFeed(feed.name, feed.source, {
+    ...openOptions(ctx, []),
+    state: sourceStateOf(
+      deps.store,
+      lanes.map((l) => l.id),
+    ),
+    ...(opts.pushed && { pushed: opts.pushed }),
+    // its requests within push.sourceShare of the credential's budget: pulls keep the rest
+    ...(feed.push && { sourceShare: { feed: feed.name, share: feed.push.sourceShare } }),
+    // (only the key fields are read of it: which source field names the listing)
+    reconcileFallback: reconcileAsk(feed, ctx.compiled, () => false),
+  });
+  const read = await readAhead(opened, (item) =>
+    item.kind === 'record'
+      ? recordKey(item, ctx.compiled, feed.keyBy)
+      : item.data && ctx.compiled.keyOf(item.data, feed.keyBy),
+  );
+  keys.resolve(read.keys);
+  return read.opened;
+}
+
+/**
+ * Whether the feed is read while its chatbot is paged (read-feed.ts whilePaging): a feed of one lane,
+ * its records stamped, from a file (a live RESO pull asks the sync what the chatbot holds as it
+ * reads), without the media mirror, related records or a thread of its own (those read as before,
+ * once paging is done).
+ */
+export function readsWhilePaging(lanes: readonly Lane[], ctx: FeedContext): boolean {
+  const { feed, deps, opts } = ctx;
+  return (
+    opts.besidePaging !== false &&
+    lanes.length === 1 &&
+    stamped(lanes[0]!) &&
+    feed.source.kind !== 'reso' &&
+    !mirrorOf(deps.media, feed) &&
+    !opts.reconcile &&
+    !opts.pushed
+  );
+}
+
+/** The early read of a feed's one lane: its read, begun beside the paging, and the lane once paged. */
+export interface EarlyRead {
+  opened: OpenedFeed;
+  read: ReadOpen;
+  live(paged: LiveLane['paged']): LiveLane;
+}
+
+/**
+ * The lane set up on its chatbot's state and the index paging fills, the feed opened and read while
+ * the chatbot is paged. Returns once paging is done (or failed: then the lane is reported failed by
+ * the caller, and what was read is let go).
+ */
+export async function readEarly(l: Lane, ctx: FeedContext, paging: PagingHandle): Promise<EarlyRead | undefined> {
+  const { feed } = ctx;
+  const [parts, index] = await Promise.all([paging.state, paging.index]);
+  if (!index) return undefined;
+  const lane = setUpLane(l, { ...parts, index }, ctx, { media: undefined, pullMode: () => opened.mode });
+  const own = lane.own;
+  const opened = openFeed(feed.name, feed.source, openOptions(ctx, [own.mark]));
+  const read = openRead(ctx, opened, [lane], undefined);
+  await read.read.whilePaging({
+    done: paging.done,
+    rowsAdded: () => index.rowsAdded(),
+    keysSince: (row) => index.keysSince(row),
+  });
+  return {
+    opened,
+    read,
+    live: (paged) => {
+      attachStored(lane, paged);
+      lane.planner.pagedAfterEarly();
+      return { ...lane, paged };
+    },
+  };
+}
