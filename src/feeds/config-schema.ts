@@ -4,7 +4,7 @@ import { applyVendorDefaults, checkVendorRules } from './vendors/apply.js';
 import { VENDOR_NAMES } from './vendors/profile.js';
 import { vendorProfile } from './vendors/registry.js';
 import { SourceLimits } from './source-limits.js';
-import { isRelatedResource, relatedNames } from './reso/related-resources.js';
+import { isRelatedResource, relatedNames } from './reso/related-names.js';
 
 export { SourceLimits } from './source-limits.js';
 
