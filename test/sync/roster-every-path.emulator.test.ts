@@ -88,40 +88,44 @@ async function shown(): Promise<Record<string, Record<string, string | undefined
   return out;
 }
 
+/** the vendor server with the 4 listings, A1, O1 and an open house for the first and the last; the feed over it */
+async function serve() {
+  const records = listings();
+  const [a, , , d] = records;
+  const s = emulator.closeAfterTest(
+    await startVendorServer({
+      vendor: 'mlsgrid',
+      records,
+      token: TOKEN,
+      originatingSystem: 'actris',
+      related: { Member: [member], Office: [office], OpenHouse: [openHouseOf('oh-a', a!), openHouseOf('oh-d', d!)] },
+    }),
+  );
+  const feed = FeedConfig.parse({
+    name: 'mls',
+    chatbot: SN,
+    source: {
+      kind: 'reso',
+      vendor: 'mlsgrid',
+      url: s.url,
+      bearerToken: TOKEN,
+      originatingSystem: 'actris',
+      incremental: true,
+      changes: 'timestamps',
+      related: ['Member', 'Office', 'OpenHouse'],
+      timeZone: 'America/Chicago',
+    },
+    mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+    deletes: { maxFraction: 0.5 },
+  });
+  return { s, feed, A: String(a!.ListingId), D: String(d!.ListingId), keyOfA: String(a!.ListingKey) };
+}
+const roster = { agent: 'Agent A1', phone: '512-555-0100', office: 'Office O1' };
+const attribution = 'Listing courtesy of Office O1';
+
 describe('the roster on an open-house re-fetch (MLS Grid rules)', () => {
   it("a listing whose open houses are cancelled keeps the roster's contacts and attribution; one with no ListOfficeName of its own loses its open house", async () => {
-    const records = listings();
-    const [a, , , d] = records;
-    const s = emulator.closeAfterTest(
-      await startVendorServer({
-        vendor: 'mlsgrid',
-        records,
-        token: TOKEN,
-        originatingSystem: 'actris',
-        related: { Member: [member], Office: [office], OpenHouse: [openHouseOf('oh-a', a!), openHouseOf('oh-d', d!)] },
-      }),
-    );
-    const feed = FeedConfig.parse({
-      name: 'mls',
-      chatbot: SN,
-      source: {
-        kind: 'reso',
-        vendor: 'mlsgrid',
-        url: s.url,
-        bearerToken: TOKEN,
-        originatingSystem: 'actris',
-        incremental: true,
-        changes: 'timestamps',
-        related: ['Member', 'Office', 'OpenHouse'],
-        timeZone: 'America/Chicago',
-      },
-      mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
-      deletes: { maxFraction: 0.5 },
-    });
-    const A = String(a!.ListingId);
-    const D = String(d!.ListingId);
-    const roster = { agent: 'Agent A1', phone: '512-555-0100', office: 'Office O1' };
-    const attribution = 'Listing courtesy of Office O1';
+    const { s, feed, A, D } = await serve();
 
     const first = await env.sync(te, feed, at('2026-11-27T12:00:00Z'));
     expect(first.outcome, first.message).toBe('ok');
@@ -142,6 +146,24 @@ describe('the roster on an open-house re-fetch (MLS Grid rules)', () => {
     const now = await shown();
     expect(now[A]).toEqual({ ...roster, attribution, tours: undefined });
     expect(now[D]).toEqual({ ...roster, attribution, tours: undefined });
+    expect([s.refused, s.tooMany]).toEqual([[], []]);
+  }, 60_000);
+});
+
+describe('the roster on a reconcile', () => {
+  it("a record a reconcile fetches by key keeps the roster's contacts, attribution and its open house", async () => {
+    const { s, feed, A, keyOfA } = await serve();
+    const first = await env.sync(te, feed, at('2026-11-27T12:00:00Z'));
+    expect(first.outcome, first.message).toBe('ok');
+
+    // a changes at the source (its own stale contact fields unchanged): the reconcile fetches it by key
+    s.touch(keyOfA, { ListPrice: 123_456 });
+    const before = await writeCounts(te);
+    const reconcile = await env.sync(te, feed, { reconcile: true, ...at('2026-11-27T13:00:00Z') });
+    expect(reconcile.outcome, reconcile.message).toBe('ok');
+    expect(reconcile.source.reconcile?.fetched).toBe(1);
+    expect((await writeCounts(te)).update - before.update).toBe(1);
+    expect((await shown())[A]).toEqual({ ...roster, attribution, tours: 'OpenHouse' });
     expect([s.refused, s.tooMany]).toEqual([[], []]);
   }, 60_000);
 });
