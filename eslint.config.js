@@ -125,11 +125,9 @@ const OVER_COMPLEXITY = [
   'src/config/issues.ts',
   'src/feeds/reso/reso-reader.ts',
   'src/queue/processor.ts',
-  'src/sync/plan/plan.ts',
   'src/sync/read/read-feed.ts',
   'src/sync/remote/page-echo.ts',
   'src/sync/run/lane-settle.ts',
-  'src/sync/settle/guards.ts',
 ];
 const OVER_LENGTH = [
   'src/cli/worker.ts',
