@@ -126,7 +126,6 @@ const OVER_COMPLEXITY = [
   'src/feeds/reso/reso-reader.ts',
   'src/queue/processor.ts',
   'src/sync/read/read-feed.ts',
-  'src/sync/remote/page-echo.ts',
   'src/sync/run/lane-settle.ts',
 ];
 const OVER_LENGTH = [
@@ -137,7 +136,6 @@ const OVER_LENGTH = [
   'src/feeds/reso/reso-reconcile.ts',
   'src/queue/processor.ts',
   'src/server/metrics.ts',
-  'src/sync/remote/page-echo.ts',
   'src/sync/run/lane-settle.ts',
 ];
 
