@@ -123,17 +123,12 @@ const OVER_COMPLEXITY = [
   'src/cli/feed-explain.ts',
   'src/cli/runs-show.ts',
   'src/config/issues.ts',
-  'src/feeds/reso/reso-reader.ts',
   'src/queue/processor.ts',
   'src/sync/read/read-feed.ts',
   'src/sync/run/lane-settle.ts',
 ];
 const OVER_LENGTH = [
   'src/cli/worker.ts',
-  'src/feeds/reso/open-house-book.ts',
-  'src/feeds/reso/reso-pages.ts',
-  'src/feeds/reso/reso-reader.ts',
-  'src/feeds/reso/reso-reconcile.ts',
   'src/queue/processor.ts',
   'src/server/metrics.ts',
   'src/sync/run/lane-settle.ts',

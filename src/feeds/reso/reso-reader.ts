@@ -128,51 +128,26 @@ export function openReso(
     if (!stored) mode = 'full';
     since = stored?.ts;
     const now = Date.now();
-    const seen = new Set<string>();
-    let index = 0;
-    let system: string | undefined;
+    const along: ReadAlong = {
+      label,
+      keyField: source.keyField,
+      stats,
+      seen: new Set(),
+      index: 0,
+      ...(!client && { replay: { stored, now, state } }),
+    };
     const pages = client
       ? livePages(source, client, stored, state, now, stats, ctx)
       : replayPages(source.path!, ctx, label, source.maxPageRecords);
     if (!client) state.mark = stored;
     try {
-      for await (const value of pages) {
-        for (const raw of value) {
-          const position = { file: label, index: index++ };
-          if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-            const error = new RecordParseError('a value of the page is not an object', {
-              file: label,
-              record: position.index,
-            });
-            yield { kind: 'error', position, error, standalone: true };
-            continue;
-          }
-          const record = raw as Record<string, unknown>;
-          if (typeof record.OriginatingSystemName === 'string') system = record.OriginatingSystemName;
-          const item = itemOf(record, source.keyField, position);
-          const id = item.position.id;
-          if (!client) {
-            // a replay is filtered here as a server would filter it (ge: the mark's own timestamp again)
-            const t = Date.parse(String(record[TS]));
-            if (stored && !(t >= Date.parse(stored.ts))) continue;
-            const ts = usableTimestamp(record[TS], now);
-            if (ts) state.mark = { ts: laterOf(state.mark?.ts, ts)! };
-          }
-          if (id !== undefined) {
-            if (seen.has(id)) {
-              if (stats.keysSeenTwice.length < SEEN_TWICE_LISTED) stats.keysSeenTwice.push(id);
-              stats.keysSeenTwiceCount++;
-            } else seen.add(id);
-          }
-          yield item;
-        }
-      }
+      for await (const value of pages) yield* pageItems(value, along);
     } finally {
       stats.pages = state.pages;
       stats.capped = state.capped;
     }
     settleMark({ feedName, source, ctx, label, state, stored, now, full: mode === 'full' });
-    const osn = system ?? stored?.osn;
+    const osn = along.system ?? stored?.osn;
     if (state.mark && osn !== undefined) state.mark = { ...state.mark, osn };
     complete = true;
   }
@@ -236,6 +211,56 @@ function settleMark(pull: {
   // what a pull learned of the server's paging outlives a full pull
   if (state.mark && !stored && source.incremental && readMark(ctx, feedName, label)?.paging === 'nextLink')
     state.mark = { ...state.mark, paging: 'nextLink' };
+}
+
+/** What the records of a pull share as they are read: where, the keys seen (twice: counted), the last MLS named, a replay's filter. */
+interface ReadAlong {
+  label: string;
+  keyField: string;
+  stats: ResoReadStats;
+  seen: Set<string>;
+  index: number;
+  /** the OriginatingSystemName of the last record that had one */
+  system?: string;
+  /** a replay (source.path): filtered here as a server would filter it, its mark moved by what it holds */
+  replay?: { stored: Mark | undefined; now: number; state: PullState };
+}
+
+/** A page's records as feed items: a value that is not an object is an error of its own, a key seen before is counted. */
+function* pageItems(value: readonly unknown[], r: ReadAlong): Generator<FeedItem> {
+  for (const raw of value) {
+    const position = { file: r.label, index: r.index++ };
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      const error = new RecordParseError('a value of the page is not an object', {
+        file: r.label,
+        record: position.index,
+      });
+      yield { kind: 'error', position, error, standalone: true };
+      continue;
+    }
+    const record = raw as Record<string, unknown>;
+    if (typeof record.OriginatingSystemName === 'string') r.system = record.OriginatingSystemName;
+    if (r.replay && !replayKeeps(record, r.replay)) continue;
+    const item = itemOf(record, r.keyField, position);
+    const id = item.position.id;
+    if (id !== undefined) {
+      if (r.seen.has(id)) {
+        if (r.stats.keysSeenTwice.length < SEEN_TWICE_LISTED) r.stats.keysSeenTwice.push(id);
+        r.stats.keysSeenTwiceCount++;
+      } else r.seen.add(id);
+    }
+    yield item;
+  }
+}
+
+/** A replay's record kept as a server would keep it (ge: the mark's own timestamp again); the mark moves to the latest kept. */
+function replayKeeps(record: Record<string, unknown>, replay: NonNullable<ReadAlong['replay']>): boolean {
+  const { stored, now, state } = replay;
+  const t = Date.parse(String(record[TS]));
+  if (stored && !(t >= Date.parse(stored.ts))) return false;
+  const ts = usableTimestamp(record[TS], now);
+  if (ts) state.mark = { ts: laterOf(state.mark?.ts, ts)! };
+  return true;
 }
 
 /** A pull's stats; its requests and bytes as they stand when read (the confirmation's come after the pull: reso-requests.ts). */
