@@ -126,10 +126,7 @@ const OVER_COMPLEXITY = [
   'src/sync/read/read-feed.ts',
   'src/sync/run/lane-settle.ts',
 ];
-const OVER_LENGTH = [
-  'src/cli/worker.ts',
-  'src/sync/run/lane-settle.ts',
-];
+const OVER_LENGTH = ['src/cli/worker.ts', 'src/sync/run/lane-settle.ts'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'dist.next-*/**', 'dist.old-*/**', 'node_modules/**', 'coverage/**', '**/*.d.ts'] },
