@@ -84,7 +84,8 @@ function notARecord(
     };
     return item.data === undefined ? error : withKey(error, compiled.keyOf(item.data, ctx.keyBy));
   }
-  const key = compiled.keyOf(item.data, ctx.keyBy);
+  // (a key the source resolved from its own state, reso-key-map.ts: the data of a record no longer returned lacks its fields)
+  const key = item.key ?? compiled.keyOf(item.data, ctx.keyBy);
   // MLS Grid's MlgCanView false: under display rules, a removal by that rule; a record the source
   // no longer returns (an EntityEvent's key, reso-events.ts) stays the source's word, 'removed'
   if (compiled.purpose !== 'internal' && readFlag(item.data.MlgCanView) === false)

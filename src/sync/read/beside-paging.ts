@@ -190,5 +190,6 @@ class KeyQueues {
 /** The item's key as the lane's planner reads it: a record's by recordKey (its planner's keyOf), anything else's from its data. */
 function keyOfItem(item: FeedItem, read: Pick<BesideRead, 'compiled' | 'keyBy'>): string | undefined {
   if (item.kind === 'record') return recordKey(item, read.compiled, read.keyBy);
+  if (item.kind === 'removed' && item.key !== undefined) return item.key;
   return item.data === undefined ? undefined : read.compiled.keyOf(item.data, read.keyBy);
 }

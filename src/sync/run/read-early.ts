@@ -42,7 +42,7 @@ export async function readPushed(
   const read = await readAhead(opened, (item) =>
     item.kind === 'record'
       ? recordKey(item, ctx.compiled, feed.keyBy)
-      : item.data && ctx.compiled.keyOf(item.data, feed.keyBy),
+      : ((item.kind === 'removed' ? item.key : undefined) ?? (item.data && ctx.compiled.keyOf(item.data, feed.keyBy))),
   );
   keys.resolve(read.keys);
   return read.opened;
