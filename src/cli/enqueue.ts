@@ -49,6 +49,23 @@ interface Planned {
   data: Record<string, unknown>;
 }
 
+type Result = { target: RunTarget; queue: string } & Enqueued & {
+    state?: string;
+    report?: unknown;
+    error?: string;
+    exit?: number;
+  };
+
+/** What one enqueue runs with: the queues of the config's Redis, named as the messages name it. */
+interface Queueing {
+  kind: JobKind;
+  opts: EnqueueOptions;
+  redis: Awaited<ReturnType<typeof openOpsRedis>>['redis'];
+  prefix: string;
+  named: string;
+  queues: ReturnType<typeof createQueues>;
+}
+
 export async function run(opts: EnqueueOptions): Promise<number> {
   const kind = jobKind(opts.job);
   if (opts.timeout !== undefined && !(opts.timeout > 0))
@@ -57,75 +74,85 @@ export async function run(opts: EnqueueOptions): Promise<number> {
   const planned = kind === 'undo' ? await planUndo(loaded, opts) : plan(kind, loaded.config, opts, loaded.file);
   const { redis, prefix, named, close } = await openOpsRedis(loaded, 'enqueue');
   const queues = createQueues(redis, prefix);
+  const q: Queueing = { kind, opts, redis, prefix, named, queues };
   try {
-    const results: Array<
-      { target: RunTarget; queue: string } & Enqueued & {
-          state?: string;
-          report?: unknown;
-          error?: string;
-          exit?: number;
-        }
-    > = [];
-    for (const p of planned) {
-      const enqueued = await enqueueJob(redis, queues, kind, p.key, p.data);
-      results.push({ queue: QUEUE_NAMES[kind], target: p.target, ...enqueued });
-      if (!opts.json) process.stdout.write(`${enqueued.jobId}\n`);
-      // a sync's run id is its job's and attempt's (change-log/recorder.ts newRunId): what `runs show` takes once it has run
-      const runNote =
-        kind === 'sync' && !opts.wait ? `; its run, once done: feedsync runs show ${enqueued.jobId}.1` : '';
-      if (!opts.json) process.stderr.write(`${describeStatus(kind, p.key, enqueued)} in ${named}${runNote}\n`);
-    }
+    const results: Result[] = [];
+    for (const p of planned) results.push(await enqueueOne(q, p));
     if (!opts.wait) {
       if (opts.json) printJson({ jobs: results });
       return EXIT.ok;
     }
-    // Nobody consumes the queue: say so now rather than wait in silence.
-    if ((await queues[kind].getWorkersCount()) === 0) {
-      process.stderr.write(
-        `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${named}; ` +
-          `the job runs when one starts (\`feedsync worker --config ${opts.config}\`)${opts.timeout ? '' : '; --timeout SECONDS stops waiting'}\n`,
-      );
-    }
+    await warnWithoutWorker(q);
     const deadline = opts.timeout ? AbortSignal.timeout(opts.timeout * 1000) : undefined;
     const progress = await progressLine(kind, opts);
-    for (const r of results) {
-      const done = await waitForJob(redis, queues, kind, r.jobId, deadline, progress?.show)
-        .catch((err: unknown) => {
-          if (deadline?.aborted) return undefined;
-          throw err;
-        })
-        .finally(() => progress?.clear());
-      if (!done) {
-        r.state = (await queues[kind].getJobState(r.jobId)) ?? 'unknown';
-        r.error = `gave up waiting after ${opts.timeout} s; job ${r.jobId} is ${r.state} and goes on (see \`feedsync runs\`)`;
-        r.exit = EXIT.failed;
-        if (!opts.json) process.stderr.write(`feedsync: ${r.error}\n`);
-        continue;
-      }
-      if (done.state === 'completed') {
-        r.state = 'completed';
-        r.report = done.returnvalue;
-        r.exit = exitForOutcome(outcomeOf(done.returnvalue));
-      } else {
-        // A failed job has no return value: its report is in run history.
-        const recorded = await findRun(redis, prefix, r.target, r.jobId);
-        r.state = 'failed';
-        r.error = done.failedReason;
-        r.report = recorded?.report;
-        r.exit = exitForFailure(recorded?.report);
-      }
-      if (!opts.json) {
-        process.stderr.write(r.report ? await formatReport(kind, r.report) : '');
-        if (r.state === 'failed') process.stderr.write(`job ${r.jobId} failed: ${r.error}\n`);
-        for (const runId of runIdsOf(r.report))
-          process.stderr.write(`  changes: feedsync runs show ${runId} --config ${opts.config}\n`);
-      }
-    }
+    for (const r of results) await waitFor(q, r, deadline, progress);
     if (opts.json) printJson({ jobs: results });
     return worstExit(results.map((r) => r.exit ?? EXIT.ok));
   } finally {
     await closeQueues(queues);
     await close();
+  }
+}
+
+/** One job queued (or joined), its id on stdout and what happened to it on stderr. */
+async function enqueueOne(q: Queueing, p: Planned): Promise<Result> {
+  const { kind, opts } = q;
+  const enqueued = await enqueueJob(q.redis, q.queues, kind, p.key, p.data);
+  if (!opts.json) process.stdout.write(`${enqueued.jobId}\n`);
+  // a sync's run id is its job's and attempt's (change-log/recorder.ts newRunId): what `runs show` takes once it has run
+  const runNote = kind === 'sync' && !opts.wait ? `; its run, once done: feedsync runs show ${enqueued.jobId}.1` : '';
+  if (!opts.json) process.stderr.write(`${describeStatus(kind, p.key, enqueued)} in ${q.named}${runNote}\n`);
+  return { queue: QUEUE_NAMES[kind], target: p.target, ...enqueued };
+}
+
+/** Nobody consumes the queue: say so now rather than wait in silence. */
+async function warnWithoutWorker(q: Queueing): Promise<void> {
+  const { kind, opts } = q;
+  if ((await q.queues[kind].getWorkersCount()) > 0) return;
+  process.stderr.write(
+    `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${q.named}; ` +
+      `the job runs when one starts (\`feedsync worker --config ${opts.config}\`)${opts.timeout ? '' : '; --timeout SECONDS stops waiting'}\n`,
+  );
+}
+
+/** Waits for the job to end (or the deadline) and fills in its state, report and exit; prints the report unless --json. */
+async function waitFor(
+  q: Queueing,
+  r: Result,
+  deadline: AbortSignal | undefined,
+  progress: Awaited<ReturnType<typeof progressLine>>,
+): Promise<void> {
+  const { kind, opts } = q;
+  const done = await waitForJob(q.redis, q.queues, kind, r.jobId, deadline, progress?.show)
+    .catch((err: unknown) => {
+      if (deadline?.aborted) return undefined;
+      throw err;
+    })
+    .finally(() => progress?.clear());
+  if (!done) {
+    r.state = (await q.queues[kind].getJobState(r.jobId)) ?? 'unknown';
+    r.error = `gave up waiting after ${opts.timeout} s; job ${r.jobId} is ${r.state} and goes on (see \`feedsync runs\`)`;
+    r.exit = EXIT.failed;
+    if (!opts.json) process.stderr.write(`feedsync: ${r.error}\n`);
+    return;
+  }
+  if (done.state === 'completed') {
+    r.state = 'completed';
+    r.report = done.returnvalue;
+    r.exit = exitForOutcome(outcomeOf(done.returnvalue));
+  } else {
+    // A failed job has no return value: its report is in run history.
+    const recorded = await findRun(q.redis, q.prefix, r.target, r.jobId);
+    r.state = 'failed';
+    r.error = done.failedReason;
+    r.report = recorded?.report;
+    r.exit = exitForFailure(recorded?.report);
+  }
+  if (!opts.json) {
+    process.stderr.write(r.report ? await formatReport(kind, r.report) : '');
+    if (r.state === 'failed') process.stderr.write(`job ${r.jobId} failed: ${r.error}\n`);
+    for (const runId of runIdsOf(r.report))
+      process.stderr.write(`  changes: feedsync runs show ${runId} --config ${opts.config}\n`);
   }
 }
 
@@ -191,36 +218,7 @@ function readKind(opts: EnqueueOptions): { suffix: string; data: { full?: true; 
 
 function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string): Planned[] {
   const flags = { ...(opts.dryRun ? { dryRun: true } : {}), ...(opts.force ? { force: true } : {}) };
-  if (kind === 'sync') {
-    const read = readKind(opts);
-    // --chatbot alone: one job per chatbot, its list paged once for all its feeds (jobs/listing-sync.ts)
-    if (opts.chatbot?.length && !opts.feed?.length) {
-      const chatbots = opts.chatbot.filter((sn) => config.feeds.some((f) => chatbotsOf(f).includes(sn)));
-      const unknown = opts.chatbot.filter((sn) => !chatbots.includes(sn));
-      if (unknown.length) throw new ConfigError(`no feed of ${file} writes into chatbot ${unknown.join(', ')}`, file);
-      return chatbots.map((sn) => ({
-        target: { chatbot: sn },
-        key: `chatbot:${sn}${read.suffix}`,
-        data: { chatbot: sn, ...flags, ...read.data },
-      }));
-    }
-    const feeds = selectFeeds(config.feeds, opts.feed, file).filter(
-      (f) => !opts.chatbot?.length || chatbotsOf(f).some((sn) => opts.chatbot!.includes(sn)),
-    );
-    if (!feeds.length) throw new ConfigError(`no feed to sync in ${file}`, file);
-    // feeds that share a chatbot: one job, the chatbot paged once for all of them (as `feedsync sync`
-    // and a scheduler's group run them); a full pull or a reconcile has its own dedup key (readKind)
-    return feedsSharingAChatbot(feeds).map((group): Planned => {
-      const names = group.map((f) => f.name);
-      const one = names.length === 1;
-      const key = one ? names[0]! : `feeds:${[...names].sort().join('+')}`;
-      return {
-        target: one ? { feed: names[0]!, chatbot: chatbotsOf(group[0]!)[0]! } : { feeds: names },
-        key: `${key}${read.suffix}`,
-        data: { ...(one ? { feed: names[0] } : { feeds: names }), ...flags, ...read.data },
-      };
-    });
-  }
+  if (kind === 'sync') return planSync(config, opts, file, flags);
   if (opts.full || opts.reconcile)
     throw new ConfigError(
       `--${opts.full ? 'full' : 'reconcile'} is for sync (a full pull or a keys-only reconcile of a RESO feed)`,
@@ -243,6 +241,43 @@ function plan(kind: JobKind, config: Config, opts: EnqueueOptions, file: string)
     key: c.serialNumber,
     data: { chatbot: c.serialNumber, ...data },
   }));
+}
+
+/** Sync jobs: one a chatbot (--chatbot alone), else one a group of the selected feeds that share a chatbot. */
+function planSync(
+  config: Config,
+  opts: EnqueueOptions,
+  file: string,
+  flags: { dryRun?: boolean; force?: boolean },
+): Planned[] {
+  const read = readKind(opts);
+  // --chatbot alone: one job per chatbot, its list paged once for all its feeds (jobs/listing-sync.ts)
+  if (opts.chatbot?.length && !opts.feed?.length) {
+    const chatbots = opts.chatbot.filter((sn) => config.feeds.some((f) => chatbotsOf(f).includes(sn)));
+    const unknown = opts.chatbot.filter((sn) => !chatbots.includes(sn));
+    if (unknown.length) throw new ConfigError(`no feed of ${file} writes into chatbot ${unknown.join(', ')}`, file);
+    return chatbots.map((sn) => ({
+      target: { chatbot: sn },
+      key: `chatbot:${sn}${read.suffix}`,
+      data: { chatbot: sn, ...flags, ...read.data },
+    }));
+  }
+  const feeds = selectFeeds(config.feeds, opts.feed, file).filter(
+    (f) => !opts.chatbot?.length || chatbotsOf(f).some((sn) => opts.chatbot!.includes(sn)),
+  );
+  if (!feeds.length) throw new ConfigError(`no feed to sync in ${file}`, file);
+  // feeds that share a chatbot: one job, the chatbot paged once for all of them (as `feedsync sync`
+  // and a scheduler's group run them); a full pull or a reconcile has its own dedup key (readKind)
+  return feedsSharingAChatbot(feeds).map((group): Planned => {
+    const names = group.map((f) => f.name);
+    const one = names.length === 1;
+    const key = one ? names[0]! : `feeds:${[...names].sort().join('+')}`;
+    return {
+      target: one ? { feed: names[0]!, chatbot: chatbotsOf(group[0]!)[0]! } : { feeds: names },
+      key: `${key}${read.suffix}`,
+      data: { ...(one ? { feed: names[0] } : { feeds: names }), ...flags, ...read.data },
+    };
+  });
 }
 
 function describeStatus(kind: JobKind, key: string, e: Enqueued): string {

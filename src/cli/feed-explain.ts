@@ -128,18 +128,7 @@ export function explain(
   const leftOut = shown?.leftOut ?? [];
   // the address withheld: the chatbot's copy is not printed with it either (a sync takes it out)
   const addressOut = leftOut.some((l) => l.why === ADDRESS_WITHHELD);
-  const mapped: Explanation['mapped'] =
-    m === undefined
-      ? undefined
-      : m.kind === 'listing'
-        ? { kind: 'listing', listing: m.listing }
-        : m.kind === 'rejected'
-          ? { kind: 'rejected', reasons: m.issues.map(formatIssue) }
-          : m.kind === 'skipped'
-            ? { kind: 'skipped', reason: m.reason, ...(m.rule && { rule: m.rule }) }
-            : m.kind === 'removed'
-              ? { kind: 'removed' }
-              : { kind: 'error', reason: m.error.message };
+  const mapped = mappedOf(m);
   const diff =
     m?.kind === 'listing' && remote[0]
       ? diffCanonical(canonicalFromListing(m.listing, ALL_FIELDS), canonicalFromListItem(remote[0]), ignore)
@@ -165,6 +154,23 @@ export function explain(
     changes,
     verdict: verdictOf(feed, mapped, remote, changes),
   };
+}
+
+/** What the mapping made of the record, as the explanation prints it. */
+function mappedOf(m: MappedItem | undefined): Explanation['mapped'] {
+  if (m === undefined) return undefined;
+  switch (m.kind) {
+    case 'listing':
+      return { kind: 'listing', listing: m.listing };
+    case 'rejected':
+      return { kind: 'rejected', reasons: m.issues.map(formatIssue) };
+    case 'skipped':
+      return { kind: 'skipped', reason: m.reason, ...(m.rule && { rule: m.rule }) };
+    case 'removed':
+      return { kind: 'removed' };
+    default:
+      return { kind: 'error', reason: m.error.message };
+  }
 }
 
 function verdictOf(

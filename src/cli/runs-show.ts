@@ -2,7 +2,7 @@
 // (or, a dry run, planned), listing by listing; `--json` prints { run, changes }.
 import { loadConfig } from '../config/load.js';
 import { ConfigError } from '../errors.js';
-import { shownEntry } from '../change-log/change-log.js';
+import { shownEntry, type RunEntry } from '../change-log/change-log.js';
 import { openChangeLog } from '../change-log/open.js';
 import { describeChange } from '../sync/index.js';
 import { EXIT, printJson } from './exit.js';
@@ -31,24 +31,7 @@ export async function run(opts: RunsShowOptions): Promise<number> {
       printJson({ run, changes: changes.map(shownEntry) });
       return EXIT.ok;
     }
-    const out: string[] = [];
-    if (run) {
-      out.push(
-        `run ${run.runId}${run.jobId ? ` (job ${run.jobId})` : ''}: ${run.dryRun ? 'dry run of ' : ''}${run.feed} → ${run.chatbot}, ${run.outcome}`,
-        `  ${run.startedAt.replace('T', ' ').slice(0, 19)} UTC, ${run.durationMs} ms`,
-        `  ${run.summary}`,
-      );
-      if (run.undoOf) out.push(`  an undo of run ${run.undoOf}`);
-      if (run.wholes)
-        out.push(
-          `  kept for undo: ${run.wholes.kept} whole listing(s), ${run.wholes.bytes} bytes${run.wholes.notKept ? `; ${run.wholes.notKept} not kept (\`feedsync undo ${run.runId} --dry-run\` names them)` : ''}`,
-        );
-      if (run.message) out.push(`  ${run.message}`);
-      if (run.chat)
-        out.push(
-          `  chat check: answerable ${run.chat.answerable}/${run.chat.asked}${run.chat.missing.length ? ` — not answered: ${run.chat.missing.join(', ')}` : ''}`,
-        );
-    }
+    const out: string[] = run ? runLines(run) : [];
     const total = run?.recorded ?? changes.length;
     out.push(`  changes (${total}${run?.dropped ? `, and ${run.dropped} past changeLog.maxPerRun not kept` : ''}):`);
     for (const e of changes) out.push(`    ${describeChange(e.change, e.dryRun)}`);
@@ -58,4 +41,24 @@ export async function run(opts: RunsShowOptions): Promise<number> {
   } finally {
     await log.close();
   }
+}
+
+/** The run's head: what ran, when, its summary, and what it kept for undo, said or checked. */
+function runLines(run: RunEntry): string[] {
+  const out = [
+    `run ${run.runId}${run.jobId ? ` (job ${run.jobId})` : ''}: ${run.dryRun ? 'dry run of ' : ''}${run.feed} → ${run.chatbot}, ${run.outcome}`,
+    `  ${run.startedAt.replace('T', ' ').slice(0, 19)} UTC, ${run.durationMs} ms`,
+    `  ${run.summary}`,
+  ];
+  if (run.undoOf) out.push(`  an undo of run ${run.undoOf}`);
+  if (run.wholes)
+    out.push(
+      `  kept for undo: ${run.wholes.kept} whole listing(s), ${run.wholes.bytes} bytes${run.wholes.notKept ? `; ${run.wholes.notKept} not kept (\`feedsync undo ${run.runId} --dry-run\` names them)` : ''}`,
+    );
+  if (run.message) out.push(`  ${run.message}`);
+  if (run.chat)
+    out.push(
+      `  chat check: answerable ${run.chat.answerable}/${run.chat.asked}${run.chat.missing.length ? ` — not answered: ${run.chat.missing.join(', ')}` : ''}`,
+    );
+  return out;
 }

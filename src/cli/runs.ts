@@ -1,5 +1,7 @@
 // `feedsync runs`: the runs of a config, newest first. With Redis (the config's, or REDIS_URL) the
-// run history kept there, queued and foreground runs alike, and it says which Redis it read; without,
+// jobs running now and the worker (host, pid) running each, then the run history kept there, queued
+// and foreground runs alike (a queued run names the worker that ran it), and it says which Redis it
+// read; without,
 // the runs `feedsync sync` recorded in the change log beside the state file (change-log/open.ts),
 // never a Redis nothing configured. A feed or chatbot the config does not know is a usage error
 // (exit 2) with the same message as `sync` and `feed preview`.
@@ -9,7 +11,18 @@ import { selectChatbots, selectFeeds } from '../config/select.js';
 import { ConfigError } from '../errors.js';
 import type { RunEntry } from '../change-log/change-log.js';
 import { openChangeLog } from '../change-log/open.js';
-import { ALL, listRuns, pausedFeeds, redisConfigured } from '../queue/index.js';
+import {
+  ALL,
+  closeQueues,
+  createQueues,
+  describeWorker,
+  listRuns,
+  pausedFeeds,
+  redisConfigured,
+  runningJobs,
+  runsFor,
+  type RunningJob,
+} from '../queue/index.js';
 import { openOpsRedis } from './ops-redis.js';
 import { table } from '../format/table.js';
 import { EXIT, printJson } from './exit.js';
@@ -35,12 +48,13 @@ export async function run(opts: RunsOptions): Promise<number> {
   const { redis, prefix, where, named, close } = await openOpsRedis(loaded, 'runs');
   try {
     const runs = await listRuns(redis, prefix, { feed: opts.feed, chatbot: opts.chatbot, limit: opts.limit });
+    const running = await runningNow(redis, prefix, loaded, opts);
     const paused = [...(await pausedFeeds(redis, prefix)).since].map(([feed, since]) => ({
       feed: feed === ALL ? 'all' : feed,
       since,
     }));
     if (opts.json) {
-      printJson({ redis: where, prefix, paused, runs });
+      printJson({ redis: where, prefix, paused, running, runs });
       return EXIT.ok;
     }
     process.stderr.write(
@@ -53,6 +67,7 @@ export async function run(opts: RunsOptions): Promise<number> {
         .write(`paused: ${what} since ${p.since.replace('T', ' ').slice(0, 19)} UTC (feedsync resume ${p.feed === 'all' ? '--all' : `--feed ${p.feed}`})
 `);
     }
+    if (running.length) process.stdout.write(runningTable(running) + '\n\n');
     if (!runs.length) {
       process.stderr.write(`no runs recorded${forWhat(opts)} in ${named}\n`);
       return EXIT.ok;
@@ -64,15 +79,44 @@ export async function run(opts: RunsOptions): Promise<number> {
       r.outcome,
       `${r.attempt.made}/${r.attempt.max}`,
       r.jobId,
+      r.worker ? describeWorker(r.worker) : '',
       r.summary,
     ]);
     process.stdout.write(
-      table(['time (UTC)', 'job', 'target', 'outcome', 'try', 'job id', 'summary'], rows).join('\n') + '\n',
+      table(['time (UTC)', 'job', 'target', 'outcome', 'try', 'job id', 'worker', 'summary'], rows).join('\n') + '\n',
     );
     return EXIT.ok;
   } finally {
     await close();
   }
+}
+
+/** The jobs running now (of the feed or chatbot asked about), with the worker running each. */
+async function runningNow(
+  redis: Parameters<typeof createQueues>[0],
+  prefix: string,
+  loaded: LoadedConfig,
+  opts: RunsOptions,
+): Promise<RunningJob[]> {
+  const queues = createQueues(redis, prefix);
+  try {
+    const feeds = loaded.config.feeds;
+    return (await runningJobs(queues, feeds)).filter((j) => runsFor(j, opts, feeds));
+  } finally {
+    await closeQueues(queues);
+  }
+}
+
+function runningTable(running: readonly RunningJob[]): string {
+  const rows = running.map((j) => [
+    j.since ? shortTime(j.since) : '',
+    j.queue,
+    j.feeds.join(', ') || (j.chatbot ?? ''),
+    `${j.attempt.made}/${j.attempt.max}`,
+    j.jobId,
+    j.worker ? describeWorker(j.worker) : '(not known)',
+  ]);
+  return ['running now:', ...table(['since (UTC)', 'job', 'feeds', 'try', 'job id', 'worker'], rows)].join('\n');
 }
 
 /** Without Redis: the runs in the change log beside the state file, where `feedsync sync` records each. */

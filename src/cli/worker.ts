@@ -57,7 +57,10 @@ export async function run(opts: WorkerOptions): Promise<number> {
     once(process, 'SIGTERM').then(() => 'SIGTERM'),
     once(process, 'SIGINT').then(() => 'SIGINT'),
   ]);
-  logger.info({ signal, deadlineMs: loaded.config.worker.shutdownTimeoutMs }, 'shutting down: finishing running jobs');
+  logger.info(
+    { signal, deadlineMs: loaded.config.worker.shutdownTimeoutMs },
+    'shutting down: running jobs stop and go back to the queue',
+  );
   await worker.close();
   logger.info('worker stopped');
   return 0;
@@ -139,6 +142,7 @@ async function start(
     concurrency: settings.concurrency,
     lockDurationMs: settings.lockDurationMs,
     stalledIntervalMs: settings.stalledIntervalMs,
+    maxStalledCount: settings.maxStalledCount,
     watchdogMs: settings.watchdogSeconds * 1000,
     logger,
   });
@@ -258,7 +262,10 @@ function buildProcessors(
       prefix: p.prefix,
       logger: p.logger,
       historySize: settings.historySize,
-      lockTtlMs: settings.lockDurationMs,
+      // a chatbot lock's TTL frees a dead run's chatbots for other runs; the dead run's own job, taken
+      // over, reclaims them at once: so not as short as the job lock (each held lock is renewed every
+      // third of it: 100 chatbots at 30 s, 200 Redis calls a minute)
+      lockTtlMs: Math.max(30_000, settings.lockDurationMs),
       busyDelayMs: Math.min(5000, Math.max(250, Math.floor(settings.lockDurationMs / 4))),
       onRun: p.onRun,
     });

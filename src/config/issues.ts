@@ -61,25 +61,33 @@ function sentence(issue: z.core.$ZodIssue, path: string, value: unknown): string
       return custom(name, issue.message, value);
     }
     case 'too_big':
-    case 'too_small': {
-      if (!isDefaultMessage(issue.message)) return custom(name, issue.message, value);
-      const small = issue.code === 'too_small';
-      const bound = Number(small ? issue.minimum : issue.maximum);
-      if (issue.origin === 'string')
-        return `${name} must have ${small ? 'at least' : 'at most'} ${bound} character(s) (got ${show(value)})`;
-      if (issue.origin === 'array') return `${name} must have ${small ? 'at least' : 'at most'} ${bound} item(s)`;
-      const op = small ? (issue.inclusive ? 'at least' : 'more than') : issue.inclusive ? 'at most' : 'less than';
-      return `${name} must be ${op} ${bound} (got ${show(value)})`;
-    }
+    case 'too_small':
+      return sizeSentence(issue, name, value);
     case 'invalid_format':
-      // a pattern the schema explained itself (`redis.sentinel.sentinels`: host:port) says so
-      if (issue.format === 'regex' && !isDefaultMessage(issue.message)) return custom(name, issue.message, value);
-      if (issue.format === 'url')
-        return `${name} must be an absolute URL like https://example.com/feed.xml (got ${show(value)})`;
-      return `${name} must be ${issue.format} (got ${show(value)})`;
+      return formatSentence(issue, name, value);
     default:
       return custom(name, issue.message, value);
   }
+}
+
+/** A bound broken: a text's or a list's length, or a number's size. */
+function sizeSentence(issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall, name: string, value: unknown): string {
+  if (!isDefaultMessage(issue.message)) return custom(name, issue.message, value);
+  const small = issue.code === 'too_small';
+  const bound = Number(small ? issue.minimum : issue.maximum);
+  if (issue.origin === 'string')
+    return `${name} must have ${small ? 'at least' : 'at most'} ${bound} character(s) (got ${show(value)})`;
+  if (issue.origin === 'array') return `${name} must have ${small ? 'at least' : 'at most'} ${bound} item(s)`;
+  const op = small ? (issue.inclusive ? 'at least' : 'more than') : issue.inclusive ? 'at most' : 'less than';
+  return `${name} must be ${op} ${bound} (got ${show(value)})`;
+}
+
+function formatSentence(issue: z.core.$ZodIssueInvalidStringFormat, name: string, value: unknown): string {
+  // a pattern the schema explained itself (`redis.sentinel.sentinels`: host:port) says so
+  if (issue.format === 'regex' && !isDefaultMessage(issue.message)) return custom(name, issue.message, value);
+  if (issue.format === 'url')
+    return `${name} must be an absolute URL like https://example.com/feed.xml (got ${show(value)})`;
+  return `${name} must be ${issue.format} (got ${show(value)})`;
 }
 
 function oneOf(name: string, value: unknown, options: string[]): string {

@@ -366,10 +366,24 @@ export const Config = z
           .max(64)
           .default(2)
           .describe('jobs of one queue a worker process runs at once'),
-        lockDurationMs: durationMs(30_000, HOUR_MS).describe(
-          "BullMQ job lock; a dead worker's job is recovered after it",
+        // BullMQ's defaults are 30 s, 30 s and 1 (docs.bullmq.io, "Stalled"): a dead worker's job
+        // resumed up to a minute later. These resume it in 6-11 s (src/queue/workers.ts says how), at
+        // a few dozen Redis calls a minute per worker (docs/runbook.md, "Several workers").
+        lockDurationMs: durationMs(8000, HOUR_MS).describe(
+          "BullMQ job lock, renewed every quarter of it; a dead worker's job is taken over once it expires (plus up to stalledIntervalMs)",
         ),
-        stalledIntervalMs: durationMs(30_000, HOUR_MS).describe('how often workers look for stalled jobs'),
+        stalledIntervalMs: durationMs(3000, HOUR_MS).describe(
+          'how often the queue is looked at for jobs whose lock expired (one look per interval across the workers)',
+        ),
+        maxStalledCount: z
+          .number()
+          .int()
+          .min(0)
+          .max(10)
+          .default(2)
+          .describe(
+            'times a job may be taken over after its worker died before it fails (a job that kills its worker)',
+          ),
         minScheduleIntervalSeconds: z
           .number()
           .int()

@@ -103,6 +103,12 @@ function coveredValues(list: readonly LookupEntry[], covers: ReadonlySet<string>
     .length;
 }
 
+/** Whether a map covers at least half of a (non-empty) lookup list's values: the list may be the one its field now reads. */
+export function coversList(list: readonly LookupEntry[], covers: ReadonlySet<string>): boolean {
+  const covered = coveredValues(list, covers);
+  return covered > 0 && covered * 2 >= list.length;
+}
+
 /**
  * A field never seen offered (a first read): the field the mapping does not read whose lookup list's
  * values the field's `map` covers (at least half of them), the one covering most; undefined without a
@@ -117,7 +123,7 @@ function renamedByValues(readers: readonly MappedField[], input: CompareInput): 
     const values = list === undefined ? undefined : input.current.lookups[list];
     if (!values?.length) continue;
     const covered = coveredValues(values, reader.covers!);
-    if (covered * 2 < values.length || covered <= (best?.covered ?? 0)) continue;
+    if (!coversList(values, reader.covers!) || covered <= (best?.covered ?? 0)) continue;
     best = {
       to: f,
       why: `its lookup ${list}: ${covered} of its ${values.length} values are ones the map of ${reader.usedBy} covers`,

@@ -16,13 +16,13 @@ import { ConfigError } from '../errors.js';
 import type { ResoSource } from '../feeds/config-schema.js';
 import { displayUrl } from '../feeds/source/http.js';
 import type { FeedContext } from '../feeds/types.js';
-import { foldLookup } from '../mapping/lookup.js';
 import { mappedFields } from '../mapping/mapped-fields.js';
 import { vendorProfile } from '../feeds/vendors/registry.js';
 import type { KvStore } from '../state/kv-store.js';
 import { lanesOf, MARK_NAMESPACE } from '../sync/index.js';
 import {
   compareDictionary,
+  coversList,
   renamesOf,
   vanishedAfter,
   type Comparison,
@@ -32,7 +32,7 @@ import {
 import { readSnapshot, sourceId, type DictionarySnapshot, type SnapshotWants } from './snapshot.js';
 
 export const DRIFT_NAMESPACE = 'drift';
-/** how long a read of a source's dictionary stands before the next check reads it again */
+/** how long a read of a source's dictionary stands before the worker's next check (how `due`) reads it again */
 export const READ_EVERY_MS = 24 * 3_600_000;
 /** a check that began reading this long ago and never stored its read is taken as dead */
 const CLAIM_MS = 10 * 60_000;
@@ -244,18 +244,14 @@ function wantsOf(
 
 /**
  * The read as kept: the lists of the fields the feeds map, and of the others only those whose values
- * a map of a field the server lacks covers (what a likely rename is found by); the rest go.
+ * a map of a field the server lacks covers, half of them at least (what a likely rename is found by:
+ * compare.ts coversList); the rest go.
  */
 function keptLists(snapshot: DictionarySnapshot, feed: FeedConfig, valueFields: readonly string[]): DictionarySnapshot {
   const keep = new Set(valueFields.map((f) => snapshot.lookupOf[f]));
   const missing = mappedFields(feed.mapping).filter((m) => m.covers && !(m.field in snapshot.fields));
   const kept = (name: string) =>
-    keep.has(name) ||
-    missing.some((m) =>
-      (snapshot.lookups[name] ?? []).some((e) =>
-        [e.value, e.standard, e.legacy].some((v) => v !== undefined && m.covers!.has(foldLookup(v))),
-      ),
-    );
+    keep.has(name) || missing.some((m) => coversList(snapshot.lookups[name] ?? [], m.covers!));
   const names = Object.keys(snapshot.lookups).filter(kept);
   return {
     ...snapshot,

@@ -4,7 +4,7 @@ import { applyVendorDefaults, checkVendorRules } from './vendors/apply.js';
 import { VENDOR_NAMES } from './vendors/profile.js';
 import { vendorProfile } from './vendors/registry.js';
 import { SourceLimits } from './source-limits.js';
-import { isRelatedResource, relatedNames } from './reso/related-resources.js';
+import { isRelatedResource, relatedNames } from './reso/related-names.js';
 
 export { SourceLimits } from './source-limits.js';
 
@@ -194,9 +194,9 @@ export const ResoSource = z
       ),
     paging: z
       .enum(['keyset', 'nextLink'])
-      .default('keyset')
+      .optional()
       .describe(
-        "keyset: each page asks for the records after the last one read (by key in full pulls), so a change during the pull cannot shift a record out; nextLink: follow the server's @odata.nextLink",
+        "keyset: each page asks for the records after the last one read (by key in full pulls), so a change during the pull cannot shift a record out; nextLink: follow the server's @odata.nextLink. Unset: keyset, until an incremental pull finds the server ignores $orderby (then nextLink, re-proved at each full pull); set, it is kept whatever was found",
       ),
     maxPages: z
       .number()

@@ -8,6 +8,7 @@ import type { MappingConfig } from './config-schema.js';
 import type { ListingField } from '../listing/schema.js';
 import type { ValidationIssue } from '../errors.js';
 import type { MapContext, MappedItem, ShownBy } from './types.js';
+import { isKeyed } from './item-key.js';
 import { ADDRESS_FIELDS, readFlag, type DisplayVerdict } from './display-rules.js';
 
 export type { MappedItem, MapContext } from './types.js';
@@ -82,9 +83,9 @@ function notARecord(
       error: item.error,
       ...(item.standalone && { standalone: true }),
     };
-    return item.data === undefined ? error : withKey(error, compiled.keyOf(item.data, ctx.keyBy));
+    return item.data === undefined ? error : withKey(error, dataKey(item, item.data, compiled, ctx));
   }
-  const key = compiled.keyOf(item.data, ctx.keyBy);
+  const key = dataKey(item, item.data, compiled, ctx);
   // MLS Grid's MlgCanView false: under display rules, a removal by that rule; a record the source
   // no longer returns (an EntityEvent's key, reso-events.ts) stays the source's word, 'removed'
   if (compiled.purpose !== 'internal' && readFlag(item.data.MlgCanView) === false)
@@ -100,7 +101,7 @@ function notShown(
   ctx: MapContext,
 ): MappedItem {
   const { position } = item;
-  const key = compiled.keyOf(item.data, ctx.keyBy);
+  const key = dataKey(item, item.data, compiled, ctx);
   if (verdict.kind === 'hidden')
     return withKey({ kind: 'skipped', position, reason: verdict.reason, rule: verdict.rule }, key);
   return withKey(
@@ -177,6 +178,16 @@ function usableSource(
     if (v.ok || !v.issues.some((i) => i.field === field)) return { found: true, value };
   }
   return { found: false };
+}
+
+/** The key the mapping reads from the item's data: the one the item carries when the sync keyed it (item-key.ts). */
+function dataKey(
+  item: FeedItem,
+  data: Record<string, unknown>,
+  compiled: CompiledMapping,
+  ctx: MapContext,
+): string | undefined {
+  return isKeyed(item) ? item.key : compiled.keyOf(data, ctx.keyBy);
 }
 
 function keyOf(listing: Record<string, unknown>, keyBy: MapContext['keyBy']): string | undefined {

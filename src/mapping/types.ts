@@ -1,6 +1,6 @@
 // What the mapper hands on: one item per feed item, in feed order.
 import type { RecordParseError, ValidationIssue } from '../errors.js';
-import type { RecordPosition } from '../feeds/types.js';
+import type { FeedItem, RecordPosition } from '../feeds/types.js';
 import type { ListingCreate, ListingField } from '../listing/schema.js';
 import type { HideRule } from './display-config.js';
 
@@ -9,6 +9,12 @@ export interface ShownBy {
   addressWithheld?: true;
   until?: string;
 }
+
+/**
+ * A feed item carrying its listing key as the feed's mapping reads it (item-key.ts itemKey), read
+ * once where the sync takes the item in; undefined: the item names none.
+ */
+export type KeyedItem = FeedItem & { readonly key: string | undefined };
 
 export type MappedItem =
   /** `replaced`: fields whose value broke the rules and was replaced by the rule's default (onInvalid: default) */

@@ -15,3 +15,5 @@ export * from './enqueue.js';
 export * from './call-scope.js';
 export * from './control.js';
 export * from './push-events.js';
+export * from './running-jobs.js';
+export * from './worker-identity.js';

@@ -1,55 +1,93 @@
-// Turns a job definition into a BullMQ processor: parse the payload, take the locks of its chatbots (or its target's), run,
-// record the report in history, and tell BullMQ whether to retry (retry-policy.ts).
-import { DelayedError, Queue, UnrecoverableError, type Job, type Processor } from 'bullmq';
-import type { RedisClient } from '../redis/connection.js';
-import type { LoadedConfig } from '../config/schema.js';
+// Turns a job definition into a BullMQ processor: parse the payload, take the locks of its chatbots
+// (or its target's: run-prepare.ts), run, record the report in history (with the worker that ran
+// it), and tell BullMQ whether to retry (run-settle.ts, retry-policy.ts). A run stopped by its
+// worker's shutdown goes back to the queue at once, for another worker (hand-back.ts).
+import { DelayedError, UnrecoverableError, type Job, type Processor } from 'bullmq';
 import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';
 import { FeedsyncError, GuardError } from '../errors.js';
-import { withCallCounter } from './call-scope.js';
-import { createProgressThrottle } from './job-progress.js';
 import type { Logger } from '../log.js';
-import { maskDeep, maskError } from '../secrets.js';
-import { createHistoryWriter, runRecord, saveRunRecord } from './run-records.js';
-import { boundReport } from './report-size.js';
-import type { JobContext, JobDefinition, JobRuntime, RunReport, RunTarget } from './job-definition.js';
-import { isFailedOutcome, reportError, toJobError, verdictFor } from './retry-policy.js';
-import { CancelRequest, pausedAmong, pausedFor, type CancelWatcher } from './control.js';
-import {
-  acquireTargetLock,
-  chatbotLockName,
-  freeIfHolderGone,
-  lockChatbots,
-  lockFreedWhileMoving,
-  releaseAll,
-  targetLockKey,
-  type LockWaiters,
-  type TargetLock,
-} from '../locks/target-lock.js';
+import { lockFreedWhileMoving, releaseAll, type LockWaiters, type TargetLock } from '../locks/target-lock.js';
+import { maskError } from '../secrets.js';
+import { withCallCounter } from './call-scope.js';
+import { CancelRequest } from './control.js';
+import { handBack, shuttingDown } from './hand-back.js';
+import type { JobContext, JobDefinition, RunReport, RunTarget } from './job-definition.js';
+import { createProgressThrottle } from './job-progress.js';
+import type { ProcessorDeps } from './processor-deps.js';
+import { isFailedOutcome, toJobError } from './retry-policy.js';
+import { createHistoryWriter, runRecord, saveRunRecord, type HistoryWriter } from './run-records.js';
+import { lockWaiters, prepareRun, takeLocks } from './run-prepare.js';
+import { describe, settle } from './run-settle.js';
+import { describeWorker, thisWorker, type WorkerIdentity } from './worker-identity.js';
 
-export interface ProcessorDeps {
-  config: LoadedConfig;
-  runtime: JobRuntime;
-  redis: RedisClient;
-  prefix: string;
+export type { ProcessorDeps } from './processor-deps.js';
+
+type Attempt = { made: number; max: number };
+type RecordRun = (report: RunReport, as?: (r: RunReport, about: RunTarget) => RunReport) => Promise<void>;
+
+/** A job's run under its locks, and what it needs. */
+interface RunScope<P> {
+  def: JobDefinition<P, RunReport>;
+  deps: ProcessorDeps;
+  job: Job;
+  token: string | undefined;
+  /** BullMQ's signal of the job: aborted by a lost lock or the worker's shutdown */
+  signal: AbortSignal | undefined;
+  payload: P;
+  target: RunTarget;
+  attempt: Attempt;
+  /** this wrapper's lines (scoped by target) and the job's own (scoped by job) */
   logger: Logger;
-  historySize: number;
-  /** TTL of the per-target lock; a crashed worker's lock frees itself after this */
-  lockTtlMs: number;
-  /**
-   * how long a job waits (delayed) before trying again when its target is busy, unless the release
-   * wakes it first (the usual case): a backstop for a holder that died
-   */
-  busyDelayMs: number;
-  /** operator cancels reach the running job through this (control.ts); none: no cancel */
-  cancels?: CancelWatcher;
-  /** one line per finished run (metrics) */
-  onRun?: (run: { job: string; target: RunTarget; report: RunReport; jobId: string }) => void;
+  jobLogger: Logger;
+  cancel?: { signal: AbortSignal };
+  held: readonly TargetLock[];
+  record: RecordRun;
 }
+
+/** How a run under its locks ended: its report (the job's return value), or handed back to the queue. */
+type Ended = { report: RunReport } | { handBack: true };
 
 export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>, deps: ProcessorDeps): Processor {
   const waiters = lockWaiters(deps);
-  const history = createHistoryWriter((r) => saveRunRecord(deps.redis, deps.prefix, deps.historySize, r), {
+  const history = historyWriter(deps);
+  const worker = thisWorker();
+  return async (job: Job, token?: string, signal?: AbortSignal) => {
+    const jobId = job.id ?? '?';
+    const jobLogger = deps.logger.child({ job: def.name, jobId });
+    // taken as its worker began to close: back to the queue before anything starts
+    if (shuttingDown(signal)) return handBack(job, token);
+    const attempt = { made: job.attemptsMade + 1, max: job.opts.attempts ?? 1 };
+    const scheduled = Boolean(job.repeatJobKey || jobId.startsWith('repeat:'));
+    const prepared = await prepareRun(def, deps, payloadOf(def, job, jobId), jobLogger, scheduled);
+    if ('skipped' in prepared) return prepared.skipped;
+    const { payload, target, chatbots, logger } = prepared;
+
+    const locks = def.exclusive
+      ? await takeLocks(deps, job, target, chatbots, def.lockKind ?? def.kind, waiters(job.queueName))
+      : { held: [] };
+    if (locks.busy) return waitBehind(deps, job, token, locks.busy, waiters(job.queueName), logger);
+    await noteWorker(job, worker, attempt, logger);
+
+    const cancel = deps.cancels?.watch(jobId);
+    const record = recorder(def, deps, history, { job, payload, target, attempt, worker });
+    let ended: Ended;
+    try {
+      const scope = { def, deps, job, token, signal, payload, target, attempt, logger, jobLogger, held: locks.held };
+      ended = await runLocked({ ...scope, ...(cancel && { cancel }), record });
+    } finally {
+      cancel?.done();
+      await releaseAll(locks.held, (err) => logger.warn({ err }, 'lock release failed; it expires by itself'));
+    }
+    // (after the locks are released: the worker that takes it next finds its chatbots free)
+    if ('handBack' in ended) return handBack(job, token);
+    return ended.report;
+  };
+}
+
+/** The worker's run history writes: kept and written again while Redis refuses them (run-records.ts). */
+function historyWriter(deps: ProcessorDeps): HistoryWriter {
+  return createHistoryWriter((r) => saveRunRecord(deps.redis, deps.prefix, deps.historySize, r), {
     onKept: (r, err) =>
       deps.logger.warn(
         { err, jobId: r.jobId, feed: r.feed, chatbot: r.chatbot },
@@ -61,111 +99,141 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
         'run history: too many records waiting for Redis; this one is given up (here whole)',
       ),
   });
-  return async (job: Job, token?: string, signal?: AbortSignal) => {
-    const jobId = job.id ?? '?';
-    const jobLogger = deps.logger.child({ job: def.name, jobId });
-    const attempt = { made: job.attemptsMade + 1, max: job.opts.attempts ?? 1 };
-    const prepared = await prepareRun(
-      def,
-      deps,
-      payloadOf(def, job, jobId),
-      jobLogger,
-      Boolean(job.repeatJobKey || jobId.startsWith('repeat:')),
-    );
-    if ('skipped' in prepared) return prepared.skipped;
-    const { payload, target, chatbots, logger } = prepared;
+}
 
-    const locks = def.exclusive
-      ? await takeLocks(deps, job, target, chatbots, def.lockKind ?? def.kind, waiters(job.queueName))
-      : { held: [] };
-    if (locks.busy) {
-      // Another job (or a foreground run) of this target or of one of its chatbots runs: wait behind
-      // it holding no lock (its release wakes this job), never beside it, never dropped.
-      logger.info(
-        { backstopMs: deps.busyDelayMs, lock: locks.busy.name },
-        `${locks.busy.name} is busy with another job; job waits for it`,
-      );
-      await job.moveToDelayed(Date.now() + deps.busyDelayMs, token);
-      if (await lockFreedWhileMoving(deps.redis, locks.busy.key, jobId, waiters(job.queueName)))
-        await job.promote().catch(() => undefined);
-      throw new DelayedError();
-    }
+/**
+ * Another job (or a foreground run) of this target or of one of its chatbots runs: wait behind it
+ * holding no lock (its release wakes this job), never beside it, never dropped.
+ */
+async function waitBehind(
+  deps: ProcessorDeps,
+  job: Job,
+  token: string | undefined,
+  busy: { name: string; key: string },
+  waiters: LockWaiters,
+  logger: Logger,
+): Promise<never> {
+  logger.info(
+    { backstopMs: deps.busyDelayMs, lock: busy.name },
+    `${busy.name} is busy with another job; job waits for it`,
+  );
+  await job.moveToDelayed(Date.now() + deps.busyDelayMs, token);
+  if (await lockFreedWhileMoving(deps.redis, busy.key, job.id ?? '?', waiters))
+    await job.promote().catch(() => undefined);
+  throw new DelayedError();
+}
 
-    const cancel = deps.cancels?.watch(jobId);
-    const cancelled = (report: RunReport, about: RunTarget = target): RunReport => {
-      const reason: unknown = cancel?.signal.reason;
-      const by = reason instanceof CancelRequest ? reason.by : 'an operator';
-      return {
-        ...report,
-        outcome: 'cancelled',
-        retryable: false,
-        retryAt: undefined,
-        summary: `${def.name} ${describe(about)} cancelled by ${by}: ${report.summary}`,
-      };
-    };
-    const signals = [signal, ...locks.held.map((l) => l.lost), cancel?.signal].filter(
-      (s): s is AbortSignal => s !== undefined,
-    );
-    const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
-    // the run's history rows (a job of several feeds: one per feed), each also one metrics observation
-    const record = async (report: RunReport, as: (r: RunReport, about: RunTarget) => RunReport = (r) => r) => {
-      for (const row of def.historyRows?.(payload, report, deps.config) ?? [{ target, report }]) {
-        const rowReport = as(row.report, row.target);
-        await history.record(
-          runRecord({ jobId, job: def.name, queue: job.queueName, attempt, ...row.target, report: rowReport }),
-        );
-        deps.onRun?.({ job: def.name, target: row.target, report: rowReport, jobId });
-      }
-    };
-    try {
-      let report: RunReport;
-      try {
-        const calls = createCallCounter();
-        report = await runJob(def, job, payload, {
-          config: deps.config,
-          runtime: deps.runtime,
-          logger: jobLogger,
-          signal: jobSignal,
-          jobId,
-          attempt,
-          calls,
-        });
-      } catch (err) {
-        if (cancel?.signal.aborted) {
-          const error: RunReport = { outcome: 'error', summary: err instanceof Error ? err.message : String(err) };
-          await record(error, cancelled);
-          const report = cancelled(error);
-          logger.warn({ outcome: report.outcome }, report.summary);
-          return report;
-        }
-        const jobErr = toJobError(err, jobSignal);
-        const outcome = err instanceof GuardError ? 'guard' : 'error';
-        const failed: RunReport & { code?: string } = {
-          outcome,
-          code: err instanceof FeedsyncError ? err.code : undefined,
-          summary: `${def.name} ${describe(target)} ${isFailedOutcome(outcome) ? 'failed' : outcome}: ${jobErr.message}`,
-          retryable: !(jobErr instanceof UnrecoverableError),
-        };
-        await record(failed);
-        // a guard that held the run back is its outcome, not a failure of the job (retry-policy.ts)
-        if (!isFailedOutcome(outcome)) return await settle(def, job, token, failed, { target, attempt, logger });
-        logger.error({ err, attempt: `${attempt.made}/${attempt.max}`, retry: failed.retryable }, failed.summary);
-        // BullMQ stores the message and stack in Redis (failedReason, stacktrace) and the UI shows them
-        throw maskError(jobErr);
-      }
-      if (cancel?.signal.aborted) {
-        await record(report, cancelled);
-        report = cancelled(report);
-      } else await record(report);
-      return await settle(def, job, token, report, { target, attempt, logger });
-    } finally {
-      cancel?.done();
-      await releaseAll(locks.held, (err) => logger.warn({ err }, 'lock release failed; it expires by itself'));
+/**
+ * Which worker runs this attempt, in the job's log (Bull Board's Logs tab; BullMQ's `processedBy`
+ * names the last worker only): a job taken over after a stall, or handed back, keeps its story.
+ */
+async function noteWorker(job: Job, worker: WorkerIdentity, attempt: Attempt, logger: Logger): Promise<void> {
+  const stalled = job.stalledCounter ? ` (taken over after its worker stopped: stalled ${job.stalledCounter}×)` : '';
+  const line = `${new Date().toISOString()} attempt ${attempt.made}/${attempt.max} running on ${describeWorker(worker)}${stalled}`;
+  await job.log(line).catch((err: unknown) => logger.debug({ err }, 'job log line not saved'));
+}
+
+/** The run's history rows (a job of several feeds: one per feed), each also one metrics observation. */
+function recorder<P>(
+  def: JobDefinition<P, RunReport>,
+  deps: ProcessorDeps,
+  history: HistoryWriter,
+  run: { job: Job; payload: P; target: RunTarget; attempt: Attempt; worker: WorkerIdentity },
+): RecordRun {
+  const { job, payload, target, attempt, worker } = run;
+  const jobId = job.id ?? '?';
+  return async (report, as = (r) => r) => {
+    for (const row of def.historyRows?.(payload, report, deps.config) ?? [{ target, report }]) {
+      const rowReport = as(row.report, row.target);
+      const base = { jobId, job: def.name, queue: job.queueName, attempt, worker };
+      await history.record(runRecord({ ...base, ...row.target, report: rowReport }));
+      deps.onRun?.({ job: def.name, target: row.target, report: rowReport, jobId });
     }
   };
 }
 
-/** The job's run, its progress sent to BullMQ (throttled: job-progress.ts) until it ends. */
+/** The run, its history recorded, and what it makes of the job (settle); or handed back when its worker shuts down. */
+async function runLocked<P>(s: RunScope<P>): Promise<Ended> {
+  const signals = [s.signal, ...s.held.map((l) => l.lost), s.cancel?.signal].filter(
+    (x): x is AbortSignal => x !== undefined,
+  );
+  const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
+  let report: RunReport;
+  try {
+    report = await runJob(s.def, s.job, s.payload, {
+      config: s.deps.config,
+      runtime: s.deps.runtime,
+      logger: s.jobLogger,
+      signal: jobSignal,
+      jobId: s.job.id ?? '?',
+      attempt: s.attempt,
+      calls: createCallCounter(),
+    });
+  } catch (err) {
+    return runThrew(s, err, jobSignal);
+  }
+  if (s.cancel?.signal.aborted) {
+    const as = (r: RunReport, about: RunTarget) => cancelledReport(s, r, about);
+    await s.record(report, as);
+    report = as(report, s.target);
+  } else if (shuttingDown(s.signal) && isFailedOutcome(report.outcome)) return handedBack(s, report);
+  else await s.record(report);
+  return { report: await settle(s.def, s.job, s.token, report, s) };
+}
+
+/** A run that threw: cancelled by an operator, handed back by a shutdown, held back by a guard, or failed. */
+async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal): Promise<Ended> {
+  const { def, target, attempt, logger } = s;
+  if (s.cancel?.signal.aborted) {
+    const error: RunReport = { outcome: 'error', summary: err instanceof Error ? err.message : String(err) };
+    const as = (r: RunReport, about: RunTarget) => cancelledReport(s, r, about);
+    await s.record(error, as);
+    const report = as(error, target);
+    logger.warn({ outcome: report.outcome }, report.summary);
+    return { report };
+  }
+  const jobErr = toJobError(err, jobSignal);
+  const outcome = err instanceof GuardError ? 'guard' : 'error';
+  const failed: RunReport & { code?: string } = {
+    outcome,
+    code: err instanceof FeedsyncError ? err.code : undefined,
+    summary: `${def.name} ${describe(target)} ${isFailedOutcome(outcome) ? 'failed' : outcome}: ${jobErr.message}`,
+    retryable: !(jobErr instanceof UnrecoverableError),
+  };
+  if (shuttingDown(s.signal) && isFailedOutcome(outcome)) return handedBack(s, failed);
+  await s.record(failed);
+  // a guard that held the run back is its outcome, not a failure of the job (retry-policy.ts)
+  if (!isFailedOutcome(outcome)) return { report: await settle(def, s.job, s.token, failed, s) };
+  logger.error({ err, attempt: `${attempt.made}/${attempt.max}`, retry: failed.retryable }, failed.summary);
+  // BullMQ stores the message and stack in Redis (failedReason, stacktrace) and the UI shows them
+  throw maskError(jobErr);
+}
+
+/** A run its worker's shutdown stopped: recorded as it ended (retryable: the job runs again at once, elsewhere). */
+async function handedBack<P>(s: RunScope<P>, report: RunReport): Promise<Ended> {
+  const back = (r: RunReport): RunReport => ({
+    ...r,
+    retryable: true,
+    summary: `${r.summary} — handed back to the queue: its worker is shutting down`,
+  });
+  await s.record(report, back);
+  s.logger.warn({ outcome: report.outcome }, back(report).summary);
+  return { handBack: true };
+}
+
+/** A run an operator cancelled (control.ts): its report as `cancelled`, by whom. */
+function cancelledReport<P>(s: RunScope<P>, report: RunReport, about: RunTarget): RunReport {
+  const reason: unknown = s.cancel?.signal.reason;
+  const by = reason instanceof CancelRequest ? reason.by : 'an operator';
+  return {
+    ...report,
+    outcome: 'cancelled',
+    retryable: false,
+    retryAt: undefined,
+    summary: `${s.def.name} ${describe(about)} cancelled by ${by}: ${report.summary}`,
+  };
+}
+
 async function runJob<P>(
   def: JobDefinition<P, RunReport>,
   job: Job,
@@ -181,169 +249,9 @@ async function runJob<P>(
     await progress.flush();
   }
 }
-
-/** The job's payload as its definition's schema parses it; a payload that does not parse can never run. */
 function payloadOf<P>(def: JobDefinition<P, RunReport>, job: Job, jobId: string): P {
   const parsed = def.payload.safeParse(job.data);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((i) => `${formatPath(i.path) || '(root)'}: ${i.message}`).join('; ');
   throw new UnrecoverableError(`job ${def.name} ${jobId}: payload invalid: ${issues}`);
-}
-
-/**
- * What a finished run's report makes of the job: delayed until a spent budget resets, failed (to be
- * retried or not), or done with the report as its return value; and the run's one summary line.
- */
-async function settle<P>(
-  def: JobDefinition<P, RunReport>,
-  job: Job,
-  token: string | undefined,
-  report: RunReport,
-  run: { target: RunTarget; attempt: { made: number; max: number }; logger: Logger },
-): Promise<RunReport> {
-  const { target, attempt, logger } = run;
-  const verdict = verdictFor(report, attempt);
-  const retryAt = verdict === 'retry' && report.retryAt ? Date.parse(report.retryAt) : NaN;
-  if (!Number.isNaN(retryAt)) {
-    // A spent budget: try again once it resets; a backoff retry before that would fail for sure. A
-    // reset already past by now (a slow end of the run) is still a budget wait, never a failed attempt.
-    logger.warn(
-      { outcome: report.outcome, retryAt: report.retryAt },
-      `${def.name} ${describe(target)}: retried at ${report.retryAt}, when the request budget resets`,
-    );
-    await job.moveToDelayed(Math.max(retryAt, Date.now() + 1), token);
-    throw new DelayedError();
-  }
-  // One summary line per run: the job's own, or this one.
-  const decision =
-    verdict === 'done' ? '' : verdict === 'retry' && attempt.made < attempt.max ? 'will retry' : 'job failed, no retry';
-  if (!def.logsSummary)
-    logger[verdict === 'done' ? 'info' : 'warn'](
-      { outcome: report.outcome },
-      decision ? `${report.summary} — ${decision}` : report.summary,
-    );
-  else if (decision)
-    logger.warn(
-      { outcome: report.outcome, attempt: `${attempt.made}/${attempt.max}` },
-      `${def.name} ${describe(target)}: ${decision}`,
-    );
-  if (verdict !== 'done') throw maskError(reportError(report, verdict));
-  // the return value is stored in Redis and shown by the queue UI and `enqueue --wait`
-  return maskDeep(boundReport(report), target.feed);
-}
-
-/**
- * The run of a job: its payload, target, the chatbots it locks and the logger of this wrapper's lines
- * (the job's own code scopes its lines by feed or chatbot, as syncFeed and pushSettings do, so it
- * gets the job scope alone). A scheduler's run of a paused feed (or of anything while all are
- * paused) starts nothing (`skipped`); a scheduler's run of several feeds runs those not paused.
- */
-async function prepareRun<P>(
-  def: JobDefinition<P, RunReport>,
-  deps: ProcessorDeps,
-  payload: P,
-  jobLogger: Logger,
-  scheduled: boolean,
-): Promise<{ payload: P; target: RunTarget; chatbots: string[]; logger: Logger } | { skipped: RunReport }> {
-  const resolve = (p: P) => {
-    try {
-      const target = def.target(p, deps.config);
-      const chatbots = def.chatbots?.(p, deps.config) ?? (target.chatbot !== undefined ? [target.chatbot] : []);
-      return { payload: p, target, chatbots, logger: jobLogger.child({ ...target }) };
-    } catch (err) {
-      throw toJobError(err);
-    }
-  };
-  const run = resolve(payload);
-  if (!scheduled) return run;
-  const { paused, each } = await scheduledPause(deps, def.pausable?.feeds(payload) ?? [], run.target);
-  if (paused) {
-    run.logger.info({ outcome: 'paused' }, `${def.name} ${describe(run.target)}: ${paused}; scheduled run skipped`);
-    return {
-      skipped: { outcome: 'paused', summary: `${paused}: scheduled run skipped (feedsync resume to start again)` },
-    };
-  }
-  if (!each.size || !def.pausable) return run;
-  for (const why of each.values())
-    run.logger.info(
-      { outcome: 'paused' },
-      `${def.name} ${describe(run.target)}: ${why}; skipped in this scheduled run`,
-    );
-  return resolve(def.pausable.without(payload, [...each.keys()]));
-}
-
-/**
- * What keeps a scheduler's run from starting: `paused`, why it starts nothing (its feed, or each of
- * its feeds, paused; every schedule paused); else `each`, those of its feeds paused on their own.
- */
-async function scheduledPause(
-  deps: ProcessorDeps,
-  feeds: readonly string[],
-  target: RunTarget,
-): Promise<{ paused?: string; each: Map<string, string> }> {
-  const each = await pausedAmong(deps.redis, deps.prefix, feeds);
-  const paused =
-    (await pausedFor(deps.redis, deps.prefix, target)) ??
-    (feeds.length && each.size === feeds.length ? [...each.values()].join('; ') : undefined);
-  return { ...(paused && { paused }), each };
-}
-
-/**
- * The locks an exclusive job runs under: the lock of every chatbot it writes into (def.chatbots: a
- * routed feed writes into several; default the target's), all or none, taken in the order a foreground run takes them
- * (lockChatbots); a target with no chatbot: its feed's lock, the same way. `busy`: the lock that was not free.
- */
-async function takeLocks(
-  deps: ProcessorDeps,
-  job: Job,
-  target: RunTarget,
-  chatbots: readonly string[],
-  kind: string,
-  waiters: LockWaiters,
-): Promise<{ held: TargetLock[]; busy?: { name: string; key: string } }> {
-  const jobId = job.id ?? '?';
-  const take = (key: string) => acquireTargetLock(deps.redis, key, jobId, deps.lockTtlMs, waiters);
-  // a holder found gone (a run killed as PID 1 of its container, a reused PID): its lock is freed now, not at its expiry
-  const takeOrFree = async (key: string) =>
-    (await take(key)) ?? ((await freeIfHolderGone(deps.redis, key)) ? await take(key) : undefined);
-  const names = chatbots.length
-    ? chatbots.map((chatbot) => chatbotLockName({ chatbot }, kind))
-    : [chatbotLockName(target, kind)];
-  const { held, refused } = await lockChatbots(names, (name) => takeOrFree(targetLockKey(deps.prefix, name)), {
-    allOrNone: true,
-  });
-  const [busy] = refused.keys();
-  return busy === undefined ? { held } : { held, busy: { name: busy, key: targetLockKey(deps.prefix, busy) } };
-}
-
-/**
- * The line of jobs waiting for a lock, per queue: a release promotes the oldest delayed waiter.
- * One Queue handle per queue name, on the processor's connection, made when first needed.
- */
-function lockWaiters(deps: ProcessorDeps): (queueName: string) => LockWaiters {
-  const made = new Map<string, LockWaiters>();
-  return (queueName) => {
-    let w = made.get(queueName);
-    if (w) return w;
-    const queue = new Queue(queueName, { connection: deps.redis, prefix: deps.prefix });
-    queue.on('error', () => {}); // the processor's connection: its owner (the worker) reports its errors
-    w = {
-      // a waiter rechecks at least once a backstop delay, so the line need not outlive a few of them
-      ttlMs: Math.max(60_000, deps.busyDelayMs * 4),
-      wake: async (owner) => {
-        const waiting = await queue.getJob(owner);
-        if (!waiting) return false;
-        return waiting.promote().then(
-          () => true,
-          () => false, // not delayed (running, or still moving): it rechecks by itself
-        );
-      },
-    };
-    made.set(queueName, w);
-    return w;
-  };
-}
-
-function describe(target: RunTarget): string {
-  return target.feed ?? (target.feeds ? `feeds ${target.feeds.join(', ')}` : (target.chatbot ?? ''));
 }

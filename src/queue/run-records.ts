@@ -18,6 +18,8 @@ export const RunRecord = z.object({
   outcome: z.string(),
   summary: z.string(),
   report: z.unknown(),
+  /** the worker process that ran it (worker-identity.ts); none: a foreground run, or one recorded before workers were named */
+  worker: z.object({ host: z.string(), pid: z.number() }).optional(),
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 

@@ -1,6 +1,19 @@
-// The workers of one process: one BullMQ worker per queue, each with its own Redis connection, a
+// The workers of one process: one BullMQ worker per queue, each with its own Redis connection and
+// named after the process (`host:pid`, worker-identity.ts: BullMQ stores it on each job it takes), a
 // watchdog that recreates a worker which stopped taking jobs (seen after Redis outages), and a
-// shutdown with a deadline of its own (worker.close() waits for running jobs without limit).
+// shutdown that hands the running jobs back to the queue at once (hand-back.ts) and gives their runs
+// a deadline to stop (worker.close() alone waits for running jobs without limit).
+//
+// Recovery from a worker that died (SIGKILL, OOM, a lost machine) is BullMQ's stalled-job check
+// (https://docs.bullmq.io/guide/jobs/stalled, and WorkerOptions in the API reference): a running
+// job's lock (lockDuration) is renewed by its worker's timer; one not renewed expires, and the next
+// stalled check (each stalledInterval, one per queue across the fleet: the check takes a key for its
+// interval) finds the job without a lock and moves it back to wait, where any worker takes it. So a
+// dead worker's job runs again elsewhere lockDuration (less the time since its last renewal) plus
+// at most stalledInterval after the death. A job found stalled more than maxStalledCount times fails
+// ("job stalled more than allowable limit"). BullMQ's defaults are 30 s, 30 s and 1: up to a minute
+// before another worker resumes the job. feedsync's (config/schema.ts, worker.*) are 8 s, 3 s and 2:
+// resumed 6-11 s after the death; the cost, in Redis calls, is in docs/runbook.md ("Several workers").
 import { Worker, type Processor } from 'bullmq';
 import type { Logger } from '../log.js';
 import { closeRedis, createRedis } from '../redis/connection.js';
@@ -8,12 +21,18 @@ import type { RedisSettings } from '../redis/settings.js';
 import { within } from '../redis/deadline.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
+import { WORKER_SHUTDOWN } from './hand-back.js';
+import { thisWorker, workerName } from './worker-identity.js';
 
 export interface WorkerSettings {
   redis: RedisSettings;
   concurrency: number;
+  /** BullMQ's lockDuration: a running job's lock, renewed every quarter of it (BullMQ's lock manager) */
   lockDurationMs: number;
+  /** BullMQ's stalledInterval: how often the queue is looked at for jobs whose lock expired */
   stalledIntervalMs: number;
+  /** BullMQ's maxStalledCount: times a job may be found stalled and run again before it fails (default 2, as worker.maxStalledCount) */
+  maxStalledCount?: number;
   /** jobs waiting and none started for this long: the worker is recreated */
   watchdogMs: number;
   logger: Logger;
@@ -26,7 +45,10 @@ export interface WorkerSet {
   readonly restarts: number;
   /** the current worker of a queue (a new one after the watchdog recreated it) */
   worker(kind: JobKind): Worker | undefined;
-  /** stop taking jobs, let running jobs finish until the deadline, then abort them and force close */
+  /**
+   * stop taking jobs, abort the running ones, which their processors hand back to the queue (another
+   * worker takes each at once); what has not stopped by the deadline is force-closed
+   */
   close(deadlineMs: number): Promise<void>;
 }
 
@@ -38,8 +60,17 @@ interface Slot {
   activity: { lastStart: number; busy: number };
 }
 
-/** One queue's BullMQ worker on a connection of its own, its jobs counted around the processor. */
-function createSlot(kind: JobKind, processor: Processor, queues: Queues, settings: WorkerSettings): Slot {
+/**
+ * One queue's BullMQ worker on a connection of its own, its jobs counted around the processor; a job
+ * taken as the process began to close gets an aborted signal (hand-back.ts): it goes back at once.
+ */
+function createSlot(
+  kind: JobKind,
+  processor: Processor,
+  queues: Queues,
+  settings: WorkerSettings,
+  closing: () => boolean,
+): Slot {
   const connection = createRedis(settings.redis, { name: `feedsync-worker-${kind}` });
   connection.on('error', () => {}); // reported once, through the worker's 'error' event below
   const activity = { lastStart: Date.now(), busy: 0 };
@@ -48,7 +79,7 @@ function createSlot(kind: JobKind, processor: Processor, queues: Queues, setting
     activity.lastStart = Date.now();
     activity.busy++;
     try {
-      return await processor(job, token, signal);
+      return await processor(job, token, closing() ? AbortSignal.abort(WORKER_SHUTDOWN) : signal);
     } finally {
       activity.busy--;
     }
@@ -56,10 +87,12 @@ function createSlot(kind: JobKind, processor: Processor, queues: Queues, setting
   const worker = new Worker(queues[kind].name, counted, {
     connection,
     prefix: settings.redis.keys.bullPrefix,
+    // stored on each job it takes (`processedBy`): who runs what, in Bull Board, /status and `feedsync runs`
+    name: workerName(thisWorker()),
     concurrency: settings.concurrency,
     lockDuration: settings.lockDurationMs,
     stalledInterval: settings.stalledIntervalMs,
-    maxStalledCount: 1,
+    maxStalledCount: settings.maxStalledCount ?? 2,
   });
   // BullMQ stops renewing a lock it cannot extend; the job must stop too, or a second worker
   // that recovers it as stalled would run beside this one.
@@ -80,7 +113,8 @@ export function startWorkers(
   let restarts = 0;
   let closing = false;
 
-  const create = (kind: JobKind, processor: Processor): Slot => createSlot(kind, processor, queues, settings);
+  const create = (kind: JobKind, processor: Processor): Slot =>
+    createSlot(kind, processor, queues, settings, () => closing);
 
   for (const [kind, processor] of Object.entries(processors) as Array<[JobKind, Processor]>)
     slots.set(kind, create(kind, processor));
@@ -125,14 +159,14 @@ export function startWorkers(
       closing = true;
       clearInterval(watchdog);
       const all = [...slots.values()];
+      // close() first: the worker takes no new job; then its running jobs are told to stop and go back
       const graceful = Promise.all(all.map((s) => s.worker.close()));
+      for (const s of all) s.worker.cancelAllJobs(WORKER_SHUTDOWN);
+      // A stopped run waits only for its calls in flight; one that does not stop by the deadline is
+      // forced: its job, still active, is found stalled and taken over (lockDuration + stalledInterval).
       if (!(await withDeadline(graceful, deadlineMs))) {
-        logger.warn({ deadlineMs }, 'running jobs did not finish before the shutdown deadline; aborting them');
-        for (const s of all) s.worker.cancelAllJobs('worker shutting down');
-        // Aborted jobs settle quickly (their HTTP calls stop); whatever is left is forced.
-        if (!(await withDeadline(graceful, Math.min(5000, deadlineMs)))) {
-          await withDeadline(Promise.all(all.map((s) => s.worker.close(true))), 2000);
-        }
+        logger.warn({ deadlineMs }, 'running jobs did not stop before the shutdown deadline; closing anyway');
+        await withDeadline(Promise.all(all.map((s) => s.worker.close(true))), 2000);
       }
       await Promise.all(all.map((s) => s.closeConnection()));
     },

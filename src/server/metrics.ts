@@ -27,25 +27,7 @@ type CountedQueues = Readonly<Record<string, Pick<Queues[keyof Queues], 'name' |
 export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: boolean } = {}): WorkerMetrics {
   const registry = new Registry();
   if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
-  const runs = new Counter({
-    name: 'feedsync_runs_total',
-    help: 'finished runs (each attempt) by job and outcome',
-    labelNames: ['job', 'outcome'],
-    registers: [registry],
-  });
-  const listings = new Counter({
-    name: 'feedsync_listings_total',
-    help: 'listings written by syncs, by feed and operation',
-    labelNames: ['feed', 'op'],
-    registers: [registry],
-  });
-  const { photos, photoBytes, photoDeletes } = photoCounters(registry);
-  const lastSuccess = new Gauge({
-    name: 'feedsync_feed_last_success_timestamp_seconds',
-    help: 'when each feed last synced successfully (unix seconds): alert on time() minus this',
-    labelNames: ['feed'],
-    registers: [registry],
-  });
+  const series = runSeries(registry);
   const calls = new Histogram({
     name: 'feedsync_api_call_duration_seconds',
     help: 'Chatbot Service API call latency (each HTTP attempt) by endpoint and outcome',
@@ -53,6 +35,97 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
+  queueDepths(registry, queues);
+  const watchAlerts = alertsFiring(registry);
+  const seen = new Set<string>();
+  const ensureFeed = (feed: string) => {
+    if (seen.has(feed)) return;
+    seen.add(feed);
+    // zero series first, so rate() and absent() see the feed from its first run on
+    for (const op of LISTING_COUNTS) series.listings.inc({ feed, op }, 0);
+    series.rejected.inc({ feed }, 0);
+  };
+  const { lastSuccess } = series;
+
+  return {
+    registry,
+    onCall: (e) => calls.observe({ endpoint: e.endpoint, outcome: e.outcome }, e.durationMs / 1000),
+    onRun: (run) => countRun(series, ensureFeed, run),
+    watchAlerts,
+    recallLastSuccess: async (feeds, changeLog) => {
+      for (const feed of feeds) {
+        ensureFeed(feed);
+        const ok = (await changeLog.runs(feed, 200)).find((run) => run.outcome === 'ok' && !run.dryRun);
+        // a run finished meanwhile in this process is newer than what the log says
+        if (ok && !(await lastSuccess.get()).values.some((v) => v.labels.feed === feed))
+          lastSuccess.set({ feed }, Date.parse(ok.finishedAt) / 1000);
+      }
+    },
+  };
+}
+
+/** The series a finished run counts in: runs by outcome, listings written, records rejected, photos, last success. */
+function runSeries(registry: Registry) {
+  return {
+    runs: new Counter({
+      name: 'feedsync_runs_total',
+      help: 'finished runs (each attempt) by job and outcome',
+      labelNames: ['job', 'outcome'],
+      registers: [registry],
+    }),
+    listings: new Counter({
+      name: 'feedsync_listings_total',
+      help: 'listings written by syncs, by feed and operation',
+      labelNames: ['feed', 'op'],
+      registers: [registry],
+    }),
+    ...photoCounters(registry),
+    lastSuccess: new Gauge({
+      name: 'feedsync_feed_last_success_timestamp_seconds',
+      help: 'when each feed last synced successfully (unix seconds): alert on time() minus this',
+      labelNames: ['feed'],
+      registers: [registry],
+    }),
+    rejected: new Counter({
+      name: 'feedsync_records_rejected_total',
+      help: "feed records rejected by syncs (each a reason in the run's report and change log), by feed",
+      labelNames: ['feed'],
+      registers: [registry],
+    }),
+  };
+}
+
+/** A finished run in the series: its outcome, and a sync's counts lane by lane (a routed feed's report leads with one lane's). */
+function countRun(
+  series: ReturnType<typeof runSeries>,
+  ensureFeed: (feed: string) => void,
+  { job, report }: { job: string; report: RunReport },
+): void {
+  const { runs, listings, rejected, photos, photoBytes, photoDeletes, lastSuccess } = series;
+  runs.inc({ job, outcome: report.outcome });
+  const r = report as { counts?: unknown; dryRun?: boolean; feed?: unknown; finishedAt?: unknown; lanes?: unknown };
+  if (!r.counts || r.dryRun || typeof r.feed !== 'string') return;
+  const feed = r.feed;
+  ensureFeed(feed);
+  for (const lane of Array.isArray(r.lanes) ? (r.lanes as unknown[]) : [report]) {
+    const counts = (lane as { counts?: Record<string, unknown> }).counts ?? {};
+    for (const op of LISTING_COUNTS) listings.inc({ feed, op }, positive(counts[op]));
+    rejected.inc({ feed }, positive(counts.rejected));
+    const m = photoFigures(lane);
+    if (!m) continue;
+    for (const outcome of ['downloaded', 'reused', 'failed'] as const) photos.inc({ feed, outcome }, m[outcome]);
+    photoBytes.inc({ feed }, m.bytes);
+    photoDeletes.inc({ feed }, m.deleted);
+  }
+  if (report.outcome === 'ok')
+    lastSuccess.set(
+      { feed },
+      Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000,
+    );
+}
+
+/** `feedsync_queue_jobs`: each queue's jobs by state, read from Redis at scrape time. */
+function queueDepths(registry: Registry, queues: CountedQueues): void {
   new Gauge({
     name: 'feedsync_queue_jobs',
     help: 'jobs in each queue by state',
@@ -66,59 +139,6 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
       }
     },
   });
-  const rejected = new Counter({
-    name: 'feedsync_records_rejected_total',
-    help: "feed records rejected by syncs (each a reason in the run's report and change log), by feed",
-    labelNames: ['feed'],
-    registers: [registry],
-  });
-  const watchAlerts = alertsFiring(registry);
-  const seen = new Set<string>();
-  const ensureFeed = (feed: string) => {
-    if (seen.has(feed)) return;
-    seen.add(feed);
-    // zero series first, so rate() and absent() see the feed from its first run on
-    for (const op of LISTING_COUNTS) listings.inc({ feed, op }, 0);
-    rejected.inc({ feed }, 0);
-  };
-
-  return {
-    registry,
-    onCall: (e) => calls.observe({ endpoint: e.endpoint, outcome: e.outcome }, e.durationMs / 1000),
-    onRun: ({ job, report }) => {
-      runs.inc({ job, outcome: report.outcome });
-      const r = report as { counts?: unknown; dryRun?: boolean; feed?: unknown; finishedAt?: unknown; lanes?: unknown };
-      if (!r.counts || r.dryRun || typeof r.feed !== 'string') return;
-      const feed = r.feed;
-      ensureFeed(feed);
-      // a feed routed to several chatbots: its report leads with one lane's; each lane counts
-      for (const lane of Array.isArray(r.lanes) ? (r.lanes as unknown[]) : [report]) {
-        const counts = (lane as { counts?: Record<string, unknown> }).counts ?? {};
-        for (const op of LISTING_COUNTS) listings.inc({ feed, op }, positive(counts[op]));
-        rejected.inc({ feed }, positive(counts.rejected));
-        const m = photoFigures(lane);
-        if (!m) continue;
-        for (const outcome of ['downloaded', 'reused', 'failed'] as const) photos.inc({ feed, outcome }, m[outcome]);
-        photoBytes.inc({ feed }, m.bytes);
-        photoDeletes.inc({ feed }, m.deleted);
-      }
-      if (report.outcome === 'ok')
-        lastSuccess.set(
-          { feed },
-          Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000,
-        );
-    },
-    watchAlerts,
-    recallLastSuccess: async (feeds, changeLog) => {
-      for (const feed of feeds) {
-        ensureFeed(feed);
-        const ok = (await changeLog.runs(feed, 200)).find((run) => run.outcome === 'ok' && !run.dryRun);
-        // a run finished meanwhile in this process is newer than what the log says
-        if (ok && !(await lastSuccess.get()).values.some((v) => v.labels.feed === feed))
-          lastSuccess.set({ feed }, Date.parse(ok.finishedAt) / 1000);
-      }
-    },
-  };
 }
 
 /** The photo counters of mirrored feeds (media.mirror). */

@@ -106,4 +106,37 @@ describe('the dictionary check, pure', () => {
       },
     ]);
   });
+
+  it('issue 53/54: a navigation property is not "not offered"; a first read names a likely rename only by a list its map covers half of', () => {
+    const mapped = mappedFields(MappingConfig.parse({ preset: 'reso' }));
+    const units = (values: string[]) => values.map((value) => ({ value }));
+    const current = (list: string[]) =>
+      snapshot({
+        fields: { ListingKey: 'Edm.String', LivingAreaUnit: 'Edm.String' },
+        lookupOf: { LivingAreaUnit: 'AreaUnits' },
+        lookups: { AreaUnits: units(list) },
+        valuesFrom: 'Lookup',
+        navigation: ['Media'],
+      });
+    const likely = compareDictionary({ mapped, current: current(['Square Feet', 'Acres', 'Hectares']), systems: {} });
+    expect(likely.notOffered).not.toContain('Media');
+    expect(likely.notOffered).not.toContain('LivingAreaUnits');
+    expect(likely.findings.filter((f) => f.kind === 'renamed').map((f) => [f.field, f.to, f.why])).toEqual([
+      [
+        'LivingAreaUnits',
+        'LivingAreaUnit',
+        'its lookup AreaUnits: 2 of its 3 values are ones the map of AreaUnit covers',
+      ],
+    ]);
+    // one value in four covered is not the same list: not offered, as before
+    const unlike = compareDictionary({
+      mapped,
+      current: current(['Square Feet', 'Hectares', 'Ares', 'Rods']),
+      systems: {},
+    });
+    expect(unlike.findings.filter((f) => f.kind === 'renamed')).toEqual([]);
+    expect(unlike.notOffered).toContain('LivingAreaUnits');
+    // a read before issue 54 kept no navigation properties: Media is listed as before
+    expect(compareDictionary({ mapped, current: snapshot({}), systems: {} }).notOffered).toContain('Media');
+  });
 });

@@ -13,6 +13,7 @@ import { checkDrift, DRIFT_NAMESPACE } from '../../src/drift/drift-check.js';
 import { sourceId, type DictionarySnapshot } from '../../src/drift/snapshot.js';
 import type { ResoSource } from '../../src/feeds/config-schema.js';
 import { driftLines } from '../../src/cli/feed-drift.js';
+import { ConfigError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { sourceDrift } from '../../jobs/source-drift.js';
 import { createCallCounter } from '../../src/api/call-counter.js';
@@ -378,6 +379,18 @@ describe('drift on demand', () => {
     expect(findingsOf(worker)).toEqual(RENAMED_AND_VALUE);
     // the checks wrote nothing
     expect(byKey(await te.listings(SN))).toBe(listings);
+  });
+
+  it('--stored with no read kept sends nothing and says how to read one (a usage error: exit 2)', async () => {
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(3, 56), lookups: LOOKUPS, lookupNames: LOOKUP_NAMES }),
+    );
+    const env = emulator.env();
+    const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger } };
+    const err = await checkDrift(feedOf(server), deps, 'stored').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(/no read of .* is kept yet .*run feed drift without --stored/);
+    expect(server.received).toBe(0);
   });
 
   it('a first read names a likely rename: a mapped field the server lacks, beside a field whose lookup values its map covers', async () => {

@@ -5,7 +5,7 @@
 // the items and the error that csv-parse alone (`fastPath: false`) gives on the same chunks. And the
 // records it hands on as text, their data built when asked for (csv-record.ts), are the records it
 // builds as it reads (`lazy: false`): kind, position, data, text, the listing key the sync reads
-// (sync/read/record-key.ts) and the errors, on the same files.
+// (mapping/item-key.ts) and the errors, on the same files.
 import fc from 'fast-check';
 import iconv from 'iconv-lite';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import { CsvRecord } from '../../src/feeds/csv/csv-record.js';
 import type { FeedItem } from '../../src/feeds/index.js';
 import { compileMapping } from '../../src/mapping/index.js';
 import { MappingConfig } from '../../src/mapping/config-schema.js';
-import { recordKey } from '../../src/sync/read/record-key.js';
+import { itemKey } from '../../src/mapping/item-key.js';
 import { collectUntilError } from './helpers.js';
 
 async function* cutAt(buf: Buffer, cuts: number[]): AsyncIterable<Buffer> {
@@ -231,7 +231,7 @@ async function lazyAgrees(bytes: Buffer, cuts: number[], opts: CsvOptions, fastP
     items: FeedItem[],
     read: (item: FeedItem & { kind: 'record' }, m: (typeof keyMappings)[number]) => string | undefined,
   ) => items.map((i) => (i.kind === 'record' ? keyMappings.map((m) => read(i, m)) : undefined));
-  expect(keys(lazy.items, (i, m) => recordKey(i, m, 'MLSNumber'))).toEqual(
+  expect(keys(lazy.items, (i, m) => itemKey(i, m, 'MLSNumber'))).toEqual(
     keys(eager.items, (i, m) => m.keyOf(i.data, 'MLSNumber')),
   );
   expect(seen(lazy.items, lazy.error)).toEqual(seen(eager.items, eager.error));

@@ -1,6 +1,6 @@
 // A key rule that only copies a column (CompiledMapping.keyColumn) gives, for any text in that
 // column, the key keyOf reads from the whole record: the column's text as keyOfText takes it. The
-// sync reads a CSV record's key that way without building its data (sync/read/record-key.ts).
+// sync reads a CSV record's key that way without building its data (mapping/item-key.ts).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileMapping, keyOfText } from '../../src/mapping/compile.js';

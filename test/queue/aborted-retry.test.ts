@@ -1,5 +1,6 @@
-// Invariant 5 with the real listing-sync job: a sync aborted by a shutdown past its deadline reports
-// `aborted`, retryable, and the job goes back to be retried (never failed for good).
+// Invariant 5 with the real listing-sync job: a sync stopped by its worker's shutdown reports
+// `aborted`, retryable, and the job goes back to the queue at once (never failed for good; issue 55:
+// handed back, no attempt spent, where it used to be drained until the deadline and retried).
 import '../setup/needs-redis.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,18 +11,10 @@ import { silentLogger } from '../../src/log.js';
 import { closeQueues, createQueues, enqueueJob } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { csv, rows } from '../sync/helpers/feed.js';
-import {
-  dropPrefix,
-  expectAbortedAndRetried,
-  loadedConfig,
-  REDIS_URL,
-  testRedis,
-  uniquePrefix,
-  until,
-} from './helpers.js';
+import { dropPrefix, expectHandedBack, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
 
-describe('an aborted sync is retried', () => {
-  it('the real listing-sync job, stopped by a shutdown past its deadline, reports aborted and is retried', async () => {
+describe('an aborted sync is handed back', () => {
+  it('the real listing-sync job, stopped by a shutdown, reports aborted and goes back to the queue', async () => {
     const emu = await startTestEmulator({ latencyMs: 400 });
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-abort-'));
     const prefix = uniquePrefix();
@@ -55,10 +48,12 @@ feeds:
       );
       const worker = await startWorker(loaded, { port: 0, logger: silentLogger });
       const { jobId } = await enqueueJob(redis, queues, 'sync', 'slow', { feed: 'slow' });
-      await until('the job to be active', async () => (await queues.sync.getJobState(jobId)) === 'active');
+      // its run started (the job's log names the worker running it): a job the shutdown catches
+      // before its run starts goes back with no run to record
+      await until('the run to start', async () => (await queues.sync.getJobLogs(jobId)).count > 0);
       await worker.close();
 
-      await expectAbortedAndRetried(redis, queues, prefix, jobId, 'aborted');
+      await expectHandedBack(redis, queues, prefix, jobId, 'aborted');
     } finally {
       await closeQueues(queues);
       await dropPrefix(redis, prefix);

@@ -27,8 +27,8 @@ export interface DeployOptions {
   secretKey: string;
   sessionKey: string;
   api?: string;
-  /** worker settings over the test defaults (short locks: a killed worker's job is taken over fast) */
-  worker?: Record<string, number>;
+  /** worker settings over the test defaults (short locks: a killed worker's job is taken over fast); undefined: the config's default */
+  worker?: Record<string, number | undefined>;
 }
 
 export async function writeDeployment(feeds: DeployFeed[], o: DeployOptions): Promise<string> {
@@ -58,6 +58,7 @@ ${f.schedule ? `    schedule: { cron: "${f.schedule}" }\n` : ''}`);
     `api: { baseUrl: "${o.apiUrl}", secretKey: ${o.secretKey}, sessionKey: ${o.sessionKey}${o.api ? `, ${o.api}` : ''} }
 redis: { url: "${REDIS_URL}", prefix: ${o.prefix} }
 worker: { ${Object.entries(worker)
+      .filter(([, v]) => v !== undefined)
       .map(([k, v]) => `${k}: ${v}`)
       .join(', ')} }
 feeds:

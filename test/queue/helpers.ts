@@ -96,10 +96,11 @@ export function deferred<T = void>() {
 }
 
 /**
- * A job a worker's shutdown aborted, as it must be left: its run recorded with `outcome` and
- * retryable, the job back in line (delayed or waiting) with the one attempt it made. Returns the run.
+ * A job a worker's shutdown stopped, as it must be left (src/queue/hand-back.ts): its run recorded
+ * with `outcome`, retryable and handed back, the job back in line, waiting, with no attempt spent
+ * (a shutdown is not the job's failure). Returns the run.
  */
-export async function expectAbortedAndRetried(
+export async function expectHandedBack(
   redis: Redis,
   queues: Queues,
   prefix: string,
@@ -108,10 +109,11 @@ export async function expectAbortedAndRetried(
 ): Promise<RunRecord> {
   const [run] = await listRuns(redis, prefix, { feed: 'slow', limit: 1 });
   expect(run).toMatchObject({ jobId, outcome });
+  expect(run!.summary).toMatch(/handed back to the queue: its worker is shutting down/);
   expect((run!.report as { retryable?: boolean }).retryable).toBe(true);
   const job = await queues.sync.getJob(jobId);
-  expect(await job!.getState()).toMatch(/^(delayed|wait)$/);
-  expect(job!.attemptsMade).toBe(1);
+  expect(await job!.getState()).toBe('waiting');
+  expect(job!.attemptsMade).toBe(0);
   return run!;
 }
 

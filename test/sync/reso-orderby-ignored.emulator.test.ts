@@ -143,3 +143,73 @@ describe('a key-sorted server that ignores $orderby, incremental pulls', () => {
     expect(server.requests.some((r) => r.url.includes('%24count=true') || r.url.includes('$count=true'))).toBe(true);
   });
 });
+
+// Issue 54 point 6: what was learned is re-tested, and the config's word wins over it.
+describe('learned nextLink paging', () => {
+  const feedWith = (server: ResoServer, source: Record<string, unknown>) => {
+    const feed = feedOf(server);
+    return { ...feed, source: { ...feed.source, ...source } } as typeof feed;
+  };
+  /** a key-sorted server, a first full pull, and an incremental pull that learns nextLink paging */
+  async function learned(feed: (s: ResoServer) => ReturnType<typeof feedOf> = feedOf) {
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(20), maxPageSize: 5, order: 'key' }),
+    );
+    expect((await env.sync(te, feed(server))).outcome).toBe('ok');
+    change(server, (i) => (i < 5 ? `2025-02-01T00:0${i + 1}:00.000Z` : `2025-02-01T00:00:${10 + 10 * (i - 5)}.000Z`));
+    const first = await env.sync(te, feed(server));
+    expect(first.source.warnings?.join(' ')).toMatch(/the server ignores \$orderby/);
+    return server;
+  }
+  const keysetAsked = (server: ResoServer, from: number) =>
+    server.requests.slice(from).filter((r) => r.orderby === 'ModificationTimestamp,ListingKey').length;
+
+  it('is re-proved at the next full pull (one request more) and dropped when the server orders by time as asked', async () => {
+    const server = await learned();
+    server.order = 'honour'; // the server (or the proxy before it) was fixed
+    const from = server.requests.length;
+    const full = await env.sync(te, feedOf(server), { full: true });
+    expect(full.outcome, full.message).toBe('ok');
+    // ceil(20 / 5) pages and the empty one that ends a keyset pull, and the one proof
+    expect(server.requests.length - from).toBe(6);
+    expect(full.source.requestsBy).toMatchObject({ pages: 5, proof: 1 });
+    expect(full.source.warnings?.join(' ')).toMatch(/dropped/);
+    server.touch('K-03', { ListPrice: 303_303 });
+    const next = server.requests.length;
+    const incremental = await env.sync(te, feedOf(server));
+    expect(incremental.outcome, incremental.message).toBe('ok');
+    expect(incremental.counts.updated).toBe(1);
+    expect(incremental.source.warnings ?? []).toEqual([]);
+    expect(keysetAsked(server, next)).toBeGreaterThan(0);
+  });
+
+  it('is kept when the full pull shows the server still ignores $orderby', async () => {
+    const server = await learned();
+    const from = server.requests.length;
+    const full = await env.sync(te, feedOf(server), { full: true });
+    expect(full.outcome, full.message).toBe('ok');
+    expect(server.requests.length - from).toBe(6);
+    expect(full.source.requestsBy).toMatchObject({ proof: 1 });
+    const next = server.requests.length;
+    const incremental = await env.sync(te, feedOf(server));
+    expect(incremental.source.warnings?.join(' ')).toMatch(/pages by @odata\.nextLink/);
+    expect(keysetAsked(server, next)).toBe(0);
+  });
+
+  it('source.paging: keyset in the config wins: the next incremental pull pages by keyset, and no warning says otherwise', async () => {
+    const keyset = (s: ResoServer) => feedWith(s, { paging: 'keyset' });
+    const server = await learned(keyset);
+    const from = server.requests.length;
+    const next = await env.sync(te, keyset(server));
+    expect(next.outcome, next.message).toBe('ok');
+    expect(keysetAsked(server, from)).toBeGreaterThan(0);
+    const said = next.source.warnings?.join(' ') ?? '';
+    expect(said).not.toMatch(/pages by @odata\.nextLink/);
+    expect(said).not.toMatch(/set source\.paging: nextLink to say so/);
+    // and a full pull asks nothing more of it: the config decides
+    const before = server.requests.length;
+    const full = await env.sync(te, keyset(server), { full: true });
+    expect(full.source.requestsBy?.proof).toBeUndefined();
+    expect(server.requests.length - before).toBe(5);
+  });
+});

@@ -3,7 +3,8 @@
 // those that have ended by this run's clock, plus what this run learned (OpenHouse records pulled,
 // expanded lists read). Each lane of the feed keeps its own copy (a lane whose run failed keeps the
 // old one): the run starts from the first lane's, and a listing is "changed" when what the run ends
-// with differs from any lane's copy. Plain data: the sync loads the copies and stores `final()`.
+// with differs from any lane's copy. Plain data: the reader asks the sync for the copies and hands
+// back each lane's copy made `final()` (the source's state: types.ts SourceState).
 import { z } from 'zod';
 import { shownOpenHouse } from '../../mapping/open-houses.js';
 
@@ -39,14 +40,7 @@ export function openHouseBook(copies: ReadonlyArray<ReadonlyMap<string, string>>
   );
   const storedAnywhere = (key: string) => before.some((b) => b.has(key));
   /** OpenHouseKey → the listing it is kept under */
-  const where = new Map<string, string>();
-  for (const [key, text] of copies[0] ?? []) {
-    const kept = parseKept(text);
-    if (!kept) continue;
-    const live = kept.oh.filter((e) => Date.parse(e.e) > now.getTime());
-    lists.set(key, { ...kept, oh: live });
-    for (const e of live) where.set(e.k, key);
-  }
+  const where = keepLive(copies[0], now, lists);
   const entryOf = (o: unknown, k: string): Entry | undefined => {
     const t = shownOpenHouse(o, now);
     return t && { k, s: t.start.toISOString(), e: t.end.toISOString() };
@@ -114,6 +108,23 @@ export function openHouseBook(copies: ReadonlyArray<ReadonlyMap<string, string>>
     final: () =>
       new Map([...lists].filter(([, kept]) => kept.oh.length > 0).map(([key, kept]) => [key, JSON.stringify(kept)])),
   };
+}
+
+/** The first lane's copy into `lists`, less the open houses `now` has ended; where each open house is kept (OpenHouseKey → listing key). */
+function keepLive(
+  copy: ReadonlyMap<string, string> | undefined,
+  now: Date,
+  lists: Map<string, Kept>,
+): Map<string, string> {
+  const where = new Map<string, string>();
+  for (const [key, text] of copy ?? []) {
+    const kept = parseKept(text);
+    if (!kept) continue;
+    const live = kept.oh.filter((e) => Date.parse(e.e) > now.getTime());
+    lists.set(key, { ...kept, oh: live });
+    for (const e of live) where.set(e.k, key);
+  }
+  return where;
 }
 
 function parseKept(text: string): Kept | undefined {

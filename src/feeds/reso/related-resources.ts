@@ -8,9 +8,7 @@
 import type { ResoSource } from '../config-schema.js';
 import type { FeedContext, OpenedFeed } from '../types.js';
 import type { RequestTally } from './reso-requests.js';
-
-/** The related resources built in (reso-roster.ts, reso-open-houses.ts). */
-export const BUILT_IN_RELATED = ['Member', 'Office', 'OpenHouse'] as const;
+import { addRelatedName } from './related-names.js';
 
 export interface RelatedResource {
   /** its RESO resource name, as source.related names it */
@@ -23,19 +21,8 @@ const added = new Map<string, RelatedResource>();
 
 /** A related resource source.related may name from now on. */
 export function addRelatedResource(resource: RelatedResource): void {
-  if ((BUILT_IN_RELATED as readonly string[]).includes(resource.name) || added.has(resource.name))
-    throw new Error(`related resource ${resource.name} is known already`);
+  addRelatedName(resource.name);
   added.set(resource.name, resource);
-}
-
-/** Whether source.related may name it. */
-export function isRelatedResource(name: string): boolean {
-  return (BUILT_IN_RELATED as readonly string[]).includes(name) || added.has(name);
-}
-
-/** The names source.related may give, for the config's message. */
-export function relatedNames(): string[] {
-  return [...BUILT_IN_RELATED, ...added.keys()];
 }
 
 /** The feed with each added related resource the source names, in its order, over the built-in ones. */

@@ -6,7 +6,8 @@
 // `RESO.OData.Metadata.LookupName` annotation in `$metadata` (reso-metadata.ts). MLS Grid serves
 // its lookups only there since March 2022 (https://docs.mlsgrid.com/releases/reso-enums-to-lookups-transition:
 // "Metadata no longer contains enumerations. Obtain lookups through the Lookup resource") and asks
-// that it be read at most once a day (src/drift/drift-check.ts keeps that).
+// that it be read at most once a day (the mlsgrid profile's lookupEveryMs, src/feeds/vendors/mlsgrid.ts,
+// which src/drift/drift-check.ts keeps).
 //
 // Read whole, by nextLink on the source's origin, through the source's page client (credentials,
 // budget, byte cap, request tally as `lookups`); bounded by `source.maxPages`. Only the lists asked

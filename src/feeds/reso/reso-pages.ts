@@ -54,101 +54,130 @@ export function resoPageClient(source: ResoSource, ctx: FeedContext, options: Pa
   const tally = options.tally ?? requestTally();
   const headers: Record<string, string> = { accept: 'application/json', ...source.headers };
   if (source.maxPageSize) headers.prefer = `odata.maxpagesize=${source.maxPageSize}`;
-  const backoff = options.backoffMs ?? 500;
   const tokens = tokenSource(source, ctx, options, tally);
-  const credential = tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined);
-  let requests = 0;
-  let bytes = 0;
-  let serverTime: number | undefined;
-  let lastHeaders: Headers | undefined;
-  const budget = sourceBudget(source, ctx);
-
-  const get = (url: string, what: string, kind = options.kind ?? 'pages'): Promise<Page> =>
-    fetchAs(url, what, kind, headers, capsOf(source).page, (text, place) =>
-      parsePage(text, place, source.maxPageRecords),
-    );
-  const text = (url: string, what: string, kind: RequestKind = 'metadata'): Promise<string> =>
-    fetchAs(url, what, kind, { ...headers, accept: 'application/xml' }, capsOf(source).metadata, (t) => t);
-
-  /** the answer at `url` read whole, then parsed (an unreadable body, or a page that is not JSON, is asked for again) */
-  async function fetchAs<T>(
-    url: string,
-    what: string,
-    kind: RequestKind,
-    headers: Record<string, string>,
-    cap: Cap,
-    parse: Parse<T>,
-  ): Promise<T> {
-    const place = { file: displayUrl(url), record: what };
-    const onRequest = () => {
-      requests++;
-      tally.sent(kind);
-    };
-    let refreshed = false;
-    for (let attempt = 0; ; attempt++) {
-      const token = tokens ? await tokens.token() : source.bearerToken;
-      try {
-        const { body, cancel, response } = await httpGet(url, {
-          headers,
-          bearerToken: token,
-          tokenIssued: tokens !== undefined,
-          timeoutMs: source.timeoutMs,
-          retries: source.retries,
-          maxCompressionRatio: source.maxCompressionRatio,
-          signal: ctx.signal,
-          logger: ctx.logger,
-          backoffMs: options.backoffMs,
-          budget,
-          onRequest,
-        });
-        lastHeaders = response.headers;
-        serverTime ??= serverDate(response.headers);
-        const text = await readCapped(body, cancel, cap, place);
-        const n = Buffer.byteLength(text);
-        bytes += n;
-        tally.received(n);
-        return parse(text, place);
-      } catch (err) {
-        if (err instanceof FeedReadError && err.status === 401) {
-          if (tokens && token && !refreshed) {
-            // an expired or revoked token: one fresh token, then the same page again
-            tokens.refused(token);
-            refreshed = true;
-            attempt--;
-            continue;
-          }
-          throw unauthorized(err, place, { tokens, credential, refreshed });
-        }
-        if (!(err instanceof PageBodyError) || attempt >= source.retries)
-          throw onPage(settled(err, source.retries), place, source.retries);
-        ctx.logger.warn(
-          { url: place.file, page: what, attempt: attempt + 1 },
-          `RESO page unreadable, asking for it again: ${err.message}`,
-        );
-        await sleep(backoff * 2 ** attempt, undefined, { signal: ctx.signal }).catch((e) => {
-          throw new AbortedError(`GET ${place.file}`, e);
-        });
-      }
-    }
-  }
-
+  const conn: Conn = {
+    source,
+    ctx,
+    options,
+    tally,
+    tokens,
+    credential: tokens?.credential ?? (source.bearerToken ? 'the bearer token of source.bearerToken' : undefined),
+    budget: sourceBudget(source, ctx),
+    seen: { requests: 0, bytes: 0, serverTime: undefined, lastHeaders: undefined },
+  };
+  const { seen } = conn;
   return {
-    get,
-    text,
+    get: (url, what, kind = options.kind ?? 'pages') =>
+      fetchAs(conn, { url, what, kind, headers, cap: capsOf(source).page }, (text, place) =>
+        parsePage(text, place, source.maxPageRecords),
+      ),
+    text: (url, what, kind = 'metadata') =>
+      fetchAs(
+        conn,
+        { url, what, kind, headers: { ...headers, accept: 'application/xml' }, cap: capsOf(source).metadata },
+        (t) => t,
+      ),
     get requests() {
-      return requests;
+      return seen.requests;
     },
     tally,
     get bytes() {
-      return bytes;
+      return seen.bytes;
     },
     get serverTime() {
-      return serverTime;
+      return seen.serverTime;
     },
     get lastHeaders() {
-      return lastHeaders;
+      return seen.lastHeaders;
     },
   };
+}
+
+/** A page client's source, credentials and budget, and what it has seen so far. */
+interface Conn {
+  source: ResoSource;
+  ctx: FeedContext;
+  options: PageClientOptions;
+  tally: RequestTally;
+  tokens: TokenSource | undefined;
+  credential: string | undefined;
+  budget: ReturnType<typeof sourceBudget>;
+  seen: { requests: number; bytes: number; serverTime: number | undefined; lastHeaders: Headers | undefined };
+}
+
+/** One answer asked for: where, named how in errors, counted as what, with which headers, within what cap. */
+interface Ask {
+  url: string;
+  what: string;
+  kind: RequestKind;
+  headers: Record<string, string>;
+  cap: Cap;
+}
+
+/** the answer at `url` read whole, then parsed (an unreadable body, or a page that is not JSON, is asked for again) */
+async function fetchAs<T>(conn: Conn, ask: Ask, parse: Parse<T>): Promise<T> {
+  const { source, ctx, tokens } = conn;
+  const place = { file: displayUrl(ask.url), record: ask.what };
+  let refreshed = false;
+  for (let attempt = 0; ; attempt++) {
+    const token = tokens ? await tokens.token() : source.bearerToken;
+    try {
+      return parse(await readOnce(conn, ask, token, place), place);
+    } catch (err) {
+      if (err instanceof FeedReadError && err.status === 401) {
+        if (tokens && token && !refreshed) {
+          // an expired or revoked token: one fresh token, then the same page again
+          tokens.refused(token);
+          refreshed = true;
+          attempt--;
+          continue;
+        }
+        throw unauthorized(err, place, { tokens, credential: conn.credential, refreshed });
+      }
+      if (!(err instanceof PageBodyError) || attempt >= source.retries)
+        throw onPage(settled(err, source.retries), place, source.retries);
+      ctx.logger.warn(
+        { url: place.file, page: ask.what, attempt: attempt + 1 },
+        `RESO page unreadable, asking for it again: ${err.message}`,
+      );
+      await sleep((conn.options.backoffMs ?? 500) * 2 ** attempt, undefined, { signal: ctx.signal }).catch((e) => {
+        throw new AbortedError(`GET ${place.file}`, e);
+      });
+    }
+  }
+}
+
+/** One request's answer, read whole within its cap, its requests counted. */
+async function readOnce(
+  conn: Conn,
+  ask: Ask,
+  token: string | undefined,
+  place: { file: string; record: string },
+): Promise<string> {
+  const { source, ctx, seen } = conn;
+  const { body, cancel, response } = await httpGet(ask.url, {
+    headers: ask.headers,
+    bearerToken: token,
+    tokenIssued: conn.tokens !== undefined,
+    timeoutMs: source.timeoutMs,
+    retries: source.retries,
+    maxCompressionRatio: source.maxCompressionRatio,
+    signal: ctx.signal,
+    logger: ctx.logger,
+    backoffMs: conn.options.backoffMs,
+    budget: conn.budget,
+    onRequest: () => {
+      seen.requests++;
+      conn.tally.sent(ask.kind);
+    },
+  });
+  seen.lastHeaders = response.headers;
+  seen.serverTime ??= serverDate(response.headers);
+  const text = await readCapped(body, cancel, ask.cap, place);
+  const n = Buffer.byteLength(text);
+  seen.bytes += n;
+  conn.tally.received(n);
+  return text;
 }
 
 /** The server's clock by an answer's Date header, when it sent one. */

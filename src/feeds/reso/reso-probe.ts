@@ -140,8 +140,8 @@ async function probePageSize(
 /** Where the settings the answers point to differ from the source's. */
 function differencesOf(source: ResoSource, settings: ProbeReport['settings'], asked: number, cap?: number): string[] {
   const differences: string[] = [];
-  if (settings.paging !== source.paging)
-    differences.push(`paging: ${settings.paging} (the source says ${source.paging})`);
+  if (settings.paging !== (source.paging ?? 'keyset'))
+    differences.push(`paging: ${settings.paging} (the source says ${source.paging ?? 'keyset'})`);
   if (cap !== undefined && (source.maxPageSize ?? Infinity) > cap)
     differences.push(`maxPageSize: ${cap} (the server sent ${cap} of ${asked} with a nextLink)`);
   if (!settings.expandMedia && source.expandMedia)

@@ -45,7 +45,7 @@ import {
   usableTimestamp,
 } from './reso-query.js';
 import { resoLookup } from './reso-confirm.js';
-import { proveWindow } from './reso-proof.js';
+import { oldestRecords, proveTimeOrder, proveWindow } from './reso-proof.js';
 import type { RequestKind, RequestTally } from './reso-requests.js';
 import { readMetadata, type ResoMetadata } from './reso-metadata.js';
 import type { VendorProfile } from '../vendors/profile.js';
@@ -97,6 +97,8 @@ interface PullState {
   paging?: Paging;
   /** an incremental keyset pull that could not prove it read its window: the mark stays, and learns nextLink paging */
   unproven?: boolean;
+  /** a full pull proved the server orders by time as asked: the nextLink paging learned before is dropped */
+  reproved?: boolean;
 }
 
 /** How a pull is opened beside others: a tally shared with them, and the service's `$metadata` read once for all. */
@@ -128,51 +130,29 @@ export function openReso(
     if (!stored) mode = 'full';
     since = stored?.ts;
     const now = Date.now();
-    const seen = new Set<string>();
-    let index = 0;
-    let system: string | undefined;
+    const oldest = stored ? undefined : learnedToReprove(source, ctx, feedName, label);
+    const along: ReadAlong = {
+      ...(oldest && { oldest }),
+      label,
+      keyField: source.keyField,
+      stats,
+      seen: new Set(),
+      index: 0,
+      ...(!client && { replay: { stored, now, state } }),
+    };
     const pages = client
       ? livePages(source, client, stored, state, now, stats, ctx)
       : replayPages(source.path!, ctx, label, source.maxPageRecords);
     if (!client) state.mark = stored;
     try {
-      for await (const value of pages) {
-        for (const raw of value) {
-          const position = { file: label, index: index++ };
-          if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-            const error = new RecordParseError('a value of the page is not an object', {
-              file: label,
-              record: position.index,
-            });
-            yield { kind: 'error', position, error, standalone: true };
-            continue;
-          }
-          const record = raw as Record<string, unknown>;
-          if (typeof record.OriginatingSystemName === 'string') system = record.OriginatingSystemName;
-          const item = itemOf(record, source.keyField, position);
-          const id = item.position.id;
-          if (!client) {
-            // a replay is filtered here as a server would filter it (ge: the mark's own timestamp again)
-            const t = Date.parse(String(record[TS]));
-            if (stored && !(t >= Date.parse(stored.ts))) continue;
-            const ts = usableTimestamp(record[TS], now);
-            if (ts) state.mark = { ts: laterOf(state.mark?.ts, ts)! };
-          }
-          if (id !== undefined) {
-            if (seen.has(id)) {
-              if (stats.keysSeenTwice.length < SEEN_TWICE_LISTED) stats.keysSeenTwice.push(id);
-              stats.keysSeenTwiceCount++;
-            } else seen.add(id);
-          }
-          yield item;
-        }
-      }
+      for await (const value of pages) yield* pageItems(value, along);
     } finally {
       stats.pages = state.pages;
       stats.capped = state.capped;
     }
+    if (oldest && client && !state.capped) state.reproved = await reprove(source, client, oldest.list, stats, ctx);
     settleMark({ feedName, source, ctx, label, state, stored, now, full: mode === 'full' });
-    const osn = system ?? stored?.osn;
+    const osn = along.system ?? stored?.osn;
     if (state.mark && osn !== undefined) state.mark = { ...state.mark, osn };
     complete = true;
   }
@@ -233,9 +213,112 @@ function settleMark(pull: {
       `a $skip page shifted during the incremental pull (records before it left the result): the next pull asks again from ${state.mark.ts}`,
     );
   }
-  // what a pull learned of the server's paging outlives a full pull
-  if (state.mark && !stored && source.incremental && readMark(ctx, feedName, label)?.paging === 'nextLink')
+  // what a pull learned of the server's paging outlives a full pull, unless the full pull proved it wrong
+  if (
+    state.mark &&
+    !stored &&
+    source.incremental &&
+    !state.reproved &&
+    readMark(ctx, feedName, label)?.paging === 'nextLink'
+  )
     state.mark = { ...state.mark, paging: 'nextLink' };
+}
+
+/** The most records a full pull's re-proof of `$orderby` asks for (its one request: key and timestamp only). */
+const REPROOF_RECORDS = 200;
+
+/**
+ * A full pull of a feed whose mark learned nextLink paging, where nothing else decides it (source.paging
+ * unset, a vendor that takes `$orderby`): it keeps its oldest records by time, to re-prove (reprove).
+ */
+function learnedToReprove(
+  source: ResoSource,
+  ctx: FeedContext,
+  feedName: string,
+  label: string,
+): ReturnType<typeof oldestRecords> | undefined {
+  const profile = vendorProfile(source.vendor);
+  if (source.path || !source.incremental || source.paging !== undefined || !profile.orderby) return undefined;
+  if (readMark(ctx, feedName, label)?.paging !== 'nextLink') return undefined;
+  return oldestRecords(Math.min(pageSize(source, profile), REPROOF_RECORDS));
+}
+
+/** One request: does the server now order by time as asked (reso-proof.ts proveTimeOrder)? Said either way. */
+async function reprove(
+  source: ResoSource,
+  client: PageClient,
+  oldest: Array<{ key: string; ts: string }>,
+  stats: ResoReadStats,
+  ctx: FeedContext,
+): Promise<boolean> {
+  const profile = vendorProfile(source.vendor);
+  const q = pullQuery(source, profile, {
+    full: true,
+    order: 'time',
+    remaining: oldest.length,
+    select: [source.keyField, TS],
+  });
+  const url = queryUrl(source.url!, source.resource, { ...q, expandMedia: false, expandOpenHouse: false });
+  const proof = await proveTimeOrder({ client, url, oldest, keyField: source.keyField });
+  const warning = proof.proven
+    ? 'asked by ModificationTimestamp, the server answered the oldest records in that order: the nextLink paging an earlier incremental pull learned (it found $orderby ignored) is dropped, and incremental pulls page by keyset again'
+    : `${proof.why}: incremental pulls keep paging by @odata.nextLink (set source.paging to decide for good)`;
+  stats.warnings.push(warning);
+  ctx.logger.warn({ paging: proof.proven ? 'keyset' : 'nextLink' }, warning);
+  return proof.proven;
+}
+
+/** What the records of a pull share as they are read: where, the keys seen (twice: counted), the last MLS named, a replay's filter. */
+interface ReadAlong {
+  label: string;
+  keyField: string;
+  stats: ResoReadStats;
+  seen: Set<string>;
+  index: number;
+  /** the OriginatingSystemName of the last record that had one */
+  system?: string;
+  /** a replay (source.path): filtered here as a server would filter it, its mark moved by what it holds */
+  replay?: { stored: Mark | undefined; now: number; state: PullState };
+  /** a full pull that re-proves learned paging: its oldest records by time (learnedToReprove) */
+  oldest?: ReturnType<typeof oldestRecords>;
+}
+
+/** A page's records as feed items: a value that is not an object is an error of its own, a key seen before is counted. */
+function* pageItems(value: readonly unknown[], r: ReadAlong): Generator<FeedItem> {
+  for (const raw of value) {
+    const position = { file: r.label, index: r.index++ };
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      const error = new RecordParseError('a value of the page is not an object', {
+        file: r.label,
+        record: position.index,
+      });
+      yield { kind: 'error', position, error, standalone: true };
+      continue;
+    }
+    const record = raw as Record<string, unknown>;
+    if (typeof record.OriginatingSystemName === 'string') r.system = record.OriginatingSystemName;
+    r.oldest?.offer(record[r.keyField], record[TS]);
+    if (r.replay && !replayKeeps(record, r.replay)) continue;
+    const item = itemOf(record, r.keyField, position);
+    const id = item.position.id;
+    if (id !== undefined) {
+      if (r.seen.has(id)) {
+        if (r.stats.keysSeenTwice.length < SEEN_TWICE_LISTED) r.stats.keysSeenTwice.push(id);
+        r.stats.keysSeenTwiceCount++;
+      } else r.seen.add(id);
+    }
+    yield item;
+  }
+}
+
+/** A replay's record kept as a server would keep it (ge: the mark's own timestamp again); the mark moves to the latest kept. */
+function replayKeeps(record: Record<string, unknown>, replay: NonNullable<ReadAlong['replay']>): boolean {
+  const { stored, now, state } = replay;
+  const t = Date.parse(String(record[TS]));
+  if (stored && !(t >= Date.parse(stored.ts))) return false;
+  const ts = usableTimestamp(record[TS], now);
+  if (ts) state.mark = { ts: laterOf(state.mark?.ts, ts)! };
+  return true;
 }
 
 /** A pull's stats; its requests and bytes as they stand when read (the confirmation's come after the pull: reso-requests.ts). */
@@ -472,10 +555,11 @@ function planPull(pull: Pick<LivePull, 'source' | 'client' | 'stored' | 'state' 
     ? [...new Set([...source.select, source.keyField, TS, ...(photos ? [photos] : [])])]
     : undefined;
   const order = stored ? 'time' : 'key';
-  let paging: Paging = source.paging === 'keyset' && profile.orderby ? 'keyset' : 'nextLink';
-  if (paging === 'keyset' && stored?.paging === 'nextLink') {
+  let paging: Paging = (source.paging ?? 'keyset') === 'keyset' && profile.orderby ? 'keyset' : 'nextLink';
+  // (what was learned, where the config says nothing: source.paging, set, wins)
+  if (paging === 'keyset' && stored?.paging === 'nextLink' && source.paging === undefined) {
     paging = 'nextLink';
-    const warning = `this incremental pull pages by @odata.nextLink: the server was found to ignore $orderby (an earlier pull could not prove it read its window by keyset); set source.paging: nextLink to say so`;
+    const warning = `this incremental pull pages by @odata.nextLink: the server was found to ignore $orderby (an earlier pull could not prove it read its window by keyset); the next full pull asks again, and source.paging decides for good`;
     stats.warnings.push(warning);
     ctx.logger.warn({ paging }, warning);
   }
@@ -630,7 +714,11 @@ async function advance(
 /** An incremental keyset pull that could not prove its window: its mark stays, and it learns nextLink paging. */
 function unproven(p: LivePull, why: string): void {
   p.state.unproven = true;
-  const warning = `${why}; the mark stays at ${p.stored!.ts} and the next incremental pulls page by @odata.nextLink from it (set source.paging: nextLink for this server)`;
+  const next =
+    p.source.paging === 'keyset'
+      ? 'source.paging: keyset keeps the next pulls on keyset, so the mark moves when one proves its window (unset it to let feedsync page by @odata.nextLink)'
+      : 'the next incremental pulls page by @odata.nextLink from it (set source.paging: nextLink for this server)';
+  const warning = `${why}; the mark stays at ${p.stored!.ts} and ${next}`;
   p.stats.warnings.push(warning);
   p.ctx.logger.warn({ paging: 'nextLink' }, warning);
 }

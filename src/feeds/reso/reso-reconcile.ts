@@ -22,6 +22,7 @@ import { vendorProfile } from '../vendors/registry.js';
 import type { PageClient } from './reso-pages.js';
 import { laterOf, TS, usableTimestamp } from './reso-query.js';
 import { keysOnlyPages, openReso, readMark, type ResoOpenOptions } from './reso-reader.js';
+import type { RequestTally } from './reso-requests.js';
 import { reconcileSection, type ReconcileStats } from './reso-sections.js';
 
 export function openResoReconcile(
@@ -42,23 +43,7 @@ export function openResoReconcile(
   /** the keys-only pages read: the reconcile's pages (its fetches by key and the confirmation are requests, not pages) */
   let pages = 0;
   const counted: ReconcileStats = { keys: 0, fetched: 0 };
-  const stats: SourceReadStats = {
-    mode: 'reconcile',
-    get pages() {
-      return pages;
-    },
-    get requests() {
-      return tally.total;
-    },
-    tally,
-    get bytes() {
-      return tally.bytes;
-    },
-    warnings: [],
-    get sections() {
-      return [reconcileSection(counted)];
-    },
-  };
+  const stats = reconcileStats(tally, counted, () => pages);
 
   async function* items(): AsyncIterable<FeedItem> {
     if (ask.keyFields.length === 0) {
@@ -110,13 +95,7 @@ export function openResoReconcile(
       // deletes its listing); one not returned by key is gone since, absent like any key the server lacks
       for (const key of wanted.values()) present.delete(key);
     }
-    if (mark && latest) {
-      const bound = new Date((keysClient?.serverTime ?? now) - 1000).toISOString();
-      reached = JSON.stringify({
-        ...mark,
-        ts: laterOf(mark.ts, Date.parse(latest) > Date.parse(bound) ? bound : latest),
-      });
-    }
+    if (mark && latest) reached = markReached(mark, latest, keysClient?.serverTime ?? now);
   }
 
   return {
@@ -129,6 +108,37 @@ export function openResoReconcile(
     present,
     ...(base.lookup && { lookup: base.lookup }),
     stats,
+  };
+}
+
+/** The stored mark moved to the latest change read, never past the server's clock when it answered, less a second. */
+function markReached(mark: NonNullable<ReturnType<typeof readMark>>, latest: string, serverTime: number): string {
+  const bound = new Date(serverTime - 1000).toISOString();
+  return JSON.stringify({ ...mark, ts: laterOf(mark.ts, Date.parse(latest) > Date.parse(bound) ? bound : latest) });
+}
+
+/**
+ * A reconcile's stats, read when reported: its keys-only pages (its fetches by key and the
+ * confirmation are requests, not pages), the read's tally (the confirmation's requests and answers,
+ * after the read, among them), its section.
+ */
+function reconcileStats(tally: RequestTally, counted: ReconcileStats, pages: () => number): SourceReadStats {
+  return {
+    mode: 'reconcile',
+    get pages() {
+      return pages();
+    },
+    get requests() {
+      return tally.total;
+    },
+    tally,
+    get bytes() {
+      return tally.bytes;
+    },
+    warnings: [],
+    get sections() {
+      return [reconcileSection(counted)];
+    },
   };
 }
 

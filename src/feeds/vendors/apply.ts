@@ -32,7 +32,7 @@ export interface VendorRuleInput {
   path?: string | undefined;
   originatingSystem?: string | undefined;
   filter?: string | undefined;
-  paging: 'keyset' | 'nextLink';
+  paging?: 'keyset' | 'nextLink' | undefined;
   expandMedia: boolean;
   maxPageSize?: number | undefined;
 }

@@ -4,8 +4,8 @@ import type { VendorProfile } from './profile.js';
 export const bridge: VendorProfile = {
   name: 'bridge',
   title: 'Bridge RESO Web API',
+  // (paging unset: keyset, the source's default; a default set here would read as the user's word, which wins over what a pull learns)
   defaults: {
-    paging: 'keyset',
     maxPageSize: 200,
   },
   // v2 reads $top as the page size, v3 the maxpagesize preference: both are sent (max 200); keyset

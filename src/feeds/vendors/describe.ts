@@ -6,7 +6,7 @@ import { VENDORS } from './registry.js';
 
 export function describeVendor(s: ResoSource): string {
   const p = VENDORS[s.vendor];
-  const parts: string[] = [`paging ${s.paging}`];
+  const parts: string[] = [`paging ${s.paging ?? 'keyset'}`];
   if (!p.orderby) parts.push('no $orderby');
   parts.push(
     p.pageSizeBy === 'top'

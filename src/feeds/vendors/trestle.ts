@@ -6,7 +6,7 @@ export const trestle: VendorProfile = {
   title: 'Trestle WebAPI',
   defaults: {
     url: 'https://api-trestle.corelogic.com/trestle/odata',
-    paging: 'keyset',
+    // (paging unset: keyset, the source's default; set here it would read as the user's word, which wins over what a pull learns)
     maxPageSize: 1000,
     auth: { tokenUrl: 'https://api-trestle.corelogic.com/trestle/oidc/connect/token', scope: 'api' },
     limits: { perMinute: 180, perHour: 7200 },

@@ -1,13 +1,13 @@
 // What the status page shows, gathered as plain data: per feed (per chatbot of a routed feed) its
 // last runs (from the change log), its next scheduled run (the queue's job scheduler), freshness
-// against alerts.rules.staleHours, whether it is paused or running now, and the alert conditions
-// open for it.
+// against alerts.rules.staleHours, whether it is paused or running now (and on which worker: host,
+// pid), and the alert conditions open for it.
 import type { FeedConfig } from '../../config/schema.js';
 import { loadAlertState } from '../../alerts/index.js';
 import { excerpt } from '../../errors.js';
 import { boundReport } from '../../queue/report-size.js';
 import type { ChangeLog, RunEntry } from '../../change-log/change-log.js';
-import { feedsOfSyncJob, syncSchedulerOf, type Queues } from '../../queue/index.js';
+import { describeWorker, feedsOfSyncJob, parseWorkerName, syncSchedulerOf, type Queues } from '../../queue/index.js';
 import type { KvStore } from '../../state/kv-store.js';
 import { lanesOf, progressWords, RunProgress } from '../../sync/index.js';
 import type { UndoReport } from '../../undo/report.js';
@@ -53,6 +53,8 @@ export interface FeedStatus {
   state: 'paused' | 'running' | 'idle';
   /** running: what its job reported last (BullMQ job progress): "writing 1,200/3,400 (35%), about 2 min left" */
   progress?: string;
+  /** running: the worker process running its job, "host pid 1234" (BullMQ's processedBy: queue/worker-identity.ts) */
+  worker?: string;
   alerts: Array<{ condition: string; message: string; since: string }>;
 }
 
@@ -67,6 +69,12 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
     deps.pausedFeeds?.() ?? Promise.resolve(new Set<string>()),
   ]);
   const running = new Set(active.flatMap((j) => feedsOfSyncJob(j?.data, deps.feeds)));
+  // who runs each feed's job now
+  const workerOf = new Map<string, string>();
+  for (const j of active) {
+    const w = parseWorkerName(j?.processedBy);
+    if (w) for (const feed of feedsOfSyncJob(j?.data, deps.feeds)) workerOf.set(feed, describeWorker(w));
+  }
   // each running job's progress (jobs/listing-sync.ts: the feed it is on), read back through its schema
   const progress = new Map<string, string>();
   for (const j of active) {
@@ -93,6 +101,7 @@ export async function gatherStatus(deps: StatusDeps): Promise<{ at: string; stal
             ? ('running' as const)
             : ('idle' as const),
         ...(running.has(f.name) && progress.has(f.name) && { progress: progress.get(f.name) }),
+        ...(running.has(f.name) && workerOf.has(f.name) && { worker: workerOf.get(f.name) }),
       };
       // a routed feed: a row per chatbot, with that chatbot's runs and alerts
       const routed = f.chatbots !== undefined;

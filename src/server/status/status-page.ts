@@ -37,7 +37,7 @@ export function renderStatus(status: { at: string; staleHours: number; feeds: Fe
 <td class="num">${l ? h(formatMs(l.durationMs)) : ''}</td>
 <td class="freshness">${fresh}</td>
 <td>${f.next ? h(when(f.next)) : f.schedule ? h(f.schedule) : '<small>not scheduled</small>'}</td>
-<td><span class="state ${f.state}">${f.state}</span>${f.progress ? ` <span class="progress">${h(f.progress)}</span>` : ''}</td>
+<td>${stateCell(f)}</td>
 <td>${f.alerts.map((a) => `<div class="alert" title="since ${h(a.since)}">${h(a.condition)}: ${h(a.message)}</div>`).join('')}</td>
 </tr>`;
   });
@@ -157,4 +157,11 @@ function ago(ms: number): string {
   if (m < 120) return `${m} min`;
   const hrs = ms / 3_600_000;
   return hrs < 48 ? `${hrs.toFixed(1)} h` : `${(hrs / 24).toFixed(1)} days`;
+}
+
+/** A row's state: paused, idle, or running (on which worker, how far). */
+function stateCell(f: FeedStatus): string {
+  const on = f.worker ? ` <small class="worker">on ${h(f.worker)}</small>` : '';
+  const progress = f.progress ? ` <span class="progress">${h(f.progress)}</span>` : '';
+  return `<span class="state ${f.state}">${f.state}</span>${on}${progress}`;
 }

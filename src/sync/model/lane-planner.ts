@@ -3,6 +3,7 @@
 // logs no change: sync/run/ makes a decision into a write job (in a dry run, into the plan view
 // and the change log's entry) and hands the read a planner whose answers are those jobs.
 import type { FeedItem } from '../../feeds/types.js';
+import type { KeyedItem } from '../../mapping/types.js';
 import type { FeedCollector } from './feed-side.js';
 import type { Mapped } from './lane-tally.js';
 import type { DesiredListing, PlannedCreate, PlannedUpdate, RememberedListing } from './plan-types.js';
@@ -25,7 +26,7 @@ export const UNCHANGED: PlanDecision = Object.freeze({ kind: 'unchanged' });
 export interface PlannerSteps<Out> {
   collector: FeedCollector;
   /** one record routed to the lane: what it comes to now, if anything */
-  take(item: FeedItem, map: () => Mapped): Out | undefined;
+  take(item: KeyedItem, map: () => Mapped): Out | undefined;
   /**
    * A record read while the chatbot is still paged (read-feed.ts, whilePaging): remembered when its
    * stamp shows it in step with the one copy of its key paged so far, as read() would remember it
@@ -35,7 +36,7 @@ export interface PlannerSteps<Out> {
    */
   readEarly(item: FeedItem, key: string): RememberedListing | 'not yet' | 'later';
   /** take in two halves, for a step between them (the media mirror): the record read (mapped unless in step)... */
-  read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined;
+  read(item: KeyedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined;
   /** ...and planned (through the pending window) */
   push(entry: DesiredListing | RememberedListing): Out | undefined;
   /** a listing whose photos were not all mirrored: no stamp, so the next run maps it again */

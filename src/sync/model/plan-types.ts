@@ -215,6 +215,15 @@ export interface PlannedDelete {
   mlsNumber?: string;
 }
 
+/** The deletes planned once the whole feed has been seen (plan.ts planDeletes), and the keys left alone. */
+export interface DeleteDecision {
+  deletes: PlannedDelete[];
+  /** keys whose record was rejected: their remote listing is left as it is */
+  protectedKeys: string[];
+  /** remote listings only another feed of the chatbot wrote: left alone */
+  otherFeeds: number;
+}
+
 export interface DuplicateGroup {
   key: string;
   keepId: number;

@@ -44,3 +44,9 @@ export interface ChatbotState {
   /** every feed of the chatbot in the config, by name */
   feeds: Map<string, FeedState>;
 }
+
+/** A chatbot's sync state, as its paging's lanes read it: the chatbot's state and each lane's stored stamps. */
+export interface ChatbotStateRead {
+  state: ChatbotState;
+  stamps: Map<string, ReadonlyMap<string, string>>;
+}

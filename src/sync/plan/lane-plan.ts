@@ -7,7 +7,7 @@
 // and change-log entries. What the lane learns here (counts, fingerprints to record, stamps,
 // duplicate deletes) is read by the guard, commit and report steps.
 import type { FeedItem } from '../../feeds/types.js';
-import type { MappedItem } from '../../mapping/types.js';
+import type { KeyedItem, MappedItem } from '../../mapping/types.js';
 import { Entries } from '../model/entries.js';
 import type { FeedCollector, NewCollector } from '../model/feed-side.js';
 import { UNCHANGED, type PlanDecision, type PlannerSteps } from '../model/lane-planner.js';
@@ -43,8 +43,6 @@ export interface LanePlannerInput {
   /** the run's clock: a record whose sold window has ended is mapped (judged again), whatever its stamp */
   now?: () => Date;
   knownRecurring: ReadonlySet<string>;
-  /** reads the record's key where the feed's mapping would (for a record not mapped) */
-  keyOf(item: FeedItem & { kind: 'record' }): string | undefined;
   /** maps a record again (a remembered one that must be planned after all) */
   map(item: FeedItem): MappedItem;
   /** the lane's feed side (read/desired.ts createFeedCollector; the run adds the change log's sink of rejected records) */
@@ -261,10 +259,10 @@ function readStep(st: PlanState) {
       return remembered(item, key, text);
     },
     /** one feed item, mapped unless its stamp shows it in step; what is valid comes back to be planned */
-    read(item: FeedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined {
+    read(item: KeyedItem, map: () => Mapped): DesiredListing | RememberedListing | undefined {
       if (seed === undefined || item.kind !== 'record') return added(map().item);
       const text = recordText(item);
-      const key = input.keyOf(item);
+      const key = item.key;
       if (key !== undefined && inStepSince(seed, key, text)) return remembered(item, key, text);
       const mapped = map();
       const entry = added(mapped.item);

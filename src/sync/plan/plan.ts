@@ -22,6 +22,7 @@ import type { WithheldField } from '../../mapping/display-rules.js';
 import {
   ruleOf,
   type DesiredListing,
+  type DeleteDecision,
   type DesiredSide,
   type DuplicateGroup,
   type PlannedCreate,
@@ -31,6 +32,8 @@ import {
   type RemoteListing,
   type RemoteSide,
 } from '../model/plan-types.js';
+
+export type { DeleteDecision } from '../model/plan-types.js';
 
 export interface ListingDecision {
   create?: PlannedCreate;
@@ -108,12 +111,6 @@ export function duplicatesOf(
           }))
         : [],
   };
-}
-
-export interface DeleteDecision {
-  deletes: PlannedDelete[];
-  protectedKeys: string[];
-  otherFeeds: number;
 }
 
 /**

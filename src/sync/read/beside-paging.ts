@@ -9,9 +9,7 @@
 // Nothing is mapped, planned against the unfinished paging or written here. At most
 // BESIDE_PAGING_HELD records wait at once: past that, the read pauses until pages come.
 import { setImmediate } from 'node:timers/promises';
-import type { FeedItem } from '../../feeds/types.js';
-import type { CompiledMapping } from '../../mapping/compile.js';
-import { recordKey } from './record-key.js';
+import type { KeyedItem } from '../../mapping/types.js';
 import type { Job } from '../model/execution.js';
 import type { PlannerSteps } from '../model/lane-planner.js';
 
@@ -37,7 +35,7 @@ export interface PagingSoFar {
 
 /** What the read beside the paging leaves for the plain path: the records that wait, and the reader's failure (rethrown after them). */
 export interface Early {
-  held: FeedItem[];
+  held: KeyedItem[];
   failed: { err: unknown } | undefined;
 }
 
@@ -47,12 +45,10 @@ interface BesideLane {
 }
 
 export interface BesideRead {
-  batches: AsyncIterator<FeedItem[]>;
+  batches: AsyncIterator<KeyedItem[]>;
   /** whether a record goes to the lane (its `where`) */
-  routes(item: FeedItem): boolean;
+  routes(item: KeyedItem): boolean;
   counted(): void;
-  compiled: CompiledMapping;
-  keyBy: 'MLSNumber' | 'URL';
   signal: AbortSignal;
 }
 
@@ -94,7 +90,7 @@ export async function readBesidePaging(
       for (let i = 0; i < batch.length; i++) {
         const item = batch[i]!;
         read.counted();
-        queues.add(item, keyOfItem(item, read), item.kind === 'record' && read.routes(item));
+        queues.add(item, item.key, item.kind === 'record' && read.routes(item));
         // (the paging's answers wait for this thread: a batch is a few ms of work, a page's latency a few tens)
         if (i % YIELD_EVERY === YIELD_EVERY - 1) {
           arrived();
@@ -114,7 +110,7 @@ export async function readBesidePaging(
 /** The records that wait: per key until a page brings it, or for the plain path (`early.held`, in the order they were given up). */
 class KeyQueues {
   /** records of keys no copy of which is paged yet, per key in feed order */
-  #notYet = new Map<string, FeedItem[]>();
+  #notYet = new Map<string, KeyedItem[]>();
   #notYetCount = 0;
   /** keys whose records wait for the plain path */
   #later = new Set<string>();
@@ -129,7 +125,7 @@ class KeyQueues {
   }
 
   /** one record read; `routed`: a record that goes to the lane (anything else waits for the plain path) */
-  add(item: FeedItem, key: string | undefined, routed: boolean): void {
+  add(item: KeyedItem, key: string | undefined, routed: boolean): void {
     if (key === undefined) {
       this.early.held.push(item);
       return;
@@ -166,7 +162,7 @@ class KeyQueues {
     this.#notYetCount = 0;
   }
 
-  #take(item: FeedItem, key: string): 'taken' | 'not yet' | 'later' {
+  #take(item: KeyedItem, key: string): 'taken' | 'not yet' | 'later' {
     const entry = this.l.planner.readEarly(item, key);
     if (typeof entry === 'string') return entry;
     // (a remembered record that leaves the window is counted unchanged: no job, nothing planned against the paging)
@@ -175,7 +171,7 @@ class KeyQueues {
   }
 
   /** the key's records wait for the plain path from here on: those queued before these first */
-  #toLater(key: string, items: readonly FeedItem[]): void {
+  #toLater(key: string, items: readonly KeyedItem[]): void {
     this.#later.add(key);
     const queue = this.#notYet.get(key);
     if (queue) {
@@ -185,10 +181,4 @@ class KeyQueues {
     }
     this.early.held.push(...items);
   }
-}
-
-/** The item's key as the lane's planner reads it: a record's by recordKey (its planner's keyOf), anything else's from its data. */
-function keyOfItem(item: FeedItem, read: Pick<BesideRead, 'compiled' | 'keyBy'>): string | undefined {
-  if (item.kind === 'record') return recordKey(item, read.compiled, read.keyBy);
-  return item.data === undefined ? undefined : read.compiled.keyOf(item.data, read.keyBy);
 }

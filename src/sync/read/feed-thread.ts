@@ -16,7 +16,10 @@ import type { FeedSource } from '../../feeds/config-schema.js';
 import { CsvRecord, RowShape } from '../../feeds/csv/csv-record.js';
 import { itemsOf } from '../../feeds/item-batches.js';
 import { feedPath } from '../../feeds/source/file-source.js';
-import type { FeedItem, OpenedFeed, RecordPosition } from '../../feeds/types.js';
+import type { FeedItem, RecordPosition } from '../../feeds/types.js';
+import { keyed } from '../../mapping/item-key.js';
+import type { KeyedItem } from '../../mapping/types.js';
+import type { KeyedFeed } from './keyed-feed.js';
 import type { MappingConfig } from '../../mapping/config-schema.js';
 import type { FeedBatch, FeedRead, FeedWorkerMessage, FeedWorkerTask, WireFailure, WireItem } from './feed-wire.js';
 import { startWorker, workerEntry } from '../util/worker-start.js';
@@ -40,7 +43,8 @@ export interface FeedThreadOptions {
   stopWaitMs?: number;
 }
 
-export interface FeedThread extends OpenedFeed {
+/** The feed read by the worker, its items keyed there. */
+export interface FeedThread extends KeyedFeed {
   /** ends the worker (at once if the items were not read to their end) */
   close(): Promise<void>;
 }
@@ -229,7 +233,7 @@ async function* threadBatches(
   read: FeedRead,
   next: () => Promise<FeedWorkerMessage>,
   close: () => Promise<void>,
-): AsyncGenerator<FeedItem[]> {
+): AsyncGenerator<KeyedItem[]> {
   let shape: RowShape | undefined;
   try {
     for (;;) {
@@ -247,13 +251,14 @@ async function* threadBatches(
   }
 }
 
-function batchItems(b: FeedBatch, file: string, shape: RowShape | undefined): FeedItem[] {
-  const out = new Array<FeedItem>(b.kinds.length);
+function batchItems(b: FeedBatch, file: string, shape: RowShape | undefined): KeyedItem[] {
+  const out = new Array<KeyedItem>(b.kinds.length);
   let r = 0;
   let o = 0;
   for (let i = 0; i < b.kinds.length; i++) {
     if (b.kinds[i] === 1) {
-      out[i] = itemOf(b.others[o++]!);
+      out[i] = keyed(itemOf(b.others[o]!), b.otherKeys[o]);
+      o++;
       continue;
     }
     if (!shape) throw new Error(`the feed thread reading ${file} sent a record before the header`);

@@ -23,7 +23,8 @@ export type FeedWorkerTask = { read: FeedRead } | { took: number; id: number } |
 
 /**
  * Items in feed order: `kinds` says, item by item, whether it is the next of the joined-form
- * records (0: its text, key and line) or the next of `others` (1: any other item, as it crosses).
+ * records (0: its text, key and line) or the next of `others` (1: any other item, as it crosses,
+ * its key in `otherKeys`).
  */
 export interface FeedBatch {
   kinds: Uint8Array<ArrayBuffer>;
@@ -32,6 +33,8 @@ export interface FeedBatch {
   lines: Int32Array<ArrayBuffer>;
   indexes: Int32Array<ArrayBuffer>;
   others: WireItem[];
+  /** the listing key of each of `others`, as the worker read it (mapping/item-key.ts) */
+  otherKeys: Array<string | undefined>;
 }
 
 export type WireItem =

@@ -10,7 +10,7 @@ import { readCsv } from '../../feeds/csv/csv-reader.js';
 import { openFileSource } from '../../feeds/source/file-source.js';
 import type { FeedItem, RecordPosition } from '../../feeds/types.js';
 import { compileMapping } from '../../mapping/compile.js';
-import { recordKey } from './record-key.js';
+import { itemKey } from '../../mapping/item-key.js';
 import { columnsNeeded } from '../../mapping/columns-needed.js';
 import type { FeedBatch, FeedRead, FeedWorkerMessage, FeedWorkerTask, WireFailure, WireItem } from './feed-wire.js';
 
@@ -65,9 +65,9 @@ async function read(task: FeedRead, c: Current, out: NonNullable<typeof parentPo
       { label, delimiter, quote, encoding, maxRecordBytes, maxColumns, onHeader, columns },
       { lazy: true },
     )) {
-      if (item.kind === 'record' && item.text?.startsWith('c'))
-        batch.record(item.text, recordKey(item, compiled, task.keyBy), item.position);
-      else batch.other(wireItem(item));
+      const key = itemKey(item, compiled, task.keyBy);
+      if (item.kind === 'record' && item.text?.startsWith('c')) batch.record(item.text, key, item.position);
+      else batch.other(wireItem(item), key);
       if (batch.full) {
         if (!(await send(batch))) return post({ id: c.id, end: 'stopped' }); // (leaving the loop closes the file)
         batch = new Builder(task.batchSize);
@@ -89,6 +89,7 @@ class Builder {
   readonly lines: Int32Array<ArrayBuffer>;
   readonly indexes: Int32Array<ArrayBuffer>;
   readonly others: WireItem[] = [];
+  readonly otherKeys: Array<string | undefined> = [];
   size = 0;
   constructor(private readonly capacity: number) {
     this.kinds = new Uint8Array(capacity);
@@ -106,8 +107,9 @@ class Builder {
     this.indexes[this.texts.length - 1] = position.index;
     this.kinds[this.size++] = 0;
   }
-  other(item: WireItem): void {
+  other(item: WireItem, key: string | undefined): void {
     this.others.push(item);
+    this.otherKeys.push(key);
     this.kinds[this.size++] = 1;
   }
   done(): FeedBatch {
@@ -119,6 +121,7 @@ class Builder {
       lines: this.lines.slice(0, n),
       indexes: this.indexes.slice(0, n),
       others: this.others,
+      otherKeys: this.otherKeys,
     };
   }
 }

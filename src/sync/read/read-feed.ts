@@ -5,9 +5,8 @@
 // for the write pool (execute.ts, runPool). A record no lane takes is counted "routed nowhere";
 // a lane whose chatbot holds a record that now goes elsewhere deletes its copy (an agent change).
 import { inBatches } from '../../feeds/item-batches.js';
-import type { FeedItem, OpenedFeed } from '../../feeds/types.js';
-import type { CompiledMapping } from '../../mapping/compile.js';
-import type { MappedItem } from '../../mapping/types.js';
+import type { FeedItem } from '../../feeds/types.js';
+import type { KeyedItem, MappedItem } from '../../mapping/types.js';
 import { authFailure } from '../util/auth.js';
 import type { Executor, Job, LaneJob } from '../model/execution.js';
 import type { Lane } from './lanes.js';
@@ -17,6 +16,7 @@ import { readBesidePaging, type Early } from './beside-paging.js';
 import type { MediaStep, MirrorEntry } from '../../media/index.js';
 import type { DesiredListing, RememberedListing } from '../model/plan-types.js';
 import type { PagingSoFar } from './beside-paging.js';
+import { keyItems, type FeedKey, type KeyedFeed } from './keyed-feed.js';
 
 const mirrorEntry = (entry: DesiredListing, item: FeedItem): MirrorEntry => ({
   key: entry.key,
@@ -60,10 +60,11 @@ export interface FeedRead {
 
 export interface ReadFeedInput {
   feedName: string;
-  opened: OpenedFeed;
+  /** the feed, its items carrying their keys */
+  opened: KeyedFeed;
   lanes: readonly ReadingLane[];
-  compiled: CompiledMapping;
-  keyBy: 'MLSNumber' | 'URL';
+  /** how an item read again (again) gets its key */
+  key: FeedKey;
   /** how many unmapped values the mapping met so far (a record that meets one gets no stamp) */
   unmappedSeen(): number;
   onRecords?(records: number): void;
@@ -140,7 +141,7 @@ export function readFeed(input: ReadFeedInput): FeedRead {
       await batches.return?.();
     },
     jobs: jobs(),
-    again: (l, items) => readAgain(l, items, routes, mapOnce, media),
+    again: (l, items) => readAgain(l, keyItems(items, input.key), routes, mapOnce, media),
     get done() {
       return state.done;
     },
@@ -173,14 +174,14 @@ interface Router {
  * entries wait instead). A function, not a generator: a rerun routes every record and most give no
  * job, and jobs()'s yield* of a generator costs promises and turns of the loop a record.
  */
-function route(r: Router, item: FeedItem, out: LaneJob[]): void {
+function route(r: Router, item: KeyedItem, out: LaneJob[]): void {
   const { input, routes, waiting } = r;
   const map = once(r.mapOnce, item);
   let taken = false;
   for (const l of input.lanes) {
     // records only are routed: a removal or a broken record goes to every lane (each acts on its own copy)
     if (!routes(l, item)) {
-      if (item.kind === 'record') movedAway(l, item, input);
+      if (item.kind === 'record') movedAway(l, item.key);
       continue;
     }
     taken = true;
@@ -217,8 +218,7 @@ function routesOf(lanes: readonly ReadingLane[]): (l: ReadingLane, item: FeedIte
 }
 
 /** A record this lane does not take: a copy its chatbot holds went elsewhere. */
-function movedAway(l: ReadingLane, item: FeedItem & { kind: 'record' }, input: ReadFeedInput): void {
-  const key = input.compiled.keyOf(item.data, input.keyBy);
+function movedAway(l: ReadingLane, key: string | undefined): void {
   if (key !== undefined && l.remote.has(key)) l.planner.collector.movedAway(key);
 }
 
@@ -261,7 +261,7 @@ function* salvage(media: MediaStep, batch: readonly Awaiting[]): Generator<LaneJ
 /** Records read again after the feed ended, through one lane: planned at once, not left waiting in the window (the feed's end has passed). */
 async function* readAgain(
   l: ReadingLane,
-  items: readonly FeedItem[],
+  items: readonly KeyedItem[],
   routes: ReturnType<typeof routesOf>,
   mapOnce: MapOnce,
   media: MediaStep | undefined,

@@ -1,11 +1,11 @@
 // Step "page" of a chatbot run (docs/design.md): the chatbot's listings, paged once for every lane
-// of the run that writes into it (remote.ts), and its sync state read meanwhile (paging leaves the
-// main thread idle between pages; the caller's chatbot lock keeps other runs from writing it).
+// of the run that writes into it (remote.ts), and its sync state read meanwhile (settle/state.ts
+// readChatbotState, begun by the run: paging leaves the main thread idle between pages; the
+// caller's chatbot lock keeps other runs from writing it).
 // A paging that fails ends every lane of the chatbot with the failure; the other chatbots go on.
 import type { ChatbotApi } from '../../api/types.js';
 import type { ApiConfig } from '../../config/schema.js';
 import { AbortedError, causeMessage, isRetryable } from '../../errors.js';
-import type { KvStore } from '../../state/kv-store.js';
 import { authFailure } from '../util/auth.js';
 import type { Lane } from '../model/lane.js';
 import type { EchoFiles } from './page-echo.js';
@@ -13,8 +13,9 @@ import type { RemoteSide } from '../model/plan-types.js';
 import type { RemoteIndex } from './remote-index.js';
 import { fetchRemote, fetchRemoteKeys, type RemoteOptions } from './remote.js';
 import type { SyncOutcome } from '../model/outcome.js';
-import { loadChatbotState, loadStamps } from '../settle/state.js';
-import type { ChatbotFeed, ChatbotState } from '../model/state-names.js';
+import type { ChatbotFeed, ChatbotState, ChatbotStateRead } from '../model/state-names.js';
+
+export type { ChatbotStateRead } from '../model/state-names.js';
 
 export type ChatbotRemote = RemoteSide & { byKey: RemoteIndex };
 
@@ -24,15 +25,12 @@ export type PagedChatbot =
 
 export interface PageChatbotInput {
   api: ChatbotApi;
-  store: KvStore;
   apiConfig: ApiConfig;
   chatbot: string;
   /** the run's lanes into this chatbot */
   lanes: readonly Lane[];
   /** every lane of the config into this chatbot: the others' listings are left alone */
   writers: readonly ChatbotFeed[];
-  /** lanes whose records are stamped (their stored stamps are read) */
-  stamped: ReadonlySet<string>;
   /** keep each listing's compared JSON (a dry run, a change log: changed fields named old → new) */
   keepCompared: boolean;
   echoFiles?: EchoFiles;
@@ -49,12 +47,6 @@ export interface PageChatbotInput {
   keys?: Promise<ReadonlySet<string>>;
 }
 
-/** A chatbot's sync state, as its paging's lanes read it: the chatbot's state and each lane's stored stamps. */
-export interface ChatbotStateRead {
-  state: ChatbotState;
-  stamps: Map<string, ReadonlyMap<string, string>>;
-}
-
 /**
  * A paging under way (startPaging): its state read, its index as soon as paging has made it (a feed
  * read beside the paging asks it what is paged so far: RemoteIndex.pagedCopy), and its end.
@@ -66,29 +58,16 @@ export interface PagingHandle {
   done: Promise<PagedChatbot>;
 }
 
-/** The chatbot's state read at once, its paging once `after` has settled (the run pages one chatbot at a time). */
-export function startPaging(input: PageChatbotInput, after: Promise<unknown>): PagingHandle {
-  const state = readState(input);
+/** The chatbot's paging once `after` has settled (the run pages one chatbot at a time), with its state as read meanwhile. */
+export function startPaging(
+  input: PageChatbotInput,
+  after: Promise<unknown>,
+  state: Promise<ChatbotStateRead>,
+): PagingHandle {
   let made: (index: RemoteIndex | undefined) => void = () => undefined;
   const index = new Promise<RemoteIndex | undefined>((resolve) => (made = resolve));
   const done = after.then(() => pageChatbot(input, state, made)).finally(() => made(undefined));
   return { state, index, done };
-}
-
-function readState(input: PageChatbotInput): Promise<ChatbotStateRead> {
-  const { store, chatbot, lanes, writers } = input;
-  const read = Promise.all([
-    loadChatbotState(store, chatbot, writers),
-    Promise.all(
-      lanes.map(
-        async (l) =>
-          [l.id, input.stamped.has(l.id) ? await loadStamps(store, l.id) : new Map<string, string>()] as const,
-      ),
-    ),
-  ]).then(([state, stamps]) => ({ state, stamps: new Map(stamps) }));
-  // a run whose paging fails ends with that failure, so a read failure then has nothing to add
-  read.catch(() => undefined);
-  return read;
 }
 
 /** The paging itself, its index handed to `onIndex` as soon as there is one; with the state read, once both are done. */

@@ -3,13 +3,15 @@
 // read itself, routed to the lanes (read-feed.ts).
 import type { FeedConfig } from '../../config/schema.js';
 import { oldestMark } from '../../feeds/marks.js';
-import type { OpenedFeed, ReconcileAsk } from '../../feeds/types.js';
+import { openFeed } from '../../feeds/index.js';
+import type { FeedContext as FeedOpenContext, ReconcileAsk } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { columnsNeeded } from '../../mapping/columns-needed.js';
 import { keySources } from '../../mapping/key-sources.js';
 import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
 import type { FeedRead } from '../read/read-feed.js';
 import { readFeed } from '../read/read-feed.js';
+import { keyedFeed, type FeedKey, type KeyedFeed } from '../read/keyed-feed.js';
 import type { FeedContext, LiveLane } from './context.js';
 
 /** A feed's read (read-feed.ts) and when it ended, in ms into the run. */
@@ -21,7 +23,7 @@ export interface ReadOpen {
 /** The feed's read, routed to its lanes (each lane's planner, executor and chatbot index, which may still be paged). */
 export function openRead(
   ctx: FeedContext,
-  opened: OpenedFeed,
+  opened: KeyedFeed,
   live: ReadonlyArray<Omit<LiveLane, 'paged'>>,
   media: MediaStep | undefined,
 ): ReadOpen {
@@ -31,8 +33,7 @@ export function openRead(
     feedName: feed.name,
     opened,
     lanes: live,
-    compiled: ctx.compiled,
-    keyBy: feed.keyBy,
+    key: feedKey(ctx),
     unmappedSeen: ctx.unmappedSeen,
     map: (item) => ctx.map(item, live[0]!.lane.chatbot),
     ...(media && { media }),
@@ -101,4 +102,14 @@ export function openOptions(ctx: FeedContext, marks: ReadonlyArray<string | unde
 function markOf(marks: ReadonlyArray<string | undefined>): { mark?: string } {
   const mark = oldestMark(marks);
   return mark === undefined ? {} : { mark };
+}
+
+/** How the feed's items get their listing keys: the feed's compiled mapping, by its keyBy. */
+function feedKey(ctx: FeedContext): FeedKey {
+  return { rule: ctx.compiled, keyBy: ctx.feed.keyBy };
+}
+
+/** The feed opened, its items keyed as they come (read-feed.ts and all after it use the key each item carries). */
+export function openKeyed(ctx: FeedContext, options: FeedOpenContext): KeyedFeed {
+  return keyedFeed(openFeed(ctx.feed.name, ctx.feed.source, options), feedKey(ctx));
 }

@@ -2,7 +2,6 @@
 // against their chatbot's paging (plan step, lane-plan.ts), the feed is read and routed
 // (read-feed.ts) with the media mirror between mapping and planning, the write jobs go through one
 // pool, and each lane is then settled on its own (lane-settle.ts: guard, deletes, commit, report).
-import { openFeed } from '../../feeds/index.js';
 import type { OpenedFeed } from '../../feeds/types.js';
 import { type MediaStep } from '../../media/index.js';
 import type { PagingHandle } from '../remote/page-chatbot.js';
@@ -15,7 +14,7 @@ import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, SyncOptions } fro
 import { settleLane } from './lane-settle.js';
 import { sourceStateOf } from '../settle/state.js';
 import { feedContext } from './feed-context.js';
-import { mediaStepOf, openOptions, openRead, reconcileAsk, type ReadOpen } from './feed-open.js';
+import { mediaStepOf, openKeyed, openOptions, openRead, reconcileAsk, type ReadOpen } from './feed-open.js';
 import { attachStored, setUpLane } from './lane-setup.js';
 import { readEarly, readPushed, readsWhilePaging } from './read-early.js';
 
@@ -87,7 +86,7 @@ export async function runFeed(
   }
   const opened =
     thread ??
-    openFeed(feed.name, feed.source, {
+    openKeyed(ctx, {
       ...openOptions(
         ctx,
         live.map((l) => l.own.mark),

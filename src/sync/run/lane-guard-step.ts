@@ -3,7 +3,7 @@
 // confirmed with the source (records it still has planned and written through the lane) and guarded
 // (lane-guard.ts), the change log told of the deletes held back.
 import { keySources } from '../../mapping/key-sources.js';
-import { ruleOf, type PlannedDelete } from '../model/plan-types.js';
+import { ruleOf, type DeleteDecision, type PlannedDelete } from '../model/plan-types.js';
 import { deleteChange, withheldChange } from '../model/changes.js';
 import { confirmAbsences, type AbsenceResult } from '../settle/confirm-absent.js';
 import { rejectionOf } from '../settle/rejection.js';
@@ -11,6 +11,8 @@ import type { GuardDecision } from '../settle/guards.js';
 import { guardLane } from '../settle/lane-guard.js';
 import { soldWindowsDue } from '../settle/sold-window.js';
 import { runPool } from '../write/pool.js';
+import { planDeletes } from '../plan/plan.js';
+import { applySoldWindows, notWhole } from './settle-decisions.js';
 import type { AfterRead, FeedContext, LiveLane, SyncOptions } from './context.js';
 
 /** Step guard: the lane's writes settled, its desired side as read, its deletes planned, confirmed with the source and guarded. */
@@ -34,11 +36,11 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
   }
   // a read whose records are not the feed, or not enough of them valid, is rejected: nothing goes (rejection.ts);
   // a full pull's valid count is judged once its absences are confirmed (records the source still has count)
-  const judge = (minValidFraction: number) =>
+  const judge = (minValidFraction: number, complete = desired.complete) =>
     rejectionOf({
       counts: desired.counts,
       mode: desired.mode,
-      complete: desired.complete,
+      complete,
       ...(desired.refused !== undefined && { refused: desired.refused }),
       rejectedRecords: desired.rejected,
       ...(l.own.lastGoodValid !== undefined && !opened.present && { lastGoodValid: l.own.lastGoodValid }),
@@ -47,7 +49,10 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
     });
   const rejected = judge(0);
   // sold windows that ended for listings the source did not send again (sold-window.ts)
-  soldWindowsDue(pushed ? pushed.soldUntil : l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey);
+  applySoldWindows(
+    desired,
+    soldWindowsDue(pushed ? pushed.soldUntil : l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey),
+  );
   // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
   // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
   const confirmable =
@@ -60,31 +65,38 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
   const guarded = await guardLane({
     remote: paged.remote,
     desired,
-    planOptions: l.planOptions,
+    planned: plannedDeletes(l, opened.present),
     duplicateDeletes: planner.tally.duplicateDeletes,
-    written: planner.written,
     // (a reconcile's unchanged keys are valid listings the feed holds: a reconcile that fetched nothing is not an empty feed)
     feedValid: after.lanes.reduce((n, x) => n + x.planner.collector.side.counts.valid, 0) + (opened.present?.size ?? 0),
-    ...(opened.present && { present: opened.present }),
     deletes: feed.deletes,
     force: Boolean(opts.force),
     now: nowOf(opts),
     missingSince: pushed ? pushed.missingSince : l.missingSince,
     ...(rejected !== undefined && { rejected }),
-    judge: () => judge(feed.minValidFraction),
+    judge: (complete) => judge(feed.minValidFraction, complete),
     ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx, after) }),
     ...(pushed && { pushed: { wrote: pushed.wrote, graceFor: PUSHED_GRACE } }),
   });
+  // absences that could not be confirmed: the read is not whole (nothing is deleted)
+  notWhole(desired, guarded.notWhole);
   warnLeftAlone(l, ctx, guarded.leftAlone);
   /** the read (feed or chatbot list) was not whole: the run is failed or partial, never a guard, whatever the guard says */
   const readWhole = desired.complete && paged.remote.complete;
   tellGuard(l, ctx, guarded.guard, readWhole);
-  if (guarded.absences.missed) {
-    // the deletes the source confirmed go on; the pull itself is not called whole (no mark is stored)
-    desired.complete = false;
-    desired.readError = guarded.absences.missed;
-  }
+  // the deletes the source confirmed go on; a pull whose paging missed records is not called whole (no mark is stored)
+  notWhole(desired, guarded.absences.missed);
   return { desired, readWhole, ...guarded };
+}
+
+/** The remote listings the lane no longer has, or that its records mark gone (plan.ts planDeletes); `present`: a reconcile's keys the source holds unchanged. */
+function plannedDeletes(l: LiveLane, present: { has(key: string): boolean } | undefined): DeleteDecision {
+  const { listings, protectedKeys, goneKeys, mode } = l.planner.collector.side;
+  return planDeletes(
+    l.paged.remote,
+    { listings, protectedKeys, goneKeys, mode, written: l.planner.written, ...(present && { present }) },
+    l.planOptions,
+  );
 }
 
 /** Keys pushed events named that the source does not return and this feed never wrote: left alone, and said once. */

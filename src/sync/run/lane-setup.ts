@@ -10,7 +10,6 @@ import { laneJobs } from './lane-jobs.js';
 import type { ChatbotStateRead } from '../remote/page-chatbot.js';
 import type { RemoteIndex } from '../remote/remote-index.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
-import { recordKey } from '../read/record-key.js';
 import type { Lane } from '../read/lanes.js';
 import { ownedByOtherFeeds } from '../settle/state.js';
 import { createBeforeCapture } from '../write/capture-before.js';
@@ -83,7 +82,6 @@ export function setUpLane(
       soldUntil: own.soldUntil,
       ...(opts.now && { now: opts.now }),
       knownRecurring: own.recurring,
-      keyOf: (item) => recordKey(item, ctx.compiled, feed.keyBy),
       map: (item) => ctx.map(item, l.chatbot),
       pullMode: read.pullMode,
       // (a rejected record goes to the change log as it is read)

@@ -1,17 +1,16 @@
 // Reads begun before the feed's chatbots are all paged (feed-run.ts): a run of pushed events' records
 // fetched first, so its chatbots are asked about their keys alone (readPushed), and a file whose
 // records are mostly in step by their stamps read beside its one chatbot's paging (readEarly).
-import { openFeed } from '../../feeds/index.js';
 import type { OpenedFeed } from '../../feeds/types.js';
 import { mirrorOf } from '../../media/index.js';
 import type { PagingHandle } from '../remote/page-chatbot.js';
 import { stamped } from '../plan/record-stamp.js';
-import { recordKey } from '../read/record-key.js';
+import type { KeyedFeed } from '../read/keyed-feed.js';
 import type { Lane } from '../read/lanes.js';
 import { readAhead } from '../read/read-ahead.js';
 import type { FeedContext, LiveLane } from './context.js';
 import { sourceStateOf } from '../settle/state.js';
-import { openOptions, openRead, reconcileAsk, type ReadOpen } from './feed-open.js';
+import { openKeyed, openOptions, openRead, reconcileAsk, type ReadOpen } from './feed-open.js';
 import { attachStored, setUpLane } from './lane-setup.js';
 
 /**
@@ -25,9 +24,9 @@ export async function readPushed(
   lanes: readonly Lane[],
   ctx: FeedContext,
   keys: { resolve(keys: ReadonlySet<string>): void },
-): Promise<OpenedFeed> {
+): Promise<KeyedFeed> {
   const { feed, deps, opts } = ctx;
-  const opened = openFeed(feed.name, feed.source, {
+  const opened = openKeyed(ctx, {
     ...openOptions(ctx, []),
     state: sourceStateOf(
       deps.store,
@@ -39,11 +38,7 @@ export async function readPushed(
     // (only the key fields are read of it: which source field names the listing)
     reconcileFallback: reconcileAsk(feed, ctx.compiled, () => false),
   });
-  const read = await readAhead(opened, (item) =>
-    item.kind === 'record'
-      ? recordKey(item, ctx.compiled, feed.keyBy)
-      : item.data && ctx.compiled.keyOf(item.data, feed.keyBy),
-  );
+  const read = await readAhead(opened);
   keys.resolve(read.keys);
   return read.opened;
 }
@@ -80,12 +75,11 @@ export interface EarlyRead {
  * the caller, and what was read is let go).
  */
 export async function readEarly(l: Lane, ctx: FeedContext, paging: PagingHandle): Promise<EarlyRead | undefined> {
-  const { feed } = ctx;
   const [parts, index] = await Promise.all([paging.state, paging.index]);
   if (!index) return undefined;
   const lane = setUpLane(l, { ...parts, index }, ctx, { media: undefined, pullMode: () => opened.mode });
   const own = lane.own;
-  const opened = openFeed(feed.name, feed.source, openOptions(ctx, [own.mark]));
+  const opened = openKeyed(ctx, openOptions(ctx, [own.mark]));
   const read = openRead(ctx, opened, [lane], undefined);
   await read.read.whilePaging({
     done: paging.done,

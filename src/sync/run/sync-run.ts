@@ -16,6 +16,7 @@ import { stamped } from '../plan/record-stamp.js';
 import { openFeedThread, type FeedThread } from '../read/feed-thread.js';
 import { writersOf, type Lane } from '../read/lanes.js';
 import { startPaging, type ChatbotStateRead, type PagingHandle } from '../remote/page-chatbot.js';
+import { readChatbotState } from '../settle/state.js';
 import { failedReport, type SyncReport } from '../report/report.js';
 import { groupBy } from '../util/collections.js';
 import type { FeedClock, Paged, Run, SyncDeps, SyncOptions } from './context.js';
@@ -183,12 +184,10 @@ function pageGroup(
   const clock = run.clock(longest);
   const input = {
     api: deps.api,
-    store: deps.store,
     apiConfig: deps.apiConfig,
     chatbot: first.chatbot,
     lanes: its,
     writers: withLanes(writersOf(deps.configFeeds, first.chatbot), its),
-    stamped: new Set(its.filter(stamped).map((l) => l.id)),
     // the change log names each changed field old → new, in real runs too
     keepCompared: Boolean(opts.dryRun || its.some((l) => deps.changes?.(l))),
     ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
@@ -197,7 +196,14 @@ function pageGroup(
     callScope: first.id,
     ...(keys && { keys }),
   };
-  const handle = startPaging(input, after);
+  const state = readChatbotState(
+    deps.store,
+    first.chatbot,
+    input.writers,
+    its,
+    new Set(its.filter(stamped).map((l) => l.id)),
+  );
+  const handle = startPaging(input, after, state);
   const done = handle.done.then((paged): Paged => {
     const out = { ...paged, remoteMs: run.ms(), countedIn: first.id };
     for (const l of its) run.paged.set(l, out);

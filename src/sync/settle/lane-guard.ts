@@ -1,27 +1,22 @@
-// Step "guard" of a lane (docs/design.md): once its feed has been read, the remote listings the
-// lane no longer has (or that its records mark gone) are planned for deletion (plan.ts), a full
-// pull's absences are confirmed with the source (confirm-absent.ts), then the delete guards decide
-// which may go now (guards.ts). A lane deletes only its own listings: a copy another lane of the
+// Step "guard" of a lane (docs/design.md): once its feed has been read and the remote listings the
+// lane no longer has (or that its records mark gone) are planned for deletion (plan.ts planDeletes,
+// called by the run), a full pull's absences are confirmed with the source (confirm-absent.ts), then
+// the delete guards decide which may go now (guards.ts). It decides and changes nothing it is
+// given: absences that could not be confirmed come back as `notWhole`, which the run writes into
+// the feed side. A lane deletes only its own listings: a copy another lane of the
 // chatbot wrote is left alone (ownedElsewhere), whatever this feed says. A routed lane whose where
 // selected no record of a feed that yielded listings is not an empty feed: its deletes go within
 // deletes.maxFraction / maxCount (docs/configuration.md, feeds[].chatbots).
 import type { DeletesConfig } from '../../config/schema.js';
 import type { AbsenceResult } from './confirm-absent.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
-import { planDeletes, type DeleteDecision } from '../plan/plan.js';
-import type { DesiredSide, PlannedDelete, PlanOptions, RemoteSide } from '../model/plan-types.js';
+import type { DeleteDecision, DesiredSide, PlannedDelete, RemoteSide } from '../model/plan-types.js';
 
 export interface LaneGuardInput {
   remote: RemoteSide;
-  desired: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode' | 'complete' | 'counts'> & {
-    listings: { has(key: string): boolean };
-    readError?: string;
-  };
-  /** a reconcile's keys the source holds unchanged (OpenedFeed.present): not absent */
-  present?: { has(key: string): boolean };
-  planOptions: PlanOptions;
-  /** keys this run wrote: a later record of one may have taken it away (plan.ts, planDeletes) */
-  written?: { has(key: string): boolean };
+  desired: Pick<DesiredSide, 'mode' | 'complete'> & { readError?: string };
+  /** the deletes planned of what the feed no longer has or marks gone (plan.ts planDeletes) */
+  planned: DeleteDecision;
   /** extra copies of keys the feed holds, found while planning (plan.ts, planListing) */
   duplicateDeletes: readonly PlannedDelete[];
   deletes: Pick<DeletesConfig, 'maxFraction' | 'maxCount' | 'graceHours'>;
@@ -35,8 +30,11 @@ export interface LaneGuardInput {
   feedValid: number;
   /** why the run is rejected (rejection.ts): every delete is held, no absence is asked about */
   rejected?: string;
-  /** why the run is rejected, judged once the absences are confirmed (the records the source still has, read again, count) */
-  judge?: () => string | undefined;
+  /**
+   * why the run is rejected, judged once the absences are confirmed (the records the source still
+   * has, read again, count); `complete`: whether the read is whole, absences confirmed
+   */
+  judge?: (complete: boolean) => string | undefined;
   /** asks the source whether the absent keys are really gone (a full pull read whole, writes not stopped); none: absence suffices */
   confirm?: (deletes: readonly PlannedDelete[]) => Promise<AbsenceResult>;
   /**
@@ -55,34 +53,24 @@ export interface LaneGuardResult {
   guard: GuardDecision;
   /** why the run is rejected (rejection.ts), if it is */
   rejected?: string;
+  /** the absences could not be confirmed (AbsenceResult.problem): the read is not whole, for this reason */
+  notWhole?: string;
 }
 
 export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult> {
   const { remote, desired } = input;
-  const { listings, protectedKeys, goneKeys, mode } = desired;
-  const rest = planDeletes(
-    remote,
-    {
-      listings,
-      protectedKeys,
-      goneKeys,
-      mode,
-      ...(input.written && { written: input.written }),
-      ...(input.present && { present: input.present }),
-    },
-    input.planOptions,
-  );
   const wrote = input.pushed?.wrote;
-  const leftAlone = wrote ? rest.deletes.filter((d) => !wrote.has(d.key)) : [];
-  if (leftAlone.length) rest.deletes = rest.deletes.filter((d) => wrote!.has(d.key));
+  const rest = wrote
+    ? { ...input.planned, deletes: input.planned.deletes.filter((d) => wrote.has(d.key)) }
+    : input.planned;
+  const leftAlone = wrote ? input.planned.deletes.filter((d) => !wrote.has(d.key)) : [];
   const absences: AbsenceResult = input.confirm
     ? await input.confirm(rest.deletes)
     : { deletes: rest.deletes, asked: 0 };
-  if (absences.problem) {
-    desired.complete = false;
-    desired.readError = absences.problem;
-  }
-  const rejected = input.rejected ?? input.judge?.();
+  const notWhole = absences.problem;
+  const complete = desired.complete && notWhole === undefined;
+  const readError = notWhole ?? desired.readError;
+  const rejected = input.rejected ?? input.judge?.(complete);
   const guard = evaluateGuards({
     plan: { deletes: [...input.duplicateDeletes, ...absences.deletes] },
     deletes: input.deletes,
@@ -92,8 +80,8 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
       ...(remote.problem !== undefined && { problem: remote.problem }),
     },
     feed: {
-      complete: desired.complete,
-      ...(desired.readError !== undefined && { readError: desired.readError }),
+      complete,
+      ...(readError !== undefined && { readError }),
       mode: desired.mode,
       valid: input.feedValid,
       ...(rejected !== undefined && { rejected }),
@@ -103,5 +91,12 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
     missingSince: input.missingSince,
     ...(input.pushed && { graceFor: input.pushed.graceFor }),
   });
-  return { rest, leftAlone, absences, guard, ...(rejected !== undefined && { rejected }) };
+  return {
+    rest,
+    leftAlone,
+    absences,
+    guard,
+    ...(rejected !== undefined && { rejected }),
+    ...(notWhole !== undefined && { notWhole }),
+  };
 }

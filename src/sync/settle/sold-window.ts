@@ -5,38 +5,31 @@
 // mapped (a record whose window ended is mapped whatever its stamp: lane-plan.ts); this step takes
 // the rest, the keys the source did not send again (an incremental pull sends only what changed),
 // whose stored window has ended: a removal by the rule `sold-window`, if the chatbot holds them.
-import { ruleReason } from '../model/plan-types.js';
+// It decides; the run marks the feed side so (sync/run/, applySoldWindows).
 import type { FeedSide } from '../model/feed-side.js';
 
 export interface SoldWindowsDue {
-  /** keys whose stored window ended and that the chatbot holds: planned for removal by rule */
-  removed: number;
-  /** stored windows that ended for keys the chatbot no longer holds: forgotten */
-  forgotten: number;
+  /** keys whose stored window ended and that the chatbot holds: to remove by the rule `sold-window` */
+  removed: string[];
+  /** keys whose stored window ended and that the chatbot no longer holds: their window is forgotten */
+  forgotten: string[];
 }
 
-/** Marks the keys whose window ended, and that this run did not read, as removed by the rule; a window of a key the chatbot does not hold is cleared. */
+/** The keys whose window ended, and that this run did not read: removed by the rule when the chatbot holds them, else forgotten. */
 export function soldWindowsDue(
   stored: ReadonlyMap<string, string>,
   now: Date,
-  side: Pick<FeedSide, 'listings' | 'protectedKeys' | 'goneKeys' | 'display' | 'soldUntil'>,
+  side: Pick<FeedSide, 'listings' | 'protectedKeys' | 'goneKeys' | 'soldUntil'>,
   remote: { has(key: string): boolean },
 ): SoldWindowsDue {
-  const out: SoldWindowsDue = { removed: 0, forgotten: 0 };
+  const out: SoldWindowsDue = { removed: [], forgotten: [] };
   for (const [key, until] of stored) {
     if (Date.parse(until) > now.getTime()) continue;
     // read this run: its own record decided (mapped against the run's clock)
     if (side.listings.has(key) || side.protectedKeys.has(key) || side.goneKeys.has(key) || side.soldUntil.set.has(key))
       continue;
-    if (!remote.has(key)) {
-      side.soldUntil.clear.add(key);
-      out.forgotten++;
-      continue;
-    }
-    // (its window is cleared once the delete is made: lane-commit.ts; a failed one is tried again next run)
-    side.goneKeys.set(key, ruleReason('sold-window'));
-    side.display.hidden['sold-window'] = (side.display.hidden['sold-window'] ?? 0) + 1;
-    out.removed++;
+    // (a removed key's window is cleared once the delete is made: lane-commit.ts; a failed one is tried again next run)
+    (remote.has(key) ? out.removed : out.forgotten).push(key);
   }
   return out;
 }

@@ -18,6 +18,7 @@ import {
   unlistedNamespace,
   type ChatbotFeed,
   type ChatbotState,
+  type ChatbotStateRead,
 } from '../model/state-names.js';
 
 /** keys the feed listed more than once in its last full read: held to its end on the next run */
@@ -99,6 +100,30 @@ export function sourceStateChanges(lane: string, changes: readonly SourceStateCh
 }
 
 /** The stamps of a feed's records (only the running feed reads them). */
+/**
+ * A chatbot's state for the lanes of one paging, read while it pages (remote/page-chatbot.ts): the
+ * chatbot's state, and the stored stamps of the lanes whose records are stamped (`stamped`).
+ */
+export function readChatbotState(
+  store: KvStore,
+  chatbot: string,
+  writers: readonly ChatbotFeed[],
+  lanes: ReadonlyArray<{ id: string }>,
+  stamped: ReadonlySet<string>,
+): Promise<ChatbotStateRead> {
+  const read = Promise.all([
+    loadChatbotState(store, chatbot, writers),
+    Promise.all(
+      lanes.map(
+        async (l) => [l.id, stamped.has(l.id) ? await loadStamps(store, l.id) : new Map<string, string>()] as const,
+      ),
+    ),
+  ]).then(([state, stamps]) => ({ state, stamps: new Map(stamps) }));
+  // a run whose paging fails ends with that failure, so a read failure then has nothing to add
+  read.catch(() => undefined);
+  return read;
+}
+
 export function loadStamps(store: KvStore, feed: string): Promise<ReadonlyMap<string, string>> {
   return store.getAll(stampNamespace(feed));
 }

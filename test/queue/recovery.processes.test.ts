@@ -1,0 +1,155 @@
+// Recovery in seconds with the default lock settings (issue 55 point 3), on `feedsync worker`
+// processes and the real Redis: a worker SIGKILLed mid-job has its job resumed by another once its
+// lock expires and a stalled check finds it (worker.lockDurationMs + worker.stalledIntervalMs at
+// most); a worker SIGTERMed mid-job hands it back at once and another takes it straight away. Each
+// prints the delay it measured (docs/runbook.md quotes them); the assertions are generous bounds,
+// not the typical figure. Who ran what is read back the ways an operator reads it: the job's
+// `processedBy` (Bull Board), its log lines, the run history's `worker`, `feedsync runs` and /status.
+import '../setup/needs-redis.js';
+import { hostname } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import type { Job } from 'bullmq';
+import { parseConfig } from '../../src/config/load.js';
+import { enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
+import { parseWorkerName } from '../../src/queue/worker-identity.js';
+import { startTestEmulator } from '../helpers/emulator.js';
+import { feedsync } from '../settings/run-cli.js';
+import { until } from './helpers.js';
+import { useDeployment } from './use-deployment.js';
+import type { WorkerProcess } from './worker-process.js';
+
+const d = useDeployment();
+
+/** The config's defaults, which these tests run with. */
+const DEFAULTS = parseConfig('api: { baseUrl: embedded, secretKey: s, sessionKey: k }\n', 'defaults.yaml', {}).worker;
+/** the config's lock settings: written as undefined, so the deployment leaves them to their defaults */
+const DEFAULT_LOCKS = { lockDurationMs: undefined, stalledIntervalMs: undefined, maxStalledCount: undefined };
+
+/** The pid of the worker a job is on now (BullMQ's processedBy, written by the worker's name). */
+const runningOn = (job: Job | undefined) => parseWorkerName(job?.processedBy)?.pid;
+
+/** When the job's log says it started running on this worker process (noteWorker's line). */
+async function startedOn(jobId: string, w: WorkerProcess): Promise<number | undefined> {
+  const { logs } = await d.queues.sync.getJobLogs(jobId);
+  const line = logs.find((l) => l.includes(` pid ${w.proc.pid}`));
+  return line ? Date.parse(line.slice(0, line.indexOf(' '))) : undefined;
+}
+
+async function slowFeed(rows: number) {
+  d.emu = await startTestEmulator({ latencyMs: 50 });
+  return d.deploy([{ name: 'slow', chatbot: 'SN-SLOW', rows }], {
+    api: 'concurrency: 1, retries: 2',
+    worker: { ...DEFAULT_LOCKS, shutdownTimeoutMs: 10_000 },
+  });
+}
+
+/** A slow sync under way on worker A, with worker B started beside it, idle. */
+async function underWayOnA(): Promise<{ a: WorkerProcess; b: WorkerProcess; jobId: string; file: string }> {
+  const file = await slowFeed(300);
+  const a = await d.start(file);
+  const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'slow', { feed: 'slow' });
+  await until('the job to run on A', async () => runningOn(await d.queues.sync.getJob(jobId)) === a.proc.pid);
+  const b = await d.start(file);
+  await until('the sync to be under way', async () => (await d.emu!.listings('SN-SLOW')).length >= 5, 60_000);
+  return { a, b, jobId, file };
+}
+
+/**
+ * Who runs what, while the job runs on `a`, as an operator finds it (issue 55 point 4): `feedsync
+ * runs` (JSON and table), the /status page and the queue UI's API (Bull Board's processedBy), each
+ * asked of the other worker `via`.
+ */
+async function expectShownRunningOn(a: WorkerProcess, o: { via: WorkerProcess; jobId: string; file: string }) {
+  const pid = a.proc.pid!;
+  const json = JSON.parse((await feedsync(['runs', '--config', o.file, '--json'])).stdout) as {
+    running: Array<{ jobId: string; feeds: string[]; worker?: { host: string; pid: number } }>;
+  };
+  expect(json.running).toEqual([
+    expect.objectContaining({ jobId: o.jobId, feeds: ['slow'], worker: { host: hostname(), pid } }),
+  ]);
+  const text = await feedsync(['runs', '--config', o.file, '--feed', 'slow']);
+  expect(text.stdout).toMatch(
+    new RegExp(`^running now:\\n.*worker\\n.*listing-sync\\s+slow\\s+1/\\d+\\s+${o.jobId}\\s+.+ pid ${pid}\\n`),
+  );
+  const status = await (await fetch(`http://127.0.0.1:${o.via.port}/status`)).text();
+  expect(status).toContain(
+    `<span class="state running">running</span> <small class="worker">on ${hostname()} pid ${pid}</small>`,
+  );
+  const ui = (await (
+    await fetch(`http://127.0.0.1:${o.via.port}/ui/api/queues?activeQueue=listing-sync&status=active&page=1`)
+  ).json()) as { queues: Array<{ name: string; jobs: Array<{ id: string; processedBy?: string }> }> };
+  const jobs = ui.queues.find((q) => q.name === 'listing-sync')?.jobs ?? [];
+  expect(jobs.find((j) => j.id === o.jobId)?.processedBy).toBe(`${hostname()}:${pid}`);
+}
+
+function countsByMls(listings: Array<{ MLSNumber?: string }>): number[] {
+  const m = new Map<string, number>();
+  for (const l of listings) m.set(l.MLSNumber ?? '', (m.get(l.MLSNumber ?? '') ?? 0) + 1);
+  return [...m.values()];
+}
+
+describe('recovery in seconds (default lock settings)', () => {
+  it('a SIGKILLed worker: another resumes its job within lockDuration + stalledInterval', async () => {
+    expect(DEFAULTS).toMatchObject({ lockDurationMs: 8000, stalledIntervalMs: 3000, maxStalledCount: 2 });
+    const { a, b, jobId } = await underWayOnA();
+    const killedAt = Date.now();
+    await a.kill('SIGKILL');
+
+    const resumedAt = await until('B to resume the job', () => startedOn(jobId, b), 60_000);
+    const delayMs = resumedAt - killedAt;
+    const bound = DEFAULTS.lockDurationMs + DEFAULTS.stalledIntervalMs;
+    process.stdout.write(
+      `SIGKILL → resumed on another worker: ${(delayMs / 1000).toFixed(1)} s (bound ${bound / 1000} s)\n`,
+    );
+    // generous: the lock's expiry plus one stalled check, and slack for a loaded machine
+    expect(delayMs).toBeLessThan(bound + 10_000);
+
+    const done = await waitForJob(d.redis, d.queues, 'sync', jobId);
+    expect(done.state).toBe('completed');
+    const job = await d.queues.sync.getJob(jobId);
+    expect(job?.stalledCounter).toBe(1);
+    expect(runningOn(job)).toBe(b.proc.pid);
+    expect(countsByMls(await d.emu!.listings('SN-SLOW')).every((n) => n === 1)).toBe(true);
+    const [run] = await listRuns(d.redis, d.prefix, { feed: 'slow', limit: 5 });
+    expect(run).toMatchObject({ jobId, outcome: 'ok', worker: { pid: b.proc.pid } });
+    const { logs } = await d.queues.sync.getJobLogs(jobId);
+    expect(logs).toEqual([
+      expect.stringMatching(new RegExp(`attempt 1/\\d+ running on .+ pid ${a.proc.pid}$`)),
+      expect.stringMatching(
+        new RegExp(
+          `attempt 1/\\d+ running on .+ pid ${b.proc.pid} \\(taken over after its worker stopped: stalled 1×\\)$`,
+        ),
+      ),
+    ]);
+  }, 180_000);
+
+  it('a SIGTERMed worker hands its job back at once: another takes it straight away', async () => {
+    const { a, b, jobId, file } = await underWayOnA();
+    await expectShownRunningOn(a, { via: b, jobId, file });
+    const termAt = Date.now();
+    await a.kill('SIGTERM');
+    const exitedMs = Date.now() - termAt;
+
+    const resumedAt = await until('B to take the job', () => startedOn(jobId, b), 60_000);
+    const delayMs = resumedAt - termAt;
+    process.stdout.write(
+      `SIGTERM → taken by another worker: ${(delayMs / 1000).toFixed(1)} s (A exited in ${(exitedMs / 1000).toFixed(1)} s)\n`,
+    );
+    // nowhere near a lock's expiry: handed back, not found stalled
+    expect(delayMs).toBeLessThan(DEFAULTS.lockDurationMs);
+    expect(a.logs()).toMatch(/handed back to the queue: its worker is shutting down/);
+
+    const done = await waitForJob(d.redis, d.queues, 'sync', jobId);
+    expect(done.state).toBe('completed');
+    const job = await d.queues.sync.getJob(jobId);
+    expect(job?.stalledCounter ?? 0).toBe(0);
+    expect(job?.attemptsMade).toBe(1); // the hand-back spent no attempt
+    expect(countsByMls(await d.emu!.listings('SN-SLOW')).every((n) => n === 1)).toBe(true);
+    // the run history: A's run handed back, then B's, each naming its worker
+    const runs = await listRuns(d.redis, d.prefix, { feed: 'slow', limit: 5 });
+    expect(runs.map((r) => [r.outcome, r.worker?.pid])).toEqual([
+      ['ok', b.proc.pid],
+      ['aborted', a.proc.pid],
+    ]);
+  }, 180_000);
+});
