@@ -150,21 +150,7 @@ async function start(
   closers.push(watchStaleness(loaded, runtime, logger));
 
   const status = statusDeps(loaded, withRedis, runtime, { redis, queues, prefix, logger });
-  // the alerts open per lane (and a live RESO feed's dictionary check), on /metrics at each scrape
-  metrics.watchAlerts(
-    loaded.config.feeds.flatMap((f) => [
-      ...lanesOf(f).map((l) => ({ feed: f.name, lane: l.id })),
-      ...(f.source.kind === 'reso' && f.source.url ? [{ feed: f.name, lane: driftAlertLane(f.name) }] : []),
-    ]),
-    runtime.store,
-  );
-  // the last good sync of each feed survives a restart of the worker: read back from the change log
-  void metrics
-    .recallLastSuccess(
-      loaded.config.feeds.map((f) => f.name),
-      runtime.changeLog,
-    )
-    .catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
+  watchFeeds(metrics, loaded, runtime, logger);
   const admin = uiAdminFromEnv();
   const hosts = allowedHosts(loaded.config.worker.host, loaded.config.worker.allowedHosts);
   const app = createApp({
@@ -200,6 +186,30 @@ async function start(
     prefix,
     close: closeAll,
   };
+}
+
+/** What /metrics reads of the feeds: their open alerts at each scrape, and their last good sync from before a restart. */
+function watchFeeds(
+  metrics: ReturnType<typeof createMetrics>,
+  loaded: LoadedConfig,
+  runtime: Runtime,
+  logger: Logger,
+): void {
+  // the alerts open per lane (and a live RESO feed's dictionary check), on /metrics at each scrape
+  metrics.watchAlerts(
+    loaded.config.feeds.flatMap((f) => [
+      ...lanesOf(f).map((l) => ({ feed: f.name, lane: l.id })),
+      ...(f.source.kind === 'reso' && f.source.url ? [{ feed: f.name, lane: driftAlertLane(f.name) }] : []),
+    ]),
+    runtime.store,
+  );
+  // the last good sync of each feed survives a restart of the worker: read back from the change log
+  void metrics
+    .recallLastSuccess(
+      loaded.config.feeds.map((f) => f.name),
+      runtime.changeLog,
+    )
+    .catch((err: Error) => logger.warn({ err: err.message }, 'could not read the last good syncs back'));
 }
 
 /** The push listener, when a feed has `push`: its port (push.port 0: one the system chose). */

@@ -14,6 +14,7 @@
 // changed writes), the lanes' report calls summed (they add up to all calls), feed pulls beside
 // their minimum, peak RSS. BENCH_PROF=dir: a CPU profile of each `feedsync sync` process, written into dir.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,6 +37,24 @@ const MAPPING = `{ fields: { ${COLUMNS.map((c) => `${c}: ${c}`).join(', ')} } }`
 
 /** Pages one paging of n listings takes: until a short page (a full last page needs an empty one after it). */
 export const pagesOf = (n: number) => Math.floor(n / PAGE) + 1;
+
+/** A process's resident memory now, in MB (/proc: Linux); 0 once it is gone. */
+export function rssMb(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The peak RSS of each process (MB), sampled every 250 ms until `stop`. */
+export function samplePeaks(pids: ReadonlyArray<number | undefined>): { peaks: number[]; stop: () => void } {
+  const peaks = pids.map(() => 0);
+  const timer = setInterval(() => pids.forEach((pid, i) => (peaks[i] = Math.max(peaks[i]!, rssMb(pid)))), 250);
+  return { peaks, stop: () => clearInterval(timer) };
+}
 
 export interface Emulator {
   url: string;

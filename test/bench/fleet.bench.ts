@@ -20,7 +20,6 @@
 //   BENCH_FLEET_FEEDS=60 BENCH_FLEET_LISTINGS=200 npm run bench -- fleet     (a smaller fleet)
 //   BENCH_FLEET_CASES=fanout,many BENCH_FANOUT_RECORDS=2000 BENCH_FANOUT_CHATBOTS=10 BENCH_MANY_FEEDS=3 BENCH_MANY_CHATBOTS=4 npm run bench -- fleet
 import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +30,7 @@ import { syncSchedules } from '../../src/queue/schedules.js';
 import { busiestWindow, requestLog, writeDeployment } from '../queue/deploy.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { spawnWorker, type WorkerProcess } from '../queue/worker-process.js';
-import { fanOut, manyFeeds, pagesOf, stats, type CliRun, type Emulator } from './fleet-chatbots.js';
+import { fanOut, manyFeeds, pagesOf, samplePeaks, stats, type CliRun, type Emulator } from './fleet-chatbots.js';
 import { mdTable, num, sec, writeMdPart } from './bench-md.js';
 
 const FEEDS = Number(process.env.BENCH_FLEET_FEEDS ?? 300);
@@ -52,16 +51,6 @@ interface Tick {
   listMin: number;
   busiestSecond: number;
   peakRssMb: number[];
-}
-
-function rssMb(pid: number | undefined): number {
-  if (!pid) return 0;
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
 }
 
 /** The worker case: FEEDS feeds enqueued a job each per tick on three workers, then one; returns its problems. */
@@ -112,11 +101,7 @@ async function workersCase(emuUrl: string): Promise<number> {
   async function tick(label: string, first = false): Promise<void> {
     const before = await stats({ url: emuUrl });
     const startedAt = Date.now();
-    const peaks = workers.map(() => 0);
-    const sampler = setInterval(
-      () => workers.forEach((w, i) => (peaks[i] = Math.max(peaks[i]!, rssMb(w.proc.pid)))),
-      250,
-    );
+    const { peaks, stop } = samplePeaks(workers.map((w) => w.proc.pid));
     const jobs = [];
     for (const s of due)
       jobs.push({ id: s.id, ...(await enqueueJob(redis, queues, 'sync', s.id, { feeds: s.feeds })) });
@@ -125,7 +110,7 @@ async function workersCase(emuUrl: string): Promise<number> {
       const outcome = done.state === 'completed' ? (done.returnvalue as { outcome?: string }).outcome : done.state;
       if (outcome !== 'ok') fail(`${label}: ${j.id} ended ${outcome}`);
     }
-    clearInterval(sampler);
+    stop();
     const wallMs = Date.now() - startedAt;
     const log = (await requestLog({ url: emuUrl })).filter((r) => r.at >= startedAt && r.path.startsWith('/chat/'));
     const after = await stats({ url: emuUrl });
