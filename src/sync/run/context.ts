@@ -16,6 +16,8 @@ import type { MediaConfig, MediaStep } from '../../media/index.js';
 import type { KvStore } from '../../state/kv-store.js';
 import type { PlanOptions } from '../model/plan-types.js';
 import type { LaneJobs } from './lane-jobs.js';
+import type { LaneCommitInput } from '../settle/lane-commit.js';
+import type { PlanView } from '../model/outcome.js';
 import type { Lane } from '../read/lanes.js';
 import type { FeedRead, ReadingLane } from '../read/read-feed.js';
 import type { EchoFiles } from '../remote/page-echo.js';
@@ -108,6 +110,10 @@ export interface Run {
 /** A lane whose chatbot was paged: it reads, plans and writes. */
 export interface LiveLane extends ReadingLane {
   planner: LaneJobs;
+  /** the lane's state committed once it is settled (settle/lane-commit.ts); a dry run's commits nothing (run/lane-setup.ts) */
+  commit(input: LaneCommitInput): Promise<void>;
+  /** a dry run: what its executor recorded instead of sending (write/record.ts) */
+  view?: PlanView;
   remote: RemoteIndex;
   paged: Extract<Paged, { ok: true }>;
   own: FeedState;

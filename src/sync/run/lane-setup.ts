@@ -15,6 +15,8 @@ import { ownedByOtherFeeds } from '../settle/state.js';
 import { rejudgeWindows, ruleChangeOf } from '../settle/rule-change.js';
 import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor, type Executor } from '../write/execute.js';
+import { createRecordingExecutor } from '../write/record.js';
+import { commitLane } from '../settle/lane-commit.js';
 import type { ChangeSink } from '../model/changes.js';
 import type { FeedContext, LiveLane } from './context.js';
 import { sourceMapping } from '../../feeds/reso/reso-related.js';
@@ -100,14 +102,11 @@ export function setUpLane(
           }) ?? true,
       }),
     }),
-    // its decisions made into write jobs (a dry run: into its plan view and change log)
-    { dryRun: Boolean(opts.dryRun), ...(changes && { changes }) },
   );
-  const executor = executorOf(l, ctx, { remote, ignore, changes });
   return {
     lane: l,
     planner,
-    executor,
+    ...writesOf(l, ctx, { remote, ignore, changes }),
     remote,
     own,
     missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(),
@@ -116,13 +115,30 @@ export function setUpLane(
   };
 }
 
+/** What a lane's executor is given beside the feed's context. */
+interface WriteParts {
+  remote: RemoteIndex;
+  ignore: ReadonlySet<string>;
+  changes: ChangeSink | undefined;
+}
+
+/**
+ * Where one lane's writes go: sent (the executor's calls, then its state committed) or, in a dry
+ * run, recorded (write/record.ts: what would be sent, in a view and the change log) and nothing
+ * committed. The one place a dry run is told apart: the lane settles through the same tail either way.
+ */
+function writesOf(l: Lane, ctx: FeedContext, parts: WriteParts): Pick<LiveLane, 'executor' | 'commit' | 'view'> {
+  if (ctx.opts.dryRun) {
+    const { changes } = parts;
+    const executor = createRecordingExecutor({ signal: ctx.clock.signal, ...(changes && { changes }) });
+    return { executor, view: executor.view, commit: async () => undefined };
+  }
+  return { executor: executorOf(l, ctx, parts), commit: (input) => commitLane(ctx.deps.store, input) };
+}
+
 /** The write step of one lane: its executor (with the change log, the listings kept before for undo). */
-function executorOf(
-  l: Lane,
-  ctx: FeedContext,
-  { remote, ignore, changes }: { remote: RemoteIndex; ignore: ReadonlySet<string>; changes: ChangeSink | undefined },
-): Executor {
-  const { feed, deps, opts } = ctx;
+function executorOf(l: Lane, ctx: FeedContext, { remote, ignore, changes }: WriteParts): Executor {
+  const { feed, deps } = ctx;
   return createExecutor({
     api: deps.api,
     callScope: l.id,
@@ -136,17 +152,16 @@ function executorOf(
     signal: ctx.clock.signal,
     onProgress: () => ctx.wrote(),
     ...(changes && { changes }),
-    ...(changes &&
-      !opts.dryRun && {
-        before: createBeforeCapture({
-          paged: remote,
-          store: deps.store,
-          feed: l.id,
-          serialNumber: l.chatbot,
-          keyBy: feed.keyBy,
-          ignore,
-          maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES,
-        }),
+    ...(changes && {
+      before: createBeforeCapture({
+        paged: remote,
+        store: deps.store,
+        feed: l.id,
+        serialNumber: l.chatbot,
+        keyBy: feed.keyBy,
+        ignore,
+        maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES,
       }),
+    }),
   });
 }
