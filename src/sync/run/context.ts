@@ -3,6 +3,7 @@
 // (FeedContext, built once by feed-context.ts and never written after). The files of run/ pass it
 // down; the steps (remote/, read/, plan/, write/, settle/, report/) never see it: each is called
 // with the parts it needs and returns what it learned.
+import type { AckedWrites } from '../settle/acked.js';
 import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
 import type { Budgets } from '../../budget/budget.js';
@@ -102,6 +103,8 @@ export interface LiveLane extends ReadingLane {
   own: FeedState;
   missingSince: ReadonlyMap<string, string>;
   planOptions: PlanOptions;
+  /** the writes the API acknowledged, recorded as they land (settle/acked.ts); none in a dry run */
+  acked?: AckedWrites;
 }
 
 /** What a lane's report says that its feed's context does not fill in. */

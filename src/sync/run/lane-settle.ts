@@ -59,6 +59,8 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
   });
   const said = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? common.message();
   const media = last ? await finishMedia(after, nowOf(opts)) : undefined;
+  // the acknowledged writes recorded ahead are all in the store before the commit (which may delete one of them)
+  await l.acked?.drain();
   await commitLane(ctx.deps.store, {
     id: l.lane.id,
     tally: planner.tally,

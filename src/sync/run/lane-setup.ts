@@ -12,6 +12,7 @@ import type { RemoteIndex } from '../remote/remote-index.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
 import type { Lane } from '../read/lanes.js';
 import { ownedByOtherFeeds } from '../settle/state.js';
+import { recordAcked, type AckedWrites } from '../settle/acked.js';
 import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor, type Executor } from '../write/execute.js';
 import type { ChangeSink } from '../model/changes.js';
@@ -97,11 +98,18 @@ export function setUpLane(
     // its decisions made into write jobs (a dry run: into its plan view and change log)
     { dryRun: Boolean(opts.dryRun), ...(changes && { changes }) },
   );
-  const executor = executorOf(l, ctx, { remote, ignore, changes });
+  // what the API acknowledged, recorded as it lands (a dry run writes nothing)
+  const acked = opts.dryRun
+    ? undefined
+    : recordAcked(deps.store, l.id, (err) =>
+        ctx.logger.warn({ chatbot: l.chatbot, err }, 'acknowledged writes not recorded yet (the commit records them)'),
+      );
+  const executor = executorOf(l, ctx, { remote, ignore, changes, acked });
   return {
     lane: l,
     planner,
     executor,
+    ...(acked && { acked }),
     remote,
     own,
     missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(),
@@ -113,7 +121,12 @@ export function setUpLane(
 function executorOf(
   l: Lane,
   ctx: FeedContext,
-  { remote, ignore, changes }: { remote: RemoteIndex; ignore: ReadonlySet<string>; changes: ChangeSink | undefined },
+  {
+    remote,
+    ignore,
+    changes,
+    acked,
+  }: { remote: RemoteIndex; ignore: ReadonlySet<string>; changes: ChangeSink | undefined; acked?: AckedWrites },
 ): Executor {
   const { feed, deps, opts } = ctx;
   return createExecutor({
@@ -129,6 +142,7 @@ function executorOf(
     signal: ctx.clock.signal,
     onProgress: () => ctx.wrote(),
     ...(changes && { changes }),
+    ...(acked && { acked }),
     ...(changes &&
       !opts.dryRun && {
         before: createBeforeCapture({
