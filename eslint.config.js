@@ -118,14 +118,8 @@ const stepRoomRules = [undefined, ...STEP_ROOMS, ...SHARED_ROOMS].map((room) => 
  * from 180 to 120, over 80 lines. A file leaves its list when its functions are split; both lists are
  * empty when issue 52 is done.
  */
-const OVER_COMPLEXITY = [
-  'src/sync/plan/plan.ts',
-  'src/sync/read/read-feed.ts',
-  'src/sync/remote/page-echo.ts',
-  'src/sync/run/lane-settle.ts',
-  'src/sync/settle/guards.ts',
-];
-const OVER_LENGTH = ['src/sync/remote/page-echo.ts', 'src/sync/run/lane-settle.ts'];
+const OVER_COMPLEXITY = ['src/sync/read/read-feed.ts', 'src/sync/run/lane-settle.ts'];
+const OVER_LENGTH = ['src/sync/run/lane-settle.ts'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'dist.next-*/**', 'dist.old-*/**', 'node_modules/**', 'coverage/**', '**/*.d.ts'] },

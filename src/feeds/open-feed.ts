@@ -13,6 +13,7 @@ import { requestTally } from './reso/reso-requests.js';
 import { openWithRoster } from './reso/reso-roster.js';
 import { withOpenHouses } from './reso/reso-open-houses.js';
 import { withAddedRelated } from './reso/related-resources.js';
+import { keyMapOf, withKeyMap } from './reso/reso-key-map.js';
 import { openSource } from './source/source.js';
 import type { FeedContext, OpenedFeed } from './types.js';
 import { readXml } from './xml/xml-reader.js';
@@ -21,18 +22,21 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
   if (source.kind === 'reso') {
     // one tally for the feed's read: its roster's and open houses' requests (reso-roster.ts, reso-open-houses.ts) in it too
     const tally = requestTally();
+    // the record key beside the listing key of every record read, what a gone record key resolves by (reso-key-map.ts)
+    const keys = keyMapOf(ctx, source.keyField);
+    const options = { tally, ...(keys && { keys }) };
     const open = (c: FeedContext): OpenedFeed => {
-      if (c.pushed && source.url) return openResoPushed(feedName, source, c, c.pushed, { tally });
-      if (c.reconcile && source.url) return openResoReconcile(feedName, source, c, c.reconcile, { tally });
+      if (c.pushed && source.url) return openResoPushed(feedName, source, c, c.pushed, options);
+      if (c.reconcile && source.url) return openResoReconcile(feedName, source, c, c.reconcile, options);
       const events = source.changes === 'entityEvent' || (source.changes === 'auto' && source.incremental);
       return events && source.url
-        ? openResoChanges(feedName, source, c, { tally })
-        : openReso(feedName, source, c, { tally });
+        ? openResoChanges(feedName, source, c, options)
+        : openReso(feedName, source, c, options);
     };
     // open houses over the roster: every record, the roster's re-read ones too, gets them joined; a related
     // resource added (related-resources.ts) over both
     const related = withOpenHouses(feedName, source, ctx, openWithRoster(feedName, source, ctx, open, tally), tally);
-    return withAddedRelated(feedName, source, ctx, related, tally);
+    return withKeyMap(withAddedRelated(feedName, source, ctx, related, tally), keys);
   }
   const { label, bytes } = openSource(source, ctx);
   const items =

@@ -40,7 +40,12 @@ export type FeedItem =
       data?: Record<string, unknown>;
       standalone?: boolean;
     }
-  | { kind: 'removed'; position: RecordPosition; data: Record<string, unknown> };
+  /**
+   * A record the source says is gone. `key`: its listing key, where the source resolved it from its own
+   * state (reso/reso-key-map.ts: the record no longer returned cannot say the fields the key is read from);
+   * without it the key is read from `data`.
+   */
+  | { kind: 'removed'; position: RecordPosition; data: Record<string, unknown>; key?: string };
 
 /** A column a CSV feed's mapping reads (mapping/columns-needed.ts): the header must have one of `anyOf`. */
 export interface ColumnNeed {

@@ -11,8 +11,10 @@ import type { KeyedItem } from './types.js';
 
 export type KeyRule = Pick<CompiledMapping, 'keyOf' | 'keyColumn'>;
 
-/** The item's listing key: a record's, a removal's, or what a broken record's readable fields name (none without them). */
+/** The item's listing key: a record's, a removal's (the source's resolved key first: reso/reso-key-map.ts), or what a broken record's readable fields name (none without them). */
 export function itemKey(item: FeedItem, compiled: KeyRule, keyBy: 'MLSNumber' | 'URL'): string | undefined {
+  // (a removal whose key the source resolved from its own state: its data, of a record no longer returned, cannot say it)
+  if (item.kind === 'removed' && item.key !== undefined) return item.key;
   if (item.kind === 'record') {
     const column = compiled.keyColumn[keyBy];
     const text = column === undefined ? undefined : columnText(item, column);

@@ -85,6 +85,7 @@ function notARecord(
     };
     return item.data === undefined ? error : withKey(error, dataKey(item, item.data, compiled, ctx));
   }
+  // (a removal the source resolved from its own state carries its key: reso-key-map.ts, item-key.ts)
   const key = dataKey(item, item.data, compiled, ctx);
   // MLS Grid's MlgCanView false: under display rules, a removal by that rule; a record the source
   // no longer returns (an EntityEvent's key, reso-events.ts) stays the source's word, 'removed'

@@ -16,6 +16,7 @@ import {
   type SyncDeps,
   type SyncOptions,
   type SyncReport,
+  type SyncTestHooks,
 } from '../sync/index.js';
 import type { ChangeLog, RunEntry } from '../change-log/change-log.js';
 import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
@@ -59,6 +60,8 @@ export async function runLanes(
   deps: Omit<SyncDeps, 'changes'>,
   opts: SyncOptions,
   ctx: RunContext,
+  /** tests and benches only (runSync's) */
+  hooks: SyncTestHooks = {},
 ): Promise<FeedRunReport[]> {
   const extras = new Map<Lane, LaneExtras>();
   for (const lane of lanes) extras.set(lane, laneExtras(lane, deps, opts, ctx));
@@ -84,6 +87,7 @@ export async function runLanes(
         maxWholeBytes: ctx.config.config.changeLog.maxWholeBytesPerRun,
       },
       opts,
+      hooks,
     );
   } catch (err) {
     // a run that could not even report (authentication refused, config the feed cannot use) still counts as failed

@@ -3,7 +3,7 @@
 // so); tests may reach into the rooms.
 export { syncFeed } from './run/sync-feed.js';
 export { runSync } from './run/sync-run.js';
-export type { SyncDeps, SyncOptions, SyncProgress } from './run/context.js';
+export type { SyncDeps, SyncOptions, SyncProgress, SyncTestHooks } from './run/context.js';
 export { lanesOf, chatbotsOf, laneId, type Lane } from './read/lanes.js';
 export { ruleOf, type PlannedCreate, type PlannedDelete, type PlannedUpdate } from './model/plan-types.js';
 export { withheldChanges } from './plan/plan.js';

@@ -419,9 +419,10 @@ async function runScenario(t: ScenarioTask): Promise<Row> {
           calls,
           ...(echoFiles && { echoFiles }),
         },
+        {},
+        { config: demo, changeLog },
         // (BENCH_BESIDE=0: the feed read only once the chatbot is paged, to weigh what reading it beside the paging buys)
         process.env.BENCH_BESIDE === '0' ? { besidePaging: false } : {},
-        { config: demo, changeLog },
       )
     )[0]!;
     await echoFiles?.settled(); // (as the CLI does before it exits)

@@ -13,7 +13,7 @@ import { silentLogger } from '../../src/log.js';
 import { MediaConfig } from '../../src/media/index.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 import type { KvStore } from '../../src/state/kv-store.js';
-import { syncFeed, type SyncOptions } from '../../src/sync/index.js';
+import { syncFeed, type SyncOptions, type SyncTestHooks } from '../../src/sync/index.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startFeedServer } from '../helpers/feed-server.js';
@@ -75,13 +75,15 @@ function mediaConfig(patch: Record<string, unknown> = {}): MediaConfig {
   return mirrorMediaConfig(s3, PUBLIC, patch);
 }
 
-function sync(opts: SyncOptions & { feed?: FeedConfig; media?: MediaConfig } = {}) {
-  const { feed = feedConfig(), media = mediaConfig(), ...syncOpts } = opts;
+function sync(opts: SyncOptions & Pick<SyncTestHooks, 'now'> & { feed?: FeedConfig; media?: MediaConfig } = {}) {
+  const { feed = feedConfig(), media = mediaConfig(), now, ...syncOpts } = opts;
   const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 50 });
   return syncFeed(
     feed,
     { api: te.client(), store, configFeeds: [feed], logger: silentLogger, baseDir: dir, apiConfig, media },
     syncOpts,
+    // (the run's clock: a test hook, passed apart from the options)
+    now ? { now } : {},
   );
 }
 

@@ -11,7 +11,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ApiConfig, FeedConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { createFileStore, type FileStore } from '../../src/state/file-store.js';
-import { syncFeed, type SyncOptions } from '../../src/sync/index.js';
+import { syncFeed, type SyncTestHooks } from '../../src/sync/index.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { flaggedRecord } from '../helpers/flagged-reso.js';
 import { mirrorMediaConfig, useMirrorServers } from '../helpers/mirror-servers.js';
@@ -70,7 +70,7 @@ function csvFeed(patch: Record<string, unknown> = {}): FeedConfig {
   });
 }
 
-function sync(feed: FeedConfig, opts: SyncOptions = {}) {
+function sync(feed: FeedConfig, hooks: SyncTestHooks = {}) {
   const apiConfig = ApiConfig.parse({ baseUrl: te.url, secretKey: 'x', sessionKey: 'y', concurrency: 4, pageSize: 50 });
   return syncFeed(
     feed,
@@ -83,7 +83,8 @@ function sync(feed: FeedConfig, opts: SyncOptions = {}) {
       apiConfig,
       media: mirrorMediaConfig(s3, PUBLIC),
     },
-    opts,
+    {},
+    hooks,
   );
 }
 

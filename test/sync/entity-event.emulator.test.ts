@@ -146,7 +146,9 @@ const mapping = {
   preset: 'reso',
   fields: { MLSNumber: { from: 'ListingKey' }, Url: { template: 'https://broker.test/l/{ListingKey}' } },
 };
-const feedOf = (url: string, source: Record<string, unknown> = {}) =>
+/** the reso preset's own keying (MLSNumber from ListingId, else ListingKey) */
+const presetKeyed = { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingKey}' } } };
+const feedOf = (url: string, source: Record<string, unknown> = {}, map: Record<string, unknown> = mapping) =>
   FeedConfig.parse({
     name: 'mls',
     chatbot: SN,
@@ -159,7 +161,7 @@ const feedOf = (url: string, source: Record<string, unknown> = {}) =>
       photosTimestampField: null,
       ...source,
     },
-    mapping,
+    mapping: map,
     deletes: { maxFraction: 0.5, maxCount: 100 },
   });
 
@@ -337,28 +339,14 @@ describe('a compacted log (RCP-027: "EntityEventSequence numbers MAY be hidden f
 });
 
 describe('a gone key under the reso preset (MLSNumber from ListingId, else ListingKey)', () => {
-  it("names no listing: the event's ListingKey is not the listing's key (another listing's ListingId may equal it), so nothing is deleted by the event; the next reconcile removes it", async () => {
+  it("resolves through the key map (issue 53): the event's ListingKey K-01 deletes the listing it was read with, L-01, never K-02's listing whose ListingId is K-01", async () => {
     const data = records(10); // ListingId L-01…
-    // K-02's ListingId is the ListingKey of K-01: the listing the event would name is another's
+    // K-02's ListingId is the ListingKey of K-01: the listing the bare key would name is another's
     data[1] = { ...data[1]!, ListingId: 'K-01' };
     const server = emulator.closeAfterTest(
       await startResoServer({ records: data, maxPageSize: 10, entityEvents: true }),
     );
-    const feed = FeedConfig.parse({
-      name: 'mls',
-      chatbot: SN,
-      source: {
-        kind: 'reso',
-        url: server.url,
-        incremental: true,
-        changes: 'entityEvent',
-        retries: 0,
-        timeoutMs: 10_000,
-        photosTimestampField: null,
-      },
-      mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingKey}' } } },
-      deletes: { maxFraction: 0.5, maxCount: 100 },
-    });
+    const feed = feedOf(server.url, { changes: 'entityEvent' }, presetKeyed);
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     expect([...(await held()).keys()].sort()).toEqual([
       'K-01',
@@ -375,13 +363,37 @@ describe('a gone key under the reso preset (MLSNumber from ListingId, else Listi
     server.remove('K-01'); // the record whose listing is L-01
     const run = await env.sync(te, feed);
     expect(run.outcome, run.message).toBe('ok');
+    expect(run.counts.deleted).toBe(1);
+    expect(run.deletedByReason).toEqual({ removed: 1 });
+    expect(run.source.events).toEqual({ read: 1, keys: 1, fetched: 0, gone: 1 });
+    const now = await held();
+    expect(now.has('L-01')).toBe(false);
+    expect(now.has('K-01')).toBe(true); // K-02's listing, still on the server
+    expect(now.size).toBe(9);
+    // nothing left for the reconcile
+    const reconcile = await env.sync(te, feed, { reconcile: true });
+    expect(reconcile.outcome, reconcile.message).toBe('ok');
+    expect(reconcile.counts.deleted).toBe(0);
+  });
+
+  it("a key the store never saw names no listing: counted unnamed, warned, and left to the next reconcile, which removes it", async () => {
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(10), maxPageSize: 10, entityEvents: true }),
+    );
+    const feed = feedOf(server.url, { changes: 'entityEvent' }, presetKeyed);
+    expect((await env.sync(te, feed)).outcome).toBe('ok');
+    // the store as a feedsync before the key map left it
+    for (const ns of ['keys:record:mls', 'keys:listing:mls'])
+      await env.store.delete(ns, [...(await env.store.getAll(ns)).keys()]);
+    server.remove('K-01');
+    const run = await env.sync(te, feed);
+    expect(run.outcome, run.message).toBe('ok');
     expect(run.counts.deleted).toBe(0);
     expect(run.source.events).toMatchObject({ keys: 1, fetched: 0, gone: 1, unnamed: 1 });
     expect((run.source.warnings ?? []).join('\n')).toMatch(
       /1 key\(s\) the EntityEvent log says are gone name no listing/,
     );
-    const now = await held();
-    expect(now.has('K-01')).toBe(true); // K-02's listing, still on the server
+    expect((await held()).has('L-01')).toBe(true);
     // the reconcile finds L-01 absent, confirms it and deletes it
     const reconcile = await env.sync(te, feed, { reconcile: true });
     expect(reconcile.outcome, reconcile.message).toBe('ok');

@@ -266,6 +266,7 @@ describe('open houses of a routed feed, one chatbot failing', () => {
       return runSync(
         lanesOf(feed),
         { api, store: env.store, configFeeds: [feed], logger: silentLogger, baseDir: env.dir, apiConfig, calls },
+        {},
         { now: () => new Date(iso) },
       );
     };

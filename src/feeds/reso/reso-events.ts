@@ -48,7 +48,7 @@ import { queryUrl, resourceUrl } from './reso-query.js';
 import { openReso, type ResoOpenOptions } from './reso-reader.js';
 import { openResoReconcile } from './reso-reconcile.js';
 import { requestTally } from './reso-requests.js';
-import { mediaParents } from './reso-media-events.js';
+import { addMediaParents } from './reso-media-events.js';
 import { fetchKeys, type EventStats } from './reso-fetch-keys.js';
 import { eventsSection } from './reso-sections.js';
 import { EntityEventRecord, SEQ } from './entity-event.js';
@@ -205,12 +205,7 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
       events.compacted = polled.compacted;
       ctx.logger.info({ feed: feedName, seq }, `${polled.compacted}: the poll goes on from the log`);
     }
-    const byMedia = media.size ? await mediaParents(client, source, [...media], label) : new Set<string>();
-    for (const key of byMedia) {
-      if (keys.has(key)) continue;
-      keys.add(key);
-      events.media = (events.media ?? 0) + 1;
-    }
+    await addMediaParents(keys, [...media], { client, source, label, events });
     events.keys = keys.size;
     yield* fetchKeys(keys, {
       feedName,
@@ -221,6 +216,7 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
       stats: events,
       warnings: own,
       goneBy: 'the EntityEvent log says are gone',
+      ...(run.opts.keys && { keys: run.opts.keys }),
     });
     reached = JSON.stringify({ ...stored, seq: last });
     ctx.logger.debug({ feed: feedName, seq: last, keys: keys.size }, 'EntityEvent log read');

@@ -10,6 +10,7 @@
 // the next reconcile, which deletes it as absent, confirmed.
 import type { ResoSource } from '../config-schema.js';
 import type { FeedContext, FeedItem, KeyLookup } from '../types.js';
+import type { KeyMap } from './reso-key-map.js';
 import type { EventStats } from './reso-sections.js';
 
 export type { EventStats } from './reso-sections.js';
@@ -26,6 +27,8 @@ export interface FetchKeysAt {
   warnings: string[];
   /** what says the keys are gone, in the warning: "the EntityEvent log says are gone" */
   goneBy: string;
+  /** the read's key map: a gone record key resolved to the listing key it was last read with (reso-key-map.ts) */
+  keys?: KeyMap;
 }
 
 /** Each key's record as the source holds it now, then each key it no longer returns as `removed` (or counted `unnamed`). */
@@ -48,11 +51,13 @@ export async function* fetchKeys(keys: ReadonlySet<string>, at: FetchKeysAt): As
   for (const key of keys) {
     if (fetched.has(key)) continue;
     stats.gone++;
-    if (named)
+    const listing = named ? undefined : await at.keys?.resolve(key);
+    if (named || listing !== undefined)
       yield {
         kind: 'removed',
         position: { file: at.label, index: index++, id: key },
         data: { [source.keyField]: key },
+        ...(listing !== undefined && { key: listing }),
       };
     else stats.unnamed = (stats.unnamed ?? 0) + 1;
   }

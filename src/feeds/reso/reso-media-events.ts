@@ -9,14 +9,29 @@ import type { ResoSource } from '../config-schema.js';
 import { batches } from './reso-confirm.js';
 import type { PageClient } from './reso-pages.js';
 import { keyLiteral, queryUrl } from './reso-query.js';
+import type { EventStats } from './reso-sections.js';
 
 const MEDIA = 'Media';
 const MEDIA_KEY = 'MediaKey';
 /** most Media keys one request asks */
 const MAX_TERMS = 50;
 
+/** `keys` with the records these Media records belong to added; each added counted in `events.media`. */
+export async function addMediaParents(
+  keys: Set<string>,
+  mediaKeys: readonly string[],
+  at: { client: PageClient; source: ResoSource; label: string; events: EventStats },
+): Promise<void> {
+  if (!mediaKeys.length) return;
+  for (const key of await mediaParents(at.client, at.source, mediaKeys, at.label)) {
+    if (keys.has(key)) continue;
+    keys.add(key);
+    at.events.media = (at.events.media ?? 0) + 1;
+  }
+}
+
 /** The keys of the feed's resource (source.resource) that these Media records belong to. */
-export async function mediaParents(
+async function mediaParents(
   client: PageClient,
   source: ResoSource,
   mediaKeys: readonly string[],

@@ -20,7 +20,7 @@ import { displayUrl } from '../source/http.js';
 import type { FeedContext, FeedItem, OpenedFeed, PushedKeys, SourceReadStats } from '../types.js';
 import { fetchKeys, type EventStats } from './reso-fetch-keys.js';
 import { eventsSection } from './reso-sections.js';
-import { mediaParents } from './reso-media-events.js';
+import { addMediaParents } from './reso-media-events.js';
 import { openReso, type ResoOpenOptions } from './reso-reader.js';
 import { resourceUrl } from './reso-query.js';
 
@@ -57,12 +57,7 @@ export function openResoPushed(
 
   async function* items(): AsyncIterable<FeedItem> {
     const keys = new Set(pushed.keys);
-    const byMedia = pushed.media.length ? await mediaParents(client, source, pushed.media, label) : new Set<string>();
-    for (const key of byMedia) {
-      if (keys.has(key)) continue;
-      keys.add(key);
-      events.media = (events.media ?? 0) + 1;
-    }
+    await addMediaParents(keys, pushed.media, { client, source, label, events });
     events.keys = keys.size;
     ctx.logger.info(
       { feed: feedName, events: pushed.events, keys: keys.size },
@@ -77,6 +72,7 @@ export function openResoPushed(
       stats: events,
       warnings,
       goneBy: 'pushed and no longer returned by the source',
+      ...(options.keys && { keys: options.keys }),
     });
   }
 

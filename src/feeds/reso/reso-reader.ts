@@ -27,6 +27,7 @@
 //
 // `path` replays saved pages instead (reso-replay.ts); the mark then is the latest usable timestamp
 // replayed, and an incremental replay drops records older than the stored mark.
+import type { KeyMap } from './reso-key-map.js';
 import { z } from 'zod';
 import { causeMessage, FeedReadError, RecordParseError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
@@ -108,6 +109,8 @@ export interface ResoOpenOptions {
   metadata?: () => Promise<ResoMetadata>;
   /** what the pull's pages are counted as (a related resource's: its name); 'pages' by default */
   kind?: RequestKind;
+  /** the read's key map (reso-key-map.ts): what resolves a gone record key to its listing, and learns key rows */
+  keys?: KeyMap;
 }
 
 export function openReso(

@@ -23,6 +23,7 @@ import {
   ruleOf,
   type DesiredListing,
   type DeleteDecision,
+  type DeleteReason,
   type DesiredSide,
   type DuplicateGroup,
   type PlannedCreate,
@@ -118,21 +119,9 @@ export function duplicatesOf(
  * a listing this run wrote (`written`) before a later record of its key took it away (a create the
  * chatbot's list, paged before the run, does not show).
  */
-export function planDeletes(
-  remote: RemoteSide,
-  feed: Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode'> & {
-    listings: { has(key: string): boolean };
-    written?: { has(key: string): boolean };
-    present?: { has(key: string): boolean };
-  },
-  options: PlanOptions,
-): DeleteDecision {
+export function planDeletes(remote: RemoteSide, feed: DeletesFeed, options: PlanOptions): DeleteDecision {
   const out: DeleteDecision = { deletes: [], protectedKeys: [], otherFeeds: 0 };
-  // keep mode deletes nothing the feed lacks or marks gone, but a display rule's removal (the MLS
-  // does not allow the listing shown, whatever the mode): `goes` says which reasons it plans
-  const mirror = options.deletesMode === 'mirror';
-  const goes = (reason: string | undefined): reason is string =>
-    reason !== undefined && (mirror || ruleOf(reason) !== undefined);
+  const goes = goesIn(options);
   // keys first: the copies are looked up (made, from a RemoteIndex) only for keys the feed lacks
   for (const key of remote.byKey.keys()) {
     // (present: a reconcile found the key unchanged on the source without reading its record)
@@ -142,25 +131,14 @@ export function planDeletes(
       continue;
     }
     const gone = feed.goneKeys.get(key);
-    if (!mirror && !goes(gone)) continue;
+    if (options.deletesMode !== 'mirror' && !goes(gone)) continue;
     if (!gone && feed.mode !== 'full') continue;
     const copies = remote.byKey.get(key)!;
     if (options.ownedElsewhere && copies.every(options.ownedElsewhere)) {
       out.otherFeeds++;
       continue;
     }
-    const mlsNumber =
-      options.keyBy === 'URL' && copies[0]?.compared !== undefined
-        ? keptField(copies[0].compared, 'MLSNumber')
-        : undefined;
-    out.deletes.push({
-      key,
-      reason: gone ?? 'absent',
-      deleteKey: key,
-      keyType: options.keyBy,
-      remoteIds: copies.map((c) => c.id),
-      ...(typeof mlsNumber === 'string' && { mlsNumber }),
-    });
+    out.deletes.push(absenceDelete(key, gone ?? 'absent', copies, options));
   }
   if (feed.written) {
     for (const [key, reason] of feed.goneKeys) {
@@ -169,6 +147,44 @@ export function planDeletes(
     }
   }
   return out;
+}
+
+/** What planDeletes reads of the feed side. */
+export type DeletesFeed = Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode'> & {
+  listings: { has(key: string): boolean };
+  written?: { has(key: string): boolean };
+  present?: { has(key: string): boolean };
+};
+
+/**
+ * Which reasons a lane's deletes mode plans: keep mode deletes nothing the feed lacks or marks gone,
+ * but a display rule's removal (the MLS does not allow the listing shown, whatever the mode).
+ */
+function goesIn(options: Pick<PlanOptions, 'deletesMode'>) {
+  const mirror = options.deletesMode === 'mirror';
+  return (reason: string | undefined): reason is string =>
+    reason !== undefined && (mirror || ruleOf(reason) !== undefined);
+}
+
+/** The delete of a key's copies by the feed's key; a URL-keyed feed's names the copy's MLSNumber (undo reads it back by it). */
+function absenceDelete(
+  key: string,
+  reason: DeleteReason,
+  copies: readonly RemoteListing[],
+  options: Pick<PlanOptions, 'keyBy'>,
+): PlannedDelete {
+  const mlsNumber =
+    options.keyBy === 'URL' && copies[0]?.compared !== undefined
+      ? keptField(copies[0].compared, 'MLSNumber')
+      : undefined;
+  return {
+    key,
+    reason,
+    deleteKey: key,
+    keyType: options.keyBy,
+    remoteIds: copies.map((c) => c.id),
+    ...(typeof mlsNumber === 'string' && { mlsNumber }),
+  };
 }
 
 /**

@@ -132,37 +132,12 @@ export async function pageEcho(
         remember(rows, itemHashes, answer, whole.virtualCount);
         return { rows, virtualCount: whole.virtualCount, itemHashes, pageHash: answer, ...carried(opts, res) };
       }
-      const cut = cutListPage(res.status, res.bytes);
-      if (!cut) return undefined;
-      const n = cut.starts.length;
-      const byHash = placesOf(known);
-      const hashes = new Array<string>(n);
-      const places = new Array<number>(n);
-      let unknown = 0;
-      let next = -1;
-      for (let i = 0; i < n; i++) {
-        const h = itemHash(res.bytes, cut, i);
-        hashes[i] = h;
-        // (the item after a known one is most often the one after it last time, a list shifted by a
-        // few items: checked there first, else looked up; either place holds the same bytes, so the same row)
-        const place = next >= 0 && itemAt(known, next) === h ? next : (byHash.get(h) ?? -1);
-        places[i] = place;
-        next = place < 0 ? -1 : placeAfter(known, place);
-        // too much of it is new: decoded whole (where its items are hashed again), so stop hashing here
-        if (places[i]! < 0 && ++unknown * 4 > n) return undefined;
-      }
-      const rows = pageRowsFrom(known, res.bytes, cut, places, opts);
-      if (!rows) return undefined; // the cut was wrong: the page is decoded whole
-      recalled += rows.copied;
-      const page = {
-        rows: rows.rows,
-        virtualCount: cut.virtualCount,
-        itemHashes: hashes,
-        pageHash: answer,
-        ...carried(opts, res),
-      };
-      remember(page.rows, hashes, answer, cut.virtualCount);
-      return page;
+      const items = recallItems(known, res, opts);
+      if (!items) return undefined;
+      recalled += items.copied;
+      const { rows, virtualCount, hashes } = items;
+      remember(rows, hashes, answer, virtualCount);
+      return { rows, virtualCount, itemHashes: hashes, pageHash: answer, ...carried(opts, res) };
     },
     remember(page) {
       if (page.itemHashes) remember(page.rows, page.itemHashes, page.pageHash, page.virtualCount);
@@ -176,18 +151,57 @@ export async function pageEcho(
       // every row came from the one read (the same listings, unchanged): the file holds it already
       const same = known !== undefined && recalled === next.rows && known.rows === next.rows;
       if (files && !same) await files.write(name, generationBytes(name, next));
-      let total = 0;
-      for (const g of generations.values()) total += g.rows;
-      for (const [other, g] of generations) {
-        if (total <= limit) break;
-        generations.delete(other);
-        total -= g.rows;
-      }
+      forgetPast(limit);
     },
     get recalled() {
       return recalled;
     },
   };
+}
+
+/**
+ * A page not known whole: each item found by its hash among the known generation's rows, unless
+ * more than a quarter of them are new (then, or when the page cannot be cut, undefined: it is
+ * decoded whole, where its items are hashed again).
+ */
+function recallItems(
+  known: Generation,
+  res: RawBody,
+  opts: RowOptions,
+): { rows: RemoteRows; copied: number; hashes: string[]; virtualCount: number } | undefined {
+  const cut = cutListPage(res.status, res.bytes);
+  if (!cut) return undefined;
+  const n = cut.starts.length;
+  const byHash = placesOf(known);
+  const hashes = new Array<string>(n);
+  const places = new Array<number>(n);
+  let unknown = 0;
+  let next = -1;
+  for (let i = 0; i < n; i++) {
+    const h = itemHash(res.bytes, cut, i);
+    hashes[i] = h;
+    // (the item after a known one is most often the one after it last time, a list shifted by a
+    // few items: checked there first, else looked up; either place holds the same bytes, so the same row)
+    const place = next >= 0 && itemAt(known, next) === h ? next : (byHash.get(h) ?? -1);
+    places[i] = place;
+    next = place < 0 ? -1 : placeAfter(known, place);
+    // too much of it is new: decoded whole (where its items are hashed again), so stop hashing here
+    if (places[i]! < 0 && ++unknown * 4 > n) return undefined;
+  }
+  const rows = pageRowsFrom(known, res.bytes, cut, places, opts);
+  // (none: the cut was wrong, the page is decoded whole)
+  return rows && { rows: rows.rows, copied: rows.copied, hashes, virtualCount: cut.virtualCount };
+}
+
+/** The generations past `limit` rows in all forgotten, least recently finished first. */
+function forgetPast(limit: number): void {
+  let total = 0;
+  for (const g of generations.values()) total += g.rows;
+  for (const [other, g] of generations) {
+    if (total <= limit) break;
+    generations.delete(other);
+    total -= g.rows;
+  }
 }
 
 /**
@@ -309,54 +323,61 @@ export function readGeneration(
   limit: number,
   bytes: Uint8Array | undefined,
 ): Generation | undefined {
+  const v = checkedBody(bytes);
+  if (!isRecord(v) || v.format !== FILE_FORMAT || v.code !== codeIdentity(ROWS_CODE) || v.name !== name)
+    return undefined;
+  const { rows, answers } = v;
+  if (typeof rows !== 'number' || rows > limit || !(answers instanceof Map)) return undefined;
+  const paged = pagesOf(v, opts);
+  if (!paged || paged.pages.reduce((sum, p) => sum + p.ids.length, 0) !== rows) return undefined;
+  const known = answersOf(answers, paged.pages.length);
+  return known && { pages: paged.pages, pageItems: paged.itemsOf, answers: known, rows };
+}
+
+/** The file's body, deserialized, if its sha1 (its first 20 bytes) is the rest's. */
+function checkedBody(bytes: Uint8Array | undefined): unknown {
   if (!bytes || bytes.byteLength <= 20) return undefined;
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const body = buf.subarray(20);
   if (!hash('sha1', body, 'buffer').equals(buf.subarray(0, 20))) return undefined;
-  let v: unknown;
   try {
-    v = deserialize(body);
+    return deserialize(body);
   } catch {
     return undefined;
   }
-  if (
-    !isRecord(v) ||
-    v.format !== FILE_FORMAT ||
-    v.code !== codeIdentity(ROWS_CODE) ||
-    v.name !== name ||
-    !Array.isArray(v.pages)
-  )
-    return undefined;
-  const { pageItems, rows, answers } = v;
-  if (
-    typeof rows !== 'number' ||
-    rows > limit ||
-    !Array.isArray(pageItems) ||
-    pageItems.length !== v.pages.length ||
-    !(answers instanceof Map)
-  )
-    return undefined;
+}
+
+/** The generation's pages, each whole and made with these options, and every row's item hash (a 20-byte sha1 as latin1). */
+function pagesOf(
+  v: Record<string, unknown>,
+  opts: RowOptions,
+): { pages: RemoteRows[]; itemsOf: string[][] } | undefined {
+  const { pageItems } = v;
+  if (!Array.isArray(v.pages) || !Array.isArray(pageItems) || pageItems.length !== v.pages.length) return undefined;
   const pages: RemoteRows[] = [];
   const itemsOf: string[][] = [];
   for (const [i, p] of v.pages.entries()) {
     const page = pageRows(p, opts);
-    // every row with its item's hash (a 20-byte sha1 as latin1)
     const items: unknown = pageItems[i];
     if (!page || !isStrings(items) || items.length !== page.ids.length || !items.every((h) => h.length === HASH_BYTES))
       return undefined;
     pages.push(page);
     itemsOf.push(items);
   }
-  if (pages.reduce((sum, p) => sum + p.ids.length, 0) !== rows) return undefined;
+  return { pages, itemsOf };
+}
+
+/** The pages by their whole answer, each naming one of the `pages` pages and a VirtualCount. */
+function answersOf(answers: Map<unknown, unknown>, pages: number): Map<string, Answer> | undefined {
   const known = new Map<string, Answer>();
   for (const [h, a] of answers) {
     if (typeof h !== 'string' || !isRecord(a)) return undefined;
     const { page, virtualCount } = a;
-    if (typeof page !== 'number' || !Number.isInteger(page) || page < 0 || page >= pages.length) return undefined;
+    if (typeof page !== 'number' || !Number.isInteger(page) || page < 0 || page >= pages) return undefined;
     if (typeof virtualCount !== 'number' || !Number.isInteger(virtualCount) || virtualCount < 0) return undefined;
     known.set(h, { page, virtualCount });
   }
-  return { pages, pageItems: itemsOf, answers: known, rows };
+  return known;
 }
 
 /** `p` as a page's rows made with these options, if it is one whole */

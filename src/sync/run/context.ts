@@ -64,15 +64,25 @@ export interface SyncOptions {
   /** live RESO: a run of pushed events (RCP-028): the keys they named fetched by key, no pull (feeds/reso/reso-push.ts) */
   pushed?: PushedKeys;
   attempt?: { made: number; max: number };
-  /** for tests of the grace period */
+}
+
+/**
+ * What only tests set, passed apart from the options (runSync's and syncFeed's last argument), so
+ * that no caller in src/ can: the run's clock, and the read forced one way where the run would choose.
+ */
+export interface SyncTestHooks {
+  /** the run's clock (grace periods, sold windows, open houses); the machine's by default */
   now?: () => Date;
-  /** CSV files of at least this many bytes are read by a thread of their own (default THREAD_MIN_BYTES; tests) */
+  /** CSV files of at least this many bytes are read by a thread of their own (default THREAD_MIN_BYTES) */
   threadMinBytes?: number;
-  /** such a file is read by its thread even when its records are mostly in step by their stamps (mostlyMapped; tests) */
+  /** such a file is read by its thread even when its records are mostly in step by their stamps (mostlyMapped) */
   threadAlways?: boolean;
   /** false: the feed is read only once its chatbot is paged, never beside the paging (read-early.ts readsWhilePaging; tests hold the two ways to one outcome) */
   besidePaging?: boolean;
 }
+
+/** The options as the run's steps read them: the caller's, and the test hooks when a test gave any. */
+export type RunOptions = SyncOptions & SyncTestHooks;
 
 /** A feed's own deadline (feeds[].deadlineMinutes), joined with the caller's signal. */
 export interface FeedClock {
@@ -117,7 +127,7 @@ export type LaneReportFields = Omit<
 export interface FeedContext {
   readonly feed: FeedConfig;
   readonly deps: SyncDeps;
-  readonly opts: SyncOptions;
+  readonly opts: RunOptions;
   readonly run: Run;
   readonly clock: FeedClock;
   readonly logger: Logger;

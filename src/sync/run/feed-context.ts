@@ -6,14 +6,14 @@ import { resolveDisplay } from '../../mapping/display-config.js';
 import { mapItem } from '../../mapping/map-feed.js';
 import { createUnmappedTally } from '../../mapping/unmapped.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
-import type { FeedContext, Run, SyncDeps, SyncOptions } from './context.js';
+import type { FeedContext, Run, SyncDeps, RunOptions } from './context.js';
 import { sourceMapping } from '../../feeds/reso/reso-related.js';
 
 /** What every lane of the feed shares: the mapping, the clock, the tallies of the read, the report's frame. */
 export function feedContext(
   feed: FeedConfig,
   deps: SyncDeps,
-  opts: SyncOptions,
+  opts: RunOptions,
   run: Run,
   mostlyInStep: boolean,
 ): FeedContext {

@@ -10,7 +10,7 @@ import type { FeedThread } from '../read/feed-thread.js';
 import type { Lane } from '../read/lanes.js';
 import { heldJobs } from '../read/read-feed.js';
 import { runPool } from '../write/pool.js';
-import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, SyncOptions } from './context.js';
+import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, RunOptions } from './context.js';
 import { settleLane } from './lane-settle.js';
 import { sourceStateOf } from '../settle/state.js';
 import { feedContext } from './feed-context.js';
@@ -33,7 +33,7 @@ export async function runFeed(
   lanes: readonly Lane[],
   thread: FeedThread | undefined,
   deps: SyncDeps,
-  opts: SyncOptions,
+  opts: RunOptions,
   run: Run,
   paging: RunPaging,
 ): Promise<void> {

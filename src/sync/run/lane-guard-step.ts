@@ -13,7 +13,7 @@ import { soldWindowsDue } from '../settle/sold-window.js';
 import { runPool } from '../write/pool.js';
 import { planDeletes } from '../plan/plan.js';
 import { applySoldWindows, notWhole } from './settle-decisions.js';
-import type { AfterRead, FeedContext, LiveLane, SyncOptions } from './context.js';
+import type { AfterRead, FeedContext, LiveLane, RunOptions } from './context.js';
 
 /** Step guard: the lane's writes settled, its desired side as read, its deletes planned, confirmed with the source and guarded. */
 export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
@@ -178,4 +178,4 @@ function pushedScope(l: LiveLane, asked: ReadonlySet<string>) {
 }
 
 /** The run's clock (tests of the grace periods set it). */
-export const nowOf = (opts: SyncOptions): Date => (opts.now ?? (() => new Date()))();
+export const nowOf = (opts: RunOptions): Date => (opts.now ?? (() => new Date()))();

@@ -19,11 +19,17 @@ import { startPaging, type ChatbotStateRead, type PagingHandle } from '../remote
 import { readChatbotState } from '../settle/state.js';
 import { failedReport, type SyncReport } from '../report/report.js';
 import { groupBy } from '../util/collections.js';
-import type { FeedClock, Paged, Run, SyncDeps, SyncOptions } from './context.js';
+import type { FeedClock, Paged, Run, RunOptions, SyncDeps, SyncOptions, SyncTestHooks } from './context.js';
 import { runFeed, type RunPaging } from './feed-run.js';
 
-/** Runs the lanes; one report per lane, in the order given. */
-export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions = {}): Promise<SyncReport[]> {
+/** Runs the lanes; one report per lane, in the order given. `hooks`: tests only. */
+export async function runSync(
+  lanes: readonly Lane[],
+  deps: SyncDeps,
+  options: SyncOptions = {},
+  hooks: SyncTestHooks = {},
+): Promise<SyncReport[]> {
+  const opts: RunOptions = { ...options, ...hooks };
   const run = startRun(lanes, deps);
   const feeds = groupBy(lanes, (l) => l.feed.name);
   // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), one after another;
@@ -77,7 +83,7 @@ export async function runSync(lanes: readonly Lane[], deps: SyncDeps, opts: Sync
 function startPagings(
   lanes: readonly Lane[],
   deps: SyncDeps,
-  opts: SyncOptions,
+  opts: RunOptions,
   run: Run,
   keys: Promise<ReadonlySet<string>> | undefined,
 ): RunPaging {
@@ -132,7 +138,7 @@ async function openThread(
   feed: FeedConfig,
   deps: SyncDeps,
   signal: AbortSignal,
-  opts: SyncOptions,
+  opts: RunOptions,
 ): Promise<FeedThread | undefined> {
   return openFeedThread(feed.source, {
     baseDir: deps.baseDir,
@@ -173,7 +179,7 @@ function stampCounts(l: Lane, read: ChatbotStateRead): { stamps: number; written
 function pageGroup(
   its: readonly Lane[],
   deps: SyncDeps,
-  opts: SyncOptions,
+  opts: RunOptions,
   run: Run,
   after: Promise<unknown>,
   keys: Promise<ReadonlySet<string>> | undefined,

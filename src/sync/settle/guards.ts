@@ -68,10 +68,27 @@ export function evaluateGuards(input: GuardInput): GuardDecision {
 }
 
 function guardDeletes(input: GuardInput): GuardDecision {
-  const { plan, deletes, remote, feed, force, now, missingSince } = input;
+  const { candidates, waiting, marks } = graceSplit(input);
+  if (candidates.length === 0) return { outcome: 'none', allowed: [], withheld: [], waiting, reasons: [], marks };
+  const listings = candidates.reduce((n, d) => n + Math.max(1, d.remoteIds.length), 0);
+  const blockers = blockersOf(input);
+  const reasons = [...blockers, ...limitsExceeded(input, listings)];
+  if (reasons.length === 0) return { outcome: 'passed', allowed: candidates, withheld: [], waiting, reasons, marks };
+  if (input.force && blockers.length === 0)
+    return { outcome: 'forced', allowed: candidates, withheld: [], waiting, reasons, marks };
+  const message = trippedMessage(input, candidates, listings, reasons, blockers.length > 0);
+  return { outcome: 'tripped', allowed: [], withheld: candidates, waiting, reasons, message, marks };
+}
+
+/**
+ * The deletes that may go now (candidates) and those still inside the grace period (waiting), with
+ * the first-missing marks to set and to clear. Marks change only after a read that can be trusted
+ * (both sides whole, the run not rejected).
+ */
+function graceSplit(input: GuardInput): Pick<GuardDecision, 'waiting' | 'marks'> & { candidates: PlannedDelete[] } {
+  const { plan, deletes, feed, remote, now, missingSince } = input;
   const graceMs = deletes.graceHours * 3_600_000;
   const readable = feed.complete && remote.complete && feed.rejected === undefined;
-
   const candidates: PlannedDelete[] = [];
   const waiting: PlannedDelete[] = [];
   const set: Array<[string, string]> = [];
@@ -90,17 +107,22 @@ function guardDeletes(input: GuardInput): GuardDecision {
     else waiting.push(d);
   }
   const clear = readable ? [...missingSince.keys()].filter((k) => !absent.has(k)) : [];
-  const marks = { set, clear };
+  return { candidates, waiting, marks: { set, clear } };
+}
 
-  if (candidates.length === 0) return { outcome: 'none', allowed: [], withheld: [], waiting, reasons: [], marks };
-
-  const listings = candidates.reduce((n, d) => n + Math.max(1, d.remoteIds.length), 0);
+/** The checks about knowing, which nothing overrides: a read that was not whole, or a rejected run. */
+function blockersOf({ feed, remote }: GuardInput): string[] {
   const blockers: string[] = [];
   if (!feed.complete) blockers.push(`the feed was not read whole (${feed.readError ?? 'read error'})`);
   if (!remote.complete)
     blockers.push(`the chatbot's listings could not all be paged (${remote.problem ?? 'incomplete'})`);
   if (feed.rejected !== undefined) blockers.push(`the run was rejected (${feed.rejected})`);
-  const reasons: string[] = [...blockers];
+  return blockers;
+}
+
+/** The limits `--force` lifts: an empty full feed, deletes.maxCount, deletes.maxFraction. */
+function limitsExceeded({ feed, remote, deletes }: GuardInput, listings: number): string[] {
+  const reasons: string[] = [];
   if (feed.mode === 'full' && feed.valid === 0) reasons.push('the feed yielded no valid listing');
   if (listings > deletes.maxCount) reasons.push(`${listings} deletes exceed deletes.maxCount ${deletes.maxCount}`);
   const fraction = remote.count > 0 ? listings / remote.count : 1;
@@ -109,17 +131,24 @@ function guardDeletes(input: GuardInput): GuardDecision {
       `${listings} of ${remote.count} remote listings (${percent(fraction)}) exceed deletes.maxFraction ${percent(deletes.maxFraction)}`,
     );
   }
+  return reasons;
+}
 
-  if (reasons.length === 0) return { outcome: 'passed', allowed: candidates, withheld: [], waiting, reasons, marks };
-  if (force && blockers.length === 0)
-    return { outcome: 'forced', allowed: candidates, withheld: [], waiting, reasons, marks };
+/** What a tripped guard says: what it would have deleted, why not, and what to do next. */
+function trippedMessage(
+  { feed }: GuardInput,
+  candidates: readonly PlannedDelete[],
+  listings: number,
+  reasons: readonly string[],
+  blocked: boolean,
+): string {
   const keys = candidates.slice(0, SHOWN_KEYS).map((d) => d.key);
   const more = candidates.length > SHOWN_KEYS ? `, … ${candidates.length - SHOWN_KEYS} more` : '';
-  const next = blockers.length
-    ? `--force does not delete after ${feed.rejected !== undefined ? 'a rejected' : 'an incomplete'} read: fix what kept the read from ${feed.rejected !== undefined ? 'being used' : 'finishing'} and rerun.`
+  const rejected = feed.rejected !== undefined;
+  const next = blocked
+    ? `--force does not delete after ${rejected ? 'a rejected' : 'an incomplete'} read: fix what kept the read from ${rejected ? 'being used' : 'finishing'} and rerun.`
     : 'Check the feed, run with --dry-run to see the plan, or rerun with --force to delete anyway.';
-  const message = `delete guard: would have deleted ${listings} listing(s) (${keys.join(', ')}${more}) but ${reasons.join('; ')}. Nothing was deleted. ${next}`;
-  return { outcome: 'tripped', allowed: [], withheld: candidates, waiting, reasons, message, marks };
+  return `delete guard: would have deleted ${listings} listing(s) (${keys.join(', ')}${more}) but ${reasons.join('; ')}. Nothing was deleted. ${next}`;
 }
 
 function percent(f: number): string {

@@ -60,7 +60,7 @@ export interface ExecuteDeps {
 
 export type { ExecutionResult, Executor, ItemFailure, Job, LaneJob } from '../model/execution.js';
 
-/** The write job of a planned create or update (an update names the remote listing it rewrites): the one builder of the lane's planner, undo and tests. */
+/** The write job of a planned create or update (an update names the remote listing it rewrites): the one builder of the run's lane jobs (run/lane-jobs.ts), undo and tests. */
 export function writeJob(w: PlannedCreate | PlannedUpdate): Job {
   return 'remoteId' in w ? { kind: 'update', update: w } : { kind: 'create', create: w };
 }

@@ -9,7 +9,7 @@ import { ApiConfig, FeedConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/log.js';
 import { createMemoryStore } from '../../../src/state/memory-store.js';
 import type { KvStore } from '../../../src/state/kv-store.js';
-import { syncFeed, type SyncDeps, type SyncOptions } from '../../../src/sync/index.js';
+import { syncFeed, type SyncDeps, type SyncOptions, type SyncTestHooks } from '../../../src/sync/index.js';
 import type { ChangeSink } from '../../../src/sync/model/changes.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../../helpers/emulator.js';
@@ -80,7 +80,8 @@ export interface SyncEnv {
   sync(
     te: TestEmulator,
     feed?: FeedConfig,
-    opts?: SyncOptions & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress' | 'budgets'> & {
+    opts?: SyncOptions &
+      SyncTestHooks & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress' | 'budgets'> & {
         changes?: ChangeSink;
       } & Partial<Pick<SyncDeps, 'configFeeds'>>,
   ): ReturnType<typeof syncFeed>;
@@ -108,7 +109,15 @@ export async function createSyncEnv(): Promise<SyncEnv> {
       }),
     async sync(te, feed = env.feed(), opts = {}) {
       const calls = createCallCounter();
-      const { api: apiPatch, signal, onProgress, changes, budgets, configFeeds = [feed], ...syncOpts } = opts;
+      const { api: apiPatch, signal, onProgress, changes, budgets, configFeeds = [feed], ...rest } = opts;
+      // (the test hooks go apart from the options, as runSync takes them)
+      const { now, threadMinBytes, threadAlways, besidePaging, ...syncOpts } = rest;
+      const hooks: SyncTestHooks = {
+        ...(now && { now }),
+        ...(threadMinBytes !== undefined && { threadMinBytes }),
+        ...(threadAlways !== undefined && { threadAlways }),
+        ...(besidePaging !== undefined && { besidePaging }),
+      };
       const apiConfig = ApiConfig.parse({
         baseUrl: te.url,
         secretKey: 'x',
@@ -134,6 +143,7 @@ export async function createSyncEnv(): Promise<SyncEnv> {
           ...(budgets && { budgets }),
         },
         syncOpts,
+        hooks,
       );
     },
     cleanup: () => rm(dir, { recursive: true, force: true }),
