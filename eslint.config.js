@@ -118,7 +118,7 @@ const stepRoomRules = [undefined, ...STEP_ROOMS, ...SHARED_ROOMS].map((room) => 
  * from 180 to 120, over 80 lines. A file leaves its list when its functions are split; both lists are
  * empty when issue 52 is done.
  */
-const OVER_COMPLEXITY = ['src/sync/read/read-feed.ts', 'src/sync/run/lane-settle.ts'];
+const OVER_COMPLEXITY = ['src/sync/run/lane-settle.ts'];
 const OVER_LENGTH = ['src/sync/run/lane-settle.ts'];
 
 export default tseslint.config(

@@ -16,10 +16,10 @@
 //   the next reconcile or full pull;
 // - a key the server no longer returns (404, 400 or an empty answer, as the RCP allows: here an
 //   empty answer to a by-key query) is gone: yielded `removed`, so the sync deletes it under the
-//   guards (counted toward deletes.maxCount/maxFraction); only where the listing key is read from the
-//   key field alone (keyNamesListing). Otherwise — the reso preset's ListingId-else-ListingKey — the
-//   listing it names is unknown (its ListingId went with the record): counted `unnamed`, warned, and
-//   left to the next reconcile, which deletes it as absent, confirmed;
+//   guards (counted toward deletes.maxCount/maxFraction), where the listing key is read from the key
+//   field alone, or — the reso preset's ListingId-else-ListingKey — the key map (reso-key-map.ts)
+//   knows the listing the record was last read with. A key it never saw (its ListingId went with the
+//   record) is counted `unnamed`, warned, and left to the next reconcile (reso-fetch-keys.ts);
 // - the mark's own event gone is compaction or a purge. RCP-027 lets a producer hide an event "as long
 //   as at least one later record contains a final record for that resource name and key"
 //   (compaction: the newest event of each record kept), and producers purge the oldest events (a

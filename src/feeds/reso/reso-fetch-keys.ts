@@ -4,10 +4,13 @@
 // $metadata, within the budget and the feed's own filter; a key $metadata cannot type asked anyway,
 // quoted, and a lookup the server refuses fails the read: every key is asked before any is taken for
 // gone) and what the source answers is yielded like any record read. A key the source no longer returns (an empty answer to the by-key query, as the
-// RCP allows) is gone: yielded `removed`, so the sync deletes it under the guards; only where the
-// listing key is read from the key field alone (keyNamesListing). Otherwise (the reso preset's
-// ListingId-else-ListingKey) the listing it names is unknown: counted `unnamed`, warned, and left to
-// the next reconcile, which deletes it as absent, confirmed.
+// RCP allows) is gone: yielded `removed`, so the sync deletes it under the guards, where the
+// listing key is read from the key field alone (keyNamesListing), or (the reso preset's
+// ListingId-else-ListingKey) where the key map resolves it (reso-key-map.ts: the listing key the record
+// was last read with, both ways agreeing). A key the map never saw names no listing: the by-key query
+// above was its one chance (a soft delete, MlgCanView false, comes back with its ListingId), and a
+// record hard-deleted has nothing left to say it: counted `unnamed`, warned, and left to the next
+// reconcile, which deletes it as absent, confirmed.
 import type { ResoSource } from '../config-schema.js';
 import type { FeedContext, FeedItem, KeyLookup } from '../types.js';
 import type { KeyMap } from './reso-key-map.js';
@@ -75,10 +78,10 @@ function keyNamesListing(source: ResoSource, ctx: FeedContext): boolean {
   return fields === undefined || (fields.length === 1 && fields[0] === source.keyField);
 }
 
-/** Keys the source says are gone that name no listing (the listing key is read from other fields): left to the next reconcile, said once. */
+/** Keys the source says are gone that name no listing (the listing key is read from other fields, and the key map never saw them): left to the next reconcile, said once. */
 function warnUnnamed(unnamed: number, at: FetchKeysAt): void {
   const fields = at.ctx.reconcileFallback!.keyFields.join(', ');
-  const warning = `${unnamed} key(s) ${at.goneBy} name no listing: the listing key is read from ${fields}, and only ${at.source.keyField} is known of a record no longer returned (another listing's key may equal it): left to the next reconcile (schedule.reconcileCron, sync --reconcile), which deletes them under the guards`;
+  const warning = `${unnamed} key(s) ${at.goneBy} name no listing: the listing key is read from ${fields}, and only ${at.source.keyField} is known of a record no longer returned, which no read of this feed kept (a state from before the key map, filled by the next full pull or reconcile): left to the next reconcile (schedule.reconcileCron, sync --reconcile), which deletes them under the guards`;
   at.warnings.push(warning);
   at.ctx.logger.warn({ feed: at.feedName }, warning);
 }

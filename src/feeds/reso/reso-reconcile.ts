@@ -96,7 +96,7 @@ export function openResoReconcile(
       // deletes its listing); one not returned by key is gone since, absent like any key the server lacks
       for (const key of wanted.values()) present.delete(key);
     }
-    if (mark && latest) reached = markReached(mark, latest, keysClient?.serverTime ?? now);
+    if (mark && latest) reached = markReached(ctx.mark!, mark, latest, keysClient?.serverTime ?? now);
   }
 
   return {
@@ -112,10 +112,21 @@ export function openResoReconcile(
   };
 }
 
-/** The stored mark moved to the latest change read, never past the server's clock when it answered, less a second. */
-function markReached(mark: NonNullable<ReturnType<typeof readMark>>, latest: string, serverTime: number): string {
+/**
+ * The stored mark moved to the latest change read, never past the server's clock when it answered,
+ * less a second. Its other fields kept as stored (`stored`, the text readMark parsed): an EntityEvent
+ * feed's sequence, so its next poll goes on from it rather than restarting the log at its newest
+ * event (which would skip the hard deletes in between).
+ */
+function markReached(
+  stored: string,
+  mark: NonNullable<ReturnType<typeof readMark>>,
+  latest: string,
+  serverTime: number,
+): string {
   const bound = new Date(serverTime - 1000).toISOString();
-  return JSON.stringify({ ...mark, ts: laterOf(mark.ts, Date.parse(latest) > Date.parse(bound) ? bound : latest) });
+  const ts = laterOf(mark.ts, Date.parse(latest) > Date.parse(bound) ? bound : latest);
+  return JSON.stringify({ ...(JSON.parse(stored) as object), ...mark, ts });
 }
 
 /**

@@ -159,9 +159,9 @@ function ago(ms: number): string {
   return hrs < 48 ? `${hrs.toFixed(1)} h` : `${(hrs / 24).toFixed(1)} days`;
 }
 
-/** A row's state: paused, idle, or running (on which worker, how far). */
+/** A row's state: paused, idle, or running (how far, then on which worker: the state and its progress read as one). */
 function stateCell(f: FeedStatus): string {
   const on = f.worker ? ` <small class="worker">on ${h(f.worker)}</small>` : '';
   const progress = f.progress ? ` <span class="progress">${h(f.progress)}</span>` : '';
-  return `<span class="state ${f.state}">${f.state}</span>${on}${progress}`;
+  return `<span class="state ${f.state}">${f.state}</span>${progress}${on}`;
 }

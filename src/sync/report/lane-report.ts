@@ -177,6 +177,7 @@ function guardOf(g: GuardDecision | undefined): SyncReport['guard'] {
     ...(g?.message && { message: g.message }),
     withheld: g?.withheld.length ?? 0,
     waiting: g?.waiting.length ?? 0,
+    ...(g?.ruleChange && { ruleChange: g.ruleChange }),
   };
 }
 

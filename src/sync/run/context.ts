@@ -4,6 +4,7 @@
 // down; the steps (remote/, read/, plan/, write/, settle/, report/) never see it: each is called
 // with the parts it needs and returns what it learned.
 import type { AckedWrites } from '../settle/acked.js';
+import type { RuleChange } from '../settle/rule-change.js';
 import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
 import type { Budgets } from '../../budget/budget.js';
@@ -115,6 +116,8 @@ export interface LiveLane extends ReadingLane {
   planOptions: PlanOptions;
   /** the writes the API acknowledged, recorded as they land (settle/acked.ts); none in a dry run */
   acked?: AckedWrites;
+  /** the display rules this run applies against those the lane's last run applied (settle/rule-change.ts) */
+  rules: RuleChange;
 }
 
 /** What a lane's report says that its feed's context does not fill in. */

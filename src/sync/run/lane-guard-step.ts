@@ -77,6 +77,7 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
     judge: (complete) => judge(feed.minValidFraction, complete),
     ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx, after) }),
     ...(pushed && { pushed: { wrote: pushed.wrote, graceFor: PUSHED_GRACE } }),
+    ...(l.rules.rules.length && { ruleChange: l.rules.rules }),
   });
   // absences that could not be confirmed: the read is not whole (nothing is deleted)
   notWhole(desired, guarded.notWhole);

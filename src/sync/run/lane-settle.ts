@@ -84,7 +84,7 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
       !after.opened.present &&
       guarded.desired.counts.valid !== l.own.lastGoodValid && { goodValid: guarded.desired.counts.valid }),
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
-    soldUntil: { ...planner.collector.side.soldUntil, stored: l.own.soldUntil },
+    ...rulesApplied(l, after, guarded, outcome),
   });
   ctx.report(l.lane, {
     ...common.fields,
@@ -97,6 +97,28 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
 }
 
 type Guarded = Awaited<ReturnType<typeof guardStep>>;
+
+/**
+ * The display rules the run applied, and the sold windows as they judged them, to commit. The rules
+ * are applied by a full pull read whole (every record judged by them) that ended ok and whose
+ * removals by a changed rule the guard did not hold; else the stored ones stay, so the next run
+ * compares with them again and asks again (rule-change.ts). The stored windows a changed soldDays
+ * re-judged are stored with them.
+ */
+function rulesApplied(
+  l: LiveLane,
+  after: AfterRead,
+  { desired, readWhole, guard }: Guarded,
+  outcome: string,
+): Pick<Parameters<typeof commitLane>[1], 'rules' | 'soldUntil'> {
+  const side = l.planner.collector.side.soldUntil;
+  const applied =
+    outcome === 'ok' && desired.mode === 'full' && readWhole && !after.opened.present && !guard.ruleChange?.held;
+  return {
+    ...(applied && l.rules.differs && { rules: l.rules.store }),
+    soldUntil: { ...side, stored: l.own.soldUntil, ...(applied && l.rules.soldDays && { rejudged: l.own.soldUntil }) },
+  };
+}
 
 /** What the lane's report says in a dry run and a real run alike, and the verdict its outcome rests on. */
 function commonReport(l: LiveLane, after: AfterRead, { desired, rest, absences, guard, readWhole, rejected }: Guarded) {

@@ -13,6 +13,7 @@ import { stampSeed, stamped } from '../plan/record-stamp.js';
 import type { Lane } from '../read/lanes.js';
 import { ownedByOtherFeeds } from '../settle/state.js';
 import { recordAcked, type AckedWrites } from '../settle/acked.js';
+import { rejudgeWindows, ruleChangeOf } from '../settle/rule-change.js';
 import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor, type Executor } from '../write/execute.js';
 import type { ChangeSink } from '../model/changes.js';
@@ -45,7 +46,12 @@ export function setUpLane(
   read: { media: MediaStep | undefined; pullMode: () => OpenedFeed['mode'] },
 ): Omit<LiveLane, 'paged'> {
   const { feed, deps, opts } = ctx;
-  const own = parts.state.feeds.get(l.id)!;
+  const display = resolveDisplay(feed.display, feed.source.kind);
+  // (asked before the paging lets the stored fingerprints go: attachStored)
+  const stored = parts.state.feeds.get(l.id)!;
+  const rules = ruleChangeOf(stored.rules, display, stored.fingerprints.size > 0);
+  // a changed display.soldDays re-judges the stored sold windows (rule-change.ts)
+  const own = rules.soldDays ? { ...stored, soldUntil: rejudgeWindows(stored.soldUntil, rules.soldDays) } : stored;
   const remote = parts.index;
   const ignore: ReadonlySet<string> = new Set(feed.ignore);
   const planOptions = {
@@ -62,7 +68,7 @@ export function setUpLane(
   // (and what the source adds to the mapping: the time zone its related records' dates and times are written in)
   const mapping = {
     mapping: feed.mapping,
-    display: resolveDisplay(feed.display, feed.source.kind),
+    display,
     ...sourceMapping(feed.source),
   };
   const seed = stamped(l)
@@ -114,6 +120,7 @@ export function setUpLane(
     own,
     missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(),
     planOptions,
+    rules,
   };
 }
 
