@@ -3,7 +3,6 @@
 // (FeedContext, built once by feed-context.ts and never written after). The files of run/ pass it
 // down; the steps (remote/, read/, plan/, write/, settle/, report/) never see it: each is called
 // with the parts it needs and returns what it learned.
-import type { AckedWrites } from '../settle/acked.js';
 import type { RuleChange } from '../settle/rule-change.js';
 import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
@@ -17,6 +16,8 @@ import type { MediaConfig, MediaStep } from '../../media/index.js';
 import type { KvStore } from '../../state/kv-store.js';
 import type { PlanOptions } from '../model/plan-types.js';
 import type { LaneJobs } from './lane-jobs.js';
+import type { LaneCommitInput } from '../settle/lane-commit.js';
+import type { PlanView } from '../model/outcome.js';
 import type { Lane } from '../read/lanes.js';
 import type { FeedRead, ReadingLane } from '../read/read-feed.js';
 import type { EchoFiles } from '../remote/page-echo.js';
@@ -109,13 +110,15 @@ export interface Run {
 /** A lane whose chatbot was paged: it reads, plans and writes. */
 export interface LiveLane extends ReadingLane {
   planner: LaneJobs;
+  /** the lane's state committed once it is settled (settle/lane-commit.ts); a dry run's commits nothing (run/lane-setup.ts) */
+  commit(input: LaneCommitInput): Promise<void>;
+  /** a dry run: what its executor recorded instead of sending (write/record.ts) */
+  view?: PlanView;
   remote: RemoteIndex;
   paged: Extract<Paged, { ok: true }>;
   own: FeedState;
   missingSince: ReadonlyMap<string, string>;
   planOptions: PlanOptions;
-  /** the writes the API acknowledged, recorded as they land (settle/acked.ts); none in a dry run */
-  acked?: AckedWrites;
   /** the display rules this run applies against those the lane's last run applied (settle/rule-change.ts) */
   rules: RuleChange;
 }

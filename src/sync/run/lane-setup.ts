@@ -12,10 +12,12 @@ import type { RemoteIndex } from '../remote/remote-index.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
 import type { Lane } from '../read/lanes.js';
 import { ownedByOtherFeeds } from '../settle/state.js';
-import { recordAcked, type AckedWrites } from '../settle/acked.js';
 import { rejudgeWindows, ruleChangeOf } from '../settle/rule-change.js';
 import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor, type Executor } from '../write/execute.js';
+import { createRecordingExecutor } from '../write/record.js';
+import { commitLane } from '../settle/lane-commit.js';
+import { recordAcked, type AckedWrites } from '../settle/acked.js';
 import type { ChangeSink } from '../model/changes.js';
 import type { FeedContext, LiveLane } from './context.js';
 import { sourceMapping } from '../../feeds/reso/reso-related.js';
@@ -101,21 +103,11 @@ export function setUpLane(
           }) ?? true,
       }),
     }),
-    // its decisions made into write jobs (a dry run: into its plan view and change log)
-    { dryRun: Boolean(opts.dryRun), ...(changes && { changes }) },
   );
-  // what the API acknowledged, recorded as it lands (a dry run writes nothing)
-  const acked = opts.dryRun
-    ? undefined
-    : recordAcked(deps.store, l.id, (err) =>
-        ctx.logger.warn({ chatbot: l.chatbot, err }, 'acknowledged writes not recorded yet (the commit records them)'),
-      );
-  const executor = executorOf(l, ctx, { remote, ignore, changes, acked });
   return {
     lane: l,
     planner,
-    executor,
-    ...(acked && { acked }),
+    ...writesOf(l, ctx, { remote, ignore, changes }),
     remote,
     own,
     missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(),
@@ -124,18 +116,44 @@ export function setUpLane(
   };
 }
 
+/** What a lane's executor is given beside the feed's context. */
+interface WriteParts {
+  remote: RemoteIndex;
+  ignore: ReadonlySet<string>;
+  changes: ChangeSink | undefined;
+}
+
+/**
+ * Where one lane's writes go: sent (the executor's calls, then its state committed) or, in a dry
+ * run, recorded (write/record.ts: what would be sent, in a view and the change log) and nothing
+ * committed. The one place a dry run is told apart: the lane settles through the same tail either way.
+ */
+function writesOf(l: Lane, ctx: FeedContext, parts: WriteParts): Pick<LiveLane, 'executor' | 'commit' | 'view'> {
+  if (ctx.opts.dryRun) {
+    const { changes } = parts;
+    const executor = createRecordingExecutor({ signal: ctx.clock.signal, ...(changes && { changes }) });
+    return { executor, view: executor.view, commit: async () => undefined };
+  }
+  // what the API acknowledged, recorded as it lands; all of it in the store before the commit (which may delete a key of it)
+  const acked = recordAcked(ctx.deps.store, l.id, (err) =>
+    ctx.logger.warn({ chatbot: l.chatbot, err }, 'acknowledged writes not recorded yet (the commit records them)'),
+  );
+  return {
+    executor: executorOf(l, ctx, { ...parts, acked }),
+    commit: async (input) => {
+      await acked.drain();
+      await commitLane(ctx.deps.store, input);
+    },
+  };
+}
+
 /** The write step of one lane: its executor (with the change log, the listings kept before for undo). */
 function executorOf(
   l: Lane,
   ctx: FeedContext,
-  {
-    remote,
-    ignore,
-    changes,
-    acked,
-  }: { remote: RemoteIndex; ignore: ReadonlySet<string>; changes: ChangeSink | undefined; acked?: AckedWrites },
+  { remote, ignore, changes, acked }: WriteParts & { acked: AckedWrites },
 ): Executor {
-  const { feed, deps, opts } = ctx;
+  const { feed, deps } = ctx;
   return createExecutor({
     api: deps.api,
     callScope: l.id,
@@ -148,19 +166,18 @@ function executorOf(
     feed: feed.name,
     signal: ctx.clock.signal,
     onProgress: () => ctx.wrote(),
+    acked,
     ...(changes && { changes }),
-    ...(acked && { acked }),
-    ...(changes &&
-      !opts.dryRun && {
-        before: createBeforeCapture({
-          paged: remote,
-          store: deps.store,
-          feed: l.id,
-          serialNumber: l.chatbot,
-          keyBy: feed.keyBy,
-          ignore,
-          maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES,
-        }),
+    ...(changes && {
+      before: createBeforeCapture({
+        paged: remote,
+        store: deps.store,
+        feed: l.id,
+        serialNumber: l.chatbot,
+        keyBy: feed.keyBy,
+        ignore,
+        maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES,
       }),
+    }),
   });
 }
