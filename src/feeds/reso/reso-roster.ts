@@ -69,7 +69,7 @@ export const MAX_WAITING = 10_000;
 type RelatedMarks = Partial<Record<RosterResource, unknown>> & { waiting?: Partial<Record<RosterResource, string[]>> };
 
 /** The state of a read with no store (`feed preview`, `feed explain`): no lane, so no copy to start from and nothing handed back. */
-const NO_STORE: SourceState = { lanes: [], copies: () => Promise.resolve([]) };
+const NO_STORE: SourceState = { lanes: [], copies: () => Promise.resolve([]), lookup: () => Promise.resolve([]) };
 
 /** The roster resources a source replicates (source.related), in order. */
 export function rosterResources(source: ResoSource): RosterResource[] {
