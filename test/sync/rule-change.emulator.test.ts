@@ -183,4 +183,21 @@ describe('a config edit of display.soldDays', () => {
     const past = await env.sync(te, raised, { now: at('2025-05-01T00:00:00Z') });
     expect(past.deletedByReason).toEqual({ 'rule:sold-window': 1 });
   });
+
+  it('raised on incremental pulls (the rules not stored yet): a record read again is judged once by the new window, not twice', async () => {
+    const records = [flaggedRecord(1), flaggedRecord(2, { StandardStatus: 'Closed', CloseDate: '2025-03-01' })];
+    const s = emulator.closeAfterTest(await startResoServer({ records }));
+    // (until a full pull stores the new rules, removals by sold-window count toward the limits: 1 of 2 is within 0.5)
+    const deletes = { maxFraction: 0.5 };
+    await env.sync(te, resoFeed(s.url, { display: { soldDays: 30 }, deletes }), { now: at('2025-03-10T12:00:00Z') });
+    const raised = resoFeed(s.url, { display: { soldDays: 60 }, deletes });
+    // the Closed record comes again: its window, 2025-04-30, is the new rules'
+    s.touch('F-02', { PublicRemarks: 'Sold in a week.' });
+    const read = await env.sync(te, raised, { now: at('2025-04-05T00:00:00Z') });
+    expect(read.source.mode).toBe('incremental');
+    expect(read.counts.deleted).toBe(0);
+    expect((await env.sync(te, raised, { now: at('2025-04-29T00:00:00Z') })).counts.deleted).toBe(0);
+    const past = await env.sync(te, raised, { now: at('2025-05-01T00:00:00Z') });
+    expect(past.deletedByReason).toEqual({ 'rule:sold-window': 1 });
+  });
 });

@@ -5,6 +5,7 @@ import type { MediaReport } from '../../media/index.js';
 import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import type { GuardDecision } from '../settle/guards.js';
 import type { LaneCommitInput } from '../settle/lane-commit.js';
+import { rejudgeWindows } from '../settle/rule-change.js';
 import type { PlannedDelete } from '../model/plan-types.js';
 import type { SyncOutcome } from '../model/outcome.js';
 import { sourceStateChanges } from '../settle/state.js';
@@ -86,7 +87,8 @@ type Guarded = Awaited<ReturnType<typeof guardStep>>;
  * are applied by a full pull read whole (every record judged by them) that ended ok and whose
  * removals by a changed rule the guard did not hold; else the stored ones stay, so the next run
  * compares with them again and asks again (rule-change.ts). The stored windows a changed soldDays
- * re-judged are stored with them.
+ * re-judged are stored with them; while the old rules stay stored, the windows this run found are
+ * stored as the old soldDays judges them, so the next run re-judges them as it does the others (once).
  */
 function rulesApplied(
   l: LiveLane,
@@ -97,10 +99,21 @@ function rulesApplied(
   const side = l.planner.collector.side.soldUntil;
   const applied =
     outcome === 'ok' && desired.mode === 'full' && readWhole && !after.opened.present && !guard.ruleChange?.held;
-  return {
-    ...(applied && l.rules.differs && { rules: l.rules.store }),
-    soldUntil: { ...side, stored: l.own.soldUntil, ...(applied && l.rules.soldDays && { rejudged: l.own.soldUntil }) },
-  };
+  const days = l.rules.soldDays;
+  if (!days)
+    return {
+      ...(applied && l.rules.differs && { rules: l.rules.store }),
+      soldUntil: { ...side, stored: l.own.soldUntil },
+    };
+  return applied
+    ? { rules: l.rules.store, soldUntil: { ...side, stored: l.own.soldUntil, rejudged: l.own.soldUntil } }
+    : {
+        soldUntil: {
+          ...side,
+          set: rejudgeWindows(side.set, { from: days.to, to: days.from }),
+          stored: l.own.soldUntil,
+        },
+      };
 }
 
 /** What the lane's report says in a dry run and a real run alike, and the verdict its outcome rests on. */
