@@ -8,6 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { FeedConfig } from '../../src/config/schema.js';
+import { openFeed } from '../../src/feeds/index.js';
+import { silentLogger } from '../../src/log.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
 import { SN, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
@@ -164,6 +166,40 @@ describe('the roster on a reconcile', () => {
     expect(reconcile.source.reconcile?.fetched).toBe(1);
     expect((await writeCounts(te)).update - before.update).toBe(1);
     expect((await shown())[A]).toEqual({ ...roster, attribution, tours: 'OpenHouse' });
+    expect([s.refused, s.tooMany]).toEqual([[], []]);
+  }, 60_000);
+});
+
+describe('the roster on a read with no store (feed preview)', () => {
+  it("feed preview's read (openFeed with no state, as src/cli/feed-preview.ts opens it) gives every record its roster contact", async () => {
+    const { s, feed } = await serve();
+    const opened = openFeed(feed.name, feed.source, { baseDir: '.', logger: silentLogger, full: true });
+    const offices: unknown[] = [];
+    for await (const item of opened.items) if (item.kind === 'record') offices.push(item.data.ListOfficeName);
+    expect(offices).toEqual(['Office O1', 'Office O1', 'Office O1', 'Office O1']);
+    expect(opened.stats?.tally?.by).toMatchObject({ Member: 1, Office: 1 });
+    expect([s.refused, s.tooMany]).toEqual([[], []]);
+  }, 60_000);
+});
+
+describe('the roster on pushed events', () => {
+  it("a record a pushed event names keeps the roster's contacts, attribution and its open house, with no roster pulled", async () => {
+    const { s, feed, A, keyOfA } = await serve();
+    const first = await env.sync(te, feed, at('2026-11-27T12:00:00Z'));
+    expect(first.outcome, first.message).toBe('ok');
+
+    s.touch(keyOfA, { ListPrice: 123_456 });
+    const from = s.requests.length;
+    const pushed = await env.sync(te, feed, {
+      pushed: { keys: [keyOfA], media: [], events: 1 },
+      ...at('2026-11-27T13:00:00Z'),
+    });
+    expect(pushed.outcome, pushed.message).toBe('ok');
+    expect(pushed.counts.updated).toBe(1);
+    expect((await shown())[A]).toEqual({ ...roster, attribution, tours: 'OpenHouse' });
+    const asked = s.requests.slice(from).map((r) => new URL(r.url, s.origin).pathname.split('/').pop());
+    expect(asked).not.toContain('Member');
+    expect(asked).not.toContain('Office');
     expect([s.refused, s.tooMany]).toEqual([[], []]);
   }, 60_000);
 });
