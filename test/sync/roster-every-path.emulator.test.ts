@@ -8,6 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { FeedConfig } from '../../src/config/schema.js';
+import { openFeed } from '../../src/feeds/index.js';
+import { silentLogger } from '../../src/log.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
 import { SN, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
@@ -164,6 +166,18 @@ describe('the roster on a reconcile', () => {
     expect(reconcile.source.reconcile?.fetched).toBe(1);
     expect((await writeCounts(te)).update - before.update).toBe(1);
     expect((await shown())[A]).toEqual({ ...roster, attribution, tours: 'OpenHouse' });
+    expect([s.refused, s.tooMany]).toEqual([[], []]);
+  }, 60_000);
+});
+
+describe('the roster on a read with no store (feed preview)', () => {
+  it("feed preview's read (openFeed with no state, as src/cli/feed-preview.ts opens it) gives every record its roster contact", async () => {
+    const { s, feed } = await serve();
+    const opened = openFeed(feed.name, feed.source, { baseDir: '.', logger: silentLogger, full: true });
+    const offices: unknown[] = [];
+    for await (const item of opened.items) if (item.kind === 'record') offices.push(item.data.ListOfficeName);
+    expect(offices).toEqual(['Office O1', 'Office O1', 'Office O1', 'Office O1']);
+    expect(opened.stats?.tally?.by).toMatchObject({ Member: 1, Office: 1 });
     expect([s.refused, s.tooMany]).toEqual([[], []]);
   }, 60_000);
 });
