@@ -179,6 +179,13 @@ export type PushConfig = z.infer<typeof PushConfig>;
 export const DEFAULT_DRIFT_CRON = '41 * * * *';
 
 /** A feed without its own `ignore` takes its preset's derived fields (DaysOnMarket): `ignore: []` turns that off. */
+/** A feed parsed before (displayRules made by the parse) parses again as its config did: what is derived is derived anew. */
+function withoutDerived(raw: unknown): unknown {
+  if (raw === null || typeof raw !== 'object' || !('displayRules' in raw)) return raw;
+  const { displayRules: _derived, ...config } = raw as Record<string, unknown>;
+  return config;
+}
+
 function presetIgnore(raw: unknown): unknown {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || 'ignore' in raw) return raw;
   const preset = (raw as { mapping?: { preset?: unknown } }).mapping?.preset;
@@ -201,7 +208,7 @@ const FeedRoute = z.strictObject({
 });
 
 export const FeedConfig = z.preprocess(
-  presetIgnore,
+  (raw) => presetIgnore(withoutDerived(raw)),
   z
     .strictObject({
       name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, . _ - only'),
