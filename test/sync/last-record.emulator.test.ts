@@ -174,9 +174,13 @@ describe('RESO, issue 54 point 4: two on-market records share a ListingId, the e
       const records = generateResoRecords(12, { seed: 54 }).filter(
         (r) => r.MlgCanView !== false && r.StandardStatus === 'Active' && !String(r.PropertyType).includes('Lease'),
       );
-      const later = { ...records[1]!, ListPrice: 654_321 };
+      const later: Record<string, unknown> = { ...records[1]!, ListPrice: 654_321 };
       // the same ListingId, earlier in ListingKey order (the full pull's order), also on the market
-      const earlier = { ...later, ListingKey: `0-${String(later.ListingKey)}`, ListPrice: 123_456 };
+      const earlier: Record<string, unknown> = {
+        ...later,
+        ListingKey: `0-${String(later.ListingKey)}`,
+        ListPrice: 123_456,
+      };
       const reso = emulator.closeAfterTest(
         await startResoServer({
           records: [...records.filter((r) => r !== records[1]), later, earlier],
