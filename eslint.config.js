@@ -118,8 +118,8 @@ const stepRoomRules = [undefined, ...STEP_ROOMS, ...SHARED_ROOMS].map((room) => 
  * from 180 to 120, over 80 lines. A file leaves its list when its functions are split; both lists are
  * empty when issue 52 is done.
  */
-const OVER_COMPLEXITY = ['src/sync/read/read-feed.ts', 'src/sync/run/lane-settle.ts'];
-const OVER_LENGTH = ['src/sync/run/lane-settle.ts'];
+const OVER_COMPLEXITY = [];
+const OVER_LENGTH = [];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'dist.next-*/**', 'dist.old-*/**', 'node_modules/**', 'coverage/**', '**/*.d.ts'] },
@@ -167,8 +167,9 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     rules: { complexity: ['error', 20] },
   },
-  { files: OVER_COMPLEXITY, rules: { complexity: 'off' } },
-  { files: OVER_LENGTH, rules: { 'max-lines-per-function': 'off' } },
+  // (eslint refuses an empty `files`: a list left empty goes with its entry)
+  ...(OVER_COMPLEXITY.length ? [{ files: OVER_COMPLEXITY, rules: { complexity: 'off' } }] : []),
+  ...(OVER_LENGTH.length ? [{ files: OVER_LENGTH, rules: { 'max-lines-per-function': 'off' } }] : []),
   {
     // tests and benchmarks: long describe blocks are the norm
     files: ['test/**/*.ts'],

@@ -30,6 +30,7 @@ import type { FeedItem, SourceReadStats } from '../feeds/types.js';
 import { EXIT, printJson } from './exit.js';
 import { openHouseMapping } from '../feeds/reso/reso-related.js';
 import { columnsNeeded } from '../mapping/columns-needed.js';
+import { countDisplay } from '../mapping/display-tally.js';
 
 interface Options {
   config: string;
@@ -140,11 +141,11 @@ async function readPreview(feed: FeedConfig, opened: Opened, routing: Routing, l
 
 function tally(p: Omit<Preview, 'found'>, item: MappedItem, position: string, limit: number): void {
   const { counts } = p;
+  countDisplay(p.display, item);
   switch (item.kind) {
     case 'listing': {
       counts.valid++;
       for (const f of item.replaced ?? []) p.replacedValues.set(f, (p.replacedValues.get(f) ?? 0) + 1);
-      if (item.shown?.addressWithheld) p.display.addressWithheld++;
       const rules = shownRules(item);
       if (p.listings.length < limit)
         p.listings.push({
@@ -158,7 +159,6 @@ function tally(p: Omit<Preview, 'found'>, item: MappedItem, position: string, li
     }
     case 'rejected':
       counts.rejected++;
-      if (item.held) p.display.held++;
       p.rejected.push({
         position,
         key: item.key,
@@ -169,7 +169,6 @@ function tally(p: Omit<Preview, 'found'>, item: MappedItem, position: string, li
       break;
     case 'skipped':
       counts.skipped++;
-      if (item.rule) p.display.hidden[item.rule] = (p.display.hidden[item.rule] ?? 0) + 1;
       p.skipped.push({
         position,
         key: item.key,

@@ -21,6 +21,20 @@
 // - ListOfficeName: the listing firm, which IDX rules require on every listing shown (CVRMLS IDX
 //   rules 11.3.3); CloseDate: the day a Closed listing sold (the sold window counts from it).
 
+import { FeedConfig } from '../../src/config/schema.js';
+
+/** The feed of flagged records a RESO test server at `url` serves: no `display`, so idx (the RESO default); `patch` overrides. */
+export function flaggedFeed(url: string, chatbot: string, patch: Record<string, unknown> = {}): FeedConfig {
+  return FeedConfig.parse({
+    name: 'mls',
+    chatbot,
+    source: { kind: 'reso', url, incremental: true, maxPageSize: 50, retries: 0 },
+    mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+    deletes: { maxFraction: 0.25 },
+    ...patch,
+  });
+}
+
 /** Every restricted value of a flagged record starts with this. */
 export const SECRET_MARK = 'SECRET-';
 

@@ -4,13 +4,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FeedConfig } from '../../src/config/schema.js';
 import { runEntryOf } from '../../src/runs/run-lanes.js';
 import { renderStatus } from '../../src/server/status/status-page.js';
 import { describeChange, type ListingChange } from '../../src/sync/model/changes.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import type { TestEmulator } from '../helpers/emulator.js';
-import { flaggedRecord, SECRET_MARK } from '../helpers/flagged-reso.js';
+import { flaggedFeed, flaggedRecord, SECRET_MARK } from '../helpers/flagged-reso.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { COLUMNS, createSyncEnv, csv, row, type Row, SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 
@@ -26,16 +25,7 @@ const emulator = useEmulatorSync({
   },
 });
 
-function resoFeed(url: string, patch: Record<string, unknown> = {}): FeedConfig {
-  return FeedConfig.parse({
-    name: 'mls',
-    chatbot: SN,
-    source: { kind: 'reso', url, incremental: true, maxPageSize: 50, retries: 0 },
-    mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
-    deletes: { maxFraction: 0.25 },
-    ...patch,
-  });
-}
+const resoFeed = (url: string, patch: Record<string, unknown> = {}) => flaggedFeed(url, SN, patch);
 
 const held = async () => new Map((await te.listings(SN)).map((l) => [l.MLSNumber, l]));
 const extension = (l: { ExtensionColumn?: Array<{ Key: string; value: string }> } | undefined) =>

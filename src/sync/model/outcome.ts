@@ -30,4 +30,15 @@ export interface GuardDecision {
   message?: string;
   /** first-missing marks to record, and marks to drop (the key is back or gone from the service) */
   marks: { set: Array<[string, string]>; clear: string[] };
+  /**
+   * the display rules changed since the lane's last run applied them (settle/rule-change.ts): which
+   * (old → new), how many listings the run's removals by them take (counted toward the limits), a
+   * few of their keys, and whether the guard held them
+   */
+  ruleChange?: {
+    rules: Array<{ rule: string; from: string; to: string }>;
+    removals: number;
+    keys: string[];
+    held: boolean;
+  };
 }

@@ -15,6 +15,8 @@ export const soldWindowNamespace = (feed: string) => `until:${feed}`;
 export const MARK_NAMESPACE = 'reso-hwm';
 /** lane → the valid records of its last full run that ended ok (rejection.ts compares a run with it) */
 export const GOOD_VALID_NAMESPACE = 'good-valid';
+/** lane → the display rules its last run applied, resolved, with their fingerprint (JSON; settle/rule-change.ts) */
+export const RULES_NAMESPACE = 'display-rules';
 
 /** A feed writing to the chatbot, as the config names it. */
 export interface ChatbotFeed {
@@ -36,6 +38,8 @@ export interface FeedState {
   mark?: string;
   /** valid records of the lane's last full run that ended ok (GOOD_VALID_NAMESPACE) */
   lastGoodValid?: number;
+  /** the display rules the lane's last run applied (RULES_NAMESPACE); none stored before rules were kept */
+  rules?: string;
 }
 
 export interface ChatbotState {

@@ -23,6 +23,7 @@
 // (side.soldUntil; settle/sold-window.ts).
 import { AbortedError, FeedReadError, formatIssue, formatPlace } from '../../errors.js';
 import type { MappedItem } from '../../mapping/types.js';
+import { countDisplay } from '../../mapping/display-tally.js';
 import {
   ruleReason,
   withheldOf,
@@ -143,7 +144,7 @@ function keyBook(side: FeedSide, options: CollectorOptions, incomplete: (reason:
     },
     listing(item: MappedItem & { kind: 'listing' }): DesiredListing {
       valid(item.key);
-      if (item.shown?.addressWithheld) side.display.addressWithheld++;
+      countDisplay(side.display, item);
       window(item.key, item.shown?.until);
       return { key: item.key, listing: item.listing, position: item.position, ...withheldOf(item) };
     },
@@ -164,9 +165,9 @@ function sideOnly(
   incomplete: (reason: string) => void,
 ): undefined {
   const key = item.key;
+  countDisplay(side.display, item);
   switch (item.kind) {
     case 'rejected':
-      if (item.held) side.display.held++;
       keys.reject({
         position: item.position,
         ...(key !== undefined && { key }),
@@ -185,8 +186,6 @@ function sideOnly(
     }
     case 'skipped':
       side.counts.skipped++;
-      // a display rule's removal carries the rule's name (plan-types.ts, RuleReason)
-      if (item.rule) side.display.hidden[item.rule] = (side.display.hidden[item.rule] ?? 0) + 1;
       if (key !== undefined) side.goneKeys.set(key, item.rule ? ruleReason(item.rule) : 'off-market');
       if (key !== undefined) keys.window(key, undefined);
       break;

@@ -103,20 +103,7 @@ export function readFeed(input: ReadFeedInput): FeedRead {
   async function* jobs(): AsyncGenerator<LaneJob> {
     const routed: LaneJob[] = [];
     try {
-      for (const item of early.held.splice(0)) {
-        route(router, item, routed);
-        while (routed.length) yield routed.shift()!;
-      }
-      if (early.failed) throw early.failed.err;
-      for (let next = await batches.next(); !next.done; next = await batches.next()) {
-        for (const item of next.value) {
-          counted();
-          route(router, item, routed);
-          while (routed.length) yield routed.shift()!;
-          if (media && waiting.length >= MEDIA_BATCH) yield* withPhotos(media, waiting.splice(0));
-        }
-      }
-      if (media && waiting.length) yield* withPhotos(media, waiting.splice(0));
+      yield* routedJobs(router, { early, batches, counted }, routed);
     } catch (err) {
       // (a lane that failed a record: the jobs the lanes before it made of the record go first, as they came)
       while (routed.length) yield routed.shift()!;
@@ -155,6 +142,34 @@ export function readFeed(input: ReadFeedInput): FeedRead {
       return state.records;
     },
   };
+}
+
+/**
+ * Every record routed, in the order read (those the read beside the paging left first), and the
+ * jobs they make, as they come; with the media step, a batch of entries waits for its photos.
+ * `routed` is the caller's: what a record made before a lane failed on it is still there to yield.
+ */
+async function* routedJobs(
+  r: Router,
+  read: { early: Early; batches: AsyncIterator<KeyedItem[]>; counted(): void },
+  routed: LaneJob[],
+): AsyncGenerator<LaneJob> {
+  const { media } = r.input;
+  const { early, batches } = read;
+  for (const item of early.held.splice(0)) {
+    route(r, item, routed);
+    while (routed.length) yield routed.shift()!;
+  }
+  if (early.failed) throw early.failed.err;
+  for (let next = await batches.next(); !next.done; next = await batches.next()) {
+    for (const item of next.value) {
+      read.counted();
+      route(r, item, routed);
+      while (routed.length) yield routed.shift()!;
+      if (media && r.waiting.length >= MEDIA_BATCH) yield* withPhotos(media, r.waiting.splice(0));
+    }
+  }
+  if (media && r.waiting.length) yield* withPhotos(media, r.waiting.splice(0));
 }
 
 type MapOnce = (item: FeedItem) => Mapped;

@@ -8,7 +8,7 @@ import type { FeedSide } from '../model/feed-side.js';
 import type { DisplayRules } from '../../mapping/display-config.js';
 import type { ExecutionResult, ItemFailure } from '../model/execution.js';
 import type { GuardDecision } from '../model/outcome.js';
-import type { DeleteReason, PlannedDelete, RemoteSide } from '../model/plan-types.js';
+import type { DeleteReason, RemoteSide } from '../model/plan-types.js';
 import {
   callsBetween,
   summaryLine,
@@ -42,9 +42,9 @@ export interface LaneReportInput {
   source: { since?: string; stats?: SourceReadStats };
   guard?: GuardDecision;
   counted?: LaneCounted;
-  /** a dry run: what would be written */
-  planned?: { creates: number; updates: number; deletes: PlannedDelete[] };
+  /** a dry run: what its executor recorded instead of sending (sync/write/record.ts), and the deletes the guard held back */
   view?: PlanView;
+  /** what the writes came to (a dry run: what was recorded, counted alike) */
   exec?: ExecutionResult;
   /** creates and updates the lane planned (a real run: unwritten = planned − created − updated) */
   writes?: { planned: number };
@@ -73,7 +73,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
     outcome: r.outcome,
     retryable,
     ...(retryable && desired.readErrorRetryAt && { retryAt: desired.readErrorRetryAt }),
-    dryRun: Boolean(r.planned),
+    dryRun: r.view !== undefined,
     ...(r.message && { message: r.message }),
     counts: countsOf(r, failures.length),
     ...deletedByReason(r),
@@ -90,7 +90,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
     ...(r.valuesReplaced?.length && { valuesReplaced: r.valuesReplaced }),
     source: sourceOf(r),
     remote: r.remote,
-    ...(r.planned && r.view && { plan: r.view }),
+    ...(r.view && { plan: r.view }),
     ...(r.media && { media: r.media }),
     stateLocation: r.stateLocation,
     timings: r.timings,
@@ -118,7 +118,7 @@ function retryableOf(r: LaneReportInput, failures: readonly ItemFailure[]): bool
   );
 }
 
-/** The lane's counts: the feed's side as read, the writes made (a dry run: planned), and what was left as it is. */
+/** The lane's counts: the feed's side as read, the writes made (a dry run: recorded), and what was left as it is. */
 function countsOf(r: LaneReportInput, failed: number): SyncCounts {
   const { desired, counted: c, guard: g } = r;
   return {
@@ -139,27 +139,17 @@ function countsOf(r: LaneReportInput, failed: number): SyncCounts {
   };
 }
 
-/** Created, updated, deleted (duplicates apart), unchanged: made, or in a dry run planned. */
+/** Created, updated, deleted (duplicates apart), unchanged: made, or in a dry run recorded. */
 function writeCounts(
   r: LaneReportInput,
 ): Pick<SyncCounts, 'created' | 'updated' | 'deleted' | 'unchanged' | 'unchangedByStamp' | 'duplicatesRemoved'> {
-  const { exec: e, planned: p, counted: c } = r;
-  const unchanged = { unchanged: c?.unchanged ?? 0, unchangedByStamp: c?.unchangedByStamp ?? 0 };
-  if (p) {
-    const duplicates = p.deletes.filter((d) => d.reason === 'duplicate').length;
-    return {
-      created: p.creates,
-      updated: p.updates,
-      deleted: p.deletes.length - duplicates,
-      ...unchanged,
-      duplicatesRemoved: duplicates,
-    };
-  }
+  const { exec: e, counted: c } = r;
   return {
     created: e?.created ?? 0,
     updated: e?.updated ?? 0,
     deleted: e?.deleted ?? 0,
-    ...unchanged,
+    unchanged: c?.unchanged ?? 0,
+    unchangedByStamp: c?.unchangedByStamp ?? 0,
     duplicatesRemoved: e?.duplicatesRemoved ?? 0,
   };
 }
@@ -177,6 +167,7 @@ function guardOf(g: GuardDecision | undefined): SyncReport['guard'] {
     ...(g?.message && { message: g.message }),
     withheld: g?.withheld.length ?? 0,
     waiting: g?.waiting.length ?? 0,
+    ...(g?.ruleChange && { ruleChange: g.ruleChange }),
   };
 }
 
@@ -224,8 +215,8 @@ function put<N extends keyof SourceSections>(into: Partial<SourceSections>, name
 
 /** The counts beside created/updated/unchanged that make `valid` add up (report.ts, validFromWrites), each only when not 0. */
 function otherCounts(r: LaneReportInput): Partial<SyncCounts> {
-  const { exec: e, planned: p, counted: c } = r;
-  const unwritten = e && !p ? (r.writes?.planned ?? 0) - e.created - e.updated : 0;
+  const { exec: e, counted: c } = r;
+  const unwritten = e ? (r.writes?.planned ?? 0) - e.created - e.updated : 0;
   const out: Partial<SyncCounts> = {};
   if (unwritten) out.unwritten = unwritten;
   if (c?.unplanned) out.unplanned = c.unplanned;
@@ -252,11 +243,9 @@ function displayOf(r: LaneReportInput): Pick<SyncReport, 'display'> {
   };
 }
 
-/** The deletes made (a dry run: planned) by reason, duplicates aside; none when nothing was deleted. */
+/** The deletes made (a dry run: recorded) by reason, duplicates aside; none when nothing was deleted. */
 function deletedByReason(r: LaneReportInput): Pick<SyncReport, 'deletedByReason'> {
   const byReason: Partial<Record<DeleteReason, number>> = { ...r.exec?.deletedByReason };
-  for (const d of r.planned?.deletes ?? [])
-    if (d.reason !== 'duplicate') byReason[d.reason] = (byReason[d.reason] ?? 0) + 1;
   return Object.keys(byReason).length ? { deletedByReason: byReason } : {};
 }
 

@@ -182,7 +182,15 @@ export interface SyncReport {
   unmapped: Array<{ field: string; value: string; count: number }>;
   /** values that broke a rule with `onInvalid: default` and were replaced by its default, per listing field, most first */
   valuesReplaced?: Array<{ field: string; count: number }>;
-  guard: { outcome: GuardDecision['outcome']; reasons: string[]; message?: string; withheld: number; waiting: number };
+  /** `ruleChange`: the display rules changed since the lane's last run applied them, and what their removals took (docs/display-rules.md) */
+  guard: {
+    outcome: GuardDecision['outcome'];
+    reasons: string[];
+    message?: string;
+    withheld: number;
+    waiting: number;
+    ruleChange?: GuardDecision['ruleChange'];
+  };
   source: SourceReport;
   /** `recalled`: listings whose rows came from the last paging's memory: this process's, or its echo file (page-echo.ts) */
   /** `pagingCountedIn`: the lane whose report counts the calls of this chatbot's paging, shared with it (not this one) */

@@ -3,6 +3,7 @@
 // (FeedContext, built once by feed-context.ts and never written after). The files of run/ pass it
 // down; the steps (remote/, read/, plan/, write/, settle/, report/) never see it: each is called
 // with the parts it needs and returns what it learned.
+import type { RuleChange } from '../settle/rule-change.js';
 import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
 import type { Budgets } from '../../budget/budget.js';
@@ -15,6 +16,8 @@ import type { MediaConfig, MediaStep } from '../../media/index.js';
 import type { KvStore } from '../../state/kv-store.js';
 import type { PlanOptions } from '../model/plan-types.js';
 import type { LaneJobs } from './lane-jobs.js';
+import type { LaneCommitInput } from '../settle/lane-commit.js';
+import type { PlanView } from '../model/outcome.js';
 import type { Lane } from '../read/lanes.js';
 import type { FeedRead, ReadingLane } from '../read/read-feed.js';
 import type { EchoFiles } from '../remote/page-echo.js';
@@ -107,11 +110,17 @@ export interface Run {
 /** A lane whose chatbot was paged: it reads, plans and writes. */
 export interface LiveLane extends ReadingLane {
   planner: LaneJobs;
+  /** the lane's state committed once it is settled (settle/lane-commit.ts); a dry run's commits nothing (run/lane-setup.ts) */
+  commit(input: LaneCommitInput): Promise<void>;
+  /** a dry run: what its executor recorded instead of sending (write/record.ts) */
+  view?: PlanView;
   remote: RemoteIndex;
   paged: Extract<Paged, { ok: true }>;
   own: FeedState;
   missingSince: ReadonlyMap<string, string>;
   planOptions: PlanOptions;
+  /** the display rules this run applies against those the lane's last run applied (settle/rule-change.ts) */
+  rules: RuleChange;
 }
 
 /** What a lane's report says that its feed's context does not fill in. */

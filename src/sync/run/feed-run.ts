@@ -130,19 +130,15 @@ async function readAndWrite(
   media: MediaStep | undefined,
   open: ReadOpen,
 ): Promise<AfterRead> {
-  const { deps, opts } = ctx;
+  const { deps } = ctx;
   const { read } = open;
   const pool = {
     concurrency: deps.apiConfig.concurrency,
     signal: ctx.clock.signal,
     allStopped: () => live.every((l) => l.executor.result.stopped),
   };
-  if (opts.dryRun) {
-    for await (const _ of read.jobs);
-    if (!read.auth) for (const _ of heldJobs(live));
-  } else {
-    await runPool(read.jobs, pool);
-    if (!read.auth) await runPool(heldJobs(live), pool);
-  }
+  // (a dry run's executors record what they are given: write/record.ts)
+  await runPool(read.jobs, pool);
+  if (!read.auth) await runPool(heldJobs(live), pool);
   return { read, opened, media, lanes: live, feedMs: open.feedMs() };
 }

@@ -74,6 +74,7 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
     judge: (complete) => judge(feed.minValidFraction, complete),
     ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx, after) }),
     ...(pushed && { pushed: { wrote: pushed.wrote, graceFor: PUSHED_GRACE } }),
+    ...(l.rules.rules.length && { ruleChange: l.rules.rules }),
   });
   // absences that could not be confirmed: the read is not whole (nothing is deleted)
   notWhole(desired, guarded.notWhole);
@@ -106,7 +107,7 @@ function warnLeftAlone(l: LiveLane, ctx: FeedContext, leftAlone: readonly Planne
   );
 }
 
-/** The lane's change log told of the deletes the guard withheld (a dry run: of those it would make); its rejected records went as they were read. */
+/** The lane's change log told of the deletes the guard withheld (those it allows are told as they are made, or recorded: write/record.ts); its rejected records went as they were read. */
 function tellGuard(l: LiveLane, ctx: FeedContext, guard: GuardDecision, readWhole: boolean): void {
   const changes = ctx.deps.changes?.(l.lane);
   if (!changes) return;
@@ -120,7 +121,6 @@ function tellGuard(l: LiveLane, ctx: FeedContext, guard: GuardDecision, readWhol
       ),
     );
   else for (const d of guard.withheld) changes(deleteChange(d, true));
-  if (ctx.opts.dryRun) for (const d of guard.allowed) changes(deleteChange(d));
 }
 
 /** Asks the source about the lane's absent keys; records it still has are planned (and written) through the lane. */
@@ -146,7 +146,7 @@ function confirm(
     removals: desired.mode === 'incremental',
     take: async (items) => {
       const jobs = read.again(l, items);
-      if (opts.dryRun || l.executor.result.stopped || read.auth) for await (const _ of jobs);
+      if (l.executor.result.stopped || read.auth) for await (const _ of jobs);
       else await runPool(jobs, { concurrency: ctx.deps.apiConfig.concurrency, signal: ctx.clock.signal });
     },
     holds: (key) => desired.listings.has(key) || desired.protectedKeys.has(key),

@@ -4,54 +4,28 @@
 import type { MediaReport } from '../../media/index.js';
 import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import type { GuardDecision } from '../settle/guards.js';
-import { commitLane } from '../settle/lane-commit.js';
+import type { LaneCommitInput } from '../settle/lane-commit.js';
+import { rejudgeWindows } from '../settle/rule-change.js';
+import type { PlannedDelete } from '../model/plan-types.js';
+import type { SyncOutcome } from '../model/outcome.js';
 import { sourceStateChanges } from '../settle/state.js';
 import { deleteJobs, type ExecutionResult } from '../write/execute.js';
 import type { AfterRead, FeedContext, LaneReportFields, LiveLane } from './context.js';
 import { guardStep, nowOf } from './lane-guard-step.js';
 
-/** Settles one lane of a read feed; `last`: the feed's last lane (the media mirror finishes with it). */
+/**
+ * Settles one lane of a read feed; `last`: the feed's last lane (the media mirror finishes with it).
+ * A dry run goes the same way: its executor recorded the writes and its deletes, and its commit keeps nothing (lane-setup.ts).
+ */
 export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead, last: boolean): Promise<void> {
-  const { planner } = l;
   const { opts, run } = ctx;
   const { read } = after;
   const guarded = await guardStep(l, ctx, after);
   const { guard } = guarded;
   const planMs = run.ms();
   const common = commonReport(l, after, guarded);
-  const timings = { remoteMs: l.paged.remoteMs, feedMs: after.feedMs, planMs, executeMs: 0 };
-  if (opts.dryRun) {
-    const media =
-      last && after.media
-        ? (
-            await after.media.finish({
-              deletedKeys: guard.allowed.map((d) => d.key),
-              unwrittenKeys: new Set(),
-              now: nowOf(opts),
-            })
-          ).report
-        : undefined;
-    planner.view.deletes = [...guard.allowed, ...guard.withheld].map((d) => ({
-      key: d.key,
-      reason: d.reason,
-      keyType: d.keyType,
-      deleteKey: d.deleteKey,
-    }));
-    const outcome = laneOutcome({ ...common.verdict, stopped: read.auth ? 'failed' : undefined, failures: 0 });
-    const said = read.auth ?? common.message();
-    ctx.report(l.lane, {
-      ...common.fields,
-      outcome,
-      ...(said && { message: said }),
-      planned: { creates: planner.tally.creates, updates: planner.tally.updates, deletes: guard.allowed },
-      view: planner.view,
-      timings,
-      ...(media && { media }),
-    });
-    return;
-  }
   const exec = await deleteStep(l, ctx, after, guard);
-  timings.executeMs = run.ms();
+  const timings = { remoteMs: l.paged.remoteMs, feedMs: after.feedMs, planMs, executeMs: run.ms() };
   const outcome = laneOutcome({
     ...common.verdict,
     stopped: exec.stopped ?? (read.auth ? 'failed' : undefined),
@@ -59,42 +33,88 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
   });
   const said = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? common.message();
   const media = last ? await finishMedia(after, nowOf(opts)) : undefined;
-  await commitLane(ctx.deps.store, {
-    id: l.lane.id,
-    tally: planner.tally,
-    exec,
-    guard,
-    missingSince: l.missingSince,
-    unstamped: planner.photosMissing,
-    // the media mirror's state; what the source learned of its own state goes with the mark it was read to
-    extra: [
-      ...(media?.changes ?? []),
-      ...(outcome === 'ok' && after.opened.mark !== undefined
-        ? sourceStateChanges(l.lane.id, after.opened.state?.get(l.lane.id))
-        : []),
-    ],
-    ...(outcome === 'ok' && after.opened.mark !== undefined && { mark: after.opened.mark }),
-    // the reference the next runs' valid counts are judged by (rejection.ts): a full read whole that ended ok
-    // (written only when it changed: a no-change rerun writes no state)
-    ...(outcome === 'ok' &&
-      guarded.desired.mode === 'full' &&
-      guarded.readWhole &&
-      !after.opened.present &&
-      guarded.desired.counts.valid !== l.own.lastGoodValid && { goodValid: guarded.desired.counts.valid }),
-    ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
-    soldUntil: { ...planner.collector.side.soldUntil, stored: l.own.soldUntil },
-  });
+  await l.commit(commitOf(l, after, { guarded, exec, outcome, media }));
   ctx.report(l.lane, {
     ...common.fields,
     outcome,
     ...(said && { message: said }),
     exec,
+    // a dry run's plan: what its executor recorded, and the deletes the guard held back
+    ...(l.view && { view: { ...l.view, deletes: [...l.view.deletes, ...guard.withheld.map(viewDelete)] } }),
     timings,
     ...(media && { media: media.report }),
   });
 }
 
+/** A delete as the plan view lists it. */
+const viewDelete = ({ key, reason, keyType, deleteKey }: PlannedDelete) => ({ key, reason, keyType, deleteKey });
+
+/** What the lane's commit stores of its run (lane-commit.ts): a mark, the last good count and the source's state only when it ended ok. */
+function commitOf(
+  l: LiveLane,
+  after: AfterRead,
+  { guarded, exec, outcome, media }: { guarded: Guarded; exec: ExecutionResult; outcome: SyncOutcome; media: MediaEnd },
+): LaneCommitInput {
+  const { planner } = l;
+  const { read, opened } = after;
+  const earned = outcome === 'ok' && opened.mark !== undefined;
+  return {
+    id: l.lane.id,
+    tally: planner.tally,
+    exec,
+    guard: guarded.guard,
+    missingSince: l.missingSince,
+    unstamped: planner.photosMissing,
+    // the media mirror's state; what the source learned of its own state goes with the mark it was read to
+    extra: [...(media?.changes ?? []), ...(earned ? sourceStateChanges(l.lane.id, opened.state?.get(l.lane.id)) : [])],
+    ...(earned && { mark: opened.mark }),
+    // the reference the next runs' valid counts are judged by (rejection.ts): a full read whole that ended ok
+    // (written only when it changed: a no-change rerun writes no state)
+    ...(outcome === 'ok' &&
+      guarded.desired.mode === 'full' &&
+      guarded.readWhole &&
+      !opened.present &&
+      guarded.desired.counts.valid !== l.own.lastGoodValid && { goodValid: guarded.desired.counts.valid }),
+    ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
+    ...rulesApplied(l, after, guarded, outcome),
+  };
+}
+
 type Guarded = Awaited<ReturnType<typeof guardStep>>;
+
+/**
+ * The display rules the run applied, and the sold windows as they judged them, to commit. The rules
+ * are applied by a full pull read whole (every record judged by them) that ended ok and whose
+ * removals by a changed rule the guard did not hold; else the stored ones stay, so the next run
+ * compares with them again and asks again (rule-change.ts). The stored windows a changed soldDays
+ * re-judged are stored with them; while the old rules stay stored, the windows this run found are
+ * stored as the old soldDays judges them, so the next run re-judges them as it does the others (once).
+ */
+function rulesApplied(
+  l: LiveLane,
+  after: AfterRead,
+  { desired, readWhole, guard }: Guarded,
+  outcome: string,
+): Pick<LaneCommitInput, 'rules' | 'soldUntil'> {
+  const side = l.planner.collector.side.soldUntil;
+  const applied =
+    outcome === 'ok' && desired.mode === 'full' && readWhole && !after.opened.present && !guard.ruleChange?.held;
+  const days = l.rules.soldDays;
+  if (!days)
+    return {
+      ...(applied && l.rules.differs && { rules: l.rules.store }),
+      soldUntil: { ...side, stored: l.own.soldUntil },
+    };
+  return applied
+    ? { rules: l.rules.store, soldUntil: { ...side, stored: l.own.soldUntil, rejudged: l.own.soldUntil } }
+    : {
+        soldUntil: {
+          ...side,
+          set: rejudgeWindows(side.set, { from: days.to, to: days.from }),
+          stored: l.own.soldUntil,
+        },
+      };
+}
 
 /** What the lane's report says in a dry run and a real run alike, and the verdict its outcome rests on. */
 function commonReport(l: LiveLane, after: AfterRead, { desired, rest, absences, guard, readWhole, rejected }: Guarded) {
@@ -159,15 +179,15 @@ async function deleteStep(
   return exec;
 }
 
+/** The media mirror's end (finishMedia): its state to commit and its report; none without the mirror. */
+type MediaEnd = { changes: NonNullable<LaneCommitInput['extra']>; report: MediaReport } | undefined;
+
 /**
  * The media mirror's end, with the feed's last lane: its photo state, and what it deletes from the
  * bucket. A photo goes with its listing only when the feed's one lane deleted it: with several
  * lanes, another chatbot may still show it.
  */
-async function finishMedia(
-  after: AfterRead,
-  now: Date,
-): Promise<{ changes: NonNullable<Parameters<typeof commitLane>[1]['extra']>; report: MediaReport } | undefined> {
+async function finishMedia(after: AfterRead, now: Date): Promise<MediaEnd> {
   if (!after.media) return undefined;
   const deletedKeys = after.lanes.length === 1 ? after.lanes[0]!.executor.result.deletedKeys : [];
   const unwrittenKeys = new Set(after.lanes.flatMap((l) => l.executor.result.failures.map((f) => f.key)));

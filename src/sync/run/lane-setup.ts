@@ -12,8 +12,11 @@ import type { RemoteIndex } from '../remote/remote-index.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
 import type { Lane } from '../read/lanes.js';
 import { ownedByOtherFeeds } from '../settle/state.js';
+import { rejudgeWindows, ruleChangeOf } from '../settle/rule-change.js';
 import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor, type Executor } from '../write/execute.js';
+import { createRecordingExecutor } from '../write/record.js';
+import { commitLane } from '../settle/lane-commit.js';
 import type { ChangeSink } from '../model/changes.js';
 import type { FeedContext, LiveLane } from './context.js';
 import { sourceMapping } from '../../feeds/reso/reso-related.js';
@@ -44,7 +47,12 @@ export function setUpLane(
   read: { media: MediaStep | undefined; pullMode: () => OpenedFeed['mode'] },
 ): Omit<LiveLane, 'paged'> {
   const { feed, deps, opts } = ctx;
-  const own = parts.state.feeds.get(l.id)!;
+  const display = resolveDisplay(feed.display, feed.source.kind);
+  // (asked before the paging lets the stored fingerprints go: attachStored)
+  const stored = parts.state.feeds.get(l.id)!;
+  const rules = ruleChangeOf(stored.rules, display, stored.fingerprints.size > 0);
+  // a changed display.soldDays re-judges the stored sold windows (rule-change.ts)
+  const own = rules.soldDays ? { ...stored, soldUntil: rejudgeWindows(stored.soldUntil, rules.soldDays) } : stored;
   const remote = parts.index;
   const ignore: ReadonlySet<string> = new Set(feed.ignore);
   const planOptions = {
@@ -61,7 +69,7 @@ export function setUpLane(
   // (and what the source adds to the mapping: the time zone its related records' dates and times are written in)
   const mapping = {
     mapping: feed.mapping,
-    display: resolveDisplay(feed.display, feed.source.kind),
+    display,
     ...sourceMapping(feed.source),
   };
   const seed = stamped(l)
@@ -94,28 +102,43 @@ export function setUpLane(
           }) ?? true,
       }),
     }),
-    // its decisions made into write jobs (a dry run: into its plan view and change log)
-    { dryRun: Boolean(opts.dryRun), ...(changes && { changes }) },
   );
-  const executor = executorOf(l, ctx, { remote, ignore, changes });
   return {
     lane: l,
     planner,
-    executor,
+    ...writesOf(l, ctx, { remote, ignore, changes }),
     remote,
     own,
     missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(),
     planOptions,
+    rules,
   };
 }
 
+/** What a lane's executor is given beside the feed's context. */
+interface WriteParts {
+  remote: RemoteIndex;
+  ignore: ReadonlySet<string>;
+  changes: ChangeSink | undefined;
+}
+
+/**
+ * Where one lane's writes go: sent (the executor's calls, then its state committed) or, in a dry
+ * run, recorded (write/record.ts: what would be sent, in a view and the change log) and nothing
+ * committed. The one place a dry run is told apart: the lane settles through the same tail either way.
+ */
+function writesOf(l: Lane, ctx: FeedContext, parts: WriteParts): Pick<LiveLane, 'executor' | 'commit' | 'view'> {
+  if (ctx.opts.dryRun) {
+    const { changes } = parts;
+    const executor = createRecordingExecutor({ signal: ctx.clock.signal, ...(changes && { changes }) });
+    return { executor, view: executor.view, commit: async () => undefined };
+  }
+  return { executor: executorOf(l, ctx, parts), commit: (input) => commitLane(ctx.deps.store, input) };
+}
+
 /** The write step of one lane: its executor (with the change log, the listings kept before for undo). */
-function executorOf(
-  l: Lane,
-  ctx: FeedContext,
-  { remote, ignore, changes }: { remote: RemoteIndex; ignore: ReadonlySet<string>; changes: ChangeSink | undefined },
-): Executor {
-  const { feed, deps, opts } = ctx;
+function executorOf(l: Lane, ctx: FeedContext, { remote, ignore, changes }: WriteParts): Executor {
+  const { feed, deps } = ctx;
   return createExecutor({
     api: deps.api,
     callScope: l.id,
@@ -129,17 +152,16 @@ function executorOf(
     signal: ctx.clock.signal,
     onProgress: () => ctx.wrote(),
     ...(changes && { changes }),
-    ...(changes &&
-      !opts.dryRun && {
-        before: createBeforeCapture({
-          paged: remote,
-          store: deps.store,
-          feed: l.id,
-          serialNumber: l.chatbot,
-          keyBy: feed.keyBy,
-          ignore,
-          maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES,
-        }),
+    ...(changes && {
+      before: createBeforeCapture({
+        paged: remote,
+        store: deps.store,
+        feed: l.id,
+        serialNumber: l.chatbot,
+        keyBy: feed.keyBy,
+        ignore,
+        maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES,
       }),
+    }),
   });
 }

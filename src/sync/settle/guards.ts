@@ -22,15 +22,19 @@
 // reconcile's absence, confirmed with the source), 'removed' (the source says the record is gone:
 // MLS Grid's MlgCanView false on a feed of purpose internal, or an EntityEvent whose key the source
 // no longer returns), 'off-market', 'moved' and 'duplicate'.
-// One does not: a removal by a display rule (`rule:<name>`, plan-types.ts RuleReason; docs/display-rules.md).
+// One does not: a removal by a display rule (`rule:<name>`, plan-types.ts RuleReason; docs/display-rules.md),
+// unless the rule itself changed since the lane's last run applied the rules (rule-change.ts): then
+// the run's removals by that rule count toward the limits as other deletes do (`ruleChange`).
 // The record itself, read this run, says the MLS does not allow the listing shown, so it is neither
 // an inference from absence nor a guess: it is sent at once, is not counted toward the limits, and
 // is not withheld by anything that trips them or by a read that was not whole (what was not read
 // cannot have hidden anything; what was read says so itself).
 // Creates and updates are not guarded: they only ever write what the feed says.
 import type { DeletesConfig } from '../../config/schema.js';
+import type { HideRule } from '../../mapping/display-config.js';
 import { ruleOf, type PlannedDelete } from '../model/plan-types.js';
 import type { GuardDecision } from '../model/outcome.js';
+import { describeRuleChange, type RuleDiff } from './rule-change.js';
 
 export type { GuardDecision } from '../model/outcome.js';
 
@@ -45,26 +49,49 @@ export interface GuardInput {
   missingSince: ReadonlyMap<string, string>;
   /** delete reasons besides 'absent' that wait out deletes.graceHours (a run of pushed events: 'removed') */
   graceFor?: ReadonlySet<string>;
+  /** the display rules that changed since the lane's last run applied them (rule-change.ts): their removals are guarded */
+  ruleChange?: readonly RuleDiff[];
 }
 
 const SHOWN_KEYS = 5;
 
 export function evaluateGuards(input: GuardInput): GuardDecision {
-  const byRule = input.plan.deletes.filter((d) => ruleOf(d.reason) !== undefined);
-  if (byRule.length === 0) return guardDeletes(input);
+  const changed = new Set<HideRule>(input.ruleChange?.map((r) => r.rule));
+  const outside = (d: PlannedDelete) => {
+    const rule = ruleOf(d.reason);
+    return rule !== undefined && !changed.has(rule);
+  };
+  const byRule = input.plan.deletes.filter(outside);
+  const rest = guardDeletes(
+    byRule.length ? { ...input, plan: { deletes: input.plan.deletes.filter((d) => !outside(d)) } } : input,
+  );
+  const byChange = [...rest.allowed, ...rest.withheld].filter((d) => changed.has(ruleOf(d.reason)!));
+  const ruleChange = input.ruleChange?.length ? changeOf(input.ruleChange, byChange, rest) : undefined;
+  if (byRule.length === 0 && !ruleChange) return rest;
   // a display rule's removals go whatever the rest decides (see the header)
-  const rest = guardDeletes({
-    ...input,
-    plan: { deletes: input.plan.deletes.filter((d) => ruleOf(d.reason) === undefined) },
-  });
-  const message =
-    rest.message && `${rest.message} (${byRule.length} removal(s) by a display rule went: they are not held.)`;
+  const went = byRule.length ? ` (${byRule.length} removal(s) by a display rule went: they are not held.)` : '';
+  const message = [ruleChange?.said, rest.message && `${rest.message}${went}`].filter(Boolean).join(' ');
   return {
     ...rest,
-    outcome: rest.outcome === 'none' ? 'passed' : rest.outcome,
+    outcome: rest.outcome === 'none' && byRule.length ? 'passed' : rest.outcome,
     allowed: [...byRule, ...rest.allowed],
     ...(message && { message }),
+    ...(ruleChange && { ruleChange: ruleChange.decision }),
   };
+}
+
+/** What a change of rules removes this run, and the sentence that says it (only when it removes something). */
+function changeOf(rules: readonly RuleDiff[], removals: readonly PlannedDelete[], rest: GuardDecision) {
+  const keys = removals
+    .map((d) => d.key)
+    .sort()
+    .slice(0, SHOWN_KEYS);
+  const held = rest.withheld.some((d) => removals.includes(d));
+  const more = removals.length > SHOWN_KEYS ? `, … ${removals.length - SHOWN_KEYS} more` : '';
+  const said = removals.length
+    ? `display rules changed since this feed's last run applied them (${describeRuleChange(rules)}): ${removals.length} removal(s) by them (${keys.join(', ')}${more}) count toward the delete limits this run${held ? '' : '.'}${held ? ', and were held with the other deletes.' : ''}`
+    : undefined;
+  return { said, decision: { rules: [...rules], removals: removals.length, keys, held } };
 }
 
 function guardDeletes(input: GuardInput): GuardDecision {

@@ -25,7 +25,15 @@ export interface LaneCommitInput {
   /** other state written in the same apply (the media mirror's) */
   extra?: FeedStateChanges['extra'];
   /** sold windows (display.soldDays) the run found: to store, to clear; and those stored before (a deleted key's goes) */
-  soldUntil?: { set: ReadonlyMap<string, string>; clear: ReadonlySet<string>; stored: ReadonlyMap<string, string> };
+  soldUntil?: {
+    set: ReadonlyMap<string, string>;
+    clear: ReadonlySet<string>;
+    stored: ReadonlyMap<string, string>;
+    /** the stored windows as a changed display.soldDays re-judged them (rule-change.ts): stored anew */
+    rejudged?: ReadonlyMap<string, string>;
+  };
+  /** the display rules the run applied, when they differ from those stored (rule-change.ts) */
+  rules?: string;
   /** the feed was read to its end: the recurring keys are known */
   recurring?: { now: ReadonlySet<string>; before: ReadonlySet<string> };
 }
@@ -45,8 +53,11 @@ function laneChanges(input: LaneCommitInput): FeedStateChanges {
   const w = input.soldUntil;
   if (w) {
     const gone = exec.deletedKeys.filter((k) => w.stored.has(k) && !w.set.has(k) && !w.clear.has(k));
-    changes.soldUntil = { set: [...w.set], delete: [...w.clear, ...gone] };
+    const deleted = new Set(exec.deletedKeys);
+    const rejudged = [...(w.rejudged ?? [])].filter(([k]) => !w.set.has(k) && !w.clear.has(k) && !deleted.has(k));
+    changes.soldUntil = { set: [...rejudged, ...w.set], delete: [...w.clear, ...gone] };
   }
+  if (input.rules !== undefined) changes.rules = input.rules;
   if (input.mark !== undefined) changes.mark = input.mark;
   if (input.goodValid !== undefined) changes.goodValid = input.goodValid;
   const r = input.recurring;

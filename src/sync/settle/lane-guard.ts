@@ -10,6 +10,7 @@
 import type { DeletesConfig } from '../../config/schema.js';
 import type { AbsenceResult } from './confirm-absent.js';
 import { evaluateGuards, type GuardDecision } from './guards.js';
+import type { RuleDiff } from './rule-change.js';
 import type { DeleteDecision, DesiredSide, PlannedDelete, RemoteSide } from '../model/plan-types.js';
 
 export interface LaneGuardInput {
@@ -43,6 +44,8 @@ export interface LaneGuardInput {
    * that wait out deletes.graceHours besides an absence ('removed')
    */
   pushed?: { wrote: { has(key: string): boolean }; graceFor: ReadonlySet<string> };
+  /** the display rules changed since the lane's last run applied them: their removals are guarded (rule-change.ts) */
+  ruleChange?: readonly RuleDiff[];
 }
 
 export interface LaneGuardResult {
@@ -90,6 +93,7 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
     now: input.now,
     missingSince: input.missingSince,
     ...(input.pushed && { graceFor: input.pushed.graceFor }),
+    ...(input.ruleChange?.length && { ruleChange: input.ruleChange }),
   });
   return {
     rest,

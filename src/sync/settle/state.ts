@@ -13,6 +13,7 @@ import {
   GOOD_VALID_NAMESPACE,
   MARK_NAMESPACE,
   missingNamespace,
+  RULES_NAMESPACE,
   soldWindowNamespace,
   stampNamespace,
   unlistedNamespace,
@@ -39,6 +40,8 @@ export interface FeedStateChanges {
   mark?: string;
   /** the valid records of a full run that ended ok: the next runs are judged against it */
   goodValid?: number;
+  /** the display rules the run applied (rule-change.ts), when they differ from those stored */
+  rules?: string;
   /** when each Closed listing shown now stops being shown (soldWindowNamespace) */
   soldUntil?: { set: Pairs; delete: string[] };
   /** keys repeated in this run's read (set), and those that no longer are (delete) */
@@ -55,6 +58,7 @@ export async function loadChatbotState(
   const state: ChatbotState = { chatbot, location: store.location, feeds: new Map() };
   const marks = await store.getAll(MARK_NAMESPACE);
   const goods = await store.getAll(GOOD_VALID_NAMESPACE);
+  const rules = await store.getAll(RULES_NAMESPACE);
   for (const f of feeds) {
     const good = Number(goods.get(f.name));
     state.feeds.set(f.name, {
@@ -66,6 +70,7 @@ export async function loadChatbotState(
       soldUntil: await store.getAll(soldWindowNamespace(f.name)),
       ...(marks.has(f.name) && { mark: marks.get(f.name) }),
       ...(Number.isSafeInteger(good) && good >= 0 && { lastGoodValid: good }),
+      ...(rules.has(f.name) && { rules: rules.get(f.name) }),
     });
   }
   return state;
@@ -142,6 +147,7 @@ export async function commitChanges(store: KvStore, changes: FeedStateChanges): 
   if (changes.mark !== undefined) ops.push({ ns: MARK_NAMESPACE, set: [[changes.feed, changes.mark]], delete: [] });
   if (changes.goodValid !== undefined)
     ops.push({ ns: GOOD_VALID_NAMESPACE, set: [[changes.feed, String(changes.goodValid)]], delete: [] });
+  if (changes.rules !== undefined) ops.push({ ns: RULES_NAMESPACE, set: [[changes.feed, changes.rules]], delete: [] });
   if (changes.recurring)
     ops.push({
       ns: recurringNamespace(changes.feed),

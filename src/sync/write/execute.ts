@@ -103,7 +103,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       }
     },
     async run(jobs) {
-      await runPool(mapJobs(jobs, executor), {
+      await runPool(laneJobsOf(jobs, executor), {
         concurrency: deps.concurrency,
         ...(deps.signal && { signal: deps.signal }),
       });
@@ -113,7 +113,8 @@ export function createExecutor(deps: ExecuteDeps): Executor {
   return executor;
 }
 
-function emptyResult(): ExecutionResult {
+/** A result with nothing done yet (the recording executor starts from one too: record.ts). */
+export function emptyResult(): ExecutionResult {
   return {
     created: 0,
     updated: 0,
@@ -336,7 +337,11 @@ function deleteBatches(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
   return batches;
 }
 
-async function* mapJobs(jobs: AsyncIterable<Job> | Iterable<Job>, executor: Executor): AsyncGenerator<LaneJob> {
+/** Jobs, each with the executor that runs them (the pool's unit: pool.ts). */
+export async function* laneJobsOf(
+  jobs: AsyncIterable<Job> | Iterable<Job>,
+  executor: Executor,
+): AsyncGenerator<LaneJob> {
   for await (const job of jobs) yield { executor, job };
 }
 
