@@ -56,23 +56,24 @@ export interface AbsenceResult {
 const SHOWN = 5;
 
 export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResult> {
-  // (a listing key read from the record's own id alone names one record: nothing else to ask for)
-  const idOnly = input.sources?.length === 1 && input.sources[0]!.field === input.lookup?.idField;
-  const removals = input.removals === true && !idOnly;
+  // a removal's other records are asked by the fields other than the record's own id (ListingKey): a
+  // record holding the key there is the record read, and a vendor that lets no filter name it (MLS
+  // Grid) would make it a keys-only read of the feed; a key read from the id alone asks nothing
+  const others = input.sources?.filter((s) => s.field !== input.lookup?.idField);
+  const removals = input.removals === true && others !== undefined && others.length > 0;
   const askedFor = (d: PlannedDelete) => d.reason === 'absent' || (removals && byRecord(d.reason));
   const asked = input.deletes.filter(askedFor).map((d) => d.key);
+  const absent = new Set(input.deletes.filter((d) => d.reason === 'absent').map((d) => d.key));
   const deletes = [...input.deletes];
   if (!input.lookup || asked.length === 0 || asked.length > input.limit) return { deletes, asked: 0 };
   if (!input.sources) {
-    // a removal the key's other records cannot be asked for is decided by the record read, as it always was
-    if (!asked.some((k) => isAbsent(input.deletes, k))) return { deletes, asked: 0 };
     return {
       deletes,
       asked: 0,
       problem: `absences cannot be confirmed with the source: ${input.keyRule} is not a plain source field or a one-field template, so it cannot be asked for by key; nothing is deleted this run`,
     };
   }
-  const found = await findLast(input, asked, input.sources);
+  const found = await findLast(input, asked, absent.size === 0 && others ? others : input.sources);
   if (typeof found === 'string')
     return {
       deletes,
@@ -82,11 +83,11 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
         : `the pull's ${asked.length} absence(s) could not be confirmed with the source (${found}); nothing is deleted this run`,
     };
   // an absent key's record is taken; a removal's only where the source holds the key more than once
-  const taken = new Map([...found].filter(([key, f]) => f.records > 1 || !removals || isAbsent(deletes, key)));
+  const taken = new Map([...found].filter(([key, f]) => f.records > 1 || !removals || absent.has(key)));
   if (taken.size === 0) return { deletes, asked: asked.length };
   await input.take([...taken.values()].map((f) => f.last));
   const keptSet = new Set([...taken.keys()].filter((k) => input.holds(k)));
-  const kept = [...keptSet].filter((k) => isAbsent(deletes, k));
+  const kept = [...keptSet].filter((k) => absent.has(k));
   // a record that came back and is not held goes for its own record's reason, where it gives one
   const reasonOf = (d: PlannedDelete): PlannedDelete => {
     const gone = d.reason === 'absent' && taken.has(d.key) ? input.goneAs?.(d.key) : undefined;
@@ -102,9 +103,6 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
 /** the reasons a record read gives for a delete (off the market, removed, a display rule's), which another record of its key may overrule */
 const byRecord = (reason: PlannedDelete['reason']): boolean =>
   reason === 'off-market' || reason === 'removed' || reason.startsWith('rule:');
-
-const isAbsent = (deletes: readonly PlannedDelete[], key: string): boolean =>
-  deletes.some((d) => d.key === key && d.reason === 'absent');
 
 /**
  * Each asked key's records as the source holds them now: how many, and the last in the reader's key
