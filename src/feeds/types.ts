@@ -105,6 +105,12 @@ export interface SourceState {
   readonly lanes: readonly string[];
   /** each lane's copy of namespace `ns` as that lane's last successful run left it (key → value), in `lanes`' order */
   copies(ns: string): Promise<ReadonlyArray<ReadonlyMap<string, string>>>;
+  /**
+   * The values of `keys` in each lane's copy of `ns` (undefined: not held), in `lanes`' order, then
+   * `keys`' order: a point read, for a namespace as large as the feed (one entry a listing) that a run
+   * should not load whole (Redis answers `copies` with the whole hash).
+   */
+  lookup(ns: string, keys: readonly string[]): Promise<ReadonlyArray<ReadonlyArray<string | undefined>>>;
 }
 
 /** A change to one namespace of a lane's copy of its source's state (SourceState): keys set, keys deleted. */

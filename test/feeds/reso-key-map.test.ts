@@ -4,9 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { KeyMap } from '../../src/feeds/reso/reso-key-map.js';
 import type { SourceState } from '../../src/feeds/types.js';
 
+/** one lane's copies, read by point lookups only (SourceState.lookup): `copies` would load a namespace whole */
 const copies = (record: Record<string, string>, listing: Record<string, string>): SourceState => ({
   lanes: ['mls'],
-  copies: async (ns) => [new Map(Object.entries(ns === 'keys:record' ? record : listing))],
+  copies: () => Promise.reject(new Error('the key map loads no namespace whole')),
+  lookup: async (ns, keys) => [keys.map((k) => (ns === 'keys:record' ? record : listing)[k])],
 });
 const keyOf = (data: Record<string, unknown>) => String(data.ListingId ?? data.ListingKey);
 
@@ -29,12 +31,12 @@ describe('KeyMap', () => {
       { keyOf },
       'ListingKey',
     );
-    await map.load();
-    map.note('K-1', 'L-1'); // unchanged: nothing
-    map.note('K-3', 'L-3'); // new
-    map.noteRow({ ListingKey: 'K-2', ListingId: 'L-22' }, 'L-22'); // its ListingId changed
+    await map.note('K-1', 'L-1'); // unchanged: nothing
+    await map.note('K-3', 'L-3'); // new
+    await map.noteRow({ ListingKey: 'K-2', ListingId: 'L-22' }, 'L-22'); // its ListingId changed
     expect(await map.resolve('K-3')).toBe('L-3'); // what this read learned resolves too
-    map.forget('K-1', 'L-1');
+    await map.forget('K-1', 'L-1');
+    await map.flush();
     expect(map.changes().get('mls')).toEqual([
       {
         ns: 'keys:record',

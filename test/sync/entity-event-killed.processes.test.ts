@@ -3,17 +3,15 @@
 // chatbot and before its state's commit stored the new sequence. The next run reads the same events
 // again from the old sequence (the mark is stored with the lane's commit), and the chatbot ends
 // with every listing once: a listing written before the kill is matched by key, not created twice.
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { feedsync } from '../settings/run-cli.js';
-import { apiYaml, requests, SN, total, useEmulatorSync } from './helpers/feed.js';
+import { apiYaml, requests, settledCount, SN, syncKilledAfter, total, useEmulatorSync } from './helpers/feed.js';
 import { NOT_SHOWN } from './helpers/reso-records.js';
 
-const BIN = join(import.meta.dirname, '../../bin/feedsync.js');
 const FIRST = 30;
 const ADDED = 40;
 
@@ -28,18 +26,6 @@ function records(n: number, from: number): Record<string, unknown>[] {
     ListingKey: `K-${String(from + i + 1).padStart(3, '0')}`,
     ModificationTimestamp: new Date(Date.UTC(2025, 0, 1, 0, from + i)).toISOString(),
   }));
-}
-
-/** The count once it has stayed the same across 5 reads 100 ms apart (at most 10 s of reads). */
-async function settledCount(count: () => Promise<number>): Promise<number> {
-  let last = await count();
-  for (let same = 0, reads = 0; same < 5 && reads < 100; reads++) {
-    await new Promise((r) => setTimeout(r, 100));
-    const now = await count();
-    same = now === last ? same + 1 : 0;
-    last = now;
-  }
-  return last;
 }
 
 describe('an EntityEvent run killed between its writes and its commit', () => {
@@ -71,23 +57,8 @@ describe('an EntityEvent run killed between its writes and its commit', () => {
         server.records = [...server.records, r];
         server.event(String(r.ListingKey));
       }
-      const createsBefore = total(await requests(sync.te(), 'RealEstateCreate'));
       sync.te().emulator.configure({ latencyMs: 40 });
-      const run = spawn(process.execPath, [BIN, 'sync', '--config', config], {
-        env: { ...process.env, LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stderr = '';
-      run.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-        run.on('exit', (_code, signal) => resolve(signal)),
-      );
-      while (total(await requests(sync.te(), 'RealEstateCreate')) - createsBefore < 5) {
-        if (run.exitCode !== null) throw new Error(`the run ended before it was killed: ${stderr}`);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      run.kill('SIGKILL');
-      expect(await exited).toBe('SIGKILL');
+      await syncKilledAfter(config, () => requests(sync.te(), 'RealEstateCreate').then(total), 5);
       sync.te().emulator.configure({ latencyMs: 0 });
       // a create the killed process sent may still be in the emulator's 40 ms latency: count once
       // every create it received has been answered

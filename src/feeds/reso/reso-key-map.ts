@@ -9,51 +9,42 @@
 // resolved to the old record's delete. Filled by every read that hands records on (full, incremental,
 // event, push: each record; a keys-only reconcile: each key row) and emptied of a key the source says
 // is gone. A store written before this (no key map) is filled by its next full pull or reconcile.
-// Memory: nothing is loaded into the heap by the map itself: the copies are the store's views (the
-// state file's are read in place, a lookup per record), and only what differs is kept until the commit.
+// Memory and requests: no copy is loaded whole (Redis would send a million-entry hash every run):
+// the pairs read are looked up in each lane's copy BATCH at a time (SourceState.lookup: view reads of
+// the state file, a pipelined HGET each in Redis), and only what differs is kept until the commit.
 import { byLane, withInnerState } from '../source-state.js';
 import type { FeedContext, FeedItem, OpenedFeed, ReconcileAsk, SourceState } from '../types.js';
 import { overlayFeed } from '../feed-overlay.js';
 
 const RECORD_KEYS = 'keys:record';
 const LISTING_KEYS = 'keys:listing';
+/** pairs looked up at a time */
+const BATCH = 1000;
 
-/** One lane's copies and what this read changes in them. */
-interface LaneKeys {
-  record: ReadonlyMap<string, string>;
-  listing: ReadonlyMap<string, string>;
+/** What a read changes in one lane's copies. */
+interface LaneChanges {
   setRecord: Map<string, string>;
   setListing: Map<string, string>;
   dropRecord: Set<string>;
   dropListing: Set<string>;
 }
 
-/** The key map of one read: loaded from each lane's copy, noted as records are read, its changes handed back. */
+/** The key map of one read: pairs noted as records are read, checked against each lane's copy a batch at a time, its changes handed back. */
 export class KeyMap {
-  #lanes: LaneKeys[] | undefined;
-  #loading: Promise<void> | undefined;
+  readonly #lanes: LaneChanges[];
+  #pending: Array<readonly [string, string]> = [];
 
   constructor(
     private readonly state: SourceState,
     private readonly ask: Pick<ReconcileAsk, 'keyOf'>,
     readonly keyField: string,
-  ) {}
-
-  /** Each lane's copies, read once (views of the store: nothing copied). */
-  load(): Promise<void> {
-    this.#loading ??= Promise.all([this.state.copies(RECORD_KEYS), this.state.copies(LISTING_KEYS)]).then(
-      ([record, listing]) => {
-        this.#lanes = this.state.lanes.map((_, i) => ({
-          record: record[i]!,
-          listing: listing[i]!,
-          setRecord: new Map(),
-          setListing: new Map(),
-          dropRecord: new Set(),
-          dropListing: new Set(),
-        }));
-      },
-    );
-    return this.#loading;
+  ) {
+    this.#lanes = state.lanes.map(() => ({
+      setRecord: new Map(),
+      setListing: new Map(),
+      dropRecord: new Set(),
+      dropListing: new Set(),
+    }));
   }
 
   /** The listing key of a record's fields (the mapping's), undefined when it names none. */
@@ -67,56 +58,75 @@ export class KeyMap {
   }
 
   /** A reconcile's key row (the key field among its fields), its listing key read: noted. */
-  noteRow(row: Record<string, unknown>, listing: string): void {
+  async noteRow(row: Record<string, unknown>, listing: string): Promise<void> {
     const record = this.#keyFieldOf(row);
-    if (record !== undefined) this.note(record, listing);
+    if (record !== undefined) await this.note(record, listing);
   }
 
-  #keyFieldOf(data: Record<string, unknown>): string | undefined {
-    const value = data[this.keyField];
-    return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+  /** A record read with both keys: each lane's copy made to hold the pair (looked up a batch at a time; only what differs kept). */
+  async note(record: string, listing: string): Promise<void> {
+    this.#pending.push([record, listing]);
+    if (this.#pending.length >= BATCH) await this.flush();
   }
 
-  /** A record read with both keys: each lane's copy made to hold the pair (only what differs is kept). */
-  note(record: string, listing: string): void {
-    for (const lane of this.#loaded()) {
-      lane.dropRecord.delete(record);
-      lane.dropListing.delete(listing);
-      if (lane.record.get(record) !== listing) lane.setRecord.set(record, listing);
-      else lane.setRecord.delete(record);
-      if (lane.listing.get(listing) !== record) lane.setListing.set(listing, record);
-      else lane.setListing.delete(listing);
+  /** The pairs noted so far checked against each lane's copy. */
+  async flush(): Promise<void> {
+    const pairs = this.#pending;
+    if (!pairs.length) return;
+    this.#pending = [];
+    const [records, listings] = await Promise.all([
+      this.state.lookup(
+        RECORD_KEYS,
+        pairs.map(([r]) => r),
+      ),
+      this.state.lookup(
+        LISTING_KEYS,
+        pairs.map(([, l]) => l),
+      ),
+    ]);
+    for (const [i, lane] of this.#lanes.entries()) {
+      for (const [j, [record, listing]] of pairs.entries()) {
+        lane.dropRecord.delete(record);
+        lane.dropListing.delete(listing);
+        if (records[i]![j] !== listing) lane.setRecord.set(record, listing);
+        else lane.setRecord.delete(record);
+        if (listings[i]![j] !== record) lane.setListing.set(listing, record);
+        else lane.setListing.delete(listing);
+      }
     }
   }
 
-  /** A record the source says is gone, its listing key resolved: the pair leaves each lane's copy. */
-  forget(record: string, listing: string): void {
-    for (const lane of this.#loaded()) {
+  /** A record the source says is gone, its listing key resolved: the pair leaves each lane's copy (the listing's side only while it is that record's). */
+  async forget(record: string, listing: string): Promise<void> {
+    await this.flush();
+    const back = await this.state.lookup(LISTING_KEYS, [listing]);
+    for (const [i, lane] of this.#lanes.entries()) {
       lane.setRecord.delete(record);
-      lane.setListing.delete(listing);
-      if (lane.record.has(record)) lane.dropRecord.add(record);
-      if (lane.listing.get(listing) === record) lane.dropListing.add(listing);
+      lane.dropRecord.add(record);
+      if ((lane.setListing.get(listing) ?? back[i]![0]) === record) {
+        lane.setListing.delete(listing);
+        lane.dropListing.add(listing);
+      }
     }
   }
 
-  /** The listing key a lane's copy holds for a record key, both ways (undefined: no lane knows it). */
+  /** The listing key a lane's copy (with this read's changes) holds for a record key, both ways (undefined: no lane knows it). */
   async resolve(record: string): Promise<string | undefined> {
-    await this.load();
-    for (const lane of this.#loaded()) {
-      const listing = lane.setRecord.get(record) ?? lane.record.get(record);
+    await this.flush();
+    const held = await this.state.lookup(RECORD_KEYS, [record]);
+    for (const [i, lane] of this.#lanes.entries()) {
+      const listing = lane.dropRecord.has(record) ? undefined : (lane.setRecord.get(record) ?? held[i]![0]);
       if (listing === undefined) continue;
-      const back = lane.setListing.get(listing) ?? lane.listing.get(listing);
-      if (back === record) return listing;
+      const back = lane.setListing.get(listing) ?? (await this.state.lookup(LISTING_KEYS, [listing]))[i]![0];
+      if (back === record && !lane.dropListing.has(listing)) return listing;
     }
     return undefined;
   }
 
-  /** Each lane's changes (OpenedFeed.state), by lane id. */
+  /** Each lane's changes (OpenedFeed.state), by lane id: after the last flush. */
   changes(): NonNullable<OpenedFeed['state']> {
-    const lanes = this.#lanes ?? [];
     return byLane(this.state.lanes, (i) => {
-      const l = lanes[i];
-      if (!l) return [];
+      const l = this.#lanes[i]!;
       return [
         { ns: RECORD_KEYS, set: [...l.setRecord], delete: [...l.dropRecord] },
         { ns: LISTING_KEYS, set: [...l.setListing], delete: [...l.dropListing] },
@@ -124,9 +134,9 @@ export class KeyMap {
     });
   }
 
-  #loaded(): LaneKeys[] {
-    if (!this.#lanes) throw new Error('KeyMap used before load(): a reader noted a key before its items began');
-    return this.#lanes;
+  #keyFieldOf(data: Record<string, unknown>): string | undefined {
+    const value = data[this.keyField];
+    return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
   }
 }
 
@@ -141,11 +151,11 @@ export function withKeyMap(inner: OpenedFeed, keys: KeyMap | undefined): OpenedF
   if (!keys) return inner;
   let done = false;
   async function* items(): AsyncIterable<FeedItem> {
-    await keys!.load();
     for await (const item of inner.items) {
-      noteItem(keys!, item);
+      await noteItem(keys!, item);
       yield item;
     }
+    await keys!.flush();
     done = true;
   }
   return overlayFeed(inner, {
@@ -156,11 +166,11 @@ export function withKeyMap(inner: OpenedFeed, keys: KeyMap | undefined): OpenedF
   });
 }
 
-function noteItem(keys: KeyMap, item: FeedItem): void {
+async function noteItem(keys: KeyMap, item: FeedItem): Promise<void> {
   if (item.kind === 'error') return;
   const record = keys.recordKeyOf(item);
   const listing = item.kind === 'removed' ? (item.key ?? keys.listingKeyOf(item.data)) : keys.listingKeyOf(item.data);
   if (record === undefined || listing === undefined) return;
-  if (item.kind === 'removed') keys.forget(record, listing);
-  else keys.note(record, listing);
+  if (item.kind === 'removed') await keys.forget(record, listing);
+  else await keys.note(record, listing);
 }

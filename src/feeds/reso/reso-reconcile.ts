@@ -75,7 +75,7 @@ export function openResoReconcile(
           const key = ask.keyOf(row);
           if (key === undefined) continue;
           present.add(key);
-          options.keys?.noteRow(row, key);
+          await options.keys?.noteRow(row, key);
           const t = Date.parse(String(row[TS]));
           latest = laterOf(latest, usableTimestamp(row[TS], now));
           const changed = since === undefined ? !ask.holds(key) : !(t <= since);

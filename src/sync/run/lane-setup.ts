@@ -17,6 +17,7 @@ import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor, type Executor } from '../write/execute.js';
 import { createRecordingExecutor } from '../write/record.js';
 import { commitLane } from '../settle/lane-commit.js';
+import { recordAcked, type AckedWrites } from '../settle/acked.js';
 import type { ChangeSink } from '../model/changes.js';
 import type { FeedContext, LiveLane } from './context.js';
 import { sourceMapping } from '../../feeds/reso/reso-related.js';
@@ -133,11 +134,25 @@ function writesOf(l: Lane, ctx: FeedContext, parts: WriteParts): Pick<LiveLane, 
     const executor = createRecordingExecutor({ signal: ctx.clock.signal, ...(changes && { changes }) });
     return { executor, view: executor.view, commit: async () => undefined };
   }
-  return { executor: executorOf(l, ctx, parts), commit: (input) => commitLane(ctx.deps.store, input) };
+  // what the API acknowledged, recorded as it lands; all of it in the store before the commit (which may delete a key of it)
+  const acked = recordAcked(ctx.deps.store, l.id, (err) =>
+    ctx.logger.warn({ chatbot: l.chatbot, err }, 'acknowledged writes not recorded yet (the commit records them)'),
+  );
+  return {
+    executor: executorOf(l, ctx, { ...parts, acked }),
+    commit: async (input) => {
+      await acked.drain();
+      await commitLane(ctx.deps.store, input);
+    },
+  };
 }
 
 /** The write step of one lane: its executor (with the change log, the listings kept before for undo). */
-function executorOf(l: Lane, ctx: FeedContext, { remote, ignore, changes }: WriteParts): Executor {
+function executorOf(
+  l: Lane,
+  ctx: FeedContext,
+  { remote, ignore, changes, acked }: WriteParts & { acked: AckedWrites },
+): Executor {
   const { feed, deps } = ctx;
   return createExecutor({
     api: deps.api,
@@ -151,6 +166,7 @@ function executorOf(l: Lane, ctx: FeedContext, { remote, ignore, changes }: Writ
     feed: feed.name,
     signal: ctx.clock.signal,
     onProgress: () => ctx.wrote(),
+    acked,
     ...(changes && { changes }),
     ...(changes && {
       before: createBeforeCapture({

@@ -103,7 +103,7 @@ function termsOf(rule: HideRule, rules: DisplayRules): string | undefined {
     rules.fields[field] === field ? '' : ` (read from ${rules.fields[field]})`;
   if (rule === 'StandardStatus') return `statuses ${rules.statuses.join(', ')}${reads('StandardStatus')}`;
   if (rule === 'sold-window') return `soldDays ${rules.soldDays}${reads('CloseDate')}`;
-  return `${rules.purpose}${reads(rule)}`;
+  return `applied${reads(rule)}`;
 }
 
 /** The fingerprint of resolved rules: the same rules give the same one, whatever order their keys were written in. */

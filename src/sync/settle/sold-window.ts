@@ -5,7 +5,8 @@
 // mapped (a record whose window ended is mapped whatever its stamp: lane-plan.ts); this step takes
 // the rest, the keys the source did not send again (an incremental pull sends only what changed),
 // whose stored window has ended: a removal by the rule `sold-window`, if the chatbot holds them.
-// It decides; the run marks the feed side so (sync/run/, applySoldWindows).
+// It decides; the run marks the feed side so (sync/run/, applySoldWindows). A changed display.soldDays
+// has re-judged the stored windows before they come here (rule-change.ts rejudgeWindows, at the lane's setup).
 import type { FeedSide } from '../model/feed-side.js';
 
 export interface SoldWindowsDue {

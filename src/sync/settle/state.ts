@@ -96,6 +96,8 @@ export function sourceStateOf(store: KvStore, lanes: readonly string[]): SourceS
   return {
     lanes,
     copies: (ns) => loaded.get(ns) ?? loaded.set(ns, load(ns)).get(ns)!,
+    lookup: (ns, keys) =>
+      Promise.all(lanes.map((lane) => Promise.all(keys.map((key) => store.get(laneNamespace(ns, lane), key))))),
   };
 }
 

@@ -13,8 +13,9 @@
 // - The first 401/403 ends the run 'failed' at once, naming the config key to fix (auth.ts).
 // - `signal` aborts the run: no new call is started, calls in flight are waited for (their outcome
 //   is known and reported), and the run ends 'aborted'.
-// - A successful write's records (its entries for the commit, its change) are made once the calls
-//   started with it are sent (afterTheWrites); settle() makes what still waits, before the result is read.
+// - A successful write's records (its entries for the commit, its change, its acknowledgement told to
+//   `acked`) are made once the calls started with it are sent (afterTheWrites); settle() makes what
+//   still waits, before the result is read.
 import { Entries } from '../model/entries.js';
 import type { CallOptions, ChatbotApi } from '../../api/types.js';
 import { ApiError, authStatus, causeMessage, isRetryable } from '../../errors.js';
@@ -53,6 +54,8 @@ export interface ExecuteDeps {
   changes?: ChangeSink;
   /** keeps each listing as it was before an update or delete, for undo (with the change log) */
   before?: BeforeCapture;
+  /** told of each write the API acknowledged, as it lands (settle/acked.ts records them before the lane's commit) */
+  acked?: { add(key: string, fingerprint: string, unlisted: string): void };
 }
 
 export type { ExecutionResult, Executor, ItemFailure, Job, LaneJob } from '../model/execution.js';
@@ -189,8 +192,10 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
   const record = (w: PlannedCreate, op: ItemFailure['op'], change: () => ListingChange) =>
     later.add(() => {
       try {
+        const fields = unlisted(JSON.stringify(unlistedOf(w.listing)));
         result.written.push(w.key, w.fingerprint);
-        result.unlisted.push(w.key, unlisted(JSON.stringify(unlistedOf(w.listing))));
+        result.unlisted.push(w.key, fields);
+        deps.acked?.add(w.key, w.fingerprint, fields);
         if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
         deps.changes?.(change());
       } catch (err) {

@@ -1,5 +1,6 @@
 // CSV feeds written into a temp dir per test, a feed config over them, and syncFeed wired to a
 // test emulator, so each integration test reads like: write feed, sync, look at the emulator.
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,8 @@ import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../../helpers/emulator.js';
 
 export const SN = 'SN-SYNC';
+
+const BIN = join(import.meta.dirname, '../../../bin/feedsync.js');
 
 export const COLUMNS = [
   'MLSNumber',
@@ -165,6 +168,42 @@ export const writeCounts = async (te: TestEmulator) => ({
   update: total(await requests(te, 'RealEstateUpdate')),
   delete: total(await requests(te, 'RealEstateDelete')),
 });
+
+/**
+ * `feedsync sync --config <config>` in a process of its own, killed by SIGKILL once `count()` (calls
+ * at the emulator, counted from when it starts) reaches `n`; a run that ends before is a failure.
+ */
+export async function syncKilledAfter(config: string, count: () => Promise<number>, n: number): Promise<void> {
+  const before = await count();
+  const run = spawn(process.execPath, [BIN, 'sync', '--config', config], {
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  run.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => run.on('exit', (_code, signal) => resolve(signal)));
+  while ((await count()) - before < n) {
+    if (run.exitCode !== null) throw new Error(`the run ended before it was killed: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  run.kill('SIGKILL');
+  if ((await exited) !== 'SIGKILL') throw new Error(`the run ended before it was killed: ${stderr}`);
+}
+
+/**
+ * The count once it has stayed the same across 5 reads 100 ms apart (at most 10 s of reads): the
+ * calls a killed process sent, once those still in the emulator's latency are answered.
+ */
+export async function settledCount(count: () => Promise<number>): Promise<number> {
+  let last = await count();
+  for (let same = 0, reads = 0; same < 5 && reads < 100; reads++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = await count();
+    same = now === last ? same + 1 : 0;
+    last = now;
+  }
+  return last;
+}
 
 /** The `api:` lines of a test config against `url` (the test emulator's keys unless given). */
 export function apiYaml(url: string, keys = { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }): string[] {
