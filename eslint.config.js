@@ -113,14 +113,6 @@ const stepRoomRules = [undefined, ...STEP_ROOMS, ...SHARED_ROOMS].map((room) => 
   };
 });
 
-/**
- * TEMPORARY (issue 52): files with a function over the complexity limit (20) or, since printWidth went
- * from 180 to 120, over 80 lines. A file leaves its list when its functions are split; both lists are
- * empty when issue 52 is done.
- */
-const OVER_COMPLEXITY = [];
-const OVER_LENGTH = [];
-
 export default tseslint.config(
   { ignores: ['dist/**', 'dist.next-*/**', 'dist.old-*/**', 'node_modules/**', 'coverage/**', '**/*.d.ts'] },
   js.configs.recommended,
@@ -168,8 +160,6 @@ export default tseslint.config(
     rules: { complexity: ['error', 20] },
   },
   // (eslint refuses an empty `files`: a list left empty goes with its entry)
-  ...(OVER_COMPLEXITY.length ? [{ files: OVER_COMPLEXITY, rules: { complexity: 'off' } }] : []),
-  ...(OVER_LENGTH.length ? [{ files: OVER_LENGTH, rules: { 'max-lines-per-function': 'off' } }] : []),
   {
     // tests and benchmarks: long describe blocks are the norm
     files: ['test/**/*.ts'],

@@ -24,7 +24,7 @@
 // reso-confirm.ts: batched, in the budget; by ListingId where the vendor cannot filter ListingKey)
 // and handed on like any record read. A full pull reads every record, so it fetches none.
 import { FeedReadError } from '../../errors.js';
-import { overlayFeed } from '../feed-overlay.js';
+import { joinedLookup, overlayFeed } from '../feed-overlay.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl } from '../source/http.js';
 import { byLane, changesTo, withInnerState } from '../source-state.js';
@@ -49,7 +49,9 @@ export function withOpenHouses(
   tally: RequestTally,
 ): OpenedFeed {
   const from = openHouseSource(source);
-  if (!from || ctx.reconcile) return inner;
+  if (!from) return inner;
+  // (a reconcile pulls no open houses: the records it fetches by key get the lanes' copies' open houses)
+  if (ctx.reconcile) return withStoredOpenHouses(inner, ctx, from);
   // (its own page client: the feed's budget, the read's tally; a replay has no OpenHouse resource to ask)
   // (a pushed-events job pulls nothing but the records pushed: it keeps no mark to pull from)
   const client =
@@ -59,6 +61,7 @@ export function withOpenHouses(
   const related = client !== undefined;
   let book: OpenHouseBook | undefined;
   let copies: ReadonlyArray<ReadonlyMap<string, string>> = [];
+  const read = new Set<string>();
   let learned: OpenedFeed['state'];
   let reached: string | undefined;
   let done = false;
@@ -73,7 +76,6 @@ export function withOpenHouses(
       book.apply(pulled.records, since === undefined, source.keyField);
       reached = pulled.mark;
     }
-    const read = new Set<string>();
     for await (const item of inner.items) {
       yield join(item, book, from!, read);
     }
@@ -98,6 +100,8 @@ export function withOpenHouses(
 
   return overlayFeed(inner, {
     items: items(),
+    // a record fetched by key over this layer (the sync's confirmation) gets its open houses too
+    lookup: joinedLookup(inner.lookup, async (item) => join(item, book ?? (await storedBook(ctx)), from, read)),
     get mark() {
       const m = inner.mark;
       if (m === undefined || !related || reached === undefined) return m;
@@ -112,6 +116,23 @@ export function withOpenHouses(
       return withInnerState(inner, learned);
     },
   });
+}
+
+/** The lanes' copies of the open houses shown, as a book at the run's clock (none: an empty one). */
+async function storedBook(ctx: FeedContext): Promise<OpenHouseBook> {
+  const copies = ctx.state ? await ctx.state.copies(OPEN_HOUSE_STATE) : [];
+  return openHouseBook(copies, ctx.now?.() ?? new Date());
+}
+
+/** A reconcile's feed: no open houses pulled, its records (those fetched by key) joined to the lanes' copies; nothing handed back. */
+function withStoredOpenHouses(inner: OpenedFeed, ctx: FeedContext, from: 'expand' | 'related'): OpenedFeed {
+  let book: Promise<OpenHouseBook> | undefined;
+  const read = new Set<string>();
+  const joined = async (item: FeedItem) => join(item, await (book ??= storedBook(ctx)), from, read);
+  async function* items(): AsyncIterable<FeedItem> {
+    for await (const item of inner.items) yield await joined(item);
+  }
+  return overlayFeed(inner, { items: items(), lookup: joinedLookup(inner.lookup, joined) });
 }
 
 /** A record with its open houses as the run's clock shows them (joined, or its expanded list cleaned), learned by the book. */

@@ -25,11 +25,15 @@
 //   asked for first next run, and the run's source warnings say so, naming the roster;
 // - a run with no roster mark stored for a resource (the first, or `related` just set) reads the
 //   Property feed whole, so every listing gets its roster contact.
-// A reconcile (keys only) and a read with no store handed in (feed preview) pull no roster; the
-// marks stored go on unchanged.
+// - every record that reaches the mapping gets them, however it was read: a pull's, an EntityEvent
+//   poll's or a push's fetch by key, a listing asked again here, one fetched by key through the
+//   feed's lookup (an open-house re-fetch, the sync's confirmation: joinedLookup), a reconcile's.
+// A reconcile (keys only) pulls no roster: the records it fetches get the lanes' copies' contacts,
+// and the marks stored go on unchanged. A read with no store handed in (`feed preview`) pulls the
+// roster whole.
 import { FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
-import { overlayFeed } from '../feed-overlay.js';
+import { joinedLookup, overlayFeed } from '../feed-overlay.js';
 import { byLane, laneNamespace, withInnerState } from '../source-state.js';
 import type { FeedContext, FeedItem, KeyAsk, OpenedFeed, SourceState } from '../types.js';
 import { openReso } from './reso-reader.js';
@@ -64,6 +68,9 @@ export const MAX_WAITING = 10_000;
 /** the roster marks by resource, and `waiting`: the records whose listings are still to be asked for */
 type RelatedMarks = Partial<Record<RosterResource, unknown>> & { waiting?: Partial<Record<RosterResource, string[]>> };
 
+/** The state of a read with no store (`feed preview`, `feed explain`): no lane, so no copy to start from and nothing handed back. */
+const NO_STORE: SourceState = { lanes: [], copies: () => Promise.resolve([]), lookup: () => Promise.resolve([]) };
+
 /** The roster resources a source replicates (source.related), in order. */
 export function rosterResources(source: ResoSource): RosterResource[] {
   return ROSTER_RESOURCES.filter((r) => source.related.includes(r));
@@ -79,10 +86,16 @@ export function openWithRoster(
 ): OpenedFeed {
   const resources = rosterResources(source);
   const stored = storedMarks(ctx.mark);
-  const state = ctx.state;
-  if (!state || resources.length === 0 || !source.url || ctx.reconcile) return keepingMarks(open(ctx), stored);
-  const own: SourceState = state;
-  let copies: readonly RosterStore[] = [];
+  if (resources.length === 0 || !source.url) return keepingMarks(open(ctx), stored);
+  // (a read with no store handed in, `feed preview`, pulls the roster whole, so it maps as a sync does)
+  const own: SourceState = ctx.state ?? NO_STORE;
+  const named = new Set(resources);
+  // (a reconcile pulls no roster: the records it fetches by key get the lanes' copies' contacts)
+  if (ctx.reconcile) return withStoredRoster(open(ctx), own, named, stored);
+  let copies: readonly RosterStore[] | undefined;
+  const loaded = async () => (copies ??= await rosterCopies(own));
+  // the contacts the records get: the copies' until this run's pull is read, then the pull's first
+  let view: ContactView | undefined;
   let learnedState: OpenedFeed['state'];
   const wholeFeed = !ctx.full && resources.some((r) => stored[r] === undefined);
   const { waiting: _waiting, ...kept } = stored;
@@ -92,18 +105,16 @@ export function openWithRoster(
   let done = false;
 
   async function* items(): AsyncIterable<FeedItem> {
-    copies = await rosterCopies(own);
+    const held = await loaded();
     for (const resource of resources) {
       const pulled = await pullRoster(feedName, source, ctx, { resource, mark: stored[resource], tally });
       learned.push(pulled.pull);
       marks[resource] = pulled.mark;
     }
-    const contact = rosterView(copies, learned);
-    const named = new Set(resources);
-    const enrich = (item: FeedItem): FeedItem =>
-      item.kind === 'record' ? { ...item, data: withContacts(item.data, named, contact) } : item;
+    const contact = (view = rosterView(held, learned));
+    const enrich = (item: FeedItem): FeedItem => withRoster(item, named, contact);
     // the records whose listings wait to be asked for: those left from the last run first
-    const queue = waitingFirst(stored.waiting ?? {}, changedKeys(copies, learned));
+    const queue = waitingFirst(stored.waiting ?? {}, changedKeys(held, learned));
     // the keys read, to ask for no listing twice: only where listings will be asked for (an incremental pull; a full one holds every listing)
     const read = new Set<string>();
     for await (const item of inner.items) {
@@ -112,27 +123,19 @@ export function openWithRoster(
     }
     const lookup = inner.mode === 'incremental' && queue.length ? inner.lookup : undefined;
     if (lookup) {
-      const asked = { records: 0, listings: 0 };
-      for await (const item of askInChunks(lookup, queue, { maxRequests: source.maxPages, tally, asked })) {
-        const id = item.position.id;
-        if (id !== undefined && read.has(id)) continue;
-        if (id !== undefined) read.add(id);
-        asked.listings++;
+      const warnings = inner.stats?.warnings;
+      for await (const item of askAgain(feedName, source, ctx, { lookup, queue, read, marks, tally, warnings }))
         yield enrich(item);
-      }
-      const left = queue.slice(asked.records);
-      const waiting = keepWaiting(left, marks, source.maxPages, inner.stats?.warnings);
-      if (waiting) marks.waiting = waiting;
-      ctx.logger.info(
-        { feed: feedName, listings: asked.listings },
-        `${asked.listings} listings read again: an agent or office they name changed`,
-      );
     }
     done = true;
   }
 
   return overlayFeed(inner, {
     items: items(),
+    // a record fetched by key (an open-house re-fetch over this layer, the sync's confirmation) gets its roster contacts too
+    lookup: joinedLookup(inner.lookup, async (item) =>
+      withRoster(item, named, (view ??= rosterView(await loaded(), []))),
+    ),
     get mark() {
       const m = inner.mark;
       return m === undefined || !done ? undefined : withRelated(m, marks);
@@ -141,7 +144,7 @@ export function openWithRoster(
       // (each lane's difference, worked out once: the sync asks lane by lane)
       learnedState ??= done
         ? byLane(own.lanes, (i) =>
-            rosterDifference(copies[i]!, learned).map((d) => ({
+            rosterDifference(copies![i]!, learned).map((d) => ({
               ns: rosterState(d.resource),
               set: d.set,
               delete: d.delete,
@@ -151,6 +154,70 @@ export function openWithRoster(
       return withInnerState(inner, learnedState);
     },
   });
+}
+
+type ContactView = (resource: RosterResource, key: string) => Contact | undefined;
+
+/**
+ * The one place a record read or fetched gets its roster contacts (roster-contacts.ts withContacts):
+ * a pull's records, the listings asked again, those fetched by key through the feed's lookup, a
+ * reconcile's. Not a record: as it is.
+ */
+function withRoster(item: FeedItem, named: ReadonlySet<RosterResource>, contact: ContactView): FeedItem {
+  return item.kind === 'record' ? { ...item, data: withContacts(item.data, named, contact) } : item;
+}
+
+/** The listings of the queued roster records read again, within source.maxPages; those not reached wait in `marks`. */
+async function* askAgain(
+  feedName: string,
+  source: ResoSource,
+  ctx: FeedContext,
+  run: {
+    lookup: NonNullable<OpenedFeed['lookup']>;
+    queue: ReadonlyArray<[RosterResource, string]>;
+    read: Set<string>;
+    marks: RelatedMarks;
+    tally: RequestTally;
+    warnings: string[] | undefined;
+  },
+): AsyncGenerator<FeedItem> {
+  const { read, queue, marks } = run;
+  const asked = { records: 0, listings: 0 };
+  for await (const item of askInChunks(run.lookup, queue, { maxRequests: source.maxPages, tally: run.tally, asked })) {
+    const id = item.position.id;
+    if (id !== undefined && read.has(id)) continue;
+    if (id !== undefined) read.add(id);
+    asked.listings++;
+    yield item;
+  }
+  const left = queue.slice(asked.records);
+  const waiting = keepWaiting(left, marks, source.maxPages, run.warnings);
+  if (waiting) marks.waiting = waiting;
+  ctx.logger.info(
+    { feed: feedName, listings: asked.listings },
+    `${asked.listings} listings read again: an agent or office they name changed`,
+  );
+}
+
+/** A reconcile's feed: no roster pulled, its records (those fetched by key) given the lanes' copies' contacts, the roster marks stored kept. */
+function withStoredRoster(
+  inner: OpenedFeed,
+  state: SourceState,
+  named: ReadonlySet<RosterResource>,
+  stored: RelatedMarks,
+): OpenedFeed {
+  let view: ContactView | undefined;
+  const contacts = async () => (view ??= rosterView(await rosterCopies(state), []));
+  async function* items(): AsyncIterable<FeedItem> {
+    for await (const item of inner.items) yield withRoster(item, named, await contacts());
+  }
+  return keepingMarks(
+    overlayFeed(inner, {
+      items: items(),
+      lookup: joinedLookup(inner.lookup, async (item) => withRoster(item, named, await contacts())),
+    }),
+    stored,
+  );
 }
 
 /** Each lane's copy of the roster, as its last successful run left it. */
@@ -230,10 +297,7 @@ function rosterSource(source: ResoSource, resource: RosterResource): ResoSource 
 }
 
 /** A roster record's contact now: this run's pull first, then the first lane's copy that holds it (a record not read is unchanged since the oldest mark). */
-function rosterView(
-  stores: readonly RosterStore[],
-  learned: readonly RosterPull[],
-): (resource: RosterResource, key: string) => Contact | undefined {
+function rosterView(stores: readonly RosterStore[], learned: readonly RosterPull[]): ContactView {
   return (resource, key) => {
     const p = learned.find((l) => l.resource === resource);
     if (p?.removed.has(key)) return undefined;

@@ -139,8 +139,8 @@ export function deleteReasonText(reason: string): string {
 }
 
 /** One line for a person: `~ ATX1 SalePrice 450000 → 465000`. */
-export function describeChange(c: ListingChange, dryRun = false): string {
-  const would = dryRun ? 'would ' : '';
+export function describeChange(c: ListingChange, planned = false): string {
+  const would = planned ? 'would ' : '';
   switch (c.op) {
     case 'create': {
       const h = c.headline;

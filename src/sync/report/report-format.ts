@@ -27,10 +27,13 @@ export function formatSyncReport(r: SyncReport): string {
   return lines.join('\n') + '\n';
 }
 
+/** What a dry run's counts say before their verb: what it would do, not what it did. */
+const wouldBe = (r: SyncReport): string => (r.dryRun ? 'would be ' : '');
+
 /** The feed's side and the chatbot's side of the counts, side by side. */
 function countsTable(r: SyncReport): string[] {
   const c = r.counts;
-  const verb = r.dryRun ? 'would be ' : '';
+  const verb = wouldBe(r);
   return table(
     ['feed', '', 'chatbot', ''],
     [
@@ -51,7 +54,7 @@ function tallyLines(r: SyncReport): string[] {
   const c = r.counts;
   const lines: string[] = [];
   const byReason = Object.entries(r.deletedByReason ?? {}).map(([k, n]) => `${k} ${n}`);
-  if (byReason.length) lines.push(`  ${r.dryRun ? 'would be ' : ''}deleted by reason: ${byReason.join(', ')}`);
+  if (byReason.length) lines.push(`  ${wouldBe(r)}deleted by reason: ${byReason.join(', ')}`);
   const others = (
     [
       ['unwritten', c.unwritten],

@@ -73,7 +73,7 @@ export interface SyncOptions {
  * that no caller in src/ can: the run's clock, and the read forced one way where the run would choose.
  */
 export interface SyncTestHooks {
-  /** the run's clock (grace periods, sold windows, open houses); the machine's by default */
+  /** the run's clock (grace periods, sold windows, a source's dated records); the machine's by default */
   now?: () => Date;
   /** CSV files of at least this many bytes are read by a thread of their own (default THREAD_MIN_BYTES) */
   threadMinBytes?: number;
