@@ -21,7 +21,7 @@ import {
 } from '../listing/canonical.js';
 import type { ListItem } from '../listing/schema.js';
 import { compileMapping, type MappedItem } from '../mapping/index.js';
-import { resolveDisplay, type HideRule } from '../mapping/display-config.js';
+import type { HideRule } from '../mapping/display-config.js';
 import { ADDRESS_FIELDS } from '../mapping/display-rules.js';
 import { ADDRESS_WITHHELD, recordShown, type LeftOut } from '../mapping/withheld-values.js';
 import { mapItem } from '../mapping/map-feed.js';
@@ -98,7 +98,7 @@ interface Found {
 async function findInFeed(feed: FeedConfig, key: string, baseDir: string, logger: Logger): Promise<Found | undefined> {
   const opened = openFeed(feed.name, feed.source, { baseDir, logger, full: true });
   const compiled = compileMapping(feed.mapping, {
-    display: resolveDisplay(feed.display, feed.source.kind),
+    display: feed.displayRules,
     openHouses: openHouseMapping(feed.source),
   });
   const ctx = { serialNumber: chatbotsOf(feed)[0]!, keyBy: feed.keyBy };
@@ -123,7 +123,7 @@ export function explain(
   const m = found?.mapped;
   const shown =
     found && found.item.kind !== 'error' && !opts.showRestricted
-      ? recordShown(found.item.data, feed.mapping, resolveDisplay(feed.display, feed.source.kind))
+      ? recordShown(found.item.data, feed.mapping, feed.displayRules)
       : undefined;
   const leftOut = shown?.leftOut ?? [];
   // the address withheld: the chatbot's copy is not printed with it either (a sync takes it out)

@@ -15,13 +15,7 @@ import { openFeed } from '../feeds/index.js';
 import { describeVendor } from '../feeds/vendors/describe.js';
 import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
-import {
-  ATTRIBUTION_KEY,
-  DISCLAIMER_KEY,
-  resolveDisplay,
-  type HideRule,
-  type Purpose,
-} from '../mapping/display-config.js';
+import { ATTRIBUTION_KEY, DISCLAIMER_KEY, type HideRule, type Purpose } from '../mapping/display-config.js';
 import { displayLine, lanesOf, requestsLine } from '../sync/index.js';
 import { createFindings } from '../mapping/feed-findings.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
@@ -104,7 +98,7 @@ type Routing = ReturnType<typeof routingTally>;
 
 /** The feed read and mapped to its end (or to the read error that broke it off), each item tallied. */
 async function readPreview(feed: FeedConfig, opened: Opened, routing: Routing, limit: number): Promise<Preview> {
-  const rules = resolveDisplay(feed.display, feed.source.kind);
+  const rules = feed.displayRules;
   const p: Omit<Preview, 'found'> = {
     counts: { records: 0, valid: 0, rejected: 0, skipped: 0, removed: 0, parseErrors: 0 },
     listings: [],

@@ -7,7 +7,7 @@ import { FeedSource } from '../feeds/config-schema.js';
 import { LISTING_FIELDS } from '../listing/schema.js';
 import { FeedMediaConfig, MediaConfig } from '../media/config-schema.js';
 import { MappingConfig } from '../mapping/config-schema.js';
-import { DisplayConfig, resolveDisplay } from '../mapping/display-config.js';
+import { DisplayConfig, resolveDisplay, type DisplayRules } from '../mapping/display-config.js';
 import { restrictedReads } from '../mapping/restricted-fields.js';
 import { PRESETS } from '../mapping/presets/registry.js';
 import { CronPattern, intervalUnder, TimeZone } from './cron.js';
@@ -248,6 +248,8 @@ export const FeedConfig = z.preprocess(
         "live RESO feeds: EntityEvents the MLS pushes (RCP-028) to the worker's POST /reso/events/<name>, each record fetched by key",
       ),
     })
+    // the display rules with every default filled in, resolved here once: the sync, preview, explain and undo read these
+    .transform((feed) => ({ ...feed, displayRules: resolveDisplay(feed.display, feed.source.kind) }))
     .superRefine((feed, ctx) => {
       checkRestricted(feed, ctx);
       if ((feed.chatbot === undefined) === (feed.chatbots === undefined)) {
@@ -306,11 +308,8 @@ export const FeedConfig = z.preprocess(
 export type FeedConfig = z.infer<typeof FeedConfig>;
 
 /** A mapping of an idx or vow feed (or any feed with `display.withhold`) that reads a restricted field: an issue naming the field and the rule. */
-function checkRestricted(
-  feed: { mapping: MappingConfig; display?: DisplayConfig; source: { kind: string } },
-  ctx: z.RefinementCtx,
-): void {
-  const display = resolveDisplay(feed.display, feed.source.kind);
+function checkRestricted(feed: { mapping: MappingConfig; displayRules: DisplayRules }, ctx: z.RefinementCtx): void {
+  const display = feed.displayRules;
   for (const read of restrictedReads(feed.mapping, display)) {
     const why =
       read.why === 'display.withhold'

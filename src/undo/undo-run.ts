@@ -30,7 +30,6 @@ import {
   type PlannedUpdate,
   writeJobs,
 } from '../sync/index.js';
-import { resolveDisplay } from '../mapping/display-config.js';
 import { displayNow, type DisplayNow } from './display-now.js';
 import { planUndo, type CurrentCopy, type UndoPlan } from './plan-undo.js';
 import { nextPulls, SHOWN, summaryOf, type UndoOutcome, type UndoReport } from './report.js';
@@ -118,7 +117,7 @@ export async function undoRun(runId: string, deps: UndoDeps, opts: UndoOptions =
   if ('failed' in paging) return alerted(u, finish(u, paging.failed));
   const { current, paged } = paging;
   // what the feed's display rules let be shown now, as the key's last write (this run's or a later one's) says
-  const display = displayNow(resolveDisplay(u.feed.display, u.feed.source.kind));
+  const display = displayNow(u.feed.displayRules);
   for (const e of u.changes) if (!e.dryRun) display.note(e.change);
   const plan = planUndo({
     run: u.run,

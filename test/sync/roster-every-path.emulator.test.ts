@@ -181,3 +181,25 @@ describe('the roster on a read with no store (feed preview)', () => {
     expect([s.refused, s.tooMany]).toEqual([[], []]);
   }, 60_000);
 });
+
+describe('the roster on pushed events', () => {
+  it("a record a pushed event names keeps the roster's contacts, attribution and its open house, with no roster pulled", async () => {
+    const { s, feed, A, keyOfA } = await serve();
+    const first = await env.sync(te, feed, at('2026-11-27T12:00:00Z'));
+    expect(first.outcome, first.message).toBe('ok');
+
+    s.touch(keyOfA, { ListPrice: 123_456 });
+    const from = s.requests.length;
+    const pushed = await env.sync(te, feed, {
+      pushed: { keys: [keyOfA], media: [], events: 1 },
+      ...at('2026-11-27T13:00:00Z'),
+    });
+    expect(pushed.outcome, pushed.message).toBe('ok');
+    expect(pushed.counts.updated).toBe(1);
+    expect((await shown())[A]).toEqual({ ...roster, attribution, tours: 'OpenHouse' });
+    const asked = s.requests.slice(from).map((r) => new URL(r.url, s.origin).pathname.split('/').pop());
+    expect(asked).not.toContain('Member');
+    expect(asked).not.toContain('Office');
+    expect([s.refused, s.tooMany]).toEqual([[], []]);
+  }, 60_000);
+});

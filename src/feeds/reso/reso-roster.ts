@@ -28,8 +28,8 @@
 // - every record that reaches the mapping gets them, however it was read: a pull's, an EntityEvent
 //   poll's or a push's fetch by key, a listing asked again here, one fetched by key through the
 //   feed's lookup (an open-house re-fetch, the sync's confirmation: joinedLookup), a reconcile's.
-// A reconcile (keys only) pulls no roster: the records it fetches get the lanes' copies' contacts,
-// and the marks stored go on unchanged. A read with no store handed in (`feed preview`) pulls the
+// A reconcile (keys only) and a push pull no roster: the records they fetch get the lanes' copies'
+// contacts, and the marks stored go on unchanged. A read with no store handed in (`feed preview`) pulls the
 // roster whole.
 import { FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
@@ -90,8 +90,9 @@ export function openWithRoster(
   // (a read with no store handed in, `feed preview`, pulls the roster whole, so it maps as a sync does)
   const own: SourceState = ctx.state ?? NO_STORE;
   const named = new Set(resources);
-  // (a reconcile pulls no roster: the records it fetches by key get the lanes' copies' contacts)
-  if (ctx.reconcile) return withStoredRoster(open(ctx), own, named, stored);
+  // (a reconcile or a push pulls no roster: the records it fetches by key get the lanes' copies'
+  // contacts; a push has no mark to pull from, so it would pull the roster whole for a few keys)
+  if (ctx.reconcile || ctx.pushed) return withStoredRoster(open(ctx), own, named, stored);
   let copies: readonly RosterStore[] | undefined;
   const loaded = async () => (copies ??= await rosterCopies(own));
   // the contacts the records get: the copies' until this run's pull is read, then the pull's first
@@ -199,7 +200,7 @@ async function* askAgain(
   );
 }
 
-/** A reconcile's feed: no roster pulled, its records (those fetched by key) given the lanes' copies' contacts, the roster marks stored kept. */
+/** A reconcile's or a push's feed: no roster pulled, its records (those fetched by key) given the lanes' copies' contacts, the roster marks stored kept. */
 function withStoredRoster(
   inner: OpenedFeed,
   state: SourceState,

@@ -2,7 +2,6 @@
 // the compiled mapping and its tallies, the feed's clock and logger, the progress line, the report's frame.
 import type { FeedConfig } from '../../config/schema.js';
 import { compileMapping } from '../../mapping/index.js';
-import { resolveDisplay } from '../../mapping/display-config.js';
 import { mapItem } from '../../mapping/map-feed.js';
 import { createUnmappedTally } from '../../mapping/unmapped.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
@@ -22,7 +21,7 @@ export function feedContext(
   let unmappedSeen = 0;
   let writeTotal: number | undefined;
   let written = 0;
-  const display = resolveDisplay(feed.display, feed.source.kind);
+  const display = feed.displayRules;
   const compiled = compileMapping(feed.mapping, {
     // the feed's display rules (docs/display-rules.md), judged against the run's clock
     display,

@@ -1,7 +1,6 @@
 // The plan and write steps' setup for one lane of a feed (feed-run.ts): its planner on its chatbot's
 // state and index, and its executor.
 import type { OpenedFeed } from '../../feeds/types.js';
-import { resolveDisplay } from '../../mapping/display-config.js';
 import { mirrorOf, type MediaStep } from '../../media/index.js';
 import { createLanePlanner } from '../plan/lane-plan.js';
 import { rejectChange } from '../model/changes.js';
@@ -48,7 +47,7 @@ export function setUpLane(
   read: { media: MediaStep | undefined; pullMode: () => OpenedFeed['mode'] },
 ): Omit<LiveLane, 'paged'> {
   const { feed, deps, opts } = ctx;
-  const display = resolveDisplay(feed.display, feed.source.kind);
+  const display = feed.displayRules;
   // (asked before the paging lets the stored fingerprints go: attachStored)
   const stored = parts.state.feeds.get(l.id)!;
   const rules = ruleChangeOf(stored.rules, display, stored.fingerprints.size > 0);
