@@ -29,6 +29,8 @@ export function joinedLookup(
     get paging() {
       return lookup.paging;
     },
+    // (the record's own id field: the sync asks a removal's other records by the key's other fields)
+    ...(lookup.idField !== undefined && { idField: lookup.idField }),
     async *find(asks) {
       for await (const batch of lookup.find(asks)) yield await Promise.all(batch.map(join));
     },

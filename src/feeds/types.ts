@@ -159,6 +159,11 @@ export interface KeyAsk {
 export interface KeyLookup {
   /** the paging the pull used and what to set if it missed records, for the report */
   readonly paging: { used: string; advice: string };
+  /**
+   * the field holding a record's own id (FeedItem position.id: RESO source.keyField, ListingKey): a
+   * listing key read from it alone names one record, so no other record of the key can be asked for
+   */
+  readonly idField?: string;
   /** the records the source holds now, within the feed's own filter, a request's answer at a time */
   find(asks: readonly KeyAsk[]): AsyncIterable<FeedItem[]>;
 }

@@ -2,8 +2,8 @@
 // the inner feed when asked, so a reader's getters (mark, mode, present) are seen as they are after
 // its items were read, through any number of wrappers.
 import { describe, expect, it } from 'vitest';
-import { overlayFeed } from '../../src/feeds/feed-overlay.js';
-import type { FeedItem, OpenedFeed } from '../../src/feeds/types.js';
+import { joinedLookup, overlayFeed } from '../../src/feeds/feed-overlay.js';
+import type { FeedItem, KeyLookup, OpenedFeed } from '../../src/feeds/types.js';
 
 async function* none(): AsyncIterable<FeedItem> {}
 
@@ -55,5 +55,16 @@ describe('overlayFeed', () => {
     expect(second.state).toEqual(new Map());
     expect(second.mode).toBe('full');
     expect(second.since).toBe('2026-11-26T00:00:00Z');
+  });
+});
+
+describe('joinedLookup', () => {
+  it("keeps the inner lookup's idField (the sync asks a removal's other records by the key's other fields, issue 54.4)", () => {
+    const inner: KeyLookup = {
+      paging: { used: 'keyset', advice: '' },
+      idField: 'ListingKey',
+      async *find() {},
+    };
+    expect(joinedLookup(inner, (item) => item)?.idField).toBe('ListingKey');
   });
 });

@@ -168,6 +168,65 @@ describe('RESO, the stock preset keyed by ListingId: two records share a Listing
   }
 });
 
+describe('RESO, issue 54 point 4: two on-market records share a ListingId, the earlier one (in key order) goes off the market', () => {
+  for (const changes of ['timestamp', 'entityEvent'] as const) {
+    it(`an incremental run (${changes}) asks the source for the key's other records: the listing stays, showing the later one, and nothing is deleted`, async () => {
+      const records = generateResoRecords(12, { seed: 54 }).filter(
+        (r) => r.MlgCanView !== false && r.StandardStatus === 'Active' && !String(r.PropertyType).includes('Lease'),
+      );
+      const later: Record<string, unknown> = { ...records[1]!, ListPrice: 654_321 };
+      // the same ListingId, earlier in ListingKey order (the full pull's order), also on the market
+      const earlier: Record<string, unknown> = {
+        ...later,
+        ListingKey: `0-${String(later.ListingKey)}`,
+        ListPrice: 123_456,
+      };
+      const reso = emulator.closeAfterTest(
+        await startResoServer({
+          records: [...records.filter((r) => r !== records[1]), later, earlier],
+          maxPageSize: 3,
+          entityEvents: changes === 'entityEvent',
+        }),
+      );
+      const feed = env.feed({
+        source: {
+          kind: 'reso',
+          url: reso.url,
+          retries: 0,
+          incremental: true,
+          photosTimestampField: null,
+          ...(changes === 'entityEvent' && { changes }),
+        },
+        mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+        deletes: { maxFraction: 1 },
+      });
+      const id = String(later.ListingId);
+      const price = async () => (await te.listings(SN)).find((l) => String(l.MLSNumber) === id)?.SalePrice;
+      const full = await env.sync(te, feed, { full: true });
+      expect(full.outcome, full.message).toBe('ok');
+      // the full pull's rule: the later record of the key decides
+      expect(await price()).toBe(654_321);
+      reso.touch(String(earlier.ListingKey), { StandardStatus: 'Withdrawn' });
+      const before = await writes();
+      const r = await env.sync(te, feed);
+      expect(r.outcome, r.message).toBe('ok');
+      expect(r.source.mode).toBe('incremental');
+      addsUp(r);
+      expect(await price()).toBe(654_321);
+      expect(r.counts.deleted).toBe(0);
+      expect((await writes()).delete).toBe(before.delete);
+      // one by-key query on ListingId for the other records
+      expect(reso.requests.some((q) => q.filter?.includes(`ListingId eq '${id}'`))).toBe(true);
+      // and it settles: the next run writes nothing
+      const settled = await writes();
+      const again = await env.sync(te, feed);
+      expect(again.outcome, again.message).toBe('ok');
+      expect(await writes()).toEqual(settled);
+      expect(await price()).toBe(654_321);
+    });
+  }
+});
+
 describe('property: any sequence of records sharing keys', () => {
   it('two consecutive runs converge: the chatbot holds each key whose last record is on the market, with that record, and the second run writes nothing', async () => {
     const record = fc.record({

@@ -54,6 +54,7 @@ export function resoLookup(source: ResoSource, deps: LookupDeps): KeyLookup {
     get paging() {
       return deps.paging();
     },
+    idField: source.keyField,
     async *find(wanted) {
       const types = (await deps.fieldTypes()) ?? new Map<string, string>();
       // an optional field the server's $metadata lacks holds no record's value (a server lacking CoListAgentKey): not asked

@@ -1,7 +1,8 @@
 // Step guard of one lane, as the run takes it (lane-settle.ts): the lane's writes settled, its desired
 // side finished as read, its run judged (rejection.ts), its deletes planned, a full pull's absences
-// confirmed with the source (records it still has planned and written through the lane) and guarded
-// (lane-guard.ts), the change log told of the deletes held back.
+// (an incremental read's removals: the key's other records) confirmed with the source (records it
+// still has planned and written through the lane) and guarded (lane-guard.ts), the change log told
+// of the deletes held back.
 import { keySources } from '../../mapping/key-sources.js';
 import { ruleOf, type DeleteDecision, type PlannedDelete } from '../model/plan-types.js';
 import { deleteChange, withheldChange } from '../model/changes.js';
@@ -55,13 +56,9 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
   );
   // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
   // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
+  // (an incremental or event read's removals too: the key's other records at the source may overrule the one read, issue 54.4)
   const confirmable =
-    desired.mode === 'full' &&
-    desired.complete &&
-    paged.remote.complete &&
-    !executor.result.stopped &&
-    !read.auth &&
-    rejected === undefined;
+    desired.complete && paged.remote.complete && !executor.result.stopped && !read.auth && rejected === undefined;
   const guarded = await guardLane({
     remote: paged.remote,
     desired,
@@ -146,6 +143,7 @@ function confirm(
     // leaves fewer to delete (then every absence is confirmed, within source.maxPages requests)
     limit: opts.force || feed.deletes.graceHours > 0 ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
     keyRule: `the mapping of ${keyField} (feeds[${feed.name}].mapping.fields)`,
+    removals: desired.mode === 'incremental',
     take: async (items) => {
       const jobs = read.again(l, items);
       if (l.executor.result.stopped || read.auth) for await (const _ of jobs);

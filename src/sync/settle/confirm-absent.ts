@@ -6,6 +6,14 @@
 // rule's removal: goneAs), and the run says that the paging missed
 // it. Only keys the source confirms absent (or off the market) stay deletes. A confirmation that
 // fails withholds every delete of the run. CSV and XML files are read whole: absence there suffices.
+//
+// An incremental or event run (`removals`) reads only the records that changed, so one record of a
+// key the source holds several times (two RESO records sharing the ListingId the reso preset keys by)
+// cannot decide alone (issue 54 point 4): before a delete its record asks for (off the market,
+// removed, hidden by a rule), the key's records are asked for by the listing key's source fields, and
+// the full pull's rule decides: the key's last record in the reader's key order (position.id, the
+// pull's $orderby) is planned, so the listing shows what a full pull would show. A key the source
+// holds once is left to the record read (nothing is taken again).
 import { causeMessage } from '../../errors.js';
 import type { FeedItem, KeyLookup } from '../../feeds/types.js';
 import type { KeySource } from '../../mapping/key-sources.js';
@@ -30,6 +38,8 @@ export interface AbsenceInput {
   goneAs?(key: string): PlannedDelete['reason'] | undefined;
   /** where the key mapping is configured, for the message when it cannot be read backwards */
   keyRule: string;
+  /** an incremental or event read: the keys of deletes its records ask for are asked too, for the key's other records */
+  removals?: boolean;
 }
 
 export interface AbsenceResult {
@@ -46,9 +56,16 @@ export interface AbsenceResult {
 const SHOWN = 5;
 
 export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResult> {
-  const absent = input.deletes.filter((d) => d.reason === 'absent').map((d) => d.key);
+  // a removal's other records are asked by the fields other than the record's own id (ListingKey): a
+  // record holding the key there is the record read, and a vendor that lets no filter name it (MLS
+  // Grid) would make it a keys-only read of the feed; a key read from the id alone asks nothing
+  const others = input.sources?.filter((s) => s.field !== input.lookup?.idField);
+  const removals = input.removals === true && others !== undefined && others.length > 0;
+  const askedFor = (d: PlannedDelete) => d.reason === 'absent' || (removals && byRecord(d.reason));
+  const asked = input.deletes.filter(askedFor).map((d) => d.key);
+  const absent = new Set(input.deletes.filter((d) => d.reason === 'absent').map((d) => d.key));
   const deletes = [...input.deletes];
-  if (!input.lookup || absent.length === 0 || absent.length > input.limit) return { deletes, asked: 0 };
+  if (!input.lookup || asked.length === 0 || asked.length > input.limit) return { deletes, asked: 0 };
   if (!input.sources) {
     return {
       deletes,
@@ -56,45 +73,77 @@ export async function confirmAbsences(input: AbsenceInput): Promise<AbsenceResul
       problem: `absences cannot be confirmed with the source: ${input.keyRule} is not a plain source field or a one-field template, so it cannot be asked for by key; nothing is deleted this run`,
     };
   }
-  const wanted = new Set(absent);
-  const asks = input.sources
-    .map((s) => ({
-      field: s.field,
-      values: absent.map((k) => s.valueOf(k)).filter((v): v is string => v !== undefined),
-    }))
+  const found = await findLast(input, asked, absent.size === 0 && others ? others : input.sources);
+  if (typeof found === 'string')
+    return {
+      deletes,
+      asked: asked.length,
+      problem: removals
+        ? `the ${asked.length} key(s) to delete could not be asked of the source for their other records (${found}); nothing is deleted this run`
+        : `the pull's ${asked.length} absence(s) could not be confirmed with the source (${found}); nothing is deleted this run`,
+    };
+  // an absent key's record is taken; a removal's only where the source holds the key more than once
+  const taken = new Map([...found].filter(([key, f]) => f.records > 1 || !removals || absent.has(key)));
+  if (taken.size === 0) return { deletes, asked: asked.length };
+  await input.take([...taken.values()].map((f) => f.last));
+  const keptSet = new Set([...taken.keys()].filter((k) => input.holds(k)));
+  const kept = [...keptSet].filter((k) => absent.has(k));
+  // a record that came back and is not held goes for its own record's reason, where it gives one
+  const reasonOf = (d: PlannedDelete): PlannedDelete => {
+    const gone = d.reason === 'absent' && taken.has(d.key) ? input.goneAs?.(d.key) : undefined;
+    return gone === undefined ? d : { ...d, reason: gone };
+  };
+  return {
+    deletes: deletes.filter((d) => !(askedFor(d) && keptSet.has(d.key))).map(reasonOf),
+    asked: asked.length,
+    ...(kept.length && { missed: missedMessage(kept, input.lookup.paging) }),
+  };
+}
+
+/** the reasons a record read gives for a delete (off the market, removed, a display rule's), which another record of its key may overrule */
+const byRecord = (reason: PlannedDelete['reason']): boolean =>
+  reason === 'off-market' || reason === 'removed' || reason.startsWith('rule:');
+
+/**
+ * Each asked key's records as the source holds them now: how many, and the last in the reader's key
+ * order (position.id; without one, the last answered), the one a full pull lets decide. A lookup that
+ * failed: why, as a string.
+ */
+async function findLast(
+  input: AbsenceInput,
+  keys: readonly string[],
+  sources: readonly KeySource[],
+): Promise<Map<string, { last: FeedItem; records: number }> | string> {
+  const wanted = new Set(keys);
+  const asks = sources
+    .map((s) => ({ field: s.field, values: keys.map((k) => s.valueOf(k)).filter((v): v is string => v !== undefined) }))
     .filter((a) => a.values.length);
-  const found = new Map<string, FeedItem>();
+  const found = new Map<string, { last: FeedItem; records: number; ids: Set<string> }>();
   try {
-    for await (const items of input.lookup.find(asks)) {
+    for await (const items of input.lookup!.find(asks)) {
       for (const item of items) {
         // (a record the source has but could not give whole still holds its key: it is kept, not deleted)
         const data = item.data;
         if (data === undefined) continue;
         const key = input.keyOf(data);
-        if (key !== undefined && wanted.has(key) && !found.has(key)) found.set(key, item);
+        if (key === undefined || !wanted.has(key)) continue;
+        const id = item.position.id;
+        const had = found.get(key);
+        // one record answered twice (asked by two of its fields) counts once
+        if (had && id !== undefined && had.ids.has(id)) continue;
+        if (!had) found.set(key, { last: item, records: 1, ids: new Set(id === undefined ? [] : [id]) });
+        else {
+          had.records++;
+          if (id !== undefined) had.ids.add(id);
+          const lastId = had.last.position.id;
+          if (id === undefined || lastId === undefined || id > lastId) had.last = item;
+        }
       }
     }
   } catch (err) {
-    return {
-      deletes,
-      asked: absent.length,
-      problem: `the pull's ${absent.length} absence(s) could not be confirmed with the source (${causeMessage(err)}); nothing is deleted this run`,
-    };
+    return causeMessage(err);
   }
-  if (found.size === 0) return { deletes, asked: absent.length };
-  await input.take([...found.values()]);
-  const kept = [...found.keys()].filter((k) => input.holds(k));
-  const keptSet = new Set(kept);
-  // a record that came back and is not held goes for its own record's reason, where it gives one
-  const reasonOf = (d: PlannedDelete): PlannedDelete => {
-    const gone = d.reason === 'absent' && found.has(d.key) ? input.goneAs?.(d.key) : undefined;
-    return gone === undefined ? d : { ...d, reason: gone };
-  };
-  return {
-    deletes: deletes.filter((d) => !(d.reason === 'absent' && keptSet.has(d.key))).map(reasonOf),
-    asked: absent.length,
-    ...(kept.length && { missed: missedMessage(kept, input.lookup.paging) }),
-  };
+  return found;
 }
 
 function missedMessage(keys: readonly string[], paging: KeyLookup['paging']): string {
