@@ -2,11 +2,12 @@
 // values that map covers: what `feed drift` compares with the source's dictionary. Pure. A path
 // reads its first segment's field (`Location.StreetAddress` → Location); a template reads each
 // `{Path}`; a unit rule the field naming the unit; the ExtensionColumn entries their paths.
-import { AREA_UNIT_NAMES, type FieldRuleObject, type MappingConfig } from './config-schema.js';
+import type { FieldRuleObject, MappingConfig } from './config-schema.js';
 import { mergedRules } from './compile.js';
 import { extensionPaths } from './extension-source.js';
 import { foldLookup } from './lookup.js';
 import { PRESETS } from './presets/registry.js';
+import { extensionEntries, fieldOf, rulePaths } from './rule-paths.js';
 
 export interface MappedField {
   /** the source field (a path's first segment) */
@@ -19,23 +20,6 @@ export interface MappedField {
   own: boolean;
 }
 
-const fieldOf = (path: string) => path.split('.')[0]!;
-const UNIT_NAMES = new Set<string>(AREA_UNIT_NAMES);
-
-/** The source paths a rule reads, and which of them its `map` applies to. */
-function rulePaths(rule: FieldRuleObject): { mapped: string[]; other: string[] } {
-  const from = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
-  const template = [...(rule.template ?? '').matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!.trim());
-  const unitFrom =
-    rule.unit === undefined
-      ? []
-      : typeof rule.unit.from === 'string'
-        ? [rule.unit.from]
-        : Object.entries(rule.unit.from).flat();
-  const units = unitFrom.filter((u) => !UNIT_NAMES.has(u));
-  return { mapped: from, other: [...template, ...units] };
-}
-
 function coverage(rule: FieldRuleObject): ReadonlySet<string> | undefined {
   if (!rule.map || '*' in rule.map) return undefined;
   return new Set([...Object.keys(rule.map), ...(rule.skip ?? [])].map(foldLookup));
@@ -46,12 +30,10 @@ export function mappedFields(config: MappingConfig): MappedField[] {
   const own = new Set<string>();
   for (const rule of Object.values(config.fields) as Array<FieldRuleObject | null>) {
     if (!rule) continue;
-    const { mapped, other } = rulePaths(rule);
-    for (const p of [...mapped, ...other]) own.add(fieldOf(p));
+    const { from, template, units } = rulePaths(rule);
+    for (const p of [...from, ...template, ...units]) own.add(fieldOf(p));
   }
-  const extension = Array.isArray(config.extension)
-    ? config.extension.map((p) => [p, p] as const)
-    : Object.entries(config.extension);
+  const extension = extensionEntries(config);
   for (const [, path] of extension) own.add(fieldOf(path));
 
   const out = new Map<string, MappedField>();
@@ -60,10 +42,10 @@ export function mappedFields(config: MappingConfig): MappedField[] {
     if (!out.has(key)) out.set(key, { field, usedBy, ...(covers && { covers }), own: own.has(field) });
   };
   for (const [listingField, rule] of Object.entries(mergedRules(config)) as Array<[string, FieldRuleObject]>) {
-    const { mapped, other } = rulePaths(rule);
+    const { from, template, units } = rulePaths(rule);
     const covers = coverage(rule);
-    for (const p of mapped) add(fieldOf(p), listingField, covers);
-    for (const p of other) add(fieldOf(p), listingField);
+    for (const p of from) add(fieldOf(p), listingField, covers);
+    for (const p of [...template, ...units]) add(fieldOf(p), listingField);
   }
   const presetExtension = config.preset ? (PRESETS[config.preset].extension ?? {}) : {};
   for (const [key, source] of Object.entries(presetExtension))

@@ -1,0 +1,31 @@
+// What a mapping rule reads of a record, as source paths: its `from` (a list: any one of them
+// yields the value), each `{Path}` of its template, and the field naming its unit (a unit named
+// outright, `Square Feet`, reads nothing). A path reads its first segment's field
+// (`Location.StreetAddress` reads Location). Shared by feed drift's fields (mapped-fields.ts) and
+// the CSV header's check (columns-needed.ts), so both read a rule the same way. Pure.
+import { AREA_UNIT_NAMES, type FieldRuleObject, type MappingConfig } from './config-schema.js';
+
+const UNIT_NAMES = new Set<string>(AREA_UNIT_NAMES);
+
+/** The field a source path reads: its first segment. */
+export const fieldOf = (path: string): string => path.split('.')[0]!;
+
+/** The source paths `rule` reads, by how it reads them. */
+export function rulePaths(rule: FieldRuleObject): { from: string[]; template: string[]; units: string[] } {
+  const from = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
+  const template = [...(rule.template ?? '').matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!.trim());
+  const unitFrom =
+    rule.unit === undefined
+      ? []
+      : typeof rule.unit.from === 'string'
+        ? [rule.unit.from]
+        : Object.entries(rule.unit.from).flat();
+  return { from, template, units: unitFrom.filter((u) => !UNIT_NAMES.has(u)) };
+}
+
+/** mapping.extension as [ExtensionColumn key, source path] pairs (a list's key is its path). */
+export function extensionEntries(config: MappingConfig): Array<readonly [string, string]> {
+  return Array.isArray(config.extension)
+    ? config.extension.map((p) => [p, p] as const)
+    : Object.entries(config.extension);
+}
