@@ -7,6 +7,7 @@ import type { Logger } from '../../log.js';
 import type { FeedSide } from '../model/feed-side.js';
 import type { DisplayRules } from '../../mapping/display-config.js';
 import type { ExecutionResult, ItemFailure } from '../model/execution.js';
+import type { LaneTally } from '../model/lane-tally.js';
 import type { GuardDecision } from '../model/outcome.js';
 import type { DeleteReason, RemoteSide } from '../model/plan-types.js';
 import {
@@ -19,15 +20,13 @@ import {
   type SyncReport,
 } from './report.js';
 
-export interface LaneCounted {
+/** The planner's counts the report shows (model/lane-tally.ts), with the lane's own. */
+export interface LaneCounted extends Pick<
+  LaneTally,
+  'unchanged' | 'unchangedByStamp' | 'besidePaging' | 'duplicates' | 'rewritten' | 'unplanned'
+> {
   protected: number;
   otherFeeds: number;
-  unchanged: number;
-  unchangedByStamp: number;
-  besidePaging: number;
-  duplicates: number;
-  rewritten: number;
-  unplanned: number;
   writtenThenGone: number;
 }
 
