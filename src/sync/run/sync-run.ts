@@ -15,7 +15,7 @@ import type { FeedConfig } from '../../config/schema.js';
 import { stamped } from '../plan/record-stamp.js';
 import { openFeedThread, type FeedThread } from '../read/feed-thread.js';
 import { writersOf, type Lane } from '../read/lanes.js';
-import { startPaging, type ChatbotStateRead, type PagingHandle } from '../remote/page-chatbot.js';
+import { pagingTurns, startPaging, type ChatbotStateRead, type PagingHandle } from '../remote/page-chatbot.js';
 import { readChatbotState } from '../settle/state.js';
 import { failedReport, type SyncReport } from '../report/report.js';
 import { groupBy } from '../util/collections.js';
@@ -32,7 +32,7 @@ export async function runSync(
   const opts: RunOptions = { ...options, ...hooks };
   const run = startRun(lanes, deps);
   const feeds = groupBy(lanes, (l) => l.feed.name);
-  // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), one after another;
+  // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), a few at once in order;
   // a feed may be read beside its chatbot's paging (feed-run.ts), and writes start once every chatbot is paged
   // a run of pushed events: its chatbots are asked only about the keys its records name, once read (read-early.ts readPushed)
   let resolveKeys: (keys: ReadonlySet<string>) => void = () => undefined;
@@ -79,7 +79,7 @@ export async function runSync(
   );
 }
 
-/** Every chatbot of the run paged, one group after another; each lane's paging into run.paged as it ends. */
+/** Every chatbot of the run paged, a few groups at once in order (pagingTurns); each lane's paging into run.paged as it ends. */
 function startPagings(
   lanes: readonly Lane[],
   deps: SyncDeps,
@@ -88,16 +88,16 @@ function startPagings(
   keys: Promise<ReadonlySet<string>> | undefined,
 ): RunPaging {
   const of = new Map<Lane, PagingHandle>();
-  let previous: Promise<unknown> = Promise.resolve();
+  const turns = pagingTurns(opts.pagingsAtOnce);
   for (const [, its] of groupBy(
     lanes,
     (l) => `${l.chatbot}\n${l.feed.keyBy}\n${[...l.feed.ignore].sort().join(',')}`,
   )) {
-    const handle = pageGroup(its, deps, opts, run, previous, keys);
+    const handle = pageGroup(its, deps, opts, run, turns.turn(), keys);
     for (const l of its) of.set(l, handle);
-    previous = handle.done.catch(() => undefined);
+    turns.ended(handle.done);
   }
-  return { of: (l) => of.get(l)!, all: previous.then(() => undefined) };
+  return { of: (l) => of.get(l)!, all: turns.all() };
 }
 
 function startRun(lanes: readonly Lane[], deps: SyncDeps): Run {
