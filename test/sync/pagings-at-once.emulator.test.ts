@@ -141,7 +141,8 @@ async function history(side: Side, seed: number, pagingsAtOnce: number | undefin
     // the chatbots edited behind the sync's back: a price here, a listing gone there
     if (run > 0)
       for (let c = 0; c < CHATBOTS; c++) {
-        const held = await te.listings(chatbotOf(c));
+        // (by MLSNumber: the emulator's IDs follow the order the writes landed in, which may differ between the sides)
+        const held = (await te.listings(chatbotOf(c))).sort((a, b) => a.MLSNumber!.localeCompare(b.MLSNumber!));
         const l = held[Math.floor(rnd() * held.length)];
         if (!l || rnd() < 0.5) continue;
         if (rnd() < 0.5) {
