@@ -82,6 +82,8 @@ export interface SyncTestHooks {
   threadAlways?: boolean;
   /** false: the feed is read only once its chatbot is paged, never beside the paging (read-early.ts readsWhilePaging; tests hold the two ways to one outcome) */
   besidePaging?: boolean;
+  /** chatbots paged at once (default PAGINGS_AT_ONCE, page-chatbot.ts; 1: one after another; tests hold the two to one outcome) */
+  pagingsAtOnce?: number;
 }
 
 /** The options as the run's steps read them: the caller's, and the test hooks when a test gave any. */

@@ -33,7 +33,6 @@ export function openRead(
     feedName: feed.name,
     opened,
     lanes: live,
-    key: feedKey(ctx),
     unmappedSeen: ctx.unmappedSeen,
     map: (item) => ctx.map(item, live[0]!.lane.chatbot),
     ...(media && { media }),

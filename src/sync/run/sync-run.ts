@@ -15,7 +15,7 @@ import type { FeedConfig } from '../../config/schema.js';
 import { stamped } from '../plan/record-stamp.js';
 import { openFeedThread, type FeedThread } from '../read/feed-thread.js';
 import { writersOf, type Lane } from '../read/lanes.js';
-import { startPaging, type ChatbotStateRead, type PagingHandle } from '../remote/page-chatbot.js';
+import { pagingTurns, startPaging, type ChatbotStateRead, type PagingHandle } from '../remote/page-chatbot.js';
 import { readChatbotState } from '../settle/state.js';
 import type { SyncReport } from '../report/report.js';
 import { groupBy } from '../util/collections.js';
@@ -33,12 +33,12 @@ export async function runSync(
   const opts: RunOptions = { ...options, ...hooks };
   const run = startRun(lanes, deps, opts);
   const feeds = groupBy(lanes, (l) => l.feed.name);
-  // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), one after another;
+  // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), a few at once in order;
   // a feed may be read beside its chatbot's paging (feed-run.ts), and writes start once every chatbot is paged
   // an ask that names its records (SourceAsk.names): its chatbots are asked only about the keys they name, once read (read-early.ts readNamed)
   let resolveKeys: (keys: ReadonlySet<string>) => void = () => undefined;
   const keys = opts.ask?.names ? new Promise<ReadonlySet<string>>((resolve) => (resolveKeys = resolve)) : undefined;
-  const paging = startPagings(lanes, deps, run, keys);
+  const paging = startPagings(lanes, deps, run, keys, opts.pagingsAtOnce);
   try {
     for (const [, its] of feeds) {
       const states = await Promise.all(its.map((l) => paging.of(l).state));
@@ -79,24 +79,25 @@ export async function runSync(
   );
 }
 
-/** Every chatbot of the run paged, one group after another; each lane's paging into run.paged as it ends. */
+/** Every chatbot of the run paged, a few groups at once in order (pagingTurns); each lane's paging into run.paged as it ends. */
 function startPagings(
   lanes: readonly Lane[],
   deps: SyncDeps,
   run: Run,
   keys: Promise<ReadonlySet<string>> | undefined,
+  atOnce: number | undefined,
 ): RunPaging {
   const of = new Map<Lane, PagingHandle>();
-  let previous: Promise<unknown> = Promise.resolve();
+  const turns = pagingTurns(atOnce);
   for (const [, its] of groupBy(
     lanes,
     (l) => `${l.chatbot}\n${l.feed.keyBy}\n${[...l.feed.ignore].sort().join(',')}`,
   )) {
-    const handle = pageGroup(its, deps, run, previous, keys);
+    const handle = pageGroup(its, deps, run, turns.turn(), keys);
     for (const l of its) of.set(l, handle);
-    previous = handle.done.catch(() => undefined);
+    turns.ended(handle.done);
   }
-  return { of: (l) => of.get(l)!, all: previous.then(() => undefined) };
+  return { of: (l) => of.get(l)!, all: turns.all() };
 }
 
 /** The run's clock, its lanes' calls before it, and where its writes go (decided here, once: write-side.ts). */
