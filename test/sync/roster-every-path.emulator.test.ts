@@ -15,6 +15,7 @@ import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
 import { SN, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
+import { pushedAsk, reconcileAsk } from '../../src/feeds/reso/reso-asks.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -183,7 +184,7 @@ describe('the roster on a reconcile', () => {
     // a changes at the source (its own stale contact fields unchanged): the reconcile fetches it by key
     s.touch(keyOfA, { ListPrice: 123_456 });
     const before = await writeCounts(te);
-    const reconcile = await env.sync(te, feed, { reconcile: true, ...at('2026-11-27T13:00:00Z') });
+    const reconcile = await env.sync(te, feed, { ask: reconcileAsk, ...at('2026-11-27T13:00:00Z') });
     expect(reconcile.outcome, reconcile.message).toBe('ok');
     expect(reconcile.source.reconcile?.fetched).toBe(1);
     expect((await writeCounts(te)).update - before.update).toBe(1);
@@ -213,7 +214,7 @@ describe('the roster on pushed events', () => {
     s.touch(keyOfA, { ListPrice: 123_456 });
     const from = s.requests.length;
     const pushed = await env.sync(te, feed, {
-      pushed: { keys: [keyOfA], media: [], events: 1 },
+      ask: pushedAsk({ keys: [keyOfA], media: [], events: 1 }),
       ...at('2026-11-27T13:00:00Z'),
     });
     expect(pushed.outcome, pushed.message).toBe('ok');
