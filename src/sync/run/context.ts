@@ -66,6 +66,8 @@ export interface SyncOptions {
   /** live RESO: a run of pushed events (RCP-028): the keys they named fetched by key, no pull (feeds/reso/reso-push.ts) */
   pushed?: PushedKeys;
   attempt?: { made: number; max: number };
+  /** the queue job the run is an attempt of: each lane that ends ok records it (settle/lane-done.ts) */
+  jobId?: string;
 }
 
 /**
