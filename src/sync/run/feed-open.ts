@@ -8,7 +8,7 @@ import type { FeedContext as FeedOpenContext, ReconcileAsk } from '../../feeds/t
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { columnsNeeded } from '../../mapping/columns-needed.js';
 import { keySources } from '../../mapping/key-sources.js';
-import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
+import { loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
 import type { FeedRead } from '../read/read-feed.js';
 import { readFeed } from '../read/read-feed.js';
 import { keyedFeed, type FeedKey, type KeyedFeed } from '../read/keyed-feed.js';
@@ -33,7 +33,6 @@ export function openRead(
     feedName: feed.name,
     opened,
     lanes: live,
-    key: feedKey(ctx),
     unmappedSeen: ctx.unmappedSeen,
     map: (item) => ctx.map(item, live[0]!.lane.chatbot),
     ...(media && { media }),
@@ -49,16 +48,16 @@ export function openRead(
 
 /** The media mirror step of the feed (src/media/), when media.mirror is set and the feed does not opt out. */
 export async function mediaStepOf(ctx: FeedContext): Promise<MediaStep | undefined> {
-  const { feed, deps, opts } = ctx;
+  const { feed, deps } = ctx;
   const mirror = mirrorOf(deps.media, feed);
   if (!mirror) return undefined;
   const state = await loadMediaState(deps.store, mirror.namespaces);
-  return createMediaStep({
+  // (a dry run's plans its photos: the run's write side, write-side.ts)
+  return ctx.run.writes.mediaStep({
     feed: feed.name,
     source: feed.source,
     ...mirror,
     state,
-    dryRun: Boolean(opts.dryRun),
     signal: ctx.clock.signal,
     logger: ctx.logger,
     budgets: deps.budgets,

@@ -3,6 +3,7 @@
 // (an incremental read's removals: the key's other records) confirmed with the source (records it
 // still has planned and written through the lane) and guarded (lane-guard.ts), the change log told
 // of the deletes held back.
+import { itemKey } from '../../mapping/item-key.js';
 import { keySources } from '../../mapping/key-sources.js';
 import { ruleOf, type DeleteDecision, type PlannedDelete } from '../model/plan-types.js';
 import { deleteChange, withheldChange } from '../model/changes.js';
@@ -138,7 +139,7 @@ function confirm(
     deletes,
     lookup: opened.lookup,
     sources: keySources(compiled.rules[keyField]),
-    keyOf: (data) => compiled.keyOf(data, feed.keyBy),
+    keyOf: (item) => itemKey(item, compiled, feed.keyBy),
     // past deletes.maxCount the guard holds every delete anyway, unless forced or a grace period
     // leaves fewer to delete (then every absence is confirmed, within source.maxPages requests)
     limit: opts.force || feed.deletes.graceHours > 0 ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
