@@ -11,7 +11,7 @@ import { selectFeeds } from '../src/config/select.js';
 import type { FeedConfig, LoadedConfig } from '../src/config/schema.js';
 import { ConfigError } from '../src/errors.js';
 import { UnrecoverableError } from 'bullmq';
-import type { PushedKeys } from '../src/feeds/types.js';
+import { pushedAsk, reconcileAsk, type PushedKeys } from '../src/feeds/reso/reso-asks.js';
 import {
   donePushed,
   followPushed,
@@ -161,8 +161,9 @@ async function run(p: ListingSyncPayload, ctx: JobContext, pushed?: PushedKeys):
       dryRun: p.dryRun,
       force: p.force,
       full: p.full,
-      reconcile: p.reconcile,
-      ...(pushed && { pushed }),
+      // what the job asks of the feed's source: a keys-only reconcile, or the records pushed events named
+      ...(p.reconcile && { ask: reconcileAsk }),
+      ...(pushed && { ask: pushedAsk(pushed) }),
       attempt: ctx.attempt,
     },
     {

@@ -74,7 +74,7 @@ function commitOf(
     ...(outcome === 'ok' &&
       guarded.desired.mode === 'full' &&
       guarded.readWhole &&
-      !opened.present &&
+      !opened.unread &&
       guarded.desired.counts.valid !== l.own.lastGoodValid && { goodValid: guarded.desired.counts.valid }),
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
     ...rulesApplied(l, after, guarded, outcome),
@@ -99,7 +99,7 @@ function rulesApplied(
 ): Pick<LaneCommitInput, 'rules' | 'soldUntil'> {
   const side = l.planner.collector.side.soldUntil;
   const applied =
-    outcome === 'ok' && desired.mode === 'full' && readWhole && !after.opened.present && !guard.ruleChange?.held;
+    outcome === 'ok' && desired.mode === 'full' && readWhole && !after.opened.unread && !guard.ruleChange?.held;
   const days = l.rules.soldDays;
   if (!days)
     return {
