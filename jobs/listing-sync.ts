@@ -92,9 +92,19 @@ function jobReport(reports: FeedRunReport[]): ListingSyncReport {
   const sorted = [...reports].sort((a, b) => SEVERITY.indexOf(a.outcome) - SEVERITY.indexOf(b.outcome));
   const lead = sorted[0]!;
   if (reports.length === 1) return lead;
+  // lanes an earlier attempt of the job finished (runs/lanes-done.ts): counted, not listed one by one
+  const done = reports.filter((r) => r.doneBefore).length;
+  const ran = reports.filter((r) => !r.doneBefore).map((r) => r.summary);
   return {
     ...lead,
-    summary: reports.map((r) => r.summary).join(' | '),
+    summary: [
+      ...(done
+        ? [
+            `${done} of ${reports.length} lanes done by an earlier attempt of this job (not paged, read or written again)`,
+          ]
+        : []),
+      ...ran,
+    ].join(' | '),
     retryable: reports.some((r) => r.retryable && r.outcome !== 'ok'),
     lanes: reports,
   };

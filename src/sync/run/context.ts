@@ -67,6 +67,8 @@ export interface SyncOptions {
    */
   ask?: SourceAsk;
   attempt?: { made: number; max: number };
+  /** the queue job the run is an attempt of: each lane that ends ok records it (settle/lane-done.ts) */
+  jobId?: string;
 }
 
 /**
