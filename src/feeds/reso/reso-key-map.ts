@@ -23,7 +23,7 @@
 // the pairs read are looked up in each lane's copy BATCH at a time (SourceState.lookup: view reads of
 // the state file, a pipelined HGET each in Redis), and only what differs is kept until the commit.
 import { byLane, withInnerState } from '../source-state.js';
-import type { FeedContext, FeedItem, KeyLookup, OpenedFeed, ReconcileAsk, SourceState } from '../types.js';
+import type { FeedContext, FeedItem, KeyLookup, ListingKeys, OpenedFeed, SourceState } from '../types.js';
 import { overlayFeed } from '../feed-overlay.js';
 import { inBatches } from '../item-batches.js';
 
@@ -49,7 +49,7 @@ export class KeyMap {
 
   constructor(
     private readonly state: SourceState,
-    private readonly ask: Pick<ReconcileAsk, 'keyOf'> & Partial<Pick<ReconcileAsk, 'keyFields'>>,
+    private readonly ask: Pick<ListingKeys, 'keyOf'> & Partial<Pick<ListingKeys, 'keyFields'>>,
     readonly keyField: string,
   ) {
     this.#lanes = state.lanes.map(() => ({
@@ -170,7 +170,7 @@ export class KeyMap {
 
 /** The read's key map: none where the source keeps no state (a preview) or the sync gave no listing key (no ask). */
 export function keyMapOf(ctx: FeedContext, keyField: string): KeyMap | undefined {
-  const ask = ctx.reconcile ?? ctx.reconcileFallback;
+  const ask = ctx.keys;
   return ctx.state && ask ? new KeyMap(ctx.state, ask, keyField) : undefined;
 }
 

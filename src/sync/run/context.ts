@@ -8,7 +8,7 @@ import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
 import type { Budgets } from '../../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../../config/schema.js';
-import type { FeedItem, OpenedFeed, PushedKeys } from '../../feeds/types.js';
+import type { FeedItem, OpenedFeed, SourceAsk } from '../../feeds/types.js';
 import type { Logger } from '../../log.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import type { MappedItem } from '../../mapping/types.js';
@@ -61,11 +61,14 @@ export interface SyncOptions {
   force?: boolean;
   /** RESO: a full pull instead of an incremental one */
   full?: boolean;
-  /** RESO: a keys-only reconcile instead of a pull (feeds/reso/reso-reconcile.ts); files are read whole as ever */
-  reconcile?: boolean;
-  /** live RESO: a run of pushed events (RCP-028): the keys they named fetched by key, no pull (feeds/reso/reso-push.ts) */
-  pushed?: PushedKeys;
+  /**
+   * what the caller asks of the feed's source beyond its ordinary read (feeds/types.ts SourceAsks,
+   * declared by each source: a RESO keys-only reconcile, a run of pushed events); the run hands it on
+   */
+  ask?: SourceAsk;
   attempt?: { made: number; max: number };
+  /** the queue job the run is an attempt of: each lane that ends ok records it (settle/lane-done.ts) */
+  jobId?: string;
 }
 
 /**

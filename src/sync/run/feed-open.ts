@@ -1,10 +1,10 @@
-// What a feed's read is opened with (feed-run.ts): its options and oldest mark, the keys-only
-// reconcile's questions, the media mirror's step; and the
-// read itself, routed to the lanes (read-feed.ts).
+// What a feed's read is opened with (feed-run.ts): its options and oldest mark, what the sync says of
+// listing keys to a source that asks, the media mirror's step; and the read itself, routed to the
+// lanes (read-feed.ts).
 import type { FeedConfig } from '../../config/schema.js';
 import { oldestMark } from '../../feeds/marks.js';
 import { openFeed } from '../../feeds/index.js';
-import type { FeedContext as FeedOpenContext, ReconcileAsk } from '../../feeds/types.js';
+import type { FeedContext as FeedOpenContext, ListingKeys } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { columnsNeeded } from '../../mapping/columns-needed.js';
 import { keySources } from '../../mapping/key-sources.js';
@@ -64,12 +64,8 @@ export async function mediaStepOf(ctx: FeedContext): Promise<MediaStep | undefin
   });
 }
 
-/** What a keys-only reconcile asks of the sync: the key's source fields, a key row's listing key, and whether a lane holds a key. */
-export function reconcileAsk(
-  feed: FeedConfig,
-  compiled: CompiledMapping,
-  holds: (key: string) => boolean,
-): ReconcileAsk {
+/** What the sync says of listing keys to a source that asks (feeds/types.ts ListingKeys): the key's source fields, a record's listing key, whether a lane holds a key. */
+export function listingKeys(feed: FeedConfig, compiled: CompiledMapping, holds: (key: string) => boolean): ListingKeys {
   const sources = keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']);
   return {
     keyFields: sources?.map((s) => s.field) ?? [],

@@ -35,9 +35,9 @@ export async function runSync(
   const feeds = groupBy(lanes, (l) => l.feed.name);
   // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), a few at once in order;
   // a feed may be read beside its chatbot's paging (feed-run.ts), and writes start once every chatbot is paged
-  // a run of pushed events: its chatbots are asked only about the keys its records name, once read (read-early.ts readPushed)
+  // an ask that names its records (SourceAsk.names): its chatbots are asked only about the keys they name, once read (read-early.ts readNamed)
   let resolveKeys: (keys: ReadonlySet<string>) => void = () => undefined;
-  const keys = opts.pushed ? new Promise<ReadonlySet<string>>((resolve) => (resolveKeys = resolve)) : undefined;
+  const keys = opts.ask?.names ? new Promise<ReadonlySet<string>>((resolve) => (resolveKeys = resolve)) : undefined;
   const paging = startPagings(lanes, deps, run, keys, opts.pagingsAtOnce);
   try {
     for (const [, its] of feeds) {
@@ -53,14 +53,14 @@ export async function runSync(
         await runFeed(its, thread, deps, opts, run, {
           ...paging,
           readBeside: !mapped,
-          ...(keys && { pushedKeys: { resolve: resolveKeys } }),
+          ...(keys && { namedKeys: { resolve: resolveKeys } }),
         });
       } finally {
         await thread?.close();
       }
     }
   } finally {
-    // (a run that failed before its pushed records were read: the pagings waiting for their keys ask none)
+    // (a run that failed before its named records were read: the pagings waiting for their keys ask none)
     resolveKeys(new Set());
     // (a feed that failed before every chatbot was paged: the paging in flight ends first)
     await paging.all.catch(() => undefined);
