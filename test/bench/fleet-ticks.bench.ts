@@ -12,7 +12,8 @@
 //   BENCH_TICKS_CHATBOTS=500 BENCH_TICKS_FEEDS=5 BENCH_TICKS_LISTINGS=50000 BENCH_TICKS_RATE=200 npm run bench -- fleet-ticks
 // Knobs: BENCH_TICKS_CHATBOTS (N, 30), BENCH_TICKS_FEEDS (M, 3), BENCH_TICKS_WORKERS (W, 3),
 // BENCH_TICKS_LISTINGS (listings a feed, 3,000), BENCH_TICKS_RATE (api.ratePerSecond, 400),
-// BENCH_TICKS_LATENCY (emulator ms a request, 10), BENCH_TICKS_TICKS (10).
+// BENCH_TICKS_LATENCY (emulator ms a request, 10), BENCH_TICKS_TICKS (10), BENCH_TICKS_CHANGE (1: 1% changed
+// a tick after the first; 0: no change, issue 55 point 6's no-change tick).
 import { fork } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -37,6 +38,8 @@ const LISTINGS = env('LISTINGS', 3000);
 const RATE = env('RATE', 400);
 const LATENCY_MS = env('LATENCY', 10);
 const TICKS = Math.max(3, env('TICKS', 10));
+/** 1: each tick after the first changes 1% of the listings; 0: none */
+const CHANGE = env('CHANGE', 1) > 0;
 const API_CONCURRENCY = 16;
 const RSS_GROWTH_MAX = 0.1;
 
@@ -76,7 +79,7 @@ function feedBody(f: number, t: number): string {
   for (let j = 0; j < LISTINGS; j++) {
     const i = f * LISTINGS + j + 1;
     const changedAt = i % 100;
-    const bump = t >= 2 && changedAt >= 2 && changedAt <= t ? 1000 * changedAt : 0;
+    const bump = CHANGE && t >= 2 && changedAt >= 2 && changedAt <= t ? 1000 * changedAt : 0;
     rows.push({ ...row(i, { SalePrice: 300000 + i * 1000 + bump }) });
   }
   const lines = csv(rows).trimEnd().split('\n');
@@ -87,7 +90,7 @@ function feedBody(f: number, t: number): string {
 
 /** Listings changed at tick t (t ≥ 2): those whose i % 100 is t. */
 function changedAt(t: number): number {
-  if (t < 2) return 0;
+  if (t < 2 || !CHANGE) return 0;
   let n = 0;
   for (let i = 1; i <= M * LISTINGS; i++) if (i % 100 === t % 100 && t <= 99) n++;
   return n;
@@ -167,7 +170,7 @@ ${feeds.join('')}`,
       const wallMs = Date.now() - startedAt;
       const calls = (await stats({ url: emuUrl })).all - before.all;
       const t: Tick = {
-        label: tick === 1 ? '1: first sync' : `${tick}: 1% changed`,
+        label: tick === 1 ? '1: first sync' : `${tick}: ${CHANGE ? '1% changed' : 'no change'}`,
         wallMs,
         calls,
         minCalls,

@@ -16,7 +16,7 @@ import { readBesidePaging, type Early } from './beside-paging.js';
 import type { MediaStep, MirrorEntry } from '../../media/index.js';
 import type { DesiredListing, RememberedListing } from '../model/plan-types.js';
 import type { PagingSoFar } from './beside-paging.js';
-import { keyItems, type FeedKey, type KeyedFeed } from './keyed-feed.js';
+import type { KeyedFeed } from './keyed-feed.js';
 
 const mirrorEntry = (entry: DesiredListing, item: FeedItem): MirrorEntry => ({
   key: entry.key,
@@ -48,8 +48,8 @@ export interface FeedRead {
   close(): Promise<void>;
   /** the write jobs of every lane, in the order the records came (those whilePaging left first) */
   jobs: AsyncGenerator<LaneJob>;
-  /** records read again after the feed ended (absences confirmed with the source), through the lane alone */
-  again(lane: ReadingLane, items: readonly FeedItem[]): AsyncGenerator<LaneJob>;
+  /** records read again after the feed ended (absences confirmed with the source), each carrying the key its confirmation read, through the lane alone */
+  again(lane: ReadingLane, items: readonly KeyedItem[]): AsyncGenerator<LaneJob>;
   /** read to its end (known once `jobs` ended) */
   readonly done: boolean;
   /** the feed server refused our credentials: every lane fails, nothing more is asked of anyone */
@@ -63,8 +63,6 @@ export interface ReadFeedInput {
   /** the feed, its items carrying their keys */
   opened: KeyedFeed;
   lanes: readonly ReadingLane[];
-  /** how an item read again (again) gets its key */
-  key: FeedKey;
   /** how many unmapped values the mapping met so far (a record that meets one gets no stamp) */
   unmappedSeen(): number;
   onRecords?(records: number): void;
@@ -128,7 +126,7 @@ export function readFeed(input: ReadFeedInput): FeedRead {
       await batches.return?.();
     },
     jobs: jobs(),
-    again: (l, items) => readAgain(l, keyItems(items, input.key), routes, mapOnce, media),
+    again: (l, items) => readAgain(l, items, routes, mapOnce, media),
     get done() {
       return state.done;
     },
