@@ -68,15 +68,18 @@
 // `related` serves the roster and open houses beside Property, as resources of their own at the same
 // service root, each asked as Property is ($filter, $orderby, $select, $top, $skip nextLinks, $count;
 // `order`, quotas and failures alike) and named in `$metadata`: the Data Dictionary's Member resource
-// (key MemberKey; MemberFullName, MemberPreferredPhone, MemberEmail…), Office (key OfficeKey;
-// OfficeName, OfficePhone…) and OpenHouse (key OpenHouseKey; ListingKey and ListingId of the
-// listing, OpenHouseStartTime, OpenHouseEndTime, OpenHouseStatus) — RESO Data Dictionary 2.0/2.1,
-// https://dd.reso.org/DD2.1/Member/, /DD2.1/Office/, /DD2.1/Property/OpenHouse/, its EDMX
-// (RESOStandards reso-dd-2.1: one string key per resource, named <Resource>Key), each record with
-// its own ModificationTimestamp. With `entityEvents`, a change to one (`touchRelated`) logs an event
-// naming that resource and key (RCP-027: an event names any resource by ResourceName and
-// ResourceRecordKey, not only Property), so an EntityEvent poll sees Member, Office and OpenHouse
-// events beside Property's and must keep to its own resource.
+// (key MemberKey; MemberFullName, MemberPreferredPhone…), Office (key OfficeKey; OfficeName,
+// OfficePhone…) and OpenHouse (key OpenHouseKey; the ListingKey and ListingId of its listing,
+// OpenHouseStartTime, OpenHouseEndTime, OpenHouseStatus) — RESO Data Dictionary 2.1,
+// https://dd.reso.org/DD2.1/Member/, /DD2.1/Office/, /DD2.1/Property/OpenHouse/ (one string key per
+// resource, named <Resource>Key, as the DD 2.1 EDMX declares them; summarized in
+// api-evangelist/reso data-model/reso-data-model.yml), each record with its own
+// ModificationTimestamp. With `entityEvents`, a change to one (`touchRelated`) logs an event naming
+// that resource and key: RCP-027's events name any resource of the server ("a phone number change
+// for an agent" is one of its business events; its example log holds `"ResourceName": "Member"`
+// beside Property and Media events, RESOStandards/transport proposals/entity-events.md), and its
+// certification wants every ResourceName of the log defined in the metadata. So an EntityEvent poll
+// sees Member, Office and OpenHouse events beside Property's and must keep to its own resource.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';

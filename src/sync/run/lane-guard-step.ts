@@ -98,13 +98,13 @@ function plannedDeletes(l: LiveLane, unread: { has(key: string): boolean } | und
   );
 }
 
-/** Keys pushed events named that the source does not return and this feed never wrote: left alone, and said once. */
+/** Keys the run's ask named (a read of named records) that the source does not return and this feed never wrote: left alone, and said once. */
 function warnLeftAlone(l: LiveLane, ctx: FeedContext, leftAlone: readonly PlannedDelete[]): void {
   if (!leftAlone.length) return;
   const keys = leftAlone.map((d) => d.key);
   ctx.logger.warn(
     { chatbot: l.lane.chatbot, keys: keys.slice(0, 5), count: keys.length },
-    `pushed events named ${keys.length} listing(s) of chatbot ${l.lane.chatbot} that the source does not return and that this feed never wrote (${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''}): left alone`,
+    `the run's ask (${ctx.opts.ask?.name}) named ${keys.length} listing(s) of chatbot ${l.lane.chatbot} that the source does not return and that this feed never wrote (${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''}): left alone`,
   );
 }
 
