@@ -31,6 +31,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/load.js';
+import { ACK_EVERY_MS } from '../../src/sync/settle/acked.js';
 import {
   closeQueues,
   createQueues,
@@ -71,7 +72,9 @@ interface Tick {
   minCalls: number;
   /** writes the emulator got for a listing already written in the tick */
   repeated: number;
-  killed?: { worker: number; feed: number; written: number; of: number; atMs: number };
+  killed?: Killed;
+  /** each worker's jobs' feeds in the tick (the finished ones) and, in brackets, how many feeds it has run so far */
+  ran: string[];
   /** each worker's RSS at the tick's end, as the jobs left it (before the collection below) */
   rssMb: number[];
   peakMb: number[];
@@ -124,7 +127,8 @@ function perChatbot(): number[] {
 interface EmulatorProcess {
   url: string;
   writesFrom(): void;
-  writes(): Promise<WriteCount>;
+  /** the counts; with since/until (epoch ms), the listings first written between them too */
+  writes(window?: { since: number; until: number }): Promise<WriteCount>;
   close(): void;
 }
 
@@ -136,7 +140,7 @@ async function startEmulatorProcess(): Promise<EmulatorProcess> {
   return {
     url,
     writesFrom: () => void proc.send({ writesFrom: true }),
-    writes: () =>
+    writes: (window) =>
       new Promise<WriteCount>((resolve) => {
         const on = (m: { writes?: WriteCount }) => {
           if (!m.writes) return;
@@ -144,7 +148,7 @@ async function startEmulatorProcess(): Promise<EmulatorProcess> {
           resolve(m.writes);
         };
         proc.on('message', on);
-        proc.send({ writes: true });
+        proc.send({ writes: true, ...window });
       }),
     close: () => proc.disconnect(),
   };
@@ -170,10 +174,27 @@ function changedIn(f: number, t: number): number {
   return n;
 }
 
+/** A job the killed worker ran: its feed, the feed's updates made by the kill (of how many), and of those the ones made in the last ACK_EVERY_MS; then the feed's writes sent again. */
+interface KilledJob {
+  feed: number;
+  written: number;
+  of: number;
+  lastBatch: number;
+  repeated: number;
+}
+
+interface Killed {
+  worker: number;
+  atMs: number;
+  jobs: KilledJob[];
+}
+
+const feedSum = (by: Record<string, number>, f: number) => chatbotsOf(f).reduce((n, c) => n + (by[`SN-${c}`] ?? 0), 0);
+
 /**
  * The kill: once a running job's feed has had between a quarter and three quarters of its updates
  * (counted at the emulator), SIGKILL the worker running it (the job's processedBy). Undefined when
- * the jobs ended first.
+ * the jobs ended first. `repeated` is filled in once the tick is over.
  */
 async function killMidWrite(
   emu: EmulatorProcess,
@@ -182,26 +203,47 @@ async function killMidWrite(
   jobFeed: ReadonlyMap<string, number>,
   t: number,
   done: () => boolean,
-): Promise<{ worker: number; feed: number; written: number; of: number; atMs: number } | undefined> {
+): Promise<(Killed & { at: number }) | undefined> {
   const t0 = Date.now();
   while (!done()) {
     const count = await emu.writes();
-    for (const job of await queues.sync.getActive()) {
-      const f = jobFeed.get(job.id ?? '');
+    const active = (await queues.sync.getActive()).flatMap((job) => {
+      const feed = jobFeed.get(job.id ?? '');
       const pid = parseWorkerName(job.processedBy)?.pid;
       const worker = workers.findIndex((w) => w.w.proc.pid === pid);
-      if (f === undefined || worker < 0) continue;
-      const of = changedIn(f, t);
-      const written = chatbotsOf(f).reduce((n, c) => n + (count.bySerial[`SN-${c}`] ?? 0), 0);
-      if (written >= of / 4 && written <= (3 * of) / 4) {
-        await workers[worker]!.w.kill('SIGKILL');
-        return { worker, feed: f, written, of, atMs: Date.now() - t0 };
-      }
+      return feed === undefined || worker < 0 ? [] : [{ feed, worker, written: feedSum(count.bySerial, feed) }];
+    });
+    const mid = active.find(
+      (j) => j.written >= changedIn(j.feed, t) / 4 && j.written <= (3 * changedIn(j.feed, t)) / 4,
+    );
+    if (mid) {
+      const at = Date.now();
+      await workers[mid.worker]!.w.kill('SIGKILL');
+      const then = await emu.writes({ since: at - ACK_EVERY_MS, until: at });
+      const jobs = active
+        .filter((j) => j.worker === mid.worker)
+        .map((j) => ({
+          feed: j.feed,
+          written: feedSum(then.bySerial, j.feed),
+          of: changedIn(j.feed, t),
+          lastBatch: feedSum(then.firstBetween, j.feed),
+          repeated: 0,
+        }));
+      return { worker: mid.worker, atMs: at - t0, at, jobs };
     }
     await new Promise((r) => setTimeout(r, 50));
   }
   return undefined;
 }
+
+/** The killed worker's jobs, as said: "mls1 (31 of 100 updates made, 9 of them in the last 250 ms; 12 sent again)". */
+const killedSaid = (k: Killed) =>
+  k.jobs
+    .map(
+      (j) =>
+        `mls${j.feed} (${j.written} of ${j.of} updates made, ${j.lastBatch} of them in its last ${ACK_EVERY_MS} ms; ${j.repeated} sent again)`,
+    )
+    .join(' and ');
 
 async function main(): Promise<number> {
   const emu = await startEmulatorProcess();
@@ -249,6 +291,8 @@ ${feeds.join('')}`,
     );
     workers.push(...(await Promise.all(Array.from({ length: W }, () => startWorker(file)))));
     const ticks: Tick[] = [];
+    /** the feeds each worker has run a job of so far (what its page echo may hold) */
+    const seen = workers.map(() => new Set<number>());
     for (tick = 1; tick <= TICKS + (KILL ? 1 : 0); tick++) {
       const killTick = tick > TICKS;
       const minCalls = tick === 1 ? N + M * LISTINGS : pages + changedAt(tick);
@@ -258,6 +302,7 @@ ${feeds.join('')}`,
       const live = workers.filter((w) => w.w.proc.exitCode === null && w.w.proc.signalCode === null);
       const { peaks, stop } = samplePeaks(live.map((w) => w.w.proc.pid));
       const jobFeed = new Map<string, number>();
+      const ran = workers.map((): number[] => []);
       for (const s of due) {
         const j = await enqueueJob(redis, queues, 'sync', `${s.id}:${tick}`, { feeds: s.feeds });
         jobFeed.set(j.jobId, Number(s.feeds[0]!.replace('mls', '')));
@@ -270,13 +315,18 @@ ${feeds.join('')}`,
         const done = await waitForJob(redis, queues, 'sync', jobId);
         const outcome = done.state === 'completed' ? (done.returnvalue as { outcome?: string }).outcome : done.state;
         if (outcome !== 'ok') fail(`tick ${tick}: job ${jobId} ended ${outcome}`);
+        const by = parseWorkerName((await queues.sync.getJob(jobId))?.processedBy)?.pid;
+        const i = workers.findIndex((w) => w.w.proc.pid === by);
+        if (i >= 0) ran[i]!.push(jobFeed.get(jobId)!);
       }
+      ran.forEach((feeds, i) => feeds.forEach((f) => seen[i]!.add(f)));
       ended = true;
       const killed = await kill;
+      const writes = await emu.writes();
+      for (const j of killed?.jobs ?? []) j.repeated = feedSum(writes.repeatedBySerial, j.feed);
       stop();
       const wallMs = Date.now() - startedAt;
       const calls = (await stats({ url: emu.url })).all - before.all;
-      const writes = await emu.writes();
       const survivors = live.filter((w) => w.w.proc.exitCode === null && w.w.proc.signalCode === null);
       const t: Tick = {
         label: tick === 1 ? '1: first sync' : killTick ? `${tick}: 1%, a kill` : `${tick}: 1% changed`,
@@ -287,15 +337,16 @@ ${feeds.join('')}`,
         ...(killed && { killed }),
         rssMb: live.map((w) => rssMb(w.w.proc.pid)),
         peakMb: peaks,
+        ran: ran.map((feeds, i) => `${feeds.map((f) => `mls${f}`).join(',') || '–'} (${seen[i]!.size})`),
         mem: killTick ? [] : await Promise.all(survivors.map((w) => memoryAfterGc(w.inspector, w.w.proc.pid!, GC))),
       };
       ticks.push(t);
       const bound = (minCalls / RATE) * 1000;
       process.stdout.write(
         `tick ${t.label.padEnd(16)} calls ${num(calls).padStart(7)} (minimum ${num(minCalls)})  wall ${sec(wallMs).padStart(7)} ` +
-          `(budget bound ${sec(bound)}: ×${(wallMs / bound).toFixed(2)})  writes sent again ${writes.repeated}` +
+          `(budget bound ${sec(bound)}: ×${(wallMs / bound).toFixed(2)})  writes sent again ${writes.repeated}  ran ${t.ran.join(' / ')}` +
           (killed
-            ? ` (worker ${killed.worker + 1} killed ${sec(killed.atMs)} in, its job mls${killed.feed} at ${killed.written} of ${killed.of} updates)`
+            ? ` (worker ${killed.worker + 1} killed ${sec(killed.atMs)} in, running ${killedSaid(killed)})`
             : '') +
           `  RSS ${t.rssMb.map((m) => Math.round(m)).join(' / ')} MB (peaks ${peaks.map((m) => Math.round(m)).join(' / ')})` +
           (t.mem.length ? `; ${GC_SAID}: ${t.mem.map(memLine).join(' · ')}` : '') +
@@ -352,6 +403,7 @@ function markdown(ticks: readonly Tick[], growth: readonly number[], problems: n
       `${num(t.calls)} (${num(t.minCalls)}) ${t.calls === t.minCalls ? '✓' : '✗'}`,
       `${sec(t.wallMs)} (${sec(bound)}) ×${(t.wallMs / bound).toFixed(2)}`,
       String(t.repeated),
+      t.ran.join(' / '),
       t.rssMb.map((m) => Math.round(m)).join(' / ') + ' MB',
       t.mem.length ? t.mem.map((m) => Math.round(m.rss)).join(' / ') + ' MB' : '(killed)',
       t.mem.length ? t.mem.map((m) => `${Math.round(m.heapUsed)}/${Math.round(m.heapTotal)}`).join(' · ') + ' MB' : '',
@@ -369,7 +421,7 @@ function markdown(ticks: readonly Tick[], growth: readonly number[], problems: n
         ? `RSS: each worker's at the tick's end as the jobs left it, then after a full collection (through its inspector: the figure judged). `
         : `RSS: each worker's at the tick's end as the jobs left it (BENCH_TICKS_GC=0: no collection forced). `) +
       (kill
-        ? `The last tick kills (SIGKILL) worker ${kill.worker + 1} while its job's feed had had ${kill.written} of its ${kill.of} updates; another worker reruns it. `
+        ? `The last tick kills (SIGKILL) worker ${kill.worker + 1} ${sec(kill.atMs)} in, while it ran ${killedSaid(kill)}; another worker reruns its jobs. `
         : '') +
       `${problems ? `**${problems} problem(s)** (see the output).` : 'Every job ended ok.'}`,
     '',
@@ -379,12 +431,13 @@ function markdown(ticks: readonly Tick[], growth: readonly number[], problems: n
         'calls (minimum)',
         'wall (budget bound)',
         'writes sent again',
+        'feeds each worker ran (so far)',
         'RSS at the end, per worker',
         `RSS ${GC_SAID}`,
         'V8 heap used/committed',
       ],
       rows,
-      new Set([1, 2, 3, 4, 5, 6]),
+      new Set([1, 2, 3, 5, 6, 7]),
     ),
     '',
     `RSS ${GC_SAID}, growth from tick 3 to tick ${TICKS}, per worker: ${growth.map((g) => `${(g * 100).toFixed(1)}%`).join(', ')} (target: at most ${RSS_GROWTH_MAX * 100}%).`,
