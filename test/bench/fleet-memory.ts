@@ -6,6 +6,7 @@
 // main thread's malloc arena is `[heap]`, an LMDB state file's map is that file's, the rest is
 // the binary's and libraries' code and data. Linux only (/proc); Node ≥ 22 (the global WebSocket).
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 
 /** A worker's memory after a full collection, MB. */
 export interface WorkerMemory {
@@ -34,12 +35,33 @@ export function inspectorUrl(logs: string): string | undefined {
 export class Inspector {
   private id = 0;
   private readonly waiting = new Map<number, (r: { result?: unknown; error?: { message: string } }) => void>();
+  /** the handler of each event (method) listened to */
+  private readonly events = new Map<string, (params: unknown) => void>();
   private constructor(private readonly ws: WebSocket) {
     ws.addEventListener('message', (e: MessageEvent) => {
-      const m = JSON.parse(String(e.data)) as { id?: number; result?: unknown; error?: { message: string } };
+      const m = JSON.parse(String(e.data)) as {
+        id?: number;
+        method?: string;
+        params?: unknown;
+        result?: unknown;
+        error?: { message: string };
+      };
+      if (m.method !== undefined) this.events.get(m.method)?.(m.params);
       if (m.id !== undefined) this.waiting.get(m.id)?.(m);
       if (m.id !== undefined) this.waiting.delete(m.id);
     });
+  }
+
+  /** The process's heap snapshot (HeapProfiler.takeHeapSnapshot, which collects first), written to `file`. */
+  async heapSnapshot(file: string): Promise<void> {
+    const chunks: string[] = [];
+    this.events.set('HeapProfiler.addHeapSnapshotChunk', (p) => chunks.push((p as { chunk: string }).chunk));
+    try {
+      await this.send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+    } finally {
+      this.events.delete('HeapProfiler.addHeapSnapshotChunk');
+    }
+    await writeFile(file, chunks.join(''));
   }
 
   static async open(url: string): Promise<Inspector> {
