@@ -38,7 +38,10 @@ COPY fixtures ./fixtures
 # own config is mounted.
 RUN mkdir -p /app/fixtures/.feedsync /data /config && chown -R node:node /app/fixtures/.feedsync /data
 USER node
-EXPOSE 9464 8787
+# 9464: the worker's /healthz, /status, /ui, /metrics; 9465: the push listener (RESO RCP-028), only when a
+# feed has `push` and `push.host` is 0.0.0.0 in the container (its default, 127.0.0.1, is not reachable from outside);
+# 8787: the emulator service.
+EXPOSE 9464 9465 8787
 # The worker's /healthz: 200 when Redis answers and the workers run. Other commands (the emulator)
 # set their own check in compose. FEEDSYNC_HEALTH_URL changes what is checked.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \

@@ -11,7 +11,7 @@ import { selectFeeds } from '../src/config/select.js';
 import type { FeedConfig, LoadedConfig } from '../src/config/schema.js';
 import { ConfigError } from '../src/errors.js';
 import { UnrecoverableError } from 'bullmq';
-import type { PushedKeys } from '../src/feeds/types.js';
+import { pushedAsk, reconcileAsk, type PushedKeys } from '../src/feeds/reso/reso-asks.js';
 import {
   donePushed,
   followPushed,
@@ -92,9 +92,19 @@ function jobReport(reports: FeedRunReport[]): ListingSyncReport {
   const sorted = [...reports].sort((a, b) => SEVERITY.indexOf(a.outcome) - SEVERITY.indexOf(b.outcome));
   const lead = sorted[0]!;
   if (reports.length === 1) return lead;
+  // lanes an earlier attempt of the job finished (runs/lanes-done.ts): counted, not listed one by one
+  const done = reports.filter((r) => r.doneBefore).length;
+  const ran = reports.filter((r) => !r.doneBefore).map((r) => r.summary);
   return {
     ...lead,
-    summary: reports.map((r) => r.summary).join(' | '),
+    summary: [
+      ...(done
+        ? [
+            `${done} of ${reports.length} lanes done by an earlier attempt of this job (not paged, read or written again)`,
+          ]
+        : []),
+      ...ran,
+    ].join(' | '),
     retryable: reports.some((r) => r.retryable && r.outcome !== 'ok'),
     lanes: reports,
   };
@@ -151,8 +161,9 @@ async function run(p: ListingSyncPayload, ctx: JobContext, pushed?: PushedKeys):
       dryRun: p.dryRun,
       force: p.force,
       full: p.full,
-      reconcile: p.reconcile,
-      ...(pushed && { pushed }),
+      // what the job asks of the feed's source: a keys-only reconcile, or the records pushed events named
+      ...(p.reconcile && { ask: reconcileAsk }),
+      ...(pushed && { ask: pushedAsk(pushed) }),
       attempt: ctx.attempt,
     },
     {

@@ -14,6 +14,7 @@ import { createEchoFiles } from '../state/echo-files.js';
 import { createProgressLine, formatSyncReport, lanesOf, type SyncReport } from '../sync/index.js';
 import { exitForOutcome, printJson, worstExit } from './exit.js';
 import { withRuntime } from './with-runtime.js';
+import { reconcileAsk } from '../feeds/reso/reso-asks.js';
 
 export interface SyncCliOptions {
   config: string;
@@ -65,7 +66,12 @@ export async function run(opts: SyncCliOptions): Promise<number> {
           {
             config: loaded,
             lanes: feeds.flatMap(lanesOf),
-            opts: { dryRun: opts.dryRun, force: opts.force, full: opts.full, reconcile: opts.reconcile },
+            opts: {
+              dryRun: opts.dryRun,
+              force: opts.force,
+              full: opts.full,
+              ...(opts.reconcile && { ask: reconcileAsk }),
+            },
             ...(changeLog && { changeLog }),
             signal: stop.signal,
             onReport: (report, history) => {

@@ -1,6 +1,7 @@
-// Opens a feed from its config: the reader for its kind over its source. A reconcile (ctx.reconcile)
-// of a live RESO source reads keys only (reso/reso-reconcile.ts); pushed events (ctx.pushed) fetch
-// the keys they name and nothing else (reso/reso-push.ts); a file, or a replay, is read whole.
+// Opens a feed from its config: the reader for its kind over its source. A reconcile (ctx.ask
+// `reconcile`: reso/reso-asks.ts) of a live RESO source reads keys only (reso/reso-reconcile.ts);
+// pushed events (ctx.ask `pushed`) fetch the keys they name and nothing else (reso/reso-push.ts); a
+// file, or a replay, is read whole.
 // A RESO source with `related: [Member, Office]` pulls its roster first (reso/reso-roster.ts).
 import type { FeedSource } from './config-schema.js';
 import { readCsv } from './csv/csv-reader.js';
@@ -26,8 +27,9 @@ export function openFeed(feedName: string, source: FeedSource, ctx: FeedContext)
     const keys = keyMapOf(ctx, source.keyField);
     const options = { tally, ...(keys && { keys }) };
     const open = (c: FeedContext): OpenedFeed => {
-      if (c.pushed && source.url) return openResoPushed(feedName, source, c, c.pushed, options);
-      if (c.reconcile && source.url) return openResoReconcile(feedName, source, c, c.reconcile, options);
+      if (c.ask?.name === 'pushed' && source.url) return openResoPushed(feedName, source, c, c.ask, options);
+      if (c.ask?.name === 'reconcile' && c.keys && source.url)
+        return openResoReconcile(feedName, source, c, c.keys, options);
       const events = source.changes === 'entityEvent' || (source.changes === 'auto' && source.incremental);
       return events && source.url
         ? openResoChanges(feedName, source, c, options)

@@ -65,15 +65,17 @@ export interface FeedContext {
   full?: boolean;
   /** request budgets per credential (source.limits), shared through Redis in a worker; none: this process's */
   budgets?: Budgets;
-  /** a keys-only reconcile instead of a pull (live RESO sources; files are read whole anyway) */
-  reconcile?: ReconcileAsk;
-  /** RESO change log: what a reconcile needs when the log cannot be read from the stored sequence (purged, refused) */
-  reconcileFallback?: ReconcileAsk;
-  /** live RESO: the keys pushed events named (RCP-028 webhook), fetched by key instead of a pull (reso/reso-push.ts) */
-  pushed?: PushedKeys;
   /**
-   * a run of pushed events: the share of its credential's request budget (source.limits) it may use
-   * (feeds[].push.sourceShare), kept as a budget of its own per feed, so pulls on the credential keep the rest
+   * What the run's caller asks of the source beyond its ordinary read, by name (SourceAsks); a source
+   * with no ask of that name reads as ever
+   */
+  ask?: SourceAsk;
+  /** what the sync says of listing keys (ListingKeys); none: the source asks nothing of them (feed preview) */
+  keys?: ListingKeys;
+  /**
+   * a read of named records (SourceAsk.names): the share of its credential's request budget
+   * (source.limits) it may use (feeds[].push.sourceShare), kept as a budget of its own per feed, so
+   * pulls on the credential keep the rest
    */
   sourceShare?: { feed: string; share: number };
   /**
@@ -120,23 +122,41 @@ export interface SourceStateChange {
   delete: readonly string[];
 }
 
-/** What pushed EntityEvents (RCP-028) named, coalesced: the feed resource's keys, and Media records' keys. */
-export interface PushedKeys {
-  /** ResourceRecordKeys of the feed's resource (source.resource) */
-  keys: readonly string[];
-  /** ResourceRecordKeys of Media events (MediaKeys): their listings are fetched */
-  media: readonly string[];
-  /** events received for them before coalescing (a repeated key counts each time) */
-  events: number;
+/**
+ * What a run's caller may ask of its feed's source beyond the ordinary read, by the ask's name. A
+ * source declares its own asks from its module by declaration merging, as it does its report
+ * sections: `declare module '../types.js' { interface SourceAsks { <name>: {...} } }`
+ * (reso/reso-asks.ts). The sync hands the ask on (FeedContext.ask) and reads one thing of it: `names`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by each source's declaration merging
+export interface SourceAsks {}
+
+/** What the sync reads of any ask. */
+export interface SourceAskShape {
+  /**
+   * The ask names the records to read, by their keys (few): the sync reads them before it asks a
+   * chatbot anything, asks the chatbot about their listing keys alone, concludes nothing of another
+   * key, and stores no mark of the read.
+   */
+  readonly names?: true;
 }
 
-/** What a keys-only reconcile needs of the sync: how a key row maps to a listing key, and what the chatbot holds. */
-export interface ReconcileAsk {
-  /** the source fields the listing key is read from (mapping/key-sources.ts), asked beside the key */
+/** One ask (SourceAsks), under its name. */
+export type SourceAsk = {
+  [N in keyof SourceAsks]: { readonly name: N } & SourceAsks[N] & SourceAskShape;
+}[keyof SourceAsks];
+
+/**
+ * What the sync says of listing keys to a source that asks (FeedContext.keys): the source fields a
+ * listing key is read from, a record's listing key, and whether a lane of the feed holds a key (with
+ * no mark, a key not held is new). A source that reads keys before records asks it.
+ */
+export interface ListingKeys {
+  /** the source fields the listing key is read from (mapping/key-sources.ts) */
   keyFields: readonly string[];
-  /** the listing key of a key row */
+  /** the listing key of a record's fields (a key row's: the key fields alone) */
   keyOf(data: Record<string, unknown>): string | undefined;
-  /** a lane of the feed holds this listing key (with no mark, a key not held is fetched as new) */
+  /** a lane of the feed holds this listing key */
   holds(key: string): boolean;
 }
 
@@ -191,10 +211,11 @@ export interface OpenedFeed {
   /** the source can be asked for particular records (live RESO pulls) */
   readonly lookup?: KeyLookup;
   /**
-   * A keys-only reconcile: the listing keys the source holds unchanged, whose records were not read.
-   * They are not absent: their listings stay as they are. (Mode is 'full': any other key is absent.)
+   * Listing keys the source holds unchanged but did not read the records of: not absent, their
+   * listings stay as they are. A read with them read no record of theirs, so it is no measure of the
+   * feed's size and applies no rule to them; a 'full' read's other keys are absent.
    */
-  readonly present?: ReadonlySet<string>;
+  readonly unread?: ReadonlySet<string>;
   /** what reading a remote source took (RESO): pages, requests (retries included), and what it did differently from the config */
   readonly stats?: SourceReadStats;
   /**
@@ -208,8 +229,8 @@ export interface OpenedFeed {
 
 export interface SourceReadStats {
   /**
-   * How the source read, where the report says more than OpenedFeed.mode: 'reconcile', a keys-only
-   * reconcile (its mode is 'full' for the sync: any key neither read nor present is absent)
+   * How the source read, where the report says more than OpenedFeed.mode: 'reconcile', its keys read
+   * before its records (its mode is 'full' for the sync: any key neither read nor `unread` is absent)
    */
   readonly mode?: 'reconcile';
   pages: number;
@@ -219,7 +240,7 @@ export interface SourceReadStats {
   tally?: { readonly by: Readonly<Partial<Record<string, number>>>; readonly tokenCalls: number };
   /** bytes of the answers read (after gunzip), where the reader counts them (RESO) */
   bytes?: number;
-  /** the report's sections the source fills (a reconcile's counts, an EntityEvent poll's), once its items were read */
+  /** the report's sections the source fills (SourceSections), once its items were read */
   sections?: readonly SourceSection[];
   warnings: string[];
 }
@@ -243,7 +264,7 @@ export type SourceSection = {
     name: N;
     fields: SourceSections[N];
     lines: readonly string[];
-    /** the section says which records were read (pushed events named them): the text report says nothing of an incremental pull */
+    /** the section says which records were read (an ask named them): the text report says nothing of an incremental pull */
     tellsTheRead?: true;
   };
 }[keyof SourceSections];

@@ -20,7 +20,8 @@ export interface MediaStepOptions {
   state: MediaState;
   /** the internal hosts and ranges the feed's media.allowInternal allows (none: public addresses only) */
   allow: InternalAllowance;
-  dryRun: boolean;
+  /** a dry run: photos planned, none fetched, no object deleted (the report says what a real run would do) */
+  dryRun?: boolean;
   signal?: AbortSignal;
   logger: Logger;
   budgets?: Budgets;

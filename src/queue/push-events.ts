@@ -19,7 +19,7 @@
 //   next accept moves the generation on and queues a new job, so events never wait for a job that
 //   will not come while pushes arrive.
 import { Queue } from 'bullmq';
-import type { PushedKeys } from '../feeds/types.js';
+import type { PushedKeys } from '../feeds/reso/reso-asks.js';
 import { keysOf } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { QUEUE_NAMES } from './names.js';

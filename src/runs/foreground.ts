@@ -54,14 +54,10 @@ async function runGroup(
   deps: ForegroundDeps,
 ): Promise<Array<FeedRunReport | SyncReport>> {
   const { store } = deps;
-  const failed = (lane: Lane, message: string) =>
-    failedReport({
-      feed: lane.feed.name,
-      chatbot: lane.chatbot,
-      message,
-      stateLocation: store.location,
-      dryRun: run.opts.dryRun,
-    });
+  const failed = (lane: Lane, message: string) => ({
+    ...failedReport({ feed: lane.feed.name, chatbot: lane.chatbot, message, stateLocation: store.location }),
+    dryRun: Boolean(run.opts.dryRun),
+  });
   // a dry run writes nothing: it needs no lock, and never waits behind a run
   const locks = run.opts.dryRun
     ? { held: [] as TargetLock[], refused: new Map<string, string>() }

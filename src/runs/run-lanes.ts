@@ -20,6 +20,7 @@ import {
 } from '../sync/index.js';
 import type { ChangeLog, RunEntry } from '../change-log/change-log.js';
 import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
+import { doneBefore, doneBeforeReport, inOrder, type DoneBefore } from './lanes-done.js';
 
 export interface RunContext {
   config: LoadedConfig;
@@ -31,6 +32,8 @@ export interface RunContext {
 
 export type FeedRunReport = SyncReport & {
   runId: string;
+  /** the lane was committed ok by an earlier attempt of the same job: this one left it out (lanes-done.ts) */
+  doneBefore?: DoneBefore;
   chat?: ChatCheckResult;
   /** what the change log kept of the run: changes recorded and dropped (maxPerRun, maxBytesPerRun), whole listings kept for undo */
   changeLog?: Pick<RunEntry, 'recorded' | 'dropped' | 'wholes'>;
@@ -63,6 +66,23 @@ export async function runLanes(
   /** tests and benches only (runSync's) */
   hooks: SyncTestHooks = {},
 ): Promise<FeedRunReport[]> {
+  // a rerun of a job (another worker's after a crash, a retry): the lanes it already committed ok are left out
+  const done = await doneBefore(lanes, deps.store, opts, ctx.job);
+  const todo = lanes.filter((l) => !done.has(l));
+  const reports = todo.length ? await runEach(todo, deps, opts, ctx, hooks) : [];
+  return inOrder(lanes, todo, reports, done, (lane, d) =>
+    doneBeforeReport(lane, d, { stateLocation: deps.store.location, runId: newRunId(ctx.job) }),
+  );
+}
+
+/** The sync of the lanes, then each lane's change log entry, chat check and alert rules. */
+async function runEach(
+  lanes: readonly Lane[],
+  deps: Omit<SyncDeps, 'changes'>,
+  opts: SyncOptions,
+  ctx: RunContext,
+  hooks: SyncTestHooks,
+): Promise<FeedRunReport[]> {
   const extras = new Map<Lane, LaneExtras>();
   for (const lane of lanes) extras.set(lane, laneExtras(lane, deps, opts, ctx));
   const alert = (lane: Lane, observation: RunObservation) =>
@@ -86,7 +106,8 @@ export async function runLanes(
         changes: (lane) => extras.get(lane)?.sink,
         maxWholeBytes: ctx.config.config.changeLog.maxWholeBytesPerRun,
       },
-      opts,
+      // (each lane that ends ok records the job: a rerun of it leaves the lane out)
+      { ...opts, ...(ctx.job && { jobId: ctx.job.jobId }) },
       hooks,
     );
   } catch (err) {

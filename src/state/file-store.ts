@@ -2,7 +2,8 @@
 // `state.lmdb-lock`), through the `lmdb` package (docs/design.md, "state store"). Each namespace is a
 // range of keys (store-keys.ts); a read reads the file as it is (mapped into memory, nothing parsed:
 // stored-entries.ts); a write is one LMDB transaction, flushed to disk before it returns, that
-// touches only the keys it changes. LMDB's own lock serializes writers across processes, and its
+// touches only the keys it changes (applyInBackground's is made by lmdb's write thread: this one
+// goes on meanwhile). LMDB's own lock serializes writers across processes, and its
 // copy-on-write pages leave the old state or the new one after a crash or a kill, never a mix.
 // The store keeps its schema version; a state file of the former format (`state.json`) is imported
 // once, when the store is opened (state-json.ts). The file is open in one process at a time
@@ -102,6 +103,7 @@ export async function createFileStore(path: string, opts: FileStoreOptions = {})
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
     apply,
+    applyInBackground: (changes) => writeInBackground(file, changes),
     swap: async (ns, key, expected, next) =>
       writeState(file, () => {
         if (read(file, ns, key) !== expected) return false;
@@ -172,15 +174,19 @@ function checkSchema(file: StoreFile): number | undefined {
   return Number(stored);
 }
 
+/** A write refused once this process no longer holds the file (open-lock.ts). */
+function refuseUnheld(file: StoreFile): void {
+  if (!file.hold.lost.aborted) return;
+  throw new EnvironmentError(
+    `The state file ${file.path}`,
+    'was not written: this process no longer holds it open (another process took it, judging this one gone: it stood still past its heartbeat, or its lock file was removed)',
+    'Run again. What this run wrote is on the chatbot; what it learned is not kept, so the next run does some work again and rewrites nothing that matches',
+  );
+}
+
 /** A write: one transaction, committed and flushed when it returns; one that throws leaves the store as it was. */
 function writeState<T>(file: StoreFile, write: () => T): T {
-  if (file.hold.lost.aborted) {
-    throw new EnvironmentError(
-      `The state file ${file.path}`,
-      'was not written: this process no longer holds it open (another process took it, judging this one gone: it stood still past its heartbeat, or its lock file was removed)',
-      'Run again. What this run wrote is on the chatbot; what it learned is not kept, so the next run does some work again and rewrites nothing that matches',
-    );
-  }
+  refuseUnheld(file);
   try {
     return file.db.transactionSync(() => {
       const result = write();
@@ -201,13 +207,43 @@ function read(file: StoreFile, ns: string, key: string): string | undefined {
 
 /** Sets, then deletes, of one namespace (within a write). */
 function applyChange(file: StoreFile, change: StateChange): void {
-  const { db } = file;
+  for (const [slot, value] of slotWrites(change)) {
+    if (value === undefined) file.db.removeSync(slot);
+    else file.db.putSync(slot, value);
+  }
+}
+
+/** A change as the slots it writes: [slot, stored value] of each set, then [slot, undefined] of each delete. */
+function* slotWrites(change: StateChange): Generator<[string, string | undefined]> {
   const { start } = rangeOf(change.ns);
   for (const [key, value] of refuseLongKeys(change.ns, change.set ?? [])) {
     const slot = slotOf(start, key);
-    db.putSync(slot, storedValue(slot, start, key, value));
+    yield [slot, storedValue(slot, start, key, value)];
   }
-  for (const key of change.delete ?? []) db.removeSync(slotOf(start, key));
+  for (const key of change.delete ?? []) yield [slotOf(start, key), undefined];
+}
+
+/**
+ * A write made by lmdb's write thread (lmdb-js README, "db.put": queued, "committed in the same
+ * transaction as other operations that have been queued in the current event turn", on a separate
+ * thread): resolved once its transaction is committed and, the file being opened without
+ * overlappingSync, flushed. Every slot is made before any is queued: a change that throws (a key
+ * too long) queues nothing.
+ */
+async function writeInBackground(file: StoreFile, changes: readonly StateChange[]): Promise<void> {
+  refuseUnheld(file);
+  const writes = changes.flatMap((c) => [...slotWrites(c)]);
+  if (writes.length === 0) return;
+  // (the same transaction's promise for each: the last one's is the transaction's)
+  let committed: Promise<boolean> | undefined;
+  if (file.meta.get(SCHEMA_KEY) !== String(SCHEMA_VERSION))
+    committed = file.meta.put(SCHEMA_KEY, String(SCHEMA_VERSION));
+  for (const [slot, value] of writes) committed = value === undefined ? file.db.remove(slot) : file.db.put(slot, value);
+  try {
+    await committed;
+  } catch (err) {
+    throw unwritable(file.path, err);
+  }
 }
 
 /** The namespaces that hold entries, in key order: one seek a namespace, past its range. */

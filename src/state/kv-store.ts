@@ -18,6 +18,14 @@ export interface KvStore {
    */
   apply(changes: readonly StateChange[]): Promise<void>;
   /**
+   * What apply does (all at once or none), without holding this thread for the commit: for writes
+   * made often on a thread busy with other work (settle/acked.ts). The state file's is an LMDB
+   * transaction committed and flushed by lmdb's write thread (resolved once it is; the calls made in
+   * one event-loop turn share one), Redis's and memory's are apply. Resolved once the changes are in
+   * the store: a kill of this process loses them no more.
+   */
+  applyInBackground(changes: readonly StateChange[]): Promise<void>;
+  /**
    * Set `key` to `next` only if it still holds `expected` (undefined: absent), atomically across
    * processes; false when another writer changed it first (read again and retry).
    */

@@ -27,6 +27,7 @@ export function createMemoryStore(location = 'memory'): KvStore {
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
     apply,
+    applyInBackground: apply,
     swap: async (ns, key, expected, next) => {
       const m = space(ns);
       refuseLongKey(ns, key);

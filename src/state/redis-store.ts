@@ -97,6 +97,8 @@ export function createRedisStore(redis: RedisClient, prefix = 'feedsync', where 
     set: (ns, entries) => apply([{ ns, set: entries }]),
     delete: (ns, keys) => apply([{ ns, delete: keys }]),
     apply,
+    // (a MULTI is already off this thread: sent, and its answer awaited)
+    applyInBackground: apply,
     swap: async (ns, k, expected, next) => {
       const field = fieldOf(refuseLongKey(ns, k));
       return (

@@ -12,6 +12,7 @@ export { fetchRemote, remoteKey, remotePages } from './remote/remote.js';
 export { createBeforeCapture, type PagedItems } from './write/capture-before.js';
 export { createExecutor, deleteJobs, writeJobs, type ExecutionResult, type ItemFailure } from './write/execute.js';
 export { commitChanges, emptyChanges } from './settle/state.js';
+export { lanesDoneBy, LANE_DONE_NAMESPACE, type LaneDone } from './settle/lane-done.js';
 export { fingerprintNamespace, MARK_NAMESPACE } from './model/state-names.js';
 export type { SyncReport } from './report/report.js';
 export { failedReport, displayCounts, displayCountsLine, displayLine } from './report/report.js';

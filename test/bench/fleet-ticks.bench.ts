@@ -22,7 +22,9 @@
 // Knobs: BENCH_TICKS_CHATBOTS (N, 30), BENCH_TICKS_FEEDS (M, 3), BENCH_TICKS_WORKERS (W, 3),
 // BENCH_TICKS_LISTINGS (listings a feed, 3,000), BENCH_TICKS_RATE (api.ratePerSecond, 400),
 // BENCH_TICKS_LATENCY (emulator ms a request, 10), BENCH_TICKS_TICKS (10), BENCH_TICKS_KILL (1; 0:
-// no kill tick), BENCH_TICKS_GC (1; 0: memory read as the jobs left it, no collection forced),
+// no kill tick), BENCH_TICKS_CHANGE (1: 1% changed a tick after the first; 0: no change, issue 55
+// point 6's no-change tick; the kill tick changes 1% either way), BENCH_TICKS_GC (1; 0: memory read
+// as the jobs left it, no collection forced),
 // BENCH_TICKS_SNAPSHOTS=dir (each worker's heap snapshot at tick 3 and tick 10, for DevTools' comparison view).
 import { fork } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -60,6 +62,10 @@ const LATENCY_MS = env('LATENCY', 10);
 const TICKS = Math.max(3, env('TICKS', 10));
 /** 1: after the TICKS, a 1% tick with one worker SIGKILLed mid-write; 0: none */
 const KILL = env('KILL', 1) > 0;
+/** 1: each tick after the first changes 1% of the listings; 0: none (but the kill tick) */
+const CHANGE = env('CHANGE', 1) > 0;
+/** whether tick t changes 1% of the listings */
+const changes = (t: number) => t >= 2 && (CHANGE || t > TICKS);
 /** 1: each worker's memory is read after a full collection (the figure judged); 0: as the jobs left it */
 const GC = env('GC', 1) > 0;
 /** a folder: each worker's heap snapshot at tick 3 and at the last of the TICKS, written there (to compare them) */
@@ -99,7 +105,7 @@ function feedBody(f: number, t: number): string {
   for (let j = 0; j < LISTINGS; j++) {
     const i = f * LISTINGS + j + 1;
     const changedAt = i % 100;
-    const bump = t >= 2 && changedAt >= 2 && changedAt <= t ? 1000 * changedAt : 0;
+    const bump = changedAt >= 2 && changedAt <= t && changes(changedAt) ? 1000 * changedAt : 0;
     rows.push({ ...row(i, { SalePrice: 300000 + i * 1000 + bump }) });
   }
   const lines = csv(rows).trimEnd().split('\n');
@@ -110,7 +116,7 @@ function feedBody(f: number, t: number): string {
 
 /** Listings changed at tick t (t ≥ 2): those whose i % 100 is t. */
 function changedAt(t: number): number {
-  if (t < 2) return 0;
+  if (!changes(t)) return 0;
   let n = 0;
   for (let i = 1; i <= M * LISTINGS; i++) if (i % 100 === t % 100 && t <= 99) n++;
   return n;
@@ -173,7 +179,7 @@ async function startWorker(file: string): Promise<Worker> {
 /** Updates tick t makes to feed f's listings. */
 function changedIn(f: number, t: number): number {
   let n = 0;
-  for (let j = 0; j < LISTINGS; j++) if ((f * LISTINGS + j + 1) % 100 === t && t >= 2) n++;
+  for (let j = 0; j < LISTINGS; j++) if ((f * LISTINGS + j + 1) % 100 === t && changes(t)) n++;
   return n;
 }
 
@@ -332,7 +338,12 @@ ${feeds.join('')}`,
       const calls = (await stats({ url: emu.url })).all - before.all;
       const survivors = live.filter((w) => w.w.proc.exitCode === null && w.w.proc.signalCode === null);
       const t: Tick = {
-        label: tick === 1 ? '1: first sync' : killTick ? `${tick}: 1%, a kill` : `${tick}: 1% changed`,
+        label:
+          tick === 1
+            ? '1: first sync'
+            : killTick
+              ? `${tick}: 1%, a kill`
+              : `${tick}: ${CHANGE ? '1% changed' : 'no change'}`,
         wallMs,
         calls,
         minCalls,
@@ -426,7 +437,7 @@ function markdown(ticks: readonly Tick[], growth: readonly number[], problems: n
     '',
     `\`test/bench/fleet-ticks.bench.ts\` (issue 55 points 5, 7): ${N} chatbots fed by ${M} feeds of ${num(LISTINGS)} listings (CSV over HTTP, each routed by office to ${Math.round(N / M)} chatbots), ` +
       `${W} \`feedsync worker\` processes on one Redis sharing \`api.ratePerSecond\` ${RATE} and \`api.concurrency\` ${API_CONCURRENCY}, \`worker.concurrency\` 2; the emulator at ${LATENCY_MS} ms a request; ${process.version}. ` +
-      `A tick enqueues a job per feed and waits for all; after the first, each changes 1% of the listings. Minimum calls: each chatbot's pages once + the changed writes; budget bound: minimum calls / ratePerSecond. ` +
+      `A tick enqueues a job per feed and waits for all; after the first, each ${CHANGE ? 'changes 1% of the listings' : 'changes none'}. Minimum calls: each chatbot's pages once + the changed writes; budget bound: minimum calls / ratePerSecond. ` +
       `Writes sent again: creates and updates the emulator got for a listing it had been sent in that tick. ` +
       (GC
         ? `RSS: each worker's at the tick's end as the jobs left it, then after a full collection (through its inspector: the figure judged). `

@@ -1,5 +1,5 @@
 // overlayFeed (src/feeds/feed-overlay.ts): a wrapper's feed reads every part it does not replace from
-// the inner feed when asked, so a reader's getters (mark, mode, present) are seen as they are after
+// the inner feed when asked, so a reader's getters (mark, mode, unread) are seen as they are after
 // its items were read, through any number of wrappers.
 import { describe, expect, it } from 'vitest';
 import { joinedLookup, overlayFeed } from '../../src/feeds/feed-overlay.js';
@@ -17,7 +17,7 @@ function reader(): { feed: OpenedFeed; finish: () => void } {
     get mark() {
       return done ? '{"ts":"2026-11-27T00:00:00Z"}' : undefined;
     },
-    get present() {
+    get unread() {
       return done ? new Set(['K1']) : undefined;
     },
   };
@@ -28,9 +28,9 @@ describe('overlayFeed', () => {
   it('reads the parts it does not replace from the inner feed each time they are asked', () => {
     const { feed, finish } = reader();
     const wrapped = overlayFeed(feed, {});
-    expect([wrapped.mode, wrapped.mark, wrapped.present]).toEqual(['incremental', undefined, undefined]);
+    expect([wrapped.mode, wrapped.mark, wrapped.unread]).toEqual(['incremental', undefined, undefined]);
     finish();
-    expect([wrapped.mode, wrapped.mark, wrapped.present]).toEqual([
+    expect([wrapped.mode, wrapped.mark, wrapped.unread]).toEqual([
       'full',
       '{"ts":"2026-11-27T00:00:00Z"}',
       new Set(['K1']),

@@ -64,6 +64,22 @@
 // do. `metadataOf` rewrites the
 // Property fields `$metadata` announces (a field renamed there before the records change).
 // Neither is settable by the records: both are settable while the server runs.
+//
+// `related` serves the roster and open houses beside Property, as resources of their own at the same
+// service root, each asked as Property is ($filter, $orderby, $select, $top, $skip nextLinks, $count;
+// `order`, quotas and failures alike) and named in `$metadata`: the Data Dictionary's Member resource
+// (key MemberKey; MemberFullName, MemberPreferredPhone…), Office (key OfficeKey; OfficeName,
+// OfficePhone…) and OpenHouse (key OpenHouseKey; the ListingKey and ListingId of its listing,
+// OpenHouseStartTime, OpenHouseEndTime, OpenHouseStatus) — RESO Data Dictionary 2.1,
+// https://dd.reso.org/DD2.1/Member/, /DD2.1/Office/, /DD2.1/Property/OpenHouse/ (one string key per
+// resource, named <Resource>Key, as the DD 2.1 EDMX declares them; summarized in
+// api-evangelist/reso data-model/reso-data-model.yml), each record with its own
+// ModificationTimestamp. With `entityEvents`, a change to one (`touchRelated`) logs an event naming
+// that resource and key: RCP-027's events name any resource of the server ("a phone number change
+// for an agent" is one of its business events; its example log holds `"ResourceName": "Member"`
+// beside Property and Media events, RESOStandards/transport proposals/entity-events.md), and its
+// certification wants every ResourceName of the log defined in the metadata. So an EntityEvent poll
+// sees Member, Office and OpenHouse events beside Property's and must keep to its own resource.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -152,7 +168,17 @@ export interface ResoServerOptions {
   lookupEvery?: number;
   /** the server's clock for `lookupEvery` (default Date.now) */
   clock?: () => number;
+  /** the Member, Office and OpenHouse resources (keyed MemberKey, OfficeKey, OpenHouseKey), in display spelling */
+  related?: Partial<Record<RelatedResourceName, Row[]>>;
 }
+
+export type RelatedResourceName = 'Member' | 'Office' | 'OpenHouse';
+/** each related resource's key (RESO Data Dictionary: <Resource>Key) */
+const RELATED_KEY: Record<RelatedResourceName, string> = {
+  Member: 'MemberKey',
+  Office: 'OfficeKey',
+  OpenHouse: 'OpenHouseKey',
+};
 
 export type ServerOrder = 'honour' | 'storage' | 'scramble' | 'key';
 
@@ -214,6 +240,10 @@ export interface ResoServer {
   event(key: string, resource?: string): void;
   /** drop the log's events up to this sequence, as producers purge old events (RCP-027 lets them) */
   purge(upTo: number): void;
+  /** the related resources' records held (`related`) */
+  related: Partial<Record<RelatedResourceName, Row[]>>;
+  /** change a related record now (fields, a ModificationTimestamp of the server's clock after every one it holds); with entityEvents, an event naming it */
+  touchRelated(resource: RelatedResourceName, key: string, fields?: Row): Row;
   close(): Promise<void>;
 }
 
@@ -243,8 +273,17 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
   let issued = 0;
   let origin = '';
 
-  const known = (field: string) =>
-    field === 'Media' || (opts.fields ?? []).includes(field) || records.some((r) => field in r);
+  const related: Partial<Record<RelatedResourceName, Row[]>> = Object.fromEntries(
+    Object.entries(opts.related ?? {}).map(([name, rows]) => [name, [...rows]]),
+  );
+  /** the records a resource path serves and their key: Property's, or a related resource's */
+  const tableOf = (path: string): { name: string; rows: Row[]; key: string } | undefined => {
+    if (path.endsWith('/Property')) return { name: 'Property', rows: records, key: keyField };
+    const name = Object.keys(related).find((r) => path.endsWith(`/${r}`)) as RelatedResourceName | undefined;
+    return name ? { name, rows: related[name]!, key: RELATED_KEY[name] } : undefined;
+  };
+  const knownIn = (rows: Row[]) => (field: string) =>
+    field === 'Media' || (opts.fields ?? []).includes(field) || rows.some((r) => field in r);
 
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', origin);
@@ -296,7 +335,9 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       return send(401, { error: { code: '401', message: 'invalid or expired token' } });
     if (opts.entityEvents && url.pathname.endsWith('/EntityEvent')) return eventPage(url, q, send);
     if (url.pathname.endsWith('/Media')) return mediaPage(url, q, send);
-    if (!url.pathname.endsWith('/Property')) return send(404, { error: { message: `no resource ${url.pathname}` } });
+    const table = tableOf(url.pathname);
+    if (!table) return send(404, { error: { message: `no resource ${url.pathname}` } });
+    const known = knownIn(table.rows);
     if (opts.refuseOrderby && q.has('$orderby')) {
       log.status = 400;
       const body = gzipSync(
@@ -310,13 +351,13 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     let nextLink: string | undefined;
     let count: number | undefined;
     try {
-      rows = records.map((r) => inSpelling(r, spelling));
+      rows = table.rows.map((r) => inSpelling(r, spelling));
       const filter = q.get('$filter');
       if (filter) rows = rows.filter(compileFilter(filter, { ...cmpOpts, known, types: (f) => opts.types?.[f] }));
       const orderby = q.get('$orderby');
       if (orderby) compileOrderBy(orderby, { ...cmpOpts, known }); // checked (a 400 for an unknown field) whatever the order served
       if (orderby && server.order === 'honour') rows.sort(compileOrderBy(orderby, { ...cmpOpts, known }));
-      if (server.order === 'key') rows.sort(compileOrderBy(keyField, cmpOpts));
+      if (server.order === 'key') rows.sort(compileOrderBy(table.key, cmpOpts));
       if (q.get('$count') === 'true' && !opts.noCount) count = rows.length;
       if (server.order === 'scramble') {
         for (let i = rows.length - 1; i > 0; i--) {
@@ -351,7 +392,7 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     const value = page.map((r) => shape(r, select, expand));
     nextLink = opts.nextLink ? opts.nextLink(nextLink, n) : nextLink;
     const body = {
-      '@odata.context': `${origin}/reso/odata/$metadata#Property`,
+      '@odata.context': `${origin}/reso/odata/$metadata#${table.name}`,
       ...(count !== undefined && { '@odata.count': count }),
       value,
       ...(nextLink && { '@odata.nextLink': nextLink }),
@@ -528,6 +569,12 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
       },
       ...(opts.entityEvents && { EntityEvent: { key: 'EntityEventSequence', fields: eventFields } }),
       ...(server.lookups && { Lookup: { key: 'LookupKey', fields: lookupFields } }),
+      ...Object.fromEntries(
+        Object.entries(related).map(([name, rows]) => [
+          name,
+          { key: RELATED_KEY[name as RelatedResourceName], fields: fieldTypes(rows) },
+        ]),
+      ),
     };
     res.writeHead(200, { 'content-type': 'application/xml' }).end(csdl(sets));
   }
@@ -676,6 +723,23 @@ export async function startResoServer(opts: ResoServerOptions): Promise<ResoServ
     },
     revokeTokens() {
       tokens.clear();
+    },
+    related,
+    touchRelated(resource, key, fields = {}) {
+      const rows = related[resource];
+      const at = rows?.findIndex((r) => r[RELATED_KEY[resource]] === key) ?? -1;
+      if (!rows || at < 0) throw new Error(`no ${resource} ${key}`);
+      const latest = Math.max(
+        ...[...records, ...rows].map((r) => Date.parse(String(r.ModificationTimestamp))).filter(Number.isFinite),
+      );
+      const touched = {
+        ...rows[at],
+        ...fields,
+        ModificationTimestamp: new Date(Math.max(latest + 1, Date.now())).toISOString(),
+      };
+      rows[at] = touched;
+      if (opts.entityEvents) logEvent(key, resource);
+      return touched;
     },
     beforePage: opts.beforePage,
     close: () =>

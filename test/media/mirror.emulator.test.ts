@@ -173,6 +173,7 @@ describe('media mirror', () => {
       swap: (ns, k, a, b) => inner.swap(ns, k, a, b),
       close: () => inner.close(),
       apply: (c) => (applies.push(c), inner.apply(c)),
+      applyInBackground: (c) => (applies.push(c), inner.applyInBackground(c)),
     };
     const before = host.total();
     const rerun = await sync({ feed, now });

@@ -66,6 +66,42 @@ describe('file store', () => {
     await again.close();
   });
 
+  it("applies in the background (lmdb's write thread) as apply does: sets then deletes of several namespaces, a change that throws queues nothing, a new file's schema recorded", async () => {
+    const path = await statePath();
+    const store = await createFileStore(path);
+    const long = 'k'.repeat(5000);
+    await expect(
+      store.applyInBackground([
+        { ns: 'fp:a', set: [['K1', 'f1']] },
+        { ns: 'fp:b', set: [[long, 'x']] },
+      ]),
+    ).rejects.toThrow(/5000 characters/);
+    await store.applyInBackground([
+      {
+        ns: 'fp:a',
+        set: [
+          ['K1', 'f1'],
+          ['K2', 'f2'],
+        ],
+        delete: ['K2'],
+      },
+      { ns: 'unlisted:a', set: [['K1', '{}']] },
+    ]);
+    // (read at once, as the lane's commit reads after the drain)
+    expect(await entriesOf(store, 'fp:a')).toEqual({ K1: 'f1' });
+    await store.close();
+    const env = open({ path, noSubdir: true, maxDbs: 3, readOnly: true });
+    expect(env.openDB({ name: 'meta', encoding: 'string' }).get('schema')).toBe(String(SCHEMA_VERSION));
+    await env.close();
+    const again = await createFileStore(path);
+    expect([
+      await entriesOf(again, 'fp:a'),
+      await entriesOf(again, 'unlisted:a'),
+      await entriesOf(again, 'fp:b'),
+    ]).toEqual([{ K1: 'f1' }, { K1: '{}' }, {}]);
+    await again.close();
+  });
+
   it('two stores on one file see what the other committed', async () => {
     const path = await statePath();
     const one = await createFileStore(path);

@@ -31,7 +31,7 @@ function setup(held: FeedItem[], deletes: PlannedDelete[], idField = 'ListingKey
       { field: 'ListingId', valueOf: (k) => k },
       { field: 'ListingKey', valueOf: (k) => k },
     ],
-    keyOf: (d) => String(d.ListingId),
+    keyOf: (i) => String(i.data?.ListingId),
     limit: 100,
     keyRule: 'MLSNumber',
     removals: true,
@@ -71,6 +71,18 @@ describe('confirmAbsences, an incremental removal', () => {
     const out = await confirmAbsences(input);
     expect(taken.map((i) => i.position.id)).toEqual(['K2']);
     expect(out.deletes.map((d) => d.key)).toEqual(['A']);
+  });
+
+  it('each record the source answers has its key read once, and carries it to take (issue 52 point 4)', async () => {
+    const { input, taken } = setup([record('K2', 'A'), record('K1', 'A'), record('K3', 'A')], [offMarket('A')]);
+    const read: string[] = [];
+    const out = await confirmAbsences({
+      ...input,
+      keyOf: (i) => (read.push(String(i.position.id)), input.keyOf(i)),
+    });
+    expect(read.sort()).toEqual(['K1', 'K2', 'K3']);
+    expect(taken.map((i) => [i.position.id, 'key' in i && i.key])).toEqual([['K3', 'A']]);
+    expect(out.deletes).toEqual([]);
   });
 
   it("a listing key read from the record's own id alone asks nothing", async () => {

@@ -10,6 +10,7 @@ import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { row, rows, SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 import { keyedResoRecords } from './helpers/reso-records.js';
+import { reconcileAsk } from '../../src/feeds/reso/reso-asks.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -124,12 +125,12 @@ describe('valid = created + updated + unchanged + the documented others', () => 
     server.touch('K-04', { ListPrice: 222_222 });
     server.touch('K-05', { StandardStatus: 'Withdrawn' });
     server.remove('K-11');
-    const reconcile = await env.sync(te, feed, { reconcile: true });
+    const reconcile = await env.sync(te, feed, { ask: reconcileAsk });
     expect(reconcile.outcome, reconcile.message).toBe('ok');
     expect(reconcile.source.reconcile).toMatchObject({ keys: 19, fetched: 2 });
     expect(reconcile.counts).toMatchObject({ updated: 1, deleted: 2 });
     addsUp(reconcile);
-    addsUp(await env.sync(te, feed, { reconcile: true, dryRun: true }));
+    addsUp(await env.sync(te, feed, { ask: reconcileAsk, dryRun: true }));
 
     const events = resoFeed(server, { incremental: true, changes: 'entityEvent' }, byKey);
     addsUp(await env.sync(te, events, { full: true }));

@@ -9,6 +9,7 @@ import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 import { keyedResoRecords } from './helpers/reso-records.js';
+import { pushedAsk, reconcileAsk } from '../../src/feeds/reso/reso-asks.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -371,7 +372,7 @@ describe('a gone key under the reso preset (MLSNumber from ListingId, else Listi
     expect(now.has('K-01')).toBe(true); // K-02's listing, still on the server
     expect(now.size).toBe(9);
     // nothing left for the reconcile
-    const reconcile = await env.sync(te, feed, { reconcile: true });
+    const reconcile = await env.sync(te, feed, { ask: reconcileAsk });
     expect(reconcile.outcome, reconcile.message).toBe('ok');
     expect(reconcile.counts.deleted).toBe(0);
   });
@@ -395,7 +396,7 @@ describe('a gone key under the reso preset (MLSNumber from ListingId, else Listi
     );
     expect((await held()).has('L-01')).toBe(true);
     // the reconcile finds L-01 absent, confirms it and deletes it
-    const reconcile = await env.sync(te, feed, { reconcile: true });
+    const reconcile = await env.sync(te, feed, { ask: reconcileAsk });
     expect(reconcile.outcome, reconcile.message).toBe('ok');
     expect(reconcile.deletedByReason).toEqual({ absent: 1 });
     expect((await held()).has('L-01')).toBe(false);
@@ -420,7 +421,7 @@ describe('pushed events (RCP-028) beside the EntityEvent poll', () => {
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     server.touch('K-04', { ListPrice: 404_404 });
     const before = server.requests.length;
-    const pushed = await env.sync(te, feed, { pushed: { keys: ['K-04'], media: [], events: 1 } });
+    const pushed = await env.sync(te, feed, { ask: pushedAsk({ keys: ['K-04'], media: [], events: 1 }) });
     expect(pushed.outcome, pushed.message).toBe('ok');
     expect(pushed.counts.updated).toBe(1);
     expect(pushed.source.events).toEqual({ read: 1, keys: 1, fetched: 1, gone: 0, pushed: true });

@@ -168,50 +168,66 @@ describe('RESO, the stock preset keyed by ListingId: two records share a Listing
   }
 });
 
+/**
+ * Issue 54 point 4: a RESO server holding two on-market records of one ListingId (the stock preset's
+ * key), the later in ListingKey order (the full pull's) priced 654,321, the earlier 123,456; a feed
+ * over it (incremental by timestamps, or by the EntityEvent log) after one full pull.
+ */
+async function twoRecordsOneKey(changes: 'timestamp' | 'entityEvent') {
+  const records = generateResoRecords(12, { seed: 54 }).filter(
+    (r) => r.MlgCanView !== false && r.StandardStatus === 'Active' && !String(r.PropertyType).includes('Lease'),
+  );
+  const later: Record<string, unknown> = { ...records[1]!, ListPrice: 654_321 };
+  // the same ListingId, earlier in ListingKey order (the full pull's order), also on the market
+  const earlier: Record<string, unknown> = {
+    ...later,
+    ListingKey: `0-${String(later.ListingKey)}`,
+    ListPrice: 123_456,
+  };
+  const reso = emulator.closeAfterTest(
+    await startResoServer({
+      records: [...records.filter((r) => r !== records[1]), later, earlier],
+      maxPageSize: 3,
+      entityEvents: changes === 'entityEvent',
+    }),
+  );
+  const feed = env.feed({
+    source: {
+      kind: 'reso',
+      url: reso.url,
+      retries: 0,
+      incremental: true,
+      photosTimestampField: null,
+      ...(changes === 'entityEvent' && { changes }),
+    },
+    mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
+    deletes: { maxFraction: 1 },
+  });
+  const id = String(later.ListingId);
+  const price = async () => (await te.listings(SN)).find((l) => String(l.MLSNumber) === id)?.SalePrice;
+  const full = await env.sync(te, feed, { full: true });
+  expect(full.outcome, full.message).toBe('ok');
+  // the full pull's rule: the later record of the key decides
+  expect(await price()).toBe(654_321);
+  return { reso, feed, id, price, earlier: String(earlier.ListingKey), single: records[2]! };
+}
+
+/** an incremental run of the feed: ok, incremental, its counts adding up */
+async function incrementalRun(feed: Parameters<SyncEnv['sync']>[1]): Promise<SyncReport> {
+  const r = await env.sync(te, feed);
+  expect(r.outcome, r.message).toBe('ok');
+  expect(r.source.mode).toBe('incremental');
+  addsUp(r);
+  return r;
+}
+
 describe('RESO, issue 54 point 4: two on-market records share a ListingId, the earlier one (in key order) goes off the market', () => {
   for (const changes of ['timestamp', 'entityEvent'] as const) {
     it(`an incremental run (${changes}) asks the source for the key's other records: the listing stays, showing the later one, and nothing is deleted`, async () => {
-      const records = generateResoRecords(12, { seed: 54 }).filter(
-        (r) => r.MlgCanView !== false && r.StandardStatus === 'Active' && !String(r.PropertyType).includes('Lease'),
-      );
-      const later: Record<string, unknown> = { ...records[1]!, ListPrice: 654_321 };
-      // the same ListingId, earlier in ListingKey order (the full pull's order), also on the market
-      const earlier: Record<string, unknown> = {
-        ...later,
-        ListingKey: `0-${String(later.ListingKey)}`,
-        ListPrice: 123_456,
-      };
-      const reso = emulator.closeAfterTest(
-        await startResoServer({
-          records: [...records.filter((r) => r !== records[1]), later, earlier],
-          maxPageSize: 3,
-          entityEvents: changes === 'entityEvent',
-        }),
-      );
-      const feed = env.feed({
-        source: {
-          kind: 'reso',
-          url: reso.url,
-          retries: 0,
-          incremental: true,
-          photosTimestampField: null,
-          ...(changes === 'entityEvent' && { changes }),
-        },
-        mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
-        deletes: { maxFraction: 1 },
-      });
-      const id = String(later.ListingId);
-      const price = async () => (await te.listings(SN)).find((l) => String(l.MLSNumber) === id)?.SalePrice;
-      const full = await env.sync(te, feed, { full: true });
-      expect(full.outcome, full.message).toBe('ok');
-      // the full pull's rule: the later record of the key decides
-      expect(await price()).toBe(654_321);
-      reso.touch(String(earlier.ListingKey), { StandardStatus: 'Withdrawn' });
+      const { reso, feed, id, price, earlier } = await twoRecordsOneKey(changes);
+      reso.touch(earlier, { StandardStatus: 'Withdrawn' });
       const before = await writes();
-      const r = await env.sync(te, feed);
-      expect(r.outcome, r.message).toBe('ok');
-      expect(r.source.mode).toBe('incremental');
-      addsUp(r);
+      const r = await incrementalRun(feed);
       expect(await price()).toBe(654_321);
       expect(r.counts.deleted).toBe(0);
       expect((await writes()).delete).toBe(before.delete);
@@ -223,6 +239,33 @@ describe('RESO, issue 54 point 4: two on-market records share a ListingId, the e
       expect(again.outcome, again.message).toBe('ok');
       expect(await writes()).toEqual(settled);
       expect(await price()).toBe(654_321);
+    });
+  }
+});
+
+describe('RESO, issue 54 point 4: two on-market records share a ListingId, the earlier one (in key order) changes while on the market', () => {
+  for (const changes of ['timestamp', 'entityEvent'] as const) {
+    it(`an incremental run (${changes}) asks the source for the key's other records: the listing keeps showing the later one, and nothing is written`, async () => {
+      const { reso, feed, id, price, earlier, single } = await twoRecordsOneKey(changes);
+      for (const changed of [111_111, 222_222]) {
+        // the earlier record changes, still on the market: a full pull would still show the later one
+        reso.touch(earlier, { ListPrice: changed });
+        const from = reso.requests.length;
+        const before = await writes();
+        await incrementalRun(feed);
+        expect(await price()).toBe(654_321);
+        expect(await writes()).toEqual(before);
+        // one by-key query on ListingId for the key's other records
+        expect(reso.requests.slice(from).filter((q) => q.filter?.includes(`ListingId eq '${id}'`))).toHaveLength(1);
+      }
+      // a record of a key the source holds once changes: no by-key query for its key's others
+      reso.touch(String(single.ListingKey), { ListPrice: 777_777 });
+      const from = reso.requests.length;
+      const r = await env.sync(te, feed);
+      expect(r.outcome, r.message).toBe('ok');
+      expect(r.counts.updated).toBe(1);
+      const ofSingle = `ListingId eq '${String(single.ListingId)}'`;
+      expect(reso.requests.slice(from).filter((q) => q.filter?.includes(ofSingle))).toHaveLength(0);
     });
   }
 });

@@ -11,6 +11,7 @@ import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 import { keyedResoRecords } from './helpers/reso-records.js';
+import { reconcileAsk } from '../../src/feeds/reso/reso-asks.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -64,7 +65,7 @@ describe('sync --reconcile', () => {
     ];
     const before = server.requests.length;
 
-    const reconcile = await env.sync(te, feed, { reconcile: true });
+    const reconcile = await env.sync(te, feed, { ask: reconcileAsk });
     expect(reconcile.outcome, reconcile.message).toBe('ok');
     expect(reconcile.counts.deleted).toBe(5);
     expect(reconcile.counts.updated).toBe(2);
@@ -105,7 +106,7 @@ describe('sync --reconcile', () => {
     expect(ratio).toBeLessThanOrEqual(0.1);
 
     // nothing changed since: the reconcile moved the mark, so the next one fetches nothing and writes nothing
-    const quiet = await env.sync(te, feed, { reconcile: true });
+    const quiet = await env.sync(te, feed, { ask: reconcileAsk });
     expect(quiet.outcome, quiet.message).toBe('ok');
     expect(quiet.counts.created + quiet.counts.updated + quiet.counts.deleted).toBe(0);
     expect(quiet.source.reconcile).toEqual({ keys, fetched: 0 });
@@ -130,7 +131,7 @@ describe('sync --reconcile', () => {
     });
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     for (const r of data.slice(0, 10)) server.remove(String(r.ListingKey));
-    const reconcile = await env.sync(te, feed, { reconcile: true });
+    const reconcile = await env.sync(te, feed, { ask: reconcileAsk });
     expect(reconcile.outcome).toBe('guard');
     expect(reconcile.counts.deleted).toBe(0);
     expect((await held()).size).toBe(40);

@@ -36,7 +36,7 @@ const ROOMS_STATE = 'rooms';
 const rooms: RelatedResource = {
   name: 'Rooms',
   open(feedName, source, ctx, inner, tally) {
-    if (!source.url || ctx.reconcile || ctx.pushed) return inner;
+    if (!source.url || ctx.ask) return inner;
     const client = resoPageClient(source, ctx, { tally, scope: feedName, kind: 'Rooms' });
     const held = new Map<string, string>();
     let copies: ReadonlyArray<ReadonlyMap<string, string>> = [];

@@ -15,6 +15,7 @@ import { startResoServer } from '../helpers/reso-server.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 import { keyedResoRecords } from './helpers/reso-records.js';
+import { pushedAsk, reconcileAsk } from '../../src/feeds/reso/reso-asks.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -87,14 +88,14 @@ describe("the source's shared request budget", () => {
     expect(poll.source.requests).toBe(expected.poll);
 
     changed();
-    const reconcile = await env.sync(te, b, { budgets, reconcile: true });
+    const reconcile = await env.sync(te, b, { budgets, ask: reconcileAsk });
     expect(reconcile.outcome, reconcile.message).toBe('ok');
     expect(reconcile.source.reconcile).toEqual({ keys: N, fetched: 1 });
     expect(reconcile.counts.updated).toBe(1);
     expect(reconcile.source.requestsBy).toEqual({ keys: Math.ceil(N / PAGE) + 1, metadata: 1, byKey: 1 });
     expect(reconcile.source.requests).toBe(expected.reconcile);
 
-    const pushed = await env.sync(te, a, { budgets, pushed: { keys: ['K-03'], media: [], events: 1 } });
+    const pushed = await env.sync(te, a, { budgets, ask: pushedAsk({ keys: ['K-03'], media: [], events: 1 }) });
     expect(pushed.outcome, pushed.message).toBe('ok');
     expect(pushed.counts.updated).toBe(1);
     expect(pushed.source.requestsBy).toEqual({ metadata: 1, byKey: 1 });

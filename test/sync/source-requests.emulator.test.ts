@@ -14,6 +14,7 @@ import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 import { keyedResoRecords } from './helpers/reso-records.js';
+import { reconcileAsk } from '../../src/feeds/reso/reso-asks.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -121,7 +122,7 @@ describe("the report's source requests are every request the server received", (
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     server.touch('K-04', { ListPrice: 222_222 });
     server.remove('K-11');
-    const reconcile = await counted(server, () => env.sync(te, feed, { reconcile: true }));
+    const reconcile = await counted(server, () => env.sync(te, feed, { ask: reconcileAsk }));
     expect(reconcile.r.outcome, reconcile.r.message).toBe('ok');
     expect(reconcile.r.source.reconcile).toMatchObject({ keys: 19, fetched: 1 });
     expect(reconcile.r.counts.deleted).toBe(1);
@@ -187,7 +188,7 @@ describe('a reconcile says what it was and what it read, as the server counted i
     server.touch('K-04', { ListPrice: 222_222 });
     server.remove('K-11');
     const [from, bytes, received] = [server.requests.length, server.bytesSent, server.received];
-    const r = await env.sync(te, feed, { reconcile: true });
+    const r = await env.sync(te, feed, { ask: reconcileAsk });
     expect(r.outcome, r.message).toBe('ok');
     expect(r.counts.deleted).toBe(1);
     expect(r.source.mode).toBe('reconcile');

@@ -20,6 +20,7 @@ import type { Row } from '../helpers/odata-filter.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 import { keyedResoRecords } from './helpers/reso-records.js';
+import { pushedAsk, reconcileAsk } from '../../src/feeds/reso/reso-asks.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -75,7 +76,9 @@ describe.each(THIN)('$metadata with $thin: the lookup asks anyway, quoted', ({ m
     expect((await env.sync(te, feed)).outcome).toBe('ok');
     server.metadataOf = metadataOf;
     server.touch('K-02', { ListPrice: 222_222 });
-    const pushed = await env.sync(te, feed, { pushed: { keys: ['K-01', 'K-02', 'K-03'], media: [], events: 3 } });
+    const pushed = await env.sync(te, feed, {
+      ask: pushedAsk({ keys: ['K-01', 'K-02', 'K-03'], media: [], events: 3 }),
+    });
     expect(pushed.outcome, pushed.message).toBe('ok');
     expect(pushed.counts.deleted).toBe(0);
     expect(pushed.counts.updated).toBe(1);
@@ -131,7 +134,7 @@ describe.each(THIN)('$metadata with $thin: the lookup asks anyway, quoted', ({ m
     server.metadataOf = metadataOf;
     server.touch('K-03', { ListPrice: 333_333, ModificationTimestamp: new Date(Date.now() - 60_000).toISOString() });
     server.remove('K-07');
-    const reconcile = await env.sync(te, feed, { reconcile: true });
+    const reconcile = await env.sync(te, feed, { ask: reconcileAsk });
     expect(reconcile.outcome, reconcile.message).toBe('ok');
     expect(reconcile.counts.deleted).toBe(1);
     expect(reconcile.counts.updated).toBe(1);
@@ -158,7 +161,7 @@ describe('a server that refuses the quoted key fails the step: nothing deleted, 
     const server = await start(numeric(6));
     const feed = feedOf(server.url, { incremental: true, changes: 'entityEvent' });
     expect((await env.sync(te, feed)).outcome).toBe('ok');
-    const pushed = await env.sync(te, feed, { pushed: { keys: ['1001', '1002'], media: [], events: 2 } });
+    const pushed = await env.sync(te, feed, { ask: pushedAsk({ keys: ['1001', '1002'], media: [], events: 2 }) });
     expect(pushed.outcome, pushed.message).toBe('failed');
     expect(pushed.counts.deleted).toBe(0);
     expect(pushed.message).toMatch(

@@ -30,7 +30,7 @@
 //   events may be lost, and it is a purge;
 // - the log read from the mark refused (400, 404, 410) or purged past it: the log's newest sequence
 //   is read, then a keys-only reconcile runs (reso-reconcile.ts; it needs
-//   FeedContext.reconcileFallback), and the log goes on from that sequence;
+//   FeedContext.keys), and the log goes on from that sequence;
 // - the mark is `{ ts, seq }`: the highest sequence read, handed back to the sync, which stores it
 //   with the lane's commit after the writes, so a crash replays events rather than skipping them.
 // The first pull (no sequence stored) is a pull (reso-reader.ts) that reads the log's newest
@@ -225,7 +225,7 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
   async function* reconcileInstead(why: string): AsyncIterable<FeedItem> {
     events.purged = why;
     ctx.logger.warn({ feed: feedName, seq }, `${why}: a keys-only reconcile runs instead`);
-    if (!ctx.reconcileFallback)
+    if (!ctx.keys)
       throw new FeedReadError(
         `${why}, and no reconcile can run here: run feedsync sync --reconcile, or --full`,
         { file: label },
@@ -233,7 +233,7 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
       );
     // (the newest sequence before the reconcile begins: what changes during it is read from the log next time)
     const newest = await newestSequence(client, source);
-    instead = openResoReconcile(feedName, source, ctx, ctx.reconcileFallback, run.opts);
+    instead = openResoReconcile(feedName, source, ctx, ctx.keys, run.opts);
     yield* instead.items;
     const after = instead.mark === undefined ? stored : (JSON.parse(instead.mark) as Record<string, unknown>);
     reached = JSON.stringify({ ...after, seq: newest });
@@ -247,8 +247,8 @@ function eventFeed(feedName: string, source: ResoSource, ctx: FeedContext, run: 
     get mark() {
       return reached;
     },
-    get present() {
-      return instead?.present;
+    get unread() {
+      return instead?.unread;
     },
     ...(pull.lookup && { lookup: pull.lookup }),
     stats,

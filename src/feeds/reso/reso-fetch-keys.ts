@@ -71,16 +71,16 @@ export async function* fetchKeys(keys: ReadonlySet<string>, at: FetchKeysAt): As
  * Whether a key of the source (source.keyField) is the listing key: the listing key is read from that
  * field alone. Under the reso preset (MLSNumber from ListingId, else ListingKey) it is not: a record no
  * longer returned cannot say its ListingId, and a listing whose ListingId equals the ListingKey is
- * another record's. Without the sync's word (no reconcileFallback: a preview), the key field is taken.
+ * another record's. Without the sync's word (no FeedContext.keys: a preview), the key field is taken.
  */
 function keyNamesListing(source: ResoSource, ctx: FeedContext): boolean {
-  const fields = ctx.reconcileFallback?.keyFields;
+  const fields = ctx.keys?.keyFields;
   return fields === undefined || (fields.length === 1 && fields[0] === source.keyField);
 }
 
 /** Keys the source says are gone that name no listing (the listing key is read from other fields, and the key map never saw them): left to the next reconcile, said once. */
 function warnUnnamed(unnamed: number, at: FetchKeysAt): void {
-  const fields = at.ctx.reconcileFallback!.keyFields.join(', ');
+  const fields = at.ctx.keys!.keyFields.join(', ');
   const warning = `${unnamed} key(s) ${at.goneBy} name no listing: the listing key is read from ${fields}, and only ${at.source.keyField} is known of a record no longer returned, which no read of this feed kept (a state from before the key map, filled by the next full pull or reconcile): left to the next reconcile (schedule.reconcileCron, sync --reconcile), which deletes them under the guards`;
   at.warnings.push(warning);
   at.ctx.logger.warn({ feed: at.feedName }, warning);

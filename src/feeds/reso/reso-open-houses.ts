@@ -51,11 +51,11 @@ export function withOpenHouses(
   const from = openHouseSource(source);
   if (!from) return inner;
   // (a reconcile pulls no open houses: the records it fetches by key get the lanes' copies' open houses)
-  if (ctx.reconcile) return withStoredOpenHouses(inner, ctx, from);
+  if (ctx.ask?.name === 'reconcile') return withStoredOpenHouses(inner, ctx, from);
   // (its own page client: the feed's budget, the read's tally; a replay has no OpenHouse resource to ask)
   // (a pushed-events job pulls nothing but the records pushed: it keeps no mark to pull from)
   const client =
-    from === 'related' && source.url && !ctx.pushed
+    from === 'related' && source.url && ctx.ask?.name !== 'pushed'
       ? resoPageClient(source, ctx, { tally, scope: feedName, kind: 'OpenHouse' })
       : undefined;
   const related = client !== undefined;

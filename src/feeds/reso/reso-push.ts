@@ -5,9 +5,9 @@
 // only make feedsync ask the source: what it writes is what the source holds. A key the source no
 // longer returns is gone, deleted under the guards (counted toward deletes.maxCount/maxFraction),
 // only when the lane wrote that listing and once deletes.graceHours have passed since its
-// first-missing mark (sync/run/lane-guard-step.ts pushedScope). The run reads these records before it
+// first-missing mark (sync/run/lane-guard-step.ts askedAloneScope). The run reads these records before it
 // asks the chatbot anything, and then asks it about their keys alone (sync/run/read-early.ts
-// readPushed). Its requests take a budget of their own besides the credential's, ctx.sourceShare
+// readNamed). Its requests take a budget of their own besides the credential's, ctx.sourceShare
 // (push.sourceShare of source.limits), so pushes never starve the pulls. A
 // Media event names a Media record: its listing is asked of the Media resource (reso-media-events.ts).
 // The mode is 'incremental' (keys not named are not absent) and the mark is none: the lanes keep
@@ -17,7 +17,8 @@
 // a record in step writes nothing).
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl } from '../source/http.js';
-import type { FeedContext, FeedItem, OpenedFeed, PushedKeys, SourceReadStats } from '../types.js';
+import type { FeedContext, FeedItem, OpenedFeed, SourceReadStats } from '../types.js';
+import type { PushedKeys } from './reso-asks.js';
 import { fetchKeys, type EventStats } from './reso-fetch-keys.js';
 import { eventsSection } from './reso-sections.js';
 import { addMediaParents } from './reso-media-events.js';

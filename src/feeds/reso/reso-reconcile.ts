@@ -7,7 +7,7 @@
 //   reso-confirm.ts: batched within the URL and `or` limits, typed by $metadata, bounded by
 //   source.maxPages) and yielded like any record read, so its record decides (one now off the market
 //   deletes its listing, as a pull's would: it is not `present`); one the server no longer returns is absent;
-// - every other key is `present`: the source holds it unchanged, so its listing stays as it is and
+// - every other key is `present` (OpenedFeed.unread): the source holds it unchanged, so its listing stays as it is and
 //   no record body is read for it;
 // - a key the chatbot holds that is neither read nor present is absent: the sync confirms it with the
 //   source (the existing confirmation) and deletes it under the guards, as after a full pull.
@@ -17,7 +17,7 @@
 import { FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl } from '../source/http.js';
-import type { FeedContext, FeedItem, OpenedFeed, ReconcileAsk, SourceReadStats } from '../types.js';
+import type { FeedContext, FeedItem, ListingKeys, OpenedFeed, SourceReadStats } from '../types.js';
 import { vendorProfile } from '../vendors/registry.js';
 import type { PageClient } from './reso-pages.js';
 import { laterOf, TS, usableTimestamp } from './reso-query.js';
@@ -29,7 +29,7 @@ export function openResoReconcile(
   feedName: string,
   source: ResoSource,
   ctx: FeedContext,
-  ask: ReconcileAsk,
+  ask: ListingKeys,
   options: ResoOpenOptions = {},
 ): OpenedFeed {
   const label = displayUrl(source.url!);
@@ -106,7 +106,7 @@ export function openResoReconcile(
     get mark() {
       return reached;
     },
-    present,
+    unread: present,
     ...(base.lookup && { lookup: base.lookup }),
     stats,
   };

@@ -92,7 +92,7 @@ export function openWithRoster(
   const named = new Set(resources);
   // (a reconcile or a push pulls no roster: the records it fetches by key get the lanes' copies'
   // contacts; a push has no mark to pull from, so it would pull the roster whole for a few keys)
-  if (ctx.reconcile || ctx.pushed) return withStoredRoster(open(ctx), own, named, stored);
+  if (ctx.ask) return withStoredRoster(open(ctx), own, named, stored);
   let copies: readonly RosterStore[] | undefined;
   const loaded = async () => (copies ??= await rosterCopies(own));
   // the contacts the records get: the copies' until this run's pull is read, then the pull's first

@@ -124,8 +124,8 @@ export function planDeletes(remote: RemoteSide, feed: DeletesFeed, options: Plan
   const goes = goesIn(options);
   // keys first: the copies are looked up (made, from a RemoteIndex) only for keys the feed lacks
   for (const key of remote.byKey.keys()) {
-    // (present: a reconcile found the key unchanged on the source without reading its record)
-    if (feed.listings.has(key) || feed.present?.has(key)) continue;
+    // (unread: the source holds the key unchanged, its record not read: OpenedFeed.unread)
+    if (feed.listings.has(key) || feed.unread?.has(key)) continue;
     if (feed.protectedKeys.has(key)) {
       out.protectedKeys.push(key);
       continue;
@@ -153,7 +153,7 @@ export function planDeletes(remote: RemoteSide, feed: DeletesFeed, options: Plan
 export type DeletesFeed = Pick<DesiredSide, 'protectedKeys' | 'goneKeys' | 'mode'> & {
   listings: { has(key: string): boolean };
   written?: { has(key: string): boolean };
-  present?: { has(key: string): boolean };
+  unread?: { has(key: string): boolean };
 };
 
 /**

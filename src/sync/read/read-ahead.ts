@@ -1,5 +1,5 @@
-// A feed read whole before the run's read step reads it (a run of pushed events, few records:
-// run/read-early.ts readPushed), so that the listing keys its items carry are known first. The
+// A feed read whole before the run's read step reads it (the records an ask names, few:
+// run/read-early.ts readNamed), so that the listing keys its items carry are known first. The
 // records are kept as read and handed on in order; a read that failed part way hands on what it
 // read, then fails where it failed.
 import type { KeyedItem } from '../../mapping/types.js';

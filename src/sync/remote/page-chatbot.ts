@@ -58,7 +58,35 @@ export interface PagingHandle {
   done: Promise<PagedChatbot>;
 }
 
-/** The chatbot's paging once `after` has settled (the run pages one chatbot at a time), with its state as read meanwhile. */
+/**
+ * Chatbots a run pages at once (sync-run.ts), started in the run's order. A chatbot of a few pages
+ * is paged in a round trip or two, each leaving the api.concurrency slots idle but one: a routed
+ * feed's 100 small chatbots paged one at a time were 200 round trips end to end, and a fleet's
+ * no-change tick waited for them rather than for its budget. Past a few at once, a large chatbot's
+ * paging only shares the slots its own pages would fill (the budget holds api.concurrency calls in
+ * flight over all of them), and each paging in progress holds its pages in flight and up to 8 MiB
+ * of compared JSON (remote.ts): the bound.
+ */
+export const PAGINGS_AT_ONCE = 8;
+
+/**
+ * The turns of a run's pagings, in order: the n-th one given `turn()` may start once the
+ * (n − atOnce)-th has settled; `all()`: every paging given so far has settled (failed or not).
+ */
+export function pagingTurns(atOnce = PAGINGS_AT_ONCE): {
+  turn(): Promise<unknown>;
+  ended(done: Promise<unknown>): void;
+  all(): Promise<void>;
+} {
+  const dones: Array<Promise<unknown>> = [];
+  return {
+    turn: () => dones[dones.length - Math.max(1, atOnce)] ?? Promise.resolve(),
+    ended: (done) => void dones.push(done.catch(() => undefined)),
+    all: () => Promise.all(dones).then(() => undefined),
+  };
+}
+
+/** The chatbot's paging once `after` has settled (pagingTurns: a few chatbots at a time), with its state as read meanwhile. */
 export function startPaging(
   input: PageChatbotInput,
   after: Promise<unknown>,

@@ -13,7 +13,7 @@ export function formatSyncReport(r: SyncReport): string {
   // (sync/settle/rejection.ts), the credential to fix, what the guard held back
   const why = r.outcome !== 'ok' && r.message ? ` — ${r.message}` : '';
   const lines: string[] = [
-    `${r.dryRun ? 'DRY RUN — nothing written. ' : ''}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}${why}`,
+    `${wordsOf(r).head}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}${why}`,
     ...countsTable(r),
     ...tallyLines(r),
     ...sourceLines(r.source),
@@ -27,13 +27,14 @@ export function formatSyncReport(r: SyncReport): string {
   return lines.join('\n') + '\n';
 }
 
-/** What a dry run's counts say before their verb: what it would do, not what it did. */
-const wouldBe = (r: SyncReport): string => (r.dryRun ? 'would be ' : '');
+/** A dry run's words: its first line says nothing was written, its counts before their verb what would be. */
+const wordsOf = (r: SyncReport): { head: string; wouldBe: string } =>
+  r.dryRun ? { head: 'DRY RUN — nothing written. ', wouldBe: 'would be ' } : { head: '', wouldBe: '' };
 
 /** The feed's side and the chatbot's side of the counts, side by side. */
 function countsTable(r: SyncReport): string[] {
   const c = r.counts;
-  const verb = wouldBe(r);
+  const verb = wordsOf(r).wouldBe;
   return table(
     ['feed', '', 'chatbot', ''],
     [
@@ -54,7 +55,7 @@ function tallyLines(r: SyncReport): string[] {
   const c = r.counts;
   const lines: string[] = [];
   const byReason = Object.entries(r.deletedByReason ?? {}).map(([k, n]) => `${k} ${n}`);
-  if (byReason.length) lines.push(`  ${wouldBe(r)}deleted by reason: ${byReason.join(', ')}`);
+  if (byReason.length) lines.push(`  ${wordsOf(r).wouldBe}deleted by reason: ${byReason.join(', ')}`);
   const others = (
     [
       ['unwritten', c.unwritten],

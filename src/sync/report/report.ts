@@ -249,13 +249,13 @@ export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: nu
 /**
  * The report of a feed whose run could not start or broke off with an error the sync does not
  * know (a lock held elsewhere, a bug): outcome `failed`, nothing counted. The other feeds go on.
+ * A dry run's caller marks it so (run/write-side.ts: the recording side's).
  */
 export function failedReport(r: {
   feed: string;
   chatbot: string;
   message: string;
   stateLocation: string;
-  dryRun?: boolean;
   retryable?: boolean;
 }): SyncReport {
   const now = new Date().toISOString();
@@ -284,7 +284,7 @@ export function failedReport(r: {
     chatbot: r.chatbot,
     outcome: 'failed',
     retryable: Boolean(r.retryable),
-    dryRun: Boolean(r.dryRun),
+    dryRun: false,
     message: r.message,
     counts: zero,
     calls,

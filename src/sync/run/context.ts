@@ -8,11 +8,11 @@ import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
 import type { Budgets } from '../../budget/budget.js';
 import type { ApiConfig, FeedConfig } from '../../config/schema.js';
-import type { FeedItem, OpenedFeed, PushedKeys } from '../../feeds/types.js';
+import type { FeedItem, OpenedFeed, SourceAsk } from '../../feeds/types.js';
 import type { Logger } from '../../log.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import type { MappedItem } from '../../mapping/types.js';
-import type { MediaConfig, MediaStep } from '../../media/index.js';
+import type { MediaConfig, MediaStep, MediaStepOptions } from '../../media/index.js';
 import type { KvStore } from '../../state/kv-store.js';
 import type { PlanOptions } from '../model/plan-types.js';
 import type { LaneJobs } from './lane-jobs.js';
@@ -26,7 +26,7 @@ import type { RemoteIndex } from '../remote/remote-index.js';
 import type { ChangeSink } from '../model/changes.js';
 import type { LaneReportInput } from '../report/lane-report.js';
 import type { SyncProgress } from '../report/progress.js';
-import type { SyncReport } from '../report/report.js';
+import type { failedReport, SyncReport } from '../report/report.js';
 import type { FeedState } from '../model/state-names.js';
 
 export type { SyncProgress } from '../report/progress.js';
@@ -61,11 +61,14 @@ export interface SyncOptions {
   force?: boolean;
   /** RESO: a full pull instead of an incremental one */
   full?: boolean;
-  /** RESO: a keys-only reconcile instead of a pull (feeds/reso/reso-reconcile.ts); files are read whole as ever */
-  reconcile?: boolean;
-  /** live RESO: a run of pushed events (RCP-028): the keys they named fetched by key, no pull (feeds/reso/reso-push.ts) */
-  pushed?: PushedKeys;
+  /**
+   * what the caller asks of the feed's source beyond its ordinary read (feeds/types.ts SourceAsks,
+   * declared by each source: a RESO keys-only reconcile, a run of pushed events); the run hands it on
+   */
+  ask?: SourceAsk;
   attempt?: { made: number; max: number };
+  /** the queue job the run is an attempt of: each lane that ends ok records it (settle/lane-done.ts) */
+  jobId?: string;
 }
 
 /**
@@ -81,6 +84,8 @@ export interface SyncTestHooks {
   threadAlways?: boolean;
   /** false: the feed is read only once its chatbot is paged, never beside the paging (read-early.ts readsWhilePaging; tests hold the two ways to one outcome) */
   besidePaging?: boolean;
+  /** chatbots paged at once (default PAGINGS_AT_ONCE, page-chatbot.ts; 1: one after another; tests hold the two to one outcome) */
+  pagingsAtOnce?: number;
 }
 
 /** The options as the run's steps read them: the caller's, and the test hooks when a test gave any. */
@@ -105,12 +110,37 @@ export interface Run {
   clock(feed: FeedConfig): FeedClock;
   paged: Map<Lane, Paged>;
   reports: Map<Lane, SyncReport>;
+  /** where its writes go, chosen once (write-side.ts) */
+  writes: WriteSide;
+}
+
+/**
+ * Where a run's writes go (write-side.ts): sent, or recorded by a dry run. Each part of the run that
+ * differs in a dry run asks the side: the paging, each lane's executor and commit, the media mirror,
+ * the report of a lane the run never reported.
+ */
+export interface WriteSide {
+  /** whether the paging of these lanes keeps each compared row (the plan view and the change log name each change old → new) */
+  keepsCompared(lanes: readonly Lane[]): boolean;
+  /** one lane's executor, its commit, and (a recording side) what it recorded instead of sending */
+  lane(l: Lane, ctx: FeedContext, parts: LaneWriteParts): Pick<LiveLane, 'executor' | 'commit' | 'view'>;
+  /** the feed's media mirror step (a recording side's plans its photos, fetching and deleting none) */
+  mediaStep(options: MediaStepOptions): MediaStep;
+  /** the report of a lane the run ended before reporting */
+  unreported(r: Parameters<typeof failedReport>[0]): SyncReport;
+}
+
+/** What a lane's executor is given beside the feed's context. */
+export interface LaneWriteParts {
+  remote: RemoteIndex;
+  ignore: ReadonlySet<string>;
+  changes: ChangeSink | undefined;
 }
 
 /** A lane whose chatbot was paged: it reads, plans and writes. */
 export interface LiveLane extends ReadingLane {
   planner: LaneJobs;
-  /** the lane's state committed once it is settled (settle/lane-commit.ts); a dry run's commits nothing (run/lane-setup.ts) */
+  /** the lane's state committed once it is settled (settle/lane-commit.ts); a dry run's commits nothing (write-side.ts) */
   commit(input: LaneCommitInput): Promise<void>;
   /** a dry run: what its executor recorded instead of sending (write/record.ts) */
   view?: PlanView;

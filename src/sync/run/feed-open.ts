@@ -1,14 +1,14 @@
-// What a feed's read is opened with (feed-run.ts): its options and oldest mark, the keys-only
-// reconcile's questions, the media mirror's step; and the
-// read itself, routed to the lanes (read-feed.ts).
+// What a feed's read is opened with (feed-run.ts): its options and oldest mark, what the sync says of
+// listing keys to a source that asks, the media mirror's step; and the read itself, routed to the
+// lanes (read-feed.ts).
 import type { FeedConfig } from '../../config/schema.js';
 import { oldestMark } from '../../feeds/marks.js';
 import { openFeed } from '../../feeds/index.js';
-import type { FeedContext as FeedOpenContext, ReconcileAsk } from '../../feeds/types.js';
+import type { FeedContext as FeedOpenContext, ListingKeys } from '../../feeds/types.js';
 import type { CompiledMapping } from '../../mapping/compile.js';
 import { columnsNeeded } from '../../mapping/columns-needed.js';
 import { keySources } from '../../mapping/key-sources.js';
-import { createMediaStep, loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
+import { loadMediaState, mirrorOf, type MediaStep } from '../../media/index.js';
 import type { FeedRead } from '../read/read-feed.js';
 import { readFeed } from '../read/read-feed.js';
 import { keyedFeed, type FeedKey, type KeyedFeed } from '../read/keyed-feed.js';
@@ -33,7 +33,6 @@ export function openRead(
     feedName: feed.name,
     opened,
     lanes: live,
-    key: feedKey(ctx),
     unmappedSeen: ctx.unmappedSeen,
     map: (item) => ctx.map(item, live[0]!.lane.chatbot),
     ...(media && { media }),
@@ -49,28 +48,24 @@ export function openRead(
 
 /** The media mirror step of the feed (src/media/), when media.mirror is set and the feed does not opt out. */
 export async function mediaStepOf(ctx: FeedContext): Promise<MediaStep | undefined> {
-  const { feed, deps, opts } = ctx;
+  const { feed, deps } = ctx;
   const mirror = mirrorOf(deps.media, feed);
   if (!mirror) return undefined;
   const state = await loadMediaState(deps.store, mirror.namespaces);
-  return createMediaStep({
+  // (a dry run's plans its photos: the run's write side, write-side.ts)
+  return ctx.run.writes.mediaStep({
     feed: feed.name,
     source: feed.source,
     ...mirror,
     state,
-    dryRun: Boolean(opts.dryRun),
     signal: ctx.clock.signal,
     logger: ctx.logger,
     budgets: deps.budgets,
   });
 }
 
-/** What a keys-only reconcile asks of the sync: the key's source fields, a key row's listing key, and whether a lane holds a key. */
-export function reconcileAsk(
-  feed: FeedConfig,
-  compiled: CompiledMapping,
-  holds: (key: string) => boolean,
-): ReconcileAsk {
+/** What the sync says of listing keys to a source that asks (feeds/types.ts ListingKeys): the key's source fields, a record's listing key, whether a lane holds a key. */
+export function listingKeys(feed: FeedConfig, compiled: CompiledMapping, holds: (key: string) => boolean): ListingKeys {
   const sources = keySources(compiled.rules[feed.keyBy === 'URL' ? 'Url' : 'MLSNumber']);
   return {
     keyFields: sources?.map((s) => s.field) ?? [],

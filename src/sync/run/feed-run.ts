@@ -14,9 +14,9 @@ import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, RunOptions } from
 import { settleLane } from './lane-settle.js';
 import { sourceStateOf } from '../settle/state.js';
 import { feedContext } from './feed-context.js';
-import { mediaStepOf, openKeyed, openOptions, openRead, reconcileAsk, type ReadOpen } from './feed-open.js';
+import { listingKeys, mediaStepOf, openKeyed, openOptions, openRead, type ReadOpen } from './feed-open.js';
 import { attachStored, setUpLane } from './lane-setup.js';
-import { readEarly, readPushed, readsWhilePaging } from './read-early.js';
+import { readEarly, readNamed, readsWhilePaging } from './read-early.js';
 
 /** The run's pagings (sync-run.ts): each lane's, under way, and every one of them done. */
 export interface RunPaging {
@@ -25,8 +25,8 @@ export interface RunPaging {
   all: Promise<void>;
   /** the feed's records are mostly in step by their stamps: it may be read beside the paging (readsWhilePaging) */
   readBeside?: boolean;
-  /** a run of pushed events: the listing keys its records name go here once read (readPushed), and its chatbots' pagings ask only those */
-  pushedKeys?: { resolve(keys: ReadonlySet<string>): void };
+  /** a read of named records (SourceAsk.names): the listing keys they name go here once read (readNamed), and its chatbots' pagings ask only those */
+  namedKeys?: { resolve(keys: ReadonlySet<string>): void };
 }
 
 export async function runFeed(
@@ -39,8 +39,8 @@ export async function runFeed(
 ): Promise<void> {
   const feed = lanes[0]!.feed;
   const ctx = feedContext(feed, deps, opts, run, paging.readBeside === true);
-  // a run of pushed events: its records fetched first, so the chatbot is asked only about their keys
-  const pushed = paging.pushedKeys ? await readPushed(lanes, ctx, paging.pushedKeys) : undefined;
+  // an ask that names its records: they are fetched first, so the chatbot is asked only about their keys
+  const named = paging.namedKeys ? await readNamed(lanes, ctx, paging.namedKeys) : undefined;
   // a feed of one lane whose records are mostly in step by their stamps is read while its chatbot is paged
   const early =
     !thread && paging.readBeside && readsWhilePaging(lanes, ctx)
@@ -79,10 +79,10 @@ export async function runFeed(
     attachStored(lane, p);
     return { ...lane, paged: p };
   });
-  if (pushed) {
-    // (its records were read before the paging; a pushed run keeps no mark, so nothing it read beside them is stored)
-    feedOf.opened = pushed;
-    return readAndSettle(ctx, live, pushed, media, openRead(ctx, pushed, live, media));
+  if (named) {
+    // (its records were read before the paging; such a read keeps no mark, so nothing it read beside them is stored)
+    feedOf.opened = named;
+    return readAndSettle(ctx, live, named, media, openRead(ctx, named, live, media));
   }
   const opened =
     thread ??
@@ -96,12 +96,10 @@ export async function runFeed(
         deps.store,
         live.map((l) => l.lane.id),
       ),
-      ...(opts.reconcile && {
-        reconcile: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))),
-      }),
-      ...(feed.source.kind === 'reso' && {
-        reconcileFallback: reconcileAsk(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))),
-      }),
+      // what the run's caller asks of the source (opaque here: the source declares its asks), and what
+      // the sync says of listing keys to a source that asks (a RESO keys-only read)
+      ...(opts.ask && { ask: opts.ask }),
+      keys: listingKeys(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))),
     });
   feedOf.opened = opened;
   await readAndSettle(ctx, live, opened, media, openRead(ctx, opened, live, media));

@@ -3,6 +3,7 @@
 // (an incremental read's removals: the key's other records) confirmed with the source (records it
 // still has planned and written through the lane) and guarded (lane-guard.ts), the change log told
 // of the deletes held back.
+import { itemKey } from '../../mapping/item-key.js';
 import { keySources } from '../../mapping/key-sources.js';
 import { ruleOf, type DeleteDecision, type PlannedDelete } from '../model/plan-types.js';
 import { deleteChange, withheldChange } from '../model/changes.js';
@@ -22,9 +23,9 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
   const { feed, opts } = ctx;
   const { read, opened } = after;
   executor.settle();
-  // a run of pushed events asked the chatbot about its keys alone: nothing is concluded of another key
+  // a read of named records asked the chatbot about their keys alone: nothing is concluded of another key
   const asked = paged.remote.asked;
-  const pushed = asked && pushedScope(l, asked);
+  const alone = asked && askedAloneScope(l, asked);
   remote.dropFingerprints(); // not needed past planning
   planner.done();
   const desired = planner.collector.side;
@@ -44,7 +45,7 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
       complete,
       ...(desired.refused !== undefined && { refused: desired.refused }),
       rejectedRecords: desired.rejected,
-      ...(l.own.lastGoodValid !== undefined && !opened.present && { lastGoodValid: l.own.lastGoodValid }),
+      ...(l.own.lastGoodValid !== undefined && !opened.unread && { lastGoodValid: l.own.lastGoodValid }),
       minValidFraction,
       force: Boolean(opts.force),
     });
@@ -52,7 +53,7 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
   // sold windows that ended for listings the source did not send again (sold-window.ts)
   applySoldWindows(
     desired,
-    soldWindowsDue(pushed ? pushed.soldUntil : l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey),
+    soldWindowsDue(alone ? alone.soldUntil : l.own.soldUntil, nowOf(opts), desired, paged.remote.byKey),
   );
   // a full pull's absences are asked of the source before the guard sees them (confirm-absent.ts)
   // (not after a read that was not whole, or writes that stopped: no delete is sent then anyway)
@@ -62,18 +63,18 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
   const guarded = await guardLane({
     remote: paged.remote,
     desired,
-    planned: plannedDeletes(l, opened.present),
+    planned: plannedDeletes(l, opened.unread),
     duplicateDeletes: planner.tally.duplicateDeletes,
-    // (a reconcile's unchanged keys are valid listings the feed holds: a reconcile that fetched nothing is not an empty feed)
-    feedValid: after.lanes.reduce((n, x) => n + x.planner.collector.side.counts.valid, 0) + (opened.present?.size ?? 0),
+    // (keys the source holds unchanged, unread, are valid listings the feed holds: a read that fetched nothing else is not an empty feed)
+    feedValid: after.lanes.reduce((n, x) => n + x.planner.collector.side.counts.valid, 0) + (opened.unread?.size ?? 0),
     deletes: feed.deletes,
     force: Boolean(opts.force),
     now: nowOf(opts),
-    missingSince: pushed ? pushed.missingSince : l.missingSince,
+    missingSince: alone ? alone.missingSince : l.missingSince,
     ...(rejected !== undefined && { rejected }),
     judge: (complete) => judge(feed.minValidFraction, complete),
     ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx, after) }),
-    ...(pushed && { pushed: { wrote: pushed.wrote, graceFor: PUSHED_GRACE } }),
+    ...(alone && { askedAlone: { wrote: alone.wrote, graceFor: ASKED_ALONE_GRACE } }),
     ...(l.rules.rules.length && { ruleChange: l.rules.rules }),
   });
   // absences that could not be confirmed: the read is not whole (nothing is deleted)
@@ -87,23 +88,23 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
   return { desired, readWhole, ...guarded };
 }
 
-/** The remote listings the lane no longer has, or that its records mark gone (plan.ts planDeletes); `present`: a reconcile's keys the source holds unchanged. */
-function plannedDeletes(l: LiveLane, present: { has(key: string): boolean } | undefined): DeleteDecision {
+/** The remote listings the lane no longer has, or that its records mark gone (plan.ts planDeletes); `unread`: keys the source holds unchanged, records not read (OpenedFeed.unread). */
+function plannedDeletes(l: LiveLane, unread: { has(key: string): boolean } | undefined): DeleteDecision {
   const { listings, protectedKeys, goneKeys, mode } = l.planner.collector.side;
   return planDeletes(
     l.paged.remote,
-    { listings, protectedKeys, goneKeys, mode, written: l.planner.written, ...(present && { present }) },
+    { listings, protectedKeys, goneKeys, mode, written: l.planner.written, ...(unread && { unread }) },
     l.planOptions,
   );
 }
 
-/** Keys pushed events named that the source does not return and this feed never wrote: left alone, and said once. */
+/** Keys the run's ask named (a read of named records) that the source does not return and this feed never wrote: left alone, and said once. */
 function warnLeftAlone(l: LiveLane, ctx: FeedContext, leftAlone: readonly PlannedDelete[]): void {
   if (!leftAlone.length) return;
   const keys = leftAlone.map((d) => d.key);
   ctx.logger.warn(
     { chatbot: l.lane.chatbot, keys: keys.slice(0, 5), count: keys.length },
-    `pushed events named ${keys.length} listing(s) of chatbot ${l.lane.chatbot} that the source does not return and that this feed never wrote (${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''}): left alone`,
+    `the run's ask (${ctx.opts.ask?.name}) named ${keys.length} listing(s) of chatbot ${l.lane.chatbot} that the source does not return and that this feed never wrote (${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''}): left alone`,
   );
 }
 
@@ -138,7 +139,7 @@ function confirm(
     deletes,
     lookup: opened.lookup,
     sources: keySources(compiled.rules[keyField]),
-    keyOf: (data) => compiled.keyOf(data, feed.keyBy),
+    keyOf: (item) => itemKey(item, compiled, feed.keyBy),
     // past deletes.maxCount the guard holds every delete anyway, unless forced or a grace period
     // leaves fewer to delete (then every absence is confirmed, within source.maxPages requests)
     limit: opts.force || feed.deletes.graceHours > 0 ? Number.POSITIVE_INFINITY : feed.deletes.maxCount,
@@ -158,15 +159,15 @@ function confirm(
   });
 }
 
-/** a key a push says is gone waits out deletes.graceHours as an absent one does (guards.ts) */
-const PUSHED_GRACE: ReadonlySet<string> = new Set(['removed']);
+/** a key a read of named records says is gone waits out deletes.graceHours as an absent one does (guards.ts) */
+const ASKED_ALONE_GRACE: ReadonlySet<string> = new Set(['removed']);
 
 /**
- * What a run of pushed events may conclude, of the keys it asked the chatbot about alone: which of
+ * What a read of named records may conclude, of the keys it asked the chatbot about alone: which of
  * them this lane wrote (its stored fingerprints: the only ones it may delete), and their grace marks
  * and sold windows (the others' are left as they are: this run knows nothing of those keys).
  */
-function pushedScope(l: LiveLane, asked: ReadonlySet<string>) {
+function askedAloneScope(l: LiveLane, asked: ReadonlySet<string>) {
   const only = <V>(m: ReadonlyMap<string, V>) =>
     new Map([...asked].flatMap((k) => (m.has(k) ? [[k, m.get(k)!] as const] : [])));
   const wrote = new Set(

@@ -9,6 +9,7 @@ import { rejudgeWindows } from '../settle/rule-change.js';
 import type { PlannedDelete } from '../model/plan-types.js';
 import type { SyncOutcome } from '../model/outcome.js';
 import { sourceStateChanges } from '../settle/state.js';
+import { doneIn } from '../settle/lane-done.js';
 import { deleteJobs, type ExecutionResult } from '../write/execute.js';
 import type { AfterRead, FeedContext, LaneReportFields, LiveLane } from './context.js';
 import { guardStep, nowOf } from './lane-guard-step.js';
@@ -33,7 +34,7 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
   });
   const said = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? common.message();
   const media = last ? await finishMedia(after, nowOf(opts)) : undefined;
-  await l.commit(commitOf(l, after, { guarded, exec, outcome, media }));
+  await l.commit(doneIn(opts, commitOf(l, after, { guarded, exec, outcome, media }), outcome, exec));
   ctx.report(l.lane, {
     ...common.fields,
     outcome,
@@ -73,7 +74,7 @@ function commitOf(
     ...(outcome === 'ok' &&
       guarded.desired.mode === 'full' &&
       guarded.readWhole &&
-      !opened.present &&
+      !opened.unread &&
       guarded.desired.counts.valid !== l.own.lastGoodValid && { goodValid: guarded.desired.counts.valid }),
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
     ...rulesApplied(l, after, guarded, outcome),
@@ -98,7 +99,7 @@ function rulesApplied(
 ): Pick<LaneCommitInput, 'rules' | 'soldUntil'> {
   const side = l.planner.collector.side.soldUntil;
   const applied =
-    outcome === 'ok' && desired.mode === 'full' && readWhole && !after.opened.present && !guard.ruleChange?.held;
+    outcome === 'ok' && desired.mode === 'full' && readWhole && !after.opened.unread && !guard.ruleChange?.held;
   const days = l.rules.soldDays;
   if (!days)
     return {

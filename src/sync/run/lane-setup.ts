@@ -1,5 +1,5 @@
 // The plan and write steps' setup for one lane of a feed (feed-run.ts): its planner on its chatbot's
-// state and index, and its executor.
+// state and index, and its executor (the run's write side's: write-side.ts).
 import type { OpenedFeed } from '../../feeds/types.js';
 import { mirrorOf, type MediaStep } from '../../media/index.js';
 import { createLanePlanner } from '../plan/lane-plan.js';
@@ -12,17 +12,8 @@ import { stampSeed, stamped } from '../plan/record-stamp.js';
 import type { Lane } from '../read/lanes.js';
 import { ownedByOtherFeeds } from '../settle/state.js';
 import { rejudgeWindows, ruleChangeOf } from '../settle/rule-change.js';
-import { createBeforeCapture } from '../write/capture-before.js';
-import { createExecutor, type Executor } from '../write/execute.js';
-import { createRecordingExecutor } from '../write/record.js';
-import { commitLane } from '../settle/lane-commit.js';
-import { recordAcked, type AckedWrites } from '../settle/acked.js';
-import type { ChangeSink } from '../model/changes.js';
 import type { FeedContext, LiveLane } from './context.js';
 import { sourceMapping } from '../../feeds/reso/reso-related.js';
-
-/** whole listings kept a run when the caller sets no budget (changeLog.maxWholeBytesPerRun's default) */
-const DEFAULT_WHOLE_BYTES = 8 << 20;
 
 /** What a lane is set up on: its chatbot's state and the index its paging fills (finished or not). */
 export interface LaneParts {
@@ -106,77 +97,12 @@ export function setUpLane(
   return {
     lane: l,
     planner,
-    ...writesOf(l, ctx, { remote, ignore, changes }),
+    // sent or, in a dry run, recorded (the run's write side, write-side.ts): the lane settles through the same tail either way
+    ...ctx.run.writes.lane(l, ctx, { remote, ignore, changes }),
     remote,
     own,
     missingSince: feed.deletes.graceHours > 0 ? own.missingSince : new Map(),
     planOptions,
     rules,
   };
-}
-
-/** What a lane's executor is given beside the feed's context. */
-interface WriteParts {
-  remote: RemoteIndex;
-  ignore: ReadonlySet<string>;
-  changes: ChangeSink | undefined;
-}
-
-/**
- * Where one lane's writes go: sent (the executor's calls, then its state committed) or, in a dry
- * run, recorded (write/record.ts: what would be sent, in a view and the change log) and nothing
- * committed. The one place a dry run is told apart: the lane settles through the same tail either way.
- */
-function writesOf(l: Lane, ctx: FeedContext, parts: WriteParts): Pick<LiveLane, 'executor' | 'commit' | 'view'> {
-  if (ctx.opts.dryRun) {
-    const { changes } = parts;
-    const executor = createRecordingExecutor({ signal: ctx.clock.signal, ...(changes && { changes }) });
-    return { executor, view: executor.view, commit: async () => undefined };
-  }
-  // what the API acknowledged, recorded as it lands; all of it in the store before the commit (which may delete a key of it)
-  const acked = recordAcked(ctx.deps.store, l.id, (err) =>
-    ctx.logger.warn({ chatbot: l.chatbot, err }, 'acknowledged writes not recorded yet (the commit records them)'),
-  );
-  return {
-    executor: executorOf(l, ctx, { ...parts, acked }),
-    commit: async (input) => {
-      await acked.drain();
-      await commitLane(ctx.deps.store, input);
-    },
-  };
-}
-
-/** The write step of one lane: its executor (with the change log, the listings kept before for undo). */
-function executorOf(
-  l: Lane,
-  ctx: FeedContext,
-  { remote, ignore, changes, acked }: WriteParts & { acked: AckedWrites },
-): Executor {
-  const { feed, deps } = ctx;
-  return createExecutor({
-    api: deps.api,
-    callScope: l.id,
-    serialNumber: l.chatbot,
-    keyBy: feed.keyBy,
-    concurrency: deps.apiConfig.concurrency,
-    batchSize: feed.deletes.batchSize,
-    retries: deps.apiConfig.retries,
-    logger: ctx.logger.child({ chatbot: l.chatbot }),
-    feed: feed.name,
-    signal: ctx.clock.signal,
-    onProgress: () => ctx.wrote(),
-    acked,
-    ...(changes && { changes }),
-    ...(changes && {
-      before: createBeforeCapture({
-        paged: remote,
-        store: deps.store,
-        feed: l.id,
-        serialNumber: l.chatbot,
-        keyBy: feed.keyBy,
-        ignore,
-        maxBytes: deps.maxWholeBytes ?? DEFAULT_WHOLE_BYTES,
-      }),
-    }),
-  });
 }

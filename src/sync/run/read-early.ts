@@ -1,6 +1,6 @@
-// Reads begun before the feed's chatbots are all paged (feed-run.ts): a run of pushed events' records
-// fetched first, so its chatbots are asked about their keys alone (readPushed), and a file whose
-// records are mostly in step by their stamps read beside its one chatbot's paging (readEarly).
+// Reads begun before the feed's chatbots are all paged (feed-run.ts): the records an ask names
+// (SourceAsk.names) fetched first, so its chatbots are asked about their keys alone (readNamed), and a
+// file whose records are mostly in step by their stamps read beside its one chatbot's paging (readEarly).
 import type { OpenedFeed } from '../../feeds/types.js';
 import { mirrorOf } from '../../media/index.js';
 import type { PagingHandle } from '../remote/page-chatbot.js';
@@ -10,17 +10,18 @@ import type { Lane } from '../read/lanes.js';
 import { readAhead } from '../read/read-ahead.js';
 import type { FeedContext, LiveLane } from './context.js';
 import { sourceStateOf } from '../settle/state.js';
-import { openKeyed, openOptions, openRead, reconcileAsk, type ReadOpen } from './feed-open.js';
+import { listingKeys, openKeyed, openOptions, openRead, type ReadOpen } from './feed-open.js';
 import { attachStored, setUpLane } from './lane-setup.js';
 
 /**
- * A run of pushed events (feeds/reso/reso-push.ts): the records the events name, fetched from the
- * source before the chatbot is asked anything, and the listing keys they name handed to its paging
- * (`keys`), which then asks the chatbot about those keys alone (remote.ts fetchRemoteKeys). The
- * records are few (push.maxKeysPerJob); they are read again, as read, by the run's read step. A read
- * that failed part way hands on the keys read so far, and fails the read step where it failed.
+ * A read of the records an ask names (SourceAsk.names: a RESO run of pushed events, reso-push.ts):
+ * fetched from the source before the chatbot is asked anything, and the listing keys they name handed
+ * to its paging (`keys`), which then asks the chatbot about those keys alone (remote.ts
+ * fetchRemoteKeys). The records are few (push.maxKeysPerJob); they are read again, as read, by the
+ * run's read step. A read that failed part way hands on the keys read so far, and fails the read step
+ * where it failed.
  */
-export async function readPushed(
+export async function readNamed(
   lanes: readonly Lane[],
   ctx: FeedContext,
   keys: { resolve(keys: ReadonlySet<string>): void },
@@ -32,11 +33,11 @@ export async function readPushed(
       deps.store,
       lanes.map((l) => l.id),
     ),
-    ...(opts.pushed && { pushed: opts.pushed }),
+    ...(opts.ask && { ask: opts.ask }),
     // its requests within push.sourceShare of the credential's budget: pulls keep the rest
     ...(feed.push && { sourceShare: { feed: feed.name, share: feed.push.sourceShare } }),
     // (only the key fields are read of it: which source field names the listing)
-    reconcileFallback: reconcileAsk(feed, ctx.compiled, () => false),
+    keys: listingKeys(feed, ctx.compiled, () => false),
   });
   const read = await readAhead(opened);
   keys.resolve(read.keys);
@@ -57,8 +58,8 @@ export function readsWhilePaging(lanes: readonly Lane[], ctx: FeedContext): bool
     stamped(lanes[0]!) &&
     feed.source.kind !== 'reso' &&
     !mirrorOf(deps.media, feed) &&
-    !opts.reconcile &&
-    !opts.pushed
+    // (a read the caller asks of the source goes as the source answers it, once paging is done)
+    !opts.ask
   );
 }
 

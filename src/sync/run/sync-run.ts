@@ -15,12 +15,13 @@ import type { FeedConfig } from '../../config/schema.js';
 import { stamped } from '../plan/record-stamp.js';
 import { openFeedThread, type FeedThread } from '../read/feed-thread.js';
 import { writersOf, type Lane } from '../read/lanes.js';
-import { startPaging, type ChatbotStateRead, type PagingHandle } from '../remote/page-chatbot.js';
+import { pagingTurns, startPaging, type ChatbotStateRead, type PagingHandle } from '../remote/page-chatbot.js';
 import { readChatbotState } from '../settle/state.js';
-import { failedReport, type SyncReport } from '../report/report.js';
+import type { SyncReport } from '../report/report.js';
 import { groupBy } from '../util/collections.js';
 import type { FeedClock, Paged, Run, RunOptions, SyncDeps, SyncOptions, SyncTestHooks } from './context.js';
 import { runFeed, type RunPaging } from './feed-run.js';
+import { writeSideOf } from './write-side.js';
 
 /** Runs the lanes; one report per lane, in the order given. `hooks`: tests only. */
 export async function runSync(
@@ -30,14 +31,14 @@ export async function runSync(
   hooks: SyncTestHooks = {},
 ): Promise<SyncReport[]> {
   const opts: RunOptions = { ...options, ...hooks };
-  const run = startRun(lanes, deps);
+  const run = startRun(lanes, deps, opts);
   const feeds = groupBy(lanes, (l) => l.feed.name);
-  // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), one after another;
+  // step page: each chatbot once per row options (a chatbot's lanes almost always agree on them), a few at once in order;
   // a feed may be read beside its chatbot's paging (feed-run.ts), and writes start once every chatbot is paged
-  // a run of pushed events: its chatbots are asked only about the keys its records name, once read (read-early.ts readPushed)
+  // an ask that names its records (SourceAsk.names): its chatbots are asked only about the keys they name, once read (read-early.ts readNamed)
   let resolveKeys: (keys: ReadonlySet<string>) => void = () => undefined;
-  const keys = opts.pushed ? new Promise<ReadonlySet<string>>((resolve) => (resolveKeys = resolve)) : undefined;
-  const paging = startPagings(lanes, deps, opts, run, keys);
+  const keys = opts.ask?.names ? new Promise<ReadonlySet<string>>((resolve) => (resolveKeys = resolve)) : undefined;
+  const paging = startPagings(lanes, deps, run, keys, opts.pagingsAtOnce);
   try {
     for (const [, its] of feeds) {
       const states = await Promise.all(its.map((l) => paging.of(l).state));
@@ -52,14 +53,14 @@ export async function runSync(
         await runFeed(its, thread, deps, opts, run, {
           ...paging,
           readBeside: !mapped,
-          ...(keys && { pushedKeys: { resolve: resolveKeys } }),
+          ...(keys && { namedKeys: { resolve: resolveKeys } }),
         });
       } finally {
         await thread?.close();
       }
     }
   } finally {
-    // (a run that failed before its pushed records were read: the pagings waiting for their keys ask none)
+    // (a run that failed before its named records were read: the pagings waiting for their keys ask none)
     resolveKeys(new Set());
     // (a feed that failed before every chatbot was paged: the paging in flight ends first)
     await paging.all.catch(() => undefined);
@@ -69,38 +70,38 @@ export async function runSync(
   return lanes.map(
     (l) =>
       run.reports.get(l) ??
-      failedReport({
+      run.writes.unreported({
         feed: l.feed.name,
         chatbot: l.chatbot,
         message: 'the run ended before this lane was reported',
         stateLocation: deps.store.location,
-        ...(opts.dryRun && { dryRun: true }),
       }),
   );
 }
 
-/** Every chatbot of the run paged, one group after another; each lane's paging into run.paged as it ends. */
+/** Every chatbot of the run paged, a few groups at once in order (pagingTurns); each lane's paging into run.paged as it ends. */
 function startPagings(
   lanes: readonly Lane[],
   deps: SyncDeps,
-  opts: RunOptions,
   run: Run,
   keys: Promise<ReadonlySet<string>> | undefined,
+  atOnce: number | undefined,
 ): RunPaging {
   const of = new Map<Lane, PagingHandle>();
-  let previous: Promise<unknown> = Promise.resolve();
+  const turns = pagingTurns(atOnce);
   for (const [, its] of groupBy(
     lanes,
     (l) => `${l.chatbot}\n${l.feed.keyBy}\n${[...l.feed.ignore].sort().join(',')}`,
   )) {
-    const handle = pageGroup(its, deps, opts, run, previous, keys);
+    const handle = pageGroup(its, deps, run, turns.turn(), keys);
     for (const l of its) of.set(l, handle);
-    previous = handle.done.catch(() => undefined);
+    turns.ended(handle.done);
   }
-  return { of: (l) => of.get(l)!, all: previous.then(() => undefined) };
+  return { of: (l) => of.get(l)!, all: turns.all() };
 }
 
-function startRun(lanes: readonly Lane[], deps: SyncDeps): Run {
+/** The run's clock, its lanes' calls before it, and where its writes go (decided here, once: write-side.ts). */
+function startRun(lanes: readonly Lane[], deps: SyncDeps, opts: SyncOptions): Run {
   const t0 = performance.now();
   const clocks = new Map<string, FeedClock>();
   // every call in flight listens on the signal (list pages, writes, their backoff sleeps):
@@ -131,6 +132,7 @@ function startRun(lanes: readonly Lane[], deps: SyncDeps): Run {
     clock,
     paged: new Map(),
     reports: new Map(),
+    writes: writeSideOf(opts, deps),
   };
 }
 
@@ -179,7 +181,6 @@ function stampCounts(l: Lane, read: ChatbotStateRead): { stamps: number; written
 function pageGroup(
   its: readonly Lane[],
   deps: SyncDeps,
-  opts: RunOptions,
   run: Run,
   after: Promise<unknown>,
   keys: Promise<ReadonlySet<string>> | undefined,
@@ -194,8 +195,8 @@ function pageGroup(
     chatbot: first.chatbot,
     lanes: its,
     writers: withLanes(writersOf(deps.configFeeds, first.chatbot), its),
-    // the change log names each changed field old → new, in real runs too
-    keepCompared: Boolean(opts.dryRun || its.some((l) => deps.changes?.(l))),
+    // (a dry run's view and the change log name each changed field old → new)
+    keepCompared: run.writes.keepsCompared(its),
     ...(deps.echoFiles && { echoFiles: deps.echoFiles }),
     signal: clock.signal,
     deadlineMessage: clock.message,

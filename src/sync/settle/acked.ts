@@ -1,71 +1,123 @@
 // Ahead of step "commit": the writes the API acknowledged, recorded in the lane's state as they land
 // (issue 55, point 1), so that a run killed before its commit (SIGKILL, OOM, a lost worker) has not
 // lost them: the next run finds those listings unchanged (its planner compares the stored
-// fingerprint of the listing as written) and sends them no more. Recorded in batches, each one
-// apply of the store the lane commits to (one LMDB transaction or one Redis MULTI): ACK_EVERY_MS
-// after the first acknowledgement that waits, or at ACK_BATCH, whichever comes first, one apply at
-// a time. Why not each one: the state file's apply is synchronous and flushed (fsync) before it
-// returns, 6-10 ms here, on the thread that sends the writes; every 32 acknowledgements that was a
-// quarter of a first sync's thread at 800 writes/s (the bench: 313 applies, 3.5 s of 22 s). At 250 ms,
-// about 4 applies a second. A crash loses at most the acknowledgements not yet applied: those of the
-// last ACK_EVERY_MS (at most ACK_BATCH; at an API budget of 200 calls/s, 50) and those that landed
-// during the apply under way; the next run sends those again, with the writes that were in flight
-// (≤ api.concurrency). What is recorded here is the fingerprint and unlisted fields of what
-// was written, as the lane's commit records them (it still does, with everything else: stamps,
-// marks, deletes, the feed mark). Stamps are not recorded ahead: a listing whose photos were not
-// all mirrored loses its stamp at the commit, and the next run must map it again.
+// fingerprint of the listing as written) and sends them no more. What is recorded is the fingerprint
+// and unlisted fields of what was written, as the lane's commit records them (it still does, with
+// everything else: stamps, marks, deletes, the feed mark).
+//
+// The bound: an update's slot of the write pool is freed only once its acknowledgement is in the
+// store (write/execute.ts awaits add's promise), so a write the next run sends again is one that held
+// a slot when the process died (in flight, or answered and not yet recorded): at most
+// api.concurrency. A create's slot is not held: the next run finds the listing the killed run
+// created by its key, its listed fields those it would write, and records its fingerprint without
+// a write (plan.ts). Where the bound does not hold: an apply that fails (told to `onError`, the run
+// goes on: the lane's commit records the same writes), and a create of a key the chatbot lost behind
+// feedsync's back whose record also changed since its last write (the next run holds its stored
+// fingerprint of before, and sends it again as an update).
+//
+// Each apply is the store's applyInBackground (kv-store.ts): the state file's is committed and
+// flushed by lmdb's write thread, not the one that sends the writes (its synchronous apply took 6-10
+// ms of that thread, under load: every 32 acknowledgements, a quarter of a first sync); Redis's is a
+// MULTI. One apply at a time, in the order the acknowledgements came: what lands during one goes in
+// the next, started as soon as it ends when an update waits in it (or once ACK_BATCH wait), else
+// ACK_EVERY_MS after its first acknowledgement (a first sync's creates: about 4 applies a second).
+// Stamps are not recorded ahead: a listing whose photos were not all mirrored loses its stamp at the
+// commit, and the next run must map it again.
 import type { KvStore, StateChange } from '../../state/kv-store.js';
 import { fingerprintNamespace, unlistedNamespace } from '../model/state-names.js';
 
-/** acknowledgements recorded at once, at most (a crash re-sends at most about this many beside those in flight) */
+/** acknowledgements that start an apply at once, though none of them is waited for */
 export const ACK_BATCH = 256;
-/** how long an acknowledgement waits for its batch, at most */
+/** how long an acknowledgement no write waits for (a create's) waits for its apply, at most */
 export const ACK_EVERY_MS = 250;
 
 export interface AckedWrites {
-  /** a write the API acknowledged: the fingerprint of its listing as written, its unlisted fields (JSON) */
-  add(key: string, fingerprint: string, unlisted: string): void;
+  /**
+   * A write the API acknowledged: the fingerprint of its listing as written, its unlisted fields
+   * (JSON). Resolved once it is in the store (or its apply failed: told to onError). `wait`: the
+   * caller waits for that (an update's slot), so its apply starts as soon as none is under way.
+   */
+  add(key: string, fingerprint: string, unlisted: string, wait: boolean): Promise<void>;
   /** records what waits and waits for every apply started: the lane's commit comes after (it may delete a key recorded here) */
   drain(): Promise<void>;
 }
 
+/** The acknowledgements of one apply, and its end (applied or failed) for those who wait. */
+interface Batch {
+  fingerprints: Array<[string, string]>;
+  unlisted: Array<[string, string]>;
+  /** an acknowledgement in it is waited for, or its time (ACK_EVERY_MS) is up: applied once none is under way */
+  due: boolean;
+  done: Promise<void>;
+  end: () => void;
+}
+
+function newBatch(): Batch {
+  let end!: () => void;
+  const done = new Promise<void>((resolve) => (end = resolve));
+  return { fingerprints: [], unlisted: [], due: false, done, end };
+}
+
 /**
- * The acknowledged writes of `lane`, recorded in `store` in batches. A failed apply is told to
- * `onError` and the run goes on: the lane's commit records the same writes (a retry cannot help
+ * The acknowledged writes of `lane`, recorded in `store`, one apply at a time. A failed apply is told
+ * to `onError` and the run goes on: the lane's commit records the same writes (a retry cannot help
  * sooner than that).
  */
 export function recordAcked(store: KvStore, lane: string, onError: (err: unknown) => void): AckedWrites {
-  let fingerprints: Array<[string, string]> = [];
-  let unlisted: Array<[string, string]> = [];
+  let batch = newBatch();
   let timer: NodeJS.Timeout | undefined;
-  let applying: Promise<void> = Promise.resolve();
-  const flush = () => {
+  let applying: Promise<void> | undefined;
+  const apply = (b: Batch): Promise<void> => {
+    const changes: StateChange[] = [
+      { ns: fingerprintNamespace(lane), set: b.fingerprints },
+      { ns: unlistedNamespace(lane), set: b.unlisted },
+    ];
+    try {
+      return store.applyInBackground(changes).catch(onError);
+    } catch (err) {
+      onError(err);
+      return Promise.resolve();
+    }
+  };
+  const next = () => {
+    if (applying || !(batch.due || batch.fingerprints.length >= ACK_BATCH)) return;
     clearTimeout(timer);
     timer = undefined;
-    if (fingerprints.length === 0) return;
-    const changes: StateChange[] = [
-      { ns: fingerprintNamespace(lane), set: fingerprints },
-      { ns: unlistedNamespace(lane), set: unlisted },
-    ];
-    fingerprints = [];
-    unlisted = [];
-    // one apply at a time, in the order the acknowledgements came
-    applying = applying.then(() => store.apply(changes)).catch(onError);
+    const b = batch;
+    batch = newBatch();
+    applying = apply(b).then(() => {
+      applying = undefined;
+      b.end();
+      next();
+    });
   };
+  // (the acknowledgements of one bunch of answers are told one after the other: execute.ts's afterTheWrites)
+  const soon = () => queueMicrotask(next);
   return {
-    add(key, fingerprint, fields) {
-      fingerprints.push([key, fingerprint]);
-      unlisted.push([key, fields]);
-      if (fingerprints.length >= ACK_BATCH) flush();
-      else if (timer === undefined) {
-        timer = setTimeout(flush, ACK_EVERY_MS);
+    add(key, fingerprint, fields, wait) {
+      batch.fingerprints.push([key, fingerprint]);
+      batch.unlisted.push([key, fields]);
+      if (wait || batch.fingerprints.length >= ACK_BATCH) {
+        batch.due = true;
+        soon();
+      } else if (timer === undefined && !batch.due) {
+        const b = batch;
+        timer = setTimeout(() => {
+          timer = undefined;
+          b.due = true;
+          next();
+        }, ACK_EVERY_MS);
         // (a lane that ended without its drain, a failed one, keeps no process alive for it)
         timer.unref();
       }
+      return batch.done;
     },
     drain() {
-      flush();
-      return applying;
+      const last = batch;
+      if (last.fingerprints.length === 0) return applying ?? Promise.resolve();
+      last.due = true;
+      next();
+      return last.done;
     },
   };
 }

@@ -14,9 +14,14 @@
 // the full pull's rule decides: the key's last record in the reader's key order (position.id, the
 // pull's $orderby) is planned, so the listing shows what a full pull would show. A key the source
 // holds once is left to the record read (nothing is taken again).
+//
+// A record the source answers has its listing key read once, here (mapping/item-key.ts itemKey, as the
+// read step reads a record's), and carries it to the lane that plans it (take: read-feed.ts again).
 import { causeMessage } from '../../errors.js';
 import type { FeedItem, KeyLookup } from '../../feeds/types.js';
+import { keyed } from '../../mapping/item-key.js';
 import type { KeySource } from '../../mapping/key-sources.js';
+import type { KeyedItem } from '../../mapping/types.js';
 import type { PlannedDelete } from '../model/plan-types.js';
 
 export interface AbsenceInput {
@@ -26,12 +31,12 @@ export interface AbsenceInput {
   lookup: KeyLookup | undefined;
   /** the source fields the listing key is read from (mapping/key-sources.ts); none: it cannot be asked */
   sources: KeySource[] | undefined;
-  /** the listing key a source record maps to */
-  keyOf(data: Record<string, unknown>): string | undefined;
+  /** the listing key of a record the source answered (mapping/item-key.ts itemKey): read once, carried by the item from here on */
+  keyOf(item: FeedItem): string | undefined;
   /** most keys worth asking: past it the delete guard holds every delete anyway (deletes.maxCount, unless forced or in grace) */
   limit: number;
-  /** maps and plans (in a real run, writes) records the source still has */
-  take(items: FeedItem[]): Promise<void>;
+  /** maps and plans (in a real run, writes) records the source still has, each carrying its key */
+  take(items: KeyedItem[]): Promise<void>;
   /** whether the feed side now holds the key as on the market (a listing, or a record kept as rejected) */
   holds(key: string): boolean;
   /** the reason the feed side now gives a key whose record came back and is not held, when it is not an absence (a display rule's removal) */
@@ -113,30 +118,30 @@ async function findLast(
   input: AbsenceInput,
   keys: readonly string[],
   sources: readonly KeySource[],
-): Promise<Map<string, { last: FeedItem; records: number }> | string> {
+): Promise<Map<string, { last: KeyedItem; records: number }> | string> {
   const wanted = new Set(keys);
   const asks = sources
     .map((s) => ({ field: s.field, values: keys.map((k) => s.valueOf(k)).filter((v): v is string => v !== undefined) }))
     .filter((a) => a.values.length);
-  const found = new Map<string, { last: FeedItem; records: number; ids: Set<string> }>();
+  const found = new Map<string, { last: KeyedItem; records: number; ids: Set<string> }>();
   try {
     for await (const items of input.lookup!.find(asks)) {
       for (const item of items) {
         // (a record the source has but could not give whole still holds its key: it is kept, not deleted)
-        const data = item.data;
-        if (data === undefined) continue;
-        const key = input.keyOf(data);
+        if (item.data === undefined) continue;
+        const key = input.keyOf(item);
         if (key === undefined || !wanted.has(key)) continue;
+        const taken = keyed(item, key);
         const id = item.position.id;
         const had = found.get(key);
         // one record answered twice (asked by two of its fields) counts once
         if (had && id !== undefined && had.ids.has(id)) continue;
-        if (!had) found.set(key, { last: item, records: 1, ids: new Set(id === undefined ? [] : [id]) });
+        if (!had) found.set(key, { last: taken, records: 1, ids: new Set(id === undefined ? [] : [id]) });
         else {
           had.records++;
           if (id !== undefined) had.ids.add(id);
           const lastId = had.last.position.id;
-          if (id === undefined || lastId === undefined || id > lastId) had.last = item;
+          if (id === undefined || lastId === undefined || id > lastId) had.last = taken;
         }
       }
     }

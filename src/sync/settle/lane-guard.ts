@@ -39,18 +39,19 @@ export interface LaneGuardInput {
   /** asks the source whether the absent keys are really gone (a full pull read whole, writes not stopped); none: absence suffices */
   confirm?: (deletes: readonly PlannedDelete[]) => Promise<AbsenceResult>;
   /**
-   * a run of pushed events: the keys it may delete (those this lane wrote, by its stored
-   * fingerprints; a listing it never wrote is left alone, whatever a push says), and the reasons
+   * a read of named records, whose chatbot was asked about their keys alone (FeedContext.ask names:
+   * a run of pushed events): the keys it may delete (those this lane wrote, by its stored
+   * fingerprints; a listing it never wrote is left alone, whatever the source says), and the reasons
    * that wait out deletes.graceHours besides an absence ('removed')
    */
-  pushed?: { wrote: { has(key: string): boolean }; graceFor: ReadonlySet<string> };
+  askedAlone?: { wrote: { has(key: string): boolean }; graceFor: ReadonlySet<string> };
   /** the display rules changed since the lane's last run applied them: their removals are guarded (rule-change.ts) */
   ruleChange?: readonly RuleDiff[];
 }
 
 export interface LaneGuardResult {
   rest: DeleteDecision;
-  /** a run of pushed events: deletes of listings this lane never wrote, not made */
+  /** a read of named records (askedAlone): deletes of listings this lane never wrote, not made */
   leftAlone: PlannedDelete[];
   absences: AbsenceResult;
   guard: GuardDecision;
@@ -62,7 +63,7 @@ export interface LaneGuardResult {
 
 export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult> {
   const { remote, desired } = input;
-  const wrote = input.pushed?.wrote;
+  const wrote = input.askedAlone?.wrote;
   const rest = wrote
     ? { ...input.planned, deletes: input.planned.deletes.filter((d) => wrote.has(d.key)) }
     : input.planned;
@@ -92,7 +93,7 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
     force: input.force,
     now: input.now,
     missingSince: input.missingSince,
-    ...(input.pushed && { graceFor: input.pushed.graceFor }),
+    ...(input.askedAlone && { graceFor: input.askedAlone.graceFor }),
     ...(input.ruleChange?.length && { ruleChange: input.ruleChange }),
   });
   return {

@@ -15,7 +15,9 @@
 //   is known and reported), and the run ends 'aborted'.
 // - A successful write's records (its entries for the commit, its change, its acknowledgement told to
 //   `acked`) are made once the calls started with it are sent (afterTheWrites); settle() makes what
-//   still waits, before the result is read.
+//   still waits, before the result is read. An update's job (its slot of the pool) ends only once
+//   `acked` has its acknowledgement in the store: a run killed then sends again at most the writes
+//   holding a slot (settle/acked.ts). A create's does not wait: a rerun finds its listing by key.
 import { Entries } from '../model/entries.js';
 import type { CallOptions, ChatbotApi } from '../../api/types.js';
 import { ApiError, authStatus, causeMessage, isRetryable } from '../../errors.js';
@@ -54,8 +56,8 @@ export interface ExecuteDeps {
   changes?: ChangeSink;
   /** keeps each listing as it was before an update or delete, for undo (with the change log) */
   before?: BeforeCapture;
-  /** told of each write the API acknowledged, as it lands (settle/acked.ts records them before the lane's commit) */
-  acked?: { add(key: string, fingerprint: string, unlisted: string): void };
+  /** told of each write the API acknowledged, as it lands (settle/acked.ts records them before the lane's commit); resolved once recorded, `wait`: an update's job waits for that */
+  acked?: { add(key: string, fingerprint: string, unlisted: string, wait: boolean): Promise<void> };
 }
 
 export type { ExecutionResult, Executor, ItemFailure, Job, LaneJob } from '../model/execution.js';
@@ -188,20 +190,33 @@ function scopeOf(deps: Pick<ExecuteDeps, 'callScope'>): CallOptions | undefined 
 /** Creates (through createOnce) and updates (an update that finds nothing becomes a create). */
 function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes, later: AfterTheWrites) {
   const unlisted = sameStrings();
-  /** a write's records, its entries for the commit and its change, once the turn's calls are written (afterTheWrites) */
-  const record = (w: PlannedCreate, op: ItemFailure['op'], change: () => ListingChange) =>
+  /**
+   * a write's records, its entries for the commit and its change, once the turn's calls are written
+   * (afterTheWrites); `recorded` (an update's) is given what resolves once `acked` has it in the store
+   */
+  const record = (
+    w: PlannedCreate,
+    op: ItemFailure['op'],
+    change: () => ListingChange,
+    recorded?: (inStore: Promise<void> | undefined) => void,
+  ) =>
     later.add(() => {
+      let acked: Promise<void> | undefined;
       try {
         const fields = unlisted(JSON.stringify(unlistedOf(w.listing)));
         result.written.push(w.key, w.fingerprint);
         result.unlisted.push(w.key, fields);
-        deps.acked?.add(w.key, w.fingerprint, fields);
+        acked = deps.acked?.add(w.key, w.fingerprint, fields, recorded !== undefined);
         if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
         deps.changes?.(change());
       } catch (err) {
         calls.failed(w.key, op, err);
       }
+      recorded?.(acked);
     });
+  /** an update's records, resolved once its acknowledgement is in the store */
+  const recordUpdate = (u: PlannedUpdate, change: () => ListingChange) =>
+    new Promise<void>((inStore) => record(u, 'update', change, inStore));
   const send = async (c: PlannedCreate) => {
     const how = await createOnce(deps.api, c.listing, {
       keyBy: deps.keyBy,
@@ -230,6 +245,7 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
       }));
     },
     async update(u: PlannedUpdate) {
+      let recorded: Promise<void>;
       try {
         // (a later record of a key this run wrote has no remote copy of its own: its first change kept the listing)
         const before: Captured | undefined = u.remoteId
@@ -241,15 +257,18 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
           await send(u);
           result.updatesRecreated++;
           result.created++;
-          record(u, 'update', () => ({ ...createChange(u), ...after }));
+          recorded = recordUpdate(u, () => ({ ...createChange(u), ...after }));
         } else {
           result.updated++;
-          record(u, 'update', () => ({ ...updateChange(u), ...before, ...after }));
+          recorded = recordUpdate(u, () => ({ ...updateChange(u), ...before, ...after }));
         }
         calls.succeeded();
       } catch (err) {
         calls.failed(u.key, 'update', err);
+        return;
       }
+      // (the slot stays taken until then: a rerun would send the update again)
+      await recorded;
     },
   };
 }
