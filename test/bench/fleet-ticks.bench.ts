@@ -18,7 +18,7 @@
 // twice the bound covers the lock's expiry at all), RSS growth over 10%.
 //   npm run bench -- fleet-ticks                           (default: 30 × 3 × 3, about 2 min here)
 //   BENCH_TICKS_CHATBOTS=500 BENCH_TICKS_FEEDS=5 BENCH_TICKS_LISTINGS=10000 BENCH_TICKS_RATE=200 npm run bench -- fleet-ticks
-//                                                          (issue 55's size: 50,000 listings, about 10 min)
+//                                                          (issue 55's size: 50,000 listings, about 7 min)
 // Knobs: BENCH_TICKS_CHATBOTS (N, 30), BENCH_TICKS_FEEDS (M, 3), BENCH_TICKS_WORKERS (W, 3),
 // BENCH_TICKS_LISTINGS (listings a feed, 3,000), BENCH_TICKS_RATE (api.ratePerSecond, 400),
 // BENCH_TICKS_LATENCY (emulator ms a request, 10), BENCH_TICKS_TICKS (10), BENCH_TICKS_KILL (1; 0:
