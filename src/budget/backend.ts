@@ -10,7 +10,9 @@
 // held up in our process must not let the next one through early).
 // Leases, the pause and learned limits are small keys beside them. Every call asks Redis twice: one
 // script takes the pause check, the lease and every sliding window at once (all or nothing), one
-// settles them when the answer comes; an hour or day window adds its own ask.
+// settles them when the answer comes; an hour or day window adds its own ask. The scripts go by
+// their sha1 (EVALSHA), their text only when Redis answers that it does not know it (runScript).
+import { createHash } from 'node:crypto';
 import type { RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RedisClient } from '../redis/client.js';
 import { keysOf } from '../redis/keys.js';
@@ -157,6 +159,27 @@ local rec = cjson.encode({ ['until'] = tonumber(ARGV[1]), at = now, reason = ARG
 redis.call('SET', KEYS[1], rec, 'PX', math.max(1, tonumber(ARGV[1]) - now) + tonumber(ARGV[3]))
 return 1`;
 
+/**
+ * Runs a script by its sha1 (EVALSHA), so a call's two asks do not carry the script's text (1.5 KB
+ * a call, written by every worker for every call); the text goes (EVAL, which also loads it) only
+ * when Redis answers NOSCRIPT: a restart, a SCRIPT FLUSH, another node of a cluster.
+ */
+function runScript(lua: string): (redis: RedisClient, keys: number, ...args: string[]) => Promise<unknown> {
+  const sha = createHash('sha1').update(lua).digest('hex');
+  return async (redis, keys, ...args) => {
+    try {
+      return await redis.evalsha(sha, keys, ...args);
+    } catch (err) {
+      if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
+      return redis.eval(lua, keys, ...args);
+    }
+  };
+}
+const take = runScript(TAKE);
+const settle = runScript(SETTLE);
+const leaseRenew = runScript(LEASE_RENEW);
+const pauseExtend = runScript(PAUSE_EXTEND);
+
 /** The record is kept a while after the pause ends, so `runs`/tests can still see what happened. */
 const PAUSE_KEEP_MS = 10 * 60_000;
 
@@ -184,8 +207,8 @@ export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend 
       const logs = req.sliding.map((w) => k(key, `${w.window}-log`));
       const args = req.sliding.flatMap((w) => [String(w.points), String(spanOf(w.durationSec))]);
       const lease = req.lease ?? { limit: 0, ttlMs: 0 };
-      const r = await redis.eval(
-        TAKE,
+      const r = await take(
+        redis,
         2 + logs.length,
         k(key, 'pause'),
         k(key, 'inflight'),
@@ -199,8 +222,8 @@ export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend 
     },
     settle: async (key, req) => {
       const logs = req.sliding.map((w) => k(key, `${w.window}-log`));
-      await redis.eval(
-        SETTLE,
+      await settle(
+        redis,
         1 + logs.length,
         k(key, 'inflight'),
         ...logs,
@@ -209,11 +232,10 @@ export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend 
       );
     },
     consume: (key, window, limit, durationSec) => consumeWith(limiter(key, window, durationSec), limit),
-    renewLease: async (key, id, ttlMs) =>
-      void (await redis.eval(LEASE_RENEW, 1, k(key, 'inflight'), id, String(ttlMs))),
+    renewLease: async (key, id, ttlMs) => void (await leaseRenew(redis, 1, k(key, 'inflight'), id, String(ttlMs))),
     readPause: async (key) => parsePause(await redis.get(k(key, 'pause'))),
     pause: async (key, until, reason) =>
-      void (await redis.eval(PAUSE_EXTEND, 1, k(key, 'pause'), String(until), reason, String(PAUSE_KEEP_MS))),
+      void (await pauseExtend(redis, 1, k(key, 'pause'), String(until), reason, String(PAUSE_KEEP_MS))),
     readLearned: async (key) => {
       const raw = await redis.hgetall(k(key, 'learned'));
       const out: Partial<Record<WindowName, number>> = {};

@@ -9,6 +9,8 @@
 //
 //   node test/bench/profile-summary.mjs FILE.cpuprofile [TOP]              self time by function and file
 //   node test/bench/profile-summary.mjs FILE.cpuprofile --callers=writeSync  the stacks to writeSync
+//   node test/bench/profile-summary.mjs FILE.cpuprofile --last=5             only the profile's last 5 s (a worker's
+//                                                                             last ticks, its profile written at its exit)
 import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +22,7 @@ if (!file) {
 }
 const callers = args.find((a) => a.startsWith('--callers='))?.slice('--callers='.length);
 const top = Number(args.find((a) => /^\d+$/.test(a)) ?? 40);
+const last = Number(args.find((a) => a.startsWith('--last='))?.slice('--last='.length) ?? Infinity);
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 const maps = new Map();
 /** The source map beside a script (a bundle's chunk.js.map), or undefined. */
@@ -44,8 +47,11 @@ for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n
 /** sampled µs per node (self), and the total */
 const self = new Map();
 let total = 0;
+let at = profile.startTime;
 profile.samples.forEach((id, i) => {
   const dt = profile.timeDeltas[i] ?? 0;
+  at += dt;
+  if (at < profile.endTime - last * 1e6) return;
   self.set(id, (self.get(id) ?? 0) + dt);
   total += dt;
 });

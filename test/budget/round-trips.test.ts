@@ -12,6 +12,8 @@ import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 let redis: Redis;
 let emu: TestEmulator;
 let sent = 0;
+/** the commands sent, by name (eval, evalsha, …) */
+const byName = new Map<string, number>();
 const prefix = uniquePrefix();
 
 beforeAll(async () => {
@@ -19,6 +21,7 @@ beforeAll(async () => {
   const send = redis.sendCommand.bind(redis);
   redis.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
     sent++;
+    byName.set(args[0].name, (byName.get(args[0].name) ?? 0) + 1);
     return send(...args);
   };
   await redis.ping();
@@ -68,5 +71,34 @@ describe('Redis round trips of a budgeted call', () => {
     const n = await perCall(async () => (await b.acquire()).release());
     console.log(`MLS source request: ${n} Redis commands for its budget`);
     expect(n).toBeLessThanOrEqual(4);
+  });
+
+  it("sends a script's text only when Redis does not know it (NOSCRIPT: a restart, a flush, another node)", async () => {
+    const b = createBudgets(redisBackend(redis, prefix)).budget(
+      credentialKey('api', 'https://scripts.example', 'round-trips'),
+      { perSecond: 10_000, concurrency: 4 },
+      { label: 'scripts', maxWaitMs: 1000 },
+    );
+    const call = async () => (await b.acquire()).release();
+    await call();
+    await settle();
+    byName.clear();
+    for (let i = 0; i < 5; i++) await call();
+    await settle();
+    expect(byName.get('evalsha')).toBe(10);
+    expect(byName.get('eval') ?? 0).toBe(0);
+    // Redis forgot the scripts (as after a restart): the next asks send them whole, once, and go on
+    const evalsha = redis.evalsha.bind(redis);
+    let forgot = 2;
+    redis.evalsha = ((...args: Parameters<typeof evalsha>) =>
+      forgot-- > 0
+        ? Promise.reject(new Error('NOSCRIPT No matching script. Please use EVAL.'))
+        : evalsha(...args)) as typeof redis.evalsha;
+    byName.clear();
+    for (let i = 0; i < 3; i++) await call();
+    await settle();
+    redis.evalsha = evalsha;
+    expect(byName.get('eval')).toBe(2);
+    expect(byName.get('evalsha')).toBe(4);
   });
 });

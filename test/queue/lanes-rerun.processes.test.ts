@@ -101,7 +101,11 @@ feeds:
     expect(runningOn(job)).toBe(b.proc.pid);
 
     // the rerun paged the unfinished chatbots, each of them, and none of those whose lanes were committed
-    const paged = new Set(lists.filter((l) => l.at >= killedAt).map((l) => l.sn));
+    const rerunLists = lists.filter((l) => l.at >= killedAt);
+    const paged = new Set(rerunLists.map((l) => l.sn));
+    process.stdout.write(
+      `killed after ${done.length} of ${N} lanes committed: the rerun made ${rerunLists.length} list calls, to ${paged.size} chatbots; ${deletes.length} deletes in all (${N * GONE} to make)\n`,
+    );
     expect([...paged].sort()).toEqual(unfinished);
     // every chatbot as the feed says, each listing once
     const expected = rows(ROWS - GONE)

@@ -14,10 +14,15 @@ export interface WorkerProcess {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-export async function spawnWorker(configFile: string): Promise<WorkerProcess> {
-  const proc = spawn(process.execPath, ['bin/feedsync.js', 'worker', '--config', configFile, '--port', '0'], {
+/** `nodeArgs`: node's own options before the script (e.g. --inspect=0); `env`: added to this process's */
+export async function spawnWorker(
+  configFile: string,
+  opts: { nodeArgs?: readonly string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<WorkerProcess> {
+  const args = [...(opts.nodeArgs ?? []), 'bin/feedsync.js', 'worker', '--config', configFile, '--port', '0'];
+  const proc = spawn(process.execPath, args, {
     cwd: REPO,
-    env: { ...process.env, LOG_LEVEL: 'info' },
+    env: { ...process.env, ...opts.env, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let logs = '';

@@ -35,11 +35,10 @@ describe('lanes done by a job', () => {
     expect([...(await lanesDoneBy(store, 'job-2', ['f>A', 'f>B', 'f>C'])).keys()]).toEqual([]);
   });
 
-  it('records nothing for a lane that did not end ok, a dry run, or a run outside a job', async () => {
+  it('records nothing for a lane that did not end ok, or a run outside a job', async () => {
     const store = createMemoryStore();
     for (const outcome of ['partial', 'guard', 'failed', 'aborted', 'unavailable', 'rejected'] as const)
       await commit(store, `f>${outcome}`, { jobId: 'job-1' }, outcome);
-    await commit(store, 'f>dry', { jobId: 'job-1', dryRun: true }, 'ok');
     await commit(store, 'f>cli', {}, 'ok');
     expect((await store.getAll(LANE_DONE_NAMESPACE)).size).toBe(0);
   });

@@ -56,7 +56,7 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function run(job?: { jobId: string; attempt: number }) {
+function run(job?: { jobId: string; attempt: number }, opts: { dryRun?: boolean } = {}) {
   const lanes = lanesOf(loaded.config.feeds[0]!);
   const deps = {
     api: te.api,
@@ -66,10 +66,27 @@ function run(job?: { jobId: string; attempt: number }) {
     baseDir: dir,
     apiConfig: loaded.config.api,
   };
-  return runLanes(lanes, deps, {}, { config: loaded, ...(job && { job }) });
+  return runLanes(lanes, deps, opts, { config: loaded, ...(job && { job }) });
 }
 
 const paged = () => [...new Set(lists.splice(0))].sort();
+
+describe('a dry run of a job', () => {
+  it('marks no lane done: the real attempt of the job pages and writes every chatbot', async () => {
+    te.emulator.configure({ chatbots: CHATBOTS });
+    const dry = await run({ jobId: 'j1', attempt: 1 }, { dryRun: true });
+    expect(dry.map((r) => [r.chatbot, r.outcome, r.counts.created])).toEqual(CHATBOTS.map((sn) => [sn, 'ok', 5]));
+    expect(paged()).toEqual(CHATBOTS);
+    for (const sn of CHATBOTS) expect(await te.listings(sn)).toHaveLength(0);
+
+    const real = await run({ jobId: 'j1', attempt: 2 });
+    expect(paged()).toEqual(CHATBOTS);
+    expect(real.map((r) => [r.chatbot, r.doneBefore, r.counts.created])).toEqual(
+      CHATBOTS.map((sn) => [sn, undefined, 5]),
+    );
+    for (const sn of CHATBOTS) expect(await te.listings(sn)).toHaveLength(5);
+  });
+});
 
 describe('a retry of a routed feed whose lane into one chatbot failed', () => {
   it('pages and writes only that chatbot; the others are reported done by the earlier attempt', async () => {

@@ -120,6 +120,44 @@ describe('page echo', () => {
     expect((await expectSameAsPlain({ keyBy: 'URL' })).recalled).toBe(LISTINGS - 1 + 1);
   });
 
+  it('bounds the rows the pagings under way remember together by the limit; a paging that ends or fails lets go of them', async () => {
+    // (a run pages a few chatbots at once: their next generations together stay within the limit)
+    const res = await t.api.listListingsAs!(
+      { SerialNumber: 'SN-ECHO', PageNumber: 1, PageSize: 10 },
+      { raw: async (r: RawBody) => r, data: () => undefined },
+    );
+    const o = { keyBy: 'MLSNumber' as const, ignore: new Set(['Under way']) };
+    const page = decodePage(res!.status, res!.bytes, o)!;
+    expect(page.itemHashes).toHaveLength(10);
+    forgetEchoes();
+    const known = async (sn: string) => {
+      const echo = await pageEcho(sn, o, 25);
+      const got = echo.recall(res!) !== undefined;
+      echo.abandon();
+      return got;
+    };
+    const [a, b] = [await pageEcho('SN-UNDER-A', o, 25), await pageEcho('SN-UNDER-B', o, 25)];
+    a.remember(page);
+    a.remember(page);
+    b.remember(page); // 30 rows under way, past 25: B remembers nothing this time
+    await a.finish();
+    await b.finish();
+    expect(await known('SN-UNDER-A')).toBe(true);
+    expect(await known('SN-UNDER-B')).toBe(false);
+    // A's rows are no longer under way, nor an abandoned paging's: D remembers its 20 alone
+    const c = await pageEcho('SN-UNDER-C', o, 25);
+    c.remember(page);
+    c.remember(page);
+    c.abandon();
+    c.abandon();
+    const d = await pageEcho('SN-UNDER-D', o, 25);
+    d.remember(page);
+    d.remember(page);
+    await d.finish();
+    expect(await known('SN-UNDER-D')).toBe(true);
+    expect(await known('SN-UNDER-C')).toBe(false);
+  });
+
   it('takes a page whose whole answer it has seen, byte for byte, as the rows it gave then; a page differing in a byte is cut', async () => {
     const res = await t.api.listListingsAs!(
       { SerialNumber: 'SN-ECHO', PageNumber: 2, PageSize: 10 },

@@ -7,6 +7,7 @@
 import { inBatches } from '../../feeds/item-batches.js';
 import type { FeedItem } from '../../feeds/types.js';
 import type { KeyedItem, MappedItem } from '../../mapping/types.js';
+import { routeIndex } from '../../mapping/where.js';
 import { authFailure } from '../util/auth.js';
 import type { Executor, Job, LaneJob } from '../model/execution.js';
 import type { Lane } from './lanes.js';
@@ -31,7 +32,7 @@ export interface ReadingLane {
   planner: PlannerSteps<Job>;
   executor: Executor;
   /** the chatbot's copies: whether it holds a key (a record routed elsewhere takes it away) */
-  remote: { has(key: string): boolean };
+  remote: { has(key: string): boolean; keys(): Iterable<string> };
 }
 
 export interface FeedRead {
@@ -120,7 +121,12 @@ export function readFeed(input: ReadFeedInput): FeedRead {
     whilePaging: async (paging) => {
       if (lanes.length !== 1 || media) throw new Error('whilePaging: a feed of one lane without the media mirror');
       const lane = lanes[0]!;
-      await readBesidePaging(lane, { ...input, batches, routes: (item) => routes(lane, item), counted }, paging, early);
+      await readBesidePaging(
+        lane,
+        { ...input, batches, routes: (item) => routes.takes(lane, item), counted },
+        paging,
+        early,
+      );
     },
     close: async () => {
       await batches.return?.();
@@ -191,9 +197,9 @@ function route(r: Router, item: KeyedItem, out: LaneJob[]): void {
   const { input, routes, waiting } = r;
   const map = once(r.mapOnce, item);
   let taken = false;
-  for (const l of input.lanes) {
+  for (const l of routes.lanesFor(item)) {
     // records only are routed: a removal or a broken record goes to every lane (each acts on its own copy)
-    if (!routes(l, item)) {
+    if (!routes.takes(l, item)) {
       if (item.kind === 'record') movedAway(l, item.key);
       continue;
     }
@@ -224,10 +230,70 @@ function once(mapOnce: MapOnce, item: FeedItem): () => Mapped {
   return () => (memo ??= mapOnce(item));
 }
 
-/** Whether a lane takes an item: a record goes where its lane's `where` matches, anything else everywhere. */
-function routesOf(lanes: readonly ReadingLane[]): (l: ReadingLane, item: FeedItem) => boolean {
-  const routed = lanes.some((l) => l.lane.route !== undefined);
-  return (l, item) => !(routed && item.kind === 'record' && l.lane.route && !l.lane.route(item.data));
+/** Where a feed's items go (routesOf). */
+export interface Routes {
+  /** whether lane `l` takes the item: a record goes where its lane's `where` matches, anything else everywhere */
+  takes(l: ReadingLane, item: FeedItem): boolean;
+  /**
+   * the lanes an item concerns, in order: every lane, but of a feed routed to several, a record's
+   * are those that take it and those whose chatbot holds its key (a copy moved away); to any other
+   * lane the record is nothing
+   */
+  lanesFor(item: KeyedItem): readonly ReadingLane[];
+}
+
+/**
+ * Routes of the read's lanes. A record's lanes are found once, for all of them (routeIndex), and
+ * kept while the same item is asked about; of a feed routed to several lanes, the lanes whose
+ * chatbot holds a key are looked up by the key (an index of the chatbots' keys, made at the first
+ * record: the lanes of such a read are paged before it begins, feed-run.ts) rather than by asking
+ * each lane's chatbot about every record.
+ */
+export function routesOf(lanes: readonly ReadingLane[]): Routes {
+  if (!lanes.some((l) => l.lane.route !== undefined)) return { takes: () => true, lanesFor: () => lanes };
+  const taking = routeIndex(lanes.map((l) => l.lane.route));
+  const at = new Map(lanes.map((l, i) => [l, i]));
+  let last: FeedItem | undefined;
+  let took: readonly number[] = [];
+  const takingNow = (item: FeedItem & { kind: 'record' }) => {
+    if (item !== last) {
+      last = item;
+      took = taking(item.data);
+    }
+    return took;
+  };
+  let holders: Map<string, number[]> | undefined;
+  const holding = (key: string): readonly number[] => {
+    holders ??= keyHolders(lanes);
+    return holders.get(key) ?? [];
+  };
+  return {
+    takes(l, item) {
+      if (item.kind !== 'record' || !l.lane.route) return true;
+      const i = at.get(l);
+      // (a lane not of this read: its own where)
+      return i === undefined ? l.lane.route(item.data) : takingNow(item).includes(i);
+    },
+    lanesFor(item) {
+      if (item.kind !== 'record' || lanes.length === 1) return lanes;
+      const these = new Set(takingNow(item));
+      for (const i of item.key === undefined ? [] : holding(item.key)) these.add(i);
+      return [...these].sort((a, b) => a - b).map((i) => lanes[i]!);
+    },
+  };
+}
+
+/** Each key some lane's chatbot holds: the lanes (their indexes, in order) that hold it. */
+function keyHolders(lanes: readonly ReadingLane[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  lanes.forEach((l, i) => {
+    for (const key of l.remote.keys()) {
+      const at = out.get(key);
+      if (at) at.push(i);
+      else out.set(key, [i]);
+    }
+  });
+  return out;
 }
 
 /** A record this lane does not take: a copy its chatbot holds went elsewhere. */
@@ -280,7 +346,7 @@ async function* readAgain(
   media: MediaStep | undefined,
 ): AsyncGenerator<LaneJob> {
   const entries = items.flatMap((item) => {
-    if (!routes(l, item)) return [];
+    if (!routes.takes(l, item)) return [];
     const entry = l.planner.read(item, once(mapOnce, item));
     return entry ? [{ lane: l, entry, item }] : [];
   });

@@ -14,7 +14,9 @@
 // names are the same whether the run keeps compared JSON or not.
 // Bounded: one generation per chatbot and row options (the rows of its last paging; a listing not
 // seen again is forgotten), ECHO_ROWS rows in the process at most (the chatbots paged longest ago
-// are forgotten first; a chatbot larger than that is not remembered at all).
+// are forgotten first; a chatbot larger than that is not remembered at all), and as many again for
+// the pagings under way, together (a run pages a few chatbots at once: past the limit, the paging
+// that would pass it remembers nothing this time).
 // A process that pages once and exits (`feedsync sync` from cron) starts with nothing remembered:
 // given `EchoFiles`, a generation is also kept in a file and read back by the next process. What is
 // read back is used only if its checksum, format and code identity (the code that makes rows and
@@ -60,6 +62,8 @@ interface Answer {
 
 /** by chatbot and row options, least recently finished first */
 const generations = new Map<string, Generation>();
+/** rows the pagings under way in this process have remembered so far (their next generations), together */
+let underWay = 0;
 
 export interface PageEcho {
   /**
@@ -71,6 +75,8 @@ export interface PageEcho {
   remember(page: DecodedPage): void;
   /** paging is over: what it remembered is the next paging's memory (within the limit), and written to the files */
   finish(): Promise<void>;
+  /** paging failed: what it remembered is let go (idempotent; finish after it remembers nothing) */
+  abandon(): void;
   /** rows taken from memory so far */
   readonly recalled: number;
 }
@@ -106,13 +112,27 @@ export async function pageEcho(
   let next: Generation | undefined = limit > 0 ? { pages: [], pageItems: [], answers: new Map(), rows: 0 } : undefined;
   let outgrown = false;
   let recalled = 0;
+  /** rows of this paging counted in underWay */
+  let held = 0;
+  /** this paging's rows are no longer under way (finished or let go) */
+  const release = () => {
+    underWay -= held;
+    held = 0;
+  };
+  const drop = () => {
+    release();
+    next = undefined;
+  };
   const remember = (rows: RemoteRows, hashes: string[], answer: string | undefined, virtualCount: number) => {
     if (!next) return;
-    if (next.rows + hashes.length > limit) {
-      next = undefined; // too large to remember: forgotten at finish
+    // (the pagings under way together: one paging alone, as a run of one chatbot, is held to its own size)
+    if (underWay + hashes.length > limit) {
+      drop(); // too large to remember: forgotten at finish
       outgrown = true;
       return;
     }
+    underWay += hashes.length;
+    held += hashes.length;
     const at = next.pages.push(remembered(rows)) - 1;
     next.pageItems.push(hashes);
     if (answer !== undefined) next.answers.set(answer, { page: at, virtualCount });
@@ -144,6 +164,7 @@ export async function pageEcho(
     },
     async finish() {
       if (outgrown) generations.delete(name);
+      release();
       // a paging that learned nothing (every page parsed by the client) leaves the memory as it is
       if (!next || next.rows === 0) return;
       generations.delete(name); // re-set: the most recently finished last
@@ -153,6 +174,7 @@ export async function pageEcho(
       if (files && !same) await files.write(name, generationBytes(name, next));
       forgetPast(limit);
     },
+    abandon: drop,
     get recalled() {
       return recalled;
     },

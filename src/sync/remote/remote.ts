@@ -237,6 +237,11 @@ export async function fetchRemote(
     }
   } catch (err) {
     index.close(); // dropped with the error: its file of compared JSON (compared-store.ts) closed now
+    // (what the paging remembered so far is let go: it counts no longer in the process's bound)
+    void echo.then(
+      (e) => e.abandon(),
+      () => undefined,
+    );
     throw err;
   }
   // A consistent pass stands alone; after inconsistent ones, the union is the best knowledge there is.

@@ -30,14 +30,15 @@ export function laneDoneChange(lane: string, done: LaneDone): StateChange {
 /**
  * A lane's commit, with the record that its job is done with it when the run is a job's and the lane
  * ended ok (a lane that failed, was held by a guard or wrote in part is run again by the next attempt).
+ * A dry run's commit stores nothing (run/write-side.ts), this record with the rest.
  */
 export function doneIn(
-  run: { jobId?: string; dryRun?: boolean },
+  run: { jobId?: string },
   input: LaneCommitInput,
   outcome: SyncOutcome,
   exec: Pick<ExecutionResult, 'created' | 'updated' | 'deleted'>,
 ): LaneCommitInput {
-  if (run.jobId === undefined || run.dryRun || outcome !== 'ok') return input;
+  if (run.jobId === undefined || outcome !== 'ok') return input;
   const done = { job: run.jobId, at: new Date().toISOString(), ...pick(exec) };
   return { ...input, extra: [...(input.extra ?? []), laneDoneChange(input.id, done)] };
 }
