@@ -7,13 +7,11 @@
 import '../setup/needs-redis.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Job } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { enqueueJob, waitForJob } from '../../src/queue/index.js';
-import { parseWorkerName } from '../../src/queue/worker-identity.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { REDIS_URL, until } from '../queue/helpers.js';
-import { useDeployment } from '../queue/use-deployment.js';
+import { runningOn, takenOver, useDeployment } from '../queue/use-deployment.js';
 import { COLUMNS, csv, requests, row, rows, settledCount, total } from './helpers/feed.js';
 
 const d = useDeployment();
@@ -24,8 +22,6 @@ const CONCURRENCY = 4;
 /** updates the killed worker has had answered (at least) when it is killed */
 const KILL_AFTER = 100;
 const LATENCY_MS = 40;
-
-const runningOn = (job: Job | undefined) => parseWorkerName(job?.processedBy)?.pid;
 
 describe('a worker killed in the middle of a sync job’s updates', () => {
   it('the worker that takes the job over sends only the updates not acknowledged, and at most api.concurrency more', async () => {
@@ -72,14 +68,9 @@ feeds:
     expect(sent).toBeGreaterThanOrEqual(KILL_AFTER);
     expect(sent).toBeLessThan(FEED);
 
-    const b = await d.start(file);
-    const end = await waitForJob(d.redis, d.queues, 'sync', jobId);
-    if (end.state !== 'completed') throw new Error(`the job did not complete: ${end.failedReason}`);
-    const job = await d.queues.sync.getJob(jobId);
-    expect(job?.stalledCounter).toBe(1);
-    expect(runningOn(job)).toBe(b.proc.pid);
+    const job = await takenOver(d, file, jobId);
     const resent = (await updates()) - updatesBefore - sent;
-    expect(job!.returnvalue).toMatchObject({ outcome: 'ok', counts: { updated: resent, created: 0 } });
+    expect(job.returnvalue).toMatchObject({ outcome: 'ok', counts: { updated: resent, created: 0 } });
     // every update the killed worker had not sent, and of those it sent at most the ones in flight
     expect(resent).toBeGreaterThanOrEqual(FEED - sent);
     expect(resent - (FEED - sent)).toBeLessThanOrEqual(CONCURRENCY);
