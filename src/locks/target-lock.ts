@@ -64,6 +64,42 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
+// KEYS: lock, waiters, holder of each lock in turn; ARGV: as ACQUIRE's. All or none: every lock free
+// (or the owner's) is taken and 0 returned; else nothing is taken, the owner joins the line of the
+// first busy one (as ACQUIRE does) and its number (from 1) is returned.
+const ACQUIRE_ALL = `
+for i = 1, #KEYS, 3 do
+  local cur = redis.call('GET', KEYS[i])
+  if cur ~= false and cur ~= ARGV[1] then
+    if tonumber(ARGV[3]) > 0 then
+      local t = redis.call('TIME')
+      redis.call('ZADD', KEYS[i + 1], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+      redis.call('PEXPIRE', KEYS[i + 1], ARGV[3])
+    end
+    return (i + 2) / 3
+  end
+end
+for i = 1, #KEYS, 3 do
+  redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
+  redis.call('SET', KEYS[i + 2], ARGV[4], 'PX', ARGV[2])
+  redis.call('ZREM', KEYS[i + 1], ARGV[1])
+end
+return 0`;
+
+// KEYS: lock, holder, waiters of each lock in turn; ARGV: owner. RELEASE of each, then the oldest
+// of its line popped (wakeNext's first ZPOPMIN): one member a lock, '' when its line is empty.
+const RELEASE_ALL = `
+local out = {}
+for i = 1, #KEYS, 3 do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('DEL', KEYS[i + 1])
+    redis.call('DEL', KEYS[i])
+  end
+  local first = redis.call('ZPOPMIN', KEYS[i + 2])
+  out[#out + 1] = first[1] or ''
+end
+return out`;
+
 /** How a job waits in line for a lock; without it, a caller polls (foreground `feedsync sync`). */
 export interface LockWaiters {
   /** how long the line outlives its last joiner (longer than a waiter's backstop delay) */
@@ -100,7 +136,7 @@ export async function lockChatbots(
 ): Promise<{ held: TargetLock[]; refused: Map<string, { error?: unknown }> }> {
   const held: TargetLock[] = [];
   const refused = new Map<string, { error?: unknown }>();
-  for (const name of [...new Set(names)].sort()) {
+  for (const name of lockOrder(names)) {
     const lock = await take(name).catch((error: unknown) => {
       refused.set(name, { error });
       return undefined;
@@ -118,6 +154,11 @@ export async function lockChatbots(
     break;
   }
   return { held, refused };
+}
+
+/** The order every run takes its locks in (lockChatbots, acquireTargetLocks' callers): each name once, sorted. */
+export function lockOrder(names: Iterable<string>): string[] {
+  return [...new Set(names)].sort();
 }
 
 /** Release each lock; one that fails is left to expire (its renewal has stopped), the others are still released. */
@@ -161,6 +202,19 @@ export async function acquireTargetLock(
     holder,
   );
   if (got !== 1) return undefined;
+  const lock = holdLock(redis, key, owner, ttlMs);
+  return {
+    lost: lock.lost,
+    release: async () => {
+      lock.stop();
+      await redis.eval(RELEASE, 2, key, holderKey(key), owner);
+      if (waiters) await wakeNext(redis, key, waiters);
+    },
+  };
+}
+
+/** A lock just taken: counted as held here, renewed every third of its TTL until stopped (or lost). */
+function holdLock(redis: RedisClient, key: string, owner: string, ttlMs: number): { lost: AbortSignal; stop(): void } {
   holdingHere(owner, true);
   // once per hold, whether it ends lost or released (an owner may hold several locks: counted)
   let here = true;
@@ -193,11 +247,66 @@ export async function acquireTargetLock(
   timer.unref();
   return {
     lost: lost.signal,
-    release: async () => {
+    stop: () => {
       clearInterval(timer);
       leave();
-      await redis.eval(RELEASE, 2, key, holderKey(key), owner);
-      if (waiters) await wakeNext(redis, key, waiters);
+    },
+  };
+}
+
+/** Locks a job holds together (acquireTargetLocks): released together. */
+export interface TargetLocks {
+  held: TargetLock[];
+  /** release every one (one round trip), then wake the oldest delayed waiter of each */
+  release(): Promise<void>;
+}
+
+/**
+ * Take every lock of `keys` for `owner` at once, in one script, in the order given (the caller's:
+ * lockChatbots' name order), all or none: the same locks as acquireTargetLock taken one by one
+ * with `allOrNone`, in one round trip instead of one a lock. At the first busy one nothing is
+ * taken and the owner joins that lock's line (as acquireTargetLock does): `busy` is its index.
+ */
+export async function acquireTargetLocks(
+  redis: RedisClient,
+  keys: readonly string[],
+  owner: string,
+  ttlMs: number,
+  waiters: LockWaiters,
+): Promise<TargetLocks | { busy: number }> {
+  const holder = JSON.stringify({ ...newHolder(owner), owner });
+  const slots = keys.flatMap((key) => [key, waitersKey(key), holderKey(key)]);
+  const got = await redis.eval(
+    ACQUIRE_ALL,
+    slots.length,
+    ...slots,
+    owner,
+    String(ttlMs),
+    String(waiters.ttlMs),
+    holder,
+  );
+  if (got !== 0) return { busy: Number(got) - 1 };
+  const locks = keys.map((key) => holdLock(redis, key, owner, ttlMs));
+  return {
+    held: locks.map((lock, i) => ({
+      lost: lock.lost,
+      release: async () => {
+        lock.stop();
+        await redis.eval(RELEASE, 2, keys[i]!, holderKey(keys[i]!), owner);
+        await wakeNext(redis, keys[i]!, waiters);
+      },
+    })),
+    release: async () => {
+      for (const lock of locks) lock.stop();
+      const next = (await redis.eval(
+        RELEASE_ALL,
+        slots.length,
+        ...keys.flatMap((key) => [key, holderKey(key), waitersKey(key)]),
+        owner,
+      )) as string[];
+      // the oldest waiter of each lock, popped by the script: woken, else the next in its line (wakeNext)
+      for (const [i, first] of next.entries())
+        if (first !== '' && !(await waiters.wake(first))) await wakeNext(redis, keys[i]!, waiters);
     },
   };
 }

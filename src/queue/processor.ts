@@ -7,7 +7,7 @@ import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';
 import { FeedsyncError, GuardError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { lockFreedWhileMoving, releaseAll, type LockWaiters, type TargetLock } from '../locks/target-lock.js';
+import { lockFreedWhileMoving, type LockWaiters, type TargetLock } from '../locks/target-lock.js';
 import { maskError } from '../secrets.js';
 import { withCallCounter } from './call-scope.js';
 import { CancelRequest } from './control.js';
@@ -65,7 +65,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
 
     const locks = def.exclusive
       ? await takeLocks(deps, job, target, chatbots, def.lockKind ?? def.kind, waiters(job.queueName))
-      : { held: [] };
+      : { held: [], release: async () => {} };
     if (locks.busy) return waitBehind(deps, job, token, locks.busy, waiters(job.queueName), logger);
     await noteWorker(job, worker, attempt, logger);
 
@@ -77,7 +77,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
       ended = await runLocked({ ...scope, ...(cancel && { cancel }), record });
     } finally {
       cancel?.done();
-      await releaseAll(locks.held, (err) => logger.warn({ err }, 'lock release failed; it expires by itself'));
+      await locks.release().catch((err: unknown) => logger.warn({ err }, 'lock release failed; it expires by itself'));
     }
     // (after the locks are released: the worker that takes it next finds its chatbots free)
     if ('handBack' in ended) return handBack(job, token);

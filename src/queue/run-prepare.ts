@@ -4,10 +4,10 @@
 import { Queue, type Job } from 'bullmq';
 import type { Logger } from '../log.js';
 import {
-  acquireTargetLock,
+  acquireTargetLocks,
   chatbotLockName,
   freeIfHolderGone,
-  lockChatbots,
+  lockOrder,
   targetLockKey,
   type LockWaiters,
   type TargetLock,
@@ -86,20 +86,20 @@ export async function takeLocks(
   chatbots: readonly string[],
   kind: string,
   waiters: LockWaiters,
-): Promise<{ held: TargetLock[]; busy?: { name: string; key: string } }> {
+): Promise<{ held: TargetLock[]; release(): Promise<void>; busy?: { name: string; key: string } }> {
   const jobId = job.id ?? '?';
-  const take = (key: string) => acquireTargetLock(deps.redis, key, jobId, deps.lockTtlMs, waiters);
-  // a holder found gone (a run killed as PID 1 of its container, a reused PID): its lock is freed now, not at its expiry
-  const takeOrFree = async (key: string) =>
-    (await take(key)) ?? ((await freeIfHolderGone(deps.redis, key)) ? await take(key) : undefined);
-  const names = chatbots.length
-    ? chatbots.map((chatbot) => chatbotLockName({ chatbot }, kind))
-    : [chatbotLockName(target, kind)];
-  const { held, refused } = await lockChatbots(names, (name) => takeOrFree(targetLockKey(deps.prefix, name)), {
-    allOrNone: true,
-  });
-  const [busy] = refused.keys();
-  return busy === undefined ? { held } : { held, busy: { name: busy, key: targetLockKey(deps.prefix, busy) } };
+  const names = lockOrder(
+    chatbots.length ? chatbots.map((chatbot) => chatbotLockName({ chatbot }, kind)) : [chatbotLockName(target, kind)],
+  );
+  const keys = names.map((name) => targetLockKey(deps.prefix, name));
+  for (;;) {
+    // all in one script, in lockChatbots' order (locks/target-lock.ts)
+    const got = await acquireTargetLocks(deps.redis, keys, jobId, deps.lockTtlMs, waiters);
+    if (!('busy' in got)) return got;
+    // a holder found gone (a run killed as PID 1 of its container, a reused PID): its lock is freed now, not at its expiry
+    if (await freeIfHolderGone(deps.redis, keys[got.busy]!)) continue;
+    return { held: [], release: async () => {}, busy: { name: names[got.busy]!, key: keys[got.busy]! } };
+  }
 }
 
 /**

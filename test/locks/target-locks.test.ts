@@ -1,0 +1,166 @@
+// acquireTargetLocks (locks/target-lock.ts), a queued job's locks taken in one script and released
+// in one, held to the rule of taking them one by one (acquireTargetLock through lockChatbots,
+// all or none): the same locks, holder records and lines in Redis, the same first busy lock, none
+// left behind, and two jobs over overlapping chatbots never both running. On the real Redis.
+import '../setup/needs-redis.js';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  acquireTargetLock,
+  acquireTargetLocks,
+  lockChatbots,
+  lockOrder,
+  targetLockKey,
+  type LockWaiters,
+} from '../../src/locks/target-lock.js';
+import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
+
+let redis: Redis;
+let prefix: string;
+
+beforeEach(() => {
+  redis = testRedis();
+  prefix = uniquePrefix();
+});
+
+afterEach(async () => {
+  await dropPrefix(redis, prefix);
+  await redis.quit();
+});
+
+/** A line of waiters that records each wake; `asleep`: owners that are not delayed (wake refused). */
+function waitersLog(asleep: ReadonlySet<string> = new Set()): LockWaiters & { woken: string[] } {
+  const woken: string[] = [];
+  return {
+    ttlMs: 60_000,
+    woken,
+    wake: async (owner) => {
+      woken.push(owner);
+      return !asleep.has(owner);
+    },
+  };
+}
+
+const NAMES = ['chatbot:SN-C:sync', 'chatbot:SN-A:sync', 'chatbot:SN-B:sync', 'chatbot:SN-A:sync', 'chatbot:SN-D:sync'];
+const keysOf = (p: string, names: Iterable<string>) => lockOrder(names).map((n) => targetLockKey(p, n));
+
+/** What Redis holds of the locks: each lock's owner, whether its holder record names the owner, its line. */
+async function lockState(p: string, names: Iterable<string>) {
+  const out: Array<{ lock: string | null; holder: string | undefined; line: string[] }> = [];
+  for (const key of keysOf(p, names)) {
+    const holder = await redis.get(`${key}:holder`);
+    out.push({
+      lock: await redis.get(key),
+      holder: holder === null ? undefined : (JSON.parse(holder) as { owner: string }).owner,
+      line: await redis.zrange(`${key}:waiters`, 0, -1),
+    });
+  }
+  return out;
+}
+
+describe('acquireTargetLocks: the locks of a job in one script', () => {
+  it('takes the same locks as one by one: each name once, the owner and its holder record on each, a TTL on both', async () => {
+    const one = uniquePrefix();
+    try {
+      const waiters = waitersLog();
+      const byOne = await lockChatbots(
+        NAMES,
+        (name) => acquireTargetLock(redis, targetLockKey(one, name), 'job-1', 5000, waiters),
+        { allOrNone: true },
+      );
+      const together = await acquireTargetLocks(redis, keysOf(prefix, NAMES), 'job-1', 5000, waiters);
+      expect('busy' in together).toBe(false);
+      if ('busy' in together) return;
+      expect(together.held).toHaveLength(byOne.held.length);
+      expect(together.held).toHaveLength(4);
+      expect(await lockState(prefix, NAMES)).toEqual(await lockState(one, NAMES));
+      for (const key of keysOf(prefix, NAMES)) {
+        expect(await redis.get(key)).toBe('job-1');
+        expect(await redis.pttl(key)).toBeGreaterThan(0);
+        expect(await redis.pttl(`${key}:holder`)).toBeGreaterThan(0);
+      }
+      await together.release();
+      for (const l of byOne.held) await l.release();
+      // none left behind: no lock, no holder record, no line, of either way
+      expect(await redis.keys(`${prefix}:lock:*`)).toEqual([]);
+      expect(await redis.keys(`${one}:lock:*`)).toEqual([]);
+    } finally {
+      await dropPrefix(redis, one);
+    }
+  });
+
+  it('at a busy lock takes none and joins the line of the first busy one in lock order, as one by one does', async () => {
+    const one = uniquePrefix();
+    try {
+      for (const p of [prefix, one]) {
+        expect(await acquireTargetLock(redis, targetLockKey(p, 'chatbot:SN-B:sync'), 'other-b', 5000)).toBeDefined();
+        expect(await acquireTargetLock(redis, targetLockKey(p, 'chatbot:SN-D:sync'), 'other-d', 5000)).toBeDefined();
+      }
+      const byOne = await lockChatbots(
+        NAMES,
+        (name) => acquireTargetLock(redis, targetLockKey(one, name), 'job-1', 5000, waitersLog()),
+        { allOrNone: true },
+      );
+      const together = await acquireTargetLocks(redis, keysOf(prefix, NAMES), 'job-1', 5000, waitersLog());
+      expect(byOne.held).toEqual([]);
+      expect([...byOne.refused.keys()]).toEqual(['chatbot:SN-B:sync']);
+      expect(together).toEqual({ busy: lockOrder(NAMES).indexOf('chatbot:SN-B:sync') });
+      const state = await lockState(prefix, NAMES);
+      expect(state).toEqual(await lockState(one, NAMES));
+      expect(state.map((s) => s.lock)).toEqual([null, 'other-b', null, 'other-d']);
+      expect(state.map((s) => s.line)).toEqual([[], ['job-1'], [], []]);
+    } finally {
+      await dropPrefix(redis, one);
+    }
+  });
+
+  it('the release frees every lock and wakes the oldest waiter of each (the next in line when it is not delayed)', async () => {
+    const keys = keysOf(prefix, NAMES);
+    const waiters = waitersLog(new Set(['w-not-delayed']));
+    const got = await acquireTargetLocks(redis, keys, 'job-1', 5000, waiters);
+    if ('busy' in got) throw new Error('busy');
+    // w-a waits for SN-A; w-not-delayed then w-b2 for SN-B; nobody for SN-C and SN-D
+    expect(await acquireTargetLocks(redis, [keys[0]!], 'w-a', 5000, waiters)).toEqual({ busy: 0 });
+    expect(await acquireTargetLocks(redis, [keys[1]!], 'w-not-delayed', 5000, waiters)).toEqual({ busy: 0 });
+    await new Promise((r) => setTimeout(r, 5)); // (the line orders by the time of joining, in ms)
+    expect(await acquireTargetLocks(redis, [keys[1]!], 'w-b2', 5000, waiters)).toEqual({ busy: 0 });
+    await got.release();
+    expect(waiters.woken).toEqual(['w-a', 'w-not-delayed', 'w-b2']);
+    for (const key of keys) expect(await redis.exists(key, `${key}:holder`)).toBe(0);
+  });
+
+  it('releases only what is still its own: a lock taken by another after it expired stays theirs', async () => {
+    const keys = keysOf(prefix, ['chatbot:SN-A:sync', 'chatbot:SN-B:sync']);
+    const got = await acquireTargetLocks(redis, keys, 'job-1', 5000, waitersLog());
+    if ('busy' in got) throw new Error('busy');
+    await redis.set(keys[1]!, 'job-2', 'PX', 5000);
+    await got.release();
+    expect(await redis.get(keys[0]!)).toBeNull();
+    expect(await redis.get(keys[1]!)).toBe('job-2');
+  });
+
+  it('two jobs over overlapping chatbots, taking and releasing at once many times: never both hold, nothing leaked', async () => {
+    const a = keysOf(prefix, ['chatbot:SN-1:sync', 'chatbot:SN-2:sync', 'chatbot:SN-3:sync']);
+    const b = keysOf(prefix, ['chatbot:SN-3:sync', 'chatbot:SN-4:sync', 'chatbot:SN-2:sync']);
+    let holding = 0;
+    let most = 0;
+    let runs = 0;
+    const job = async (owner: string, keys: string[]) => {
+      for (let i = 0; i < 30; i++) {
+        const got = await acquireTargetLocks(redis, keys, owner, 5000, waitersLog());
+        if ('busy' in got) continue;
+        holding++;
+        runs++;
+        most = Math.max(most, holding);
+        await new Promise((r) => setTimeout(r, 1));
+        holding--;
+        await got.release();
+      }
+    };
+    await Promise.all([job('job-a', a), job('job-b', b)]);
+    expect(most).toBe(1);
+    expect(runs).toBeGreaterThan(0);
+    expect(await redis.keys(`${prefix}:lock:chatbot:*:sync`)).toEqual([]);
+    expect(await redis.keys(`${prefix}:lock:chatbot:*:sync:holder`)).toEqual([]);
+  });
+});
