@@ -10,16 +10,14 @@ import '../setup/needs-redis.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Job } from 'bullmq';
 import { enqueueJob, waitForJob } from '../../src/queue/index.js';
-import { parseWorkerName } from '../../src/queue/worker-identity.js';
 import { createRedisStore } from '../../src/state/redis-store.js';
 import { fingerprintNamespace } from '../../src/sync/model/state-names.js';
 import { laneId } from '../../src/sync/read/lanes.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
 import { REDIS_URL, until } from './helpers.js';
-import { useDeployment } from './use-deployment.js';
+import { runningOn, takenOver, useDeployment } from './use-deployment.js';
 
 const d = useDeployment();
 
@@ -31,8 +29,6 @@ const ROWS = 20;
 const GONE = 2;
 /** the emulator's latency in the second tick: a lane's settle takes GONE of it, so the kill falls between lanes */
 const LATENCY_MS = 250;
-
-const runningOn = (job: Job | undefined) => parseWorkerName(job?.processedBy)?.pid;
 
 describe('a routed feed whose worker is killed after some of its lanes committed', () => {
   it('the job taken over pages and writes only the chatbots whose lanes were not committed', async () => {
@@ -93,12 +89,7 @@ feeds:
     expect(done.length).toBeLessThan(N);
     const unfinished = CHATBOTS.filter((sn) => !done.includes(sn));
 
-    const b = await d.start(file);
-    const end = await waitForJob(d.redis, d.queues, 'sync', jobId);
-    if (end.state !== 'completed') throw new Error(`the job did not complete: ${end.failedReason}`);
-    const job = await d.queues.sync.getJob(jobId);
-    expect(job?.stalledCounter).toBe(1);
-    expect(runningOn(job)).toBe(b.proc.pid);
+    const job = await takenOver(d, file, jobId);
 
     // the rerun paged the unfinished chatbots, each of them, and none of those whose lanes were committed
     const rerunLists = lists.filter((l) => l.at >= killedAt);
@@ -116,7 +107,7 @@ feeds:
     expect(deletes.length).toBeGreaterThanOrEqual(N * GONE);
     expect(deletes.length).toBeLessThanOrEqual(N * GONE + 1);
     // the report counts the lanes done before, and says what the earlier attempt did of each
-    const report = job!.returnvalue as {
+    const report = job.returnvalue as {
       outcome: string;
       summary: string;
       lanes: Array<{ chatbot: string; outcome: string; doneBefore?: { deleted: number }; counts: { deleted: number } }>;

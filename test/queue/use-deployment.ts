@@ -2,9 +2,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { afterEach, beforeEach } from 'vitest';
-import { closeQueues, createQueues, type Queues } from '../../src/queue/index.js';
+import { afterEach, beforeEach, expect } from 'vitest';
+import { closeQueues, createQueues, waitForJob, type Queues } from '../../src/queue/index.js';
+import { parseWorkerName } from '../../src/queue/worker-identity.js';
 import { TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { writeDeployment, type DeployFeed, type DeployOptions } from './deploy.js';
 import { dropPrefix, testRedis, uniquePrefix } from './helpers.js';
@@ -60,4 +62,21 @@ export function useDeployment(): Deployment {
     await rm(d.dir, { recursive: true, force: true });
   });
   return d;
+}
+
+/** The pid of the worker process a job runs (or ran) on, from its processedBy. */
+export const runningOn = (job: Job | undefined): number | undefined => parseWorkerName(job?.processedBy)?.pid;
+
+/**
+ * The sync job `jobId` of a worker killed mid-run, taken over by a worker started now (BullMQ's
+ * stalled check) and completed: the job, found stalled once and run to its end by that worker.
+ */
+export async function takenOver(d: Deployment, file: string, jobId: string): Promise<Job> {
+  const b = await d.start(file);
+  const end = await waitForJob(d.redis, d.queues, 'sync', jobId);
+  if (end.state !== 'completed') throw new Error(`the job did not complete: ${end.failedReason}`);
+  const job = await d.queues.sync.getJob(jobId);
+  expect(job?.stalledCounter).toBe(1);
+  expect(runningOn(job)).toBe(b.proc.pid);
+  return job!;
 }

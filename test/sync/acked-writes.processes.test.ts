@@ -5,6 +5,7 @@
 // rest: the updates it had not made, and of those it made at most the ones in flight when it died,
 // sent and not yet recorded (≤ api.concurrency). A created listing is never created again. The same
 // on each store a lane commits to: the state file (LMDB) and Redis. Counted at the emulator, not timed.
+import '../setup/needs-redis.js';
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
