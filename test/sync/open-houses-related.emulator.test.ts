@@ -21,6 +21,7 @@ import { refusingWritesOf } from '../helpers/refusing-proxy.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
 import { SN, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
+import { at, SAT, SAT_TEXT, SUN, SUN_TEXT } from './helpers/open-house-slots.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -30,20 +31,6 @@ const emulator = useEmulatorSync((t, e) => {
 });
 
 const TOKEN = 'mlsgrid-token-0c1d';
-const at = (iso: string) => ({ now: () => new Date(iso) });
-// Saturday 2026-11-28 1–3 PM and Sunday 2026-11-29 11 AM–1 PM in Chicago
-const SAT = {
-  OpenHouseStartTime: '2026-11-28T19:00:00Z',
-  OpenHouseEndTime: '2026-11-28T21:00:00Z',
-  OpenHouseStatus: 'Active',
-};
-const SUN = {
-  OpenHouseStartTime: '2026-11-29T17:00:00Z',
-  OpenHouseEndTime: '2026-11-29T19:00:00Z',
-  OpenHouseStatus: 'Active',
-};
-const SAT_TEXT = 'Sat, Nov 28, 1:00 PM – 3:00 PM';
-const SUN_TEXT = 'Sun, Nov 29, 11:00 AM – 1:00 PM';
 
 const tours = async () => {
   const held = await te.listings(SN);

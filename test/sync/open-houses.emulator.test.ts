@@ -9,6 +9,7 @@ import { FeedConfig } from '../../src/config/schema.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { SN, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
+import { at, SAT as SATURDAY, SUN as SUNDAY } from './helpers/open-house-slots.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -34,20 +35,8 @@ const feedOf = (url: string, expandOpenHouse = true) =>
     deletes: { maxFraction: 0.5 },
   });
 
-// Saturday 2026-11-28 1–3 PM in Chicago
-const SAT = {
-  OpenHouseKey: 'oh-1',
-  OpenHouseStartTime: '2026-11-28T19:00:00Z',
-  OpenHouseEndTime: '2026-11-28T21:00:00Z',
-  OpenHouseStatus: 'Active',
-};
-const SUN = {
-  OpenHouseKey: 'oh-2',
-  OpenHouseStartTime: '2026-11-29T17:00:00Z',
-  OpenHouseEndTime: '2026-11-29T19:00:00Z',
-  OpenHouseStatus: 'Active',
-};
-const at = (iso: string) => ({ now: () => new Date(iso) });
+const SAT = { OpenHouseKey: 'oh-1', ...SATURDAY };
+const SUN = { OpenHouseKey: 'oh-2', ...SUNDAY };
 
 describe('open houses over HTTP, against the clock', () => {
   it('added, cancelled and ended: Tours and the entry follow the server and the clock; no other listing written', async () => {

@@ -15,6 +15,7 @@ import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { startVendorServer } from '../helpers/vendor-server.js';
 import { SN, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
+import { at, SAT } from './helpers/open-house-slots.js';
 import { pushedAsk, reconcileAsk } from '../../src/feeds/reso/reso-asks.js';
 
 let te: TestEmulator;
@@ -26,12 +27,6 @@ const emulator = useEmulatorSync((t, e) => {
 
 const TOKEN = 'roster-paths-token-7e21';
 const T0 = '2026-11-01T00:00:00.000Z';
-const at = (iso: string) => ({ now: () => new Date(iso) });
-const SAT = {
-  OpenHouseStartTime: '2026-11-28T19:00:00Z',
-  OpenHouseEndTime: '2026-11-28T21:00:00Z',
-  OpenHouseStatus: 'Active',
-};
 
 /** 4 listings of agent A1 at office O1, their own contact fields stale; the last has no ListOfficeName of its own */
 function listings(): Record<string, unknown>[] {
