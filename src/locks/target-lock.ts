@@ -202,9 +202,20 @@ export async function acquireTargetLock(
     holder,
   );
   if (got !== 1) return undefined;
+  return heldLock(redis, key, owner, ttlMs, waiters);
+}
+
+/** A lock just taken, released alone: its renewal stopped, the lock and its holder deleted, the oldest in line woken. */
+function heldLock(
+  redis: RedisClient,
+  key: string,
+  owner: string,
+  ttlMs: number,
+  waiters?: LockWaiters,
+): TargetLock & { stop(): void } {
   const lock = holdLock(redis, key, owner, ttlMs);
   return {
-    lost: lock.lost,
+    ...lock,
     release: async () => {
       lock.stop();
       await redis.eval(RELEASE, 2, key, holderKey(key), owner);
@@ -286,16 +297,9 @@ export async function acquireTargetLocks(
     holder,
   );
   if (got !== 0) return { busy: Number(got) - 1 };
-  const locks = keys.map((key) => holdLock(redis, key, owner, ttlMs));
+  const locks = keys.map((key) => heldLock(redis, key, owner, ttlMs, waiters));
   return {
-    held: locks.map((lock, i) => ({
-      lost: lock.lost,
-      release: async () => {
-        lock.stop();
-        await redis.eval(RELEASE, 2, keys[i]!, holderKey(keys[i]!), owner);
-        await wakeNext(redis, keys[i]!, waiters);
-      },
-    })),
+    held: locks.map(({ lost, release }) => ({ lost, release })),
     release: async () => {
       for (const lock of locks) lock.stop();
       const next = (await redis.eval(
