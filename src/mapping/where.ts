@@ -24,11 +24,7 @@ export function compileWhere(where: Where | undefined): RecordRoute | undefined 
   if (tests.length === 0) return undefined;
   const checks = tests.map(({ path, wanted }) => {
     const read = compilePath(path);
-    return (record: Record<string, unknown>) => {
-      const v = read(record);
-      if (v === undefined || v === null) return false;
-      return Array.isArray(v) ? v.some((x) => wanted.has(foldLookup(x))) : wanted.has(foldLookup(v));
-    };
+    return (record: Record<string, unknown>) => foldedValues(read(record)).some((v) => wanted.has(v));
   });
   return Object.assign((record: Record<string, unknown>) => checks.every((t) => t(record)), { tests });
 }
@@ -66,11 +62,7 @@ export function routeIndex(
     const folded = new Map<string, readonly string[]>();
     const valuesOf = (path: string): readonly string[] => {
       let vs = folded.get(path);
-      if (vs === undefined) {
-        const v = readers.get(path)!(record);
-        vs = v === undefined || v === null ? [] : Array.isArray(v) ? v.map(foldLookup) : [foldLookup(v)];
-        folded.set(path, vs);
-      }
+      if (vs === undefined) folded.set(path, (vs = foldedValues(readers.get(path)!(record))));
       return vs;
     };
     const takes = (t: WhereTest) => valuesOf(t.path).some((v) => t.wanted.has(v));
@@ -80,4 +72,10 @@ export function routeIndex(
         for (const i of index.get(v) ?? []) if (others[i]!.every(takes) && !out.includes(i)) out.push(i);
     return out.length > 1 ? out.sort((a, b) => a - b) : out;
   };
+}
+
+/** The values a `where` field compares of what a record holds there: none, each of a list, or the one, folded. */
+function foldedValues(v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  return Array.isArray(v) ? v.map(foldLookup) : [foldLookup(v)];
 }
