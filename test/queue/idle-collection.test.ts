@@ -21,12 +21,12 @@ afterEach(async () => {
 
 /** Jobs that run until their gate (by job name) opens; the collections, with the jobs active at each. */
 function gatedWorkers() {
-  const gates = new Map<string, ReturnType<typeof deferred>>();
+  const gates = new Map<string, ReturnType<typeof deferred<void>>>();
   const started = new Set<string>();
   let active = 0;
   const collections: number[] = [];
   const gate = (name: string) => {
-    if (!gates.has(name)) gates.set(name, deferred());
+    if (!gates.has(name)) gates.set(name, deferred<void>());
     return gates.get(name)!;
   };
   const processor: Processor = async (job) => {
@@ -93,5 +93,4 @@ describe("a worker's idle collection", () => {
     await quiet();
     expect(w.collections).toEqual([0, 0]);
   }, 30_000);
-
 });
