@@ -186,16 +186,13 @@ async function idleCollections(w: Worker): Promise<{ count: number; meanMs: numb
   return { count, meanMs: (seconds * 1000) / count };
 }
 
+const alive = (w: Worker) => w.w.proc.exitCode === null && w.w.proc.signalCode === null;
+
 /** Until each worker that ran a job in the tick has run its idle collection since (at most 20 s). */
 async function idleAgain(live: readonly Worker[], before: readonly number[], ranJobs: (w: Worker) => boolean) {
   const end = Date.now() + 20_000;
   for (const [i, w] of live.entries())
-    while (
-      ranJobs(w) &&
-      w.w.proc.exitCode === null &&
-      Date.now() < end &&
-      (await idleCollections(w)).count <= before[i]!
-    )
+    while (ranJobs(w) && alive(w) && Date.now() < end && (await idleCollections(w)).count <= before[i]!)
       await new Promise((r) => setTimeout(r, 200));
 }
 
@@ -331,7 +328,7 @@ ${feeds.join('')}`,
       const before = await stats({ url: emu.url });
       emu.writesFrom();
       const startedAt = Date.now();
-      const live = workers.filter((w) => w.w.proc.exitCode === null && w.w.proc.signalCode === null);
+      const live = workers.filter(alive);
       const { peaks, stop } = samplePeaks(live.map((w) => w.w.proc.pid));
       const collected = (await Promise.all(live.map(idleCollections))).map((c) => c.count);
       const jobFeed = new Map<string, number>();
@@ -361,7 +358,7 @@ ${feeds.join('')}`,
       const wallMs = Date.now() - startedAt;
       await idleAgain(live, collected, (w) => ran[workers.indexOf(w)]!.length > 0);
       const calls = (await stats({ url: emu.url })).all - before.all;
-      const survivors = live.filter((w) => w.w.proc.exitCode === null && w.w.proc.signalCode === null);
+      const survivors = live.filter(alive);
       const t: Tick = {
         label:
           tick === 1
@@ -412,7 +409,7 @@ ${feeds.join('')}`,
     const memTicks = ticks.slice(0, TICKS);
     const growth = workers.map((_, i) => memTicks.at(-1)!.mem[i]!.rss / memTicks[2]!.mem[i]!.rss - 1);
     const idleGrowth = workers.map((_, i) => memTicks.at(-1)!.rssMb[i]! / memTicks[2]!.rssMb[i]! - 1);
-    const idle = await Promise.all(workers.filter((w) => w.w.proc.exitCode === null).map(idleCollections));
+    const idle = await Promise.all(workers.filter(alive).map(idleCollections));
     process.stdout.write(
       `idle collections per worker: ${idle.map((c) => `${c.count} (${c.meanMs.toFixed(0)} ms each)`).join(', ')}\n`,
     );
