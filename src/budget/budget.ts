@@ -40,7 +40,7 @@ export interface BudgetOptions {
   maxWaitMs: number;
 }
 
-/** A lease outlives a process by at most this long; held leases are renewed a third of it. */
+/** A lease, and a call's held window entries, outlive a process by at most this long; they are renewed a third of it. */
 const LEASE_TTL_MS = 30_000;
 const LEARNED_TTL_MS = 24 * 3600_000;
 const LEARNED_REFRESH_MS = 10_000;
@@ -91,6 +91,7 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
           id: randomUUID(),
           ...(limits.concurrency && { lease: { limit: limits.concurrency, ttlMs: LEASE_TTL_MS } }),
           sliding,
+          heldMs: LEASE_TTL_MS,
         };
         await takeShared(parts, req, windows, signal);
         try {
@@ -199,9 +200,11 @@ async function takeFixed(b: BudgetParts, w: WindowName, limit: number, signal: A
 }
 
 function permit({ backend, key }: BudgetParts, req: TakeRequest): Permit {
-  const renew = req.lease
-    ? setInterval(() => void backend.renewLease(key, req.id, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3)
-    : undefined;
+  // (the lease and the held window entries: a call in flight past LEASE_TTL_MS keeps both)
+  const renew =
+    req.lease || req.sliding.length
+      ? setInterval(() => void backend.renewLease(key, req, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3)
+      : undefined;
   renew?.unref();
   let released = false;
   return {

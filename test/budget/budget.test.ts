@@ -116,7 +116,9 @@ describe('budget shared through Redis by two processes', () => {
   it('a lease of a process that died (never released, never renewed) expires', async () => {
     const key = credentialKey('t', String(Math.random()));
     const back = redisBackend(redis, prefix);
-    expect(await back.take(key, { id: 'dead-process', lease: { limit: 1, ttlMs: 300 }, sliding: [] })).toEqual({
+    expect(
+      await back.take(key, { id: 'dead-process', lease: { limit: 1, ttlMs: 300 }, sliding: [], heldMs: 300 }),
+    ).toEqual({
       ok: true,
     });
     const b = createBudget(back, key, { concurrency: 1 }, opts);
@@ -163,6 +165,7 @@ describe('the memory and Redis backends', () => {
         id,
         lease: { limit: 2, ttlMs: 60_000 },
         sliding: [{ window: 'perMinute' as const, points: 3, durationSec: 60 }],
+        heldMs: 60_000,
       });
       const seen: string[] = [];
       const take = async (id: string) => {
