@@ -87,6 +87,8 @@ const BUILT = process.env.BENCH_BUILT;
 const PROF = process.env.BENCH_PROF;
 /** BENCH_NOCHANGE_RUNS: turns of the no-change rerun beside the bare client (the median pair is kept) */
 const NOCHANGE_RUNS = Math.max(1, Number(process.env.BENCH_NOCHANGE_RUNS ?? 1));
+/** BENCH_NOCHANGE_AB: with BENCH_NOCHANGE_RUNS, each turn also runs the rerun with BENCH_BESIDE set to this (on stderr only) */
+const NOCHANGE_AB = process.env.BENCH_NOCHANGE_AB;
 /** BENCH_PROC_PROF: the folder node --cpu-prof writes the no-change rerun's processes' profiles into */
 const PROC_PROF = process.env.BENCH_PROC_PROF;
 
@@ -339,7 +341,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
 }
 
 /** One feedsync scenario in a new process (runScenario there): its row, the process's wall from spawn to exit. */
-function scenarioProcess(task: ScenarioTask): Row {
+function scenarioProcess(task: ScenarioTask, env: Record<string, string> = {}): Row {
   const prof = PROC_PROF && task.scenario === NO_CHANGE ? ['--cpu-prof', `--cpu-prof-dir=${PROC_PROF}`] : [];
   const p0 = performance.now();
   const r = spawnSync(
@@ -358,7 +360,7 @@ function scenarioProcess(task: ScenarioTask): Row {
       maxBuffer: 1 << 24,
       // (bin/feedsync.js enables Node's compile cache before it loads the bundle: so does the bench,
       // in the build's folder, which the first scenario's process fills)
-      ...(BUILT && { env: { ...process.env, NODE_COMPILE_CACHE: join(dirname(BUILT), 'compile-cache') } }),
+      env: { ...process.env, ...(BUILT && { NODE_COMPILE_CACHE: join(dirname(BUILT), 'compile-cache') }), ...env },
     },
   );
   if (r.status !== 0)
@@ -380,20 +382,31 @@ async function noChangeTurns(emulator: ChildProcess, task: ScenarioTask): Promis
   const before = `${dir}-before-no-change`;
   await cp(dir, before, { recursive: true });
   const pairs: Array<{ ours: Row; bare: Row; ratio: number }> = [];
+  const restore = async () => {
+    await rm(dir, { recursive: true, force: true });
+    await cp(before, dir, { recursive: true });
+    // (the copy is the file the 1% rerun closed whole: recorded so, as its close did, or the open
+    // would walk it in a child process first, store-walk.ts, as after a crash)
+    recordChecked(join(dir, 'state.lmdb'));
+  };
+  const said = (r: Row) =>
+    `${r.process!.wallMs} ms (CPU ${r.process!.cpuMs} ms, run ${r.wallMs} ms, RSS ${r.rssMb} MB, ${r.counts})`;
   try {
     for (let turn = 1; turn <= NOCHANGE_RUNS; turn++) {
-      await rm(dir, { recursive: true, force: true });
-      await cp(before, dir, { recursive: true });
-      // (the copy is the file the 1% rerun closed whole: recorded so, as its close did, or the open
-      // would walk it in a child process first, store-walk.ts, as after a crash)
-      recordChecked(join(dir, 'state.lmdb'));
+      await restore();
       const e0 = await emulatorCpu(emulator);
       const ours = { ...scenarioProcess(task), emulatorCpuMs: (await emulatorCpu(emulator)) - e0 };
       const bare = await barePaging(emulator, n, url, task.latencyMs);
       const ratio = ours.process!.wallMs / bare.process!.wallMs;
       pairs.push({ ours, bare, ratio });
       process.stderr.write(
-        `${n} ${task.scenario}, turn ${turn}: feedsync ${ours.process!.wallMs} ms (CPU ${ours.process!.cpuMs} ms, run ${ours.wallMs} ms, RSS ${ours.rssMb} MB), bare ${bare.process!.wallMs} ms (CPU ${bare.process!.cpuMs} ms): ${ratio.toFixed(2)}x\n`,
+        `${n} ${task.scenario}, turn ${turn}: feedsync ${said(ours)}, bare ${bare.process!.wallMs} ms (CPU ${bare.process!.cpuMs} ms): ${ratio.toFixed(2)}x\n`,
+      );
+      if (NOCHANGE_AB === undefined) continue;
+      await restore();
+      const other = scenarioProcess(task, { BENCH_BESIDE: NOCHANGE_AB });
+      process.stderr.write(
+        `${n} ${task.scenario}, turn ${turn}, BENCH_BESIDE=${NOCHANGE_AB}: feedsync ${said(other)}: ${(other.process!.wallMs / bare.process!.wallMs).toFixed(2)}x\n`,
       );
     }
   } finally {
