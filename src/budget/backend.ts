@@ -4,10 +4,15 @@
 // and minute windows are sliding logs instead: a fixed window lets its whole limit through at the end
 // of one window and again at the start of the next (2 × the limit within one second), which a
 // server that suspends a token past 2 requests/s does not forgive. The log keeps the time of each
-// request in the window (at most the limit: 180 for Trestle's minute), and spans the window plus
-// SLIDING_MARGIN. A request's entry is stamped again when its answer comes (`settle`): the server
-// saw it at some moment between our take and its answer, so the later time is the safe one (a send
-// held up in our process must not let the next one through early).
+// request in the window (at most the limit: 180 for Trestle's minute). A request counts from its
+// take until its answer whatever the time (`held`: it may reach the server at any moment until
+// then, a send held up in our process too), and from its answer (`settle` stamps it then) for the
+// window: the server saw it before we had its answer, so a request taken a window after that
+// answer reaches the server a window after it at least. The server's count is then never passed
+// with the log spanning the window alone; SLIDING_MARGIN adds 2% for the clocks (Redis's and the
+// server's tick apart by parts per million; both count whole milliseconds) and a request whose
+// answer we stopped waiting for before it arrived (a timeout). A process that dies never settles:
+// its held entries count for their `heldMs` (renewed while the call is in flight), then a window.
 // Leases, the pause and learned limits are small keys beside them. Every call asks Redis twice: one
 // script takes the pause check, the lease and every sliding window at once (all or nothing), one
 // settles them when the answer comes; an hour or day window adds its own ask. The scripts go by
@@ -32,7 +37,7 @@ export type ConsumeResult = { ok: true } | { ok: false; waitMs: number };
 
 /** The windows kept as sliding logs (exact), and their safety margin over the window. */
 export const SLIDING_WINDOWS: ReadonlySet<WindowName> = new Set(['perSecond', 'perMinute']);
-const SLIDING_MARGIN = 1.1;
+const SLIDING_MARGIN = 1.02;
 
 /** What one call takes at once: a slot in flight and a request of every sliding window. */
 export interface TakeRequest {
@@ -40,6 +45,8 @@ export interface TakeRequest {
   id: string;
   lease?: { limit: number; ttlMs: number };
   sliding: ReadonlyArray<{ window: WindowName; points: number; durationSec: number }>;
+  /** how long the entries count as held (in flight) unless settled or renewed: a dead process's expire */
+  heldMs: number;
 }
 
 /** Nothing is taken unless everything is: a pause, a full lease set or a full window says why. */
@@ -60,8 +67,8 @@ export interface BudgetBackend {
   settle(key: string, req: TakeRequest): Promise<void>;
   /** one request of a fixed window (hour, day) holding `limit`; when spent, how long until it refills */
   consume(key: string, window: WindowName, limit: number, durationSec: number): Promise<ConsumeResult>;
-  /** a lease of a call still in flight is kept for another `ttlMs` (a dead process's lease expires) */
-  renewLease(key: string, id: string, ttlMs: number): Promise<void>;
+  /** a call still in flight keeps its lease another lease ttl and its held window entries another heldMs (a dead process's expire) */
+  renewLease(key: string, req: TakeRequest): Promise<void>;
   readPause(key: string): Promise<PauseRecord | undefined>;
   /** extends the pause to `until` (a shorter one never cuts a longer one short) */
   pause(key: string, until: number, reason: string): Promise<void>;
@@ -88,8 +95,10 @@ async function consumeWith(limiter: Promise<RateLimiterAbstract>, limit: number)
 }
 
 // KEYS: pause, leases, then one sliding log per window. ARGV: id, lease limit (0: none), lease ttl
-// ms, then limit and span ms per log. {0}: taken; {1, pause, ms left}; {2}: no slot free;
-// {3, log index, ms until a request of it frees}. Redis's clock for every process alike.
+// ms, held ms, then limit and span ms per log. {0}: taken; {1, pause, ms left}; {2}: no slot free;
+// {3, log index, ms until a request of it frees}. Redis's clock for every process alike. A held
+// entry is scored at the end of its hold (now + held ms): it outlives every answered one, and a
+// wait on it is a window at least (its answer, when it comes, counts a window from then).
 const TAKE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -104,14 +113,15 @@ if slots > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
   if redis.call('ZCARD', KEYS[2]) >= slots then return {2} end
 end
+local held = tonumber(ARGV[4])
 for i = 3, #KEYS do
-  local limit = tonumber(ARGV[2 * i - 2])
-  local span = tonumber(ARGV[2 * i - 1])
+  local limit = tonumber(ARGV[2 * i - 1])
+  local span = tonumber(ARGV[2 * i])
   redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - span)
   local n = redis.call('ZCARD', KEYS[i])
   if n >= limit then
     local first = redis.call('ZRANGE', KEYS[i], n - limit, n - limit, 'WITHSCORES')
-    return {3, i - 2, math.max(1, tonumber(first[2]) + span - now)}
+    return {3, i - 2, math.max(1, math.min(tonumber(first[2]), now) + span - now)}
   end
 end
 if slots > 0 then
@@ -119,30 +129,44 @@ if slots > 0 then
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
 end
 for i = 3, #KEYS do
-  redis.call('ZADD', KEYS[i], now, ARGV[1])
-  redis.call('PEXPIRE', KEYS[i], ARGV[2 * i - 1])
+  redis.call('ZADD', KEYS[i], now + held, ARGV[1])
+  local keep = held + tonumber(ARGV[2 * i])
+  if redis.call('PTTL', KEYS[i]) < keep then redis.call('PEXPIRE', KEYS[i], keep) end
 end
 return {0}`;
 
-// KEYS: leases, then the sliding logs; ARGV: id, then span ms per log.
+// KEYS: leases, then the sliding logs; ARGV: id, then span ms per log. (A log's expiry is never
+// cut short: other entries of it may be held longer.)
 const SETTLE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 for i = 2, #KEYS do
   if redis.call('ZSCORE', KEYS[i], ARGV[1]) then
     redis.call('ZADD', KEYS[i], now, ARGV[1])
-    redis.call('PEXPIRE', KEYS[i], ARGV[i])
+    if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[i]) then redis.call('PEXPIRE', KEYS[i], ARGV[i]) end
   end
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 return 0`;
 
+// KEYS: leases, then the sliding logs; ARGV: id, lease ttl ms, held ms, then span ms per log. The
+// lease is kept another ttl, each entry still held (scored ahead of now) another held ms.
 const LEASE_RENEW = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local ttl = tonumber(ARGV[2])
+local held = tonumber(ARGV[3])
+if ttl > 0 and redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ttl)
+end
+for i = 2, #KEYS do
+  local score = redis.call('ZSCORE', KEYS[i], ARGV[1])
+  if score and tonumber(score) > now then
+    redis.call('ZADD', KEYS[i], now + held, ARGV[1])
+    local keep = held + tonumber(ARGV[i + 2])
+    if redis.call('PTTL', KEYS[i]) < keep then redis.call('PEXPIRE', KEYS[i], keep) end
+  end
 end
 return 0`;
 
@@ -216,6 +240,7 @@ export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend 
         req.id,
         String(lease.limit),
         String(lease.ttlMs),
+        String(req.heldMs),
         ...args,
       );
       return takeResult(r, req);
@@ -232,7 +257,17 @@ export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend 
       );
     },
     consume: (key, window, limit, durationSec) => consumeWith(limiter(key, window, durationSec), limit),
-    renewLease: async (key, id, ttlMs) => void (await leaseRenew(redis, 1, k(key, 'inflight'), id, String(ttlMs))),
+    renewLease: async (key, req) =>
+      void (await leaseRenew(
+        redis,
+        1 + req.sliding.length,
+        k(key, 'inflight'),
+        ...req.sliding.map((w) => k(key, `${w.window}-log`)),
+        req.id,
+        String(req.lease?.ttlMs ?? 0),
+        String(req.heldMs),
+        ...req.sliding.map((w) => String(spanOf(w.durationSec))),
+      )),
     readPause: async (key) => parsePause(await redis.get(k(key, 'pause'))),
     pause: async (key, until, reason) =>
       void (await pauseExtend(redis, 1, k(key, 'pause'), String(until), reason, String(PAUSE_KEEP_MS))),
@@ -251,11 +286,12 @@ export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend 
 export function memoryBackend(): BudgetBackend {
   // (promises of limiters: the calls that ask while the module loads share the one count)
   const limiters = new Map<string, Promise<RateLimiterMemory>>();
-  // A sliding log as a Map of id -> time: insertion order is time order (an entry is added, and
-  // restamped by delete + set, at "now"), so expired entries leave from the front and the size is
-  // the count, without a sort or a scan per call.
+  // A sliding log as two Maps, the held entries (id -> end of the hold: calls in flight, a few) and
+  // the answered ones (id -> answer time), whose insertion order is time order (an entry is added at
+  // "now" when settled), so expired entries leave from the front and the size is the count, without
+  // a sort or a scan of the window per call. Held entries sort after the answered ones, as Redis's scores do.
   // (by credential, then window: no key string is joined per call)
-  const logs = new Map<string, Map<WindowName, Map<string, number>>>();
+  const logs = new Map<string, Map<WindowName, SlidingLog>>();
   const leases = new Map<string, Map<string, number>>();
   const pauses = new Map<string, PauseRecord>();
   const learned = new Map<string, Partial<Record<WindowName, number>>>();
@@ -275,7 +311,7 @@ export function memoryBackend(): BudgetBackend {
     let ofKey = logs.get(key);
     if (!ofKey) logs.set(key, (ofKey = new Map()));
     let log = ofKey.get(window);
-    if (!log) ofKey.set(window, (log = new Map()));
+    if (!log) ofKey.set(window, (log = { held: new Map(), answered: new Map() }));
     return log;
   };
   const slots = (key: string) => {
@@ -293,35 +329,28 @@ export function memoryBackend(): BudgetBackend {
       if (pause && pause.until > now) return { ok: false, reason: 'paused', pause, waitMs: pause.until - now };
       if (req.lease && slots(key).size >= req.lease.limit) return { ok: false, reason: 'lease' };
       for (const w of req.sliding) {
-        const span = spanOf(w.durationSec);
-        const log = logOf(key, w.window);
-        for (const [id, at] of log) {
-          if (at > now - span) break;
-          log.delete(id);
-        }
-        if (log.size >= w.points)
-          return {
-            ok: false,
-            reason: 'window',
-            window: w.window,
-            waitMs: Math.max(1, nth(log.values(), log.size - w.points) + span - now),
-          };
+        const waitMs = fullFor(logOf(key, w.window), w.points, spanOf(w.durationSec), now);
+        if (waitMs !== undefined) return { ok: false, reason: 'window', window: w.window, waitMs };
       }
       if (req.lease) slots(key).set(req.id, now + req.lease.ttlMs);
-      for (const w of req.sliding) logOf(key, w.window).set(req.id, now);
+      for (const w of req.sliding) logOf(key, w.window).held.set(req.id, now + req.heldMs);
       return { ok: true };
     },
     settle: async (key, req) => {
       for (const w of req.sliding) {
-        const log = logOf(key, w.window);
-        if (log.delete(req.id)) log.set(req.id, Date.now());
+        const { held, answered } = logOf(key, w.window);
+        if (held.delete(req.id) || answered.delete(req.id)) answered.set(req.id, Date.now());
       }
       slots(key).delete(req.id);
     },
     consume: async (key, window, limit, durationSec) => consumeWith(limiter(key, window, durationSec), limit),
-    renewLease: async (key, id, ttlMs) => {
+    renewLease: async (key, req) => {
       const m = slots(key);
-      if (m.has(id)) m.set(id, Date.now() + ttlMs);
+      if (req.lease && m.has(req.id)) m.set(req.id, Date.now() + req.lease.ttlMs);
+      for (const w of req.sliding) {
+        const { held } = logOf(key, w.window);
+        if (held.has(req.id)) held.set(req.id, Date.now() + req.heldMs);
+      }
     },
     readPause: async (key) => pauses.get(key),
     pause: async (key, until, reason) => {
@@ -331,6 +360,27 @@ export function memoryBackend(): BudgetBackend {
     readLearned: async (key) => ({ ...learned.get(key) }),
     learn: async (key, window, limit) => void learned.set(key, { ...learned.get(key), [window]: limit }),
   };
+}
+
+/** One sliding window's log in memory: the entries held (in flight) and those answered, by id. */
+interface SlidingLog {
+  held: Map<string, number>;
+  answered: Map<string, number>;
+}
+
+/** The log's expired entries dropped; when it holds `points`, how long until one more may be taken. */
+function fullFor(log: SlidingLog, points: number, span: number, now: number): number | undefined {
+  const { held, answered } = log;
+  for (const [id, at] of answered) {
+    if (at > now - span) break;
+    answered.delete(id);
+  }
+  for (const [id, until] of held) if (until <= now - span) held.delete(id);
+  const n = answered.size + held.size;
+  if (n < points) return undefined;
+  // the entry that must leave for one more: an answered one's time, or a held one's (now at the earliest)
+  const first = n - points < answered.size ? nth(answered.values(), n - points) : now;
+  return Math.max(1, first + span - now);
 }
 
 /** The n-th value (from 0) of an iteration; the log's oldest entries are looked at only on a refusal. */

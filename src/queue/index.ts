@@ -10,6 +10,7 @@ export * from './processor.js';
 export * from './queues.js';
 export * from './schedules.js';
 export * from './workers.js';
+export { fullCollection } from './idle-collection.js';
 export * from './redis-policy.js';
 export * from './enqueue.js';
 export * from './call-scope.js';

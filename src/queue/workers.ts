@@ -23,6 +23,7 @@ import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
 import { WORKER_SHUTDOWN } from './hand-back.js';
 import { thisWorker, workerName } from './worker-identity.js';
+import { idleCollection, type IdleCollection, type IdleCollectionSettings } from './idle-collection.js';
 
 export interface WorkerSettings {
   redis: RedisSettings;
@@ -35,6 +36,8 @@ export interface WorkerSettings {
   maxStalledCount?: number;
   /** jobs waiting and none started for this long: the worker is recreated */
   watchdogMs: number;
+  /** a full collection once every job of the process has ended and it stayed idle (idle-collection.ts); absent: none */
+  idleCollection?: IdleCollectionSettings;
   logger: Logger;
 }
 
@@ -70,6 +73,7 @@ function createSlot(
   queues: Queues,
   settings: WorkerSettings,
   closing: () => boolean,
+  idle: IdleCollection,
 ): Slot {
   const connection = createRedis(settings.redis, { name: `feedsync-worker-${kind}` });
   connection.on('error', () => {}); // reported once, through the worker's 'error' event below
@@ -78,10 +82,12 @@ function createSlot(
   const counted: Processor = async (job, token, signal) => {
     activity.lastStart = Date.now();
     activity.busy++;
+    idle.started();
     try {
       return await processor(job, token, closing() ? AbortSignal.abort(WORKER_SHUTDOWN) : signal);
     } finally {
       activity.busy--;
+      idle.ended();
     }
   };
   const worker = new Worker(queues[kind].name, counted, {
@@ -112,9 +118,12 @@ export function startWorkers(
   const slots = new Map<JobKind, Slot>();
   let restarts = 0;
   let closing = false;
+  const idle: IdleCollection = settings.idleCollection
+    ? idleCollection(settings.idleCollection)
+    : { started: () => {}, ended: () => {}, stop: () => {} };
 
   const create = (kind: JobKind, processor: Processor): Slot =>
-    createSlot(kind, processor, queues, settings, () => closing);
+    createSlot(kind, processor, queues, settings, () => closing, idle);
 
   for (const [kind, processor] of Object.entries(processors) as Array<[JobKind, Processor]>)
     slots.set(kind, create(kind, processor));
@@ -158,6 +167,7 @@ export function startWorkers(
     close: async (deadlineMs) => {
       closing = true;
       clearInterval(watchdog);
+      idle.stop();
       const all = [...slots.values()];
       // close() first: the worker takes no new job; then its running jobs are told to stop and go back
       const graceful = Promise.all(all.map((s) => s.worker.close()));

@@ -13,6 +13,8 @@ export interface WorkerMetrics {
   registry: Registry;
   onCall(event: ApiCallEvent): void;
   onRun(run: { job: string; report: RunReport }): void;
+  /** a full collection the idle worker ran (queue/idle-collection.ts), and how long it took */
+  onIdleCollection(ms: number): void;
   /** sets the last-success gauge of each feed from the change log (after a restart) */
   recallLastSuccess(feeds: readonly string[], changeLog: Pick<ChangeLog, 'runs'>): Promise<void>;
   /** the lanes whose open alerts `feedsync_alerts_firing` shows, read from their alert state at each scrape */
@@ -36,6 +38,7 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
     registers: [registry],
   });
   queueDepths(registry, queues);
+  const onIdleCollection = idleCollections(registry);
   const watchAlerts = alertsFiring(registry);
   const seen = new Set<string>();
   const ensureFeed = (feed: string) => {
@@ -51,6 +54,7 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
     registry,
     onCall: (e) => calls.observe({ endpoint: e.endpoint, outcome: e.outcome }, e.durationMs / 1000),
     onRun: (run) => countRun(series, ensureFeed, run),
+    onIdleCollection,
     watchAlerts,
     recallLastSuccess: async (feeds, changeLog) => {
       for (const feed of feeds) {
@@ -122,6 +126,25 @@ function countRun(
       { feed },
       Date.parse(typeof r.finishedAt === 'string' ? r.finishedAt : new Date().toISOString()) / 1000,
     );
+}
+
+/** `feedsync_idle_collections_total` and their seconds: the full collections a worker ran between jobs. */
+function idleCollections(registry: Registry): (ms: number) => void {
+  const count = new Counter({
+    name: 'feedsync_idle_collections_total',
+    help: 'full garbage collections the worker ran once its jobs had all ended and it stayed idle',
+    registers: [registry],
+  });
+  const seconds = new Counter({
+    name: 'feedsync_idle_collection_seconds_total',
+    help: 'time the idle full collections took (the main thread paused, no job running)',
+    registers: [registry],
+  });
+  count.inc(0);
+  return (ms) => {
+    count.inc();
+    seconds.inc(ms / 1000);
+  };
 }
 
 /** `feedsync_queue_jobs`: each queue's jobs by state, read from Redis at scrape time. */

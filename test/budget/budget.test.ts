@@ -88,6 +88,32 @@ describe.each([
     expect(busiestWindow(times, 1000)).toBeLessThanOrEqual(3);
   });
 
+  it("a call in flight counts in its window while renewed, a dead process's for its heldMs and a window", async () => {
+    const back = backend();
+    const key = credentialKey('t', String(Math.random()));
+    const req = (id: string) => ({
+      id,
+      sliding: [{ window: 'perSecond' as const, points: 1, durationSec: 1 }],
+      heldMs: 300,
+    });
+    const take = async (id: string) => {
+      const r = await back.take(key, req(id));
+      return r.ok ? 'ok' : r.reason;
+    };
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    expect(await take('dead')).toBe('ok'); // never settled, never renewed
+    expect(await take('next')).toBe('window');
+    await sleep(1500); // its heldMs and the window (with its margin) passed
+    expect(await take('alive')).toBe('ok');
+    for (let i = 0; i < 8; i++) {
+      await sleep(200); // 1.6 s in flight, renewed
+      await back.renewLease(key, req('alive'));
+    }
+    expect(await take('next')).toBe('window');
+    await back.settle(key, req('alive')); // answered now: it counts a window from now
+    expect(await take('next')).toBe('window');
+  });
+
   it('no limit at all never waits', async () => {
     const b = createBudget(backend(), credentialKey('t', String(Math.random())), {}, opts);
     for (let i = 0; i < 200; i++) (await b.acquire()).release();
@@ -116,7 +142,9 @@ describe('budget shared through Redis by two processes', () => {
   it('a lease of a process that died (never released, never renewed) expires', async () => {
     const key = credentialKey('t', String(Math.random()));
     const back = redisBackend(redis, prefix);
-    expect(await back.take(key, { id: 'dead-process', lease: { limit: 1, ttlMs: 300 }, sliding: [] })).toEqual({
+    expect(
+      await back.take(key, { id: 'dead-process', lease: { limit: 1, ttlMs: 300 }, sliding: [], heldMs: 300 }),
+    ).toEqual({
       ok: true,
     });
     const b = createBudget(back, key, { concurrency: 1 }, opts);
@@ -163,6 +191,7 @@ describe('the memory and Redis backends', () => {
         id,
         lease: { limit: 2, ttlMs: 60_000 },
         sliding: [{ window: 'perMinute' as const, points: 3, durationSec: 60 }],
+        heldMs: 60_000,
       });
       const seen: string[] = [];
       const take = async (id: string) => {

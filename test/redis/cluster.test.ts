@@ -65,6 +65,7 @@ describe('Redis Cluster', () => {
           id: 'c1',
           lease: { limit: 2, ttlMs: 60_000 },
           sliding: [{ window: 'perMinute', points: 10, durationSec: 60 }],
+          heldMs: 60_000,
         }),
       ).toEqual({ ok: true });
       const owner = await cluster.nodeOf(d.settings.prefix);

@@ -144,6 +144,12 @@ describe('worker HTTP', () => {
     expect(text).toMatch(/feedsync_api_call_duration_seconds_count\{endpoint="list",outcome="ok"\} 1\n/);
     expect(text).toContain('feedsync_queue_jobs{queue="listing-sync",state="completed"} 1');
     expect(text).toContain('feedsync_queue_jobs{queue="settings-push",state="wait"} 0');
+    // idle 2 s after its job, the worker ran one full collection (src/queue/idle-collection.ts)
+    await until(
+      'the idle collection',
+      async () => /^feedsync_idle_collections_total 1$/m.test((await get(w.port, '/metrics')).text),
+      10_000,
+    );
   });
 
   it('answers its pages only to configured Host names (DNS rebinding), and forbids framing', async () => {

@@ -5,7 +5,9 @@
 // pages), with the chatbots edited behind the sync's back between runs, run on two emulators, one
 // paging a chatbot at a time, the other the default; both make the same writes, leave the same
 // listings and state, report the same counts and make the same calls. And the default does page
-// several chatbots at once (the list calls in flight, by chatbot), the plain rule never.
+// several chatbots at once (the list calls in flight, by chatbot), the plain rule never. Their state
+// reads, a few chatbots at once in order (settle/state.ts STATE_READS_AT_ONCE), are held the same way
+// to the plain rule of every chatbot's read begun at the run's start (stateReadsAtOnce Infinity).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCallCounter } from '../../src/api/call-counter.js';
 import type { ChatbotApi } from '../../src/api/types.js';
@@ -16,6 +18,8 @@ import type { KvStore } from '../../src/state/kv-store.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 import { PAGINGS_AT_ONCE } from '../../src/sync/remote/page-chatbot.js';
 import { lanesOf, runSync, type SyncReport } from '../../src/sync/index.js';
+import type { SyncTestHooks } from '../../src/sync/run/context.js';
+import { fingerprintNamespace } from '../../src/sync/model/state-names.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { COLUMNS, createSyncEnv, csv, row, writeCounts, type Row, type SyncEnv } from './helpers/feed.js';
 
@@ -33,6 +37,8 @@ interface Side {
   namespaces: Set<string>;
   /** the most chatbots with a list call in flight at one moment */
   overlap: number;
+  /** the most chatbots with their state read in flight at one moment (their fingerprints read whole) */
+  reads: number;
 }
 
 let sides: Side[] = [];
@@ -44,6 +50,7 @@ beforeAll(async () => {
       store: createMemoryStore(),
       namespaces: new Set<string>(),
       overlap: 0,
+      reads: 0,
     })),
   );
 });
@@ -102,7 +109,7 @@ function watched(side: Side, api: ChatbotApi): ChatbotApi {
   };
 }
 
-async function runOn(side: Side, pagingsAtOnce: number | undefined): Promise<SyncReport[]> {
+async function runOn(side: Side, hooks: SyncTestHooks): Promise<SyncReport[]> {
   const calls = createCallCounter();
   const apiConfig = ApiConfig.parse({
     baseUrl: side.te.url,
@@ -124,16 +131,18 @@ async function runOn(side: Side, pagingsAtOnce: number | undefined): Promise<Syn
       calls,
     },
     {},
-    pagingsAtOnce === undefined ? {} : { pagingsAtOnce },
+    hooks,
   );
 }
 
 /** What a run left: its writes, each chatbot's listings, the state, the reports' outcomes, counts and calls. */
-async function history(side: Side, seed: number, pagingsAtOnce: number | undefined) {
+async function history(side: Side, seed: number, hooks: SyncTestHooks) {
   const { te, env } = side;
   await te.reset();
-  side.store = noted(createMemoryStore(), (side.namespaces = new Set()));
+  const store = noted(createMemoryStore(), (side.namespaces = new Set()));
+  side.store = readsCounted(side, store);
   side.overlap = 0;
+  side.reads = 0;
   const rnd = mulberry32(seed);
   const out = [];
   for (let run = 0; run < 3; run++) {
@@ -151,7 +160,7 @@ async function history(side: Side, seed: number, pagingsAtOnce: number | undefin
         } else await te.api.deleteListings({ SerialNumber: chatbotOf(c), Keys: [String(l.ID)], KeyType: 'NewOaks' });
       }
     const before = await writeCounts(te);
-    const reports = await runOn(side, pagingsAtOnce);
+    const reports = await runOn(side, hooks);
     const after = await writeCounts(te);
     const held = await Promise.all(
       Array.from({ length: CHATBOTS }, async (_, c) =>
@@ -175,7 +184,7 @@ async function history(side: Side, seed: number, pagingsAtOnce: number | undefin
     });
   }
   const state = await Promise.all(
-    [...side.namespaces].sort().map(async (ns) => [ns, [...(await side.store.getAll(ns))].sort()]),
+    [...side.namespaces].sort().map(async (ns) => [ns, [...(await store.getAll(ns))].sort()]),
   );
   return { runs: out, state };
 }
@@ -194,12 +203,30 @@ function noted(store: KvStore, into: Set<string>): KvStore {
   };
 }
 
+/** The store, each fingerprints read answered a moment later and counted while in flight (side.reads: the most at once). */
+function readsCounted(side: Side, store: KvStore): KvStore {
+  let inFlight = 0;
+  return {
+    ...store,
+    getAll: async (ns) => {
+      if (!ns.startsWith(fingerprintNamespace(''))) return store.getAll(ns);
+      side.reads = Math.max(side.reads, ++inFlight);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        return await store.getAll(ns);
+      } finally {
+        inFlight--;
+      }
+    },
+  };
+}
+
 describe('chatbots paged a few at once', () => {
   it.each([1, 2, 3])(
     'come to what paging one chatbot after another comes to (seed %i): writes, listings, state, counts and calls',
     async (seed) => {
       const [plain, atOnce] = sides as [Side, Side];
-      const [one, few] = await Promise.all([history(plain, seed, 1), history(atOnce, seed, undefined)]);
+      const [one, few] = await Promise.all([history(plain, seed, { pagingsAtOnce: 1 }), history(atOnce, seed, {})]);
       expect(few.runs).toEqual(one.runs);
       expect(few.state).toEqual(one.state);
       // every chatbot ended ok, and the histories wrote and kept state (the case is not empty)
@@ -210,6 +237,25 @@ describe('chatbots paged a few at once', () => {
       expect(plain.overlap).toBe(1);
       expect(atOnce.overlap).toBeGreaterThan(1);
       expect(atOnce.overlap).toBeLessThanOrEqual(PAGINGS_AT_ONCE);
+    },
+  );
+});
+
+describe("chatbots' state read a few at once", () => {
+  it.each([4, 5])(
+    "comes to what reading every chatbot's state at the run's start comes to (seed %i): writes, listings, state, counts and calls",
+    async (seed) => {
+      const [plain, few] = sides as [Side, Side];
+      const [all, some] = await Promise.all([
+        history(plain, seed, { stateReadsAtOnce: Infinity }),
+        history(few, seed, { stateReadsAtOnce: 2 }),
+      ]);
+      expect(some.runs).toEqual(all.runs);
+      expect(some.state).toEqual(all.state);
+      expect(all.runs.flatMap((r) => r.reports.map((x) => x.outcome)).every((o) => o === 'ok')).toBe(true);
+      // the plain rule reads every chatbot's state at once; the other two at a time
+      expect(plain.reads).toBe(CHATBOTS);
+      expect(few.reads).toBe(2);
     },
   );
 });

@@ -86,6 +86,8 @@ export interface SyncTestHooks {
   besidePaging?: boolean;
   /** chatbots paged at once (default PAGINGS_AT_ONCE, page-chatbot.ts; 1: one after another; tests hold the two to one outcome) */
   pagingsAtOnce?: number;
+  /** chatbots whose state is read at once (default STATE_READS_AT_ONCE, settle/state.ts; Infinity: every one at the run's start, the plain rule) */
+  stateReadsAtOnce?: number;
 }
 
 /** The options as the run's steps read them: the caller's, and the test hooks when a test gave any. */

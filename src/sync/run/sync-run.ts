@@ -16,7 +16,7 @@ import { stamped } from '../plan/record-stamp.js';
 import { openFeedThread, type FeedThread } from '../read/feed-thread.js';
 import { writersOf, type Lane } from '../read/lanes.js';
 import { pagingTurns, startPaging, type ChatbotStateRead, type PagingHandle } from '../remote/page-chatbot.js';
-import { readChatbotState } from '../settle/state.js';
+import { readChatbotState, STATE_READS_AT_ONCE } from '../settle/state.js';
 import type { SyncReport } from '../report/report.js';
 import { groupBy } from '../util/collections.js';
 import type { FeedClock, Paged, Run, RunOptions, SyncDeps, SyncOptions, SyncTestHooks } from './context.js';
@@ -38,7 +38,7 @@ export async function runSync(
   // an ask that names its records (SourceAsk.names): its chatbots are asked only about the keys they name, once read (read-early.ts readNamed)
   let resolveKeys: (keys: ReadonlySet<string>) => void = () => undefined;
   const keys = opts.ask?.names ? new Promise<ReadonlySet<string>>((resolve) => (resolveKeys = resolve)) : undefined;
-  const paging = startPagings(lanes, deps, run, keys, opts.pagingsAtOnce);
+  const paging = startPagings(lanes, deps, run, keys, opts);
   try {
     for (const [, its] of feeds) {
       const states = await Promise.all(its.map((l) => paging.of(l).state));
@@ -79,23 +79,31 @@ export async function runSync(
   );
 }
 
-/** Every chatbot of the run paged, a few groups at once in order (pagingTurns); each lane's paging into run.paged as it ends. */
+/**
+ * Every chatbot of the run paged, a few groups at once in order (pagingTurns); each lane's paging
+ * into run.paged as it ends. Their states are read a few at once too, in the same order and apart
+ * from the pagings' turns (a paging waits for its state only once its pages are in): a job's 100
+ * chatbots' state reads sent at once were 800 Redis commands queued on the connection ahead of the
+ * first page's budget ask.
+ */
 function startPagings(
   lanes: readonly Lane[],
   deps: SyncDeps,
   run: Run,
   keys: Promise<ReadonlySet<string>> | undefined,
-  atOnce: number | undefined,
+  opts: RunOptions,
 ): RunPaging {
   const of = new Map<Lane, PagingHandle>();
-  const turns = pagingTurns(atOnce);
+  const turns = pagingTurns(opts.pagingsAtOnce);
+  const reads = pagingTurns(opts.stateReadsAtOnce ?? STATE_READS_AT_ONCE);
   for (const [, its] of groupBy(
     lanes,
     (l) => `${l.chatbot}\n${l.feed.keyBy}\n${[...l.feed.ignore].sort().join(',')}`,
   )) {
-    const handle = pageGroup(its, deps, run, turns.turn(), keys);
+    const handle = pageGroup(its, deps, run, { paging: turns.turn(), state: reads.turn() }, keys);
     for (const l of its) of.set(l, handle);
     turns.ended(handle.done);
+    reads.ended(handle.state);
   }
   return { of: (l) => of.get(l)!, all: turns.all() };
 }
@@ -174,15 +182,15 @@ function stampCounts(l: Lane, read: ChatbotStateRead): { stamps: number; written
 }
 
 /**
- * Step page for the lanes of one chatbot that share row options, once `after` has settled. The
- * paging's calls are counted in the report of the group's first lane (the others name it:
- * remote.pagingCountedIn).
+ * Step page for the lanes of one chatbot that share row options, once `after.paging` has settled,
+ * its state read once `after.state` has. The paging's calls are counted in the report of the
+ * group's first lane (the others name it: remote.pagingCountedIn).
  */
 function pageGroup(
   its: readonly Lane[],
   deps: SyncDeps,
   run: Run,
-  after: Promise<unknown>,
+  after: { paging: Promise<unknown>; state: Promise<unknown> },
   keys: Promise<ReadonlySet<string>> | undefined,
 ): PagingHandle {
   const first = its[0]!;
@@ -203,14 +211,12 @@ function pageGroup(
     callScope: first.id,
     ...(keys && { keys }),
   };
-  const state = readChatbotState(
-    deps.store,
-    first.chatbot,
-    input.writers,
-    its,
-    new Set(its.filter(stamped).map((l) => l.id)),
+  const state = after.state.then(() =>
+    readChatbotState(deps.store, first.chatbot, input.writers, its, new Set(its.filter(stamped).map((l) => l.id))),
   );
-  const handle = startPaging(input, after, state);
+  // (as readChatbotState's own: a run whose paging fails ends with that failure)
+  state.catch(() => undefined);
+  const handle = startPaging(input, after.paging, state);
   const done = handle.done.then((paged): Paged => {
     const out = { ...paged, remoteMs: run.ms(), countedIn: first.id };
     for (const l of its) run.paged.set(l, out);
