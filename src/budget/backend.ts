@@ -12,8 +12,7 @@
 // with the log spanning the window alone; SLIDING_MARGIN adds 2% for the clocks (Redis's and the
 // server's tick apart by parts per million; both count whole milliseconds) and a request whose
 // answer we stopped waiting for before it arrived (a timeout). A process that dies never settles:
-// its held entries count for HELD_MS (renewed with the lease while the call is in flight), then
-// for the window.
+// its held entries count for their `heldMs` (renewed while the call is in flight), then a window.
 // Leases, the pause and learned limits are small keys beside them. Every call asks Redis twice: one
 // script takes the pause check, the lease and every sliding window at once (all or nothing), one
 // settles them when the answer comes; an hour or day window adds its own ask. The scripts go by
@@ -68,8 +67,8 @@ export interface BudgetBackend {
   settle(key: string, req: TakeRequest): Promise<void>;
   /** one request of a fixed window (hour, day) holding `limit`; when spent, how long until it refills */
   consume(key: string, window: WindowName, limit: number, durationSec: number): Promise<ConsumeResult>;
-  /** a call still in flight keeps its lease and its held window entries another `ttlMs` (a dead process's expire) */
-  renewLease(key: string, req: TakeRequest, ttlMs: number): Promise<void>;
+  /** a call still in flight keeps its lease another lease ttl and its held window entries another heldMs (a dead process's expire) */
+  renewLease(key: string, req: TakeRequest): Promise<void>;
   readPause(key: string): Promise<PauseRecord | undefined>;
   /** extends the pause to `until` (a shorter one never cuts a longer one short) */
   pause(key: string, until: number, reason: string): Promise<void>;
@@ -150,21 +149,22 @@ end
 redis.call('ZREM', KEYS[1], ARGV[1])
 return 0`;
 
-// KEYS: leases, then the sliding logs; ARGV: id, ttl ms, then span ms per log. The lease, and each
-// entry still held (scored ahead of now), are kept another ttl.
+// KEYS: leases, then the sliding logs; ARGV: id, lease ttl ms, held ms, then span ms per log. The
+// lease is kept another ttl, each entry still held (scored ahead of now) another held ms.
 const LEASE_RENEW = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+local held = tonumber(ARGV[3])
+if ttl > 0 and redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
 for i = 2, #KEYS do
   local score = redis.call('ZSCORE', KEYS[i], ARGV[1])
   if score and tonumber(score) > now then
-    redis.call('ZADD', KEYS[i], now + ttl, ARGV[1])
-    local keep = ttl + tonumber(ARGV[i + 1])
+    redis.call('ZADD', KEYS[i], now + held, ARGV[1])
+    local keep = held + tonumber(ARGV[i + 2])
     if redis.call('PTTL', KEYS[i]) < keep then redis.call('PEXPIRE', KEYS[i], keep) end
   end
 end
@@ -257,14 +257,15 @@ export function redisBackend(redis: RedisClient, prefix: string): BudgetBackend 
       );
     },
     consume: (key, window, limit, durationSec) => consumeWith(limiter(key, window, durationSec), limit),
-    renewLease: async (key, req, ttlMs) =>
+    renewLease: async (key, req) =>
       void (await leaseRenew(
         redis,
         1 + req.sliding.length,
         k(key, 'inflight'),
         ...req.sliding.map((w) => k(key, `${w.window}-log`)),
         req.id,
-        String(ttlMs),
+        String(req.lease?.ttlMs ?? 0),
+        String(req.heldMs),
         ...req.sliding.map((w) => String(spanOf(w.durationSec))),
       )),
     readPause: async (key) => parsePause(await redis.get(k(key, 'pause'))),
@@ -343,12 +344,12 @@ export function memoryBackend(): BudgetBackend {
       slots(key).delete(req.id);
     },
     consume: async (key, window, limit, durationSec) => consumeWith(limiter(key, window, durationSec), limit),
-    renewLease: async (key, req, ttlMs) => {
+    renewLease: async (key, req) => {
       const m = slots(key);
-      if (m.has(req.id)) m.set(req.id, Date.now() + ttlMs);
+      if (req.lease && m.has(req.id)) m.set(req.id, Date.now() + req.lease.ttlMs);
       for (const w of req.sliding) {
         const { held } = logOf(key, w.window);
-        if (held.has(req.id)) held.set(req.id, Date.now() + ttlMs);
+        if (held.has(req.id)) held.set(req.id, Date.now() + req.heldMs);
       }
     },
     readPause: async (key) => pauses.get(key),

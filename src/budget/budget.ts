@@ -40,8 +40,16 @@ export interface BudgetOptions {
   maxWaitMs: number;
 }
 
-/** A lease, and a call's held window entries, outlive a process by at most this long; they are renewed a third of it. */
+/** A lease outlives a process by at most this long. */
 const LEASE_TTL_MS = 30_000;
+/**
+ * A call's window entries count while it is in flight, and a dead process's this long after its
+ * last renewal: shorter than a lease, so a source of 2 requests a second whose reader was killed
+ * mid-call is free again about when its job is taken over (worker.lockDurationMs), not 30 s on.
+ */
+const HELD_MS = 10_000;
+/** Both are renewed this often while the call is in flight. */
+const RENEW_MS = Math.min(LEASE_TTL_MS, HELD_MS) / 3;
 const LEARNED_TTL_MS = 24 * 3600_000;
 const LEARNED_REFRESH_MS = 10_000;
 
@@ -91,7 +99,7 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
           id: randomUUID(),
           ...(limits.concurrency && { lease: { limit: limits.concurrency, ttlMs: LEASE_TTL_MS } }),
           sliding,
-          heldMs: LEASE_TTL_MS,
+          heldMs: HELD_MS,
         };
         await takeShared(parts, req, windows, signal);
         try {
@@ -200,10 +208,10 @@ async function takeFixed(b: BudgetParts, w: WindowName, limit: number, signal: A
 }
 
 function permit({ backend, key }: BudgetParts, req: TakeRequest): Permit {
-  // (the lease and the held window entries: a call in flight past LEASE_TTL_MS keeps both)
+  // (the lease and the held window entries: a call in flight past their ttl keeps both)
   const renew =
     req.lease || req.sliding.length
-      ? setInterval(() => void backend.renewLease(key, req, LEASE_TTL_MS).catch(() => {}), LEASE_TTL_MS / 3)
+      ? setInterval(() => void backend.renewLease(key, req).catch(() => {}), RENEW_MS)
       : undefined;
   renew?.unref();
   let released = false;

@@ -33,7 +33,14 @@ function record(dir) {
   };
   process.on('exit', () => {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${process.pid}.json`), JSON.stringify({ origin: performance.timeOrigin, rows }));
+    writeFileSync(
+      join(dir, `${process.pid}.json`),
+      JSON.stringify({
+        origin: performance.timeOrigin,
+        mono: Number(process.hrtime.bigint() / 1000n) / 1000 - performance.now(),
+        rows,
+      }),
+    );
   });
 }
 

@@ -31,10 +31,13 @@
 //   BENCH_TSX=1                            the feedsync runs through tsx (the sources), not compiled
 //   BENCH_BESIDE=0                         a rerun's feed is read only once its chatbot is paged (src/sync/read/beside-paging.ts off)
 //   BENCH_DEBUG=1                          each feedsync run's memory (sampled every 20 ms: at the peak, and after a collection) on stderr
+//   BENCH_NOCHANGE_RUNS=5                  the no-change rerun and the bare client run 5 times in turn, each rerun from the state the
+//                                          1% rerun left (its folder copied back); the pair of the median wall ratio is the row, each on stderr
+//   BENCH_PROC_PROF=dir                    the no-change rerun's whole process profiled (node --cpu-prof: its start and every thread)
 //   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +54,7 @@ import { createFileChangeLog } from '../../src/change-log/file-change-log.js';
 import { runLanes } from '../../src/runs/run-lanes.js';
 import { lanesOf } from '../../src/sync/index.js';
 import { createEchoFiles } from '../../src/state/echo-files.js';
+import { recordChecked } from '../../src/state/store-walk.js';
 import { ECHO_ROWS } from '../../src/sync/remote/page-echo.js';
 import { recreatePeer, upsertPeer, type PeerCounts } from './naive-peers.js';
 import { mdTable, num, sec, writeMdPart } from './bench-md.js';
@@ -81,6 +85,12 @@ const TSX = process.env.BENCH_TSX === '1';
 const BUILT = process.env.BENCH_BUILT;
 /** BENCH_PROF: the folder the runs' CPU profiles are written into (and the build kept in) */
 const PROF = process.env.BENCH_PROF;
+/** BENCH_NOCHANGE_RUNS: turns of the no-change rerun beside the bare client (the median pair is kept) */
+const NOCHANGE_RUNS = Math.max(1, Number(process.env.BENCH_NOCHANGE_RUNS ?? 1));
+/** BENCH_NOCHANGE_AB: with BENCH_NOCHANGE_RUNS, each turn also runs the rerun with BENCH_BESIDE set to this (on stderr only) */
+const NOCHANGE_AB = process.env.BENCH_NOCHANGE_AB;
+/** BENCH_PROC_PROF: the folder node --cpu-prof writes the no-change rerun's processes' profiles into */
+const PROC_PROF = process.env.BENCH_PROC_PROF;
 
 const FEEDSYNC = 'feedsync';
 const NO_CHANGE = 'rerun, no change';
@@ -275,7 +285,6 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
     for (const s of scenarios) {
       await writeFeed(join(dir, 'feed.csv'), generateCsv(s.rows, { changeRate: s.changeRate, changeSeed: 2 }));
       emulator.send({ latencyMs: s.latencyMs });
-      const e0 = await emulatorCpu(emulator);
       const task: ScenarioTask = {
         n,
         url,
@@ -286,34 +295,13 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
         latencyMs: s.latencyMs,
         runs: s.runs,
       };
-      const p0 = performance.now();
-      const r = spawnSync(
-        process.execPath,
-        [
-          ...(HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : []),
-          '--expose-gc',
-          ...(BUILT ? [BUILT] : ['--import', 'tsx', here]),
-          'scenario',
-          JSON.stringify(task),
-        ],
-        {
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'inherit'],
-          maxBuffer: 1 << 24,
-        },
-      );
-      if (r.status !== 0)
-        throw new Error(
-          `${n} listings, ${s.scenario}: the run's process failed (exit ${r.status}, signal ${r.signal})`,
-        );
-      const procWallMs = Math.round(performance.now() - p0);
-      const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Row;
+      if (s.scenario === NO_CHANGE && NOCHANGE_RUNS > 1) {
+        out.push(...(await noChangeTurns(emulator, task)));
+        continue;
+      }
+      const e0 = await emulatorCpu(emulator);
       // (the emulator's CPU over the process: over both runs of the worker row)
-      out.push({
-        ...row,
-        emulatorCpuMs: (await emulatorCpu(emulator)) - e0,
-        ...(row.process && { process: { ...row.process, wallMs: procWallMs } }),
-      });
+      out.push({ ...scenarioProcess(task), emulatorCpuMs: (await emulatorCpu(emulator)) - e0 });
       if (s.scenario === NO_CHANGE) out.push(await barePaging(emulator, n, url, s.latencyMs));
       if (!peers || s.runs > 1) continue;
       for (const [tool, chatbot, run] of [
@@ -350,6 +338,82 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
     emulator.disconnect();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** One feedsync scenario in a new process (runScenario there): its row, the process's wall from spawn to exit. */
+function scenarioProcess(task: ScenarioTask, env: Record<string, string> = {}): Row {
+  const prof = PROC_PROF && task.scenario === NO_CHANGE ? ['--cpu-prof', `--cpu-prof-dir=${PROC_PROF}`] : [];
+  const p0 = performance.now();
+  const r = spawnSync(
+    process.execPath,
+    [
+      ...(HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : []),
+      '--expose-gc',
+      ...prof,
+      ...(BUILT ? [BUILT] : ['--import', 'tsx', here]),
+      'scenario',
+      JSON.stringify(task),
+    ],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 1 << 24,
+      // (bin/feedsync.js enables Node's compile cache before it loads the bundle: so does the bench,
+      // in the build's folder, which the first scenario's process fills)
+      env: { ...process.env, ...(BUILT && { NODE_COMPILE_CACHE: join(dirname(BUILT), 'compile-cache') }), ...env },
+    },
+  );
+  if (r.status !== 0)
+    throw new Error(
+      `${task.n} listings, ${task.scenario}: the run's process failed (exit ${r.status}, signal ${r.signal})`,
+    );
+  const procWallMs = Math.round(performance.now() - p0);
+  const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Row;
+  return { ...row, ...(row.process && { process: { ...row.process, wallMs: procWallMs } }) };
+}
+
+/**
+ * BENCH_NOCHANGE_RUNS: the no-change rerun and the bare client in turn, each rerun from the state
+ * folder as the 1% rerun left it (copied back: the page echo's files, the state); the pair of the
+ * median wall ratio, every pair on stderr.
+ */
+async function noChangeTurns(emulator: ChildProcess, task: ScenarioTask): Promise<Row[]> {
+  const { n, url, dir } = task;
+  const before = `${dir}-before-no-change`;
+  await cp(dir, before, { recursive: true });
+  const pairs: Array<{ ours: Row; bare: Row; ratio: number }> = [];
+  const restore = async () => {
+    await rm(dir, { recursive: true, force: true });
+    await cp(before, dir, { recursive: true });
+    // (the copy is the file the 1% rerun closed whole: recorded so, as its close did, or the open
+    // would walk it in a child process first, store-walk.ts, as after a crash)
+    recordChecked(join(dir, 'state.lmdb'));
+  };
+  const said = (r: Row) =>
+    `${r.process!.wallMs} ms (CPU ${r.process!.cpuMs} ms, run ${r.wallMs} ms, RSS ${r.rssMb} MB, ${r.counts})`;
+  try {
+    for (let turn = 1; turn <= NOCHANGE_RUNS; turn++) {
+      await restore();
+      const e0 = await emulatorCpu(emulator);
+      const ours = { ...scenarioProcess(task), emulatorCpuMs: (await emulatorCpu(emulator)) - e0 };
+      const bare = await barePaging(emulator, n, url, task.latencyMs);
+      const ratio = ours.process!.wallMs / bare.process!.wallMs;
+      pairs.push({ ours, bare, ratio });
+      process.stderr.write(
+        `${n} ${task.scenario}, turn ${turn}: feedsync ${said(ours)}, bare ${bare.process!.wallMs} ms (CPU ${bare.process!.cpuMs} ms): ${ratio.toFixed(2)}x\n`,
+      );
+      if (NOCHANGE_AB === undefined) continue;
+      await restore();
+      const other = scenarioProcess(task, { BENCH_BESIDE: NOCHANGE_AB });
+      process.stderr.write(
+        `${n} ${task.scenario}, turn ${turn}, BENCH_BESIDE=${NOCHANGE_AB}: feedsync ${said(other)}: ${(other.process!.wallMs / bare.process!.wallMs).toFixed(2)}x\n`,
+      );
+    }
+  } finally {
+    await rm(before, { recursive: true, force: true });
+  }
+  const median = [...pairs].sort((a, b) => a.ratio - b.ratio)[Math.floor(pairs.length / 2)]!;
+  return [median.ours, median.bare];
 }
 
 /**

@@ -88,6 +88,32 @@ describe.each([
     expect(busiestWindow(times, 1000)).toBeLessThanOrEqual(3);
   });
 
+  it("a call in flight counts in its window while renewed, a dead process's for its heldMs and a window", async () => {
+    const back = backend();
+    const key = credentialKey('t', String(Math.random()));
+    const req = (id: string) => ({
+      id,
+      sliding: [{ window: 'perSecond' as const, points: 1, durationSec: 1 }],
+      heldMs: 300,
+    });
+    const take = async (id: string) => {
+      const r = await back.take(key, req(id));
+      return r.ok ? 'ok' : r.reason;
+    };
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    expect(await take('dead')).toBe('ok'); // never settled, never renewed
+    expect(await take('next')).toBe('window');
+    await sleep(1500); // its heldMs and the window (with its margin) passed
+    expect(await take('alive')).toBe('ok');
+    for (let i = 0; i < 8; i++) {
+      await sleep(200); // 1.6 s in flight, renewed
+      await back.renewLease(key, req('alive'));
+    }
+    expect(await take('next')).toBe('window');
+    await back.settle(key, req('alive')); // answered now: it counts a window from now
+    expect(await take('next')).toBe('window');
+  });
+
   it('no limit at all never waits', async () => {
     const b = createBudget(backend(), credentialKey('t', String(Math.random())), {}, opts);
     for (let i = 0; i < 200; i++) (await b.acquire()).release();
