@@ -47,7 +47,8 @@ const STALE_CHECK_MS = 5 * 60_000;
 /**
  * A worker with no active job for this long runs one full collection (queue/idle-collection.ts): a
  * job's Buffers and V8's grown heap go back before the worker waits, a pause of 110-230 ms at
- * issue 55's size (docs/runbook.md) while nothing runs; long enough that a queue's next job, taken at once, starts before it.
+ * issue 55's size (docs/runbook.md) while nothing runs; long enough that a queue's next job, taken
+ * at once, starts before it.
  */
 const IDLE_COLLECT_MS = 2000;
 
