@@ -44,12 +44,6 @@ import type { StatusDeps } from '../server/status/status-data.js';
 import { findUndoTarget, undoRun } from '../undo/index.js';
 
 const STALE_CHECK_MS = 5 * 60_000;
-/**
- * A worker with no active job for this long runs one full collection (queue/idle-collection.ts): a
- * job's Buffers and V8's grown heap go back before the worker waits, a pause of 10-100 ms while
- * nothing runs; long enough that a queue's next job, taken at once, starts before it.
- */
-const IDLE_COLLECT_MS = 2000;
 
 export interface WorkerOptions {
   config: string;
@@ -151,7 +145,11 @@ async function start(
     stalledIntervalMs: settings.stalledIntervalMs,
     maxStalledCount: settings.maxStalledCount,
     watchdogMs: settings.watchdogSeconds * 1000,
-    idleCollection: { afterMs: IDLE_COLLECT_MS, collect: fullCollection(), onCollected: metrics.onIdleCollection },
+    // one full collection once the worker has had no active job for idleCollectMs (queue/idle-collection.ts)
+    idleCollection:
+      settings.idleCollectMs > 0
+        ? { afterMs: settings.idleCollectMs, collect: fullCollection(), onCollected: metrics.onIdleCollection }
+        : undefined,
     logger,
   });
   closers.push(() => workers.close(settings.shutdownTimeoutMs));

@@ -23,11 +23,11 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-function config(apiUrl: string, redisUrl: string, prefix: string) {
+function config(apiUrl: string, redisUrl: string, prefix: string, worker = '') {
   return loadedConfig(
     `api: { baseUrl: "${apiUrl}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY} }
 redis: { url: "${redisUrl}", prefix: ${prefix} }
-worker: { shutdownTimeoutMs: 2000, watchdogSeconds: 60 }
+worker: { shutdownTimeoutMs: 2000, watchdogSeconds: 60${worker} }
 feeds:
   - name: austin
     chatbot: SN-1
@@ -150,6 +150,26 @@ describe('worker HTTP', () => {
       async () => /^feedsync_idle_collections_total 1$/m.test((await get(w.port, '/metrics')).text),
       10_000,
     );
+  });
+
+  it('with worker.idleCollectMs 0 collects nothing between jobs', async () => {
+    const prefix = uniquePrefix();
+    const redis = testRedis();
+    cleanups.push(async () => {
+      await dropPrefix(redis, prefix);
+      await redis.quit();
+    });
+    const emu = await emulator();
+    const w = await worker(config(emu.url, REDIS_URL, prefix, ', idleCollectMs: 0'));
+    const queues = createQueues(redis, prefix);
+    cleanups.push(() => closeQueues(queues));
+    const { jobId } = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
+    expect((await waitForJob(redis, queues, 'sync', jobId)).state).toBe('completed');
+    // the default's 2 s, and as long again: a collection would have run by now
+    await new Promise((r) => setTimeout(r, 4000));
+    const { text } = await get(w.port, '/metrics');
+    expect(text).toContain('feedsync_runs_total{job="listing-sync",outcome="ok"} 1');
+    expect(text).toMatch(/^feedsync_idle_collections_total 0$/m);
   });
 
   it('answers its pages only to configured Host names (DNS rebinding), and forbids framing', async () => {
