@@ -74,6 +74,21 @@ async function worker(loaded: ReturnType<typeof config>): Promise<RunningWorker>
   return w;
 }
 
+/** a worker on the emulator and a Redis prefix of its own, with the queues to enqueue into it */
+async function workerOnQueues(workerSettings = '') {
+  const prefix = uniquePrefix();
+  const redis = testRedis();
+  cleanups.push(async () => {
+    await dropPrefix(redis, prefix);
+    await redis.quit();
+  });
+  const emu = await emulator();
+  const w = await worker(config(emu.url, REDIS_URL, prefix, workerSettings));
+  const queues = createQueues(redis, prefix);
+  cleanups.push(() => closeQueues(queues));
+  return { redis, queues, w };
+}
+
 /** A GET with its own Host header (fetch sends the URL's), as a page on another name would send it. */
 const getAs = (port: number, path: string, host: string) =>
   new Promise<{ status: number; headers: Record<string, unknown>; text: string }>((resolve, reject) => {
@@ -115,16 +130,7 @@ describe('worker HTTP', () => {
   });
 
   it('/metrics counts a finished sync: run by job and outcome, listings, API latency, queue depths', async () => {
-    const prefix = uniquePrefix();
-    const redis = testRedis();
-    cleanups.push(async () => {
-      await dropPrefix(redis, prefix);
-      await redis.quit();
-    });
-    const emu = await emulator();
-    const w = await worker(config(emu.url, REDIS_URL, prefix));
-    const queues = createQueues(redis, prefix);
-    cleanups.push(() => closeQueues(queues));
+    const { redis, queues, w } = await workerOnQueues();
 
     const before = await get(w.port, '/metrics');
     expect(before.text).not.toMatch(/feedsync_runs_total\{/);
@@ -153,16 +159,7 @@ describe('worker HTTP', () => {
   });
 
   it('with worker.idleCollectMs 0 collects nothing between jobs', async () => {
-    const prefix = uniquePrefix();
-    const redis = testRedis();
-    cleanups.push(async () => {
-      await dropPrefix(redis, prefix);
-      await redis.quit();
-    });
-    const emu = await emulator();
-    const w = await worker(config(emu.url, REDIS_URL, prefix, ', idleCollectMs: 0'));
-    const queues = createQueues(redis, prefix);
-    cleanups.push(() => closeQueues(queues));
+    const { redis, queues, w } = await workerOnQueues(', idleCollectMs: 0');
     const { jobId } = await enqueueJob(redis, queues, 'sync', 'austin', { feed: 'austin' });
     expect((await waitForJob(redis, queues, 'sync', jobId)).state).toBe('completed');
     // the default's 2 s, and as long again: a collection would have run by now
@@ -173,14 +170,7 @@ describe('worker HTTP', () => {
   });
 
   it('answers its pages only to configured Host names (DNS rebinding), and forbids framing', async () => {
-    const prefix = uniquePrefix();
-    const redis = testRedis();
-    cleanups.push(async () => {
-      await dropPrefix(redis, prefix);
-      await redis.quit();
-    });
-    const emu = await emulator();
-    const w = await worker(config(emu.url, REDIS_URL, prefix));
+    const { w } = await workerOnQueues();
     const rebound = await getAs(w.port, '/status', 'evil.test:9464');
     expect(rebound.status).toBe(421);
     expect(rebound.text).not.toContain('austin');
