@@ -29,11 +29,13 @@ import {
   type ProcessorDeps,
   type Queues,
   type RedisClient,
+  type WorkerSettings,
 } from '../queue/index.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { RedisUnavailableError, StartupError } from '../errors.js';
 import { requireRedis } from '../redis/require-redis.js';
 import { createApp, createMetrics, createPushApp } from '../server/index.js';
+import type { WorkerMetrics } from '../server/metrics.js';
 import type { PushDeps } from '../server/push-route.js';
 import { allowedHosts } from '../server/http-guard.js';
 import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
@@ -102,6 +104,29 @@ export async function startWorker(
   }
 }
 
+/** The queue workers' settings from the config's `worker` section. */
+function workerSettings(
+  settings: LoadedConfig['config']['worker'],
+  redisAt: RedisSettings,
+  metrics: WorkerMetrics,
+  logger: Logger,
+): WorkerSettings {
+  return {
+    redis: redisAt,
+    concurrency: settings.concurrency,
+    lockDurationMs: settings.lockDurationMs,
+    stalledIntervalMs: settings.stalledIntervalMs,
+    maxStalledCount: settings.maxStalledCount,
+    watchdogMs: settings.watchdogSeconds * 1000,
+    // one full collection once the worker has had no active job for idleCollectMs (queue/idle-collection.ts)
+    idleCollection:
+      settings.idleCollectMs > 0
+        ? { afterMs: settings.idleCollectMs, collect: fullCollection(), onCollected: metrics.onIdleCollection }
+        : undefined,
+    logger,
+  };
+}
+
 async function start(
   loaded: LoadedConfig,
   redisAt: RedisSettings,
@@ -138,20 +163,7 @@ async function start(
     opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
   const processors = buildProcessors(jobs, { redis, prefix, logger, runtime, config: withRedis, onRun: metrics.onRun });
   await applySchedules(queues, plannedSchedules(loaded.config, QUEUE_NAMES), logger);
-  const workers = startWorkers(queues, processors, {
-    redis: redisAt,
-    concurrency: settings.concurrency,
-    lockDurationMs: settings.lockDurationMs,
-    stalledIntervalMs: settings.stalledIntervalMs,
-    maxStalledCount: settings.maxStalledCount,
-    watchdogMs: settings.watchdogSeconds * 1000,
-    // one full collection once the worker has had no active job for idleCollectMs (queue/idle-collection.ts)
-    idleCollection:
-      settings.idleCollectMs > 0
-        ? { afterMs: settings.idleCollectMs, collect: fullCollection(), onCollected: metrics.onIdleCollection }
-        : undefined,
-    logger,
-  });
+  const workers = startWorkers(queues, processors, workerSettings(settings, redisAt, metrics, logger));
   closers.push(() => workers.close(settings.shutdownTimeoutMs));
   closers.push(watchStaleness(loaded, runtime, logger));
 

@@ -110,7 +110,9 @@ export function writeFingerprintBytesV2(fp: string, out: Uint8Array, at: number)
  * that decode to 20 bytes and encode back to it); if so its 20 bytes are written to out[at...].
  */
 export function readFingerprintV2(fp: string, out: Uint8Array, at: number): boolean {
-  return fp.startsWith(FINGERPRINT_PREFIX) && readSha1Base64url(fp.slice(FINGERPRINT_PREFIX.length), out, at);
+  return (
+    fp.length === V2_CHARS && fp.startsWith(FINGERPRINT_PREFIX) && readSha1At(fp, FINGERPRINT_PREFIX.length, out, at)
+  );
 }
 
 /**
@@ -118,15 +120,53 @@ export function readFingerprintV2(fp: string, out: Uint8Array, at: number): bool
  * record stamp); if so the bytes are written to out[at...].
  */
 export function readSha1Base64url(text: string, out: Uint8Array, at: number): boolean {
-  // the one encoding, without encoding the bytes back: 26 base64url characters, then one whose two
-  // low bits (past the 160th) are zero
-  if (!SHA1_FORM.test(text)) return false;
-  const view = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
-  return view.write(text, at, FINGERPRINT_BYTES, 'base64url') === FINGERPRINT_BYTES;
+  return text.length === SHA1_CHARS && readSha1At(text, 0, out, at);
 }
-const SHA1_FORM = /^[A-Za-z0-9_-]{26}[AEIMQUYcgkosw048]$/;
 
-/** readFingerprintV2's rule as it was first written (the bytes encoded back), kept to test the regex against */
+/** base64url characters of 20 bytes */
+const SHA1_CHARS = 27;
+
+/**
+ * Whether the 27 characters of `text` from `from` on (the caller checks they end it) are the one
+ * encoding of 20 bytes (26 base64url characters, then one whose two low bits, past the 160th, are
+ * zero); if so they are decoded to out[at...], which is written only then and only where they fit. (Decoded here, not by a regex and Buffer.write: a rerun reads a stored
+ * fingerprint so for each record's stamp, and the two took twice what the stamp's sha1 takes.)
+ */
+function readSha1At(text: string, from: number, out: Uint8Array, at: number): boolean {
+  const end = from + SHA1_CHARS;
+  if (at + FINGERPRINT_BYTES > out.length) return false;
+  for (let i = from; i < end; i++) if (sextet(text.charCodeAt(i)) < 0) return false;
+  if ((sextet(text.charCodeAt(end - 1)) & 3) !== 0) return false;
+  // six groups of four characters (three bytes each), then three characters (two bytes and two zero bits)
+  let i = from;
+  for (let g = 0; g < 6; g++, i += 4) {
+    const n =
+      (sextet(text.charCodeAt(i)) << 18) |
+      (sextet(text.charCodeAt(i + 1)) << 12) |
+      (sextet(text.charCodeAt(i + 2)) << 6) |
+      sextet(text.charCodeAt(i + 3));
+    out[at++] = n >>> 16;
+    out[at++] = (n >>> 8) & 0xff;
+    out[at++] = n & 0xff;
+  }
+  const n = (sextet(text.charCodeAt(i)) << 12) | (sextet(text.charCodeAt(i + 1)) << 6) | sextet(text.charCodeAt(i + 2));
+  out[at++] = n >>> 10;
+  out[at] = (n >>> 2) & 0xff;
+  return true;
+}
+
+/** a base64url character's six bits; -1 for any other character */
+function sextet(code: number): number {
+  return code < 128 ? SEXTETS[code]! : -1;
+}
+const SEXTETS = (() => {
+  const t = new Int8Array(128).fill(-1);
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  for (let i = 0; i < alphabet.length; i++) t[alphabet.charCodeAt(i)] = i;
+  return t;
+})();
+
+/** readFingerprintV2's rule as it was first written (the bytes encoded back), kept to test the decoder against */
 export function readFingerprintV2Reference(fp: string, out: Uint8Array, at: number): boolean {
   if (fp.length !== V2_CHARS || !fp.startsWith(FINGERPRINT_PREFIX)) return false;
   const view = Buffer.from(out.buffer, out.byteOffset, out.byteLength);

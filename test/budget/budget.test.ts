@@ -94,7 +94,8 @@ describe.each([
     const req = (id: string) => ({
       id,
       sliding: [{ window: 'perSecond' as const, points: 1, durationSec: 1 }],
-      heldMs: 300,
+      // renewed every 200 ms below: a renewal may come 800 ms late on a loaded machine and still find it held
+      heldMs: 1000,
     });
     const take = async (id: string) => {
       const r = await back.take(key, req(id));
@@ -103,10 +104,10 @@ describe.each([
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     expect(await take('dead')).toBe('ok'); // never settled, never renewed
     expect(await take('next')).toBe('window');
-    await sleep(1500); // its heldMs and the window (with its margin) passed
+    await sleep(2100); // its heldMs and the window (with its margin) passed
     expect(await take('alive')).toBe('ok');
-    for (let i = 0; i < 8; i++) {
-      await sleep(200); // 1.6 s in flight, renewed
+    for (let i = 0; i < 12; i++) {
+      await sleep(200); // 2.4 s in flight, renewed: past its heldMs and a window, so only the renewals hold it
       await back.renewLease(key, req('alive'));
     }
     expect(await take('next')).toBe('window');

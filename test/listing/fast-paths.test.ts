@@ -4,7 +4,7 @@
 // U+FEFF..., not only ASCII blanks.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readFingerprintV2, readFingerprintV2Reference } from '../../src/listing/fingerprint.js';
+import { readFingerprintV2, readFingerprintV2Reference, readSha1Base64url } from '../../src/listing/fingerprint.js';
 import { isWebUrl, LIMITS, ListingCreate, parsesAsWebUrl } from '../../src/listing/schema.js';
 import { validateListing } from '../../src/listing/validate.js';
 import { compileMapping } from '../../src/mapping/compile.js';
@@ -111,13 +111,31 @@ const fingerprintLike = fc
   });
 
 describe('fast paths agree with the rule', () => {
-  it('readFingerprintV2 (a regex for the one encoding) accepts what encoding the bytes back accepts, with the same bytes', () => {
+  it('readFingerprintV2 (the one encoding, decoded by hand) accepts what encoding the bytes back accepts, with the same bytes', () => {
     fc.assert(
       fc.property(fingerprintLike, (fp) => {
-        const [a, b] = [new Uint8Array(22), new Uint8Array(22)];
+        const [a, b] = [new Uint8Array(22).fill(7), new Uint8Array(22).fill(7)];
         const accepted = readFingerprintV2(fp, a, 2);
         expect(accepted).toBe(readFingerprintV2Reference(fp, b, 2));
         if (accepted) expect(a).toEqual(b);
+        // (a fingerprint refused leaves the bytes as they were: a caller writes another form there)
+        else expect(a).toEqual(new Uint8Array(22).fill(7));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('readSha1Base64url (a bare sha1, as a record stamp) accepts what encoding the bytes back accepts, with the same bytes, and only where they fit', () => {
+    fc.assert(
+      fc.property(fingerprintLike, fc.nat(4), (fp, short) => {
+        const text = fp.startsWith('2.') ? fp.slice(2) : fp;
+        const size = 22 - (short === 0 ? 1 : 0);
+        const out = new Uint8Array(size).fill(7);
+        const back = Buffer.from(text, 'base64url');
+        const rule = back.byteLength === 20 && back.toString('base64url') === text && size >= 22;
+        expect(readSha1Base64url(text, out, 2)).toBe(rule);
+        if (rule) expect(Buffer.from(out.subarray(2))).toEqual(back);
+        else expect(out).toEqual(new Uint8Array(size).fill(7));
       }),
       { numRuns: 20_000 },
     );

@@ -23,6 +23,11 @@ const SCRIPT = '/usr/bin/script';
 
 // 120 (200) writes at 10 a second: a run of 12 (20) s at least, whatever the machine's load
 const SLOW_API = 'concurrency: 2, retries: 2, ratePerSecond: 10';
+// A run's writes go as its feed is read, its reader at most `concurrency` writes ahead of them, so its
+// plan (the total) is known once the last record is read: with 2 in flight, for its last few writes
+// only (under a second, the throttle's interval). 50 ahead: the plan is known for its last ~100
+// writes, ~10 s at 10 a second.
+const SLOW_API_READ_AHEAD = 'concurrency: 50, retries: 2, ratePerSecond: 10';
 
 /** `feedsync ARGS` on a terminal of its own (script(1)): what it printed there, escapes and all */
 function onTerminal(args: string[]): Promise<{ code: number; out: string }> {
@@ -42,7 +47,7 @@ function onTerminal(args: string[]): Promise<{ code: number; out: string }> {
 describe('a running sync reports its progress', () => {
   it('through BullMQ: phase, records read, writes done of planned, time left; at most one update a second; /status shows it', async () => {
     d.emu = await startTestEmulator({ latencyMs: 20 });
-    const file = await d.deploy([{ name: 'big', chatbot: 'SN-P', rows: 200 }], { api: SLOW_API });
+    const file = await d.deploy([{ name: 'big', chatbot: 'SN-P', rows: 200 }], { api: SLOW_API_READ_AHEAD });
     const w = await d.start(file);
     const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'big', { feed: 'big' });
 
