@@ -53,17 +53,16 @@ function parseAlertState(raw: string | undefined): AlertState {
 /** Tries of a read-decide-swap before giving up (each lost one means another worker changed the state). */
 const MAX_SWAPS = 10;
 
+/** A decision on a lane's alert state: its next state, the notices that follow, and whether to store it. */
+type Decide = (before: AlertState) => { state: AlertState; notices: Notice[]; store: boolean };
+
 /**
  * Read the feed's alert state, decide, and store the new state only if no other process changed it
  * meanwhile (else read again and decide again). The notices returned are those of the decision that
  * was stored: with several workers, each transition is announced by exactly one of them.
  */
-async function updateAlertState(
-  store: KvStore,
-  lane: string,
-  decide: (before: AlertState) => { state: AlertState; notices: Notice[]; store: boolean },
-): Promise<Notice[]> {
-  for (let i = 0; i < MAX_SWAPS; i++) {
+async function updateAlertState(store: KvStore, lane: string, decide: Decide, tries = MAX_SWAPS): Promise<Notice[]> {
+  for (let i = 0; i < tries; i++) {
     const raw = await store.get(ALERT_NAMESPACE, lane);
     const { state, notices, store: changed } = decide(parseAlertState(raw));
     if (!changed) return notices;
@@ -71,6 +70,32 @@ async function updateAlertState(
   }
   throw new Error(
     `the alert state of ${lane} kept changing under this worker (${MAX_SWAPS} tries); its notices were not sent`,
+  );
+}
+
+/**
+ * updateAlertState of several lanes at once: every state read at once, decided, and swapped at once
+ * (a job's 100 lanes: two round trips, not 200 one after another); a lane whose swap another worker
+ * beat goes on alone (updateAlertState, its tries counted). Each lane's notices or failure, in order.
+ * Lanes named twice are taken one after another (each decision reads the state the one before stored).
+ */
+async function updateAlertStates(
+  store: KvStore,
+  lanes: ReadonlyArray<readonly [string, Decide]>,
+): Promise<Array<PromiseSettledResult<Notice[]>>> {
+  if (new Set(lanes.map(([lane]) => lane)).size < lanes.length) {
+    const out: Array<PromiseSettledResult<Notice[]>> = [];
+    for (const [lane, decide] of lanes)
+      out.push(...(await Promise.allSettled([updateAlertState(store, lane, decide)])));
+    return out;
+  }
+  return Promise.allSettled(
+    lanes.map(async ([lane, decide]) => {
+      const raw = await store.get(ALERT_NAMESPACE, lane);
+      const { state, notices, store: changed } = decide(parseAlertState(raw));
+      if (!changed || (await store.swap(ALERT_NAMESPACE, lane, raw, JSON.stringify(state)))) return notices;
+      return updateAlertState(store, lane, decide, MAX_SWAPS - 1);
+    }),
   );
 }
 
@@ -82,12 +107,45 @@ export async function alertAfterRun(
   logger: Logger,
   now = new Date(),
 ): Promise<Notice[]> {
-  const notices = await updateAlertState(store, stateName(target), (before) => {
-    const { state, holding } = afterRun(before, run, config.rules);
-    return { ...transitions(state, holding, now, config.rules), store: true };
-  });
-  await deliver(config, target, notices, logger, now, run.runId);
-  return notices;
+  const [result] = await alertAfterRuns(store, config, [{ target, run }], logger, now);
+  if (result!.status === 'rejected') throw result!.reason;
+  return result!.value;
+}
+
+/**
+ * The rules after several lanes' runs (a job's lanes, in order): their states updated at once
+ * (updateAlertStates), then each lane's notices delivered, lane after lane. Each lane's notices, or
+ * why its rules could not be checked (one lane's failure leaves the others be).
+ */
+export async function alertAfterRuns(
+  store: KvStore,
+  config: AlertsConfig,
+  runs: ReadonlyArray<{ target: Target; run: RunObservation }>,
+  logger: Logger,
+  now = new Date(),
+): Promise<Array<PromiseSettledResult<Notice[]>>> {
+  const updated = await updateAlertStates(
+    store,
+    runs.map(({ target, run }) => [
+      stateName(target),
+      (before: AlertState) => {
+        const { state, holding } = afterRun(before, run, config.rules);
+        return { ...transitions(state, holding, now, config.rules), store: true };
+      },
+    ]),
+  );
+  const out: Array<PromiseSettledResult<Notice[]>> = [];
+  for (const [i, result] of updated.entries()) {
+    const { target, run } = runs[i]!;
+    if (result.status === 'fulfilled')
+      out.push(
+        ...(await Promise.allSettled([
+          deliver(config, target, result.value, logger, now, run.runId).then(() => result.value),
+        ])),
+      );
+    else out.push(result);
+  }
+  return out;
 }
 
 /** "No successful sync for staleHours": checked for each lane, alerting and resolving like the rest. */

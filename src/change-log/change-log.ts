@@ -74,7 +74,8 @@ export interface ChangeLog {
   /** where it lives, for messages: "redis prefix:changes:*" or a file path */
   readonly location: string;
   append(entries: readonly ChangeEntry[]): Promise<void>;
-  finishRun(run: RunEntry): Promise<void>;
+  /** the runs' records, in the order given (the newest last: the lists of runs read newest first), in one write */
+  finishRuns(runs: readonly RunEntry[]): Promise<void>;
   /** one run and its changes (the first `limit`) */
   run(runId: string, limit: number): Promise<{ run?: RunEntry; changes: ChangeEntry[] }>;
   /** one listing's changes, newest first */

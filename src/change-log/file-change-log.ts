@@ -48,7 +48,7 @@ export async function createFileChangeLog(path: string, limits: ChangeLogLimits 
   return {
     location: path,
     append: (entries) => (entries.length ? write(entries.map((c) => ({ c }))) : Promise.resolve()),
-    finishRun: (run) => write([{ r: run }]),
+    finishRuns: (runs) => (runs.length ? write(runs.map((r) => ({ r }))) : Promise.resolve()),
     async run(runId, limit) {
       let run: RunEntry | undefined;
       const changes: ChangeEntry[] = [];

@@ -26,12 +26,35 @@ export interface RunMeta {
   undoOf?: string;
 }
 
+/** What a run's record says beside what its recorder knows. */
+export type RunPart = Omit<RunEntry, keyof RunMeta | 'recorded' | 'dropped' | 'wholes'>;
+
 export interface ChangeRecorder {
   sink: ChangeSink;
   /** what the change log could not keep of this run (after finish): for the run's report, or undefined */
   unrecorded(): string | undefined;
-  /** flushes what is buffered and records the run */
-  finish(run: Omit<RunEntry, keyof RunMeta | 'recorded' | 'dropped' | 'wholes'>): Promise<RunEntry>;
+  /** flushes what is buffered and records the run (finishRuns of this one alone) */
+  finish(run: RunPart): Promise<RunEntry>;
+  /** flushes what is buffered: the run's record, to write (finishRuns) */
+  entry(run: RunPart): Promise<RunEntry>;
+  /** the run's record written, or why not */
+  recorded(refused: string | undefined): void;
+}
+
+/**
+ * Several runs' recorders of one change log finished: each one's changes flushed, one after
+ * another (each feed's stream gets them in the runs' order), then every run's record in one write
+ * (ChangeLog.finishRuns), in the order given, as each finished alone would leave them.
+ */
+export async function finishRuns(
+  log: ChangeLog,
+  runs: ReadonlyArray<readonly [ChangeRecorder, RunPart]>,
+): Promise<RunEntry[]> {
+  const entries: RunEntry[] = [];
+  for (const [recorder, run] of runs) entries.push(await recorder.entry(run));
+  const refused = await recordRuns(log, entries);
+  for (const [recorder] of runs) recorder.recorded(refused);
+  return entries;
 }
 
 export function createChangeRecorder(
@@ -65,7 +88,7 @@ export function createChangeRecorder(
     );
   };
 
-  return {
+  const recorder: ChangeRecorder = {
     sink(raw) {
       const change = ownStrings(boundChange(raw));
       if (!budget.admit(change)) return;
@@ -79,12 +102,13 @@ export function createChangeRecorder(
       });
       if (buffer.length >= BATCH) flush();
     },
-    async finish(run) {
+    finish: async (run) => (await finishRuns(log, [[recorder, run]]))[0]!,
+    async entry(run) {
       flush();
       await pending;
       lost = await writeAgain(log, unwritten, (err) => (failed = err.message));
       unwritten = [];
-      const entry: RunEntry = {
+      return {
         ...meta,
         ...run,
         recorded: budget.recorded - lost,
@@ -96,13 +120,13 @@ export function createChangeRecorder(
             .join('; '),
         }),
       };
-      const refused = await recordRun(log, entry);
+    },
+    recorded(refused) {
       if (refused !== undefined) {
         failed = refused;
         opts.logger.warn({ err: failed, runId: meta.runId }, 'the run could not be recorded in the change log');
       }
       runNotRecorded = refused !== undefined;
-      return entry;
     },
     unrecorded() {
       const parts = [lost > 0 && `${lost} change(s) not recorded`, runNotRecorded && 'the run not recorded'].filter(
@@ -111,6 +135,7 @@ export function createChangeRecorder(
       return parts.length ? `change log incomplete: ${parts.join(', ')} (${failed})` : undefined;
     },
   };
+  return recorder;
 }
 
 /** What a run keeps: at most maxPerRun changes and maxBytes bytes; the whole listings (undo) counted apart. */
@@ -146,14 +171,14 @@ function runBudget(maxPerRun: number, maxBytes: number) {
 
 const RETRY_MS = 1000;
 
-/** The run's entry written; once more after a moment (a failover in progress is usually over by then). Why not, when not. */
-async function recordRun(log: ChangeLog, entry: RunEntry): Promise<string | undefined> {
+/** The runs' entries written; once more after a moment (a failover in progress is usually over by then). Why not, when not. */
+async function recordRuns(log: ChangeLog, entries: readonly RunEntry[]): Promise<string | undefined> {
   try {
-    await log.finishRun(entry);
+    await log.finishRuns(entries);
     return undefined;
   } catch {
     await new Promise((r) => setTimeout(r, RETRY_MS));
-    return log.finishRun(entry).then(
+    return log.finishRuns(entries).then(
       () => undefined,
       (err: Error) => err.message,
     );

@@ -4,7 +4,7 @@
 // `feedsync sync` (runs/foreground.ts) and the worker's listing-sync job (jobs/listing-sync.ts);
 // the caller holds the lock of every chatbot of the lanes. Returns each lane's report with its run id.
 import type { LoadedConfig } from '../config/schema.js';
-import { alertAfterRun, type RunObservation } from '../alerts/index.js';
+import { alertAfterRuns, type RunObservation } from '../alerts/index.js';
 import { causeMessage } from '../errors.js';
 import { mediaCounts } from '../media/report.js';
 import { chatCheck, type ChatCheckResult } from '../smoke/chat-check.js';
@@ -19,7 +19,7 @@ import {
   type SyncTestHooks,
 } from '../sync/index.js';
 import type { ChangeLog, RunEntry } from '../change-log/change-log.js';
-import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
+import { createChangeRecorder, finishRuns, newRunId } from '../change-log/recorder.js';
 import { doneBefore, doneBeforeReport, inOrder, type DoneBefore } from './lanes-done.js';
 
 export interface RunContext {
@@ -75,7 +75,11 @@ export async function runLanes(
   );
 }
 
-/** The sync of the lanes, then each lane's change log entry, chat check and alert rules. */
+/**
+ * The sync of the lanes, then each lane's chat check, change log entry and alert rules: the lanes'
+ * records in one write and their alert states at once (finishRuns, alertAfterRuns), not one lane's
+ * round trips after another's (a routed feed's 100 lanes, the fleet's no-change tick).
+ */
 async function runEach(
   lanes: readonly Lane[],
   deps: Omit<SyncDeps, 'changes'>,
@@ -85,18 +89,7 @@ async function runEach(
 ): Promise<FeedRunReport[]> {
   const extras = new Map<Lane, LaneExtras>();
   for (const lane of lanes) extras.set(lane, laneExtras(lane, deps, opts, ctx));
-  const alert = (lane: Lane, observation: RunObservation) =>
-    opts.dryRun
-      ? undefined
-      : alertAfterRun(
-          deps.store,
-          ctx.config.config.alerts,
-          { feed: lane.feed.name, chatbot: lane.chatbot, lane: lane.id },
-          observation,
-          deps.logger,
-        ).catch((err: Error) =>
-          deps.logger.warn({ err: err.message, feed: lane.feed.name }, 'alert rules could not be checked'),
-        );
+  const alert = (runs: ReadonlyArray<readonly [Lane, RunObservation]>) => alertLanes(runs, deps, opts, ctx);
   let reports: SyncReport[];
   try {
     reports = await runSync(
@@ -113,47 +106,109 @@ async function runEach(
   } catch (err) {
     // a run that could not even report (authentication refused, config the feed cannot use) still counts as failed
     const at = new Date().toISOString();
-    for (const lane of lanes)
-      await alert(lane, {
-        runId: extras.get(lane)!.runId,
-        at,
-        outcome: 'error',
-        message: causeMessage(err),
-        records: 0,
-        valid: 0,
-        rejected: 0,
-        unmapped: [],
-      });
+    const failed = {
+      at,
+      outcome: 'error',
+      message: causeMessage(err),
+      records: 0,
+      valid: 0,
+      rejected: 0,
+      unmapped: [],
+    };
+    await alert(lanes.map((lane) => [lane, { ...failed, runId: extras.get(lane)!.runId }] as const));
     throw err;
   }
+  // (hooks.lanesSettledAtOnce 1: each lane's in turn, the plain rule the tests hold this to)
+  const atOnce = hooks.lanesSettledAtOnce ?? Infinity;
   const out: FeedRunReport[] = [];
-  for (const [i, lane] of lanes.entries()) {
-    const x = extras.get(lane)!;
-    let report = reports[i]!;
+  for (let from = 0; from < lanes.length; from += atOnce) {
+    const group = lanes
+      .slice(from, from + atOnce)
+      .map((lane, i) => ({ lane, x: extras.get(lane)!, report: reports[from + i]! }));
+    out.push(...(await recordAndAlert(group, deps, opts, ctx, alert)));
+  }
+  return out;
+}
+
+/** Lanes' chat checks (one after another), then their change log records (one write) and alert rules (at once). */
+async function recordAndAlert(
+  group: ReadonlyArray<{ lane: Lane; x: LaneExtras; report: SyncReport }>,
+  deps: Omit<SyncDeps, 'changes'>,
+  opts: SyncOptions,
+  ctx: RunContext,
+  alert: (runs: ReadonlyArray<readonly [Lane, RunObservation]>) => Promise<void>,
+): Promise<FeedRunReport[]> {
+  const checked = [];
+  for (const { lane, x, report } of group) {
     const chat = opts.dryRun ? undefined : await runChatCheck(lane, deps, ctx, report, x.recent);
-    if (chat)
-      report = {
-        ...report,
-        summary: `${report.summary}; chat check: answerable ${chat.answerable}/${chat.asked}${chat.missing.length ? ` (not answered: ${chat.missing.join(', ')})` : ''}`,
-      };
     const chatSummary = chat && { asked: chat.asked, answerable: chat.answerable, missing: chat.missing };
-    const entry = await x.recorder?.finish({ ...runEntryOf(report), ...(chatSummary && { chat: chatSummary }) });
+    checked.push({
+      lane,
+      x,
+      chat,
+      chatSummary,
+      report: chat
+        ? {
+            ...report,
+            summary: `${report.summary}; chat check: answerable ${chat.answerable}/${chat.asked}${chat.missing.length ? ` (not answered: ${chat.missing.join(', ')})` : ''}`,
+          }
+        : report,
+    });
+  }
+  const entries = ctx.changeLog
+    ? await finishRuns(
+        ctx.changeLog,
+        checked.map(
+          (c) => [c.x.recorder!, { ...runEntryOf(c.report), ...(c.chatSummary && { chat: c.chatSummary }) }] as const,
+        ),
+      )
+    : undefined;
+  const done = checked.map((c, i) => {
+    let { report } = c;
+    const entry = entries?.[i];
     // what the change log could not keep (Redis away at the end of the run too, a byte budget) is said in the report
-    const unrecorded = x.recorder?.unrecorded();
+    const unrecorded = c.x.recorder?.unrecorded();
     if (unrecorded) report = { ...report, summary: `${report.summary}; ${unrecorded}` };
     const trimmed = entry && changeLogTrimmed(entry);
     if (trimmed) report = { ...report, summary: `${report.summary}; ${trimmed}` };
-    await alert(lane, { ...observationOf(report, x.runId), ...(chatSummary && { chat: chatSummary }) });
-    out.push({
-      ...report,
-      runId: x.runId,
-      ...(chat && { chat }),
-      ...(entry && {
-        changeLog: { recorded: entry.recorded, dropped: entry.dropped, ...(entry.wholes && { wholes: entry.wholes }) },
-      }),
-    });
-  }
-  return out;
+    return { ...c, report, entry };
+  });
+  await alert(
+    done.map(
+      (c) =>
+        [c.lane, { ...observationOf(c.report, c.x.runId), ...(c.chatSummary && { chat: c.chatSummary }) }] as const,
+    ),
+  );
+  return done.map(({ report, x, chat, entry }) => ({
+    ...report,
+    runId: x.runId,
+    ...(chat && { chat }),
+    ...(entry && {
+      changeLog: { recorded: entry.recorded, dropped: entry.dropped, ...(entry.wholes && { wholes: entry.wholes }) },
+    }),
+  }));
+}
+
+/** The alert rules after the lanes' runs (none in a dry run); a lane whose rules could not be checked is logged. */
+async function alertLanes(
+  runs: ReadonlyArray<readonly [Lane, RunObservation]>,
+  deps: Omit<SyncDeps, 'changes'>,
+  opts: SyncOptions,
+  ctx: RunContext,
+): Promise<void> {
+  if (opts.dryRun || runs.length === 0) return;
+  const results = await alertAfterRuns(
+    deps.store,
+    ctx.config.config.alerts,
+    runs.map(([lane, run]) => ({ target: { feed: lane.feed.name, chatbot: lane.chatbot, lane: lane.id }, run })),
+    deps.logger,
+  );
+  for (const [i, r] of results.entries())
+    if (r.status === 'rejected')
+      deps.logger.warn(
+        { err: r.reason instanceof Error ? r.reason.message : String(r.reason), feed: runs[i]![0].feed.name },
+        'alert rules could not be checked',
+      );
 }
 
 function laneExtras(lane: Lane, deps: Omit<SyncDeps, 'changes'>, opts: SyncOptions, ctx: RunContext): LaneExtras {

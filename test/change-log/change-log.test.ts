@@ -70,7 +70,7 @@ describe.each(stores)('change log in %s', (_name, open) => {
         reasons: ['Status must be one of Active, Sold (got "X")'],
       }),
     ]);
-    await log.finishRun(runOf('r1'));
+    await log.finishRuns([runOf('r1')]);
     await log.append([
       entry('r2', {
         op: 'update',
@@ -80,7 +80,7 @@ describe.each(stores)('change log in %s', (_name, open) => {
       }),
       entry('r2', { op: 'delete', key: 'B2', reason: 'absent' }),
     ]);
-    await log.finishRun(runOf('r2'));
+    await log.finishRuns([runOf('r2')]);
 
     const a1 = await log.history('f1', 'A1', 10);
     expect(a1.map((e) => [e.runId, e.change.op])).toEqual([

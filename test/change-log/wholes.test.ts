@@ -47,7 +47,7 @@ it('keeps each key’s first whole listing of a run apart, and drops the oldest 
   });
   const big = (c: string) => c.repeat(600);
   await log.append([entry('r1', 'A', big('a')), entry('r1', 'A', big('b')), entry('r1', 'B', big('c'))]);
-  await log.finishRun(run('r1', 1800));
+  await log.finishRuns([run('r1', 1800)]);
   // the entries hold a marker, not the listing: stream and run list stay small
   expect((await redis.lrange(`${prefix}:changes:run:r1`, 0, -1)).every((l) => l.length < 400)).toBe(true);
   const first = (await log.run('r1', 10)).changes.map((e) => e.change);
@@ -58,7 +58,7 @@ it('keeps each key’s first whole listing of a run apart, and drops the oldest 
   ]);
 
   await log.append([entry('r2', 'C', big('d'))]);
-  await log.finishRun(run('r2', 600));
+  await log.finishRuns([run('r2', 600)]);
   // 1800 + 600 bytes > 1500: r1's are dropped, r2's (the newest) kept
   expect((await log.run('r1', 10)).changes.map((e) => e.change)).toEqual([
     expect.objectContaining({

@@ -78,7 +78,7 @@ describe('change log during an outage', () => {
         if (refuse(calls++)) throw new Error("READONLY You can't write against a read only replica.");
         appended.push(...entries);
       },
-      finishRun: async (r) => void runs.push(r),
+      finishRuns: async (r) => void runs.push(...r),
       run: async () => ({ changes: [] }),
       history: async () => [],
       runs: async () => [],

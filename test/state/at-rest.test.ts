@@ -66,7 +66,7 @@ describe('the state at rest is its owner’s alone', () => {
     const folder = join(await freshDir(), '.feedsync');
     const path = join(folder, 'changes.jsonl');
     const log = await createFileChangeLog(path);
-    await log.finishRun(run);
+    await log.finishRuns([run]);
     await log.close();
     expect([await modeOf(folder), await modeOf(path)]).toEqual(['700', '600']);
     await chmod(path, 0o644);
@@ -111,7 +111,7 @@ describe('the state at rest is its owner’s alone', () => {
     await rm(path);
     const log = await createFileChangeLog(path);
     await symlink(target, path); // put in its place once it is open (it was not made yet)
-    await expect(log.finishRun(run)).rejects.toThrow(`The change log ${path} is a symbolic link (to ${target})`);
+    await expect(log.finishRuns([run])).rejects.toThrow(`The change log ${path} is a symbolic link (to ${target})`);
     expect(await readFile(target, 'utf8')).toBe('not yours\n');
   });
 });

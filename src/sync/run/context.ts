@@ -88,6 +88,8 @@ export interface SyncTestHooks {
   pagingsAtOnce?: number;
   /** chatbots whose state is read at once (default STATE_READS_AT_ONCE, settle/state.ts; Infinity: every one at the run's start, the plain rule) */
   stateReadsAtOnce?: number;
+  /** lanes settled together (default all of a feed's: their commits a batch of lanes in one apply, then their change log records and alert rules at once; 1: each lane's in turn, the plain rule) */
+  lanesSettledAtOnce?: number;
 }
 
 /** The options as the run's steps read them: the caller's, and the test hooks when a test gave any. */
@@ -125,7 +127,9 @@ export interface WriteSide {
   /** whether the paging of these lanes keeps each compared row (the plan view and the change log name each change old → new) */
   keepsCompared(lanes: readonly Lane[]): boolean;
   /** one lane's executor, its commit, and (a recording side) what it recorded instead of sending */
-  lane(l: Lane, ctx: FeedContext, parts: LaneWriteParts): Pick<LiveLane, 'executor' | 'commit' | 'view'>;
+  lane(l: Lane, ctx: FeedContext, parts: LaneWriteParts): Pick<LiveLane, 'executor' | 'acked' | 'view'>;
+  /** the settled lanes' state committed, in their order (settle/lane-commit.ts commitLanes); a dry run's commits nothing */
+  commit(inputs: readonly LaneCommitInput[]): Promise<void>;
   /** the feed's media mirror step (a recording side's plans its photos, fetching and deleting none) */
   mediaStep(options: MediaStepOptions): MediaStep;
   /** the report of a lane the run ended before reporting */
@@ -142,8 +146,8 @@ export interface LaneWriteParts {
 /** A lane whose chatbot was paged: it reads, plans and writes. */
 export interface LiveLane extends ReadingLane {
   planner: LaneJobs;
-  /** the lane's state committed once it is settled (settle/lane-commit.ts); a dry run's commits nothing (write-side.ts) */
-  commit(input: LaneCommitInput): Promise<void>;
+  /** once every write the API acknowledged is in the store (settle/acked.ts), before the lane's commit (WriteSide.commit, which may delete a key of it) */
+  acked(): Promise<void>;
   /** a dry run: what its executor recorded instead of sending (write/record.ts) */
   view?: PlanView;
   remote: RemoteIndex;

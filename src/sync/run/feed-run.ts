@@ -1,7 +1,8 @@
 // One feed of a run (sync-run.ts), read once through every lane out of it: the lanes are set up
 // against their chatbot's paging (plan step, lane-plan.ts), the feed is read and routed
 // (read-feed.ts) with the media mirror between mapping and planning, the write jobs go through one
-// pool, and each lane is then settled on its own (lane-settle.ts: guard, deletes, commit, report).
+// pool, and each lane is then settled on its own (lane-settle.ts: guard, deletes), the lanes
+// committed together and reported.
 import type { OpenedFeed } from '../../feeds/types.js';
 import { type MediaStep } from '../../media/index.js';
 import type { PagingHandle } from '../remote/page-chatbot.js';
@@ -11,7 +12,7 @@ import type { Lane } from '../read/lanes.js';
 import { heldJobs } from '../read/read-feed.js';
 import { runPool } from '../write/pool.js';
 import type { AfterRead, FeedContext, LiveLane, Run, SyncDeps, RunOptions } from './context.js';
-import { settleLane } from './lane-settle.js';
+import { commitSettled, settleLane, type SettledLane } from './lane-settle.js';
 import { sourceStateOf } from '../settle/state.js';
 import { feedContext } from './feed-context.js';
 import { listingKeys, mediaStepOf, openKeyed, openOptions, openRead, type ReadOpen } from './feed-open.js';
@@ -114,9 +115,22 @@ async function readAndSettle(
   read: ReadOpen,
 ): Promise<void> {
   const after = await readAndWrite(ctx, opened, live, media, read);
-  for (const [i, l] of live.entries()) {
-    // the media mirror's state and report go with the feed's last lane, once every lane has written
-    await settleLane(l, ctx, after, i === live.length - 1);
+  const atOnce = ctx.opts.lanesSettledAtOnce ?? Infinity;
+  let settled: SettledLane[] = [];
+  try {
+    for (const [i, l] of live.entries()) {
+      // the media mirror's state and report go with the feed's last lane, once every lane has written
+      settled.push(await settleLane(l, ctx, after, i === live.length - 1));
+      if (settled.length < atOnce && i < live.length - 1) continue;
+      // their commits a batch of lanes at a time: a routed feed's 100 lanes of a no-change run in one apply, not one after another
+      const batch = settled;
+      settled = [];
+      await commitSettled(ctx, batch);
+    }
+  } catch (err) {
+    // (the lanes settled before the one that failed are committed, as when each lane was committed in turn)
+    await commitSettled(ctx, settled);
+    throw err;
   }
 }
 

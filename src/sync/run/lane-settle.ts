@@ -1,6 +1,8 @@
 // A lane once its feed has been read (feed-run.ts): the steps guard (lane-guard.ts, with the
 // source asked about a full pull's absences), the delete batches, commit (lane-commit.ts) and
 // report (lane-report.ts), each lane on its own: one lane's guard or failure leaves the others be.
+// The feed's lanes are settled one after another, then committed together (commitLanes: a batch of
+// lanes in one apply), then reported.
 import type { MediaReport } from '../../media/index.js';
 import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import type { GuardDecision } from '../settle/guards.js';
@@ -14,11 +16,17 @@ import { deleteJobs, type ExecutionResult } from '../write/execute.js';
 import type { AfterRead, FeedContext, LaneReportFields, LiveLane } from './context.js';
 import { guardStep, nowOf } from './lane-guard-step.js';
 
+/** A lane settled: what its commit stores, and its report, made once it is committed. */
+export interface SettledLane {
+  commit: LaneCommitInput;
+  report(): void;
+}
+
 /**
- * Settles one lane of a read feed; `last`: the feed's last lane (the media mirror finishes with it).
- * A dry run goes the same way: its executor recorded the writes and its deletes, and its commit keeps nothing (lane-setup.ts).
+ * Settles one lane of a read feed, up to its commit; `last`: the feed's last lane (the media mirror finishes with it).
+ * A dry run goes the same way: its executor recorded the writes and its deletes, and its commit keeps nothing (write-side.ts).
  */
-export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead, last: boolean): Promise<void> {
+export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead, last: boolean): Promise<SettledLane> {
   const { opts, run } = ctx;
   const { read } = after;
   const guarded = await guardStep(l, ctx, after);
@@ -34,17 +42,27 @@ export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead
   });
   const said = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? common.message();
   const media = last ? await finishMedia(after, nowOf(opts)) : undefined;
-  await l.commit(doneIn(opts, commitOf(l, after, { guarded, exec, outcome, media }), outcome, exec));
-  ctx.report(l.lane, {
-    ...common.fields,
-    outcome,
-    ...(said && { message: said }),
-    exec,
-    // a dry run's plan: what its executor recorded, and the deletes the guard held back
-    ...(l.view && { view: { ...l.view, deletes: [...l.view.deletes, ...guard.withheld.map(viewDelete)] } }),
-    timings,
-    ...(media && { media: media.report }),
-  });
+  await l.acked();
+  return {
+    commit: doneIn(opts, commitOf(l, after, { guarded, exec, outcome, media }), outcome, exec),
+    report: () =>
+      ctx.report(l.lane, {
+        ...common.fields,
+        outcome,
+        ...(said && { message: said }),
+        exec,
+        // a dry run's plan: what its executor recorded, and the deletes the guard held back
+        ...(l.view && { view: { ...l.view, deletes: [...l.view.deletes, ...guard.withheld.map(viewDelete)] } }),
+        timings,
+        ...(media && { media: media.report }),
+      }),
+  };
+}
+
+/** The settled lanes committed together (the run's write side: commitLanes), then each reported, in their order. */
+export async function commitSettled(ctx: FeedContext, settled: readonly SettledLane[]): Promise<void> {
+  await ctx.run.writes.commit(settled.map((s) => s.commit));
+  for (const s of settled) s.report();
 }
 
 /** A delete as the plan view lists it. */

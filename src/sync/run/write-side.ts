@@ -7,7 +7,7 @@
 import { createMediaStep } from '../../media/index.js';
 import { failedReport } from '../report/report.js';
 import { recordAcked, type AckedWrites } from '../settle/acked.js';
-import { commitLane } from '../settle/lane-commit.js';
+import { commitLanes } from '../settle/lane-commit.js';
 import { createBeforeCapture } from '../write/capture-before.js';
 import { createExecutor, type Executor } from '../write/execute.js';
 import { createRecordingExecutor } from '../write/record.js';
@@ -31,8 +31,9 @@ function recordingSide(): WriteSide {
     keepsCompared: () => true,
     lane: (_l, ctx, { changes }) => {
       const executor = createRecordingExecutor({ signal: ctx.clock.signal, ...(changes && { changes }) });
-      return { executor, view: executor.view, commit: async () => undefined };
+      return { executor, view: executor.view, acked: async () => undefined };
     },
+    commit: async () => undefined,
     mediaStep: (options) => createMediaStep({ ...options, ...DRY }),
     unreported: (r) => ({ ...failedReport(r), ...DRY }),
   };
@@ -48,14 +49,9 @@ function sendingSide(deps: SyncDeps): WriteSide {
       const acked = recordAcked(ctx.deps.store, l.id, (err) =>
         ctx.logger.warn({ chatbot: l.chatbot, err }, 'acknowledged writes not recorded yet (the commit records them)'),
       );
-      return {
-        executor: executorOf(l, ctx, { ...parts, acked }),
-        commit: async (input) => {
-          await acked.drain();
-          await commitLane(ctx.deps.store, input);
-        },
-      };
+      return { executor: executorOf(l, ctx, { ...parts, acked }), acked: () => acked.drain() };
     },
+    commit: (inputs) => commitLanes(deps.store, inputs),
     mediaStep: createMediaStep,
     unreported: failedReport,
   };

@@ -2,12 +2,13 @@
 // atomic apply after the writes it describes (state.ts): fingerprints and stamps of what was
 // written or found in step, the grace period's first-missing marks, the sold windows, the feed mark (only when the
 // run ended ok: a lane that failed reads again from its old mark next run), and the keys that
-// recur in the feed. A dry run commits nothing.
-import type { KvStore } from '../../state/kv-store.js';
+// recur in the feed. A dry run commits nothing. The lanes of a feed are committed a batch at a time
+// (commitLanes): one apply for many lanes, each lane's changes as its own apply would make them.
+import type { KvStore, StateChange } from '../../state/kv-store.js';
 import type { ExecutionResult } from '../model/execution.js';
 import type { GuardDecision } from '../model/outcome.js';
 import type { LaneTally } from '../model/lane-tally.js';
-import { commitChanges, emptyChanges, type FeedStateChanges } from './state.js';
+import { emptyChanges, stateOps, type FeedStateChanges } from './state.js';
 
 export interface LaneCommitInput {
   /** the lane's state name (lanes.ts) */
@@ -70,5 +71,50 @@ function laneChanges(input: LaneCommitInput): FeedStateChanges {
 }
 
 export function commitLane(store: KvStore, input: LaneCommitInput): Promise<void> {
-  return commitChanges(store, laneChanges(input));
+  return commitLanes(store, [input]);
+}
+
+/**
+ * Entries (sets and deletes) one apply of several lanes' commits holds at most: a no-change run's
+ * lanes hold one or two each, so a routed feed's 100 lanes go in one MULTI, not 100 round trips
+ * after one another (the fleet's no-change tick, docs/benchmarks.md); a lane larger than this is
+ * applied alone, as every lane was before.
+ */
+export const COMMIT_BATCH_ENTRIES = 10_000;
+
+/**
+ * The lanes' commits, in their order, a batch of lanes in one apply (all or nothing, as each lane's
+ * own). A batch whose apply fails is applied again lane by lane, so that the lanes committed when a
+ * lane's commit fails are the lanes before it, as one apply a lane leaves them; the first failure
+ * is thrown.
+ */
+export async function commitLanes(store: KvStore, inputs: readonly LaneCommitInput[]): Promise<void> {
+  for (const batch of batchesOf(inputs.map((i) => stateOps(laneChanges(i))))) {
+    try {
+      await applyAll(store, batch.flat());
+    } catch (err) {
+      if (batch.length === 1) throw err;
+      for (const ops of batch) await applyAll(store, ops);
+    }
+  }
+}
+
+async function applyAll(store: KvStore, ops: readonly StateChange[]): Promise<void> {
+  if (ops.length) await store.apply(ops);
+}
+
+/** Consecutive lanes' changes, grouped up to COMMIT_BATCH_ENTRIES entries a group (a larger lane alone). */
+function batchesOf(lanes: ReadonlyArray<ReturnType<typeof stateOps>>): Array<Array<ReturnType<typeof stateOps>>> {
+  const batches: Array<Array<ReturnType<typeof stateOps>>> = [];
+  let size = Infinity;
+  for (const ops of lanes) {
+    const n = ops.reduce((sum, op) => sum + op.set.length + op.delete.length, 0);
+    if (size + n > COMMIT_BATCH_ENTRIES) {
+      batches.push([]);
+      size = 0;
+    }
+    batches.at(-1)!.push(ops);
+    size += n;
+  }
+  return batches;
 }

@@ -167,6 +167,12 @@ export function loadStamps(store: KvStore, feed: string): Promise<ReadonlyMap<st
 
 /** The run's changes, all or nothing; a run that changed nothing (a no-change rerun) writes nothing. */
 export async function commitChanges(store: KvStore, changes: FeedStateChanges): Promise<void> {
+  const ops = stateOps(changes);
+  if (ops.length) await store.apply(ops);
+}
+
+/** A run's changes as the store's changes, each namespace's with something to set or delete (none: nothing to write). */
+export function stateOps(changes: FeedStateChanges): Array<StateChange & { set: Pairs; delete: readonly string[] }> {
   const ops: Array<StateChange & { set: Pairs; delete: readonly string[] }> = [
     { ns: fingerprintNamespace(changes.feed), set: changes.fingerprints.set, delete: changes.fingerprints.delete },
     { ns: stampNamespace(changes.feed), set: changes.stamps.set, delete: changes.stamps.delete },
@@ -188,8 +194,7 @@ export async function commitChanges(store: KvStore, changes: FeedStateChanges): 
     });
   for (const op of changes.extra ?? [])
     ops.push({ ns: op.ns, set: [...(op.set ?? [])], delete: [...(op.delete ?? [])] });
-  const needed = ops.filter((op) => op.set.length > 0 || op.delete.length > 0);
-  if (needed.length) await store.apply(needed);
+  return ops.filter((op) => op.set.length > 0 || op.delete.length > 0);
 }
 
 /**
