@@ -147,7 +147,15 @@ async function history(side: Side, seed: number, atOnce: number | undefined) {
       { config: side.loaded, changeLog, job: { jobId: `j${run}`, attempt: 1 } },
       { now: () => new Date(Date.UTC(2026, 11, 1 + run)), ...(atOnce !== undefined && { lanesSettledAtOnce: atOnce }) },
     );
-    runs.push(reports.map((r) => ({ chatbot: r.chatbot, outcome: r.outcome, counts: r.counts, runId: r.runId })));
+    runs.push(
+      reports.map((r) => ({
+        chatbot: r.chatbot,
+        outcome: r.outcome,
+        counts: r.counts,
+        runId: r.runId,
+        message: r.message,
+      })),
+    );
   }
   const keys = keysOf(side.prefix);
   const state: Array<[string, Array<[string, string]>]> = [];
@@ -180,7 +188,11 @@ describe("a routed feed's lanes settled together", () => {
       const [one, all] = await Promise.all([history(plain, seed, 1), history(together, seed, undefined)]);
       expect(all).toEqual(one);
       // the case is not empty: lanes failed, lanes held, alerts and changes recorded
-      const outcomes = new Set(one.runs.flat().map((r) => (r as { outcome: string }).outcome));
+      const reports = one.runs.flat() as Array<{ outcome: string; counts: { deleted: number }; message?: string }>;
+      const outcomes = new Set(reports.map((r) => r.outcome));
+      // every lane settled and reported (none left out by the run), some of them deleting in their settle step
+      expect(reports.filter((r) => /before this lane was reported/.test(r.message ?? ''))).toEqual([]);
+      expect(reports.some((r) => r.counts.deleted > 0)).toBe(true);
       expect(outcomes).toContain('ok');
       expect([...outcomes].some((o) => o !== 'ok')).toBe(true);
       expect(one.state.some(([key]) => key.endsWith(':state:alerts'))).toBe(true);

@@ -116,22 +116,28 @@ async function readAndSettle(
 ): Promise<void> {
   const after = await readAndWrite(ctx, opened, live, media, read);
   const atOnce = ctx.opts.lanesSettledAtOnce ?? Infinity;
+  // the lanes settled and not yet committed: committed a batch at a time (a routed feed's 100 lanes of a no-change
+  // run in one apply, not one after another), and before any lane's calls (deletes, the source asked about absences)
   let settled: SettledLane[] = [];
+  const commit = async () => {
+    const batch = settled;
+    settled = [];
+    await commitSettled(ctx, batch);
+  };
   try {
     for (const [i, l] of live.entries()) {
       // the media mirror's state and report go with the feed's last lane, once every lane has written
-      settled.push(await settleLane(l, ctx, after, i === live.length - 1));
-      if (settled.length < atOnce && i < live.length - 1) continue;
-      // their commits a batch of lanes at a time: a routed feed's 100 lanes of a no-change run in one apply, not one after another
-      const batch = settled;
-      settled = [];
-      await commitSettled(ctx, batch);
+      // (settled once its settle is done: `commit` may swap the array out meanwhile)
+      const lane = await settleLane(l, ctx, after, { last: i === live.length - 1, beforeCalls: commit });
+      settled.push(lane);
+      if (settled.length >= atOnce) await commit();
     }
   } catch (err) {
     // (the lanes settled before the one that failed are committed, as when each lane was committed in turn)
-    await commitSettled(ctx, settled);
+    await commit();
     throw err;
   }
+  await commit();
 }
 
 /** Steps read, plan and write: the feed read once and routed to its lanes, their jobs through one pool. */

@@ -17,8 +17,11 @@ import { planDeletes } from '../plan/plan.js';
 import { applySoldWindows, notWhole } from './settle-decisions.js';
 import type { AfterRead, FeedContext, LiveLane, RunOptions } from './context.js';
 
-/** Step guard: the lane's writes settled, its desired side as read, its deletes planned, confirmed with the source and guarded. */
-export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead) {
+/**
+ * Step guard: the lane's writes settled, its desired side as read, its deletes planned, confirmed with the source and guarded.
+ * `beforeCalls`: awaited before the source is asked about absences (feed-run.ts: the lanes settled before are committed first).
+ */
+export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead, beforeCalls: () => Promise<void>) {
   const { planner, executor, remote, paged } = l;
   const { feed, opts } = ctx;
   const { read, opened } = after;
@@ -73,7 +76,12 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead)
     missingSince: alone ? alone.missingSince : l.missingSince,
     ...(rejected !== undefined && { rejected }),
     judge: (complete) => judge(feed.minValidFraction, complete),
-    ...(confirmable && { confirm: (deletes: readonly PlannedDelete[]) => confirm(l, deletes, ctx, after) }),
+    ...(confirmable && {
+      confirm: async (deletes: readonly PlannedDelete[]) => {
+        if (deletes.length) await beforeCalls();
+        return confirm(l, deletes, ctx, after);
+      },
+    }),
     ...(alone && { askedAlone: { wrote: alone.wrote, graceFor: ASKED_ALONE_GRACE } }),
     ...(l.rules.rules.length && { ruleChange: l.rules.rules }),
   });

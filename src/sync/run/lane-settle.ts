@@ -1,8 +1,9 @@
 // A lane once its feed has been read (feed-run.ts): the steps guard (lane-guard.ts, with the
 // source asked about a full pull's absences), the delete batches, commit (lane-commit.ts) and
 // report (lane-report.ts), each lane on its own: one lane's guard or failure leaves the others be.
-// The feed's lanes are settled one after another, then committed together (commitLanes: a batch of
-// lanes in one apply), then reported.
+// The feed's lanes are settled one after another and committed together (commitLanes: a batch of
+// lanes in one apply), then reported; the lanes settled so far are committed before a lane asks the
+// source or sends deletes, so a commit never waits on another lane's calls.
 import type { MediaReport } from '../../media/index.js';
 import { laneOutcome, remoteInfo, runMessage } from '../report/lane-report.js';
 import type { GuardDecision } from '../settle/guards.js';
@@ -24,16 +25,23 @@ export interface SettledLane {
 
 /**
  * Settles one lane of a read feed, up to its commit; `last`: the feed's last lane (the media mirror finishes with it).
+ * `beforeCalls`: awaited before the lane asks the source or sends deletes (feed-run.ts commits the lanes settled
+ * before it then: a worker killed during a lane's calls has committed every lane before it, issue 55 point 2).
  * A dry run goes the same way: its executor recorded the writes and its deletes, and its commit keeps nothing (write-side.ts).
  */
-export async function settleLane(l: LiveLane, ctx: FeedContext, after: AfterRead, last: boolean): Promise<SettledLane> {
+export async function settleLane(
+  l: LiveLane,
+  ctx: FeedContext,
+  after: AfterRead,
+  { last, beforeCalls }: { last: boolean; beforeCalls: () => Promise<void> },
+): Promise<SettledLane> {
   const { opts, run } = ctx;
   const { read } = after;
-  const guarded = await guardStep(l, ctx, after);
+  const guarded = await guardStep(l, ctx, after, beforeCalls);
   const { guard } = guarded;
   const planMs = run.ms();
   const common = commonReport(l, after, guarded);
-  const exec = await deleteStep(l, ctx, after, guard);
+  const exec = await deleteStep(l, ctx, after, guard, beforeCalls);
   const timings = { remoteMs: l.paged.remoteMs, feedMs: after.feedMs, planMs, executeMs: run.ms() };
   const outcome = laneOutcome({
     ...common.verdict,
@@ -187,10 +195,12 @@ async function deleteStep(
   ctx: FeedContext,
   after: AfterRead,
   guard: GuardDecision,
+  beforeCalls: () => Promise<void>,
 ): Promise<ExecutionResult> {
   const { executor } = l;
   const exec = executor.result;
   if (!exec.stopped && !after.read.auth && guard.allowed.length) {
+    await beforeCalls();
     const batches = [...deleteJobs(guard.allowed, ctx.feed.deletes.batchSize)];
     ctx.addWrites(batches.length);
     await executor.run(batches);
