@@ -1,0 +1,44 @@
+// glibc's malloc_trim(0), called after the idle collection (issue 55 point 5). Buffers under 64 KiB
+// (socket reads, page bodies, rows) live in malloc's main arena; V8's collection frees them, but
+// glibc gives back to the system only the free memory at the arena's top, so a worker kept the
+// highest level its jobs' Buffers reached: +12-22% RSS from tick 3 to tick 10 for a worker that
+// first ran two jobs at once after tick 3 (docs/benchmarks.md, "Fleet ticks"). malloc_trim(0)
+// (glibc >= 2.8) gives back every free whole page of every arena, not only the top.
+// Node has no FFI of its own: the call goes through koffi, an optional dependency (prebuilt binaries,
+// no compiler), imported only here and only when the worker collects. Where koffi is absent or the
+// process's C library has no malloc_trim (musl, macOS), there is no trim: the reason is returned,
+// for one log line, and nothing fails.
+
+/** What the trim needs of koffi: a library (null: the process's own symbols) and a function of it. */
+export interface Ffi {
+  load(path: string | null): { func(definition: string): (...args: unknown[]) => unknown };
+}
+
+/** The trim, or why there is none. */
+export type MallocTrim = { trim: () => void } | { skipped: string };
+
+/** koffi, imported when first needed (absent where the optional dependency was not installed). */
+async function importKoffi(): Promise<Ffi> {
+  return (await import('koffi')).default;
+}
+
+/**
+ * malloc_trim(0) of the C library this process runs on (looked up among its own symbols, so the
+ * arenas trimmed are the ones its malloc uses), or the reason there is none.
+ */
+export async function loadMallocTrim(ffi: () => Promise<Ffi> = importKoffi): Promise<MallocTrim> {
+  let koffi: Ffi;
+  try {
+    koffi = await ffi();
+  } catch (err) {
+    return { skipped: `koffi (an optional dependency, to call malloc_trim) is not installed: ${firstLine(err)}` };
+  }
+  try {
+    const trim = koffi.load(null).func('int malloc_trim(size_t pad)');
+    return { trim: () => void trim(0) };
+  } catch (err) {
+    return { skipped: `the C library has no malloc_trim (glibc's; not musl's or macOS's): ${firstLine(err)}` };
+  }
+}
+
+const firstLine = (err: unknown) => String(err instanceof Error ? err.message : err).split('\n')[0];
