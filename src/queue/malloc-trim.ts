@@ -17,9 +17,18 @@ export interface Ffi {
 /** The trim, or why there is none. */
 export type MallocTrim = { trim: () => void } | { skipped: string };
 
+/**
+ * The package's name held in a variable: an optional dependency need not be installed for the
+ * sources to typecheck (`npm install --omit=optional`), so its types are not read; what is used of
+ * it is checked here and in loadMallocTrim.
+ */
+const KOFFI = 'koffi';
+
 /** koffi, imported when first needed (absent where the optional dependency was not installed). */
 async function importKoffi(): Promise<Ffi> {
-  return (await import('koffi')).default;
+  const koffi: Partial<Ffi> | undefined = (await import(KOFFI)).default;
+  if (typeof koffi?.load !== 'function') throw new Error('koffi has no load()');
+  return { load: koffi.load.bind(koffi) };
 }
 
 /**
