@@ -5,7 +5,7 @@
 // first ran two jobs at once after tick 3 (docs/benchmarks.md, "Fleet ticks"). malloc_trim(0)
 // (glibc >= 2.8) gives back every free whole page of every arena, not only the top.
 // Node has no FFI of its own: the call goes through koffi, an optional dependency (prebuilt binaries,
-// no compiler), imported only here and only when the worker collects. Where koffi is absent or the
+// no compiler), imported only here, once, as a worker that collects starts. Where koffi is absent or the
 // process's C library has no malloc_trim (musl, macOS), there is no trim: the reason is returned,
 // for one log line, and nothing fails.
 
