@@ -33,6 +33,8 @@
 //   BENCH_DEBUG=1                          each feedsync run's memory (sampled every 20 ms: at the peak, and after a collection) on stderr
 //   BENCH_NOCHANGE_RUNS=5                  the no-change rerun and the bare client run 5 times in turn, each rerun from the state the
 //                                          1% rerun left (its folder copied back); the pair of the median wall ratio is the row, each on stderr
+//   BENCH_NOCHANGE_AB=0,1                  with BENCH_NOCHANGE_RUNS, each turn also runs the rerun with BENCH_BESIDE set to each value
+//   BENCH_NOCHANGE_UNSHIFTED=1             with BENCH_NOCHANGE_RUNS, each turn also runs the rerun after a no-change rerun (no page shifted)
 //   BENCH_PROC_PROF=dir                    the no-change rerun's whole process profiled (node --cpu-prof: its start and every thread)
 //   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
@@ -87,8 +89,14 @@ const BUILT = process.env.BENCH_BUILT;
 const PROF = process.env.BENCH_PROF;
 /** BENCH_NOCHANGE_RUNS: turns of the no-change rerun beside the bare client (the median pair is kept) */
 const NOCHANGE_RUNS = Math.max(1, Number(process.env.BENCH_NOCHANGE_RUNS ?? 1));
-/** BENCH_NOCHANGE_AB: with BENCH_NOCHANGE_RUNS, each turn also runs the rerun with BENCH_BESIDE set to this (on stderr only) */
-const NOCHANGE_AB = process.env.BENCH_NOCHANGE_AB;
+/** BENCH_NOCHANGE_AB: with BENCH_NOCHANGE_RUNS, each turn also runs the rerun with BENCH_BESIDE set to each of these (comma-separated; on stderr only) */
+const NOCHANGE_AB = process.env.BENCH_NOCHANGE_AB?.split(',') ?? [];
+/**
+ * BENCH_NOCHANGE_UNSHIFTED=1: with BENCH_NOCHANGE_RUNS, each turn also runs the rerun after a no-change
+ * rerun (unmeasured) of the same list: every page then known whole by the page echo, where after the 1%
+ * rerun its deletes shifted every page (on stderr only)
+ */
+const NOCHANGE_UNSHIFTED = process.env.BENCH_NOCHANGE_UNSHIFTED === '1';
 /** BENCH_PROC_PROF: the folder node --cpu-prof writes the no-change rerun's processes' profiles into */
 const PROC_PROF = process.env.BENCH_PROC_PROF;
 
@@ -402,12 +410,18 @@ async function noChangeTurns(emulator: ChildProcess, task: ScenarioTask): Promis
       process.stderr.write(
         `${n} ${task.scenario}, turn ${turn}: feedsync ${said(ours)}, bare ${bare.process!.wallMs} ms (CPU ${bare.process!.cpuMs} ms): ${ratio.toFixed(2)}x\n`,
       );
-      if (NOCHANGE_AB === undefined) continue;
-      await restore();
-      const other = scenarioProcess(task, { BENCH_BESIDE: NOCHANGE_AB });
-      process.stderr.write(
-        `${n} ${task.scenario}, turn ${turn}, BENCH_BESIDE=${NOCHANGE_AB}: feedsync ${said(other)}: ${(other.process!.wallMs / bare.process!.wallMs).toFixed(2)}x\n`,
-      );
+      const others = [
+        ...NOCHANGE_AB.map((v) => ({ name: `BENCH_BESIDE=${v}`, env: { BENCH_BESIDE: v }, unshifted: false })),
+        ...(NOCHANGE_UNSHIFTED ? [{ name: 'after a no-change rerun', env: {}, unshifted: true }] : []),
+      ];
+      for (const o of others) {
+        await restore();
+        if (o.unshifted) scenarioProcess(task);
+        const other = scenarioProcess(task, o.env);
+        process.stderr.write(
+          `${n} ${task.scenario}, turn ${turn}, ${o.name}: feedsync ${said(other)}: ${(other.process!.wallMs / bare.process!.wallMs).toFixed(2)}x\n`,
+        );
+      }
     }
   } finally {
     await rm(before, { recursive: true, force: true });

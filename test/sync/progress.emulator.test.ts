@@ -29,3 +29,16 @@ describe('sync progress', () => {
     for (const p of second) if (p.total !== undefined) expect(p.done).toBeLessThanOrEqual(p.total);
   });
 });
+
+describe('records read in the progress', () => {
+  it('are counted before the first write is done, however small the feed', async () => {
+    await env.writeFeed(rows(12));
+    const seen: SyncProgress[] = [];
+    await env.sync(te, env.feed(), { onProgress: (p) => seen.push(p) });
+    const firstWrite = seen.findIndex((p) => p.phase === 'write');
+    const firstRead = seen.findIndex((p) => p.phase === 'feed');
+    expect(firstRead).toBeGreaterThanOrEqual(0);
+    expect(firstRead).toBeLessThan(firstWrite);
+    expect(seen.filter((p) => p.phase === 'feed').at(-1)).toMatchObject({ done: 12 });
+  });
+});

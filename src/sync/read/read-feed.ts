@@ -86,6 +86,34 @@ interface Awaiting {
   item: FeedItem;
 }
 
+/** How often, at most, the records read are reported between thousands (a small feed read while its writes are sent is slow). */
+const PROGRESS_MS = 1000;
+
+/**
+ * Counts a record read, reporting the first (so a run's first write is never shown before any record
+ * read), every thousandth, and the count once PROGRESS_MS has passed since the last report, looked at
+ * every 16 records (a clock read a record costs a 100k feed a few ms).
+ */
+function countedEvery(ms: number, report: (records: number) => void, state: { records: number }) {
+  let last = 0;
+  let reported = 0;
+  const tell = (n: number) => {
+    last = Date.now();
+    reported = n;
+    report(n);
+  };
+  return {
+    counted() {
+      const n = ++state.records;
+      if (n === 1 || n % 1000 === 0 || ((n & 15) === 0 && Date.now() - last >= ms)) tell(n);
+    },
+    /** the count read, whole, unless it was the last told */
+    whole() {
+      if (state.records !== reported) tell(state.records);
+    },
+  };
+}
+
 export function readFeed(input: ReadFeedInput): FeedRead {
   const { opened, lanes, media } = input;
   const state = { done: false, auth: undefined as string | undefined, routedNowhere: 0, records: 0 };
@@ -96,9 +124,7 @@ export function readFeed(input: ReadFeedInput): FeedRead {
   // (a batch at a time where the reader has them: no promise per record)
   const batches = inBatches(opened.items)[Symbol.asyncIterator]();
   const early: Early = { held: [], failed: undefined };
-  const counted = () => {
-    if (++state.records % 1000 === 0) input.onRecords?.(state.records);
-  };
+  const { counted, whole } = countedEvery(PROGRESS_MS, (n) => input.onRecords?.(n), state);
   async function* jobs(): AsyncGenerator<LaneJob> {
     const routed: LaneJob[] = [];
     try {
@@ -113,8 +139,7 @@ export function readFeed(input: ReadFeedInput): FeedRead {
     }
     for (const l of lanes) yield* drained(l);
     state.done = true;
-    // the count read, whole: the progress has had every thousandth only
-    if (state.records % 1000 !== 0) input.onRecords?.(state.records);
+    whole();
     input.onEnd?.();
   }
   return {
