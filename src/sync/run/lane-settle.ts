@@ -25,7 +25,7 @@ export interface SettledLane {
 
 /**
  * Settles one lane of a read feed, up to its commit; `last`: the feed's last lane (the media mirror finishes with it).
- * `beforeCalls`: awaited before the lane asks the source or sends deletes (feed-run.ts commits the lanes settled
+ * `beforeCalls`: awaited before the lane asks the source, sends deletes or ends the media mirror (feed-run.ts commits the lanes settled
  * before it then: a worker killed during a lane's calls has committed every lane before it, issue 55 point 2).
  * A dry run goes the same way: its executor recorded the writes and its deletes, and its commit keeps nothing (write-side.ts).
  */
@@ -49,6 +49,8 @@ export async function settleLane(
     failures: exec.failures.length,
   });
   const said = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? common.message();
+  // (the mirror's end deletes from its bucket: the lanes before are committed first, as before its calls)
+  if (last && after.media) await beforeCalls();
   const media = last ? await finishMedia(after, nowOf(opts)) : undefined;
   await l.acked();
   return {
