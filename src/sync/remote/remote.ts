@@ -109,15 +109,6 @@ const listRequest = (opts: RemoteOptions, pageNumber: number, pageSize: number) 
   PageSize: pageSize,
 });
 
-/**
- * Pages asked for ahead of the one taken next, as a multiple of the calls in flight (`concurrency`,
- * which the limiter still holds them to). A page is taken in page order, so one answered or recalled
- * late holds its place meanwhile: with a window of `concurrency` pages, the requests after it waited
- * for it. 3: a 100k no-change rerun 0.15 s faster, every turn of five (docs/benchmarks.md, "Where a
- * 100k no-change rerun's time goes"); the pages taken but not yet yielded wait in memory (rows).
- */
-const PAGES_AHEAD = 3;
-
 /** One pass over the pages, each read by `load`, in page order, until a short page. */
 async function* pass<P extends Counted>(
   load: (pageNumber: number, pageSize: number) => Promise<P>,
@@ -142,7 +133,7 @@ async function* pass<P extends Counted>(
       while (
         !ended &&
         next <= maxPages &&
-        ahead.size < Math.max(1, opts.concurrency) * PAGES_AHEAD &&
+        ahead.size < Math.max(1, opts.concurrency) &&
         (next <= expected || ahead.size === 0)
       ) {
         const p = fetchPage(next, size);
