@@ -26,12 +26,14 @@ import { build } from 'esbuild';
 export const PACKAGES_FILE = 'packages.json';
 
 /**
- * Packages left in node_modules whatever their code: lmdb (a native addon), pino and its transports
+ * Packages left in node_modules whatever their code: lmdb and koffi (native addons; koffi, an
+ * optional dependency, is imported by a name in a variable, which the first pass cannot see), pino and its transports
  * (they start threads on files of their package), BullMQ with ioredis (loaded only with Redis), and
  * bull-board (its UI's files are found through an eval'd require.resolve, which the first pass cannot see).
  */
 const KEPT_OUT = [
   'lmdb',
+  'koffi',
   'pino',
   'pino-pretty',
   'thread-stream',

@@ -21,6 +21,8 @@ import {
   type RedisSettings,
   forwardCallToJob,
   fullCollection,
+  loadMallocTrim,
+  type MallocTrim,
   plannedSchedules,
   QUEUE_NAMES,
   startWorkers,
@@ -110,6 +112,7 @@ function workerSettings(
   redisAt: RedisSettings,
   metrics: WorkerMetrics,
   logger: Logger,
+  mallocTrim: MallocTrim | undefined,
 ): WorkerSettings {
   return {
     redis: redisAt,
@@ -118,10 +121,16 @@ function workerSettings(
     stalledIntervalMs: settings.stalledIntervalMs,
     maxStalledCount: settings.maxStalledCount,
     watchdogMs: settings.watchdogSeconds * 1000,
-    // one full collection once the worker has had no active job for idleCollectMs (queue/idle-collection.ts)
+    // one full collection once the worker has had no active job for idleCollectMs, then
+    // malloc_trim(0) where there is one (queue/idle-collection.ts, malloc-trim.ts)
     idleCollection:
       settings.idleCollectMs > 0
-        ? { afterMs: settings.idleCollectMs, collect: fullCollection(), onCollected: metrics.onIdleCollection }
+        ? {
+            afterMs: settings.idleCollectMs,
+            collect: fullCollection(),
+            onCollected: metrics.onIdleCollection,
+            ...(mallocTrim && 'trim' in mallocTrim && { trim: mallocTrim.trim, onTrimmed: metrics.onIdleTrim }),
+          }
         : undefined,
     logger,
   };
@@ -163,7 +172,10 @@ async function start(
     opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
   const processors = buildProcessors(jobs, { redis, prefix, logger, runtime, config: withRedis, onRun: metrics.onRun });
   await applySchedules(queues, plannedSchedules(loaded.config, QUEUE_NAMES), logger);
-  const workers = startWorkers(queues, processors, workerSettings(settings, redisAt, metrics, logger));
+  const mallocTrim = settings.idleCollectMs > 0 ? await loadMallocTrim() : undefined;
+  if (mallocTrim && 'skipped' in mallocTrim)
+    logger.info({ reason: mallocTrim.skipped }, 'idle collection without malloc_trim: freed memory is given back less');
+  const workers = startWorkers(queues, processors, workerSettings(settings, redisAt, metrics, logger, mallocTrim));
   closers.push(() => workers.close(settings.shutdownTimeoutMs));
   closers.push(watchStaleness(loaded, runtime, logger));
 

@@ -382,7 +382,8 @@ export const Config = z
           'how often the queue is looked at for jobs whose lock expired (one look per interval across the workers)',
         ),
         // A worker's heap and a job's Buffers are given back only by a major collection, which V8 runs
-        // seldom while its heap is half used (issue 55 point 5); 0 leaves it to V8.
+        // seldom while its heap is half used, and the Buffers' pages only by malloc_trim (issue 55
+        // point 5); 0 leaves it to V8 and glibc.
         idleCollectMs: z
           .number()
           .int()
@@ -390,7 +391,7 @@ export const Config = z
           .max(HOUR_MS)
           .default(2000)
           .describe(
-            'a worker with no active job for this long runs one full garbage collection (its memory back between jobs; the next job starts on a smaller heap); 0: never',
+            "a worker with no active job for this long runs one full garbage collection, then glibc's malloc_trim where it can (its memory back between jobs; the next job starts on a smaller heap); 0: never",
           ),
         maxStalledCount: z
           .number()

@@ -6,7 +6,8 @@
 // One collection when the process goes idle gives that memory back while nothing runs: it never
 // runs while a job is active (a job that starts cancels the one pending) and runs once an idle
 // period (the next needs a job to have run). Its cost is a major GC's pause of the idle main
-// thread (docs/runbook.md, "A worker's memory across jobs").
+// thread (docs/runbook.md, "A worker's memory across jobs"). Then, where it can, malloc_trim(0)
+// (malloc-trim.ts): the collection frees the Buffers, the trim gives their pages back.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -17,6 +18,10 @@ export interface IdleCollectionSettings {
   collect: () => void;
   /** told each collection's duration, for /metrics */
   onCollected?: (ms: number) => void;
+  /** run right after each collection: malloc_trim(0) (malloc-trim.ts); absent: none */
+  trim?: () => void;
+  /** told each trim's duration and the resident bytes it gave back (RSS before less after, at least 0) */
+  onTrimmed?: (trimmed: { ms: number; bytes: number }) => void;
 }
 
 export interface IdleCollection {
@@ -41,6 +46,7 @@ export function idleCollection(settings: IdleCollectionSettings): IdleCollection
     const from = performance.now();
     settings.collect();
     settings.onCollected?.(performance.now() - from);
+    if (settings.trim) trim(settings.trim, settings.onTrimmed);
   };
   return {
     started: () => {
@@ -60,6 +66,14 @@ export function idleCollection(settings: IdleCollectionSettings): IdleCollection
       cancel();
     },
   };
+}
+
+/** One trim, measured: its time and the RSS it gave back. */
+function trim(run: () => void, told?: IdleCollectionSettings['onTrimmed']): void {
+  const rss = process.memoryUsage.rss();
+  const from = performance.now();
+  run();
+  told?.({ ms: performance.now() - from, bytes: Math.max(0, rss - process.memoryUsage.rss()) });
 }
 
 /**

@@ -11,6 +11,7 @@ export * from './queues.js';
 export * from './schedules.js';
 export * from './workers.js';
 export { fullCollection } from './idle-collection.js';
+export { loadMallocTrim, type MallocTrim } from './malloc-trim.js';
 export * from './redis-policy.js';
 export * from './enqueue.js';
 export * from './call-scope.js';

@@ -15,6 +15,8 @@ export interface WorkerMetrics {
   onRun(run: { job: string; report: RunReport }): void;
   /** a full collection the idle worker ran (queue/idle-collection.ts), and how long it took */
   onIdleCollection(ms: number): void;
+  /** the malloc_trim(0) after it (queue/malloc-trim.ts): how long it took and the resident bytes it gave back */
+  onIdleTrim(trimmed: { ms: number; bytes: number }): void;
   /** sets the last-success gauge of each feed from the change log (after a restart) */
   recallLastSuccess(feeds: readonly string[], changeLog: Pick<ChangeLog, 'runs'>): Promise<void>;
   /** the lanes whose open alerts `feedsync_alerts_firing` shows, read from their alert state at each scrape */
@@ -39,6 +41,7 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
   });
   queueDepths(registry, queues);
   const onIdleCollection = idleCollections(registry);
+  const onIdleTrim = idleTrims(registry);
   const watchAlerts = alertsFiring(registry);
   const seen = new Set<string>();
   const ensureFeed = (feed: string) => {
@@ -55,6 +58,7 @@ export function createMetrics(queues: CountedQueues, opts: { defaultMetrics?: bo
     onCall: (e) => calls.observe({ endpoint: e.endpoint, outcome: e.outcome }, e.durationMs / 1000),
     onRun: (run) => countRun(series, ensureFeed, run),
     onIdleCollection,
+    onIdleTrim,
     watchAlerts,
     recallLastSuccess: async (feeds, changeLog) => {
       for (const feed of feeds) {
@@ -144,6 +148,32 @@ function idleCollections(registry: Registry): (ms: number) => void {
   return (ms) => {
     count.inc();
     seconds.inc(ms / 1000);
+  };
+}
+
+/** `feedsync_idle_trims_total`, their seconds and the bytes they gave back: malloc_trim(0) after each idle collection. */
+function idleTrims(registry: Registry): (trimmed: { ms: number; bytes: number }) => void {
+  const count = new Counter({
+    name: 'feedsync_idle_trims_total',
+    help: "malloc_trim(0) calls after the idle collections (glibc; none where koffi or glibc's malloc_trim is missing)",
+    registers: [registry],
+  });
+  const seconds = new Counter({
+    name: 'feedsync_idle_trim_seconds_total',
+    help: 'time the malloc_trim(0) calls took (the main thread, no job running)',
+    registers: [registry],
+  });
+  const bytes = new Counter({
+    name: 'feedsync_idle_trim_released_bytes_total',
+    help: 'resident memory the malloc_trim(0) calls gave back (RSS before less after each)',
+    registers: [registry],
+  });
+  count.inc(0);
+  bytes.inc(0);
+  return ({ ms, bytes: given }) => {
+    count.inc();
+    seconds.inc(ms / 1000);
+    bytes.inc(given);
   };
 }
 

@@ -28,7 +28,7 @@
 // point 6's no-change tick; the kill tick changes 1% either way), BENCH_TICKS_GC (1; 0: memory read
 // as the jobs left it, no collection forced),
 // BENCH_TICKS_SNAPSHOTS=dir (each worker's heap snapshot at tick 3 and tick 10, for DevTools' comparison view).
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -72,6 +72,8 @@ const changes = (t: number) => t >= 2 && (CHANGE || t > TICKS);
 const GC = env('GC', 1) > 0;
 /** a folder: each worker's heap snapshot at tick 3 and at the last of the TICKS, written there (to compare them) */
 const SNAPSHOTS = process.env.BENCH_TICKS_SNAPSHOTS;
+/** experiment: 'gdb': after the full collection, malloc_trim(0) in each worker through gdb, then its memory read again (the figure judged) */
+const TRIM_GDB = process.env.BENCH_TICKS_TRIM === 'gdb';
 const GC_SAID = GC ? 'after a full GC' : 'with no GC forced';
 const API_CONCURRENCY = 16;
 const RSS_GROWTH_MAX = 0.1;
@@ -91,6 +93,8 @@ interface Tick {
   peakMb: number[];
   /** each worker's memory after a full collection (fleet-memory.ts), right after rssMb is read */
   mem: WorkerMemory[];
+  /** BENCH_TICKS_TRIM=gdb: each worker's memory after malloc_trim(0) through gdb, right after `mem` */
+  memGdb?: WorkerMemory[];
 }
 
 /** Feed f's chatbots: N/M of them (the first ones take the remainder), each an office of the feed. */
@@ -178,12 +182,38 @@ async function startWorker(file: string): Promise<Worker> {
   return { w, inspector: await Inspector.open(url) };
 }
 
-/** The full collections a worker ran when idle (its /metrics: src/queue/idle-collection.ts), and their mean time. */
-async function idleCollections(w: Worker): Promise<{ count: number; meanMs: number }> {
+/**
+ * The full collections a worker ran when idle (its /metrics: src/queue/idle-collection.ts), and their
+ * mean time; the malloc_trim(0) after each (src/queue/malloc-trim.ts), their mean time and the MB given back.
+ */
+async function idleCollections(
+  w: Worker,
+): Promise<{ count: number; meanMs: number; trims: number; trimMs: number; trimmedMb: number }> {
   const text = await (await fetch(`http://127.0.0.1:${w.w.port}/metrics`)).text();
-  const count = Number(/^feedsync_idle_collections_total (\d+)/m.exec(text)?.[1] ?? NaN);
-  const seconds = Number(/^feedsync_idle_collection_seconds_total (\S+)/m.exec(text)?.[1] ?? NaN);
-  return { count, meanMs: (seconds * 1000) / count };
+  const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
+  const count = metric('feedsync_idle_collections_total');
+  const trims = metric('feedsync_idle_trims_total');
+  return {
+    count,
+    meanMs: (metric('feedsync_idle_collection_seconds_total') * 1000) / count,
+    trims,
+    trimMs: (metric('feedsync_idle_trim_seconds_total') * 1000) / trims,
+    trimmedMb: metric('feedsync_idle_trim_released_bytes_total') / 2 ** 20,
+  };
+}
+
+/** malloc_trim(0) in the worker through gdb (BENCH_TICKS_TRIM=gdb), then its memory, no collection. */
+async function trimThroughGdb(w: Worker): Promise<WorkerMemory> {
+  const from = performance.now();
+  const out = execFileSync('gdb', ['-p', String(w.w.proc.pid), '-batch', '-ex', 'call (int)malloc_trim(0)'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const mem = await memoryAfterGc(w.inspector, w.w.proc.pid!, false);
+  process.stdout.write(
+    `  malloc_trim(0) through gdb: ${/\$1 = (\d+)/.exec(out)?.[1] ?? '?'} in ${(performance.now() - from).toFixed(0)} ms (gdb's attach included): ${memLine(mem)}\n`,
+  );
+  return mem;
 }
 
 const alive = (w: Worker) => w.w.proc.exitCode === null && w.w.proc.signalCode === null;
@@ -330,7 +360,8 @@ ${feeds.join('')}`,
       const startedAt = Date.now();
       const live = workers.filter(alive);
       const { peaks, stop } = samplePeaks(live.map((w) => w.w.proc.pid));
-      const collected = (await Promise.all(live.map(idleCollections))).map((c) => c.count);
+      const idleBefore = await Promise.all(live.map(idleCollections));
+      const collected = idleBefore.map((c) => c.count);
       const jobFeed = new Map<string, number>();
       const ran = workers.map((): number[] => []);
       for (const s of due) {
@@ -357,6 +388,9 @@ ${feeds.join('')}`,
       stop();
       const wallMs = Date.now() - startedAt;
       await idleAgain(live, collected, (w) => ran[workers.indexOf(w)]!.length > 0);
+      const trimmedMb = await Promise.all(
+        live.map(async (w, i) => (alive(w) ? (await idleCollections(w)).trimmedMb - idleBefore[i]!.trimmedMb : NaN)),
+      );
       const calls = (await stats({ url: emu.url })).all - before.all;
       const survivors = live.filter(alive);
       const t: Tick = {
@@ -376,6 +410,7 @@ ${feeds.join('')}`,
         ran: ran.map((feeds, i) => `${feeds.map((f) => `mls${f}`).join(',') || '–'} (${seen[i]!.size})`),
         mem: killTick ? [] : await Promise.all(survivors.map((w) => memoryAfterGc(w.inspector, w.w.proc.pid!, GC))),
       };
+      if (TRIM_GDB && !killTick) t.memGdb = await Promise.all(survivors.map((w) => trimThroughGdb(w)));
       ticks.push(t);
       if (SNAPSHOTS && (tick === 3 || tick === TICKS))
         for (const [i, w] of survivors.entries())
@@ -387,7 +422,8 @@ ${feeds.join('')}`,
           (killed
             ? ` (worker ${killed.worker + 1} killed ${sec(killed.atMs)} in, running ${killedSaid(killed)})`
             : '') +
-          `  RSS ${t.rssMb.map((m) => Math.round(m)).join(' / ')} MB (peaks ${peaks.map((m) => Math.round(m)).join(' / ')})` +
+          `  RSS ${t.rssMb.map((m) => Math.round(m)).join(' / ')} MB (peaks ${peaks.map((m) => Math.round(m)).join(' / ')}; ` +
+          `the idle trim gave back ${trimmedMb.map((m) => (Number.isNaN(m) ? '–' : Math.round(m))).join(' / ')} MB)` +
           (t.mem.length ? `; ${GC_SAID}: ${t.mem.map(memLine).join(' · ')}` : '') +
           '\n',
       );
@@ -409,9 +445,14 @@ ${feeds.join('')}`,
     const memTicks = ticks.slice(0, TICKS);
     const growth = workers.map((_, i) => memTicks.at(-1)!.mem[i]!.rss / memTicks[2]!.mem[i]!.rss - 1);
     const idleGrowth = workers.map((_, i) => memTicks.at(-1)!.rssMb[i]! / memTicks[2]!.rssMb[i]! - 1);
+    if (TRIM_GDB)
+      process.stdout.write(
+        `RSS after the full GC and malloc_trim(0) through gdb, growth from tick 3 to tick ${TICKS}, per worker: ${workers.map((_, i) => `${((memTicks.at(-1)!.memGdb![i]!.rss / memTicks[2]!.memGdb![i]!.rss - 1) * 100).toFixed(1)}%`).join(', ')}\n`,
+      );
     const idle = await Promise.all(workers.filter(alive).map(idleCollections));
     process.stdout.write(
-      `idle collections per worker: ${idle.map((c) => `${c.count} (${c.meanMs.toFixed(0)} ms each)`).join(', ')}\n`,
+      `idle collections per worker: ${idle.map((c) => `${c.count} (${c.meanMs.toFixed(0)} ms each)`).join(', ')}; ` +
+        `malloc_trim(0) after them: ${idle.map((c) => (c.trims ? `${c.trims} (${c.trimMs.toFixed(0)} ms each, ${c.trimmedMb.toFixed(0)} MB given back in all)` : 'none')).join(', ')}\n`,
     );
     process.stdout.write(
       `RSS as the jobs left it (after the worker's own idle collection), growth from tick 3 to tick ${TICKS}, per worker: ${idleGrowth.map((g) => `${(g * 100).toFixed(1)}%`).join(', ')}\n`,

@@ -5,6 +5,7 @@ import '../setup/needs-redis.js';
 import type { Processor } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
+import { idleCollection } from '../../src/queue/idle-collection.js';
 import { startWorkers, waitForJob, type WorkerSet } from '../../src/queue/index.js';
 import { deferred, redisAt, until, useQueues } from './helpers.js';
 
@@ -93,4 +94,23 @@ describe("a worker's idle collection", () => {
     await quiet();
     expect(w.collections).toEqual([0, 0]);
   }, 30_000);
+
+  it('trims after each collection, once, and reports what the trim gave back', async () => {
+    const done: string[] = [];
+    const trimmed: Array<{ ms: number; bytes: number }> = [];
+    const idle = idleCollection({
+      afterMs: 10,
+      collect: () => done.push('collect'),
+      trim: () => done.push('trim'),
+      onTrimmed: (t) => trimmed.push(t),
+    });
+    idle.started();
+    idle.ended();
+    await until('the trim', async () => trimmed.length > 0);
+    await quiet();
+    expect(done).toEqual(['collect', 'trim']);
+    expect(trimmed).toEqual([{ ms: expect.any(Number), bytes: expect.any(Number) }]);
+    expect(trimmed[0]!.bytes).toBeGreaterThanOrEqual(0);
+    idle.stop();
+  });
 });

@@ -11,12 +11,16 @@ import {
   createQueues,
   enqueueJob,
   waitForJob,
+  loadMallocTrim,
   type JobDefinition,
   type RunReport,
 } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from '../queue/helpers.js';
 import { throwawayRedis, type ThrowawayRedis } from './redis-server.js';
+
+/** whether this machine's workers trim after the idle collection (glibc, koffi installed) */
+const glibcTrim = 'trim' in (await loadMallocTrim());
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -150,12 +154,18 @@ describe('worker HTTP', () => {
     expect(text).toMatch(/feedsync_api_call_duration_seconds_count\{endpoint="list",outcome="ok"\} 1\n/);
     expect(text).toContain('feedsync_queue_jobs{queue="listing-sync",state="completed"} 1');
     expect(text).toContain('feedsync_queue_jobs{queue="settings-push",state="wait"} 0');
-    // idle 2 s after its job, the worker ran one full collection (src/queue/idle-collection.ts)
-    await until(
+    // idle 2 s after its job, the worker ran one full collection (src/queue/idle-collection.ts),
+    // then malloc_trim(0) where glibc and koffi are there (src/queue/malloc-trim.ts)
+    const idle = await until(
       'the idle collection',
-      async () => /^feedsync_idle_collections_total 1$/m.test((await get(w.port, '/metrics')).text),
+      async () => {
+        const m = (await get(w.port, '/metrics')).text;
+        return /^feedsync_idle_collections_total 1$/m.test(m) ? m : undefined;
+      },
       10_000,
     );
+    expect(idle).toMatch(new RegExp(`^feedsync_idle_trims_total ${glibcTrim ? 1 : 0}$`, 'm'));
+    expect(Number(/^feedsync_idle_trim_released_bytes_total (\S+)$/m.exec(idle)?.[1])).toBeGreaterThanOrEqual(0);
   });
 
   it('with worker.idleCollectMs 0 collects nothing between jobs', async () => {
@@ -167,6 +177,7 @@ describe('worker HTTP', () => {
     const { text } = await get(w.port, '/metrics');
     expect(text).toContain('feedsync_runs_total{job="listing-sync",outcome="ok"} 1');
     expect(text).toMatch(/^feedsync_idle_collections_total 0$/m);
+    expect(text).toMatch(/^feedsync_idle_trims_total 0$/m);
   });
 
   it('answers its pages only to configured Host names (DNS rebinding), and forbids framing', async () => {
