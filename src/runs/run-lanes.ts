@@ -230,7 +230,7 @@ function laneExtras(lane: Lane, deps: Omit<SyncDeps, 'changes'>, opts: SyncOptio
         logger: deps.logger,
       },
     );
-  // what the chat check asks about: the first listings this run created or changed (bounded)
+  // what the chat check asks about (pickListings): the first listings this run created or changed, as answered (bounded)
   const recent: ListingChange[] = [];
   const sink = (c: ListingChange) => {
     if ((c.op === 'create' || c.op === 'update') && recent.length < RECENT_KEPT) recent.push(c);

@@ -20,19 +20,22 @@ export interface ChatCheckOptions {
   signal?: AbortSignal;
 }
 
-/** Listings worth asking about: created or updated in this run, with an address or a price to look for. */
-function pickListings(changes: readonly ListingChange[], n: number): Array<{ key: string; headline: Headline }> {
-  const out: Array<{ key: string; headline: Headline }> = [];
-  const seen = new Set<string>();
+/**
+ * The listings asked about: created or updated ones with something to ask (an address or a price),
+ * each once, the first `n` by key, so a run asks about the same listings in the same order however
+ * its concurrent writes were acknowledged (`changes` is in the order the answers came).
+ */
+export function pickListings(changes: readonly ListingChange[], n: number): Array<{ key: string; headline: Headline }> {
+  const askable = new Map<string, Headline>();
   for (const c of changes) {
-    if (out.length >= n) break;
-    if ((c.op !== 'create' && c.op !== 'update') || !c.headline || seen.has(c.key)) continue;
+    if ((c.op !== 'create' && c.op !== 'update') || !c.headline || askable.has(c.key)) continue;
     const h = c.headline;
-    if (!h.Address && h.SalePrice === undefined && h.RentPrice === undefined) continue;
-    seen.add(c.key);
-    out.push({ key: c.key, headline: h });
+    if (h.Address || h.SalePrice !== undefined || h.RentPrice !== undefined) askable.set(c.key, h);
   }
-  return out;
+  return [...askable]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .slice(0, n)
+    .map(([key, headline]) => ({ key, headline }));
 }
 
 function questionFor(key: string, h: Headline): string {
