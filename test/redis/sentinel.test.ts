@@ -73,7 +73,7 @@ describe('Redis Sentinel', () => {
       await until('/healthz to be 200 again', async () => health.at(-1) === 200);
       watching = false;
       await watch;
-      expect(health).toContain(503);
+      expect(health, `/healthz statuses: ${health.join(',')}`).toContain(503);
 
       const stored = await emu.listings(d.chatbot);
       expect(stored).toHaveLength(rows);
