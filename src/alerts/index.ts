@@ -61,8 +61,8 @@ type Decide = (before: AlertState) => { state: AlertState; notices: Notice[]; st
  * meanwhile (else read again and decide again). The notices returned are those of the decision that
  * was stored: with several workers, each transition is announced by exactly one of them.
  */
-async function updateAlertState(store: KvStore, lane: string, decide: Decide, tries = MAX_SWAPS): Promise<Notice[]> {
-  for (let i = 0; i < tries; i++) {
+async function updateAlertState(store: KvStore, lane: string, decide: Decide): Promise<Notice[]> {
+  for (let i = 0; i < MAX_SWAPS; i++) {
     const raw = await store.get(ALERT_NAMESPACE, lane);
     const { state, notices, store: changed } = decide(parseAlertState(raw));
     if (!changed) return notices;
@@ -76,7 +76,7 @@ async function updateAlertState(store: KvStore, lane: string, decide: Decide, tr
 /**
  * updateAlertState of several lanes at once: every state read at once, decided, and swapped at once
  * (a job's 100 lanes: two round trips, not 200 one after another); a lane whose swap another worker
- * beat goes on alone (updateAlertState, its tries counted). Each lane's notices or failure, in order.
+ * beat reads and decides again on its own. Each lane's notices or failure, in order.
  * Lanes named twice are taken one after another (each decision reads the state the one before stored).
  */
 async function updateAlertStates(
@@ -89,14 +89,8 @@ async function updateAlertStates(
       out.push(...(await Promise.allSettled([updateAlertState(store, lane, decide)])));
     return out;
   }
-  return Promise.allSettled(
-    lanes.map(async ([lane, decide]) => {
-      const raw = await store.get(ALERT_NAMESPACE, lane);
-      const { state, notices, store: changed } = decide(parseAlertState(raw));
-      if (!changed || (await store.swap(ALERT_NAMESPACE, lane, raw, JSON.stringify(state)))) return notices;
-      return updateAlertState(store, lane, decide, MAX_SWAPS - 1);
-    }),
-  );
+  // (each lane's first read is asked in the same turn: one pipeline of reads, then one of swaps)
+  return Promise.allSettled(lanes.map(([lane, decide]) => updateAlertState(store, lane, decide)));
 }
 
 export async function alertAfterRun(
