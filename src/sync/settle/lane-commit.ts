@@ -4,11 +4,11 @@
 // run ended ok: a lane that failed reads again from its old mark next run), and the keys that
 // recur in the feed. A dry run commits nothing. The lanes of a feed are committed a batch at a time
 // (commitLanes): one apply for many lanes, each lane's changes as its own apply would make them.
-import type { KvStore, StateChange } from '../../state/kv-store.js';
+import type { KvStore } from '../../state/kv-store.js';
 import type { ExecutionResult } from '../model/execution.js';
 import type { GuardDecision } from '../model/outcome.js';
 import type { LaneTally } from '../model/lane-tally.js';
-import { emptyChanges, stateOps, type FeedStateChanges } from './state.js';
+import { applyOps, emptyChanges, stateOps, type FeedStateChanges } from './state.js';
 
 export interface LaneCommitInput {
   /** the lane's state name (lanes.ts) */
@@ -91,16 +91,12 @@ export const COMMIT_BATCH_ENTRIES = 10_000;
 export async function commitLanes(store: KvStore, inputs: readonly LaneCommitInput[]): Promise<void> {
   for (const batch of batchesOf(inputs.map((i) => stateOps(laneChanges(i))))) {
     try {
-      await applyAll(store, batch.flat());
+      await applyOps(store, batch.flat());
     } catch (err) {
       if (batch.length === 1) throw err;
-      for (const ops of batch) await applyAll(store, ops);
+      for (const ops of batch) await applyOps(store, ops);
     }
   }
-}
-
-async function applyAll(store: KvStore, ops: readonly StateChange[]): Promise<void> {
-  if (ops.length) await store.apply(ops);
 }
 
 /** Consecutive lanes' changes, grouped up to COMMIT_BATCH_ENTRIES entries a group (a larger lane alone). */

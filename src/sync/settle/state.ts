@@ -166,8 +166,12 @@ export function loadStamps(store: KvStore, feed: string): Promise<ReadonlyMap<st
 }
 
 /** The run's changes, all or nothing; a run that changed nothing (a no-change rerun) writes nothing. */
-export async function commitChanges(store: KvStore, changes: FeedStateChanges): Promise<void> {
-  const ops = stateOps(changes);
+export function commitChanges(store: KvStore, changes: FeedStateChanges): Promise<void> {
+  return applyOps(store, stateOps(changes));
+}
+
+/** The store's changes applied at once, all or nothing; none: no write. */
+export async function applyOps(store: KvStore, ops: readonly StateChange[]): Promise<void> {
   if (ops.length) await store.apply(ops);
 }
 
