@@ -134,46 +134,56 @@ function countRun(
 
 /** `feedsync_idle_collections_total` and their seconds: the full collections a worker ran between jobs. */
 function idleCollections(registry: Registry): (ms: number) => void {
-  const count = new Counter({
-    name: 'feedsync_idle_collections_total',
-    help: 'full garbage collections the worker ran once its jobs had all ended and it stayed idle',
-    registers: [registry],
-  });
-  const seconds = new Counter({
-    name: 'feedsync_idle_collection_seconds_total',
-    help: 'time the idle full collections took (the main thread paused, no job running)',
-    registers: [registry],
-  });
-  count.inc(0);
-  return (ms) => {
-    count.inc();
-    seconds.inc(ms / 1000);
-  };
+  return countedSeconds(
+    registry,
+    {
+      name: 'feedsync_idle_collections_total',
+      help: 'full garbage collections the worker ran once its jobs had all ended and it stayed idle',
+    },
+    {
+      name: 'feedsync_idle_collection_seconds_total',
+      help: 'time the idle full collections took (the main thread paused, no job running)',
+    },
+  );
 }
 
 /** `feedsync_idle_trims_total`, their seconds and the bytes they gave back: malloc_trim(0) after each idle collection. */
 function idleTrims(registry: Registry): (trimmed: { ms: number; bytes: number }) => void {
-  const count = new Counter({
-    name: 'feedsync_idle_trims_total',
-    help: "malloc_trim(0) calls after the idle collections (glibc; none where koffi or glibc's malloc_trim is missing)",
-    registers: [registry],
-  });
-  const seconds = new Counter({
-    name: 'feedsync_idle_trim_seconds_total',
-    help: 'time the malloc_trim(0) calls took (the main thread, no job running)',
-    registers: [registry],
-  });
+  const timed = countedSeconds(
+    registry,
+    {
+      name: 'feedsync_idle_trims_total',
+      help: "malloc_trim(0) calls after the idle collections (glibc; none where koffi or glibc's malloc_trim is missing)",
+    },
+    {
+      name: 'feedsync_idle_trim_seconds_total',
+      help: 'time the malloc_trim(0) calls took (the main thread, no job running)',
+    },
+  );
   const bytes = new Counter({
     name: 'feedsync_idle_trim_released_bytes_total',
     help: 'resident memory the malloc_trim(0) calls gave back (RSS before less after each)',
     registers: [registry],
   });
-  count.inc(0);
   bytes.inc(0);
   return ({ ms, bytes: given }) => {
-    count.inc();
-    seconds.inc(ms / 1000);
+    timed(ms);
     bytes.inc(given);
+  };
+}
+
+/** A counter of something done (shown from 0) and one of the seconds it took; told each one's ms. */
+function countedSeconds(
+  registry: Registry,
+  count: { name: string; help: string },
+  seconds: { name: string; help: string },
+): (ms: number) => void {
+  const done = new Counter({ ...count, registers: [registry] });
+  const took = new Counter({ ...seconds, registers: [registry] });
+  done.inc(0);
+  return (ms) => {
+    done.inc();
+    took.inc(ms / 1000);
   };
 }
 
