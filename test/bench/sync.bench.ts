@@ -34,6 +34,8 @@
 //   BENCH_NOCHANGE_RUNS=5                  the no-change rerun and the bare client run 5 times in turn, each rerun from the state the
 //                                          1% rerun left (its folder copied back); the pair of the median wall ratio is the row, each on stderr
 //   BENCH_NOCHANGE_AB=0,1                  with BENCH_NOCHANGE_RUNS, each turn also runs the rerun with BENCH_BESIDE set to each value
+//   BENCH_NOCHANGE_AB_VAR=NAME             the variable BENCH_NOCHANGE_AB's values are given in (default BENCH_BESIDE): a toggle of
+//                                          the sources' own, made for a measurement
 //   BENCH_NOCHANGE_UNSHIFTED=1             with BENCH_NOCHANGE_RUNS, each turn also runs the rerun after a no-change rerun (no page shifted)
 //   BENCH_PROC_PROF=dir                    the no-change rerun's whole process profiled (node --cpu-prof: its start and every thread)
 //   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
@@ -91,6 +93,8 @@ const PROF = process.env.BENCH_PROF;
 const NOCHANGE_RUNS = Math.max(1, Number(process.env.BENCH_NOCHANGE_RUNS ?? 1));
 /** BENCH_NOCHANGE_AB: with BENCH_NOCHANGE_RUNS, each turn also runs the rerun with BENCH_BESIDE set to each of these (comma-separated; on stderr only) */
 const NOCHANGE_AB = process.env.BENCH_NOCHANGE_AB?.split(',') ?? [];
+/** BENCH_NOCHANGE_AB_VAR: the variable BENCH_NOCHANGE_AB's values are given in */
+const NOCHANGE_AB_VAR = process.env.BENCH_NOCHANGE_AB_VAR ?? 'BENCH_BESIDE';
 /**
  * BENCH_NOCHANGE_UNSHIFTED=1: with BENCH_NOCHANGE_RUNS, each turn also runs the rerun after a no-change
  * rerun (unmeasured) of the same list: every page then known whole by the page echo, where after the 1%
@@ -411,7 +415,11 @@ async function noChangeTurns(emulator: ChildProcess, task: ScenarioTask): Promis
         `${n} ${task.scenario}, turn ${turn}: feedsync ${said(ours)}, bare ${bare.process!.wallMs} ms (CPU ${bare.process!.cpuMs} ms): ${ratio.toFixed(2)}x\n`,
       );
       const others = [
-        ...NOCHANGE_AB.map((v) => ({ name: `BENCH_BESIDE=${v}`, env: { BENCH_BESIDE: v }, unshifted: false })),
+        ...NOCHANGE_AB.map((v) => ({
+          name: `${NOCHANGE_AB_VAR}=${v}`,
+          env: { [NOCHANGE_AB_VAR]: v },
+          unshifted: false,
+        })),
         ...(NOCHANGE_UNSHIFTED ? [{ name: 'after a no-change rerun', env: {}, unshifted: true }] : []),
       ];
       for (const o of others) {
