@@ -155,8 +155,11 @@ async function* pass<P extends Counted>(
   };
   /** pages asked for and not yet taken whose call the limiter started (the others may never settle) */
   const started = new Set<number>();
+  let over = false;
   const fetchPage = (pageNumber: number): Promise<Paged<P>> =>
     limit(async () => {
+      // (a page the limiter took from its queue just before the queue was dropped is not sent either)
+      if (over || pageNumber > endsAt) throw new PagingError(`page ${pageNumber} not asked for: the pass has ended`);
       started.add(pageNumber);
       try {
         const page = await load(pageNumber, size);
@@ -195,6 +198,7 @@ async function* pass<P extends Counted>(
     }
   } finally {
     // the pass's end: the pages still queued are never sent, the calls in flight let settle
+    over = true;
     limit.clearQueue();
     await Promise.allSettled([...ahead].filter(([n]) => started.has(n)).map(([, p]) => p));
   }
