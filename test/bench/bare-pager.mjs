@@ -1,8 +1,7 @@
 // The bench's reference for a no-change rerun (sync.bench.ts): the least a client can do to read a
 // chatbot's whole list, as a new process (its start included in its time). Plain JavaScript, no
 // dependency: Node's fetch, `concurrency` pages in flight in page order (the sync's paging: the
-// first page, then as many as its VirtualCount leads to expect, until a short page; the sync asks
-// for up to PAGES_AHEAD × `concurrency` pages ahead of the one it takes next, remote.ts), each page's
+// first page, then as many as its VirtualCount leads to expect, until a short page), each page's
 // body parsed with JSON.parse and its items counted. No checks, no retries, no state: the floor.
 // The request is the one src/api/schemas.ts gives (RealEstateList, ListRequest: POST with
 // SerialNumber, PageNumber, PageSize; the session key in the ChatRobot-SessionKey header, AUTH_HEADER).

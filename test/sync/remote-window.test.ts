@@ -49,11 +49,13 @@ function watched(listings: number, before: (page: number) => Promise<void> = () 
   return { w, api };
 }
 
-const opts = (concurrency: number) => ({
+/** (a window 3 × concurrency wide by default: wider than concurrency is where the hangs were) */
+const opts = (concurrency: number, pagesAhead = 3) => ({
   serialNumber: 'SN-1',
   keyBy: 'MLSNumber' as const,
   pageSize: 10,
   concurrency,
+  pagesAhead,
 });
 
 describe('fetchRemote: the window of pages asked for', () => {
@@ -131,11 +133,12 @@ describe('fetchRemote: the window of pages asked for', () => {
         fc.integer({ min: 1, max: 5 }),
         fc.option(fc.integer({ min: 0, max: 1000 }), { nil: undefined }),
         fc.array(fc.integer({ min: 0, max: 6 }), { minLength: 1, maxLength: 20 }),
-        async (listings, concurrency, lie, delays) => {
+        fc.integer({ min: 1, max: 4 }),
+        async (listings, concurrency, lie, delays, pagesAhead) => {
           const { w, api } = watched(listings, (page) => tick(delays[page % delays.length]!), lie);
           const taken: number[] = [];
           const keys = new Set<string>();
-          for await (const page of remotePages(api, { ...opts(concurrency), pageSize: 7 })) {
+          for await (const page of remotePages(api, { ...opts(concurrency, pagesAhead), pageSize: 7 })) {
             taken.push(page.pageNumber);
             for (const item of page.items) keys.add(item.MLSNumber ?? '');
           }

@@ -39,6 +39,8 @@ export interface RemoteOptions extends RowOptions {
   pageSize: number;
   /** list pages in flight at once */
   concurrency: number;
+  /** pages asked for ahead of the one taken next, as a multiple of `concurrency` (default PAGES_AHEAD, 1) */
+  pagesAhead?: number;
   /** most pages one pass may read (api.maxPages) */
   maxPages?: number;
   signal?: AbortSignal;
@@ -111,18 +113,21 @@ const listRequest = (opts: RemoteOptions, pageNumber: number, pageSize: number) 
 
 /**
  * Pages asked for ahead of the one taken next, as a multiple of `concurrency` (the calls in flight,
- * which the limiter still holds them to). A page is taken in page order, so one answered or recalled
- * late holds its place meanwhile: with a window of `concurrency` pages, the requests after it waited
- * for it. 3: a 100k no-change rerun 1.44 × the bare client against 1.57 × with 1 (docs/benchmarks.md,
- * "Where a 100k no-change rerun's time goes"). The pages answered but not yet taken wait in memory:
- * at most this many.
+ * which the limiter still holds them to; RemoteOptions.pagesAhead). A page is taken in page order,
+ * so one answered or recalled late holds its place meanwhile, and with a window of `concurrency`
+ * pages the requests after it wait for it. A window of 3 bought a 100k no-change rerun 1.44 × the
+ * bare client against 1.57 × at a quiet load (a6568b8, load 1.3–2.7), but nothing in three runs on
+ * a shared machine (30f074a, load 3–12: faster than 1 in 2–3 turns of 5, slower at the median in
+ * two runs of three; 2: no gain): 1 until a quiet measurement decides (docs/benchmarks.md, "Where a
+ * 100k no-change rerun's time goes"). The pages answered but not yet taken wait in memory: at most
+ * this many × `concurrency`.
  */
-const PAGES_AHEAD = 3;
+const PAGES_AHEAD = 1;
 
 /**
  * One pass over the pages, each read by `load`, in page order, until a short page (the pages asked
  * for past it are not yielded).
- * Up to PAGES_AHEAD × `concurrency` pages are asked for ahead of the one taken next (`concurrency`
+ * Up to `pagesAhead` × `concurrency` pages are asked for ahead of the one taken next (`concurrency`
  * only until the pass's second page is taken: a server that ignores PageNumber repeats its first
  * page there, and the calls that costs stay within `concurrency`), through a limiter that starts
  * them in page order, `concurrency` at once. The pass ends at the first page, in page order, that
@@ -178,7 +183,7 @@ async function* pass<P extends Counted>(
   let ended = false;
   try {
     for (;;) {
-      const window = taken < 2 ? concurrency : concurrency * PAGES_AHEAD;
+      const window = taken < 2 ? concurrency : concurrency * Math.max(1, opts.pagesAhead ?? PAGES_AHEAD);
       while (next <= maxPages && next <= endsAt && ahead.size < window && (next <= expected || ahead.size === 0)) {
         const p = fetchPage(next);
         p.catch(() => {}); // awaited below in order; a failure is rethrown there
