@@ -23,6 +23,9 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
+/** What undici's client-h2.js loads node:http2 by, as it loads (undici 7): lazyHttp2Source. */
+export const HTTP2_REQUIRE = "http2 = require('node:http2')";
+
 /** Written next to the bundle: each output file's npm packages, `{ "chunk-X.js": ["undici", "zod"] }`. */
 export const PACKAGES_FILE = 'packages.json';
 
@@ -224,9 +227,6 @@ function undiciParts(compiled) {
     },
   };
 }
-
-/** What undici's client-h2.js loads node:http2 by, as it loads (undici 7). */
-export const HTTP2_REQUIRE = "http2 = require('node:http2')";
 
 /**
  * undici's client-h2.js with node:http2 required at its first connect(), not as the module loads:

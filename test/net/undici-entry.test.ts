@@ -3,7 +3,9 @@
 // request answers as the index's request does, or fails as it fails, whatever the URL and options.
 // Its HTTP/2 client's stand-in for node:http2 (scripts/bundle.js lazyHttp2Source) has node:http2's
 // constants and requires it at the first connect() only.
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -115,5 +117,29 @@ describe('the bundle’s undici HTTP/2 client (node:http2 required at its first 
     expect(lazy).not.toContain(bundle.HTTP2_REQUIRE);
     expect(lazy).toContain(`http2 = ${bundle.lazyHttp2Module()}`);
     expect(() => bundle.lazyHttp2Source(clientH2.replace(bundle.HTTP2_REQUIRE, 'http2 = {}'))).toThrow(/no one/);
+  });
+  it('is what `node scripts/bundle.js ENTRY COMPILED OUTDIR` bundles (the sync bench builds so), and runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'feedsync-undici-bundle-'));
+    try {
+      writeFileSync(
+        join(dir, 'entry.js'),
+        "import { Agent, request } from 'undici';\nprocess.stdout.write(typeof Agent + ' ' + typeof request);\n",
+      );
+      const script = join(root, 'scripts/bundle.js');
+      const nodeModules = join(root, 'node_modules');
+      execFileSync(process.execPath, [script, join(dir, 'entry.js'), dir, join(dir, 'bundle'), nodeModules]);
+      const text = readdirSync(join(dir, 'bundle'))
+        .filter((f) => f.endsWith('.js'))
+        .map((f) => readFileSync(join(dir, 'bundle', f), 'utf8'))
+        .join('\n');
+      expect(text).toContain('"NGHTTP2_CANCEL": 8'); // (the stand-in's constants)
+      expect(text).not.toMatch(/http2 = __require\("node:http2"\)/);
+      symlinkSync(nodeModules, join(dir, 'node_modules'));
+      expect(execFileSync(process.execPath, [join(dir, 'bundle/entry.js')], { encoding: 'utf8' })).toBe(
+        'function function',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
