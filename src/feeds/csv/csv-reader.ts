@@ -231,7 +231,7 @@ class CsvRows {
   }
 
   /** a row read, with csv-parse's `lines` and `empty_lines` where it ends */
-  readonly row = (fields: string[], lines: number, emptyLines: number): void => {
+  readonly row = (fields: string[], lines: number, emptyLines: number, noUnit = false): void => {
     const { file } = this;
     const line = this.startLine(lines, emptyLines, fields);
     if (fields.length > this.caps.maxColumns) {
@@ -272,7 +272,7 @@ class CsvRows {
       this.pending.push({ kind: 'error', position, error, data, ...(standalone && { standalone }) });
       return;
     }
-    const text = rowText(this.headerId, fields);
+    const text = rowText(this.headerId, fields, noUnit);
     // the joined form gives the fields back: the data waits until asked for (csv-record.ts)
     this.pending.push(
       this.lazy && text.charCodeAt(0) === 0x63 /* c */
