@@ -35,7 +35,8 @@
 //                                          1% rerun left (its folder copied back); the pair of the median wall ratio is the row, each on stderr
 //   BENCH_NOCHANGE_AB=0,1                  with BENCH_NOCHANGE_RUNS, each turn also runs the rerun with BENCH_BESIDE set to each value
 //   BENCH_NOCHANGE_UNSHIFTED=1             with BENCH_NOCHANGE_RUNS, each turn also runs the rerun after a no-change rerun (no page shifted)
-//   BENCH_PROC_PROF=dir                    the no-change rerun's whole process profiled (node --cpu-prof: its start and every thread)
+//   BENCH_PROC_PROF=dir                    the no-change rerun's whole process profiled (node --cpu-prof: its start and every thread);
+//                                          the build kept in dir/build, as with BENCH_PROF
 //   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
@@ -99,6 +100,8 @@ const NOCHANGE_AB = process.env.BENCH_NOCHANGE_AB?.split(',') ?? [];
 const NOCHANGE_UNSHIFTED = process.env.BENCH_NOCHANGE_UNSHIFTED === '1';
 /** BENCH_PROC_PROF: the folder node --cpu-prof writes the no-change rerun's processes' profiles into */
 const PROC_PROF = process.env.BENCH_PROC_PROF;
+/** where the build is kept beside the profiles, so profile-summary.mjs names the bundle's functions through its source maps */
+const PROFILES = PROF ?? PROC_PROF;
 
 const FEEDSYNC = 'feedsync';
 const NO_CHANGE = 'rerun, no change';
@@ -184,7 +187,7 @@ if (process.argv[2] === 'run') {
   }
   print(rows);
   writeMdPart(syncMarkdown(rows));
-  if (build && !PROF) await rm(build.dir, { recursive: true, force: true });
+  if (build && !PROFILES) await rm(build.dir, { recursive: true, force: true });
 }
 
 /**
@@ -194,8 +197,8 @@ if (process.argv[2] === 'run') {
  */
 async function buildBench(): Promise<{ dir: string; bench: string }> {
   const root = repoRoot();
-  const dir = PROF ? join(resolve(PROF), 'build') : await mkdtemp(join(tmpdir(), 'feedsync-bench-build-'));
-  if (PROF) await rm(dir, { recursive: true, force: true });
+  const dir = PROFILES ? join(resolve(PROFILES), 'build') : await mkdtemp(join(tmpdir(), 'feedsync-bench-build-'));
+  if (PROFILES) await rm(dir, { recursive: true, force: true });
   const tsc = join(root, 'node_modules/typescript/bin/tsc');
   const r = spawnSync(
     process.execPath,
