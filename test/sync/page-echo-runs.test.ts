@@ -52,7 +52,9 @@ const change = fc.record({
   fromFile: fc.boolean(),
 });
 
-function changed(list: Listed[], c: fc.RecordValue<typeof change> extends infer T ? T : never): Listed[] {
+type Change = typeof change extends fc.Arbitrary<infer T> ? T : never;
+
+function changed(list: Listed[], c: Change): Listed[] {
   const after = list.map((l) => ({ ...l }));
   for (const i of c.drop) if (after.length) after.splice(i % after.length, 1);
   for (const i of c.change) if (after.length) after[i % after.length]!.price += 1;

@@ -5,8 +5,13 @@
 // would give (content-addressed: never stale, only missing). A page is cut into its items' bytes
 // (cutListPage); when at most a quarter of them are unknown, those are parsed here and the rest
 // copied; else the page is decoded as before (a worker thread) and its rows remembered. A page
-// whose whole answer was seen before (the same status and body bytes: pageHash) is taken whole,
+// whose whole answer was seen before (the same status and body bytes: pageSpans) is taken whole,
 // its rows as remembered, without being cut or its items hashed: an unchanged list's rerun.
+// A page not known whole (a list shifted by the last run's deletes: every page after the first one
+// deleted) is hashed once all the same, in the spans its identity is made of (page-decode.ts
+// pageSpans): a span that holds only whole items and was seen before (ItemChunks) is those items,
+// found at once; only the items of the other spans (a page's first and last, the ones changed) are
+// hashed one by one and looked up.
 // A row remembered is the listing's ID, key(s) and comparison hash, never its compared JSON (about
 // 300 B a listing, read for a few listings a run): with keepCompared, a recalled page carries its
 // own answer (DecodedPage.raw), and the index reads a row's compared JSON from those bytes when
@@ -27,7 +32,7 @@ import { DefaultSerializer, deserialize } from 'node:v8';
 import { cutListPage, parseListItem, type ListPageCut } from '../../api/list-page-cut.js';
 import { codeIdentity } from '../util/code-identity.js';
 import type { RawBody } from '../../api/types.js';
-import { itemHash, pageHash, type DecodedPage } from './page-decode.js';
+import { chunksOf, itemHash, pageSpans, type DecodedPage, type ItemChunks, type PageSpans } from './page-decode.js';
 import { HASH_BYTES, RowsBuilder, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
 
 /**
@@ -44,12 +49,16 @@ export interface Generation {
   pages: RemoteRows[];
   /** the item hashes of each page, row by row (a page's array shared with the paging that gave it, never changed) */
   pageItems: string[][];
+  /** the runs of items of each page a span of its answer holds (page-decode.ts ItemChunks) */
+  pageChunks: ItemChunks[];
   /**
    * pageItems the other way round (hash → page × ROW_SPAN + row): made when a paging first needs
    * it (a page not known whole: placesOf), so a rerun whose pages are all known whole, and the
    * paging that remembers them, never build a map of every listing
    */
   byHash?: Map<string, number>;
+  /** pageChunks the other way round (a chunk's hash → its first row's place and its count), made with byHash */
+  byChunk?: Map<string, { place: number; count: number }>;
   /** pages by their whole answer (pageHash), with the VirtualCount it gave */
   answers: Map<string, Answer>;
   rows: number;
@@ -109,7 +118,8 @@ export async function pageEcho(
     limit > 0
       ? (generations.get(name) ?? (files && readGeneration(name, opts, limit, await files.read(name))))
       : undefined;
-  let next: Generation | undefined = limit > 0 ? { pages: [], pageItems: [], answers: new Map(), rows: 0 } : undefined;
+  let next: Generation | undefined =
+    limit > 0 ? { pages: [], pageItems: [], pageChunks: [], answers: new Map(), rows: 0 } : undefined;
   let outgrown = false;
   let recalled = 0;
   /** rows of this paging counted in underWay */
@@ -123,7 +133,13 @@ export async function pageEcho(
     release();
     next = undefined;
   };
-  const remember = (rows: RemoteRows, hashes: string[], answer: string | undefined, virtualCount: number) => {
+  const remember = (
+    rows: RemoteRows,
+    hashes: string[],
+    chunks: ItemChunks,
+    answer: string | undefined,
+    virtualCount: number,
+  ) => {
     if (!next) return;
     // (the pagings under way together: one paging alone, as a run of one chatbot, is held to its own size)
     if (underWay + hashes.length > limit) {
@@ -135,32 +151,37 @@ export async function pageEcho(
     held += hashes.length;
     const at = next.pages.push(remembered(rows)) - 1;
     next.pageItems.push(hashes);
+    next.pageChunks.push(chunks);
     if (answer !== undefined) next.answers.set(answer, { page: at, virtualCount });
     next.rows += hashes.length;
   };
   return {
     recall(res) {
       if (!known) return undefined;
-      // (hashed whether or not it is known: a page not known now is remembered by it for the next paging)
-      const answer = pageHash(res.status, res.bytes);
+      // (hashed whether or not it is known: a page not known now is remembered by it for the next
+      // paging, and its spans are what finds its items)
+      const spans = pageSpans(res.status, res.bytes);
+      const answer = spans.answer;
       const whole = known.answers.get(answer);
       if (whole) {
         // the answer seen before, byte for byte: its rows are the ones it gave then (rows are never changed once made)
         const rows = known.pages[whole.page]!;
         const itemHashes = known.pageItems[whole.page]!;
+        const chunks = known.pageChunks[whole.page]!;
         recalled += itemHashes.length;
-        remember(rows, itemHashes, answer, whole.virtualCount);
-        return { rows, virtualCount: whole.virtualCount, itemHashes, pageHash: answer, ...carried(opts, res) };
+        remember(rows, itemHashes, chunks, answer, whole.virtualCount);
+        return { rows, virtualCount: whole.virtualCount, itemHashes, pageHash: answer, chunks, ...carried(opts, res) };
       }
-      const items = recallItems(known, res, opts);
+      const items = recallItems(known, res, spans, opts);
       if (!items) return undefined;
       recalled += items.copied;
-      const { rows, virtualCount, hashes } = items;
-      remember(rows, hashes, answer, virtualCount);
-      return { rows, virtualCount, itemHashes: hashes, pageHash: answer, ...carried(opts, res) };
+      const { rows, virtualCount, hashes, chunks } = items;
+      remember(rows, hashes, chunks, answer, virtualCount);
+      return { rows, virtualCount, itemHashes: hashes, pageHash: answer, chunks, ...carried(opts, res) };
     },
     remember(page) {
-      if (page.itemHashes) remember(page.rows, page.itemHashes, page.pageHash, page.virtualCount);
+      if (page.itemHashes)
+        remember(page.rows, page.itemHashes, page.chunks ?? NO_CHUNKS, page.pageHash, page.virtualCount);
     },
     async finish() {
       if (outgrown) generations.delete(name);
@@ -181,25 +202,48 @@ export async function pageEcho(
   };
 }
 
+const NO_CHUNKS: ItemChunks = { digests: [], rows: new Uint32Array(0) };
+
 /**
- * A page not known whole: each item found by its hash among the known generation's rows, unless
- * more than a quarter of them are new (then, or when the page cannot be cut, undefined: it is
- * decoded whole, where its items are hashed again).
+ * A page not known whole: each item found among the known generation's rows, unless more than a
+ * quarter of them are new (then, or when the page cannot be cut, undefined: it is decoded whole,
+ * where its items are hashed again). The items of a chunk (a span of whole items) seen before are
+ * found by its hash, each other item by its own.
  */
 function recallItems(
   known: Generation,
   res: RawBody,
+  spans: PageSpans,
   opts: RowOptions,
-): { rows: RemoteRows; copied: number; hashes: string[]; virtualCount: number } | undefined {
-  const cut = cutListPage(res.status, res.bytes);
+): { rows: RemoteRows; copied: number; hashes: string[]; chunks: ItemChunks; virtualCount: number } | undefined {
+  const cut = cutListPage(res.status, res.bytes, spans.seams);
   if (!cut) return undefined;
   const n = cut.starts.length;
-  const byHash = placesOf(known);
+  const { byHash, byChunk } = placesOf(known);
   const hashes = new Array<string>(n);
-  const places = new Array<number>(n);
+  /** each item's place in `known` (-1: not known; NOT_LOOKED: not found by its chunk, looked up by its hash below) */
+  const places = new Array<number>(n).fill(NOT_LOOKED);
+  const chunks = chunksOf(spans, cut);
+  for (let c = 0; c < chunks.digests.length; c++) {
+    const seen = byChunk.get(chunks.digests[c]!);
+    const first = chunks.rows[2 * c]!;
+    const count = chunks.rows[2 * c + 1]!;
+    // (the same bytes are the same items: the count only guards against a bug)
+    if (!seen || seen.count !== count) continue;
+    const items = known.pageItems[Math.floor(seen.place / ROW_SPAN)]!;
+    const from = seen.place % ROW_SPAN;
+    for (let k = 0; k < count; k++) {
+      places[first + k] = seen.place + k;
+      hashes[first + k] = items[from + k]!;
+    }
+  }
   let unknown = 0;
   let next = -1;
   for (let i = 0; i < n; i++) {
+    if (places[i] !== NOT_LOOKED) {
+      next = placeAfter(known, places[i]!);
+      continue;
+    }
     const h = itemHash(res.bytes, cut, i);
     hashes[i] = h;
     // (the item after a known one is most often the one after it last time, a list shifted by a
@@ -212,8 +256,9 @@ function recallItems(
   }
   const rows = pageRowsFrom(known, res.bytes, cut, places, opts);
   // (none: the cut was wrong, the page is decoded whole)
-  return rows && { rows: rows.rows, copied: rows.copied, hashes, virtualCount: cut.virtualCount };
+  return rows && { rows: rows.rows, copied: rows.copied, hashes, chunks, virtualCount: cut.virtualCount };
 }
+const NOT_LOOKED = -2;
 
 /** The generations past `limit` rows in all forgotten, least recently finished first. */
 function forgetPast(limit: number): void {
@@ -276,15 +321,21 @@ function placeAfter(g: Generation, place: number): number {
   return page + 1 < g.pageItems.length ? (page + 1) * ROW_SPAN : -1;
 }
 
-/** where each item hash of `g` is (page × ROW_SPAN + row), made once, when first asked */
-function placesOf(g: Generation): Map<string, number> {
-  if (g.byHash) return g.byHash;
+/** where each item hash and each chunk of `g` is (page × ROW_SPAN + row), made once, when first asked */
+function placesOf(g: Generation): Required<Pick<Generation, 'byHash' | 'byChunk'>> {
+  if (g.byHash && g.byChunk) return { byHash: g.byHash, byChunk: g.byChunk };
   const byHash = new Map<string, number>();
   g.pageItems.forEach((hashes, page) => {
     for (let i = 0; i < hashes.length; i++) byHash.set(hashes[i]!, page * ROW_SPAN + i);
   });
+  const byChunk = new Map<string, { place: number; count: number }>();
+  g.pageChunks.forEach(({ digests, rows }, page) => {
+    for (let c = 0; c < digests.length; c++)
+      byChunk.set(digests[c]!, { place: page * ROW_SPAN + rows[2 * c]!, count: rows[2 * c + 1]! });
+  });
   g.byHash = byHash;
-  return byHash;
+  g.byChunk = byChunk;
+  return { byHash, byChunk };
 }
 
 /** with keepCompared, a recalled page carries its answer: its rows' compared JSON is read from it (page-decode.ts comparedOfPageRow) */
@@ -305,9 +356,10 @@ export function forgetEchoes(): void {
 
 /**
  * Bump when what a generation file holds changes shape (2: the pages' whole answers; 3: no compared
- * JSON, a name without keepCompared; 4: each page's item hashes as an array, not a map of them all).
+ * JSON, a name without keepCompared; 4: each page's item hashes as an array, not a map of them all;
+ * 5: answers named by their spans, each page's chunks).
  */
-const FILE_FORMAT = 4;
+const FILE_FORMAT = 5;
 /** what makes a row from a listing's bytes: the page cut, the row and the hashes of listing/ */
 const ROWS_CODE = [
   'api/list-page-cut',
@@ -329,6 +381,7 @@ export function generationBytes(name: string, g: Generation): Uint8Array {
     name,
     pages: g.pages,
     pageItems: g.pageItems,
+    pageChunks: g.pageChunks,
     answers: g.answers,
     rows: g.rows,
   });
@@ -353,7 +406,7 @@ export function readGeneration(
   const paged = pagesOf(v, opts);
   if (!paged || paged.pages.reduce((sum, p) => sum + p.ids.length, 0) !== rows) return undefined;
   const known = answersOf(answers, paged.pages.length);
-  return known && { pages: paged.pages, pageItems: paged.itemsOf, answers: known, rows };
+  return known && { pages: paged.pages, pageItems: paged.itemsOf, pageChunks: paged.chunksOf, answers: known, rows };
 }
 
 /** The file's body, deserialized, if its sha1 (its first 20 bytes) is the rest's. */
@@ -369,24 +422,43 @@ function checkedBody(bytes: Uint8Array | undefined): unknown {
   }
 }
 
-/** The generation's pages, each whole and made with these options, and every row's item hash (a 20-byte sha1 as latin1). */
+/**
+ * The generation's pages, each whole and made with these options, every row's item hash (a 20-byte
+ * sha1 as latin1) and each page's chunks (within its rows).
+ */
 function pagesOf(
   v: Record<string, unknown>,
   opts: RowOptions,
-): { pages: RemoteRows[]; itemsOf: string[][] } | undefined {
-  const { pageItems } = v;
+): { pages: RemoteRows[]; itemsOf: string[][]; chunksOf: ItemChunks[] } | undefined {
+  const { pageItems, pageChunks } = v;
   if (!Array.isArray(v.pages) || !Array.isArray(pageItems) || pageItems.length !== v.pages.length) return undefined;
+  if (!Array.isArray(pageChunks) || pageChunks.length !== v.pages.length) return undefined;
   const pages: RemoteRows[] = [];
   const itemsOf: string[][] = [];
+  const chunksOf: ItemChunks[] = [];
   for (const [i, p] of v.pages.entries()) {
     const page = pageRows(p, opts);
     const items: unknown = pageItems[i];
     if (!page || !isStrings(items) || items.length !== page.ids.length || !items.every((h) => h.length === HASH_BYTES))
       return undefined;
+    const chunks = chunksWithin(pageChunks[i], items.length);
+    if (!chunks) return undefined;
     pages.push(page);
     itemsOf.push(items);
+    chunksOf.push(chunks);
   }
-  return { pages, itemsOf };
+  return { pages, itemsOf, chunksOf };
+}
+
+/** `c` as a page's chunks, if each is a hash naming rows within the page's `rows` */
+function chunksWithin(c: unknown, rows: number): ItemChunks | undefined {
+  if (!isRecord(c) || !isStrings(c.digests) || !(c.rows instanceof Uint32Array)) return undefined;
+  const { digests } = c;
+  const at = view(c.rows, Uint32Array);
+  if (!at || at.length !== 2 * digests.length) return undefined;
+  for (let k = 0; k < digests.length; k++)
+    if (digests[k]!.length !== HASH_BYTES || at[2 * k + 1]! < 1 || at[2 * k]! + at[2 * k + 1]! > rows) return undefined;
+  return { digests, rows: at };
 }
 
 /** The pages by their whole answer, each naming one of the `pages` pages and a VirtualCount. */
@@ -426,7 +498,7 @@ function pageRows(p: unknown, opts: RowOptions): RemoteRows | undefined {
  * file's bytes (the deserializer's views into them) rather than copying each page, so reading a
  * generation never holds the file and a copy of it at once. Rows are never changed once made.
  */
-function view<T extends Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer>>(
+function view<T extends Float64Array<ArrayBuffer> | Uint8Array<ArrayBuffer> | Uint32Array<ArrayBuffer>>(
   a: ArrayBufferView,
   of: new (buffer: ArrayBuffer, byteOffset: number, length: number) => T,
 ): T | undefined {
