@@ -37,7 +37,10 @@ interface Listed {
   id: number;
   price: number;
 }
-const listed = fc.record({ id: fc.integer({ min: 1, max: 400 }), price: fc.integer({ min: 1, max: 3 }) });
+const listed = fc.record({
+  id: fc.oneof(fc.integer({ min: 1, max: 400 }), fc.integer({ min: 0, max: 12 }), fc.constant(2 ** 53 - 1)),
+  price: fc.integer({ min: 1, max: 3 }),
+});
 /** what became of the list before a run: listings dropped, changed, added, moved; pages asked in another order */
 const change = fc.record({
   drop: fc.array(fc.nat(), { maxLength: 8 }),
@@ -50,6 +53,8 @@ const change = fc.record({
   }),
   shuffle: fc.nat(),
   fromFile: fc.boolean(),
+  /** the list paged in ID order (as the service pages it), or as it stands */
+  byId: fc.boolean(),
 });
 
 type Change = typeof change extends fc.Arbitrary<infer T> ? T : never;
@@ -99,7 +104,8 @@ describe('page echo: runs after runs', () => {
           for (const [r, c] of runs.entries()) {
             if (r > 0) list = changed(list, c);
             if (c.fromFile) forgetEchoes();
-            const items = list.map((l) => item(l.id, l.price));
+            const paged = c.byId ? list.toSorted((a, b) => a.id - b.id) : list;
+            const items = paged.map((l) => item(l.id, l.price));
             const pages: { status: number; bytes: Uint8Array }[] = [];
             for (let at = 0, p = 0; at < items.length || at === 0; at += c.size, p++) {
               const how = c.renders[p % Math.max(1, c.renders.length)] ?? 'plain';
