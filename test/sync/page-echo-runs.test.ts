@@ -30,7 +30,11 @@ const render = (List: ListItem[], VirtualCount: number, how: Render): string => 
     const turned = first && Object.fromEntries(Object.entries(first).reverse());
     return JSON.stringify(answer({ List: turned ? [turned, ...rest] : [], VirtualCount }));
   }
-  return JSON.stringify(how === 'extra' ? { Other: [{ ID: 1 }, { ID: 2 }], ...answer({ List, VirtualCount }) } : answer({ List, VirtualCount }));
+  return JSON.stringify(
+    how === 'extra'
+      ? { Other: [{ ID: 1 }, { ID: 2 }], ...answer({ List, VirtualCount }) }
+      : answer({ List, VirtualCount }),
+  );
 };
 
 interface Listed {
