@@ -129,7 +129,7 @@ export function pageSpans(status: number, body: Uint8Array): PageSpans {
   const seams: number[] = [];
   for (let at = bytes.indexOf(BETWEEN); at >= 0; at = bytes.indexOf(BETWEEN, at + BETWEEN.length)) {
     seams.push(at);
-    if (!spanEnds(bytes, at + BETWEEN.length)) continue;
+    if (!spanEnds(bytes, at + 2)) continue;
     ends.push(at + 1);
     starts.push(at + 2);
   }
@@ -141,20 +141,36 @@ export function pageSpans(status: number, body: Uint8Array): PageSpans {
 }
 
 /**
- * Whether the seam before the item whose ID's digits start at `at` ends a span: one ID in eight, by
- * a multiplicative hash of its digits (IDs are most often consecutive). Any rule of the body's bytes
- * alone keeps the identity sound; this one splits a list at the same items however it is shifted.
+ * Whether the seam before the item that starts at `at` ends a span: one ID in eight, by a
+ * multiplicative hash of the ID its bytes start with (IDs are most often consecutive). Any rule of
+ * the body's bytes alone keeps the identity sound; this one splits a list at the same items however
+ * it is shifted.
  */
 function spanEnds(bytes: Uint8Array, at: number): boolean {
+  const id = leadingId(bytes, at);
+  return id !== undefined && Math.imul(id >>> 0, 0x9e3779b1) >>> 29 === 0;
+}
+
+/**
+ * The ID an item's bytes start with (`{"ID":` and up to 15 digits, JSON's form of a whole number,
+ * then the next member), as JSON.parse reads it; undefined for any other start (then the item is
+ * looked up by its hash alone).
+ */
+export function leadingId(body: Uint8Array, at: number): number | undefined {
+  for (let k = 0; k < ID_START.length; k++) if (body[at + k] !== ID_START[k]) return undefined;
+  const from = at + ID_START.length;
   let id = 0;
-  let i = at;
-  for (; i < bytes.length && i < at + 15; i++) {
-    const digit = bytes[i]! - 0x30;
+  let i = from;
+  for (; i < body.length && i < from + 15; i++) {
+    const digit = body[i]! - 0x30;
     if (digit < 0 || digit > 9) break;
     id = id * 10 + digit;
   }
-  return i > at && Math.imul(id >>> 0, 0x9e3779b1) >>> 29 === 0;
+  // (no digit, a leading zero, more than 15 digits or a fraction/exponent: not read here)
+  if (i === from || (body[from] === 0x30 && i > from + 1) || body[i] !== 0x2c) return undefined;
+  return id;
 }
+const ID_START = Buffer.from('{"ID":');
 
 /**
  * The spans of a cut page that hold whole items and nothing else (the first span holds the answer's

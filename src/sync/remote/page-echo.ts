@@ -37,7 +37,15 @@ import { DefaultSerializer, deserialize } from 'node:v8';
 import { cutListPage, parseListItem, type ListPageCut } from '../../api/list-page-cut.js';
 import { codeIdentity } from '../util/code-identity.js';
 import type { RawBody } from '../../api/types.js';
-import { chunksOf, itemHash, pageSpans, type DecodedPage, type ItemChunks, type PageSpans } from './page-decode.js';
+import {
+  chunksOf,
+  itemHash,
+  leadingId,
+  pageSpans,
+  type DecodedPage,
+  type ItemChunks,
+  type PageSpans,
+} from './page-decode.js';
 import { HASH_BYTES, RowsBuilder, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
 
 /**
@@ -375,27 +383,6 @@ function idOrder(g: Generation): Float64Array | null {
   }
   return (g.lastIds = lastIds);
 }
-
-/**
- * The ID an item's bytes start with (`{"ID":` and up to 15 digits, JSON's form of a whole number,
- * then the next member), as JSON.parse reads it; undefined for any other start (then the item is
- * looked up by its hash alone).
- */
-function leadingId(body: Uint8Array, at: number): number | undefined {
-  for (let k = 0; k < ID_START.length; k++) if (body[at + k] !== ID_START[k]) return undefined;
-  const from = at + ID_START.length;
-  let id = 0;
-  let i = from;
-  for (; i < body.length && i < from + 15; i++) {
-    const digit = body[i]! - 0x30;
-    if (digit < 0 || digit > 9) break;
-    id = id * 10 + digit;
-  }
-  // (no digit, a leading zero, more than 15 digits or a fraction/exponent: not read here)
-  if (i === from || (body[from] === 0x30 && i > from + 1) || body[i] !== 0x2c) return undefined;
-  return id;
-}
-const ID_START = Buffer.from('{"ID":');
 
 /** where each item hash of `g` is (page × ROW_SPAN + row), made once, when first asked */
 function hashPlaces(g: Generation): Map<string, number> {
