@@ -155,6 +155,24 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [SYNC_FRONT_DOOR] }] },
   },
   {
+    // node:http's values are read through process.getBuiltinModule, never an ES import: that makes
+    // its module namespace, whose lazy WebSocket getters load Node's own undici (src/net/status-text.ts)
+    files: ['src/**/*.ts', 'jobs/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['node:http', 'http'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message:
+              "read node:http's values through process.getBuiltinModule('node:http') (src/net/status-text.ts says why)",
+          })),
+        },
+      ],
+    },
+  },
+  {
     // a function of src/ takes at most 20 paths (eslint's cyclomatic complexity): one a reader can hold
     files: ['src/**/*.ts'],
     rules: { complexity: ['error', 20] },

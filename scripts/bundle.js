@@ -15,12 +15,16 @@
 //   package is either in the bundle or loaded from node_modules, never both, so no process holds
 //   two copies of one.
 // - undici, as our modules import it, is scripts/undici-entry.js: the few names src/ uses, without
-//   the rest of its index (fetch, WebSocket, caches, mocks: half of its 1.1 MB, parsed at every start).
+//   the rest of its index (fetch, WebSocket, caches, mocks: half of its 1.1 MB, parsed at every start),
+//   and its HTTP/2 client loads node:http2 at its first HTTP/2 connection, not as it loads (lazyHttp2).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+
+/** What undici's client-h2.js loads node:http2 by, as it loads (undici 7): lazyHttp2Source. */
+export const HTTP2_REQUIRE = "http2 = require('node:http2')";
 
 /** Written next to the bundle: each output file's npm packages, `{ "chunk-X.js": ["undici", "zod"] }`. */
 export const PACKAGES_FILE = 'packages.json';
@@ -97,7 +101,7 @@ export async function bundle({ entry, compiled, outdir, nodeModules }) {
     banner: {
       js: "import { createRequire as __feedsyncRequire } from 'node:module'; const require = __feedsyncRequire(import.meta.url);",
     },
-    plugins: [ownUrls(compiled, outdir), undiciParts(compiled)],
+    plugins: [ownUrls(compiled, outdir), undiciParts(compiled), lazyHttp2()],
   };
   // a first pass, not written, finds the packages that cannot be bundled
   const imported = new Set();
@@ -220,6 +224,39 @@ function undiciParts(compiled) {
           ? { path: entry }
           : undefined,
       );
+    },
+  };
+}
+
+/**
+ * undici's client-h2.js with node:http2 required at its first connect(), not as the module loads:
+ * node:http2 is ~28 ms of CPU at every start of a command that loads undici (`sync` included), and
+ * a connection is HTTP/2 only when it negotiates it (allowH2, which no Agent of ours sets). Its
+ * constants, read as the module loads, are node:http2's own, copied at build (protocol names and
+ * codes: ':authority', NGHTTP2_CANCEL). A client-h2.js that no longer requires node:http2 so fails
+ * the build: it never runs half changed. test/net/undici-entry.test.ts holds the copy to node:http2.
+ */
+export function lazyHttp2Source(text, path = 'client-h2.js') {
+  if (text.split(HTTP2_REQUIRE).length !== 2) throw new Error(`${path}: no one \`${HTTP2_REQUIRE}\` to make lazy`);
+  return text.replace(HTTP2_REQUIRE, `http2 = ${lazyHttp2Module()}`);
+}
+
+/** The stand-in for node:http2 in client-h2.js: its constants, and connect() requiring it. */
+export function lazyHttp2Module() {
+  const { constants } = process.getBuiltinModule('node:http2');
+  return `{ constants: ${JSON.stringify(constants)}, connect: (...args) => require('node:http2').connect(...args) }`;
+}
+
+/** esbuild plugin: undici's client-h2.js as lazyHttp2Source makes it. */
+function lazyHttp2() {
+  return {
+    name: 'lazy-http2',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/ }, ({ path }) => ({
+        contents: lazyHttp2Source(readFileSync(path, 'utf8'), path),
+        loader: 'js',
+        resolveDir: dirname(path),
+      }));
     },
   };
 }

@@ -11,6 +11,17 @@ import { maskStream } from './secrets.js';
 maskStream(process.stdout, 'text'); // stdout carries --json documents
 maskStream(process.stderr);
 
+// A reader that closed its end of the pipe (`feedsync --help | head -3`) wants no more output, and
+// that is not the command's failure: Node ignores SIGPIPE, so the write is an 'error' event that,
+// unhandled, ended the process with a stack, a sync in the middle of its writes with it. What is
+// written after is dropped; the command runs to its end and exits with its own status. Any other
+// error of the stream is thrown as before.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') throw err;
+  });
+}
+
 const version = packageVersion();
 
 /** The package's version: cli.ts runs from src/ (tsx) or, built, from dist/src/. */

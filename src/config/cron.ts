@@ -74,9 +74,54 @@ export const CronPattern = z.string().superRefine((pattern, ctx) => {
 });
 
 /** What is wrong with a pattern, if anything (remembered per pattern). */
-const cronProblem = remembered((pattern: string) => pattern, parseProblem);
+const cronProblem = remembered(
+  (pattern: string) => pattern,
+  (pattern: string) => (plainCronPattern(pattern) ? undefined : cronParserProblem(pattern)),
+);
 
-function parseProblem(pattern: string): string | undefined {
+/** Each field's values (seconds, minutes, hours, day of month, month, day of week: 0 and 7 are Sunday). */
+export const FIELD_RANGES: ReadonlyArray<readonly [number, number]> = [
+  [0, 59],
+  [0, 59],
+  [0, 23],
+  [1, 31],
+  [1, 12],
+  [0, 7],
+];
+/** one item of a field's list: `*`, `*` with a step, a number, or a range of two */
+const PLAIN_ITEM = /^(?:\*(?:\/(\d{1,2}))?|(\d{1,2})(?:-(\d{1,2}))?)$/;
+
+/**
+ * Whether a pattern is of the plain kind cron-parser always accepts, so it is accepted without
+ * loading cron-parser: with luxon and the locale data its first date reads, about 40 ms of CPU at
+ * the start of every command whose config has a schedule (a `sync` from cron included), for the
+ * patterns nearly every config has. Each field is one item (`*`, `*` with a step, a number, a range
+ * of two) or a list of numbers in rising order (cron-parser refuses a value twice, 0 and 7 being
+ * both Sunday), within the field's values, a day of month at most 28 (in every month). Anything
+ * else is cron-parser's to judge (`cronParserProblem`); test/config/cron.test.ts holds this to it.
+ */
+export function plainCronPattern(pattern: string): boolean {
+  const fields = pattern.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) return false;
+  const ranges = FIELD_RANGES.slice(6 - fields.length);
+  return fields.every((field, i) => {
+    const [min, max] = ranges[i]!;
+    const top = i === ranges.length - 3 ? 28 : max; // (day of month: 29-31 are not in every month)
+    const m = PLAIN_ITEM.exec(field);
+    if (m) {
+      const [, step, from, to] = m;
+      if (step !== undefined) return Number(step) >= 1 && Number(step) <= max;
+      if (from === undefined) return true; // `*`
+      return Number(from) >= min && Number(from) <= Number(to ?? from) && Number(to ?? from) <= top;
+    }
+    const values = field.split(',').map((v) => (/^\d{1,2}$/.test(v) ? Number(v) : NaN));
+    const last = i === ranges.length - 1 && values.includes(0) ? Math.min(top, 6) : top;
+    return values.every((v, j) => v >= min && v <= last && (j === 0 || v > values[j - 1]!));
+  });
+}
+
+/** What cron-parser finds wrong with a pattern (its parse and its next run), if anything. */
+export function cronParserProblem(pattern: string): string | undefined {
   const cron = parser(); // (outside the try: a parser that cannot be loaded is no pattern's problem)
   try {
     cron.parse(pattern, { tz: 'UTC' }).next();

@@ -2,7 +2,7 @@
 // per operation, validation with the shared zod schemas, injected latency and faults, streamed
 // answers in the configured framing, and the /__emulator/ admin paths.
 import { setMaxListeners } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { z } from 'zod';
@@ -109,7 +109,8 @@ interface Emulator {
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const e = await createEmulator(options);
   const { opts, lifetime, saver } = e;
-  const server = createServer((req, res) => {
+  // (node:http by process.getBuiltinModule, not an ES import: src/net/status-text.ts says why)
+  const server = process.getBuiltinModule('node:http').createServer((req, res) => {
     handle(e, req, res).catch((err: unknown) => {
       if (lifetime.signal.aborted) return res.destroy();
       e.log?.error({ err }, 'emulator: request failed');

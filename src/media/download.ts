@@ -7,12 +7,12 @@
 // (feeds/media-headers.ts), every other hop bare; and the body taken only if the whole of it is one
 // image (image-check.ts). A photo that cannot be had is a value (PhotoFailure), never a thrown
 // error: the listing goes on without it. Only the run's own abort is thrown.
-import { STATUS_CODES } from 'node:http';
 import { AbortedError, causeMessage } from '../errors.js';
 import { displayUrl, type RequestBudget } from '../feeds/source/http.js';
 import { credentialsFor, type MediaCredentials } from '../feeds/media-headers.js';
 import { boundedRequest, RequestStopped, type BoundedResponse } from '../net/request.js';
 import { maskSecrets } from '../secrets.js';
+import { statusText } from '../net/status-text.js';
 import { checkImage, type CheckedImage } from './image-check.js';
 import { imageTypeOf, SNIFF_BYTES } from './image-type.js';
 import { literalRefusal, refusalIn, type PhotoAgent } from './photo-agent.js';
@@ -50,7 +50,7 @@ export async function downloadPhoto(url: string, opts: PhotoDownloadOptions): Pr
     if (typeof res === 'string') return fail(res);
     if (res.status < 200 || res.status >= 300) {
       res.cancel();
-      return fail(`HTTP ${res.status} ${STATUS_CODES[res.status] ?? ''}`.trim());
+      return fail(`HTTP ${res.status} ${statusText(res.status)}`.trim());
     }
     return await readImage(res, opts);
   } catch (err) {

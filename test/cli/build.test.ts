@@ -56,6 +56,48 @@ describe('npm run build', () => {
     }
   });
 
+  it('the installed package syncs the demo: iconv-lite imported from node_modules at its latin1 feed, undici with no node:http2 loaded', async () => {
+    // (both are loaded when used, not at every start: src/feeds/iconv.ts; scripts/bundle.js lazyHttp2)
+    const demo = await mkdtemp(join(tmpdir(), 'feedsync-demo-'));
+    try {
+      for (const f of ['demo.yaml', 'feeds']) await cp(join(root, 'fixtures', f), join(demo, f), { recursive: true });
+      const probe = join(demo, 'builtins.cjs');
+      await writeFile(
+        probe,
+        `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(join(demo, 'builtins.txt'))}, process.moduleLoadList.join('\\n')));\n`,
+      );
+      const r = await run(
+        process.execPath,
+        [
+          '--require',
+          probe,
+          join(pkg, 'bin/feedsync.js'),
+          'sync',
+          '--config',
+          join(demo, 'demo.yaml'),
+          '--dry-run',
+          '--json',
+        ],
+        { cwd: work, env: { ...process.env, LOG_LEVEL: 'warn' } },
+      );
+      const { reports } = JSON.parse(r.stdout) as {
+        reports: Array<{ feed: string; outcome: string; counts: { valid: number } }>;
+      };
+      expect(reports.map((x) => [x.feed, x.outcome])).toEqual([
+        ['austin-csv', 'ok'],
+        ['zillow-xml', 'ok'],
+        ['listhub-xml', 'ok'],
+        ['reso-replay', 'ok'],
+      ]);
+      expect(reports.find((x) => x.feed === 'listhub-xml')?.counts.valid).toBe(245); // (its ISO-8859-1 decoded)
+      const loaded = (await readFile(join(demo, 'builtins.txt'), 'utf8')).split('\n');
+      expect(loaded).toContain('NativeModule zlib'); // (the probe sees builtins required)
+      expect(loaded).not.toContain('NativeModule http2');
+    } finally {
+      await rm(demo, { recursive: true, force: true });
+    }
+  });
+
   it('an installed package with no build, or a build of another version, says so in one line and runs nothing else', async () => {
     const cli = join(pkg, 'bin/feedsync.js');
     const fails = (args: string[]) =>

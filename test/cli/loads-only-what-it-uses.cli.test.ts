@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startEmulator } from '../../src/emulator/index.js';
 import { freePort } from '../server/redis-server.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -60,14 +61,43 @@ describe('what a run loads', () => {
     expect(NOT_WITHOUT_REDIS.filter((p) => run.packages.has(p))).toEqual([]);
   });
 
-  it('a config with no schedule loads neither cron-parser nor luxon (they check schedules), and one with schedules does', async () => {
+  it('a sync against a service (not the embedded emulator) makes no node:http module namespace', async () => {
+    // (an ES import of node:http reads its lazy WebSocket getters, which load Node's own undici: ~45
+    // ms of CPU; the status texts are read through process.getBuiltinModule, src/net/status-text.ts)
+    const emulator = await startEmulator({ port: 0, secretKey: 'dev-secret-key', sessionKey: 'dev-session-key' });
+    try {
+      const config = join(dir, 'demo-served.yaml');
+      writeFileSync(
+        config,
+        readFileSync(join(dir, 'demo.yaml'), 'utf8').replace('baseUrl: embedded', `baseUrl: ${emulator.url}`),
+      );
+      const run = await packagesOf(config);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.packages).toContain('node:fs'); // (the hook sees builtins imported as ES modules)
+      expect(run.packages).not.toContain('node:http');
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('a config with no schedule, or plain ones, loads neither cron-parser nor luxon (they check schedules), and one with another pattern does', async () => {
     const config = join(dir, 'demo-unscheduled.yaml');
     writeFileSync(config, readFileSync(join(dir, 'demo.yaml'), 'utf8').replace(/^ +schedule: .*\n/gm, ''));
     const unscheduled = await packagesOf(config);
     expect(unscheduled.code, unscheduled.stderr).toBe(0);
     expect(['cron-parser', 'luxon'].filter((p) => unscheduled.packages.has(p))).toEqual([]);
+    // the demo's patterns ("0 2 * * *", "*/30 * * * *") are plain: accepted without cron-parser (src/config/cron.ts)
     const scheduled = await packagesOf(join(dir, 'demo.yaml'));
-    expect(scheduled.packages).toContain('cron-parser');
+    expect(scheduled.code, scheduled.stderr).toBe(0);
+    expect(['cron-parser', 'luxon'].filter((p) => scheduled.packages.has(p))).toEqual([]);
+    const config2 = join(dir, 'demo-last-day.yaml');
+    writeFileSync(
+      config2,
+      readFileSync(join(dir, 'demo.yaml'), 'utf8').replace('cron: "0 2 * * *"', 'cron: "0 2 L * *"'),
+    );
+    const lastDay = await packagesOf(config2);
+    expect(lastDay.code, lastDay.stderr).toBe(0);
+    expect(lastDay.packages).toContain('cron-parser');
   });
 
   it('the hook sees BullMQ and ioredis when a run loads them: --no-redis with Redis configured asks it about workers', async () => {

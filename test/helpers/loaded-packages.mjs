@@ -27,6 +27,11 @@ export function initialize(data) {
 const bundles = new Map();
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context);
+  // (a builtin imported as an ES module, as `node:http`: its namespace made, its lazy exports read)
+  if (resolved.url.startsWith('node:') && !seen.has(resolved.url)) {
+    seen.add(resolved.url);
+    appendFileSync(out, `${resolved.url}\n`);
+  }
   const name = packageOf(resolved.url);
   for (const n of name ? [name] : bundled(resolved.url)) {
     if (seen.has(n)) continue;

@@ -1,12 +1,17 @@
 // The bundle's undici (scripts/undici-entry.js, put in place of `undici` by scripts/bundle.js) against
 // undici's index: it exports every name src/ imports of undici, Agent is the index's own, and its
 // request answers as the index's request does, or fails as it fails, whatever the URL and options.
-import { readdirSync, readFileSync } from 'node:fs';
+// Its HTTP/2 client's stand-in for node:http2 (scripts/bundle.js lazyHttp2Source) has node:http2's
+// constants and requires it at the first connect() only.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as undici from 'undici';
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 type Parts = Pick<typeof undici, 'Agent' | 'request'>;
@@ -80,6 +85,61 @@ describe('the bundle’s undici', () => {
         );
     } finally {
       await agent.close();
+    }
+  });
+});
+
+describe('the bundle’s undici HTTP/2 client (node:http2 required at its first connect)', async () => {
+  const bundle: {
+    HTTP2_REQUIRE: string;
+    lazyHttp2Module: () => string;
+    lazyHttp2Source: (text: string, path?: string) => string;
+  } = await import(new URL('scripts/bundle.js', `file://${root}`).href);
+  const clientH2 = readFileSync(createRequire(import.meta.url).resolve('undici/lib/dispatcher/client-h2.js'), 'utf8');
+
+  it('has node:http2’s constants, and requires node:http2 only when it connects', () => {
+    const required: string[] = [];
+    const fakeHttp2 = { connect: (...args: unknown[]) => ({ connected: args }) };
+    const make = new Function('require', `return ${bundle.lazyHttp2Module()}`) as (r: (id: string) => unknown) => {
+      constants: unknown;
+      connect: (...args: unknown[]) => unknown;
+    };
+    const stand = make((id) => (required.push(id), fakeHttp2));
+    expect(stand.constants).toEqual({ ...process.getBuiltinModule('node:http2').constants });
+    expect(required).toEqual([]);
+    expect(stand.connect('https://h2.test', { a: 1 })).toEqual({ connected: ['https://h2.test', { a: 1 }] });
+    expect(required).toEqual(['node:http2']);
+  });
+
+  it('replaces the one require of node:http2 in undici’s client-h2.js, and refuses a client-h2.js without it', () => {
+    expect(clientH2.split(bundle.HTTP2_REQUIRE)).toHaveLength(2);
+    const lazy = bundle.lazyHttp2Source(clientH2);
+    expect(lazy).not.toContain(bundle.HTTP2_REQUIRE);
+    expect(lazy).toContain(`http2 = ${bundle.lazyHttp2Module()}`);
+    expect(() => bundle.lazyHttp2Source(clientH2.replace(bundle.HTTP2_REQUIRE, 'http2 = {}'))).toThrow(/no one/);
+  });
+  it('is what `node scripts/bundle.js ENTRY COMPILED OUTDIR` bundles (the sync bench builds so), and runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'feedsync-undici-bundle-'));
+    try {
+      writeFileSync(
+        join(dir, 'entry.js'),
+        "import { Agent, request } from 'undici';\nprocess.stdout.write(typeof Agent + ' ' + typeof request);\n",
+      );
+      const script = join(root, 'scripts/bundle.js');
+      const nodeModules = join(root, 'node_modules');
+      execFileSync(process.execPath, [script, join(dir, 'entry.js'), dir, join(dir, 'bundle'), nodeModules]);
+      const text = readdirSync(join(dir, 'bundle'))
+        .filter((f) => f.endsWith('.js'))
+        .map((f) => readFileSync(join(dir, 'bundle', f), 'utf8'))
+        .join('\n');
+      expect(text).toContain('"NGHTTP2_CANCEL": 8'); // (the stand-in's constants)
+      expect(text).not.toMatch(/http2 = __require\("node:http2"\)/);
+      symlinkSync(nodeModules, join(dir, 'node_modules'));
+      expect(execFileSync(process.execPath, [join(dir, 'bundle/entry.js')], { encoding: 'utf8' })).toBe(
+        'function function',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

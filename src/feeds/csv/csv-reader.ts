@@ -13,11 +13,11 @@
 // csv-parse is the rule; a fast path (csv-scan.ts, several times faster) reads the well-formed rows
 // and hands over to csv-parse at the first row it is not sure of (test/feeds/csv-fast-path.test.ts).
 import { parse, type CsvError } from 'csv-parse';
-import iconv from 'iconv-lite';
 import { hash } from 'node:crypto';
 import { once } from 'node:events';
 import { FeedReadError, RecordParseError } from '../../errors.js';
 import { CsvScanner, fastPathReads, MAX_HELD, type Handover } from './csv-scan.js';
+import { iconv } from '../iconv.js';
 import { itemsOf, type BatchedItems } from '../item-batches.js';
 import { CsvRecord, RowShape, rowText } from './csv-record.js';
 import type { ColumnNeed, FeedItem } from '../types.js';
@@ -231,7 +231,7 @@ class CsvRows {
   }
 
   /** a row read, with csv-parse's `lines` and `empty_lines` where it ends */
-  readonly row = (fields: string[], lines: number, emptyLines: number): void => {
+  readonly row = (fields: string[], lines: number, emptyLines: number, noUnit = false): void => {
     const { file } = this;
     const line = this.startLine(lines, emptyLines, fields);
     if (fields.length > this.caps.maxColumns) {
@@ -272,7 +272,7 @@ class CsvRows {
       this.pending.push({ kind: 'error', position, error, data, ...(standalone && { standalone }) });
       return;
     }
-    const text = rowText(this.headerId, fields);
+    const text = rowText(this.headerId, fields, noUnit);
     // the joined form gives the fields back: the data waits until asked for (csv-record.ts)
     this.pending.push(
       this.lazy && text.charCodeAt(0) === 0x63 /* c */
@@ -392,7 +392,7 @@ function asFatal(err: Error, file: string): FeedReadError {
 }
 
 async function* decode(bytes: AsyncIterable<Buffer>, encoding: string): AsyncIterable<string> {
-  const decoder = iconv.getDecoder(encoding);
+  const decoder = (await iconv()).getDecoder(encoding);
   for await (const chunk of bytes) {
     const s = decoder.write(chunk);
     if (s) yield s;

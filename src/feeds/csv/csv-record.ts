@@ -6,7 +6,8 @@
 // the feed thread's records are these too (sync/read/feed-thread.ts ThreadRecord).
 import type { RecordPosition } from '../types.js';
 
-const UNIT = '\u001f';
+/** the joined form's separator (rowText) */
+export const UNIT = '\u001f';
 
 /** What the records of one header share: the builder of their data, and each column's place. */
 export class RowShape {
@@ -66,11 +67,14 @@ export class CsvRecord {
  * A row's text (FeedItem.text): the header's identity and the row's fields, which together make its
  * data. Joined by the unit separator when no field holds one (one join, no escaping: cut at its
  * separators, the text gives the fields back), else as JSON; the first character tells the two apart.
+ * `noUnit`: the caller vouches that no field holds the separator (csv-scan.ts: the text its fields
+ * were cut from holds none), so the fields need not be looked through.
  */
-export function rowText(headerId: string, fields: readonly string[]): string {
+export function rowText(headerId: string, fields: readonly string[], noUnit = false): string {
   // (no fields joins as one empty field does)
   if (fields.length === 0) return `C${headerId}[]`;
-  for (const f of fields) if (f.includes(UNIT)) return `C${headerId}${JSON.stringify(fields)}`;
+  // (a rerun takes every row's text: looking through a 22-field row's fields was 0.3 µs of its 0.9 µs here)
+  if (!noUnit) for (const f of fields) if (f.includes(UNIT)) return `C${headerId}${JSON.stringify(fields)}`;
   return `c${headerId}${UNIT}${fields.join(UNIT)}`;
 }
 

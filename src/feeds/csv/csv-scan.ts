@@ -8,6 +8,7 @@
 // \r or \n inside a quoted field one; `emptyLines`), so a row's place is worked out by the same rule
 // on either path, and csv-parse picks up the count where the fast path left it.
 import { isUtf8 } from 'node:buffer';
+import { UNIT } from './csv-record.js';
 
 const LF = 10;
 const CR = 13;
@@ -16,8 +17,11 @@ const ESC = 34;
 /** a row still unfinished past this many bytes (or characters) goes to csv-parse: bounded memory, no rescans */
 export const MAX_HELD = 1 << 20;
 
-/** a row read: its fields, and csv-parse's `lines` and `empty_lines` counts when it ends */
-export type RowSink = (fields: string[], lines: number, emptyLines: number) => void;
+/**
+ * a row read: its fields, and csv-parse's `lines` and `empty_lines` counts when it ends; `noUnit`:
+ * no field holds U+001F (csv-record.ts rowText's separator), the text they were cut from having none
+ */
+export type RowSink = (fields: string[], lines: number, emptyLines: number, noUnit?: boolean) => void;
 
 /**
  * Where the fast path stopped: csv-parse reads `lead`, then the pieces of `rest` (the input from the
@@ -205,6 +209,8 @@ class RowScan {
   // what the field just read holds, and the line breaks inside the row's quoted fields so far
   private value = '';
   private inner = 0;
+  /** the text being read holds no U+001F (RowSink) */
+  private noUnit = false;
 
   constructor(
     private readonly delimiter: number,
@@ -223,6 +229,8 @@ class RowScan {
     const atEnd = limit === Infinity;
     const len = text.length;
     this.nextDelimiter = this.nextQuote = this.nextLf = this.nextCr = this.nextEsc = -1;
+    // (a field is cut from the text, a quoted one joined of its pieces: none holds what the text does not)
+    this.noUnit = text.indexOf(UNIT, pos) < 0;
     while (pos < len) {
       const c = text.charCodeAt(pos);
       if (c === LF || c === CR) {
@@ -258,7 +266,7 @@ class RowScan {
       if (p >= len) {
         if (!atEnd) return MORE;
         // the file ends in this row, without a line ending
-        sink(fields, this.lines + this.inner, this.emptyLines);
+        sink(fields, this.lines + this.inner, this.emptyLines, this.noUnit);
         this.lines += this.inner;
         return p;
       }
@@ -268,7 +276,7 @@ class RowScan {
         continue;
       }
       if (p >= limit) return MORE;
-      sink(fields, this.lines + this.inner, this.emptyLines);
+      sink(fields, this.lines + this.inner, this.emptyLines, this.noUnit);
       this.lines += this.inner + 1;
       return p + (c === CR && text.charCodeAt(p + 1) === LF ? 2 : 1);
     }

@@ -5,12 +5,12 @@
 // leaves its origin. Retries with backoff (network errors, 5xx, 408, 429 with Retry-After) happen
 // before the body is read; a body that breaks midway is the caller's FeedReadError (restarting would
 // replay records already handed on).
-import { STATUS_CODES } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { boundedRequest, RequestStopped, type BoundedResponse } from '../../net/request.js';
 import { parseRetryAfter } from '../../net/retry-after.js';
+import { statusText } from '../../net/status-text.js';
 import { maskSecrets, maskUrl, registerHeaderSecrets, registerSecret, registerUrlSecrets } from '../../secrets.js';
 import { boundedGunzip, type ExpansionLimits } from './decompress.js';
 import { errorBodyMessage, readErrorBody } from './error-body.js';
@@ -130,7 +130,7 @@ async function getOnce(
     const after = parseRetryAfter(res.headers.get('retry-after'));
     const shown = message && maskSecrets(message);
     const failure = new FeedReadError(
-      `HTTP ${res.status} ${STATUS_CODES[res.status] ?? ''}${shown ? `: ${shown}` : ''}`,
+      `HTTP ${res.status} ${statusText(res.status)}${shown ? `: ${shown}` : ''}`,
       place,
       isRetryableStatus(res.status),
       { status: res.status },

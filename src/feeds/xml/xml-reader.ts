@@ -5,9 +5,9 @@
 // mapping can still read its key); the records after it are read as usual. A document the
 // recordPath matches nothing in, and that never opens the path's first element, is refused
 // naming its root element (record-path-check.ts).
-import iconv from 'iconv-lite';
 import { StringDecoder } from 'node:string_decoder';
 import { FeedReadError, RecordParseError } from '../../errors.js';
+import { iconv } from '../iconv.js';
 import { itemsOf, type BatchedItems } from '../item-batches.js';
 import type { FeedItem } from '../types.js';
 import { createXmlScanner, type ScannedRecord } from './xml-scanner.js';
@@ -68,16 +68,17 @@ export async function* decodeDeclared(
   let decode: ((b: Buffer) => string) | undefined;
   let finish: () => string = () => '';
 
-  const choose = (encoding: string) => {
+  const choose = async (encoding: string) => {
     if (/^utf-?8$/i.test(encoding)) {
       const d = new StringDecoder('utf8');
       decode = (b) => d.write(b);
       finish = () => d.end();
       return;
     }
-    if (!iconv.encodingExists(encoding))
+    const codecs = await iconv();
+    if (!codecs.encodingExists(encoding))
       throw new FeedReadError(`the document's encoding ${JSON.stringify(encoding)} is not supported`, { file }, false);
-    const d = iconv.getDecoder(encoding);
+    const d = codecs.getDecoder(encoding);
     decode = (b) => d.write(b);
     finish = () => d.end() ?? '';
   };
@@ -90,12 +91,12 @@ export async function* decodeDeclared(
     }
     head = head.length ? Buffer.concat([head, chunk]) : chunk;
     if (!headComplete(head)) continue;
-    choose(forced ?? sniffEncoding(head));
+    await choose(forced ?? sniffEncoding(head));
     const s = decode!(head);
     if (s) yield s.charCodeAt(0) === 0xfeff ? s.slice(1) : s;
   }
   if (!decode && head.length) {
-    choose(forced ?? sniffEncoding(head));
+    await choose(forced ?? sniffEncoding(head));
     const s = decode!(head);
     if (s) yield s.charCodeAt(0) === 0xfeff ? s.slice(1) : s;
   }

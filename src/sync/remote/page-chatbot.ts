@@ -64,8 +64,8 @@ export interface PagingHandle {
  * feed's 100 small chatbots paged one at a time were 200 round trips end to end, and a fleet's
  * no-change tick waited for them rather than for its budget. Past a few at once, a large chatbot's
  * paging only shares the slots its own pages would fill (the budget holds api.concurrency calls in
- * flight over all of them), and each paging in progress holds its pages in flight and up to 8 MiB
- * of compared JSON (remote.ts): the bound.
+ * flight over all of them), and each paging in progress holds the pages it asked for (up to
+ * PAGES_AHEAD × api.concurrency, remote.ts) and up to 8 MiB of compared JSON: the bound.
  */
 export const PAGINGS_AT_ONCE = 8;
 

@@ -39,6 +39,8 @@ export interface RemoteOptions extends RowOptions {
   pageSize: number;
   /** list pages in flight at once */
   concurrency: number;
+  /** pages asked for ahead of the one taken next, as a multiple of `concurrency` (default PAGES_AHEAD, 1) */
+  pagesAhead?: number;
   /** most pages one pass may read (api.maxPages) */
   maxPages?: number;
   signal?: AbortSignal;
@@ -109,34 +111,81 @@ const listRequest = (opts: RemoteOptions, pageNumber: number, pageSize: number) 
   PageSize: pageSize,
 });
 
-/** One pass over the pages, each read by `load`, in page order, until a short page. */
+/**
+ * Pages asked for ahead of the one taken next, as a multiple of `concurrency` (the calls in flight,
+ * which the limiter still holds them to; RemoteOptions.pagesAhead). A page is taken in page order,
+ * so one answered or recalled late holds its place meanwhile, and with a window of `concurrency`
+ * pages the requests after it wait for it. A window of 3 bought a 100k no-change rerun 1.44 × the
+ * bare client against 1.57 × at a quiet load (a6568b8, load 1.3–2.7), but nothing in four runs on
+ * a shared machine (30f074a, load 3–12: faster than 1 in 0–3 turns of 5, slower at the median in
+ * three runs of four; 2: no gain): 1 until a quiet measurement decides (docs/benchmarks.md, "Where
+ * a 100k no-change rerun's time goes"). The pages answered but not yet taken wait in memory: at most
+ * this many × `concurrency`.
+ */
+const PAGES_AHEAD = 1;
+
+/**
+ * One pass over the pages, each read by `load`, in page order, until a short page (the pages asked
+ * for past it are not yielded).
+ * Up to `pagesAhead` × `concurrency` pages are asked for ahead of the one taken next (`concurrency`
+ * only until the pass's second page is taken: a server that ignores PageNumber repeats its first
+ * page there, and the calls that costs stay within `concurrency`), through a limiter that starts
+ * them in page order, `concurrency` at once. The pass ends at the first page, in page order, that
+ * is short or fails; once any page answers short or fails, no page after it is sent: the pages
+ * still queued are dropped. So the calls sent past the list's end (a VirtualCount that says more
+ * than there is) stay within `concurrency`: every one sent was in flight when the first page past
+ * the end answered. At the pass's end (its short page, a failure, an early stop) the queued pages
+ * are dropped, never sent, and the started ones are let settle: no call is left in flight, and no
+ * page that was never started is awaited (it never settles).
+ */
 async function* pass<P extends Counted>(
   load: (pageNumber: number, pageSize: number) => Promise<P>,
   opts: RemoteOptions,
 ): AsyncGenerator<Paged<P>> {
-  const limit = pLimit(Math.max(1, opts.concurrency));
+  const concurrency = Math.max(1, opts.concurrency);
+  const limit = pLimit(concurrency);
   const maxPages = opts.maxPages ?? DEFAULT_MAX_PAGES;
-  const fetchPage = (pageNumber: number, pageSize: number): Promise<Paged<P>> =>
-    limit(async () => ({ ...(await load(pageNumber, pageSize)), pageNumber, pageSize }));
-  const first = await fetchPage(1, opts.pageSize);
+  const first: Paged<P> = { ...(await load(1, opts.pageSize)), pageNumber: 1, pageSize: opts.pageSize };
   yield first;
   const got = first.length;
   const size = got > 0 && got < opts.pageSize && first.virtualCount > got ? got : opts.pageSize;
   if (got < size) return;
+  /** the first page known to end the pass (answered short, or failed): no page after it is sent */
+  let endsAt = Infinity;
+  const endAt = (pageNumber: number) => {
+    if (pageNumber >= endsAt) return;
+    endsAt = pageNumber;
+    // (the limiter starts pages in the order asked: every page still queued comes after this one)
+    limit.clearQueue();
+  };
+  /** pages asked for and not yet taken whose call the limiter started (the others may never settle) */
+  const started = new Set<number>();
+  let over = false;
+  const fetchPage = (pageNumber: number): Promise<Paged<P>> =>
+    limit(async () => {
+      // (a page the limiter took from its queue just before the queue was dropped is not sent either)
+      if (over || pageNumber > endsAt) throw new PagingError(`page ${pageNumber} not asked for: the pass has ended`);
+      started.add(pageNumber);
+      try {
+        const page = await load(pageNumber, size);
+        if (page.length < size) endAt(pageNumber);
+        return { ...page, pageNumber, pageSize: size };
+      } catch (err) {
+        endAt(pageNumber);
+        throw err;
+      }
+    });
   // pages VirtualCount leads us to expect are asked for together; past them, one at a time
   const expected = Math.min(maxPages, Math.ceil(first.virtualCount / size));
   const ahead = new Map<number, Promise<Paged<P>>>();
   let next = 2;
+  let taken = 1;
   let ended = false;
   try {
     for (;;) {
-      while (
-        !ended &&
-        next <= maxPages &&
-        ahead.size < Math.max(1, opts.concurrency) &&
-        (next <= expected || ahead.size === 0)
-      ) {
-        const p = fetchPage(next, size);
+      const window = taken < 2 ? concurrency : concurrency * Math.max(1, opts.pagesAhead ?? PAGES_AHEAD);
+      while (next <= maxPages && next <= endsAt && ahead.size < window && (next <= expected || ahead.size === 0)) {
+        const p = fetchPage(next);
         p.catch(() => {}); // awaited below in order; a failure is rethrown there
         ahead.set(next++, p);
       }
@@ -144,13 +193,19 @@ async function* pass<P extends Counted>(
       if (n === undefined || !pending) break;
       const page = await pending;
       ahead.delete(n);
+      started.delete(n);
       yield page;
-      if (page.length < size) ended = true;
+      taken = n;
+      if (page.length < size) {
+        ended = true;
+        break;
+      }
     }
   } finally {
-    // a failure or an early stop: let the calls in flight settle, none is left behind
+    // the pass's end: the pages still queued are never sent, the calls in flight let settle
+    over = true;
     limit.clearQueue();
-    await Promise.allSettled(ahead.values());
+    await Promise.allSettled([...ahead].filter(([n]) => started.has(n)).map(([, p]) => p));
   }
   if (!ended)
     throw new PagingError(
