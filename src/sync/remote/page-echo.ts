@@ -72,11 +72,8 @@ export interface Generation {
   byHash?: Map<string, number>;
   /** pageChunks the other way round (a chunk's hash → its first row's place and its count): made when a page is not known whole */
   byChunk?: Map<string, { place: number; count: number }>;
-  /**
-   * each page's last ID, when the rows are in ID order page after page (a list paged by ID, as the
-   * service pages it), null when not: made when first asked (idOrder)
-   */
-  lastIds?: Float64Array | null;
+  /** the pages in ID order, when their rows are in ID order (a list paged by ID, as the service pages it), null when not: made when first asked (idOrder) */
+  idOrder?: IdOrder | null;
   /** pages by their whole answer (pageHash), with the VirtualCount it gave */
   answers: Map<string, Answer>;
   rows: number;
@@ -343,17 +340,18 @@ function placeAfter(g: Generation, place: number): number {
  * them. Else by the map of every item hash (made then, once: about 45 ms a 100k listings).
  */
 function placeOf(g: Generation, body: Uint8Array, at: number, h: string): number {
-  const lastIds = idOrder(g);
-  const id = lastIds ? leadingId(body, at) : undefined;
-  if (!lastIds || id === undefined) return hashPlaces(g).get(h) ?? -1;
+  const order = idOrder(g);
+  const id = order ? leadingId(body, at) : undefined;
+  if (!order || id === undefined) return hashPlaces(g).get(h) ?? -1;
   // the first page whose last ID is not below it, then the rows of that ID from there on
   let lo = 0;
-  for (let hi = lastIds.length; lo < hi;) {
+  for (let hi = order.lastIds.length; lo < hi;) {
     const mid = (lo + hi) >>> 1;
-    if (lastIds[mid]! < id) lo = mid + 1;
+    if (order.lastIds[mid]! < id) lo = mid + 1;
     else hi = mid;
   }
-  for (let page = lo; page < g.pages.length; page++) {
+  for (let k = lo; k < order.pages.length; k++) {
+    const page = order.pages[k]!;
     const { ids } = g.pages[page]!;
     let row = 0;
     for (let hi = ids.length; row < hi;) {
@@ -369,19 +367,30 @@ function placeOf(g: Generation, body: Uint8Array, at: number, h: string): number
   return -1;
 }
 
-/** each page's last ID if `g`'s rows are in ID order page after page (an empty page: the last before it), else null; made once */
-function idOrder(g: Generation): Float64Array | null {
-  if (g.lastIds !== undefined) return g.lastIds;
-  const lastIds = new Float64Array(g.pages.length);
+/** a generation's pages (not empty) by their first ID, and each one's last ID in that order */
+interface IdOrder {
+  pages: Int32Array;
+  lastIds: Float64Array;
+}
+
+/**
+ * `g`'s pages in ID order if their rows are in ID order, each page after the one before it (the
+ * pages of a paging are remembered as they come back, not in page order), else null; made once
+ */
+function idOrder(g: Generation): IdOrder | null {
+  if (g.idOrder !== undefined) return g.idOrder;
+  const pages = Int32Array.from(g.pages.keys()).filter((p) => g.pages[p]!.ids.length > 0);
+  pages.sort((a, b) => g.pages[a]!.ids[0]! - g.pages[b]!.ids[0]!);
+  const lastIds = new Float64Array(pages.length);
   let last = -Infinity;
-  for (let page = 0; page < g.pages.length; page++) {
+  for (const [k, page] of pages.entries()) {
     for (const id of g.pages[page]!.ids) {
-      if (id < last) return (g.lastIds = null);
+      if (id < last) return (g.idOrder = null);
       last = id;
     }
-    lastIds[page] = last;
+    lastIds[k] = last;
   }
-  return (g.lastIds = lastIds);
+  return (g.idOrder = { pages, lastIds });
 }
 
 /** where each item hash of `g` is (page × ROW_SPAN + row), made once, when first asked */
