@@ -23,11 +23,15 @@ export interface ListPageCut {
 const LIST = Buffer.from('"List":[');
 const LIST_NAME = Buffer.from('"List"');
 /** between two items: the end of one, the start of the next (a plain item's first member) */
-const BETWEEN = Buffer.from(`},{${JSON.stringify(Object.keys(ListItem.shape)[0])}:`);
+export const BETWEEN = Buffer.from(`},{${JSON.stringify(Object.keys(ListItem.shape)[0])}:`);
 const LAST = Buffer.from('}]');
 
-/** The cut of a list page's body, or undefined when it cannot be shown to be the parse's. */
-export function cutListPage(status: number, body: Uint8Array): ListPageCut | undefined {
+/**
+ * The cut of a list page's body, or undefined when it cannot be shown to be the parse's. `seams`:
+ * where BETWEEN stands in the body, each place of it in order, when the caller has found them
+ * already (page-decode.ts pageSpans), so the body is not searched again.
+ */
+export function cutListPage(status: number, body: Uint8Array, seams?: readonly number[]): ListPageCut | undefined {
   const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const open = bytes.indexOf(LIST);
   if (open < 0) return undefined;
@@ -43,8 +47,10 @@ export function cutListPage(status: number, body: Uint8Array): ListPageCut | und
   if (!emptied || emptied.List.length !== 0) return undefined;
   const starts: number[] = [];
   const ends: number[] = [];
+  let seam = 0;
   for (let at = first; at < close;) {
-    const next = bytes.indexOf(BETWEEN, at);
+    if (seams) while (seam < seams.length && seams[seam]! < at) seam++;
+    const next = seams ? (seams[seam] ?? -1) : bytes.indexOf(BETWEEN, at);
     const end = next < 0 || next + 1 >= close ? close : next + 1;
     starts.push(at);
     ends.push(end);

@@ -9,7 +9,7 @@ import { quickListPage } from '../../src/api/envelope.js';
 import { cutListPage, parseListItem } from '../../src/api/list-page-cut.js';
 import { toListItem } from '../../src/emulator/list-item.js';
 import type { ListItem } from '../../src/listing/schema.js';
-import { decodePage } from '../../src/sync/remote/page-decode.js';
+import { decodePage, pageSpans } from '../../src/sync/remote/page-decode.js';
 import { rowsOf } from '../../src/sync/remote/remote-rows.js';
 import { listing } from '../sync/helpers/listings.js';
 
@@ -108,6 +108,9 @@ describe('cutListPage', () => {
           const whole = quickListPage(200, text);
           const cut = cutItems(text);
           if (cut) expect(cut).toEqual({ items: whole?.List, virtualCount: whole?.VirtualCount });
+          // the seams pageSpans found give the cut a search gives
+          const body = bytes(text);
+          expect(cutListPage(200, body, pageSpans(200, body).seams)).toEqual(cutListPage(200, body));
           // a compact page with tidy items is always cut (else the echo would never apply)
           if (layout === 'compact' && texts.every(([d, e]) => !/[}\]]/.test(d + e))) expect(cut).toBeDefined();
         },
@@ -122,6 +125,31 @@ describe('cutListPage', () => {
     expect(cutListPage(200, bytes('\uFEFF' + good))).toBeUndefined();
     expect(cutListPage(200, bytes(good.replace('"Success":true', '"Success":false')))).toBeUndefined();
     expect(cutListPage(200, bytes('<html>"List":[{}]</html>'))).toBeUndefined();
+  });
+});
+
+describe('pageSpans', () => {
+  it('names an answer by its status and bytes alone: its spans, joined by their seams, are the body', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(description, description, fc.integer({ min: 1, max: 10 ** 9 })), { maxLength: 12 }),
+        fc.constantFrom(...Object.keys(layouts)),
+        fc.nat(12),
+        (texts, layout, drop) => {
+          const items = texts.map(([d, e, id]) => item(id, d, e));
+          const text = layouts[layout]!(items, items.length);
+          const spans = pageSpans(200, bytes(text));
+          const joined = spans.starts.map((s, k) => Buffer.from(text).subarray(s, spans.ends[k]).toString()).join(',');
+          expect(joined).toBe(text);
+          // another body (an item less), or another status, is another answer
+          const fewer = layouts[layout]!(items.toSpliced(drop % Math.max(1, items.length), 1), items.length);
+          if (fewer !== text) expect(pageSpans(200, bytes(fewer)).answer).not.toBe(spans.answer);
+          expect(pageSpans(201, bytes(text)).answer).not.toBe(spans.answer);
+          expect(pageSpans(200, bytes(text)).answer).toBe(spans.answer);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 

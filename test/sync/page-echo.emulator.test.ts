@@ -316,22 +316,29 @@ describe('page echo files', () => {
       pages: RemoteRows[],
       pageItems: string[][],
       answers = new Map([['200:x', { page: 0, virtualCount: 2 }]]),
+      pageChunks: Generation['pageChunks'] = pages.map(() => ({ digests: [], rows: new Uint32Array(0) })),
     ): Generation => ({
       pages,
       pageItems,
+      pageChunks,
       answers,
       rows: pages.reduce((n, p) => n + p.ids.length, 0),
     });
     const read = (
       pages: RemoteRows[],
       pageItems: string[][],
-      o: { keepCompared?: boolean; limit?: number; answers?: Generation['answers'] } = {},
+      o: {
+        keepCompared?: boolean;
+        limit?: number;
+        answers?: Generation['answers'];
+        pageChunks?: Generation['pageChunks'];
+      } = {},
     ) =>
       readGeneration(
         name,
         { ...opts, ...o },
         o.limit ?? 10,
-        generationBytes(name, generation(pages, pageItems, o.answers)),
+        generationBytes(name, generation(pages, pageItems, o.answers, o.pageChunks)),
       );
     // an item's hash: 20 bytes as latin1
     const a = 'a'.repeat(20);
@@ -358,6 +365,14 @@ describe('page echo files', () => {
       read([page(2, { compared: { utf8: new Uint8Array(2), ends: Uint32Array.of(1, 2) } })], items),
     ).toBeUndefined();
     expect(read([page(2)], items, { limit: 1 })).toBeUndefined(); // more rows than this process remembers
+    // a page's chunks: each a 20-byte hash naming rows within the page
+    const chunks = (digests: string[], ...rows: number[]) => [{ digests, rows: Uint32Array.from(rows) }];
+    expect(read([page(2)], items, { pageChunks: chunks([a], 0, 2) })).toMatchObject({ pageChunks: chunks([a], 0, 2) });
+    expect(read([page(2)], items, { pageChunks: chunks([a], 1, 2) })).toBeUndefined(); // rows past the page's
+    expect(read([page(2)], items, { pageChunks: chunks([a], 0, 0) })).toBeUndefined(); // a chunk of no row
+    expect(read([page(2)], items, { pageChunks: chunks(['a'], 0, 1) })).toBeUndefined(); // a hash not 20 bytes
+    expect(read([page(2)], items, { pageChunks: chunks([a, b], 0, 1) })).toBeUndefined(); // a hash without its rows
+    expect(read([page(2)], items, { pageChunks: [] })).toBeUndefined(); // a page without its chunks
     expect(readGeneration('other', opts, 10, generationBytes(name, generation([page(2)], items)))).toBeUndefined();
     expect(readGeneration(name, opts, 10, Buffer.from('short'))).toBeUndefined();
   });

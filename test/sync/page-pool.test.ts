@@ -7,7 +7,7 @@ import { readEnvelope } from '../../src/api/envelope.js';
 import { ENDPOINTS, ListData, quickListData } from '../../src/api/schemas.js';
 import type { ChatbotApi, RawBody } from '../../src/api/types.js';
 import { AbortedError } from '../../src/errors.js';
-import { pageHash } from '../../src/sync/remote/page-decode.js';
+import { decodePage, pageSpans } from '../../src/sync/remote/page-decode.js';
 import { openPagePool, type PagePool, type PagePoolOptions } from '../../src/sync/remote/page-pool.js';
 import { fetchRemote, type RemoteOptions } from '../../src/sync/remote/remote.js';
 import type { RemoteIndex } from '../../src/sync/remote/remote-index.js';
@@ -109,11 +109,12 @@ describe('page pool', () => {
           ListData,
           quickListData,
         );
-        const { itemHashes, pageHash: answer, ...decoded } = (await pool.decode(res, o)) ?? {};
+        const { itemHashes, pageHash: answer, chunks, ...decoded } = (await pool.decode(res, o)) ?? {};
         expect(decoded).toEqual({ rows: rowsOf(data.List, o), virtualCount: LISTINGS });
         // the emulator's pages are cut into their items: each one's hash comes along, and the page's, for the page echo
         expect(itemHashes).toHaveLength(data.List.length);
-        expect(answer).toBe(pageHash(res.status, res.bytes));
+        expect(answer).toBe(pageSpans(res.status, res.bytes).answer);
+        expect(chunks).toEqual(decodePage(res.status, res.bytes, o)?.chunks);
       }
     } finally {
       await pool.close();
