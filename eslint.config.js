@@ -155,7 +155,7 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [SYNC_FRONT_DOOR] }] },
   },
   {
-    // node:http's values are read through process.getBuiltinModule, never an ES import: that makes
+    // node:http's values are read through nodeHttp() (a require), never an ES import: that makes
     // its module namespace, whose lazy WebSocket getters load Node's own undici (src/net/status-text.ts)
     files: ['src/**/*.ts', 'jobs/**/*.ts'],
     rules: {
@@ -165,8 +165,7 @@ export default tseslint.config(
           paths: ['node:http', 'http'].map((name) => ({
             name,
             allowTypeImports: true,
-            message:
-              "read node:http's values through process.getBuiltinModule('node:http') (src/net/status-text.ts says why)",
+            message: "read node:http's values through nodeHttp() from src/net/status-text.ts (it says why)",
           })),
         },
       ],

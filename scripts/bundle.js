@@ -18,7 +18,7 @@
 //   the rest of its index (fetch, WebSocket, caches, mocks: half of its 1.1 MB, parsed at every start),
 //   and its HTTP/2 client loads node:http2 at its first HTTP/2 connection, not as it loads (lazyHttp2).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { isBuiltin } from 'node:module';
+import { createRequire, isBuiltin } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -243,7 +243,7 @@ export function lazyHttp2Source(text, path = 'client-h2.js') {
 
 /** The stand-in for node:http2 in client-h2.js: its constants, and connect() requiring it. */
 export function lazyHttp2Module() {
-  const { constants } = process.getBuiltinModule('node:http2');
+  const { constants } = createRequire(import.meta.url)('node:http2');
   return `{ constants: ${JSON.stringify(constants)}, connect: (...args) => require('node:http2').connect(...args) }`;
 }
 

@@ -17,6 +17,7 @@ import {
   type EndpointName,
 } from '../api/schemas.js';
 import { zodIssues } from '../api/zod-issues.js';
+import { nodeHttp } from '../net/status-text.js';
 import type { ValidationIssue } from '../errors.js';
 import { handleAdmin } from './admin.js';
 import * as ops from './endpoints.js';
@@ -109,8 +110,8 @@ interface Emulator {
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
   const e = await createEmulator(options);
   const { opts, lifetime, saver } = e;
-  // (node:http by process.getBuiltinModule, not an ES import: src/net/status-text.ts says why)
-  const server = process.getBuiltinModule('node:http').createServer((req, res) => {
+  // (node:http required, not an ES import: src/net/status-text.ts says why)
+  const server = nodeHttp().createServer((req, res) => {
     handle(e, req, res).catch((err: unknown) => {
       if (lifetime.signal.aborted) return res.destroy();
       e.log?.error({ err }, 'emulator: request failed');

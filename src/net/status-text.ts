@@ -1,10 +1,19 @@
-// The reason phrase of an HTTP status ("Not Found"), from node:http's own table. Read through
-// process.getBuiltinModule, not `import { STATUS_CODES } from 'node:http'`: an ES import of node:http
-// makes its module namespace, which reads every export, and the WebSocket/CloseEvent/MessageEvent
-// getters among them load Node's internal undici: 45-50 ms of CPU at the start of every command
-// that loads the feed reader (`sync` included), for a table read only when a request fails.
+// node:http's module required, not imported: an ES import of node:http (`import { STATUS_CODES }
+// from 'node:http'`) makes its module namespace, which reads every export, and the WebSocket,
+// CloseEvent and MessageEvent getters among them load Node's internal undici: 45-50 ms of CPU at the
+// start of every command that loads the feed reader (`sync` included), for a table read only when a
+// request fails. A require of a built-in makes no namespace. (Not process.getBuiltinModule: it came
+// in Node 22.3, and engines allows 22.0.)
+import { createRequire } from 'node:module';
+
+const requireBuiltin = createRequire(import.meta.url);
+
+/** node:http, as Node keeps it (loaded once). */
+export function nodeHttp(): typeof import('node:http') {
+  return requireBuiltin('node:http') as typeof import('node:http');
+}
 
 /** `status`'s reason phrase, or '' for a status node:http does not name. */
 export function statusText(status: number): string {
-  return process.getBuiltinModule('node:http').STATUS_CODES[status] ?? '';
+  return nodeHttp().STATUS_CODES[status] ?? '';
 }

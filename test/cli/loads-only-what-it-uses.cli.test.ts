@@ -63,7 +63,7 @@ describe('what a run loads', () => {
 
   it('a sync against a service (not the embedded emulator) makes no node:http module namespace', async () => {
     // (an ES import of node:http reads its lazy WebSocket getters, which load Node's own undici: ~45
-    // ms of CPU; the status texts are read through process.getBuiltinModule, src/net/status-text.ts)
+    // ms of CPU; the status texts are read through a require, src/net/status-text.ts)
     const emulator = await startEmulator({ port: 0, secretKey: 'dev-secret-key', sessionKey: 'dev-session-key' });
     try {
       const config = join(dir, 'demo-served.yaml');
