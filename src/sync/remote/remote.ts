@@ -116,9 +116,9 @@ const listRequest = (opts: RemoteOptions, pageNumber: number, pageSize: number) 
  * which the limiter still holds them to; RemoteOptions.pagesAhead). A page is taken in page order,
  * so one answered or recalled late holds its place meanwhile, and with a window of `concurrency`
  * pages the requests after it wait for it. A window of 3 bought a 100k no-change rerun 1.44 × the
- * bare client against 1.57 × at a quiet load (a6568b8, load 1.3–2.7), but nothing in four runs on
- * a shared machine (30f074a, load 3–12: faster than 1 in 0–3 turns of 5, slower at the median in
- * three runs of four; 2: no gain): 1 until a quiet measurement decides (docs/benchmarks.md, "Where
+ * bare client against 1.57 × before this pass was made safe (a6568b8, load 1.3–2.7), but nothing
+ * since: 1 × faster in 4 turns of 5 (57cde94, load 2.3–2.9) and at the median in three of four runs
+ * on a shared machine (load 3–12); so 1 (docs/benchmarks.md, "Where
  * a 100k no-change rerun's time goes"). The pages answered but not yet taken wait in memory: at most
  * this many × `concurrency`.
  */
