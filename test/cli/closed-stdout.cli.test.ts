@@ -15,11 +15,14 @@ const BIN = join(root, 'bin/feedsync.js');
 const dir = mkdtempSync(join(tmpdir(), 'feedsync-closed-stdout-'));
 for (const f of ['demo.yaml', 'feeds']) cpSync(join(root, 'fixtures', f), join(dir, f), { recursive: true });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// (the demo's runs are recorded beside its state file; with REDIS_URL set, as in CI, `runs` reads Redis's instead)
+const { REDIS_URL: _redis, ...rest } = process.env;
+const env = { ...rest, NO_COLOR: '1' };
 
 /** Runs `feedsync ...args` with its stdout's reader gone before it writes: its status and stderr. */
 function withReaderGone(args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.destroy();
@@ -42,6 +45,7 @@ describe('a closed stdout', () => {
     // the change log has each of the demo's four feeds' runs, ended ok
     const runs = execFileSync(process.execPath, [BIN, 'runs', '--config', 'demo.yaml', '--json'], {
       cwd: dir,
+      env,
       encoding: 'utf8',
     });
     const outcomes = (JSON.parse(runs) as { runs: Array<{ feed: string; outcome: string }> }).runs.map(
