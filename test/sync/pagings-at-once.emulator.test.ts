@@ -70,9 +70,7 @@ function feedOf(rnd: () => number, run: number): string {
     }
     if (run > 0 && rnd() < 0.2) data.push({ ...row(1000 + run * 100 + c), Office: `office-${c}` });
   }
-  const head = csv([]).trimEnd();
-  const lines = csv(data).trimEnd().split('\n').slice(1);
-  return [`${head},Office`, ...lines.map((l, i) => `${l},${data[i]!.Office}`)].join('\n') + '\n';
+  return csv(data, [...COLUMNS, 'Office']);
 }
 
 const feed = FeedConfig.parse({

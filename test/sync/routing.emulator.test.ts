@@ -30,11 +30,7 @@ afterEach(async () => {
 
 /** The test columns and an agent and office per row (sources the routing reads, not mapped). */
 function agentCsv(data: Array<Row & { Agent: string; Office: string }>): string {
-  const head = csv([]).trimEnd();
-  const lines = csv(data).trimEnd().split('\n').slice(1);
-  return (
-    [`${head},Agent,Office`, ...lines.map((l, i) => `${l},${data[i]!.Agent},${data[i]!.Office}`)].join('\n') + '\n'
-  );
+  return csv(data, [...COLUMNS, 'Agent', 'Office']);
 }
 
 const mapping = { fields: Object.fromEntries(COLUMNS.map((c) => [c, c])) };
