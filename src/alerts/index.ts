@@ -85,8 +85,7 @@ async function updateAlertStates(
 ): Promise<Array<PromiseSettledResult<Notice[]>>> {
   if (new Set(lanes.map(([lane]) => lane)).size < lanes.length) {
     const out: Array<PromiseSettledResult<Notice[]>> = [];
-    for (const [lane, decide] of lanes)
-      out.push(...(await Promise.allSettled([updateAlertState(store, lane, decide)])));
+    for (const [lane, decide] of lanes) out.push(await settled(updateAlertState(store, lane, decide)));
     return out;
   }
   // (each lane's first read is asked in the same turn: one pipeline of reads, then one of swaps)
@@ -132,14 +131,15 @@ export async function alertAfterRuns(
   for (const [i, result] of updated.entries()) {
     const { target, run } = runs[i]!;
     if (result.status === 'fulfilled')
-      out.push(
-        ...(await Promise.allSettled([
-          deliver(config, target, result.value, logger, now, run.runId).then(() => result.value),
-        ])),
-      );
+      out.push(await settled(deliver(config, target, result.value, logger, now, run.runId).then(() => result.value)));
     else out.push(result);
   }
   return out;
+}
+
+/** One promise's outcome as Promise.allSettled gives it, awaited on its own. */
+async function settled<T>(p: Promise<T>): Promise<PromiseSettledResult<T>> {
+  return (await Promise.allSettled([p]))[0]!;
 }
 
 /** "No successful sync for staleHours": checked for each lane, alerting and resolving like the rest. */

@@ -3,7 +3,7 @@
 // that the same job recorded (a lane done by another job, or recorded by none, is run).
 import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../src/state/memory-store.js';
-import { commitLane, type LaneCommitInput } from '../../src/sync/settle/lane-commit.js';
+import { commitLanes, type LaneCommitInput } from '../../src/sync/settle/lane-commit.js';
 import { doneIn, lanesDoneBy, LANE_DONE_NAMESPACE } from '../../src/sync/settle/lane-done.js';
 import type { SyncOutcome } from '../../src/sync/model/outcome.js';
 
@@ -20,7 +20,7 @@ function input(id: string): LaneCommitInput {
 }
 
 async function commit(store: ReturnType<typeof createMemoryStore>, id: string, run: object, outcome: SyncOutcome) {
-  await commitLane(store, doneIn(run, input(id), outcome, exec));
+  await commitLanes(store, [doneIn(run, input(id), outcome, exec)]);
 }
 
 describe('lanes done by a job', () => {

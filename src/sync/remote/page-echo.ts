@@ -344,27 +344,26 @@ function placeOf(g: Generation, body: Uint8Array, at: number, h: string): number
   const id = order ? leadingId(body, at) : undefined;
   if (!order || id === undefined) return hashPlaces(g).get(h) ?? -1;
   // the first page whose last ID is not below it, then the rows of that ID from there on
-  let lo = 0;
-  for (let hi = order.lastIds.length; lo < hi;) {
-    const mid = (lo + hi) >>> 1;
-    if (order.lastIds[mid]! < id) lo = mid + 1;
-    else hi = mid;
-  }
-  for (let k = lo; k < order.pages.length; k++) {
+  for (let k = firstNotBelow(order.lastIds, id); k < order.pages.length; k++) {
     const page = order.pages[k]!;
     const { ids } = g.pages[page]!;
-    let row = 0;
-    for (let hi = ids.length; row < hi;) {
-      const mid = (row + hi) >>> 1;
-      if (ids[mid]! < id) row = mid + 1;
-      else hi = mid;
-    }
-    for (; row < ids.length; row++) {
+    for (let row = firstNotBelow(ids, id); row < ids.length; row++) {
       if (ids[row] !== id) return -1;
       if (g.pageItems[page]![row] === h) return page * ROW_SPAN + row;
     }
   }
   return -1;
+}
+
+/** The index of the first of the ascending `values` not below `id` (`values.length` if none): a binary search. */
+function firstNotBelow(values: ArrayLike<number>, id: number): number {
+  let lo = 0;
+  for (let hi = values.length; lo < hi;) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** a generation's pages (not empty) by their first ID, and each one's last ID in that order */

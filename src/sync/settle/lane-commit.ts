@@ -70,10 +70,6 @@ function laneChanges(input: LaneCommitInput): FeedStateChanges {
   return changes;
 }
 
-export function commitLane(store: KvStore, input: LaneCommitInput): Promise<void> {
-  return commitLanes(store, [input]);
-}
-
 /**
  * Entries (sets and deletes) one apply of several lanes' commits holds at most: a no-change run's
  * lanes hold one or two each, so a routed feed's 100 lanes go in one MULTI, not 100 round trips
