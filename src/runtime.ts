@@ -10,7 +10,9 @@ import type { ApiCallEvent, ChatbotApi } from './api/types.js';
 import type { LoadedConfig } from './config/schema.js';
 import type { RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
+import { describeHolder } from './locks/lock-holder.js';
 import { createFileStore } from './state/file-store.js';
+import { OPEN_WAIT_MS } from './state/open-lock.js';
 import type { KvStore } from './state/kv-store.js';
 import type { ChangeLog } from './change-log/change-log.js';
 import { createFileChangeLog } from './change-log/file-change-log.js';
@@ -136,8 +138,18 @@ async function openStore(
   const fileStore = async () => {
     // the state file is open in one process at a time (state/open-lock.ts): wait for another run
     // as long as a run waits for its chatbot's lock (the longest deadline of the config's feeds)
-    const deadlines = config.feeds.map((f) => f.deadlineMinutes * 60_000);
-    const store = await createFileStore(stateFile(loaded), deadlines.length ? { waitMs: Math.max(...deadlines) } : {});
+    const deadlines = config.feeds.map((f) => f.deadlineMinutes);
+    const path = stateFile(loaded);
+    const minutes = deadlines.length ? Math.max(...deadlines) : OPEN_WAIT_MS / 60_000;
+    const store = await createFileStore(path, {
+      waitMs: minutes * 60_000,
+      // said at once: else a second run sits silent until the first has ended
+      onWait: (holder) =>
+        opts.logger.warn(
+          { state: path },
+          `the state file ${path} is open in ${holder ? describeHolder(holder, 'another feedsync process') : 'another feedsync process'}; waiting for it to close the file, up to ${minutes} min (${deadlines.length ? 'feeds[].deadlineMinutes' : 'the default'}); Ctrl-C stops waiting`,
+        ),
+    });
     closers.push(() => store.close());
     return { store };
   };
