@@ -35,8 +35,12 @@ export async function loadConfigWithLines(
     text = await readFile(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
+    // a first command in a new folder ends here: name the command that writes one
+    const init = file === DEFAULT_CONFIG_FILE ? '`feedsync init`' : `\`feedsync init --config ${file}\``;
     const why =
-      code === 'ENOENT' ? `does not exist (looked for ${path}); give its path with --config` : (err as Error).message;
+      code === 'ENOENT'
+        ? `does not exist (looked for ${path}); give its path with --config, or write a starter one with ${init}`
+        : (err as Error).message;
     throw new ConfigError(`config file ${file} ${why}`, file);
   }
   const { config, lineOf } = parseConfigWithLines(text, file, env);

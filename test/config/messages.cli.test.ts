@@ -206,7 +206,19 @@ describe('config check: every mistake named with its line and fix', () => {
     const r = await feedsync(['config', 'check', '--config', '/nonexistent/feedsync.yaml']);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      'feedsync: config file /nonexistent/feedsync.yaml does not exist (looked for /nonexistent/feedsync.yaml); give its path with --config\n',
+      'feedsync: config file /nonexistent/feedsync.yaml does not exist (looked for /nonexistent/feedsync.yaml); give its path with --config, or write a starter one with `feedsync init --config /nonexistent/feedsync.yaml`\n',
+    );
+  });
+
+  it('a first command in a folder without feedsync.yaml says how to make one (feedsync init)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-msg-'));
+    const r = await feedsync(['sync', '--config', join(dir, 'feedsync.yaml')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('or write a starter one with `feedsync init --config ');
+    const here = await feedsync(['sync'], {}, { cwd: dir });
+    expect(here.code).toBe(2);
+    expect(here.stderr).toBe(
+      `feedsync: config file feedsync.yaml does not exist (looked for ${join(dir, 'feedsync.yaml')}); give its path with --config, or write a starter one with \`feedsync init\`\n`,
     );
   });
 });
