@@ -7,6 +7,7 @@ import { createApiClient } from './api/client.js';
 import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
+import { defaultedKeyWarnings } from './config/defaulted-keys.js';
 import type { LoadedConfig } from './config/schema.js';
 import type { RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
@@ -62,6 +63,8 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
   try {
     // Redis first: a command refused for want of Redis has started nothing and written nothing
     const { store, redis } = await openStore(loaded, opts, closers);
+    // said before the first call: a 401 from the service then explains itself
+    for (const warning of defaultedKeyWarnings(loaded)) opts.logger.warn(warning);
     let baseUrl = config.api.baseUrl;
     let emulator: RunningEmulator | undefined;
     if (baseUrl === 'embedded') {

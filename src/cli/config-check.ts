@@ -3,6 +3,7 @@
 // Any problem is exit 2 with its line; a config that passes this runs.
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { defaultedKeyWarnings } from '../config/defaulted-keys.js';
 import { loadConfigWithLines } from '../config/load.js';
 import type { LineOf } from '../config/issues.js';
 import type { LoadedConfig } from '../config/schema.js';
@@ -41,7 +42,8 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
       ...(f.source.kind === 'reso' && { vendor: describeVendor(f.source) }),
     })),
   };
-  if (opts.json) printJson({ ok: true, ...summary });
+  const warnings = defaultedKeyWarnings(loaded);
+  if (opts.json) printJson({ ok: true, ...summary, warnings });
   else {
     process.stderr.write(
       `config ${file} is valid: ${summary.feeds.length} feed(s), ${summary.chatbots.length} chatbot(s), api ${summary.api.baseUrl}\n`,
@@ -52,6 +54,7 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
       );
       if (f.vendor) process.stderr.write(`    ${f.vendor}\n`);
     }
+    for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
   }
   return 0;
 }
