@@ -53,6 +53,9 @@ export async function run(opts: Options): Promise<number> {
     printJson({ ...(rejected && { rejected }), ...(previewJson(feed, opened, routing, preview) as object) });
   else {
     if (rejected) out(`rejected: ${rejected}`);
+    // as sync's first line says it: else the reason came last, below an empty listing and zero counts
+    else if (preview.incomplete && preview.counts.records === 0)
+      out(`failed: not one record was read: ${preview.incomplete.message}`);
     printPreview(feed, opened, routing, preview);
   }
   if (rejected) return EXIT.rejected;

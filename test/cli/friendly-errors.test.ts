@@ -132,6 +132,12 @@ describe('errors a person can fix', () => {
       `feed homes → chatbot SN-F: failed — the feed was not read whole, so nothing was deleted: homes.csv: the feed file ${join(dir, 'homes.csv')} does not exist (ENOENT): check feeds[].source.path (a relative path is relative to the config file's folder), or put the file there\n`,
     );
     expect(missing.stderr).not.toMatch(/no such file or directory|, stat '|^\s+at /m);
+    // feed preview says it first, as sync does, not below an empty listing and zero counts
+    const preview = await feedsync(['feed', 'preview', '--feed', 'homes', '--config', config]);
+    expect(preview.code).toBe(1);
+    expect(preview.stdout.split('\n')[0]).toBe(
+      `failed: not one record was read: homes.csv: the feed file ${join(dir, 'homes.csv')} does not exist (ENOENT): check feeds[].source.path (a relative path is relative to the config file's folder), or put the file there`,
+    );
 
     await mkdir(join(dir, 'homes.csv'));
     const folder = await feedsync(['sync', '--config', config]);
