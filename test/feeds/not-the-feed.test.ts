@@ -105,6 +105,26 @@ describe('an XML or MITS document the recordPath matches nothing in', () => {
     );
   });
 
+  // (a recordPath naming the records wrongly read the feed as empty: outcome ok, 0 records, exit 0)
+  it('a root that holds its records under another name: refused, naming that element, how many, and the recordPath to set', async () => {
+    const doc = `<?xml version="1.0"?>\n<Listings>\n${Array.from({ length: 30 }, (_, i) => `  <Listing><Url>https://x.test/${i}</Url></Listing>\n`).join('')}</Listings>\n`;
+    for (const size of [3, 64, 100_000]) {
+      const err = await refusal(readXml(chunks(doc, size), { label: 'feed.xml', recordPath: 'Listings.Property' }));
+      expect(err.message).toBe(
+        'feed.xml: recordPath `Listings.Property` matches no element: `<Listings>` holds 30 `<Listing>` elements, no `<Property>`: set feeds[].source.recordPath: Listings.Listing',
+      );
+    }
+    // an element the root holds once (a header of an empty feed) is not taken for the records
+    const { items, error } = await collectUntilError(
+      readXml(chunks('<Listings>\n  <Generated>2026-12-01</Generated>\n</Listings>\n', 5), {
+        label: 'feed.xml',
+        recordPath: 'Listings.Listing',
+      }),
+    );
+    expect(error).toBeUndefined();
+    expect(items).toEqual([]);
+  });
+
   it("an empty feed (the path's first element opened, no record) is read as empty, not refused", async () => {
     const { items, error } = await collectUntilError(
       readXml(chunks('<?xml version="1.0"?>\n<Listings>\n</Listings>\n', 5), {
