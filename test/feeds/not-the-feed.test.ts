@@ -114,26 +114,20 @@ describe('an XML or MITS document the recordPath matches nothing in', () => {
         'feed.xml: recordPath `Listings.Property` matches no element: `<Listings>` holds 30 `<Listing>` elements, no `<Property>`: set feeds[].source.recordPath: Listings.Listing',
       );
     }
-    // an element the root holds once (a header of an empty feed) is not taken for the records
-    const { items, error } = await collectUntilError(
-      readXml(chunks('<Listings>\n  <Generated>2026-12-01</Generated>\n</Listings>\n', 5), {
-        label: 'feed.xml',
-        recordPath: 'Listings.Listing',
-      }),
-    );
-    expect(error).toBeUndefined();
-    expect(items).toEqual([]);
   });
 
   it("an empty feed (the path's first element opened, no record) is read as empty, not refused", async () => {
-    const { items, error } = await collectUntilError(
-      readXml(chunks('<?xml version="1.0"?>\n<Listings>\n</Listings>\n', 5), {
-        label: 'feed.xml',
-        recordPath: 'Listings.Listing',
-      }),
-    );
-    expect(error).toBeUndefined();
-    expect(items).toEqual([]);
+    // the second: an element the root holds once (an empty feed's header) is not taken for the records
+    for (const doc of [
+      '<?xml version="1.0"?>\n<Listings>\n</Listings>\n',
+      '<Listings>\n  <Generated>2026-12-01</Generated>\n</Listings>\n',
+    ]) {
+      const { items, error } = await collectUntilError(
+        readXml(chunks(doc, 5), { label: 'feed.xml', recordPath: 'Listings.Listing' }),
+      );
+      expect(error).toBeUndefined();
+      expect(items).toEqual([]);
+    }
   });
 });
 
