@@ -7,24 +7,15 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { csv, homesConfigYaml, rows, SN, useEmulatorSync } from '../sync/helpers/feed.js';
+import { csv, rows, SN, useEmulatorSync, writeHomesConfig } from '../sync/helpers/feed.js';
 
 const BIN = join(import.meta.dirname, '../../bin/feedsync.js');
 const sync = useEmulatorSync({ perFile: true, emulator: { latencyMs: 100 } });
 let config = '';
 beforeAll(async () => {
   await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(200)));
-  config = join(sync.env().dir, 'feedsync.yaml');
-  await writeFile(
-    config,
-    homesConfigYaml(
-      sync.te().url,
-      { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
-      { top: ['  concurrency: 2'] },
-    ),
-  );
+  config = await writeHomesConfig(sync, { top: ['  concurrency: 2'] });
 });
 
 const creates = async () => (await sync.te().stats()).requests['/chat/Chatbot/RealEstateCreate']?.['200'] ?? 0;
