@@ -312,12 +312,13 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
     ['records', counts.records],
     ['valid', counts.valid],
     ['rejected', counts.rejected],
+    // (a part of `rejected`, indented under it: below `removed` it read as some of the removed)
+    ['  of which unreadable', counts.parseErrors],
     ['skipped', counts.skipped],
     ['removed', counts.removed],
-    ['of which unreadable', counts.parseErrors],
   ];
   out('counts');
-  for (const [name, n] of rows) out(`  ${name.padEnd(20)}${String(n).padStart(8)}`);
+  for (const [name, n] of rows) out(`  ${name.padEnd(22)}${String(n).padStart(8)}`);
   if (p.incomplete) out(`\nthe feed could not be read whole: ${p.incomplete.message}`);
 }
 
