@@ -22,6 +22,7 @@ feeds:
   - name: austin
     chatbot: SN-1
     keyBy: MLSNumber
+    mapping: { preset: reso }
     source: { kind: csv, path: austin.csv }
     deletes: { maxFraction: 0.25 }
     schedule: { cron: "*/10 * * * *", tz: America/Chicago }
@@ -243,6 +244,21 @@ describe('config check: every mistake named with its line and fix', () => {
     expect(r.stderr).toContain(
       'api.sessionKey is the default written in the config, because CHATBOT_SESSION_KEY is not set, and api.baseUrl is http://0.0.0.0:1',
     );
+  });
+
+  // (config check said valid; the sync then rejected every record: "MLSNumber is missing × 9")
+  it("a mapping that gives no value to the feed's key (keyBy) is refused with the feed's line and the fix", async () => {
+    const text = GOOD.replace('mapping: { preset: reso }', 'mapping: { fields: { City: City } }');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(text, 'mapping: { fields')}: feeds[0].mapping gives no MLSNumber, the feed's key (keyBy MLSNumber): every record would be rejected; map it (mapping.fields.MLSNumber: COLUMN) or use a preset that does`,
+    );
+    // keyed by URL: Url
+    const byUrl = await check(text.replace('keyBy: MLSNumber', 'keyBy: URL'));
+    expect(byUrl.stderr).toContain("gives no Url, the feed's key (keyBy URL)");
+    // a preset maps it
+    expect((await check(GOOD)).code).toBe(0);
   });
 
   it('a config file that does not exist says where it looked', async () => {
