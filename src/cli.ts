@@ -192,7 +192,9 @@ const runs = program
   .command('runs')
   // `runs show RUN --json`: options after `show` are show's, not the list's
   .enablePositionalOptions()
-  .description('run history kept in Redis')
+  .description(
+    'recent runs and their outcomes: the run history in Redis; without Redis, those `sync` recorded beside the state file',
+  )
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .option('--feed <name>', 'only this feed')
   .option('--chatbot <sn>', 'only this chatbot')

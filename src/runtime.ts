@@ -7,10 +7,13 @@ import { createApiClient } from './api/client.js';
 import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
+import { defaultedKeyWarnings } from './config/defaulted-keys.js';
 import type { LoadedConfig } from './config/schema.js';
 import type { RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
+import { describeHolder } from './locks/lock-holder.js';
 import { createFileStore } from './state/file-store.js';
+import { OPEN_WAIT_MS } from './state/open-lock.js';
 import type { KvStore } from './state/kv-store.js';
 import type { ChangeLog } from './change-log/change-log.js';
 import { createFileChangeLog } from './change-log/file-change-log.js';
@@ -60,6 +63,8 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
   try {
     // Redis first: a command refused for want of Redis has started nothing and written nothing
     const { store, redis } = await openStore(loaded, opts, closers);
+    // said before the first call: a 401 from the service then explains itself
+    for (const warning of defaultedKeyWarnings(loaded)) opts.logger.warn(warning);
     let baseUrl = config.api.baseUrl;
     let emulator: RunningEmulator | undefined;
     if (baseUrl === 'embedded') {
@@ -136,8 +141,18 @@ async function openStore(
   const fileStore = async () => {
     // the state file is open in one process at a time (state/open-lock.ts): wait for another run
     // as long as a run waits for its chatbot's lock (the longest deadline of the config's feeds)
-    const deadlines = config.feeds.map((f) => f.deadlineMinutes * 60_000);
-    const store = await createFileStore(stateFile(loaded), deadlines.length ? { waitMs: Math.max(...deadlines) } : {});
+    const deadlines = config.feeds.map((f) => f.deadlineMinutes);
+    const path = stateFile(loaded);
+    const minutes = deadlines.length ? Math.max(...deadlines) : OPEN_WAIT_MS / 60_000;
+    const store = await createFileStore(path, {
+      waitMs: minutes * 60_000,
+      // said at once: else a second run sits silent until the first has ended
+      onWait: (holder) =>
+        opts.logger.warn(
+          { state: path },
+          `the state file ${path} is open in ${holder ? describeHolder(holder, 'another feedsync process') : 'another feedsync process'}; waiting for it to close the file, up to ${minutes} min (${deadlines.length ? 'feeds[].deadlineMinutes' : 'the default'}); Ctrl-C stops waiting`,
+        ),
+    });
     closers.push(() => store.close());
     return { store };
   };

@@ -1,8 +1,10 @@
 // `feedsync config check`: load and validate the config, then what the schema alone cannot see:
-// each chatbot's settings by the rules the settings push applies, and that every feed file exists.
+// each chatbot's settings by the rules the settings push applies, that each feed's mapping gives its key,
+// and that every feed file exists.
 // Any problem is exit 2 with its line; a config that passes this runs.
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { defaultedKeyWarnings } from '../config/defaulted-keys.js';
 import { loadConfigWithLines } from '../config/load.js';
 import type { LineOf } from '../config/issues.js';
 import type { LoadedConfig } from '../config/schema.js';
@@ -10,11 +12,16 @@ import { ConfigError, type ConfigIssue } from '../errors.js';
 import { describeVendor } from '../feeds/vendors/describe.js';
 import { checkSettings, formatSettingsIssue } from '../settings/index.js';
 import { describeRedis } from '../redis/settings.js';
+import { mergedRules } from '../mapping/compile.js';
 import { printJson } from './exit.js';
 
 export async function run(opts: { config: string; json?: boolean }): Promise<number> {
   const { loaded, lineOf } = await loadConfigWithLines(opts.config);
-  const issues = [...settingsIssues(loaded, lineOf), ...(await feedFileIssues(loaded, lineOf))];
+  const issues = [
+    ...settingsIssues(loaded, lineOf),
+    ...keyIssues(loaded, lineOf),
+    ...(await feedFileIssues(loaded, lineOf)),
+  ];
   if (issues.length) throw new ConfigError(`config ${opts.config} is invalid`, opts.config, issues);
   const { config, file } = loaded;
   const summary = {
@@ -41,7 +48,8 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
       ...(f.source.kind === 'reso' && { vendor: describeVendor(f.source) }),
     })),
   };
-  if (opts.json) printJson({ ok: true, ...summary });
+  const warnings = defaultedKeyWarnings(loaded);
+  if (opts.json) printJson({ ok: true, ...summary, warnings });
   else {
     process.stderr.write(
       `config ${file} is valid: ${summary.feeds.length} feed(s), ${summary.chatbots.length} chatbot(s), api ${summary.api.baseUrl}\n`,
@@ -52,6 +60,7 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
       );
       if (f.vendor) process.stderr.write(`    ${f.vendor}\n`);
     }
+    for (const w of warnings) process.stderr.write(`warning: ${w}\n`);
   }
   return 0;
 }
@@ -68,6 +77,24 @@ function settingsIssues({ config }: LoadedConfig, lineOf: LineOf): ConfigIssue[]
         message: formatSettingsIssue(issue),
       };
     });
+  });
+}
+
+/**
+ * A mapping that gives no value to the feed's key (no rule of its own or its preset's, no default)
+ * rejects every record of every run: say so now. (A feed without `mapping` maps nothing.)
+ */
+function keyIssues({ config }: LoadedConfig, lineOf: LineOf): ConfigIssue[] {
+  return config.feeds.flatMap((feed, i) => {
+    const field = feed.keyBy === 'URL' ? 'Url' : 'MLSNumber';
+    if (mergedRules(feed.mapping)[field] || feed.mapping.defaults[field] !== undefined) return [];
+    return [
+      {
+        path: `feeds[${i}].mapping`,
+        line: lineOf(['feeds', i, 'mapping']) ?? lineOf(['feeds', i]),
+        message: `feeds[${i}].mapping gives no ${field}, the feed's key (keyBy ${feed.keyBy}): every record would be rejected; map it (mapping.fields.${field}: COLUMN) or use a preset that does`,
+      },
+    ];
   });
 }
 

@@ -53,6 +53,9 @@ export async function run(opts: Options): Promise<number> {
     printJson({ ...(rejected && { rejected }), ...(previewJson(feed, opened, routing, preview) as object) });
   else {
     if (rejected) out(`rejected: ${rejected}`);
+    // as sync's first line says it: else the reason came last, below an empty listing and zero counts
+    else if (preview.incomplete && preview.counts.records === 0)
+      out(`failed: not one record was read: ${preview.incomplete.message}`);
     printPreview(feed, opened, routing, preview);
   }
   if (rejected) return EXIT.rejected;
@@ -309,12 +312,13 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
     ['records', counts.records],
     ['valid', counts.valid],
     ['rejected', counts.rejected],
+    // (a part of `rejected`, indented under it: below `removed` it read as some of the removed)
+    ['  of which unreadable', counts.parseErrors],
     ['skipped', counts.skipped],
     ['removed', counts.removed],
-    ['of which unreadable', counts.parseErrors],
   ];
   out('counts');
-  for (const [name, n] of rows) out(`  ${name.padEnd(20)}${String(n).padStart(8)}`);
+  for (const [name, n] of rows) out(`  ${name.padEnd(22)}${String(n).padStart(8)}`);
   if (p.incomplete) out(`\nthe feed could not be read whole: ${p.incomplete.message}`);
 }
 

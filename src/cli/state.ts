@@ -5,10 +5,11 @@
 import { createWriteStream } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
 import { once } from 'node:events';
+import { resolve } from 'node:path';
 import { text } from 'node:stream/consumers';
 import type { Writable } from 'node:stream';
 import { loadConfig } from '../config/load.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, EnvironmentError } from '../errors.js';
 import { createFileStore, type FileStore } from '../state/file-store.js';
 import { stateFile } from '../state/paths.js';
 import { parseStateJson, writeStateJson } from '../state/state-json.js';
@@ -75,7 +76,18 @@ async function written(out: Writable, piece: string): Promise<void> {
 
 async function importFrom(store: FileStore, file: string | undefined): Promise<void> {
   const source = useStdio(file) ? 'The state document on stdin' : `The state document ${file}`;
-  const json = useStdio(file) ? await text(process.stdin) : await readFile(file, 'utf8');
+  const json = useStdio(file)
+    ? await text(process.stdin)
+    : await readFile(file, 'utf8').catch((err: unknown) => {
+        // FILE is the command line's: relative to the current folder, not to the config as config paths are
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        throw new EnvironmentError(
+          source,
+          `does not exist (looked for ${resolve(file)}; FILE is relative to the current folder)`,
+          'Give the path of a document `feedsync state export` wrote; nothing was imported',
+          { cause: err },
+        );
+      });
   const state = parseStateJson(
     json,
     source,

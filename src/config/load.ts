@@ -8,7 +8,7 @@ import { ConfigError } from '../errors.js';
 import { registerSecretsIn } from '../secrets.js';
 import type { ConfigIssue } from '../errors.js';
 import { configIssues, formatPath, type LineOf } from './issues.js';
-import { Config, type LoadedConfig } from './schema.js';
+import { Config, type DefaultedValue, type LoadedConfig } from './schema.js';
 
 export { formatPath };
 
@@ -35,12 +35,16 @@ export async function loadConfigWithLines(
     text = await readFile(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
+    // a first command in a new folder ends here: name the command that writes one
+    const init = file === DEFAULT_CONFIG_FILE ? '`feedsync init`' : `\`feedsync init --config ${file}\``;
     const why =
-      code === 'ENOENT' ? `does not exist (looked for ${path}); give its path with --config` : (err as Error).message;
+      code === 'ENOENT'
+        ? `does not exist (looked for ${path}); give its path with --config, or write a starter one with ${init}`
+        : (err as Error).message;
     throw new ConfigError(`config file ${file} ${why}`, file);
   }
-  const { config, lineOf } = parseConfigWithLines(text, file, env);
-  return { loaded: { config, file: path, dir: dirname(path) }, lineOf };
+  const { config, lineOf, defaulted } = parseConfigWithLines(text, file, env);
+  return { loaded: { config, file: path, dir: dirname(path), defaulted }, lineOf };
 }
 
 /** Parse config text (YAML is a superset of JSON, so one parser serves both). */
@@ -48,7 +52,11 @@ export function parseConfig(text: string, file = 'config', env: NodeJS.ProcessEn
   return parseConfigWithLines(text, file, env).config;
 }
 
-function parseConfigWithLines(text: string, file: string, env: NodeJS.ProcessEnv): { config: Config; lineOf: LineOf } {
+function parseConfigWithLines(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv,
+): { config: Config; lineOf: LineOf; defaulted: Map<string, DefaultedValue> } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true });
   const first = doc.errors[0];
@@ -58,7 +66,8 @@ function parseConfigWithLines(text: string, file: string, env: NodeJS.ProcessEnv
 
   const refs = new Map<string, { path: PropertyKey[]; typed: number | boolean }>();
   const missing: ConfigIssue[] = [];
-  const raw = interpolate(js, [], env, { refs, missing, lineOf });
+  const defaulted = new Map<string, DefaultedValue>();
+  const raw = interpolate(js, [], env, { refs, missing, lineOf, defaulted });
   if (missing.length)
     throw new ConfigError(`config ${file} refers to environment variables that are not set`, file, missing);
 
@@ -66,7 +75,7 @@ function parseConfigWithLines(text: string, file: string, env: NodeJS.ProcessEnv
   if (!parsed.success)
     throw new ConfigError(`config ${file} is invalid`, file, configIssues(parsed.error, Config, raw, lineOf));
   registerSecretsIn(parsed.data);
-  return { config: parsed.data, lineOf };
+  return { config: parsed.data, lineOf, defaulted };
 }
 
 function toPlain(doc: Document.Parsed, file: string, lines: LineCounter): unknown {
@@ -134,6 +143,8 @@ interface InterpolationContext {
   refs: Map<string, { path: PropertyKey[]; typed: number | boolean }>;
   missing: ConfigIssue[];
   lineOf: LineOf;
+  /** values a `${VAR:-default}` gave its default, VAR being unset, by path (api.secretKey) */
+  defaulted: Map<string, DefaultedValue>;
 }
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -145,7 +156,11 @@ function interpolate(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv
     const replaced = value.replace(ENV_REF, (_m, name: string, fallback: string | undefined) => {
       const v = env[name];
       if (v !== undefined && v !== '') return v;
-      if (fallback !== undefined) return fallback;
+      if (fallback !== undefined) {
+        const line = ctx.lineOf(path);
+        ctx.defaulted.set(formatPath(path), { variable: name, ...(line !== undefined && { line }) });
+        return fallback;
+      }
       const where = formatPath(path);
       ctx.missing.push({
         path: where,

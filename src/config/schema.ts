@@ -517,6 +517,13 @@ export interface LoadedConfig {
   config: Config;
   file: string;
   dir: string;
+  /** values a `${VAR:-default}` gave its default because VAR is not set, by path (config/defaulted-keys.ts) */
+  defaulted?: ReadonlyMap<string, DefaultedValue>;
+}
+
+export interface DefaultedValue {
+  variable: string;
+  line?: number;
 }
 
 function fractionMessage(input: unknown): string {

@@ -58,12 +58,19 @@ export async function tryLockFile(
 export async function lockFile(
   path: string,
   what: string,
-  opts: FileLockTiming & { waitMs: number; pollMs?: number; signal?: AbortSignal },
+  opts: FileLockTiming & {
+    waitMs: number;
+    pollMs?: number;
+    signal?: AbortSignal;
+    /** called once, when a live holder has it and the wait begins */
+    onWait?: () => void | Promise<void>;
+  },
 ): Promise<FileLock | undefined> {
   const until = Date.now() + opts.waitMs;
-  for (;;) {
+  for (let tries = 0; ; tries++) {
     const lock = await tryLockFile(path, what, opts);
     if (lock || Date.now() >= until || opts.signal?.aborted) return lock;
+    if (tries === 0) await opts.onWait?.();
     await sleep(Math.min(opts.pollMs ?? 250, Math.max(1, until - Date.now())), undefined, {
       signal: opts.signal,
     }).catch(() => {});

@@ -107,6 +107,11 @@ export function holderGone(
   return undefined;
 }
 
+/** A holder for a person, in a message: what it is (or `what` when the caller knows better), its process and host, since when. */
+export function describeHolder(holder: LockHolder, what = holder.what ? `\`${holder.what}\`` : 'a run'): string {
+  return `${what} (PID ${holder.pid} on ${holder.host}${holder.at ? `, since ${holder.at}` : ''})`;
+}
+
 /** Parse a holder record (JSON), or undefined when it is not one. */
 export function parseHolder(text: string): LockHolder | undefined {
   try {

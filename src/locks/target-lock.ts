@@ -19,8 +19,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keysOf, lockHolderKey, lockWaitersKey } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
-import { lockFile } from './file-lock.js';
-import { holderGone, holdingHere, newHolder, parseHolder } from './lock-holder.js';
+import { lockFile, lockHolder } from './file-lock.js';
+import { holderGone, holdingHere, newHolder, parseHolder, type LockHolder } from './lock-holder.js';
 
 // KEYS: lock, waiters, holder; ARGV: owner, ttl ms, waiters' ttl ms (0: do not wait in line, poll), holder record
 const ACQUIRE = `
@@ -358,6 +358,8 @@ export interface ForegroundLockOptions {
   waitMs: number;
   ttlMs?: number;
   signal?: AbortSignal;
+  /** called once, when another run holds the lock and the wait begins: who holds it, when its record says */
+  onWait?: (holder: LockHolder | undefined) => void;
 }
 
 /**
@@ -367,26 +369,31 @@ export interface ForegroundLockOptions {
  */
 export async function acquireForegroundLock(opts: ForegroundLockOptions): Promise<TargetLock | undefined> {
   const name = chatbotLockName({ chatbot: opts.chatbot }, 'sync');
+  const { onWait } = opts;
   if (!opts.redis) {
-    const file = await lockFile(
-      join(opts.lockDir, `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.lock`),
-      `feedsync sync ${opts.chatbot}`,
-      {
-        waitMs: opts.waitMs,
-        pollMs: 250,
-        ...(opts.signal && { signal: opts.signal }),
-      },
-    );
+    const path = join(opts.lockDir, `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.lock`);
+    const file = await lockFile(path, `feedsync sync ${opts.chatbot}`, {
+      waitMs: opts.waitMs,
+      pollMs: 250,
+      ...(opts.signal && { signal: opts.signal }),
+      ...(onWait && { onWait: async () => onWait(await lockHolder(path).catch(() => undefined)) }),
+    });
     return file && { lost: file.lost, release: file.release };
   }
   const key = targetLockKey(opts.redis.prefix, name);
   const owner = `cli:${hostname()}:${process.pid}:${randomUUID()}`;
   const until = Date.now() + opts.waitMs;
+  let waiting = false;
   for (;;) {
     const lock = await acquireTargetLock(opts.redis.connection, key, owner, opts.ttlMs ?? 30_000);
     if (lock || opts.signal?.aborted) return lock;
     if (await freeIfHolderGone(opts.redis.connection, key)) continue;
     if (Date.now() >= until) return undefined;
+    if (!waiting && onWait) {
+      const text = await opts.redis.connection.get(holderKey(key)).catch(() => null);
+      onWait(text === null ? undefined : parseHolder(text));
+    }
+    waiting = true;
     await sleep(
       Math.min(500, Math.max(1, until - Date.now())),
       undefined,

@@ -27,8 +27,10 @@ export function createFindings() {
     onUnmapped: unmapped.add,
     add(item: MappedItem, place: string) {
       if (item.kind === 'rejected') {
-        for (const reason of new Set(item.issues.map((i) => `${i.field} ${i.rule}`)))
-          reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+        // worded as formatIssue words it on the record, without the value ("Bedrooms is missing")
+        const reasonOf = (i: (typeof item.issues)[number]) =>
+          i.rule === 'is required' ? `${i.field} is missing` : `${i.field} ${i.rule}`;
+        for (const reason of new Set(item.issues.map(reasonOf))) reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
       }
       const key = 'key' in item ? item.key : undefined;
       if (key === undefined) return;

@@ -11,6 +11,7 @@ import type { Logger } from '../log.js';
 import { recordForegroundRun } from '../queue/run-records.js';
 import { QUEUE_NAMES } from '../queue/names.js';
 import { redisSettings } from '../redis/settings.js';
+import { describeHolder } from '../locks/lock-holder.js';
 import { acquireForegroundLock, chatbotLockName, lockChatbots, type TargetLock } from '../locks/target-lock.js';
 import { stateDir } from '../runtime.js';
 import { failedReport, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
@@ -97,13 +98,20 @@ async function lockGroup(
   const chatbotOf = new Map(lanes.map((l) => [chatbotLockName({ chatbot: l.chatbot }, 'sync'), l.chatbot]));
   const { held, refused } = await lockChatbots(chatbotOf.keys(), (name) => {
     const chatbot = chatbotOf.get(name)!;
+    const minutes = Math.max(...lanes.filter((l) => l.chatbot === chatbot).map((l) => l.feed.deadlineMinutes));
     return acquireForegroundLock({
       chatbot,
       ...(deps.redis &&
         config.config.redis && { redis: { connection: deps.redis, prefix: redisSettings(config).prefix } }),
       lockDir: deps.redis ? join(stateDir(config), 'locks') : join(dirname(deps.store.location), 'locks'),
-      waitMs: Math.max(...lanes.filter((l) => l.chatbot === chatbot).map((l) => l.feed.deadlineMinutes)) * 60_000,
+      waitMs: minutes * 60_000,
       signal: run.signal,
+      // without this line a second `feedsync sync` of the chatbot sits silent for up to the deadline
+      onWait: (holder) =>
+        deps.logger.warn(
+          { chatbot },
+          `chatbot ${chatbot} is being synced by ${holder ? describeHolder(holder) : 'another process (a worker job or another `feedsync sync`)'}; waiting for it to finish, up to ${minutes} min (feeds[].deadlineMinutes), then this feed fails with nothing written; Ctrl-C stops waiting`,
+        ),
     });
   });
   const why = (chatbot: string, r: { error?: unknown }) =>

@@ -17,6 +17,7 @@ import type { KvStore, StateChange } from './kv-store.js';
 import { rewriteFormerKeys, SLOTS_DB } from './former-keys.js';
 import { FRESH_STATE_COST, importLegacyState } from './legacy-state.js';
 import { checkStateFile } from './lmdb-header.js';
+import type { LockHolder } from '../locks/lock-holder.js';
 import { holdOpen, type OpenLock } from './open-lock.js';
 import { privateDir, privateFile } from './private-files.js';
 import { refuseLongKeys } from './kv-store.js';
@@ -57,10 +58,12 @@ interface StoreFile {
 export interface FileStoreOptions {
   /** how long the open waits while another process has the file open (open-lock.ts OPEN_WAIT_MS) */
   waitMs?: number;
+  /** called once, when another process has the file open and the wait begins: who, when its record says */
+  onWait?: (holder: LockHolder | undefined) => void;
 }
 
 export async function createFileStore(path: string, opts: FileStoreOptions = {}): Promise<FileStore> {
-  const hold = await holdOpen(path, opts.waitMs).catch((err: unknown) => {
+  const hold = await holdOpen(path, opts.waitMs, opts.onWait).catch((err: unknown) => {
     throw unopenable(path, err);
   });
   let root: RootDatabase<string, string>;

@@ -9,6 +9,7 @@
 // stores of one file share one lock (LMDB shares one environment per file within a process).
 import { basename, dirname, join, resolve } from 'node:path';
 import { lockFile, lockHolder, type FileLock } from '../locks/file-lock.js';
+import type { LockHolder } from '../locks/lock-holder.js';
 import { EnvironmentError } from '../errors.js';
 
 /** How long an open waits, by default, while another process has the file open. */
@@ -32,11 +33,15 @@ export interface OpenLock {
  * Hold the state file `path` open for this process: waits up to `waitMs` while another process
  * holds it, then an error naming that process. Release once the store is closed.
  */
-export async function holdOpen(path: string, waitMs = OPEN_WAIT_MS): Promise<OpenLock> {
+export async function holdOpen(
+  path: string,
+  waitMs = OPEN_WAIT_MS,
+  onWait?: (holder: LockHolder | undefined) => void,
+): Promise<OpenLock> {
   const key = resolve(path);
   let entry = openHere.get(key);
   if (!entry) {
-    const made = { lock: take(path, waitMs), users: 0 };
+    const made = { lock: take(path, waitMs, onWait), users: 0 };
     made.lock.catch(() => openHere.get(key) === made && openHere.delete(key));
     openHere.set(key, made);
     entry = made;
@@ -62,9 +67,17 @@ export async function holdOpen(path: string, waitMs = OPEN_WAIT_MS): Promise<Ope
   };
 }
 
-async function take(path: string, waitMs: number): Promise<FileLock> {
+async function take(
+  path: string,
+  waitMs: number,
+  onWait?: (holder: LockHolder | undefined) => void,
+): Promise<FileLock> {
   const at = openLockFile(path);
-  const lock = await lockFile(at, `feedsync with the state file open`, { waitMs, pollMs: 250 });
+  const lock = await lockFile(at, `feedsync with the state file open`, {
+    waitMs,
+    pollMs: 250,
+    ...(onWait && { onWait: async () => onWait(await lockHolder(at).catch(() => undefined)) }),
+  });
   if (lock) return lock;
   const holder = await lockHolder(at);
   const who = holder ? `by PID ${holder.pid} on ${holder.host} since ${holder.at}` : 'by another process';

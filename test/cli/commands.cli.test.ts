@@ -40,6 +40,16 @@ describe('an unknown command', () => {
   });
 });
 
+describe('the help', () => {
+  // (it said "run history kept in Redis": a newcomer without Redis would not try it, and it works)
+  it('says `runs` lists the runs without Redis too, as docs/contracts.md says', async () => {
+    const r = await feedsync(['--help']);
+    expect(r.code).toBe(0);
+    const line = r.stdout.slice(r.stdout.indexOf('  runs [options]'), r.stdout.indexOf('  history [options]'));
+    expect(line.replace(/\s+/g, ' ')).toContain('without Redis, those `sync` recorded beside the state file');
+  });
+});
+
 describe('feedsync completion', () => {
   it('bash: completes commands, subcommands and options where they belong', async () => {
     expect([...table.keys()]).toEqual(

@@ -121,6 +121,33 @@ describe('errors a person can fix', () => {
     );
   });
 
+  // (before: `cannot open the feed file (/abs/homes.csv): ENOENT: no such file or directory, stat '/abs/homes.csv'`,
+  // and a folder read as `EISDIR: illegal operation on a directory, read`)
+  it('a feed file that does not exist, or a folder in its place: the feed fails (exit 1) naming the path, what is wrong and the setting to fix', async () => {
+    const { dir, config } = await setup();
+    await rm(join(dir, 'homes.csv'));
+    const missing = await feedsync(['sync', '--config', config]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(
+      `feed homes → chatbot SN-F: failed — the feed was not read whole, so nothing was deleted: homes.csv: the feed file ${join(dir, 'homes.csv')} does not exist (ENOENT): check feeds[].source.path (a relative path is relative to the config file's folder), or put the file there\n`,
+    );
+    expect(missing.stderr).not.toMatch(/no such file or directory|, stat '|^\s+at /m);
+    // feed preview says it first, as sync does, not below an empty listing and zero counts
+    const preview = await feedsync(['feed', 'preview', '--feed', 'homes', '--config', config]);
+    expect(preview.code).toBe(1);
+    expect(preview.stdout.split('\n')[0]).toBe(
+      `failed: not one record was read: homes.csv: the feed file ${join(dir, 'homes.csv')} does not exist (ENOENT): check feeds[].source.path (a relative path is relative to the config file's folder), or put the file there`,
+    );
+
+    await mkdir(join(dir, 'homes.csv'));
+    const folder = await feedsync(['sync', '--config', config]);
+    expect(folder.code).toBe(1);
+    expect(folder.stderr).toContain(
+      `homes.csv: the feed file ${join(dir, 'homes.csv')} is a folder where a file was expected (EISDIR): point feeds[].source.path at the feed file inside it\n`,
+    );
+    expect(folder.stderr).not.toMatch(/illegal operation|^\s+at /m);
+  });
+
   it('a port in use: which, and how to choose another', async () => {
     const taken = createServer().listen(0, '127.0.0.1');
     await once(taken, 'listening');

@@ -9,10 +9,9 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_NAMES } from '../../src/queue/names.js';
-import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { dropPrefix, REDIS_URL, uniquePrefix } from '../queue/helpers.js';
 import { feedsync } from '../settings/run-cli.js';
-import { csv, homesConfigYaml, rows, useEmulatorSync } from '../sync/helpers/feed.js';
+import { csv, rows, useEmulatorSync, writeHomesConfig } from '../sync/helpers/feed.js';
 
 const BIN = join(import.meta.dirname, '../../bin/feedsync.js');
 const sync = useEmulatorSync({ perFile: true });
@@ -21,15 +20,10 @@ const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
 let config: string;
 
 beforeAll(async () => {
-  config = join(sync.env().dir, 'feedsync.yaml');
-  await writeFile(
-    config,
-    homesConfigYaml(
-      sync.te().url,
-      { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
-      { deletes: '{ maxFraction: 1 }', top: ['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`] },
-    ),
-  );
+  config = await writeHomesConfig(sync, {
+    deletes: '{ maxFraction: 1 }',
+    top: ['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`],
+  });
   await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(3)));
 });
 afterAll(async () => {

@@ -68,6 +68,17 @@ describe('feedsync state export | import', () => {
     expect(JSON.parse((await feedsync(['state', 'export', '--config', config])).stdout)).toEqual(edited);
   }, 180_000);
 
+  // (it said "Check the path (relative paths are relative to the config file)": FILE is the command
+  // line's, relative to the current folder, and ENOENT was said twice)
+  it('import of a FILE that does not exist names where it looked, relative to the current folder; nothing imported', async () => {
+    const { dir, config } = await setup();
+    const r = await feedsync(['state', 'import', 'nope.json', '--config', config], {}, { cwd: dir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `feedsync: The state document nope.json does not exist (looked for ${join(dir, 'nope.json')}; FILE is relative to the current folder). Give the path of a document \`feedsync state export\` wrote; nothing was imported.\n`,
+    );
+  });
+
   it('with redis configured, works on the state file only when asked (--no-redis)', async () => {
     const { config } = await setup(['redis: { url: "redis://127.0.0.1:9" }']);
     const refused = await feedsync(['state', 'export', '--config', config]);

@@ -22,6 +22,7 @@ feeds:
   - name: austin
     chatbot: SN-1
     keyBy: MLSNumber
+    mapping: { preset: reso }
     source: { kind: csv, path: austin.csv }
     deletes: { maxFraction: 0.25 }
     schedule: { cron: "*/10 * * * *", tz: America/Chicago }
@@ -202,11 +203,81 @@ describe('config check: every mistake named with its line and fix', () => {
     );
   });
 
+  // the starter config (feedsync init) reads the keys as ${CHATBOT_SECRET_KEY:-dev-secret-key}: pointed
+  // at the real service (README, "A first real feed" step 3) without the variables exported, it sent the
+  // emulator's development keys, config check said valid, and the 401 said only "check api.secretKey"
+  it('an API key left at its ${VAR:-default} while api.baseUrl is a service elsewhere: config check warns, naming the variable (exit 0)', async () => {
+    const text = GOOD.replace('${CHATBOT_SECRET_KEY}', '${CHATBOT_SECRET_KEY:-dev-secret-key}').replace(
+      'http://127.0.0.1:8787',
+      'https://chat.example.com',
+    );
+    const unset = await check(text, { CHATBOT_SESSION_KEY: 'k-session-1', CHATBOT_SECRET_KEY: '' });
+    expect(unset.code).toBe(0);
+    expect(unset.stderr).toContain(
+      `warning: ${unset.file}:${lineOf(text, 'secretKey')}: api.secretKey is the default written in the config, because CHATBOT_SECRET_KEY is not set, and api.baseUrl is https://chat.example.com: export CHATBOT_SECRET_KEY with the service's key (a default is for the emulator)`,
+    );
+    expect(unset.stderr).not.toContain('dev-secret-key');
+    const json = await feedsync(['config', 'check', '--config', unset.file, '--json'], {
+      CHATBOT_SESSION_KEY: 'k-session-1',
+      CHATBOT_SECRET_KEY: '',
+    });
+    expect(JSON.parse(json.stdout).warnings).toEqual([expect.stringContaining('api.secretKey is the default')]);
+
+    const set = await check(text, { ...ENV });
+    expect(set.stderr).not.toContain('warning');
+    // the emulator on this machine (or embedded) takes the development keys: nothing to warn of
+    const local = await check(text.replace('https://chat.example.com', 'http://127.0.0.1:8787'), {
+      CHATBOT_SESSION_KEY: 'k-session-1',
+      CHATBOT_SECRET_KEY: '',
+    });
+    expect(local.stderr).not.toContain('warning');
+  });
+
+  it('a sync against a service elsewhere with a key left at its default says so before its first call', async () => {
+    const text = GOOD.replace('${CHATBOT_SESSION_KEY}', '${CHATBOT_SESSION_KEY:-dev-session-key}').replace(
+      'http://127.0.0.1:8787',
+      'http://0.0.0.0:1',
+    );
+    const file = await configFile(text);
+    const r = await feedsync(['sync', '--config', file], { CHATBOT_SECRET_KEY: 'k-secret-1', CHATBOT_SESSION_KEY: '' });
+    expect(r.code).toBe(1); // nothing listens there
+    expect(r.stderr).toContain(
+      'api.sessionKey is the default written in the config, because CHATBOT_SESSION_KEY is not set, and api.baseUrl is http://0.0.0.0:1',
+    );
+  });
+
+  // (config check said valid; the sync then rejected every record: "MLSNumber is missing × 9")
+  it("a mapping that gives no value to the feed's key (keyBy) is refused with the feed's line and the fix", async () => {
+    const text = GOOD.replace('mapping: { preset: reso }', 'mapping: { fields: { City: City } }');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `${r.file}:${lineOf(text, 'mapping: { fields')}: feeds[0].mapping gives no MLSNumber, the feed's key (keyBy MLSNumber): every record would be rejected; map it (mapping.fields.MLSNumber: COLUMN) or use a preset that does`,
+    );
+    // keyed by URL: Url
+    const byUrl = await check(text.replace('keyBy: MLSNumber', 'keyBy: URL'));
+    expect(byUrl.stderr).toContain("gives no Url, the feed's key (keyBy URL)");
+    // a preset maps it
+    expect((await check(GOOD)).code).toBe(0);
+  });
+
   it('a config file that does not exist says where it looked', async () => {
     const r = await feedsync(['config', 'check', '--config', '/nonexistent/feedsync.yaml']);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      'feedsync: config file /nonexistent/feedsync.yaml does not exist (looked for /nonexistent/feedsync.yaml); give its path with --config\n',
+      'feedsync: config file /nonexistent/feedsync.yaml does not exist (looked for /nonexistent/feedsync.yaml); give its path with --config, or write a starter one with `feedsync init --config /nonexistent/feedsync.yaml`\n',
+    );
+  });
+
+  it('a first command in a folder without feedsync.yaml says how to make one (feedsync init)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-msg-'));
+    const r = await feedsync(['sync', '--config', join(dir, 'feedsync.yaml')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('or write a starter one with `feedsync init --config ');
+    const here = await feedsync(['sync'], {}, { cwd: dir });
+    expect(here.code).toBe(2);
+    expect(here.stderr).toBe(
+      `feedsync: config file feedsync.yaml does not exist (looked for ${join(dir, 'feedsync.yaml')}); give its path with --config, or write a starter one with \`feedsync init\`\n`,
     );
   });
 });

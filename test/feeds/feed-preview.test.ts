@@ -50,6 +50,10 @@ describe('feedsync feed preview', () => {
       'feeds/austin.csv:45, record 42  ATX1000042\n    - Status must be one of Active, PreOnMarket, Sold (got "Under Review")',
     );
     expect(r.stdout).toMatch(/records\s+300\n\s+valid\s+293/);
+    // a reason is worded as on the record it counts ("Bedrooms is missing", not "is required")
+    expect(r.stdout).toMatch(/rejections by reason \(5\):\n(?:.*\n)*\s+1 {2}Bedrooms is missing\n/);
+    // the unreadable records are some of the rejected ones: said under them (below `removed` they read as removed)
+    expect(r.stdout).toContain('  rejected                     6\n    of which unreadable        2\n  skipped');
   }, 60_000);
 
   it('exits 2 naming the feeds when the feed is unknown', () => {

@@ -59,6 +59,31 @@ describe('a CSV file that is not the feed', () => {
 const ERROR_DOC =
   '<?xml version="1.0" encoding="UTF-8"?>\n<Error>\n  <Code>AccessDenied</Code>\n  <Message>Access Denied</Message>\n</Error>\n';
 
+describe('a CSV file separated by another character than source.delimiter', () => {
+  // (a European export: semicolons; before, the message listed one long column and left the reader to guess)
+  it('its header read as one column that splits into mapped columns by another separator names that separator and the setting', async () => {
+    const columns = columnsNeeded(
+      MappingConfig.parse({ fields: { MLSNumber: 'MLS', Bedrooms: 'Beds', City: 'City' } }),
+    );
+    const semi = await refusal(
+      readCsv(chunks('MLS;Beds;City;Zip\nA1;3;Austin;78704\n', 6), { ...csvOptions, columns }),
+    );
+    expect(semi.message).toBe(
+      'feed.csv:1: none of the 3 columns the mapping reads is in the header (the file starts `MLS;Beds;City;Zip`); it has 1 column(s): `MLS;Beds;City;Zip`. Its columns look separated by `;`, not `,`: set feeds[].source.delimiter: ";"',
+    );
+    const tab = await refusal(readCsv(chunks('MLS\tBeds\tCity\nA1\t3\tAustin\n', 6), { ...csvOptions, columns }));
+    expect(tab.message).toContain('Its columns look separated by a tab, not `,`: set feeds[].source.delimiter: "\\t"');
+    // a comma file read with delimiter ";"
+    const comma = await refusal(
+      readCsv(chunks('MLS,Beds,City\nA1,3,Austin\n', 6), { ...csvOptions, delimiter: ';', columns }),
+    );
+    expect(comma.message).toContain('Its columns look separated by `,`, not `;`: set feeds[].source.delimiter: ","');
+    // one column missing out of several: the separator is right, no hint
+    const one = await refusal(readCsv(chunks('MLS,City\nA1,Austin\n', 6), { ...csvOptions, columns }));
+    expect(one.message).not.toContain('separated by');
+  });
+});
+
 describe('an XML or MITS document the recordPath matches nothing in', () => {
   it('names the root element and its text, for XML and MITS alike', async () => {
     const xml = await refusal(readXml(chunks(ERROR_DOC, 16), { label: 'feed.xml', recordPath: 'Listings.Listing' }));
@@ -80,15 +105,29 @@ describe('an XML or MITS document the recordPath matches nothing in', () => {
     );
   });
 
+  // (a recordPath naming the records wrongly read the feed as empty: outcome ok, 0 records, exit 0)
+  it('a root that holds its records under another name: refused, naming that element, how many, and the recordPath to set', async () => {
+    const doc = `<?xml version="1.0"?>\n<Listings>\n${Array.from({ length: 30 }, (_, i) => `  <Listing><Url>https://x.test/${i}</Url></Listing>\n`).join('')}</Listings>\n`;
+    for (const size of [3, 64, 100_000]) {
+      const err = await refusal(readXml(chunks(doc, size), { label: 'feed.xml', recordPath: 'Listings.Property' }));
+      expect(err.message).toBe(
+        'feed.xml: recordPath `Listings.Property` matches no element: `<Listings>` holds 30 `<Listing>` elements, no `<Property>`: set feeds[].source.recordPath: Listings.Listing',
+      );
+    }
+  });
+
   it("an empty feed (the path's first element opened, no record) is read as empty, not refused", async () => {
-    const { items, error } = await collectUntilError(
-      readXml(chunks('<?xml version="1.0"?>\n<Listings>\n</Listings>\n', 5), {
-        label: 'feed.xml',
-        recordPath: 'Listings.Listing',
-      }),
-    );
-    expect(error).toBeUndefined();
-    expect(items).toEqual([]);
+    // the second: an element the root holds once (an empty feed's header) is not taken for the records
+    for (const doc of [
+      '<?xml version="1.0"?>\n<Listings>\n</Listings>\n',
+      '<Listings>\n  <Generated>2026-12-01</Generated>\n</Listings>\n',
+    ]) {
+      const { items, error } = await collectUntilError(
+        readXml(chunks(doc, 5), { label: 'feed.xml', recordPath: 'Listings.Listing' }),
+      );
+      expect(error).toBeUndefined();
+      expect(items).toEqual([]);
+    }
   });
 });
 

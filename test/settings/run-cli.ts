@@ -10,12 +10,13 @@ const BIN = join(import.meta.dirname, '../../bin/feedsync.js');
 export function feedsync(
   args: string[],
   env: NodeJS.ProcessEnv = {},
+  opts: { cwd?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [BIN, ...args],
-      { env: { ...process.env, LOG_LEVEL: 'warn', ...env } },
+      { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, ...opts },
       (err, stdout, stderr) => {
         resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
       },

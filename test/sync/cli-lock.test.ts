@@ -4,9 +4,11 @@
 // Invariant 7: --json prints exactly one document, a config error included.
 import '../setup/needs-redis.js';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { holdOpen } from '../../src/state/open-lock.js';
 import { acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
 import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
@@ -44,12 +46,38 @@ describe('feedsync sync takes the chatbot lock', () => {
     const { reports } = JSON.parse(held.stdout);
     expect(reports[0]).toMatchObject({ feed: 'homes', outcome: 'failed' });
     expect(reports[0].message).toContain('being synced by another process');
+    // said while it waits, not only once the wait is over: who holds it and how long it may take
+    expect(held.stderr).toContain(
+      `chatbot ${SN} is being synced by a run (PID ${process.pid} on ${hostname()}, since `,
+    );
+    expect(held.stderr).toContain(
+      'waiting for it to finish, up to 0.1 min (feeds[].deadlineMinutes), then this feed fails with nothing written',
+    );
+    expect(held.stderr.match(/waiting for it to finish/g)).toHaveLength(1);
     expect(await sync.te().listings(SN)).toHaveLength(0);
 
     await rm(lockFile);
     const free = await feedsync(['sync', '--config', config, '--json']);
     expect(JSON.parse(free.stdout).reports[0].outcome).toBe('ok');
     expect(await sync.te().listings(SN)).toHaveLength(4);
+  });
+
+  it('without Redis, a second run waits for the state file the first holds open, and says so while it waits', async () => {
+    const config = await configWith('open.yaml', []);
+    // this test's process holds the state file open, as a running `feedsync sync` does
+    const hold = await holdOpen(join(sync.env().dir, '.feedsync', 'state.lmdb'));
+    try {
+      const held = await feedsync(['sync', '--config', config, '--json']);
+      expect(held.code).toBe(1);
+      expect(held.stderr).toContain(
+        `the state file ${join(sync.env().dir, '.feedsync', 'state.lmdb')} is open in another feedsync process (PID ${process.pid} on ${hostname()}, since `,
+      );
+      expect(held.stderr).toContain('waiting for it to close the file, up to 0.1 min (feeds[].deadlineMinutes)');
+      expect(held.stderr.match(/waiting for it to close the file/g)).toHaveLength(1);
+      expect(await sync.te().listings(SN)).toHaveLength(0);
+    } finally {
+      await hold.release();
+    }
   });
 
   it('with Redis: the same lock the worker jobs take', async () => {
@@ -66,6 +94,8 @@ describe('feedsync sync takes the chatbot lock', () => {
       expect(job).toBeDefined();
       const held = await feedsync(['sync', '--config', config, '--json']);
       expect(JSON.parse(held.stdout).reports[0]).toMatchObject({ outcome: 'failed' });
+      expect(held.stderr).toContain(`chatbot ${SN} is being synced by `);
+      expect(held.stderr.match(/waiting for it to finish/g)).toHaveLength(1);
       expect(await sync.te().listings(SN)).toHaveLength(0);
       await job!.release();
       const free = await feedsync(['sync', '--config', config, '--json']);

@@ -3,22 +3,14 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { TEST_SECRET_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { csv, homesConfigYaml, rows, SN, useEmulatorSync } from './helpers/feed.js';
+import { csv, homesConfigYaml, rows, SN, useEmulatorSync, writeHomesConfig } from './helpers/feed.js';
 
 let config: string;
 const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
-  config = join(sync.env().dir, 'feedsync.yaml');
-  await writeFile(
-    config,
-    homesConfigYaml(
-      sync.te().url,
-      { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY },
-      { deletes: '{ maxFraction: 0.3, batchSize: 2 }' },
-    ),
-  );
+  config = await writeHomesConfig(sync, { deletes: '{ maxFraction: 0.3, batchSize: 2 }' });
 });
 
 describe('feedsync sync', () => {

@@ -38,6 +38,24 @@ describe('a run that achieved nothing', () => {
     expect(await writeCounts(sync.te())).toEqual(before);
   });
 
+  // (it ended `partial`, exit 4: each rejected record's key unreadable made the read "not whole", and
+  // a read not whole was never judged; `feed preview` of the same feed said rejected, exit 6)
+  it("ends rejected, not partial, when every record is rejected without a key (a mapping that is not the feed's)", async () => {
+    const env = sync.env();
+    await env.writeFeed(rows(10));
+    expect((await env.sync(sync.te())).outcome).toBe('ok');
+    const before = await writeCounts(sync.te());
+
+    await env.writeFeed(rows(10).map((r) => ({ ...r, MLSNumber: '', Bedrooms: 'lots' })));
+    const report = await env.sync(sync.te());
+    expect(report.outcome).toBe('rejected');
+    expect(report.counts).toMatchObject({ feedRecords: 10, valid: 0, rejected: 10, deleted: 0 });
+    expect(report.message).toMatch(/^none of the feed's 10 record\(s\) is valid: /);
+    expect(await sync.te().listings(SN)).toHaveLength(10);
+    expect(await writeCounts(sync.te())).toEqual(before);
+    expect(await env.store.get(GOOD_VALID_NAMESPACE, 'test-feed')).toBe('10');
+  });
+
   it('ends rejected when rejections bring the valid records below minValidFraction of the last good run, deleting nothing', async () => {
     const env = sync.env();
     await env.writeFeed(rows(10));

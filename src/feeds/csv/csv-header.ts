@@ -31,6 +31,7 @@ export function checkColumns(
   needs: readonly ColumnNeed[],
   file: string,
   start: string,
+  delimiter: string,
 ): void {
   const has = new Set(header);
   const missing = needs.filter((n) => !n.anyOf.some((c) => has.has(c)));
@@ -41,7 +42,7 @@ export function checkColumns(
   const place = { file, line: 1 };
   if (missing.length === needs.length && needs.length > 1) {
     throw new FeedReadError(
-      `none of the ${needs.length} columns the mapping reads is in the header (the file starts \`${firstLineOf(start)}\`); it has ${header.length} column(s): ${cols}`,
+      `none of the ${needs.length} columns the mapping reads is in the header (the file starts \`${firstLineOf(start)}\`); it has ${header.length} column(s): ${cols}${otherSeparator(header, needs, delimiter)}`,
       place,
       false,
       { refused: true },
@@ -59,6 +60,26 @@ export function checkColumns(
     false,
     { refused: true },
   );
+}
+
+const SEPARATORS: ReadonlyArray<readonly [string, string, string]> = [
+  [',', '`,`', '","'],
+  [';', '`;`', '";"'],
+  ['\t', 'a tab', '"\\t"'],
+  ['|', '`|`', '"|"'],
+];
+
+/**
+ * A header read as one column whose text splits, by another separator, into columns the mapping
+ * reads: the file is separated by that one (a European export's `;`, a tab), said with the setting.
+ */
+function otherSeparator(header: readonly string[], needs: readonly ColumnNeed[], delimiter: string): string {
+  if (header.length !== 1) return '';
+  const read = new Set(needs.flatMap((n) => n.anyOf));
+  const found = SEPARATORS.find(([sep]) => sep !== delimiter && header[0]!.split(sep).some((c) => read.has(c.trim())));
+  if (!found) return '';
+  const shown = SEPARATORS.find(([sep]) => sep === delimiter)?.[1] ?? `\`${delimiter}\``;
+  return `. Its columns look separated by ${found[1]}, not ${shown}: set feeds[].source.delimiter: ${found[2]}`;
 }
 
 /** The column `wanted` most likely became: the longest shared start (3 characters or more), else the nearest by spelling, else one that holds it. */

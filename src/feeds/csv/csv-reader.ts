@@ -120,7 +120,7 @@ function csvRows(opts: CsvOptions, lazy: boolean): CsvRows {
     maxColumns: opts.maxColumns ?? CSV_LIMIT_DEFAULTS.maxColumns,
     maxRecordBytes: opts.maxRecordBytes ?? CSV_LIMIT_DEFAULTS.maxRecordBytes,
   };
-  return new CsvRows(opts.label, limits, opts.onHeader, lazy, opts.columns);
+  return new CsvRows(opts.label, limits, opts.onHeader, lazy, opts.columns, opts.delimiter);
 }
 
 /**
@@ -226,6 +226,8 @@ class CsvRows {
     /** records of the joined text form as CsvRecords, their data built when asked for */
     private readonly lazy: boolean,
     private readonly columns: readonly ColumnNeed[] | undefined,
+    /** source.delimiter: a header of one column is checked for another separator (csv-header.ts) */
+    private readonly delimiter: string,
   ) {
     this.checkSize = caps.maxRecordBytes < MAX_HELD;
   }
@@ -250,7 +252,7 @@ class CsvRows {
     if (!shape) {
       const header = fields.map((h) => h.trim());
       checkHeader(header, file);
-      if (this.columns) checkColumns(header, this.columns, file, this.start);
+      if (this.columns) checkColumns(header, this.columns, file, this.start, this.delimiter);
       this.shape = new RowShape(header);
       this.headerId = headerIdentity(header);
       this.onHeader?.(header);

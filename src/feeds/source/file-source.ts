@@ -6,7 +6,10 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { AbortedError, causeMessage, FeedReadError } from '../../errors.js';
 import type { FeedSource } from '../config-schema.js';
+import { isSystemError, systemProblem } from '../../system-error.js';
 import { boundedGunzip } from './decompress.js';
+
+const lowerFirst = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);
 
 /** A configured feed path as a file path: relative ones are relative to the config's folder. */
 export function feedPath(ctx: { baseDir: string }, path: string): string {
@@ -30,13 +33,30 @@ async function* fileBytes(
   source: FeedSource,
   signal?: AbortSignal,
 ): AsyncIterable<Buffer> {
+  const unusable = (problem: string, remedy: string, cause?: unknown) =>
+    new FeedReadError(`the feed file ${full} ${problem}: ${remedy}`, { file: label }, false, { cause });
+  let isFolder: boolean;
   try {
-    await stat(full);
+    isFolder = (await stat(full)).isDirectory();
   } catch (err) {
+    if (isSystemError(err) && err.code === 'ENOENT')
+      throw unusable(
+        'does not exist (ENOENT)',
+        "check feeds[].source.path (a relative path is relative to the config file's folder), or put the file there",
+        err,
+      );
+    const why = isSystemError(err) ? systemProblem(err) : undefined;
+    if (why) throw unusable(why.problem, lowerFirst(why.remedy), err);
     throw new FeedReadError(`cannot open the feed file (${full}): ${causeMessage(err)}`, { file: label }, false, {
       cause: err,
     });
   }
+  // (a folder passes stat and fails at the first read, as EISDIR "illegal operation on a directory")
+  if (isFolder)
+    throw unusable(
+      'is a folder where a file was expected (EISDIR)',
+      'point feeds[].source.path at the feed file inside it',
+    );
   const stream = createReadStream(full, { highWaterMark: 256 * 1024, signal });
   const raw = guard(stream, label, false, stream);
   yield* gzip ? boundedGunzip(raw, source, label, () => stream.destroy()) : raw;

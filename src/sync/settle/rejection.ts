@@ -30,9 +30,12 @@ const SHOWN_REASONS = 3;
 export function rejectionOf(r: RejectionInput): string | undefined {
   if (r.refused) return r.refused;
   const { records, valid, rejected } = r.counts;
-  if (!r.complete || records === 0) return undefined;
+  if (records === 0) return undefined;
+  // judged whole or not: a record rejected without its key makes the read not whole, and every record
+  // rejected so (a mapping that is not the feed's: no key read) is the mapping's fault, not a partial read
   if (valid === 0 && rejected > 0)
     return `none of the feed's ${records} record(s) is valid: ${commonReasons(r.rejectedRecords, rejected)}`;
+  if (!r.complete) return undefined;
   const good = r.lastGoodValid;
   const floor = r.minValidFraction * (good ?? 0);
   // the rejections are why the valid records fell short: without them the run would have passed

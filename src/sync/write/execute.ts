@@ -104,7 +104,8 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       // The source may have ended because of the abort (a feed reader that heard the signal).
       if (deps.signal?.aborted && !result.stopped) {
         result.stopped = 'aborted';
-        result.stopReason = 'stopped by a signal: calls in flight were finished, nothing new was sent';
+        result.stopReason =
+          'stopped by a signal: calls in flight were finished, nothing new was sent; the next run goes on from what was written';
       }
     },
     async run(jobs) {

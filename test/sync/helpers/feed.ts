@@ -234,6 +234,19 @@ export function homesConfigYaml(
   ].join('\n');
 }
 
+/** `feedsync.yaml` in the file's folder: homesConfigYaml against its emulator, with the test keys. Its path. */
+export async function writeHomesConfig(
+  sync: EmulatorSync,
+  opts: Parameters<typeof homesConfigYaml>[2] = {},
+): Promise<string> {
+  const config = join(sync.env().dir, 'feedsync.yaml');
+  await writeFile(
+    config,
+    homesConfigYaml(sync.te().url, { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }, opts),
+  );
+  return config;
+}
+
 /** Something a test starts (a feed or RESO server) and the file's hooks close after it. */
 export interface Closable {
   close(): Promise<void>;
