@@ -33,6 +33,9 @@ describe('operator controls', () => {
     expect(done).toMatchObject({ state: 'completed', returnvalue: { outcome: 'cancelled', retryable: false } });
     const [recorded] = await listRuns(d.redis, d.prefix, { feed: 'big', limit: 1 });
     expect(recorded).toMatchObject({ jobId, outcome: 'cancelled' });
+    // The run's changes say what stopped it, as its history does: the cancel, by whom (not "a signal").
+    const shown = await feedsync(['runs', 'show', `${jobId}.1`, '--config', file]);
+    expect(shown.stdout).toMatch(/^  cancelled by \S+: calls in flight were finished, nothing new was sent/m);
 
     // Every listing on the remote is whole (as the feed has it), none twice, and not all were sent.
     const left = await d.emu.listings('SN-C');

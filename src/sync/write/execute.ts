@@ -104,8 +104,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       // The source may have ended because of the abort (a feed reader that heard the signal).
       if (deps.signal?.aborted && !result.stopped) {
         result.stopped = 'aborted';
-        result.stopReason =
-          'stopped by a signal: calls in flight were finished, nothing new was sent; the next run goes on from what was written';
+        result.stopReason = `${stoppedBy(deps.signal.reason)}: calls in flight were finished, nothing new was sent; the next run goes on from what was written`;
       }
     },
     async run(jobs) {
@@ -117,6 +116,18 @@ export function createExecutor(deps: ExecuteDeps): Executor {
     },
   };
   return executor;
+}
+
+/**
+ * What stopped the run, in its stopper's words where it gave some (`cancelled by ops@host`, a lost
+ * lock, a worker's shutdown handing the job back), so the change log and the report say the same as
+ * the run history; a process signal (its name: `feedsync sync` on Ctrl-C) or a bare abort is
+ * "stopped by a signal".
+ */
+function stoppedBy(reason: unknown): string {
+  const said =
+    reason instanceof Error && reason.name !== 'AbortError' ? reason.message : typeof reason === 'string' ? reason : '';
+  return said && !/^SIG[A-Z0-9]+$/.test(said) ? said : 'stopped by a signal';
 }
 
 /** A result with nothing done yet (the recording executor starts from one too: record.ts). */
