@@ -28,7 +28,7 @@ import { idleCollection, type IdleCollection, type IdleCollectionSettings } from
 export interface WorkerSettings {
   redis: RedisSettings;
   concurrency: number;
-  /** BullMQ's lockDuration: a running job's lock, renewed every quarter of it (BullMQ's lock manager) */
+  /** BullMQ's lockDuration: a running job's lock, renewed once an eighth to a quarter of it has passed (lockRenewTime below) */
   lockDurationMs: number;
   /** BullMQ's stalledInterval: how often the queue is looked at for jobs whose lock expired */
   stalledIntervalMs: number;
@@ -97,6 +97,11 @@ function createSlot(
     name: workerName(thisWorker()),
     concurrency: settings.concurrency,
     lockDuration: settings.lockDurationMs,
+    // BullMQ's default (half the lock) looks every quarter but renews only when more than a quarter
+    // has passed, so a tick that finds exactly a quarter (its clock's milliseconds) waits a half: 4 s
+    // of an 8 s lock left, a dead worker's job resumed from 4 s. A quarter here looks every eighth:
+    // renewed after an eighth or a quarter, never less than three quarters of the lock left.
+    lockRenewTime: settings.lockDurationMs / 4,
     stalledInterval: settings.stalledIntervalMs,
     maxStalledCount: settings.maxStalledCount ?? 2,
   });
