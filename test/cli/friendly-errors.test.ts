@@ -3,7 +3,7 @@
 // a port in use, a Redis that refuses the password.
 import '../setup/needs-redis.js';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -146,6 +146,22 @@ describe('errors a person can fix', () => {
       `homes.csv: the feed file ${join(dir, 'homes.csv')} is a folder where a file was expected (EISDIR): point feeds[].source.path at the feed file inside it\n`,
     );
     expect(folder.stderr).not.toMatch(/illegal operation|^\s+at /m);
+  });
+
+  // (the report's first line said what failed, not that a rerun may succeed; --json said retryable: true)
+  it('a service that does not answer: the first line says so and that a rerun may succeed (exit 1)', async () => {
+    const { config } = await setup();
+    const down = config.replace(/\.yaml$/, '-down.yaml');
+    await writeFile(
+      down,
+      (await readFile(config, 'utf8')).replace('baseUrl: embedded', 'baseUrl: http://127.0.0.1:1, retries: 1'),
+    );
+    const r = await feedsync(['sync', '--config', down]);
+    expect(r.code).toBe(1);
+    const first = r.stderr.split('\n').find((l) => l.startsWith('feed homes'));
+    expect(first).toMatch(
+      /^feed homes → chatbot SN-F: unavailable — .*ECONNREFUSED 127\.0\.0\.1:1.*\(transient: a rerun may succeed\)$/,
+    );
   });
 
   it('a port in use: which, and how to choose another', async () => {
