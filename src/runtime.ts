@@ -11,9 +11,8 @@ import { defaultedKeyWarnings } from './config/defaulted-keys.js';
 import type { LoadedConfig } from './config/schema.js';
 import type { RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
-import { describeHolder } from './locks/lock-holder.js';
 import { createFileStore } from './state/file-store.js';
-import { OPEN_WAIT_MS } from './state/open-lock.js';
+import { OPEN_WAIT_MS, openWaitNotice } from './state/open-lock.js';
 import type { KvStore } from './state/kv-store.js';
 import type { ChangeLog } from './change-log/change-log.js';
 import { createFileChangeLog } from './change-log/file-change-log.js';
@@ -150,7 +149,7 @@ async function openStore(
       onWait: (holder) =>
         opts.logger.warn(
           { state: path },
-          `the state file ${path} is open in ${holder ? describeHolder(holder, 'another feedsync process') : 'another feedsync process'}; waiting for it to close the file, up to ${minutes} min (${deadlines.length ? 'feeds[].deadlineMinutes' : 'the default'}); Ctrl-C stops waiting`,
+          openWaitNotice(path, holder, minutes * 60_000, deadlines.length ? 'feeds[].deadlineMinutes' : 'the default'),
         ),
     });
     closers.push(() => store.close());
