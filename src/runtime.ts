@@ -8,6 +8,7 @@ import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
 import { defaultedKeyWarnings } from './config/defaulted-keys.js';
+import { chatbotsOf } from './config/feed-chatbots.js';
 import type { LoadedConfig } from './config/schema.js';
 import type { RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
@@ -71,7 +72,10 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       const { startEmulator } = await import('./emulator/index.js');
       emulator = await startEmulator({
         port: 0,
-        chatbots: config.chatbots.length ? config.chatbots.map((c) => c.serialNumber) : undefined,
+        // every chatbot the config names: chatbots[] (settings, smoke) and each feed's, which need not be in it
+        chatbots: config.chatbots.length
+          ? [...new Set([...config.chatbots.map((c) => c.serialNumber), ...config.feeds.flatMap(chatbotsOf)])]
+          : undefined,
         secretKey: config.api.secretKey,
         sessionKey: config.api.sessionKey,
         dataFile: join(stateDir(loaded), 'emulator.json'),

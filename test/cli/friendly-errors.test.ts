@@ -164,6 +164,22 @@ describe('errors a person can fix', () => {
     );
   });
 
+  // (chatbots[] is for settings and smoke: a feed's chatbot left out of it made the embedded emulator
+  // answer 404 "chatbot … not found" to a config check had passed)
+  it("the embedded emulator knows every chatbot the config names, a feed's too", async () => {
+    const { config } = await setup();
+    const other = config.replace(/\.yaml$/, '-other.yaml');
+    await writeFile(
+      other,
+      (await readFile(config, 'utf8')).replace('{ name: homes, chatbot: SN-F,', '{ name: homes, chatbot: SN-G,'),
+    );
+    const r = await feedsync(['sync', '--config', other, '--json']);
+    // paged, not refused (its two records lack the listing's other fields: rejected, exit 6, as for SN-F)
+    const [report] = JSON.parse(r.stdout).reports;
+    expect(report).toMatchObject({ chatbot: 'SN-G', outcome: 'rejected', remote: { complete: true } });
+    expect(r.stderr).not.toContain('not found');
+  });
+
   it('a port in use: which, and how to choose another', async () => {
     const taken = createServer().listen(0, '127.0.0.1');
     await once(taken, 'listening');
