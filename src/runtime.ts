@@ -8,12 +8,12 @@ import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
 import { defaultedKeyWarnings } from './config/defaulted-keys.js';
+import { chatbotsOf } from './config/feed-chatbots.js';
 import type { LoadedConfig } from './config/schema.js';
 import type { RunningEmulator } from './emulator/index.js';
 import type { Logger } from './log.js';
-import { describeHolder } from './locks/lock-holder.js';
 import { createFileStore } from './state/file-store.js';
-import { OPEN_WAIT_MS } from './state/open-lock.js';
+import { OPEN_WAIT_MS, openWaitNotice } from './state/open-lock.js';
 import type { KvStore } from './state/kv-store.js';
 import type { ChangeLog } from './change-log/change-log.js';
 import { createFileChangeLog } from './change-log/file-change-log.js';
@@ -72,7 +72,10 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       const { startEmulator } = await import('./emulator/index.js');
       emulator = await startEmulator({
         port: 0,
-        chatbots: config.chatbots.length ? config.chatbots.map((c) => c.serialNumber) : undefined,
+        // every chatbot the config names: chatbots[] (settings, smoke) and each feed's, which need not be in it
+        chatbots: config.chatbots.length
+          ? [...new Set([...config.chatbots.map((c) => c.serialNumber), ...config.feeds.flatMap(chatbotsOf)])]
+          : undefined,
         secretKey: config.api.secretKey,
         sessionKey: config.api.sessionKey,
         dataFile: join(stateDir(loaded), 'emulator.json'),
@@ -150,7 +153,7 @@ async function openStore(
       onWait: (holder) =>
         opts.logger.warn(
           { state: path },
-          `the state file ${path} is open in ${holder ? describeHolder(holder, 'another feedsync process') : 'another feedsync process'}; waiting for it to close the file, up to ${minutes} min (${deadlines.length ? 'feeds[].deadlineMinutes' : 'the default'}); Ctrl-C stops waiting`,
+          openWaitNotice(path, holder, minutes * 60_000, deadlines.length ? 'feeds[].deadlineMinutes' : 'the default'),
         ),
     });
     closers.push(() => store.close());

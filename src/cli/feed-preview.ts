@@ -92,6 +92,8 @@ interface Preview {
   removed: Array<{ position: string; key?: string }>;
   parseErrors: Array<{ position: string; message: string }>;
   replacedValues: Map<string, number>;
+  /** listings holding U+FFFD: bytes not valid in the encoding the feed was read with (a latin1 file read as utf8) */
+  invalidText?: { records: number; first: string; field: string };
   incomplete: FeedReadError | undefined;
   found: ReturnType<ReturnType<typeof createFindings>['result']>;
 }
@@ -136,12 +138,24 @@ async function readPreview(feed: FeedConfig, opened: Opened, routing: Routing, l
   return { ...p, found: findings.result() };
 }
 
+/**
+ * A listing holding U+FFFD, the character bytes invalid in the feed's encoding are read as: the
+ * listing would be sent so (a key with one is rejected: listing/schema.ts isIntactKey). Counted.
+ */
+function invalidTextIn(p: Omit<Preview, 'found'>, listing: object, position: string): void {
+  const field = Object.entries(listing).find(([, v]) => JSON.stringify(v)?.includes('\uFFFD'))?.[0];
+  if (field === undefined) return;
+  if (p.invalidText) p.invalidText.records++;
+  else p.invalidText = { records: 1, first: position, field };
+}
+
 function tally(p: Omit<Preview, 'found'>, item: MappedItem, position: string, limit: number): void {
   const { counts } = p;
   countDisplay(p.display, item);
   switch (item.kind) {
     case 'listing': {
       counts.valid++;
+      invalidTextIn(p, item.listing, position);
       for (const f of item.replaced ?? []) p.replacedValues.set(f, (p.replacedValues.get(f) ?? 0) + 1);
       const rules = shownRules(item);
       if (p.listings.length < limit)
@@ -216,6 +230,7 @@ function previewJson(feed: FeedConfig, opened: Opened, routing: Routing, p: Prev
     mode: opened.mode,
     ...(vendor && { vendor }),
     valuesReplaced: Object.fromEntries(p.replacedValues),
+    ...(p.invalidText && { invalidText: p.invalidText }),
     ...(opened.stats && {
       requests: opened.stats.requests,
       ...tallyOf(opened.stats),
@@ -245,6 +260,20 @@ function section(title: string, lines: string[]): void {
   for (const l of lines) out(l);
 }
 
+/** The source's warnings, and text read in another encoding than the feed's. */
+function warningsOf(feed: FeedConfig, opened: Opened, p: Preview): string[] {
+  const warnings = [...(opened.stats?.warnings ?? [])];
+  if (p.invalidText) {
+    const { records, first, field } = p.invalidText;
+    const set = 'encoding' in feed.source ? feed.source.encoding : undefined;
+    const encoding = set ?? (feed.source.kind === 'csv' ? 'utf8' : 'its declared encoding');
+    warnings.push(
+      `${records} record(s) hold bytes that are not valid ${encoding} (read as U+FFFD; first: ${first}, ${field}): the file is in another encoding; set feeds[].source.encoding (csv: latin1 or windows-1252)`,
+    );
+  }
+  return warnings;
+}
+
 function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Preview): void {
   const { counts, found } = p;
   const vendor = feed.source.kind === 'reso' ? describeVendor(feed.source) : undefined;
@@ -262,7 +291,7 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
     out(
       `read: ${opened.stats.pages} pages, ${requestsLine({ requests: opened.stats.requests, ...tallyOf(opened.stats) })}`,
     );
-  for (const w of opened.stats?.warnings ?? []) out(`warning: ${w}`);
+  for (const w of warningsOf(feed, opened, p)) out(`warning: ${w}`);
   out();
   out(`first ${p.listings.length} of ${counts.valid} mapped listing(s):`);
   for (const l of p.listings)

@@ -11,6 +11,7 @@ import type { Writable } from 'node:stream';
 import { loadConfig } from '../config/load.js';
 import { ConfigError, EnvironmentError } from '../errors.js';
 import { createFileStore, type FileStore } from '../state/file-store.js';
+import { OPEN_WAIT_MS, openWaitNotice } from '../state/open-lock.js';
 import { stateFile } from '../state/paths.js';
 import { parseStateJson, writeStateJson } from '../state/state-json.js';
 import { EXIT } from './exit.js';
@@ -31,7 +32,12 @@ export async function run(opts: StateOptions): Promise<number> {
       `state ${opts.action}: this config keeps its state in Redis; export and import work on the state file of runs without Redis (${stateFile(loaded)}): add --no-redis to work on it`,
     );
   }
-  const store = await createFileStore(stateFile(loaded));
+  const path = stateFile(loaded);
+  const store = await createFileStore(path, {
+    // said at once: beside a running sync it waits for the sync to end
+    onWait: (holder) =>
+      process.stderr.write(`feedsync: ${openWaitNotice(path, holder, OPEN_WAIT_MS, 'the default')}\n`),
+  });
   try {
     if (opts.action === 'export') await exportTo(store, opts.file);
     else await importFrom(store, opts.file);

@@ -12,7 +12,7 @@ import { loadConfig } from '../config/load.js';
 import { causeMessage } from '../errors.js';
 import { recordForegroundRun } from '../queue/run-records.js';
 import { QUEUE_NAMES } from '../queue/names.js';
-import { acquireForegroundLock } from '../locks/target-lock.js';
+import { acquireForegroundLock, chatbotWaitNotice } from '../locks/target-lock.js';
 import { stateDir } from '../runtime.js';
 import { findUndoTarget, formatUndoReport, undoRun, type UndoReport } from '../undo/index.js';
 import { exitForOutcome, printJson } from './exit.js';
@@ -61,6 +61,12 @@ export async function run(opts: UndoCliOptions): Promise<number> {
           lockDir: redis ? join(stateDir(loaded), 'locks') : join(dirname(store.location), 'locks'),
           waitMs: feed.deadlineMinutes * 60_000,
           signal: stop.signal,
+          // said at once, as sync says it: else the undo sits silent behind the run
+          onWait: (holder) =>
+            logger.warn(
+              { chatbot: feed.chatbot },
+              chatbotWaitNotice(feed.chatbot, holder, feed.deadlineMinutes, 'nothing is undone'),
+            ),
         }).catch((err: unknown) => {
           throw new Error(`the lock of chatbot ${feed.chatbot} could not be taken: ${causeMessage(err)}`);
         });

@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { keysOf, lockHolderKey, lockWaitersKey } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import { lockFile, lockHolder } from './file-lock.js';
-import { holderGone, holdingHere, newHolder, parseHolder, type LockHolder } from './lock-holder.js';
+import { describeHolder, holderGone, holdingHere, newHolder, parseHolder, type LockHolder } from './lock-holder.js';
 
 // KEYS: lock, waiters, holder; ARGV: owner, ttl ms, waiters' ttl ms (0: do not wait in line, poll), holder record
 const ACQUIRE = `
@@ -346,6 +346,20 @@ export async function lockFreedWhileMoving(
   waiters: Pick<LockWaiters, 'ttlMs'>,
 ): Promise<boolean> {
   return (await redis.eval(STILL_BUSY, 2, key, waitersKey(key), owner, String(waiters.ttlMs))) === 1;
+}
+
+/**
+ * What a foreground command says as it starts waiting for a chatbot's lock (ForegroundLockOptions.onWait):
+ * who holds it, how long it waits, and what happens then.
+ */
+export function chatbotWaitNotice(
+  chatbot: string,
+  holder: LockHolder | undefined,
+  minutes: number,
+  then: string,
+): string {
+  const who = holder ? describeHolder(holder) : 'another process (a worker job or another `feedsync sync`)';
+  return `chatbot ${chatbot} is being synced by ${who}; waiting for it to finish, up to ${minutes} min (feeds[].deadlineMinutes), then ${then}; Ctrl-C stops waiting`;
 }
 
 export interface ForegroundLockOptions {

@@ -11,8 +11,13 @@ import type { Logger } from '../log.js';
 import { recordForegroundRun } from '../queue/run-records.js';
 import { QUEUE_NAMES } from '../queue/names.js';
 import { redisSettings } from '../redis/settings.js';
-import { describeHolder } from '../locks/lock-holder.js';
-import { acquireForegroundLock, chatbotLockName, lockChatbots, type TargetLock } from '../locks/target-lock.js';
+import {
+  acquireForegroundLock,
+  chatbotLockName,
+  chatbotWaitNotice,
+  lockChatbots,
+  type TargetLock,
+} from '../locks/target-lock.js';
 import { stateDir } from '../runtime.js';
 import { failedReport, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
 import { runGroups } from './run-groups.js';
@@ -110,7 +115,7 @@ async function lockGroup(
       onWait: (holder) =>
         deps.logger.warn(
           { chatbot },
-          `chatbot ${chatbot} is being synced by ${holder ? describeHolder(holder) : 'another process (a worker job or another `feedsync sync`)'}; waiting for it to finish, up to ${minutes} min (feeds[].deadlineMinutes), then this feed fails with nothing written; Ctrl-C stops waiting`,
+          chatbotWaitNotice(chatbot, holder, minutes, 'this feed fails with nothing written'),
         ),
     });
   });

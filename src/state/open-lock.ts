@@ -9,11 +9,20 @@
 // stores of one file share one lock (LMDB shares one environment per file within a process).
 import { basename, dirname, join, resolve } from 'node:path';
 import { lockFile, lockHolder, type FileLock } from '../locks/file-lock.js';
-import type { LockHolder } from '../locks/lock-holder.js';
+import { describeHolder, type LockHolder } from '../locks/lock-holder.js';
 import { EnvironmentError } from '../errors.js';
 
 /** How long an open waits, by default, while another process has the file open. */
 export const OPEN_WAIT_MS = 10 * 60_000;
+
+/**
+ * What a command that waits for the state file says at once (a second sync, `state export` beside a
+ * running sync): who holds it open and how long it waits. `why`: where that bound comes from.
+ */
+export function openWaitNotice(path: string, holder: LockHolder | undefined, waitMs: number, why: string): string {
+  const who = holder ? describeHolder(holder, 'another feedsync process') : 'another feedsync process';
+  return `the state file ${path} is open in ${who}; waiting for it to close the file, up to ${waitMs / 60_000} min (${why}); Ctrl-C stops waiting`;
+}
 
 /** The open lock of a state file. */
 export function openLockFile(path: string): string {

@@ -17,21 +17,26 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-/** A config that would sync a two-row feed into the embedded emulator, with `extra` YAML lines. */
-async function setup(extra: string[] = []): Promise<{ dir: string; config: string }> {
+/** A config that would sync a two-row feed into the embedded emulator, with `extra` YAML lines, its text through `edit`. */
+async function setup(
+  extra: string[] = [],
+  edit: (yaml: string) => string = (yaml) => yaml,
+): Promise<{ dir: string; config: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-friendly-'));
   dirs.push(dir);
   await writeFile(join(dir, 'homes.csv'), 'MLSNumber,City\nM1,Austin\nM2,Austin\n');
   const config = join(dir, 'feedsync.yaml');
   await writeFile(
     config,
-    [
-      'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }',
-      ...extra,
-      'chatbots: [{ serialNumber: SN-F }]',
-      'feeds:',
-      '  - { name: homes, chatbot: SN-F, source: { kind: csv, path: homes.csv }, mapping: { fields: { MLSNumber: MLSNumber, City: City } } }',
-    ].join('\n'),
+    edit(
+      [
+        'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }',
+        ...extra,
+        'chatbots: [{ serialNumber: SN-F }]',
+        'feeds:',
+        '  - { name: homes, chatbot: SN-F, source: { kind: csv, path: homes.csv }, mapping: { fields: { MLSNumber: MLSNumber, City: City } } }',
+      ].join('\n'),
+    ),
   );
   return { dir, config };
 }
@@ -146,6 +151,30 @@ describe('errors a person can fix', () => {
       `homes.csv: the feed file ${join(dir, 'homes.csv')} is a folder where a file was expected (EISDIR): point feeds[].source.path at the feed file inside it\n`,
     );
     expect(folder.stderr).not.toMatch(/illegal operation|^\s+at /m);
+  });
+
+  // (the report's first line said what failed, not that a rerun may succeed; --json said retryable: true)
+  it('a service that does not answer: the first line says so and that a rerun may succeed (exit 1)', async () => {
+    const { config } = await setup([], (y) =>
+      y.replace('baseUrl: embedded', 'baseUrl: http://127.0.0.1:1, retries: 1'),
+    );
+    const r = await feedsync(['sync', '--config', config]);
+    expect(r.code).toBe(1);
+    const first = r.stderr.split('\n').find((l) => l.startsWith('feed homes'));
+    expect(first).toMatch(
+      /^feed homes → chatbot SN-F: unavailable — .*ECONNREFUSED 127\.0\.0\.1:1.*\(transient: a rerun may succeed\)$/,
+    );
+  });
+
+  // (chatbots[] is for settings and smoke: a feed's chatbot left out of it made the embedded emulator
+  // answer 404 "chatbot … not found" to a config check had passed)
+  it("the embedded emulator knows every chatbot the config names, a feed's too", async () => {
+    const { config } = await setup([], (y) => y.replace('chatbot: SN-F,', 'chatbot: SN-G,'));
+    const r = await feedsync(['sync', '--config', config, '--json']);
+    // paged, not refused (its two records lack the listing's other fields: rejected, exit 6, as for SN-F)
+    const [report] = JSON.parse(r.stdout).reports;
+    expect(report).toMatchObject({ chatbot: 'SN-G', outcome: 'rejected', remote: { complete: true } });
+    expect(r.stderr).not.toContain('not found');
   });
 
   it('a port in use: which, and how to choose another', async () => {

@@ -95,6 +95,52 @@ describe('feedsync init, then the commands it suggests', () => {
   }, 60_000);
 });
 
+describe('feed preview of a file in another encoding than the configured one', () => {
+  // (a Latin-1 export read as UTF-8 mapped "1 Café St" to "1 Caf\uFFFD St", said nowhere)
+  it('warns that listings hold bytes invalid in it, with the first place and field, and the setting', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-encoding-'));
+    await writeFile(
+      join(dir, 'homes.csv'),
+      Buffer.from(
+        'MLSNumber,Address,City\nA1,1 Caf\xe9 St,Austin\nA2,2 Oak St,Austin\nA3,3 Pi\xf1a Rd,Austin\n',
+        'latin1',
+      ),
+    );
+    await writeFile(
+      join(dir, 'feedsync.yaml'),
+      [
+        'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }',
+        'chatbots: [{ serialNumber: SN-E }]',
+        'feeds:',
+        '  - name: homes',
+        '    chatbot: SN-E',
+        '    source: { kind: csv, path: homes.csv }',
+        '    mapping:',
+        '      fields: { MLSNumber: MLSNumber, Address: Address, City: City, Url: { template: "https://x.test/{MLSNumber}" } }',
+        '      defaults: { SaleType: for_sale, Status: Active, CurrencySymbol: $, PropertyType: House, Bedrooms: 3, Bathrooms: 2, YearBuilt: 1990, DaysOnMarket: 1, LotArea: 1, BuildingArea: 1, AreaUnit: Square Feet, ParkingSpots: 0 }',
+      ].join('\n'),
+    );
+    const r = await feedsync(['feed', 'preview', '--feed', 'homes', '--config', join(dir, 'feedsync.yaml')]);
+    expect(r.stdout).toContain(
+      'warning: 2 record(s) hold bytes that are not valid utf8 (read as U+FFFD; first: homes.csv:2, record 0, Address): the file is in another encoding; set feeds[].source.encoding (csv: latin1 or windows-1252)',
+    );
+    const json = await feedsync([
+      'feed',
+      'preview',
+      '--feed',
+      'homes',
+      '--json',
+      '--config',
+      join(dir, 'feedsync.yaml'),
+    ]);
+    expect(JSON.parse(json.stdout).invalidText).toEqual({
+      records: 2,
+      first: 'homes.csv:2, record 0',
+      field: 'Address',
+    });
+  });
+});
+
 describe('logs and progress on a terminal', () => {
   it('logs human-readable lines on a TTY and JSON elsewhere (LOG_FORMAT decides when set)', () => {
     expect(wantsPretty({ isTTY: true }, undefined)).toBe(true);

@@ -2,11 +2,17 @@
 // the former format (written by the JSON store at b1b5025) is imported when the store is first
 // opened; export writes it back as it was; an edited document imported replaces the state whole.
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { holdOpen } from '../../src/state/open-lock.js';
 import { feedsync } from '../settings/run-cli.js';
+
+const BIN = join(import.meta.dirname, '../../bin/feedsync.js');
 
 const FORMER = fileURLToPath(new URL('../state/fixtures/state-b1b5025.json', import.meta.url));
 const dirs: string[] = [];
@@ -78,6 +84,29 @@ describe('feedsync state export | import', () => {
       `feedsync: The state document nope.json does not exist (looked for ${join(dir, 'nope.json')}; FILE is relative to the current folder). Give the path of a document \`feedsync state export\` wrote; nothing was imported.\n`,
     );
   });
+
+  // (it waited silent, up to 10 minutes, while a sync held the state file open)
+  it('export while another process holds the state file open says at once that it waits, and for whom', async () => {
+    const { dir, config } = await setup();
+    const hold = await holdOpen(join(dir, '.feedsync', 'state.lmdb'));
+    try {
+      const child = spawn(process.execPath, [BIN, 'state', 'export', '--config', config], {
+        env: { ...process.env, LOG_LEVEL: 'warn' },
+      });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = once(child, 'exit');
+      for (let i = 0; i < 200 && !stderr.includes('waiting'); i++) await sleep(50);
+      child.kill('SIGINT');
+      await exited;
+      expect(stderr).toContain(
+        `the state file ${join(dir, '.feedsync', 'state.lmdb')} is open in another feedsync process (PID ${process.pid} on ${hostname()}, since `,
+      );
+      expect(stderr).toContain('waiting for it to close the file, up to 10 min');
+    } finally {
+      await hold.release();
+    }
+  }, 60_000);
 
   it('with redis configured, works on the state file only when asked (--no-redis)', async () => {
     const { config } = await setup(['redis: { url: "redis://127.0.0.1:9" }']);

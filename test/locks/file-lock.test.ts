@@ -156,6 +156,18 @@ describe('the Redis lock of a foreground run', () => {
     expect(
       await acquireForegroundLock({ chatbot: 'SN-H', redis: { connection: redis, prefix }, lockDir: dir, waitMs: 0 }),
     ).toBeUndefined();
+    // a wait is said once, as it begins, naming the holder (sync and undo print it)
+    const said: unknown[] = [];
+    expect(
+      await acquireForegroundLock({
+        chatbot: 'SN-H',
+        redis: { connection: redis, prefix },
+        lockDir: dir,
+        waitMs: 1200,
+        onWait: (holder) => said.push(holder),
+      }),
+    ).toBeUndefined();
+    expect(said).toEqual([expect.objectContaining({ what: 'job-1', pid: child.pid })]);
     await job.release();
   });
 

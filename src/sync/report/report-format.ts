@@ -11,7 +11,9 @@ const SHOWN = 20;
 export function formatSyncReport(r: SyncReport): string {
   // a run that did not end ok says why on its first line, once: what is wrong with the feed
   // (sync/settle/rejection.ts), the credential to fix, what the guard held back
-  const why = r.outcome !== 'ok' && r.message ? ` — ${r.message}` : '';
+  // and whether running it again may help, as an error the CLI prints does (cli/exit.ts)
+  const transient = r.outcome !== 'ok' && r.retryable ? ' (transient: a rerun may succeed)' : '';
+  const why = r.outcome !== 'ok' && r.message ? ` — ${r.message}${transient}` : transient;
   const lines: string[] = [
     `${wordsOf(r).head}feed ${r.feed} → chatbot ${r.chatbot}: ${r.outcome}${why}`,
     ...countsTable(r),
