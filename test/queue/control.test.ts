@@ -35,7 +35,7 @@ describe('operator controls', () => {
     expect(recorded).toMatchObject({ jobId, outcome: 'cancelled' });
     // The run's changes say what stopped it, as its history does: the cancel, by whom (not "a signal").
     const shown = await feedsync(['runs', 'show', `${jobId}.1`, '--config', file]);
-    expect(shown.stdout).toMatch(/^  cancelled by \S+: calls in flight were finished, nothing new was sent/m);
+    expect(shown.stdout).toMatch(/^ {2}cancelled by \S+: calls in flight were finished, nothing new was sent/m);
 
     // Every listing on the remote is whole (as the feed has it), none twice, and not all were sent.
     const left = await d.emu.listings('SN-C');
