@@ -11,6 +11,7 @@ import { selectChatbots, selectFeeds } from '../config/select.js';
 import { ConfigError } from '../errors.js';
 import type { RunEntry } from '../change-log/change-log.js';
 import { openChangeLog } from '../change-log/open.js';
+import { changeLogFile, stateFile } from '../state/paths.js';
 import {
   ALL,
   closeQueues,
@@ -57,9 +58,9 @@ export async function run(opts: RunsOptions): Promise<number> {
       printJson({ redis: where, prefix, paused, running, runs });
       return EXIT.ok;
     }
-    process.stderr.write(
-      `run history in ${named}${loaded.config.redis ? '' : `; ${opts.config} has no redis section: its \`feedsync sync\` runs are not here`}\n`,
-    );
+    // REDIS_URL set in the shell stands in for a redis section: the runs of `sync` are elsewhere, say where
+    const local = `; ${opts.config} has no redis section: its \`feedsync sync\` runs are not here but in ${changeLogFile(stateFile(loaded))} (\`REDIS_URL= feedsync runs\` lists them)`;
+    process.stderr.write(`run history in ${named}${loaded.config.redis ? '' : local}\n`);
     // Paused schedules first: a feed that has not run lately may simply be paused.
     for (const p of paused) {
       const what = p.feed === 'all' ? 'every schedule' : `feed ${p.feed}`;

@@ -188,8 +188,10 @@ export async function acquireTargetLock(
   owner: string,
   ttlMs: number,
   waiters?: LockWaiters,
+  /** what holds it, for a person (lock-holder.ts LockHolder.what): the owner id when not given (a job's id) */
+  what = owner,
 ): Promise<TargetLock | undefined> {
-  const holder = JSON.stringify({ ...newHolder(owner), owner });
+  const holder = JSON.stringify({ ...newHolder(what), owner });
   const got = await redis.eval(
     ACQUIRE,
     3,
@@ -384,9 +386,10 @@ export interface ForegroundLockOptions {
 export async function acquireForegroundLock(opts: ForegroundLockOptions): Promise<TargetLock | undefined> {
   const name = chatbotLockName({ chatbot: opts.chatbot }, 'sync');
   const { onWait } = opts;
+  const what = `feedsync sync ${opts.chatbot}`;
   if (!opts.redis) {
     const path = join(opts.lockDir, `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.lock`);
-    const file = await lockFile(path, `feedsync sync ${opts.chatbot}`, {
+    const file = await lockFile(path, what, {
       waitMs: opts.waitMs,
       pollMs: 250,
       ...(opts.signal && { signal: opts.signal }),
@@ -399,7 +402,7 @@ export async function acquireForegroundLock(opts: ForegroundLockOptions): Promis
   const until = Date.now() + opts.waitMs;
   let waiting = false;
   for (;;) {
-    const lock = await acquireTargetLock(opts.redis.connection, key, owner, opts.ttlMs ?? 30_000);
+    const lock = await acquireTargetLock(opts.redis.connection, key, owner, opts.ttlMs ?? 30_000, undefined, what);
     if (lock || opts.signal?.aborted) return lock;
     if (await freeIfHolderGone(opts.redis.connection, key)) continue;
     if (Date.now() >= until) return undefined;

@@ -137,7 +137,12 @@ describe('the Redis lock of a foreground run', () => {
       waitMs: 0,
     });
     expect(taken).toBeDefined();
-    expect(JSON.parse((await redis.get(`${key}:holder`))!)).toMatchObject({ pid: process.pid, host: hostname() });
+    // named for a person, as the lock file names it (a waiting run prints it), not by its owner id
+    expect(JSON.parse((await redis.get(`${key}:holder`))!)).toMatchObject({
+      pid: process.pid,
+      host: hostname(),
+      what: 'feedsync sync SN-H',
+    });
     await taken!.release();
     expect(await redis.exists(key, `${key}:holder`)).toBe(0);
 

@@ -6,7 +6,7 @@
 import '../setup/needs-redis.js';
 import { randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
@@ -117,7 +117,7 @@ describe('a command that uses Redis says which', () => {
     const runs = await feedsync(['runs', '--config', withoutRedis, '--limit', '1'], { REDIS_URL });
     expect(runs.code).toBe(0);
     expect(runs.stderr).toContain(
-      `run history in Redis ${REDIS_URL} (prefix feedsync, from REDIS_URL); ${withoutRedis} has no redis section: its \`feedsync sync\` runs are not here\n`,
+      `run history in Redis ${REDIS_URL} (prefix feedsync, from REDIS_URL); ${withoutRedis} has no redis section: its \`feedsync sync\` runs are not here but in ${join(dirname(withoutRedis), '.feedsync', 'changes.jsonl')} (\`REDIS_URL= feedsync runs\` lists them)\n`,
     );
   });
 });
