@@ -62,6 +62,16 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     const prepared = await prepareRun(def, deps, payloadOf(def, job, jobId), jobLogger, scheduled);
     if ('skipped' in prepared) return prepared.skipped;
     const { payload, target, chatbots, logger } = prepared;
+    const maxStalled = deps.config.config.worker.maxStalledCount;
+    if (job.stalledCounter > maxStalled) {
+      const run = { job, payload, target, attempt, worker };
+      return stalledTooOften(def, recorder(def, deps, history, run), {
+        target,
+        stalled: job.stalledCounter,
+        maxStalled,
+        logger,
+      });
+    }
 
     const locks = def.exclusive
       ? await takeLocks(deps, job, target, chatbots, def.lockKind ?? def.kind, waiters(job.queueName))
@@ -83,6 +93,28 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     if ('handBack' in ended) return handBack(job, token);
     return ended.report;
   };
+}
+
+/**
+ * A job whose workers died running it more than worker.maxStalledCount times (out of memory on a huge
+ * feed, say): failed for good, and recorded so (`feedsync runs`, /status, metrics, alerts) before
+ * it runs again. BullMQ alone never fails a job of a scheduler this way (its stalled check spares
+ * them), so a scheduled run that kills its worker would kill one worker after another.
+ */
+async function stalledTooOften<P>(
+  def: JobDefinition<P, RunReport>,
+  record: RecordRun,
+  o: { target: RunTarget; stalled: number; maxStalled: number; logger: Logger },
+): Promise<never> {
+  const why = `its worker stopped while running it ${o.stalled} times (killed, or out of memory: see the workers' logs), more than worker.maxStalledCount (${o.maxStalled}); not run again`;
+  const report: RunReport = {
+    outcome: 'failed',
+    summary: `${def.name} ${describe(o.target)} failed: ${why}`,
+    retryable: false,
+  };
+  await record(report);
+  o.logger.error({ outcome: report.outcome }, report.summary);
+  throw new UnrecoverableError(why);
 }
 
 /** The worker's run history writes: kept and written again while Redis refuses them (run-records.ts). */

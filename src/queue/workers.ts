@@ -11,8 +11,8 @@
 // interval) finds the job without a lock and moves it back to wait, where any worker takes it. So a
 // dead worker's job runs again elsewhere lockDuration (less the time since its last renewal) plus
 // at most stalledInterval after the death. A job found stalled more than maxStalledCount times fails
-// ("job stalled more than allowable limit"). BullMQ's defaults are 30 s, 30 s and 1: up to a minute
-// before another worker resumes the job. feedsync's (config/schema.ts, worker.*) are 8 s, 3 s and 2:
+// (processor.ts: "its worker stopped while running it N times", recorded as a failed run). BullMQ's
+// defaults are 30 s, 30 s and 1: up to a minute before another worker resumes the job. feedsync's (config/schema.ts, worker.*) are 8 s, 3 s and 2:
 // resumed 6-11 s after the death; the cost, in Redis calls, is in docs/runbook.md ("Several workers").
 import { Worker, type Processor } from 'bullmq';
 import type { Logger } from '../log.js';
@@ -103,7 +103,9 @@ function createSlot(
     // renewed after an eighth or a quarter, never less than three quarters of the lock left.
     lockRenewTime: settings.lockDurationMs / 4,
     stalledInterval: settings.stalledIntervalMs,
-    maxStalledCount: settings.maxStalledCount ?? 2,
+    // one more than the config's: the processor fails a job found stalled more than the config's
+    // count itself, recording its run (processor.ts), scheduled jobs too (BullMQ's check spares them)
+    maxStalledCount: (settings.maxStalledCount ?? 2) + 1,
   });
   // BullMQ stops renewing a lock it cannot extend; the job must stop too, or a second worker
   // that recovers it as stalled would run beside this one.

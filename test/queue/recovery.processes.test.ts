@@ -171,3 +171,42 @@ describe('recovery in seconds (default lock settings)', () => {
     ]);
   }, 180_000);
 });
+
+describe('a job that kills its worker', () => {
+  it('a scheduled job found stalled more than worker.maxStalledCount times fails, recorded as failed (not run again forever)', async () => {
+    d.emu = await startTestEmulator({ latencyMs: 50 });
+    const file = await d.deploy([{ name: 'slow', chatbot: 'SN-SLOW', rows: 300, schedule: '* * * * * *' }], {
+      api: 'concurrency: 1, retries: 2',
+      worker: { maxStalledCount: 1 },
+    });
+    let jobId: string | undefined;
+    const killed: number[] = [];
+    // The scheduled run of `slow` killed twice (its worker SIGKILLed mid-run: out of memory, say).
+    for (let k = 0; k < 2; k++) {
+      const w = await d.start(file);
+      await until(
+        'the scheduled job to run on the new worker',
+        async () => {
+          const active = await d.queues.sync.getJobs(['active']);
+          const job = active.find((j) => (jobId ? j.id === jobId : j.id?.startsWith('repeat:')));
+          if (job && runningOn(job) === w.proc.pid) jobId = job.id;
+          return job !== undefined && runningOn(job) === w.proc.pid;
+        },
+        60_000,
+      );
+      await w.kill('SIGKILL');
+      killed.push(w.proc.pid!);
+    }
+    const last = await d.start(file);
+    const failed = await until(
+      'the job to fail',
+      async () => (await d.queues.sync.getJob(jobId!))?.failedReason,
+      60_000,
+    );
+    expect(failed).toMatch(/its worker stopped while running it 2 times/);
+    const [run] = await listRuns(d.redis, d.prefix, { feed: 'slow', limit: 1 });
+    expect(run).toMatchObject({ jobId, outcome: 'failed', worker: { pid: last.proc.pid } });
+    expect(run!.summary).toMatch(/worker\.maxStalledCount/);
+    expect(killed).toHaveLength(2);
+  }, 240_000);
+});
