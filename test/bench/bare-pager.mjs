@@ -45,4 +45,6 @@ if (first.items === pageSize) {
 }
 const pagingMs = Math.round(performance.now() - t0);
 const cpu = process.cpuUsage();
-process.stdout.write(JSON.stringify({ listings, pages, cpuMs: Math.round((cpu.user + cpu.system) / 1000), pagingMs }) + '\n');
+process.stdout.write(
+  JSON.stringify({ listings, pages, cpuMs: Math.round((cpu.user + cpu.system) / 1000), pagingMs }) + '\n',
+);
