@@ -207,7 +207,7 @@ async function start(
       queues: Object.values(QUEUE_NAMES),
       ui: admin ? 'admin login' : 'read-only',
     },
-    `worker ready: http://${displayHost(settings.host)}:${port}/ui (queue UI, ${admin ? 'actions behind the admin login' : `read-only; ${UI_ADMIN_HINT}`}), /metrics, /healthz`,
+    `worker ready: http://${displayHost(settings.host)}:${port}/ui (queue UI, ${admin ? 'actions behind the admin login' : `read-only; ${UI_ADMIN_HINT}`}), /status (each feed's runs, and which worker runs what now), /metrics, /healthz`,
   );
 
   return {

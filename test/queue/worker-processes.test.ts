@@ -67,7 +67,11 @@ describe('worker processes', () => {
     const file = await writeConfig([{ name: 'tick', chatbot: 'SN-TICK', rows: 3, schedule: '* * * * * *' }], {
       concurrency: 2,
     });
-    await d.start(file);
+    const w = await d.start(file);
+    // its ready line names every page of its port, the status page too (runbook "The status page")
+    expect(w.logs()).toMatch(
+      /worker ready: http:\/\/127\.0\.0\.1:\d+\/ui \(queue UI[^)]*\), \/status \([^)]*\), \/metrics, \/healthz/,
+    );
     const run = await until('a scheduled run', async () =>
       (await listRuns(d.redis, d.prefix, { feed: 'tick', limit: 10 })).find((r) => r.outcome === 'ok'),
     );
