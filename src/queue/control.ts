@@ -6,7 +6,7 @@
 // - cancel: a key per job to cancel; each worker looks for its running jobs' keys every
 //   CANCEL_POLL_MS and aborts the job's signal. The sync then starts no new call, waits for the
 //   calls in flight and records what they wrote, and the run ends `cancelled`.
-import { hostname } from 'node:os';
+import { hostname, userInfo } from 'node:os';
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { FeedConfig } from '../config/schema.js';
 import { keysOf } from '../redis/keys.js';
@@ -26,9 +26,18 @@ export interface Paused {
   since: Map<string, string>;
 }
 
-/** who asked, for messages: user@host */
+/** who asked, for messages: user@host (the account's name where USER is not set: a container's `docker compose exec`) */
 export function operator(): string {
-  return `${process.env.USER ?? process.env.USERNAME ?? 'someone'}@${hostname()}`;
+  return `${process.env.USER ?? process.env.USERNAME ?? accountName() ?? 'someone'}@${hostname()}`;
+}
+
+/** The process's account name; undefined where it has none (a uid with no passwd entry: userInfo throws). */
+function accountName(): string | undefined {
+  try {
+    return userInfo().username || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function pauseFeeds(redis: RedisClient, prefix: string, feeds: string[] | typeof ALL): Promise<void> {

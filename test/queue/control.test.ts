@@ -2,6 +2,7 @@
 // (the job ends `cancelled`, the remote holds only whole listings, and the next run picks up exactly
 // what was not written); `feedsync pause` keeps a schedule from starting anything until `resume`;
 // `enqueue --wait` says when no worker consumes the queue and gives up after --timeout.
+import { hostname, userInfo } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
 import { startTestEmulator } from '../helpers/emulator.js';
@@ -27,7 +28,10 @@ describe('operator controls', () => {
     await until('the sync to be under way', async () => (await d.emu!.listings('SN-C')).length >= 5);
 
     const out = await feedsync(['cancel', '--feed', 'big', '--config', file, '--timeout', '30']);
-    expect(out.stderr).toMatch(/^cancelled: listing-sync big cancelled by /m);
+    // by the account that asked, also where no USER is set (a container's `docker compose exec`)
+    expect(out.stderr).toMatch(
+      new RegExp(`^cancelled: listing-sync big cancelled by ${userInfo().username}@${hostname()}:`, 'm'),
+    );
     expect(out.code).toBe(0);
     const done = await waitForJob(d.redis, d.queues, 'sync', jobId);
     expect(done).toMatchObject({ state: 'completed', returnvalue: { outcome: 'cancelled', retryable: false } });
