@@ -138,6 +138,8 @@ describe('one feed routed to several chatbots', () => {
         ['SN-OFFICE', 'ok'],
       ]);
       expect(reports[1]!.message).toContain('could not be paged');
+      // (the fix named: the serial number as the config gives it, where it is written)
+      expect(reports[1]!.message).toContain('check that SN-GONE (feeds[].chatbots[].serialNumber) is a chatbot');
       expect(await held(only, 'SN-ANN')).toEqual(mls(1, 3));
       expect(await held(only, 'SN-OFFICE')).toEqual(mls(1, 2, 3, 4));
       // committed for the healthy lanes, nothing for the failed one

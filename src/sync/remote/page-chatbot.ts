@@ -5,7 +5,7 @@
 // A paging that fails ends every lane of the chatbot with the failure; the other chatbots go on.
 import type { ChatbotApi } from '../../api/types.js';
 import type { ApiConfig } from '../../config/schema.js';
-import { AbortedError, causeMessage, isRetryable } from '../../errors.js';
+import { AbortedError, ApiError, causeMessage, isRetryable } from '../../errors.js';
 import { authFailure } from '../util/auth.js';
 import type { Lane } from '../model/lane.js';
 import type { EchoFiles } from './page-echo.js';
@@ -134,9 +134,20 @@ async function pageChatbot(
     const deadline = input.deadlineMessage();
     const message =
       authFailure(err, lanes[0]!.feed.name) ??
-      `${deadline ? `${deadline}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}; nothing was written`;
+      `${deadline ? `${deadline}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}${notFoundHint(err, input)}; nothing was written`;
     return { ok: false, outcome, message, problem: causeMessage(err) };
   }
   const { state, stamps } = await stateRead;
   return { ok: true, remote, state, stamps };
+}
+
+/**
+ * A list call answered "not found" (HTTP 404 or Code 404): most often a serial number the account
+ * does not have (a typo, a chatbot of another account or one deleted), which only the config can
+ * fix: named where the config writes it.
+ */
+function notFoundHint(err: unknown, input: Pick<PageChatbotInput, 'chatbot' | 'lanes'>): string {
+  if (!(err instanceof ApiError) || (err.httpStatus !== 404 && err.apiCode !== 404)) return '';
+  const where = input.lanes[0]?.feed.chatbots ? 'feeds[].chatbots[].serialNumber' : 'feeds[].chatbot';
+  return `; check that ${input.chatbot} (${where}) is a chatbot of the account whose keys api.secretKey and api.sessionKey are`;
 }
