@@ -11,6 +11,7 @@ import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError, formatIssue, type FeedReadError } from '../errors.js';
 import { formatPosition } from '../feeds/position.js';
+import { countInvalidText, encodingOf, invalidTextWarning, type InvalidText } from '../mapping/invalid-text.js';
 import { openFeed } from '../feeds/index.js';
 import { describeVendor } from '../feeds/vendors/describe.js';
 import { createLogger } from '../log.js';
@@ -93,7 +94,7 @@ interface Preview {
   parseErrors: Array<{ position: string; message: string }>;
   replacedValues: Map<string, number>;
   /** listings holding U+FFFD: bytes not valid in the encoding the feed was read with (a latin1 file read as utf8) */
-  invalidText?: { records: number; first: string; field: string };
+  invalidText?: InvalidText;
   incomplete: FeedReadError | undefined;
   found: ReturnType<ReturnType<typeof createFindings>['result']>;
 }
@@ -138,24 +139,13 @@ async function readPreview(feed: FeedConfig, opened: Opened, routing: Routing, l
   return { ...p, found: findings.result() };
 }
 
-/**
- * A listing holding U+FFFD, the character bytes invalid in the feed's encoding are read as: the
- * listing would be sent so (a key with one is rejected: listing/schema.ts isIntactKey). Counted.
- */
-function invalidTextIn(p: Omit<Preview, 'found'>, listing: object, position: string): void {
-  const field = Object.entries(listing).find(([, v]) => JSON.stringify(v)?.includes('\uFFFD'))?.[0];
-  if (field === undefined) return;
-  if (p.invalidText) p.invalidText.records++;
-  else p.invalidText = { records: 1, first: position, field };
-}
-
 function tally(p: Omit<Preview, 'found'>, item: MappedItem, position: string, limit: number): void {
   const { counts } = p;
   countDisplay(p.display, item);
   switch (item.kind) {
     case 'listing': {
       counts.valid++;
-      invalidTextIn(p, item.listing, position);
+      p.invalidText = countInvalidText(p.invalidText, item.listing, () => position);
       for (const f of item.replaced ?? []) p.replacedValues.set(f, (p.replacedValues.get(f) ?? 0) + 1);
       const rules = shownRules(item);
       if (p.listings.length < limit)
@@ -263,14 +253,7 @@ function section(title: string, lines: string[]): void {
 /** The source's warnings, and text read in another encoding than the feed's. */
 function warningsOf(feed: FeedConfig, opened: Opened, p: Preview): string[] {
   const warnings = [...(opened.stats?.warnings ?? [])];
-  if (p.invalidText) {
-    const { records, first, field } = p.invalidText;
-    const set = 'encoding' in feed.source ? feed.source.encoding : undefined;
-    const encoding = set ?? (feed.source.kind === 'csv' ? 'utf8' : 'its declared encoding');
-    warnings.push(
-      `${records} record(s) hold bytes that are not valid ${encoding} (read as U+FFFD; first: ${first}, ${field}): the file is in another encoding; set feeds[].source.encoding (csv: latin1 or windows-1252)`,
-    );
-  }
+  if (p.invalidText) warnings.push(invalidTextWarning(p.invalidText, encodingOf(feed.source)));
   return warnings;
 }
 

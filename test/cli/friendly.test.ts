@@ -138,6 +138,15 @@ describe('feed preview of a file in another encoding than the configured one', (
       first: 'homes.csv:2, record 0',
       field: 'Address',
     });
+    // the sync says it too, in its report (it sent "1 Caf\uFFFD St" and said nothing)
+    const sync = await feedsync(['sync', '--config', join(dir, 'feedsync.yaml')]);
+    expect(sync.stderr).toContain(
+      '  warning: 2 record(s) hold bytes that are not valid utf8 (read as U+FFFD; first: homes.csv:2, record 0, Address)',
+    );
+    // a rerun maps nothing (every record in step by its stamp): nothing to count, nothing said
+    const again = await feedsync(['sync', '--config', join(dir, 'feedsync.yaml')]);
+    expect(again.stderr).toMatch(/unchanged +3/);
+    expect(again.stderr).not.toContain('U+FFFD');
   });
 });
 

@@ -51,6 +51,7 @@ export interface LaneReportInput {
   routedNowhere?: number;
   unmapped: SyncReport['unmapped'];
   valuesReplaced?: SyncReport['valuesReplaced'];
+  invalidText?: SyncReport['invalidText'];
   /** the feed's display rules, as resolved (the report names its purpose and sold window) */
   displayRules?: Pick<DisplayRules, 'purpose' | 'soldDays'>;
   media?: SyncReport['media'];
@@ -87,6 +88,7 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
     ...displayOf(r),
     unmapped: r.unmapped,
     ...(r.valuesReplaced?.length && { valuesReplaced: r.valuesReplaced }),
+    ...(r.invalidText && { invalidText: r.invalidText }),
     source: sourceOf(r),
     remote: r.remote,
     ...(r.view && { plan: r.view }),

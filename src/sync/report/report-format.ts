@@ -5,6 +5,7 @@ import { formatPosition } from '../../feeds/position.js';
 import { table } from '../../format/table.js';
 import { formatMediaReport } from '../../media/report.js';
 import { displayLine, type SyncReport } from './report.js';
+import { invalidTextWarning } from '../../mapping/invalid-text.js';
 
 const SHOWN = 20;
 
@@ -81,13 +82,14 @@ function tallyLines(r: SyncReport): string[] {
   return lines;
 }
 
-/** What the display rules did, values replaced, what was not read whole, the guard overridden, the message, the photos. */
+/** What the display rules did, values replaced, text in another encoding, what was not read whole, the guard overridden, the message, the photos. */
 function stateLines(r: SyncReport, saidFirst: boolean): string[] {
   const lines: string[] = [];
   const shown = r.display && displayLine(r.display);
   if (r.display) lines.push(`  display rules (${r.display.purpose}): ${shown || 'every listing shown as it is'}`);
   if (r.valuesReplaced?.length)
     lines.push(`  values replaced: ${r.valuesReplaced.map((v) => `${v.field} × ${v.count}`).join(', ')}`);
+  if (r.invalidText) lines.push(`  warning: ${invalidTextWarning(r.invalidText, r.invalidText.encoding)}`);
   // the message says it already when the read is why nothing was deleted
   const readError = r.source.error ?? 'unknown error';
   if (!r.source.complete && !r.message?.includes(readError)) lines.push(`  feed not read whole: ${readError}`);

@@ -182,6 +182,8 @@ export interface SyncReport {
   unmapped: Array<{ field: string; value: string; count: number }>;
   /** values that broke a rule with `onInvalid: default` and were replaced by its default, per listing field, most first */
   valuesReplaced?: Array<{ field: string; count: number }>;
+  /** mapped listings holding U+FFFD (bytes not valid in the encoding the feed was read with): how many, the first one's place and field (mapping/invalid-text.ts) */
+  invalidText?: { records: number; first: string; field: string; encoding: string };
   /** `ruleChange`: the display rules changed since the lane's last run applied them, and what their removals took (docs/display-rules.md) */
   guard: {
     outcome: GuardDecision['outcome'];

@@ -3,6 +3,8 @@
 import type { FeedConfig } from '../../config/schema.js';
 import { compileMapping } from '../../mapping/index.js';
 import { mapItem } from '../../mapping/map-feed.js';
+import { countInvalidText, encodingOf, type InvalidText } from '../../mapping/invalid-text.js';
+import { formatPosition } from '../../feeds/position.js';
 import { createUnmappedTally } from '../../mapping/unmapped.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
 import type { FeedContext, Run, SyncDeps, RunOptions } from './context.js';
@@ -18,6 +20,8 @@ export function feedContext(
 ): FeedContext {
   const unmapped = createUnmappedTally();
   const replaced = new Map<string, number>();
+  /** mapped listings holding U+FFFD (bytes not valid in the feed's encoding) */
+  let invalidText: InvalidText | undefined;
   let unmappedSeen = 0;
   let writeTotal: number | undefined;
   let written = 0;
@@ -46,8 +50,9 @@ export function feedContext(
     unmappedSeen: () => unmappedSeen,
     map: (item, chatbot) => {
       const mapped = mapItem(item, compiled, { serialNumber: chatbot, keyBy: feed.keyBy });
-      if (mapped.kind === 'listing' && mapped.replaced)
-        for (const f of mapped.replaced) replaced.set(f, (replaced.get(f) ?? 0) + 1);
+      if (mapped.kind !== 'listing') return mapped;
+      if (mapped.replaced) for (const f of mapped.replaced) replaced.set(f, (replaced.get(f) ?? 0) + 1);
+      invalidText = countInvalidText(invalidText, mapped.listing, () => formatPosition(mapped.position));
       return mapped;
     },
     progress: (phase, done) => deps.onProgress?.({ feed: feed.name, phase, done }),
@@ -73,6 +78,7 @@ export function feedContext(
         ...(replaced.size && {
           valuesReplaced: [...replaced].map(([field, count]) => ({ field, count })).sort((a, b) => b.count - a.count),
         }),
+        ...(invalidText && { invalidText: { ...invalidText, encoding: encodingOf(feed.source) } }),
         calls: { before: run.callsBefore.get(l), after: deps.calls?.snapshot(l.id) },
         stateLocation: deps.store.location,
         startedAt: run.startedAt,
