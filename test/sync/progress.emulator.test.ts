@@ -41,4 +41,18 @@ describe('records read in the progress', () => {
     expect(firstRead).toBeLessThan(firstWrite);
     expect(seen.filter((p) => p.phase === 'feed').at(-1)).toMatchObject({ done: 12 });
   });
+
+  it('are told whole once the read has ended, not only after the last write (a feed read in one burst)', async () => {
+    // (12 records fit the pending window: all are read before the first is planned, so every write comes after the read)
+    await env.writeFeed(rows(12));
+    const seen: SyncProgress[] = [];
+    await env.sync(te, env.feed(), { onProgress: (p) => seen.push(p) });
+    const firstWrite = seen.findIndex((p) => p.phase === 'write');
+    expect(
+      seen
+        .slice(0, firstWrite)
+        .filter((p) => p.phase === 'feed')
+        .at(-1),
+    ).toMatchObject({ done: 12 });
+  });
 });

@@ -137,9 +137,10 @@ export function readFeed(input: ReadFeedInput): FeedRead {
       if (state.auth) return;
       if (media && !input.signal.aborted) yield* salvage(media, waiting.splice(0));
     }
+    // (the read has ended: its count told now, not after the window's last writes, which a small feed's all are)
+    whole();
     for (const l of lanes) yield* drained(l);
     state.done = true;
-    whole();
     input.onEnd?.();
   }
   return {
