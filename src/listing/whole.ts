@@ -15,6 +15,24 @@ export function unlistedOf(listing: ListingCreate): UnlistedValues {
   };
 }
 
+/**
+ * The unlisted fields of listings as the sync state keeps them (JSON of unlistedOf), one string for
+ * each value met again: most listings of a feed have the same (`{"AreaUnit":"Square Feet"}`), and a
+ * first sync of a million keeps one each until its commit (about 47 MB as a million copies).
+ * Bounded: past SAME_TEXTS distinct values, new ones are kept as they come.
+ */
+export function unlistedTexts(): (listing: ListingCreate) => string {
+  const seen = new Map<string, string>();
+  return (listing) => {
+    const text = JSON.stringify(unlistedOf(listing));
+    const known = seen.get(text);
+    if (known !== undefined) return known;
+    if (seen.size < SAME_TEXTS) seen.set(text, text);
+    return text;
+  };
+}
+const SAME_TEXTS = 1000;
+
 const TEXT = [
   'PropertyType',
   'SaleType',

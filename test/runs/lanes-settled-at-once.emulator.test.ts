@@ -205,7 +205,11 @@ describe('a batch of lanes whose commit fails', () => {
   /** a lane's commit: a fingerprint for each key (a key past the store's limit makes its commit fail) */
   const input = (id: string, keys: string[]): LaneCommitInput => ({
     id,
-    tally: { recordFingerprints: Entries.of(keys.map((k) => [k, `fp-${k}`])), recordStamps: new Entries() },
+    tally: {
+      recordFingerprints: Entries.of(keys.map((k) => [k, `fp-${k}`])),
+      recordUnlisted: new Entries(),
+      recordStamps: new Entries(),
+    },
     exec: { written: new Entries(), stamped: new Entries(), deletedKeys: [], unlisted: new Entries() },
     guard: { marks: { set: [], clear: [] } },
     missingSince: new Map(),

@@ -12,7 +12,7 @@ const exec = { created: 2, updated: 1, deleted: 3 };
 function input(id: string): LaneCommitInput {
   return {
     id,
-    tally: { recordFingerprints: [], recordStamps: [] },
+    tally: { recordFingerprints: [], recordUnlisted: [], recordStamps: [] },
     exec: { written: [], stamped: [], deletedKeys: [], unlisted: [] },
     guard: { marks: { set: [], clear: [] } },
     missingSince: new Map(),

@@ -261,6 +261,28 @@ describe('undoRun', () => {
     });
   });
 
+  it('undoes an update of listings its state had no record of, found in step (a crash between ack and record, a lost state)', async () => {
+    // the good feed synced from another folder: the chatbot holds it, this folder's state knows nothing of it
+    const other = await story();
+    await other.writeFeed(goodRows());
+    await inProcess(other.config, async (ops) => expect((await ops.sync()).outcome).toBe('ok'));
+    const s = await story();
+    await inProcess(s.config, async (ops) => {
+      await s.writeFeed(goodRows());
+      const found = await ops.sync();
+      expect(found.counts).toMatchObject({ created: 0, updated: 0, unchanged: 20 });
+      const before = listingsAsText(await te.listings(SN));
+      await s.writeFeed(badRows());
+      const bad = await ops.sync();
+      expect(bad.counts).toMatchObject({ created: 2, updated: 7, deleted: 2 });
+      // the Location (unlisted) of each listing it updated is known: the run that found them in step recorded it
+      const undo = await ops.undo(bad.runId);
+      expect(undo.cannot).toEqual([]);
+      expect(undo.outcome).toBe('ok');
+      expect(listingsAsText(await te.listings(SN))).toEqual(before);
+    });
+  });
+
   it('refuses a dry run as the run to undo: it wrote nothing', async () => {
     const s = await story();
     await s.writeFeed(goodRows(3));

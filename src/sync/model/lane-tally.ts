@@ -24,6 +24,8 @@ export interface LaneTally {
   unplanned: number;
   /** key → fingerprint of listings in step that had none stored (recorded, nothing written) */
   recordFingerprints: Entries;
+  /** key → the unlisted fields (JSON) of those listings: what the fingerprint recorded holds, so undo can complete them */
+  recordUnlisted: Entries;
   /** key → stamp of listings in step whose stamp was not the stored one */
   recordStamps: Entries;
   duplicateDeletes: PlannedDelete[];

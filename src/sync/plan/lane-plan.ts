@@ -8,6 +8,7 @@
 // duplicate deletes) is read by the guard, commit and report steps.
 import type { FeedItem } from '../../feeds/types.js';
 import type { KeyedItem, MappedItem } from '../../mapping/types.js';
+import { unlistedTexts } from '../../listing/whole.js';
 import { Entries } from '../model/entries.js';
 import type { FeedCollector, NewCollector } from '../model/feed-side.js';
 import { UNCHANGED, type PlanDecision, type PlannerSteps } from '../model/lane-planner.js';
@@ -95,6 +96,7 @@ export function createLanePlanner(given: LanePlannerInput): LanePlanner {
       rewritten: 0,
       unplanned: 0,
       recordFingerprints: new Entries({ digests: true }),
+      recordUnlisted: new Entries(),
       recordStamps: new Entries({ digests: true }),
       duplicateDeletes: [],
     },
@@ -296,6 +298,7 @@ function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => Desir
   const { input, tally, sent } = st;
   const { remote, planOptions } = input;
   const { side } = st.collector;
+  const unlistedText = unlistedTexts();
   return (next: DesiredListing | RememberedListing, late: boolean): PlanDecision | undefined => {
     // a later record of the key took the listing away (off the market, removed, rejected): the later record decides
     if (!side.listings.has(next.key)) return undefined;
@@ -310,7 +313,11 @@ function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => Desir
     const again = sent.has(entry.key);
     const d = again ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
     if (again) tally.rewritten++;
-    if (d.recordFingerprint) tally.recordFingerprints.push(entry.key, d.recordFingerprint);
+    if (d.recordFingerprint) {
+      tally.recordFingerprints.push(entry.key, d.recordFingerprint);
+      // (the fingerprint says the chatbot holds this listing, the fields the list does not return too)
+      tally.recordUnlisted.push(entry.key, unlistedText(entry.listing));
+    }
     stampStep(st, entry, d);
     // a late record's key was planned already, its remote copies with it
     if (!late) {

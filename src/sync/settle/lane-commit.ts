@@ -13,7 +13,7 @@ import { applyOps, emptyChanges, stateOps, type FeedStateChanges } from './state
 export interface LaneCommitInput {
   /** the lane's state name (lanes.ts) */
   id: string;
-  tally: Pick<LaneTally, 'recordFingerprints' | 'recordStamps'>;
+  tally: Pick<LaneTally, 'recordFingerprints' | 'recordUnlisted' | 'recordStamps'>;
   exec: Pick<ExecutionResult, 'written' | 'stamped' | 'deletedKeys' | 'unlisted'>;
   guard: Pick<GuardDecision, 'marks'>;
   missingSince: ReadonlyMap<string, string>;
@@ -47,8 +47,8 @@ function laneChanges(input: LaneCommitInput): FeedStateChanges {
   changes.stamps.set = input.tally.recordStamps.concat(exec.stamped);
   changes.stamps.delete = [...exec.deletedKeys, ...(input.unstamped ?? [])];
   if (input.extra) changes.extra = input.extra;
-  // the unlisted fields of what was written (undo restores them)
-  changes.unlisted = { set: exec.unlisted, delete: exec.deletedKeys };
+  // the unlisted fields of what was written or found in step with no record (undo restores them)
+  changes.unlisted = { set: input.tally.recordUnlisted.concat(exec.unlisted), delete: exec.deletedKeys };
   changes.missingSince.set = guard.marks.set;
   changes.missingSince.delete = [...guard.marks.clear, ...exec.deletedKeys.filter((k) => input.missingSince.has(k))];
   const w = input.soldUntil;

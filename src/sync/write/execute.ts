@@ -25,7 +25,7 @@ import type { Logger } from '../../log.js';
 import type { KeyType } from '../../listing/schema.js';
 import { authFailure } from '../util/auth.js';
 import { keptOfListing } from '../../listing/fingerprint.js';
-import { unlistedOf } from '../../listing/whole.js';
+import { unlistedTexts } from '../../listing/whole.js';
 import type { BeforeCapture, Captured } from './capture-before.js';
 import { ruleOf } from '../model/plan-types.js';
 import { createChange, deleteChange, updateChange, type ChangeSink, type ListingChange } from '../model/changes.js';
@@ -201,7 +201,7 @@ function scopeOf(deps: Pick<ExecuteDeps, 'callScope'>): CallOptions | undefined 
 
 /** Creates (through createOnce) and updates (an update that finds nothing becomes a create). */
 function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes, later: AfterTheWrites) {
-  const unlisted = sameStrings();
+  const unlistedText = unlistedTexts();
   /**
    * a write's records, its entries for the commit and its change, once the turn's calls are written
    * (afterTheWrites); `recorded` (an update's) is given what resolves once `acked` has it in the store
@@ -215,7 +215,7 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
     later.add(() => {
       let acked: Promise<void> | undefined;
       try {
-        const fields = unlisted(JSON.stringify(unlistedOf(w.listing)));
+        const fields = unlistedText(w.listing);
         result.written.push(w.key, w.fingerprint);
         result.unlisted.push(w.key, fields);
         acked = deps.acked?.add(w.key, w.fingerprint, fields, recorded !== undefined);
@@ -388,19 +388,3 @@ function perRecordRejection(err: unknown): boolean {
     err.httpStatus >= 200 && err.httpStatus < 300 && err.apiCode !== undefined ? err.apiCode : err.httpStatus;
   return status >= 400 && status < 500;
 }
-
-/**
- * One string for each value met again: most listings of a feed have the same unlisted fields
- * (`{"AreaUnit":"Square Feet"}`), and a first sync of a million keeps one each until its commit
- * (about 47 MB as a million copies). Bounded: past SAME_STRINGS distinct values, new ones are kept as they come.
- */
-function sameStrings(): (s: string) => string {
-  const seen = new Map<string, string>();
-  return (s) => {
-    const known = seen.get(s);
-    if (known !== undefined) return known;
-    if (seen.size < SAME_STRINGS) seen.set(s, s);
-    return s;
-  };
-}
-const SAME_STRINGS = 1000;
