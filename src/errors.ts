@@ -372,7 +372,8 @@ export function formatPlace(p: ErrorPlace): string {
   return parts.join(', ') || 'feed';
 }
 
-function effectiveStatus(httpStatus: number, apiCode: number | undefined): number {
+/** The status an API answer stands for: its Code where the HTTP status says success, else the HTTP status. */
+export function effectiveStatus(httpStatus: number, apiCode: number | undefined): number {
   // A real server may answer HTTP 200 with Success false; its Code then tells what happened.
   return httpStatus >= 200 && httpStatus < 300 && apiCode !== undefined ? apiCode : httpStatus;
 }

@@ -12,8 +12,9 @@
 // dead worker's job runs again elsewhere lockDuration (less the time since its last renewal) plus
 // at most stalledInterval after the death. A job found stalled more than maxStalledCount times fails
 // (processor.ts: "its worker stopped while running it N times", recorded as a failed run). BullMQ's
-// defaults are 30 s, 30 s and 1: up to a minute before another worker resumes the job. feedsync's (config/schema.ts, worker.*) are 8 s, 3 s and 2:
-// resumed 6-11 s after the death; the cost, in Redis calls, is in docs/runbook.md ("Several workers").
+// defaults are 30 s, 30 s and 1: up to a minute before another worker resumes the job. feedsync's
+// (config/schema.ts, worker.*) are 8 s, 3 s and 2: resumed 6-11 s after the death; the cost, in
+// Redis calls, is in docs/runbook.md ("Several workers").
 import { Worker, type Processor } from 'bullmq';
 import type { Logger } from '../log.js';
 import { closeRedis, createRedis } from '../redis/connection.js';

@@ -5,7 +5,7 @@
 // A paging that fails ends every lane of the chatbot with the failure; the other chatbots go on.
 import type { ChatbotApi } from '../../api/types.js';
 import type { ApiConfig } from '../../config/schema.js';
-import { AbortedError, ApiError, causeMessage, isRetryable } from '../../errors.js';
+import { AbortedError, ApiError, causeMessage, effectiveStatus, isRetryable } from '../../errors.js';
 import { authFailure } from '../util/auth.js';
 import type { Lane } from '../model/lane.js';
 import type { EchoFiles } from './page-echo.js';
@@ -142,12 +142,12 @@ async function pageChatbot(
 }
 
 /**
- * A list call answered "not found" (HTTP 404 or Code 404): most often a serial number the account
+ * A list call answered "not found" (404, as errors.ts effectiveStatus reads an answer): most often a serial number the account
  * does not have (a typo, a chatbot of another account or one deleted), which only the config can
  * fix: named where the config writes it.
  */
 function notFoundHint(err: unknown, input: Pick<PageChatbotInput, 'chatbot' | 'lanes'>): string {
-  if (!(err instanceof ApiError) || (err.httpStatus !== 404 && err.apiCode !== 404)) return '';
+  if (!(err instanceof ApiError) || effectiveStatus(err.httpStatus, err.apiCode) !== 404) return '';
   const where = input.lanes[0]?.feed.chatbots ? 'feeds[].chatbots[].serialNumber' : 'feeds[].chatbot';
   return `; check that ${input.chatbot} (${where}) is a chatbot of the account whose keys api.secretKey and api.sessionKey are`;
 }

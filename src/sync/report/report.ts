@@ -1,5 +1,6 @@
 // The report of one feed sync: plain JSON, the job's return value, the CLI's --json output and
 // what report-format.ts prints for people.
+import type { InvalidText } from '../../mapping/invalid-text.js';
 import type { CallCounts } from '../../api/call-counter.js';
 import type { SourceSections } from '../../feeds/types.js';
 import type { EndpointName } from '../../api/schemas.js';
@@ -183,7 +184,7 @@ export interface SyncReport {
   /** values that broke a rule with `onInvalid: default` and were replaced by its default, per listing field, most first */
   valuesReplaced?: Array<{ field: string; count: number }>;
   /** mapped listings holding U+FFFD (bytes not valid in the encoding the feed was read with): how many, the first one's place and field (mapping/invalid-text.ts) */
-  invalidText?: { records: number; first: string; field: string; encoding: string };
+  invalidText?: InvalidText & { encoding: string };
   /** `ruleChange`: the display rules changed since the lane's last run applied them, and what their removals took (docs/display-rules.md) */
   guard: {
     outcome: GuardDecision['outcome'];

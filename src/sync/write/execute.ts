@@ -20,7 +20,7 @@
 //   holding a slot (settle/acked.ts). A create's does not wait: a rerun finds its listing by key.
 import { Entries } from '../model/entries.js';
 import type { CallOptions, ChatbotApi } from '../../api/types.js';
-import { ApiError, authStatus, causeMessage, isRetryable } from '../../errors.js';
+import { ApiError, authStatus, causeMessage, effectiveStatus, isRetryable } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { KeyType } from '../../listing/schema.js';
 import { authFailure } from '../util/auth.js';
@@ -384,7 +384,6 @@ export async function* laneJobsOf(
 /** A 4xx that one record of a batch can cause (a bad key): worth isolating by halving the batch. */
 function perRecordRejection(err: unknown): boolean {
   if (!(err instanceof ApiError) || err.retryable || authStatus(err) !== undefined) return false;
-  const status =
-    err.httpStatus >= 200 && err.httpStatus < 300 && err.apiCode !== undefined ? err.apiCode : err.httpStatus;
+  const status = effectiveStatus(err.httpStatus, err.apiCode);
   return status >= 400 && status < 500;
 }
