@@ -184,13 +184,19 @@ describe('a job that kills its worker', () => {
     // The scheduled run of `slow` killed twice (its worker SIGKILLed mid-run: out of memory, say).
     for (let k = 0; k < 2; k++) {
       const w = await d.start(file);
+      // running, not only taken: a job taken while the dead worker's chatbot lock is still held
+      // waits behind it (delayed, no stall if killed then); the job's log line says it started here
       await until(
         'the scheduled job to run on the new worker',
         async () => {
           const active = await d.queues.sync.getJobs(['active']);
-          const job = active.find((j) => (jobId ? j.id === jobId : j.id?.startsWith('repeat:')));
-          if (job && runningOn(job) === w.proc.pid) jobId = job.id;
-          return job !== undefined && runningOn(job) === w.proc.pid;
+          const mine = active.filter((j) => (jobId ? j.id === jobId : j.id?.startsWith('repeat:')));
+          for (const job of mine) {
+            if (runningOn(job) !== w.proc.pid || !(await startedOn(job.id!, w))) continue;
+            jobId = job.id;
+            return true;
+          }
+          return false;
         },
         60_000,
       );
