@@ -302,9 +302,11 @@ function buildProcessors(
       prefix: p.prefix,
       logger: p.logger,
       historySize: settings.historySize,
-      // a chatbot lock's TTL frees a dead run's chatbots for other runs; the dead run's own job, taken
-      // over, reclaims them at once: so not as short as the job lock (each held lock is renewed every
-      // third of it: 100 chatbots at 30 s, 200 Redis calls a minute)
+      // a chatbot lock's TTL frees a dead run's chatbots for other runs, its own job taken over
+      // included (that job cannot tell a dead attempt from one cut off from Redis that still writes;
+      // a worker on the same host frees them at once by their holder record, lock-holder.ts): not as
+      // short as the job lock, as each held lock is renewed every third of it (100 chatbots at 30 s,
+      // 200 Redis calls a minute)
       lockTtlMs: Math.max(30_000, settings.lockDurationMs),
       busyDelayMs: Math.min(5000, Math.max(250, Math.floor(settings.lockDurationMs / 4))),
       onRun: p.onRun,

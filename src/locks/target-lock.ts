@@ -3,8 +3,18 @@
 // foreground `feedsync sync`, which takes the same lock). Deduplication keeps ops reruns to one
 // active and one waiting job per feed, but a job scheduler's jobs cannot carry deduplication
 // (BullMQ omits it from scheduler templates), so a scheduled sync and a rerun could still meet.
-// The lock holds the job id, expires unless renewed (a SIGKILLed worker frees it after `ttlMs`: the
-// renewal is the holder's heartbeat), and the same job taking over after a stall may reclaim it.
+// The lock holds the id of one taking of it (its owner, a job id, and a random part) and expires
+// unless renewed (a SIGKILLed worker frees it after `ttlMs`: the renewal is the holder's heartbeat).
+// The invariant: a chatbot is written by one run at a time, whatever BullMQ does with its job. A job
+// can run twice at once: its job lock expired while its first attempt went on (a Redis node away for
+// longer than the lock, an event loop stalled), BullMQ took the job again, and the first attempt
+// hears of it late, or never (the same worker taking the job again tracks only the new attempt). So
+// no taking, not even the same job's, gets a lock that another holds: the second attempt waits in
+// line like any other job. And a holder stops before its lock can expire: its `lost` signal aborts
+// a third of the TTL before the expiry its last confirmed renewal set (timed from when that renewal
+// was sent, which is no later than Redis set it), so the calls it still has in flight have that
+// third to end before anyone else can take the lock (a call slower than that, up to api.timeoutMs,
+// is the one gap left).
 // Beside it, with the same expiry, a holder record says which process holds it (lock-holder.ts:
 // host, boot, PID namespace, process start time): a foreground run that finds the lock held by a
 // process that is gone (a run killed as PID 1 in a container, a reused PID) takes it at once
@@ -22,18 +32,18 @@ import type { RedisClient } from '../redis/connection.js';
 import { lockFile, lockHolder } from './file-lock.js';
 import { describeHolder, holderGone, holdingHere, newHolder, parseHolder, type LockHolder } from './lock-holder.js';
 
-// KEYS: lock, waiters, holder; ARGV: owner, ttl ms, waiters' ttl ms (0: do not wait in line, poll), holder record
+// KEYS: lock, waiters, holder; ARGV: this taking's id (the lock's value), ttl ms, waiters' ttl ms (0: do
+// not wait in line, poll), holder record, the owner (its place in the line: a job id). Only a free lock is taken.
 const ACQUIRE = `
-local cur = redis.call('GET', KEYS[1])
-if cur == false or cur == ARGV[1] then
+if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[2])
-  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[5])
   return 1
 end
 if tonumber(ARGV[3]) > 0 then
   local t = redis.call('TIME')
-  redis.call('ZADD', KEYS[2], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+  redis.call('ZADD', KEYS[2], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[5])
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
 end
 return 0`;
@@ -41,8 +51,7 @@ return 0`;
 // KEYS: lock, waiters; ARGV: owner, waiters' ttl ms. After the waiter moved to delayed: 1 when the
 // lock was freed meanwhile (its release may have found the job not yet delayed), else back in line.
 const STILL_BUSY = `
-local cur = redis.call('GET', KEYS[1])
-if cur == false or cur == ARGV[1] then return 1 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
 local t = redis.call('TIME')
 redis.call('ZADD', KEYS[2], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
@@ -56,7 +65,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
-// KEYS: lock, holder. Also frees the lock of a holder found gone (ARGV[1]: its owner), and only it.
+// KEYS: lock, holder. Also frees the lock of a holder found gone (ARGV[1]: its record's owner, the taking's id), and only it.
 const RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[2])
@@ -65,15 +74,14 @@ end
 return 0`;
 
 // KEYS: lock, waiters, holder of each lock in turn; ARGV: as ACQUIRE's. All or none: every lock free
-// (or the owner's) is taken and 0 returned; else nothing is taken, the owner joins the line of the
-// first busy one (as ACQUIRE does) and its number (from 1) is returned.
+// is taken and 0 returned; else nothing is taken, the owner joins the line of the first busy one (as
+// ACQUIRE does) and its number (from 1) is returned.
 const ACQUIRE_ALL = `
 for i = 1, #KEYS, 3 do
-  local cur = redis.call('GET', KEYS[i])
-  if cur ~= false and cur ~= ARGV[1] then
+  if redis.call('EXISTS', KEYS[i]) == 1 then
     if tonumber(ARGV[3]) > 0 then
       local t = redis.call('TIME')
-      redis.call('ZADD', KEYS[i + 1], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+      redis.call('ZADD', KEYS[i + 1], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[5])
       redis.call('PEXPIRE', KEYS[i + 1], ARGV[3])
     end
     return (i + 2) / 3
@@ -82,11 +90,11 @@ end
 for i = 1, #KEYS, 3 do
   redis.call('SET', KEYS[i], ARGV[1], 'PX', ARGV[2])
   redis.call('SET', KEYS[i + 2], ARGV[4], 'PX', ARGV[2])
-  redis.call('ZREM', KEYS[i + 1], ARGV[1])
+  redis.call('ZREM', KEYS[i + 1], ARGV[5])
 end
 return 0`;
 
-// KEYS: lock, holder, waiters of each lock in turn; ARGV: owner. RELEASE of each, then the oldest
+// KEYS: lock, holder, waiters of each lock in turn; ARGV: the taking's id. RELEASE of each, then the oldest
 // of its line popped (wakeNext's first ZPOPMIN): one member a lock, '' when its line is empty.
 const RELEASE_ALL = `
 local out = {}
@@ -178,9 +186,15 @@ function holderKey(lockKey: string): string {
   return lockHolderKey(lockKey);
 }
 
+/** One taking of a lock by `owner`: the lock's value, unique, so that no other taking (the same job's another attempt) passes for it. */
+function takingOf(owner: string): string {
+  return `${owner}#${randomUUID()}`;
+}
+
 /**
- * Take the lock for `owner` (a job id), or return undefined when another job holds it; with
- * `waiters`, a busy lock puts the owner in line and the release wakes the oldest in line.
+ * Take the lock for `owner` (a job id), or return undefined when it is held, by anyone (this owner's
+ * another taking included); with `waiters`, a busy lock puts the owner in line and the release wakes
+ * the oldest in line.
  */
 export async function acquireTargetLock(
   redis: RedisClient,
@@ -191,80 +205,109 @@ export async function acquireTargetLock(
   /** what holds it, for a person (lock-holder.ts LockHolder.what): the owner id when not given (a job's id) */
   what = owner,
 ): Promise<TargetLock | undefined> {
-  const holder = JSON.stringify({ ...newHolder(what), owner });
+  const taking = takingOf(owner);
+  const holder = JSON.stringify({ ...newHolder(what), owner: taking });
+  const sentAt = performance.now();
   const got = await redis.eval(
     ACQUIRE,
     3,
     key,
     waitersKey(key),
     holderKey(key),
-    owner,
+    taking,
     String(ttlMs),
     String(waiters?.ttlMs ?? 0),
     holder,
+    owner,
   );
   if (got !== 1) return undefined;
-  return heldLock(redis, key, owner, ttlMs, waiters);
+  return heldLock(redis, key, taking, { ttlMs, sentAt }, waiters);
 }
 
 /** A lock just taken, released alone: its renewal stopped, the lock and its holder deleted, the oldest in line woken. */
 function heldLock(
   redis: RedisClient,
   key: string,
-  owner: string,
-  ttlMs: number,
+  taking: string,
+  ttl: HoldTiming,
   waiters?: LockWaiters,
 ): TargetLock & { stop(): void } {
-  const lock = holdLock(redis, key, owner, ttlMs);
+  const lock = holdLock(redis, key, taking, ttl);
   return {
     ...lock,
     release: async () => {
       lock.stop();
-      await redis.eval(RELEASE, 2, key, holderKey(key), owner);
+      await redis.eval(RELEASE, 2, key, holderKey(key), taking);
       if (waiters) await wakeNext(redis, key, waiters);
     },
   };
 }
 
-/** A lock just taken: counted as held here, renewed every third of its TTL until stopped (or lost). */
-function holdLock(redis: RedisClient, key: string, owner: string, ttlMs: number): { lost: AbortSignal; stop(): void } {
-  holdingHere(owner, true);
-  // once per hold, whether it ends lost or released (an owner may hold several locks: counted)
+/** A lock's TTL, and when the script that took it was sent (performance.now()). */
+interface HoldTiming {
+  ttlMs: number;
+  sentAt: number;
+}
+
+/**
+ * A lock just taken: counted as held here, renewed every third of its TTL until stopped, and lost
+ * (its signal aborted) when a renewal finds it another's or fails, or when no renewal has been
+ * confirmed in time: a third of the TTL before the expiry the last confirmed one set, timed from
+ * when it was sent (Redis set the expiry later, when it ran the script, never sooner). A confirmed
+ * renewal moves that deadline on; one a slow Redis answers late moves it from when it was sent.
+ */
+function holdLock(
+  redis: RedisClient,
+  key: string,
+  taking: string,
+  { ttlMs, sentAt }: HoldTiming,
+): { lost: AbortSignal; stop(): void } {
+  holdingHere(taking, true);
+  // once per hold, whether it ends lost or released
   let here = true;
   const leave = () => {
-    if (here) holdingHere(owner, false);
+    if (here) holdingHere(taking, false);
     here = false;
   };
   const lost = new AbortController();
-  lost.signal.addEventListener('abort', leave, { once: true });
-  let renewedAt = Date.now();
-  const timer = setInterval(
-    () => {
-      // No answer for a whole TTL (Redis unreachable, commands queued): the lock may have expired and
-      // been taken. Stop before the next write rather than wait for Redis to say so.
-      if (Date.now() - renewedAt >= ttlMs) lost.abort(new Error(`lock ${key} lost: not renewed for ${ttlMs} ms`));
-      if (lost.signal.aborted) return clearInterval(timer);
-      redis.eval(RENEW, 2, key, holderKey(key), owner, String(ttlMs)).then(
-        (ok) => {
-          if (ok === 1) renewedAt = Date.now();
-          else lost.abort(new Error(`lock ${key} lost: another holder has it or it expired`));
-        },
-        (err: unknown) =>
-          lost.abort(
-            new Error(`lock ${key} lost: renewal failed (${err instanceof Error ? err.message : String(err)})`),
-          ),
-      );
-    },
-    Math.max(100, Math.floor(ttlMs / 3)),
-  );
-  timer.unref();
-  return {
-    lost: lost.signal,
-    stop: () => {
-      clearInterval(timer);
-      leave();
-    },
+  const lose = (why: string) => {
+    if (!lost.signal.aborted) lost.abort(new Error(`lock ${key} lost: ${why}`));
   };
+  const period = Math.max(100, Math.floor(ttlMs / 3));
+  const margin = Math.floor(ttlMs / 3);
+  let deadline: NodeJS.Timeout | undefined;
+  let latest = -Infinity;
+  const confirmed = (sent: number) => {
+    // (a renewal answered after a later one sets no later expiry than it)
+    if (sent <= latest) return;
+    latest = sent;
+    clearTimeout(deadline);
+    deadline = setTimeout(
+      () => lose(`no renewal confirmed in time; stopped ${margin} ms before its ${ttlMs} ms TTL can end`),
+      Math.max(0, sent + ttlMs - margin - performance.now()),
+    );
+    deadline.unref();
+  };
+  const timer = setInterval(() => {
+    const sent = performance.now();
+    redis.eval(RENEW, 2, key, holderKey(key), taking, String(ttlMs)).then(
+      (ok) => {
+        if (lost.signal.aborted) return;
+        if (ok === 1) confirmed(sent);
+        else lose('another holder has it or it expired');
+      },
+      (err: unknown) => lose(`renewal failed (${err instanceof Error ? err.message : String(err)})`),
+    );
+  }, period);
+  timer.unref();
+  const end = () => {
+    clearInterval(timer);
+    clearTimeout(deadline);
+    leave();
+  };
+  lost.signal.addEventListener('abort', end, { once: true });
+  confirmed(sentAt);
+  return { lost: lost.signal, stop: end };
 }
 
 /** Locks a job holds together (acquireTargetLocks): released together. */
@@ -287,19 +330,22 @@ export async function acquireTargetLocks(
   ttlMs: number,
   waiters: LockWaiters,
 ): Promise<TargetLocks | { busy: number }> {
-  const holder = JSON.stringify({ ...newHolder(owner), owner });
+  const taking = takingOf(owner);
+  const holder = JSON.stringify({ ...newHolder(owner), owner: taking });
   const slots = keys.flatMap((key) => [key, waitersKey(key), holderKey(key)]);
+  const sentAt = performance.now();
   const got = await redis.eval(
     ACQUIRE_ALL,
     slots.length,
     ...slots,
-    owner,
+    taking,
     String(ttlMs),
     String(waiters.ttlMs),
     holder,
+    owner,
   );
   if (got !== 0) return { busy: Number(got) - 1 };
-  const locks = keys.map((key) => heldLock(redis, key, owner, ttlMs, waiters));
+  const locks = keys.map((key) => heldLock(redis, key, taking, { ttlMs, sentAt }, waiters));
   return {
     held: locks.map(({ lost, release }) => ({ lost, release })),
     release: async () => {
@@ -308,7 +354,7 @@ export async function acquireTargetLocks(
         RELEASE_ALL,
         slots.length,
         ...keys.flatMap((key) => [key, holderKey(key), waitersKey(key)]),
-        owner,
+        taking,
       )) as string[];
       // the oldest waiter of each lock, popped by the script: woken, else the next in its line (wakeNext)
       for (const [i, first] of next.entries())

@@ -13,7 +13,7 @@ import {
   targetLockKey,
   type LockWaiters,
 } from '../../src/locks/target-lock.js';
-import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
+import { dropPrefix, testRedis, uniquePrefix, until } from '../queue/helpers.js';
 
 let redis: Redis;
 let prefix: string;
@@ -44,14 +44,23 @@ function waitersLog(asleep: ReadonlySet<string> = new Set()): LockWaiters & { wo
 const NAMES = ['chatbot:SN-C:sync', 'chatbot:SN-A:sync', 'chatbot:SN-B:sync', 'chatbot:SN-A:sync', 'chatbot:SN-D:sync'];
 const keysOf = (p: string, names: Iterable<string>) => lockOrder(names).map((n) => targetLockKey(p, n));
 
-/** What Redis holds of the locks: each lock's owner, whether its holder record names the owner, its line. */
+/** The owner of a taking of a lock (its value, and its holder record's owner: `owner#random`). */
+const ownerOf = (taking: string | null) => taking?.replace(/#[^#]*$/, '') ?? null;
+
+/**
+ * What Redis holds of the locks: each lock's owner, whether its holder record names the same taking,
+ * its line.
+ */
 async function lockState(p: string, names: Iterable<string>) {
-  const out: Array<{ lock: string | null; holder: string | undefined; line: string[] }> = [];
+  const out: Array<{ lock: string | null; holder: string | null; sameTaking: boolean; line: string[] }> = [];
   for (const key of keysOf(p, names)) {
-    const holder = await redis.get(`${key}:holder`);
+    const text = await redis.get(`${key}:holder`);
+    const holder = text === null ? null : (JSON.parse(text) as { owner: string }).owner;
+    const lock = await redis.get(key);
     out.push({
-      lock: await redis.get(key),
-      holder: holder === null ? undefined : (JSON.parse(holder) as { owner: string }).owner,
+      lock: ownerOf(lock),
+      holder: ownerOf(holder),
+      sameTaking: holder === lock,
       line: await redis.zrange(`${key}:waiters`, 0, -1),
     });
   }
@@ -74,11 +83,16 @@ describe('acquireTargetLocks: the locks of a job in one script', () => {
       expect(together.held).toHaveLength(byOne.held.length);
       expect(together.held).toHaveLength(4);
       expect(await lockState(prefix, NAMES)).toEqual(await lockState(one, NAMES));
+      const takings = new Set<string | null>();
       for (const key of keysOf(prefix, NAMES)) {
-        expect(await redis.get(key)).toBe('job-1');
+        takings.add(await redis.get(key));
+        expect(ownerOf(await redis.get(key))).toBe('job-1');
         expect(await redis.pttl(key)).toBeGreaterThan(0);
         expect(await redis.pttl(`${key}:holder`)).toBeGreaterThan(0);
       }
+      // one taking of all of them, and not one by one's
+      expect(takings.size).toBe(1);
+      expect(takings.has(await redis.get(keysOf(one, NAMES)[0]!))).toBe(false);
       await together.release();
       for (const l of byOne.held) await l.release();
       // none left behind: no lock, no holder record, no line, of either way
@@ -162,5 +176,56 @@ describe('acquireTargetLocks: the locks of a job in one script', () => {
     expect(runs).toBeGreaterThan(0);
     expect(await redis.keys(`${prefix}:lock:chatbot:*:sync`)).toEqual([]);
     expect(await redis.keys(`${prefix}:lock:chatbot:*:sync:holder`)).toEqual([]);
+  });
+});
+
+describe('a lock is held by one taking alone', () => {
+  // A job can run twice at once: BullMQ took it again after its lock expired while its first
+  // attempt went on (test/queue/two-attempts.test.ts). The second attempt is another taking.
+  it('the same owner taking it again while it is held waits in line, as another job would, and gets it once it is released', async () => {
+    const keys = keysOf(prefix, ['chatbot:SN-A:sync']);
+    const waiters = waitersLog();
+    const first = await acquireTargetLocks(redis, keys, 'job-1', 5000, waiters);
+    if ('busy' in first) throw new Error('busy');
+    expect(await acquireTargetLocks(redis, keys, 'job-1', 5000, waiters)).toEqual({ busy: 0 });
+    expect(await acquireTargetLock(redis, keys[0]!, 'job-1', 5000)).toBeUndefined();
+    expect(await redis.zrange(`${keys[0]}:waiters`, 0, -1)).toEqual(['job-1']);
+    await first.release();
+    expect(waiters.woken).toEqual(['job-1']);
+    const second = await acquireTargetLocks(redis, keys, 'job-1', 5000, waiters);
+    expect('busy' in second).toBe(false);
+    if (!('busy' in second)) await second.release();
+  });
+
+  it('an earlier taking of the same owner whose lock expired and was taken again loses it at its next renewal', async () => {
+    const key = targetLockKey(prefix, 'chatbot:SN-A:sync');
+    const first = (await acquireTargetLock(redis, key, 'job-1', 3000))!;
+    await redis.del(key, `${key}:holder`); // (expired)
+    const second = (await acquireTargetLock(redis, key, 'job-1', 5000))!;
+    await until('the first taking to lose it', async () => first.lost.aborted, 10_000).catch(() => undefined);
+    expect(first.lost.aborted).toBe(true);
+    expect(second.lost.aborted).toBe(false);
+    await first.release();
+    expect(ownerOf(await redis.get(key))).toBe('job-1');
+    await second.release();
+    expect(await redis.exists(key)).toBe(0);
+  });
+
+  it('a holder whose renewals go unanswered stops while the lock is still its own: nobody else could have taken it yet', async () => {
+    const key = targetLockKey(prefix, 'chatbot:SN-A:sync');
+    const cut = testRedis();
+    try {
+      const lock = (await acquireTargetLock(cut, key, 'job-1', 3000))!;
+      // the holder's link to Redis is cut (its node away): nothing it sends arrives, nothing comes
+      // back, and the TTL runs on in Redis
+      cut.stream.cork();
+      cut.stream.pause();
+      await new Promise((r) => lock.lost.addEventListener('abort', r, { once: true }));
+      expect(await redis.pttl(key)).toBeGreaterThan(0);
+      expect(await acquireTargetLock(redis, key, 'job-2', 3000)).toBeUndefined();
+      expect(String(lock.lost.reason)).toMatch(/no renewal confirmed in time/);
+    } finally {
+      cut.disconnect();
+    }
   });
 });
