@@ -7,6 +7,7 @@ import { ConfigError } from '../errors.js';
 import { ALL, pauseFeeds, pausedFeeds, resumeFeeds } from '../queue/index.js';
 import { EXIT, printJson } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
+import { feedsyncCommand } from './invocation.js';
 
 export interface ControlOptions {
   action: 'pause' | 'resume';
@@ -36,7 +37,7 @@ export async function run(opts: ControlOptions): Promise<number> {
     const what = feeds === ALL ? 'every schedule' : feeds.join(', ');
     process.stderr.write(
       opts.action === 'pause'
-        ? `paused ${what} in ${named}: the workers' scheduled runs start nothing until \`feedsync resume\`; a running sync goes on (\`feedsync cancel --feed NAME\` stops it), and a \`feedsync sync\` run by cron is not paused\n`
+        ? `paused ${what} in ${named}: the workers' scheduled runs start nothing until \`${feedsyncCommand()} resume\`; a running sync goes on (\`${feedsyncCommand()} cancel --feed NAME\` stops it), and a \`feedsync sync\` run by cron is not paused\n`
         : `resumed ${what} in ${named}: schedules start runs again\n`,
     );
     const still = paused.map((p) => p.feed);

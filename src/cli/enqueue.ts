@@ -23,6 +23,7 @@ import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { openChangeLog } from '../change-log/open.js';
 import { findUndoTarget } from '../undo/undo-run.js';
+import { feedsyncCommand } from './invocation.js';
 
 export interface EnqueueOptions {
   job: string;
@@ -100,7 +101,8 @@ async function enqueueOne(q: Queueing, p: Planned): Promise<Result> {
   const enqueued = await enqueueJob(q.redis, q.queues, kind, p.key, p.data);
   if (!opts.json) process.stdout.write(`${enqueued.jobId}\n`);
   // a sync's run id is its job's and attempt's (change-log/recorder.ts newRunId): what `runs show` takes once it has run
-  const runNote = kind === 'sync' && !opts.wait ? `; its run, once done: feedsync runs show ${enqueued.jobId}.1` : '';
+  const runNote =
+    kind === 'sync' && !opts.wait ? `; its run, once done: ${feedsyncCommand()} runs show ${enqueued.jobId}.1` : '';
   if (!opts.json) process.stderr.write(`${describeStatus(kind, p.key, enqueued)} in ${q.named}${runNote}\n`);
   return { queue: QUEUE_NAMES[kind], target: p.target, ...enqueued };
 }
@@ -111,7 +113,7 @@ async function warnWithoutWorker(q: Queueing): Promise<void> {
   if ((await q.queues[kind].getWorkersCount()) > 0) return;
   process.stderr.write(
     `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${q.named}; ` +
-      `the job runs when one starts (\`feedsync worker --config ${opts.config}\`)${opts.timeout ? '' : '; --timeout SECONDS stops waiting'}\n`,
+      `the job runs when one starts (\`${feedsyncCommand()} worker --config ${opts.config}\`)${opts.timeout ? '' : '; --timeout SECONDS stops waiting'}\n`,
   );
 }
 
@@ -131,7 +133,7 @@ async function waitFor(
     .finally(() => progress?.clear());
   if (!done) {
     r.state = (await q.queues[kind].getJobState(r.jobId)) ?? 'unknown';
-    r.error = `gave up waiting after ${opts.timeout} s; job ${r.jobId} is ${r.state} and goes on (see \`feedsync runs\`)`;
+    r.error = `gave up waiting after ${opts.timeout} s; job ${r.jobId} is ${r.state} and goes on (see \`${feedsyncCommand()} runs\`)`;
     r.exit = EXIT.failed;
     if (!opts.json) process.stderr.write(`feedsync: ${r.error}\n`);
     return;
@@ -152,7 +154,7 @@ async function waitFor(
     process.stderr.write(r.report ? await formatReport(kind, r.report) : '');
     if (r.state === 'failed') process.stderr.write(`job ${r.jobId} failed: ${r.error}\n`);
     for (const runId of runIdsOf(r.report))
-      process.stderr.write(`  changes: feedsync runs show ${runId} --config ${opts.config}\n`);
+      process.stderr.write(`  changes: ${feedsyncCommand()} runs show ${runId} --config ${opts.config}\n`);
   }
 }
 
@@ -187,7 +189,7 @@ function jobKind(job: string): JobKind {
 async function planUndo(loaded: LoadedConfig, opts: EnqueueOptions): Promise<Planned[]> {
   if (!opts.run)
     throw new ConfigError(
-      'enqueue undo needs the run to undo: `feedsync enqueue undo RUN` (`feedsync runs` lists them)',
+      `enqueue undo needs the run to undo: \`${feedsyncCommand()} enqueue undo RUN\` (\`${feedsyncCommand()} runs\` lists them)`,
     );
   if (opts.feed?.length || opts.chatbot?.length || opts.full || opts.reconcile)
     throw new ConfigError('enqueue undo takes a run id, not --feed, --chatbot, --full or --reconcile');

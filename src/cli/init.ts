@@ -8,6 +8,7 @@ import { lstat, mkdir, open, readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { EXIT } from './exit.js';
+import { feedsyncCommand } from './invocation.js';
 
 export interface InitOptions {
   config: string;
@@ -39,10 +40,10 @@ export async function run(opts: InitOptions): Promise<number> {
       ...wrote.map((f) => `wrote ${relative(process.cwd(), f) || f}`),
       '',
       'next:',
-      `  feedsync config check${cfg}`,
-      `  feedsync feed preview${cfg} --feed my-feed`,
-      `  feedsync sync${cfg} --dry-run`,
-      `  feedsync sync${cfg}`,
+      `  ${feedsyncCommand()} config check${cfg}`,
+      `  ${feedsyncCommand()} feed preview${cfg} --feed my-feed`,
+      `  ${feedsyncCommand()} sync${cfg} --dry-run`,
+      `  ${feedsyncCommand()} sync${cfg}`,
       '',
     ].join('\n'),
   );

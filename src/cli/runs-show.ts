@@ -6,6 +6,7 @@ import { shownEntry, type RunEntry } from '../change-log/change-log.js';
 import { openChangeLog } from '../change-log/open.js';
 import { describeChange } from '../sync/index.js';
 import { EXIT, printJson } from './exit.js';
+import { feedsyncCommand } from './invocation.js';
 
 export interface RunsShowOptions {
   config: string;
@@ -53,7 +54,7 @@ function runLines(run: RunEntry): string[] {
   if (run.undoOf) out.push(`  an undo of run ${run.undoOf}`);
   if (run.wholes)
     out.push(
-      `  kept for undo: ${run.wholes.kept} whole listing(s), ${run.wholes.bytes} bytes${run.wholes.notKept ? `; ${run.wholes.notKept} not kept (\`feedsync undo ${run.runId} --dry-run\` names them)` : ''}`,
+      `  kept for undo: ${run.wholes.kept} whole listing(s), ${run.wholes.bytes} bytes${run.wholes.notKept ? `; ${run.wholes.notKept} not kept (\`${feedsyncCommand()} undo ${run.runId} --dry-run\` names them)` : ''}`,
     );
   if (run.message) out.push(`  ${run.message}`);
   if (run.chat)

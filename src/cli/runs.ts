@@ -27,6 +27,7 @@ import {
 import { openOpsRedis } from './ops-redis.js';
 import { table } from '../format/table.js';
 import { EXIT, printJson } from './exit.js';
+import { feedsyncCommand } from './invocation.js';
 
 export interface RunsOptions {
   config: string;
@@ -59,13 +60,13 @@ export async function run(opts: RunsOptions): Promise<number> {
       return EXIT.ok;
     }
     // REDIS_URL set in the shell stands in for a redis section: the runs of `sync` are elsewhere, say where
-    const local = `; ${opts.config} has no redis section: its \`feedsync sync\` runs are not here but in ${changeLogFile(stateFile(loaded))} (\`REDIS_URL= feedsync runs\` lists them)`;
+    const local = `; ${opts.config} has no redis section: its \`feedsync sync\` runs are not here but in ${changeLogFile(stateFile(loaded))} (\`REDIS_URL= ${feedsyncCommand()} runs\` lists them)`;
     process.stderr.write(`run history in ${named}${loaded.config.redis ? '' : local}\n`);
     // Paused schedules first: a feed that has not run lately may simply be paused.
     for (const p of paused) {
       const what = p.feed === 'all' ? 'every schedule' : `feed ${p.feed}`;
       process.stderr
-        .write(`paused: ${what} since ${p.since.replace('T', ' ').slice(0, 19)} UTC (feedsync resume ${p.feed === 'all' ? '--all' : `--feed ${p.feed}`})
+        .write(`paused: ${what} since ${p.since.replace('T', ' ').slice(0, 19)} UTC (${feedsyncCommand()} resume ${p.feed === 'all' ? '--all' : `--feed ${p.feed}`})
 `);
     }
     if (running.length) process.stdout.write(runningTable(running) + '\n\n');

@@ -15,6 +15,7 @@ import { createProgressLine, formatSyncReport, lanesOf, type SyncReport } from '
 import { exitForOutcome, printJson, worstExit } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 import { reconcileAsk } from '../feeds/reso/reso-asks.js';
+import { feedsyncCommand } from './invocation.js';
 
 export interface SyncCliOptions {
   config: string;
@@ -77,9 +78,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
             onReport: (report, history) => {
               progress.clear();
               reports.push(report);
-              const changes =
-                'runId' in report ? `  changes: feedsync runs show ${report.runId} --config ${opts.config}\n` : '';
-              if (!opts.json) process.stderr.write(`${formatSyncReport(report)}${changes}${history ?? ''}\n`);
+              if (!opts.json) process.stderr.write(reportText(report, opts.config, history));
             },
           },
           {
@@ -120,4 +119,11 @@ export async function run(opts: SyncCliOptions): Promise<number> {
 /** The most serious of the runs' statuses (src/cli/exit.ts says the order and why). */
 function exitStatus(reports: readonly SyncReport[]): number {
   return worstExit(reports.map((r) => exitForOutcome(r.outcome)));
+}
+
+/** A run's report for people, then where its changes are read, as a command to paste (a dry run has no run id: none). */
+function reportText(report: SyncReport, config: string, history: string | undefined): string {
+  const changes =
+    'runId' in report ? `  changes: ${feedsyncCommand()} runs show ${report.runId} --config ${config}\n` : '';
+  return `${formatSyncReport(report)}${changes}${history ?? ''}\n`;
 }

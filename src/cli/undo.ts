@@ -17,6 +17,7 @@ import { stateDir } from '../runtime.js';
 import { findUndoTarget, formatUndoReport, undoRun, type UndoReport } from '../undo/index.js';
 import { exitForOutcome, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
+import { feedsyncCommand } from './invocation.js';
 
 export interface UndoCliOptions {
   config: string;
@@ -103,7 +104,7 @@ export async function run(opts: UndoCliOptions): Promise<number> {
     process.stderr.write(formatUndoReport(report));
     if (!report.dryRun && report.outcome !== 'guard')
       process.stderr.write(
-        `  this undo is run ${report.runId}: \`feedsync undo ${report.runId} --config ${opts.config}\` undoes it\n`,
+        `  this undo is run ${report.runId}: \`${feedsyncCommand()} undo ${report.runId} --config ${opts.config}\` undoes it\n`,
       );
   }
   return exitForOutcome(report.outcome);

@@ -108,7 +108,7 @@ describe('operator controls', () => {
     expect((await d.emu.stats()).total).toBe(0);
     expect(await listRuns(d.redis, d.prefix, { feed: 'tick', limit: 5 })).toEqual([]);
     const runs = await feedsync(['runs', '--config', file]);
-    expect(runs.stderr).toMatch(/paused: feed tick since .* \(feedsync resume --feed tick\)/);
+    expect(runs.stderr).toMatch(/paused: feed tick since .* \(npx feedsync resume --feed tick\)/);
 
     expect((await feedsync(['resume', '--feed', 'tick', '--config', file])).stderr).toMatch(
       /resumed tick[\s\S]*nothing is paused/,

@@ -24,7 +24,7 @@ describe('outcome names through the queue', () => {
     const first = await enqueue();
     expect(first.code).toBe(0);
     const firstJob = first.stdout.trim();
-    expect(first.stderr).toContain(`  changes: feedsync runs show ${firstJob}.1 --config ${file}\n`);
+    expect(first.stderr).toContain(`  changes: npx feedsync runs show ${firstJob}.1 --config ${file}\n`);
 
     // six rows of ten: 4 deletes (40%) are over deletes.maxFraction (25%): the guard holds them
     await writeFile(join(d.dir, 'homes.csv'), csv(rows(6)));
@@ -33,7 +33,7 @@ describe('outcome names through the queue', () => {
     const guardJob = guard.stdout.trim();
     expect(guard.stderr).toMatch(/homes → chatbot SN-V: guard/);
     expect(guard.stderr).not.toMatch(/failed:/);
-    expect(guard.stderr).toContain(`  changes: feedsync runs show ${guardJob}.1 --config ${file}\n`);
+    expect(guard.stderr).toContain(`  changes: npx feedsync runs show ${guardJob}.1 --config ${file}\n`);
     const shown = await feedsync(['runs', 'show', `${guardJob}.1`, '--config', file]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`run ${guardJob}.1 (job ${guardJob}): homes → SN-V, guard`);

@@ -175,10 +175,12 @@ describe('recovery in seconds (default lock settings)', () => {
 describe('a job that kills its worker', () => {
   it('a scheduled job found stalled more than worker.maxStalledCount times fails, recorded as failed (not run again forever)', async () => {
     d.emu = await startTestEmulator({ latencyMs: 50 });
-    const file = await d.deploy([{ name: 'slow', chatbot: 'SN-SLOW', rows: 300, schedule: '* * * * * *' }], {
+    const file = await d.deploy([{ name: 'slow', chatbot: 'SN-SLOW', rows: 300, schedule: '*/10 * * * * *' }], {
       api: 'concurrency: 1, retries: 2',
       worker: { maxStalledCount: 1 },
     });
+    // every 10 s, not every second: a scheduled run a second queues jobs for the one chatbot faster
+    // than a loaded machine takes them, and the job under test waits in that crowd
     let jobId: string | undefined;
     const killed: number[] = [];
     // The scheduled run of `slow` killed twice (its worker SIGKILLed mid-run: out of memory, say).
