@@ -40,14 +40,18 @@ export interface BudgetOptions {
   maxWaitMs: number;
 }
 
-/** A lease outlives a process by at most this long. */
-const LEASE_TTL_MS = 30_000;
 /**
  * A call's window entries count while it is in flight, and a dead process's this long after its
- * last renewal: shorter than a lease, so a source of 2 requests a second whose reader was killed
- * mid-call is free again about when its job is taken over (worker.lockDurationMs), not 30 s on.
+ * last renewal, so a source of 2 requests a second whose reader was killed mid-call is free again
+ * about when its job is taken over (worker.lockDurationMs), not 30 s on.
  */
 const HELD_MS = 10_000;
+/**
+ * A lease outlives a process by at most this long: as long as its held entries, for the same reason
+ * (at 30 s, api.concurrency's slots that a killed worker held kept the job taken over from writing
+ * for 30 s after the kill, measured with concurrency 1). No more calls: both are renewed RENEW_MS apart.
+ */
+const LEASE_TTL_MS = HELD_MS;
 /** Both are renewed this often while the call is in flight. */
 const RENEW_MS = Math.min(LEASE_TTL_MS, HELD_MS) / 3;
 const LEARNED_TTL_MS = 24 * 3600_000;

@@ -304,10 +304,15 @@ function buildProcessors(
       historySize: settings.historySize,
       // a chatbot lock's TTL frees a dead run's chatbots for other runs, its own job taken over
       // included (that job cannot tell a dead attempt from one cut off from Redis that still writes;
-      // a worker on the same host frees them at once by their holder record, lock-holder.ts): not as
-      // short as the job lock, as each held lock is renewed every third of it (100 chatbots at 30 s,
-      // 200 Redis calls a minute)
-      lockTtlMs: Math.max(30_000, settings.lockDurationMs),
+      // a worker on the same host frees them at once by their holder record, lock-holder.ts). The
+      // job lock's: BullMQ takes a dead worker's job over only once its job lock has expired, and the
+      // chatbot locks, renewed on the same cadence (a quarter of it) with the same TTL, have expired
+      // by then too, or within one renewal period, which the taken-over job's backstop delay
+      // (busyDelayMs, the same quarter) covers: a job whose worker died elsewhere resumes in
+      // lockDurationMs + stalledIntervalMs (+ busyDelayMs), not the 30 s this was (issue 55 point 3).
+      // What it costs: one RENEW_ALL call per period for all of a job's chatbots (target-lock.ts),
+      // 30 a minute per running job at 8 s, however many chatbots it writes into.
+      lockTtlMs: settings.lockDurationMs,
       busyDelayMs: Math.min(5000, Math.max(250, Math.floor(settings.lockDurationMs / 4))),
       onRun: p.onRun,
     });

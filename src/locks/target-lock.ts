@@ -57,13 +57,20 @@ redis.call('ZADD', KEYS[2], 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return 0`;
 
-// KEYS: lock, holder
-const RENEW = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+// KEYS: lock, holder of each lock in turn; ARGV: the taking's id, ttl ms. Renews each lock still
+// the taking's (and its holder record); answers 1 for each renewed, 0 for each it no longer holds.
+// One call a renewal period for all of a job's chatbots: a feed routed to 100 chatbots made 100.
+const RENEW_ALL = `
+local out = {}
+for i = 1, #KEYS, 2 do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[i + 1], ARGV[2])
+    out[#out + 1] = redis.call('PEXPIRE', KEYS[i], ARGV[2])
+  else
+    out[#out + 1] = 0
+  end
 end
-return 0`;
+return out`;
 
 // KEYS: lock, holder. Also frees the lock of a holder found gone (ARGV[1]: its record's owner, the taking's id), and only it.
 const RELEASE = `
@@ -225,18 +232,12 @@ export async function acquireTargetLock(
 }
 
 /** A lock just taken, released alone: its renewal stopped, the lock and its holder deleted, the oldest in line woken. */
-function heldLock(
-  redis: RedisClient,
-  key: string,
-  taking: string,
-  ttl: HoldTiming,
-  waiters?: LockWaiters,
-): TargetLock & { stop(): void } {
-  const lock = holdLock(redis, key, taking, ttl);
+function heldLock(redis: RedisClient, key: string, taking: string, ttl: HoldTiming, waiters?: LockWaiters): TargetLock {
+  const hold = holdLocks(redis, [key], taking, ttl);
   return {
-    ...lock,
+    lost: hold.lost,
     release: async () => {
-      lock.stop();
+      hold.stop();
       await redis.eval(RELEASE, 2, key, holderKey(key), taking);
       if (waiters) await wakeNext(redis, key, waiters);
     },
@@ -250,30 +251,35 @@ interface HoldTiming {
 }
 
 /**
- * A lock just taken: counted as held here, renewed every third of its TTL until stopped, and lost
- * (its signal aborted) when a renewal finds it another's or fails, or when no renewal has been
- * confirmed in time: a third of the TTL before the expiry the last confirmed one set, timed from
- * when it was sent (Redis set the expiry later, when it ran the script, never sooner). A confirmed
- * renewal moves that deadline on; one a slow Redis answers late moves it from when it was sent.
+ * The locks of one taking, just taken: counted as held here, renewed together (one RENEW_ALL call)
+ * every quarter of their TTL until stopped (the job lock's cadence, workers.ts lockRenewTime), and
+ * lost together (one signal: the taking stops writing all of its chatbots) when a renewal finds one
+ * of them another's or fails, or when no renewal has been confirmed in time: a third of the TTL
+ * before the expiry the last confirmed one set, timed from when it was sent (Redis set the expiry
+ * later, when it ran the script, never sooner). A confirmed renewal moves that deadline on; one a
+ * slow Redis answers late moves it from when it was sent. `drop`: a lock released alone, no longer
+ * renewed (nor expected back).
  */
-function holdLock(
+function holdLocks(
   redis: RedisClient,
-  key: string,
+  keys: readonly string[],
   taking: string,
   { ttlMs, sentAt }: HoldTiming,
-): { lost: AbortSignal; stop(): void } {
+): { lost: AbortSignal; stop(): void; drop(key: string): void } {
+  const renewed = new Set(keys);
   holdingHere(taking, true);
-  // once per hold, whether it ends lost or released
+  // once per hold, whether it ends lost or stopped
   let here = true;
   const leave = () => {
     if (here) holdingHere(taking, false);
     here = false;
   };
   const lost = new AbortController();
+  const what = keys.length === 1 ? `lock ${keys[0]}` : `the locks of ${keys.length} chatbots (${keys[0]}, …)`;
   const lose = (why: string) => {
-    if (!lost.signal.aborted) lost.abort(new Error(`lock ${key} lost: ${why}`));
+    if (!lost.signal.aborted) lost.abort(new Error(`${what} lost: ${why}`));
   };
-  const period = Math.max(100, Math.floor(ttlMs / 3));
+  const period = Math.max(100, Math.floor(ttlMs / 4));
   const margin = Math.floor(ttlMs / 3);
   let deadline: NodeJS.Timeout | undefined;
   let latest = -Infinity;
@@ -289,12 +295,17 @@ function holdLock(
     deadline.unref();
   };
   const timer = setInterval(() => {
+    const now = [...renewed];
+    if (now.length === 0) return;
     const sent = performance.now();
-    redis.eval(RENEW, 2, key, holderKey(key), taking, String(ttlMs)).then(
-      (ok) => {
+    redis.eval(RENEW_ALL, now.length * 2, ...now.flatMap((key) => [key, holderKey(key)]), taking, String(ttlMs)).then(
+      (answer) => {
         if (lost.signal.aborted) return;
-        if (ok === 1) confirmed(sent);
-        else lose('another holder has it or it expired');
+        // (an answer that is not RENEW_ALL's list renews nothing: every lock counts as lost)
+        const each: unknown[] = Array.isArray(answer) ? answer : [];
+        const gone = now.filter((key, i) => each[i] !== 1 && renewed.has(key));
+        if (gone.length === 0) confirmed(sent);
+        else lose(`another holder has ${gone.join(', ')} or it expired`);
       },
       (err: unknown) => lose(`renewal failed (${err instanceof Error ? err.message : String(err)})`),
     );
@@ -307,7 +318,14 @@ function holdLock(
   };
   lost.signal.addEventListener('abort', end, { once: true });
   confirmed(sentAt);
-  return { lost: lost.signal, stop: end };
+  return {
+    lost: lost.signal,
+    stop: end,
+    drop: (key) => {
+      renewed.delete(key);
+      if (renewed.size === 0) end();
+    },
+  };
 }
 
 /** Locks a job holds together (acquireTargetLocks): released together. */
@@ -345,11 +363,18 @@ export async function acquireTargetLocks(
     owner,
   );
   if (got !== 0) return { busy: Number(got) - 1 };
-  const locks = keys.map((key) => heldLock(redis, key, taking, { ttlMs, sentAt }, waiters));
+  const hold = holdLocks(redis, keys, taking, { ttlMs, sentAt });
   return {
-    held: locks.map(({ lost, release }) => ({ lost, release })),
+    held: keys.map((key) => ({
+      lost: hold.lost,
+      release: async () => {
+        hold.drop(key);
+        await redis.eval(RELEASE, 2, key, holderKey(key), taking);
+        await wakeNext(redis, key, waiters);
+      },
+    })),
     release: async () => {
-      for (const lock of locks) lock.stop();
+      hold.stop();
       const next = (await redis.eval(
         RELEASE_ALL,
         slots.length,

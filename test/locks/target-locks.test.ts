@@ -179,6 +179,55 @@ describe('acquireTargetLocks: the locks of a job in one script', () => {
   });
 });
 
+describe("a job's locks renewed together", () => {
+  it('one call a renewal period for all of them, each kept alive; one of them lost is the whole taking lost', async () => {
+    const names = Array.from({ length: 20 }, (_, i) => `chatbot:SN-${i}:sync`);
+    const keys = keysOf(prefix, names);
+    const counted = testRedis();
+    let evals = 0;
+    const send = counted.eval.bind(counted);
+    counted.eval = ((...args: Parameters<typeof send>) => {
+      evals++;
+      return send(...args);
+    }) as typeof counted.eval;
+    try {
+      const got = await acquireTargetLocks(counted, keys, 'job-1', 1200, waitersLog());
+      if ('busy' in got) throw new Error('busy');
+      evals = 0;
+      // 4 TTLs: every lock outlives its TTL, renewed 4 a TTL (a quarter apart), 16 calls, not 16 a lock
+      await new Promise((r) => setTimeout(r, 4800));
+      expect(evals).toBeGreaterThanOrEqual(12);
+      expect(evals).toBeLessThanOrEqual(17);
+      for (const key of keys) expect(await redis.pttl(key)).toBeGreaterThan(0);
+      for (const key of keys) expect(await redis.pttl(`${key}:holder`)).toBeGreaterThan(0);
+      expect(got.held.every((l) => !l.lost.aborted)).toBe(true);
+
+      await redis.set(keys[7]!, 'job-2', 'PX', 5000); // (expired, and taken by another)
+      await until('the taking to lose it', async () => got.held[0]!.lost.aborted, 5000);
+      expect(got.held.every((l) => l.lost.aborted)).toBe(true);
+      expect(String(got.held[0]!.lost.reason)).toContain(`another holder has ${keys[7]}`);
+      await got.release();
+      expect(await redis.get(keys[7]!)).toBe('job-2');
+      expect(await redis.exists(keys[0]!)).toBe(0);
+    } finally {
+      counted.disconnect();
+    }
+  });
+
+  it('a lock released alone is no longer renewed, and the others are not lost for it', async () => {
+    const keys = keysOf(prefix, ['chatbot:SN-A:sync', 'chatbot:SN-B:sync']);
+    const got = await acquireTargetLocks(redis, keys, 'job-1', 1200, waitersLog());
+    if ('busy' in got) throw new Error('busy');
+    await got.held[0]!.release();
+    await new Promise((r) => setTimeout(r, 2400));
+    expect(got.held[1]!.lost.aborted).toBe(false);
+    expect(await redis.exists(keys[0]!)).toBe(0);
+    expect(await redis.pttl(keys[1]!)).toBeGreaterThan(0);
+    await got.release();
+    expect(await redis.exists(keys[1]!)).toBe(0);
+  });
+});
+
 describe('a lock is held by one taking alone', () => {
   // A job can run twice at once: BullMQ took it again after its lock expired while its first
   // attempt went on (test/queue/two-attempts.test.ts). The second attempt is another taking.

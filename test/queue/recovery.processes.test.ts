@@ -126,6 +126,45 @@ describe('recovery in seconds (default lock settings)', () => {
     ]);
   }, 180_000);
 
+  it('a worker SIGKILLed on another host: its chatbot lock expires with its job lock, and the job taken over writes within lockDuration + stalledInterval', async () => {
+    // The same host frees a dead worker's chatbot locks at once by their holder record (lock-holder.ts);
+    // a worker elsewhere (another container or pod) cannot tell the dead worker from one cut off from
+    // Redis that still writes, and waits for the locks' TTL. The record is made another host's here,
+    // after the kill, so only the TTL frees the lock.
+    const { a, b, jobId } = await underWayOnA();
+    const [holderKey, ...more] = await d.redis.keys(`${d.prefix}:lock:chatbot:SN-SLOW:*:holder`);
+    expect(more).toEqual([]);
+    const killedAt = Date.now();
+    await a.kill('SIGKILL');
+    const record = JSON.parse((await d.redis.get(holderKey!))!) as { host: string };
+    expect(await d.redis.set(holderKey!, JSON.stringify({ ...record, host: 'another-host' }), 'KEEPTTL', 'XX')).toBe(
+      'OK',
+    );
+    // what the dead worker wrote, its calls in flight included
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = (await d.emu!.listings('SN-SLOW')).length;
+
+    const resumedAt = await until('B to resume the job', () => startedOn(jobId, b), 90_000);
+    const wroteAt = await until(
+      'B to write',
+      async () => ((await d.emu!.listings('SN-SLOW')).length > before ? Date.now() : undefined),
+      90_000,
+    );
+    const bound = DEFAULTS.lockDurationMs + DEFAULTS.stalledIntervalMs;
+    process.stdout.write(
+      `SIGKILL on another host → resumed ${((resumedAt - killedAt) / 1000).toFixed(1)} s, first write ${((wroteAt - killedAt) / 1000).toFixed(1)} s (bound ${bound / 1000} s)\n`,
+    );
+    // generous: the locks' expiry, one stalled check, a backstop delay, and slack for a loaded machine
+    expect(wroteAt - killedAt).toBeLessThan(bound + 10_000);
+
+    const done = await waitForJob(d.redis, d.queues, 'sync', jobId);
+    expect(done.state).toBe('completed');
+    expect(runningOn(await d.queues.sync.getJob(jobId))).toBe(b.proc.pid);
+    const listings = await d.emu!.listings('SN-SLOW');
+    expect(listings).toHaveLength(300);
+    expect(countsByMls(listings).every((n) => n === 1)).toBe(true);
+  }, 180_000);
+
   it("a running job's lock is renewed before a quarter of it has passed (the 6-11 s the runbook quotes)", async () => {
     const { jobId } = await underWayOnA();
     const lockKey = `${d.queues.sync.toKey(jobId)}:lock`;
