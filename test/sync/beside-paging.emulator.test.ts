@@ -111,7 +111,11 @@ async function history(side: Side, c: Case, besidePaging: boolean) {
 }
 
 describe('a feed read beside the paging', () => {
-  it.each([1, 2, 3, 4, 5])(
+  // case 7: MLS0001 twice in the feed (the later record changed) and twice on the chatbot; its first
+  // record is taken against the first copy while paging, the later one planned after: the copies
+  // judged once (before, the paging's rule kept the first and the later record's the newest, both
+  // deleted, in 1 run of 4 to 6 as the pages and the pending window met): run five times
+  it.each([1, 2, 3, 4, 5, 7, 7, 7, 7, 7])(
     'comes to what the plain path comes to (case %i): writes, listings, state and counts',
     async (seed) => {
       const c = caseOf(seed);

@@ -19,6 +19,7 @@ import {
   type PlannedCopies,
   type PlanOptions,
   type RememberedListing,
+  type RemoteListing,
 } from '../model/plan-types.js';
 import { createPendingWindow, type PendingWindow } from './pending.js';
 import { duplicatesOf, planAgain, planListing, type ListingDecision } from './plan.js';
@@ -101,6 +102,7 @@ export function createLanePlanner(given: LanePlannerInput): LanePlanner {
       duplicateDeletes: [],
     },
     sent: new Set(),
+    judgedEarly: new Map(),
     photosMissing: [],
     pending: createPendingWindow<DesiredListing | RememberedListing>({
       size: PENDING_WINDOW,
@@ -184,9 +186,21 @@ function duplicatesAfterEarly(st: PlanState): void {
     if (!matched) continue;
     const d = duplicatesOf(key, copies, matched.hash, planOptions);
     if (!d.duplicates) continue;
+    // judged once: a later record of the key, planned after this, sees the kept copy alone (diffStep)
+    st.judgedEarly.set(key, new Set(d.duplicates.extraIds));
     st.tally.duplicates++;
     st.tally.duplicateDeletes.push(...d.duplicateDeletes);
   }
+}
+
+/** A key's copies less those duplicatesAfterEarly found extra (and planned to delete, in mirror mode). */
+function unjudged(
+  st: PlanState,
+  key: string,
+  copies: readonly RemoteListing[] | undefined,
+): readonly RemoteListing[] | undefined {
+  const extra = st.judgedEarly.get(key);
+  return extra && copies ? copies.filter((c) => !extra.has(c.id)) : copies;
 }
 
 /** What a lane's reading and diffing share. */
@@ -198,6 +212,12 @@ interface PlanState {
   tally: LaneTally;
   /** keys this run planned a create or update for: a later record of one of them is an update, never a second create */
   sent: Set<string>;
+  /**
+   * keys whose copies duplicatesAfterEarly judged (the record taken while paging matched one), with
+   * the copies it found extra: a later record of such a key is planned against the kept copy alone,
+   * so its copies are judged once (judged again by the newest ID, the later record deleted the kept copy too)
+   */
+  judgedEarly: Map<string, ReadonlySet<number>>;
   photosMissing: string[];
   pending: PendingWindow<DesiredListing | RememberedListing>;
 }
@@ -309,7 +329,7 @@ function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => Desir
       return UNCHANGED;
     }
     const entry = 'item' in next ? expand(next.item, next.text) : next;
-    const copies = remote.get(entry.key);
+    const copies = unjudged(st, entry.key, remote.get(entry.key));
     const again = sent.has(entry.key);
     const d = again ? planAgain(entry, copies, planOptions) : planListing(entry, copies, planOptions);
     if (again) tally.rewritten++;
