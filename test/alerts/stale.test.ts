@@ -15,6 +15,7 @@ import type { KvStore } from '../../src/state/kv-store.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 import { createRedisStore } from '../../src/state/redis-store.js';
 import { startHttpReceiver } from './receivers.js';
+import { REDIS_URL } from '../queue/helpers.js';
 
 describe('staleness alerts', () => {
   it('alerts once when a feed goes stale, and resolves on its next good run', async () => {
@@ -62,7 +63,7 @@ describe('staleness alerts', () => {
 });
 
 describe('staleness alerts from several workers', () => {
-  const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   const prefix = `test-alerts-${process.pid}-${Date.now()}`;
   const dirs: string[] = [];
   afterAll(async () => {
@@ -109,7 +110,7 @@ describe('staleness alerts from several workers', () => {
   }
 
   it('Redis: a feed going stale is announced once, not once per worker', async () => {
-    const connections = [0, 1, 2].map(() => new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 }));
+    const connections = [0, 1, 2].map(() => new Redis(REDIS_URL, { maxRetriesPerRequest: 1 }));
     try {
       const sent = await threeWorkersCheck(connections.map((c) => createRedisStore(c, prefix)));
       expect(sent).toEqual(['firing austin', 'firing dallas']);

@@ -19,6 +19,7 @@ import {
 } from '../../src/locks/target-lock.js';
 import { lockHolder, tryLockFile } from '../../src/locks/file-lock.js';
 import { holderGone, newHolder, processStartTime, type LockHolder } from '../../src/locks/lock-holder.js';
+import { REDIS_URL } from '../queue/helpers.js';
 
 let dir: string;
 let child: ChildProcess;
@@ -114,7 +115,7 @@ describe('a lock file is stale when its holder is gone', () => {
 
 describe('the Redis lock of a foreground run', () => {
   const prefix = `fstest-holder-${process.pid}-${Date.now()}`;
-  const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   afterAll(async () => {
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);

@@ -114,10 +114,13 @@ describe('a command that uses Redis says which', () => {
   });
 
   it('REDIS_URL stands in for a redis section, and is named as such', async () => {
-    const runs = await feedsync(['runs', '--config', withoutRedis, '--limit', '1'], { REDIS_URL });
+    // started as `npx feedsync` is (npm sets npm_command): the hint says `npx feedsync` (src/cli/invocation.ts).
+    // (It inherited the suite's npm_command or not, so the hint followed how the tests were started:
+    // `npm test` and `npx vitest` printed `npx feedsync`, and this expected `feedsync`.)
+    const runs = await feedsync(['runs', '--config', withoutRedis, '--limit', '1'], { REDIS_URL, npm_command: 'exec' });
     expect(runs.code).toBe(0);
     expect(runs.stderr).toContain(
-      `run history in Redis ${REDIS_URL} (prefix feedsync, from REDIS_URL); ${withoutRedis} has no redis section: its \`feedsync sync\` runs are not here but in ${join(dirname(withoutRedis), '.feedsync', 'changes.jsonl')} (\`REDIS_URL= feedsync runs\` lists them)\n`,
+      `run history in Redis ${REDIS_URL} (prefix feedsync, from REDIS_URL); ${withoutRedis} has no redis section: its \`feedsync sync\` runs are not here but in ${join(dirname(withoutRedis), '.feedsync', 'changes.jsonl')} (\`REDIS_URL= npx feedsync runs\` lists them)\n`,
     );
   });
 });

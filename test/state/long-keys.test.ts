@@ -20,10 +20,11 @@ import { createMemoryStore } from '../../src/state/memory-store.js';
 import { createRedisStore } from '../../src/state/redis-store.js';
 import { parseStateJson, writeStateJson } from '../../src/state/state-json.js';
 import { fixtureEntries } from './fixtures/state-v1-entries.js';
+import { REDIS_URL } from '../queue/helpers.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/state-v1-bea1a14.lmdb', import.meta.url));
 const dirs: string[] = [];
-const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
 const prefix = `test-long-keys-${process.pid}-${Date.now()}`;
 afterAll(async () => {
   const keys = await redis.keys(`${prefix}*`);

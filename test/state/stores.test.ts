@@ -14,6 +14,7 @@ import type { KvStore } from '../../src/state/kv-store.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 import { createRedisStore } from '../../src/state/redis-store.js';
 import { parseStateJson, writeStateJson } from '../../src/state/state-json.js';
+import { REDIS_URL } from '../queue/helpers.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -271,7 +272,7 @@ async function entriesOf(store: KvStore, ns: string): Promise<Record<string, str
 }
 
 describe('redis store', () => {
-  const redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1 });
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   const prefix = `test-state-${process.pid}-${Date.now()}`;
   afterAll(async () => {
     const keys = await redis.keys(`${prefix}:*`);
@@ -305,7 +306,7 @@ describe('redis store', () => {
 });
 
 describe('swap: set a key only if it holds what the caller read', () => {
-  const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   const prefix = `test-swap-${process.pid}-${Date.now()}`;
   afterAll(async () => {
     const keys = await redis.keys(`${prefix}:*`);

@@ -13,6 +13,7 @@ import { acquireTargetLock, chatbotLockName, targetLockKey } from '../../src/loc
 import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
 import { csv, homesConfigYaml, rows, SN, useEmulatorSync } from './helpers/feed.js';
+import { REDIS_URL } from '../queue/helpers.js';
 
 const sync = useEmulatorSync({ perFile: true });
 beforeAll(async () => {
@@ -82,9 +83,9 @@ describe('feedsync sync takes the chatbot lock', () => {
 
   it('with Redis: the same lock the worker jobs take', async () => {
     const prefix = `fstest-cli-${process.pid}-${Date.now()}`;
-    const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
     try {
-      const config = await configWith('redis.yaml', ['redis:', '  url: redis://127.0.0.1:6379', `  prefix: ${prefix}`]);
+      const config = await configWith('redis.yaml', ['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`]);
       const job = await acquireTargetLock(
         redis,
         targetLockKey(prefix, chatbotLockName({ chatbot: SN }, 'sync')),
