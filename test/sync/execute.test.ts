@@ -189,7 +189,11 @@ describe("a write's records (its entries for the commit, its change) are made af
         async (items, concurrency) => {
           const fake = createFakeApi();
           const answered: string[] = [];
-          const wait = (ms: number) => (ms < 0 ? Promise.resolve() : new Promise((r) => setTimeout(r, ms)));
+          // -1: answered on the next turn of the event loop, without a timer. Each answer comes in a
+          // turn of its own (Node runs the promise jobs between two callbacks), so the order the
+          // answers came is one the executor can see: answers resolved in one turn's promise jobs
+          // interleave by the number of awaits on each path (an update's and a create's differ)
+          const wait = (ms: number) => new Promise((r) => (ms < 0 ? setImmediate(r) : setTimeout(r, ms)));
           const byKey = new Map(items.map((x, i) => [`K${i}`, x]));
           const call = async <T>(key: string, write: () => Promise<T>): Promise<T> => {
             const x = byKey.get(key)!;
