@@ -233,15 +233,32 @@ export async function acquireTargetLock(
 
 /** A lock just taken, released alone: its renewal stopped, the lock and its holder deleted, the oldest in line woken. */
 function heldLock(redis: RedisClient, key: string, taking: string, ttl: HoldTiming, waiters?: LockWaiters): TargetLock {
-  const hold = holdLocks(redis, [key], taking, ttl);
+  return releasedAlone(redis, key, taking, holdLocks(redis, [key], taking, ttl), waiters);
+}
+
+/** One lock of a hold (holdLocks), released alone: dropped from the hold's renewal, deleted with its holder, the oldest in line woken. */
+function releasedAlone(
+  redis: RedisClient,
+  key: string,
+  taking: string,
+  hold: Pick<Hold, 'lost' | 'drop'>,
+  waiters?: LockWaiters,
+): TargetLock {
   return {
     lost: hold.lost,
     release: async () => {
-      hold.stop();
+      hold.drop(key);
       await redis.eval(RELEASE, 2, key, holderKey(key), taking);
       if (waiters) await wakeNext(redis, key, waiters);
     },
   };
+}
+
+/** The renewal of one taking's locks (holdLocks). */
+interface Hold {
+  lost: AbortSignal;
+  stop(): void;
+  drop(key: string): void;
 }
 
 /** A lock's TTL, and when the script that took it was sent (performance.now()). */
@@ -260,12 +277,7 @@ interface HoldTiming {
  * slow Redis answers late moves it from when it was sent. `drop`: a lock released alone, no longer
  * renewed (nor expected back).
  */
-function holdLocks(
-  redis: RedisClient,
-  keys: readonly string[],
-  taking: string,
-  { ttlMs, sentAt }: HoldTiming,
-): { lost: AbortSignal; stop(): void; drop(key: string): void } {
+function holdLocks(redis: RedisClient, keys: readonly string[], taking: string, { ttlMs, sentAt }: HoldTiming): Hold {
   const renewed = new Set(keys);
   holdingHere(taking, true);
   // once per hold, whether it ends lost or stopped
@@ -294,9 +306,9 @@ function holdLocks(
     );
     deadline.unref();
   };
+  // (never empty: the last lock dropped ends the hold, this timer with it)
   const timer = setInterval(() => {
     const now = [...renewed];
-    if (now.length === 0) return;
     const sent = performance.now();
     redis.eval(RENEW_ALL, now.length * 2, ...now.flatMap((key) => [key, holderKey(key)]), taking, String(ttlMs)).then(
       (answer) => {
@@ -365,14 +377,7 @@ export async function acquireTargetLocks(
   if (got !== 0) return { busy: Number(got) - 1 };
   const hold = holdLocks(redis, keys, taking, { ttlMs, sentAt });
   return {
-    held: keys.map((key) => ({
-      lost: hold.lost,
-      release: async () => {
-        hold.drop(key);
-        await redis.eval(RELEASE, 2, key, holderKey(key), taking);
-        await wakeNext(redis, key, waiters);
-      },
-    })),
+    held: keys.map((key) => releasedAlone(redis, key, taking, hold, waiters)),
     release: async () => {
       hold.stop();
       const next = (await redis.eval(
