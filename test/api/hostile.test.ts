@@ -122,4 +122,20 @@ describe('api transport: redirects are errors', () => {
     );
     expect(elsewhere.received).toEqual([]);
   });
+
+  it('a redirect whose Location is not a URL is the same error: not retried, said as a redirect', async () => {
+    const s = await hostile((_req, res) => redirect(res, 302, 'http://[broken'));
+    const api = createApiClient({
+      baseUrl: s.url,
+      secretKey: 'sk-redirect-secret',
+      sessionKey: 'sess-redirect',
+      timeoutMs: 2000,
+      retry: { retries: 2, baseDelayMs: 1 },
+    });
+    const err = await failure(api.listListings({ SerialNumber: 'SN-1' }));
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/HTTP 302.*redirect.*never followed/);
+    expect(s.received).toHaveLength(1);
+  });
 });
