@@ -171,7 +171,9 @@ async function follow(
     const location = res.headers.get('location');
     if (res.status < 300 || res.status >= 400 || res.status === 304 || !location) return { res, finalUrl: url };
     res.cancel();
-    const next = new URL(location, url);
+    const next = URL.parse(location, url);
+    if (!next)
+      throw new FeedReadError(`HTTP ${res.status} redirect to a Location that is not a URL: not followed`, place, false);
     const shown = displayUrl(next.toString());
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
       throw new FeedReadError(
