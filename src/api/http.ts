@@ -40,7 +40,7 @@ export async function postJson(
     res.cancel();
     const location = res.headers.get('location');
     // (a Location that is not a URL is still a redirect: said so, and not retried as a network error would be)
-    const to = location ? URL.parse(location, url) : null;
+    const to = location ? URL.parse(location, String(url)) : null;
     const where = to ? ` to ${maskUrl(to.toString())}` : location ? ' to a Location that is not a URL' : '';
     throw new ApiError(
       endpoint,

@@ -40,6 +40,7 @@ import {
   orderBy,
   pageSize,
   pullQuery,
+  nextLinkUrl,
   queryUrl,
   sinceFilter,
   TS,
@@ -855,40 +856,6 @@ function compareKeys(a: unknown, b: unknown, folded: boolean): number {
   const x = folded ? String(a).toLowerCase() : String(a);
   const y = folded ? String(b).toLowerCase() : String(b);
   return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/** A nextLink is followed on the configured origin only, over http(s): the feed's credentials go with it. */
-export function nextLinkUrl(
-  next: string,
-  current: string,
-  origin: string,
-  where: { file: string; record: string },
-): string {
-  let url: URL;
-  try {
-    url = new URL(next, current);
-  } catch {
-    throw new FeedReadError(
-      `the @odata.nextLink ${JSON.stringify(next.slice(0, 200))} is not a URL; the pull is not complete`,
-      where,
-      false,
-    );
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new FeedReadError(
-      `the @odata.nextLink is a ${url.protocol} URL: only http(s) is followed; the pull is not complete`,
-      where,
-      false,
-    );
-  }
-  if (url.origin !== origin) {
-    throw new FeedReadError(
-      `the @odata.nextLink leads to another origin (${url.origin}); the feed's credentials never leave ${origin}, so it is not followed and the pull is not complete`,
-      where,
-      false,
-    );
-  }
-  return url.toString();
 }
 
 function lastRecord(value: unknown[]): Record<string, unknown> | undefined {
