@@ -12,6 +12,7 @@
 //
 // A vendor profile (vendors/) bends this: no `$orderby` (nextLink paging), `$top` as the page size,
 // a filter term every request carries, `gt` instead of `ge`, only some fields searchable.
+import { byCodeUnit } from '../../compare.js';
 import { FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { typedLiteral } from './reso-metadata.js';
@@ -211,4 +212,13 @@ export function nextLinkUrl(
     );
   }
   return url.toString();
+}
+
+/**
+ * Two keys in the order a server's `$orderby` on the key is checked against: numbers by value, the
+ * rest as text by code unit, or case-folded (servers that order text case-insensitively).
+ */
+export function compareKeys(a: unknown, b: unknown, folded: boolean): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return folded ? byCodeUnit(String(a).toLowerCase(), String(b).toLowerCase()) : byCodeUnit(String(a), String(b));
 }

@@ -35,6 +35,7 @@ import { displayUrl } from '../source/http.js';
 import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
 import {
   afterFilter,
+  compareKeys,
   isTimestampLiteral,
   laterOf,
   orderBy,
@@ -849,13 +850,6 @@ function pageOrder(
     }
     return undefined;
   };
-}
-
-function compareKeys(a: unknown, b: unknown, folded: boolean): number {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const x = folded ? String(a).toLowerCase() : String(a);
-  const y = folded ? String(b).toLowerCase() : String(b);
-  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 function lastRecord(value: unknown[]): Record<string, unknown> | undefined {
