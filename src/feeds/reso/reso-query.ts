@@ -178,8 +178,10 @@ export function isTimestampLiteral(value: unknown): value is string {
 }
 
 /**
- * A nextLink is followed on the configured origin only, over http(s): the feed's credentials go with it.
- * Every pager of a RESO feed follows its links through this (pulls, lookups, events, Media, OpenHouse).
+ * A nextLink is followed on the configured origin only, over http(s): the feed's credentials go with it,
+ * and only they: the link's userinfo is the current URL's (the configured one's), never one the server
+ * wrote in it. Every pager of a RESO feed follows its links through this (pulls, lookups, events,
+ * Media, OpenHouse).
  */
 export function nextLinkUrl(
   next: string,
@@ -211,6 +213,9 @@ export function nextLinkUrl(
       false,
     );
   }
+  const at = new URL(current);
+  url.username = at.username;
+  url.password = at.password;
   return url.toString();
 }
 
