@@ -28,6 +28,7 @@ import { keptOfListing } from '../../listing/fingerprint.js';
 import { unlistedTexts } from '../../listing/whole.js';
 import type { BeforeCapture, Captured } from './capture-before.js';
 import { ruleOf } from '../model/plan-types.js';
+import { stoppedOutcome } from '../model/outcome.js';
 import { createChange, deleteChange, updateChange, type ChangeSink, type ListingChange } from '../model/changes.js';
 import { createOnce } from './create-once.js';
 import { runPool } from './pool.js';
@@ -103,7 +104,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       later.flush();
       // The source may have ended because of the abort (a feed reader that heard the signal).
       if (deps.signal?.aborted && !result.stopped) {
-        result.stopped = 'aborted';
+        result.stopped = stoppedOutcome(deps.signal.reason);
         result.stopReason = `${stoppedBy(deps.signal.reason)}: calls in flight were finished, nothing new was sent; the next run goes on from what was written`;
       }
     },
