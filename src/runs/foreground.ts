@@ -111,6 +111,7 @@ async function lockGroup(
         config.config.redis && { redis: { connection: deps.redis, prefix: redisSettings(config).prefix } }),
       lockDir: deps.redis ? join(stateDir(config), 'locks') : join(dirname(deps.store.location), 'locks'),
       waitMs: minutes * 60_000,
+      ttlMs: config.config.worker.lockDurationMs,
       signal: run.signal,
       // without this line a second `feedsync sync` of the chatbot sits silent for up to the deadline
       onWait: (holder) =>
