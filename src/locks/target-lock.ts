@@ -448,7 +448,11 @@ export interface ForegroundLockOptions {
   lockDir: string;
   /** how long to wait while another process syncs the chatbot */
   waitMs: number;
-  ttlMs?: number;
+  /**
+   * the Redis lock's TTL: the workers' (worker.lockDurationMs), renewed every quarter of it as a job's
+   * chatbot locks are, so a foreground run SIGKILLed blocks the chatbot's jobs no longer than a dead worker does
+   */
+  ttlMs: number;
   signal?: AbortSignal;
   /** called once, when another run holds the lock and the wait begins: who holds it, when its record says */
   onWait?: (holder: LockHolder | undefined) => void;
@@ -478,7 +482,7 @@ export async function acquireForegroundLock(opts: ForegroundLockOptions): Promis
   const until = Date.now() + opts.waitMs;
   let waiting = false;
   for (;;) {
-    const lock = await acquireTargetLock(opts.redis.connection, key, owner, opts.ttlMs ?? 30_000, undefined, what);
+    const lock = await acquireTargetLock(opts.redis.connection, key, owner, opts.ttlMs, undefined, what);
     if (lock || opts.signal?.aborted) return lock;
     if (await freeIfHolderGone(opts.redis.connection, key)) continue;
     if (Date.now() >= until) return undefined;

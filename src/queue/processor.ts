@@ -12,7 +12,8 @@ import type { Logger } from '../log.js';
 import { lockFreedWhileMoving, type LockWaiters, type TargetLock } from '../locks/target-lock.js';
 import { maskError } from '../secrets.js';
 import { withCallCounter } from './call-scope.js';
-import { CancelRequest } from './control.js';
+import { CancelRequest } from '../errors.js';
+import { stoppedOutcome } from '../sync/index.js';
 import { handBack, shuttingDown } from './hand-back.js';
 import type { JobContext, JobDefinition, RunReport, RunTarget } from './job-definition.js';
 import { createProgressThrottle } from './job-progress.js';
@@ -167,6 +168,8 @@ async function waitBehind(deps: ProcessorDeps, job: Job, token: string | undefin
   );
   await job.moveToDelayed(Date.now() + deps.busyDelayMs, token);
   if (await lockFreedWhileMoving(deps.redis, busy.key, job.id ?? '?', waiters))
+    // (a promote fails when the job left the delayed set meanwhile, taken or promoted already: it is under way;
+    // otherwise the backstop delay, busyDelayMs, brings it back)
     await job.promote().catch(() => undefined);
   throw new DelayedError();
 }
@@ -295,13 +298,13 @@ async function handedBack<P>(s: RunScope<P>, report: RunReport): Promise<Ended> 
   return { handBack: true };
 }
 
-/** A run an operator cancelled (control.ts): its report as `cancelled`, by whom. */
+/** A run an operator cancelled (control.ts): its report as `cancelled` (the word its lanes' change log records say: stoppedOutcome), by whom. */
 function cancelledReport<P>(s: RunScope<P>, report: RunReport, about: RunTarget): RunReport {
   const reason: unknown = s.cancel?.signal.reason;
   const by = reason instanceof CancelRequest ? reason.by : 'an operator';
   return {
     ...report,
-    outcome: 'cancelled',
+    outcome: stoppedOutcome(reason),
     retryable: false,
     retryAt: undefined,
     summary: `${s.def.name} ${describe(about)} cancelled by ${by}: ${report.summary}`,
