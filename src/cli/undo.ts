@@ -80,6 +80,7 @@ export async function run(opts: UndoCliOptions): Promise<number> {
         try {
           report = await undo(AbortSignal.any([stop.signal, lock.lost]));
         } finally {
+          // (a release that fails leaves the lock to expire by its ttl; the undo's own outcome is what is said)
           await lock.release().catch(() => {});
         }
         if (redis && loaded.config.redis) {

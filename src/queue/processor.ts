@@ -152,6 +152,8 @@ async function waitBehind(
   );
   await job.moveToDelayed(Date.now() + deps.busyDelayMs, token);
   if (await lockFreedWhileMoving(deps.redis, busy.key, job.id ?? '?', waiters))
+    // (a promote fails when the job left the delayed set meanwhile, taken or promoted already: it is under way;
+    // otherwise the backstop delay, busyDelayMs, brings it back)
     await job.promote().catch(() => undefined);
   throw new DelayedError();
 }

@@ -85,6 +85,7 @@ async function runGroup(
     }
     return lanes.map((l) => done[runnable.indexOf(l)] ?? failed(l, locks.refused.get(l.chatbot) ?? 'not run'));
   } finally {
+    // (a release that fails leaves its lock to expire by its ttl: the next run waits that long, no more)
     for (const lock of locks.held) await lock.release().catch(() => {});
   }
 }

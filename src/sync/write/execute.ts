@@ -202,46 +202,11 @@ function scopeOf(deps: Pick<ExecuteDeps, 'callScope'>): CallOptions | undefined 
 
 /** Creates (through createOnce) and updates (an update that finds nothing becomes a create). */
 function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes, later: AfterTheWrites) {
-  const unlistedText = unlistedTexts();
-  /**
-   * a write's records, its entries for the commit and its change, once the turn's calls are written
-   * (afterTheWrites); `recorded` (an update's) is given what resolves once `acked` has it in the store
-   */
-  const record = (
-    w: PlannedCreate,
-    op: ItemFailure['op'],
-    change: () => ListingChange,
-    recorded?: (inStore: Promise<void> | undefined) => void,
-  ) =>
-    later.add(() => {
-      let acked: Promise<void> | undefined;
-      try {
-        const fields = unlistedText(w.listing);
-        result.written.push(w.key, w.fingerprint);
-        result.unlisted.push(w.key, fields);
-        acked = deps.acked?.add(w.key, w.fingerprint, fields, recorded !== undefined);
-        if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
-        deps.changes?.(change());
-      } catch (err) {
-        calls.failed(w.key, op, err);
-      }
-      recorded?.(acked);
-    });
+  const record = writeRecorder(deps, result, calls, later);
   /** an update's records, resolved once its acknowledgement is in the store */
   const recordUpdate = (u: PlannedUpdate, change: () => ListingChange) =>
     new Promise<void>((inStore) => record(u, 'update', change, inStore));
-  const send = async (c: PlannedCreate) => {
-    const how = await createOnce(deps.api, c.listing, {
-      keyBy: deps.keyBy,
-      key: c.key,
-      retries: deps.retries,
-      baseDelayMs: deps.retryBaseDelayMs,
-      signal: deps.signal,
-      ...(deps.callScope !== undefined && { scope: deps.callScope }),
-      onResend: () => result.createResends++,
-    });
-    if (how === 'found') result.createsFound++;
-  };
+  const send = createSender(deps, result);
   return {
     async create(c: PlannedCreate) {
       try {
@@ -283,6 +248,51 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
       // (the slot stays taken until then: a rerun would send the update again)
       await recorded;
     },
+  };
+}
+
+/**
+ * A write's records, its entries for the commit and its change, made once the turn's calls are
+ * written (afterTheWrites); `recorded` (an update's) is given what resolves once `acked` has it in
+ * the store. A record that fails is the write's failure.
+ */
+function writeRecorder(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes, later: AfterTheWrites) {
+  const unlistedText = unlistedTexts();
+  return (
+    w: PlannedCreate,
+    op: ItemFailure['op'],
+    change: () => ListingChange,
+    recorded?: (inStore: Promise<void> | undefined) => void,
+  ) =>
+    later.add(() => {
+      let acked: Promise<void> | undefined;
+      try {
+        const fields = unlistedText(w.listing);
+        result.written.push(w.key, w.fingerprint);
+        result.unlisted.push(w.key, fields);
+        acked = deps.acked?.add(w.key, w.fingerprint, fields, recorded !== undefined);
+        if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
+        deps.changes?.(change());
+      } catch (err) {
+        calls.failed(w.key, op, err);
+      }
+      recorded?.(acked);
+    });
+}
+
+/** A listing created through createOnce (found already there, or sent again, counted in the result). */
+function createSender(deps: ExecuteDeps, result: ExecutionResult) {
+  return async (c: PlannedCreate) => {
+    const how = await createOnce(deps.api, c.listing, {
+      keyBy: deps.keyBy,
+      key: c.key,
+      retries: deps.retries,
+      baseDelayMs: deps.retryBaseDelayMs,
+      signal: deps.signal,
+      ...(deps.callScope !== undefined && { scope: deps.callScope }),
+      onResend: () => result.createResends++,
+    });
+    if (how === 'found') result.createsFound++;
   };
 }
 
