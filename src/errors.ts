@@ -108,6 +108,17 @@ export class TimeoutError extends FeedsyncError {
   }
 }
 
+/**
+ * The abort reason of a run an operator cancelled (`feedsync cancel`, queue/control.ts): the run ends
+ * `cancelled` (sync/model/outcome.ts stoppedOutcome), not `aborted`. Not thrown: a signal's reason.
+ */
+export class CancelRequest extends Error {
+  constructor(readonly by: string) {
+    super(`cancelled by ${by}`);
+    this.name = 'CancelRequest';
+  }
+}
+
 /** Cancelled through an AbortSignal (job cancelled, SIGINT). Retrying is the caller's decision. */
 export class AbortedError extends FeedsyncError {
   readonly code = 'ABORTED';

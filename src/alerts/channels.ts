@@ -9,6 +9,7 @@
 //   `<!channel>` or `<https://evil.test|click>` reaches the channel as text, never as a ping or a link.
 // - E-mail: with smtp.user set, STARTTLS is required (requireTLS): the password never goes in clear.
 import { createHmac } from 'node:crypto';
+import { causeMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { redactSecrets, registerSecret } from '../log.js';
 import { maskDeep } from '../secrets.js';
@@ -124,14 +125,24 @@ async function sendOne(c: AlertChannel, alert: Alert): Promise<void> {
   }
 }
 
+/** One POST; a failure names the channel's origin (never its path or query: a Slack URL's path is its token) and why. */
 async function post(url: string, body: string, headers: Record<string, string>): Promise<void> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-    redirect: 'error',
-    signal: AbortSignal.timeout(TIMEOUT_MS),
-  });
+  const origin = new URL(url).origin;
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+      redirect: 'error',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+  } catch (err) {
+    // (fetch says only "fetch failed": the reason is its cause, e.g. ECONNREFUSED or "unexpected redirect")
+    const why = causeMessage(err);
+    const fix = /redirect/i.test(why) ? ' (alert channels follow no redirect: configure the final URL)' : '';
+    throw new Error(`POST ${origin} failed: ${why}${fix}`, { cause: err });
+  }
   await res.body?.cancel();
-  if (!res.ok) throw new Error(`${new URL(url).origin} answered HTTP ${res.status}`);
+  if (!res.ok) throw new Error(`${origin} answered HTTP ${res.status}`);
 }

@@ -38,12 +38,15 @@ export async function postJson(
   });
   if (res.status >= 300 && res.status < 400) {
     res.cancel();
-    const to = res.headers.get('location');
+    const location = res.headers.get('location');
+    // (a Location that is not a URL is still a redirect: said so, and not retried as a network error would be)
+    const to = location ? URL.parse(location, String(url)) : null;
+    const where = to ? ` to ${maskUrl(to.toString())}` : location ? ' to a Location that is not a URL' : '';
     throw new ApiError(
       endpoint,
       res.status,
       undefined,
-      `the service answered with a redirect${to ? ` to ${maskUrl(new URL(to, url).toString())}` : ''}, which is never followed (it would carry the key and the body elsewhere); set api.baseUrl to the final address`,
+      `the service answered with a redirect${where}, which is never followed (it would carry the key and the body elsewhere); set api.baseUrl to the final address`,
       { retryable: false },
     );
   }

@@ -109,6 +109,7 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
         try {
           for (const [w, limit] of fixed) await takeFixed(parts, w, limit, signal);
         } catch (err) {
+          // (as release's: a lease expires by itself; the error said is the take's)
           void backend.settle(key, req).catch(() => {});
           throw err;
         }
@@ -212,7 +213,8 @@ async function takeFixed(b: BudgetParts, w: WindowName, limit: number, signal: A
 }
 
 function permit({ backend, key }: BudgetParts, req: TakeRequest): Permit {
-  // (the lease and the held window entries: a call in flight past their ttl keeps both)
+  // (the lease and the held window entries: a call in flight past their ttl keeps both; a renewal that
+  // fails is tried again RENEW_MS later, and one that lapses meanwhile lets one call more in, failing none)
   const renew =
     req.lease || req.sliding.length
       ? setInterval(() => void backend.renewLease(key, req).catch(() => {}), RENEW_MS)

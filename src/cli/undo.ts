@@ -61,6 +61,7 @@ export async function run(opts: UndoCliOptions): Promise<number> {
           ...(redis && loaded.config.redis && { redis: { connection: redis, prefix: loaded.config.redis.prefix } }),
           lockDir: redis ? join(stateDir(loaded), 'locks') : join(dirname(store.location), 'locks'),
           waitMs: feed.deadlineMinutes * 60_000,
+          ttlMs: loaded.config.worker.lockDurationMs,
           signal: stop.signal,
           // said at once, as sync says it: else the undo sits silent behind the run
           onWait: (holder) =>
@@ -79,6 +80,7 @@ export async function run(opts: UndoCliOptions): Promise<number> {
         try {
           report = await undo(AbortSignal.any([stop.signal, lock.lost]));
         } finally {
+          // (a release that fails leaves the lock to expire by its ttl; the undo's own outcome is what is said)
           await lock.release().catch(() => {});
         }
         if (redis && loaded.config.redis) {

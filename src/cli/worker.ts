@@ -93,6 +93,8 @@ export async function startWorker(
 ): Promise<RunningWorker> {
   const closers: Array<() => unknown> = [];
   const closeAll = async () => {
+    // (after a start that failed, its StartupError is what is said; on stop, every closer runs whatever one
+    // before it did, and what matters says itself: the workers' close warns of jobs that did not stop)
     for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => {});
     closers.length = 0;
   };

@@ -95,6 +95,7 @@ async function create(path: string, me: LockHolder): Promise<boolean> {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     return false;
   } finally {
+    // (a leftover temporary file holds no lock: only `path` does)
     await unlink(tmp).catch(() => {});
   }
 }
@@ -187,6 +188,7 @@ function held(path: string, me: LockHolder, checkMs: number): FileLock {
       holdingHere(me.owner, false);
       const found = await readLock(path).catch(() => 'absent' as const);
       if (found !== 'absent' && found.holder?.owner === me.owner) {
+        // (a lock file left behind has no beat any more: the next taker finds it stale and moves it aside)
         await unlink(beatPath(path)).catch(() => {});
         await unlink(path).catch(() => {});
       }

@@ -70,6 +70,7 @@ export function mirrorRun(opts: MediaStepOptions): MirrorRun {
     planned: new Set(),
     report,
     bucket: () => (storage ??= (opts.openStorage ?? (() => openStorage(opts.media.mirror)))()),
+    // (a bucket that failed to open has nothing to close: its error was the mirror's, said where bucket() was awaited)
     opened: () => storage?.catch(() => undefined),
     fail(listing, url, reason) {
       report.failed++;

@@ -59,6 +59,7 @@ export async function openStorage(cfg: MediaMirrorConfig): Promise<MediaStorage>
         queueSize: 1,
         leavePartsOnError: false,
       });
+      // (upload.done() below rejects with the abort, and that is the failure said: abort's own is not news)
       const abort = () => void upload.abort().catch(() => undefined);
       signal?.addEventListener('abort', abort, { once: true });
       try {

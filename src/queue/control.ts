@@ -9,6 +9,7 @@
 import { hostname, userInfo } from 'node:os';
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { FeedConfig } from '../config/schema.js';
+import { CancelRequest } from '../errors.js';
 import { keysOf } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { RunTarget } from './job-definition.js';
@@ -93,14 +94,6 @@ export function feedsOfSyncJob(
 
 export async function requestCancel(redis: RedisClient, prefix: string, jobId: string, by: string): Promise<void> {
   await redis.set(cancelKey(prefix, jobId), JSON.stringify({ by, at: new Date().toISOString() }), 'PX', CANCEL_TTL_MS);
-}
-
-/** The abort reason of a job an operator cancelled. */
-export class CancelRequest extends Error {
-  constructor(readonly by: string) {
-    super(`cancelled by ${by}`);
-    this.name = 'CancelRequest';
-  }
 }
 
 export interface CancelWatch {

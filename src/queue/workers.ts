@@ -157,6 +157,7 @@ export function startWorkers(
           restarts++;
           const old = slot;
           slots.set(slot.kind, create(slot.kind, processor));
+          // (an idle worker, forced: a close that fails or hangs is ended by closing its connection next)
           await withDeadline(old.worker.close(true), 5000).catch(() => undefined);
           await old.closeConnection();
         }

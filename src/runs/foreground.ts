@@ -85,6 +85,7 @@ async function runGroup(
     }
     return lanes.map((l) => done[runnable.indexOf(l)] ?? failed(l, locks.refused.get(l.chatbot) ?? 'not run'));
   } finally {
+    // (a release that fails leaves its lock to expire by its ttl: the next run waits that long, no more)
     for (const lock of locks.held) await lock.release().catch(() => {});
   }
 }
@@ -110,6 +111,7 @@ async function lockGroup(
         config.config.redis && { redis: { connection: deps.redis, prefix: redisSettings(config).prefix } }),
       lockDir: deps.redis ? join(stateDir(config), 'locks') : join(dirname(deps.store.location), 'locks'),
       waitMs: minutes * 60_000,
+      ttlMs: config.config.worker.lockDurationMs,
       signal: run.signal,
       // without this line a second `feedsync sync` of the chatbot sits silent for up to the deadline
       onWait: (holder) =>

@@ -1,6 +1,7 @@
 // What was last pushed to a chatbot, as a hash: a later run with the same settings sends nothing.
 import { createHash } from 'node:crypto';
 import type { ChatbotSettings } from '../api/schemas.js';
+import { byCodeUnit } from '../compare.js';
 
 /** KvStore namespace of the hashes, keyed by serial number. */
 export const SETTINGS_HASH_NS = 'settings-hash';
@@ -13,9 +14,7 @@ export function settingsHash(serialNumber: string, settings: ChatbotSettings): s
 function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-        )
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => byCodeUnit(a, b)))
       : v,
   );
 }

@@ -3,6 +3,7 @@
 // names the listing and its price. "answerable 3/3" goes into the report, the run history and the
 // alerts; a listing the chatbot cannot answer about is named.
 import type { ChatbotApi } from '../api/types.js';
+import { byCodeUnit } from '../compare.js';
 import { causeMessage } from '../errors.js';
 import type { Headline, ListingChange } from '../sync/index.js';
 
@@ -33,7 +34,7 @@ export function pickListings(changes: readonly ListingChange[], n: number): Arra
     if (h.Address || h.SalePrice !== undefined || h.RentPrice !== undefined) askable.set(c.key, h);
   }
   return [...askable]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .sort(([a], [b]) => byCodeUnit(a, b))
     .slice(0, n)
     .map(([key, headline]) => ({ key, headline }));
 }

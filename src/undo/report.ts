@@ -8,7 +8,7 @@ import type { ItemFailure } from '../sync/index.js';
 import type { UndoConflict } from './plan-undo.js';
 
 /** guard: the change log did not keep all of the run and --force was not given: nothing was done */
-export type UndoOutcome = 'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'failed';
+export type UndoOutcome = 'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'cancelled' | 'failed';
 
 export interface UndoReport {
   /** this undo's own run id (it can be undone in turn) */

@@ -2,10 +2,12 @@
 // the exact body), Slack gets {text}, e-mail goes over SMTP to a local smtp-server; a failing
 // channel does not keep the others from their alert; no secret is in anything sent.
 import { createHmac } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendAlert, SIGNATURE_HEADER, slackText, TIMESTAMP_HEADER, type Alert } from '../../src/alerts/channels.js';
 import { AlertsConfig } from '../../src/alerts/config-schema.js';
-import { registerSecret, silentLogger } from '../../src/log.js';
+import { createLogger, registerSecret, silentLogger } from '../../src/log.js';
+import { redirect, useHostileServers } from '../helpers/hostile-server.js';
 import { startHttpReceiver, startSmtpReceiver } from './receivers.js';
 
 let http: Awaited<ReturnType<typeof startHttpReceiver>>;
@@ -128,5 +130,32 @@ describe('alert channels', () => {
     expect(await sendAlert(config.channels, { ...alert, status: 'resolved' }, silentLogger)).toBe(1);
     expect(http.received.length).toBe(before + 1);
     await down.close();
+  });
+
+  it('a channel that fails is logged with why and where (its origin, never its path or query): a redirect, a refused connection', async () => {
+    const hostile = useHostileServers();
+    const moved = await hostile((_req, res) => redirect(res, 302, 'https://elsewhere.example/hook'));
+    const closed = await hostile(() => {});
+    await closed.close(); // nothing listens on its port any more
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'warn',
+      destination: new Writable({ write: (c, _e, done) => (lines.push(String(c)), done()) }),
+    });
+    const config = AlertsConfig.parse({
+      channels: [
+        { kind: 'slack', url: `${moved.origin}/services/T9/B9/MOVEDSLACKTOKEN` },
+        { kind: 'webhook', url: `${closed.origin}/hook?token=QUERYTOKEN42`, secret: 'whsec-0123456789' },
+      ],
+    });
+    expect(await sendAlert(config.channels, alert, logger)).toBe(0);
+    const warned = lines.map((l) => JSON.parse(l) as { channel: string; err: string });
+    const slack = warned.find((w) => w.channel === 'slack')!;
+    const hook = warned.find((w) => w.channel === 'webhook')!;
+    expect(slack.err).toContain(moved.origin);
+    expect(slack.err).toMatch(/redirect/);
+    expect(hook.err).toContain(closed.origin);
+    expect(hook.err).toMatch(/ECONNREFUSED/);
+    expect(lines.join('')).not.toMatch(/MOVEDSLACKTOKEN|QUERYTOKEN42|\/services\/T9/);
   });
 });

@@ -90,9 +90,11 @@ describe('api transport: redirects are errors', () => {
     const api307 = await hostile((_req, res) =>
       redirect(res, 307, `${elsewhere.origin}/api/Chatbot/RealEstateCreate?x=1`),
     );
-    for (const status of [301, 302, 307, 308]) {
+    // (and a Location that is not a URL is the same redirect, not a network error retried)
+    const locations = [301, 302, 307, 308].map((status) => [status, `${elsewhere.origin}/steal`] as const);
+    for (const [status, location] of [...locations, [302, 'http://[broken'] as const]) {
       api307.received.length = 0;
-      const s = await hostile((_req, res) => redirect(res, status, `${elsewhere.origin}/steal`));
+      const s = await hostile((_req, res) => redirect(res, status, location));
       const api = createApiClient({
         baseUrl: s.url,
         secretKey: 'sk-redirect-secret',

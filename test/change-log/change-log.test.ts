@@ -116,6 +116,34 @@ describe.each(stores)('change log in %s', (_name, open) => {
   });
 });
 
+describe('records of older versions', () => {
+  it("file: a cancelled run's record written with the old word (`aborted`, before cancelled runs said `cancelled`) still reads, with that word", async () => {
+    const path = join(await mkdtemp(join(tmpdir(), 'changes-')), 'changes.jsonl');
+    const at = new Date().toISOString();
+    const run = {
+      runId: 'j1.1',
+      jobId: 'j1',
+      feed: 'f1',
+      chatbot: 'SN-1',
+      dryRun: false,
+      startedAt: at,
+      finishedAt: at,
+      durationMs: 5,
+      outcome: 'aborted',
+      summary: 'synced f1 → SN-1: 3 created — aborted',
+      message: 'cancelled by ops@host: calls in flight were finished, nothing new was sent',
+      counts: { created: 3 },
+      recorded: 0,
+      dropped: 0,
+    };
+    await writeFile(path, JSON.stringify({ r: run }) + '\n');
+    const log = await createFileChangeLog(path, limits);
+    expect((await log.run('j1.1', 10)).run).toEqual(run);
+    expect(await log.runs('f1', 5)).toEqual([run]);
+    await log.close();
+  });
+});
+
 describe('retention', () => {
   it('redis: the feed stream is trimmed to about maxPerFeed, and run lists expire', async () => {
     const prefix = uniquePrefix();

@@ -144,6 +144,15 @@ describe('feed transport: redirects keep credentials in their origin', () => {
     expect(error!.message).toMatch(/redirect to file: refused/);
   });
 
+  it('a redirect whose Location is not a URL fails the read as a redirect, not retried as a network error', async () => {
+    const s = await hostile((_req, res) => redirect(res, 302, 'http://[broken'));
+    const { error } = await collectUntilError(open({ url: `${s.url}feed.csv`, retries: 1 }).items);
+    expect(error).toBeInstanceOf(FeedReadError);
+    expect(error!.message).toMatch(/HTTP 302 redirect to a Location that is not a URL/);
+    expect((error as FeedReadError).retryable).toBe(false);
+    expect(s.received).toHaveLength(1);
+  });
+
   it("asks the credential's request budget before every request, redirects included", async () => {
     const s = await hostile((req, res) => (req.url === '/a' ? redirect(res, 302, '/b') : void res.end(CSV)));
     const inner = createBudgets(memoryBackend());

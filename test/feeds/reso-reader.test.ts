@@ -8,6 +8,7 @@ import { FeedSource, openFeed } from '../../src/feeds/index.js';
 import { clearTokenCache } from '../../src/feeds/reso/oauth2.js';
 import { openReso } from '../../src/feeds/reso/reso-reader.js';
 import { silentLogger } from '../../src/log.js';
+import { maskSecrets } from '../../src/secrets.js';
 import { startResoServer, type ResoServer, type ResoServerOptions } from '../helpers/reso-server.js';
 import type { Spelling } from '../helpers/reso-spelling.js';
 import { collect, collectUntilError } from './helpers.js';
@@ -295,6 +296,34 @@ describe('RESO reader: paging by nextLink, bounded', () => {
     expect(feed.mark).toBeUndefined();
     expect(dataRequests(s)).toHaveLength(5);
     expect(feed.stats.keysSeenTwiceCount).toBe(12); // the same 3 records on pages 2 to 5
+  });
+
+  it("a nextLink's query values ($skiptoken) are not taken for secrets: the registry does not grow with the pages read", async () => {
+    const s = await server({
+      records: generateResoRecords(7, { seed: 1 }),
+      maxPageSize: 3,
+      nextLink: (made, n) => made && `${made}&$skiptoken=skiptoken-${n}-7d1c9a`,
+    });
+    const { keys, error } = await pull(s.url, undefined, nextLink, true);
+    expect(error).toBeUndefined();
+    expect(keys).toHaveLength(7);
+    expect(dataRequests(s)[1]!.url).toContain('skiptoken-1-7d1c9a');
+    for (const n of [1, 2]) expect(maskSecrets(`skiptoken-${n}-7d1c9a`)).toBe(`skiptoken-${n}-7d1c9a`);
+  });
+
+  it("a nextLink's userinfo is not used: the feed's configured credentials go with every page, never ones the server picks", async () => {
+    const s = await server({
+      records: generateResoRecords(7, { seed: 1 }),
+      maxPageSize: 3,
+      nextLink: (made) => made?.replace('http://', 'http://picked:pk-3f9a1c7e@'),
+    });
+    const configured = s.url.replace('http://', 'http://cfg:cfgpass-1234@');
+    const { keys, error } = await pull(configured, undefined, nextLink, true);
+    expect(error).toBeUndefined();
+    expect(keys).toHaveLength(7);
+    const basic = `Basic ${Buffer.from('cfg:cfgpass-1234').toString('base64')}`;
+    expect(dataRequests(s).map((r) => r.authorization)).toEqual([basic, basic, basic]);
+    expect(maskSecrets('pk-3f9a1c7e')).toBe('pk-3f9a1c7e');
   });
 
   it('a nextLink to another origin is not followed: the other origin receives nothing, and the read is incomplete', async () => {

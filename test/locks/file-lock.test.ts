@@ -122,6 +122,16 @@ describe('the Redis lock of a foreground run', () => {
     await redis.quit();
   });
   const key = targetLockKey(prefix, chatbotLockName({ chatbot: 'SN-H' }, 'sync'));
+  /** a foreground run's lock of SN-H in this Redis, waiting `waitMs` */
+  const foreground = (waitMs: number, more: Partial<Parameters<typeof acquireForegroundLock>[0]> = {}) =>
+    acquireForegroundLock({
+      chatbot: 'SN-H',
+      redis: { connection: redis, prefix },
+      lockDir: dir,
+      waitMs,
+      ttlMs: 8000,
+      ...more,
+    });
 
   it('a lock whose holder record names a gone process is taken at once; a live holder keeps it', async () => {
     await redis.set(key, 'cli:dead', 'PX', 60_000);
@@ -131,12 +141,7 @@ describe('the Redis lock of a foreground run', () => {
       'PX',
       60_000,
     );
-    const taken = await acquireForegroundLock({
-      chatbot: 'SN-H',
-      redis: { connection: redis, prefix },
-      lockDir: dir,
-      waitMs: 0,
-    });
+    const taken = await foreground(0);
     expect(taken).toBeDefined();
     // named for a person, as the lock file names it (a waiting run prints it), not by its owner id
     expect(JSON.parse((await redis.get(`${key}:holder`))!)).toMatchObject({
@@ -159,20 +164,10 @@ describe('the Redis lock of a foreground run', () => {
       'PX',
       60_000,
     );
-    expect(
-      await acquireForegroundLock({ chatbot: 'SN-H', redis: { connection: redis, prefix }, lockDir: dir, waitMs: 0 }),
-    ).toBeUndefined();
+    expect(await foreground(0)).toBeUndefined();
     // a wait is said once, as it begins, naming the holder (sync and undo print it)
     const said: unknown[] = [];
-    expect(
-      await acquireForegroundLock({
-        chatbot: 'SN-H',
-        redis: { connection: redis, prefix },
-        lockDir: dir,
-        waitMs: 1200,
-        onWait: (holder) => said.push(holder),
-      }),
-    ).toBeUndefined();
+    expect(await foreground(1200, { onWait: (holder) => said.push(holder) })).toBeUndefined();
     expect(said).toEqual([expect.objectContaining({ what: 'job-1', pid: child.pid })]);
     await job.release();
   });
@@ -186,9 +181,7 @@ describe('the Redis lock of a foreground run', () => {
         'PX',
         60_000,
       );
-      expect(
-        await acquireForegroundLock({ chatbot: 'SN-H', redis: { connection: redis, prefix }, lockDir: dir, waitMs: 0 }),
-      ).toBeUndefined();
+      expect(await foreground(0)).toBeUndefined();
       expect(await redis.get(key)).toBe('cli:other');
       await redis.del(key, `${key}:holder`);
     }

@@ -17,9 +17,9 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { REDIS_URL } from '../queue/helpers.js';
-import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
+import { writeHomesDeployment } from './helpers.js';
 
 const BIN = join(import.meta.dirname, '../../bin/feedsync.js');
 const CLOCK_AHEAD = join(import.meta.dirname, '../helpers/clock-ahead.mjs');
@@ -43,21 +43,7 @@ afterAll(() => te.close());
 async function setUp(redisPrefix?: string): Promise<string> {
   await te.reset();
   dir = await mkdtemp(join(tmpdir(), 'feedsync-holders-'));
-  await writeFile(join(dir, 'homes.csv'), csv(rows(KEYS, 1)));
-  const config = join(dir, 'feedsync.yaml');
-  await writeFile(
-    config,
-    [
-      `api: { baseUrl: "${te.url}", secretKey: ${TEST_SECRET_KEY}, sessionKey: ${TEST_SESSION_KEY}, concurrency: 2 }`,
-      ...(redisPrefix ? [`redis: { url: "${REDIS_URL}", prefix: ${redisPrefix} }`] : []),
-      'feeds:',
-      '  - name: homes',
-      `    chatbot: ${SN}`,
-      '    source: { kind: csv, path: homes.csv }',
-      `    mapping: { fields: { ${COLUMNS.map((c) => `${c}: ${c}`).join(', ')} } }`,
-    ].join('\n'),
-  );
-  return config;
+  return writeHomesDeployment(dir, te, { chatbot: SN, keys: KEYS, ...(redisPrefix && { redisPrefix }) });
 }
 
 interface Run {

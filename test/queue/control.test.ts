@@ -40,6 +40,10 @@ describe('operator controls', () => {
     // The run's changes say what stopped it, as its history does: the cancel, by whom (not "a signal").
     const shown = await feedsync(['runs', 'show', `${jobId}.1`, '--config', file]);
     expect(shown.stdout).toMatch(/^ {2}cancelled by \S+: calls in flight were finished, nothing new was sent/m);
+    // ... and names its outcome with the history's word: the change log's record and the run history's agree
+    expect(shown.stdout).toMatch(new RegExp(`^run ${jobId}\\.1 \\(job ${jobId}\\): big → SN-C, cancelled$`, 'm'));
+    const listed = await feedsync(['runs', '--config', file]);
+    expect(listed.stdout).toMatch(new RegExp(`\\bcancelled\\b.*\\b${jobId}\\b`));
 
     // Every listing on the remote is whole (as the feed has it), none twice, and not all were sent.
     const left = await d.emu.listings('SN-C');

@@ -40,6 +40,7 @@ feeds:
       redis: { connection: d.redis, prefix: d.prefix },
       lockDir: d.dir,
       waitMs: 0,
+      ttlMs: 2000,
     });
     if (!held) throw new Error('the test could not take the lock of SN-R2');
     let released = false;

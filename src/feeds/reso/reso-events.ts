@@ -44,7 +44,7 @@ import { displayUrl } from '../source/http.js';
 import type { FeedContext, FeedItem, OpenedFeed, SourceReadStats } from '../types.js';
 import { readMetadata, type ResoMetadata } from './reso-metadata.js';
 import type { Page, PageClient } from './reso-pages.js';
-import { queryUrl, resourceUrl } from './reso-query.js';
+import { nextLinkUrl, queryUrl, resourceUrl } from './reso-query.js';
 import { openReso, type ResoOpenOptions } from './reso-reader.js';
 import { openResoReconcile } from './reso-reconcile.js';
 import { requestTally } from './reso-requests.js';
@@ -356,16 +356,7 @@ async function pollLog(
       else if (r.data.ResourceName === 'Media') out.media.add(String(r.data.ResourceRecordKey));
     }
     const next = page['@odata.nextLink'];
-    if (next) {
-      const u: URL = new URL(next, url);
-      if (u.origin !== origin)
-        throw new FeedReadError(
-          `the EntityEvent nextLink leads to another origin (${u.origin}); not followed`,
-          where,
-          false,
-        );
-      url = u.toString();
-    } else url = undefined;
+    url = next ? nextLinkUrl(next, url, origin, where) : undefined;
   }
   return out;
 }

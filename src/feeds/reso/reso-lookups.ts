@@ -19,8 +19,7 @@ import { FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { vendorProfile } from '../vendors/registry.js';
 import type { PageClient } from './reso-pages.js';
-import { keyLiteral, queryUrl } from './reso-query.js';
-import { nextLinkUrl } from './reso-reader.js';
+import { keyLiteral, nextLinkUrl, queryUrl } from './reso-query.js';
 
 /** One value of a lookup list, in its spellings (absent where the server sends none). */
 export interface LookupEntry {

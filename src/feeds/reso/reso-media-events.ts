@@ -8,7 +8,7 @@ import { FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { batches } from './reso-confirm.js';
 import type { PageClient } from './reso-pages.js';
-import { keyLiteral, queryUrl } from './reso-query.js';
+import { keyLiteral, nextLinkUrl, queryUrl } from './reso-query.js';
 import type { EventStats } from './reso-sections.js';
 
 const MEDIA = 'Media';
@@ -64,10 +64,7 @@ async function mediaParents(
           parents.add(String(key));
       }
       const link = page['@odata.nextLink'];
-      const u: URL | undefined = link ? new URL(link, next) : undefined;
-      if (u && u.origin !== origin)
-        throw new FeedReadError(`the Media nextLink leads to another origin (${u.origin}); not followed`, where, false);
-      next = u?.toString();
+      next = link ? nextLinkUrl(link, next, origin, where) : undefined;
     }
   }
   return parents;

@@ -33,7 +33,16 @@ import { vendorProfile } from '../vendors/registry.js';
 import { openHouseBook, type OpenHouseBook } from './open-house-book.js';
 import { resoPageClient, type PageClient } from './reso-pages.js';
 import type { RequestTally } from './reso-requests.js';
-import { keyFilters, laterOf, pullQuery, queryUrl, sinceFilter, TS, usableTimestamp } from './reso-query.js';
+import {
+  keyFilters,
+  laterOf,
+  nextLinkUrl,
+  pullQuery,
+  queryUrl,
+  sinceFilter,
+  TS,
+  usableTimestamp,
+} from './reso-query.js';
 import { openHouseSource } from './reso-related.js';
 
 export const OPEN_HOUSE_RESOURCE = 'OpenHouse';
@@ -215,21 +224,9 @@ async function pullOpenHouses(client: PageClient, source: ResoSource, since: str
       mark = laterOf(mark, usableTimestamp(r[TS], bound));
     }
     const next = page['@odata.nextLink'];
-    url = next ? sameOrigin(next, url, origin, where) : undefined;
+    url = next ? nextLinkUrl(next, url, origin, where) : undefined;
   }
   // an empty first pull: anything added after it was modified after the server's clock at its start
   mark ??= new Date(bound).toISOString();
   return { records, mark };
-}
-
-function sameOrigin(next: string, current: string, origin: string, where: { file: string; record: string }): string {
-  const u = new URL(next, current);
-  if (u.origin !== origin || (u.protocol !== 'http:' && u.protocol !== 'https:')) {
-    throw new FeedReadError(
-      `the OpenHouse @odata.nextLink leads to another origin (${u.origin}); the feed's credentials never leave ${origin}, so it is not followed`,
-      where,
-      false,
-    );
-  }
-  return u.toString();
 }

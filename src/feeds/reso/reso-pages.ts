@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AbortedError, causeMessage, FeedReadError, formatPlace, printable } from '../../errors.js';
+import { registerUrlSecrets } from '../../secrets.js';
 import { bodyKind, firstLineOf } from '../sniff.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl, httpGet } from '../source/http.js';
@@ -52,6 +53,8 @@ export interface PageClientOptions {
 
 export function resoPageClient(source: ResoSource, ctx: FeedContext, options: PageClientOptions = {}): PageClient {
   const tally = options.tally ?? requestTally();
+  // (the configured URL's userinfo and ?token= values, once: httpGet registers none of the URLs asked, built or linked)
+  registerUrlSecrets(source.url);
   const headers: Record<string, string> = { accept: 'application/json', ...source.headers };
   if (source.maxPageSize) headers.prefer = `odata.maxpagesize=${source.maxPageSize}`;
   const tokens = tokenSource(source, ctx, options, tally);

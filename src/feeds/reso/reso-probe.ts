@@ -6,7 +6,7 @@
 import { causeMessage, FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
-import { and, keyLiteral, pageSize, queryUrl, TS, type QueryParts } from './reso-query.js';
+import { and, compareKeys, keyLiteral, pageSize, queryUrl, TS, type QueryParts } from './reso-query.js';
 import type { FeedContext } from '../types.js';
 import type { VendorProfile } from '../vendors/profile.js';
 import { vendorProfile } from '../vendors/registry.js';
@@ -46,12 +46,7 @@ function inOrder(value: unknown[], keyField: string, dir: 1 | -1): boolean {
   const keys = value
     .map((v) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[keyField] : undefined))
     .filter((k) => k !== undefined && k !== null);
-  const cmp = (a: unknown, b: unknown, fold: boolean): number => {
-    if (typeof a === 'number' && typeof b === 'number') return a - b;
-    const [x, y] = fold ? [String(a).toLowerCase(), String(b).toLowerCase()] : [String(a), String(b)];
-    return x < y ? -1 : x === y ? 0 : 1;
-  };
-  const monotone = (fold: boolean) => keys.every((k, i) => i === 0 || cmp(keys[i - 1], k, fold) * dir <= 0);
+  const monotone = (fold: boolean) => keys.every((k, i) => i === 0 || compareKeys(keys[i - 1], k, fold) * dir <= 0);
   return monotone(false) || monotone(true);
 }
 

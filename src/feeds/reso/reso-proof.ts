@@ -7,6 +7,7 @@
 // Core is a profile of OData 4.0) — and that is compared with the keys it read whose latest version
 // lies in that window. Equal: proven. More, or no count in the answer: not proven; the pull keeps its
 // old mark and the next pulls page by nextLink from a fixed mark (reso-reader.ts).
+import { byCodeUnit } from '../../compare.js';
 import { causeMessage } from '../../errors.js';
 import type { PageClient } from './reso-pages.js';
 import { and, isTimestampLiteral, queryUrl, TS } from './reso-query.js';
@@ -90,7 +91,7 @@ export function oldestRecords(k: number): {
   readonly list: Array<{ key: string; ts: string }>;
 } {
   let kept: Array<{ key: string; ts: string; at: number }> = [];
-  const sorted = () => kept.sort((a, b) => a.at - b.at || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, k);
+  const sorted = () => kept.sort((a, b) => a.at - b.at || byCodeUnit(a.key, b.key)).slice(0, k);
   return {
     offer(key, ts) {
       if (key === undefined || key === null || !isTimestampLiteral(ts)) return;

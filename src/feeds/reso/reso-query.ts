@@ -12,6 +12,8 @@
 //
 // A vendor profile (vendors/) bends this: no `$orderby` (nextLink paging), `$top` as the page size,
 // a filter term every request carries, `gt` instead of `ge`, only some fields searchable.
+import { byCodeUnit } from '../../compare.js';
+import { FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { typedLiteral } from './reso-metadata.js';
 import type { VendorProfile } from '../vendors/profile.js';
@@ -173,4 +175,55 @@ export function orderBy(order: 'key' | 'time', keyField: string): string {
 
 export function isTimestampLiteral(value: unknown): value is string {
   return typeof value === 'string' && ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));
+}
+
+/**
+ * A nextLink is followed on the configured origin only, over http(s): the feed's credentials go with it,
+ * and only they: the link's userinfo is the current URL's (the configured one's), never one the server
+ * wrote in it. Every pager of a RESO feed follows its links through this (pulls, lookups, events,
+ * Media, OpenHouse).
+ */
+export function nextLinkUrl(
+  next: string,
+  current: string,
+  origin: string,
+  where: { file: string; record: string },
+): string {
+  let url: URL;
+  try {
+    url = new URL(next, current);
+  } catch {
+    throw new FeedReadError(
+      `the @odata.nextLink ${JSON.stringify(next.slice(0, 200))} is not a URL; the pull is not complete`,
+      where,
+      false,
+    );
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new FeedReadError(
+      `the @odata.nextLink is a ${url.protocol} URL: only http(s) is followed; the pull is not complete`,
+      where,
+      false,
+    );
+  }
+  if (url.origin !== origin) {
+    throw new FeedReadError(
+      `the @odata.nextLink leads to another origin (${url.origin}); the feed's credentials never leave ${origin}, so it is not followed and the pull is not complete`,
+      where,
+      false,
+    );
+  }
+  const at = new URL(current);
+  url.username = at.username;
+  url.password = at.password;
+  return url.toString();
+}
+
+/**
+ * Two keys in the order a server's `$orderby` on the key is checked against: numbers by value, the
+ * rest as text by code unit, or case-folded (servers that order text case-insensitively).
+ */
+export function compareKeys(a: unknown, b: unknown, folded: boolean): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return folded ? byCodeUnit(String(a).toLowerCase(), String(b).toLowerCase()) : byCodeUnit(String(a), String(b));
 }

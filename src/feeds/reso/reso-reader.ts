@@ -35,11 +35,13 @@ import { displayUrl } from '../source/http.js';
 import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
 import {
   afterFilter,
+  compareKeys,
   isTimestampLiteral,
   laterOf,
   orderBy,
   pageSize,
   pullQuery,
+  nextLinkUrl,
   queryUrl,
   sinceFilter,
   TS,
@@ -848,47 +850,6 @@ function pageOrder(
     }
     return undefined;
   };
-}
-
-function compareKeys(a: unknown, b: unknown, folded: boolean): number {
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const x = folded ? String(a).toLowerCase() : String(a);
-  const y = folded ? String(b).toLowerCase() : String(b);
-  return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/** A nextLink is followed on the configured origin only, over http(s): the feed's credentials go with it. */
-export function nextLinkUrl(
-  next: string,
-  current: string,
-  origin: string,
-  where: { file: string; record: string },
-): string {
-  let url: URL;
-  try {
-    url = new URL(next, current);
-  } catch {
-    throw new FeedReadError(
-      `the @odata.nextLink ${JSON.stringify(next.slice(0, 200))} is not a URL; the pull is not complete`,
-      where,
-      false,
-    );
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new FeedReadError(
-      `the @odata.nextLink is a ${url.protocol} URL: only http(s) is followed; the pull is not complete`,
-      where,
-      false,
-    );
-  }
-  if (url.origin !== origin) {
-    throw new FeedReadError(
-      `the @odata.nextLink leads to another origin (${url.origin}); the feed's credentials never leave ${origin}, so it is not followed and the pull is not complete`,
-      where,
-      false,
-    );
-  }
-  return url.toString();
 }
 
 function lastRecord(value: unknown[]): Record<string, unknown> | undefined {

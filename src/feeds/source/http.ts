@@ -11,7 +11,7 @@ import type { Logger } from '../../log.js';
 import { boundedRequest, RequestStopped, type BoundedResponse } from '../../net/request.js';
 import { parseRetryAfter } from '../../net/retry-after.js';
 import { statusText } from '../../net/status-text.js';
-import { maskSecrets, maskUrl, registerHeaderSecrets, registerSecret, registerUrlSecrets } from '../../secrets.js';
+import { maskSecrets, maskUrl, registerHeaderSecrets, registerSecret } from '../../secrets.js';
 import { boundedGunzip, type ExpansionLimits } from './decompress.js';
 import { errorBodyMessage, readErrorBody } from './error-body.js';
 
@@ -94,14 +94,18 @@ export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Prom
   }
 }
 
-/** The URL without its userinfo, and the headers sent to its origin (the credentials registered as secrets first). */
+/**
+ * The URL without its userinfo, and the headers sent to its origin (the credentials registered as
+ * secrets first). The URL's own secrets (its userinfo, a ?token= value) are its caller's to register,
+ * once, from the configured URL: a URL asked here may be a server's nextLink, whose query values
+ * ($skiptoken) are no secrets, and would grow the registry by one every page.
+ */
 function credentialsOf(
   configuredUrl: string,
   opts: HttpGetOptions,
 ): { url: string; configured: Record<string, string> } {
   if (!opts.tokenIssued) registerSecret(opts.bearerToken);
   registerHeaderSecrets(opts.headers);
-  registerUrlSecrets(configuredUrl);
   const { url, basic } = splitUserinfo(configuredUrl);
   const configured: Record<string, string> = { ...opts.headers };
   if (basic) configured.authorization = basic;
@@ -171,7 +175,13 @@ async function follow(
     const location = res.headers.get('location');
     if (res.status < 300 || res.status >= 400 || res.status === 304 || !location) return { res, finalUrl: url };
     res.cancel();
-    const next = new URL(location, url);
+    const next = URL.parse(location, url);
+    if (!next)
+      throw new FeedReadError(
+        `HTTP ${res.status} redirect to a Location that is not a URL: not followed`,
+        place,
+        false,
+      );
     const shown = displayUrl(next.toString());
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
       throw new FeedReadError(

@@ -2,6 +2,7 @@
 // gunzipped when the file is .gz, the server says application/gzip, or config says gzip: true, always
 // within source.maxBytes and source.maxCompressionRatio (a Content-Encoding: gzip body is decoded,
 // within the same bounds, by http.ts).
+import { registerUrlSecrets } from '../../secrets.js';
 import type { FeedSource } from '../config-schema.js';
 import { boundedGunzip } from './decompress.js';
 import { openFileSource } from './file-source.js';
@@ -25,6 +26,7 @@ export function openSource(source: FeedSource, ctx: FeedContext): OpenedSource {
 }
 
 async function* urlBytes(url: string, label: string, source: FeedSource, ctx: FeedContext): AsyncIterable<Buffer> {
+  registerUrlSecrets(url); // (its userinfo, a ?token=: httpGet leaves a URL's secrets to who configured it)
   const { response, body, cancel } = await httpGet(url, {
     headers: source.headers,
     bearerToken: source.bearerToken,

@@ -35,7 +35,7 @@ export interface ExecutionResult {
   deletedByReason: Partial<Record<DeleteReason, number>>;
   /** key → the unlisted fields (JSON) of every successful write: what undo completes a listing with */
   unlisted: Entries;
-  stopped?: 'aborted' | 'unavailable' | 'failed';
+  stopped?: 'aborted' | 'cancelled' | 'unavailable' | 'failed';
   stopReason?: string;
 }
 
@@ -51,7 +51,7 @@ export interface Executor {
   run(jobs: AsyncIterable<Job> | Iterable<Job>): Promise<void>;
   /** One job, now (the caller's pool keeps `concurrency` of them in flight: runPool, pool.ts) */
   runOne(job: Job): Promise<void>;
-  /** After a pool ended, before the result is read: the writes' records that still wait are made; a run whose signal was aborted ends 'aborted' (unless it stopped otherwise). */
+  /** After a pool ended, before the result is read: the writes' records that still wait are made; a run whose signal was aborted ends 'aborted', or 'cancelled' by an operator's cancel (stoppedOutcome; unless it stopped otherwise). */
   settle(): void;
   result: ExecutionResult;
 }

@@ -12,7 +12,7 @@ import type { EchoFiles } from './page-echo.js';
 import type { RemoteSide } from '../model/plan-types.js';
 import type { RemoteIndex } from './remote-index.js';
 import { fetchRemote, fetchRemoteKeys, type RemoteOptions } from './remote.js';
-import type { SyncOutcome } from '../model/outcome.js';
+import { stoppedOutcome, type SyncOutcome } from '../model/outcome.js';
 import type { ChatbotFeed, ChatbotState, ChatbotStateRead } from '../model/state-names.js';
 
 export type { ChatbotStateRead } from '../model/state-names.js';
@@ -129,8 +129,13 @@ async function pageChatbot(
     // (a URL-keyed chatbot of a pushed run is paged whole, but the run concludes nothing of keys it was not pushed)
     else remote = { ...(await fetchRemote(input.api, options)), ...(keys && { asked: keys }) };
   } catch (err) {
-    const outcome: SyncOutcome =
-      err instanceof AbortedError || signal.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
+    const outcome: SyncOutcome = signal.aborted
+      ? stoppedOutcome(signal.reason)
+      : err instanceof AbortedError
+        ? 'aborted'
+        : isRetryable(err)
+          ? 'unavailable'
+          : 'failed';
     const deadline = input.deadlineMessage();
     const message =
       authFailure(err, lanes[0]!.feed.name) ??

@@ -229,67 +229,16 @@ export async function fetchRemote(
   api: ChatbotApi,
   opts: RemoteOptions & { onIndex?: (index: RemoteIndex) => void },
 ): Promise<RemoteSide & { byKey: RemoteIndex }> {
-  const maxRounds = opts.maxRounds ?? 3;
   const index = newIndex(opts);
   // (a feed read beside the paging asks it what the first pass has paged so far: RemoteIndex.pagedCopy)
   opts.onIndex?.(index);
-  /**
-   * decodes pages from the first one's answer on, when the list is long enough for it; its workers
-   * are started by the first page the page echo does not know (a rerun it knows whole starts none)
-   */
-  let poolWanted = false;
-  let pool: PagePool | undefined;
   // (read back from its file, a rerun's echo is checked and decoded while the first page is asked for:
   // the pages wait for it, not the first request)
   const echo = pageEcho(opts.serialNumber, opts, opts.echoRows, opts.echoFiles);
   echo.catch(() => undefined); // (a paging that fails before a page is decoded never awaits it)
-  const load = rowPages(
-    api,
-    opts,
-    () => (poolWanted ? (pool ??= opts.threads?.pool ?? sharedPagePool()) : undefined),
-    echo,
-  );
-  const poolFrom = Math.max(1, opts.threads?.minPages ?? MIN_POOL_PAGES);
-  let pages = 0;
-  let roundCount = 0;
-  let virtualCount = 0;
-  let problem: string | undefined;
-  let round = 0;
+  let passes: Passes;
   try {
-    while (round < maxRounds) {
-      round++;
-      roundCount = 0;
-      const counts = new Set<number>();
-      for await (const page of pass(load, opts)) {
-        pages++;
-        counts.add(page.virtualCount);
-        // the pages after the first are asked for once it is taken: the pool is there for them
-        if (
-          pages === 1 &&
-          api.listListingsAs &&
-          !opts.signal?.aborted &&
-          Math.ceil(page.virtualCount / page.pageSize) >= poolFrom
-        )
-          poolWanted = true;
-        const fresh = index.addRows(page.rows, round, page.raw);
-        // (the index is dropped with the error: that the page went in first does not matter)
-        if (page.length > 0 && fresh === 0) {
-          throw new PagingError(
-            `page ${page.pageNumber} of chatbot ${opts.serialNumber}'s list repeats listings already seen on earlier pages: the service does not page (PageNumber ignored?)`,
-          );
-        }
-        roundCount += fresh;
-      }
-      virtualCount = Math.max(...counts);
-      if (counts.size === 1 && roundCount === virtualCount) {
-        problem = undefined;
-        break;
-      }
-      problem =
-        counts.size > 1
-          ? `VirtualCount changed while paging (${[...counts].join(', ')})`
-          : `${roundCount} distinct listings paged but VirtualCount is ${virtualCount}`;
-    }
+    passes = await passesUntilConsistent(api, opts, index, echo);
   } catch (err) {
     index.close(); // dropped with the error: its file of compared JSON (compared-store.ts) closed now
     // (what the paging remembered so far is let go: it counts no longer in the process's bound)
@@ -299,20 +248,94 @@ export async function fetchRemote(
     );
     throw err;
   }
+  const { problem, rounds } = passes;
   // A consistent pass stands alone; after inconsistent ones, the union is the best knowledge there is.
-  index.finish(problem ? undefined : round);
+  index.finish(problem ? undefined : rounds);
   const echoed = await echo;
   await echoed.finish();
   return {
     byKey: index,
     count: index.count,
-    virtualCount,
+    virtualCount: passes.virtualCount,
     complete: problem === undefined,
-    ...(problem && { problem: `${problem}, after ${round} passes` }),
-    pages,
-    rounds: round,
+    ...(problem && { problem: `${problem}, after ${rounds} passes` }),
+    pages: passes.pages,
+    rounds,
     recalled: echoed.recalled,
   };
+}
+
+/** What the passes over the list found: the last one's VirtualCount, and what was wrong with it (none: consistent). */
+interface Passes {
+  pages: number;
+  rounds: number;
+  virtualCount: number;
+  problem: string | undefined;
+}
+
+/**
+ * Passes over the list into `index`, until one is consistent (one VirtualCount throughout, and that
+ * many distinct listings paged) or opts.maxRounds (3) have been made.
+ */
+async function passesUntilConsistent(
+  api: ChatbotApi,
+  opts: RemoteOptions,
+  index: RemoteIndex,
+  echo: Promise<PageEcho>,
+): Promise<Passes> {
+  const maxRounds = opts.maxRounds ?? 3;
+  const { load, firstPage } = poolPages(api, opts, echo);
+  const out: Passes = { pages: 0, rounds: 0, virtualCount: 0, problem: undefined };
+  while (out.rounds < maxRounds) {
+    const round = ++out.rounds;
+    let roundCount = 0;
+    const counts = new Set<number>();
+    for await (const page of pass(load, opts)) {
+      if (++out.pages === 1) firstPage(page);
+      counts.add(page.virtualCount);
+      const fresh = index.addRows(page.rows, round, page.raw);
+      // (the index is dropped with the error: that the page went in first does not matter)
+      if (page.length > 0 && fresh === 0) {
+        throw new PagingError(
+          `page ${page.pageNumber} of chatbot ${opts.serialNumber}'s list repeats listings already seen on earlier pages: the service does not page (PageNumber ignored?)`,
+        );
+      }
+      roundCount += fresh;
+    }
+    out.virtualCount = Math.max(...counts);
+    if (counts.size === 1 && roundCount === out.virtualCount) {
+      out.problem = undefined;
+      break;
+    }
+    out.problem =
+      counts.size > 1
+        ? `VirtualCount changed while paging (${[...counts].join(', ')})`
+        : `${roundCount} distinct listings paged but VirtualCount is ${out.virtualCount}`;
+  }
+  return out;
+}
+
+/**
+ * The pages' reader (rowPages), which decodes pages on the page pool from the first one's answer on
+ * when the list is long enough for it (`firstPage` decides; the pages after the first are asked for
+ * once it is taken: the pool is there for them). Its workers are started by the first page the page
+ * echo does not know (a rerun it knows whole starts none).
+ */
+function poolPages(api: ChatbotApi, opts: RemoteOptions, echo: Promise<PageEcho>) {
+  let poolWanted = false;
+  let pool: PagePool | undefined;
+  const load = rowPages(
+    api,
+    opts,
+    () => (poolWanted ? (pool ??= opts.threads?.pool ?? sharedPagePool()) : undefined),
+    echo,
+  );
+  const poolFrom = Math.max(1, opts.threads?.minPages ?? MIN_POOL_PAGES);
+  const firstPage = (page: Paged<Counted>) => {
+    if (api.listListingsAs && !opts.signal?.aborted && Math.ceil(page.virtualCount / page.pageSize) >= poolFrom)
+      poolWanted = true;
+  };
+  return { load, firstPage };
 }
 
 /**

@@ -106,11 +106,13 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
 }
 
 /**
- * An interrupted run (shutdown, lost lock, deadline) is retried: the next one goes on from what this
+ * An interrupted run (shutdown, lost lock, deadline) is retried, one an operator cancelled is not: the next one goes on from what this
  * one wrote (a read that failed with a transient answer, a 5xx, may succeed on a rerun even when
  * nothing of it could be used).
  */
 function retryableOf(r: LaneReportInput, failures: readonly ItemFailure[]): boolean {
+  // (an operator's cancel: the next scheduled run picks up the rest, as runbook.md promises)
+  if (r.outcome === 'cancelled') return false;
   return (
     r.outcome === 'unavailable' ||
     r.outcome === 'aborted' ||

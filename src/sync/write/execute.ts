@@ -28,6 +28,7 @@ import { keptOfListing } from '../../listing/fingerprint.js';
 import { unlistedTexts } from '../../listing/whole.js';
 import type { BeforeCapture, Captured } from './capture-before.js';
 import { ruleOf } from '../model/plan-types.js';
+import { stoppedOutcome } from '../model/outcome.js';
 import { createChange, deleteChange, updateChange, type ChangeSink, type ListingChange } from '../model/changes.js';
 import { createOnce } from './create-once.js';
 import { runPool } from './pool.js';
@@ -103,7 +104,7 @@ export function createExecutor(deps: ExecuteDeps): Executor {
       later.flush();
       // The source may have ended because of the abort (a feed reader that heard the signal).
       if (deps.signal?.aborted && !result.stopped) {
-        result.stopped = 'aborted';
+        result.stopped = stoppedOutcome(deps.signal.reason);
         result.stopReason = `${stoppedBy(deps.signal.reason)}: calls in flight were finished, nothing new was sent; the next run goes on from what was written`;
       }
     },
@@ -201,46 +202,11 @@ function scopeOf(deps: Pick<ExecuteDeps, 'callScope'>): CallOptions | undefined 
 
 /** Creates (through createOnce) and updates (an update that finds nothing becomes a create). */
 function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes, later: AfterTheWrites) {
-  const unlistedText = unlistedTexts();
-  /**
-   * a write's records, its entries for the commit and its change, once the turn's calls are written
-   * (afterTheWrites); `recorded` (an update's) is given what resolves once `acked` has it in the store
-   */
-  const record = (
-    w: PlannedCreate,
-    op: ItemFailure['op'],
-    change: () => ListingChange,
-    recorded?: (inStore: Promise<void> | undefined) => void,
-  ) =>
-    later.add(() => {
-      let acked: Promise<void> | undefined;
-      try {
-        const fields = unlistedText(w.listing);
-        result.written.push(w.key, w.fingerprint);
-        result.unlisted.push(w.key, fields);
-        acked = deps.acked?.add(w.key, w.fingerprint, fields, recorded !== undefined);
-        if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
-        deps.changes?.(change());
-      } catch (err) {
-        calls.failed(w.key, op, err);
-      }
-      recorded?.(acked);
-    });
+  const record = writeRecorder(deps, result, calls, later);
   /** an update's records, resolved once its acknowledgement is in the store */
   const recordUpdate = (u: PlannedUpdate, change: () => ListingChange) =>
     new Promise<void>((inStore) => record(u, 'update', change, inStore));
-  const send = async (c: PlannedCreate) => {
-    const how = await createOnce(deps.api, c.listing, {
-      keyBy: deps.keyBy,
-      key: c.key,
-      retries: deps.retries,
-      baseDelayMs: deps.retryBaseDelayMs,
-      signal: deps.signal,
-      ...(deps.callScope !== undefined && { scope: deps.callScope }),
-      onResend: () => result.createResends++,
-    });
-    if (how === 'found') result.createsFound++;
-  };
+  const send = createSender(deps, result);
   return {
     async create(c: PlannedCreate) {
       try {
@@ -282,6 +248,51 @@ function listingWrites(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
       // (the slot stays taken until then: a rerun would send the update again)
       await recorded;
     },
+  };
+}
+
+/**
+ * A write's records, its entries for the commit and its change, made once the turn's calls are
+ * written (afterTheWrites); `recorded` (an update's) is given what resolves once `acked` has it in
+ * the store. A record that fails is the write's failure.
+ */
+function writeRecorder(deps: ExecuteDeps, result: ExecutionResult, calls: CallOutcomes, later: AfterTheWrites) {
+  const unlistedText = unlistedTexts();
+  return (
+    w: PlannedCreate,
+    op: ItemFailure['op'],
+    change: () => ListingChange,
+    recorded?: (inStore: Promise<void> | undefined) => void,
+  ) =>
+    later.add(() => {
+      let acked: Promise<void> | undefined;
+      try {
+        const fields = unlistedText(w.listing);
+        result.written.push(w.key, w.fingerprint);
+        result.unlisted.push(w.key, fields);
+        acked = deps.acked?.add(w.key, w.fingerprint, fields, recorded !== undefined);
+        if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
+        deps.changes?.(change());
+      } catch (err) {
+        calls.failed(w.key, op, err);
+      }
+      recorded?.(acked);
+    });
+}
+
+/** A listing created through createOnce (found already there, or sent again, counted in the result). */
+function createSender(deps: ExecuteDeps, result: ExecutionResult) {
+  return async (c: PlannedCreate) => {
+    const how = await createOnce(deps.api, c.listing, {
+      keyBy: deps.keyBy,
+      key: c.key,
+      retries: deps.retries,
+      baseDelayMs: deps.retryBaseDelayMs,
+      signal: deps.signal,
+      ...(deps.callScope !== undefined && { scope: deps.callScope }),
+      onResend: () => result.createResends++,
+    });
+    if (how === 'found') result.createsFound++;
   };
 }
 

@@ -7,7 +7,7 @@ import type { ChangeSink } from '../model/changes.js';
 import { createChange, deleteChange, updateChange } from '../model/changes.js';
 import type { Executor, Job } from '../model/execution.js';
 import type { PlannedDelete } from '../model/plan-types.js';
-import type { PlanView } from '../model/outcome.js';
+import { stoppedOutcome, type PlanView } from '../model/outcome.js';
 import { emptyResult, laneJobsOf } from './execute.js';
 import { runPool } from './pool.js';
 
@@ -54,7 +54,7 @@ export function createRecordingExecutor(deps: RecordingDeps): RecordingExecutor 
     runOne: async (job) => record(job),
     settle() {
       if (deps.signal?.aborted && !result.stopped) {
-        result.stopped = 'aborted';
+        result.stopped = stoppedOutcome(deps.signal.reason);
         result.stopReason = 'stopped by a signal: nothing was sent (a dry run)';
       }
     },
