@@ -16,15 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import {
-  closeQueues,
-  closeRedis,
-  createQueues,
-  createRedis,
-  enqueueJob,
-  redisSettings,
-  waitForJob,
-} from '../../src/queue/index.js';
+import { closeQueues, createQueues, enqueueJob, waitForJob } from '../../src/queue/index.js';
+import { closeRedis, createRedis } from '../../src/redis/connection.js';
+import { redisSettings } from '../../src/redis/settings.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { startCluster } from '../helpers/redis-topology.js';
 import { throwawayRedis } from '../server/redis-server.js';
