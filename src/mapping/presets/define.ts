@@ -27,7 +27,8 @@ export interface PresetSpec {
 export function definePreset(p: PresetSpec): Preset {
   const fields: Preset['fields'] = {};
   for (const [field, rule] of Object.entries(p.fields) as [ListingField, string | z.input<typeof FieldRuleObject>][]) {
-    fields[field] = FieldRuleObject.parse(typeof rule === 'string' ? { from: rule } : rule);
+    // (once a process: without zod's JIT, as the config's parse, src/config/load.ts)
+    fields[field] = FieldRuleObject.parse(typeof rule === 'string' ? { from: rule } : rule, { jitless: true });
   }
   return {
     fields,
