@@ -9,13 +9,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
-import { closeQueues, createQueues, listRuns, type RunRecord } from '../../src/queue/index.js';
-import { closeRedis, createRedis } from '../../src/redis/connection.js';
-import { redisSettings } from '../../src/redis/settings.js';
+import { listRuns, type RunRecord } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { throwawayRedis, type ThrowawayRedis } from '../server/redis-server.js';
-import { writeDeployment } from './deploy.js';
+import { deploymentQueues, writeDeployment } from './deploy.js';
 import { uniquePrefix, until } from './helpers.js';
 import { spawnWorker, type WorkerProcess } from './worker-process.js';
 
@@ -47,21 +44,15 @@ async function scheduledDeployment(workers: number, worker: Record<string, numbe
     redis: `url: "${redis.url}"`,
     worker,
   });
-  const settings = redisSettings(await loadConfig(file));
-  const ops = createRedis(settings, { name: 'feedsync-test-ops' });
-  ops.on('error', () => {});
-  const queues = createQueues(ops, settings.prefix);
-  cleanups.push(async () => {
-    await closeQueues(queues);
-    await closeRedis(ops);
-  });
+  const { ops, queues, prefix, close } = await deploymentQueues(file);
+  cleanups.push(close);
   const procs: WorkerProcess[] = [];
   for (let i = 0; i < workers; i++) {
     const w = await spawnWorker(file);
     cleanups.push(() => w.kill('SIGKILL'));
     procs.push(w);
   }
-  const runs = async () => listRuns(ops, settings.prefix, { feed: 'austin', limit: 500 });
+  const runs = async () => listRuns(ops, prefix, { feed: 'austin', limit: 500 });
   /** the runs of ticks after `since` (a run of an earlier tick may be written late: the worker keeps what Redis refused) */
   const runsAfter = async (since: number) => (await runs()).filter((r) => tickOf(r) > since);
   await until('a scheduled run before the loss', async () => (await runs()).length > 0);
