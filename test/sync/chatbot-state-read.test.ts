@@ -13,6 +13,7 @@ import {
   MARK_NAMESPACE,
   missingNamespace,
   RULES_NAMESPACE,
+  SYNCED_NAMESPACE,
   soldWindowNamespace,
   type ChatbotFeed,
 } from '../../src/sync/model/state-names.js';
@@ -39,12 +40,14 @@ async function readWhole(store: KvStore, feeds: readonly ChatbotFeed[]) {
     await Promise.all(
       feeds.map(async (f) => {
         const good = Number(goods!.get(f.name));
+        const fingerprints = await store.getAll(fingerprintNamespace(f.name));
         return [
           f.name,
           {
             name: f.name,
             keyBy: f.keyBy,
-            fingerprints: await store.getAll(fingerprintNamespace(f.name)),
+            committed: fingerprints.size > 0 || (await store.getAll(SYNCED_NAMESPACE)).has(f.name),
+            fingerprints,
             missingSince: await store.getAll(missingNamespace(f.name)),
             recurring: new Set((await store.getAll(`recur:${f.name}`)).keys()),
             soldUntil: await store.getAll(soldWindowNamespace(f.name)),
@@ -89,6 +92,7 @@ describe("a chatbot's state read", () => {
     expect(state.feeds.get('mls4>SN-none')).toEqual({
       name: 'mls4>SN-none',
       keyBy: 'MLSNumber',
+      committed: false,
       fingerprints: new Map(),
       missingSince: new Map(),
       recurring: new Set(),

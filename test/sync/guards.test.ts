@@ -98,6 +98,18 @@ describe('evaluateGuards', () => {
     }
   });
 
+  it("withholds the deletes that may be another feed's, whose state is missing, even forced, and judges the rest as usual", () => {
+    const unsynced = { writers: ['feed-b', 'routed>SN-1'], deletes: [del('B1'), del('B2')] };
+    const d = evaluateGuards(input([del('A', 'off-market')], { unsynced, force: true }));
+    expect(d.outcome).toBe('tripped');
+    expect(d.allowed.map((x) => x.key)).toEqual(['A']);
+    expect(d.withheld.map((x) => x.key)).toEqual(['B1', 'B2']);
+    expect(d.reasons).toEqual(['feed feed-b, feed routed of this chatbot have no sync state']);
+    expect(d.message).toContain('held 2 delete(s) of listings this feed no longer has (B1, B2)');
+    expect(d.message).toContain('(feedsync sync --feed feed-b, feedsync sync --feed routed)');
+    expect(d.message).toContain('--force does not lift this');
+  });
+
   it('is silent when nothing is to be deleted, even for an empty feed', () => {
     expect(evaluateGuards(input([], { feed: { complete: false, mode: 'full', valid: 0 } })).outcome).toBe('none');
   });

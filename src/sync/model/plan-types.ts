@@ -150,6 +150,11 @@ export interface PlanOptions {
   fingerprints: { get(key: string): string | undefined };
   /** true for a remote listing another feed of the same chatbot wrote: never deleted by this one */
   ownedElsewhere?: (remote: RemoteListing) => boolean;
+  /**
+   * the other feeds of the chatbot that have no committed state (never ran, or their state was lost):
+   * a remote listing this feed lacks may be theirs, so its delete is held (settle/state.ts unsyncedWriters)
+   */
+  unsyncedWriters?: readonly string[];
 }
 
 export interface PlannedCreate {
@@ -222,6 +227,11 @@ export interface DeleteDecision {
   protectedKeys: string[];
   /** remote listings only another feed of the chatbot wrote: left alone */
   otherFeeds: number;
+  /**
+   * deletes of listings this feed lacks, held because another feed of the chatbot has no committed
+   * state (PlanOptions.unsyncedWriters): they may be that feed's (the guard withholds them)
+   */
+  unsynced?: { writers: readonly string[]; deletes: PlannedDelete[] };
 }
 
 export interface DuplicateGroup {

@@ -17,6 +17,12 @@ export const MARK_NAMESPACE = 'reso-hwm';
 export const GOOD_VALID_NAMESPACE = 'good-valid';
 /** lane → the display rules its last run applied, resolved, with their fingerprint (JSON; settle/rule-change.ts) */
 export const RULES_NAMESPACE = 'display-rules';
+/**
+ * lane → '1' once it committed a run that read the feed and the chatbot whole: with its
+ * fingerprints, the sign that its state is there (FeedState.committed); written by a lane that had no
+ * fingerprints, so a lane that holds no listing is known to have run
+ */
+export const SYNCED_NAMESPACE = 'synced';
 
 /** A feed writing to the chatbot, as the config names it. */
 export interface ChatbotFeed {
@@ -40,6 +46,11 @@ export interface FeedState {
   lastGoodValid?: number;
   /** the display rules the lane's last run applied (RULES_NAMESPACE); none stored before rules were kept */
   rules?: string;
+  /**
+   * the lane has committed state: fingerprints, or a SYNCED_NAMESPACE entry; false when it never ran
+   * or its state was lost (the other feeds of the chatbot hold the deletes it could be owed)
+   */
+  committed: boolean;
 }
 
 export interface ChatbotState {

@@ -11,7 +11,9 @@
 // - duplicates: a key the service holds more than once. The copy that matches the feed (else the
 //   newest ID) is kept; in mirror mode the others are deleted by their NewOaks ID;
 // - a key whose feed record was rejected keeps its remote listing untouched, and so does a listing
-//   another feed of the same chatbot wrote (several feeds may fill one chatbot).
+//   another feed of the same chatbot wrote (several feeds may fill one chatbot); while another feed of
+//   the chatbot has no committed state (never ran, or its state was lost), a key this feed lacks may
+//   be that feed's: its delete is planned apart (DeleteDecision.unsynced), for the guard to hold.
 // A listing whose address the display rules withhold (DesiredListing.withheld) carries them on its
 // write, and its changes name those fields' old values withheld, not what they were.
 // planListing decides one feed listing and planDeletes the rest, so a sync streams the feed
@@ -138,7 +140,7 @@ export function planDeletes(remote: RemoteSide, feed: DeletesFeed, options: Plan
       out.otherFeeds++;
       continue;
     }
-    out.deletes.push(absenceDelete(key, gone ?? 'absent', copies, options));
+    planned(out, absenceDelete(key, gone ?? 'absent', copies, options), options.unsyncedWriters);
   }
   if (feed.written) {
     for (const [key, reason] of feed.goneKeys) {
@@ -147,6 +149,15 @@ export function planDeletes(remote: RemoteSide, feed: DeletesFeed, options: Plan
     }
   }
   return out;
+}
+
+/**
+ * A delete planned: an absence while another feed of the chatbot has no committed state may be that
+ * feed's listing, so it goes apart, for the guard to hold (a record's own word that it is gone does not).
+ */
+function planned(out: DeleteDecision, d: PlannedDelete, unsynced: readonly string[] | undefined): void {
+  if (d.reason === 'absent' && unsynced?.length) (out.unsynced ??= { writers: unsynced, deletes: [] }).deletes.push(d);
+  else out.deletes.push(d);
 }
 
 /** What planDeletes reads of the feed side. */

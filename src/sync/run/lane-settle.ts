@@ -105,6 +105,8 @@ function commitOf(
       !opened.unread &&
       guarded.desired.counts.valid !== l.own.lastGoodValid && { goodValid: guarded.desired.counts.valid }),
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
+    // the lane's state is there from now on: the other feeds of its chatbot delete again (state.ts unsyncedWriters)
+    ...(!l.own.committed && guarded.readWhole && (outcome === 'ok' || outcome === 'guard') && { synced: '1' }),
     ...rulesApplied(l, after, guarded, outcome),
   };
 }

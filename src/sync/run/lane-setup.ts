@@ -10,7 +10,7 @@ import type { ChatbotStateRead } from '../remote/page-chatbot.js';
 import type { RemoteIndex } from '../remote/remote-index.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
 import type { Lane } from '../read/lanes.js';
-import { ownedByOtherFeeds } from '../settle/state.js';
+import { ownedByOtherFeeds, unsyncedWriters } from '../settle/state.js';
 import { rejudgeWindows, ruleChangeOf } from '../settle/rule-change.js';
 import type { FeedContext, LiveLane } from './context.js';
 import { sourceMapping } from '../../feeds/reso/reso-related.js';
@@ -52,6 +52,7 @@ export function setUpLane(
     ignore,
     fingerprints: remote.fingerprints,
     ownedElsewhere: ownedByOtherFeeds(parts.state, l.id),
+    unsyncedWriters: unsyncedWriters(parts.state, l.id),
   };
   const changes = deps.changes?.(l);
   const mirror = mirrorOf(deps.media, feed);

@@ -14,6 +14,9 @@
 //   - the remote side could not be paged completely;
 //   - the run was rejected (rejection.ts: the source's answer is not the feed, or too few of its
 //     records are valid).
+//   - another feed of the chatbot has no committed state (it never ran, or its state was lost): the
+//     listings this feed lacks cannot be told apart from that feed's, so their deletes (`unsynced`,
+//     plan.ts) are withheld until it has run. Only these: the other deletes are judged as usual.
 // Three are limits, which `--force` lifts (the run then reports guard outcome 'forced'):
 //   - a full feed yielded no valid listing at all;
 //   - more than deletes.maxCount listings would go;
@@ -51,11 +54,54 @@ export interface GuardInput {
   graceFor?: ReadonlySet<string>;
   /** the display rules that changed since the lane's last run applied them (rule-change.ts): their removals are guarded */
   ruleChange?: readonly RuleDiff[];
+  /** deletes of absent keys that may be another feed's, whose state is missing (plan-types.ts DeleteDecision.unsynced): withheld */
+  unsynced?: { writers: readonly string[]; deletes: readonly PlannedDelete[] };
 }
 
 const SHOWN_KEYS = 5;
 
 export function evaluateGuards(input: GuardInput): GuardDecision {
+  const decision = guardedByRules(input);
+  const held = input.unsynced;
+  if (!held?.deletes.length) return decision;
+  const reason = `${named(held.writers)} of this chatbot ${held.writers.length > 1 ? 'have' : 'has'} no sync state`;
+  return {
+    ...decision,
+    outcome: 'tripped',
+    withheld: [...held.deletes, ...decision.withheld],
+    reasons: [reason, ...decision.reasons],
+    message: [unsyncedMessage(held), decision.message].filter(Boolean).join(' '),
+  };
+}
+
+/** The feeds of lanes, by name (a routed lane `feed>SN` is its feed's), each once. */
+function feedsOf(writers: readonly string[]): string[] {
+  return [...new Set(writers.map((w) => w.split('>')[0]!))];
+}
+
+const named = (writers: readonly string[]) =>
+  feedsOf(writers)
+    .map((f) => `feed ${f}`)
+    .join(', ');
+
+/** What the guard says of deletes held for feeds with no state: which, why, and what to do. */
+function unsyncedMessage({ writers, deletes }: NonNullable<GuardInput['unsynced']>): string {
+  const keys = deletes.slice(0, SHOWN_KEYS).map((d) => d.key);
+  const more = deletes.length > SHOWN_KEYS ? `, … ${deletes.length - SHOWN_KEYS} more` : '';
+  const feeds = feedsOf(writers);
+  const one = feeds.length === 1;
+  const runs = feeds.map((f) => `feedsync sync --feed ${f}`).join(', ');
+  return (
+    `delete guard: held ${deletes.length} delete(s) of listings this feed no longer has (${keys.join(', ')}${more}): ` +
+    `${named(writers)} of this chatbot ${one ? 'has' : 'have'} no sync state (never ran, or the state was lost: ` +
+    `Redis restarted without persistence, a FLUSHALL, a deleted state file), so ${one ? 'its' : 'their'} listings ` +
+    `cannot be told apart from those. None of them was deleted. Run ${one ? 'that feed' : 'each of them'} once ` +
+    `(${runs}), then this feed deletes what is stale again; --force does not lift this.`
+  );
+}
+
+/** The guards, a display rule's removals apart (see the header). */
+function guardedByRules(input: GuardInput): GuardDecision {
   const changed = new Set<HideRule>(input.ruleChange?.map((r) => r.rule));
   const outside = (d: PlannedDelete) => {
     const rule = ruleOf(d.reason);

@@ -35,6 +35,8 @@ export interface LaneCommitInput {
   };
   /** the display rules the run applied, when they differ from those stored (rule-change.ts) */
   rules?: string;
+  /** '1': the lane had no committed state and this run read both sides whole (SYNCED_NAMESPACE) */
+  synced?: string;
   /** the feed was read to its end: the recurring keys are known */
   recurring?: { now: ReadonlySet<string>; before: ReadonlySet<string> };
 }
@@ -61,6 +63,7 @@ function laneChanges(input: LaneCommitInput): FeedStateChanges {
   if (input.rules !== undefined) changes.rules = input.rules;
   if (input.mark !== undefined) changes.mark = input.mark;
   if (input.goodValid !== undefined) changes.goodValid = input.goodValid;
+  if (input.synced !== undefined) changes.synced = input.synced;
   const r = input.recurring;
   if (r)
     changes.recurring = {

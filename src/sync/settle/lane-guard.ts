@@ -61,13 +61,25 @@ export interface LaneGuardResult {
   notWhole?: string;
 }
 
+/**
+ * The deletes held for feeds of the chatbot with no state (plan.ts), and those a read of named
+ * records leaves alone: of keys this lane never wrote (`wrote`), held or not.
+ */
+function apart(planned: DeleteDecision, wrote: { has(key: string): boolean } | undefined) {
+  const held = planned.unsynced;
+  const mine = (d: PlannedDelete) => !wrote || wrote.has(d.key);
+  const deletes = held?.deletes.filter(mine) ?? [];
+  const leftAlone = wrote ? [...planned.deletes, ...(held?.deletes ?? [])].filter((d) => !mine(d)) : [];
+  return { leftAlone, ...(held && deletes.length && { unsynced: { writers: held.writers, deletes } }) };
+}
+
 export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult> {
   const { remote, desired } = input;
   const wrote = input.askedAlone?.wrote;
   const rest = wrote
     ? { ...input.planned, deletes: input.planned.deletes.filter((d) => wrote.has(d.key)) }
     : input.planned;
-  const leftAlone = wrote ? input.planned.deletes.filter((d) => !wrote.has(d.key)) : [];
+  const { unsynced, leftAlone } = apart(input.planned, wrote);
   const absences: AbsenceResult = input.confirm
     ? await input.confirm(rest.deletes)
     : { deletes: rest.deletes, asked: 0 };
@@ -95,6 +107,7 @@ export async function guardLane(input: LaneGuardInput): Promise<LaneGuardResult>
     missingSince: input.missingSince,
     ...(input.askedAlone && { graceFor: input.askedAlone.graceFor }),
     ...(input.ruleChange?.length && { ruleChange: input.ruleChange }),
+    ...(unsynced && { unsynced }),
   });
   return {
     rest,

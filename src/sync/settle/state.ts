@@ -16,6 +16,7 @@ import {
   RULES_NAMESPACE,
   soldWindowNamespace,
   stampNamespace,
+  SYNCED_NAMESPACE,
   unlistedNamespace,
   type ChatbotFeed,
   type ChatbotState,
@@ -48,6 +49,8 @@ export interface FeedStateChanges {
   recurring?: { set: string[]; delete: string[] };
   /** state of a step of the run kept beside the sync's (the media mirror's), committed in the same apply */
   extra?: StateChange[];
+  /** '1': the lane, which had no committed state, read both sides whole (SYNCED_NAMESPACE) */
+  synced?: string;
 }
 
 export async function loadChatbotState(
@@ -66,7 +69,11 @@ export async function loadChatbotState(
     Promise.all(
       feeds.map((f) =>
         Promise.all([
-          store.getAll(fingerprintNamespace(f.name)),
+          // (a lane with no fingerprints: whether it ran, asked only then)
+          store.getAll(fingerprintNamespace(f.name)).then(async (fp) => ({
+            fp,
+            committed: fp.size > 0 || (await store.get(SYNCED_NAMESPACE, f.name)) !== undefined,
+          })),
           store.getAll(missingNamespace(f.name)),
           store.getAll(recurringNamespace(f.name)),
           store.getAll(soldWindowNamespace(f.name)),
@@ -76,10 +83,11 @@ export async function loadChatbotState(
   ]);
   for (const [i, f] of feeds.entries()) {
     const good = Number(goods.get(f.name));
-    const [fingerprints, missingSince, recurring, soldUntil] = own[i]!;
+    const [{ fp: fingerprints, committed }, missingSince, recurring, soldUntil] = own[i]!;
     state.feeds.set(f.name, {
       name: f.name,
       keyBy: f.keyBy,
+      committed,
       fingerprints,
       missingSince,
       recurring: new Set(recurring.keys()),
@@ -190,6 +198,8 @@ export function stateOps(changes: FeedStateChanges): Array<StateChange & { set: 
   if (changes.goodValid !== undefined)
     ops.push({ ns: GOOD_VALID_NAMESPACE, set: [[changes.feed, String(changes.goodValid)]], delete: [] });
   if (changes.rules !== undefined) ops.push({ ns: RULES_NAMESPACE, set: [[changes.feed, changes.rules]], delete: [] });
+  if (changes.synced !== undefined)
+    ops.push({ ns: SYNCED_NAMESPACE, set: [[changes.feed, changes.synced]], delete: [] });
   if (changes.recurring)
     ops.push({
       ns: recurringNamespace(changes.feed),
@@ -210,4 +220,14 @@ export function ownedByOtherFeeds(state: ChatbotState, feed: string): ((r: Remot
   const others = [...state.feeds.values()].filter((f) => f.name !== feed);
   if (others.length === 0) return undefined;
   return (r) => others.some((o) => o.fingerprints.has((o.keyBy === keyBy ? r.key : r.otherKey) ?? ''));
+}
+
+/**
+ * The other feeds of the chatbot (per the config) with no committed state: they never ran, or their
+ * state was lost (a Redis restarted without persistence, a FLUSHALL, a deleted state file). Their
+ * listings cannot be told from those this feed no longer has, so this feed's deletes of absent keys
+ * are held until they have run (guards.ts). A feed with the chatbot to itself has none.
+ */
+export function unsyncedWriters(state: ChatbotState, feed: string): string[] {
+  return [...state.feeds.values()].filter((f) => f.name !== feed && !f.committed).map((f) => f.name);
 }

@@ -83,7 +83,7 @@ export interface SyncEnv {
     opts?: SyncOptions &
       SyncTestHooks & { api?: Partial<ApiConfig> } & Pick<SyncDeps, 'signal' | 'onProgress' | 'budgets'> & {
         changes?: ChangeSink;
-      } & Partial<Pick<SyncDeps, 'configFeeds'>>,
+      } & Partial<Pick<SyncDeps, 'configFeeds' | 'store'>>,
   ): ReturnType<typeof syncFeed>;
   cleanup(): Promise<void>;
 }
@@ -109,7 +109,7 @@ export async function createSyncEnv(): Promise<SyncEnv> {
       }),
     async sync(te, feed = env.feed(), opts = {}) {
       const calls = createCallCounter();
-      const { api: apiPatch, signal, onProgress, changes, budgets, configFeeds = [feed], ...rest } = opts;
+      const { api: apiPatch, signal, onProgress, changes, budgets, configFeeds = [feed], store: own, ...rest } = opts;
       // (the test hooks go apart from the options, as runSync takes them)
       const { now, threadMinBytes, threadAlways, besidePaging, ...syncOpts } = rest;
       const hooks: SyncTestHooks = {
@@ -131,7 +131,7 @@ export async function createSyncEnv(): Promise<SyncEnv> {
         feed,
         {
           api: te.client({ onCall: calls.onCall, retry: { retries: apiConfig.retries } }),
-          store,
+          store: own ?? store,
           configFeeds,
           logger: silentLogger,
           baseDir: dir,
