@@ -101,7 +101,7 @@ export async function bundle({ entry, compiled, outdir, nodeModules }) {
     banner: {
       js: "import { createRequire as __feedsyncRequire } from 'node:module'; const require = __feedsyncRequire(import.meta.url);",
     },
-    plugins: [ownUrls(compiled, outdir), undiciParts(compiled), lazyHttp2()],
+    plugins: [ownUrls(compiled, outdir), undiciParts(compiled), lazyHttp2(), zodEnglishOnly()],
   };
   // a first pass, not written, finds the packages that cannot be bundled
   const imported = new Set();
@@ -254,6 +254,31 @@ function lazyHttp2() {
     setup(b) {
       b.onLoad({ filter: /[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h2\.js$/ }, ({ path }) => ({
         contents: lazyHttp2Source(readFileSync(path, 'utf8'), path),
+        loader: 'js',
+        resolveDir: dirname(path),
+      }));
+    },
+  };
+}
+
+/**
+ * esbuild plugin: zod's `locales` (z.locales, z.core.locales: the error messages of its 60-odd
+ * languages, two thirds of its code, read and compiled at every start) as English alone, the
+ * language zod sets itself and our messages are written in. No module of ours names another
+ * (test/cli/build.test.ts).
+ */
+function zodEnglishOnly() {
+  const namespace = 'zod-english-only';
+  return {
+    name: namespace,
+    setup(b) {
+      b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, ({ importer }) =>
+        /[\\/]node_modules[\\/]zod[\\/]v4[\\/](classic|core|mini)[\\/]/.test(importer)
+          ? { path: resolve(dirname(importer), '../locales/en.js'), namespace }
+          : undefined,
+      );
+      b.onLoad({ filter: /.*/, namespace }, ({ path }) => ({
+        contents: `export { default as en } from ${JSON.stringify(path)};`,
         loader: 'js',
         resolveDir: dirname(path),
       }));

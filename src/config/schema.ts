@@ -9,7 +9,7 @@ import { FeedMediaConfig, MediaConfig } from '../media/config-schema.js';
 import { MappingConfig } from '../mapping/config-schema.js';
 import { DisplayConfig, resolveDisplay, type DisplayRules } from '../mapping/display-config.js';
 import { restrictedReads } from '../mapping/restricted-fields.js';
-import { PRESETS } from '../mapping/presets/registry.js';
+import { isPresetName, presetNamed } from '../mapping/presets/registry.js';
 import { CronPattern, intervalUnder, TimeZone } from './cron.js';
 import { RedisConfig } from '../redis/config-schema.js';
 import { peerRule } from '../net/peer-address.js';
@@ -189,10 +189,7 @@ function withoutDerived(raw: unknown): unknown {
 function presetIgnore(raw: unknown): unknown {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw) || 'ignore' in raw) return raw;
   const preset = (raw as { mapping?: { preset?: unknown } }).mapping?.preset;
-  const fields =
-    typeof preset === 'string' && Object.hasOwn(PRESETS, preset)
-      ? PRESETS[preset as keyof typeof PRESETS].ignore
-      : undefined;
+  const fields = typeof preset === 'string' && isPresetName(preset) ? presetNamed(preset).ignore : undefined;
   return fields?.length ? { ...raw, ignore: fields } : raw;
 }
 

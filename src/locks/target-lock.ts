@@ -274,7 +274,8 @@ interface HoldTiming {
  * of them another's or fails, or when no renewal has been confirmed in time: a third of the TTL
  * before the expiry the last confirmed one set, timed from when it was sent (Redis set the expiry
  * later, when it ran the script, never sooner). A confirmed renewal moves that deadline on; one a
- * slow Redis answers late moves it from when it was sent. `drop`: a lock released alone, no longer
+ * slow Redis answers late moves it from when it was sent; one answered but still unread when the
+ * deadline is due (an event loop blocked past it) is read first (`due`). `drop`: a lock released alone, no longer
  * renewed (nor expected back).
  */
 function holdLocks(redis: RedisClient, keys: readonly string[], taking: string, { ttlMs, sentAt }: HoldTiming): Hold {
@@ -294,16 +295,26 @@ function holdLocks(redis: RedisClient, keys: readonly string[], taking: string, 
   const period = Math.max(100, Math.floor(ttlMs / 4));
   const margin = Math.floor(ttlMs / 3);
   let deadline: NodeJS.Timeout | undefined;
+  let lookAgain: NodeJS.Immediate | undefined;
   let latest = -Infinity;
+  // The deadline, due: the answer of a renewal may wait unread in the socket. After the event loop
+  // was blocked (a long synchronous step, a GC pause) in an I/O callback or an immediate, Node runs
+  // the timers that fell due before it next polls its sockets, so this timer can fire first. One
+  // turn later (an immediate runs after that poll) such an answer has been read and has moved the
+  // deadline on (confirmed); only if none has does the hold stop. The stop comes that turn later.
+  const due = () => {
+    lookAgain = setImmediate(() => {
+      if (performance.now() >= latest + ttlMs - margin)
+        lose(`no renewal confirmed in time; stopped ${margin} ms before its ${ttlMs} ms TTL can end`);
+    });
+    lookAgain.unref();
+  };
   const confirmed = (sent: number) => {
     // (a renewal answered after a later one sets no later expiry than it)
     if (sent <= latest) return;
     latest = sent;
     clearTimeout(deadline);
-    deadline = setTimeout(
-      () => lose(`no renewal confirmed in time; stopped ${margin} ms before its ${ttlMs} ms TTL can end`),
-      Math.max(0, sent + ttlMs - margin - performance.now()),
-    );
+    deadline = setTimeout(due, Math.max(0, sent + ttlMs - margin - performance.now()));
     deadline.unref();
   };
   // (never empty: the last lock dropped ends the hold, this timer with it)
@@ -326,6 +337,7 @@ function holdLocks(redis: RedisClient, keys: readonly string[], taking: string, 
   const end = () => {
     clearInterval(timer);
     clearTimeout(deadline);
+    clearImmediate(lookAgain);
     leave();
   };
   lost.signal.addEventListener('abort', end, { once: true });

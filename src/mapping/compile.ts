@@ -14,7 +14,7 @@ import {
 } from './config-schema.js';
 import { foldLookup, parseAreaUnit, type AreaUnitName } from './lookup.js';
 import { compilePath, isEmpty, type Getter } from './paths.js';
-import { PRESETS } from './presets/registry.js';
+import { presetNamed } from './presets/registry.js';
 import { CLOCK_TRANSFORMS, compileTransform, convertArea, TransformFailure, type Transform } from './transforms.js';
 import type { DisplayRules } from './display-config.js';
 import { compileDisplay, type DisplayEvaluator } from './display-rules.js';
@@ -111,7 +111,7 @@ type Hooks = Required<Pick<CompileOptions, 'now'>> & Pick<CompileOptions, 'onUnm
 /** The field rules a mapping applies: its preset's, overlaid by its own (`null` removes one). */
 export function mergedRules(config: MappingConfig): Partial<Record<ListingField, FieldRuleObject>> {
   const rules: Partial<Record<ListingField, FieldRuleObject>> = {
-    ...(config.preset ? PRESETS[config.preset].fields : undefined),
+    ...(config.preset ? presetNamed(config.preset).fields : undefined),
   };
   for (const [field, rule] of Object.entries(config.fields) as [ListingField, FieldRuleObject | null][]) {
     if (rule === null) delete rules[field];
@@ -123,7 +123,7 @@ export function mergedRules(config: MappingConfig): Partial<Record<ListingField,
 export function compileMapping(config: MappingConfig, options: CompileOptions = {}): CompiledMapping {
   const now = options.now ?? (() => new Date());
   const hooks = { now, onUnmapped: options.onUnmapped };
-  const preset = config.preset ? PRESETS[config.preset] : undefined;
+  const preset = config.preset ? presetNamed(config.preset) : undefined;
   const rules = mergedRules(config);
   const defaults = { ...preset?.defaults, ...config.defaults } as Record<string, unknown>;
 
@@ -184,7 +184,7 @@ function compileSteps(
   options: CompileOptions,
   hooks: Hooks,
 ): FieldFn[] {
-  const preset = config.preset ? PRESETS[config.preset] : undefined;
+  const preset = config.preset ? presetNamed(config.preset) : undefined;
   // fields are filled in the spec's order, so the candidate's keys already are in the order the
   // validated listing has (validateListing can then hand the same object on)
   const steps: [ListingField, FieldFn][] = [];

@@ -6,7 +6,7 @@ import type { FieldRuleObject, MappingConfig } from './config-schema.js';
 import { mergedRules } from './compile.js';
 import { extensionPaths } from './extension-source.js';
 import { foldLookup } from './lookup.js';
-import { PRESETS } from './presets/registry.js';
+import { presetNamed } from './presets/registry.js';
 import { extensionEntries, fieldOf, rulePaths } from './rule-paths.js';
 
 export interface MappedField {
@@ -47,7 +47,7 @@ export function mappedFields(config: MappingConfig): MappedField[] {
     for (const p of from) add(fieldOf(p), listingField, covers);
     for (const p of [...template, ...units]) add(fieldOf(p), listingField);
   }
-  const presetExtension = config.preset ? (PRESETS[config.preset].extension ?? {}) : {};
+  const presetExtension = config.preset ? (presetNamed(config.preset).extension ?? {}) : {};
   for (const [key, source] of Object.entries(presetExtension))
     for (const p of extensionPaths(source)) add(fieldOf(p), `ExtensionColumn ${key}`);
   for (const [key, path] of extension) add(fieldOf(path), `ExtensionColumn ${key}`);

@@ -9,7 +9,7 @@ import type { DisplayRules } from './display-config.js';
 import { templateFields } from './display-config.js';
 import type { FieldRuleObject, MappingConfig } from './config-schema.js';
 import { AREA_UNIT_NAMES } from './config-schema.js';
-import { PRESETS } from './presets/registry.js';
+import { presetNamed } from './presets/registry.js';
 
 /** Group → RESO Data Dictionary (Property) fields. */
 export const RESTRICTED_GROUPS: Readonly<Record<string, readonly string[]>> = {
@@ -75,7 +75,7 @@ export function restrictedReads(
       if (why !== undefined) out.push({ path, rule, source, field: segment.trim(), why });
     }
   };
-  const preset = mapping.preset ? PRESETS[mapping.preset] : undefined;
+  const preset = mapping.preset ? presetNamed(mapping.preset) : undefined;
   for (const [field, rule] of Object.entries(preset?.fields ?? {}) as [string, FieldRuleObject][]) {
     if (Object.hasOwn(mapping.fields, field)) continue; // the feed's own rule replaces it
     for (const source of ruleSources(rule))

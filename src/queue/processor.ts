@@ -1,7 +1,9 @@
 // Turns a job definition into a BullMQ processor: parse the payload, take the locks of its chatbots
 // (or its target's: run-prepare.ts), run, record the report in history (with the worker that ran
 // it), and tell BullMQ whether to retry (run-settle.ts, retry-policy.ts). A run stopped by its
-// worker's shutdown goes back to the queue at once, for another worker (hand-back.ts).
+// worker's shutdown goes back to the queue at once, for another worker (hand-back.ts). A job that
+// finds a lock busy waits behind it; a scheduler's run only when no other run of its scheduler
+// waits, else it ends `skipped` (schedule-wait.ts).
 import { DelayedError, UnrecoverableError, type Job, type Processor } from 'bullmq';
 import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';
@@ -20,6 +22,7 @@ import { isFailedOutcome, toJobError } from './retry-policy.js';
 import { createHistoryWriter, runRecord, saveRunRecord, type HistoryWriter } from './run-records.js';
 import { lockWaiters, prepareRun, takeLocks } from './run-prepare.js';
 import { describe, settle } from './run-settle.js';
+import { doneWaiting, scheduleOf, skippedTick, waitsBehind, type Schedule } from './schedule-wait.js';
 import { describeWorker, thisWorker, type WorkerIdentity } from './worker-identity.js';
 
 export type { ProcessorDeps } from './processor-deps.js';
@@ -59,14 +62,17 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     // taken as its worker began to close: back to the queue before anything starts
     if (shuttingDown(signal)) return handBack(job, token);
     const attempt = { made: job.attemptsMade + 1, max: job.opts.attempts ?? 1 };
-    const scheduled = Boolean(job.repeatJobKey || jobId.startsWith('repeat:'));
-    const prepared = await prepareRun(def, deps, payloadOf(def, job, jobId), jobLogger, scheduled);
-    if ('skipped' in prepared) return prepared.skipped;
+    const schedule = scheduleOf(job);
+    const prepared = await prepareRun(def, deps, payloadOf(def, job, jobId), jobLogger, schedule !== undefined);
+    if ('skipped' in prepared) {
+      if (schedule) await notWaiting(deps, schedule, jobId, jobLogger);
+      return prepared.skipped;
+    }
     const { payload, target, chatbots, logger } = prepared;
+    const record = recorder(def, deps, history, { job, payload, target, attempt, worker });
     const maxStalled = deps.config.config.worker.maxStalledCount;
     if (job.stalledCounter > maxStalled) {
-      const run = { job, payload, target, attempt, worker };
-      return stalledTooOften(def, recorder(def, deps, history, run), {
+      return stalledTooOften(def, record, {
         target,
         stalled: job.stalledCounter,
         maxStalled,
@@ -77,11 +83,19 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     const locks = def.exclusive
       ? await takeLocks(deps, job, target, chatbots, def.lockKind ?? def.kind, waiters(job.queueName))
       : { held: [], release: async () => {} };
-    if (locks.busy) return waitBehind(deps, job, token, locks.busy, waiters(job.queueName), logger);
+    if (locks.busy) {
+      const behind = { busy: locks.busy, waiters: waiters(job.queueName), logger };
+      if (
+        schedule &&
+        !(await waitsBehind(deps.redis, deps.prefix, schedule, locks.busy.key, jobId, behind.waiters.ttlMs))
+      )
+        return tickSkipped(def, record, target, behind);
+      return waitBehind(deps, job, token, behind);
+    }
+    if (schedule) await notWaiting(deps, schedule, jobId, logger);
     await noteWorker(job, worker, attempt, logger);
 
     const cancel = deps.cancels?.watch(jobId);
-    const record = recorder(def, deps, history, { job, payload, target, attempt, worker });
     let ended: Ended;
     try {
       const scope = { def, deps, job, token, signal, payload, target, attempt, logger, jobLogger, held: locks.held };
@@ -134,18 +148,20 @@ function historyWriter(deps: ProcessorDeps): HistoryWriter {
   });
 }
 
+/** A lock a job found busy, the line it joined, and the job's logger. */
+interface Behind {
+  busy: { name: string; key: string };
+  waiters: LockWaiters;
+  logger: Logger;
+}
+
 /**
  * Another job (or a foreground run) of this target or of one of its chatbots runs: wait behind it
- * holding no lock (its release wakes this job), never beside it, never dropped.
+ * holding no lock (its release wakes this job), never beside it. Never dropped, but for a
+ * scheduler's run when another run of its scheduler already waits (tickSkipped).
  */
-async function waitBehind(
-  deps: ProcessorDeps,
-  job: Job,
-  token: string | undefined,
-  busy: { name: string; key: string },
-  waiters: LockWaiters,
-  logger: Logger,
-): Promise<never> {
+async function waitBehind(deps: ProcessorDeps, job: Job, token: string | undefined, behind: Behind): Promise<never> {
+  const { busy, waiters, logger } = behind;
   logger.info(
     { backstopMs: deps.busyDelayMs, lock: busy.name },
     `${busy.name} is busy with another job; job waits for it`,
@@ -156,6 +172,32 @@ async function waitBehind(
     // otherwise the backstop delay, busyDelayMs, brings it back)
     await job.promote().catch(() => undefined);
   throw new DelayedError();
+}
+
+/**
+ * A scheduler's run that found its lock busy while another run of its scheduler waits behind it
+ * (schedule-wait.ts): it ends `skipped`, recorded (run history, metrics) with why; the job completes.
+ */
+async function tickSkipped<P>(
+  def: JobDefinition<P, RunReport>,
+  record: RecordRun,
+  target: RunTarget,
+  behind: Behind,
+): Promise<RunReport> {
+  const report = skippedTick(def.name, target, behind.busy.name);
+  await record(report);
+  behind.logger.info({ outcome: report.outcome, lock: behind.busy.name }, report.summary);
+  return report;
+}
+
+/** A scheduler's run that starts, or ends without waiting: its scheduler's mark, if its own, cleared (else it expires). */
+async function notWaiting(deps: ProcessorDeps, schedule: Schedule, jobId: string, logger: Logger): Promise<void> {
+  await doneWaiting(deps.redis, deps.prefix, schedule, jobId).catch((err: unknown) =>
+    logger.warn(
+      { err, scheduler: schedule.scheduler },
+      'the mark of the waiting scheduled run not cleared; it expires by itself',
+    ),
+  );
 }
 
 /**

@@ -10,7 +10,7 @@ export type Verdict = 'done' | 'retry' | 'fail';
 /**
  * Outcomes of a run that could not be done: they fail the job (retried while `retryable` and
  * attempts remain). Every other outcome is what a finished run found (`ok`, `partial`, `guard`,
- * `rejected`, `cancelled`, `paused`, and any added later): the job completes with the report as its
+ * `rejected`, `cancelled`, `paused`, `skipped`, and any added later): the job completes with the report as its
  * return value, so the queue UI, `enqueue`, /status, metrics and alerts all say the outcome's own
  * name, never "failed". A finished run that a rerun may improve (`retryable`: a partial read cut
  * by a transient error) is retried while attempts remain; its last attempt completes. 'partial' is

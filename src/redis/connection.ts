@@ -5,11 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisClient } from './client.js';
 import { DEFAULT_REDIS_URL } from './config-schema.js';
 import { within } from './deadline.js';
 import type { RedisSettings } from './settings.js';
+import { SettledCluster } from './settled-cluster.js';
 
 export type { RedisClient };
 
@@ -95,7 +96,8 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
       retryDelayOnFailover: 200,
       maxRedirections: opts.purpose === 'command' ? 64 : 1000,
     };
-    return new Cluster(
+    // its connect() settles once the cluster is ready, as BullMQ's reconnection of a blocking connection needs
+    return new SettledCluster(
       nodes.map((n) => ({ host: n.host, port: n.port })),
       clusterOptions,
     );

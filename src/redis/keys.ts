@@ -50,6 +50,8 @@ export function keysOf(root: string) {
     runsOfChatbot: (serialNumber: string) => `${root}:runs:chatbot:${serialNumber}`,
     /** the lock of one target (its line of waiters beside it: lockWaitersKey) */
     lock: (name: string) => `${root}:lock:${name}`,
+    /** the run of a job scheduler that waits behind a busy lock, at most one a scheduler (queue/schedule-wait.ts; one script takes it with the lock and its line) */
+    scheduleWaiting: (queue: string, scheduler: string) => `${root}:schedule-waiting:${queue}:${scheduler}`,
     /** one hash per state namespace (a state commit writes several in one MULTI) */
     state: (ns: string) => `${root}:state:${ns}`,
     statePattern: `${root}:state:*`,

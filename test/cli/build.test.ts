@@ -98,6 +98,29 @@ describe('npm run build', () => {
     }
   });
 
+  it("the bundle carries zod's English messages alone, and no module of ours asks for another language", async () => {
+    // (scripts/bundle.js zodEnglishOnly: z.locales is English alone in the bundle)
+    const bundle = join(pkg, 'dist/bundle');
+    const locales = new Set<string>();
+    for (const f of (await readdir(bundle)).filter((f) => f.endsWith('.js.map'))) {
+      const { sources } = JSON.parse(await readFile(join(bundle, f), 'utf8')) as { sources: string[] };
+      for (const source of sources) {
+        const m = /node_modules\/zod\/v4\/locales\/([^/]+)\.js$/.exec(source);
+        if (m) locales.add(m[1]!);
+      }
+    }
+    expect([...locales]).toEqual(['en']);
+    const asking: string[] = [];
+    for (const dir of ['src', 'jobs'])
+      for (const f of await readdir(join(root, dir), { recursive: true }))
+        if (
+          f.endsWith('.ts') &&
+          /\b(z|core)\.locales\b|zod\/(v4\/)?locales/.test(await readFile(join(root, dir, f), 'utf8'))
+        )
+          asking.push(`${dir}/${f}`);
+    expect(asking).toEqual([]);
+  });
+
   it('an installed package with no build, or a build of another version, says so in one line and runs nothing else', async () => {
     const cli = join(pkg, 'bin/feedsync.js');
     const fails = (args: string[]) =>

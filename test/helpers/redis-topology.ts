@@ -96,11 +96,17 @@ export interface TestCluster {
   urls: string[];
   /** the node serving the slot of `key` */
   nodeOf(key: string): Promise<ServerProcess>;
+  /** resolves once every node that runs (all but `except`) says `cluster_state:<state>` */
+  clusterState(state: 'ok' | 'fail', except?: ServerProcess): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Three masters, all 16384 slots covered, `cluster_state:ok` on every node. */
-export async function startCluster(): Promise<TestCluster> {
+/**
+ * Three masters, all 16384 slots covered, `cluster_state:ok` on every node. `nodeTimeoutMs`: how
+ * long a node may be unreachable before the others mark it failed, and the cluster (a slot
+ * uncovered) says `cluster_state:fail` (15 s by default: a node restart leaves the cluster ok).
+ */
+export async function startCluster(opts: { nodeTimeoutMs?: number } = {}): Promise<TestCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'feedsync-cluster-'));
   const nodes: ServerProcess[] = [];
   try {
@@ -124,7 +130,7 @@ export async function startCluster(): Promise<TestCluster> {
             '--cluster-config-file',
             'nodes.conf',
             '--cluster-node-timeout',
-            '15000',
+            String(opts.nodeTimeoutMs ?? 15_000),
             '--appendonly',
             'yes',
             '--appendfsync',
@@ -166,6 +172,12 @@ export async function startCluster(): Promise<TestCluster> {
       const node = nodes.find((n) => n.port === owner);
       if (!node) throw new Error(`no node serves slot ${slot}`);
       return node;
+    },
+    clusterState: async (state, except) => {
+      for (const n of nodes.filter((x) => x !== except))
+        await poll(`cluster_state:${state} on ${n.port}`, () =>
+          ask(n.port, async (r) => (await r.cluster('INFO')).includes(`cluster_state:${state}`)),
+        );
     },
     stop: async () => {
       for (const n of nodes) await n.kill();

@@ -278,3 +278,46 @@ describe('a lock is held by one taking alone', () => {
     }
   });
 });
+
+describe('a holder whose event loop was blocked', () => {
+  // A long synchronous step or a GC pause right after a renewal was sent: Redis answers it during the
+  // block, but Node reads the answer only when it next polls its sockets, and the timers that fell
+  // due meanwhile run before that poll (a block in an I/O callback or an immediate ends its turn;
+  // the turn's last phase is the timers', the next turn's poll comes after). So the deadline timer
+  // fired before the renewal that moved the deadline on was read, and the run stopped for nothing.
+  it('renewed while the loop was blocked past its deadline: the answer waiting in the socket counts, the run goes on', async () => {
+    const key = targetLockKey(prefix, 'chatbot:SN-A:sync');
+    const slow = testRedis();
+    const send = slow.eval.bind(slow);
+    let blocked = false;
+    slow.eval = ((...args: Parameters<typeof send>) => {
+      // the first renewal (RENEW_ALL: KEYS the lock and its holder, ARGV the taking and the TTL)
+      if (blocked || args[1] !== 2 || args.length !== 6) return send(...args);
+      blocked = true;
+      // answered 50 ms late (a blocking pop of nothing ahead of it on the connection): inside the block below
+      void slow.blpop(`${prefix}:nothing`, 0.05);
+      const answer = send(...args);
+      // the loop blocked from its next turn for 1.6 s: past the deadline the taking set (2 s after it,
+      // a third of the 3 s TTL before its expiry; this renewal is sent 0.75 s after it), short of the
+      // one this renewal sets (2 s after it is sent)
+      setImmediate(() => {
+        const end = performance.now() + 1600;
+        while (performance.now() < end);
+      });
+      return answer;
+    }) as typeof slow.eval;
+    try {
+      const lock = (await acquireTargetLock(slow, key, 'job-1', 3000))!;
+      await until('the renewal sent', async () => blocked);
+      // (past the block, and a renewal after it)
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(lock.lost.reason).toBeUndefined();
+      expect(ownerOf(await redis.get(key))).toBe('job-1');
+      expect(await redis.pttl(key)).toBeGreaterThan(0);
+      await lock.release();
+      expect(await redis.exists(key)).toBe(0);
+    } finally {
+      slow.disconnect();
+    }
+  });
+});

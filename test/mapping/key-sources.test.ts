@@ -2,14 +2,14 @@
 import { describe, expect, it } from 'vitest';
 import { FieldRuleObject } from '../../src/mapping/config-schema.js';
 import { keySources } from '../../src/mapping/key-sources.js';
-import { PRESETS } from '../../src/mapping/presets/registry.js';
+import { presetNamed } from '../../src/mapping/presets/registry.js';
 
 const asked = (rule: unknown, key: string) =>
   keySources(FieldRuleObject.parse(rule))?.map((s) => [s.field, s.valueOf(key)]);
 
 describe('keySources', () => {
   it('the RESO preset: ListingId, then ListingKey (the first non-empty wins, so both are asked)', () => {
-    expect(keySources(PRESETS.reso!.fields!.MLSNumber)?.map((s) => [s.field, s.valueOf('ATX1')])).toEqual([
+    expect(keySources(presetNamed('reso').fields.MLSNumber)?.map((s) => [s.field, s.valueOf('ATX1')])).toEqual([
       ['ListingId', 'ATX1'],
       ['ListingKey', 'ATX1'],
     ]);

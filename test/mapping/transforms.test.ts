@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { TransformSpec } from '../../src/mapping/config-schema.js';
-import { compileTransform, TransformFailure, unitConverter } from '../../src/mapping/transforms.js';
+import {
+  compileTransform,
+  EN_US_SEPARATORS,
+  localeSeparators,
+  TransformFailure,
+  unitConverter,
+} from '../../src/mapping/transforms.js';
 
 const now = () => new Date('2025-03-11T00:00:00Z');
 const t = (spec: unknown) => compileTransform(TransformSpec.parse(spec), now);
@@ -21,6 +27,11 @@ describe('transforms', () => {
     expect(t({ name: 'money', locale: 'fr-FR' })('1\u202f250\u202f000,50 €')).toBe(1250000.5);
     expect(t('money')('$1,250,000.99')).toBe(1250000.99);
     expect(() => t('money')('Call for price')).toThrow('money: not a number');
+  });
+
+  it("a number without a locale reads en-US's separators, as Intl gives them", () => {
+    expect(EN_US_SEPARATORS).toEqual(localeSeparators('en-US'));
+    expect(t({ name: 'number', locale: 'en-US' })('1,250,000.5')).toBe(t('number')('1,250,000.5'));
   });
 
   it('integer: whole numbers only', () => {

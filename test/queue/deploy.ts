@@ -27,6 +27,8 @@ export interface DeployOptions {
   secretKey: string;
   sessionKey: string;
   api?: string;
+  /** the fields of the config's `redis` section but the prefix (YAML): the shared test Redis's `url` by default */
+  redis?: string;
   /** worker settings over the test defaults (short locks: a killed worker's job is taken over fast); undefined: the config's default */
   worker?: Record<string, number | undefined>;
 }
@@ -56,7 +58,7 @@ ${f.schedule ? `    schedule: { cron: "${f.schedule}" }\n` : ''}`);
   await writeFile(
     file,
     `api: { baseUrl: "${o.apiUrl}", secretKey: ${o.secretKey}, sessionKey: ${o.sessionKey}${o.api ? `, ${o.api}` : ''} }
-redis: { url: "${REDIS_URL}", prefix: ${o.prefix} }
+redis: { ${o.redis ?? `url: "${REDIS_URL}"`}, prefix: ${o.prefix} }
 worker: { ${Object.entries(worker)
       .filter(([, v]) => v !== undefined)
       .map(([k, v]) => `${k}: ${v}`)

@@ -33,6 +33,7 @@ function everyKey(root: string): string[] {
     k.runsOfChatbot('SN-1'),
     lock,
     lockWaitersKey(lock),
+    k.scheduleWaiting('listing-sync', 'sync:austin'),
     k.state('fp:austin'),
     k.state('reso-hwm'),
     k.state('alerts'),

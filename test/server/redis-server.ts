@@ -23,7 +23,11 @@ export interface ThrowawayRedis {
   stop(): Promise<void>;
 }
 
-export async function throwawayRedis(): Promise<ThrowawayRedis> {
+/**
+ * `persist`: AOF with fsync always, so a restart (stop, start: same port, same folder) comes back with
+ * its data, as a Redis with persistence does; without it a restart comes back empty.
+ */
+export async function throwawayRedis(opts: { persist?: boolean } = {}): Promise<ThrowawayRedis> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'feedsync-redis-'));
   let proc: ChildProcess | undefined;
@@ -33,7 +37,10 @@ export async function throwawayRedis(): Promise<ThrowawayRedis> {
     start: async () => {
       proc = spawn(
         'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+        [
+          ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir],
+          ...(opts.persist ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+        ],
         { stdio: ['ignore', 'pipe', 'inherit'] },
       );
       let out = '';

@@ -14,17 +14,21 @@ export interface Preset {
   ignore: ListingField[];
 }
 
-/** Presets are written like config and parsed by the same schema, so they cannot drift from it. */
-export function definePreset(p: {
+/** A preset as written, like config: definePreset parses it. */
+export interface PresetSpec {
   fields: Partial<Record<ListingField, string | z.input<typeof FieldRuleObject>>>;
   defaults?: Partial<Record<ListingField, unknown>>;
   extension?: Record<string, ExtensionSource>;
   openHouses?: string;
   ignore?: ListingField[];
-}): Preset {
+}
+
+/** Presets are written like config and parsed by the same schema, so they cannot drift from it. */
+export function definePreset(p: PresetSpec): Preset {
   const fields: Preset['fields'] = {};
   for (const [field, rule] of Object.entries(p.fields) as [ListingField, string | z.input<typeof FieldRuleObject>][]) {
-    fields[field] = FieldRuleObject.parse(typeof rule === 'string' ? { from: rule } : rule);
+    // (once a process: without zod's JIT, as the config's parse, src/config/load.ts)
+    fields[field] = FieldRuleObject.parse(typeof rule === 'string' ? { from: rule } : rule, { jitless: true });
   }
   return {
     fields,

@@ -11,9 +11,9 @@
 // the mapping does no sums). BuildingArea: squareFeet. Images: ListingPhoto@source in feed order.
 // Tours: 3D when the listing has a virtualTourUrl. YearBuilt is not in the guide's listing
 // elements and the chatbot service requires it: set `defaults: { YearBuilt: ... }` per feed.
-import { definePreset } from './define.js';
+import type { PresetSpec } from './define.js';
 
-export const hotpadsPreset = definePreset({
+export const hotpadsPreset: PresetSpec = {
   fields: {
     MLSNumber: '@_id',
     Url: 'website',
@@ -55,4 +55,4 @@ export const hotpadsPreset = definePreset({
     LeaseTerm: 'leaseTerm',
     PricingFrequency: 'pricingFrequency',
   },
-});
+};

@@ -11,9 +11,9 @@
 // (PrimaryContactPhone, else OfficePhone), ListAgentEmail (Email); ListOfficeName (Offices.Office.Name,
 // else Brokerage.Name), ListOfficePhone (Offices.Office.PhoneNumber, else Brokerage.Phone),
 // ListOfficeEmail (Brokerage.Email).
-import { definePreset } from './define.js';
+import type { PresetSpec } from './define.js';
 
-export const listhubPreset = definePreset({
+export const listhubPreset: PresetSpec = {
   fields: {
     MLSNumber: { from: ['MlsNumber', 'ListingKey'] },
     Url: 'ListingURL',
@@ -59,4 +59,4 @@ export const listhubPreset = definePreset({
   },
   // DaysOnMarket is derived from the list date: it changes every day, so it alone never updates a listing
   ignore: ['DaysOnMarket'],
-});
+};

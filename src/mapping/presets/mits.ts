@@ -17,9 +17,9 @@
 // chatbot service requires it, so a property without one is rejected, naming it (set
 // `defaults: { YearBuilt: ... }` to accept a stand-in). LotArea, ParkingSpots and DaysOnMarket
 // (required, not in MITS) are 0.
-import { definePreset } from './define.js';
+import type { PresetSpec } from './define.js';
 
-export const mitsPreset = definePreset({
+export const mitsPreset: PresetSpec = {
   fields: {
     MLSNumber: 'Key',
     Url: { from: ['Unit.Website', 'Property.Website'] },
@@ -62,4 +62,4 @@ export const mitsPreset = definePreset({
     UnitsAvailable: 'Floorplan.UnitsAvailable',
     RentRange: 'Floorplan.RentRange',
   },
-});
+};

@@ -41,7 +41,7 @@
 // Open houses (a source with expandOpenHouse, or related: [OpenHouse], whose reader joins them to the
 // record under the same name): the upcoming ones of the OpenHouse list give Tours OpenHouse and the
 // entry OpenHouses (src/mapping/open-houses.ts).
-import { definePreset } from './define.js';
+import type { PresetSpec } from './define.js';
 import type { ExtensionSource } from '../extension-source.js';
 
 export const RESO_STATUS_MAP = {
@@ -88,7 +88,7 @@ export const RESO_AGENT_EXTENSION: Record<string, ExtensionSource> = {
   ...agentEntries('CoListAgent', 'CoListOffice'),
 };
 
-export const resoPreset = definePreset({
+export const resoPreset: PresetSpec = {
   fields: {
     MLSNumber: { from: ['ListingId', 'ListingKey'] },
     Status: { from: 'StandardStatus', map: RESO_STATUS_MAP, skip: RESO_OFF_MARKET },
@@ -124,4 +124,4 @@ export const resoPreset = definePreset({
   extension: RESO_AGENT_EXTENSION,
   openHouses: 'OpenHouse',
   ignore: ['DaysOnMarket'],
-});
+};

@@ -10,9 +10,9 @@
 // LastName), ListAgentPhone (Agent.MobilePhoneLineNumber, else OfficeLineNumber), ListAgentEmail
 // (Agent.EmailAddress), ListOfficeName (Office.BrokerageName), ListOfficePhone (Office.BrokerPhone),
 // ListOfficeEmail (Office.BrokerEmail).
-import { definePreset } from './define.js';
+import type { PresetSpec } from './define.js';
 
-export const zillowPreset = definePreset({
+export const zillowPreset: PresetSpec = {
   fields: {
     MLSNumber: 'ListingDetails.MlsId',
     Url: 'ListingDetails.ListingUrl',
@@ -58,4 +58,4 @@ export const zillowPreset = definePreset({
   },
   // DaysOnMarket is derived from the list date: it changes every day, so it alone never updates a listing
   ignore: ['DaysOnMarket'],
-});
+};
