@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Worker } from 'bullmq';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeQueues, createQueues, enqueueJob } from '../../src/queue/index.js';
 import { keysOf } from '../../src/redis/keys.js';
 import { throwawayRedis, type ThrowawayRedis } from '../server/redis-server.js';
@@ -21,15 +21,22 @@ const prefix = 'test-cancel-wait';
 const feed = 'homes';
 
 let server: ThrowawayRedis | undefined;
+let redis: Redis;
 let dir: string | undefined;
+beforeEach(async () => {
+  server = await throwawayRedis();
+  redis = new Redis(server.url, { maxRetriesPerRequest: null });
+  redis.on('error', () => {}); // (Redis is stopped or refuses on purpose)
+});
 afterEach(async () => {
+  redis.disconnect();
   await server?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
   server = dir = undefined;
 });
 
 /** A sync job of `feed` made active on the throwaway Redis (taken by a worker that never finishes it); its id. */
-async function activeJob(redis: Redis): Promise<string> {
+async function activeJob(): Promise<string> {
   const queues = createQueues(redis, prefix);
   const { jobId } = await enqueueJob(redis, queues, 'sync', feed, { feed });
   const connection = redis.duplicate();
@@ -44,7 +51,7 @@ async function activeJob(redis: Redis): Promise<string> {
 }
 
 /** `feedsync cancel` started against the throwaway Redis, once it has asked for the cancel; `ended` when it exits. */
-async function startCancel(redis: Redis, jobId: string, timeoutS: number) {
+async function startCancel(jobId: string, timeoutS: number) {
   dir = await mkdtemp(join(tmpdir(), 'feedsync-cancel-'));
   const config = join(dir, 'feedsync.yaml');
   const top = ['redis:', `  url: ${server!.url}`, `  prefix: ${prefix}`];
@@ -70,54 +77,33 @@ async function startCancel(redis: Redis, jobId: string, timeoutS: number) {
 
 describe('feedsync cancel, Redis failing while it waits', () => {
   it('Redis gone mid-wait: says Redis stopped answering and that the end is unknown, not that the job still runs', async () => {
-    server = await throwawayRedis();
-    const redis = new Redis(server.url, { maxRetriesPerRequest: null });
-    redis.on('error', () => {}); // (Redis is stopped or refuses on purpose)
-    try {
-      const jobId = await activeJob(redis);
-      const { ended } = await startCancel(redis, jobId, 6);
-      await server.stop();
-      const out = await ended;
-      expect(out.stderr).not.toMatch(/still runs/);
-      expect(out.stderr).toMatch(
-        new RegExp(`job ${jobId}.*Redis redis://127\\.0\\.0\\.1:${server.port}.*did not answer`),
-      );
-      expect(out.code).toBe(1);
-    } finally {
-      redis.disconnect();
-    }
+    const jobId = await activeJob();
+    const { ended } = await startCancel(jobId, 6);
+    await server!.stop();
+    const out = await ended;
+    expect(out.stderr).not.toMatch(/still runs/);
+    expect(out.stderr).toMatch(
+      new RegExp(`job ${jobId}.*Redis redis://127\\.0\\.0\\.1:${server!.port}.*did not answer`),
+    );
+    expect(out.code).toBe(1);
   });
 
   it('Redis refusing mid-wait (NOAUTH): the cancel says what Redis answered, not that the job still runs', async () => {
-    server = await throwawayRedis();
-    const redis = new Redis(server.url, { maxRetriesPerRequest: null });
-    redis.on('error', () => {}); // (Redis is stopped or refuses on purpose)
-    try {
-      const jobId = await activeJob(redis);
-      const { ended } = await startCancel(redis, jobId, 60);
-      // a password set and every connection dropped: the cancel's reconnect is refused its commands
-      await redis.config('SET', 'requirepass', 'now-needed');
-      await redis.client('KILL', 'TYPE', 'normal').catch(() => undefined);
-      const out = await ended;
-      expect(out.stderr).not.toMatch(/still runs/);
-      expect(out.stderr).toMatch(new RegExp(`job ${jobId}.*NOAUTH`));
-      expect(out.code).toBe(1);
-    } finally {
-      redis.disconnect();
-    }
+    const jobId = await activeJob();
+    const { ended } = await startCancel(jobId, 60);
+    // a password set and every connection dropped: the cancel's reconnect is refused its commands
+    await redis.config('SET', 'requirepass', 'now-needed');
+    await redis.client('KILL', 'TYPE', 'normal').catch(() => undefined);
+    const out = await ended;
+    expect(out.stderr).not.toMatch(/still runs/);
+    expect(out.stderr).toMatch(new RegExp(`job ${jobId}.*NOAUTH`));
+    expect(out.code).toBe(1);
   });
 
   it('the job still active at the deadline, Redis answering: still runs, exit 7', async () => {
-    server = await throwawayRedis();
-    const redis = new Redis(server.url, { maxRetriesPerRequest: null });
-    redis.on('error', () => {}); // (Redis is stopped or refuses on purpose)
-    try {
-      const jobId = await activeJob(redis);
-      const out = await (await startCancel(redis, jobId, 2)).ended;
-      expect(out.stderr).toMatch(new RegExp(`job ${jobId} still runs 2 s after the cancel`));
-      expect(out.code).toBe(7);
-    } finally {
-      redis.disconnect();
-    }
+    const jobId = await activeJob();
+    const out = await (await startCancel(jobId, 2)).ended;
+    expect(out.stderr).toMatch(new RegExp(`job ${jobId} still runs 2 s after the cancel`));
+    expect(out.code).toBe(7);
   });
 });
