@@ -33,6 +33,7 @@ import {
   type RedisClient,
   type WorkerSettings,
 } from '../queue/index.js';
+import { watchSchedules } from '../queue/schedule-watch.js';
 import { createRuntime, type Runtime } from '../runtime.js';
 import { RedisUnavailableError, StartupError } from '../errors.js';
 import { requireRedis } from '../redis/require-redis.js';
@@ -173,7 +174,12 @@ async function start(
   const jobs =
     opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
   const processors = buildProcessors(jobs, { redis, prefix, logger, runtime, config: withRedis, onRun: metrics.onRun });
-  await applySchedules(queues, plannedSchedules(loaded.config, QUEUE_NAMES), logger);
+  const planned = plannedSchedules(loaded.config, QUEUE_NAMES);
+  await applySchedules(queues, planned, logger);
+  // written again if Redis loses them (a restart without persistence): on reconnect and every scheduleCheckSeconds
+  closers.push(
+    watchSchedules(redis, queues, planned, { root: prefix, intervalMs: settings.scheduleCheckSeconds * 1000, logger }),
+  );
   const mallocTrim = settings.idleCollectMs > 0 ? await loadMallocTrim() : undefined;
   if (mallocTrim && 'skipped' in mallocTrim)
     logger.info({ reason: mallocTrim.skipped }, 'idle collection without malloc_trim: freed memory is given back less');

@@ -361,6 +361,15 @@ export const Config = z
           ),
         historySize: z.number().int().min(1).max(10_000).default(50),
         watchdogSeconds: z.number().int().positive().max(86_400).default(300),
+        scheduleCheckSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(3600)
+          .default(60)
+          .describe(
+            'how often a worker looks for job schedulers Redis lost (a restart without persistence, a FLUSHALL) and writes them again; it also looks when its connection is back after a drop',
+          ),
         shutdownTimeoutMs: durationMs(30_000, HOUR_MS),
         concurrency: z
           .number()

@@ -2,7 +2,8 @@
 // with a cron in `chatbots[].schedule`, and `drift:<feed>` for each scheduled live RESO feed (its
 // dictionary check, `schedule.driftCron`, hourly by default; the check reads the server at most
 // once a day, jobs/source-drift.ts). Upserted when a worker starts; those no longer in config are
-// removed, so the config file stays the one source of truth for what runs when.
+// removed, so the config file stays the one source of truth for what runs when. While it runs, a
+// worker writes again those Redis lost (a restart without persistence: schedule-watch.ts).
 //
 // Feeds due together: feeds whose `schedule.cron` and `schedule.tz` are written alike (spaces
 // aside) and that share a chatbot, directly or through other such feeds, get one scheduler whose
@@ -144,6 +145,20 @@ export function plannedSchedules(config: Config, names: Record<JobKind, string>)
   return out;
 }
 
+/**
+ * Write one scheduler (BullMQ's upsert: one script). Upserting one that exists replaces its next
+ * job (taken out of delayed, or of wait if it is due) by one at the pattern's next time after now:
+ * the same tick while that is ahead, the following one once it is due; so a scheduler known to be
+ * there is not written again (schedule-watch.ts).
+ */
+export async function upsertSchedule(queues: Queues, s: PlannedSchedule): Promise<void> {
+  await queues[s.kind].upsertJobScheduler(
+    s.id,
+    { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}) },
+    { name: s.name, data: s.data },
+  );
+}
+
 export interface ScheduleChanges {
   upserted: string[];
   removed: string[];
@@ -156,11 +171,7 @@ export async function applySchedules(
 ): Promise<ScheduleChanges> {
   const changes: ScheduleChanges = { upserted: [], removed: [] };
   for (const s of planned) {
-    await queues[s.kind].upsertJobScheduler(
-      s.id,
-      { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}) },
-      { name: s.name, data: s.data },
-    );
+    await upsertSchedule(queues, s);
     changes.upserted.push(s.id);
   }
   const wanted = new Set(planned.map((s) => s.id));

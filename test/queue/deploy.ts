@@ -2,7 +2,11 @@
 // test emulator and a unique Redis prefix, ready for `spawnWorker`.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { loadConfig } from '../../src/config/load.js';
 import type { LoggedRequest } from '../../src/emulator/stats.js';
+import { closeQueues, createQueues } from '../../src/queue/queues.js';
+import { closeRedis, createRedis } from '../../src/redis/connection.js';
+import { redisSettings } from '../../src/redis/settings.js';
 import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
 import { REDIS_URL } from './helpers.js';
 
@@ -67,6 +71,19 @@ feeds:
 ${parts.join('')}`,
   );
   return file;
+}
+
+/** A connection to the Redis a deployment's config names and its queues, for a test to enqueue and look through; `close` closes both. */
+export async function deploymentQueues(file: string) {
+  const settings = redisSettings(await loadConfig(file));
+  const ops = createRedis(settings, { name: 'feedsync-test-ops' });
+  ops.on('error', () => {});
+  const queues = createQueues(ops, settings.prefix);
+  const close = async () => {
+    await closeQueues(queues);
+    await closeRedis(ops);
+  };
+  return { ops, queues, prefix: settings.prefix, close };
 }
 
 /** The most requests whose arrival falls in one `windowMs` window (sliding, any start). */

@@ -15,14 +15,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
-import { closeQueues, createQueues, enqueueJob, waitForJob } from '../../src/queue/index.js';
-import { closeRedis, createRedis } from '../../src/redis/connection.js';
-import { redisSettings } from '../../src/redis/settings.js';
+import { enqueueJob, waitForJob } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { startCluster } from '../helpers/redis-topology.js';
 import { throwawayRedis } from '../server/redis-server.js';
-import { writeDeployment } from './deploy.js';
+import { deploymentQueues, writeDeployment } from './deploy.js';
 import { uniquePrefix } from './helpers.js';
 import { spawnWorker } from './worker-process.js';
 
@@ -50,19 +47,13 @@ async function idleWorker(redis: string) {
     // the tests' 60 s (the default is 300 s): a worker left parked is recreated within the test
     worker: { watchdogSeconds: 60 },
   });
-  const settings = redisSettings(await loadConfig(file));
-  const ops = createRedis(settings, { name: 'feedsync-test-ops' });
-  ops.on('error', () => {});
-  const queues = createQueues(ops, settings.prefix);
-  cleanups.push(async () => {
-    await closeQueues(queues);
-    await closeRedis(ops);
-  });
+  const { ops, queues, prefix, close } = await deploymentQueues(file);
+  cleanups.push(close);
   const w = await spawnWorker(file);
   cleanups.push(() => w.kill('SIGKILL'));
   const first = await enqueueJob(ops, queues, 'sync', 'austin', { feed: 'austin' });
   expect((await waitForJob(ops, queues, 'sync', first.jobId)).state).toBe('completed');
-  return { ops, queues, w, prefix: settings.prefix };
+  return { ops, queues, w, prefix };
 }
 
 /** Enqueue a sync now; once it has run, whether the watchdog had to act. */

@@ -34,6 +34,7 @@ function everyKey(root: string): string[] {
     lock,
     lockWaitersKey(lock),
     k.scheduleWaiting('listing-sync', 'sync:austin'),
+    k.schedulesWriter,
     k.state('fp:austin'),
     k.state('reso-hwm'),
     k.state('alerts'),

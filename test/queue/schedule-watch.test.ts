@@ -1,0 +1,120 @@
+// A worker writes again the job schedulers Redis lost (src/queue/schedule-watch.ts), on real Redis
+// under a unique prefix: one it finds there is not written (its next job, the tick due, stays as
+// it was); several workers finding one lost at once write it once, one scheduler with one next job;
+// a connection ready again after a drop looks at once, with the warning an operator can act on.
+// The end-to-end case (a redis-server restarted empty) is schedules-after-restart.processes.test.ts.
+import '../setup/needs-redis.js';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger, silentLogger } from '../../src/log.js';
+import {
+  applySchedules,
+  createQueues,
+  closeQueues,
+  QUEUE_NAMES,
+  upsertSchedule,
+  type PlannedSchedule,
+} from '../../src/queue/index.js';
+import { missingSchedules, restoreSchedules, watchSchedules } from '../../src/queue/schedule-watch.js';
+import { testRedis, until, useQueues } from './helpers.js';
+
+const PLANNED: PlannedSchedule[] = [
+  { kind: 'sync', id: 'sync:austin', pattern: '0 3 * * *', name: QUEUE_NAMES.sync, data: { feed: 'austin' } },
+  {
+    kind: 'settings',
+    id: 'settings:SN-1',
+    pattern: '0 4 * * *',
+    name: QUEUE_NAMES.settings,
+    data: { chatbot: 'SN-1' },
+  },
+];
+
+const q = useQueues();
+
+/** the next job of each scheduler: its id (`repeat:<scheduler>:<millis>`), state and delay */
+async function nextJobs() {
+  const jobs = [
+    ...(await q.queues.sync.getJobs(['delayed', 'waiting'], 0, -1)),
+    ...(await q.queues.settings.getJobs(['delayed', 'waiting'], 0, -1)),
+  ];
+  return jobs.map((j) => `${j.id} ${j.timestamp + j.delay}`).sort();
+}
+
+describe('job schedulers Redis lost', () => {
+  it('all there: nothing is written; a tick due and not yet taken stays (an upsert would move it to the next tick)', async () => {
+    // due every second, and no worker to take its next job: that job's time passes, as when every worker is busy
+    const everySecond: PlannedSchedule = { ...PLANNED[0]!, pattern: '* * * * * *' };
+    const planned = [everySecond, PLANNED[1]!];
+    await applySchedules(q.queues, planned, silentLogger);
+    const [tick] = await q.queues.sync.getJobs(['delayed', 'waiting']);
+    await until('the tick due', async () => Date.now() > tick!.timestamp + tick!.delay + 50);
+    const before = await nextJobs();
+    expect(await missingSchedules(q.redis, q.queues, planned)).toEqual([]);
+    expect(await restoreSchedules(q.redis, q.queues, planned, q.prefix)).toEqual([]);
+    expect(await nextJobs()).toEqual(before);
+    expect(before.filter((j) => j.startsWith(`${tick!.id} `))).toHaveLength(1);
+
+    // why only the missing are written: BullMQ's upsert of one that is there replaces the due tick by the next one
+    await upsertSchedule(q.queues, everySecond);
+    const after = (await q.queues.sync.getJobs(['delayed', 'waiting'])).map((j) => j.id);
+    expect(after).toHaveLength(1);
+    expect(after).not.toContain(tick!.id);
+  });
+
+  it('five workers finding one lost at once: written once, one scheduler, one next job', async () => {
+    await applySchedules(q.queues, PLANNED, silentLogger);
+    const kept = (await nextJobs()).filter((j) => j.startsWith('repeat:settings:'));
+    await q.queues.sync.removeJobScheduler('sync:austin');
+    expect((await missingSchedules(q.redis, q.queues, PLANNED)).map((s) => s.id)).toEqual(['sync:austin']);
+
+    const workers = Array.from({ length: 5 }, () => {
+      const redis = testRedis();
+      return { redis, queues: createQueues(redis, q.prefix) };
+    });
+    try {
+      const written = await Promise.all(workers.map((w) => restoreSchedules(w.redis, w.queues, PLANNED, q.prefix)));
+      expect(written.flat()).toEqual(['sync:austin']);
+    } finally {
+      for (const w of workers) {
+        await closeQueues(w.queues);
+        await w.redis.quit();
+      }
+    }
+    expect((await q.queues.sync.getJobSchedulers(0, -1)).map((s) => s.key)).toEqual(['sync:austin']);
+    const next = await nextJobs();
+    expect(next.filter((j) => j.startsWith('repeat:sync:austin:'))).toHaveLength(1);
+    expect(next.filter((j) => j.startsWith('repeat:settings:'))).toEqual(kept);
+  });
+
+  it('a connection ready again after a drop looks at once, and says what it wrote', async () => {
+    await applySchedules(q.queues, PLANNED, silentLogger);
+    await q.queues.sync.removeJobScheduler('sync:austin');
+    await q.queues.settings.removeJobScheduler('settings:SN-1');
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'info',
+      destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
+    });
+    // an hour between periodic looks: only the reconnect can make this one
+    const stop = watchSchedules(q.redis, q.queues, PLANNED, { root: q.prefix, intervalMs: 3_600_000, logger });
+    try {
+      q.redis.disconnect(true);
+      await until('the lost schedulers written again', async () =>
+        (await missingSchedules(q.redis, q.queues, PLANNED)).length === 0 ? true : undefined,
+      );
+      await until('the warning', async () => lines.find((l) => l.includes('Redis lost the job schedulers')));
+    } finally {
+      stop();
+    }
+    const warning = JSON.parse(lines.find((l) => l.includes('Redis lost the job schedulers'))!) as Record<
+      string,
+      unknown
+    >;
+    expect(warning).toMatchObject({
+      level: 40,
+      schedulers: ['sync:austin', 'settings:SN-1'],
+      msg: 'Redis lost the job schedulers (restart without persistence?); written again: 2',
+    });
+    expect(await nextJobs()).toHaveLength(2);
+  });
+});
