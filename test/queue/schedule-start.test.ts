@@ -22,19 +22,11 @@ const NIGHTLY: PlannedSchedule = {
   kind: 'sync',
   id: 'sync:austin',
   pattern: '0 3 * * *',
-  tz: 'America/Chicago',
   name: QUEUE_NAMES.sync,
   data: { feed: 'austin' },
 };
-
 // due every second, as a nightly sync is once a night
-const EVERY_SECOND: PlannedSchedule = {
-  kind: 'sync',
-  id: 'sync:austin',
-  pattern: '* * * * * *',
-  name: QUEUE_NAMES.sync,
-  data: { feed: 'austin' },
-};
+const EVERY_SECOND: PlannedSchedule = { ...NIGHTLY, pattern: '* * * * * *' };
 
 const q = useQueues();
 
