@@ -169,7 +169,7 @@ program
   .description('stop a running sync of a feed on whichever worker holds it; it ends `cancelled`')
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .requiredOption('--feed <name>', 'feed whose running sync to stop (repeatable)', collect)
-  .option('--timeout <seconds>', 'how long to wait for the run to end', num, 60)
+  .option('--timeout <seconds>', 'how long to wait for the run to end (still running then: exit 7)', num, 60)
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => import('./cli/cancel.js'), opts));
 

@@ -8,7 +8,8 @@ import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { maskDeep, mayHoldSecret } from '../secrets.js';
 import { PRIVATE_FILE_MODE, privateDir, privateFile, symlinked } from '../state/private-files.js';
-import { isSystemError } from '../system-error.js';
+import { EnvironmentError, FeedsyncError } from '../errors.js';
+import { isSystemError, systemProblem } from '../system-error.js';
 import { DEFAULT_LIMITS, type ChangeEntry, type ChangeLog, type ChangeLogLimits, type RunEntry } from './change-log.js';
 
 type Line = { c: ChangeEntry } | { r: RunEntry };
@@ -32,16 +33,20 @@ export async function createFileChangeLog(path: string, limits: ChangeLogLimits 
 
   async function* read(): AsyncGenerator<Line> {
     await pending;
-    let input;
     try {
       await stat(path);
-      input = createReadStream(path, 'utf8');
-    } catch {
-      return;
+    } catch (err) {
+      if (isSystemError(err) && err.code === 'ENOENT') return; // none written yet: no runs
+      throw unreadable(path, err);
     }
-    for await (const text of createInterface({ input, crlfDelay: Infinity })) {
-      const line = parseLine(text);
-      if (line) yield line;
+    const input = createReadStream(path, 'utf8');
+    try {
+      for await (const text of createInterface({ input, crlfDelay: Infinity })) {
+        const line = parseLine(text);
+        if (line) yield line;
+      }
+    } catch (err) {
+      throw unreadable(path, err);
     }
   }
 
@@ -70,6 +75,26 @@ export async function createFileChangeLog(path: string, limits: ChangeLogLimits 
     },
     close: () => pending,
   };
+}
+
+/**
+ * Why the change log cannot be read, for a person. Never an empty log: `runs` would list no runs
+ * and `undo` of a run would undo nothing, both without a word.
+ */
+function unreadable(path: string, err: unknown): unknown {
+  if (err instanceof FeedsyncError) return err;
+  const why = isSystemError(err) ? systemProblem(err) : undefined;
+  // (systemProblem's ENOTDIR is said of a file to be made; this one is read)
+  const problem =
+    isSystemError(err) && err.code === 'ENOTDIR'
+      ? 'has a file where a folder is needed in its path (ENOTDIR)'
+      : why?.problem;
+  return new EnvironmentError(
+    `The change log ${path}`,
+    `cannot be read, so no run's changes can be listed or undone: ${problem ? `it ${problem}` : (err as Error).message}`,
+    `${why?.remedy ?? 'Make it readable'}; the file is changes.jsonl beside the state file (state.file), and its runs read again once it is in place`,
+    { cause: err },
+  );
 }
 
 /** `text` appended to the file at `path`, made 0600 if new; a symbolic link in its place refused (O_NOFOLLOW). */

@@ -2,19 +2,48 @@
 // that runs the feed with others, a scheduler's group or `enqueue sync --chatbot`, is stopped whole). The
 // worker sees the request within a second (control.ts), the sync starts no new call, waits for the
 // calls in flight and records what they wrote, and the run ends `cancelled`. Waits for that (up to
-// --timeout seconds) and prints the run's summary.
+// --timeout seconds) and prints the run's summary. Only the deadline passing with Redis saying the
+// job is active is `still-running` (exit 7, STILL_RUNNING); Redis failing during the wait is
+// `unknown`, saying what Redis answered (exit 1): the request stands, but whether it took is not known.
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
 import { ConfigError } from '../errors.js';
-import { closeQueues, createQueues, feedsOfSyncJob, operator, requestCancel, waitForJob } from '../queue/index.js';
+import {
+  closeQueues,
+  createQueues,
+  feedsOfSyncJob,
+  operator,
+  requestCancel,
+  waitForJob,
+  type Queues,
+  type RedisClient,
+} from '../queue/index.js';
+import { within } from '../redis/deadline.js';
 import { EXIT, printJson } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
+
+/** cancel's own status: a job asked to stop still runs when --timeout passes (docs/contracts.md) */
+export const STILL_RUNNING = 7;
+/** how long Redis has to say a job's state when --timeout passes */
+const STATE_ANSWER_MS = 3000;
 
 export interface CancelOptions {
   config: string;
   feed: string[];
   timeout: number;
   json?: boolean;
+}
+
+type Result = { feed: string; jobId?: string; worker?: string; outcome: string; summary: string };
+
+/** What the wait for the cancelled jobs needs; `redisFailed`, once set, is why Redis cannot say how a job ended. */
+interface Waiting {
+  redis: RedisClient;
+  queues: Queues;
+  named: string;
+  timeoutS: number;
+  lastRedisError?: unknown;
+  redisFailed?: string;
 }
 
 export async function run(opts: CancelOptions): Promise<number> {
@@ -25,7 +54,9 @@ export async function run(opts: CancelOptions): Promise<number> {
   const { redis, prefix, named, close } = await openOpsRedis(loaded, 'cancel');
   const queues = createQueues(redis, prefix);
   const by = operator();
-  const results: Array<{ feed: string; jobId?: string; worker?: string; outcome: string; summary: string }> = [];
+  const results: Result[] = [];
+  const waiting: Waiting = { redis, queues, named, timeoutS: opts.timeout };
+  redis.on('error', (err) => (waiting.lastRedisError = err));
   try {
     const active = await queues.sync.getActive();
     for (const feed of feeds) {
@@ -40,34 +71,7 @@ export async function run(opts: CancelOptions): Promise<number> {
         continue;
       }
       for (const job of jobs) await requestCancel(redis, prefix, job.id!, by);
-      for (const job of jobs) {
-        const deadline = AbortSignal.timeout(opts.timeout * 1000);
-        const done = await waitForJob(redis, queues, 'sync', job.id!, deadline).catch(() => undefined);
-        const worker = job.processedBy;
-        if (!done) {
-          results.push({
-            feed,
-            jobId: job.id,
-            worker,
-            outcome: 'still-running',
-            summary: `feed ${feed}: job ${job.id} still runs ${opts.timeout} s after the cancel; its worker may be busy or gone (a dead worker's job stops when its lock expires)`,
-          });
-          continue;
-        }
-        const report =
-          done.state === 'completed'
-            ? (done.returnvalue as { outcome?: string; summary?: string } | undefined)
-            : undefined;
-        results.push({
-          feed,
-          jobId: job.id,
-          worker,
-          outcome: report?.outcome ?? done.state,
-          summary:
-            report?.summary ??
-            (done.state === 'failed' ? `job ${job.id} failed: ${done.failedReason}` : `job ${job.id} ${done.state}`),
-        });
-      }
+      for (const job of jobs) results.push(await endOf(waiting, feed, job.id!, job.processedBy));
     }
     if (opts.json) printJson({ cancelled: results });
     else
@@ -75,9 +79,83 @@ export async function run(opts: CancelOptions): Promise<number> {
         process.stderr.write(
           `${r.outcome === 'cancelled' ? 'cancelled' : r.outcome}: ${r.summary}${r.worker ? ` (worker ${r.worker})` : ''}\n`,
         );
-    return results.every((r) => r.outcome === 'cancelled' || r.outcome === 'not-running') ? EXIT.ok : EXIT.failed;
+    return exitOf(results.map((r) => r.outcome));
   } finally {
     await closeQueues(queues);
     await close();
   }
 }
+
+/** How a job asked to stop ended, as Redis says within --timeout; `unknown` when Redis fails (then for the jobs after it too). */
+async function endOf(w: Waiting, feed: string, jobId: string, worker: string | undefined): Promise<Result> {
+  const unknown = (why: string): Result => ({
+    feed,
+    jobId,
+    worker,
+    outcome: 'unknown',
+    summary: `feed ${feed}: job ${jobId} was asked to stop, but whether it did is unknown: ${w.named} ${why}; \`feedsync runs --feed ${feed}\` says how it ended once Redis answers`,
+  });
+  if (w.redisFailed) return unknown(w.redisFailed);
+  const deadline = AbortSignal.timeout(w.timeoutS * 1000);
+  const waited = await waitForJob(w.redis, w.queues, 'sync', jobId, deadline).then(
+    (done) => ({ done }),
+    (err: unknown) => ({ err }),
+  );
+  if ('done' in waited) {
+    const { done } = waited;
+    const report =
+      done.state === 'completed' ? (done.returnvalue as { outcome?: string; summary?: string } | undefined) : undefined;
+    return {
+      feed,
+      jobId,
+      worker,
+      outcome: report?.outcome ?? done.state,
+      summary:
+        report?.summary ??
+        (done.state === 'failed' ? `job ${jobId} failed: ${done.failedReason}` : `job ${jobId} ${done.state}`),
+    };
+  }
+  // Only the deadline, with Redis saying the job is active, means "still runs"
+  const now = deadline.aborted ? await stateNow(w.queues, jobId) : { err: waited.err };
+  if ('err' in now) {
+    const cause = now.err ?? w.lastRedisError;
+    w.redisFailed = deadline.aborted
+      ? `did not answer when --timeout passed${cause ? ` (${errorMessage(cause)})` : ''}`
+      : `failed while the cancel waited: ${errorMessage(cause)}`;
+    return unknown(w.redisFailed);
+  }
+  if (now.state !== 'active')
+    return {
+      feed,
+      jobId,
+      worker,
+      outcome: now.state,
+      summary: `feed ${feed}: job ${jobId} is ${now.state} ${w.timeoutS} s after the cancel`,
+    };
+  return {
+    feed,
+    jobId,
+    worker,
+    outcome: 'still-running',
+    summary: `feed ${feed}: job ${jobId} still runs ${w.timeoutS} s after the cancel; its worker may be busy or gone (a dead worker's job stops when its lock expires)`,
+  };
+}
+
+/** The job's state as Redis says it now, or the error (undefined: no answer within STATE_ANSWER_MS). */
+async function stateNow(queues: Queues, jobId: string): Promise<{ state: string } | { err: unknown }> {
+  const asked = queues.sync.getJobState(jobId).then(
+    (state) => ({ state }),
+    (err: unknown) => ({ err }),
+  );
+  return within<{ state: string } | { err: unknown }>(asked, STATE_ANSWER_MS, { err: undefined });
+}
+
+/** 0 when every job ended cancelled (or none ran); 1 when one ended otherwise or Redis could not say; else 7, one still runs. */
+function exitOf(outcomes: string[]): number {
+  if (outcomes.every((o) => o === 'cancelled' || o === 'not-running' || o === 'still-running'))
+    return outcomes.includes('still-running') ? STILL_RUNNING : EXIT.ok;
+  return EXIT.failed;
+}
+
+/** an error's message without its closing full stop (it is followed by more) */
+const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err)).replace(/\.$/, '');

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Job, QueueEvents } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
 import { closeRedis } from '../redis/connection.js';
+import { within } from '../redis/deadline.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
 
@@ -39,6 +40,9 @@ export async function enqueueJob(
   if (stored === jobId || (await Job.fromId(queue, jobId))) return { jobId, status: 'after-active' };
   return { jobId: job.id ?? jobId, status: 'joined' };
 }
+
+/** how long the events' reader has to close before its connection is dropped */
+const CLOSE_EVENTS_MS = 1000;
 
 export type Finished = { state: 'completed'; returnvalue: unknown } | { state: 'failed'; failedReason: string };
 
@@ -79,7 +83,13 @@ export async function waitForJob(
     });
   } finally {
     clearInterval(poll);
-    await events.close();
+    // bounded: with Redis gone, QueueEvents' close waits for its blocked read to end, which never
+    // comes; the connection dropped below ends it
+    await within(
+      events.close().catch(() => undefined),
+      CLOSE_EVENTS_MS,
+      undefined,
+    );
     await closeRedis(connection);
   }
 }

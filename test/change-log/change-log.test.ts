@@ -1,7 +1,7 @@
 // The change log's two stores (Redis, and the file beside the state) answer the same questions the
 // same way, stay bounded, and never keep a secret; the recorder caps a run and batches its writes.
 import '../setup/needs-redis.js';
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -140,6 +140,30 @@ describe('records of older versions', () => {
     const log = await createFileChangeLog(path, limits);
     expect((await log.run('j1.1', 10)).run).toEqual(run);
     expect(await log.runs('f1', 5)).toEqual([run]);
+    await log.close();
+  });
+});
+
+describe('a change log that cannot be read', () => {
+  it('file: none written yet reads as no runs; one whose path became unusable (ENOTDIR) is an error naming it, not an empty log', async () => {
+    const folder = join(await mkdtemp(join(tmpdir(), 'changes-')), 'state');
+    const path = join(folder, 'changes.jsonl');
+    const log = await createFileChangeLog(path, limits);
+    expect(await log.runs('f1', 5)).toEqual([]);
+    await log.finishRuns([runOf('j1.1')]);
+    expect(await log.runs('f1', 5)).toHaveLength(1);
+    // the folder replaced by a file: stat fails with ENOTDIR, not ENOENT
+    await rm(folder, { recursive: true });
+    await writeFile(folder, 'not a folder');
+    for (const asked of [() => log.runs('f1', 5), () => log.run('j1.1', 10), () => log.history('f1', 'K1', 5)]) {
+      const err = await asked().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: 'ENVIRONMENT' });
+      expect((err as Error).message).toContain(path);
+      expect((err as Error).message).toContain('ENOTDIR');
+    }
     await log.close();
   });
 });

@@ -52,7 +52,8 @@ export async function throwawayRedis(opts: { persist?: boolean } = {}): Promise<
       }
     },
     stop: async () => {
-      if (!proc || proc.exitCode !== null) return;
+      // (killed by a signal, a process has a signalCode and no exitCode: stopped twice, the second returns)
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
       const exited = once(proc, 'exit');
       proc.kill('SIGKILL');
       await exited;
