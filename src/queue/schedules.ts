@@ -1,9 +1,10 @@
 // Job schedulers from config: one per group of feeds due together (below), one per chatbot and job
 // with a cron in `chatbots[].schedule`, and `drift:<feed>` for each scheduled live RESO feed (its
 // dictionary check, `schedule.driftCron`, hourly by default; the check reads the server at most
-// once a day, jobs/source-drift.ts). Upserted when a worker starts; those no longer in config are
-// removed, so the config file stays the one source of truth for what runs when. While it runs, a
-// worker writes again those Redis lost (a restart without persistence: schedule-watch.ts).
+// once a day, jobs/source-drift.ts). Written when a worker starts, those missing or changed alone
+// (an unchanged one keeps its next job); those no longer in config are removed, so the config file
+// stays the one source of truth for what runs when. While it runs, a worker writes again those
+// Redis lost (a restart without persistence). Both: schedule-watch.ts.
 //
 // Feeds due together: feeds whose `schedule.cron` and `schedule.tz` are written alike (spaces
 // aside) and that share a chatbot, directly or through other such feeds, get one scheduler whose
@@ -14,7 +15,6 @@
 // keeps its scheduler `sync:<feed>`.
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import { DEFAULT_DRIFT_CRON, type Config, type FeedConfig } from '../config/schema.js';
-import type { Logger } from '../log.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
 
@@ -157,33 +157,4 @@ export async function upsertSchedule(queues: Queues, s: PlannedSchedule): Promis
     { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}) },
     { name: s.name, data: s.data },
   );
-}
-
-export interface ScheduleChanges {
-  upserted: string[];
-  removed: string[];
-}
-
-export async function applySchedules(
-  queues: Queues,
-  planned: PlannedSchedule[],
-  logger: Logger,
-): Promise<ScheduleChanges> {
-  const changes: ScheduleChanges = { upserted: [], removed: [] };
-  for (const s of planned) {
-    await upsertSchedule(queues, s);
-    changes.upserted.push(s.id);
-  }
-  const wanted = new Set(planned.map((s) => s.id));
-  for (const queue of Object.values(queues)) {
-    for (const existing of await queue.getJobSchedulers(0, -1)) {
-      const id = existing.key;
-      if (wanted.has(id)) continue;
-      await queue.removeJobScheduler(id);
-      changes.removed.push(id);
-    }
-  }
-  if (changes.upserted.length || changes.removed.length)
-    logger.info(changes, `job schedulers: ${changes.upserted.length} in config, ${changes.removed.length} removed`);
-  return changes;
 }

@@ -22,7 +22,7 @@ describe('schedule.full', () => {
       // the dictionary check of a live RESO feed (jobs/source-drift.ts): hourly, in the feed's zone
       ['drift:mls', '41 * * * *', 'America/Chicago', { feed: 'mls' }],
     ]);
-    await applySchedules(q.queues, planned, silentLogger);
+    await applySchedules(q.redis, q.queues, planned, { root: q.prefix, logger: silentLogger });
     const schedulers = await q.queues.sync.getJobSchedulers();
     expect(schedulers.map((s) => [s.key, s.pattern, s.template?.data]).sort()).toEqual([
       ['sync-full:mls', '0 3 * * 0', { feed: 'mls', full: true }],
@@ -30,9 +30,10 @@ describe('schedule.full', () => {
     ]);
     // dropped from config: the full scheduler goes with it
     await applySchedules(
+      q.redis,
       q.queues,
       plannedSchedules(loadedConfig(resoFeed('{ cron: "*/15 * * * *" }')).config, QUEUE_NAMES),
-      silentLogger,
+      { root: q.prefix, logger: silentLogger },
     );
     expect((await q.queues.sync.getJobSchedulers()).map((s) => s.key)).toEqual(['sync:mls']);
   });

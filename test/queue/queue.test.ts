@@ -93,8 +93,11 @@ describe('queue', () => {
       syncDef(async (p) => ok(p.feed)),
       yaml,
     );
-    const changes = await applySchedules(queues, plannedSchedules(config.config, QUEUE_NAMES), silentLogger);
-    expect(changes.upserted).toEqual(['sync:austin']);
+    const changes = await applySchedules(redis, queues, plannedSchedules(config.config, QUEUE_NAMES), {
+      root: prefix,
+      logger: silentLogger,
+    });
+    expect(changes.added).toEqual(['sync:austin']);
     const runs = await until('a scheduled run', async () => {
       const r = await listRuns(redis, prefix, { feed: 'austin', limit: 10 });
       return r.length ? r : undefined;
@@ -152,7 +155,10 @@ describe('queue', () => {
     const two = loadedConfig(
       `${API}feeds:\n${feedsYaml(['a', 'b'], '    schedule: { cron: "0 2 * * *" }\n')}chatbots:\n  - serialNumber: SN-1\n    schedule: { smoke: "*/5 * * * *" }\n`,
     );
-    await applySchedules(queues, plannedSchedules(two.config, QUEUE_NAMES), silentLogger);
+    await applySchedules(redis, queues, plannedSchedules(two.config, QUEUE_NAMES), {
+      root: prefix,
+      logger: silentLogger,
+    });
     expect((await queues.sync.getJobSchedulers()).map((s) => s.key).sort()).toEqual(['sync:a', 'sync:b']);
     expect((await queues.smoke.getJobSchedulers()).map((s) => s.key)).toEqual(['smoke:SN-1']);
     const one = loadedConfig(
@@ -161,7 +167,10 @@ describe('queue', () => {
         'feeds:\n',
       ),
     );
-    const changes = await applySchedules(queues, plannedSchedules(one.config, QUEUE_NAMES), silentLogger);
+    const changes = await applySchedules(redis, queues, plannedSchedules(one.config, QUEUE_NAMES), {
+      root: prefix,
+      logger: silentLogger,
+    });
     expect(changes.removed.sort()).toEqual(['smoke:SN-1', 'sync:b']);
     const left = await queues.sync.getJobSchedulers();
     expect(left.map((s) => [s.key, s.pattern])).toEqual([['sync:a', '0 3 * * *']]);

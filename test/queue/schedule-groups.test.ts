@@ -141,7 +141,10 @@ describe('applySchedules with groups (real Redis)', () => {
       { name: 'b', to: 'SN-A', cron: '0 3 * * *' },
       { name: 'c', to: 'SN-C', cron: '0 2 * * *' },
     ];
-    await applySchedules(q.queues, plannedSchedules(config(apart), QUEUE_NAMES), silentLogger);
+    await applySchedules(q.redis, q.queues, plannedSchedules(config(apart), QUEUE_NAMES), {
+      root: q.prefix,
+      logger: silentLogger,
+    });
     expect(await keys()).toEqual([
       ['sync:a', { feed: 'a' }],
       ['sync:b', { feed: 'b' }],
@@ -149,14 +152,20 @@ describe('applySchedules with groups (real Redis)', () => {
     ]);
     // b moves to a's cron: a and b share one scheduler; c, alone, keeps its own
     const together = apart.map((f) => (f.name === 'b' ? { ...f, cron: '0 2 * * *' } : f));
-    const changes = await applySchedules(q.queues, plannedSchedules(config(together), QUEUE_NAMES), silentLogger);
+    const changes = await applySchedules(q.redis, q.queues, plannedSchedules(config(together), QUEUE_NAMES), {
+      root: q.prefix,
+      logger: silentLogger,
+    });
     expect(changes.removed.sort()).toEqual(['sync:a', 'sync:b']);
     expect(await keys()).toEqual([
       ['sync:a+b', { feeds: ['a', 'b'] }],
       ['sync:c', { feed: 'c' }],
     ]);
     // and back apart
-    await applySchedules(q.queues, plannedSchedules(config(apart), QUEUE_NAMES), silentLogger);
+    await applySchedules(q.redis, q.queues, plannedSchedules(config(apart), QUEUE_NAMES), {
+      root: q.prefix,
+      logger: silentLogger,
+    });
     expect((await keys()).map(([k]) => k)).toEqual(['sync:a', 'sync:b', 'sync:c']);
   });
 });

@@ -45,7 +45,7 @@ describe('job schedulers Redis lost', () => {
     // due every second, and no worker to take its next job: that job's time passes, as when every worker is busy
     const everySecond: PlannedSchedule = { ...PLANNED[0]!, pattern: '* * * * * *' };
     const planned = [everySecond, PLANNED[1]!];
-    await applySchedules(q.queues, planned, silentLogger);
+    await applySchedules(q.redis, q.queues, planned, { root: q.prefix, logger: silentLogger });
     const [tick] = await q.queues.sync.getJobs(['delayed', 'waiting']);
     await until('the tick due', async () => Date.now() > tick!.timestamp + tick!.delay + 50);
     const before = await nextJobs();
@@ -62,7 +62,7 @@ describe('job schedulers Redis lost', () => {
   });
 
   it('five workers finding one lost at once: written once, one scheduler, one next job', async () => {
-    await applySchedules(q.queues, PLANNED, silentLogger);
+    await applySchedules(q.redis, q.queues, PLANNED, { root: q.prefix, logger: silentLogger });
     const kept = (await nextJobs()).filter((j) => j.startsWith('repeat:settings:'));
     await q.queues.sync.removeJobScheduler('sync:austin');
     expect((await missingSchedules(q.redis, q.queues, PLANNED)).map((s) => s.id)).toEqual(['sync:austin']);
@@ -87,7 +87,7 @@ describe('job schedulers Redis lost', () => {
   });
 
   it('a connection ready again after a drop looks at once, and says what it wrote', async () => {
-    await applySchedules(q.queues, PLANNED, silentLogger);
+    await applySchedules(q.redis, q.queues, PLANNED, { root: q.prefix, logger: silentLogger });
     await q.queues.sync.removeJobScheduler('sync:austin');
     await q.queues.settings.removeJobScheduler('settings:SN-1');
     const lines: string[] = [];
