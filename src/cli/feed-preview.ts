@@ -14,6 +14,7 @@ import { formatPosition } from '../feeds/position.js';
 import { countInvalidText, encodingOf, invalidTextWarning, type InvalidText } from '../mapping/invalid-text.js';
 import { openFeed } from '../feeds/index.js';
 import { describeVendor } from '../feeds/vendors/describe.js';
+import { displayUrl } from '../feeds/source/http.js';
 import { createLogger } from '../log.js';
 import { compileMapping, mapFeed, type MappedItem } from '../mapping/index.js';
 import { ATTRIBUTION_KEY, DISCLAIMER_KEY, type HideRule, type Purpose } from '../mapping/display-config.js';
@@ -209,13 +210,17 @@ const joinOf = (item: MappedItem) => (item.position.join === undefined ? {} : { 
 /** The join line under a record, when it has one. */
 const joinLine = (r: { join?: string }) => (r.join === undefined ? '' : `\n    join: ${r.join}`);
 
+/** The feed's file, or its URL as every place of a feed names it (displayUrl): origin and path, never its userinfo or query. */
+const sourceShown = (feed: FeedConfig): string | undefined =>
+  feed.source.path ?? (feed.source.url === undefined ? undefined : displayUrl(feed.source.url));
+
 function previewJson(feed: FeedConfig, opened: Opened, routing: Routing, p: Preview): unknown {
   const vendor = feed.source.kind === 'reso' ? describeVendor(feed.source) : undefined;
   return {
     feed: feed.name,
     chatbot: feed.chatbot,
     kind: feed.source.kind,
-    source: feed.source.path ?? feed.source.url,
+    source: sourceShown(feed),
     keyBy: feed.keyBy,
     mode: opened.mode,
     ...(vendor && { vendor }),
@@ -261,7 +266,7 @@ function printPreview(feed: FeedConfig, opened: Opened, routing: Routing, p: Pre
   const { counts, found } = p;
   const vendor = feed.source.kind === 'reso' ? describeVendor(feed.source) : undefined;
   out(
-    `feed ${feed.name} (${feed.source.kind}, ${feed.source.path ?? feed.source.url}) → ${chatbotsOf(feed).join(', ')}, key ${feed.keyBy}`,
+    `feed ${feed.name} (${feed.source.kind}, ${sourceShown(feed)}) → ${chatbotsOf(feed).join(', ')}, key ${feed.keyBy}`,
   );
   if (feed.chatbots) {
     const r = routing.result();

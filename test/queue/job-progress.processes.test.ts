@@ -21,12 +21,14 @@ const d = useDeployment();
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const SCRIPT = '/usr/bin/script';
 
-// 120 (200) writes at 10 a second: a run of 12 (20) s at least, whatever the machine's load
-const SLOW_API = 'concurrency: 2, retries: 2, ratePerSecond: 10';
-// A run's writes go as its feed is read, its reader at most `concurrency` writes ahead of them, so its
-// plan (the total) is known once the last record is read: with 2 in flight, for its last few writes
-// only (under a second, the throttle's interval). 50 ahead: the plan is known for its last ~100
-// writes, ~10 s at 10 a second.
+// 200 (120) writes at 10 a second: a run of 20 (12) s at least, whatever the machine's load. A run's
+// writes go as its feed is read, its reader at most `concurrency` writes ahead of the `concurrency`
+// in flight, so its plan (the total) is known once the last record is read: with 2 in flight, for its
+// last ~4 writes only (~0.3 s, about one of `sync`'s 250 ms redraws, a third of the job's update
+// interval): whether a redraw fell in it was where the redraw clock stood, which a loaded machine's
+// jitter moves (under load, `sync` showed the total 5 runs of 8, at 118/120 or 120/120 only). 50 in
+// flight: the plan is known for the last ~90 writes, which the rate makes last ~9 s at least, and
+// load can only lengthen.
 const SLOW_API_READ_AHEAD = 'concurrency: 50, retries: 2, ratePerSecond: 10';
 
 /** `feedsync ARGS` on a terminal of its own (script(1)): what it printed there, escapes and all */
@@ -99,7 +101,7 @@ describe('a running sync reports its progress', () => {
     'enqueue --wait and sync show the total and the time left on a terminal',
     async () => {
       d.emu = await startTestEmulator({ latencyMs: 20 });
-      const file = await d.deploy([{ name: 'big', chatbot: 'SN-T', rows: 120 }], { api: SLOW_API });
+      const file = await d.deploy([{ name: 'big', chatbot: 'SN-T', rows: 120 }], { api: SLOW_API_READ_AHEAD });
       await d.start(file);
       const queued = await onTerminal([
         'enqueue',

@@ -32,10 +32,14 @@ describe('a schedule whose first sync outlasts its interval, on two worker proce
       },
       60_000,
     );
-    // (looked at when the running sync is the only tick in a worker: none being judged)
-    const waiting = await until('a moment no tick is being judged', async () => {
+    // Looked at when the running sync is the only tick in a worker (none being judged). The waiting
+    // tick rechecks the lock every busyDelayMs (delayed, then waiting, then active for a moment), so a
+    // read between the two look-ups can miss it: only a read that finds it counts (none found ever:
+    // this times out), and it must find one, never more.
+    const waiting = await until('the tick that waits behind the sync, seen', async () => {
       if ((await ofScheduler(['active'])).length !== 1) return undefined;
-      return [...new Set((await ofScheduler(['delayed', 'waiting'])).map((j) => j.id))];
+      const behind = [...new Set((await ofScheduler(['delayed', 'waiting'])).map((j) => j.id))];
+      return behind.length > 0 ? behind : undefined;
     });
     expect((await runs()).filter((r) => r.outcome === 'ok')).toEqual([]);
     expect(waiting).toHaveLength(1);

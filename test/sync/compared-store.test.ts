@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ComparedStore } from '../../src/sync/remote/compared-store.js';
+import { ComparedStore, noFileWarning, type NoFile } from '../../src/sync/remote/compared-store.js';
 
 /** the pages sent to the file, until their writes are done (it lets go of a page's bytes once they are in it) */
 async function written(store: ComparedStore, inMemory: number): Promise<void> {
@@ -120,6 +120,22 @@ describe('ComparedStore', () => {
     expect(store.spilled).toBe(0);
     expect([0, 1, 2].map((i) => store.read(n, i))).toEqual(['{"a":1}', undefined, 'é']);
     expect(store.read(raw, 1)).toBe('200:body ✓:1');
+  });
+
+  it('says once, when the file cannot be made, where and why, and the bytes it then holds (the run warns of it)', () => {
+    const dir = join(tmpdir(), 'no-such-folder-for-compared-store', 'deeper');
+    const told: NoFile[] = [];
+    const store = new ComparedStore({ dir, onNoFile: (f) => told.push(f) });
+    store.add(page(['{"a":1}', '{"b":2}']));
+    store.add(page(['{"c":3}']));
+    expect(store.spilled).toBe(0);
+    expect(told).toEqual([{ dir, step: 'made', err: expect.objectContaining({ code: 'ENOENT' }), heldBytes: 14 }]);
+    const warning = noFileWarning('SN-1', told[0]!);
+    expect(warning).toContain(
+      `chatbot SN-1's listings (for the change log) stays in memory: its temporary file in ${dir} could not be made (ENOENT`,
+    );
+    expect(warning).toMatch(/0\.0 MB held now, and about 0\.9 KB more a listing paged to the run's end/);
+    expect(warning).toMatch(/point TMPDIR at one with room$/);
   });
 
   it('keeps every page in its file by default, a raw page as its answer read back whole for each row', async () => {

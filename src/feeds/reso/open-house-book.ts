@@ -28,6 +28,8 @@ export interface OpenHouseBook {
   /** listings whose shown open houses differ from what was stored (changed, cancelled, ended) */
   changed(): string[];
   listingId(key: string): string | undefined;
+  /** the listings whose kept entry (the first lane's copy) does not parse: their open houses are not known until pulled whole */
+  unreadable(): string[];
   /** what to store: listing key → its entry, for the listings with open houses shown (each lane's copy becomes this) */
   final(): Map<string, string>;
 }
@@ -41,6 +43,7 @@ export function openHouseBook(copies: ReadonlyArray<ReadonlyMap<string, string>>
   const storedAnywhere = (key: string) => before.some((b) => b.has(key));
   /** OpenHouseKey → the listing it is kept under */
   const where = keepLive(copies[0], now, lists);
+  const unreadable = [...(copies[0]?.keys() ?? [])].filter((key) => !lists.has(key));
   const entryOf = (o: unknown, k: string): Entry | undefined => {
     const t = shownOpenHouse(o, now);
     return t && { k, s: t.start.toISOString(), e: t.end.toISOString() };
@@ -105,6 +108,7 @@ export function openHouseBook(copies: ReadonlyArray<ReadonlyMap<string, string>>
       );
     },
     listingId: (key) => lists.get(key)?.id,
+    unreadable: () => unreadable,
     final: () =>
       new Map([...lists].filter(([, kept]) => kept.oh.length > 0).map(([key, kept]) => [key, JSON.stringify(kept)])),
   };

@@ -33,6 +33,7 @@ import { vendorProfile } from '../vendors/registry.js';
 import { openHouseBook, type OpenHouseBook } from './open-house-book.js';
 import { resoPageClient, type PageClient } from './reso-pages.js';
 import type { RequestTally } from './reso-requests.js';
+import { warnUnusableMark } from './stored-mark.js';
 import {
   keyFilters,
   laterOf,
@@ -79,7 +80,7 @@ export function withOpenHouses(
     const now = ctx.now?.() ?? new Date();
     copies = ctx.state ? await ctx.state.copies(OPEN_HOUSE_STATE) : [];
     book = openHouseBook(copies, now);
-    const since = related && !ctx.full ? storedSince(ctx.mark) : undefined;
+    const since = related && !ctx.full ? sinceUsable(feedName, ctx, book, inner.stats?.warnings) : undefined;
     if (related) {
       const pulled = await pullOpenHouses(client!, source, since);
       book.apply(pulled.records, since === undefined, source.keyField);
@@ -171,14 +172,41 @@ function asksFor(source: ResoSource, keys: readonly string[], book: OpenHouseBoo
   return asks.filter((a) => a.values.length);
 }
 
-function storedSince(mark: string | undefined): string | undefined {
-  if (mark === undefined) return undefined;
+/** Where the OpenHouse pull starts: the stored mark, unless it or a listing's kept open houses cannot be used (said: stored-mark.ts). */
+function sinceUsable(
+  feedName: string,
+  ctx: FeedContext,
+  kept: OpenHouseBook,
+  warnings: string[] | undefined,
+): string | undefined {
+  const stored = storedSince(ctx.mark);
+  const unreadable = kept.unreadable();
+  const listed = `${unreadable.slice(0, 3).join(', ')}${unreadable.length > 3 ? ', …' : ''}`;
+  const why =
+    stored.why ??
+    (unreadable.length ? `the kept open houses of ${unreadable.length} listing(s) do not parse, ${listed}` : undefined);
+  if (why === undefined) return stored.since;
+  warnUnusableMark(ctx, feedName, warnings, {
+    which: stored.why ? 'open houses mark (oh)' : 'open houses (kept by listing)',
+    why,
+    instead: 'every OpenHouse record is pulled (a full pull of the open houses)',
+  });
+  return undefined;
+}
+
+/** The open houses' mark stored in the feed's mark (`oh`); `why` one stored cannot be used (none stored yet is not a fault). */
+function storedSince(mark: string | undefined): { since?: string; why?: string } {
+  if (mark === undefined) return {};
+  let oh: unknown;
   try {
-    const oh = (JSON.parse(mark) as { oh?: unknown }).oh;
-    return usableTimestamp(oh, Date.now());
+    oh = (JSON.parse(mark) as { oh?: unknown } | null)?.oh;
   } catch {
-    return undefined;
+    // (said once, as the feed's mark: by the roster's layer, or reso-reader.ts readMark; the open houses are pulled whole)
+    return {};
   }
+  if (oh === undefined) return {};
+  const since = usableTimestamp(oh, Date.now());
+  return since === undefined ? { why: `\`oh\` is ${JSON.stringify(oh)}, not a timestamp before now` } : { since };
 }
 
 /**

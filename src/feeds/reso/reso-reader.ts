@@ -33,6 +33,7 @@ import { causeMessage, FeedReadError, RecordParseError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl } from '../source/http.js';
 import { resoPageClient, type Page, type PageClient } from './reso-pages.js';
+import { warnUnusableMark } from './stored-mark.js';
 import {
   afterFilter,
   compareKeys,
@@ -131,11 +132,11 @@ export function openReso(
   const stats = readStats(client);
 
   async function* items(): AsyncIterable<FeedItem> {
-    const stored = wantIncremental ? readMark(ctx, feedName, label) : undefined;
+    const stored = wantIncremental ? readMark(ctx, feedName, stats.warnings) : undefined;
     if (!stored) mode = 'full';
     since = stored?.ts;
     const now = Date.now();
-    const oldest = stored ? undefined : learnedToReprove(source, ctx, feedName, label);
+    const oldest = stored ? undefined : learnedToReprove(source, ctx);
     const along: ReadAlong = {
       ...(oldest && { oldest }),
       label,
@@ -219,13 +220,7 @@ function settleMark(pull: {
     );
   }
   // what a pull learned of the server's paging outlives a full pull, unless the full pull proved it wrong
-  if (
-    state.mark &&
-    !stored &&
-    source.incremental &&
-    !state.reproved &&
-    readMark(ctx, feedName, label)?.paging === 'nextLink'
-  )
+  if (state.mark && !stored && source.incremental && !state.reproved && storedMark(ctx).mark?.paging === 'nextLink')
     state.mark = { ...state.mark, paging: 'nextLink' };
 }
 
@@ -236,15 +231,10 @@ const REPROOF_RECORDS = 200;
  * A full pull of a feed whose mark learned nextLink paging, where nothing else decides it (source.paging
  * unset, a vendor that takes `$orderby`): it keeps its oldest records by time, to re-prove (reprove).
  */
-function learnedToReprove(
-  source: ResoSource,
-  ctx: FeedContext,
-  feedName: string,
-  label: string,
-): ReturnType<typeof oldestRecords> | undefined {
+function learnedToReprove(source: ResoSource, ctx: FeedContext): ReturnType<typeof oldestRecords> | undefined {
   const profile = vendorProfile(source.vendor);
   if (source.path || !source.incremental || source.paging !== undefined || !profile.orderby) return undefined;
-  if (readMark(ctx, feedName, label)?.paging !== 'nextLink') return undefined;
+  if (storedMark(ctx).mark?.paging !== 'nextLink') return undefined;
   return oldestRecords(Math.min(pageSize(source, profile), REPROOF_RECORDS));
 }
 
@@ -441,16 +431,33 @@ function keysOnlySource(source: ResoSource): ResoSource {
   };
 }
 
-export function readMark(ctx: FeedContext, feedName: string, label: string): Mark | undefined {
-  if (ctx.mark === undefined) return undefined;
+/**
+ * The feed's stored mark; one that cannot be used is said (stored-mark.ts), and added to `warnings`
+ * (the read's) — by the one call that decides the pull: the others ask `storedMark` quietly.
+ */
+export function readMark(
+  ctx: FeedContext,
+  feedName: string,
+  warnings: string[] | undefined,
+  instead = 'every record is pulled (a full pull)',
+): Mark | undefined {
+  const read = storedMark(ctx);
+  if (read.err === undefined) return read.mark;
+  warnUnusableMark(ctx, feedName, warnings, {
+    which: 'RESO high-water mark',
+    why: read.err,
+    instead,
+  });
+  return undefined;
+}
+
+/** The feed's stored mark, or why it cannot be used; nothing said. */
+function storedMark(ctx: FeedContext): { mark?: Mark; err?: unknown } {
+  if (ctx.mark === undefined) return {};
   try {
-    return Mark.parse(JSON.parse(ctx.mark));
+    return { mark: Mark.parse(JSON.parse(ctx.mark)) };
   } catch (err) {
-    ctx.logger.warn(
-      { feed: feedName, file: label },
-      `stored RESO high-water mark is unreadable (${causeMessage(err)}); pulling everything`,
-    );
-    return undefined;
+    return { err };
   }
 }
 

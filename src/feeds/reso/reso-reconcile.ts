@@ -25,6 +25,10 @@ import { keysOnlyPages, openReso, readMark, type ResoOpenOptions } from './reso-
 import type { RequestTally } from './reso-requests.js';
 import { reconcileSection, type ReconcileStats } from './reso-sections.js';
 
+/** what a reconcile does without a usable mark (readMark's warning says it) */
+const RECONCILE_WITHOUT_MARK =
+  'the reconcile fetches only the keys the chatbot lacks (what changed in the others waits for an incremental or full pull)';
+
 export function openResoReconcile(
   feedName: string,
   source: ResoSource,
@@ -54,7 +58,7 @@ export function openResoReconcile(
       );
     }
     const by = fetchField(source, label);
-    const mark = readMark(ctx, feedName, label);
+    const mark = readMark(ctx, feedName, stats.warnings, RECONCILE_WITHOUT_MARK);
     const since = mark === undefined ? undefined : Date.parse(mark.ts);
     /** value of `by` → listing key, of the keys to fetch */
     const wanted = new Map<string, string>();

@@ -37,6 +37,7 @@ import { joinedLookup, overlayFeed } from '../feed-overlay.js';
 import { byLane, laneNamespace, withInnerState } from '../source-state.js';
 import type { FeedContext, FeedItem, KeyAsk, OpenedFeed, SourceState } from '../types.js';
 import { openReso } from './reso-reader.js';
+import { warnUnusableMark } from './stored-mark.js';
 import type { RequestTally } from './reso-requests.js';
 import {
   contactOf,
@@ -85,14 +86,26 @@ export function openWithRoster(
   tally: RequestTally,
 ): OpenedFeed {
   const resources = rosterResources(source);
-  const stored = storedMarks(ctx.mark);
+  const { marks: stored, why, whole } = storedMarks(ctx.mark);
   if (resources.length === 0 || !source.url) return keepingMarks(open(ctx), stored);
+  /** `opened`, its read's warnings saying the roster marks stored could not be used, if so */
+  const said = <F extends OpenedFeed>(opened: F): F => {
+    if (why !== undefined)
+      warnUnusableMark(ctx, feedName, opened.stats?.warnings, {
+        which: whole ? 'RESO high-water mark' : `roster marks (related: ${resources.join(', ')})`,
+        why,
+        instead: ctx.ask
+          ? 'this read pulls no roster: its records get the contacts the lanes stored'
+          : `${resources.join(' and ')} ${resources.length > 1 ? 'are' : 'is'} pulled whole, and the feed with ${resources.length > 1 ? 'them' : 'it'} (a full pull)`,
+      });
+    return opened;
+  };
   // (a read with no store handed in, `feed preview`, pulls the roster whole, so it maps as a sync does)
   const own: SourceState = ctx.state ?? NO_STORE;
   const named = new Set(resources);
   // (a reconcile or a push pulls no roster: the records it fetches by key get the lanes' copies'
   // contacts; a push has no mark to pull from, so it would pull the roster whole for a few keys)
-  if (ctx.ask) return withStoredRoster(open(ctx), own, named, stored);
+  if (ctx.ask) return withStoredRoster(said(open(ctx)), own, named, stored);
   let copies: readonly RosterStore[] | undefined;
   const loaded = async () => (copies ??= await rosterCopies(own));
   // the contacts the records get: the copies' until this run's pull is read, then the pull's first
@@ -100,7 +113,7 @@ export function openWithRoster(
   let learnedState: OpenedFeed['state'];
   const wholeFeed = !ctx.full && resources.some((r) => stored[r] === undefined);
   const { waiting: _waiting, ...kept } = stored;
-  const inner = open(wholeFeed ? { ...ctx, full: true } : ctx);
+  const inner = said(open(wholeFeed ? { ...ctx, full: true } : ctx));
   const learned: RosterPull[] = [];
   const marks: RelatedMarks = kept;
   let done = false;
@@ -403,20 +416,25 @@ function namingAsks(changed: ReadonlyMap<RosterResource, ReadonlySet<string>>): 
 }
 
 /** The roster marks a feed mark holds (`related`), by resource. */
-function storedMarks(mark: string | undefined): RelatedMarks {
-  if (mark === undefined) return {};
+/** The roster marks stored in the feed's mark (`related`); `why` one stored cannot be used (none stored yet is not a fault). */
+function storedMarks(mark: string | undefined): { marks: RelatedMarks; why?: unknown; whole?: boolean } {
+  if (mark === undefined) return { marks: {} };
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(mark);
-    const related = typeof parsed === 'object' && parsed !== null && 'related' in parsed ? parsed.related : undefined;
-    if (typeof related !== 'object' || related === null) return {};
-    const out: RelatedMarks = {};
-    for (const r of ROSTER_RESOURCES) if (r in related) out[r] = (related as Record<string, unknown>)[r];
-    const waiting = 'waiting' in related ? waitingOf(related.waiting) : undefined;
-    if (waiting) out.waiting = waiting;
-    return out;
-  } catch {
-    return {};
+    parsed = JSON.parse(mark);
+  } catch (err) {
+    // (the feed's mark as a whole: said here, as the read it forces whole does not read it)
+    return { marks: {}, why: err, whole: true };
   }
+  const related = typeof parsed === 'object' && parsed !== null && 'related' in parsed ? parsed.related : undefined;
+  if (related === undefined) return { marks: {} };
+  if (typeof related !== 'object' || related === null)
+    return { marks: {}, why: `\`related\` is ${JSON.stringify(related)}, not an object of marks by resource` };
+  const out: RelatedMarks = {};
+  for (const r of ROSTER_RESOURCES) if (r in related) out[r] = (related as Record<string, unknown>)[r];
+  const waiting = 'waiting' in related ? waitingOf(related.waiting) : undefined;
+  if (waiting) out.waiting = waiting;
+  return { marks: out };
 }
 
 /** `related.waiting` as stored: each resource's keys, strings only, at most MAX_WAITING */

@@ -16,7 +16,9 @@
 // At most WRITING_BYTES are on their way at once: past that a batch is written at once, as a bound
 // on what a slow disk can make the run hold.
 // The file has no name (removed as soon as it is opened): nothing is left behind, whatever ends the
-// process. A file that cannot be made or written leaves the bytes in memory; nothing else changes.
+// process. A file that cannot be made or written (a full disk, a folder gone) leaves the bytes in
+// memory, the rest of the run's pages with them; the store says so once (onNoFile), for the run's
+// warning (noFileWarning: where, why, the memory it may cost).
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, unlinkSync, writev, writevSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +42,31 @@ export interface ComparedStoreOptions {
   readRaw?: RawRowReader;
   /** how a raw page's row is read as its whole list item (item) */
   readItem?: RawItemReader;
+  /** told once when the file cannot be made or written, and pages stay in memory from then on */
+  onNoFile?: (failure: NoFile) => void;
+}
+
+/** Why the pages stay in memory: the folder of the file, what failed, the bytes held when it did. */
+export interface NoFile {
+  dir: string;
+  /** the file could not be made, or a write to it failed */
+  step: 'made' | 'written';
+  err: unknown;
+  heldBytes: number;
+}
+
+/**
+ * The run's one warning of a store whose file failed, for a person: where, why, and what it may
+ * cost (about 0.9 KB a listing more, to the run's end: remote.ts COMPARED_MEMORY_BYTES' measure).
+ */
+export function noFileWarning(chatbot: string, f: NoFile): string {
+  const why = f.err instanceof Error ? f.err.message : String(f.err);
+  const mb = (f.heldBytes / (1024 * 1024)).toFixed(1);
+  return (
+    `the compared JSON of chatbot ${chatbot}'s listings (for the change log) stays in memory: its temporary file in ${f.dir} could not be ${f.step} (${why}); ` +
+    `${mb} MB held now, and about 0.9 KB more a listing paged to the run's end (100k listings: about 94 MB). ` +
+    'Free space in that folder, or point TMPDIR at one with room'
+  );
 }
 
 /** a store dropped without close() (a caller that pages and lets the index go) closes its file when collected */
@@ -73,6 +100,7 @@ export class ComparedStore {
   readonly #dir: string;
   readonly #readRaw: RawRowReader | undefined;
   readonly #readItem: RawItemReader | undefined;
+  readonly #onNoFile: ((failure: NoFile) => void) | undefined;
   /** bytes of the pages added so far */
   #added = 0;
   #fd: number | undefined;
@@ -92,6 +120,7 @@ export class ComparedStore {
     this.#dir = opts.dir ?? tmpdir();
     this.#readRaw = opts.readRaw;
     this.#readItem = opts.readItem;
+    this.#onNoFile = opts.onNoFile;
   }
 
   /** a page's compared JSONs: its number */
@@ -149,9 +178,9 @@ export class ComparedStore {
       let put = 0;
       while (put < bytes) put += writevSync(this.#fd, unwritten(pages, put), at + put);
       for (const p of pages) p.bytes = undefined;
-    } catch {
+    } catch (err) {
       // (pages already in the file stay readable through the open descriptor)
-      this.#inMemory(pages);
+      this.#inMemory(pages, err);
     }
   }
 
@@ -202,8 +231,8 @@ export class ComparedStore {
         this.#fd = openAnonymous(this.#dir);
         unclosed.register(this, this.#fd, this);
       }
-    } catch {
-      this.#noFile = true;
+    } catch (err) {
+      this.#noFileFrom('made', err, page.size);
       return;
     }
     page.at = this.#size;
@@ -222,25 +251,34 @@ export class ComparedStore {
   #writeLater(fd: number, pages: Page[], bytes: number): void {
     const at = pages[0]!.at;
     this.#writing += bytes;
-    const done = (ok: boolean) => {
+    const done = (failed?: unknown) => {
       this.#writing -= bytes;
-      if (ok) for (const p of pages) p.bytes = undefined;
-      else this.#inMemory(pages);
+      if (failed === undefined) for (const p of pages) p.bytes = undefined;
+      else this.#inMemory(pages, failed);
       if (this.#closed && this.#writing === 0) this.#closeFile();
     };
     const from = (put: number) =>
       writev(fd, unwritten(pages, put), at + put, (err, n) => {
-        if (err || n === 0) done(false);
+        if (err || n === 0) done(err ?? new Error('the write wrote nothing'));
         else if (put + n < bytes) from(put + n);
-        else done(true);
+        else done();
       });
     from(0);
   }
 
   /** a write failed: these pages stay in memory (their bytes were held for it), and so do the next */
-  #inMemory(pages: Page[]): void {
+  #inMemory(pages: Page[], err: unknown): void {
     for (const p of pages) p.at = -1;
+    this.#noFileFrom('written', err, 0);
+  }
+
+  /** no file from now on: said once (onNoFile), unless the store was closed meanwhile; `more`: bytes of a page not yet counted as held */
+  #noFileFrom(step: NoFile['step'], err: unknown, more: number): void {
+    const first = !this.#noFile;
     this.#noFile = true;
+    if (!first || this.#closed) return;
+    const heldBytes = this.#pages.reduce((n, p) => n + (p.bytes ? p.size : 0), more);
+    this.#onNoFile?.({ dir: this.#dir, step, err, heldBytes });
   }
 }
 

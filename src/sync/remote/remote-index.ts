@@ -18,7 +18,7 @@
 import type { RemoteCopies, RemoteListing } from '../model/plan-types.js';
 import type { RawBody } from '../../api/types.js';
 import type { ListItem } from '../../listing/schema.js';
-import { ComparedStore, type RawItemReader, type RawRowReader } from './compared-store.js';
+import { ComparedStore, type NoFile, type RawItemReader, type RawRowReader } from './compared-store.js';
 import { HASH_BYTES as HASH, type RemoteRow, type RemoteRows } from './remote-rows.js';
 
 export type { RemoteRow } from './remote-rows.js';
@@ -72,6 +72,8 @@ export class RemoteIndex implements RemoteCopies {
       readItem?: RawItemReader;
       /** where that file is made (default the system's temporary folder) */
       spillDir?: string;
+      /** told once when that file cannot be made or written (compared-store.ts onNoFile) */
+      onNoFile?: (failure: NoFile) => void;
     } = {},
   ) {
     if (opts.keepOtherKey) this.#otherKeys = [];
@@ -82,6 +84,7 @@ export class RemoteIndex implements RemoteCopies {
           ...(opts.spillDir !== undefined && { dir: opts.spillDir }),
           ...(opts.readRaw && { readRaw: opts.readRaw }),
           ...(opts.readItem && { readItem: opts.readItem }),
+          ...(opts.onNoFile && { onNoFile: opts.onNoFile }),
         }),
         page: new Int32Array(1024).fill(NONE),
         row: new Int32Array(1024),

@@ -28,6 +28,7 @@ import { pageEcho, type EchoFiles, type PageEcho } from './page-echo.js';
 import { sharedPagePool, type PagePool } from './page-pool.js';
 import type { RemoteSide } from '../model/plan-types.js';
 import { RemoteIndex } from './remote-index.js';
+import type { NoFile } from './compared-store.js';
 import { rowsOf, type RowOptions } from './remote-rows.js';
 import { remoteKey } from '../model/remote-key.js';
 
@@ -58,6 +59,8 @@ export interface RemoteOptions extends RowOptions {
   echoFiles?: EchoFiles;
   /** whose calls the list calls are (CallOptions.scope: the run's lane whose report counts the paging) */
   callScope?: string;
+  /** told once when the change log's compared JSON cannot go to its temporary file (compared-store.ts noFileWarning) */
+  onNoFile?: (failure: NoFile) => void;
 }
 
 /** 10 million listings at the default PageSize of 100: past any real chatbot, yet an endless list still ends */
@@ -221,6 +224,7 @@ function newIndex(opts: RemoteOptions): RemoteIndex {
     comparedMemoryBytes: COMPARED_MEMORY_BYTES,
     readRaw: (status, body, row) => comparedOfPageRow(status, body, row, opts),
     readItem: listItemOfPageRow,
+    ...(opts.onNoFile && { onNoFile: opts.onNoFile }),
   });
 }
 

@@ -209,6 +209,7 @@ function pageGroup(
     signal: clock.signal,
     deadlineMessage: clock.message,
     callScope: first.id,
+    logger: deps.logger,
     ...(keys && { keys }),
   };
   const state = after.state.then(() =>

@@ -1,0 +1,124 @@
+// A stored mark a RESO read cannot use is said, in one form, never passed over: the feed's own
+// high-water mark, the roster's marks inside it (`related`), the open houses' mark (`oh`) and a
+// listing's kept open houses. Each names the mark and the feed, says what was wrong and the whole
+// pull that follows; the warning is in the read's warnings (the run's report) and its log, and the
+// pull that follows is whole.
+import { afterEach, describe, expect, it } from 'vitest';
+import { FeedSource } from '../../src/feeds/index.js';
+import { openFeed } from '../../src/feeds/open-feed.js';
+import type { FeedContext, SourceState } from '../../src/feeds/types.js';
+import { silentLogger } from '../../src/log.js';
+import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
+import { collect } from './helpers.js';
+
+const T1 = '2025-03-01T10:00:00.000Z';
+const T2 = '2025-03-01T11:00:00.000Z';
+const servers: ResoServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+const listing = (key: string) => ({
+  ListingKey: key,
+  ListingId: `MLS-${key}`,
+  ModificationTimestamp: T1,
+  StandardStatus: 'Active',
+  PropertyType: 'Residential',
+});
+
+/** A store holding `openhouse` copies for one lane (what the last run kept), nothing else. */
+function stateWith(openHouses: Record<string, string>): SourceState {
+  const copy = (ns: string) => new Map(ns === 'openhouse' ? Object.entries(openHouses) : []);
+  return {
+    lanes: ['SN-1'],
+    copies: async (ns) => [copy(ns)],
+    lookup: async (ns, keys) => [keys.map((k) => copy(ns).get(k))],
+  };
+}
+
+/** The feed read whole with `mark` and the store `state`; its warnings, what was logged warn, and the server's OpenHouse and Member asks. */
+async function read(mark: string, state = stateWith({})) {
+  const server = await startResoServer({
+    records: [listing('A'), listing('B')],
+    related: {
+      Member: [{ MemberKey: 'M1', MemberFullName: 'Ann Agent', ModificationTimestamp: T1 }],
+      OpenHouse: [
+        {
+          OpenHouseKey: 'oh-1',
+          ListingKey: 'B',
+          ListingId: 'MLS-B',
+          OpenHouseStartTime: '2025-03-02T16:00:00.000Z',
+          OpenHouseEndTime: '2025-03-02T18:00:00.000Z',
+          OpenHouseStatus: 'Active',
+          ModificationTimestamp: T1,
+        },
+      ],
+    },
+  });
+  servers.push(server);
+  const source = FeedSource.parse({
+    kind: 'reso',
+    url: server.url,
+    incremental: true,
+    changes: 'timestamps',
+    related: ['Member', 'OpenHouse'],
+    retries: 1,
+    timeoutMs: 5000,
+  });
+  const logged: string[] = [];
+  const logger = Object.assign(Object.create(silentLogger) as typeof silentLogger, {
+    warn: (_o: unknown, msg: string) => void logged.push(msg),
+  });
+  const ctx: FeedContext = { baseDir: '/', logger, mark, state };
+  const feed = openFeed('mls', source, ctx);
+  await collect(feed.items);
+  const asked = (resource: string) => server.requests.filter((r) => r.url.split('?')[0]!.endsWith(`/${resource}`));
+  return { feed, warnings: feed.stats?.warnings ?? [], logged, asked };
+}
+
+const usable = { ts: T2, related: { Member: { ts: T1 } }, oh: T1 };
+
+describe('a stored mark that cannot be used', () => {
+  it('none: nothing said, the pull is incremental', async () => {
+    const { warnings, logged, feed, asked } = await read(JSON.stringify(usable));
+    expect(warnings.filter((w) => /stored/.test(w))).toEqual([]);
+    expect(logged).toEqual([]);
+    expect(feed.mode).toBe('incremental');
+    expect(asked('OpenHouse').some((r) => r.filter?.includes('ModificationTimestamp'))).toBe(true);
+  });
+
+  it("the roster's marks (`related` not an object): said, naming the feed, the mark and the full pull that follows", async () => {
+    const { warnings, logged, feed, asked } = await read(JSON.stringify({ ...usable, related: 'oops' }));
+    const said = warnings.find((w) => w.includes('roster marks'));
+    expect(said).toMatch(/^feed mls: the stored roster marks \(related: Member\) cannot be used \(`related` is "oops"/);
+    expect(said).toMatch(/Member is pulled whole, and the feed with it \(a full pull\)/);
+    expect(logged).toContain(said);
+    expect(feed.mode).toBe('full');
+    expect(asked('Member').every((r) => !r.filter?.includes('ModificationTimestamp'))).toBe(true);
+  });
+
+  it("the open houses' mark (`oh` not a timestamp): said, and every OpenHouse record is pulled", async () => {
+    const { warnings, logged, asked } = await read(JSON.stringify({ ...usable, oh: 'tuesday' }));
+    const said = warnings.find((w) => w.includes('open houses mark'));
+    expect(said).toMatch(/^feed mls: the stored open houses mark \(oh\) cannot be used \(`oh` is "tuesday"/);
+    expect(said).toMatch(/every OpenHouse record is pulled/);
+    expect(logged).toContain(said);
+    expect(asked('OpenHouse').length).toBeGreaterThan(0);
+    expect(asked('OpenHouse').every((r) => !r.filter?.includes('ModificationTimestamp'))).toBe(true);
+  });
+
+  it("a listing's kept open houses that do not parse: said, naming the listing, and every OpenHouse record is pulled", async () => {
+    const { warnings, asked } = await read(JSON.stringify(usable), stateWith({ A: '{not json' }));
+    const said = warnings.find((w) => w.includes('open houses (kept by listing)'));
+    expect(said).toMatch(/the kept open houses of 1 listing\(s\) do not parse, A\)/);
+    expect(asked('OpenHouse').every((r) => !r.filter?.includes('ModificationTimestamp'))).toBe(true);
+  });
+
+  it("the feed's own mark (not JSON): said once, as the feed's mark, and everything is pulled", async () => {
+    const { warnings, feed } = await read('{torn');
+    const said = warnings.filter((w) => w.includes('cannot be used'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^feed mls: the stored RESO high-water mark cannot be used \(.*JSON.*\): .*a full pull/);
+    expect(feed.mode).toBe('full');
+  });
+});
