@@ -22,11 +22,20 @@ let redis: Redis;
 beforeAll(() => {
   redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 });
-afterAll(() => redis.quit());
+const prefixes: string[] = [];
+afterAll(async () => {
+  // each store's keys deleted, as the test found Redis
+  for (const prefix of prefixes) {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+  }
+  await redis.quit();
+});
 
 /** a state store of its own in Redis, and its wipe (every key under its prefix, as FLUSHALL leaves it) */
 function redisState(): { store: KvStore; wipe(): Promise<number> } {
   const prefix = `test-cofeed-${randomUUID()}`;
+  prefixes.push(prefix);
   return {
     store: createRedisStore(redis, prefix),
     async wipe() {
