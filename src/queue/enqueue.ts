@@ -68,7 +68,9 @@ export async function waitForJob(
   let poll: NodeJS.Timeout | undefined;
   try {
     events.on('error', () => {});
-    await events.waitUntilReady();
+    // bounded by the caller's deadline too: a connection Redis refuses (NOAUTH after a password was
+    // set) is never ready, and BullMQ's wait for it has no end of its own
+    await untilAborted(events.waitUntilReady(), signal);
     return await new Promise<Finished>((resolve, reject) => {
       const check = () =>
         finishedState(queue, jobId).then((f) => {
@@ -92,6 +94,17 @@ export async function waitForJob(
     );
     await closeRedis(connection);
   }
+}
+
+/** `p`, or the signal's reason once it aborts first. */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 async function finishedState(queue: Queues[JobKind], jobId: string): Promise<Finished | undefined> {
