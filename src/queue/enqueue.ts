@@ -71,7 +71,7 @@ export async function waitForJob(
     // bounded by the caller's deadline too: a connection Redis refuses (NOAUTH after a password was
     // set) is never ready, and BullMQ's wait for it has no end of its own
     await untilAborted(events.waitUntilReady(), signal);
-    return await new Promise<Finished>((resolve, reject) => {
+    const finished = new Promise<Finished>((resolve, reject) => {
       const check = () =>
         finishedState(queue, jobId).then((f) => {
           if (f) resolve(f);
@@ -80,9 +80,9 @@ export async function waitForJob(
       events.on('failed', (e) => e.jobId === jobId && check());
       if (onProgress) events.on('progress', (e) => e.jobId === jobId && onProgress(e.data));
       poll = setInterval(check, 2000);
-      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
       void check();
     });
+    return await untilAborted(finished, signal);
   } finally {
     clearInterval(poll);
     // bounded: with Redis gone, QueueEvents' close waits for its blocked read to end, which never
