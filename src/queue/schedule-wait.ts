@@ -15,6 +15,7 @@
 // that failed, holds its scheduler back for one TTL at most.
 import type { Job } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
+import { delIfValue } from '../redis/del-if-value.js';
 import { keysOf, lockWaitersKey } from '../redis/keys.js';
 import type { RunReport, RunTarget } from './job-definition.js';
 import { describe } from './run-settle.js';
@@ -39,11 +40,6 @@ if mark and mark ~= ARGV[1] then
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
-
-// KEYS: the scheduler's mark; ARGV: the job. Only the job's own mark is cleared.
-const DONE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
 
 /** The scheduler whose run this job is; undefined for a job asked for by hand. */
 export function scheduleOf(job: Job): Schedule | undefined {
@@ -76,7 +72,8 @@ export async function doneWaiting(
   schedule: Schedule,
   jobId: string,
 ): Promise<void> {
-  await redis.eval(DONE, 1, keysOf(prefix).scheduleWaiting(schedule.queue, schedule.scheduler), jobId);
+  // only the job's own mark is cleared
+  await delIfValue(redis, keysOf(prefix).scheduleWaiting(schedule.queue, schedule.scheduler), jobId);
 }
 
 /** The report of a scheduler's run that ends because another run of its scheduler already waits behind `lock`. */

@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Queue } from 'bullmq';
 import type { Logger } from '../log.js';
+import { delIfValue } from '../redis/del-if-value.js';
 import { keysOf } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Queues } from './queues.js';
@@ -35,9 +36,6 @@ const WRITER_TTL_MS = 10_000;
 /** How long a starting worker waits for another that is writing them: the key's life, and a margin. */
 const START_WAIT_MS = WRITER_TTL_MS + 2_000;
 const WAIT_STEP_MS = 100;
-
-/** The writer's key deleted only while it is still this writer's. */
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /** A planned scheduler to write: missing from Redis, or there with other `changed` fields. */
 export interface ScheduleToWrite {
@@ -138,7 +136,7 @@ async function writeAsTheWriter<T extends { schedule: PlannedSchedule }>(
     for (const w of toWrite) await upsertSchedule(queues, w.schedule);
     return toWrite;
   } finally {
-    await redis.eval(RELEASE, 1, key, me);
+    await delIfValue(redis, key, me); // (only while still this writer's)
   }
 }
 
