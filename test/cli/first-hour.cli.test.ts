@@ -1,0 +1,51 @@
+// What an ops person evaluating feedsync meets in the first hour, walked from a fresh clone
+// (README's setup, `init`, a feed over HTTP, the commands on the results): each rough edge found
+// there, held here so it stays fixed. One paragraph a person can act on, the exit status the
+// contract gives (docs/contracts.md), no stack trace, no hint naming a command that cannot work.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { feedsync } from '../settings/run-cli.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-first-hour-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** One paragraph on stderr, starting `feedsync: `, with no stack frame. */
+function paragraph(stderr: string): string {
+  expect(stderr).not.toMatch(/^\s+at /m);
+  const lines = stderr.trimEnd().split('\n');
+  expect(lines, stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^feedsync: /);
+  return lines[0]!;
+}
+
+describe('the first hour with feedsync', () => {
+  it('a --port out of range is a usage error (exit 2) naming the range, for the emulator and the worker, not a stack', async () => {
+    for (const command of ['emulator', 'worker']) {
+      const r = await feedsync([command, '--port', '99999']);
+      expect(r.stderr, command).not.toMatch(/^\s+at /m);
+      expect(r.stderr, command).not.toContain('transient');
+      expect(r.stderr.split('\n')[0], command).toBe(
+        "error: option '--port <n>' argument '99999' is invalid. must be a port number from 0 to 65535",
+      );
+      expect(r.code, command).toBe(2);
+    }
+  });
+
+  it('an emulator --host that does not resolve: which, and what to give instead (exit 1), not a stack', async () => {
+    const r = await feedsync(['emulator', '--host', 'no-such-host.invalid', '--port', '0']);
+    expect(r.code).toBe(1);
+    expect(paragraph(r.stderr)).toBe(
+      'feedsync: Host no-such-host.invalid is not a name this machine resolves (ENOTFOUND). Give --host an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 for every interface.',
+    );
+  });
+});
