@@ -2,7 +2,7 @@
 // (README's setup, `init`, a feed over HTTP, the commands on the results): each rough edge found
 // there, held here so it stays fixed. One paragraph a person can act on, the exit status the
 // contract gives (docs/contracts.md), no stack trace, no hint naming a command that cannot work.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -47,5 +47,25 @@ describe('the first hour with feedsync', () => {
     expect(paragraph(r.stderr)).toBe(
       'feedsync: Host no-such-host.invalid is not a name this machine resolves (ENOTFOUND). Give --host an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 for every interface.',
     );
+  });
+
+  it("undo's next steps name no command that cannot run: without Redis, no `pause` (it needs Redis)", async () => {
+    const cwd = await tempDir();
+    const env = { REDIS_URL: '' };
+    expect((await feedsync(['init'], env, { cwd })).code).toBe(0);
+    const synced = await feedsync(['sync'], env, { cwd });
+    expect(synced.code).toBe(0);
+    const run = /runs show (\S+)/.exec(synced.stderr)?.[1];
+    expect(run, synced.stderr).toBeDefined();
+    const undo = await feedsync(['undo', run!, '--dry-run'], env, { cwd });
+    expect(undo.code).toBe(0);
+    const next = undo.stderr.split('\n').filter((l) => l.trim().startsWith('next:'));
+    expect(next, undo.stderr).toHaveLength(1);
+    expect(next[0]).not.toContain('pause');
+    expect(next[0]).toContain('to keep the undo, fix the feed before the next sync, or run no sync of it until then');
+    // and pause itself, asked anyway, says it needs Redis
+    const pause = await feedsync(['pause', '--feed', 'my-feed'], env, { cwd });
+    expect(pause.code).toBe(2);
+    expect(paragraph(pause.stderr)).toContain('needs Redis');
   });
 });
