@@ -2,7 +2,10 @@
 // (README's setup, `init`, a feed over HTTP, the commands on the results): each rough edge found
 // there, held here so it stays fixed. One paragraph a person can act on, the exit status the
 // contract gives (docs/contracts.md), no stack trace, no hint naming a command that cannot work.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { once } from 'node:events';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -67,5 +70,39 @@ describe('the first hour with feedsync', () => {
     const pause = await feedsync(['pause', '--feed', 'my-feed'], env, { cwd });
     expect(pause.code).toBe(2);
     expect(paragraph(pause.stderr)).toContain('needs Redis');
+  });
+
+  it('a feed server that accepts the request and never answers: a warning says so while the run waits, naming the deadline and the setting', async () => {
+    const sockets = new Set<import('node:net').Socket>();
+    const server: Server = createServer(() => {}); // never answers
+    server.on('connection', (s) => sockets.add(s));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    try {
+      const dir = await tempDir();
+      const config = join(dir, 'feedsync.yaml');
+      await writeFile(
+        config,
+        [
+          'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }',
+          'chatbots: [{ serialNumber: SN-H }]',
+          'feeds:',
+          `  - { name: hangs, chatbot: SN-H, source: { kind: csv, url: "http://127.0.0.1:${port}/homes.csv", timeoutMs: 4000, retries: 0 }, mapping: { fields: { MLSNumber: MLSNumber } } }`,
+        ].join('\n'),
+      );
+      const t0 = Date.now();
+      const r = await feedsync(['sync', '--config', config], { REDIS_URL: '', LOG_FORMAT: 'pretty' });
+      expect(r.code).toBe(1);
+      const waiting = r.stderr.split('\n').find((l) => l.includes('no answer yet'));
+      expect(waiting, r.stderr).toContain(
+        `GET http://127.0.0.1:${port}/homes.csv: no answer yet after 2 s; waiting up to 4 s in all (feeds[].source.timeoutMs)`,
+      );
+      expect(r.stderr).toContain('no response within 4000 ms (source.timeoutMs, a total deadline per request)');
+      expect(Date.now() - t0).toBeLessThan(30_000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      server.close();
+    }
   });
 });
