@@ -105,4 +105,40 @@ describe('the first hour with feedsync', () => {
       server.close();
     }
   });
+
+  it('a feed URL the server has nothing at (404, 410): the run fails (exit 1) saying so and naming the setting to check', async () => {
+    const server: Server = createServer((req, res) => {
+      res.writeHead(req.url === '/gone.csv' ? 410 : 404, { 'content-type': 'text/plain' });
+      res.end('not found');
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    try {
+      for (const [file, status] of [
+        ['homes.csv', '404 Not Found'],
+        ['gone.csv', '410 Gone'],
+      ] as const) {
+        const dir = await tempDir();
+        const config = join(dir, 'feedsync.yaml');
+        await writeFile(
+          config,
+          [
+            'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }',
+            'chatbots: [{ serialNumber: SN-N }]',
+            'feeds:',
+            `  - { name: nowhere, chatbot: SN-N, source: { kind: csv, url: "http://127.0.0.1:${port}/${file}" }, mapping: { fields: { MLSNumber: MLSNumber } } }`,
+          ].join('\n'),
+        );
+        const r = await feedsync(['sync', '--config', config], { REDIS_URL: '' });
+        expect(r.code).toBe(1);
+        const first = r.stderr.split('\n').find((l) => l.startsWith('feed nowhere'));
+        expect(first).toBe(
+          `feed nowhere → chatbot SN-N: failed — the feed was not read whole, so nothing was deleted: http://127.0.0.1:${port}/${file}: HTTP ${status}: not found; the server has no feed at this URL: check feeds[].source.url`,
+        );
+      }
+    } finally {
+      server.close();
+    }
+  });
 });

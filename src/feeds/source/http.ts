@@ -46,6 +46,8 @@ export interface HttpGetOptions extends ExpansionLimits {
   budget?: RequestBudget;
   /** told of every request as it is sent (each attempt, each redirect hop): the run's request count */
   onRequest?: () => void;
+  /** said after a 404 or 410, what to check (a feed file's URL: source.url) */
+  notFoundHint?: string;
 }
 
 const FEED_LIMIT_DEFAULTS = {
@@ -133,8 +135,9 @@ async function getOnce(
     const message = errorBodyMessage(await readErrorBody(res.body, res.cancel), res.headers.get('content-encoding'));
     const after = parseRetryAfter(res.headers.get('retry-after'));
     const shown = message && maskSecrets(message);
+    const hint = (res.status === 404 || res.status === 410) && opts.notFoundHint ? `; ${opts.notFoundHint}` : '';
     const failure = new FeedReadError(
-      `HTTP ${res.status} ${statusText(res.status)}${shown ? `: ${shown}` : ''}`,
+      `HTTP ${res.status} ${statusText(res.status)}${shown ? `: ${shown}` : ''}${hint}`,
       place,
       isRetryableStatus(res.status),
       { status: res.status },
