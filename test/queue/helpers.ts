@@ -154,7 +154,12 @@ return jobId`;
 export type LoseHow = 'hash' | 'entry' | 'failed';
 
 /** Loses the scheduler's next job (LOSE_NEXT_JOB) once it is delayed; the lost job's id. */
-export async function loseNextJob(redis: Pick<Redis, 'eval'>, queue: Queue, scheduler: string, how: LoseHow): Promise<string> {
+export async function loseNextJob(
+  redis: Pick<Redis, 'eval'>,
+  queue: Queue,
+  scheduler: string,
+  how: LoseHow,
+): Promise<string> {
   return until(`${scheduler}'s next job delayed, then lost`, async () => {
     const lost = (await redis.eval(LOSE_NEXT_JOB, 1, queue.toKey('repeat'), scheduler, how)) as string | null;
     return lost ?? undefined;

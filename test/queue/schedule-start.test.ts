@@ -59,8 +59,8 @@ describe('job schedulers at a worker start', () => {
   it('one changed (pattern, tz, data or job options) is written anew, and a line says its next run moved', async () => {
     const start = (planned: PlannedSchedule[]) =>
       applySchedules(q.redis, q.queues, planned, { root: q.prefix, logger: silentLogger });
-    expect(await start([NIGHTLY])).toEqual({ added: ['sync:austin'], changed: [], removed: [] });
-    expect(await start([NIGHTLY])).toEqual({ added: [], changed: [], removed: [] });
+    expect(await start([NIGHTLY])).toEqual({ added: ['sync:austin'], changed: [], rebuilt: [], removed: [] });
+    expect(await start([NIGHTLY])).toEqual({ added: [], changed: [], rebuilt: [], removed: [] });
 
     const lines: string[] = [];
     const logger = createLogger({
@@ -71,6 +71,7 @@ describe('job schedulers at a worker start', () => {
     expect(await applySchedules(q.redis, q.queues, [at4], { root: q.prefix, logger })).toEqual({
       added: [],
       changed: ['sync:austin'],
+      rebuilt: [],
       removed: [],
     });
     const line = JSON.parse(lines.find((l) => l.includes('job scheduler sync:austin changed'))!) as Record<

@@ -126,9 +126,13 @@ describe('a schedule whose Redis loses it (no persistence)', () => {
       15_000,
     );
     const ticks = after.map(tickOf);
-    console.log(`first scheduled run after the next job's loss: the tick ${Math.min(...ticks) - since - 1} ms after it`);
+    console.log(
+      `first scheduled run after the next job's loss: the tick ${Math.min(...ticks) - since - 1} ms after it`,
+    );
     expect(new Set(ticks).size, JSON.stringify(after.map((r) => r.jobId))).toBe(ticks.length);
-    const said = d.procs[0]!.logs().split('\n').filter((l) => REBUILT.test(l));
+    const said = d.procs[0]!.logs()
+      .split('\n')
+      .filter((l) => REBUILT.test(l));
     expect(said, d.procs[0]!.logs()).toHaveLength(1);
   }, 60_000);
 });
