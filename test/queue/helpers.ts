@@ -12,7 +12,9 @@ import {
   closeQueues,
   createQueues,
   listRuns,
+  QUEUE_NAMES,
   type JobRuntime,
+  type PlannedSchedule,
   type ProcessorDeps,
   type Queues,
   type RunRecord,
@@ -133,6 +135,17 @@ export function useQueues(): { redis: Redis; prefix: string; queues: Queues } {
   });
   return q;
 }
+
+/** A nightly sync scheduler of one feed. */
+export const NIGHTLY: PlannedSchedule = {
+  kind: 'sync',
+  id: 'sync:austin',
+  pattern: '0 3 * * *',
+  name: QUEUE_NAMES.sync,
+  data: { feed: 'austin' },
+};
+/** The same, due every second (as a nightly sync is once a night). */
+export const EVERY_SECOND: PlannedSchedule = { ...NIGHTLY, pattern: '* * * * * *' };
 
 // Loses a job scheduler's next job as a partial key loss would, in one script while it is delayed
 // (its id `repeat:<scheduler>:<millis>`, the millis its score in the queue's `repeat` set): `hash`

@@ -12,16 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { applySchedules, QUEUE_NAMES, type PlannedSchedule } from '../../src/queue/index.js';
 import { watchSchedules } from '../../src/queue/schedule-watch.js';
-import { deferred, loseNextJob, testRedis, until, useQueues, type LoseHow } from './helpers.js';
-
-const NIGHTLY: PlannedSchedule = {
-  kind: 'sync',
-  id: 'sync:austin',
-  pattern: '0 3 * * *',
-  name: QUEUE_NAMES.sync,
-  data: { feed: 'austin' },
-};
-const EVERY_SECOND: PlannedSchedule = { ...NIGHTLY, pattern: '* * * * * *' };
+import { deferred, EVERY_SECOND, loseNextJob, NIGHTLY, testRedis, until, useQueues, type LoseHow } from './helpers.js';
 
 const q = useQueues();
 
@@ -68,25 +59,18 @@ describe('a job scheduler whose next job Redis lost, the scheduler kept', () => 
     expect(await pendingJobs(NIGHTLY)).toEqual([id]);
   });
 
-  it('its job hash deleted: the watch builds it again at the same tick, once, and warns naming it', async () => {
+  it.each([
+    ['its job hash deleted', 'hash', 'gone'],
+    ['its entry in `delayed` lost (the hash in no list, dropped)', 'entry', 'orphan'],
+  ] as const)('%s: the watch builds it again at the same tick, once, and warns naming it', async (_, how, state) => {
     await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
-    const lost = await loseNext(NIGHTLY, 'hash');
+    const lost = await loseNext(NIGHTLY, how);
     const { logger, warnings } = capture();
     await watching([NIGHTLY], logger, async () => (await pendingJobs(NIGHTLY)).length > 0);
     // the tick ahead is kept: the same job id, `repeat:<scheduler>:<millis>`
     expect(await pendingJobs(NIGHTLY)).toEqual([lost]);
-    const said = warnings().filter((w) => String(w.msg).includes('sync:austin'));
-    expect(said).toHaveLength(1);
-    expect(said[0]).toMatchObject({ scheduler: 'sync:austin', lostJob: lost, state: 'gone', nextJob: lost });
-  });
-
-  it('its entry in `delayed` lost (the hash in no list): dropped and built again at the same tick', async () => {
-    await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
-    const lost = await loseNext(NIGHTLY, 'entry');
-    const { logger, warnings } = capture();
-    await watching([NIGHTLY], logger, async () => (await pendingJobs(NIGHTLY)).length > 0);
-    expect(await pendingJobs(NIGHTLY)).toEqual([lost]);
-    expect(warnings()).toMatchObject([{ scheduler: 'sync:austin', state: 'orphan', lostJob: lost }]);
+    expect(warnings()).toMatchObject([{ scheduler: 'sync:austin', lostJob: lost, state, nextJob: lost }]);
+    expect(warnings()[0]!.msg).toMatch(/^job scheduler sync:austin had no next job: .*\(the same tick\)$/);
   });
 
   it('its job failed with no later one made: built at the next tick, the failed job kept', async () => {

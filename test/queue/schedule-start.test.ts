@@ -16,17 +16,7 @@ import {
   type PlannedSchedule,
   type ScheduleChanges,
 } from '../../src/queue/index.js';
-import { testRedis, until, useQueues } from './helpers.js';
-
-const NIGHTLY: PlannedSchedule = {
-  kind: 'sync',
-  id: 'sync:austin',
-  pattern: '0 3 * * *',
-  name: QUEUE_NAMES.sync,
-  data: { feed: 'austin' },
-};
-// due every second, as a nightly sync is once a night
-const EVERY_SECOND: PlannedSchedule = { ...NIGHTLY, pattern: '* * * * * *' };
+import { EVERY_SECOND, NIGHTLY, testRedis, until, useQueues } from './helpers.js';
 
 const q = useQueues();
 
