@@ -22,6 +22,21 @@ async function tempDir(): Promise<string> {
   return dir;
 }
 
+/** A config in a fresh folder syncing feed `name`, a CSV at `url` (`source` more keys of its source), into the embedded emulator. */
+async function urlFeedConfig(name: string, url: string, source = ''): Promise<string> {
+  const config = join(await tempDir(), 'feedsync.yaml');
+  await writeFile(
+    config,
+    [
+      'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }',
+      'chatbots: [{ serialNumber: SN-U }]',
+      'feeds:',
+      `  - { name: ${name}, chatbot: SN-U, source: { kind: csv, url: "${url}"${source} }, mapping: { fields: { MLSNumber: MLSNumber } } }`,
+    ].join('\n'),
+  );
+  return config;
+}
+
 /** One paragraph on stderr, starting `feedsync: `, with no stack frame. */
 function paragraph(stderr: string): string {
   expect(stderr).not.toMatch(/^\s+at /m);
@@ -80,16 +95,10 @@ describe('the first hour with feedsync', () => {
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
     try {
-      const dir = await tempDir();
-      const config = join(dir, 'feedsync.yaml');
-      await writeFile(
-        config,
-        [
-          'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }',
-          'chatbots: [{ serialNumber: SN-H }]',
-          'feeds:',
-          `  - { name: hangs, chatbot: SN-H, source: { kind: csv, url: "http://127.0.0.1:${port}/homes.csv", timeoutMs: 4000, retries: 0 }, mapping: { fields: { MLSNumber: MLSNumber } } }`,
-        ].join('\n'),
+      const config = await urlFeedConfig(
+        'hangs',
+        `http://127.0.0.1:${port}/homes.csv`,
+        ', timeoutMs: 4000, retries: 0',
       );
       const t0 = Date.now();
       const r = await feedsync(['sync', '--config', config], { REDIS_URL: '', LOG_FORMAT: 'pretty' });
@@ -119,22 +128,12 @@ describe('the first hour with feedsync', () => {
         ['homes.csv', '404 Not Found'],
         ['gone.csv', '410 Gone'],
       ] as const) {
-        const dir = await tempDir();
-        const config = join(dir, 'feedsync.yaml');
-        await writeFile(
-          config,
-          [
-            'api: { baseUrl: embedded, secretKey: dev-secret-key, sessionKey: dev-session-key }',
-            'chatbots: [{ serialNumber: SN-N }]',
-            'feeds:',
-            `  - { name: nowhere, chatbot: SN-N, source: { kind: csv, url: "http://127.0.0.1:${port}/${file}" }, mapping: { fields: { MLSNumber: MLSNumber } } }`,
-          ].join('\n'),
-        );
+        const config = await urlFeedConfig('nowhere', `http://127.0.0.1:${port}/${file}`);
         const r = await feedsync(['sync', '--config', config], { REDIS_URL: '' });
         expect(r.code).toBe(1);
         const first = r.stderr.split('\n').find((l) => l.startsWith('feed nowhere'));
         expect(first).toBe(
-          `feed nowhere → chatbot SN-N: failed — the feed was not read whole, so nothing was deleted: http://127.0.0.1:${port}/${file}: HTTP ${status}: not found; the server has no feed at this URL: check feeds[].source.url`,
+          `feed nowhere → chatbot SN-U: failed — the feed was not read whole, so nothing was deleted: http://127.0.0.1:${port}/${file}: HTTP ${status}: not found; the server has no feed at this URL: check feeds[].source.url`,
         );
       }
     } finally {
