@@ -49,17 +49,17 @@ const deleteCalls = async () => total(await requests(te, 'RealEstateDelete'));
 const onChatbot = async () => new Set((await te.listings(SN)).map((l) => l.MLSNumber));
 
 describe('a chatbot of several feeds after its sync state is lost', () => {
-  // feed-a holds 100 listings, feed-b 5 (under the delete guard's 50%)
-  const setUp = async () => {
+  // feed-a holds 100 listings, feed-b 5 (or `bListings`: under the delete guard's 50%)
+  const setUp = async (bListings = 5) => {
     const a = env.feed({ name: 'feed-a', source: { kind: 'csv', path: 'a.csv' } });
     const b = env.feed({ name: 'feed-b', source: { kind: 'csv', path: 'b.csv' } });
     await env.writeFeed(rows(100), 'a.csv');
-    await env.writeFeed(rows(5, 1001), 'b.csv');
+    await env.writeFeed(rows(bListings, 1001), 'b.csv');
     const state = redisState();
     const opts = { configFeeds: [a, b], store: state.store };
     expect((await env.sync(te, a, opts)).outcome).toBe('ok');
     expect((await env.sync(te, b, opts)).outcome).toBe('ok');
-    expect((await onChatbot()).size).toBe(105);
+    expect((await onChatbot()).size).toBe(100 + bListings);
     expect(await state.wipe()).toBeGreaterThan(0);
     return { a, b, opts };
   };
@@ -116,16 +116,8 @@ describe('a chatbot of several feeds after its sync state is lost', () => {
   });
 
   it("holds the other feed's listings while that feed's first run since the loss recorded only some of them (stopped mid-run)", async () => {
-    // feed-b holds 40 listings (27% of the chatbot, under the delete guard's 50%)
-    const a = env.feed({ name: 'feed-a', source: { kind: 'csv', path: 'a.csv' } });
-    const b = env.feed({ name: 'feed-b', source: { kind: 'csv', path: 'b.csv' } });
-    await env.writeFeed(rows(100), 'a.csv');
-    await env.writeFeed(rows(40, 1001), 'b.csv');
-    const state = redisState();
-    const opts = { configFeeds: [a, b], store: state.store };
-    expect((await env.sync(te, a, opts)).outcome).toBe('ok');
-    expect((await env.sync(te, b, opts)).outcome).toBe('ok');
-    await state.wipe();
+    // feed-b holds 40 listings (29% of the chatbot)
+    const { a, b, opts } = await setUp(40);
     // feed-b's first run after the loss: every listing of it changed, stopped after its first write
     // (a SIGKILL, a deadline): the writes the API acknowledged are in its state (settle/acked.ts), the rest are not
     await env.writeFeed(
@@ -156,15 +148,7 @@ describe('a chatbot of several feeds after its sync state is lost', () => {
   });
 
   it('lets the deletes go once the other feed read whole, though one of its writes failed (partial)', async () => {
-    const a = env.feed({ name: 'feed-a', source: { kind: 'csv', path: 'a.csv' } });
-    const b = env.feed({ name: 'feed-b', source: { kind: 'csv', path: 'b.csv' } });
-    await env.writeFeed(rows(100), 'a.csv');
-    await env.writeFeed(rows(10, 1001), 'b.csv');
-    const state = redisState();
-    const opts = { configFeeds: [a, b], store: state.store };
-    await env.sync(te, a, opts);
-    await env.sync(te, b, opts);
-    await state.wipe();
+    const { a, b, opts } = await setUp(10);
     // feed-a first: its deletes held for feed-b, its own state whole again
     expect((await env.sync(te, a, opts)).outcome).toBe('guard');
     // feed-b read whole after the loss, one of its updates refused: else a listing the API always
