@@ -36,10 +36,11 @@ function stateWith(openHouses: Record<string, string>): SourceState {
   };
 }
 
-/** The feed read whole with `mark` and the store `state`; its warnings, what was logged warn, and the server's OpenHouse and Member asks. */
-async function read(mark: string, state = stateWith({})) {
+/** The feed read whole with `mark` and the store `state` (changes found by `changes`); its warnings, what was logged warn, and the server's asks of a resource. */
+async function read(mark: string, state = stateWith({}), changes: 'timestamps' | 'entityEvent' = 'timestamps') {
   const server = await startResoServer({
     records: [listing('A'), listing('B')],
+    entityEvents: changes === 'entityEvent',
     related: {
       Member: [{ MemberKey: 'M1', MemberFullName: 'Ann Agent', ModificationTimestamp: T1 }],
       OpenHouse: [
@@ -60,7 +61,7 @@ async function read(mark: string, state = stateWith({})) {
     kind: 'reso',
     url: server.url,
     incremental: true,
-    changes: 'timestamps',
+    changes,
     related: ['Member', 'OpenHouse'],
     retries: 1,
     timeoutMs: 5000,
@@ -114,11 +115,42 @@ describe('a stored mark that cannot be used', () => {
     expect(asked('OpenHouse').every((r) => !r.filter?.includes('ModificationTimestamp'))).toBe(true);
   });
 
+  it('the EntityEvent mark (`seq` not a sequence): said, with the pull by timestamps that follows and the log read from its newest event', async () => {
+    const { warnings, logged, feed, asked } = await read(
+      JSON.stringify({ ...usable, seq: 'x12' }),
+      undefined,
+      'entityEvent',
+    );
+    const said = warnings.filter((w) => w.includes('cannot be used'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^feed mls: the stored EntityEvent mark \(seq\) cannot be used \(`seq` is "x12"/);
+    expect(said[0]).toMatch(/finds changes by ModificationTimestamp, not in the log .*the EntityEvent log is read from its newest event on/);
+    expect(logged).toContain(said[0]);
+    expect(feed.mode).toBe('incremental');
+    // the log asked only for its newest event (the new start), never polled from the unusable mark
+    expect(asked('EntityEvent').map((r) => r.filter)).toEqual([undefined]);
+  });
+
+  it('an EntityEvent mark that is usable: nothing said, the log polled from it', async () => {
+    const { warnings, logged, asked } = await read(JSON.stringify({ ...usable, seq: '0' }), undefined, 'entityEvent');
+    expect(warnings.filter((w) => /stored/.test(w))).toEqual([]);
+    expect(logged).toEqual([]);
+    expect(asked('EntityEvent').map((r) => r.filter)).toEqual(['EntityEventSequence gt 0']);
+  });
+
   it("the feed's own mark (not JSON): said once, as the feed's mark, and everything is pulled", async () => {
     const { warnings, feed } = await read('{torn');
     const said = warnings.filter((w) => w.includes('cannot be used'));
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(/^feed mls: the stored RESO high-water mark cannot be used \(.*JSON.*\): .*a full pull/);
+    expect(feed.mode).toBe('full');
+  });
+
+  it("the feed's own mark (not JSON) of an EntityEvent feed: said once, as the feed's mark", async () => {
+    const { warnings, feed } = await read('{torn', undefined, 'entityEvent');
+    const said = warnings.filter((w) => w.includes('cannot be used'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^feed mls: the stored RESO high-water mark cannot be used/);
     expect(feed.mode).toBe('full');
   });
 });
