@@ -175,9 +175,9 @@ async function start(
     opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
   const processors = buildProcessors(jobs, { redis, prefix, logger, runtime, config: withRedis, onRun: metrics.onRun });
   const planned = plannedSchedules(loaded.config, QUEUE_NAMES);
-  // only those missing or changed: rewriting one unchanged would move its due tick to the next (a rolling restart)
+  // only those missing, changed, or with their next job lost: rewriting one unchanged would move its due tick to the next (a rolling restart)
   await applySchedules(redis, queues, planned, { root: prefix, logger });
-  // written again if Redis loses them (a restart without persistence): on reconnect and every scheduleCheckSeconds
+  // written again if Redis loses them (a restart without persistence) or their next job: on reconnect and every scheduleCheckSeconds
   closers.push(
     watchSchedules(redis, queues, planned, { root: prefix, intervalMs: settings.scheduleCheckSeconds * 1000, logger }),
   );
