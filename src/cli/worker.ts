@@ -47,6 +47,7 @@ import { ALL, pausedFeeds } from '../queue/control.js';
 import { lanesOf } from '../sync/index.js';
 import type { StatusDeps } from '../server/status/status-data.js';
 import { findUndoTarget, undoRun } from '../undo/index.js';
+import { feedsyncCommand } from './invocation.js';
 
 const STALE_CHECK_MS = 5 * 60_000;
 
@@ -362,7 +363,7 @@ function statusDeps(
         undoRun(
           runId,
           { api: runtime.api, store: runtime.store, changeLog: runtime.changeLog, config: withRedis, logger },
-          { dryRun: true },
+          { dryRun: true, command: feedsyncCommand() },
         ),
       enqueue: async (runId, force) => {
         const { feed } = await findUndoTarget(runtime.changeLog, withRedis, runId);

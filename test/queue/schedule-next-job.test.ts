@@ -7,6 +7,7 @@
 // feed due every second) is in schedules-after-restart.processes.test.ts.
 import '../setup/needs-redis.js';
 import { Writable } from 'node:stream';
+import { isDeepStrictEqual } from 'node:util';
 import { Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { createLogger, silentLogger } from '../../src/log.js';
@@ -138,6 +139,31 @@ describe('a job scheduler whose next job Redis lost, the scheduler kept', () => 
       await worker.close();
     }
     expect(warnings()).toEqual([]);
+  });
+
+  it("its definition's hash deleted: the worker taking a tick cannot make the next (BullMQ's script fails midway), the watch builds it, its data whole", async () => {
+    await applySchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, logger: silentLogger });
+    await q.redis.del(q.queues.sync.toKey(`repeat:${EVERY_SECOND.id}`));
+    const ran: Array<[string, unknown]> = [];
+    const errors: string[] = [];
+    const worker = new Worker(QUEUE_NAMES.sync, async (job) => void ran.push([job.id!, job.data]), {
+      connection: testRedis(),
+      prefix: q.prefix,
+    });
+    worker.on('error', (err) => errors.push(err.message));
+    const { logger, warnings } = capture();
+    const stop = watchSchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, intervalMs: 100, logger });
+    try {
+      await until('two ticks run after the repair', async () => ran.length >= 2, 10_000);
+    } finally {
+      stop();
+      await worker.close();
+    }
+    // updateJobScheduler-12.lua scores the next tick, then fails on the definition's missing name
+    expect(errors.join('\n')).toMatch(/Failed to add repeatable job for next iteration/);
+    expect(warnings()).toMatchObject([{ scheduler: 'sync:austin', state: 'gone' }]);
+    expect(ran.every(([, data]) => isDeepStrictEqual(data, EVERY_SECOND.data))).toBe(true);
+    expect((await q.queues.sync.getJobScheduler(EVERY_SECOND.id))?.template?.data).toEqual(EVERY_SECOND.data);
   });
 
   it('a worker taking a tick every second while the watch looks every 20 ms: nothing written, each tick run once', async () => {
