@@ -206,12 +206,14 @@ function markTime(mark: string | undefined): string | undefined {
 async function pageChatbot(
   u: Undo,
 ): Promise<{ current: (key: string) => CurrentCopy[]; paged: PagedItems } | { failed: Ending }> {
-  const { deps, feed, config } = u;
+  const { deps, feed, config, logger } = u;
   const signal = deps.signal;
   let remote;
   try {
     remote = await fetchRemote(deps.api, {
       serialNumber: feed.chatbot,
+      // (the paging's warnings: a compared store kept in memory, its temporary file failed)
+      logger,
       keyBy: feed.keyBy,
       pageSize: config.api.pageSize,
       maxPages: config.api.maxPages,

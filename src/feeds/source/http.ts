@@ -11,7 +11,7 @@ import type { Logger } from '../../log.js';
 import { boundedRequest, RequestStopped, type BoundedResponse } from '../../net/request.js';
 import { parseRetryAfter } from '../../net/retry-after.js';
 import { statusText } from '../../net/status-text.js';
-import { maskSecrets, maskUrl, registerHeaderSecrets, registerSecret } from '../../secrets.js';
+import { maskSecrets, registerHeaderSecrets, registerSecret } from '../../secrets.js';
 import { boundedGunzip, type ExpansionLimits } from './decompress.js';
 import { errorBodyMessage, readErrorBody } from './error-body.js';
 
@@ -68,10 +68,14 @@ export interface HttpBody {
   cancel(): void;
 }
 
-/** The URL as it may be printed: no userinfo, no query string (tokens sometimes travel in queries). */
+/**
+ * The URL as it may be printed: no userinfo, no query string (tokens sometimes travel in queries),
+ * registered secrets masked (a token in the path). Masked after it is parsed: a secret that is also a
+ * piece of the host (`[REDACTED]` is no host) does not make the URL unreadable.
+ */
 export function displayUrl(url: string): string {
-  const u = new URL(maskUrl(url));
-  return `${u.origin}${u.pathname}`;
+  const u = new URL(url);
+  return maskSecrets(`${u.origin}${u.pathname}`);
 }
 
 export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Promise<HttpBody> {
