@@ -52,6 +52,12 @@ const int = (value: string) => {
   if (!Number.isInteger(n)) throw new InvalidArgumentError('must be an integer');
   return n;
 };
+const port = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError('must be a port number from 0 to 65535');
+  return n;
+};
 const num = (value: string) => {
   const n = Number(value);
   if (!Number.isFinite(n)) throw new InvalidArgumentError('must be a number');
@@ -141,7 +147,7 @@ program
   .command('worker')
   .description('run BullMQ workers, job schedulers and the HTTP server (health, metrics, UI)')
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
-  .option('--port <n>', 'HTTP port (health, metrics, UI)', int)
+  .option('--port <n>', 'HTTP port (health, metrics, UI)', port)
   .action((opts) => run(() => import('./cli/worker.js'), opts));
 
 program
@@ -224,7 +230,7 @@ program
 program
   .command('emulator')
   .description('run the local Chatbot Service emulator')
-  .option('--port <n>', 'port (0: any free port)', int, 8787)
+  .option('--port <n>', 'port (0: any free port)', port, 8787)
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--max-page-size <n>', 'cap on PageSize', int, 100)
   .option('--latency-ms <n>', 'added latency per request', int, 0)

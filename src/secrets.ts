@@ -123,6 +123,42 @@ export function registerSecretsIn(value: unknown, key = ''): void {
   }
 }
 
+/** Names of environment variables whose values are credentials (FEED_TOKEN, MLS_PASSWORD, BROKER_API_KEY). */
+const SECRET_VARIABLE =
+  /secret|token|passw(or)?d|pwd|(^|_)pass(_|$)|(^|_)((api|access|session|private)_?)?key(_|$)|apikey|credential|(^|_)auth(_|$)|(^|_)sig(nature)?(_|$)/i;
+
+/** A value the environment gave one `${VAR}` of a config string: `at` is where it starts in the string. */
+export interface EnvValue {
+  variable: string;
+  value: string;
+  at: number;
+}
+
+/**
+ * The values the environment gave the `${VAR}`s of one config string (`text`, after substitution)
+ * that are secrets: a variable named as one (MLS_API_TOKEN), and any value that lands in a URL's
+ * path, whatever its variable is called — a brokerage feed's token travels there
+ * (https://feeds.example.com/export/${FEED_EXPORT_ID}/listings.csv), and a path's other parts are
+ * written in the config. Not a value in a URL's scheme, host or port, or a whole URL from one
+ * variable (nothing in them is known to be secret; the userinfo and secret query values of every URL
+ * are registered by registerUrlSecrets), nor a `${VAR:-default}`'s default (it is written in the
+ * config). Registered as the config is read, before it is checked: its errors quote values.
+ */
+export function registerEnvSecrets(text: string, filled: readonly EnvValue[]): void {
+  const path = urlPathRange(text);
+  for (const { variable, value, at } of filled)
+    if (SECRET_VARIABLE.test(variable) || (path && at >= path.start && at < path.end)) registerSecret(value);
+}
+
+/** Where the path of an absolute URL is in `text` (from the first / after its host to its ? or #). */
+function urlPathRange(text: string): { start: number; end: number } | undefined {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(text);
+  if (!scheme) return undefined;
+  const start = scheme[0].length;
+  const query = text.slice(start).search(/[?#]/);
+  return { start, end: query < 0 ? text.length : start + query };
+}
+
 /** Basic auth credentials: the user, the password and the header value built from them. */
 export function registerBasicAuth(user: string, password: string): void {
   registerSecret(password);

@@ -61,7 +61,15 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
     dataFile: opts.dataFile ? resolve(opts.dataFile) : undefined,
     logger,
   }).catch((err: unknown) => {
-    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      throw new EnvironmentError(
+        `Host ${opts.host}`,
+        `is not a name this machine resolves (${code})`,
+        'Give --host an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 for every interface',
+        { cause: err },
+      );
+    if (code !== 'EADDRINUSE') throw err;
     throw new EnvironmentError(
       `Port ${opts.port} on ${opts.host}`,
       'is in use by another program (EADDRINUSE)',

@@ -81,16 +81,32 @@ export async function run(opts: RunsOptions): Promise<number> {
       r.outcome,
       `${r.attempt.made}/${r.attempt.max}`,
       r.jobId,
+      runIdsOf(r.report).join(', '),
       r.worker ? describeWorker(r.worker) : '',
       r.summary,
     ]);
     process.stdout.write(
-      table(['time (UTC)', 'job', 'target', 'outcome', 'try', 'job id', 'worker', 'summary'], rows).join('\n') + '\n',
+      table(['time (UTC)', 'job', 'target', 'outcome', 'try', 'job id', 'run id', 'worker', 'summary'], rows).join(
+        '\n',
+      ) + '\n',
     );
     return EXIT.ok;
   } finally {
     await close();
   }
+}
+
+/**
+ * The run ids of a recorded job (what `runs show` and `undo` take): its report's, or each of its
+ * lanes' (a job of a feed routed to several chatbots); none for a job that keeps no change log
+ * (settings, smoke) or that ended before its run began.
+ */
+function runIdsOf(report: unknown): string[] {
+  if (typeof report !== 'object' || report === null) return [];
+  const lanes = (report as { lanes?: unknown }).lanes;
+  if (Array.isArray(lanes)) return lanes.flatMap(runIdsOf);
+  const id = (report as { runId?: unknown }).runId;
+  return typeof id === 'string' ? [id] : [];
 }
 
 /** The jobs running now (of the feed or chatbot asked about), with the worker running each. */

@@ -52,7 +52,7 @@ export async function run(opts: UndoCliOptions): Promise<number> {
           undoRun(
             opts.run,
             { api, store, changeLog, config: loaded, logger, signal, calls },
-            { dryRun: opts.dryRun, force: opts.force },
+            { dryRun: opts.dryRun, force: opts.force, command: feedsyncCommand() },
           );
         if (opts.dryRun) return await undo(stop.signal);
         // the chatbot's lock, the one a sync takes: an undo never runs beside a sync of the chatbot

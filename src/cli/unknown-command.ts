@@ -5,11 +5,19 @@ import { Command, CommanderError } from 'commander';
 import { nearest } from '../format/nearest.js';
 import { EXIT } from './exit.js';
 
+/**
+ * Words a person types for a command that has another name, by the command they sit under: the
+ * command that answers, not the nearest spelling (`status` is nearest `state`, the state file's).
+ */
+const MEANT: Record<string, Record<string, string>> = {
+  feedsync: { status: 'runs', logs: 'runs', log: 'runs' },
+};
+
 /** The one line for `word` where `parent` has no such subcommand. */
 export function unknownCommandLine(parent: Command, word: string): string {
   const names = parent.commands.map((c) => c.name());
   const path = commandPath(parent);
-  const near = nearest(word, names);
+  const near = Object.hasOwn(MEANT[path] ?? {}, word) ? MEANT[path]![word] : nearest(word, names);
   const hint = near === undefined ? '' : `: did you mean \`${path} ${near}\`?`;
   return `feedsync: unknown command '${word}'${hint} (\`${path} --help\` lists them)`;
 }

@@ -47,6 +47,7 @@ import { ALL, pausedFeeds } from '../queue/control.js';
 import { lanesOf } from '../sync/index.js';
 import type { StatusDeps } from '../server/status/status-data.js';
 import { findUndoTarget, undoRun } from '../undo/index.js';
+import { feedsyncCommand } from './invocation.js';
 
 const STALE_CHECK_MS = 5 * 60_000;
 
@@ -175,9 +176,9 @@ async function start(
     opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
   const processors = buildProcessors(jobs, { redis, prefix, logger, runtime, config: withRedis, onRun: metrics.onRun });
   const planned = plannedSchedules(loaded.config, QUEUE_NAMES);
-  // only those missing or changed: rewriting one unchanged would move its due tick to the next (a rolling restart)
+  // only those missing, changed, or with their next job lost: rewriting one unchanged would move its due tick to the next (a rolling restart)
   await applySchedules(redis, queues, planned, { root: prefix, logger });
-  // written again if Redis loses them (a restart without persistence): on reconnect and every scheduleCheckSeconds
+  // written again if Redis loses them (a restart without persistence) or their next job: on reconnect and every scheduleCheckSeconds
   closers.push(
     watchSchedules(redis, queues, planned, { root: prefix, intervalMs: settings.scheduleCheckSeconds * 1000, logger }),
   );
@@ -362,7 +363,7 @@ function statusDeps(
         undoRun(
           runId,
           { api: runtime.api, store: runtime.store, changeLog: runtime.changeLog, config: withRedis, logger },
-          { dryRun: true },
+          { dryRun: true, command: feedsyncCommand() },
         ),
       enqueue: async (runId, force) => {
         const { feed } = await findUndoTarget(runtime.changeLog, withRedis, runId);

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
 import { ConfigError } from '../errors.js';
-import { registerSecretsIn } from '../secrets.js';
+import { registerEnvSecrets, registerSecretsIn, type EnvValue } from '../secrets.js';
 import type { ConfigIssue } from '../errors.js';
 import { configIssues, formatPath, type LineOf } from './issues.js';
 import { Config, type DefaultedValue, type LoadedConfig } from './schema.js';
@@ -153,10 +153,18 @@ const WHOLE_REF = /^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}$/;
 /** Replace ${VAR} from the environment. Values stay text; see parseTyped for numbers. */
 function interpolate(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv, ctx: InterpolationContext): unknown {
   if (typeof value === 'string') {
-    const replaced = value.replace(ENV_REF, (_m, name: string, fallback: string | undefined) => {
+    const filled: EnvValue[] = [];
+    let shift = 0; // how much longer the text is than the config's, up to this match
+    const replaced = value.replace(ENV_REF, (match: string, name: string, fallback: string | undefined, at: number) => {
       const v = env[name];
-      if (v !== undefined && v !== '') return v;
+      if (v !== undefined && v !== '') {
+        filled.push({ variable: name, value: v, at: at + shift });
+        shift += v.length - match.length;
+        return v;
+      }
+      shift -= match.length;
       if (fallback !== undefined) {
+        shift += fallback.length;
         const line = ctx.lineOf(path);
         ctx.defaulted.set(formatPath(path), { variable: name, ...(line !== undefined && { line }) });
         return fallback;
@@ -169,6 +177,7 @@ function interpolate(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv
       });
       return '';
     });
+    registerEnvSecrets(replaced, filled);
     if (WHOLE_REF.test(value)) {
       const typed = /^-?\d+(\.\d+)?$/.test(replaced)
         ? Number(replaced)

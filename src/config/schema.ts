@@ -368,7 +368,7 @@ export const Config = z
           .max(3600)
           .default(60)
           .describe(
-            'how often a worker looks for job schedulers Redis lost (a restart without persistence, a FLUSHALL) and writes them again; it also looks when its connection is back after a drop',
+            "how often a worker looks for job schedulers Redis lost (a restart without persistence, a FLUSHALL), or a scheduler's next job lost (a key deleted or evicted), and writes them again; it also looks when its connection is back after a drop",
           ),
         shutdownTimeoutMs: durationMs(30_000, HOUR_MS),
         concurrency: z

@@ -268,7 +268,7 @@ interface HoldTiming {
 }
 
 /**
- * The locks of one taking, just taken: counted as held here, renewed together (one RENEW_ALL call)
+ * The locks of one taking, just taken: counted as held here until released, renewed together (one RENEW_ALL call)
  * every quarter of their TTL until stopped (the job lock's cadence, workers.ts lockRenewTime), and
  * lost together (one signal: the taking stops writing all of its chatbots) when a renewal finds one
  * of them another's or fails, or when no renewal has been confirmed in time: a third of the TTL
@@ -281,7 +281,9 @@ interface HoldTiming {
 function holdLocks(redis: RedisClient, keys: readonly string[], taking: string, { ttlMs, sentAt }: HoldTiming): Hold {
   const renewed = new Set(keys);
   holdingHere(taking, true);
-  // once per hold, whether it ends lost or stopped
+  // once per hold, at its release (stop, or its last lock dropped), lost or not: a lost hold's run
+  // still ends its calls in flight (the third of the TTL it stops before the expiry), so until it
+  // releases, no other taking of this process may free its lock as this process's own (freeIfHolderGone)
   let here = true;
   const leave = () => {
     if (here) holdingHere(taking, false);
@@ -334,13 +336,16 @@ function holdLocks(redis: RedisClient, keys: readonly string[], taking: string, 
     );
   }, period);
   timer.unref();
-  const end = () => {
+  const stopRenewing = () => {
     clearInterval(timer);
     clearTimeout(deadline);
     clearImmediate(lookAgain);
+  };
+  const end = () => {
+    stopRenewing();
     leave();
   };
-  lost.signal.addEventListener('abort', end, { once: true });
+  lost.signal.addEventListener('abort', stopRenewing, { once: true });
   confirmed(sentAt);
   return {
     lost: lost.signal,

@@ -9,7 +9,7 @@ export * from '../locks/target-lock.js';
 export * from './processor.js';
 export * from './queues.js';
 export * from './schedules.js';
-export { applySchedules, type ScheduleChanges } from './schedule-watch.js';
+export { applySchedules, type ScheduleChanges } from './schedule-sync.js';
 export * from './workers.js';
 export { fullCollection } from './idle-collection.js';
 export { loadMallocTrim, type MallocTrim } from './malloc-trim.js';

@@ -3,8 +3,9 @@
 // dictionary check, `schedule.driftCron`, hourly by default; the check reads the server at most
 // once a day, jobs/source-drift.ts). Written when a worker starts, those missing or changed alone
 // (an unchanged one keeps its next job); those no longer in config are removed, so the config file
-// stays the one source of truth for what runs when. While it runs, a worker writes again those
-// Redis lost (a restart without persistence). Both: schedule-watch.ts.
+// stays the one source of truth for what runs when; so is a scheduler whose next job Redis lost
+// (schedule-state.ts). While it runs, a worker writes again those Redis lost (a restart without
+// persistence), and lost next jobs. The start: schedule-sync.ts; the watch: schedule-watch.ts.
 //
 // Feeds due together: feeds whose `schedule.cron` and `schedule.tz` are written alike (spaces
 // aside) and that share a chatbot, directly or through other such feeds, get one scheduler whose
@@ -149,12 +150,14 @@ export function plannedSchedules(config: Config, names: Record<JobKind, string>)
  * Write one scheduler (BullMQ's upsert: one script). Upserting one that exists replaces its next
  * job (taken out of delayed, or of wait if it is due) by one at the pattern's next time after now:
  * the same tick while that is ahead, the following one once it is due; so a scheduler known to be
- * there is not written again (schedule-watch.ts).
+ * there with its next job is not written again (schedule-sync.ts). One whose next job is not there
+ * gets one at the same tick while that is ahead (nothing to replace). The next job's id.
  */
-export async function upsertSchedule(queues: Queues, s: PlannedSchedule): Promise<void> {
-  await queues[s.kind].upsertJobScheduler(
+export async function upsertSchedule(queues: Queues, s: PlannedSchedule): Promise<string | undefined> {
+  const job = await queues[s.kind].upsertJobScheduler(
     s.id,
     { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}) },
     { name: s.name, data: s.data },
   );
+  return job?.id;
 }

@@ -52,7 +52,7 @@ export function keysOf(root: string) {
     lock: (name: string) => `${root}:lock:${name}`,
     /** the run of a job scheduler that waits behind a busy lock, at most one a scheduler (queue/schedule-wait.ts; one script takes it with the lock and its line) */
     scheduleWaiting: (queue: string, scheduler: string) => `${root}:schedule-waiting:${queue}:${scheduler}`,
-    /** who writes again the job schedulers Redis lost (queue/schedule-watch.ts): one worker at a time, for a few seconds */
+    /** who writes the job schedulers (queue/schedule-sync.ts: a start's, and those Redis lost): one worker at a time, for a few seconds */
     schedulesWriter: `${root}:schedules-writer`,
     /** one hash per state namespace (a state commit writes several in one MULTI) */
     state: (ns: string) => `${root}:state:${ns}`,

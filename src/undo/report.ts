@@ -108,13 +108,19 @@ export function summaryOf(r: Omit<UndoReport, 'summary'>): string {
   return `${verb} run ${r.undoOf} of ${r.feed} → ${r.chatbot}: ${parts.join(', ')} (${r.outcome}${r.dryRun ? ', dry run' : ''}) in ${r.durationMs} ms`;
 }
 
-/** What the next pulls will do with `undone` changes (report.next): `mark` is the lane's stored mark (RESO), when the feed is incremental. */
+/**
+ * What the next pulls will do with `undone` changes (report.next): `mark` is the lane's stored mark
+ * (RESO), when the feed is incremental. `pause`: the command that pauses the feed, when there is a
+ * Redis to keep the pause in (`feedsync pause` refuses without one); else the hint names none.
+ */
 export function nextPulls(
-  feed: string,
   undone: number,
   incremental: { mark: string | undefined } | undefined,
+  pause: string | undefined,
 ): UndoReport['next'] {
-  const keep = `; to keep the undo, fix the feed or pause it (feedsync pause --feed ${feed})`;
+  const keep = pause
+    ? `; to keep the undo, fix the feed before the next sync, or pause it (${pause})`
+    : '; to keep the undo, fix the feed before the next sync, or run no sync of it until then';
   if (!incremental)
     return {
       full: `the next sync reads the feed whole and redoes what the feed still says: up to ${undone} change(s) undone${keep}`,

@@ -32,6 +32,7 @@ import {
 } from '../sync/index.js';
 import { displayNow, type DisplayNow } from './display-now.js';
 import { planUndo, type CurrentCopy, type UndoPlan } from './plan-undo.js';
+import { redisConfigured } from '../redis/settings.js';
 import { nextPulls, SHOWN, summaryOf, type UndoOutcome, type UndoReport } from './report.js';
 
 export interface UndoDeps {
@@ -49,6 +50,8 @@ export interface UndoOptions {
   force?: boolean;
   /** the queue job, when a worker runs it */
   job?: { jobId: string; attempt: number };
+  /** how the report's hints name feedsync (`npx feedsync`, `node bin/feedsync.js`: src/cli/invocation.ts); default `feedsync` */
+  command?: string;
 }
 
 /** Later runs looked at for writes to the same keys (newest first, of every feed of the chatbot). */
@@ -203,12 +206,14 @@ function markTime(mark: string | undefined): string | undefined {
 async function pageChatbot(
   u: Undo,
 ): Promise<{ current: (key: string) => CurrentCopy[]; paged: PagedItems } | { failed: Ending }> {
-  const { deps, feed, config } = u;
+  const { deps, feed, config, logger } = u;
   const signal = deps.signal;
   let remote;
   try {
     remote = await fetchRemote(deps.api, {
       serialNumber: feed.chatbot,
+      // (the paging's warnings: a compared store kept in memory, its temporary file failed)
+      logger,
       keyBy: feed.keyBy,
       pageSize: config.api.pageSize,
       maxPages: config.api.maxPages,
@@ -328,7 +333,11 @@ function finish(u: Undo, r: Ending): UndoReport {
     conflicts: (p?.conflicts ?? []).slice(0, SHOWN),
     cannot: (p?.cannot ?? []).slice(0, SHOWN),
     failures: (e?.failures ?? []).slice(0, SHOWN),
-    next: nextPulls(u.feed.name, undone, u.incremental),
+    next: nextPulls(
+      undone,
+      u.incremental,
+      redisConfigured(u.deps.config) ? `${u.opts.command ?? 'feedsync'} pause --feed ${u.feed.name}` : undefined,
+    ),
     calls: (u.deps.calls?.snapshot().total ?? 0) - u.callsBefore,
     startedAt: u.startedAt.toISOString(),
     finishedAt: new Date().toISOString(),

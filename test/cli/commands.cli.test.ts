@@ -35,6 +35,14 @@ describe('an unknown command', () => {
     expect(sub.stderr).toBe(
       "feedsync: unknown command 'prevue': did you mean `feedsync feed preview`? (`feedsync feed --help` lists them)\n",
     );
+    // words a person types for "what has run": not the nearest spelling (`state`), the command that answers
+    for (const word of ['status', 'logs']) {
+      const meant = await feedsync([word]);
+      expect(meant.code).toBe(2);
+      expect(meant.stderr).toBe(
+        `feedsync: unknown command '${word}': did you mean \`feedsync runs\`? (\`feedsync --help\` lists them)\n`,
+      );
+    }
     const far = await feedsync(['zzzzzzzz']);
     expect(far.stderr).toBe("feedsync: unknown command 'zzzzzzzz' (`feedsync --help` lists them)\n");
   });

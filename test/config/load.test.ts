@@ -58,6 +58,47 @@ describe('parseConfig', () => {
     expect(redactSecrets('Authorization: sk-live-987654')).toBe('Authorization: [REDACTED]');
   });
 
+  it('a ${VAR} in a URL path, or named as a secret, is masked; one in a host, a query or a number field is not', () => {
+    const text = base.replace(
+      'source: { kind: csv, path: feeds/austin.csv }',
+      [
+        'source:',
+        '      kind: csv',
+        '      url: "https://${FEED_HOST}/export/${EXPORT_ID}/listings.csv?page=${PAGE_NO}"',
+        '      headers: { X-Broker: "${BROKER_REF}" }',
+        '    deadlineMinutes: ${DEADLINE}',
+        '    schedule: { cron: "*/5 * * * *", tz: "${MLS_API_TOKEN}" }',
+      ].join('\n'),
+    );
+    // (the time zone is not one: the config is invalid, and the values seen before are masked all the same)
+    expect(() =>
+      parseConfig(text, 'f.yaml', {
+        SECRET: 'sk-live-555000',
+        FEED_HOST: 'feeds.example.test',
+        EXPORT_ID: 'pathtok-91a7c',
+        PAGE_NO: '37',
+        BROKER_REF: 'hdr-ref-4411',
+        DEADLINE: '45',
+        MLS_API_TOKEN: 'named-tok-7d2e',
+      }),
+    ).toThrow(ConfigError);
+    expect(redactSecrets('GET https://feeds.example.test/export/pathtok-91a7c/listings.csv?page=37')).toBe(
+      'GET https://feeds.example.test/export/[REDACTED]/listings.csv?page=37',
+    );
+    expect(redactSecrets('tz named-tok-7d2e, waited 45 min')).toBe('tz [REDACTED], waited 45 min');
+  });
+
+  it('a ${VAR} given its default is not taken for a secret: the default is written in the config', () => {
+    const text = base.replace(
+      'source: { kind: csv, path: feeds/austin.csv }',
+      'source: { kind: csv, url: "https://h.test/export/${EXPORT_REF:-public-demo-ref}/l.csv" }',
+    );
+    parseConfig(text, 'f.yaml', { SECRET: 'sk-live-555001' });
+    expect(redactSecrets('https://h.test/export/public-demo-ref/l.csv')).toBe(
+      'https://h.test/export/public-demo-ref/l.csv',
+    );
+  });
+
   it('names every unset environment variable', () => {
     const err = configError(() => parseConfig(base, 'f.yaml', {}));
     expect(err.message).toContain('SECRET');

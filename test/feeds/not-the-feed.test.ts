@@ -116,6 +116,17 @@ describe('an XML or MITS document the recordPath matches nothing in', () => {
     }
   });
 
+  // (a vendor that renamed the root: the message listed the records' text and left the setting to guess)
+  it('a root of another name that holds the records: refused, naming the recordPath to set', async () => {
+    const doc = `<?xml version="1.0"?>\n<!-- export -->\n<Properties generated="2026-12-01">\n${Array.from({ length: 30 }, (_, i) => `  <Listing><Url>https://x.test/${i}</Url></Listing>\n`).join('')}</Properties>\n`;
+    for (const size of [3, 64, 100_000]) {
+      const err = await refusal(readXml(chunks(doc, size), { label: 'feed.xml', recordPath: 'Listings.Listing' }));
+      expect(err.message).toBe(
+        "feed.xml: recordPath `Listings.Listing` matches no element: the document's root is `<Properties>`, which holds `<Listing>` elements: set feeds[].source.recordPath: Properties.Listing",
+      );
+    }
+  });
+
   it("an empty feed (the path's first element opened, no record) is read as empty, not refused", async () => {
     // the second: an element the root holds once (an empty feed's header) is not taken for the records
     for (const doc of [

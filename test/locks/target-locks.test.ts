@@ -4,10 +4,11 @@
 // left behind, and two jobs over overlapping chatbots never both running. On the real Redis.
 import '../setup/needs-redis.js';
 import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   acquireTargetLock,
   acquireTargetLocks,
+  freeIfHolderGone,
   lockChatbots,
   lockOrder,
   targetLockKey,
@@ -318,6 +319,33 @@ describe('a holder whose event loop was blocked', () => {
       expect(await redis.exists(key)).toBe(0);
     } finally {
       slow.disconnect();
+    }
+  });
+});
+
+describe('a job whose hold of its locks was lost', () => {
+  it('keeps them from every other taking in its own process until its run releases them (no early free as "this process\'s own")', async () => {
+    const keys = keysOf(prefix, ['chatbot:SN-A:sync', 'chatbot:SN-B:sync']);
+    // the job's own connection: its renewals fail (Redis refusing them for a moment), the lock stays in Redis
+    const own = testRedis();
+    try {
+      const got = await acquireTargetLocks(own, keys, 'job-1', 3000, waitersLog());
+      if ('busy' in got) throw new Error('busy');
+      const refused = vi.spyOn(own, 'eval').mockRejectedValue(new Error('renewal refused'));
+      await until('the hold to be lost', async () => got.held[0]!.lost.aborted);
+      refused.mockRestore();
+      const taking = await redis.get(keys[0]!);
+      expect(ownerOf(taking)).toBe('job-1');
+      // the run still ends its calls in flight (the third of the TTL its hold stops before the expiry):
+      // another job of this worker that finds the lock busy must not free it as a holder gone
+      expect(await acquireTargetLocks(redis, keys, 'job-2', 3000, waitersLog())).toEqual({ busy: 0 });
+      expect(await freeIfHolderGone(redis, keys[0]!)).toBeUndefined();
+      expect(await redis.get(keys[0]!)).toBe(taking);
+      // once the run released them, they are free
+      await got.release();
+      expect(await redis.exists(...keys)).toBe(0);
+    } finally {
+      await own.quit();
     }
   });
 });

@@ -1,6 +1,7 @@
 // Queue test helpers: a unique Redis prefix per test, cleaned up after; a config from YAML; a fake
 // runtime for injected processors.
 import { randomUUID } from 'node:crypto';
+import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../src/config/load.js';
 import { RedisConfig, type LoadedConfig } from '../../src/config/schema.js';
@@ -11,7 +12,9 @@ import {
   closeQueues,
   createQueues,
   listRuns,
+  QUEUE_NAMES,
   type JobRuntime,
+  type PlannedSchedule,
   type ProcessorDeps,
   type Queues,
   type RunRecord,
@@ -131,4 +134,47 @@ export function useQueues(): { redis: Redis; prefix: string; queues: Queues } {
     await q.redis.quit();
   });
   return q;
+}
+
+/** A nightly sync scheduler of one feed. */
+export const NIGHTLY: PlannedSchedule = {
+  kind: 'sync',
+  id: 'sync:austin',
+  pattern: '0 3 * * *',
+  name: QUEUE_NAMES.sync,
+  data: { feed: 'austin' },
+};
+/** The same, due every second (as a nightly sync is once a night). */
+export const EVERY_SECOND: PlannedSchedule = { ...NIGHTLY, pattern: '* * * * * *' };
+
+// Loses a job scheduler's next job as a partial key loss would, in one script while it is delayed
+// (its id `repeat:<scheduler>:<millis>`, the millis its score in the queue's `repeat` set): `hash`
+// deletes the job's hash (a key deleted by hand or evicted; its `delayed` entry stays), `entry` its
+// entry in `delayed` (the hash stays, in no list), `failed` moves it to `failed` (as when the worker
+// that took it could not make the next one). BullMQ's own calls do not: Job.remove refuses the
+// scheduler's next job, clean and drain pass it over.
+const LOSE_NEXT_JOB = `
+local millis = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not millis then return false end
+local base = string.sub(KEYS[1], 1, #KEYS[1] - #'repeat')
+local jobId = 'repeat:' .. ARGV[1] .. ':' .. millis
+if not redis.call('ZSCORE', base .. 'delayed', jobId) then return false end
+if ARGV[2] == 'hash' then redis.call('DEL', base .. jobId) end
+if ARGV[2] ~= 'hash' then redis.call('ZREM', base .. 'delayed', jobId) end
+if ARGV[2] == 'failed' then redis.call('ZADD', base .. 'failed', millis, jobId) end
+return jobId`;
+
+export type LoseHow = 'hash' | 'entry' | 'failed';
+
+/** Loses the scheduler's next job (LOSE_NEXT_JOB) once it is delayed; the lost job's id. */
+export async function loseNextJob(
+  redis: Pick<Redis, 'eval'>,
+  queue: Queue,
+  scheduler: string,
+  how: LoseHow,
+): Promise<string> {
+  return until(`${scheduler}'s next job delayed, then lost`, async () => {
+    const lost = (await redis.eval(LOSE_NEXT_JOB, 1, queue.toKey('repeat'), scheduler, how)) as string | null;
+    return lost ?? undefined;
+  });
 }

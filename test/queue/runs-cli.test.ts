@@ -59,6 +59,19 @@ describe('feedsync runs', () => {
     expect(table.stderr).toBe(`run history in Redis ${REDIS_URL} (prefix ${prefix})\n`);
   });
 
+  it('the table names each run by the run id `runs show` and `undo` take, not only by its job id', async () => {
+    const sync = await feedsync(['sync', '--config', withRedis]);
+    expect(sync.code).toBe(0);
+    const runId = /runs show (\S+)/.exec(sync.stderr)?.[1];
+    expect(runId, sync.stderr).toMatch(/^\d{8}T\d{6}Z-/);
+    const table = await feedsync(['runs', '--config', withRedis, '--limit', '1']);
+    expect(table.stdout.split('\n')[0]).toMatch(/job id\s+run id\s+worker\s+summary/);
+    expect(table.stdout).toMatch(new RegExp(`foreground-\\S+\\s+${runId}\\s`));
+    const show = await feedsync(['runs', 'show', runId!, '--config', withRedis]);
+    expect(show.code).toBe(0);
+    expect(show.stderr + show.stdout).toContain(`run ${runId}: homes → ${SN}, ok`);
+  });
+
   it('an unknown --feed is exit 2 with the same message as sync and feed preview', async () => {
     const runs = await feedsync(['runs', '--config', withRedis, '--feed', 'nope']);
     const sync = await feedsync(['sync', '--config', withRedis, '--feed', 'nope']);

@@ -16,17 +16,7 @@ import {
   type PlannedSchedule,
   type ScheduleChanges,
 } from '../../src/queue/index.js';
-import { testRedis, until, useQueues } from './helpers.js';
-
-const NIGHTLY: PlannedSchedule = {
-  kind: 'sync',
-  id: 'sync:austin',
-  pattern: '0 3 * * *',
-  name: QUEUE_NAMES.sync,
-  data: { feed: 'austin' },
-};
-// due every second, as a nightly sync is once a night
-const EVERY_SECOND: PlannedSchedule = { ...NIGHTLY, pattern: '* * * * * *' };
+import { EVERY_SECOND, NIGHTLY, testRedis, until, useQueues } from './helpers.js';
 
 const q = useQueues();
 
@@ -59,8 +49,8 @@ describe('job schedulers at a worker start', () => {
   it('one changed (pattern, tz, data or job options) is written anew, and a line says its next run moved', async () => {
     const start = (planned: PlannedSchedule[]) =>
       applySchedules(q.redis, q.queues, planned, { root: q.prefix, logger: silentLogger });
-    expect(await start([NIGHTLY])).toEqual({ added: ['sync:austin'], changed: [], removed: [] });
-    expect(await start([NIGHTLY])).toEqual({ added: [], changed: [], removed: [] });
+    expect(await start([NIGHTLY])).toEqual({ added: ['sync:austin'], changed: [], rebuilt: [], removed: [] });
+    expect(await start([NIGHTLY])).toEqual({ added: [], changed: [], rebuilt: [], removed: [] });
 
     const lines: string[] = [];
     const logger = createLogger({
@@ -71,6 +61,7 @@ describe('job schedulers at a worker start', () => {
     expect(await applySchedules(q.redis, q.queues, [at4], { root: q.prefix, logger })).toEqual({
       added: [],
       changed: ['sync:austin'],
+      rebuilt: [],
       removed: [],
     });
     const line = JSON.parse(lines.find((l) => l.includes('job scheduler sync:austin changed'))!) as Record<

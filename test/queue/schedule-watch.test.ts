@@ -15,7 +15,8 @@ import {
   upsertSchedule,
   type PlannedSchedule,
 } from '../../src/queue/index.js';
-import { missingSchedules, restoreSchedules, watchSchedules } from '../../src/queue/schedule-watch.js';
+import { schedulerStates } from '../../src/queue/schedule-state.js';
+import { restoreSchedules, watchSchedules } from '../../src/queue/schedule-watch.js';
 import { testRedis, until, useQueues } from './helpers.js';
 
 const PLANNED: PlannedSchedule[] = [
@@ -30,6 +31,12 @@ const PLANNED: PlannedSchedule[] = [
 ];
 
 const q = useQueues();
+
+/** the planned schedulers Redis lacks: their ids */
+async function missing(planned: readonly PlannedSchedule[]): Promise<string[]> {
+  const states = await schedulerStates(q.redis, q.queues, planned, { dropOrphans: false });
+  return states.filter((s) => s.state === 'missing').map((s) => s.schedule.id);
+}
 
 /** the next job of each scheduler: its id (`repeat:<scheduler>:<millis>`), state and delay */
 async function nextJobs() {
@@ -49,8 +56,8 @@ describe('job schedulers Redis lost', () => {
     const [tick] = await q.queues.sync.getJobs(['delayed', 'waiting']);
     await until('the tick due', async () => Date.now() > tick!.timestamp + tick!.delay + 50);
     const before = await nextJobs();
-    expect(await missingSchedules(q.redis, q.queues, planned)).toEqual([]);
-    expect(await restoreSchedules(q.redis, q.queues, planned, q.prefix)).toEqual([]);
+    expect(await missing(planned)).toEqual([]);
+    expect(await restoreSchedules(q.redis, q.queues, planned, q.prefix)).toEqual({ written: [], failed: [] });
     expect(await nextJobs()).toEqual(before);
     expect(before.filter((j) => j.startsWith(`${tick!.id} `))).toHaveLength(1);
 
@@ -65,7 +72,7 @@ describe('job schedulers Redis lost', () => {
     await applySchedules(q.redis, q.queues, PLANNED, { root: q.prefix, logger: silentLogger });
     const kept = (await nextJobs()).filter((j) => j.startsWith('repeat:settings:'));
     await q.queues.sync.removeJobScheduler('sync:austin');
-    expect((await missingSchedules(q.redis, q.queues, PLANNED)).map((s) => s.id)).toEqual(['sync:austin']);
+    expect(await missing(PLANNED)).toEqual(['sync:austin']);
 
     const workers = Array.from({ length: 5 }, () => {
       const redis = testRedis();
@@ -73,7 +80,9 @@ describe('job schedulers Redis lost', () => {
     });
     try {
       const written = await Promise.all(workers.map((w) => restoreSchedules(w.redis, w.queues, PLANNED, q.prefix)));
-      expect(written.flat()).toEqual(['sync:austin']);
+      expect(written.flatMap((o) => o.written.map((w) => [w.schedule.id, w.state]))).toEqual([
+        ['sync:austin', 'missing'],
+      ]);
     } finally {
       for (const w of workers) {
         await closeQueues(w.queues);
@@ -100,7 +109,7 @@ describe('job schedulers Redis lost', () => {
     try {
       q.redis.disconnect(true);
       await until('the lost schedulers written again', async () =>
-        (await missingSchedules(q.redis, q.queues, PLANNED)).length === 0 ? true : undefined,
+        (await missing(PLANNED)).length === 0 ? true : undefined,
       );
       await until('the warning', async () => lines.find((l) => l.includes('Redis lost the job schedulers')));
     } finally {

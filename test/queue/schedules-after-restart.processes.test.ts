@@ -13,7 +13,7 @@ import { listRuns, type RunRecord } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { throwawayRedis, type ThrowawayRedis } from '../server/redis-server.js';
 import { deploymentQueues, writeDeployment } from './deploy.js';
-import { uniquePrefix, until } from './helpers.js';
+import { loseNextJob, uniquePrefix, until } from './helpers.js';
 import { spawnWorker, type WorkerProcess } from './worker-process.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -23,6 +23,9 @@ afterEach(async () => {
 
 /** the worker's warning when it finds schedulers missing (src/queue/schedule-watch.ts) */
 const LOST = /Redis lost the job schedulers \(restart without persistence\?\); written again: (\d+)/g;
+
+/** the worker's warning when it builds a scheduler's lost next job again (src/queue/schedule-watch.ts) */
+const REBUILT = /job scheduler sync:austin had no next job/;
 
 /** The tick a scheduled run was for: the millis in its job id, `repeat:<scheduler>:<millis>`. */
 const tickOf = (r: RunRecord) => Number(/^repeat:.+:(\d+)$/.exec(r.jobId)?.[1]);
@@ -108,4 +111,28 @@ describe('a schedule whose Redis loses it (no persistence)', () => {
     const since = Date.now();
     await ticksRunAgain(d, since, 3);
   }, 90_000);
+
+  it("its next job's key deleted, the scheduler kept: the feed runs on its schedule again", async () => {
+    const d = await scheduledDeployment(1, { scheduleCheckSeconds: 1 });
+    const lost = await loseNextJob(d.ops, d.queues.sync, 'sync:austin', 'hash');
+    const since = Number(lost.split(':').pop()) - 1;
+    // before the fix: no run in 15 s (15 ticks), the scheduler there with no next job
+    const after = await until(
+      '3 scheduled runs after the loss',
+      async () => {
+        const r = await d.runsAfter(since);
+        return r.length >= 3 && r;
+      },
+      15_000,
+    );
+    const ticks = after.map(tickOf);
+    console.log(
+      `first scheduled run after the next job's loss: the tick ${Math.min(...ticks) - since - 1} ms after it`,
+    );
+    expect(new Set(ticks).size, JSON.stringify(after.map((r) => r.jobId))).toBe(ticks.length);
+    const said = d.procs[0]!.logs()
+      .split('\n')
+      .filter((l) => REBUILT.test(l));
+    expect(said, d.procs[0]!.logs()).toHaveLength(1);
+  }, 60_000);
 });

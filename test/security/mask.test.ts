@@ -2,6 +2,7 @@
 // secret query values masked, and nested report values.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { displayUrl } from '../../src/feeds/source/http.js';
 import { maskDeep, maskedJson, maskSecrets, maskUrl, registerSecret, registerSecretsIn } from '../../src/secrets.js';
 
 describe('maskSecrets', () => {
@@ -31,6 +32,14 @@ describe('maskSecrets', () => {
   it('shows URLs without userinfo and with secret query values masked', () => {
     expect(maskUrl('https://someone:pw-url-6@h.test/feed?access_token=abc123xyz&page=2&api_key=zz')).toBe(
       'https://h.test/feed?access_token=[REDACTED]&page=2&api_key=[REDACTED]',
+    );
+  });
+
+  it('displayUrl masks a path token, and a secret that is also a piece of the host does not make it throw', () => {
+    registerSecret('pathtok-disp-2');
+    registerSecret('hostpiece');
+    expect(displayUrl('https://u:p@feeds.hostpiece.test/export/pathtok-disp-2/l.csv?page=2')).toBe(
+      'https://feeds.[REDACTED].test/export/[REDACTED]/l.csv',
     );
   });
 

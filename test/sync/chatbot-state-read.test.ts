@@ -18,7 +18,7 @@ import {
   type ChatbotFeed,
 } from '../../src/sync/model/state-names.js';
 
-const SHARED = [MARK_NAMESPACE, GOOD_VALID_NAMESPACE, RULES_NAMESPACE];
+const SHARED = [MARK_NAMESPACE, GOOD_VALID_NAMESPACE, RULES_NAMESPACE, SYNCED_NAMESPACE];
 
 /** The store, with the namespaces read whole (getAll) counted. */
 function counted(store: KvStore): KvStore & { whole: string[] } {
@@ -35,7 +35,7 @@ function counted(store: KvStore): KvStore & { whole: string[] } {
 
 /** What loadChatbotState read before: every namespace whole, then this chatbot's entries picked out. */
 async function readWhole(store: KvStore, feeds: readonly ChatbotFeed[]) {
-  const [marks, goods, rules] = await Promise.all(SHARED.map((ns) => store.getAll(ns)));
+  const [marks, goods, rules, synced] = await Promise.all(SHARED.map((ns) => store.getAll(ns)));
   return new Map(
     await Promise.all(
       feeds.map(async (f) => {
@@ -46,7 +46,7 @@ async function readWhole(store: KvStore, feeds: readonly ChatbotFeed[]) {
           {
             name: f.name,
             keyBy: f.keyBy,
-            committed: fingerprints.size > 0 || (await store.getAll(SYNCED_NAMESPACE)).has(f.name),
+            committed: synced!.has(f.name) || goods!.has(f.name),
             fingerprints,
             missingSince: await store.getAll(missingNamespace(f.name)),
             recurring: new Set((await store.getAll(`recur:${f.name}`)).keys()),
@@ -69,6 +69,7 @@ describe("a chatbot's state read", () => {
       await store.set(MARK_NAMESPACE, [[lane, `2026-12-0${(i % 9) + 1}T00:00:00Z`]]);
       if (i % 3) await store.set(GOOD_VALID_NAMESPACE, [[lane, String(100 + i)]]);
       if (i % 2) await store.set(RULES_NAMESPACE, [[lane, JSON.stringify({ hide: [`f${i}`] })]]);
+      if (i % 7 === 0) await store.set(SYNCED_NAMESPACE, [[lane, '1']]);
       await store.set(fingerprintNamespace(lane), [
         [`L${i}-1`, `fp${i}`],
         [`L${i}-2`, `fq${i}`],
@@ -89,6 +90,16 @@ describe("a chatbot's state read", () => {
     expect(state.feeds).toEqual(await readWhole(store, feeds));
     expect(state.feeds.get('mls2>SN-7')).toMatchObject({ mark: '2026-12-08T00:00:00Z', lastGoodValid: 107 });
     expect(state.feeds.get('mls0>SN-12')?.lastGoodValid).toBeUndefined();
+    // fingerprints alone do not make a lane's state whole (a run stopped midway since the state was lost
+    // recorded them): a run read whole says so (a synced entry, or a good valid count)
+    expect(state.feeds.get('mls3>SN-18')).toMatchObject({
+      committed: false,
+      fingerprints: new Map([
+        ['L18-1', 'fp18'],
+        ['L18-2', 'fq18'],
+      ]),
+    });
+    expect(state.feeds.get('mls2>SN-7')?.committed).toBe(true);
     expect(state.feeds.get('mls4>SN-none')).toEqual({
       name: 'mls4>SN-none',
       keyBy: 'MLSNumber',

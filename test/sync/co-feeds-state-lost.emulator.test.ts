@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/state/redis-store.js';
 import type { KvStore } from '../../src/state/kv-store.js';
 import type { TestEmulator } from '../helpers/emulator.js';
-import { requests, rows, SN, total, useEmulatorSync, type SyncEnv } from './helpers/feed.js';
+import { requests, row, rows, SN, total, useEmulatorSync, type SyncEnv } from './helpers/feed.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -49,17 +49,17 @@ const deleteCalls = async () => total(await requests(te, 'RealEstateDelete'));
 const onChatbot = async () => new Set((await te.listings(SN)).map((l) => l.MLSNumber));
 
 describe('a chatbot of several feeds after its sync state is lost', () => {
-  // feed-a holds 100 listings, feed-b 5 (under the delete guard's 50%)
-  const setUp = async () => {
+  // feed-a holds 100 listings, feed-b 5 (or `bListings`: under the delete guard's 50%)
+  const setUp = async (bListings = 5) => {
     const a = env.feed({ name: 'feed-a', source: { kind: 'csv', path: 'a.csv' } });
     const b = env.feed({ name: 'feed-b', source: { kind: 'csv', path: 'b.csv' } });
     await env.writeFeed(rows(100), 'a.csv');
-    await env.writeFeed(rows(5, 1001), 'b.csv');
+    await env.writeFeed(rows(bListings, 1001), 'b.csv');
     const state = redisState();
     const opts = { configFeeds: [a, b], store: state.store };
     expect((await env.sync(te, a, opts)).outcome).toBe('ok');
     expect((await env.sync(te, b, opts)).outcome).toBe('ok');
-    expect((await onChatbot()).size).toBe(105);
+    expect((await onChatbot()).size).toBe(100 + bListings);
     expect(await state.wipe()).toBeGreaterThan(0);
     return { a, b, opts };
   };
@@ -113,6 +113,63 @@ describe('a chatbot of several feeds after its sync state is lost', () => {
     expect((await env.sync(te, b, opts)).outcome).toBe('ok');
     const after = await env.sync(te, a, opts);
     expect(after).toMatchObject({ outcome: 'ok', counts: { deleted: 1 } });
+  });
+
+  it("holds the other feed's listings while that feed's first run since the loss recorded only some of them (stopped mid-run)", async () => {
+    // feed-b holds 40 listings (29% of the chatbot)
+    const { a, b, opts } = await setUp(40);
+    // feed-b's first run after the loss: every listing of it changed, stopped after its first write
+    // (a SIGKILL, a deadline): the writes the API acknowledged are in its state (settle/acked.ts), the rest are not
+    await env.writeFeed(
+      rows(40, 1001).map((r) => ({ ...r, SalePrice: Number(r.SalePrice) + 1 })),
+      'b.csv',
+    );
+    const stop = new AbortController();
+    const stopped = await env.sync(te, b, {
+      ...opts,
+      api: { concurrency: 1 },
+      signal: stop.signal,
+      onProgress: (p) => {
+        if (p.phase === 'write') stop.abort(new Error('stopped mid-run'));
+      },
+    });
+    expect(stopped.outcome).not.toBe('ok');
+    expect(stopped.counts.updated).toBeLessThan(40);
+    const before = await deleteCalls();
+    const run = await env.sync(te, a, opts);
+    expect(await deleteCalls()).toBe(before);
+    expect((await onChatbot()).size).toBe(140);
+    expect(run.outcome).toBe('guard');
+    expect(run.message).toContain('feedsync sync --feed feed-b');
+    // feed-b's run to its end: its state names all its listings again, and feed-a spares them by it
+    expect((await env.sync(te, b, opts)).outcome).toBe('ok');
+    expect((await env.sync(te, a, opts)).counts).toMatchObject({ deleted: 0, otherFeeds: 40 });
+    expect((await onChatbot()).size).toBe(140);
+  });
+
+  it('lets the deletes go once the other feed read whole, though one of its writes failed (partial)', async () => {
+    const { a, b, opts } = await setUp(10);
+    // feed-a first: its deletes held for feed-b, its own state whole again
+    expect((await env.sync(te, a, opts)).outcome).toBe('guard');
+    // feed-b read whole after the loss, one of its updates refused: else a listing the API always
+    // refuses would hold feed-a's deletes for good
+    await env.writeFeed([row(1001, { SalePrice: 1 }), row(1002, { SalePrice: 2 }), ...rows(8, 1003)], 'b.csv');
+    let refused = false;
+    const partial = await env.sync(te, b, {
+      ...opts,
+      api: { concurrency: 1, retries: 0 },
+      onProgress: (p) => {
+        // (after the first update: the second is refused)
+        if (p.phase !== 'write' || refused) return;
+        refused = true;
+        te.emulator.configure({ nextFaults: ['500'] });
+      },
+    });
+    expect(partial).toMatchObject({ outcome: 'partial', counts: { updated: 1, failed: 1 } });
+    await env.writeFeed(rows(99), 'a.csv');
+    const run = await env.sync(te, a, opts);
+    // (the listing whose update was refused is not in feed-b's state: feed-a takes it for stale too)
+    expect(run).toMatchObject({ outcome: 'ok', counts: { deleted: 2, otherFeeds: 9 } });
   });
 
   it('leaves a chatbot of one feed as it was: its first run after the loss deletes as before', async () => {

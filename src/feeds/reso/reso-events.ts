@@ -37,7 +37,6 @@
 // sequence before it begins, and starts the log there. With `auto`, that pull first reads
 // `$metadata` (shared with the confirmation: read once a run); where it offers no EntityEvent the
 // mark says so (`events: 'none'`) and incremental pulls go by timestamps until the next full pull.
-import { z } from 'zod';
 import { causeMessage, FeedReadError } from '../../errors.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl } from '../source/http.js';
@@ -52,26 +51,45 @@ import { addMediaParents } from './reso-media-events.js';
 import { fetchKeys, type EventStats } from './reso-fetch-keys.js';
 import { eventsSection } from './reso-sections.js';
 import { EntityEventRecord, SEQ } from './entity-event.js';
+import { warnUnusableMark } from './stored-mark.js';
 
 export const EVENT_RESOURCE = 'EntityEvent';
 const Event = EntityEventRecord;
 
-const EventMark = z.object({ seq: z.string().regex(/^\d{1,19}$/) });
-const NoEvents = z.object({ events: z.literal('none') });
+const SEQUENCE = /^\d{1,19}$/;
 
-function parsedMark<T>(mark: string | undefined, schema: z.ZodType<T>): T | undefined {
-  if (mark === undefined) return undefined;
+/**
+ * What the stored mark says of the log: the sequence read up to (`seq`), or that the server keeps no
+ * log (`events: 'none'`), or why what it holds of them cannot be used (`why`, said by the caller:
+ * stored-mark.ts). Holding neither is no fault (a first run, a mark a timestamps pull wrote); a mark
+ * that is no JSON object is the feed's mark's fault, said once as such by the pull (reso-reader.ts
+ * readMark).
+ */
+function storedEvents(mark: string | undefined): {
+  seq?: string;
+  none?: boolean;
+  why?: { field: 'seq' | 'events'; what: string };
+} {
+  let held: unknown;
   try {
-    const r = schema.safeParse(JSON.parse(mark));
-    return r.success ? r.data : undefined;
+    held = mark === undefined ? undefined : JSON.parse(mark);
   } catch {
-    return undefined;
+    return {};
   }
-}
-
-/** The sequence a stored mark holds, when it holds one. */
-export function storedSequence(mark: string | undefined): string | undefined {
-  return parsedMark(mark, EventMark)?.seq;
+  if (!held || typeof held !== 'object') return {};
+  const { seq, events } = held as { seq?: unknown; events?: unknown };
+  if (typeof seq === 'string' && SEQUENCE.test(seq)) return { seq };
+  if (seq !== undefined)
+    return {
+      why: {
+        field: 'seq',
+        what: `\`seq\` is ${JSON.stringify(seq)}, not an EntityEventSequence (a whole number of 1 to 19 digits, as text)`,
+      },
+    };
+  if (events === 'none') return { none: true };
+  if (events !== undefined)
+    return { why: { field: 'events', what: `\`events\` is ${JSON.stringify(events)}, not "none"` } };
+  return {};
 }
 
 /** Which way changes are found, and why: the source's word, or (auto) what the server's $metadata offers. */
@@ -114,18 +132,23 @@ export function openResoChanges(
   const opts = { ...options, tally, metadata };
   const pull = openReso(feedName, source, ctx, opts);
   const client = pull.client!;
-  const seq = source.incremental && !ctx.full ? storedSequence(ctx.mark) : undefined;
-  if (seq !== undefined) return eventFeed(feedName, source, ctx, { pull, seq, opts });
+  const stored = source.incremental && !ctx.full ? storedEvents(ctx.mark) : {};
+  if (stored.seq !== undefined) return eventFeed(feedName, source, ctx, { pull, seq: stored.seq, opts });
   // a pull, with the log's newest sequence read before it begins: the log starts there
   let start: string | undefined;
   let none = false;
   async function* items(): AsyncIterable<FeedItem> {
-    const known =
-      source.changes === 'auto' && source.incremental && !ctx.full && parsedMark(ctx.mark, NoEvents) !== undefined;
+    const known = source.changes === 'auto' && stored.none === true;
     const choice = known
       ? { used: 'timestamps' as const, why: 'the last full pull found no EntityEvent in $metadata' }
       : await chooseChanges(source, metadata);
     ctx.logger.info({ feed: feedName, changes: choice.used }, `changes found by ${choice.used}: ${choice.why}`);
+    if (stored.why !== undefined)
+      warnUnusableMark(ctx, feedName, pull.stats?.warnings, {
+        which: `EntityEvent mark (${stored.why.field})`,
+        why: stored.why.what,
+        instead: `this run finds changes by ModificationTimestamp, not in the log (a record deleted since is removed by the next reconcile or full pull)${choice.used === 'entityEvent' ? ', and the EntityEvent log is read from its newest event on' : ''}`,
+      });
     if (choice.used === 'entityEvent') start = await newestSequence(client, source);
     else none = source.changes === 'auto';
     yield* pull.items;

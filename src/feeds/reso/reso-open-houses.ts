@@ -61,7 +61,7 @@ export function withOpenHouses(
   const from = openHouseSource(source);
   if (!from) return inner;
   // (a reconcile pulls no open houses: the records it fetches by key get the lanes' copies' open houses)
-  if (ctx.ask?.name === 'reconcile') return withStoredOpenHouses(inner, ctx, from);
+  if (ctx.ask?.name === 'reconcile') return withStoredOpenHouses(feedName, inner, ctx, from);
   // (its own page client: the feed's budget, the read's tally; a replay has no OpenHouse resource to ask)
   // (a pushed-events job pulls nothing but the records pushed: it keeps no mark to pull from)
   const client =
@@ -81,6 +81,7 @@ export function withOpenHouses(
     copies = ctx.state ? await ctx.state.copies(OPEN_HOUSE_STATE) : [];
     book = openHouseBook(copies, now);
     const since = related && !ctx.full ? sinceUsable(feedName, ctx, book, inner.stats?.warnings) : undefined;
+    if (!related && !ctx.full) warnUnreadableKept(feedName, ctx, book, { inner, from: from!, stored: false });
     if (related) {
       const pulled = await pullOpenHouses(client!, source, since);
       book.apply(pulled.records, since === undefined, source.keyField);
@@ -134,11 +135,25 @@ async function storedBook(ctx: FeedContext): Promise<OpenHouseBook> {
   return openHouseBook(copies, ctx.now?.() ?? new Date());
 }
 
-/** A reconcile's feed: no open houses pulled, its records (those fetched by key) joined to the lanes' copies; nothing handed back. */
-function withStoredOpenHouses(inner: OpenedFeed, ctx: FeedContext, from: 'expand' | 'related'): OpenedFeed {
+/**
+ * A reconcile's feed: no open houses pulled, its records (those fetched by key) joined to the lanes'
+ * copies; nothing handed back. Joined, a listing whose kept entry does not parse is written without
+ * open houses, said (stored-mark.ts); expanded, its record's own are read.
+ */
+function withStoredOpenHouses(
+  feedName: string,
+  inner: OpenedFeed,
+  ctx: FeedContext,
+  from: 'expand' | 'related',
+): OpenedFeed {
   let book: Promise<OpenHouseBook> | undefined;
   const read = new Set<string>();
-  const joined = async (item: FeedItem) => join(item, await (book ??= storedBook(ctx)), from, read);
+  const stored = async () => {
+    const kept = await storedBook(ctx);
+    warnUnreadableKept(feedName, ctx, kept, { inner, from, stored: true });
+    return kept;
+  };
+  const joined = async (item: FeedItem) => join(item, await (book ??= stored()), from, read);
   async function* items(): AsyncIterable<FeedItem> {
     for await (const item of inner.items) yield await joined(item);
   }
@@ -180,18 +195,54 @@ function sinceUsable(
   warnings: string[] | undefined,
 ): string | undefined {
   const stored = storedSince(ctx.mark);
-  const unreadable = kept.unreadable();
-  const listed = `${unreadable.slice(0, 3).join(', ')}${unreadable.length > 3 ? ', …' : ''}`;
-  const why =
-    stored.why ??
-    (unreadable.length ? `the kept open houses of ${unreadable.length} listing(s) do not parse, ${listed}` : undefined);
+  const why = stored.why ?? unreadableKept(kept);
   if (why === undefined) return stored.since;
   warnUnusableMark(ctx, feedName, warnings, {
-    which: stored.why ? 'open houses mark (oh)' : 'open houses (kept by listing)',
+    which: stored.why ? 'open houses mark (oh)' : KEPT,
     why,
     instead: 'every OpenHouse record is pulled (a full pull of the open houses)',
   });
   return undefined;
+}
+
+const KEPT = 'open houses (kept by listing)';
+
+/**
+ * A listing's kept entry that does not parse, on a read that pulls no OpenHouse record (open houses
+ * expanded into each Property; a reconcile's or a pushed job's, joined): said (stored-mark.ts), with
+ * what follows. Joined, the listings the read writes get no open houses (their entries are not
+ * known) until a run pulls the OpenHouse records. Expanded, each listing's own are read from its
+ * record: a pull's read again — by the pull, or fetched by key after it (a listing whose entry
+ * differs from what the run ends with is) — or, on a read that fetches nothing by key, its open
+ * houses dropped from the store until its record is read; a reconcile hands no store back, so it
+ * drops none (nothing to say).
+ */
+function warnUnreadableKept(
+  feedName: string,
+  ctx: FeedContext,
+  kept: OpenHouseBook,
+  read: { inner: OpenedFeed; from: 'expand' | 'related'; stored: boolean },
+): void {
+  const why = unreadableKept(kept);
+  if (why === undefined || (read.from === 'expand' && read.stored)) return;
+  warnUnusableMark(ctx, feedName, read.inner.stats?.warnings, {
+    which: KEPT,
+    why,
+    instead:
+      read.from === 'related'
+        ? 'the listings this read writes get no open houses, until a run pulls every OpenHouse record'
+        : read.inner.lookup
+          ? 'their open houses are read again from their records: those the pull does not read are fetched by key after it'
+          : 'their open houses are dropped from the store: they are read again when their records are',
+  });
+}
+
+/** Why the lanes' kept open houses cannot all be used: the listings whose entry does not parse (the first three named). */
+function unreadableKept(kept: OpenHouseBook): string | undefined {
+  const unreadable = kept.unreadable();
+  if (!unreadable.length) return undefined;
+  const listed = `${unreadable.slice(0, 3).join(', ')}${unreadable.length > 3 ? ', …' : ''}`;
+  return `the kept open houses of ${unreadable.length} listing(s) do not parse, ${listed}`;
 }
 
 /** The open houses' mark stored in the feed's mark (`oh`); `why` one stored cannot be used (none stored yet is not a fault). */

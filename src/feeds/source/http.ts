@@ -11,7 +11,7 @@ import type { Logger } from '../../log.js';
 import { boundedRequest, RequestStopped, type BoundedResponse } from '../../net/request.js';
 import { parseRetryAfter } from '../../net/retry-after.js';
 import { statusText } from '../../net/status-text.js';
-import { maskSecrets, maskUrl, registerHeaderSecrets, registerSecret } from '../../secrets.js';
+import { maskSecrets, registerHeaderSecrets, registerSecret } from '../../secrets.js';
 import { boundedGunzip, type ExpansionLimits } from './decompress.js';
 import { errorBodyMessage, readErrorBody } from './error-body.js';
 
@@ -46,6 +46,8 @@ export interface HttpGetOptions extends ExpansionLimits {
   budget?: RequestBudget;
   /** told of every request as it is sent (each attempt, each redirect hop): the run's request count */
   onRequest?: () => void;
+  /** said after a 404 or 410, what to check (a feed file's URL: source.url) */
+  notFoundHint?: string;
 }
 
 const FEED_LIMIT_DEFAULTS = {
@@ -66,10 +68,14 @@ export interface HttpBody {
   cancel(): void;
 }
 
-/** The URL as it may be printed: no userinfo, no query string (tokens sometimes travel in queries). */
+/**
+ * The URL as it may be printed: no userinfo, no query string (tokens sometimes travel in queries),
+ * registered secrets masked (a token in the path). Masked after it is parsed: a secret that is also a
+ * piece of the host (`[REDACTED]` is no host) does not make the URL unreadable.
+ */
 export function displayUrl(url: string): string {
-  const u = new URL(maskUrl(url));
-  return `${u.origin}${u.pathname}`;
+  const u = new URL(url);
+  return maskSecrets(`${u.origin}${u.pathname}`);
 }
 
 export async function httpGet(configuredUrl: string, opts: HttpGetOptions): Promise<HttpBody> {
@@ -133,8 +139,9 @@ async function getOnce(
     const message = errorBodyMessage(await readErrorBody(res.body, res.cancel), res.headers.get('content-encoding'));
     const after = parseRetryAfter(res.headers.get('retry-after'));
     const shown = message && maskSecrets(message);
+    const hint = (res.status === 404 || res.status === 410) && opts.notFoundHint ? `; ${opts.notFoundHint}` : '';
     const failure = new FeedReadError(
-      `HTTP ${res.status} ${statusText(res.status)}${shown ? `: ${shown}` : ''}`,
+      `HTTP ${res.status} ${statusText(res.status)}${shown ? `: ${shown}` : ''}${hint}`,
       place,
       isRetryableStatus(res.status),
       { status: res.status },
@@ -163,6 +170,7 @@ async function follow(
     const headers: Record<string, string> = { 'accept-encoding': 'gzip', ...(sameOrigin ? configured : {}) };
     await opts.budget?.beforeRequest(opts.signal);
     opts.onRequest?.();
+    const quiet = warnWhileQuiet(opts, place);
     const res = await boundedRequest({
       method: 'GET',
       url,
@@ -170,7 +178,7 @@ async function follow(
       deadlineMs: opts.timeoutMs,
       maxBytes: opts.maxBytes ?? FEED_LIMIT_DEFAULTS.maxBytes,
       signal: opts.signal,
-    });
+    }).finally(quiet);
     await opts.budget?.onResponse(res.status, res.headers);
     const location = res.headers.get('location');
     if (res.status < 300 || res.status >= 400 || res.status === 304 || !location) return { res, finalUrl: url };
@@ -203,6 +211,29 @@ async function follow(
     opts.logger?.debug({ from: displayUrl(url), to: shown, status: res.status }, 'feed redirect followed');
     url = next.toString();
   }
+}
+
+/** Longest a request waits for its answer before a warning says so (half the deadline when that is shorter). */
+const QUIET_WARN_MS = 30_000;
+
+/**
+ * A server that takes the request and does not answer would hold the run silently for the whole
+ * deadline (10 min by default), each retry again: one warning, once no answer has come for a while,
+ * says which URL, how long the run will wait and the settings that decide it. Returns the timer's stop.
+ */
+function warnWhileQuiet(opts: HttpGetOptions, place: { file: string }): () => void {
+  if (!opts.logger) return () => {};
+  const afterMs = Math.min(QUIET_WARN_MS, Math.round(opts.timeoutMs / 2));
+  const s = (ms: number) => `${Math.round(ms / 1000)} s`;
+  const retries = opts.retries > 0 ? `, then retried up to ${opts.retries} time(s) (feeds[].source.retries)` : '';
+  const timer = setTimeout(() => {
+    opts.logger?.warn(
+      { url: place.file, afterMs, timeoutMs: opts.timeoutMs },
+      `GET ${place.file}: no answer yet after ${s(afterMs)}; waiting up to ${s(opts.timeoutMs)} in all (feeds[].source.timeoutMs)${retries}. A server that takes this long may be down or stuck: check it, or lower the setting`,
+    );
+  }, afterMs);
+  timer.unref();
+  return () => clearTimeout(timer);
 }
 
 function decodedBody(res: BoundedResponse, opts: HttpGetOptions, place: { file: string }): AsyncIterable<Buffer> {

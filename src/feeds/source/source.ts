@@ -37,6 +37,7 @@ async function* urlBytes(url: string, label: string, source: FeedSource, ctx: Fe
     signal: ctx.signal,
     logger: ctx.logger,
     budget: sourceBudget(source, ctx),
+    notFoundHint: 'the server has no feed at this URL: check feeds[].source.url',
   });
   const type = response.headers.get('content-type') ?? '';
   const gzip = source.gzip ?? (/application\/(x-)?gzip/i.test(type) || /\.gz$/i.test(new URL(url).pathname));

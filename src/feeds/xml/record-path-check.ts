@@ -122,6 +122,11 @@ function refusal(recordPath: string, head: string): string {
     .replace(/<[^>]*>?/g, ' ')
     .replace(/\s+/g, ' ')
     .trim();
+  // a root of another name over the path's records (a vendor renamed it): the path to set
+  const [, second, ...more] = recordPath.split('.');
+  const child = new RegExp(`<${escape(root)}(?:\\s[^>]*)?>[^<]*<([A-Za-z_][\\w.:-]*)[\\s/>]`).exec(body)?.[1];
+  if (second !== undefined && more.length === 0 && child !== undefined && isSecond(child, second))
+    return `recordPath \`${recordPath}\` matches no element: the document's root is \`<${clip(root)}>\`, which holds \`<${clip(child)}>\` elements: set feeds[].source.recordPath: ${printable(root)}.${printable(second)}`;
   const what = /^html$/i.test(root) ? " (an HTML page: the feed host's error or login page?)" : '';
   return `recordPath \`${recordPath}\` matches no element: the document's root is \`<${clip(root)}>\`${what}${text ? `, its text: ${clip(text)}` : ''}`;
 }

@@ -11,3 +11,9 @@ export interface Lane {
   /** whether a source record goes this way; undefined: every record */
   route?: RecordRoute;
 }
+
+/** A routed feed's lane into `chatbot` (a feed with one chatbot has one lane, named after the feed). */
+export const laneId = (feed: string, chatbot: string) => `${feed}>${chatbot}`;
+
+/** The feed a lane id belongs to: laneId's inverse for a routed lane, the id itself for a feed's one lane (feed names hold no `>`: config/schema.ts). */
+export const feedOfLane = (id: string): string => id.split('>', 1)[0]!;

@@ -18,9 +18,11 @@ export const GOOD_VALID_NAMESPACE = 'good-valid';
 /** lane → the display rules its last run applied, resolved, with their fingerprint (JSON; settle/rule-change.ts) */
 export const RULES_NAMESPACE = 'display-rules';
 /**
- * lane → '1' once it committed a run that read the feed and the chatbot whole: with its
- * fingerprints, the sign that its state is there (FeedState.committed); written by a lane that had no
- * fingerprints, so a lane that holds no listing is known to have run
+ * lane → '1' once it committed a run that read the feed and the chatbot whole: with a
+ * GOOD_VALID_NAMESPACE entry (a full run read whole that ended ok), the sign that its fingerprints
+ * name every listing it has on the chatbot (FeedState.committed). Written by a lane that had neither.
+ * Fingerprints alone are no such sign: the writes a run stopped midway recorded as they landed
+ * (settle/acked.ts), after the state was lost, name only those listings.
  */
 export const SYNCED_NAMESPACE = 'synced';
 
@@ -47,8 +49,10 @@ export interface FeedState {
   /** the display rules the lane's last run applied (RULES_NAMESPACE); none stored before rules were kept */
   rules?: string;
   /**
-   * the lane has committed state: fingerprints, or a SYNCED_NAMESPACE entry; false when it never ran
-   * or its state was lost (the other feeds of the chatbot hold the deletes it could be owed)
+   * the lane's state names every listing it has on the chatbot: a SYNCED_NAMESPACE or
+   * GOOD_VALID_NAMESPACE entry (a run read whole); false when it never ran, or its state was lost and
+   * no run has read whole since, whatever fingerprints such runs recorded (the other feeds of the
+   * chatbot hold the deletes it could be owed)
    */
   committed: boolean;
 }

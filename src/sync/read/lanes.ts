@@ -5,9 +5,9 @@
 import type { FeedConfig } from '../../config/schema.js';
 import { compileWhere } from '../../mapping/where.js';
 import type { ChatbotFeed } from '../model/state-names.js';
-import type { Lane } from '../model/lane.js';
+import { laneId, type Lane } from '../model/lane.js';
 
-export type { Lane } from '../model/lane.js';
+export { laneId, type Lane } from '../model/lane.js';
 
 /** The feed's lanes, in config order. */
 export function lanesOf(feed: FeedConfig): Lane[] {
@@ -17,8 +17,6 @@ export function lanesOf(feed: FeedConfig): Lane[] {
     return { id: laneId(feed.name, c.serialNumber), feed, chatbot: c.serialNumber, ...(route && { route }) };
   });
 }
-
-export const laneId = (feed: string, chatbot: string) => `${feed}>${chatbot}`;
 
 export { chatbotsOf } from '../../config/feed-chatbots.js';
 

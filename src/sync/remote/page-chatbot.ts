@@ -11,7 +11,6 @@ import type { Lane } from '../model/lane.js';
 import type { EchoFiles } from './page-echo.js';
 import type { RemoteSide } from '../model/plan-types.js';
 import type { RemoteIndex } from './remote-index.js';
-import { noFileWarning, type NoFile } from './compared-store.js';
 import type { Logger } from '../../log.js';
 import { fetchRemote, fetchRemoteKeys, type RemoteOptions } from './remote.js';
 import { stoppedOutcome, type SyncOutcome } from '../model/outcome.js';
@@ -125,7 +124,7 @@ async function pageChatbot(
     keepCompared: input.keepCompared,
     keepOtherKey: writers.some((w) => w.keyBy !== keyBy),
     ...(input.echoFiles && { echoFiles: input.echoFiles }),
-    ...(input.logger && { onNoFile: onceWarned(input.logger, chatbot) }),
+    ...(input.logger && { logger: input.logger }),
   };
   try {
     // (a run of pushed events asks only its keys' copies, where the list can be filtered by them)
@@ -160,14 +159,4 @@ function notFoundHint(err: unknown, input: Pick<PageChatbotInput, 'chatbot' | 'l
   if (!(err instanceof ApiError) || effectiveStatus(err.httpStatus, err.apiCode) !== 404) return '';
   const where = input.lanes[0]?.feed.chatbots ? 'feeds[].chatbots[].serialNumber' : 'feeds[].chatbot';
   return `; check that ${input.chatbot} (${where}) is a chatbot of the account whose keys api.secretKey and api.sessionKey are`;
-}
-
-/** The paging's warning that the compared JSON stays in memory: once for the chatbot's paging, whatever its passes. */
-function onceWarned(logger: Logger, chatbot: string): (failure: NoFile) => void {
-  let said = false;
-  return (failure) => {
-    if (said) return;
-    said = true;
-    logger.warn({ chatbot, dir: failure.dir, heldBytes: failure.heldBytes }, noFileWarning(chatbot, failure));
-  };
 }

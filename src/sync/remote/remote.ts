@@ -28,7 +28,8 @@ import { pageEcho, type EchoFiles, type PageEcho } from './page-echo.js';
 import { sharedPagePool, type PagePool } from './page-pool.js';
 import type { RemoteSide } from '../model/plan-types.js';
 import { RemoteIndex } from './remote-index.js';
-import type { NoFile } from './compared-store.js';
+import { noFileWarning, type NoFile } from './compared-store.js';
+import type { Logger } from '../../log.js';
 import { rowsOf, type RowOptions } from './remote-rows.js';
 import { remoteKey } from '../model/remote-key.js';
 
@@ -59,8 +60,12 @@ export interface RemoteOptions extends RowOptions {
   echoFiles?: EchoFiles;
   /** whose calls the list calls are (CallOptions.scope: the run's lane whose report counts the paging) */
   callScope?: string;
-  /** told once when the change log's compared JSON cannot go to its temporary file (compared-store.ts noFileWarning) */
-  onNoFile?: (failure: NoFile) => void;
+  /**
+   * where the paging's warnings go (the run's logger): the change log's compared JSON kept in memory,
+   * its temporary file failed (compared-store.ts noFileWarning), said once a paging. Without one they
+   * are lost: a sync and an undo give theirs.
+   */
+  logger?: Logger;
 }
 
 /** 10 million listings at the default PageSize of 100: past any real chatbot, yet an endless list still ends */
@@ -224,8 +229,18 @@ function newIndex(opts: RemoteOptions): RemoteIndex {
     comparedMemoryBytes: COMPARED_MEMORY_BYTES,
     readRaw: (status, body, row) => comparedOfPageRow(status, body, row, opts),
     readItem: listItemOfPageRow,
-    ...(opts.onNoFile && { onNoFile: opts.onNoFile }),
+    ...(opts.logger && { onNoFile: onceWarned(opts.logger, opts.serialNumber) }),
   });
+}
+
+/** The paging's warning that the compared JSON stays in memory: once for the chatbot's paging, whatever its passes. */
+function onceWarned(logger: Logger, chatbot: string): (failure: NoFile) => void {
+  let said = false;
+  return (failure) => {
+    if (said) return;
+    said = true;
+    logger.warn({ chatbot, dir: failure.dir, heldBytes: failure.heldBytes }, noFileWarning(chatbot, failure));
+  };
 }
 
 /** Every listing of the chatbot, checked against VirtualCount, keyed by the feed's key. */

@@ -105,8 +105,10 @@ function commitOf(
       !opened.unread &&
       guarded.desired.counts.valid !== l.own.lastGoodValid && { goodValid: guarded.desired.counts.valid }),
     ...(read.done && { recurring: { now: planner.pending.recurring, before: l.own.recurring } }),
-    // the lane's state is there from now on: the other feeds of its chatbot delete again (state.ts unsyncedWriters)
-    ...(!l.own.committed && guarded.readWhole && (outcome === 'ok' || outcome === 'guard') && { synced: '1' }),
+    // the lane's state names all its listings from now on: the other feeds of its chatbot delete again
+    // (state.ts unsyncedWriters). A read whole whose writes partly failed counts (what it found in step is
+    // recorded): else a lane with one listing the API always refuses would hold them back for good.
+    ...(!l.own.committed && guarded.readWhole && ['ok', 'guard', 'partial'].includes(outcome) && { synced: '1' }),
     ...rulesApplied(l, after, guarded, outcome),
   };
 }

@@ -37,6 +37,7 @@ import type { DeletesConfig } from '../../config/schema.js';
 import type { HideRule } from '../../mapping/display-config.js';
 import { ruleOf, type PlannedDelete } from '../model/plan-types.js';
 import type { GuardDecision } from '../model/outcome.js';
+import { feedOfLane } from '../model/lane.js';
 import { describeRuleChange, type RuleDiff } from './rule-change.js';
 
 export type { GuardDecision } from '../model/outcome.js';
@@ -74,9 +75,9 @@ export function evaluateGuards(input: GuardInput): GuardDecision {
   };
 }
 
-/** The feeds of lanes, by name (a routed lane `feed>SN` is its feed's), each once. */
+/** The feeds of lanes, by name, each once. */
 function feedsOf(writers: readonly string[]): string[] {
-  return [...new Set(writers.map((w) => w.split('>')[0]!))];
+  return [...new Set(writers.map(feedOfLane))];
 }
 
 const named = (writers: readonly string[]) =>

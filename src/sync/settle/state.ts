@@ -62,18 +62,15 @@ export async function loadChatbotState(
   // the namespaces every lane shares (one entry a lane: thousands in a fleet): this chatbot's feeds' entries only,
   // each read by its key, and every read of the chatbot at once, not one after another
   const names = feeds.map((f) => f.name);
-  const [marks, goods, rules, own] = await Promise.all([
+  const [marks, goods, rules, synced, own] = await Promise.all([
     entriesOf(store, MARK_NAMESPACE, names),
     entriesOf(store, GOOD_VALID_NAMESPACE, names),
     entriesOf(store, RULES_NAMESPACE, names),
+    entriesOf(store, SYNCED_NAMESPACE, names),
     Promise.all(
       feeds.map((f) =>
         Promise.all([
-          // (a lane with no fingerprints: whether it ran, asked only then)
-          store.getAll(fingerprintNamespace(f.name)).then(async (fp) => ({
-            fp,
-            committed: fp.size > 0 || (await store.get(SYNCED_NAMESPACE, f.name)) !== undefined,
-          })),
+          store.getAll(fingerprintNamespace(f.name)),
           store.getAll(missingNamespace(f.name)),
           store.getAll(recurringNamespace(f.name)),
           store.getAll(soldWindowNamespace(f.name)),
@@ -83,11 +80,12 @@ export async function loadChatbotState(
   ]);
   for (const [i, f] of feeds.entries()) {
     const good = Number(goods.get(f.name));
-    const [{ fp: fingerprints, committed }, missingSince, recurring, soldUntil] = own[i]!;
+    const [fingerprints, missingSince, recurring, soldUntil] = own[i]!;
     state.feeds.set(f.name, {
       name: f.name,
       keyBy: f.keyBy,
-      committed,
+      // a run read both sides whole since the state began (state-names.ts SYNCED_NAMESPACE)
+      committed: synced.has(f.name) || goods.has(f.name),
       fingerprints,
       missingSince,
       recurring: new Set(recurring.keys()),

@@ -1,0 +1,111 @@
+// What Redis holds of each planned job scheduler: the scheduler, and its next job in a state that
+// will yet run. Read by the watch (schedule-watch.ts) and a worker's start (schedule-sync.ts).
+//
+// How BullMQ 6.7 keeps a scheduler (node_modules/bullmq/dist/esm/commands/addJobScheduler-11.lua,
+// updateJobScheduler-12.lua, includes/storeJobScheduler.lua; classes/job-scheduler.js
+// getSchedulerNextJobId; docs.bullmq.io/guide/job-schedulers): its id is a member of the queue's
+// `repeat` sorted set, scored by the millis of its next job; its definition is the hash
+// `<queue>:repeat:<id>`; its next job's id is `repeat:<id>:<millis>`, so that job's hash is
+// `<queue>:repeat:<id>:<millis>`, made in the same script that scores the scheduler. The next one
+// after it is made only as a worker takes it (classes/worker.js, nextJobFromJobData: an upsert with
+// `producerId` the taken job, which adds the next job only while the scheduler's score still names
+// the taken one). So a scheduler whose next job is gone, or finished with no later one made, never
+// makes a job again, and nothing says so. BullMQ's own calls do not lose it: Job.remove refuses the
+// scheduler's next job (removeJob-2.lua: -8, isJobSchedulerJob), `clean` and `drain` pass it over
+// (includes/cleanSet.lua, cleanList.lua, drain-5.lua); a key deleted by hand or evicted, an entry of
+// `delayed` lost, or a worker that took it and could not make the next one (its upsert failed, then
+// the job stalled past maxStalledCount into `failed`) do.
+//
+// A job taken by a worker that has not yet made the next one is `active` and still the one the
+// scheduler names: it is not lost (the worker makes the next; if it died, the stalled check puts the
+// job back in `wait` for another worker, which does). One script reads every scheduler and its next
+// job's state at once, so a job moving between states (promoted from `delayed`, taken into
+// `active`, finished) is never seen in neither.
+import type { RedisClient } from '../redis/connection.js';
+import type { Queues } from './queues.js';
+import type { PlannedSchedule } from './schedules.js';
+
+/**
+ * A planned scheduler in Redis: `ok` (its next job will run: delayed, prioritized, waiting, paused,
+ * or active), `missing` (no scheduler), or there with its next job lost: `gone` (its hash is not
+ * there), `completed`/`failed` (finished, no later one made), `orphan` (its hash in no list: a
+ * partial key loss; the look that repairs drops it, see SCHEDULER_STATES).
+ */
+export type SchedulerState = 'ok' | 'missing' | 'gone' | 'completed' | 'failed' | 'orphan';
+
+export interface ScheduleInRedis {
+  schedule: PlannedSchedule;
+  state: SchedulerState;
+  /** the scheduler's next job, `repeat:<id>:<millis>` (absent when `missing`) */
+  nextJob?: string;
+}
+
+/** A scheduler there whose next job will not run: it makes no job again until one is built. */
+export function lostNextJob(s: ScheduleInRedis): boolean {
+  return s.state !== 'ok' && s.state !== 'missing';
+}
+
+// KEYS[i]: the `repeat` key of scheduler i's queue (`<prefix>:<queue>:repeat`; the queue's other
+// keys and the job's hash are named from it, as BullMQ's scripts name them from their prefix key);
+// ARGV[1]: '1' to drop an orphan (the keys BullMQ's removeJobKeys deletes: the hash in no list is
+// what an upsert at the same tick would collide with, -10); ARGV[i + 1]: scheduler i's id.
+// Returns state, next job id, for each. A healthy scheduler costs three calls: ZSCORE, EXISTS, ZSCORE.
+const SCHEDULER_STATES = `
+local out = {}
+for i, repeatKey in ipairs(KEYS) do
+  local id = ARGV[i + 1]
+  local millis = redis.call('ZSCORE', repeatKey, id)
+  local state, jobId = 'missing', ''
+  if millis then
+    local base = string.sub(repeatKey, 1, #repeatKey - #'repeat')
+    jobId = 'repeat:' .. id .. ':' .. millis
+    local jobKey = base .. jobId
+    if redis.call('EXISTS', jobKey) == 0 then
+      state = 'gone'
+    elseif redis.call('ZSCORE', base .. 'delayed', jobId) or redis.call('ZSCORE', base .. 'prioritized', jobId)
+      or redis.call('LPOS', base .. 'wait', jobId) or redis.call('LPOS', base .. 'active', jobId)
+      or redis.call('LPOS', base .. 'paused', jobId) then
+      state = 'ok'
+    elseif redis.call('ZSCORE', base .. 'completed', jobId) then
+      state = 'completed'
+    elseif redis.call('ZSCORE', base .. 'failed', jobId) then
+      state = 'failed'
+    else
+      state = 'orphan'
+      if ARGV[1] == '1' then
+        redis.call('DEL', jobKey, jobKey .. ':logs', jobKey .. ':dependencies', jobKey .. ':processed',
+          jobKey .. ':failed', jobKey .. ':unsuccessful')
+      end
+    end
+  end
+  out[#out + 1] = state
+  out[#out + 1] = jobId
+end
+return out`;
+
+/**
+ * Each planned scheduler's state in Redis, planned order (one script, one round trip). `dropOrphans`:
+ * also delete a next job found in no list, so that an upsert can build it again at its tick.
+ */
+export async function schedulerStates(
+  redis: RedisClient,
+  queues: Queues,
+  planned: readonly PlannedSchedule[],
+  o: { dropOrphans: boolean },
+): Promise<ScheduleInRedis[]> {
+  if (planned.length === 0) return [];
+  const keys = planned.map((s) => queues[s.kind].toKey('repeat'));
+  const ids = planned.map((s) => s.id);
+  const flat = (await redis.eval(
+    SCHEDULER_STATES,
+    keys.length,
+    ...keys,
+    o.dropOrphans ? '1' : '0',
+    ...ids,
+  )) as string[];
+  return planned.map((schedule, i) => {
+    const state = flat[2 * i] as SchedulerState;
+    const nextJob = flat[2 * i + 1];
+    return { schedule, state, ...(nextJob && { nextJob }) };
+  });
+}

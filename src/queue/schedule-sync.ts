@@ -1,0 +1,248 @@
+// Writing the job schedulers of the config into Redis: a worker's start (applySchedules), and the one
+// writer that the start and the watch (schedule-watch.ts) share.
+//
+// Only what differs is written: upserting a scheduler that is there replaces its next job (see
+// upsertSchedule), which moves a due tick, not yet taken, to the next one (a rolling restart while
+// every worker is busy would skip a nightly sync). So a start writes the schedulers missing, those
+// whose definition (pattern, tz, job name, data and options) is not the config's, as BullMQ stores
+// it (`getJobScheduler`), and those there whose next job Redis lost (schedule-state.ts: it would
+// never run again; the upsert builds it at the same tick while that is ahead, as nothing is there to
+// replace). One changed is written anew, its next run moved on purpose, and a line says so; one
+// whose next job is built again is warned of, naming it. Several workers writing at once make no
+// second scheduler (its id is its key) and no second run of a tick (a tick's job id is
+// `repeat:<scheduler>:<millis>`); the writer's key (SET NX, a few seconds, deleted when done) keeps
+// the others from writing what one is writing, and the writer looks once more after taking it, so
+// a scheduler another worker has just written is left as it is. A starting worker waits for the
+// key (what it would write may differ from what the holder writes); the watch does not.
+//
+// What a start's look costs: one getJobScheduler per planned scheduler, sent at once, and one script
+// reading every scheduler's next job (schedule-state.ts); writing adds a SET NX, the look once more,
+// one script per scheduler written, and a DEL of the writer's key.
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { Queue } from 'bullmq';
+import type { Logger } from '../log.js';
+import { delIfValue } from '../redis/del-if-value.js';
+import { keysOf } from '../redis/keys.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { Queues } from './queues.js';
+import { lostNextJob, schedulerStates, type SchedulerState } from './schedule-state.js';
+import { upsertSchedule, type PlannedSchedule } from './schedules.js';
+import { thisWorker, workerName } from './worker-identity.js';
+
+/** How long one worker holds the right to write the schedulers: longer than writing them takes. */
+const WRITER_TTL_MS = 10_000;
+/** How long a starting worker waits for another that is writing them: the key's life, and a margin. */
+const START_WAIT_MS = WRITER_TTL_MS + 2_000;
+const WAIT_STEP_MS = 100;
+
+/** A planned scheduler to write: missing from Redis, there with other `changed` fields, or there with its next job lost. */
+export interface ScheduleToWrite {
+  schedule: PlannedSchedule;
+  /** absent: not a change of definition; else the fields whose stored value is not the planned one */
+  changed?: string[];
+  /** what Redis held of it (schedule-state.ts): `missing`, its lost next job's state, or `ok` (changed only) */
+  state: SchedulerState;
+  /** the next job the scheduler names, lost or not */
+  lostJob?: string;
+}
+
+/** A scheduler written, and the next job BullMQ made for it. */
+export interface ScheduleWritten extends ScheduleToWrite {
+  nextJob?: string;
+}
+
+/**
+ * A scheduler's definition as upsertSchedule writes it and BullMQ stores it (its hash, read back
+ * by `getJobScheduler`): the repeat options feedsync sets and those it never sets (which must be
+ * absent), the job's name and data, and the options every job of its queue gets.
+ */
+function plannedDefinition(queue: Queue, s: PlannedSchedule): Record<string, unknown> {
+  return {
+    pattern: s.pattern,
+    every: undefined,
+    tz: s.tz || undefined,
+    limit: undefined,
+    startDate: undefined,
+    endDate: undefined,
+    name: s.name,
+    data: s.data,
+    // stored as JSON: what does not survive it (an undefined) is not compared
+    opts: JSON.parse(JSON.stringify(queue.defaultJobOptions)) as unknown,
+  };
+}
+
+/**
+ * The planned schedulers Redis lacks or has with another definition (one `getJobScheduler` each,
+ * sent at once), or has with its next job lost (one script): what a start writes. `dropOrphans`:
+ * see schedulerStates.
+ */
+export async function differingSchedules(
+  redis: RedisClient,
+  queues: Queues,
+  planned: readonly PlannedSchedule[],
+  o: { dropOrphans: boolean },
+): Promise<ScheduleToWrite[]> {
+  const [stored, states] = await Promise.all([
+    Promise.all(planned.map((s) => queues[s.kind].getJobScheduler(s.id))),
+    schedulerStates(redis, queues, planned, o),
+  ]);
+  const out: ScheduleToWrite[] = [];
+  planned.forEach((schedule, i) => {
+    const had = stored[i];
+    const { state, nextJob } = states[i]!;
+    const lost = { ...(nextJob && { lostJob: nextJob }) };
+    if (!had) return void out.push({ schedule, state: 'missing' });
+    const want = plannedDefinition(queues[schedule.kind], schedule);
+    const has: Record<string, unknown> = {
+      pattern: had.pattern,
+      every: had.every,
+      tz: had.tz,
+      limit: had.limit,
+      startDate: had.startDate,
+      endDate: had.endDate,
+      name: had.name,
+      data: had.template?.data ?? {},
+      opts: had.template?.opts ?? {},
+    };
+    const changed = Object.keys(want).filter((k) => !isDeepStrictEqual(want[k], has[k]));
+    if (changed.length > 0) out.push({ schedule, changed, state, ...lost });
+    else if (lostNextJob(states[i]!)) out.push({ schedule, state, ...lost });
+  });
+  return out;
+}
+
+/** What one writer wrote, and what BullMQ refused (each tried: one refused does not hold back the others). */
+export interface WriterOutcome {
+  written: ScheduleWritten[];
+  failed: Array<ScheduleToWrite & { err: Error }>;
+}
+
+/**
+ * As the one writer (the writer's key, waiting up to `waitMs` for another that holds it): look,
+ * write what the look found, let the key go. Undefined when another worker held the key all that
+ * time.
+ */
+export async function writeAsTheWriter(
+  redis: RedisClient,
+  queues: Queues,
+  root: string,
+  waitMs: number,
+  look: () => Promise<ScheduleToWrite[]>,
+): Promise<WriterOutcome | undefined> {
+  const key = keysOf(root).schedulesWriter;
+  const me = `${workerName(thisWorker())}:${randomUUID().slice(0, 8)}`;
+  const end = Date.now() + waitMs;
+  while ((await redis.set(key, me, 'PX', WRITER_TTL_MS, 'NX')) !== 'OK') {
+    if (Date.now() >= end) return undefined;
+    await new Promise((r) => setTimeout(r, WAIT_STEP_MS));
+  }
+  try {
+    const out: WriterOutcome = { written: [], failed: [] };
+    for (const w of await look()) {
+      try {
+        const nextJob = await upsertSchedule(queues, w.schedule);
+        out.written.push({ ...w, ...(nextJob && { nextJob }) });
+      } catch (err) {
+        out.failed.push({ ...w, err: err as Error });
+      }
+    }
+    return out;
+  } finally {
+    await delIfValue(redis, key, me); // (only while still this writer's)
+  }
+}
+
+/** When a scheduler's job runs: the millis in its id, `repeat:<scheduler>:<millis>`. */
+function tickOf(jobId: string): number {
+  return Number(jobId.slice(jobId.lastIndexOf(':') + 1));
+}
+
+const LOST_HOW: Partial<Record<SchedulerState, string>> = {
+  gone: 'is not in Redis (a key deleted or evicted?)',
+  completed: 'completed and no later one was made',
+  failed: 'failed and no later one was made (its worker could not make it?)',
+  orphan: 'was in no list of its queue (a partial key loss?): dropped',
+};
+
+/** The warning for a scheduler whose lost next job was built again (one a repair), naming it and the runs lost or kept. */
+export function sayNextJobRebuilt(logger: Logger, w: ScheduleWritten): void {
+  const lost = w.lostJob ?? '';
+  const next = w.nextJob ? new Date(tickOf(w.nextJob)).toISOString() : 'none';
+  const kept =
+    w.nextJob === w.lostJob ? ' (the same tick)' : ` (its tick ${new Date(tickOf(lost)).toISOString()} not run)`;
+  logger.warn(
+    { scheduler: w.schedule.id, state: w.state, lostJob: w.lostJob, nextJob: w.nextJob },
+    `job scheduler ${w.schedule.id} had no next job: ${lost} ${LOST_HOW[w.state] ?? w.state}; built again, next run ${next}${kept}`,
+  );
+}
+
+export interface ScheduleChanges {
+  /** written: missing before */
+  added: string[];
+  /** written anew: there with another definition (their next run moved to the new one's next time) */
+  changed: string[];
+  /** written again: there as planned with its next job lost (built at the same tick while that is ahead) */
+  rebuilt: string[];
+  /** no longer in config */
+  removed: string[];
+}
+
+/**
+ * A worker's start: write the planned schedulers missing, changed, or whose next job Redis lost (one
+ * writer at a time; those there as planned with their next job are left alone), and remove those
+ * no longer in config.
+ */
+export async function applySchedules(
+  redis: RedisClient,
+  queues: Queues,
+  planned: PlannedSchedule[],
+  o: { root: string; logger: Logger },
+): Promise<ScheduleChanges> {
+  const changes: ScheduleChanges = { added: [], changed: [], rebuilt: [], removed: [] };
+  if ((await differingSchedules(redis, queues, planned, { dropOrphans: false })).length > 0) {
+    const outcome = await writeAsTheWriter(redis, queues, o.root, START_WAIT_MS, () =>
+      differingSchedules(redis, queues, planned, { dropOrphans: true }),
+    );
+    if (!outcome)
+      o.logger.warn(
+        { key: keysOf(o.root).schedulesWriter },
+        `job schedulers not written: another worker held the writer's key for ${START_WAIT_MS / 1000} s; the lost ones are written by the watch, a changed one at the next start`,
+      );
+    for (const w of outcome?.written ?? []) {
+      if (w.changed) {
+        changes.changed.push(w.schedule.id);
+        o.logger.info(
+          { scheduler: w.schedule.id, changed: w.changed, pattern: w.schedule.pattern, tz: w.schedule.tz },
+          `job scheduler ${w.schedule.id} changed (${w.changed.join(', ')}): written anew, its next run moved to the new definition's next time (a tick due and not yet taken is replaced)`,
+        );
+      } else if (w.state === 'missing') {
+        changes.added.push(w.schedule.id);
+      } else {
+        changes.rebuilt.push(w.schedule.id);
+        sayNextJobRebuilt(o.logger, w);
+      }
+    }
+    if (outcome?.failed.length)
+      throw new Error(
+        `job schedulers not written (Redis refused them; the start stops here): ${outcome.failed.map((f) => `${f.schedule.id}: ${f.err.message}`).join('; ')}`,
+      );
+  }
+  const wanted = new Set(planned.map((s) => s.id));
+  for (const queue of Object.values(queues)) {
+    for (const existing of await queue.getJobSchedulers(0, -1)) {
+      const id = existing.key;
+      if (wanted.has(id)) continue;
+      await queue.removeJobScheduler(id);
+      changes.removed.push(id);
+    }
+  }
+  const { added, changed, rebuilt, removed } = changes;
+  const kept = planned.length - added.length - changed.length - rebuilt.length;
+  if (added.length || changed.length || rebuilt.length || removed.length)
+    o.logger.info(
+      changes,
+      `job schedulers: ${planned.length} in config (${added.length} added, ${changed.length} changed, ${rebuilt.length} next job built again, ${kept} as they were), ${removed.length} removed`,
+    );
+  return changes;
+}

@@ -1,0 +1,192 @@
+// A job scheduler whose definition is still in Redis but whose next job is not (its job hash deleted
+// or evicted, its entry in `delayed` lost, or the job finished with no later one made) never runs
+// again: BullMQ makes a scheduler's next job only as a worker takes the one before. The watch and a
+// worker's start find it (src/queue/schedule-state.ts) and build it again, at the same tick while
+// that is ahead, with a warning naming the scheduler; a job of the scheduler being taken or run is
+// not a lost one. On real Redis under a unique prefix. The end-to-end case (`feedsync worker`, a
+// feed due every second) is in schedules-after-restart.processes.test.ts.
+import '../setup/needs-redis.js';
+import { Writable } from 'node:stream';
+import { isDeepStrictEqual } from 'node:util';
+import { Worker } from 'bullmq';
+import { describe, expect, it } from 'vitest';
+import { createLogger, silentLogger } from '../../src/log.js';
+import { applySchedules, QUEUE_NAMES, type PlannedSchedule } from '../../src/queue/index.js';
+import { watchSchedules } from '../../src/queue/schedule-watch.js';
+import { deferred, EVERY_SECOND, loseNextJob, NIGHTLY, testRedis, until, useQueues, type LoseHow } from './helpers.js';
+
+const q = useQueues();
+
+const loseNext = (s: PlannedSchedule, how: LoseHow) => loseNextJob(q.redis, q.queues[s.kind], s.id, how);
+
+/** the scheduler's jobs in a state that will yet run: their ids */
+async function pendingJobs(s: PlannedSchedule): Promise<string[]> {
+  const jobs = await q.queues[s.kind].getJobs(['delayed', 'waiting', 'prioritized'], 0, -1);
+  return jobs.map((j) => j.id!).filter((id) => id.startsWith(`repeat:${s.id}:`));
+}
+
+function capture() {
+  const lines: string[] = [];
+  const logger = createLogger({
+    level: 'info',
+    destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
+  });
+  const warnings = () =>
+    lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => (l.level as number) >= 40);
+  return { logger, warnings };
+}
+
+/** Watches every 50 ms until `done` answers; stopped after. */
+async function watching<T>(
+  planned: PlannedSchedule[],
+  logger: ReturnType<typeof capture>['logger'],
+  done: () => Promise<T | undefined>,
+) {
+  const stop = watchSchedules(q.redis, q.queues, planned, { root: q.prefix, intervalMs: 50, logger });
+  try {
+    return await until('the watch to act', done, 5_000);
+  } finally {
+    stop();
+  }
+}
+
+describe('a job scheduler whose next job Redis lost, the scheduler kept', () => {
+  it("BullMQ's own removals keep it (Job.remove refuses, clean and drain pass it over): a key lost does not", async () => {
+    await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
+    const [id] = await pendingJobs(NIGHTLY);
+    await expect(q.queues.sync.remove(id!)).rejects.toThrow(/job scheduler/i);
+    expect(await q.queues.sync.clean(0, 100, 'delayed')).toEqual([]);
+    await q.queues.sync.drain(true);
+    expect(await pendingJobs(NIGHTLY)).toEqual([id]);
+  });
+
+  it.each([
+    ['its job hash deleted', 'hash', 'gone'],
+    ['its entry in `delayed` lost (the hash in no list, dropped)', 'entry', 'orphan'],
+  ] as const)('%s: the watch builds it again at the same tick, once, and warns naming it', async (_, how, state) => {
+    await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
+    const lost = await loseNext(NIGHTLY, how);
+    const { logger, warnings } = capture();
+    await watching([NIGHTLY], logger, async () => (await pendingJobs(NIGHTLY)).length > 0);
+    // the tick ahead is kept: the same job id, `repeat:<scheduler>:<millis>`
+    expect(await pendingJobs(NIGHTLY)).toEqual([lost]);
+    expect(warnings()).toMatchObject([{ scheduler: 'sync:austin', lostJob: lost, state, nextJob: lost }]);
+    expect(warnings()[0]!.msg).toMatch(/^job scheduler sync:austin had no next job: .*\(the same tick\)$/);
+  });
+
+  it('its job failed with no later one made: built at the next tick, the failed job kept', async () => {
+    await applySchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, logger: silentLogger });
+    // a job fails once its tick has come (no worker here: it stays delayed)
+    const [tick] = await pendingJobs(EVERY_SECOND);
+    await until('its tick come', async () => Date.now() > Number(tick!.split(':').pop()) + 50);
+    const lost = await loseNext(EVERY_SECOND, 'failed');
+    expect(lost).toBe(tick);
+    const { logger, warnings } = capture();
+    const [next] = await watching([EVERY_SECOND], logger, async () => {
+      const p = await pendingJobs(EVERY_SECOND);
+      return p.length > 0 ? p : undefined;
+    });
+    expect(next).not.toBe(lost);
+    expect(await q.queues.sync.getJobState(lost)).toBe('failed');
+    expect(warnings()).toMatchObject([{ scheduler: 'sync:austin', state: 'failed', lostJob: lost, nextJob: next }]);
+  });
+
+  it("a worker's start builds it again too (an unchanged scheduler is otherwise left alone)", async () => {
+    await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
+    const lost = await loseNext(NIGHTLY, 'hash');
+    const { logger, warnings } = capture();
+    const changes = await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger });
+    expect(changes).toEqual({ added: [], changed: [], rebuilt: ['sync:austin'], removed: [] });
+    expect(await pendingJobs(NIGHTLY)).toEqual([lost]);
+    expect(warnings()).toMatchObject([{ scheduler: 'sync:austin', state: 'gone', lostJob: lost, nextJob: lost }]);
+  });
+
+  it('a job of it being taken (active, the worker not yet done making the next one) is not lost: nothing written, one next job', async () => {
+    await applySchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, logger: silentLogger });
+    const taken = deferred();
+    const gate = deferred();
+    const worker = new Worker(QUEUE_NAMES.sync, async () => undefined, {
+      connection: testRedis(),
+      prefix: q.prefix,
+      autorun: false,
+    });
+    // BullMQ's worker makes a scheduler's next job as it takes one (classes/worker.js, nextJobFromJobData):
+    // held here, the taken job is active and still the one the scheduler names
+    const scheduler = (await (worker as unknown as { jobScheduler: Promise<object> }).jobScheduler) as {
+      upsertJobScheduler: (...a: unknown[]) => Promise<unknown>;
+    };
+    const make = scheduler.upsertJobScheduler.bind(scheduler);
+    scheduler.upsertJobScheduler = async (...a: unknown[]) => {
+      taken.resolve();
+      await gate.promise;
+      return make(...a);
+    };
+    const { logger, warnings } = capture();
+    const stop = watchSchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, intervalMs: 20, logger });
+    try {
+      void worker.run();
+      await taken.promise;
+      const [active] = await q.queues.sync.getJobs(['active']);
+      expect(active?.id).toMatch(/^repeat:sync:austin:/);
+      // several looks while it is active and no next job exists
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await pendingJobs(EVERY_SECOND)).toEqual([]);
+      gate.resolve();
+      await until('the next job made by the worker', async () => (await pendingJobs(EVERY_SECOND)).length > 0);
+      await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      stop();
+      await worker.close();
+    }
+    expect(warnings()).toEqual([]);
+  });
+
+  it("its definition's hash deleted: the worker taking a tick cannot make the next (BullMQ's script fails midway), the watch builds it, its data whole", async () => {
+    await applySchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, logger: silentLogger });
+    await q.redis.del(q.queues.sync.toKey(`repeat:${EVERY_SECOND.id}`));
+    const ran: Array<[string, unknown]> = [];
+    const errors: string[] = [];
+    const worker = new Worker(QUEUE_NAMES.sync, async (job) => void ran.push([job.id!, job.data]), {
+      connection: testRedis(),
+      prefix: q.prefix,
+    });
+    worker.on('error', (err) => errors.push(err.message));
+    const { logger, warnings } = capture();
+    const stop = watchSchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, intervalMs: 100, logger });
+    try {
+      await until('two ticks run after the repair', async () => ran.length >= 2, 10_000);
+    } finally {
+      stop();
+      await worker.close();
+    }
+    // updateJobScheduler-12.lua scores the next tick, then fails on the definition's missing name
+    expect(errors.join('\n')).toMatch(/Failed to add repeatable job for next iteration/);
+    expect(warnings()).toMatchObject([{ scheduler: 'sync:austin', state: 'gone' }]);
+    expect(ran.every(([, data]) => isDeepStrictEqual(data, EVERY_SECOND.data))).toBe(true);
+    expect((await q.queues.sync.getJobScheduler(EVERY_SECOND.id))?.template?.data).toEqual(EVERY_SECOND.data);
+  });
+
+  it('a worker taking a tick every second while the watch looks every 20 ms: nothing written, each tick run once', async () => {
+    await applySchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, logger: silentLogger });
+    const ran: string[] = [];
+    const worker = new Worker(
+      QUEUE_NAMES.sync,
+      async (job) => {
+        ran.push(job.id!);
+        await new Promise((r) => setTimeout(r, 150));
+      },
+      { connection: testRedis(), prefix: q.prefix, concurrency: 2 },
+    );
+    const { logger, warnings } = capture();
+    const stop = watchSchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, intervalMs: 20, logger });
+    try {
+      await until('four ticks run', async () => ran.length >= 4, 10_000);
+    } finally {
+      stop();
+      await worker.close();
+    }
+    expect(new Set(ran).size).toBe(ran.length);
+    expect(warnings()).toEqual([]);
+    expect(await pendingJobs(EVERY_SECOND)).toHaveLength(1);
+  });
+});
