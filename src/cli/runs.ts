@@ -90,6 +90,10 @@ export async function run(opts: RunsOptions): Promise<number> {
         '\n',
       ) + '\n',
     );
+    sayWhy(
+      runs.map((r) => ({ outcome: r.outcome, runIds: runIdsOf(r.report) })),
+      opts,
+    );
     return EXIT.ok;
   } finally {
     await close();
@@ -166,10 +170,27 @@ async function localRuns(loaded: LoadedConfig, opts: RunsOptions): Promise<numbe
     process.stdout.write(
       table(['time (UTC)', 'feed', 'chatbot', 'outcome', 'run id', 'summary'], rows).join('\n') + '\n',
     );
+    sayWhy(
+      runs.map((r) => ({ outcome: r.outcome, runIds: [r.runId] })),
+      opts,
+    );
     return EXIT.ok;
   } finally {
     await log.close();
   }
+}
+
+/**
+ * Below a table with runs that did not end ok (newest first): how many, and the command that says
+ * why for the newest of them (its message and rejected records are in `runs show`, not the table).
+ */
+function sayWhy(runs: ReadonlyArray<{ outcome: string; runIds: string[] }>, opts: RunsOptions): void {
+  const notOk = runs.filter((r) => r.outcome !== 'ok');
+  const id = notOk.find((r) => r.runIds.length)?.runIds[0];
+  if (!id) return;
+  process.stderr.write(
+    `${notOk.length} of these runs did not end ok; why: \`${feedsyncCommand()} runs show ${id} --config ${opts.config}\`\n`,
+  );
 }
 
 function forWhat(opts: RunsOptions): string {

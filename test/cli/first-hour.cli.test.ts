@@ -135,6 +135,13 @@ describe('the first hour with feedsync', () => {
         expect(first).toBe(
           `feed nowhere → chatbot SN-U: failed — the feed was not read whole, so nothing was deleted: http://127.0.0.1:${port}/${file}: HTTP ${status}: not found; the server has no feed at this URL: check feeds[].source.url`,
         );
+        // and `runs`, where a person looks next, points at the command that says why
+        const run = /runs show (\S+)/.exec(r.stderr)?.[1];
+        const runs = await feedsync(['runs', '--config', config], { REDIS_URL: '' });
+        expect(runs.code).toBe(0);
+        expect(runs.stderr.trimEnd().split('\n').at(-1)).toMatch(
+          new RegExp(`^1 of these runs did not end ok; why: \`.*feedsync.* runs show ${run} --config ${config}\`$`),
+        );
       }
     } finally {
       server.close();
