@@ -7,7 +7,7 @@ import { ConfigError } from '../errors.js';
 import { ALL, pauseFeeds, pausedFeeds, resumeFeeds } from '../queue/index.js';
 import { EXIT, printJson } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
-import { feedsyncCommand } from './invocation.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface ControlOptions {
   action: 'pause' | 'resume';

@@ -23,7 +23,7 @@ import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { openChangeLog } from '../change-log/open.js';
 import { findUndoTarget } from '../undo/undo-run.js';
-import { feedsyncCommand } from './invocation.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface EnqueueOptions {
   job: string;

@@ -27,7 +27,7 @@ import {
 import { openOpsRedis } from './ops-redis.js';
 import { table } from '../format/table.js';
 import { EXIT, printJson } from './exit.js';
-import { feedsyncCommand } from './invocation.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface RunsOptions {
   config: string;

@@ -147,4 +147,19 @@ describe('the first hour with feedsync', () => {
       server.close();
     }
   });
+
+  // (run as README says in a clone, `npx feedsync sync` before `init` said to run `feedsync init`: not on the PATH there)
+  it('hints are written the way feedsync was started: no config yet names init as this process was run', async () => {
+    const cwd = await tempDir();
+    const bin = join(import.meta.dirname, '../../bin/feedsync.js');
+    // (npm_command: as started by node, not npm; `npx vitest` and `npm test` set it for the suite)
+    const env = { REDIS_URL: '', npm_command: '' };
+    const r = await feedsync(['sync'], env, { cwd });
+    expect(r.code).toBe(2);
+    expect(paragraph(r.stderr)).toContain(`write a starter one with \`node ${bin} init\``);
+    const npx = await feedsync(['sync'], { ...env, npm_command: 'exec' }, { cwd });
+    expect(paragraph(npx.stderr)).toContain('write a starter one with `npx feedsync init`');
+    const other = await feedsync(['sync', '--config', 'prod.yaml'], env, { cwd });
+    expect(paragraph(other.stderr)).toContain(`write a starter one with \`node ${bin} init --config prod.yaml\``);
+  });
 });
