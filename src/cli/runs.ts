@@ -47,11 +47,11 @@ export async function run(opts: RunsOptions): Promise<number> {
   if (opts.feed) selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
   if (opts.chatbot) selectChatbots(loaded.config.chatbots, [opts.chatbot]);
   if (!redisConfigured(loaded)) return localRuns(loaded, opts);
-  const { redis, prefix, where, named, close } = await openOpsRedis(loaded, 'runs');
+  const { redis, prefix, where, named, answer, close } = await openOpsRedis(loaded, 'runs');
   try {
-    const runs = await listRuns(redis, prefix, { feed: opts.feed, chatbot: opts.chatbot, limit: opts.limit });
-    const running = await runningNow(redis, prefix, loaded, opts);
-    const paused = [...(await pausedFeeds(redis, prefix)).since].map(([feed, since]) => ({
+    const runs = await answer(listRuns(redis, prefix, { feed: opts.feed, chatbot: opts.chatbot, limit: opts.limit }));
+    const running = await answer(runningNow(redis, prefix, loaded, opts));
+    const paused = [...(await answer(pausedFeeds(redis, prefix))).since].map(([feed, since]) => ({
       feed: feed === ALL ? 'all' : feed,
       since,
     }));
