@@ -5,13 +5,20 @@ import { failedReport, summaryLine, type SyncOutcome } from '../../src/sync/repo
 // came to, so a run that failed or was rejected never reads "synced".
 const base = (outcome: SyncOutcome) => {
   const { summary: _s, ...r } = failedReport({ feed: 'homes', chatbot: 'SN-1', message: 'x', stateLocation: 's' });
-  return { ...r, outcome, message: undefined, counts: { ...r.counts, created: 3, failed: outcome === 'partial' ? 2 : 0 } };
+  return {
+    ...r,
+    outcome,
+    message: undefined,
+    counts: { ...r.counts, created: 3, failed: outcome === 'partial' ? 2 : 0 },
+  };
 };
 
 describe('summary line words', () => {
   it('says synced only when the run synced', () => {
     expect(summaryLine(base('ok'))).toMatch(/^synced homes → SN-1: 3 created, 0 updated, 0 deleted, 0 failed in 0 ms$/);
-    expect(summaryLine(base('partial'))).toMatch(/^synced homes → SN-1 in part \(some writes refused\): 3 created, .*2 failed/);
+    expect(summaryLine(base('partial'))).toMatch(
+      /^synced homes → SN-1 in part \(some writes refused\): 3 created, .*2 failed/,
+    );
     expect(summaryLine(base('guard'))).toMatch(/^synced homes → SN-1, deletes held by the delete guard: /);
   });
 
