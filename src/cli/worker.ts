@@ -202,11 +202,7 @@ async function start(
     hosts,
     allowFrom: settings.allowFrom,
   });
-  const port = await listen(app, opts.port ?? settings.port, settings.host, closers, {
-    setting: 'worker.host',
-    file: loaded.file,
-    what: 'the worker',
-  });
+  const port = await listen(app, opts.port ?? settings.port, hostSetting(loaded, 'worker'), closers);
   // pushed EntityEvents (RCP-028): a listener of their own, which answers nothing else (push-app.ts)
   const pushPort = await listenPush(loaded, { redis, queues, prefix, feeds: loaded.config.feeds, logger }, closers);
   logger.info(
@@ -266,11 +262,7 @@ async function listenPush(
   const { port: wanted, host } = loaded.config.push;
   let port: number;
   try {
-    port = await listen(createPushApp(deps), wanted, host, closers, {
-      setting: 'push.host',
-      file: loaded.file,
-      what: 'the push listener',
-    });
+    port = await listen(createPushApp(deps), wanted, hostSetting(loaded, 'push'), closers);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES')
@@ -399,11 +391,10 @@ function statusDeps(
 async function listen(
   app: ReturnType<typeof createApp>,
   port: number,
-  host: string,
-  closers: Array<() => unknown>,
   from: HostSetting,
+  closers: Array<() => unknown>,
 ): Promise<number> {
-  const server: Server = app.listen(port, host);
+  const server: Server = app.listen(port, from.host);
   closers.push(() => {
     server.close();
     server.closeAllConnections();
@@ -411,23 +402,33 @@ async function listen(
   try {
     await once(server, 'listening');
   } catch (err) {
-    throw hostError(err, host, from) ?? err;
+    throw hostError(err, from) ?? err;
   }
   return (server.address() as AddressInfo).port;
 }
 
-/** Where a listener's host comes from: its setting in the config file, and what listens. */
+/** A listener's host, where it comes from (its setting in the config file), and what listens. */
 interface HostSetting {
-  setting: 'worker.host' | 'push.host';
+  host: string;
+  setting: string;
   file: string;
   what: string;
+}
+
+function hostSetting(loaded: LoadedConfig, section: 'worker' | 'push'): HostSetting {
+  return {
+    host: loaded.config[section].host,
+    setting: `${section}.host`,
+    file: loaded.file,
+    what: section === 'push' ? 'the push listener' : 'the worker',
+  };
 }
 
 /**
  * A host the config names that this machine cannot listen on (a name that does not resolve, an
  * address it does not have) is the config's error (exit 2): a rerun would fail alike.
  */
-function hostError(err: unknown, host: string, from: HostSetting): ConfigError | undefined {
+function hostError(err: unknown, from: HostSetting): ConfigError | undefined {
   const code = (err as NodeJS.ErrnoException).code;
   const problem =
     code === 'ENOTFOUND'
@@ -437,7 +438,7 @@ function hostError(err: unknown, host: string, from: HostSetting): ConfigError |
         : undefined;
   if (!problem) return undefined;
   return new ConfigError(
-    `${from.setting} ${JSON.stringify(host)} in ${from.file} ${problem}, so ${from.what} cannot listen; set ${from.setting} to an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 for every interface`,
+    `${from.setting} ${JSON.stringify(from.host)} in ${from.file} ${problem}, so ${from.what} cannot listen; set ${from.setting} to an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 for every interface`,
     from.file,
   );
 }

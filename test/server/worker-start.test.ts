@@ -14,6 +14,7 @@ import { feedsync } from '../settings/run-cli.js';
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const prefix = `test-worker-start-${randomUUID()}`;
 const dirs: string[] = [];
+const redisAt = ['redis:', `  url: ${REDIS_URL}`, `  prefix: ${prefix}`];
 
 async function config(lines: string[]): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-worker-start-'));
@@ -53,14 +54,7 @@ describe('feedsync worker that cannot start', () => {
   }, 60_000);
 
   it('exits 2 on a worker.host that does not resolve: a config error naming the setting, not a transient one', async () => {
-    const file = await config([
-      'redis:',
-      `  url: ${REDIS_URL}`,
-      `  prefix: ${prefix}`,
-      'worker:',
-      '  port: 0',
-      '  host: no-such-host.invalid',
-    ]);
+    const file = await config([...redisAt, 'worker:', '  port: 0', '  host: no-such-host.invalid']);
     const r = await feedsync(['worker', '--config', file]);
     expect(r.code).toBe(2);
     expect(r.stderr).not.toContain('transient');
