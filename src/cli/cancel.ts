@@ -7,7 +7,7 @@
 // `unknown`, saying what Redis answered (exit 1): the request stands, but whether it took is not known.
 import { loadConfig } from '../config/load.js';
 import { selectFeeds } from '../config/select.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, RedisUnavailableError } from '../errors.js';
 import {
   closeQueues,
   createQueues,
@@ -51,14 +51,14 @@ export async function run(opts: CancelOptions): Promise<number> {
   if (!(opts.timeout > 0)) throw new ConfigError('--timeout must be a positive number of seconds');
   const loaded = await loadConfig(opts.config);
   const feeds = selectFeeds(loaded.config.feeds, opts.feed, loaded.file).map((f) => f.name);
-  const { redis, prefix, named, close } = await openOpsRedis(loaded, 'cancel');
+  const { redis, prefix, named, answer, close } = await openOpsRedis(loaded, 'cancel');
   const queues = createQueues(redis, prefix);
   const by = operator();
   const results: Result[] = [];
   const waiting: Waiting = { redis, queues, named, timeoutS: opts.timeout };
   redis.on('error', (err) => (waiting.lastRedisError = err));
   try {
-    const active = await queues.sync.getActive();
+    const active = await answer(queues.sync.getActive());
     for (const feed of feeds) {
       // the feed's own job, or a job running it with others (a group's scheduled run, `--chatbot`): that whole job is cancelled
       const jobs = active.filter((j) => j.id && feedsOfSyncJob(j.data, loaded.config.feeds).includes(feed));
@@ -70,7 +70,11 @@ export async function run(opts: CancelOptions): Promise<number> {
         });
         continue;
       }
-      for (const job of jobs) await requestCancel(redis, prefix, job.id!, by);
+      for (const job of jobs)
+        await answer(requestCancel(redis, prefix, job.id!, by)).catch((err: unknown) => {
+          // (Redis may have stored it and dropped the connection before its answer came)
+          waiting.redisFailed ??= `did not answer the request to stop (${detailOf(err)})`;
+        });
       for (const job of jobs) results.push(await endOf(waiting, feed, job.id!, job.processedBy));
     }
     if (opts.json) printJson({ cancelled: results });
@@ -156,6 +160,9 @@ function exitOf(outcomes: string[]): number {
     return outcomes.includes('still-running') ? STILL_RUNNING : EXIT.ok;
   return EXIT.failed;
 }
+
+/** what Redis answered: a RedisUnavailableError's detail (its message names Redis, as the summary does already), else the message */
+const detailOf = (err: unknown) => (err instanceof RedisUnavailableError ? err.detail : errorMessage(err));
 
 /** an error's message without its closing full stop (it is followed by more) */
 const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err)).replace(/\.$/, '');

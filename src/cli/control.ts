@@ -7,7 +7,7 @@ import { ConfigError } from '../errors.js';
 import { ALL, pauseFeeds, pausedFeeds, resumeFeeds } from '../queue/index.js';
 import { EXIT, printJson } from './exit.js';
 import { openOpsRedis } from './ops-redis.js';
-import { feedsyncCommand } from './invocation.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface ControlOptions {
   action: 'pause' | 'resume';
@@ -22,11 +22,11 @@ export async function run(opts: ControlOptions): Promise<number> {
     throw new ConfigError(`${opts.action}: give --feed NAME (one or more) or --all`);
   const loaded = await loadConfig(opts.config);
   const feeds = opts.all ? ALL : selectFeeds(loaded.config.feeds, opts.feed, loaded.file).map((f) => f.name);
-  const { redis, prefix, where, named, close } = await openOpsRedis(loaded, opts.action);
+  const { redis, prefix, where, named, answer, close } = await openOpsRedis(loaded, opts.action);
   try {
-    if (opts.action === 'pause') await pauseFeeds(redis, prefix, feeds);
-    else await resumeFeeds(redis, prefix, feeds);
-    const paused = [...(await pausedFeeds(redis, prefix)).since].map(([feed, since]) => ({
+    if (opts.action === 'pause') await answer(pauseFeeds(redis, prefix, feeds));
+    else await answer(resumeFeeds(redis, prefix, feeds));
+    const paused = [...(await answer(pausedFeeds(redis, prefix))).since].map(([feed, since]) => ({
       feed: feed === ALL ? 'all' : feed,
       since,
     }));

@@ -17,13 +17,13 @@ import {
   type RunTarget,
 } from '../queue/index.js';
 import { EXIT, exitForOutcome, printJson, worstExit } from './exit.js';
-import { openOpsRedis } from './ops-redis.js';
+import { openOpsRedis, type OpsRedis } from './ops-redis.js';
 import { selectChatbots, selectFeeds } from '../config/select.js';
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import type { LoadedConfig } from '../config/schema.js';
 import { openChangeLog } from '../change-log/open.js';
 import { findUndoTarget } from '../undo/undo-run.js';
-import { feedsyncCommand } from './invocation.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface EnqueueOptions {
   job: string;
@@ -58,12 +58,9 @@ type Result = { target: RunTarget; queue: string } & Enqueued & {
   };
 
 /** What one enqueue runs with: the queues of the config's Redis, named as the messages name it. */
-interface Queueing {
+interface Queueing extends Pick<OpsRedis, 'redis' | 'prefix' | 'named' | 'answer' | 'failure'> {
   kind: JobKind;
   opts: EnqueueOptions;
-  redis: Awaited<ReturnType<typeof openOpsRedis>>['redis'];
-  prefix: string;
-  named: string;
   queues: ReturnType<typeof createQueues>;
 }
 
@@ -73,9 +70,9 @@ export async function run(opts: EnqueueOptions): Promise<number> {
     throw new ConfigError('--timeout must be a positive number of seconds');
   const loaded = await loadConfig(opts.config);
   const planned = kind === 'undo' ? await planUndo(loaded, opts) : plan(kind, loaded.config, opts, loaded.file);
-  const { redis, prefix, named, close } = await openOpsRedis(loaded, 'enqueue');
+  const { redis, prefix, named, answer, failure, close } = await openOpsRedis(loaded, 'enqueue');
   const queues = createQueues(redis, prefix);
-  const q: Queueing = { kind, opts, redis, prefix, named, queues };
+  const q: Queueing = { kind, opts, redis, prefix, named, answer, failure, queues };
   try {
     const results: Result[] = [];
     for (const p of planned) results.push(await enqueueOne(q, p));
@@ -98,7 +95,7 @@ export async function run(opts: EnqueueOptions): Promise<number> {
 /** One job queued (or joined), its id on stdout and what happened to it on stderr. */
 async function enqueueOne(q: Queueing, p: Planned): Promise<Result> {
   const { kind, opts } = q;
-  const enqueued = await enqueueJob(q.redis, q.queues, kind, p.key, p.data);
+  const enqueued = await q.answer(enqueueJob(q.redis, q.queues, kind, p.key, p.data));
   if (!opts.json) process.stdout.write(`${enqueued.jobId}\n`);
   // a sync's run id is its job's and attempt's (change-log/recorder.ts newRunId): what `runs show` takes once it has run
   const runNote =
@@ -110,7 +107,7 @@ async function enqueueOne(q: Queueing, p: Planned): Promise<Result> {
 /** Nobody consumes the queue: say so now rather than wait in silence. */
 async function warnWithoutWorker(q: Queueing): Promise<void> {
   const { kind, opts } = q;
-  if ((await q.queues[kind].getWorkersCount()) > 0) return;
+  if ((await q.answer(q.queues[kind].getWorkersCount())) > 0) return;
   process.stderr.write(
     `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${q.named}; ` +
       `the job runs when one starts (\`${feedsyncCommand()} worker --config ${opts.config}\`)${opts.timeout ? '' : '; --timeout SECONDS stops waiting'}\n`,
@@ -128,11 +125,11 @@ async function waitFor(
   const done = await waitForJob(q.redis, q.queues, kind, r.jobId, deadline, progress?.show)
     .catch((err: unknown) => {
       if (deadline?.aborted) return undefined;
-      throw err;
+      throw q.failure(err);
     })
     .finally(() => progress?.clear());
   if (!done) {
-    r.state = (await q.queues[kind].getJobState(r.jobId)) ?? 'unknown';
+    r.state = (await q.answer(q.queues[kind].getJobState(r.jobId))) ?? 'unknown';
     r.error = `gave up waiting after ${opts.timeout} s; job ${r.jobId} is ${r.state} and goes on (see \`${feedsyncCommand()} runs\`)`;
     r.exit = EXIT.failed;
     if (!opts.json) process.stderr.write(`feedsync: ${r.error}\n`);
@@ -144,7 +141,7 @@ async function waitFor(
     r.exit = exitForOutcome(outcomeOf(done.returnvalue));
   } else {
     // A failed job has no return value: its report is in run history.
-    const recorded = await findRun(q.redis, q.prefix, r.target, r.jobId);
+    const recorded = await q.answer(findRun(q.redis, q.prefix, r.target, r.jobId));
     r.state = 'failed';
     r.error = done.failedReason;
     r.report = recorded?.report;

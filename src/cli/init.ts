@@ -8,7 +8,7 @@ import { lstat, mkdir, open, readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { EXIT } from './exit.js';
-import { feedsyncCommand } from './invocation.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface InitOptions {
   config: string;

@@ -1,10 +1,18 @@
 // The Redis of the ops commands (runs, cancel, pause, resume, enqueue): the config's, or REDIS_URL,
 // checked to answer, so a Redis that is down is one clear error, not a hang. With neither, the
 // command refuses in one line (redis/settings.ts): it never writes to a Redis nothing configured.
+// Redis going away or starting to refuse the connection (NOAUTH once a password is set) after that
+// check is an error too, not a wait without end: every use of it goes through `answer`, bounded,
+// and `close` ends the connection whatever state it is in (closeRedis).
 import type { LoadedConfig } from '../config/schema.js';
+import { RedisUnavailableError } from '../errors.js';
 import { closeRedis, createRedis, redisSettings, type RedisClient } from '../queue/index.js';
+import { byDeadline } from '../redis/deadline.js';
 import { requireRedis } from '../redis/require-redis.js';
 import { redisNamed, type RedisSettings } from '../redis/settings.js';
+
+/** how long one use of Redis by an ops command (a read, a write, a few of them) has to answer */
+const ANSWER_MS = 10_000;
 
 export interface OpsRedis {
   redis: RedisClient;
@@ -14,6 +22,15 @@ export interface OpsRedis {
   from: RedisSettings['from'];
   /** which Redis, for the command's output: "Redis redis://host:6379 (prefix P)" */
   named: string;
+  /**
+   * `call`'s value, or RedisUnavailableError (naming Redis and what it answered) when it has not
+   * answered within ANSWER_MS or Redis refused the connection's credentials; other errors as they are.
+   * (ioredis queues a command while it reconnects, without end: a command in flight when the
+   * connection dropped is sent again only once it is ready, which a Redis refusing it never makes it.)
+   */
+  answer<T>(call: Promise<T>): Promise<T>;
+  /** `err`, or RedisUnavailableError when it is Redis refusing the connection's credentials (NOAUTH, WRONGPASS) */
+  failure(err: unknown): unknown;
   close(): Promise<void>;
 }
 
@@ -24,5 +41,33 @@ export async function openOpsRedis(loaded: LoadedConfig, command: string, waitMs
   const redis = createRedis(settings, { name: `feedsync-${command.replace(/\s+/g, '-')}` });
   redis.on('error', () => {}); // a Redis that does not answer is reported by requireRedis, once
   await requireRedis(redis, where, { use: 'read', ...(waitMs !== undefined && { waitMs }) });
-  return { redis, prefix, where, from, named: redisNamed(settings), close: () => closeRedis(redis) };
+  let lastError: unknown;
+  redis.on('error', (err) => (lastError = err));
+  const failure = (err: unknown) =>
+    err instanceof Error && /^(NOAUTH|WRONGPASS)/.test(err.message)
+      ? new RedisUnavailableError(where, err.message, { cause: err, use: 'read' })
+      : err;
+  const answer = async <T>(call: Promise<T>): Promise<T> => {
+    const deadline = AbortSignal.timeout(ANSWER_MS);
+    try {
+      return await byDeadline(call, deadline);
+    } catch (err) {
+      if (!deadline.aborted) throw failure(err);
+      const refused = failure(lastError);
+      if (refused instanceof RedisUnavailableError) throw refused;
+      const seen = lastError instanceof Error ? `; its last error: ${lastError.message}` : '';
+      const detail = `no answer within ${ANSWER_MS / 1000} s${seen}`;
+      throw new RedisUnavailableError(where, detail, { cause: lastError ?? err, use: 'read' });
+    }
+  };
+  return {
+    redis,
+    prefix,
+    where,
+    from,
+    named: redisNamed(settings),
+    answer,
+    failure,
+    close: () => closeRedis(redis),
+  };
 }

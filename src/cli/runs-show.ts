@@ -6,7 +6,7 @@ import { shownEntry, type RunEntry } from '../change-log/change-log.js';
 import { openChangeLog } from '../change-log/open.js';
 import { describeChange } from '../sync/index.js';
 import { EXIT, printJson } from './exit.js';
-import { feedsyncCommand } from './invocation.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface RunsShowOptions {
   config: string;

@@ -27,7 +27,7 @@ import {
 import { openOpsRedis } from './ops-redis.js';
 import { table } from '../format/table.js';
 import { EXIT, printJson } from './exit.js';
-import { feedsyncCommand } from './invocation.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface RunsOptions {
   config: string;
@@ -47,11 +47,11 @@ export async function run(opts: RunsOptions): Promise<number> {
   if (opts.feed) selectFeeds(loaded.config.feeds, [opts.feed], loaded.file);
   if (opts.chatbot) selectChatbots(loaded.config.chatbots, [opts.chatbot]);
   if (!redisConfigured(loaded)) return localRuns(loaded, opts);
-  const { redis, prefix, where, named, close } = await openOpsRedis(loaded, 'runs');
+  const { redis, prefix, where, named, answer, close } = await openOpsRedis(loaded, 'runs');
   try {
-    const runs = await listRuns(redis, prefix, { feed: opts.feed, chatbot: opts.chatbot, limit: opts.limit });
-    const running = await runningNow(redis, prefix, loaded, opts);
-    const paused = [...(await pausedFeeds(redis, prefix)).since].map(([feed, since]) => ({
+    const runs = await answer(listRuns(redis, prefix, { feed: opts.feed, chatbot: opts.chatbot, limit: opts.limit }));
+    const running = await answer(runningNow(redis, prefix, loaded, opts));
+    const paused = [...(await answer(pausedFeeds(redis, prefix))).since].map(([feed, since]) => ({
       feed: feed === ALL ? 'all' : feed,
       since,
     }));
@@ -89,6 +89,10 @@ export async function run(opts: RunsOptions): Promise<number> {
       table(['time (UTC)', 'job', 'target', 'outcome', 'try', 'job id', 'run id', 'worker', 'summary'], rows).join(
         '\n',
       ) + '\n',
+    );
+    sayWhy(
+      runs.map((r) => ({ outcome: r.outcome, runIds: runIdsOf(r.report) })),
+      opts,
     );
     return EXIT.ok;
   } finally {
@@ -166,10 +170,27 @@ async function localRuns(loaded: LoadedConfig, opts: RunsOptions): Promise<numbe
     process.stdout.write(
       table(['time (UTC)', 'feed', 'chatbot', 'outcome', 'run id', 'summary'], rows).join('\n') + '\n',
     );
+    sayWhy(
+      runs.map((r) => ({ outcome: r.outcome, runIds: [r.runId] })),
+      opts,
+    );
     return EXIT.ok;
   } finally {
     await log.close();
   }
+}
+
+/**
+ * Below a table with runs that did not end ok (newest first): how many, and the command that says
+ * why for the newest of them (its message and rejected records are in `runs show`, not the table).
+ */
+function sayWhy(runs: ReadonlyArray<{ outcome: string; runIds: string[] }>, opts: RunsOptions): void {
+  const notOk = runs.filter((r) => r.outcome !== 'ok');
+  const id = notOk.find((r) => r.runIds.length)?.runIds[0];
+  if (!id) return;
+  process.stderr.write(
+    `${notOk.length} of these runs did not end ok; why: \`${feedsyncCommand()} runs show ${id} --config ${opts.config}\`\n`,
+  );
 }
 
 function forWhat(opts: RunsOptions): string {

@@ -15,7 +15,7 @@ import { createProgressLine, formatSyncReport, lanesOf, type SyncReport } from '
 import { exitForOutcome, printJson, worstExit } from './exit.js';
 import { withRuntime } from './with-runtime.js';
 import { reconcileAsk } from '../feeds/reso/reso-asks.js';
-import { feedsyncCommand } from './invocation.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface SyncCliOptions {
   config: string;

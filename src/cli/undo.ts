@@ -17,7 +17,7 @@ import { stateDir } from '../runtime.js';
 import { findUndoTarget, formatUndoReport, undoRun, type UndoReport } from '../undo/index.js';
 import { exitForOutcome, printJson } from './exit.js';
 import { withRuntime } from './with-runtime.js';
-import { feedsyncCommand } from './invocation.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface UndoCliOptions {
   config: string;
@@ -52,7 +52,7 @@ export async function run(opts: UndoCliOptions): Promise<number> {
           undoRun(
             opts.run,
             { api, store, changeLog, config: loaded, logger, signal, calls },
-            { dryRun: opts.dryRun, force: opts.force, command: feedsyncCommand() },
+            { dryRun: opts.dryRun, force: opts.force },
           );
         if (opts.dryRun) return await undo(stop.signal);
         // the chatbot's lock, the one a sync takes: an undo never runs beside a sync of the chatbot

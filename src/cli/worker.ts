@@ -47,7 +47,6 @@ import { ALL, pausedFeeds } from '../queue/control.js';
 import { lanesOf } from '../sync/index.js';
 import type { StatusDeps } from '../server/status/status-data.js';
 import { findUndoTarget, undoRun } from '../undo/index.js';
-import { feedsyncCommand } from './invocation.js';
 
 const STALE_CHECK_MS = 5 * 60_000;
 
@@ -363,7 +362,7 @@ function statusDeps(
         undoRun(
           runId,
           { api: runtime.api, store: runtime.store, changeLog: runtime.changeLog, config: withRedis, logger },
-          { dryRun: true, command: feedsyncCommand() },
+          { dryRun: true },
         ),
       enqueue: async (runId, force) => {
         const { feed } = await findUndoTarget(runtime.changeLog, withRedis, runId);

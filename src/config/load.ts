@@ -9,6 +9,7 @@ import { registerEnvSecrets, registerSecretsIn, type EnvValue } from '../secrets
 import type { ConfigIssue } from '../errors.js';
 import { configIssues, formatPath, type LineOf } from './issues.js';
 import { Config, type DefaultedValue, type LoadedConfig } from './schema.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export { formatPath };
 
@@ -36,7 +37,7 @@ export async function loadConfigWithLines(
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     // a first command in a new folder ends here: name the command that writes one
-    const init = file === DEFAULT_CONFIG_FILE ? '`feedsync init`' : `\`feedsync init --config ${file}\``;
+    const init = `\`${feedsyncCommand()} init${file === DEFAULT_CONFIG_FILE ? '' : ` --config ${file}`}\``;
     const why =
       code === 'ENOENT'
         ? `does not exist (looked for ${path}); give its path with --config, or write a starter one with ${init}`

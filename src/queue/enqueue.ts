@@ -4,10 +4,11 @@
 // rerun is that waiting job. A unique job id (never a fixed one: BullMQ ignores an add whose id a
 // retained completed job still has) lets `--wait` follow a rerun that does not exist yet.
 import { randomUUID } from 'node:crypto';
-import { Job, QueueEvents } from 'bullmq';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Job } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
 import { closeRedis } from '../redis/connection.js';
-import { within } from '../redis/deadline.js';
+import { byDeadline } from '../redis/deadline.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
 
@@ -41,15 +42,19 @@ export async function enqueueJob(
   return { jobId: job.id ?? jobId, status: 'joined' };
 }
 
-/** how long the events' reader has to close before its connection is dropped */
-const CLOSE_EVENTS_MS = 1000;
+/** how often the job's state is read, beside the events (which a Redis away, or refusing, never sends) */
+const POLL_MS = 2000;
+/** how long one read of the events blocks in Redis */
+const EVENTS_BLOCK_MS = 5000;
 
 export type Finished = { state: 'completed'; returnvalue: unknown } | { state: 'failed'; failedReason: string };
 
 /**
  * Wait until a job has finished: completed, or failed after its last attempt. The job may not exist
- * yet (a rerun stored behind an active run), so events are watched from before the first look, and
- * a slow poll covers an event missed while Redis was away.
+ * yet (a rerun stored behind an active run): its state is read now and every POLL_MS, and at once
+ * when the queue's events say it ended. A read of the state that fails (Redis refusing the
+ * connection's commands: NOAUTH) ends the wait with that error; `signal`, the caller's deadline, ends
+ * it with the signal's reason. The connection the wait opened has ended when it returns.
  */
 export async function waitForJob(
   redis: RedisClient,
@@ -57,54 +62,94 @@ export async function waitForJob(
   kind: JobKind,
   jobId: string,
   signal?: AbortSignal,
-  /** each progress the job reports (job.updateProgress, QueueEvents' `progress` event), as it comes */
+  /** each progress the job reports (job.updateProgress, the `progress` event), as it comes */
   onProgress?: (data: unknown) => void,
 ): Promise<Finished> {
   const queue = queues[kind];
-  // A connection of its own: QueueEvents blocks on it; BullMQ leaves a passed-in connection open.
-  const connection = redis.duplicate();
-  connection.on('error', () => {}); // an outage shows as a late answer; the slow poll covers missed events
-  const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix, lastEventId: '$' });
   let poll: NodeJS.Timeout | undefined;
+  let events: { stop(): Promise<void> } | undefined;
   try {
-    events.on('error', () => {});
-    // bounded by the caller's deadline too: a connection Redis refuses (NOAUTH after a password was
-    // set) is never ready, and BullMQ's wait for it has no end of its own
-    await untilAborted(events.waitUntilReady(), signal);
     const finished = new Promise<Finished>((resolve, reject) => {
       const check = () =>
         finishedState(queue, jobId).then((f) => {
           if (f) resolve(f);
         }, reject);
-      events.on('completed', (e) => e.jobId === jobId && check());
-      events.on('failed', (e) => e.jobId === jobId && check());
-      if (onProgress) events.on('progress', (e) => e.jobId === jobId && onProgress(e.data));
-      poll = setInterval(check, 2000);
+      events = watchEvents(redis, queue.toKey('events'), (e) => {
+        if (e.jobId !== jobId) return;
+        if (e.event === 'completed' || e.event === 'failed') void check();
+        else if (e.event === 'progress' && onProgress) onProgress(parsed(e.data));
+      });
+      poll = setInterval(check, POLL_MS);
       void check();
     });
-    return await untilAborted(finished, signal);
+    return await byDeadline(finished, signal);
   } finally {
     clearInterval(poll);
-    // bounded: with Redis gone, QueueEvents' close waits for its blocked read to end, which never
-    // comes; the connection dropped below ends it
-    await within(
-      events.close().catch(() => undefined),
-      CLOSE_EVENTS_MS,
-      undefined,
-    );
-    await closeRedis(connection);
+    await events?.stop();
   }
 }
 
-/** `p`, or the signal's reason once it aborts first. */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
+/**
+ * The events BullMQ writes to a queue's stream (`completed`, `failed`, `progress`: its field `data`
+ * is JSON), read from now on, each given to `onEvent` as its fields; `stop()` ends the reading and
+ * its connection. The read blocks in Redis, so on a connection of its own, made here and ended here
+ * whatever state it is in. (BullMQ's QueueEvents reads on a copy of the connection it is given, made
+ * and kept by BullMQ: its close first waits for that copy to be ready, which a copy Redis refuses
+ * (NOAUTH after a password was set) never is, so the copy reconnected every second for good and kept
+ * `feedsync cancel` alive after its last line; and its read's watchdog reconnects a connection
+ * ended under it.) A read that fails (Redis away or refusing) is tried again after POLL_MS: the
+ * reads of the job's state say what Redis answered.
+ */
+function watchEvents(
+  redis: RedisClient,
+  key: string,
+  onEvent: (fields: Record<string, string>) => void,
+): { stop(): Promise<void> } {
+  const connection = redis.duplicate();
+  connection.on('error', () => {}); // (said by the reads of the state, on the caller's connection)
+  const stopping = new AbortController();
+  const reading = (async () => {
+    let id = '$';
+    while (!stopping.signal.aborted) {
+      try {
+        // until stopped: a read in flight when the connection dropped is kept by ioredis to send
+        // again once it is ready, and never settles if it never is (Redis refusing it) and it ends
+        const read = await byDeadline(connection.xread('BLOCK', EVENTS_BLOCK_MS, 'STREAMS', key, id), stopping.signal);
+        for (const [, entries] of read ?? [])
+          for (const [entryId, fields] of entries) {
+            id = entryId;
+            onEvent(fieldsOf(fields));
+          }
+      } catch {
+        await sleep(POLL_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
+      }
+    }
+  })();
+  return {
+    stop: async () => {
+      stopping.abort();
+      // no QUIT: it would wait behind the blocked read
+      await closeRedis(connection, { quit: false });
+      await reading;
+    },
+  };
+}
+
+/** A stream entry's [field, value, field, value, …] as an object. */
+function fieldsOf(flat: string[]): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
+  return fields;
+}
+
+/** a progress event's data: JSON as BullMQ writes it, else the text as it is */
+function parsed(data: string | undefined): unknown {
+  if (data === undefined) return undefined;
+  try {
+    return JSON.parse(data) as unknown;
+  } catch {
+    return data;
+  }
 }
 
 async function finishedState(queue: Queues[JobKind], jobId: string): Promise<Finished | undefined> {

@@ -142,13 +142,37 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
   });
 }
 
-/** Close a connection: QUIT when it answers, else drop it, so a dead Redis never hangs a shutdown. */
-export async function closeRedis(redis: RedisClient, timeoutMs = 1000): Promise<void> {
+/**
+ * Close a connection so that it ends, whatever state it is in: QUIT when it is ready (bounded: a
+ * Redis gone quiet never answers; `quit: false` for a connection blocked in a read, which QUIT would
+ * wait behind), then disconnect. A connection that is not ready is not asked
+ * anything: Redis refusing it (NOAUTH once a password is set) answers QUIT's queued turn never. Between
+ * two attempts to reconnect (`reconnecting`, no socket), ioredis's disconnect only cancels the next
+ * attempt: the connection stays `reconnecting` for good, the commands queued on it never settle, and
+ * whoever waits on one of them (a reader's watchdog, a close) keeps the process alive. So the next
+ * attempt (at most a second away: retryOptions) is waited for, within `timeoutMs`, and the
+ * disconnect then ends the connection and fails what was queued.
+ */
+export async function closeRedis(
+  redis: RedisClient,
+  { timeoutMs = 1000, quit = true }: { timeoutMs?: number; quit?: boolean } = {},
+): Promise<void> {
   if (redis.status === 'end') return;
-  const quit = redis.quit().then(
-    () => undefined,
-    () => undefined,
-  );
-  await within(quit, timeoutMs, undefined);
+  if (quit && redis.status === 'ready') {
+    const quitted = redis.quit().then(
+      () => undefined,
+      () => undefined,
+    );
+    await within(quitted, timeoutMs, undefined);
+  }
+  if (redis.status === 'reconnecting') {
+    let onConnecting = () => {};
+    await within(
+      new Promise<void>((resolve) => redis.once('connecting', (onConnecting = resolve))),
+      timeoutMs,
+      undefined,
+    );
+    redis.off('connecting', onConnecting);
+  }
   redis.disconnect();
 }

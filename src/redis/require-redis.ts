@@ -44,7 +44,7 @@ export async function requireRedis(redis: RedisClient, where: string, opts: Requ
       late,
     ]);
   } catch (err) {
-    await closeRedis(redis, 0);
+    await closeRedis(redis, { timeoutMs: 0 });
     const detail = [err, lastError]
       .filter(
         (e, i, all): e is Error =>

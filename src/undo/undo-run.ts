@@ -33,6 +33,7 @@ import {
 import { displayNow, type DisplayNow } from './display-now.js';
 import { planUndo, type CurrentCopy, type UndoPlan } from './plan-undo.js';
 import { redisConfigured } from '../redis/settings.js';
+import { feedsyncCommand } from '../format/invocation.js';
 import { nextPulls, SHOWN, summaryOf, type UndoOutcome, type UndoReport } from './report.js';
 
 export interface UndoDeps {
@@ -50,8 +51,6 @@ export interface UndoOptions {
   force?: boolean;
   /** the queue job, when a worker runs it */
   job?: { jobId: string; attempt: number };
-  /** how the report's hints name feedsync (`npx feedsync`, `node bin/feedsync.js`: src/cli/invocation.ts); default `feedsync` */
-  command?: string;
 }
 
 /** Later runs looked at for writes to the same keys (newest first, of every feed of the chatbot). */
@@ -67,7 +66,7 @@ export async function findUndoTarget(
   const kept = `${changeLog.location}; runs are kept ${config.config.changeLog.retentionDays} days (changeLog.retentionDays)`;
   if (!run)
     throw new ConfigError(
-      `no run ${JSON.stringify(runId)} in the change log (${kept}): \`feedsync runs\` lists the runs it has; a run past retention cannot be undone`,
+      `no run ${JSON.stringify(runId)} in the change log (${kept}): \`${feedsyncCommand()} runs\` lists the runs it has; a run past retention cannot be undone`,
     );
   if (run.dryRun) throw new ConfigError(`run ${runId} was a dry run: it wrote nothing, there is nothing to undo`);
   const feed = config.config.feeds.find((f) => f.name === run.feed);
@@ -336,7 +335,7 @@ function finish(u: Undo, r: Ending): UndoReport {
     next: nextPulls(
       undone,
       u.incremental,
-      redisConfigured(u.deps.config) ? `${u.opts.command ?? 'feedsync'} pause --feed ${u.feed.name}` : undefined,
+      redisConfigured(u.deps.config) ? `${feedsyncCommand()} pause --feed ${u.feed.name}` : undefined,
     ),
     calls: (u.deps.calls?.snapshot().total ?? 0) - u.callsBefore,
     startedAt: u.startedAt.toISOString(),

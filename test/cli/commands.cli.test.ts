@@ -3,7 +3,7 @@
 // and the README's command block lists every command and every option of each (read from the
 // completion table, which is made from the command tree itself).
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +45,38 @@ describe('an unknown command', () => {
     }
     const far = await feedsync(['zzzzzzzz']);
     expect(far.stderr).toBe("feedsync: unknown command 'zzzzzzzz' (`feedsync --help` lists them)\n");
+  });
+});
+
+describe('the docs', () => {
+  // (docs/failure-safety.md named `feedsync feed explain`, which never existed: `feed preview --key` is it)
+  it('name only commands that exist: every `feedsync WORD [WORD]` in backticks in README.md, docs/ and fixtures/README.md', () => {
+    const files = [
+      'README.md',
+      'fixtures/README.md',
+      ...readdirSync(join(root, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
+    const subcommands = (path: string) => (table.get(path) ?? []).filter((w) => !w.startsWith('-'));
+    const wrong: string[] = [];
+    let named = 0;
+    for (const file of files) {
+      const text = readFileSync(join(root, file), 'utf8');
+      for (const m of text.matchAll(/`(?:npx )?feedsync ([a-z][\w-]*)(?: ([a-z][\w-]*))?/g)) {
+        named++;
+        const [, first, second] = m;
+        if (first === 'synk') continue; // README's example of a mistyped command
+        const under = subcommands(first!);
+        if (!subcommands('').includes(first!)) wrong.push(`${file}: feedsync ${first}`);
+        else if (second !== undefined && under.length && !under.includes(second) && first !== 'runs')
+          wrong.push(`${file}: feedsync ${first} ${second}`);
+        else if (first === 'runs' && second !== undefined && second !== 'show')
+          wrong.push(`${file}: feedsync runs ${second}`);
+      }
+    }
+    expect(named).toBeGreaterThan(50);
+    expect(wrong).toEqual([]);
   });
 });
 

@@ -135,9 +135,31 @@ describe('the first hour with feedsync', () => {
         expect(first).toBe(
           `feed nowhere → chatbot SN-U: failed — the feed was not read whole, so nothing was deleted: http://127.0.0.1:${port}/${file}: HTTP ${status}: not found; the server has no feed at this URL: check feeds[].source.url`,
         );
+        // and `runs`, where a person looks next, points at the command that says why
+        const run = /runs show (\S+)/.exec(r.stderr)?.[1];
+        const runs = await feedsync(['runs', '--config', config], { REDIS_URL: '' });
+        expect(runs.code).toBe(0);
+        expect(runs.stderr.trimEnd().split('\n').at(-1)).toMatch(
+          new RegExp(`^1 of these runs did not end ok; why: \`.*feedsync.* runs show ${run} --config ${config}\`$`),
+        );
       }
     } finally {
       server.close();
     }
+  });
+
+  // (run as README says in a clone, `npx feedsync sync` before `init` said to run `feedsync init`: not on the PATH there)
+  it('hints are written the way feedsync was started: no config yet names init as this process was run', async () => {
+    const cwd = await tempDir();
+    const bin = join(import.meta.dirname, '../../bin/feedsync.js');
+    // (npm_command: as started by node, not npm; `npx vitest` and `npm test` set it for the suite)
+    const env = { REDIS_URL: '', npm_command: '' };
+    const r = await feedsync(['sync'], env, { cwd });
+    expect(r.code).toBe(2);
+    expect(paragraph(r.stderr)).toContain(`write a starter one with \`node ${bin} init\``);
+    const npx = await feedsync(['sync'], { ...env, npm_command: 'exec' }, { cwd });
+    expect(paragraph(npx.stderr)).toContain('write a starter one with `npx feedsync init`');
+    const other = await feedsync(['sync', '--config', 'prod.yaml'], env, { cwd });
+    expect(paragraph(other.stderr)).toContain(`write a starter one with \`node ${bin} init --config prod.yaml\``);
   });
 });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { invocationOf } from '../../src/cli/invocation.js';
+import { invocationOf } from '../../src/format/invocation.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
 import { createSyncEnv, csv, homesConfigYaml, rows } from '../sync/helpers/feed.js';

@@ -262,22 +262,24 @@ describe('config check: every mistake named with its line and fix', () => {
   });
 
   it('a config file that does not exist says where it looked', async () => {
-    const r = await feedsync(['config', 'check', '--config', '/nonexistent/feedsync.yaml']);
+    // (started through npm, as `npx feedsync` is: the hint is written that way, src/format/invocation.ts)
+    const r = await feedsync(['config', 'check', '--config', '/nonexistent/feedsync.yaml'], { npm_command: 'exec' });
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
-      'feedsync: config file /nonexistent/feedsync.yaml does not exist (looked for /nonexistent/feedsync.yaml); give its path with --config, or write a starter one with `feedsync init --config /nonexistent/feedsync.yaml`\n',
+      'feedsync: config file /nonexistent/feedsync.yaml does not exist (looked for /nonexistent/feedsync.yaml); give its path with --config, or write a starter one with `npx feedsync init --config /nonexistent/feedsync.yaml`\n',
     );
   });
 
   it('a first command in a folder without feedsync.yaml says how to make one (feedsync init)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-msg-'));
-    const r = await feedsync(['sync', '--config', join(dir, 'feedsync.yaml')]);
+    const npm = { npm_command: 'exec' };
+    const r = await feedsync(['sync', '--config', join(dir, 'feedsync.yaml')], npm);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('or write a starter one with `feedsync init --config ');
-    const here = await feedsync(['sync'], {}, { cwd: dir });
+    expect(r.stderr).toContain('or write a starter one with `npx feedsync init --config ');
+    const here = await feedsync(['sync'], npm, { cwd: dir });
     expect(here.code).toBe(2);
     expect(here.stderr).toBe(
-      `feedsync: config file feedsync.yaml does not exist (looked for ${join(dir, 'feedsync.yaml')}); give its path with --config, or write a starter one with \`feedsync init\`\n`,
+      `feedsync: config file feedsync.yaml does not exist (looked for ${join(dir, 'feedsync.yaml')}); give its path with --config, or write a starter one with \`npx feedsync init\`\n`,
     );
   });
 });

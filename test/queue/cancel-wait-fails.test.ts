@@ -88,21 +88,23 @@ describe('feedsync cancel, Redis failing while it waits', () => {
     expect(out.code).toBe(1);
   });
 
-  // Skipped: a known defect, not fixed yet. With a password set and every connection dropped while
-  // the cancel waits, `feedsync cancel` exited within ~12 s in some runs and never (past 120 s, its
-  // --timeout 60 s) in 2 of 3 others here and in CI at 7462a3c. Bounding QueueEvents' wait for ready
-  // by the deadline (enqueue.ts untilAborted) did not end it: some other call on a refused connection
-  // still waits (closeQueues, the ops connection's close, or a command in ioredis's offline queue).
-  it.skip('Redis refusing mid-wait (NOAUTH): the cancel says what Redis answered, not that the job still runs', async () => {
+  // With a password set and every connection dropped while the cancel waits, Redis refuses each
+  // reconnect (NOAUTH): none is ever ready again. The cancel's next look at the job fails with that
+  // answer (every 2 s), and every connection it opened ends: it exited in ~12 s in some runs and never
+  // (a connection BullMQ's QueueEvents had copied reconnected every second for good) in others.
+  it('Redis refusing mid-wait (NOAUTH): the cancel says what Redis answered, not that the job still runs', async () => {
     const jobId = await activeJob();
     const { ended } = await startCancel(jobId, 60);
     // a password set and every connection dropped: the cancel's reconnect is refused its commands
     await redis.config('SET', 'requirepass', 'now-needed');
     await redis.client('KILL', 'TYPE', 'normal').catch(() => undefined);
+    const refused = Date.now();
     const out = await ended;
     expect(out.stderr).not.toMatch(/still runs/);
     expect(out.stderr).toMatch(new RegExp(`job ${jobId}.*NOAUTH`));
     expect(out.code).toBe(1);
+    // long before its --timeout: a look every 2 s, then each connection's close (1 s at most)
+    expect(Date.now() - refused).toBeLessThan(10_000);
   });
 
   it('the job still active at the deadline, Redis answering: still runs, exit 7', async () => {

@@ -114,7 +114,7 @@ describe('a command that uses Redis says which', () => {
   });
 
   it('REDIS_URL stands in for a redis section, and is named as such', async () => {
-    // started as `npx feedsync` is (npm sets npm_command): the hint says `npx feedsync` (src/cli/invocation.ts).
+    // started as `npx feedsync` is (npm sets npm_command): the hint says `npx feedsync` (src/format/invocation.ts).
     // (It inherited the suite's npm_command or not, so the hint followed how the tests were started:
     // `npm test` and `npx vitest` printed `npx feedsync`, and this expected `feedsync`.)
     const runs = await feedsync(['runs', '--config', withoutRedis, '--limit', '1'], { REDIS_URL, npm_command: 'exec' });
