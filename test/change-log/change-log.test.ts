@@ -130,7 +130,7 @@ describe('records of older versions', () => {
       finishedAt: at,
       durationMs: 5,
       outcome: 'aborted',
-      summary: 'synced f1 → SN-1: 3 created — aborted',
+      summary: 'sync of f1 → SN-1 aborted: 3 created',
       message: 'cancelled by ops@host: calls in flight were finished, nothing new was sent',
       counts: { created: 3 },
       recorded: 0,

@@ -2,10 +2,11 @@
 // colour of a run that failed), and "last good sync" the run before it, not the rejected one.
 import { describe, expect, it } from 'vitest';
 import type { RunEntry } from '../../src/change-log/change-log.js';
+import { outcomeHeadline, type SyncOutcome } from '../../src/sync/report/report.js';
 import { page } from '../../src/server/status/html.js';
 import { renderStatus } from '../../src/server/status/status-page.js';
 
-const run = (runId: string, outcome: string, finishedAt: string): RunEntry => ({
+const run = (runId: string, outcome: SyncOutcome, finishedAt: string): RunEntry => ({
   runId,
   feed: 'homes',
   chatbot: 'SN-1',
@@ -14,7 +15,7 @@ const run = (runId: string, outcome: string, finishedAt: string): RunEntry => ({
   finishedAt,
   durationMs: 900,
   outcome,
-  summary: `synced homes → SN-1 — ${outcome}`,
+  summary: `${outcomeHeadline(outcome, 'homes', 'SN-1')}: 0 created`,
   counts: { created: 0, updated: 0, deleted: 0, rejected: 49 },
   recorded: 49,
   dropped: 0,

@@ -245,8 +245,31 @@ export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: nu
     return `dry run ${r.feed} → ${r.chatbot}: would create ${c.created}, update ${c.updated}, delete ${c.deleted + c.duplicatesRemoved}; ${c.unchanged} unchanged, ${c.rejected} rejected${photos}; nothing written ${tail}`;
   }
   const dup = c.duplicatesRemoved ? `, ${c.duplicatesRemoved} duplicates removed` : '';
-  const verdict = r.outcome === 'ok' ? '' : ` — ${r.outcome}`;
-  return `synced ${r.feed} → ${r.chatbot}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed${photos} ${tail}${verdict}`;
+  return `${outcomeHeadline(r.outcome, r.feed, r.chatbot)}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed${photos} ${tail}`;
+}
+
+/**
+ * The first words of a run's summary line (the log's, the alert's, `runs`'): what the run came to.
+ * Only a run that synced says "synced"; the one place the verb is chosen from the outcome.
+ */
+export function outcomeHeadline(outcome: SyncOutcome, feed: string, chatbot: string): string {
+  const pair = `${feed} → ${chatbot}`;
+  switch (outcome) {
+    case 'ok':
+      return `synced ${pair}`;
+    case 'partial':
+      return `synced ${pair} in part (some writes refused)`;
+    case 'guard':
+      return `synced ${pair}, deletes held by the delete guard`;
+    case 'rejected':
+      return `rejected: ${pair} not synced, the feed cannot be used`;
+    case 'unavailable':
+      return `sync of ${pair} broke off: the chatbot API was unavailable`;
+    case 'aborted':
+    case 'cancelled':
+    case 'failed':
+      return `sync of ${pair} ${outcome}`;
+  }
 }
 
 /**
@@ -302,7 +325,7 @@ export function failedReport(r: {
     stateLocation: r.stateLocation,
     timings: { remoteMs: 0, feedMs: 0, planMs: 0, executeMs: 0 },
     durationMs: 0,
-    summary: `sync ${r.feed} → ${r.chatbot} failed: ${r.message}`,
+    summary: `${outcomeHeadline('failed', r.feed, r.chatbot)}: ${r.message}`,
     startedAt: now,
     finishedAt: now,
   };
