@@ -35,7 +35,7 @@ import {
 } from '../queue/index.js';
 import { watchSchedules } from '../queue/schedule-watch.js';
 import { createRuntime, type Runtime } from '../runtime.js';
-import { RedisUnavailableError, StartupError } from '../errors.js';
+import { ConfigError, type FeedsyncError, RedisUnavailableError, StartupError } from '../errors.js';
 import { requireRedis } from '../redis/require-redis.js';
 import { createApp, createMetrics, createPushApp } from '../server/index.js';
 import type { WorkerMetrics } from '../server/metrics.js';
@@ -202,7 +202,11 @@ async function start(
     hosts,
     allowFrom: settings.allowFrom,
   });
-  const port = await listen(app, opts.port ?? settings.port, settings.host, closers);
+  const port = await listen(app, opts.port ?? settings.port, settings.host, closers, {
+    setting: 'worker.host',
+    file: loaded.file,
+    what: 'the worker',
+  });
   // pushed EntityEvents (RCP-028): a listener of their own, which answers nothing else (push-app.ts)
   const pushPort = await listenPush(loaded, { redis, queues, prefix, feeds: loaded.config.feeds, logger }, closers);
   logger.info(
@@ -262,7 +266,11 @@ async function listenPush(
   const { port: wanted, host } = loaded.config.push;
   let port: number;
   try {
-    port = await listen(createPushApp(deps), wanted, host, closers);
+    port = await listen(createPushApp(deps), wanted, host, closers, {
+      setting: 'push.host',
+      file: loaded.file,
+      what: 'the push listener',
+    });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE' || code === 'EACCES')
@@ -393,14 +401,45 @@ async function listen(
   port: number,
   host: string,
   closers: Array<() => unknown>,
+  from: HostSetting,
 ): Promise<number> {
   const server: Server = app.listen(port, host);
   closers.push(() => {
     server.close();
     server.closeAllConnections();
   });
-  await once(server, 'listening');
+  try {
+    await once(server, 'listening');
+  } catch (err) {
+    throw hostError(err, host, from) ?? err;
+  }
   return (server.address() as AddressInfo).port;
+}
+
+/** Where a listener's host comes from: its setting in the config file, and what listens. */
+interface HostSetting {
+  setting: 'worker.host' | 'push.host';
+  file: string;
+  what: string;
+}
+
+/**
+ * A host the config names that this machine cannot listen on (a name that does not resolve, an
+ * address it does not have) is the config's error (exit 2): a rerun would fail alike.
+ */
+function hostError(err: unknown, host: string, from: HostSetting): ConfigError | undefined {
+  const code = (err as NodeJS.ErrnoException).code;
+  const problem =
+    code === 'ENOTFOUND'
+      ? 'is not a name this machine resolves (ENOTFOUND)'
+      : code === 'EADDRNOTAVAIL'
+        ? 'is not an address of this machine (EADDRNOTAVAIL)'
+        : undefined;
+  if (!problem) return undefined;
+  return new ConfigError(
+    `${from.setting} ${JSON.stringify(host)} in ${from.file} ${problem}, so ${from.what} cannot listen; set ${from.setting} to an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 for every interface`,
+    from.file,
+  );
 }
 
 function displayHost(host: string): string {
@@ -408,8 +447,8 @@ function displayHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
-function startupError(err: unknown, loaded: LoadedConfig, portOption: number | undefined): StartupError {
-  if (err instanceof StartupError) return err;
+function startupError(err: unknown, loaded: LoadedConfig, portOption: number | undefined): FeedsyncError {
+  if (err instanceof StartupError || err instanceof ConfigError) return err;
   if (err instanceof RedisUnavailableError)
     return new StartupError(err.message, { cause: err, retryable: err.retryable });
   const code = (err as NodeJS.ErrnoException).code;

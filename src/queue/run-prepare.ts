@@ -17,6 +17,7 @@ import type { JobDefinition, RunReport, RunTarget } from './job-definition.js';
 import type { ProcessorDeps } from './processor-deps.js';
 import { toJobError } from './retry-policy.js';
 import { describe } from './run-settle.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 /**
  * The run of a job: its payload, target, the chatbots it locks and the logger of this wrapper's lines
@@ -46,7 +47,10 @@ export async function prepareRun<P>(
   if (paused) {
     run.logger.info({ outcome: 'paused' }, `${def.name} ${describe(run.target)}: ${paused}; scheduled run skipped`);
     return {
-      skipped: { outcome: 'paused', summary: `${paused}: scheduled run skipped (feedsync resume to start again)` },
+      skipped: {
+        outcome: 'paused',
+        summary: `${paused}: scheduled run skipped (${feedsyncCommand()} resume to start again)`,
+      },
     };
   }
   if (!each.size || !def.pausable) return run;

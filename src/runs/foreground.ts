@@ -22,6 +22,7 @@ import { stateDir } from '../runtime.js';
 import { failedReport, type Lane, type SyncDeps, type SyncOptions, type SyncReport } from '../sync/index.js';
 import { runGroups } from './run-groups.js';
 import { runLanes, type FeedRunReport, type RunContext } from './run-lanes.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface ForegroundDeps extends Omit<SyncDeps, 'changes' | 'signal'> {
   redis?: RedisClient;
@@ -123,7 +124,7 @@ async function lockGroup(
   });
   const why = (chatbot: string, r: { error?: unknown }) =>
     !('error' in r)
-      ? `chatbot ${chatbot} is being synced by another process (a worker job or another \`feedsync sync\`); nothing was done, try again when it has finished`
+      ? `chatbot ${chatbot} is being synced by another process (a worker job or another \`${feedsyncCommand()} sync\`); nothing was done, try again when it has finished`
       : `the lock of chatbot ${chatbot} could not be taken: ${causeMessage(r.error)}`;
   return {
     held,
@@ -152,7 +153,7 @@ async function recordHistory(
     () => undefined,
     (err: unknown) => {
       deps.logger.warn({ err }, 'run history could not be saved');
-      return `  run history: not recorded in Redis (${causeMessage(err)}); \`feedsync runs\` will not list this run\n`;
+      return `  run history: not recorded in Redis (${causeMessage(err)}); \`${feedsyncCommand()} runs\` will not list this run\n`;
     },
   );
 }

@@ -1,5 +1,6 @@
 // The checks of one answer, plain or streamed: pure functions of what came back.
 import type { SmokeCheck } from './report.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 export interface AnswerSeen {
   content: string;
@@ -36,7 +37,7 @@ export function answerChecks(prefix: 'ask' | 'stream', answer: AnswerSeen, suffi
         ok
           ? `ends with ${JSON.stringify(suffix)}`
           : // the spec has no way to read a session's chatbot: this chatbot's AnswerSuffix is how its answers are told apart
-            `AnswerSuffix ${JSON.stringify(suffix)} missing at the end of ${JSON.stringify(tail(answer.content))}; push the settings (feedsync settings), and check that smoke.sessionId is a session of this chatbot, not another's`,
+            `AnswerSuffix ${JSON.stringify(suffix)} missing at the end of ${JSON.stringify(tail(answer.content))}; push the settings (${feedsyncCommand()} settings), and check that smoke.sessionId is a session of this chatbot, not another's`,
       ),
     );
   }

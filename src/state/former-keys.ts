@@ -12,6 +12,7 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { EnvironmentError } from '../errors.js';
 import { FRESH_STATE_COST } from './legacy-state.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 /** The database of schema 1, and the one its slots go to. */
 const FORMER_DB = 'state';
@@ -34,7 +35,7 @@ export function rewriteFormerKeys(
       throw new EnvironmentError(
         `The state file ${path}`,
         `holds a key that feedsync did not write (${Buffer.from(key.subarray(0, 40)).toString('hex')}…, ${key.length} bytes), so its state cannot be carried into this version's layout; nothing was changed`,
-        `Run the feedsync that wrote it and export its state (feedsync state export), then move the file aside and import that document with this one; or move it aside and run again: ${FRESH_STATE_COST}`,
+        `Run the feedsync that wrote it and export its state (${feedsyncCommand()} state export, with that version), then move the file aside and import that document with this one (${feedsyncCommand()} state import FILE); or move it aside and run again: ${FRESH_STATE_COST}`,
       );
     }
     slots.putSync(slot, value);

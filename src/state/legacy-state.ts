@@ -8,6 +8,7 @@ import { readFile, rename, stat } from 'node:fs/promises';
 import { EnvironmentError } from '../errors.js';
 import { isSystemError, systemProblem } from '../system-error.js';
 import { parseStateJson, type StateDocument } from './state-json.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 /** What a run without the state's contents does: nothing is lost on the chatbot, some work is done again. */
 export const FRESH_STATE_COST =
@@ -41,7 +42,7 @@ export async function importLegacyState(
       throw new EnvironmentError(
         `The state file ${legacy}`,
         `(the former format) lies beside the state store ${file.path}, which is in use`,
-        `Import it if it holds the state to keep (feedsync state import ${legacy}; it replaces the store's), or move it aside (mv ${legacy} ${legacy}.old)`,
+        `Import it if it holds the state to keep (${feedsyncCommand()} state import ${legacy}; it replaces the store's), or move it aside (mv ${legacy} ${legacy}.old)`,
       );
     }
     const remedy = `Restore it from a backup, or move it aside (mv ${legacy} ${legacy}.bad) and run again. Moving it aside costs no listing: ${FRESH_STATE_COST}`;

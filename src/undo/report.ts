@@ -6,6 +6,7 @@ import { describeFieldChange } from '../format/change.js';
 import type { FieldChange } from '../listing/canonical.js';
 import type { ItemFailure } from '../sync/index.js';
 import type { UndoConflict } from './plan-undo.js';
+import { feedsyncCommand } from '../format/invocation.js';
 
 /** guard: the change log did not keep all of the run and --force was not given: nothing was done */
 export type UndoOutcome = 'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'cancelled' | 'failed';
@@ -128,6 +129,6 @@ export function nextPulls(
   const after = incremental.mark === undefined ? 'the stored mark' : incremental.mark;
   return {
     incremental: `the next incremental pull reads only records changed from ${after} on: it does not redo the ${undone} change(s) undone, except for a record stamped from then on or changed again (synced as usual)`,
-    full: `the next full pull (feedsync sync --full, or schedule.full) reads every record and redoes what the feed still says: up to ${undone} change(s) undone${keep}`,
+    full: `the next full pull (${feedsyncCommand()} sync --full, or schedule.full) reads every record and redoes what the feed still says: up to ${undone} change(s) undone${keep}`,
   };
 }

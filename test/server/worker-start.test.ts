@@ -52,6 +52,23 @@ describe('feedsync worker that cannot start', () => {
     }
   }, 60_000);
 
+  it('exits 2 on a worker.host that does not resolve: a config error naming the setting, not a transient one', async () => {
+    const file = await config([
+      'redis:',
+      `  url: ${REDIS_URL}`,
+      `  prefix: ${prefix}`,
+      'worker:',
+      '  port: 0',
+      '  host: no-such-host.invalid',
+    ]);
+    const r = await feedsync(['worker', '--config', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).not.toContain('transient');
+    expect(r.stderr).toContain(
+      `feedsync: worker.host "no-such-host.invalid" in ${file} is not a name this machine resolves (ENOTFOUND), so the worker cannot listen; set worker.host to an address of this machine: 127.0.0.1 (the default), or 0.0.0.0 for every interface\n`,
+    );
+  }, 60_000);
+
   it('exits 1 when Redis does not answer, naming it and the fix', async () => {
     const file = await config(['redis:', '  url: redis://127.0.0.1:1', `  prefix: ${prefix}`, 'worker:', '  port: 0']);
     const r = await feedsync(['worker', '--config', file]);

@@ -3,10 +3,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatbotConfig } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
+import { feedsyncCommand } from '../../src/format/invocation.js';
 import { pushSettings } from '../../src/settings/index.js';
 import { runSmoke } from '../../src/smoke/index.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 import { sampleListing, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+
+const cmd = feedsyncCommand().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const SN = 'SN-OAK';
 const SUFFIX = ' -- Oak Realty';
@@ -101,7 +104,9 @@ describe('runSmoke against the emulator', () => {
     expect(failed(report)).toContain('ask.suffix');
     const detail = report.chatbots[0]?.checks.find((c) => c.name === 'ask.suffix')?.detail;
     expect(detail).toMatch(
-      /AnswerSuffix " -- Oak Realty" missing at the end of .*; push the settings \(feedsync settings\), and check that smoke\.sessionId is a session of this chatbot, not another's$/,
+      new RegExp(
+        `AnswerSuffix " -- Oak Realty" missing at the end of .*; push the settings \\(${cmd} settings\\), and check that smoke\\.sessionId is a session of this chatbot, not another's$`,
+      ),
     );
   });
 

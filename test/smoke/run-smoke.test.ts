@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatbotConfig } from '../../src/config/schema.js';
 import { ApiError, ConfigError } from '../../src/errors.js';
+import { feedsyncCommand } from '../../src/format/invocation.js';
 import { silentLogger } from '../../src/log.js';
 import { runSmoke } from '../../src/smoke/index.js';
 import { fakeApi } from '../settings/fake-api.js';
@@ -74,7 +75,7 @@ describe('runSmoke', () => {
     const missing = await runSmoke([withSuffix], { api: fakeApi(), logger: silentLogger });
     expect(failedChecks(missing)).toEqual(['ask.suffix', 'stream.suffix']);
     expect(missing.chatbots[0]?.reason).toBe(
-      'ask.suffix: AnswerSuffix " -- Oak Realty" missing at the end of "Three homes match."; push the settings (feedsync settings), and check that smoke.sessionId is a session of this chatbot, not another\'s',
+      `ask.suffix: AnswerSuffix " -- Oak Realty" missing at the end of "Three homes match."; push the settings (${feedsyncCommand()} settings), and check that smoke.sessionId is a session of this chatbot, not another's`,
     );
     const answer = 'Three homes match. -- Oak Realty';
     const present = await runSmoke([withSuffix], {

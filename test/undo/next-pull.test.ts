@@ -5,11 +5,14 @@
 // pull writes the feed's prices again. A CSV feed is read whole by every sync: the report says so.
 import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
+import { feedsyncCommand } from '../../src/format/invocation.js';
 import { formatUndoReport } from '../../src/undo/index.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
 import { SN } from '../sync/helpers/feed.js';
 import { createStory, goodRows, inProcess, resoUndoConfig, useUndoEmulator } from './helpers.js';
+
+const cmd = feedsyncCommand().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 let te: TestEmulator;
 const { dirs } = useUndoEmulator((t) => (te = t));
@@ -54,7 +57,9 @@ describe('undo says what the next pulls will do', () => {
             /^the next incremental pull reads only records changed from 2025-02-01T00:02:00.000Z on: it does not redo the 2 change\(s\) undone/,
           );
           expect(undo.next.full).toMatch(
-            /^the next full pull \(feedsync sync --full, or schedule\.full\) reads every record and redoes what the feed still says: up to 2 change\(s\) undone/,
+            new RegExp(
+              `^the next full pull \\(${cmd} sync --full, or schedule\\.full\\) reads every record and redoes what the feed still says: up to 2 change\\(s\\) undone`,
+            ),
           );
           const text = formatUndoReport(undo);
           expect(text).toContain(undo.next.incremental!);
