@@ -1,10 +1,11 @@
 // A deployment per test for multi-process tests (vitest hooks): see deploy.ts for the config.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, expect } from 'vitest';
+import { parseDocument } from 'yaml';
 import { closeQueues, createQueues, waitForJob, type Queues } from '../../src/queue/index.js';
 import { parseWorkerName } from '../../src/queue/worker-identity.js';
 import { TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
@@ -67,16 +68,28 @@ export function useDeployment(): Deployment {
 /** The pid of the worker process a job runs (or ran) on, from its processedBy. */
 export const runningOn = (job: Job | undefined): number | undefined => parseWorkerName(job?.processedBy)?.pid;
 
+/** the job lock of the worker that takes a killed worker's job over: long, so a loaded machine cannot lapse it */
+const TAKER_LOCK_MS = 10_000;
+
 /**
  * The sync job `jobId` of a worker killed mid-run, taken over by a worker started now (BullMQ's
  * stalled check) and completed: the job, found stalled once and run to its end by that worker.
+ * That worker runs `file`'s config with a long job lock (TAKER_LOCK_MS): with the killed worker's
+ * short one (2 s, renewed every 0.5 s) a machine at load 15 on 2 cores let its lock lapse mid-run, and
+ * the job was found stalled a second time under the worker still running it (stalledCounter 2).
  */
 export async function takenOver(d: Deployment, file: string, jobId: string): Promise<Job> {
-  const b = await d.start(file);
+  const config = parseDocument(await readFile(file, 'utf8'));
+  config.setIn(['worker', 'lockDurationMs'], TAKER_LOCK_MS);
+  const takerFile = join(dirname(file), `taker-${basename(file)}`);
+  await writeFile(takerFile, config.toString());
+  const b = await d.start(takerFile);
   const end = await waitForJob(d.redis, d.queues, 'sync', jobId);
   if (end.state !== 'completed') throw new Error(`the job did not complete: ${end.failedReason}`);
   const job = await d.queues.sync.getJob(jobId);
-  expect(job?.stalledCounter).toBe(1);
+  // (the job's log names each worker that started it, and how often it was found stalled by then)
+  const { logs } = await d.queues.sync.getJobLogs(jobId);
+  expect(job?.stalledCounter, `the job's log:\n${logs.join('\n')}`).toBe(1);
   expect(runningOn(job)).toBe(b.proc.pid);
   return job!;
 }

@@ -66,7 +66,10 @@ describe.each<VendorServerName>(['mlsgrid', 'trestle', 'bridge', 'spark'])('vend
     expect(first.outcome, first.message).toBe('ok');
     expect(first.source.mode).toBe('full');
     expect([...(await held()).keys()].sort()).toEqual(onMarket(s.records));
-    expect(first.source.requests).toBeLessThanOrEqual(first.source.pages! + 1);
+    // the vendor served the metadata and one request per page, no more: counted at the server, since
+    // the client also counts an attempt that never reached it and was retried (at load 17 on 2 cores
+    // the report said 3 page requests for the 2 pages the server served)
+    expect(s.requests.length).toBeLessThanOrEqual(first.source.pages! + 1);
 
     // price changes, withdrawals, MlgCanView false (MLS Grid's removal), new listings
     const keys = s.records.map((r) => String(r.ListingKey));
@@ -104,5 +107,7 @@ describe.each<VendorServerName>(['mlsgrid', 'trestle', 'bridge', 'spark'])('vend
     // keyset vendors never page by $skip (Bridge refuses it past 10,000 records, Trestle past 1,000,000)
     if (vendor === 'trestle' || vendor === 'bridge')
       expect(s.requests.filter((r) => /[?&](\$|%24)skip=/.test(r.url))).toEqual([]);
-  }, 60_000);
+    // Four syncs of 2000 records (each created, listed and compared, the emulator in this process):
+    // 60 s at load 12 on 2 cores, 117 s at load 22; the hang guard is three times the first.
+  }, 180_000);
 });
