@@ -52,6 +52,12 @@ const int = (value: string) => {
   if (!Number.isInteger(n)) throw new InvalidArgumentError('must be an integer');
   return n;
 };
+/** A count (--limit, a delay in ms): a whole number, 0 or more; a negative one is a usage error. */
+const count = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number, 0 or more');
+  return n;
+};
 const port = (value: string) => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
@@ -204,7 +210,7 @@ const runs = program
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
   .option('--feed <name>', 'only this feed')
   .option('--chatbot <sn>', 'only this chatbot')
-  .option('--limit <n>', 'most recent N runs', int, 20)
+  .option('--limit <n>', 'most recent N runs', count, 20)
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => import('./cli/runs.js'), opts));
 
@@ -213,7 +219,7 @@ runs
   .description("one run's changes, listing by listing, from the change log")
   .argument('<run>', 'run id (printed after each sync, listed by `runs`)')
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
-  .option('--limit <n>', 'most changes to print', int, 500)
+  .option('--limit <n>', 'most changes to print', count, 500)
   .option('--json', 'one JSON document on stdout')
   .action((runId, opts) => run(() => import('./cli/runs-show.js'), { ...opts, run: runId }));
 
@@ -223,7 +229,7 @@ program
   .requiredOption('--feed <name>', 'feed name from config')
   .requiredOption('--key <key>', "the listing's key (MLSNumber or URL, as the feed's keyBy)")
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
-  .option('--limit <n>', 'most recent N changes', int, 50)
+  .option('--limit <n>', 'most recent N changes', count, 50)
   .option('--json', 'one JSON document on stdout')
   .action((opts) => run(() => import('./cli/history.js'), opts));
 
@@ -233,12 +239,12 @@ program
   .option('--port <n>', 'port (0: any free port)', port, 8787)
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--max-page-size <n>', 'cap on PageSize', int, 100)
-  .option('--latency-ms <n>', 'added latency per request', int, 0)
+  .option('--latency-ms <n>', 'added latency per request', count, 0)
   .option('--fault-rate <f>', 'fraction of requests answered with an injected fault', num, 0)
   .option('--faults <list>', 'faults to draw from: 500,503,429,drop', '500,503,429,drop')
   .option('--errors-as-200', 'answer errors as HTTP 200 with Success false')
   .option('--stream-framing <f>', 'sse | lines | concat', 'sse')
-  .option('--stream-delay-ms <n>', 'delay between streamed fragments', int, 0)
+  .option('--stream-delay-ms <n>', 'delay between streamed fragments', count, 0)
   .option('--seed <n>', 'seed of the fault and latency draws', int, 1)
   .option('--chatbots <list>', 'known serial numbers, comma separated (default: any)')
   .option('--sessions <list>', 'chat sessions to create for ClientAsk, SN:ID comma separated (e.g. SN-DEMO-1:1001)')
@@ -253,7 +259,7 @@ feed
   .description('read and map a feed: mapped listings, rejected records, counts')
   .requiredOption('--feed <name>', 'feed name from config')
   .option('-c, --config <file>', CONFIG_HELP, 'feedsync.yaml')
-  .option('--limit <n>', 'listings to print', int, 10)
+  .option('--limit <n>', 'listings to print', count, 10)
   .option('--chatbot <sn>', 'a routed feed (feeds[].chatbots): the routing of this chatbot only')
   .option('--key <key>', 'explain one listing: source record → mapped listing → what the chatbot holds (asks the API)')
   .option(

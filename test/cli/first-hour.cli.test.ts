@@ -59,6 +59,16 @@ describe('the first hour with feedsync', () => {
     }
   });
 
+  it('a negative --limit is a usage error (exit 2), not taken silently', async () => {
+    for (const args of [['feed', 'preview', '--feed', 'homes'], ['runs'], ['history']]) {
+      const r = await feedsync([...args, '--limit', '-1']);
+      expect(r.stderr.split('\n')[0], args[0]).toBe(
+        "error: option '--limit <n>' argument '-1' is invalid. must be a whole number, 0 or more",
+      );
+      expect(r.code, args[0]).toBe(2);
+    }
+  });
+
   it('an emulator --host that does not resolve: which, and what to give instead (exit 1), not a stack', async () => {
     const r = await feedsync(['emulator', '--host', 'no-such-host.invalid', '--port', '0']);
     expect(r.code).toBe(1);
