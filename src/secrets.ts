@@ -136,8 +136,8 @@ export interface EnvValue {
 
 /**
  * The values the environment gave the `${VAR}`s of one config string (`text`, after substitution)
- * that are secrets: a variable named as one (MLS_API_TOKEN), and any value that lands in a URL's
- * path, whatever its variable is called — a brokerage feed's token travels there
+ * that are secrets: a variable named as one (MLS_API_TOKEN), and a value that lands in a URL's
+ * path and can be a token (mayBeToken), whatever its variable is called — a brokerage feed's token travels there
  * (https://feeds.example.com/export/${FEED_EXPORT_ID}/listings.csv), and a path's other parts are
  * written in the config. Not a value in a URL's scheme, host or port, or a whole URL from one
  * variable (nothing in them is known to be secret; the userinfo and secret query values of every URL
@@ -147,7 +147,18 @@ export interface EnvValue {
 export function registerEnvSecrets(text: string, filled: readonly EnvValue[]): void {
   const path = urlPathRange(text);
   for (const { variable, value, at } of filled)
-    if (SECRET_VARIABLE.test(variable) || (path && at >= path.start && at < path.end)) registerSecret(value);
+    if (SECRET_VARIABLE.test(variable) || (path && at >= path.start && at < path.end && mayBeToken(value)))
+      registerSecret(value);
+}
+
+/**
+ * Whether a path's value, from a variable not named as a secret, can be a token: tokenLike, or 8
+ * characters or more with a digit (an export ID shorter than a server's token; the config put it where
+ * a credential goes). A region, a state, a year or a word (`tx`, `2026`, `listings`) is not, and
+ * masking it would blank that word in every line printed (a timestamp's year, a count's noun).
+ */
+function mayBeToken(value: string): boolean {
+  return tokenLike(value) || (value.length >= 8 && /\d/.test(value));
 }
 
 /** Where the path of an absolute URL is in `text` (from the first / after its host to its ? or #). */

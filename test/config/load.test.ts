@@ -88,6 +88,15 @@ describe('parseConfig', () => {
     expect(redactSecrets('tz named-tok-7d2e, waited 45 min')).toBe('tz [REDACTED], waited 45 min');
   });
 
+  it("a short ${VAR} in a URL's path (a region, a year) is not taken for a token: masking it would blank that word in every line", () => {
+    const text = base.replace(
+      'source: { kind: csv, path: feeds/austin.csv }',
+      'source: { kind: csv, url: "https://h.test/${REGION}/${YEAR}/listings.csv" }',
+    );
+    parseConfig(text, 'f.yaml', { SECRET: 'sk-live-555002', REGION: 'tx', YEAR: '2026' });
+    expect(redactSecrets('tx: 12 listings at 2026-12-07T04:00:00Z')).toBe('tx: 12 listings at 2026-12-07T04:00:00Z');
+  });
+
   it('a ${VAR} given its default is not taken for a secret: the default is written in the config', () => {
     const text = base.replace(
       'source: { kind: csv, path: feeds/austin.csv }',
