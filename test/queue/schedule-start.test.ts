@@ -134,4 +134,3 @@ describe('job schedulers at a worker start', () => {
     expect((await q.queues.sync.getJobs(['delayed'])).map((j) => j.id)).toEqual([next!.id]);
   });
 });
-
