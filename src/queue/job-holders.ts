@@ -148,17 +148,15 @@ export async function sweepJobHolders(d: SweepDeps, tidy = false): Promise<Hande
       continue;
     }
     if ((await d.redis.hdel(d.key, token)) !== 1) continue; // another sweeper claimed it
-    const stalled = await countStalled(d, queue, record.jobId, token);
-    if (stalled < 0) continue; // the dead run's job had ended or moved on: a leftover
-    const job = await queue.getJob(record.jobId);
-    if (!job) continue;
-    await job.moveToWait(token);
-    const back = { queue: record.queue, jobId: record.jobId, holder: record.holder, reason, stalled };
-    handedBack.push(back);
-    d.logger.warn(
-      { jobId: back.jobId, queue: back.queue, holder: back.holder, stalled },
-      `job ${back.jobId} of ${back.queue} handed back to the queue at once: ${describeHolder(back.holder, 'its worker')} is certainly gone (${reason})`,
-    );
+    const back = await handBackDead(d, queue, { ...record, reason }, token).catch((err: unknown) => {
+      // (its lock, kept for the move, expires: BullMQ's stalled check takes the job over then)
+      d.logger.warn(
+        { err, jobId: record.jobId, queue: record.queue },
+        "a dead worker's job not handed back; it is taken over at its lock's expiry",
+      );
+      return undefined;
+    });
+    if (back) handedBack.push(back);
   }
   if (tidy && others.length > 0) {
     const locks = await d.redis.mget(...others.map((o) => o.lock));
@@ -166,6 +164,25 @@ export async function sweepJobHolders(d: SweepDeps, tidy = false): Promise<Hande
     if (ended.length > 0) await d.redis.hdel(d.key, ...ended);
   }
   return handedBack;
+}
+
+/** The job of a claimed record counted stalled and moved back to wait, said in one warning; undefined when it is no longer active under the token (a leftover). */
+async function handBackDead(
+  d: SweepDeps,
+  queue: Queue,
+  dead: Omit<HandedBack, 'stalled'>,
+  token: string,
+): Promise<HandedBack | undefined> {
+  const stalled = await countStalled(d, queue, dead.jobId, token);
+  if (stalled < 0) return undefined;
+  const job = await queue.getJob(dead.jobId);
+  if (!job) return undefined;
+  await job.moveToWait(token);
+  d.logger.warn(
+    { jobId: dead.jobId, queue: dead.queue, holder: dead.holder, stalled },
+    `job ${dead.jobId} of ${dead.queue} handed back to the queue at once: ${describeHolder(dead.holder, 'its worker')} is certainly gone (${dead.reason})`,
+  );
+  return { ...dead, stalled };
 }
 
 async function countStalled(d: SweepDeps, queue: Queue, jobId: string, token: string): Promise<number> {
