@@ -20,7 +20,7 @@ import {
 } from '../queue/index.js';
 import { within } from '../redis/deadline.js';
 import { EXIT, printJson } from './exit.js';
-import { openOpsRedis } from './ops-redis.js';
+import { openOpsRedis, type OpsRedis } from './ops-redis.js';
 
 /** cancel's own status: a job asked to stop still runs when --timeout passes (docs/contracts.md) */
 export const STILL_RUNNING = 7;
@@ -36,12 +36,13 @@ export interface CancelOptions {
 
 type Result = { feed: string; jobId?: string; worker?: string; outcome: string; summary: string };
 
-/** What the wait for the cancelled jobs needs; `redisFailed`, once set, is why Redis cannot say how a job ended. */
+/** What the wait for the cancelled jobs needs; `redisFailed`, once set, is why Redis cannot say how a job ended (naming Redis). */
 interface Waiting {
   redis: RedisClient;
   queues: Queues;
   named: string;
   timeoutS: number;
+  failure: OpsRedis['failure'];
   lastRedisError?: unknown;
   redisFailed?: string;
 }
@@ -51,11 +52,11 @@ export async function run(opts: CancelOptions): Promise<number> {
   if (!(opts.timeout > 0)) throw new ConfigError('--timeout must be a positive number of seconds');
   const loaded = await loadConfig(opts.config);
   const feeds = selectFeeds(loaded.config.feeds, opts.feed, loaded.file).map((f) => f.name);
-  const { redis, prefix, named, answer, close } = await openOpsRedis(loaded, 'cancel');
+  const { redis, prefix, named, answer, failure, close } = await openOpsRedis(loaded, 'cancel');
   const queues = createQueues(redis, prefix);
   const by = operator();
   const results: Result[] = [];
-  const waiting: Waiting = { redis, queues, named, timeoutS: opts.timeout };
+  const waiting: Waiting = { redis, queues, named, timeoutS: opts.timeout, failure };
   redis.on('error', (err) => (waiting.lastRedisError = err));
   try {
     const active = await answer(queues.sync.getActive());
@@ -73,7 +74,8 @@ export async function run(opts: CancelOptions): Promise<number> {
       for (const job of jobs)
         await answer(requestCancel(redis, prefix, job.id!, by)).catch((err: unknown) => {
           // (Redis may have stored it and dropped the connection before its answer came)
-          waiting.redisFailed ??= `did not answer the request to stop (${detailOf(err)})`;
+          waiting.redisFailed ??=
+            refusal(waiting, err) ?? `${named} did not answer the request to stop (${detailOf(err)})`;
         });
       for (const job of jobs) results.push(await endOf(waiting, feed, job.id!, job.processedBy));
     }
@@ -97,7 +99,7 @@ async function endOf(w: Waiting, feed: string, jobId: string, worker: string | u
     jobId,
     worker,
     outcome: 'unknown',
-    summary: `feed ${feed}: job ${jobId} was asked to stop, but whether it did is unknown: ${w.named} ${why}; \`feedsync runs --feed ${feed}\` says how it ended once Redis answers`,
+    summary: `feed ${feed}: job ${jobId} was asked to stop, but whether it did is unknown: ${why}; \`feedsync runs --feed ${feed}\` says how it ended once Redis answers`,
   });
   if (w.redisFailed) return unknown(w.redisFailed);
   const deadline = AbortSignal.timeout(w.timeoutS * 1000);
@@ -123,9 +125,11 @@ async function endOf(w: Waiting, feed: string, jobId: string, worker: string | u
   const now = deadline.aborted ? await stateNow(w.queues, jobId) : { err: waited.err };
   if ('err' in now) {
     const cause = now.err ?? w.lastRedisError;
-    w.redisFailed = deadline.aborted
-      ? `did not answer when --timeout passed${cause ? ` (${errorMessage(cause)})` : ''}`
-      : `failed while the cancel waited: ${errorMessage(cause)}`;
+    w.redisFailed =
+      refusal(w, cause) ??
+      (deadline.aborted
+        ? `${w.named} did not answer when --timeout passed${cause ? ` (${errorMessage(cause)})` : ''}`
+        : `${w.named} failed while the cancel waited: ${errorMessage(cause)}`);
     return unknown(w.redisFailed);
   }
   if (now.state !== 'active')
@@ -159,6 +163,16 @@ function exitOf(outcomes: string[]): number {
   if (outcomes.every((o) => o === 'cancelled' || o === 'not-running' || o === 'still-running'))
     return outcomes.includes('still-running') ? STILL_RUNNING : EXIT.ok;
   return EXIT.failed;
+}
+
+/**
+ * Redis refusing the connection's credentials (NOAUTH, WRONGPASS), in the words every command says it
+ * with (RedisUnavailableError: which Redis, its answer, where the password goes); else undefined.
+ */
+function refusal(w: Waiting, err: unknown): string | undefined {
+  const refused = w.failure(err);
+  // (not retryable: the same password is refused again)
+  return refused instanceof RedisUnavailableError && !refused.retryable ? refused.message : undefined;
 }
 
 /** what Redis answered: a RedisUnavailableError's detail (its message names Redis, as the summary does already), else the message */

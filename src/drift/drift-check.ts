@@ -7,9 +7,10 @@
 // limit whoever reads (VendorProfile.lookupEveryMs; MLS Grid: once a day, src/feeds/vendors/mlsgrid.ts
 // cites it): `$metadata` is read now, the Lookup values of the last read stand until the limit has
 // passed, and the report says so. What was read, with the read before and the fields vanished since,
-// is kept in the state store (namespace `drift`, keyed by snapshot.ts sourceId). A check reads no
+// is kept in the state store (namespace `drift`, keyed by a digest of snapshot.ts sourceId). A check reads no
 // listing record and writes nothing to a chatbot; what the feed's last records carried (their
 // OriginatingSystemName) it takes from the sync's stored marks.
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { FeedConfig } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
@@ -113,6 +114,30 @@ export interface DriftDeps {
   siblings?: readonly FeedConfig[];
 }
 
+/**
+ * The state key of a source's kept read: a digest of its sourceId. The id holds the service root's
+ * path, where a feed's token may travel (a `${VAR}` there: secrets.ts registerEnvSecrets), and a key
+ * is shown to whoever lists a Redis hash's fields or exports the state.
+ */
+export function keyOf(source: ResoSource): string {
+  return `source-${createHash('sha256').update(sourceId(source)).digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * The read an earlier feedsync kept under the source's sourceId as text (or, before that, with the
+ * URL's credentials in it) moved under `id`, and those keys deleted. Whether there was one.
+ */
+async function carryFormer(store: KvStore, source: ResoSource, id: string): Promise<boolean> {
+  const formers = [...new Set([sourceId(source), sourceId(source, source.url!)])];
+  const kept = await Promise.all(formers.map((k) => store.get(DRIFT_NAMESPACE, k)));
+  const raw = kept.find((r) => r !== undefined);
+  if (raw === undefined) return false;
+  // (a check that kept a read under `id` meanwhile stands: its read is the newer)
+  await store.swap(DRIFT_NAMESPACE, id, undefined, raw);
+  await store.delete(DRIFT_NAMESPACE, formers);
+  return true;
+}
+
 /** How a check reads the server: now (an operator), when the day is up (the worker), or not at all (the last read kept). */
 export type DriftRead = 'now' | 'due' | 'stored';
 
@@ -152,10 +177,11 @@ async function readAndJudge(
   records: string | undefined,
   judge: (compared: Compared, kept: Partial<Kept>) => Comparison,
 ): Promise<{ kept: Partial<Kept>; read: boolean; comparison: Comparison; current: DictionarySnapshot }> {
-  const id = sourceId(source);
+  const id = keyOf(source);
   const now = (deps.now ?? (() => new Date()))();
   for (;;) {
     const raw = await deps.store.get(DRIFT_NAMESPACE, id);
+    if (raw === undefined && (await carryFormer(deps.store, source, id))) continue;
     const kept = parseKept(raw);
     if (how === 'stored' || (how === 'due' && !due(kept, now.getTime()))) {
       if (!kept.current) throw noRead(feed, source);
@@ -184,21 +210,14 @@ async function readAndJudge(
       ...(kept.current && { vanished: vanishedAfter(kept.vanished, kept.previous, kept.current) }),
     };
     const comparison = judge(compared, kept);
-    await keep(deps.store, source, id, {
+    const next: Kept = {
       ...compared,
       renamed: renamesOf(comparison.findings),
       records: { ...kept.records, ...(records !== undefined && { [feed.name]: records }) },
-    });
+    };
+    await deps.store.set(DRIFT_NAMESPACE, [[id, JSON.stringify(next)]]);
     return { kept, read: true, comparison, current };
   }
-}
-
-async function keep(store: KvStore, source: ResoSource, id: string, next: Kept): Promise<void> {
-  // (the entry of the same source kept under its URL with credentials, before they were left out of it, goes)
-  const former = sourceId(source, source.url!);
-  await store.apply([
-    { ns: DRIFT_NAMESPACE, set: [[id, JSON.stringify(next)]], delete: former === id ? [] : [former] },
-  ]);
 }
 
 const noRead = (feed: FeedConfig, source: ResoSource) =>

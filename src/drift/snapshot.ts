@@ -39,8 +39,9 @@ export interface DictionarySnapshot {
 
 /**
  * A source's identity for the once-a-day rule: its service root, resource and MLS (MLS Grid's
- * OriginatingSystemName). It is a state key: the root without its credentials (`url`; the raw one
- * names the entry kept before, which held them).
+ * OriginatingSystemName), the root without its credentials (`url`; the raw one names an entry an
+ * earlier feedsync kept, which held them). Not a state key as it is: a token may travel in the
+ * root's path (drift-check.ts keyOf).
  */
 export function sourceId(source: ResoSource, url = credentialFreeUrl(source.url!)): string {
   return `${metadataUrl(url, source.resource)} ${source.resource}${source.originatingSystem ? ` ${source.originatingSystem}` : ''}`;

@@ -230,8 +230,11 @@ export async function applySchedules(
   }
   const wanted = new Set(planned.map((s) => s.id));
   for (const queue of Object.values(queues)) {
-    for (const existing of await queue.getJobSchedulers(0, -1)) {
-      const id = existing.key;
+    // The ids in the queue's `repeat` set, not getJobSchedulers: that one removes each scheduler whose
+    // hash it cannot read, with its delayed next job (BullMQ 6.7 classes/job-scheduler.js,
+    // getSchedulerData), so a planned one whose hash was lost, and not written again here (another
+    // worker held the writer's key), vanished without a word. Only those no longer in config go.
+    for (const id of await redis.zrange(queue.toKey('repeat'), 0, -1)) {
       if (wanted.has(id)) continue;
       await queue.removeJobScheduler(id);
       changes.removed.push(id);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertDrift } from '../../src/alerts/index.js';
 import { AlertsConfig } from '../../src/alerts/config-schema.js';
 import { FeedConfig } from '../../src/config/schema.js';
-import { checkDrift, DRIFT_NAMESPACE } from '../../src/drift/drift-check.js';
+import { checkDrift, DRIFT_NAMESPACE, keyOf } from '../../src/drift/drift-check.js';
 import { sourceId, type DictionarySnapshot } from '../../src/drift/snapshot.js';
 import type { ResoSource } from '../../src/feeds/config-schema.js';
 import { driftLines } from '../../src/cli/feed-drift.js';
@@ -287,7 +287,7 @@ describe('a lookup list longer than the values a read keeps', () => {
     const env = emulator.env();
     const feed = feedOf(server);
     const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger }, now: () => new Date(t) };
-    const entry = async () => (await env.store.get(DRIFT_NAMESPACE, sourceId(feed.source as ResoSource)))!;
+    const entry = async () => (await env.store.get(DRIFT_NAMESPACE, keyOf(feed.source as ResoSource)))!;
 
     const first = await checkDrift(feed, deps);
     expect(first.capped).toEqual([{ lookup: 'StandardStatus', values: 5009, compared: 1000 }]);
@@ -391,6 +391,29 @@ describe('drift on demand', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toMatch(/no read of .* is kept yet .*run feed drift without --stored/);
     expect(server.received).toBe(0);
+  });
+
+  it("a read an earlier feedsync kept under the source's URL is read, and moved under a key that holds no part of it", async () => {
+    const server = emulator.closeAfterTest(
+      await startResoServer({ records: records(3, 27), lookups: LOOKUPS, lookupNames: LOOKUP_NAMES }),
+    );
+    drift(server);
+    const env = emulator.env();
+    const feed = feedOf(server);
+    const source = feed.source as ResoSource;
+    const deps = { store: env.store, ctx: { baseDir: env.dir, logger: silentLogger } };
+    const first = await checkDrift(feed, deps, 'now');
+    // as an earlier feedsync kept it: under the sourceId, the service root's URL in it
+    const entry = (await env.store.get(DRIFT_NAMESPACE, keyOf(source)))!;
+    await env.store.apply([{ ns: DRIFT_NAMESPACE, set: [[sourceId(source), entry]], delete: [keyOf(source)] }]);
+
+    const sent = server.received;
+    const stored = await checkDrift(feed, deps, 'stored');
+    expect(server.received - sent).toBe(0);
+    expect(stored).toMatchObject({ read: false, readAt: first.readAt });
+    expect(findingsOf(stored)).toEqual(findingsOf(first));
+    expect([...(await env.store.getAll(DRIFT_NAMESPACE)).keys()]).toEqual([keyOf(source)]);
+    expect(keyOf(source)).not.toContain(new URL(server.url).host);
   });
 
   it('a first read names a likely rename: a mapped field the server lacks, beside a field whose lookup values its map covers', async () => {

@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeQueues, createQueues, enqueueJob } from '../../src/queue/index.js';
 import { keysOf } from '../../src/redis/keys.js';
 import { throwawayRedis, type ThrowawayRedis } from '../server/redis-server.js';
+import { feedsync } from '../settings/run-cli.js';
 import { homesConfigYaml } from '../sync/helpers/feed.js';
 import { until } from './helpers.js';
 
@@ -50,15 +51,24 @@ async function activeJob(): Promise<string> {
   return jobId;
 }
 
-/** `feedsync cancel` started against the throwaway Redis, once it has asked for the cancel; `ended` when it exits. */
-async function startCancel(jobId: string, timeoutS: number) {
-  dir = await mkdtemp(join(tmpdir(), 'feedsync-cancel-'));
+/** A config of `feed` on the throwaway Redis; its path. */
+async function writeConfig(): Promise<string> {
+  dir ??= await mkdtemp(join(tmpdir(), 'feedsync-cancel-'));
   const config = join(dir, 'feedsync.yaml');
   const top = ['redis:', `  url: ${server!.url}`, `  prefix: ${prefix}`];
   await writeFile(
     config,
     homesConfigYaml('http://127.0.0.1:9', { secretKey: 'k', sessionKey: 's' }, { top, name: feed }),
   );
+  return config;
+}
+
+/** Another command against the throwaway Redis, to its end. */
+const feedsyncAt = async (args: string[]) => feedsync([...args, '--config', await writeConfig()]);
+
+/** `feedsync cancel` started against the throwaway Redis, once it has asked for the cancel; `ended` when it exits. */
+async function startCancel(jobId: string, timeoutS: number) {
+  const config = await writeConfig();
   const child = spawn(
     process.execPath,
     [BIN, 'cancel', '--feed', feed, '--config', config, '--timeout', String(timeoutS)],
@@ -105,6 +115,12 @@ describe('feedsync cancel, Redis failing while it waits', () => {
     expect(out.code).toBe(1);
     // long before its --timeout: a look every 2 s, then each connection's close (1 s at most)
     expect(Date.now() - refused).toBeLessThan(10_000);
+    // what to check, in the words every other command uses for a Redis refusing its credentials
+    const runs = await feedsyncAt(['runs', '--feed', feed]);
+    expect(runs.code).toBe(1);
+    const said = /Redis \S+ refuses the user name or password \(NOAUTH[^)]*\); [^\n]*REDIS_URL/.exec(runs.stderr)?.[0];
+    expect(said, runs.stderr).toBeDefined();
+    expect(out.stderr).toContain(said);
   });
 
   it('the job still active at the deadline, Redis answering: still runs, exit 7', async () => {

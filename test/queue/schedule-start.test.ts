@@ -113,4 +113,24 @@ describe('job schedulers at a worker start', () => {
     expect(await q.queues.sync.getJobs(['delayed', 'waiting'])).toHaveLength(1);
     expect(await q.redis.exists(`${q.prefix}:schedules-writer`)).toBe(0);
   });
+
+  // BullMQ's getJobSchedulers removes a scheduler whose hash it cannot read (classes/job-scheduler.js,
+  // getSchedulerData: removeJobScheduler when the hash is empty), and its delayed next job with it.
+  it("its definition's hash lost and the writer's key held by another worker all along: the start's cleanup keeps it, with its next job", async () => {
+    await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
+    const [next] = await q.queues.sync.getJobs(['delayed']);
+    await q.redis.del(q.queues.sync.toKey(`repeat:${NIGHTLY.id}`));
+    const writer = `${q.prefix}:schedules-writer`;
+    await q.redis.set(writer, 'another-worker', 'PX', 30_000);
+
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'info',
+      destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
+    });
+    const changes = await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger });
+    expect(changes.removed).toEqual([]);
+    expect(await q.redis.zscore(q.queues.sync.toKey('repeat'), NIGHTLY.id)).not.toBeNull();
+    expect((await q.queues.sync.getJobs(['delayed'])).map((j) => j.id)).toEqual([next!.id]);
+  });
 });

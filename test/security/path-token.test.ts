@@ -3,6 +3,8 @@
 // that answers prints it nowhere — stdout (the --json report), stderr (the text report, debug logs,
 // the error), the stored run history — and `feed preview` neither. The variable's name says nothing
 // secret (FEED_EXPORT_ID): what makes it one is where it lands, after the URL's origin.
+// Nor does Redis keep it: a RESO feed's `feed drift` and sync leave no key or hash field that holds
+// it (the drift check's entry was keyed by the source's URL, readable by anyone who can list keys).
 import '../setup/needs-redis.js';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,8 +14,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { startHostile, type HostileServer } from '../helpers/hostile-server.js';
+import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { feedsync } from '../settings/run-cli.js';
 import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
+import { keyedResoRecords } from '../sync/helpers/reso-records.js';
 
 const TOKEN = 'x7Kp2vQ9exportpath';
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
@@ -21,9 +25,10 @@ const prefix = `test-path-token-${randomUUID()}`;
 
 let te: TestEmulator;
 let feeds: HostileServer;
+let reso: ResoServer;
 let dir: string;
 
-function config(feedUrl: string): string {
+function config(feedUrl: string, feed = csvFeed(feedUrl)): string {
   return [
     'api:',
     `  baseUrl: ${te.url}`,
@@ -34,16 +39,44 @@ function config(feedUrl: string): string {
     `  url: ${REDIS_URL}`,
     `  prefix: ${prefix}`,
     'feeds:',
-    '  - name: broker',
-    '    chatbot: SN-A',
-    '    source:',
-    '      kind: csv',
-    `      url: "${feedUrl}"`,
-    '      retries: 0',
-    '    mapping:',
-    '      fields:',
-    ...COLUMNS.map((c) => `        ${c}: ${c}`),
+    ...feed,
   ].join('\n');
+}
+
+const csvFeed = (feedUrl: string) => [
+  '  - name: broker',
+  '    chatbot: SN-A',
+  '    source:',
+  '      kind: csv',
+  `      url: "${feedUrl}"`,
+  '      retries: 0',
+  '    mapping:',
+  '      fields:',
+  ...COLUMNS.map((c) => `        ${c}: ${c}`),
+];
+
+const resoFeed = (serviceRoot: string) => [
+  '  - name: mls',
+  '    chatbot: SN-R',
+  '    source:',
+  '      kind: reso',
+  `      url: "${serviceRoot}"`,
+  '      retries: 0',
+  '      photosTimestampField: null',
+  '    mapping:',
+  '      preset: reso',
+  '      fields:',
+  "        Url: { template: 'https://broker.test/l/{ListingId}' }",
+];
+
+/** Every key under the test's prefix, with the fields of those that are hashes. */
+async function keysAndFields(redis: Redis): Promise<string[]> {
+  const out: string[] = [];
+  for (const key of await redis.keys(`${prefix}:*`)) {
+    out.push(key);
+    if ((await redis.type(key)) === 'hash') out.push(...(await redis.hkeys(key)).map((f) => `${key} ${f}`));
+  }
+  return out;
 }
 
 beforeAll(async () => {
@@ -59,7 +92,9 @@ beforeAll(async () => {
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end(`no export at ${req.url}`);
   });
+  reso = await startResoServer({ records: keyedResoRecords(5, 27) });
   dir = await mkdtemp(join(tmpdir(), 'feedsync-path-token-'));
+  await writeFile(join(dir, 'reso.yaml'), config('', resoFeed(`${reso.origin}/export/\${FEED_EXPORT_ID}/odata`)));
   await writeFile(join(dir, 'ok.yaml'), config(`${feeds.url}export/\${FEED_EXPORT_ID}/listings.csv`));
   await writeFile(join(dir, 'missing.yaml'), config(`${feeds.url}export/\${FEED_EXPORT_ID}/gone.csv`));
 }, 30_000);
@@ -67,6 +102,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await te?.close();
   await feeds?.close();
+  await reso?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
   const redis = new Redis(REDIS_URL);
   const keys = await redis.keys(`${prefix}:*`);
@@ -123,6 +159,29 @@ describe('a token in a feed URL path from ${VAR}', () => {
                 : '';
         expect({ key, leaked: dump.includes(TOKEN) }).toEqual({ key, leaked: false });
       }
+    } finally {
+      await redis.quit();
+    }
+  }, 120_000);
+});
+
+describe('a token in a RESO service root path from ${VAR}', () => {
+  it('is in no Redis key or hash field after feed drift and sync, and feed drift prints it nowhere', async () => {
+    const drift = await run(['feed', 'drift', '--config', join(dir, 'reso.yaml'), '--feed', 'mls']);
+    expect(drift.code, drift.stderr).toBe(0);
+    expect(drift.stdout + drift.stderr).not.toContain(TOKEN);
+    const sync = await run(['sync', '--config', join(dir, 'reso.yaml')]);
+    expect(sync.code, sync.stderr).toBe(0);
+    // the server was read through the token
+    expect(reso.metadataRequests).toBeGreaterThan(0);
+    expect(reso.requests.some((r) => r.url.startsWith(`/export/${TOKEN}/odata/Property`))).toBe(true);
+
+    const redis = new Redis(REDIS_URL);
+    try {
+      const names = await keysAndFields(redis);
+      // the drift check kept its read (the state's drift hash has an entry)
+      expect(names.some((n) => n.startsWith(`${prefix}:state:drift `))).toBe(true);
+      expect(names.filter((n) => n.includes(TOKEN))).toEqual([]);
     } finally {
       await redis.quit();
     }

@@ -1,6 +1,7 @@
 // Issue 49, point 2: a lookup never answers a question it did not ask. Every by-key lookup of a RESO
 // feed (a push's keys, an EntityEvent poll's, a full pull's absences confirmed, a reconcile's
-// changed keys: src/feeds/reso/reso-confirm.ts) types the key by the server's `$metadata`. A
+// changed keys, an incremental run's listings whose open houses changed in the OpenHouse resource:
+// src/feeds/reso/reso-confirm.ts) types the key by the server's `$metadata`. A
 // `$metadata` that does not list the key field in the entity type, or types it `Edm.Int64` while the
 // keys are text, made the lookup ask nothing and answer "gone": a push of three keys the source and
 // the chatbot both hold deleted all three; a full pull that missed a record deleted it, outcome ok.
@@ -21,6 +22,7 @@ import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { SN, type SyncEnv, useEmulatorSync } from './helpers/feed.js';
 import { keyedResoRecords } from './helpers/reso-records.js';
 import { pushedAsk, reconcileAsk } from '../../src/feeds/reso/reso-asks.js';
+import { at, SAT, SAT_TEXT, SUN, SUN_TEXT } from './helpers/open-house-slots.js';
 
 let te: TestEmulator;
 let env: SyncEnv;
@@ -141,6 +143,52 @@ describe.each(THIN)('$metadata with $thin: the lookup asks anyway, quoted', ({ m
     const now = await held();
     expect(now.get('K-03')!.SalePrice).toBe(333_333);
     expect(now.has('K-07')).toBe(false);
+  });
+
+  it('open houses (OpenHouse resource): listings whose open houses changed with no Property change are fetched and updated, none dropped or deleted', async () => {
+    const all = records(6);
+    const oh = (key: string, r: Row, times: object) => ({
+      OpenHouseKey: key,
+      ListingKey: r.ListingKey,
+      ListingId: r.ListingId,
+      ModificationTimestamp: '2026-11-01T00:00:00Z',
+      ...times,
+    });
+    const server = emulator.closeAfterTest(
+      await startResoServer({
+        records: all,
+        maxPageSize: 5,
+        related: { OpenHouse: [oh('oh-1', all[0]!, SAT), oh('oh-3', all[2]!, SUN)] },
+      }),
+    );
+    server.metadataOf = metadataOf;
+    const feed = feedOf(server.url, { incremental: true, related: ['OpenHouse'], timeZone: 'America/Chicago' });
+    const tours = async () =>
+      Object.fromEntries(
+        [...(await held())].filter(([, l]) => l.Tours !== undefined).map(([k, l]) => [k, l.ExtensionColumn]),
+      );
+    const toursText = async () =>
+      Object.fromEntries(
+        Object.entries(await tours()).map(([k, ext]) => [
+          k,
+          (ext as Array<{ Key: string; value: unknown }> | undefined)?.find((e) => e.Key === 'OpenHouses')?.value,
+        ]),
+      );
+    const first = await env.sync(te, feed, at('2026-11-27T12:00:00Z'));
+    expect(first.outcome, first.message).toBe('ok');
+    expect(await toursText()).toEqual({ 'K-01': SAT_TEXT, 'K-03': SUN_TEXT });
+
+    // in the OpenHouse resource only: one added to K-02, K-01's cancelled
+    const property = JSON.stringify(server.records);
+    server.related.OpenHouse!.push(oh('oh-2', all[1]!, { ...SUN, ModificationTimestamp: new Date().toISOString() }));
+    server.touchRelated('OpenHouse', 'oh-1', { OpenHouseStatus: 'Cancelled' });
+    const next = await env.sync(te, feed, at('2026-11-27T13:00:00Z'));
+    expect(JSON.stringify(server.records)).toBe(property);
+    expect(next.outcome, next.message).toBe('ok');
+    expect(next.counts).toMatchObject({ updated: 2, deleted: 0 });
+    expect(await toursText()).toEqual({ 'K-02': SUN_TEXT, 'K-03': SUN_TEXT });
+    expect((await held()).size).toBe(6);
+    expect(byKey(server).some((r) => r.filter!.includes("ListingKey eq 'K-02'"))).toBe(true);
   });
 });
 

@@ -45,6 +45,11 @@ describe('feedsync undo: the paging warnings', () => {
       );
       // once for the paging, however many pages went to memory
       expect(undo.stderr.split('stays in memory').length - 1).toBe(1);
+      // a JSON line with one `chatbot` (the undo's logger names it; a second key of the same name
+      // is a line log shippers read as they like: the first, the last, or an error)
+      const line = undo.stderr.split('\n').find((l) => l.includes('stays in memory'))!;
+      expect(line.match(/"chatbot":/g)).toEqual(['"chatbot":']);
+      expect(JSON.parse(line)).toMatchObject({ chatbot: 'SN-SYNC', feed: expect.any(String), dir: gone });
     },
   );
 });

@@ -40,7 +40,7 @@ export interface PageChatbotInput {
   deadlineMessage(): string | undefined;
   /** whose calls the paging's are (CallOptions.scope) */
   callScope?: string;
-  /** where the paging's one warning goes: the change log's compared JSON kept in memory, its temporary file failed */
+  /** where the paging's one warning goes (scoped by the chatbot here): the change log's compared JSON kept in memory, its temporary file failed */
   logger?: Logger;
   /**
    * a run of pushed events: the listing keys its records name, once read; only their copies are
@@ -124,7 +124,7 @@ async function pageChatbot(
     keepCompared: input.keepCompared,
     keepOtherKey: writers.some((w) => w.keyBy !== keyBy),
     ...(input.echoFiles && { echoFiles: input.echoFiles }),
-    ...(input.logger && { logger: input.logger }),
+    ...(input.logger && { logger: input.logger.child({ chatbot }) }),
   };
   try {
     // (a run of pushed events asks only its keys' copies, where the list can be filtered by them)

@@ -61,9 +61,9 @@ export interface RemoteOptions extends RowOptions {
   /** whose calls the list calls are (CallOptions.scope: the run's lane whose report counts the paging) */
   callScope?: string;
   /**
-   * where the paging's warnings go (the run's logger): the change log's compared JSON kept in memory,
-   * its temporary file failed (compared-store.ts noFileWarning), said once a paging. Without one they
-   * are lost: a sync and an undo give theirs.
+   * where the paging's warnings go (the run's logger, scoped by the chatbot: its lines name it): the
+   * change log's compared JSON kept in memory, its temporary file failed (compared-store.ts
+   * noFileWarning), said once a paging. Without one they are lost: a sync and an undo give theirs.
    */
   logger?: Logger;
 }
@@ -233,13 +233,17 @@ function newIndex(opts: RemoteOptions): RemoteIndex {
   });
 }
 
-/** The paging's warning that the compared JSON stays in memory: once for the chatbot's paging, whatever its passes. */
+/**
+ * The paging's warning that the compared JSON stays in memory: once for the chatbot's paging, whatever
+ * its passes. The logger names the chatbot already (RemoteOptions.logger): a second `chatbot` key
+ * would make the JSON line one a log shipper reads as it likes.
+ */
 function onceWarned(logger: Logger, chatbot: string): (failure: NoFile) => void {
   let said = false;
   return (failure) => {
     if (said) return;
     said = true;
-    logger.warn({ chatbot, dir: failure.dir, heldBytes: failure.heldBytes }, noFileWarning(chatbot, failure));
+    logger.warn({ dir: failure.dir, heldBytes: failure.heldBytes }, noFileWarning(chatbot, failure));
   };
 }
 
