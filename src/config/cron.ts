@@ -76,8 +76,21 @@ export const CronPattern = z.string().superRefine((pattern, ctx) => {
 /** What is wrong with a pattern, if anything (remembered per pattern). */
 const cronProblem = remembered(
   (pattern: string) => pattern,
-  (pattern: string) => (plainCronPattern(pattern) ? undefined : cronParserProblem(pattern)),
+  (pattern: string) =>
+    plainCronPattern(pattern) ? undefined : (fieldCountProblem(pattern) ?? cronParserProblem(pattern)),
 );
+
+/**
+ * A pattern of fewer than 5 fields (a macro such as `@daily` aside). cron-parser takes one: it pads
+ * it with `*` in front, so `*\/10 * * *` (a field left out) would run every minute of every tenth
+ * hour and `5` every minute of Fridays, each without a word. More than 6 cron-parser refuses itself.
+ */
+function fieldCountProblem(pattern: string): string | undefined {
+  const trimmed = pattern.trim();
+  const fields = trimmed ? trimmed.split(/\s+/) : [];
+  if (trimmed.startsWith('@') || fields.length >= 5) return undefined;
+  return `it has ${fields.length} field(s), not 5 (or 6 with seconds first)`;
+}
 
 /** Each field's values (seconds, minutes, hours, day of month, month, day of week: 0 and 7 are Sunday). */
 export const FIELD_RANGES: ReadonlyArray<readonly [number, number]> = [

@@ -149,6 +149,19 @@ describe('config check: every mistake named with its line and fix', () => {
     );
   });
 
+  it('a cron with a field left out is refused, not read as another schedule', async () => {
+    // cron-parser pads a short pattern with "*" in front: "*/10 * * *" would run every minute of
+    // every tenth hour, "5" every minute of Fridays
+    for (const cron of ['*/10 * * *', '5']) {
+      const text = GOOD.replace('cron: "*/10 * * * *"', `cron: "${cron}"`);
+      const r = await check(text);
+      expect(r.code, cron).toBe(2);
+      expect(r.stderr).toContain(
+        `${r.file}:${lineOf(text, `cron: "${cron}"`)}: feeds[0].schedule.cron: "${cron}" is not a cron pattern: it has ${cron.split(' ').length} field(s), not 5 (or 6 with seconds first)`,
+      );
+    }
+  });
+
   it('a schedule more often than worker.minScheduleIntervalSeconds is refused', async () => {
     const text = GOOD.replace('settings: "0 * * * *"', 'settings: "*/5 * * * * *"');
     const r = await check(text);
