@@ -16,6 +16,12 @@
 // `delayed` lost, or a worker that took it and could not make the next one (its upsert failed, then
 // the job stalled past maxStalledCount into `failed`) do.
 //
+// A scheduler's own hash (`<queue>:repeat:<id>`, its definition) can be lost alone too, its score
+// and next job kept: BullMQ's upsert of it then replaces that next job, due or not (addJobScheduler-11.lua
+// removes it from delayed, prioritized or wait and adds one at the pattern's next time after now), and
+// the worker taking that job cannot make the next (updateJobScheduler-12.lua reads the job's name
+// from the hash). So the look says where the next job is, and whether the definition is there.
+//
 // A job taken by a worker that has not yet made the next one is `active` and still the one the
 // scheduler names: it is not lost (the worker makes the next; if it died, the stalled check puts the
 // job back in `wait` for another worker, which does). One script reads every scheduler and its next
@@ -33,11 +39,18 @@ import type { PlannedSchedule } from './schedules.js';
  */
 export type SchedulerState = 'ok' | 'missing' | 'gone' | 'completed' | 'failed' | 'orphan';
 
+/** Where a next job that will yet run is (BullMQ's list or set of the queue). */
+export type NextJobPlace = 'delayed' | 'prioritized' | 'wait' | 'active' | 'paused';
+
 export interface ScheduleInRedis {
   schedule: PlannedSchedule;
   state: SchedulerState;
   /** the scheduler's next job, `repeat:<id>:<millis>` (absent when `missing`) */
   nextJob?: string;
+  /** where that job is, when `ok` */
+  place?: NextJobPlace;
+  /** the scheduler is scored but its hash (its definition) is not there */
+  definitionLost?: boolean;
 }
 
 /** A scheduler there whose next job will not run: it makes no job again until one is built. */
@@ -45,27 +58,37 @@ export function lostNextJob(s: ScheduleInRedis): boolean {
   return s.state !== 'ok' && s.state !== 'missing';
 }
 
+/** A planned scheduler that must be written: missing, its next job lost, or its definition lost. */
+export function lostInRedis(s: ScheduleInRedis): boolean {
+  return s.state !== 'ok' || s.definitionLost === true;
+}
+
 // KEYS[i]: the `repeat` key of scheduler i's queue (`<prefix>:<queue>:repeat`; the queue's other
 // keys and the job's hash are named from it, as BullMQ's scripts name them from their prefix key);
 // ARGV[1]: '1' to drop an orphan (the keys BullMQ's removeJobKeys deletes: the hash in no list is
 // what an upsert at the same tick would collide with, -10); ARGV[i + 1]: scheduler i's id.
-// Returns state, next job id, for each. A healthy scheduler costs three calls: ZSCORE, EXISTS, ZSCORE.
+// Returns state, next job id, its place ('' unless ok), '1' when the scheduler's hash is missing, for
+// each (its `name`, which storeJobScheduler.lua always writes: a worker's failed next-make leaves a
+// hash holding `ic` alone, updateJobScheduler-12.lua's HINCRBY). A healthy scheduler costs four
+// calls: ZSCORE, HEXISTS (its hash's name), EXISTS (its job's hash), ZSCORE.
 const SCHEDULER_STATES = `
 local out = {}
 for i, repeatKey in ipairs(KEYS) do
   local id = ARGV[i + 1]
   local millis = redis.call('ZSCORE', repeatKey, id)
-  local state, jobId = 'missing', ''
+  local state, jobId, place, undefinedHash = 'missing', '', '', ''
   if millis then
     local base = string.sub(repeatKey, 1, #repeatKey - #'repeat')
+    if redis.call('HEXISTS', repeatKey .. ':' .. id, 'name') == 0 then undefinedHash = '1' end
     jobId = 'repeat:' .. id .. ':' .. millis
     local jobKey = base .. jobId
     if redis.call('EXISTS', jobKey) == 0 then
       state = 'gone'
-    elseif redis.call('ZSCORE', base .. 'delayed', jobId) or redis.call('ZSCORE', base .. 'prioritized', jobId)
-      or redis.call('LPOS', base .. 'wait', jobId) or redis.call('LPOS', base .. 'active', jobId)
-      or redis.call('LPOS', base .. 'paused', jobId) then
-      state = 'ok'
+    elseif redis.call('ZSCORE', base .. 'delayed', jobId) then place = 'delayed'
+    elseif redis.call('ZSCORE', base .. 'prioritized', jobId) then place = 'prioritized'
+    elseif redis.call('LPOS', base .. 'wait', jobId) then place = 'wait'
+    elseif redis.call('LPOS', base .. 'active', jobId) then place = 'active'
+    elseif redis.call('LPOS', base .. 'paused', jobId) then place = 'paused'
     elseif redis.call('ZSCORE', base .. 'completed', jobId) then
       state = 'completed'
     elseif redis.call('ZSCORE', base .. 'failed', jobId) then
@@ -78,8 +101,11 @@ for i, repeatKey in ipairs(KEYS) do
       end
     end
   end
+  if place ~= '' then state = 'ok' end
   out[#out + 1] = state
   out[#out + 1] = jobId
+  out[#out + 1] = place
+  out[#out + 1] = undefinedHash
 end
 return out`;
 
@@ -104,8 +130,18 @@ export async function schedulerStates(
     ...ids,
   )) as string[];
   return planned.map((schedule, i) => {
-    const state = flat[2 * i] as SchedulerState;
-    const nextJob = flat[2 * i + 1];
-    return { schedule, state, ...(nextJob && { nextJob }) };
+    const [state, nextJob, place, undefinedHash] = flat.slice(4 * i, 4 * i + 4) as [
+      SchedulerState,
+      string,
+      NextJobPlace | '',
+      string,
+    ];
+    return {
+      schedule,
+      state,
+      ...(nextJob && { nextJob }),
+      ...(place && { place }),
+      ...(undefinedHash === '1' && { definitionLost: true }),
+    };
   });
 }

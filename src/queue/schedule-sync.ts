@@ -5,9 +5,8 @@
 // upsertSchedule), which moves a due tick, not yet taken, to the next one (a rolling restart while
 // every worker is busy would skip a nightly sync). So a start writes the schedulers missing, those
 // whose definition (pattern, tz, job name, data and options) is not the config's, as BullMQ stores
-// it (`getJobScheduler`), and those there whose next job Redis lost (schedule-state.ts: it would
-// never run again; the upsert builds it at the same tick while that is ahead, as nothing is there to
-// replace). One changed is written anew, its next run moved on purpose, and a line says so; one
+// it (`getJobScheduler`), and those there whose next job or definition Redis lost (schedule-state.ts:
+// it would never run again; how each is written, a due tick kept: schedule-write.ts). One changed is written anew, its next run moved on purpose, and a line says so; one
 // whose next job is built again is warned of, naming it. Several workers writing at once make no
 // second scheduler (its id is its key) and no second run of a tick (a tick's job id is
 // `repeat:<scheduler>:<millis>`); the writer's key (SET NX, a few seconds, deleted when done) keeps
@@ -26,8 +25,9 @@ import { delIfValue } from '../redis/del-if-value.js';
 import { keysOf } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Queues } from './queues.js';
-import { lostNextJob, schedulerStates, type SchedulerState } from './schedule-state.js';
-import { upsertSchedule, type PlannedSchedule } from './schedules.js';
+import { lostNextJob, schedulerStates } from './schedule-state.js';
+import { sayNextJobRebuilt, writeSchedule, type ScheduleToWrite, type ScheduleWritten } from './schedule-write.js';
+import type { PlannedSchedule } from './schedules.js';
 import { thisWorker, workerName } from './worker-identity.js';
 
 /** How long one worker holds the right to write the schedulers: longer than writing them takes. */
@@ -35,22 +35,6 @@ const WRITER_TTL_MS = 10_000;
 /** How long a starting worker waits for another that is writing them: the key's life, and a margin. */
 const START_WAIT_MS = WRITER_TTL_MS + 2_000;
 const WAIT_STEP_MS = 100;
-
-/** A planned scheduler to write: missing from Redis, there with other `changed` fields, or there with its next job lost. */
-export interface ScheduleToWrite {
-  schedule: PlannedSchedule;
-  /** absent: not a change of definition; else the fields whose stored value is not the planned one */
-  changed?: string[];
-  /** what Redis held of it (schedule-state.ts): `missing`, its lost next job's state, or `ok` (changed only) */
-  state: SchedulerState;
-  /** the next job the scheduler names, lost or not */
-  lostJob?: string;
-}
-
-/** A scheduler written, and the next job BullMQ made for it. */
-export interface ScheduleWritten extends ScheduleToWrite {
-  nextJob?: string;
-}
 
 /**
  * A scheduler's definition as upsertSchedule writes it and BullMQ stores it (its hash, read back
@@ -74,8 +58,8 @@ function plannedDefinition(queue: Queue, s: PlannedSchedule): Record<string, unk
 
 /**
  * The planned schedulers Redis lacks or has with another definition (one `getJobScheduler` each,
- * sent at once), or has with its next job lost (one script): what a start writes. `dropOrphans`:
- * see schedulerStates.
+ * sent at once), or has with its next job or its definition lost (one script): what a start
+ * writes. `dropOrphans`: see schedulerStates.
  */
 export async function differingSchedules(
   redis: RedisClient,
@@ -90,9 +74,16 @@ export async function differingSchedules(
   const out: ScheduleToWrite[] = [];
   planned.forEach((schedule, i) => {
     const had = stored[i];
-    const { state, nextJob } = states[i]!;
-    const lost = { ...(nextJob && { lostJob: nextJob }) };
-    if (!had) return void out.push({ schedule, state: 'missing' });
+    const { state, nextJob, place, definitionLost } = states[i]!;
+    const lost = {
+      ...(nextJob && { lostJob: nextJob }),
+      ...(place && { place }),
+      ...(definitionLost && { definitionLost }),
+    };
+    if (state === 'missing') return void out.push({ schedule, state });
+    // scored, its hash not there (getJobScheduler reads nothing): a repair, not a change; written
+    // with what is left of its next job in mind (schedule-write.ts), a due one kept due
+    if (!had || definitionLost) return void out.push({ schedule, state, ...lost, definitionLost: true });
     const want = plannedDefinition(queues[schedule.kind], schedule);
     const has: Record<string, unknown> = {
       pattern: had.pattern,
@@ -141,8 +132,7 @@ export async function writeAsTheWriter(
     const out: WriterOutcome = { written: [], failed: [] };
     for (const w of await look()) {
       try {
-        const nextJob = await upsertSchedule(queues, w.schedule);
-        out.written.push({ ...w, ...(nextJob && { nextJob }) });
+        out.written.push(await writeSchedule(queues, w));
       } catch (err) {
         out.failed.push({ ...w, err: err as Error });
       }
@@ -153,36 +143,12 @@ export async function writeAsTheWriter(
   }
 }
 
-/** When a scheduler's job runs: the millis in its id, `repeat:<scheduler>:<millis>`. */
-function tickOf(jobId: string): number {
-  return Number(jobId.slice(jobId.lastIndexOf(':') + 1));
-}
-
-const LOST_HOW: Partial<Record<SchedulerState, string>> = {
-  gone: 'is not in Redis (a key deleted or evicted?)',
-  completed: 'completed and no later one was made',
-  failed: 'failed and no later one was made (its worker could not make it?)',
-  orphan: 'was in no list of its queue (a partial key loss?): dropped',
-};
-
-/** The warning for a scheduler whose lost next job was built again (one a repair), naming it and the runs lost or kept. */
-export function sayNextJobRebuilt(logger: Logger, w: ScheduleWritten): void {
-  const lost = w.lostJob ?? '';
-  const next = w.nextJob ? new Date(tickOf(w.nextJob)).toISOString() : 'none';
-  const kept =
-    w.nextJob === w.lostJob ? ' (the same tick)' : ` (its tick ${new Date(tickOf(lost)).toISOString()} not run)`;
-  logger.warn(
-    { scheduler: w.schedule.id, state: w.state, lostJob: w.lostJob, nextJob: w.nextJob },
-    `job scheduler ${w.schedule.id} had no next job: ${lost} ${LOST_HOW[w.state] ?? w.state}; built again, next run ${next}${kept}`,
-  );
-}
-
 export interface ScheduleChanges {
   /** written: missing before */
   added: string[];
   /** written anew: there with another definition (their next run moved to the new one's next time) */
   changed: string[];
-  /** written again: there as planned with its next job lost (built at the same tick while that is ahead) */
+  /** written again: there as planned with its next job or its definition lost (built at the same tick while that is ahead) */
   rebuilt: string[];
   /** no longer in config */
   removed: string[];

@@ -15,12 +15,13 @@
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Queues } from './queues.js';
-import { schedulerStates } from './schedule-state.js';
-import { sayNextJobRebuilt, writeAsTheWriter, type WriterOutcome } from './schedule-sync.js';
+import { lostInRedis, schedulerStates } from './schedule-state.js';
+import { writeAsTheWriter, type WriterOutcome } from './schedule-sync.js';
+import { sayNextJobRebuilt } from './schedule-write.js';
 import type { PlannedSchedule } from './schedules.js';
 
 /**
- * Write again the planned schedulers Redis lost, and the lost next jobs of those there, if this
+ * Write again the planned schedulers Redis lost, and the lost next jobs and definitions of those there, if this
  * worker is the one to (the writer's key); what was written (none when nothing was lost or another
  * worker is writing it).
  */
@@ -31,14 +32,16 @@ export async function restoreSchedules(
   root: string,
 ): Promise<WriterOutcome> {
   const lost = async (dropOrphans: boolean) =>
-    (await schedulerStates(redis, queues, planned, { dropOrphans })).filter((s) => s.state !== 'ok');
+    (await schedulerStates(redis, queues, planned, { dropOrphans })).filter(lostInRedis);
   const none: WriterOutcome = { written: [], failed: [] };
   if ((await lost(false)).length === 0) return none;
   const outcome = await writeAsTheWriter(redis, queues, root, 0, async () =>
-    (await lost(true)).map(({ schedule, state, nextJob }) => ({
+    (await lost(true)).map(({ schedule, state, nextJob, place, definitionLost }) => ({
       schedule,
       state,
       ...(nextJob && { lostJob: nextJob }),
+      ...(place && { place }),
+      ...(definitionLost && { definitionLost }),
     })),
   );
   return outcome ?? none;

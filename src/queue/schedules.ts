@@ -151,12 +151,18 @@ export function plannedSchedules(config: Config, names: Record<JobKind, string>)
  * job (taken out of delayed, or of wait if it is due) by one at the pattern's next time after now:
  * the same tick while that is ahead, the following one once it is due; so a scheduler known to be
  * there with its next job is not written again (schedule-sync.ts). One whose next job is not there
- * gets one at the same tick while that is ahead (nothing to replace). The next job's id.
+ * gets one at the same tick while that is ahead (nothing to replace). `now`: its next job due now
+ * instead (BullMQ's `immediately`, which the definition does not keep: the job after it is the
+ * pattern's next). The next job's id.
  */
-export async function upsertSchedule(queues: Queues, s: PlannedSchedule): Promise<string | undefined> {
+export async function upsertSchedule(
+  queues: Queues,
+  s: PlannedSchedule,
+  o: { now?: boolean } = {},
+): Promise<string | undefined> {
   const job = await queues[s.kind].upsertJobScheduler(
     s.id,
-    { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}) },
+    { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}), ...(o.now && { immediately: true }) },
     { name: s.name, data: s.data },
   );
   return job?.id;

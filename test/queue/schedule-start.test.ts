@@ -16,6 +16,7 @@ import {
   type PlannedSchedule,
   type ScheduleChanges,
 } from '../../src/queue/index.js';
+import { restoreSchedules } from '../../src/queue/schedule-watch.js';
 import { EVERY_SECOND, NIGHTLY, testRedis, until, useQueues } from './helpers.js';
 
 const q = useQueues();
@@ -114,9 +115,38 @@ describe('job schedulers at a worker start', () => {
     expect(await q.redis.exists(`${q.prefix}:schedules-writer`)).toBe(0);
   });
 
+  // A scheduler's own hash `<queue>:repeat:<id>` deleted (a key deleted by hand or evicted) while its
+  // score and next job stay: getJobScheduler reads nothing for it. BullMQ's upsert of it replaces
+  // that next job by one at the pattern's next time after now (addJobScheduler-11.lua), so a tick
+  // due and not yet taken would move on.
+  it("its definition's hash lost, its tick due and not taken: written again with a warning, and the due run stays due", async () => {
+    await applySchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, logger: silentLogger });
+    const [tick] = await q.queues.sync.getJobs(['delayed', 'waiting']);
+    await until('the tick due', async () => Date.now() > tick!.timestamp + tick!.delay + 50);
+    await q.redis.del(q.queues.sync.toKey(`repeat:${EVERY_SECOND.id}`));
+
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'info',
+      destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
+    });
+    const changes = await applySchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, logger });
+    // the run due is still due: waiting for a worker now, not moved to a later tick
+    const pending = await q.queues.sync.getJobs(['delayed', 'waiting', 'prioritized']);
+    expect(pending).toHaveLength(1);
+    expect(await pending[0]!.getState()).toBe('waiting');
+    expect(changes).toEqual({ added: [], changed: [], rebuilt: ['sync:austin'], removed: [] });
+    expect((await q.queues.sync.getJobScheduler(EVERY_SECOND.id))?.template?.data).toEqual(EVERY_SECOND.data);
+    const warnings = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => (l.level as number) >= 40);
+    expect(warnings).toMatchObject([{ scheduler: 'sync:austin', definitionLost: true }]);
+    expect(warnings[0]!.msg).toMatch(/^job scheduler sync:austin's definition was not in Redis/);
+  });
+
   // BullMQ's getJobSchedulers removes a scheduler whose hash it cannot read (classes/job-scheduler.js,
   // getSchedulerData: removeJobScheduler when the hash is empty), and its delayed next job with it.
-  it("its definition's hash lost and the writer's key held by another worker all along: the start's cleanup keeps it, with its next job", async () => {
+  it("its definition's hash lost and the writer's key held by another worker all along: the start's cleanup keeps it, with its next job; the watch writes it again", async () => {
     await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
     const [next] = await q.queues.sync.getJobs(['delayed']);
     await q.redis.del(q.queues.sync.toKey(`repeat:${NIGHTLY.id}`));
@@ -131,6 +161,13 @@ describe('job schedulers at a worker start', () => {
     const changes = await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger });
     expect(changes.removed).toEqual([]);
     expect(await q.redis.zscore(q.queues.sync.toKey('repeat'), NIGHTLY.id)).not.toBeNull();
+    expect((await q.queues.sync.getJobs(['delayed'])).map((j) => j.id)).toEqual([next!.id]);
+
+    // the key let go: the watch's look finds the definition lost and writes it, its next job kept
+    await q.redis.del(writer);
+    const { written } = await restoreSchedules(q.redis, q.queues, [NIGHTLY], q.prefix);
+    expect(written).toMatchObject([{ schedule: { id: NIGHTLY.id }, definitionLost: true, nextJob: next!.id }]);
+    expect((await q.queues.sync.getJobScheduler(NIGHTLY.id))?.template?.data).toEqual(NIGHTLY.data);
     expect((await q.queues.sync.getJobs(['delayed'])).map((j) => j.id)).toEqual([next!.id]);
   });
 });
