@@ -106,12 +106,22 @@ describe('the package', () => {
   it('can be published: no private, a bin in files, the build packed by prepack, the sources not', () => {
     expect(pkg.private).toBeUndefined();
     expect(pkg.name).toBe('feedsync');
-    expect(pkg.repository).toBeDefined();
     expect(pkg.exports).toBeDefined();
     expect(pkg.files).toEqual(expect.arrayContaining(['bin/', 'dist/']));
     expect(pkg.files.some((f) => /^(src|test|jobs)\b/.test(f))).toBe(false);
     for (const bin of Object.values(pkg.bin)) expect(existsSync(join(root, bin))).toBe(true);
     expect(pkg.scripts.prepack).toBe('node scripts/build.js');
+  });
+
+  // npm shows `repository` on the package's page and `npm repo` opens it: a placeholder sends people
+  // to a repository that is not the project's (or someone else's). None until the project names its
+  // public home (docs/releasing.md); then the README names the same one.
+  it('names no repository the project does not name itself', () => {
+    const repository = pkg.repository as { url?: string } | string | undefined;
+    const url = typeof repository === 'string' ? repository : repository?.url;
+    if (url === undefined) return;
+    const home = url.replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(read('README.md')).toContain(home);
   });
 
   it('has the MIT licence and a changelog whose newest release is the version, under an Unreleased section', () => {
