@@ -38,8 +38,11 @@ export interface UndoReport {
     creates: string[];
     updates: Array<{ key: string; changes: FieldChange[] }>;
     deletes: string[];
-    /** how many of each list were left out of the report */
-    omitted?: number;
+    /**
+     * how many of each list were left out of the report, by list: the shape the queue's bound on a
+     * kept report adds to (src/queue/report-size.ts), so a job's return value counts both
+     */
+    omitted?: { creates?: number; updates?: number; deletes?: number };
   };
   conflicts: UndoConflict[];
   cannot: Array<{ key?: string; reason: string }>;
@@ -77,7 +80,11 @@ export function formatUndoReport(r: UndoReport): string {
     lines.push(`  ~ ${u.key} ${would}update back: ${what}`);
   }
   for (const k of r.plan.deletes) lines.push(`  - ${k} ${would}delete (${r.undoOf} created it)`);
-  if (r.plan.omitted) lines.push(`  … and ${r.plan.omitted} more (--json for the first ${SHOWN} of each)`);
+  const omitted = Object.values(r.plan.omitted ?? {}).reduce((sum, n) => sum + n, 0);
+  if (omitted)
+    lines.push(
+      `  … and ${omitted} more (${r.dryRun ? '--json for more' : `every one: \`${feedsyncCommand()} runs show ${r.runId}\``})`,
+    );
   for (const c of r.conflicts)
     lines.push(
       `  ! ${c.key} conflict${c.forced ? ' (forced: reverted anyway)' : ' (left alone; --force to revert it)'}: ${c.reason}`,

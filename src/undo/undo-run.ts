@@ -363,13 +363,16 @@ function planLists(p: UndoPlan | undefined): PlanLists {
 /** The lists as the report carries them: the first SHOWN of each, and how many were left out. */
 function shownPlan(lists: PlanLists): UndoReport['plan'] {
   const { creates, updates, deletes } = lists;
-  const omitted =
-    Math.max(0, creates.length - SHOWN) + Math.max(0, updates.length - SHOWN) + Math.max(0, deletes.length - SHOWN);
+  const omitted = Object.fromEntries(
+    Object.entries({ creates, updates, deletes }).flatMap(([list, all]) =>
+      all.length > SHOWN ? [[list, all.length - SHOWN]] : [],
+    ),
+  );
   return {
     creates: creates.slice(0, SHOWN),
     updates: updates.slice(0, SHOWN),
     deletes: deletes.slice(0, SHOWN),
-    ...(omitted && { omitted }),
+    ...(Object.keys(omitted).length && { omitted }),
   };
 }
 
