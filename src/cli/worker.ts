@@ -314,7 +314,8 @@ function buildProcessors(
       // a chatbot lock's TTL frees a dead run's chatbots for other runs, its own job taken over
       // included (that job cannot tell a dead attempt from one cut off from Redis that still writes;
       // a worker on the same host frees them at once by their holder record, lock-holder.ts). The
-      // job lock's: BullMQ takes a dead worker's job over only once its job lock has expired, and the
+      // job lock's: from another host BullMQ takes a dead worker's job over only once its job lock
+      // has expired (a sibling on its host hands it back at once: queue/job-holders.ts), and the
       // chatbot locks, renewed on the same cadence (a quarter of it) with the same TTL, have expired
       // by then too, or within one renewal period, which the taken-over job's backstop delay
       // (busyDelayMs, the same quarter) covers: a job whose worker died elsewhere resumes in

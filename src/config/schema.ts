@@ -379,10 +379,11 @@ export const Config = z
           .default(2)
           .describe('jobs of one queue a worker process runs at once'),
         // BullMQ's defaults are 30 s, 30 s and 1 (docs.bullmq.io, "Stalled"): a dead worker's job
-        // resumed up to a minute later. These resume it in 6-11 s (src/queue/workers.ts says how), at
-        // a few dozen Redis calls a minute per worker (docs/runbook.md, "Several workers").
+        // resumed up to a minute later. These resume it in 6-11 s from another host (a sibling in its
+        // PID namespace hands it back within a second: src/queue/workers.ts says how), at a few dozen
+        // Redis calls a minute per worker (docs/runbook.md, "Several workers").
         lockDurationMs: durationMs(8000, HOUR_MS).describe(
-          "BullMQ job lock, renewed every quarter of it; a dead worker's job is taken over once it expires (plus up to stalledIntervalMs)",
+          "BullMQ job lock, renewed every quarter of it; a dead worker's job is taken over once it expires (plus up to stalledIntervalMs), or within a second by a worker in its PID namespace",
         ),
         stalledIntervalMs: durationMs(3000, HOUR_MS).describe(
           'how often the queue is looked at for jobs whose lock expired (one look per interval across the workers)',

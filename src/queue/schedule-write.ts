@@ -10,12 +10,15 @@
 //   (docs.bullmq.io/guide/job-schedulers/repeat-options, "immediately": the job is made at now and
 //   is not stored in the definition), so the due run is replaced by one due now, not by the next
 //   tick; a next job ahead is rebuilt at its own tick, one taken (active) is left to run;
+// - its next job finished (taken early: a promote in a queue UI) with no later one made, its tick
+//   still ahead: the next after that tick is made as the worker that took it would have
+//   (schedules.ts, makeNextAfter; an upsert would collide with the finished job's id);
 // - otherwise upserted (missing, or its next job lost: nothing to replace, built at the next tick
 //   after now).
 import type { Logger } from '../log.js';
 import type { Queues } from './queues.js';
 import type { NextJobPlace, SchedulerState } from './schedule-state.js';
-import { upsertSchedule, type PlannedSchedule } from './schedules.js';
+import { makeNextAfter, upsertSchedule, type PlannedSchedule } from './schedules.js';
 
 /** A planned scheduler to write: missing from Redis, there with other `changed` fields, or there with its next job or definition lost. */
 export interface ScheduleToWrite {
@@ -47,9 +50,18 @@ function dueAndWaiting(w: ScheduleToWrite, now: number): boolean {
   return w.state === 'ok' && w.place !== 'active' && w.lostJob !== undefined && tickOf(w.lostJob) <= now;
 }
 
+/** Its next job finished before its tick (the tick still ahead), no later one made. */
+function finishedEarly(w: ScheduleToWrite, now: number): w is ScheduleToWrite & { lostJob: string } {
+  return (w.state === 'completed' || w.state === 'failed') && w.lostJob !== undefined && tickOf(w.lostJob) > now;
+}
+
 /** Write one scheduler as said at the top; the next job BullMQ made for it. */
 export async function writeSchedule(queues: Queues, w: ScheduleToWrite): Promise<ScheduleWritten> {
   const now = Date.now();
+  if (!w.changed && !w.definitionLost && finishedEarly(w, now)) {
+    const nextJob = await makeNextAfter(queues, w.schedule, tickOf(w.lostJob));
+    return { ...w, ...(nextJob && { nextJob }) };
+  }
   const runNow = !w.changed && w.definitionLost === true && dueAndWaiting(w, now);
   const nextJob = await upsertSchedule(queues, w.schedule, { now: runNow });
   return { ...w, ...(nextJob && { nextJob }) };
@@ -92,7 +104,12 @@ export function sayNextJobRebuilt(logger: Logger, w: ScheduleWritten): void {
   }
   const lost = w.lostJob ?? '';
   const next = w.nextJob ? iso(tickOf(w.nextJob)) : 'none';
-  const kept = w.nextJob === w.lostJob ? ' (the same tick)' : ` (its tick ${iso(tickOf(lost))} not run)`;
+  const kept =
+    w.nextJob === w.lostJob
+      ? ' (the same tick)'
+      : (w.state === 'completed' || w.state === 'failed') && tickOf(lost) > Date.now()
+        ? ` (the tick after its own, ${iso(tickOf(lost))}, which ran early)`
+        : ` (its tick ${iso(tickOf(lost))} not run)`;
   const definition = w.definitionLost ? `; its definition was not in Redis either (${hash})` : '';
   logger.warn(
     fields,

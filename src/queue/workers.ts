@@ -4,20 +4,25 @@
 // shutdown that hands the running jobs back to the queue at once (hand-back.ts) and gives their runs
 // a deadline to stop (worker.close() alone waits for running jobs without limit).
 //
-// Recovery from a worker that died (SIGKILL, OOM, a lost machine) is BullMQ's stalled-job check
-// (https://docs.bullmq.io/guide/jobs/stalled, and WorkerOptions in the API reference): a running
-// job's lock (lockDuration) is renewed by its worker's timer; one not renewed expires, and the next
-// stalled check (each stalledInterval, one per queue across the fleet: the check takes a key for its
-// interval) finds the job without a lock and moves it back to wait, where any worker takes it. So a
-// dead worker's job runs again elsewhere lockDuration (less the time since its last renewal) plus
-// at most stalledInterval after the death. A job found stalled more than maxStalledCount times fails
-// (processor.ts: "its worker stopped while running it N times", recorded as a failed run). BullMQ's
-// defaults are 30 s, 30 s and 1: up to a minute before another worker resumes the job. feedsync's
-// (config/schema.ts, worker.*) are 8 s, 3 s and 2: resumed 6-11 s after the death; the cost, in
-// Redis calls, is in docs/runbook.md ("Several workers").
+// Recovery from a worker that died (SIGKILL, OOM, a lost machine) is twofold. On the same host (same
+// boot and PID namespace: processes that see one another's PIDs), a sibling worker process notices
+// within about a second (job-holders.ts: each running job's holder record, swept every SWEEP_MS by
+// every worker process, judged by lock-holder.ts holderGone) and hands the job back to the queue,
+// counted stalled as BullMQ's check would count it. Elsewhere, and where no sibling runs, it is
+// BullMQ's stalled-job check (https://docs.bullmq.io/guide/jobs/stalled, and WorkerOptions in the
+// API reference): a running job's lock (lockDuration) is renewed by its worker's timer; one not
+// renewed expires, and the next stalled check (each stalledInterval, one per queue across the fleet:
+// the check takes a key for its interval) finds the job without a lock and moves it back to wait,
+// where any worker takes it. So a dead worker's job runs again elsewhere lockDuration (less the
+// time since its last renewal) plus at most stalledInterval after the death. A job found stalled
+// more than maxStalledCount times, either way, fails (processor.ts: "its worker stopped while
+// running it N times", recorded as a failed run). BullMQ's defaults are 30 s, 30 s and 1: up to a
+// minute before another worker resumes the job. feedsync's (config/schema.ts, worker.*) are 8 s, 3 s
+// and 2: resumed 6-11 s after the death from another host; the cost, in Redis calls, is in
+// docs/runbook.md ("Several workers").
 import { Worker, type Processor } from 'bullmq';
 import type { Logger } from '../log.js';
-import { closeRedis, createRedis } from '../redis/connection.js';
+import { closeRedis, createRedis, type RedisClient } from '../redis/connection.js';
 import type { RedisSettings } from '../redis/settings.js';
 import { within } from '../redis/deadline.js';
 import type { JobKind } from './names.js';
@@ -25,6 +30,7 @@ import type { Queues } from './queues.js';
 import { WORKER_SHUTDOWN } from './hand-back.js';
 import { thisWorker, workerName } from './worker-identity.js';
 import { idleCollection, type IdleCollection, type IdleCollectionSettings } from './idle-collection.js';
+import { holdJob, startSweeping } from './job-holders.js';
 
 export interface WorkerSettings {
   redis: RedisSettings;
@@ -64,6 +70,12 @@ interface Slot {
   activity: { lastStart: number; busy: number };
 }
 
+/** Where a slot records which process runs each of its jobs (job-holders.ts). */
+interface Holders {
+  redis: RedisClient;
+  key: string;
+}
+
 /**
  * One queue's BullMQ worker on a connection of its own, its jobs counted around the processor; a job
  * taken as the process began to close gets an aborted signal (hand-back.ts): it goes back at once.
@@ -75,18 +87,22 @@ function createSlot(
   settings: WorkerSettings,
   closing: () => boolean,
   idle: IdleCollection,
+  holders: Holders,
 ): Slot {
   const connection = createRedis(settings.redis, { name: `feedsync-worker-${kind}` });
   connection.on('error', () => {}); // reported once, through the worker's 'error' event below
   const activity = { lastStart: Date.now(), busy: 0 };
   // Counted around the processor itself: a job moved to delayed emits neither completed nor failed.
+  // Its holder record is deleted there too, however the job ends (a hand-back's included).
   const counted: Processor = async (job, token, signal) => {
     activity.lastStart = Date.now();
     activity.busy++;
     idle.started();
+    const release = await holdJob(holders.redis, holders.key, job, token, settings.logger);
     try {
       return await processor(job, token, closing() ? AbortSignal.abort(WORKER_SHUTDOWN) : signal);
     } finally {
+      await release();
       activity.busy--;
       idle.ended();
     }
@@ -104,9 +120,7 @@ function createSlot(
     // renewed after an eighth or a quarter, never less than three quarters of the lock left.
     lockRenewTime: settings.lockDurationMs / 4,
     stalledInterval: settings.stalledIntervalMs,
-    // one more than the config's: the processor fails a job found stalled more than the config's
-    // count itself, recording its run (processor.ts), scheduled jobs too (BullMQ's check spares them)
-    maxStalledCount: (settings.maxStalledCount ?? 2) + 1,
+    maxStalledCount: bullMaxStalledCount(settings),
   });
   // BullMQ stops renewing a lock it cannot extend; the job must stop too, or a second worker
   // that recovers it as stalled would run beside this one.
@@ -130,8 +144,22 @@ export function startWorkers(
     ? idleCollection(settings.idleCollection)
     : { started: () => {}, ended: () => {}, stop: () => {} };
 
+  // the records of which process runs each job, and the sweep of those whose process died here (job-holders.ts)
+  const holders: Holders = {
+    redis: createRedis(settings.redis, { name: 'feedsync-worker-holders' }),
+    key: settings.redis.keys.jobHolders,
+  };
+  holders.redis.on('error', () => {}); // the sweep reports what it could not do
+  const stopSweeping = startSweeping({
+    ...holders,
+    queues: new Map(Object.values(queues).map((q) => [q.name, q])),
+    maxStalledCount: bullMaxStalledCount(settings),
+    lockDurationMs: settings.lockDurationMs,
+    logger,
+  });
+
   const create = (kind: JobKind, processor: Processor): Slot =>
-    createSlot(kind, processor, queues, settings, () => closing, idle);
+    createSlot(kind, processor, queues, settings, () => closing, idle, holders);
 
   for (const [kind, processor] of Object.entries(processors) as Array<[JobKind, Processor]>)
     slots.set(kind, create(kind, processor));
@@ -176,6 +204,7 @@ export function startWorkers(
     close: async (deadlineMs) => {
       closing = true;
       clearInterval(watchdog);
+      stopSweeping();
       idle.stop();
       const all = [...slots.values()];
       // close() first: the worker takes no new job; then its running jobs are told to stop and go back
@@ -188,8 +217,18 @@ export function startWorkers(
         await withDeadline(Promise.all(all.map((s) => s.worker.close(true))), 2000);
       }
       await Promise.all(all.map((s) => s.closeConnection()));
+      await closeRedis(holders.redis);
     },
   };
+}
+
+/**
+ * BullMQ's maxStalledCount: one more than the config's, since the processor fails a job found
+ * stalled more than the config's count itself, recording its run (processor.ts), scheduled jobs
+ * too (BullMQ's check spares them).
+ */
+function bullMaxStalledCount(settings: WorkerSettings): number {
+  return (settings.maxStalledCount ?? 2) + 1;
 }
 
 /** true when `p` settled before the deadline */

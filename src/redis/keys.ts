@@ -48,6 +48,8 @@ export function keysOf(root: string) {
     runsAll: `${root}:runs:all`,
     runsOfFeed: (feed: string) => `${root}:runs:feed:${feed}`,
     runsOfChatbot: (serialNumber: string) => `${root}:runs:chatbot:${serialNumber}`,
+    /** hash: a running job's lock token → its queue, id and the process running it (queue/job-holders.ts) */
+    jobHolders: `${root}:job-holders`,
     /** the lock of one target (its line of waiters beside it: lockWaitersKey) */
     lock: (name: string) => `${root}:lock:${name}`,
     /** the run of a job scheduler that waits behind a busy lock, at most one a scheduler (queue/schedule-wait.ts; one script takes it with the lock and its line) */

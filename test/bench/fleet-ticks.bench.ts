@@ -6,7 +6,8 @@
 // sync (every listing created); each later tick changes 1% of every feed's listings (a price), the
 // SaleType of none. Then one more 1% tick kills (SIGKILL) a worker while a job it runs is between a
 // quarter and three quarters of its feed's updates (counted at the emulator; the job's worker read
-// from its processedBy); another worker reruns the job once its lock expires.
+// from its processedBy); a sibling hands the job back (src/queue/job-holders.ts) and another worker
+// reruns it, the delay from the kill to the rerun's start printed.
 // Printed per tick: calls beside the minimum (each chatbot's pages once + the changed writes), wall
 // beside the budget bound (the minimum calls / ratePerSecond), the writes the emulator got twice
 // for one listing (sent again), each worker's RSS at the tick's end (once the worker's own idle
@@ -17,7 +18,7 @@
 // point 5), and the idle collections' count and mean time.
 // Judged (a PROBLEM line, exit status 1): calls off the minimum, writes sent again without a kill,
 // more than api.concurrency sent again after it, the kill tick's wall over twice its bound (where
-// twice the bound covers the lock's expiry at all), RSS growth over 10%.
+// its bound covers the wait for a sibling's hand-back at all), RSS growth over 10%.
 //   npm run bench -- fleet-ticks                           (default: 30 × 3 × 3, about 2 min here)
 //   BENCH_TICKS_CHATBOTS=500 BENCH_TICKS_FEEDS=5 BENCH_TICKS_LISTINGS=10000 BENCH_TICKS_RATE=200 npm run bench -- fleet-ticks
 //                                                          (issue 55's size: 50,000 listings, about 7 min)
@@ -45,6 +46,7 @@ import {
   type Queues,
   waitForJob,
 } from '../../src/queue/index.js';
+import { SWEEP_MS } from '../../src/queue/job-holders.js';
 import { syncSchedules } from '../../src/queue/schedules.js';
 import { dropPrefix, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { spawnWorker, type WorkerProcess } from '../queue/worker-process.js';
@@ -236,6 +238,9 @@ function changedIn(f: number, t: number): number {
 /** A job the killed worker ran: its feed, the feed's updates made by the kill (of how many), and of those the ones made in the last ACK_EVERY_MS; then the feed's writes sent again. */
 interface KilledJob {
   feed: number;
+  jobId: string;
+  /** from the kill to the start of the job's rerun (its log line), once the tick is over */
+  rerunMs?: number;
   written: number;
   of: number;
   lastBatch: number;
@@ -270,7 +275,9 @@ async function killMidWrite(
       const feed = jobFeed.get(job.id ?? '');
       const pid = parseWorkerName(job.processedBy)?.pid;
       const worker = workers.findIndex((w) => w.w.proc.pid === pid);
-      return feed === undefined || worker < 0 ? [] : [{ feed, worker, written: feedSum(count.bySerial, feed) }];
+      return feed === undefined || worker < 0
+        ? []
+        : [{ feed, jobId: job.id!, worker, written: feedSum(count.bySerial, feed) }];
     });
     const mid = active.find(
       (j) => j.written >= changedIn(j.feed, t) / 4 && j.written <= (3 * changedIn(j.feed, t)) / 4,
@@ -283,6 +290,7 @@ async function killMidWrite(
         .filter((j) => j.worker === mid.worker)
         .map((j) => ({
           feed: j.feed,
+          jobId: j.jobId,
           written: feedSum(then.bySerial, j.feed),
           of: changedIn(j.feed, t),
           lastBatch: feedSum(then.firstBetween, j.feed),
@@ -295,12 +303,19 @@ async function killMidWrite(
   return undefined;
 }
 
+/** From `at` to the first start of the job after it (its log's "attempt … running on" lines, processor.ts noteWorker). */
+async function rerunAfter(queues: Queues, jobId: string, at: number): Promise<number | undefined> {
+  const { logs } = await queues.sync.getJobLogs(jobId);
+  const starts = logs.map((l) => Date.parse(l.slice(0, l.indexOf(' ')))).filter((t) => t >= at);
+  return starts.length ? Math.min(...starts) - at : undefined;
+}
+
 /** The killed worker's jobs, as said: "mls1 (31 of 100 updates made, 9 of them in the last 250 ms; 12 sent again)". */
 const killedSaid = (k: Killed) =>
   k.jobs
     .map(
       (j) =>
-        `mls${j.feed} (${j.written} of ${j.of} updates made, ${j.lastBatch} of them in its last ${ACK_EVERY_MS} ms; ${j.repeated} sent again)`,
+        `mls${j.feed} (${j.written} of ${j.of} updates made, ${j.lastBatch} of them in its last ${ACK_EVERY_MS} ms; ${j.repeated} sent again; rerun started ${j.rerunMs === undefined ? '?' : sec(j.rerunMs)} after the kill)`,
     )
     .join(' and ');
 
@@ -341,7 +356,9 @@ ${feeds.join('')}`,
     );
     const { config } = await loadConfig(file);
     const due = syncSchedules(config.feeds);
-    const recoveryMs = config.worker.lockDurationMs + config.worker.stalledIntervalMs;
+    // The workers share this host and PID namespace: a dead one's job is handed back by a sibling
+    // within SWEEP_MS (src/queue/job-holders.ts), not at its lock's expiry.
+    const recoveryMs = SWEEP_MS;
     const pages = perChatbot().reduce((n, k) => n + pagesOf(k), 0);
     process.stdout.write(
       `fleet ticks: ${N} chatbots × ${M} feeds (${num(LISTINGS)} listings each, routed by office) × ${W} workers; ` +
@@ -384,7 +401,10 @@ ${feeds.join('')}`,
       ended = true;
       const killed = await kill;
       const writes = await emu.writes();
-      for (const j of killed?.jobs ?? []) j.repeated = feedSum(writes.repeatedBySerial, j.feed);
+      for (const j of killed?.jobs ?? []) {
+        j.repeated = feedSum(writes.repeatedBySerial, j.feed);
+        j.rerunMs = await rerunAfter(queues, j.jobId, killed!.at);
+      }
       stop();
       const wallMs = Date.now() - startedAt;
       await idleAgain(live, collected, (w) => ran[workers.indexOf(w)]!.length > 0);
@@ -435,11 +455,12 @@ ${feeds.join('')}`,
         fail(
           `tick ${tick}: ${writes.repeated} writes sent again after the kill (target ≤ api.concurrency ${API_CONCURRENCY})`,
         );
-      if (killTick && wallMs > 2 * bound && 2 * bound >= recoveryMs)
+      // (twice the bound: one for the tick's calls, one for the wait and the rerun's; judged where a bound covers the wait)
+      if (killTick && wallMs > 2 * bound && bound >= recoveryMs)
         fail(`tick ${tick}: wall ${sec(wallMs)} with a kill, over twice its budget bound ${sec(bound)}`);
-      if (killTick && 2 * bound < recoveryMs)
+      if (killTick && bound < recoveryMs)
         process.stdout.write(
-          `(the kill tick's wall is not judged at this size: twice its bound, ${sec(2 * bound)}, is under the time a dead worker's job waits for another, up to worker.lockDurationMs + stalledIntervalMs = ${sec(recoveryMs)})\n`,
+          `(the kill tick's wall is not judged at this size: its bound, ${sec(bound)}, is under the time a dead worker's job waits for a sibling to hand it back, up to ${sec(recoveryMs)})\n`,
         );
     }
     const memTicks = ticks.slice(0, TICKS);

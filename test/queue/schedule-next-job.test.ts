@@ -91,6 +91,42 @@ describe('a job scheduler whose next job Redis lost, the scheduler kept', () => 
     expect(warnings()).toMatchObject([{ scheduler: 'sync:austin', state: 'failed', lostJob: lost, nextJob: next }]);
   });
 
+  // A job of the scheduler finished before its tick (taken early, by a promote in a queue UI, and its
+  // worker could not make the next one): BullMQ's upsert would build the next job at that same tick,
+  // whose id the finished job holds (addJobScheduler-11.lua: -10, SchedulerJobIdCollision; BullMQ
+  // issue #3063), so it refused every look and every start until the tick had passed.
+  it.each(['completed', 'failed'] as const)(
+    'its job %s before its tick, no later one made: built at the tick after it, warned once; a start is not refused',
+    async (how) => {
+      await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
+      const lost = await loseNext(NIGHTLY, how);
+      const day = 24 * 3600 * 1000;
+      const after = `repeat:${NIGHTLY.id}:${Number(lost.split(':').pop()) + day}`;
+
+      const { logger, warnings } = capture();
+      const stop = watchSchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, intervalMs: 50, logger });
+      try {
+        // ten looks or more
+        await new Promise((r) => setTimeout(r, 600));
+      } finally {
+        stop();
+      }
+      expect(warnings()).toHaveLength(1);
+      expect(await pendingJobs(NIGHTLY)).toEqual([after]);
+      expect(warnings()).toMatchObject([{ scheduler: 'sync:austin', state: how, lostJob: lost, nextJob: after }]);
+      expect(await q.queues.sync.getJobState(lost)).toBe(how);
+
+      // the same found by a worker's start (another scheduler: one removed and written again at the
+      // tick of a finished job of its id collides alike, BullMQ issue #3063)
+      const dallas: PlannedSchedule = { ...NIGHTLY, id: 'sync:dallas', data: { feed: 'dallas' } };
+      await applySchedules(q.redis, q.queues, [dallas], { root: q.prefix, logger: silentLogger });
+      const again = await loseNext(dallas, how);
+      const changes = await applySchedules(q.redis, q.queues, [dallas], { root: q.prefix, logger: silentLogger });
+      expect(changes.rebuilt).toEqual(['sync:dallas']);
+      expect(await pendingJobs(dallas)).toEqual([`repeat:${dallas.id}:${Number(again.split(':').pop()) + day}`]);
+    },
+  );
+
   it("a worker's start builds it again too (an unchanged scheduler is otherwise left alone)", async () => {
     await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
     const lost = await loseNext(NIGHTLY, 'hash');

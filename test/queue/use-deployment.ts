@@ -68,12 +68,19 @@ export function useDeployment(): Deployment {
 /** The pid of the worker process a job runs (or ran) on, from its processedBy. */
 export const runningOn = (job: Job | undefined): number | undefined => parseWorkerName(job?.processedBy)?.pid;
 
+/** When the job's log says it started running on this worker process (processor.ts noteWorker's line). */
+export async function startedOn(queues: Queues, jobId: string, w: WorkerProcess): Promise<number | undefined> {
+  const { logs } = await queues.sync.getJobLogs(jobId);
+  const line = logs.find((l) => l.includes(` pid ${w.proc.pid}`));
+  return line ? Date.parse(line.slice(0, line.indexOf(' '))) : undefined;
+}
+
 /** the job lock of the worker that takes a killed worker's job over: long, so a loaded machine cannot lapse it */
 const TAKER_LOCK_MS = 10_000;
 
 /**
- * The sync job `jobId` of a worker killed mid-run, taken over by a worker started now (BullMQ's
- * stalled check) and completed: the job, found stalled once and run to its end by that worker.
+ * The sync job `jobId` of a worker killed mid-run, taken over by a worker started now (which finds
+ * its holder record's process gone: src/queue/job-holders.ts) and completed: the job, found stalled once and run to its end by that worker.
  * That worker runs `file`'s config with a long job lock (TAKER_LOCK_MS): with the killed worker's
  * short one (2 s, renewed every 0.5 s) a machine at load 15 on 2 cores let its lock lapse mid-run, and
  * the job was found stalled a second time under the worker still running it (stalledCounter 2).

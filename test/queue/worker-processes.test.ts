@@ -1,6 +1,7 @@
 // Worker processes (`node bin/feedsync.js worker`) against a test emulator and the real Redis:
-// a schedule fires a real sync; a worker SIGKILLed mid-sync has its job taken over by another after
-// the stall interval with no duplicate on the remote; two workers share ten feeds, each run once.
+// a schedule fires a real sync; a worker SIGKILLed mid-sync has its job taken over by another (the
+// holder record swept, src/queue/job-holders.ts) with no duplicate on the remote; two workers share
+// ten feeds, each run once.
 import '../setup/needs-redis.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -79,7 +80,7 @@ describe('worker processes', () => {
     expect((await emu.listings('SN-TICK')).map((l) => l.MLSNumber).sort()).toEqual(['MLS0001', 'MLS0002', 'MLS0003']);
   });
 
-  it('a worker SIGKILLed mid-sync: another takes the job after the stall interval, the remote converges with no duplicate', async () => {
+  it('a worker SIGKILLed mid-sync: another takes the job over, the remote converges with no duplicate', async () => {
     const emu = (d.emu = await startTestEmulator({ latencyMs: 60 }));
     const feeds = [{ name: 'big', chatbot: 'SN-KILL', rows: 40 }];
     // the killed worker's lock lapses 2 s after the kill; the one that takes over holds its own lock long.

@@ -1,9 +1,9 @@
 // Issue 55, point 1, on the queue: a `feedsync worker` SIGKILLed in the middle of a sync job's
-// updates. Another worker takes the job over (BullMQ's stalled check) and sends only the updates the
-// killed one had not had acknowledged: of those it had sent, at most the ones in flight when it died
-// (≤ api.concurrency: an update's slot is freed only once its acknowledgement is in Redis,
-// settle/acked.ts). No listing is created twice. Counted at the emulator, on worker processes and the
-// real Redis; nothing is timed.
+// updates. Another worker takes the job over (started after the kill, it finds the job's holder
+// gone) and sends only the updates the killed one had not had acknowledged: of those it had sent,
+// at most the ones in flight when it died (≤ api.concurrency: an update's slot is freed only once
+// its acknowledgement is in Redis, settle/acked.ts). No listing is created twice. Counted at the
+// emulator, on worker processes and the real Redis; nothing is timed.
 import '../setup/needs-redis.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,0 +1,200 @@
+// The sweep of the jobs' holder records (src/queue/job-holders.ts), on the real Redis with BullMQ's
+// own scripts: a job whose worker process is certainly gone (lock-holder.ts holderGone) goes back
+// to wait at once, counted stalled; a live holder's job never does (that would run it twice), nor
+// one whose holder is on another host, boot or PID namespace (nothing there is provably dead); two
+// sweepers move a job once; and worker.maxStalledCount still fails a job that kills its workers.
+import '../setup/needs-redis.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { newHolder, processStartTime, type LockHolder } from '../../src/locks/lock-holder.js';
+import { silentLogger } from '../../src/log.js';
+import {
+  createProcessor,
+  enqueueJob,
+  listRuns,
+  QUEUE_NAMES,
+  startWorkers,
+  waitForJob,
+  type JobDefinition,
+  type WorkerSet,
+} from '../../src/queue/index.js';
+import { holdJob, sweepJobHolders, type SweepDeps } from '../../src/queue/job-holders.js';
+import { keysOf } from '../../src/redis/keys.js';
+import { loadedConfig, processorDeps, redisAt, testRedis, useQueues } from './helpers.js';
+
+const q = useQueues();
+/** BullMQ's maxStalledCount as workers.ts sets it: the config's default (2) and one */
+const BULL_MAX_STALLED = 3;
+
+let taker: Worker;
+let alive: ChildProcess;
+const others: Redis[] = [];
+beforeEach(() => {
+  // takes jobs by hand (getNextJob), as a worker process does before its processor runs
+  taker = new Worker(QUEUE_NAMES.sync, null, { connection: testRedis(), prefix: q.prefix, lockDuration: 30_000 });
+  alive = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+});
+afterEach(async () => {
+  await taker.close();
+  alive.kill('SIGKILL');
+  for (const r of others.splice(0)) await r.quit();
+});
+
+const key = () => keysOf(q.prefix).jobHolders;
+const deps = (redis: Redis = q.redis): SweepDeps => ({
+  redis,
+  key: key(),
+  queues: new Map(Object.values(q.queues).map((queue) => [queue.name, queue])),
+  maxStalledCount: BULL_MAX_STALLED,
+  lockDurationMs: 30_000,
+  logger: silentLogger,
+});
+
+/** A PID that was a process of this host a moment ago, and its start time then. */
+async function deadProcess(): Promise<Pick<LockHolder, 'pid' | 'startTime'>> {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' });
+  await once(child, 'spawn');
+  const pid = child.pid!;
+  const startTime = processStartTime(pid);
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+  return { pid, ...(startTime && { startTime }) };
+}
+
+/** A sync job taken (active, its lock `token`), and a holder record of it naming `holder`, as a worker process writes it. */
+async function taken(token: string, holder: Partial<LockHolder>): Promise<Job> {
+  await enqueueJob(q.redis, q.queues, 'sync', `feed:${token}`, { feed: token });
+  const job = await taker.getNextJob(token);
+  if (!job?.id) throw new Error('no job taken');
+  const record = { ...newHolder(`listing-sync job ${job.id}`), ...holder, queue: QUEUE_NAMES.sync, jobId: job.id };
+  await q.redis.hset(key(), token, JSON.stringify(record));
+  return job;
+}
+
+async function expectStillRunning(job: Job, token: string): Promise<void> {
+  expect(await q.queues.sync.getJobState(job.id!)).toBe('active');
+  expect(await q.redis.get(`${q.queues.sync.toKey(job.id!)}:lock`)).toBe(token);
+  expect(await q.redis.hexists(key(), token)).toBe(1);
+  expect((await q.queues.sync.getJob(job.id!))?.stalledCounter ?? 0).toBe(0);
+}
+
+describe('the sweep of the jobs’ holder records', () => {
+  it('a job whose worker process is gone goes back to wait at once, counted stalled, its lock and record gone', async () => {
+    const job = await taken('t-dead', await deadProcess());
+    const [back, ...more] = await sweepJobHolders(deps());
+    expect(more).toEqual([]);
+    expect(back).toMatchObject({ jobId: job.id, queue: QUEUE_NAMES.sync, stalled: 1 });
+    expect(back!.reason).toMatch(/^its process \d+ is gone$/);
+    expect(await q.queues.sync.getJobState(job.id!)).toBe('waiting');
+    expect((await q.queues.sync.getJob(job.id!))?.stalledCounter).toBe(1);
+    expect(await q.redis.exists(`${q.queues.sync.toKey(job.id!)}:lock`)).toBe(0);
+    expect(await q.redis.hlen(key())).toBe(0);
+    // (told as BullMQ's stalled check tells it, on the queue's events)
+    const events = await q.redis.xrange(q.queues.sync.toKey('events'), '-', '+');
+    expect(events.map(([, f]) => f.join(' '))).toContain(`event stalled jobId ${job.id}`);
+  });
+
+  it('a live holder’s job is never handed back: a sibling process’s, this process’s own', async () => {
+    await once(alive, 'spawn');
+    const sibling = await taken('t-alive', { pid: alive.pid!, startTime: processStartTime(alive.pid!) });
+    // this process's own, as the worker records it (held here until its release)
+    const own = await enqueueJob(q.redis, q.queues, 'sync', 'feed:own', { feed: 'own' });
+    const ownJob = await taker.getNextJob('t-own');
+    expect(ownJob?.id).toBe(own.jobId);
+    const release = await holdJob(q.redis, key(), ownJob!, 't-own', silentLogger);
+
+    expect(await sweepJobHolders(deps(), true)).toEqual([]);
+    await expectStillRunning(sibling, 't-alive');
+    await expectStillRunning(ownJob!, 't-own');
+    await release();
+    expect(await q.redis.hexists(key(), 't-own')).toBe(0);
+  });
+
+  it('a record from another host, boot or PID namespace is left alone, its holder dead or not', async () => {
+    const dead = await deadProcess();
+    const jobs = [
+      ['t-host', await taken('t-host', { ...dead, host: 'another-host' })],
+      ['t-boot', await taken('t-boot', { ...dead, bootId: '00000000-0000-0000-0000-000000000000' })],
+      ['t-ns', await taken('t-ns', { ...dead, pidNs: 'pid:[1]' })],
+      ['t-none', await taken('t-none', { ...dead, bootId: undefined, pidNs: undefined })],
+    ] as const;
+    expect(await sweepJobHolders(deps(), true)).toEqual([]);
+    for (const [token, job] of jobs) await expectStillRunning(job, token);
+  });
+
+  it('two sweepers at once: the job moves once, counted once', async () => {
+    const job = await taken('t-two', await deadProcess());
+    const second = testRedis();
+    others.push(second);
+    const results = await Promise.all([sweepJobHolders(deps()), sweepJobHolders(deps(second))]);
+    expect(results.flat()).toHaveLength(1);
+    expect((await q.queues.sync.getJob(job.id!))?.stalledCounter).toBe(1);
+    expect(await q.redis.llen(q.queues.sync.toKey('wait'))).toBe(1);
+  });
+
+  it('a record whose job is no longer active under its token is dropped, the job left as it is', async () => {
+    const job = await taken('t-over', await deadProcess());
+    // the job ended (completed by its worker) before the record was deleted
+    await job.moveToCompleted({ outcome: 'ok', summary: 'done' }, 't-over', false);
+    expect(await sweepJobHolders(deps())).toEqual([]);
+    expect(await q.redis.hlen(key())).toBe(0);
+    expect(await q.queues.sync.getJobState(job.id!)).toBe('completed');
+    expect((await q.queues.sync.getJob(job.id!))?.stalledCounter ?? 0).toBe(0);
+  });
+
+  describe('a job that kills its workers', () => {
+    let workers: WorkerSet | undefined;
+    afterEach(async () => workers?.close(5000));
+
+    it('found gone more than worker.maxStalledCount (2) times, it fails, recorded as failed', async () => {
+      const { jobId } = await enqueueJob(q.redis, q.queues, 'sync', 'feed:oom', { feed: 'oom' });
+      for (let k = 1; k <= 3; k++) {
+        const token = `t-oom-${k}`;
+        const job = await taker.getNextJob(token);
+        expect(job?.id).toBe(jobId);
+        const record = { ...newHolder('oom'), ...(await deadProcess()), queue: QUEUE_NAMES.sync, jobId };
+        await q.redis.hset(key(), token, JSON.stringify(record));
+        expect(await sweepJobHolders(deps())).toMatchObject([{ jobId, stalled: k }]);
+      }
+      await taker.close();
+      const ran: string[] = [];
+      const def: JobDefinition<{ feed: string }> = {
+        name: 'listing-sync',
+        kind: 'sync',
+        payload: z.strictObject({ feed: z.string() }),
+        target: (p) => ({ feed: p.feed }),
+        process: async (p) => {
+          ran.push(p.feed);
+          return { outcome: 'ok', summary: 'ran' };
+        },
+      };
+      const config = loadedConfig(
+        'api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-oom-1, sessionKey: ss-test-oom-2 }\n',
+      );
+      workers = startWorkers(
+        q.queues,
+        { sync: createProcessor(def as JobDefinition<never>, processorDeps(q.redis, q.prefix, config)) },
+        {
+          redis: redisAt(q.prefix),
+          concurrency: 1,
+          lockDurationMs: 5000,
+          stalledIntervalMs: 5000,
+          watchdogMs: 60_000,
+          logger: silentLogger,
+        },
+      );
+      const end = await waitForJob(q.redis, q.queues, 'sync', jobId);
+      expect(end).toMatchObject({
+        state: 'failed',
+        failedReason: expect.stringMatching(/its worker stopped while running it 3 times/),
+      });
+      expect(ran).toEqual([]);
+      const [run] = await listRuns(q.redis, q.prefix, { feed: 'oom', limit: 1 });
+      expect(run).toMatchObject({ jobId, outcome: 'failed' });
+    });
+  });
+});
