@@ -1,12 +1,13 @@
 // Queue test helpers: a unique Redis prefix per test, cleaned up after; a config from YAML; a fake
 // runtime for injected processors.
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../src/config/load.js';
 import { RedisConfig, type LoadedConfig } from '../../src/config/schema.js';
 import { redisSettingsOf, type RedisSettings } from '../../src/redis/settings.js';
-import { silentLogger } from '../../src/log.js';
+import { createLogger, silentLogger } from '../../src/log.js';
 import { afterEach, beforeEach, expect } from 'vitest';
 import {
   closeQueues,
@@ -177,4 +178,16 @@ export async function loseNextJob(
     const lost = (await redis.eval(LOSE_NEXT_JOB, 1, queue.toKey('repeat'), scheduler, how)) as string | null;
     return lost ?? undefined;
   });
+}
+
+/** A logger at info whose lines are kept: `warnings()`, those at warn or above, parsed. */
+export function captureLogs() {
+  const lines: string[] = [];
+  const logger = createLogger({
+    level: 'info',
+    destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
+  });
+  const warnings = () =>
+    lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => (l.level as number) >= 40);
+  return { logger, warnings };
 }

@@ -6,14 +6,23 @@
 // not a lost one. On real Redis under a unique prefix. The end-to-end case (`feedsync worker`, a
 // feed due every second) is in schedules-after-restart.processes.test.ts.
 import '../setup/needs-redis.js';
-import { Writable } from 'node:stream';
 import { isDeepStrictEqual } from 'node:util';
 import { Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { createLogger, silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log.js';
 import { applySchedules, QUEUE_NAMES, type PlannedSchedule } from '../../src/queue/index.js';
 import { watchSchedules } from '../../src/queue/schedule-watch.js';
-import { deferred, EVERY_SECOND, loseNextJob, NIGHTLY, testRedis, until, useQueues, type LoseHow } from './helpers.js';
+import {
+  deferred,
+  EVERY_SECOND,
+  loseNextJob,
+  NIGHTLY,
+  testRedis,
+  until,
+  useQueues,
+  type LoseHow,
+  captureLogs as capture,
+} from './helpers.js';
 
 const q = useQueues();
 
@@ -23,17 +32,6 @@ const loseNext = (s: PlannedSchedule, how: LoseHow) => loseNextJob(q.redis, q.qu
 async function pendingJobs(s: PlannedSchedule): Promise<string[]> {
   const jobs = await q.queues[s.kind].getJobs(['delayed', 'waiting', 'prioritized'], 0, -1);
   return jobs.map((j) => j.id!).filter((id) => id.startsWith(`repeat:${s.id}:`));
-}
-
-function capture() {
-  const lines: string[] = [];
-  const logger = createLogger({
-    level: 'info',
-    destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
-  });
-  const warnings = () =>
-    lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => (l.level as number) >= 40);
-  return { logger, warnings };
 }
 
 /** Watches every 50 ms until `done` answers; stopped after. */
