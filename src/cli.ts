@@ -47,11 +47,17 @@ const program = new Command('feedsync')
   .addHelpText('after', `\n${exitHelp()}`);
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
-const int = (value: string) => {
+/** A whole number from `min` to `max`; outside them, a usage error naming the range. */
+const wholeIn = (min: number, max: number) => (value: string) => {
   const n = Number(value);
-  if (!Number.isInteger(n)) throw new InvalidArgumentError('must be an integer');
+  if (value.trim() === '' || !Number.isInteger(n) || n < min || n > max)
+    throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
   return n;
 };
+/** the emulator's PageSize cap: no larger than the largest page feedsync asks (api.pageSize, config/schema.ts) */
+const pageCap = wholeIn(1, 10_000);
+/** a seed of the emulator's draws: its PRNG takes 32 bits (emulator/prng.ts), so another number would repeat one of these */
+const seed = wholeIn(0, 2 ** 32 - 1);
 /** A count (--limit, a delay in ms): a whole number, 0 or more; a negative one is a usage error. */
 const count = (value: string) => {
   const n = Number(value);
@@ -238,14 +244,14 @@ program
   .description('run the local Chatbot Service emulator')
   .option('--port <n>', 'port (0: any free port)', port, 8787)
   .option('--host <host>', 'address to listen on', '127.0.0.1')
-  .option('--max-page-size <n>', 'cap on PageSize', int, 100)
+  .option('--max-page-size <n>', 'cap on PageSize (1 to 10000)', pageCap, 100)
   .option('--latency-ms <n>', 'added latency per request', count, 0)
   .option('--fault-rate <f>', 'fraction of requests answered with an injected fault', num, 0)
   .option('--faults <list>', 'faults to draw from: 500,503,429,drop', '500,503,429,drop')
   .option('--errors-as-200', 'answer errors as HTTP 200 with Success false')
   .option('--stream-framing <f>', 'sse | lines | concat', 'sse')
   .option('--stream-delay-ms <n>', 'delay between streamed fragments', count, 0)
-  .option('--seed <n>', 'seed of the fault and latency draws', int, 1)
+  .option('--seed <n>', 'seed of the fault and latency draws (0 to 4294967295)', seed, 1)
   .option('--chatbots <list>', 'known serial numbers, comma separated (default: any)')
   .option('--sessions <list>', 'chat sessions to create for ClientAsk, SN:ID comma separated (e.g. SN-DEMO-1:1001)')
   .option('--secret-key <key>', 'Authorization key (or CHATBOT_SECRET_KEY, as in the configs)')

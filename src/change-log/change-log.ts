@@ -44,6 +44,31 @@ export interface RunEntry {
   chat?: { asked: number; answerable: number; missing: string[] };
 }
 
+/**
+ * One run's record and its first changes, and how many changes the run id holds in all. A worker's
+ * job handed back by a shutdown, or taken over after its worker died, runs again under the same
+ * run id (BullMQ spends no attempt): the changes of both attempts are the run's, the record the
+ * last one's, so `total` may pass `run.recorded`.
+ */
+export interface RunChanges {
+  run?: RunEntry;
+  changes: ChangeEntry[];
+  total: number;
+}
+
+/** Changes recorded under the run id by an attempt before the one its record describes. */
+export function earlierAttemptChanges({ run, total }: RunChanges): number {
+  return run ? Math.max(0, total - run.recorded) : 0;
+}
+
+/** What `runs show` and the status page say of them, when there are any. */
+export function earlierAttemptNote(found: RunChanges): string | undefined {
+  const n = earlierAttemptChanges(found);
+  return n
+    ? `${n} of these changes were made by an earlier attempt of this run (its worker shut down or died before it ended); the outcome and counts above are the last attempt’s`
+    : undefined;
+}
+
 export interface ChangeLogLimits {
   retentionDays: number;
   maxPerFeed: number;
@@ -76,8 +101,8 @@ export interface ChangeLog {
   append(entries: readonly ChangeEntry[]): Promise<void>;
   /** the runs' records, in the order given (the newest last: the lists of runs read newest first), in one write */
   finishRuns(runs: readonly RunEntry[]): Promise<void>;
-  /** one run and its changes (the first `limit`) */
-  run(runId: string, limit: number): Promise<{ run?: RunEntry; changes: ChangeEntry[] }>;
+  /** one run and its changes (the first `limit`), and how many it holds */
+  run(runId: string, limit: number): Promise<RunChanges>;
   /** one listing's changes, newest first */
   history(feed: string, key: string, limit: number): Promise<ChangeEntry[]>;
   /** the newest runs, of one feed or of all */

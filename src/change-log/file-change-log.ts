@@ -57,11 +57,12 @@ export async function createFileChangeLog(path: string, limits: ChangeLogLimits 
     async run(runId, limit) {
       let run: RunEntry | undefined;
       const changes: ChangeEntry[] = [];
+      let total = 0;
       for await (const l of read()) {
         if ('r' in l && l.r.runId === runId) run = l.r;
-        else if ('c' in l && l.c.runId === runId && changes.length < limit) changes.push(l.c);
+        else if ('c' in l && l.c.runId === runId && total++ < limit) changes.push(l.c);
       }
-      return { run, changes };
+      return { run, changes, total };
     },
     async history(feed, key, limit) {
       const found: ChangeEntry[] = [];

@@ -62,15 +62,17 @@ export function createRedisChangeLog(
       for (const feed of new Set(runs.filter((r) => r.wholes?.kept).map((r) => r.feed))) await boundWholes(log, feed);
     },
     async run(runId, limit) {
-      const [info, raw, wholes] = await Promise.all([
+      const [info, raw, total, wholes] = await Promise.all([
         redis.get(runInfo(runId)),
         redis.lrange(runList(runId), 0, limit - 1),
+        redis.llen(runList(runId)),
         redis.hgetall(wholeOf(runId)),
       ]);
       const changes = raw.flatMap((l) => parseList<ChangeEntry>(l));
       return {
         run: info ? parse<RunEntry>(info) : undefined,
         changes: attachWholes(changes, new Map(Object.entries(wholes))),
+        total,
       };
     },
     history: (feed, key, limit) => historyOf(log, feed, key, limit),

@@ -35,9 +35,11 @@ export async function run(opts: ControlOptions): Promise<number> {
       return EXIT.ok;
     }
     const what = feeds === ALL ? 'every schedule' : feeds.join(', ');
+    // (`resume` alone is a usage error: the hint names what this paused)
+    const resume = `${feedsyncCommand()} resume ${feeds === ALL ? '--all' : feeds.map((f) => `--feed ${f}`).join(' ')}`;
     process.stderr.write(
       opts.action === 'pause'
-        ? `paused ${what} in ${named}: the workers' scheduled runs start nothing until \`${feedsyncCommand()} resume\`; a running sync goes on (\`${feedsyncCommand()} cancel --feed NAME\` stops it), and a \`feedsync sync\` run by cron is not paused\n`
+        ? `paused ${what} in ${named}: the workers' scheduled runs start nothing until \`${resume}\`; a running sync goes on (\`${feedsyncCommand()} cancel --feed NAME\` stops it), and a \`feedsync sync\` run by cron is not paused\n`
         : `resumed ${what} in ${named}: schedules start runs again\n`,
     );
     const still = paused.map((p) => p.feed);

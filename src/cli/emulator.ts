@@ -36,7 +36,6 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
     throw new ConfigError(`--stream-framing: ${opts.streamFraming} is not one of ${FRAMINGS.join(', ')}`);
   }
   if (opts.faultRate < 0 || opts.faultRate > 1) throw new ConfigError('--fault-rate must be between 0 and 1');
-  if (opts.maxPageSize < 1) throw new ConfigError('--max-page-size must be 1 or more');
 
   const sessions = parseSessions(opts.sessions);
 

@@ -2,7 +2,7 @@
 // (or, a dry run, planned), listing by listing; `--json` prints { run, changes }.
 import { loadConfig } from '../config/load.js';
 import { ConfigError } from '../errors.js';
-import { shownEntry, type RunEntry } from '../change-log/change-log.js';
+import { earlierAttemptNote, shownEntry, type RunEntry } from '../change-log/change-log.js';
 import { openChangeLog } from '../change-log/open.js';
 import { describeChange } from '../sync/index.js';
 import { EXIT, printJson } from './exit.js';
@@ -20,7 +20,8 @@ export async function run(opts: RunsShowOptions): Promise<number> {
   const loaded = await loadConfig(opts.config);
   const log = await openChangeLog(loaded);
   try {
-    const { run, changes } = await log.run(opts.run, opts.limit);
+    const found = await log.run(opts.run, opts.limit);
+    const { run, changes, total } = found;
     if (!run && !changes.length) {
       const recent = (await log.runs(undefined, 5)).map((r) => r.runId);
       throw new ConfigError(
@@ -33,7 +34,8 @@ export async function run(opts: RunsShowOptions): Promise<number> {
       return EXIT.ok;
     }
     const out: string[] = run ? runLines(run) : [];
-    const total = run?.recorded ?? changes.length;
+    const earlier = earlierAttemptNote(found);
+    if (earlier) out.push(`  ${earlier}`);
     out.push(`  changes (${total}${run?.dropped ? `, and ${run.dropped} past changeLog.maxPerRun not kept` : ''}):`);
     for (const e of changes) out.push(`    ${describeChange(e.change, e.dryRun)}`);
     if (total > changes.length) out.push(`    … ${total - changes.length} more (--limit, or --json)`);

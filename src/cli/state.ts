@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { text } from 'node:stream/consumers';
 import type { Writable } from 'node:stream';
 import { loadConfig } from '../config/load.js';
-import { ConfigError, EnvironmentError } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { createFileStore, type FileStore } from '../state/file-store.js';
 import { OPEN_WAIT_MS, openWaitNotice } from '../state/open-lock.js';
 import { stateFile } from '../state/paths.js';
@@ -80,6 +80,13 @@ async function written(out: Writable, piece: string): Promise<void> {
   if (!out.write(piece)) await once(out, 'drain');
 }
 
+/**
+ * The document to import is the command's input: one that is missing, not JSON or not the state's
+ * shape is a usage error (exit 2, as a config's), said as `source problem. remedy.`; nothing is imported.
+ */
+const inputError = (source: string, problem: string, remedy: string) =>
+  new ConfigError(`${source} ${problem}. ${remedy}.`);
+
 async function importFrom(store: FileStore, file: string | undefined): Promise<void> {
   const source = useStdio(file) ? 'The state document on stdin' : `The state document ${file}`;
   const json = useStdio(file)
@@ -87,17 +94,14 @@ async function importFrom(store: FileStore, file: string | undefined): Promise<v
     : await readFile(file, 'utf8').catch((err: unknown) => {
         // FILE is the command line's: relative to the current folder, not to the config as config paths are
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        throw new EnvironmentError(
+        throw inputError(
           source,
           `does not exist (looked for ${resolve(file)}; FILE is relative to the current folder)`,
           'Give the path of a document `feedsync state export` wrote; nothing was imported',
-          { cause: err },
         );
       });
-  const state = parseStateJson(
-    json,
-    source,
-    'Export the state (feedsync state export), edit that document and import it again',
+  const state = parseStateJson(json, (problem) =>
+    inputError(source, problem, 'Export the state (feedsync state export), edit that document and import it again'),
   );
   await store.replace(state);
   const entries = [...state.values()].reduce((n, pairs) => n + pairs.length, 0);

@@ -47,6 +47,7 @@ import { ALL, pausedFeeds } from '../queue/control.js';
 import { lanesOf } from '../sync/index.js';
 import type { StatusDeps } from '../server/status/status-data.js';
 import { findUndoTarget, undoRun } from '../undo/index.js';
+import { connectionErrorLog } from '../redis/connection-errors.js';
 
 const STALE_CHECK_MS = 5 * 60_000;
 
@@ -151,7 +152,8 @@ async function start(
   const { prefix, where } = redisAt;
   const redis = createRedis(redisAt, { name: 'feedsync-worker' });
   closers.push(() => closeRedis(redis));
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  const connectionError = connectionErrorLog(logger, {}, `cannot reach Redis ${where}; reconnecting`);
+  redis.on('error', (err) => connectionError(err) || logger.warn({ err: err.message }, 'redis connection error'));
   await requireRedis(redis, where, { use: 'worker', waitMs: REDIS_START_MS });
   await checkEvictionPolicy(redis, logger);
 

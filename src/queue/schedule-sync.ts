@@ -166,6 +166,9 @@ export async function applySchedules(
   o: { root: string; logger: Logger },
 ): Promise<ScheduleChanges> {
   const changes: ScheduleChanges = { added: [], changed: [], rebuilt: [], removed: [] };
+  const removedKey = keysOf(o.root).schedulesRemoved;
+  // planned again (a config that plans one an earlier config removed): lost, it is written again
+  if (planned.length > 0) await redis.srem(removedKey, ...planned.map((s) => s.id));
   if ((await differingSchedules(redis, queues, planned, { dropOrphans: false })).length > 0) {
     const outcome = await writeAsTheWriter(redis, queues, o.root, START_WAIT_MS, () =>
       differingSchedules(redis, queues, planned, { dropOrphans: true }),
@@ -202,6 +205,9 @@ export async function applySchedules(
     // worker held the writer's key), vanished without a word. Only those no longer in config go.
     for (const id of await redis.zrange(queue.toKey('repeat'), 0, -1)) {
       if (wanted.has(id)) continue;
+      // marked before it goes, so that a watch that finds it missing finds the mark too: a worker of
+      // the config before (a rolling deploy) would otherwise write it again as lost, and run it
+      await redis.sadd(removedKey, id);
       await queue.removeJobScheduler(id);
       changes.removed.push(id);
     }

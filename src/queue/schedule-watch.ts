@@ -6,7 +6,12 @@
 // job is made, so the idle-queue watchdog sees nothing to start. So a worker looks, whenever its
 // connection is ready after a drop and every `worker.scheduleCheckSeconds`, and writes what it finds
 // lost as the one writer (schedule-sync.ts: only what is lost is written, so a due tick is never
-// moved; a job being taken or run is not lost), with a warning naming what it wrote.
+// moved; a job being taken or run is not lost), with a warning naming what it wrote. A run lost
+// before it ran, found after its tick, is made up for once, late (schedule-catch-up.ts); for a
+// scheduler lost whole, the watch remembers the tick each was last seen waiting for. One that a
+// worker's start removed, its config no longer planning it, is not lost: the start marks it
+// (`<prefix>:schedules-removed`, until a config plans it again), and the watch of a worker still
+// running the config before (a rolling deploy) leaves it out instead of writing it back to run.
 //
 // What it costs: a look is one round trip, one script reading each planned scheduler's score, its
 // next job's hash and that job's place (three calls inside the script a healthy scheduler, a few
@@ -14,36 +19,57 @@
 // script per scheduler written, and a DEL of the writer's key.
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/connection.js';
+import { keysOf } from '../redis/keys.js';
 import type { Queues } from './queues.js';
 import { lostInRedis, schedulerStates } from './schedule-state.js';
 import { writeAsTheWriter, type WriterOutcome } from './schedule-sync.js';
-import { sayNextJobRebuilt } from './schedule-write.js';
+import { sayLostRunMadeUp, sayNextJobRebuilt, tickOf } from './schedule-write.js';
 import type { PlannedSchedule } from './schedules.js';
 
 /**
- * Write again the planned schedulers Redis lost, and the lost next jobs and definitions of those there, if this
- * worker is the one to (the writer's key); what was written (none when nothing was lost or another
- * worker is writing it).
+ * The tick each planned scheduler was last seen waiting for, by id: a watch's memory, so that a
+ * scheduler lost whole and written after that tick has its run made up for (schedule-catch-up.ts).
+ */
+export type TicksWaitedFor = Map<string, number>;
+
+/**
+ * Write again the planned schedulers Redis lost, and the lost next jobs and definitions of those
+ * there, if this worker is the one to (the writer's key); what was written (none when nothing was
+ * lost or another worker is writing it). `waitedFor`: the watch's memory, read for those missing
+ * and kept up to date with what each look finds.
  */
 export async function restoreSchedules(
   redis: RedisClient,
   queues: Queues,
   planned: readonly PlannedSchedule[],
   root: string,
+  waitedFor: TicksWaitedFor = new Map(),
 ): Promise<WriterOutcome> {
-  const lost = async (dropOrphans: boolean) =>
-    (await schedulerStates(redis, queues, planned, { dropOrphans })).filter(lostInRedis);
+  const lost = async (dropOrphans: boolean) => {
+    const states = await schedulerStates(redis, queues, planned, { dropOrphans });
+    for (const s of states) if (s.state === 'ok' && s.nextJob) waitedFor.set(s.schedule.id, tickOf(s.nextJob));
+    const found = states.filter(lostInRedis);
+    if (!found.some((s) => s.state === 'missing')) return found;
+    // read after the states: a start marks a scheduler before it removes it (schedule-sync.ts)
+    const removed = new Set(await redis.smembers(keysOf(root).schedulesRemoved));
+    return found.filter((s) => s.state !== 'missing' || !removed.has(s.schedule.id));
+  };
   const none: WriterOutcome = { written: [], failed: [] };
   if ((await lost(false)).length === 0) return none;
   const outcome = await writeAsTheWriter(redis, queues, root, 0, async () =>
-    (await lost(true)).map(({ schedule, state, nextJob, place, definitionLost }) => ({
-      schedule,
-      state,
-      ...(nextJob && { lostJob: nextJob }),
-      ...(place && { place }),
-      ...(definitionLost && { definitionLost }),
-    })),
+    (await lost(true)).map(({ schedule, state, nextJob, place, definitionLost }) => {
+      const waited = state === 'missing' ? waitedFor.get(schedule.id) : undefined;
+      return {
+        schedule,
+        state,
+        ...(nextJob && { lostJob: nextJob }),
+        ...(place && { place }),
+        ...(definitionLost && { definitionLost }),
+        ...(waited !== undefined && { waitedFor: waited }),
+      };
+    }),
   );
+  for (const w of outcome?.written ?? []) if (w.nextJob) waitedFor.set(w.schedule.id, tickOf(w.nextJob));
   return outcome ?? none;
 }
 
@@ -64,6 +90,7 @@ export function watchSchedules(
   planned: readonly PlannedSchedule[],
   o: ScheduleWatchOptions,
 ): () => void {
+  const waitedFor: TicksWaitedFor = new Map();
   let looking = false;
   let again = false;
   let dropped = false;
@@ -77,20 +104,25 @@ export function watchSchedules(
     try {
       do {
         again = false;
-        const { written, failed } = await restoreSchedules(redis, queues, planned, o.root).catch((err: Error) => {
-          o.logger.warn(
-            { err: err.message },
-            `looking for lost job schedulers failed; looking again in ${o.intervalMs / 1000} s`,
-          );
-          return { written: [], failed: [] } satisfies WriterOutcome;
-        });
+        const { written, failed } = await restoreSchedules(redis, queues, planned, o.root, waitedFor).catch(
+          (err: Error) => {
+            o.logger.warn(
+              { err: err.message },
+              `looking for lost job schedulers failed; looking again in ${o.intervalMs / 1000} s`,
+            );
+            return { written: [], failed: [] } satisfies WriterOutcome;
+          },
+        );
         const missing = written.filter((w) => w.state === 'missing').map((w) => w.schedule.id);
         if (missing.length > 0)
           o.logger.warn(
             { schedulers: missing },
             `Redis lost the job schedulers (restart without persistence?); written again: ${missing.length}`,
           );
-        for (const w of written) if (w.state !== 'missing') sayNextJobRebuilt(o.logger, w);
+        for (const w of written) {
+          if (w.state === 'missing') sayLostRunMadeUp(o.logger, w);
+          else sayNextJobRebuilt(o.logger, w);
+        }
         for (const f of failed)
           o.logger.warn(
             { scheduler: f.schedule.id, state: f.state, lostJob: f.lostJob, err: f.err.message },

@@ -167,3 +167,27 @@ export async function upsertSchedule(
   );
   return job?.id;
 }
+
+/**
+ * Make a scheduler's next job after `tick`, the tick of its job that a worker took and that finished
+ * without a later one made (its next-make failed): what that worker would have done (BullMQ 6.7
+ * classes/worker.js, nextJobFromJobData: an upsert without override, its producer the taken job, from
+ * that job's tick on). updateJobScheduler-12.lua adds the job only while the scheduler's score still
+ * names the producer, so it never makes a second. An upsert with override cannot: it builds the next
+ * job at the pattern's next time after now, which is that same tick while it is ahead, and the
+ * finished job holds its id (addJobScheduler-11.lua: -10). The next job's id.
+ */
+export async function makeNextAfter(queues: Queues, s: PlannedSchedule, tick: number): Promise<string | undefined> {
+  const queue = queues[s.kind];
+  const job = await (
+    await queue.jobScheduler
+  ).upsertJobScheduler(
+    s.id,
+    { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}) },
+    s.name,
+    s.data,
+    { ...queue.defaultJobOptions, prevMillis: tick },
+    { override: false, producerId: `repeat:${s.id}:${tick}` },
+  );
+  return job?.id;
+}

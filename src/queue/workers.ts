@@ -31,6 +31,7 @@ import { WORKER_SHUTDOWN } from './hand-back.js';
 import { thisWorker, workerName } from './worker-identity.js';
 import { idleCollection, type IdleCollection, type IdleCollectionSettings } from './idle-collection.js';
 import { holdJob, startSweeping } from './job-holders.js';
+import { connectionErrorLog } from '../redis/connection-errors.js';
 
 export interface WorkerSettings {
   redis: RedisSettings;
@@ -127,7 +128,14 @@ function createSlot(
   worker.on('lockRenewalFailed', (ids: string[]) => {
     for (const id of ids) worker.cancelJob(id, 'job lock lost');
   });
-  worker.on('error', (err) => settings.logger.error({ err, queue: worker.name }, 'worker error'));
+  const connectionError = connectionErrorLog(
+    settings.logger,
+    { queue: worker.name },
+    `the worker of queue ${worker.name} cannot reach Redis; it reconnects and takes jobs again once Redis answers (/healthz answers 503 meanwhile)`,
+  );
+  worker.on('error', (err) => {
+    if (!connectionError(err)) settings.logger.error({ err, queue: worker.name }, 'worker error');
+  });
   return { kind, worker, closeConnection: () => closeRedis(connection), activity };
 }
 

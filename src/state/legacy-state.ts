@@ -46,7 +46,9 @@ export async function importLegacyState(
       );
     }
     const remedy = `Restore it from a backup, or move it aside (mv ${legacy} ${legacy}.bad) and run again. Moving it aside costs no listing: ${FRESH_STATE_COST}`;
-    write(parseStateJson(await readLegacy(legacy), `The state file ${legacy}`, remedy), {
+    const refuse = (problem: string, cause?: unknown) =>
+      new EnvironmentError(`The state file ${legacy}`, problem, remedy, { cause });
+    write(parseStateJson(await readLegacy(legacy), refuse), {
       meta: { [IMPORTED_KEY]: identity },
     });
   }

@@ -1,52 +1,50 @@
 // The state as one JSON document, `{ "<namespace>": { "<key>": "<value>", … }, … }`: what
 // `feedsync state export` writes and `state import` reads, and the format of the former state file
 // (`state.json`, imported once: legacy-state.ts).
-import { EnvironmentError } from '../errors.js';
+import { jsonErrorAt, lineColumn } from './json-error-at.js';
 
 /** Namespace → its entries, as the document holds them. */
 export type StateDocument = Map<string, Array<[string, string]>>;
 
-/** The document's namespaces; an error naming `source` when it is not JSON or not of that shape. */
-export function parseStateJson(text: string, source: string, remedy: string): StateDocument {
+/**
+ * The document's namespaces; `refuse(problem)` when it is not JSON (where in it) or not of that
+ * shape: the caller's error, which names the document and the remedy (an import's input is a usage
+ * error, the state file on disk an environment one).
+ */
+export function parseStateJson(text: string, refuse: (problem: string, cause?: unknown) => Error): StateDocument {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    throw new EnvironmentError(
-      source,
-      `is not valid JSON (${(err as Error).message}; ${text.length} characters): it was cut short or edited by hand`,
-      remedy,
-      { cause: err },
+    throw refuse(
+      `is not valid JSON (${whereNotJson(text, err)}; ${text.length} characters): it was cut short or edited by hand`,
+      err,
     );
   }
-  if (!isObject(doc))
-    throw new EnvironmentError(
-      source,
-      'is JSON but not feedsync state (the state is one object of namespaces)',
-      remedy,
-    );
+  if (!isObject(doc)) throw refuse('is JSON but not feedsync state (the state is one object of namespaces)');
   const state: StateDocument = new Map();
   // (Object.entries: JSON.parse makes every member an own property, "__proto__" too)
   for (const [ns, entries] of Object.entries(doc)) {
     if (!isObject(entries))
-      throw new EnvironmentError(
-        source,
-        `is JSON but not feedsync state (the value of ${JSON.stringify(ns)} is not an object)`,
-        remedy,
-      );
+      throw refuse(`is JSON but not feedsync state (the value of ${JSON.stringify(ns)} is not an object)`);
     const pairs: Array<[string, string]> = [];
     for (const [key, value] of Object.entries(entries)) {
       if (typeof value !== 'string')
-        throw new EnvironmentError(
-          source,
-          `is JSON but not feedsync state (${JSON.stringify(ns)} → ${JSON.stringify(key)} is not a string)`,
-          remedy,
-        );
+        throw refuse(`is JSON but not feedsync state (${JSON.stringify(ns)} → ${JSON.stringify(key)} is not a string)`);
       pairs.push([key, value]);
     }
     state.set(ns, pairs);
   }
   return state;
+}
+
+/** Where a text JSON.parse refused stops being JSON, and what stands there (its words name no place for some faults). */
+function whereNotJson(text: string, err: unknown): string {
+  const at = jsonErrorAt(text);
+  // (JSON.parse and the reading here disagree: its own words)
+  if (at === undefined) return err instanceof Error ? err.message : String(err);
+  const { line, column } = lineColumn(text, at);
+  return `at line ${line}, column ${column}: ${at >= text.length ? 'it ends there' : `${JSON.stringify(text[at])} cannot stand there`}`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -95,8 +95,9 @@ describe.each(stores)('change log in %s', (_name, open) => {
     const r1 = await log.run('r1', 100);
     expect(r1.run).toMatchObject({ runId: 'r1', outcome: 'ok' });
     expect(r1.changes.map((e) => e.change.op)).toEqual(['create', 'create', 'reject']);
-    expect((await log.run('r1', 2)).changes).toHaveLength(2);
-    expect(await log.run('nope', 10)).toEqual({ run: undefined, changes: [] });
+    expect(r1.total).toBe(3);
+    expect(await log.run('r1', 2)).toMatchObject({ changes: { length: 2 }, total: 3 });
+    expect(await log.run('nope', 10)).toEqual({ run: undefined, changes: [], total: 0 });
     expect((await log.runs('f1', 10)).map((r) => r.runId)).toEqual(['r2', 'r1']);
     expect((await log.runs(undefined, 1)).map((r) => r.runId)).toEqual(['r2']);
     await log.close();

@@ -69,6 +69,26 @@ describe('the first hour with feedsync', () => {
     }
   });
 
+  it('an emulator --max-page-size or --seed out of range is a usage error (exit 2) naming the flag and the range, not taken', async () => {
+    const PAGE = 'must be a whole number from 1 to 10000';
+    const SEED = 'must be a whole number from 0 to 4294967295';
+    for (const [flag, value, range] of [
+      ['--max-page-size', '0', PAGE],
+      ['--max-page-size', '-5', PAGE],
+      ['--max-page-size', '1000000000', PAGE],
+      ['--seed', '-1', SEED],
+      ['--seed', '4294967296', SEED],
+      ['--seed', '1.5', SEED],
+    ]) {
+      // (a value taken starts the emulator, which runs until stopped: killed, its code is 1)
+      const r = await feedsync(['emulator', '--port', '0', flag!, value!], {}, { timeout: 15_000 });
+      expect(r.stderr.split('\n')[0], `${flag} ${value}`).toBe(
+        `error: option '${flag} <n>' argument '${value}' is invalid. ${range}`,
+      );
+      expect(r.code, `${flag} ${value}`).toBe(2);
+    }
+  });
+
   it('an emulator --host that does not resolve: which, and what to give instead (exit 1), not a stack', async () => {
     const r = await feedsync(['emulator', '--host', 'no-such-host.invalid', '--port', '0']);
     expect(r.code).toBe(1);

@@ -64,13 +64,31 @@ describe('feedsync state export | import', () => {
     expect((await feedsync(['state', 'export', join(dir, 'out.json'), '--config', config])).code).toBe(0);
     expect(JSON.parse(await readFile(join(dir, 'out.json'), 'utf8'))).toEqual(edited);
 
-    // a document that is not the state's shape changes nothing
+    // a document that is not the state's shape changes nothing: the command's input is wrong (exit 2, as a config's)
     await writeFile(join(dir, 'bad.json'), '{"fp:homes":{"K1":1}}');
     const bad = await feedsync(['state', 'import', join(dir, 'bad.json'), '--config', config]);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(
       `The state document ${join(dir, 'bad.json')} is JSON but not feedsync state ("fp:homes" → "K1" is not a string)`,
     );
+    // nor does one that is not JSON: the file and where in it, whatever JSON.parse's words say (they name no place for a bad token)
+    const broken = [
+      [
+        'token.json',
+        '{\n  "fp:homes": {\n    "K1": x\n  }\n}',
+        '(at line 3, column 11: "x" cannot stand there; 35 characters)',
+      ],
+      ['comma.json', '{"fp:homes": {"K1": "a",}}', '(at line 1, column 25: "}" cannot stand there; 26 characters)'],
+      ['short.json', '{"fp:homes": {"K1": "a"', '(at line 1, column 24: it ends there; 23 characters)'],
+    ];
+    for (const [name, text, where] of broken) {
+      await writeFile(join(dir, name!), text!);
+      const r = await feedsync(['state', 'import', join(dir, name!), '--config', config]);
+      expect(r.code, name).toBe(2);
+      expect(r.stderr, name).toBe(
+        `feedsync: The state document ${join(dir, name!)} is not valid JSON ${where}: it was cut short or edited by hand. Export the state (feedsync state export), edit that document and import it again.\n`,
+      );
+    }
     expect(JSON.parse((await feedsync(['state', 'export', '--config', config])).stdout)).toEqual(edited);
   }, 180_000);
 
@@ -79,7 +97,7 @@ describe('feedsync state export | import', () => {
   it('import of a FILE that does not exist names where it looked, relative to the current folder; nothing imported', async () => {
     const { dir, config } = await setup();
     const r = await feedsync(['state', 'import', 'nope.json', '--config', config], {}, { cwd: dir });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.stderr).toBe(
       `feedsync: The state document nope.json does not exist (looked for ${join(dir, 'nope.json')}; FILE is relative to the current folder). Give the path of a document \`feedsync state export\` wrote; nothing was imported.\n`,
     );

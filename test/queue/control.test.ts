@@ -103,6 +103,8 @@ describe('operator controls', () => {
     const paused = await feedsync(['pause', '--feed', 'tick', '--config', file]);
     expect(paused.code).toBe(0);
     expect(paused.stderr).toMatch(/paused tick/);
+    // the command it names undoes it as it is (`resume` alone is a usage error: --feed or --all)
+    expect(paused.stderr).toMatch(/start nothing until `(npx )?feedsync resume --feed tick`/);
     await d.start(file);
 
     // Scheduler ticks come and complete as skipped; nothing reaches the service.

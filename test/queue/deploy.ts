@@ -1,6 +1,7 @@
 // A deployment on disk for multi-process tests: CSV (or URL) feeds and a feedsync.yaml pointing at a
 // test emulator and a unique Redis prefix, ready for `spawnWorker`.
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import type { LoggedRequest } from '../../src/emulator/stats.js';
@@ -8,7 +9,8 @@ import { closeQueues, createQueues } from '../../src/queue/queues.js';
 import { closeRedis, createRedis } from '../../src/redis/connection.js';
 import { redisSettings } from '../../src/redis/settings.js';
 import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
-import { REDIS_URL } from './helpers.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { REDIS_URL, uniquePrefix } from './helpers.js';
 
 export interface DeployFeed {
   name: string;
@@ -71,6 +73,31 @@ feeds:
 ${parts.join('')}`,
   );
   return file;
+}
+
+/**
+ * One feed of one row into `chatbot`, against a test emulator, on the Redis `redis` names (the
+ * config's redis fields but the prefix, which is new), in a fresh folder; its cleanups go on
+ * `cleanups`. Returns the config file.
+ */
+export async function oneFeedDeployment(
+  redis: string,
+  cleanups: Array<() => Promise<unknown>>,
+  o: { name: string; chatbot: string; worker?: DeployOptions['worker'] },
+): Promise<string> {
+  const emu = await startTestEmulator();
+  cleanups.push(() => emu.close());
+  const dir = await mkdtemp(join(tmpdir(), 'feedsync-deploy-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return writeDeployment([{ name: o.name, chatbot: o.chatbot, rows: 1 }], {
+    dir,
+    prefix: uniquePrefix(),
+    apiUrl: emu.url,
+    secretKey: TEST_SECRET_KEY,
+    sessionKey: TEST_SESSION_KEY,
+    redis,
+    ...(o.worker && { worker: o.worker }),
+  });
 }
 
 /** A connection to the Redis a deployment's config names and its queues, for a test to enqueue and look through; `close` closes both. */

@@ -1,12 +1,13 @@
 // Queue test helpers: a unique Redis prefix per test, cleaned up after; a config from YAML; a fake
 // runtime for injected processors.
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../src/config/load.js';
 import { RedisConfig, type LoadedConfig } from '../../src/config/schema.js';
 import { redisSettingsOf, type RedisSettings } from '../../src/redis/settings.js';
-import { silentLogger } from '../../src/log.js';
+import { createLogger, silentLogger } from '../../src/log.js';
 import { afterEach, beforeEach, expect } from 'vitest';
 import {
   closeQueues,
@@ -150,8 +151,8 @@ export const EVERY_SECOND: PlannedSchedule = { ...NIGHTLY, pattern: '* * * * * *
 // Loses a job scheduler's next job as a partial key loss would, in one script while it is delayed
 // (its id `repeat:<scheduler>:<millis>`, the millis its score in the queue's `repeat` set): `hash`
 // deletes the job's hash (a key deleted by hand or evicted; its `delayed` entry stays), `entry` its
-// entry in `delayed` (the hash stays, in no list), `failed` moves it to `failed` (as when the worker
-// that took it could not make the next one). BullMQ's own calls do not: Job.remove refuses the
+// entry in `delayed` (the hash stays, in no list), `failed` and `completed` move it to that set (as
+// when the worker that took it could not make the next one). BullMQ's own calls do not: Job.remove refuses the
 // scheduler's next job, clean and drain pass it over.
 const LOSE_NEXT_JOB = `
 local millis = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -161,10 +162,10 @@ local jobId = 'repeat:' .. ARGV[1] .. ':' .. millis
 if not redis.call('ZSCORE', base .. 'delayed', jobId) then return false end
 if ARGV[2] == 'hash' then redis.call('DEL', base .. jobId) end
 if ARGV[2] ~= 'hash' then redis.call('ZREM', base .. 'delayed', jobId) end
-if ARGV[2] == 'failed' then redis.call('ZADD', base .. 'failed', millis, jobId) end
+if ARGV[2] == 'failed' or ARGV[2] == 'completed' then redis.call('ZADD', base .. ARGV[2], millis, jobId) end
 return jobId`;
 
-export type LoseHow = 'hash' | 'entry' | 'failed';
+export type LoseHow = 'hash' | 'entry' | 'failed' | 'completed';
 
 /** Loses the scheduler's next job (LOSE_NEXT_JOB) once it is delayed; the lost job's id. */
 export async function loseNextJob(
@@ -177,4 +178,16 @@ export async function loseNextJob(
     const lost = (await redis.eval(LOSE_NEXT_JOB, 1, queue.toKey('repeat'), scheduler, how)) as string | null;
     return lost ?? undefined;
   });
+}
+
+/** A logger at info whose lines are kept: `warnings()`, those at warn or above, parsed. */
+export function captureLogs() {
+  const lines: string[] = [];
+  const logger = createLogger({
+    level: 'info',
+    destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
+  });
+  const warnings = () =>
+    lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => (l.level as number) >= 40);
+  return { logger, warnings };
 }

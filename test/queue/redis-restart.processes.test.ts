@@ -11,16 +11,11 @@
 // restarts; test/redis/settled-cluster.test.ts fails every time without it. Each case prints the
 // delay from the enqueue to the job's end (docs/runbook.md quotes it); what is asserted is the
 // outcome: the job ran and the watchdog did not act.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { enqueueJob, waitForJob } from '../../src/queue/index.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { startCluster } from '../helpers/redis-topology.js';
 import { throwawayRedis } from '../server/redis-server.js';
-import { deploymentQueues, writeDeployment } from './deploy.js';
-import { uniquePrefix } from './helpers.js';
+import { deploymentQueues, oneFeedDeployment } from './deploy.js';
 import { spawnWorker } from './worker-process.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -33,17 +28,9 @@ const RECREATED = 'worker took no job while jobs wait; recreating it';
 
 /** A worker process on `redis` (the config's redis fields) that has run one job, and the queues to enqueue into. */
 async function idleWorker(redis: string) {
-  const emu = await startTestEmulator();
-  cleanups.push(() => emu.close());
-  const dir = await mkdtemp(join(tmpdir(), 'feedsync-restart-'));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const file = await writeDeployment([{ name: 'austin', chatbot: 'SN-R', rows: 1 }], {
-    dir,
-    prefix: uniquePrefix(),
-    apiUrl: emu.url,
-    secretKey: TEST_SECRET_KEY,
-    sessionKey: TEST_SESSION_KEY,
-    redis,
+  const file = await oneFeedDeployment(redis, cleanups, {
+    name: 'austin',
+    chatbot: 'SN-R',
     // the tests' 60 s (the default is 300 s): a worker left parked is recreated within the test
     worker: { watchdogSeconds: 60 },
   });

@@ -6,14 +6,23 @@
 // not a lost one. On real Redis under a unique prefix. The end-to-end case (`feedsync worker`, a
 // feed due every second) is in schedules-after-restart.processes.test.ts.
 import '../setup/needs-redis.js';
-import { Writable } from 'node:stream';
 import { isDeepStrictEqual } from 'node:util';
 import { Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { createLogger, silentLogger } from '../../src/log.js';
+import { silentLogger } from '../../src/log.js';
 import { applySchedules, QUEUE_NAMES, type PlannedSchedule } from '../../src/queue/index.js';
 import { watchSchedules } from '../../src/queue/schedule-watch.js';
-import { deferred, EVERY_SECOND, loseNextJob, NIGHTLY, testRedis, until, useQueues, type LoseHow } from './helpers.js';
+import {
+  deferred,
+  EVERY_SECOND,
+  loseNextJob,
+  NIGHTLY,
+  testRedis,
+  until,
+  useQueues,
+  type LoseHow,
+  captureLogs as capture,
+} from './helpers.js';
 
 const q = useQueues();
 
@@ -23,17 +32,6 @@ const loseNext = (s: PlannedSchedule, how: LoseHow) => loseNextJob(q.redis, q.qu
 async function pendingJobs(s: PlannedSchedule): Promise<string[]> {
   const jobs = await q.queues[s.kind].getJobs(['delayed', 'waiting', 'prioritized'], 0, -1);
   return jobs.map((j) => j.id!).filter((id) => id.startsWith(`repeat:${s.id}:`));
-}
-
-function capture() {
-  const lines: string[] = [];
-  const logger = createLogger({
-    level: 'info',
-    destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
-  });
-  const warnings = () =>
-    lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => (l.level as number) >= 40);
-  return { logger, warnings };
 }
 
 /** Watches every 50 ms until `done` answers; stopped after. */
@@ -90,6 +88,42 @@ describe('a job scheduler whose next job Redis lost, the scheduler kept', () => 
     expect(await q.queues.sync.getJobState(lost)).toBe('failed');
     expect(warnings()).toMatchObject([{ scheduler: 'sync:austin', state: 'failed', lostJob: lost, nextJob: next }]);
   });
+
+  // A job of the scheduler finished before its tick (taken early, by a promote in a queue UI, and its
+  // worker could not make the next one): BullMQ's upsert would build the next job at that same tick,
+  // whose id the finished job holds (addJobScheduler-11.lua: -10, SchedulerJobIdCollision; BullMQ
+  // issue #3063), so it refused every look and every start until the tick had passed.
+  it.each(['completed', 'failed'] as const)(
+    'its job %s before its tick, no later one made: built at the tick after it, warned once; a start is not refused',
+    async (how) => {
+      await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
+      const lost = await loseNext(NIGHTLY, how);
+      const day = 24 * 3600 * 1000;
+      const after = `repeat:${NIGHTLY.id}:${Number(lost.split(':').pop()) + day}`;
+
+      const { logger, warnings } = capture();
+      const stop = watchSchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, intervalMs: 50, logger });
+      try {
+        // ten looks or more
+        await new Promise((r) => setTimeout(r, 600));
+      } finally {
+        stop();
+      }
+      expect(warnings()).toHaveLength(1);
+      expect(await pendingJobs(NIGHTLY)).toEqual([after]);
+      expect(warnings()).toMatchObject([{ scheduler: 'sync:austin', state: how, lostJob: lost, nextJob: after }]);
+      expect(await q.queues.sync.getJobState(lost)).toBe(how);
+
+      // the same found by a worker's start (another scheduler: one removed and written again at the
+      // tick of a finished job of its id collides alike, BullMQ issue #3063)
+      const dallas: PlannedSchedule = { ...NIGHTLY, id: 'sync:dallas', data: { feed: 'dallas' } };
+      await applySchedules(q.redis, q.queues, [dallas], { root: q.prefix, logger: silentLogger });
+      const again = await loseNext(dallas, how);
+      const changes = await applySchedules(q.redis, q.queues, [dallas], { root: q.prefix, logger: silentLogger });
+      expect(changes.rebuilt).toEqual(['sync:dallas']);
+      expect(await pendingJobs(dallas)).toEqual([`repeat:${dallas.id}:${Number(again.split(':').pop()) + day}`]);
+    },
+  );
 
   it("a worker's start builds it again too (an unchanged scheduler is otherwise left alone)", async () => {
     await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });

@@ -17,7 +17,7 @@ import {
   type ScheduleChanges,
 } from '../../src/queue/index.js';
 import { restoreSchedules } from '../../src/queue/schedule-watch.js';
-import { EVERY_SECOND, NIGHTLY, testRedis, until, useQueues } from './helpers.js';
+import { captureLogs, EVERY_SECOND, NIGHTLY, testRedis, until, useQueues } from './helpers.js';
 
 const q = useQueues();
 
@@ -125,11 +125,7 @@ describe('job schedulers at a worker start', () => {
     await until('the tick due', async () => Date.now() > tick!.timestamp + tick!.delay + 50);
     await q.redis.del(q.queues.sync.toKey(`repeat:${EVERY_SECOND.id}`));
 
-    const lines: string[] = [];
-    const logger = createLogger({
-      level: 'info',
-      destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
-    });
+    const { logger, warnings: said } = captureLogs();
     const changes = await applySchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, logger });
     // the run due is still due: waiting for a worker now, not moved to a later tick
     const pending = await q.queues.sync.getJobs(['delayed', 'waiting', 'prioritized']);
@@ -137,9 +133,7 @@ describe('job schedulers at a worker start', () => {
     expect(await pending[0]!.getState()).toBe('waiting');
     expect(changes).toEqual({ added: [], changed: [], rebuilt: ['sync:austin'], removed: [] });
     expect((await q.queues.sync.getJobScheduler(EVERY_SECOND.id))?.template?.data).toEqual(EVERY_SECOND.data);
-    const warnings = lines
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .filter((l) => (l.level as number) >= 40);
+    const warnings = said();
     expect(warnings).toMatchObject([{ scheduler: 'sync:austin', definitionLost: true }]);
     expect(warnings[0]!.msg).toMatch(/^job scheduler sync:austin's definition was not in Redis/);
   });
@@ -153,12 +147,7 @@ describe('job schedulers at a worker start', () => {
     const writer = `${q.prefix}:schedules-writer`;
     await q.redis.set(writer, 'another-worker', 'PX', 30_000);
 
-    const lines: string[] = [];
-    const logger = createLogger({
-      level: 'info',
-      destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
-    });
-    const changes = await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger });
+    const changes = await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
     expect(changes.removed).toEqual([]);
     expect(await q.redis.zscore(q.queues.sync.toKey('repeat'), NIGHTLY.id)).not.toBeNull();
     expect((await q.queues.sync.getJobs(['delayed'])).map((j) => j.id)).toEqual([next!.id]);

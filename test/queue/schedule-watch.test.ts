@@ -5,6 +5,7 @@
 // The end-to-end case (a redis-server restarted empty) is schedules-after-restart.processes.test.ts.
 import '../setup/needs-redis.js';
 import { Writable } from 'node:stream';
+import { CronExpressionParser } from 'cron-parser';
 import { describe, expect, it } from 'vitest';
 import { createLogger, silentLogger } from '../../src/log.js';
 import {
@@ -93,6 +94,30 @@ describe('job schedulers Redis lost', () => {
     const next = await nextJobs();
     expect(next.filter((j) => j.startsWith('repeat:sync:austin:'))).toHaveLength(1);
     expect(next.filter((j) => j.startsWith('repeat:settings:'))).toEqual(kept);
+  });
+
+  it('one a newer config removed (its worker started) is not written again by a worker of the old config, nor its run made up', async () => {
+    await applySchedules(q.redis, q.queues, PLANNED, { root: q.prefix, logger: silentLogger });
+    // the watch of a worker of the old config saw it waiting for its latest tick (a run it would make up)
+    const latest = CronExpressionParser.parse(PLANNED[0]!.pattern).prev().getTime();
+    const waitedFor = new Map([['sync:austin', latest]]);
+    // a rolling deploy: a worker of a config without it starts beside the old worker
+    const newer = await applySchedules(q.redis, q.queues, [PLANNED[1]!], { root: q.prefix, logger: silentLogger });
+    expect(newer.removed).toEqual(['sync:austin']);
+    expect(await restoreSchedules(q.redis, q.queues, PLANNED, q.prefix, waitedFor)).toEqual({
+      written: [],
+      failed: [],
+    });
+    expect(await missing(PLANNED)).toEqual(['sync:austin']);
+    expect((await nextJobs()).filter((j) => j.startsWith('repeat:sync:austin:'))).toEqual([]);
+
+    // planned again by a later config: its start writes it, and a loss of it is written again
+    expect((await applySchedules(q.redis, q.queues, PLANNED, { root: q.prefix, logger: silentLogger })).added).toEqual([
+      'sync:austin',
+    ]);
+    await q.queues.sync.removeJobScheduler('sync:austin');
+    const again = await restoreSchedules(q.redis, q.queues, PLANNED, q.prefix);
+    expect(again.written.map((w) => [w.schedule.id, w.state])).toEqual([['sync:austin', 'missing']]);
   });
 
   it('a connection ready again after a drop looks at once, and says what it wrote', async () => {

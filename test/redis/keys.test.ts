@@ -35,6 +35,7 @@ function everyKey(root: string): string[] {
     lockWaitersKey(lock),
     k.scheduleWaiting('listing-sync', 'sync:austin'),
     k.schedulesWriter,
+    k.schedulesRemoved,
     k.state('fp:austin'),
     k.state('reso-hwm'),
     k.state('alerts'),

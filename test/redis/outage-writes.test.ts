@@ -79,7 +79,7 @@ describe('change log during an outage', () => {
         appended.push(...entries);
       },
       finishRuns: async (r) => void runs.push(...r),
-      run: async () => ({ changes: [] }),
+      run: async () => ({ changes: [], total: 0 }),
       history: async () => [],
       runs: async () => [],
       close: async () => {},

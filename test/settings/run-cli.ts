@@ -10,7 +10,8 @@ const BIN = join(import.meta.dirname, '../../bin/feedsync.js');
 export function feedsync(
   args: string[],
   env: NodeJS.ProcessEnv = {},
-  opts: { cwd?: string } = {},
+  /** `timeout`: the command is killed past it (then its code is 1), for one that may run until stopped */
+  opts: { cwd?: string; timeout?: number } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(

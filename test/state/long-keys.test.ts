@@ -134,7 +134,7 @@ describe('keys of 1 to 2,000 characters, of any characters, in the three stores'
     const text = await exported(store);
     expect(text).toEqual(doc);
     const again = await createFileStore(join(await freshDir(), 'state.lmdb'));
-    await again.replace(parseStateJson(JSON.stringify(text), 'the export', 'fix it'));
+    await again.replace(parseStateJson(JSON.stringify(text), (problem) => new Error(problem)));
     expect(await exported(again)).toEqual(doc);
     await Promise.all([store.close(), again.close()]);
   });

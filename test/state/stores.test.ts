@@ -250,7 +250,7 @@ describe('file store: export and import', () => {
       'fp:a': { K1: 'f1', ['__proto__']: 'x "y"', ['L'.repeat(3000)]: 'long' },
       alerts: { a: '{}' },
     });
-    await store.replace(parseStateJson('{"fp:b":{"K2":"f2"},"alerts":{"b":"1"}}', 'stdin', 'fix it'));
+    await store.replace(parseStateJson('{"fp:b":{"K2":"f2"},"alerts":{"b":"1"}}', (problem) => new Error(problem)));
     expect(store.namespaces()).toEqual([
       ['alerts', 1],
       ['fp:b', 1],

@@ -24,7 +24,8 @@ export function statusRouter(deps: StatusDeps): Router {
   router.get('/runs/:runId', async (req, res) => {
     try {
       const runId = req.params.runId;
-      const { run, changes } = await deps.changeLog.run(runId, RUN_CHANGES_SHOWN);
+      const found = await deps.changeLog.run(runId, RUN_CHANGES_SHOWN);
+      const { run, changes } = found;
       const undo =
         run && !run.dryRun
           ? { canAct: Boolean(deps.canAct && deps.undo), command: undoCommands(runId, deps.configFile) }
@@ -32,7 +33,7 @@ export function statusRouter(deps: StatusDeps): Router {
       res
         .status(run || changes.length ? 200 : 404)
         .type('html')
-        .send(renderRun(runId, run, changes, RUN_CHANGES_SHOWN, undo));
+        .send(renderRun(runId, found, RUN_CHANGES_SHOWN, undo));
     } catch (err) {
       res
         .status(503)

@@ -1,7 +1,7 @@
 // The status page and a run's page, rendered on the server (readable with JavaScript off): every
 // feed's last run, next run, freshness and state, a chart of its last runs, links to each run's
 // changes. The pages refresh themselves every minute.
-import type { ChangeEntry, RunEntry } from '../../change-log/change-log.js';
+import { earlierAttemptNote, type RunChanges } from '../../change-log/change-log.js';
 import { describeChange, displayCountsLine } from '../../sync/index.js';
 import { formatUndoReport, type UndoReport } from '../../undo/report.js';
 import { formatMs, runChart, SERIES } from './chart.js';
@@ -123,17 +123,17 @@ export function renderUndoQueued(runId: string, jobId: string, force: boolean): 
 
 export function renderRun(
   runId: string,
-  run: RunEntry | undefined,
-  changes: ChangeEntry[],
+  found: RunChanges,
   limit: number,
   undo?: { canAct: boolean; command: string[] },
 ): string {
+  const { run, changes, total } = found;
+  const earlier = earlierAttemptNote(found);
   const head = run
     ? `<h1>run ${h(run.runId)}</h1>
 <p>${run.dryRun ? 'dry run of ' : ''}<a href="/status#chart-${h(run.feed)}">${h(run.feed)}</a> → ${h(run.chatbot)}: <span class="outcome ${h(run.outcome)}">${h(run.outcome)}</span>, ${h(when(run.startedAt))} UTC, ${h(formatMs(run.durationMs))}${run.jobId ? `, job ${h(run.jobId)}` : ''}</p>
-<p>${h(run.summary)}</p>${run.message ? `<p>${h(run.message)}</p>` : ''}${run.chat ? `<p>chat check: answerable ${run.chat.answerable}/${run.chat.asked}${run.chat.missing.length ? ` — not answered: ${h(run.chat.missing.join(', '))}` : ''}</p>` : ''}`
+<p>${h(run.summary)}</p>${earlier ? `<p>${h(earlier)}</p>` : ''}${run.message ? `<p>${h(run.message)}</p>` : ''}${run.chat ? `<p>chat check: answerable ${run.chat.answerable}/${run.chat.asked}${run.chat.missing.length ? ` — not answered: ${h(run.chat.missing.join(', '))}` : ''}</p>` : ''}`
     : `<h1>run ${h(runId)}</h1>`;
-  const total = run?.recorded ?? changes.length;
   const more =
     total > changes.length
       ? `<p>… ${total - changes.length} more: <code>feedsync runs show ${h(runId)} --json</code></p>`
