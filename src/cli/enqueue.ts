@@ -80,10 +80,14 @@ export async function run(opts: EnqueueOptions): Promise<number> {
       if (opts.json) printJson({ jobs: results });
       return EXIT.ok;
     }
-    await warnWithoutWorker(q);
+    const workers = await watchWorkers(q);
     const deadline = opts.timeout ? AbortSignal.timeout(opts.timeout * 1000) : undefined;
     const progress = await progressLine(kind, opts);
-    for (const r of results) await waitFor(q, r, deadline, progress);
+    try {
+      for (const r of results) await waitFor(q, r, deadline, progress);
+    } finally {
+      workers.stop();
+    }
     if (opts.json) printJson({ jobs: results });
     return worstExit(results.map((r) => r.exit ?? EXIT.ok));
   } finally {
@@ -104,12 +108,39 @@ async function enqueueOne(q: Queueing, p: Planned): Promise<Result> {
   return { queue: QUEUE_NAMES[kind], target: p.target, ...enqueued };
 }
 
-/** Nobody consumes the queue: say so now rather than wait in silence. */
-async function warnWithoutWorker(q: Queueing): Promise<void> {
-  const { kind, opts } = q;
-  if ((await q.answer(q.queues[kind].getWorkersCount())) > 0) return;
+/** How often a waiting `enqueue --wait` looks whether a worker still consumes the queue. */
+const WORKERS_CHECK_MS = 5_000;
+
+/**
+ * Nobody consumes the queue: say so now rather than wait in silence, and again when the last worker
+ * goes while the command waits (a shutdown hands its running job back to wait, where it stays until
+ * a worker starts). `stop` when the wait ends.
+ */
+async function watchWorkers(q: Queueing): Promise<{ stop(): void }> {
+  const queue = q.queues[q.kind];
+  let consumed = (await q.answer(queue.getWorkersCount())) > 0;
+  if (!consumed) warnWithoutWorker(q, '');
+  let looking = false;
+  const timer = setInterval(() => {
+    if (looking) return;
+    looking = true;
+    queue.getWorkersCount().then(
+      (n) => {
+        if (n === 0 && consumed) warnWithoutWorker(q, ' any more');
+        consumed = n > 0;
+        looking = false;
+      },
+      // Redis failing: this look stops, and the wait itself says what Redis answered
+      () => clearInterval(timer),
+    );
+  }, WORKERS_CHECK_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+function warnWithoutWorker({ kind, opts, named }: Queueing, since: string): void {
   process.stderr.write(
-    `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${q.named}; ` +
+    `feedsync: warning: no worker is consuming queue ${QUEUE_NAMES[kind]} on ${named}${since}; ` +
       `the job runs when one starts (\`${feedsyncCommand()} worker --config ${opts.config}\`)${opts.timeout ? '' : '; --timeout SECONDS stops waiting'}\n`,
   );
 }

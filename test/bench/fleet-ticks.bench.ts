@@ -239,7 +239,10 @@ function changedIn(f: number, t: number): number {
 interface KilledJob {
   feed: number;
   jobId: string;
-  /** from the kill to the start of the job's rerun (its log line), once the tick is over */
+  /** from the kill to a sibling's hand-back of the job (its warning's time) and to the start of its rerun (the job's log line), once the tick is over */
+  handedBackMs?: number;
+  /** …to its taking by a worker (the job's processedOn) */
+  takenMs?: number;
   rerunMs?: number;
   written: number;
   of: number;
@@ -310,12 +313,23 @@ async function rerunAfter(queues: Queues, jobId: string, at: number): Promise<nu
   return starts.length ? Math.min(...starts) - at : undefined;
 }
 
+/** From `at` to a worker's warning that it handed the job back (src/queue/job-holders.ts), by the line's pino time. */
+function handedBackAfter(workers: readonly Worker[], jobId: string, at: number): number | undefined {
+  for (const w of workers)
+    for (const line of w.w.logs().split('\n')) {
+      if (!line.includes('handed back to the queue at once') || !line.includes(`"jobId":"${jobId}"`)) continue;
+      const time = (JSON.parse(line) as { time?: unknown }).time;
+      if (typeof time === 'number') return time - at;
+    }
+  return undefined;
+}
+
 /** The killed worker's jobs, as said: "mls1 (31 of 100 updates made, 9 of them in the last 250 ms; 12 sent again)". */
 const killedSaid = (k: Killed) =>
   k.jobs
     .map(
       (j) =>
-        `mls${j.feed} (${j.written} of ${j.of} updates made, ${j.lastBatch} of them in its last ${ACK_EVERY_MS} ms; ${j.repeated} sent again; rerun started ${j.rerunMs === undefined ? '?' : sec(j.rerunMs)} after the kill)`,
+        `mls${j.feed} (${j.written} of ${j.of} updates made, ${j.lastBatch} of them in its last ${ACK_EVERY_MS} ms; ${j.repeated} sent again; handed back ${j.handedBackMs === undefined ? '?' : sec(j.handedBackMs)}, taken ${j.takenMs === undefined ? '?' : sec(j.takenMs)}, its rerun started (its locks taken) ${j.rerunMs === undefined ? '?' : sec(j.rerunMs)} after the kill)`,
     )
     .join(' and ');
 
@@ -404,6 +418,9 @@ ${feeds.join('')}`,
       for (const j of killed?.jobs ?? []) {
         j.repeated = feedSum(writes.repeatedBySerial, j.feed);
         j.rerunMs = await rerunAfter(queues, j.jobId, killed!.at);
+        j.handedBackMs = handedBackAfter(workers, j.jobId, killed!.at);
+        const processedOn = (await queues.sync.getJob(j.jobId))?.processedOn;
+        if (processedOn !== undefined) j.takenMs = processedOn - killed!.at;
       }
       stop();
       const wallMs = Date.now() - startedAt;

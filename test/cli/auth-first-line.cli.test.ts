@@ -5,7 +5,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEmulator, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { feedsync } from '../settings/run-cli.js';
+import { keyedResoRecords, resoFeedYaml } from '../sync/helpers/reso-records.js';
 import { createSyncEnv, csv, homesConfigYaml, rows, SN, type SyncEnv } from '../sync/helpers/feed.js';
 
 let te: TestEmulator;
@@ -48,4 +50,79 @@ describe('a refused credential', () => {
     expect(failures?.[2]!.trimEnd().split('\n')).toHaveLength(1);
     expect(await te.listings(SN)).toHaveLength(0);
   });
+});
+
+// A RESO server answering 401: a bearer token that expired, an OAuth2 client secret that is wrong
+// (the token URL refuses it), a client whose fresh tokens the server still refuses. The first line
+// says what to check once, under the feed's own name (feeds[mls].source…), names the token URL where
+// tokens come from one, and prints no credential: neither the configured ones nor a token issued.
+describe('a RESO server refusing the credentials (HTTP 401)', () => {
+  const TOKEN = 'expired-token-7c41d9e0';
+  const SECRET = 'wrong-client-secret-51b2';
+  const resoConfig = async (name: string, source: string[]) => {
+    const file = join(env.dir, `${name}.yaml`);
+    await writeFile(
+      file,
+      [
+        `api: { baseUrl: ${te.url}, secretKey: k, sessionKey: ${TEST_SESSION_KEY} }`,
+        'feeds:',
+        ...resoFeedYaml(SN, source),
+      ].join('\n'),
+    );
+    return file;
+  };
+  const run = (file: string) =>
+    feedsync(['sync', '--config', file, '--no-redis'], { MLS_TOKEN: TOKEN, MLS_CLIENT_SECRET: SECRET, REDIS_URL: '' });
+
+  it.each([
+    ['bearer token expired', 'source.bearerToken', false],
+    ['client secret refused at the token URL', 'source.auth (clientId, clientSecret, scope)', true],
+    ['fresh tokens refused', 'source.auth (clientId, clientSecret, scope)', true],
+  ] as const)(
+    '%s: what to check, once, under the feed; the token URL; no credential printed',
+    async (name, key, oauth) => {
+      const server = await startResoServer({
+        records: keyedResoRecords(3, 8),
+        ...(oauth
+          ? {
+              oauth: {
+                clientId: 'mls-client',
+                clientSecret: name.startsWith('fresh') ? SECRET : 'the-right-one',
+                ttlSeconds: 3600,
+              },
+            }
+          : { token: 'the-right-token-0000' }),
+        // (the client's tokens are granted and then refused, the fresh one too: revoked before every page)
+        ...(name.startsWith('fresh') && { beforePage: (_n: number, s: ResoServer) => s.revokeTokens() }),
+      });
+      try {
+        const source = oauth
+          ? [
+              `url: ${server.url}`,
+              'auth:',
+              '  kind: oauth2',
+              `  tokenUrl: ${server.tokenUrl}`,
+              '  clientId: mls-client',
+              '  clientSecret: ${MLS_CLIENT_SECRET}',
+            ]
+          : [`url: ${server.url}`, 'bearerToken: ${MLS_TOKEN}'];
+        const r = await run(await resoConfig(name.replace(/\W+/g, '-'), source));
+        expect(r.code, r.stderr).toBe(1);
+        // (the line of the feed: a warning logged before it, an alert of failed runs in a row, is not it)
+        const first = r.stderr.split('\n').find((l) => l.startsWith('feed mls → ')) ?? r.stderr;
+        expect(first).toMatch(
+          new RegExp(
+            `^feed mls → chatbot ${SN}: failed — the feed server refused the credentials \\(HTTP 401\\): check feeds\\[mls\\]\\.`,
+          ),
+        );
+        expect(first.split(`check feeds[mls].${key}`)).toHaveLength(2);
+        expect(first.split(/\bcheck\b/)).toHaveLength(2);
+        expect(first).not.toContain('feeds[]');
+        if (oauth) expect(first).toContain(`OAuth2 client "mls-client" of ${server.tokenUrl}`);
+        for (const secret of [TOKEN, SECRET, ...server.issued]) expect(r.stderr + r.stdout).not.toContain(secret);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 });

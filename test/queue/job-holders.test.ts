@@ -147,6 +147,16 @@ describe('the sweep of the jobs’ holder records', () => {
     expect((await q.queues.sync.getJob(job.id!))?.stalledCounter ?? 0).toBe(0);
   });
 
+  it('a live holder’s record whose job ended under it is dropped by the tidy, and only then', async () => {
+    await once(alive, 'spawn');
+    const job = await taken('t-ended', { pid: alive.pid!, startTime: processStartTime(alive.pid!) });
+    await job.moveToCompleted({ outcome: 'ok', summary: 'done' }, 't-ended', false);
+    await sweepJobHolders(deps());
+    expect(await q.redis.hexists(key(), 't-ended')).toBe(1);
+    expect(await sweepJobHolders(deps(), true)).toEqual([]);
+    expect(await q.redis.hexists(key(), 't-ended')).toBe(0);
+  });
+
   describe('a job that kills its workers', () => {
     let workers: WorkerSet | undefined;
     afterEach(async () => workers?.close(5000));

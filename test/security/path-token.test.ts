@@ -17,7 +17,7 @@ import { startHostile, type HostileServer } from '../helpers/hostile-server.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { feedsync } from '../settings/run-cli.js';
 import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
-import { keyedResoRecords } from '../sync/helpers/reso-records.js';
+import { keyedResoRecords, resoFeedYaml } from '../sync/helpers/reso-records.js';
 
 const TOKEN = 'x7Kp2vQ9exportpath';
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
@@ -55,20 +55,6 @@ const csvFeed = (feedUrl: string) => [
   ...COLUMNS.map((c) => `        ${c}: ${c}`),
 ];
 
-const resoFeed = (serviceRoot: string) => [
-  '  - name: mls',
-  '    chatbot: SN-R',
-  '    source:',
-  '      kind: reso',
-  `      url: "${serviceRoot}"`,
-  '      retries: 0',
-  '      photosTimestampField: null',
-  '    mapping:',
-  '      preset: reso',
-  '      fields:',
-  "        Url: { template: 'https://broker.test/l/{ListingId}' }",
-];
-
 /** Every key under the test's prefix, with the fields of those that are hashes. */
 async function keysAndFields(redis: Redis): Promise<string[]> {
   const out: string[] = [];
@@ -94,7 +80,10 @@ beforeAll(async () => {
   });
   reso = await startResoServer({ records: keyedResoRecords(5, 27) });
   dir = await mkdtemp(join(tmpdir(), 'feedsync-path-token-'));
-  await writeFile(join(dir, 'reso.yaml'), config('', resoFeed(`${reso.origin}/export/\${FEED_EXPORT_ID}/odata`)));
+  await writeFile(
+    join(dir, 'reso.yaml'),
+    config('', resoFeedYaml('SN-R', [`url: "${reso.origin}/export/\${FEED_EXPORT_ID}/odata"`])),
+  );
   await writeFile(join(dir, 'ok.yaml'), config(`${feeds.url}export/\${FEED_EXPORT_ID}/listings.csv`));
   await writeFile(join(dir, 'missing.yaml'), config(`${feeds.url}export/\${FEED_EXPORT_ID}/gone.csv`));
 }, 30_000);

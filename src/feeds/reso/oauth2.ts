@@ -187,7 +187,8 @@ async function tokenAttempt(
     // what the endpoint said (OAuth2 error / error_description), decoded and capped, masked
     const said = errorBodyMessage(raw, response.headers.get('content-encoding'));
     return new FeedReadError(
-      `the token endpoint refused ${credential}: HTTP ${response.status}${retryable ? '' : '; check feeds[].source.auth (clientId, clientSecret, scope)'}${said ? `; it said: ${maskSecrets(said)}` : ''}`,
+      // (what to check last: a feed's run says it once, under the feed's name: sync/util/auth.ts)
+      `the token endpoint refused ${credential}: HTTP ${response.status}${said ? ` (it said: ${maskSecrets(said)})` : ''}${retryable ? '' : '; check feeds[].source.auth (clientId, clientSecret, scope)'}`,
       place,
       retryable,
       {

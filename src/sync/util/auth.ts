@@ -10,7 +10,10 @@ export function authFailure(err: unknown, feed: string): string | undefined {
   const refused = status === 401 ? 'refused the credentials (HTTP 401)' : 'refused access (HTTP 403)';
   if (err instanceof FeedReadError) {
     const key = err.credentialKey ?? "source.bearerToken (or the source's headers)";
-    return `the feed server ${refused}: check feeds[${feed}].${key}; nothing further was asked of it (${err.message})`;
+    const { what, check } = ownCheck(err.message);
+    // the source's own words name the same setting without the feed: said once, under the feed's name
+    const fix = check?.startsWith(key) ? check : key;
+    return `the feed server ${refused}: check feeds[${feed}].${fix}; nothing further was asked of it (${what})`;
   }
   if (err instanceof ApiError || err instanceof ResponseFormatError) {
     const name = endpointOf(err.endpoint);
@@ -18,6 +21,13 @@ export function authFailure(err: unknown, feed: string): string | undefined {
     return `the Chatbot Service ${refused} on ${err.endpoint}: check ${key}; no further call was made`;
   }
   return undefined;
+}
+
+/** A source error's closing "; check …" (a setting named without its feed, or as `feeds[].…`), apart from what happened and where. */
+function ownCheck(message: string): { what: string; check?: string } {
+  const at = message.lastIndexOf('; check ');
+  if (at < 0) return { what: message };
+  return { what: message.slice(0, at), check: message.slice(at + '; check '.length).replace(/^feeds\[\]\./, '') };
 }
 
 /** The endpoint's name from what an error names it by (its path, or its name). */

@@ -36,3 +36,23 @@ export function keyedResoRecords(
     PropertyType: 'Residential',
   }));
 }
+
+/**
+ * A RESO feed `mls` of a YAML config's `feeds:` list, into `chatbot`: `source` its source's own lines
+ * (url, credentials), no retry, no photo timestamp; the reso preset's mapping.
+ */
+export function resoFeedYaml(chatbot: string, source: readonly string[]): string[] {
+  return [
+    '  - name: mls',
+    `    chatbot: ${chatbot}`,
+    '    source:',
+    '      kind: reso',
+    ...source.map((l) => `      ${l}`),
+    '      retries: 0',
+    '      photosTimestampField: null',
+    '    mapping:',
+    '      preset: reso',
+    '      fields:',
+    "        Url: { template: 'https://broker.test/l/{ListingId}' }",
+  ];
+}
