@@ -41,7 +41,7 @@ import { createApp, createMetrics, createPushApp } from '../server/index.js';
 import type { WorkerMetrics } from '../server/metrics.js';
 import type { PushDeps } from '../server/push-route.js';
 import { allowedHosts } from '../server/http-guard.js';
-import { UI_ADMIN_HINT, uiAdminFromEnv } from '../server/ui-auth.js';
+import { uiAdminFromEnv, uiAdminHint } from '../server/ui-auth.js';
 import { checkStaleness, driftAlertLane } from '../alerts/index.js';
 import { ALL, pausedFeeds } from '../queue/control.js';
 import { lanesOf } from '../sync/index.js';
@@ -218,7 +218,7 @@ async function start(
       queues: Object.values(QUEUE_NAMES),
       ui: admin ? 'admin login' : 'read-only',
     },
-    `worker ready: http://${displayHost(settings.host)}:${port}/ui (queue UI, ${admin ? 'actions behind the admin login' : `read-only; ${UI_ADMIN_HINT}`}), /status (each feed's runs, and which worker runs what now), /metrics, /healthz`,
+    `worker ready: http://${displayHost(settings.host)}:${port}/ui (queue UI, ${admin ? 'actions behind the admin login' : `read-only; ${uiAdminHint()}`}), /status (each feed's runs, and which worker runs what now), /metrics, /healthz`,
   );
 
   return {

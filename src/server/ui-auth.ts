@@ -16,6 +16,19 @@ export interface UiAdmin {
 export const UI_ADMIN_HINT =
   "set FEEDSYNC_UI_TOKEN, or FEEDSYNC_UI_USER and FEEDSYNC_UI_PASSWORD, in the worker's environment to enable the queue UI's actions";
 
+/**
+ * What to set for the UI's actions, as the worker's start says it: half of the login (a user without
+ * its password, or the other way round) named, since the operator who set it expects a login.
+ */
+export function uiAdminHint(env: NodeJS.ProcessEnv = process.env): string {
+  const [user, password] = [Boolean(env.FEEDSYNC_UI_USER), Boolean(env.FEEDSYNC_UI_PASSWORD)];
+  if (user === password) return UI_ADMIN_HINT;
+  const [set, missing] = user
+    ? ['FEEDSYNC_UI_USER', 'FEEDSYNC_UI_PASSWORD']
+    : ['FEEDSYNC_UI_PASSWORD', 'FEEDSYNC_UI_USER'];
+  return `${set} is set without ${missing}: set both (or FEEDSYNC_UI_TOKEN) in the worker's environment to enable the queue UI's actions`;
+}
+
 /** Admin access from the environment, or undefined (read-only UI). Its values are registered as secrets. */
 export function uiAdminFromEnv(env: NodeJS.ProcessEnv = process.env): UiAdmin | undefined {
   const token = env.FEEDSYNC_UI_TOKEN || undefined;
