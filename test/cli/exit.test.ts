@@ -6,8 +6,9 @@ import { EXIT, EXIT_TABLE, exitForOutcome, exitHelp, printError, SEVERITY, worst
 
 describe('exit statuses', () => {
   it('maps each run outcome to its status', () => {
-    const outcomes = ['ok', 'partial', 'guard', 'rejected', 'failed', 'unavailable', 'aborted', undefined];
-    expect(outcomes.map(exitForOutcome)).toEqual([0, 4, 3, 6, 1, 1, 1, 1]);
+    // (`cancelled`: docs/runbook.md, "Cancel, pause, resume": an `enqueue --wait` on it exits 1)
+    const outcomes = ['ok', 'partial', 'guard', 'rejected', 'failed', 'unavailable', 'aborted', 'cancelled', undefined];
+    expect(outcomes.map(exitForOutcome)).toEqual([0, 4, 3, 6, 1, 1, 1, 1, 1]);
   });
 
   it('ends a command of several runs with the most serious status: 2, 1, 6, 4, 3, then 0', () => {
