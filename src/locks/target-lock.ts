@@ -72,13 +72,17 @@ for i = 1, #KEYS, 2 do
 end
 return out`;
 
-// KEYS: lock, holder. Also frees the lock of a holder found gone (ARGV[1]: its record's owner, the taking's id), and only it.
+// KEYS: lock, holder of each lock in turn. Also frees the locks of a holder found gone (ARGV[1]: its
+// record's owner, the taking's id), and only those that taking still holds; answers how many.
 const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[2])
-  return redis.call('DEL', KEYS[1])
+local freed = 0
+for i = 1, #KEYS, 2 do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('DEL', KEYS[i + 1])
+    freed = freed + redis.call('DEL', KEYS[i])
+  end
 end
-return 0`;
+return freed`;
 
 // KEYS: lock, waiters, holder of each lock in turn; ARGV: as ACQUIRE's. All or none: every lock free
 // is taken and 0 returned; else nothing is taken, the owner joins the line of the first busy one (as
@@ -419,15 +423,23 @@ async function wakeNext(redis: RedisClient, key: string, waiters: LockWaiters): 
 }
 
 /**
- * Free the lock when its holder record shows the holder gone (lock-holder.ts): why, when it did.
- * Only the lock of that very owner is deleted, so a holder that took it meanwhile keeps it.
+ * Free the lock `key` when its holder record shows the holder gone (lock-holder.ts): why, when it did.
+ * The same taking's locks among `among` go with it in the same call (a routed feed's job held one
+ * per chatbot: freed one a round, its rerun asked a hundred times). Only locks that very taking
+ * still holds are deleted, so a holder that took one meanwhile keeps it.
  */
-export async function freeIfHolderGone(redis: RedisClient, key: string): Promise<string | undefined> {
+export async function freeIfHolderGone(
+  redis: RedisClient,
+  key: string,
+  among: readonly string[] = [key],
+): Promise<string | undefined> {
   const text = await redis.get(holderKey(key));
   const holder = text === null ? undefined : parseHolder(text);
   const reason = holder && holderGone(holder);
   if (!holder || !reason) return undefined;
-  return (await redis.eval(RELEASE, 2, key, holderKey(key), holder.owner)) === 1 ? reason : undefined;
+  const keys = [key, ...among.filter((k) => k !== key)];
+  const freed = await redis.eval(RELEASE, keys.length * 2, ...keys.flatMap((k) => [k, holderKey(k)]), holder.owner);
+  return Number(freed) > 0 ? reason : undefined;
 }
 
 /**

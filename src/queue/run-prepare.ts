@@ -100,8 +100,8 @@ export async function takeLocks(
     // all in one script, in lockChatbots' order (locks/target-lock.ts)
     const got = await acquireTargetLocks(deps.redis, keys, jobId, deps.lockTtlMs, waiters);
     if (!('busy' in got)) return got;
-    // a holder found gone (a run killed as PID 1 of its container, a reused PID): its lock is freed now, not at its expiry
-    if (await freeIfHolderGone(deps.redis, keys[got.busy]!)) continue;
+    // a holder found gone (a run killed as PID 1 of its container, a reused PID): its locks are freed now, not at their expiry
+    if (await freeIfHolderGone(deps.redis, keys[got.busy]!, keys)) continue;
     return { held: [], release: async () => {}, busy: { name: names[got.busy]!, key: keys[got.busy]! } };
   }
 }

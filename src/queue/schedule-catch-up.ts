@@ -30,15 +30,22 @@ export interface Pattern {
  */
 export function missedTick(p: Pattern, waitedFor: number, now: number): number | undefined {
   // prev() is the tick strictly before currentDate: one millisecond on makes `now` itself a tick
-  const ticks = CronExpressionParser.parse(p.pattern, {
-    currentDate: new Date(now + 1),
-    ...(p.tz && { tz: p.tz }),
-  });
-  const latest = ticks.prev().getTime();
+  const previous = tickBefore(p, now + 1);
+  // BullMQ makes its ticks with next(), which prev() does not always retrace: on the night clocks
+  // spring forward `0 2 * * *` has no 02:00, next() gives 03:00 and prev() the night before. So
+  // the tick waited for, when next() makes it (a made-up run's own tick is none), counts as one.
+  const latest =
+    waitedFor > previous && waitedFor <= now && tickAfter(p, waitedFor - 1) === waitedFor ? waitedFor : previous;
   if (waitedFor > latest) return undefined;
-  const before = ticks.prev().getTime();
+  const before = tickBefore(p, latest);
   return now - latest < latest - before ? latest : undefined;
 }
+
+function ticks(p: Pattern, from: number) {
+  return CronExpressionParser.parse(p.pattern, { currentDate: new Date(from), ...(p.tz && { tz: p.tz }) });
+}
+const tickBefore = (p: Pattern, millis: number): number => ticks(p, millis).prev().getTime();
+const tickAfter = (p: Pattern, millis: number): number => ticks(p, millis).next().getTime();
 
 /** How late a run is, for a person: seconds, minutes or hours. */
 export function howLate(ms: number): string {

@@ -14,6 +14,7 @@ import {
   targetLockKey,
   type LockWaiters,
 } from '../../src/locks/target-lock.js';
+import { newHolder } from '../../src/locks/lock-holder.js';
 import { dropPrefix, testRedis, uniquePrefix, until } from '../queue/helpers.js';
 
 let redis: Redis;
@@ -346,6 +347,31 @@ describe('a job whose hold of its locks was lost', () => {
       expect(await redis.exists(...keys)).toBe(0);
     } finally {
       await own.quit();
+    }
+  });
+});
+
+describe('the locks of a taking whose holder is gone', () => {
+  it("are all freed by the first that finds it gone, in one call; another taking's lock stays", async () => {
+    // a routed feed's job held 100 chatbots' locks under one taking, and its process died (here: a record
+    // naming this process, its taking not held here, which holderGone judges gone as it does a dead PID)
+    const names = Array.from({ length: 100 }, (_, i) => `chatbot:SN-${String(i).padStart(3, '0')}:sync`);
+    const keys = keysOf(prefix, names);
+    const dead = 'job-dead#1';
+    const record = JSON.stringify({ ...newHolder('job dead'), owner: dead });
+    for (const key of keys)
+      await redis.set(key, dead, 'PX', 60_000).then(() => redis.set(`${key}:holder`, record, 'PX', 60_000));
+    const live = targetLockKey(prefix, 'chatbot:SN-LIVE:sync');
+    const kept = (await acquireTargetLock(redis, live, 'job-live', 60_000))!;
+    try {
+      expect(await freeIfHolderGone(redis, keys[0]!, [...keys, live])).toMatch(/this process's own/);
+      expect(await redis.exists(...keys, ...keys.map((k) => `${k}:holder`))).toBe(0);
+      expect(ownerOf(await redis.get(live))).toBe('job-live');
+      const got = await acquireTargetLocks(redis, keys, 'job-new', 60_000, waitersLog());
+      expect('busy' in got).toBe(false);
+      if (!('busy' in got)) await got.release();
+    } finally {
+      await kept.release();
     }
   });
 });

@@ -2,7 +2,8 @@
 // own scripts: a job whose worker process is certainly gone (lock-holder.ts holderGone) goes back
 // to wait at once, counted stalled; a live holder's job never does (that would run it twice), nor
 // one whose holder is on another host, boot or PID namespace (nothing there is provably dead); two
-// sweepers move a job once; and worker.maxStalledCount still fails a job that kills its workers.
+// sweepers move a job once; worker.maxStalledCount still fails a job that kills its workers; and
+// a live job handed back by mistake runs twice one after the other, never at once (its chatbot lock).
 import '../setup/needs-redis.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -24,7 +25,7 @@ import {
 } from '../../src/queue/index.js';
 import { holdJob, sweepJobHolders, type SweepDeps } from '../../src/queue/job-holders.js';
 import { keysOf } from '../../src/redis/keys.js';
-import { loadedConfig, processorDeps, redisAt, testRedis, useQueues } from './helpers.js';
+import { deferred, loadedConfig, processorDeps, redisAt, testRedis, useQueues } from './helpers.js';
 
 const q = useQueues();
 /** BullMQ's maxStalledCount as workers.ts sets it: the config's default (2) and one */
@@ -206,5 +207,74 @@ describe('the sweep of the jobs’ holder records', () => {
       const [run] = await listRuns(q.redis, q.prefix, { feed: 'oom', limit: 1 });
       expect(run).toMatchObject({ jobId, outcome: 'failed' });
     });
+  });
+});
+
+describe('a live job taken for a dead one (a false "gone")', () => {
+  const sets: WorkerSet[] = [];
+  afterEach(async () => {
+    for (const w of sets.splice(0)) await w.close(5000);
+  });
+
+  it('its second run waits for the chatbot lock; the first stops at its lost job lock; never two at once, the job completes', async () => {
+    const started = deferred<AbortSignal>();
+    let inFlight = 0;
+    let most = 0;
+    const runs: string[] = [];
+    const def: JobDefinition<{ feed: string }> = {
+      name: 'listing-sync',
+      kind: 'sync',
+      payload: z.strictObject({ feed: z.string() }),
+      exclusive: true,
+      target: (p) => ({ feed: p.feed, chatbot: 'SN-FALSE-GONE' }),
+      process: async (_p, ctx) => {
+        most = Math.max(most, ++inFlight);
+        try {
+          runs.push(`start ${runs.length === 0 ? 'first' : 'second'}`);
+          if (runs.length > 1) return { outcome: 'ok', summary: 'ran' };
+          started.resolve(ctx.signal);
+          // the first run goes on until something stops it (the lost job lock, or the test's end)
+          await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+          runs.push(`first stopped: ${String(ctx.signal.reason)}`);
+          throw new Error('stopped');
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    const config = loadedConfig(
+      'api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-fg-1a2b, sessionKey: ss-test-fg-3c4d }\n',
+    );
+    await taker.close();
+    // two worker processes (as two BullMQ workers here, one job at a time each): the second takes
+    // what the first is handed back of
+    for (let k = 0; k < 2; k++)
+      sets.push(
+        startWorkers(
+          q.queues,
+          { sync: createProcessor(def as JobDefinition<never>, processorDeps(q.redis, q.prefix, config)) },
+          {
+            redis: redisAt(q.prefix),
+            concurrency: 1,
+            lockDurationMs: 4000,
+            stalledIntervalMs: 30_000,
+            watchdogMs: 60_000,
+            logger: silentLogger,
+          },
+        ),
+      );
+    const { jobId } = await enqueueJob(q.redis, q.queues, 'sync', 'feed:fg', { feed: 'fg' });
+    const firstSignal = await started.promise;
+    // its record rewritten as a dead process's: the workers' own sweep hands the live job back
+    const [[token, text]] = Object.entries(await q.redis.hgetall(key())) as [[string, string]];
+    const dead = { ...(JSON.parse(text) as object), ...newHolder('a dead worker'), ...(await deadProcess()) };
+    await q.redis.hset(key(), token, JSON.stringify(dead));
+
+    const end = await waitForJob(q.redis, q.queues, 'sync', jobId);
+    expect(end.state).toBe('completed');
+    expect(firstSignal.aborted).toBe(true);
+    expect(most).toBe(1);
+    expect(runs).toEqual(['start first', 'first stopped: job lock lost', 'start second']);
+    expect(await q.redis.hlen(key())).toBe(0);
   });
 });

@@ -51,6 +51,14 @@ describe('the run to make up for (fixed times)', () => {
       at('2026-12-07T08:00:00Z'),
     );
   });
+
+  it('the night clocks spring forward: the tick BullMQ made for a time that does not exist is made up', () => {
+    // 02:00 does not exist in New York on 2027-03-14; BullMQ's next tick after midnight is 03:00 EDT (07:00Z)
+    const ny = { pattern: '0 2 * * *', tz: 'America/New_York' };
+    expect(missedTick(ny, at('2027-03-14T07:00:00Z'), at('2027-03-14T08:30:00Z'))).toBe(at('2027-03-14T07:00:00Z'));
+    // a made-up run's own tick (not one of the pattern's), lost in turn: not made up again
+    expect(missedTick(ny, at('2027-03-14T08:30:00Z'), at('2027-03-14T08:31:00Z'))).toBeUndefined();
+  });
 });
 
 const q = useQueues();
