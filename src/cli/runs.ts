@@ -56,7 +56,14 @@ export async function run(opts: RunsOptions): Promise<number> {
       since,
     }));
     if (opts.json) {
-      printJson({ redis: where, prefix, paused, running, runs });
+      // each with the run ids `runs show` and `undo` take, as the table's column has them
+      printJson({
+        redis: where,
+        prefix,
+        paused,
+        running,
+        runs: runs.map((r) => ({ ...r, runIds: runIdsOf(r.report) })),
+      });
       return EXIT.ok;
     }
     // REDIS_URL set in the shell stands in for a redis section: the runs of `sync` are elsewhere, say where

@@ -54,6 +54,10 @@ describe('feedsync runs', () => {
     });
     expect(doc.runs[0].summary).toContain('3 created');
     expect(doc.runs[0].jobId).toMatch(/^foreground-\d{14}-\d+$/);
+    // the run id `runs show` and `undo` take, as the table's column gives it (a script need not dig it
+    // out of the report, or of each lane's): the one the sync printed
+    const printed = /changes: .* runs show (\S+)/.exec(sync.stderr)?.[1];
+    expect(doc.runs[0].runIds).toEqual([printed]);
     const table = await feedsync(['runs', '--config', withRedis]);
     expect(table.stdout).toMatch(/listing-sync\s+homes\s+ok\s+1\/1\s+foreground-/);
     expect(table.stderr).toBe(`run history in Redis ${REDIS_URL} (prefix ${prefix})\n`);
