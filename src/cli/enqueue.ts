@@ -48,6 +48,8 @@ interface Planned {
   target: RunTarget;
   key: string;
   data: Record<string, unknown>;
+  /** what the job is, for its lines, when not `<kind> <key>` (an undo's key is `undo:RUN`) */
+  label?: string;
 }
 
 type Result = { target: RunTarget; queue: string } & Enqueued & {
@@ -104,7 +106,8 @@ async function enqueueOne(q: Queueing, p: Planned): Promise<Result> {
   // a sync's run id is its job's and attempt's (change-log/recorder.ts newRunId): what `runs show` takes once it has run
   const runNote =
     kind === 'sync' && !opts.wait ? `; its run, once done: ${feedsyncCommand()} runs show ${enqueued.jobId}.1` : '';
-  if (!opts.json) process.stderr.write(`${describeStatus(kind, p.key, enqueued)} in ${q.named}${runNote}\n`);
+  if (!opts.json)
+    process.stderr.write(`${describeStatus(p.label ?? `${kind} ${p.key}`, enqueued)} in ${q.named}${runNote}\n`);
   return { queue: QUEUE_NAMES[kind], target: p.target, ...enqueued };
 }
 
@@ -229,6 +232,7 @@ async function planUndo(loaded: LoadedConfig, opts: EnqueueOptions): Promise<Pla
       {
         target: { feed: feed.name, chatbot: feed.chatbot },
         key: `undo:${opts.run}${opts.dryRun ? ':dry' : ''}`,
+        label: `${opts.dryRun ? 'dry run of the ' : ''}undo of run ${opts.run}`,
         data: { run: opts.run, feed: feed.name, chatbot: feed.chatbot, ...flags },
       },
     ];
@@ -310,10 +314,10 @@ function planSync(
   });
 }
 
-function describeStatus(kind: JobKind, key: string, e: Enqueued): string {
-  if (e.status === 'after-active') return `${kind} ${key}: a run is active; job ${e.jobId} will start when it ends`;
-  if (e.status === 'joined') return `${kind} ${key}: job ${e.jobId} was already waiting; not queued twice`;
-  return `${kind} ${key}: queued job ${e.jobId}`;
+function describeStatus(what: string, e: Enqueued): string {
+  if (e.status === 'after-active') return `${what}: a run is active; job ${e.jobId} will start when it ends`;
+  if (e.status === 'joined') return `${what}: job ${e.jobId} was already waiting; not queued twice`;
+  return `${what}: queued job ${e.jobId}`;
 }
 
 /** The run ids of a job's report (each lane's; the lanes of one job share theirs): what `runs show` takes. */

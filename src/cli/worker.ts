@@ -41,7 +41,7 @@ import { createApp, createMetrics, createPushApp } from '../server/index.js';
 import type { WorkerMetrics } from '../server/metrics.js';
 import type { PushDeps } from '../server/push-route.js';
 import { allowedHosts } from '../server/http-guard.js';
-import { uiAdminFromEnv, uiAdminHint } from '../server/ui-auth.js';
+import { uiAdminFromEnv, uiAdminHint, type UiAdmin } from '../server/ui-auth.js';
 import { checkStaleness, driftAlertLane } from '../alerts/index.js';
 import { ALL, pausedFeeds } from '../queue/control.js';
 import { lanesOf } from '../sync/index.js';
@@ -100,10 +100,12 @@ export async function startWorker(
     for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => {});
     closers.length = 0;
   };
-  // no Redis configured (no redis section, no REDIS_URL): refused in one line before anything starts
+  // no Redis configured (no redis section, no REDIS_URL), or a UI login too short to protect anything:
+  // refused in one line before anything starts
   const redisAt = redisSettings(loaded, 'feedsync worker');
+  const admin = uiAdminFromEnv();
   try {
-    return await start(loaded, redisAt, opts, closers, closeAll);
+    return await start(loaded, { redisAt, admin }, opts, closers, closeAll);
   } catch (err) {
     await closeAll();
     throw startupError(err, loaded, opts.port);
@@ -142,7 +144,7 @@ function workerSettings(
 
 async function start(
   loaded: LoadedConfig,
-  redisAt: RedisSettings,
+  { redisAt, admin }: { redisAt: RedisSettings; admin: UiAdmin | undefined },
   opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, JobDefinition<never>>> },
   closers: Array<() => unknown>,
   closeAll: () => Promise<void>,
@@ -192,7 +194,6 @@ async function start(
 
   const status = statusDeps(loaded, withRedis, runtime, { redis, queues, prefix, logger });
   watchFeeds(metrics, loaded, runtime, logger);
-  const admin = uiAdminFromEnv();
   const hosts = allowedHosts(loaded.config.worker.host, loaded.config.worker.allowedHosts);
   const app = createApp({
     redis,

@@ -11,6 +11,7 @@ import { DisplayConfig, resolveDisplay, type DisplayRules } from '../mapping/dis
 import { restrictedReads } from '../mapping/restricted-fields.js';
 import { isPresetName, presetNamed } from '../mapping/presets/registry.js';
 import { CronPattern, intervalUnder, TimeZone } from './cron.js';
+import { bearerToken } from './secret-length.js';
 import { RedisConfig } from '../redis/config-schema.js';
 import { peerRule } from '../net/peer-address.js';
 
@@ -111,15 +112,11 @@ const ScheduleConfig = z.strictObject({
 
 /** feeds[].push: pushed EntityEvents (RESO RCP-028) at the worker's POST /reso/events/<feed> (server/push-route.ts) */
 const PushConfig = z.strictObject({
-  token: z
-    .string()
-    .min(
-      32,
-      'is at least 32 characters: a long random value the MLS sends as `Authorization: Bearer <token>` (e.g. `openssl rand -hex 32` into ${FEEDSYNC_PUSH_TOKEN})',
-    )
-    .describe(
-      'the bearer token the MLS sends with each push; from the environment, e.g. ${FEEDSYNC_PUSH_TOKEN} (a secret: masked in every output)',
-    ),
+  token: bearerToken(
+    'a long random value the MLS sends as `Authorization: Bearer <token>` (e.g. `openssl rand -hex 32` into ${FEEDSYNC_PUSH_TOKEN})',
+  ).describe(
+    'the bearer token the MLS sends with each push; from the environment, e.g. ${FEEDSYNC_PUSH_TOKEN} (a secret: masked in every output)',
+  ),
   maxQueued: z
     .number()
     .int()

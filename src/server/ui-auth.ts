@@ -5,6 +5,9 @@
 // (HTTP Basic, or `Authorization: Bearer <token>`) and then offers every action.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import type { z } from 'zod';
+import { bearerToken, loginPassword } from '../config/secret-length.js';
+import { ConfigError } from '../errors.js';
 import { registerBasicAuth, registerSecret } from '../secrets.js';
 
 export interface UiAdmin {
@@ -29,15 +32,37 @@ export function uiAdminHint(env: NodeJS.ProcessEnv = process.env): string {
   return `${set} is set without ${missing}: set both (or FEEDSYNC_UI_TOKEN) in the worker's environment to enable the queue UI's actions`;
 }
 
-/** Admin access from the environment, or undefined (read-only UI). Its values are registered as secrets. */
+/** FEEDSYNC_UI_TOKEN: a bearer token as a feed's push.token is (config/secret-length.ts) */
+const UiToken = bearerToken('a long random value, e.g. `openssl rand -hex 32`');
+/** FEEDSYNC_UI_PASSWORD: a password a person types into the browser's login */
+const UiPassword = loginPassword('a passphrase of several words, or `openssl rand -base64 15`');
+
+/**
+ * Admin access from the environment, or undefined (read-only UI). Its values are registered as
+ * secrets. A token or password too short to protect anything is a ConfigError (exit 2) naming the
+ * variable and the rule, never the value: a worker does not start behind a login anyone guesses.
+ */
 export function uiAdminFromEnv(env: NodeJS.ProcessEnv = process.env): UiAdmin | undefined {
   const token = env.FEEDSYNC_UI_TOKEN || undefined;
   const user = env.FEEDSYNC_UI_USER || undefined;
   const password = env.FEEDSYNC_UI_PASSWORD || undefined;
   if (user && password) registerBasicAuth(user, password);
   registerSecret(token);
+  registerSecret(password);
+  checkLength('FEEDSYNC_UI_TOKEN', "the queue UI's token", token, UiToken);
+  // checked when set alone too: it is a secret someone chose for a login, and half of a login is said at the start
+  checkLength('FEEDSYNC_UI_PASSWORD', "the queue UI's password", password, UiPassword);
   if (!token && !(user && password)) return undefined;
   return { token, ...(user && password && { user, password }) };
+}
+
+function checkLength(variable: string, what: string, value: string | undefined, rule: z.ZodString): void {
+  if (value === undefined) return;
+  const parsed = rule.safeParse(value);
+  if (!parsed.success)
+    throw new ConfigError(
+      `${variable} is too short: ${what} ${parsed.error.issues.map((i) => i.message).join('; ')}; set a longer one in the worker's environment (or unset it: the queue UI is then read-only); the worker did not start`,
+    );
 }
 
 /** Express middleware for /ui: read-only without admin access; with it, every request must authenticate. */

@@ -16,7 +16,7 @@ import { SN } from '../sync/helpers/feed.js';
 import { badRows, createStory, goodRows, listingsAsText, type Story } from '../undo/helpers.js';
 import { ARTIFACTS, launchChromium, requireChromium } from './chromium.js';
 
-const TOKEN = 'undo-ui-token-0123';
+const TOKEN = 'undo-ui-token-0123-456789abcdef0123456';
 const prefix = uniquePrefix();
 const redis = testRedis();
 let te: TestEmulator;

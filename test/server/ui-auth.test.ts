@@ -123,7 +123,7 @@ describe('the worker HTTP face, closed by default', () => {
   }, 30_000);
 
   it('with FEEDSYNC_UI_TOKEN set, /ui asks for it and then acts; health and metrics stay open', async () => {
-    withEnv({ FEEDSYNC_UI_TOKEN: 'ui-admin-token-1' });
+    withEnv({ FEEDSYNC_UI_TOKEN: 'ui-admin-token-1-0123456789abcdef0123' });
     const ran: unknown[] = [];
     const fake: JobDefinition<{ feed: string; force?: boolean }> = {
       name: 'listing-sync',
@@ -141,9 +141,9 @@ describe('the worker HTTP face, closed by default', () => {
     expect((await forceAdd(w.port, { authorization: 'Bearer wrong' })).status).toBe(401);
     expect((await fetch(`http://127.0.0.1:${w.port}/healthz`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${w.port}/metrics`)).status).toBe(200);
-    const ok = await forceAdd(w.port, { authorization: 'Bearer ui-admin-token-1' });
+    const ok = await forceAdd(w.port, { authorization: 'Bearer ui-admin-token-1-0123456789abcdef0123' });
     expect(ok.status).toBe(200);
-    const basic = `Basic ${Buffer.from('anyone:ui-admin-token-1').toString('base64')}`;
+    const basic = `Basic ${Buffer.from('anyone:ui-admin-token-1-0123456789abcdef0123').toString('base64')}`;
     expect((await fetch(`http://127.0.0.1:${w.port}/ui/`, { headers: { authorization: basic } })).status).toBe(200);
     for (let i = 0; i < 100 && ran.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(ran).toEqual([{ feed: 'homes', force: true }]);

@@ -18,7 +18,7 @@ it.each([
   ['FEEDSYNC_UI_PASSWORD', 'FEEDSYNC_UI_USER'],
 ])('%s without %s: read-only, and the ready line names the one missing', async (set, missing) => {
   const file = await oneFeedDeployment(`url: "${REDIS_URL}"`, cleanups, { name: 'homes', chatbot: 'SN-H' });
-  const w = await spawnWorker(file, { env: { [set]: 'ops-admin-7f3k', [missing]: '', FEEDSYNC_UI_TOKEN: '' } });
+  const w = await spawnWorker(file, { env: { [set]: 'ops-admin-7f3k-horse', [missing]: '', FEEDSYNC_UI_TOKEN: '' } });
   cleanups.push(() => w.kill('SIGTERM'));
   expect(w.logs()).toContain('"ui":"read-only"');
   expect(w.logs()).toContain(`${set} is set without ${missing}: set both`);

@@ -61,6 +61,10 @@ it(
 
     const out = await feedsync(['enqueue', 'undo', bad, '--wait', '--config', s.config]);
     expect(out.code).toBe(0);
+    // what was queued, in words ("undo undo:RUN" before: the job's key)
+    expect(out.stderr).toMatch(
+      new RegExp(`^undo of run ${bad.replaceAll('.', '\\.')}: queued job \\S+ in Redis `, 'm'),
+    );
     expect(out.stderr).toContain(`undid run ${bad} of homes → ${SN}: 2 deleted, 7 updated back, 2 created again`);
     expect(listingsAsText(await te.listings(SN))).toEqual(before);
     // run history has the undo beside the syncs
