@@ -22,7 +22,7 @@ import {
   type RunReport,
   type RunTarget,
 } from '../src/queue/index.js';
-import { runLanes, type FeedRunReport } from '../src/runs/run-lanes.js';
+import { alertFailedUnrun, runLanes, type FeedRunReport } from '../src/runs/run-lanes.js';
 import { chatbotsOf, createRunProgress, lanesOf, type Lane } from '../src/sync/index.js';
 
 export const ListingSyncPayload = z
@@ -197,5 +197,13 @@ export const listingSync: JobDefinition<ListingSyncPayload, ListingSyncReport> =
     without: (p, paused) => ({ ...p, feeds: p.feeds?.filter((f) => !paused.includes(f)) }),
   },
   historyRows,
+  // its lanes' alert rules see the failure, as they see a run that threw
+  failedUnrun: (p, report, ctx) =>
+    alertFailedUnrun(
+      lanesOfJob(p, ctx.config),
+      report.summary,
+      { store: ctx.runtime.store, logger: ctx.logger },
+      { config: ctx.config, job: { jobId: ctx.jobId, attempt: ctx.attempt.made } },
+    ),
   process,
 };

@@ -79,6 +79,16 @@ export interface JobDefinition<P = unknown, R extends RunReport = RunReport> {
    * (a job of several feeds: one per feed); default one row under the job's target
    */
   historyRows?(payload: P, report: RunReport, config: LoadedConfig): Array<{ target: RunTarget; report: RunReport }>;
+  /**
+   * a job failed without running (processor.ts stalledTooOften: its workers stopped running it, or
+   * lost it, too often), after its history is recorded: what its own run would also have told, the
+   * alert rules of a sync's lanes (its attempts taken over counted for none of them)
+   */
+  failedUnrun?(
+    payload: P,
+    report: RunReport,
+    ctx: Pick<JobContext, 'config' | 'runtime' | 'logger' | 'jobId' | 'attempt'>,
+  ): Promise<void>;
   /** the processor logs the run's summary line itself (the queue then logs only a retry/fail decision) */
   logsSummary?: boolean;
   process(payload: P, ctx: JobContext): Promise<R>;

@@ -78,6 +78,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
         stalled: job.stalledCounter,
         maxStalled,
         logger,
+        unrun: { config: deps.config, runtime: deps.runtime, logger: jobLogger, jobId, attempt, payload },
       });
     }
 
@@ -116,15 +117,22 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
 /**
  * A job whose workers died running it more than worker.maxStalledCount times (out of memory on a huge
  * feed, say): failed for good, and recorded so (`feedsync runs`, /status, metrics, alerts) before
- * it runs again. BullMQ alone never fails a job of a scheduler this way (its stalled check spares
+ * it runs again, and to its alert rules (failedUnrun: its attempts taken over, `taken-over`, counted
+ * for none). BullMQ alone never fails a job of a scheduler this way (its stalled check spares
  * them), so a scheduled run that kills its worker would kill one worker after another.
  */
 async function stalledTooOften<P>(
   def: JobDefinition<P, RunReport>,
   record: RecordRun,
-  o: { target: RunTarget; stalled: number; maxStalled: number; logger: Logger },
+  o: {
+    target: RunTarget;
+    stalled: number;
+    maxStalled: number;
+    logger: Logger;
+    unrun: Pick<JobContext, 'config' | 'runtime' | 'logger' | 'jobId' | 'attempt'> & { payload: P };
+  },
 ): Promise<never> {
-  const why = `its worker stopped while running it ${o.stalled} times (killed, or out of memory: see the workers' logs), more than worker.maxStalledCount (${o.maxStalled}); not run again`;
+  const why = `its worker stopped while running it ${o.stalled} times (killed, out of memory, or its job lock lost: see the workers' logs), more than worker.maxStalledCount (${o.maxStalled}); not run again`;
   const report: RunReport = {
     outcome: 'failed',
     summary: `${def.name} ${describe(o.target)} failed: ${why}`,
@@ -132,6 +140,10 @@ async function stalledTooOften<P>(
   };
   await record(report);
   o.logger.error({ outcome: report.outcome }, report.summary);
+  const { payload, ...ctx } = o.unrun;
+  await def
+    .failedUnrun?.(payload, report, ctx)
+    .catch((err: unknown) => o.logger.warn({ err }, 'alert rules could not be checked'));
   throw new UnrecoverableError(why);
 }
 

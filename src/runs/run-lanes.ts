@@ -105,16 +105,7 @@ async function runEach(
     );
   } catch (err) {
     // a run that could not even report (authentication refused, config the feed cannot use) still counts as failed
-    const at = new Date().toISOString();
-    const failed = {
-      at,
-      outcome: 'error',
-      message: causeMessage(err),
-      records: 0,
-      valid: 0,
-      rejected: 0,
-      unmapped: [],
-    };
+    const failed = failedObservation('error', causeMessage(err));
     await alert(lanes.map((lane) => [lane, { ...failed, runId: extras.get(lane)!.runId }] as const));
     throw err;
   }
@@ -189,11 +180,37 @@ async function recordAndAlert(
   }));
 }
 
+/** What the alert rules see of a run that failed before it could report: a failed run, nothing read. */
+function failedObservation(outcome: 'error' | 'failed', message: string): Omit<RunObservation, 'runId'> {
+  return { at: new Date().toISOString(), outcome, message, records: 0, valid: 0, rejected: 0, unmapped: [] };
+}
+
+/**
+ * The alert rules of a job's lanes when the job failed without running (queue/processor.ts
+ * stalledTooOften): each sees a `failed` run under the run id the job's attempt has, as a run that
+ * threw is seen (its attempts taken over before counted for none). A lane whose rules could not be
+ * checked is logged.
+ */
+export async function alertFailedUnrun(
+  lanes: readonly Lane[],
+  message: string,
+  deps: Pick<SyncDeps, 'store' | 'logger'>,
+  ctx: RunContext & { job: { jobId: string; attempt: number } },
+): Promise<void> {
+  const failed = { ...failedObservation('failed', message), runId: newRunId(ctx.job) };
+  await alertLanes(
+    lanes.map((lane) => [lane, failed] as const),
+    deps,
+    {},
+    ctx,
+  );
+}
+
 /** The alert rules after the lanes' runs (none in a dry run); a lane whose rules could not be checked is logged. */
 async function alertLanes(
   runs: ReadonlyArray<readonly [Lane, RunObservation]>,
-  deps: Omit<SyncDeps, 'changes'>,
-  opts: SyncOptions,
+  deps: Pick<SyncDeps, 'store' | 'logger'>,
+  opts: Pick<SyncOptions, 'dryRun'>,
   ctx: RunContext,
 ): Promise<void> {
   if (opts.dryRun || runs.length === 0) return;

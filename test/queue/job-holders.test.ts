@@ -26,7 +26,9 @@ import {
 import { holdJob, sweepJobHolders, type SweepDeps } from '../../src/queue/job-holders.js';
 import { JOB_LOCK_LOST } from '../../src/errors.js';
 import { keysOf } from '../../src/redis/keys.js';
-import { deferred, loadedConfig, processorDeps, redisAt, testRedis, useQueues } from './helpers.js';
+import { JOBS } from '../../jobs/index.js';
+import { startHttpReceiver } from '../alerts/receivers.js';
+import { deferred, feedsYaml, loadedConfig, processorDeps, redisAt, testRedis, useQueues } from './helpers.js';
 
 const q = useQueues();
 /** BullMQ's maxStalledCount as workers.ts sets it: the config's default (2) and one */
@@ -161,6 +163,15 @@ describe('the sweep of the jobs’ holder records', () => {
   describe('a job that kills its workers', () => {
     let workers: WorkerSet | undefined;
     afterEach(async () => workers?.close(5000));
+    /** the workers that run the job once it has been found gone three times */
+    const ONE_AT_A_TIME = {
+      redis: redisAt(q.prefix),
+      concurrency: 1,
+      lockDurationMs: 5000,
+      stalledIntervalMs: 5000,
+      watchdogMs: 60_000,
+      logger: silentLogger,
+    };
 
     it('found gone more than worker.maxStalledCount (2) times, it fails, recorded as failed', async () => {
       const { jobId } = await enqueueJob(q.redis, q.queues, 'sync', 'feed:oom', { feed: 'oom' });
@@ -190,14 +201,7 @@ describe('the sweep of the jobs’ holder records', () => {
       workers = startWorkers(
         q.queues,
         { sync: createProcessor(def as JobDefinition<never>, processorDeps(q.redis, q.prefix, config)) },
-        {
-          redis: redisAt(q.prefix),
-          concurrency: 1,
-          lockDurationMs: 5000,
-          stalledIntervalMs: 5000,
-          watchdogMs: 60_000,
-          logger: silentLogger,
-        },
+        ONE_AT_A_TIME,
       );
       const end = await waitForJob(q.redis, q.queues, 'sync', jobId);
       expect(end).toMatchObject({
@@ -207,6 +211,49 @@ describe('the sweep of the jobs’ holder records', () => {
       expect(ran).toEqual([]);
       const [run] = await listRuns(q.redis, q.prefix, { feed: 'oom', limit: 1 });
       expect(run).toMatchObject({ jobId, outcome: 'failed' });
+    });
+
+    it('a sync job failed so is seen by its lanes’ alert rules: a failing run, not silence', async () => {
+      // (its attempts taken over ended `taken-over`, which the rules do not count: without this, a
+      // job lost three times over would fail for good with no alert)
+      const receiver = await startHttpReceiver();
+      try {
+        const { jobId } = await enqueueJob(q.redis, q.queues, 'sync', 'feed:lost', { feed: 'lost' });
+        for (let k = 1; k <= 3; k++) {
+          const token = `t-lost-${k}`;
+          expect((await taker.getNextJob(token))?.id).toBe(jobId);
+          const record = { ...newHolder('lost'), ...(await deadProcess()), queue: QUEUE_NAMES.sync, jobId };
+          await q.redis.hset(key(), token, JSON.stringify(record));
+          expect(await sweepJobHolders(deps())).toMatchObject([{ jobId, stalled: k }]);
+        }
+        await taker.close();
+        const config = loadedConfig(
+          `api: { baseUrl: "http://127.0.0.1:1", secretKey: sk-test-lost-1, sessionKey: ss-test-lost-2 }
+alerts: { channels: [{ kind: webhook, url: "${receiver.url}/hook", secret: whsec-test-lost }], rules: { failedRuns: 1 } }
+feeds:
+${feedsYaml(['lost'])}`,
+        );
+        workers = startWorkers(
+          q.queues,
+          { sync: createProcessor(JOBS.sync, processorDeps(q.redis, q.prefix, config)) },
+          ONE_AT_A_TIME,
+        );
+        expect(await waitForJob(q.redis, q.queues, 'sync', jobId)).toMatchObject({ state: 'failed' });
+        const [run] = await listRuns(q.redis, q.prefix, { feed: 'lost', limit: 1 });
+        expect(run).toMatchObject({ jobId, outcome: 'failed' });
+        const alerts = receiver.received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+        expect(alerts).toEqual([
+          expect.objectContaining({
+            status: 'firing',
+            condition: 'failing',
+            feed: 'lost',
+            runId: `${jobId}.1`,
+            message: expect.stringMatching(/its worker stopped while running it 3 times/),
+          }),
+        ]);
+      } finally {
+        await receiver.close();
+      }
     });
   });
 });
