@@ -119,6 +119,15 @@ export class CancelRequest extends Error {
   }
 }
 
+/**
+ * The abort reason of a worker's run whose BullMQ job lock was lost (queue/workers.ts: its renewal
+ * found the lock gone or another's). The job is another attempt's now: a stalled check or a
+ * sibling's sweep (queue/job-holders.ts) put it back to wait, where a worker takes it over and that
+ * attempt records the job's real outcome. So this attempt ends `taken-over` (sync/model/outcome.ts
+ * stoppedOutcome), not a failed run. A string: BullMQ's cancelJob passes its reason as one.
+ */
+export const JOB_LOCK_LOST = 'job lock lost: the job is taken over by another attempt';
+
 /** Cancelled through an AbortSignal (job cancelled, SIGINT). Retrying is the caller's decision. */
 export class AbortedError extends FeedsyncError {
   readonly code = 'ABORTED';

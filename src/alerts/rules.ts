@@ -60,7 +60,11 @@ export const emptyState = (): AlertState => ({ streak: 0, open: {} });
 /** what only a run that read the feed can say */
 const FEED_CONDITIONS = ['rejected', 'feed-rejected', 'dropped', 'unmapped'] as const satisfies readonly Condition[];
 
-/** outcomes that count toward `failing`, whatever the cause (an authentication refused ends `failed`) */
+/**
+ * outcomes that count toward `failing`, whatever the cause (an authentication refused ends `failed`);
+ * not `cancelled` (an operator's) nor `taken-over` (a lost job lock: the attempt that took the job
+ * over is the run that counts), which neither count nor end the row
+ */
 const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error', 'failed']);
 
 /** The state after a run, and the conditions that hold after it (stale aside: see staleness). */

@@ -65,7 +65,7 @@ export function earlierAttemptChanges({ run, total }: RunChanges): number {
 export function earlierAttemptNote(found: RunChanges): string | undefined {
   const n = earlierAttemptChanges(found);
   return n
-    ? `${n} of these changes were made by an earlier attempt of this run (its worker shut down or died before it ended); the outcome and counts above are the last attempt’s`
+    ? `${n} of these changes were made by an earlier attempt of this run (its worker shut down, died or lost the job’s lock before it ended); the outcome and counts above are the last attempt’s`
     : undefined;
 }
 

@@ -1,13 +1,14 @@
 // Turns a job definition into a BullMQ processor: parse the payload, take the locks of its chatbots
 // (or its target's: run-prepare.ts), run, record the report in history (with the worker that ran
 // it), and tell BullMQ whether to retry (run-settle.ts, retry-policy.ts). A run stopped by its
-// worker's shutdown goes back to the queue at once, for another worker (hand-back.ts). A job that
+// worker's shutdown goes back to the queue at once, for another worker (hand-back.ts); one stopped
+// by its lost job lock is recorded `taken-over` and left to the attempt that took it (takenOver). A job that
 // finds a lock busy waits behind it; a scheduler's run only when no other run of its scheduler
 // waits, else it ends `skipped` (schedule-wait.ts).
-import { DelayedError, UnrecoverableError, type Job, type Processor } from 'bullmq';
+import { DelayedError, UnrecoverableError, WaitingError, type Job, type Processor } from 'bullmq';
 import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';
-import { FeedsyncError, GuardError } from '../errors.js';
+import { FeedsyncError, GuardError, JOB_LOCK_LOST } from '../errors.js';
 import type { Logger } from '../log.js';
 import { lockFreedWhileMoving, type LockWaiters, type TargetLock } from '../locks/target-lock.js';
 import { maskError } from '../secrets.js';
@@ -49,8 +50,8 @@ interface RunScope<P> {
   record: RecordRun;
 }
 
-/** How a run under its locks ended: its report (the job's return value), or handed back to the queue. */
-type Ended = { report: RunReport } | { handBack: true };
+/** How a run under its locks ended: its report (the job's return value), handed back to the queue, or taken over. */
+type Ended = { report: RunReport } | { handBack: true } | { takenOver: true };
 
 export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>, deps: ProcessorDeps): Processor {
   const waiters = lockWaiters(deps);
@@ -106,6 +107,8 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     }
     // (after the locks are released: the worker that takes it next finds its chatbots free)
     if ('handBack' in ended) return handBack(job, token);
+    // (moved already, or about to be by a stalled check: BullMQ leaves a WaitingError's job as it is)
+    if ('takenOver' in ended) throw new WaitingError();
     return ended.report;
   };
 }
@@ -253,12 +256,13 @@ async function runLocked<P>(s: RunScope<P>): Promise<Ended> {
     const as = (r: RunReport, about: RunTarget) => cancelledReport(s, r, about);
     await s.record(report, as);
     report = as(report, s.target);
-  } else if (shuttingDown(s.signal) && isFailedOutcome(report.outcome)) return handedBack(s, report);
+  } else if (lockLost(s.signal)) return takenOver(s, report);
+  else if (shuttingDown(s.signal) && isFailedOutcome(report.outcome)) return handedBack(s, report);
   else await s.record(report);
   return { report: await settle(s.def, s.job, s.token, report, s) };
 }
 
-/** A run that threw: cancelled by an operator, handed back by a shutdown, held back by a guard, or failed. */
+/** A run that threw: cancelled by an operator, taken over, handed back by a shutdown, held back by a guard, or failed. */
 async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal): Promise<Ended> {
   const { def, target, attempt, logger } = s;
   if (s.cancel?.signal.aborted) {
@@ -268,6 +272,11 @@ async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal)
     const report = as(error, target);
     logger.warn({ outcome: report.outcome }, report.summary);
     return { report };
+  }
+  if (lockLost(s.signal)) {
+    const why = err instanceof Error ? err.message : String(err);
+    const summary = `${def.name} ${describe(target)} taken over by another attempt of its job (its job lock was lost): ${why}`;
+    return takenOver(s, { outcome: 'taken-over', summary });
   }
   const jobErr = toJobError(err, jobSignal);
   const outcome = err instanceof GuardError ? 'guard' : 'error';
@@ -296,6 +305,35 @@ async function handedBack<P>(s: RunScope<P>, report: RunReport): Promise<Ended> 
   await s.record(report, back);
   s.logger.warn({ outcome: report.outcome }, back(report).summary);
   return { handBack: true };
+}
+
+/** BullMQ's signal of the job aborted by its lost lock (workers.ts): the job is another attempt's. */
+function lockLost(signal: AbortSignal | undefined): boolean {
+  return Boolean(signal?.aborted && signal.reason === JOB_LOCK_LOST);
+}
+
+/**
+ * A run stopped because its job lock was lost: the job is another attempt's now (put back to wait
+ * by a sibling's sweep or a stalled check, or about to be), which runs what this one left and
+ * records the job's outcome. This one is recorded as it ended, no failed run: its lanes
+ * `taken-over` (stoppedOutcome: their change log records and alert rules say it too; their writes
+ * stay in the change log, under the job's run id, for `runs show` and undo), or what it came to
+ * before it heard of the loss (a lane that finished, one a lost chatbot lock stopped first:
+ * `aborted`). The job is left as it is: completing or failing it needs the lock this attempt lost.
+ */
+async function takenOver<P>(s: RunScope<P>, report: RunReport): Promise<Ended> {
+  const over = (r: RunReport): RunReport => ({
+    ...r,
+    retryable: false,
+    retryAt: undefined,
+    summary:
+      r.outcome === 'taken-over'
+        ? r.summary
+        : `${r.summary} — then taken over: its job lock was lost, another attempt runs the job and records its outcome`,
+  });
+  await s.record(report, over);
+  s.logger.warn({ outcome: report.outcome }, over(report).summary);
+  return { takenOver: true };
 }
 
 /** A run an operator cancelled (control.ts): its report as `cancelled` (the word its lanes' change log records say: stoppedOutcome), by whom. */

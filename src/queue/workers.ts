@@ -28,6 +28,7 @@ import { within } from '../redis/deadline.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
 import { WORKER_SHUTDOWN } from './hand-back.js';
+import { JOB_LOCK_LOST } from '../errors.js';
 import { thisWorker, workerName } from './worker-identity.js';
 import { idleCollection, type IdleCollection, type IdleCollectionSettings } from './idle-collection.js';
 import { holdJob, startSweeping } from './job-holders.js';
@@ -124,9 +125,10 @@ function createSlot(
     maxStalledCount: bullMaxStalledCount(settings),
   });
   // BullMQ stops renewing a lock it cannot extend; the job must stop too, or a second worker
-  // that recovers it as stalled would run beside this one.
+  // that recovers it as stalled would run beside this one. The job is that attempt's now: this one
+  // ends `taken-over` (JOB_LOCK_LOST, processor.ts takenOver), not failed.
   worker.on('lockRenewalFailed', (ids: string[]) => {
-    for (const id of ids) worker.cancelJob(id, 'job lock lost');
+    for (const id of ids) worker.cancelJob(id, JOB_LOCK_LOST);
   });
   const connectionError = connectionErrorLog(
     settings.logger,

@@ -9,7 +9,8 @@ import type { UndoConflict } from './plan-undo.js';
 import { feedsyncCommand } from '../format/invocation.js';
 
 /** guard: the change log did not keep all of the run and --force was not given: nothing was done */
-export type UndoOutcome = 'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'cancelled' | 'failed';
+export type UndoOutcome =
+  'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'cancelled' | 'taken-over' | 'failed';
 
 export interface UndoReport {
   /** this undo's own run id (it can be undone in turn) */

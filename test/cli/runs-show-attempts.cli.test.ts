@@ -75,6 +75,6 @@ it('counts every change recorded under the run id and says an earlier attempt ma
   expect(r.stdout).toContain('changes (10):');
   expect(r.stdout).toContain('… 7 more (--limit, or --json)');
   expect(r.stdout).toContain(
-    '6 of these changes were made by an earlier attempt of this run (its worker shut down or died before it ended); the outcome and counts above are the last attempt’s',
+    '6 of these changes were made by an earlier attempt of this run (its worker shut down, died or lost the job’s lock before it ended); the outcome and counts above are the last attempt’s',
   );
 });

@@ -24,6 +24,7 @@ import {
   type WorkerSet,
 } from '../../src/queue/index.js';
 import { holdJob, sweepJobHolders, type SweepDeps } from '../../src/queue/job-holders.js';
+import { JOB_LOCK_LOST } from '../../src/errors.js';
 import { keysOf } from '../../src/redis/keys.js';
 import { deferred, loadedConfig, processorDeps, redisAt, testRedis, useQueues } from './helpers.js';
 
@@ -216,7 +217,7 @@ describe('a live job taken for a dead one (a false "gone")', () => {
     for (const w of sets.splice(0)) await w.close(5000);
   });
 
-  it('its second run waits for the chatbot lock; the first stops at its lost job lock; never two at once, the job completes', async () => {
+  it('its second run waits for the chatbot lock; the first stops at its lost job lock, recorded taken-over; never two at once, the job completes', async () => {
     const started = deferred<AbortSignal>();
     let inFlight = 0;
     let most = 0;
@@ -274,7 +275,16 @@ describe('a live job taken for a dead one (a false "gone")', () => {
     expect(end.state).toBe('completed');
     expect(firstSignal.aborted).toBe(true);
     expect(most).toBe(1);
-    expect(runs).toEqual(['start first', 'first stopped: job lock lost', 'start second']);
+    expect(runs).toEqual(['start first', `first stopped: ${JOB_LOCK_LOST}`, 'start second']);
+    // the stopped attempt is no failed run: recorded taken over; the second records the job's outcome (newest first)
+    const history = await listRuns(q.redis, q.prefix, { feed: 'fg', limit: 5 });
+    expect(history.map((r) => [r.jobId, r.outcome])).toEqual([
+      [jobId, 'ok'],
+      [jobId, 'taken-over'],
+    ]);
+    expect(history[1]!.summary).toBe(
+      `listing-sync fg taken over by another attempt of its job (its job lock was lost): stopped`,
+    );
     expect(await q.redis.hlen(key())).toBe(0);
   });
 });

@@ -4,6 +4,7 @@
 import type { Entries } from './entries.js';
 import type { KeyType } from '../../listing/schema.js';
 import type { DeleteReason, PlannedCreate, PlannedDelete, PlannedUpdate } from './plan-types.js';
+import type { StoppedOutcome } from './outcome.js';
 
 export interface ItemFailure {
   key: string;
@@ -35,7 +36,7 @@ export interface ExecutionResult {
   deletedByReason: Partial<Record<DeleteReason, number>>;
   /** key → the unlisted fields (JSON) of every successful write: what undo completes a listing with */
   unlisted: Entries;
-  stopped?: 'aborted' | 'cancelled' | 'unavailable' | 'failed';
+  stopped?: StoppedOutcome | 'unavailable' | 'failed';
   stopReason?: string;
 }
 
@@ -51,7 +52,7 @@ export interface Executor {
   run(jobs: AsyncIterable<Job> | Iterable<Job>): Promise<void>;
   /** One job, now (the caller's pool keeps `concurrency` of them in flight: runPool, pool.ts) */
   runOne(job: Job): Promise<void>;
-  /** After a pool ended, before the result is read: the writes' records that still wait are made; a run whose signal was aborted ends 'aborted', or 'cancelled' by an operator's cancel (stoppedOutcome; unless it stopped otherwise). */
+  /** After a pool ended, before the result is read: the writes' records that still wait are made; a run whose signal was aborted ends 'aborted', 'cancelled' by an operator's cancel, or 'taken-over' by a lost job lock (stoppedOutcome; unless it stopped otherwise). */
   settle(): void;
   result: ExecutionResult;
 }

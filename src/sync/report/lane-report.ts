@@ -106,13 +106,16 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
 }
 
 /**
- * An interrupted run (shutdown, lost lock, deadline) is retried, one an operator cancelled is not: the next one goes on from what this
+ * An interrupted run (shutdown, lost chatbot lock, deadline) is retried; one an operator cancelled is
+ * not, nor one taken over (its job runs on in the attempt that took it): the next one goes on from what this
  * one wrote (a read that failed with a transient answer, a 5xx, may succeed on a rerun even when
  * nothing of it could be used).
  */
 function retryableOf(r: LaneReportInput, failures: readonly ItemFailure[]): boolean {
   // (an operator's cancel: the next scheduled run picks up the rest, as runbook.md promises)
   if (r.outcome === 'cancelled') return false;
+  // (a lost job lock: the job is another attempt's, which runs what this one left)
+  if (r.outcome === 'taken-over') return false;
   return (
     r.outcome === 'unavailable' ||
     r.outcome === 'aborted' ||

@@ -269,6 +269,8 @@ export function outcomeHeadline(outcome: SyncOutcome, feed: string, chatbot: str
     case 'cancelled':
     case 'failed':
       return `sync of ${pair} ${outcome}`;
+    case 'taken-over':
+      return `sync of ${pair} taken over by another attempt of its job (its job lock was lost)`;
   }
 }
 
