@@ -24,6 +24,7 @@ import type { LoadedConfig } from '../config/schema.js';
 import { openChangeLog } from '../change-log/open.js';
 import { findUndoTarget } from '../undo/undo-run.js';
 import { feedsyncCommand } from '../format/invocation.js';
+import { readJobReport, type JobReport, type ReportKind } from './job-report.js';
 
 export interface EnqueueOptions {
   job: string;
@@ -61,7 +62,7 @@ type Result = { target: RunTarget; queue: string } & Enqueued & {
 
 /** What one enqueue runs with: the queues of the config's Redis, named as the messages name it. */
 interface Queueing extends Pick<OpsRedis, 'redis' | 'prefix' | 'named' | 'answer' | 'failure'> {
-  kind: JobKind;
+  kind: ReportKind;
   opts: EnqueueOptions;
   queues: ReturnType<typeof createQueues>;
 }
@@ -181,12 +182,30 @@ async function waitFor(
     r.report = recorded?.report;
     r.exit = exitForFailure(recorded?.report);
   }
+  // the report as its kind's formatter takes it: a value of another shape is said, not printed
+  const read = r.report === undefined ? undefined : readJobReport(kind, r.report);
+  const unreadable = read && 'problem' in read ? unreadableReport(q, r, read.problem) : undefined;
+  if (unreadable) {
+    r.error = r.state === 'failed' ? `${r.error}; ${unreadable}` : unreadable;
+    // a completed job's outcome is in the value that cannot be read: nothing says the run went well
+    r.exit = r.state === 'failed' ? r.exit : EXIT.failed;
+  }
   if (!opts.json) {
-    process.stderr.write(r.report ? await formatReport(kind, r.report) : '');
+    process.stderr.write(read && 'report' in read ? await formatReport(read.report) : '');
     if (r.state === 'failed') process.stderr.write(`job ${r.jobId} failed: ${r.error}\n`);
+    else if (unreadable) process.stderr.write(`feedsync: ${unreadable}\n`);
     for (const runId of runIdsOf(r.report))
       process.stderr.write(`  changes: ${feedsyncCommand()} runs show ${runId} --config ${opts.config}\n`);
   }
+}
+
+/** What is said of a job whose report is not one of its kind: the job, what is wrong, where to look and why it may be so. */
+function unreadableReport({ kind, opts }: Queueing, r: Result, problem: string): string {
+  const what = r.state === 'completed' ? 'return value' : 'report kept in run history';
+  return (
+    `job ${r.jobId} (${kind}) ${r.state}, but its ${what} is not a ${kind} report this feedsync reads (${problem}), so what the run did is not known from it; ` +
+    `see it in \`${feedsyncCommand()} runs --config ${opts.config}\` or the queue UI (a worker of another feedsync version may have run it: run the workers and this command at one version)`
+  );
 }
 
 /**
@@ -211,7 +230,7 @@ async function progressLine(
   };
 }
 
-function jobKind(job: string): JobKind {
+function jobKind(job: string): ReportKind {
   if (job === 'sync' || job === 'settings' || job === 'smoke' || job === 'undo') return job;
   throw new ConfigError(`unknown job "${job}": use sync, settings, smoke or undo RUN`);
 }
@@ -341,22 +360,25 @@ function exitForFailure(report: unknown): number {
 }
 
 // Each formatter is loaded when used, so `enqueue smoke` does not load the sync.
-async function formatReport(kind: JobKind, report: unknown): Promise<string> {
-  const text = await format(kind, report);
+async function formatReport(report: JobReport): Promise<string> {
+  const text = await format(report);
   return text.endsWith('\n') ? text : `${text}\n`;
 }
 
-async function format(kind: JobKind, report: unknown): Promise<string> {
-  // A thrown error's report (outcome 'error', or a thrown guard's: it has a code) has only a summary.
-  if ((report as { outcome?: unknown }).outcome === 'error' || 'code' in (report as object))
-    return String((report as { summary?: unknown }).summary ?? '');
-  if (kind === 'sync') {
-    // a job of several lanes (feeds run together, a routed feed): each lane's report
-    const { formatSyncReport } = await import('../sync/index.js');
-    const lanes = (report as { lanes?: unknown }).lanes;
-    return (Array.isArray(lanes) ? lanes : [report]).map((r) => formatSyncReport(r as never)).join('\n');
+async function format(r: JobReport): Promise<string> {
+  switch (r.kind) {
+    case 'error':
+      return r.summary;
+    case 'sync': {
+      // a job of several lanes (feeds run together, a routed feed): each lane's report
+      const { formatSyncReport } = await import('../sync/index.js');
+      return r.lanes.map((lane) => formatSyncReport(lane)).join('\n');
+    }
+    case 'settings':
+      return (await import('../settings/index.js')).formatSettingsReport(r.report);
+    case 'undo':
+      return (await import('../undo/index.js')).formatUndoReport(r.report);
+    case 'smoke':
+      return (await import('../smoke/index.js')).formatSmokeReport(r.report);
   }
-  if (kind === 'settings') return (await import('../settings/index.js')).formatSettingsReport(report as never);
-  if (kind === 'undo') return (await import('../undo/index.js')).formatUndoReport(report as never);
-  return (await import('../smoke/index.js')).formatSmokeReport(report as never);
 }
