@@ -163,15 +163,15 @@ describe('the sweep of the jobs’ holder records', () => {
   describe('a job that kills its workers', () => {
     let workers: WorkerSet | undefined;
     afterEach(async () => workers?.close(5000));
-    /** the workers that run the job once it has been found gone three times */
-    const ONE_AT_A_TIME = {
+    /** the workers that run the job once it has been found gone three times (on this test's prefix) */
+    const oneAtATime = () => ({
       redis: redisAt(q.prefix),
       concurrency: 1,
       lockDurationMs: 5000,
       stalledIntervalMs: 5000,
       watchdogMs: 60_000,
       logger: silentLogger,
-    };
+    });
 
     it('found gone more than worker.maxStalledCount (2) times, it fails, recorded as failed', async () => {
       const { jobId } = await enqueueJob(q.redis, q.queues, 'sync', 'feed:oom', { feed: 'oom' });
@@ -201,7 +201,7 @@ describe('the sweep of the jobs’ holder records', () => {
       workers = startWorkers(
         q.queues,
         { sync: createProcessor(def as JobDefinition<never>, processorDeps(q.redis, q.prefix, config)) },
-        ONE_AT_A_TIME,
+        oneAtATime(),
       );
       const end = await waitForJob(q.redis, q.queues, 'sync', jobId);
       expect(end).toMatchObject({
@@ -236,7 +236,7 @@ ${feedsYaml(['lost'])}`,
         workers = startWorkers(
           q.queues,
           { sync: createProcessor(JOBS.sync, processorDeps(q.redis, q.prefix, config)) },
-          ONE_AT_A_TIME,
+          oneAtATime(),
         );
         expect(await waitForJob(q.redis, q.queues, 'sync', jobId)).toMatchObject({ state: 'failed' });
         const [run] = await listRuns(q.redis, q.prefix, { feed: 'lost', limit: 1 });
