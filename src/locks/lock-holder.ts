@@ -115,24 +115,28 @@ export function describeHolder(holder: LockHolder, what = holder.what ? `\`${hol
 /** Parse a holder record (JSON), or undefined when it is not one. */
 export function parseHolder(text: string): LockHolder | undefined {
   try {
-    const v: unknown = JSON.parse(text);
-    if (!v || typeof v !== 'object') return undefined;
-    const h = v as Record<string, unknown>;
-    if (typeof h.pid !== 'number' || typeof h.owner !== 'string') return undefined;
-    const str = (k: string) => (typeof h[k] === 'string' ? (h[k] as string) : undefined);
-    return {
-      owner: h.owner,
-      pid: h.pid,
-      host: str('host') ?? hostname(), // a record from before hosts were recorded was written here
-      ...(str('bootId') && { bootId: str('bootId') }),
-      ...(str('pidNs') && { pidNs: str('pidNs') }),
-      ...(str('startTime') && { startTime: str('startTime') }),
-      what: str('what') ?? '',
-      at: str('at') ?? '',
-    };
+    return holderOf(JSON.parse(text));
   } catch {
     return undefined;
   }
+}
+
+/** A holder record already parsed from JSON (a record that holds more, job-holders.ts), or undefined when it is not one. */
+export function holderOf(v: unknown): LockHolder | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const h = v as Record<string, unknown>;
+  if (typeof h.pid !== 'number' || typeof h.owner !== 'string') return undefined;
+  const str = (k: string) => (typeof h[k] === 'string' ? (h[k] as string) : undefined);
+  return {
+    owner: h.owner,
+    pid: h.pid,
+    host: str('host') ?? hostname(), // a record from before hosts were recorded was written here
+    ...(str('bootId') && { bootId: str('bootId') }),
+    ...(str('pidNs') && { pidNs: str('pidNs') }),
+    ...(str('startTime') && { startTime: str('startTime') }),
+    what: str('what') ?? '',
+    at: str('at') ?? '',
+  };
 }
 
 /** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks after boot (Linux). */

@@ -20,14 +20,7 @@
 // stopped", and worker.maxStalledCount fails a job that kills its workers (processor.ts).
 import type { Job, Queue } from 'bullmq';
 import type { Logger } from '../log.js';
-import {
-  describeHolder,
-  holderGone,
-  holdingHere,
-  newHolder,
-  parseHolder,
-  type LockHolder,
-} from '../locks/lock-holder.js';
+import { describeHolder, holderGone, holdingHere, newHolder, holderOf, type LockHolder } from '../locks/lock-holder.js';
 import type { RedisClient } from '../redis/connection.js';
 
 /** How often a worker process sweeps the records: a dead sibling's job goes back within about this. */
@@ -65,11 +58,17 @@ interface JobHolder {
 }
 
 function parseRecord(text: string): JobHolder | undefined {
-  const holder = parseHolder(text);
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined; // another version's, or not ours: left to it
+  }
+  const holder = holderOf(v);
   if (!holder) return undefined;
-  const v = JSON.parse(text) as { queue?: unknown; jobId?: unknown };
-  if (typeof v.queue !== 'string' || typeof v.jobId !== 'string') return undefined;
-  return { queue: v.queue, jobId: v.jobId, holder };
+  const { queue, jobId } = v as { queue?: unknown; jobId?: unknown };
+  if (typeof queue !== 'string' || typeof jobId !== 'string') return undefined;
+  return { queue, jobId, holder };
 }
 
 /**

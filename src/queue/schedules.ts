@@ -162,10 +162,15 @@ export async function upsertSchedule(
 ): Promise<string | undefined> {
   const job = await queues[s.kind].upsertJobScheduler(
     s.id,
-    { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}), ...(o.now && { immediately: true }) },
+    { ...repeatOf(s), ...(o.now && { immediately: true }) },
     { name: s.name, data: s.data },
   );
   return job?.id;
+}
+
+/** When a scheduler runs, as BullMQ's RepeatOptions take it: its pattern, and its time zone when it has one. */
+function repeatOf(s: PlannedSchedule): { pattern: string; tz?: string } {
+  return { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}) };
 }
 
 /**
@@ -183,7 +188,7 @@ export async function makeNextAfter(queues: Queues, s: PlannedSchedule, tick: nu
     await queue.jobScheduler
   ).upsertJobScheduler(
     s.id,
-    { pattern: s.pattern, ...(s.tz ? { tz: s.tz } : {}) },
+    repeatOf(s),
     s.name,
     s.data,
     { ...queue.defaultJobOptions, prevMillis: tick },
