@@ -20,7 +20,7 @@ export interface PeerCounts {
 }
 
 /** The feed's valid listings, `size` at a time (bounded memory: a peer never holds the whole feed). */
-async function* listingBatches(feed: FeedConfig, baseDir: string, size: number): AsyncIterable<ListingCreate[]> {
+export async function* listingBatches(feed: FeedConfig, baseDir: string, size: number): AsyncIterable<ListingCreate[]> {
   const opened = openFeed(feed.name, feed.source, { baseDir, logger: silentLogger });
   let batch: ListingCreate[] = [];
   for await (const item of mapFeed(opened.items, compileMapping(feed.mapping), {

@@ -62,7 +62,7 @@ import { lanesOf } from '../../src/sync/index.js';
 import { createEchoFiles } from '../../src/state/echo-files.js';
 import { recordChecked } from '../../src/state/store-walk.js';
 import { ECHO_ROWS } from '../../src/sync/remote/page-echo.js';
-import { recreatePeer, upsertPeer, type PeerCounts } from './naive-peers.js';
+import { listingBatches, recreatePeer, upsertPeer, type PeerCounts } from './naive-peers.js';
 import { mdTable, num, sec, writeMdPart } from './bench-md.js';
 
 /** BENCH_LATENCY_MS: the emulator's latency a request for the reruns (issue 55's own reference ran at 10 ms) */
@@ -115,6 +115,10 @@ const WORKER = 'rerun, no change, 2nd in one process (worker)';
 const UPSERT = 'per record: list, update or create';
 const RECREATE = 'delete all, recreate';
 const BARE = 'bare paging client (new process)';
+/** the first sync's reference: Node's fetch sending the same creates, nothing else (bare-writer.mjs) */
+const BARE_WRITE = 'bare writing client (new process)';
+/** issue 55 point 6a: a first sync's wall within this many times its latency bound */
+const FIRST_WALL = 1.1;
 /** the no-change rerun's targets against the bare client: its wall (issue 55 point 6b; issue 39 had 1.5) and its CPU (issue 39) */
 const BARE_WALL = 1.2;
 const BARE_CPU = 2;
@@ -142,7 +146,9 @@ interface Row {
   rssMb?: number;
   /** feedsync: the run's state commits (KvStore.apply of the state store): their time and the entries they set or deleted */
   commit?: { ms: number; entries: number };
-  /** the whole process, its start included: wall from spawn to exit, CPU since it started (feedsync rows and the bare paging client) */
+  /** the bare writing client: from its first create to its last answer (its start and its file's read left out) */
+  writingMs?: number;
+  /** the whole process, its start included: wall from spawn to exit, CPU since it started (feedsync rows and the bare clients) */
   process?: { wallMs: number; cpuMs: number };
   counts: string;
 }
@@ -335,6 +341,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       // (the emulator's CPU over the process: over both runs of the worker row)
       out.push({ ...scenarioProcess(task), emulatorCpuMs: (await emulatorCpu(emulator)) - e0 });
       if (s.scenario === NO_CHANGE) out.push(await barePaging(emulator, n, url, s.latencyMs));
+      if (s.scenario === 'first sync') out.push(await bareWriting(emulator, { n, url, dir, feed }, s.latencyMs));
       if (!peers || s.runs > 1) continue;
       for (const [tool, chatbot, run] of [
         [UPSERT, 'SN-PEER-UPSERT', (a: ChatbotApi, f: FeedConfig) => upsertPeer(a, f, dir, CONCURRENCY)],
@@ -480,19 +487,11 @@ async function flushFiles(dir: string): Promise<void> {
  * process, its start included: its wall from spawn to exit, its process's CPU.
  */
 async function barePaging(emulator: ChildProcess, n: number, url: string, latencyMs: number): Promise<Row> {
-  const e0 = await emulatorCpu(emulator);
-  const p0 = performance.now();
-  const r = spawnSync(
-    process.execPath,
-    [join(dirname(here), 'bare-pager.mjs'), url, 'SN-BENCH', 'bench-session', String(PAGE_SIZE), String(CONCURRENCY)],
-    {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+  const { got, wallMs, emulatorCpuMs } = await bareProcess<{ listings: number; pages: number; pagingMs: number }>(
+    emulator,
+    'bare-pager.mjs',
+    [url, 'SN-BENCH', 'bench-session', String(PAGE_SIZE), String(CONCURRENCY)],
   );
-  const wallMs = Math.round(performance.now() - p0);
-  if (r.status !== 0) throw new Error(`the bare paging client failed (exit ${r.status})`);
-  const got = JSON.parse(r.stdout.trim()) as { listings: number; pages: number; cpuMs: number; pagingMs: number };
   return {
     n,
     tool: BARE,
@@ -503,10 +502,76 @@ async function barePaging(emulator: ChildProcess, n: number, url: string, latenc
     cpuMs: got.cpuMs,
     process: { wallMs, cpuMs: got.cpuMs },
     pagingMs: got.pagingMs,
-    emulatorCpuMs: (await emulatorCpu(emulator)) - e0,
+    emulatorCpuMs,
     boundMs: bound(got.pages, latencyMs),
     latencyMs,
     counts: `${got.listings} listings paged`,
+  };
+}
+
+/** A bare client's script (beside this file) as a process of its own: what it printed, its wall from spawn to exit, the emulator's CPU meanwhile. */
+async function bareProcess<T>(
+  emulator: ChildProcess,
+  script: string,
+  args: string[],
+): Promise<{ got: T & { cpuMs: number }; wallMs: number; emulatorCpuMs: number }> {
+  const e0 = await emulatorCpu(emulator);
+  const p0 = performance.now();
+  const r = spawnSync(process.execPath, [join(dirname(here), script), ...args], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const wallMs = Math.round(performance.now() - p0);
+  if (r.status !== 0) throw new Error(`the bare client ${script} failed (exit ${r.status})`);
+  const got = JSON.parse(r.stdout.trim()) as T & { cpuMs: number };
+  return { got, wallMs, emulatorCpuMs: (await emulatorCpu(emulator)) - e0 };
+}
+
+/**
+ * The first sync's reference: a bare client (bare-writer.mjs) sending the same creates from a new
+ * process, into a chatbot of its own: the listings feedsync's reader and mapping make of the same
+ * feed, written to a file before its clock starts. Its wall from spawn to exit; writingMs from its
+ * first create to its last answer.
+ */
+async function bareWriting(
+  emulator: ChildProcess,
+  to: { n: number; url: string; dir: string; feed: FeedConfig },
+  latencyMs: number,
+): Promise<Row> {
+  const bodies = join(to.dir, 'bare-writer-bodies.jsonl');
+  const file = await open(bodies, 'w');
+  try {
+    for await (const batch of listingBatches({ ...to.feed, chatbot: 'SN-BENCH-BARE-WRITE' }, to.dir, 1000))
+      await file.write(batch.map((l) => JSON.stringify(l) + '\n').join(''));
+  } finally {
+    await file.close();
+  }
+  let ran;
+  try {
+    ran = await bareProcess<{ listings: number; writingMs: number }>(emulator, 'bare-writer.mjs', [
+      to.url,
+      'bench-session',
+      bodies,
+      String(CONCURRENCY),
+    ]);
+  } finally {
+    await rm(bodies, { force: true });
+  }
+  const { got, wallMs, emulatorCpuMs } = ran;
+  return {
+    n: to.n,
+    tool: BARE_WRITE,
+    scenario: 'first sync',
+    calls: got.listings,
+    retries: 0,
+    wallMs,
+    cpuMs: got.cpuMs,
+    process: { wallMs, cpuMs: got.cpuMs },
+    writingMs: got.writingMs,
+    emulatorCpuMs,
+    boundMs: bound(got.listings, latencyMs),
+    latencyMs,
+    counts: `${got.listings} listings created (${got.writingMs} ms from the first create)`,
   };
 }
 
@@ -729,6 +794,7 @@ function print(rows: Row[]): void {
       ...body.map(line),
       '',
       ...bareSummary(rows),
+      ...bareWriteSummary(rows),
       ...peerSummary(rows),
     ].join('\n'),
   );
@@ -785,10 +851,41 @@ function bareSummary(rows: Row[]): string[] {
     : [];
 }
 
+/** A first sync beside the bare writing client, in the same run: each one's run (no start) over the latency bound. */
+function firstBesideBare(rows: readonly Row[], bare: Row) {
+  const ours = rows.find((x) => x.tool === FEEDSYNC && x.n === bare.n && x.scenario === 'first sync');
+  if (!ours || bare.writingMs === undefined || ours.boundMs === 0) return undefined;
+  return {
+    ours,
+    oursRatio: ours.wallMs / ours.boundMs,
+    bareRatio: bare.writingMs / bare.boundMs,
+    versus: ours.wallMs / bare.writingMs,
+  };
+}
+
+/** The first sync against its latency bound (issue 55 point 6a) and against the bare writing client's, as ratios within this run. */
+function bareWriteSummary(rows: Row[]): string[] {
+  const out: string[] = [];
+  for (const bare of rows.filter((x) => x.tool === BARE_WRITE)) {
+    const f = firstBesideBare(rows, bare);
+    if (!f) continue;
+    out.push(
+      `${bare.n} listings, first sync: feedsync's run ${f.ours.wallMs} ms, ${f.oursRatio.toFixed(2)}× its bound (issue 55 point 6a: ≤ ${FIRST_WALL}×)${f.oursRatio <= FIRST_WALL ? ' ✓' : ' ✗'}; the bare writing client's creates ${bare.writingMs} ms, ${f.bareRatio.toFixed(2)}× the same bound; feedsync ${f.versus.toFixed(2)}× the bare client`,
+    );
+  }
+  return out.length
+    ? [
+        'the first sync beside a bare writing client sending the same creates (bare-writer.mjs: fetch + JSON.parse, 16 in flight, a new process; both without their start):',
+        ...out,
+        '',
+      ]
+    : [];
+}
+
 /** feedsync against each peer, per scenario, as ratios within this run. */
 function peerSummary(rows: Row[]): string[] {
   const out: string[] = [];
-  for (const r of rows.filter((x) => x.tool !== FEEDSYNC && x.tool !== BARE)) {
+  for (const r of rows.filter((x) => x.tool !== FEEDSYNC && x.tool !== BARE && x.tool !== BARE_WRITE)) {
     const ours = rows.find((x) => x.tool === FEEDSYNC && x.n === r.n && x.scenario === r.scenario);
     if (!ours) continue;
     out.push(
@@ -851,6 +948,7 @@ function syncMarkdown(rows: readonly Row[]): string {
     mdTable(head, body, new Set([3, 4, 5, 6, 7, 8, 9, 10, 11, 12])),
     '',
     ...bareMarkdown(rows),
+    ...bareWriteMarkdown(rows),
     ...peerMarkdown(rows),
   ].join('\n');
 }
@@ -920,10 +1018,43 @@ function bareMarkdown(rows: readonly Row[]): string[] {
   ];
 }
 
+/** The first sync beside the bare writing client: each one's creates over the same latency bound. */
+function bareWriteMarkdown(rows: readonly Row[]): string[] {
+  const out: string[][] = [];
+  for (const bare of rows.filter((x) => x.tool === BARE_WRITE)) {
+    const f = firstBesideBare(rows, bare);
+    if (!f) continue;
+    out.push([
+      num(bare.n),
+      sec(bare.boundMs),
+      `${sec(f.ours.wallMs)}: ${f.oursRatio.toFixed(2)} (≤ ${FIRST_WALL}) ${f.oursRatio <= FIRST_WALL ? '✓' : '✗'}`,
+      `${sec(bare.writingMs!)}: ${f.bareRatio.toFixed(2)}`,
+      `${f.versus.toFixed(2)}×`,
+    ]);
+  }
+  if (!out.length) return [];
+  return [
+    "The first sync beside a bare client sending the same creates (`test/bench/bare-writer.mjs`: Node's fetch, 16 in flight, `JSON.parse` of each answer, nothing else; the listings feedsync's mapping makes of the same feed, read from a file before its clock starts), each without its process's start, over the same latency bound (issue 55 point 6a: ≤ 1.1):",
+    '',
+    mdTable(
+      [
+        'listings',
+        'bound',
+        'feedsync: run, wall/bound (target)',
+        'bare client: creates, wall/bound',
+        'feedsync / bare',
+      ],
+      out,
+      new Set([0, 1, 2, 3, 4]),
+    ),
+    '',
+  ];
+}
+
 /** feedsync beside the naive scripts, per scenario: their calls and time as multiples of feedsync's. */
 function peerMarkdown(rows: readonly Row[]): string[] {
   const out: string[][] = [];
-  for (const r of rows.filter((x) => x.tool !== FEEDSYNC && x.tool !== BARE)) {
+  for (const r of rows.filter((x) => x.tool !== FEEDSYNC && x.tool !== BARE && x.tool !== BARE_WRITE)) {
     const ours = rows.find((x) => x.tool === FEEDSYNC && x.n === r.n && x.scenario === r.scenario);
     if (!ours) continue;
     out.push([
