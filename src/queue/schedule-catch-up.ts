@@ -9,8 +9,9 @@
 // tick is less than one interval of the pattern old (the time from the tick before it): a run due
 // 15 h ago on `0 9,17 * * *` (its ticks 8 h apart after 09:00) is not run an hour before the next.
 //
-// What a run lost is: a next job `gone` or `orphan` whose tick has come (it was never taken: a
-// taken one moves the scheduler on, or is `completed`/`failed`, which ran), or, for the watch, a
+// What a run lost is: a next job `gone` or `orphan` whose tick has come (its run never started:
+// BullMQ makes a scheduler's next job before it runs the one taken, so one it still names was not
+// run, even taken by a worker lost before making the next; one `completed`/`failed` ran), or, for the watch, a
 // scheduler `missing` that this worker last saw waiting for a tick that has come, the job of that
 // tick gone with it (kept, it runs by itself or ran: schedule-watch.ts stillLost). A worker's start
 // has not seen it: a scheduler missing then is new in config or was lost with Redis's keys before

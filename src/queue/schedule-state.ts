@@ -66,7 +66,10 @@ export function lostInRedis(s: ScheduleInRedis): boolean {
 // KEYS[i]: the `repeat` key of scheduler i's queue (`<prefix>:<queue>:repeat`; the queue's other
 // keys and the job's hash are named from it, as BullMQ's scripts name them from their prefix key);
 // ARGV[1]: '1' to drop an orphan (the keys BullMQ's removeJobKeys deletes: the hash in no list is
-// what an upsert at the same tick would collide with, -10); ARGV[i + 1]: scheduler i's id.
+// what an upsert at the same tick would collide with, -10), and a gone job's id from the queue's
+// lists (its hash lost, an id left in `active` by a worker lost as it took the job, or in `delayed`,
+// would be put back or promoted and taken as a job with no data: its tick run twice, once broken);
+// ARGV[i + 1]: scheduler i's id.
 // Returns state, next job id, its place ('' unless ok), '1' when the scheduler's hash is missing, for
 // each (its `name`, which storeJobScheduler.lua always writes: a worker's failed next-make leaves a
 // hash holding `ic` alone, updateJobScheduler-12.lua's HINCRBY). A healthy scheduler costs four
@@ -84,6 +87,13 @@ for i, repeatKey in ipairs(KEYS) do
     local jobKey = base .. jobId
     if redis.call('EXISTS', jobKey) == 0 then
       state = 'gone'
+      if ARGV[1] == '1' then
+        local lists = {'wait', 'active', 'paused'}
+        for _, list in ipairs(lists) do redis.call('LREM', base .. list, 0, jobId) end
+        redis.call('ZREM', base .. 'delayed', jobId)
+        redis.call('ZREM', base .. 'prioritized', jobId)
+        redis.call('SREM', base .. 'stalled', jobId)
+      end
     elseif redis.call('ZSCORE', base .. 'delayed', jobId) then place = 'delayed'
     elseif redis.call('ZSCORE', base .. 'prioritized', jobId) then place = 'prioritized'
     elseif redis.call('LPOS', base .. 'wait', jobId) then place = 'wait'

@@ -221,6 +221,57 @@ describe('a job scheduler whose next job Redis lost, the scheduler kept', () => 
     expect(warnings()).toEqual([]);
   });
 
+  // What a nightly operator expects of a tick whose worker was lost as it took it (killed between
+  // BullMQ's moveToActive and the make of the next job, or its make failed): no night lost, none run
+  // twice. The scheduler still names the taken job, so that job's run never started (BullMQ makes a
+  // scheduler's next job before it runs the one taken): it is run once, by the stalled check that
+  // puts it back in `wait`, and the watch writes nothing; or, the job lost from Redis (its hash, or
+  // its entry in `active`), made up once by the watch, and nothing else of it runs (its id left in
+  // `active` was put back as a job with no data: the tick ran twice, once broken).
+  it.each(['kept', 'its hash lost', 'its entry in `active` lost'] as const)(
+    'its job taken by a worker lost before it made the next, %s: run once, nothing run twice',
+    async (how) => {
+      await applySchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, logger: silentLogger });
+      const [tick] = await pendingJobs(EVERY_SECOND);
+      await until('its tick come', async () => Date.now() > Number(tick!.split(':').pop()) + 50);
+      // as BullMQ's moveToActive leaves it (delayed to active, taken, its lock held for a second by a
+      // worker that then died); no next job made
+      await q.redis.eval(
+        `redis.call('ZREM', KEYS[1], ARGV[1]); redis.call('LPUSH', KEYS[2], ARGV[1])
+       redis.call('HSET', KEYS[3], 'processedOn', ARGV[2], 'ats', '1')
+       redis.call('SET', KEYS[3] .. ':lock', 'a-lost-worker', 'PX', 1000)`,
+        3,
+        q.queues.sync.toKey('delayed'),
+        q.queues.sync.toKey('active'),
+        q.queues.sync.toKey(tick!),
+        tick!,
+        String(Date.now()),
+      );
+      if (how === 'its hash lost') await q.redis.del(q.queues.sync.toKey(tick!));
+      if (how === 'its entry in `active` lost') await q.redis.lrem(q.queues.sync.toKey('active'), 1, tick!);
+      const { logger, warnings } = capture();
+      const ran: string[] = [];
+      const stop = watchSchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, intervalMs: 50, logger });
+      const worker = new Worker(QUEUE_NAMES.sync, async (job) => void ran.push(job.id!), {
+        connection: testRedis(),
+        prefix: q.prefix,
+        stalledInterval: 500,
+      });
+      try {
+        await until('the taken tick run, and two ticks after it', async () => ran.length >= 3, 10_000);
+      } finally {
+        stop();
+        await worker.close();
+      }
+      // its tick run once: by the stalled check (kept), or made up, due now (lost with the job)
+      const ofTick = ran.filter((id) => id === tick || Number(id.split(':').pop()) % 1000 !== 0);
+      expect(ofTick).toHaveLength(1);
+      expect(new Set(ran).size).toBe(ran.length);
+      if (how === 'kept') expect(warnings()).toEqual([]);
+      else expect(warnings()).toMatchObject([{ state: how === 'its hash lost' ? 'gone' : 'orphan', lostJob: tick }]);
+    },
+  );
+
   it("its definition's hash deleted: the worker taking a tick cannot make the next (BullMQ's script fails midway), the watch builds it, its data whole", async () => {
     await applySchedules(q.redis, q.queues, [EVERY_SECOND], { root: q.prefix, logger: silentLogger });
     await q.redis.del(q.queues.sync.toKey(`repeat:${EVERY_SECOND.id}`));

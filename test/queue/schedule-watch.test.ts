@@ -18,7 +18,7 @@ import {
 } from '../../src/queue/index.js';
 import { schedulerStates } from '../../src/queue/schedule-state.js';
 import { restoreSchedules, watchSchedules } from '../../src/queue/schedule-watch.js';
-import { testRedis, until, useQueues } from './helpers.js';
+import { captureLogs, testRedis, until, useQueues } from './helpers.js';
 
 const PLANNED: PlannedSchedule[] = [
   { kind: 'sync', id: 'sync:austin', pattern: '0 3 * * *', name: QUEUE_NAMES.sync, data: { feed: 'austin' } },
@@ -153,13 +153,7 @@ describe('job schedulers Redis lost', () => {
   it('a write refused at every look is warned of once, again when the failure changes, and after a long while', async () => {
     await applySchedules(q.redis, q.queues, PLANNED, { root: q.prefix, logger: silentLogger });
     await q.redis.del(q.queues.sync.toKey('repeat'));
-    const lines: string[] = [];
-    const logger = createLogger({
-      level: 'info',
-      destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
-    });
-    const said = () =>
-      lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => (l.level as number) >= 40);
+    const { logger, warnings: said } = captureLogs();
     const looks = async (n: number, o: { sayAgainMs?: number } = {}) => {
       const stop = watchSchedules(q.redis, q.queues, PLANNED, { root: q.prefix, intervalMs: 50, logger, ...o });
       try {
