@@ -57,20 +57,41 @@ export async function restoreSchedules(
   const none: WriterOutcome = { written: [], failed: [] };
   if ((await lost(false)).length === 0) return none;
   const outcome = await writeAsTheWriter(redis, queues, root, 0, async () =>
-    (await lost(true)).map(({ schedule, state, nextJob, place, definitionLost }) => {
-      const waited = state === 'missing' ? waitedFor.get(schedule.id) : undefined;
-      return {
-        schedule,
-        state,
-        ...(nextJob && { lostJob: nextJob }),
-        ...(place && { place }),
-        ...(definitionLost && { definitionLost }),
-        ...(waited !== undefined && { waitedFor: waited }),
-      };
-    }),
+    Promise.all(
+      (await lost(true)).map(async ({ schedule, state, nextJob, place, definitionLost }) => {
+        const waited = state === 'missing' ? await stillLost(redis, queues, schedule, waitedFor) : undefined;
+        return {
+          schedule,
+          state,
+          ...(nextJob && { lostJob: nextJob }),
+          ...(place && { place }),
+          ...(definitionLost && { definitionLost }),
+          ...(waited !== undefined && { waitedFor: waited }),
+        };
+      }),
+    ),
   );
   for (const w of outcome?.written ?? []) if (w.nextJob) waitedFor.set(w.schedule.id, tickOf(w.nextJob));
   return outcome ?? none;
+}
+
+/**
+ * The tick a scheduler found missing was last seen waiting for, when its job was lost with it; undefined
+ * when that job is still there (any state: waiting or delayed, it runs by itself; active, completed or
+ * failed, it was taken). A scheduler is lost alone when its queue's `repeat` set is (one key: evicted,
+ * deleted by hand) while its next job, a key of its own, is kept and taken at its tick: made up for,
+ * that tick ran twice.
+ */
+async function stillLost(
+  redis: RedisClient,
+  queues: Queues,
+  schedule: PlannedSchedule,
+  waitedFor: TicksWaitedFor,
+): Promise<number | undefined> {
+  const tick = waitedFor.get(schedule.id);
+  if (tick === undefined) return undefined;
+  const job = queues[schedule.kind].toKey(`repeat:${schedule.id}:${tick}`);
+  return (await redis.exists(job)) === 0 ? tick : undefined;
 }
 
 export interface ScheduleWatchOptions {

@@ -242,7 +242,9 @@ export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: nu
       : `; photos: ${m.downloaded} downloaded, ${m.reused} reused, ${m.failed} failed${m.storageError ? ' (storage could not be used)' : ''}`;
   const tail = `in ${r.durationMs} ms${attempt ? ` (attempt ${attempt.made}/${attempt.max})` : ''}`;
   if (r.dryRun) {
-    return `dry run ${r.feed} → ${r.chatbot}: would create ${c.created}, update ${c.updated}, delete ${c.deleted + c.duplicatesRemoved}; ${c.unchanged} unchanged, ${c.rejected} rejected${photos}; nothing written ${tail}`;
+    // a plan whose run would not end ok says so before its counts: read alone, they look like a run that would succeed
+    const end = r.outcome === 'ok' ? '' : ` (a real run would end "${outcomeHeadline(r.outcome, r.feed, r.chatbot)}")`;
+    return `dry run ${r.feed} → ${r.chatbot}${end}: would create ${c.created}, update ${c.updated}, delete ${c.deleted + c.duplicatesRemoved}; ${c.unchanged} unchanged, ${c.rejected} rejected${photos}; nothing written ${tail}`;
   }
   const dup = c.duplicatesRemoved ? `, ${c.duplicatesRemoved} duplicates removed` : '';
   return `${outcomeHeadline(r.outcome, r.feed, r.chatbot)}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed${photos} ${tail}`;
