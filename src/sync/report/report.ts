@@ -273,6 +273,8 @@ export function outcomeHeadline(outcome: SyncOutcome, feed: string, chatbot: str
       return `sync of ${pair} ${outcome}`;
     case 'taken-over':
       return `sync of ${pair} taken over by another attempt of its job (its job lock was lost)`;
+    case 'handed-back':
+      return `sync of ${pair} handed back to the queue (its worker shut down; another worker runs it)`;
   }
 }
 
