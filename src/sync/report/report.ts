@@ -247,7 +247,21 @@ export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: nu
     return `dry run ${r.feed} → ${r.chatbot}${end}: would create ${c.created}, update ${c.updated}, delete ${c.deleted + c.duplicatesRemoved}; ${c.unchanged} unchanged, ${c.rejected} rejected${photos}; nothing written ${tail}`;
   }
   const dup = c.duplicatesRemoved ? `, ${c.duplicatesRemoved} duplicates removed` : '';
-  return `${outcomeHeadline(r.outcome, r.feed, r.chatbot)}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed${photos} ${tail}`;
+  const headline = outcomeHeadline(r.outcome, r.feed, r.chatbot);
+  const why = r.outcome === 'partial' ? ` (${partialWhy(r)})` : '';
+  return `${headline}${why}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed${photos} ${tail}`;
+}
+
+/**
+ * Why a run synced only in part (lane-report.ts laneOutcome): a feed not read whole, writes that
+ * failed, or else absences the source could not confirm; each withholds the deletes.
+ */
+function partialWhy(r: Pick<SyncReport, 'source' | 'counts'>): string {
+  const why = [
+    ...(r.source.complete ? [] : ['the feed was not read whole']),
+    ...(r.counts.failed > 0 ? ['some writes failed'] : []),
+  ];
+  return why.length ? why.join('; ') : 'deletes withheld';
 }
 
 /**
@@ -260,7 +274,7 @@ export function outcomeHeadline(outcome: SyncOutcome, feed: string, chatbot: str
     case 'ok':
       return `synced ${pair}`;
     case 'partial':
-      return `synced ${pair} in part (some writes refused)`;
+      return `synced ${pair} in part`;
     case 'guard':
       return `synced ${pair}, deletes held by the delete guard`;
     case 'rejected':
