@@ -128,6 +128,14 @@ export class CancelRequest extends Error {
  */
 export const JOB_LOCK_LOST = 'job lock lost: the job is taken over by another attempt';
 
+/**
+ * The abort reason of a worker's run whose job lock was lost with the job itself: the job is in no
+ * list of its queue (its keys lost in a failover to a replica that lacked them, evicted, deleted by
+ * hand), so no attempt takes it over. A stopped run (`aborted`), a failed one for the alert rules:
+ * nothing else will say that the run did not end. A string, as JOB_LOCK_LOST.
+ */
+export const JOB_LOST = 'job lost from Redis: its lock is gone and no attempt has the job; enqueue it again';
+
 /** Cancelled through an AbortSignal (job cancelled, SIGINT). Retrying is the caller's decision. */
 export class AbortedError extends FeedsyncError {
   readonly code = 'ABORTED';
