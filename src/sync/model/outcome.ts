@@ -1,6 +1,6 @@
 // What a lane's steps decide and what its run comes to, in the words the report uses: the kernel's,
 // because the guard decides it, the paging and the run end with it and the report prints it.
-import { CancelRequest, JOB_LOCK_LOST, WORKER_SHUTDOWN } from '../../errors.js';
+import { AbortedError, CancelRequest, isRetryable, JOB_LOCK_LOST, WORKER_SHUTDOWN } from '../../errors.js';
 import type { FieldChange } from '../../listing/canonical.js';
 import type { DeleteReason, PlannedDelete } from './plan-types.js';
 
@@ -39,6 +39,20 @@ export function stoppedOutcome(reason: unknown): StoppedOutcome {
   if (reason instanceof CancelRequest) return 'cancelled';
   if (reason === JOB_LOCK_LOST) return 'taken-over';
   return reason === WORKER_SHUTDOWN ? 'handed-back' : 'aborted';
+}
+
+/**
+ * How a step that threw ends (the paging of a sync's or an undo's chatbot): by its signal's reason
+ * when its signal stopped it (stoppedOutcome), `aborted` for an abort of its own, `unavailable` when a
+ * later try may get through, else `failed`.
+ */
+export function thrownOutcome(
+  err: unknown,
+  signal: AbortSignal | undefined,
+): StoppedOutcome | 'unavailable' | 'failed' {
+  if (signal?.aborted) return stoppedOutcome(signal.reason);
+  if (err instanceof AbortedError) return 'aborted';
+  return isRetryable(err) ? 'unavailable' : 'failed';
 }
 
 /** What a dry run would do (also the plan the executor carried out). */
