@@ -133,7 +133,7 @@ export async function writeAsTheWriter(
     const out: WriterOutcome = { written: [], failed: [] };
     for (const w of await look()) {
       try {
-        out.written.push(await writeSchedule(queues, w));
+        out.written.push(await writeSchedule(redis, queues, w));
       } catch (err) {
         out.failed.push({ ...w, err: err as Error });
       }
