@@ -8,8 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { listRuns } from '../../src/queue/index.js';
 import { startHttpReceiver } from '../alerts/receivers.js';
 import { until } from './helpers.js';
-import { alertedSyncUnderWay } from './alerted-sync.js';
-import { useDeployment } from './use-deployment.js';
+import { deployAlerted, homesUnderWay, useDeployment } from './use-deployment.js';
 
 const d = useDeployment();
 
@@ -20,7 +19,15 @@ describe('a run whose job is lost from Redis under it', () => {
   it('is recorded as a stopped run, not taken-over, and its alert rules hear of it', async () => {
     const receiver = await startHttpReceiver();
     try {
-      const { w, jobId } = await alertedSyncUnderWay(d, { chatbot: SN, rows: ROWS, hookUrl: `${receiver.url}/hook` });
+      const file = await deployAlerted(d, {
+        chatbot: SN,
+        rows: ROWS,
+        hookUrl: `${receiver.url}/hook`,
+        // (no stalled check within the test: what becomes of the job is the test's)
+        worker: { lockDurationMs: 4000, stalledIntervalMs: 60_000, concurrency: 1 },
+      });
+      const w = await d.start(file);
+      const jobId = await homesUnderWay(d, w, SN);
 
       // the job's keys lost (its hash, its lock, its place in `active`): its lock's renewal fails
       const jobKey = d.queues.sync.toKey(jobId);
