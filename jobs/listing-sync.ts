@@ -86,7 +86,18 @@ function lanesOfReport(report: RunReport): FeedRunReport[] | undefined {
 /** One report for the job: the lanes' reports, the worst outcome first (it decides retry or not). */
 export type ListingSyncReport = FeedRunReport & { lanes?: FeedRunReport[] };
 
-const SEVERITY = ['failed', 'rejected', 'guard', 'unavailable', 'aborted', 'cancelled', 'taken-over', 'partial', 'ok'];
+const SEVERITY = [
+  'failed',
+  'rejected',
+  'guard',
+  'unavailable',
+  'aborted',
+  'cancelled',
+  'taken-over',
+  'handed-back',
+  'partial',
+  'ok',
+];
 
 function jobReport(reports: FeedRunReport[]): ListingSyncReport {
   const sorted = [...reports].sort((a, b) => SEVERITY.indexOf(a.outcome) - SEVERITY.indexOf(b.outcome));

@@ -128,6 +128,15 @@ export class CancelRequest extends Error {
  */
 export const JOB_LOCK_LOST = 'job lock lost: the job is taken over by another attempt';
 
+/**
+ * The abort reason of a worker's running jobs when the worker shuts down gracefully (queue/workers.ts:
+ * BullMQ's cancelAllJobs; queue/hand-back.ts moves each job back to wait, where another worker takes
+ * it at once). The job did not fail: this attempt ends `handed-back` (sync/model/outcome.ts
+ * stoppedOutcome), counted toward no failing streak; the attempt that takes it records its outcome.
+ * A string: BullMQ's cancelAllJobs passes its reason as one.
+ */
+export const WORKER_SHUTDOWN = 'worker shutting down: job handed back to the queue';
+
 /** Cancelled through an AbortSignal (job cancelled, SIGINT). Retrying is the caller's decision. */
 export class AbortedError extends FeedsyncError {
   readonly code = 'ABORTED';

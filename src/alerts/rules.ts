@@ -62,8 +62,9 @@ const FEED_CONDITIONS = ['rejected', 'feed-rejected', 'dropped', 'unmapped'] as 
 
 /**
  * outcomes that count toward `failing`, whatever the cause (an authentication refused ends `failed`);
- * not `cancelled` (an operator's) nor `taken-over` (a lost job lock: the attempt that took the job
- * over is the run that counts), which neither count nor end the row
+ * not `cancelled` (an operator's), `taken-over` (a lost job lock) nor `handed-back` (its worker's
+ * graceful shutdown): the attempt that takes the job over is the run that counts; these neither
+ * count nor end the row
  */
 const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error', 'failed']);
 

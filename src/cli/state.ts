@@ -13,7 +13,7 @@ import { ConfigError } from '../errors.js';
 import { createFileStore, type FileStore } from '../state/file-store.js';
 import { OPEN_WAIT_MS, openWaitNotice } from '../state/open-lock.js';
 import { stateFile } from '../state/paths.js';
-import { parseStateJson, writeStateJson } from '../state/state-json.js';
+import { parseStateJson, placeIn, writeStateJson, type TextPlace } from '../state/state-json.js';
 import { EXIT } from './exit.js';
 
 export interface StateOptions {
@@ -80,6 +80,24 @@ async function written(out: Writable, piece: string): Promise<void> {
   if (!out.write(piece)) await once(out, 'drain');
 }
 
+/** FILE's text; FILE missing or a folder is the command line's fault (relative to the current folder, not to the config as config paths are). */
+async function readDocument(file: string): Promise<string> {
+  const remedy = 'Give the path of a document `feedsync state export` wrote; nothing was imported';
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT')
+      throw inputError(
+        `The state document ${file}`,
+        `does not exist (looked for ${resolve(file)}; FILE is relative to the current folder)`,
+        remedy,
+      );
+    if (code === 'EISDIR') throw inputError(`The state document ${file}`, 'is a folder, not a file', remedy);
+    throw err;
+  }
+}
+
 /**
  * The document to import is the command's input: one that is missing, not JSON or not the state's
  * shape is a usage error (exit 2, as a config's), said as `source problem. remedy.`; nothing is imported.
@@ -88,20 +106,14 @@ const inputError = (source: string, problem: string, remedy: string) =>
   new ConfigError(`${source} ${problem}. ${remedy}.`);
 
 async function importFrom(store: FileStore, file: string | undefined): Promise<void> {
-  const source = useStdio(file) ? 'The state document on stdin' : `The state document ${file}`;
-  const json = useStdio(file)
-    ? await text(process.stdin)
-    : await readFile(file, 'utf8').catch((err: unknown) => {
-        // FILE is the command line's: relative to the current folder, not to the config as config paths are
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        throw inputError(
-          source,
-          `does not exist (looked for ${resolve(file)}; FILE is relative to the current folder)`,
-          'Give the path of a document `feedsync state export` wrote; nothing was imported',
-        );
-      });
-  const state = parseStateJson(json, (problem) =>
-    inputError(source, problem, 'Export the state (feedsync state export), edit that document and import it again'),
+  const json = useStdio(file) ? await text(process.stdin) : await readDocument(file);
+  // a place in a file as FILE:LINE:COLUMN, for an editor to open; on stdin in words (there is no file)
+  const source = (at?: TextPlace) =>
+    useStdio(file)
+      ? `The state document on stdin${at ? ` (line ${at.line}, column ${at.column})` : ''}`
+      : `The state document ${placeIn(file, at)}`;
+  const state = parseStateJson(json, (problem, _cause, at) =>
+    inputError(source(at), problem, 'Export the state (feedsync state export), edit that document and import it again'),
   );
   await store.replace(state);
   const entries = [...state.values()].reduce((n, pairs) => n + pairs.length, 0);

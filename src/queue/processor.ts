@@ -1,7 +1,8 @@
 // Turns a job definition into a BullMQ processor: parse the payload, take the locks of its chatbots
 // (or its target's: run-prepare.ts), run, record the report in history (with the worker that ran
 // it), and tell BullMQ whether to retry (run-settle.ts, retry-policy.ts). A run stopped by its
-// worker's shutdown goes back to the queue at once, for another worker (hand-back.ts); one stopped
+// worker's shutdown is recorded `handed-back` and goes back to the queue at once, for another worker
+// (hand-back.ts, handedBack); one stopped
 // by its lost job lock is recorded `taken-over` and left to the attempt that took it (takenOver). A job that
 // finds a lock busy waits behind it; a scheduler's run only when no other run of its scheduler
 // waits, else it ends `skipped` (schedule-wait.ts).
@@ -48,6 +49,8 @@ interface RunScope<P> {
   cancel?: { signal: AbortSignal };
   held: readonly TargetLock[];
   record: RecordRun;
+  /** the worker process running it (a hand-back's summary names it) */
+  worker: WorkerIdentity;
 }
 
 /** How a run under its locks ended: its report (the job's return value), handed back to the queue, or taken over. */
@@ -100,7 +103,20 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     const cancel = deps.cancels?.watch(jobId);
     let ended: Ended;
     try {
-      const scope = { def, deps, job, token, signal, payload, target, attempt, logger, jobLogger, held: locks.held };
+      const scope = {
+        def,
+        deps,
+        job,
+        token,
+        signal,
+        payload,
+        target,
+        attempt,
+        logger,
+        jobLogger,
+        held: locks.held,
+        worker,
+      };
       ended = await runLocked({ ...scope, ...(cancel && { cancel }), record });
     } finally {
       cancel?.done();
@@ -269,12 +285,12 @@ async function runLocked<P>(s: RunScope<P>): Promise<Ended> {
     await s.record(report, as);
     report = as(report, s.target);
   } else if (lockLost(s.signal)) return takenOver(s, report);
-  else if (shuttingDown(s.signal) && isFailedOutcome(report.outcome)) return handedBack(s, report);
+  else if (shuttingDown(s.signal) && handsBack(report.outcome)) return handedBack(s, report);
   else await s.record(report);
   return { report: await settle(s.def, s.job, s.token, report, s) };
 }
 
-/** A run that threw: cancelled by an operator, taken over, handed back by a shutdown, held back by a guard, or failed. */
+/** A run that threw: cancelled by an operator, taken over, handed back by a shutdown (`handed-back`), held back by a guard, or failed. */
 async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal): Promise<Ended> {
   const { def, target, attempt, logger } = s;
   if (s.cancel?.signal.aborted) {
@@ -290,6 +306,10 @@ async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal)
     const summary = `${def.name} ${describe(target)} taken over by another attempt of its job (its job lock was lost): ${why}`;
     return takenOver(s, { outcome: 'taken-over', summary });
   }
+  if (shuttingDown(s.signal) && !(err instanceof GuardError)) {
+    const why = err instanceof Error ? err.message : String(err);
+    return handedBack(s, { outcome: 'handed-back', summary: `${def.name} ${describe(target)} stopped: ${why}` });
+  }
   const jobErr = toJobError(err, jobSignal);
   const outcome = err instanceof GuardError ? 'guard' : 'error';
   const failed: RunReport & { code?: string } = {
@@ -298,7 +318,6 @@ async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal)
     summary: `${def.name} ${describe(target)} ${isFailedOutcome(outcome) ? 'failed' : outcome}: ${jobErr.message}`,
     retryable: !(jobErr instanceof UnrecoverableError),
   };
-  if (shuttingDown(s.signal) && isFailedOutcome(outcome)) return handedBack(s, failed);
   await s.record(failed);
   // a guard that held the run back is its outcome, not a failure of the job (retry-policy.ts)
   if (!isFailedOutcome(outcome)) return { report: await settle(def, s.job, s.token, failed, s) };
@@ -307,12 +326,25 @@ async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal)
   throw maskError(jobErr);
 }
 
-/** A run its worker's shutdown stopped: recorded as it ended (retryable: the job runs again at once, elsewhere). */
+/**
+ * Whether a run its worker's shutdown stopped goes back to the queue: one the shutdown stopped
+ * (`handed-back`: stoppedOutcome) or that ended failed meanwhile; one that finished (ok, partial,
+ * guard, ...) before it heard of the shutdown is settled as it is.
+ */
+function handsBack(outcome: string): boolean {
+  return outcome === 'handed-back' || isFailedOutcome(outcome);
+}
+
+/**
+ * A run its worker's shutdown stopped: recorded as it ended (its lanes `handed-back`, stoppedOutcome:
+ * their change log records and alert rules say it too, no failed run; a lane that failed or was
+ * stopped otherwise first keeps its word), naming the worker, retryable: the job runs again at once, elsewhere.
+ */
 async function handedBack<P>(s: RunScope<P>, report: RunReport): Promise<Ended> {
   const back = (r: RunReport): RunReport => ({
     ...r,
     retryable: true,
-    summary: `${r.summary} — handed back to the queue: its worker is shutting down`,
+    summary: `${r.summary} — handed back to the queue: its worker (${describeWorker(s.worker)}) is shutting down`,
   });
   await s.record(report, back);
   s.logger.warn({ outcome: report.outcome }, back(report).summary);

@@ -13,7 +13,8 @@ export type Verdict = 'done' | 'retry' | 'fail';
  * `rejected`, `cancelled`, `paused`, `skipped`, and any added later): the job completes with the report as its
  * return value, so the queue UI, `enqueue`, /status, metrics and alerts all say the outcome's own
  * name, never "failed". `taken-over` is no failure either, but its job is left to the attempt that
- * took it over (processor.ts takenOver). A finished run that a rerun may improve (`retryable`: a partial read cut
+ * took it over (processor.ts takenOver); nor is `handed-back`, whose job its worker's shutdown
+ * moved back to wait (processor.ts handedBack). A finished run that a rerun may improve (`retryable`: a partial read cut
  * by a transient error) is retried while attempts remain; its last attempt completes. 'partial' is
  * not retried otherwise: retrying the whole feed at once would redo the items that went through;
  * the next run picks the failed ones up.

@@ -11,7 +11,8 @@
 //
 // What a run lost is: a next job `gone` or `orphan` whose tick has come (it was never taken: a
 // taken one moves the scheduler on, or is `completed`/`failed`, which ran), or, for the watch, a
-// scheduler `missing` that this worker last saw waiting for a tick that has come. A worker's start
+// scheduler `missing` that this worker last saw waiting for a tick that has come, the job of that
+// tick gone with it (kept, it runs by itself or ran: schedule-watch.ts stillLost). A worker's start
 // has not seen it: a scheduler missing then is new in config or was lost with Redis's keys before
 // the start (the workers and Redis restarted together), which it cannot tell apart, so it is only
 // written (its next run the pattern's next tick).

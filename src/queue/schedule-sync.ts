@@ -25,6 +25,7 @@ import { delIfValue } from '../redis/del-if-value.js';
 import { keysOf } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Queues } from './queues.js';
+import { markRemoved, unmarkPlanned } from './schedule-removed.js';
 import { lostNextJob, schedulerStates } from './schedule-state.js';
 import { sayNextJobRebuilt, writeSchedule, type ScheduleToWrite, type ScheduleWritten } from './schedule-write.js';
 import type { PlannedSchedule } from './schedules.js';
@@ -132,7 +133,7 @@ export async function writeAsTheWriter(
     const out: WriterOutcome = { written: [], failed: [] };
     for (const w of await look()) {
       try {
-        out.written.push(await writeSchedule(queues, w));
+        out.written.push(await writeSchedule(redis, queues, w));
       } catch (err) {
         out.failed.push({ ...w, err: err as Error });
       }
@@ -166,9 +167,12 @@ export async function applySchedules(
   o: { root: string; logger: Logger },
 ): Promise<ScheduleChanges> {
   const changes: ScheduleChanges = { added: [], changed: [], rebuilt: [], removed: [] };
-  const removedKey = keysOf(o.root).schedulesRemoved;
   // planned again (a config that plans one an earlier config removed): lost, it is written again
-  if (planned.length > 0) await redis.srem(removedKey, ...planned.map((s) => s.id));
+  await unmarkPlanned(
+    redis,
+    o.root,
+    planned.map((s) => s.id),
+  );
   if ((await differingSchedules(redis, queues, planned, { dropOrphans: false })).length > 0) {
     const outcome = await writeAsTheWriter(redis, queues, o.root, START_WAIT_MS, () =>
       differingSchedules(redis, queues, planned, { dropOrphans: true }),
@@ -207,7 +211,7 @@ export async function applySchedules(
       if (wanted.has(id)) continue;
       // marked before it goes, so that a watch that finds it missing finds the mark too: a worker of
       // the config before (a rolling deploy) would otherwise write it again as lost, and run it
-      await redis.sadd(removedKey, id);
+      await markRemoved(redis, o.root, id);
       await queue.removeJobScheduler(id);
       changes.removed.push(id);
     }

@@ -10,8 +10,9 @@
 // before it ran, found after its tick, is made up for once, late (schedule-catch-up.ts); for a
 // scheduler lost whole, the watch remembers the tick each was last seen waiting for. One that a
 // worker's start removed, its config no longer planning it, is not lost: the start marks it
-// (`<prefix>:schedules-removed`, until a config plans it again), and the watch of a worker still
-// running the config before (a rolling deploy) leaves it out instead of writing it back to run.
+// (`<prefix>:schedules-removed`, until a config plans it again, a week at most: schedule-removed.ts),
+// and the watch of a worker still running the config before (a rolling deploy) leaves it out
+// instead of writing it back to run.
 //
 // What it costs: a look is one round trip, one script reading each planned scheduler's score, its
 // next job's hash and that job's place (three calls inside the script a healthy scheduler, a few
@@ -19,8 +20,8 @@
 // script per scheduler written, and a DEL of the writer's key.
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/connection.js';
-import { keysOf } from '../redis/keys.js';
 import type { Queues } from './queues.js';
+import { removedOf } from './schedule-removed.js';
 import { lostInRedis, schedulerStates } from './schedule-state.js';
 import { writeAsTheWriter, type WriterOutcome } from './schedule-sync.js';
 import { sayLostRunMadeUp, sayNextJobRebuilt, tickOf } from './schedule-write.js';
@@ -51,26 +52,51 @@ export async function restoreSchedules(
     const found = states.filter(lostInRedis);
     if (!found.some((s) => s.state === 'missing')) return found;
     // read after the states: a start marks a scheduler before it removes it (schedule-sync.ts)
-    const removed = new Set(await redis.smembers(keysOf(root).schedulesRemoved));
+    const removed = await removedOf(
+      redis,
+      root,
+      found.filter((s) => s.state === 'missing').map((s) => s.schedule.id),
+    );
     return found.filter((s) => s.state !== 'missing' || !removed.has(s.schedule.id));
   };
   const none: WriterOutcome = { written: [], failed: [] };
   if ((await lost(false)).length === 0) return none;
   const outcome = await writeAsTheWriter(redis, queues, root, 0, async () =>
-    (await lost(true)).map(({ schedule, state, nextJob, place, definitionLost }) => {
-      const waited = state === 'missing' ? waitedFor.get(schedule.id) : undefined;
-      return {
-        schedule,
-        state,
-        ...(nextJob && { lostJob: nextJob }),
-        ...(place && { place }),
-        ...(definitionLost && { definitionLost }),
-        ...(waited !== undefined && { waitedFor: waited }),
-      };
-    }),
+    Promise.all(
+      (await lost(true)).map(async ({ schedule, state, nextJob, place, definitionLost }) => {
+        const waited = state === 'missing' ? await stillLost(redis, queues, schedule, waitedFor) : undefined;
+        return {
+          schedule,
+          state,
+          ...(nextJob && { lostJob: nextJob }),
+          ...(place && { place }),
+          ...(definitionLost && { definitionLost }),
+          ...(waited !== undefined && { waitedFor: waited }),
+        };
+      }),
+    ),
   );
   for (const w of outcome?.written ?? []) if (w.nextJob) waitedFor.set(w.schedule.id, tickOf(w.nextJob));
   return outcome ?? none;
+}
+
+/**
+ * The tick a scheduler found missing was last seen waiting for, when its job was lost with it; undefined
+ * when that job is still there (any state: waiting or delayed, it runs by itself; active, completed or
+ * failed, it was taken). A scheduler is lost alone when its queue's `repeat` set is (one key: evicted,
+ * deleted by hand) while its next job, a key of its own, is kept and taken at its tick: made up for,
+ * that tick ran twice.
+ */
+async function stillLost(
+  redis: RedisClient,
+  queues: Queues,
+  schedule: PlannedSchedule,
+  waitedFor: TicksWaitedFor,
+): Promise<number | undefined> {
+  const tick = waitedFor.get(schedule.id);
+  if (tick === undefined) return undefined;
+  const job = queues[schedule.kind].toKey(`repeat:${schedule.id}:${tick}`);
+  return (await redis.exists(job)) === 0 ? tick : undefined;
 }
 
 export interface ScheduleWatchOptions {

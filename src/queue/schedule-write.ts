@@ -15,14 +15,16 @@
 //   lost made up for once, late (schedule-catch-up.ts says when);
 // - its next job finished (taken early: a promote in a queue UI) with no later one made, its tick
 //   still ahead: the next after that tick is made as the worker that took it would have
-//   (schedules.ts, makeNextAfter; an upsert would collide with the finished job's id);
+//   (schedules.ts, makeNextAfter; an upsert would collide with the finished job's id), or, its
+//   definition lost too, upserted from that tick on (upsertAfter: makeNextAfter reads the definition);
 // - otherwise upserted (missing, or its next job lost: nothing to replace, built at the next tick
 //   after now).
 import type { Logger } from '../log.js';
+import type { RedisClient } from '../redis/connection.js';
 import { howLate, missedTick } from './schedule-catch-up.js';
 import type { Queues } from './queues.js';
 import type { NextJobPlace, SchedulerState } from './schedule-state.js';
-import { makeNextAfter, upsertSchedule, type PlannedSchedule } from './schedules.js';
+import { makeNextAfter, upsertAfter, upsertSchedule, type PlannedSchedule } from './schedules.js';
 
 /** A planned scheduler to write: missing from Redis, there with other `changed` fields, or there with its next job or definition lost. */
 export interface ScheduleToWrite {
@@ -71,10 +73,13 @@ function tickWaitedFor(w: ScheduleToWrite): number | undefined {
 }
 
 /** Write one scheduler as said at the top; the next job BullMQ made for it. */
-export async function writeSchedule(queues: Queues, w: ScheduleToWrite): Promise<ScheduleWritten> {
+export async function writeSchedule(redis: RedisClient, queues: Queues, w: ScheduleToWrite): Promise<ScheduleWritten> {
   const now = Date.now();
-  if (!w.changed && !w.definitionLost && finishedEarly(w, now)) {
-    const nextJob = await makeNextAfter(queues, w.schedule, tickOf(w.lostJob));
+  if (!w.changed && finishedEarly(w, now)) {
+    const tick = tickOf(w.lostJob);
+    const nextJob = w.definitionLost
+      ? await upsertAfter(redis, queues, w.schedule, tick)
+      : await makeNextAfter(queues, w.schedule, tick);
     return { ...w, ...(nextJob && { nextJob }) };
   }
   const waited = w.changed ? undefined : tickWaitedFor(w);

@@ -16,6 +16,7 @@
 // keeps its scheduler `sync:<feed>`.
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import { DEFAULT_DRIFT_CRON, type Config, type FeedConfig } from '../config/schema.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
 
@@ -194,5 +195,30 @@ export async function makeNextAfter(queues: Queues, s: PlannedSchedule, tick: nu
     { ...queue.defaultJobOptions, prevMillis: tick },
     { override: false, producerId: `repeat:${s.id}:${tick}` },
   );
+  return job?.id;
+}
+
+/**
+ * Write again a scheduler whose definition (its hash) was lost and whose job of `tick` finished
+ * before that tick (taken early), no later one made: its definition, and its next job at the tick
+ * after `tick`. makeNextAfter cannot (BullMQ's updateJobScheduler-12.lua reads the job's name from
+ * the lost hash), nor a plain upsert (the pattern's next time after now is `tick`, whose id the
+ * finished job holds: -10). So the upsert starts the pattern after `tick` (`startDate`, which BullMQ
+ * stores in the definition and feedsync never plans: deleted from it at once, so the definition
+ * is the planned one; a start finding it there would write it anew). The next job's id.
+ */
+export async function upsertAfter(
+  redis: RedisClient,
+  queues: Queues,
+  s: PlannedSchedule,
+  tick: number,
+): Promise<string | undefined> {
+  const queue = queues[s.kind];
+  const job = await queue.upsertJobScheduler(
+    s.id,
+    { ...repeatOf(s), startDate: tick + 1 },
+    { name: s.name, data: s.data },
+  );
+  await redis.hdel(queue.toKey(`repeat:${s.id}`), 'startDate');
   return job?.id;
 }

@@ -56,7 +56,7 @@ export function keysOf(root: string) {
     scheduleWaiting: (queue: string, scheduler: string) => `${root}:schedule-waiting:${queue}:${scheduler}`,
     /** who writes the job schedulers (queue/schedule-sync.ts: a start's, and those Redis lost): one worker at a time, for a few seconds */
     schedulesWriter: `${root}:schedules-writer`,
-    /** set: the job schedulers a worker's start removed, its config no longer planning them; the watch of a worker of an older config does not write them again (queue/schedule-sync.ts) */
+    /** sorted set: the job schedulers a worker's start removed, its config no longer planning them, scored by when (millis); the watch of a worker of an older config does not write them again; a mark lasts a week (queue/schedule-removed.ts) */
     schedulesRemoved: `${root}:schedules-removed`,
     /** one hash per state namespace (a state commit writes several in one MULTI) */
     state: (ns: string) => `${root}:state:${ns}`,

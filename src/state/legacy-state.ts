@@ -7,7 +7,7 @@
 import { readFile, rename, stat } from 'node:fs/promises';
 import { EnvironmentError } from '../errors.js';
 import { isSystemError, systemProblem } from '../system-error.js';
-import { parseStateJson, type StateDocument } from './state-json.js';
+import { parseStateJson, placeIn, type StateDocument, type TextPlace } from './state-json.js';
 import { feedsyncCommand } from '../format/invocation.js';
 
 /** What a run without the state's contents does: nothing is lost on the chatbot, some work is done again. */
@@ -46,8 +46,8 @@ export async function importLegacyState(
       );
     }
     const remedy = `Restore it from a backup, or move it aside (mv ${legacy} ${legacy}.bad) and run again. Moving it aside costs no listing: ${FRESH_STATE_COST}`;
-    const refuse = (problem: string, cause?: unknown) =>
-      new EnvironmentError(`The state file ${legacy}`, problem, remedy, { cause });
+    const refuse = (problem: string, cause?: unknown, at?: TextPlace) =>
+      new EnvironmentError(`The state file ${placeIn(legacy, at)}`, problem, remedy, { cause });
     write(parseStateJson(await readLegacy(legacy), refuse), {
       meta: { [IMPORTED_KEY]: identity },
     });

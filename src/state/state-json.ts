@@ -6,19 +6,30 @@ import { jsonErrorAt, lineColumn } from './json-error-at.js';
 /** Namespace → its entries, as the document holds them. */
 export type StateDocument = Map<string, Array<[string, string]>>;
 
+/** Where in a document it stops being JSON: 1-based line and column, in characters. */
+export interface TextPlace {
+  line: number;
+  column: number;
+}
+
 /**
- * The document's namespaces; `refuse(problem)` when it is not JSON (where in it) or not of that
- * shape: the caller's error, which names the document and the remedy (an import's input is a usage
- * error, the state file on disk an environment one).
+ * The document's namespaces; `refuse(problem, cause, at)` when it is not JSON (`at`: where in it) or
+ * not of that shape: the caller's error, which names the document (`placeIn`) and the remedy (an
+ * import's input is a usage error, the state file on disk an environment one).
  */
-export function parseStateJson(text: string, refuse: (problem: string, cause?: unknown) => Error): StateDocument {
+export function parseStateJson(
+  text: string,
+  refuse: (problem: string, cause?: unknown, at?: TextPlace) => Error,
+): StateDocument {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch (err) {
+    const offset = jsonErrorAt(text);
     throw refuse(
-      `is not valid JSON (${whereNotJson(text, err)}; ${text.length} characters): it was cut short or edited by hand`,
+      `is not valid JSON (${notJson(text, offset, err)}; ${text.length} characters): it was cut short or edited by hand`,
       err,
+      offset === undefined ? undefined : lineColumn(text, offset),
     );
   }
   if (!isObject(doc)) throw refuse('is JSON but not feedsync state (the state is one object of namespaces)');
@@ -38,14 +49,16 @@ export function parseStateJson(text: string, refuse: (problem: string, cause?: u
   return state;
 }
 
-/** Where a text JSON.parse refused stops being JSON, and what stands there (its words name no place for some faults). */
-function whereNotJson(text: string, err: unknown): string {
-  const at = jsonErrorAt(text);
+/** What stands where a text JSON.parse refused stops being JSON (its words name no place for some faults). */
+function notJson(text: string, offset: number | undefined, err: unknown): string {
   // (JSON.parse and the reading here disagree: its own words)
-  if (at === undefined) return err instanceof Error ? err.message : String(err);
-  const { line, column } = lineColumn(text, at);
-  return `at line ${line}, column ${column}: ${at >= text.length ? 'it ends there' : `${JSON.stringify(text[at])} cannot stand there`}`;
+  if (offset === undefined) return err instanceof Error ? err.message : String(err);
+  return offset >= text.length ? 'it ends there' : `${JSON.stringify(text[offset])} cannot stand there`;
 }
+
+/** A file and the place in it as editors and terminals open it, `FILE:LINE:COLUMN`; the file alone without a place. */
+export const placeIn = (file: string, at: TextPlace | undefined): string =>
+  at ? `${file}:${at.line}:${at.column}` : file;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -14,7 +14,7 @@ export { createExecutor, deleteJobs, writeJobs, type ExecutionResult, type ItemF
 export { commitChanges, emptyChanges } from './settle/state.js';
 export { lanesDoneBy, LANE_DONE_NAMESPACE, type LaneDone } from './settle/lane-done.js';
 export { fingerprintNamespace, MARK_NAMESPACE } from './model/state-names.js';
-export { stoppedOutcome } from './model/outcome.js';
+export { stoppedOutcome, thrownOutcome } from './model/outcome.js';
 export type { SyncReport } from './report/report.js';
 export { failedReport, displayCounts, displayCountsLine, displayLine } from './report/report.js';
 export { formatSyncReport, requestsLine } from './report/report-format.js';

@@ -10,7 +10,7 @@ import { feedsyncCommand } from '../format/invocation.js';
 
 /** guard: the change log did not keep all of the run and --force was not given: nothing was done */
 export type UndoOutcome =
-  'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'cancelled' | 'taken-over' | 'failed';
+  'ok' | 'partial' | 'guard' | 'unavailable' | 'aborted' | 'cancelled' | 'taken-over' | 'handed-back' | 'failed';
 
 export interface UndoReport {
   /** this undo's own run id (it can be undone in turn) */

@@ -8,7 +8,7 @@ import type { CallCounter } from '../api/call-counter.js';
 import type { ChatbotApi } from '../api/types.js';
 import { alertAfterRun } from '../alerts/index.js';
 import type { FeedConfig, LoadedConfig } from '../config/schema.js';
-import { AbortedError, causeMessage, ConfigError, isRetryable } from '../errors.js';
+import { causeMessage, ConfigError } from '../errors.js';
 import type { ChangeEntry, ChangeLog, RunEntry } from '../change-log/change-log.js';
 import { createChangeRecorder, newRunId } from '../change-log/recorder.js';
 import { fingerprintListing, keptField } from '../listing/fingerprint.js';
@@ -24,6 +24,7 @@ import {
   fetchRemote,
   laneId,
   MARK_NAMESPACE,
+  thrownOutcome,
   type PagedItems,
   type PlannedCreate,
   type PlannedDelete,
@@ -222,8 +223,8 @@ async function pageChatbot(
       ...(signal && { signal }),
     });
   } catch (err) {
-    const outcome: UndoOutcome =
-      err instanceof AbortedError || signal?.aborted ? 'aborted' : isRetryable(err) ? 'unavailable' : 'failed';
+    // (the sync's rule: an undo its worker's shutdown or a lost job lock stopped says so, as a sync does)
+    const outcome: UndoOutcome = thrownOutcome(err, signal);
     return {
       failed: {
         outcome,

@@ -59,7 +59,7 @@ describe('errors a person can fix', () => {
     const r = await feedsync(['sync', '--config', config]);
     expect(r.code).toBe(1);
     const text = paragraph(r.stderr);
-    expect(text).toContain(`The state file ${state} is not valid JSON`);
+    expect(text).toContain(`The state file ${state}:1:23 is not valid JSON (it ends there; 22 characters)`);
     expect(text).toContain('Restore it from a backup, or move it aside');
     expect(text).toContain('rewrites nothing that matches');
   });

@@ -71,24 +71,40 @@ describe('feedsync state export | import', () => {
     expect(bad.stderr).toContain(
       `The state document ${join(dir, 'bad.json')} is JSON but not feedsync state ("fp:homes" → "K1" is not a string)`,
     );
-    // nor does one that is not JSON: the file and where in it, whatever JSON.parse's words say (they name no place for a bad token)
+    // nor does one that is not JSON: the file and where in it as FILE:LINE:COLUMN (an editor or a terminal opens it
+    // there), whatever JSON.parse's words say (they name no place for a bad token)
     const broken = [
-      [
-        'token.json',
-        '{\n  "fp:homes": {\n    "K1": x\n  }\n}',
-        '(at line 3, column 11: "x" cannot stand there; 35 characters)',
-      ],
-      ['comma.json', '{"fp:homes": {"K1": "a",}}', '(at line 1, column 25: "}" cannot stand there; 26 characters)'],
-      ['short.json', '{"fp:homes": {"K1": "a"', '(at line 1, column 24: it ends there; 23 characters)'],
+      ['token.json', '{\n  "fp:homes": {\n    "K1": x\n  }\n}', ':3:11', '("x" cannot stand there; 35 characters)'],
+      ['comma.json', '{"fp:homes": {"K1": "a",}}', ':1:25', '("}" cannot stand there; 26 characters)'],
+      ['short.json', '{"fp:homes": {"K1": "a"', ':1:24', '(it ends there; 23 characters)'],
     ];
-    for (const [name, text, where] of broken) {
+    for (const [name, text, at, what] of broken) {
       await writeFile(join(dir, name!), text!);
       const r = await feedsync(['state', 'import', join(dir, name!), '--config', config]);
       expect(r.code, name).toBe(2);
       expect(r.stderr, name).toBe(
-        `feedsync: The state document ${join(dir, name!)} is not valid JSON ${where}: it was cut short or edited by hand. Export the state (feedsync state export), edit that document and import it again.\n`,
+        `feedsync: The state document ${join(dir, name!)}${at} is not valid JSON ${what}: it was cut short or edited by hand. Export the state (feedsync state export), edit that document and import it again.\n`,
       );
     }
+    // on stdin the place is said in words: there is no file to open
+    const piped = spawn(process.execPath, [BIN, 'state', 'import', '--config', config], {
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    });
+    let pipedErr = '';
+    piped.stderr.on('data', (d: Buffer) => (pipedErr += d.toString()));
+    piped.stdin.end('{"fp:homes": x}');
+    const [pipedCode] = await once(piped, 'exit');
+    expect(pipedCode).toBe(2);
+    expect(pipedErr).toContain(
+      'The state document on stdin (line 1, column 14) is not valid JSON ("x" cannot stand there; 15 characters)',
+    );
+    // a folder where the document was expected is the input's fault too (it said "Point the config at a file", exit 1)
+    await mkdir(join(dir, 'folder.json'));
+    const folder = await feedsync(['state', 'import', join(dir, 'folder.json'), '--config', config]);
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toBe(
+      `feedsync: The state document ${join(dir, 'folder.json')} is a folder, not a file. Give the path of a document \`feedsync state export\` wrote; nothing was imported.\n`,
+    );
     expect(JSON.parse((await feedsync(['state', 'export', '--config', config])).stdout)).toEqual(edited);
   }, 180_000);
 

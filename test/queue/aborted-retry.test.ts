@@ -1,5 +1,5 @@
 // Invariant 5 with the real listing-sync job: a sync stopped by its worker's shutdown reports
-// `aborted`, retryable, and the job goes back to the queue at once (never failed for good; issue 55:
+// `handed-back` (no failed run: it counts toward no failing streak), retryable, and the job goes back to the queue at once (never failed for good; issue 55:
 // handed back, no attempt spent, where it used to be drained until the deadline and retried).
 import '../setup/needs-redis.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -14,7 +14,7 @@ import { csv, rows } from '../sync/helpers/feed.js';
 import { dropPrefix, expectHandedBack, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
 
 describe('an aborted sync is handed back', () => {
-  it('the real listing-sync job, stopped by a shutdown, reports aborted and goes back to the queue', async () => {
+  it('the real listing-sync job, stopped by a shutdown, reports handed-back and goes back to the queue', async () => {
     const emu = await startTestEmulator({ latencyMs: 400 });
     const dir = await mkdtemp(join(tmpdir(), 'feedsync-abort-'));
     const prefix = uniquePrefix();
@@ -53,7 +53,7 @@ feeds:
       await until('the run to start', async () => (await queues.sync.getJobLogs(jobId)).count > 0);
       await worker.close();
 
-      await expectHandedBack(redis, queues, prefix, jobId, 'aborted');
+      await expectHandedBack(redis, queues, prefix, jobId, 'handed-back');
     } finally {
       await closeQueues(queues);
       await dropPrefix(redis, prefix);

@@ -113,7 +113,7 @@ export async function expectHandedBack(
 ): Promise<RunRecord> {
   const [run] = await listRuns(redis, prefix, { feed: 'slow', limit: 1 });
   expect(run).toMatchObject({ jobId, outcome });
-  expect(run!.summary).toMatch(/handed back to the queue: its worker is shutting down/);
+  expect(run!.summary).toMatch(/handed back to the queue: its worker \(.+ pid \d+\) is shutting down/);
   expect((run!.report as { retryable?: boolean }).retryable).toBe(true);
   const job = await queues.sync.getJob(jobId);
   expect(await job!.getState()).toBe('waiting');

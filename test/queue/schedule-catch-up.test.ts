@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
 import { applySchedules, QUEUE_NAMES, type PlannedSchedule } from '../../src/queue/index.js';
 import { missedTick } from '../../src/queue/schedule-catch-up.js';
-import { watchSchedules } from '../../src/queue/schedule-watch.js';
+import { restoreSchedules, watchSchedules } from '../../src/queue/schedule-watch.js';
+import { sayLostRunMadeUp } from '../../src/queue/schedule-write.js';
 import { EVERY_SECOND, NIGHTLY, testRedis, until, useQueues, captureLogs as capture } from './helpers.js';
 
 const at = (iso: string) => Date.parse(iso);
@@ -155,5 +156,44 @@ describe('a run Redis lost before it ran', () => {
     const [next] = await pending(NIGHTLY);
     expect(await next!.getState()).toBe('delayed');
     expect(warnings()).toEqual([]);
+  });
+});
+
+describe('a scheduler lost after its tick ran (s28 review)', () => {
+  // every 5 s: the tick comes within the test, and the look after its run is within its interval
+  const EVERY_5S: PlannedSchedule = { ...NIGHTLY, pattern: '*/5 * * * * *' };
+
+  it('its `repeat` set lost alone (evicted, deleted by hand) while its next job waited, that job run at its tick: the look after finds it missing and does not run the tick again', async () => {
+    await applySchedules(q.redis, q.queues, [EVERY_5S], { root: q.prefix, logger: silentLogger });
+    const [next] = await pending(EVERY_5S);
+    // the watch looks: the scheduler waits for `next`'s tick
+    const waitedFor = new Map<string, number>();
+    await restoreSchedules(q.redis, q.queues, [EVERY_5S], q.prefix, waitedFor);
+    expect(waitedFor.get(EVERY_5S.id)).toBe(Number(next!.id!.split(':').pop()));
+    // the queue's `repeat` set is lost; the next job, a key of its own, stays and runs at its tick
+    await q.redis.del(q.queues.sync.toKey('repeat'));
+    const ran: string[] = [];
+    const worker = new Worker(QUEUE_NAMES.sync, async (job) => void ran.push(job.id!), {
+      connection: testRedis(),
+      prefix: q.prefix,
+    });
+    try {
+      await until('the tick to run', async () => ran.length > 0, 10_000);
+    } finally {
+      await worker.close();
+    }
+    expect(ran).toEqual([next!.id]);
+
+    // the next look (before the tick after it): missing, and the tick it waited for has run
+    const { logger, warnings } = capture();
+    const { written } = await restoreSchedules(q.redis, q.queues, [EVERY_5S], q.prefix, waitedFor);
+    sayLostRunMadeUp(logger, written[0]!);
+    expect(written).toMatchObject([{ state: 'missing' }]);
+    expect(written[0]!.missedTick).toBeUndefined();
+    expect(warnings()).toEqual([]);
+    // written again, its next run the pattern's next tick: nothing due now
+    const after = await pending(EVERY_5S);
+    expect(after.map((j) => j.id)).toHaveLength(1);
+    expect(await after[0]!.getState()).toBe('delayed');
   });
 });

@@ -125,6 +125,52 @@ describe('a job scheduler whose next job Redis lost, the scheduler kept', () => 
     },
   );
 
+  // The same with the scheduler's own hash (its definition) lost too: the repair upserted it with
+  // BullMQ's override, which builds the next job at the pattern's next time after now, that same
+  // tick, whose id the finished job holds (-10): refused, and warned, at every look.
+  it.each(['completed', 'failed'] as const)(
+    'its job %s before its tick and its definition lost: written again with the tick after it, warned once; a start is not refused',
+    async (how) => {
+      const day = 24 * 3600 * 1000;
+      const lose = async (s: PlannedSchedule) => {
+        await applySchedules(q.redis, q.queues, [s], { root: q.prefix, logger: silentLogger });
+        const lost = await loseNext(s, how);
+        await q.redis.del(q.queues.sync.toKey(`repeat:${s.id}`));
+        return { lost, after: `repeat:${s.id}:${Number(lost.split(':').pop()) + day}` };
+      };
+      const { lost, after } = await lose(NIGHTLY);
+      const { logger, warnings } = capture();
+      const stop = watchSchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, intervalMs: 50, logger });
+      try {
+        await new Promise((r) => setTimeout(r, 600)); // ten looks or more
+      } finally {
+        stop();
+      }
+      expect(warnings()).toMatchObject([
+        { scheduler: 'sync:austin', state: how, lostJob: lost, nextJob: after, definitionLost: true },
+      ]);
+      expect(await pendingJobs(NIGHTLY)).toEqual([after]);
+      expect(await q.queues.sync.getJobState(lost)).toBe(how);
+      // the definition is the planned one: a start finds nothing to change
+      const quiet = capture();
+      expect(await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: quiet.logger })).toEqual({
+        added: [],
+        changed: [],
+        rebuilt: [],
+        removed: [],
+      });
+      expect(await pendingJobs(NIGHTLY)).toEqual([after]);
+
+      // the same found by a worker's start
+      const dallas: PlannedSchedule = { ...NIGHTLY, id: 'sync:dallas', data: { feed: 'dallas' } };
+      const again = await lose(dallas);
+      const changes = await applySchedules(q.redis, q.queues, [dallas], { root: q.prefix, logger: silentLogger });
+      expect(changes.rebuilt).toEqual(['sync:dallas']);
+      expect(await pendingJobs(dallas)).toEqual([again.after]);
+      expect((await q.queues.sync.getJobScheduler(dallas.id))?.template?.data).toEqual(dallas.data);
+    },
+  );
+
   it("a worker's start builds it again too (an unchanged scheduler is otherwise left alone)", async () => {
     await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
     const lost = await loseNext(NIGHTLY, 'hash');

@@ -120,6 +120,32 @@ describe('job schedulers Redis lost', () => {
     expect(again.written.map((w) => [w.schedule.id, w.state])).toEqual([['sync:austin', 'missing']]);
   });
 
+  // The marks are what keeps an old worker's watch from writing back a scheduler a newer config
+  // removed; kept for ever they grew with every scheduler ever removed.
+  it('the marks of removed schedulers stay bounded: each start drops those a week old and those planned again; a fresh mark still holds', async () => {
+    const key = `${q.prefix}:schedules-removed`;
+    const feed = (i: number): PlannedSchedule => ({ ...PLANNED[0]!, id: `sync:f${i}`, data: { feed: `f${i}` } });
+    // thirty deploys, each replacing the feed of the one before: each start removes one scheduler
+    for (let i = 0; i < 30; i++)
+      await applySchedules(q.redis, q.queues, [PLANNED[1]!, feed(i)], { root: q.prefix, logger: silentLogger });
+    expect(await q.redis.zcard(key)).toBe(29);
+    // as if removed long ago (more than a week)
+    for (const id of await q.redis.zrange(key, 0, -1)) await q.redis.zadd(key, 'XX', 1, id);
+    await applySchedules(q.redis, q.queues, [PLANNED[1]!, feed(30)], { root: q.prefix, logger: silentLogger });
+    expect(await q.redis.zrange(key, 0, -1)).toEqual(['sync:f29']);
+
+    // the fresh mark holds: the watch of a worker still on the config with f29 does not write it back
+    const old = [PLANNED[1]!, feed(29)];
+    expect(await restoreSchedules(q.redis, q.queues, old, q.prefix)).toEqual({ written: [], failed: [] });
+    // a mark a week old no longer does (a worker of that config still running is then no rollout)
+    await q.redis.zadd(key, 'XX', 1, 'sync:f29');
+    const written = await restoreSchedules(q.redis, q.queues, old, q.prefix);
+    expect(written.written.map((w) => w.schedule.id)).toEqual(['sync:f29']);
+    // and one planned again is unmarked by the start that plans it
+    await applySchedules(q.redis, q.queues, [PLANNED[1]!, feed(29)], { root: q.prefix, logger: silentLogger });
+    expect(await q.redis.zrange(key, 0, -1)).toEqual(['sync:f30']);
+  });
+
   it('a connection ready again after a drop looks at once, and says what it wrote', async () => {
     await applySchedules(q.redis, q.queues, PLANNED, { root: q.prefix, logger: silentLogger });
     await q.queues.sync.removeJobScheduler('sync:austin');

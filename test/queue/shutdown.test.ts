@@ -51,7 +51,7 @@ worker: { shutdownTimeoutMs: 60000 }
       // the HTTP call would answer in 15 s and the deadline is a minute: the abort stopped it
       expect(Date.now() - closing).toBeLessThan(10_000);
 
-      const run = await expectHandedBack(redis, queues, prefix, jobId, 'error');
+      const run = await expectHandedBack(redis, queues, prefix, jobId, 'handed-back');
       expect(run.summary).toMatch(/abort/i);
     } finally {
       await closeQueues(queues);

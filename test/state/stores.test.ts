@@ -210,7 +210,7 @@ describe('file store: the former state file (state.json) and the schema version'
     const former = join(dirname(path), 'state.json');
     await writeFile(former, '{"fp:a":{"K1":"f1",}}');
     await expect(createFileStore(path)).rejects.toThrow(
-      /state\.json is not valid JSON \(.*\): it was cut short or edited by hand\. Restore it from a backup, or move it aside/,
+      /state\.json:1:20 is not valid JSON \("}" cannot stand there; 21 characters\): it was cut short or edited by hand\. Restore it from a backup, or move it aside/,
     );
     await writeFile(former, '{"fp:a":{"K1":"f1"},"alerts":{"a":1}}');
     await expect(createFileStore(path)).rejects.toThrow(

@@ -57,6 +57,12 @@ describe('feedsync sync', () => {
 
   it('exits 3 when a guard holds deletes back, naming what it would delete', async () => {
     await writeFile(join(sync.env().dir, 'homes.csv'), csv(rows(2)));
+    // the dry run's plan comes with the outcome a real run would have: it is no plan that would succeed
+    const dry = await feedsync(['sync', '--config', config, '--dry-run']);
+    expect(dry.code).toBe(3);
+    expect(dry.stderr).toMatch(
+      /^dry run homes → SN-SYNC \(a real run would end "synced homes → SN-SYNC, deletes held by the delete guard"\): would create 0, update 0, delete 0;/m,
+    );
     const run = await feedsync(['sync', '--config', config]);
     expect(run.code).toBe(3);
     expect(run.stderr).toContain('would have deleted 10 listing(s)');

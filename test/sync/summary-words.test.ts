@@ -16,10 +16,24 @@ const base = (outcome: SyncOutcome) => {
 describe('summary line words', () => {
   it('says synced only when the run synced', () => {
     expect(summaryLine(base('ok'))).toMatch(/^synced homes → SN-1: 3 created, 0 updated, 0 deleted, 0 failed in 0 ms$/);
-    expect(summaryLine(base('partial'))).toMatch(
-      /^synced homes → SN-1 in part \(some writes refused\): 3 created, .*2 failed/,
+    const failedWrites = { ...base('partial'), source: { mode: 'full' as const, complete: true } };
+    expect(summaryLine(failedWrites)).toMatch(
+      /^synced homes → SN-1 in part \(some writes failed\): 3 created, .*2 failed/,
     );
     expect(summaryLine(base('guard'))).toMatch(/^synced homes → SN-1, deletes held by the delete guard: /);
+  });
+
+  // demo:partial: a feed cut off in its last row, every write made; the line names the cut, not writes
+  it('a partial run says why: the feed not read whole, or writes that failed', () => {
+    const cut = { ...base('partial'), counts: { ...base('partial').counts, failed: 0 } };
+    expect(summaryLine(cut)).toMatch(
+      /^synced homes → SN-1 in part \(the feed was not read whole\): 3 created, .*0 failed/,
+    );
+    expect(summaryLine(base('partial'))).toMatch(
+      /^synced homes → SN-1 in part \(the feed was not read whole; some writes failed\): /,
+    );
+    const unconfirmed = { ...cut, source: { mode: 'full' as const, complete: true } };
+    expect(summaryLine(unconfirmed)).toMatch(/^synced homes → SN-1 in part \(deletes withheld\): /);
   });
 
   it.each([

@@ -69,23 +69,34 @@ export function listingsAsText(listings: readonly StoredListing[]): string[] {
 /** the run id a `feedsync sync` printed */
 export const runIdOf = (stderr: string) => /runs show (\S+)/.exec(stderr)?.[1];
 
-/** `feedsync sync` and `feedsync undo` in this process (the lock aside: the CLI test takes it), over real HTTP */
+/**
+ * `feedsync sync` and `feedsync undo` in this process (the lock aside: the CLI test takes it), over
+ * real HTTP; `signal`: the run's, as a worker's job hands it down
+ */
 export async function inProcess<T>(
   config: string,
   fn: (ops: {
-    sync(opts?: SyncOptions): Promise<FeedRunReport>;
-    undo(runId: string, opts?: UndoOptions): Promise<UndoReport>;
+    sync(opts?: SyncOptions, signal?: AbortSignal): Promise<FeedRunReport>;
+    undo(runId: string, opts?: UndoOptions, signal?: AbortSignal): Promise<UndoReport>;
   }) => Promise<T>,
 ): Promise<T> {
   const loaded = await loadConfig(config);
   return withRuntime(loaded, async ({ api, store, changeLog }, logger) => {
     const feed = loaded.config.feeds[0]!;
     return fn({
-      sync: async (opts = {}) =>
+      sync: async (opts = {}, signal) =>
         (
           await runLanes(
             lanesOf(feed),
-            { api, store, configFeeds: loaded.config.feeds, logger, baseDir: loaded.dir, apiConfig: loaded.config.api },
+            {
+              api,
+              store,
+              configFeeds: loaded.config.feeds,
+              logger,
+              baseDir: loaded.dir,
+              apiConfig: loaded.config.api,
+              ...(signal && { signal }),
+            },
             opts,
             {
               config: loaded,
@@ -93,7 +104,8 @@ export async function inProcess<T>(
             },
           )
         )[0]!,
-      undo: (runId, opts = {}) => undoRun(runId, { api, store, changeLog, config: loaded, logger }, opts),
+      undo: (runId, opts = {}, signal) =>
+        undoRun(runId, { api, store, changeLog, config: loaded, logger, ...(signal && { signal }) }, opts),
     });
   });
 }

@@ -19,7 +19,7 @@ th, td { text-align: left; padding: .3rem .6rem; border-bottom: 1px solid #ddd; 
 th { background: #f4f4f4; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 .outcome { font-weight: 600; padding: 0 .3rem; border-radius: 3px; }
-.outcome.ok { background: #e8f5e9; color: #1b5e20; } .outcome.guard, .outcome.cancelled, .outcome.taken-over { background: #fff3e0; color: #e65100; }
+.outcome.ok { background: #e8f5e9; color: #1b5e20; } .outcome.guard, .outcome.cancelled, .outcome.taken-over, .outcome.handed-back { background: #fff3e0; color: #e65100; }
 .outcome.partial, .outcome.rejected, .outcome.unavailable, .outcome.aborted, .outcome.error { background: #ffebee; color: #b71c1c; }
 .stale { background: #ffebee; color: #b71c1c; font-weight: 600; }
 .fresh { color: #1b5e20; }

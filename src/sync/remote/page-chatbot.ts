@@ -5,7 +5,7 @@
 // A paging that fails ends every lane of the chatbot with the failure; the other chatbots go on.
 import type { ChatbotApi } from '../../api/types.js';
 import type { ApiConfig } from '../../config/schema.js';
-import { AbortedError, ApiError, causeMessage, effectiveStatus, isRetryable } from '../../errors.js';
+import { ApiError, causeMessage, effectiveStatus } from '../../errors.js';
 import { authFailure } from '../util/auth.js';
 import type { Lane } from '../model/lane.js';
 import type { EchoFiles } from './page-echo.js';
@@ -13,7 +13,7 @@ import type { RemoteSide } from '../model/plan-types.js';
 import type { RemoteIndex } from './remote-index.js';
 import type { Logger } from '../../log.js';
 import { fetchRemote, fetchRemoteKeys, type RemoteOptions } from './remote.js';
-import { stoppedOutcome, type SyncOutcome } from '../model/outcome.js';
+import { thrownOutcome, type SyncOutcome } from '../model/outcome.js';
 import type { ChatbotFeed, ChatbotState, ChatbotStateRead } from '../model/state-names.js';
 
 export type { ChatbotStateRead } from '../model/state-names.js';
@@ -133,13 +133,7 @@ async function pageChatbot(
     // (a URL-keyed chatbot of a pushed run is paged whole, but the run concludes nothing of keys it was not pushed)
     else remote = { ...(await fetchRemote(input.api, options)), ...(keys && { asked: keys }) };
   } catch (err) {
-    const outcome: SyncOutcome = signal.aborted
-      ? stoppedOutcome(signal.reason)
-      : err instanceof AbortedError
-        ? 'aborted'
-        : isRetryable(err)
-          ? 'unavailable'
-          : 'failed';
+    const outcome: SyncOutcome = thrownOutcome(err, signal);
     const deadline = input.deadlineMessage();
     const message =
       authFailure(err, lanes[0]!.feed.name) ??

@@ -106,8 +106,8 @@ export function laneReport(r: LaneReportInput, logger: Logger): SyncReport {
 }
 
 /**
- * An interrupted run (shutdown, lost chatbot lock, deadline) is retried; one an operator cancelled is
- * not, nor one taken over (its job runs on in the attempt that took it): the next one goes on from what this
+ * An interrupted run (lost chatbot lock, deadline) is retried, and one handed back by its worker's
+ * shutdown runs again at once elsewhere; one an operator cancelled is not, nor one taken over (its job runs on in the attempt that took it): the next one goes on from what this
  * one wrote (a read that failed with a transient answer, a 5xx, may succeed on a rerun even when
  * nothing of it could be used).
  */
@@ -119,6 +119,7 @@ function retryableOf(r: LaneReportInput, failures: readonly ItemFailure[]): bool
   return (
     r.outcome === 'unavailable' ||
     r.outcome === 'aborted' ||
+    r.outcome === 'handed-back' ||
     (r.outcome !== 'failed' && failures.some((f) => f.retryable)) ||
     Boolean(r.desired.readErrorRetryable)
   );

@@ -242,10 +242,26 @@ export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: nu
       : `; photos: ${m.downloaded} downloaded, ${m.reused} reused, ${m.failed} failed${m.storageError ? ' (storage could not be used)' : ''}`;
   const tail = `in ${r.durationMs} ms${attempt ? ` (attempt ${attempt.made}/${attempt.max})` : ''}`;
   if (r.dryRun) {
-    return `dry run ${r.feed} → ${r.chatbot}: would create ${c.created}, update ${c.updated}, delete ${c.deleted + c.duplicatesRemoved}; ${c.unchanged} unchanged, ${c.rejected} rejected${photos}; nothing written ${tail}`;
+    // a plan whose run would not end ok says so before its counts: read alone, they look like a run that would succeed
+    const end = r.outcome === 'ok' ? '' : ` (a real run would end "${outcomeHeadline(r.outcome, r.feed, r.chatbot)}")`;
+    return `dry run ${r.feed} → ${r.chatbot}${end}: would create ${c.created}, update ${c.updated}, delete ${c.deleted + c.duplicatesRemoved}; ${c.unchanged} unchanged, ${c.rejected} rejected${photos}; nothing written ${tail}`;
   }
   const dup = c.duplicatesRemoved ? `, ${c.duplicatesRemoved} duplicates removed` : '';
-  return `${outcomeHeadline(r.outcome, r.feed, r.chatbot)}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed${photos} ${tail}`;
+  const headline = outcomeHeadline(r.outcome, r.feed, r.chatbot);
+  const why = r.outcome === 'partial' ? ` (${partialWhy(r)})` : '';
+  return `${headline}${why}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed${photos} ${tail}`;
+}
+
+/**
+ * Why a run synced only in part (lane-report.ts laneOutcome): a feed not read whole, writes that
+ * failed, or else absences the source could not confirm; each withholds the deletes.
+ */
+function partialWhy(r: Pick<SyncReport, 'source' | 'counts'>): string {
+  const why = [
+    ...(r.source.complete ? [] : ['the feed was not read whole']),
+    ...(r.counts.failed > 0 ? ['some writes failed'] : []),
+  ];
+  return why.length ? why.join('; ') : 'deletes withheld';
 }
 
 /**
@@ -258,7 +274,7 @@ export function outcomeHeadline(outcome: SyncOutcome, feed: string, chatbot: str
     case 'ok':
       return `synced ${pair}`;
     case 'partial':
-      return `synced ${pair} in part (some writes refused)`;
+      return `synced ${pair} in part`;
     case 'guard':
       return `synced ${pair}, deletes held by the delete guard`;
     case 'rejected':
@@ -272,6 +288,8 @@ export function outcomeHeadline(outcome: SyncOutcome, feed: string, chatbot: str
       return `sync of ${pair} ${outcome}`;
     case 'taken-over':
       return `sync of ${pair} taken over by another attempt of its job (its job lock was lost)`;
+    case 'handed-back':
+      return `sync of ${pair} handed back to the queue (its worker shut down; another worker runs it)`;
   }
 }
 
