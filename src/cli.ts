@@ -47,29 +47,27 @@ const program = new Command('feedsync')
   .addHelpText('after', `\n${exitHelp()}`);
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
-/** A whole number from `min` to `max`; outside them, a usage error naming the range. */
-const wholeIn = (min: number, max: number) => (value: string) => {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isInteger(n) || n < min || n > max)
-    throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
-  return n;
-};
+/**
+ * The one rule of a whole-number option: decimal digits only (Number() reads '' as 0, '0x50' as 80 and
+ * '1e3' as 1000), from `min` (0 or more) to `max`; else a usage error naming the range and `what` it is.
+ */
+const wholeIn =
+  (min: number, max = Number.MAX_SAFE_INTEGER, what = 'a whole number') =>
+  (value: string) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max)
+      throw new InvalidArgumentError(
+        `must be ${what}${max === Number.MAX_SAFE_INTEGER ? `, ${min} or more` : ` from ${min} to ${max}`}`,
+      );
+    return n;
+  };
 /** the emulator's PageSize cap: no larger than the largest page feedsync asks (api.pageSize, config/schema.ts) */
 const pageCap = wholeIn(1, 10_000);
 /** a seed of the emulator's draws: its PRNG takes 32 bits (emulator/prng.ts), so another number would repeat one of these */
 const seed = wholeIn(0, 2 ** 32 - 1);
-/** A count (--limit, a delay in ms): a whole number, 0 or more; a negative one is a usage error. */
-const count = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number, 0 or more');
-  return n;
-};
-const port = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535)
-    throw new InvalidArgumentError('must be a port number from 0 to 65535');
-  return n;
-};
+/** A count (--limit, a delay in ms): a whole number, 0 or more. */
+const count = wholeIn(0);
+const port = wholeIn(0, 65535, 'a port number');
 const num = (value: string) => {
   const n = Number(value);
   if (!Number.isFinite(n)) throw new InvalidArgumentError('must be a number');

@@ -21,6 +21,7 @@
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Queues } from './queues.js';
+import { failuresSaid, type FailuresSaid, type SaidAgain } from './said-once.js';
 import { removedOf } from './schedule-removed.js';
 import { lostInRedis, schedulerStates } from './schedule-state.js';
 import { writeAsTheWriter, type WriterOutcome } from './schedule-sync.js';
@@ -103,12 +104,18 @@ export interface ScheduleWatchOptions {
   root: string;
   intervalMs: number;
   logger: Logger;
+  /** how long a failure that stays the same goes unsaid (said-once.ts): an hour unless a test says */
+  sayAgainMs?: number;
 }
+
+/** The look itself, among the failures said (said-once.ts): a scheduler's are by its id. */
+const LOOK = '';
 
 /**
  * Looks for lost schedulers and next jobs when `redis` is ready again after a drop and every
- * `intervalMs`, one look at a time (a reason to look during a look makes one more after it).
- * Returns what stops it.
+ * `intervalMs`, one look at a time (a reason to look during a look makes one more after it). A
+ * failure, of the look or of a scheduler's write, is warned of once (said-once.ts) and tried again
+ * at every look. Returns what stops it.
  */
 export function watchSchedules(
   redis: RedisClient,
@@ -117,6 +124,7 @@ export function watchSchedules(
   o: ScheduleWatchOptions,
 ): () => void {
   const waitedFor: TicksWaitedFor = new Map();
+  const said = failuresSaid(o.sayAgainMs);
   let looking = false;
   let again = false;
   let dropped = false;
@@ -130,30 +138,11 @@ export function watchSchedules(
     try {
       do {
         again = false;
-        const { written, failed } = await restoreSchedules(redis, queues, planned, o.root, waitedFor).catch(
-          (err: Error) => {
-            o.logger.warn(
-              { err: err.message },
-              `looking for lost job schedulers failed; looking again in ${o.intervalMs / 1000} s`,
-            );
-            return { written: [], failed: [] } satisfies WriterOutcome;
-          },
-        );
-        const missing = written.filter((w) => w.state === 'missing').map((w) => w.schedule.id);
-        if (missing.length > 0)
-          o.logger.warn(
-            { schedulers: missing },
-            `Redis lost the job schedulers (restart without persistence?); written again: ${missing.length}`,
-          );
-        for (const w of written) {
-          if (w.state === 'missing') sayLostRunMadeUp(o.logger, w);
-          else sayNextJobRebuilt(o.logger, w);
-        }
-        for (const f of failed)
-          o.logger.warn(
-            { scheduler: f.schedule.id, state: f.state, lostJob: f.lostJob, err: f.err.message },
-            `job scheduler ${f.schedule.id} ${f.state === 'missing' ? 'lost' : `lost its next job (${f.lostJob}, ${f.state})`} and not written again: ${f.err.message}; trying again in ${o.intervalMs / 1000} s`,
-          );
+        const outcome = await restoreSchedules(redis, queues, planned, o.root, waitedFor).catch((err: Error) => {
+          sayLookFailed(o, said, err);
+          return undefined;
+        });
+        if (outcome) sayOutcome(o, said, outcome);
       } while (again && !stopped);
     } finally {
       looking = false;
@@ -175,4 +164,39 @@ export function watchSchedules(
     redis.off('close', onClose);
     redis.off('ready', onReady);
   };
+}
+
+const again = (a: SaidAgain | undefined) => (a ? ` (failed the same ${a.times} times since ${a.since})` : '');
+
+function sayLookFailed(o: ScheduleWatchOptions, said: FailuresSaid, err: Error): void {
+  const say = said.toSay(LOOK, err.message);
+  if (!say) return;
+  o.logger.warn(
+    { err: err.message, ...say.again },
+    `looking for lost job schedulers failed; looking again every ${o.intervalMs / 1000} s${again(say.again)}`,
+  );
+}
+
+/** The warnings of one look: what it wrote, and each failure not said yet. */
+function sayOutcome(o: ScheduleWatchOptions, said: FailuresSaid, { written, failed }: WriterOutcome): void {
+  said.keepOnly(new Set(failed.map((f) => f.schedule.id)));
+  const missing = written.filter((w) => w.state === 'missing').map((w) => w.schedule.id);
+  if (missing.length > 0)
+    o.logger.warn(
+      { schedulers: missing },
+      `Redis lost the job schedulers (restart without persistence?); written again: ${missing.length}`,
+    );
+  for (const w of written) {
+    if (w.state === 'missing') sayLostRunMadeUp(o.logger, w);
+    else sayNextJobRebuilt(o.logger, w);
+  }
+  for (const f of failed) {
+    const what = f.state === 'missing' ? 'lost' : `lost its next job (${f.lostJob}, ${f.state})`;
+    const say = said.toSay(f.schedule.id, `${what}: ${f.err.message}`);
+    if (!say) continue;
+    o.logger.warn(
+      { scheduler: f.schedule.id, state: f.state, lostJob: f.lostJob, err: f.err.message, ...say.again },
+      `job scheduler ${f.schedule.id} ${what} and not written again: ${f.err.message}; tried again every ${o.intervalMs / 1000} s, said again if the failure changes, or in an hour${again(say.again)}`,
+    );
+  }
 }

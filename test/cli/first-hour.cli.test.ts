@@ -89,6 +89,28 @@ describe('the first hour with feedsync', () => {
     }
   });
 
+  // (--port and --limit read '' as 0 and '0x50' as 80, and every one of them '1e3' as 1000: four rules for one question)
+  it('every whole-number option takes decimal digits only: empty, hex or an exponent is a usage error (exit 2)', async () => {
+    const PORT = 'must be a port number from 0 to 65535';
+    const cases: [string[], string, string][] = [
+      [['emulator'], '--port', PORT],
+      [['worker'], '--port', PORT],
+      [['emulator', '--port', '0'], '--max-page-size', 'must be a whole number from 1 to 10000'],
+      [['emulator', '--port', '0'], '--seed', 'must be a whole number from 0 to 4294967295'],
+      [['emulator', '--port', '0'], '--latency-ms', 'must be a whole number, 0 or more'],
+      [['runs'], '--limit', 'must be a whole number, 0 or more'],
+    ];
+    for (const [args, flag, range] of cases)
+      for (const value of ['', '0x50', '1e3']) {
+        // (a value taken starts the emulator or the worker, which run until stopped: killed, the code is 1)
+        const r = await feedsync([...args, flag, value], {}, { timeout: 10_000 });
+        expect(r.stderr.split('\n')[0], `${args[0]} ${flag} '${value}'`).toBe(
+          `error: option '${flag} <n>' argument '${value}' is invalid. ${range}`,
+        );
+        expect(r.code, `${args[0]} ${flag} '${value}'`).toBe(2);
+      }
+  }, 240_000);
+
   it('an emulator --host that does not resolve: which, and what to give instead (exit 1), not a stack', async () => {
     const r = await feedsync(['emulator', '--host', 'no-such-host.invalid', '--port', '0']);
     expect(r.code).toBe(1);

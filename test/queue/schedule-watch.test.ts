@@ -146,6 +146,55 @@ describe('job schedulers Redis lost', () => {
     expect(await q.redis.zrange(key, 0, -1)).toEqual(['sync:f30']);
   });
 
+  // A write BullMQ refuses is tried again at every look (every worker.scheduleCheckSeconds, seconds in
+  // a test): each look warned again. Here the queue's `repeat` set is lost alone while the next
+  // job, its tick ahead, is kept: the upsert builds the job of that tick, whose id the kept one
+  // holds (-10), until that tick has passed.
+  it('a write refused at every look is warned of once, again when the failure changes, and after a long while', async () => {
+    await applySchedules(q.redis, q.queues, PLANNED, { root: q.prefix, logger: silentLogger });
+    await q.redis.del(q.queues.sync.toKey('repeat'));
+    const lines: string[] = [];
+    const logger = createLogger({
+      level: 'info',
+      destination: new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }),
+    });
+    const said = () =>
+      lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => (l.level as number) >= 40);
+    const looks = async (n: number, o: { sayAgainMs?: number } = {}) => {
+      const stop = watchSchedules(q.redis, q.queues, PLANNED, { root: q.prefix, intervalMs: 50, logger, ...o });
+      try {
+        await new Promise((r) => setTimeout(r, n * 50 + 100));
+      } finally {
+        stop();
+      }
+    };
+    await looks(10);
+    expect(said()).toMatchObject([{ scheduler: 'sync:austin', state: 'missing' }]);
+    expect(said()[0]!.msg).toMatch(/^job scheduler sync:austin lost and not written again: .*already exists/);
+    expect(await missing(PLANNED)).toEqual(['sync:austin']);
+
+    // another failure of it (its hash a key of another type): said once; the failed write scored it
+    // (a script's writes before its error stay), so the look itself fails from then on: said once
+    const kept = (await q.queues.sync.getJobs(['delayed'])).map((j) => j.id!);
+    for (const id of kept) await q.redis.del(q.queues.sync.toKey(id));
+    await q.redis.set(q.queues.sync.toKey('repeat:sync:austin'), 'not a hash');
+    await looks(10);
+    expect(said().map((l) => l.err)).toEqual([
+      expect.stringMatching(/already exists/),
+      expect.stringMatching(/^WRONGTYPE/),
+      expect.stringMatching(/^WRONGTYPE/),
+    ]);
+    expect(said()[2]!.msg).toMatch(/^looking for lost job schedulers failed/);
+
+    // after a long while (here 200 ms) the same failure is said again, with how often it failed since
+    const before = said().length;
+    await looks(10, { sayAgainMs: 200 });
+    const later = said().slice(before);
+    expect(later.length).toBeGreaterThan(1);
+    expect(later[0]).not.toHaveProperty('times');
+    expect(later[1]).toMatchObject({ times: expect.any(Number) as number });
+  });
+
   it('a connection ready again after a drop looks at once, and says what it wrote', async () => {
     await applySchedules(q.redis, q.queues, PLANNED, { root: q.prefix, logger: silentLogger });
     await q.queues.sync.removeJobScheduler('sync:austin');
