@@ -65,6 +65,8 @@ export interface DesiredSide {
   /** false when the feed could not be read whole: what was read is kept, deletes are blocked */
   complete: boolean;
   readError?: string;
+  /** the HTTP status the feed server answered with, when that stopped the read (FeedReadError.status) */
+  readStatus?: number;
   counts: { records: number; valid: number; rejected: number; skipped: number; removed: number };
   /** what the feed's display rules did to the records mapped (docs/display-rules.md) */
   display: DisplayTally;

@@ -101,6 +101,7 @@ function notWholeReasons(side: FeedSide) {
         reasons.slice(0, SHOWN_REASONS).join('; ') +
         (unread > SHOWN_REASONS ? `; and ${unread - SHOWN_REASONS} more` : '');
       side.readErrorRetryable = err instanceof FeedReadError && err.retryable;
+      if (err instanceof FeedReadError && err.status !== undefined) side.readStatus = err.status;
       if (err instanceof FeedReadError && err.refused) side.refused = err.message;
       if (err instanceof FeedReadError && err.retryAt) side.readErrorRetryAt = err.retryAt.toISOString();
     },

@@ -188,6 +188,7 @@ function sourceOf(r: LaneReportInput): SyncReport['source'] {
     ...(r.source.since !== undefined && { since: r.source.since }),
     complete: desired.complete,
     ...(desired.readError && { error: desired.readError }),
+    ...(desired.readStatus !== undefined && { status: desired.readStatus }),
     ...(stats && {
       pages: stats.pages,
       requests: stats.requests,

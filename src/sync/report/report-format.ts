@@ -6,6 +6,7 @@ import { table } from '../../format/table.js';
 import { formatMediaReport } from '../../media/report.js';
 import { displayLine, type SyncReport } from './report.js';
 import { invalidTextWarning } from '../../mapping/invalid-text.js';
+import { refusalWords } from '../util/auth.js';
 
 const SHOWN = 20;
 
@@ -90,14 +91,21 @@ function stateLines(r: SyncReport, saidFirst: boolean): string[] {
   if (r.valuesReplaced?.length)
     lines.push(`  values replaced: ${r.valuesReplaced.map((v) => `${v.field} × ${v.count}`).join(', ')}`);
   if (r.invalidText) lines.push(`  warning: ${invalidTextWarning(r.invalidText, r.invalidText.encoding)}`);
-  // the message says it already when the read is why nothing was deleted
-  const readError = r.source.error ?? 'unknown error';
-  if (!r.source.complete && !r.message?.includes(readError)) lines.push(`  feed not read whole: ${readError}`);
+  // the message says it already when the read is why nothing was deleted (or why the run failed: a refused credential)
+  if (!r.source.complete && !saysTheRead(r.message, r.source))
+    lines.push(`  feed not read whole: ${r.source.error ?? 'unknown error'}`);
   if (!r.remote.complete) lines.push(`  remote listings not all paged: ${r.remote.problem ?? 'unknown'}`);
   if (r.guard.outcome === 'forced') lines.push(`  guard overridden by --force: ${r.guard.reasons.join('; ')}`);
   if (r.message && !saidFirst) lines.push(`  ${r.message}`);
   if (r.media) lines.push(...formatMediaReport(r.media));
   return lines;
+}
+
+/** The message holds the read's error: whole, or the source's words of a refused credential (util/auth.ts). */
+function saysTheRead(message: string | undefined, source: SyncReport['source']): boolean {
+  const readError = source.error ?? 'unknown error';
+  if (!message) return false;
+  return message.includes(source.status === undefined ? readError : refusalWords(readError, source.status));
 }
 
 /** The rejected records, the lookup values no map covers, the keys twice in the feed. */
@@ -150,10 +158,17 @@ function sourceLines(source: SyncReport['source']): string[] {
   for (const s of sections) for (const l of s.lines) lines.push(`  ${l}`);
   if (source.requests !== undefined)
     lines.push(
-      `  source: ${source.pages ?? 0} pages, ${requestsLine(source)}${source.bytes !== undefined ? `, ${source.bytes} bytes` : ''}`,
+      `  source: ${firstRefused(source) ?? `${source.pages ?? 0} pages, ${requestsLine(source)}${source.bytes !== undefined ? `, ${source.bytes} bytes` : ''}`}`,
     );
   for (const w of source.warnings ?? []) lines.push(`  source warning: ${w}`);
   return lines;
+}
+
+/** A read the server stopped at its first request, in words: there are no paging counts to give ("0 pages, 1 requests (1 pages)"). */
+function firstRefused(source: SyncReport['source']): string | undefined {
+  if (source.complete || source.pages || source.requests !== 1 || source.status === undefined) return undefined;
+  const how = source.status === 401 || source.status === 403 ? 'refused' : 'answered with an error';
+  return `the first request was ${how} (HTTP ${source.status}); nothing read`;
 }
 
 /** What each kind of source request is called in the text report. */

@@ -124,6 +124,8 @@ export interface SourceRead {
   since?: string;
   complete: boolean;
   error?: string;
+  /** the HTTP status the feed server answered with, when that stopped the read */
+  status?: number;
   pages?: number;
   requests?: number;
   /** pages, byKey (confirmation, reconcile and EntityEvent fetches), keys (keys-only reads), proof, metadata, events (the EntityEvent log), a related resource's name: kinds sent only */

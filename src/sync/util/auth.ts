@@ -10,10 +10,10 @@ export function authFailure(err: unknown, feed: string): string | undefined {
   const refused = status === 401 ? 'refused the credentials (HTTP 401)' : 'refused access (HTTP 403)';
   if (err instanceof FeedReadError) {
     const key = err.credentialKey ?? "source.bearerToken (or the source's headers)";
-    const { what, check } = ownCheck(err.message);
+    const { check } = ownCheck(err.message);
     // the source's own words name the same setting without the feed: said once, under the feed's name
     const fix = check?.startsWith(key) ? check : key;
-    return `the feed server ${refused}: check feeds[${feed}].${fix}; nothing further was asked of it (${what})`;
+    return `the feed server ${refused}: check feeds[${feed}].${fix}; nothing further was asked of it (${refusalWords(err.message, status)})`;
   }
   if (err instanceof ApiError || err instanceof ResponseFormatError) {
     const name = endpointOf(err.endpoint);
@@ -21,6 +21,14 @@ export function authFailure(err: unknown, feed: string): string | undefined {
     return `the Chatbot Service ${refused} on ${err.endpoint}: check ${key}; no further call was made`;
   }
   return undefined;
+}
+
+/**
+ * A source's refusal in its own words (where, who refused what), without what the refusal's message
+ * says before them: the status and the setting to check (a 401 said once, not "(HTTP 401)" twice).
+ */
+export function refusalWords(message: string, status: number): string {
+  return ownCheck(message).what.replace(` (HTTP ${status})`, '');
 }
 
 /** A source error's closing "; check …" (a setting named without its feed, or as `feeds[].…`), apart from what happened and where. */
