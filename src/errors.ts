@@ -129,6 +129,15 @@ export class CancelRequest extends Error {
 export const JOB_LOCK_LOST = 'job lock lost: the job is taken over by another attempt';
 
 /**
+ * The abort reason of a worker's run whose chatbot lock was lost (locks/target-lock.ts: its renewal
+ * failed, found the lock another's, or was not confirmed in time; its holder stops a third of the
+ * TTL before the lock can expire, so before the job lock's loss is heard). Its worker leaves the job
+ * as a lost job lock's is (queue/processor.ts takenOver): found stalled, it is taken over by another
+ * attempt, which records the job's outcome. So this attempt ends `taken-over` too (stoppedOutcome).
+ */
+export const CHATBOT_LOCK_LOST = 'chatbot lock lost: the job is taken over by another attempt';
+
+/**
  * The abort reason of a worker's running jobs when the worker shuts down gracefully (queue/workers.ts:
  * BullMQ's cancelAllJobs; queue/hand-back.ts moves each job back to wait, where another worker takes
  * it at once). The job did not fail: this attempt ends `handed-back` (sync/model/outcome.ts

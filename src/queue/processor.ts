@@ -3,13 +3,13 @@
 // it), and tell BullMQ whether to retry (run-settle.ts, retry-policy.ts). A run stopped by its
 // worker's shutdown is recorded `handed-back` and goes back to the queue at once, for another worker
 // (hand-back.ts, handedBack); one stopped
-// by its lost job lock is recorded `taken-over` and left to the attempt that took it (takenOver). A job that
+// by its lost job lock, or by a lost chatbot lock, is recorded `taken-over` and left to the attempt that takes it (takenOver). A job that
 // finds a lock busy waits behind it; a scheduler's run only when no other run of its scheduler
 // waits, else it ends `skipped` (schedule-wait.ts).
 import { DelayedError, UnrecoverableError, WaitingError, type Job, type Processor } from 'bullmq';
 import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';
-import { FeedsyncError, GuardError, JOB_LOCK_LOST } from '../errors.js';
+import { CHATBOT_LOCK_LOST, FeedsyncError, GuardError, JOB_LOCK_LOST } from '../errors.js';
 import type { Logger } from '../log.js';
 import { lockFreedWhileMoving, type LockWaiters, type TargetLock } from '../locks/target-lock.js';
 import { maskError } from '../secrets.js';
@@ -262,9 +262,7 @@ function recorder<P>(
 
 /** The run, its history recorded, and what it makes of the job (settle); or handed back when its worker shuts down. */
 async function runLocked<P>(s: RunScope<P>): Promise<Ended> {
-  const signals = [s.signal, ...s.held.map((l) => l.lost), s.cancel?.signal].filter(
-    (x): x is AbortSignal => x !== undefined,
-  );
+  const signals = [s.signal, chatbotLocksLost(s), s.cancel?.signal].filter((x): x is AbortSignal => x !== undefined);
   const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
   let report: RunReport;
   try {
@@ -284,7 +282,7 @@ async function runLocked<P>(s: RunScope<P>): Promise<Ended> {
     const as = (r: RunReport, about: RunTarget) => cancelledReport(s, r, about);
     await s.record(report, as);
     report = as(report, s.target);
-  } else if (lockLost(s.signal)) return takenOver(s, report);
+  } else if (takenOverFrom(s)) return takenOver(s, report);
   else if (shuttingDown(s.signal) && handsBack(report.outcome)) return handedBack(s, report);
   else await s.record(report);
   return { report: await settle(s.def, s.job, s.token, report, s) };
@@ -301,9 +299,9 @@ async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal)
     logger.warn({ outcome: report.outcome }, report.summary);
     return { report };
   }
-  if (lockLost(s.signal)) {
+  if (takenOverFrom(s)) {
     const why = err instanceof Error ? err.message : String(err);
-    const summary = `${def.name} ${describe(target)} taken over by another attempt of its job (its job lock was lost): ${why}`;
+    const summary = `${def.name} ${describe(target)} taken over by another attempt of its job (its job lock or a chatbot lock was lost): ${why}`;
     return takenOver(s, { outcome: 'taken-over', summary });
   }
   if (shuttingDown(s.signal) && !(err instanceof GuardError)) {
@@ -351,19 +349,42 @@ async function handedBack<P>(s: RunScope<P>, report: RunReport): Promise<Ended> 
   return { handBack: true };
 }
 
-/** BullMQ's signal of the job aborted by its lost lock (workers.ts): the job is another attempt's. */
-function lockLost(signal: AbortSignal | undefined): boolean {
-  return Boolean(signal?.aborted && signal.reason === JOB_LOCK_LOST);
+/** BullMQ's signal of the job aborted by its lost lock (workers.ts), or a chatbot lock of the job lost: the job is another attempt's. */
+function takenOverFrom<P>(s: RunScope<P>): boolean {
+  return Boolean(s.signal?.aborted && s.signal.reason === JOB_LOCK_LOST) || s.held.some((l) => l.lost.aborted);
 }
+
+/**
+ * The job's chatbot locks, any one lost (locks/target-lock.ts: its holder stops a third of the TTL
+ * before the lock can expire, so before the job lock's loss is heard): the run stops at once, as for a
+ * lost job lock, with CHATBOT_LOCK_LOST, and its job is left as a lost job lock's is (takenOver): its
+ * lock lapses unrenewed and a stalled check hands it to another attempt (counted stalled:
+ * worker.maxStalledCount bounds a job that keeps losing its locks). Which lock and why: logged.
+ */
+function chatbotLocksLost<P>(s: RunScope<P>): AbortSignal | undefined {
+  if (!s.held.length) return undefined;
+  const lost = AbortSignal.any(s.held.map((l) => l.lost));
+  const stop = new AbortController();
+  const abort = () => {
+    s.logger.warn({ why: causeOf(lost.reason) }, `${CHATBOT_LOCK_LOST}: the run stops`);
+    stop.abort(CHATBOT_LOCK_LOST);
+  };
+  if (lost.aborted) abort();
+  else lost.addEventListener('abort', abort, { once: true });
+  return stop.signal;
+}
+
+const causeOf = (reason: unknown) => (reason instanceof Error ? reason.message : String(reason));
 
 /**
  * A run stopped because its job lock was lost: the job is another attempt's now (put back to wait
  * by a sibling's sweep or a stalled check, or about to be), which runs what this one left and
- * records the job's outcome. This one is recorded as it ended, no failed run: its lanes
- * `taken-over` (stoppedOutcome: their change log records and alert rules say it too; their writes
- * stay in the change log, under the job's run id, for `runs show` and undo), or what it came to
- * before it heard of the loss (a lane that finished, one a lost chatbot lock stopped first:
- * `aborted`). The job is left as it is: completing or failing it needs the lock this attempt lost.
+ * records the job's outcome; or because a chatbot lock of the job was lost (chatbotLocksLost): its
+ * job lock, no longer renewed, lapses and a stalled check does the same. This one is recorded as it
+ * ended, no failed run: its lanes `taken-over` (stoppedOutcome: their change log records and alert
+ * rules say it too; their writes stay in the change log, under the job's run id, for `runs show` and
+ * undo), or what it came to before it heard of the loss (a lane that finished). The job is left as
+ * it is: completing or failing it needs the lock this attempt lost, or the chatbot's.
  */
 async function takenOver<P>(s: RunScope<P>, report: RunReport): Promise<Ended> {
   const over = (r: RunReport): RunReport => ({
@@ -373,7 +394,7 @@ async function takenOver<P>(s: RunScope<P>, report: RunReport): Promise<Ended> {
     summary:
       r.outcome === 'taken-over'
         ? r.summary
-        : `${r.summary} — then taken over: its job lock was lost, another attempt runs the job and records its outcome`,
+        : `${r.summary} — then taken over: its job lock or a chatbot lock was lost, another attempt runs the job and records its outcome`,
   });
   await s.record(report, over);
   s.logger.warn({ outcome: report.outcome }, over(report).summary);

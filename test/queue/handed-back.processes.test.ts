@@ -6,45 +6,38 @@
 // `ok`, and `feedsync runs` and the change log's record say `handed-back`.
 import '../setup/needs-redis.js';
 import { hostname } from 'node:os';
-import { appendFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { createRedisChangeLog } from '../../src/change-log/redis-change-log.js';
-import { enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
+import { listRuns, waitForJob } from '../../src/queue/index.js';
 import { startHttpReceiver } from '../alerts/receivers.js';
-import { startTestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { until } from './helpers.js';
-import { runningOn, useDeployment } from './use-deployment.js';
+import { deployAlerted, homesUnderWay, runningOn, useDeployment } from './use-deployment.js';
 
 const d = useDeployment();
 
 const SN = 'SN-BACK';
-const ROWS = 200;
+const ROWS = 600;
 
 describe("a worker's graceful shutdown", () => {
   it('hands its job back, recorded handed-back with its worker, no failure alert; another worker completes the job', async () => {
     const receiver = await startHttpReceiver();
     try {
-      d.emu = await startTestEmulator({ chatbots: [SN], latencyMs: 30 });
-      const file = await d.deploy([{ name: 'homes', chatbot: SN, rows: ROWS }], {
-        api: 'concurrency: 2, ratePerSecond: 1000',
+      const file = await deployAlerted(d, {
+        chatbot: SN,
+        rows: ROWS,
+        hookUrl: `${receiver.url}/hook`,
         worker: { concurrency: 1, shutdownTimeoutMs: 10_000 },
       });
-      await appendFile(
-        file,
-        `alerts: { channels: [{ kind: webhook, url: "${receiver.url}/hook", secret: whsec-test-handed-back }], rules: { failedRuns: 1 } }\n`,
-      );
       const a = await d.start(file);
-      const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'feed:homes', { feed: 'homes' });
-      await until('the job to run on A', async () => runningOn(await d.queues.sync.getJob(jobId)) === a.proc.pid);
+      const jobId = await homesUnderWay(d, a, SN);
+      // (started once the job runs on A: it cannot take the job first)
       const b = await d.start(file);
-      await until('the sync to write', async () => (await d.emu!.listings(SN)).length >= 10, 60_000);
 
       await a.kill('SIGTERM');
       const end = await waitForJob(d.redis, d.queues, 'sync', jobId);
       expect(end.state).toBe('completed');
       expect(runningOn(await d.queues.sync.getJob(jobId))).toBe(b.proc.pid);
-      expect(await d.emu.listings(SN)).toHaveLength(ROWS);
+      expect(await d.emu!.listings(SN)).toHaveLength(ROWS);
 
       // newest first: B's run, then A's, handed back and naming A
       const runs = (await listRuns(d.redis, d.prefix, { feed: 'homes', limit: 10 })).filter((r) => r.jobId === jobId);

@@ -330,7 +330,7 @@ describe('a live job taken for a dead one (a false "gone")', () => {
       [jobId, 'taken-over'],
     ]);
     expect(history[1]!.summary).toBe(
-      `listing-sync fg taken over by another attempt of its job (its job lock was lost): stopped`,
+      `listing-sync fg taken over by another attempt of its job (its job lock or a chatbot lock was lost): stopped`,
     );
     expect(await q.redis.hlen(key())).toBe(0);
   });

@@ -10,14 +10,11 @@ import '../setup/needs-redis.js';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { appendFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { enqueueJob, listRuns, waitForJob } from '../../src/queue/index.js';
+import { listRuns, waitForJob } from '../../src/queue/index.js';
 import { startHttpReceiver } from '../alerts/receivers.js';
-import { startTestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
-import { until } from './helpers.js';
-import { runningOn, useDeployment } from './use-deployment.js';
+import { deployAlerted, homesUnderWay, useDeployment } from './use-deployment.js';
 
 const d = useDeployment();
 
@@ -38,20 +35,15 @@ describe('a run whose job lock was lost', () => {
   it('is recorded taken-over, sends no failure alert, keeps its writes; the attempt that takes the job over records ok', async () => {
     const receiver = await startHttpReceiver();
     try {
-      d.emu = await startTestEmulator({ chatbots: [SN], latencyMs: 30 });
-      const file = await d.deploy([{ name: 'homes', chatbot: SN, rows: ROWS }], {
-        api: 'concurrency: 2, ratePerSecond: 1000',
+      const file = await deployAlerted(d, {
+        chatbot: SN,
+        rows: ROWS,
+        hookUrl: `${receiver.url}/hook`,
         // (no stalled check within the test: the sweep alone takes the job)
         worker: { lockDurationMs: 4000, stalledIntervalMs: 60_000, concurrency: 1 },
       });
-      await appendFile(
-        file,
-        `alerts: { channels: [{ kind: webhook, url: "${receiver.url}/hook", secret: whsec-test-taken-over }], rules: { failedRuns: 1 } }\n`,
-      );
       const w = await d.start(file);
-      const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'feed:homes', { feed: 'homes' });
-      await until('the job to run', async () => runningOn(await d.queues.sync.getJob(jobId)) === w.proc.pid);
-      await until('the sync to write', async () => (await d.emu!.listings(SN)).length >= 10, 60_000);
+      const jobId = await homesUnderWay(d, w, SN);
 
       // its holder record made a dead process's (another owner, a PID gone): the worker's own sweep
       // hands the live job back
@@ -69,7 +61,7 @@ describe('a run whose job lock was lost', () => {
       // newest first: the attempt that took the job over, then the stopped one
       expect(runs.map((r) => r.outcome)).toEqual(['ok', 'taken-over']);
       expect(runs[1]!.summary).toMatch(/taken over/);
-      expect(await d.emu.listings(SN)).toHaveLength(ROWS);
+      expect(await d.emu!.listings(SN)).toHaveLength(ROWS);
 
       // no alert of any kind: the stopped attempt is no failed run
       expect(receiver.received.map((r) => r.body)).toEqual([]);

@@ -1,16 +1,16 @@
 // A deployment per test for multi-process tests (vitest hooks): see deploy.ts for the config.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { parseDocument } from 'yaml';
-import { closeQueues, createQueues, waitForJob, type Queues } from '../../src/queue/index.js';
+import { closeQueues, createQueues, enqueueJob, waitForJob, type Queues } from '../../src/queue/index.js';
 import { parseWorkerName } from '../../src/queue/worker-identity.js';
-import { TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { writeDeployment, type DeployFeed, type DeployOptions } from './deploy.js';
-import { dropPrefix, testRedis, uniquePrefix } from './helpers.js';
+import { dropPrefix, testRedis, uniquePrefix, until } from './helpers.js';
 import { spawnWorker, type WorkerProcess } from './worker-process.js';
 
 /**
@@ -99,4 +99,33 @@ export async function takenOver(d: Deployment, file: string, jobId: string): Pro
   expect(job?.stalledCounter, `the job's log:\n${logs.join('\n')}`).toBe(1);
   expect(runningOn(job)).toBe(b.proc.pid);
   return job!;
+}
+
+/**
+ * A deployment of one feed, `homes`, of `rows` records into `chatbot` (its emulator started here, 30 ms
+ * a call), whose alerts go to the webhook `hookUrl` after one failed run (alerts.rules.failedRuns: 1):
+ * a stopped attempt counted as a failed run would alert at once. Returns the config's path.
+ */
+export async function deployAlerted(
+  d: Deployment,
+  o: { chatbot: string; rows: number; hookUrl: string; worker: DeployOptions['worker'] },
+): Promise<string> {
+  d.emu = await startTestEmulator({ chatbots: [o.chatbot], latencyMs: 30 });
+  const file = await d.deploy([{ name: 'homes', chatbot: o.chatbot, rows: o.rows }], {
+    api: 'concurrency: 2, ratePerSecond: 1000',
+    worker: o.worker,
+  });
+  await appendFile(
+    file,
+    `alerts: { channels: [{ kind: webhook, url: "${o.hookUrl}", secret: whsec-test-alerted }], rules: { failedRuns: 1 } }\n`,
+  );
+  return file;
+}
+
+/** A sync of deployAlerted's feed enqueued, run on `w` and under way (some listings written): its job id. */
+export async function homesUnderWay(d: Deployment, w: WorkerProcess, chatbot: string): Promise<string> {
+  const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'feed:homes', { feed: 'homes' });
+  await until('the job to run', async () => runningOn(await d.queues.sync.getJob(jobId)) === w.proc.pid);
+  await until('the sync to write', async () => (await d.emu!.listings(chatbot)).length >= 10, 60_000);
+  return jobId;
 }

@@ -288,7 +288,7 @@ export function outcomeHeadline(outcome: SyncOutcome, feed: string, chatbot: str
     case 'failed':
       return `sync of ${pair} ${outcome}`;
     case 'taken-over':
-      return `sync of ${pair} taken over by another attempt of its job (its job lock was lost)`;
+      return `sync of ${pair} taken over by another attempt of its job (its job lock or a chatbot lock was lost)`;
     case 'handed-back':
       return `sync of ${pair} handed back to the queue (its worker shut down; another worker runs it)`;
   }
