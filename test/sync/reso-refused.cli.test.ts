@@ -17,11 +17,9 @@ beforeAll(async () => {
   config = join(sync.env().dir, 'feedsync.yaml');
   await writeFile(
     config,
-    [
-      ...apiYaml(sync.te().url),
-      'feeds:',
-      ...resoFeedYaml(SN, [`url: ${reso.url}`, 'bearerToken: a-wrong-token']),
-    ].join('\n'),
+    [...apiYaml(sync.te().url), 'feeds:', ...resoFeedYaml(SN, [`url: ${reso.url}`, 'bearerToken: a-wrong-token'])].join(
+      '\n',
+    ),
   );
 });
 
