@@ -77,10 +77,12 @@ const CONFIG_HELP = 'config file (YAML or JSON)';
 const NO_REDIS_HELP =
   'run on the state file even though `redis` is configured (not coordinated with workers); without it, a configured Redis that does not answer fails the command';
 
-async function run(load: () => Promise<{ run: (opts: never) => Promise<number> }>, opts: unknown): Promise<void> {
+// `opts` is what commander parsed by the command's declared options (its action arguments are `any`):
+// checked here against the options the command's module takes, where this file builds them
+async function run<O>(load: () => Promise<{ run: (opts: O) => Promise<number> }>, opts: NoInfer<O>): Promise<void> {
   try {
     const mod = await load();
-    process.exitCode = await mod.run(opts as never);
+    process.exitCode = await mod.run(opts);
   } catch (err) {
     printError(err);
     // --json prints exactly one document in every case: `sync --json > report.json` always leaves one
@@ -272,7 +274,9 @@ feed
   )
   .option('--json', 'one JSON document on stdout')
   .action((opts) =>
-    run(() => (opts.key === undefined ? import('./cli/feed-preview.js') : import('./cli/feed-explain.js')), opts),
+    opts.key === undefined
+      ? run(() => import('./cli/feed-preview.js'), opts)
+      : run(() => import('./cli/feed-explain.js'), opts),
   );
 
 feed

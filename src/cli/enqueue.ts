@@ -173,7 +173,7 @@ async function waitFor(
   if (done.state === 'completed') {
     r.state = 'completed';
     r.report = done.returnvalue;
-    r.exit = exitForOutcome(outcomeOf(done.returnvalue));
+    r.exit = exitForOutcome(fieldOf(done.returnvalue, 'outcome'));
   } else {
     // A failed job has no return value: its report is in run history.
     const recorded = await q.answer(findRun(q.redis, q.prefix, r.target, r.jobId));
@@ -341,21 +341,25 @@ function describeStatus(what: string, e: Enqueued): string {
 
 /** The run ids of a job's report (each lane's; the lanes of one job share theirs): what `runs show` takes. */
 function runIdsOf(report: unknown): string[] {
-  const lanes = (report as { lanes?: unknown } | undefined)?.lanes;
+  const lanes = fieldOf(report, 'lanes');
   const ids = (Array.isArray(lanes) ? lanes : [report])
-    .map((r) => (r as { runId?: unknown } | undefined)?.runId)
+    .map((r) => fieldOf(r, 'runId'))
     .filter((id): id is string => typeof id === 'string');
   return [...new Set(ids)];
 }
 
-function outcomeOf(report: unknown): string | undefined {
-  return (report as { outcome?: unknown } | undefined)?.outcome as string | undefined;
+/**
+ * A field of a report not read yet (readJobReport checks it after the exit is known): undefined where
+ * the value is no object or has no such field, whoever wrote it.
+ */
+function fieldOf(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? Reflect.get(value, key) : undefined;
 }
 
 /** A failed job's status: its recorded report's outcome where that says more than "failed" (a config error: 2). */
 function exitForFailure(report: unknown): number {
-  if ((report as { code?: unknown } | undefined)?.code === 'CONFIG') return EXIT.usage;
-  const status = exitForOutcome(outcomeOf(report));
+  if (fieldOf(report, 'code') === 'CONFIG') return EXIT.usage;
+  const status = exitForOutcome(fieldOf(report, 'outcome'));
   return status === EXIT.ok ? EXIT.failed : status; // the job failed, whatever its report says
 }
 

@@ -234,8 +234,7 @@ function formatExplanation(e: Explanation): string {
   else out.push(`   unreadable: ${e.mapped.reason}`);
   out.push('', '3. what the chatbot holds:');
   if (!e.remote.length) out.push('   nothing under this key');
-  for (const item of e.remote)
-    out.push(`   ID ${item.ID}:`, ...fields(item as unknown as Record<string, unknown>, '     '));
+  for (const item of e.remote) out.push(`   ID ${item.ID}:`, ...fields(item, '     '));
   if (e.changes.length) {
     out.push('', 'differences (chatbot → feed):');
     for (const c of e.changes)
@@ -247,8 +246,9 @@ function formatExplanation(e: Explanation): string {
   return out.join('\n');
 }
 
-function fields(record: Record<string, unknown>, indent = '   '): string[] {
-  const entries = Object.entries(record).filter(([, v]) => v !== undefined && v !== '');
+function fields(record: object, indent = '   '): string[] {
+  const all: Array<[string, unknown]> = Object.entries(record);
+  const entries = all.filter(([, v]) => v !== undefined && v !== '');
   const width = Math.min(24, Math.max(0, ...entries.map(([k]) => k.length)));
   return entries.map(([k, v]) => `${indent}${k.padEnd(width)}  ${show(v)}`);
 }

@@ -13,7 +13,6 @@ import {
   closeQueues,
   closeRedis,
   createCancelWatcher,
-  createProcessor,
   createQueues,
   createRedis,
   enqueueJob,
@@ -26,7 +25,9 @@ import {
   plannedSchedules,
   QUEUE_NAMES,
   startWorkers,
-  type JobDefinition,
+  JOB_KINDS,
+  workerJob,
+  type WorkerJob,
   type JobKind,
   type ProcessorDeps,
   type Queues,
@@ -91,7 +92,7 @@ const REDIS_START_MS = 10_000;
  */
 export async function startWorker(
   loaded: LoadedConfig,
-  opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, JobDefinition<never>>> },
+  opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, WorkerJob>> },
 ): Promise<RunningWorker> {
   const closers: Array<() => unknown> = [];
   const closeAll = async () => {
@@ -145,7 +146,7 @@ function workerSettings(
 async function start(
   loaded: LoadedConfig,
   { redisAt, admin }: { redisAt: RedisSettings; admin: UiAdmin | undefined },
-  opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, JobDefinition<never>>> },
+  opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, WorkerJob>> },
   closers: Array<() => unknown>,
   closeAll: () => Promise<void>,
 ): Promise<RunningWorker> {
@@ -175,8 +176,7 @@ async function start(
   closers.push(() => runtime.close());
 
   // Loaded here, not at the top: a test that injects its own jobs does not load sync/settings/smoke.
-  const jobs =
-    opts.jobs ?? ((await import('../../jobs/index.js')).JOBS as unknown as Record<JobKind, JobDefinition<never>>);
+  const jobs = opts.jobs ?? (await theJobs());
   const processors = buildProcessors(jobs, { redis, prefix, logger, runtime, config: withRedis, onRun: metrics.onRun });
   const planned = plannedSchedules(loaded.config, QUEUE_NAMES);
   // only those missing, changed, or with their next job lost: rewriting one unchanged would move its due tick to the next (a rolling restart)
@@ -295,9 +295,21 @@ interface ProcessorParts {
   onRun: ProcessorDeps['onRun'];
 }
 
+/** Every job of jobs/, as the worker runs it. */
+async function theJobs(): Promise<Record<JobKind, WorkerJob>> {
+  const { JOBS } = await import('../../jobs/index.js');
+  return {
+    sync: workerJob(JOBS.sync),
+    settings: workerJob(JOBS.settings),
+    smoke: workerJob(JOBS.smoke),
+    undo: workerJob(JOBS.undo),
+    drift: workerJob(JOBS.drift),
+  };
+}
+
 /** One processor per job kind, all watching one cancel-request feed. */
 function buildProcessors(
-  jobs: Partial<Record<JobKind, JobDefinition<never>>>,
+  jobs: Partial<Record<JobKind, WorkerJob>>,
   p: ProcessorParts,
 ): Partial<Record<JobKind, Processor>> {
   const settings = p.config.config.worker;
@@ -305,8 +317,10 @@ function buildProcessors(
   const cancels = createCancelWatcher(p.redis, p.prefix, (err) =>
     p.logger.warn({ err }, 'looking for cancel requests failed; trying again'),
   );
-  for (const [kind, def] of Object.entries(jobs) as Array<[JobKind, JobDefinition<never>]>) {
-    processors[kind] = createProcessor(def, {
+  for (const kind of JOB_KINDS) {
+    const job = jobs[kind];
+    if (!job) continue;
+    processors[kind] = job({
       cancels,
       config: p.config,
       runtime: p.runtime,

@@ -4,15 +4,20 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
+import { ChatbotSettings, ListingCreate } from '../api/schemas.js';
 import { ConfigError } from '../errors.js';
-import type { EmulatorState, SavedState } from './state.js';
+import type { EmulatorState } from './state.js';
+
+// a stored listing is one a create or an update accepted (an update's Key and KeyType stay with it) and its ID;
+// a file checked for less would hand the emulator listings it cannot index or list
+const StoredListing = ListingCreate.extend({ ID: z.number().int() }).loose();
 
 const SavedStateSchema = z.object({
   nextId: z.number().int().positive(),
   nextMessageId: z.number().int().positive(),
   nextSessionId: z.number().int().positive(),
-  listings: z.record(z.string(), z.array(z.looseObject({ ID: z.number().int() }))),
-  settings: z.record(z.string(), z.record(z.string(), z.unknown())),
+  listings: z.record(z.string(), z.array(StoredListing)),
+  settings: z.record(z.string(), ChatbotSettings),
   sessions: z.record(z.string(), z.string()),
   monthly: z.record(z.string(), z.object({ month: z.string(), count: z.number().int() })),
 });
@@ -43,7 +48,7 @@ export async function loadState(file: string, state: EmulatorState): Promise<voi
       issues,
     );
   }
-  state.load(parsed.data as unknown as SavedState);
+  state.load(parsed.data);
 }
 
 export interface Saver {

@@ -39,27 +39,43 @@ const ADMIN_PREFIX = '/__emulator/';
 
 interface Route {
   name: EndpointName;
-  schema: z.ZodType;
-  serialNumber(body: never): string | undefined;
-  run(ctx: EndpointContext, body: never): Reply;
+  /** the body parsed by the endpoint's schema and bound to its operation, or why it is refused */
+  accept(json: unknown): Accepted | { error: z.ZodError };
+}
+
+/** A request its endpoint's schema accepted: the chatbot it names (unknown ones are refused first) and its answer. */
+interface Accepted {
+  serialNumber: string | undefined;
+  run(ctx: EndpointContext): Reply;
+}
+
+/** An endpoint whose operation takes what its schema parsed: the body's type stays inside, one per route. */
+function route<T>(
+  name: EndpointName,
+  schema: z.ZodType<T>,
+  serialNumber: (body: T) => string | undefined,
+  run: (ctx: EndpointContext, body: T) => Reply,
+): Route {
+  return {
+    name,
+    accept(json) {
+      const parsed = schema.safeParse(json);
+      if (!parsed.success) return { error: parsed.error };
+      const body = parsed.data;
+      return { serialNumber: serialNumber(body), run: (ctx) => run(ctx, body) };
+    },
+  };
 }
 
 const ROUTES = new Map<string, Route>(
-  (
-    [
-      {
-        name: 'edit',
-        schema: EditSettingsRequest,
-        serialNumber: (b: EditSettingsRequest) => b.serialNumber,
-        run: ops.edit,
-      },
-      { name: 'ask', schema: AskRequest, serialNumber: () => undefined, run: ops.ask },
-      { name: 'create', schema: ListingCreate, serialNumber: (b: ListingCreate) => b.SerialNumber, run: ops.create },
-      { name: 'update', schema: ListingUpdate, serialNumber: (b: ListingUpdate) => b.SerialNumber, run: ops.update },
-      { name: 'list', schema: ListRequest, serialNumber: (b: ListRequest) => b.SerialNumber, run: ops.list },
-      { name: 'delete', schema: DeleteRequest, serialNumber: (b: DeleteRequest) => b.SerialNumber, run: ops.remove },
-    ] as Route[]
-  ).map((r) => [ENDPOINTS[r.name], r]),
+  [
+    route('edit', EditSettingsRequest, (b) => b.serialNumber, ops.edit),
+    route('ask', AskRequest, () => undefined, ops.ask),
+    route('create', ListingCreate, (b) => b.SerialNumber, ops.create),
+    route('update', ListingUpdate, (b) => b.SerialNumber, ops.update),
+    route('list', ListRequest, (b) => b.SerialNumber, ops.list),
+    route('delete', DeleteRequest, (b) => b.SerialNumber, ops.remove),
+  ].map((r) => [ENDPOINTS[r.name], r]),
 );
 
 /** Spec, Authentication: create/update/delete accept either header (docs/contracts.md, open points). */
@@ -315,12 +331,11 @@ async function handleEndpoint(
   } catch (err) {
     return fail(400, `the body is not valid JSON: ${(err as Error).message}`);
   }
-  const parsed = route.schema.safeParse(json);
-  if (!parsed.success)
-    return fail(400, `invalid request: ${zodIssues(parsed.error, json).map(describeIssue).join('; ')}`);
-  const body = parsed.data as never;
-  const serialNumber = route.serialNumber(body);
-  const reply = (serialNumber !== undefined && ops.unknownChatbot(e.ctx, serialNumber)) || route.run(e.ctx, body);
+  const accepted = route.accept(json);
+  if ('error' in accepted)
+    return fail(400, `invalid request: ${zodIssues(accepted.error, json).map(describeIssue).join('; ')}`);
+  const { serialNumber } = accepted;
+  const reply = (serialNumber !== undefined && ops.unknownChatbot(e.ctx, serialNumber)) || accepted.run(e.ctx);
   if (reply.kind === 'stream') return sendStream(e, res, path, reply);
   return sendEnvelope(e, res, path, reply);
 }

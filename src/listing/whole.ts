@@ -47,7 +47,7 @@ const TEXT = [
   'MLSNumber',
   'Description',
   'SpaceType',
-] as const;
+] as const satisfies ReadonlyArray<keyof ListItem>;
 const NUMBER = [
   'Bathrooms',
   'Bedrooms',
@@ -62,7 +62,7 @@ const NUMBER = [
   'UnitAreaPrice',
   'ZestimatePrice',
   'HOAMonth',
-] as const;
+] as const satisfies ReadonlyArray<keyof ListItem>;
 
 /**
  * The listing a list item and the remembered unlisted values stand for: the body a create (or an
@@ -72,10 +72,9 @@ const NUMBER = [
  */
 export function listingFromListItem(item: ListItem, serialNumber: string, unlisted: UnlistedValues): ListingCreate {
   const out: Record<string, unknown> = { SerialNumber: serialNumber };
-  const raw = item as unknown as Record<string, unknown>;
-  for (const f of TEXT) if (typeof raw[f] === 'string' && raw[f] !== '') out[f] = raw[f];
+  for (const f of TEXT) if (item[f] !== '') out[f] = item[f];
   for (const f of NUMBER) {
-    const n = numberOf(raw[f]);
+    const n = numberOf(item[f]);
     if (n !== undefined) out[f] = n;
   }
   // the price that applies to the SaleType, when the service answered only Price

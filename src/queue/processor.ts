@@ -56,6 +56,17 @@ interface RunScope<P> {
 /** How a run under its locks ended: its report (the job's return value), handed back to the queue, or taken over. */
 type Ended = { report: RunReport } | { handBack: true } | { takenOver: true };
 
+/**
+ * A job definition as a worker runs it: its processor, built while the definition's payload type is
+ * still known. A table of jobs holds definitions of different payloads, which TypeScript cannot name
+ * as one type (it has no existential types); a cast to `JobDefinition<never>` claimed one payload for all.
+ */
+export type WorkerJob = (deps: ProcessorDeps) => Processor;
+
+export function workerJob<P, R extends RunReport>(def: JobDefinition<P, R>): WorkerJob {
+  return (deps) => createProcessor(def, deps);
+}
+
 export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>, deps: ProcessorDeps): Processor {
   const waiters = lockWaiters(deps);
   const history = historyWriter(deps);

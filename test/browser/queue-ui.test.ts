@@ -12,6 +12,7 @@ import {
   enqueueJob,
   waitForJob,
   type JobDefinition,
+  workerJob,
   type Queues,
 } from '../../src/queue/index.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
@@ -53,7 +54,7 @@ feeds:
     worker = await startWorker(loaded, {
       port: 0,
       logger: silentLogger,
-      jobs: { sync: fakeSync as JobDefinition<never> },
+      jobs: { sync: workerJob(fakeSync) },
     });
     queues = createQueues(redis, prefix);
     ({ jobId } = await enqueueJob(redis, queues, 'sync', 'ui-feed', { feed: 'ui-feed' }));

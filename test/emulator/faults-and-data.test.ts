@@ -108,6 +108,25 @@ describe('emulator: data file', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toContain(file);
   });
+
+  it('refuses a data file whose listing is not one the service could hold (no MLSNumber, no Url), naming the field', async () => {
+    const file = join(await tempDir(), 'emulator.json');
+    const saved = { nextId: 2, nextMessageId: 1, nextSessionId: 1001, settings: {}, sessions: {}, monthly: {} };
+    const { MLSNumber: _m, Url: _u, ...partial } = sampleListing();
+    await writeFile(file, JSON.stringify({ ...saved, listings: { 'SN-1': [{ ...partial, ID: 1 }] } }));
+    const err = await startEmulator({ dataFile: file }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues?.map((i) => i.path)).toContain('listings.SN-1.0.MLSNumber');
+  });
+
+  it('refuses a data file whose chatbot settings are not settings (a number for AnswerSuffix)', async () => {
+    const file = join(await tempDir(), 'emulator.json');
+    const saved = { nextId: 1, nextMessageId: 1, nextSessionId: 1001, listings: {}, sessions: {}, monthly: {} };
+    await writeFile(file, JSON.stringify({ ...saved, settings: { 'SN-1': { AnswerSuffix: 5 } } }));
+    const err = await startEmulator({ dataFile: file }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues?.map((i) => i.path)).toContain('settings.SN-1.AnswerSuffix');
+  });
 });
 
 describe('emulator: admin paths', () => {

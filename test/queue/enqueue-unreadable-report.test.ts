@@ -16,7 +16,7 @@ import { boundReport } from '../../src/queue/report-size.js';
 import { formatUndoReport, type UndoReport } from '../../src/undo/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log.js';
-import type { JobDefinition, RunReport } from '../../src/queue/index.js';
+import { workerJob, type JobDefinition, type RunReport } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
 import { writeDeployment } from './deploy.js';
@@ -69,7 +69,7 @@ beforeAll(async () => {
   const w = await startWorker(await loadConfig(config), {
     port: 0,
     logger: silentLogger,
-    jobs: { sync: fake as JobDefinition<never> },
+    jobs: { sync: workerJob(fake) },
   });
   cleanups.push(() => w.close());
 }, 60_000);

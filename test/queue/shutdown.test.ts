@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startWorker } from '../../src/cli/worker.js';
 import { silentLogger } from '../../src/log.js';
-import { closeQueues, createQueues, enqueueJob, type JobDefinition } from '../../src/queue/index.js';
+import { closeQueues, createQueues, enqueueJob, type JobDefinition, workerJob } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { dropPrefix, expectHandedBack, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from './helpers.js';
 
@@ -40,7 +40,7 @@ worker: { shutdownTimeoutMs: 60000 }
       const worker = await startWorker(loaded, {
         port: 0,
         logger: silentLogger,
-        jobs: { sync: slowSync as JobDefinition<never> },
+        jobs: { sync: workerJob(slowSync) },
       });
       const { jobId } = await enqueueJob(redis, queues, 'sync', 'slow', { feed: 'slow' });
       // its run started (the job's log names the worker running it): a job the shutdown catches

@@ -10,7 +10,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startWorker, type RunningWorker } from '../../src/cli/worker.js';
 import { silentLogger } from '../../src/log.js';
-import { closeQueues, createQueues, type JobDefinition, type RunReport } from '../../src/queue/index.js';
+import {
+  closeQueues,
+  createQueues,
+  workerJob,
+  type JobDefinition,
+  type RunReport,
+  type WorkerJob,
+} from '../../src/queue/index.js';
 import {
   sampleListing,
   startTestEmulator,
@@ -26,7 +33,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(jobs?: Record<string, JobDefinition<never>>) {
+async function setup(jobs?: { sync: WorkerJob }) {
   const te: TestEmulator = await startTestEmulator();
   cleanups.push(() => te.close());
   for (let i = 1; i <= 20; i++) {
@@ -135,7 +142,7 @@ describe('the worker HTTP face, closed by default', () => {
         return { outcome: 'ok', summary: 'fake', retryable: false };
       },
     };
-    const { w } = await setup({ sync: fake as JobDefinition<never> });
+    const { w } = await setup({ sync: workerJob(fake) });
     expect((await fetch(`http://127.0.0.1:${w.port}/ui/`)).status).toBe(401);
     expect((await forceAdd(w.port)).status).toBe(401);
     expect((await forceAdd(w.port, { authorization: 'Bearer wrong' })).status).toBe(401);

@@ -13,6 +13,7 @@ import {
   waitForJob,
   loadMallocTrim,
   type JobDefinition,
+  workerJob,
   type RunReport,
 } from '../../src/queue/index.js';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
@@ -72,7 +73,7 @@ async function worker(loaded: ReturnType<typeof config>): Promise<RunningWorker>
   const w = await startWorker(loaded, {
     port: 0,
     logger: silentLogger,
-    jobs: { sync: fakeSync as JobDefinition<never> },
+    jobs: { sync: workerJob(fakeSync) },
   });
   cleanups.push(() => w.close());
   return w;
