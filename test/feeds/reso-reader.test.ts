@@ -428,7 +428,7 @@ describe('RESO reader: auth', () => {
     expect(error).toBeInstanceOf(FeedReadError);
     expect((error as FeedReadError).retryable).toBe(false);
     expect(error!.message).toMatch(
-      /refused OAuth2 client "feedsync-client" .*, even with a fresh token \(HTTP 401\); check source.auth/,
+      /refused OAuth2 client "feedsync-client" .*, even with a fresh token \(HTTP 401\); check feeds\[\]\.source\.auth \(clientId, clientSecret, scope\) and the client's rights$/,
     );
     expect(error!.message).not.toContain('oauth-secret-value');
     expect(s.requests).toHaveLength(2);
@@ -439,7 +439,7 @@ describe('RESO reader: auth', () => {
     const s = await server({ records: [record('A', T1)], oauth: { ...oauth, ttlSeconds: 3600 } });
     const { error } = await pull(s.url, undefined, auth(s, { clientSecret: 'wrong-secret-value' }));
     expect(error!.message).toMatch(
-      /token endpoint refused OAuth2 client "feedsync-client".*HTTP 401.*; check feeds\[\]\.source\.auth/,
+      /token endpoint refused OAuth2 client "feedsync-client".*HTTP 401.*; check feeds\[\]\.source\.auth \(clientId, clientSecret, scope\) and the client's rights$/,
     );
     expect(error!.message).toContain('it said: invalid_client'); // the endpoint's own words, decoded
     expect(error!.message).not.toContain('wrong-secret-value');

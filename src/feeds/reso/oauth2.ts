@@ -45,6 +45,11 @@ interface Entry {
 
 const cache = new Map<string, Entry>();
 
+/** The settings an OAuth2 client is made of: the key a refusal of its tokens names (sync/util/auth.ts adds the feed). */
+export const OAUTH2_KEY = 'source.auth (clientId, clientSecret, scope)';
+/** What to check when the client is refused, by the token endpoint or by the server its tokens are for: one wording. */
+export const OAUTH2_CHECK = `check feeds[].${OAUTH2_KEY} and the client's rights`;
+
 export interface TokenOptions {
   /** the feed the token is for: its value masks that feed's outputs only */
   scope?: string;
@@ -188,12 +193,12 @@ async function tokenAttempt(
     const said = errorBodyMessage(raw, response.headers.get('content-encoding'));
     return new FeedReadError(
       // (what to check last: a feed's run says it once, under the feed's name: sync/util/auth.ts)
-      `the token endpoint refused ${credential}: HTTP ${response.status}${said ? ` (it said: ${maskSecrets(said)})` : ''}${retryable ? '' : '; check feeds[].source.auth (clientId, clientSecret, scope)'}`,
+      `the token endpoint refused ${credential}: HTTP ${response.status}${said ? ` (it said: ${maskSecrets(said)})` : ''}${retryable ? '' : `; ${OAUTH2_CHECK}`}`,
       place,
       retryable,
       {
         status: response.status,
-        ...(!retryable && { credentialKey: 'source.auth (clientId, clientSecret, scope)' }),
+        ...(!retryable && { credentialKey: OAUTH2_KEY }),
       },
     );
   } catch (err) {

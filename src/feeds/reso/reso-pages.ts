@@ -11,7 +11,7 @@ import { registerUrlSecrets } from '../../secrets.js';
 import { bodyKind, firstLineOf } from '../sniff.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl, httpGet } from '../source/http.js';
-import { oauth2TokenSource, type TokenSource } from './oauth2.js';
+import { OAUTH2_CHECK, OAUTH2_KEY, oauth2TokenSource, type TokenSource } from './oauth2.js';
 import { requestTally, type RequestKind, type RequestTally } from './reso-requests.js';
 import { sourceBudget } from '../source/source-budget.js';
 import type { FeedContext } from '../types.js';
@@ -197,14 +197,14 @@ function unauthorized(
 ): FeedReadError {
   const { tokens, credential, refreshed } = auth;
   const fix = tokens
-    ? "check source.auth (clientId, clientSecret, scope) and the client's rights"
+    ? OAUTH2_CHECK
     : credential
-      ? 'check source.bearerToken'
-      : 'the server wants credentials: set source.auth or source.bearerToken';
+      ? 'check feeds[].source.bearerToken'
+      : 'the server wants credentials: set feeds[].source.auth or feeds[].source.bearerToken';
   const refused = credential
     ? `refused ${credential}${refreshed ? ', even with a fresh token' : ''}`
     : 'asks for credentials';
-  const credentialKey = tokens ? 'source.auth (clientId, clientSecret, scope)' : 'source.bearerToken';
+  const credentialKey = tokens ? OAUTH2_KEY : 'source.bearerToken';
   return new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, {
     cause: err,
     status: 401,
