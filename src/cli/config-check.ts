@@ -1,6 +1,7 @@
 // `feedsync config check`: load and validate the config, then what the schema alone cannot see:
 // each chatbot's settings by the rules the settings push applies, that each feed's mapping gives its key,
-// and that every feed file exists.
+// that every feed file exists, and the queue UI's secrets in this environment as the worker's start
+// checks them (server/ui-auth.ts: one check for both).
 // Any problem is exit 2 with its line; a config that passes this runs.
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -13,6 +14,7 @@ import { describeVendor } from '../feeds/vendors/describe.js';
 import { checkSettings, formatSettingsIssue } from '../settings/index.js';
 import { describeRedis } from '../redis/settings.js';
 import { mergedRules } from '../mapping/compile.js';
+import { uiAdminHint, uiSecretIssues, UI_ADMIN_HINT } from '../server/ui-auth.js';
 import { printJson } from './exit.js';
 
 export async function run(opts: { config: string; json?: boolean }): Promise<number> {
@@ -21,6 +23,7 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
     ...settingsIssues(loaded, lineOf),
     ...keyIssues(loaded, lineOf),
     ...(await feedFileIssues(loaded, lineOf)),
+    ...uiSecretIssues(),
   ];
   if (issues.length) throw new ConfigError(`config ${opts.config} is invalid`, opts.config, issues);
   const { config, file } = loaded;
@@ -48,7 +51,9 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
       ...(f.source.kind === 'reso' && { vendor: describeVendor(f.source) }),
     })),
   };
-  const warnings = defaultedKeyWarnings(loaded);
+  // half of a login (a user without its password): said as the worker's start says it
+  const uiHint = uiAdminHint();
+  const warnings = [...defaultedKeyWarnings(loaded), ...(uiHint === UI_ADMIN_HINT ? [] : [uiHint])];
   if (opts.json) printJson({ ok: true, ...summary, warnings });
   else {
     process.stderr.write(

@@ -7,7 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { z } from 'zod';
 import { bearerToken, loginPassword } from '../config/secret-length.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, type ConfigIssue } from '../errors.js';
 import { registerBasicAuth, registerSecret } from '../secrets.js';
 
 export interface UiAdmin {
@@ -39,8 +39,8 @@ const UiPassword = loginPassword('a passphrase of several words, or `openssl ran
 
 /**
  * Admin access from the environment, or undefined (read-only UI). Its values are registered as
- * secrets. A token or password too short to protect anything is a ConfigError (exit 2) naming the
- * variable and the rule, never the value: a worker does not start behind a login anyone guesses.
+ * secrets. A token or password too short to protect anything is a ConfigError (exit 2) naming each
+ * such variable and its rule, never a value: a worker does not start behind a login anyone guesses.
  */
 export function uiAdminFromEnv(env: NodeJS.ProcessEnv = process.env): UiAdmin | undefined {
   const token = env.FEEDSYNC_UI_TOKEN || undefined;
@@ -49,20 +49,38 @@ export function uiAdminFromEnv(env: NodeJS.ProcessEnv = process.env): UiAdmin | 
   if (user && password) registerBasicAuth(user, password);
   registerSecret(token);
   registerSecret(password);
-  checkLength('FEEDSYNC_UI_TOKEN', "the queue UI's token", token, UiToken);
-  // checked when set alone too: it is a secret someone chose for a login, and half of a login is said at the start
-  checkLength('FEEDSYNC_UI_PASSWORD', "the queue UI's password", password, UiPassword);
+  const short = uiSecretIssues(env);
+  if (short.length) throw new ConfigError(`${short.map((i) => i.message).join('; ')}; the worker did not start`);
   if (!token && !(user && password)) return undefined;
   return { token, ...(user && password && { user, password }) };
 }
 
-function checkLength(variable: string, what: string, value: string | undefined, rule: z.ZodString): void {
-  if (value === undefined) return;
+/**
+ * The queue UI's secrets in `env` too short to protect anything, one issue each (its path the
+ * variable, never its value): what the worker's start refuses and `feedsync config check` reports.
+ */
+export function uiSecretIssues(env: NodeJS.ProcessEnv = process.env): ConfigIssue[] {
+  return [
+    tooShort('FEEDSYNC_UI_TOKEN', "the queue UI's token", env.FEEDSYNC_UI_TOKEN || undefined, UiToken),
+    // checked when set alone too: it is a secret someone chose for a login, and half of a login is said at the start
+    tooShort('FEEDSYNC_UI_PASSWORD', "the queue UI's password", env.FEEDSYNC_UI_PASSWORD || undefined, UiPassword),
+  ].filter((i) => i !== undefined);
+}
+
+function tooShort(
+  variable: string,
+  what: string,
+  value: string | undefined,
+  rule: z.ZodString,
+): ConfigIssue | undefined {
+  if (value === undefined) return undefined;
   const parsed = rule.safeParse(value);
-  if (!parsed.success)
-    throw new ConfigError(
-      `${variable} is too short: ${what} ${parsed.error.issues.map((i) => i.message).join('; ')}; set a longer one in the worker's environment (or unset it: the queue UI is then read-only); the worker did not start`,
-    );
+  if (parsed.success) return undefined;
+  const rules = parsed.error.issues.map((i) => i.message).join('; ');
+  return {
+    path: variable,
+    message: `${variable} is too short: ${what} ${rules}; set a longer one in the worker's environment (or unset it: the queue UI is then read-only)`,
+  };
 }
 
 /** Express middleware for /ui: read-only without admin access; with it, every request must authenticate. */

@@ -39,3 +39,42 @@ it.each([
   },
   30_000,
 );
+
+it('a short token and a short password: the worker names each variable, never a value', async () => {
+  const file = await oneFeedDeployment(`url: "${REDIS_URL}"`, cleanups, { name: 'homes', chatbot: 'SN-L' });
+  const env = { FEEDSYNC_UI_TOKEN: 'ui-tok-7f3kq9', FEEDSYNC_UI_USER: 'ops', FEEDSYNC_UI_PASSWORD: 'pw-7f3kq9z' };
+  const r = await feedsync(['worker', '--config', file, '--port', '0'], env, { timeout: 20_000 });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('FEEDSYNC_UI_TOKEN is too short');
+  expect(r.stderr).toContain('FEEDSYNC_UI_PASSWORD is too short');
+  for (const value of [env.FEEDSYNC_UI_TOKEN, env.FEEDSYNC_UI_PASSWORD])
+    expect(r.stdout + r.stderr).not.toContain(value);
+}, 30_000);
+
+it.each([
+  ['a short token', { FEEDSYNC_UI_TOKEN: 'ui-tok-7f3kq9' }, 'FEEDSYNC_UI_TOKEN', 32],
+  ['a short password', { FEEDSYNC_UI_USER: 'ops', FEEDSYNC_UI_PASSWORD: 'pw-7f3kq9z' }, 'FEEDSYNC_UI_PASSWORD', 15],
+])(
+  '%s: config check says what the worker would refuse (exit 2), naming the variable and the minimum',
+  async (_, env, name, min) => {
+    const file = await oneFeedDeployment(`url: "${REDIS_URL}"`, cleanups, { name: 'homes', chatbot: 'SN-L' });
+    const unset = { FEEDSYNC_UI_TOKEN: '', FEEDSYNC_UI_USER: '', FEEDSYNC_UI_PASSWORD: '' };
+    const r = await feedsync(['config', 'check', '--config', file], { ...unset, ...env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${name} is too short`);
+    expect(r.stderr).toContain(`at least ${min} characters`);
+    for (const value of Object.values(env)) if (value.length > 3) expect(r.stdout + r.stderr).not.toContain(value);
+  },
+  30_000,
+);
+
+it('a user without its password: config check says what the worker start says, and passes (exit 0)', async () => {
+  const file = await oneFeedDeployment(`url: "${REDIS_URL}"`, cleanups, { name: 'homes', chatbot: 'SN-L' });
+  const r = await feedsync(['config', 'check', '--config', file], {
+    FEEDSYNC_UI_TOKEN: '',
+    FEEDSYNC_UI_USER: 'ops',
+    FEEDSYNC_UI_PASSWORD: '',
+  });
+  expect(r.code).toBe(0);
+  expect(r.stderr).toContain('FEEDSYNC_UI_USER is set without FEEDSYNC_UI_PASSWORD');
+}, 30_000);
