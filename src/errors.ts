@@ -129,6 +129,14 @@ export class CancelRequest extends Error {
 export const JOB_LOCK_LOST = 'job lock lost: the job is taken over by another attempt';
 
 /**
+ * The abort reason of a worker's run whose job lock was lost with the job itself: the job is in no
+ * list of its queue (its keys lost in a failover to a replica that lacked them, evicted, deleted by
+ * hand), so no attempt takes it over. A stopped run (`aborted`), a failed one for the alert rules:
+ * nothing else will say that the run did not end. A string, as JOB_LOCK_LOST.
+ */
+export const JOB_LOST = 'job lost from Redis: its lock is gone and no attempt has the job; enqueue it again';
+
+/**
  * The abort reason of a worker's run whose chatbot lock was lost (locks/target-lock.ts: its renewal
  * failed, found the lock another's, or was not confirmed in time; its holder stops a third of the
  * TTL before the lock can expire, so before the job lock's loss is heard). Its worker leaves the job

@@ -2,14 +2,15 @@
 // (or its target's: run-prepare.ts), run, record the report in history (with the worker that ran
 // it), and tell BullMQ whether to retry (run-settle.ts, retry-policy.ts). A run stopped by its
 // worker's shutdown is recorded `handed-back` and goes back to the queue at once, for another worker
-// (hand-back.ts, handedBack); one stopped
-// by its lost job lock, or by a lost chatbot lock, is recorded `taken-over` and left to the attempt that takes it (takenOver). A job that
+// (hand-back.ts, handedBack); one stopped by its lost job lock, or by a lost chatbot lock, is recorded
+// `taken-over` and left to the attempt that takes it (takenOver), or, when the job was lost with its
+// lock, recorded as the stopped run it is (lostWithJob). A job that
 // finds a lock busy waits behind it; a scheduler's run only when no other run of its scheduler
 // waits, else it ends `skipped` (schedule-wait.ts).
 import { DelayedError, UnrecoverableError, WaitingError, type Job, type Processor } from 'bullmq';
 import { createCallCounter } from '../api/call-counter.js';
 import { formatPath } from '../config/load.js';
-import { CHATBOT_LOCK_LOST, FeedsyncError, GuardError, JOB_LOCK_LOST } from '../errors.js';
+import { CHATBOT_LOCK_LOST, FeedsyncError, GuardError, JOB_LOCK_LOST, JOB_LOST } from '../errors.js';
 import type { Logger } from '../log.js';
 import { lockFreedWhileMoving, type LockWaiters, type TargetLock } from '../locks/target-lock.js';
 import { maskError } from '../secrets.js';
@@ -53,8 +54,8 @@ interface RunScope<P> {
   worker: WorkerIdentity;
 }
 
-/** How a run under its locks ended: its report (the job's return value), handed back to the queue, or taken over. */
-type Ended = { report: RunReport } | { handBack: true } | { takenOver: true };
+/** How a run under its locks ended: its report (the job's return value), handed back to the queue, or its job left as it is (taken over, or lost). */
+type Ended = { report: RunReport } | { handBack: true } | { leave: true };
 
 /**
  * A job definition as a worker runs it: its processor, built while the definition's payload type is
@@ -136,7 +137,7 @@ export function createProcessor<P, R extends RunReport>(def: JobDefinition<P, R>
     // (after the locks are released: the worker that takes it next finds its chatbots free)
     if ('handBack' in ended) return handBack(job, token);
     // (moved already, or about to be by a stalled check: BullMQ leaves a WaitingError's job as it is)
-    if ('takenOver' in ended) throw new WaitingError();
+    if ('leave' in ended) throw new WaitingError();
     return ended.report;
   };
 }
@@ -293,7 +294,8 @@ async function runLocked<P>(s: RunScope<P>): Promise<Ended> {
     const as = (r: RunReport, about: RunTarget) => cancelledReport(s, r, about);
     await s.record(report, as);
     report = as(report, s.target);
-  } else if (takenOverFrom(s)) return takenOver(s, report);
+  } else if (jobLost(s.signal)) return lostWithJob(s, report);
+  else if (takenOverFrom(s)) return takenOver(s, report);
   else if (shuttingDown(s.signal) && handsBack(report.outcome)) return handedBack(s, report);
   else await s.record(report);
   return { report: await settle(s.def, s.job, s.token, report, s) };
@@ -309,6 +311,10 @@ async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal)
     const report = as(error, target);
     logger.warn({ outcome: report.outcome }, report.summary);
     return { report };
+  }
+  if (jobLost(s.signal)) {
+    const why = err instanceof Error ? err.message : String(err);
+    return lostWithJob(s, { outcome: 'aborted', summary: `${def.name} ${describe(target)} aborted: ${why}` });
   }
   if (takenOverFrom(s)) {
     const why = err instanceof Error ? err.message : String(err);
@@ -365,6 +371,11 @@ function takenOverFrom<P>(s: RunScope<P>): boolean {
   return Boolean(s.signal?.aborted && s.signal.reason === JOB_LOCK_LOST) || s.held.some((l) => l.lost.aborted);
 }
 
+/** BullMQ's signal of the job aborted because the job itself is gone from Redis (workers.ts): no attempt will run it. */
+function jobLost(signal: AbortSignal | undefined): boolean {
+  return Boolean(signal?.aborted && signal.reason === JOB_LOST);
+}
+
 /**
  * The job's chatbot locks, any one lost (locks/target-lock.ts: its holder stops a third of the TTL
  * before the lock can expire, so before the job lock's loss is heard): the run stops at once, as for a
@@ -397,19 +408,42 @@ const causeOf = (reason: unknown) => (reason instanceof Error ? reason.message :
  * undo), or what it came to before it heard of the loss (a lane that finished). The job is left as
  * it is: completing or failing it needs the lock this attempt lost, or the chatbot's.
  */
-async function takenOver<P>(s: RunScope<P>, report: RunReport): Promise<Ended> {
-  const over = (r: RunReport): RunReport => ({
+function takenOver<P>(s: RunScope<P>, report: RunReport): Promise<Ended> {
+  return leftAsItIs(s, report, {
+    said: (r) => r.outcome === 'taken-over',
+    then: 'then taken over: its job lock or a chatbot lock was lost, another attempt runs the job and records its outcome',
+    level: 'warn',
+  });
+}
+
+/**
+ * A run stopped because its job was lost from Redis with its lock: recorded as it ended, a stopped
+ * run (its lanes `aborted`: their alert rules count it), said as an error naming what to do. No
+ * attempt follows: there is no job to retry, complete or fail.
+ */
+function lostWithJob<P>(s: RunScope<P>, report: RunReport): Promise<Ended> {
+  return leftAsItIs(s, report, {
+    said: (r) => r.summary.includes(JOB_LOST),
+    then: `then stopped: ${JOB_LOST}`,
+    level: 'error',
+  });
+}
+
+/** A run whose job is left as it is (takenOver, lostWithJob): recorded as it ended, not retried, its summary adding `then` unless it `said` it. */
+async function leftAsItIs<P>(
+  s: RunScope<P>,
+  report: RunReport,
+  how: { said: (r: RunReport) => boolean; then: string; level: 'warn' | 'error' },
+): Promise<Ended> {
+  const left = (r: RunReport): RunReport => ({
     ...r,
     retryable: false,
     retryAt: undefined,
-    summary:
-      r.outcome === 'taken-over'
-        ? r.summary
-        : `${r.summary} — then taken over: its job lock or a chatbot lock was lost, another attempt runs the job and records its outcome`,
+    summary: how.said(r) ? r.summary : `${r.summary} — ${how.then}`,
   });
-  await s.record(report, over);
-  s.logger.warn({ outcome: report.outcome }, over(report).summary);
-  return { takenOver: true };
+  await s.record(report, left);
+  s.logger[how.level]({ outcome: report.outcome }, left(report).summary);
+  return { leave: true };
 }
 
 /** A run an operator cancelled (control.ts): its report as `cancelled` (the word its lanes' change log records say: stoppedOutcome), by whom. */

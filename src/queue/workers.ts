@@ -20,14 +20,14 @@
 // minute before another worker resumes the job. feedsync's (config/schema.ts, worker.*) are 8 s, 3 s
 // and 2: resumed 6-11 s after the death from another host; the cost, in Redis calls, is in
 // docs/runbook.md ("Several workers").
-import { Worker, type Processor } from 'bullmq';
+import { Worker, type Processor, type Queue } from 'bullmq';
 import type { Logger } from '../log.js';
 import { closeRedis, createRedis, type RedisClient } from '../redis/connection.js';
 import type { RedisSettings } from '../redis/settings.js';
 import { within } from '../redis/deadline.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
-import { JOB_LOCK_LOST, WORKER_SHUTDOWN } from '../errors.js';
+import { JOB_LOCK_LOST, JOB_LOST, WORKER_SHUTDOWN } from '../errors.js';
 import { thisWorker, workerName } from './worker-identity.js';
 import { idleCollection, type IdleCollection, type IdleCollectionSettings } from './idle-collection.js';
 import { holdJob, startSweeping } from './job-holders.js';
@@ -125,9 +125,11 @@ function createSlot(
   });
   // BullMQ stops renewing a lock it cannot extend; the job must stop too, or a second worker
   // that recovers it as stalled would run beside this one. The job is that attempt's now: this one
-  // ends `taken-over` (JOB_LOCK_LOST, processor.ts takenOver), not failed.
+  // ends `taken-over` (JOB_LOCK_LOST, processor.ts takenOver), not failed; unless the job is gone
+  // from Redis, which no attempt will take (JOB_LOST: a stopped run, heard of). (The stop waits for
+  // that one look, a round trip: the chatbot locks keep a second attempt from writing meanwhile.)
   worker.on('lockRenewalFailed', (ids: string[]) => {
-    for (const id of ids) worker.cancelJob(id, JOB_LOCK_LOST);
+    for (const id of ids) void lockLostReason(queues[kind], id).then((why) => worker.cancelJob(id, why));
   });
   const connectionError = connectionErrorLog(
     settings.logger,
@@ -229,6 +231,20 @@ export function startWorkers(
       await closeRedis(holders.redis);
     },
   };
+}
+
+/**
+ * Why a running job's lock renewal failed: taken over (the job is still in a list of its queue:
+ * another attempt has it, or a stalled check or a sweep put it back for one), or lost with the job
+ * (in none). A look that fails or takes more than a second says taken over, as before it was made.
+ */
+async function lockLostReason(queue: Queue, id: string): Promise<string> {
+  const state = await within(
+    queue.getJobState(id).catch(() => undefined),
+    1000,
+    undefined,
+  );
+  return state === 'unknown' ? JOB_LOST : JOB_LOCK_LOST;
 }
 
 /**

@@ -1,0 +1,57 @@
+// A run whose job lock was lost because its job is gone from Redis (a failover to a replica that
+// lacked it, keys evicted or deleted by hand) is not `taken-over`: no attempt has the job or ever
+// will, so nothing runs what it left or records its outcome. It is a stopped run (`aborted`, a
+// failed run for the alert rules), so the loss is heard of; `taken-over` said nothing. On a
+// `feedsync worker` process, the real Redis and the emulator (s28 review of 7e233368).
+import '../setup/needs-redis.js';
+import { describe, expect, it } from 'vitest';
+import { listRuns } from '../../src/queue/index.js';
+import { startHttpReceiver } from '../alerts/receivers.js';
+import { until } from './helpers.js';
+import { deployAlerted, homesUnderWay, useDeployment } from './use-deployment.js';
+
+const d = useDeployment();
+
+const SN = 'SN-LOST';
+const ROWS = 200;
+
+describe('a run whose job is lost from Redis under it', () => {
+  it('is recorded as a stopped run, not taken-over, and its alert rules hear of it', async () => {
+    const receiver = await startHttpReceiver();
+    try {
+      const file = await deployAlerted(d, {
+        chatbot: SN,
+        rows: ROWS,
+        hookUrl: `${receiver.url}/hook`,
+        // (no stalled check within the test: what becomes of the job is the test's)
+        worker: { lockDurationMs: 4000, stalledIntervalMs: 60_000, concurrency: 1 },
+      });
+      const w = await d.start(file);
+      const jobId = await homesUnderWay(d, w, SN);
+
+      // the job's keys lost (its hash, its lock, its place in `active`): its lock's renewal fails
+      const jobKey = d.queues.sync.toKey(jobId);
+      await d.redis
+        .multi()
+        .del(jobKey, `${jobKey}:lock`, `${jobKey}:logs`)
+        .lrem(d.queues.sync.toKey('active'), 0, jobId)
+        .exec();
+
+      const run = await until(
+        'the stopped run recorded',
+        async () => (await listRuns(d.redis, d.prefix, { feed: 'homes', limit: 10 })).find((r) => r.jobId === jobId),
+        60_000,
+      );
+      expect(run.outcome).toBe('aborted');
+      expect(run.summary).toContain('job lost from Redis');
+      expect(run.summary).not.toMatch(/taken over/);
+      await until('a failure alert', async () => receiver.received.length > 0, 30_000);
+      expect(JSON.stringify(receiver.received[0]!.body)).toMatch(/failing/);
+      // and no attempt of it runs: the job is nowhere
+      expect(await d.queues.sync.getJobState(jobId)).toBe('unknown');
+      expect(w.logs()).toContain('enqueue it again');
+    } finally {
+      await receiver.close();
+    }
+  }, 180_000);
+});
