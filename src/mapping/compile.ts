@@ -12,7 +12,7 @@ import {
   type MappingConfig,
   type UnitRule,
 } from './config-schema.js';
-import { foldLookup, parseAreaUnit, type AreaUnitName } from './lookup.js';
+import { foldLookup, parseAreaUnit, paymentsAMonth, type AreaUnitName } from './lookup.js';
 import { compilePath, isEmpty, type Getter } from './paths.js';
 import { presetNamed } from './presets/registry.js';
 import { CLOCK_TRANSFORMS, compileTransform, convertArea, TransformFailure, type Transform } from './transforms.js';
@@ -346,6 +346,7 @@ function compileValue(field: ListingField, rule: FieldRuleObject, fallback: unkn
 interface Pipeline {
   label: string;
   unit: CompiledUnit | undefined;
+  perMonth: PerMonth | undefined;
   source: Getter | undefined;
   list: Transform | undefined;
   transforms: Transform[];
@@ -363,6 +364,7 @@ function compilePipeline(field: ListingField, rule: FieldRuleObject, fallback: u
   return {
     label,
     unit,
+    perMonth: rule.per ? compilePerMonth(field, rule.per.from, hooks) : undefined,
     source: unit?.source ?? compileSource(rule),
     list: rule.list ? compileList(rule.list) : undefined,
     transforms: compileTransforms(field, rule, hooks),
@@ -396,6 +398,7 @@ function shapeOf(field: ListingField): (v: unknown) => unknown {
 function generalPath(field: ListingField, pipeline: Pipeline): FieldFn {
   // (locals, not the object's properties: the closure below is the hot path of a big feed)
   const { label, unit, source, list, transforms, skip, map, dflt, shape, set } = pipeline;
+  const convert = converter(field, pipeline);
   return (record, out, result) => {
     let v = source ? source(record) : undefined;
     if (list && !isEmpty(v)) v = list(v);
@@ -415,12 +418,26 @@ function generalPath(field: ListingField, pipeline: Pipeline): FieldFn {
         return;
       }
       if (map) v = map(v);
-      if (unit) v = unit.convert(v, out, field, result);
-      set(out, shape(v));
+      if (convert) v = convert(v, record, out, result);
+      if (v !== undefined) set(out, shape(v));
     } catch (err) {
       if (!(err instanceof TransformFailure)) throw err;
       result.issues.push({ field, value: v, rule: err.message });
     }
+  };
+}
+
+/** The rule's unit and period steps as one (undefined without either): undefined leaves the field out. */
+function converter(
+  field: ListingField,
+  { unit, perMonth }: Pipeline,
+):
+  | ((v: unknown, record: Record<string, unknown>, out: Record<string, unknown>, result: Working) => unknown)
+  | undefined {
+  if (!unit && !perMonth) return undefined;
+  return (v, record, out, result) => {
+    const inUnit = unit ? unit.convert(v, out, field, result) : v;
+    return perMonth ? perMonth(inUnit, record) : inUnit;
   };
 }
 
@@ -434,13 +451,14 @@ function plainPath(
   pipeline: Pipeline,
   general: FieldFn,
 ): FieldFn | undefined {
-  const { source, map, skip, unit, list, set } = pipeline;
+  const { source, map, skip, unit, perMonth, list, set } = pipeline;
   const plain =
     source &&
     !rule.transform?.length &&
     !map &&
     !skip &&
     !unit &&
+    !perMonth &&
     !list &&
     field !== 'Images' &&
     field !== 'ExtensionColumn';
@@ -555,6 +573,30 @@ function compileUnit(rule: FieldRuleObject, spec: UnitRule): CompiledUnit {
       });
       return v;
     },
+  };
+}
+
+/** A payment brought to a month from the period the record names; undefined when it is not a monthly amount. */
+type PerMonth = (v: unknown, record: Record<string, unknown>) => unknown;
+
+/**
+ * `per: { from: AssociationFeeFrequency }`: the amount is paid per the period that field names, and
+ * the listing field (HOAMonth) is a month's. An empty period leaves the amount as it is; a one-time or
+ * seasonal fee, or a period no one knows (told as an unmapped value), leaves the field out rather
+ * than show a yearly fee as a monthly one.
+ */
+function compilePerMonth(field: ListingField, path: string, hooks: Hooks): PerMonth {
+  const get = compilePath(path);
+  const onUnmapped = hooks.onUnmapped && ((value: string) => hooks.onUnmapped!({ field, from: path, value }));
+  return (v, record) => {
+    if (typeof v !== 'number') throw new TransformFailure('per: not a number');
+    const named = get(record);
+    if (isEmpty(named)) return v;
+    const period = Array.isArray(named) ? named[0] : named;
+    const times = paymentsAMonth(period);
+    if (times === undefined) onUnmapped?.(String(period));
+    if (times == null) return undefined;
+    return Math.round(v * times * 100) / 100;
   };
 }
 

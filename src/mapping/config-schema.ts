@@ -113,6 +113,14 @@ export const FieldRuleObject = z
       .optional()
       .describe('source values that leave the record out of the feed (skipped), matched like map'),
     unit: UnitRule.optional(),
+    per: z
+      .strictObject({
+        from: z.string().min(1).describe('source path naming how often the amount is paid (AssociationFeeFrequency)'),
+      })
+      .optional()
+      .describe(
+        'the amount is per the period a field names (Annually, Quarterly, Monthly, Weekly, ...): brought to a month; empty: as it is; One Time, Seasonal: left out',
+      ),
     when: listingFieldKeys(z.union([scalar, z.array(scalar).min(1)]))
       .optional()
       .describe(

@@ -42,3 +42,27 @@ const AREA_UNIT_SPELLINGS: Record<string, AreaUnitName> = {
 export function parseAreaUnit(value: unknown): AreaUnitName | undefined {
   return AREA_UNIT_SPELLINGS[foldLookup(value)];
 }
+
+/**
+ * Payments a month of each RESO AssociationFeeFrequency (Data Dictionary lookup; display names and
+ * enum members alike, folded): Bi-Monthly is every other month, Semi-Monthly twice a month. One Time
+ * and Seasonal are no monthly amount: null.
+ */
+const PERIODS_A_MONTH: Record<string, number | null> = {
+  daily: 365 / 12,
+  weekly: 52 / 12,
+  semimonthly: 2,
+  monthly: 1,
+  bimonthly: 1 / 2,
+  quarterly: 1 / 3,
+  semiannually: 1 / 6,
+  annually: 1 / 12,
+  yearly: 1 / 12,
+  onetime: null,
+  seasonal: null,
+};
+
+/** How many times a month a payment `value` (a frequency) falls; null: not a recurring one; undefined: unknown. */
+export function paymentsAMonth(value: unknown): number | null | undefined {
+  return PERIODS_A_MONTH[foldLookup(value)];
+}

@@ -6,7 +6,14 @@
 export type Spelling = 'display' | 'enum';
 
 /** Lookup fields of a Property record (and of its Media) that the preset reads. */
-const LOOKUP_FIELDS = ['StandardStatus', 'PropertyType', 'PropertySubType', 'LivingAreaUnits', 'LotSizeUnits'];
+const LOOKUP_FIELDS = [
+  'StandardStatus',
+  'PropertyType',
+  'PropertySubType',
+  'LivingAreaUnits',
+  'LotSizeUnits',
+  'AssociationFeeFrequency',
+];
 
 export function enumMember(display: string): string {
   return display.replace(/[\s-]+/g, '');

@@ -205,6 +205,34 @@ describe.each<Spelling>(['display', 'enum'])('reso preset, lookups spelled as %s
     expect(item.kind === 'listing' && item.replaced).toBeUndefined();
   });
 
+  // AssociationFee is per AssociationFeeFrequency (RESO Data Dictionary), HOAMonth a monthly fee: a
+  // yearly $1,200 is $100 a month, never shown as $1,200 a month
+  it.each([
+    ['Monthly', 250, 250],
+    ['Annually', 1200, 100],
+    ['Semi-Annually', 600, 100],
+    ['Quarterly', 300, 100],
+    ['Bi-Monthly', 200, 100],
+    ['Semi-Monthly', 50, 100],
+    ['Weekly', 30, 130],
+    [undefined, 250, 250],
+  ])('AssociationFee per %s %s → HOAMonth %s', (frequency, fee, monthly) => {
+    const l = listing(map(record({ AssociationFee: fee, AssociationFeeFrequency: frequency }), spelling));
+    expect(l.HOAMonth).toBe(monthly);
+  });
+
+  it('a one-time or seasonal AssociationFee is no monthly fee: HOAMonth is left out, the listing kept', () => {
+    for (const frequency of ['One Time', 'Seasonal']) {
+      const item = map(record({ AssociationFee: 5000, AssociationFeeFrequency: frequency }), spelling);
+      expect(listing(item).HOAMonth).toBeUndefined();
+    }
+    const told: string[] = [];
+    const compiled = compileMapping(mapping, { onUnmapped: (u) => told.push(`${u.from}: ${u.value}`) });
+    const odd = map(record({ AssociationFee: 90, AssociationFeeFrequency: 'Fortnightly' }), spelling, compiled);
+    expect(listing(odd).HOAMonth).toBeUndefined();
+    expect(told).toEqual(['AssociationFeeFrequency: Fortnightly']);
+  });
+
   it('Images are the photos of Media, in Order; floor plans, videos, documents and logos are left out', () => {
     const media = [
       { MediaURL: 'https://m.test/video.mp4', MediaCategory: 'Video', MediaType: 'mp4', Order: 0 },

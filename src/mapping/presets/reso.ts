@@ -27,6 +27,8 @@
 //   fields: { Images: { from: Media, list: { where: { MediaCategory: [Photo, Floor Plan] }, orderBy: Order, pick: MediaURL } } }
 // Url: the Data Dictionary has no listing URL; give one per feed, e.g.
 //   fields: { Url: { template: "https://broker.test/l/{ListingId}" } }
+// HOAMonth: AssociationFee per its AssociationFeeFrequency, brought to a month (Annually 1200 → 100);
+// none given: as it is; One Time or Seasonal: no HOAMonth.
 // ParkingSpots defaults to 0 and DaysOnMarket to 0 when the record has none (both are required).
 // Real MLS data carries junk there (DaysOnMarket 72,725, GarageSpaces 510864656077.79, LotSizeArea
 // 3e15 on the RESO reference server): DaysOnMarket, ParkingSpots and LotArea take `onInvalid:
@@ -118,7 +120,7 @@ export const resoPreset: PresetSpec = {
     Longitude: 'Longitude',
     Description: 'PublicRemarks',
     Images: { from: 'Media', list: { where: RESO_PHOTO_MEDIA, orderBy: 'Order', pick: 'MediaURL' } },
-    HOAMonth: 'AssociationFee',
+    HOAMonth: { from: 'AssociationFee', per: { from: 'AssociationFeeFrequency' } },
   },
   defaults: { CurrencySymbol: '$' },
   extension: RESO_AGENT_EXTENSION,
