@@ -291,7 +291,12 @@ export class StartupError extends FeedsyncError {
  * keeps its state there (sync, settings, undo: `--no-redis` runs on the state file instead);
  * `read`, a command that reads or enqueues (runs, cancel, pause, history); `worker`, a starting worker.
  */
-export type RedisUse = 'state' | 'read' | 'worker';
+/**
+ * What the caller does with Redis, which picks the fix the error names: 'state' (a command that keeps
+ * its state there, refused before it starts), 'read' (the ops commands), 'worker', and 'midway' (a
+ * command Redis stopped answering after it had started: what it did before stands).
+ */
+export type RedisUse = 'state' | 'read' | 'worker' | 'midway';
 
 const REDIS_FIX: Record<RedisUse, { fix: string; credentials: string }> = {
   state: {
@@ -303,6 +308,11 @@ const REDIS_FIX: Record<RedisUse, { fix: string; credentials: string }> = {
     fix: 'start Redis there, or fix redis in the config (or REDIS_URL)',
     credentials:
       '; put the user and password Redis expects in redis.url (redis://user:password@host:port) or REDIS_URL',
+  },
+  midway: {
+    fix: 'the command stopped there; what it did before stands (a sync goes on from its last saved state). Run it again once Redis answers; if Redis is up, check that it is not stalled (a full disk, a paused process) or unreachable from here',
+    credentials:
+      '; the command stopped there, what it did before stands. Put the user and password Redis expects in redis.url (redis://user:password@host:port) or REDIS_URL, and run it again',
   },
   worker: {
     fix: 'check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running',

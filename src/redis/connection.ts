@@ -5,14 +5,21 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
-import { Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Redis, type ClusterOptions, type Command, type RedisOptions } from 'ioredis';
 import type { RedisClient } from './client.js';
 import { DEFAULT_REDIS_URL } from './config-schema.js';
+import { redisFailure } from './connection-errors.js';
+import { RedisUnavailableError } from '../errors.js';
 import { within } from './deadline.js';
 import type { RedisSettings } from './settings.js';
 import { SettledCluster } from './settled-cluster.js';
 
 export type { RedisClient };
+
+/** How long a one-shot command's connection ('command') waits for Redis to answer one call. */
+export const COMMAND_ANSWER_MS = 15_000;
+/** ... and once one call went unanswered, until Redis answers one again */
+const SILENT_ANSWER_MS = 2_000;
 
 export interface ConnectOptions {
   /** CLIENT SETNAME: who this connection is in CLIENT LIST */
@@ -59,10 +66,56 @@ function tlsOptions(settings: RedisSettings, urlTls: boolean): ConnectionOptions
 
 function retryOptions(
   purpose: ConnectOptions['purpose'],
-): Pick<RedisOptions, 'maxRetriesPerRequest' | 'retryStrategy'> {
+): Pick<RedisOptions, 'maxRetriesPerRequest' | 'retryStrategy' | 'commandTimeout'> {
   // reconnect quickly at first (a failover takes a few seconds), then every second, without end
   const retryStrategy = (attempt: number) => Math.min(attempt * 100, 1000);
-  return { retryStrategy, maxRetriesPerRequest: purpose === 'command' ? 20 : null };
+  if (purpose !== 'command') return { retryStrategy, maxRetriesPerRequest: null };
+  // A one-shot command's every call ends: maxRetriesPerRequest ends those queued while the connection
+  // reconnects, but not one sent before it dropped (kept to send again once it is ready, which a
+  // Redis refusing it never makes it) nor one sent to a Redis that holds the connection and answers
+  // nothing (hung, SIGSTOPped, partitioned): COMMAND_ANSWER_MS ends each of those.
+  return { retryStrategy, maxRetriesPerRequest: 20, commandTimeout: COMMAND_ANSWER_MS };
+}
+
+/**
+ * A one-shot command's connection to one Redis (or a Sentinel group's primary): every call that fails
+ * for Redis itself (no answer within COMMAND_ANSWER_MS, the credentials refused, the reconnects spent)
+ * fails with RedisUnavailableError naming the Redis and what to do, whichever part of feedsync sent it
+ * (the state, the change log, a lock, a request budget), and in a pipeline or a MULTI alike: ioredis
+ * settles each of those through its Command's reject. Once a call went unanswered, and until Redis
+ * answers one again, a call has SILENT_ANSWER_MS: the command's ending steps (the change log, the run
+ * record, the lock) each waited the whole bound again, 110 s in all for a sync of one feed.
+ */
+class CommandRedis extends Redis {
+  readonly #where: string;
+  readonly #mapped = new WeakSet<Command>();
+  /** a call went unanswered, and none was answered since */
+  #silent = false;
+  constructor(options: RedisOptions, where: string) {
+    super(options);
+    this.#where = where;
+  }
+  override sendCommand(command: Command, stream?: Parameters<Redis['sendCommand']>[1]): unknown {
+    // (a command is sent again after a reconnect: it is wrapped once)
+    if (!this.#mapped.has(command)) {
+      this.#mapped.add(command);
+      const answerIn = this.#silent
+        ? `${SILENT_ANSWER_MS / 1000} s, none since a call went unanswered ${COMMAND_ANSWER_MS / 1000} s`
+        : `${COMMAND_ANSWER_MS / 1000} s`;
+      if (this.#silent) command.setTimeout(SILENT_ANSWER_MS); // (before ioredis sets its own: the first one holds)
+      const { resolve, reject } = command;
+      command.resolve = (value: unknown) => {
+        this.#silent = false;
+        resolve(value);
+      };
+      command.reject = (err) => {
+        const failure = redisFailure(err, this.#where, answerIn);
+        this.#silent = failure instanceof RedisUnavailableError && failure.detail.startsWith('no answer');
+        reject(failure);
+      };
+    }
+    return super.sendCommand(command, stream);
+  }
 }
 
 /** A connection to the configured Redis (any topology); the caller closes it (closeRedis). */
@@ -108,7 +161,7 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
     const sentinelTls = s.tls ?? tls !== undefined;
     // ioredis speaks TLS to the primary only with enableTLSForSentinelMode (and `tls`), and to the
     // Sentinels with `sentinelTLS` (SentinelConnector: connectToSentinel, connect)
-    return new Redis({
+    return connect(settings, opts, {
       ...common,
       sentinels: s.sentinels.map((hp) => {
         const at = hp.lastIndexOf(':');
@@ -131,7 +184,7 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
     });
   }
   const e = endpointOf(config.url ?? DEFAULT_REDIS_URL);
-  return new Redis({
+  return connect(settings, opts, {
     ...common,
     host: e.host,
     port: e.port,
@@ -140,6 +193,11 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
     password: config.password ?? e.password,
     tls: tlsOptions(settings, e.tls),
   });
+}
+
+/** one Redis (or a Sentinel group): a command's own (CommandRedis), or a worker's, which waits */
+function connect(settings: RedisSettings, opts: ConnectOptions, options: RedisOptions): Redis {
+  return opts.purpose === 'command' ? new CommandRedis(options, settings.where) : new Redis(options);
 }
 
 /**

@@ -50,7 +50,8 @@ export async function requireRedis(redis: RedisClient, where: string, opts: Requ
         (e, i, all): e is Error =>
           e instanceof Error && all.findIndex((x) => x instanceof Error && x.message === e.message) === i,
       )
-      .map((e) => e.message)
+      // (a command's connection names Redis in its errors already: its detail only)
+      .map((e) => (e instanceof RedisUnavailableError ? e.detail : e.message))
       .join('; ');
     throw new RedisUnavailableError(where, detail || String(err), { cause: lastError ?? err, use });
   } finally {

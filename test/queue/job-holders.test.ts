@@ -118,6 +118,18 @@ describe('the sweep of the jobs’ holder records', () => {
     expect(await q.redis.hexists(key(), 't-own')).toBe(0);
   });
 
+  it('a record whose PID is now another process (reused: its start time differs) goes back; the same PID and start time stay', async () => {
+    await once(alive, 'spawn');
+    const now = processStartTime(alive.pid!);
+    expect(now).toBeDefined();
+    const reused = await taken('t-reused', { pid: alive.pid!, startTime: `${Number(now) - 100}` });
+    const same = await taken('t-same', { pid: alive.pid!, startTime: now });
+    const [back, ...more] = await sweepJobHolders(deps());
+    expect(more).toEqual([]);
+    expect(back).toMatchObject({ jobId: reused.id, stalled: 1, reason: `PID ${alive.pid} is now another process` });
+    await expectStillRunning(same, 't-same');
+  });
+
   it('a record from another host, boot or PID namespace is left alone, its holder dead or not', async () => {
     const dead = await deadProcess();
     const jobs = [

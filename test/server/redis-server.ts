@@ -21,6 +21,10 @@ export interface ThrowawayRedis {
   url: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** SIGSTOP: the port still accepts connections and nothing is answered, as a hung or partitioned Redis */
+  pause(): void;
+  /** SIGCONT after pause */
+  resume(): void;
 }
 
 /**
@@ -51,6 +55,8 @@ export async function throwawayRedis(opts: { persist?: boolean } = {}): Promise<
         await new Promise((r) => setTimeout(r, 50));
       }
     },
+    pause: () => void proc?.kill('SIGSTOP'),
+    resume: () => void proc?.kill('SIGCONT'),
     stop: async () => {
       // (killed by a signal, a process has a signalCode and no exitCode: stopped twice, the second returns)
       if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;

@@ -10,16 +10,17 @@ const BIN = join(import.meta.dirname, '../../bin/feedsync.js');
 export function feedsync(
   args: string[],
   env: NodeJS.ProcessEnv = {},
-  /** `timeout`: the command is killed past it (then its code is 1), for one that may run until stopped */
-  opts: { cwd?: string; timeout?: number } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
+  /** `timeout`: the command is killed past it (then its code is 1, and `killed` says so), for one that may run until stopped */
+  opts: { cwd?: string; timeout?: number; killSignal?: NodeJS.Signals } = {},
+): Promise<{ code: number; stdout: string; stderr: string; killed?: true }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [BIN, ...args],
       { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, ...opts },
       (err, stdout, stderr) => {
-        resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+        const code = err ? Number((err as { code?: unknown }).code ?? 1) : 0;
+        resolve({ code, stdout, stderr, ...(err?.killed && { killed: true }) });
       },
     );
   });

@@ -39,7 +39,7 @@ describe('summary line words', () => {
   it.each([
     ['failed', /^sync of homes → SN-1 failed: /],
     ['rejected', /^rejected: homes → SN-1 not synced, the feed cannot be used: /],
-    ['unavailable', /^sync of homes → SN-1 broke off: the chatbot API was unavailable: /],
+    ['unavailable', /^sync of homes → SN-1 broke off: a service it needs was unavailable: /],
     ['aborted', /^sync of homes → SN-1 aborted: /],
     ['cancelled', /^sync of homes → SN-1 cancelled: /],
   ] as const)('%s does not say synced', (outcome, words) => {

@@ -282,7 +282,8 @@ export function outcomeHeadline(outcome: SyncOutcome, feed: string, chatbot: str
     case 'rejected':
       return `rejected: ${pair} not synced, the feed cannot be used`;
     case 'unavailable':
-      return `sync of ${pair} broke off: the chatbot API was unavailable`;
+      // (which one, the chatbot API or Redis, its report's message says)
+      return `sync of ${pair} broke off: a service it needs was unavailable`;
     case 'aborted':
     case 'cancelled':
     case 'failed':

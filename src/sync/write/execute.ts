@@ -20,7 +20,14 @@
 //   holding a slot (settle/acked.ts). A create's does not wait: a rerun finds its listing by key.
 import { Entries } from '../model/entries.js';
 import type { CallOptions, ChatbotApi } from '../../api/types.js';
-import { ApiError, authStatus, causeMessage, effectiveStatus, isRetryable } from '../../errors.js';
+import {
+  ApiError,
+  authStatus,
+  causeMessage,
+  effectiveStatus,
+  isRetryable,
+  RedisUnavailableError,
+} from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { KeyType } from '../../listing/schema.js';
 import { authFailure } from '../util/auth.js';
@@ -173,6 +180,12 @@ function callOutcomes(deps: ExecuteDeps, result: ExecutionResult): CallOutcomes 
       if (auth && result.stopped !== 'failed') {
         result.stopped = 'failed';
         result.stopReason = auth;
+        return;
+      }
+      // Redis gone from under the run (a request budget, a lock): every other call would wait as long
+      if (err instanceof RedisUnavailableError && !result.stopped) {
+        result.stopped = 'unavailable';
+        result.stopReason = err.message;
         return;
       }
       if (!isRetryable(err)) return;
