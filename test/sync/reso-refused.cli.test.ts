@@ -7,6 +7,7 @@ import { generateResoRecords } from '../../fixtures/generate.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { feedsync } from '../settings/run-cli.js';
 import { apiYaml, SN, useEmulatorSync } from './helpers/feed.js';
+import { resoFeedYaml } from './helpers/reso-records.js';
 
 let config: string;
 let reso: ResoServer;
@@ -16,17 +17,9 @@ beforeAll(async () => {
   config = join(sync.env().dir, 'feedsync.yaml');
   await writeFile(
     config,
-    [
-      ...apiYaml(sync.te().url),
-      'feeds:',
-      '  - name: mls',
-      `    chatbot: ${SN}`,
-      `    source: { kind: reso, url: "${reso.url}", bearerToken: a-wrong-token, retries: 0 }`,
-      '    mapping:',
-      '      preset: reso',
-      '      fields:',
-      '        Url: { template: "https://broker.test/l/{ListingId}" }',
-    ].join('\n'),
+    [...apiYaml(sync.te().url), 'feeds:', ...resoFeedYaml(SN, [`url: ${reso.url}`, 'bearerToken: a-wrong-token'])].join(
+      '\n',
+    ),
   );
 });
 
